@@ -1,0 +1,571 @@
+"""The Python API: ``check`` a pasted config, ``enumerate`` every valid config.
+
+    >>> import rlbatch_solver as rb
+    >>> rb.check(["data.train_batch_size=64", ...], framework="verl", gpus=4).valid
+    >>> rb.enumerate(rb.default_scenario(), limit=10).count
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .catalog.models import ModelCard, load_model
+from .errors import InputError
+from .frameworks import Framework, get_framework
+from .frameworks.base import Space
+from .frameworks.overrides import load_config_file
+from .rules.base import RuleSet, Value, Violation
+from .scenario import Scenario
+from .solver.settings import DEFAULT_TIME_LIMIT_S
+
+
+@dataclass
+class CheckReport:
+    framework: str
+    version: str
+    violations: list[Violation]
+    values: dict[str, Value]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    memory: "MemoryCheck | None" = None
+
+    @property
+    def valid(self) -> bool:
+        return not any(v.severity.value == "error" for v in self.violations)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "valid": self.valid,
+            "framework": self.framework,
+            "rules_version": self.version,
+            "violations": [v.to_dict() for v in self.violations],
+            "skipped_rules": [{"rule": r, "why": why} for r, why in self.skipped],
+            "notes": self.notes,
+        }
+        if self.memory is not None:
+            out["memory"] = self.memory.to_dict()
+        return out
+
+
+@dataclass
+class MemoryCheck:
+    """Predicted peak per GPU in each phase of the pasted config, against the GPU's usable memory."""
+
+    gpu: str
+    model: str
+    capacity_mib: int  # usable: the GPU's memory less the safety margin
+    total_mib: int
+    phases: dict[str, dict[str, int]]  # phase -> term -> MiB
+    peaks: dict[str, int]  # phase -> MiB (the sum of its terms)
+
+    @property
+    def fits(self) -> bool:
+        return all(p <= self.capacity_mib for p in self.peaks.values())
+
+    def largest_terms(self, phase: str, k: int = 3) -> list[tuple[str, int]]:
+        return sorted(self.phases[phase].items(), key=lambda kv: -kv[1])[:k]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "gpu": self.gpu,
+            "model": self.model,
+            "capacity_mib": self.capacity_mib,
+            "total_mib": self.total_mib,
+            "fits": self.fits,
+            "phases": {p: {"peak_mib": self.peaks[p], "fits": self.peaks[p] <= self.capacity_mib,
+                           "largest_terms": [t for t, _ in self.largest_terms(p)], "terms_mib": terms}
+                       for p, terms in self.phases.items()},
+        }
+
+
+def _model(model: str | ModelCard | None) -> ModelCard | None:
+    if model is None or isinstance(model, ModelCard):
+        return model
+    return load_model(model)
+
+
+def read_config(framework: Framework, config: Sequence[str] | Mapping[str, Any] | str | Path) -> tuple[dict, list[str]]:
+    """Pasted tokens, a flat/nested mapping, or a YAML file path -> (flat config, ignored tokens)."""
+    if isinstance(config, Mapping):
+        from .frameworks.overrides import flatten
+
+        return flatten(config), []
+    if isinstance(config, (str, Path)) and Path(config).suffix in (".yaml", ".yml", ".json"):
+        return load_config_file(config), []
+    if isinstance(config, str):
+        config = [config]
+    return framework.parse(list(config))
+
+
+def check(
+    config: Sequence[str] | Mapping[str, Any] | str | Path,
+    *,
+    framework: str = "verl",
+    gpus: int | None = None,
+    model: str | ModelCard | None = None,
+    gpu: str | None = None,
+    extra_gpus: str | Path | None = None,
+) -> CheckReport:
+    """Every rule the config breaks, with its numbers, stage and source.
+
+    Given ``gpu`` and ``model``, also the memory of every phase of the RL step
+    against the GPU (memory rules ``<fw>.memory.<phase>``, stage = the phase).
+    """
+    fw = get_framework(framework)
+    flat, ignored = read_config(fw, config)
+    card = _model(model)
+    values = fw.to_values(flat, gpus=gpus, model=card)
+    ruleset = fw.ruleset
+    notes = []
+    memory = None
+    if gpu and card is not None:
+        ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus)
+    elif gpu or card is not None:
+        notes.append("memory was not evaluated: give both --gpu and --model to predict out-of-memory per phase")
+    else:
+        notes.append("memory was not evaluated (no --gpu/--model): this is a pure rule check")
+    result = ruleset.check(values)
+    if card is None:
+        notes.append("no --model given: head-count and context-length rules were not checked")
+    return CheckReport(fw.name, fw.version, result.violations, values, result.skipped, ignored, notes, memory)
+
+
+def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[str, Value],
+                 extra_gpus: str | Path | None) -> tuple[RuleSet, MemoryCheck]:
+    """The rule set plus memory rules for these exact values, and the per-phase breakdown."""
+    from .catalog.gpus import load_gpu
+    from .costmodel.tables import MIB, build_cost_terms, full_reports
+
+    gpu = load_gpu(gpu_name, extra_gpus)
+    spec = fw.cost_spec(card, gpu)
+    terms = build_cost_terms(spec, {k: [v] for k, v in values.items()}, time=False)
+    reports, _ = full_reports(spec, values)
+    phases = {p: {t: int(-(-b // MIB)) for t, b in r.phases[p].items()} for p, r in reports.items()}
+    peaks = {p: int(-(-r.peak(p) // MIB)) for p, r in reports.items()}
+    total = int(gpu.memory_bytes // MIB)
+    mem = MemoryCheck(gpu.name, card.name, terms.capacity_mib, total, phases, peaks)
+    return fw.ruleset.extended(terms.rules, terms.derived), mem
+
+
+@dataclass
+class EnumerateReport:
+    framework: str
+    version: str
+    solutions: list[dict[str, Value]]
+    native: list[list[str]]
+    complete: bool
+    status: str
+    raw_size: int
+    wall_time_s: float
+    space: Space
+
+    @property
+    def count(self) -> int:
+        return len(self.solutions)
+
+
+def enumerate(  # noqa: A001 - the public name users expect
+    scenario: Scenario,
+    *,
+    limit: int | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+) -> EnumerateReport:
+    """Every valid config in the scenario's search space (up to ``limit``)."""
+    from .solver.model import enumerate_solutions
+
+    fw = get_framework(scenario.framework)
+    card = _model(scenario.model)
+    space = fw.space(scenario, card)
+    ruleset = fw.ruleset.extended(space.extra_rules)
+    res = enumerate_solutions(ruleset, space.domains, limit=limit, time_limit_s=time_limit_s)
+    validate_solutions(ruleset, res.solutions)
+    native = [fw.export(s, space) for s in res.solutions]
+    return EnumerateReport(fw.name, fw.version, res.solutions, native, res.complete, res.status,
+                           space.raw_size, res.wall_time_s, space)
+
+
+def validate_solutions(ruleset: RuleSet, solutions: list[dict[str, Value]]) -> None:
+    """Re-check every solver answer with the plain checker (solver-independent)."""
+    for sol in solutions:
+        result = ruleset.check(sol)
+        if not result.valid:
+            raise AssertionError(f"solver returned an invalid config: {[v.message for v in result.errors]}")
+
+
+
+
+# ----------------------------------------------------------------------------- recommend
+@dataclass
+class Choice:
+    """One ranked config with its numbers."""
+
+    rank: int
+    values: dict[str, Value]
+    native: list[str]
+    step_time_s: float
+    phase_seconds: dict[str, float]
+    memory: dict[str, Any]  # phase -> MemoryReport
+    objective: int
+    proven: bool
+    tokens_per_s: float
+
+    def peak_mib(self) -> dict[str, float]:
+        return {p: r.peak(p) / 2**20 for p, r in self.memory.items()}
+
+
+@dataclass
+class RecommendReport:
+    framework: str
+    version: str
+    scenario: Scenario
+    gpu: Any
+    model: ModelCard
+    choices: list[Choice]
+    status: str
+    proven: bool
+    wall_time_s: float
+    capacity_mib: int
+    raw_size: int
+    conflict: Any = None  # solver.explain.Conflict when nothing fits
+    memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule id -> (least MiB, capacity)
+    space: Any = None
+
+    @property
+    def best(self) -> Choice | None:
+        return self.choices[0] if self.choices else None
+
+
+OBJECTIVE_SENSE = {"time": False, "memory-headroom": True, "gpus": False}
+
+
+def _gpu(scenario: Scenario, extra_gpus: str | Path | None = None):
+    from .catalog.gpus import load_gpu
+
+    if not scenario.gpu:
+        raise InputError("gpu", "no GPU type given.", "pass --gpu (e.g. rtx4090, a100-80gb, h100).")
+    return load_gpu(scenario.gpu, extra_gpus)
+
+
+def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Path | None = None):
+    """Framework, model, GPU, search space and cost terms of a scenario."""
+    from .costmodel.tables import build_cost_terms
+
+    fw = get_framework(scenario.framework)
+    if not scenario.model:
+        raise InputError("model", "no model given.", "pass --model (e.g. qwen2.5-7b) or a path to a config.json.")
+    card = load_model(scenario.model)
+    gpu = _gpu(scenario, extra_gpus)
+    space = fw.space(scenario, card, with_knobs=with_knobs)
+    spec = fw.cost_spec(card, gpu)
+    terms = build_cost_terms(spec, space.domains)
+    ruleset = fw.ruleset.extended(space.extra_rules + terms.rules, terms.derived)
+    return fw, card, gpu, space, spec, terms, ruleset
+
+
+def recommend(
+    scenario: Scenario,
+    *,
+    top: int = 5,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    extra_gpus: str | Path | None = None,
+) -> RecommendReport:
+    """The fastest (or roomiest) valid configs that fit, best first, with their memory and time."""
+    from .costmodel.tables import full_reports
+    from .solver.optimize import optimize
+
+    if top < 1:
+        raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
+    fw, card, gpu, space, spec, terms, ruleset = prepare(scenario, extra_gpus=extra_gpus)
+    objective_name = scenario.objective
+    if objective_name == "memory-headroom":
+        objective = terms.headroom_mib
+    elif objective_name == "gpus":
+        from .rules.expr import IntVar
+
+        # fewest GPUs first; among equal counts, the fastest
+        objective = IntVar("gpus_per_node") * IntVar("nnodes") * 10_000_000 + terms.time_ms
+    else:
+        objective = terms.time_ms
+    res = optimize(ruleset, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name], top=top,
+                   time_limit_s=time_limit_s)
+    validate_solutions(ruleset, [r.solution for r in res.ranked])
+    choices = []
+    for i, r in builtins.enumerate(res.ranked):
+        memory, seconds = full_reports(spec, r.solution)
+        total = sum(seconds.values())
+        tokens = _tokens_per_step(r.solution)
+        choices.append(Choice(i + 1, r.solution, fw.export(r.solution, space), total, seconds, memory, r.objective,
+                              r.proven, tokens / total if total else 0.0))
+    report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
+                             res.wall_time_s, terms.capacity_mib, space.raw_size, space=space)
+    if not choices and res.status == "infeasible":
+        from .solver.explain import conflicting_rules
+
+        report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=time_limit_s)
+        report.memory_floor = memory_floor(ruleset, space.domains, terms)
+    return report
+
+
+def _tokens_per_step(values: Mapping[str, Value]) -> int:
+    samples = int(values.get("train_batch_size", 0)) * int(values.get("n", 1))
+    return samples * (int(values.get("max_prompt_length", 0)) + int(values.get("max_response_length", 0)))
+
+
+def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> dict[str, tuple[int, int]]:
+    """For each memory rule: the least MiB its phase needs anywhere in the space, vs capacity."""
+    import itertools
+
+    out = {}
+    for d in terms.derived:
+        if not d.name.startswith("mem_"):
+            continue
+        inputs = d.expr.inputs
+        doms = [[v for v in domains[i.name] if v is not None] or [None] for i in inputs]
+        least = min(d.expr.fn(*combo) for combo in itertools.product(*doms))
+        out[f"{ruleset.framework}.memory.{d.name[4:]}"] = (least, terms.capacity_mib)
+    return out
+
+__all__ = ["check", "enumerate", "recommend", "CheckReport", "EnumerateReport", "RecommendReport", "InputError",
+           "validate_solutions"]
+
+
+# ----------------------------------------------------------------------------- fix
+@dataclass
+class FixReport:
+    framework: str
+    version: str
+    before: dict[str, Value]
+    before_violations: list[Violation]
+    after: dict[str, Value] | None
+    changes: list[Any]  # solver.repair.Change, in native keys via ``native_changes``
+    native_changes: list[tuple[str, Any, Any]]  # (native key, old, new)
+    satisfies: dict[str, list[str]]  # native key -> rule ids broken before that read it
+    status: str
+    proven: bool
+    wall_time_s: float
+    memory_evaluated: bool
+    memory_before: dict[str, tuple[float, float]] = field(default_factory=dict)  # phase -> (peak MiB, capacity MiB)
+    memory_after: dict[str, tuple[float, float]] = field(default_factory=dict)
+    conflict: Any = None
+    pinned_in_conflict: dict[str, Any] = field(default_factory=dict)
+    relaxations: list[str] = field(default_factory=list)
+    native_after: list[str] = field(default_factory=list)  # the changed keys, paste-ready
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def already_valid(self) -> bool:
+        return not self.before_violations and not self.changes and self.after is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "framework": self.framework,
+            "rules_version": self.version,
+            "status": self.status,
+            "proven_nearest": self.proven,
+            "valid_before": not self.before_violations,
+            "violations_before": [v.to_dict() for v in self.before_violations],
+            "changes": [{"key": k, "old": o, "new": n, "satisfies": self.satisfies.get(k, [])}
+                        for k, o, n in self.native_changes],
+            "fixed_config": self.native_after,
+            "memory_evaluated": self.memory_evaluated,
+            "memory_mib": {p: {"before": b[0], "after": self.memory_after.get(p, (None,))[0], "capacity": b[1]}
+                           for p, b in self.memory_before.items()},
+            "conflict": [r.id for r in self.conflict.rules] if self.conflict else None,
+            "pinned_in_conflict": self.pinned_in_conflict,
+            "relaxations": self.relaxations,
+            "notes": self.notes,
+        }
+
+
+def _keep_names(fw: Framework, keep: Sequence[str]) -> set[str]:
+    by_key = fw.ruleset.by_key()
+    out = set()
+    for k in keep:
+        k = k.strip()
+        if not k:
+            continue
+        if k in fw.ruleset.variables:
+            out.add(k)
+        elif k in by_key:
+            out.add(by_key[k].name)
+        else:
+            from .errors import did_you_mean
+
+            raise InputError("keep", f"'{k}' is not a {fw.name} key we know.{did_you_mean(k, by_key)}",
+                             "name keys as in your config, comma-separated (e.g. data.train_batch_size).")
+    return out
+
+
+def _phase_mib(spec: Any, values: Mapping[str, Value], capacity_mib: int) -> dict[str, tuple[float, float]]:
+    from .costmodel.tables import MIB, full_reports
+
+    memory, _ = full_reports(spec, values)
+    return {p: (round(r.peak(p) / MIB, 1), float(capacity_mib)) for p, r in memory.items()}
+
+
+def fix(
+    config: Sequence[str] | Mapping[str, Any] | str | Path,
+    *,
+    framework: str = "verl",
+    gpus: int | None = None,
+    model: str | ModelCard | None = None,
+    gpu: str | None = None,
+    keep: Sequence[str] = (),
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    extra_gpus: str | Path | None = None,
+) -> FixReport:
+    """The smallest change that makes a pasted config valid (and, given a GPU and model, fit)."""
+    from .frameworks.repair_policies import policy_for, references, repair_domains
+    from .solver.explain import conflicting_rules
+    from .solver.repair import repair
+
+    fw = get_framework(framework)
+    flat, _ = read_config(fw, config)
+    card = _model(model)
+    values = fw.to_values(flat, gpus=gpus, model=card)
+    kept = _keep_names(fw, keep)
+    policy = policy_for(fw.name, fw.ruleset)
+    total, seq_len = fw.hardware(values)
+    notes: list[str] = []
+    spec = None
+    memory = bool(gpu and card)
+    if memory:
+        from .catalog.gpus import load_gpu
+
+        try:
+            spec = fw.cost_spec(card, load_gpu(gpu, extra_gpus))
+        except InputError as e:
+            if e.field != "framework":
+                raise
+            memory = False
+            notes.append(f"{fw.name} has no cost model yet: memory was not evaluated")
+    elif gpu or card:
+        notes.append("memory was not evaluated: give both --gpu and --model")
+    domains = repair_domains(fw.ruleset, policy, values, keep=kept, memory=memory, total_gpus=total, seq_len=seq_len)
+    ruleset = fw.ruleset
+    capacity = 0
+    if memory:
+        from .costmodel.tables import build_cost_terms
+
+        terms = build_cost_terms(spec, domains, time=False)
+        ruleset = ruleset.extended(terms.rules, terms.derived)
+        capacity = terms.capacity_mib
+    before = ruleset.check(values).errors
+    res = repair(ruleset, domains, values, ranks=policy.ranks, references=references(policy, values),
+                 time_limit_s=time_limit_s)
+    variables = fw.ruleset.variables
+    report = FixReport(fw.name, fw.version, values, before, res.solution, res.changes,
+                       [(variables[c.name].key, c.old, c.new) for c in res.changes],
+                       {variables[k].key: v for k, v in res.rules_now_satisfied.items()},
+                       res.status, res.proven, res.wall_time_s, memory, notes=notes)
+    if memory:
+        report.memory_before = _phase_mib(spec, values, capacity)
+    if res.solution is not None:
+        validate_solutions(ruleset, [res.solution])
+        report.native_after = [fw.assignment(c.name, c.new) for c in res.changes]
+        if memory:
+            report.memory_after = _phase_mib(spec, res.solution, capacity)
+        return report
+    if res.status == "infeasible":
+        report.conflict = conflicting_rules(ruleset, domains, time_limit_s=time_limit_s)
+        pinned = {n for n, d in domains.items() if len(d) == 1}
+        from .solver.repair import reads_through
+
+        involved = set().union(*(reads_through(ruleset, r) for r in report.conflict.rules)) if report.conflict.rules else set()
+        report.pinned_in_conflict = {variables[n].key if n in variables else n: values[n]
+                                     for n in sorted(involved & pinned) if n in values}
+        report.relaxations = relaxations(report, {variables[k].key for k in kept}, memory)
+    return report
+
+
+def relaxations(report: FixReport, kept: set[str], memory: bool) -> list[str]:
+    """What would make an infeasible repair feasible, in words."""
+    out = []
+    ids = [r.id for r in report.conflict.rules] if report.conflict else []
+    if kept:
+        out.append("drop some --keep pins (they are held fixed): " + ", ".join(sorted(kept)))
+    if any(".memory." in i for i in ids):
+        out += ["more GPUs (shards the training state further)", "a GPU with more memory (--gpu)",
+                "a shorter max response length", "CPU offload of params/optimizer (if not already on)"]
+    if any(k for k in report.pinned_in_conflict if "gpus" in k or "nnodes" in k):
+        out.append("a different GPU count (the pinned count is part of the conflict)")
+    if not out:
+        out.append("change one of the pinned values listed with the conflict")
+    return out
+
+
+# ----------------------------------------------------------------------------- explain
+@dataclass
+class ExplainedRule:
+    framework: str
+    rule: str
+    stage: str
+    why: str
+    source: str
+
+
+@dataclass
+class ExplainReport:
+    text: str
+    numbers: dict[str, str]
+    rules: list[ExplainedRule]
+    check: CheckReport | None = None
+    fix: FixReport | None = None
+
+    @property
+    def matched(self) -> bool:
+        return bool(self.rules)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "matched": self.matched,
+            "numbers": self.numbers,
+            "rules": [r.__dict__ for r in self.rules],
+            "config_breaks": [v.to_dict() for v in self.check.violations] if self.check else None,
+            "fix": self.fix.to_dict() if self.fix else None,
+        }
+
+
+def explain(
+    text: str,
+    *,
+    framework: str | None = None,
+    config: Sequence[str] | Mapping[str, Any] | str | Path | None = None,
+    gpus: int | None = None,
+    model: str | ModelCard | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+) -> ExplainReport:
+    """Which of our rules a framework's error message is, in plain words; given the config, its fix."""
+    from .frameworks.error_text import match_error
+
+    if not text or not text.strip():
+        raise InputError("error text", "is empty.", 'paste the line your job died on, in quotes: rlbatch explain "..."')
+    if framework:
+        get_framework(framework)  # unknown name -> exit 2
+    found = match_error(text, framework)
+    rules: list[ExplainedRule] = []
+    numbers: dict[str, str] = {}
+    for pattern, nums in found:
+        numbers.update(nums)
+        fw = get_framework(pattern.framework)
+        for rid in pattern.rules:
+            r = fw.ruleset.rule(rid)
+            rules.append(ExplainedRule(pattern.framework, rid, r.stage.value, r.explanation or r.message,
+                                       f"{r.source} (message: {pattern.source})"))
+    report = ExplainReport(text, numbers, rules)
+    if config is not None and found:
+        fw_name = framework or found[0][0].framework
+        report.check = check(config, framework=fw_name, gpus=gpus, model=model)
+        ids = {r.rule for r in rules}
+        # keep only the matched rules the config actually breaks, when it breaks any of them
+        broken = [r for r in rules if r.rule in {v.rule for v in report.check.violations}]
+        if broken:
+            report.rules = broken
+        elif report.check.valid:
+            report.rules = [r for r in rules if r.rule in ids]
+        report.fix = fix(config, framework=fw_name, gpus=gpus, model=model, time_limit_s=time_limit_s)
+    return report

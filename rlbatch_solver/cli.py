@@ -1,0 +1,438 @@
+"""The ``rlbatch`` command line: thin typed wrappers around the Python API.
+
+Exit codes: 0 valid / found, 1 invalid config or infeasible scenario (with the
+conflicting rules and their numbers), 2 bad input (a one-paragraph message
+naming the field, never a traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, List, Optional
+
+import typer
+
+from .errors import InputError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    help="Valid, fitting and fast batch-size and parallelism settings for RL post-training "
+    "(verl, ms-swift, OpenRLHF), answered before you launch.",
+    pretty_exceptions_enable=False,
+)
+catalog_app = typer.Typer(help="List the GPUs and models we know.", add_completion=False)
+app.add_typer(catalog_app, name="catalog")
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _fail_input(err: InputError) -> None:
+    typer.echo(f"error: {err}", err=True)
+    raise typer.Exit(code=2)
+
+
+# ----------------------------------------------------------------------------- check
+@app.command()
+def check(
+    overrides: Optional[List[str]] = typer.Argument(None, help="The framework's own arguments, pasted after --."),
+    framework: str = typer.Option("verl", "--framework", "-f", help="verl"),
+    gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (or give trainer.n_gpus_per_node/nnodes)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name or path to a HF config.json."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU type: with --model, predicts out-of-memory per phase."),
+    extra_gpus: Optional[str] = typer.Option(None, "--gpu-file", help="A YAML file with more GPU types."),
+    config: Optional[str] = typer.Option(None, "--config", help="A YAML config file (instead of, or before, overrides)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Check a config: every broken rule with its numbers, stage and source (and memory, given --gpu and --model)."""
+    from . import api
+
+    try:
+        flat, ignored = _pasted(framework, config, overrides, "check")
+        report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
+        report.ignored = ignored
+    except InputError as err:
+        _fail_input(err)
+        return
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        from .render import print_check
+
+        print_check(_console(), report)
+    raise typer.Exit(code=0 if report.valid else 1)
+
+
+def _pasted(framework: str, config: Optional[str], overrides: Optional[List[str]], verb: str):
+    """A YAML file and/or pasted arguments -> (flat native config, ignored tokens)."""
+    from . import api
+    from .frameworks import get_framework
+
+    fw = get_framework(framework)
+    flat: dict[str, Any] = {}
+    ignored: list[str] = []
+    if config:
+        flat.update(api.read_config(fw, config)[0])
+    if overrides:
+        more, ignored = fw.parse(overrides)
+        flat.update(more)
+    if not flat:
+        raise InputError("config", f"nothing to {verb}.", "paste the arguments after -- or pass --config FILE.")
+    return flat, ignored
+
+
+# ----------------------------------------------------------------------------- fix
+@app.command()
+def fix(
+    overrides: Optional[List[str]] = typer.Argument(None, help="The framework's own arguments, pasted after --."),
+    framework: str = typer.Option("verl", "--framework", "-f", help="verl"),
+    gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (or give them in the config)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name or HF config.json: enables head and memory rules."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU type: with --model, repairs toward fitting in memory."),
+    keep: Optional[str] = typer.Option(None, "--keep", help="Comma-separated keys that must not change."),
+    config: Optional[str] = typer.Option(None, "--config", help="A YAML config file."),
+    time_limit: float = typer.Option(10.0, "--time-limit", help="Seconds per CP-SAT solve."),
+    extra_gpus: Optional[str] = typer.Option(None, "--gpu-file", help="A YAML file with more GPU types."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The smallest change that makes a config valid (and fit, given --gpu and --model)."""
+    from . import api
+
+    try:
+        flat, _ = _pasted(framework, config, overrides, "fix")
+        report = api.fix(flat, framework=framework, gpus=gpus, model=model, gpu=gpu,
+                         keep=(keep or "").split(","), time_limit_s=time_limit, extra_gpus=extra_gpus)
+    except InputError as err:
+        _fail_input(err)
+        return
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        from .render import print_fix
+
+        print_fix(_console(), report)
+    raise typer.Exit(code=0 if report.after is not None else 1)
+
+
+# ----------------------------------------------------------------------------- explain
+@app.command()
+def explain(
+    error: str = typer.Argument(..., help="The error line your job died on, in quotes."),
+    overrides: Optional[List[str]] = typer.Argument(None, help="Optionally the config, pasted after --."),
+    framework: Optional[str] = typer.Option(None, "--framework", "-f", help="Limit to one framework."),
+    gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (for the fix)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name or HF config.json (for the fix)."),
+    config: Optional[str] = typer.Option(None, "--config", help="A YAML config file (for the fix)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Map a framework's error message to our rule, in plain words; with the config, propose the fix."""
+    from . import api
+
+    try:
+        cfg = None
+        if overrides or config:
+            cfg, _ = _pasted(framework or "verl", config, overrides, "explain")
+        report = api.explain(error, framework=framework, config=cfg, gpus=gpus, model=model)
+    except InputError as err:
+        _fail_input(err)
+        return
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        from .render import print_explain
+
+        print_explain(_console(), report)
+    raise typer.Exit(code=0 if report.matched else 1)
+
+
+# ----------------------------------------------------------------------------- sweep
+@app.command()
+def sweep(
+    grid_file: Optional[str] = typer.Argument(None, help="The grid YAML (see docs/sweeps.md)."),
+    out: Optional[str] = typer.Option(None, "--out", "-o", help="Results file (JSON lines), written as points finish."),
+    resume: bool = typer.Option(False, "--resume", help="Skip the points already in --out."),
+    workers: int = typer.Option(1, "--workers", "-j", help="Processes (or Ray tasks) at once."),
+    backend: str = typer.Option("local", "--backend", help="local | ray"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (default: local)."),
+    summary: Optional[str] = typer.Option(None, "--summary", help="Print a table of this results file."),
+    plot: Optional[str] = typer.Option(None, "--plot", help="With --summary: heatmap PNG of GPU type x count."),
+    metric: str = typer.Option("tokens_per_s", "--metric", help="tokens_per_s | cost_per_step | step_time_s"),
+    memory_plot: Optional[str] = typer.Option(None, "--memory-plot", help="With --summary: stacked-bar PNG ..."),
+    point: Optional[str] = typer.Option(None, "--point", help="... of this point id (default: the best point)."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Best config for every point of a hardware/model grid; resumable; tables and plots."""
+    from .sweep.runner import read_results
+
+    try:
+        if summary:
+            from .sweep.summary import plot_heatmap, plot_memory, print_summary, summary_rows
+
+            if not __import__("pathlib").Path(summary).exists():
+                raise InputError("summary", f"{summary} does not exist.", "give the --out file of a sweep.")
+            rows = read_results(summary)
+            print_summary(_console(), rows)
+            if plot:
+                typer.echo(f"wrote {plot_heatmap(rows, plot, metric)}")
+            if memory_plot:
+                chosen = [r for r in rows if r["id"] == point] if point else \
+                    [r for r in rows if r["id"] in {x["id"] for x in summary_rows(rows) if x["best"]}]
+                if not chosen:
+                    raise InputError("point", f"no point with id {point}." if point else "no point fits.",
+                                     "pick an id from the summary table's results file.")
+                typer.echo(f"wrote {plot_memory(chosen[0], memory_plot)}")
+            return
+        if not grid_file or not out:
+            raise InputError("grid", "a sweep needs a grid file and --out.",
+                             "run: rlbatch sweep grid.yaml --out results.jsonl (or --summary results.jsonl).")
+        from .sweep.grid import load_grid
+        from .sweep.runner import run_sweep
+
+        grid = load_grid(grid_file)
+        result = run_sweep(grid, out, resume=resume, workers=workers, backend=backend, ray_address=ray_address,
+                           progress=not no_progress)
+    except InputError as err:
+        _fail_input(err)
+        return
+    typer.echo(f"{result.total} points: {result.skipped} already done, ran {result.ran} "
+               f"({result.ok} ok, {result.infeasible} infeasible, {result.errors} errors) in {result.wall_s:.1f} s; "
+               f"results in {out}")
+
+
+# ------------------------------------------------------------------------- scenario
+def _scenario(
+    scenario_file: Optional[str], framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
+    nnodes: Optional[int], model: Optional[str], algo: Optional[str], n: Optional[int],
+    prompt_len: Optional[int], response_len: Optional[int], set_: Optional[List[str]],
+    search: Optional[List[str]], objective: Optional[str] = None,
+):
+    from .frameworks.overrides import parse_scalar
+    from .scenario import default_scenario, load_scenario, scenario_from_dict
+
+    base = load_scenario(scenario_file) if scenario_file else None
+    flags = {
+        "framework": framework, "gpu": gpu, "gpus": gpus, "nnodes": nnodes, "model": model, "algorithm": algo,
+        "n": n, "prompt_length": prompt_len, "response_length": response_len, "objective": objective,
+    }
+    given = {k: v for k, v in flags.items() if v is not None}
+    if base is None and not given and not set_ and not search:
+        return default_scenario()
+    data = base.to_dict() if base else {}
+    data.update(given)
+    fixed = dict(data.get("fixed") or {})
+    for item in set_ or []:
+        key, eq, raw = item.partition("=")
+        if not eq or not key:
+            raise InputError("--set", f"'{item}' is not key=value.", "write --set data.train_batch_size=64.")
+        fixed[key] = parse_scalar(raw)
+    srch = dict(data.get("search") or {})
+    for item in search or []:
+        key, eq, raw = item.partition("=")
+        if not eq or not key or not raw:
+            raise InputError("--search", f"'{item}' is not key=v1,v2,...", "write --search data.train_batch_size=32,64.")
+        srch[key] = [parse_scalar(x) for x in raw.split(",") if x.strip()]
+    data["fixed"], data["search"] = fixed, srch
+    return scenario_from_dict(data)
+
+
+_SCENARIO_OPTS = dict(
+    scenario_file=typer.Option(None, "--scenario", help="Scenario YAML file (flags override it)."),
+    framework=typer.Option(None, "--framework", "-f", help="verl"),
+    gpu=typer.Option(None, "--gpu", help="GPU type, e.g. rtx4090, a100-80gb, h100."),
+    gpus=typer.Option(None, "--gpus", help="Total GPUs."),
+    nnodes=typer.Option(None, "--nnodes", help="Nodes (default 1)."),
+    model=typer.Option(None, "--model", help="Model name or path to a HF config.json."),
+    algo=typer.Option(None, "--algo", help="ppo, grpo, dapo, gspo, adpo, rloo, reinforce++"),
+    n=typer.Option(None, "--n", help="Responses per prompt (rollout.n)."),
+    prompt_len=typer.Option(None, "--prompt-len", help="max_prompt_length"),
+    response_len=typer.Option(None, "--response-len", help="max_response_length"),
+    set_=typer.Option(None, "--set", help="Fix a native key: --set data.train_batch_size=64 (repeatable)."),
+    search=typer.Option(None, "--search", help="Search a native key: --search key=1,2,4 (repeatable)."),
+)
+
+
+@app.command()
+def enumerate(  # noqa: A001
+    scenario_file: Optional[str] = _SCENARIO_OPTS["scenario_file"],
+    framework: Optional[str] = _SCENARIO_OPTS["framework"],
+    gpu: Optional[str] = _SCENARIO_OPTS["gpu"],
+    gpus: Optional[int] = _SCENARIO_OPTS["gpus"],
+    nnodes: Optional[int] = _SCENARIO_OPTS["nnodes"],
+    model: Optional[str] = _SCENARIO_OPTS["model"],
+    algo: Optional[str] = _SCENARIO_OPTS["algo"],
+    n: Optional[int] = _SCENARIO_OPTS["n"],
+    prompt_len: Optional[int] = _SCENARIO_OPTS["prompt_len"],
+    response_len: Optional[int] = _SCENARIO_OPTS["response_len"],
+    set_: Optional[List[str]] = _SCENARIO_OPTS["set_"],
+    search: Optional[List[str]] = _SCENARIO_OPTS["search"],
+    limit: int = typer.Option(100_000, "--limit", help="Stop after this many configs."),
+    show: int = typer.Option(30, "--show", help="Rows in the table (JSON prints all)."),
+    time_limit: float = typer.Option(20.0, "--time-limit", help="Solver time limit, seconds."),
+    as_json: bool = typer.Option(False, "--json", help="JSON lines of native keys, then a summary line."),
+) -> None:
+    """List every valid batch-size tuple in the search space."""
+    from . import api
+
+    if limit < 1 or time_limit <= 0:
+        _fail_input(InputError("--limit/--time-limit", "must be positive.", "pass --limit 100 --time-limit 20."))
+    try:
+        sc = _scenario(scenario_file, framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len, set_, search)
+        report = api.enumerate(sc, limit=limit, time_limit_s=time_limit)
+        conflict = None
+        if report.count == 0 and report.status == "infeasible":
+            from .solver.explain import conflicting_rules
+            from .frameworks import get_framework
+
+            fw = get_framework(sc.framework)
+            conflict = conflicting_rules(fw.ruleset.extended(report.space.extra_rules), report.space.domains)
+    except InputError as err:
+        _fail_input(err)
+        return
+    from .render import print_conflict, print_enumerate
+
+    if as_json:
+        for sol, native in zip(report.solutions, report.native):
+            typer.echo(json.dumps(_native_dict(native)))
+        typer.echo(json.dumps({"count": report.count, "complete": report.complete, "status": report.status,
+                               "raw_combinations": report.raw_size, "framework": report.framework,
+                               "rules_version": report.version,
+                               "conflict": conflict.ids if conflict else None}))
+    else:
+        print_enumerate(_console(), report, sc, show)
+        if conflict is not None:
+            print_conflict(_console(), conflict, report.space)
+    raise typer.Exit(code=0 if report.count else 1)
+
+
+@app.command()
+def recommend(
+    scenario_file: Optional[str] = _SCENARIO_OPTS["scenario_file"],
+    framework: Optional[str] = _SCENARIO_OPTS["framework"],
+    gpu: Optional[str] = _SCENARIO_OPTS["gpu"],
+    gpus: Optional[int] = _SCENARIO_OPTS["gpus"],
+    nnodes: Optional[int] = _SCENARIO_OPTS["nnodes"],
+    model: Optional[str] = _SCENARIO_OPTS["model"],
+    algo: Optional[str] = _SCENARIO_OPTS["algo"],
+    n: Optional[int] = _SCENARIO_OPTS["n"],
+    prompt_len: Optional[int] = _SCENARIO_OPTS["prompt_len"],
+    response_len: Optional[int] = _SCENARIO_OPTS["response_len"],
+    set_: Optional[List[str]] = _SCENARIO_OPTS["set_"],
+    search: Optional[List[str]] = _SCENARIO_OPTS["search"],
+    objective: Optional[str] = typer.Option(None, "--objective", help="time | memory-headroom | gpus"),
+    top: int = typer.Option(5, "--top", help="How many configs to rank."),
+    time_limit: float = typer.Option(10.0, "--time-limit", help="Solver time limit per solve, seconds."),
+    extra_gpus: Optional[str] = typer.Option(None, "--gpu-file", help="A YAML file with more GPU types."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """The fastest valid config that fits in memory, with its memory and time per phase.
+
+    With no options it runs the built-in default scenario: ADPO, Qwen2.5-1.5B on 4x RTX 4090,
+    prompt 880, response 1280, n 8 (the seed's worked example).
+    """
+    from . import api
+
+    try:
+        sc = _scenario(scenario_file, framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len,
+                       set_, search, objective)
+        report = api.recommend(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus)
+    except InputError as err:
+        _fail_input(err)
+        return
+    from .render import print_recommend, recommend_dict
+
+    if as_json:
+        typer.echo(json.dumps(recommend_dict(report), indent=2))
+    else:
+        print_recommend(_console(), report)
+    raise typer.Exit(code=0 if report.choices else 1)
+
+
+def _native_dict(native: list[str]) -> dict[str, Any]:
+    from .frameworks.overrides import parse_scalar
+
+    out: dict[str, Any] = {}
+    for item in native:
+        if item.startswith("--"):
+            k, _, v = item[2:].partition(" ")
+        else:
+            k, _, v = item.partition("=")
+        out[k] = parse_scalar(v) if v else True
+    return out
+
+
+@app.command()
+def rules(
+    framework: str = typer.Option("verl", "--framework", "-f", help="verl"),
+    markdown: bool = typer.Option(False, "--markdown", help="Print the Markdown page (docs/rules-<fw>.md)."),
+) -> None:
+    """List a framework's rules: id, stage, message and the source it follows."""
+    from .frameworks import get_framework
+
+    try:
+        fw = get_framework(framework)
+    except InputError as err:
+        _fail_input(err)
+        return
+    from .frameworks.docs import rules_page
+
+    if markdown:
+        typer.echo(rules_page(fw), nl=False)
+        return
+    for r in fw.ruleset.rules:
+        typer.echo(f"{r.id:48s} {r.stage.value:13s} {r.source}")
+
+
+# -------------------------------------------------------------------------- catalog
+@catalog_app.command("gpus")
+def catalog_gpus(
+    extra: Optional[str] = typer.Option(None, "--extra", help="A YAML file with more GPUs."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """GPU types: memory, BF16 TFLOP/s, HBM bandwidth, interconnect."""
+    from .catalog.gpus import list_gpus
+
+    try:
+        gpus = list_gpus(extra)
+    except InputError as err:
+        _fail_input(err)
+        return
+    from .render import print_gpus
+
+    if as_json:
+        typer.echo(json.dumps([g.__dict__ | {"aliases": list(g.aliases)} for g in gpus], indent=2))
+    else:
+        print_gpus(_console(), gpus)
+
+
+@catalog_app.command("models")
+def catalog_models(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Model cards: layers, hidden, heads, parameters."""
+    from .catalog.models import list_models, load_model
+    from .render import print_models
+
+    cards = [load_model(m) for m in list_models()]
+    if as_json:
+        typer.echo(json.dumps([{"name": c.name, "params": c.total_params(), "active_params": c.active_params(),
+                                "layers": c.num_hidden_layers, "hidden": c.hidden_size,
+                                "heads": c.num_attention_heads, "kv_heads": c.num_key_value_heads} for c in cards],
+                              indent=2))
+    else:
+        print_models(_console(), cards)
+
+
+def main() -> None:
+    """Entry point: turns any bad input that slipped through into exit code 2."""
+    try:
+        app()
+    except InputError as err:  # pragma: no cover - commands catch their own
+        typer.echo(f"error: {err}", err=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Parse what users paste: Hydra overrides, ``--flag value`` lists, YAML files.
+
+Everything returns a flat ``{dotted.key: value}`` dict with values typed the
+way Hydra/argparse users write them (ints, floats, booleans, null, strings).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from ..errors import InputError
+
+_INT = re.compile(r"^[+-]?\d+$")
+_FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+
+
+def parse_scalar(text: str) -> Any:
+    """'64' -> 64, '0.35' -> 0.35, 'True'/'false' -> bool, 'null' -> None, else the string."""
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        return t[1:-1]
+    low = t.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("null", "none", "~"):
+        return None
+    if _INT.match(t):
+        return int(t)
+    if _FLOAT.match(t):
+        return float(t)
+    return t
+
+
+def split_tokens(tokens: Iterable[str]) -> list[str]:
+    """Split pasted shell text (backslash-newlines, several overrides per arg)."""
+    out: list[str] = []
+    for tok in tokens:
+        for piece in re.split(r"\s+", tok.replace("\\\n", " ")):
+            piece = piece.strip()
+            if piece and piece != "\\":
+                out.append(piece)
+    return out
+
+
+def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
+    """``key=value`` overrides (with optional ``+``/``++`` prefix) -> (dict, ignored tokens).
+
+    Tokens without ``=`` (``python3``, ``-m``, ``verl.trainer.main_ppo``) are
+    returned as ignored; a malformed override raises ``InputError``.
+    """
+    values: dict[str, Any] = {}
+    ignored: list[str] = []
+    for tok in split_tokens(tokens):
+        if "=" not in tok or tok.startswith("-"):
+            ignored.append(tok)
+            continue
+        key, _, raw = tok.partition("=")
+        key = key.lstrip("+").strip()
+        if key.startswith("~"):
+            ignored.append(tok)
+            continue
+        if not key or not re.match(r"^[A-Za-z_][\w.\-]*$", key):
+            raise InputError(
+                "override",
+                f"'{tok}' is not a Hydra override of the form key=value.",
+                "write overrides like data.train_batch_size=64, separated by spaces.",
+            )
+        values[key] = parse_scalar(raw)
+    return values, ignored
+
+
+def parse_flag_args(tokens: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
+    """``--flag value`` / ``--flag=value`` / bare ``--switch`` -> (dict, ignored tokens)."""
+    toks = split_tokens(tokens)
+    values: dict[str, Any] = {}
+    ignored: list[str] = []
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        if not tok.startswith("--"):
+            ignored.append(tok)
+            i += 1
+            continue
+        name, eq, raw = tok[2:].partition("=")
+        if not name:
+            raise InputError("argument", f"'{tok}' has no flag name.", "write flags like --train.batch_size 64.")
+        if eq:
+            values[name] = parse_scalar(raw)
+            i += 1
+        elif i + 1 < len(toks) and not toks[i + 1].startswith("--"):
+            # a value may be a list (``--target_modules a b``): keep the first
+            values[name] = parse_scalar(toks[i + 1])
+            i += 2
+            while i < len(toks) and not toks[i].startswith("--") and "=" not in toks[i]:
+                ignored.append(toks[i])
+                i += 1
+        else:
+            values[name] = True
+            i += 1
+    return values, ignored
+
+
+def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in tree.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def load_yaml_file(path: str | Path) -> Any:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("config", f"file '{path}' does not exist.", "pass the path of a YAML config file.")
+    try:
+        return yaml.safe_load(p.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise InputError(
+            "config", f"'{path}' is not valid YAML{where}: {getattr(exc, 'problem', exc)}.",
+            "fix the YAML syntax (indentation, colons, quotes).",
+        ) from None
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """A YAML config (nested like the framework's own, or flat dotted keys) -> flat dict."""
+    data = load_yaml_file(path)
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise InputError("config", f"'{path}' must hold a mapping of config keys.", "write key: value pairs.")
+    return flatten(data)

@@ -1,0 +1,539 @@
+"""verl config import and export (FSDP/FSDP2 and Megatron backends).
+
+Import: a flat dict of Hydra keys (from pasted overrides or a YAML file) ->
+values of the rule variables in ``rules.verl_fsdp`` / ``rules.verl_megatron``,
+with verl 0.9.1's defaults (and its interpolations, e.g.
+``critic.ppo_mini_batch_size`` follows the actor's) where a key is absent. The
+backend is Megatron when the config says ``actor_rollout_ref.actor.strategy=
+megatron``, ``model_engine=megatron`` or ``--config-name=ppo_megatron_trainer``.
+
+Export: a solution -> paste-ready Hydra overrides and a YAML fragment.
+
+``VerlFramework`` (``--framework verl``) checks either backend with
+``rules.verl_megatron.ANY_RULESET`` and searches the FSDP one;
+``frameworks.verl_megatron`` searches the Megatron one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from ..catalog.models import ModelCard
+from ..errors import InputError, did_you_mean
+from ..rules.base import Rule, RuleSet, Stage, Value, VarSpec
+from ..rules.expr import BoolVar, IntVar
+from ..rules.base import is_set
+from ..rules.verl_fsdp import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
+from ..rules.verl_megatron import ANY_RULESET, MEGATRON_VARS
+from .base import Framework, Space
+from .overrides import parse_hydra_overrides, parse_scalar
+
+# algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
+# that compare responses within a group of n, so n > 1 is required for a signal.
+GROUP_ESTIMATORS = {
+    "grpo", "grpo_passk", "grpo_vectorized", "gdpo", "rloo", "rloo_vectorized", "opo", "gpg",
+    "optimal_token_baseline", "tir_optimal_token_baseline", "reinforce_plus_plus_baseline",
+}
+KNOWN_ESTIMATORS = GROUP_ESTIMATORS | {"gae", "reinforce_plus_plus", "remax"}
+
+# What each --algo sets in verl, as the official examples do (examples/*_trainer/*.sh of verl v0.9.0).
+ALGORITHMS: dict[str, dict[str, Any]] = {
+    "ppo": {"algorithm.adv_estimator": "gae", f"{AR}.actor.use_kl_loss": False, "algorithm.use_kl_in_reward": False},
+    "grpo": {"algorithm.adv_estimator": "grpo", f"{AR}.actor.use_kl_loss": True},
+    # DAPO: GRPO advantages, no KL, decoupled clip (recipe/dapo): batch rules are GRPO's
+    "dapo": {"algorithm.adv_estimator": "grpo", f"{AR}.actor.use_kl_loss": False, "algorithm.use_kl_in_reward": False},
+    # GSPO: GRPO advantages with sequence-level ratios (actor.policy_loss.loss_mode=gspo), no KL
+    "gspo": {"algorithm.adv_estimator": "grpo", f"{AR}.actor.use_kl_loss": False,
+             f"{AR}.actor.policy_loss.loss_mode": "gspo"},
+    # ADPO: verl 0.9.1 has no "adpo" estimator. The ADPO implementation on verl (a fork with its own
+    # main_adpo entry point) computes group-relative anchored advantages like GRPO, uses the old-policy
+    # log-probs as its anchor and no reference model (adpo_trainer.yaml: use_kl_in_reward False, no KL loss):
+    # on verl 0.9.1's batch rules that is GRPO without KL.
+    "adpo": {"algorithm.adv_estimator": "grpo", f"{AR}.actor.use_kl_loss": False, "algorithm.use_kl_in_reward": False},
+    # RLOO and REINFORCE++: KL in the reward, not as a loss (examples/rloo_trainer, reinforce_plus_plus_trainer)
+    "rloo": {"algorithm.adv_estimator": "rloo", f"{AR}.actor.use_kl_loss": False, "algorithm.use_kl_in_reward": True},
+    "reinforce++": {"algorithm.adv_estimator": "reinforce_plus_plus", f"{AR}.actor.use_kl_loss": False,
+                    "algorithm.use_kl_in_reward": True},
+}
+ALGORITHM_ALIASES = {"reinforce_plus_plus": "reinforce++", "reinforcepp": "reinforce++"}
+
+# Keys whose absent value follows another key (verl 0.9.1's yaml interpolations).
+INTERPOLATED = {
+    "logprob_dyn": "actor_dyn",
+    "logprob_max_tokens": "actor_max_tokens",
+    "ref_dyn": "actor_dyn",
+    "ref_max_tokens": "actor_max_tokens",
+    "ref_sp": "actor_sp",
+    "critic_mini": "actor_mini",
+    "critic_dyn": "actor_dyn",
+    # critic yaml: ppo_micro_batch_size_per_gpu: ${oc.select:.ppo_micro_batch_size,null}
+    "critic_micro_per_gpu": "critic_micro",
+    # ref/megatron_ref.yaml: every parallel size follows the actor's
+    "ref_tp": "tp", "ref_pp": "pp", "ref_cp": "cp", "ref_ep": "ep", "ref_etp": "etp", "ref_vpp": "vpp",
+    "ref_megatron_param_offload": "megatron_param_offload",
+}
+
+# Variables not read from a key: the algorithm decides the flags, the model card the constants.
+DECIDED_BY_TOOL = {"need_critic", "need_ref", "group_estimator", "num_heads", "num_kv_heads",
+                   "max_position_embeddings", "num_layers", "num_experts"}
+
+_ALIAS_KEYS = {  # older or alternative spellings users paste
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_device": f"{AR}.actor.ppo_micro_batch_size_per_gpu",
+}
+
+STRATEGY_KEY = f"{AR}.actor.strategy"
+MEGATRON_ONLY = {name for name, *_ in MEGATRON_VARS}
+FSDP_ONLY = {name for name, *_ in FSDP_VARS}
+
+
+def canonical_algorithm(name: str) -> str:
+    key = name.strip().lower()
+    key = ALGORITHM_ALIASES.get(key, key)
+    if key not in ALGORITHMS:
+        raise InputError(
+            "algo", f"unknown algorithm '{name}'.{did_you_mean(name, ALGORITHMS)}",
+            f"use one of: {', '.join(ALGORITHMS)}.",
+        )
+    return key
+
+
+def _need_flags(flat: Mapping[str, Any]) -> dict[str, bool]:
+    """need_critic / need_ref / group_estimator as verl's trainer decides them.
+
+    Source: verl/trainer/ppo/utils.py need_critic (critic.enable, else adv_estimator == gae)
+    and need_reference_policy (use_kl_in_reward or actor.use_kl_loss).
+    """
+    est = str(flat.get("algorithm.adv_estimator", "gae"))
+    if est not in KNOWN_ESTIMATORS:
+        raise InputError(
+            "algorithm.adv_estimator",
+            f"'{est}' is not an advantage estimator of verl.{did_you_mean(est, KNOWN_ESTIMATORS)}",
+            f"use one of: {', '.join(sorted(KNOWN_ESTIMATORS))}.",
+        )
+    enable = flat.get("critic.enable")
+    need_critic = bool(enable) if enable is not None else est == "gae"
+    need_ref = bool(flat.get("algorithm.use_kl_in_reward", False)) or bool(flat.get(f"{AR}.actor.use_kl_loss", False))
+    return {"need_critic": need_critic, "need_ref": need_ref, "group_estimator": est in GROUP_ESTIMATORS}
+
+
+def is_megatron(flat: Mapping[str, Any]) -> bool:
+    """The training backend a verl config selects (actor.strategy, else model_engine; default FSDP)."""
+    engine = flat.get("model_engine")
+    by_engine = None
+    if engine is not None:
+        if str(engine) not in ("dp", "megatron"):
+            raise InputError("model_engine", f"'{engine}' is not modelled.{did_you_mean(str(engine), ('dp', 'megatron'))}",
+                             "use model_engine=dp (FSDP) or model_engine=megatron.")
+        by_engine = str(engine) == "megatron"
+    strategy = flat.get(STRATEGY_KEY)
+    if strategy is None:
+        return bool(by_engine)
+    by_strategy = _strategy(strategy)
+    if by_engine is not None and by_engine != by_strategy:
+        raise InputError(STRATEGY_KEY, f"'{strategy}' contradicts model_engine={engine}.",
+                         "set model_engine=megatron for Megatron (it sets the strategy), or drop one of them.")
+    return by_strategy
+
+
+def _strategy(value: Any) -> bool:
+    text = str(value).lower()
+    if text not in ("fsdp", "fsdp2", "megatron"):
+        raise InputError(STRATEGY_KEY, f"strategy '{value}' is not modelled.{did_you_mean(text, ('fsdp', 'fsdp2', 'megatron'))}",
+                         "use fsdp, fsdp2 or megatron.")
+    return text == "megatron"
+
+
+ROLLOUT_ENGINES = ("vllm", "sglang")
+_ZERO_OK = {"fsdp_size"}
+
+
+def _typed(key: str, spec: VarSpec, value: Any) -> Value:
+    name = spec.name
+    if name == "megatron":
+        return _strategy(value)
+    if name == "gmu_permille":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise InputError(key, f"'{value}' is not a fraction in (0, 1].", f"write {key}=0.5 (vLLM/SGLang memory share).")
+        return int(round(value * 1000))
+    if name == "rollout_sglang":
+        if str(value).lower() not in ROLLOUT_ENGINES:
+            raise InputError(key, f"rollout engine '{value}' is not modelled.{did_you_mean(str(value), ROLLOUT_ENGINES)}",
+                             "use vllm or sglang.")
+        return str(value).lower() == "sglang"
+    if value is None:
+        if spec.optional:
+            return None
+        raise InputError(key, "is null but verl needs a value here.", f"set {key} to a number or remove it.")
+    if spec.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        raise InputError(key, f"'{value}' is not a boolean.", f"write {key}=True or {key}=False.")
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            hint = " (a shell variable that was not expanded?)" if isinstance(value, str) and "$" in value else ""
+            raise InputError(key, f"'{value}' is not an integer{hint}.", f"write {key} as a whole number.")
+    if name in _ZERO_OK:
+        if value == 0 or value < -1:
+            raise InputError(key, f"{value} is not a valid FSDP size.", "use -1 (all GPUs) or a positive size.")
+        return value
+    if value < 1:
+        raise InputError(key, f"{value} must be at least 1.", f"set {key} to a positive number.")
+    return value
+
+
+def _effective_ulysses(flat: dict[str, Any]) -> None:
+    """Fold the FSDP engine's own Ulysses keys into the (deprecated) role keys the rules read.
+
+    ``FSDPActorConfig.__post_init__`` copies ``actor.ulysses_sequence_parallel_size`` into
+    ``actor.fsdp_config`` only when it is > 1; otherwise the engine reads ``fsdp_config``'s own value.
+    """
+    for role in ("actor", "ref"):
+        top, eng = f"{AR}.{role}.ulysses_sequence_parallel_size", f"{AR}.{role}.fsdp_config.ulysses_sequence_parallel_size"
+        if eng in flat:
+            given = flat.get(top)
+            if not (isinstance(given, int) and given > 1):
+                flat[top] = flat[eng]
+            if role == "actor" and f"{AR}.ref.ulysses_sequence_parallel_size" not in flat:
+                # ref.ulysses_sequence_parallel_size follows the actor's deprecated key only
+                flat[f"{AR}.ref.ulysses_sequence_parallel_size"] = given if given is not None else 1
+
+
+def config_to_values(
+    flat: Mapping[str, Any],
+    *,
+    gpus: int | None = None,
+    model: ModelCard | None = None,
+    ruleset: RuleSet = ANY_RULESET,
+    megatron: bool | None = None,
+) -> dict[str, Value]:
+    """Native verl keys -> rule variable values, defaults filled in.
+
+    ``megatron`` forces the backend (``None``: as the config says).
+    """
+    flat = {_ALIAS_KEYS.get(k, k): v for k, v in flat.items()}
+    _effective_ulysses(flat)
+    variables = ruleset.variables
+    backend = is_megatron(flat) if megatron is None else megatron
+    by_key = ruleset.by_key()
+    given: dict[str, Value] = {}
+    for key, value in flat.items():
+        spec = by_key.get(key)
+        if spec is not None and spec.name not in DECIDED_BY_TOOL and spec.name != "megatron":
+            given[spec.name] = _typed(key, spec, value)
+    if gpus is not None:
+        if gpus < 1:
+            raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus with a positive count.")
+        nn = int(given.get("nnodes", 1))
+        if "gpus_per_node" in given and given["gpus_per_node"] * nn != gpus:
+            raise InputError(
+                "gpus", f"--gpus {gpus} disagrees with trainer.n_gpus_per_node*trainer.nnodes = "
+                f"{given['gpus_per_node']}*{nn}.", "drop --gpus or make them agree.",
+            )
+        if gpus % nn:
+            raise InputError("gpus", f"--gpus {gpus} is not a multiple of trainer.nnodes = {nn}.",
+                             "set trainer.n_gpus_per_node instead of --gpus.")
+        given["gpus_per_node"] = gpus // nn
+    values: dict[str, Value] = {}
+    for name, spec in variables.items():
+        if name in given:
+            values[name] = given[name]
+        elif name in INTERPOLATED or name in DECIDED_BY_TOOL:
+            continue  # filled below
+        else:
+            values[name] = spec.default
+    for name, follows in INTERPOLATED.items():
+        if name in variables and name not in given:
+            values[name] = values[follows]
+    if "megatron" in variables:
+        values["megatron"] = backend
+    values.update(_need_flags(flat))
+    if model is not None:
+        values.update(model_constants(model))
+    return values
+
+
+def model_constants(model: ModelCard) -> dict[str, int]:
+    return {
+        "num_heads": model.num_attention_heads,
+        "num_kv_heads": model.num_key_value_heads,
+        "max_position_embeddings": model.max_position_embeddings,
+        "num_layers": model.num_hidden_layers,
+        "num_experts": model.num_experts,
+    }
+
+
+# -- export -------------------------------------------------------------------------
+_EXPORT_ORDER = [
+    "train_batch_size", "max_prompt_length", "max_response_length", "n", "actor_mini",
+    "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp", "logprob_micro_per_gpu",
+    "logprob_dyn", "logprob_max_tokens", "ref_micro_per_gpu", "ref_sp", "rollout_tp", "rollout_dp",
+    "rollout_ep", "gmu_permille", "grad_ckpt", "param_offload", "optimizer_offload", "ref_param_offload",
+    "critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_param_offload", "critic_optimizer_offload",
+    # Megatron backend
+    "tp", "pp", "cp", "ep", "etp", "vpp", "megatron_param_offload", "megatron_optimizer_offload",
+    "ref_tp", "ref_pp", "ref_cp", "ref_ep", "ref_etp", "ref_vpp", "ref_megatron_param_offload",
+    "critic_tp", "critic_pp", "critic_cp", "critic_ep", "critic_etp", "critic_vpp",
+    "critic_megatron_param_offload", "critic_megatron_optimizer_offload",
+    "gpus_per_node", "nnodes",
+]
+_KEYS = {**{name: spec.key for name, spec in ANY_RULESET.variables.items()}}
+_OPTIONAL_OMITTED = {"etp", "vpp", "ref_etp", "ref_vpp", "critic_etp", "critic_vpp"}  # None: leave verl's default
+
+
+def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any] | None = None,
+                          *, megatron: bool | None = None) -> list[str]:
+    """Paste-ready Hydra overrides for the values we decided (plus ``extra`` native keys).
+
+    A Megatron solution starts with ``model_engine=megatron`` (verl 0.9.1 selects the Megatron
+    actor/ref/critic configs with it) and prints ``*.megatron.*`` parallel sizes.
+    """
+    out: list[str] = []
+    backend = bool(solution.get("megatron")) if megatron is None else megatron
+    need_ref = bool(solution.get("need_ref"))
+    need_critic = bool(solution.get("need_critic"))
+    dyn = bool(solution.get("actor_dyn"))
+    extra = dict(extra or {})
+    if backend:
+        extra.pop("model_engine", None)
+        extra.pop(STRATEGY_KEY, None)
+        out.append("model_engine=megatron")
+    skip = FSDP_ONLY if backend else MEGATRON_ONLY
+    for name in _EXPORT_ORDER:
+        if name not in solution or name in skip:
+            continue
+        if solution[name] is None:
+            continue
+        if name.startswith("ref_") and not need_ref or name.startswith("critic_") and not need_critic:
+            continue
+        if dyn and name in ("actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu"):
+            continue
+        if not dyn and name in ("actor_max_tokens", "logprob_max_tokens"):
+            continue
+        out.append(f"{_KEYS[name]}={_fmt(_native_value(name, solution[name]))}")
+    for key, value in extra.items():
+        out.append(f"{key}={_fmt(value)}")
+    return out
+
+
+def overrides_to_yaml(overrides: list[str]) -> str:
+    """The same overrides as a nested YAML fragment for a config file."""
+    tree: dict[str, Any] = {}
+    for item in overrides:
+        key, _, raw = item.partition("=")
+        node = tree
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = parse_scalar(raw)
+    return yaml.safe_dump(tree, sort_keys=False)
+
+
+def _native_value(name: str, value: Value) -> Any:
+    """A rule-variable value as the verl key spells it."""
+    if name == "gmu_permille":
+        return value / 1000
+    if name == "rollout_sglang":
+        return "sglang" if value else "vllm"
+    if name == "megatron":
+        return "megatron" if value else "fsdp"
+    return value
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    return str(value)
+
+
+# -- search space ----------------------------------------------------------------------
+def _pow2(lo: int, hi: int) -> list[int]:
+    return [2**i for i in range(0, 21) if lo <= 2**i <= hi]
+
+
+# What people actually use (verl examples and docs): powers of two.
+DEFAULT_SEARCH: dict[str, list[Value]] = {
+    "train_batch_size": _pow2(16, 1024),
+    "actor_mini": _pow2(4, 1024),
+    "actor_micro_per_gpu": _pow2(1, 64),
+    "logprob_micro_per_gpu": _pow2(1, 128),
+    "actor_sp": [1, 2, 4, 8],
+    "rollout_tp": [1, 2, 4, 8],
+}
+# Megatron: the same batch sizes, TP inside a node, a few pipeline stages; EP for MoE models, CP for long
+# sequences; VPP, ETP and first/last-stage layers only when the user searches them.
+MEGATRON_SEARCH: dict[str, list[Value]] = {
+    **{k: v for k, v in DEFAULT_SEARCH.items() if k != "actor_sp"},
+    "tp": [1, 2, 4, 8],
+    "pp": [1, 2, 4],
+}
+MOE_SEARCH: dict[str, list[Value]] = {"ep": [1, 2, 4, 8]}
+LONG_CONTEXT = 16384  # prompt+response from which context parallel is searched (CP 1, 2)
+PARALLEL_CAPPED = ("actor_sp", "rollout_tp", "tp", "pp", "ep", "cp")  # never above the GPU count
+
+# When the user leaves them alone, these follow another variable in the search, as
+# verl's own yaml interpolations (or its examples) make them.
+SEARCH_TIES = {
+    **{k: v for k, v in INTERPOLATED.items() if k != "critic_micro_per_gpu"},
+    "ref_micro_per_gpu": "logprob_micro_per_gpu",
+    "critic_micro_per_gpu": "actor_micro_per_gpu",
+    "ref_param_offload": "param_offload",
+    "critic_param_offload": "param_offload",
+    "critic_optimizer_offload": "optimizer_offload",
+    "critic_grad_ckpt": "grad_ckpt",
+    # Megatron: the critic must use the actor's layout (verl.megatron.critic_parallel_matches_actor)
+    "critic_tp": "tp", "critic_pp": "pp", "critic_cp": "cp", "critic_ep": "ep", "critic_etp": "etp",
+    "critic_vpp": "vpp",
+    "critic_megatron_param_offload": "megatron_param_offload",
+    "critic_megatron_optimizer_offload": "megatron_optimizer_offload",
+}
+
+
+def default_n(algorithm: str) -> int:
+    return 1 if algorithm in ("ppo", "reinforce++") else 8
+
+
+# Memory and speed switches searched by ``recommend`` when the user leaves them alone.
+KNOB_SEARCH: dict[str, list[Value]] = {
+    "gmu_permille": [300, 400, 500, 600, 700, 800, 900],
+    "grad_ckpt": [True, False],
+    "param_offload": [False, True],
+    "optimizer_offload": [False, True],
+}
+
+
+def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False, *,
+                ruleset: RuleSet = ANY_RULESET, megatron: bool = False) -> Space:
+    """Domains for a verl scenario: fixed values, the user's ranges, our defaults."""
+    algo = canonical_algorithm(scenario.algorithm)
+    native = dict(ALGORITHMS[algo])
+    native.update(scenario.fixed)
+    variables = ruleset.variables
+    by_key = ruleset.by_key()
+    n = scenario.n if scenario.n is not None else default_n(algo)
+    base = config_to_values(
+        {**native, "data.max_prompt_length": scenario.prompt_length,
+         "data.max_response_length": scenario.response_length, f"{AR}.rollout.n": n,
+         "trainer.nnodes": scenario.nnodes, "trainer.n_gpus_per_node": scenario.per_node},
+        model=model, ruleset=ruleset, megatron=megatron,
+    )
+    total = scenario.total_gpus
+    domains: dict[str, list[Value]] = {name: [value] for name, value in base.items()}
+    user_set = {by_key[k].name for k in scenario.fixed if k in by_key}
+    for key, values in scenario.search.items():
+        spec = by_key.get(key)
+        if spec is None or spec.name in DECIDED_BY_TOOL or spec.name == "megatron":
+            raise InputError(
+                f"search.{key}", f"is not a verl key we search.{did_you_mean(key, by_key)}",
+                "search over batch, micro-batch and parallel sizes (data.train_batch_size, ...).",
+            )
+        domains[spec.name] = [_typed(key, spec, v) for v in values]
+        user_set.add(spec.name)
+    if megatron:
+        search_defaults = dict(MEGATRON_SEARCH)
+        if model is not None and model.is_moe:
+            search_defaults.update(MOE_SEARCH)
+        if scenario.prompt_length + scenario.response_length >= LONG_CONTEXT:
+            search_defaults["cp"] = [1, 2]
+    else:
+        search_defaults = {**DEFAULT_SEARCH, **(KNOB_SEARCH if with_knobs else {})}
+    for name, values in search_defaults.items():
+        if name in user_set:
+            continue
+        if name in PARALLEL_CAPPED:
+            values = [v for v in values if v <= total]
+        domains[name] = list(values)
+    # switch to per-GPU micro sizes (deprecated global ones stay unset)
+    for name in ("actor_micro", "logprob_micro", "ref_micro", "critic_micro"):
+        if name not in user_set:
+            domains[name] = [None]
+    if True in domains.get("actor_dyn", []) and "actor_max_tokens" not in user_set:
+        L = scenario.prompt_length + scenario.response_length
+        domains["actor_max_tokens"] = [2 * L, 3 * L, 4 * L]
+    ties: list[Rule] = []
+    for name, follows in SEARCH_TIES.items():
+        if name in user_set or name not in variables or follows not in domains:
+            continue
+        kind = variables[name].kind
+        a, b = (BoolVar(name), BoolVar(follows)) if kind == "bool" else (IntVar(name), IntVar(follows))
+        domains[name] = list(domains[follows])
+        if kind == "bool":
+            holds = (a & b) | (~a & ~b)
+        elif variables[name].optional:  # unset follows unset (etp, vpp)
+            sa, sb = is_set(name), is_set(follows)
+            holds = (sa & sb & a.eq(b)) | (~sa & ~sb)
+        else:
+            holds = a.eq(b)
+        ties.append(Rule(
+            f"search.tie.{name}", holds, f"{variables[name].key} = {{{name}}} follows {variables[follows].key} = {{{follows}}}",
+            Stage.SEARCH, "rlbatch-solver search space: verl's yaml interpolation / examples",
+        ))
+    fixed_native = {k: v for k, v in native.items() if k not in by_key and k != "model_engine"}
+    return Space(domains, ties, fixed_native)
+
+
+def parse_verl_tokens(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """Hydra overrides, plus ``--config-name=ppo_megatron_trainer`` read as ``model_engine=megatron``."""
+    flat, ignored = parse_hydra_overrides(tokens)
+    name, used = None, set()
+    for i, tok in enumerate(ignored):
+        if tok.startswith("--config-name="):
+            name, used = tok.partition("=")[2], {i}
+        elif tok == "--config-name" and i + 1 < len(ignored):
+            name, used = ignored[i + 1], {i, i + 1}
+    if name is not None:
+        name = name.strip("'\"")
+        if name.endswith(".yaml"):
+            name = name[:-5]
+        if name in ("ppo_trainer", "ppo_megatron_trainer"):  # understood: not reported as ignored
+            ignored = [tok for i, tok in enumerate(ignored) if i not in used]
+        if name == "ppo_megatron_trainer" and "model_engine" not in flat:
+            flat["model_engine"] = "megatron"
+    return flat, ignored
+
+
+class VerlFramework(Framework):
+    name = "verl"
+    version = RULESET.version
+    ruleset = ANY_RULESET  # both backends: actor.strategy / model_engine switch the Megatron rules on
+    doc_ruleset = RULESET  # docs/rules-verl.md: the FSDP rules (Megatron: docs/rules-verl-megatron.md)
+    syntax = "hydra"
+    backend = "fsdp"
+
+    def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+        return parse_verl_tokens(tokens)
+
+    def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
+        return config_to_values(flat, gpus=gpus, model=model)
+
+    def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
+        if is_megatron(scenario.fixed):
+            raise InputError("framework", "this scenario selects the Megatron backend.",
+                             "use --framework verl-megatron to search Megatron parallel sizes.")
+        return build_space(scenario, model, with_knobs)
+
+    def cost_spec(self, model: ModelCard, gpu: Any):
+        from .verl_cost import cost_spec
+
+        spec = cost_spec(model, gpu)
+        fsdp_phases = spec.phases_run
+
+        def phases_run(values: Mapping[str, Value]) -> list[str]:
+            if values.get("megatron"):
+                raise InputError(
+                    STRATEGY_KEY, "the memory model covers verl's FSDP backend only; this config uses Megatron.",
+                    "drop --gpu (or --model) to check the Megatron rules without memory.",
+                )
+            return fsdp_phases(values)
+
+        spec.phases_run = phases_run
+        return spec
+
+    def native_value(self, name: str, value: Value) -> Any:
+        return value if value is None else _native_value(name, value)
+
+    def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
+        return solution_to_overrides(solution, space.fixed_native if space else None)

@@ -1,0 +1,267 @@
+"""Rules, variables and rule sets: the declarative layer every framework uses.
+
+A ``RuleSet`` lists a framework's variables (with the native config key each
+one maps to), named derived quantities (``dp = N // sp``) and rules. The same
+objects feed the checker (``RuleSet.check``) and the CP-SAT builder
+(``solver.model``), so the two cannot drift; ``tests/test_bruteforce.py``
+proves it on small spaces anyway.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Iterable, Mapping, Optional, Union
+
+from .expr import BoolConst, BoolExpr, BoolVar, IntExpr, IntVar, Number, compile_python, evaluate, variables
+
+Value = Union[int, bool, None]
+
+
+class Stage(str, Enum):
+    """When the framework would fail on a broken rule."""
+
+    DRIVER = "driver"
+    TRAINER_INIT = "trainer_init"
+    WORKER_INIT = "worker_init"
+    FIRST_STEP = "first_step"
+    RUNTIME = "runtime"
+    ADVICE = "advice"
+    SEARCH = "search"  # a restriction of the search space we chose, not a framework rule
+    # out of memory: the phase of the RL step that would not fit (memory rules only)
+    ROLLOUT = "rollout"
+    OLD_LOG_PROB = "old_log_prob"
+    REF = "ref"
+    ACTOR_UPDATE = "actor_update"
+    CRITIC_UPDATE = "critic_update"
+
+
+STAGE_TEXT = {
+    Stage.DRIVER: "at launch, in the driver's config validation (seconds)",
+    Stage.TRAINER_INIT: "when the trainer builds its workers (after Ray starts)",
+    Stage.WORKER_INIT: "when the GPU workers start (after model loading begins)",
+    Stage.FIRST_STEP: "in the first training step (after the first rollout)",
+    Stage.RUNTIME: "during training, in code that does not validate up front",
+    Stage.ADVICE: "never fails, but the run is unlikely to do what you want",
+    Stage.SEARCH: "not a framework rule: a restriction of the search space",
+    Stage.ROLLOUT: "out of memory in rollout (generation), from the first step on",
+    Stage.OLD_LOG_PROB: "out of memory in the old-policy log-prob forward, from the first step on",
+    Stage.REF: "out of memory in the reference-model log-prob forward, from the first step on",
+    Stage.ACTOR_UPDATE: "out of memory in the actor update (forward, backward, optimizer step)",
+    Stage.CRITIC_UPDATE: "out of memory in the critic update",
+}
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class VarSpec:
+    """One config value: its name in rules, its native key, and its meaning."""
+
+    name: str
+    key: str
+    kind: str = "int"  # int | bool
+    default: Value = None
+    optional: bool = False  # may be unset (None); then ``<name>_set`` is False
+    description: str = ""
+
+    @property
+    def set_flag(self) -> str:
+        return f"{self.name}_set"
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A named quantity computed from variables, shown in messages and costs."""
+
+    name: str
+    expr: IntExpr | BoolExpr
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``when`` implies ``holds``; a violation prints ``message`` with numbers."""
+
+    id: str
+    holds: BoolExpr
+    message: str
+    stage: Stage
+    source: str
+    when: BoolExpr = BoolConst(True)
+    severity: Severity = Severity.ERROR
+    explanation: str = ""
+
+    @property
+    def expr(self) -> BoolExpr:
+        return self.when.implies(self.holds)
+
+    def reads(self) -> set[str]:
+        return variables(self.holds) | variables(self.when)
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    message: str
+    stage: Stage
+    source: str
+    severity: Severity = Severity.ERROR
+
+    def to_dict(self) -> dict:
+        return {
+            "rule": self.rule,
+            "message": self.message,
+            "stage": self.stage.value,
+            "severity": self.severity.value,
+            "source": self.source,
+        }
+
+
+@dataclass
+class CheckResult:
+    violations: list[Violation]
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (rule id, why)
+    env: dict[str, Number] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[Violation]:
+        return [v for v in self.violations if v.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Violation]:
+        return [v for v in self.violations if v.severity is Severity.WARNING]
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+
+def int_var(name: str) -> IntVar:
+    return IntVar(name)
+
+
+def bool_var(name: str) -> BoolVar:
+    return BoolVar(name)
+
+
+def is_set(name: str) -> BoolVar:
+    """True when the optional variable ``name`` was given a value."""
+    return BoolVar(f"{name}_set")
+
+
+# Placeholder value of an unset optional integer: every rule that reads it is
+# guarded by its ``_set`` flag, so the number never shows in a message.
+UNSET_PLACEHOLDER = 1
+
+
+@dataclass
+class RuleSet:
+    framework: str
+    version: str
+    variables: dict[str, VarSpec]
+    derived: list[Derived]
+    rules: list[Rule]
+
+    def __post_init__(self) -> None:
+        ids = [r.id for r in self.rules]
+        dup = {i for i in ids if ids.count(i) > 1}
+        if dup:
+            raise ValueError(f"duplicate rule ids: {sorted(dup)}")
+        self._derived_fns = [(d.name, variables(d.expr), compile_python(d.expr)) for d in self.derived]
+        self._rule_fns = {r.id: compile_python(r.expr) for r in self.rules}
+        self._applicable_cache: dict[frozenset, tuple[list[Rule], list[tuple[str, str]]]] = {}
+
+    def extended(self, extra: list[Rule], derived: list[Derived] | None = None) -> "RuleSet":
+        """The same rule set plus ``extra`` rules (search-space ties, memory limits) and derived costs."""
+        return RuleSet(self.framework, self.version, self.variables, self.derived + list(derived or []),
+                       self.rules + list(extra))
+
+    # -- names ---------------------------------------------------------------
+    def by_key(self) -> dict[str, VarSpec]:
+        return {v.key: v for v in self.variables.values()}
+
+    def rule(self, rule_id: str) -> Rule:
+        for r in self.rules:
+            if r.id == rule_id:
+                return r
+        raise KeyError(rule_id)
+
+    # -- concrete evaluation ---------------------------------------------------
+    def base_env(self, values: Mapping[str, Value]) -> dict[str, Number]:
+        """Variable values (by rule name) with ``_set`` flags for optional ones."""
+        env: dict[str, Number] = {}
+        for name, value in values.items():
+            spec = self.variables.get(name)
+            if spec is None:
+                env[name] = value  # model constants and flags given directly
+                continue
+            if spec.optional:
+                env[spec.set_flag] = value is not None
+                env[name] = UNSET_PLACEHOLDER if value is None else value
+            elif value is not None:
+                env[name] = value
+        return env
+
+    def full_env(self, values: Mapping[str, Value]) -> dict[str, Number]:
+        """``base_env`` plus every derived quantity whose inputs are known."""
+        env = self.base_env(values)
+        for name, needs, fn in self._derived_fns:
+            if needs <= env.keys():
+                env[name] = fn(env)
+        return env
+
+    def applicable(self, known: Iterable[str]) -> tuple[list[Rule], list[tuple[str, str]]]:
+        """Rules whose inputs are all known, and the skipped ones with why."""
+        known = frozenset(known)
+        if known in self._applicable_cache:
+            return self._applicable_cache[known]
+        key = known
+        known = set(known)
+        derived_inputs = {d.name: variables(d.expr) for d in self.derived}
+        for d in self.derived:  # derived names are known when their inputs are
+            if derived_inputs[d.name] <= known:
+                known.add(d.name)
+        ok, skipped = [], []
+        for r in self.rules:
+            missing = r.reads() - known
+            if missing:
+                skipped.append((r.id, f"needs {', '.join(sorted(missing))}"))
+            else:
+                ok.append(r)
+        self._applicable_cache[key] = (ok, skipped)
+        return ok, skipped
+
+    def check(self, values: Mapping[str, Value]) -> CheckResult:
+        """Every violated rule, with its message filled in from ``values``."""
+        env = self.full_env(values)
+        rules, skipped = self.applicable(env.keys())
+        out: list[Violation] = []
+        shown = None
+        for r in rules:
+            if not self._rule_fns[r.id](env):
+                if shown is None:  # unset optional values print as null, not as their placeholder
+                    shown = dict(env)
+                    for spec in self.variables.values():
+                        if spec.optional and env.get(spec.set_flag) is False:
+                            shown[spec.name] = "null"
+                out.append(Violation(r.id, format_message(r.message, shown), r.stage, r.source, r.severity))
+        return CheckResult(out, skipped, env)
+
+
+def format_message(template: str, env: Mapping[str, Number]) -> str:
+    """Fill ``{name}`` fields from ``env``; a missing name shows as ``?``."""
+
+    class _Env(dict):
+        def __missing__(self, key: str) -> str:
+            return "?"
+
+    return template.format_map(_Env(env))
+
+
+def optional_value(values: Mapping[str, Value], name: str) -> Optional[int]:
+    v = values.get(name)
+    return None if v is None else int(v)

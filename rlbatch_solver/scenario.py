@@ -1,0 +1,148 @@
+"""The scenario: what the user asks about (hardware, model, algorithm, lengths,
+what is fixed and what we may choose, and what to optimise).
+
+A scenario comes from CLI flags or a YAML file with the same field names::
+
+    framework: verl
+    gpu: rtx4090
+    gpus: 4            # total GPUs (or gpus_per_node + nnodes)
+    model: qwen2.5-1.5b
+    algorithm: adpo
+    n: 8
+    prompt_length: 880
+    response_length: 1280
+    fixed:  {actor_rollout_ref.rollout.gpu_memory_utilization: 0.35}
+    search: {data.train_batch_size: [32, 64, 128]}
+    objective: time
+
+``fixed`` and ``search`` use the framework's own config keys. Validation errors
+name the field and say how to fix it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import InputError, did_you_mean
+from .frameworks.overrides import load_yaml_file
+
+OBJECTIVES = ("time", "memory-headroom", "gpus")
+
+
+@dataclass
+class Scenario:
+    framework: str = "verl"
+    gpu: str | None = None
+    gpus: int | None = None
+    gpus_per_node: int | None = None
+    nnodes: int = 1
+    model: str | None = None
+    algorithm: str = "grpo"
+    n: int | None = None
+    prompt_length: int = 1024
+    response_length: int = 1024
+    fixed: dict[str, Any] = field(default_factory=dict)
+    search: dict[str, list[Any]] = field(default_factory=dict)
+    objective: str = "time"
+    price_per_gpu_hour: float | None = None
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    # -- derived -----------------------------------------------------------
+    @property
+    def total_gpus(self) -> int:
+        if self.gpus is not None:
+            return self.gpus
+        if self.gpus_per_node is not None:
+            return self.gpus_per_node * self.nnodes
+        raise InputError("gpus", "the number of GPUs is not set.", "pass --gpus N (or gpus: N in the scenario).")
+
+    @property
+    def per_node(self) -> int:
+        if self.gpus_per_node is not None:
+            return self.gpus_per_node
+        return self.total_gpus // self.nnodes
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    # -- validation ----------------------------------------------------------
+    def validate(self) -> None:
+        from .frameworks import FRAMEWORKS
+
+        if self.framework not in FRAMEWORKS:
+            raise InputError(
+                "framework", f"unknown framework '{self.framework}'.{did_you_mean(self.framework, FRAMEWORKS)}",
+                f"use one of: {', '.join(FRAMEWORKS)}.",
+            )
+        for name in ("gpus", "gpus_per_node", "nnodes", "n", "prompt_length", "response_length"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError(name, f"'{value}' is not a whole number.", f"set {name} to a positive integer.")
+            if value < 1:
+                raise InputError(name, f"{value} must be at least 1.", f"set {name} to a positive integer.")
+        if self.gpus is not None and self.gpus_per_node is not None and self.gpus != self.gpus_per_node * self.nnodes:
+            raise InputError(
+                "gpus", f"gpus = {self.gpus} but gpus_per_node*nnodes = {self.gpus_per_node}*{self.nnodes}.",
+                "give either gpus or gpus_per_node (with nnodes).",
+            )
+        if self.gpus is not None and self.gpus_per_node is None and self.gpus % self.nnodes:
+            raise InputError("gpus", f"{self.gpus} GPUs do not split evenly over {self.nnodes} nodes.",
+                             "set gpus_per_node instead.")
+        if self.objective not in OBJECTIVES:
+            raise InputError(
+                "objective", f"unknown objective '{self.objective}'.{did_you_mean(self.objective, OBJECTIVES)}",
+                f"use one of: {', '.join(OBJECTIVES)}.",
+            )
+        if not isinstance(self.fixed, Mapping):
+            raise InputError("fixed", "must be a mapping of config keys to values.", "write fixed: {key: value}.")
+        if not isinstance(self.search, Mapping):
+            raise InputError("search", "must be a mapping of config keys to lists.", "write search: {key: [1, 2, 4]}.")
+        for key, values in self.search.items():
+            if not isinstance(values, list) or not values:
+                raise InputError(f"search.{key}", "must be a non-empty list of values.", f"write {key}: [1, 2, 4].")
+        if self.price_per_gpu_hour is not None and not (
+            isinstance(self.price_per_gpu_hour, (int, float)) and self.price_per_gpu_hour > 0
+        ):
+            raise InputError("price_per_gpu_hour", f"{self.price_per_gpu_hour} is not a positive price.",
+                             "give the price of one GPU-hour, e.g. 2.5.")
+
+
+FIELD_NAMES = [f.name for f in fields(Scenario)]
+
+
+def scenario_from_dict(data: Mapping[str, Any], where: str = "scenario") -> Scenario:
+    if not isinstance(data, Mapping):
+        raise InputError(where, "must be a mapping of scenario fields.", "write field: value pairs.")
+    unknown = [k for k in data if k not in FIELD_NAMES]
+    if unknown:
+        k = unknown[0]
+        raise InputError(
+            f"{where}.{k}", f"is not a scenario field.{did_you_mean(k, FIELD_NAMES)}",
+            f"known fields: {', '.join(FIELD_NAMES)}.",
+        )
+    return Scenario(**dict(data))
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    return scenario_from_dict(load_yaml_file(path) or {}, where=str(path))
+
+
+def default_scenario() -> Scenario:
+    """The seed's worked example: ADPO on 4x RTX 4090 (24 GB), prompt 880, response 1280, n 8."""
+    return Scenario(
+        framework="verl",
+        gpu="rtx4090",
+        gpus=4,
+        model="qwen2.5-1.5b",
+        algorithm="adpo",
+        n=8,
+        prompt_length=880,
+        response_length=1280,
+        fixed={"actor_rollout_ref.rollout.gpu_memory_utilization": 0.35},
+    )

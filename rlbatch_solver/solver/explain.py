@@ -1,0 +1,72 @@
+"""Why a search space has no valid config: a small set of conflicting rules.
+
+Each rule's literal is assumed true; CP-SAT's
+``SufficientAssumptionsForInfeasibility`` returns a subset that cannot hold
+together. We then shrink it by deletion (drop a rule, re-solve; keep it out if
+still infeasible) so the set printed is minimal: every rule in it matters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from ..rules.base import Rule, RuleSet, Severity
+from .model import STATUS_TEXT, Domains, build_model
+
+
+@dataclass
+class Conflict:
+    rules: list[Rule]
+    status: str  # "infeasible" when proven, "unknown" when the time limit hit first
+    proven_minimal: bool
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.id for r in self.rules]
+
+
+def _infeasible_with(ruleset: RuleSet, domains: Domains, ids: list[str], time_limit_s: float):
+    built = build_model(ruleset, domains, enforce=False, rule_filter=ids)
+    for rid in ids:
+        built.compiler.enforce(built.rule_lits[rid])
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit_s
+    solver.parameters.num_workers = 1
+    return solver.Solve(built.model)
+
+
+def conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float = 10.0) -> Conflict:
+    """A minimal set of error rules that no value in ``domains`` satisfies together."""
+    built = build_model(ruleset, domains, enforce=False)
+    errors = [r for r in built.rules if r.severity is Severity.ERROR]
+    broken = [r for r in errors if built.rule_lits[r.id] is False]
+    if broken:  # fixed values alone break these rules: each is a conflict of one
+        return Conflict(broken, "infeasible", True)
+    errors = [r for r in errors if built.rule_lits[r.id] is not True]
+    lits = [built.rule_lits[r.id] for r in errors]
+    built.model.AddAssumptions(lits)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit_s
+    solver.parameters.num_workers = 1  # assumption cores need a single worker
+    status = solver.Solve(built.model)
+    if status != cp_model.INFEASIBLE:
+        return Conflict([], STATUS_TEXT.get(status, str(status)), False)
+    core_idx = {lit.Index() for lit in [built.rule_lits[r.id] for r in errors]} & set(
+        solver.SufficientAssumptionsForInfeasibility()
+    )
+    core = [r for r in errors if built.rule_lits[r.id].Index() in core_idx]
+    if not core:  # the domains alone are empty after propagation
+        return Conflict([], "infeasible", True)
+    # deletion filter: try to drop each rule
+    keep = [r.id for r in core]
+    minimal = True
+    for rid in list(keep):
+        trial = [k for k in keep if k != rid]
+        st = _infeasible_with(ruleset, domains, trial, time_limit_s / max(1, len(core)))
+        if st == cp_model.INFEASIBLE:
+            keep = trial
+        elif st != cp_model.OPTIMAL and st != cp_model.FEASIBLE:
+            minimal = False
+    return Conflict([ruleset.rule(k) for k in keep], "infeasible", minimal)

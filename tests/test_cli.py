@@ -1,0 +1,111 @@
+"""The command line as a user runs it: exit codes, messages, no tracebacks."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+AR = "actor_rollout_ref"
+SEED = [
+    "data.train_batch_size=64", f"{AR}.rollout.n=8", f"{AR}.actor.ppo_mini_batch_size=32",
+    f"{AR}.actor.ppo_micro_batch_size_per_gpu=8", f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=16",
+    "algorithm.adv_estimator=grpo",
+]
+
+
+def run(*args, stdin=None):
+    proc = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, input=stdin, timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def test_check_valid_and_invalid_exit_codes():
+    assert run("check", "--gpus", "4", "--", *SEED).returncode == 0
+    bad = [s.replace("per_gpu=8", "per_gpu=24") for s in SEED]
+    proc = run("check", "--gpus", "4", "--", *bad)
+    assert proc.returncode == 1
+    assert "verl.step.mini_divisible_by_micro" in proc.stdout and "24" in proc.stdout
+
+
+def test_check_json_shape():
+    proc = run("check", "--gpus", "4", "--json", "--", *[s.replace("=64", "=65") for s in SEED],
+               f"{AR}.rollout.n=1")  # 65 * 1 samples over 4 GPUs
+    data = json.loads(proc.stdout)
+    assert data["valid"] is False
+    assert {"rule", "message", "stage", "source"} <= set(data["violations"][0])
+
+
+def test_check_reads_trainer_gpu_keys_and_ignores_launcher_tokens():
+    proc = run("check", "--", "python3", "-m", "verl.trainer.main_ppo", *SEED, "trainer.n_gpus_per_node=4",
+               "trainer.nnodes=1")
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_check_yaml_file(tmp_path):
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(
+        "data: {train_batch_size: 64}\n"
+        "algorithm: {adv_estimator: grpo}\n"
+        "trainer: {n_gpus_per_node: 4, nnodes: 1}\n"
+        "actor_rollout_ref:\n"
+        "  rollout: {n: 8, log_prob_micro_batch_size_per_gpu: 16}\n"
+        "  actor: {ppo_mini_batch_size: 32, ppo_micro_batch_size_per_gpu: 8}\n"
+    )
+    assert run("check", "--config", str(cfg)).returncode == 0
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("data: {train_batch_size: 64\n  x: [\n")
+    proc = run("check", "--config", str(broken))
+    assert proc.returncode == 2 and "config" in proc.stderr and "YAML" in proc.stderr
+
+
+@pytest.mark.parametrize("args,field", [
+    (["check", "--gpus", "4", "--", "data.train_batch_size=0"], "data.train_batch_size"),
+    (["check", "--gpus", "-2", "--", *SEED], "gpus"),
+    (["check", "--gpus", "4", "--model", "qwen-7", "--", *SEED], "model"),
+    (["check", "--gpus", "4", "--", "data.train_batch_size=sixty"], "data.train_batch_size"),
+    (["check", "--framework", "verll", "--", *SEED], "framework"),
+    (["enumerate", "--gpus", "0"], "gpus"),
+    (["enumerate", "--gpus", "4", "--algo", "grpoo"], "algo"),
+    (["enumerate", "--gpus", "4", "--search", "data.train_batch_size"], "--search"),
+    (["recommend", "--gpu", "rtx9090", "--gpus", "4", "--model", "qwen2.5-1.5b"], "gpu"),
+])
+def test_bad_input_exit_2_names_field(args, field):
+    proc = run(*args)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stderr.startswith(f"error: {field}"), proc.stderr
+    assert "Fix:" in proc.stderr
+
+
+def test_unknown_option_is_exit_2():
+    assert run("check", "--gpuz", "4").returncode == 2
+
+
+def test_enumerate_json_lines_are_native_and_valid():
+    proc = run("enumerate", "--gpus", "4", "--algo", "grpo", "--n", "8", "--prompt-len", "512",
+               "--response-len", "512", "--search", "data.train_batch_size=32,64",
+               "--search", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2,4",
+               "--search", "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8",
+               "--set", "actor_rollout_ref.actor.ulysses_sequence_parallel_size=1",
+               "--set", "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(x) for x in proc.stdout.splitlines()]
+    summary = lines[-1]
+    assert summary["complete"] is True and summary["count"] == len(lines) - 1 > 0
+    for cfg in lines[:-1]:
+        overrides = [f"{k}={v}" for k, v in cfg.items()]
+        assert run("check", "--", *overrides).returncode == 0
+
+
+def test_enumerate_infeasible_prints_conflict():
+    proc = run("enumerate", "--gpus", "4", "--algo", "grpo", "--n", "1", "--set", "data.train_batch_size=3")
+    assert proc.returncode == 1
+    assert "verl.driver.batch_divisible_by_gpus" in proc.stdout
+
+
+def test_rules_doc_is_in_sync():
+    proc = run("rules", "--markdown")
+    assert proc.stdout == (ROOT / "docs" / "rules-verl.md").read_text()

@@ -1,0 +1,167 @@
+"""``fix``: the nearest valid config, minimal by brute force, and conflicts when none exists."""
+
+import itertools
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rlbatch_solver as rb
+from rlbatch_solver.api import fix
+from rlbatch_solver.frameworks.repair_policies import VERL
+from rlbatch_solver.rules.verl_fsdp import RULESET, VARIABLES
+from rlbatch_solver.solver.repair import change_cost, repair, total_cost
+
+from test_verl_rules import AR, SEED_4090, replace
+
+BASE = {name: spec.default for name, spec in VARIABLES.items() if spec.default is not None or spec.optional}
+BASE.update({"need_critic": False, "need_ref": False, "group_estimator": True, "num_heads": 12, "num_kv_heads": 2,
+             "max_position_embeddings": 4096, "max_prompt_length": 512, "max_response_length": 1024,
+             "gpus_per_node": 4, "train_batch_size": 8, "n": 4, "actor_mini": 4, "actor_micro_per_gpu": 2,
+             "logprob_micro_per_gpu": 2, "rollout_tp": 1})
+
+# small repair spaces: the current value is always in its domain
+SMALL = {
+    "train_batch_size": [1, 2, 3, 4, 6, 8, 12], "actor_mini": [1, 2, 3, 4, 6, 8],
+    "actor_micro_per_gpu": [None, 1, 2, 3, 4, 8], "logprob_micro_per_gpu": [None, 1, 2, 4, 8],
+    "rollout_tp": [1, 2, 3, 4], "actor_sp": [1, 2, 4],
+}
+
+
+def brute_min(domains, current, ranks):
+    names = list(domains)
+    best = None
+    for combo in itertools.product(*(domains[n] for n in names)):
+        cand = dict(zip(names, combo))
+        if RULESET.check(cand).valid:
+            c = total_cost(current, cand, ranks)
+            best = c if best is None else min(best, c)
+    return best
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tb=st.sampled_from(SMALL["train_batch_size"]), mini=st.sampled_from(SMALL["actor_mini"]),
+    micro=st.sampled_from(SMALL["actor_micro_per_gpu"]), lp=st.sampled_from(SMALL["logprob_micro_per_gpu"]),
+    tp=st.sampled_from(SMALL["rollout_tp"]), sp=st.sampled_from(SMALL["actor_sp"]),
+)
+def test_repair_is_minimal_by_brute_force(tb, mini, micro, lp, tp, sp):
+    current = dict(BASE, train_batch_size=tb, actor_mini=mini, actor_micro_per_gpu=micro,
+                   logprob_micro_per_gpu=lp, rollout_tp=tp, actor_sp=sp)
+    domains = {n: [v] for n, v in current.items()}
+    domains.update(SMALL)
+    res = repair(RULESET, domains, current, ranks=VERL.ranks, time_limit_s=20)
+    expected = brute_min(domains, current, VERL.ranks)
+    if expected is None:
+        assert res.solution is None and res.status == "infeasible"
+        return
+    assert res.proven
+    assert RULESET.check(res.solution).valid
+    assert res.objective == expected == total_cost(current, res.solution, VERL.ranks)
+    if RULESET.check(current).valid:
+        assert res.changes == [] and res.objective == 0
+
+
+def test_change_cost_orders_count_then_distance_then_rank():
+    assert change_cost(8, 8) == 0 and change_cost(None, None) == 0 and change_cost(True, True) == 0
+    one_far = change_cost(1, 1024, rank=9)
+    two_near = change_cost(64, 66) + change_cost(4, 4 + 1)
+    assert one_far < two_near  # fewer changed keys first
+    assert change_cost(64, 66) < change_cost(64, 32)  # then distance
+    assert change_cost(8, 16, rank=2) < change_cost(8, 16, rank=5)  # then the seeds' order
+    assert change_cost(None, 4, reference=4) < change_cost(None, 1, reference=4)
+
+
+def changed_keys(report):
+    return {k for k, _, _ in report.native_changes}
+
+
+def test_faq_normalized_mini_repaired_by_changing_one_key():
+    cfg = replace(SEED_4090, f"{AR}.actor.ppo_micro_batch_size_per_gpu", 24)
+    r = fix(cfg, gpus=4)
+    assert r.after is not None and r.proven
+    assert len(r.changes) == 1
+    assert rb.check(r.after and _as_overrides(cfg, r), gpus=4).valid
+    assert "verl.step.mini_divisible_by_micro" in next(iter(r.satisfies.values()))
+
+
+def _as_overrides(cfg, report):
+    """The user's overrides with the repair pasted over them."""
+    out = list(cfg)
+    for item in report.native_after:
+        key = item.partition("=")[0]
+        out = [c for c in out if not c.startswith(key + "=")] + [item]
+    return [c for c in out if not c.endswith("=null")]
+
+
+@pytest.mark.parametrize("key,value,must_change,extra", [
+    ("data.train_batch_size", 65, None, [f"{AR}.rollout.n=1"]),  # (B*n) % N: 65 * 1 over 4 GPUs
+    (f"{AR}.actor.ppo_mini_batch_size", 128, None, []),  # mini > train
+    (f"{AR}.rollout.log_prob_micro_batch_size_per_gpu", 48, None, []),  # local batch % log-prob micro
+    (f"{AR}.rollout.tensor_model_parallel_size", 3, f"{AR}.rollout.tensor_model_parallel_size", []),
+])
+def test_seed_faq_failures_are_repaired_minimally(key, value, must_change, extra):
+    cfg = replace(SEED_4090, key, value) + extra
+    before = rb.check(cfg, gpus=4)
+    assert not before.valid
+    r = fix(cfg, gpus=4)
+    assert r.after is not None and r.proven
+    after = rb.check(_as_overrides(cfg, r), gpus=4)
+    assert after.valid, after.violations
+    assert len(r.changes) == 1  # one key was wrong; one key changes
+    if must_change:
+        assert changed_keys(r) == {must_change}
+
+
+def test_deprecated_global_micro_is_replaced_by_per_gpu():
+    cfg = replace(SEED_4090, f"{AR}.actor.ppo_micro_batch_size_per_gpu", None) + [f"{AR}.actor.ppo_micro_batch_size=32"]
+    r = fix(cfg, gpus=4)
+    assert r.after["actor_micro"] is None and r.after["actor_micro_per_gpu"] is not None
+    assert rb.check(_as_overrides(cfg, r), gpus=4).valid
+    assert f"{AR}.actor.ppo_micro_batch_size=null" in r.native_after
+
+
+def test_keep_pins_keys():
+    micro, mini = f"{AR}.actor.ppo_micro_batch_size_per_gpu", f"{AR}.actor.ppo_mini_batch_size"
+    cfg = replace(SEED_4090, micro, 24)
+    free = fix(cfg, gpus=4)
+    assert changed_keys(free) == {mini}  # 32 -> 36 (72 % 24 == 0) is the smallest move
+    pinned = fix(cfg, gpus=4, keep=[mini])
+    assert pinned.after is not None and pinned.after["actor_mini"] == 32
+    assert changed_keys(pinned) == {micro}
+    assert rb.check(_as_overrides(cfg, pinned), gpus=4).valid
+
+
+def test_pinned_conflict_is_explained():
+    # n is the user's algorithm setting (never changed); pinning B (and static batches, since
+    # dynamic batching skips the driver's check) leaves (B*n) % N unfixable
+    cfg = replace(SEED_4090, "data.train_batch_size", 65) + [f"{AR}.rollout.n=1"]
+    r = fix(cfg, gpus=4, keep=["data.train_batch_size", f"{AR}.actor.use_dynamic_bsz"])
+    assert r.after is None and r.status == "infeasible"
+    assert "verl.driver.batch_divisible_by_gpus" in [x.id for x in r.conflict.rules]
+    assert r.pinned_in_conflict.get("data.train_batch_size") == 65
+    assert any("--keep" in x for x in r.relaxations)
+
+
+def test_valid_config_needs_no_change():
+    r = fix(SEED_4090, gpus=4)
+    assert r.already_valid and r.native_after == []
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True)
+
+
+def test_cli_fix_json_and_exit_codes():
+    cfg = replace(SEED_4090, "data.train_batch_size", 65) + [f"{AR}.rollout.n=1"]
+    p = run_cli("fix", "--gpus", "4", "--json", "--", *cfg)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert data["valid_before"] is False and data["changes"] and data["proven_nearest"]
+    bad = run_cli("fix", "--gpus", "4", "--keep", "data.train_batch_sise", "--", *cfg)
+    assert bad.returncode == 2 and "keep" in bad.stderr and "Traceback" not in bad.stderr
+    stuck = run_cli("fix", "--gpus", "4", "--keep", f"data.train_batch_size,{AR}.actor.use_dynamic_bsz", "--", *cfg)
+    assert stuck.returncode == 1 and "batch_divisible_by_gpus" in stuck.stdout
