@@ -1,0 +1,190 @@
+"""Every byte count and efficiency factor of the cost model, with its source.
+
+Units: bytes, seconds, FLOP/s. ``GiB`` = 2**30. Where a number is our own
+assumption rather than a published figure, the comment says so and why; the
+same list, with the reasoning, is in ``docs/cost-model.md``.
+"""
+
+from __future__ import annotations
+
+GIB = 2**30
+MIB = 2**20
+GB = 10**9
+
+# --------------------------------------------------------------------------- dtypes
+BF16 = 2
+FP32 = 4
+
+# --------------------------------------------------------------------------- training states
+# Bytes per parameter of (weights, gradients, optimizer states), by trainer.
+#
+# "fsdp" = verl 0.9 FSDP/FSDP2 engine: the trained module is built in fp32
+#   (verl/workers/engine/fsdp/transformer_impl.py, FSDPEngine._build_module:
+#   "if it is training, we force torch_dtype to fp32"), so the sharded parameter
+#   *is* the fp32 master copy; MixedPrecision(param_dtype=bf16, reduce_dtype=fp32)
+#   only casts the all-gathered copy. Gradients land in the fp32 sharded params'
+#   .grad (4 B); AdamW keeps exp_avg and exp_avg_sq in the parameter dtype (2 x 4 B).
+#   Total 16 B/param, sharded over the FSDP group.
+# "mixed" = classic mixed precision (DeepSpeed ZeRO, Megatron, llm-analysis):
+#   bf16 weights (2) + fp32 gradients (4) + fp32 master copy and two Adam moments
+#   (12) = 18 B/param (llm-analysis analysis.py; Megatron
+#   theoretical_memory_usage.py "18"; DeepSpeed estimate_zero3_model_states_mem_needs
+#   "18 * total_params / total_gpus").
+STATE_BYTES = {
+    "fsdp": (FP32, FP32, 2 * FP32),
+    "mixed": (BF16, FP32, 3 * FP32),
+}
+# A forward-only model (verl's reference policy) is built in bf16:
+# transformer_impl.py "torch_dtype = torch.float32 if not forward_only else torch.bfloat16".
+REF_PARAM_BYTES = BF16
+# The inference engine holds bf16 weights (verl rollout.yaml ``dtype: bfloat16``).
+ROLLOUT_PARAM_BYTES = BF16
+KV_DTYPE_BYTES = BF16
+
+# FSDP working set: all-gathered (unsharded) bf16 copies of the unit being computed
+# and the one being prefetched (FSDP1 ``limit_all_gathers`` / FSDP2 default keep at
+# most two in flight), plus in backward the unsharded bf16 gradient of one unit and
+# its fp32 cast for the fp32 reduce-scatter (reduce_dtype=fp32). A unit is one
+# decoder layer, or the (untied) embedding / lm_head, which verl wraps on their own.
+FSDP_UNITS_IN_FLIGHT = 2
+FSDP_BWD_GRAD_BYTES = BF16 + FP32
+
+# --------------------------------------------------------------------------- activations
+# Per decoder layer, bytes per token, for a HF decoder with flash attention and no
+# dropout (RL fine-tuning runs with dropout 0). Korthikanti et al. 2022
+# (arXiv 2205.05198) Table 2 counts 34*s*b*h per layer (+5as^2b without flash);
+# we count the same saved tensors for GQA + SwiGLU + RMSNorm:
+#   attention: LN output feeding q/k/v (2h) + Q, K, V kept for flash-attn backward
+#              (2*(q_dim + 2*kv_dim)) + attention output feeding o_proj (2*q_dim)
+#              + flash-attn's fp32 log-sum-exp (4 per head);
+#   MLP:       LN output feeding gate/up (2h) + gate, up, SiLU(gate), product
+#              (4 tensors of width ffn, 2 B each = 8*ffn);
+#   RMSNorm:   HF RMSNorm upcasts its input to fp32 and keeps it (4h per norm),
+#              as llm-analysis counts layernorm inputs in fp32 (4sbh per norm).
+ACT_LSE_BYTES_PER_HEAD = FP32
+ACT_NORM_BYTES_PER_HIDDEN = FP32
+# MoE routing: router logits in bf16 and fp32 softmax (2 + 4 per expert per token),
+# and one dispatched bf16 copy of the token's hidden state per selected expert.
+ACT_ROUTER_BYTES_PER_EXPERT = BF16 + FP32
+# HF gradient checkpointing (per decoder layer) keeps each layer's bf16 input (2h
+# per token, Korthikanti "full recompute: 2sbh") and recomputes one layer at a time.
+ACT_CKPT_BYTES_PER_HIDDEN = BF16
+
+# --------------------------------------------------------------------------- logits / entropy
+# verl docs/perf/perf_tuning.rst ("Memory optimization for entropy calculation from
+# logits"): computing entropy from [tokens, vocab] logits takes about
+# tokens*vocab*(4 + 2 + 1) bytes. We use exactly that for a forward that computes
+# entropy (the old-policy log-prob pass: ray_trainer._compute_old_log_prob sets
+# calculate_entropy=True).
+ENTROPY_FWD_BYTES_PER_LOGIT = 4 + 2 + 1
+# Without entropy (reference pass: calculate_entropy=False) the logits (bf16, from the
+# lm_head under FSDP mixed precision) and their temperature-scaled copy stay alive
+# (transformer_impl.prepare_model_outputs: ``logits_rmpad / temperature`` is a new
+# tensor); log-probs use a memory-efficient cross-entropy kernel.
+LOGITS_FWD_BYTES_PER_LOGIT = BF16 + BF16
+# entropy_from_logits_with_chunking (verl/utils/torch_functional.py) works on chunks
+# of 2048 rows (``entropy_from_logits_chunk_size`` default, dp_actor.yaml), each chunk
+# as an fp32 copy, its fp32 softmax and the fp32 product softmax*logits.
+ENTROPY_CHUNK_ROWS = 2048
+ENTROPY_CHUNK_BYTES_PER_LOGIT = 3 * FP32
+# Update pass: logits + scaled copy + the gradient w.r.t. the logits (bf16).
+LOGITS_UPDATE_BYTES_PER_LOGIT = 3 * BF16
+# When the update also computes entropy (entropy_coeff != 0 or calculate_entropy),
+# autograd keeps the softmax and the product for backward (bf16) unless
+# entropy_checkpointing recomputes them; chunked entropy keeps fp32 chunks (2 x 4 B).
+ENTROPY_SAVED_BYTES_PER_LOGIT = 2 * BF16
+ENTROPY_SAVED_CHUNKED_BYTES_PER_LOGIT = 2 * FP32
+
+# --------------------------------------------------------------------------- rollout engine
+# vLLM v1 gpu_worker.determine_available_memory: KV = total*gpu_memory_utilization
+# - (weights + torch peak of profile_run + non-torch increase). The profile run is a
+# forward at max_num_batched_tokens; per token it holds the layer input/output and
+# residual (3 x 2h), the q/k/v and attention outputs (2*(2*q_dim + 2*kv_dim)/tp) and
+# the gate_up and SiLU*up outputs (2*3*ffn/tp). Then a dummy sampler run on
+# min(max_num_seqs, max_num_batched_tokens) rows of fp32 logits, with the top-k/top-p
+# sort (fp32 values + int64 indices): 4 + 4 + 8 bytes per vocab entry.
+ENGINE_ACT_RESIDUAL_COPIES = 3
+ENGINE_SAMPLER_BYTES_PER_LOGIT = FP32 + FP32 + 8
+# Non-torch memory vLLM counts inside the budget (NCCL/custom all-reduce buffers).
+# A vLLM startup log (gateway-api-inference-extension PR #550, TP1, 79 GiB GPU) shows
+# "non_torch_memory takes 0.16GiB"; TP > 1 adds the custom all-reduce buffers.
+ENGINE_NON_TORCH_BYTES = 0.16 * GIB
+ENGINE_NON_TORCH_TP_BYTES = 0.25 * GIB
+# CUDA graphs: verl docs/perf/best_practices.rst "extra memory (not limited by
+# gpu_memory_utilization)"; rollout.yaml "cudagraph in inference engine can not be
+# offloaded during update policy". Size: vLLM PR #11349's log for Llama-3.2-1B
+# (16 layers, 35 capture sizes) "Graph capturing finished in 14 secs, took 0.21 GiB";
+# we scale a fixed part plus a per-layer part through that point (our assumption).
+CUDA_GRAPH_FIXED_BYTES = 128 * MIB
+CUDA_GRAPH_PER_LAYER_BYTES = 6 * MIB
+# vLLM refuses to start unless the KV cache holds one max_model_len sequence
+# (verl sets max_model_len = prompt + response); SGLang raises "Not enough memory"
+# when the pool is empty. We require one full-length sequence for both.
+ENGINE_MIN_SEQS_IN_KV = 1
+
+# --------------------------------------------------------------------------- safety margin
+# Memory the cost model does not itemise, per GPU: two CUDA contexts (trainer process
+# and inference-engine process; verl 0.9 runs vLLM/SGLang as a separate server
+# process) of ~0.3-0.5 GiB each with CUDA lazy loading, NCCL communicator buffers of
+# the FSDP, Ulysses and rollout-TP groups, plus allocator fragmentation. The fixed
+# part is 1 GiB; fragmentation is 5% of capacity (verl turns on
+# expandable_segments for training, which keeps it low; SGLang's docs advise leaving
+# 5-8 GB on an 80 GB GPU, which our 1 GiB + 5% = 5 GiB on 80 GiB matches).
+MARGIN_FIXED_BYTES = 1 * GIB
+MARGIN_FRACTION = 0.05
+
+# --------------------------------------------------------------------------- time
+# Model FLOPs utilisation, at large micro batches.
+# Training: verl #965 reports actor MFU ~0.33 on H100; OpenRLHF's benchmark shows
+# 52-115 TFLOP/s per A800 (312 peak: 0.17-0.37); Megatron 2021 (52%), PaLM (46%) and
+# Llama 3 (38-43%) are well-tuned pre-training ceilings. We use 0.35.
+MFU_TRAIN = 0.35
+# Forward-only log-prob passes: no backward, the same kernels; between training MFU
+# and llm-analysis's README ceiling for inference (<= 0.7). Our choice: 0.40.
+MFU_FORWARD = 0.40
+# Prefill in the inference engine (compute-bound, large fused GEMMs): 0.5, under
+# torchao roofline_utils.py's achievable bf16 GEMM fraction (0.69 on H100).
+MFU_PREFILL = 0.50
+# Decode at large batch can become compute-bound; same ceiling as prefill.
+MFU_DECODE = 0.50
+# Decode is HBM-bound: llm-analysis warns HBM efficiency "0.6-0.7" in inference;
+# torchao's achievable HBM fraction (0.92) is the copy-kernel ceiling.
+HBM_EFF_DECODE = 0.70
+# Elementwise optimizer step (AdamW reads p, g, m, v and writes p, m, v in fp32).
+HBM_EFF_OPTIMIZER = 0.80
+ADAM_BYTES_PER_PARAM = 7 * FP32
+# Micro-batch size efficiency: eff = MFU * t / (t + T_HALF), t = tokens per GPU per
+# micro batch. Small micro batches under-fill GEMM tiles and pay per-micro fixed
+# costs (kernel launches, Python, FSDP hooks). Our assumption: half of the peak MFU at
+# 256 tokens, 89% at 2k, 97% at 8k tokens: larger micro batches and token-budget
+# packing are faster, as verl's guides say, without dominating the step time.
+MICRO_TOKENS_HALF_EFF = 256
+# Collectives: achieved bus bandwidth as a fraction of the link's (NCCL ring).
+COLLECTIVE_EFF = 0.70
+# Between nodes: 200 Gb/s InfiniBand per GPU (DGX A100: 8x HDR) = 25 GB/s; the GPU
+# catalog has no inter-node field.
+INTER_NODE_BANDWIDTH_GBPS = 25.0
+# Host <-> GPU copies of pinned memory (offload) reach ~80% of the PCIe link.
+HOST_LINK_EFF = 0.80
+# TP all-reduce latency per call, by intra-node link (vLLM custom all-reduce on
+# NVLink is ~10 us; over PCIe without P2P it goes through host memory). Assumption.
+ALLREDUCE_LATENCY_S = {"nvlink": 10e-6, "infinity-fabric": 12e-6, "pcie": 40e-6}
+# Sampling per decode step touches the [batch, vocab] logits: fp32 write, softmax read
+# and write (verl's default rollout sampling, temperature 1 / top_p 1 / top_k -1, skips
+# vLLM's top-k/top-p sort). Our count: 12 bytes per logit.
+DECODE_SAMPLER_BYTES_PER_LOGIT = 3 * FP32
+# Host-side cost per decode step (scheduler, sampler launch, detokenisation). Assumption.
+DECODE_STEP_OVERHEAD_S = 1.5e-3
+# Without CUDA graphs (enforce_eager) each layer's ~15 kernels are launched from
+# Python every step: ~4 us each. Assumption.
+EAGER_LAUNCH_S_PER_LAYER = 60e-6
+# Weight sync trainer -> engine: engine wake-up (re-map weights, re-allocate KV) and
+# the bucketed transfer hand-shakes. Assumption (HybridFlow, arXiv 2409.19256 §8.4,
+# measured transitions of seconds to tens of seconds for 7B-70B with its older
+# resharding; verl's IPC path is faster).
+WEIGHT_SYNC_FIXED_S = 1.0
+# Reasonable mean generated length over max_response_length: verl's best practices
+# advise keeping clip_ratio (responses hitting the limit) under ~0.1; an exponential
+# length distribution with 10% above the limit has mean 0.43*max, a normal one with
+# 30% relative spread 0.72*max. We take the middle, 0.6.
+DEFAULT_AVG_RESPONSE_FRACTION = 0.6

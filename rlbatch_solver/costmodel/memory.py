@@ -1,0 +1,500 @@
+"""Per-GPU memory of each phase of one RL step, term by term.
+
+``estimate_memory(plan)`` returns a ``MemoryReport``: for every phase that runs, the
+bytes each term takes on one GPU at that phase's peak. Formulas and sources are in
+``docs/cost-model.md``; the constants in ``constants.py``. Plain float arithmetic
+with per-model numbers cached, because the solver tables call this thousands of
+times.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from . import constants as C
+from .plan import Plan
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..catalog.models import ModelCard
+
+PHASES = ("rollout", "old_log_prob", "ref", "actor_update", "critic_update")
+
+# Term names (shown to users).
+T_PARAMS = "params (sharded)"
+T_GRADS = "gradients (sharded)"
+T_OPTIM = "optimizer states (sharded)"
+T_GATHER = "FSDP all-gathered layers"
+T_ACT = "activations"
+T_ACT_CKPT = "activations (grad ckpt)"
+T_ACT_FWD = "activations (forward)"
+T_LOGITS = "logits"
+T_LOGITS_ENT = "logits+entropy"
+T_ACTOR_RES = "actor params+optimizer (resident)"
+T_CRITIC_RES = "critic params+optimizer (resident)"
+T_REF_RES = "ref params (resident)"
+T_ENGINE_ASLEEP = "rollout engine (kept between rollouts)"
+T_GRAPHS = "CUDA graphs (outside budget)"
+T_NO_FIT = "engine budget too small for weights (rollout cannot start)"
+
+
+# ----------------------------------------------------------------------------- model constants
+@dataclass(frozen=True)
+class ModelConsts:
+    """Numbers derived once per model card."""
+
+    layers: int
+    hidden: int
+    vocab: int
+    heads: int
+    q_dim: int  # width of the attention queries (heads * qk head dim)
+    kv_dim: int  # width of the keys (= values for GQA; MLA: heads * v head dim)
+    params: int  # total (weights)
+    active: int  # per token (compute)
+    critic_params: int  # value model: lm_head replaced by a hidden -> 1 head
+    embed: int
+    lm_head: int
+    largest_unit: int  # largest FSDP unit: a decoder layer or the (untied) embedding / lm_head
+    routed_expert_params: int  # all routed experts (MoE), 0 for dense
+    expert_hit_fraction: float  # top-k / experts
+    decode_weight_params: int  # params read per decode step (all but the embedding table when untied)
+    act_all_layers: int  # training activation bytes per token, all layers, no checkpointing
+    act_max_layer: int  # one layer's training activation bytes per token (the largest)
+    act_tail: int  # final norm + lm_head input, bytes per token
+    engine_act_fixed: int  # inference forward transient per token, not split by TP
+    engine_act_split: int  # inference forward transient per token, split by TP
+    attn_flops_coeff: int  # forward attention FLOPs per sequence = coeff * s^2
+
+
+_CONSTS: dict[int, tuple[object, ModelConsts]] = {}
+
+
+def model_consts(model: "ModelCard") -> ModelConsts:
+    """Cached per card object (by identity: cards are immutable and the catalog caches them)."""
+    hit = _CONSTS.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    mc = _compute_consts(model)
+    _CONSTS[id(model)] = (model, mc)
+    return mc
+
+
+def _compute_consts(m: "ModelCard") -> ModelConsts:
+    h, L, V, a = m.hidden_size, m.num_hidden_layers, m.vocab_size, m.num_attention_heads
+    if m.is_mla:
+        qk = m.qk_nope_head_dim + m.qk_rope_head_dim
+        q_dim, k_dim, v_dim = a * qk, a * qk, a * m.v_head_dim
+        out_dim = a * m.v_head_dim
+        latent = m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim
+        # latent projections' outputs (bf16) and their RMSNorm fp32 inputs
+        attn_extra = C.BF16 * latent + C.ACT_NORM_BYTES_PER_HIDDEN * (m.q_lora_rank + m.kv_lora_rank)
+    else:
+        q_dim = a * m.head_dim
+        k_dim = v_dim = m.num_key_value_heads * m.head_dim
+        out_dim = q_dim
+        attn_extra = 0
+    # --- training activations per token per layer (Korthikanti-style, see constants.py)
+    attn = (C.BF16 * h + C.BF16 * (q_dim + k_dim + v_dim) + C.BF16 * out_dim
+            + C.ACT_LSE_BYTES_PER_HEAD * a + attn_extra)
+    norms = m._norms_per_layer() * C.ACT_NORM_BYTES_PER_HIDDEN * h
+    if m.qk_norm:
+        norms += C.ACT_NORM_BYTES_PER_HIDDEN * (q_dim + k_dim)
+    dense_mlp = C.BF16 * h + 4 * C.BF16 * m.intermediate_size
+    shared = m.shared_expert_intermediate_size or m.moe_intermediate_size
+    moe_mlp = (C.BF16 * h + C.ACT_ROUTER_BYTES_PER_EXPERT * m.num_experts
+               + m.num_experts_per_tok * (C.BF16 * h + 4 * C.BF16 * m.moe_intermediate_size)
+               + m.num_shared_experts * 4 * C.BF16 * shared)
+    per_layer = []
+    ffn_eff_max = 0
+    routed = 0
+    layer_params_max = 0
+    for i in range(L):
+        if m.is_moe_layer(i):
+            per_layer.append(attn + norms + moe_mlp)
+            ffn_eff = m.num_experts_per_tok * m.moe_intermediate_size + m.num_shared_experts * shared
+            routed += m.num_experts * m._gated_mlp(m.moe_intermediate_size)
+        else:
+            per_layer.append(attn + norms + dense_mlp)
+            ffn_eff = m.intermediate_size
+        ffn_eff_max = max(ffn_eff_max, ffn_eff)
+        layer_params_max = max(layer_params_max, m.layer_params(i))
+    total = m.total_params()
+    embed, lm_head = m.embedding_params(), m.lm_head_params()
+    return ModelConsts(
+        layers=L,
+        hidden=h,
+        vocab=V,
+        heads=a,
+        q_dim=q_dim,
+        kv_dim=max(k_dim, v_dim),
+        params=total,
+        active=m.active_params(),
+        critic_params=total - lm_head + h,
+        embed=embed,
+        lm_head=lm_head,
+        largest_unit=max(layer_params_max, embed, lm_head),
+        routed_expert_params=routed,
+        expert_hit_fraction=(m.num_experts_per_tok / m.num_experts) if m.is_moe else 1.0,
+        decode_weight_params=total - (embed if lm_head else 0),
+        act_all_layers=sum(per_layer),
+        act_max_layer=max(per_layer),
+        act_tail=(C.ACT_NORM_BYTES_PER_HIDDEN + C.BF16) * h,
+        engine_act_fixed=C.ENGINE_ACT_RESIDUAL_COPIES * C.BF16 * h,
+        engine_act_split=C.BF16 * (2 * q_dim + k_dim + v_dim) + C.BF16 * 3 * ffn_eff_max,
+        attn_flops_coeff=4 * q_dim * L,
+    )
+
+
+# ----------------------------------------------------------------------------- report
+@dataclass
+class MemoryReport:
+    """Per-GPU bytes by phase and term (only the phases that run)."""
+
+    capacity_bytes: int
+    margin_bytes: float
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    kv_cache_tokens: int = 0  # KV capacity of one rollout engine (replica), tokens
+    kv_cache_bytes: float = 0.0  # per GPU
+    engine_budget_bytes: float = 0.0  # vLLM: util x total; SGLang: mem_fraction x free
+    rollout_fits_weights: bool = True  # weights (+ activations + one sequence of KV) fit the budget
+    engine_shortfall_bytes: float = 0.0  # how much more the engine budget needs, when it does not fit
+
+    @property
+    def usable_bytes(self) -> float:
+        return self.capacity_bytes - self.margin_bytes
+
+    def peak(self, phase: str) -> int:
+        return int(math.ceil(sum(self.phases[phase].values())))
+
+    def largest_terms(self, phase: str, k: int = 3) -> list[tuple[str, float]]:
+        items = [(n, b) for n, b in self.phases[phase].items() if b > 0]
+        items.sort(key=lambda nb: nb[1], reverse=True)
+        return items[:k]
+
+    def fits(self, phase: str) -> bool:
+        return self.peak(phase) <= self.usable_bytes
+
+    def worst_phase(self) -> str:
+        return max(self.phases, key=self.peak)
+
+    def summary(self) -> dict[str, int]:
+        return {p: self.peak(p) for p in self.phases}
+
+
+# ----------------------------------------------------------------------------- helpers
+def margin_bytes(capacity: float) -> float:
+    """Safety margin per GPU: CUDA contexts, NCCL buffers, fragmentation (constants.py)."""
+    return C.MARGIN_FIXED_BYTES + C.MARGIN_FRACTION * capacity
+
+
+def logits_tensor_bytes(tokens: float, vocab: int, dtype_bytes: int = C.FP32) -> float:
+    """One [tokens, vocab] tensor (verl #2828: fp32 [24.6k, 152064] = 13.91 GiB)."""
+    return tokens * vocab * dtype_bytes
+
+
+def _pos(x: float) -> float:
+    return x if x > 0.0 else 0.0
+
+
+def _mp(plan: Plan) -> int:
+    return max(1, plan.tp) * max(1, plan.pp)
+
+
+def _state_bytes(plan: Plan, params: float) -> tuple[float, float, float]:
+    """(weights, grads, optimizer) bytes per GPU of a trained model, fully resident."""
+    wb, gb, ob = C.STATE_BYTES.get(plan.trainer, C.STATE_BYTES["fsdp"])
+    n = max(1, plan.shard_degree)
+    z = plan.zero_stage
+    p = params / _mp(plan)
+    w = wb * p / (n if z >= 3 else 1)
+    g = gb * p / (n if z >= 2 else 1)
+    o = ob * p / (n if (z >= 1 or plan.distributed_optimizer) else 1)
+    return w, g, o
+
+
+def _trained_params(mc: ModelConsts, plan: Plan, critic: bool) -> float:
+    p = float(mc.critic_params if critic else mc.params)
+    if plan.ep > 1 and mc.routed_expert_params:
+        p -= mc.routed_expert_params * (1.0 - 1.0 / plan.ep)
+    return p
+
+
+def _resident(plan: Plan, params: float, param_off: bool, opt_off: bool) -> float:
+    """What a trained model keeps on the GPU while another phase runs (grads are freed:
+    verl's train_mode context zeroes grads with set_to_none on exit)."""
+    w, _, o = _state_bytes(plan, params)
+    return (0.0 if param_off else w) + (0.0 if opt_off else o)
+
+
+def _gather_bytes(plan: Plan, mc: ModelConsts, backward: bool) -> float:
+    """Unsharded units in flight under ZeRO-3 / FSDP."""
+    if plan.zero_stage < 3 or max(1, plan.shard_degree) <= 1:
+        return 0.0
+    unit = mc.largest_unit / _mp(plan)
+    b = C.FSDP_UNITS_IN_FLIGHT * C.BF16 * unit
+    if backward:
+        b += C.FSDP_BWD_GRAD_BYTES * unit
+    return b
+
+
+def _seq_len(plan: Plan) -> int:
+    return max(1, plan.prompt_len) + max(0, plan.response_len)
+
+
+def micro_tokens(plan: Plan, micro: int, budget: int | None) -> float:
+    """Tokens one GPU holds in its largest micro batch (after Ulysses SP)."""
+    sp = max(1, plan.sp) * max(1, plan.cp)
+    if budget:
+        # verl's dynamic batching packs up to the per-GPU token budget (times sp per SP group).
+        return float(max(1, budget))
+    seq = _seq_len(plan)
+    if plan.remove_padding:
+        seq = max(1.0, seq * min(1.0, max(0.0, plan.peak_length_fraction)))
+    return max(1, micro) * seq / sp
+
+
+def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool) -> float:
+    split = max(1, plan.tp)  # Megatron TP with sequence parallel splits every term
+    if ckpt:
+        per_tok = mc.layers * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden + mc.act_max_layer
+    else:
+        per_tok = mc.act_all_layers
+    return tokens * (per_tok / split + mc.act_tail)
+
+
+def _forward_activations(plan: Plan, mc: ModelConsts, tokens: float) -> float:
+    # no_grad: one layer's tensors at a time plus the residual stream
+    return tokens * (mc.act_max_layer / max(1, plan.tp) + 2 * C.BF16 * mc.hidden)
+
+
+def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -> float:
+    v = mc.vocab / max(1, plan.tp)
+    if not entropy:
+        return tokens * v * C.LOGITS_FWD_BYTES_PER_LOGIT
+    if plan.entropy_chunking:
+        rows = min(tokens, C.ENTROPY_CHUNK_ROWS)
+        return tokens * v * C.LOGITS_FWD_BYTES_PER_LOGIT + rows * v * C.ENTROPY_CHUNK_BYTES_PER_LOGIT
+    return tokens * v * C.ENTROPY_FWD_BYTES_PER_LOGIT
+
+
+def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
+    v = mc.vocab / max(1, plan.tp)
+    base = tokens * v * C.LOGITS_UPDATE_BYTES_PER_LOGIT
+    if not plan.entropy_in_update:
+        return base
+    if plan.entropy_chunking:
+        transient = min(tokens, C.ENTROPY_CHUNK_ROWS) * v * C.ENTROPY_CHUNK_BYTES_PER_LOGIT
+        saved = tokens * v * C.ENTROPY_SAVED_CHUNKED_BYTES_PER_LOGIT
+    else:
+        transient = tokens * v * (C.ENTROPY_FWD_BYTES_PER_LOGIT - C.LOGITS_FWD_BYTES_PER_LOGIT)
+        saved = tokens * v * C.ENTROPY_SAVED_BYTES_PER_LOGIT
+    # entropy_checkpointing drops the saved tensors; the recompute is transient
+    return base + (transient if plan.entropy_checkpointing else max(transient, saved))
+
+
+def cuda_graph_bytes(plan: Plan, mc: ModelConsts) -> float:
+    if plan.enforce_eager:
+        return 0.0
+    return C.CUDA_GRAPH_FIXED_BYTES + C.CUDA_GRAPH_PER_LAYER_BYTES * mc.layers
+
+
+def engine_activation_bytes(plan: Plan, mc: ModelConsts) -> float:
+    """Torch peak of the engine's profile forward at max_num_batched_tokens + sampler."""
+    tp = max(1, plan.rollout_tp)
+    tokens = max(1, plan.max_num_batched_tokens)
+    rows = min(max(1, plan.max_num_seqs), tokens)
+    fwd = tokens * (mc.engine_act_fixed + mc.engine_act_split / tp)
+    return fwd + rows * mc.vocab * C.ENGINE_SAMPLER_BYTES_PER_LOGIT
+
+
+def engine_weight_bytes(plan: Plan, mc: ModelConsts) -> float:
+    return C.ROLLOUT_PARAM_BYTES * mc.params / max(1, plan.rollout_tp)
+
+
+_KV_TOK: dict[tuple[int, int], tuple[object, int]] = {}
+
+
+def kv_bytes_per_token(plan: Plan) -> int:
+    """KV bytes per token on one rank at the rollout TP (``ModelCard.kv_bytes_per_token``), cached."""
+    tp = max(1, int(plan.rollout_tp))
+    hit = _KV_TOK.get((id(plan.model), tp))
+    if hit is not None and hit[0] is plan.model:
+        return hit[1]
+    v = plan.model.kv_bytes_per_token(tp, C.KV_DTYPE_BYTES)
+    _KV_TOK[(id(plan.model), tp)] = (plan.model, v)
+    return v
+
+
+def trainer_resident_at_rollout(plan: Plan, mc: ModelConsts) -> dict[str, float]:
+    """Trainer state on each GPU while the engine generates (colocated only)."""
+    if not plan.colocated:
+        return {}
+    out: dict[str, float] = {}
+    a_param = plan.param_offload if plan.actor_param_offload is None else plan.actor_param_offload
+    a_opt = plan.optimizer_offload if plan.actor_optimizer_offload is None else plan.actor_optimizer_offload
+    out[T_ACTOR_RES] = _resident(plan, _trained_params(mc, plan, False), a_param, a_opt)
+    if plan.need_critic:
+        out[T_CRITIC_RES] = _resident(plan, _trained_params(mc, plan, True), plan.critic_param_offload,
+                                      plan.critic_optimizer_offload)
+    if plan.need_ref and not plan.ref_param_offload:
+        out[T_REF_RES] = C.REF_PARAM_BYTES * mc.params / _mp(plan) / max(1, plan.shard_degree)
+    return out
+
+
+@dataclass
+class EngineBudget:
+    budget: float  # bytes the engine may use for weights + KV (+ activations for vLLM)
+    weights: float
+    activations: float  # inside the budget for vLLM, outside for SGLang
+    non_torch: float
+    kv_bytes: float
+    kv_tokens: int
+    fits: bool
+    shortfall: float
+    graphs: float
+
+
+def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
+    """The rollout engine's memory budget and KV capacity on one GPU.
+
+    vLLM (v1 gpu_worker.determine_available_memory): budget = util * total; KV = budget -
+    weights - profile activations - non-torch. SGLang (model_runner_kv_cache_mixin
+    profile_max_num_token): KV = free_after_load - free_before_load * (1 - frac), i.e.
+    budget = frac * (total - what others hold), KV = budget - weights; activations and
+    CUDA graphs live in the remaining (1 - frac).
+    """
+    cap = float(plan.gpu.memory_bytes)
+    util = min(1.0, max(0.0, float(plan.gpu_memory_utilization)))
+    weights = engine_weight_bytes(plan, mc)
+    act = engine_activation_bytes(plan, mc)
+    tp = max(1, plan.rollout_tp)
+    non_torch = C.ENGINE_NON_TORCH_BYTES + (C.ENGINE_NON_TORCH_TP_BYTES if tp > 1 else 0.0)
+    graphs = cuda_graph_bytes(plan, mc)
+    kv_tok = kv_bytes_per_token(plan)
+    if plan.engine == "sglang":
+        budget = util * _pos(cap - resident)
+        kv = budget - weights
+    else:
+        budget = util * cap
+        kv = budget - weights - act - non_torch
+    need = C.ENGINE_MIN_SEQS_IN_KV * _seq_len(plan) * kv_tok
+    fits = kv >= need
+    shortfall = 0.0 if fits else need - kv  # kv < 0 when the weights alone overflow the budget
+    kv = _pos(kv)
+    return EngineBudget(budget, weights, act, non_torch, kv, int(kv // kv_tok), fits, shortfall, graphs)
+
+
+# ----------------------------------------------------------------------------- phases
+def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, float]:
+    terms = trainer_resident_at_rollout(plan, mc)
+    resident = sum(terms.values())
+    eb = engine_budget(plan, mc, resident)
+    name = "SGLang" if plan.engine == "sglang" else "vLLM"
+    terms[f"{name} weights (bf16, /TP)"] = min(eb.weights, eb.budget)
+    if plan.engine == "sglang":
+        terms[f"{name} KV cache"] = eb.kv_bytes
+        terms[f"{name} activations (outside mem_fraction)"] = eb.activations + eb.non_torch
+    else:
+        terms[f"{name} activations+NCCL (in budget)"] = min(eb.activations + eb.non_torch,
+                                                             _pos(eb.budget - eb.weights))
+        terms[f"{name} KV cache"] = eb.kv_bytes
+    terms[T_GRAPHS] = eb.graphs
+    if not eb.fits:
+        # The engine refuses to start: push the phase past capacity by the shortfall.
+        others = sum(terms.values())
+        terms[T_NO_FIT] = _pos(rep.capacity_bytes - others) + eb.shortfall
+    rep.kv_cache_tokens = eb.kv_tokens
+    rep.kv_cache_bytes = eb.kv_bytes
+    rep.engine_budget_bytes = eb.budget
+    rep.rollout_fits_weights = eb.fits
+    rep.engine_shortfall_bytes = eb.shortfall
+    return terms
+
+
+def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, float]:
+    """Other models' resident state and the sleeping engine, during a training phase."""
+    if not (plan.count_colocated_residents and plan.colocated):
+        return {}
+    out: dict[str, float] = {}
+    if running != "actor":
+        # In a ref or critic plan, param_offload / optimizer_offload are that model's flags,
+        # so the actor's come from actor_param_offload / actor_optimizer_offload (None: kept).
+        a_param = bool(plan.actor_param_offload)
+        a_opt = bool(plan.actor_optimizer_offload)
+        out[T_ACTOR_RES] = _resident(plan, _trained_params(mc, plan, False), a_param, a_opt)
+    if plan.need_critic and running != "critic":
+        out[T_CRITIC_RES] = _resident(plan, _trained_params(mc, plan, True), plan.critic_param_offload,
+                                      plan.critic_optimizer_offload)
+    if plan.free_cache_engine:
+        out[T_ENGINE_ASLEEP] = cuda_graph_bytes(plan, mc)
+    else:
+        eb = engine_budget(plan, mc, sum(out.values()))
+        out[T_ENGINE_ASLEEP] = eb.budget + eb.graphs + (eb.activations if plan.engine == "sglang" else 0.0)
+    return out
+
+
+def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
+    w, _, o = _state_bytes(plan, _trained_params(mc, plan, False))
+    tokens = micro_tokens(plan, plan.logprob_micro, plan.logprob_token_budget)
+    keep_w = not (plan.param_offload and plan.offload_during_compute)
+    terms = {
+        T_PARAMS: w if keep_w else 0.0,
+        T_OPTIM: 0.0 if plan.optimizer_offload else o,
+        T_GATHER: _gather_bytes(plan, mc, backward=False),
+        T_ACT_FWD: _forward_activations(plan, mc, tokens),
+        T_LOGITS_ENT: _logits_forward(plan, mc, tokens, entropy=True),
+    }
+    terms.update(_colocated_extra(plan, mc, "actor"))
+    return terms
+
+
+def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
+    tokens = micro_tokens(plan, plan.logprob_micro, plan.logprob_token_budget)
+    offloaded = plan.ref_param_offload or plan.param_offload
+    terms = {
+        T_PARAMS: 0.0 if offloaded else C.REF_PARAM_BYTES * mc.params / _mp(plan) / max(1, plan.shard_degree),
+        T_GATHER: _gather_bytes(plan, mc, backward=False),
+        T_ACT_FWD: _forward_activations(plan, mc, tokens),
+        T_LOGITS: _logits_forward(plan, mc, tokens, entropy=False),
+    }
+    terms.update(_colocated_extra(plan, mc, "ref"))
+    return terms
+
+
+def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]:
+    w, g, o = _state_bytes(plan, _trained_params(mc, plan, critic))
+    if plan.offload_during_compute:
+        if plan.param_offload:
+            w = 0.0
+        if plan.optimizer_offload:
+            o, g = 0.0, 0.0
+    micro = plan.critic_micro if critic else plan.train_micro
+    tokens = micro_tokens(plan, micro, plan.train_token_budget)
+    terms = {
+        T_PARAMS: w,
+        T_GRADS: g,
+        T_OPTIM: o,
+        T_GATHER: _gather_bytes(plan, mc, backward=True),
+        (T_ACT_CKPT if plan.grad_ckpt else T_ACT): _activations(plan, mc, tokens, plan.grad_ckpt),
+    }
+    if not critic:
+        terms[T_LOGITS_ENT if plan.entropy_in_update else T_LOGITS] = _logits_update(plan, mc, tokens)
+    terms.update(_colocated_extra(plan, mc, "critic" if critic else "actor"))
+    return terms
+
+
+def estimate_memory(plan: Plan) -> MemoryReport:
+    """Per-GPU memory of every phase of ``plan`` that runs."""
+    mc = model_consts(plan.model)
+    cap = int(plan.gpu.memory_bytes)
+    rep = MemoryReport(capacity_bytes=cap, margin_bytes=margin_bytes(cap))
+    phases = rep.phases
+    phases["rollout"] = _rollout_terms(plan, mc, rep)
+    phases["old_log_prob"] = _logprob_terms(plan, mc)
+    if plan.need_ref:
+        phases["ref"] = _ref_terms(plan, mc)
+    phases["actor_update"] = _update_terms(plan, mc, critic=False)
+    if plan.need_critic:
+        phases["critic_update"] = _update_terms(plan, mc, critic=True)
+    return rep

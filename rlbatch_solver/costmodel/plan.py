@@ -1,0 +1,96 @@
+"""``Plan``: everything the cost model needs to know about one RL training config.
+
+A framework adapter (``frameworks/verl_cost.py``) turns a framework's values into a
+``Plan`` per phase. All sizes are per GPU unless the name says otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+from .constants import DEFAULT_AVG_RESPONSE_FRACTION
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..catalog.gpus import GPU
+    from ..catalog.models import ModelCard
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One config of one RL step (colocated hybrid engine unless ``colocated=False``)."""
+
+    model: "ModelCard"
+    gpu: "GPU"
+    n_gpus: int  # training GPUs (and, colocated, rollout GPUs)
+    gpus_per_node: int
+    prompt_len: int  # max prompt length (tokens)
+    response_len: int  # max response length (tokens)
+    samples_per_step: int  # prompts * n per RL step
+    mini_batches: int  # optimizer steps per RL step
+    train_micro: int  # per-GPU micro batch (sequences) of the model being trained in this phase
+    train_token_budget: Optional[int]  # per-GPU tokens per micro batch when dynamic batching is on
+    logprob_micro: int  # per-GPU micro batch of the forward-only pass (old log-prob or ref)
+    logprob_token_budget: Optional[int]
+    sp: int  # Ulysses sequence parallel size
+    shard_degree: int  # FSDP / ZeRO shard group size
+    zero_stage: int  # 3 for FSDP; 0-3 for DeepSpeed
+    grad_ckpt: bool
+    param_offload: bool
+    optimizer_offload: bool
+    remove_padding: bool
+    entropy_chunking: bool
+    entropy_checkpointing: bool
+    need_ref: bool
+    need_critic: bool
+    critic_micro: int
+    engine: str  # "vllm" | "sglang"
+    rollout_tp: int
+    gpu_memory_utilization: float  # vLLM: of total memory; SGLang: mem_fraction_static of free memory
+    free_cache_engine: bool
+    enforce_eager: bool
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    # ---- Megatron-style training parallelism (other frameworks); FSDP uses 1s.
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    ep: int = 1
+    distributed_optimizer: bool = False
+    # ---- lengths actually generated (time model) and reached (memory model)
+    avg_response_fraction: float = DEFAULT_AVG_RESPONSE_FRACTION  # mean response / max (docs/cost-model.md)
+    avg_prompt_fraction: float = 1.0  # mean prompt / max prompt (unknown: 1.0)
+    # Memory, with remove_padding: fraction of max prompt+response the longest micro
+    # batch reaches. 1.0 = worst case (every sequence of a micro batch at the limits).
+    peak_length_fraction: float = 1.0
+    # ---- placement
+    colocated: bool = True  # rollout shares the training GPUs (verl hybrid engine)
+    rollout_gpus: Optional[int] = None  # separate rollout GPUs when not colocated
+    # ---- trainer semantics
+    trainer: str = "fsdp"  # "fsdp" (verl: fp32 params = master) | "mixed" (bf16 params + fp32 master)
+    # Offloaded states stay on the CPU while this model computes (DeepSpeed ZeRO-Offload,
+    # FSDP2 CPUOffloadPolicy). False = verl 0.9 FSDP engine: train_mode/eval_mode load
+    # them back to the GPU for the phase and offload them afterwards.
+    offload_during_compute: bool = False
+    # The update also computes entropy (entropy_coeff != 0 or actor.calculate_entropy);
+    # verl 0.9 defaults: entropy_coeff 0, calculate_entropy false.
+    entropy_in_update: bool = False
+    # The reference model's params live on the CPU (verl 0.9 forces CPUOffload for
+    # forward-only engines: transformer_impl._build_fsdp_module).
+    ref_param_offload: bool = True
+    critic_param_offload: bool = False
+    critic_optimizer_offload: bool = False
+    # Count, in the training phases, what the other colocated models and the sleeping
+    # inference engine keep on the GPU (CUDA graphs; everything without free_cache_engine).
+    # Off by default: a framework turns it on once its phase input lists include those knobs.
+    count_colocated_residents: bool = False
+    # The actor's offload flags while another model computes (ref / critic phases);
+    # None = ``param_offload`` / ``optimizer_offload``.
+    actor_param_offload: Optional[bool] = None
+    actor_optimizer_offload: Optional[bool] = None
+
+    def replace(self, **changes: Any) -> "Plan":
+        """A copy with some fields changed."""
+        from dataclasses import replace
+
+        return replace(self, **changes)

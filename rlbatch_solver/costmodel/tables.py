@@ -1,0 +1,150 @@
+"""Cost-model numbers as solver tables and memory limits as rules.
+
+A framework describes which of its variables each phase's memory and time
+read (``CostSpec``) and how to turn values into a ``Plan``. From that we build:
+
+* ``mem_<phase>`` (MiB per GPU) and ``ms_<phase>`` (milliseconds per step):
+  derived quantities whose expression is a ``Table`` over exactly those
+  variables, so the checker and CP-SAT evaluate the same function;
+* one rule per phase, ``<fw>.memory.<phase>``: peak <= usable capacity, with
+  the stage at which the phase would OOM;
+* the objectives: total step time, or the smallest memory headroom.
+
+The printed report (every term) comes from ``estimate_memory`` on the same
+``Plan``, so the solver's number and the user's number cannot differ.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+from ..rules.base import Derived, Rule, Stage, Value
+from ..rules.expr import BoolVar, IntExpr, IntVar, Table, minimum
+from .memory import MemoryReport, estimate_memory
+from .plan import Plan
+from .time import estimate_time
+
+MIB = 2**20
+
+PHASE_STAGE = {
+    "rollout": Stage.ROLLOUT,
+    "old_log_prob": Stage.OLD_LOG_PROB,
+    "ref": Stage.REF,
+    "actor_update": Stage.ACTOR_UPDATE,
+    "critic_update": Stage.CRITIC_UPDATE,
+}
+PHASE_TEXT = {
+    "rollout": "rollout (generation with the inference engine)",
+    "old_log_prob": "old-policy log-prob forward",
+    "ref": "reference-model log-prob forward",
+    "actor_update": "actor update (forward + backward + optimizer)",
+    "critic_update": "critic update",
+}
+
+
+@dataclass
+class CostSpec:
+    """How one framework's variables feed the cost model."""
+
+    framework: str
+    plan: Callable[[Mapping[str, Value], str], Plan]  # (values, phase) -> Plan
+    memory_inputs: dict[str, Sequence[str]]  # phase -> variable names its memory reads
+    time_inputs: dict[str, Sequence[str]]  # phase -> variable names its time reads
+    phases_run: Callable[[Mapping[str, Value]], list[str]]  # phases that run for these values
+    source: str = "docs/cost-model.md"
+    bool_names: frozenset = field(default_factory=frozenset)
+
+
+@dataclass
+class CostTerms:
+    derived: list[Derived]
+    rules: list[Rule]
+    time_ms: IntExpr | None
+    headroom_mib: IntExpr | None
+    capacity_mib: int
+    phases: list[str]
+
+
+def usable_capacity_mib(plan_capacity_bytes: int, margin_bytes: float) -> int:
+    return int(math.floor((plan_capacity_bytes - margin_bytes) / MIB))
+
+
+def _var(name: str, spec: CostSpec) -> IntVar | BoolVar:
+    return BoolVar(name) if name in spec.bool_names else IntVar(name)
+
+
+def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, memory: bool = True,
+                     time: bool = True) -> CostTerms:
+    """Derived cost tables, memory rules and objectives for a search space."""
+    base = {name: values[0] for name, values in domains.items()}  # representative for non-inputs
+    phases = spec.phases_run(base)
+    derived: list[Derived] = []
+    rules: list[Rule] = []
+    probe = estimate_memory(spec.plan(base, phases[0]))
+    capacity = usable_capacity_mib(probe.capacity_bytes, probe.margin_bytes)
+    headrooms: list[IntExpr] = []
+    times: list[IntExpr] = []
+
+    def fn_for(phase: str, names: Sequence[str], kind: str):
+        def fn(*vals):
+            env = dict(base)
+            env.update(zip(names, vals))
+            plan = spec.plan(env, phase)
+            if kind == "mem":
+                return int(math.ceil(estimate_memory(plan).peak(phase) / MIB))
+            return int(round(estimate_time(plan).phases.get(phase, 0.0) * 1000))
+
+        return fn
+
+    for phase in phases:
+        if memory:
+            names = [n for n in spec.memory_inputs[phase] if n in domains]
+            mem = Table(f"mem_{phase}", tuple(_var(n, spec) for n in names), fn_for(phase, names, "mem"))
+            derived.append(Derived(f"mem_{phase}", mem, f"peak MiB per GPU in {PHASE_TEXT[phase]}"))
+            var = IntVar(f"mem_{phase}")
+            rules.append(Rule(
+                f"{spec.framework}.memory.{phase}",
+                var <= capacity,
+                f"{PHASE_TEXT[phase]} needs {{mem_{phase}}} MiB per GPU; the GPU has {capacity} MiB usable "
+                f"(capacity less the safety margin): out of memory",
+                PHASE_STAGE[phase],
+                f"rlbatch-solver cost model ({spec.source})",
+                explanation=f"the {phase} phase does not fit in GPU memory",
+            ))
+            headrooms.append(capacity - var)
+    if time:
+        for phase, names in spec.time_inputs.items():
+            if phase not in phases and phase in PHASE_STAGE:
+                continue
+            names = [n for n in names if n in domains]
+            t = Table(f"ms_{phase}", tuple(_var(n, spec) for n in names), fn_for(phase, names, "time"))
+            derived.append(Derived(f"ms_{phase}", t, f"milliseconds per step in {phase}"))
+            times.append(IntVar(f"ms_{phase}"))
+    time_ms = None
+    if times:
+        time_ms = times[0]
+        for t in times[1:]:
+            time_ms = time_ms + t
+    headroom = None
+    if headrooms:
+        headroom = headrooms[0]
+        for h in headrooms[1:]:
+            headroom = minimum(headroom, h)
+    return CostTerms(derived, rules, time_ms, headroom, capacity, phases)
+
+
+def full_reports(spec: CostSpec, values: Mapping[str, Value]) -> tuple[dict[str, MemoryReport], dict[str, float]]:
+    """Every memory term of every phase, and seconds per phase, for one concrete config.
+
+    Each phase uses its own plan, exactly as its solver table does.
+    """
+    phases = spec.phases_run(values)
+    mem = {phase: estimate_memory(spec.plan(values, phase)) for phase in phases}
+    seconds = {}
+    for phase in spec.time_inputs:
+        if phase in PHASE_STAGE and phase not in phases:
+            continue
+        seconds[phase] = estimate_time(spec.plan(values, phase)).phases.get(phase, 0.0)
+    return mem, seconds

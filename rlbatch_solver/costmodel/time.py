@@ -1,0 +1,326 @@
+"""Seconds per RL step, phase by phase.
+
+``estimate_time(plan)`` returns a ``TimeReport`` with ``phases`` (rollout,
+old_log_prob, ref (if the plan needs one), actor_update, critic_update (if it needs
+one), weight_sync, offload), their ``total`` and ``tokens_per_s``. Roofline-style:
+compute-bound passes are FLOPs / (GPUs * peak * MFU), decode is HBM-bound; see
+``docs/cost-model.md`` for every formula and source.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from . import constants as C
+from .memory import ModelConsts, engine_budget, kv_bytes_per_token, model_consts, trainer_resident_at_rollout
+from .plan import Plan
+
+
+class LazyPhases(Mapping):
+    """Phase -> seconds, each computed on first access (the solver tables read one phase
+    per call, so the others are never computed there)."""
+
+    __slots__ = ("_names", "_fns", "_vals")
+
+    def __init__(self, fns: dict[str, Callable[[], float]]):
+        self._names = tuple(fns)
+        self._fns = fns
+        self._vals: dict[str, float] = {}
+
+    def __getitem__(self, name: str) -> float:
+        v = self._vals.get(name)
+        if v is None:
+            v = self._vals[name] = self._fns[name]()  # KeyError for a phase that does not run
+        return v
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self._fns else default
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._fns
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+class TimeReport:
+    """Seconds per RL step by phase; ``total``; ``tokens_per_s``; rollout details."""
+
+    def __init__(self, phases: Mapping[str, float], tokens_per_step: float, rollout_info: dict[str, float]):
+        self.phases = phases
+        self.tokens_per_step = tokens_per_step  # prompt + generated tokens per RL step (means)
+        self._rollout_info = rollout_info
+
+    @property
+    def total(self) -> float:
+        return sum(self.phases.values())
+
+    @property
+    def tokens_per_s(self) -> float:
+        t = self.total
+        return self.tokens_per_step / t if t > 0 else 0.0
+
+    def _info(self, key: str) -> float:
+        if "rollout" in self.phases:
+            self.phases["rollout"]  # computes the rollout details
+        return self._rollout_info.get(key, 0)
+
+    @property
+    def engines(self) -> int:
+        return int(self._info("engines"))
+
+    @property
+    def decode_concurrency(self) -> int:
+        """Sequences one engine decodes together."""
+        return int(self._info("decode_concurrency"))
+
+    @property
+    def decode_steps(self) -> float:
+        return float(self._info("decode_steps"))
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(self.phases.items())
+
+
+# ----------------------------------------------------------------------------- helpers
+def _eff(mfu: float, tokens: float) -> float:
+    """Efficiency of a pass whose micro batch holds ``tokens`` tokens per GPU."""
+    return mfu * tokens / (tokens + C.MICRO_TOKENS_HALF_EFF)
+
+
+def _coll_bw(plan: Plan, group: int) -> float:
+    """Achieved bytes/s of a collective over ``group`` GPUs."""
+    if group > max(1, plan.gpus_per_node):
+        return C.INTER_NODE_BANDWIDTH_GBPS * 1e9 * C.COLLECTIVE_EFF
+    return float(plan.gpu.intra_node_bandwidth_gbps) * 1e9 * C.COLLECTIVE_EFF
+
+
+def _host_bw(plan: Plan) -> float:
+    return float(plan.gpu.host_link_bandwidth_gbps) * 1e9 * C.HOST_LINK_EFF
+
+
+def _peak(plan: Plan) -> float:
+    return float(plan.gpu.bf16_tflops) * 1e12
+
+
+def _mp(plan: Plan) -> int:
+    return max(1, plan.tp) * max(1, plan.pp)
+
+
+def _seq_split(plan: Plan) -> int:
+    return max(1, plan.sp) * max(1, plan.cp)
+
+
+def _dp(plan: Plan) -> float:
+    return max(1.0, plan.n_gpus / (_seq_split(plan) * _mp(plan)))
+
+
+def _lengths(plan: Plan) -> tuple[float, float, float]:
+    """(mean prompt, mean response, max response) in tokens."""
+    p = max(1.0, plan.prompt_len * min(1.0, max(0.0, plan.avg_prompt_fraction)))
+    r_max = float(max(0, plan.response_len))
+    r = r_max * min(1.0, max(0.0, plan.avg_response_fraction))
+    return p, r, r_max
+
+
+def _gather_bytes(plan: Plan, params: float, dtype: int = C.BF16) -> float:
+    """Bytes one GPU receives to all-gather the full model once (ZeRO-3 / FSDP)."""
+    n = max(1, plan.shard_degree)
+    if plan.zero_stage < 3 or n <= 1:
+        return 0.0
+    return dtype * params / _mp(plan) * (n - 1) / n
+
+
+def _micro_layout(plan: Plan, samples: float, micro: int, budget: int | None, seq_tokens: float,
+                  actual_tokens: float) -> tuple[float, float]:
+    """(number of micro batches, tokens per GPU per micro) for ``samples`` sequences on one DP rank."""
+    split = _seq_split(plan)
+    samples = max(samples, 1e-9)
+    if budget:
+        total = samples * actual_tokens
+        n = max(1, math.ceil(total / (max(1, budget) * split) - 1e-9))
+        return float(n), total / split / n
+    micro = max(1, micro)
+    n = max(1, math.ceil(samples / micro - 1e-9))
+    return float(n), min(micro, samples) * seq_tokens / split
+
+
+def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, samples: float, micro: int,
+               budget: int | None, flops_mult: float, mfu: float, gathers_per_micro: float,
+               extra_comm_per_micro: float = 0.0) -> tuple[float, float]:
+    """(seconds, micro batches) of a forward (mult 1) or training (mult 3/4) pass on one GPU."""
+    p, r, _ = _lengths(plan)
+    actual = p + r
+    seq = actual if plan.remove_padding or budget else float(max(1, plan.prompt_len) + max(0, plan.response_len))
+    n_micro, tok_micro = _micro_layout(plan, samples, micro, budget, seq, actual)
+    flops = samples * sequence_flops(mc, active, seq) * flops_mult / (_seq_split(plan) * _mp(plan))
+    compute = flops / (_peak(plan) * _eff(mfu, tok_micro))
+    sp = max(1, plan.sp)
+    if sp > 1:
+        # Ulysses: 4 all-to-alls per layer (q, k, v, attention output) per forward, again in
+        # backward; not overlapped with compute.
+        a2a = (tok_micro * C.BF16 * (2 * mc.q_dim + 2 * mc.kv_dim) * mc.layers * (sp - 1) / sp
+               / _coll_bw(plan, sp))
+        compute += n_micro * a2a * (1.0 if flops_mult <= 1.0 else flops_mult - 1.0)
+    comm = n_micro * (gathers_per_micro * _gather_bytes(plan, params) / _coll_bw(plan, plan.shard_degree)
+                      + extra_comm_per_micro)
+    return max(compute, comm), n_micro
+
+
+def sequence_flops(mc: ModelConsts, active: float, seq: float) -> float:
+    """Forward FLOPs of one sequence: 2 * active params * tokens + attention 4 * s^2 * q_dim * L
+    (llm-analysis / Megatron count, non-causal, as MFU figures are usually quoted)."""
+    return 2.0 * active * seq + mc.attn_flops_coeff * seq * seq
+
+
+# ----------------------------------------------------------------------------- phases
+def prefill_seconds(plan: Plan, mc: ModelConsts, seqs: float, prompt: float) -> float:
+    """Compute-bound prefill of ``seqs`` prompts on one engine (rollout_tp GPUs)."""
+    tp = max(1, plan.rollout_tp)
+    return seqs * sequence_flops(mc, mc.active, prompt) / (tp * _peak(plan) * C.MFU_PREFILL)
+
+
+def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
+    """One decode step of ``batch`` sequences at mean context ``ctx`` on one engine: HBM
+    roofline (weights/TP + KV + sampler logits) vs compute, plus 2 TP all-reduces per layer."""
+    tp = max(1, plan.rollout_tp)
+    weights = float(mc.decode_weight_params)
+    if mc.routed_expert_params:
+        hit = 1.0 - (1.0 - mc.expert_hit_fraction) ** batch
+        weights -= mc.routed_expert_params * (1.0 - hit)
+    bytes_read = (C.ROLLOUT_PARAM_BYTES * weights / tp + batch * ctx * kv_tok
+                  + batch * mc.vocab * C.DECODE_SAMPLER_BYTES_PER_LOGIT)
+    t_mem = bytes_read / (float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * C.HBM_EFF_DECODE)
+    flops = 2.0 * mc.active * batch + mc.attn_flops_coeff * batch * ctx
+    t_cmp = flops / (tp * _peak(plan) * C.MFU_DECODE)
+    t = max(t_mem, t_cmp) + C.DECODE_STEP_OVERHEAD_S
+    if tp > 1:
+        link = getattr(plan.gpu, "intra_node", "pcie")
+        alpha = C.ALLREDUCE_LATENCY_S.get(link, C.ALLREDUCE_LATENCY_S["pcie"])
+        msg = batch * mc.hidden * C.BF16
+        t += 2 * mc.layers * (alpha + 2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp))
+    if plan.enforce_eager:
+        t += C.EAGER_LAUNCH_S_PER_LAYER * mc.layers
+    return t
+
+
+def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
+    tp = max(1, plan.rollout_tp)
+    gpus = plan.n_gpus if plan.colocated or not plan.rollout_gpus else plan.rollout_gpus
+    engines = max(1, int(gpus) // tp)
+    seqs = max(1, math.ceil(plan.samples_per_step / engines))
+    p, r, r_max = _lengths(plan)
+    resident = sum(trainer_resident_at_rollout(plan, mc).values()) if plan.engine == "sglang" else 0.0
+    eb = engine_budget(plan, mc, resident)
+    kv_tok = float(kv_bytes_per_token(plan))
+    conc_kv = max(1, int(eb.kv_tokens // max(1.0, p + r)))
+    conc = max(1, min(int(plan.max_num_seqs), conc_kv, seqs))
+    prefill = prefill_seconds(plan, mc, seqs, p)
+    waves = max(1.0, seqs / conc)
+    steady = waves * r
+    tail = r_max - r
+    decode = steady * decode_step_seconds(plan, mc, conc, p + r / 2.0, kv_tok)
+    if tail > 0:
+        decode += tail * decode_step_seconds(plan, mc, 1.0, p + (r + r_max) / 2.0, kv_tok)
+    info.update(engines=engines, decode_concurrency=conc, decode_steps=steady + tail)
+    return prefill + decode
+
+
+def _old_log_prob(plan: Plan, mc: ModelConsts) -> float:
+    samples = plan.samples_per_step / _dp(plan)
+    t, _ = _pass_time(plan, mc, mc.params, mc.active, samples, plan.logprob_micro, plan.logprob_token_budget,
+                      1.0, C.MFU_FORWARD, 1.0)
+    return t
+
+
+def _ref(plan: Plan, mc: ModelConsts) -> float:
+    samples = plan.samples_per_step / _dp(plan)
+    h2d = 0.0
+    if plan.ref_param_offload or plan.param_offload:
+        # CPU-offloaded FSDP streams its shard to the GPU every forward
+        h2d = C.REF_PARAM_BYTES * mc.params / _mp(plan) / max(1, plan.shard_degree) / _host_bw(plan)
+    t, _ = _pass_time(plan, mc, mc.params, mc.active, samples, plan.logprob_micro, plan.logprob_token_budget,
+                      1.0, C.MFU_FORWARD, 1.0, h2d)
+    return t
+
+
+def _update(plan: Plan, mc: ModelConsts, critic: bool) -> float:
+    params = float(mc.critic_params if critic else mc.params)
+    active = float(mc.active - (mc.lm_head - mc.hidden if critic else 0))
+    samples = plan.samples_per_step / _dp(plan)
+    mini = max(1, plan.mini_batches)
+    micro = plan.critic_micro if critic else plan.train_micro
+    mult = 4.0 if plan.grad_ckpt else 3.0
+    total = 0.0
+    # one mini batch, times the number of mini batches
+    t_mini, _ = _pass_time(plan, mc, params, active, samples / mini, micro, plan.train_token_budget, mult,
+                           C.MFU_TRAIN, 2.0)
+    n = max(1, plan.shard_degree)
+    grad_sync = C.FP32 * params / _mp(plan) * (n - 1) / n / _coll_bw(plan, n)  # once per mini batch
+    _, _, ob = C.STATE_BYTES.get(plan.trainer, C.STATE_BYTES["fsdp"])
+    shard = n if plan.zero_stage >= 1 or plan.distributed_optimizer else 1
+    adam = C.ADAM_BYTES_PER_PARAM * params / _mp(plan) / shard / (
+        float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * C.HBM_EFF_OPTIMIZER)
+    total += mini * (t_mini + grad_sync + adam)
+    if critic:  # the critic's value forward over the batch (compute_values)
+        t_val, _ = _pass_time(plan, mc, params, active, samples, micro, plan.train_token_budget, 1.0,
+                              C.MFU_FORWARD, 1.0)
+        total += t_val
+    return total
+
+
+def _weight_sync(plan: Plan, mc: ModelConsts) -> float:
+    full = C.ROLLOUT_PARAM_BYTES * mc.params
+    if plan.colocated:
+        n = max(1, plan.shard_degree)
+        gather = full / _mp(plan) * (n - 1) / n / _coll_bw(plan, n)
+        load = full / max(1, plan.rollout_tp) / (float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * C.HBM_EFF_DECODE)
+        return gather + load + C.WEIGHT_SYNC_FIXED_S
+    return full / (C.INTER_NODE_BANDWIDTH_GBPS * 1e9 * C.COLLECTIVE_EFF) + C.WEIGHT_SYNC_FIXED_S
+
+
+def _offload(plan: Plan, mc: ModelConsts) -> float:
+    """Host <-> GPU moves of offloaded states per step (verl 0.9 load/offload around phases)."""
+    from .memory import _state_bytes  # same sharded sizes as the memory model
+
+    bw = _host_bw(plan)
+    moved = 0.0
+    w, _, o = _state_bytes(plan, float(mc.params))
+    if plan.param_offload:
+        moved += 6.0 * w  # load+offload around old_log_prob, actor update, weight sync
+    if plan.optimizer_offload:
+        moved += 2.0 * o  # load before the update, offload after
+    if plan.need_critic:
+        cw, _, co = _state_bytes(plan, float(mc.critic_params))
+        if plan.critic_param_offload:
+            moved += 4.0 * cw  # values forward, critic update
+        if plan.critic_optimizer_offload:
+            moved += 2.0 * co
+    return moved / bw
+
+
+def estimate_time(plan: Plan) -> TimeReport:
+    """Seconds per RL step for every phase of ``plan`` that runs (computed lazily)."""
+    mc = model_consts(plan.model)
+    info: dict[str, float] = {}
+    fns: dict[str, Callable[[], float]] = {
+        "rollout": lambda: _rollout(plan, mc, info),
+        "old_log_prob": lambda: _old_log_prob(plan, mc),
+    }
+    if plan.need_ref:
+        fns["ref"] = lambda: _ref(plan, mc)
+    fns["actor_update"] = lambda: _update(plan, mc, critic=False)
+    if plan.need_critic:
+        fns["critic_update"] = lambda: _update(plan, mc, critic=True)
+    fns["weight_sync"] = lambda: _weight_sync(plan, mc)
+    fns["offload"] = lambda: _offload(plan, mc)
+    p, r, _ = _lengths(plan)
+    return TimeReport(LazyPhases(fns), plan.samples_per_step * (p + r), info)

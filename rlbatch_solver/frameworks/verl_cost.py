@@ -1,0 +1,131 @@
+"""verl FSDP values -> cost-model ``Plan`` per phase, and which variables each phase reads.
+
+The lists below are the contract with the solver tables: a phase's memory or
+time may only depend on the variables named for it (``tests/test_recommend.py``
+checks the tables against the full evaluation on random configs).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..catalog.gpus import GPU
+from ..catalog.models import ModelCard
+from ..costmodel.plan import Plan
+from ..costmodel.tables import CostSpec
+from ..rules.base import Value
+from ..rules.verl_fsdp import VARIABLES
+
+_HW = ["nnodes", "gpus_per_node", "max_prompt_length", "max_response_length", "fsdp_size"]
+_ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine", "enforce_eager",
+            "max_num_seqs", "max_num_batched_tokens"]
+_RESIDENT = ["param_offload", "optimizer_offload"]
+
+MEMORY_INPUTS = {
+    "rollout": _HW + _ROLLOUT + _RESIDENT + ["need_ref", "ref_param_offload", "need_critic",
+                                             "critic_param_offload", "critic_optimizer_offload"],
+    "old_log_prob": _HW + _RESIDENT + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "actor_sp",
+                                       "entropy_chunking", "remove_padding"],
+    "ref": _HW + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload", "remove_padding"],
+    "actor_update": _HW + _RESIDENT + ["actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp",
+                                       "grad_ckpt", "entropy_chunking", "entropy_checkpointing", "remove_padding"],
+    "critic_update": _HW + ["critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt", "critic_param_offload",
+                            "critic_optimizer_offload", "critic_max_tokens", "remove_padding"],
+}
+_STEP = _HW + ["train_batch_size", "n"]
+TIME_INPUTS = {
+    "rollout": _STEP + _ROLLOUT,
+    "old_log_prob": _STEP + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "actor_sp",
+                             "param_offload"],
+    "ref": _STEP + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload"],
+    "actor_update": _STEP + ["actor_mini", "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp",
+                             "grad_ckpt", "param_offload", "optimizer_offload"],
+    "critic_update": _STEP + ["critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt",
+                              "critic_param_offload", "critic_optimizer_offload"],
+    "weight_sync": _STEP + ["rollout_tp"],
+    "offload": _STEP + ["param_offload", "optimizer_offload", "ref_param_offload"],
+}
+
+
+def phases_run(values: Mapping[str, Value]) -> list[str]:
+    phases = ["rollout", "old_log_prob"]
+    if values.get("need_ref"):
+        phases.append("ref")
+    phases.append("actor_update")
+    if values.get("need_critic"):
+        phases.append("critic_update")
+    return phases
+
+
+def _budget(values: Mapping[str, Value], dyn: str, tokens: str) -> int | None:
+    return int(values[tokens]) if values.get(dyn) else None
+
+
+def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> Plan:
+    """The plan one phase of verl FSDP runs with these values."""
+    v = values
+    n_gpus = int(v["nnodes"]) * int(v["gpus_per_node"])
+    fsdp = int(v.get("fsdp_size", -1))
+    shard = fsdp if 0 < fsdp < n_gpus else n_gpus
+    train_micro, sp, grad_ckpt = int(v.get("actor_micro_per_gpu") or 1), int(v["actor_sp"]), bool(v["grad_ckpt"])
+    param_off, opt_off = bool(v["param_offload"]), bool(v["optimizer_offload"])
+    lp_micro = int(v.get("logprob_micro_per_gpu") or 1)
+    lp_budget = _budget(v, "logprob_dyn", "logprob_max_tokens")
+    train_budget = _budget(v, "actor_dyn", "actor_max_tokens")
+    if phase == "ref":
+        lp_micro = int(v.get("ref_micro_per_gpu") or 1)
+        lp_budget = _budget(v, "ref_dyn", "ref_max_tokens")
+        sp = int(v["ref_sp"])
+        param_off, opt_off = bool(v["ref_param_offload"]), True  # the ref model has no optimizer
+    elif phase == "critic_update":
+        train_micro = int(v.get("critic_micro_per_gpu") or 1)
+        # verl 0.9.1 critic engine always uses token budgets (rules-verl.md 1d, critic quirk)
+        train_budget = int(v["critic_max_tokens"])
+        sp, grad_ckpt = int(v["critic_sp"]), bool(v["critic_grad_ckpt"])
+        param_off, opt_off = bool(v["critic_param_offload"]), bool(v["critic_optimizer_offload"])
+    mini = int(v.get("actor_mini", 1)) if phase != "critic_update" else int(v.get("critic_mini", 1))
+    train = int(v.get("train_batch_size", mini))
+    return Plan(
+        model=model,
+        gpu=gpu,
+        n_gpus=n_gpus,
+        gpus_per_node=int(v["gpus_per_node"]),
+        prompt_len=int(v["max_prompt_length"]),
+        response_len=int(v["max_response_length"]),
+        samples_per_step=train * int(v.get("n", 1)),
+        mini_batches=max(1, train // max(1, mini)),
+        train_micro=train_micro,
+        train_token_budget=train_budget,
+        logprob_micro=lp_micro,
+        logprob_token_budget=lp_budget,
+        sp=sp,
+        shard_degree=shard,
+        zero_stage=3,
+        grad_ckpt=grad_ckpt,
+        param_offload=param_off,
+        optimizer_offload=opt_off,
+        remove_padding=bool(v.get("remove_padding", True)),
+        entropy_chunking=bool(v.get("entropy_chunking", False)),
+        entropy_checkpointing=bool(v.get("entropy_checkpointing", False)),
+        need_ref=bool(v.get("need_ref", False)),
+        need_critic=bool(v.get("need_critic", False)),
+        critic_micro=int(v.get("critic_micro_per_gpu") or 1),
+        engine="sglang" if v.get("rollout_sglang") else "vllm",
+        rollout_tp=int(v["rollout_tp"]),
+        gpu_memory_utilization=int(v["gmu_permille"]) / 1000,
+        free_cache_engine=bool(v["free_cache_engine"]),
+        enforce_eager=bool(v["enforce_eager"]),
+        max_num_seqs=int(v["max_num_seqs"]),
+        max_num_batched_tokens=int(v["max_num_batched_tokens"]),
+    )
+
+
+def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
+    return CostSpec(
+        framework="verl",
+        plan=lambda values, phase: make_plan(values, phase, model, gpu),
+        memory_inputs=MEMORY_INPUTS,
+        time_inputs=TIME_INPUTS,
+        phases_run=phases_run,
+        bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool"),
+    )

@@ -1,0 +1,131 @@
+"""recommend: the CP-SAT optimum equals exhaustive evaluation of the same cost model (gap 0),
+every returned config passes the checker (memory rules included), and the cost tables equal
+the full cost model on the configs they describe."""
+
+import itertools
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+import rlbatch_solver as rb
+from rlbatch_solver.api import prepare
+from rlbatch_solver.costmodel.tables import MIB, full_reports
+from rlbatch_solver.frameworks.verl import SEARCH_TIES
+from rlbatch_solver.rules.expr import evaluate
+from rlbatch_solver.scenario import Scenario
+from rlbatch_solver.solver.optimize import optimize
+
+AR = "actor_rollout_ref"
+
+SMALL_SEARCH = {
+    "data.train_batch_size": [16, 32, 64],
+    f"{AR}.actor.ppo_mini_batch_size": [8, 16, 32],
+    f"{AR}.actor.ppo_micro_batch_size_per_gpu": [1, 2, 4, 8],
+    f"{AR}.rollout.log_prob_micro_batch_size_per_gpu": [2, 8],
+    f"{AR}.rollout.tensor_model_parallel_size": [1, 2],
+    f"{AR}.rollout.gpu_memory_utilization": [0.4, 0.6],
+    f"{AR}.model.enable_gradient_checkpointing": [True, False],
+}
+
+
+def small_scenario(gpu="rtx4090", gpus=4, model="qwen2.5-0.5b", algo="grpo", objective="time", **kw):
+    return Scenario(framework="verl", gpu=gpu, gpus=gpus, model=model, algorithm=algo, n=4, prompt_length=512,
+                    response_length=1024, search=dict(SMALL_SEARCH), objective=objective, **kw)
+
+
+def exhaustive(scenario):
+    """Every assignment of the space, checked with the checker, scored with the same objective."""
+    fw, card, gpu, space, spec, terms, ruleset = prepare(scenario)
+    # variables tied to another (verl's interpolations) take that one's value: loop over the rest
+    tied = {r.id.removeprefix("search.tie."): r for r in space.extra_rules if r.id.startswith("search.tie.")}
+    follows = {name: SEARCH_TIES[name] for name in tied}
+    names = [n for n in space.domains if n not in follows]
+    objective = terms.headroom_mib if scenario.objective == "memory-headroom" else terms.time_ms
+    best = None
+    for combo in itertools.product(*(space.domains[n] for n in names)):
+        values = dict(zip(names, combo))
+        for name, leader in follows.items():
+            values[name] = values[leader] if leader in values else values[follows[leader]]
+        result = ruleset.check(values)
+        if not result.valid:
+            continue
+        score = evaluate(objective, result.env)
+        if scenario.objective == "memory-headroom":
+            score = -score
+        best = score if best is None else min(best, score)
+    return best, (fw, space, spec, terms, ruleset, objective)
+
+
+@pytest.mark.parametrize("case", [
+    dict(),
+    dict(gpu="a100-80gb", gpus=2, model="qwen2.5-1.5b"),
+    dict(gpu="h100", gpus=8, model="qwen2.5-3b", algo="ppo"),
+    dict(gpu="rtx4090", gpus=2, model="qwen2.5-1.5b", objective="memory-headroom"),
+])
+def test_cpsat_optimum_equals_exhaustive_evaluation(case):
+    sc = small_scenario(**case)
+    expected, (fw, space, spec, terms, ruleset, objective) = exhaustive(sc)
+    res = optimize(ruleset, space.domains, objective, maximize=sc.objective == "memory-headroom", top=3,
+                   time_limit_s=30)
+    if expected is None:
+        assert res.status == "infeasible"
+        return
+    assert res.proven
+    got = res.ranked[0].objective
+    assert (-got if sc.objective == "memory-headroom" else got) == expected  # gap 0
+    scores = [r.objective for r in res.ranked]
+    assert scores == sorted(scores, reverse=sc.objective == "memory-headroom")  # proven order
+    for r in res.ranked:
+        assert ruleset.check(r.solution).valid
+
+
+def test_tables_equal_the_full_cost_model():
+    """The solver's per-phase MiB are the printed report's peaks, on random configs of the space."""
+    sc = small_scenario(gpu="a100-80gb", gpus=4, model="qwen2.5-1.5b", algo="ppo")
+    fw, card, gpu, space, spec, terms, ruleset = prepare(sc)
+    rnd = random.Random(3)
+    names = list(space.domains)
+    for _ in range(40):
+        values = {n: rnd.choice(space.domains[n]) for n in names}
+        env = ruleset.full_env(values)
+        memory, _ = full_reports(spec, values)
+        for phase, report in memory.items():
+            assert env[f"mem_{phase}"] == -(-report.peak(phase) // MIB)
+
+
+def test_recommend_default_scenario_fits_and_is_proven():
+    rep = rb.recommend(rb.default_scenario(), top=3)
+    assert rep.best is not None and rep.proven
+    cap = rep.capacity_mib * MIB
+    for phase, r in rep.best.memory.items():
+        assert r.peak(phase) <= cap
+    assert rep.best.tokens_per_s > 0 and rep.best.step_time_s > 0
+    times = [c.step_time_s for c in rep.choices]
+    assert times[0] <= min(times) + 0.01
+
+
+def test_nothing_fits_says_which_memory_term_and_by_how_much():
+    sc = Scenario(framework="verl", gpu="rtx4090", gpus=1, model="qwen2.5-72b", algorithm="grpo", n=4,
+                  prompt_length=512, response_length=1024)
+    rep = rb.recommend(sc, top=1, time_limit_s=20)
+    assert rep.best is None
+    short = {k: (a, b) for k, (a, b) in rep.memory_floor.items() if a > b}
+    assert short and all(".memory." in k for k in short)
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True)
+
+
+def test_cli_recommend_json():
+    p = run_cli("recommend", "--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-1.5b", "--algo", "grpo",
+                "--n", "8", "--prompt-len", "880", "--response-len", "1280", "--top", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert data["proven"] and data["choices"][0]["native"]
+    assert set(data["choices"][0]["memory_gib"]) >= {"rollout", "old_log_prob", "actor_update"}
+    nofit = run_cli("recommend", "--gpu", "rtx4090", "--gpus", "1", "--model", "qwen2.5-72b", "--algo", "grpo")
+    assert nofit.returncode == 1 and "memory" in nofit.stdout
