@@ -1,0 +1,493 @@
+"""OpenRLHF 0.11.2 (``python -m openrlhf.cli.train_ppo_ray``) config import and export.
+
+Import: ``--flag value`` arguments as pasted from a launch script (or a YAML
+file, nested or flat), in the dotted names of 0.10.2+ (``--train.batch_size``)
+or the underscore names they replaced (``--train_batch_size``), -> values of
+the rule variables in ``rules.openrlhf``, with 0.11.2's argparse defaults where
+a flag is absent. Underscore names are mapped to their dotted successors and
+reported by the warning ``openrlhf.driver.legacy_flag_names``: 0.11.2's
+argparse has no aliases for them.
+
+Export: a solution -> paste-ready ``--flag value`` arguments in 0.11.2 names
+(switches as bare ``--flag``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..catalog.models import ModelCard
+from ..errors import InputError, did_you_mean
+from ..rules.base import Rule, Stage, Value
+from ..rules.expr import BoolVar, IntVar, divides
+from ..rules.openrlhf import RULESET, VARIABLES
+from .base import Framework, Space
+from .overrides import parse_flag_args
+
+# --algo.advantage.estimator choices of 0.11.2 (cli/train_ppo_ray.py)
+ESTIMATORS = ("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm", "dr_grpo", "flash_reinforce")
+# the driver asserts n_samples_per_prompt > 1 for these
+GROUP_ESTIMATORS = frozenset({"rloo", "reinforce_baseline", "group_norm", "dr_grpo"})
+# estimator values of older releases
+LEGACY_ESTIMATORS = {"grpo": "group_norm"}
+
+# pre-0.10.2 underscore flag -> 0.11.2 dotted flag (same default and meaning; checked against both wheels)
+LEGACY_FLAGS: dict[str, str] = {
+    "ref_num_nodes": "ref.num_nodes",
+    "ref_num_gpus_per_node": "ref.num_gpus_per_node",
+    "reward_num_nodes": "reward.num_nodes",
+    "reward_num_gpus_per_node": "reward.num_gpus_per_node",
+    "actor_num_nodes": "actor.num_nodes",
+    "actor_num_gpus_per_node": "actor.num_gpus_per_node",
+    "critic_num_nodes": "critic.num_nodes",
+    "critic_num_gpus_per_node": "critic.num_gpus_per_node",
+    "colocate_actor_ref": "train.colocate_actor_ref",
+    "colocate_critic_reward": "train.colocate_critic_reward",
+    "colocate_all_models": "train.colocate_all",
+    "vllm_num_engines": "vllm.num_engines",
+    "vllm_tensor_parallel_size": "vllm.tensor_parallel_size",
+    "vllm_enable_sleep": "vllm.enable_sleep",
+    "vllm_gpu_memory_utilization": "vllm.gpu_memory_utilization",
+    "async_train": "train.async_enable",
+    "partial_rollout": "train.partial_rollout_enable",
+    "zero_stage": "ds.zero_stage",
+    "gradient_checkpointing": "actor.gradient_checkpointing_enable",
+    "enable_ema": "train.enable_ema",
+    "adam_offload": "ds.adam_offload",
+    "ds_tensor_parallel_size": "ds.tensor_parallel_size",
+    "packing_samples": "ds.packing_samples",
+    "use_dynamic_batch": "train.dynamic_batch_enable",
+    "rollout_max_tokens_per_gpu": "rollout.max_tokens_per_gpu",
+    "train_max_tokens_per_gpu": "train.max_tokens_per_gpu",
+    "rollout_batch_size": "rollout.batch_size",
+    "vllm_generate_batch_size": "rollout.vllm_generate_batch_size",
+    "micro_rollout_batch_size": "rollout.micro_batch_size",
+    "max_epochs": "train.max_epochs",
+    "max_len": "data.max_len",
+    "max_new_tokens": "rollout.max_new_tokens",
+    "micro_train_batch_size": "train.micro_batch_size",
+    "train_batch_size": "train.batch_size",
+    "n_samples_per_prompt": "rollout.n_samples_per_prompt",
+    "init_kl_coef": "algo.kl.init_coef",
+    "advantage_estimator": "algo.advantage.estimator",
+    "use_kl_loss": "algo.kl.use_loss",
+    "ring_attn_size": "ds.ring_attn_size",
+    "ring_head_stride": "ds.ring_attn_head_stride",
+    "pretrain": "actor.model_name_or_path",
+    "reward_pretrain": "reward.model_name_or_path",
+    "remote_rm_url": "reward.remote_url",
+    "critic_pretrain": "critic.model_name_or_path",
+    "agent_func_path": "train.agent_func_path",
+    "dynamic_filtering": "algo.dynamic_filtering_enable",
+    "deepspeed_enable_sleep": "ds.enable_sleep",
+    "num_episodes": "train.num_episodes",
+}
+# old flags with no one-to-one successor (still mark the config as using old names)
+LEGACY_ONLY = frozenset({
+    "ref_reward_offload", "prompt_max_len", "generate_max_len", "bf16", "flash_attn", "save_path", "prompt_data",
+    "input_key", "label_key", "apply_chat_template", "normalize_reward", "actor_learning_rate",
+    "critic_learning_rate", "max_samples", "ckpt_path", "save_steps", "logging_steps", "eval_steps", "use_wandb",
+    "wandb_project", "kl_estimator", "save_hf_ckpt", "load_checkpoint", "vllm_sync_backend", "enforce_eager",
+    "enable_prefix_caching", "input_template", "eps_clip", "value_clip", "lambd", "gamma", "temperature", "top_p",
+})
+
+# What each --algo sets, as OpenRLHF's example scripts do (examples/scripts/*.sh).
+ALGORITHMS: dict[str, dict[str, Any]] = {
+    "ppo": {"algo.advantage.estimator": "gae", "algo.kl.init_coef": 0.01},
+    "grpo": {"algo.advantage.estimator": "group_norm", "algo.kl.init_coef": 0.001, "algo.kl.use_loss": True,
+             "algo.kl.estimator": "k3"},
+    # DAPO (train_dapo_ray_hybrid_engine.sh): group_norm with dynamic filtering and a clip-higher range
+    "dapo": {"algo.advantage.estimator": "group_norm", "algo.kl.init_coef": 0.001, "algo.kl.use_loss": True,
+             "algo.kl.estimator": "k3", "algo.dynamic_filtering_enable": True},
+    "dr_grpo": {"algo.advantage.estimator": "dr_grpo", "algo.kl.init_coef": 0.001, "algo.kl.use_loss": True},
+    "gspo": {"algo.advantage.estimator": "group_norm", "actor.policy_loss_type": "gspo", "algo.kl.init_coef": 0.0},
+    # ADPO is not an OpenRLHF estimator: group-normalized advantages, so GRPO's batch rules
+    "adpo": {"algo.advantage.estimator": "group_norm", "algo.kl.init_coef": 0.001, "algo.kl.use_loss": True},
+    "rloo": {"algo.advantage.estimator": "rloo", "algo.kl.init_coef": 0.001, "algo.kl.use_loss": True},
+    "reinforce++": {"algo.advantage.estimator": "reinforce", "algo.kl.init_coef": 0.01},
+    "reinforce++-baseline": {"algo.advantage.estimator": "reinforce_baseline", "algo.kl.init_coef": 0.001,
+                             "algo.kl.use_loss": True, "algo.kl.estimator": "k2"},
+}
+ALGORITHM_ALIASES = {"reinforce_plus_plus": "reinforce++", "reinforcepp": "reinforce++", "reinforce": "reinforce++",
+                     "reinforce_baseline": "reinforce++-baseline", "group_norm": "grpo", "dr-grpo": "dr_grpo"}
+
+# Variables not read from one flag: other flags decide the need_* switches, the model card the constants.
+DECIDED_BY_TOOL = {"need_critic", "need_ref", "need_reward_model", "group_estimator", "legacy_flag_names",
+                   "cluster_num_gpus", "num_heads", "num_kv_heads", "max_position_embeddings"}
+_NONNEG = {"vllm_num_engines", "vllm_generate_batch_size"}  # 0 means "none" / "same as rollout.batch_size"
+
+
+def canonical_algorithm(name: str) -> str:
+    key = name.strip().lower()
+    key = ALGORITHM_ALIASES.get(key, key)
+    if key not in ALGORITHMS:
+        raise InputError(
+            "algo", f"unknown algorithm '{name}' for OpenRLHF.{did_you_mean(name, ALGORITHMS)}",
+            f"use one of: {', '.join(ALGORITHMS)}.",
+        )
+    return key
+
+
+def normalize_flags(flat: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Flags (with or without ``--``) in 0.11.2's dotted names, and whether old names were used."""
+    out: dict[str, Any] = {}
+    legacy = False
+    old: dict[str, Any] = {}
+    for raw_key, value in flat.items():
+        key = raw_key[2:] if raw_key.startswith("--") else raw_key
+        if key in LEGACY_FLAGS:
+            legacy = True
+            old[LEGACY_FLAGS[key]] = value
+        elif key in LEGACY_ONLY:
+            legacy = True
+            old[key] = value
+        else:
+            out[key] = value
+    if "ref_reward_offload" in old:
+        value = old.pop("ref_reward_offload")
+        old.setdefault("ref.offload", value)
+        old.setdefault("reward.offload", value)
+    if "generate_max_len" in old:  # before 0.10: prompt_max_len + generate_max_len instead of max_len
+        gen = old.pop("generate_max_len")
+        prompt = old.pop("prompt_max_len", 1024)  # its old default
+        old.setdefault("rollout.max_new_tokens", gen)
+        if isinstance(gen, int) and isinstance(prompt, int) and not isinstance(gen, bool):
+            old.setdefault("data.max_len", prompt + gen)
+    for k in LEGACY_ONLY:
+        old.pop(k, None)
+    for k, v in old.items():  # a dotted flag given as well wins
+        out.setdefault(k, v)
+    return out, legacy
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _typed(key: str, name: str, value: Any) -> Value:
+    spec = VARIABLES[name]
+    if name == "fp16":
+        if value not in ("bf16", "fp16"):
+            raise InputError(key, f"'{value}' is not a parameter dtype of OpenRLHF.", f"write --{key} bf16 or fp16.")
+        return value == "fp16"
+    if name == "gmu_permille":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise InputError(key, f"'{value}' is not a fraction in (0, 1].", f"write --{key} 0.6 (vLLM memory share).")
+        return int(round(value * 1000))
+    if value is None:
+        if spec.optional:
+            return None
+        raise InputError(key, "is null but OpenRLHF needs a value here.", f"give --{key} a value or drop it.")
+    if spec.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        raise InputError(key, f"'{value}' is not a switch value.", f"write --{key} alone (store_true) or drop it.")
+    if not _is_int(value):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            hint = " (a shell variable that was not expanded?)" if isinstance(value, str) and "$" in value else ""
+            raise InputError(key, f"'{value}' is not an integer{hint}.", f"write --{key} as a whole number.")
+    if name == "zero_stage":
+        if value not in (0, 1, 2, 3):
+            raise InputError(key, f"{value} is not a DeepSpeed ZeRO stage.", "use 0, 1, 2 or 3.")
+        return value
+    if name in _NONNEG:
+        if value < 0:
+            raise InputError(key, f"{value} must not be negative.", f"set --{key} to 0 or more.")
+        if name == "vllm_generate_batch_size" and value == 0:
+            return None  # OpenRLHF: a falsy value means rollout.batch_size
+        return value
+    if value < 1:
+        raise InputError(key, f"{value} must be at least 1.", f"set --{key} to a positive number.")
+    return value
+
+
+def _number(flat: Mapping[str, Any], key: str, default: float) -> float:
+    value = flat.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(key, f"'{value}' is not a number.", f"write --{key} 0.01.")
+    if value < 0:
+        raise InputError(key, f"{value} must not be negative.", f"set --{key} to 0 or more.")
+    return float(value)
+
+
+def _need_flags(flat: Mapping[str, Any]) -> dict[str, bool]:
+    """need_critic / need_ref / need_reward_model / group_estimator as train_ppo_ray decides them."""
+    key = "algo.advantage.estimator"
+    est = flat.get(key, "gae")
+    est = LEGACY_ESTIMATORS.get(str(est), est)
+    if est not in ESTIMATORS:
+        raise InputError(
+            key, f"'{est}' is not an advantage estimator of OpenRLHF 0.11.2.{did_you_mean(str(est), ESTIMATORS)}",
+            f"use one of: {', '.join(ESTIMATORS)}.",
+        )
+    remote = bool(flat.get("reward.remote_url")) or bool(flat.get("train.agent_func_path"))
+    return {
+        "need_critic": est == "gae",  # the driver clears critic.model_name_or_path for every other estimator
+        "need_ref": _number(flat, "algo.kl.init_coef", 0.01) > 0,  # train(): ref group only if init_coef > 0
+        "need_reward_model": not remote,  # train(): reward group unless reward.remote_url (agent sets it)
+        "group_estimator": est in GROUP_ESTIMATORS,
+    }
+
+
+def config_to_values(
+    flat: Mapping[str, Any],
+    *,
+    gpus: int | None = None,
+    model: ModelCard | None = None,
+) -> dict[str, Value]:
+    """train_ppo_ray flags -> rule variable values, 0.11.2's argparse defaults filled in."""
+    flat, legacy = normalize_flags(flat)
+    by_key = RULESET.by_key()
+    values: dict[str, Value] = {}
+    for name, spec in VARIABLES.items():
+        if name in DECIDED_BY_TOOL:
+            continue
+        values[name] = _typed(spec.key, name, flat[spec.key]) if spec.key in flat else spec.default
+    for key in flat:
+        spec = by_key.get(key)
+        if spec is not None and spec.name in DECIDED_BY_TOOL:
+            raise InputError(key, "is decided from other flags, not set directly.", "drop it.")
+    values.update(_need_flags(flat))
+    values["legacy_flag_names"] = legacy
+    if gpus is not None:
+        if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+            raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus with a positive count.")
+        values["cluster_num_gpus"] = gpus  # unknown: the GPU budget rule is skipped (and listed as skipped)
+    if model is not None:
+        values.update(model_constants(model))
+    return values
+
+
+def model_constants(model: ModelCard) -> dict[str, int]:
+    return {
+        "num_heads": model.num_attention_heads,
+        "num_kv_heads": model.num_key_value_heads,
+        "max_position_embeddings": model.max_position_embeddings,
+    }
+
+
+# -- export -------------------------------------------------------------------------
+_EXPORT_ORDER = [
+    "actor_nnodes", "actor_gpus_per_node", "ref_nnodes", "ref_gpus_per_node", "critic_nnodes", "critic_gpus_per_node",
+    "reward_nnodes", "reward_gpus_per_node", "vllm_num_engines", "vllm_tp", "colocate_all", "colocate_actor_ref",
+    "colocate_critic_reward", "async_train", "partial_rollout", "vllm_sleep", "gmu_permille",
+    "rollout_batch_size", "vllm_generate_batch_size", "micro_rollout_batch_size", "n", "train_batch_size",
+    "micro_train_batch_size", "max_len", "max_new_tokens", "zero_stage", "ring_attn_size", "ds_tp", "fp16",
+    "packing_samples", "dynamic_batch", "train_max_tokens", "grad_ckpt", "adam_offload", "ref_offload",
+    "reward_offload", "enable_ema",
+]
+# a flag of a model group that does not run is left out
+_NEEDS = {
+    **{f"ref_{w}": "need_ref" for w in ("nnodes", "gpus_per_node", "offload")},
+    **{f"critic_{w}": "need_critic" for w in ("nnodes", "gpus_per_node")},
+    **{f"reward_{w}": "need_reward_model" for w in ("nnodes", "gpus_per_node", "offload")},
+    "colocate_actor_ref": "need_ref",
+    "colocate_critic_reward": "need_critic",
+}
+
+
+def _exported(name: str, solution: Mapping[str, Value]) -> bool:
+    if name == "train_max_tokens":
+        return bool(solution.get("dynamic_batch"))
+    if name in ("reward_nnodes", "reward_gpus_per_node") and solution.get("need_critic") \
+            and solution.get("colocate_critic_reward"):
+        return True  # train() compares them with the critic's even when the reward is remote
+    need = _NEEDS.get(name)
+    return need is None or bool(solution.get(need, True))
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def flag(key: str, value: Any) -> str | None:
+    """One ``--key value`` (a switch: bare ``--key`` when on, nothing when off)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return f"--{key}"
+    return f"--{key} {_fmt(value)}"
+
+
+def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | None = None) -> list[str]:
+    out: list[str] = []
+    for name in _EXPORT_ORDER:
+        if name not in solution or not _exported(name, solution):
+            continue
+        value = solution[name]
+        if name == "gmu_permille" and value is not None:
+            value = value / 1000
+        if name == "fp16":
+            value = "fp16" if value else None
+        item = flag(VARIABLES[name].key, value)
+        if item:
+            out.append(item)
+    for key, value in (extra or {}).items():
+        item = flag(key, value)
+        if item:
+            out.append(item)
+    return out
+
+
+# -- search space ----------------------------------------------------------------------
+def _pow2(lo: int, hi: int) -> list[int]:
+    return [2**i for i in range(0, 21) if lo <= 2**i <= hi]
+
+
+def _divisors(x: int) -> list[int]:
+    return [d for d in range(1, x + 1) if x % d == 0]
+
+
+ASSUMED_REWARD = "YOUR_REWARD_FUNC.py"  # placeholder printed with the answer: replace it
+
+# What people use (OpenRLHF's example scripts and docs): powers of two.
+DEFAULT_SEARCH: dict[str, list[Value]] = {
+    "rollout_batch_size": _pow2(16, 1024),
+    "train_batch_size": _pow2(16, 1024),
+    "micro_train_batch_size": _pow2(1, 16),
+    "micro_rollout_batch_size": _pow2(1, 32),
+}
+
+# Memory and speed switches searched when the user leaves them alone (recommend).
+KNOB_SEARCH: dict[str, list[Value]] = {
+    "gmu_permille": [400, 500, 600, 700, 800, 900],
+    "zero_stage": [2, 3],
+    "grad_ckpt": [True, False],
+    "adam_offload": [False, True],
+}
+
+# Group layouts follow the actor's unless the user sets them (the examples give all groups one size).
+GROUP_TIES = {f"{g}_{what}": f"actor_{what}" for g in ("ref", "critic", "reward") for what in ("nnodes", "gpus_per_node")}
+
+
+def default_n(algorithm: str) -> int:
+    return 1 if algorithm in ("ppo", "reinforce++") else 8
+
+
+def _tie(name: str, follows: str) -> Rule:
+    if VARIABLES[name].kind == "bool":
+        a, b = BoolVar(name), BoolVar(follows)
+        holds = (a & b) | (~a & ~b)
+    else:
+        holds = IntVar(name).eq(IntVar(follows))
+    return Rule(f"search.tie.{name}", holds,
+                f"{VARIABLES[name].key} = {{{name}}} follows {VARIABLES[follows].key} = {{{follows}}}",
+                Stage.SEARCH, "rlbatch-solver search space: OpenRLHF's examples give every model group one layout")
+
+
+def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False) -> Space:
+    """Domains for an OpenRLHF scenario: fixed values, the user's ranges, our defaults."""
+    algo = canonical_algorithm(scenario.algorithm)
+    native = dict(ALGORITHMS[algo])
+    native.update(scenario.fixed)
+    native, _ = normalize_flags(native)
+    if not native.get("reward.model_name_or_path") and not native.get("train.agent_func_path"):
+        # a scenario names no reward model: assume a reward function (reward.remote_url), as the RLVR examples;
+        # the exported flags carry a placeholder for it
+        native.setdefault("reward.remote_url", ASSUMED_REWARD)
+    total, per_node, nnodes = scenario.total_gpus, scenario.per_node, scenario.nnodes
+    n = scenario.n if scenario.n is not None else default_n(algo)
+    lengths = {"data.max_len": scenario.prompt_length + scenario.response_length,
+               "rollout.max_new_tokens": scenario.response_length, "rollout.n_samples_per_prompt": n}
+    groups = {f"{g}.num_nodes": nnodes for g in ("actor", "ref", "critic", "reward")}
+    base = config_to_values({**groups, **lengths, **native}, gpus=total, model=model)
+    by_key = RULESET.by_key()
+    user_set = {by_key[k].name for k in native if k in by_key}
+    domains: dict[str, list[Value]] = {name: [value] for name, value in base.items()}
+    for raw_key, values in scenario.search.items():
+        key = raw_key[2:] if raw_key.startswith("--") else raw_key
+        key = LEGACY_FLAGS.get(key, key)
+        spec = by_key.get(key)
+        if spec is None or spec.name in DECIDED_BY_TOOL:
+            raise InputError(
+                f"search.{raw_key}", f"is not an OpenRLHF flag we search.{did_you_mean(key, by_key)}",
+                "search over batch, micro-batch, GPU and parallel sizes (train.batch_size, vllm.num_engines, ...).",
+            )
+        domains[spec.name] = [_typed(key, spec.name, v) for v in values]
+        user_set.add(spec.name)
+    search: dict[str, list[Value]] = dict(DEFAULT_SEARCH)
+    search["actor_gpus_per_node"] = sorted(set(_pow2(1, per_node)) | {per_node})
+    search["vllm_num_engines"] = sorted(set(_pow2(1, total)) | set(_divisors(total)))
+    search["vllm_tp"] = [t for t in (1, 2, 4, 8) if t <= per_node]
+    search["colocate_all"] = [True, False]
+    search["packing_samples"] = [True]  # the examples all pack (flash-attention varlen)
+    if base["need_ref"]:
+        search["colocate_actor_ref"] = [False, True]
+    if base["need_critic"]:
+        search["colocate_critic_reward"] = [False, True]
+    if with_knobs:
+        search.update(KNOB_SEARCH)
+    for name, values in search.items():
+        if name not in user_set:
+            domains[name] = list(values)
+    extra: list[Rule] = []
+    for name, follows in GROUP_TIES.items():
+        if name in user_set:
+            continue
+        domains[name] = list(domains[follows])
+        extra.append(_tie(name, follows))
+    # One canonical spelling per layout: colocate_all already colocates actor+ref and critic+reward.
+    extra.append(Rule(
+        "search.canonical_colocation",
+        ~BoolVar("colocate_all") | (~BoolVar("colocate_actor_ref") & ~BoolVar("colocate_critic_reward")),
+        "train.colocate_all = {colocate_all} already places ref and critic with the actor "
+        "(colocate_actor_ref = {colocate_actor_ref}, colocate_critic_reward = {colocate_critic_reward})",
+        Stage.SEARCH, "rlbatch-solver search space: no duplicate layouts",
+    ))
+    extra.append(Rule(
+        "search.use_all_gpus", IntVar("gpus_needed").eq(IntVar("cluster_num_gpus")),
+        "the layout uses {gpus_needed} of the {cluster_num_gpus} GPUs",
+        Stage.SEARCH, "rlbatch-solver search space: engines x TP and the model groups cover the GPUs",
+    ))
+    if not {"train_batch_size", "rollout_batch_size"} & user_set:
+        extra.append(Rule(
+            "search.whole_train_batches", divides(IntVar("train_batch_size"), IntVar("rollout_samples")),
+            "rollout.batch_size*n = {rollout_samples} is a multiple of train.batch_size = {train_batch_size}",
+            Stage.SEARCH, "rlbatch-solver search space: the advice openrlhf.advice.whole_train_batches",
+        ))
+    fixed_native = {k: v for k, v in native.items() if k not in by_key}
+    return Space(domains, extra, fixed_native)
+
+
+class OpenRLHFFramework(Framework):
+    name = "openrlhf"
+    version = RULESET.version
+    ruleset = RULESET
+    syntax = "flags"
+
+    def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+        return parse_flag_args(tokens)
+
+    def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
+        return config_to_values(flat, gpus=gpus, model=model)
+
+    def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
+        return build_space(scenario, model, with_knobs)
+
+    def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
+        return solution_to_flags(solution, space.fixed_native if space else None)
+
+    def native_value(self, name: str, value: Value) -> Any:
+        if name == "fp16":
+            return "fp16" if value else "bf16"
+        return super().native_value(name, value)
+
+    def assignment(self, name: str, value: Value) -> str:
+        key = VARIABLES[name].key
+        if name == "fp16":
+            return f"--{key} {self.native_value(name, value)}"
+        if value is False:
+            return f"(drop --{key})"
+        if value is None:
+            return f"(drop --{key})"
+        return flag(key, self.native_value(name, value)) or f"(drop --{key})"
+
+    def hardware(self, values: Mapping[str, Value]) -> tuple[int, int]:
+        gpus = values.get("cluster_num_gpus")
+        if not gpus:
+            gpus = RULESET.full_env(values).get("gpus_needed") or 1
+        return int(gpus), int(values.get("max_len") or 0)

@@ -1,0 +1,402 @@
+"""OpenRLHF 0.11.2: the published launch scripts pass, known failures fail with the right rule,
+bad input names the field, enumerate equals the checker, the CLI speaks train_ppo_ray flags."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import rlbatch_solver as rb
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.openrlhf import LEGACY_FLAGS, config_to_values, normalize_flags
+from rlbatch_solver.rules.base import Severity, Stage
+from rlbatch_solver.rules.openrlhf import RULESET, VARIABLES
+from rlbatch_solver.solver.model import enumerate_solutions
+
+from bruteforce import as_tuples, brute_force
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data" / "openrlhf"
+EXAMPLES = yaml.safe_load((DATA / "examples.yaml").read_text())
+BROKEN = yaml.safe_load((DATA / "broken.yaml").read_text())
+
+
+def tokens(flags: dict) -> list[str]:
+    """Flag values as pasted from a launch script: ``--key value``, switches bare."""
+    out: list[str] = []
+    for key, value in flags.items():
+        if value is True:
+            out.append(f"--{key}")
+        elif value is not False:
+            out += [f"--{key}", str(value)]
+    return out
+
+
+def check(flags, gpus=None, **kw):
+    return rb.check(tokens(flags) if isinstance(flags, dict) else flags, framework="openrlhf", gpus=gpus, **kw)
+
+
+def rules_of(report, severity=None):
+    return {v.rule for v in report.violations if severity is None or v.severity.value == severity}
+
+
+# ----------------------------------------------------------------------------- examples
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_published_examples_are_valid(name):
+    ex = EXAMPLES[name]
+    report = check(ex["flags"], gpus=ex["gpus"])
+    assert report.valid and not report.violations, [(v.rule, v.message) for v in report.violations]
+
+
+@pytest.mark.parametrize("name", [n for n in EXAMPLES if EXAMPLES[n]["gpus"] > 4])
+def test_examples_need_their_gpus(name):
+    """The GPU budget is what the script is written for: one GPU fewer leaves Ray waiting."""
+    ex = EXAMPLES[name]
+    report = check(ex["flags"], gpus=ex["gpus"] - 1)
+    assert rules_of(report) == {"openrlhf.ray.gpu_budget"}
+    v = report.violations[0]
+    assert v.stage == Stage.TRAINER_INIT and f"need {ex['gpus']} GPUs" in v.message
+
+
+def test_examples_with_a_model_card():
+    ex = EXAMPLES["train_ppo_ray_hybrid_engine"]
+    assert check(ex["flags"], gpus=8, model="llama3.1-8b").valid
+    # vLLM TP 3 does not divide Llama-3.1-8B's 32 heads (and 3 engines x 3 != 8 actor GPUs)
+    bad = {**ex["flags"], "vllm.num_engines": 3, "vllm.tensor_parallel_size": 3}
+    r = check(bad, gpus=9, model="llama3.1-8b")
+    assert {"openrlhf.vllm.heads_divisible_by_tp", "openrlhf.colocate.vllm_matches_actor"} <= rules_of(r)
+    long = {**ex["flags"], "data.max_len": 200_000}
+    assert "openrlhf.vllm.max_len_le_positions" in rules_of(check(long, gpus=8, model="llama3.1-8b"))
+
+
+# ----------------------------------------------------------------------------- known failures
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_known_failures(name):
+    case = BROKEN[name]
+    report = check(case["flags"], gpus=case["gpus"])
+    assert rules_of(report, "error") == set(case["errors"]), [(v.rule, v.message) for v in report.violations]
+    assert report.valid == (not case["errors"])
+    if "expect" in case:
+        want = case["expect"]
+        v = next(v for v in report.violations if v.rule == want["rule"])
+        assert v.stage.value == want["stage"]
+        assert want["message"] in v.message
+        assert v.source
+
+
+def test_32_vs_1_10_3_without_dynamic_batch_breaks_actor_too():
+    flags = {k: v for k, v in BROKEN["grpo_3gpu"]["flags"].items() if k != "train.dynamic_batch_enable"}
+    flags["ds.zero_stage"] = 2
+    report = check(flags, gpus=4)
+    assert {"openrlhf.deepspeed.actor_batch", "openrlhf.deepspeed.ref_batch"} <= rules_of(report, "error")
+    msg = next(v.message for v in report.violations if v.rule == "openrlhf.deepspeed.actor_batch")
+    assert "32 != 1 * 10 * 3" in msg
+
+
+def test_ring_attention_multiplies_deepspeed_batch():
+    """train_batch_size handed to DeepSpeed is train.batch_size*ring*tp; the world is all ranks."""
+    flags = {"actor.num_gpus_per_node": 4, "ref.num_gpus_per_node": 4, "train.colocate_all": True,
+             "vllm.num_engines": 4, "algo.advantage.estimator": "group_norm", "rollout.n_samples_per_prompt": 8,
+             "reward.remote_url": "RM", "train.batch_size": 6, "train.micro_batch_size": 3, "rollout.batch_size": 96,
+             "rollout.micro_batch_size": 4, "ds.ring_attn_size": 2}
+    # dp = 2: 6 = 3 * 1 * 2 works, although 6 is not a multiple of micro*world = 12
+    assert check(flags, gpus=4).valid
+    r = check({**flags, "ds.ring_attn_size": 3}, gpus=4)  # 4 ranks do not form (dp, 3, 1)
+    assert {"openrlhf.deepspeed.actor_mesh", "openrlhf.deepspeed.ref_mesh"} <= rules_of(r)
+    tp = {**flags, "ds.ring_attn_size": 1, "ds.tensor_parallel_size": 2}
+    assert check(tp, gpus=4).valid
+    r = check({**tp, "ds.param_dtype": "fp16"}, gpus=4)
+    assert rules_of(r) == {"openrlhf.deepspeed.tp_needs_bf16"}
+
+
+def test_driver_rules():
+    base = dict(EXAMPLES["train_dapo_ray_hybrid_engine"]["flags"])
+    r = check({**base, "rollout.n_samples_per_prompt": 1}, gpus=8)
+    assert {"openrlhf.driver.group_estimator_needs_n", "openrlhf.driver.dynamic_filtering_needs_n"} <= rules_of(r)
+    assert all(v.stage == Stage.DRIVER for v in r.violations if v.rule.startswith("openrlhf.driver."))
+    r = check({**base, "vllm.num_engines": 0}, gpus=8)
+    assert "openrlhf.driver.packing_needs_vllm" in rules_of(r)
+    r = check({**base, "rollout.vllm_generate_batch_size": 256}, gpus=8)
+    assert rules_of(r) == {"openrlhf.driver.generate_batch_needs_async"}
+    r = check({**base, "rollout.micro_batch_size": 256}, gpus=8)  # 8*128//256 = 4 batches < 8 ranks
+    assert "openrlhf.driver.sample_batches_cover_actor" in rules_of(r)
+    r = check({**base, "train.async_enable": True}, gpus=12)
+    assert "openrlhf.driver.async_forbids_vllm_sleep" in rules_of(r)
+
+
+def test_colocation_rules():
+    base = dict(EXAMPLES["train_ppo_ray_slurm"]["flags"])
+    r = check({**base, "ref.num_gpus_per_node": 2}, gpus=16)
+    assert "openrlhf.colocate.actor_ref_same_size" in rules_of(r)
+    r = check({**base, "reward.num_gpus_per_node": 2}, gpus=16)
+    assert "openrlhf.colocate.critic_reward_same_size" in rules_of(r)
+    hybrid = dict(EXAMPLES["train_ppo_ray_hybrid_engine"]["flags"])
+    r = check({**hybrid, "vllm.num_engines": 2}, gpus=8)
+    assert rules_of(r) == {"openrlhf.colocate.vllm_matches_actor"}
+    r = check({**hybrid, "critic.num_nodes": 2}, gpus=8)
+    assert "openrlhf.colocate.critic_fits_actor_bundles" in rules_of(r)
+    # with async, colocate_all leaves vLLM on its own GPUs: no equality, but 8 more GPUs
+    r = check({**hybrid, "train.async_enable": True, "vllm.enable_sleep": False, "vllm.num_engines": 2}, gpus=8)
+    assert rules_of(r) == {"openrlhf.ray.gpu_budget"}
+    assert check({**hybrid, "train.async_enable": True, "vllm.enable_sleep": False, "vllm.num_engines": 2},
+                 gpus=12).valid
+
+
+def test_seed_70b_layout_needs_more_than_48_gpus():
+    """The seed's 48xA100 70B layout leaves ref and reward at their defaults (1 node x 8 GPUs each)."""
+    seed = ("--actor_num_nodes 2 --actor_num_gpus_per_node 8 --critic_num_nodes 2 --critic_num_gpus_per_node 8 "
+            "--vllm_num_engines 4 --vllm_tensor_parallel_size 4 --zero_stage 3")
+    r = check([seed], gpus=48)
+    assert "openrlhf.ray.gpu_budget" in rules_of(r, "error")
+    msg = next(v.message for v in r.violations if v.rule == "openrlhf.ray.gpu_budget")
+    assert "need 64 GPUs" in msg and "ref 8" in msg and "reward 8" in msg
+    assert check([seed + " --remote_rm_url RM --init_kl_coef 0"], gpus=48).valid
+
+
+def test_seed_hybrid_engine_with_old_flag_names():
+    """The seed's 8xA100 hybrid engine flags (underscore names): valid numbers, a warning for the names."""
+    seed = ("--actor_num_gpus_per_node 8 --critic_num_gpus_per_node 8 --ref_num_gpus_per_node 8 "
+            "--reward_num_gpus_per_node 8 --vllm_num_engines 4 --vllm_tensor_parallel_size 2 --colocate_all_models "
+            "--vllm_gpu_memory_utilization 0.5 --vllm_enable_sleep --deepspeed_enable_sleep")
+    r = check([seed], gpus=8)
+    assert r.valid
+    assert [(v.rule, v.severity) for v in r.violations] == [("openrlhf.driver.legacy_flag_names", Severity.WARNING)]
+    assert r.values["gmu_permille"] == 500 and r.values["colocate_all"] is True and r.values["vllm_num_engines"] == 4
+
+
+def test_old_and_new_names_give_the_same_values():
+    for name, ex in EXAMPLES.items():
+        new = config_to_values(ex["flags"], gpus=ex["gpus"])
+        reverse = {v: k for k, v in LEGACY_FLAGS.items()}
+        old_flags = {reverse.get(k, k): v for k, v in ex["flags"].items()}
+        old = config_to_values(old_flags, gpus=ex["gpus"])
+        assert old.pop("legacy_flag_names") and not new.pop("legacy_flag_names")
+        assert old == new, name
+    flat, legacy = normalize_flags({"prompt_max_len": 1024, "generate_max_len": 2048, "ref_reward_offload": True})
+    assert legacy and flat == {"rollout.max_new_tokens": 2048, "data.max_len": 3072, "ref.offload": True,
+                               "reward.offload": True}
+
+
+def test_yaml_config_nested_and_flat(tmp_path):
+    cfg = tmp_path / "cfg.yaml"
+    flags = EXAMPLES["train_dapo_ray_hybrid_engine"]["flags"]
+    tree: dict = {}
+    for key, value in flags.items():
+        node = tree
+        *parents, leaf = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    cfg.write_text(yaml.safe_dump(tree))
+    assert rb.check(cfg, framework="openrlhf", gpus=8).valid
+    flat = tmp_path / "flat.yaml"
+    flat.write_text(yaml.safe_dump({**flags, "train.batch_size": 100}))
+    assert "openrlhf.deepspeed.actor_batch" in rules_of(rb.check(flat, framework="openrlhf", gpus=8))
+
+
+def test_every_rule_has_id_stage_source_and_numbers():
+    for rule in RULESET.rules:
+        assert rule.id.startswith("openrlhf.")
+        assert rule.source and isinstance(rule.stage, Stage)
+        reads_numbers = any(n not in VARIABLES or VARIABLES[n].kind == "int" for n in rule.reads()
+                            if not n.endswith("_set"))
+        if reads_numbers:  # switch-only rules have no numbers to show
+            assert "{" in rule.message, rule.id
+    stages = {r.stage for r in RULESET.rules}
+    assert {Stage.DRIVER, Stage.TRAINER_INIT, Stage.WORKER_INIT, Stage.FIRST_STEP, Stage.RUNTIME} <= stages
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("bad,field", [
+    (["--algo.advantage.estimator", "grpoo"], "algo.advantage.estimator"),
+    (["--train.batch_size", "-8"], "train.batch_size"),
+    (["--ring_attn_size", "0"], "ds.ring_attn_size"),
+    (["--rollout.micro_batch_size", "0"], "rollout.micro_batch_size"),
+    (["--train.batch_size", "$BS"], "train.batch_size"),
+    (["--ds.zero_stage", "4"], "ds.zero_stage"),
+    (["--vllm.gpu_memory_utilization", "1.5"], "vllm.gpu_memory_utilization"),
+    (["--vllm.num_engines", "-1"], "vllm.num_engines"),
+    (["--algo.kl.init_coef", "abc"], "algo.kl.init_coef"),
+    (["--actor.num_gpus_per_node", "two"], "actor.num_gpus_per_node"),
+    (["--ds.param_dtype", "fp32"], "ds.param_dtype"),
+])
+def test_bad_input_names_the_field(bad, field):
+    with pytest.raises(rb.InputError) as exc:
+        check(tokens(EXAMPLES["train_dapo_ray_hybrid_engine"]["flags"]) + bad, gpus=8)
+    assert exc.value.field == field
+
+
+def test_unknown_algorithm_and_bad_gpus():
+    with pytest.raises(rb.InputError) as exc:
+        rb.enumerate(rb.Scenario(framework="openrlhf", gpus=8, algorithm="grpoo"))
+    assert exc.value.field == "algo"
+    with pytest.raises(rb.InputError) as exc:
+        check(["--train.batch_size", "8"], gpus=0)
+    assert exc.value.field == "gpus"
+
+
+# ----------------------------------------------------------------------------- brute force
+BASE = {name: [spec.default] for name, spec in VARIABLES.items()
+        if spec.default is not None or spec.optional}
+BASE.update({"need_critic": [False], "need_ref": [True], "need_reward_model": [False], "group_estimator": [True],
+             "num_heads": [12], "num_kv_heads": [4], "max_position_embeddings": [4096], "cluster_num_gpus": [8],
+             "vllm_num_engines": [2], "vllm_tp": [2], "colocate_all": [True], "actor_gpus_per_node": [4],
+             "ref_gpus_per_node": [4], "critic_gpus_per_node": [4], "reward_gpus_per_node": [4], "n": [4],
+             "rollout_batch_size": [8], "train_batch_size": [8], "micro_rollout_batch_size": [2]})
+
+SPACES = {
+    "batch sizes": {
+        "actor_gpus_per_node": [2, 3, 4], "ref_gpus_per_node": [2, 4], "vllm_num_engines": [1, 2],
+        "train_batch_size": [4, 6, 8, 12], "micro_train_batch_size": [1, 2, 4], "n": [1, 2, 3],
+        "rollout_batch_size": [1, 2, 4], "micro_rollout_batch_size": [1, 3, 8], "dynamic_batch": [False, True],
+        "zero_stage": [2, 3],
+    },
+    "layout": {
+        "colocate_all": [False, True], "colocate_actor_ref": [False, True], "colocate_critic_reward": [False, True],
+        "async_train": [False, True], "need_critic": [False, True], "need_reward_model": [False, True],
+        "need_ref": [False, True], "actor_gpus_per_node": [2, 4], "critic_gpus_per_node": [2, 4],
+        "reward_gpus_per_node": [2, 4], "vllm_num_engines": [None, 0, 1, 2, 4], "vllm_tp": [1, 2],
+        "cluster_num_gpus": [8, 12],
+    },
+    "parallel sizes": {
+        "actor_nnodes": [1, 2], "actor_gpus_per_node": [2, 3, 4, 6], "ref_gpus_per_node": [2, 4, 6],
+        "ring_attn_size": [1, 2, 3], "ds_tp": [1, 2], "train_batch_size": [6, 8, 12],
+        "micro_train_batch_size": [1, 2], "colocate_all": [False, True], "zero_stage": [0, 3],
+        "cluster_num_gpus": [None], "enable_ema": [False, True], "fp16": [False, True],
+    },
+    "switches": {
+        "packing_samples": [False, True], "dynamic_batch": [False, True], "ring_attn_size": [1, 2],
+        "vllm_num_engines": [None, 0, 2], "vllm_generate_batch_size": [None, 4, 8, 16], "async_train": [False, True],
+        "partial_rollout": [False, True], "vllm_sleep": [False, True], "dynamic_filtering": [False, True],
+        "group_estimator": [False, True], "n": [1, 2], "legacy_flag_names": [False, True],
+        "need_reward_model": [False, True],
+    },
+    "critic and reward": {
+        "need_critic": [False, True], "need_reward_model": [False, True], "critic_gpus_per_node": [2, 3, 4],
+        "reward_gpus_per_node": [2, 3], "ring_attn_size": [1, 2], "train_batch_size": [2, 6, 8],
+        "micro_rollout_batch_size": [1, 4, 16], "dynamic_batch": [False, True], "zero_stage": [2, 3],
+        "colocate_all": [False, True], "colocate_critic_reward": [False, True], "cluster_num_gpus": [None],
+    },
+    "model limits": {
+        "vllm_tp": [1, 2, 4], "vllm_num_engines": [1, 2, 4], "num_heads": [12, 14], "max_len": [2048, 8192],
+        "max_position_embeddings": [4096, 32768], "actor_gpus_per_node": [2, 4, 8], "cluster_num_gpus": [8, 16],
+        "colocate_all": [False, True],
+    },
+}
+
+
+@pytest.mark.parametrize("space_name", list(SPACES))
+def test_enumerate_equals_checker(space_name):
+    domains = dict(BASE)
+    domains.update(SPACES[space_name])
+    domains = {k: v for k, v in domains.items() if v != [None]}  # unknown: rules reading it are skipped
+    names = list(domains)
+    want = brute_force(RULESET, domains)
+    res = enumerate_solutions(RULESET, domains, time_limit_s=60)
+    assert res.complete
+    got = as_tuples(res.solutions, names)
+    assert len(got) == len(res.solutions), "a config was returned twice"
+    assert got == want, (len(got - want), len(want - got))
+    raw = 1
+    for v in domains.values():
+        raw *= len(v)
+    assert 0 < len(want) < raw
+
+
+# ----------------------------------------------------------------------------- enumerate / export
+@pytest.mark.parametrize("algo,gpus,nnodes", [("grpo", 8, 1), ("ppo", 8, 1), ("dapo", 4, 1), ("rloo", 16, 2),
+                                              ("reinforce++", 6, 1)])
+def test_enumerated_configs_pass_the_checker_and_read_back(algo, gpus, nnodes):
+    sc = rb.Scenario(framework="openrlhf", gpus=gpus, nnodes=nnodes, algorithm=algo, model="qwen2.5-7b",
+                     prompt_length=1024, response_length=2048)
+    res = rb.enumerate(sc, limit=400, time_limit_s=30)
+    assert res.count > 0
+    fw = get_framework("openrlhf")
+    for sol, native in zip(res.solutions[::7], res.native[::7]):
+        assert fw.ruleset.check(sol).valid
+        back = rb.check(native, framework="openrlhf", gpus=gpus, model="qwen2.5-7b")
+        assert back.valid, (native, [v.message for v in back.violations])
+        assert all(not a.startswith("--") or " " in a or a.count("--") == 1 for a in native)
+
+
+def test_enumerate_covers_colocated_and_split_layouts():
+    sc = rb.Scenario(framework="openrlhf", gpus=8, algorithm="grpo", n=8,
+                     search={"train.batch_size": [128], "rollout.batch_size": [128],
+                             "train.micro_batch_size": [4], "rollout.micro_batch_size": [16]})
+    res = rb.enumerate(sc)
+    assert res.complete and res.count > 0
+    hybrid = [s for s in res.solutions if s["colocate_all"]]
+    split = [s for s in res.solutions if not s["colocate_all"]]
+    assert hybrid and split
+    for s in hybrid:  # the hybrid engine: vLLM engines x TP = actor GPUs = all 8
+        assert s["actor_gpus_per_node"] == 8 and s["vllm_num_engines"] * s["vllm_tp"] == 8
+    for s in split:
+        env = RULESET.full_env(s)
+        assert env["gpus_needed"] == 8
+
+
+def test_export_is_paste_ready():
+    fw = get_framework("openrlhf")
+    values = config_to_values(EXAMPLES["train_ppo_with_reward_fn"]["flags"], gpus=8)
+    flags = fw.export(values)
+    assert "--train.colocate_actor_ref" in flags and "--actor.num_gpus_per_node 2" in flags
+    assert "--reward.num_gpus_per_node 8" not in flags  # the reward is remote: no reward group
+    assert not any(f.endswith(" True") or f.endswith(" False") for f in flags)
+    assert fw.assignment("colocate_all", True) == "--train.colocate_all"
+    assert fw.assignment("gmu_permille", 600) == "--vllm.gpu_memory_utilization 0.6"
+
+
+# ----------------------------------------------------------------------------- CLI
+def run(*args):
+    proc = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def test_cli_check_exit_codes():
+    ex = EXAMPLES["train_dapo_ray_hybrid_engine"]
+    ok = run("check", "--framework", "openrlhf", "--gpus", "8", "--", "python3", "-m", "openrlhf.cli.train_ppo_ray",
+             *tokens(ex["flags"]))
+    assert ok.returncode == 0, ok.stdout
+    assert "openrlhf 0.11.2" in ok.stdout
+    case = BROKEN["grpo_3gpu"]
+    bad = run("check", "--framework", "openrlhf", "--gpus", "4", "--json", "--", *tokens(case["flags"]))
+    assert bad.returncode == 1
+    data = json.loads(bad.stdout)
+    v = next(v for v in data["violations"] if v["rule"] == "openrlhf.deepspeed.ref_batch")
+    assert v["stage"] == "worker_init" and "32 != 1 * 10 * 3" in v["message"]
+    wrong = run("check", "--framework", "openrlhf", "--gpus", "8", "--", "--train.batch_size", "-4")
+    assert wrong.returncode == 2 and wrong.stderr.startswith("error: train.batch_size") and "Fix:" in wrong.stderr
+    est = run("check", "--framework", "openrlhf", "--", "--algo.advantage.estimator", "grpo_x")
+    assert est.returncode == 2 and est.stderr.startswith("error: algo.advantage.estimator")
+
+
+def test_cli_enumerate_json():
+    proc = run("enumerate", "--framework", "openrlhf", "--gpus", "8", "--algo", "grpo", "--n", "8",
+               "--search", "train.batch_size=128,256", "--search", "rollout.batch_size=64,128",
+               "--set", "train.micro_batch_size=4", "--set", "rollout.micro_batch_size=16", "--json")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(x) for x in proc.stdout.splitlines()]
+    summary = lines[-1]
+    assert summary["complete"] is True and summary["count"] == len(lines) - 1 > 0
+    assert summary["framework"] == "openrlhf" and summary["rules_version"] == "0.11.2"
+    for cfg in lines[:-1][::25]:
+        back = [t for k, v in cfg.items() for t in ([f"--{k}"] if v is True else [f"--{k}", str(v)])]
+        assert run("check", "--framework", "openrlhf", "--gpus", "8", "--", *back).returncode == 0
+
+
+def test_cli_enumerate_table_and_infeasible():
+    proc = run("enumerate", "--framework", "openrlhf", "--gpus", "8", "--algo", "ppo", "--show", "3")
+    assert proc.returncode == 0 and "valid configs for openrlhf 0.11.2" in proc.stdout
+    assert "--actor.num_gpus_per_node" in proc.stdout
+    none = run("enumerate", "--framework", "openrlhf", "--gpus", "8", "--algo", "grpo", "--n", "1")
+    assert none.returncode == 1 and "openrlhf.driver.group_estimator_needs_n" in none.stdout
+
+
+def test_rules_doc_is_in_sync():
+    proc = run("rules", "--framework", "openrlhf", "--markdown")
+    assert proc.stdout == (ROOT / "docs" / "rules-openrlhf.md").read_text()

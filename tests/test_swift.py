@@ -1,0 +1,370 @@
+"""ms-swift 4.6.0, HF/DeepSpeed GRPO path (``swift rlhf``): the published example scripts pass on the
+GPUs they are written for, known failures fail with the right rule and stage, bad input names the
+field, enumerate equals the checker, the CLI speaks ``swift rlhf`` arguments. The known failures of
+both paths (tests/data/swift/broken.yaml) are checked here."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import rlbatch_solver as rb
+from rlbatch_solver import api
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.swift import parse_swift_args
+from rlbatch_solver.rules.base import Stage
+from rlbatch_solver.rules.swift import RULESET, VARIABLES
+from rlbatch_solver.rules.swift_megatron import RULESET as MEGATRON_RULESET
+from rlbatch_solver.scenario import Scenario
+from rlbatch_solver.solver.model import enumerate_solutions
+
+from bruteforce import as_tuples, brute_force
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data" / "swift"
+EXAMPLES = yaml.safe_load((DATA / "hf_examples.yaml").read_text())
+BROKEN = yaml.safe_load((DATA / "broken.yaml").read_text())
+
+
+def tokens(flags: dict) -> list[str]:
+    """Flag values as pasted from a launch script: ``NPROC_PER_NODE=8 swift rlhf --key value``."""
+    env = [f"{k}={v}" for k, v in flags.items() if k.isupper()]
+    out = env + ["swift", "rlhf"]
+    for key, value in flags.items():
+        if key.isupper():
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        out += [f"--{key}", str(value)]
+    return out
+
+
+def check(flags, gpus=None, framework="swift", **kw):
+    return rb.check(tokens(flags) if isinstance(flags, dict) else flags, framework=framework, gpus=gpus, **kw)
+
+
+def rules_of(report, severity=None):
+    return {v.rule for v in report.violations if severity is None or v.severity.value == severity}
+
+
+# ----------------------------------------------------------------------------- examples
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_published_examples_are_valid(name):
+    ex = EXAMPLES[name]
+    report = check(ex["flags"], gpus=ex["gpus"], model=ex.get("model"))
+    assert report.valid and not report.violations, [(v.rule, v.message) for v in report.violations]
+
+
+@pytest.mark.parametrize("name", [n for n in EXAMPLES if EXAMPLES[n]["gpus"] and
+                                  EXAMPLES[n]["flags"].get("vllm_mode") == "server"])
+def test_server_examples_need_their_rollout_gpus(name):
+    """Server mode takes GPUs away from training: without the rollout server's GPUs the budget fails."""
+    ex = EXAMPLES[name]
+    flags = ex["flags"]
+    world = flags.get("NPROC_PER_NODE", 1) * flags.get("NNODES", 1)
+    server = flags.get("rollout.vllm_tensor_parallel_size", 1) * flags.get("rollout.vllm_data_parallel_size", 1)
+    report = check(flags, gpus=world + server - 1)
+    assert rules_of(report) == {"swift.gpus.budget"}
+    assert report.violations[0].stage == Stage.DRIVER
+    assert f"needs {world + server} GPUs" in report.violations[0].message
+
+
+def test_gspo_example_numbers():
+    """internal/gspo.sh: 2 per GPU x 8 GPUs x 32 steps = 512 completions, 32 prompts of 16."""
+    values = check(EXAMPLES["train/grpo/internal/gspo"]["flags"]).values
+    env = RULESET.full_env(values)
+    assert env["W"] == 8 and env["gen_base"] == 16 and env["spg"] == 32 and env["gen"] == 512
+
+
+def test_completions_of_a_prompt_may_span_ranks():
+    """external/moe_full.sh: 7 ranks, groups of 14; the code needs gen % G, not gen % (b*W*G)."""
+    ex = EXAMPLES["train/grpo/external/moe_full"]
+    env = RULESET.full_env(check(ex["flags"]).values)
+    assert env["gen"] == 28 and env["W"] == 7
+
+
+# ----------------------------------------------------------------------------- known failures
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_known_failures(name):
+    case = BROKEN[name]
+    report = check(case["flags"], gpus=case["gpus"], framework=case["framework"], model=case.get("model"))
+    assert rules_of(report, "error") == set(case["errors"]), [(v.rule, v.message) for v in report.violations]
+    if "expect" in case:
+        want = case["expect"]
+        v = next(v for v in report.violations if v.rule == want["rule"])
+        assert v.stage.value == want["stage"]
+        assert want["message"] in v.message, v.message
+        assert v.source and ("swift/" in v.source or "megatron/" in v.source)
+    else:
+        assert report.valid
+
+
+def test_vllm_mode_without_use_vllm():
+    r = check({"NPROC_PER_NODE": 8, "vllm_mode": "colocate"})
+    assert rules_of(r) == {"swift.args.vllm_mode_needs_use_vllm"}
+
+
+def test_async_generate_needs_server():
+    r = check({"NPROC_PER_NODE": 8, "use_vllm": True, "vllm_mode": "colocate", "async_generate": True})
+    assert rules_of(r) == {"swift.args.async_generate_needs_server"}
+    ok = check({"NPROC_PER_NODE": 8, "use_vllm": True, "vllm_mode": "server", "vllm_server_host": "h",
+                "async_generate": True})
+    assert ok.valid
+
+
+def test_server_needs_host():
+    r = check({"NPROC_PER_NODE": 8, "use_vllm": True, "vllm_mode": "server"})
+    assert rules_of(r) == {"swift.rollout.server_needs_host"}
+    assert r.violations[0].stage == Stage.DRIVER
+
+
+def test_teacher_allows_one_generation():
+    flags = {"NPROC_PER_NODE": 4, "num_generations": 1, "use_vllm": True, "vllm_mode": "colocate"}
+    assert not check(flags).valid
+    assert check({**flags, "teacher_model": "T"}).valid
+
+
+def test_eval_needs_a_validation_set():
+    flags = {"NPROC_PER_NODE": 4, "per_device_train_batch_size": 2, "use_vllm": True, "vllm_mode": "colocate",
+             "eval_strategy": "steps"}
+    assert check(flags).valid  # no val_dataset and split_dataset_ratio 0: eval_strategy becomes 'no'
+    assert "swift.args.eval_batch_divisible_by_num_generations_eval" in rules_of(check({**flags, "val_dataset": "v"}))
+    assert check({**flags, "val_dataset": "v", "num_generations_eval": 4}).valid
+    assert check({**flags, "val_dataset": "v", "eval_strategy": "no"}).valid
+
+
+def test_sequence_parallel():
+    base = {"NPROC_PER_NODE": 6, "per_device_train_batch_size": 4, "use_vllm": True, "vllm_mode": "colocate",
+            "vllm_tensor_parallel_size": 2}
+    r = check({**base, "sequence_parallel_size": 4})
+    assert rules_of(r) == {"swift.sp.world_divisible_by_sp"}
+    assert r.violations[0].stage == Stage.WORKER_INIT
+    # Qwen2.5-7B has 4 KV heads: sp 8 runs 4-way Ulysses x 2-way ring attention, which needs padding_free
+    ring = {**base, "NPROC_PER_NODE": 8, "sequence_parallel_size": 8}
+    assert rules_of(check(ring, model="qwen2.5-7b")) == {"swift.sp.ring_attention_needs_padding_free"}
+    assert check({**ring, "padding_free": True}, model="qwen2.5-7b").valid
+    assert check({**ring, "packing": True}, model="qwen2.5-7b").valid
+    assert check(ring).valid  # without a model the KV heads are unknown: the rule is skipped
+    env = RULESET.full_env(check({**ring, "gradient_accumulation_steps": 2}).values)
+    assert env["effective_ga"] == 16
+
+
+def test_vllm_heads_need_model():
+    flags = {"NPROC_PER_NODE": 6, "per_device_train_batch_size": 4, "use_vllm": True, "vllm_mode": "colocate",
+             "vllm_tensor_parallel_size": 3}
+    assert check(flags).valid
+    # Qwen2.5-7B: 28 heads, not divisible by 3
+    assert rules_of(check(flags, model="qwen2.5-7b")) == {"swift.vllm.heads_divisible_by_tp"}
+
+
+def test_every_rule_has_id_stage_source_and_numbers_in_message():
+    for ruleset, prefixes in ((RULESET, ("swift.",)), (MEGATRON_RULESET, ("swift.", "swift_megatron."))):
+        for rule in ruleset.rules:
+            assert rule.id.startswith(prefixes), rule.id
+            assert rule.source
+            assert isinstance(rule.stage, Stage)
+            assert "{" in rule.message, rule.id  # every message shows the actual values
+
+
+def test_shared_rules_are_one_definition():
+    """The rules both paths enforce have one id and one message in both rule sets."""
+    shared = {r.id for r in RULESET.rules} & {r.id for r in MEGATRON_RULESET.rules}
+    assert {"swift.args.gen_divisible_by_num_generations", "swift.args.gen_equals_base_times_spg",
+            "swift.args.gen_divisible_by_base", "swift.rollout.colocate_tp_divides_world", "swift.gpus.budget",
+            "swift.rollout.server_needs_host", "swift.vllm.heads_divisible_by_tp"} == shared
+    assert MEGATRON_RULESET.rule("swift.gpus.budget").message == RULESET.rule("swift.gpus.budget").message
+
+
+# ----------------------------------------------------------------------------- parsing
+def test_parses_pasted_script_forms():
+    text = ("export NPROC_PER_NODE=4\nexport NNODES=2\nCUDA_VISIBLE_DEVICES=0,1,2,3 \\\n swift rlhf --rlhf_type grpo "
+            "--per_device_train_batch_size=2 --num-generations 8 --use_vllm true --vllm_mode colocate "
+            "--reward_funcs accuracy format --finetune --system 'You are a helpful assistant'")
+    flat, ignored = parse_swift_args([text])
+    assert flat["NPROC_PER_NODE"] == 4 and flat["NNODES"] == 2 and flat["per_device_train_batch_size"] == 2
+    assert "CUDA_VISIBLE_DEVICES=0,1,2,3" in ignored
+    values = get_framework("swift").to_values(flat, gpus=None, model=None)
+    assert values["gpus_per_node"] == 4 and values["nnodes"] == 2 and values["num_generations"] == 8
+    assert values["vllm_mode_given"] and not values["vllm_server"]
+
+
+def test_gpus_replaces_the_prefix():
+    flags = {"per_device_train_batch_size": 1, "use_vllm": True, "vllm_mode": "colocate"}
+    assert check(flags, gpus=8).values["gpus_per_node"] == 8
+    # with the prefix, --gpus is the machine's budget
+    r = check({**flags, "NPROC_PER_NODE": 8}, gpus=4)
+    assert rules_of(r) == {"swift.gpus.budget"}
+
+
+def test_yaml_config(tmp_path):
+    cfg = tmp_path / "grpo.yaml"
+    cfg.write_text("NPROC_PER_NODE: 8\nrlhf_type: grpo\nper_device_train_batch_size: 2\nnum_generations: 16\n"
+                   "use_vllm: true\nvllm_mode: colocate\n")
+    assert rb.check(str(cfg), framework="swift").valid
+    cfg.write_text("NPROC_PER_NODE: 8\nper_device_train_batch_size: 3\nnum_generations: 16\n")
+    assert not rb.check(str(cfg), framework="swift").valid
+
+
+@pytest.mark.parametrize("bad,field", [
+    ({"per_device_train_batch_size": 0}, "per_device_train_batch_size"),
+    ({"per_device_train_batch_size": -2}, "per_device_train_batch_size"),
+    ({"num_generations": "$G"}, "num_generations"),
+    ({"use_vllm": "maybe"}, "use_vllm"),
+    ({"vllm_mode": "colocated"}, "vllm_mode"),
+    ({"rlhf_type": "dpo"}, "rlhf_type"),
+    ({"generation_batch_size": 2.5}, "generation_batch_size"),
+])
+def test_bad_input_names_the_field(bad, field):
+    with pytest.raises(rb.InputError) as exc:
+        check({"NPROC_PER_NODE": 8, **bad})
+    assert exc.value.field == field
+
+
+def test_world_size_must_be_known():
+    with pytest.raises(rb.InputError) as exc:
+        check({"per_device_train_batch_size": 2})
+    assert exc.value.field == "gpus" and "NPROC_PER_NODE" in str(exc.value)
+
+
+# ----------------------------------------------------------------------------- solver
+BASE = {name: [spec.default] for name, spec in VARIABLES.items() if spec.default is not None or spec.optional}
+BASE.update({"num_heads": [28], "num_kv_heads": [4], "use_vllm": [True], "vllm_mode_given": [True]})
+
+SPACES = {
+    "generation batch": {
+        "gpus_per_node": [1, 2, 3, 4, 6], "per_device_train_batch_size": [1, 2, 3],
+        "gradient_accumulation_steps": [1, 2], "num_generations": [1, 2, 3, 4],
+        "generation_batch_size": [None, 4, 6, 12], "steps_per_generation": [None, 1, 2, 3], "teacher": [False, True],
+    },
+    "eval and rollout": {
+        "gpus_per_node": [2, 3, 4], "eval_on": [False, True], "per_device_eval_batch_size": [1, 2],
+        "num_generations_eval": [None, 2, 3], "use_vllm": [False, True], "vllm_mode_given": [False, True],
+        "vllm_server": [False, True], "server_host_given": [False, True], "async_generate": [False, True],
+        "num_generations": [2, 4],
+    },
+    "layout": {
+        "gpus_per_node": [1, 2, 4, 6, 8], "nnodes": [1, 2], "cluster_num_gpus": [None, 8, 9], "vllm_tp": [1, 2, 3, 4],
+        "vllm_server": [False, True], "server_tp": [1, 2], "server_dp": [1, 2], "sequence_parallel_size": [1, 2, 3, 8],
+        "padding_free": [False, True], "num_generations": [2], "per_device_train_batch_size": [2],
+    },
+}
+
+
+@pytest.mark.parametrize("space_name", list(SPACES))
+def test_enumerate_equals_checker(space_name):
+    domains = dict(BASE)
+    domains.update(SPACES[space_name])
+    names = list(domains)
+    want = brute_force(RULESET, domains)
+    res = enumerate_solutions(RULESET, domains, time_limit_s=60)
+    assert res.complete
+    got = as_tuples(res.solutions, names)
+    assert len(got) == len(res.solutions), "a config was returned twice"
+    assert got == want, (len(got - want), len(want - got))
+    raw = 1
+    for v in domains.values():
+        raw *= len(v)
+    assert 0 < len(want) < raw
+
+
+def test_enumerate_scenario_exports_paste_ready_flags():
+    sc = Scenario(framework="swift", gpus=8, algorithm="gspo", n=16, model="qwen2.5-7b",
+                  search={"per_device_train_batch_size": [1, 2, 4]})
+    res = rb.enumerate(sc)
+    assert res.complete and res.count > 0
+    fw = get_framework("swift")
+    for sol, native in zip(res.solutions, res.native):
+        assert native[0] == "NPROC_PER_NODE=8"
+        assert "--importance_sampling_level sequence" in native and "--vllm_mode colocate" in native
+        again = rb.check(native, framework="swift", gpus=8, model="qwen2.5-7b")
+        assert again.valid, (native, again.violations)
+        assert fw.ruleset.check(sol).valid
+
+
+def test_enumerate_server_mode_splits_the_gpus():
+    sc = Scenario(framework="swift", gpus=8, n=8, fixed={"vllm_mode": "server", "per_device_train_batch_size": 1})
+    res = rb.enumerate(sc)
+    assert res.complete and res.count > 0
+    for sol, native in zip(res.solutions, res.native):
+        assert "--vllm_mode server" in native and "--vllm_server_host ROLLOUT_HOST" in native
+        assert sol["gpus_per_node"] + sol["server_tp"] * sol["server_dp"] == 8
+        assert RULESET.full_env(sol)["gen"] % 8 == 0
+
+
+def test_recommend_without_cost_model_is_a_clear_input_error():
+    sc = Scenario(framework="swift", gpu="h100", gpus=8, model="qwen2.5-7b")
+    with pytest.raises(rb.InputError) as exc:
+        rb.recommend(sc)
+    assert exc.value.field == "framework"
+
+
+# ----------------------------------------------------------------------------- CLI
+def run(*args):
+    proc = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+GOOD = ["NPROC_PER_NODE=8", "swift", "rlhf", "--rlhf_type", "grpo", "--per_device_train_batch_size", "2",
+        "--num_generations", "16", "--use_vllm", "true", "--vllm_mode", "colocate"]
+
+
+def test_cli_check_exit_codes():
+    assert run("check", "--framework", "swift", "--", *GOOD).returncode == 0
+    stale = [t for t in GOOD if t not in ("--vllm_mode", "colocate")]
+    proc = run("check", "--framework", "swift", "--", *stale)
+    assert proc.returncode == 1 and "swift.args.vllm_mode_required" in proc.stdout
+    proc = run("check", "--framework", "swift", "--json", "--", *[t.replace("16", "12") for t in GOOD])
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 1 and data["violations"][0]["rule"] == "swift.args.gen_divisible_by_num_generations"
+    proc = run("check", "--framework", "swift", "--", *GOOD, "--per_device_train_batch_size", "0")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: per_device_train_batch_size")
+    proc = run("check", "--framework", "swift", "--", "swift", "rlhf", "--num_generations", "8")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: gpus")
+
+
+def test_cli_enumerate_exit_codes():
+    proc = run("enumerate", "--framework", "swift", "--gpus", "4", "--n", "8", "--json")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert lines[-1]["complete"] and lines[-1]["count"] == len(lines) - 1 > 0
+    first = lines[0]
+    toks = [f"{k}={v}" if k.isupper() else f"--{k} {v}" for k, v in first.items()]
+    assert run("check", "--framework", "swift", "--", *toks).returncode == 0
+    proc = run("enumerate", "--framework", "swift", "--gpus", "4", "--n", "3",
+               "--set", "per_device_train_batch_size=1", "--set", "gradient_accumulation_steps=1")
+    assert proc.returncode == 1 and "swift.args.gen_divisible_by_num_generations" in proc.stdout
+    proc = run("enumerate", "--framework", "swift", "--gpus", "4", "--search", "per_device_train_batchsize=1,2")
+    assert proc.returncode == 2 and "search.per_device_train_batchsize" in proc.stderr
+
+
+def test_rules_doc_is_in_sync():
+    proc = run("rules", "--framework", "swift", "--markdown")
+    assert proc.stdout == (ROOT / "docs" / "rules-swift.md").read_text()
+
+
+# ----------------------------------------------------------------------------- fix and explain
+def test_fix_adds_the_missing_vllm_mode_first():
+    case = BROKEN["qwen3_8b_best_practice"]
+    r = api.fix(tokens(case["flags"]), framework="swift", gpus=case["gpus"])
+    assert r.after is not None and r.native_after == ["--vllm_mode colocate"]
+    r = api.fix(tokens({**case["flags"], "num_generations": 12}), framework="swift", gpus=8)
+    assert "--vllm_mode colocate" in r.native_after and not any("use_vllm" in x for x in r.native_after)
+
+
+def test_explain_maps_swift_messages_to_rules():
+    case = BROKEN["qwen3_8b_best_practice"]
+    r = api.explain("ValueError: vllm_mode is required when use_vllm is true", framework="swift",
+                   config=tokens(case["flags"]), gpus=8)
+    assert [x.rule for x in r.rules] == ["swift.args.vllm_mode_required"]
+    assert r.fix is not None and r.fix.native_after == ["--vllm_mode colocate"]
+    m = BROKEN["megatron_w8_tp2_g3_gbs12"]
+    trace = ('  File "swift/megatron/trainers/grpo_trainer.py", line 1357, in get_local_rollout_batch\n'
+             "    assert rollout_group_size * per_device_batch_size == len(global_rollout_batch)\nAssertionError\n")
+    r = api.explain(trace, framework="swift-megatron", config=tokens(m["flags"]))
+    assert [x.rule for x in r.rules] == ["swift_megatron.runtime.generation_divisible_by_world"]
+    assert r.fix.after is not None

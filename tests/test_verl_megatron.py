@@ -1,0 +1,288 @@
+"""verl 0.9.1 on the Megatron backend: verl's own example configs, known-broken cases, the backend switch,
+the ``verl-megatron`` search and export."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+import rlbatch_solver as rb
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.docs import rules_page
+from rlbatch_solver.rules.base import Stage
+from rlbatch_solver.rules.verl_megatron import ANY_RULESET, MEGATRON_RULESET
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = yaml.safe_load((ROOT / "tests" / "data" / "verl" / "megatron_examples.yaml").read_text())
+AR = "actor_rollout_ref"
+MG = f"{AR}.actor.megatron"
+STAGE_ORDER = list(Stage)
+
+
+def by_name(name):
+    return next(c for c in EXAMPLES if c["name"] == name)
+
+
+def rules_of(report, stage=None):
+    return {v.rule for v in report.violations if stage is None or v.stage == stage}
+
+
+def replace(cfg, **changes):
+    """``cfg`` with ``key=value`` overrides replaced (value None drops the key)."""
+    out = [c for c in cfg if c.lstrip("+").partition("=")[0] not in changes]
+    out += [f"{k}={v}" for k, v in changes.items() if v is not None]
+    return out
+
+
+def first_stage(report):
+    return min((v.stage for v in report.violations if v.severity.value == "error"), key=STAGE_ORDER.index)
+
+
+@pytest.mark.parametrize("case", EXAMPLES, ids=[c["name"] for c in EXAMPLES])
+def test_verl_megatron_examples(case):
+    r = rb.check(case["overrides"], model=case["model"])
+    assert r.values["megatron"] is True  # the pasted config selects the Megatron rules
+    if case["expect"] == "valid":
+        assert r.valid and not r.violations, [v.message for v in r.violations]
+    else:
+        assert not r.valid
+        assert rules_of(r) == set(case["expect"]["invalid"]), [v.message for v in r.violations]
+        assert first_stage(r).value == case["expect"]["stage"]
+    # the Megatron-only framework agrees
+    r2 = rb.check(case["overrides"], model=case["model"], framework="verl-megatron")
+    assert [(v.rule, v.message) for v in r2.violations] == [(v.rule, v.message) for v in r.violations]
+
+
+BASE = by_name("grpo_qwen2_7b_math_megatron")["overrides"]  # TP2 PP2 on 8 GPUs, B 1024, n 5, mini 256, micro 4
+
+
+def parallel(tp=None, pp=None, **more):
+    """Actor and ref sizes together (the ref follows the actor in every example)."""
+    changes = dict(more)
+    for key, v in (("tensor_model_parallel_size", tp), ("pipeline_model_parallel_size", pp)):
+        if v is not None:
+            changes[f"{MG}.{key}"] = v
+            changes[f"{AR}.ref.megatron.{key}"] = v
+    return replace(BASE, **changes)
+
+
+def test_gpus_not_divisible_by_tp_pp_cp():
+    r = rb.check(parallel(**{"trainer.n_gpus_per_node": 6}), model="qwen2.5-7b")
+    assert "verl.megatron.driver_gpus_divisible_by_model_parallel" in rules_of(r, Stage.DRIVER)
+    msg = next(v.message for v in r.violations if v.rule == "verl.megatron.driver_gpus_divisible_by_model_parallel")
+    assert "= 6" in msg and "2*2*1 = 4" in msg
+    assert "verl.driver.batch_divisible_by_gpus" not in rules_of(r)  # the FSDP rule is off
+
+
+def test_gpus_not_divisible_by_tp_pp_cp_with_dynamic_batch_fails_at_worker_init():
+    r = rb.check(parallel(**{"trainer.n_gpus_per_node": 6, f"{AR}.actor.use_dynamic_bsz": True}), model="qwen2.5-7b")
+    assert "verl.megatron.gpus_divisible_by_model_parallel" in rules_of(r, Stage.WORKER_INIT)
+    assert not rules_of(r, Stage.DRIVER)
+
+
+def test_heads_not_divisible_by_tp():
+    r = rb.check(parallel(tp=8, pp=1), model="qwen2.5-7b")  # 28 heads, 4 kv heads
+    assert rules_of(r) == {"verl.megatron.heads_divisible_by_tp"}
+    assert r.violations[0].stage == Stage.WORKER_INIT
+    assert "28" in r.violations[0].message and "= 8" in r.violations[0].message
+    assert "transformer_config.py" in r.violations[0].source
+
+
+def test_query_groups_vs_tp():
+    r = rb.check(parallel(tp=8, pp=1), model="qwen3-8b")  # 32 heads, 8 kv heads: fine
+    assert r.valid
+    r = rb.check(parallel(tp=8, pp=1), model="qwen2.5-1.5b")  # 12 heads, 2 kv heads
+    assert {"verl.megatron.heads_divisible_by_tp"} <= rules_of(r)
+    r = rb.check(parallel(tp=3, pp=1, **{"trainer.n_gpus_per_node": 6, f"{AR}.rollout.tensor_model_parallel_size": 3}),
+                 model="qwen2.5-7b")  # 28 heads
+    assert "verl.megatron.query_groups_vs_tp" in rules_of(r)
+
+
+def test_layers_not_divisible_by_pp():
+    r = rb.check(parallel(tp=1, pp=8), model="qwen2.5-7b")  # 28 layers over 8 stages
+    assert rules_of(r) == {"verl.megatron.layers_divisible_by_pp"}
+    assert r.violations[0].stage == Stage.WORKER_INIT
+
+
+def test_layers_not_divisible_by_pp_times_vpp():
+    cfg = parallel(**{f"{MG}.virtual_pipeline_model_parallel_size": 4,
+                      f"{AR}.ref.megatron.virtual_pipeline_model_parallel_size": 4})
+    r = rb.check(cfg, model="qwen2.5-7b")  # 28 layers / PP 2 = 14 per stage, not divisible by VPP 4
+    assert rules_of(r) == {"verl.megatron.stage_layers_divisible_by_vpp"}
+    assert "leave 14 per stage" in r.violations[0].message and "= 4" in r.violations[0].message
+    ok = rb.check(replace(cfg, **{f"{MG}.virtual_pipeline_model_parallel_size": 7,
+                                  f"{AR}.ref.megatron.virtual_pipeline_model_parallel_size": 7}), model="qwen2.5-7b")
+    assert "verl.megatron.stage_layers_divisible_by_vpp" not in rules_of(ok)
+
+
+def test_vpp_needs_pp():
+    cfg = parallel(tp=2, pp=1, **{f"{MG}.virtual_pipeline_model_parallel_size": 2})
+    r = rb.check(cfg, model="qwen2.5-7b")
+    assert "verl.megatron.vpp_needs_pp" in rules_of(r, Stage.WORKER_INIT)
+
+
+def test_vpp_groups_micro_batches_by_pp():
+    # TP2 PP4 on 8 GPUs: dp 1; mini 256*5 = 1280 per GPU, micro 256 -> 5 micro batches, not a multiple of PP 4
+    cfg = parallel(tp=2, pp=4, **{f"{MG}.virtual_pipeline_model_parallel_size": 7,
+                                  f"{AR}.ref.megatron.virtual_pipeline_model_parallel_size": 7,
+                                  f"{AR}.actor.ppo_micro_batch_size_per_gpu": 256})
+    r = rb.check(cfg, model="qwen2.5-7b")
+    assert rules_of(r) == {"verl.megatron.vpp_micro_batches_grouped"}
+    assert r.violations[0].stage == Stage.FIRST_STEP
+    assert "5" in r.violations[0].message
+    # without VPP the same sizes run
+    assert rb.check(parallel(tp=2, pp=4, **{f"{AR}.actor.ppo_micro_batch_size_per_gpu": 256}), model="qwen2.5-7b").valid
+
+
+def test_driver_batch_divisible_by_dp_times_micro():
+    r = rb.check(replace(BASE, **{"data.train_batch_size": 1020}), model="qwen2.5-7b")  # 5100 % (2*4)
+    assert rules_of(r, Stage.DRIVER) == {"verl.megatron.driver_batch_divisible"}
+    msg = r.violations[0].message
+    assert "5100" in msg and "2*4 = 8" in msg
+
+
+def test_megatron_deprecated_global_micro_fails_at_the_driver():
+    cfg = replace(BASE, **{f"{AR}.actor.ppo_micro_batch_size_per_gpu": None, f"{AR}.actor.ppo_micro_batch_size": 8})
+    r = rb.check(cfg, model="qwen2.5-7b")
+    assert "verl.megatron.driver_micro_per_gpu_required" in rules_of(r, Stage.DRIVER)
+
+
+def test_experts_divisible_by_ep():
+    cfg = by_name("grpo_qwen3moe_30b_megatron_96gb")["overrides"]
+    r = rb.check(replace(cfg, **{f"{MG}.expert_model_parallel_size": 3, f"{AR}.ref.megatron.expert_model_parallel_size": 3,
+                                 "trainer.n_gpus_per_node": 6, f"{AR}.rollout.tensor_model_parallel_size": 2}),
+                 model="qwen3-30b-a3b")  # 128 experts
+    assert "verl.megatron.experts_divisible_by_ep" in rules_of(r, Stage.WORKER_INIT)
+
+
+def test_expert_tensor_parallel_defaults_to_tp():
+    cfg = by_name("grpo_qwen3_235b_a22b_megatron_gpu_defaults")["overrides"]
+    r = rb.check(cfg, model="qwen3-235b-a22b")
+    msg = next(v.message for v in r.violations if v.rule == "verl.megatron.gpus_divisible_by_expert_parallel")
+    assert "4*4*8 = 128" in msg
+    fixed = replace(cfg, **{f"{MG}.expert_tensor_parallel_size": 1, f"{AR}.ref.megatron.expert_tensor_parallel_size": 1,
+                            f"{AR}.rollout.data_parallel_size": 8})
+    assert rb.check(fixed, model="qwen3-235b-a22b").valid
+
+
+def test_first_and_last_stage_layers():
+    cfg = by_name("grpo_deepseek_v3_671b_megatron")["overrides"]  # 61 layers, PP 12, 6 on the last stage
+    key = f"{MG}.override_transformer_config.num_layers_in_last_pipeline_stage"
+    r = rb.check(replace(cfg, **{key: 7}), model="deepseek-v3")  # 54 layers over 11 stages
+    assert rules_of(r) == {"verl.megatron.middle_layers_split"}
+    assert "54" in r.violations[0].message and "11" in r.violations[0].message
+    first = f"{MG}.override_transformer_config.num_layers_in_first_pipeline_stage"
+    r = rb.check(replace(cfg, **{first: 6}), model="deepseek-v3")  # 49 over 10
+    assert rules_of(r) == {"verl.megatron.middle_layers_split"}
+    r = rb.check(replace(cfg, **{f"{MG}.override_transformer_config.account_for_loss_in_pipeline_split": True}),
+                 model="deepseek-v3")
+    assert rules_of(r) == {"verl.megatron.pp_layout_exclusive"}
+
+
+def test_ref_and_critic_must_share_the_actor_layout():
+    r = rb.check(replace(BASE, **{f"{AR}.ref.megatron.tensor_model_parallel_size": 4}), model="qwen2.5-7b")
+    assert rules_of(r) == {"verl.megatron.ref_parallel_matches_actor"}
+    assert "4/2/1/1/4/null" in r.violations[0].message and "2/2/1/1/2/null" in r.violations[0].message
+    # the ref follows the actor when its sizes are not given
+    r = rb.check(replace(BASE, **{f"{AR}.ref.megatron.tensor_model_parallel_size": None,
+                                  f"{AR}.ref.megatron.pipeline_model_parallel_size": None}), model="qwen2.5-7b")
+    assert r.valid
+
+
+def test_backend_switch():
+    fsdp_cfg = [c for c in BASE if not c.startswith("--config-name")]
+    r = rb.check(fsdp_cfg, model="qwen2.5-7b")
+    assert r.values["megatron"] is False
+    for switch in (["model_engine=megatron"], [f"{AR}.actor.strategy=megatron"],
+                   ["--config-name=ppo_megatron_trainer"], ["--config-name", "ppo_megatron_trainer.yaml"],
+                   ["--config-name='ppo_megatron_trainer.yaml'"]):
+        r = rb.check(fsdp_cfg + switch, model="qwen2.5-7b")
+        assert r.values["megatron"] is True, switch
+    # FSDP rules stay off for Megatron and the other way round
+    r = rb.check(fsdp_cfg + ["model_engine=megatron", f"{AR}.actor.ulysses_sequence_parallel_size=3"], model="qwen2.5-7b")
+    assert not any(x.startswith(("verl.fsdp.", "verl.ulysses.")) for x in rules_of(r))
+    r = rb.check(fsdp_cfg + [f"{MG}.tensor_model_parallel_size=3"], model="qwen2.5-7b")
+    assert not any(x.startswith("verl.megatron.") for x in rules_of(r))
+    with pytest.raises(rb.InputError) as exc:
+        rb.check(fsdp_cfg + ["model_engine=megatron", f"{AR}.actor.strategy=fsdp"])
+    assert exc.value.field == f"{AR}.actor.strategy"
+    with pytest.raises(rb.InputError):
+        rb.check(fsdp_cfg + [f"{AR}.actor.strategy=veomni"])
+    with pytest.raises(rb.InputError):
+        rb.check(fsdp_cfg + ["model_engine=dp"], framework="verl-megatron")
+
+
+def test_megatron_config_with_gpu_has_no_memory_model_yet():
+    with pytest.raises(rb.InputError) as exc:
+        rb.check(BASE, model="qwen2.5-7b", gpu="h100")
+    assert "Megatron" in str(exc.value)
+    sc = rb.Scenario(framework="verl-megatron", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="grpo")
+    with pytest.raises(rb.InputError):
+        rb.recommend(sc)
+
+
+def test_enumerate_verl_megatron_searches_layouts_and_exports_megatron_overrides():
+    sc = rb.Scenario(
+        framework="verl-megatron", gpus=8, model="qwen2.5-7b", algorithm="grpo", n=4, prompt_length=512,
+        response_length=512,
+        search={"data.train_batch_size": [32, 64], f"{AR}.actor.ppo_mini_batch_size": [16, 32],
+                f"{AR}.actor.ppo_micro_batch_size_per_gpu": [2, 4],
+                f"{AR}.rollout.log_prob_micro_batch_size_per_gpu": [8],
+                f"{AR}.rollout.tensor_model_parallel_size": [2]},
+    )
+    res = rb.enumerate(sc, time_limit_s=60)
+    assert res.complete and res.count > 0
+    layouts = {(s["tp"], s["pp"]) for s in res.solutions}
+    assert {s[0] for s in layouts} <= {1, 2, 4}  # 28 heads: TP 8 is out
+    assert {s[1] for s in layouts} <= {1, 2, 4} and len(layouts) > 2  # 28 layers: PP 1, 2, 4
+    fw = get_framework("verl-megatron")
+    for sol, native in zip(res.solutions, res.native):
+        assert fw.ruleset.check(sol).valid
+        assert native[0] == "model_engine=megatron"
+        assert any(x.startswith(f"{MG}.tensor_model_parallel_size=") for x in native)
+        assert any(x.startswith(f"{AR}.ref.megatron.tensor_model_parallel_size=") for x in native)  # GRPO: KL on
+        assert not any("ulysses" in x or "fsdp_config" in x for x in native)
+        back = rb.check(native, model="qwen2.5-7b")  # --framework verl reads it back as Megatron
+        assert back.valid and back.values["megatron"], (native, [v.message for v in back.violations])
+
+
+def test_enumerate_verl_megatron_searches_vpp_moe_and_cp_when_asked():
+    sc = rb.Scenario(
+        framework="verl-megatron", gpus=16, nnodes=2, model="qwen3-30b-a3b", algorithm="dapo", n=8,
+        prompt_length=4096, response_length=12288,
+        fixed={f"{AR}.actor.use_dynamic_bsz": True, f"{AR}.actor.ppo_max_token_len_per_gpu": 16384,
+               f"{AR}.rollout.tensor_model_parallel_size": 4, "data.train_batch_size": 64,
+               f"{AR}.actor.ppo_mini_batch_size": 16},
+        search={f"{MG}.virtual_pipeline_model_parallel_size": [None, 2, 3],
+                f"{MG}.expert_tensor_parallel_size": [None, 1]},
+    )
+    res = rb.enumerate(sc, time_limit_s=60)
+    assert res.complete and res.count > 0
+    seen = {(s["tp"], s["pp"], s["cp"], s["ep"], s["etp"], s["vpp"]) for s in res.solutions}
+    assert {x[2] for x in seen} == {1, 2} and {x[3] for x in seen} == {1, 2, 4, 8}  # CP (16k tokens), EP (MoE)
+    assert {x[5] for x in seen} == {None, 2, 3}
+    for tp, pp, cp, ep, etp, vpp in seen:
+        assert 16 % (tp * pp * cp) == 0 and 16 % ((etp or tp) * ep * pp) == 0
+        assert vpp is None or (pp > 1 and 48 % (pp * vpp) == 0)
+    fw = get_framework("verl-megatron")
+    for sol in res.solutions[:200]:
+        assert fw.ruleset.check(sol).valid
+
+
+def test_enumerate_verl_framework_refuses_megatron_scenarios():
+    sc = rb.Scenario(framework="verl", gpus=8, model="qwen2.5-7b", fixed={"model_engine": "megatron"})
+    with pytest.raises(rb.InputError) as exc:
+        rb.enumerate(sc)
+    assert "verl-megatron" in exc.value.fix
+
+
+def test_every_megatron_rule_has_id_stage_source_and_numbers():
+    for rule in MEGATRON_RULESET.rules + ANY_RULESET.rules:
+        assert rule.id.startswith("verl.")
+        assert rule.source and isinstance(rule.stage, Stage)
+        assert "{" in rule.message, rule.id
+
+
+def test_rules_doc_is_in_sync():
+    assert rules_page(get_framework("verl-megatron")) == (ROOT / "docs" / "rules-verl-megatron.md").read_text()
+    assert rules_page(get_framework("verl")) == (ROOT / "docs" / "rules-verl.md").read_text()
