@@ -1,0 +1,113 @@
+"""A sweep grid: lists of hardware and workload choices, expanded into scenarios.
+
+    # grid.yaml
+    framework: verl
+    gpu: [rtx4090, a100-80gb, h100, h200]
+    gpus: [1, 2, 4, 8, 16]
+    gpus_per_node: 8          # optional: nodes = ceil(gpus / gpus_per_node)
+    model: [qwen2.5-7b]
+    algorithm: [grpo]
+    n: [8]
+    prompt_length: [1024]
+    response_length: [4096]
+    objective: time
+    price_per_gpu_hour: {h100: 2.5, a100-80gb: 1.6}   # or one number
+    fixed: {...}               # framework keys, as in a scenario
+    time_limit_s: 20           # per point
+
+Any scenario field may be a single value or a list; lists are crossed. Each
+point has an id that depends only on its scenario, so a resumed sweep knows
+what it has done even if the grid file was reordered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..errors import InputError, did_you_mean
+from ..frameworks.overrides import load_yaml_file
+from ..scenario import FIELD_NAMES, scenario_from_dict
+
+AXES = ("framework", "gpu", "gpus", "model", "algorithm", "n", "prompt_length", "response_length", "nnodes")
+GRID_ONLY = ("price_per_gpu_hour", "time_limit_s", "gpus_per_node")
+DEFAULT_POINT_TIME_LIMIT_S = 20.0
+
+
+@dataclass
+class Point:
+    id: str
+    scenario: dict[str, Any]
+    time_limit_s: float
+
+    def label(self) -> str:
+        s = self.scenario
+        return f"{s.get('model')} {s.get('algorithm')} on {s.get('gpus')}x {s.get('gpu')}"
+
+
+@dataclass
+class Grid:
+    points: list[Point]
+    source: str = ""
+    axes: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def point_id(scenario: Mapping[str, Any]) -> str:
+    text = json.dumps(scenario, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _as_list(key: str, value: Any) -> list[Any]:
+    if isinstance(value, list):
+        if not value:
+            raise InputError(f"grid.{key}", "is an empty list.", f"give at least one value for {key}.")
+        return value
+    return [value]
+
+
+def grid_from_dict(data: Mapping[str, Any], where: str = "grid") -> Grid:
+    if not isinstance(data, Mapping):
+        raise InputError(where, "must be a mapping of scenario fields to values or lists.", "see docs/sweeps.md.")
+    allowed = set(FIELD_NAMES) | set(GRID_ONLY)
+    for key in data:
+        if key not in allowed:
+            raise InputError(f"{where}.{key}", f"is not a grid field.{did_you_mean(key, allowed)}",
+                             f"known fields: {', '.join(sorted(allowed))}.")
+    axes = {k: _as_list(k, data[k]) for k in AXES if k in data}
+    per_node = data.get("gpus_per_node")
+    price = data.get("price_per_gpu_hour")
+    limit = data.get("time_limit_s", DEFAULT_POINT_TIME_LIMIT_S)
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
+        raise InputError(f"{where}.time_limit_s", f"{limit!r} is not a positive number of seconds.",
+                         "write time_limit_s: 20.")
+    common = {k: v for k, v in data.items() if k not in AXES and k not in GRID_ONLY}
+    names = list(axes)
+    points: list[Point] = []
+    seen: set[str] = set()
+    for combo in itertools.product(*(axes[n] for n in names)):
+        sc = dict(common)
+        sc.update(zip(names, combo))
+        if per_node is not None and "gpus" in sc and isinstance(sc["gpus"], int) and sc["gpus"] > per_node:
+            if sc["gpus"] % per_node:
+                raise InputError(f"{where}.gpus", f"{sc['gpus']} GPUs do not fill nodes of {per_node}.",
+                                 f"use multiples of {per_node} above one node.")
+            sc["nnodes"] = sc["gpus"] // per_node
+        if isinstance(price, Mapping):
+            if sc.get("gpu") in price:
+                sc["price_per_gpu_hour"] = price[sc["gpu"]]
+        elif price is not None:
+            sc["price_per_gpu_hour"] = price
+        scenario_from_dict(sc, where=f"{where} point {dict(zip(names, combo))}")  # validate every point now
+        pid = point_id(sc)
+        if pid not in seen:
+            seen.add(pid)
+            points.append(Point(pid, sc, float(limit)))
+    return Grid(points, where, axes)
+
+
+def load_grid(path: str | Path) -> Grid:
+    return grid_from_dict(load_yaml_file(path) or {}, where=str(path))

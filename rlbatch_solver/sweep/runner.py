@@ -1,0 +1,212 @@
+"""Run a sweep: every grid point gets its best config, written as it finishes.
+
+* Results are JSON lines, one per point, appended and flushed (and fsynced)
+  the moment a point finishes, so a killed sweep loses only what was running.
+* ``resume`` reads the file, drops a torn last line, and skips every point id
+  already there: nothing is done twice, nothing is lost.
+* Points are handed out one at a time (``imap_unordered``-style), so a slow
+  point occupies one worker and the others keep going.
+* Backends: local processes (default) or a Ray cluster (``pip install .[ray]``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..errors import InputError
+from .grid import Grid, Point
+
+GIB = 2**30
+
+
+def evaluate_point(point: Point) -> dict[str, Any]:
+    """The best config of one point by its objective, or why there is none."""
+    from .. import api
+    from ..scenario import scenario_from_dict
+
+    start = time.perf_counter()
+    row: dict[str, Any] = {"id": point.id, "point": point.scenario}
+    try:
+        sc = scenario_from_dict(point.scenario)
+        rep = api.recommend(sc, top=1, time_limit_s=point.time_limit_s)
+    except InputError as err:
+        row.update(status="error", reason=str(err))
+    else:
+        row["proven"] = rep.proven
+        row["solver_status"] = rep.status
+        row["capacity_gib"] = round(rep.capacity_mib / 1024, 3)
+        best = rep.best
+        if best is None:
+            row["status"] = "infeasible"
+            ids = rep.conflict.ids if rep.conflict else []
+            short = {k: {"least_gib": round(a / 1024, 2), "capacity_gib": round(b / 1024, 2)}
+                     for k, (a, b) in rep.memory_floor.items() if a > b}
+            row["conflict"] = ids
+            row["memory_short"] = short
+            row["reason"] = _reason(ids, short, rep.status)
+        else:
+            row.update(
+                status="ok",
+                native=best.native,
+                step_time_s=round(best.step_time_s, 4),
+                tokens_per_s=round(best.tokens_per_s, 2),
+                phase_seconds={k: round(v, 4) for k, v in best.phase_seconds.items()},
+                memory_gib={p: round(r.peak(p) / GIB, 3) for p, r in best.memory.items()},
+                memory_terms_gib={p: {k: round(v / GIB, 3) for k, v in r.phases[p].items()}
+                                  for p, r in best.memory.items()},
+            )
+            price = point.scenario.get("price_per_gpu_hour")
+            if price:
+                row["cost_per_step"] = round(best.step_time_s / 3600 * sc.total_gpus * price, 6)
+    row["wall_s"] = round(time.perf_counter() - start, 3)
+    return row
+
+
+def _reason(ids: list[str], short: dict[str, Any], status: str) -> str:
+    if short:
+        k, v = max(short.items(), key=lambda kv: kv[1]["least_gib"] - kv[1]["capacity_gib"])
+        return (f"{k}: needs at least {v['least_gib']} GiB per GPU, {v['capacity_gib']} GiB usable"
+                + (f"; conflicting rules: {', '.join(ids)}" if ids else ""))
+    if ids:
+        return "conflicting rules: " + ", ".join(ids)
+    return f"no config found (solver status {status})"
+
+
+# ----------------------------------------------------------------------------- results file
+def read_results(path: str | Path) -> list[dict[str, Any]]:
+    """Complete result lines; a torn last line (killed mid-write) is ignored."""
+    p = Path(path)
+    if not p.exists():
+        return []
+    rows = []
+    for line in p.read_text().splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and "id" in row:
+            rows.append(row)
+    return rows
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a last line without its newline (a write cut by a kill), so appends start clean."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return
+    cut = data.rfind(b"\n") + 1
+    with path.open("r+b") as f:
+        f.truncate(cut)
+
+
+class ResultWriter:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.f = path.open("a", encoding="utf-8")
+
+    def write(self, row: dict[str, Any]) -> None:
+        self.f.write(json.dumps(row, sort_keys=True, default=str) + "\n")
+        self.f.flush()
+        os.fsync(self.f.fileno())
+
+    def close(self) -> None:
+        self.f.close()
+
+
+# ----------------------------------------------------------------------------- backends
+def _local(points: list[Point], workers: int, fn: Callable[[Point], dict]) -> Iterable[dict[str, Any]]:
+    if workers <= 1:
+        for p in points:
+            yield fn(p)
+        return
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")  # CP-SAT threads and fork do not mix
+    with ctx.Pool(workers) as pool:
+        yield from pool.imap_unordered(fn, points, chunksize=1)
+
+
+def _ray(points: list[Point], workers: int, fn: Callable[[Point], dict], address: str | None) -> Iterable[dict]:
+    try:
+        import ray
+    except ImportError:
+        raise InputError("backend", "ray is not installed.", 'pip install ".[ray]", or use --backend local.') from None
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False,
+                 **({} if address else {"num_cpus": max(1, workers)}))
+    remote = ray.remote(num_cpus=1)(fn)
+    pending = [remote.remote(p) for p in points]
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        for ref in done:
+            yield ray.get(ref)
+
+
+@dataclass
+class SweepSummary:
+    total: int
+    skipped: int
+    ran: int
+    ok: int
+    infeasible: int
+    errors: int
+    wall_s: float
+
+
+def run_sweep(
+    grid: Grid,
+    out: str | Path,
+    *,
+    resume: bool = False,
+    workers: int = 1,
+    backend: str = "local",
+    ray_address: str | None = None,
+    progress: bool = True,
+    fn: Callable[[Point], dict] = evaluate_point,
+) -> SweepSummary:
+    """Evaluate every point not already in ``out``; append each result as it finishes."""
+    path = Path(out)
+    if path.exists() and path.stat().st_size and not resume:
+        raise InputError("out", f"{path} already has results.", "pass --resume to continue it, or choose a new --out.")
+    if backend not in ("local", "ray"):
+        raise InputError("backend", f"unknown backend '{backend}'.", "use --backend local or --backend ray.")
+    if workers < 1:
+        raise InputError("workers", f"{workers} must be at least 1.", "pass --workers 2.")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _drop_torn_tail(path)
+    done = {r["id"] for r in read_results(path)}
+    todo = [p for p in grid.points if p.id not in done]
+    start = time.perf_counter()
+    counts = {"ok": 0, "infeasible": 0, "error": 0}
+    writer = ResultWriter(path)
+    stream = _local(todo, workers, fn) if backend == "local" else _ray(todo, workers, fn, ray_address)
+    try:
+        if progress and todo:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+                TimeRemainingColumn
+
+            with Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.description}")) as bar:
+                task = bar.add_task("", total=len(todo))
+                for row in stream:
+                    writer.write(row)
+                    counts[row.get("status", "error")] = counts.get(row.get("status", "error"), 0) + 1
+                    bar.update(task, advance=1, description=f"last: {row.get('status')}")
+        else:
+            for row in stream:
+                writer.write(row)
+                counts[row.get("status", "error")] = counts.get(row.get("status", "error"), 0) + 1
+    finally:
+        writer.close()
+    return SweepSummary(len(grid.points), len(grid.points) - len(todo), len(todo), counts["ok"],
+                        counts["infeasible"], counts["error"], time.perf_counter() - start)

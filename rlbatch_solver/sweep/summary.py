@@ -1,0 +1,149 @@
+"""Tables and pictures of sweep results (the pictures need ``pip install .[plot]``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+
+def _key(row: dict[str, Any]) -> tuple:
+    p = row["point"]
+    return (str(p.get("model")), str(p.get("algorithm")), str(p.get("gpu")), int(p.get("gpus") or 0))
+
+
+def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per point, sorted by model, GPU type and count; the best point per model marked."""
+    out = []
+    best: dict[tuple, tuple[float, int]] = {}
+    by_cost = any(r.get("cost_per_step") for r in rows)
+    for i, r in enumerate(sorted(rows, key=_key)):
+        p = r["point"]
+        line = {
+            "model": p.get("model"), "algorithm": p.get("algorithm"), "gpu": p.get("gpu"), "gpus": p.get("gpus"),
+            "status": r.get("status"), "step_s": r.get("step_time_s"), "tokens_per_s": r.get("tokens_per_s"),
+            "cost_per_step": r.get("cost_per_step"),
+            "peak_gib": max(r["memory_gib"].values()) if r.get("memory_gib") else None,
+            "capacity_gib": r.get("capacity_gib"), "reason": r.get("reason", ""), "best": False, "id": r["id"],
+        }
+        out.append(line)
+        if r.get("status") == "ok":
+            score = r["cost_per_step"] if by_cost and r.get("cost_per_step") else -r["tokens_per_s"]
+            k = (line["model"], line["algorithm"])
+            if k not in best or score < best[k][0]:
+                best[k] = (score, len(out) - 1)
+    for _, idx in best.values():
+        out[idx]["best"] = True
+    return out
+
+
+def print_summary(console, rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    lines = summary_rows(rows)
+    by_cost = any(r.get("cost_per_step") for r in rows)
+    table = Table(title=f"{len(lines)} points · best per model by {'cost per step' if by_cost else 'tokens/s'} (*)")
+    for col in ("model", "algo", "GPU", "#", "status", "step s", "tokens/s", "cost/step", "peak GiB", "cap GiB",
+                "why not"):
+        table.add_column(col, justify="right" if col in ("#", "step s", "tokens/s", "cost/step", "peak GiB",
+                                                         "cap GiB") else "left")
+    for x in lines:
+        def f(v, fmt):
+            return "" if v is None else format(v, fmt)
+
+        table.add_row(x["model"], x["algorithm"], x["gpu"], str(x["gpus"]),
+                      ("* " if x["best"] else "") + str(x["status"]), f(x["step_s"], ".1f"),
+                      f(x["tokens_per_s"], ",.0f"), f(x["cost_per_step"], ".4f"), f(x["peak_gib"], ".1f"),
+                      f(x["capacity_gib"], ".1f"), (x["reason"] or "")[:70])
+    console.print(table)
+
+
+def _plt():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError("plot", "matplotlib is not installed.", 'pip install ".[plot]" to draw pictures.') from None
+    return plt
+
+
+def plot_heatmap(rows: list[dict[str, Any]], out: str | Path, metric: str = "tokens_per_s") -> Path:
+    """Metric over GPU type x GPU count, one panel per model; infeasible cells say why."""
+    if metric not in ("tokens_per_s", "cost_per_step", "step_time_s"):
+        raise InputError("metric", f"unknown metric '{metric}'.", "use tokens_per_s, cost_per_step or step_time_s.")
+    if not rows:
+        raise InputError("summary", "the results file has no rows.", "run the sweep first.")
+    plt = _plt()
+    import numpy as np
+
+    models = sorted({str(r["point"].get("model")) for r in rows})
+    gpus = sorted({str(r["point"].get("gpu")) for r in rows})
+    counts = sorted({int(r["point"].get("gpus") or 0) for r in rows})
+    fig, axes = plt.subplots(1, len(models), figsize=(1.3 * len(counts) * len(models) + 2, 0.7 * len(gpus) + 2),
+                             squeeze=False)
+    for ax, model in zip(axes[0], models):
+        grid = np.full((len(gpus), len(counts)), np.nan)
+        labels = [["" for _ in counts] for _ in gpus]
+        for r in rows:
+            p = r["point"]
+            if str(p.get("model")) != model:
+                continue
+            i, j = gpus.index(str(p.get("gpu"))), counts.index(int(p.get("gpus") or 0))
+            if r.get("status") == "ok" and r.get(metric) is not None:
+                grid[i, j] = r[metric]
+                v = r[metric]
+                labels[i][j] = f"{v:,.0f}" if metric == "tokens_per_s" else f"{v:.3g}"
+            else:
+                labels[i][j] = "OOM" if r.get("memory_short") else ("x" if r.get("status") == "infeasible" else "err")
+        cmap = plt.get_cmap("viridis" if metric == "tokens_per_s" else "viridis_r").copy()
+        cmap.set_bad("#dddddd")
+        im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, aspect="auto")
+        ax.set_xticks(range(len(counts)), [str(c) for c in counts])
+        ax.set_yticks(range(len(gpus)), gpus)
+        ax.set_xlabel("GPUs")
+        ax.set_title(model)
+        for i in range(len(gpus)):
+            for j in range(len(counts)):
+                if labels[i][j]:
+                    ax.text(j, i, labels[i][j], ha="center", va="center", fontsize=8,
+                            color="black" if np.isnan(grid[i, j]) else "white")
+        fig.colorbar(im, ax=ax, label=metric.replace("_", " "))
+    fig.tight_layout()
+    path = Path(out)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_memory(row: dict[str, Any], out: str | Path) -> Path:
+    """Stacked memory terms per phase for one point, with the GPU's usable capacity."""
+    if row.get("status") != "ok" or not row.get("memory_terms_gib"):
+        raise InputError("point", f"point {row.get('id')} has no fitting config to draw.",
+                         "pick a point whose status is ok (rlbatch sweep --summary lists ids).")
+    plt = _plt()
+    phases = list(row["memory_terms_gib"])
+    terms = sorted({t for p in phases for t in row["memory_terms_gib"][p]})
+    fig, ax = plt.subplots(figsize=(1.6 * len(phases) + 4, 5))
+    bottom = [0.0] * len(phases)
+    colors = plt.get_cmap("tab20")
+    for k, term in enumerate(terms):
+        vals = [row["memory_terms_gib"][p].get(term, 0.0) for p in phases]
+        if not any(vals):
+            continue
+        ax.bar(phases, vals, bottom=bottom, label=term, color=colors(k % 20))
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    cap = row.get("capacity_gib")
+    if cap:
+        ax.axhline(cap, color="red", linestyle="--", label=f"usable {cap:.1f} GiB")
+    p = row["point"]
+    ax.set_title(f"{p.get('model')} {p.get('algorithm')} on {p.get('gpus')}x {p.get('gpu')}: memory per GPU")
+    ax.set_ylabel("GiB per GPU")
+    ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
+    fig.tight_layout()
+    path = Path(out)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

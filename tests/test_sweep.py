@@ -1,0 +1,130 @@
+"""Sweeps: grid expansion, results written as they finish, resume after a kill, summaries."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rlbatch_solver.errors import InputError
+from rlbatch_solver.sweep.grid import grid_from_dict, point_id
+from rlbatch_solver.sweep.runner import read_results, run_sweep
+from rlbatch_solver.sweep.summary import summary_rows
+
+GRID = {
+    "framework": "verl", "gpu": ["rtx4090", "a100-80gb"], "gpus": [2, 4], "model": "qwen2.5-0.5b",
+    "algorithm": "grpo", "n": 4, "prompt_length": 256, "response_length": 512, "time_limit_s": 10,
+    "price_per_gpu_hour": {"a100-80gb": 1.6},
+}
+
+
+def fake_eval(point):
+    """A stand-in for the recommender (module level so it pickles)."""
+    return {"id": point.id, "point": point.scenario, "status": "ok", "tokens_per_s": float(point.scenario["gpus"]),
+            "step_time_s": 1.0, "memory_gib": {"rollout": 1.0}, "cost_per_step": None}
+
+
+def test_grid_crosses_lists_and_ids_are_stable():
+    g = grid_from_dict(GRID)
+    assert len(g.points) == 4
+    assert len({p.id for p in g.points}) == 4
+    again = grid_from_dict(dict(reversed(list(GRID.items()))))
+    assert {p.id for p in again.points} == {p.id for p in g.points}
+    a100 = [p for p in g.points if p.scenario["gpu"] == "a100-80gb"]
+    assert all(p.scenario["price_per_gpu_hour"] == 1.6 for p in a100)
+    assert point_id(g.points[0].scenario) == g.points[0].id
+
+
+def test_grid_nodes_from_gpus_per_node():
+    g = grid_from_dict({**GRID, "gpus": [8, 16], "gpus_per_node": 8})
+    assert sorted(p.scenario.get("nnodes", 1) for p in g.points) == [1, 1, 2, 2]
+
+
+@pytest.mark.parametrize("bad,field", [
+    ({"gpus": []}, "grid.gpus"),
+    ({"gpuz": [1]}, "grid.gpuz"),
+    ({"gpus": [-1]}, "gpus"),
+    ({"time_limit_s": 0}, "grid.time_limit_s"),
+])
+def test_grid_errors_name_the_field(bad, field):
+    with pytest.raises(InputError) as e:
+        grid_from_dict({**GRID, **bad})
+    assert e.value.field == field
+
+
+def test_resume_skips_done_points_and_drops_a_torn_line(tmp_path):
+    g = grid_from_dict(GRID)
+    out = tmp_path / "r.jsonl"
+    first = fake_eval(g.points[0])
+    out.write_text(json.dumps(first) + "\n" + '{"id": "torn", "po')  # killed mid-write
+    with pytest.raises(InputError):
+        run_sweep(g, out, progress=False, fn=fake_eval)  # exists, no --resume
+    s = run_sweep(g, out, resume=True, progress=False, fn=fake_eval)
+    assert (s.skipped, s.ran) == (1, 3)
+    rows = read_results(out)
+    assert sorted(r["id"] for r in rows) == sorted(p.id for p in g.points)
+    s2 = run_sweep(g, out, resume=True, progress=False, fn=fake_eval)
+    assert s2.ran == 0 and len(read_results(out)) == 4
+
+
+def test_summary_marks_best_per_model():
+    g = grid_from_dict(GRID)
+    rows = [fake_eval(p) for p in g.points]
+    lines = summary_rows(rows)
+    best = [x for x in lines if x["best"]]
+    assert len(best) == 1 and best[0]["gpus"] == 4
+
+
+def run_cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True, **kw)
+
+
+def test_real_sweep_killed_midway_then_resumed(tmp_path):
+    grid = {**GRID, "gpus": [1, 2, 4], "gpu": ["rtx4090", "a100-80gb", "h100"]}
+    gfile = tmp_path / "grid.yaml"
+    gfile.write_text(yaml.safe_dump(grid))
+    out = tmp_path / "res.jsonl"
+    cmd = [sys.executable, "-m", "rlbatch_solver.cli", "sweep", str(gfile), "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(read_results(out)) < 2:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = read_results(out)
+    assert 2 <= len(before) < 9, "the sweep should have been killed midway"
+    done = run_cli("sweep", str(gfile), "--out", str(out), "--resume", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    rows = read_results(out)
+    ids = [r["id"] for r in rows]
+    assert len(ids) == len(set(ids)) == 9  # nothing lost, nothing twice
+    assert {r["id"] for r in before} <= set(ids)
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert ok and all(r["tokens_per_s"] > 0 and r["native"] for r in ok)
+    priced = [r for r in ok if r["point"]["gpu"] == "a100-80gb"]
+    assert all(r["cost_per_step"] > 0 for r in priced)
+    summ = run_cli("sweep", "--summary", str(out))
+    assert summ.returncode == 0 and "best per model" in summ.stdout
+
+
+def test_sweep_bad_input_exit_2(tmp_path):
+    bad = tmp_path / "g.yaml"
+    bad.write_text("gpu: [rtx4090\n")
+    p = run_cli("sweep", str(bad), "--out", str(tmp_path / "o.jsonl"))
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    p2 = run_cli("sweep", "--summary", str(tmp_path / "missing.jsonl"))
+    assert p2.returncode == 2 and "summary" in p2.stderr
+
+
+def test_two_local_processes_give_the_same_results(tmp_path):
+    g = grid_from_dict(GRID)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    run_sweep(g, a, progress=False, fn=fake_eval, workers=1)
+    run_sweep(g, b, progress=False, fn=fake_eval, workers=2)
+    key = lambda rows: sorted((r["id"], r["tokens_per_s"]) for r in rows)  # noqa: E731
+    assert key(read_results(a)) == key(read_results(b))
