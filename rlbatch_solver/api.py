@@ -286,10 +286,10 @@ def recommend(
     elif objective_name == "gpus":
         from .rules.expr import IntVar
 
-        # fewest GPUs first; among equal counts, the fastest
-        objective = IntVar("gpus_per_node") * IntVar("nnodes") * 10_000_000 + terms.time_ms
+        # fewest GPUs first; among equal counts, the fastest (time per sample is far below 10^12 us)
+        objective = IntVar("gpus_per_node") * IntVar("nnodes") * 10**12 + terms.time_us_per_sample
     else:
-        objective = terms.time_ms
+        objective = terms.time_us_per_sample
     res = optimize(ruleset, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name], top=top,
                    time_limit_s=time_limit_s)
     validate_solutions(ruleset, [r.solution for r in res.ranked])

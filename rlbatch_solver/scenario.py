@@ -144,5 +144,6 @@ def default_scenario() -> Scenario:
         n=8,
         prompt_length=880,
         response_length=1280,
-        fixed={"actor_rollout_ref.rollout.gpu_memory_utilization": 0.35},
+        # the seed's choices that shape learning, not speed: the batch per step and the vLLM share
+        fixed={"data.train_batch_size": 64, "actor_rollout_ref.rollout.gpu_memory_utilization": 0.35},
     )

@@ -31,9 +31,9 @@ SMALL_SEARCH = {
 }
 
 
-def small_scenario(gpu="rtx4090", gpus=4, model="qwen2.5-0.5b", algo="grpo", objective="time", **kw):
+def small_scenario(gpu="rtx4090", gpus=4, model="qwen2.5-0.5b", algo="grpo", objective="time", search=None, **kw):
     return Scenario(framework="verl", gpu=gpu, gpus=gpus, model=model, algorithm=algo, n=4, prompt_length=512,
-                    response_length=1024, search=dict(SMALL_SEARCH), objective=objective, **kw)
+                    response_length=1024, search=dict(search or SMALL_SEARCH), objective=objective, **kw)
 
 
 def exhaustive(scenario):
@@ -43,7 +43,7 @@ def exhaustive(scenario):
     tied = {r.id.removeprefix("search.tie."): r for r in space.extra_rules if r.id.startswith("search.tie.")}
     follows = {name: SEARCH_TIES[name] for name in tied}
     names = [n for n in space.domains if n not in follows]
-    objective = terms.headroom_mib if scenario.objective == "memory-headroom" else terms.time_ms
+    objective = terms.headroom_mib if scenario.objective == "memory-headroom" else terms.time_us_per_sample
     best = None
     for combo in itertools.product(*(space.domains[n] for n in names)):
         values = dict(zip(names, combo))
@@ -82,18 +82,33 @@ def test_cpsat_optimum_equals_exhaustive_evaluation(case):
         assert ruleset.check(r.solution).valid
 
 
-def test_tables_equal_the_full_cost_model():
-    """The solver's per-phase MiB are the printed report's peaks, on random configs of the space."""
-    sc = small_scenario(gpu="a100-80gb", gpus=4, model="qwen2.5-1.5b", algo="ppo")
+@pytest.mark.parametrize("algo,engine", [("ppo", "vllm"), ("grpo", "sglang")])
+def test_tables_equal_the_full_cost_model(algo, engine):
+    """The solver's per-phase MiB and time per sample are the printed report's, on random configs of
+    a space that also varies every knob the cost model reads (a table that missed an input would differ)."""
+    search = {**SMALL_SEARCH,
+              f"{AR}.model.use_remove_padding": [True, False],
+              f"{AR}.actor.use_dynamic_bsz": [False, True],
+              f"{AR}.rollout.free_cache_engine": [True, False],
+              f"{AR}.rollout.enforce_eager": [False, True],
+              f"{AR}.actor.entropy_from_logits_with_chunking": [False, True],
+              f"{AR}.actor.fsdp_config.param_offload": [False, True],
+              f"{AR}.actor.fsdp_config.optimizer_offload": [False, True],
+              "critic.ppo_infer_max_token_len_per_gpu": [4096, 8192]}
+    sc = small_scenario(gpu="a100-80gb", gpus=4, model="qwen2.5-1.5b", algo=algo,
+                        fixed={f"{AR}.rollout.name": engine}, search=search)
     fw, card, gpu, space, spec, terms, ruleset = prepare(sc)
     rnd = random.Random(3)
     names = list(space.domains)
-    for _ in range(40):
+    for _ in range(60):
         values = {n: rnd.choice(space.domains[n]) for n in names}
         env = ruleset.full_env(values)
-        memory, _ = full_reports(spec, values)
+        memory, seconds = full_reports(spec, values)
         for phase, report in memory.items():
             assert env[f"mem_{phase}"] == -(-report.peak(phase) // MIB)
+        samples = values["train_batch_size"] * values["n"]
+        for phase, s in seconds.items():
+            assert env[f"us_{phase}"] == round(s * 1e6 / samples), phase
 
 
 def test_recommend_default_scenario_fits_and_is_proven():

@@ -3,12 +3,15 @@
 A framework describes which of its variables each phase's memory and time
 read (``CostSpec``) and how to turn values into a ``Plan``. From that we build:
 
-* ``mem_<phase>`` (MiB per GPU) and ``ms_<phase>`` (milliseconds per step):
+* ``mem_<phase>`` (MiB per GPU) and ``us_<phase>`` (microseconds of the phase per
+  sample, i.e. per response: the step time divided by ``train_batch_size * n``):
   derived quantities whose expression is a ``Table`` over exactly those
   variables, so the checker and CP-SAT evaluate the same function;
 * one rule per phase, ``<fw>.memory.<phase>``: peak <= usable capacity, with
   the stage at which the phase would OOM;
-* the objectives: total step time, or the smallest memory headroom.
+* the objectives: total time per sample (the inverse of throughput: with the train
+  batch pinned it orders configs exactly as step time does), or the smallest
+  memory headroom.
 
 The printed report (every term) comes from ``estimate_memory`` on the same
 ``Plan``, so the solver's number and the user's number cannot differ.
@@ -55,13 +58,15 @@ class CostSpec:
     phases_run: Callable[[Mapping[str, Value]], list[str]]  # phases that run for these values
     source: str = "docs/cost-model.md"
     bool_names: frozenset = field(default_factory=frozenset)
+    # samples (responses) one step processes; every time input list must hold what it reads
+    samples: Callable[[Mapping[str, Value]], int] = lambda values: 1
 
 
 @dataclass
 class CostTerms:
     derived: list[Derived]
     rules: list[Rule]
-    time_ms: IntExpr | None
+    time_us_per_sample: IntExpr | None
     headroom_mib: IntExpr | None
     capacity_mib: int
     phases: list[str]
@@ -94,7 +99,8 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
             plan = spec.plan(env, phase)
             if kind == "mem":
                 return int(math.ceil(estimate_memory(plan).peak(phase) / MIB))
-            return int(round(estimate_time(plan).phases.get(phase, 0.0) * 1000))
+            seconds = estimate_time(plan).phases.get(phase, 0.0)
+            return int(round(seconds * 1e6 / max(1, spec.samples(env))))
 
         return fn
 
@@ -119,20 +125,20 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
             if phase not in phases and phase in PHASE_STAGE:
                 continue
             names = [n for n in names if n in domains]
-            t = Table(f"ms_{phase}", tuple(_var(n, spec) for n in names), fn_for(phase, names, "time"))
-            derived.append(Derived(f"ms_{phase}", t, f"milliseconds per step in {phase}"))
-            times.append(IntVar(f"ms_{phase}"))
-    time_ms = None
+            t = Table(f"us_{phase}", tuple(_var(n, spec) for n in names), fn_for(phase, names, "time"))
+            derived.append(Derived(f"us_{phase}", t, f"microseconds of {phase} per sample"))
+            times.append(IntVar(f"us_{phase}"))
+    time_us = None
     if times:
-        time_ms = times[0]
+        time_us = times[0]
         for t in times[1:]:
-            time_ms = time_ms + t
+            time_us = time_us + t
     headroom = None
     if headrooms:
         headroom = headrooms[0]
         for h in headrooms[1:]:
             headroom = minimum(headroom, h)
-    return CostTerms(derived, rules, time_ms, headroom, capacity, phases)
+    return CostTerms(derived, rules, time_us, headroom, capacity, phases)
 
 
 def full_reports(spec: CostSpec, values: Mapping[str, Value]) -> tuple[dict[str, MemoryReport], dict[str, float]]:

@@ -20,10 +20,10 @@ _HW = ["nnodes", "gpus_per_node", "max_prompt_length", "max_response_length", "f
 _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine", "enforce_eager",
             "max_num_seqs", "max_num_batched_tokens"]
 _RESIDENT = ["param_offload", "optimizer_offload"]
+_COLOCATED = ["need_ref", "ref_param_offload", "need_critic", "critic_param_offload", "critic_optimizer_offload"]
 
 MEMORY_INPUTS = {
-    "rollout": _HW + _ROLLOUT + _RESIDENT + ["need_ref", "ref_param_offload", "need_critic",
-                                             "critic_param_offload", "critic_optimizer_offload"],
+    "rollout": _HW + _ROLLOUT + _RESIDENT + _COLOCATED,
     "old_log_prob": _HW + _RESIDENT + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "actor_sp",
                                        "entropy_chunking", "remove_padding"],
     "ref": _HW + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload", "remove_padding"],
@@ -34,14 +34,17 @@ MEMORY_INPUTS = {
 }
 _STEP = _HW + ["train_batch_size", "n"]
 TIME_INPUTS = {
-    "rollout": _STEP + _ROLLOUT,
+    # SGLang's reservation is a share of the memory left free, which the colocated trainer states decide
+    "rollout": _STEP + _ROLLOUT + _RESIDENT + _COLOCATED,
     "old_log_prob": _STEP + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "actor_sp",
-                             "param_offload"],
-    "ref": _STEP + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload"],
+                             "param_offload", "remove_padding"],
+    "ref": _STEP + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload",
+                    "remove_padding"],
     "actor_update": _STEP + ["actor_mini", "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp",
-                             "grad_ckpt", "param_offload", "optimizer_offload"],
+                             "grad_ckpt", "param_offload", "optimizer_offload", "remove_padding"],
     "critic_update": _STEP + ["critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt",
-                              "critic_param_offload", "critic_optimizer_offload"],
+                              "critic_param_offload", "critic_optimizer_offload", "critic_max_tokens",
+                              "remove_padding"],
     "weight_sync": _STEP + ["rollout_tp"],
     "offload": _STEP + ["param_offload", "optimizer_offload", "ref_param_offload"],
 }
@@ -127,5 +130,6 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         memory_inputs=MEMORY_INPUTS,
         time_inputs=TIME_INPUTS,
         phases_run=phases_run,
+        samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
         bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool"),
     )
