@@ -128,3 +128,17 @@ def test_two_local_processes_give_the_same_results(tmp_path):
     run_sweep(g, b, progress=False, fn=fake_eval, workers=2)
     key = lambda rows: sorted((r["id"], r["tokens_per_s"]) for r in rows)  # noqa: E731
     assert key(read_results(a)) == key(read_results(b))
+
+
+def test_ray_backend_on_a_local_instance(tmp_path):
+    """The same points through a local Ray instance give the same rows as local processes."""
+    pytest.importorskip("ray")
+    from rlbatch_solver.sweep.runner import evaluate_point
+
+    g = grid_from_dict({**GRID, "gpu": "a100-80gb"})
+    a, b = tmp_path / "ray.jsonl", tmp_path / "local.jsonl"
+    s = run_sweep(g, a, backend="ray", workers=2, progress=False, fn=evaluate_point)
+    assert s.ran == 2 and s.ok == 2
+    run_sweep(g, b, workers=1, progress=False, fn=evaluate_point)
+    key = lambda rows: sorted((r["id"], r["status"], r["native"]) for r in rows)  # noqa: E731
+    assert key(read_results(a)) == key(read_results(b))

@@ -141,15 +141,20 @@ def _ray(points: list[Point], workers: int, fn: Callable[[Point], dict], address
         import ray
     except ImportError:
         raise InputError("backend", "ray is not installed.", 'pip install ".[ray]", or use --backend local.') from None
-    if not ray.is_initialized():
+    started_here = not ray.is_initialized()
+    if started_here:  # a local Ray instance with `workers` CPUs, or the cluster at `address`
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False,
                  **({} if address else {"num_cpus": max(1, workers)}))
-    remote = ray.remote(num_cpus=1)(fn)
-    pending = [remote.remote(p) for p in points]
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1)
-        for ref in done:
-            yield ray.get(ref)
+    try:
+        remote = ray.remote(num_cpus=1)(fn)
+        pending = [remote.remote(p) for p in points]  # one task per point: a slow point holds one CPU
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                yield ray.get(ref)
+    finally:
+        if started_here:
+            ray.shutdown()
 
 
 @dataclass
