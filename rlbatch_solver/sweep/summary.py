@@ -39,24 +39,36 @@ def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def print_summary(console, rows: list[dict[str, Any]]) -> None:
+    """One compact table per model and algorithm; why a point has no config, listed under it."""
     from rich.table import Table
 
     lines = summary_rows(rows)
     by_cost = any(r.get("cost_per_step") for r in rows)
-    table = Table(title=f"{len(lines)} points · best per model by {'cost per step' if by_cost else 'tokens/s'} (*)")
-    for col in ("model", "algo", "GPU", "#", "status", "step s", "tokens/s", "cost/step", "peak GiB", "cap GiB",
-                "why not"):
-        table.add_column(col, justify="right" if col in ("#", "step s", "tokens/s", "cost/step", "peak GiB",
-                                                         "cap GiB") else "left")
+    console.print(f"{len(lines)} points · best per model by {'cost per step' if by_cost else 'tokens/s'} (*)")
+    groups: dict[tuple, list[dict[str, Any]]] = {}
     for x in lines:
-        def f(v, fmt):
-            return "" if v is None else format(v, fmt)
+        groups.setdefault((x["model"], x["algorithm"]), []).append(x)
 
-        table.add_row(x["model"], x["algorithm"], x["gpu"], str(x["gpus"]),
-                      ("* " if x["best"] else "") + str(x["status"]), f(x["step_s"], ".1f"),
-                      f(x["tokens_per_s"], ",.0f"), f(x["cost_per_step"], ".4f"), f(x["peak_gib"], ".1f"),
-                      f(x["capacity_gib"], ".1f"), (x["reason"] or "")[:70])
-    console.print(table)
+    def f(v, fmt):
+        return "" if v is None else format(v, fmt)
+
+    for (model, algo), group in groups.items():
+        table = Table(title=f"{model} · {algo}", title_justify="left")
+        for col in ("GPU", "#", "status", "step s", "tokens/s", "$/step", "peak/cap GiB"):
+            table.add_column(col, justify="left" if col in ("GPU", "status") else "right", no_wrap=True)
+        why = []
+        for x in group:
+            status = ("* " if x["best"] else "") + str(x["status"])
+            if x["status"] != "ok" and x["reason"]:
+                why.append(x)
+                status += f" [{len(why)}]"
+            peak = f"{f(x['peak_gib'], '.1f')}/{f(x['capacity_gib'], '.1f')}" if x["peak_gib"] is not None else \
+                f"-/{f(x['capacity_gib'], '.1f')}"
+            table.add_row(str(x["gpu"]), str(x["gpus"]), status, f(x["step_s"], ".1f"), f(x["tokens_per_s"], ",.0f"),
+                          f(x["cost_per_step"], ".4f"), peak)
+        console.print(table)
+        for k, x in enumerate(why, 1):
+            console.print(f"  [{k}] {x['gpus']}x {x['gpu']}: {x['reason']}")
 
 
 def _plt():
@@ -124,7 +136,8 @@ def plot_memory(row: dict[str, Any], out: str | Path) -> Path:
         raise InputError("point", f"point {row.get('id')} has no fitting config to draw.",
                          "pick a point whose status is ok (rlbatch sweep --summary lists ids).")
     plt = _plt()
-    phases = list(row["memory_terms_gib"])
+    step_order = ["rollout", "old_log_prob", "ref", "actor_update", "critic_update"]
+    phases = sorted(row["memory_terms_gib"], key=lambda p: step_order.index(p) if p in step_order else len(step_order))
     terms = sorted({t for p in phases for t in row["memory_terms_gib"][p]})
     fig, ax = plt.subplots(figsize=(1.6 * len(phases) + 4, 5))
     bottom = [0.0] * len(phases)
