@@ -135,7 +135,7 @@ def test_ray_backend_on_a_local_instance(tmp_path):
     pytest.importorskip("ray")
     from rlbatch_solver.sweep.runner import evaluate_point
 
-    g = grid_from_dict({**GRID, "gpu": "a100-80gb"})
+    g = grid_from_dict({**GRID, "gpu": "a100-80gb", "time_limit_s": 60})  # Ray shares the cores
     a, b = tmp_path / "ray.jsonl", tmp_path / "local.jsonl"
     s = run_sweep(g, a, backend="ray", workers=2, progress=False, fn=evaluate_point)
     assert s.ran == 2 and s.ok == 2

@@ -1,9 +1,13 @@
 """Best configs by an objective, proven in order.
 
-``optimize`` solves for the optimum, then excludes that assignment of the free
-variables and solves again, ``top`` times. When each solve ends OPTIMAL, the
-returned order is proven: no unlisted config beats a listed one. Every solve
-has a time limit; its status travels with its answer.
+``optimize`` solves for the optimum. For the next ``top - 1`` it enumerates
+every config whose objective lies within a small band of the optimum (1%, then
+wider) and sorts them: when that enumeration completes with at least ``top``
+configs, no config outside the band can beat one inside it, so the order is
+proven, in two solves instead of ``top``. If the band holds too many configs
+(ties by the thousand), it falls back to excluding each answer and solving
+again, ``top`` times; each of those solves that ends OPTIMAL is proven too.
+Every solve has a time limit; its status travels with its answer.
 """
 
 from __future__ import annotations
@@ -14,7 +18,11 @@ from ortools.sat.python import cp_model
 
 from ..rules.base import RuleSet, Value
 from ..rules.expr import IntExpr
-from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, build_model
+from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, _Collector, _decode, build_model, \
+    tune_for_enumeration
+
+BANDS = (0.01, 0.05, 0.25)  # relative width of the objective band enumerated for the runners-up
+BAND_LIMIT = 2000  # configs in a band beyond which enumeration gives way to exclusion
 
 
 @dataclass
@@ -82,22 +90,82 @@ def optimize(
         built.model.Maximize(target)
     else:
         built.model.Minimize(target)
-    ranked: list[Ranked] = []
-    first_status = "unknown"
-    total = 0.0
-    for k in range(top):
-        solver = cp_model.CpSolver()
-        solver.parameters.max_time_in_seconds = time_limit_s
-        solver.parameters.num_workers = workers
-        status = solver.Solve(built.model)
-        total += solver.WallTime()
-        text = STATUS_TEXT.get(status, str(status))
-        if k == 0:
-            first_status = text
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    result = OptimizeResult([], "unknown", 0.0, built.skipped)
+    _solve_next(built, target, time_limit_s, workers, result)
+    if top == 1 or not result.ranked:
+        return result
+    if result.status == "optimal":
+        best = result.ranked[0].objective
+        for band in BANDS:
+            found, wall = _band(ruleset, domains, objective, maximize, best, band, time_limit_s)
+            result.wall_time_s += wall
+            if found is None:  # too many configs in the band, or out of time: exclusion instead
+                break
+            if len(found) >= top or band == BANDS[-1]:
+                # everything outside the band is worse than everything in it: a proven prefix
+                result.ranked = [Ranked(sol, value, "optimal") for value, sol in found[:top]]
+                break
+    for r in result.ranked:
+        _exclude(built.model, built, r.solution)
+    while len(result.ranked) < top:
+        if not _solve_next(built, target, time_limit_s, workers, result):
             break
-        sol = built.solution(solver)
-        value = int(target) if isinstance(target, int) else int(solver.Value(target))
-        ranked.append(Ranked(sol, value, text))
-        _exclude(built.model, built, sol)
-    return OptimizeResult(ranked, first_status, total, built.skipped)
+    return result
+
+
+def _solve_next(built, target, time_limit_s: float, workers: int, result: OptimizeResult) -> bool:
+    """Solve once more; append the answer (and exclude it from later solves)."""
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit_s
+    solver.parameters.num_workers = workers
+    status = solver.Solve(built.model)
+    result.wall_time_s += solver.WallTime()
+    text = STATUS_TEXT.get(status, str(status))
+    if not result.ranked:
+        result.status = text
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return False
+    sol = built.solution(solver)
+    value = int(target) if isinstance(target, int) else int(solver.Value(target))
+    result.ranked.append(Ranked(sol, value, text))
+    _exclude(built.model, built, sol)
+    return True
+
+
+class _ObjectiveCollector(_Collector):
+    """Free-variable values and the objective of each solution."""
+
+    def __init__(self, built, target, limit: int) -> None:
+        super().__init__(built, limit)
+        self.target = target
+        self.values: list[int] = []
+
+    def on_solution_callback(self) -> None:
+        self.values.append(int(self.target) if isinstance(self.target, int) else int(self.Value(self.target)))
+        super().on_solution_callback()
+
+
+def _band(ruleset: RuleSet, domains: Domains, objective: IntExpr, maximize: bool, best: int, band: float,
+          time_limit_s: float) -> tuple[list[tuple[int, dict[str, Value]]] | None, float]:
+    """Every config whose objective is within ``band`` of ``best``, best first (ties by value),
+    or None when there are more than BAND_LIMIT of them or the enumeration did not finish."""
+    built = build_model(ruleset, domains)
+    target, _, _ = built.compiler.int(objective)
+    width = max(1, int(abs(best) * band))
+    if not isinstance(target, int):
+        built.model.Add(target >= best - width) if maximize else built.model.Add(target <= best + width)
+    solver = cp_model.CpSolver()
+    solver.parameters.enumerate_all_solutions = True
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = time_limit_s
+    tune_for_enumeration(built, solver.parameters)
+    collector = _ObjectiveCollector(built, target, BAND_LIMIT + 1)
+    status = solver.Solve(built.model, collector)
+    if status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE) or collector.hit_limit:
+        return None, solver.WallTime()
+    unique: dict[tuple, tuple[int, dict[str, Value]]] = {}
+    for value, sol in zip(collector.values, _decode(built, collector)):
+        key = tuple(sorted((k, -1 if v is None else int(v)) for k, v in sol.items()))
+        unique[key] = (value, sol)
+    order = sorted(unique.items(), key=lambda kv: ((-kv[1][0] if maximize else kv[1][0]), kv[0]))
+    return [item for _, item in order], solver.WallTime()
