@@ -297,7 +297,7 @@ def recommend(
     for i, r in builtins.enumerate(res.ranked):
         memory, seconds = full_reports(spec, r.solution)
         total = sum(seconds.values())
-        tokens = _tokens_per_step(r.solution)
+        tokens = _tokens_per_step(r.solution, spec)
         choices.append(Choice(i + 1, r.solution, fw.export(r.solution, space), total, seconds, memory, r.objective,
                               r.proven, tokens / total if total else 0.0))
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
@@ -310,7 +310,10 @@ def recommend(
     return report
 
 
-def _tokens_per_step(values: Mapping[str, Value]) -> int:
+def _tokens_per_step(values: Mapping[str, Value], spec: Any = None) -> int:
+    """Prompt + response tokens (at their limits) of one RL step: the framework's cost spec knows its keys."""
+    if spec is not None and getattr(spec, "tokens_per_step", None) is not None:
+        return int(spec.tokens_per_step(values))
     samples = int(values.get("train_batch_size", 0)) * int(values.get("n", 1))
     return samples * (int(values.get("max_prompt_length", 0)) + int(values.get("max_response_length", 0)))
 
@@ -324,7 +327,7 @@ def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> di
         if not d.name.startswith("mem_"):
             continue
         inputs = d.expr.inputs
-        doms = [[v for v in domains[i.name] if v is not None] or [None] for i in inputs]
+        doms = [[v for v in domains.get(i.name, [False, True]) if v is not None] or [None] for i in inputs]
         least = min(d.expr.fn(*combo) for combo in itertools.product(*doms))
         out[f"{ruleset.framework}.memory.{d.name[4:]}"] = (least, terms.capacity_mib)
     return out
@@ -342,7 +345,7 @@ class FixReport:
     before_violations: list[Violation]
     after: dict[str, Value] | None
     changes: list[Any]  # solver.repair.Change, in native keys via ``native_changes``
-    native_changes: list[tuple[str, Any, Any]]  # (native key, old, new)
+    native_changes: list[tuple[str, Any, Any]]  # (native key, old, new) in the framework's own values
     satisfies: dict[str, list[str]]  # native key -> rule ids broken before that read it
     status: str
     proven: bool
@@ -355,12 +358,19 @@ class FixReport:
     relaxations: list[str] = field(default_factory=list)
     native_after: list[str] = field(default_factory=list)  # the changed keys, paste-ready
     notes: list[str] = field(default_factory=list)
+    # (native key, old argument, new argument) in the framework's syntax: the diff printed
+    diff: list[tuple[str, str, str]] = field(default_factory=list)
+    # each conflicting rule in words, with the numbers of the pasted config: (rule id, text)
+    conflict_text: list[tuple[str, str]] = field(default_factory=list)
+    # every relaxation tried: {"kind", "feasible", "text", "changes": [paste-ready arguments]}
+    relaxations_tried: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def already_valid(self) -> bool:
         return not self.before_violations and not self.changes and self.after is not None
 
     def to_dict(self) -> dict[str, Any]:
+        args = {k: (o, n) for k, o, n in self.diff}
         return {
             "framework": self.framework,
             "rules_version": self.version,
@@ -368,34 +378,48 @@ class FixReport:
             "proven_nearest": self.proven,
             "valid_before": not self.before_violations,
             "violations_before": [v.to_dict() for v in self.before_violations],
-            "changes": [{"key": k, "old": o, "new": n, "satisfies": self.satisfies.get(k, [])}
+            "changes": [{"key": k, "old": o, "new": n, "old_arg": args.get(k, ("", ""))[0],
+                         "new_arg": args.get(k, ("", ""))[1], "satisfies": self.satisfies.get(k, [])}
                         for k, o, n in self.native_changes],
             "fixed_config": self.native_after,
             "memory_evaluated": self.memory_evaluated,
             "memory_mib": {p: {"before": b[0], "after": self.memory_after.get(p, (None,))[0], "capacity": b[1]}
                            for p, b in self.memory_before.items()},
             "conflict": [r.id for r in self.conflict.rules] if self.conflict else None,
+            "conflict_text": [{"rule": r, "text": t} for r, t in self.conflict_text],
             "pinned_in_conflict": self.pinned_in_conflict,
             "relaxations": self.relaxations,
+            "relaxations_tried": self.relaxations_tried,
             "notes": self.notes,
         }
 
 
 def _keep_names(fw: Framework, keep: Sequence[str]) -> set[str]:
-    by_key = fw.ruleset.by_key()
+    """``--keep`` keys (as written in the config: ``--flag``, dashes, old flag names) -> variable names."""
+    import sys
+
+    by_native: dict[str, set[str]] = {}
+    for name in fw.ruleset.variables:
+        by_native.setdefault(fw.native_key(name), set()).add(name)
+    legacy = getattr(sys.modules.get(type(fw).__module__), "LEGACY_FLAGS", {})
     out = set()
     for k in keep:
         k = k.strip()
         if not k:
             continue
-        if k in fw.ruleset.variables:
-            out.add(k)
-        elif k in by_key:
-            out.add(by_key[k].name)
+        bare = k[2:] if k.startswith("--") else k
+        bare = bare.partition("=")[0].strip()
+        for cand in (bare, bare.replace("-", "_"), legacy.get(bare, ""), legacy.get(bare.replace("-", "_"), "")):
+            if cand in fw.ruleset.variables:
+                out.add(cand)
+                break
+            if cand in by_native:
+                out |= by_native[cand]
+                break
         else:
             from .errors import did_you_mean
 
-            raise InputError("keep", f"'{k}' is not a {fw.name} key we know.{did_you_mean(k, by_key)}",
+            raise InputError("keep", f"'{k}' is not a {fw.name} key we know.{did_you_mean(bare, by_native)}",
                              "name keys as in your config, comma-separated (e.g. data.train_batch_size).")
     return out
 
@@ -405,6 +429,50 @@ def _phase_mib(spec: Any, values: Mapping[str, Value], capacity_mib: int) -> dic
 
     memory, _ = full_reports(spec, values)
     return {p: (round(r.peak(p) / MIB, 1), float(capacity_mib)) for p, r in memory.items()}
+
+
+def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], spec: Any,
+                 time_limit_s: float, free: Mapping[str, list] | None = None):
+    """One nearest-repair solve: (result, rule set used, domains, usable MiB or 0 without memory)."""
+    from .frameworks.repair_policies import references, repair_domains
+    from .solver.repair import repair
+
+    total, seq_len = fw.hardware(values)
+    domains = repair_domains(fw.ruleset, policy, dict(values), keep=kept, memory=spec is not None, total_gpus=total,
+                             seq_len=seq_len)
+    domains.update(free or {})
+    ruleset, capacity = fw.ruleset, 0
+    if spec is not None:
+        from .costmodel.tables import build_cost_terms
+
+        terms = build_cost_terms(spec, domains, time=False)
+        ruleset = ruleset.extended(terms.rules, terms.derived)
+        capacity = terms.capacity_mib
+    res = repair(ruleset, domains, values, ranks=policy.ranks, references=references(policy, dict(values)),
+                 time_limit_s=time_limit_s)
+    return res, ruleset, domains, capacity
+
+
+def _diff(fw: Framework, changes: Sequence[Any], readers: Mapping[str, list[str]] | None = None):
+    """Changes -> (native (key, old, new), diff (key, old argument, new argument), key -> rules), one row per key."""
+    rows: dict[str, list[Any]] = {}
+    for c in changes:
+        key = fw.native_key(c.name)
+        old_arg = fw.assignment(c.name, c.old)
+        if old_arg.startswith("(drop"):
+            old_arg = f"(no --{key})"
+        new_arg = fw.assignment(c.name, c.new)
+        old, new = fw.native_value(c.name, c.old), fw.native_value(c.name, c.new)
+        rules = list((readers or {}).get(c.name, []))
+        if key in rows:  # two variables behind one key (ms-swift's --vllm_mode): first old, last new
+            row = rows[key]
+            row[2], row[4] = new, new_arg
+            row[5] += [r for r in rules if r not in row[5]]
+        else:
+            rows[key] = [key, old, new, old_arg, new_arg, rules]
+    native = [(k, o, n) for k, o, n, _, _, _ in rows.values()]
+    diff = [(k, oa, na) for k, _, _, oa, na, _ in rows.values()]
+    return native, diff, {k: r for k, _, _, _, _, r in rows.values()}
 
 
 def fix(
@@ -418,18 +486,22 @@ def fix(
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     extra_gpus: str | Path | None = None,
 ) -> FixReport:
-    """The smallest change that makes a pasted config valid (and, given a GPU and model, fit)."""
-    from .frameworks.repair_policies import policy_for, references, repair_domains
+    """The smallest change that makes a pasted config valid (and, given a GPU and model, fit).
+
+    Only the keys the framework's repair policy names may move (never algorithm settings or
+    the GPU count); ``keep`` pins more. When nothing fits, the report carries a minimal set of
+    conflicting rules and pins, in words with the config's numbers, and the relaxations that
+    were tried (fewer pins, another GPU count, a bigger GPU, a shorter response), each solved.
+    """
+    from .frameworks.repair_policies import policy_for
     from .solver.explain import conflicting_rules
-    from .solver.repair import repair
 
     fw = get_framework(framework)
     flat, _ = read_config(fw, config)
     card = _model(model)
     values = fw.to_values(flat, gpus=gpus, model=card)
     kept = _keep_names(fw, keep)
-    policy = policy_for(fw.name, fw.ruleset)
-    total, seq_len = fw.hardware(values)
+    policy = policy_for(fw.name, fw.ruleset, values)
     notes: list[str] = []
     spec = None
     memory = bool(gpu and card)
@@ -445,53 +517,119 @@ def fix(
             notes.append(f"{fw.name} has no cost model yet: memory was not evaluated")
     elif gpu or card:
         notes.append("memory was not evaluated: give both --gpu and --model")
-    domains = repair_domains(fw.ruleset, policy, values, keep=kept, memory=memory, total_gpus=total, seq_len=seq_len)
-    ruleset = fw.ruleset
-    capacity = 0
-    if memory:
-        from .costmodel.tables import build_cost_terms
-
-        terms = build_cost_terms(spec, domains, time=False)
-        ruleset = ruleset.extended(terms.rules, terms.derived)
-        capacity = terms.capacity_mib
+    res, ruleset, domains, capacity = _repair_once(fw, policy, values, kept=kept, spec=spec,
+                                                   time_limit_s=time_limit_s)
     before = ruleset.check(values).errors
-    res = repair(ruleset, domains, values, ranks=policy.ranks, references=references(policy, values),
-                 time_limit_s=time_limit_s)
-    variables = fw.ruleset.variables
-    report = FixReport(fw.name, fw.version, values, before, res.solution, res.changes,
-                       [(variables[c.name].key, c.old, c.new) for c in res.changes],
-                       {variables[k].key: v for k, v in res.rules_now_satisfied.items()},
-                       res.status, res.proven, res.wall_time_s, memory, notes=notes)
+    native, diff, satisfies = _diff(fw, res.changes, res.rules_now_satisfied)
+    report = FixReport(fw.name, fw.version, values, before, res.solution, res.changes, native, satisfies,
+                       res.status, res.proven, res.wall_time_s, memory, notes=notes, diff=diff)
     if memory:
         report.memory_before = _phase_mib(spec, values, capacity)
     if res.solution is not None:
         validate_solutions(ruleset, [res.solution])
-        report.native_after = [fw.assignment(c.name, c.new) for c in res.changes]
+        report.native_after = [new for _, _, new in diff]
         if memory:
             report.memory_after = _phase_mib(spec, res.solution, capacity)
         return report
     if res.status == "infeasible":
-        report.conflict = conflicting_rules(ruleset, domains, time_limit_s=time_limit_s)
-        pinned = {n for n, d in domains.items() if len(d) == 1}
+        from .rules.base import format_message
         from .solver.repair import reads_through
 
+        report.conflict = conflicting_rules(ruleset, domains, time_limit_s=time_limit_s)
+        pinned = {n for n, d in domains.items() if len(d) == 1}
         involved = set().union(*(reads_through(ruleset, r) for r in report.conflict.rules)) if report.conflict.rules else set()
-        report.pinned_in_conflict = {variables[n].key if n in variables else n: values[n]
+        variables = fw.ruleset.variables
+        report.pinned_in_conflict = {fw.native_key(n) if n in variables else n: fw.native_value(n, values[n])
                                      for n in sorted(involved & pinned) if n in values}
-        report.relaxations = relaxations(report, {variables[k].key for k in kept}, memory)
+        env = ruleset.full_env(values)
+        report.conflict_text = [(r.id, format_message(r.message, env)) for r in report.conflict.rules]
+        report.relaxations_tried = _relax(fw, policy, values, kept=kept, involved=involved & pinned, spec=spec,
+                                          gpu=gpu, card=card, conflict_ids=report.conflict.ids,
+                                          time_limit_s=min(time_limit_s, 5.0), extra_gpus=extra_gpus)
+        report.relaxations = relaxations(report, {fw.native_key(k) for k in kept}, memory)
     return report
 
 
-def relaxations(report: FixReport, kept: set[str], memory: bool) -> list[str]:
-    """What would make an infeasible repair feasible, in words."""
-    out = []
-    ids = [r.id for r in report.conflict.rules] if report.conflict else []
+def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
+           spec: Any, gpu: str | None, card: ModelCard | None, conflict_ids: list[str], time_limit_s: float,
+           extra_gpus: str | Path | None) -> list[dict[str, Any]]:
+    """Try each way out of an infeasible repair with a solve; say which work and what they change."""
+    from .frameworks.repair_policies import candidates, hardware_candidates
+
+    tried: list[dict[str, Any]] = []
+
+    def attempt(kind: str, what: str, *, new_values=None, keep=kept, free=None, new_spec=spec) -> bool:
+        vals = dict(values if new_values is None else new_values)
+        res, _, _, _ = _repair_once(fw, policy, vals, kept=keep, spec=new_spec, time_limit_s=time_limit_s, free=free)
+        changes = [c for c in res.changes]
+        _, diff, _ = _diff(fw, changes)
+        if new_values is not None:  # the relaxed values themselves are part of the change
+            from .solver.repair import Change
+
+            moved = [Change(n, values.get(n), v) for n, v in new_values.items() if values.get(n) != v]
+            _, first, _ = _diff(fw, moved)
+            diff = first + [d for d in diff if d[0] not in {k for k, _, _ in first}]
+        ok = res.solution is not None
+        args = [new for _, _, new in diff]
+        text = f"{what}: " + (" ".join(args) if ok and args else "enough as is" if ok else
+                              f"still no valid config ({res.status})")
+        tried.append({"kind": kind, "feasible": ok, "text": text, "changes": args})
+        return ok
+
+    pins = kept & involved
     if kept:
+        names = sorted(fw.native_key(k) for k in (pins or kept))
+        attempt("unpin", "unpin --keep " + ",".join(names) + ", then", keep=kept - (pins or kept))
+    algo = [n for n in policy.algorithm if n in involved and n in values]
+    if algo:
+        free = {}
+        for n in algo:
+            spec_n = fw.ruleset.variables[n]
+            free[n] = candidates(n, spec_n.kind, spec_n.optional, values[n], policy, total_gpus=1, seq_len=0,
+                                 narrow=True)
+        attempt("algorithm", ", ".join(f"{fw.native_key(n)} = {values[n]}" for n in algo)
+                + " is an algorithm setting, which fix never changes; changing it yourself works", free=free)
+    hw = hardware_candidates(policy, dict(values))
+    hw = {n: c for n, c in hw.items() if n not in kept}
+    memory_conflict = any(".memory." in i for i in conflict_ids)
+    if hw and (memory_conflict or involved & set(hw) or not tried or not any(t["feasible"] for t in tried)):
+        attempt("gpus", "another GPU count (now " + ", ".join(f"{fw.native_key(n)} = {values[n]}" for n in hw) + ")",
+                free=hw)
+    if memory_conflict and spec is not None:
+        lengths = [n for n in policy.lengths if isinstance(values.get(n), int) and n not in kept]
+        for n in lengths:
+            for factor in (2, 4):
+                shorter = max(1, int(values[n]) // factor)
+                if attempt("shorter", f"a shorter {fw.native_key(n)} ({values[n]} -> {shorter})",
+                           new_values={**values, n: shorter}):
+                    break
+        from .catalog.gpus import list_gpus, load_gpu
+
+        here = load_gpu(gpu, extra_gpus)
+        bigger = sorted((g for g in list_gpus() if g.memory_bytes > here.memory_bytes), key=lambda g: g.memory_bytes)
+        for g in bigger[:3]:
+            if attempt("bigger_gpu", f"a bigger GPU (--gpu {g.name}, {g.memory_gib:.0f} GiB)",
+                       new_spec=fw.cost_spec(card, g)):
+                break
+    return tried
+
+
+def relaxations(report: FixReport, kept: set[str], memory: bool) -> list[str]:
+    """What would make an infeasible repair feasible, in words: the relaxations that were solved first."""
+    out = [t["text"] for t in report.relaxations_tried if t["feasible"]]
+    ids = [r.id for r in report.conflict.rules] if report.conflict else []
+    if kept and not any(t["kind"] == "unpin" and t["feasible"] for t in report.relaxations_tried):
         out.append("drop some --keep pins (they are held fixed): " + ", ".join(sorted(kept)))
     if any(".memory." in i for i in ids):
-        out += ["more GPUs (shards the training state further)", "a GPU with more memory (--gpu)",
-                "a shorter max response length", "CPU offload of params/optimizer (if not already on)"]
-    if any(k for k in report.pinned_in_conflict if "gpus" in k or "nnodes" in k):
+        tried = {t["kind"] for t in report.relaxations_tried if t["feasible"]}
+        if "gpus" not in tried:
+            out.append("more GPUs (shards the training state further)")
+        if "bigger_gpu" not in tried:
+            out.append("a GPU with more memory (--gpu)")
+        if "shorter" not in tried:
+            out.append("a shorter max response length")
+        out.append("CPU offload of params/optimizer (fix already tried the offload switches it may move)")
+    if not out and any(k for k in report.pinned_in_conflict if "gpus" in k or "nnodes" in k or k == "NPROC_PER_NODE"):
         out.append("a different GPU count (the pinned count is part of the conflict)")
     if not out:
         out.append("change one of the pinned values listed with the conflict")
@@ -515,6 +653,7 @@ class ExplainReport:
     rules: list[ExplainedRule]
     check: CheckReport | None = None
     fix: FixReport | None = None
+    meaning: list[str] = field(default_factory=list)  # the message in plain words, with its numbers
 
     @property
     def matched(self) -> bool:
@@ -524,6 +663,7 @@ class ExplainReport:
         return {
             "matched": self.matched,
             "numbers": self.numbers,
+            "meaning": self.meaning,
             "rules": [r.__dict__ for r in self.rules],
             "config_breaks": [v.to_dict() for v in self.check.violations] if self.check else None,
             "fix": self.fix.to_dict() if self.fix else None,
@@ -549,14 +689,20 @@ def explain(
     found = match_error(text, framework)
     rules: list[ExplainedRule] = []
     numbers: dict[str, str] = {}
+    meaning: list[str] = []
     for pattern, nums in found:
         numbers.update(nums)
-        fw = get_framework(pattern.framework)
+        fw = get_framework(framework or pattern.framework)
+        said = pattern.explain(nums)
+        if said and said not in meaning:
+            meaning.append(said)
         for rid in pattern.rules:
+            if rid not in {r.id for r in fw.ruleset.rules}:
+                continue  # e.g. an FSDP-only rule of a verl message, asked about a Megatron config
             r = fw.ruleset.rule(rid)
-            rules.append(ExplainedRule(pattern.framework, rid, r.stage.value, r.explanation or r.message,
+            rules.append(ExplainedRule(fw.name, rid, r.stage.value, r.explanation or r.message,
                                        f"{r.source} (message: {pattern.source})"))
-    report = ExplainReport(text, numbers, rules)
+    report = ExplainReport(text, numbers, rules, meaning=meaning)
     if config is not None and found:
         fw_name = framework or found[0][0].framework
         report.check = check(config, framework=fw_name, gpus=gpus, model=model)

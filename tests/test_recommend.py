@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 import rlbatch_solver as rb
 from rlbatch_solver.api import prepare
@@ -142,5 +143,7 @@ def test_cli_recommend_json():
     data = json.loads(p.stdout)
     assert data["proven"] and data["choices"][0]["native"]
     assert set(data["choices"][0]["memory_gib"]) >= {"rollout", "old_log_prob", "actor_update"}
+    fragment = yaml.safe_load(data["choices"][0]["yaml"])  # the same overrides as a config file
+    assert fragment["data"]["max_prompt_length"] == 880 and fragment["actor_rollout_ref"]["rollout"]["n"] == 8
     nofit = run_cli("recommend", "--gpu", "rtx4090", "--gpus", "1", "--model", "qwen2.5-72b", "--algo", "grpo")
     assert nofit.returncode == 1 and "memory" in nofit.stdout

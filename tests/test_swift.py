@@ -294,11 +294,11 @@ def test_enumerate_server_mode_splits_the_gpus():
         assert RULESET.full_env(sol)["gen"] % 8 == 0
 
 
-def test_recommend_without_cost_model_is_a_clear_input_error():
+def test_recommend_has_a_cost_model():
+    """ms-swift has a cost model now (frameworks/swift_cost.py; tests/test_cost_frameworks.py)."""
     sc = Scenario(framework="swift", gpu="h100", gpus=8, model="qwen2.5-7b")
-    with pytest.raises(rb.InputError) as exc:
-        rb.recommend(sc)
-    assert exc.value.field == "framework"
+    rep = rb.recommend(sc, top=1)
+    assert rep.best is not None and rep.best.native[0] == "NPROC_PER_NODE=8"
 
 
 # ----------------------------------------------------------------------------- CLI

@@ -212,13 +212,14 @@ def test_backend_switch():
         rb.check(fsdp_cfg + ["model_engine=dp"], framework="verl-megatron")
 
 
-def test_megatron_config_with_gpu_has_no_memory_model_yet():
+def test_megatron_memory_is_predicted_by_verl_megatron():
+    """--framework verl with a Megatron config and --gpu points to verl-megatron, which has the cost model
+    (tests/test_cost_frameworks.py covers it)."""
     with pytest.raises(rb.InputError) as exc:
         rb.check(BASE, model="qwen2.5-7b", gpu="h100")
-    assert "Megatron" in str(exc.value)
-    sc = rb.Scenario(framework="verl-megatron", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="grpo")
-    with pytest.raises(rb.InputError):
-        rb.recommend(sc)
+    assert "verl-megatron" in str(exc.value)
+    report = rb.check(BASE, framework="verl-megatron", model="qwen2.5-7b", gpu="h100")
+    assert report.memory is not None and report.memory.phases
 
 
 def test_enumerate_verl_megatron_searches_layouts_and_exports_megatron_overrides():

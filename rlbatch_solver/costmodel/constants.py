@@ -30,9 +30,13 @@ FP32 = 4
 #   (12) = 18 B/param (llm-analysis analysis.py; Megatron
 #   theoretical_memory_usage.py "18"; DeepSpeed estimate_zero3_model_states_mem_needs
 #   "18 * total_params / total_gpus").
+# "bf16" = a bf16 model trained by plain DDP + torch AdamW (ms-swift without --deepspeed): the
+#   moments take the parameter dtype and there is no master copy: 2 + 2 + 2 x 2 = 8 B/param
+#   (accelerate estimate-memory's "Training using Adam" 8 B/param for half precision).
 STATE_BYTES = {
     "fsdp": (FP32, FP32, 2 * FP32),
     "mixed": (BF16, FP32, 3 * FP32),
+    "bf16": (BF16, BF16, 2 * BF16),
 }
 # A forward-only model (verl's reference policy) is built in bf16:
 # transformer_impl.py "torch_dtype = torch.float32 if not forward_only else torch.bfloat16".
@@ -69,6 +73,9 @@ ACT_ROUTER_BYTES_PER_EXPERT = BF16 + FP32
 # HF gradient checkpointing (per decoder layer) keeps each layer's bf16 input (2h
 # per token, Korthikanti "full recompute: 2sbh") and recomputes one layer at a time.
 ACT_CKPT_BYTES_PER_HIDDEN = BF16
+# megatron-core's gated MLP saves fc1's output (gate and up, 2 x ffn) and the SwiGLU output (ffn)
+# in bf16 (megatron/core/transformer/mlp.py MLP.forward): 6 bytes per ffn unit per token.
+MCORE_MLP_BYTES_PER_FFN = 3 * BF16
 
 # --------------------------------------------------------------------------- logits / entropy
 # verl docs/perf/perf_tuning.rst ("Memory optimization for entropy calculation from

@@ -34,6 +34,7 @@ T_LOGITS_ENT = "logits+entropy"
 T_ACTOR_RES = "actor params+optimizer (resident)"
 T_CRITIC_RES = "critic params+optimizer (resident)"
 T_REF_RES = "ref params (resident)"
+T_RM_RES = "reward model params (resident)"
 T_ENGINE_ASLEEP = "rollout engine (kept between rollouts)"
 T_GRAPHS = "CUDA graphs (outside budget)"
 T_NO_FIT = "engine budget too small for weights (rollout cannot start)"
@@ -65,6 +66,7 @@ class ModelConsts:
     engine_act_fixed: int  # inference forward transient per token, not split by TP
     engine_act_split: int  # inference forward transient per token, split by TP
     attn_flops_coeff: int  # forward attention FLOPs per sequence = coeff * s^2
+    act_all_layers_mcore: int = 0  # the same per token, as megatron-core saves it (bf16 norms, fused SwiGLU)
 
 
 _CONSTS: dict[int, tuple[object, ModelConsts]] = {}
@@ -105,11 +107,21 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
     moe_mlp = (C.BF16 * h + C.ACT_ROUTER_BYTES_PER_EXPERT * m.num_experts
                + m.num_experts_per_tok * (C.BF16 * h + 4 * C.BF16 * m.moe_intermediate_size)
                + m.num_shared_experts * 4 * C.BF16 * shared)
+    # megatron-core (Transformer Engine): LayerNormLinear keeps its bf16 input (2h per norm); the gated
+    # MLP keeps fc1's output (2 x ffn) and the SwiGLU output (ffn), bf16: 6 B per ffn unit
+    # (megatron/core/transformer/mlp.py MLP.forward), where HF keeps 4 tensors (8 B).
+    mc_norms = m._norms_per_layer() * C.BF16 * h + (C.BF16 * (q_dim + k_dim) if m.qk_norm else 0)
+    mc_dense = C.BF16 * h + C.MCORE_MLP_BYTES_PER_FFN * m.intermediate_size
+    mc_moe = (C.BF16 * h + C.ACT_ROUTER_BYTES_PER_EXPERT * m.num_experts
+              + m.num_experts_per_tok * (C.BF16 * h + C.MCORE_MLP_BYTES_PER_FFN * m.moe_intermediate_size)
+              + m.num_shared_experts * C.MCORE_MLP_BYTES_PER_FFN * shared)
+    mcore_total = 0
     per_layer = []
     ffn_eff_max = 0
     routed = 0
     layer_params_max = 0
     for i in range(L):
+        mcore_total += attn + mc_norms + (mc_moe if m.is_moe_layer(i) else mc_dense)
         if m.is_moe_layer(i):
             per_layer.append(attn + norms + moe_mlp)
             ffn_eff = m.num_experts_per_tok * m.moe_intermediate_size + m.num_shared_experts * shared
@@ -143,6 +155,7 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
         engine_act_fixed=C.ENGINE_ACT_RESIDUAL_COPIES * C.BF16 * h,
         engine_act_split=C.BF16 * (2 * q_dim + k_dim + v_dim) + C.BF16 * 3 * ffn_eff_max,
         attn_flops_coeff=4 * q_dim * L,
+        act_all_layers_mcore=mcore_total,
     )
 
 
@@ -225,6 +238,116 @@ def _resident(plan: Plan, params: float, param_off: bool, opt_off: bool) -> floa
     verl's train_mode context zeroes grads with set_to_none on exit)."""
     w, _, o = _state_bytes(plan, params)
     return (0.0 if param_off else w) + (0.0 if opt_off else o)
+
+
+# ----------------------------------------------------------------------------- Megatron / DeepSpeed states
+def megatron_shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int,
+                          critic: bool = False) -> tuple[float, float]:
+    """(dense, routed-expert) parameters on megatron-core's most loaded GPU.
+
+    Megatron-LM megatron/training/theoretical_memory_usage.py:compute_weight_and_optimizer_memory:
+    "(1/pp_size transformer layers + 1 embedding layer) / tp_size", plus the output layer when
+    untied and pp == 1. A later stage holds the output layer instead of the embedding; we take
+    the larger of the two. Routed experts are split by PP x EP x ETP (megatron-core MoE layer).
+    """
+    tp, pp, ep, etp = max(1, tp), max(1, pp), max(1, ep), max(1, etp)
+    head = mc.hidden if critic else mc.lm_head  # the critic's value head is hidden -> 1
+    total = mc.critic_params if critic else mc.params
+    routed = mc.routed_expert_params
+    block = total - mc.embed - head - routed
+    edge = mc.embed + head if pp == 1 else max(mc.embed, head)
+    return (block / pp + edge) / tp, routed / (pp * ep * etp)
+
+
+def _megatron_states(plan: Plan, mc: ModelConsts, critic: bool) -> tuple[float, float, float]:
+    """bf16 params (2 B), fp32 grad buffer (4 B), fp32 master + Adam moments (12 B) of the most loaded
+    GPU; the distributed optimizer shards the 12 B over the data-parallel (x CP) ranks of the dense
+    part and the expert-data-parallel ranks of the experts (Megatron's "6 + 12/dp" bytes/param)."""
+    tp, pp = max(1, plan.tp), max(1, plan.pp)
+    ep, etp = max(1, plan.ep), max(1, plan.etp or plan.tp)
+    dense, expert = megatron_shard_params(mc, tp, pp, ep, etp, critic)
+    wb, gb, ob = C.STATE_BYTES["mixed"]
+    w, g = wb * (dense + expert), gb * (dense + expert)
+    if plan.distributed_optimizer:
+        dp_dense = max(1, plan.n_gpus // (tp * pp))  # data x context parallel ranks
+        dp_expert = max(1, plan.n_gpus // (ep * etp * pp))
+        o = ob * (dense / dp_dense + expert / dp_expert)
+    else:
+        o = ob * (dense + expert)
+    if plan.cpu_optimizer:  # megatron/core/optimizer/cpu_offloading HybridDeviceOptimizer
+        o *= 1.0 - min(1.0, max(0.0, plan.optimizer_offload_fraction))
+    return w, g, o
+
+
+def deepspeed_states(params: float, n: int, stage: int) -> tuple[float, float, float]:
+    """DeepSpeed ZeRO bytes per GPU as its own estimators count them (no offload).
+
+    deepspeed/runtime/zero/stage_1_and_2.py:estimate_zero2_model_states_mem_needs: "2 * total_params +
+    18 * total_params / total_gpus" (2 = 16-bit params; 18 = 16-bit + fp32 grads, fp32 params, two
+    fp32 Adam moments); stage 0 is the same with nothing partitioned. stage3.py:
+    estimate_zero3_model_states_mem_needs: "18 * total_params / total_gpus" (+ the largest layer, our
+    all-gather term). With offload the same functions leave 2 * total_params (stages 1-2) and
+    2 * total_params / total_gpus (stage 3) on the GPU: the update zeroes grads and optimizer.
+    """
+    n = max(1, n)
+    if stage >= 3:
+        return C.BF16 * params / n, C.FP32 * params / n, 3 * C.FP32 * params / n
+    shard = n if stage >= 1 else 1
+    return C.BF16 * params, (C.BF16 + C.FP32) * params / shard, 3 * C.FP32 * params / shard
+
+
+def _states(plan: Plan, mc: ModelConsts, critic: bool) -> tuple[float, float, float]:
+    """(weights, grads, optimizer) bytes per GPU of the actor or critic, whatever the trainer."""
+    if plan.trainer == "megatron":
+        return _megatron_states(plan, mc, critic)
+    if plan.trainer == "deepspeed":
+        return deepspeed_states(_trained_params(mc, plan, critic) / _mp(plan), plan.shard_degree, plan.zero_stage)
+    return _state_bytes(plan, _trained_params(mc, plan, critic))
+
+
+def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool, opt_off: bool) -> float:
+    """What a trained model keeps on the GPU while another phase runs. Megatron's DDP keeps its
+    fp32 grad buffer allocated (verl releases it with param_offload: offload_megatron_model_to_cpu)."""
+    w, g, o = _states(plan, mc, critic)
+    keep_g = plan.trainer == "megatron" and not param_off
+    return (0.0 if param_off else w) + (g if keep_g else 0.0) + (0.0 if opt_off else o)
+
+
+def _ref_param_bytes(plan: Plan, mc: ModelConsts, critic: bool = False) -> float:
+    """A forward-only bf16 model (reference, or the reward model with ``critic``) on one GPU."""
+    if plan.trainer == "megatron":
+        dense, expert = megatron_shard_params(mc, plan.tp, plan.pp, plan.ep, plan.etp or plan.tp, critic)
+        return C.REF_PARAM_BYTES * (dense + expert)
+    params = mc.critic_params if critic else mc.params
+    shard = max(1, plan.shard_degree) if plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed") else 1
+    return C.REF_PARAM_BYTES * params / _mp(plan) / shard
+
+
+def megatron_layer_activation_bytes(plan: Plan, mc: ModelConsts) -> float:
+    """Saved activation bytes per token of one average decoder layer on one GPU (Korthikanti et
+    al. 2022, Table 2): sequence parallel splits every term by TP; without it only 24 of the 34
+    units are split; full recompute keeps the layer input (2 B x h, split by TP with SP)."""
+    tp = max(1, plan.tp)
+    sp = plan.sequence_parallel or tp == 1
+    if plan.recompute == "full":
+        return C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / (tp if sp else 1)
+    layer = mc.act_all_layers_mcore / max(1, mc.layers)
+    # selective recompute drops attention's s^2 terms, which flash attention never stores: same count
+    return layer / tp if sp else layer * (10 + 24 / tp) / 34
+
+
+def megatron_pipeline_factor(plan: Plan) -> float:
+    """Layers' worth of one micro batch's activations on PP stage 0, over the whole model.
+
+    1F1B: stage 0 holds PP micro batches of its L/PP layers (= L layers) when a mini batch has at
+    least PP micro batches, else min(1, n_mb/PP); interleaved (VPP) multiplies by
+    1 + (PP-1)/(PP*VPP) (theoretical_memory_usage.py:compute_activation_memory)."""
+    pp, vpp = max(1, plan.pp), max(1, plan.vpp)
+    in_flight = pp if plan.pp_in_flight is None else max(1, min(pp, plan.pp_in_flight))
+    factor = in_flight / pp
+    if vpp > 1 and pp > 1:
+        factor = 1.0 + (pp - 1) / (pp * vpp)
+    return factor
 
 
 def _gather_bytes(plan: Plan, mc: ModelConsts, backward: bool) -> float:
@@ -333,12 +456,15 @@ def trainer_resident_at_rollout(plan: Plan, mc: ModelConsts) -> dict[str, float]
     out: dict[str, float] = {}
     a_param = plan.param_offload if plan.actor_param_offload is None else plan.actor_param_offload
     a_opt = plan.optimizer_offload if plan.actor_optimizer_offload is None else plan.actor_optimizer_offload
-    out[T_ACTOR_RES] = _resident(plan, _trained_params(mc, plan, False), a_param, a_opt)
-    if plan.need_critic:
-        out[T_CRITIC_RES] = _resident(plan, _trained_params(mc, plan, True), plan.critic_param_offload,
-                                      plan.critic_optimizer_offload)
-    if plan.need_ref and not plan.ref_param_offload:
-        out[T_REF_RES] = C.REF_PARAM_BYTES * mc.params / _mp(plan) / max(1, plan.shard_degree)
+    if plan.actor_colocated:
+        out[T_ACTOR_RES] = _resident_states(plan, mc, False, a_param, a_opt)
+    if plan.need_critic and plan.critic_colocated:
+        out[T_CRITIC_RES] = _resident_states(plan, mc, True, plan.critic_param_offload,
+                                             plan.critic_optimizer_offload)
+    if plan.need_ref and not plan.ref_param_offload and plan.ref_colocated:
+        out[T_REF_RES] = _ref_param_bytes(plan, mc)
+    if plan.reward_model:
+        out[T_RM_RES] = _ref_param_bytes(plan, mc, critic=True)
     return out
 
 
@@ -417,16 +543,23 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
     if not (plan.count_colocated_residents and plan.colocated):
         return {}
     out: dict[str, float] = {}
-    if running != "actor":
+    if running != "actor" and plan.actor_colocated:
         # In a ref or critic plan, param_offload / optimizer_offload are that model's flags,
         # so the actor's come from actor_param_offload / actor_optimizer_offload (None: kept).
         a_param = bool(plan.actor_param_offload)
         a_opt = bool(plan.actor_optimizer_offload)
-        out[T_ACTOR_RES] = _resident(plan, _trained_params(mc, plan, False), a_param, a_opt)
-    if plan.need_critic and running != "critic":
-        out[T_CRITIC_RES] = _resident(plan, _trained_params(mc, plan, True), plan.critic_param_offload,
-                                      plan.critic_optimizer_offload)
-    if plan.free_cache_engine:
+        out[T_ACTOR_RES] = _resident_states(plan, mc, False, a_param, a_opt)
+    if plan.need_critic and running != "critic" and plan.critic_colocated:
+        out[T_CRITIC_RES] = _resident_states(plan, mc, True, plan.critic_param_offload,
+                                             plan.critic_optimizer_offload)
+    if (plan.need_ref and not plan.ref_param_offload and running != "ref" and plan.trainer != "fsdp"
+            and plan.ref_colocated):
+        out[T_REF_RES] = _ref_param_bytes(plan, mc)
+    if plan.reward_model:
+        out[T_RM_RES] = _ref_param_bytes(plan, mc, critic=True)
+    if not plan.engine_colocated:
+        pass
+    elif plan.free_cache_engine:
         out[T_ENGINE_ASLEEP] = cuda_graph_bytes(plan, mc)
     else:
         eb = engine_budget(plan, mc, sum(out.values()))
@@ -435,7 +568,7 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
 
 
 def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
-    w, _, o = _state_bytes(plan, _trained_params(mc, plan, False))
+    w, g, o = _states(plan, mc, False)
     tokens = micro_tokens(plan, plan.logprob_micro, plan.logprob_token_budget)
     keep_w = not (plan.param_offload and plan.offload_during_compute)
     terms = {
@@ -445,15 +578,19 @@ def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         T_ACT_FWD: _forward_activations(plan, mc, tokens),
         T_LOGITS_ENT: _logits_forward(plan, mc, tokens, entropy=True),
     }
+    if plan.trainer == "megatron":  # the DDP grad buffer stays allocated
+        terms[T_GRADS] = g
     terms.update(_colocated_extra(plan, mc, "actor"))
     return terms
 
 
 def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     tokens = micro_tokens(plan, plan.logprob_micro, plan.logprob_token_budget)
-    offloaded = plan.ref_param_offload or plan.param_offload
+    # FSDP CPUOffload and DeepSpeed ZeRO-3 param offload stream from the CPU copy; verl Megatron loads
+    # offloaded params back to the GPU for the forward
+    offloaded = (plan.ref_param_offload or plan.param_offload) and plan.trainer in ("fsdp", "deepspeed")
     terms = {
-        T_PARAMS: 0.0 if offloaded else C.REF_PARAM_BYTES * mc.params / _mp(plan) / max(1, plan.shard_degree),
+        T_PARAMS: 0.0 if offloaded else _ref_param_bytes(plan, mc),
         T_GATHER: _gather_bytes(plan, mc, backward=False),
         T_ACT_FWD: _forward_activations(plan, mc, tokens),
         T_LOGITS: _logits_forward(plan, mc, tokens, entropy=False),
@@ -463,7 +600,7 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
 
 
 def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]:
-    w, g, o = _state_bytes(plan, _trained_params(mc, plan, critic))
+    w, g, o = _states(plan, mc, critic)
     if plan.offload_during_compute:
         if plan.param_offload:
             w = 0.0
@@ -480,8 +617,37 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
     }
     if not critic:
         terms[T_LOGITS_ENT if plan.entropy_in_update else T_LOGITS] = _logits_update(plan, mc, tokens)
+    if plan.trainer == "megatron":
+        _megatron_update_activations(plan, mc, tokens, terms, critic)
     terms.update(_colocated_extra(plan, mc, "critic" if critic else "actor"))
     return terms
+
+
+T_ACT_PP = "activations (PP stage 0, micro batches in flight)"
+T_ACT_RECOMPUTE = "activations (full recompute)"
+
+
+def _megatron_update_activations(plan: Plan, mc: ModelConsts, tokens: float, terms: dict[str, float],
+                                 critic: bool) -> None:
+    """Megatron activations on the busiest pipeline stage: stage 0 (micro batches in flight, no
+    logits) or the last stage (one micro batch, its layers, the loss); the larger one counts."""
+    for name in (T_ACT, T_ACT_CKPT):
+        terms.pop(name, None)
+    logit_names = [n for n in (T_LOGITS, T_LOGITS_ENT) if n in terms]
+    logits = sum(terms.pop(n) for n in logit_names)
+    pp = max(1, plan.pp)
+    per_layer = megatron_layer_activation_bytes(plan, mc)
+    working = mc.act_max_layer / max(1, plan.tp) if plan.recompute == "full" else 0.0  # one layer recomputed
+    stage_layers = mc.layers / pp
+    last = tokens * (per_layer * stage_layers + working + mc.act_tail) + logits
+    first = tokens * (per_layer * mc.layers * megatron_pipeline_factor(plan) + working) if pp > 1 else 0.0
+    name = T_ACT_RECOMPUTE if plan.recompute == "full" else T_ACT
+    if first > last:
+        terms[T_ACT_PP] = first
+    else:
+        terms[name] = last - logits
+        for n in logit_names:
+            terms[n] = logits
 
 
 def estimate_memory(plan: Plan) -> MemoryReport:

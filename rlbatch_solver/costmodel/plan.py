@@ -57,6 +57,23 @@ class Plan:
     cp: int = 1
     ep: int = 1
     distributed_optimizer: bool = False
+    etp: int = 0  # Megatron expert tensor parallel (0: follows ``tp``)
+    vpp: int = 1  # Megatron virtual pipeline stages per PP rank (1: plain 1F1B)
+    recompute: str = "none"  # Megatron recompute_granularity: "none" | "selective" | "full"
+    sequence_parallel: bool = True  # Megatron sequence parallel with TP > 1 (verl and ms-swift default)
+    # Megatron HybridDeviceOptimizer: share of the optimizer kept on the CPU (with optimizer_offload
+    # and offload_during_compute); 1.0 = all of it
+    optimizer_offload_fraction: float = 1.0
+    cpu_optimizer: bool = False  # Megatron optimizer_cpu_offload: that share of the optimizer never is on the GPU
+    # Megatron 1F1B: micro batches in flight on stage 0 (None: PP, megatron's worst case)
+    pp_in_flight: Optional[int] = None
+    reward_model: bool = False  # a reward model (value-head model, forward only) is kept on these GPUs
+    # Separate placements (OpenRLHF, ms-swift server mode): which other models and whether the
+    # inference engine share the GPUs of the phase being estimated (verl's hybrid engine: all True).
+    actor_colocated: bool = True
+    ref_colocated: bool = True
+    critic_colocated: bool = True
+    engine_colocated: bool = True
     # ---- lengths actually generated (time model) and reached (memory model)
     avg_response_fraction: float = DEFAULT_AVG_RESPONSE_FRACTION  # mean response / max (docs/cost-model.md)
     avg_prompt_fraction: float = 1.0  # mean prompt / max prompt (unknown: 1.0)
@@ -67,7 +84,10 @@ class Plan:
     colocated: bool = True  # rollout shares the training GPUs (verl hybrid engine)
     rollout_gpus: Optional[int] = None  # separate rollout GPUs when not colocated
     # ---- trainer semantics
-    trainer: str = "fsdp"  # "fsdp" (verl: fp32 params = master) | "mixed" (bf16 params + fp32 master)
+    # "fsdp" (verl: fp32 params = master) | "mixed" (bf16 params + fp32 master) | "megatron"
+    # (mixed precision on megatron-core's most loaded shard, fp32 grad buffers kept between phases)
+    # | "deepspeed" (DeepSpeed ZeRO's own byte counts) | "bf16" (plain bf16 AdamW, no master copy)
+    trainer: str = "fsdp"
     # Offloaded states stay on the CPU while this model computes (DeepSpeed ZeRO-Offload,
     # FSDP2 CPUOffloadPolicy). False = verl 0.9 FSDP engine: train_mode/eval_mode load
     # them back to the GPU for the phase and offload them afterwards.

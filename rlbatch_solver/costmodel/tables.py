@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from ..rules.base import Derived, Rule, Stage, Value
 from ..rules.expr import BoolVar, IntExpr, IntVar, Table, minimum
@@ -60,6 +60,15 @@ class CostSpec:
     bool_names: frozenset = field(default_factory=frozenset)
     # samples (responses) one step processes; every time input list must hold what it reads
     samples: Callable[[Mapping[str, Value]], int] = lambda values: 1
+    # prompt + response tokens (at their limits) one step processes, for tokens/s; None: samples x
+    # (max_prompt_length + max_response_length), the verl keys
+    tokens_per_step: Optional[Callable[[Mapping[str, Value]], int]] = None
+    # (phase, "mem" | "time", domains) -> input names the phase cannot read in this space (e.g. the
+    # critic's switches when no critic runs): a smaller table, the same function on the space
+    unread: Optional[Callable[[str, str, Mapping[str, Sequence[Value]]], set]] = None
+    # optional (unset-able) variables the plans read: their tables also read ``<name>_set`` so that
+    # "unset" reaches the plan as None, not as the solver's placeholder value
+    optional: frozenset = field(default_factory=frozenset)
 
 
 @dataclass
@@ -92,10 +101,23 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
     headrooms: list[IntExpr] = []
     times: list[IntExpr] = []
 
+    def inputs(phase: str, names: Sequence[str], kind: str) -> list[str]:
+        drop = spec.unread(phase, kind, domains) if spec.unread else set()
+        return [n for n in dict.fromkeys(names) if n in domains and n not in drop]
+
+    def table_inputs(names: Sequence[str]) -> tuple:
+        flags = tuple(BoolVar(f"{n}_set") for n in names if n in spec.optional)
+        return tuple(_var(n, spec) for n in names) + flags
+
     def fn_for(phase: str, names: Sequence[str], kind: str):
+        opt = [n for n in names if n in spec.optional]
+
         def fn(*vals):
             env = dict(base)
             env.update(zip(names, vals))
+            for n, is_set in zip(opt, vals[len(names):]):
+                if not is_set:
+                    env[n] = None
             plan = spec.plan(env, phase)
             if kind == "mem":
                 return int(math.ceil(estimate_memory(plan).peak(phase) / MIB))
@@ -106,8 +128,8 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
 
     for phase in phases:
         if memory:
-            names = [n for n in spec.memory_inputs[phase] if n in domains]
-            mem = Table(f"mem_{phase}", tuple(_var(n, spec) for n in names), fn_for(phase, names, "mem"))
+            names = inputs(phase, spec.memory_inputs[phase], "mem")
+            mem = Table(f"mem_{phase}", table_inputs(names), fn_for(phase, names, "mem"))
             derived.append(Derived(f"mem_{phase}", mem, f"peak MiB per GPU in {PHASE_TEXT[phase]}"))
             var = IntVar(f"mem_{phase}")
             rules.append(Rule(
@@ -124,8 +146,8 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
         for phase, names in spec.time_inputs.items():
             if phase not in phases and phase in PHASE_STAGE:
                 continue
-            names = [n for n in names if n in domains]
-            t = Table(f"us_{phase}", tuple(_var(n, spec) for n in names), fn_for(phase, names, "time"))
+            names = inputs(phase, names, "time")
+            t = Table(f"us_{phase}", table_inputs(names), fn_for(phase, names, "time"))
             derived.append(Derived(f"us_{phase}", t, f"microseconds of {phase} per sample"))
             times.append(IntVar(f"us_{phase}"))
     time_us = None

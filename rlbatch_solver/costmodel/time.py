@@ -163,6 +163,11 @@ def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, sample
     n_micro, tok_micro = _micro_layout(plan, samples, micro, budget, seq, actual)
     flops = samples * sequence_flops(mc, active, seq) * flops_mult / (_seq_split(plan) * _mp(plan))
     compute = flops / (_peak(plan) * _eff(mfu, tok_micro))
+    pp = max(1, plan.pp)
+    if pp > 1:
+        # pipeline bubble of 1F1B: (PP-1)/n_micro of the compute idles; interleaving divides it by VPP
+        # (Narayanan et al. 2021, arXiv 2104.04473, section 2.2)
+        compute *= 1.0 + (pp - 1) / (max(1, plan.vpp) * n_micro)
     sp = max(1, plan.sp)
     if sp > 1:
         # Ulysses: 4 all-to-alls per layer (q, k, v, attention output) per forward, again in
@@ -289,17 +294,17 @@ def _weight_sync(plan: Plan, mc: ModelConsts) -> float:
 
 def _offload(plan: Plan, mc: ModelConsts) -> float:
     """Host <-> GPU moves of offloaded states per step (verl 0.9 load/offload around phases)."""
-    from .memory import _state_bytes  # same sharded sizes as the memory model
+    from .memory import _states  # same sharded sizes as the memory model
 
     bw = _host_bw(plan)
     moved = 0.0
-    w, _, o = _state_bytes(plan, float(mc.params))
+    w, _, o = _states(plan, mc, False)
     if plan.param_offload:
         moved += 6.0 * w  # load+offload around old_log_prob, actor update, weight sync
     if plan.optimizer_offload:
         moved += 2.0 * o  # load before the update, offload after
     if plan.need_critic:
-        cw, _, co = _state_bytes(plan, float(mc.critic_params))
+        cw, _, co = _states(plan, mc, True)
         if plan.critic_param_offload:
             moved += 4.0 * cw  # values forward, critic update
         if plan.critic_optimizer_offload:

@@ -453,6 +453,13 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     return Space(domains, extra, fixed_native)
 
 
+def _cost_flags(flat: Mapping[str, Any]) -> dict[str, Value]:
+    """Cost-model inputs no rule reads (frameworks/openrlhf_cost.py): --ds.enable_sleep, --vllm.enforce_eager."""
+    native, _ = normalize_flags(flat)
+    return {"ds_sleep": bool(native.get("ds.enable_sleep", False)),
+            "vllm_eager": bool(native.get("vllm.enforce_eager", False))}
+
+
 class OpenRLHFFramework(Framework):
     name = "openrlhf"
     version = RULESET.version
@@ -463,10 +470,19 @@ class OpenRLHFFramework(Framework):
         return parse_flag_args(tokens)
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
-        return config_to_values(flat, gpus=gpus, model=model)
+        values = config_to_values(flat, gpus=gpus, model=model)
+        values.update(_cost_flags(flat))
+        return values
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
-        return build_space(scenario, model, with_knobs)
+        space = build_space(scenario, model, with_knobs)
+        space.domains.update({k: [v] for k, v in _cost_flags(scenario.fixed).items()})
+        return space
+
+    def cost_spec(self, model: ModelCard, gpu: Any):
+        from .openrlhf_cost import cost_spec
+
+        return cost_spec(model, gpu)
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
         return solution_to_flags(solution, space.fixed_native if space else None)

@@ -124,6 +124,14 @@ def _float(key: str, value: Any) -> float:
     return float(value)
 
 
+from .swift_cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, cost_values, export_flags)  # noqa: E402
+from .swift_cost import cost_spec as swift_cost_spec  # noqa: E402
+
+# flags the cost model reads and export prints from the solution (not from fixed_native)
+COST_FLAGS = {"deepspeed", "vllm_gpu_memory_utilization", "sleep_level", "offload_model", "offload_optimizer",
+              "recompute_granularity", "recompute_method", "recompute_num_layers", "optimizer_cpu_offload",
+              "optimizer_offload_fraction"}
+
 class SwiftFramework(Framework):
     """``swift rlhf --rlhf_type grpo`` (HF Trainer + DeepSpeed/FSDP, vLLM colocate or server)."""
 
@@ -167,6 +175,7 @@ class SwiftFramework(Framework):
         if not self.megatron and flat.get("packing") is not None and _bool("packing", flat["packing"]):
             values["padding_free"] = True  # SftArguments._check_padding_free
         values.update(self._decided(flat))
+        values.update(cost_values(flat, self.megatron))  # cost-model inputs (frameworks/swift_cost.py)
         self._gpus(values, flat, gpus)
         if model is not None:
             values.update(self.model_constants(model))
@@ -256,6 +265,7 @@ class SwiftFramework(Framework):
                 extra.setdefault("vllm_server_host", "ROLLOUT_HOST")
                 for name in ("server_tp", "server_dp"):
                     out.append(self._flag(specs[name].key, solution[name]))
+        out += export_flags(solution, self.megatron)
         for key, value in extra.items():
             out.append(self._flag(key, value))
         return out
@@ -271,6 +281,16 @@ class SwiftFramework(Framework):
         if value is None:
             return f"(drop --{spec.key})"
         return self._flag(spec.key, value)
+
+    def native_key(self, name: str) -> str:
+        if name in ("vllm_server", "vllm_mode_given"):
+            return "vllm_mode"
+        return super().native_key(name)
+
+    def hardware(self, values: Mapping[str, Value]) -> tuple[int, int]:
+        """(GPUs of the whole job: the training ranks, or --gpus when a rollout server takes more; 0 tokens)."""
+        world = int(values.get("nnodes") or 1) * int(values.get("gpus_per_node") or 1)
+        return max(world, int(values.get("cluster_num_gpus") or 0)), 0
 
     # -- search space -----------------------------------------------------------------------
     def _pow2(self, lo: int, hi: int) -> list[int]:
@@ -342,7 +362,19 @@ class SwiftFramework(Framework):
                         and (k not in by_key or by_key[k].name in DECIDED)}
         fixed_native.setdefault("max_length", scenario.prompt_length)
         fixed_native.setdefault("max_completion_length", scenario.response_length)
+        for key in ("max_length", "max_completion_length"):  # the cost model reads them
+            domains[key] = [int(fixed_native[key])]
+        fixed_native = {k: v for k, v in fixed_native.items() if k not in COST_FLAGS}
+        if with_knobs:
+            for name, values in (MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH).items():
+                if not set(KNOB_FLAGS.get(name, (name,))) & set(fixed):
+                    domains[name] = list(values)
         return Space(domains, extra, fixed_native)
+
+    def cost_spec(self, model: ModelCard, gpu: Any):
+        bools = frozenset(n for n, s in self.ruleset.variables.items() if s.kind == "bool")
+        optional = frozenset(n for n, s in self.ruleset.variables.items() if s.optional)
+        return swift_cost_spec(model, gpu, self.megatron, bools, optional)
 
     def _typed_search(self, key: str, spec, value: Any) -> Value:
         if spec.optional and not _present(value):
@@ -400,7 +432,9 @@ def _register_repair_policies() -> None:
     parallel = frozenset({"vllm_tp", "server_tp", "server_dp", "sequence_parallel_size", "tp", "pp", "cp", "ep", "etp",
                           "vpp"})
     for name, ranks in (("swift", hf), ("swift-megatron", megatron)):
-        POLICIES.setdefault(name, RepairPolicy(rules=tuple(ranks), ranks=ranks, parallel=parallel))
+        POLICIES.setdefault(name, RepairPolicy(
+            rules=tuple(ranks), ranks=ranks, parallel=parallel, algorithm=("num_generations",),
+            hardware={"gpus_per_node": "per_node", "nnodes": "count", "cluster_num_gpus": "count"}))
 
 
 _register_repair_policies()
@@ -522,6 +556,31 @@ def _register_error_patterns() -> None:
                      ("swift_megatron.mcore.query_groups_vs_tp",),
                      "megatron/core/transformer/transformer_config.py:TransformerConfig.__post_init__ (megatron-core)",
                      "ValueError: num_query_groups (4) must be a multiple or divisor of tensor_model_parallel_size (7)."),
+        *[ErrorPattern(fw, r"local_device_count \((?P<devices>\d+)\) must be greater than or equal to the product of "
+                       r"vllm_data_parallel_size \((?P<dp>\d+)\) and vllm_tensor_parallel_size \((?P<tp>\d+)\)",
+                       ("swift.gpus.budget",), "swift/arguments/deploy_args.py:RolloutArguments._check_device_count",
+                       "ValueError: Error: local_device_count (2) must be greater than or equal to the product of "
+                       "vllm_data_parallel_size (2) and vllm_tensor_parallel_size (2). Current required_device_count = 4.")
+          for fw in ("swift", "swift-megatron")],
+        ErrorPattern("swift", r"assert not self\.use_vllm or self\.vllm_server_host is not None",
+                     ("swift.rollout.server_needs_host",), "swift/arguments/rlhf_args.py:RLHFArguments._init_rollout "
+                     "(an assert without a message)",
+                     "    assert not self.use_vllm or self.vllm_server_host is not None or self.vllm_server_base_url "
+                     "is not None\nAssertionError"),
+        ErrorPattern("swift-megatron", r"num_iterations > 1 is not supported for Megatron GRPO",
+                     ("swift_megatron.args.num_iterations_unsupported",), f"{mg_gen}._init_grpo",
+                     "ValueError: num_iterations > 1 is not supported for Megatron GRPO right now"),
+        ErrorPattern("swift-megatron", r"async_generate is not supported for Megatron GRPO",
+                     ("swift_megatron.args.async_generate_unsupported",), f"{mg_gen}._init_grpo",
+                     "ValueError: async_generate is not supported for Megatron GRPO right now"),
+        ErrorPattern("swift-megatron", r"sync_ref_model is not supported for Megatron GRPO",
+                     ("swift_megatron.args.sync_ref_model_unsupported",), f"{mg_gen}._init_grpo",
+                     "ValueError: sync_ref_model is not supported for Megatron GRPO right now"),
+        ErrorPattern("swift-megatron", rf"REAL loss requires that the training micro_batch_size {n('micro')} is a "
+                     rf"multiple of num_generations {n('g')}",
+                     ("swift_megatron.args.real_loss_micro_divisible_by_num_generations",), f"{mg_gen}._init_grpo",
+                     "AssertionError: \"REAL loss requires that the training micro_batch_size (4) is a multiple of "
+                     "num_generations (8). Please adjust your batch parameters."),
         ErrorPattern("swift-megatron", r"num_layers should be divisible by pipeline_model_parallel_size",
                      ("swift_megatron.mcore.layers_divisible_by_pp",),
                      "megatron/core/transformer/transformer_block.py:get_num_layers_to_build (megatron-core)",

@@ -524,8 +524,8 @@ class VerlFramework(Framework):
         def phases_run(values: Mapping[str, Value]) -> list[str]:
             if values.get("megatron"):
                 raise InputError(
-                    STRATEGY_KEY, "the memory model covers verl's FSDP backend only; this config uses Megatron.",
-                    "drop --gpu (or --model) to check the Megatron rules without memory.",
+                    STRATEGY_KEY, "this config uses the Megatron backend.",
+                    "use --framework verl-megatron to predict its memory (or drop --gpu/--model).",
                 )
             return fsdp_phases(values)
 
@@ -534,6 +534,9 @@ class VerlFramework(Framework):
 
     def native_value(self, name: str, value: Value) -> Any:
         return value if value is None else _native_value(name, value)
+
+    def export_yaml(self, native: list[str]) -> str | None:
+        return overrides_to_yaml(native)
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
         return solution_to_overrides(solution, space.fixed_native if space else None)

@@ -4,9 +4,9 @@ Same Hydra syntax and keys as ``frameworks.verl``; the rule set is
 ``rules.verl_megatron.MEGATRON_RULESET`` and the search covers the Megatron
 parallel sizes (TP, PP; EP for MoE models; CP, VPP and ETP when the user
 searches them) besides the batch sizes. Exports start with
-``model_engine=megatron``. There is no Megatron memory model yet, so
-``recommend`` (and ``check``/``fix`` with ``--gpu``) say so (the base class's
-``cost_spec``).
+``model_engine=megatron``. The cost model is ``verl_megatron_cost.py``; with
+knobs, ``recommend`` also searches recompute, optimizer offload and the rollout
+memory share (``MEGATRON_KNOB_SEARCH``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,29 @@ from ..errors import InputError
 from ..rules.base import Value
 from ..rules.verl_megatron import MEGATRON_RULESET
 from .base import Framework, Space
-from .verl import STRATEGY_KEY, _native_value, build_space, config_to_values, parse_verl_tokens, solution_to_overrides
+from .verl import (SEARCH_TIES, STRATEGY_KEY, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
+                   solution_to_overrides)
+from .verl_megatron_cost import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, RECOMPUTE_KEY, cpu_optimizer_permille,
+                                 recompute_code)
+
+# Memory and speed switches ``recommend`` searches when the user leaves them alone. Param offload is
+# left as given: it only frees memory between phases (verl loads params back for compute).
+MEGATRON_KNOB_SEARCH: dict[str, list[Value]] = {
+    "gmu_permille": [400, 500, 600, 700, 800],
+    "megatron_recompute": [0, 2],  # none, full (selective = none with flash attention in the cost model)
+    "megatron_optimizer_offload": [False, True],
+}
+
+
+def recompute_overrides(solution: Mapping[str, Value]) -> list[str]:
+    """``megatron_recompute`` as verl's override_transformer_config keys (full: every layer, uniform)."""
+    code = int(solution.get("megatron_recompute") or 0)
+    if code == 0:
+        return []
+    prefix = RECOMPUTE_KEY.rsplit(".", 1)[0]
+    if code == 1:
+        return [f"{RECOMPUTE_KEY}=selective"]
+    return [f"{RECOMPUTE_KEY}=full", f"{prefix}.recompute_method=uniform", f"{prefix}.recompute_num_layers=1"]
 
 
 class VerlMegatronFramework(Framework):
@@ -33,17 +55,46 @@ class VerlMegatronFramework(Framework):
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         _require_megatron(flat)
-        return config_to_values(flat, gpus=gpus, model=model, ruleset=MEGATRON_RULESET, megatron=True)
+        values = config_to_values(flat, gpus=gpus, model=model, ruleset=MEGATRON_RULESET, megatron=True)
+        values["megatron_recompute"] = recompute_code(flat)  # cost-model inputs, no rule reads them
+        values["megatron_cpu_optimizer_permille"] = cpu_optimizer_permille(flat)
+        return values
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
         _require_megatron(scenario.fixed)
-        return build_space(scenario, model, with_knobs, ruleset=MEGATRON_RULESET, megatron=True)
+        space = build_space(scenario, model, with_knobs, ruleset=MEGATRON_RULESET, megatron=True)
+        space.domains["megatron_recompute"] = [recompute_code(scenario.fixed)]
+        space.domains["megatron_cpu_optimizer_permille"] = [cpu_optimizer_permille(scenario.fixed)]
+        if with_knobs:
+            given = set(scenario.fixed) | set(scenario.search)
+            variables = MEGATRON_RULESET.variables
+            for name, values in MEGATRON_KNOB_SEARCH.items():
+                if (variables[name].key if name in variables else RECOMPUTE_KEY) in given:
+                    continue
+                space.domains[name] = list(values)
+                for follower, leader in SEARCH_TIES.items():  # tied copies (the critic's offload) follow
+                    if leader == name and any(r.id == f"search.tie.{follower}" for r in space.extra_rules):
+                        space.domains[follower] = list(values)
+        return space
+
+    def cost_spec(self, model: ModelCard, gpu: Any):
+        from .verl_megatron_cost import cost_spec
+
+        return cost_spec(model, gpu)
 
     def native_value(self, name: str, value: Value) -> Any:
         return value if value is None else _native_value(name, value)
 
+    def export_yaml(self, native: list[str]) -> str | None:
+        return overrides_to_yaml(native)
+
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
-        return solution_to_overrides(solution, space.fixed_native if space else None, megatron=True)
+        out = solution_to_overrides(solution, space.fixed_native if space else None, megatron=True)
+        out += recompute_overrides(solution)
+        permille = int(solution.get("megatron_cpu_optimizer_permille") or 0)
+        if permille:
+            out += [f"+{CPU_OPT_KEY}=True", f"+{CPU_OPT_FRACTION_KEY}={permille / 1000}"]
+        return out
 
 
 def _require_megatron(flat: Mapping[str, Any]) -> None:

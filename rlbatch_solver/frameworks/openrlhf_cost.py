@@ -1,0 +1,202 @@
+"""OpenRLHF 0.11.2 values -> cost-model ``Plan`` per phase, and which variables each phase reads.
+
+Placement (openrlhf/cli/train_ppo_ray.py ``train``): every model group (actor, ref, critic, reward)
+has its own GPUs unless ``--colocate_actor_ref`` / ``--colocate_critic_reward`` /
+``--colocate_all_models`` share them; the vLLM engines (``vllm.num_engines`` x
+``vllm.tensor_parallel_size``) run on GPUs of their own unless ``--colocate_all_models``. Each
+phase's memory is that of the GPUs it runs on, with what the other models sharing them keep there.
+
+Trainer: DeepSpeed ZeRO (``ds.zero_stage``, bf16) over the group's ranks
+(openrlhf/utils/deepspeed/deepspeed_utils.py get_train_ds_config), states counted as DeepSpeed's
+own estimators count them (``memory.deepspeed_states``); ``--adam_offload`` is ZeRO-Offload (the
+optimizer steps on the CPU: ``offload_during_compute``). The reference and reward models are
+bf16 forward-only DeepSpeed engines (get_eval_ds_config: ZeRO-3 sharded when the stage is 3,
+parameters on the CPU with ``ref.offload`` / ``reward.offload``). With colocate_all the sleeping
+engine keeps its CUDA graphs on the training GPUs (its KV cache is counted in the rollout only).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..catalog.gpus import GPU
+from ..catalog.models import ModelCard
+from ..costmodel.plan import Plan
+from ..costmodel.tables import CostSpec
+from ..rules.base import Value
+from ..rules.openrlhf import VARIABLES
+
+# vLLM engine defaults OpenRLHF does not override (vllm/engine/arg_utils.py EngineArgs: max_num_seqs
+# 256; max_num_batched_tokens 8192 with chunked prefill for the offline LLM class).
+VLLM_MAX_NUM_SEQS = 256
+VLLM_MAX_BATCHED_TOKENS = 8192
+
+_LAYOUT = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp",
+           "ring_attn_size", "packing_samples", "colocate_all", "colocate_actor_ref", "colocate_critic_reward",
+           "need_ref", "need_critic", "need_reward_model", "ref_offload", "reward_offload", "adam_offload",
+           "ds_sleep", "vllm_eager"]
+_ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep"]
+_TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_ckpt"]
+MEMORY_INPUTS = {
+    "rollout": _LAYOUT + _ENGINE,
+    "old_log_prob": _LAYOUT + ["micro_rollout_batch_size"],
+    "ref": _LAYOUT + ["ref_nnodes", "ref_gpus_per_node", "micro_rollout_batch_size"],
+    "actor_update": _LAYOUT + _TRAIN,
+    "critic_update": _LAYOUT + _TRAIN + ["critic_nnodes", "critic_gpus_per_node"],
+}
+_STEP = ["rollout_batch_size", "n"]
+# Time reads the placement and the trainer layout, not what other models keep resident.
+_T = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp", "ring_attn_size",
+      "packing_samples"] + _STEP
+TIME_INPUTS = {
+    "rollout": ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all",
+                "vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_eager"] + _STEP,
+    "old_log_prob": _T + ["micro_rollout_batch_size"],
+    "ref": _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
+                 "micro_rollout_batch_size"],
+    "actor_update": _T + _TRAIN + ["train_batch_size"],
+    "critic_update": _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node"],
+    "weight_sync": _T + ["colocate_all", "vllm_tp"],
+    "offload": _T + ["adam_offload", "need_critic"],
+}
+
+
+def lengths(v: Mapping[str, Value]) -> tuple[int, int]:
+    """(prompt, response) limits: ``max_new_tokens`` (unset: half of ``max_len``, our assumption)
+    and the rest of ``max_len`` (vLLM's max_model_len)."""
+    total = int(v.get("max_len") or 2048)
+    resp = v.get("max_new_tokens")
+    resp = int(resp) if resp else total // 2
+    return max(1, total - resp), resp
+
+
+def phases_run(values: Mapping[str, Value]) -> list[str]:
+    phases = ["rollout", "old_log_prob"]
+    if values.get("need_ref"):
+        phases.append("ref")
+    phases.append("actor_update")
+    if values.get("need_critic"):
+        phases.append("critic_update")
+    return phases
+
+
+def _group(v: Mapping[str, Value], g: str) -> int:
+    return int(v.get(f"{g}_nnodes") or 1) * int(v.get(f"{g}_gpus_per_node") or 1)
+
+
+def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> Plan:
+    """The plan one phase of OpenRLHF runs with these values, on the GPUs that phase runs on."""
+    v = values
+    all_ = bool(v.get("colocate_all"))
+    actor_ref = all_ or bool(v.get("colocate_actor_ref"))
+    critic_reward = all_ or bool(v.get("colocate_critic_reward"))
+    need_rm = bool(v.get("need_reward_model"))
+    group = {"ref": "ref", "critic_update": "critic"}.get(phase, "actor")
+    if group == "ref" and actor_ref or group == "critic" and all_:
+        group = "actor"  # colocated groups take the actor's placement
+    n_gpus = _group(v, group)
+    per_node = int(v.get(f"{group}_gpus_per_node") or 1)
+    tp = max(1, int(v.get("ds_tp") or 1))
+    ring = max(1, int(v.get("ring_attn_size") or 1))
+    prompt, resp = lengths(v)
+    # who else lives on this phase's GPUs
+    on_actor = phase in ("rollout", "old_log_prob", "actor_update") or (phase == "ref" and actor_ref) or (
+        phase == "critic_update" and all_)
+    if phase == "rollout":
+        colocated = all_
+        actor_c, ref_c, critic_c = True, actor_ref, all_
+        rm = all_ and need_rm
+    elif on_actor:
+        colocated = True
+        actor_c, ref_c, critic_c = True, actor_ref, all_
+        rm = all_ and need_rm and not bool(v.get("reward_offload"))
+    else:  # a group of its own (ref alone; critic with or without the reward model)
+        colocated = True
+        actor_c = ref_c = False
+        critic_c = phase == "critic_update"
+        rm = phase == "critic_update" and critic_reward and need_rm and not bool(v.get("reward_offload"))
+    samples = int(v.get("rollout_batch_size") or 1) * int(v.get("n") or 1)
+    train = int(v.get("train_batch_size") or samples)
+    dyn = bool(v.get("dynamic_batch"))
+    opt_off = bool(v.get("adam_offload"))
+    # --ds.enable_sleep: a DeepSpeed model's params and optimizer go to the CPU while it is idle
+    # (openrlhf/trainer/ray/ppo_actor.py, offload_deepspeed_states / reload_deepspeed_states)
+    sleep = bool(v.get("ds_sleep"))
+    ref_off = bool(v.get("ref_offload"))
+    engines, vtp = int(v.get("vllm_num_engines") or 0), int(v.get("vllm_tp") or 1)
+    return Plan(
+        model=model,
+        gpu=gpu,
+        n_gpus=n_gpus,
+        gpus_per_node=per_node,
+        prompt_len=prompt,
+        response_len=resp,
+        samples_per_step=samples,
+        mini_batches=max(1, samples // max(1, train)),
+        train_micro=int(v.get("micro_train_batch_size") or 1),
+        train_token_budget=int(v["train_max_tokens"]) if dyn else None,
+        logprob_micro=int(v.get("micro_rollout_batch_size") or 1),
+        logprob_token_budget=None,
+        sp=ring,
+        shard_degree=max(1, n_gpus // tp),
+        zero_stage=int(v.get("zero_stage") or 0),
+        grad_ckpt=bool(v.get("grad_ckpt")),
+        param_offload=ref_off if phase == "ref" else False,
+        optimizer_offload=True if phase == "ref" else opt_off,
+        remove_padding=bool(v.get("packing_samples")),
+        entropy_chunking=False,
+        entropy_checkpointing=False,
+        need_ref=bool(v.get("need_ref")),
+        need_critic=bool(v.get("need_critic")),
+        critic_micro=int(v.get("micro_train_batch_size") or 1),
+        engine="vllm",
+        rollout_tp=vtp,
+        gpu_memory_utilization=int(v.get("gmu_permille") or 900) / 1000,
+        free_cache_engine=bool(v.get("vllm_sleep")) if phase == "rollout" else True,
+        enforce_eager=bool(v.get("vllm_eager")),
+        max_num_seqs=VLLM_MAX_NUM_SEQS,
+        max_num_batched_tokens=VLLM_MAX_BATCHED_TOKENS,
+        tp=tp,
+        colocated=colocated,
+        rollout_gpus=None if all_ else max(1, engines * vtp),
+        trainer="deepspeed",
+        offload_during_compute=True,
+        ref_param_offload=ref_off,
+        critic_param_offload=sleep,
+        critic_optimizer_offload=opt_off or sleep,
+        actor_param_offload=sleep,
+        actor_optimizer_offload=opt_off or sleep,
+        count_colocated_residents=True,
+        reward_model=rm,
+        actor_colocated=actor_c,
+        ref_colocated=ref_c,
+        critic_colocated=critic_c,
+        engine_colocated=all_,
+    )
+
+
+def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
+    """Inputs no plan of this space reads (switches of models that do not run)."""
+    out: set = set()
+    if True not in domains.get("need_critic", [False]):
+        out |= {"critic_nnodes", "critic_gpus_per_node", "colocate_critic_reward"}
+    if True not in domains.get("need_ref", [False]):
+        out |= {"ref_nnodes", "ref_gpus_per_node", "ref_offload", "colocate_actor_ref"}
+    if True not in domains.get("need_reward_model", [False]):
+        out |= {"reward_offload"}
+    return out
+
+
+def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
+    return CostSpec(
+        framework="openrlhf",
+        plan=lambda values, phase: make_plan(values, phase, model, gpu),
+        memory_inputs=MEMORY_INPUTS,
+        time_inputs=TIME_INPUTS,
+        phases_run=phases_run,
+        samples=lambda values: int(values["rollout_batch_size"]) * int(values["n"]),
+        tokens_per_step=lambda values: int(values["rollout_batch_size"]) * int(values["n"]) * int(values["max_len"]),
+        bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool") | {"ds_sleep", "vllm_eager"},
+        unread=unread,
+        optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
+    )

@@ -1,0 +1,278 @@
+"""ms-swift 4.6.0 GRPO values -> cost-model ``Plan`` per phase (``swift`` and ``swift-megatron``).
+
+One RL step is one rollout of ``generation_batch_size`` completions, trained in
+``steps_per_generation`` optimizer steps. vLLM runs colocated on the training GPUs (``--vllm_mode
+colocate``, TP ``vllm_tensor_parallel_size``) or on a ``swift rollout`` server of its own GPUs
+(``server``). ``--sleep_level`` 1/2 frees the engine's KV cache (and weights) during training,
+0 keeps its whole ``vllm_gpu_memory_utilization`` share (swift/rlhf_trainers/rollout_mixin.py
+``_prepare_vllm``, swift/rlhf_trainers/utils.py ``sleep_vllm_engine``); ``--offload_model`` /
+``--offload_optimizer`` move the policy (and reference) weights / optimizer to the CPU during
+rollout and back for training (rollout_mixin ``offload_context``).
+
+HF path (swift/rlhf_trainers/grpo_trainer.py on transformers' Trainer): DeepSpeed ZeRO from
+``--deepspeed zero0..zero3[_offload]`` (DeepSpeed's own byte counts, ``memory.deepspeed_states``;
+``_offload`` is ZeRO-Offload of the optimizer, and of the params at stage 3), or plain DDP when it
+is unset: the model is loaded in bf16 and AdamW keeps bf16 moments (``Plan.trainer = "bf16"``).
+Megatron path (swift/megatron/trainers/grpo_trainer.py): the megatron-core memory of
+``verl_megatron_cost`` (one definition, ``Plan.trainer = "megatron"``) with ms-swift's defaults:
+distributed optimizer on, sequence parallel off, ``recompute_granularity`` selective.
+
+Cost-only variables (no rule reads them; parsed from the flags, printed by export):
+``max_length`` (prompt limit), ``max_completion_length``, ``ds_stage`` / ``ds_offload`` (HF),
+``gmu_permille``, ``sleep_level``, ``offload_model``, ``offload_optimizer``, ``grad_ckpt`` (HF),
+``kl_on`` (HF: beta != 0), ``recompute`` / ``cpu_optimizer_permille`` (Megatron).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..catalog.gpus import GPU
+from ..catalog.models import ModelCard
+from ..costmodel.plan import Plan
+from ..costmodel.tables import CostSpec
+from ..errors import InputError
+from ..rules.base import Value
+
+DEFAULT_MAX_LENGTH = 2048  # --max_length unset: the template keeps the model's limit; we assume 2048
+RECOMPUTE = {0: "none", 1: "selective", 2: "full"}
+_DS = {None: (0, False), "": (0, False)}
+for _stage in range(4):
+    _DS[f"zero{_stage}"] = (_stage, False)
+    _DS[f"zero{_stage}_offload"] = (_stage, True)
+
+HF_COST_DEFAULTS: dict[str, Value] = {
+    "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "ds_stage": 0, "ds_offload": False,
+    "gmu_permille": 900, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
+    "kl_on": True,
+}
+MEGATRON_COST_DEFAULTS: dict[str, Value] = {
+    "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "gmu_permille": 900, "sleep_level": 0,
+    "offload_model": False, "offload_optimizer": False, "recompute": 1, "cpu_optimizer_permille": 0,
+}
+# Memory switches ``recommend`` searches when the user leaves them alone.
+HF_KNOB_SEARCH: dict[str, list[Value]] = {"ds_stage": [2, 3], "gmu_permille": [400, 600, 800], "sleep_level": [0, 1]}
+MEGATRON_KNOB_SEARCH: dict[str, list[Value]] = {"recompute": [1, 2], "gmu_permille": [400, 600, 800],
+                                                "sleep_level": [0, 1]}
+KNOB_FLAGS = {"ds_stage": ("deepspeed",), "gmu_permille": ("vllm_gpu_memory_utilization",),
+              "sleep_level": ("sleep_level",), "recompute": ("recompute_granularity",)}
+
+
+def _bool(key: str, raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no", "none"):
+        return False
+    raise InputError(key, f"'{raw}' is not a boolean.", f"write --{key} true or --{key} false.")
+
+
+def _num(key: str, raw: Any, kind=int):
+    try:
+        return kind(raw)
+    except (TypeError, ValueError):
+        raise InputError(key, f"'{raw}' is not a number.", f"write --{key} as a number.") from None
+
+
+def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
+    """The cost-model inputs of a pasted ms-swift command, with ms-swift 4.6.0's defaults."""
+    out = dict(MEGATRON_COST_DEFAULTS if megatron else HF_COST_DEFAULTS)
+    if flat.get("max_length") not in (None, "None", ""):
+        out["max_length"] = _num("max_length", flat["max_length"])
+    if flat.get("max_completion_length") not in (None, ""):
+        out["max_completion_length"] = _num("max_completion_length", flat["max_completion_length"])
+    if "vllm_gpu_memory_utilization" in flat:
+        out["gmu_permille"] = int(round(_num("vllm_gpu_memory_utilization", flat["vllm_gpu_memory_utilization"],
+                                             float) * 1000))
+    if "sleep_level" in flat:
+        out["sleep_level"] = _num("sleep_level", flat["sleep_level"])
+    for key in ("offload_model", "offload_optimizer"):
+        if key in flat:
+            out[key] = _bool(key, flat[key])
+    if megatron:
+        gran = flat.get("recompute_granularity")
+        if gran is not None:
+            out["recompute"] = {"none": 0, "null": 0, "selective": 1, "full": 2}.get(str(gran).lower(), 1)
+        if _bool("optimizer_cpu_offload", flat.get("optimizer_cpu_offload", False)):
+            out["cpu_optimizer_permille"] = int(round(_num("optimizer_offload_fraction",
+                                                           flat.get("optimizer_offload_fraction", 1.0), float) * 1000))
+        return out
+    ds = flat.get("deepspeed")
+    key = None if ds is None else str(ds)
+    if key not in _DS:
+        raise InputError("deepspeed", f"'{ds}' is not one of ms-swift's DeepSpeed presets.",
+                         "use zero0, zero1, zero2, zero3, zero2_offload or zero3_offload.")
+    out["ds_stage"], out["ds_offload"] = _DS[key]
+    if ds is None:
+        out["ds_stage"] = -1  # no DeepSpeed: DDP
+    if "gradient_checkpointing" in flat:
+        out["grad_ckpt"] = _bool("gradient_checkpointing", flat["gradient_checkpointing"])
+    if "beta" in flat:
+        out["kl_on"] = _num("beta", flat["beta"], float) != 0.0
+    return out
+
+
+def export_flags(solution: Mapping[str, Value], megatron: bool) -> list[str]:
+    """The cost-model inputs that differ from ms-swift's defaults, as flags."""
+    defaults = MEGATRON_COST_DEFAULTS if megatron else HF_COST_DEFAULTS
+    out = []
+    if not megatron and solution.get("ds_stage", -1) not in (-1, None):
+        out.append(f"--deepspeed zero{solution['ds_stage']}{'_offload' if solution.get('ds_offload') else ''}")
+    if solution.get("gmu_permille") not in (None, defaults["gmu_permille"]):
+        out.append(f"--vllm_gpu_memory_utilization {int(solution['gmu_permille']) / 1000}")
+    if solution.get("sleep_level"):
+        out.append(f"--sleep_level {solution['sleep_level']}")
+    for key in ("offload_model", "offload_optimizer"):
+        if solution.get(key):
+            out.append(f"--{key} true")
+    if megatron:
+        if solution.get("recompute") not in (None, defaults["recompute"]):
+            out.append(f"--recompute_granularity {RECOMPUTE[int(solution['recompute'])]}")
+            if int(solution["recompute"]) == 2:
+                out += ["--recompute_method uniform", "--recompute_num_layers 1"]
+        if solution.get("cpu_optimizer_permille"):
+            out += ["--optimizer_cpu_offload true",
+                    f"--optimizer_offload_fraction {int(solution['cpu_optimizer_permille']) / 1000}"]
+    return out
+
+
+def _gen(v: Mapping[str, Value], megatron: bool) -> tuple[int, int]:
+    """(completions per rollout, optimizer steps per rollout) as ms-swift resolves them."""
+    world = int(v.get("gpus_per_node") or 1) * int(v.get("nnodes") or 1)
+    if megatron:
+        base, default_spg = int(v.get("global_batch_size") or 1), 1
+    else:
+        base, default_spg = int(v.get("per_device_train_batch_size") or 1) * world, int(
+            v.get("gradient_accumulation_steps") or 1)
+    gen, spg = v.get("generation_batch_size"), v.get("steps_per_generation")
+    if spg:
+        spg = int(spg)
+    elif gen:
+        spg = max(1, int(gen) // max(1, base))
+    else:
+        spg = default_spg
+    gen = int(gen) if gen else base * spg
+    return max(1, gen), max(1, spg)
+
+
+def phases_run(values: Mapping[str, Value]) -> list[str]:
+    phases = ["rollout", "old_log_prob"]
+    if values.get("kl_on"):
+        phases.append("ref")
+    return phases + ["actor_update"]
+
+
+def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU, megatron: bool) -> Plan:
+    v = values
+    world = int(v.get("gpus_per_node") or 1) * int(v.get("nnodes") or 1)
+    gen, spg = _gen(v, megatron)
+    server = bool(v.get("use_vllm")) and bool(v.get("vllm_server"))
+    engine_tp = int(v.get("server_tp") or 1) if server else int(v.get("vllm_tp") or 1)
+    sleep = int(v.get("sleep_level") or 0)
+    rollout = phase == "rollout"
+    off_model, off_opt = bool(v.get("offload_model")), bool(v.get("offload_optimizer"))
+    common = dict(
+        model=model, gpu=gpu, n_gpus=world, gpus_per_node=int(v.get("gpus_per_node") or 1),
+        prompt_len=int(v.get("max_length") or DEFAULT_MAX_LENGTH),
+        response_len=int(v.get("max_completion_length") or 512),
+        samples_per_step=gen, mini_batches=spg,
+        train_token_budget=None, logprob_token_budget=None,
+        entropy_chunking=False, entropy_checkpointing=False,
+        need_ref=bool(v.get("kl_on")), need_critic=False, engine="vllm", rollout_tp=engine_tp,
+        gpu_memory_utilization=int(v.get("gmu_permille") or 900) / 1000,
+        free_cache_engine=sleep >= 1 if not rollout else True, enforce_eager=False,
+        max_num_seqs=256, max_num_batched_tokens=8192,  # vllm_max_num_seqs 256; vLLM's chunked-prefill default
+        colocated=not server, rollout_gpus=(int(v.get("server_tp") or 1) * int(v.get("server_dp") or 1)) if server
+        else None, engine_colocated=not server, count_colocated_residents=True,
+        # during rollout the policy (and reference) weights / optimizer are on the CPU with offload_model /
+        # offload_optimizer; training loads them back
+        actor_param_offload=off_model if rollout else False,
+        actor_optimizer_offload=off_opt if rollout else False,
+        ref_param_offload=off_model if rollout else False,
+    )
+    if megatron:
+        tp, pp, cp = int(v.get("tp") or 1), int(v.get("pp") or 1), int(v.get("cp") or 1)
+        micro = int(v.get("micro_batch_size") or 1)
+        recompute = RECOMPUTE.get(int(v.get("recompute") if v.get("recompute") is not None else 1), "selective")
+        permille = int(v.get("cpu_optimizer_permille") or 0)
+        return Plan(
+            **common, train_micro=micro, logprob_micro=micro, sp=1,
+            shard_degree=max(1, world // max(1, tp * pp * cp)), zero_stage=0, grad_ckpt=recompute == "full",
+            param_offload=False, optimizer_offload=phase == "ref", remove_padding=True, critic_micro=micro,
+            tp=tp, pp=pp, cp=cp, ep=int(v.get("ep") or 1), etp=int(v.get("etp") or tp), vpp=int(v.get("vpp") or 1),
+            recompute=recompute, sequence_parallel=False, distributed_optimizer=True, trainer="megatron",
+            cpu_optimizer=permille > 0, optimizer_offload_fraction=permille / 1000,
+        )
+    micro = int(v.get("per_device_train_batch_size") or 1)
+    sp = int(v.get("sequence_parallel_size") or 1)
+    stage, ds_off = int(v.get("ds_stage") if v.get("ds_stage") is not None else -1), bool(v.get("ds_offload"))
+    return Plan(
+        **common, train_micro=micro, logprob_micro=micro, sp=sp, shard_degree=world,
+        zero_stage=max(0, stage), grad_ckpt=bool(v.get("grad_ckpt", True)),
+        param_offload=ds_off and stage >= 3, optimizer_offload=ds_off or phase == "ref",
+        remove_padding=bool(v.get("padding_free")), critic_micro=micro,
+        trainer="bf16" if stage < 0 else "deepspeed", offload_during_compute=True,
+    )
+
+
+_HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vllm", "vllm_server", "vllm_tp",
+       "server_tp", "server_dp", "gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on"]
+_BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
+             "steps_per_generation"]
+_HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt"]
+_BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation"]
+_MG = ["micro_batch_size", "tp", "pp", "cp", "ep", "etp", "vpp", "recompute", "cpu_optimizer_permille"]
+TIME_PHASES = ("rollout", "old_log_prob", "ref", "actor_update", "weight_sync", "offload")
+
+
+def _inputs(megatron: bool) -> tuple[dict, dict]:
+    if megatron:
+        mem = _HW + _MG
+        time = mem + _BATCH_MG
+    else:
+        mem = _HW + _HF + ["per_device_train_batch_size"]
+        time = mem + _BATCH_HF
+    return ({p: mem for p in ("rollout", "old_log_prob", "ref", "actor_update")},
+            {p: time for p in TIME_PHASES})
+
+
+def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
+    out: set = set()
+    if True not in domains.get("vllm_server", [False]):
+        out |= {"server_tp", "server_dp"}
+    if False not in domains.get("vllm_server", [False]) and phase != "rollout":
+        out |= {"vllm_tp"}
+    if kind == "time" and phase == "rollout":  # vLLM's time reads the engine, not the trainer
+        out |= {"sleep_level", "offload_model", "offload_optimizer", "ds_stage", "ds_offload", "grad_ckpt",
+                "recompute", "cpu_optimizer_permille", "padding_free", "sequence_parallel_size", "kl_on", "tp", "pp",
+                "cp", "ep", "etp", "vpp", "micro_batch_size"}
+    elif kind == "time":  # training time reads the dense layout and batches, not what stays resident
+        out |= {"gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "ep", "etp",
+                "cpu_optimizer_permille"}
+        if phase != "weight_sync":
+            out |= {"vllm_tp", "server_tp", "server_dp"}
+    return out
+
+
+def tokens_per_step(values: Mapping[str, Value], megatron: bool) -> int:
+    gen, _ = _gen(values, megatron)
+    return gen * (int(values.get("max_length") or DEFAULT_MAX_LENGTH) + int(values.get("max_completion_length") or 512))
+
+
+def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
+              optional: frozenset = frozenset()) -> CostSpec:
+    mem, time = _inputs(megatron)
+    return CostSpec(
+        framework="swift-megatron" if megatron else "swift",
+        plan=lambda values, phase: make_plan(values, phase, model, gpu, megatron),
+        memory_inputs=mem,
+        time_inputs=time,
+        phases_run=phases_run,
+        samples=lambda values: _gen(values, megatron)[0],
+        tokens_per_step=lambda values: tokens_per_step(values, megatron),
+        bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on"},
+        unread=unread,
+        optional=optional,
+    )

@@ -1,0 +1,205 @@
+"""verl Megatron values -> cost-model ``Plan`` per phase, and which variables each phase reads.
+
+Same phases and rollout engine as verl FSDP (``verl_cost.py``); the trainer is megatron-core
+(``Plan.trainer = "megatron"``): params, grads and optimizer on the most loaded shard of TP x PP
+(experts: PP x EP x ETP), the distributed optimizer over DP (verl's engine/megatron.yaml
+``use_distributed_optimizer: True``), sequence parallel on (``sequence_parallel: True``),
+recompute from ``override_transformer_config.recompute_granularity`` (cost variable
+``megatron_recompute``: 0 none, 1 selective, 2 full), 1F1B / interleaved pipeline activations.
+verl 0.9.1 offloads Megatron params (with the grad buffers) and optimizer between phases and loads
+them back for compute (verl/utils/megatron_utils.py offload_megatron_model_to_cpu,
+offload_megatron_optimizer), as its FSDP engine does.
+
+Training phases count what the other Megatron models keep on the GPU (the reference model unless
+``ref.megatron.param_offload``, the critic) and the sleeping engine's CUDA graphs; with
+``free_cache_engine=False`` the engine's KV cache is counted in the rollout phase only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..catalog.gpus import GPU
+from ..catalog.models import ModelCard
+from ..costmodel.plan import Plan
+from ..costmodel.tables import CostSpec
+from ..rules.base import Value
+from ..rules.verl_megatron import ANY_VARIABLES
+from .verl_cost import phases_run
+
+MG = "actor_rollout_ref.actor.megatron"
+RECOMPUTE_KEY = f"{MG}.override_transformer_config.recompute_granularity"
+RECOMPUTE = {0: "none", 1: "selective", 2: "full"}
+RECOMPUTE_CODE = {None: 0, "null": 0, "none": 0, "selective": 1, "full": 2}
+# megatron-core's CPU optimizer (HybridDeviceOptimizer), passed through verl's optimizer overrides
+OPT = "actor_rollout_ref.actor.optim.override_optimizer_config"
+CPU_OPT_KEY, CPU_OPT_FRACTION_KEY = f"{OPT}.optimizer_cpu_offload", f"{OPT}.optimizer_offload_fraction"
+
+_HW = ["nnodes", "gpus_per_node", "max_prompt_length", "max_response_length"]
+_LAYOUT = ["tp", "pp", "cp", "ep", "etp", "vpp"]
+_ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine", "enforce_eager",
+            "max_num_seqs", "max_num_batched_tokens"]
+_RESIDENT = ["megatron_param_offload", "megatron_optimizer_offload", "megatron_cpu_optimizer_permille"]
+_OTHERS = ["need_ref", "ref_megatron_param_offload", "need_critic", "critic_megatron_param_offload",
+           "critic_megatron_optimizer_offload", "enforce_eager"]
+_ACTOR = ["actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "megatron_recompute", "remove_padding"]
+_CRITIC = ["critic_micro_per_gpu", "critic_max_tokens", "critic_tp", "critic_pp", "critic_cp", "critic_ep",
+           "critic_etp", "critic_vpp", "megatron_recompute", "remove_padding"]
+_REF = ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_tp", "ref_pp", "ref_cp", "ref_ep", "ref_etp",
+        "ref_vpp", "remove_padding"]
+_LOGPROB = ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "remove_padding"]
+
+MEMORY_INPUTS = {
+    "rollout": _HW + _LAYOUT + _ROLLOUT + _RESIDENT + _OTHERS,
+    "old_log_prob": _HW + _LAYOUT + _RESIDENT + _LOGPROB + _OTHERS,
+    "ref": _HW + _REF + ["ref_megatron_param_offload"] + _RESIDENT + _OTHERS,
+    "actor_update": _HW + _LAYOUT + _RESIDENT + _ACTOR + _OTHERS,
+    "critic_update": _HW + _CRITIC + _RESIDENT + _OTHERS,
+}
+_STEP = _HW + ["train_batch_size", "n"]
+# Compute time reads the dense layout (TP, PP, CP, VPP), not EP/ETP (expert all-to-all is not modelled)
+# nor the offload switches (their copies are the "offload" phase).
+_TIME_LAYOUT = ["tp", "pp", "cp", "vpp"]
+TIME_INPUTS = {
+    "rollout": _STEP + _LAYOUT + _ROLLOUT + _RESIDENT + _OTHERS,
+    "old_log_prob": _STEP + _TIME_LAYOUT + _LOGPROB,
+    "ref": _STEP + [n for n in _REF if n not in ("ref_ep", "ref_etp")],
+    "actor_update": _STEP + _TIME_LAYOUT + _ACTOR + ["actor_mini"],
+    "critic_update": _STEP + [n for n in _CRITIC if n not in ("critic_ep", "critic_etp")] + ["critic_mini"],
+    "weight_sync": _STEP + ["tp", "pp", "rollout_tp"],
+    "offload": _STEP + _LAYOUT + _RESIDENT + ["need_critic", "critic_megatron_param_offload",
+                                              "critic_megatron_optimizer_offload"],
+}
+
+
+def cpu_optimizer_permille(flat: Mapping[str, Any]) -> int:
+    """Share x1000 of the optimizer megatron-core keeps on the CPU (0: optimizer_cpu_offload off)."""
+    on = flat.get(CPU_OPT_KEY, flat.get(f"+{CPU_OPT_KEY}"))
+    if not on or str(on).lower() == "false":
+        return 0
+    frac = flat.get(CPU_OPT_FRACTION_KEY, flat.get(f"+{CPU_OPT_FRACTION_KEY}", 1.0))
+    try:
+        return int(round(min(1.0, max(0.0, float(frac))) * 1000))
+    except (TypeError, ValueError):
+        return 1000
+
+
+def recompute_code(flat: Mapping[str, Any]) -> int:
+    """0/1/2 from ``override_transformer_config.recompute_granularity`` (null/selective/full)."""
+    raw = flat.get(RECOMPUTE_KEY)
+    return RECOMPUTE_CODE.get(None if raw is None else str(raw).lower(), 0)
+
+
+def _opt(v: Mapping[str, Value], name: str, default: int) -> int:
+    x = v.get(name)
+    return default if x is None else int(x)
+
+
+def _budget(values: Mapping[str, Value], dyn: str, tokens: str) -> int | None:
+    return int(values[tokens]) if values.get(dyn) else None
+
+
+def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> Plan:
+    """The plan one phase of verl on Megatron runs with these values."""
+    v = values
+    n_gpus = int(v["nnodes"]) * int(v["gpus_per_node"])
+    prefix = {"ref": "ref_", "critic_update": "critic_"}.get(phase, "")
+    tp, pp, cp = _opt(v, f"{prefix}tp", 1), _opt(v, f"{prefix}pp", 1), _opt(v, f"{prefix}cp", 1)
+    ep = _opt(v, f"{prefix}ep", 1)
+    etp, vpp = _opt(v, f"{prefix}etp", tp), _opt(v, f"{prefix}vpp", 1)
+    dp = max(1, n_gpus // max(1, tp * pp * cp))
+    recompute = RECOMPUTE.get(int(v.get("megatron_recompute") or 0), "none")
+    param_off, opt_off = bool(v.get("megatron_param_offload")), bool(v.get("megatron_optimizer_offload"))
+    train_micro = _opt(v, "actor_micro_per_gpu", 1)
+    train_budget = _budget(v, "actor_dyn", "actor_max_tokens")
+    lp_micro = _opt(v, "logprob_micro_per_gpu", 1)
+    lp_budget = _budget(v, "logprob_dyn", "logprob_max_tokens")
+    if phase == "ref":
+        lp_micro = _opt(v, "ref_micro_per_gpu", 1)
+        lp_budget = _budget(v, "ref_dyn", "ref_max_tokens")
+        param_off, opt_off = bool(v.get("ref_megatron_param_offload")), True
+    elif phase == "critic_update":
+        train_micro = _opt(v, "critic_micro_per_gpu", 1)
+        train_budget = int(v["critic_max_tokens"]) if v.get("critic_max_tokens") else None
+        param_off = bool(v.get("critic_megatron_param_offload"))
+        opt_off = bool(v.get("critic_megatron_optimizer_offload"))
+    mini = int(v.get("actor_mini", 1)) if phase != "critic_update" else int(v.get("critic_mini", 1))
+    train = int(v.get("train_batch_size", mini))
+    return Plan(
+        model=model,
+        gpu=gpu,
+        n_gpus=n_gpus,
+        gpus_per_node=int(v["gpus_per_node"]),
+        prompt_len=int(v["max_prompt_length"]),
+        response_len=int(v["max_response_length"]),
+        samples_per_step=train * int(v.get("n", 1)),
+        mini_batches=max(1, train // max(1, mini)),
+        train_micro=train_micro,
+        train_token_budget=train_budget,
+        logprob_micro=lp_micro,
+        logprob_token_budget=lp_budget,
+        sp=1,
+        shard_degree=dp,
+        zero_stage=0,
+        grad_ckpt=recompute == "full",
+        param_offload=param_off,
+        optimizer_offload=opt_off,
+        remove_padding=bool(v.get("remove_padding", True)),
+        entropy_chunking=False,
+        entropy_checkpointing=False,
+        need_ref=bool(v.get("need_ref", False)),
+        need_critic=bool(v.get("need_critic", False)),
+        critic_micro=_opt(v, "critic_micro_per_gpu", 1),
+        engine="sglang" if v.get("rollout_sglang") else "vllm",
+        rollout_tp=int(v["rollout_tp"]),
+        gpu_memory_utilization=int(v["gmu_permille"]) / 1000,
+        # training phases: the engine's KV is freed (see the module docstring)
+        free_cache_engine=bool(v["free_cache_engine"]) if phase == "rollout" else True,
+        enforce_eager=bool(v["enforce_eager"]),
+        max_num_seqs=int(v["max_num_seqs"]),
+        max_num_batched_tokens=int(v["max_num_batched_tokens"]),
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        ep=ep,
+        etp=etp,
+        vpp=vpp,
+        recompute=recompute,
+        cpu_optimizer=bool(v.get("megatron_cpu_optimizer_permille")),
+        optimizer_offload_fraction=int(v.get("megatron_cpu_optimizer_permille") or 0) / 1000,
+        distributed_optimizer=True,
+        trainer="megatron",
+        ref_param_offload=bool(v.get("ref_megatron_param_offload")),
+        critic_param_offload=bool(v.get("critic_megatron_param_offload")),
+        critic_optimizer_offload=bool(v.get("critic_megatron_optimizer_offload")),
+        actor_param_offload=bool(v.get("megatron_param_offload")),
+        actor_optimizer_offload=bool(v.get("megatron_optimizer_offload")),
+        count_colocated_residents=True,
+    )
+
+
+def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
+    """Inputs no plan of this space reads: the critic's (reference's) switches when no critic (reference)
+    runs, and the trainer layout in vLLM's rollout time (only SGLang's budget depends on it)."""
+    out: set = set()
+    if True not in domains.get("need_critic", [False]):
+        out |= {n for n in domains if n.startswith("critic_")}
+    if True not in domains.get("need_ref", [False]):
+        out |= {n for n in domains if n.startswith("ref_")}
+    if kind == "time" and phase == "rollout" and True not in domains.get("rollout_sglang", [False]):
+        out |= set(_LAYOUT + _RESIDENT + _OTHERS) - {"enforce_eager"}
+    return out
+
+
+def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
+    return CostSpec(
+        framework="verl-megatron",
+        plan=lambda values, phase: make_plan(values, phase, model, gpu),
+        memory_inputs=MEMORY_INPUTS,
+        time_inputs=TIME_INPUTS,
+        phases_run=phases_run,
+        samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
+        bool_names=frozenset(n for n, s in ANY_VARIABLES.items() if s.kind == "bool"),
+        unread=unread,
+        optional=frozenset(n for n, s in ANY_VARIABLES.items() if s.optional),
+    )
