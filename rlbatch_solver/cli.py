@@ -136,6 +136,11 @@ def explain(
     try:
         cfg = None
         if overrides or config:
+            if framework is None:  # the config is read in the syntax of the framework whose message matched
+                from .frameworks.error_text import match_error
+
+                found = match_error(error)
+                framework = found[0][0].framework if found else None
             cfg, _ = _pasted(framework or "verl", config, overrides, "explain")
         report = api.explain(error, framework=framework, config=cfg, gpus=gpus, model=model)
     except InputError as err:

@@ -45,7 +45,7 @@ def print_memory_check(console: Console, mem: Any) -> None:
     console.print(table)
 
 
-ENUM_COLUMNS = [
+ENUM_COLUMNS = [  # verl FSDP: the seed guide's names
     ("train_batch_size", "train"),
     ("actor_mini", "mini"),
     ("actor_micro_per_gpu", "micro/gpu"),
@@ -57,13 +57,85 @@ ENUM_COLUMNS = [
     ("rollout_replicas", "rollout DP"),
 ]
 
+# Derived values worth a column, per framework (after the searched keys): gradient accumulation,
+# data-parallel size, the generation batch and its steps.
+DERIVED_COLUMNS: dict[str, list[tuple[str, str]]] = {
+    "verl": [("grad_accum", "grad acc"), ("rollout_replicas", "rollout DP")],
+    "verl-megatron": [("dp", "dp"), ("grad_accum", "grad acc"), ("rollout_replicas", "rollout replicas")],
+    "swift": [("W", "world"), ("gen", "generation batch"), ("spg", "steps/generation"),
+              ("effective_ga", "grad acc")],
+    "swift-megatron": [("dp", "dp"), ("num_microbatches", "grad acc"), ("gen", "generation batch"),
+                       ("spg", "steps/generation"), ("rollout_prompts", "prompts/rollout")],
+    "openrlhf": [("actor_dp", "actor dp"), ("grad_accum", "grad acc"), ("rollout_samples", "samples/rollout"),
+                 ("gpus_needed", "GPUs used")],
+}
 
-def solution_columns(sol: dict[str, Any], ruleset) -> dict[str, Any]:
+
+_SHORT = [  # longest first: native key words -> column words
+    ("virtual_pipeline_model_parallel_size", "VPP"), ("expert_tensor_parallel_size", "ETP"),
+    ("expert_model_parallel_size", "EP"), ("tensor_model_parallel_size", "TP"),
+    ("pipeline_model_parallel_size", "PP"), ("context_parallel_size", "CP"), ("data_parallel_size", "DP"),
+    ("expert_parallel_size", "EP"), ("vllm_tensor_parallel_size", "vLLM TP"), ("tensor_parallel_size", "TP"),
+    ("ulysses_sequence_parallel_size", "ulysses sp"), ("sequence_parallel_size", "sp"),
+    ("per_device_train_batch_size", "batch/dev"), ("per_device_eval_batch_size", "eval batch/dev"),
+    ("gradient_accumulation_steps", "grad acc steps"), ("generation_batch_size", "gen batch"),
+    ("steps_per_generation", "steps/gen"), ("log_prob_micro_batch_size_per_gpu", "logprob micro"),
+    ("ppo_micro_batch_size_per_gpu", "micro/gpu"), ("ppo_mini_batch_size", "mini"), ("micro_batch_size", "micro"),
+    ("global_batch_size", "global batch"), ("train_batch_size", "train"), ("batch_size", "batch"),
+    ("num_gpus_per_node", "GPUs/node"), ("n_gpus_per_node", "GPUs/node"), ("num_engines", "engines"),
+    ("gpu_memory_utilization", "gpu mem"), ("ring_attn_size", "ring"), ("colocate_", "coloc "),
+    ("_enable", ""), ("max_tokens_per_gpu", "tokens/gpu"), ("_", " "),
+]
+
+
+def _title(fw: Any, name: str) -> str:
+    """A short column title from the native key: its role (actor, ref, rollout, vllm, ...) and last part."""
+    key = fw.native_key(name) if hasattr(fw, "native_key") else fw.ruleset.variables[name].key
+    parts = [p for p in key.split(".") if p not in ("megatron", "actor_rollout_ref", "data", "ds")]
+    last = parts[-1] if parts else key
+    for long, short in _SHORT:
+        last = last.replace(long, short)
+    role = parts[-2] if len(parts) > 1 else ""
+    return f"{role} {last}".strip()
+
+
+def enum_columns(fw: Any, space: Any, solutions: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Columns of the enumerate table: the space's free variables in native key names, then derived values.
+
+    A variable is free when its domain has more than one value and no search tie makes it follow
+    another (``search.tie.<name>``). verl FSDP keeps the seed guide's columns.
+    """
+    if fw.name == "verl":
+        return [c for c in ENUM_COLUMNS
+                if any(s.get(c[0]) is not None for s in solutions) or c[0] in ("grad_accum", "rollout_replicas")]
+    tied = {r.id.rsplit(".", 1)[-1] for r in getattr(space, "extra_rules", []) if r.id.startswith("search.tie.")}
+    domains = getattr(space, "domains", {}) or {}
+    free = [n for n in fw.ruleset.variables if n in domains and len(domains[n]) > 1 and n not in tied]
+    free = [n for n in free if len({s.get(n) for s in solutions}) > 1 or len(free) <= 8]
+    cols = [(n, _title(fw, n)) for n in free]
+    have = {n for n, _ in cols}
+    env_names = {d.name for d in fw.ruleset.derived} | {"rollout_replicas"}
+    cols += [(n, t) for n, t in DERIVED_COLUMNS.get(fw.name, []) if n in env_names and n not in have]
+    return cols
+
+
+def solution_columns(sol: dict[str, Any], ruleset, columns: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     env = ruleset.full_env(sol)
-    row = {name: env.get(name) for name, _ in ENUM_COLUMNS}
+    names = [name for name, _ in (columns or ENUM_COLUMNS)]
+    row = {name: sol.get(name, env.get(name)) for name in names}
     if "N" in env and "rollout_ws" in env:
         row["rollout_replicas"] = env["N"] // max(1, env["rollout_ws"])
     return row
+
+
+def _cell(fw: Any, name: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if name in fw.ruleset.variables:
+        value = fw.native_value(name, value)
+    if value is True or value is False:
+        return "on" if value else "off"
+    return str(value)
 
 
 def print_enumerate(console: Console, report: Any, scenario: Any, show: int) -> None:
@@ -77,17 +149,18 @@ def print_enumerate(console: Console, report: Any, scenario: Any, show: int) -> 
     )
     if not report.solutions:
         return
-    cols = [c for c in ENUM_COLUMNS if any(s.get(c[0]) is not None for s in report.solutions) or c[0] in ("grad_accum", "rollout_replicas")]
+    ruleset = fw.ruleset.extended(getattr(report.space, "extra_rules", []) or [])
+    cols = enum_columns(fw, report.space, report.solutions)
     table = Table(show_lines=False)
     for _, title in cols:
         table.add_column(title, justify="right")
     for sol in report.solutions[:show]:
-        row = solution_columns(sol, fw.ruleset)
-        table.add_row(*["" if row.get(k) is None else str(row.get(k)) for k, _ in cols])
+        row = solution_columns(sol, ruleset, cols)
+        table.add_row(*[_cell(fw, k, row.get(k)) for k, _ in cols])
     console.print(table)
     if report.count > show:
         console.print(f"... {report.count - show} more (--show N, or --json for all).")
-    console.print("\nfirst config as overrides:")
+    console.print("\nfirst config as " + ("overrides:" if fw.syntax == "hydra" else "arguments:"))
     console.print("  " + " \\\n  ".join(report.native[0]))
 
 
@@ -157,6 +230,12 @@ def print_recommend(console: Console, report: Any) -> None:
     best = report.best
     console.print("\n[bold green]Best config[/] (paste into your launch script):")
     console.print("  " + " \\\n  ".join(best.native))
+    from .frameworks import get_framework
+
+    fragment = get_framework(report.framework).export_yaml(best.native)
+    if fragment:
+        console.print("or, in a YAML config file:")
+        console.print("\n".join("  " + line for line in fragment.rstrip().splitlines()), markup=False)
     mem = Table(title="memory per GPU, by phase (GiB)")
     for col in ("phase", "peak", "capacity", "largest terms"):
         mem.add_column(col)
@@ -213,10 +292,13 @@ def print_no_fit(console: Console, report: Any) -> None:
 
 
 def recommend_dict(report: Any) -> dict[str, Any]:
+    from .frameworks import get_framework
+
     def choice(c: Any) -> dict[str, Any]:
         return {
             "rank": c.rank,
             "native": c.native,
+            "yaml": get_framework(report.framework).export_yaml(c.native),
             "step_time_s": round(c.step_time_s, 3),
             "phase_seconds": {k: round(v, 3) for k, v in c.phase_seconds.items()},
             "tokens_per_s": round(c.tokens_per_s, 1),
@@ -251,23 +333,16 @@ def print_fix(console: Console, report: Any) -> None:
     for note in report.notes:
         console.print(f"note: {note}")
     if report.after is None:
-        console.print(f"\n[bold red]No repair exists[/] within the values fix may change (status: {report.status}).")
-        if report.conflict is not None:
-            from types import SimpleNamespace
-
-            print_conflict(console, report.conflict, SimpleNamespace(domains={}))
-        if report.pinned_in_conflict:
-            console.print("  held fixed and part of the conflict: " +
-                          ", ".join(f"{k}={v}" for k, v in report.pinned_in_conflict.items()))
-        console.print("  what would help: " + "; ".join(report.relaxations))
+        print_fix_conflict(console, report)
         return
     if not report.changes:
         return
     proof = "proven nearest" if report.proven else f"nearest found, not proven ({report.status})"
-    console.print(f"\n[bold green]Nearest valid config[/] ({len(report.changes)} change(s), {proof}):")
-    for key, old, new in report.native_changes:
+    console.print(f"\n[bold green]Nearest valid config[/] ({len(report.diff)} change(s), {proof}):")
+    for key, old, new in report.diff:
         fixes = ", ".join(report.satisfies.get(key, []))
-        console.print(f"  {key}: {_shown(old)} -> [bold]{_shown(new)}[/]" + (f"   (fixes {fixes})" if fixes else ""))
+        console.print(f"  [red]- {old}[/]")
+        console.print(f"  [green]+ {new}[/]" + (f"   (satisfies {fixes})" if fixes else ""))
     if report.memory_before:
         mem = Table(title="memory per GPU, by phase (GiB)")
         for col in ("phase", "before", "after", "capacity"):
@@ -279,6 +354,27 @@ def print_fix(console: Console, report: Any) -> None:
         console.print(mem)
     console.print("\npaste over yours:")
     console.print("  " + " ".join(report.native_after))
+
+
+def print_fix_conflict(console: Console, report: Any) -> None:
+    """No repair: the conflicting rules in words with the config's numbers, the pins, what would help."""
+    console.print(f"\n[bold red]No repair exists[/] within the values fix may change (status: {report.status}).")
+    conflict = report.conflict
+    if conflict is not None and conflict.rules:
+        minimal = "a minimal set" if conflict.proven_minimal else "a set"
+        console.print(f"These rules cannot all hold ({minimal}; drop any one and the rest can):")
+        texts = dict(report.conflict_text)
+        for r in conflict.rules:
+            console.print(f"  [bold]{r.id}[/] ({r.stage.value}): {texts.get(r.id) or r.explanation or r.message}")
+            console.print(f"     source: {r.source}")
+    elif conflict is not None:
+        console.print(f"  (no conflict set: solver status {conflict.status})")
+    if report.pinned_in_conflict:
+        console.print("  held fixed and part of the conflict: " +
+                      ", ".join(f"{k}={_shown(v)}" for k, v in report.pinned_in_conflict.items()))
+    console.print("what would help:")
+    for text in report.relaxations:
+        console.print(f"  - {text}")
 
 
 def _shown(value: Any) -> str:
@@ -296,6 +392,8 @@ def print_explain(console: Console, report: Any) -> None:
         return
     if report.numbers:
         console.print("numbers in the message: " + ", ".join(f"{k}={v}" for k, v in report.numbers.items()))
+    for text in getattr(report, "meaning", []):
+        console.print(f"in plain words: {text}")
     for r in report.rules:
         console.print(f"\n[bold]{r.rule}[/] ({r.framework}, fails at: {STAGE_TEXT[Stage(r.stage)]})")
         console.print(f"  {r.why}")
@@ -309,6 +407,8 @@ def print_explain(console: Console, report: Any) -> None:
             console.print("\nyour config passes every rule we know: the error came from values not pasted here.")
     if report.fix is not None and report.fix.changes:
         console.print("\nsmallest fix:")
-        for key, old, new in report.fix.native_changes:
-            console.print(f"  {key}: {_shown(old)} -> [bold]{_shown(new)}[/]")
+        for key, old, new in report.fix.diff:
+            console.print(f"  {old} -> [bold]{new}[/]")
         console.print("  paste over yours: " + " ".join(report.fix.native_after))
+    elif report.fix is not None and report.fix.after is None:
+        print_fix_conflict(console, report.fix)

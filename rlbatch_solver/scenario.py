@@ -71,13 +71,10 @@ class Scenario:
 
     # -- validation ----------------------------------------------------------
     def validate(self) -> None:
-        from .frameworks import FRAMEWORKS
+        from .frameworks import get_framework
 
-        if self.framework not in FRAMEWORKS:
-            raise InputError(
-                "framework", f"unknown framework '{self.framework}'.{did_you_mean(self.framework, FRAMEWORKS)}",
-                f"use one of: {', '.join(FRAMEWORKS)}.",
-            )
+        # a known name, and with "name==version" a version we follow; stored as the bare name
+        self.framework = get_framework(self.framework).name
         for name in ("gpus", "gpus_per_node", "nnodes", "n", "prompt_length", "response_length"):
             value = getattr(self, name)
             if value is None:

@@ -9,7 +9,9 @@ import pytest
 from rlbatch_solver.api import explain
 from rlbatch_solver.errors import InputError
 from rlbatch_solver.frameworks import get_framework
-from rlbatch_solver.frameworks.error_text import PATTERNS, match_error
+from rlbatch_solver.frameworks.error_text import PATTERNS, all_patterns, match_error
+
+all_patterns()  # every framework's messages (ms-swift registers its own when it loads)
 
 from test_verl_rules import AR, SEED_4090, replace
 
@@ -24,7 +26,7 @@ def test_every_pattern_matches_its_message_and_names_real_rules(pattern):
 
 def test_numbers_are_picked_out_of_the_message():
     found = match_error("AssertionError: real_train_batch_size (260) must be divisible by minimal possible batch size (8)")
-    assert [p.rules for p, _ in found] == [("verl.driver.batch_divisible_by_gpus",)]
+    assert [p.rules for p, _ in found] == [("verl.driver.batch_divisible_by_gpus", "verl.megatron.driver_batch_divisible")]
     assert found[0][1] == {"samples": "260", "minimal": "8"}
 
 
@@ -57,3 +59,79 @@ def test_cli_explain():
     assert run_cli("explain", "something else entirely").returncode == 1
     bad = run_cli("explain", "x", "--framework", "nope")
     assert bad.returncode == 2 and "framework" in bad.stderr
+
+
+# ----------------------------------------------------------------------------- every framework
+@pytest.mark.parametrize("pattern", [p for p in PATTERNS if p.numbers], ids=lambda p: f"{p.framework}:{p.rules[0]}")
+def test_round_trip_message_to_rule_to_numbers(pattern):
+    found = [(p, nums) for p, nums in match_error(pattern.example, pattern.framework) if p is pattern]
+    assert found, pattern.example
+    nums = found[0][1]
+    assert set(pattern.numbers) <= set(nums)
+    said = pattern.explain(nums)
+    assert said and all(nums[k] in said for k in pattern.numbers), said
+
+
+def test_every_framework_has_messages():
+    assert {p.framework for p in PATTERNS} >= {"verl", "swift", "swift-megatron", "openrlhf"}
+    openrlhf = {r for p in PATTERNS if p.framework == "openrlhf" for r in p.rules}
+    assert {"openrlhf.deepspeed.ref_batch", "openrlhf.driver.sample_batches_cover_actor",
+            "openrlhf.driver.group_estimator_needs_n", "openrlhf.colocate.vllm_matches_actor"} <= openrlhf
+    verl = {r for p in PATTERNS if p.framework == "verl" for r in p.rules}
+    assert "verl.megatron.driver_batch_divisible" in verl
+
+
+DS = ("AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+      "gradient_acc_step * world_size 32 != 1 * 10 * 3")
+
+
+def test_deepspeed_batch_assertion_with_the_openrlhf_config():
+    import test_openrlhf
+    import yaml
+    from pathlib import Path
+
+    ex = yaml.safe_load((Path(__file__).parent / "data" / "openrlhf" / "broken.yaml").read_text())["grpo_3gpu"]
+    r = explain(DS, config=test_openrlhf.tokens(ex["flags"]), gpus=4)
+    assert r.numbers == {"train": "32", "micro": "1", "grad_acc": "10", "world": "3"}
+    assert [x.rule for x in r.rules] == ["openrlhf.deepspeed.ref_batch"]  # narrowed to what the config breaks
+    assert "30 or 33" in r.meaning[0]
+    assert r.fix.after is not None and [k for k, _, _ in r.fix.diff] == ["train.batch_size"]
+
+
+def test_verl_megatron_minimal_batch_message_maps_to_the_megatron_rule():
+    cfg = ["model_engine=megatron", "trainer.n_gpus_per_node=8", "data.train_batch_size=10", f"{AR}.rollout.n=3",
+           f"{AR}.actor.ppo_mini_batch_size=10", f"{AR}.actor.ppo_micro_batch_size_per_gpu=2",
+           f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=2", f"{AR}.actor.megatron.tensor_model_parallel_size=2",
+           "algorithm.adv_estimator=grpo"]
+    msg = "AssertionError: real_train_batch_size (30) must be divisible by minimal possible batch size (8)"
+    for fw in ("verl", "verl-megatron"):
+        r = explain(msg, framework=fw, config=cfg)
+        assert [x.rule for x in r.rules] == ["verl.megatron.driver_batch_divisible"], fw
+        assert r.numbers == {"samples": "30", "minimal": "8"} and "24 or 32" in r.meaning[0]
+        assert r.fix.after is not None
+    assert [x.rule for x in explain(msg, framework="verl-megatron").rules] == ["verl.megatron.driver_batch_divisible"]
+
+
+def test_swift_message_with_config_proposes_the_fix():
+    import test_swift
+    import yaml
+    from pathlib import Path
+
+    ex = yaml.safe_load((Path(__file__).parent / "data" / "swift" / "broken.yaml").read_text())["hf_colocate_tp3"]
+    msg = "ValueError: vllm_tensor_parallel_size (3) must divide world size (8) evenly."
+    r = explain(msg, framework="swift", config=test_swift.tokens(ex["flags"]), gpus=ex.get("gpus"))
+    assert [x.rule for x in r.rules] == ["swift.rollout.colocate_tp_divides_world"]
+    assert r.numbers == {"tp": "3", "world": "8"}
+    assert [k for k, _, _ in r.fix.diff] == ["vllm_tensor_parallel_size"]
+
+
+def test_cli_explain_reads_the_config_in_the_matched_frameworks_syntax():
+    p = run_cli("explain", "--gpus", "4", "--json", DS, "--", "--actor.num_gpus_per_node", "3", "--ref.num_gpus_per_node",
+                "3", "--train.colocate_actor_ref", "--vllm.num_engines", "1", "--train.agent_func_path", "A",
+                "--algo.advantage.estimator", "group_norm", "--rollout.n_samples_per_prompt", "4",
+                "--rollout.batch_size", "16", "--train.batch_size", "32", "--train.dynamic_batch_enable")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert data["rules"][0]["rule"] == "openrlhf.deepspeed.ref_batch" and data["fix"]["changes"]
+    text = run_cli("explain", "AssertionError: group_norm requires n_samples_per_prompt > 1")
+    assert text.returncode == 0 and "openrlhf.driver.group_estimator_needs_n" in text.stdout

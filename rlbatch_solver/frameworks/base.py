@@ -67,6 +67,10 @@ class Framework(ABC):
     def export_text(self, solution: Mapping[str, Value], space: Space | None = None) -> str:
         return " \\\n    ".join(self.export(solution, space))
 
+    def export_yaml(self, native: list[str]) -> str | None:
+        """The exported arguments as a config-file fragment, where the framework reads one."""
+        return None
+
     def native_value(self, name: str, value: Value) -> Any:
         """A rule-variable value as the framework spells it (``*_permille`` variables are fractions x 1000)."""
         if name.endswith("_permille") and value is not None:
@@ -81,6 +85,10 @@ class Framework(ABC):
         if self.syntax == "flags":
             return f"--{key} {text}"
         return f"{key}={text}"
+
+    def native_key(self, name: str) -> str:
+        """The key a variable is written under in the framework's own syntax (the diff of ``fix``)."""
+        return self.ruleset.variables[name].key
 
     def hardware(self, values: Mapping[str, Value]) -> tuple[int, int]:
         """(total GPUs, prompt+response tokens) of a config, for repair candidates."""
@@ -101,13 +109,27 @@ _cache: dict[str, Framework] = {}
 
 
 def get_framework(name: str) -> Framework:
-    key = name.strip().lower()
+    """A framework by name; ``name==version`` (or ``name@version``) also checks that we
+    follow that version of it."""
+    text = name.strip().lower()
+    key, version = text, None
+    for sep in ("==", "@"):
+        if sep in text:
+            key, _, version = (part.strip() for part in text.partition(sep))
+            break
     if key not in FRAMEWORKS:
         raise InputError(
-            "framework", f"unknown framework '{name}'.{did_you_mean(name, FRAMEWORKS)}",
+            "framework", f"unknown framework '{name}'.{did_you_mean(key, FRAMEWORKS)}",
             f"use one of: {', '.join(FRAMEWORKS)}.",
         )
     if key not in _cache:
         module, _, cls = FRAMEWORKS[key].partition(":")
         _cache[key] = getattr(importlib.import_module(module), cls)()
-    return _cache[key]
+    fw = _cache[key]
+    if version is not None and version.lstrip("v") != fw.version:
+        raise InputError(
+            "framework", f"our {key} rules follow version {fw.version}, not {version}: rules change between "
+            "versions (batch checks move, defaults change), so we will not guess.",
+            f"check against {key}=={fw.version} (pass --framework {key}), or upgrade to it.",
+        )
+    return fw

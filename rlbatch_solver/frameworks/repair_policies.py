@@ -12,6 +12,14 @@ micro sizes come last, since verl 0.9.1's workers need the per-GPU ones.
 ``--model`` given): they do not affect any divisibility rule, only the fit.
 Everything else (GPU counts, lengths, ``n``, the algorithm, the engine) is
 what the user asked for and stays; pin more with ``--keep``.
+
+Every framework names its movable keys explicitly (verl and verl Megatron here,
+OpenRLHF here, ms-swift's two paths in ``frameworks/swift.py`` when it loads);
+there is no catch-all. ``hardware`` names the variables that hold the GPU count:
+``fix`` never moves them, but when nothing fits it tries other counts to say how
+many GPUs would (``api.relaxations``). ``algorithm`` names the settings that
+change what is trained (``n``, ``num_generations``): never moved, reported when
+they are part of a conflict.
 """
 
 from __future__ import annotations
@@ -33,6 +41,12 @@ class RepairPolicy:
     unset_only: frozenset[str] = frozenset()
     # an unset key, when set, should resemble this related key (same unit)
     anchors: dict[str, str] = field(default_factory=dict)
+    # GPU-count variables -> "per_node" (GPUs of one node, at most 8 unless already more) or "count"
+    hardware: dict[str, str] = field(default_factory=dict)
+    # algorithm settings: never changed by fix, named when they are part of a conflict
+    algorithm: tuple[str, ...] = ()
+    # response/sequence length variables a "shorter response" relaxation may lower
+    lengths: tuple[str, ...] = ()
 
 
 VERL = RepairPolicy(
@@ -70,19 +84,98 @@ VERL = RepairPolicy(
     unset_only=frozenset({"actor_micro", "logprob_micro", "ref_micro", "critic_micro"}),
     anchors={"critic_micro_per_gpu": "actor_micro_per_gpu", "logprob_micro_per_gpu": "actor_micro_per_gpu",
              "ref_micro_per_gpu": "logprob_micro_per_gpu", "actor_micro_per_gpu": "logprob_micro_per_gpu"},
+    hardware={"gpus_per_node": "per_node", "nnodes": "count"},
+    algorithm=("n",),
+    lengths=("max_response_length",),
 )
 
-POLICIES: dict[str, RepairPolicy] = {"verl": VERL}
+# verl 0.9.1, Megatron backend (rules.verl_megatron). The batch keys move as under FSDP; then the
+# parallel layout: the ref and critic sizes first (verl's v0.9 examples copy the actor's sizes into
+# them), the rollout's data parallel before its tensor parallel (more replicas of a small TP, as the
+# seeds' perf notes advise), the actor's TP/PP/EP before CP/VPP and the uneven-pipeline overrides.
+_MEGATRON_PARALLEL = ("tp", "pp", "cp", "ep", "etp", "ref_tp", "ref_pp", "ref_cp", "ref_ep", "ref_etp",
+                      "critic_tp", "critic_pp", "critic_cp", "critic_ep", "critic_etp")
+_VERL_BATCH = ("actor_micro", "logprob_micro", "ref_micro", "critic_micro",
+               "actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu", "critic_micro_per_gpu",
+               "train_batch_size", "actor_mini", "critic_mini",
+               "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens",
+               "actor_dyn", "logprob_dyn", "ref_dyn", "critic_dyn")
+VERL_MEGATRON = RepairPolicy(
+    rules=_VERL_BATCH + ("rollout_tp", "rollout_dp", "rollout_ep", "rollout_pp", "rollout_gpus_per_node",
+                         "max_model_len") + _MEGATRON_PARALLEL
+    + ("vpp", "ref_vpp", "critic_vpp", "first_stage_layers", "last_stage_layers", "pp_account_embedding",
+       "pp_account_loss"),
+    memory=("gmu_permille", "megatron_param_offload", "megatron_optimizer_offload", "ref_megatron_param_offload",
+            "critic_megatron_param_offload", "critic_megatron_optimizer_offload"),
+    ranks={
+        **{k: v for k, v in VERL.ranks.items() if k in _VERL_BATCH or k.startswith("rollout_") or k == "gmu_permille"
+           or k == "max_model_len"},
+        "rollout_dp": 5, "rollout_pp": 5,
+        "ref_tp": 5, "ref_pp": 5, "ref_cp": 5, "ref_ep": 5, "ref_etp": 5, "ref_vpp": 5,
+        "critic_tp": 5, "critic_pp": 5, "critic_cp": 5, "critic_ep": 5, "critic_etp": 5, "critic_vpp": 5,
+        "etp": 6, "ep": 6, "tp": 7, "pp": 7, "cp": 8, "vpp": 8,
+        "first_stage_layers": 8, "last_stage_layers": 8, "pp_account_embedding": 9, "pp_account_loss": 9,
+        "megatron_param_offload": 8, "megatron_optimizer_offload": 8, "ref_megatron_param_offload": 8,
+        "critic_megatron_param_offload": 8, "critic_megatron_optimizer_offload": 8,
+    },
+    parallel=frozenset({"rollout_tp", "rollout_dp", "rollout_ep", "rollout_pp", "rollout_gpus_per_node",
+                        *_MEGATRON_PARALLEL}),
+    token_budgets=VERL.token_budgets,
+    permille=VERL.permille,
+    unset_only=VERL.unset_only,
+    anchors=dict(VERL.anchors),
+    hardware=dict(VERL.hardware),
+    algorithm=VERL.algorithm,
+    lengths=VERL.lengths,
+)
+
+# OpenRLHF 0.11.2 (rules.openrlhf). Batch sizes first (micro sizes, then the train batch, then the
+# rollout batch), then the vLLM layout, DeepSpeed's ring/TP sizes, the ref/critic/reward groups' GPU
+# counts (the actor's count and the cluster are the hardware), and the switches last.
+OPENRLHF = RepairPolicy(
+    rules=("micro_train_batch_size", "micro_rollout_batch_size", "train_batch_size", "rollout_batch_size",
+           "vllm_generate_batch_size", "train_max_tokens", "vllm_num_engines", "vllm_tp", "ring_attn_size", "ds_tp",
+           "fp16", "vllm_sleep", "packing_samples", "ref_gpus_per_node", "critic_gpus_per_node",
+           "reward_gpus_per_node", "colocate_actor_ref", "colocate_critic_reward", "colocate_all", "async_train",
+           "partial_rollout", "dynamic_batch"),
+    memory=("gmu_permille", "zero_stage", "grad_ckpt", "adam_offload", "ref_offload", "reward_offload"),
+    ranks={
+        "micro_train_batch_size": 2, "micro_rollout_batch_size": 2, "gmu_permille": 1, "vllm_generate_batch_size": 3,
+        "train_batch_size": 4, "train_max_tokens": 4, "grad_ckpt": 4, "rollout_batch_size": 5,
+        "vllm_num_engines": 5, "vllm_tp": 5, "fp16": 6, "vllm_sleep": 6, "zero_stage": 6,
+        "ring_attn_size": 7, "ds_tp": 7, "packing_samples": 7,
+        "ref_gpus_per_node": 8, "critic_gpus_per_node": 8, "reward_gpus_per_node": 8, "adam_offload": 8,
+        "ref_offload": 8, "reward_offload": 8, "colocate_actor_ref": 8, "colocate_critic_reward": 8,
+        "colocate_all": 9, "async_train": 9, "partial_rollout": 8, "dynamic_batch": 9,
+    },
+    parallel=frozenset({"vllm_num_engines", "vllm_tp", "ring_attn_size", "ds_tp", "ref_gpus_per_node",
+                        "critic_gpus_per_node", "reward_gpus_per_node"}),
+    token_budgets=frozenset({"train_max_tokens"}),
+    permille=frozenset({"gmu_permille"}),
+    unset_only=frozenset({"vllm_generate_batch_size"}),
+    hardware={"actor_gpus_per_node": "per_node", "cluster_num_gpus": "count"},
+    algorithm=("n",),
+    lengths=("max_new_tokens",),
+)
+
+POLICIES: dict[str, RepairPolicy] = {"verl": VERL, "verl-megatron": VERL_MEGATRON, "openrlhf": OPENRLHF}
 
 
-def policy_for(framework: str, ruleset) -> RepairPolicy:
-    """The framework's policy; a framework without one may change every non-hardware size."""
-    if framework in POLICIES:
-        return POLICIES[framework]
-    fixed_words = ("nnodes", "gpus_per_node", "num_gpus", "world", "length", "len", "num_heads", "kv_heads",
-                   "layers", "experts", "max_position", "need_", "estimator", "num_generations")
-    names = tuple(n for n in ruleset.variables if not any(w in n for w in fixed_words))
-    return RepairPolicy(rules=names)
+def policy_for(framework: str, ruleset=None, values: dict | None = None) -> RepairPolicy:
+    """The framework's own policy (verl: the Megatron one when the config selects that backend).
+
+    There is no fallback: a framework without a policy is a programming error, so that no
+    framework's repair silently moves keys it should not (algorithm settings, GPU counts).
+    """
+    if framework not in POLICIES:
+        from .base import get_framework
+
+        get_framework(framework)  # a framework module registers its policy when it loads (ms-swift)
+    if framework == "verl" and values is not None and values.get("megatron"):
+        return VERL_MEGATRON
+    if framework not in POLICIES:
+        raise LookupError(f"no repair policy for framework '{framework}'")
+    return POLICIES[framework]
 
 
 def references(policy: RepairPolicy, values: dict) -> dict[str, int]:
@@ -103,7 +196,7 @@ def _pow2(lo: int, hi: int) -> set[int]:
 
 
 def candidates(name: str, kind: str, optional: bool, current, policy: RepairPolicy, *, total_gpus: int,
-               seq_len: int, narrow: bool) -> list:
+               seq_len: int, narrow: bool, gpu_counts: tuple[int, ...] = ()) -> list:
     """Values ``fix`` may give one variable: the current one first, then its neighbours.
 
     ``narrow`` (memory evaluated: every candidate fills cost tables) keeps
@@ -116,7 +209,11 @@ def candidates(name: str, kind: str, optional: bool, current, policy: RepairPoli
         return [current] if current is None else [current, None]
     vals: set = set()
     if name in policy.parallel:
-        vals |= _divisors(total_gpus)
+        # divisors of the GPU count (and of the training world, when a rollout server takes some),
+        # powers of two up to it (server layouts)
+        for count in (total_gpus, *gpu_counts):
+            vals |= _divisors(count)
+        vals |= _pow2(1, total_gpus)
         if name == "fsdp_size":
             vals.add(-1)
     elif name in policy.token_budgets:
@@ -137,6 +234,9 @@ def repair_domains(ruleset, policy: RepairPolicy, values: dict, *, keep: set[str
                    seq_len: int) -> dict[str, list]:
     """One-value domains for what stays, candidate lists for what ``fix`` may change."""
     free = set(policy.rules) | (set(policy.memory) if memory else set())
+    free -= set(policy.algorithm) | set(policy.hardware)
+    counts = tuple(sorted({int(values[k]) * int(values.get(k.replace("gpus_per_node", "nnodes")) or 1)
+                           for k in policy.hardware if k.endswith("gpus_per_node") and isinstance(values.get(k), int)}))
     domains = {}
     for name, value in values.items():
         spec = ruleset.variables.get(name)
@@ -144,5 +244,20 @@ def repair_domains(ruleset, policy: RepairPolicy, values: dict, *, keep: set[str
             domains[name] = [value]
             continue
         domains[name] = candidates(name, spec.kind, spec.optional, value, policy, total_gpus=total_gpus,
-                                   seq_len=seq_len, narrow=memory)
+                                   seq_len=seq_len, narrow=memory, gpu_counts=counts)
     return domains
+
+
+def hardware_candidates(policy: RepairPolicy, values: dict) -> dict[str, list]:
+    """Other GPU counts to try when nothing fits: the current one first, then more (and fewer)."""
+    out: dict[str, list] = {}
+    for name, kind in policy.hardware.items():
+        cur = values.get(name)
+        if not isinstance(cur, int) or isinstance(cur, bool) or cur < 1:
+            continue
+        if kind == "per_node":
+            rest = range(1, max(8, cur) + 1)
+        else:
+            rest = range(1, 4 * cur + 1)
+        out[name] = [cur] + [v for v in rest if v != cur]
+    return out

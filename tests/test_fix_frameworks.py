@@ -1,0 +1,255 @@
+"""``fix`` for every framework: known-broken configs are repaired to configs that pass the checker
+once pasted back, changing only movable keys; the repair is minimal by brute force on small spaces;
+infeasible repairs name a minimal conflict with numbers and relaxations that were solved; the CLI's
+exit codes (0 fixed, 1 no repair with the conflict printed, 2 bad input naming the field)."""
+
+import itertools
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import rlbatch_solver as rb
+from rlbatch_solver.api import fix
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.repair_policies import POLICIES, policy_for
+from rlbatch_solver.solver.repair import repair, total_cost
+
+import test_openrlhf
+import test_swift
+
+DATA = Path(__file__).resolve().parent / "data"
+SWIFT_BROKEN = yaml.safe_load((DATA / "swift" / "broken.yaml").read_text())
+OPENRLHF_BROKEN = yaml.safe_load((DATA / "openrlhf" / "broken.yaml").read_text())
+VERL_MEGATRON = [c for c in yaml.safe_load((DATA / "verl" / "megatron_examples.yaml").read_text())
+                 if c["expect"] != "valid"]
+FRAMEWORKS = ("verl", "verl-megatron", "swift", "swift-megatron", "openrlhf")
+
+
+def pasted_over(framework, tokens, report):
+    """The user's config with the repair's arguments pasted over it (dropped keys removed)."""
+    fw = get_framework(framework)
+    flat, _ = fw.parse(list(tokens))
+    given = [a for a in report.native_after if not a.startswith("(")]
+    new, _ = fw.parse(shlex.split(" ".join(given)))
+    flat.update(new)
+    for key, _, new_arg in report.diff:
+        if new_arg.startswith("("):  # (drop --key): the framework's default / unset
+            for k in (key, f"--{key}"):
+                flat.pop(k, None)
+    return flat
+
+
+def assert_repaired(framework, tokens, report, gpus=None, model=None):
+    assert report.after is not None, (report.status, report.conflict_text, report.relaxations)
+    fw = get_framework(framework)
+    policy = policy_for(fw.name, fw.ruleset, report.before)
+    movable = set(policy.rules) | set(policy.memory)
+    assert {c.name for c in report.changes} <= movable - set(policy.algorithm) - set(policy.hardware)
+    after = rb.check(pasted_over(framework, tokens, report), framework=framework, gpus=gpus, model=model)
+    assert after.valid, [v.message for v in after.violations if v.severity.value == "error"]
+    # only what it must: every changed key is read by a rule the config broke, and few keys change
+    broken = {v.rule for v in report.before_violations}
+    assert 0 < len(report.diff) <= 2 * len(broken)
+    assert any(report.satisfies.get(k) for k, _, _ in report.diff), report.satisfies
+
+
+# ----------------------------------------------------------------------------- known-broken configs
+@pytest.mark.parametrize("name", [n for n, ex in SWIFT_BROKEN.items() if ex["errors"] and n != "hf_one_generation"])
+def test_swift_known_failures_are_repaired(name):
+    ex = SWIFT_BROKEN[name]
+    fw = ex.get("framework", "swift")
+    tokens = test_swift.tokens(ex["flags"])
+    r = fix(tokens, framework=fw, gpus=ex.get("gpus"), model=ex.get("model"))
+    assert r.proven
+    assert_repaired(fw, tokens, r, gpus=ex.get("gpus"), model=ex.get("model"))
+    assert all(a.startswith(("--", "NPROC_PER_NODE=", "NNODES=", "(")) for a in r.native_after)  # swift syntax
+
+
+@pytest.mark.parametrize("name", [n for n, ex in OPENRLHF_BROKEN.items() if ex["errors"]])
+def test_openrlhf_known_failures_are_repaired(name):
+    ex = OPENRLHF_BROKEN[name]
+    tokens = test_openrlhf.tokens(ex["flags"])
+    r = fix(tokens, framework="openrlhf", gpus=ex.get("gpus"), model=ex.get("model"))
+    assert r.proven
+    assert_repaired("openrlhf", tokens, r, gpus=ex.get("gpus"), model=ex.get("model"))
+    assert all(k.count(".") >= 1 for k, _, _ in r.diff)  # dotted 0.11.2 flags
+
+
+def test_openrlhf_deepspeed_32_vs_1_10_3_changes_the_train_batch_only():
+    ex = OPENRLHF_BROKEN["grpo_3gpu"]
+    r = fix(test_openrlhf.tokens(ex["flags"]), framework="openrlhf", gpus=ex["gpus"])
+    assert [k for k, _, _ in r.diff] == ["train.batch_size"]
+    assert r.after["train_batch_size"] % 3 == 0  # the user's own fix was 30
+    assert "openrlhf.deepspeed.ref_batch" in r.satisfies["train.batch_size"]
+
+
+@pytest.mark.parametrize("framework", ["verl", "verl-megatron"])
+@pytest.mark.parametrize("case", VERL_MEGATRON, ids=[c["name"] for c in VERL_MEGATRON])
+def test_verl_megatron_known_failures_are_repaired(case, framework):
+    r = fix(case["overrides"], framework=framework, model=case["model"])
+    assert r.status == "optimal"
+    assert_repaired(framework, case["overrides"], r, model=case["model"])
+    assert all("=" in a for a in r.native_after)  # Hydra overrides
+    if case["name"] == "ppo_qwen2_7b_math_gsm8k_megatron":  # the critic copies the actor's layout (v0.9 examples)
+        assert {k for k, _, _ in r.diff} == {"critic.megatron.tensor_model_parallel_size",
+                                             "critic.megatron.pipeline_model_parallel_size"}
+
+
+def test_every_framework_has_an_explicit_policy_that_never_moves_algorithm_or_gpus():
+    for name in FRAMEWORKS:
+        fw = get_framework(name)
+        policy = policy_for(name, fw.ruleset)
+        assert policy is POLICIES[name]
+        assert set(policy.rules) <= set(fw.ruleset.variables), name
+        assert not set(policy.rules) & {"n", "num_generations", "gpus_per_node", "nnodes", "cluster_num_gpus",
+                                        "actor_gpus_per_node", "actor_nnodes"}, name
+        assert policy.algorithm and policy.hardware, name
+    with pytest.raises(Exception):
+        policy_for("no-such-framework")
+
+
+# ----------------------------------------------------------------------------- hardware()
+@pytest.mark.parametrize("framework,tokens,gpus,total", [
+    ("verl", ["trainer.n_gpus_per_node=4", "trainer.nnodes=2"], None, 8),
+    ("verl-megatron", ["trainer.n_gpus_per_node=8", "trainer.nnodes=2", "model_engine=megatron"], None, 16),
+    ("swift", ["NPROC_PER_NODE=4", "NNODES=2", "--rlhf_type", "grpo"], None, 8),
+    ("swift", ["NPROC_PER_NODE=6", "--use_vllm", "true", "--vllm_mode", "server", "--vllm_server_host", "h"], 8, 8),
+    ("swift-megatron", ["NPROC_PER_NODE=8", "--use_vllm", "true", "--vllm_mode", "colocate"], None, 8),
+    ("openrlhf", ["--actor.num_gpus_per_node", "4", "--ref.num_gpus_per_node", "2", "--vllm.num_engines", "2",
+                  "--algo.advantage.estimator", "group_norm", "--reward.remote_url", "http://rm"], None, 8),
+    ("openrlhf", ["--actor.num_gpus_per_node", "4", "--vllm.num_engines", "2"], 12, 12),
+])
+def test_hardware_is_the_gpu_count_of_the_config(framework, tokens, gpus, total):
+    fw = get_framework(framework)
+    flat, _ = fw.parse(tokens)
+    assert fw.hardware(fw.to_values(flat, gpus=gpus, model=None))[0] == total
+
+
+# ----------------------------------------------------------------------------- minimal by brute force
+def brute_nearest(ruleset, domains, current, ranks):
+    names = [n for n, d in domains.items() if len(d) > 1]
+    best = None
+    for combo in itertools.product(*(domains[n] for n in names)):
+        cand = dict(current, **dict(zip(names, combo)))
+        if ruleset.check(cand).valid:
+            c = total_cost(current, cand, ranks)
+            best = c if best is None else min(best, c)
+    return best
+
+
+SMALL_SPACES = {
+    "swift": (["NPROC_PER_NODE=8", "--num_generations", "6", "--per_device_train_batch_size", "3",
+               "--generation_batch_size", "40", "--use_vllm", "true", "--vllm_mode", "colocate",
+               "--vllm_tensor_parallel_size", "3"],
+              {"per_device_train_batch_size": [1, 2, 3, 4, 6], "generation_batch_size": [None, 24, 40, 48, 96],
+               "steps_per_generation": [None, 1, 2, 3], "vllm_tp": [1, 2, 3, 4, 8]}),
+    "swift-megatron": (["NPROC_PER_NODE=8", "--num_generations", "3", "--global_batch_size", "12",
+                        "--micro_batch_size", "2", "--tensor_model_parallel_size", "3", "--use_vllm", "true",
+                        "--vllm_mode", "colocate"],
+                       {"micro_batch_size": [1, 2, 3, 4], "global_batch_size": [6, 12, 16, 24, 48],
+                        "steps_per_generation": [None, 1, 2, 4], "tp": [1, 2, 3, 4], "pp": [1, 2]}),
+    "openrlhf": (test_openrlhf.tokens(OPENRLHF_BROKEN["grpo_3gpu"]["flags"]),
+                 {"train_batch_size": [16, 30, 32, 33, 48], "micro_train_batch_size": [1, 2, 4],
+                  "ring_attn_size": [1, 3], "rollout_batch_size": [12, 15, 16], "ref_gpus_per_node": [1, 2, 3]}),
+}
+
+
+@pytest.mark.parametrize("framework", list(SMALL_SPACES))
+def test_repair_is_minimal_by_brute_force_for_each_framework(framework):
+    tokens, small = SMALL_SPACES[framework]
+    fw = get_framework(framework)
+    flat, _ = fw.parse(tokens)
+    current = fw.to_values(flat, gpus=4 if framework == "openrlhf" else None, model=None)
+    policy = policy_for(framework, fw.ruleset, current)
+    domains = {n: [v] for n, v in current.items()}
+    for n, vals in small.items():
+        domains[n] = [current[n]] + [v for v in vals if v != current[n]]
+    res = repair(fw.ruleset, domains, current, ranks=policy.ranks, time_limit_s=20)
+    expected = brute_nearest(fw.ruleset, domains, current, policy.ranks)
+    assert expected is not None and res.proven
+    assert res.objective == expected == total_cost(current, res.solution, policy.ranks)
+    assert fw.ruleset.check(res.solution).valid
+
+
+# ----------------------------------------------------------------------------- infeasible: conflict + relaxations
+AR = "actor_rollout_ref"
+MEGATRON_TP3 = ["model_engine=megatron", "trainer.n_gpus_per_node=8", "data.train_batch_size=64",
+                f"{AR}.rollout.n=4", f"{AR}.actor.ppo_mini_batch_size=16", f"{AR}.actor.ppo_micro_batch_size_per_gpu=2",
+                f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=2", f"{AR}.actor.megatron.tensor_model_parallel_size=3",
+                "algorithm.adv_estimator=grpo"]
+INFEASIBLE = {
+    "verl": (["trainer.n_gpus_per_node=4", "data.train_batch_size=65", f"{AR}.rollout.n=1",
+              f"{AR}.actor.ppo_mini_batch_size=13", f"{AR}.actor.ppo_micro_batch_size_per_gpu=1",
+              f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=1", "algorithm.adv_estimator=grpo"],
+             None, ["data.train_batch_size", f"{AR}.actor.use_dynamic_bsz"],
+             "verl.driver.batch_divisible_by_gpus", {"unpin", "algorithm", "gpus"}),
+    "verl-megatron": (MEGATRON_TP3, None, [f"{AR}.actor.megatron.tensor_model_parallel_size"],
+                      "verl.megatron.driver_gpus_divisible_by_model_parallel", {"unpin", "gpus"}),
+    "swift": (test_swift.tokens(SWIFT_BROKEN["hf_one_generation"]["flags"]), SWIFT_BROKEN["hf_one_generation"]["gpus"],
+              [], "swift.args.num_generations_at_least_two", {"algorithm"}),
+    "swift-megatron": (["NPROC_PER_NODE=8", "--tensor_model_parallel_size", "3", "--use_vllm", "true",
+                        "--vllm_mode", "colocate"], None, ["--tensor_model_parallel_size"],
+                       "swift_megatron.mcore.world_divisible_by_model_parallel", {"unpin", "gpus"}),
+    "openrlhf": (test_openrlhf.tokens(OPENRLHF_BROKEN["grpo_3gpu"]["flags"]), 4,
+                 ["train.batch_size", "ds.ring_attn_size", "ds.tensor_parallel_size", "train.micro_batch_size",
+                  "train.colocate_actor_ref"],
+                 "openrlhf.deepspeed.ref_batch", {"unpin", "gpus"}),
+}
+
+
+@pytest.mark.parametrize("framework", list(INFEASIBLE))
+def test_infeasible_repair_names_a_minimal_conflict_and_solved_relaxations(framework):
+    tokens, gpus, keep, rule, feasible_kinds = INFEASIBLE[framework]
+    r = fix(tokens, framework=framework, gpus=gpus, keep=keep)
+    assert r.after is None and r.status == "infeasible"
+    assert rule in r.conflict.ids and r.conflict.proven_minimal
+    texts = dict(r.conflict_text)
+    assert any(ch.isdigit() for ch in texts[rule]) and "{" not in texts[rule]  # in words, with numbers
+    assert r.pinned_in_conflict
+    worked = {t["kind"] for t in r.relaxations_tried if t["feasible"]}
+    assert feasible_kinds <= worked, r.relaxations_tried
+    assert r.relaxations and all(isinstance(t, str) for t in r.relaxations)
+    for t in r.relaxations_tried:  # each feasible relaxation says what to set
+        assert not t["feasible"] or t["changes"] or "enough" in t["text"]
+
+
+def test_memory_conflict_offers_a_bigger_gpu_and_shorter_responses():
+    cfg = ["trainer.n_gpus_per_node=1", "data.train_batch_size=8", f"{AR}.rollout.n=2",
+           f"{AR}.actor.ppo_mini_batch_size=8", f"{AR}.actor.ppo_micro_batch_size_per_gpu=1",
+           f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=1", f"{AR}.rollout.tensor_model_parallel_size=1",
+           "data.max_prompt_length=512", "data.max_response_length=1024", "algorithm.adv_estimator=grpo"]
+    r = fix(cfg, model="qwen2.5-7b", gpu="rtx4090", keep=["trainer.n_gpus_per_node"], time_limit_s=5)
+    assert r.after is None
+    assert any(".memory." in i for i in r.conflict.ids)
+    kinds = {t["kind"] for t in r.relaxations_tried}
+    assert {"bigger_gpu", "shorter"} <= kinds
+    assert any("GPU" in t or "gpu" in t for t in r.relaxations)
+
+
+# ----------------------------------------------------------------------------- CLI
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True)
+
+
+def test_cli_fix_for_flag_frameworks():
+    ex = SWIFT_BROKEN["hf_generation_batch_500"]
+    p = run_cli("fix", "--framework", "swift", "--gpus", str(ex["gpus"]), "--", *test_swift.tokens(ex["flags"]))
+    assert p.returncode == 0, p.stderr
+    assert "- --generation_batch_size 500" in p.stdout and "+ --generation_batch_size" in p.stdout
+    ex = OPENRLHF_BROKEN["grpo_3gpu"]
+    p = run_cli("fix", "--framework", "openrlhf", "--gpus", "4", "--json", "--", *test_openrlhf.tokens(ex["flags"]))
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert data["changes"][0]["key"] == "train.batch_size" and data["changes"][0]["old_arg"] == "--train.batch_size 32"
+    stuck = run_cli("fix", "--framework", "swift", "--gpus", "8", "--",
+                    *test_swift.tokens(SWIFT_BROKEN["hf_one_generation"]["flags"]))
+    assert stuck.returncode == 1 and "num_generations_at_least_two" in stuck.stdout and "what would help" in stuck.stdout
+    bad = run_cli("fix", "--framework", "swift-megatron", "--", "NPROC_PER_NODE=8", "--micro_batch_size", "two")
+    assert bad.returncode == 2 and "micro_batch_size" in bad.stderr and "Traceback" not in bad.stderr
+    bad = run_cli("fix", "--framework", "openrlhf", "--keep", "train.batch_sise", "--", "--train.batch_size", "8")
+    assert bad.returncode == 2 and "keep" in bad.stderr and "Traceback" not in bad.stderr
