@@ -35,9 +35,11 @@ sys.path.insert(0, str(ROOT))
 SCENARIOS = [
     # (label, target seconds, CLI arguments after `recommend`)
     ("seed: ADPO, Qwen2.5-1.5B, 4x RTX 4090", 1.0, []),
-    ("Megatron MoE: GRPO, Qwen3-30B-A3B, 64x H100", 3.0,
+    # the batch of verl's run_qwen3moe-30b_megatron example: 512 prompts x 16 responses
+    ("Megatron MoE: GRPO, Qwen3-30B-A3B, 64x H100 (8 nodes)", 3.0,
      ["--framework", "verl-megatron", "--gpu", "h100", "--gpus", "64", "--model", "qwen3-30b-a3b",
-      "--algo", "grpo", "--n", "8", "--prompt-len", "1024", "--response-len", "4096"]),
+      "--algo", "grpo", "--n", "16", "--prompt-len", "1024", "--response-len", "4096",
+      "--set", "data.train_batch_size=512"]),
 ]
 
 
@@ -60,8 +62,12 @@ def scenario_of(args: list[str]):
         return default_scenario()
     names = {"--framework": "framework", "--gpu": "gpu", "--gpus": "gpus", "--model": "model", "--algo": "algorithm",
              "--n": "n", "--prompt-len": "prompt_length", "--response-len": "response_length"}
-    data = {}
+    data: dict = {"fixed": {}}
     for flag, value in zip(args[::2], args[1::2]):
+        if flag == "--set":
+            key, _, raw = value.partition("=")
+            data["fixed"][key] = int(raw)
+            continue
         key = names[flag]
         data[key] = int(value) if key in ("gpus", "n", "prompt_length", "response_length") else value
     return scenario_from_dict(data)

@@ -5,7 +5,7 @@ A scenario comes from CLI flags or a YAML file with the same field names::
 
     framework: verl
     gpu: rtx4090
-    gpus: 4            # total GPUs (or gpus_per_node + nnodes)
+    gpus: 4            # total GPUs (or gpus_per_node + nnodes); above 8 with neither, nodes of 8
     model: qwen2.5-1.5b
     algorithm: adpo
     n: 8
@@ -29,6 +29,7 @@ from .errors import InputError, did_you_mean
 from .frameworks.overrides import load_yaml_file
 
 OBJECTIVES = ("time", "memory-headroom", "gpus")
+NODE_GPUS = 8  # GPUs per node assumed when more than 8 are given without a layout
 
 
 @dataclass
@@ -50,6 +51,11 @@ class Scenario:
 
     def __post_init__(self) -> None:
         self.validate()
+        # more than 8 GPUs with no layout given: servers of 8 (the usual HGX/DGX node), so that
+        # tensor and expert parallel groups are placed inside a node, as the frameworks' docs advise
+        if (self.gpus is not None and self.gpus_per_node is None and self.nnodes == 1 and self.gpus > NODE_GPUS
+                and self.gpus % NODE_GPUS == 0):
+            self.gpus_per_node, self.nnodes = NODE_GPUS, self.gpus // NODE_GPUS
 
     # -- derived -----------------------------------------------------------
     @property
