@@ -109,12 +109,16 @@ def check(
     model: str | ModelCard | None = None,
     gpu: str | None = None,
     extra_gpus: str | Path | None = None,
+    length_fraction: float = 1.0,
 ) -> CheckReport:
     """Every rule the config breaks, with its numbers, stage and source.
 
     Given ``gpu`` and ``model``, also the memory of every phase of the RL step
     against the GPU (memory rules ``<fw>.memory.<phase>``, stage = the phase).
+    ``length_fraction``: how long the longest micro batch's sequences are, as a fraction of
+    max prompt + response (1.0: every one at the limits, the worst case).
     """
+    check_length_fraction(length_fraction)
     fw = get_framework(framework)
     flat, ignored = read_config(fw, config)
     card = _model(model)
@@ -123,7 +127,7 @@ def check(
     notes = []
     memory = None
     if gpu and card is not None:
-        ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus)
+        ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction)
     elif gpu or card is not None:
         notes.append("memory was not evaluated: give both --gpu and --model to predict out-of-memory per phase")
     else:
@@ -134,14 +138,21 @@ def check(
     return CheckReport(fw.name, fw.version, result.violations, values, result.skipped, ignored, notes, memory)
 
 
+def check_length_fraction(fraction: float) -> None:
+    if not 0.0 < fraction <= 1.0:
+        raise InputError("length_fraction", f"{fraction} is not in (0, 1].",
+                         "pass the longest micro batch's length as a share of max prompt + response, e.g. 0.5 "
+                         "(1.0, the default, is the worst case).")
+
+
 def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[str, Value],
-                 extra_gpus: str | Path | None) -> tuple[RuleSet, MemoryCheck]:
+                 extra_gpus: str | Path | None, length_fraction: float = 1.0) -> tuple[RuleSet, MemoryCheck]:
     """The rule set plus memory rules for these exact values, and the per-phase breakdown."""
     from .catalog.gpus import load_gpu
-    from .costmodel.tables import MIB, build_cost_terms, full_reports
+    from .costmodel.tables import MIB, build_cost_terms, full_reports, with_length_fraction
 
     gpu = load_gpu(gpu_name, extra_gpus)
-    spec = fw.cost_spec(card, gpu)
+    spec = with_length_fraction(fw.cost_spec(card, gpu), length_fraction)
     terms = build_cost_terms(spec, {k: [v] for k, v in values.items()}, time=False)
     reports, _ = full_reports(spec, values)
     phases = {p: {t: int(-(-b // MIB)) for t, b in r.phases[p].items()} for p, r in reports.items()}
@@ -252,7 +263,7 @@ def _gpu(scenario: Scenario, extra_gpus: str | Path | None = None):
 
 def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Path | None = None):
     """Framework, model, GPU, search space and cost terms of a scenario."""
-    from .costmodel.tables import build_cost_terms
+    from .costmodel.tables import build_cost_terms, with_length_fraction
 
     fw = get_framework(scenario.framework)
     if not scenario.model:
@@ -260,7 +271,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     card = load_model(scenario.model)
     gpu = _gpu(scenario, extra_gpus)
     space = fw.space(scenario, card, with_knobs=with_knobs)
-    spec = fw.cost_spec(card, gpu)
+    spec = with_length_fraction(fw.cost_spec(card, gpu), scenario.length_fraction)
     terms = build_cost_terms(spec, space.domains)
     ruleset = fw.ruleset.extended(space.extra_rules + terms.rules, terms.derived)
     return fw, card, gpu, space, spec, terms, ruleset
@@ -272,8 +283,12 @@ def recommend(
     top: int = 5,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     extra_gpus: str | Path | None = None,
+    solver_workers: int = 2,
 ) -> RecommendReport:
-    """The fastest (or roomiest) valid configs that fit, best first, with their memory and time."""
+    """The fastest (or roomiest) valid configs that fit, best first, with their memory and time.
+
+    ``solver_workers``: CP-SAT threads per solve (a sweep runs one per process).
+    """
     from .costmodel.tables import full_reports
     from .solver.optimize import optimize
 
@@ -291,7 +306,7 @@ def recommend(
     else:
         objective = terms.time_us_per_sample
     res = optimize(ruleset, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name], top=top,
-                   time_limit_s=time_limit_s)
+                   time_limit_s=time_limit_s, workers=solver_workers)
     validate_solutions(ruleset, [r.solution for r in res.ranked])
     choices = []
     for i, r in builtins.enumerate(res.ranked):

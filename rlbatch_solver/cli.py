@@ -47,6 +47,9 @@ def check(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU type: with --model, predicts out-of-memory per phase."),
     extra_gpus: Optional[str] = typer.Option(None, "--gpu-file", help="A YAML file with more GPU types."),
     config: Optional[str] = typer.Option(None, "--config", help="A YAML config file (instead of, or before, overrides)."),
+    length_fraction: Optional[float] = typer.Option(
+        None, "--length-fraction", help="Memory: the longest micro batch's length as a share of max prompt+response "
+        "(default 1.0, the worst case)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Check a config: every broken rule with its numbers, stage and source (and memory, given --gpu and --model)."""
@@ -54,7 +57,8 @@ def check(
 
     try:
         flat, ignored = _pasted(framework, config, overrides, "check")
-        report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
+        report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
+                           length_fraction=1.0 if length_fraction is None else length_fraction)
         report.ignored = ignored
     except InputError as err:
         _fail_input(err)
@@ -332,6 +336,9 @@ def recommend(
     top: int = typer.Option(5, "--top", help="How many configs to rank."),
     time_limit: float = typer.Option(10.0, "--time-limit", help="Solver time limit per solve, seconds."),
     extra_gpus: Optional[str] = typer.Option(None, "--gpu-file", help="A YAML file with more GPU types."),
+    length_fraction: Optional[float] = typer.Option(
+        None, "--length-fraction", help="Memory: the longest micro batch's length as a share of max prompt+response "
+        "(default 1.0, the worst case)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The fastest valid config that fits in memory, with its memory and time per phase.
@@ -344,6 +351,9 @@ def recommend(
     try:
         sc = _scenario(scenario_file, framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len,
                        set_, search, objective)
+        if length_fraction is not None:
+            sc.length_fraction = length_fraction
+            sc.validate()
         report = api.recommend(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus)
     except InputError as err:
         _fail_input(err)
@@ -430,27 +440,8 @@ def catalog_models(as_json: bool = typer.Option(False, "--json")) -> None:
         print_models(_console(), cards)
 
 
-# commands that solve: their OR-Tools import (about half a second, most of it pandas) starts
-# in a thread at once and overlaps argument parsing, catalog reads and cost tables
-_SOLVING_COMMANDS = {"recommend", "enumerate", "fix", "sweep", "explain"}
-
-
-def _preload_solver() -> None:
-    import threading
-
-    def load() -> None:
-        try:
-            import ortools.sat.python.cp_model  # noqa: F401
-        except Exception:  # pragma: no cover - the real import reports it where it is used
-            pass
-
-    threading.Thread(target=load, name="preload-ortools", daemon=True).start()
-
-
 def main() -> None:
     """Entry point: turns any bad input that slipped through into exit code 2."""
-    if _SOLVING_COMMANDS & set(sys.argv[1:3]):
-        _preload_solver()
     try:
         app()
     except InputError as err:  # pragma: no cover - commands catch their own

@@ -48,6 +48,8 @@ class Scenario:
     search: dict[str, list[Any]] = field(default_factory=dict)
     objective: str = "time"
     price_per_gpu_hour: float | None = None
+    # memory: the longest micro batch's length as a share of max prompt + response (1.0: worst case)
+    length_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         self.validate()
@@ -114,6 +116,11 @@ class Scenario:
         ):
             raise InputError("price_per_gpu_hour", f"{self.price_per_gpu_hour} is not a positive price.",
                              "give the price of one GPU-hour, e.g. 2.5.")
+        if not (isinstance(self.length_fraction, (int, float)) and not isinstance(self.length_fraction, bool)
+                and 0.0 < self.length_fraction <= 1.0):
+            raise InputError("length_fraction", f"{self.length_fraction} is not in (0, 1].",
+                             "give the longest micro batch's length as a share of max prompt + response, e.g. 0.5 "
+                             "(1.0, the default, is the worst case).")
 
 
 FIELD_NAMES = [f.name for f in fields(Scenario)]

@@ -1,8 +1,10 @@
 """Shared helper: exhaustive checker-based enumeration of a small space."""
 
 import itertools
+import math
 
 from rlbatch_solver.rules.base import RuleSet
+from rlbatch_solver.solver.model import enumerate_solutions
 
 
 def brute_force(ruleset: RuleSet, domains: dict) -> set[tuple]:
@@ -16,3 +18,17 @@ def brute_force(ruleset: RuleSet, domains: dict) -> set[tuple]:
 
 def as_tuples(solutions: list[dict], names: list[str]) -> set[tuple]:
     return {tuple(s[n] for n in names) for s in solutions}
+
+
+def assert_enumerate_equals_checker(ruleset: RuleSet, domains: dict, time_limit_s: float = 60) -> None:
+    """The solver enumerates exactly the configs the checker accepts over ``domains``: nothing missing,
+    nothing extra, nothing twice; and the space exercises both sides (some valid configs, some invalid)."""
+    names = list(domains)
+    want = brute_force(ruleset, domains)
+    res = enumerate_solutions(ruleset, domains, time_limit_s=time_limit_s)
+    assert res.complete
+    got = as_tuples(res.solutions, names)
+    assert len(got) == len(res.solutions), "a config was returned twice"
+    assert got == want, (len(got - want), len(want - got))
+    raw = math.prod(len(v) for v in domains.values())
+    assert 0 < len(want) < raw

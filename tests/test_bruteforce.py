@@ -6,9 +6,8 @@ import pytest
 
 from rlbatch_solver.rules.verl_fsdp import RULESET, VARIABLES
 from rlbatch_solver.rules.verl_megatron import ANY_RULESET, MEGATRON_RULESET, MEGATRON_VARIABLES
-from rlbatch_solver.solver.model import enumerate_solutions
 
-from bruteforce import as_tuples, brute_force
+from bruteforce import assert_enumerate_equals_checker
 
 BASE = {name: [spec.default] for name, spec in VARIABLES.items() if spec.default is not None or spec.optional}
 BASE.update({"need_critic": [False], "need_ref": [False], "group_estimator": [True],
@@ -69,18 +68,7 @@ def test_enumerate_equals_checker(space_name):
     domains.update({"actor_micro_per_gpu": [2], "logprob_micro_per_gpu": [2], "actor_mini": [4],
                     "train_batch_size": [8]})
     domains.update(SPACES[space_name])
-    names = list(domains)
-    want = brute_force(RULESET, domains)
-    res = enumerate_solutions(RULESET, domains, time_limit_s=60)
-    assert res.complete
-    got = as_tuples(res.solutions, names)
-    assert len(got) == len(res.solutions), "a config was returned twice"
-    assert got == want, (len(got - want), len(want - got))
-    # the spaces must exercise both sides: some valid configs, some invalid ones
-    raw = 1
-    for v in domains.values():
-        raw *= len(v)
-    assert 0 < len(want) < raw
+    assert_enumerate_equals_checker(RULESET, domains)
 
 
 # ---------------------------------------------------------------------------------- Megatron
@@ -122,25 +110,9 @@ MEGATRON_SPACES = {
 }
 
 
-def _check_space(ruleset, base, space):
-    domains = dict(base)
-    domains.update(space)
-    names = list(domains)
-    want = brute_force(ruleset, domains)
-    res = enumerate_solutions(ruleset, domains, time_limit_s=120)
-    assert res.complete
-    got = as_tuples(res.solutions, names)
-    assert len(got) == len(res.solutions), "a config was returned twice"
-    assert got == want, (len(got - want), len(want - got))
-    raw = 1
-    for v in domains.values():
-        raw *= len(v)
-    assert 0 < len(want) < raw
-
-
 @pytest.mark.parametrize("space_name", list(MEGATRON_SPACES))
 def test_megatron_enumerate_equals_checker(space_name):
-    _check_space(MEGATRON_RULESET, MG_BASE, MEGATRON_SPACES[space_name])
+    assert_enumerate_equals_checker(MEGATRON_RULESET, {**MG_BASE, **MEGATRON_SPACES[space_name]}, time_limit_s=120)
 
 
 def test_combined_rule_set_is_each_backend():

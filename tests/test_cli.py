@@ -1,11 +1,11 @@
 """The command line as a user runs it: exit codes, messages, no tracebacks."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from clirun import run
 
 ROOT = Path(__file__).resolve().parents[1]
 AR = "actor_rollout_ref"
@@ -14,13 +14,6 @@ SEED = [
     f"{AR}.actor.ppo_micro_batch_size_per_gpu=8", f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=16",
     "algorithm.adv_estimator=grpo",
 ]
-
-
-def run(*args, stdin=None):
-    proc = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, input=stdin, timeout=300)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
 
 
 def test_check_valid_and_invalid_exit_codes():
@@ -120,3 +113,9 @@ def test_framework_version_is_checked(framework, ok):
     else:
         assert proc.returncode == 2 and "framework" in proc.stderr and "follow version" in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_length_fraction_out_of_range_is_bad_input():
+    proc = run("check", "--gpus", "4", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--length-fraction", "1.5",
+               "--", *SEED)
+    assert proc.returncode == 2 and "length_fraction" in proc.stderr and "Traceback" not in proc.stderr

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 import time as _time
-from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rlbatch_solver.catalog.gpus import GPU
 from rlbatch_solver.catalog.models import ModelCard, list_models, load_model
 from rlbatch_solver.costmodel import constants as C
 from rlbatch_solver.costmodel.memory import (
@@ -39,31 +39,11 @@ GIB = 2**30
 KIB = 2**10
 
 
-@dataclass(frozen=True)
-class FakeGPU:
-    """Same fields as ``catalog.gpus.GPU`` (datasheet numbers, anchors file section 3)."""
-
-    name: str
-    display_name: str
-    memory_bytes: int
-    bf16_tflops: float
-    hbm_bandwidth_gbps: float
-    intra_node: str
-    intra_node_bandwidth_gbps: float
-    host_link_bandwidth_gbps: float
-    hopper_fp8: bool = False
-    source: str = ""
-    aliases: tuple = ()
-
-    @property
-    def memory_gib(self) -> float:
-        return self.memory_bytes / GIB
-
-
-RTX4090 = FakeGPU("rtx4090", "RTX 4090", 24564 * 2**20, 165.2, 1008.0, "pcie", 32.0, 32.0)
-RTX3090 = FakeGPU("rtx3090", "RTX 3090", 24576 * 2**20, 71.0, 936.0, "pcie", 32.0, 32.0)
-A100_80 = FakeGPU("a100-80gb", "A100 80GB SXM", 80 * GIB, 312.0, 2039.0, "nvlink", 300.0, 32.0)
-H100 = FakeGPU("h100", "H100 SXM", 80 * GIB, 989.0, 3350.0, "nvlink", 450.0, 64.0, hopper_fp8=True)
+# Datasheet numbers (anchors file section 3), pinned here rather than read from the catalog.
+RTX4090 = GPU("rtx4090", "RTX 4090", 24564 * 2**20, 165.2, 1008.0, "pcie", 32.0, 32.0)
+RTX3090 = GPU("rtx3090", "RTX 3090", 24576 * 2**20, 71.0, 936.0, "pcie", 32.0, 32.0)
+A100_80 = GPU("a100-80gb", "A100 80GB SXM", 80 * GIB, 312.0, 2039.0, "nvlink", 300.0, 32.0)
+H100 = GPU("h100", "H100 SXM", 80 * GIB, 989.0, 3350.0, "nvlink", 450.0, 64.0, hopper_fp8=True)
 GPUS = [RTX4090, RTX3090, A100_80, H100]
 
 # Llama-2-7B (meta-llama/Llama-2-7b-hf config.json): the llm-analysis anchor model.
@@ -72,7 +52,7 @@ LLAMA2_7B = ModelCard(name="llama-2-7b", num_hidden_layers=32, hidden_size=4096,
                       model_type="llama", tie_word_embeddings=False)
 
 
-def make_plan(model: ModelCard | str = "qwen2.5-1.5b", gpu: FakeGPU = RTX4090, **kw) -> Plan:
+def make_plan(model: ModelCard | str = "qwen2.5-1.5b", gpu: GPU = RTX4090, **kw) -> Plan:
     """The seed's 4x RTX 4090 GRPO scenario, overridable."""
     if isinstance(model, str):
         model = load_model(model)
@@ -244,15 +224,47 @@ def test_seed_4090_grpo_fits(micro, util):
         assert r.peak(phase) <= r.usable_bytes, (phase, r.peak(phase) / GIB)
 
 
-def test_seed_4090_example_as_published_needs_shorter_actual_lengths():
-    """The guide's 4x4090 example (micro 8, log-prob micro 16) at the maximum lengths needs
-    tokens*vocab*7 B of logits for 16 x 2160 tokens = 34 GiB: it cannot fit; it runs when
-    the longest micro batch averages <= 40% of prompt+response (docs/cost-model.md)."""
-    plan = make_plan(train_micro=8, logprob_micro=16, gpu_memory_utilization=0.35)
+def test_seed_4090_example_as_published_fits_with_verl_fsdp_logits():
+    """The guide's 4x4090 example (micro 8, log-prob micro 16) at the maximum lengths. With verl
+    0.9.1's FSDP engine (bf16 logits, compiled entropy: 2 B/logit) it fits; with eager entropy
+    (10 B/logit: 49 GiB for 16 x 2160 tokens) it cannot; the generic 7 B/logit rule of thumb
+    (34 GiB) cannot either (docs/cost-model.md section 2)."""
+    plan = make_plan(train_micro=8, logprob_micro=16, gpu_memory_utilization=0.35, logits_impl="verl-fsdp")
     r = estimate_memory(plan)
-    assert r.peak("old_log_prob") > r.usable_bytes
-    r40 = estimate_memory(plan.replace(peak_length_fraction=0.4))
-    assert all(r40.peak(p) <= r40.usable_bytes for p in r40.phases)
+    assert all(r.peak(p) <= r.usable_bytes for p in r.phases), r.summary()
+    assert r.phases["old_log_prob"]["logits+entropy"] == pytest.approx(16 * 2160 * 151936 * 2)
+    eager = estimate_memory(plan.replace(use_torch_compile=False))
+    assert eager.phases["old_log_prob"]["logits+entropy"] == pytest.approx(16 * 2160 * 151936 * 10)
+    assert eager.peak("old_log_prob") > eager.usable_bytes
+    generic = estimate_memory(plan.replace(logits_impl="generic"))
+    assert generic.peak("old_log_prob") > generic.usable_bytes
+
+
+def test_verl_fsdp_logits_bytes_per_logit():
+    """Bytes per (token x vocab) of verl 0.9.1's FSDP engine, per path (constants.py)."""
+    t, v = 10_000, 151936
+    base = make_plan(logits_impl="verl-fsdp", logprob_token_budget=t, train_token_budget=t, need_ref=True)
+
+    def per_logit(plan, phase, term):
+        return estimate_memory(plan).phases[phase][term] / (t * v)
+
+    assert per_logit(base, "old_log_prob", "logits+entropy") == pytest.approx(2)  # compiled
+    assert per_logit(base.replace(use_torch_compile=False), "old_log_prob", "logits+entropy") == pytest.approx(10)
+    chunked = base.replace(entropy_chunking=True)
+    assert per_logit(chunked, "old_log_prob", "logits+entropy") == pytest.approx(2 + 12 * 2048 / t)
+    assert per_logit(base, "ref", "logits") == pytest.approx(2)
+    assert per_logit(base, "actor_update", "logits") == pytest.approx(2)  # in-place CE backward
+    ent = base.replace(entropy_in_update=True)
+    assert per_logit(ent, "actor_update", "logits+entropy") == pytest.approx(6)
+    assert per_logit(ent.replace(use_torch_compile=False), "actor_update", "logits+entropy") == pytest.approx(16)
+    assert per_logit(ent.replace(entropy_chunking=True), "actor_update", "logits+entropy") == pytest.approx(
+        14 + 12 * 2048 / t)
+    # recomputing the entropy at the start of backward does not lower the peak
+    assert per_logit(ent.replace(entropy_checkpointing=True), "actor_update", "logits+entropy") == pytest.approx(6)
+    # verl #2828's fp32 [24.6k, 152064] allocation is one of the eager path's 4 B tensors
+    eager = make_plan("qwen2.5-32b", H100, n_gpus=8, logprob_token_budget=24_555, logits_impl="verl-fsdp",
+                      use_torch_compile=False)
+    assert estimate_memory(eager).phases["old_log_prob"]["logits+entropy"] > 2 * logits_tensor_bytes(24_555, 152064)
 
 
 def test_72b_full_finetune_on_one_24gb_gpu_does_not_fit():

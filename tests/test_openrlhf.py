@@ -2,8 +2,6 @@
 bad input names the field, enumerate equals the checker, the CLI speaks train_ppo_ray flags."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +12,9 @@ from rlbatch_solver.frameworks import get_framework
 from rlbatch_solver.frameworks.openrlhf import LEGACY_FLAGS, config_to_values, normalize_flags
 from rlbatch_solver.rules.base import Severity, Stage
 from rlbatch_solver.rules.openrlhf import RULESET, VARIABLES
-from rlbatch_solver.solver.model import enumerate_solutions
 
-from bruteforce import as_tuples, brute_force
+from bruteforce import assert_enumerate_equals_checker
+from clirun import run
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data" / "openrlhf"
@@ -290,20 +288,9 @@ SPACES = {
 
 @pytest.mark.parametrize("space_name", list(SPACES))
 def test_enumerate_equals_checker(space_name):
-    domains = dict(BASE)
-    domains.update(SPACES[space_name])
-    domains = {k: v for k, v in domains.items() if v != [None]}  # unknown: rules reading it are skipped
-    names = list(domains)
-    want = brute_force(RULESET, domains)
-    res = enumerate_solutions(RULESET, domains, time_limit_s=60)
-    assert res.complete
-    got = as_tuples(res.solutions, names)
-    assert len(got) == len(res.solutions), "a config was returned twice"
-    assert got == want, (len(got - want), len(want - got))
-    raw = 1
-    for v in domains.values():
-        raw *= len(v)
-    assert 0 < len(want) < raw
+    domains = {k: v for k, v in {**BASE, **SPACES[space_name]}.items()
+               if v != [None]}  # unknown: rules reading it are skipped
+    assert_enumerate_equals_checker(RULESET, domains)
 
 
 # ----------------------------------------------------------------------------- enumerate / export
@@ -350,13 +337,6 @@ def test_export_is_paste_ready():
 
 
 # ----------------------------------------------------------------------------- CLI
-def run(*args):
-    proc = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
-
-
 def test_cli_check_exit_codes():
     ex = EXAMPLES["train_dapo_ray_hybrid_engine"]
     ok = run("check", "--framework", "openrlhf", "--gpus", "8", "--", "python3", "-m", "openrlhf.cli.train_ppo_ray",

@@ -24,3 +24,25 @@ def test_framework_version_is_stored_as_the_bare_name():
     with pytest.raises(InputError) as e:
         Scenario(framework="openrlhf==0.10.0", gpus=4)
     assert e.value.field == "framework" and "0.11.2" in str(e.value)
+
+
+@pytest.mark.parametrize("bad", [0, -0.5, 1.5, True, "half"])
+def test_length_fraction_must_be_a_share(bad):
+    with pytest.raises(InputError) as e:
+        Scenario(gpus=4, length_fraction=bad)
+    assert e.value.field == "length_fraction"
+
+
+def test_shorter_sequences_need_less_memory():
+    import rlbatch_solver as rb
+
+    cfg = ["data.train_batch_size=64", "data.max_prompt_length=1024", "data.max_response_length=4096",
+           "actor_rollout_ref.rollout.n=8", "actor_rollout_ref.actor.ppo_mini_batch_size=32",
+           "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8",
+           "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8", "algorithm.adv_estimator=grpo"]
+    worst = rb.check(cfg, gpus=4, model="qwen2.5-1.5b", gpu="rtx4090")
+    half = rb.check(cfg, gpus=4, model="qwen2.5-1.5b", gpu="rtx4090", length_fraction=0.5)
+    assert half.memory.peaks["actor_update"] < worst.memory.peaks["actor_update"]
+    assert half.memory.peaks["rollout"] == worst.memory.peaks["rollout"]  # the engine's share does not move
+    with pytest.raises(InputError):
+        rb.check(cfg, gpus=4, model="qwen2.5-1.5b", gpu="rtx4090", length_fraction=2.0)

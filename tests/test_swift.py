@@ -4,8 +4,6 @@ field, enumerate equals the checker, the CLI speaks ``swift rlhf`` arguments. Th
 both paths (tests/data/swift/broken.yaml) are checked here."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,9 +17,9 @@ from rlbatch_solver.rules.base import Stage
 from rlbatch_solver.rules.swift import RULESET, VARIABLES
 from rlbatch_solver.rules.swift_megatron import RULESET as MEGATRON_RULESET
 from rlbatch_solver.scenario import Scenario
-from rlbatch_solver.solver.model import enumerate_solutions
 
-from bruteforce import as_tuples, brute_force
+from bruteforce import assert_enumerate_equals_checker
+from clirun import run
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data" / "swift"
@@ -255,19 +253,7 @@ SPACES = {
 
 @pytest.mark.parametrize("space_name", list(SPACES))
 def test_enumerate_equals_checker(space_name):
-    domains = dict(BASE)
-    domains.update(SPACES[space_name])
-    names = list(domains)
-    want = brute_force(RULESET, domains)
-    res = enumerate_solutions(RULESET, domains, time_limit_s=60)
-    assert res.complete
-    got = as_tuples(res.solutions, names)
-    assert len(got) == len(res.solutions), "a config was returned twice"
-    assert got == want, (len(got - want), len(want - got))
-    raw = 1
-    for v in domains.values():
-        raw *= len(v)
-    assert 0 < len(want) < raw
+    assert_enumerate_equals_checker(RULESET, {**BASE, **SPACES[space_name]})
 
 
 def test_enumerate_scenario_exports_paste_ready_flags():
@@ -302,13 +288,6 @@ def test_recommend_has_a_cost_model():
 
 
 # ----------------------------------------------------------------------------- CLI
-def run(*args):
-    proc = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
-
-
 GOOD = ["NPROC_PER_NODE=8", "swift", "rlhf", "--rlhf_type", "grpo", "--per_device_train_batch_size", "2",
         "--num_generations", "16", "--use_vllm", "true", "--vllm_mode", "colocate"]
 

@@ -3,8 +3,6 @@ GPUs they are written for, the runtime-only rule and megatron-core's layout chec
 right stage, enumerate equals the checker, the CLI speaks ``megatron rlhf`` arguments."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,9 +13,9 @@ from rlbatch_solver.frameworks import get_framework
 from rlbatch_solver.rules.base import Stage
 from rlbatch_solver.rules.swift_megatron import RULESET, VARIABLES
 from rlbatch_solver.scenario import Scenario
-from rlbatch_solver.solver.model import enumerate_solutions
 
-from bruteforce import as_tuples, brute_force
+from bruteforce import assert_enumerate_equals_checker
+from clirun import run
 from test_swift import rules_of, tokens
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -195,19 +193,7 @@ SPACES = {
 
 @pytest.mark.parametrize("space_name", list(SPACES))
 def test_enumerate_equals_checker(space_name):
-    domains = dict(BASE)
-    domains.update(SPACES[space_name])
-    names = list(domains)
-    want = brute_force(RULESET, domains)
-    res = enumerate_solutions(RULESET, domains, time_limit_s=60)
-    assert res.complete
-    got = as_tuples(res.solutions, names)
-    assert len(got) == len(res.solutions), "a config was returned twice"
-    assert got == want, (len(got - want), len(want - got))
-    raw = 1
-    for v in domains.values():
-        raw *= len(v)
-    assert 0 < len(want) < raw
+    assert_enumerate_equals_checker(RULESET, {**BASE, **SPACES[space_name]})
 
 
 def test_enumerate_scenario_round_trips():
@@ -222,13 +208,6 @@ def test_enumerate_scenario_round_trips():
 
 
 # ----------------------------------------------------------------------------- CLI
-def run(*args):
-    proc = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
-
-
 GOOD = ["NPROC_PER_NODE=8", "megatron", "rlhf", "--rlhf_type", "grpo", "--tensor_model_parallel_size", "2",
         "--micro_batch_size", "1", "--global_batch_size", "16", "--num_generations", "4", "--use_vllm", "true",
         "--vllm_mode", "colocate"]

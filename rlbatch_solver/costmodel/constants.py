@@ -78,29 +78,64 @@ ACT_CKPT_BYTES_PER_HIDDEN = BF16
 MCORE_MLP_BYTES_PER_FFN = 3 * BF16
 
 # --------------------------------------------------------------------------- logits / entropy
-# verl docs/perf/perf_tuning.rst ("Memory optimization for entropy calculation from
-# logits"): computing entropy from [tokens, vocab] logits takes about
-# tokens*vocab*(4 + 2 + 1) bytes. We use exactly that for a forward that computes
-# entropy (the old-policy log-prob pass: ray_trainer._compute_old_log_prob sets
-# calculate_entropy=True).
+# Bytes per logit (one entry of the [tokens, vocab/tp] logits of a micro batch).
+#
+# "generic" accounting, for the frameworks whose logits code we have not audited (verl
+# Megatron, OpenRLHF, ms-swift): verl docs/perf/perf_tuning.rst ("Memory optimization for
+# entropy calculation from logits") counts tokens*vocab*(4 + 2 + 1) bytes for entropy; logits
+# plus a temperature-scaled copy (bf16) without entropy; those plus their gradient in the update.
 ENTROPY_FWD_BYTES_PER_LOGIT = 4 + 2 + 1
-# Without entropy (reference pass: calculate_entropy=False) the logits (bf16, from the
-# lm_head under FSDP mixed precision) and their temperature-scaled copy stay alive
-# (transformer_impl.prepare_model_outputs: ``logits_rmpad / temperature`` is a new
-# tensor); log-probs use a memory-efficient cross-entropy kernel.
 LOGITS_FWD_BYTES_PER_LOGIT = BF16 + BF16
-# entropy_from_logits_with_chunking (verl/utils/torch_functional.py) works on chunks
-# of 2048 rows (``entropy_from_logits_chunk_size`` default, dp_actor.yaml), each chunk
-# as an fp32 copy, its fp32 softmax and the fp32 product softmax*logits.
-ENTROPY_CHUNK_ROWS = 2048
-ENTROPY_CHUNK_BYTES_PER_LOGIT = 3 * FP32
-# Update pass: logits + scaled copy + the gradient w.r.t. the logits (bf16).
 LOGITS_UPDATE_BYTES_PER_LOGIT = 3 * BF16
-# When the update also computes entropy (entropy_coeff != 0 or calculate_entropy),
-# autograd keeps the softmax and the product for backward (bf16) unless
-# entropy_checkpointing recomputes them; chunked entropy keeps fp32 chunks (2 x 4 B).
 ENTROPY_SAVED_BYTES_PER_LOGIT = 2 * BF16
 ENTROPY_SAVED_CHUNKED_BYTES_PER_LOGIT = 2 * FP32
+# entropy_from_logits_with_chunking (verl/utils/torch_functional.py) works on chunks of 2048 rows
+# (``entropy_from_logits_chunk_size`` default, trainer/config/engine/fsdp.yaml): per chunk an fp32
+# copy, its fp32 softmax and one more fp32 chunk-sized temporary (logsumexp's shifted input, then
+# the product softmax*logits): 3 x 4 B. Shared by both accountings.
+ENTROPY_CHUNK_ROWS = 2048
+ENTROPY_CHUNK_BYTES_PER_LOGIT = 3 * FP32
+#
+# "verl-fsdp" accounting, read from verl 0.9.1 (docs/cost-model.md section 2 has the derivation):
+# verl/workers/engine/fsdp/transformer_impl.py FSDPEngineWithLMHead.forward_step runs the model
+# and prepare_model_outputs under torch.autocast(bf16), so the lm_head's logits are bf16 (2 B)
+# and stay alive through the pass. _scale_logits_by_temperature skips the division when the
+# temperature is the scalar 1.0 (verl's default rollout.temperature; other temperatures add one
+# bf16 copy, not modelled). Log-probs come from flash-attn's Triton cross-entropy
+# (utils/torch_functional.py logprobs_from_logits; flash-attn is pinned by verl's fsdp extra):
+# no [tokens, vocab] buffer in forward, and in backward it writes the gradient into the logits
+# (inplace_backward=True) unless entropy is also computed.
+LOGITS_BF16_BYTES_PER_LOGIT = BF16
+# Old log-prob pass (no_grad, calculate_entropy=True from ray_trainer._compute_old_log_prob), entropy
+# by verl_F.entropy_from_logits, beyond the bf16 logits:
+# - wrapped in torch.compile (FSDPEngine.__init__, engine_config.use_torch_compile, default true):
+#   Inductor fuses the fp32 upcast, softmax, logsumexp and sum(p*logits) into row reductions, no
+#   [tokens, vocab] intermediate (the same fusion allenai/open-instruct PR #584 and verl PR #3852
+#   measured for log_softmax + gather): 0 B.
+# - eager (use_torch_compile false): autocast runs softmax in fp32, so softmax holds an fp32 copy of
+#   the logits and its fp32 output at once (4 + 4), then the fp32 product softmax*logits (4) while
+#   the softmax output lives: 8 B beyond the logits (verl #2828's failed 13.91 GiB fp32 [24.6k,
+#   152064] allocation is one of these 4 B tensors).
+ENTROPY_COMPILED_FWD_EXTRA_BYTES_PER_LOGIT = 0
+ENTROPY_EAGER_FWD_EXTRA_BYTES_PER_LOGIT = FP32 + FP32
+# Update pass (grad). Without entropy (verl 0.9.1 default: entropy_coeff 0, calculate_entropy
+# false) the cross-entropy gradient overwrites the logits: 2 B in all. With entropy the
+# cross-entropy keeps the logits and writes a separate bf16 gradient (2 B) and the entropy adds:
+# - compiled: the AOTAutograd partitioner saves only the bf16 logits and per-row reductions and
+#   recomputes the softmax inside the fused backward, whose output is one bf16 gradient: 2 B;
+# - eager: softmax's fp32 output is saved for backward (4) and the backward of softmax*logits and
+#   of the softmax hold two fp32 [tokens, vocab] gradients at once (8): 12 B;
+# - chunked (entropy_from_logits_with_chunking; torch.compile specializes on the loop's token
+#   count and falls back to eager after its recompile limit, so we count the eager chunks): every
+#   chunk's fp32 copy and fp32 softmax are saved (8), slicing's backward builds a full-size bf16
+#   gradient per chunk (2), plus one chunk's transient (ENTROPY_CHUNK_BYTES_PER_LOGIT x rows).
+# entropy_checkpointing recomputes the entropy at the start of backward, when the model's
+# activations are still all alive, so it does not lower this peak (it frees the saved tensors only
+# between forward and backward).
+LOGITS_GRAD_BYTES_PER_LOGIT = BF16
+ENTROPY_COMPILED_UPDATE_EXTRA_BYTES_PER_LOGIT = BF16
+ENTROPY_EAGER_UPDATE_EXTRA_BYTES_PER_LOGIT = FP32 + 2 * FP32
+ENTROPY_CHUNKED_UPDATE_EXTRA_BYTES_PER_LOGIT = 2 * FP32 + BF16
 
 # --------------------------------------------------------------------------- rollout engine
 # vLLM v1 gpu_worker.determine_available_memory: KV = total*gpu_memory_utilization

@@ -392,7 +392,18 @@ def _forward_activations(plan: Plan, mc: ModelConsts, tokens: float) -> float:
 
 
 def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -> float:
+    """Logits (and entropy) of a forward-only pass: old log-prob (entropy) or reference."""
     v = mc.vocab / max(1, plan.tp)
+    if plan.logits_impl == "verl-fsdp":
+        # verl 0.9.1 FSDP engine (constants.py, docs/cost-model.md section 2)
+        base = tokens * v * C.LOGITS_BF16_BYTES_PER_LOGIT
+        if not entropy:
+            return base
+        if plan.entropy_chunking:
+            return base + min(tokens, C.ENTROPY_CHUNK_ROWS) * v * C.ENTROPY_CHUNK_BYTES_PER_LOGIT
+        extra = (C.ENTROPY_COMPILED_FWD_EXTRA_BYTES_PER_LOGIT if plan.use_torch_compile
+                 else C.ENTROPY_EAGER_FWD_EXTRA_BYTES_PER_LOGIT)
+        return base + tokens * v * extra
     if not entropy:
         return tokens * v * C.LOGITS_FWD_BYTES_PER_LOGIT
     if plan.entropy_chunking:
@@ -402,7 +413,19 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
 
 
 def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
+    """Logits-related bytes at the peak of the actor update's loss forward and backward."""
     v = mc.vocab / max(1, plan.tp)
+    if plan.logits_impl == "verl-fsdp":
+        base = tokens * v * C.LOGITS_BF16_BYTES_PER_LOGIT  # the gradient overwrites the logits
+        if not plan.entropy_in_update:
+            return base
+        base += tokens * v * C.LOGITS_GRAD_BYTES_PER_LOGIT  # cross-entropy grad, not in place
+        if plan.entropy_chunking:
+            return (base + tokens * v * C.ENTROPY_CHUNKED_UPDATE_EXTRA_BYTES_PER_LOGIT
+                    + min(tokens, C.ENTROPY_CHUNK_ROWS) * v * C.ENTROPY_CHUNK_BYTES_PER_LOGIT)
+        extra = (C.ENTROPY_COMPILED_UPDATE_EXTRA_BYTES_PER_LOGIT if plan.use_torch_compile
+                 else C.ENTROPY_EAGER_UPDATE_EXTRA_BYTES_PER_LOGIT)
+        return base + tokens * v * extra  # entropy_checkpointing: same peak (constants.py)
     base = tokens * v * C.LOGITS_UPDATE_BYTES_PER_LOGIT
     if not plan.entropy_in_update:
         return base

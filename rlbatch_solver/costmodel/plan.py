@@ -95,6 +95,14 @@ class Plan:
     # The update also computes entropy (entropy_coeff != 0 or actor.calculate_entropy);
     # verl 0.9 defaults: entropy_coeff 0, calculate_entropy false.
     entropy_in_update: bool = False
+    # How the logits/entropy bytes are counted (costmodel/constants.py): "verl-fsdp" = read from
+    # verl 0.9.1's FSDP engine (bf16 logits under autocast, flash-attn cross-entropy, entropy under
+    # torch.compile unless ``use_torch_compile`` is off); "generic" = verl's perf-tuning rule of
+    # thumb, kept for the frameworks whose logits code we have not audited.
+    logits_impl: str = "generic"
+    # verl actor_rollout_ref.actor.fsdp_config.use_torch_compile (default true): torch.compile
+    # wraps the entropy function (FSDPEngine.__init__). Read only with logits_impl="verl-fsdp".
+    use_torch_compile: bool = True
     # The reference model's params live on the CPU (verl 0.9 forces CPUOffload for
     # forward-only engines: transformer_impl._build_fsdp_module).
     ref_param_offload: bool = True

@@ -176,3 +176,14 @@ def full_reports(spec: CostSpec, values: Mapping[str, Value]) -> tuple[dict[str,
             continue
         seconds[phase] = estimate_time(spec.plan(values, phase)).phases.get(phase, 0.0)
     return mem, seconds
+
+
+def with_length_fraction(spec: CostSpec, fraction: float) -> CostSpec:
+    """The same cost model for micro batches whose longest sequences reach ``fraction`` of
+    max prompt + response (1.0, the default everywhere, is the worst case: docs/cost-model.md)."""
+    from dataclasses import replace
+
+    if fraction == 1.0:
+        return spec
+    plan = spec.plan
+    return replace(spec, plan=lambda values, phase: plan(values, phase).replace(peak_length_fraction=fraction))

@@ -17,6 +17,20 @@ from ..errors import InputError, did_you_mean
 from ..rules.base import Rule, RuleSet, Value
 
 
+def pow2(lo: int, hi: int) -> list[int]:
+    """Powers of two in [lo, hi] (up to 2**20): the sizes people actually use."""
+    return [2**i for i in range(0, 21) if lo <= 2**i <= hi]
+
+
+def attention_constants(model: ModelCard) -> dict[str, int]:
+    """Rule variables the model card gives: attention heads and the position limit."""
+    return {
+        "num_heads": model.num_attention_heads,
+        "num_kv_heads": model.num_key_value_heads,
+        "max_position_embeddings": model.max_position_embeddings,
+    }
+
+
 @dataclass
 class Space:
     """Domains of the rule variables plus search-space restrictions (ties)."""

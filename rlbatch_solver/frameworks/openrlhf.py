@@ -21,8 +21,8 @@ from ..errors import InputError, did_you_mean
 from ..rules.base import Rule, Stage, Value
 from ..rules.expr import BoolVar, IntVar, divides
 from ..rules.openrlhf import RULESET, VARIABLES
-from .base import Framework, Space
-from .overrides import parse_flag_args
+from .base import Framework, Space, attention_constants, pow2
+from .overrides import memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
 
 # --algo.advantage.estimator choices of 0.11.2 (cli/train_ppo_ray.py)
 ESTIMATORS = ("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm", "dr_grpo", "flash_reinforce")
@@ -118,14 +118,7 @@ _NONNEG = {"vllm_num_engines", "vllm_generate_batch_size"}  # 0 means "none" / "
 
 
 def canonical_algorithm(name: str) -> str:
-    key = name.strip().lower()
-    key = ALGORITHM_ALIASES.get(key, key)
-    if key not in ALGORITHMS:
-        raise InputError(
-            "algo", f"unknown algorithm '{name}' for OpenRLHF.{did_you_mean(name, ALGORITHMS)}",
-            f"use one of: {', '.join(ALGORITHMS)}.",
-        )
-    return key
+    return resolve_algorithm(name, ALGORITHM_ALIASES, ALGORITHMS, "OpenRLHF")
 
 
 def normalize_flags(flat: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -160,10 +153,6 @@ def normalize_flags(flat: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
     return out, legacy
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _typed(key: str, name: str, value: Any) -> Value:
     spec = VARIABLES[name]
     if name == "fp16":
@@ -171,9 +160,7 @@ def _typed(key: str, name: str, value: Any) -> Value:
             raise InputError(key, f"'{value}' is not a parameter dtype of OpenRLHF.", f"write --{key} bf16 or fp16.")
         return value == "fp16"
     if name == "gmu_permille":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-            raise InputError(key, f"'{value}' is not a fraction in (0, 1].", f"write --{key} 0.6 (vLLM memory share).")
-        return int(round(value * 1000))
+        return memory_share_permille(key, value, f"write --{key} 0.6 (vLLM memory share).")
     if value is None:
         if spec.optional:
             return None
@@ -182,12 +169,7 @@ def _typed(key: str, name: str, value: Any) -> Value:
         if isinstance(value, bool):
             return value
         raise InputError(key, f"'{value}' is not a switch value.", f"write --{key} alone (store_true) or drop it.")
-    if not _is_int(value):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            hint = " (a shell variable that was not expanded?)" if isinstance(value, str) and "$" in value else ""
-            raise InputError(key, f"'{value}' is not an integer{hint}.", f"write --{key} as a whole number.")
+    value = whole_number(key, value, f"--{key}")
     if name == "zero_stage":
         if value not in (0, 1, 2, 3):
             raise InputError(key, f"{value} is not a DeepSpeed ZeRO stage.", "use 0, 1, 2 or 3.")
@@ -256,16 +238,8 @@ def config_to_values(
             raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus with a positive count.")
         values["cluster_num_gpus"] = gpus  # unknown: the GPU budget rule is skipped (and listed as skipped)
     if model is not None:
-        values.update(model_constants(model))
+        values.update(attention_constants(model))
     return values
-
-
-def model_constants(model: ModelCard) -> dict[str, int]:
-    return {
-        "num_heads": model.num_attention_heads,
-        "num_kv_heads": model.num_key_value_heads,
-        "max_position_embeddings": model.max_position_embeddings,
-    }
 
 
 # -- export -------------------------------------------------------------------------
@@ -334,10 +308,6 @@ def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | 
 
 
 # -- search space ----------------------------------------------------------------------
-def _pow2(lo: int, hi: int) -> list[int]:
-    return [2**i for i in range(0, 21) if lo <= 2**i <= hi]
-
-
 def _divisors(x: int) -> list[int]:
     return [d for d in range(1, x + 1) if x % d == 0]
 
@@ -346,10 +316,10 @@ ASSUMED_REWARD = "YOUR_REWARD_FUNC.py"  # placeholder printed with the answer: r
 
 # What people use (OpenRLHF's example scripts and docs): powers of two.
 DEFAULT_SEARCH: dict[str, list[Value]] = {
-    "rollout_batch_size": _pow2(16, 1024),
-    "train_batch_size": _pow2(16, 1024),
-    "micro_train_batch_size": _pow2(1, 16),
-    "micro_rollout_batch_size": _pow2(1, 32),
+    "rollout_batch_size": pow2(16, 1024),
+    "train_batch_size": pow2(16, 1024),
+    "micro_train_batch_size": pow2(1, 16),
+    "micro_rollout_batch_size": pow2(1, 32),
 }
 
 # Memory and speed switches searched when the user leaves them alone (recommend).
@@ -410,8 +380,8 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
         domains[spec.name] = [_typed(key, spec.name, v) for v in values]
         user_set.add(spec.name)
     search: dict[str, list[Value]] = dict(DEFAULT_SEARCH)
-    search["actor_gpus_per_node"] = sorted(set(_pow2(1, per_node)) | {per_node})
-    search["vllm_num_engines"] = sorted(set(_pow2(1, total)) | set(_divisors(total)))
+    search["actor_gpus_per_node"] = sorted(set(pow2(1, per_node)) | {per_node})
+    search["vllm_num_engines"] = sorted(set(pow2(1, total)) | set(_divisors(total)))
     search["vllm_tp"] = [t for t in (1, 2, 4, 8) if t <= per_node]
     search["colocate_all"] = [True, False]
     search["packing_samples"] = [True]  # the examples all pack (flash-attention varlen)

@@ -25,6 +25,7 @@ from ..costmodel.plan import Plan
 from ..costmodel.tables import CostSpec
 from ..rules.base import Value
 from ..rules.openrlhf import VARIABLES
+from .cost_common import phases_run
 
 # vLLM engine defaults OpenRLHF does not override (vllm/engine/arg_utils.py EngineArgs: max_num_seqs
 # 256; max_num_batched_tokens 8192 with chunked prefill for the offline LLM class).
@@ -68,16 +69,6 @@ def lengths(v: Mapping[str, Value]) -> tuple[int, int]:
     resp = v.get("max_new_tokens")
     resp = int(resp) if resp else total // 2
     return max(1, total - resp), resp
-
-
-def phases_run(values: Mapping[str, Value]) -> list[str]:
-    phases = ["rollout", "old_log_prob"]
-    if values.get("need_ref"):
-        phases.append("ref")
-    phases.append("actor_update")
-    if values.get("need_critic"):
-        phases.append("critic_update")
-    return phases
 
 
 def _group(v: Mapping[str, Value], g: str) -> int:

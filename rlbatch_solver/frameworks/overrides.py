@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
-from ..errors import InputError
+from ..errors import InputError, did_you_mean
 
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
@@ -138,3 +138,37 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, Mapping):
         raise InputError("config", f"'{path}' must hold a mapping of config keys.", "write key: value pairs.")
     return flatten(data)
+
+
+# ----------------------------------------------------------------------------- typed values
+def resolve_algorithm(name: str, aliases: Mapping[str, str], algorithms: Iterable[str], framework: str = "") -> str:
+    """The algorithm name ``--algo`` gives, lower case with ``aliases`` resolved; an ``InputError``
+    listing ``algorithms`` when it is none of them (``framework`` names whose list it is)."""
+    algorithms = list(algorithms)
+    key = name.strip().lower()
+    key = aliases.get(key, key)
+    if key not in algorithms:
+        where = f" for {framework}" if framework else ""
+        raise InputError(
+            "algo", f"unknown algorithm '{name}'{where}.{did_you_mean(name, algorithms)}",
+            f"use one of: {', '.join(algorithms)}.",
+        )
+    return key
+
+
+def memory_share_permille(key: str, value: Any, fix: str) -> int:
+    """A memory share in (0, 1] (``gpu_memory_utilization``) as an integer per mille."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise InputError(key, f"'{value}' is not a fraction in (0, 1].", fix)
+    return int(round(value * 1000))
+
+
+def whole_number(key: str, value: Any, spelled: str) -> int:
+    """``value`` as an int (a whole float such as 4.0 too); else an ``InputError`` asking to write
+    ``spelled`` (the key as the user writes it: ``--key`` or ``key``) as a whole number."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        hint = " (a shell variable that was not expanded?)" if isinstance(value, str) and "$" in value else ""
+        raise InputError(key, f"'{value}' is not an integer{hint}.", f"write {spelled} as a whole number.")
+    return value

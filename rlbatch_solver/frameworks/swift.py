@@ -26,8 +26,8 @@ from ..rules.base import Rule, RuleSet, Stage, Value
 from ..rules.expr import BoolVar, IntVar
 from ..rules.swift import RULESET as HF_RULESET
 from ..rules.swift_megatron import RULESET as MEGATRON_RULESET
-from .base import Framework, Space
-from .overrides import parse_flag_args, parse_scalar, split_tokens
+from .base import Framework, Space, pow2
+from .overrides import parse_flag_args, parse_scalar, resolve_algorithm, split_tokens
 
 ENV_KEYS = ("NPROC_PER_NODE", "NNODES")
 _ENV = re.compile(r"^([A-Z_][A-Z0-9_]*)=(.*)$")
@@ -54,11 +54,7 @@ _FLOAT_KEYS = {"beta", "split_dataset_ratio"}
 
 
 def canonical_algorithm(name: str) -> str:
-    key = ALGORITHM_ALIASES.get(name.strip().lower(), name.strip().lower())
-    if key not in ALGORITHMS:
-        raise InputError("algo", f"unknown algorithm '{name}' for ms-swift GRPO.{did_you_mean(name, ALGORITHMS)}",
-                         f"use one of: {', '.join(ALGORITHMS)}.")
-    return key
+    return resolve_algorithm(name, ALGORITHM_ALIASES, ALGORITHMS, "ms-swift GRPO")
 
 
 def parse_swift_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
@@ -293,13 +289,10 @@ class SwiftFramework(Framework):
         return max(world, int(values.get("cluster_num_gpus") or 0)), 0
 
     # -- search space -----------------------------------------------------------------------
-    def _pow2(self, lo: int, hi: int) -> list[int]:
-        return [2**i for i in range(0, 21) if lo <= 2**i <= hi]
-
     def default_search(self, per_node: int, total: int, model: ModelCard | None) -> dict[str, list[Value]]:
         return {
-            "per_device_train_batch_size": self._pow2(1, 16),
-            "gradient_accumulation_steps": self._pow2(1, 16),
+            "per_device_train_batch_size": pow2(1, 16),
+            "gradient_accumulation_steps": pow2(1, 16),
             "vllm_tp": [t for t in (1, 2, 4, 8) if t <= per_node],
         }
 
@@ -404,8 +397,8 @@ class SwiftMegatronFramework(SwiftFramework):
             "tp": [t for t in (1, 2, 4, 8) if t <= per_node],
             "pp": [p for p in (1, 2, 4) if p <= total],
             "ep": [e for e in (1, 2, 4, 8) if e <= total] if moe else [1],
-            "micro_batch_size": self._pow2(1, 8),
-            "global_batch_size": self._pow2(8, 1024),
+            "micro_batch_size": pow2(1, 8),
+            "global_batch_size": pow2(8, 1024),
             "vllm_tp": [t for t in (1, 2, 4, 8) if t <= per_node],
         }
 

@@ -27,8 +27,8 @@ from ..rules.expr import BoolVar, IntVar
 from ..rules.base import is_set
 from ..rules.verl_fsdp import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from ..rules.verl_megatron import ANY_RULESET, MEGATRON_VARS
-from .base import Framework, Space
-from .overrides import parse_hydra_overrides, parse_scalar
+from .base import Framework, Space, attention_constants, pow2
+from .overrides import memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
 
 # algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
 # that compare responses within a group of n, so n > 1 is required for a signal.
@@ -89,14 +89,7 @@ FSDP_ONLY = {name for name, *_ in FSDP_VARS}
 
 
 def canonical_algorithm(name: str) -> str:
-    key = name.strip().lower()
-    key = ALGORITHM_ALIASES.get(key, key)
-    if key not in ALGORITHMS:
-        raise InputError(
-            "algo", f"unknown algorithm '{name}'.{did_you_mean(name, ALGORITHMS)}",
-            f"use one of: {', '.join(ALGORITHMS)}.",
-        )
-    return key
+    return resolve_algorithm(name, ALGORITHM_ALIASES, ALGORITHMS)
 
 
 def _need_flags(flat: Mapping[str, Any]) -> dict[str, bool]:
@@ -154,9 +147,7 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
     if name == "megatron":
         return _strategy(value)
     if name == "gmu_permille":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-            raise InputError(key, f"'{value}' is not a fraction in (0, 1].", f"write {key}=0.5 (vLLM/SGLang memory share).")
-        return int(round(value * 1000))
+        return memory_share_permille(key, value, f"write {key}=0.5 (vLLM/SGLang memory share).")
     if name == "rollout_sglang":
         if str(value).lower() not in ROLLOUT_ENGINES:
             raise InputError(key, f"rollout engine '{value}' is not modelled.{did_you_mean(str(value), ROLLOUT_ENGINES)}",
@@ -170,12 +161,7 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
         if isinstance(value, bool):
             return value
         raise InputError(key, f"'{value}' is not a boolean.", f"write {key}=True or {key}=False.")
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            hint = " (a shell variable that was not expanded?)" if isinstance(value, str) and "$" in value else ""
-            raise InputError(key, f"'{value}' is not an integer{hint}.", f"write {key} as a whole number.")
+    value = whole_number(key, value, key)
     if name in _ZERO_OK:
         if value == 0 or value < -1:
             raise InputError(key, f"{value} is not a valid FSDP size.", "use -1 (all GPUs) or a positive size.")
@@ -258,9 +244,7 @@ def config_to_values(
 
 def model_constants(model: ModelCard) -> dict[str, int]:
     return {
-        "num_heads": model.num_attention_heads,
-        "num_kv_heads": model.num_key_value_heads,
-        "max_position_embeddings": model.max_position_embeddings,
+        **attention_constants(model),
         "num_layers": model.num_hidden_layers,
         "num_experts": model.num_experts,
     }
@@ -350,16 +334,12 @@ def _fmt(value: Any) -> str:
 
 
 # -- search space ----------------------------------------------------------------------
-def _pow2(lo: int, hi: int) -> list[int]:
-    return [2**i for i in range(0, 21) if lo <= 2**i <= hi]
-
-
 # What people actually use (verl examples and docs): powers of two.
 DEFAULT_SEARCH: dict[str, list[Value]] = {
-    "train_batch_size": _pow2(16, 1024),
-    "actor_mini": _pow2(4, 1024),
-    "actor_micro_per_gpu": _pow2(1, 64),
-    "logprob_micro_per_gpu": _pow2(1, 128),
+    "train_batch_size": pow2(16, 1024),
+    "actor_mini": pow2(4, 1024),
+    "actor_micro_per_gpu": pow2(1, 64),
+    "logprob_micro_per_gpu": pow2(1, 128),
     "actor_sp": [1, 2, 4, 8],
     "rollout_tp": [1, 2, 4, 8],
 }

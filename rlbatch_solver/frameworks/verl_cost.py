@@ -15,6 +15,7 @@ from ..costmodel.plan import Plan
 from ..costmodel.tables import CostSpec
 from ..rules.base import Value
 from ..rules.verl_fsdp import VARIABLES
+from .cost_common import phases_run, token_budget
 
 _HW = ["nnodes", "gpus_per_node", "max_prompt_length", "max_response_length", "fsdp_size"]
 _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine", "enforce_eager",
@@ -25,10 +26,11 @@ _COLOCATED = ["need_ref", "ref_param_offload", "need_critic", "critic_param_offl
 MEMORY_INPUTS = {
     "rollout": _HW + _ROLLOUT + _RESIDENT + _COLOCATED,
     "old_log_prob": _HW + _RESIDENT + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "actor_sp",
-                                       "entropy_chunking", "remove_padding"],
+                                       "entropy_chunking", "use_torch_compile", "remove_padding"],
     "ref": _HW + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload", "remove_padding"],
     "actor_update": _HW + _RESIDENT + ["actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp",
-                                       "grad_ckpt", "entropy_chunking", "entropy_checkpointing", "remove_padding"],
+                                       "grad_ckpt", "entropy_chunking", "entropy_checkpointing", "use_torch_compile",
+                                       "remove_padding"],
     "critic_update": _HW + ["critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt", "critic_param_offload",
                             "critic_optimizer_offload", "critic_max_tokens", "remove_padding"],
 }
@@ -50,18 +52,35 @@ TIME_INPUTS = {
 }
 
 
-def phases_run(values: Mapping[str, Value]) -> list[str]:
-    phases = ["rollout", "old_log_prob"]
-    if values.get("need_ref"):
-        phases.append("ref")
-    phases.append("actor_update")
-    if values.get("need_critic"):
-        phases.append("critic_update")
-    return phases
-
-
-def _budget(values: Mapping[str, Value], dyn: str, tokens: str) -> int | None:
-    return int(values[tokens]) if values.get(dyn) else None
+def shared_plan_fields(v: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> dict:
+    """``Plan`` fields verl fills the same way on its FSDP and Megatron engines: hardware and lengths,
+    the step's batches (the critic's mini-batches in ``critic_update``), the log-prob token budget (the
+    reference's in ``ref``), padding removal, which models run, and the rollout engine."""
+    mini = int(v.get("actor_mini", 1)) if phase != "critic_update" else int(v.get("critic_mini", 1))
+    train = int(v.get("train_batch_size", mini))
+    if phase == "ref":
+        lp_budget = token_budget(v, "ref_dyn", "ref_max_tokens")
+    else:
+        lp_budget = token_budget(v, "logprob_dyn", "logprob_max_tokens")
+    return dict(
+        model=model,
+        gpu=gpu,
+        gpus_per_node=int(v["gpus_per_node"]),
+        prompt_len=int(v["max_prompt_length"]),
+        response_len=int(v["max_response_length"]),
+        samples_per_step=train * int(v.get("n", 1)),
+        mini_batches=max(1, train // max(1, mini)),
+        logprob_token_budget=lp_budget,
+        remove_padding=bool(v.get("remove_padding", True)),
+        need_ref=bool(v.get("need_ref", False)),
+        need_critic=bool(v.get("need_critic", False)),
+        engine="sglang" if v.get("rollout_sglang") else "vllm",
+        rollout_tp=int(v["rollout_tp"]),
+        gpu_memory_utilization=int(v["gmu_permille"]) / 1000,
+        enforce_eager=bool(v["enforce_eager"]),
+        max_num_seqs=int(v["max_num_seqs"]),
+        max_num_batched_tokens=int(v["max_num_batched_tokens"]),
+    )
 
 
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> Plan:
@@ -73,11 +92,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     train_micro, sp, grad_ckpt = int(v.get("actor_micro_per_gpu") or 1), int(v["actor_sp"]), bool(v["grad_ckpt"])
     param_off, opt_off = bool(v["param_offload"]), bool(v["optimizer_offload"])
     lp_micro = int(v.get("logprob_micro_per_gpu") or 1)
-    lp_budget = _budget(v, "logprob_dyn", "logprob_max_tokens")
-    train_budget = _budget(v, "actor_dyn", "actor_max_tokens")
+    train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
     if phase == "ref":
         lp_micro = int(v.get("ref_micro_per_gpu") or 1)
-        lp_budget = _budget(v, "ref_dyn", "ref_max_tokens")
         sp = int(v["ref_sp"])
         param_off, opt_off = bool(v["ref_param_offload"]), True  # the ref model has no optimizer
     elif phase == "critic_update":
@@ -86,40 +103,24 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         train_budget = int(v["critic_max_tokens"])
         sp, grad_ckpt = int(v["critic_sp"]), bool(v["critic_grad_ckpt"])
         param_off, opt_off = bool(v["critic_param_offload"]), bool(v["critic_optimizer_offload"])
-    mini = int(v.get("actor_mini", 1)) if phase != "critic_update" else int(v.get("critic_mini", 1))
-    train = int(v.get("train_batch_size", mini))
     return Plan(
-        model=model,
-        gpu=gpu,
+        **shared_plan_fields(v, phase, model, gpu),
         n_gpus=n_gpus,
-        gpus_per_node=int(v["gpus_per_node"]),
-        prompt_len=int(v["max_prompt_length"]),
-        response_len=int(v["max_response_length"]),
-        samples_per_step=train * int(v.get("n", 1)),
-        mini_batches=max(1, train // max(1, mini)),
         train_micro=train_micro,
         train_token_budget=train_budget,
         logprob_micro=lp_micro,
-        logprob_token_budget=lp_budget,
         sp=sp,
         shard_degree=shard,
         zero_stage=3,
         grad_ckpt=grad_ckpt,
         param_offload=param_off,
         optimizer_offload=opt_off,
-        remove_padding=bool(v.get("remove_padding", True)),
         entropy_chunking=bool(v.get("entropy_chunking", False)),
         entropy_checkpointing=bool(v.get("entropy_checkpointing", False)),
-        need_ref=bool(v.get("need_ref", False)),
-        need_critic=bool(v.get("need_critic", False)),
+        logits_impl="verl-fsdp",
+        use_torch_compile=bool(v.get("use_torch_compile", True)),
         critic_micro=int(v.get("critic_micro_per_gpu") or 1),
-        engine="sglang" if v.get("rollout_sglang") else "vllm",
-        rollout_tp=int(v["rollout_tp"]),
-        gpu_memory_utilization=int(v["gmu_permille"]) / 1000,
         free_cache_engine=bool(v["free_cache_engine"]),
-        enforce_eager=bool(v["enforce_eager"]),
-        max_num_seqs=int(v["max_num_seqs"]),
-        max_num_batched_tokens=int(v["max_num_batched_tokens"]),
     )
 
 

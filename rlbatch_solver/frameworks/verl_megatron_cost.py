@@ -25,7 +25,8 @@ from ..costmodel.plan import Plan
 from ..costmodel.tables import CostSpec
 from ..rules.base import Value
 from ..rules.verl_megatron import ANY_VARIABLES
-from .verl_cost import phases_run
+from .cost_common import phases_run, token_budget
+from .verl_cost import shared_plan_fields
 
 MG = "actor_rollout_ref.actor.megatron"
 RECOMPUTE_KEY = f"{MG}.override_transformer_config.recompute_granularity"
@@ -95,10 +96,6 @@ def _opt(v: Mapping[str, Value], name: str, default: int) -> int:
     return default if x is None else int(x)
 
 
-def _budget(values: Mapping[str, Value], dyn: str, tokens: str) -> int | None:
-    return int(values[tokens]) if values.get(dyn) else None
-
-
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> Plan:
     """The plan one phase of verl on Megatron runs with these values."""
     v = values
@@ -111,53 +108,33 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     recompute = RECOMPUTE.get(int(v.get("megatron_recompute") or 0), "none")
     param_off, opt_off = bool(v.get("megatron_param_offload")), bool(v.get("megatron_optimizer_offload"))
     train_micro = _opt(v, "actor_micro_per_gpu", 1)
-    train_budget = _budget(v, "actor_dyn", "actor_max_tokens")
+    train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
     lp_micro = _opt(v, "logprob_micro_per_gpu", 1)
-    lp_budget = _budget(v, "logprob_dyn", "logprob_max_tokens")
     if phase == "ref":
         lp_micro = _opt(v, "ref_micro_per_gpu", 1)
-        lp_budget = _budget(v, "ref_dyn", "ref_max_tokens")
         param_off, opt_off = bool(v.get("ref_megatron_param_offload")), True
     elif phase == "critic_update":
         train_micro = _opt(v, "critic_micro_per_gpu", 1)
         train_budget = int(v["critic_max_tokens"]) if v.get("critic_max_tokens") else None
         param_off = bool(v.get("critic_megatron_param_offload"))
         opt_off = bool(v.get("critic_megatron_optimizer_offload"))
-    mini = int(v.get("actor_mini", 1)) if phase != "critic_update" else int(v.get("critic_mini", 1))
-    train = int(v.get("train_batch_size", mini))
     return Plan(
-        model=model,
-        gpu=gpu,
+        **shared_plan_fields(v, phase, model, gpu),
         n_gpus=n_gpus,
-        gpus_per_node=int(v["gpus_per_node"]),
-        prompt_len=int(v["max_prompt_length"]),
-        response_len=int(v["max_response_length"]),
-        samples_per_step=train * int(v.get("n", 1)),
-        mini_batches=max(1, train // max(1, mini)),
         train_micro=train_micro,
         train_token_budget=train_budget,
         logprob_micro=lp_micro,
-        logprob_token_budget=lp_budget,
         sp=1,
         shard_degree=dp,
         zero_stage=0,
         grad_ckpt=recompute == "full",
         param_offload=param_off,
         optimizer_offload=opt_off,
-        remove_padding=bool(v.get("remove_padding", True)),
         entropy_chunking=False,
         entropy_checkpointing=False,
-        need_ref=bool(v.get("need_ref", False)),
-        need_critic=bool(v.get("need_critic", False)),
         critic_micro=_opt(v, "critic_micro_per_gpu", 1),
-        engine="sglang" if v.get("rollout_sglang") else "vllm",
-        rollout_tp=int(v["rollout_tp"]),
-        gpu_memory_utilization=int(v["gmu_permille"]) / 1000,
         # training phases: the engine's KV is freed (see the module docstring)
         free_cache_engine=bool(v["free_cache_engine"]) if phase == "rollout" else True,
-        enforce_eager=bool(v["enforce_eager"]),
-        max_num_seqs=int(v["max_num_seqs"]),
-        max_num_batched_tokens=int(v["max_num_batched_tokens"]),
         tp=tp,
         pp=pp,
         cp=cp,

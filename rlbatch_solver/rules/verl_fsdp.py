@@ -92,6 +92,8 @@ FSDP_VARS = [
     ("ref_param_offload", f"{AR}.ref.fsdp_config.param_offload", "bool", False, False, "ref params on CPU"),
     ("entropy_chunking", f"{AR}.actor.entropy_from_logits_with_chunking", "bool", False, False, "chunked entropy"),
     ("entropy_checkpointing", f"{AR}.actor.entropy_checkpointing", "bool", False, False, "recompute entropy"),
+    # the FSDP engine reads its own fsdp_config key (FSDPEngine.__init__); actor.use_torch_compile does not reach it
+    ("use_torch_compile", f"{AR}.actor.fsdp_config.use_torch_compile", "bool", True, False, "entropy under torch.compile (fused, no [tokens, vocab] fp32 copies)"),
     ("critic_grad_ckpt", "critic.model.enable_gradient_checkpointing", "bool", True, False, "critic recompute"),
     ("critic_remove_padding", "critic.model.use_remove_padding", "bool", True, False, "critic sequence packing"),
     ("critic_param_offload", "critic.fsdp.param_offload", "bool", False, False, "critic params on CPU"),

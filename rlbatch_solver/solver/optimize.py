@@ -96,8 +96,10 @@ def optimize(
         return result
     if result.status == "optimal":
         best = result.ranked[0].objective
+        # a band is worth at most what the optimum cost: beyond that, exclusion is no slower
+        band_limit_s = min(time_limit_s, max(0.5, result.wall_time_s))
         for band in BANDS:
-            found, wall = _band(ruleset, domains, objective, maximize, best, band, time_limit_s)
+            found, wall = _band(ruleset, domains, objective, maximize, best, band, band_limit_s)
             result.wall_time_s += wall
             if found is None:  # too many configs in the band, or out of time: exclusion instead
                 break

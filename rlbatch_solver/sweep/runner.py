@@ -33,7 +33,8 @@ def evaluate_point(point: Point) -> dict[str, Any]:
     row: dict[str, Any] = {"id": point.id, "point": point.scenario}
     try:
         sc = scenario_from_dict(point.scenario)
-        rep = api.recommend(sc, top=1, time_limit_s=point.time_limit_s)
+        # one CP-SAT thread per point: the points are what runs in parallel
+        rep = api.recommend(sc, top=1, time_limit_s=point.time_limit_s, solver_workers=1)
     except InputError as err:
         row.update(status="error", reason=str(err))
     else:
