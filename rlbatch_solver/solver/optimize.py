@@ -18,6 +18,7 @@ from ortools.sat.python import cp_model
 
 from ..rules.base import RuleSet, Value
 from ..rules.expr import IntExpr
+from .settings import tune_for_optimization
 from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, _Collector, _decode, build_model, \
     tune_for_enumeration
 
@@ -91,13 +92,13 @@ def optimize(
     else:
         built.model.Minimize(target)
     result = OptimizeResult([], "unknown", 0.0, built.skipped)
-    _solve_next(built, target, time_limit_s, workers, result)
+    _solve_next(built, target, time_limit_s, workers, result, maximize)
     if top == 1 or not result.ranked:
         return result
     if result.status == "optimal":
         best = result.ranked[0].objective
-        # a band is worth at most what the optimum cost: beyond that, exclusion is no slower
-        band_limit_s = min(time_limit_s, max(0.5, result.wall_time_s))
+        # a band is worth at most half of what the optimum cost: beyond that, exclusion is as fast
+        band_limit_s = min(time_limit_s, max(0.25, 0.5 * result.wall_time_s))
         for band in BANDS:
             found, wall = _band(ruleset, domains, objective, maximize, best, band, band_limit_s)
             result.wall_time_s += wall
@@ -110,16 +111,31 @@ def optimize(
     for r in result.ranked:
         _exclude(built.model, built, r.solution)
     while len(result.ranked) < top:
-        if not _solve_next(built, target, time_limit_s, workers, result):
+        if not _solve_next(built, target, time_limit_s, workers, result, maximize):
             break
     return result
 
 
-def _solve_next(built, target, time_limit_s: float, workers: int, result: OptimizeResult) -> bool:
-    """Solve once more; append the answer (and exclude it from later solves)."""
+def _solve_next(built, target, time_limit_s: float, workers: int, result: OptimizeResult,
+                maximize: bool = False) -> bool:
+    """Solve once more; append the answer (and exclude it from later solves).
+
+    After an answer, the next one cannot be better (only configs were removed): its objective is
+    bounded by the last, so a tie is proven the moment it is found, and the last answer is the
+    search's starting hint.
+    """
+    if result.ranked and not isinstance(target, int):
+        last = result.ranked[-1]
+        built.model.Add(target <= last.objective if maximize else target >= last.objective)
+        built.model.ClearHints()
+        for name in built.free:
+            var, value = built.decision[name], last.solution.get(name)
+            if value is not None and not isinstance(var, (bool, int)):
+                built.model.AddHint(var, int(value))
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = workers
+    tune_for_optimization(solver.parameters)
     status = solver.Solve(built.model)
     result.wall_time_s += solver.WallTime()
     text = STATUS_TEXT.get(status, str(status))
