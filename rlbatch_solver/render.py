@@ -13,7 +13,7 @@ from .rules.base import STAGE_TEXT, Stage
 def print_check(console: Console, report: Any) -> None:
     head = f"{report.framework} {report.version} rules"
     if report.valid:
-        console.print(f"[bold green]VALID[/] — passes every {head}.")
+        console.print(f"[bold green]VALID[/] — passes every one of the {head}.")
     else:
         console.print(f"[bold red]INVALID[/] — breaks {len(report.violations)} of the {head}:")
     for v in report.violations:
