@@ -36,7 +36,9 @@ def main() -> None:
     grid = Grid(grid.points[: args.limit])
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
           f"{platform.python_version()}")
-    print(f"grid: {args.grid}, {len(grid.points)} points")
+    shown = Path(args.grid).resolve()
+    shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown
+    print(f"grid: {shown}, {len(grid.points)} points")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for workers in (1, 2):
