@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
@@ -382,6 +383,9 @@ def _shown(value: Any) -> str:
 
 
 # ----------------------------------------------------------------------------- explain
+_NUMBER_NAME = re.compile(r"[{](\w+)[}]")  # a rule message's {number} slots
+
+
 def print_explain(console: Console, report: Any) -> None:
     if not report.matched:
         from .frameworks.error_text import PATTERNS
@@ -396,8 +400,11 @@ def print_explain(console: Console, report: Any) -> None:
         console.print(f"in plain words: {text}")
     for r in report.rules:
         console.print(f"\n[bold]{r.rule}[/] ({r.framework}, fails at: {STAGE_TEXT[Stage(r.stage)]})")
-        console.print(f"  {r.why}")
+        # a rule's message names its numbers {like_this}: without the config they stay names
+        console.print("  " + _NUMBER_NAME.sub(r"<\1>", r.why), markup=False)
         console.print(f"  source: {r.source}")
+    if report.rules and report.check is None:
+        console.print("\n<names> are values of your config: paste it after -- to see its numbers and the fix.")
     if report.check is not None:
         if report.check.violations:
             console.print("\nyour config breaks:")

@@ -518,3 +518,18 @@ def test_every_catalog_gpu_works_with_the_cost_model():
         assert math.isfinite(t.total) and t.total > 0
     # the catalog's 4090 is the one the sanity tests use
     assert gpus.load_gpu("rtx4090").memory_bytes == RTX4090.memory_bytes
+
+
+def test_token_budget_is_capped_by_a_gpus_share_of_the_batch():
+    """Dynamic batching packs a GPU's share of the mini-batch up to the budget, never beyond it:
+    512 samples, 2 mini-batches, 4 GPUs -> 64 sequences of 2160 tokens per GPU per mini-batch."""
+    from rlbatch_solver.costmodel.memory import micro_tokens
+
+    plan = make_plan(train_token_budget=10**6, logprob_token_budget=10**6, budget_capped_by_batch=True)
+    assert micro_tokens(plan, 1, 10**6, 512 / 2 / 4) == 64 * 2160
+    assert micro_tokens(plan, 1, 8192, 512 / 2 / 4) == 8192  # a smaller budget still binds
+    assert micro_tokens(plan.replace(budget_capped_by_batch=False), 1, 10**6, 64) == 10**6
+    assert micro_tokens(plan.replace(peak_length_fraction=0.5), 1, 10**6, 64) == 64 * 1080
+    capped = estimate_memory(plan)
+    uncapped = estimate_memory(plan.replace(budget_capped_by_batch=False))
+    assert capped.peak("actor_update") < uncapped.peak("actor_update")

@@ -135,3 +135,14 @@ def test_cli_explain_reads_the_config_in_the_matched_frameworks_syntax():
     assert data["rules"][0]["rule"] == "openrlhf.deepspeed.ref_batch" and data["fix"]["changes"]
     text = run_cli("explain", "AssertionError: group_norm requires n_samples_per_prompt > 1")
     assert text.returncode == 0 and "openrlhf.driver.group_estimator_needs_n" in text.stdout
+
+
+def test_explain_without_config_names_the_numbers_it_needs():
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", "explain",
+                        "AssertionError: normalized ppo_mini_batch_size should be divisible by "
+                        "ppo_micro_batch_size_per_gpu"], capture_output=True, text=True)
+    assert p.returncode == 0 and "verl.step.mini_divisible_by_micro" in p.stdout
+    assert "{" not in p.stdout and "<actor_micro_per_gpu>" in p.stdout and "paste it after --" in p.stdout

@@ -365,16 +365,29 @@ def _seq_len(plan: Plan) -> int:
     return max(1, plan.prompt_len) + max(0, plan.response_len)
 
 
-def micro_tokens(plan: Plan, micro: int, budget: int | None) -> float:
-    """Tokens one GPU holds in its largest micro batch (after Ulysses SP)."""
+def micro_tokens(plan: Plan, micro: int, budget: int | None, share_samples: float | None = None) -> float:
+    """Tokens one GPU holds in its largest micro batch (after Ulysses SP).
+
+    ``share_samples``: sequences of the batch being split that one data-parallel rank holds; with a
+    token budget and ``Plan.budget_capped_by_batch``, a micro batch holds at most all of them.
+    """
     sp = max(1, plan.sp) * max(1, plan.cp)
-    if budget:
-        # verl's dynamic batching packs up to the per-GPU token budget (times sp per SP group).
-        return float(max(1, budget))
-    seq = _seq_len(plan)
+    seq = float(_seq_len(plan))
     if plan.remove_padding:
         seq = max(1.0, seq * min(1.0, max(0.0, plan.peak_length_fraction)))
+    if budget:
+        # verl's dynamic batching packs up to the per-GPU token budget (times sp per SP group).
+        tokens = float(max(1, budget))
+        if plan.budget_capped_by_batch and share_samples:
+            tokens = min(tokens, max(1.0, share_samples) * seq / sp)
+        return tokens
     return max(1, micro) * seq / sp
+
+
+def _dp_share(plan: Plan, batches: int = 1) -> float:
+    """Sequences one data-parallel rank holds of the step (``batches`` = 1) or of one mini-batch."""
+    dp = max(1, plan.n_gpus // (max(1, plan.sp) * max(1, plan.cp) * _mp(plan)))
+    return plan.samples_per_step / max(1, batches) / dp
 
 
 def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool) -> float:
@@ -592,7 +605,7 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
 
 def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     w, g, o = _states(plan, mc, False)
-    tokens = micro_tokens(plan, plan.logprob_micro, plan.logprob_token_budget)
+    tokens = micro_tokens(plan, plan.logprob_micro, plan.logprob_token_budget, _dp_share(plan))
     keep_w = not (plan.param_offload and plan.offload_during_compute)
     terms = {
         T_PARAMS: w if keep_w else 0.0,
@@ -608,7 +621,7 @@ def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
 
 
 def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
-    tokens = micro_tokens(plan, plan.logprob_micro, plan.logprob_token_budget)
+    tokens = micro_tokens(plan, plan.logprob_micro, plan.logprob_token_budget, _dp_share(plan))
     # FSDP CPUOffload and DeepSpeed ZeRO-3 param offload stream from the CPU copy; verl Megatron loads
     # offloaded params back to the GPU for the forward
     offloaded = (plan.ref_param_offload or plan.param_offload) and plan.trainer in ("fsdp", "deepspeed")
@@ -630,7 +643,7 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
         if plan.optimizer_offload:
             o, g = 0.0, 0.0
     micro = plan.critic_micro if critic else plan.train_micro
-    tokens = micro_tokens(plan, micro, plan.train_token_budget)
+    tokens = micro_tokens(plan, micro, plan.train_token_budget, _dp_share(plan, plan.mini_batches))
     terms = {
         T_PARAMS: w,
         T_GRADS: g,

@@ -80,6 +80,10 @@ class Plan:
     # Memory, with remove_padding: fraction of max prompt+response the longest micro
     # batch reaches. 1.0 = worst case (every sequence of a micro batch at the limits).
     peak_length_fraction: float = 1.0
+    # Dynamic batching packs a GPU's share of the batch being split (the step for a log-prob pass,
+    # one mini-batch for an update) up to the token budget: a micro batch never holds more than that
+    # share (verl's prepare_dynamic_batch / rearrange_micro_batches). Set by frameworks that do this.
+    budget_capped_by_batch: bool = False
     # ---- placement
     colocated: bool = True  # rollout shares the training GPUs (verl hybrid engine)
     rollout_gpus: Optional[int] = None  # separate rollout GPUs when not colocated

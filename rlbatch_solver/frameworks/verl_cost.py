@@ -7,7 +7,7 @@ checks the tables against the full evaluation on random configs).
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..catalog.gpus import GPU
 from ..catalog.models import ModelCard
@@ -23,17 +23,33 @@ _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine",
 _RESIDENT = ["param_offload", "optimizer_offload"]
 _COLOCATED = ["need_ref", "ref_param_offload", "need_critic", "critic_param_offload", "critic_optimizer_offload"]
 
+# with dynamic batching a micro batch holds at most a GPU's share of the batch it splits, so the
+# batch sizes are memory inputs too (dropped by ``unread`` where no token budget can be on)
+_SHARE = ["train_batch_size", "n"]
 MEMORY_INPUTS = {
     "rollout": _HW + _ROLLOUT + _RESIDENT + _COLOCATED,
-    "old_log_prob": _HW + _RESIDENT + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "actor_sp",
-                                       "entropy_chunking", "use_torch_compile", "remove_padding"],
-    "ref": _HW + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload", "remove_padding"],
-    "actor_update": _HW + _RESIDENT + ["actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp",
-                                       "grad_ckpt", "entropy_chunking", "entropy_checkpointing", "use_torch_compile",
-                                       "remove_padding"],
-    "critic_update": _HW + ["critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt", "critic_param_offload",
-                            "critic_optimizer_offload", "critic_max_tokens", "remove_padding"],
+    "old_log_prob": _HW + _RESIDENT + _SHARE + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens",
+                                                "actor_sp", "entropy_chunking", "use_torch_compile",
+                                                "remove_padding"],
+    "ref": _HW + _SHARE + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload",
+                           "remove_padding"],
+    "actor_update": _HW + _RESIDENT + _SHARE + ["actor_mini", "actor_micro_per_gpu", "actor_dyn",
+                                                "actor_max_tokens", "actor_sp", "grad_ckpt", "entropy_chunking",
+                                                "entropy_checkpointing", "use_torch_compile", "remove_padding"],
+    "critic_update": _HW + _SHARE + ["critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt",
+                                     "critic_param_offload", "critic_optimizer_offload", "critic_max_tokens",
+                                     "remove_padding"],
 }
+# the switch whose token budget makes a phase's memory read the batch sizes (the critic always packs)
+_BUDGET_SWITCH = {"old_log_prob": "logprob_dyn", "ref": "ref_dyn", "actor_update": "actor_dyn"}
+
+
+def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
+    """Batch sizes in a phase's memory table when no token budget can be on in this space."""
+    switch = _BUDGET_SWITCH.get(phase)
+    if kind == "mem" and switch and True not in domains.get(switch, [False]):
+        return set(_SHARE) | ({"actor_mini"} if phase == "actor_update" else set())
+    return set()
 _STEP = _HW + ["train_batch_size", "n"]
 TIME_INPUTS = {
     # SGLang's reservation is a share of the memory left free, which the colocated trainer states decide
@@ -118,6 +134,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         entropy_chunking=bool(v.get("entropy_chunking", False)),
         entropy_checkpointing=bool(v.get("entropy_checkpointing", False)),
         logits_impl="verl-fsdp",
+        budget_capped_by_batch=True,
         use_torch_compile=bool(v.get("use_torch_compile", True)),
         critic_micro=int(v.get("critic_micro_per_gpu") or 1),
         free_cache_engine=bool(v["free_cache_engine"]),
@@ -131,6 +148,7 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         memory_inputs=MEMORY_INPUTS,
         time_inputs=TIME_INPUTS,
         phases_run=phases_run,
+        unread=unread,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
         bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool"),
     )
