@@ -19,6 +19,7 @@ The printed report (every term) comes from ``estimate_memory`` on the same
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional, Sequence
@@ -124,7 +125,9 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
             seconds = estimate_time(plan).phases.get(phase, 0.0)
             return int(round(seconds * 1e6 / max(1, spec.samples(env))))
 
-        return fn
+        # every model built from these terms (the optimum, then the runners-up) and the checker ask
+        # for the same rows: each is computed once
+        return functools.lru_cache(maxsize=None)(fn)
 
     for phase in phases:
         if memory:

@@ -1,7 +1,7 @@
 """Best configs by an objective, proven in order.
 
 ``optimize`` solves for the optimum. For the next ``top - 1`` it enumerates
-every config whose objective lies within a small band of the optimum (1%, then
+every config whose objective lies within a small band of the optimum (0.1%, then
 wider) and sorts them: when that enumeration completes with at least ``top``
 configs, no config outside the band can beat one inside it, so the order is
 proven, in two solves instead of ``top``. If the band holds too many configs
@@ -22,7 +22,7 @@ from .settings import tune_for_optimization
 from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, _Collector, _decode, build_model, \
     tune_for_enumeration
 
-BANDS = (0.01, 0.05, 0.25)  # relative width of the objective band enumerated for the runners-up
+BANDS = (0.001, 0.01, 0.05, 0.25)  # relative width of the objective band enumerated for the runners-up
 BAND_LIMIT = 2000  # configs in a band beyond which enumeration gives way to exclusion
 
 
