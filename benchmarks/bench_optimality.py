@@ -14,7 +14,6 @@ the exhaustive time, and the ratio; then the totals.
 from __future__ import annotations
 
 import argparse
-import itertools
 import platform
 import random
 import sys
@@ -24,9 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rlbatch_solver.api import prepare  # noqa: E402
-from rlbatch_solver.frameworks.verl import SEARCH_TIES  # noqa: E402
-from rlbatch_solver.rules.expr import evaluate  # noqa: E402
 from rlbatch_solver.scenario import Scenario  # noqa: E402
+from rlbatch_solver.solver.exhaustive import best_by_exhaustion  # noqa: E402
 from rlbatch_solver.solver.optimize import optimize  # noqa: E402
 
 AR = "actor_rollout_ref"
@@ -56,25 +54,6 @@ def random_scenario(rnd: random.Random) -> Scenario:
     )
 
 
-def exhaustive_best(ruleset, space, objective, maximize: bool) -> tuple[int | None, int]:
-    """Best objective over every config of the space (tied variables follow their leader)."""
-    follows = {r.id.removeprefix("search.tie."): None for r in space.extra_rules if r.id.startswith("search.tie.")}
-    follows = {name: SEARCH_TIES[name] for name in follows}
-    names = [n for n in space.domains if n not in follows]
-    best, count = None, 0
-    for combo in itertools.product(*(space.domains[n] for n in names)):
-        values = dict(zip(names, combo))
-        for name, leader in follows.items():
-            values[name] = values[leader] if leader in values else values[follows[leader]]
-        count += 1
-        result = ruleset.check(values)
-        if not result.valid:
-            continue
-        score = evaluate(objective, result.env)
-        if best is None or (score > best if maximize else score < best):
-            best = score
-    return best, count
-
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -95,7 +74,7 @@ def main() -> None:
         res = optimize(ruleset, space.domains, objective, maximize=maximize, top=1, time_limit_s=60)
         cp_s = time.perf_counter() - start
         start = time.perf_counter()
-        best, count = exhaustive_best(ruleset, space, objective, maximize)
+        best, count = best_by_exhaustion(ruleset, space, objective, maximize)
         ex_s = time.perf_counter() - start
         got = res.ranked[0].objective if res.ranked else None
         if got != best:

@@ -18,7 +18,7 @@ from .frameworks import Framework, get_framework
 from .frameworks.base import Space
 from .frameworks.overrides import load_config_file
 from .rules.base import RuleSet, Value, Violation
-from .scenario import Scenario
+from .scenario import Scenario, check_length_fraction
 from .solver.settings import DEFAULT_TIME_LIMIT_S
 
 
@@ -136,13 +136,6 @@ def check(
     if card is None:
         notes.append("no --model given: head-count and context-length rules were not checked")
     return CheckReport(fw.name, fw.version, result.violations, values, result.skipped, ignored, notes, memory)
-
-
-def check_length_fraction(fraction: float) -> None:
-    if not 0.0 < fraction <= 1.0:
-        raise InputError("length_fraction", f"{fraction} is not in (0, 1].",
-                         "pass the longest micro batch's length as a share of max prompt + response, e.g. 0.5 "
-                         "(1.0, the default, is the worst case).")
 
 
 def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[str, Value],

@@ -116,11 +116,15 @@ class Scenario:
         ):
             raise InputError("price_per_gpu_hour", f"{self.price_per_gpu_hour} is not a positive price.",
                              "give the price of one GPU-hour, e.g. 2.5.")
-        if not (isinstance(self.length_fraction, (int, float)) and not isinstance(self.length_fraction, bool)
-                and 0.0 < self.length_fraction <= 1.0):
-            raise InputError("length_fraction", f"{self.length_fraction} is not in (0, 1].",
-                             "give the longest micro batch's length as a share of max prompt + response, e.g. 0.5 "
-                             "(1.0, the default, is the worst case).")
+        check_length_fraction(self.length_fraction)
+
+
+def check_length_fraction(fraction: Any) -> None:
+    """The longest micro batch's share of max prompt + response: a number in (0, 1]."""
+    if not (isinstance(fraction, (int, float)) and not isinstance(fraction, bool) and 0.0 < fraction <= 1.0):
+        raise InputError("length_fraction", f"{fraction} is not in (0, 1].",
+                         "give the longest micro batch's length as a share of max prompt + response, e.g. 0.5 "
+                         "(1.0, the default, is the worst case).")
 
 
 FIELD_NAMES = [f.name for f in fields(Scenario)]

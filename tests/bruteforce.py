@@ -32,3 +32,23 @@ def assert_enumerate_equals_checker(ruleset: RuleSet, domains: dict, time_limit_
     assert got == want, (len(got - want), len(want - got))
     raw = math.prod(len(v) for v in domains.values())
     assert 0 < len(want) < raw
+
+
+def assert_tables_match_cost_model(space, spec, ruleset, configs: int, seed: int, label: str = "") -> None:
+    """On random configs of the space, the solver's per-phase MiB and microseconds per sample are
+    those of the full cost model (a table that missed an input would differ)."""
+    import random
+
+    from rlbatch_solver.costmodel.tables import MIB, full_reports
+
+    rnd = random.Random(seed)
+    names = list(space.domains)
+    for _ in range(configs):
+        values = {n: rnd.choice(space.domains[n]) for n in names}
+        env = ruleset.full_env(values)
+        memory, seconds = full_reports(spec, values)
+        for phase, report in memory.items():
+            assert env[f"mem_{phase}"] == -(-report.peak(phase) // MIB), (label, phase)
+        samples = max(1, spec.samples(values))
+        for phase, s in seconds.items():
+            assert env[f"us_{phase}"] == round(s * 1e6 / samples), (label, phase)

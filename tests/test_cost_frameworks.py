@@ -9,9 +9,7 @@
 * CLI: recommend and check --gpu --model per framework, exit codes 0/1/2, never a traceback.
 """
 
-import itertools
 import json
-import random
 import subprocess
 import sys
 import time
@@ -19,14 +17,16 @@ import time
 import pytest
 import yaml
 
+from bruteforce import assert_tables_match_cost_model
+
 import rlbatch_solver as rb
 from rlbatch_solver.api import prepare
 from rlbatch_solver.catalog.gpus import load_gpu
 from rlbatch_solver.catalog.models import load_model
 from rlbatch_solver.costmodel import memory as M
-from rlbatch_solver.costmodel.tables import MIB, full_reports
-from rlbatch_solver.rules.expr import evaluate
+from rlbatch_solver.costmodel.tables import MIB
 from rlbatch_solver.scenario import Scenario
+from rlbatch_solver.solver.exhaustive import best_by_exhaustion
 from rlbatch_solver.solver.optimize import optimize
 
 AR = "actor_rollout_ref"
@@ -62,52 +62,19 @@ SMALL = {
 }
 
 
-def _tie_leaders(space):
-    """follower -> leader for the search.tie.* rules (read from the checker: the leader is the other variable)."""
-    out = {}
-    for r in space.extra_rules:
-        if r.id.startswith("search.tie."):
-            name = r.id.removeprefix("search.tie.")
-            others = [v for v in r.reads() if v != name and not v.endswith("_set")]
-            if len(others) == 1:
-                out[name] = others[0]
-    return out
-
 
 @pytest.mark.parametrize("fw", FRAMEWORKS)
 def test_tables_equal_the_full_cost_model(fw):
     sc = scenario(fw, **SMALL[fw])
     _, _, _, space, spec, _, ruleset = prepare(sc)
-    rnd = random.Random(7)
-    names = list(space.domains)
-    for _ in range(25):
-        values = {n: rnd.choice(space.domains[n]) for n in names}
-        env = ruleset.full_env(values)
-        memory, seconds = full_reports(spec, values)
-        for phase, report in memory.items():
-            assert env[f"mem_{phase}"] == -(-report.peak(phase) // MIB), (fw, phase)
-        samples = max(1, spec.samples(values))
-        for phase, s in seconds.items():
-            assert env[f"us_{phase}"] == round(s * 1e6 / samples), (fw, phase)
+    assert_tables_match_cost_model(space, spec, ruleset, configs=25, seed=7, label=fw)
 
 
 @pytest.mark.parametrize("fw", FRAMEWORKS)
 def test_cpsat_optimum_equals_exhaustive_evaluation(fw):
     sc = scenario(fw, **SMALL[fw])
     fw_, card, gpu, space, spec, terms, ruleset = prepare(sc)
-    leaders = _tie_leaders(space)
-    names = [n for n, d in space.domains.items() if len(d) > 1 and n not in leaders]
-    fixed = {n: d[0] for n, d in space.domains.items() if len(d) == 1}
-    best = None
-    for combo in itertools.product(*(space.domains[n] for n in names)):
-        values = {**fixed, **dict(zip(names, combo))}
-        for name, leader in leaders.items():
-            values[name] = values[leader] if leader in values else values[leaders[leader]]
-        result = ruleset.check(values)
-        if not result.valid:
-            continue
-        score = evaluate(terms.time_us_per_sample, result.env)
-        best = score if best is None else min(best, score)
+    best, _ = best_by_exhaustion(ruleset, space, terms.time_us_per_sample)
     res = optimize(ruleset, space.domains, terms.time_us_per_sample, top=2, time_limit_s=60)
     assert best is not None, "the small space has a config that fits"
     assert res.proven and res.ranked[0].objective == best  # gap 0

@@ -2,9 +2,7 @@
 every returned config passes the checker (memory rules included), and the cost tables equal
 the full cost model on the configs they describe."""
 
-import itertools
 import json
-import random
 import subprocess
 import sys
 
@@ -12,11 +10,12 @@ import pytest
 import yaml
 
 import rlbatch_solver as rb
+from bruteforce import assert_tables_match_cost_model
+
 from rlbatch_solver.api import prepare
-from rlbatch_solver.costmodel.tables import MIB, full_reports
-from rlbatch_solver.frameworks.verl import SEARCH_TIES
-from rlbatch_solver.rules.expr import evaluate
+from rlbatch_solver.costmodel.tables import MIB
 from rlbatch_solver.scenario import Scenario
+from rlbatch_solver.solver.exhaustive import best_by_exhaustion
 from rlbatch_solver.solver.optimize import optimize
 
 AR = "actor_rollout_ref"
@@ -40,23 +39,11 @@ def small_scenario(gpu="rtx4090", gpus=4, model="qwen2.5-0.5b", algo="grpo", obj
 def exhaustive(scenario):
     """Every assignment of the space, checked with the checker, scored with the same objective."""
     fw, card, gpu, space, spec, terms, ruleset = prepare(scenario)
-    # variables tied to another (verl's interpolations) take that one's value: loop over the rest
-    tied = {r.id.removeprefix("search.tie."): r for r in space.extra_rules if r.id.startswith("search.tie.")}
-    follows = {name: SEARCH_TIES[name] for name in tied}
-    names = [n for n in space.domains if n not in follows]
-    objective = terms.headroom_mib if scenario.objective == "memory-headroom" else terms.time_us_per_sample
-    best = None
-    for combo in itertools.product(*(space.domains[n] for n in names)):
-        values = dict(zip(names, combo))
-        for name, leader in follows.items():
-            values[name] = values[leader] if leader in values else values[follows[leader]]
-        result = ruleset.check(values)
-        if not result.valid:
-            continue
-        score = evaluate(objective, result.env)
-        if scenario.objective == "memory-headroom":
-            score = -score
-        best = score if best is None else min(best, score)
+    maximize = scenario.objective == "memory-headroom"
+    objective = terms.headroom_mib if maximize else terms.time_us_per_sample
+    best, _ = best_by_exhaustion(ruleset, space, objective, maximize)
+    if best is not None and maximize:
+        best = -best
     return best, (fw, space, spec, terms, ruleset, objective)
 
 
@@ -99,17 +86,7 @@ def test_tables_equal_the_full_cost_model(algo, engine):
     sc = small_scenario(gpu="a100-80gb", gpus=4, model="qwen2.5-1.5b", algo=algo,
                         fixed={f"{AR}.rollout.name": engine}, search=search)
     fw, card, gpu, space, spec, terms, ruleset = prepare(sc)
-    rnd = random.Random(3)
-    names = list(space.domains)
-    for _ in range(60):
-        values = {n: rnd.choice(space.domains[n]) for n in names}
-        env = ruleset.full_env(values)
-        memory, seconds = full_reports(spec, values)
-        for phase, report in memory.items():
-            assert env[f"mem_{phase}"] == -(-report.peak(phase) // MIB)
-        samples = values["train_batch_size"] * values["n"]
-        for phase, s in seconds.items():
-            assert env[f"us_{phase}"] == round(s * 1e6 / samples), phase
+    assert_tables_match_cost_model(space, spec, ruleset, configs=60, seed=3, label=algo)
 
 
 def test_recommend_default_scenario_fits_and_is_proven():
