@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import builtins
+import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -298,8 +300,11 @@ def recommend(
         objective = IntVar("gpus_per_node") * IntVar("nnodes") * 10**12 + terms.time_us_per_sample
     else:
         objective = terms.time_us_per_sample
+    from .deadline import Deadline
+
+    deadline = Deadline(time_limit_s)
     res = optimize(ruleset, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name], top=top,
-                   time_limit_s=time_limit_s, workers=solver_workers)
+                   time_limit_s=time_limit_s * 0.8, workers=solver_workers)
     validate_solutions(ruleset, [r.solution for r in res.ranked])
     choices = []
     for i, r in builtins.enumerate(res.ranked):
@@ -313,7 +318,7 @@ def recommend(
     if not choices and res.status == "infeasible":
         from .solver.explain import conflicting_rules
 
-        report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=time_limit_s)
+        report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=max(0.05, deadline.left()))
         report.memory_floor = memory_floor(ruleset, space.domains, terms)
     return report
 
@@ -328,17 +333,10 @@ def _tokens_per_step(values: Mapping[str, Value], spec: Any = None) -> int:
 
 def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> dict[str, tuple[int, int]]:
     """For each memory rule: the least MiB its phase needs anywhere in the space, vs capacity."""
-    import itertools
+    from .costmodel.tables import least_memory
 
-    out = {}
-    for d in terms.derived:
-        if not d.name.startswith("mem_"):
-            continue
-        inputs = d.expr.inputs
-        doms = [[v for v in domains.get(i.name, [False, True]) if v is not None] or [None] for i in inputs]
-        least = min(d.expr.fn(*combo) for combo in itertools.product(*doms))
-        out[f"{ruleset.framework}.memory.{d.name[4:]}"] = (least, terms.capacity_mib)
-    return out
+    return {f"{ruleset.framework}.memory.{name[4:]}": (least, terms.capacity_mib)
+            for name, least in least_memory(terms.derived, domains).items()}
 
 __all__ = ["check", "enumerate", "recommend", "CheckReport", "EnumerateReport", "RecommendReport", "InputError",
            "validate_solutions"]
@@ -372,6 +370,13 @@ class FixReport:
     conflict_text: list[tuple[str, str]] = field(default_factory=list)
     # every relaxation tried: {"kind", "feasible", "text", "changes": [paste-ready arguments]}
     relaxations_tried: list[dict[str, Any]] = field(default_factory=list)
+    method: str = ""  # "direct" (one- and two-key moves evaluated) or "cp-sat"
+    evaluated: int = 0  # configs the direct search evaluated
+    waste: str = ""  # what the repaired config makes the framework pad, in words
+    # nothing valid found: the closest candidate (fewest broken rules) as a diff, and what it still breaks
+    partial_diff: list[tuple[str, str, str]] = field(default_factory=list)
+    partial_broken: list[str] = field(default_factory=list)
+    memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (least MiB anywhere, usable MiB)
 
     @property
     def already_valid(self) -> bool:
@@ -399,6 +404,12 @@ class FixReport:
             "relaxations": self.relaxations,
             "relaxations_tried": self.relaxations_tried,
             "notes": self.notes,
+            "search": {"method": self.method, "configs_evaluated": self.evaluated,
+                       "wall_time_s": round(self.wall_time_s, 3)},
+            "waste": self.waste,
+            "memory_floor_mib": {r: {"least": a, "usable": b} for r, (a, b) in self.memory_floor.items()},
+            "partial": {"changes": [{"key": k, "old_arg": o, "new_arg": n} for k, o, n in self.partial_diff],
+                        "still_breaks": self.partial_broken} if self.after is None else None,
         }
 
 
@@ -440,10 +451,16 @@ def _phase_mib(spec: Any, values: Mapping[str, Value], capacity_mib: int) -> dic
 
 
 def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], spec: Any,
-                 time_limit_s: float, free: Mapping[str, list] | None = None):
-    """One nearest-repair solve: (result, rule set used, domains, usable MiB or 0 without memory)."""
+                 deadline: Any, free: Mapping[str, list] | None = None):
+    """One nearest repair: (result, rule set used, domains, usable MiB or 0 without memory).
+
+    First every one- and two-key move is evaluated directly (checker and memory model, no
+    solver model to build: ``solver/nearest.py``); only when none is valid does CP-SAT look for
+    a larger repair, told that fewer than three changes cannot work. ``deadline`` bounds both.
+    """
+    from .deadline import Deadline
     from .frameworks.repair_policies import references, repair_domains
-    from .solver.repair import repair
+    from .solver.nearest import nearest_small_repair
 
     total, seq_len = fw.hardware(values)
     domains = repair_domains(fw.ruleset, policy, dict(values), keep=kept, memory=spec is not None, total_gpus=total,
@@ -453,11 +470,37 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
     if spec is not None:
         from .costmodel.tables import build_cost_terms
 
-        terms = build_cost_terms(spec, domains, time=False)
+        terms = build_cost_terms(spec, domains, time=False)  # tables are filled lazily: only rows asked for
         ruleset = ruleset.extended(terms.rules, terms.derived)
         capacity = terms.capacity_mib
-    res = repair(ruleset, domains, values, ranks=policy.ranks, references=references(policy, dict(values)),
-                 time_limit_s=time_limit_s)
+    refs = references(policy, dict(values))
+    near = nearest_small_repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline,
+                                grows=policy.grows_memory)
+    from .solver.repair import RepairResult, repair, repair_result
+
+    extra = dict(method="direct", evaluated=near.evaluated)
+    if near.solution is not None:
+        status = "optimal" if near.complete else "feasible"
+        return repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s, **extra), \
+            ruleset, domains, capacity
+    if not near.complete or deadline.expired():
+        return RepairResult(None, [], None, "unknown", near.wall_time_s, partial=near.partial,
+                            partial_broken=near.partial_broken, **extra), ruleset, domains, capacity
+    if spec is not None:  # a phase that fits nowhere in the domains proves there is no repair, at once
+        from .costmodel.tables import least_memory
+
+        floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.5)), stop_above=capacity)
+        over = {f"{fw.ruleset.framework}.memory.{n[4:]}": (least, capacity) for n, least in floors.items()
+                if least is not None and least > capacity}
+        if over:
+            return RepairResult(None, [], None, "infeasible", near.wall_time_s, partial=near.partial,
+                                partial_broken=near.partial_broken, memory_floor=over, **extra), \
+                ruleset, domains, capacity
+    res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline, min_changes=3,
+                 hint=near.partial, grows=policy.grows_memory)
+    res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
+    if res.solution is None:
+        res.partial, res.partial_broken = near.partial, near.partial_broken
     return res, ruleset, domains, capacity
 
 
@@ -493,6 +536,7 @@ def fix(
     keep: Sequence[str] = (),
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     extra_gpus: str | Path | None = None,
+    started: float | None = None,
 ) -> FixReport:
     """The smallest change that makes a pasted config valid (and, given a GPU and model, fit).
 
@@ -500,6 +544,8 @@ def fix(
     the GPU count); ``keep`` pins more. When nothing fits, the report carries a minimal set of
     conflicting rules and pins, in words with the config's numbers, and the relaxations that
     were tried (fewer pins, another GPU count, a bigger GPU, a shorter response), each solved.
+    ``time_limit_s`` bounds the whole call (counted from ``started``, a ``time.monotonic()`` value, when
+    the caller started earlier), not each solve inside it.
     """
     from .frameworks.repair_policies import policy_for
     from .solver.explain import conflicting_rules
@@ -525,27 +571,53 @@ def fix(
             notes.append(f"{fw.name} has no cost model yet: memory was not evaluated")
     elif gpu or card:
         notes.append("memory was not evaluated: give both --gpu and --model")
+    from .deadline import Deadline
+
+    if not (time_limit_s > 0 and math.isfinite(time_limit_s)):
+        raise InputError("time-limit", f"{time_limit_s} is not a positive number of seconds.", "pass --time-limit 10.")
+    # the whole command within the limit: 5% is left for printing; the repair itself gets most of the rest,
+    # what remains explains a failure (conflict, relaxations)
+    deadline = Deadline(time_limit_s * 0.95, start=started if started is not None else time.monotonic())
     res, ruleset, domains, capacity = _repair_once(fw, policy, values, kept=kept, spec=spec,
-                                                   time_limit_s=time_limit_s)
+                                                   deadline=Deadline(min(deadline.left(), time_limit_s * 0.6)))
     before = ruleset.check(values).errors
     native, diff, satisfies = _diff(fw, res.changes, res.rules_now_satisfied)
     report = FixReport(fw.name, fw.version, values, before, res.solution, res.changes, native, satisfies,
                        res.status, res.proven, res.wall_time_s, memory, notes=notes, diff=diff)
+    report.method, report.evaluated = res.method, res.evaluated
     if memory:
         report.memory_before = _phase_mib(spec, values, capacity)
     if res.solution is not None:
         validate_solutions(ruleset, [res.solution])
         report.native_after = [new for _, _, new in diff]
+        report.waste = _waste_text(fw, ruleset, values, res.solution)
         if memory:
             report.memory_after = _phase_mib(spec, res.solution, capacity)
+        report.wall_time_s = deadline.elapsed()
         return report
-    if res.status == "infeasible":
-        from .rules.base import format_message
-        from .solver.repair import reads_through
+    from .rules.base import format_message
+    from .solver.costs import reads_through
+    from .solver.repair import changes_between, _lazy_split
 
-        report.conflict = conflicting_rules(ruleset, domains, time_limit_s=time_limit_s)
+    if res.partial is not None and res.partial != dict(values):
+        _, report.partial_diff, _ = _diff(fw, changes_between(values, res.partial))
+        report.partial_broken = list(res.partial_broken)
+    from .solver.explain import Conflict
+
+    rules_only, lazy = _lazy_split(ruleset)
+    if res.memory_floor:  # proven: these phases need more than the GPU anywhere in the domains
+        report.conflict = Conflict([ruleset.rule(i) for i in res.memory_floor], "infeasible", True)
+        report.memory_floor = dict(res.memory_floor)
+    else:
+        report.conflict = conflicting_rules(rules_only, domains, time_limit_s=max(0.05, deadline.share(0.5)))
+    if not report.conflict.rules and lazy:
+        # the rules alone can hold: memory is what no candidate met (proven when the search was exhausted)
+        broken = set(res.partial_broken) or set(ruleset.failing_errors(values))
+        still = [r for r in lazy if r.id in broken] or lazy
+        report.conflict = Conflict(still, "infeasible" if res.status == "infeasible" else "unknown", False)
+    if report.conflict.rules:
         pinned = {n for n, d in domains.items() if len(d) == 1}
-        involved = set().union(*(reads_through(ruleset, r) for r in report.conflict.rules)) if report.conflict.rules else set()
+        involved = set().union(*(reads_through(ruleset, r) for r in report.conflict.rules))
         variables = fw.ruleset.variables
         report.pinned_in_conflict = {fw.native_key(n) if n in variables else n: fw.native_value(n, values[n])
                                      for n in sorted(involved & pinned) if n in values}
@@ -553,22 +625,38 @@ def fix(
         report.conflict_text = [(r.id, format_message(r.message, env)) for r in report.conflict.rules]
         report.relaxations_tried = _relax(fw, policy, values, kept=kept, involved=involved & pinned, spec=spec,
                                           gpu=gpu, card=card, conflict_ids=report.conflict.ids,
-                                          time_limit_s=min(time_limit_s, 5.0), extra_gpus=extra_gpus)
+                                          deadline=deadline, extra_gpus=extra_gpus)
         report.relaxations = relaxations(report, {fw.native_key(k) for k in kept}, memory)
+    report.wall_time_s = deadline.elapsed()
     return report
 
 
+def _waste_text(fw: Framework, ruleset: RuleSet, before: Mapping[str, Value], after: Mapping[str, Value]) -> str:
+    """What the repaired config makes the framework pad or drop, in words ('' when nothing)."""
+    from .solver.costs import waste_of
+
+    if not waste_of(ruleset, after):
+        return ""
+    return "; ".join(v.message for v in ruleset.check(after).warnings if ".advice.batch_padded" in v.rule)
+
+
 def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
-           spec: Any, gpu: str | None, card: ModelCard | None, conflict_ids: list[str], time_limit_s: float,
+           spec: Any, gpu: str | None, card: ModelCard | None, conflict_ids: list[str], deadline: Any,
            extra_gpus: str | Path | None) -> list[dict[str, Any]]:
     """Try each way out of an infeasible repair with a solve; say which work and what they change."""
     from .frameworks.repair_policies import candidates, hardware_candidates
 
     tried: list[dict[str, Any]] = []
 
+    from .deadline import Deadline
+
     def attempt(kind: str, what: str, *, new_values=None, keep=kept, free=None, new_spec=spec) -> bool:
+        if deadline.left() < 0.05:
+            tried.append({"kind": kind, "feasible": False, "text": f"{what}: not tried (time limit)", "changes": []})
+            return False
         vals = dict(values if new_values is None else new_values)
-        res, _, _, _ = _repair_once(fw, policy, vals, kept=keep, spec=new_spec, time_limit_s=time_limit_s, free=free)
+        res, _, _, _ = _repair_once(fw, policy, vals, kept=keep, spec=new_spec, deadline=Deadline(deadline.share(0.3)),
+                                    free=free)
         changes = [c for c in res.changes]
         _, diff, _ = _diff(fw, changes)
         if new_values is not None:  # the relaxed values themselves are part of the change
@@ -580,7 +668,8 @@ def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set
         ok = res.solution is not None
         args = [new for _, _, new in diff]
         text = f"{what}: " + (" ".join(args) if ok and args else "enough as is" if ok else
-                              f"still no valid config ({res.status})")
+                              ("none found within the time limit" if res.status == "unknown"
+                                                   else "still no valid config"))
         tried.append({"kind": kind, "feasible": ok, "text": text, "changes": args})
         return ok
 
@@ -686,6 +775,7 @@ def explain(
     gpus: int | None = None,
     model: str | ModelCard | None = None,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    started: float | None = None,
 ) -> ExplainReport:
     """Which of our rules a framework's error message is, in plain words; given the config, its fix."""
     from .frameworks.error_text import match_error
@@ -721,5 +811,6 @@ def explain(
             report.rules = broken
         elif report.check.valid:
             report.rules = [r for r in rules if r.rule in ids]
-        report.fix = fix(config, framework=fw_name, gpus=gpus, model=model, time_limit_s=time_limit_s)
+        report.fix = fix(config, framework=fw_name, gpus=gpus, model=model, time_limit_s=time_limit_s,
+                         started=started if started is not None else time.monotonic())
     return report

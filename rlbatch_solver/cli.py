@@ -100,17 +100,22 @@ def fix(
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU type: with --model, repairs toward fitting in memory."),
     keep: Optional[str] = typer.Option(None, "--keep", help="Comma-separated keys that must not change."),
     config: Optional[str] = typer.Option(None, "--config", help="A YAML config file."),
-    time_limit: float = typer.Option(10.0, "--time-limit", help="Seconds per CP-SAT solve."),
+    time_limit: float = typer.Option(10.0, "--time-limit", help="Seconds for the whole command (it says whether "
+                                     "its answer is proven within them)."),
     extra_gpus: Optional[str] = typer.Option(None, "--gpu-file", help="A YAML file with more GPU types."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The smallest change that makes a config valid (and fit, given --gpu and --model)."""
+    import time
+
+    started = time.monotonic()
     from . import api
 
     try:
         flat, _ = _pasted(framework, config, overrides, "fix")
         report = api.fix(flat, framework=framework, gpus=gpus, model=model, gpu=gpu,
-                         keep=(keep or "").split(","), time_limit_s=time_limit, extra_gpus=extra_gpus)
+                         keep=(keep or "").split(","), time_limit_s=time_limit, extra_gpus=extra_gpus,
+                         started=started)
     except InputError as err:
         _fail_input(err)
         return
@@ -132,9 +137,13 @@ def explain(
     gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (for the fix)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name or HF config.json (for the fix)."),
     config: Optional[str] = typer.Option(None, "--config", help="A YAML config file (for the fix)."),
+    time_limit: float = typer.Option(10.0, "--time-limit", help="Seconds for the whole command (the fix's search)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Map a framework's error message to our rule, in plain words; with the config, propose the fix."""
+    import time
+
+    started = time.monotonic()
     from . import api
 
     try:
@@ -146,7 +155,8 @@ def explain(
                 found = match_error(error)
                 framework = found[0][0].framework if found else None
             cfg, _ = _pasted(framework or "verl", config, overrides, "explain")
-        report = api.explain(error, framework=framework, config=cfg, gpus=gpus, model=model)
+        report = api.explain(error, framework=framework, config=cfg, gpus=gpus, model=model, time_limit_s=time_limit,
+                             started=started)
     except InputError as err:
         _fail_input(err)
         return
@@ -291,14 +301,15 @@ def enumerate(  # noqa: A001
         _fail_input(InputError("--limit/--time-limit", "must be positive.", "pass --limit 100 --time-limit 20."))
     try:
         sc = _scenario(scenario_file, framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len, set_, search)
-        report = api.enumerate(sc, limit=limit, time_limit_s=time_limit)
+        report = api.enumerate(sc, limit=limit, time_limit_s=time_limit * 0.8)
         conflict = None
         if report.count == 0 and report.status == "infeasible":
             from .solver.explain import conflicting_rules
             from .frameworks import get_framework
 
             fw = get_framework(sc.framework)
-            conflict = conflicting_rules(fw.ruleset.extended(report.space.extra_rules), report.space.domains)
+            conflict = conflicting_rules(fw.ruleset.extended(report.space.extra_rules), report.space.domains,
+                                         time_limit_s=max(0.05, time_limit * 0.2))
     except InputError as err:
         _fail_input(err)
         return
@@ -334,7 +345,7 @@ def recommend(
     search: Optional[List[str]] = _SCENARIO_OPTS["search"],
     objective: Optional[str] = typer.Option(None, "--objective", help="time | memory-headroom | gpus"),
     top: int = typer.Option(5, "--top", help="How many configs to rank."),
-    time_limit: float = typer.Option(10.0, "--time-limit", help="Solver time limit per solve, seconds."),
+    time_limit: float = typer.Option(10.0, "--time-limit", help="Seconds for all of the command's solves together."),
     extra_gpus: Optional[str] = typer.Option(None, "--gpu-file", help="A YAML file with more GPU types."),
     length_fraction: Optional[float] = typer.Option(
         None, "--length-fraction", help="Memory: the longest micro batch's length as a share of max prompt+response "

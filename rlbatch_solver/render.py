@@ -339,7 +339,8 @@ def print_fix(console: Console, report: Any) -> None:
     if not report.changes:
         return
     proof = "proven nearest" if report.proven else f"nearest found, not proven ({report.status})"
-    console.print(f"\n[bold green]Nearest valid config[/] ({len(report.diff)} change(s), {proof}):")
+    console.print(f"\n[bold green]Nearest valid config[/] ({len(report.diff)} change(s), {proof}, "
+                  f"{report.wall_time_s:.1f} s):")
     for key, old, new in report.diff:
         fixes = ", ".join(report.satisfies.get(key, []))
         console.print(f"  [red]- {old}[/]")
@@ -353,13 +354,23 @@ def print_fix(console: Console, report: Any) -> None:
             mem.add_row(PHASE_TITLE.get(phase, phase), f"{peak / 1024:.1f}",
                         "-" if after is None else f"{after / 1024:.1f}", f"{cap / 1024:.1f}")
         console.print(mem)
+    if getattr(report, "waste", ""):
+        console.print(f"[yellow]note:[/] the repaired config pads: {report.waste}")
     console.print("\npaste over yours:")
     console.print("  " + " ".join(report.native_after))
 
 
 def print_fix_conflict(console: Console, report: Any) -> None:
     """No repair: the conflicting rules in words with the config's numbers, the pins, what would help."""
-    console.print(f"\n[bold red]No repair exists[/] within the values fix may change (status: {report.status}).")
+    if report.status == "infeasible":
+        console.print("\n[bold red]No repair exists[/] within the values fix may change (proven).")
+    else:
+        console.print(f"\n[bold yellow]No repair found[/] within the time limit ({report.wall_time_s:.1f} s; status: "
+                      f"{report.status}): one may exist with more changes. Raise --time-limit, or pin fewer keys.")
+    if getattr(report, "partial_diff", None):
+        console.print("closest config found (still breaks " + ", ".join(report.partial_broken) + "):")
+        for key, old, new in report.partial_diff:
+            console.print(f"  {old} -> {new}")
     conflict = report.conflict
     if conflict is not None and conflict.rules:
         minimal = "a minimal set" if conflict.proven_minimal else "a set"
@@ -370,6 +381,9 @@ def print_fix_conflict(console: Console, report: Any) -> None:
             console.print(f"     source: {r.source}")
     elif conflict is not None:
         console.print(f"  (no conflict set: solver status {conflict.status})")
+    for rule, (least, cap) in getattr(report, "memory_floor", {}).items():
+        console.print(f"  {rule}: at least {least / 1024:.1f} GiB per GPU with any values fix may change; "
+                      f"{cap / 1024:.1f} GiB usable")
     if report.pinned_in_conflict:
         console.print("  held fixed and part of the conflict: " +
                       ", ".join(f"{k}={_shown(v)}" for k, v in report.pinned_in_conflict.items()))

@@ -13,6 +13,8 @@ import rlbatch_solver as rb
 from rlbatch_solver.api import fix
 from rlbatch_solver.frameworks.repair_policies import VERL
 from rlbatch_solver.rules.verl_fsdp import RULESET, VARIABLES
+from rlbatch_solver.solver.costs import candidate_cost, waste_of
+from rlbatch_solver.solver.nearest import nearest_small_repair
 from rlbatch_solver.solver.repair import change_cost, repair, total_cost
 
 from test_verl_rules import AR, SEED_4090, replace
@@ -31,14 +33,29 @@ SMALL = {
 }
 
 
-def brute_min(domains, current, ranks):
-    names = list(domains)
+_VALID: list[tuple[dict, int]] = []
+
+
+def valid_small_configs() -> list[tuple[dict, int]]:
+    """Every valid config of the SMALL space (around BASE), with its waste: enumerated once by the checker."""
+    if not _VALID:
+        names = list(SMALL)
+        for combo in itertools.product(*(SMALL[n] for n in names)):
+            cand = dict(BASE, **dict(zip(names, combo)))
+            if RULESET.check(cand).valid:
+                _VALID.append((cand, waste_of(RULESET, cand)))
+    return _VALID
+
+
+def brute_min(domains, current, ranks, max_keys=None):
+    """The least repair cost (changes, distances, ranks and waste) over the valid configs, by enumeration."""
     best = None
-    for combo in itertools.product(*(domains[n] for n in names)):
-        cand = dict(zip(names, combo))
-        if RULESET.check(cand).valid:
-            c = total_cost(current, cand, ranks)
-            best = c if best is None else min(best, c)
+    for cand, _ in valid_small_configs():
+        if max_keys is not None and sum(cand[n] != current[n] or type(cand[n]) is not type(current[n])
+                                        for n in SMALL) > max_keys:
+            continue
+        c = candidate_cost(RULESET, current, cand, ranks)
+        best = c if best is None else min(best, c)
     return best
 
 
@@ -60,9 +77,37 @@ def test_repair_is_minimal_by_brute_force(tb, mini, micro, lp, tp, sp):
         return
     assert res.proven
     assert RULESET.check(res.solution).valid
-    assert res.objective == expected == total_cost(current, res.solution, VERL.ranks)
+    assert res.objective == expected == candidate_cost(RULESET, current, res.solution, VERL.ranks)
     if RULESET.check(current).valid:
-        assert res.changes == [] and res.objective == 0
+        assert res.changes == []
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tb=st.sampled_from(SMALL["train_batch_size"]), mini=st.sampled_from(SMALL["actor_mini"]),
+    micro=st.sampled_from(SMALL["actor_micro_per_gpu"]), lp=st.sampled_from(SMALL["logprob_micro_per_gpu"]),
+    tp=st.sampled_from(SMALL["rollout_tp"]), sp=st.sampled_from(SMALL["actor_sp"]),
+)
+def test_direct_search_is_the_nearest_small_repair_by_brute_force(tb, mini, micro, lp, tp, sp):
+    """The direct search of one- and two-key moves finds the brute-force optimum among repairs of at most
+    two keys, and says it is complete; when it finds none, no repair of at most two keys exists."""
+    current = dict(BASE, train_batch_size=tb, actor_mini=mini, actor_micro_per_gpu=micro,
+                   logprob_micro_per_gpu=lp, rollout_tp=tp, actor_sp=sp)
+    domains = {n: [v] for n, v in current.items()}
+    domains.update(SMALL)
+    near = nearest_small_repair(RULESET, domains, current, ranks=VERL.ranks)
+    assert near.complete
+    if RULESET.check(current).valid:
+        assert near.keys == 0 and near.solution == current
+        return
+    one, two = brute_min(domains, current, VERL.ranks, 1), brute_min(domains, current, VERL.ranks, 2)
+    expected = one if one is not None else two
+    if expected is None:
+        assert near.solution is None and near.partial is not None
+        return
+    assert RULESET.check(near.solution).valid
+    assert near.cost == expected == candidate_cost(RULESET, current, near.solution, VERL.ranks)
+    assert near.keys == (1 if one is not None else 2)
 
 
 def test_change_cost_orders_count_then_distance_then_rank():
@@ -128,11 +173,28 @@ def test_keep_pins_keys():
     micro, mini = f"{AR}.actor.ppo_micro_batch_size_per_gpu", f"{AR}.actor.ppo_mini_batch_size"
     cfg = replace(SEED_4090, micro, 24)
     free = fix(cfg, gpus=4)
-    assert changed_keys(free) == {mini}  # 32 -> 36 (72 % 24 == 0) is the smallest move
-    pinned = fix(cfg, gpus=4, keep=[mini])
-    assert pinned.after is not None and pinned.after["actor_mini"] == 32
-    assert changed_keys(pinned) == {micro}
+    assert changed_keys(free) == {micro}  # 24 -> 16: lowering the micro batch, no padding
+    assert free.after["actor_micro_per_gpu"] == 16
+    pinned = fix(cfg, gpus=4, keep=[micro])
+    assert pinned.after is not None and pinned.after["actor_micro_per_gpu"] == 24
+    assert changed_keys(pinned) == {mini}
     assert rb.check(_as_overrides(cfg, pinned), gpus=4).valid
+
+
+def test_seed_faq_repair_prefers_no_padding():
+    """Issue: mini 32 -> 36 is valid and one key, but 64 prompts are no longer whole mini batches of 36: the
+    v1 trainer pads every step to 72 prompts. An expert changes the micro batch; check warns about the padding."""
+    micro, mini = f"{AR}.actor.ppo_micro_batch_size_per_gpu", f"{AR}.actor.ppo_mini_batch_size"
+    cfg = replace(SEED_4090, micro, 24)
+    r = fix(cfg, gpus=4)
+    assert r.proven and changed_keys(r) == {micro} and r.after["actor_micro_per_gpu"] in (8, 16)
+    padded = rb.check(replace(cfg, mini, 36), gpus=4)
+    warn = [v for v in padded.violations if v.rule == "verl.advice.batch_padded"]
+    assert warn and "to 72 prompts" in warn[0].message
+    assert "11%" in warn[0].message and "64 synthetic samples" in warn[0].message
+    # with the micro batch pinned, the padded mini batch is the only one-key repair: named as padding
+    pinned = fix(cfg, gpus=4, keep=[micro])
+    assert changed_keys(pinned) == {mini} and "pads every step to 72 prompts" in pinned.waste
 
 
 def test_pinned_conflict_is_explained():

@@ -166,6 +166,39 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
     return CostTerms(derived, rules, time_us, headroom, capacity, phases)
 
 
+def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Value]], *,
+                 deadline=None, stop_above: int | None = None) -> dict[str, int | None]:
+    """For each memory table (``mem_<phase>``): the least MiB its phase needs anywhere in ``domains``.
+
+    Exact: every combination of the table's inputs is evaluated, smallest tables first. With a
+    ``deadline`` a table not finished in time is None (unknown); with ``stop_above`` the scan stops
+    at the first table whose least value exceeds it (one phase that fits nowhere is enough to know).
+    """
+    import itertools
+
+    tables = []
+    for d in derived:
+        if d.name.startswith("mem_"):
+            doms = [[v for v in domains.get(i.name, [False, True]) if v is not None] or [None] for i in d.expr.inputs]
+            tables.append((math.prod(len(x) for x in doms), d, doms))
+    out: dict[str, int | None] = {}
+    for _, d, doms in sorted(tables, key=lambda t: t[0]):
+        least = None
+        for i, combo in enumerate(itertools.product(*doms)):
+            if deadline is not None and i % 256 == 0 and deadline.expired():
+                least = None
+                break
+            value = d.expr.fn(*combo)
+            least = value if least is None else min(least, value)
+        else:
+            out[d.name] = least
+            if stop_above is not None and least is not None and least > stop_above:
+                return out
+            continue
+        out[d.name] = None
+    return out
+
+
 def full_reports(spec: CostSpec, values: Mapping[str, Value]) -> tuple[dict[str, MemoryReport], dict[str, float]]:
     """Every memory term of every phase, and seconds per phase, for one concrete config.
 

@@ -47,6 +47,9 @@ class RepairPolicy:
     algorithm: tuple[str, ...] = ()
     # response/sequence length variables a "shorter response" relaxation may lower
     lengths: tuple[str, ...] = ()
+    # values memory grows with (micro batches, token budgets): raising one costs a little more than
+    # lowering it (solver/costs.py), as the seeds' out-of-memory advice lowers them first
+    grows_memory: frozenset[str] = frozenset()
 
 
 VERL = RepairPolicy(
@@ -87,6 +90,8 @@ VERL = RepairPolicy(
     hardware={"gpus_per_node": "per_node", "nnodes": "count"},
     algorithm=("n",),
     lengths=("max_response_length",),
+    grows_memory=frozenset({"actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu", "critic_micro_per_gpu",
+                            "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens"}),
 )
 
 # verl 0.9.1, Megatron backend (rules.verl_megatron). The batch keys move as under FSDP; then the
@@ -127,6 +132,7 @@ VERL_MEGATRON = RepairPolicy(
     hardware=dict(VERL.hardware),
     algorithm=VERL.algorithm,
     lengths=VERL.lengths,
+    grows_memory=VERL.grows_memory,
 )
 
 # OpenRLHF 0.11.2 (rules.openrlhf). Batch sizes first (micro sizes, then the train batch, then the
@@ -156,6 +162,7 @@ OPENRLHF = RepairPolicy(
     hardware={"actor_gpus_per_node": "per_node", "cluster_num_gpus": "count"},
     algorithm=("n",),
     lengths=("max_new_tokens",),
+    grows_memory=frozenset({"micro_train_batch_size", "micro_rollout_batch_size", "train_max_tokens"}),
 )
 
 POLICIES: dict[str, RepairPolicy] = {"verl": VERL, "verl-megatron": VERL_MEGATRON, "openrlhf": OPENRLHF}

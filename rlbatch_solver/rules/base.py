@@ -235,6 +235,12 @@ class RuleSet:
         self._applicable_cache[key] = (ok, skipped)
         return ok, skipped
 
+    def failing_errors(self, values: Mapping[str, Value]) -> list[str]:
+        """Ids of the error rules ``values`` break, without their messages (the repair search's inner loop)."""
+        env = self.full_env(values)
+        rules, _ = self.applicable(env.keys())
+        return [r.id for r in rules if r.severity is Severity.ERROR and not self._rule_fns[r.id](env)]
+
     def check(self, values: Mapping[str, Value]) -> CheckResult:
         """Every violated rule, with its message filled in from ``values``."""
         env = self.full_env(values)

@@ -124,7 +124,7 @@ D = {
         "N", "dp", "ref_dp", "critic_dp", "seq_par", "ref_seq_par", "critic_seq_par", "cfg_sp", "B_n", "mini_n",
         "mini_per_gpu", "padded_prompts", "padded_B_n", "local_batch", "ref_local_batch", "L",
         "rollout_ws", "rollout_g", "critic_mini_n", "critic_mini_per_gpu", "model_len",
-        "grad_accum", "fsdp_div",
+        "grad_accum", "fsdp_div", "waste_permille", "pad_samples", "pad_pct",
     )
 }
 N, dp, L = D["N"], D["dp"], D["L"]
@@ -159,6 +159,12 @@ def padded_prompts(train_batch_size: int, actor_mini: int, critic_mini: int, nee
     return -(-train_batch_size // m) * m
 
 
+def padding_permille(train_batch_size: int, actor_mini: int, critic_mini: int, need_critic: bool) -> int:
+    """Share of the padded step's samples that are synthetic padding, in permille (rounded down)."""
+    padded = padded_prompts(train_batch_size, actor_mini, critic_mini, need_critic)
+    return (padded - train_batch_size) * 1000 // padded if padded > 0 else 0
+
+
 def shared_derived(layout: Mapping[str, IntExpr]) -> list[Derived]:
     """Derived quantities of the shared rules, given a backend's parallel layout."""
     return [
@@ -175,6 +181,13 @@ def shared_derived(layout: Mapping[str, IntExpr]) -> list[Derived]:
                                                             V["need_critic"]), padded_prompts),
                 "train_batch_size rounded up to whole actor (and critic) mini batches"),
         Derived("padded_B_n", D["padded_prompts"] * V["n"], "samples per step after the v1 trainer's padding"),
+        # what fix and recommend count as waste (solver/costs.py): the synthetic samples' share of the step
+        Derived("waste_permille", Table("waste_permille", (V["train_batch_size"], V["actor_mini"], V["critic_mini"],
+                                                            V["need_critic"]), padding_permille),
+                "synthetic padding samples per 1000 samples of the padded step"),
+        Derived("pad_samples", (D["padded_prompts"] - V["train_batch_size"]) * V["n"],
+                "synthetic samples the v1 trainer adds per step"),
+        Derived("pad_pct", D["waste_permille"] // 10, "synthetic samples, percent of the padded step"),
         Derived("local_batch", D["padded_B_n"] // dp, "samples per GPU in log-prob"),
         Derived("ref_local_batch", D["padded_B_n"] // D["ref_dp"], "samples per GPU in ref log-prob"),
         Derived("L", V["max_prompt_length"] + V["max_response_length"], "longest sample, tokens"),
@@ -431,6 +444,20 @@ def shared_rules() -> list[Rule]:
         when=critic_on,
     ))
     # ---------------- ours on purpose ----------------------------------------------
+    add(Rule(
+        "verl.advice.batch_padded",
+        D["padded_prompts"] <= V["train_batch_size"],
+        "data.train_batch_size = {train_batch_size} prompts are not whole mini batches (actor ppo_mini_batch_size = "
+        "{actor_mini}, and the critic's when a critic trains): the v1 trainer pads every step to {padded_prompts} "
+        "prompts, {pad_samples} synthetic samples, {pad_pct}% of what the log-prob and update phases process, and "
+        "one mini batch holds fewer real prompts than the others; a train batch that is a multiple of the mini "
+        "batch wastes nothing",
+        Stage.ADVICE, "verl/trainer/ppo/v1/trainer_base.py:_balance_batch, _get_required_batch_multiple; "
+        "verl/trainer/ppo/padding_utils.py:upsample_batch_to_divisible_size",
+        severity=Severity.WARNING,
+        explanation="verl 0.9.1's v1 trainer does not reject a train batch that is not a multiple of the mini "
+                    "batch: it appends synthetic 128-token samples with zero advantage until it is.",
+    ))
     add(Rule(
         "verl.advice.group_needs_n",
         V["n"] > 1,

@@ -84,7 +84,10 @@ def optimize(
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     workers: int = 2,
 ) -> OptimizeResult:
-    """The ``top`` best assignments by ``objective``, best first."""
+    """The ``top`` best assignments by ``objective``, best first; ``time_limit_s`` bounds every solve together."""
+    from ..deadline import Deadline
+
+    deadline = Deadline(time_limit_s)
     built = build_model(ruleset, domains)
     target, _, _ = built.compiler.int(objective)
     if maximize:
@@ -92,13 +95,13 @@ def optimize(
     else:
         built.model.Minimize(target)
     result = OptimizeResult([], "unknown", 0.0, built.skipped)
-    _solve_next(built, target, time_limit_s, workers, result, maximize)
+    _solve_next(built, target, max(0.01, deadline.left()), workers, result, maximize)
     if top == 1 or not result.ranked:
         return result
     if result.status == "optimal":
         best = result.ranked[0].objective
         # a band is worth at most half of what the optimum cost: beyond that, exclusion is as fast
-        band_limit_s = min(time_limit_s, max(0.25, 0.5 * result.wall_time_s))
+        band_limit_s = min(deadline.left(), max(0.25, 0.5 * result.wall_time_s))
         for band in BANDS:
             found, wall = _band(ruleset, domains, objective, maximize, best, band, band_limit_s)
             result.wall_time_s += wall
@@ -110,8 +113,8 @@ def optimize(
                 break
     for r in result.ranked:
         _exclude(built.model, built, r.solution)
-    while len(result.ranked) < top:
-        if not _solve_next(built, target, time_limit_s, workers, result, maximize):
+    while len(result.ranked) < top and not deadline.expired():
+        if not _solve_next(built, target, max(0.01, deadline.left()), workers, result, maximize):
             break
     return result
 

@@ -1,70 +1,33 @@
-"""The nearest valid config to the one a user has.
+"""The nearest valid config to the one a user has, by CP-SAT.
 
-Every variable gets a domain that contains the user's value; the objective
-counts what changes, in this order of importance:
+Every variable gets a domain that contains the user's value; the objective is
+``costs.candidate_cost`` (changed keys, waste, distances, ranks), tabled per
+variable. ``api.fix`` first tries the direct search of one- and two-key moves
+(``solver/nearest.py``); this model answers when the nearest repair is larger.
 
-1. how many variables change (``CHANGE_WEIGHT`` each);
-2. how far each moves, ``|log2(new / old)|`` in hundredths (doubling a micro
-   batch costs as much as halving it; 64 -> 66 is cheaper than 64 -> 32);
-   switching a flag counts as two doublings, setting or unsetting a key as one;
-3. the framework's order of what to try first (``rank``, smaller first), so
-   that among equally small changes the seeds' advice wins.
-
-``change_cost`` is the one definition of that cost: the CP-SAT model tables
-it per variable, and the brute-force tests evaluate it directly.
+Memory rules are not tabled here: a memory table spans the cross product of
+its phase's inputs (hundreds of thousands of cost-model calls on a pasted
+config's candidate domains). Instead each solution is checked against the
+memory rules and, when a phase does not fit, that phase's input values are
+excluded (a no-good cut) and the model solved again. A cut removes only
+configs that do not fit, so an optimal answer of the last solve is the
+nearest fitting one, and an infeasible last solve proves none fits.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
 from ortools.sat.python import cp_model
 
+from ..deadline import Deadline
 from ..rules.base import UNSET_PLACEHOLDER, RuleSet, Value
+from .costs import (  # noqa: F401 - re-exported: the tests and api import them from here
+    CHANGE_WEIGHT, DISTANCE_SCALE, MAX_DISTANCE, MAX_RANK, RANK_WEIGHT, WASTE_BASE, WASTE_NAME, WASTE_PER_PERMILLE,
+    candidate_cost, change_cost, reads_through, same_value, total_cost, waste_cost,
+)
 from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, build_model
-
-CHANGE_WEIGHT = 1_000_000  # one more changed key always costs more than any distance
-DISTANCE_SCALE = 100  # hundredths of a doubling
-MAX_DISTANCE = 2_000  # 20 doublings: caps the distance term below CHANGE_WEIGHT / (keys * 10)
-RANK_WEIGHT = 1  # ranks are 0..9; distances are multiplied by 10 to leave room for them
-MAX_RANK = 9
-
-
-def _distance(a: int, b: int) -> int:
-    if a <= 0 or b <= 0:
-        return DISTANCE_SCALE * 4
-    return min(MAX_DISTANCE, round(DISTANCE_SCALE * abs(math.log2(b / a))))
-
-
-def change_cost(old: Value, new: Value, rank: int = 0, reference: int | None = None) -> int:
-    """Cost of moving one variable from ``old`` to ``new`` (0 when unchanged).
-
-    Setting a key that was unset costs one doubling plus the distance from
-    ``reference`` (a related value the user did set, e.g. the actor's micro
-    batch for the critic's), so the new value resembles the user's others.
-    """
-    if old is None and new is None:
-        return 0
-    if old is not None and new is not None and old == new and isinstance(old, bool) == isinstance(new, bool):
-        return 0
-    rank = min(max(rank, 0), MAX_RANK)
-    if isinstance(old, bool) or isinstance(new, bool):
-        distance = 2 * DISTANCE_SCALE  # switching a feature changes behaviour: two doublings
-    elif new is None:
-        distance = DISTANCE_SCALE  # unsetting a key: one doubling
-    elif old is None:
-        distance = DISTANCE_SCALE + (_distance(int(reference), int(new)) if reference else 0)
-    else:
-        distance = _distance(int(old), int(new))
-    return CHANGE_WEIGHT + 10 * distance + RANK_WEIGHT * rank
-
-
-def total_cost(current: Mapping[str, Value], candidate: Mapping[str, Value], ranks: Mapping[str, int],
-               references: Mapping[str, int] | None = None) -> int:
-    references = references or {}
-    return sum(change_cost(current.get(n), candidate[n], ranks.get(n, MAX_RANK), references.get(n)) for n in candidate)
 
 
 @dataclass
@@ -82,6 +45,13 @@ class RepairResult:
     status: str  # optimal (proven nearest) / feasible (time limit hit) / infeasible / unknown
     wall_time_s: float
     rules_now_satisfied: dict[str, list[str]] = field(default_factory=dict)  # changed var -> rule ids it is read by
+    method: str = "cp-sat"  # "direct" (every one- and two-key move evaluated) or "cp-sat"
+    evaluated: int = 0  # configs the direct search evaluated
+    # no repair found: the candidate breaking the fewest rules, and the rules it still breaks
+    partial: dict[str, Value] | None = None
+    partial_broken: list[str] = field(default_factory=list)
+    # proven without a solve: memory rule -> (least MiB its phase needs in the domains, usable MiB)
+    memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def proven(self) -> bool:
@@ -113,6 +83,36 @@ def _value_lits(built, name: str, values: list[Value]) -> tuple[list, list[tuple
     return [c for _, c in cols], rows
 
 
+def _lazy_split(ruleset: RuleSet) -> tuple[RuleSet, list]:
+    """The rule set without its memory rules and cost tables, and the memory rules."""
+    lazy = [r for r in ruleset.rules if ".memory." in r.id]
+    if not lazy:
+        return ruleset, []
+    derived = [d for d in ruleset.derived if not d.name.startswith(("mem_", "us_"))]
+    rules = [r for r in ruleset.rules if ".memory." not in r.id]
+    return RuleSet(ruleset.framework, ruleset.version, ruleset.variables, derived, rules), lazy
+
+
+def _value_conds(built, name: str, value: Value) -> list:
+    """Literals whose conjunction says ``name`` takes ``value`` (None: unset); [] when it is fixed."""
+    if name not in built.free:
+        return []
+    model = built.model
+    var, flag = built.decision[name], built.set_flags.get(name)
+    conds = []
+    if flag is not None and not isinstance(flag, bool):
+        conds.append(flag if value is not None else flag.Not())
+    if value is not None and not isinstance(var, (bool, int)):
+        if name in built.compiler.bools:
+            conds.append(var if value else var.Not())
+        else:
+            eq = model.NewBoolVar(f"is_{name}_{value}")
+            model.Add(var == int(value)).OnlyEnforceIf(eq)
+            model.Add(var != int(value)).OnlyEnforceIf(eq.Not())
+            conds.append(eq)
+    return conds
+
+
 def repair(
     ruleset: RuleSet,
     domains: Domains,
@@ -121,11 +121,22 @@ def repair(
     ranks: Mapping[str, int] | None = None,
     references: Mapping[str, int] | None = None,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    deadline: Deadline | None = None,
+    min_changes: int = 0,
+    hint: Mapping[str, Value] | None = None,
+    on_cut: Callable[[str], None] | None = None,
+    grows: frozenset[str] = frozenset(),
 ) -> RepairResult:
-    """The valid assignment of ``domains`` closest to ``current`` by ``change_cost``."""
+    """The valid assignment of ``domains`` closest to ``current`` by ``costs.candidate_cost``.
+
+    ``min_changes``: a lower bound on the changed keys already proven (the direct search found
+    no smaller repair), which prunes the search. ``deadline`` bounds every solve together.
+    """
     ranks = ranks or {}
     references = references or {}
-    built = build_model(ruleset, domains)
+    deadline = deadline or Deadline(time_limit_s)
+    model_rs, lazy = _lazy_split(ruleset)
+    built = build_model(model_rs, domains)
     model = built.model
     costs = []
     for name in built.free:
@@ -133,43 +144,61 @@ def repair(
         cols, rows = _value_lits(built, name, values)
         if not cols:
             continue
-        per_value = [change_cost(current.get(name), v, ranks.get(name, MAX_RANK), references.get(name))
+        per_value = [change_cost(current.get(name), v, ranks.get(name, MAX_RANK), references.get(name), name in grows)
                      for v in values]
-        hi = max(per_value)
-        cost = model.NewIntVar(0, hi, f"chg_{name}")
+        cost = model.NewIntVar(0, max(per_value), f"chg_{name}")
         model.AddAllowedAssignments(cols + [cost], [r + (c,) for r, c in zip(rows, per_value)])
         costs.append(cost)
-    model.Minimize(sum(costs) if costs else 0)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = time_limit_s
-    solver.parameters.num_workers = 2
-    status = solver.Solve(model)
-    text = STATUS_TEXT.get(status, str(status))
-    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return RepairResult(None, [], None, text, solver.WallTime())
-    sol = built.solution(solver)
-    changes = [Change(n, current.get(n), sol[n]) for n in sol if change_cost(current.get(n), sol[n]) > 0]
-    broken_before = {v.rule for v in ruleset.check(current).errors}
+    objective = sum(costs) if costs else 0
+    if WASTE_NAME in built.compiler.ints:
+        waste, lo, hi = built.compiler.ints[WASTE_NAME]
+        if hi > 0:
+            wasted = model.NewBoolVar("wasted")
+            model.Add(waste >= 1).OnlyEnforceIf(wasted)
+            model.Add(waste <= 0).OnlyEnforceIf(wasted.Not())
+            objective = objective + WASTE_PER_PERMILLE * waste + WASTE_BASE * wasted
+    if min_changes > 0 and costs:
+        model.Add(sum(costs) >= min_changes * CHANGE_WEIGHT)  # each changed key costs CHANGE_WEIGHT or a little more
+    model.Minimize(objective)
+    if hint:
+        for name in built.free:
+            var = built.decision[name]
+            if name in hint and hint[name] is not None and not isinstance(var, (bool, int)):
+                model.AddHint(var, int(hint[name]))
+    lazy_reads = {r.id: sorted(reads_through(ruleset, r) & set(domains)) for r in lazy}
+    wall, status, text = 0.0, cp_model.UNKNOWN, "unknown"
+    while True:
+        if deadline.expired():
+            return RepairResult(None, [], None, "unknown", wall)
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = max(0.01, deadline.left())
+        solver.parameters.num_workers = 2
+        status = solver.Solve(model)
+        wall += solver.WallTime()
+        text = STATUS_TEXT.get(status, str(status))
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return RepairResult(None, [], None, text, wall)
+        sol = built.solution(solver)
+        misfits = [rid for rid in ruleset.failing_errors(sol) if rid in lazy_reads] if lazy else []
+        if not misfits:
+            break
+        for rid in misfits:  # exclude this phase's inputs as they are: that phase does not fit with them
+            conds = [c for n in lazy_reads[rid] for c in _value_conds(built, n, sol[n])]
+            model.AddBoolOr([c.Not() for c in conds])  # no free input: the phase never fits, the model is infeasible
+            if on_cut:
+                on_cut(rid)
+    return repair_result(ruleset, current, sol, int(solver.ObjectiveValue()), text, wall)
+
+
+def changes_between(current: Mapping[str, Value], candidate: Mapping[str, Value]) -> list[Change]:
+    return [Change(n, current.get(n), candidate[n]) for n in candidate if not same_value(current.get(n), candidate[n])]
+
+
+def repair_result(ruleset: RuleSet, current: Mapping[str, Value], sol: dict[str, Value], objective: int | None,
+                  status: str, wall: float, **extra) -> RepairResult:
+    """A found repair with its changes and, per changed variable, the broken rules that read it."""
+    changes = changes_between(current, sol)
+    broken_before = set(ruleset.failing_errors(current))
     readers = {ch.name: [r.id for r in ruleset.rules if r.id in broken_before and ch.name in reads_through(ruleset, r)]
                for ch in changes}
-    return RepairResult(sol, changes, int(solver.ObjectiveValue()), text, solver.WallTime(), readers)
-
-
-def reads_through(ruleset: RuleSet, rule) -> set[str]:
-    """Base variables a rule reads, through derived quantities."""
-    derived = {d.name: d for d in ruleset.derived}
-    from ..rules.expr import variables
-
-    out: set[str] = set()
-    todo = list(variables(rule.expr))
-    seen: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        if name in derived:
-            todo.extend(variables(derived[name].expr))
-        else:
-            out.add(name.removesuffix("_set"))
-    return out
+    return RepairResult(sol, changes, objective, status, wall, readers, **extra)
