@@ -137,7 +137,7 @@ def test_vpp_groups_micro_batches_by_pp():
 def test_driver_batch_divisible_by_dp_times_micro():
     r = rb.check(replace(BASE, **{"data.train_batch_size": 1020}), model="qwen2.5-7b")  # 5100 % (2*4)
     assert rules_of(r, Stage.DRIVER) == {"verl.megatron.driver_batch_divisible"}
-    msg = r.violations[0].message
+    msg = next(v.message for v in r.violations if v.rule == "verl.megatron.driver_batch_divisible")
     assert "5100" in msg and "2*4 = 8" in msg
 
 

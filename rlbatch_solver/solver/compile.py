@@ -53,6 +53,9 @@ class Compiler:
         self._keep: list[object] = []  # keep cached expressions alive (ids stay unique)
         self.aux_count = 0
         self.domains: dict[str, list] = {}  # variable name -> its values (for tables)
+        # derived quantities compiled the first time an expression reads them: a quantity no rule
+        # and no objective reads adds no constraint (each one, a Table most, slows the search)
+        self._deferred: dict[str, IntExpr | BoolExpr] = {}
 
     # -- registration ----------------------------------------------------------
     def add_int(self, name: str, values: list[int]) -> Linear:
@@ -78,6 +81,23 @@ class Compiler:
 
     def define_int(self, name: str, expr: IntExpr) -> None:
         self.ints[name] = self.int(expr)
+
+    def defer(self, name: str, expr: IntExpr | BoolExpr) -> None:
+        """Define ``name`` as ``expr`` when something first reads it."""
+        self._deferred[name] = expr
+
+    def knows(self, name: str) -> bool:
+        return name in self.ints or name in self.bools or name in self._deferred
+
+    def resolve(self, name: str) -> bool:
+        """Compile a deferred quantity now; False when ``name`` is unknown."""
+        if name in self._deferred:
+            expr = self._deferred.pop(name)
+            if isinstance(expr, BoolExpr):
+                self.define_bool(name, expr)
+            else:
+                self.define_int(name, expr)
+        return name in self.ints or name in self.bools
 
     def define_bool(self, name: str, expr: BoolExpr) -> None:
         self.bools[name] = self.lit(expr)
@@ -132,7 +152,7 @@ class Compiler:
         if isinstance(e, Const):
             return e.value, e.value, e.value
         if isinstance(e, IntVar):
-            if e.name not in self.ints:
+            if not self.resolve(e.name) or e.name not in self.ints:
                 raise CompileError(f"unknown integer variable {e.name}")
             return self.ints[e.name]
         if isinstance(e, IfThenElse):
@@ -232,7 +252,7 @@ class Compiler:
         if isinstance(e, BoolConst):
             return self.const_lit(e.value)
         if isinstance(e, BoolVar):
-            if e.name not in self.bools:
+            if not self.resolve(e.name) or e.name not in self.bools:
                 raise CompileError(f"unknown boolean variable {e.name}")
             return self.bools[e.name]
         if isinstance(e, Not):

@@ -14,7 +14,7 @@ from typing import Iterable, Mapping, Sequence
 from ortools.sat.python import cp_model
 
 from ..rules.base import UNSET_PLACEHOLDER, Rule, RuleSet, Severity, Value
-from ..rules.expr import BoolExpr, variables
+from ..rules.expr import variables
 from .compile import Compiler
 
 from .settings import DEFAULT_TIME_LIMIT_S  # noqa: F401 - re-exported
@@ -118,11 +118,8 @@ def build_model(
     known = set(comp.ints) | set(comp.bools)
     rules, skipped = ruleset.applicable(known)
     for d in ruleset.derived:
-        if variables(d.expr) <= (set(comp.ints) | set(comp.bools)):
-            if isinstance(d.expr, BoolExpr):
-                comp.define_bool(d.name, d.expr)
-            else:
-                comp.define_int(d.name, d.expr)
+        if all(comp.knows(v) for v in variables(d.expr)):
+            comp.defer(d.name, d.expr)
 
     wanted = set(rule_filter) if rule_filter is not None else None
     rule_lits: dict[str, object] = {}
