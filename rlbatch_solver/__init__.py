@@ -7,7 +7,8 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str):
     # Lazy: keep `import rlbatch_solver` (and the CLI start) fast.
-    if name in ("check", "enumerate", "recommend", "CheckReport", "EnumerateReport", "RecommendReport"):
+    if name in ("check", "enumerate", "recommend", "fix", "explain", "CheckReport", "EnumerateReport",
+                "RecommendReport", "FixReport"):
         from . import api
 
         return getattr(api, name)
@@ -22,4 +23,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["check", "enumerate", "recommend", "Scenario", "default_scenario", "load_scenario", "InputError", "__version__"]
+__all__ = ["check", "enumerate", "recommend", "fix", "explain", "Scenario", "default_scenario", "load_scenario", "InputError", "__version__"]

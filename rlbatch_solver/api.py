@@ -489,7 +489,7 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
     if spec is not None:  # a phase that fits nowhere in the domains proves there is no repair, at once
         from .costmodel.tables import least_memory
 
-        floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.5)), stop_above=capacity)
+        floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity)
         over = {f"{fw.ruleset.framework}.memory.{n[4:]}": (least, capacity) for n, least in floors.items()
                 if least is not None and least > capacity}
         if over:
@@ -537,6 +537,7 @@ def fix(
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     extra_gpus: str | Path | None = None,
     started: float | None = None,
+    length_fraction: float = 1.0,
 ) -> FixReport:
     """The smallest change that makes a pasted config valid (and, given a GPU and model, fit).
 
@@ -545,11 +546,13 @@ def fix(
     conflicting rules and pins, in words with the config's numbers, and the relaxations that
     were tried (fewer pins, another GPU count, a bigger GPU, a shorter response), each solved.
     ``time_limit_s`` bounds the whole call (counted from ``started``, a ``time.monotonic()`` value, when
-    the caller started earlier), not each solve inside it.
+    the caller started earlier), not each solve inside it. ``length_fraction`` as in ``check``: memory at the
+    data's lengths rather than at the configured maxima.
     """
     from .frameworks.repair_policies import policy_for
     from .solver.explain import conflicting_rules
 
+    check_length_fraction(length_fraction)
     fw = get_framework(framework)
     flat, _ = read_config(fw, config)
     card = _model(model)
@@ -561,9 +564,10 @@ def fix(
     memory = bool(gpu and card)
     if memory:
         from .catalog.gpus import load_gpu
+        from .costmodel.tables import with_length_fraction
 
         try:
-            spec = fw.cost_spec(card, load_gpu(gpu, extra_gpus))
+            spec = with_length_fraction(fw.cost_spec(card, load_gpu(gpu, extra_gpus)), length_fraction)
         except InputError as e:
             if e.field != "framework":
                 raise
@@ -625,7 +629,7 @@ def fix(
         report.conflict_text = [(r.id, format_message(r.message, env)) for r in report.conflict.rules]
         report.relaxations_tried = _relax(fw, policy, values, kept=kept, involved=involved & pinned, spec=spec,
                                           gpu=gpu, card=card, conflict_ids=report.conflict.ids,
-                                          deadline=deadline, extra_gpus=extra_gpus)
+                                          deadline=deadline, extra_gpus=extra_gpus, length_fraction=length_fraction)
         report.relaxations = relaxations(report, {fw.native_key(k) for k in kept}, memory)
     report.wall_time_s = deadline.elapsed()
     return report
@@ -642,7 +646,7 @@ def _waste_text(fw: Framework, ruleset: RuleSet, before: Mapping[str, Value], af
 
 def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
            spec: Any, gpu: str | None, card: ModelCard | None, conflict_ids: list[str], deadline: Any,
-           extra_gpus: str | Path | None) -> list[dict[str, Any]]:
+           extra_gpus: str | Path | None, length_fraction: float = 1.0) -> list[dict[str, Any]]:
     """Try each way out of an infeasible repair with a solve; say which work and what they change."""
     from .frameworks.repair_policies import candidates, hardware_candidates
 
@@ -701,12 +705,13 @@ def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set
                            new_values={**values, n: shorter}):
                     break
         from .catalog.gpus import list_gpus, load_gpu
+        from .costmodel.tables import with_length_fraction
 
         here = load_gpu(gpu, extra_gpus)
         bigger = sorted((g for g in list_gpus() if g.memory_bytes > here.memory_bytes), key=lambda g: g.memory_bytes)
         for g in bigger[:3]:
             if attempt("bigger_gpu", f"a bigger GPU (--gpu {g.name}, {g.memory_gib:.0f} GiB)",
-                       new_spec=fw.cost_spec(card, g)):
+                       new_spec=with_length_fraction(fw.cost_spec(card, g), length_fraction)):
                 break
     return tried
 

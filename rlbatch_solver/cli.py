@@ -103,6 +103,9 @@ def fix(
     time_limit: float = typer.Option(10.0, "--time-limit", help="Seconds for the whole command (it says whether "
                                      "its answer is proven within them)."),
     extra_gpus: Optional[str] = typer.Option(None, "--gpu-file", help="A YAML file with more GPU types."),
+    length_fraction: Optional[float] = typer.Option(
+        None, "--length-fraction", help="Memory: the longest micro batch's length as a share of max prompt+response "
+        "(default 1.0, the worst case)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The smallest change that makes a config valid (and fit, given --gpu and --model)."""
@@ -115,7 +118,7 @@ def fix(
         flat, _ = _pasted(framework, config, overrides, "fix")
         report = api.fix(flat, framework=framework, gpus=gpus, model=model, gpu=gpu,
                          keep=(keep or "").split(","), time_limit_s=time_limit, extra_gpus=extra_gpus,
-                         started=started)
+                         started=started, length_fraction=1.0 if length_fraction is None else length_fraction)
     except InputError as err:
         _fail_input(err)
         return

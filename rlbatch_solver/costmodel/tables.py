@@ -171,8 +171,10 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
     """For each memory table (``mem_<phase>``): the least MiB its phase needs anywhere in ``domains``.
 
     Exact: every combination of the table's inputs is evaluated, smallest tables first. With a
-    ``deadline`` a table not finished in time is None (unknown); with ``stop_above`` the scan stops
-    at the first table whose least value exceeds it (one phase that fits nowhere is enough to know).
+    ``deadline`` a table not finished in time is None (unknown). With ``stop_above`` only the answer
+    to "does some phase exceed it everywhere?" is exact: a table's scan stops at its first value at or
+    below it (that value is returned, an upper bound of the least), and the whole scan stops at the
+    first table whose least value exceeds it (one phase that fits nowhere is enough to know).
     """
     import itertools
 
@@ -190,12 +192,14 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
                 break
             value = d.expr.fn(*combo)
             least = value if least is None else min(least, value)
+            if stop_above is not None and least <= stop_above:
+                break  # this phase fits somewhere: its exact least is not needed
         else:
             out[d.name] = least
             if stop_above is not None and least is not None and least > stop_above:
                 return out
             continue
-        out[d.name] = None
+        out[d.name] = least if stop_above is not None and least is not None and least <= stop_above else None
     return out
 
 

@@ -47,8 +47,10 @@ class RepairPolicy:
     algorithm: tuple[str, ...] = ()
     # response/sequence length variables a "shorter response" relaxation may lower
     lengths: tuple[str, ...] = ()
-    # values memory grows with (micro batches, token budgets): raising one costs a little more than
-    # lowering it (solver/costs.py), as the seeds' out-of-memory advice lowers them first
+    # values memory grows with (vLLM's memory share, micro batches, token budgets): raising one costs a
+    # little more than lowering it (solver/costs.py), as the seeds' out-of-memory advice lowers them first;
+    # a phase that misfits at a value misfits at every larger one, which widens the repair's memory cuts
+    # (solver/repair.py; tests/test_fix.py checks that the memory model grows with each of them)
     grows_memory: frozenset[str] = frozenset()
 
 
@@ -90,8 +92,8 @@ VERL = RepairPolicy(
     hardware={"gpus_per_node": "per_node", "nnodes": "count"},
     algorithm=("n",),
     lengths=("max_response_length",),
-    grows_memory=frozenset({"actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu", "critic_micro_per_gpu",
-                            "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens"}),
+    grows_memory=frozenset({"gmu_permille", "actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu",
+                            "critic_micro_per_gpu", "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens"}),
 )
 
 # verl 0.9.1, Megatron backend (rules.verl_megatron). The batch keys move as under FSDP; then the
@@ -162,7 +164,7 @@ OPENRLHF = RepairPolicy(
     hardware={"actor_gpus_per_node": "per_node", "cluster_num_gpus": "count"},
     algorithm=("n",),
     lengths=("max_new_tokens",),
-    grows_memory=frozenset({"micro_train_batch_size", "micro_rollout_batch_size", "train_max_tokens"}),
+    grows_memory=frozenset({"gmu_permille", "micro_train_batch_size", "micro_rollout_batch_size", "train_max_tokens"}),
 )
 
 POLICIES: dict[str, RepairPolicy] = {"verl": VERL, "verl-megatron": VERL_MEGATRON, "openrlhf": OPENRLHF}

@@ -428,7 +428,7 @@ def _register_repair_policies() -> None:
         POLICIES.setdefault(name, RepairPolicy(
             rules=tuple(ranks), ranks=ranks, parallel=parallel, algorithm=("num_generations",),
             hardware={"gpus_per_node": "per_node", "nnodes": "count", "cluster_num_gpus": "count"},
-            grows_memory=frozenset({"per_device_train_batch_size", "micro_batch_size"})))
+            grows_memory=frozenset({"gmu_permille", "per_device_train_batch_size", "micro_batch_size"})))
 
 
 _register_repair_policies()

@@ -16,6 +16,7 @@ nearest fitting one, and an infeasible last solve proves none fits.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -93,8 +94,9 @@ def _lazy_split(ruleset: RuleSet) -> tuple[RuleSet, list]:
     return RuleSet(ruleset.framework, ruleset.version, ruleset.variables, derived, rules), lazy
 
 
-def _value_conds(model, built, name: str, value: Value) -> list:
-    """Literals (added to ``model``) whose conjunction says ``name`` takes ``value`` (None: unset); [] when fixed."""
+def _value_conds(model, built, name: str, value: Value, at_least: bool = False) -> list:
+    """Literals (added to ``model``) whose conjunction says ``name`` takes ``value`` (None: unset), or with
+    ``at_least`` a set value of at least ``value``; [] when fixed."""
     if name not in built.free:
         return []
     var, flag = built.decision[name], built.set_flags.get(name)
@@ -106,10 +108,23 @@ def _value_conds(model, built, name: str, value: Value) -> list:
             conds.append(var if value else var.Not())
         else:
             eq = model.NewBoolVar(f"is_{name}_{value}")
-            model.Add(var == int(value)).OnlyEnforceIf(eq)
-            model.Add(var != int(value)).OnlyEnforceIf(eq.Not())
+            if at_least:
+                model.Add(var >= int(value)).OnlyEnforceIf(eq)
+                model.Add(var < int(value)).OnlyEnforceIf(eq.Not())
+            else:
+                model.Add(var == int(value)).OnlyEnforceIf(eq)
+                model.Add(var != int(value)).OnlyEnforceIf(eq.Not())
             conds.append(eq)
     return conds
+
+
+def _exclude(model, built, cut: dict[str, Value], grows: frozenset[str]) -> None:
+    """No solution with a memory phase's inputs as in ``cut``; for an input memory grows with (a micro
+    batch, a token budget: the policy's ``grows_memory``) no larger value either, since the phase needs at
+    least as much there (tests/test_fix.py checks the memory model grows with them)."""
+    model.AddBoolOr([c.Not() for n, v in cut.items()
+                     for c in _value_conds(model, built, n, v, at_least=n in grows and isinstance(v, int)
+                                           and not isinstance(v, bool))])
 
 
 def repair(
@@ -191,7 +206,7 @@ def repair(
             stage.Add(full_objective <= best[0] - 1)  # only a strictly cheaper wasteful repair is news
             # ... which changes no more keys than the clean one: stated as a count, it prunes at once
             stage.Add(sum(changed_keys) <= (best[0] - 1 - WASTE_BASE) // CHANGE_WEIGHT)
-        status, sol, objective, spent = _solve_lazily(stage, built, ruleset, lazy_reads, cuts, deadline, on_cut)
+        status, sol, objective, spent = _solve_lazily(stage, built, ruleset, lazy_reads, cuts, deadline, on_cut, grows)
         wall += spent
         statuses.append(status)
         if sol is not None:
@@ -204,10 +219,10 @@ def repair(
 
 
 def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str]], cuts: list, deadline: Deadline,
-                  on_cut) -> tuple[str, dict[str, Value] | None, int | None, float]:
+                  on_cut, grows: frozenset[str] = frozenset()) -> tuple[str, dict[str, Value] | None, int | None, float]:
     """Solve; while a solution breaks a memory rule, exclude that phase's input values and solve again."""
     for cut in cuts:  # cuts found by an earlier stage hold here too
-        model.AddBoolOr([c.Not() for n, v in cut.items() for c in _value_conds(model, built, n, v)])
+        _exclude(model, built, cut, grows)
     wall = 0.0
     while True:
         if deadline.expired():
@@ -225,12 +240,70 @@ def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str
         if not misfits:
             return text, sol, int(solver.ObjectiveValue()), wall
         for rid in misfits:  # exclude this phase's inputs as they are: that phase does not fit with them
-            cut = {n: sol[n] for n in lazy_reads[rid]}
+            cut = _widen_cut(ruleset, rid, {n: sol[n] for n in lazy_reads[rid]}, built, grows)
             cuts.append(cut)
-            # no free input: the phase never fits, the model becomes infeasible
-            model.AddBoolOr([c.Not() for n, v in cut.items() for c in _value_conds(model, built, n, v)])
+            _exclude(model, built, cut, grows)  # no free input: the phase never fits, the model becomes infeasible
             if on_cut:
                 on_cut(rid)
+
+
+WIDEN_EVALUATIONS = 400  # memory evaluations one cut may spend on dropping inputs (tens of ms)
+
+
+def _widen_cut(ruleset: RuleSet, rule_id: str, cut: dict[str, Value], built, grows: frozenset[str]) -> dict[str, Value]:
+    """``cut`` without the inputs whose every value leaves the phase out of memory.
+
+    A cut names every input of the phase's memory table, but many are not read in the case at hand
+    (a token budget without dynamic batching, an expert-parallel size of a dense model): one cut per
+    value of those would take a solve each. An input is dropped when the phase misfits for every
+    combination of the dropped inputs' values (the others as in the cut; an input memory grows with
+    at its cut value, the least the cut covers), so the wider cut excludes only configs that do not fit.
+    """
+    import itertools
+
+    from ..rules.expr import IntVar, evaluate, variables
+
+    rule = ruleset.rule(rule_id)
+    tables = [d for d in ruleset.derived if d.name in variables(rule.expr) and hasattr(d.expr, "fn")]
+    if len(tables) != 1:
+        return cut
+    table = tables[0].expr
+    domains = built.compiler.domains
+    def misfits(trial: list[str]) -> bool:
+        for combo in itertools.product(*(_domain_of(built, n) for n in trial)):
+            env = ruleset.base_env({**cut, **dict(zip(trial, combo))})
+            value = table.fn(*(env[i.name] for i in table.inputs))  # cached: rows asked again cost nothing
+            if evaluate(rule.expr, {tables[0].name: value}):
+                return False
+        return True
+
+    free = [n for n in cut if n in built.free and n in domains]
+    # an input that alone can make the phase fit stays; the others are dropped while they jointly misfit
+    alone = sorted((n for n in free if misfits([n])), key=lambda n: len(_domain_of(built, n)))
+    dropped: list[str] = []
+    spent = sum(len(_domain_of(built, n)) for n in free)
+    for name in alone:
+        trial = dropped + [name]
+        combos = math.prod(len(_domain_of(built, n)) for n in trial)
+        if spent + combos > WIDEN_EVALUATIONS:
+            continue
+        spent += combos
+        if misfits(trial):
+            dropped.append(name)
+    return {n: v for n, v in cut.items() if n not in dropped}
+
+
+def _domain_of(built, name: str) -> list[Value]:
+    """The values ``name`` may take in the model (None for unset)."""
+    values = list(built.compiler.domains.get(name, []))
+    flag = built.set_flags.get(name)
+    if flag is None:
+        return values
+    from ..rules.base import UNSET_PLACEHOLDER as unset
+
+    out = [v for v in values if v != unset]
+    has_unset = (flag is False) or (not isinstance(flag, bool) and unset in values)
+    return ([None] if has_unset else []) + out
 
 
 def changes_between(current: Mapping[str, Value], candidate: Mapping[str, Value]) -> list[Change]:

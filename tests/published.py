@@ -1,0 +1,154 @@
+"""The frameworks' published working configs (tests/data), as pasted arguments, and one- or two-key breaks of them.
+
+Used by the fix property test (tests/test_fix_published.py) and benchmarks/bench_fix.py: a broken
+real config is a published one with one or two of its batch or layout values multiplied by a small
+odd factor, so that the published value is a divisor of the broken one (every repair domain holds
+it) and the known break size bounds the repair size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+DATA = Path(__file__).resolve().parent / "data"
+
+# the values a user mistypes or scales wrongly, per framework (native keys)
+BREAK_KEYS = {
+    "verl": ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", "actor_rollout_ref.actor.ppo_mini_batch_size",
+             "data.train_batch_size", "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
+             "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
+             "actor_rollout_ref.rollout.tensor_model_parallel_size"],
+    "swift": ["per_device_train_batch_size", "gradient_accumulation_steps", "steps_per_generation",
+              "generation_batch_size", "vllm_tensor_parallel_size", "global_batch_size", "micro_batch_size",
+              "tensor_model_parallel_size"],
+    "openrlhf": ["train.batch_size", "rollout.batch_size", "train.micro_batch_size", "rollout.micro_batch_size",
+                 "vllm.tensor_parallel_size", "vllm.num_engines"],
+}
+FACTORS = (3, 5, 7)
+
+
+@dataclass
+class Published:
+    name: str
+    framework: str  # as --framework takes it
+    family: str  # verl | swift | openrlhf (the keys BREAK_KEYS names)
+    values: dict[str, Any]  # native key -> value, in the order of the source
+    gpus: int | None = None
+    gpu: str | None = None
+    model: str | None = None
+    length_fraction: float = 1.0
+    source: str = ""
+    env: dict[str, Any] = field(default_factory=dict)
+
+    def args(self, values: dict[str, Any] | None = None) -> list[str]:
+        """The config as pasted: Hydra overrides (verl) or ``--flag value`` (ms-swift, OpenRLHF)."""
+        vals = self.values if values is None else values
+        if self.family == "verl":
+            return [k if v is None and k.startswith("--") else f"{k}={_hydra(v)}" for k, v in vals.items()]
+        out: list[str] = []
+        if self.family == "swift":
+            out = [f"{k}={v}" for k, v in self.env.items()] + ["swift", "rlhf"]
+        for k, v in vals.items():
+            if self.family == "openrlhf" and v is True:
+                out.append(f"--{k}")
+            elif self.family == "openrlhf" and v is False:
+                continue
+            else:
+                out += [f"--{k}", ("true" if v else "false") if isinstance(v, bool) else str(v)]
+        return out
+
+
+def _hydra(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "[" + ",".join(_hydra(v) for v in value) + "]"
+    return str(value)
+
+
+def _verl(path: Path, framework: str) -> Iterator[Published]:
+    for ex in yaml.safe_load(path.read_text()):
+        values: dict[str, Any] = {}
+        for item in ex["overrides"]:
+            key, eq, raw = item.partition("=")
+            if key.startswith("--"):  # --config-name=...: kept as pasted
+                values[item] = None
+                continue
+            values[key] = yaml.safe_load(raw) if eq else None
+        yield Published(ex["name"], framework, "verl", values, gpus=ex.get("gpus"), gpu=ex.get("gpu"),
+                        model=ex.get("model"), length_fraction=float(ex.get("length_fraction", 1.0)),
+                        source=ex.get("source", ""))
+
+
+def _flags(path: Path, framework: str, family: str) -> Iterator[Published]:
+    for name, ex in yaml.safe_load(path.read_text()).items():
+        flags = dict(ex["flags"])
+        env = {k: flags.pop(k) for k in list(flags) if k.isupper()}
+        if family == "swift":  # the server's own sizes (rollout.*) are not training flags
+            flags = {k: v for k, v in flags.items() if not k.startswith("rollout.")}
+        yield Published(name, framework, family, flags, gpus=ex.get("gpus") if family == "openrlhf" else None,
+                        gpu=ex.get("gpu"), model=ex.get("model"), source=ex.get("source", name), env=env)
+
+
+def published_configs() -> list[Published]:
+    """Every published working config we record, all frameworks."""
+    out = list(_verl(DATA / "verl" / "fsdp_examples.yaml", "verl"))
+    out += _verl(DATA / "verl" / "megatron_examples.yaml", "verl-megatron")
+    out += _flags(DATA / "swift" / "hf_examples.yaml", "swift", "swift")
+    out += _flags(DATA / "swift" / "megatron_examples.yaml", "swift-megatron", "swift")
+    out += _flags(DATA / "openrlhf" / "examples.yaml", "openrlhf", "openrlhf")
+    return out
+
+
+# GPUs of configs whose record names none but whose script's name does (verl Megatron tuning names)
+GPU_FROM_NAME = (("h20", "h20"), ("96gb", "h20"), ("h800", "h800"))
+
+
+def gpu_of(config: Published) -> str | None:
+    """The GPU the config's source names: its record's, or its script's name's."""
+    if config.gpu:
+        return config.gpu
+    for hint, gpu in GPU_FROM_NAME:
+        if hint in config.name.lower():
+            return gpu
+    return None
+
+
+@dataclass
+class Break:
+    config: Published
+    changed: dict[str, tuple[Any, Any]]  # native key -> (published value, broken value)
+
+    @property
+    def size(self) -> int:
+        return len(self.changed)
+
+    def args(self) -> list[str]:
+        values = dict(self.config.values)
+        values.update({k: new for k, (_, new) in self.changed.items()})
+        return self.config.args(values)
+
+    @property
+    def label(self) -> str:
+        return f"{self.config.name}: " + ", ".join(f"{k} {o}->{n}" for k, (o, n) in self.changed.items())
+
+
+def breaks(config: Published, keys: int = 1) -> Iterator[Break]:
+    """Candidate breaks: ``keys`` of the config's batch/layout values multiplied by 3 (or 5, 7).
+
+    Whether a candidate really breaks a rule is for the caller to check (with or without memory)."""
+    present = [k for k in BREAK_KEYS[config.family] if isinstance(config.values.get(k), int)
+               and not isinstance(config.values.get(k), bool) and config.values[k] > 0]
+    if keys == 1:
+        for k in present:
+            for f in FACTORS:
+                yield Break(config, {k: (config.values[k], config.values[k] * f)})
+    else:
+        for i, a in enumerate(present):
+            for b in present[i + 1:]:
+                yield Break(config, {a: (config.values[a], config.values[a] * 3),
+                                     b: (config.values[b], config.values[b] * 3)})

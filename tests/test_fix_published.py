@@ -1,0 +1,105 @@
+"""fix on the frameworks' published working configs broken in one key (tests/published.py).
+
+Every published config that is valid (and, where its source names the GPU and we have the model, predicted
+to fit) is broken by multiplying one batch or layout value by 3, 5 or 7. Going back is a one-key repair, so
+``fix`` must find a repair of at most one key, valid and fitting, and prove it nearest (its status, not a
+clock). Covers every framework, with and without the memory model.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import rlbatch_solver as rb
+from published import breaks, gpu_of, published_configs
+
+
+def _cases():
+    out = []
+    for cfg in published_configs():
+        if not rb.check(cfg.args(), framework=cfg.framework, gpus=cfg.gpus, model=cfg.model).valid:
+            continue  # recorded as invalid on purpose (the data file says why)
+        gpu = gpu_of(cfg)
+        fits = bool(gpu and cfg.model) and rb.check(
+            cfg.args(), framework=cfg.framework, gpus=cfg.gpus, model=cfg.model, gpu=gpu,
+            length_fraction=cfg.length_fraction).valid
+        for br in breaks(cfg, 1):
+            if not rb.check(br.args(), framework=cfg.framework, gpus=cfg.gpus, model=cfg.model).valid:
+                out.append(pytest.param(br, None, id=br.label.replace(" ", "")))
+            if fits:
+                out.append(pytest.param(br, gpu, id=br.label.replace(" ", "") + f"@{gpu}"))
+    return out
+
+
+CASES = _cases()
+
+
+def test_the_cases_cover_every_framework_with_and_without_memory():
+    frameworks = {(p.values[0].config.framework, p.values[1] is not None) for p in CASES}
+    for fw in ("verl", "verl-megatron", "swift", "swift-megatron", "openrlhf"):
+        assert (fw, False) in frameworks, fw
+    assert any(memory for _, memory in frameworks)
+    assert len(CASES) >= 100
+
+
+@pytest.mark.parametrize("br,gpu", CASES)
+def test_one_key_break_is_repaired_by_one_key(br, gpu):
+    cfg = br.config
+    kwargs = dict(framework=cfg.framework, gpus=cfg.gpus, model=cfg.model, gpu=gpu,
+                  length_fraction=cfg.length_fraction if gpu else 1.0)
+    broken = rb.check(br.args(), **kwargs)
+    r = rb.fix(br.args(), time_limit_s=10, **kwargs)
+    if broken.valid:  # with memory, a break may still be valid and fit: nothing to repair
+        assert r.native_changes == []
+        return
+    assert r.after is not None, r.status
+    assert r.proven, r.status
+    assert len(r.native_changes) <= 1, r.native_changes
+    # solver-independent: the printed change, pasted after the broken arguments, checks valid (and fits)
+    if r.native_changes:
+        values = dict(br.config.values)
+        values.update({k: (o, n) for k, (o, n) in br.changed.items()})
+        values = {k: (v[1] if k in br.changed else v) for k, v in values.items()}
+        for key, _, new in r.native_changes:
+            values[key] = new
+        fixed = rb.check(br.config.args(values), **kwargs)
+        assert fixed.valid, [v.rule for v in fixed.violations]
+
+
+def _memory_cases():
+    out = []
+    for cfg in published_configs():
+        if gpu_of(cfg) and cfg.model:
+            out.append(pytest.param(cfg, id=cfg.name))
+    return out
+
+
+@pytest.mark.parametrize("cfg", _memory_cases())
+def test_memory_grows_with_every_grows_memory_value(cfg):
+    """The repair widens a memory cut to every larger value of the policy's ``grows_memory`` keys
+    (solver/repair.py ``_exclude``): sound only if no phase needs less memory at a larger value."""
+    from rlbatch_solver.api import read_config
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.memory import estimate_memory
+    from rlbatch_solver.frameworks import get_framework
+    from rlbatch_solver.frameworks.repair_policies import policy_for
+
+    fw = get_framework(cfg.framework)
+    card = load_model(cfg.model)
+    flat, _ = read_config(fw, cfg.args())
+    values = fw.to_values(flat, gpus=cfg.gpus, model=card)
+    policy = policy_for(fw.name, fw.ruleset, values)
+    spec = fw.cost_spec(card, load_gpu(gpu_of(cfg)))
+    checked = 0
+    for name in sorted(policy.grows_memory):
+        base = values.get(name)
+        if not isinstance(base, int) or isinstance(base, bool):
+            continue
+        ladder = [300, 450, 600, 750, 900] if name == "gmu_permille" else \
+            sorted({max(1, base // 4), max(1, base // 2), base, base * 2, base * 4})
+        for phase in spec.phases_run(values):
+            peaks = [estimate_memory(spec.plan({**values, name: v}, phase)).peak(phase) for v in ladder]
+            assert peaks == sorted(peaks), (name, phase, list(zip(ladder, peaks)))
+            checked += 1
+    assert checked
