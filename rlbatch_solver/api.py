@@ -218,6 +218,7 @@ class Choice:
     objective: int
     proven: bool
     tokens_per_s: float
+    waste: str = ""  # what the config makes the framework pad, in words ('' when nothing): ranked lower for it
 
     def peak_mib(self) -> dict[str, float]:
         return {p: r.peak(p) / 2**20 for p, r in self.memory.items()}
@@ -300,6 +301,7 @@ def recommend(
         objective = IntVar("gpus_per_node") * IntVar("nnodes") * 10**12 + terms.time_us_per_sample
     else:
         objective = terms.time_us_per_sample
+    objective = _with_waste(ruleset, objective, objective_name, terms)
     from .deadline import Deadline
 
     deadline = Deadline(time_limit_s)
@@ -312,7 +314,8 @@ def recommend(
         total = sum(seconds.values())
         tokens = _tokens_per_step(r.solution, spec)
         choices.append(Choice(i + 1, r.solution, fw.export(r.solution, space), total, seconds, memory, r.objective,
-                              r.proven, tokens / total if total else 0.0))
+                              r.proven, tokens / total if total else 0.0,
+                              _waste_text(fw, ruleset, r.solution, r.solution)))
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
                              res.wall_time_s, terms.capacity_mib, space.raw_size, space=space)
     if not choices and res.status == "infeasible":
@@ -321,6 +324,26 @@ def recommend(
         report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=max(0.05, deadline.left()))
         report.memory_floor = memory_floor(ruleset, space.domains, terms)
     return report
+
+
+def _with_waste(ruleset: RuleSet, objective: Any, objective_name: str, terms: Any) -> Any:
+    """The time objective with padded samples counted as if they were real ones.
+
+    verl's v1 trainer pads a step to whole mini batches with synthetic zero-advantage samples
+    (``verl.advice.batch_padded``). The compute they take is small (short samples), but a step that
+    pads trains on a short last mini batch and spends its budget on samples that teach nothing: an
+    expert does not pick it while a config that does not pad is as fast. So a config that pads
+    ``w`` permille of its step is ranked as if its time per sample were ``1 + w/1000`` times longer,
+    and the report says why (``Choice.waste``).
+    """
+    from .rules.expr import IntVar
+    from .solver.costs import WASTE_NAME
+
+    if objective_name not in ("time", "gpus") or terms.time_us_per_sample is None:
+        return objective
+    if not any(d.name == WASTE_NAME for d in ruleset.derived):
+        return objective
+    return objective + (terms.time_us_per_sample * IntVar(WASTE_NAME)) // 1000
 
 
 def _tokens_per_step(values: Mapping[str, Value], spec: Any = None) -> int:

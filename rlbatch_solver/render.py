@@ -253,6 +253,8 @@ def print_recommend(console: Console, report: Any) -> None:
     tt.add_row("[bold]total[/]", f"[bold]{best.step_time_s:.1f}[/]")
     console.print(tt)
     console.print(f"throughput: {best.tokens_per_s:,.0f} tokens/s (prompt+response tokens per step / step time)")
+    if best.waste:
+        console.print(f"[yellow]note:[/] no config of the search space avoids padding; this one pads: {best.waste}")
     if report.scenario.price_per_gpu_hour:
         cost = best.step_time_s / 3600 * sc.total_gpus * sc.price_per_gpu_hour
         console.print(f"cost: {cost:.3f} per step at {sc.price_per_gpu_hour} per GPU-hour")
@@ -266,7 +268,9 @@ def print_recommend(console: Console, report: Any) -> None:
 
 
 def why_lost(best: Any, other: Any) -> str:
-    """The phase whose time grew most against the best config."""
+    """The phase whose time grew most against the best config (or the padding it makes the framework do)."""
+    if getattr(other, "waste", "") and not getattr(best, "waste", ""):
+        return "pads the step: " + other.waste.split(":")[0] + " (ranked as if its padding were real samples)"
     deltas = {p: other.phase_seconds.get(p, 0.0) - best.phase_seconds.get(p, 0.0) for p in other.phase_seconds}
     phase, delta = max(deltas.items(), key=lambda kv: kv[1])
     if delta <= 0.05:
@@ -307,6 +311,7 @@ def recommend_dict(report: Any) -> dict[str, Any]:
                                "terms": {k: round(v / GIB, 3) for k, v in r.phases[p].items()}}
                            for p, r in c.memory.items()},
             "proven": c.proven,
+            "waste": c.waste,
         }
 
     return {

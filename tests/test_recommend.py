@@ -124,3 +124,32 @@ def test_cli_recommend_json():
     assert fragment["data"]["max_prompt_length"] == 880 and fragment["actor_rollout_ref"]["rollout"]["n"] == 8
     nofit = run_cli("recommend", "--gpu", "rtx4090", "--gpus", "1", "--model", "qwen2.5-72b", "--algo", "grpo")
     assert nofit.returncode == 1 and "memory" in nofit.stdout
+
+
+def test_recommend_does_not_pick_a_config_that_pads_when_one_that_does_not_is_as_fast():
+    """96 prompts: mini batches of 64 pad every step to 128 prompts (verl's v1 trainer); without the
+    padding counted, the time model ranks that config first (fewer optimizer steps)."""
+    from dataclasses import replace
+
+    from rlbatch_solver.frameworks import get_framework
+    from rlbatch_solver.solver.costs import waste_of
+
+    sc = rb.default_scenario()
+    sc = replace(sc, fixed={**sc.fixed, "data.train_batch_size": 96})
+    r = rb.recommend(sc, top=3)
+    ruleset = get_framework("verl").ruleset
+    assert r.proven and r.choices
+    best = r.choices[0]
+    assert waste_of(ruleset, best.values) == 0 and best.waste == ""
+    assert 96 % best.values["actor_mini"] == 0
+    # the padding config exists and is valid: it is ranked below, and says why
+    padded = dict(best.values, actor_mini=64, critic_mini=64)
+    assert waste_of(ruleset, padded) == 250
+    assert ruleset.check(padded).valid
+    # had it been ranked, the alternatives table would say why it lost
+    from types import SimpleNamespace
+
+    from rlbatch_solver.render import why_lost
+
+    text = why_lost(best, SimpleNamespace(waste="96 prompts padded to 128: ...", phase_seconds=best.phase_seconds))
+    assert text.startswith("pads the step: 96 prompts padded to 128")
