@@ -84,6 +84,27 @@ class MemoryCheck:
         }
 
 
+def _inputs(fw: Framework, flat: Mapping[str, Any], *, gpus: int | None, model: str | ModelCard | None,
+            gpu: str | None, extra_gpus: str | Path | None) -> tuple[ModelCard | None, dict[str, Value]]:
+    """The model card and rule-variable values of a pasted config, every flag checked whether or not
+    this command will use it (an unknown --gpu is an error even without --model)."""
+    from .errors import MAX_GPUS, check_size
+
+    check_size("gpus", gpus, f"pass --gpus with at most {MAX_GPUS:,} GPUs.", MAX_GPUS)
+    if gpus is not None and gpus < 1:
+        raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus N with N >= 1.")
+    if gpu is not None:
+        from .catalog.gpus import load_gpu
+
+        load_gpu(gpu, extra_gpus)
+    card = _model(model)
+    values = fw.to_values(flat, gpus=gpus, model=card)
+    for name, value in values.items():  # whatever the framework's parser let through: no size beyond range
+        check_size(fw.native_key(name) if name in fw.ruleset.variables else name, value,
+                   "write it as a whole number of at most a billion.")
+    return card, values
+
+
 def _model(model: str | ModelCard | None) -> ModelCard | None:
     if model is None or isinstance(model, ModelCard):
         return model
@@ -123,8 +144,7 @@ def check(
     check_length_fraction(length_fraction)
     fw = get_framework(framework)
     flat, ignored = read_config(fw, config)
-    card = _model(model)
-    values = fw.to_values(flat, gpus=gpus, model=card)
+    card, values = _inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
     notes = []
     memory = None
@@ -184,6 +204,10 @@ def enumerate(  # noqa: A001 - the public name users expect
     from .solver.model import enumerate_solutions
 
     fw = get_framework(scenario.framework)
+    if scenario.gpu:  # enumerate needs no GPU type, but a mistyped one is still an error
+        from .catalog.gpus import load_gpu
+
+        load_gpu(scenario.gpu)
     card = _model(scenario.model)
     space = fw.space(scenario, card)
     ruleset = fw.ruleset.extended(space.extra_rules)
@@ -578,8 +602,7 @@ def fix(
     check_length_fraction(length_fraction)
     fw = get_framework(framework)
     flat, _ = read_config(fw, config)
-    card = _model(model)
-    values = fw.to_values(flat, gpus=gpus, model=card)
+    card, values = _inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     kept = _keep_names(fw, keep)
     policy = policy_for(fw.name, fw.ruleset, values)
     notes: list[str] = []

@@ -8,7 +8,12 @@ traceback.
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from typing import Any, Iterable
+
+# The largest size any key may take: more than any batch, length, token budget or GPU count in use
+# (a billion), and far inside the 64-bit integers the solver holds.
+MAX_SIZE = 10**9
+MAX_GPUS = 65_536  # GPUs in one job: the largest clusters in use are a few tens of thousands
 
 
 class InputError(ValueError):
@@ -32,3 +37,15 @@ def did_you_mean(word: str, choices: Iterable[str], n: int = 3) -> str:
         # substring matches help for "4090" -> "rtx4090"
         close = [c for c in choices if word.lower() in c.lower()][:n]
     return f" Did you mean: {', '.join(close)}?" if close else ""
+
+
+def shown(value: Any, width: int = 24) -> str:
+    """``value`` as the user wrote it, cut to ``width`` characters (a 5,000-digit number stays readable)."""
+    text = str(value)
+    return text if len(text) <= width else f"{text[:width]}... ({len(text)} characters)"
+
+
+def check_size(field: str, value: Any, fix: str, limit: int = MAX_SIZE) -> None:
+    """An ``InputError`` naming ``field`` when an integer ``value`` is beyond ``limit`` (or below -limit)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > limit:
+        raise InputError(field, f"{shown(value)} is out of range (at most {limit:,}).", fix)

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import InputError, did_you_mean
+from .errors import MAX_GPUS, MAX_SIZE, InputError, check_size, did_you_mean
 from .frameworks.overrides import load_yaml_file
 
 OBJECTIVES = ("time", "memory-headroom", "gpus")
@@ -91,6 +91,8 @@ class Scenario:
                 raise InputError(name, f"'{value}' is not a whole number.", f"set {name} to a positive integer.")
             if value < 1:
                 raise InputError(name, f"{value} must be at least 1.", f"set {name} to a positive integer.")
+            limit = MAX_GPUS if name in ("gpus", "gpus_per_node", "nnodes") else MAX_SIZE
+            check_size(name, value, f"set {name} to a positive integer of at most {limit:,}.", limit)
         if self.gpus is not None and self.gpus_per_node is not None and self.gpus != self.gpus_per_node * self.nnodes:
             raise InputError(
                 "gpus", f"gpus = {self.gpus} but gpus_per_node*nnodes = {self.gpus_per_node}*{self.nnodes}.",
@@ -111,6 +113,10 @@ class Scenario:
         for key, values in self.search.items():
             if not isinstance(values, list) or not values:
                 raise InputError(f"search.{key}", "must be a non-empty list of values.", f"write {key}: [1, 2, 4].")
+            for v in values:
+                check_size(f"search.{key}", v, f"write {key} values of at most {MAX_SIZE:,}.")
+        for key, value in self.fixed.items():
+            check_size(f"fixed.{key}", value, f"set {key} to at most {MAX_SIZE:,}.")
         if self.price_per_gpu_hour is not None and not (
             isinstance(self.price_per_gpu_hour, (int, float)) and self.price_per_gpu_hour > 0
         ):

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
-from ..errors import InputError, did_you_mean
+from ..errors import InputError, did_you_mean, shown
 
 GIB = 2**30
 MIB = 2**20
@@ -285,9 +285,13 @@ def _builtin() -> tuple[GPU, ...]:
 def _read_user_file(path: str | Path) -> tuple[list[Any], Path]:
     origin = "gpu-file"
     p = Path(path).expanduser()
-    if not p.exists():
-        raise InputError(origin, f"file not found: {p}.", "Check the path passed with --gpu-file.")
-    if not p.is_file():
+    try:
+        exists, is_file = p.exists(), p.is_file()
+    except (OSError, ValueError):  # a name too long for a path, or with a NUL byte
+        exists = is_file = False
+    if not exists:
+        raise InputError(origin, f"file not found: {shown(p, 60)}.", "Check the path passed with --gpu-file.")
+    if not is_file:
         raise InputError(origin, f"{p} is not a file.", "Pass a YAML file with --gpu-file.")
     try:
         text = p.read_text(encoding="utf-8")

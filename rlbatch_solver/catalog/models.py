@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from ..errors import InputError, did_you_mean
+from ..errors import InputError, did_you_mean, shown
 
 # Fields every card (or config.json) must provide.
 REQUIRED_FIELDS = (
@@ -433,6 +433,9 @@ def _read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except OSError as err:
         raise InputError("model", f"cannot read {path}: {err.strerror}.", "Check the path.") from None
+    except UnicodeDecodeError:
+        raise InputError("model", f"{path} is not a text file (not UTF-8).",
+                         "pass a model name (rlbatch catalog models), a HF config.json or a model card YAML.") from None
 
 
 def load_card_file(path: str | Path) -> ModelCard:
@@ -513,9 +516,13 @@ def load_model(name_or_path: str | Path) -> ModelCard:
         raise InputError("model", "no model given.", "Pass a catalog name such as qwen2.5-7b.")
     path = Path(text).expanduser()
     looks_like_path = path.suffix.lower() in (".json", ".yaml", ".yml") or text.startswith((".", "/", "~"))
-    if path.exists() or looks_like_path:
-        if not path.exists():
-            raise InputError("model", f"file {text!r} does not exist.", "Check the path.")
+    try:
+        exists = path.exists()
+    except (OSError, ValueError):  # a name too long for a path, or one with a NUL byte: not a file
+        exists = False
+    if exists or looks_like_path:
+        if not exists:
+            raise InputError("model", f"file {shown(text, 60)!r} does not exist.", "Check the path.")
         if path.suffix.lower() in (".yaml", ".yml"):
             return load_card_file(path)
         return load_hf_config_file(path)
@@ -524,7 +531,7 @@ def load_model(name_or_path: str | Path) -> ModelCard:
     if name is None:
         raise InputError(
             "model",
-            f"unknown model {text!r}.",
+            f"unknown model {shown(text, 60)!r}.",
             "Use a catalog name (list them with `rlbatch catalog models`) or the path to a "
             "Hugging Face config.json." + did_you_mean(_canonical(text), list_models()),
         )

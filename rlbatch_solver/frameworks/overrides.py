@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
-from ..errors import InputError, did_you_mean
+from ..errors import MAX_SIZE, InputError, check_size, did_you_mean, shown
 
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
@@ -29,7 +29,10 @@ def parse_scalar(text: str) -> Any:
     if low in ("null", "none", "~"):
         return None
     if _INT.match(t):
-        return int(t)
+        try:
+            return int(t)
+        except ValueError:  # beyond Python's 4,300 digits: left as text, refused by the key's check
+            return t
     if _FLOAT.match(t):
         return float(t)
     return t
@@ -117,10 +120,22 @@ def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def load_yaml_file(path: str | Path) -> Any:
     p = Path(path)
-    if not p.is_file():
-        raise InputError("config", f"file '{path}' does not exist.", "pass the path of a YAML config file.")
     try:
-        return yaml.safe_load(p.read_text())
+        is_file = p.is_file()
+    except (OSError, ValueError):  # a name too long for a path, or with a NUL byte
+        is_file = False
+    if not is_file:
+        raise InputError("config", f"file '{shown(path, 60)}' does not exist.", "pass the path of a YAML config file.")
+    try:
+        return yaml.safe_load(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError("config", f"'{path}' is not a text file (not UTF-8).",
+                         "pass a YAML config file (key: value lines).") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise InputError("config", f"'{path}' could not be read: {shown(exc, 80)}.",
+                         "write every value as a number of at most a billion.") from None
+    except OSError as exc:
+        raise InputError("config", f"cannot read '{path}': {exc.strerror}.", "check the path.") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -168,7 +183,12 @@ def whole_number(key: str, value: Any, spelled: str) -> int:
     ``spelled`` (the key as the user writes it: ``--key`` or ``key``) as a whole number."""
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
-            return int(value)
-        hint = " (a shell variable that was not expanded?)" if isinstance(value, str) and "$" in value else ""
-        raise InputError(key, f"'{value}' is not an integer{hint}.", f"write {spelled} as a whole number.")
+            value = int(value)
+        elif isinstance(value, str) and value.strip().lstrip("+-").isdigit():  # too many digits to be read
+            raise InputError(key, f"{shown(value)} is out of range (at most {MAX_SIZE:,}).",
+                             f"write {spelled} as a whole number of at most {MAX_SIZE:,}.")
+        else:
+            hint = " (a shell variable that was not expanded?)" if isinstance(value, str) and "$" in value else ""
+            raise InputError(key, f"'{shown(value)}' is not an integer{hint}.", f"write {spelled} as a whole number.")
+    check_size(key, value, f"write {spelled} as a whole number of at most {MAX_SIZE:,}.")
     return value
