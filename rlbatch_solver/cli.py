@@ -40,8 +40,10 @@ def _fail_input(err: InputError) -> None:
 # ----------------------------------------------------------------------------- check
 @app.command()
 def check(
-    overrides: Optional[List[str]] = typer.Argument(None, help="The framework's own arguments, pasted after --."),
-    framework: str = typer.Option("verl", "--framework", "-f", help="verl"),
+    overrides: Optional[List[str]] = typer.Argument(None, help="The framework's own arguments, pasted after --, "
+                                                    "or a launch script (run.sh)."),
+    framework: Optional[str] = typer.Option(None, "--framework", "-f", help="verl (default), verl-megatron, swift, "
+                                            "swift-megatron, openrlhf; a launch script names its own."),
     gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (or give trainer.n_gpus_per_node/nnodes)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name or path to a HF config.json."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU type: with --model, predicts out-of-memory per phase."),
@@ -56,6 +58,7 @@ def check(
     from . import api
 
     try:
+        framework, overrides, gpus, model = _script(framework, overrides, gpus, model)
         flat, ignored = _pasted(framework, config, overrides, "check")
         report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
                            length_fraction=1.0 if length_fraction is None else length_fraction)
@@ -70,6 +73,34 @@ def check(
 
         print_check(_console(), report)
     raise typer.Exit(code=0 if report.valid else 1)
+
+
+def _script(framework: Optional[str], overrides: Optional[List[str]], gpus: Optional[int], model: Optional[str],
+            default: Optional[str] = "verl"):
+    """A launch script given in place of the arguments (``rlbatch check run.sh``): its framework, its
+    arguments, its launcher's GPU count, its model when the catalog knows it; its notes printed first.
+    Otherwise the arguments as they are."""
+    from .launch_script import is_launch_script, read_launch_script
+
+    if not overrides or not is_launch_script(overrides[0]):
+        return framework or default, overrides, gpus, model
+    script = read_launch_script(overrides[0])
+    if framework and framework.split("==")[0].split("@")[0].strip().lower() != script.framework:
+        raise InputError("framework", f"--framework {framework} was given, but {overrides[0]} runs {script.framework}.",
+                         f"drop --framework (or pass --framework {script.framework}).")
+    notes = [f"read {overrides[0]}: {script.framework}"] + script.notes
+    if model is None and script.model:
+        from .catalog.models import load_model
+
+        try:
+            model = load_model(script.model).name
+            notes.append(f"model from the script: {script.model} (catalog card {model})")
+        except InputError:
+            notes.append(f"the script's model {script.model} is not in the catalog: pass --model for the head, "
+                         "length and memory rules")
+    for note in notes:
+        typer.echo(f"note: {note}", err=True)
+    return script.framework, script.args + list(overrides[1:]), gpus if gpus is not None else script.gpus, model
 
 
 def _pasted(framework: str, config: Optional[str], overrides: Optional[List[str]], verb: str):
@@ -93,8 +124,10 @@ def _pasted(framework: str, config: Optional[str], overrides: Optional[List[str]
 # ----------------------------------------------------------------------------- fix
 @app.command()
 def fix(
-    overrides: Optional[List[str]] = typer.Argument(None, help="The framework's own arguments, pasted after --."),
-    framework: str = typer.Option("verl", "--framework", "-f", help="verl"),
+    overrides: Optional[List[str]] = typer.Argument(None, help="The framework's own arguments, pasted after --, "
+                                                    "or a launch script."),
+    framework: Optional[str] = typer.Option(None, "--framework", "-f", help="verl (default), verl-megatron, swift, "
+                                            "swift-megatron, openrlhf; a launch script names its own."),
     gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (or give them in the config)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name or HF config.json: enables head and memory rules."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU type: with --model, repairs toward fitting in memory."),
@@ -115,6 +148,7 @@ def fix(
     from . import api
 
     try:
+        framework, overrides, gpus, model = _script(framework, overrides, gpus, model)
         flat, _ = _pasted(framework, config, overrides, "fix")
         report = api.fix(flat, framework=framework, gpus=gpus, model=model, gpu=gpu,
                          keep=(keep or "").split(","), time_limit_s=time_limit, extra_gpus=extra_gpus,
@@ -151,6 +185,7 @@ def explain(
 
     try:
         cfg = None
+        framework, overrides, gpus, model = _script(framework, overrides, gpus, model, default=None)
         if overrides or config:
             if framework is None:  # the config is read in the syntax of the framework whose message matched
                 from .frameworks.error_text import match_error

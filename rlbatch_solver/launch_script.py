@@ -1,0 +1,272 @@
+"""Read a whole launch script: which framework it starts, its arguments, its GPU count.
+
+Users paste the shell script they launch with, not the arguments. This module does what the
+shell would do to the parts that matter and nothing more:
+
+- lines joined at backslash-newlines, ``#`` comments dropped, quotes removed (``shlex``);
+- ``NAME=value`` lines (also ``export``/``readonly``/``local``/``declare``) recorded, and
+  ``$NAME``, ``${NAME}``, ``${NAME:-default}``, ``${NAME:=default}``, ``${NAME-default}`` and
+  ``$((arithmetic))`` of known integers expanded where they are used (never inside single quotes);
+- the command that starts the framework found by its entry point, after any ``VAR=value``
+  prefixes and launchers (``ray job submit ... --``, ``torchrun``, ``deepspeed``, ``python -m``,
+  ``nohup``, ``accelerate launch``):
+  ``verl.trainer.main_ppo`` (verl; ``--config-name ppo_megatron_trainer`` or
+  ``actor.strategy=megatron``: its Megatron backend), ``swift rlhf`` (ms-swift),
+  ``megatron rlhf`` (ms-swift's Megatron trainer), ``openrlhf.cli.train_ppo_ray`` (OpenRLHF);
+- the GPU count the launcher gives: ``CUDA_VISIBLE_DEVICES``, ``--nproc_per_node``/``--nnodes``
+  of torchrun and ``--num_gpus``/``--num_nodes`` of deepspeed; ms-swift's ``NPROC_PER_NODE`` and
+  ``NNODES`` are passed on as its own parser reads them (swift/cli/main.py starts torchrun with them).
+
+A value that depends on a variable the script does not set is not guessed: the argument is left
+out and a note names the variable.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import InputError, shown
+
+ENTRY_POINTS = ("python3 -m verl.trainer.main_ppo", "swift rlhf", "megatron rlhf",
+                "deepspeed --module openrlhf.cli.train_ppo_ray", "python3 -m openrlhf.cli.train_ppo_ray")
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_ARITH = re.compile(r"\$\(\(([^()]*)\)\)")
+_SAFE_ARITH = re.compile(r"^[0-9+\-*/%() ]+$")
+_DECLARE = ("export", "readonly", "local", "declare", "typeset")
+_SWIFT_ENV = ("NPROC_PER_NODE", "NNODES")
+
+
+@dataclass
+class LaunchScript:
+    framework: str  # as --framework takes it
+    args: list[str]  # the framework's own arguments (ms-swift: with its NPROC_PER_NODE/NNODES prefix)
+    gpus: int | None = None  # from the launcher, when it says
+    notes: list[str] = field(default_factory=list)
+    model: str | None = None  # the model the script trains (a HF id or a path), as written
+
+
+def is_launch_script(arg: str) -> bool:
+    """Whether a pasted argument names a script file rather than being an argument itself."""
+    if "=" in arg or arg.startswith("-") or len(arg) > 4096:
+        return False
+    try:
+        p = Path(arg).expanduser()
+        return p.is_file() and (p.suffix in (".sh", ".bash") or _head(p).startswith("#!"))
+    except (OSError, ValueError):
+        return False
+
+
+def _head(p: Path) -> str:
+    with p.open("rb") as f:
+        return f.read(2).decode("latin-1")
+
+
+def read_launch_script(path: str | Path) -> LaunchScript:
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("script", f"{shown(p, 60)} is not a text file (not UTF-8).",
+                         "pass the shell script you launch the run with.") from None
+    except OSError as err:
+        raise InputError("script", f"cannot read {shown(p, 60)}: {err.strerror}.", "check the path.") from None
+    return parse_launch_script(text, name=str(path))
+
+
+def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
+    env: dict[str, str] = {}
+    found: list[tuple[str, list[str], dict[str, str], list[str], list[str]]] = []
+    for line in _logical_lines(text):
+        expanded, unknown = _expand(_strip_comment(line), env)
+        try:
+            tokens = [t for t in shlex.split(expanded) if t not in ("$@", "$*", '"$@"')]
+        except ValueError:
+            continue  # an unbalanced quote: not a line we can read; a command line would be reported missing
+        if not tokens:
+            continue
+        if tokens[0] in _DECLARE:
+            tokens = [t for t in tokens[1:] if not t.startswith("-")]
+        prefix: dict[str, str] = {}
+        i = 0
+        while i < len(tokens) and _ASSIGN.match(tokens[i]):
+            k, v = _ASSIGN.match(tokens[i]).groups()
+            prefix[k] = v
+            i += 1
+        if i == len(tokens):  # only assignments: the script's variables
+            env.update(prefix)
+            continue
+        hit = _entry(tokens[i:])
+        if hit is not None:
+            framework, launcher, args = hit
+            found.append((framework, args, prefix, launcher, unknown))
+    if not found:
+        raise InputError("script", f"{shown(name, 60)} starts none of the entry points we know.",
+                         "the script should run one of: " + ", ".join(ENTRY_POINTS) + ".")
+    framework, args, prefix, launcher, unknown = found[-1]
+    notes = []
+    if len(found) > 1:
+        notes.append(f"the script starts {len(found)} runs; the last one ({framework}) is read")
+    args, dropped = _drop_unknown(args, unknown)
+    for arg, names in dropped:
+        notes.append(f"{arg} uses {', '.join('$' + n for n in names)}, which the script does not set: left out")
+    scope = {**env, **prefix}
+    gpus, source = _launcher_gpus(launcher, scope)
+    if framework.startswith("swift"):
+        args = [f"{k}={scope[k]}" for k in _SWIFT_ENV if k in scope and scope[k].isdigit()] + args
+        gpus = None  # ms-swift counts its processes from NPROC_PER_NODE/NNODES, passed on above
+    elif framework == "verl":
+        if any(a.endswith("=megatron") and "strategy" in a for a in args) or "ppo_megatron_trainer" in " ".join(args):
+            framework = "verl-megatron"
+        gpus = None  # verl's GPU count is trainer.n_gpus_per_node * trainer.nnodes, in the arguments
+    if gpus is not None:
+        notes.append(f"GPUs from {source}: {gpus}")
+    return LaunchScript(framework, args, gpus, notes, _model_of(args))
+
+
+_MODEL_KEYS = ("actor_rollout_ref.model.path", "--model", "--pretrain", "--actor.model_name_or_path")
+
+
+def _model_of(args: list[str]) -> str | None:
+    """The trained model's id as the script names it (verl, ms-swift, OpenRLHF old and new flags)."""
+    for i, tok in enumerate(args):
+        key, eq, value = tok.lstrip("+").partition("=")
+        if key in _MODEL_KEYS:
+            if eq:
+                return value or None
+            if i + 1 < len(args) and not args[i + 1].startswith("-"):
+                return args[i + 1]
+    return None
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Lines with backslash-newline continuations joined (a comment line inside a command is dropped)."""
+    out, current = [], ""
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        stripped = raw.strip()
+        if current and stripped.startswith("#"):
+            continue  # a commented-out argument in the middle of a continued command
+        if raw.rstrip().endswith("\\"):
+            current += raw.rstrip()[:-1] + " "
+            continue
+        out.append(current + raw)
+        current = ""
+    if current:
+        out.append(current)
+    return out
+
+
+def _strip_comment(line: str) -> str:
+    """``line`` without its comment: a ``#`` that starts a word outside quotes (``data#1000`` stays)."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+            elif ch == "\\" and quote == '"':
+                continue
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i]
+    return line
+
+
+def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
+    """``line`` with known variables expanded outside single quotes; the unknown names it uses."""
+    unknown: list[str] = []
+    parts = re.split(r"('[^']*')", line)  # single-quoted pieces stay as written
+    for k, part in enumerate(parts):
+        if part.startswith("'"):
+            continue
+
+        def var(m: re.Match) -> str:
+            name = m.group(1) or m.group(4)
+            op, default = m.group(2), m.group(3)
+            value = env.get(name)
+            if op and (value is None or (op.startswith(":") and value == "")):
+                if op.endswith("="):
+                    env[name] = default
+                return default
+            if value is None:
+                unknown.append(name)
+                return m.group(0)
+            return value
+
+        part = _VAR.sub(var, part)
+        part = _ARITH.sub(lambda m: _arith(m.group(1), m.group(0), env), part)
+        parts[k] = part
+    return "".join(parts), unknown
+
+
+def _arith(expr: str, original: str, env: dict[str, str]) -> str:
+    """``$((expr))`` of integers and known integer variables (bare or with ``$``), else as written."""
+    expr = re.sub(r"\$?([A-Za-z_][A-Za-z0-9_]*)", lambda m: env.get(m.group(1), m.group(0)), expr)
+    if not _SAFE_ARITH.match(expr) or "**" in expr:  # no powers: 9**9**9 would not finish
+        return original
+    try:
+        value = eval(expr.replace("/", "//"), {"__builtins__": {}}, {})  # digits and + - * / % ( ) only
+    except (ArithmeticError, SyntaxError):
+        return original
+    return str(int(value))
+
+
+_LAUNCHERS = ("nohup", "exec", "time", "env", "stdbuf")
+
+
+def _entry(tokens: list[str]) -> tuple[str, list[str], list[str]] | None:
+    """(framework, launcher tokens, the framework's arguments) when ``tokens`` start a known entry point."""
+    for i, tok in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        base = tok.rsplit("/", 1)[-1]
+        if base in ("swift", "megatron") and nxt == "rlhf":
+            return ("swift" if base == "swift" else "swift-megatron"), tokens[:i], tokens[i + 2:]
+        module = tok.removesuffix(".py").replace("/", ".")
+        if module.endswith("verl.trainer.main_ppo"):
+            return "verl", tokens[:i], tokens[i + 1:]
+        if module.endswith("openrlhf.cli.train_ppo_ray"):
+            return "openrlhf", tokens[:i], tokens[i + 1:]
+    return None
+
+
+def _drop_unknown(args: list[str], unknown: list[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """Arguments whose value still holds an unexpanded ``$VAR`` are left out (with their flag)."""
+    out: list[str] = []
+    dropped: list[tuple[str, list[str]]] = []
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        names = list(dict.fromkeys(n for n in unknown if "$" + n in tok or "${" + n in tok))
+        if names:
+            if out and out[-1].startswith("--") and "=" not in out[-1] and not tok.startswith("-"):
+                flag = out.pop()
+                dropped.append((f"{flag} {tok}", names))
+            else:
+                dropped.append((tok, names))
+            i += 1
+            continue
+        out.append(tok)
+        i += 1
+    return out, dropped
+
+
+def _launcher_gpus(launcher: list[str], scope: dict[str, str]) -> tuple[int | None, str]:
+    """GPUs the launcher starts (and where that was read): torchrun/deepspeed flags, else CUDA_VISIBLE_DEVICES."""
+    per_node = nodes = None
+    for i, tok in enumerate(launcher):
+        key, eq, value = tok.partition("=")
+        if not eq and i + 1 < len(launcher):
+            value = launcher[i + 1]
+        if key in ("--nproc_per_node", "--nproc-per-node", "--num_gpus", "--num-gpus") and value.isdigit():
+            per_node = int(value)
+        elif key in ("--nnodes", "--num_nodes", "--num-nodes") and value.isdigit():
+            nodes = int(value)
+    if per_node is not None:
+        return per_node * (nodes or 1), f"the launcher ({per_node} per node x {nodes or 1} node(s))"
+    devices = scope.get("CUDA_VISIBLE_DEVICES")
+    if devices:
+        return len([d for d in devices.split(",") if d.strip()]), f"CUDA_VISIBLE_DEVICES={devices}"
+    return None, ""

@@ -1,0 +1,137 @@
+"""Launch scripts read whole: the shell parts that matter (rlbatch_solver/launch_script.py), and the
+frameworks' own example scripts (tests/data/scripts/<framework>/, each with its source) through the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rlbatch_solver.cli import app
+from rlbatch_solver.errors import InputError
+from rlbatch_solver.launch_script import is_launch_script, parse_launch_script
+
+SCRIPTS = Path(__file__).resolve().parent / "data" / "scripts"
+
+
+def test_continuations_comments_and_variables():
+    s = parse_launch_script(
+        "#!/bin/bash\n"
+        "set -x\n"
+        "BS=64  # prompts per step\n"
+        "export MICRO=${MICRO:-8}\n"
+        "python3 -m verl.trainer.main_ppo \\\n"
+        "    data.train_batch_size=$BS \\\n"
+        "    # a commented-out argument inside the command\n"
+        "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=${MICRO} \\\n"
+        "    actor_rollout_ref.actor.ppo_mini_batch_size=$((BS/2)) \\\n"
+        "    '+trainer.tag=$BS' \\\n"
+        "    data.train_files=$DATA/train.parquet $@\n")
+    assert s.framework == "verl"
+    assert "data.train_batch_size=64" in s.args
+    assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in s.args
+    assert "actor_rollout_ref.actor.ppo_mini_batch_size=32" in s.args
+    assert "+trainer.tag=$BS" in s.args  # single quotes: not expanded, as the shell does
+    assert not any(a.startswith("data.train_files") for a in s.args)
+    assert any("$DATA" in n and "left out" in n for n in s.notes)
+    assert "$@" not in s.args
+
+
+def test_env_prefix_and_launchers_give_the_gpu_count():
+    s = parse_launch_script("CUDA_VISIBLE_DEVICES=0,1,2,3 ray job submit --address=http://x:8265 -- "
+                            "python3 -m openrlhf.cli.train_ppo_ray --actor.num_gpus_per_node 4\n")
+    assert (s.framework, s.gpus) == ("openrlhf", 4)
+    s = parse_launch_script("deepspeed --num_gpus 8 --num_nodes 2 --module openrlhf.cli.train_ppo_ray "
+                            "--train.batch_size 128\n")
+    assert (s.framework, s.gpus, s.args) == ("openrlhf", 16, ["--train.batch_size", "128"])
+    s = parse_launch_script("NNODES=2 NPROC_PER_NODE=8 megatron rlhf --rlhf_type grpo --micro_batch_size 2\n")
+    assert s.framework == "swift-megatron" and s.args[:2] == ["NPROC_PER_NODE=8", "NNODES=2"]
+    assert s.gpus is None  # ms-swift's own parser counts NPROC_PER_NODE * NNODES
+    s = parse_launch_script("python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer "
+                            "data.train_batch_size=32\n")
+    assert s.framework == "verl-megatron"
+
+
+def test_dataset_suffix_hash_is_not_a_comment_and_last_run_is_read():
+    s = parse_launch_script("swift rlhf --dataset AI-MO/NuminaMath-TIR#10000 --num_generations 8\n"
+                            "NPROC_PER_NODE=2 swift rlhf --num_generations 4 # the second run\n")
+    assert s.args == ["NPROC_PER_NODE=2", "--num_generations", "4"]
+    assert any("2 runs" in n for n in s.notes)
+
+
+def test_no_entry_point_is_input_error():
+    with pytest.raises(InputError) as e:
+        parse_launch_script("echo hello\npython train.py --lr 1\n")
+    assert e.value.field == "script" and "verl.trainer.main_ppo" in str(e.value)
+
+
+def test_arithmetic_is_limited_to_integers():
+    s = parse_launch_script("N=4\npython3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=$((N*2)) "
+                            "data.train_batch_size=$((9**9**9))\n")
+    assert "trainer.n_gpus_per_node=8" in s.args
+    assert "data.train_batch_size=$((9**9**9))" in s.args  # powers are not evaluated: left for the parser
+
+
+# the frameworks' example scripts: framework, GPU count the launcher gives, and two values the parser must see
+EXPECTED = {
+    "verl/run_qwen2-7b.sh": ("verl", None, ["data.train_batch_size=1024", "actor_rollout_ref.rollout.n=5"]),
+    "verl-megatron/run_qwen2-7b_math_megatron.sh": (
+        "verl-megatron", None, ["actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2",
+                                "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4"]),
+    "swift/gspo.sh": ("swift", None, ["NPROC_PER_NODE=8", "--gradient_accumulation_steps"]),
+    "swift/vllm_72b_4gpu.sh": ("swift", None, ["NPROC_PER_NODE=4", "--vllm_tensor_parallel_size"]),
+    "swift-megatron/dense_colocate.sh": ("swift-megatron", None, ["NPROC_PER_NODE=8", "--steps_per_generation"]),
+    "swift-megatron/moe_colocate_full.sh": ("swift-megatron", None, ["--expert_model_parallel_size",
+                                                                     "--global_batch_size"]),
+    "openrlhf/train_ppo_llama_ray.sh": ("openrlhf", None, ["--critic_num_gpus_per_node", "--colocate_actor_ref"]),
+    "openrlhf/train_grpo_ray_hybrid_engine.sh": ("openrlhf", None, ["--colocate_all_models", "--vllm_enable_sleep"]),
+}
+
+
+def test_every_recorded_script_is_expected_and_cites_its_source():
+    found = {str(p.relative_to(SCRIPTS)) for p in SCRIPTS.glob("*/*.sh")}
+    assert found == set(EXPECTED)
+    for rel in found:
+        first = (SCRIPTS / rel).read_text().splitlines()[0]
+        assert first.startswith("# source: github.com/") and " @ " in first, rel
+
+
+@pytest.mark.parametrize("rel", sorted(EXPECTED))
+def test_example_script_is_read_and_checked(rel):
+    framework, gpus, present = EXPECTED[rel]
+    path = SCRIPTS / rel
+    assert is_launch_script(str(path))
+    s = parse_launch_script(path.read_text())
+    assert (s.framework, s.gpus) == (framework, gpus)
+    for token in present:
+        assert token in s.args, token
+    assert rel.split("/")[0] == framework
+    result = CliRunner().invoke(app, ["check", str(path)])
+    assert result.exit_code in (0, 1), result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert f"read {path}: {framework}" in result.output
+    assert ("VALID" in result.output) or ("INVALID" in result.output)
+
+
+def test_fix_reads_a_script_and_repairs_it(tmp_path):
+    broken = (SCRIPTS / "verl" / "run_qwen2-7b.sh").read_text().replace(
+        "actor_rollout_ref.actor.ppo_micro_batch_size=128", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=24")
+    script = tmp_path / "run.sh"
+    script.write_text(broken)
+    result = CliRunner().invoke(app, ["fix", str(script), "--time-limit", "10"])
+    assert result.exit_code == 0, result.output
+    assert "verl.step.mini_divisible_by_micro" in result.output and "Nearest valid config" in result.output
+    assert "proven nearest" in result.output and f"read {script}: verl" in result.output
+
+
+def test_script_and_framework_flag_that_disagree_exit_2():
+    path = SCRIPTS / "swift" / "gspo.sh"
+    result = CliRunner().invoke(app, ["check", "--framework", "openrlhf", str(path)])
+    assert result.exit_code == 2 and "framework:" in result.output
+
+
+def test_script_model_gives_the_memory_check():
+    result = CliRunner().invoke(app, ["check", "--gpu", "h100", str(SCRIPTS / "swift" / "gspo.sh")])
+    assert result.exit_code == 0, result.output
+    assert "catalog card qwen2.5-7b" in result.output and "predicted memory per GPU on h100" in result.output
