@@ -59,12 +59,16 @@ def brute_min(domains, current, ranks, max_keys=None):
     return best
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
+# a broken (or valid) config of the small space: the values the brute-force tests start from
+SMALL_CONFIG = dict(
     tb=st.sampled_from(SMALL["train_batch_size"]), mini=st.sampled_from(SMALL["actor_mini"]),
     micro=st.sampled_from(SMALL["actor_micro_per_gpu"]), lp=st.sampled_from(SMALL["logprob_micro_per_gpu"]),
     tp=st.sampled_from(SMALL["rollout_tp"]), sp=st.sampled_from(SMALL["actor_sp"]),
 )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**SMALL_CONFIG)
 def test_repair_is_minimal_by_brute_force(tb, mini, micro, lp, tp, sp):
     current = dict(BASE, train_batch_size=tb, actor_mini=mini, actor_micro_per_gpu=micro,
                    logprob_micro_per_gpu=lp, rollout_tp=tp, actor_sp=sp)
@@ -83,11 +87,7 @@ def test_repair_is_minimal_by_brute_force(tb, mini, micro, lp, tp, sp):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    tb=st.sampled_from(SMALL["train_batch_size"]), mini=st.sampled_from(SMALL["actor_mini"]),
-    micro=st.sampled_from(SMALL["actor_micro_per_gpu"]), lp=st.sampled_from(SMALL["logprob_micro_per_gpu"]),
-    tp=st.sampled_from(SMALL["rollout_tp"]), sp=st.sampled_from(SMALL["actor_sp"]),
-)
+@given(**SMALL_CONFIG)
 def test_direct_search_is_the_nearest_small_repair_by_brute_force(tb, mini, micro, lp, tp, sp):
     """The direct search of one- and two-key moves finds the brute-force optimum among repairs of at most
     two keys, and says it is complete; when it finds none, no repair of at most two keys exists."""
@@ -227,3 +227,22 @@ def test_cli_fix_json_and_exit_codes():
     assert bad.returncode == 2 and "keep" in bad.stderr and "Traceback" not in bad.stderr
     stuck = run_cli("fix", "--gpus", "4", "--keep", f"data.train_batch_size,{AR}.actor.use_dynamic_bsz", "--", *cfg)
     assert stuck.returncode == 1 and "batch_divisible_by_gpus" in stuck.stdout
+
+
+def test_deprecated_global_micro_sizes_become_their_per_gpu_share():
+    """verl's own qwen2-7b GRPO example (tests/data/scripts/verl/run_qwen2-7b.sh) sets the deprecated global
+    ref.log_prob_micro_batch_size=128 on 8 GPUs; verl 0.9.1 needs the per-GPU key, and the per-GPU share the
+    older versions computed from it (128 / 8 = 16) is the value to set, not an arbitrary 1."""
+    args = ["trainer.n_gpus_per_node=8", "data.train_batch_size=1024", "actor_rollout_ref.rollout.n=5",
+            "algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.use_kl_loss=True",
+            "actor_rollout_ref.actor.ppo_mini_batch_size=256",
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16",
+            "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16",
+            "actor_rollout_ref.ref.log_prob_micro_batch_size=128"]
+    # one key (switching the ref pass to token budgets) is nearer; pinned, the key is replaced
+    r = fix(args, time_limit_s=10, keep=["actor_rollout_ref.ref.log_prob_use_dynamic_bsz"])
+    new = {k: n for k, _, n in r.native_changes}
+    assert r.proven
+    assert new.get("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu") == 16, r.native_changes
+    assert "actor_rollout_ref.ref.log_prob_micro_batch_size" in new  # the deprecated key unset
+    assert new["actor_rollout_ref.ref.log_prob_micro_batch_size"] is None

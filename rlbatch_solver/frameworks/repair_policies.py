@@ -41,6 +41,9 @@ class RepairPolicy:
     unset_only: frozenset[str] = frozenset()
     # an unset key, when set, should resemble this related key (same unit)
     anchors: dict[str, str] = field(default_factory=dict)
+    # an unset per-GPU key whose deprecated global key is set: when set, it should resemble the global
+    # value over the GPU count (what the framework's older versions computed from it)
+    per_gpu_of: dict[str, str] = field(default_factory=dict)
     # GPU-count variables -> "per_node" (GPUs of one node, at most 8 unless already more) or "count"
     hardware: dict[str, str] = field(default_factory=dict)
     # algorithm settings: never changed by fix, named when they are part of a conflict
@@ -89,6 +92,10 @@ VERL = RepairPolicy(
     unset_only=frozenset({"actor_micro", "logprob_micro", "ref_micro", "critic_micro"}),
     anchors={"critic_micro_per_gpu": "actor_micro_per_gpu", "logprob_micro_per_gpu": "actor_micro_per_gpu",
              "ref_micro_per_gpu": "logprob_micro_per_gpu", "actor_micro_per_gpu": "logprob_micro_per_gpu"},
+    # verl <= 0.4 divided the global micro sizes by the world size (workers/fsdp_workers.py, ActorRolloutRefWorker
+    # __init__: ppo_micro_batch_size //= device_mesh.size() // ulysses_sequence_parallel_size)
+    per_gpu_of={"actor_micro_per_gpu": "actor_micro", "logprob_micro_per_gpu": "logprob_micro",
+                "ref_micro_per_gpu": "ref_micro", "critic_micro_per_gpu": "critic_micro"},
     hardware={"gpus_per_node": "per_node", "nnodes": "count"},
     algorithm=("n",),
     lengths=("max_response_length",),
@@ -193,6 +200,11 @@ def references(policy: RepairPolicy, values: dict) -> dict[str, int]:
     for name, anchor in policy.anchors.items():
         if values.get(name) is None and isinstance(values.get(anchor), int) and values[anchor] > 0:
             out[name] = values[anchor]
+    gpus = int(values.get("gpus_per_node") or 1) * int(values.get("nnodes") or 1)
+    for name, old in policy.per_gpu_of.items():
+        given = values.get(old)
+        if values.get(name) is None and isinstance(given, int) and not isinstance(given, bool) and given > 0:
+            out[name] = max(1, given // gpus)  # the user's own global size, per GPU, wins over an anchor
     return out
 
 
