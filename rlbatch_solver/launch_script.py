@@ -34,7 +34,7 @@ ENTRY_POINTS = ("python3 -m verl.trainer.main_ppo", "swift rlhf", "megatron rlhf
                 "deepspeed --module openrlhf.cli.train_ppo_ray", "python3 -m openrlhf.cli.train_ppo_ray")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-_ARITH = re.compile(r"\$\(\(([^()]*)\)\)")
+_ARITH = re.compile(r"\$\(\(((?:[^()]|\([^()]*\))*)\)\)")  # one level of inner parentheses: $(((a + b)))
 _SAFE_ARITH = re.compile(r"^[0-9+\-*/%() ]+$")
 _DECLARE = ("export", "readonly", "local", "declare", "typeset")
 _SWIFT_ENV = ("NPROC_PER_NODE", "NNODES")
@@ -188,6 +188,8 @@ def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
             op, default = m.group(2), m.group(3)
             value = env.get(name)
             if op and (value is None or (op.startswith(":") and value == "")):
+                default, more = _expand(default, env)  # ${A:-$B}: the default is expanded too
+                unknown.extend(more)
                 if op.endswith("="):
                     env[name] = default
                 return default

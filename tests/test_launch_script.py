@@ -86,11 +86,18 @@ EXPECTED = {
                                                                      "--global_batch_size"]),
     "openrlhf/train_ppo_llama_ray.sh": ("openrlhf", None, ["--critic_num_gpus_per_node", "--colocate_actor_ref"]),
     "openrlhf/train_grpo_ray_hybrid_engine.sh": ("openrlhf", None, ["--colocate_all_models", "--vllm_enable_sleep"]),
+    # ${A:-$B} defaults, $(((a + b))) arithmetic, values built from other variables
+    "verl-megatron/run_qwen3moe-30b_megatron_96gb.sh": (
+        "verl-megatron", None, ["actor_rollout_ref.actor.ppo_max_token_len_per_gpu=10240",
+                                "actor_rollout_ref.actor.megatron.expert_model_parallel_size=8",
+                                "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=1",
+                                "actor_rollout_ref.actor.megatron.param_offload=True"]),
 }
 
 
 def test_every_recorded_script_is_expected_and_cites_its_source():
     found = {str(p.relative_to(SCRIPTS)) for p in SCRIPTS.glob("*/*.sh")}
+    assert set(__import__("published").script_hardware()) <= found
     assert found == set(EXPECTED)
     for rel in found:
         first = (SCRIPTS / rel).read_text().splitlines()[0]
@@ -135,3 +142,19 @@ def test_script_model_gives_the_memory_check():
     result = CliRunner().invoke(app, ["check", "--gpu", "h100", str(SCRIPTS / "swift" / "gspo.sh")])
     assert result.exit_code == 0, result.output
     assert "catalog card qwen2.5-7b" in result.output and "predicted memory per GPU on h100" in result.output
+
+
+def test_published_memory_table_is_in_sync_and_scripts_fit_as_recorded():
+    """docs/cost-model.md section 10 is today's prediction; a script's `fits` in hardware.yaml is what the
+    model predicts (a change of the model that flips one must update the record and the doc)."""
+    import rlbatch_solver as rb
+    from published import TABLE_BEGIN, TABLE_END, memory_table, script_hardware
+    from rlbatch_solver.launch_script import read_launch_script
+
+    doc = (SCRIPTS.parents[2] / "docs" / "cost-model.md").read_text()
+    start, end = doc.index(TABLE_BEGIN), doc.index(TABLE_END) + len(TABLE_END)
+    assert doc[start:end] == memory_table()
+    for rel, hw in script_hardware().items():
+        script = read_launch_script(SCRIPTS / rel)
+        r = rb.check(script.args, framework=script.framework, gpus=script.gpus, model=hw["model"], gpu=hw["gpu"])
+        assert r.memory is not None and r.memory.fits is hw["fits"], (rel, r.memory.peaks)
