@@ -170,9 +170,9 @@ def memory_table() -> str:
             "|---|---|---|" + "---|" * len(PHASES) + "---|---|\n")
     rows = []
 
-    def row(name: str, source: str, gpu: str, fraction: float, r) -> str:
+    def row(name: str, source: str, gpu: str, fraction: float, r, gpus: int | None = None) -> str:
         values = r.values
-        count = int(values.get("gpus_per_node", 0) or 0) * int(values.get("nnodes", 1) or 1)
+        count = int(values.get("gpus_per_node", 0) or 0) * int(values.get("nnodes", 1) or 1) or (gpus or 0)
         peaks = [f"{r.memory.peaks[p] / 1024:.1f}" if p in r.memory.peaks else "-" for p in PHASES]
         return (f"| {name} ({source.replace('|', '/')}) | {gpu} x {count} | {fraction:g} | " + " | ".join(peaks)
                 + f" | {r.memory.capacity_mib / 1024:.1f} | " + ("yes" if r.memory.fits else "**no**") + " |")
@@ -187,7 +187,51 @@ def memory_table() -> str:
         script = read_launch_script(DATA / "scripts" / rel)
         r = rb.check(script.args, framework=script.framework, gpus=script.gpus, model=hw["model"], gpu=hw["gpu"])
         rows.append(row(rel, "tests/data/scripts", hw["gpu"], 1.0, r))
-    return TABLE_BEGIN + "\n\n" + head + "\n".join(rows) + "\n\n" + TABLE_END
+    oom_rows = []
+    for rep in oom_reports():
+        r = check_oom_report(rep)
+        oom_rows.append(row(rep.name, rep.url, rep.gpu, 1.0, r, rep.gpus))
+    oom = ("\n\nPublished out-of-memory reports (each must be predicted not to fit):\n\n" + head
+           + "\n".join(oom_rows))
+    return TABLE_BEGIN + "\n\n" + head + "\n".join(rows) + oom + "\n\n" + TABLE_END
+
+
+@dataclass
+class OomReport:
+    """A published out-of-memory report (an issue that states the config and the GPU)."""
+    name: str
+    framework: str
+    url: str
+    gpu: str
+    model: str
+    args: list[str]
+    gpus: int | None = None
+
+
+def oom_reports() -> list[OomReport]:
+    """tests/data/<framework>/oom_reports.yaml: verl (Hydra overrides, or a script of tests/data/scripts with the
+    reporter's overrides appended) and OpenRLHF (flags as posted)."""
+    from rlbatch_solver.launch_script import read_launch_script
+
+    out: list[OomReport] = []
+    for rec in yaml.safe_load((DATA / "verl" / "oom_reports.yaml").read_text()):
+        args, fw = list(rec["overrides"]), rec.get("framework", "verl")
+        if "script" in rec:
+            script = read_launch_script(DATA / "scripts" / rec["script"])
+            changed = {a.split("=", 1)[0] for a in args}
+            args = [a for a in script.args if a.split("=", 1)[0] not in changed] + args
+            fw = script.framework
+        out.append(OomReport(rec["name"], fw, rec["url"], rec["gpu"], rec["model"], args, rec.get("gpus")))
+    for rec in yaml.safe_load((DATA / "openrlhf" / "oom_reports.yaml").read_text()):
+        out.append(OomReport(rec["name"], "openrlhf", rec["url"], rec["gpu"], rec["model"], list(rec["args"]),
+                             rec.get("gpus")))
+    return out
+
+
+def check_oom_report(rep: OomReport):
+    import rlbatch_solver as rb
+
+    return rb.check(rep.args, framework=rep.framework, gpus=rep.gpus, model=rep.model, gpu=rep.gpu)
 
 
 def script_hardware() -> dict[str, dict[str, Any]]:

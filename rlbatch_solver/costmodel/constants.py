@@ -73,6 +73,12 @@ ACT_ROUTER_BYTES_PER_EXPERT = BF16 + FP32
 # HF gradient checkpointing (per decoder layer) keeps each layer's bf16 input (2h
 # per token, Korthikanti "full recompute: 2sbh") and recomputes one layer at a time.
 ACT_CKPT_BYTES_PER_HIDDEN = BF16
+# With checkpointing, is the one recomputed layer alive at the same time as the logits of the pass? No:
+# the loss's backward and the lm_head's backward consume and free the logits and their gradient before
+# the last decoder layer is recomputed (torch/utils/checkpoint.py, non-reentrant checkpointing re-runs a
+# layer's forward when its backward first needs a saved tensor; the logits are the output of the last
+# module, so their backward comes first). The update's peak is checkpoints + max(logits, one layer).
+ACT_RECOMPUTE_OVERLAPS_LOGITS = False
 # megatron-core's gated MLP saves fc1's output (gate and up, 2 x ffn) and the SwiGLU output (ffn)
 # in bf16 (megatron/core/transformer/mlp.py MLP.forward): 6 bytes per ffn unit per token.
 MCORE_MLP_BYTES_PER_FFN = 3 * BF16

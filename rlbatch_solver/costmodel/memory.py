@@ -390,13 +390,24 @@ def _dp_share(plan: Plan, batches: int = 1) -> float:
     return plan.samples_per_step / max(1, batches) / dp
 
 
-def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool) -> float:
+def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool, logits: float = 0.0) -> float:
+    """Training activations of a micro batch of ``tokens`` tokens.
+
+    With gradient checkpointing, ``logits`` (the logits-related bytes of the same pass) and the one
+    recomputed layer are never alive together: the logits and their gradient are freed by the lm_head's
+    backward, which runs before the last decoder layer is recomputed (torch/utils/checkpoint.py,
+    non-reentrant checkpoint: the forward is re-run when backward first unpacks a saved tensor; verl
+    passes use_reentrant=False, workers/engine/fsdp/transformer_impl.py FSDPEngine._build_module). The
+    peak is ``checkpoints + max(logits, recomputed layer)``: this term holds the checkpoints and only the
+    recomputed layer's excess over the logits term counted beside it (ACT_RECOMPUTE_OVERLAPS_LOGITS)."""
     split = max(1, plan.tp)  # Megatron TP with sequence parallel splits every term
     if ckpt:
-        per_tok = mc.layers * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden + mc.act_max_layer
-    else:
-        per_tok = mc.act_all_layers
-    return tokens * (per_tok / split + mc.act_tail)
+        ckpts = tokens * (mc.layers * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / split + mc.act_tail)
+        layer = tokens * mc.act_max_layer / split
+        if C.ACT_RECOMPUTE_OVERLAPS_LOGITS:
+            return ckpts + layer
+        return ckpts + max(0.0, layer - logits)
+    return tokens * (mc.act_all_layers / split + mc.act_tail)
 
 
 def _forward_activations(plan: Plan, mc: ModelConsts, tokens: float) -> float:
@@ -644,15 +655,16 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
             o, g = 0.0, 0.0
     micro = plan.critic_micro if critic else plan.train_micro
     tokens = micro_tokens(plan, micro, plan.train_token_budget, _dp_share(plan, plan.mini_batches))
+    logits = 0.0 if critic else _logits_update(plan, mc, tokens)
     terms = {
         T_PARAMS: w,
         T_GRADS: g,
         T_OPTIM: o,
         T_GATHER: _gather_bytes(plan, mc, backward=True),
-        (T_ACT_CKPT if plan.grad_ckpt else T_ACT): _activations(plan, mc, tokens, plan.grad_ckpt),
+        (T_ACT_CKPT if plan.grad_ckpt else T_ACT): _activations(plan, mc, tokens, plan.grad_ckpt, logits),
     }
     if not critic:
-        terms[T_LOGITS_ENT if plan.entropy_in_update else T_LOGITS] = _logits_update(plan, mc, tokens)
+        terms[T_LOGITS_ENT if plan.entropy_in_update else T_LOGITS] = logits
     if plan.trainer == "megatron":
         _megatron_update_activations(plan, mc, tokens, terms, critic)
     terms.update(_colocated_extra(plan, mc, "critic" if critic else "actor"))
