@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rlbatch_solver.rules.verl_fsdp import RULESET, VARIABLES  # noqa: E402
+from rlbatch_solver.frameworks.verl.rules import RULESET, VARIABLES  # noqa: E402
 from rlbatch_solver.solver.model import enumerate_solutions  # noqa: E402
 
 BASE = {name: [spec.default] for name, spec in VARIABLES.items() if spec.default is not None or spec.optional}

@@ -9,13 +9,13 @@ shell would do to the parts that matter and nothing more:
   ``$((arithmetic))`` of known integers expanded where they are used (never inside single quotes);
 - the command that starts the framework found by its entry point, after any ``VAR=value``
   prefixes and launchers (``ray job submit ... --``, ``torchrun``, ``deepspeed``, ``python -m``,
-  ``nohup``, ``accelerate launch``):
-  ``verl.trainer.main_ppo`` (verl; ``--config-name ppo_megatron_trainer`` or
-  ``actor.strategy=megatron``: its Megatron backend), ``swift rlhf`` (ms-swift),
-  ``megatron rlhf`` (ms-swift's Megatron trainer), ``openrlhf.cli.train_ppo_ray`` (OpenRLHF);
+  ``nohup``, ``accelerate launch``). Each framework names its entry points
+  (``Framework.entry_modules`` / ``entry_commands``): ``verl.trainer.main_ppo`` (verl),
+  ``swift rlhf`` and ``megatron rlhf`` (ms-swift), ``openrlhf.cli.train_ppo_ray`` (OpenRLHF);
 - the GPU count the launcher gives: ``CUDA_VISIBLE_DEVICES``, ``--nproc_per_node``/``--nnodes``
-  of torchrun and ``--num_gpus``/``--num_nodes`` of deepspeed; ms-swift's ``NPROC_PER_NODE`` and
-  ``NNODES`` are passed on as its own parser reads them (swift/cli/main.py starts torchrun with them).
+  of torchrun and ``--num_gpus``/``--num_nodes`` of deepspeed; then the framework reads its own
+  arguments and environment (``Framework.from_script``: verl's backend from its trainer config,
+  ms-swift's ``NPROC_PER_NODE``/``NNODES`` passed on as its own parser reads them).
 
 A value that depends on a variable the script does not set is not guessed: the argument is left
 out and a note names the variable.
@@ -30,14 +30,25 @@ from pathlib import Path
 
 from .errors import InputError, shown
 
-ENTRY_POINTS = ("python3 -m verl.trainer.main_ppo", "swift rlhf", "megatron rlhf",
-                "deepspeed --module openrlhf.cli.train_ppo_ray", "python3 -m openrlhf.cli.train_ppo_ray")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _ARITH = re.compile(r"\$\(\(((?:[^()]|\([^()]*\))*)\)\)")  # one level of inner parentheses: $(((a + b)))
 _SAFE_ARITH = re.compile(r"^[0-9+\-*/%() ]+$")
 _DECLARE = ("export", "readonly", "local", "declare", "typeset")
-_SWIFT_ENV = ("NPROC_PER_NODE", "NNODES")
+
+
+def _frameworks() -> list:
+    from .frameworks.registry import FRAMEWORKS, get_framework
+
+    return [get_framework(name) for name in FRAMEWORKS]
+
+
+def entry_points() -> list[str]:
+    """The commands we recognise, as a user would type them."""
+    out = []
+    for fw in _frameworks():
+        out += [f"python3 -m {m}" for m in fw.entry_modules] + [" ".join(c) for c in fw.entry_commands]
+    return out
 
 
 @dataclass
@@ -101,40 +112,31 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
             continue
         hit = _entry(tokens[i:])
         if hit is not None:
-            framework, launcher, args = hit
-            found.append((framework, args, prefix, launcher, unknown))
+            fw, launcher, args = hit
+            found.append((fw, args, prefix, launcher, unknown))
     if not found:
         raise InputError("script", f"{shown(name, 60)} starts none of the entry points we know.",
-                         "the script should run one of: " + ", ".join(ENTRY_POINTS) + ".")
-    framework, args, prefix, launcher, unknown = found[-1]
+                         "the script should run one of: " + ", ".join(entry_points()) + ".")
+    fw, args, prefix, launcher, unknown = found[-1]
     notes = []
     if len(found) > 1:
-        notes.append(f"the script starts {len(found)} runs; the last one ({framework}) is read")
+        notes.append(f"the script starts {len(found)} runs; the last one ({fw.name}) is read")
     args, dropped = _drop_unknown(args, unknown)
     for arg, names in dropped:
         notes.append(f"{arg} uses {', '.join('$' + n for n in names)}, which the script does not set: left out")
     scope = {**env, **prefix}
     gpus, source = _launcher_gpus(launcher, scope)
-    if framework.startswith("swift"):
-        args = [f"{k}={scope[k]}" for k in _SWIFT_ENV if k in scope and scope[k].isdigit()] + args
-        gpus = None  # ms-swift counts its processes from NPROC_PER_NODE/NNODES, passed on above
-    elif framework == "verl":
-        if any(a.endswith("=megatron") and "strategy" in a for a in args) or "ppo_megatron_trainer" in " ".join(args):
-            framework = "verl-megatron"
-        gpus = None  # verl's GPU count is trainer.n_gpus_per_node * trainer.nnodes, in the arguments
+    framework, args, gpus = fw.from_script(args, scope, gpus)
     if gpus is not None:
         notes.append(f"GPUs from {source}: {gpus}")
-    return LaunchScript(framework, args, gpus, notes, _model_of(args))
+    return LaunchScript(framework, args, gpus, notes, _model_of(args, fw.model_keys))
 
 
-_MODEL_KEYS = ("actor_rollout_ref.model.path", "--model", "--pretrain", "--actor.model_name_or_path")
-
-
-def _model_of(args: list[str]) -> str | None:
-    """The trained model's id as the script names it (verl, ms-swift, OpenRLHF old and new flags)."""
+def _model_of(args: list[str], keys: tuple[str, ...]) -> str | None:
+    """The trained model's id as the script names it (under one of the framework's ``model_keys``)."""
     for i, tok in enumerate(args):
         key, eq, value = tok.lstrip("+").partition("=")
-        if key in _MODEL_KEYS:
+        if key in keys:
             if eq:
                 return value or None
             if i + 1 < len(args) and not args[i + 1].startswith("-"):
@@ -219,18 +221,18 @@ def _arith(expr: str, original: str, env: dict[str, str]) -> str:
 _LAUNCHERS = ("nohup", "exec", "time", "env", "stdbuf")
 
 
-def _entry(tokens: list[str]) -> tuple[str, list[str], list[str]] | None:
+def _entry(tokens: list[str]):
     """(framework, launcher tokens, the framework's arguments) when ``tokens`` start a known entry point."""
+    frameworks = _frameworks()
     for i, tok in enumerate(tokens):
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
         base = tok.rsplit("/", 1)[-1]
-        if base in ("swift", "megatron") and nxt == "rlhf":
-            return ("swift" if base == "swift" else "swift-megatron"), tokens[:i], tokens[i + 2:]
         module = tok.removesuffix(".py").replace("/", ".")
-        if module.endswith("verl.trainer.main_ppo"):
-            return "verl", tokens[:i], tokens[i + 1:]
-        if module.endswith("openrlhf.cli.train_ppo_ray"):
-            return "openrlhf", tokens[:i], tokens[i + 1:]
+        for fw in frameworks:
+            if (base, nxt) in fw.entry_commands:
+                return fw, tokens[:i], tokens[i + 2:]
+            if any(module.endswith(m) for m in fw.entry_modules):
+                return fw, tokens[:i], tokens[i + 1:]
     return None
 
 

@@ -407,9 +407,9 @@ _NUMBER_NAME = re.compile(r"[{](\w+)[}]")  # a rule message's {number} slots
 
 def print_explain(console: Console, report: Any) -> None:
     if not report.matched:
-        from .frameworks.error_text import PATTERNS
+        from .frameworks.error_text import all_patterns
 
-        fws = sorted({p.framework for p in PATTERNS})
+        fws = sorted({p.framework for p in all_patterns()})
         console.print("[yellow]No known message matched.[/] We map the batch-size and parallelism errors of: "
                       + ", ".join(fws) + ". Paste the line with the numbers, or run `rlbatch check` on the config.")
         return

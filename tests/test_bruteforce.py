@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from rlbatch_solver.rules.verl_fsdp import RULESET, VARIABLES
-from rlbatch_solver.rules.verl_megatron import ANY_RULESET, MEGATRON_RULESET, MEGATRON_VARIABLES
+from rlbatch_solver.frameworks.verl.rules import RULESET, VARIABLES
+from rlbatch_solver.frameworks.verl.rules_megatron import ANY_RULESET, MEGATRON_RULESET, MEGATRON_VARIABLES
 
 from bruteforce import assert_enumerate_equals_checker
 

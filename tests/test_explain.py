@@ -9,9 +9,9 @@ import pytest
 from rlbatch_solver.api import explain
 from rlbatch_solver.errors import InputError
 from rlbatch_solver.frameworks import get_framework
-from rlbatch_solver.frameworks.error_text import PATTERNS, all_patterns, match_error
+from rlbatch_solver.frameworks.error_text import all_patterns, match_error
 
-all_patterns()  # every framework's messages (ms-swift registers its own when it loads)
+PATTERNS = all_patterns()  # every framework's messages (each framework folder's errors.py)
 
 from test_verl_rules import AR, SEED_4090, replace
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import rlbatch_solver as rb
 from rlbatch_solver.api import fix
-from rlbatch_solver.frameworks.repair_policies import VERL
-from rlbatch_solver.rules.verl_fsdp import RULESET, VARIABLES
+from rlbatch_solver.frameworks.verl.repair import VERL
+from rlbatch_solver.frameworks.verl.rules import RULESET, VARIABLES
 from rlbatch_solver.solver.costs import candidate_cost, waste_of
 from rlbatch_solver.solver.nearest import nearest_small_repair
 from rlbatch_solver.solver.repair import change_cost, repair, total_cost

@@ -16,7 +16,7 @@ import yaml
 import rlbatch_solver as rb
 from rlbatch_solver.api import fix
 from rlbatch_solver.frameworks import get_framework
-from rlbatch_solver.frameworks.repair_policies import POLICIES, policy_for
+from rlbatch_solver.frameworks.repair_policies import policy_for
 from rlbatch_solver.solver.repair import repair, total_cost
 
 import test_openrlhf
@@ -104,7 +104,7 @@ def test_every_framework_has_an_explicit_policy_that_never_moves_algorithm_or_gp
     for name in FRAMEWORKS:
         fw = get_framework(name)
         policy = policy_for(name, fw.ruleset)
-        assert policy is POLICIES[name]
+        assert policy is fw.policy
         assert set(policy.rules) <= set(fw.ruleset.variables), name
         assert not set(policy.rules) & {"n", "num_generations", "gpus_per_node", "nnodes", "cluster_num_gpus",
                                         "actor_gpus_per_node", "actor_nnodes"}, name

@@ -9,9 +9,9 @@ import yaml
 
 import rlbatch_solver as rb
 from rlbatch_solver.frameworks import get_framework
-from rlbatch_solver.frameworks.openrlhf import LEGACY_FLAGS, config_to_values, normalize_flags
+from rlbatch_solver.frameworks.openrlhf.framework import LEGACY_FLAGS, config_to_values, normalize_flags
 from rlbatch_solver.rules.base import Severity, Stage
-from rlbatch_solver.rules.openrlhf import RULESET, VARIABLES
+from rlbatch_solver.frameworks.openrlhf.rules import RULESET, VARIABLES
 
 from bruteforce import assert_enumerate_equals_checker
 from clirun import run

@@ -12,10 +12,10 @@ import yaml
 import rlbatch_solver as rb
 from rlbatch_solver import api
 from rlbatch_solver.frameworks import get_framework
-from rlbatch_solver.frameworks.swift import parse_swift_args
+from rlbatch_solver.frameworks.swift.framework import parse_swift_args
 from rlbatch_solver.rules.base import Stage
-from rlbatch_solver.rules.swift import RULESET, VARIABLES
-from rlbatch_solver.rules.swift_megatron import RULESET as MEGATRON_RULESET
+from rlbatch_solver.frameworks.swift.rules import RULESET, VARIABLES
+from rlbatch_solver.frameworks.swift.rules_megatron import RULESET as MEGATRON_RULESET
 from rlbatch_solver.scenario import Scenario
 
 from bruteforce import assert_enumerate_equals_checker
@@ -281,7 +281,7 @@ def test_enumerate_server_mode_splits_the_gpus():
 
 
 def test_recommend_has_a_cost_model():
-    """ms-swift has a cost model now (frameworks/swift_cost.py; tests/test_cost_frameworks.py)."""
+    """ms-swift has a cost model now (frameworks/swift/cost.py; tests/test_cost_frameworks.py)."""
     sc = Scenario(framework="swift", gpu="h100", gpus=8, model="qwen2.5-7b")
     rep = rb.recommend(sc, top=1)
     assert rep.best is not None and rep.best.native[0] == "NPROC_PER_NODE=8"

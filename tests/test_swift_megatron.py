@@ -11,7 +11,7 @@ import yaml
 import rlbatch_solver as rb
 from rlbatch_solver.frameworks import get_framework
 from rlbatch_solver.rules.base import Stage
-from rlbatch_solver.rules.swift_megatron import RULESET, VARIABLES
+from rlbatch_solver.frameworks.swift.rules_megatron import RULESET, VARIABLES
 from rlbatch_solver.scenario import Scenario
 
 from bruteforce import assert_enumerate_equals_checker

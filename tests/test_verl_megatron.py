@@ -10,7 +10,7 @@ import rlbatch_solver as rb
 from rlbatch_solver.frameworks import get_framework
 from rlbatch_solver.frameworks.docs import rules_page
 from rlbatch_solver.rules.base import Stage
-from rlbatch_solver.rules.verl_megatron import ANY_RULESET, MEGATRON_RULESET
+from rlbatch_solver.frameworks.verl.rules_megatron import ANY_RULESET, MEGATRON_RULESET
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = yaml.safe_load((ROOT / "tests" / "data" / "verl" / "megatron_examples.yaml").read_text())

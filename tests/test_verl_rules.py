@@ -4,7 +4,7 @@ import pytest
 
 import rlbatch_solver as rb
 from rlbatch_solver.rules.base import Stage
-from rlbatch_solver.rules.verl_fsdp import RULESET
+from rlbatch_solver.frameworks.verl.rules import RULESET
 
 AR = "actor_rollout_ref"
 
@@ -244,7 +244,7 @@ def test_rollout_defaults_follow_the_0_9_1_yaml():
 
 
 def test_algorithms_match_verl_examples():
-    from rlbatch_solver.frameworks.verl import ALGORITHMS, config_to_values
+    from rlbatch_solver.frameworks.verl.fsdp import ALGORITHMS, config_to_values
 
     need = {a: (config_to_values(dict(cfg))["need_ref"], config_to_values(dict(cfg))["need_critic"])
             for a, cfg in ALGORITHMS.items()}

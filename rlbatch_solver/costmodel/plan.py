@@ -1,6 +1,6 @@
 """``Plan``: everything the cost model needs to know about one RL training config.
 
-A framework adapter (``frameworks/verl_cost.py``) turns a framework's values into a
+A framework adapter (``frameworks/verl/cost.py``) turns a framework's values into a
 ``Plan`` per phase. All sizes are per GPU unless the name says otherwise.
 """
 

@@ -1,7 +1,8 @@
-"""Frameworks we model: each has a rule set, an importer and an exporter."""
+"""Frameworks we model, one folder each (see ``base.py``); ``registry.py`` finds them by name."""
 
 from __future__ import annotations
 
-from .base import Framework, get_framework, FRAMEWORKS
+from .base import Framework
+from .registry import FRAMEWORKS, get_framework
 
 __all__ = ["Framework", "get_framework", "FRAMEWORKS"]

@@ -1,19 +1,21 @@
-"""What every framework provides, and the registry that finds them by name.
+"""What every framework provides (``Framework``) and the search space it builds (``Space``).
 
-A framework turns pasted config (its own syntax) into rule-variable values,
-builds the search space for a scenario, and prints a solution back in its own
-syntax. Rules live in ``rules/``; this layer knows key names, not CP-SAT.
+A framework is one folder under ``frameworks/`` (``verl/``, ``openrlhf/``, ``swift/``): its rule
+variables and rules (``rules.py``), reading and writing its native arguments and launch scripts
+(the ``Framework`` subclass), its cost terms (``cost.py``, on the shared ``costmodel/`` formulas),
+its repair policy (``repair.py``), its own error messages (``errors.py``) and its rules page
+introduction (``docs.py``). ``registry.py`` lists the frameworks by name. This layer knows key
+names, not CP-SAT.
 """
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..catalog.models import ModelCard
-from ..errors import InputError, did_you_mean
+from ..errors import InputError
 from ..rules.base import Rule, RuleSet, Value
 
 
@@ -53,6 +55,17 @@ class Framework(ABC):
     version: str
     ruleset: RuleSet
     syntax: str  # "hydra" | "flags"
+    # the introduction of the rules page (the folder's docs.py)
+    doc_intro: str = ""
+    # what ``fix`` may change, in which order (the folder's repair.py)
+    policy: Any = None
+    # frameworks whose error messages a run of this one can print (``explain``): itself, and the one it runs on
+    error_families: tuple[str, ...] = ()
+    # launch scripts: the Python modules (``python -m verl.trainer.main_ppo``) and commands
+    # (``("swift", "rlhf")``) that start this framework, and the arguments that name the trained model
+    entry_modules: tuple[str, ...] = ()
+    entry_commands: tuple[tuple[str, str], ...] = ()
+    model_keys: tuple[str, ...] = ()
 
     @abstractmethod
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
@@ -104,46 +117,23 @@ class Framework(ABC):
         """The key a variable is written under in the framework's own syntax (the diff of ``fix``)."""
         return self.ruleset.variables[name].key
 
+    def repair_policy(self, values: Mapping[str, Value] | None = None):
+        """What ``fix`` may change for ``values`` (``frameworks/repair_policies.RepairPolicy``)."""
+        if self.policy is None:
+            raise LookupError(f"no repair policy for framework '{self.name}'")
+        return self.policy
+
+    def error_patterns(self) -> list:
+        """This framework's own error messages, mapped to rules (``frameworks/error_text.ErrorPattern``)."""
+        return []
+
+    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None) -> tuple[str, list[str], int | None]:
+        """A launch script's command -> (framework name, its arguments, GPUs), given the script's variables
+        (``scope``) and the GPU count its launcher gives (``launch_script.py``). Frameworks whose GPU count or
+        backend the arguments or environment decide override this."""
+        return self.name, args, gpus
+
     def hardware(self, values: Mapping[str, Value]) -> tuple[int, int]:
         """(total GPUs, prompt+response tokens) of a config, for repair candidates."""
         gpus = int(values.get("nnodes") or 1) * int(values.get("gpus_per_node") or 1)
         return gpus, int(values.get("max_prompt_length") or 0) + int(values.get("max_response_length") or 0)
-
-
-# name -> "module:Class"; modules are imported on first use (keeps start-up fast)
-FRAMEWORKS: dict[str, str] = {
-    "verl": "rlbatch_solver.frameworks.verl:VerlFramework",
-    "verl-megatron": "rlbatch_solver.frameworks.verl_megatron:VerlMegatronFramework",
-    "openrlhf": "rlbatch_solver.frameworks.openrlhf:OpenRLHFFramework",
-    "swift": "rlbatch_solver.frameworks.swift:SwiftFramework",
-    "swift-megatron": "rlbatch_solver.frameworks.swift:SwiftMegatronFramework",
-}
-
-_cache: dict[str, Framework] = {}
-
-
-def get_framework(name: str) -> Framework:
-    """A framework by name; ``name==version`` (or ``name@version``) also checks that we
-    follow that version of it."""
-    text = name.strip().lower()
-    key, version = text, None
-    for sep in ("==", "@"):
-        if sep in text:
-            key, _, version = (part.strip() for part in text.partition(sep))
-            break
-    if key not in FRAMEWORKS:
-        raise InputError(
-            "framework", f"unknown framework '{name}'.{did_you_mean(key, FRAMEWORKS)}",
-            f"use one of: {', '.join(FRAMEWORKS)}.",
-        )
-    if key not in _cache:
-        module, _, cls = FRAMEWORKS[key].partition(":")
-        _cache[key] = getattr(importlib.import_module(module), cls)()
-    fw = _cache[key]
-    if version is not None and version.lstrip("v") != fw.version:
-        raise InputError(
-            "framework", f"our {key} rules follow version {fw.version}, not {version}: rules change between "
-            "versions (batch checks move, defaults change), so we will not guess.",
-            f"check against {key}=={fw.version} (pass --framework {key}), or upgrade to it.",
-        )
-    return fw

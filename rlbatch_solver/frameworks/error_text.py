@@ -40,146 +40,12 @@ class ErrorPattern:
             return ""
 
 
-# frameworks whose messages include another's (verl's Megatron backend prints verl's messages)
-FAMILY = {"verl-megatron": ("verl", "verl-megatron"), "swift-megatron": ("swift-megatron",),
-          "swift": ("swift",), "verl": ("verl",), "openrlhf": ("openrlhf",)}
-
 
 N = r"(?P<{}>-?\d+)"
 
 
 def _n(name: str) -> str:
     return N.format(name)
-
-
-PATTERNS: list[ErrorPattern] = [
-    # ---- verl 0.9.1
-    ErrorPattern(
-        "verl",
-        rf"real_train_batch_size \({_n('samples')}\) must be divisible by minimal possible batch size \({_n('minimal')}\)",
-        ("verl.driver.batch_divisible_by_gpus", "verl.megatron.driver_batch_divisible"),
-        "verl/utils/config.py:validate_config",
-        "AssertionError: real_train_batch_size (520) must be divisible by minimal possible batch size (8)",
-        hint=lambda x: (f"data.train_batch_size*rollout.n = {x['samples']} samples per step must be a multiple of "
-                        f"{x['minimal']} (FSDP: the GPU count; Megatron: dp*ppo_micro_batch_size_per_gpu); "
-                        f"the nearest multiples are {_near(x['samples'], x['minimal'])}."),
-        numbers=("samples", "minimal"),
-    ),
-    ErrorPattern(
-        "verl",
-        r"You have set both '(?P<who>actor|critic|[\w.]+)\.(ppo_micro_batch_size|log_prob_micro_batch_size)' AND",
-        ("verl.actor.micro_exactly_one", "verl.critic.micro_exactly_one", "verl.rollout.logprob_micro_exactly_one",
-         "verl.ref.logprob_micro_exactly_one"),
-        "verl/workers/config/actor.py:ActorConfig.__post_init__, verl/utils/config.py:check_mutually_exclusive",
-        "ValueError: [actor] You have set both 'actor.ppo_micro_batch_size' AND 'actor.ppo_micro_batch_size_per_gpu'.",
-    ),
-    ErrorPattern(
-        "verl",
-        r"Please set at least one of '(?P<who>[\w.]+)\.(ppo_micro_batch_size|log_prob_micro_batch_size)'",
-        ("verl.actor.micro_exactly_one", "verl.critic.micro_exactly_one", "verl.rollout.logprob_micro_exactly_one",
-         "verl.ref.logprob_micro_exactly_one"),
-        "verl/workers/config/actor.py:ActorConfig.__post_init__, verl/utils/config.py:check_mutually_exclusive",
-        "[actor] Please set at least one of 'actor.ppo_micro_batch_size' or 'actor.ppo_micro_batch_size_per_gpu' "
-        "if use_dynamic_bsz is not enabled.",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"train_batch_size \({_n('train')}\) must be >= (?P<who>actor|critic)\.ppo_mini_batch_size \({_n('mini')}\)",
-        ("verl.actor.mini_le_train", "verl.critic.mini_le_train"),
-        "verl/workers/config/actor.py:ActorConfig.validate",
-        "ValueError: train_batch_size (16) must be >= actor.ppo_mini_batch_size (32)",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"ppo_mini_batch_size \({_n('mini')}\) must be divisible by ppo_micro_batch_size \({_n('micro')}\)",
-        ("verl.actor.global_micro_divides_mini", "verl.critic.global_micro_divides_mini"),
-        "verl/workers/config/actor.py:ActorConfig.validate",
-        "ValueError: ppo_mini_batch_size (32) must be divisible by ppo_micro_batch_size (12)",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"ppo_micro_batch_size \({_n('micro')}\) \* .{{0,40}}must be >= n_gpus \({_n('gpus')}\)",
-        ("verl.actor.global_micro_covers_gpus", "verl.critic.global_micro_covers_gpus"),
-        "verl/workers/config/actor.py:ActorConfig.validate",
-        "ValueError: ppo_micro_batch_size (4) * ulysses_sequence_parallel_size (1) must be >= n_gpus (8)",
-    ),
-    ErrorPattern(
-        "verl",
-        r"(normalized ppo_mini_batch_size should be divisible by ppo_micro_batch_size_per_gpu"
-        r"|data size must be divisible by force_group_size \* micro_batch_size_per_gpu)",
-        ("verl.step.mini_divisible_by_micro", "verl.step.logprob_micro_divides_local_batch",
-         "verl.step.ref_micro_divides_local_batch"),
-        "verl/workers/engine/utils.py:prepare_micro_batches (older releases: workers/fsdp_workers.py)",
-        "AssertionError: data size must be divisible by force_group_size * micro_batch_size_per_gpu",
-    ),
-    ErrorPattern(
-        "verl",
-        r"expert_parallel_size must be equal to tensor_model_parallel_size \* data_parallel_size",
-        ("verl.rollout.ep_equals_tp_dp",),
-        "verl/workers/config/rollout.py:RolloutConfig.__post_init__",
-        "ValueError: expert_parallel_size must be equal to tensor_model_parallel_size * data_parallel_size",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"rollout world_size: {_n('world')} is not divisible by infer_world_size: {_n('infer')}",
-        ("verl.worker.rollout_world_divides_gpus",),
-        "verl/workers/engine_workers.py:ActorRolloutRefWorker.init_model",
-        "AssertionError: rollout world_size: 8 is not divisible by infer_world_size: 3",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"world_size {_n('world')} must be divisible by gpus_per_node {_n('per_node')}",
-        ("verl.rollout.replica_fits_nodes",),
-        "verl/workers/rollout/replica.py:RolloutReplica.__init__",
-        "AssertionError: world_size 12 must be divisible by gpus_per_node 8",
-    ),
-    ErrorPattern(
-        "verl",
-        r"gpus_per_node should be divisible by tensor_model_parallel_size",
-        ("verl.vllm.dp_needs_tp_within_node",),
-        "verl/workers/rollout/vllm_rollout/vllm_async_server.py",
-        "AssertionError: gpus_per_node should be divisible by tensor_model_parallel_size",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"max_model_len \({_n('model_len')}\) should be less than or equal to",
-        ("verl.vllm.model_len_le_positions",),
-        "verl/workers/rollout/vllm_rollout/vllm_async_server.py",
-        "max_model_len (65536) should be less than or equal to max_position_embeddings (32768)",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"num_attention_heads {_n('heads')} must be divisible by ulysses_sp_size {_n('sp')}"
-        rf"|num_heads \({_n('heads2')}\) must be divisible by ulysses sequence size\({_n('sp2')}\)",
-        ("verl.ulysses.actor_heads_divisible",),
-        "verl/models/transformers/monkey_patch.py, verl/utils/ulysses.py",
-        "AssertionError: num_attention_heads 28 must be divisible by ulysses_sp_size 8",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"num_key_value_heads {_n('kv_heads')} must be divisible by ulysses_sp_size",
-        ("verl.ulysses.actor_kv_heads",),
-        "verl/models/transformers/monkey_patch.py",
-        "AssertionError: num_key_value_heads 4 must be divisible by ulysses_sp_size 8or vise versa.",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"max_token_len must be greater than the sequence length\. Got max_token_len={_n('budget')} and "
-        rf"max_seq_len={_n('longest')}",
-        ("verl.step.actor_token_budget", "verl.step.logprob_token_budget", "verl.step.ref_token_budget",
-         "verl.step.critic_token_budget"),
-        "verl/utils/seqlen_balancing.py:rearrange_micro_batches",
-        "AssertionError: max_token_len must be greater than the sequence length. Got max_token_len=2000 and "
-        "max_seq_len=2160",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"Total number of attention heads \({_n('heads')}\) must be divisible by tensor parallel size \({_n('tp')}\)",
-        ("verl.vllm.heads_divisible_by_tp",),
-        "vLLM config check of num_attention_heads vs tensor_parallel_size (raised inside verl's rollout workers)",
-        "ValueError: Total number of attention heads (28) must be divisible by tensor parallel size (8).",
-    ),
-]
 
 
 def _near(value: int, step: int) -> str:
@@ -194,269 +60,34 @@ _MCORE = "megatron/core/parallel_state.py:initialize_model_parallel (megatron-co
 _MCORE_TC = "megatron/core/transformer/transformer_config.py:TransformerConfig.__post_init__ (megatron-core)"
 _P = r"\((?P<{}>\d+)\)".format  # a number in parentheses, named
 
-PATTERNS += [
-    # ---- verl 0.9.1, more driver / worker / step messages (Megatron backend included)
-    ErrorPattern(
-        "verl",
-        rf"n_gpus {_P('gpus')} must be divisible by model_parallel_size {_P('mp')} times context_parallel_size "
-        rf"{_P('cp')}",
-        ("verl.megatron.driver_gpus_divisible_by_model_parallel",),
-        "verl/utils/config.py:validate_config",
-        "AssertionError: n_gpus (8) must be divisible by model_parallel_size (3) times context_parallel_size (1)",
-        hint=lambda x: (f"{x['gpus']} GPUs do not split into Megatron groups of TP*PP*CP = {x['mp']}*{x['cp']} = "
-                        f"{x['mp'] * x['cp']}; choose TP, PP and CP whose product divides {x['gpus']}."),
-        numbers=("gpus", "mp", "cp"),
-    ),
-    ErrorPattern(
-        "verl",
-        r"not implemented pipeline_model_parallel_size > 1 yet",
-        ("verl.rollout.pp_unsupported",),
-        "verl/workers/config/rollout.py:RolloutConfig.__post_init__",
-        "NotImplementedError: Current rollout self.name='vllm' not implemented pipeline_model_parallel_size > 1 yet.",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"Got mini_batch_size={_n('mini_n')} and self\.engine\.get_data_parallel_size\(\)={_n('dp')}",
-        ("verl.step.mini_divisible_by_dp", "verl.step.critic_mini_divisible_by_dp"),
-        "verl/workers/engine_workers.py:TrainingWorker.train_mini_batch",
-        "AssertionError: Got mini_batch_size=40 and self.engine.get_data_parallel_size()=3",
-        hint=lambda x: (f"a mini batch of ppo_mini_batch_size*rollout.n = {x['mini_n']} samples is split over "
-                        f"{x['dp']} data-parallel ranks; it must be a multiple of {x['dp']} "
-                        f"(nearest: {_near(x['mini_n'], x['dp'])})."),
-        numbers=("mini_n", "dp"),
-    ),
-    ErrorPattern(
-        "verl",
-        rf"micro_batches .{{0,400}}? must be divisible by num_batches_divided_by {_n('group')} for megatron backend",
-        ("verl.megatron.vpp_micro_batches_grouped", "verl.megatron.vpp_logprob_micro_batches_grouped",
-         "verl.megatron.vpp_ref_micro_batches_grouped"),
-        "verl/workers/engine/megatron/transformer_impl.py:MegatronEngine.forward_backward_batch",
-        "AssertionError: micro_batches [...] must be divisible by num_batches_divided_by 2 for megatron backend",
-        hint=lambda x: (f"with virtual pipeline stages the number of micro batches per step must be a multiple of "
-                        f"{x['group']} (the pipeline size): change the micro batch so that the per-GPU batch "
-                        f"splits into a multiple of {x['group']} micro batches."),
-        numbers=("group",),
-    ),
-    ErrorPattern(
-        "verl",
-        r"assert self\.config\.actor\.use_dynamic_bsz == self\.config\.rollout\.log_prob_use_dynamic_bsz",
-        ("verl.worker.dynamic_bsz_consistent",),
-        "verl/workers/engine_workers.py:ActorRolloutRefWorker.init_model (an assert without a message)",
-        "    assert self.config.actor.use_dynamic_bsz == self.config.rollout.log_prob_use_dynamic_bsz\nAssertionError",
-    ),
-    ErrorPattern(
-        "verl",
-        r"assert self\.config\.(actor\.ppo|rollout\.log_prob)_micro_batch_size_per_gpu is not None",
-        ("verl.worker.actor_micro_per_gpu_required", "verl.worker.logprob_micro_per_gpu_required"),
-        "verl/workers/engine_workers.py:ActorRolloutRefWorker.init_model (an assert without a message)",
-        "    assert self.config.actor.ppo_micro_batch_size_per_gpu is not None\nAssertionError",
-    ),
-    ErrorPattern(
-        "verl",
-        rf"world_size {_P('world')} is not divisible by (?P<mp>\d+)\b",
-        ("verl.megatron.gpus_divisible_by_model_parallel",),
-        _MCORE,
-        "RuntimeError: world_size (8) is not divisible by 3",
-        hint=lambda x: f"{x['world']} GPUs do not split into Megatron groups of TP*PP*CP = {x['mp']}.",
-        numbers=("world", "mp"),
-    ),
-    ErrorPattern(
-        "verl",
-        rf"world_size {_P('world')} is not divisible by expert_tensor_model_pipeline_parallel size "
-        rf"{_P('expert_mp')}",
-        ("verl.megatron.gpus_divisible_by_expert_parallel",),
-        _MCORE,
-        "RuntimeError: world_size (64) is not divisible by expert_tensor_model_pipeline_parallel size (128)",
-        hint=lambda x: (f"the expert layout ETP*EP*PP = {x['expert_mp']} does not divide the {x['world']} GPUs; "
-                        "expert_tensor_parallel_size defaults to the TP size when unset."),
-        numbers=("world", "expert_mp"),
-    ),
-    ErrorPattern(
-        "verl",
-        rf"num_attention_heads {_P('heads')} must be a multiple of tensor_model_parallel_size {_P('tp')}",
-        ("verl.megatron.heads_divisible_by_tp",),
-        _MCORE_TC,
-        "ValueError: num_attention_heads (28) must be a multiple of tensor_model_parallel_size (8).",
-        hint=lambda x: (f"the actor's Megatron TP = {x['tp']} must divide the model's {x['heads']} attention heads; "
-                        f"divisors of {x['heads']}: {', '.join(str(d) for d in range(1, x['heads'] + 1) if x['heads'] % d == 0)}."),
-        numbers=("heads", "tp"),
-    ),
-    ErrorPattern(
-        "verl",
-        rf"num_query_groups {_P('groups')} must be a multiple or divisor of tensor_model_parallel_size {_P('tp')}",
-        ("verl.megatron.query_groups_vs_tp",),
-        _MCORE_TC,
-        "ValueError: num_query_groups (4) must be a multiple or divisor of tensor_model_parallel_size (3).",
-        hint=lambda x: (f"the model's {x['groups']} key/value head groups and Megatron TP = {x['tp']}: one must be a "
-                        "multiple of the other."),
-        numbers=("groups", "tp"),
-    ),
-    ErrorPattern(
-        "verl",
-        r"num_layers should be divisible by pipeline_model_parallel_size",
-        ("verl.megatron.layers_divisible_by_pp",),
-        "megatron/core/transformer/transformer_block.py:get_num_layers_to_build (megatron-core)",
-        "AssertionError: num_layers should be divisible by pipeline_model_parallel_size",
-    ),
-    # ---- OpenRLHF 0.11.2 (cli/train_ppo_ray.py, trainer/ray/launcher.py, utils/deepspeed/deepspeed.py)
-    ErrorPattern(
-        "openrlhf",
-        r"The number of sample batches must be greater than or equal to the effective number of actor processes",
-        ("openrlhf.driver.sample_batches_cover_actor",),
-        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
-        "AssertionError: The number of sample batches must be greater than or equal to the effective number of "
-        "actor processes.",
-    ),
-    ErrorPattern(
-        "openrlhf",
-        r"(?P<estimator>rloo|reinforce_baseline|group_norm|dr_grpo) requires n_samples_per_prompt > 1",
-        ("openrlhf.driver.group_estimator_needs_n",),
-        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
-        "AssertionError: group_norm requires n_samples_per_prompt > 1",
-    ),
-    ErrorPattern(
-        "openrlhf",
-        r"n_samples_per_prompt must be greater than 1 when using dynamic filtering",
-        ("openrlhf.driver.dynamic_filtering_needs_n",),
-        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
-        "AssertionError: n_samples_per_prompt must be greater than 1 when using dynamic filtering",
-    ),
-    ErrorPattern(
-        "openrlhf",
-        r"remote_rm_url or agent_func_path must be specified when using dynamic filtering",
-        ("openrlhf.driver.dynamic_filtering_needs_remote_reward",),
-        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
-        "AssertionError: remote_rm_url or agent_func_path must be specified when using dynamic filtering",
-    ),
-    ErrorPattern(
-        "openrlhf",
-        r"Only support `?--packing_samples`? with vLLM",
-        ("openrlhf.driver.packing_needs_vllm",),
-        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
-        "AssertionError: Only support `--packing_samples` with vLLM.",
-    ),
-    ErrorPattern(
-        "openrlhf",
-        r"vllm_generate_batch_size > --rollout\.batch_size requires --train\.async_enable",
-        ("openrlhf.driver.generate_batch_needs_async",),
-        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
-        "AssertionError: --rollout.vllm_generate_batch_size > --rollout.batch_size requires --train.async_enable "
-        "(over-sampling needs async queue to buffer extra batches).",
-    ),
-    ErrorPattern(
-        "openrlhf",
-        r"Async RLHF is not supported with --vllm\.enable_sleep",
-        ("openrlhf.driver.async_forbids_vllm_sleep",),
-        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
-        "AssertionError: Async RLHF is not supported with --vllm.enable_sleep.",
-    ),
-    ErrorPattern(
-        "openrlhf",
-        r"--train\.partial_rollout_enable requires --train\.async_enable",
-        ("openrlhf.driver.partial_rollout_needs_async",),
-        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
-        "AssertionError: --train.partial_rollout_enable requires --train.async_enable.",
-    ),
-    ErrorPattern(
-        "openrlhf",
-        r"num_nodes and num_gpus_per_node must be the same when colocate actor and ref model",
-        ("openrlhf.colocate.actor_ref_same_size",),
-        "openrlhf/cli/train_ppo_ray.py:train",
-        "AssertionError: num_nodes and num_gpus_per_node must be the same when colocate actor and ref model.",
-    ),
-    ErrorPattern(
-        "openrlhf",
-        r"num_nodes and num_gpus_per_node must be the same when colocate critic and reward model",
-        ("openrlhf.colocate.critic_reward_same_size",),
-        "openrlhf/cli/train_ppo_ray.py:train",
-        "AssertionError: num_nodes and num_gpus_per_node must be the same when colocate critic and reward model.",
-    ),
-    ErrorPattern(
-        "openrlhf",
-        rf"actor_num_nodes \* actor_num_gpus_per_node must be equal to vllm_num_engines \* vllm_tensor_parallel_size"
-        rf", got {_n('actor')} and {_n('vllm')}",
-        ("openrlhf.colocate.vllm_matches_actor",),
-        "openrlhf/cli/train_ppo_ray.py:train",
-        "AssertionError: actor_num_nodes * actor_num_gpus_per_node must be equal to vllm_num_engines * "
-        "vllm_tensor_parallel_size, got 8 and 4",
-        hint=lambda x: (f"with train.colocate_all the {x['actor']} actor GPUs must also hold exactly the vLLM "
-                        f"engines, but vllm.num_engines*vllm.tensor_parallel_size = {x['vllm']}."),
-        numbers=("actor", "vllm"),
-    ),
-    ErrorPattern(
-        "openrlhf",
-        rf"Insufficient batch size for async_run_method_batch: total_length={_n('batches')}, "
-        rf"effective_actors={_n('actors')}",
-        ("openrlhf.launcher.ref_batches_cover_group", "openrlhf.launcher.critic_batches_cover_group",
-         "openrlhf.launcher.reward_batches_cover_group"),
-        "openrlhf/trainer/ray/launcher.py:RayActorGroup.async_run_method_batch",
-        "ValueError: Insufficient batch size for async_run_method_batch: total_length=2, effective_actors=4",
-        hint=lambda x: (f"{x['batches']} experience batches (n_samples_per_prompt*rollout.batch_size / "
-                        f"rollout.micro_batch_size) are dealt to {x['actors']} ranks of a model group; each needs "
-                        "at least one."),
-        numbers=("batches", "actors"),
-    ),
-    ErrorPattern(
-        "openrlhf",
-        r"BF16 is required for tensor parallel training",
-        ("openrlhf.deepspeed.tp_needs_bf16",),
-        "openrlhf/utils/deepspeed/deepspeed.py:DeepspeedStrategy.__init__",
-        "AssertionError: BF16 is required for tensor parallel training",
-    ),
-    # ---- DeepSpeed 0.19.8 (runtime/config.py), as OpenRLHF's model groups hit it
-    ErrorPattern(
-        "openrlhf",
-        rf"train_batch_size is not equal to micro_batch_per_gpu \* gradient_acc_step \* world_size\s*"
-        rf"{_n('train')} != {_n('micro')} \* {_n('grad_acc')} \* {_n('world')}",
-        ("openrlhf.deepspeed.actor_batch", "openrlhf.deepspeed.critic_batch", "openrlhf.deepspeed.ref_batch",
-         "openrlhf.deepspeed.reward_batch", "openrlhf.deepspeed.ema_batch"),
-        "deepspeed/runtime/config.py:DeepSpeedConfig._batch_assertion (DeepSpeed 0.19.8)",
-        "AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
-        "gradient_acc_step * world_size 32 != 1 * 10 * 3",
-        hint=lambda x: (f"DeepSpeed derives gradient accumulation = {x['train']} // ({x['micro']}*{x['world']}) = "
-                        f"{x['grad_acc']} and then needs {x['train']} == {x['micro']}*{x['grad_acc']}*{x['world']} "
-                        f"= {x['micro'] * x['grad_acc'] * x['world']}: the train batch (OpenRLHF: train.batch_size "
-                        f"times ring_attn_size*ds.tensor_parallel_size) must be a multiple of micro_batch*world_size "
-                        f"= {x['micro'] * x['world']}, e.g. {_near(x['train'], x['micro'] * x['world'])}. "
-                        f"world_size {x['world']} is the GPU count of the model group that failed (actor, ref, "
-                        "critic, reward or EMA model)."),
-        numbers=("train", "micro", "grad_acc", "world"),
-    ),
-    ErrorPattern(
-        "openrlhf",
-        rf"Gradient accumulation steps: {_n('grad_acc')} has to be greater than 0",
-        ("openrlhf.deepspeed.actor_batch", "openrlhf.deepspeed.critic_batch", "openrlhf.deepspeed.ref_batch",
-         "openrlhf.deepspeed.reward_batch", "openrlhf.deepspeed.ema_batch"),
-        "deepspeed/runtime/config.py:DeepSpeedConfig._batch_assertion (DeepSpeed 0.19.8)",
-        "AssertionError: Gradient accumulation steps: 0 has to be greater than 0",
-        hint=lambda x: ("DeepSpeed derived gradient accumulation = train_batch_size // (micro_batch*world_size) = "
-                        f"{x['grad_acc']}: the train batch is smaller than one micro batch on every rank of the "
-                        "model group."),
-        numbers=("grad_acc",),
-    ),
-]
-
-
-def register(patterns: list[ErrorPattern]) -> None:
-    """Frameworks add their messages here (one list per framework module)."""
-    PATTERNS.extend(patterns)
-
 
 def all_patterns() -> list[ErrorPattern]:
-    """Every framework's messages: framework modules register theirs when they load (ms-swift)."""
-    from .base import FRAMEWORKS, get_framework
+    """Every framework's messages, in registry order (each framework folder's ``errors.py``)."""
+    from .registry import FRAMEWORKS, get_framework
 
+    out: list[ErrorPattern] = []
+    seen: set[int] = set()
     for name in FRAMEWORKS:
-        get_framework(name)
-    return PATTERNS
+        for p in get_framework(name).error_patterns():
+            if id(p) not in seen:
+                seen.add(id(p))
+                out.append(p)
+    return out
 
 
 def match_error(text: str, framework: str | None = None) -> list[tuple[ErrorPattern, dict[str, str]]]:
-    """Every known message the pasted text contains, with the numbers it names."""
-    all_patterns()
+    """Every known message the pasted text contains, with the numbers it names.
+
+    With a framework, only its own messages and those of the frameworks it runs on
+    (``Framework.error_families``: verl's Megatron backend prints verl's messages too).
+    """
+    allowed = None
+    if framework:
+        from .registry import get_framework
+
+        allowed = get_framework(framework).error_families
     out = []
-    allowed = FAMILY.get(framework, (framework,)) if framework else None
-    for p in PATTERNS:
+    for p in all_patterns():
         if allowed and p.framework not in allowed:
             continue
         m = p.match(text)

@@ -13,8 +13,8 @@ micro sizes come last, since verl 0.9.1's workers need the per-GPU ones.
 Everything else (GPU counts, lengths, ``n``, the algorithm, the engine) is
 what the user asked for and stays; pin more with ``--keep``.
 
-Every framework names its movable keys explicitly (verl and verl Megatron here,
-OpenRLHF here, ms-swift's two paths in ``frameworks/swift.py`` when it loads);
+Every framework names its movable keys explicitly (verl and verl Megatron,
+OpenRLHF, ms-swift's two paths, each in its folder's ``repair.py``);
 there is no catch-all. ``hardware`` names the variables that hold the GPU count:
 ``fix`` never moves them, but when nothing fits it tries other counts to say how
 many GPUs would (``api.relaxations``). ``algorithm`` names the settings that
@@ -57,141 +57,12 @@ class RepairPolicy:
     grows_memory: frozenset[str] = frozenset()
 
 
-VERL = RepairPolicy(
-    rules=(
-        "actor_micro", "logprob_micro", "ref_micro", "critic_micro",
-        "actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu", "critic_micro_per_gpu",
-        "train_batch_size", "actor_mini", "critic_mini",
-        "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens",
-        "actor_dyn", "logprob_dyn", "ref_dyn", "critic_dyn", "remove_padding",
-        "actor_sp", "ref_sp", "critic_sp", "rollout_tp", "rollout_dp", "rollout_ep", "fsdp_size",
-        "rollout_gpus_per_node", "max_model_len",
-    ),
-    memory=("gmu_permille", "grad_ckpt", "entropy_chunking", "param_offload", "optimizer_offload",
-            "ref_param_offload", "critic_grad_ckpt", "critic_param_offload", "critic_optimizer_offload"),
-    ranks={
-        # deprecated global micro sizes: last resort (verl 0.9.1 workers need the per-GPU keys)
-        "actor_micro": 9, "logprob_micro": 9, "ref_micro": 9, "critic_micro": 9,
-        "gmu_permille": 1,
-        "actor_micro_per_gpu": 2, "critic_micro_per_gpu": 2,
-        "logprob_micro_per_gpu": 3, "ref_micro_per_gpu": 3,
-        "grad_ckpt": 4, "critic_grad_ckpt": 4, "entropy_chunking": 4,
-        "actor_max_tokens": 4, "logprob_max_tokens": 4, "ref_max_tokens": 4, "critic_max_tokens": 4,
-        "train_batch_size": 5, "actor_mini": 5, "critic_mini": 5,
-        "rollout_tp": 6, "rollout_dp": 6, "rollout_ep": 6, "rollout_gpus_per_node": 6, "max_model_len": 6,
-        "actor_sp": 7, "ref_sp": 7, "critic_sp": 7, "fsdp_size": 7,
-        "param_offload": 8, "optimizer_offload": 8, "ref_param_offload": 8,
-        "critic_param_offload": 8, "critic_optimizer_offload": 8,
-        "actor_dyn": 9, "logprob_dyn": 9, "ref_dyn": 9, "critic_dyn": 9, "remove_padding": 9,
-    },
-    parallel=frozenset({"actor_sp", "ref_sp", "critic_sp", "rollout_tp", "rollout_dp", "rollout_ep", "fsdp_size",
-                        "rollout_gpus_per_node"}),
-    token_budgets=frozenset({"actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens",
-                             "max_model_len"}),
-    permille=frozenset({"gmu_permille"}),
-    unset_only=frozenset({"actor_micro", "logprob_micro", "ref_micro", "critic_micro"}),
-    anchors={"critic_micro_per_gpu": "actor_micro_per_gpu", "logprob_micro_per_gpu": "actor_micro_per_gpu",
-             "ref_micro_per_gpu": "logprob_micro_per_gpu", "actor_micro_per_gpu": "logprob_micro_per_gpu"},
-    # verl <= 0.4 divided the global micro sizes by the world size (workers/fsdp_workers.py, ActorRolloutRefWorker
-    # __init__: ppo_micro_batch_size //= device_mesh.size() // ulysses_sequence_parallel_size)
-    per_gpu_of={"actor_micro_per_gpu": "actor_micro", "logprob_micro_per_gpu": "logprob_micro",
-                "ref_micro_per_gpu": "ref_micro", "critic_micro_per_gpu": "critic_micro"},
-    hardware={"gpus_per_node": "per_node", "nnodes": "count"},
-    algorithm=("n",),
-    lengths=("max_response_length",),
-    grows_memory=frozenset({"gmu_permille", "actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu",
-                            "critic_micro_per_gpu", "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens"}),
-)
-
-# verl 0.9.1, Megatron backend (rules.verl_megatron). The batch keys move as under FSDP; then the
-# parallel layout: the ref and critic sizes first (verl's v0.9 examples copy the actor's sizes into
-# them), the rollout's data parallel before its tensor parallel (more replicas of a small TP, as the
-# seeds' perf notes advise), the actor's TP/PP/EP before CP/VPP and the uneven-pipeline overrides.
-_MEGATRON_PARALLEL = ("tp", "pp", "cp", "ep", "etp", "ref_tp", "ref_pp", "ref_cp", "ref_ep", "ref_etp",
-                      "critic_tp", "critic_pp", "critic_cp", "critic_ep", "critic_etp")
-_VERL_BATCH = ("actor_micro", "logprob_micro", "ref_micro", "critic_micro",
-               "actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu", "critic_micro_per_gpu",
-               "train_batch_size", "actor_mini", "critic_mini",
-               "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens",
-               "actor_dyn", "logprob_dyn", "ref_dyn", "critic_dyn")
-VERL_MEGATRON = RepairPolicy(
-    rules=_VERL_BATCH + ("rollout_tp", "rollout_dp", "rollout_ep", "rollout_pp", "rollout_gpus_per_node",
-                         "max_model_len") + _MEGATRON_PARALLEL
-    + ("vpp", "ref_vpp", "critic_vpp", "first_stage_layers", "last_stage_layers", "pp_account_embedding",
-       "pp_account_loss"),
-    memory=("gmu_permille", "megatron_param_offload", "megatron_optimizer_offload", "ref_megatron_param_offload",
-            "critic_megatron_param_offload", "critic_megatron_optimizer_offload"),
-    ranks={
-        **{k: v for k, v in VERL.ranks.items() if k in _VERL_BATCH or k.startswith("rollout_") or k == "gmu_permille"
-           or k == "max_model_len"},
-        "rollout_dp": 5, "rollout_pp": 5,
-        "ref_tp": 5, "ref_pp": 5, "ref_cp": 5, "ref_ep": 5, "ref_etp": 5, "ref_vpp": 5,
-        "critic_tp": 5, "critic_pp": 5, "critic_cp": 5, "critic_ep": 5, "critic_etp": 5, "critic_vpp": 5,
-        "etp": 6, "ep": 6, "tp": 7, "pp": 7, "cp": 8, "vpp": 8,
-        "first_stage_layers": 8, "last_stage_layers": 8, "pp_account_embedding": 9, "pp_account_loss": 9,
-        "megatron_param_offload": 8, "megatron_optimizer_offload": 8, "ref_megatron_param_offload": 8,
-        "critic_megatron_param_offload": 8, "critic_megatron_optimizer_offload": 8,
-    },
-    parallel=frozenset({"rollout_tp", "rollout_dp", "rollout_ep", "rollout_pp", "rollout_gpus_per_node",
-                        *_MEGATRON_PARALLEL}),
-    token_budgets=VERL.token_budgets,
-    permille=VERL.permille,
-    unset_only=VERL.unset_only,
-    anchors=dict(VERL.anchors),
-    hardware=dict(VERL.hardware),
-    algorithm=VERL.algorithm,
-    lengths=VERL.lengths,
-    grows_memory=VERL.grows_memory,
-)
-
-# OpenRLHF 0.11.2 (rules.openrlhf). Batch sizes first (micro sizes, then the train batch, then the
-# rollout batch), then the vLLM layout, DeepSpeed's ring/TP sizes, the ref/critic/reward groups' GPU
-# counts (the actor's count and the cluster are the hardware), and the switches last.
-OPENRLHF = RepairPolicy(
-    rules=("micro_train_batch_size", "micro_rollout_batch_size", "train_batch_size", "rollout_batch_size",
-           "vllm_generate_batch_size", "train_max_tokens", "vllm_num_engines", "vllm_tp", "ring_attn_size", "ds_tp",
-           "fp16", "vllm_sleep", "packing_samples", "ref_gpus_per_node", "critic_gpus_per_node",
-           "reward_gpus_per_node", "colocate_actor_ref", "colocate_critic_reward", "colocate_all", "async_train",
-           "partial_rollout", "dynamic_batch"),
-    memory=("gmu_permille", "zero_stage", "grad_ckpt", "adam_offload", "ref_offload", "reward_offload"),
-    ranks={
-        "micro_train_batch_size": 2, "micro_rollout_batch_size": 2, "gmu_permille": 1, "vllm_generate_batch_size": 3,
-        "train_batch_size": 4, "train_max_tokens": 4, "grad_ckpt": 4, "rollout_batch_size": 5,
-        "vllm_num_engines": 5, "vllm_tp": 5, "fp16": 6, "vllm_sleep": 6, "zero_stage": 6,
-        "ring_attn_size": 7, "ds_tp": 7, "packing_samples": 7,
-        "ref_gpus_per_node": 8, "critic_gpus_per_node": 8, "reward_gpus_per_node": 8, "adam_offload": 8,
-        "ref_offload": 8, "reward_offload": 8, "colocate_actor_ref": 8, "colocate_critic_reward": 8,
-        "colocate_all": 9, "async_train": 9, "partial_rollout": 8, "dynamic_batch": 9,
-    },
-    parallel=frozenset({"vllm_num_engines", "vllm_tp", "ring_attn_size", "ds_tp", "ref_gpus_per_node",
-                        "critic_gpus_per_node", "reward_gpus_per_node"}),
-    token_budgets=frozenset({"train_max_tokens"}),
-    permille=frozenset({"gmu_permille"}),
-    unset_only=frozenset({"vllm_generate_batch_size"}),
-    hardware={"actor_gpus_per_node": "per_node", "cluster_num_gpus": "count"},
-    algorithm=("n",),
-    lengths=("max_new_tokens",),
-    grows_memory=frozenset({"gmu_permille", "micro_train_batch_size", "micro_rollout_batch_size", "train_max_tokens"}),
-)
-
-POLICIES: dict[str, RepairPolicy] = {"verl": VERL, "verl-megatron": VERL_MEGATRON, "openrlhf": OPENRLHF}
-
-
 def policy_for(framework: str, ruleset=None, values: dict | None = None) -> RepairPolicy:
-    """The framework's own policy (verl: the Megatron one when the config selects that backend).
+    """The framework's own policy (``Framework.repair_policy``; verl: the Megatron one when the config
+    selects that backend). Every framework folder defines its policy in its ``repair.py``."""
+    from .registry import get_framework
 
-    There is no fallback: a framework without a policy is a programming error, so that no
-    framework's repair silently moves keys it should not (algorithm settings, GPU counts).
-    """
-    if framework not in POLICIES:
-        from .base import get_framework
-
-        get_framework(framework)  # a framework module registers its policy when it loads (ms-swift)
-    if framework == "verl" and values is not None and values.get("megatron"):
-        return VERL_MEGATRON
-    if framework not in POLICIES:
-        raise LookupError(f"no repair policy for framework '{framework}'")
-    return POLICIES[framework]
+    return get_framework(framework).repair_policy(values)
 
 
 def references(policy: RepairPolicy, values: dict) -> dict[str, int]:

@@ -8,8 +8,8 @@ from parity_core import assert_parity, run_parity  # noqa: E402
 from parity_verl import ALLOWED, DRIVER_FSDP, DRIVER_MEGATRON, VerlOracle, verl_cases  # noqa: E402
 
 from rlbatch_solver.rules.base import Severity, Stage  # noqa: E402
-from rlbatch_solver.rules.verl_fsdp import RULESET as FSDP_RULESET  # noqa: E402
-from rlbatch_solver.rules.verl_megatron import MEGATRON_RULESET  # noqa: E402
+from rlbatch_solver.frameworks.verl.rules import RULESET as FSDP_RULESET  # noqa: E402
+from rlbatch_solver.frameworks.verl.rules_megatron import MEGATRON_RULESET  # noqa: E402
 
 
 @pytest.mark.parametrize("framework", ["verl", "verl-megatron"])

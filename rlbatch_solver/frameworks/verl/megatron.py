@@ -1,10 +1,10 @@
 """verl 0.9.1 on the Megatron backend: ``--framework verl-megatron``.
 
-Same Hydra syntax and keys as ``frameworks.verl``; the rule set is
-``rules.verl_megatron.MEGATRON_RULESET`` and the search covers the Megatron
+Same Hydra syntax and keys as ``fsdp.py``; the rule set is
+``rules_megatron.MEGATRON_RULESET`` and the search covers the Megatron
 parallel sizes (TP, PP; EP for MoE models; CP, VPP and ETP when the user
 searches them) besides the batch sizes. Exports start with
-``model_engine=megatron``. The cost model is ``verl_megatron_cost.py``; with
+``model_engine=megatron``. The cost model is ``cost_megatron.py``; with
 knobs, ``recommend`` also searches recompute, optimizer offload and the rollout
 memory share (``MEGATRON_KNOB_SEARCH``).
 """
@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..catalog.models import ModelCard
-from ..errors import InputError
-from ..rules.base import Value
-from ..rules.verl_megatron import MEGATRON_RULESET
-from .base import Framework, Space
-from .verl import (SEARCH_TIES, STRATEGY_KEY, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
+from ...catalog.models import ModelCard
+from ...errors import InputError
+from ...rules.base import Value
+from . import docs, errors, repair
+from .rules_megatron import MEGATRON_RULESET
+from ..base import Framework, Space
+from .fsdp import (SEARCH_TIES, STRATEGY_KEY, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
                    solution_to_overrides)
-from .verl_megatron_cost import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, RECOMPUTE_KEY, cpu_optimizer_permille,
+from .cost_megatron import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, RECOMPUTE_KEY, cpu_optimizer_permille,
                                  recompute_code)
 
 # Memory and speed switches ``recommend`` searches when the user leaves them alone. Param offload is
@@ -49,6 +50,13 @@ class VerlMegatronFramework(Framework):
     ruleset = MEGATRON_RULESET
     syntax = "hydra"
     backend = "megatron"
+    doc_intro = docs.INTRO_MEGATRON
+    policy = repair.VERL_MEGATRON
+    error_families = ("verl", "verl-megatron")  # the Megatron backend prints verl's messages too
+    model_keys = ("actor_rollout_ref.model.path",)
+
+    def error_patterns(self) -> list:
+        return errors.PATTERNS
 
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
         return parse_verl_tokens(tokens)
@@ -78,7 +86,7 @@ class VerlMegatronFramework(Framework):
         return space
 
     def cost_spec(self, model: ModelCard, gpu: Any):
-        from .verl_megatron_cost import cost_spec
+        from .cost_megatron import cost_spec
 
         return cost_spec(model, gpu)
 

@@ -2,7 +2,7 @@
 
 Every rule verl applies whatever the backend (driver micro-batch keys, the
 rollout engine, the per-step batch arithmetic) comes from
-``rules.verl_fsdp.shared_rules()`` unchanged; it reads the parallel layout
+``rules.shared_rules()`` unchanged; it reads the parallel layout
 through derived quantities, which here are Megatron's (``dp = N / (TP*PP*CP)``,
 token budgets multiplied by CP). This module adds what only Megatron checks:
 the driver's ``(B*n) % (dp*micro)`` (``utils/config.py:validate_config``, verl
@@ -20,7 +20,7 @@ Three rule sets come out:
   ``megatron`` (``actor_rollout_ref.actor.strategy``); FSDP-only rules hold
   when it is False, Megatron-only rules when it is True. ``check --framework
   verl`` uses it, so a pasted Megatron config meets the Megatron rules;
-* ``rules.verl_fsdp.RULESET``: shared rules + FSDP rules.
+* ``rules.RULESET``: shared rules + FSDP rules.
 
 megatron-core sources are from megatron-core 0.16.1 (verl 0.9.1's wheel does not pin a
 version); paths are inside the ``megatron`` package.
@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .base import Derived, Rule, RuleSet, Stage, is_set
-from .expr import BoolExpr, BoolVar, Const, IntExpr, IntVar, divides, if_then_else, maximum
-from .verl_fsdp import (
+from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
+from ...rules.expr import BoolExpr, BoolVar, Const, IntExpr, IntVar, divides, if_then_else, maximum
+from .rules import (
     AR,
     CONFIG,
     D,

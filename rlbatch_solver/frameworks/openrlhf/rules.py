@@ -23,8 +23,8 @@ world, and ring attention (``r``) and DeepSpeed tensor parallel (``t``) make
 
 from __future__ import annotations
 
-from .base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
-from .expr import BoolVar, IntVar, all_of, divides, if_then_else, maximum
+from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
+from ...rules.expr import BoolVar, IntVar, all_of, divides, if_then_else, maximum
 
 VERSION = "0.11.2"
 DEEPSPEED_VERSION = "0.19.6"

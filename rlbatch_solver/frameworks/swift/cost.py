@@ -14,7 +14,7 @@ HF path (swift/rlhf_trainers/grpo_trainer.py on transformers' Trainer): DeepSpee
 ``_offload`` is ZeRO-Offload of the optimizer, and of the params at stage 3), or plain DDP when it
 is unset: the model is loaded in bf16 and AdamW keeps bf16 moments (``Plan.trainer = "bf16"``).
 Megatron path (swift/megatron/trainers/grpo_trainer.py): the megatron-core memory of
-``verl_megatron_cost`` (one definition, ``Plan.trainer = "megatron"``) with ms-swift's defaults:
+``frameworks/verl/cost_megatron.py`` (one definition, ``Plan.trainer = "megatron"``) with ms-swift's defaults:
 distributed optimizer on, sequence parallel off, ``recompute_granularity`` selective.
 
 Cost-only variables (no rule reads them; parsed from the flags, printed by export):
@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..catalog.gpus import GPU
-from ..catalog.models import ModelCard
-from ..costmodel.plan import Plan
-from ..costmodel.tables import CostSpec
-from ..errors import InputError
-from ..rules.base import Value
+from ...catalog.gpus import GPU
+from ...catalog.models import ModelCard
+from ...costmodel.plan import Plan
+from ...costmodel.tables import CostSpec
+from ...errors import InputError
+from ...rules.base import Value
 
 DEFAULT_MAX_LENGTH = 2048  # --max_length unset: the template keeps the model's limit; we assume 2048
 RECOMPUTE = {0: "none", 1: "selective", 2: "full"}

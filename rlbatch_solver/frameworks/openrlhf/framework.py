@@ -3,7 +3,7 @@
 Import: ``--flag value`` arguments as pasted from a launch script (or a YAML
 file, nested or flat), in the dotted names of 0.10.2+ (``--train.batch_size``)
 or the underscore names they replaced (``--train_batch_size``), -> values of
-the rule variables in ``rules.openrlhf``, with 0.11.2's argparse defaults where
+the rule variables in ``rules.py``, with 0.11.2's argparse defaults where
 a flag is absent. Underscore names are mapped to their dotted successors and
 reported by the warning ``openrlhf.driver.legacy_flag_names``: 0.11.2's
 argparse has no aliases for them.
@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..catalog.models import ModelCard
-from ..errors import InputError, did_you_mean
-from ..rules.base import Rule, Stage, Value
-from ..rules.expr import BoolVar, IntVar, divides
-from ..rules.openrlhf import RULESET, VARIABLES
-from .base import Framework, Space, attention_constants, pow2
-from .overrides import memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
+from ...catalog.models import ModelCard
+from ...errors import InputError, did_you_mean
+from ...rules.base import Rule, Stage, Value
+from ...rules.expr import BoolVar, IntVar, divides
+from . import docs, errors, repair
+from .rules import RULESET, VARIABLES
+from ..base import Framework, Space, attention_constants, pow2
+from ..overrides import memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
 
 # --algo.advantage.estimator choices of 0.11.2 (cli/train_ppo_ray.py)
 ESTIMATORS = ("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm", "dr_grpo", "flash_reinforce")
@@ -424,7 +425,7 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
 
 
 def _cost_flags(flat: Mapping[str, Any]) -> dict[str, Value]:
-    """Cost-model inputs no rule reads (frameworks/openrlhf_cost.py): --ds.enable_sleep, --vllm.enforce_eager."""
+    """Cost-model inputs no rule reads (cost.py): --ds.enable_sleep, --vllm.enforce_eager."""
     native, _ = normalize_flags(flat)
     return {"ds_sleep": bool(native.get("ds.enable_sleep", False)),
             "vllm_eager": bool(native.get("vllm.enforce_eager", False))}
@@ -435,6 +436,14 @@ class OpenRLHFFramework(Framework):
     version = RULESET.version
     ruleset = RULESET
     syntax = "flags"
+    doc_intro = docs.INTRO
+    policy = repair.OPENRLHF
+    error_families = ("openrlhf",)
+    entry_modules = ("openrlhf.cli.train_ppo_ray",)
+    model_keys = ("--pretrain", "--actor.model_name_or_path")
+
+    def error_patterns(self) -> list:
+        return errors.PATTERNS
 
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
         return parse_flag_args(tokens)
@@ -450,7 +459,7 @@ class OpenRLHFFramework(Framework):
         return space
 
     def cost_spec(self, model: ModelCard, gpu: Any):
-        from .openrlhf_cost import cost_spec
+        from .cost import cost_spec
 
         return cost_spec(model, gpu)
 

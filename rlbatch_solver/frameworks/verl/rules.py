@@ -12,7 +12,7 @@ The rules fall in two groups. ``shared_rules()`` holds the ones verl applies
 whatever the training backend (driver checks of the micro-batch keys, the
 rollout engine, the per-step batch arithmetic); they read the backend's
 parallel layout only through derived quantities (``dp``, ``seq_par``, ...),
-so ``rules.verl_megatron`` reuses them with Megatron's layout. ``fsdp_rules()``
+so ``rules_megatron.py`` reuses them with Megatron's layout. ``fsdp_rules()``
 holds the FSDP-only ones (Ulysses, the FSDP device mesh). The trainer is the
 default v1 trainer (``trainer.use_v1=True``).
 """
@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from .base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
-from .expr import BoolVar, IntExpr, IntVar, Table, divides, exactly_one, if_then_else, maximum
+from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
+from ...rules.expr import BoolVar, IntExpr, IntVar, Table, divides, exactly_one, if_then_else, maximum
 
 VERSION = "0.9.1"
 

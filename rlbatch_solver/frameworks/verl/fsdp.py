@@ -1,7 +1,7 @@
 """verl config import and export (FSDP/FSDP2 and Megatron backends).
 
 Import: a flat dict of Hydra keys (from pasted overrides or a YAML file) ->
-values of the rule variables in ``rules.verl_fsdp`` / ``rules.verl_megatron``,
+values of the rule variables in ``rules.py`` / ``rules_megatron.py``,
 with verl 0.9.1's defaults (and its interpolations, e.g.
 ``critic.ppo_mini_batch_size`` follows the actor's) where a key is absent. The
 backend is Megatron when the config says ``actor_rollout_ref.actor.strategy=
@@ -10,8 +10,8 @@ megatron``, ``model_engine=megatron`` or ``--config-name=ppo_megatron_trainer``.
 Export: a solution -> paste-ready Hydra overrides and a YAML fragment.
 
 ``VerlFramework`` (``--framework verl``) checks either backend with
-``rules.verl_megatron.ANY_RULESET`` and searches the FSDP one;
-``frameworks.verl_megatron`` searches the Megatron one.
+``rules_megatron.ANY_RULESET`` and searches the FSDP one;
+``megatron.py`` searches the Megatron one.
 """
 
 from __future__ import annotations
@@ -20,15 +20,16 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from ..catalog.models import ModelCard
-from ..errors import InputError, did_you_mean
-from ..rules.base import Rule, RuleSet, Stage, Value, VarSpec
-from ..rules.expr import BoolVar, IntVar
-from ..rules.base import is_set
-from ..rules.verl_fsdp import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
-from ..rules.verl_megatron import ANY_RULESET, MEGATRON_VARS
-from .base import Framework, Space, attention_constants, pow2
-from .overrides import memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
+from ...catalog.models import ModelCard
+from ...errors import InputError, did_you_mean
+from ...rules.base import Rule, RuleSet, Stage, Value, VarSpec
+from ...rules.expr import BoolVar, IntVar
+from ...rules.base import is_set
+from . import docs, errors, repair
+from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
+from .rules_megatron import ANY_RULESET, MEGATRON_VARS
+from ..base import Framework, Space, attention_constants, pow2
+from ..overrides import memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
 
 # algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
 # that compare responses within a group of n, so n > 1 is required for a signal.
@@ -482,6 +483,24 @@ class VerlFramework(Framework):
     doc_ruleset = RULESET  # docs/rules-verl.md: the FSDP rules (Megatron: docs/rules-verl-megatron.md)
     syntax = "hydra"
     backend = "fsdp"
+    doc_intro = docs.INTRO
+    policy = repair.VERL
+    error_families = ("verl",)
+    entry_modules = ("verl.trainer.main_ppo",)
+    model_keys = ("actor_rollout_ref.model.path",)
+
+    def repair_policy(self, values: Mapping[str, Value] | None = None):
+        # a pasted config that selects the Megatron backend moves Megatron's keys
+        return repair.VERL_MEGATRON if values is not None and values.get("megatron") else repair.VERL
+
+    def error_patterns(self) -> list:
+        return errors.PATTERNS
+
+    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None) -> tuple[str, list[str], int | None]:
+        # verl's GPU count is trainer.n_gpus_per_node * trainer.nnodes, in the arguments; the Megatron
+        # trainer config or strategy selects the Megatron backend
+        megatron = any(a.endswith("=megatron") and "strategy" in a for a in args) or "ppo_megatron_trainer" in " ".join(args)
+        return ("verl-megatron" if megatron else "verl"), args, None
 
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
         return parse_verl_tokens(tokens)
@@ -496,7 +515,7 @@ class VerlFramework(Framework):
         return build_space(scenario, model, with_knobs)
 
     def cost_spec(self, model: ModelCard, gpu: Any):
-        from .verl_cost import cost_spec
+        from .cost import cost_spec
 
         spec = cost_spec(model, gpu)
         fsdp_phases = spec.phases_run

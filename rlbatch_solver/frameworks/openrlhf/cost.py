@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..catalog.gpus import GPU
-from ..catalog.models import ModelCard
-from ..costmodel.plan import Plan
-from ..costmodel.tables import CostSpec
-from ..rules.base import Value
-from ..rules.openrlhf import VARIABLES
-from .cost_common import phases_run
+from ...catalog.gpus import GPU
+from ...catalog.models import ModelCard
+from ...costmodel.plan import Plan
+from ...costmodel.tables import CostSpec
+from ...rules.base import Value
+from .rules import VARIABLES
+from ..cost_common import phases_run
 
 # vLLM engine defaults OpenRLHF does not override (vllm/engine/arg_utils.py EngineArgs: max_num_seqs
 # 256; max_num_batched_tokens 8192 with chunked prefill for the offline LLM class).

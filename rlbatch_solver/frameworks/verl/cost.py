@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..catalog.gpus import GPU
-from ..catalog.models import ModelCard
-from ..costmodel.plan import Plan
-from ..costmodel.tables import CostSpec
-from ..rules.base import Value
-from ..rules.verl_fsdp import VARIABLES
-from .cost_common import phases_run, token_budget
+from ...catalog.gpus import GPU
+from ...catalog.models import ModelCard
+from ...costmodel.plan import Plan
+from ...costmodel.tables import CostSpec
+from ...rules.base import Value
+from .rules import VARIABLES
+from ..cost_common import phases_run, token_budget
 
 _HW = ["nnodes", "gpus_per_node", "max_prompt_length", "max_response_length", "fsdp_size"]
 _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine", "enforce_eager",

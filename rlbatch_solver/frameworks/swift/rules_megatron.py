@@ -24,16 +24,16 @@ that ``global_batch_size / num_generations / dp`` must be a multiple of
 ``micro_batch_size`` is not enforced by any code (the official
 ``dense_colocate.sh`` breaks it and runs), so it is not a rule here.
 
-The rules shared with the HF path are built by ``rules.swift``'s builders.
+The rules shared with the HF path are built by ``rules.py``'s builders.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from .base import Derived, Rule, RuleSet, Severity, Stage, is_set
-from .expr import BoolVar, IntVar, divides, if_then_else, maximum
-from .swift import (SHARED_VARS, VERSION, G, PathSpec, W, generation_rules, rollout_rules, shared_derived,
+from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, is_set
+from ...rules.expr import BoolVar, IntVar, divides, if_then_else, maximum
+from .rules import (SHARED_VARS, VERSION, G, PathSpec, W, generation_rules, rollout_rules, shared_derived,
                     var_specs)
 
 MEGATRON_VARS = [

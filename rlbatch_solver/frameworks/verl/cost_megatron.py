@@ -1,6 +1,6 @@
 """verl Megatron values -> cost-model ``Plan`` per phase, and which variables each phase reads.
 
-Same phases and rollout engine as verl FSDP (``verl_cost.py``); the trainer is megatron-core
+Same phases and rollout engine as verl FSDP (``cost.py``); the trainer is megatron-core
 (``Plan.trainer = "megatron"``): params, grads and optimizer on the most loaded shard of TP x PP
 (experts: PP x EP x ETP), the distributed optimizer over DP (verl's engine/megatron.yaml
 ``use_distributed_optimizer: True``), sequence parallel on (``sequence_parallel: True``),
@@ -19,14 +19,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..catalog.gpus import GPU
-from ..catalog.models import ModelCard
-from ..costmodel.plan import Plan
-from ..costmodel.tables import CostSpec
-from ..rules.base import Value
-from ..rules.verl_megatron import ANY_VARIABLES
-from .cost_common import phases_run, token_budget
-from .verl_cost import shared_plan_fields
+from ...catalog.gpus import GPU
+from ...catalog.models import ModelCard
+from ...costmodel.plan import Plan
+from ...costmodel.tables import CostSpec
+from ...rules.base import Value
+from .rules_megatron import ANY_VARIABLES
+from ..cost_common import phases_run, token_budget
+from .cost import shared_plan_fields
 
 MG = "actor_rollout_ref.actor.megatron"
 RECOMPUTE_KEY = f"{MG}.override_transformer_config.recompute_granularity"

@@ -15,7 +15,7 @@ Sizes count completions, not prompts. ``W`` = ``NPROC_PER_NODE * NNODES``, the
 training processes; vLLM in ``server`` mode runs on other GPUs (``swift
 rollout``), in ``colocate`` mode on the training GPUs.
 
-The rules the Megatron path (``rules.swift_megatron``) shares are written once
+The rules the Megatron path (``rules_megatron.py``) shares are written once
 here, by the ``*_rules`` builders: the generation-batch resolution (the same
 cases with a different base batch and default ``steps_per_generation``), the
 vLLM colocate/server layout and the GPU budget.
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Derived, Rule, RuleSet, Stage, VarSpec, is_set
-from .expr import BoolVar, IntExpr, IntVar, divides, if_then_else
+from ...rules.base import Derived, Rule, RuleSet, Stage, VarSpec, is_set
+from ...rules.expr import BoolVar, IntExpr, IntVar, divides, if_then_else
 
 VERSION = "4.6.0"
 

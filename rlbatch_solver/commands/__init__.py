@@ -1,0 +1,1 @@
+"""One module per command (check, enumerate, recommend, fix, explain); ``api.py`` is their façade."""

@@ -1,0 +1,126 @@
+"""``check``: a pasted config against the framework's rules (and, with a GPU and model, the memory model)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..catalog.models import ModelCard
+from ..frameworks import Framework, get_framework
+from ..rules.base import RuleSet, Value, Violation
+from ..scenario import check_length_fraction
+from .common import read_inputs, read_config
+
+
+@dataclass
+class CheckReport:
+    framework: str
+    version: str
+    violations: list[Violation]
+    values: dict[str, Value]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    memory: "MemoryCheck | None" = None
+
+    @property
+    def valid(self) -> bool:
+        return not any(v.severity.value == "error" for v in self.violations)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "valid": self.valid,
+            "framework": self.framework,
+            "rules_version": self.version,
+            "violations": [v.to_dict() for v in self.violations],
+            "skipped_rules": [{"rule": r, "why": why} for r, why in self.skipped],
+            "notes": self.notes,
+        }
+        if self.memory is not None:
+            out["memory"] = self.memory.to_dict()
+        return out
+
+
+@dataclass
+class MemoryCheck:
+    """Predicted peak per GPU in each phase of the pasted config, against the GPU's usable memory."""
+
+    gpu: str
+    model: str
+    capacity_mib: int  # usable: the GPU's memory less the safety margin
+    total_mib: int
+    phases: dict[str, dict[str, int]]  # phase -> term -> MiB
+    peaks: dict[str, int]  # phase -> MiB (the sum of its terms)
+
+    @property
+    def fits(self) -> bool:
+        return all(p <= self.capacity_mib for p in self.peaks.values())
+
+    def largest_terms(self, phase: str, k: int = 3) -> list[tuple[str, int]]:
+        return sorted(self.phases[phase].items(), key=lambda kv: -kv[1])[:k]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "gpu": self.gpu,
+            "model": self.model,
+            "capacity_mib": self.capacity_mib,
+            "total_mib": self.total_mib,
+            "fits": self.fits,
+            "phases": {p: {"peak_mib": self.peaks[p], "fits": self.peaks[p] <= self.capacity_mib,
+                           "largest_terms": [t for t, _ in self.largest_terms(p)], "terms_mib": terms}
+                       for p, terms in self.phases.items()},
+        }
+
+
+def check(
+    config: Sequence[str] | Mapping[str, Any] | str | Path,
+    *,
+    framework: str = "verl",
+    gpus: int | None = None,
+    model: str | ModelCard | None = None,
+    gpu: str | None = None,
+    extra_gpus: str | Path | None = None,
+    length_fraction: float = 1.0,
+) -> CheckReport:
+    """Every rule the config breaks, with its numbers, stage and source.
+
+    Given ``gpu`` and ``model``, also the memory of every phase of the RL step
+    against the GPU (memory rules ``<fw>.memory.<phase>``, stage = the phase).
+    ``length_fraction``: how long the longest micro batch's sequences are, as a fraction of
+    max prompt + response (1.0: every one at the limits, the worst case).
+    """
+    check_length_fraction(length_fraction)
+    fw = get_framework(framework)
+    flat, ignored = read_config(fw, config)
+    card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
+    ruleset = fw.ruleset
+    notes = []
+    memory = None
+    if gpu and card is not None:
+        ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction)
+    elif gpu or card is not None:
+        notes.append("memory was not evaluated: give both --gpu and --model to predict out-of-memory per phase")
+    else:
+        notes.append("memory was not evaluated (no --gpu/--model): this is a pure rule check")
+    result = ruleset.check(values)
+    if card is None:
+        notes.append("no --model given: head-count and context-length rules were not checked")
+    return CheckReport(fw.name, fw.version, result.violations, values, result.skipped, ignored, notes, memory)
+
+
+def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[str, Value],
+                 extra_gpus: str | Path | None, length_fraction: float = 1.0) -> tuple[RuleSet, MemoryCheck]:
+    """The rule set plus memory rules for these exact values, and the per-phase breakdown."""
+    from ..catalog.gpus import load_gpu
+    from ..costmodel.tables import MIB, build_cost_terms, full_reports, with_length_fraction
+
+    gpu = load_gpu(gpu_name, extra_gpus)
+    spec = with_length_fraction(fw.cost_spec(card, gpu), length_fraction)
+    terms = build_cost_terms(spec, {k: [v] for k, v in values.items()}, time=False)
+    reports, _ = full_reports(spec, values)
+    phases = {p: {t: int(-(-b // MIB)) for t, b in r.phases[p].items()} for p, r in reports.items()}
+    peaks = {p: int(-(-r.peak(p) // MIB)) for p, r in reports.items()}
+    total = int(gpu.memory_bytes // MIB)
+    mem = MemoryCheck(gpu.name, card.name, terms.capacity_mib, total, phases, peaks)
+    return fw.ruleset.extended(terms.rules, terms.derived), mem

@@ -1,0 +1,69 @@
+"""What every command shares: reading the pasted config into rule values, the model card, checking every returned solution, and the text that names a config's waste."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..catalog.models import ModelCard, load_model
+from ..errors import InputError
+from ..frameworks import Framework
+from ..frameworks.overrides import load_config_file
+from ..rules.base import RuleSet, Value
+
+
+def read_inputs(fw: Framework, flat: Mapping[str, Any], *, gpus: int | None, model: str | ModelCard | None,
+            gpu: str | None, extra_gpus: str | Path | None) -> tuple[ModelCard | None, dict[str, Value]]:
+    """The model card and rule-variable values of a pasted config, every flag checked whether or not
+    this command will use it (an unknown --gpu is an error even without --model)."""
+    from ..errors import MAX_GPUS, check_size
+
+    check_size("gpus", gpus, f"pass --gpus with at most {MAX_GPUS:,} GPUs.", MAX_GPUS)
+    if gpus is not None and gpus < 1:
+        raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus N with N >= 1.")
+    if gpu is not None:
+        from ..catalog.gpus import load_gpu
+
+        load_gpu(gpu, extra_gpus)
+    card = model_card(model)
+    values = fw.to_values(flat, gpus=gpus, model=card)
+    for name, value in values.items():  # whatever the framework's parser let through: no size beyond range
+        check_size(fw.native_key(name) if name in fw.ruleset.variables else name, value,
+                   "write it as a whole number of at most a billion.")
+    return card, values
+
+
+def model_card(model: str | ModelCard | None) -> ModelCard | None:
+    if model is None or isinstance(model, ModelCard):
+        return model
+    return load_model(model)
+
+
+def read_config(framework: Framework, config: Sequence[str] | Mapping[str, Any] | str | Path) -> tuple[dict, list[str]]:
+    """Pasted tokens, a flat/nested mapping, or a YAML file path -> (flat config, ignored tokens)."""
+    if isinstance(config, Mapping):
+        from ..frameworks.overrides import flatten
+
+        return flatten(config), []
+    if isinstance(config, (str, Path)) and Path(config).suffix in (".yaml", ".yml", ".json"):
+        return load_config_file(config), []
+    if isinstance(config, str):
+        config = [config]
+    return framework.parse(list(config))
+
+
+def validate_solutions(ruleset: RuleSet, solutions: list[dict[str, Value]]) -> None:
+    """Re-check every solver answer with the plain checker (solver-independent)."""
+    for sol in solutions:
+        result = ruleset.check(sol)
+        if not result.valid:
+            raise AssertionError(f"solver returned an invalid config: {[v.message for v in result.errors]}")
+
+
+def waste_text(fw: Framework, ruleset: RuleSet, before: Mapping[str, Value], after: Mapping[str, Value]) -> str:
+    """What the repaired config makes the framework pad or drop, in words ('' when nothing)."""
+    from ..solver.costs import waste_of
+
+    if not waste_of(ruleset, after):
+        return ""
+    return "; ".join(v.message for v in ruleset.check(after).warnings if ".advice.batch_padded" in v.rule)

@@ -1,0 +1,97 @@
+"""``explain``: a framework's error message or a rule id, in plain words with the numbers."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..catalog.models import ModelCard
+from ..errors import InputError
+from ..frameworks import get_framework
+from ..solver.settings import DEFAULT_TIME_LIMIT_S
+from .check import CheckReport, check
+from .fix import FixReport, fix
+
+
+@dataclass
+class ExplainedRule:
+    framework: str
+    rule: str
+    stage: str
+    why: str
+    source: str
+
+
+@dataclass
+class ExplainReport:
+    text: str
+    numbers: dict[str, str]
+    rules: list[ExplainedRule]
+    check: CheckReport | None = None
+    fix: FixReport | None = None
+    meaning: list[str] = field(default_factory=list)  # the message in plain words, with its numbers
+
+    @property
+    def matched(self) -> bool:
+        return bool(self.rules)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "matched": self.matched,
+            "numbers": self.numbers,
+            "meaning": self.meaning,
+            "rules": [r.__dict__ for r in self.rules],
+            "config_breaks": [v.to_dict() for v in self.check.violations] if self.check else None,
+            "fix": self.fix.to_dict() if self.fix else None,
+        }
+
+
+def explain(
+    text: str,
+    *,
+    framework: str | None = None,
+    config: Sequence[str] | Mapping[str, Any] | str | Path | None = None,
+    gpus: int | None = None,
+    model: str | ModelCard | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    started: float | None = None,
+) -> ExplainReport:
+    """Which of our rules a framework's error message is, in plain words; given the config, its fix."""
+    from ..frameworks.error_text import match_error
+
+    if not text or not text.strip():
+        raise InputError("error text", "is empty.", 'paste the line your job died on, in quotes: rlbatch explain "..."')
+    if framework:
+        get_framework(framework)  # unknown name -> exit 2
+    found = match_error(text, framework)
+    rules: list[ExplainedRule] = []
+    numbers: dict[str, str] = {}
+    meaning: list[str] = []
+    for pattern, nums in found:
+        numbers.update(nums)
+        fw = get_framework(framework or pattern.framework)
+        said = pattern.explain(nums)
+        if said and said not in meaning:
+            meaning.append(said)
+        for rid in pattern.rules:
+            if rid not in {r.id for r in fw.ruleset.rules}:
+                continue  # e.g. an FSDP-only rule of a verl message, asked about a Megatron config
+            r = fw.ruleset.rule(rid)
+            rules.append(ExplainedRule(fw.name, rid, r.stage.value, r.explanation or r.message,
+                                       f"{r.source} (message: {pattern.source})"))
+    report = ExplainReport(text, numbers, rules, meaning=meaning)
+    if config is not None and found:
+        fw_name = framework or found[0][0].framework
+        report.check = check(config, framework=fw_name, gpus=gpus, model=model)
+        ids = {r.rule for r in rules}
+        # keep only the matched rules the config actually breaks, when it breaks any of them
+        broken = [r for r in rules if r.rule in {v.rule for v in report.check.violations}]
+        if broken:
+            report.rules = broken
+        elif report.check.valid:
+            report.rules = [r for r in rules if r.rule in ids]
+        report.fix = fix(config, framework=fw_name, gpus=gpus, model=model, time_limit_s=time_limit_s,
+                         started=started if started is not None else time.monotonic())
+    return report

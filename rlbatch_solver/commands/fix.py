@@ -1,0 +1,402 @@
+"""``fix``: the nearest valid (and fitting) config to a pasted one, proven or said not to be."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..catalog.models import ModelCard
+from ..errors import InputError
+from ..frameworks import Framework, get_framework
+from ..rules.base import Value, Violation
+from ..scenario import check_length_fraction
+from ..solver.settings import DEFAULT_TIME_LIMIT_S
+from .common import read_inputs, read_config, validate_solutions, waste_text
+
+
+@dataclass
+class FixReport:
+    framework: str
+    version: str
+    before: dict[str, Value]
+    before_violations: list[Violation]
+    after: dict[str, Value] | None
+    changes: list[Any]  # solver.repair.Change, in native keys via ``native_changes``
+    native_changes: list[tuple[str, Any, Any]]  # (native key, old, new) in the framework's own values
+    satisfies: dict[str, list[str]]  # native key -> rule ids broken before that read it
+    status: str
+    proven: bool
+    wall_time_s: float
+    memory_evaluated: bool
+    memory_before: dict[str, tuple[float, float]] = field(default_factory=dict)  # phase -> (peak MiB, capacity MiB)
+    memory_after: dict[str, tuple[float, float]] = field(default_factory=dict)
+    conflict: Any = None
+    pinned_in_conflict: dict[str, Any] = field(default_factory=dict)
+    relaxations: list[str] = field(default_factory=list)
+    native_after: list[str] = field(default_factory=list)  # the changed keys, paste-ready
+    notes: list[str] = field(default_factory=list)
+    # (native key, old argument, new argument) in the framework's syntax: the diff printed
+    diff: list[tuple[str, str, str]] = field(default_factory=list)
+    # each conflicting rule in words, with the numbers of the pasted config: (rule id, text)
+    conflict_text: list[tuple[str, str]] = field(default_factory=list)
+    # every relaxation tried: {"kind", "feasible", "text", "changes": [paste-ready arguments]}
+    relaxations_tried: list[dict[str, Any]] = field(default_factory=list)
+    method: str = ""  # "direct" (one- and two-key moves evaluated) or "cp-sat"
+    evaluated: int = 0  # configs the direct search evaluated
+    waste: str = ""  # what the repaired config makes the framework pad, in words
+    # nothing valid found: the closest candidate (fewest broken rules) as a diff, and what it still breaks
+    partial_diff: list[tuple[str, str, str]] = field(default_factory=list)
+    partial_broken: list[str] = field(default_factory=list)
+    memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (least MiB anywhere, usable MiB)
+
+    @property
+    def already_valid(self) -> bool:
+        return not self.before_violations and not self.changes and self.after is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        args = {k: (o, n) for k, o, n in self.diff}
+        return {
+            "framework": self.framework,
+            "rules_version": self.version,
+            "status": self.status,
+            "proven_nearest": self.proven,
+            "valid_before": not self.before_violations,
+            "violations_before": [v.to_dict() for v in self.before_violations],
+            "changes": [{"key": k, "old": o, "new": n, "old_arg": args.get(k, ("", ""))[0],
+                         "new_arg": args.get(k, ("", ""))[1], "satisfies": self.satisfies.get(k, [])}
+                        for k, o, n in self.native_changes],
+            "fixed_config": self.native_after,
+            "memory_evaluated": self.memory_evaluated,
+            "memory_mib": {p: {"before": b[0], "after": self.memory_after.get(p, (None,))[0], "capacity": b[1]}
+                           for p, b in self.memory_before.items()},
+            "conflict": [r.id for r in self.conflict.rules] if self.conflict else None,
+            "conflict_text": [{"rule": r, "text": t} for r, t in self.conflict_text],
+            "pinned_in_conflict": self.pinned_in_conflict,
+            "relaxations": self.relaxations,
+            "relaxations_tried": self.relaxations_tried,
+            "notes": self.notes,
+            "search": {"method": self.method, "configs_evaluated": self.evaluated,
+                       "wall_time_s": round(self.wall_time_s, 3)},
+            "waste": self.waste,
+            "memory_floor_mib": {r: {"least": a, "usable": b} for r, (a, b) in self.memory_floor.items()},
+            "partial": {"changes": [{"key": k, "old_arg": o, "new_arg": n} for k, o, n in self.partial_diff],
+                        "still_breaks": self.partial_broken} if self.after is None else None,
+        }
+
+
+def _keep_names(fw: Framework, keep: Sequence[str]) -> set[str]:
+    """``--keep`` keys (as written in the config: ``--flag``, dashes, old flag names) -> variable names."""
+    import sys
+
+    by_native: dict[str, set[str]] = {}
+    for name in fw.ruleset.variables:
+        by_native.setdefault(fw.native_key(name), set()).add(name)
+    legacy = getattr(sys.modules.get(type(fw).__module__), "LEGACY_FLAGS", {})
+    out = set()
+    for k in keep:
+        k = k.strip()
+        if not k:
+            continue
+        bare = k[2:] if k.startswith("--") else k
+        bare = bare.partition("=")[0].strip()
+        for cand in (bare, bare.replace("-", "_"), legacy.get(bare, ""), legacy.get(bare.replace("-", "_"), "")):
+            if cand in fw.ruleset.variables:
+                out.add(cand)
+                break
+            if cand in by_native:
+                out |= by_native[cand]
+                break
+        else:
+            from ..errors import did_you_mean
+
+            raise InputError("keep", f"'{k}' is not a {fw.name} key we know.{did_you_mean(bare, by_native)}",
+                             "name keys as in your config, comma-separated (e.g. data.train_batch_size).")
+    return out
+
+
+def _phase_mib(spec: Any, values: Mapping[str, Value], capacity_mib: int) -> dict[str, tuple[float, float]]:
+    from ..costmodel.tables import MIB, full_reports
+
+    memory, _ = full_reports(spec, values)
+    return {p: (round(r.peak(p) / MIB, 1), float(capacity_mib)) for p, r in memory.items()}
+
+
+def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], spec: Any,
+                 deadline: Any, free: Mapping[str, list] | None = None):
+    """One nearest repair: (result, rule set used, domains, usable MiB or 0 without memory).
+
+    First every one- and two-key move is evaluated directly (checker and memory model, no
+    solver model to build: ``solver/nearest.py``); only when none is valid does CP-SAT look for
+    a larger repair, told that fewer than three changes cannot work. ``deadline`` bounds both.
+    """
+    from ..deadline import Deadline
+    from ..frameworks.repair_policies import references, repair_domains
+    from ..solver.nearest import nearest_small_repair
+
+    total, seq_len = fw.hardware(values)
+    domains = repair_domains(fw.ruleset, policy, dict(values), keep=kept, memory=spec is not None, total_gpus=total,
+                             seq_len=seq_len)
+    domains.update(free or {})
+    ruleset, capacity = fw.ruleset, 0
+    if spec is not None:
+        from ..costmodel.tables import build_cost_terms
+
+        terms = build_cost_terms(spec, domains, time=False)  # tables are filled lazily: only rows asked for
+        ruleset = ruleset.extended(terms.rules, terms.derived)
+        capacity = terms.capacity_mib
+    refs = references(policy, dict(values))
+    near = nearest_small_repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline,
+                                grows=policy.grows_memory)
+    from ..solver.repair import RepairResult, repair, repair_result
+
+    extra = dict(method="direct", evaluated=near.evaluated)
+    if near.solution is not None:
+        status = "optimal" if near.complete else "feasible"
+        return repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s, **extra), \
+            ruleset, domains, capacity
+    if not near.complete or deadline.expired():
+        return RepairResult(None, [], None, "unknown", near.wall_time_s, partial=near.partial,
+                            partial_broken=near.partial_broken, **extra), ruleset, domains, capacity
+    if spec is not None:  # a phase that fits nowhere in the domains proves there is no repair, at once
+        from ..costmodel.tables import least_memory
+
+        floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity)
+        over = {f"{fw.ruleset.framework}.memory.{n[4:]}": (least, capacity) for n, least in floors.items()
+                if least is not None and least > capacity}
+        if over:
+            return RepairResult(None, [], None, "infeasible", near.wall_time_s, partial=near.partial,
+                                partial_broken=near.partial_broken, memory_floor=over, **extra), \
+                ruleset, domains, capacity
+    res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline, min_changes=3,
+                 hint=near.partial, grows=policy.grows_memory)
+    res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
+    if res.solution is None:
+        res.partial, res.partial_broken = near.partial, near.partial_broken
+    return res, ruleset, domains, capacity
+
+
+def _diff(fw: Framework, changes: Sequence[Any], readers: Mapping[str, list[str]] | None = None):
+    """Changes -> (native (key, old, new), diff (key, old argument, new argument), key -> rules), one row per key."""
+    rows: dict[str, list[Any]] = {}
+    for c in changes:
+        key = fw.native_key(c.name)
+        old_arg = fw.assignment(c.name, c.old)
+        if old_arg.startswith("(drop"):
+            old_arg = f"(no --{key})"
+        new_arg = fw.assignment(c.name, c.new)
+        old, new = fw.native_value(c.name, c.old), fw.native_value(c.name, c.new)
+        rules = list((readers or {}).get(c.name, []))
+        if key in rows:  # two variables behind one key (ms-swift's --vllm_mode): first old, last new
+            row = rows[key]
+            row[2], row[4] = new, new_arg
+            row[5] += [r for r in rules if r not in row[5]]
+        else:
+            rows[key] = [key, old, new, old_arg, new_arg, rules]
+    native = [(k, o, n) for k, o, n, _, _, _ in rows.values()]
+    diff = [(k, oa, na) for k, _, _, oa, na, _ in rows.values()]
+    return native, diff, {k: r for k, _, _, _, _, r in rows.values()}
+
+
+def fix(
+    config: Sequence[str] | Mapping[str, Any] | str | Path,
+    *,
+    framework: str = "verl",
+    gpus: int | None = None,
+    model: str | ModelCard | None = None,
+    gpu: str | None = None,
+    keep: Sequence[str] = (),
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    extra_gpus: str | Path | None = None,
+    started: float | None = None,
+    length_fraction: float = 1.0,
+) -> FixReport:
+    """The smallest change that makes a pasted config valid (and, given a GPU and model, fit).
+
+    Only the keys the framework's repair policy names may move (never algorithm settings or
+    the GPU count); ``keep`` pins more. When nothing fits, the report carries a minimal set of
+    conflicting rules and pins, in words with the config's numbers, and the relaxations that
+    were tried (fewer pins, another GPU count, a bigger GPU, a shorter response), each solved.
+    ``time_limit_s`` bounds the whole call (counted from ``started``, a ``time.monotonic()`` value, when
+    the caller started earlier), not each solve inside it. ``length_fraction`` as in ``check``: memory at the
+    data's lengths rather than at the configured maxima.
+    """
+    from ..frameworks.repair_policies import policy_for
+    from ..solver.explain import conflicting_rules
+
+    check_length_fraction(length_fraction)
+    fw = get_framework(framework)
+    flat, _ = read_config(fw, config)
+    card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
+    kept = _keep_names(fw, keep)
+    policy = policy_for(fw.name, fw.ruleset, values)
+    notes: list[str] = []
+    spec = None
+    memory = bool(gpu and card)
+    if memory:
+        from ..catalog.gpus import load_gpu
+        from ..costmodel.tables import with_length_fraction
+
+        try:
+            spec = with_length_fraction(fw.cost_spec(card, load_gpu(gpu, extra_gpus)), length_fraction)
+        except InputError as e:
+            if e.field != "framework":
+                raise
+            memory = False
+            notes.append(f"{fw.name} has no cost model yet: memory was not evaluated")
+    elif gpu or card:
+        notes.append("memory was not evaluated: give both --gpu and --model")
+    from ..deadline import Deadline
+
+    if not (time_limit_s > 0 and math.isfinite(time_limit_s)):
+        raise InputError("time-limit", f"{time_limit_s} is not a positive number of seconds.", "pass --time-limit 10.")
+    # the whole command within the limit: 5% is left for printing; the repair itself gets most of the rest,
+    # what remains explains a failure (conflict, relaxations)
+    deadline = Deadline(time_limit_s * 0.95, start=started if started is not None else time.monotonic())
+    res, ruleset, domains, capacity = _repair_once(fw, policy, values, kept=kept, spec=spec,
+                                                   deadline=Deadline(min(deadline.left(), time_limit_s * 0.6)))
+    before = ruleset.check(values).errors
+    native, diff, satisfies = _diff(fw, res.changes, res.rules_now_satisfied)
+    report = FixReport(fw.name, fw.version, values, before, res.solution, res.changes, native, satisfies,
+                       res.status, res.proven, res.wall_time_s, memory, notes=notes, diff=diff)
+    report.method, report.evaluated = res.method, res.evaluated
+    if memory:
+        report.memory_before = _phase_mib(spec, values, capacity)
+    if res.solution is not None:
+        validate_solutions(ruleset, [res.solution])
+        report.native_after = [new for _, _, new in diff]
+        report.waste = waste_text(fw, ruleset, values, res.solution)
+        if memory:
+            report.memory_after = _phase_mib(spec, res.solution, capacity)
+        report.wall_time_s = deadline.elapsed()
+        return report
+    from ..rules.base import format_message
+    from ..solver.costs import reads_through
+    from ..solver.repair import changes_between, _lazy_split
+
+    if res.partial is not None and res.partial != dict(values):
+        _, report.partial_diff, _ = _diff(fw, changes_between(values, res.partial))
+        report.partial_broken = list(res.partial_broken)
+    from ..solver.explain import Conflict
+
+    rules_only, lazy = _lazy_split(ruleset)
+    if res.memory_floor:  # proven: these phases need more than the GPU anywhere in the domains
+        report.conflict = Conflict([ruleset.rule(i) for i in res.memory_floor], "infeasible", True)
+        report.memory_floor = dict(res.memory_floor)
+    else:
+        report.conflict = conflicting_rules(rules_only, domains, time_limit_s=max(0.05, deadline.share(0.5)))
+    if not report.conflict.rules and lazy:
+        # the rules alone can hold: memory is what no candidate met (proven when the search was exhausted)
+        broken = set(res.partial_broken) or set(ruleset.failing_errors(values))
+        still = [r for r in lazy if r.id in broken] or lazy
+        report.conflict = Conflict(still, "infeasible" if res.status == "infeasible" else "unknown", False)
+    if report.conflict.rules:
+        pinned = {n for n, d in domains.items() if len(d) == 1}
+        involved = set().union(*(reads_through(ruleset, r) for r in report.conflict.rules))
+        variables = fw.ruleset.variables
+        report.pinned_in_conflict = {fw.native_key(n) if n in variables else n: fw.native_value(n, values[n])
+                                     for n in sorted(involved & pinned) if n in values}
+        env = ruleset.full_env(values)
+        report.conflict_text = [(r.id, format_message(r.message, env)) for r in report.conflict.rules]
+        report.relaxations_tried = _relax(fw, policy, values, kept=kept, involved=involved & pinned, spec=spec,
+                                          gpu=gpu, card=card, conflict_ids=report.conflict.ids,
+                                          deadline=deadline, extra_gpus=extra_gpus, length_fraction=length_fraction)
+        report.relaxations = relaxations(report, {fw.native_key(k) for k in kept}, memory)
+    report.wall_time_s = deadline.elapsed()
+    return report
+
+
+def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
+           spec: Any, gpu: str | None, card: ModelCard | None, conflict_ids: list[str], deadline: Any,
+           extra_gpus: str | Path | None, length_fraction: float = 1.0) -> list[dict[str, Any]]:
+    """Try each way out of an infeasible repair with a solve; say which work and what they change."""
+    from ..frameworks.repair_policies import candidates, hardware_candidates
+
+    tried: list[dict[str, Any]] = []
+
+    from ..deadline import Deadline
+
+    def attempt(kind: str, what: str, *, new_values=None, keep=kept, free=None, new_spec=spec) -> bool:
+        if deadline.left() < 0.05:
+            tried.append({"kind": kind, "feasible": False, "text": f"{what}: not tried (time limit)", "changes": []})
+            return False
+        vals = dict(values if new_values is None else new_values)
+        res, _, _, _ = _repair_once(fw, policy, vals, kept=keep, spec=new_spec, deadline=Deadline(deadline.share(0.3)),
+                                    free=free)
+        changes = [c for c in res.changes]
+        _, diff, _ = _diff(fw, changes)
+        if new_values is not None:  # the relaxed values themselves are part of the change
+            from ..solver.repair import Change
+
+            moved = [Change(n, values.get(n), v) for n, v in new_values.items() if values.get(n) != v]
+            _, first, _ = _diff(fw, moved)
+            diff = first + [d for d in diff if d[0] not in {k for k, _, _ in first}]
+        ok = res.solution is not None
+        args = [new for _, _, new in diff]
+        text = f"{what}: " + (" ".join(args) if ok and args else "enough as is" if ok else
+                              ("none found within the time limit" if res.status == "unknown"
+                                                   else "still no valid config"))
+        tried.append({"kind": kind, "feasible": ok, "text": text, "changes": args})
+        return ok
+
+    pins = kept & involved
+    if kept:
+        names = sorted(fw.native_key(k) for k in (pins or kept))
+        attempt("unpin", "unpin --keep " + ",".join(names) + ", then", keep=kept - (pins or kept))
+    algo = [n for n in policy.algorithm if n in involved and n in values]
+    if algo:
+        free = {}
+        for n in algo:
+            spec_n = fw.ruleset.variables[n]
+            free[n] = candidates(n, spec_n.kind, spec_n.optional, values[n], policy, total_gpus=1, seq_len=0,
+                                 narrow=True)
+        attempt("algorithm", ", ".join(f"{fw.native_key(n)} = {values[n]}" for n in algo)
+                + " is an algorithm setting, which fix never changes; changing it yourself works", free=free)
+    hw = hardware_candidates(policy, dict(values))
+    hw = {n: c for n, c in hw.items() if n not in kept}
+    memory_conflict = any(".memory." in i for i in conflict_ids)
+    if hw and (memory_conflict or involved & set(hw) or not tried or not any(t["feasible"] for t in tried)):
+        attempt("gpus", "another GPU count (now " + ", ".join(f"{fw.native_key(n)} = {values[n]}" for n in hw) + ")",
+                free=hw)
+    if memory_conflict and spec is not None:
+        lengths = [n for n in policy.lengths if isinstance(values.get(n), int) and n not in kept]
+        for n in lengths:
+            for factor in (2, 4):
+                shorter = max(1, int(values[n]) // factor)
+                if attempt("shorter", f"a shorter {fw.native_key(n)} ({values[n]} -> {shorter})",
+                           new_values={**values, n: shorter}):
+                    break
+        from ..catalog.gpus import list_gpus, load_gpu
+        from ..costmodel.tables import with_length_fraction
+
+        here = load_gpu(gpu, extra_gpus)
+        bigger = sorted((g for g in list_gpus() if g.memory_bytes > here.memory_bytes), key=lambda g: g.memory_bytes)
+        for g in bigger[:3]:
+            if attempt("bigger_gpu", f"a bigger GPU (--gpu {g.name}, {g.memory_gib:.0f} GiB)",
+                       new_spec=with_length_fraction(fw.cost_spec(card, g), length_fraction)):
+                break
+    return tried
+
+
+def relaxations(report: FixReport, kept: set[str], memory: bool) -> list[str]:
+    """What would make an infeasible repair feasible, in words: the relaxations that were solved first."""
+    out = [t["text"] for t in report.relaxations_tried if t["feasible"]]
+    ids = [r.id for r in report.conflict.rules] if report.conflict else []
+    if kept and not any(t["kind"] == "unpin" and t["feasible"] for t in report.relaxations_tried):
+        out.append("drop some --keep pins (they are held fixed): " + ", ".join(sorted(kept)))
+    if any(".memory." in i for i in ids):
+        tried = {t["kind"] for t in report.relaxations_tried if t["feasible"]}
+        if "gpus" not in tried:
+            out.append("more GPUs (shards the training state further)")
+        if "bigger_gpu" not in tried:
+            out.append("a GPU with more memory (--gpu)")
+        if "shorter" not in tried:
+            out.append("a shorter max response length")
+        out.append("CPU offload of params/optimizer (fix already tried the offload switches it may move)")
+    if not out and any(k for k in report.pinned_in_conflict if "gpus" in k or "nnodes" in k or k == "NPROC_PER_NODE"):
+        out.append("a different GPU count (the pinned count is part of the conflict)")
+    if not out:
+        out.append("change one of the pinned values listed with the conflict")
+    return out

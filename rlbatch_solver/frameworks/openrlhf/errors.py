@@ -1,0 +1,148 @@
+"""OpenRLHF 0.11.2's own error messages (and DeepSpeed's, as its model groups hit them), mapped to our rules.
+
+``tests/test_explain.py`` checks that every rule id exists in the OpenRLHF rule set and that each
+pattern matches the message the framework really prints (``example``).
+"""
+
+from __future__ import annotations
+
+from ..error_text import ErrorPattern, _n, _near
+
+PATTERNS: list[ErrorPattern] = [
+    # ---- OpenRLHF 0.11.2 (cli/train_ppo_ray.py, trainer/ray/launcher.py, utils/deepspeed/deepspeed.py)
+    ErrorPattern(
+        "openrlhf",
+        r"The number of sample batches must be greater than or equal to the effective number of actor processes",
+        ("openrlhf.driver.sample_batches_cover_actor",),
+        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
+        "AssertionError: The number of sample batches must be greater than or equal to the effective number of "
+        "actor processes.",
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"(?P<estimator>rloo|reinforce_baseline|group_norm|dr_grpo) requires n_samples_per_prompt > 1",
+        ("openrlhf.driver.group_estimator_needs_n",),
+        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
+        "AssertionError: group_norm requires n_samples_per_prompt > 1",
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"n_samples_per_prompt must be greater than 1 when using dynamic filtering",
+        ("openrlhf.driver.dynamic_filtering_needs_n",),
+        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
+        "AssertionError: n_samples_per_prompt must be greater than 1 when using dynamic filtering",
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"remote_rm_url or agent_func_path must be specified when using dynamic filtering",
+        ("openrlhf.driver.dynamic_filtering_needs_remote_reward",),
+        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
+        "AssertionError: remote_rm_url or agent_func_path must be specified when using dynamic filtering",
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"Only support `?--packing_samples`? with vLLM",
+        ("openrlhf.driver.packing_needs_vllm",),
+        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
+        "AssertionError: Only support `--packing_samples` with vLLM.",
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"vllm_generate_batch_size > --rollout\.batch_size requires --train\.async_enable",
+        ("openrlhf.driver.generate_batch_needs_async",),
+        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
+        "AssertionError: --rollout.vllm_generate_batch_size > --rollout.batch_size requires --train.async_enable "
+        "(over-sampling needs async queue to buffer extra batches).",
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"Async RLHF is not supported with --vllm\.enable_sleep",
+        ("openrlhf.driver.async_forbids_vllm_sleep",),
+        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
+        "AssertionError: Async RLHF is not supported with --vllm.enable_sleep.",
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"--train\.partial_rollout_enable requires --train\.async_enable",
+        ("openrlhf.driver.partial_rollout_needs_async",),
+        "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
+        "AssertionError: --train.partial_rollout_enable requires --train.async_enable.",
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"num_nodes and num_gpus_per_node must be the same when colocate actor and ref model",
+        ("openrlhf.colocate.actor_ref_same_size",),
+        "openrlhf/cli/train_ppo_ray.py:train",
+        "AssertionError: num_nodes and num_gpus_per_node must be the same when colocate actor and ref model.",
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"num_nodes and num_gpus_per_node must be the same when colocate critic and reward model",
+        ("openrlhf.colocate.critic_reward_same_size",),
+        "openrlhf/cli/train_ppo_ray.py:train",
+        "AssertionError: num_nodes and num_gpus_per_node must be the same when colocate critic and reward model.",
+    ),
+    ErrorPattern(
+        "openrlhf",
+        rf"actor_num_nodes \* actor_num_gpus_per_node must be equal to vllm_num_engines \* vllm_tensor_parallel_size"
+        rf", got {_n('actor')} and {_n('vllm')}",
+        ("openrlhf.colocate.vllm_matches_actor",),
+        "openrlhf/cli/train_ppo_ray.py:train",
+        "AssertionError: actor_num_nodes * actor_num_gpus_per_node must be equal to vllm_num_engines * "
+        "vllm_tensor_parallel_size, got 8 and 4",
+        hint=lambda x: (f"with train.colocate_all the {x['actor']} actor GPUs must also hold exactly the vLLM "
+                        f"engines, but vllm.num_engines*vllm.tensor_parallel_size = {x['vllm']}."),
+        numbers=("actor", "vllm"),
+    ),
+    ErrorPattern(
+        "openrlhf",
+        rf"Insufficient batch size for async_run_method_batch: total_length={_n('batches')}, "
+        rf"effective_actors={_n('actors')}",
+        ("openrlhf.launcher.ref_batches_cover_group", "openrlhf.launcher.critic_batches_cover_group",
+         "openrlhf.launcher.reward_batches_cover_group"),
+        "openrlhf/trainer/ray/launcher.py:RayActorGroup.async_run_method_batch",
+        "ValueError: Insufficient batch size for async_run_method_batch: total_length=2, effective_actors=4",
+        hint=lambda x: (f"{x['batches']} experience batches (n_samples_per_prompt*rollout.batch_size / "
+                        f"rollout.micro_batch_size) are dealt to {x['actors']} ranks of a model group; each needs "
+                        "at least one."),
+        numbers=("batches", "actors"),
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"BF16 is required for tensor parallel training",
+        ("openrlhf.deepspeed.tp_needs_bf16",),
+        "openrlhf/utils/deepspeed/deepspeed.py:DeepspeedStrategy.__init__",
+        "AssertionError: BF16 is required for tensor parallel training",
+    ),
+    # ---- DeepSpeed 0.19.8 (runtime/config.py), as OpenRLHF's model groups hit it
+    ErrorPattern(
+        "openrlhf",
+        rf"train_batch_size is not equal to micro_batch_per_gpu \* gradient_acc_step \* world_size\s*"
+        rf"{_n('train')} != {_n('micro')} \* {_n('grad_acc')} \* {_n('world')}",
+        ("openrlhf.deepspeed.actor_batch", "openrlhf.deepspeed.critic_batch", "openrlhf.deepspeed.ref_batch",
+         "openrlhf.deepspeed.reward_batch", "openrlhf.deepspeed.ema_batch"),
+        "deepspeed/runtime/config.py:DeepSpeedConfig._batch_assertion (DeepSpeed 0.19.8)",
+        "AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+        "gradient_acc_step * world_size 32 != 1 * 10 * 3",
+        hint=lambda x: (f"DeepSpeed derives gradient accumulation = {x['train']} // ({x['micro']}*{x['world']}) = "
+                        f"{x['grad_acc']} and then needs {x['train']} == {x['micro']}*{x['grad_acc']}*{x['world']} "
+                        f"= {x['micro'] * x['grad_acc'] * x['world']}: the train batch (OpenRLHF: train.batch_size "
+                        f"times ring_attn_size*ds.tensor_parallel_size) must be a multiple of micro_batch*world_size "
+                        f"= {x['micro'] * x['world']}, e.g. {_near(x['train'], x['micro'] * x['world'])}. "
+                        f"world_size {x['world']} is the GPU count of the model group that failed (actor, ref, "
+                        "critic, reward or EMA model)."),
+        numbers=("train", "micro", "grad_acc", "world"),
+    ),
+    ErrorPattern(
+        "openrlhf",
+        rf"Gradient accumulation steps: {_n('grad_acc')} has to be greater than 0",
+        ("openrlhf.deepspeed.actor_batch", "openrlhf.deepspeed.critic_batch", "openrlhf.deepspeed.ref_batch",
+         "openrlhf.deepspeed.reward_batch", "openrlhf.deepspeed.ema_batch"),
+        "deepspeed/runtime/config.py:DeepSpeedConfig._batch_assertion (DeepSpeed 0.19.8)",
+        "AssertionError: Gradient accumulation steps: 0 has to be greater than 0",
+        hint=lambda x: ("DeepSpeed derived gradient accumulation = train_batch_size // (micro_batch*world_size) = "
+                        f"{x['grad_acc']}: the train batch is smaller than one micro batch on every rank of the "
+                        "model group."),
+        numbers=("grad_acc",),
+    ),
+]

@@ -1,0 +1,46 @@
+"""The frameworks by name: one line per framework, imported on first use (keeps start-up fast)."""
+
+from __future__ import annotations
+
+import importlib
+
+from ..errors import InputError, did_you_mean
+from .base import Framework
+
+# name (as --framework takes it) -> "module:Class" of its Framework; adding a framework is one line here
+FRAMEWORKS: dict[str, str] = {
+    "verl": "rlbatch_solver.frameworks.verl.fsdp:VerlFramework",
+    "verl-megatron": "rlbatch_solver.frameworks.verl.megatron:VerlMegatronFramework",
+    "openrlhf": "rlbatch_solver.frameworks.openrlhf.framework:OpenRLHFFramework",
+    "swift": "rlbatch_solver.frameworks.swift.framework:SwiftFramework",
+    "swift-megatron": "rlbatch_solver.frameworks.swift.framework:SwiftMegatronFramework",
+}
+
+_cache: dict[str, Framework] = {}
+
+
+def get_framework(name: str) -> Framework:
+    """A framework by name; ``name==version`` (or ``name@version``) also checks that we
+    follow that version of it."""
+    text = name.strip().lower()
+    key, version = text, None
+    for sep in ("==", "@"):
+        if sep in text:
+            key, _, version = (part.strip() for part in text.partition(sep))
+            break
+    if key not in FRAMEWORKS:
+        raise InputError(
+            "framework", f"unknown framework '{name}'.{did_you_mean(key, FRAMEWORKS)}",
+            f"use one of: {', '.join(FRAMEWORKS)}.",
+        )
+    if key not in _cache:
+        module, _, cls = FRAMEWORKS[key].partition(":")
+        _cache[key] = getattr(importlib.import_module(module), cls)()
+    fw = _cache[key]
+    if version is not None and version.lstrip("v") != fw.version:
+        raise InputError(
+            "framework", f"our {key} rules follow version {fw.version}, not {version}: rules change between "
+            "versions (batch checks move, defaults change), so we will not guess.",
+            f"check against {key}=={fw.version} (pass --framework {key}), or upgrade to it.",
+        )
+    return fw

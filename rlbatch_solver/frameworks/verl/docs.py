@@ -1,0 +1,29 @@
+"""The introduction of this framework's rules page (docs/rules-*.md, written by ``rlbatch rules``)."""
+
+INTRO = (
+    "Every batch-size and parallelism rule verl 0.9.1 enforces on the FSDP/FSDP2 path, in the order a "
+    "run meets them: the driver's `validate_config` at launch, the GPU workers starting (model engines, "
+    "then the rollout engine and its replicas), the first training step of the default v1 trainer "
+    "(`trainer.use_v1=True`). Sizes: `train_batch_size` and `ppo_mini_batch_size` count "
+    "prompts (global); `*_per_gpu` sizes and token budgets count samples per GPU. Rules marked (warning) "
+    "are ours on purpose: verl does not check them. Memory rules (`verl.memory.*`) come from the cost "
+    "model (docs/cost-model.md) when a GPU and model are given. A pasted config that selects the Megatron "
+    "backend (`model_engine=megatron`, `actor_rollout_ref.actor.strategy=megatron` or "
+    "`--config-name=ppo_megatron_trainer`) is checked against the Megatron rules instead of the FSDP-only "
+    "ones: see docs/rules-verl-megatron.md. Sources are paths inside the verl 0.9.1 wheel."
+)
+
+
+INTRO_MEGATRON = (
+    "Every batch-size and parallelism rule verl 0.9.1 enforces on the Megatron backend "
+    "(`model_engine=megatron`), in the order a run meets them: the driver's `validate_config` at launch, "
+    "the GPU workers starting (megatron-core's process groups and `TransformerConfig`, the rollout engine), "
+    "the first training step of the default v1 trainer. The rules without `megatron` in their id are the "
+    "ones verl applies on both backends (docs/rules-verl.md), read here with Megatron's layout: dp = "
+    "N/(TP*PP*CP), token budgets per GPU times CP. `ppo_micro_batch_size_per_gpu` counts samples per "
+    "data-parallel rank. megatron-core's parallel state is process-global, so the critic (built first), "
+    "reference and actor engines must use the same TP/PP/CP/EP/ETP/VPP. Head, layer and expert rules need "
+    "`--model`. Dynamic context parallel and custom pipeline layouts (`pipeline_model_parallel_layout`) are "
+    "not modelled. Sources are paths inside the verl 0.9.1 wheel and megatron-core 0.16.1. There is no "
+    "Megatron memory model yet."
+)

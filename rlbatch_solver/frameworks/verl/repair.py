@@ -1,0 +1,98 @@
+"""What ``rlbatch fix`` may change in verl 0.9.1 (FSDP and Megatron backends), and in which order.
+
+The verl order follows the seed guide's out-of-memory advice ("lower gpu_memory_utilization, lower
+micro, lower log-prob micro, lower train and mini together", then the memory features: gradient
+checkpointing, entropy chunking, offload); the deprecated global micro sizes come last, since verl
+0.9.1's workers need the per-GPU ones. The fields are described in ``frameworks/repair_policies.py``.
+"""
+
+from __future__ import annotations
+
+from ..repair_policies import RepairPolicy
+
+VERL = RepairPolicy(
+    rules=(
+        "actor_micro", "logprob_micro", "ref_micro", "critic_micro",
+        "actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu", "critic_micro_per_gpu",
+        "train_batch_size", "actor_mini", "critic_mini",
+        "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens",
+        "actor_dyn", "logprob_dyn", "ref_dyn", "critic_dyn", "remove_padding",
+        "actor_sp", "ref_sp", "critic_sp", "rollout_tp", "rollout_dp", "rollout_ep", "fsdp_size",
+        "rollout_gpus_per_node", "max_model_len",
+    ),
+    memory=("gmu_permille", "grad_ckpt", "entropy_chunking", "param_offload", "optimizer_offload",
+            "ref_param_offload", "critic_grad_ckpt", "critic_param_offload", "critic_optimizer_offload"),
+    ranks={
+        # deprecated global micro sizes: last resort (verl 0.9.1 workers need the per-GPU keys)
+        "actor_micro": 9, "logprob_micro": 9, "ref_micro": 9, "critic_micro": 9,
+        "gmu_permille": 1,
+        "actor_micro_per_gpu": 2, "critic_micro_per_gpu": 2,
+        "logprob_micro_per_gpu": 3, "ref_micro_per_gpu": 3,
+        "grad_ckpt": 4, "critic_grad_ckpt": 4, "entropy_chunking": 4,
+        "actor_max_tokens": 4, "logprob_max_tokens": 4, "ref_max_tokens": 4, "critic_max_tokens": 4,
+        "train_batch_size": 5, "actor_mini": 5, "critic_mini": 5,
+        "rollout_tp": 6, "rollout_dp": 6, "rollout_ep": 6, "rollout_gpus_per_node": 6, "max_model_len": 6,
+        "actor_sp": 7, "ref_sp": 7, "critic_sp": 7, "fsdp_size": 7,
+        "param_offload": 8, "optimizer_offload": 8, "ref_param_offload": 8,
+        "critic_param_offload": 8, "critic_optimizer_offload": 8,
+        "actor_dyn": 9, "logprob_dyn": 9, "ref_dyn": 9, "critic_dyn": 9, "remove_padding": 9,
+    },
+    parallel=frozenset({"actor_sp", "ref_sp", "critic_sp", "rollout_tp", "rollout_dp", "rollout_ep", "fsdp_size",
+                        "rollout_gpus_per_node"}),
+    token_budgets=frozenset({"actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens",
+                             "max_model_len"}),
+    permille=frozenset({"gmu_permille"}),
+    unset_only=frozenset({"actor_micro", "logprob_micro", "ref_micro", "critic_micro"}),
+    anchors={"critic_micro_per_gpu": "actor_micro_per_gpu", "logprob_micro_per_gpu": "actor_micro_per_gpu",
+             "ref_micro_per_gpu": "logprob_micro_per_gpu", "actor_micro_per_gpu": "logprob_micro_per_gpu"},
+    # verl <= 0.4 divided the global micro sizes by the world size (workers/fsdp_workers.py, ActorRolloutRefWorker
+    # __init__: ppo_micro_batch_size //= device_mesh.size() // ulysses_sequence_parallel_size)
+    per_gpu_of={"actor_micro_per_gpu": "actor_micro", "logprob_micro_per_gpu": "logprob_micro",
+                "ref_micro_per_gpu": "ref_micro", "critic_micro_per_gpu": "critic_micro"},
+    hardware={"gpus_per_node": "per_node", "nnodes": "count"},
+    algorithm=("n",),
+    lengths=("max_response_length",),
+    grows_memory=frozenset({"gmu_permille", "actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu",
+                            "critic_micro_per_gpu", "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens"}),
+)
+
+# verl 0.9.1, Megatron backend (rules_megatron.py). The batch keys move as under FSDP; then the
+# parallel layout: the ref and critic sizes first (verl's v0.9 examples copy the actor's sizes into
+# them), the rollout's data parallel before its tensor parallel (more replicas of a small TP, as the
+# seeds' perf notes advise), the actor's TP/PP/EP before CP/VPP and the uneven-pipeline overrides.
+_MEGATRON_PARALLEL = ("tp", "pp", "cp", "ep", "etp", "ref_tp", "ref_pp", "ref_cp", "ref_ep", "ref_etp",
+                      "critic_tp", "critic_pp", "critic_cp", "critic_ep", "critic_etp")
+_VERL_BATCH = ("actor_micro", "logprob_micro", "ref_micro", "critic_micro",
+               "actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu", "critic_micro_per_gpu",
+               "train_batch_size", "actor_mini", "critic_mini",
+               "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens",
+               "actor_dyn", "logprob_dyn", "ref_dyn", "critic_dyn")
+VERL_MEGATRON = RepairPolicy(
+    rules=_VERL_BATCH + ("rollout_tp", "rollout_dp", "rollout_ep", "rollout_pp", "rollout_gpus_per_node",
+                         "max_model_len") + _MEGATRON_PARALLEL
+    + ("vpp", "ref_vpp", "critic_vpp", "first_stage_layers", "last_stage_layers", "pp_account_embedding",
+       "pp_account_loss"),
+    memory=("gmu_permille", "megatron_param_offload", "megatron_optimizer_offload", "ref_megatron_param_offload",
+            "critic_megatron_param_offload", "critic_megatron_optimizer_offload"),
+    ranks={
+        **{k: v for k, v in VERL.ranks.items() if k in _VERL_BATCH or k.startswith("rollout_") or k == "gmu_permille"
+           or k == "max_model_len"},
+        "rollout_dp": 5, "rollout_pp": 5,
+        "ref_tp": 5, "ref_pp": 5, "ref_cp": 5, "ref_ep": 5, "ref_etp": 5, "ref_vpp": 5,
+        "critic_tp": 5, "critic_pp": 5, "critic_cp": 5, "critic_ep": 5, "critic_etp": 5, "critic_vpp": 5,
+        "etp": 6, "ep": 6, "tp": 7, "pp": 7, "cp": 8, "vpp": 8,
+        "first_stage_layers": 8, "last_stage_layers": 8, "pp_account_embedding": 9, "pp_account_loss": 9,
+        "megatron_param_offload": 8, "megatron_optimizer_offload": 8, "ref_megatron_param_offload": 8,
+        "critic_megatron_param_offload": 8, "critic_megatron_optimizer_offload": 8,
+    },
+    parallel=frozenset({"rollout_tp", "rollout_dp", "rollout_ep", "rollout_pp", "rollout_gpus_per_node",
+                        *_MEGATRON_PARALLEL}),
+    token_budgets=VERL.token_budgets,
+    permille=VERL.permille,
+    unset_only=VERL.unset_only,
+    anchors=dict(VERL.anchors),
+    hardware=dict(VERL.hardware),
+    algorithm=VERL.algorithm,
+    lengths=VERL.lengths,
+    grows_memory=VERL.grows_memory,
+)
