@@ -15,9 +15,10 @@ from .commands.common import read_config, validate_solutions
 from .commands.enumerate import EnumerateReport, enumerate  # noqa: A004 - the public name users expect
 from .commands.explain import ExplainedRule, ExplainReport, explain
 from .commands.fix import FixReport, fix, relaxations
-from .commands.recommend import OBJECTIVE_SENSE, Choice, RecommendReport, memory_floor, prepare, recommend
+from .commands.recommend import (OBJECTIVE_SENSE, Choice, RecommendReport, Start, memory_floor, prepare, recommend,
+                                 recommend_from, scenario_from_config)
 from .errors import InputError
 
 __all__ = ["check", "enumerate", "recommend", "fix", "explain", "CheckReport", "MemoryCheck", "EnumerateReport",
-           "RecommendReport", "Choice", "FixReport", "ExplainReport", "ExplainedRule", "InputError",
+           "RecommendReport", "Choice", "Start", "recommend_from", "scenario_from_config", "FixReport", "ExplainReport", "ExplainedRule", "InputError",
            "validate_solutions", "read_config", "prepare", "memory_floor", "relaxations", "OBJECTIVE_SENSE"]

@@ -388,6 +388,9 @@ def recommend(
     length_fraction: Optional[float] = typer.Option(
         None, "--length-fraction", help="Memory: the longest micro batch's length as a share of max prompt+response "
         "(default 1.0, the worst case)."),
+    from_: Optional[str] = typer.Option(
+        None, "--from", help="Start from your own launch script (or YAML config): keep its model, GPUs, lengths, "
+        "algorithm and batch per step; choose its micro batches, layout and memory switches; compare with it."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The fastest valid config that fits in memory, with its memory and time per phase.
@@ -398,12 +401,17 @@ def recommend(
     from . import api
 
     try:
-        sc = _scenario(scenario_file, framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len,
-                       set_, search, objective)
-        if length_fraction is not None:
-            sc.length_fraction = length_fraction
-            sc.validate()
-        report = api.recommend(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus)
+        if from_ is not None:
+            report = _recommend_from(from_, framework, gpu, gpus, model, objective, length_fraction, top, time_limit,
+                                     extra_gpus, given=[scenario_file, nnodes, algo, n, prompt_len, response_len,
+                                                        set_, search])
+        else:
+            sc = _scenario(scenario_file, framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len,
+                           set_, search, objective)
+            if length_fraction is not None:
+                sc.length_fraction = length_fraction
+                sc.validate()
+            report = api.recommend(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus)
     except InputError as err:
         _fail_input(err)
         return
@@ -414,6 +422,31 @@ def recommend(
     else:
         print_recommend(_console(), report)
     raise typer.Exit(code=0 if report.choices else 1)
+
+
+def _recommend_from(path: str, framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
+                    model: Optional[str], objective: Optional[str], length_fraction: Optional[float], top: int,
+                    time_limit: float, extra_gpus: Optional[str], given: list):
+    """``recommend --from run.sh`` (or a YAML config with --framework): the run the user's config describes."""
+    from . import api
+    from .launch_script import is_launch_script
+
+    if any(g for g in given):
+        raise InputError("--from", "the scenario comes from the config: --scenario, --nnodes, --algo, --n, "
+                         "--prompt-len, --response-len, --set and --search do not apply.",
+                         "edit the script (or drop --from and describe the scenario with flags).")
+    if not gpu:
+        raise InputError("gpu", "a launch script does not say which GPU it runs on.",
+                         "pass --gpu (e.g. a100-80gb, h100, rtx4090).")
+    if is_launch_script(path):
+        name, args, gpus, model = _script(framework, [path], gpus, model)
+        flat, _ = _pasted(name, None, args, "recommend from")
+    else:
+        name = framework or "verl"
+        flat, _ = _pasted(name, path, None, "recommend from")
+    return api.recommend_from(name, flat, gpu=gpu, model=model, gpus=gpus, objective=objective or "time",
+                              length_fraction=1.0 if length_fraction is None else length_fraction, top=top,
+                              time_limit_s=time_limit, extra_gpus=extra_gpus)
 
 
 def _native_dict(native: list[str]) -> dict[str, Any]:

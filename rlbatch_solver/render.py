@@ -218,13 +218,15 @@ def print_recommend(console: Console, report: Any) -> None:
     sc = report.scenario
     gpu = report.gpu
     console.print(
-        f"[bold]{report.framework} {report.version}[/] · {sc.algorithm} · {report.model.name} on "
+        f"[bold]{report.framework} {report.version}[/] · {sc.algorithm or 'as configured'} · {report.model.name} on "
         f"{sc.total_gpus}x {gpu.display_name} ({gpu.memory_gib:.0f} GiB) · prompt {sc.prompt_length}, "
         f"response {sc.response_length}"
     )
     proof = "proven optimal" if report.proven else f"best found, not proven ({report.status})"
     console.print(f"objective: {sc.objective} · {proof} · {report.raw_size:,} raw combinations · "
                   f"solved in {report.wall_time_s:.2f} s")
+    if report.start is not None:
+        print_start(console, report)
     if not report.choices:
         print_no_fit(console, report)
         return
@@ -265,6 +267,42 @@ def print_recommend(console: Console, report: Any) -> None:
         for c in report.choices[1:]:
             alt.add_row(str(c.rank), f"{c.step_time_s:.1f}", why_lost(best, c), differs(best, c))
         console.print(alt)
+
+
+def print_start(console: Console, report: Any) -> None:
+    """``recommend --from``: the user's own config, judged like the choices, and what the best one gains."""
+    start, best = report.start, report.best
+    console.print(f"\n[bold]Your config[/] (kept: model, GPUs, lengths, algorithm, batch per step; "
+                  f"free: {', '.join(k.removeprefix('actor_rollout_ref.') for k in start.searched) or 'nothing'}):")
+    if start.broken:
+        console.print(f"  [bold red]does not run[/]: breaks {len(start.broken)} rule(s)")
+        for v in start.broken[:5]:
+            console.print(f"    [bold]{v.rule}[/]: {v.message}")
+    else:
+        console.print(f"  runs: step {start.step_time_s:.1f} s, {start.tokens_per_s:,.0f} tokens/s")
+    if start.waste:
+        console.print(f"  [yellow]pads:[/] {start.waste}")
+    if best is None:
+        return
+    if start.broken:
+        console.print(f"  the best config below runs: step {best.step_time_s:.1f} s")
+    elif best.step_time_s < start.step_time_s - 0.05:
+        console.print(f"  the best config below is {start.step_time_s / best.step_time_s:.2f}x faster "
+                      f"({start.step_time_s - best.step_time_s:.1f} s less per step)")
+    else:
+        console.print("  nothing in the search space is faster: keep your config")
+    changed = [x for x in best.native if x not in start.native]
+    if changed:
+        console.print("  change: " + " ".join(changed))
+    kept = {_native_key(x).lstrip("+-") for x in best.native}
+    dropped = [k for k in getattr(start, "given", []) if k.lstrip("+-") not in kept]
+    if dropped:
+        console.print("  drop: " + " ".join(dropped))
+
+
+def _native_key(arg: str) -> str:
+    """The key of one exported argument (``key=value`` or ``--flag value``)."""
+    return arg.split(" ", 1)[0] if arg.startswith("--") else arg.partition("=")[0]
 
 
 def why_lost(best: Any, other: Any) -> str:
@@ -323,6 +361,17 @@ def recommend_dict(report: Any) -> dict[str, Any]:
         "choices": [choice(c) for c in report.choices],
         "conflict": report.conflict.ids if report.conflict else None,
         "memory_floor_mib": {k: {"least": a, "capacity": b} for k, (a, b) in report.memory_floor.items()},
+        "start": None if report.start is None else {
+            "native": report.start.native,
+            "searched": report.start.searched,
+            "runs": report.start.runs,
+            "broken": [v.to_dict() for v in report.start.broken],
+            "step_time_s": round(report.start.step_time_s, 3),
+            "phase_seconds": {k: round(v, 3) for k, v in report.start.phase_seconds.items()},
+            "tokens_per_s": round(report.start.tokens_per_s, 1),
+            "memory_peak_gib": {p: round(r.peak(p) / GIB, 3) for p, r in report.start.memory.items()},
+            "waste": report.start.waste,
+        },
     }
 
 

@@ -40,7 +40,7 @@ class Scenario:
     gpus_per_node: int | None = None
     nnodes: int = 1
     model: str | None = None
-    algorithm: str = "grpo"
+    algorithm: str | None = "grpo"  # None: the algorithm settings are all in ``fixed`` (recommend --from)
     n: int | None = None
     prompt_length: int = 1024
     response_length: int = 1024

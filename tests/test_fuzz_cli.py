@@ -43,6 +43,8 @@ BASES = [
     ["enumerate", "--limit", "5", "--time-limit", LIMIT] + SCENARIO,
     ["recommend", "--top", "1", "--time-limit", LIMIT] + SCENARIO,
     ["recommend", "--framework", "swift", "--top", "1", "--time-limit", LIMIT] + SCENARIO,
+    ["recommend", "--from", "@SCRIPT", "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--top", "1",
+     "--time-limit", LIMIT],
     ["rules", "--framework", "openrlhf"],
     ["catalog", "gpus"],
 ]
@@ -66,7 +68,7 @@ def _mutations(base: list[str], rng: random.Random, files: dict[str, str]) -> li
             flag = base[i - 1]
             for bad in BAD_NAMES.get(flag, []) + rng.sample(BAD_VALUES, 9):
                 out.append(base[:i] + [bad] + base[i + 1:])
-            if flag in ("--model", "--gpu-file", "--config"):
+            if flag in ("--model", "--gpu-file", "--config", "--from"):
                 out.append(base[:i] + [files["binary"]] + base[i + 1:])
         if tok.startswith("--") and tok != "--":
             out.append(base[:i + 1])  # the line cut right after a flag
@@ -87,6 +89,7 @@ def _command_lines(files: dict[str, str]) -> list[list[str]]:
     rng = random.Random(20261124)
     lines: list[list[str]] = []
     for base in BASES:
+        base = [files["script"] if tok == "@SCRIPT" else tok for tok in base]
         lines += _mutations(base, rng, files)
     return lines
 
@@ -100,7 +103,13 @@ def files(tmp_path_factory):
     bad_yaml.write_text("data:\n  train_batch_size: [64\n  n: : 8\n")
     list_yaml = d / "list.yaml"
     list_yaml.write_text("- 1\n- 2\n")
-    return {"binary": str(binary), "bad_yaml": str(bad_yaml), "list_yaml": str(list_yaml)}
+    script = d / "run.sh"
+    script.write_text("#!/bin/bash\nMICRO=24\npython3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=4 \\\n"
+                      "  data.train_batch_size=64 actor_rollout_ref.rollout.n=8 algorithm.adv_estimator=grpo \\\n"
+                      "  actor_rollout_ref.actor.ppo_mini_batch_size=32 \\\n"
+                      "  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=$MICRO \\\n"
+                      "  data.max_prompt_length=880 data.max_response_length=1280\n")
+    return {"binary": str(binary), "bad_yaml": str(bad_yaml), "list_yaml": str(list_yaml), "script": str(script)}
 
 
 def test_malformed_command_lines_never_end_in_a_traceback_or_overrun(files):

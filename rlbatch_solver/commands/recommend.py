@@ -13,7 +13,7 @@ from ..frameworks import get_framework
 from ..rules.base import RuleSet, Value
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
-from .common import validate_solutions, waste_text
+from .common import model_card, validate_solutions, waste_text
 
 
 @dataclass
@@ -51,13 +51,97 @@ class RecommendReport:
     conflict: Any = None  # solver.explain.Conflict when nothing fits
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule id -> (least MiB, capacity)
     space: Any = None
+    start: "Start | None" = None  # recommend --from: the user's own config, judged like every choice
 
     @property
     def best(self) -> Choice | None:
         return self.choices[0] if self.choices else None
 
 
+@dataclass
+class Start:
+    """The user's own config (``recommend --from``), judged by the same rules and cost model as every choice."""
+
+    native: list[str]  # the config as the framework would print it
+    searched: list[str]  # native keys recommend was free to choose (the rest stay as the config has them)
+    broken: list[Any]  # rules.base.Violation: the errors it has (memory included)
+    step_time_s: float
+    phase_seconds: dict[str, float]
+    memory: dict[str, Any]
+    tokens_per_s: float
+    waste: str = ""
+    given: list[str] = field(default_factory=list)  # the free keys the config sets (native spelling)
+
+    @property
+    def runs(self) -> bool:
+        return not self.broken
+
+    def peak_mib(self) -> dict[str, float]:
+        return {p: r.peak(p) / 2**20 for p, r in self.memory.items()}
+
+
 OBJECTIVE_SENSE = {"time": False, "memory-headroom": True, "gpus": False}
+
+
+def scenario_from_config(framework: str, flat: Mapping[str, Any], *, gpu: str | None, model: str | ModelCard | None,
+                         gpus: int | None = None, objective: str = "time",
+                         length_fraction: float = 1.0) -> tuple[Scenario, dict[str, Value], set[str]]:
+    """The scenario a pasted config (or launch script) runs, for ``recommend --from``.
+
+    Kept as the config has them: the model, the GPUs, the lengths, samples per prompt, the algorithm
+    settings and what changes the training (``Framework.shapes_learning``: prompts per step, per update).
+    Free: what ``Framework.searchable`` names (micro batches, token budgets, parallel layout, memory
+    switches). Returns the scenario, the config's rule values and the free variables.
+    """
+    fw = get_framework(framework)
+    card = model_card(model)
+    if card is None:
+        raise InputError("model", "no model given, and the config names none the catalog knows.",
+                         "pass --model (e.g. qwen2.5-7b) or a path to a config.json.")
+    values = fw.to_values(flat, gpus=gpus, model=card)
+    free = fw.searchable(values)
+    drop = fw.free_keys(values)
+    fixed = {k: v for k, v in fw.normalize(flat).items() if k not in drop}
+    fields = fw.scenario_fields(values)
+    scenario = Scenario(framework=fw.name, gpu=gpu, model=card,
+                        algorithm=None, fixed=fixed, objective=objective, length_fraction=length_fraction, **fields)
+    return scenario, values, free
+
+
+def _start_domains(domains: dict[str, list[Value]], values: Mapping[str, Value], free: set[str]) -> None:
+    """The user's values join the search: a free variable the space searches also tries the user's value
+    (so the best is never worse than the config, when that runs); one the space does not search keeps it."""
+    for name in free:
+        if name not in domains or name not in values:
+            continue
+        mine = values[name]
+        if len(domains[name]) == 1:
+            domains[name] = [mine]
+        elif mine not in domains[name]:
+            domains[name] = [*domains[name], mine]
+
+
+def _key_of(fw: Any, name: str) -> str:
+    """The native key of a variable (cost-only variables have none in the rule set: their name)."""
+    try:
+        return fw.native_key(name)
+    except KeyError:
+        return name
+
+
+def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mapping[str, Value],
+                 free: set[str]) -> Start:
+    from ..costmodel.tables import full_reports
+
+    full = {**{k: v[0] for k, v in space.domains.items() if len(v) == 1}, **values}
+    broken = ruleset.check(full).errors
+    memory, seconds = full_reports(spec, full)
+    total = sum(seconds.values())
+    tokens = _tokens_per_step(full, spec)
+    followers = {r.id.removeprefix("search.tie.") for r in space.extra_rules if r.id.startswith("search.tie.")}
+    keys = sorted({_key_of(fw, n) for n in free - followers if n in space.domains and len(space.domains[n]) > 1})
+    return Start(fw.export(full, space), keys, broken, total, seconds, memory, tokens / total if total else 0.0,
+                 waste_text(fw, ruleset, full, full))
 
 
 def _gpu(scenario: Scenario, extra_gpus: str | Path | None = None):
@@ -68,16 +152,20 @@ def _gpu(scenario: Scenario, extra_gpus: str | Path | None = None):
     return load_gpu(scenario.gpu, extra_gpus)
 
 
-def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Path | None = None):
-    """Framework, model, GPU, search space and cost terms of a scenario."""
+def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Path | None = None,
+            start: tuple[Mapping[str, Value], set[str]] | None = None):
+    """Framework, model, GPU, search space and cost terms of a scenario (``start``: the values of a
+    user's config and the variables free to change, from ``scenario_from_config``)."""
     from ..costmodel.tables import build_cost_terms, with_length_fraction
 
     fw = get_framework(scenario.framework)
     if not scenario.model:
         raise InputError("model", "no model given.", "pass --model (e.g. qwen2.5-7b) or a path to a config.json.")
-    card = load_model(scenario.model)
+    card = scenario.model if isinstance(scenario.model, ModelCard) else load_model(scenario.model)
     gpu = _gpu(scenario, extra_gpus)
     space = fw.space(scenario, card, with_knobs=with_knobs)
+    if start is not None:
+        _start_domains(space.domains, *start)
     spec = with_length_fraction(fw.cost_spec(card, gpu), scenario.length_fraction)
     terms = build_cost_terms(spec, space.domains)
     ruleset = fw.ruleset.extended(space.extra_rules + terms.rules, terms.derived)
@@ -91,17 +179,19 @@ def recommend(
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     extra_gpus: str | Path | None = None,
     solver_workers: int = 2,
+    start: tuple[Mapping[str, Value], set[str]] | None = None,
 ) -> RecommendReport:
     """The fastest (or roomiest) valid configs that fit, best first, with their memory and time.
 
-    ``solver_workers``: CP-SAT threads per solve (a sweep runs one per process).
+    ``solver_workers``: CP-SAT threads per solve (a sweep runs one per process). ``start``: a user's
+    config and what may change in it (``scenario_from_config``; ``recommend_from`` does both).
     """
     from ..costmodel.tables import full_reports
     from ..solver.optimize import optimize
 
     if top < 1:
         raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
-    fw, card, gpu, space, spec, terms, ruleset = prepare(scenario, extra_gpus=extra_gpus)
+    fw, card, gpu, space, spec, terms, ruleset = prepare(scenario, extra_gpus=extra_gpus, start=start)
     objective_name = scenario.objective
     if objective_name == "memory-headroom":
         objective = terms.headroom_mib
@@ -129,11 +219,28 @@ def recommend(
                               waste_text(fw, ruleset, r.solution, r.solution)))
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
                              res.wall_time_s, terms.capacity_mib, space.raw_size, space=space)
+    if start is not None:
+        # judged by the framework's rules and the memory model, not by our search space's own ties
+        judge = fw.ruleset.extended(terms.rules, terms.derived)
+        report.start = _judge_start(fw, judge, spec, space, *start)
     if not choices and res.status == "infeasible":
         from ..solver.explain import conflicting_rules
 
         report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=max(0.05, deadline.left()))
         report.memory_floor = memory_floor(ruleset, space.domains, terms)
+    return report
+
+
+def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, model: str | ModelCard | None,
+                   gpus: int | None = None, objective: str = "time", length_fraction: float = 1.0, top: int = 5,
+                   time_limit_s: float = DEFAULT_TIME_LIMIT_S, extra_gpus: str | Path | None = None) -> RecommendReport:
+    """The best configs for the run a user's config describes, and that config judged beside them."""
+    scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
+                                                  objective=objective, length_fraction=length_fraction)
+    report = recommend(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus, start=(values, free))
+    fw = get_framework(framework)
+    drop = fw.free_keys(values)
+    report.start.given = [k for k in fw.normalize(flat) if k in drop]
     return report
 
 

@@ -66,6 +66,11 @@ class Framework(ABC):
     entry_modules: tuple[str, ...] = ()
     entry_commands: tuple[tuple[str, str], ...] = ()
     model_keys: tuple[str, ...] = ()
+    # recommend --from: the rule variables that hold a scenario's fields, and those that change what is
+    # trained (batch per step, updates per step): kept as the user's config has them
+    scenario_vars: dict[str, str] = {"prompt_length": "max_prompt_length", "response_length": "max_response_length",
+                                     "n": "n", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
+    shapes_learning: frozenset[str] = frozenset()
 
     @abstractmethod
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
@@ -132,6 +137,30 @@ class Framework(ABC):
         (``scope``) and the GPU count its launcher gives (``launch_script.py``). Frameworks whose GPU count or
         backend the arguments or environment decide override this."""
         return self.name, args, gpus
+
+    def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+        """A parsed config with its keys as the rule variables spell them (old flag names mapped)."""
+        return dict(flat)
+
+    def scenario_fields(self, values: Mapping[str, Value]) -> dict[str, Any]:
+        """The scenario a config runs (lengths, samples per prompt, GPU layout), for ``recommend --from``."""
+        return {field: int(values[name]) for field, name in self.scenario_vars.items()
+                if values.get(name) is not None}
+
+    def searchable(self, values: Mapping[str, Value]) -> set[str]:
+        """Rule variables ``recommend --from`` may choose for a user's config: what fix may move (batch
+        splits, parallel layout, memory switches), less what changes the training itself."""
+        policy = self.repair_policy(values)
+        keep = set(self.shapes_learning) | set(policy.algorithm) | set(policy.hardware) | set(policy.unset_only)
+        return (set(policy.rules) | set(policy.memory)) - keep
+
+    def free_keys(self, values: Mapping[str, Value]) -> set[str]:
+        """The native keys of ``searchable``: dropped from a user's config so that the search space
+        chooses them."""
+        variables = self.ruleset.variables
+        # deprecated keys too: the search space leaves them unset and chooses their replacements
+        unset = set(self.repair_policy(values).unset_only)
+        return {variables[n].key for n in self.searchable(values) | unset if n in variables}
 
     def hardware(self, values: Mapping[str, Value]) -> tuple[int, int]:
         """(total GPUs, prompt+response tokens) of a config, for repair candidates."""

@@ -352,8 +352,9 @@ def _tie(name: str, follows: str) -> Rule:
 
 def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False) -> Space:
     """Domains for an OpenRLHF scenario: fixed values, the user's ranges, our defaults."""
-    algo = canonical_algorithm(scenario.algorithm)
-    native = dict(ALGORITHMS[algo])
+    # no algorithm (recommend --from): the config's own algorithm flags, in scenario.fixed, are all there is
+    algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
+    native = dict(ALGORITHMS[algo]) if scenario.algorithm else {}
     native.update(scenario.fixed)
     native, _ = normalize_flags(native)
     if not native.get("reward.model_name_or_path") and not native.get("train.agent_func_path"):
@@ -441,6 +442,9 @@ class OpenRLHFFramework(Framework):
     error_families = ("openrlhf",)
     entry_modules = ("openrlhf.cli.train_ppo_ray",)
     model_keys = ("--pretrain", "--actor.model_name_or_path")
+    # samples per policy update and prompts per rollout decide the training; micro batches only split it
+    shapes_learning = frozenset({"train_batch_size", "rollout_batch_size"})
+    scenario_vars = {"response_length": "max_new_tokens", "n": "n", "nnodes": "actor_nnodes"}
 
     def error_patterns(self) -> list:
         return errors.PATTERNS
@@ -480,6 +484,21 @@ class OpenRLHFFramework(Framework):
         if value is None:
             return f"(drop --{key})"
         return flag(key, self.native_value(name, value)) or f"(drop --{key})"
+
+    def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+        return normalize_flags(flat)[0]
+
+    def scenario_fields(self, values: Mapping[str, Value]) -> dict[str, Any]:
+        # --data.max_len bounds prompt + response (--rollout.max_new_tokens the response); the GPUs are the
+        # ones the placement uses (every model group and the vLLM engines), over the actor's nodes
+        out = super().scenario_fields(values)
+        response, total_len = int(values.get("max_new_tokens") or 0), int(values.get("max_len") or 0)
+        if total_len > response > 0:
+            out["prompt_length"] = total_len - response
+        nodes = int(values.get("actor_nnodes") or 1)
+        gpus = self.hardware(values)[0]
+        out["gpus_per_node"], out["nnodes"] = (gpus // nodes, nodes) if gpus % nodes == 0 else (gpus, 1)
+        return out
 
     def hardware(self, values: Mapping[str, Value]) -> tuple[int, int]:
         gpus = values.get("cluster_num_gpus")

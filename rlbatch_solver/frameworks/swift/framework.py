@@ -147,9 +147,27 @@ class SwiftFramework(Framework):
     error_families = ("swift",)
     entry_commands = (("swift", "rlhf"),)
     model_keys = ("--model",)
+    # completions per rollout, per optimizer step and optimizer steps per rollout decide the training: on the
+    # HF path the per-device batch is part of the global batch (per_device x world x accumulation); on the
+    # Megatron path the micro batch only splits global_batch_size
+    shapes_learning = frozenset({"generation_batch_size", "steps_per_generation", "per_device_train_batch_size",
+                                 "gradient_accumulation_steps", "global_batch_size", "num_iterations"})
+    scenario_vars = {"prompt_length": "max_length", "response_length": "max_completion_length",
+                     "n": "num_generations", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
 
     def error_patterns(self) -> list:
         return errors.PATTERNS
+
+    def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+        return normalize_keys(flat)
+
+    def searchable(self, values: Mapping[str, Value]) -> set[str]:
+        # and the memory switches recommend searches (cost-only variables, set by flags)
+        return super().searchable(values) | set(MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH)
+
+    def free_keys(self, values: Mapping[str, Value]) -> set[str]:
+        knobs = MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH
+        return super().free_keys(values) | {flag for name in knobs for flag in KNOB_FLAGS.get(name, (name,))}
 
     def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None) -> tuple[str, list[str], int | None]:
         # ms-swift counts its processes from NPROC_PER_NODE/NNODES (swift/cli/main.py starts torchrun with
@@ -300,6 +318,8 @@ class SwiftFramework(Framework):
     def native_key(self, name: str) -> str:
         if name in ("vllm_server", "vllm_mode_given"):
             return "vllm_mode"
+        if name in KNOB_FLAGS and name not in self.ruleset.variables:  # cost-only switches, set by their flag
+            return KNOB_FLAGS[name][0]
         return super().native_key(name)
 
     def hardware(self, values: Mapping[str, Value]) -> tuple[int, int]:
@@ -316,8 +336,10 @@ class SwiftFramework(Framework):
         }
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
-        algo = canonical_algorithm(scenario.algorithm)
-        native: dict[str, Any] = {"rlhf_type": "grpo", **ALGORITHMS[algo], "use_vllm": True, "vllm_mode": "colocate",
+        # no algorithm (recommend --from): the config's own flags, in scenario.fixed, are all there is
+        algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
+        native: dict[str, Any] = {"rlhf_type": "grpo", **(ALGORITHMS[algo] if scenario.algorithm else {}),
+                                  "use_vllm": True, "vllm_mode": "colocate",
                                   "num_generations": scenario.n if scenario.n is not None else 8}
         fixed = normalize_keys(scenario.fixed)
         native.update(fixed)

@@ -389,8 +389,9 @@ KNOB_SEARCH: dict[str, list[Value]] = {
 def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False, *,
                 ruleset: RuleSet = ANY_RULESET, megatron: bool = False) -> Space:
     """Domains for a verl scenario: fixed values, the user's ranges, our defaults."""
-    algo = canonical_algorithm(scenario.algorithm)
-    native = dict(ALGORITHMS[algo])
+    # no algorithm (recommend --from): the config's own algorithm settings, in scenario.fixed, are all there is
+    algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
+    native = dict(ALGORITHMS[algo]) if scenario.algorithm else {}
     native.update(scenario.fixed)
     variables = ruleset.variables
     by_key = ruleset.by_key()
@@ -488,6 +489,8 @@ class VerlFramework(Framework):
     error_families = ("verl",)
     entry_modules = ("verl.trainer.main_ppo",)
     model_keys = ("actor_rollout_ref.model.path",)
+    # prompts per step and per policy update (mini batch) decide the training; micro batches only split it
+    shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
 
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         # a pasted config that selects the Megatron backend moves Megatron's keys

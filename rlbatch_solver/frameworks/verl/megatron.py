@@ -54,6 +54,7 @@ class VerlMegatronFramework(Framework):
     policy = repair.VERL_MEGATRON
     error_families = ("verl", "verl-megatron")  # the Megatron backend prints verl's messages too
     model_keys = ("actor_rollout_ref.model.path",)
+    shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
 
     def error_patterns(self) -> list:
         return errors.PATTERNS

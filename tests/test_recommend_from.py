@@ -1,0 +1,89 @@
+"""``recommend --from run.sh``: the frameworks' own example scripts as the starting point of a search.
+
+What stays as the script has it (model, GPUs, lengths, samples per prompt, algorithm settings, the batch
+per step and per update) must come back unchanged in the answer; the answer must be valid, and never
+slower than the script when the script itself runs; a script that does not run is said to, with its
+rules and numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rlbatch_solver import api
+from rlbatch_solver.cli import app
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.launch_script import read_launch_script
+
+SCRIPTS = Path(__file__).resolve().parent / "data" / "scripts"
+runner = CliRunner()
+
+# script, GPU (from its header, tests/data/scripts/hardware.yaml, or the GPU its README names), catalog model
+CASES = [
+    ("swift/gspo.sh", "a100-80gb", "qwen2.5-7b"),
+    ("verl/run_qwen2-7b.sh", "a100-80gb", "qwen2.5-7b"),  # Qwen2-7B has Qwen2.5-7B's shapes
+    ("verl-megatron/run_qwen2-7b_math_megatron.sh", "h100", "qwen2.5-7b"),
+    ("swift-megatron/dense_colocate.sh", "a100-80gb", "qwen2.5-3b"),
+    ("openrlhf/train_ppo_llama_ray.sh", "a100-80gb", "llama3.1-8b"),
+]
+
+
+def _from(script: str, gpu: str, model: str):
+    s = read_launch_script(SCRIPTS / script)
+    fw = get_framework(s.framework)
+    flat, _ = fw.parse(s.args)
+    return fw, flat, api.recommend_from(s.framework, flat, gpu=gpu, model=model, gpus=s.gpus)
+
+
+@pytest.mark.parametrize("script,gpu,model", CASES, ids=[c[0] for c in CASES])
+def test_answer_keeps_what_shapes_training_and_is_never_slower(script, gpu, model):
+    fw, flat, report = _from(script, gpu, model)
+    assert report.best is not None and report.status == "optimal"
+    start, best = report.start, report.best
+    original = fw.to_values(flat, gpus=None, model=None)
+    kept = fw.shapes_learning | set(fw.scenario_vars.values()) | {"n"}
+    for name in kept & set(original) & set(best.values):
+        assert best.values[name] == original[name], name
+    # the answer passes every rule of the framework (the solver's answers are re-checked, here by the API)
+    assert not fw.ruleset.check({**best.values}).errors
+    if start.runs:
+        assert best.step_time_s <= start.step_time_s + 1e-6
+    assert start.searched, "nothing was free to choose"
+
+
+def test_a_script_that_does_not_run_is_said_to_with_its_rules():
+    _, _, report = _from("verl/run_qwen2-7b.sh", "a100-80gb", "qwen2.5-7b")
+    # verl's own example sets only the deprecated global micro sizes, which 0.9.1's workers no longer convert
+    broken = {v.rule for v in report.start.broken}
+    assert "verl.worker.actor_micro_per_gpu_required" in broken
+    assert report.best is not None
+    assert "actor_rollout_ref.actor.ppo_micro_batch_size" in report.start.given
+
+
+def test_cli_from_script_prints_the_comparison_and_json():
+    r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "swift/gspo.sh"), "--gpu", "a100-80gb"])
+    assert r.exit_code == 0, r.output
+    assert "Your config" in r.output and "x faster" in r.output and "change:" in r.output
+    r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "swift/gspo.sh"), "--gpu", "a100-80gb", "--json"])
+    data = json.loads(r.stdout[r.stdout.index("{"):])
+    assert data["start"]["runs"] is True and data["start"]["step_time_s"] >= data["choices"][0]["step_time_s"]
+
+
+def test_cli_from_needs_a_gpu_and_takes_no_scenario_flags():
+    script = str(SCRIPTS / "swift/gspo.sh")
+    r = runner.invoke(app, ["recommend", "--from", script])
+    assert r.exit_code == 2 and "gpu" in r.output
+    r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--n", "4"])
+    assert r.exit_code == 2 and "--from" in r.output
+
+
+def test_cli_from_a_script_whose_algorithm_cannot_run_exits_1_with_the_rule():
+    # OpenRLHF's hybrid-engine GRPO example sets --advantage_estimator group_norm with one sample per prompt
+    r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "openrlhf/train_grpo_ray_hybrid_engine.sh"),
+                            "--gpu", "a100-80gb", "--model", "llama3.1-8b"])
+    assert r.exit_code == 1
+    assert "openrlhf.driver.group_estimator_needs_n" in r.output
