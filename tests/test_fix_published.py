@@ -103,3 +103,19 @@ def test_memory_grows_with_every_grows_memory_value(cfg):
             assert peaks == sorted(peaks), (name, phase, list(zip(ladder, peaks)))
             checked += 1
     assert checked
+
+
+def test_memory_repairs_of_three_keys_and_more_answer_within_seconds():
+    """verl's Megatron GSM8K example (8 GPUs) on 24 GB cards: a fit needs offload switches, a larger TP and a
+    smaller micro batch together, which the one- and two-key search cannot find; the greedy descent gives an
+    answer (checked here: every rule holds and every phase fits) and the exact search a bound to beat."""
+    from pathlib import Path
+
+    from rlbatch_solver import api
+    from rlbatch_solver.launch_script import read_launch_script
+
+    script = read_launch_script(Path(__file__).resolve().parent / "data/scripts/verl-megatron/run_qwen2-7b_math_megatron.sh")
+    r = api.fix(script.args, framework=script.framework, gpu="rtx4090", model="qwen2.5-7b", time_limit_s=10)
+    assert r.after is not None and r.status in ("optimal", "feasible")
+    assert len(r.diff) >= 3
+    assert all(peak <= cap for peak, cap in r.memory_after.values()), r.memory_after

@@ -44,7 +44,7 @@ class FixReport:
     conflict_text: list[tuple[str, str]] = field(default_factory=list)
     # every relaxation tried: {"kind", "feasible", "text", "changes": [paste-ready arguments]}
     relaxations_tried: list[dict[str, Any]] = field(default_factory=list)
-    method: str = ""  # "direct" (one- and two-key moves evaluated) or "cp-sat"
+    method: str = ""  # "direct" (one- and two-key moves evaluated), "cp-sat", or "greedy" (a descent, not proven)
     evaluated: int = 0  # configs the direct search evaluated
     waste: str = ""  # what the repaired config makes the framework pad, in words
     # nothing valid found: the closest candidate (fewest broken rules) as a diff, and what it still breaks
@@ -170,12 +170,33 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
             return RepairResult(None, [], None, "infeasible", near.wall_time_s, partial=near.partial,
                                 partial_broken=near.partial_broken, memory_floor=over, **extra), \
                 ruleset, domains, capacity
-    res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline, min_changes=3,
-                 hint=near.partial, grows=policy.grows_memory)
+    greedy = None
+    if spec is not None and near.partial is not None:
+        # memory that needs three keys or more: a greedy descent first (a fair share of the budget), so that
+        # the exact search has a solution to beat and the user an answer if it runs out of time
+        from ..solver.nearest import greedy_repair
+
+        greedy = greedy_repair(ruleset, domains, values, near.partial, capacity_mib=capacity, ranks=policy.ranks,
+                               references=refs, deadline=Deadline(deadline.share(0.3)), grows=policy.grows_memory)
+    # with the greedy answer in hand, the exact search only tries to beat it: a bounded share, so that the
+    # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget
+    exact = Deadline(min(deadline.left(), max(1.0, 0.25 * deadline.left()))) if greedy is not None else deadline
+    res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
+                 hint=greedy or near.partial, grows=policy.grows_memory)
     res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
+    if greedy is not None and (res.solution is None or (res.status != "optimal" and _cost_of(ruleset, values, greedy,
+                                                                                              policy, refs) < (res.objective or 0))):
+        res = repair_result(ruleset, values, greedy, _cost_of(ruleset, values, greedy, policy, refs), "feasible",
+                            res.wall_time_s, method="greedy", evaluated=near.evaluated)
     if res.solution is None:
         res.partial, res.partial_broken = near.partial, near.partial_broken
     return res, ruleset, domains, capacity
+
+
+def _cost_of(ruleset: Any, values: Mapping[str, Value], candidate: Mapping[str, Value], policy: Any, refs: Any) -> int:
+    from ..solver.costs import candidate_cost
+
+    return candidate_cost(ruleset, values, candidate, policy.ranks, refs, policy.grows_memory)
 
 
 def _diff(fw: Framework, changes: Sequence[Any], readers: Mapping[str, list[str]] | None = None):

@@ -175,3 +175,86 @@ def _result(best, keys: int, complete: bool, ev: _Evaluator, start: float, parti
         partial=None if best else partial[2],
         partial_broken=[] if best else sorted(partial[3]),
     )
+
+
+def greedy_repair(
+    ruleset: RuleSet,
+    domains: Mapping[str, Sequence[Value]],
+    current: Mapping[str, Value],
+    start: Mapping[str, Value],
+    *,
+    capacity_mib: int,
+    ranks: Mapping[str, int] | None = None,
+    references: Mapping[str, int] | None = None,
+    deadline: Deadline | None = None,
+    grows: frozenset[str] = frozenset(),
+) -> dict[str, Value] | None:
+    """A valid config reached from ``start`` by moves of one key (or two, when the first breaks a rule the
+    second mends: tied layouts such as verl's reference and actor Megatron sizes), each lowering (broken
+    rules other than memory, MiB over the GPU summed over phases); ``None`` when the descent stops short.
+
+    Not proven nearest: it gives the exact search a solution to beat (and the user an answer) when a fit
+    needs three or more keys, as a large MoE model's layout and offload switches do, where one- and
+    two-key repairs do not exist and the exact search can spend its budget on configs that obey every
+    rule and do not fit. Among the moves that lower the score most, the cheapest by ``candidate_cost``.
+    """
+    ranks = ranks or {}
+    references = references or {}
+    deadline = deadline or Deadline(5.0)
+    ev = _Evaluator(ruleset, current)
+    names = [n for n, vals in domains.items() if len(vals) > 1]
+    mem_names = [d.name for d in ruleset.derived if d.name.startswith("mem_")]
+    memory_rules = {r.id for r in ruleset.rules if ".memory." in r.id}  # costmodel/tables.py: <fw>.memory.<phase>
+
+    def score(values: Mapping[str, Value]) -> tuple[tuple[int, int], frozenset[str]]:
+        failing = ev.failing(values)
+        if not failing:
+            return (0, 0), failing
+        other = failing - memory_rules
+        env = ruleset.full_env(values) if failing & memory_rules else {}
+        over = sum(max(0, int(env.get(m) or 0) - capacity_mib) for m in mem_names)
+        return (len(other), over), other
+
+    def cost(values: Mapping[str, Value]) -> int:
+        return candidate_cost(ruleset, current, values, ranks, references, grows)
+
+    here = dict(start)
+    best, broken_here = score(here)
+    while best != (0, 0):
+        step: tuple[tuple[int, int], int, dict[str, Value]] | None = None
+        lower_memory: list[tuple[dict[str, Value], frozenset[str]]] = []
+        for n in names:
+            for v in domains[n]:
+                if same_value(here.get(n), v):
+                    continue
+                if deadline.expired():
+                    return None
+                values = {**here, n: v}
+                s, other = score(values)
+                if s < best:
+                    c = cost(values)
+                    if step is None or (s, c) < (step[0], step[1]):
+                        step = (s, c, values)
+                elif s[1] < best[1] and other - broken_here:
+                    lower_memory.append((values, other - broken_here))
+        if step is None:  # a move that lowers memory but breaks a rule: mend it with a second key
+            for values, new in sorted(lower_memory, key=lambda x: score(x[0])[0][1]):
+                for b in ev.readers_of_all(new, names):
+                    for v in domains[b]:
+                        if same_value(values.get(b), v):
+                            continue
+                        if deadline.expired():
+                            return None
+                        pair = {**values, b: v}
+                        s, _ = score(pair)
+                        if s < best:
+                            c = cost(pair)
+                            if step is None or (s, c) < (step[0], step[1]):
+                                step = (s, c, pair)
+                if step is not None:
+                    break
+        if step is None:
+            return None
+        here = step[2]
+        best, broken_here = score(here)
+    return here

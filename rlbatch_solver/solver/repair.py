@@ -238,7 +238,7 @@ def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str
         sol = built.solution(solver)
         misfits = [rid for rid in ruleset.failing_errors(sol) if rid in lazy_reads] if lazy_reads else []
         if not misfits:
-            return text, sol, int(solver.ObjectiveValue()), wall
+            return text, sol, int(round(solver.ObjectiveValue())), wall  # a float: 1037721.99.. is 1037722
         for rid in misfits:  # exclude this phase's inputs as they are: that phase does not fit with them
             cut = _widen_cut(ruleset, rid, {n: sol[n] for n in lazy_reads[rid]}, built, grows)
             cuts.append(cut)
