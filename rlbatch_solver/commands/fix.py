@@ -160,7 +160,15 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
     if not near.complete or deadline.expired():
         return RepairResult(None, [], None, "unknown", near.wall_time_s, partial=near.partial,
                             partial_broken=near.partial_broken, **extra), ruleset, domains, capacity
-    if spec is not None:  # a phase that fits nowhere in the domains proves there is no repair, at once
+    greedy = None
+    if spec is not None and near.partial is not None:
+        # memory that needs three keys or more: a greedy descent first (a fair share of the budget), so that
+        # the exact search has a solution to beat and the user an answer if it runs out of time
+        from ..solver.nearest import greedy_repair
+
+        greedy = greedy_repair(ruleset, domains, values, near.partial, capacity_mib=capacity, ranks=policy.ranks,
+                               references=refs, deadline=Deadline(deadline.share(0.3)), grows=policy.grows_memory)
+    if spec is not None and greedy is None:  # a phase that fits nowhere in the domains proves there is no repair
         from ..costmodel.tables import least_memory
 
         floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity)
@@ -170,17 +178,9 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
             return RepairResult(None, [], None, "infeasible", near.wall_time_s, partial=near.partial,
                                 partial_broken=near.partial_broken, memory_floor=over, **extra), \
                 ruleset, domains, capacity
-    greedy = None
-    if spec is not None and near.partial is not None:
-        # memory that needs three keys or more: a greedy descent first (a fair share of the budget), so that
-        # the exact search has a solution to beat and the user an answer if it runs out of time
-        from ..solver.nearest import greedy_repair
-
-        greedy = greedy_repair(ruleset, domains, values, near.partial, capacity_mib=capacity, ranks=policy.ranks,
-                               references=refs, deadline=Deadline(deadline.share(0.3)), grows=policy.grows_memory)
     # with the greedy answer in hand, the exact search only tries to beat it: a bounded share, so that the
     # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget
-    exact = Deadline(min(deadline.left(), max(1.0, 0.25 * deadline.left()))) if greedy is not None else deadline
+    exact = Deadline(min(deadline.left(), max(0.5, 0.1 * deadline.left()))) if greedy is not None else deadline
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
                  hint=greedy or near.partial, grows=policy.grows_memory)
     res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
