@@ -223,20 +223,26 @@ def greedy_repair(
     while best != (0, 0):
         step: tuple[tuple[int, int], int, dict[str, Value]] | None = None
         lower_memory: list[tuple[dict[str, Value], frozenset[str]]] = []
+
+        def offer(values: dict[str, Value]) -> frozenset[str]:
+            """Keep ``values`` as the step when it lowers the score most (then costs least); its broken rules."""
+            nonlocal step
+            s, other = score(values)
+            if s < best:
+                c = cost(values)
+                if step is None or (s, c) < (step[0], step[1]):
+                    step = (s, c, values)
+            elif s[1] < best[1] and other - broken_here:
+                lower_memory.append((values, other - broken_here))
+            return other
+
         for n in names:
             for v in domains[n]:
                 if same_value(here.get(n), v):
                     continue
                 if deadline.expired():
                     return None
-                values = {**here, n: v}
-                s, other = score(values)
-                if s < best:
-                    c = cost(values)
-                    if step is None or (s, c) < (step[0], step[1]):
-                        step = (s, c, values)
-                elif s[1] < best[1] and other - broken_here:
-                    lower_memory.append((values, other - broken_here))
+                offer({**here, n: v})
         if step is None:  # a move that lowers memory but breaks a rule: mend it with a second key
             for values, new in sorted(lower_memory, key=lambda x: score(x[0])[0][1]):
                 for b in ev.readers_of_all(new, names):
@@ -245,12 +251,7 @@ def greedy_repair(
                             continue
                         if deadline.expired():
                             return None
-                        pair = {**values, b: v}
-                        s, _ = score(pair)
-                        if s < best:
-                            c = cost(pair)
-                            if step is None or (s, c) < (step[0], step[1]):
-                                step = (s, c, pair)
+                        offer({**values, b: v})
                 if step is not None:
                     break
         if step is None:
