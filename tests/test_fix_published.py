@@ -119,3 +119,22 @@ def test_memory_repairs_of_three_keys_and_more_answer_within_seconds():
     assert r.after is not None and r.status in ("optimal", "feasible")
     assert len(r.diff) >= 3
     assert all(peak <= cap for peak, cap in r.memory_after.values()), r.memory_after
+
+
+def test_moe_activation_overflow_is_repaired_by_recompute_alone():
+    """verl's Qwen3-235B Megatron script (32 H20s, no activation recompute, 11,680-token micro batches, 8 in flight
+    on PP stage 0) is predicted over in the actor update; the nearest fit switches on full recompute (one change,
+    spelled as verl's override_transformer_config keys), not a re-layout of TP/PP/EP."""
+    from pathlib import Path
+
+    from rlbatch_solver import api
+    from rlbatch_solver.launch_script import read_launch_script
+
+    script = read_launch_script(Path(__file__).resolve().parent / "data/scripts/verl-megatron/run_qwen3-235b_megatron_96gb.sh")
+    r = api.fix(script.args, framework=script.framework, gpus=script.gpus, gpu="h20", model="qwen3-235b-a22b",
+                time_limit_s=10)
+    assert r.status == "optimal" and len(r.diff) == 1, r.diff
+    key, old, new = r.diff[0]
+    assert key.endswith("override_transformer_config.recompute_granularity") and "=full" in new, r.diff
+    assert "recompute_method=uniform" in new and "recompute_num_layers=1" in new
+    assert all(peak <= cap for peak, cap in r.memory_after.values()), r.memory_after

@@ -92,6 +92,12 @@ EXPECTED = {
                                 "actor_rollout_ref.actor.megatron.expert_model_parallel_size=8",
                                 "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=1",
                                 "actor_rollout_ref.actor.megatron.param_offload=True"]),
+    # $((1204 * 8)) and $(((a + b) * 10 / 10)); ${TP:-4}; the node count from ${NNODES:-4}
+    "verl-megatron/run_qwen3-235b_megatron_96gb.sh": (
+        "verl-megatron", None, ["data.max_response_length=9632", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=11680",
+                              "actor_rollout_ref.actor.megatron.expert_model_parallel_size=4",
+                              "+actor_rollout_ref.actor.optim.override_optimizer_config.optimizer_offload_fraction=1.",
+                              "trainer.nnodes=4"]),
 }
 
 

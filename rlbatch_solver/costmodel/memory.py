@@ -625,7 +625,10 @@ def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         T_ACT_FWD: _forward_activations(plan, mc, tokens),
         T_LOGITS_ENT: _logits_forward(plan, mc, tokens, entropy=True),
     }
-    if plan.trainer == "megatron":  # the DDP grad buffer stays allocated
+    # Megatron: the DDP grad buffer stays allocated, unless params are offloaded: verl's eval context then
+    # loads the params alone (verl 0.9.1 workers/engine/base.py BaseEngineCtx._context_switch, mode "eval":
+    # grad=False; utils/megatron_utils.py load_megatron_model_to_gpu(load_grad=False))
+    if plan.trainer == "megatron" and not plan.param_offload:
         terms[T_GRADS] = g
     terms.update(_colocated_extra(plan, mc, "actor"))
     return terms

@@ -55,6 +55,9 @@ class RepairPolicy:
     # a phase that misfits at a value misfits at every larger one, which widens the repair's memory cuts
     # (solver/repair.py; tests/test_fix.py checks that the memory model grows with each of them)
     grows_memory: frozenset[str] = frozenset()
+    # memory switches that are cost-model inputs, not rule variables (verl Megatron's recompute granularity):
+    # name -> the values fix may try when memory is evaluated; the framework spells them (``native_key``)
+    cost_knobs: dict[str, tuple] = field(default_factory=dict)
 
 
 def policy_for(framework: str, ruleset=None, values: dict | None = None) -> RepairPolicy:
@@ -137,6 +140,10 @@ def repair_domains(ruleset, policy: RepairPolicy, values: dict, *, keep: set[str
             continue
         domains[name] = candidates(name, spec.kind, spec.optional, value, policy, total_gpus=total_gpus,
                                    seq_len=seq_len, narrow=memory, gpu_counts=counts)
+    if memory:
+        for name, options in policy.cost_knobs.items():
+            if name in values and name not in keep:
+                domains[name] = [values[name]] + [v for v in options if v != values[name]]
     return domains
 
 

@@ -21,7 +21,7 @@ from .rules_megatron import MEGATRON_RULESET
 from ..base import Framework, Space
 from .fsdp import (SEARCH_TIES, STRATEGY_KEY, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
                    solution_to_overrides)
-from .cost_megatron import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, RECOMPUTE_KEY, cpu_optimizer_permille,
+from .cost_megatron import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, RECOMPUTE, RECOMPUTE_KEY, cpu_optimizer_permille,
                                  recompute_code)
 
 # Memory and speed switches ``recommend`` searches when the user leaves them alone. Param offload is
@@ -92,7 +92,28 @@ class VerlMegatronFramework(Framework):
         return cost_spec(model, gpu)
 
     def native_value(self, name: str, value: Value) -> Any:
+        if name == "megatron_recompute":
+            return RECOMPUTE.get(int(value or 0), "none") if int(value or 0) else None
+        if name == "megatron_cpu_optimizer_permille":
+            return bool(value)
         return value if value is None else _native_value(name, value)
+
+    # the cost-model switches fix may move (repair.VERL_MEGATRON.cost_knobs) are spelled by their override keys
+    def native_key(self, name: str) -> str:
+        if name == "megatron_recompute":  # in verl's schema (override_transformer_config); the CPU optimizer is not
+            return RECOMPUTE_KEY
+        if name == "megatron_cpu_optimizer_permille":
+            return "+" + CPU_OPT_KEY
+        return super().native_key(name)
+
+    def assignment(self, name: str, value: Value) -> str:
+        if name == "megatron_recompute":
+            return " ".join(recompute_overrides({name: value})) or f"{RECOMPUTE_KEY}=null"
+        if name == "megatron_cpu_optimizer_permille":
+            permille = int(value or 0)
+            return (f"+{CPU_OPT_KEY}=True +{CPU_OPT_FRACTION_KEY}={permille / 1000}" if permille
+                    else f"+{CPU_OPT_KEY}=False")
+        return super().assignment(name, value)
 
     def export_yaml(self, native: list[str]) -> str | None:
         return overrides_to_yaml(native)

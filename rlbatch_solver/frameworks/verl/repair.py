@@ -84,6 +84,7 @@ VERL_MEGATRON = RepairPolicy(
         "first_stage_layers": 8, "last_stage_layers": 8, "pp_account_embedding": 9, "pp_account_loss": 9,
         "megatron_param_offload": 8, "megatron_optimizer_offload": 8, "ref_megatron_param_offload": 8,
         "critic_megatron_param_offload": 8, "critic_megatron_optimizer_offload": 8,
+        "megatron_recompute": 4, "megatron_cpu_optimizer_permille": 8,
     },
     parallel=frozenset({"rollout_tp", "rollout_dp", "rollout_ep", "rollout_pp", "rollout_gpus_per_node",
                         *_MEGATRON_PARALLEL}),
@@ -95,4 +96,8 @@ VERL_MEGATRON = RepairPolicy(
     algorithm=VERL.algorithm,
     lengths=VERL.lengths,
     grows_memory=VERL.grows_memory,
+    # full activation recompute (the FSDP policy's gradient checkpointing, rank 4 there too) and megatron-core's
+    # CPU optimizer for all of the optimizer states (HybridDeviceOptimizer, offload fraction 1.0), as verl's
+    # large-MoE examples set them (run_qwen3-235b_megatron_96gb.sh: optimizer_cpu_offload, fraction 1.)
+    cost_knobs={"megatron_recompute": (0, 2), "megatron_cpu_optimizer_permille": (0, 1000)},
 )
