@@ -138,3 +138,22 @@ def test_moe_activation_overflow_is_repaired_by_recompute_alone():
     assert key.endswith("override_transformer_config.recompute_granularity") and "=full" in new, r.diff
     assert "recompute_method=uniform" in new and "recompute_num_layers=1" in new
     assert all(peak <= cap for peak, cap in r.memory_after.values()), r.memory_after
+
+
+@pytest.mark.parametrize("name", ["grpo_qwen3_235b_a22b_megatron_gpu_defaults", "grpo_deepseek_v3_671b_megatron",
+                                  "grpo_qwen3_235b_megatron_96gb"])
+def test_large_moe_layouts_are_repaired_with_memory(name):
+    """verl's 235B and 671B MoE examples on 96 GB cards (64 to 96 GPUs): the rules and the memory model together
+    need several keys (the actor's expert layout with the reference's, offload switches); an answer is found
+    (every rule holds, every phase fits), not "none found in time". The first one also breaks two layout rules:
+    the greedy descent mends a rule with one key and the reference layout it breaks with a second."""
+    cfg = next(c for c in published_configs() if c.name == name)
+    from rlbatch_solver import api
+
+    r = api.fix(cfg.args(), framework=cfg.framework, gpus=cfg.gpus, model=cfg.model, gpu="h20", time_limit_s=10)
+    assert r.after is not None and r.status in ("optimal", "feasible"), (r.status, r.diff)
+    assert all(peak <= cap for peak, cap in r.memory_after.values()), r.memory_after
+    # solver-independent: the paste-ready changes, pasted after the published arguments, check valid and fit
+    pasted = cfg.args() + [tok for arg in r.native_after for tok in arg.split()]
+    fixed = rb.check(pasted, framework=cfg.framework, gpus=cfg.gpus, model=cfg.model, gpu="h20")
+    assert fixed.valid, [v.rule for v in fixed.violations]

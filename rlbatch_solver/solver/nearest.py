@@ -222,7 +222,7 @@ def greedy_repair(
     best, broken_here = score(here)
     while best != (0, 0):
         step: tuple[tuple[int, int], int, dict[str, Value]] | None = None
-        lower_memory: list[tuple[dict[str, Value], frozenset[str]]] = []
+        to_mend: list[tuple[tuple[int, int], dict[str, Value], frozenset[str]]] = []
 
         def offer(values: dict[str, Value]) -> frozenset[str]:
             """Keep ``values`` as the step when it lowers the score most (then costs least); its broken rules."""
@@ -232,8 +232,10 @@ def greedy_repair(
                 c = cost(values)
                 if step is None or (s, c) < (step[0], step[1]):
                     step = (s, c, values)
-            elif s[1] < best[1] and other - broken_here:
-                lower_memory.append((values, other - broken_here))
+            elif other - broken_here and (s[1] < best[1] or broken_here - other):
+                # lowers memory, or mends a broken rule, but breaks another: a second key may mend that one
+                # (verl: the actor's expert TP mends the GPU count's divisibility and breaks the equal ref layout)
+                to_mend.append((s, values, other - broken_here))
             return other
 
         for n in names:
@@ -243,8 +245,8 @@ def greedy_repair(
                 if deadline.expired():
                     return None
                 offer({**here, n: v})
-        if step is None:  # a move that lowers memory but breaks a rule: mend it with a second key
-            for values, new in sorted(lower_memory, key=lambda x: score(x[0])[0][1]):
+        if step is None:  # a move that lowers memory or mends a rule but breaks another: mend that with a second key
+            for _, values, new in sorted(to_mend, key=lambda x: (len(x[2]), x[0][1])):
                 for b in ev.readers_of_all(new, names):
                     for v in domains[b]:
                         if same_value(values.get(b), v):
