@@ -328,3 +328,14 @@ def test_malformed_yaml(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         load_model(str(path))
     assert err.value.field == "model" and "YAML" in err.value.problem
+
+
+def test_lora_params_match_peft_on_qwen2_5_7b():
+    """PEFT prints "trainable params: 20,185,088" for Qwen2.5-7B with r=8 on all-linear (7 projections x 28 layers:
+    8 x 90,112 per layer); the count scales with the rank and covers every expert of an MoE model."""
+    m = load_model("qwen2.5-7b")
+    assert m.lora_params(8) == 20_185_088
+    assert m.lora_params(16) == 2 * m.lora_params(8)
+    moe = load_model("qwen3-30b-a3b")
+    h, ffn = moe.hidden_size, moe.moe_intermediate_size
+    assert moe.lora_params(8) > moe.num_hidden_layers * moe.num_experts * 8 * 3 * (h + ffn)

@@ -347,3 +347,28 @@ def test_explain_maps_swift_messages_to_rules():
     r = api.explain(trace, framework="swift-megatron", config=tokens(m["flags"]))
     assert [x.rule for x in r.rules] == ["swift_megatron.runtime.generation_divisible_by_world"]
     assert r.fix.after is not None
+
+
+
+def test_lora_is_ms_swift_default_and_full_trains_every_weight():
+    """ms-swift 4.6.0 trains LoRA unless --tuner_type full (BaseArguments.tuner_type default 'lora'): its update
+    holds a bf16 base and the adapter's states, and no reference model; --train_type (older scripts' name) reads
+    the same way."""
+    from rlbatch_solver.frameworks.swift.cost import cost_values
+
+    base = ["--rlhf_type", "grpo", "--per_device_train_batch_size", "2", "--num_generations", "8", "--beta", "0.04"]
+    assert cost_values({}, megatron=False)["lora_rank"] == 8
+    assert cost_values({"tuner_type": "full"}, megatron=False)["lora_rank"] == 0
+    assert cost_values({"train_type": "lora", "lora_rank": "64"}, megatron=False)["lora_rank"] == 64
+    assert cost_values({}, megatron=True)["lora_rank"] == 0
+    full = rb.check(["swift", "rlhf", *base, "--tuner_type", "full"], framework="swift", gpus=8, model="qwen2.5-7b",
+                    gpu="a100-80gb")
+    lora = rb.check(["swift", "rlhf", *base], framework="swift", gpus=8, model="qwen2.5-7b", gpu="a100-80gb")
+    old_name = rb.check(["swift", "rlhf", *base, "--train_type", "lora"], framework="swift", gpus=8, model="qwen2.5-7b",
+                        gpu="a100-80gb")
+    f, l_, o = (r.memory.peaks for r in (full, lora, old_name))  # MiB per phase
+    assert l_ == o
+    # without DeepSpeed a full fine-tune keeps 8 B/param (bf16 weights, grads and two Adam moments) and a 2 B/param
+    # reference model; LoRA keeps the 2 B/param base and 20M adapter parameters' states, and no reference model
+    assert f["actor_update"] - l_["actor_update"] > (6 + 2) * 7.5e9 / 2**20  # 7.6B params, less the adapter
+    assert f["ref"] - l_["ref"] > 6 * 7.5e9 / 2**20

@@ -163,6 +163,30 @@ class ModelCard:
             + self._shared_params()
         )
 
+    def _linear_shapes(self, i: int) -> list[tuple[int, int, int]]:
+        """(in, out, count) of every linear layer of decoder layer ``i`` (HF module shapes)."""
+        h, n = self.hidden_size, self.num_attention_heads
+        if self.is_mla:
+            qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+            q = ([(h, self.q_lora_rank, 1), (self.q_lora_rank, n * qk, 1)] if self.q_lora_rank else [(h, n * qk, 1)])
+            attn = q + [(h, self.kv_lora_rank + self.qk_rope_head_dim, 1),
+                        (self.kv_lora_rank, n * (self.qk_nope_head_dim + self.v_head_dim), 1), (n * self.v_head_dim, h, 1)]
+        else:
+            q_dim, kv_dim = n * self.head_dim, self.num_key_value_heads * self.head_dim
+            attn = [(h, q_dim, 1), (h, kv_dim, 2), (q_dim, h, 1)]
+        if not self.is_moe_layer(i):
+            return attn + [(h, self.intermediate_size, 2), (self.intermediate_size, h, 1)]
+        ffn, shared = self.moe_intermediate_size, self.shared_expert_intermediate_size or self.moe_intermediate_size
+        return attn + [(h, self.num_experts, 1), (h, ffn, 2 * self.num_experts), (ffn, h, self.num_experts),
+                       (h, shared, 2 * self.num_shared_experts), (shared, h, self.num_shared_experts)]
+
+    def lora_params(self, rank: int) -> int:
+        """LoRA adapter parameters for target modules ``all-linear``: every linear layer of every decoder layer
+        (attention, MLP, router, experts; not lm_head) gets A (in x r) and B (r x out). peft
+        tuners/tuners_utils.py ``_maybe_include_all_linear_layers`` (all Linear modules but the output layer);
+        lora/layer.py ``LoraLayer.update_layer`` (lora_A: in -> r, lora_B: r -> out, no bias)."""
+        return sum(rank * (a + b) * k for i in range(self.num_hidden_layers) for a, b, k in self._linear_shapes(i))
+
     def layer_params(self, i: int) -> int:
         """All parameters of decoder layer ``i`` (attention, MLP/MoE, norms)."""
         self._check_layer(i)

@@ -298,11 +298,32 @@ def deepspeed_states(params: float, n: int, stage: int) -> tuple[float, float, f
 
 def _states(plan: Plan, mc: ModelConsts, critic: bool) -> tuple[float, float, float]:
     """(weights, grads, optimizer) bytes per GPU of the actor or critic, whatever the trainer."""
+    if plan.lora_params and not critic:
+        return _lora_states(plan, mc)
     if plan.trainer == "megatron":
         return _megatron_states(plan, mc, critic)
     if plan.trainer == "deepspeed":
         return deepspeed_states(_trained_params(mc, plan, critic) / _mp(plan), plan.shard_degree, plan.zero_stage)
     return _state_bytes(plan, _trained_params(mc, plan, critic))
+
+
+def _lora_states(plan: Plan, mc: ModelConsts) -> tuple[float, float, float]:
+    """LoRA: the frozen base in bf16 (sharded as the trainer shards weights: ZeRO-3 / FSDP, Megatron's TP x PP x
+    EP layout), and the adapter's weights, grads and optimizer states as the trainer keeps a trained model's."""
+    lora = float(plan.lora_params)
+    if plan.trainer == "megatron":
+        dense, expert = megatron_shard_params(mc, plan.tp, plan.pp, plan.ep, plan.etp or plan.tp, False)
+        f = lora / max(1.0, float(mc.params))  # the adapters are this share of the model, split as their layers
+        w, g, o = _megatron_states(plan, mc, False)
+        return C.BF16 * (dense + expert) + w * f, g * f, o * f
+    frozen = _trained_params(mc, plan, False) / _mp(plan)
+    sharded = plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed")
+    base = C.BF16 * frozen / (max(1, plan.shard_degree) if sharded else 1)
+    if plan.trainer == "deepspeed":
+        w, g, o = deepspeed_states(lora / _mp(plan), plan.shard_degree, plan.zero_stage)
+    else:
+        w, g, o = _state_bytes(plan, lora)
+    return base + w, g, o
 
 
 def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool, opt_off: bool) -> float:
@@ -508,7 +529,7 @@ def trainer_resident_at_rollout(plan: Plan, mc: ModelConsts) -> dict[str, float]
     if plan.need_critic and plan.critic_colocated:
         out[T_CRITIC_RES] = _resident_states(plan, mc, True, plan.critic_param_offload,
                                              plan.critic_optimizer_offload)
-    if plan.need_ref and not plan.ref_param_offload and plan.ref_colocated:
+    if plan.need_ref and not plan.ref_param_offload and not plan.ref_in_actor and plan.ref_colocated:
         out[T_REF_RES] = _ref_param_bytes(plan, mc)
     if plan.reward_model:
         out[T_RM_RES] = _ref_param_bytes(plan, mc, critic=True)
@@ -599,7 +620,7 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
     if plan.need_critic and running != "critic" and plan.critic_colocated:
         out[T_CRITIC_RES] = _resident_states(plan, mc, True, plan.critic_param_offload,
                                              plan.critic_optimizer_offload)
-    if (plan.need_ref and not plan.ref_param_offload and running != "ref" and plan.trainer != "fsdp"
+    if (plan.need_ref and not plan.ref_param_offload and not plan.ref_in_actor and running != "ref" and plan.trainer != "fsdp"
             and plan.ref_colocated):
         out[T_REF_RES] = _ref_param_bytes(plan, mc)
     if plan.reward_model:
@@ -639,8 +660,12 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     # FSDP CPUOffload and DeepSpeed ZeRO-3 param offload stream from the CPU copy; verl Megatron loads
     # offloaded params back to the GPU for the forward
     offloaded = (plan.ref_param_offload or plan.param_offload) and plan.trainer in ("fsdp", "deepspeed")
+    params = 0.0 if offloaded else _ref_param_bytes(plan, mc)
+    if plan.ref_in_actor:  # the actor's own weights, adapter disabled: counted below when residents are
+        counted = plan.count_colocated_residents and plan.colocated and plan.actor_colocated
+        params = 0.0 if counted or (plan.actor_param_offload and plan.offload_during_compute) else _states(plan, mc, False)[0]
     terms = {
-        T_PARAMS: 0.0 if offloaded else _ref_param_bytes(plan, mc),
+        T_PARAMS: params,
         T_GATHER: _gather_bytes(plan, mc, backward=False),
         T_ACT_FWD: _forward_activations(plan, mc, tokens),
         T_LOGITS: _logits_forward(plan, mc, tokens, entropy=False),

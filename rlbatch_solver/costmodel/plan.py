@@ -110,6 +110,11 @@ class Plan:
     # The reference model's params live on the CPU (verl 0.9 forces CPUOffload for
     # forward-only engines: transformer_impl._build_fsdp_module).
     ref_param_offload: bool = True
+    # LoRA: the actor trains ``lora_params`` adapter parameters over a frozen bf16 base (0 = full fine-tune);
+    # ``ref_in_actor``: the reference log-probs come from the same model with its adapter disabled (TRL and
+    # ms-swift with PEFT, verl with lora_rank > 0), so there is no separate reference model
+    lora_params: int = 0
+    ref_in_actor: bool = False
     critic_param_offload: bool = False
     critic_optimizer_offload: bool = False
     # Count, in the training phases, what the other colocated models and the sleeping

@@ -45,10 +45,16 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "ds_stage": 0, "ds_offload": False,
     "gmu_permille": 900, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
     "kl_on": True,
+    # ``swift rlhf`` trains LoRA unless told otherwise: swift/arguments/base_args/base_args.py BaseArguments
+    # (tuner_type default 'lora'), swift/arguments/tuner_args.py TunerArguments (lora_rank 8, all-linear)
+    "lora_rank": 8,
 }
 MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "gmu_permille": 900, "sleep_level": 0,
     "offload_model": False, "offload_optimizer": False, "recompute": 1, "cpu_optimizer_permille": 0,
+    # ``megatron rlhf`` trains the full model unless told otherwise (swift/megatron/arguments/megatron_args.py:
+    # tuner_type default 'full', lora_rank 8)
+    "lora_rank": 0,
 }
 # Memory switches ``recommend`` searches when the user leaves them alone.
 HF_KNOB_SEARCH: dict[str, list[Value]] = {"ds_stage": [2, 3], "gmu_permille": [400, 600, 800], "sleep_level": [0, 1]}
@@ -88,6 +94,14 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
                                              float) * 1000))
     if "sleep_level" in flat:
         out["sleep_level"] = _num("sleep_level", flat["sleep_level"])
+    # --train_type is the name older ms-swift scripts use for --tuner_type (4.6.0 knows only the new one)
+    tuner = flat.get("tuner_type", flat.get("train_type"))
+    if tuner is not None:
+        rank = _num("lora_rank", flat.get("lora_rank", 8))
+        # every tuner but 'full' trains adapters over a frozen base: modelled as LoRA of --lora_rank
+        out["lora_rank"] = 0 if str(tuner).lower() == "full" else max(1, rank)
+    elif "lora_rank" in flat and out["lora_rank"]:
+        out["lora_rank"] = max(1, _num("lora_rank", flat["lora_rank"]))
     for key in ("offload_model", "offload_optimizer"):
         if key in flat:
             out[key] = _bool(key, flat[key])
@@ -191,6 +205,11 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         actor_param_offload=off_model if rollout else False,
         actor_optimizer_offload=off_opt if rollout else False,
         ref_param_offload=off_model if rollout else False,
+        # LoRA: no reference model; its log-probs come from the policy with the adapter disabled
+        # (swift/arguments/rlhf_args.py RLHFArguments.__post_init__: ref_model only for tuner_type 'full';
+        # swift/rlhf_trainers/grpo_trainer.py: ``null_ref_context`` when ref_model is None)
+        lora_params=model.lora_params(int(v.get("lora_rank") or 0)) if v.get("lora_rank") else 0,
+        ref_in_actor=bool(v.get("lora_rank")),
     )
     if megatron:
         tp, pp, cp = int(v.get("tp") or 1), int(v.get("pp") or 1), int(v.get("cp") or 1)
@@ -208,6 +227,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     micro = int(v.get("per_device_train_batch_size") or 1)
     sp = int(v.get("sequence_parallel_size") or 1)
     stage, ds_off = int(v.get("ds_stage") if v.get("ds_stage") is not None else -1), bool(v.get("ds_offload"))
+    # ZeRO-Offload keeps the actor's optimizer (and, at stage 3, its params) on the CPU in every phase
+    common["actor_param_offload"] = common["actor_param_offload"] or (ds_off and stage >= 3)
+    common["actor_optimizer_offload"] = common["actor_optimizer_offload"] or ds_off
     return Plan(
         **common, train_micro=micro, logprob_micro=micro, sp=sp, shard_degree=world,
         zero_stage=max(0, stage), grad_ckpt=bool(v.get("grad_ckpt", True)),
@@ -218,7 +240,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
 
 
 _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vllm", "vllm_server", "vllm_tp",
-       "server_tp", "server_dp", "gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on"]
+       "server_tp", "server_dp", "gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on",
+       "lora_rank"]
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
              "steps_per_generation"]
 _HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt"]
