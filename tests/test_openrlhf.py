@@ -380,3 +380,21 @@ def test_cli_enumerate_table_and_infeasible():
 def test_rules_doc_is_in_sync():
     proc = run("rules", "--framework", "openrlhf", "--markdown")
     assert proc.stdout == (ROOT / "docs" / "rules-openrlhf.md").read_text()
+
+
+def test_idle_cluster_gpus_are_warned_and_counted_as_waste():
+    """A layout that asks Ray for fewer GPUs than the cluster has runs, with the rest idle for the whole run: check
+    warns with the numbers, and fix/recommend count the idle share as waste (solver/costs.py)."""
+    from rlbatch_solver.frameworks.openrlhf.rules import RULESET as ORL
+    from rlbatch_solver.launch_script import read_launch_script
+    from rlbatch_solver.solver.costs import waste_of
+
+    s = read_launch_script(ROOT / "tests/data/scripts/openrlhf/train_grpo_ray_hybrid_engine.sh")
+    args = s.args + ["--rollout.n_samples_per_prompt", "4"]
+    idle = rb.check(args, framework="openrlhf", gpus=16)
+    [w] = [v for v in idle.violations if v.rule == "openrlhf.advice.gpus_idle"]
+    assert "use 8 of the cluster's 16 GPUs: 8 stay idle" in w.message and "50%" in w.message
+    assert waste_of(ORL, idle.values) == 500
+    full = rb.check(args, framework="openrlhf", gpus=8)
+    assert not [v for v in full.violations if v.rule == "openrlhf.advice.gpus_idle"]
+    assert waste_of(ORL, full.values) == 0

@@ -100,7 +100,7 @@ _INT_DERIVED = (
     "grad_accum", "ref_grad_accum", "critic_grad_accum", "reward_grad_accum",
     "rollout_samples", "sample_batches", "sample_batches_ceil", "engines", "vllm_gpus", "generate_batch",
     "ref_gpus_extra", "critic_gpus_extra", "reward_gpus_extra", "vllm_gpus_extra", "gpus_needed",
-    "actor_samples_per_rank_unit",
+    "actor_samples_per_rank_unit", "idle_gpus", "waste_permille", "idle_pct",
 )
 _BOOL_DERIVED = ("packing_on", "vllm_colocated", "critic_own_pg")
 D = {name: IntVar(name) for name in _INT_DERIVED}
@@ -143,6 +143,12 @@ DERIVED = [
     Derived("vllm_gpus_extra", if_then_else(D["vllm_colocated"], 0, D["vllm_gpus"]), "GPUs the vLLM engines add"),
     Derived("gpus_needed", D["actor_world"] + D["ref_gpus_extra"] + D["critic_gpus_extra"] + D["reward_gpus_extra"]
             + D["vllm_gpus_extra"], "GPUs the placement groups ask Ray for"),
+    # (unknown cluster size: these are not computed, and the rule reading them is skipped like gpu_budget)
+    Derived("idle_gpus", maximum(0, V["cluster_num_gpus"] - D["gpus_needed"]),
+            "cluster GPUs no placement group asks for"),
+    # what fix and recommend count as waste (solver/costs.py): the idle GPUs' share of the cluster
+    Derived("waste_permille", D["idle_gpus"] * 1000 // maximum(1, V["cluster_num_gpus"]), "idle cluster GPUs per 1000"),
+    Derived("idle_pct", D["waste_permille"] // 10, "idle cluster GPUs, percent"),
     Derived("actor_samples_per_rank_unit", V["micro_rollout_batch_size"] * maximum(1, D["actor_dp"]),
             "rollout.micro_batch_size * actor dp"),
 ]
@@ -400,6 +406,15 @@ def _rules() -> list[Rule]:
         "multiple of train.batch_size = {train_batch_size}: the optimizer steps of a rollout do not cover it "
         "evenly (max_steps and the LR schedule assume samples*n//train.batch_size)",
         Stage.ADVICE, "openrlhf/trainer/ppo_trainer.py (max_steps); not validated", severity=Severity.WARNING,
+    )
+    rule(
+        "openrlhf.advice.gpus_idle",
+        D["idle_gpus"].eq(0),
+        "the placement groups use {gpus_needed} of the cluster's {cluster_num_gpus} GPUs: {idle_gpus} stay idle for "
+        "the whole run ({idle_pct}% of the GPUs); more vLLM engines (vllm.num_engines) or a larger actor group "
+        "would use them",
+        Stage.ADVICE, f"{TRAIN} (placement groups ask Ray for exactly gpus_needed); not validated",
+        severity=Severity.WARNING,
     )
     rule(
         "openrlhf.advice.even_actor_samples",
