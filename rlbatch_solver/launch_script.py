@@ -125,6 +125,9 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     for arg, names in dropped:
         notes.append(f"{arg} uses {', '.join('$' + n for n in names)}, which the script does not set: left out")
     scope = {**env, **prefix}
+    if fw.launcher_flags:  # accelerate launch's own flags (--num_processes, --config_file) decide the world
+        first = next((k for k, t in enumerate(launcher) if t.startswith("--")), len(launcher))
+        args = launcher[first:] + args
     gpus, source = _launcher_gpus(launcher, scope)
     framework, args, gpus = fw.from_script(args, scope, gpus)
     if gpus is not None:

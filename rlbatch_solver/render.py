@@ -316,8 +316,22 @@ def why_lost(best: Any, other: Any) -> str:
     return f"{PHASE_TITLE.get(phase, phase)} +{delta:.1f} s"
 
 
+def _pairs(native: list[str]) -> dict[str, str]:
+    """Paste-ready arguments as {key: value}: ``key=value`` (Hydra, env prefixes) or ``--flag value``."""
+    out = {}
+    for arg in native:
+        if arg.startswith("--"):
+            key, _, value = arg[2:].partition(" ")
+            key, eq, inline = key.partition("=")
+            out[key] = inline if eq else value
+        else:
+            key, _, value = arg.partition("=")
+            out[key] = value
+    return out
+
+
 def differs(best: Any, other: Any) -> str:
-    a, b = dict(x.partition("=")[::2] for x in best.native), dict(x.partition("=")[::2] for x in other.native)
+    a, b = _pairs(best.native), _pairs(other.native)
     keys = [k for k in b if a.get(k) != b.get(k)]
     return ", ".join(f"{k.rsplit('.', 1)[-1]}={b[k]}" for k in keys[:4]) or "-"
 

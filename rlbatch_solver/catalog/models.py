@@ -180,11 +180,19 @@ class ModelCard:
         return attn + [(h, self.num_experts, 1), (h, ffn, 2 * self.num_experts), (ffn, h, self.num_experts),
                        (h, shared, 2 * self.num_shared_experts), (shared, h, self.num_shared_experts)]
 
-    def lora_params(self, rank: int) -> int:
-        """LoRA adapter parameters for target modules ``all-linear``: every linear layer of every decoder layer
-        (attention, MLP, router, experts; not lm_head) gets A (in x r) and B (r x out). peft
-        tuners/tuners_utils.py ``_maybe_include_all_linear_layers`` (all Linear modules but the output layer);
-        lora/layer.py ``LoraLayer.update_layer`` (lora_A: in -> r, lora_B: r -> out, no bias)."""
+    def lora_params(self, rank: int, modules: str = "all-linear") -> int:
+        """LoRA adapter parameters: each targeted linear layer gets A (in x r) and B (r x out) (peft
+        lora/layer.py ``LoraLayer.update_layer``, no bias). ``all-linear``: every linear layer of every decoder
+        layer (attention, MLP, router, experts; not lm_head), peft tuners/tuners_utils.py
+        ``_maybe_include_all_linear_layers``. ``q_v``: the query and value projections, peft's default targets
+        for Llama/Qwen/Mistral-style models (utils/constants.py
+        ``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING``), used when no target modules are given."""
+        if modules == "q_v":
+            h, n = self.hidden_size, self.num_attention_heads
+            if self.is_mla:  # no q_proj/v_proj: the projections of the latent attention
+                return sum(rank * (a + b) * k for a, b, k in self._linear_shapes(0)[:-1]) * self.num_hidden_layers
+            q_dim, kv_dim = n * self.head_dim, self.num_key_value_heads * self.head_dim
+            return rank * ((h + q_dim) + (h + kv_dim)) * self.num_hidden_layers
         return sum(rank * (a + b) * k for i in range(self.num_hidden_layers) for a, b, k in self._linear_shapes(i))
 
     def layer_params(self, i: int) -> int:

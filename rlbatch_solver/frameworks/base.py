@@ -65,6 +65,8 @@ class Framework(ABC):
     # (``("swift", "rlhf")``) that start this framework, and the arguments that name the trained model
     entry_modules: tuple[str, ...] = ()
     entry_commands: tuple[tuple[str, str], ...] = ()
+    # the launcher's flags belong to the framework's arguments (TRL: accelerate launch --num_processes ...)
+    launcher_flags: bool = False
     model_keys: tuple[str, ...] = ()
     # recommend --from: the rule variables that hold a scenario's fields, and those that change what is
     # trained (batch per step, updates per step): kept as the user's config has them

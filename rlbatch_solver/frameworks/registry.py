@@ -14,6 +14,7 @@ FRAMEWORKS: dict[str, str] = {
     "openrlhf": "rlbatch_solver.frameworks.openrlhf.framework:OpenRLHFFramework",
     "swift": "rlbatch_solver.frameworks.swift.framework:SwiftFramework",
     "swift-megatron": "rlbatch_solver.frameworks.swift.framework:SwiftMegatronFramework",
+    "trl": "rlbatch_solver.frameworks.trl.framework:TrlFramework",
 }
 
 _cache: dict[str, Framework] = {}

@@ -208,7 +208,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # LoRA: no reference model; its log-probs come from the policy with the adapter disabled
         # (swift/arguments/rlhf_args.py RLHFArguments.__post_init__: ref_model only for tuner_type 'full';
         # swift/rlhf_trainers/grpo_trainer.py: ``null_ref_context`` when ref_model is None)
-        lora_params=model.lora_params(int(v.get("lora_rank") or 0)) if v.get("lora_rank") else 0,
+        lora_params=model.lora_params(int(v.get("lora_rank") or 0), "q_v" if v.get("lora_qv") else "all-linear")
+        if v.get("lora_rank") else 0,
         ref_in_actor=bool(v.get("lora_rank")),
     )
     if megatron:
@@ -241,7 +242,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
 
 _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vllm", "vllm_server", "vllm_tp",
        "server_tp", "server_dp", "gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on",
-       "lora_rank"]
+       "lora_rank", "lora_qv"]
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
              "steps_per_generation"]
 _HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt"]
@@ -285,17 +286,19 @@ def tokens_per_step(values: Mapping[str, Value], megatron: bool) -> int:
 
 
 def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
-              optional: frozenset = frozenset()) -> CostSpec:
+              optional: frozenset = frozenset(), framework: str | None = None) -> CostSpec:
+    """ms-swift's cost terms; ``framework`` names another trainer built on TRL's GRPOTrainer that reuses
+    them with its own values (TRL itself: frameworks/trl/cost.py)."""
     mem, time = _inputs(megatron)
     return CostSpec(
-        framework="swift-megatron" if megatron else "swift",
+        framework=framework or ("swift-megatron" if megatron else "swift"),
         plan=lambda values, phase: make_plan(values, phase, model, gpu, megatron),
         memory_inputs=mem,
         time_inputs=time,
         phases_run=phases_run,
         samples=lambda values: _gen(values, megatron)[0],
         tokens_per_step=lambda values: tokens_per_step(values, megatron),
-        bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on"},
+        bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv"},
         unread=unread,
         optional=optional,
     )

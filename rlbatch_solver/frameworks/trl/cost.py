@@ -1,0 +1,89 @@
+"""TRL 1.16.0 GRPO's cost-model inputs: its flags and accelerate's DeepSpeed/FSDP settings, read into the values
+ms-swift's terms read (``frameworks/swift/cost.py``: ms-swift's GRPO trainer is TRL's, the same phases and
+residents), with TRL's own defaults.
+
+- vLLM: ``vllm_gpu_memory_utilization`` 0.3 (GRPOConfig default); ``vllm_enable_sleep_mode`` puts the colocated
+  engine to sleep at level 2 between rollouts (generation/vllm_generation.py ``VLLMGeneration._init_vllm``:
+  ``self.llm.sleep(level=2)``).
+- The reference model exists only with ``beta != 0`` (GRPOConfig default 0.0; GRPOTrainer.__init__ builds no
+  ``ref_model`` when beta is 0) and without PEFT (the adapter is disabled instead).
+- PEFT (``--use_peft``, TRL's ModelConfig): LoRA of ``--lora_r`` (default 16) on ``--lora_target_modules``, or on
+  peft's default targets (query and value projections) when none are given (trl/trainer/utils.py
+  ``get_peft_config``).
+- accelerate: DeepSpeed ZeRO stage and offload from ``--zero_stage`` / ``--offload_optimizer_device`` /
+  ``--offload_param_device`` or the config file's ``deepspeed_config``; FSDP (``distributed_type: FSDP``) is
+  counted as ZeRO-3 (full sharding of params, grads and optimizer states), with ``fsdp_offload_params`` as
+  ZeRO-3 offload.
+- Gradient checkpointing is on unless ``--gradient_checkpointing false`` (TRL's base config default True).
+- Prompt length: TRL 1.16 has no prompt limit of its own; ``--max_prompt_length`` (older TRL's, and open-r1's
+  recipes) is read when given, else ``vllm_max_model_length - max_completion_length``, else the scenario's
+  prompt length (512).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ...errors import InputError
+from ...rules.base import Value
+
+DEFAULT_PROMPT = 512
+
+TRL_COST_DEFAULTS: dict[str, Value] = {
+    "max_length": DEFAULT_PROMPT, "max_completion_length": 512, "ds_stage": -1, "ds_offload": False,
+    "gmu_permille": 300, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
+    "lora_rank": 0, "lora_qv": False, "sequence_parallel_size": 1, "padding_free": False,
+}
+
+
+def _bool(key: str, raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("true", "1", "yes", "y", "t"):
+        return True
+    if text in ("false", "0", "no", "n", "f", "none"):
+        return False
+    raise InputError(key, f"'{raw}' is not a boolean.", f"write --{key} true or --{key} false.")
+
+
+def _num(key: str, raw: Any, kind=int):
+    try:
+        value = kind(raw)
+    except (TypeError, ValueError):
+        raise InputError(key, f"'{raw}' is not a number.", f"write --{key} as a number.") from None
+    if value < 0 or (kind is int and isinstance(raw, float) and not raw.is_integer()):
+        raise InputError(key, f"{raw} must be a non-negative {'whole ' if kind is int else ''}number.",
+                         f"set --{key} to a non-negative number.")
+    return value
+
+
+def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any]) -> dict[str, Value]:
+    """The cost-model inputs of a TRL command (``flat``: GRPOConfig flags, ``accel``: accelerate's settings)."""
+    out = dict(TRL_COST_DEFAULTS)
+    completion = _num("max_completion_length", flat.get("max_completion_length", 512))
+    out["max_completion_length"] = max(1, completion)
+    if flat.get("max_prompt_length") not in (None, "None", "none", ""):
+        out["max_length"] = max(1, _num("max_prompt_length", flat["max_prompt_length"]))
+    elif flat.get("vllm_max_model_length") not in (None, "None", "none", ""):
+        out["max_length"] = max(1, _num("vllm_max_model_length", flat["vllm_max_model_length"]) - completion)
+    if "vllm_gpu_memory_utilization" in flat:
+        out["gmu_permille"] = int(round(_num("vllm_gpu_memory_utilization", flat["vllm_gpu_memory_utilization"],
+                                             float) * 1000))
+    if _bool("vllm_enable_sleep_mode", flat.get("vllm_enable_sleep_mode", False)):
+        out["sleep_level"] = 2
+    if "gradient_checkpointing" in flat:
+        out["grad_ckpt"] = _bool("gradient_checkpointing", flat["gradient_checkpointing"])
+    if _bool("use_peft", flat.get("use_peft", False)):
+        out["lora_rank"] = max(1, _num("lora_r", flat.get("lora_r", 16)))
+        targets = flat.get("lora_target_modules")
+        out["lora_qv"] = targets in (None, "", "None", "none")
+    dist = str(accel.get("distributed_type") or "").upper()
+    if dist == "DEEPSPEED" or accel.get("zero_stage") is not None:
+        out["ds_stage"] = int(_num("zero_stage", accel.get("zero_stage", 2)))
+        out["ds_offload"] = any(str(accel.get(k) or "none").lower() not in ("none", "") for k in
+                                ("offload_optimizer_device", "offload_param_device"))
+    elif dist == "FSDP":
+        out["ds_stage"] = 3
+        out["ds_offload"] = _bool("fsdp_offload_params", accel.get("fsdp_offload_params", False))
+    return out

@@ -1,0 +1,80 @@
+"""TRL's own error messages (1.16.0, and the wording of TRL before 1.0 that users still paste), mapped to our
+rules. ``tests/test_explain.py`` checks that every rule id exists and that each pattern matches its example."""
+
+from __future__ import annotations
+
+from ..error_text import ErrorPattern
+
+n = r"\((?P<{}>\d+)\)".format
+CONFIG = "trl/trainer/grpo_config.py:GRPOConfig.__post_init__"
+
+
+def _groups(x: dict[str, int]) -> str:
+    total, g = x["gen"], x["g"]
+    ok = [d for d in range(2, total + 1) if total % d == 0]
+    return (f"{total} completions per rollout do not split into groups of {g}; num_generations that divide it: "
+            f"{', '.join(map(str, ok[:8]))}{' ...' if len(ok) > 8 else ''}")
+
+
+def _old_groups(x: dict[str, int]) -> str:
+    total = x["w"] * x["b"]
+    return _groups({"gen": total, "g": x["g"]}) + " (TRL before 1.0 checked the per-step global batch W x B)"
+
+
+def _global(x: dict[str, int]) -> str:
+    gen, gbs = x["gen"], x["gbs"]
+    lo, hi = (gen // gbs) * gbs, -(-gen // gbs) * gbs
+    return (f"generation_batch_size {gen} is not a whole number of global batches of {gbs} "
+            f"(per_device_train_batch_size x num_processes): {lo or hi} or {hi} are")
+
+
+def _tp(x: dict[str, int]) -> str:
+    tp, world = x["tp"], x["world"]
+    ok = [d for d in range(1, world + 1) if world % d == 0]
+    return f"vllm_tensor_parallel_size {tp} does not divide the {world} processes; sizes that do: {', '.join(map(str, ok))}"
+
+
+PATTERNS: list[ErrorPattern] = [
+    ErrorPattern("trl", rf"generation_batch_size {n('gen')} must be divisible by num_generations {n('g')}",
+                 ("trl.config.gen_divisible_by_num_generations",), CONFIG,
+                 "ValueError: generation_batch_size (96) must be divisible by num_generations (7).",
+                 hint=_groups, numbers=("gen", "g")),
+    ErrorPattern("trl", rf"global train batch size \((?P<w>\d+) x (?P<b>\d+)\) must be evenly divisible by the "
+                        rf"number of generations per prompt {n('g')}",
+                 ("trl.config.gen_divisible_by_num_generations",),
+                 "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (TRL 0.14-0.17; trl #2858, #3061)",
+                 "ValueError: The global train batch size (3 x 4) must be evenly divisible by the number of "
+                 "generations per prompt (8). Given the current train batch size, the valid values for the number "
+                 "of generations are: [2, 3, 4, 6, 12].", hint=_old_groups, numbers=("w", "b", "g")),
+    ErrorPattern("trl", rf"generation_batch_size {n('gen')} must be divisible by the global batch size {n('gbs')}",
+                 ("trl.config.gen_divisible_by_global_batch",), CONFIG,
+                 "ValueError: generation_batch_size (100) must be divisible by the global batch size (16).",
+                 hint=_global, numbers=("gen", "gbs")),
+    ErrorPattern("trl", r"'generation_batch_size' and 'steps_per_generation' can not be both configured",
+                 ("trl.config.gen_and_spg_exclusive",), CONFIG,
+                 "ValueError: 'generation_batch_size' and 'steps_per_generation' can not be both configured at the "
+                 "same time"),
+    ErrorPattern("trl", r"global eval batch size .{0,40}must be divisible by the number of generations used for "
+                        r"evaluation", ("trl.config.eval_batch_divisible_by_num_generations_eval",), CONFIG,
+                 "ValueError: The global eval batch size (4 * 3) must be divisible by the number of generations "
+                 "used for evaluation (8)."),
+    ErrorPattern("trl", r"GRPO requires at least 2 generations per prompt", ("trl.config.num_generations_at_least_two",),
+                 CONFIG, "ValueError: GRPO requires at least 2 generations per prompt to calculate the advantages. "
+                 "You provided 1, which is less than the minimum required."),
+    ErrorPattern("trl", r"auto_find_batch_size is not supported by GRPO", ("trl.config.auto_find_batch_size_unsupported",),
+                 CONFIG, "ValueError: auto_find_batch_size is not supported by GRPO, because the generation batch must "
+                 "contain full prompt groups of num_generations completions, and reducing the batch size on "
+                 "out-of-memory breaks this invariant."),
+    ErrorPattern("trl", rf"tensor_parallel_size {n('tp')} must divide world size {n('world')} evenly",
+                 ("trl.vllm.colocate_tp_divides_world",), "trl/generation/vllm_generation.py:VLLMGeneration._init_vllm",
+                 "ValueError: tensor_parallel_size (3) must divide world size (8) evenly.", hint=_tp,
+                 numbers=("tp", "world")),
+    ErrorPattern("trl", r"sync_ref_model=True` while `beta=0\.0", ("trl.trainer.sync_ref_model_needs_beta",),
+                 "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__",
+                 "ValueError: You passed `sync_ref_model=True` while `beta=0.0`, which means the reference model is "
+                 "not used during training."),
+    ErrorPattern("trl", r"sync_ref_model=True` while using a PEFT model", ("trl.trainer.sync_ref_model_not_with_peft",),
+                 "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__",
+                 "NotImplementedError: You passed `sync_ref_model=True` while using a PEFT model, which is currently "
+                 "not supported."),
+]

@@ -1,0 +1,316 @@
+"""TRL 1.16.0 GRPO config import and export.
+
+Import: a launch command as pasted (``accelerate launch --num_processes 8 --config_file zero3.yaml grpo.py
+--per_device_train_batch_size 4 ...``, ``trl grpo ...``; ``--flag value`` and ``--flag=value``) or a YAML file
+of ``GRPOConfig`` fields (open-r1's recipes), read into the rule variables of ``rules.py`` with TRL 1.16.0's
+dataclass defaults where a flag is absent. The world size is accelerate's ``--num_processes`` (all machines;
+``--num_machines`` of them), else the accelerate config file's ``num_processes``, else ``--gpus``. A
+``--config_file`` that is one of TRL's own accelerate configs (``zero1``, ``zero2``, ``zero3``, ``fsdp1``,
+``fsdp2``, ``multi_gpu``, ``single_gpu``: trl/accelerate_configs/) is known by name; another one is read when the
+file exists here. ``--config FILE`` (TrlParser's GRPOConfig YAML) is read when it exists: flags override it.
+
+In server mode ``trl vllm-serve`` is a separate command: give its sizes as ``--server.tensor_parallel_size`` /
+``--server.data_parallel_size`` (our names; they default to 1, as ``trl vllm-serve``'s do) and the GPUs of the
+whole job with ``--gpus``.
+
+Export: a solution -> paste-ready ``--num_processes N --flag value`` arguments.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from ...catalog.models import ModelCard
+from ...errors import InputError, did_you_mean
+from ...rules.base import RuleSet, Value
+from ..base import Space, pow2
+from ..overrides import parse_flag_args, split_tokens
+from ..swift.cost import cost_spec as swift_cost_spec
+from ..swift.framework import SwiftFramework, _bool, _float, _int, _present
+from . import docs, errors, repair
+from .cost import cost_values
+from .rules import RULESET
+
+# TRL's own accelerate configs, as `trl grpo --accelerate_config NAME` and the docs' --config_file paths name them
+# (trl/accelerate_configs/*.yaml: all with num_processes 8 and num_machines 1)
+NAMED_ACCELERATE = {
+    "zero1": {"distributed_type": "DEEPSPEED", "zero_stage": 1},
+    "zero2": {"distributed_type": "DEEPSPEED", "zero_stage": 2},
+    "zero3": {"distributed_type": "DEEPSPEED", "zero_stage": 3},
+    "fsdp1": {"distributed_type": "FSDP"},
+    "fsdp2": {"distributed_type": "FSDP"},
+    "multi_gpu": {"distributed_type": "MULTI_GPU"},
+    "single_gpu": {"distributed_type": "NO"},
+}
+ACCELERATE_FLAGS = ("num_processes", "num_machines", "config_file", "accelerate_config", "use_deepspeed",
+                    "zero_stage", "offload_optimizer_device", "offload_param_device", "use_fsdp",
+                    "fsdp_offload_params", "mixed_precision", "machine_rank", "main_process_ip",
+                    "main_process_port", "deepspeed_config_file", "deepspeed_multinode_launcher")
+_SKIP = {"accelerate", "launch", "trl", "grpo", "python", "python3", "-m", "torchrun"}
+DECIDED = {"gpus_per_node", "cluster_num_gpus", "eval_on", "vllm_server", "kl_on", "num_heads", "num_kv_heads"}
+# the memory switches recommend searches when the user leaves them alone, and the flags that set them
+KNOB_SEARCH: dict[str, list[Value]] = {"gmu_permille": [300, 500, 700], "sleep_level": [0, 2]}
+KNOB_FLAGS = {"gmu_permille": ("vllm_gpu_memory_utilization",), "sleep_level": ("vllm_enable_sleep_mode",),
+              "ds_stage": ("zero_stage",)}
+
+
+def parse_trl_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """Pasted launch text -> ({flag: value}, ignored tokens): launcher words and the script path are read past."""
+    toks = [t for t in split_tokens(tokens) if t not in _SKIP and not t.endswith(".py")]
+    values, ignored = parse_flag_args(toks)
+    return {k.replace("-", "_"): v for k, v in values.items()}, ignored
+
+
+def _accelerate(flat: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """accelerate's settings: the config file (TRL's named ones, or read here), then the launch flags."""
+    out: dict[str, Any] = {}
+    notes: list[str] = []
+    name = flat.get("config_file") or flat.get("accelerate_config")
+    if _present(name):
+        stem = Path(str(name)).stem.removeprefix("deepspeed_")
+        path = Path(str(name))
+        if path.is_file():
+            try:
+                data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace")) or {}
+            except yaml.YAMLError as exc:
+                raise InputError("config_file", f"{name} is not valid YAML ({exc.__class__.__name__}).",
+                                 "pass an accelerate config file (accelerate config --config_file F).") from None
+            if not isinstance(data, dict):
+                raise InputError("config_file", f"{name} does not hold an accelerate config (a mapping).",
+                                 "pass an accelerate config file.")
+            out.update({k: data[k] for k in ("num_processes", "num_machines", "distributed_type") if k in data})
+            ds = data.get("deepspeed_config") or {}
+            fsdp = data.get("fsdp_config") or {}
+            out.update({k: ds[k] for k in ("zero_stage", "offload_optimizer_device", "offload_param_device") if k in ds})
+            if "fsdp_offload_params" in fsdp:
+                out["fsdp_offload_params"] = fsdp["fsdp_offload_params"]
+        elif stem in NAMED_ACCELERATE:
+            out.update(NAMED_ACCELERATE[stem], num_processes=8, num_machines=1)
+            notes.append(f"accelerate config {name}: read as TRL's own {stem}.yaml (num_processes 8 unless given)")
+        else:
+            known = [n for n in ("zero3", "zero2", "zero1", "fsdp") if n in stem]
+            if known:
+                out.update(NAMED_ACCELERATE.get(known[0], NAMED_ACCELERATE["fsdp1"]))
+            notes.append(f"accelerate config {name} is not here: "
+                         + (f"its name says {known[0]}" if known else "its backend is not known (no DeepSpeed assumed)"))
+    if flat.get("use_deepspeed") is not None and _bool("use_deepspeed", flat["use_deepspeed"]):
+        out["distributed_type"] = "DEEPSPEED"
+    if flat.get("use_fsdp") is not None and _bool("use_fsdp", flat["use_fsdp"]):
+        out["distributed_type"] = "FSDP"
+    for key in ("num_processes", "num_machines", "zero_stage", "offload_optimizer_device", "offload_param_device",
+                "fsdp_offload_params"):
+        if key in flat:
+            out[key] = flat[key]
+    return out, notes
+
+
+class TrlFramework(SwiftFramework):
+    """``accelerate launch ... grpo.py`` / ``trl grpo``: TRL's GRPOTrainer (DeepSpeed/FSDP through accelerate,
+    vLLM colocate or server)."""
+
+    name = "trl"
+    version = RULESET.version
+    ruleset: RuleSet = RULESET
+    syntax = "flags"
+    command = "accelerate launch"
+    megatron = False
+    doc_intro = docs.INTRO
+    policy = repair.TRL
+    error_families = ("trl",)
+    entry_commands = (("trl", "grpo"),)
+    entry_modules = ("trl.scripts.grpo", "open_r1.grpo", "examples.scripts.grpo")
+    launcher_flags = True
+    model_keys = ("--model_name_or_path", "--model")
+    shapes_learning = frozenset({"generation_batch_size", "steps_per_generation", "per_device_train_batch_size",
+                                 "gradient_accumulation_steps"})
+    scenario_vars = {"prompt_length": "max_prompt_length", "response_length": "max_completion_length",
+                     "n": "num_generations", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
+
+    def error_patterns(self) -> list:
+        return errors.PATTERNS
+
+    def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+        return {(k[2:] if k.startswith("--") else k).replace("-", "_"): v for k, v in flat.items()}
+
+    def searchable(self, values: Mapping[str, Value]) -> set[str]:
+        return super(SwiftFramework, self).searchable(values) | set(KNOB_SEARCH)
+
+    def free_keys(self, values: Mapping[str, Value]) -> set[str]:
+        return super(SwiftFramework, self).free_keys(values) | {f for n in KNOB_SEARCH for f in KNOB_FLAGS[n]}
+
+    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None) -> tuple[str, list[str], int | None]:
+        has_world = any(a.split("=")[0] in ("--num_processes", "--config_file") for a in args)
+        return self.name, args, None if has_world else gpus
+
+    def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+        return parse_trl_args(tokens)
+
+    def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
+        flat = self._with_config(self.normalize(flat))
+        specs = self.ruleset.variables
+        values: dict[str, Value] = {}
+        for name, spec in specs.items():
+            if name in DECIDED:
+                continue
+            if spec.key not in flat:
+                values[name] = spec.default
+                continue
+            raw = flat[spec.key]
+            if spec.optional and not _present(raw):
+                values[name] = None
+            elif spec.kind == "bool":
+                values[name] = _bool(spec.key, raw)
+            else:
+                values[name] = _int(spec.key, raw)
+        values.update(self._decided(flat))
+        accel, _ = _accelerate(flat)
+        accel.update({k: flat[k] for k in ("NPROC_PER_NODE", "NNODES") if k in flat and k not in accel})
+        values.update(cost_values(flat, accel))
+        self._world(values, accel, gpus)
+        if model is not None:
+            values.update(self.model_constants(model))
+        return values
+
+    def notes(self, flat: Mapping[str, Any]) -> list[str]:
+        return _accelerate(self.normalize(flat))[1]
+
+    def _with_config(self, flat: dict[str, Any]) -> dict[str, Any]:
+        """TrlParser: a ``--config`` YAML sets the fields, the flags override them."""
+        cfg = flat.get("config")
+        if not _present(cfg) or not Path(str(cfg)).is_file():
+            return flat
+        try:
+            data = yaml.safe_load(Path(str(cfg)).read_text(encoding="utf-8", errors="replace")) or {}
+        except yaml.YAMLError as exc:
+            raise InputError("config", f"{cfg} is not valid YAML ({exc.__class__.__name__}).",
+                             "pass a GRPOConfig YAML (key: value per field).") from None
+        if not isinstance(data, dict):
+            raise InputError("config", f"{cfg} does not hold GRPOConfig fields (a mapping).", "pass a GRPOConfig YAML.")
+        return {**{str(k): v for k, v in data.items()}, **flat}
+
+    def _decided(self, flat: Mapping[str, Any]) -> dict[str, Value]:
+        mode = flat.get("vllm_mode", "colocate")
+        if _present(mode) and mode not in ("colocate", "server"):
+            raise InputError("vllm_mode", f"'{mode}' is not a vLLM mode.{did_you_mean(str(mode), ['colocate', 'server'])}",
+                             "use --vllm_mode colocate (the default) or --vllm_mode server.")
+        eval_strategy = str(flat.get("eval_strategy", "no")).lower()
+        do_eval = flat.get("do_eval")
+        return {
+            "vllm_server": mode == "server",
+            # TrainingArguments.__post_init__ turns do_eval on with an eval_strategy other than "no"
+            "eval_on": eval_strategy != "no" and (do_eval is None or _bool("do_eval", do_eval)),
+            "kl_on": _float("beta", flat.get("beta", 0.0)) != 0.0,
+        }
+
+    def _world(self, values: dict[str, Value], accel: Mapping[str, Any], gpus: int | None) -> None:
+        """W from accelerate's num_processes (all machines), else --gpus."""
+        if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1):
+            raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus with a positive count.")
+        values["cluster_num_gpus"] = gpus
+        machines = _int("num_machines", accel.get("num_machines", accel.get("NNODES", values.get("nnodes") or 1)))
+        values["nnodes"] = machines
+        world = accel.get("num_processes")
+        if world is None and "NPROC_PER_NODE" in accel:  # a search space's per-node count (commands/recommend)
+            world = _int("NPROC_PER_NODE", accel["NPROC_PER_NODE"]) * machines
+        if world is None:
+            if gpus is None:
+                raise InputError("num_processes", "the number of training processes is not known.",
+                                 "pass accelerate's --num_processes 8 (as in `accelerate launch --num_processes 8 "
+                                 "grpo.py ...`) or --gpus 8.")
+            world = gpus
+        world = _int("num_processes", world)
+        if world % machines:
+            raise InputError("num_processes", f"{world} processes do not split over num_machines = {machines}.",
+                             "make --num_processes a multiple of --num_machines.")
+        values["gpus_per_node"] = world // machines
+
+    def model_constants(self, model: ModelCard) -> dict[str, int]:
+        return {"num_heads": model.num_attention_heads, "num_kv_heads": model.num_key_value_heads}
+
+    # -- export ---------------------------------------------------------------------------
+    EXPORT_ORDER = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
+                    "steps_per_generation", "num_generations", "num_generations_eval", "per_device_eval_batch_size",
+                    "use_vllm", "vllm_tp"]
+    ALWAYS = {"per_device_train_batch_size", "gradient_accumulation_steps", "num_generations", "use_vllm"}
+
+    def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
+        world = int(solution["gpus_per_node"]) * int(solution.get("nnodes") or 1)
+        out = [f"--num_processes {world}"]
+        if int(solution.get("nnodes") or 1) > 1:
+            out.append(f"--num_machines {solution['nnodes']}")
+        extra = {k: v for k, v in (space.fixed_native if space else {}).items() if k != "rlhf_type"}
+        specs = self.ruleset.variables
+        for name in self.EXPORT_ORDER:
+            if name in solution and self._exported(name, solution):
+                out.append(self._flag(specs[name].key, solution[name]))
+        if solution.get("use_vllm"):
+            out.append(self._flag("vllm_mode", "server" if solution.get("vllm_server") else "colocate"))
+            if solution.get("vllm_server"):
+                for name in ("server_tp", "server_dp"):
+                    out.append(self._flag(specs[name].key, solution[name]))
+        if solution.get("gmu_permille") not in (None, 300):
+            out.append(f"--vllm_gpu_memory_utilization {int(solution['gmu_permille']) / 1000}")
+        if solution.get("sleep_level"):
+            out.append("--vllm_enable_sleep_mode true")
+        for key, value in extra.items():
+            out.append(self._flag(key, value))
+        return out
+
+    def assignment(self, name: str, value: Value) -> str:
+        if name == "gpus_per_node":
+            return f"--num_processes {value} (per machine)"
+        if name == "vllm_server":
+            return f"--vllm_mode {'server' if value else 'colocate'}"
+        if name == "gmu_permille":
+            return f"--vllm_gpu_memory_utilization {int(value or 0) / 1000}"
+        if name == "sleep_level":
+            return f"--vllm_enable_sleep_mode {'true' if value else 'false'}"
+        spec = self.ruleset.variables[name]
+        if value is None:
+            return f"(drop --{spec.key})"
+        return self._flag(spec.key, value)
+
+    def native_key(self, name: str) -> str:
+        if name == "gpus_per_node":
+            return "num_processes"
+        if name == "vllm_server":
+            return "vllm_mode"
+        if name in KNOB_FLAGS and name not in self.ruleset.variables:
+            return KNOB_FLAGS[name][0]
+        return self.ruleset.variables[name].key
+
+    # -- search space -----------------------------------------------------------------------
+    def default_search(self, per_node: int, total: int, model: ModelCard | None) -> dict[str, list[Value]]:
+        return {
+            "per_device_train_batch_size": pow2(1, 16),
+            "gradient_accumulation_steps": pow2(1, 16),
+            "vllm_tp": [t for t in (1, 2, 4, 8) if t <= per_node],
+        }
+
+    def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
+        space = super().space(scenario, model, with_knobs=False)
+        space.fixed_native.pop("rlhf_type", None)
+        # the prompt length is the data's (GRPOConfig 1.16 has no prompt limit): the cost model reads it, the
+        # exported command does not carry it
+        for key in ("max_length", "max_prompt_length"):
+            space.fixed_native.pop(key, None)
+        for algo_key in ("dynamic_sample", "advantage_estimator"):  # ms-swift's, not GRPOConfig fields
+            space.fixed_native.pop(algo_key, None)
+        space.domains.pop("vllm_mode_given", None)
+        space.domains.pop("server_host_given", None)
+        if with_knobs:
+            for name, values in KNOB_SEARCH.items():
+                if not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
+                    space.domains[name] = list(values)
+        return space
+
+    def cost_spec(self, model: ModelCard, gpu: Any):
+        bools = frozenset(n for n, s in self.ruleset.variables.items() if s.kind == "bool")
+        optional = frozenset(n for n, s in self.ruleset.variables.items() if s.optional)
+        return swift_cost_spec(model, gpu, False, bools, optional, framework="trl")
+
+
+__all__ = ["TrlFramework", "parse_trl_args"]

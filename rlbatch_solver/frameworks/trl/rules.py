@@ -1,0 +1,183 @@
+"""Every batch-size, generation and parallelism rule TRL 1.16.0's GRPO enforces.
+
+``accelerate launch [--num_processes N] [--num_machines M] [--config_file F] grpo.py --flag value ...``
+(or ``trl grpo ...``; the flags are ``GRPOConfig`` fields). Each rule cites the file and function (paths
+inside the ``trl`` 1.16.0 wheel) that enforces it, and the stage at which a run dies:
+
+* ``driver``: ``GRPOConfig.__post_init__`` (argument parsing, seconds after launch);
+* ``trainer_init``: ``GRPOTrainer.__init__`` after the model is loaded;
+* ``worker_init``: the vLLM engine starting inside the trainer (``VLLMGeneration._init_vllm``);
+
+Sizes count completions. ``W`` = accelerate's ``--num_processes`` (the processes of all machines, one per
+GPU). The generation-batch resolution is ms-swift's (whose ``GRPOConfig`` subclasses TRL's) with one
+difference: TRL refuses ``generation_batch_size`` and ``steps_per_generation`` together. vLLM in ``server``
+mode runs on other GPUs (``trl vllm-serve``), in ``colocate`` mode inside the training processes.
+"""
+
+from __future__ import annotations
+
+from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
+from ...rules.expr import BoolVar, IntVar, divides
+from ..swift.rules import var_specs, shared_derived
+
+VERSION = "1.16.0"
+
+# name in rules -> (native key, kind, default, optional, description); native keys are GRPOConfig fields and
+# accelerate launch flags, without ``--``; names in parentheses are decided from other flags
+VARS = [
+    ("gpus_per_node", "(num_processes / num_machines)", "int", 1, False, "training processes per machine"),
+    ("nnodes", "num_machines", "int", 1, False, "machines (accelerate --num_machines)"),
+    ("cluster_num_gpus", "--gpus", "int", None, True,
+     "GPUs available to the job in all (training plus a server-mode `trl vllm-serve`)"),
+    ("per_device_train_batch_size", "per_device_train_batch_size", "int", 8, False,
+     "completions per GPU per forward/backward (TrainingArguments default 8)"),
+    ("gradient_accumulation_steps", "gradient_accumulation_steps", "int", 1, False,
+     "micro steps per optimizer step"),
+    ("per_device_eval_batch_size", "per_device_eval_batch_size", "int", 8, False, "completions per GPU in eval"),
+    ("num_generations", "num_generations", "int", 8, False, "completions per prompt (G)"),
+    ("generation_batch_size", "generation_batch_size", "int", None, True,
+     "completions per rollout (unset: per_device_train_batch_size*W*steps_per_generation)"),
+    ("steps_per_generation", "steps_per_generation", "int", None, True,
+     "optimizer micro steps that reuse one rollout (unset: gradient_accumulation_steps)"),
+    ("num_generations_eval", "num_generations_eval", "int", None, True, "completions per prompt in eval (unset: G)"),
+    ("eval_on", "(eval_strategy != no with do_eval)", "bool", False, False, "evaluation runs"),
+    ("auto_find_batch_size", "auto_find_batch_size", "bool", False, False,
+     "halve the batch on out-of-memory (TrainingArguments)"),
+    ("use_vllm", "use_vllm", "bool", False, False, "vLLM generates the rollouts"),
+    ("vllm_server", "vllm_mode", "bool", False, False, "vllm_mode is server (False: colocate, the default)"),
+    ("vllm_tp", "vllm_tensor_parallel_size", "int", 1, False, "tensor parallel size of the colocated vLLM engine"),
+    ("server_tp", "server.tensor_parallel_size", "int", 1, False,
+     "the `trl vllm-serve` server's --tensor_parallel_size (server mode)"),
+    ("server_dp", "server.data_parallel_size", "int", 1, False,
+     "the `trl vllm-serve` server's --data_parallel_size (server mode)"),
+    ("sync_ref_model", "sync_ref_model", "bool", False, False, "the reference model follows the policy (TR-DPO)"),
+    ("kl_on", "(beta != 0)", "bool", False, False, "a KL term: beta != 0 (default 0.0: no reference model)"),
+    ("use_peft", "use_peft", "bool", False, False, "LoRA adapters (TRL's ModelConfig --use_peft)"),
+    # model constants (from the model card), present only when a model is known
+    ("num_heads", "model.num_attention_heads", "int", None, False, "attention heads"),
+    ("num_kv_heads", "model.num_key_value_heads", "int", None, False, "key/value heads (query groups)"),
+]
+VARIABLES = var_specs(VARS)
+
+W = IntVar("W")
+G = IntVar("num_generations")
+GEN = IntVar("generation_batch_size")
+GEN_BASE = IntVar("gen_base")
+GEN_EFF = IntVar("gen")
+B = IntVar("per_device_train_batch_size")
+USE_VLLM = BoolVar("use_vllm")
+SERVER = BoolVar("vllm_server")
+
+# the same resolution as ms-swift's HF path (frameworks/swift/rules.py shared_derived): gen_base = B*W,
+# steps_per_generation defaults to gradient_accumulation_steps
+DERIVED = shared_derived(
+    B * W, "per_device_train_batch_size*W", IntVar("gradient_accumulation_steps"), "gradient_accumulation_steps",
+) + [
+    Derived("eval_batch", IntVar("per_device_eval_batch_size") * W,
+            "completions per eval step: per_device_eval_batch_size*W"),
+    Derived("vllm_max_num_seqs", B * IntVar("vllm_tp") * IntVar("spg"),
+            "the colocated engine's max_num_seqs: per_device_train_batch_size*vllm_tensor_parallel_size*"
+            "steps_per_generation (GRPOTrainer.__init__)"),
+]
+
+CONFIG = "trl/trainer/grpo_config.py:GRPOConfig.__post_init__"
+TRAINER = "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__"
+VLLM = "trl/generation/vllm_generation.py:VLLMGeneration._init_vllm"
+
+
+def _rules() -> list[Rule]:
+    gen_set, spg_set = is_set("generation_batch_size"), is_set("steps_per_generation")
+    return [
+        # ---------------- driver: GRPOConfig.__post_init__ --------------------------------------
+        Rule(
+            "trl.config.auto_find_batch_size_unsupported",
+            ~BoolVar("auto_find_batch_size"),
+            "auto_find_batch_size = {auto_find_batch_size}: GRPO refuses it (halving the batch on out-of-memory "
+            "would break the generation batch's whole prompt groups); lower per_device_train_batch_size instead",
+            Stage.DRIVER, CONFIG,
+        ),
+        Rule(
+            "trl.config.gen_and_spg_exclusive",
+            ~(gen_set & spg_set),
+            "generation_batch_size = {generation_batch_size} and steps_per_generation = {steps_per_generation} "
+            "are both set: TRL takes one of them ('can not be both configured at the same time')",
+            Stage.DRIVER, CONFIG,
+            explanation="Unlike ms-swift (since 4.2.0), TRL refuses the pair even when they agree.",
+        ),
+        Rule(
+            "trl.config.gen_divisible_by_global_batch",
+            divides(GEN_BASE, GEN),
+            "generation_batch_size = {generation_batch_size} is not divisible by the global batch "
+            "per_device_train_batch_size*num_processes = {per_device_train_batch_size}*{W} = {gen_base}",
+            Stage.DRIVER, CONFIG, when=gen_set & ~spg_set,
+            explanation="Only generation_batch_size is set: steps_per_generation = generation_batch_size / the "
+                        "global batch must be whole.",
+        ),
+        Rule(
+            "trl.config.eval_batch_divisible_by_num_generations_eval",
+            divides(IntVar("num_generations_eval_eff"), IntVar("eval_batch")),
+            "the global eval batch per_device_eval_batch_size*num_processes = {per_device_eval_batch_size}*{W} = "
+            "{eval_batch} is not divisible by the generations used for evaluation = {num_generations_eval_eff}",
+            Stage.DRIVER, CONFIG, when=BoolVar("eval_on"),
+        ),
+        Rule(
+            "trl.config.gen_divisible_by_num_generations",
+            divides(G, GEN_EFF),
+            "generation_batch_size = {gen} is not divisible by num_generations = {num_generations} "
+            "(per_device_train_batch_size*num_processes = {gen_base}, steps_per_generation = {spg}): a rollout "
+            "must hold whole prompt groups",
+            Stage.DRIVER, CONFIG,
+            explanation="TRL < 1.0 phrased this as 'The global train batch size (W x B) must be evenly divisible "
+                        "by the number of generations per prompt' (trl #2858, #3061, open-r1 #249).",
+        ),
+        Rule(
+            "trl.config.num_generations_at_least_two",
+            G >= 2,
+            "num_generations = {num_generations}: GRPO needs at least 2 generations per prompt to compute "
+            "advantages",
+            Stage.DRIVER, CONFIG,
+        ),
+        # ---------------- trainer init ------------------------------------------------------------
+        Rule(
+            "trl.trainer.sync_ref_model_needs_beta",
+            BoolVar("kl_on"),
+            "sync_ref_model = {sync_ref_model} with beta = 0: there is no reference model to synchronize",
+            Stage.TRAINER_INIT, TRAINER, when=BoolVar("sync_ref_model"),
+        ),
+        Rule(
+            "trl.trainer.sync_ref_model_not_with_peft",
+            ~BoolVar("use_peft"),
+            "sync_ref_model = {sync_ref_model} with a PEFT model: the reference is the policy with its adapter "
+            "disabled, there is no separate model to synchronize (NotImplementedError)",
+            Stage.TRAINER_INIT, TRAINER, when=BoolVar("sync_ref_model") & BoolVar("kl_on"),
+        ),
+        # ---------------- worker init: vLLM ------------------------------------------------------
+        Rule(
+            "trl.vllm.colocate_tp_divides_world",
+            divides(IntVar("vllm_tp"), W),
+            "vllm_tensor_parallel_size = {vllm_tp} must divide the world size num_processes = {W} in colocate mode",
+            Stage.WORKER_INIT, VLLM, when=USE_VLLM & ~SERVER,
+            explanation="The colocated engines are built from groups of vllm_tensor_parallel_size ranks.",
+        ),
+        Rule(
+            "trl.vllm.heads_divisible_by_tp",
+            divides(IntVar("engine_tp"), IntVar("num_heads")),
+            "num_attention_heads = {num_heads} is not divisible by the vLLM tensor parallel size {engine_tp}",
+            Stage.WORKER_INIT, "vLLM model loading (its error: attention heads must be divisible by tensor "
+            "parallel size)", when=USE_VLLM,
+        ),
+        Rule(
+            "trl.gpus.budget",
+            IntVar("gpus_needed") <= IntVar("cluster_num_gpus"),
+            "the job needs {gpus_needed} GPUs (num_processes = {W} training ranks, plus tensor_parallel_size*"
+            "data_parallel_size = {server_tp}*{server_dp} for a server-mode `trl vllm-serve`) but "
+            "{cluster_num_gpus} are given: server mode takes GPUs away from training",
+            Stage.DRIVER, "trl/scripts/vllm_serve.py (the server's GPUs) and accelerate launch (one GPU per "
+            "process)", when=is_set("cluster_num_gpus"),
+        ),
+    ]
+
+
+RULES = _rules()
+
+RULESET = RuleSet("trl", VERSION, VARIABLES, DERIVED, RULES)

@@ -1,0 +1,181 @@
+"""TRL 1.16.0 GRPO: its rules (one breaking case and one passing case each), accelerate's world size and backend,
+the --config YAML, launch scripts, explain, fix, and the cost inputs (LoRA, vLLM sleep, beta)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import rlbatch_solver as rb
+from clirun import run
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.trl.rules import RULESET
+from rlbatch_solver.launch_script import parse_launch_script
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = ["--per_device_train_batch_size", "4", "--num_generations", "8", "--gradient_accumulation_steps", "2"]
+
+
+def check(*flags, gpus=8, **kw):
+    return rb.check([*BASE, *flags], framework="trl", gpus=gpus, **kw)
+
+
+def broken(result) -> set[str]:
+    return {v.rule for v in result.violations}
+
+
+def test_rules_doc_is_in_sync():
+    proc = run("rules", "--framework", "trl", "--markdown")
+    assert proc.stdout == (ROOT / "docs" / "rules-trl.md").read_text()
+
+
+def test_every_rule_cites_trl_and_a_stage():
+    for rule in RULESET.rules:
+        assert rule.id.startswith("trl."), rule.id
+        assert rule.source and ("trl/" in rule.source or "vLLM" in rule.source), rule.id
+
+
+# (flags, gpus, the rule broken); the passing case is the same flags with the fix in `ok`
+CASES = [
+    (["--auto_find_batch_size", "true"], 8, "trl.config.auto_find_batch_size_unsupported", ["--auto_find_batch_size", "false"]),
+    (["--generation_batch_size", "64", "--steps_per_generation", "2"], 8, "trl.config.gen_and_spg_exclusive",
+     ["--generation_batch_size", "64"]),
+    (["--generation_batch_size", "40"], 8, "trl.config.gen_divisible_by_global_batch", ["--generation_batch_size", "64"]),
+    (["--per_device_train_batch_size", "3", "--gradient_accumulation_steps", "1"], 6,
+     "trl.config.gen_divisible_by_num_generations", ["--per_device_train_batch_size", "4"]),
+    (["--num_generations", "1"], 8, "trl.config.num_generations_at_least_two", ["--num_generations", "2"]),
+    (["--eval_strategy", "steps", "--per_device_eval_batch_size", "3"], 2,
+     "trl.config.eval_batch_divisible_by_num_generations_eval", ["--eval_strategy", "steps", "--per_device_eval_batch_size", "4"]),
+    (["--sync_ref_model", "true"], 8, "trl.trainer.sync_ref_model_needs_beta", ["--sync_ref_model", "true", "--beta", "0.04"]),
+    (["--sync_ref_model", "true", "--beta", "0.04", "--use_peft"], 8, "trl.trainer.sync_ref_model_not_with_peft",
+     ["--sync_ref_model", "true", "--beta", "0.04"]),
+    (["--use_vllm", "--vllm_tensor_parallel_size", "3"], 6 * 1 + 2, "trl.vllm.colocate_tp_divides_world",
+     ["--use_vllm", "--vllm_tensor_parallel_size", "2"]),
+]
+
+
+@pytest.mark.parametrize("flags,gpus,rule,ok", CASES, ids=[c[2] for c in CASES])
+def test_rule_breaks_and_holds(flags, gpus, rule, ok):
+    assert rule in broken(check(*flags, gpus=gpus))
+    assert rule not in broken(check(*ok, gpus=gpus))
+
+
+def test_every_rule_has_a_case_or_needs_a_model_or_server():
+    covered = {c[2] for c in CASES} | {"trl.vllm.heads_divisible_by_tp", "trl.gpus.budget"}
+    assert covered == {r.id for r in RULESET.rules}
+
+
+def test_model_and_server_rules():
+    heads = rb.check([*BASE, "--use_vllm", "--vllm_tensor_parallel_size", "8"], framework="trl", gpus=8,
+                     model="qwen2.5-7b")  # 28 heads
+    assert "trl.vllm.heads_divisible_by_tp" in broken(heads)
+    server = ["--use_vllm", "--vllm_mode", "server", "--server.tensor_parallel_size", "2", "--num_processes", "7"]
+    assert "trl.gpus.budget" in broken(rb.check([*BASE, *server], framework="trl", gpus=8))
+    assert "trl.gpus.budget" not in broken(rb.check([*BASE, *server[:-1], "6"], framework="trl", gpus=8))
+
+
+def test_world_size_from_accelerate():
+    fw = get_framework("trl")
+    # --num_processes is the processes of all machines
+    v = fw.to_values(fw.parse(["--num_processes", "16", "--num_machines", "2", *BASE])[0], gpus=None, model=None)
+    assert (v["gpus_per_node"], v["nnodes"]) == (8, 2)
+    # TRL's own accelerate configs by name: 8 processes, and their backend
+    v = fw.to_values(fw.parse(["--config_file", "examples/accelerate_configs/deepspeed_zero3.yaml", *BASE])[0],
+                     gpus=None, model=None)
+    assert (v["gpus_per_node"], v["ds_stage"]) == (8, 3)
+    v = fw.to_values(fw.parse(["--config_file", "recipes/accelerate_configs/zero2.yaml", "--num_processes=7", *BASE])[0],
+                     gpus=None, model=None)
+    assert (v["gpus_per_node"], v["ds_stage"]) == (7, 2)
+    v = fw.to_values(fw.parse(["--config_file", "trl/accelerate_configs/fsdp2.yaml", *BASE])[0], gpus=None, model=None)
+    assert v["ds_stage"] == 3  # FSDP full sharding is counted as ZeRO-3
+    with pytest.raises(rb.InputError if hasattr(rb, "InputError") else Exception):
+        fw.to_values(fw.parse(BASE)[0], gpus=None, model=None)  # no process count anywhere
+
+
+def test_accelerate_config_file_and_grpo_config_yaml_are_read(tmp_path):
+    accel = tmp_path / "my_accel.yaml"
+    accel.write_text("distributed_type: DEEPSPEED\nnum_processes: 4\nnum_machines: 1\n"
+                     "deepspeed_config:\n  zero_stage: 3\n  offload_optimizer_device: cpu\n")
+    cfg = tmp_path / "config_demo.yaml"
+    cfg.write_text("per_device_train_batch_size: 16\nnum_generations: 16\ngradient_accumulation_steps: 4\n"
+                   "max_completion_length: 1024\n")
+    fw = get_framework("trl")
+    v = fw.to_values(fw.parse(["--config_file", str(accel), "--config", str(cfg), "--num_generations", "8"])[0],
+                     gpus=None, model=None)
+    assert (v["gpus_per_node"], v["ds_stage"], v["ds_offload"]) == (4, 3, True)
+    assert (v["per_device_train_batch_size"], v["gradient_accumulation_steps"]) == (16, 4)
+    assert v["num_generations"] == 8  # the flag overrides the YAML, as TrlParser does
+    assert v["max_completion_length"] == 1024
+
+
+def test_launch_scripts_are_read():
+    s = parse_launch_script(
+        "accelerate launch --config_file recipes/accelerate_configs/zero2.yaml --num_processes=7 \\\n"
+        "  src/open_r1/grpo.py --per_device_train_batch_size 16 --num_generations 14 --use_vllm \\\n"
+        "  --vllm_mode server --model_name_or_path Qwen/Qwen2.5-1.5B-Instruct\n")
+    assert s.framework == "trl" and "--num_processes=7" in s.args and s.model == "Qwen/Qwen2.5-1.5B-Instruct"
+    r = rb.check(s.args, framework="trl", gpus=8)
+    assert r.valid and r.values["gpus_per_node"] == 7
+    t = parse_launch_script("trl grpo --per_device_train_batch_size 2 --num_generations 4 --num_processes 4\n")
+    assert t.framework == "trl"
+
+
+def test_cost_inputs_follow_trl_defaults():
+    fw = get_framework("trl")
+    v = fw.to_values(fw.parse([*BASE, "--num_processes", "8"])[0], gpus=None, model=None)
+    assert (v["kl_on"], v["lora_rank"], v["gmu_permille"], v["sleep_level"], v["grad_ckpt"]) == (False, 0, 300, 0, True)
+    v = fw.to_values(fw.parse([*BASE, "--num_processes", "8", "--use_peft", "--beta", "0.04",
+                               "--vllm_enable_sleep_mode", "true"])[0], gpus=None, model=None)
+    assert (v["kl_on"], v["lora_rank"], v["lora_qv"], v["sleep_level"]) == (True, 16, True, 2)
+
+
+def test_memory_uses_trl_names_and_lora_shrinks_the_update():
+    full = check("--beta", "0.04", model="qwen2.5-7b", gpu="a100-80gb")
+    lora = check("--beta", "0.04", "--use_peft", model="qwen2.5-7b", gpu="a100-80gb")
+    assert any(v.rule.startswith("trl.memory.") for v in full.violations)
+    # without DeepSpeed: bf16 AdamW keeps 8 B/param and beta loads a 2 B/param reference; LoRA keeps the 2 B/param
+    # base, its q/v adapter's states, and no reference (7.6B params: about 57 GiB less)
+    assert full.memory.peaks["actor_update"] - lora.memory.peaks["actor_update"] > 50 * 1024
+
+
+def test_old_trl_message_is_explained_with_its_numbers():
+    proc = run("explain", "ValueError: The global train batch size (3 x 4) must be evenly divisible by the number of "
+               "generations per prompt (8).")
+    assert proc.returncode == 0 and "trl.config.gen_divisible_by_num_generations" in proc.stdout
+    assert "12 completions" in proc.stdout
+
+
+def test_fix_repairs_a_bad_generation_batch_with_one_key():
+    r = rb.fix([*BASE, "--generation_batch_size", "40"], framework="trl", gpus=8, time_limit_s=10)
+    assert r.after is not None and r.proven and len(r.native_changes) == 1, r.native_changes
+    key, _, new = r.native_changes[0]
+    fixed = rb.check([*BASE, f"--{key}", str(new)] if new is not None else BASE, framework="trl", gpus=8)
+    assert fixed.valid
+
+
+def test_recommend_gives_a_valid_trl_config():
+    proc = run("recommend", "--framework", "trl", "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-1.5b",
+               "--n", "8", "--prompt-len", "512", "--response-len", "1024", "--time-limit", "10")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "--num_processes 8" in proc.stdout
+
+
+def test_enumerate_equals_the_checker_on_small_spaces():
+    """CP-SAT (enumerate) and the checker agree on every config of small spaces over every TRL rule."""
+    from bruteforce import assert_enumerate_equals_checker
+
+    base = {name: [spec.default] for name, spec in RULESET.variables.items()}
+    base.update({"num_heads": [12], "num_kv_heads": [2], "cluster_num_gpus": [8]})
+    spaces = [
+        {"gpus_per_node": [2, 3, 4, 6], "per_device_train_batch_size": [1, 2, 3, 4],
+         "gradient_accumulation_steps": [1, 2, 3], "num_generations": [1, 2, 4, 6],
+         "generation_batch_size": [None, 8, 12, 24], "steps_per_generation": [None, 2]},
+        {"gpus_per_node": [2, 4, 6, 8], "use_vllm": [False, True], "vllm_server": [False, True],
+         "vllm_tp": [1, 2, 3, 4], "server_tp": [1, 2], "server_dp": [1, 2], "eval_on": [False, True],
+         "per_device_eval_batch_size": [1, 3, 4], "num_generations_eval": [None, 4]},
+        {"auto_find_batch_size": [False, True], "sync_ref_model": [False, True], "kl_on": [False, True],
+         "use_peft": [False, True], "num_generations": [2, 3], "per_device_train_batch_size": [3, 4]},
+    ]
+    for space in spaces:
+        assert_enumerate_equals_checker(RULESET, {**base, **space})
