@@ -38,6 +38,7 @@ def test_every_rule_cites_trl_and_a_stage():
 
 # (flags, gpus, the rule broken); the passing case is the same flags with the fix in `ok`
 CASES = [
+    (["--max_prompt_length", "512"], 8, "trl.config.removed_fields", ["--max_completion_length", "512"]),
     (["--auto_find_batch_size", "true"], 8, "trl.config.auto_find_batch_size_unsupported", ["--auto_find_batch_size", "false"]),
     (["--generation_batch_size", "64", "--steps_per_generation", "2"], 8, "trl.config.gen_and_spg_exclusive",
      ["--generation_batch_size", "64"]),
@@ -179,3 +180,20 @@ def test_enumerate_equals_the_checker_on_small_spaces():
     ]
     for space in spaces:
         assert_enumerate_equals_checker(RULESET, {**base, **space})
+
+
+EXAMPLES = __import__("yaml").safe_load((ROOT / "tests/data/trl/examples.yaml").read_text())
+
+
+@pytest.mark.parametrize("ex", EXAMPLES, ids=[e["name"] for e in EXAMPLES])
+def test_published_examples_get_their_verdict_and_fit_their_gpus(ex):
+    r = rb.check([*ex["args"], *(["--max_prompt_length", str(ex["prompt"])] if "prompt" in ex else [])],
+                 framework="trl", gpus=ex["gpus"], model=ex["model"], gpu=ex["gpu"])
+    rule_breaks = {v.rule for v in r.violations if ".memory." not in v.rule}
+    if ex["expect"] == "valid":
+        assert rule_breaks == {"trl.config.removed_fields"} if "prompt" in ex else not rule_breaks, rule_breaks
+    else:
+        assert rule_breaks == set(ex["expect"]["invalid"]), rule_breaks
+    # the training GPUs hold the update at the recipe's lengths (a published, working run)
+    assert r.memory is not None and r.memory.peaks["actor_update"] <= r.memory.capacity_mib, r.memory.peaks
+    assert not [v for v in r.violations if ".memory." in v.rule], [v.message for v in r.violations]

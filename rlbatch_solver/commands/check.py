@@ -95,7 +95,7 @@ def check(
     flat, ignored = read_config(fw, config)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
-    notes = []
+    notes = list(fw.config_notes(flat))
     memory = None
     if gpu and card is not None:
         ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction)

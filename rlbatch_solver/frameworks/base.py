@@ -124,6 +124,10 @@ class Framework(ABC):
         """The key a variable is written under in the framework's own syntax (the diff of ``fix``)."""
         return self.ruleset.variables[name].key
 
+    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        """What reading the config assumed or could not read, for ``check`` to print (none by default)."""
+        return []
+
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         """What ``fix`` may change for ``values`` (``frameworks/repair_policies.RepairPolicy``)."""
         if self.policy is None:

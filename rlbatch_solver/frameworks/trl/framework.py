@@ -32,7 +32,7 @@ from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import SwiftFramework, _bool, _float, _int, _present
 from . import docs, errors, repair
 from .cost import cost_values
-from .rules import RULESET
+from .rules import REMOVED_FIELDS, RULESET
 
 # TRL's own accelerate configs, as `trl grpo --accelerate_config NAME` and the docs' --config_file paths name them
 # (trl/accelerate_configs/*.yaml: all with num_processes 8 and num_machines 1)
@@ -50,7 +50,8 @@ ACCELERATE_FLAGS = ("num_processes", "num_machines", "config_file", "accelerate_
                     "fsdp_offload_params", "mixed_precision", "machine_rank", "main_process_ip",
                     "main_process_port", "deepspeed_config_file", "deepspeed_multinode_launcher")
 _SKIP = {"accelerate", "launch", "trl", "grpo", "python", "python3", "-m", "torchrun"}
-DECIDED = {"gpus_per_node", "cluster_num_gpus", "eval_on", "vllm_server", "kl_on", "num_heads", "num_kv_heads"}
+DECIDED = {"gpus_per_node", "cluster_num_gpus", "eval_on", "vllm_server", "kl_on", "num_heads", "num_kv_heads",
+           "removed_fields"}
 # the memory switches recommend searches when the user leaves them alone, and the flags that set them
 KNOB_SEARCH: dict[str, list[Value]] = {"gmu_permille": [300, 500, 700], "sleep_level": [0, 2]}
 KNOB_FLAGS = {"gmu_permille": ("vllm_gpu_memory_utilization",), "sleep_level": ("vllm_enable_sleep_mode",),
@@ -174,8 +175,16 @@ class TrlFramework(SwiftFramework):
             values.update(self.model_constants(model))
         return values
 
-    def notes(self, flat: Mapping[str, Any]) -> list[str]:
-        return _accelerate(self.normalize(flat))[1]
+    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        flat = self._with_config(self.normalize(flat))
+        notes = _accelerate(flat)[1]
+        removed = [k for k in REMOVED_FIELDS if k in flat]
+        if removed:
+            notes.append(f"fields TRL 1.16.0 no longer has: {', '.join(removed)}")
+        cfg = flat.get("config")
+        if _present(cfg) and not Path(str(cfg)).is_file():
+            notes.append(f"--config {cfg} is not here: only the flags were read")
+        return notes
 
     def _with_config(self, flat: dict[str, Any]) -> dict[str, Any]:
         """TrlParser: a ``--config`` YAML sets the fields, the flags override them."""
@@ -199,6 +208,7 @@ class TrlFramework(SwiftFramework):
         eval_strategy = str(flat.get("eval_strategy", "no")).lower()
         do_eval = flat.get("do_eval")
         return {
+            "removed_fields": sum(1 for k in REMOVED_FIELDS if k in flat),
             "vllm_server": mode == "server",
             # TrainingArguments.__post_init__ turns do_eval on with an eval_strategy other than "no"
             "eval_on": eval_strategy != "no" and (do_eval is None or _bool("do_eval", do_eval)),

@@ -53,6 +53,8 @@ VARS = [
     ("sync_ref_model", "sync_ref_model", "bool", False, False, "the reference model follows the policy (TR-DPO)"),
     ("kl_on", "(beta != 0)", "bool", False, False, "a KL term: beta != 0 (default 0.0: no reference model)"),
     ("use_peft", "use_peft", "bool", False, False, "LoRA adapters (TRL's ModelConfig --use_peft)"),
+    ("removed_fields", "(fields older GRPOConfigs had)", "int", 0, False,
+     "fields of older GRPOConfigs the config sets (REMOVED_FIELDS)"),
     # model constants (from the model card), present only when a model is known
     ("num_heads", "model.num_attention_heads", "int", None, False, "attention heads"),
     ("num_kv_heads", "model.num_key_value_heads", "int", None, False, "key/value heads (query groups)"),
@@ -85,10 +87,26 @@ TRAINER = "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__"
 VLLM = "trl/generation/vllm_generation.py:VLLMGeneration._init_vllm"
 
 
+# GRPOConfig fields of older TRL releases (open-r1's recipes and many scripts set them) that 1.16.0's
+# GRPOConfig and TrainingArguments do not have
+REMOVED_FIELDS = ("max_prompt_length", "vllm_device", "vllm_dtype", "vllm_max_model_len", "vllm_guided_decoding_regex",
+                  "vllm_enable_prefix_caching", "wandb_log_unique_prompts", "use_liger_loss")
+
+
 def _rules() -> list[Rule]:
     gen_set, spg_set = is_set("generation_batch_size"), is_set("steps_per_generation")
     return [
         # ---------------- driver: GRPOConfig.__post_init__ --------------------------------------
+        Rule(
+            "trl.config.removed_fields",
+            IntVar("removed_fields").eq(0),
+            "the config sets {removed_fields} field(s) that TRL 1.16.0's GRPOConfig no longer has (of "
+            + ", ".join(REMOVED_FIELDS) + "; the note names them): a --config YAML stops with 'Unknown arguments "
+            "from config file', flags with HfArgumentParser's 'Some specified arguments are not used'",
+            Stage.DRIVER, "trl/scripts/utils.py:TrlParser.parse_args_and_config (fail_with_unknown_args)",
+            explanation="Written for older TRL (e.g. open-r1's recipes: max_prompt_length, vllm_device): drop them; "
+                        "vllm_max_model_len is now vllm_max_model_length.",
+        ),
         Rule(
             "trl.config.auto_find_batch_size_unsupported",
             ~BoolVar("auto_find_batch_size"),
