@@ -1,0 +1,104 @@
+"""TRL 1.16.0 parity: ``GRPOConfig.__post_init__`` (the installed trl package's own code) against our trl rules.
+
+What the harness supplies: ``GRPOConfig`` asks ``world_size`` of the process; a subclass answers the case's
+``--num_processes``. ``bf16=False`` and ``use_cpu=True`` because there is no GPU (neither changes the batch
+arithmetic). The generated cases sit on the rules' edges: generation batches near multiples of the global
+batch and of ``num_generations``, both or neither of ``generation_batch_size``/``steps_per_generation``, eval
+on and off, ``num_generations`` of 1 and 2, ``auto_find_batch_size``, and fields older GRPOConfigs had.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import tempfile
+from typing import Any, Iterator, Mapping
+
+from parity_core import Allowed, Oracle, Verdict, multiple_near, near
+
+CONFIG = frozenset({"trl.config.auto_find_batch_size_unsupported", "trl.config.gen_and_spg_exclusive",
+                    "trl.config.gen_divisible_by_global_batch", "trl.config.eval_batch_divisible_by_num_generations_eval",
+                    "trl.config.gen_divisible_by_num_generations", "trl.config.num_generations_at_least_two"})
+PARSER = frozenset({"trl.config.removed_fields"})
+
+PATTERNS = [
+    (r"auto_find_batch_size is not supported by GRPO", "trl.config.auto_find_batch_size_unsupported"),
+    (r"can not be both configured", "trl.config.gen_and_spg_exclusive"),
+    (r"must be divisible by the global batch size", "trl.config.gen_divisible_by_global_batch"),
+    (r"global eval batch size .* divisible by the number of generations used for evaluation",
+     "trl.config.eval_batch_divisible_by_num_generations_eval"),
+    (r"must be divisible by num_generations", "trl.config.gen_divisible_by_num_generations"),
+    (r"at least 2 generations per prompt", "trl.config.num_generations_at_least_two"),
+    (r"unexpected keyword argument|Some specified arguments are not used|Unknown arguments",
+     "trl.config.removed_fields"),
+]
+
+ALLOWED = {"trl": [
+    Allowed("trl.gpus.budget", "the GPU budget is accelerate's and trl vllm-serve's, not a GRPOConfig check"),
+]}
+
+
+def trl_case(rng: random.Random) -> dict[str, Any]:
+    world = rng.choice([1, 2, 3, 4, 6, 7, 8, 16])
+    b = rng.choice([1, 2, 3, 4, 8, 16])
+    g = rng.choice([1, 2, 3, 4, 7, 8, 16])
+    case: dict[str, Any] = {"num_processes": world, "per_device_train_batch_size": b, "num_generations": g,
+                            "gradient_accumulation_steps": rng.choice([1, 2, 3, 4, 8])}
+    which = rng.random()
+    if which < 0.35:
+        case["generation_batch_size"] = multiple_near(rng, b * world if rng.random() < 0.5 else g)
+    elif which < 0.6:
+        case["steps_per_generation"] = near(rng, rng.choice([1, 2, 4, 8]))
+    elif which < 0.7:
+        case["generation_batch_size"] = multiple_near(rng, b * world)
+        case["steps_per_generation"] = rng.choice([1, 2, 4])
+    if rng.random() < 0.3:
+        case["eval_strategy"] = "steps"
+        case["per_device_eval_batch_size"] = rng.choice([1, 2, 3, 4, 8, 16])
+        if rng.random() < 0.5:
+            case["num_generations_eval"] = rng.choice([2, 3, 4, 8])
+    if rng.random() < 0.05:
+        case["auto_find_batch_size"] = True
+    if rng.random() < 0.05:
+        case["max_prompt_length"] = 512
+    return case
+
+
+def trl_cases(seed: int, count: int) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    rng = random.Random(seed)
+    for _ in range(count):
+        yield trl_case(rng), {}
+
+
+def as_flags(case: Mapping[str, Any]) -> list[str]:
+    """The case as the launch flags our checker reads."""
+    out: list[str] = []
+    for k, v in case.items():
+        out += [f"--{k}", ("true" if v else "false") if isinstance(v, bool) else str(v)]
+    return out
+
+
+class TrlOracle:
+    def __init__(self):
+        logging.getLogger("trl").setLevel(logging.ERROR)
+        from trl import GRPOConfig
+
+        class _Config(GRPOConfig):
+            world = 1
+
+            @property
+            def world_size(self):  # the case's --num_processes, not this process's
+                return type(self).world
+
+        self._cls = _Config
+        self._out = tempfile.TemporaryDirectory(prefix="parity-trl-")
+
+    def config(self, case: Mapping[str, Any]) -> Verdict:
+        kw = {k: v for k, v in case.items() if k != "num_processes"}
+        if kw.get("eval_strategy") not in (None, "no"):
+            kw["do_eval"] = True
+        self._cls.world = int(case["num_processes"])
+        return Verdict.run(lambda: self._cls(output_dir=self._out.name, report_to=[], bf16=False, use_cpu=True, **kw))
+
+    def oracles(self) -> list[Oracle]:
+        return [Oracle("driver: GRPOConfig(...) and its __post_init__", self.config, CONFIG | PARSER, PATTERNS)]
