@@ -197,3 +197,22 @@ def test_published_examples_get_their_verdict_and_fit_their_gpus(ex):
     # the training GPUs hold the update at the recipe's lengths (a published, working run)
     assert r.memory is not None and r.memory.peaks["actor_update"] <= r.memory.capacity_mib, r.memory.peaks
     assert not [v for v in r.violations if ".memory." in v.rule], [v.message for v in r.violations]
+
+
+def test_enumerate_and_sweep_work_with_trl(tmp_path):
+    proc = run("enumerate", "--framework", "trl", "--gpus", "4", "--n", "4", "--time-limit", "10")
+    assert proc.returncode == 0 and "valid configs for trl 1.16.0 on 4 GPUs" in proc.stdout
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("framework: trl\ngpu: [h100]\ngpus: [4, 8]\nmodel: qwen2.5-1.5b\nalgorithm: grpo\nn: 8\n"
+                    "prompt_length: 512\nresponse_length: 1024\n")
+    out = tmp_path / "out.jsonl"
+    proc = run("sweep", str(grid), "-o", str(out), "--no-progress")
+    assert proc.returncode == 0 and "2 ok" in proc.stdout + proc.stderr
+    assert len(out.read_text().splitlines()) == 2
+
+
+def test_recommend_prints_a_grpo_config_yaml():
+    proc = run("recommend", "--framework", "trl", "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-1.5b",
+               "--n", "8", "--prompt-len", "512", "--response-len", "1024", "--time-limit", "10")
+    fragment = proc.stdout.split("or, in a YAML config file:")[1]
+    assert "num_generations: 8" in fragment and "num_processes" not in fragment

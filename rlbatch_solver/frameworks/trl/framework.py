@@ -269,6 +269,18 @@ class TrlFramework(SwiftFramework):
             out.append(self._flag(key, value))
         return out
 
+    def export_yaml(self, native: list[str]) -> str | None:
+        """The GRPOConfig fields as a ``--config`` YAML (TrlParser reads it; accelerate's flags stay on the
+        command line: --num_processes, --num_machines)."""
+        fields: dict[str, Any] = {}
+        for arg in native:
+            key, _, raw = arg[2:].partition(" ")
+            if key in ACCELERATE_FLAGS:
+                continue
+            value = yaml.safe_load(raw) if raw else True
+            fields[key] = value
+        return yaml.safe_dump(fields, sort_keys=False)
+
     def assignment(self, name: str, value: Value) -> str:
         if name == "gpus_per_node":
             return f"--num_processes {value} (per machine)"
