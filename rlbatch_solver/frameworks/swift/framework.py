@@ -115,6 +115,25 @@ def _int(key: str, value: Any) -> int:
     return value
 
 
+def read_flags(ruleset: RuleSet, flat: Mapping[str, Any], decided: set[str]) -> dict[str, Value]:
+    """Every rule variable a flag sets (``decided`` ones aside): its value, or its default when absent."""
+    values: dict[str, Value] = {}
+    for name, spec in ruleset.variables.items():
+        if name in decided:
+            continue
+        if spec.key not in flat:
+            values[name] = spec.default
+            continue
+        raw = flat[spec.key]
+        if spec.optional and not _present(raw):
+            values[name] = None
+        elif spec.kind == "bool":
+            values[name] = _bool(spec.key, raw)
+        else:
+            values[name] = _int(spec.key, raw)
+    return values
+
+
 def _float(key: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(key, f"'{value}' is not a number.", f"write --{key} as a number, e.g. 0.04.")
@@ -188,21 +207,7 @@ class SwiftFramework(Framework):
         if self.megatron and flat.get("use_ray") is not None and _bool("use_ray", flat["use_ray"]):
             raise InputError("use_ray", "the Ray pipeline (swift/ray/megatron) takes its layout from a Ray YAML "
                              "config; it is not modelled.", "check the torchrun launch (drop --use_ray).")
-        specs = self.ruleset.variables
-        values: dict[str, Value] = {}
-        for name, spec in specs.items():
-            if name in DECIDED:
-                continue
-            if spec.key not in flat:
-                values[name] = spec.default
-                continue
-            raw = flat[spec.key]
-            if spec.optional and not _present(raw):
-                values[name] = None
-            elif spec.kind == "bool":
-                values[name] = _bool(spec.key, raw)
-            else:
-                values[name] = _int(spec.key, raw)
+        values = read_flags(self.ruleset, flat, DECIDED)
         if values.get("vpp") == 1:  # MegatronArguments._init_vpp_size: 1 means no virtual pipeline
             values["vpp"] = None
         if not self.megatron and flat.get("packing") is not None and _bool("packing", flat["packing"]):

@@ -29,7 +29,7 @@ from ...rules.base import RuleSet, Value
 from ..base import Space, pow2
 from ..overrides import parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
-from ..swift.framework import SwiftFramework, _bool, _float, _int, _present
+from ..swift.framework import SwiftFramework, _bool, _float, _int, _present, read_flags
 from . import docs, errors, repair
 from .cost import cost_values
 from .rules import REMOVED_FIELDS, RULESET
@@ -115,9 +115,7 @@ class TrlFramework(SwiftFramework):
     name = "trl"
     version = RULESET.version
     ruleset: RuleSet = RULESET
-    syntax = "flags"
     command = "accelerate launch"
-    megatron = False
     doc_intro = docs.INTRO
     policy = repair.TRL
     error_families = ("trl",)
@@ -151,21 +149,7 @@ class TrlFramework(SwiftFramework):
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         flat = self._with_config(self.normalize(flat))
-        specs = self.ruleset.variables
-        values: dict[str, Value] = {}
-        for name, spec in specs.items():
-            if name in DECIDED:
-                continue
-            if spec.key not in flat:
-                values[name] = spec.default
-                continue
-            raw = flat[spec.key]
-            if spec.optional and not _present(raw):
-                values[name] = None
-            elif spec.kind == "bool":
-                values[name] = _bool(spec.key, raw)
-            else:
-                values[name] = _int(spec.key, raw)
+        values = read_flags(self.ruleset, flat, DECIDED)
         values.update(self._decided(flat))
         accel, _ = _accelerate(flat)
         accel.update({k: flat[k] for k in ("NPROC_PER_NODE", "NNODES") if k in flat and k not in accel})
