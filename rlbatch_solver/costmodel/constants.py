@@ -195,6 +195,11 @@ MFU_FORWARD = 0.40
 MFU_PREFILL = 0.50
 # Decode at large batch can become compute-bound; same ceiling as prefill.
 MFU_DECODE = 0.50
+# Causal attention does half of the score and value work: flash-attention skips the blocks above the diagonal
+# (FlashAttention-2, Dao 2023, section 3.1.1 "Causal masking": "about half of the blocks" need no computation;
+# its benchmarks count causal FLOPs as half the non-causal ones), as Megatron-LM counts it
+# (megatron/training/training.py num_floating_point_operations: causal self-attention factor 0.5).
+ATTN_CAUSAL_FRACTION = 0.5
 # Decode is HBM-bound: llm-analysis warns HBM efficiency "0.6-0.7" in inference;
 # torchao's achievable HBM fraction (0.92) is the copy-kernel ceiling.
 HBM_EFF_DECODE = 0.70

@@ -181,9 +181,10 @@ def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, sample
 
 
 def sequence_flops(mc: ModelConsts, active: float, seq: float) -> float:
-    """Forward FLOPs of one sequence: 2 * active params * tokens + attention 4 * s^2 * q_dim * L
-    (llm-analysis / Megatron count, non-causal, as MFU figures are usually quoted)."""
-    return 2.0 * active * seq + mc.attn_flops_coeff * seq * seq
+    """Forward FLOPs of one sequence: 2 * active params * tokens + causal attention, half of the non-causal
+    4 * s^2 * q_dim * L (``ATTN_CAUSAL_FRACTION``: flash-attention computes only the blocks on and below the
+    diagonal)."""
+    return 2.0 * active * seq + C.ATTN_CAUSAL_FRACTION * mc.attn_flops_coeff * seq * seq
 
 
 # ----------------------------------------------------------------------------- phases
