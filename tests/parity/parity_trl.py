@@ -20,6 +20,7 @@ CONFIG = frozenset({"trl.config.auto_find_batch_size_unsupported", "trl.config.g
                     "trl.config.gen_divisible_by_global_batch", "trl.config.eval_batch_divisible_by_num_generations_eval",
                     "trl.config.gen_divisible_by_num_generations", "trl.config.num_generations_at_least_two"})
 PARSER = frozenset({"trl.config.removed_fields"})
+TRAINER = frozenset({"trl.trainer.sync_ref_model_needs_beta", "trl.trainer.sync_ref_model_not_with_peft"})
 
 PATTERNS = [
     (r"auto_find_batch_size is not supported by GRPO", "trl.config.auto_find_batch_size_unsupported"),
@@ -31,6 +32,8 @@ PATTERNS = [
     (r"at least 2 generations per prompt", "trl.config.num_generations_at_least_two"),
     (r"unexpected keyword argument|Some specified arguments are not used|Unknown arguments",
      "trl.config.removed_fields"),
+    (r"sync_ref_model=True` while `beta=0\.0", "trl.trainer.sync_ref_model_needs_beta"),
+    (r"sync_ref_model=True` while using a PEFT model", "trl.trainer.sync_ref_model_not_with_peft"),
 ]
 
 ALLOWED = {"trl": [
@@ -61,6 +64,12 @@ def trl_case(rng: random.Random) -> dict[str, Any]:
         case["auto_find_batch_size"] = True
     if rng.random() < 0.05:
         case["max_prompt_length"] = 512
+    if rng.random() < 0.3:
+        case["sync_ref_model"] = True
+    if rng.random() < 0.5:
+        case["beta"] = rng.choice([0.0, 0.04])
+    if rng.random() < 0.3:
+        case["use_peft"] = True
     return case
 
 
@@ -94,11 +103,61 @@ class TrlOracle:
         self._out = tempfile.TemporaryDirectory(prefix="parity-trl-")
 
     def config(self, case: Mapping[str, Any]) -> Verdict:
-        kw = {k: v for k, v in case.items() if k != "num_processes"}
+        kw = {k: v for k, v in case.items() if k not in ("num_processes", "use_peft")}  # use_peft: ModelConfig
         if kw.get("eval_strategy") not in (None, "no"):
             kw["do_eval"] = True
         self._cls.world = int(case["num_processes"])
         return Verdict.run(lambda: self._cls(output_dir=self._out.name, report_to=[], bf16=False, use_cpu=True, **kw))
 
+    def trainer(self, case: Mapping[str, Any]) -> Verdict | None:
+        """GRPOTrainer.__init__ on a tiny model built here (no download), for the reference-model switches: the
+        case's sync_ref_model, beta and PEFT on a batch config GRPOConfig accepts (one process, 2 x 2)."""
+        if not case.get("sync_ref_model"):
+            return None  # the compared checks only run with sync_ref_model
+        from trl import GRPOConfig, GRPOTrainer
+
+        model_dir, tokenizer, dataset = _tiny()
+        peft_config = None
+        if case.get("use_peft"):
+            from peft import LoraConfig
+
+            peft_config = LoraConfig(r=2, target_modules=["q_proj"])
+        args = GRPOConfig(output_dir=self._out.name, report_to=[], bf16=False, use_cpu=True,
+                          per_device_train_batch_size=2, num_generations=2, max_completion_length=4,
+                          sync_ref_model=True, beta=case.get("beta", 0.0))
+        return Verdict.run(lambda: GRPOTrainer(model=model_dir, reward_funcs=_zero_reward, args=args,
+                                               train_dataset=dataset, processing_class=tokenizer,
+                                               peft_config=peft_config))
+
     def oracles(self) -> list[Oracle]:
-        return [Oracle("driver: GRPOConfig(...) and its __post_init__", self.config, CONFIG | PARSER, PATTERNS)]
+        return [Oracle("driver: GRPOConfig(...) and its __post_init__", self.config, CONFIG | PARSER, PATTERNS),
+                Oracle("trainer_init: GRPOTrainer.__init__ (tiny CPU model)", self.trainer, TRAINER, PATTERNS)]
+
+
+def _zero_reward(completions, **kwargs):
+    return [0.0] * len(completions)
+
+
+_TINY: tuple | None = None
+
+
+def _tiny():
+    """A one-layer Qwen2 of 64 tokens and its word-level tokenizer, saved once (harness only)."""
+    global _TINY
+    if _TINY is None:
+        from datasets import Dataset
+        from tokenizers import Tokenizer, models, pre_tokenizers
+        from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+        vocab = {f"w{i}": i for i in range(61)} | {"<pad>": 61, "<eos>": 62, "<unk>": 63}
+        tk = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+        tk.pre_tokenizer = pre_tokenizers.Whitespace()
+        tokenizer = PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", eos_token="<eos>",
+                                            unk_token="<unk>")
+        model = Qwen2ForCausalLM(Qwen2Config(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                             num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64))
+        path = tempfile.mkdtemp(prefix="parity-trl-model-")
+        model.save_pretrained(path)
+        tokenizer.save_pretrained(path)
+        _TINY = (path, tokenizer, Dataset.from_dict({"prompt": ["w1 w2", "w3 w4"] * 4}))
+    return _TINY

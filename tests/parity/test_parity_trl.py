@@ -7,7 +7,7 @@ if trl.__version__ != "1.16.0":
     pytest.skip(f"trl {trl.__version__} is installed; the TRL rules follow 1.16.0", allow_module_level=True)
 
 from parity_core import assert_parity, run_parity  # noqa: E402
-from parity_trl import ALLOWED, CONFIG, PARSER, TrlOracle, as_flags, trl_cases  # noqa: E402
+from parity_trl import ALLOWED, CONFIG, PARSER, TRAINER, TrlOracle, as_flags, trl_cases  # noqa: E402
 
 from rlbatch_solver.frameworks import get_framework  # noqa: E402
 from rlbatch_solver.rules.base import Severity, Stage  # noqa: E402
@@ -24,3 +24,5 @@ def test_every_driver_rule_is_compared_or_allowed():
     ruleset = get_framework("trl").ruleset
     driver = {r.id for r in ruleset.rules if r.stage == Stage.DRIVER and r.severity == Severity.ERROR}
     assert driver - CONFIG - PARSER - allowed == set()
+    trainer = {r.id for r in ruleset.rules if r.stage == Stage.TRAINER_INIT and r.severity == Severity.ERROR}
+    assert trainer == TRAINER
