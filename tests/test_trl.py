@@ -216,3 +216,9 @@ def test_recommend_prints_a_grpo_config_yaml():
                "--n", "8", "--prompt-len", "512", "--response-len", "1024", "--time-limit", "10")
     fragment = proc.stdout.split("or, in a YAML config file:")[1]
     assert "num_generations: 8" in fragment and "num_processes" not in fragment
+
+
+def test_fix_drops_fields_older_trl_had():
+    r = rb.fix([*BASE, "--max_prompt_length", "512"], framework="trl", gpus=8, time_limit_s=10)
+    assert r.after is not None and r.proven and len(r.native_changes) == 1, r.native_changes
+    assert "--max_prompt_length" in r.native_after[0] and r.native_after[0].startswith("(drop")

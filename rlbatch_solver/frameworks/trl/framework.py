@@ -192,7 +192,7 @@ class TrlFramework(SwiftFramework):
         eval_strategy = str(flat.get("eval_strategy", "no")).lower()
         do_eval = flat.get("do_eval")
         return {
-            "removed_fields": sum(1 for k in REMOVED_FIELDS if k in flat),
+            "removed_fields": any(k in flat for k in REMOVED_FIELDS),
             "vllm_server": mode == "server",
             # TrainingArguments.__post_init__ turns do_eval on with an eval_strategy other than "no"
             "eval_on": eval_strategy != "no" and (do_eval is None or _bool("do_eval", do_eval)),
@@ -266,6 +266,9 @@ class TrlFramework(SwiftFramework):
         return yaml.safe_dump(fields, sort_keys=False)
 
     def assignment(self, name: str, value: Value) -> str:
+        if name == "removed_fields":
+            return ("(drop " + ", ".join(f"--{k}" for k in REMOVED_FIELDS) + ": whichever of them you set)"
+                    if not value else "(fields of an older GRPOConfig)")
         if name == "gpus_per_node":
             return f"--num_processes {value} (per machine)"
         if name == "vllm_server":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..repair_policies import RepairPolicy
 
-_RANKS = {"gmu_permille": 1, "sleep_level": 4, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 3, "generation_batch_size": 3,
+_RANKS = {"removed_fields": 0, "gmu_permille": 1, "sleep_level": 4, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 3, "generation_batch_size": 3,
           "steps_per_generation": 3, "per_device_eval_batch_size": 4, "num_generations_eval": 4,
           "auto_find_batch_size": 1, "sync_ref_model": 1, "vllm_tp": 5, "server_tp": 6, "server_dp": 6,
           "vllm_server": 8, "use_vllm": 9}

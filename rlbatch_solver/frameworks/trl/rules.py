@@ -53,8 +53,8 @@ VARS = [
     ("sync_ref_model", "sync_ref_model", "bool", False, False, "the reference model follows the policy (TR-DPO)"),
     ("kl_on", "(beta != 0)", "bool", False, False, "a KL term: beta != 0 (default 0.0: no reference model)"),
     ("use_peft", "use_peft", "bool", False, False, "LoRA adapters (TRL's ModelConfig --use_peft)"),
-    ("removed_fields", "(fields older GRPOConfigs had)", "int", 0, False,
-     "fields of older GRPOConfigs the config sets (REMOVED_FIELDS)"),
+    ("removed_fields", "(fields older GRPOConfigs had)", "bool", False, False,
+     "the config sets fields of older GRPOConfigs (REMOVED_FIELDS)"),
     # model constants (from the model card), present only when a model is known
     ("num_heads", "model.num_attention_heads", "int", None, False, "attention heads"),
     ("num_kv_heads", "model.num_key_value_heads", "int", None, False, "key/value heads (query groups)"),
@@ -99,8 +99,8 @@ def _rules() -> list[Rule]:
         # ---------------- driver: GRPOConfig.__post_init__ --------------------------------------
         Rule(
             "trl.config.removed_fields",
-            IntVar("removed_fields").eq(0),
-            "the config sets {removed_fields} field(s) that TRL 1.16.0's GRPOConfig no longer has (of "
+            ~BoolVar("removed_fields"),
+            "the config sets fields that TRL 1.16.0's GRPOConfig no longer has (of "
             + ", ".join(REMOVED_FIELDS) + "; the note names them): a --config YAML stops with 'Unknown arguments "
             "from config file', flags with HfArgumentParser's 'Some specified arguments are not used'",
             Stage.DRIVER, "trl/scripts/utils.py:TrlParser.parse_args_and_config (fail_with_unknown_args)",
