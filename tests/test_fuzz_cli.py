@@ -24,6 +24,9 @@ SWIFT = ["NPROC_PER_NODE=4", "swift", "rlhf", "--rlhf_type", "grpo", "--per_devi
          "--num_generations", "8", "--gradient_accumulation_steps", "2"]
 OPENRLHF = ["--train.batch_size", "64", "--rollout.batch_size", "64", "--train.micro_batch_size", "4",
             "--rollout.n_samples_per_prompt", "8"]
+TRL = ["--num_processes", "4", "--per_device_train_batch_size", "4", "--num_generations", "8",
+       "--gradient_accumulation_steps", "2", "--use_vllm", "true", "--vllm_gpu_memory_utilization", "0.5",
+       "--max_completion_length", "512", "--beta", "0.04", "--lora_r", "8"]
 SCENARIO = ["--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-1.5b", "--algo", "grpo", "--n", "8",
             "--prompt-len", "512", "--response-len", "512"]
 LIMIT = "0.5"
@@ -46,6 +49,9 @@ BASES = [
     ["recommend", "--from", "@SCRIPT", "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--top", "1",
      "--time-limit", LIMIT],
     ["rules", "--framework", "openrlhf"],
+    ["check", "--framework", "trl", "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--"] + TRL,
+    ["fix", "--framework", "trl", "--time-limit", LIMIT, "--"] + TRL,
+    ["recommend", "--framework", "trl", "--top", "1", "--time-limit", LIMIT] + SCENARIO,
     ["catalog", "gpus"],
 ]
 

@@ -22,6 +22,7 @@ residents), with TRL's own defaults.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 from ...errors import InputError
@@ -50,8 +51,10 @@ def _bool(key: str, raw: Any) -> bool:
 def _num(key: str, raw: Any, kind=int):
     try:
         value = kind(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(key, f"'{raw}' is not a number.", f"write --{key} as a number.") from None
+    if not math.isfinite(value):
+        raise InputError(key, f"'{raw}' is not a finite number.", f"write --{key} as a number.")
     if value < 0 or (kind is int and isinstance(raw, float) and not raw.is_integer()):
         raise InputError(key, f"{raw} must be a non-negative {'whole ' if kind is int else ''}number.",
                          f"set --{key} to a non-negative number.")

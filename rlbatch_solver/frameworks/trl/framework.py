@@ -58,6 +58,14 @@ KNOB_FLAGS = {"gmu_permille": ("vllm_gpu_memory_utilization",), "sleep_level": (
               "ds_stage": ("zero_stage",)}
 
 
+def _is_file(name: Any) -> bool:
+    """A path that exists here (a name no file system takes, e.g. too long, is not one)."""
+    try:
+        return Path(str(name)).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def parse_trl_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
     """Pasted launch text -> ({flag: value}, ignored tokens): launcher words and the script path are read past."""
     toks = [t for t in split_tokens(tokens) if t not in _SKIP and not t.endswith(".py")]
@@ -73,7 +81,7 @@ def _accelerate(flat: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     if _present(name):
         stem = Path(str(name)).stem.removeprefix("deepspeed_")
         path = Path(str(name))
-        if path.is_file():
+        if _is_file(name):
             try:
                 data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace")) or {}
             except yaml.YAMLError as exc:
@@ -166,14 +174,14 @@ class TrlFramework(SwiftFramework):
         if removed:
             notes.append(f"fields TRL 1.16.0 no longer has: {', '.join(removed)}")
         cfg = flat.get("config")
-        if _present(cfg) and not Path(str(cfg)).is_file():
+        if _present(cfg) and not _is_file(cfg):
             notes.append(f"--config {cfg} is not here: only the flags were read")
         return notes
 
     def _with_config(self, flat: dict[str, Any]) -> dict[str, Any]:
         """TrlParser: a ``--config`` YAML sets the fields, the flags override them."""
         cfg = flat.get("config")
-        if not _present(cfg) or not Path(str(cfg)).is_file():
+        if not _present(cfg) or not _is_file(cfg):
             return flat
         try:
             data = yaml.safe_load(Path(str(cfg)).read_text(encoding="utf-8", errors="replace")) or {}
