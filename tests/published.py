@@ -27,6 +27,8 @@ BREAK_KEYS = {
               "tensor_model_parallel_size"],
     "openrlhf": ["train.batch_size", "rollout.batch_size", "train.micro_batch_size", "rollout.micro_batch_size",
                  "vllm.tensor_parallel_size", "vllm.num_engines"],
+    "trl": ["per_device_train_batch_size", "gradient_accumulation_steps", "per_device_eval_batch_size",
+            "vllm_tensor_parallel_size"],
 }
 FACTORS = (3, 5, 7)
 
@@ -94,6 +96,17 @@ def _flags(path: Path, framework: str, family: str) -> Iterator[Published]:
                         gpu=ex.get("gpu"), model=ex.get("model"), source=ex.get("source", name), env=env)
 
 
+def _trl(path: Path) -> Iterator[Published]:
+    from rlbatch_solver.frameworks.trl.framework import parse_trl_args
+
+    for ex in yaml.safe_load(path.read_text()):
+        if ex["expect"] != "valid":
+            continue  # recorded as invalid under 1.16 on purpose (the data file says why)
+        values, _ = parse_trl_args(ex["args"])
+        yield Published(ex["name"], "trl", "trl", values, gpus=ex.get("gpus"), gpu=ex.get("gpu"),
+                        model=ex.get("model"), source=ex.get("source", ""))
+
+
 def published_configs() -> list[Published]:
     """Every published working config we record, all frameworks."""
     out = list(_verl(DATA / "verl" / "fsdp_examples.yaml", "verl"))
@@ -101,6 +114,7 @@ def published_configs() -> list[Published]:
     out += _flags(DATA / "swift" / "hf_examples.yaml", "swift", "swift")
     out += _flags(DATA / "swift" / "megatron_examples.yaml", "swift-megatron", "swift")
     out += _flags(DATA / "openrlhf" / "examples.yaml", "openrlhf", "openrlhf")
+    out += _trl(DATA / "trl" / "examples.yaml")
     return out
 
 

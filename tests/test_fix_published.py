@@ -39,6 +39,8 @@ def test_the_cases_cover_every_framework_with_and_without_memory():
     for fw in ("verl", "verl-megatron", "swift", "swift-megatron", "openrlhf"):
         assert (fw, False) in frameworks, fw
     assert any(memory for _, memory in frameworks)
+    # open-r1's recipe (7 processes, 7 generations) stays valid under every x3/x5/x7 break: only memory breaks it
+    assert ("trl", True) in frameworks
     assert len(CASES) >= 100
 
 
