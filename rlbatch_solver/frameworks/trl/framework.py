@@ -26,7 +26,7 @@ import yaml
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import RuleSet, Value
-from ..base import Space, pow2
+from ..base import Space
 from ..overrides import parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import SwiftFramework, _bool, _float, _int, _present, read_flags
@@ -299,14 +299,7 @@ class TrlFramework(SwiftFramework):
             return KNOB_FLAGS[name][0]
         return self.ruleset.variables[name].key
 
-    # -- search space -----------------------------------------------------------------------
-    def default_search(self, per_node: int, total: int, model: ModelCard | None) -> dict[str, list[Value]]:
-        return {
-            "per_device_train_batch_size": pow2(1, 16),
-            "gradient_accumulation_steps": pow2(1, 16),
-            "vllm_tp": [t for t in (1, 2, 4, 8) if t <= per_node],
-        }
-
+    # -- search space (default_search: ms-swift's HF one, the same flags) ----------------------
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
         space = super().space(scenario, model, with_knobs=False)
         space.fixed_native.pop("rlhf_type", None)
