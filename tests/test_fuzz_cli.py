@@ -150,6 +150,11 @@ def test_malformed_command_lines_never_end_in_a_traceback_or_overrun(files):
     (["enumerate", "--gpu", "rtx4909", "--gpus", "4"], "gpu"),
     (["fix", "--gpus", "4", "--gpu", "rtx4909", "--"] + FAQ, "gpu"),
     (["recommend", "--gpus", "4", "--response-len", "99999999999999999999"], "response_length"),
+    # a memory share that is not a fraction: ms-swift's and TRL's readers share overrides.memory_share_permille
+    (["check", "--framework", "swift", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--"] + SWIFT
+     + ["--vllm_gpu_memory_utilization", "nan"], "vllm_gpu_memory_utilization"),
+    (["check", "--framework", "trl", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--"] + TRL
+     + ["--vllm_gpu_memory_utilization", "1.5"], "vllm_gpu_memory_utilization"),
 ])
 def test_reported_defects_exit_2_naming_the_field(args, field):
     result = CliRunner().invoke(app, args)

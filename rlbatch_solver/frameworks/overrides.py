@@ -118,29 +118,34 @@ def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def load_yaml_file(path: str | Path) -> Any:
-    p = Path(path)
+def is_file(path: Any) -> bool:
+    """A file that exists here (a name no file system takes, too long or with a NUL byte, is not one)."""
     try:
-        is_file = p.is_file()
-    except (OSError, ValueError):  # a name too long for a path, or with a NUL byte
-        is_file = False
-    if not is_file:
-        raise InputError("config", f"file '{shown(path, 60)}' does not exist.", "pass the path of a YAML config file.")
+        return Path(str(path)).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def load_yaml_file(path: str | Path, field: str = "config") -> Any:
+    """A YAML file's content; ``field`` is what the one-paragraph error names when it cannot be read."""
+    p = Path(path)
+    if not is_file(path):
+        raise InputError(field, f"file '{shown(path, 60)}' does not exist.", "pass the path of a YAML config file.")
     try:
         return yaml.safe_load(p.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
-        raise InputError("config", f"'{path}' is not a text file (not UTF-8).",
+        raise InputError(field, f"'{path}' is not a text file (not UTF-8).",
                          "pass a YAML config file (key: value lines).") from None
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
-        raise InputError("config", f"'{path}' could not be read: {shown(exc, 80)}.",
+        raise InputError(field, f"'{path}' could not be read: {shown(exc, 80)}.",
                          "write every value as a number of at most a billion.") from None
     except OSError as exc:
-        raise InputError("config", f"cannot read '{path}': {exc.strerror}.", "check the path.") from None
+        raise InputError(field, f"cannot read '{path}': {exc.strerror}.", "check the path.") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise InputError(
-            "config", f"'{path}' is not valid YAML{where}: {getattr(exc, 'problem', exc)}.",
+            field, f"'{path}' is not valid YAML{where}: {getattr(exc, 'problem', exc)}.",
             "fix the YAML syntax (indentation, colons, quotes).",
         ) from None
 

@@ -33,6 +33,7 @@ from ...costmodel.plan import Plan
 from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
+from ..overrides import memory_share_permille
 
 DEFAULT_MAX_LENGTH = 2048  # --max_length unset: the template keeps the model's limit; we assume 2048
 RECOMPUTE = {0: "none", 1: "selective", 2: "full"}
@@ -90,8 +91,8 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
     if flat.get("max_completion_length") not in (None, ""):
         out["max_completion_length"] = _num("max_completion_length", flat["max_completion_length"])
     if "vllm_gpu_memory_utilization" in flat:
-        out["gmu_permille"] = int(round(_num("vllm_gpu_memory_utilization", flat["vllm_gpu_memory_utilization"],
-                                             float) * 1000))
+        out["gmu_permille"] = memory_share_permille("vllm_gpu_memory_utilization", flat["vllm_gpu_memory_utilization"],
+                                                    "write --vllm_gpu_memory_utilization 0.9 (vLLM's memory share).")
     if "sleep_level" in flat:
         out["sleep_level"] = _num("sleep_level", flat["sleep_level"])
     # --train_type is the name older ms-swift scripts use for --tuner_type (4.6.0 knows only the new one)

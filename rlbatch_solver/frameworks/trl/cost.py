@@ -22,11 +22,12 @@ residents), with TRL's own defaults.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 from ...errors import InputError
 from ...rules.base import Value
+from ..overrides import memory_share_permille, whole_number
+from ..swift.framework import _bool
 
 DEFAULT_PROMPT = 512
 
@@ -37,53 +38,37 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
 }
 
 
-def _bool(key: str, raw: Any) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).strip().lower()
-    if text in ("true", "1", "yes", "y", "t"):
-        return True
-    if text in ("false", "0", "no", "n", "f", "none"):
-        return False
-    raise InputError(key, f"'{raw}' is not a boolean.", f"write --{key} true or --{key} false.")
-
-
-def _num(key: str, raw: Any, kind=int):
-    try:
-        value = kind(raw)
-    except (TypeError, ValueError, OverflowError):
-        raise InputError(key, f"'{raw}' is not a number.", f"write --{key} as a number.") from None
-    if not math.isfinite(value):
-        raise InputError(key, f"'{raw}' is not a finite number.", f"write --{key} as a number.")
-    if value < 0 or (kind is int and isinstance(raw, float) and not raw.is_integer()):
-        raise InputError(key, f"{raw} must be a non-negative {'whole ' if kind is int else ''}number.",
-                         f"set --{key} to a non-negative number.")
+def _count(key: str, raw: Any) -> int:
+    """A non-negative whole number (``overrides.whole_number``: range and type checked there)."""
+    value = whole_number(key, raw, f"--{key}")
+    if value < 0:
+        raise InputError(key, f"{value} must be a non-negative whole number.", f"set --{key} to a non-negative number.")
     return value
 
 
 def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any]) -> dict[str, Value]:
     """The cost-model inputs of a TRL command (``flat``: GRPOConfig flags, ``accel``: accelerate's settings)."""
     out = dict(TRL_COST_DEFAULTS)
-    completion = _num("max_completion_length", flat.get("max_completion_length", 512))
+    completion = _count("max_completion_length", flat.get("max_completion_length", 512))
     out["max_completion_length"] = max(1, completion)
     if flat.get("max_prompt_length") not in (None, "None", "none", ""):
-        out["max_length"] = max(1, _num("max_prompt_length", flat["max_prompt_length"]))
+        out["max_length"] = max(1, _count("max_prompt_length", flat["max_prompt_length"]))
     elif flat.get("vllm_max_model_length") not in (None, "None", "none", ""):
-        out["max_length"] = max(1, _num("vllm_max_model_length", flat["vllm_max_model_length"]) - completion)
+        out["max_length"] = max(1, _count("vllm_max_model_length", flat["vllm_max_model_length"]) - completion)
     if "vllm_gpu_memory_utilization" in flat:
-        out["gmu_permille"] = int(round(_num("vllm_gpu_memory_utilization", flat["vllm_gpu_memory_utilization"],
-                                             float) * 1000))
+        out["gmu_permille"] = memory_share_permille("vllm_gpu_memory_utilization", flat["vllm_gpu_memory_utilization"],
+                                                    "write --vllm_gpu_memory_utilization 0.3 (vLLM's memory share).")
     if _bool("vllm_enable_sleep_mode", flat.get("vllm_enable_sleep_mode", False)):
         out["sleep_level"] = 2
     if "gradient_checkpointing" in flat:
         out["grad_ckpt"] = _bool("gradient_checkpointing", flat["gradient_checkpointing"])
     if _bool("use_peft", flat.get("use_peft", False)):
-        out["lora_rank"] = max(1, _num("lora_r", flat.get("lora_r", 16)))
+        out["lora_rank"] = max(1, _count("lora_r", flat.get("lora_r", 16)))
         targets = flat.get("lora_target_modules")
         out["lora_qv"] = targets in (None, "", "None", "none")
     dist = str(accel.get("distributed_type") or "").upper()
     if dist == "DEEPSPEED" or accel.get("zero_stage") is not None:
-        out["ds_stage"] = int(_num("zero_stage", accel.get("zero_stage", 2)))
+        out["ds_stage"] = _count("zero_stage", accel.get("zero_stage", 2))
         out["ds_offload"] = any(str(accel.get(k) or "none").lower() not in ("none", "") for k in
                                 ("offload_optimizer_device", "offload_param_device"))
     elif dist == "FSDP":

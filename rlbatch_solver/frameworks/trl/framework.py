@@ -27,7 +27,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import RuleSet, Value
 from ..base import Space
-from ..overrides import parse_flag_args, split_tokens
+from ..overrides import is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import SwiftFramework, _bool, _float, _int, _present, read_flags
 from . import docs, errors, repair
@@ -58,14 +58,6 @@ KNOB_FLAGS = {"gmu_permille": ("vllm_gpu_memory_utilization",), "sleep_level": (
               "ds_stage": ("zero_stage",)}
 
 
-def _is_file(name: Any) -> bool:
-    """A path that exists here (a name no file system takes, e.g. too long, is not one)."""
-    try:
-        return Path(str(name)).is_file()
-    except (OSError, ValueError):
-        return False
-
-
 def parse_trl_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
     """Pasted launch text -> ({flag: value}, ignored tokens): launcher words and the script path are read past."""
     toks = [t for t in split_tokens(tokens) if t not in _SKIP and not t.endswith(".py")]
@@ -80,13 +72,8 @@ def _accelerate(flat: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     name = flat.get("config_file") or flat.get("accelerate_config")
     if _present(name):
         stem = Path(str(name)).stem.removeprefix("deepspeed_")
-        path = Path(str(name))
-        if _is_file(name):
-            try:
-                data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace")) or {}
-            except yaml.YAMLError as exc:
-                raise InputError("config_file", f"{name} is not valid YAML ({exc.__class__.__name__}).",
-                                 "pass an accelerate config file (accelerate config --config_file F).") from None
+        if is_file(name):
+            data = load_yaml_file(name, "config_file") or {}
             if not isinstance(data, dict):
                 raise InputError("config_file", f"{name} does not hold an accelerate config (a mapping).",
                                  "pass an accelerate config file.")
@@ -174,20 +161,16 @@ class TrlFramework(SwiftFramework):
         if removed:
             notes.append(f"fields TRL 1.16.0 no longer has: {', '.join(removed)}")
         cfg = flat.get("config")
-        if _present(cfg) and not _is_file(cfg):
+        if _present(cfg) and not is_file(cfg):
             notes.append(f"--config {cfg} is not here: only the flags were read")
         return notes
 
     def _with_config(self, flat: dict[str, Any]) -> dict[str, Any]:
         """TrlParser: a ``--config`` YAML sets the fields, the flags override them."""
         cfg = flat.get("config")
-        if not _present(cfg) or not _is_file(cfg):
+        if not _present(cfg) or not is_file(cfg):
             return flat
-        try:
-            data = yaml.safe_load(Path(str(cfg)).read_text(encoding="utf-8", errors="replace")) or {}
-        except yaml.YAMLError as exc:
-            raise InputError("config", f"{cfg} is not valid YAML ({exc.__class__.__name__}).",
-                             "pass a GRPOConfig YAML (key: value per field).") from None
+        data = load_yaml_file(cfg) or {}
         if not isinstance(data, dict):
             raise InputError("config", f"{cfg} does not hold GRPOConfig fields (a mapping).", "pass a GRPOConfig YAML.")
         return {**{str(k): v for k, v in data.items()}, **flat}
