@@ -184,10 +184,11 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
                  hint=greedy or near.partial, grows=policy.grows_memory)
     res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
-    if greedy is not None and (res.solution is None or (res.status != "optimal" and _cost_of(ruleset, values, greedy,
-                                                                                              policy, refs) < (res.objective or 0))):
-        res = repair_result(ruleset, values, greedy, _cost_of(ruleset, values, greedy, policy, refs), "feasible",
-                            res.wall_time_s, method="greedy", evaluated=near.evaluated)
+    if greedy is not None:
+        greedy_cost = _cost_of(ruleset, values, greedy, policy, refs)
+        if res.solution is None or (res.status != "optimal" and greedy_cost < (res.objective or 0)):
+            res = repair_result(ruleset, values, greedy, greedy_cost, "feasible", res.wall_time_s, method="greedy",
+                                evaluated=near.evaluated)
     if res.solution is None:
         res.partial, res.partial_broken = near.partial, near.partial_broken
     return res, ruleset, domains, capacity

@@ -78,6 +78,14 @@ class _Evaluator:
         return out
 
 
+def _changes(domains: Mapping[str, Sequence[Value]], base: Mapping[str, Value], keys: Sequence[str]):
+    """(key, value) for every value of ``keys``' domains that differs from ``base``'s."""
+    for n in keys:
+        for v in domains[n]:
+            if not same_value(base.get(n), v):
+                yield n, v
+
+
 def nearest_small_repair(
     ruleset: RuleSet,
     domains: Mapping[str, Sequence[Value]],
@@ -102,12 +110,9 @@ def nearest_small_repair(
                              time.monotonic() - start)
     names = [n for n, vals in domains.items() if len(vals) > 1]
     order = {n: i for i, n in enumerate(names)}
-    moves: list[tuple[int, str, Value]] = []  # (change cost, name, value), cheapest first
-    for n in names:
-        for v in domains[n]:
-            if not same_value(current.get(n), v):
-                moves.append((change_cost(current.get(n), v, ranks.get(n, MAX_RANK), references.get(n), n in grows), n, v))
-    moves.sort(key=lambda m: m[0])
+    # (change cost, name, value), cheapest first
+    moves = sorted(((change_cost(current.get(n), v, ranks.get(n, MAX_RANK), references.get(n), n in grows), n, v)
+                    for n, v in _changes(domains, current, names)), key=lambda m: m[0])
     cheapest_move = {n: min((c for c, m, _ in moves if m == n), default=0) for n in names}
 
     best: tuple[int, dict[str, Value]] | None = None
@@ -148,9 +153,7 @@ def nearest_small_repair(
             break
         later = [b for b in names if order[b] > order[a]]
         for b in ev.readers_of_all(broken_a, later):
-            for v in domains[b]:
-                if same_value(current.get(b), v):
-                    continue
+            for _, v in _changes(domains, current, [b]):
                 cost_b = change_cost(current.get(b), v, ranks.get(b, MAX_RANK), references.get(b), b in grows)
                 if best is not None and cost_a + cost_b >= best[0]:
                     continue
@@ -224,8 +227,8 @@ def greedy_repair(
         step: tuple[tuple[int, int], int, dict[str, Value]] | None = None
         to_mend: list[tuple[tuple[int, int], dict[str, Value], frozenset[str]]] = []
 
-        def offer(values: dict[str, Value]) -> frozenset[str]:
-            """Keep ``values`` as the step when it lowers the score most (then costs least); its broken rules."""
+        def offer(values: dict[str, Value]) -> None:
+            """Keep ``values`` as the step when it lowers the score most (then costs least)."""
             nonlocal step
             s, other = score(values)
             if s < best:
@@ -236,24 +239,17 @@ def greedy_repair(
                 # lowers memory, or mends a broken rule, but breaks another: a second key may mend that one
                 # (verl: the actor's expert TP mends the GPU count's divisibility and breaks the equal ref layout)
                 to_mend.append((s, values, other - broken_here))
-            return other
 
-        for n in names:
-            for v in domains[n]:
-                if same_value(here.get(n), v):
-                    continue
-                if deadline.expired():
-                    return None
-                offer({**here, n: v})
+        for n, v in _changes(domains, here, names):
+            if deadline.expired():
+                return None
+            offer({**here, n: v})
         if step is None:  # a move that lowers memory or mends a rule but breaks another: mend that with a second key
             for _, values, new in sorted(to_mend, key=lambda x: (len(x[2]), x[0][1])):
-                for b in ev.readers_of_all(new, names):
-                    for v in domains[b]:
-                        if same_value(values.get(b), v):
-                            continue
-                        if deadline.expired():
-                            return None
-                        offer({**values, b: v})
+                for b, v in _changes(domains, values, ev.readers_of_all(new, names)):
+                    if deadline.expired():
+                        return None
+                    offer({**values, b: v})
                 if step is not None:
                     break
         if step is None:
