@@ -339,3 +339,15 @@ def test_lora_params_match_peft_on_qwen2_5_7b():
     moe = load_model("qwen3-30b-a3b")
     h, ffn = moe.hidden_size, moe.moe_intermediate_size
     assert moe.lora_params(8) > moe.num_hidden_layers * moe.num_experts * 8 * 3 * (h + ffn)
+
+
+def test_lora_q_v_counts_the_attention_projections_only():
+    """peft's default targets: q_proj and v_proj, r x (in + out) each per layer; for MLA (no q/v projections) the
+    latent attention's projections but the output one, never an MLP."""
+    m = load_model("qwen2.5-7b")  # q: 3584 -> 3584, v: 3584 -> 512, 28 layers
+    assert m.lora_params(16, "q_v") == 16 * ((3584 + 3584) + (3584 + 512)) * 28
+    d = load_model("deepseek-v3")
+    per_layer = (d.hidden_size + d.q_lora_rank) + (d.q_lora_rank + d.num_attention_heads * (d.qk_nope_head_dim + d.qk_rope_head_dim)) \
+        + (d.hidden_size + d.kv_lora_rank + d.qk_rope_head_dim) \
+        + (d.kv_lora_rank + d.num_attention_heads * (d.qk_nope_head_dim + d.v_head_dim))
+    assert d.lora_params(8, "q_v") == 8 * per_layer * d.num_hidden_layers

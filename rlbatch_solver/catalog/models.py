@@ -163,17 +163,22 @@ class ModelCard:
             + self._shared_params()
         )
 
-    def _linear_shapes(self, i: int) -> list[tuple[int, int, int]]:
-        """(in, out, count) of every linear layer of decoder layer ``i`` (HF module shapes)."""
+    def _attention_linears(self) -> list[tuple[int, int, int]]:
+        """(in, out, count) of the attention block's linear layers, the output projection last (HF shapes):
+        q, k, v (k and v as one entry of count 2) and o; or MLA's q (low-rank or not), kv_a, kv_b and o."""
         h, n = self.hidden_size, self.num_attention_heads
         if self.is_mla:
             qk = self.qk_nope_head_dim + self.qk_rope_head_dim
             q = ([(h, self.q_lora_rank, 1), (self.q_lora_rank, n * qk, 1)] if self.q_lora_rank else [(h, n * qk, 1)])
-            attn = q + [(h, self.kv_lora_rank + self.qk_rope_head_dim, 1),
+            return q + [(h, self.kv_lora_rank + self.qk_rope_head_dim, 1),
                         (self.kv_lora_rank, n * (self.qk_nope_head_dim + self.v_head_dim), 1), (n * self.v_head_dim, h, 1)]
-        else:
-            q_dim, kv_dim = n * self.head_dim, self.num_key_value_heads * self.head_dim
-            attn = [(h, q_dim, 1), (h, kv_dim, 2), (q_dim, h, 1)]
+        q_dim, kv_dim = n * self.head_dim, self.num_key_value_heads * self.head_dim
+        return [(h, q_dim, 1), (h, kv_dim, 2), (q_dim, h, 1)]
+
+    def _linear_shapes(self, i: int) -> list[tuple[int, int, int]]:
+        """(in, out, count) of every linear layer of decoder layer ``i`` (HF module shapes)."""
+        h = self.hidden_size
+        attn = self._attention_linears()
         if not self.is_moe_layer(i):
             return attn + [(h, self.intermediate_size, 2), (self.intermediate_size, h, 1)]
         ffn, shared = self.moe_intermediate_size, self.shared_expert_intermediate_size or self.moe_intermediate_size
@@ -188,11 +193,10 @@ class ModelCard:
         for Llama/Qwen/Mistral-style models (utils/constants.py
         ``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING``), used when no target modules are given."""
         if modules == "q_v":
-            h, n = self.hidden_size, self.num_attention_heads
-            if self.is_mla:  # no q_proj/v_proj: the projections of the latent attention
-                return sum(rank * (a + b) * k for a, b, k in self._linear_shapes(0)[:-1]) * self.num_hidden_layers
-            q_dim, kv_dim = n * self.head_dim, self.num_key_value_heads * self.head_dim
-            return rank * ((h + q_dim) + (h + kv_dim)) * self.num_hidden_layers
+            attn = self._attention_linears()
+            # MLA has no q_proj/v_proj: the latent attention's projections but the output one
+            targets = attn[:-1] if self.is_mla else [attn[0], attn[1][:2] + (1,)]  # q, and v (one of k, v)
+            return sum(rank * (a + b) * k for a, b, k in targets) * self.num_hidden_layers
         return sum(rank * (a + b) * k for i in range(self.num_hidden_layers) for a, b, k in self._linear_shapes(i))
 
     def layer_params(self, i: int) -> int:

@@ -660,10 +660,11 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     # FSDP CPUOffload and DeepSpeed ZeRO-3 param offload stream from the CPU copy; verl Megatron loads
     # offloaded params back to the GPU for the forward
     offloaded = (plan.ref_param_offload or plan.param_offload) and plan.trainer in ("fsdp", "deepspeed")
-    params = 0.0 if offloaded else _ref_param_bytes(plan, mc)
     if plan.ref_in_actor:  # the actor's own weights, adapter disabled: counted below when residents are
         counted = plan.count_colocated_residents and plan.colocated and plan.actor_colocated
         params = 0.0 if counted or (plan.actor_param_offload and plan.offload_during_compute) else _states(plan, mc, False)[0]
+    else:
+        params = 0.0 if offloaded else _ref_param_bytes(plan, mc)
     terms = {
         T_PARAMS: params,
         T_GATHER: _gather_bytes(plan, mc, backward=False),
