@@ -44,6 +44,11 @@ def recompute_overrides(solution: Mapping[str, Value]) -> list[str]:
     return [f"{RECOMPUTE_KEY}=full", f"{prefix}.recompute_method=uniform", f"{prefix}.recompute_num_layers=1"]
 
 
+def cpu_optimizer_overrides(permille: int) -> list[str]:
+    """megatron-core's CPU optimizer for ``permille``/1000 of the optimizer states, as verl's optimizer overrides."""
+    return [f"+{CPU_OPT_KEY}=True", f"+{CPU_OPT_FRACTION_KEY}={permille / 1000}"] if permille else []
+
+
 class VerlMegatronFramework(Framework):
     name = "verl-megatron"
     version = MEGATRON_RULESET.version
@@ -110,9 +115,7 @@ class VerlMegatronFramework(Framework):
         if name == "megatron_recompute":
             return " ".join(recompute_overrides({name: value})) or f"{RECOMPUTE_KEY}=null"
         if name == "megatron_cpu_optimizer_permille":
-            permille = int(value or 0)
-            return (f"+{CPU_OPT_KEY}=True +{CPU_OPT_FRACTION_KEY}={permille / 1000}" if permille
-                    else f"+{CPU_OPT_KEY}=False")
+            return " ".join(cpu_optimizer_overrides(int(value or 0))) or f"+{CPU_OPT_KEY}=False"
         return super().assignment(name, value)
 
     def export_yaml(self, native: list[str]) -> str | None:
@@ -121,9 +124,7 @@ class VerlMegatronFramework(Framework):
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
         out = solution_to_overrides(solution, space.fixed_native if space else None, megatron=True)
         out += recompute_overrides(solution)
-        permille = int(solution.get("megatron_cpu_optimizer_permille") or 0)
-        if permille:
-            out += [f"+{CPU_OPT_KEY}=True", f"+{CPU_OPT_FRACTION_KEY}={permille / 1000}"]
+        out += cpu_optimizer_overrides(int(solution.get("megatron_cpu_optimizer_permille") or 0))
         return out
 
 
