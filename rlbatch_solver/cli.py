@@ -38,6 +38,20 @@ def _fail_input(err: InputError) -> None:
 
 
 # ----------------------------------------------------------------------------- check
+_CALIBRATION_HELP = ("A calibration profile (rlbatch calibrate); default: the per-user profile if there is one. "
+                     "Applied where its GPU type is the one asked about.")
+
+
+def _calibration(path: Optional[str], gpu: Optional[str]):
+    """The profile's efficiencies for this GPU (or None), with a note on stderr when a profile was found."""
+    from .calibration import efficiency_for, resolve_profile
+
+    eff, note = efficiency_for(resolve_profile(path), gpu)
+    if note:
+        typer.echo(f"note: {note}", err=True)
+    return eff
+
+
 @app.command()
 def check(
     overrides: Optional[List[str]] = typer.Argument(None, help="The framework's own arguments, pasted after --, "
@@ -52,6 +66,7 @@ def check(
     length_fraction: Optional[float] = typer.Option(
         None, "--length-fraction", help="Memory: the longest micro batch's length as a share of max prompt+response "
         "(default 1.0, the worst case)."),
+    calibration: Optional[str] = typer.Option(None, "--calibration", help=_CALIBRATION_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Check a config: every broken rule with its numbers, stage and source (and memory, given --gpu and --model)."""
@@ -61,7 +76,8 @@ def check(
         framework, overrides, gpus, model = _script(framework, overrides, gpus, model)
         flat, ignored = _pasted(framework, config, overrides, "check")
         report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
-                           length_fraction=1.0 if length_fraction is None else length_fraction)
+                           length_fraction=1.0 if length_fraction is None else length_fraction,
+                           calibration=_calibration(calibration, gpu))
         report.ignored = ignored
     except InputError as err:
         _fail_input(err)
@@ -139,6 +155,7 @@ def fix(
     length_fraction: Optional[float] = typer.Option(
         None, "--length-fraction", help="Memory: the longest micro batch's length as a share of max prompt+response "
         "(default 1.0, the worst case)."),
+    calibration: Optional[str] = typer.Option(None, "--calibration", help=_CALIBRATION_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The smallest change that makes a config valid (and fit, given --gpu and --model)."""
@@ -152,7 +169,8 @@ def fix(
         flat, _ = _pasted(framework, config, overrides, "fix")
         report = api.fix(flat, framework=framework, gpus=gpus, model=model, gpu=gpu,
                          keep=(keep or "").split(","), time_limit_s=time_limit, extra_gpus=extra_gpus,
-                         started=started, length_fraction=1.0 if length_fraction is None else length_fraction)
+                         started=started, length_fraction=1.0 if length_fraction is None else length_fraction,
+                         calibration=_calibration(calibration, gpu))
     except InputError as err:
         _fail_input(err)
         return
@@ -222,6 +240,7 @@ def sweep(
     memory_plot: Optional[str] = typer.Option(None, "--memory-plot", help="With --summary: stacked-bar PNG ..."),
     point: Optional[str] = typer.Option(None, "--point", help="... of this point id (default: the best point)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    calibration: Optional[str] = typer.Option(None, "--calibration", help=_CALIBRATION_HELP),
 ) -> None:
     """Best config for every point of a hardware/model grid; resumable; tables and plots."""
     from .sweep.runner import read_results
@@ -251,6 +270,7 @@ def sweep(
         from .sweep.runner import run_sweep
 
         grid = load_grid(grid_file)
+        _calibrate_grid(grid, calibration)
         result = run_sweep(grid, out, resume=resume, workers=workers, backend=backend, ray_address=ray_address,
                            progress=not no_progress)
     except InputError as err:
@@ -391,6 +411,7 @@ def recommend(
     from_: Optional[str] = typer.Option(
         None, "--from", help="Start from your own launch script (or YAML config): keep its model, GPUs, lengths, "
         "algorithm and batch per step; choose its micro batches, layout and memory switches; compare with it."),
+    calibration: Optional[str] = typer.Option(None, "--calibration", help=_CALIBRATION_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The fastest valid config that fits in memory, with its memory and time per phase.
@@ -404,13 +425,16 @@ def recommend(
         if from_ is not None:
             report = _recommend_from(from_, framework, gpu, gpus, model, objective, length_fraction, top, time_limit,
                                      extra_gpus, given=[scenario_file, nnodes, algo, n, prompt_len, response_len,
-                                                        set_, search])
+                                                        set_, search], calibration=calibration)
         else:
             sc = _scenario(scenario_file, framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len,
                            set_, search, objective)
             if length_fraction is not None:
                 sc.length_fraction = length_fraction
                 sc.validate()
+            eff = _calibration(calibration, sc.gpu)
+            if eff is not None:
+                sc.calibration = eff.as_dict()
             report = api.recommend(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus)
     except InputError as err:
         _fail_input(err)
@@ -426,7 +450,7 @@ def recommend(
 
 def _recommend_from(path: str, framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
                     model: Optional[str], objective: Optional[str], length_fraction: Optional[float], top: int,
-                    time_limit: float, extra_gpus: Optional[str], given: list):
+                    time_limit: float, extra_gpus: Optional[str], given: list, calibration: Optional[str] = None):
     """``recommend --from run.sh`` (or a YAML config with --framework): the run the user's config describes."""
     from . import api
     from .launch_script import is_launch_script
@@ -446,7 +470,8 @@ def _recommend_from(path: str, framework: Optional[str], gpu: Optional[str], gpu
         flat, _ = _pasted(name, path, None, "recommend from")
     return api.recommend_from(name, flat, gpu=gpu, model=model, gpus=gpus, objective=objective or "time",
                               length_fraction=1.0 if length_fraction is None else length_fraction, top=top,
-                              time_limit_s=time_limit, extra_gpus=extra_gpus)
+                              time_limit_s=time_limit, extra_gpus=extra_gpus,
+                              calibration=_calibration(calibration, gpu))
 
 
 def _native_dict(native: list[str]) -> dict[str, Any]:
@@ -482,6 +507,62 @@ def rules(
         return
     for r in fw.ruleset.rules:
         typer.echo(f"{r.id:48s} {r.stage.value:13s} {r.source}")
+
+
+def _calibrate_grid(grid, path: Optional[str]) -> None:
+    """A profile's efficiencies on the grid points of its GPU type (each point records them)."""
+    from .calibration import resolve_profile
+
+    profile = resolve_profile(path)
+    if profile is None:
+        return
+    hits = 0
+    for p in grid.points:
+        if profile.applies_to(str(p.scenario.get("gpu"))):
+            p.scenario["calibration"] = profile.efficiency.as_dict()
+            hits += 1
+    typer.echo(f"note: calibration {profile.path} ({profile.gpu or 'any GPU'}) applied to {hits} of "
+               f"{len(grid.points)} points", err=True)
+
+
+# -------------------------------------------------------------------------- calibrate
+@app.command()
+def calibrate(
+    log: str = typer.Argument(..., help="The run's log: verl console output or file-logger JSON lines, OpenRLHF's "
+                              "output, or ms-swift's logging.jsonl."),
+    overrides: Optional[List[str]] = typer.Argument(None, help="The config the run used: its arguments after --, "
+                                                    "or its launch script."),
+    framework: Optional[str] = typer.Option(None, "--framework", "-f", help="verl (default), verl-megatron, swift, "
+                                            "swift-megatron, openrlhf, trl; a launch script names its own."),
+    gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (or give them in the config)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model name or HF config.json (required)."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="The GPU type the run used (required)."),
+    config: Optional[str] = typer.Option(None, "--config", help="A YAML config file."),
+    out: Optional[str] = typer.Option(None, "--out", help="Where to write the profile (default: the per-user "
+                                      "profile, which check, recommend, fix and sweep then pick up)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Fit the cost model's efficiencies to your own run's log; write a profile for --calibration."""
+    from .calibration import user_profile_path
+    from .commands.calibrate import calibrate as run_calibrate
+
+    try:
+        framework, overrides, gpus, model = _script(framework, overrides, gpus, model)
+        if not gpu or not model:
+            raise InputError("gpu" if not gpu else "model", "calibrate needs the GPU type and the model the run used.",
+                             "pass --gpu (e.g. h100) and --model (e.g. qwen2.5-7b).")
+        flat, _ = _pasted(framework, config, overrides, "calibrate")
+        report = run_calibrate(log, flat, framework=framework, gpu=gpu, model=model, gpus=gpus,
+                               out=out or user_profile_path())
+    except InputError as err:
+        _fail_input(err)
+        return
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        from .render import print_calibration
+
+        print_calibration(_console(), report)
 
 
 # -------------------------------------------------------------------------- catalog

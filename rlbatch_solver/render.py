@@ -44,6 +44,10 @@ def print_memory_check(console: Console, mem: Any) -> None:
                       "[green]yes[/]" if ok else f"[red]no, {(peak - mem.capacity_mib) / 1024:.1f} over[/]", terms)
     console.print()
     console.print(table)
+    if mem.seconds:
+        parts = ", ".join(f"{PHASE_TITLE.get(p, p)} {t:.1f}" for p, t in mem.seconds.items() if t >= 0.05)
+        console.print(f"predicted step time: {sum(mem.seconds.values()):.1f} s ({parts}) at the default mean lengths "
+                      "(docs/cost-model.md section 4); `rlbatch calibrate` fits it to your own run's log")
 
 
 ENUM_COLUMNS = [  # verl FSDP: the seed guide's names
@@ -501,3 +505,35 @@ def print_explain(console: Console, report: Any) -> None:
         console.print("  paste over yours: " + " ".join(report.fix.native_after))
     elif report.fix is not None and report.fix.after is None:
         print_fix_conflict(console, report.fix)
+
+
+def print_calibration(console: Console, report: Any) -> None:
+    """``calibrate``: each timed phase measured / predicted before / after, and the fitted efficiencies."""
+    from .costmodel.efficiency import DEFAULT_EFFICIENCY
+
+    for note in report.notes:
+        console.print(f"note: {note}")
+    console.print(f"read a {report.log_format} log: steps {', '.join(map(str, report.steps))} "
+                  f"(the first step is left out when there are more)")
+    t = Table(title="measured against predicted")
+    for col in ("phase", "measured", "before", "error", "after", "error"):
+        t.add_column(col, justify="left" if col == "phase" else "right")
+    for r in report.fit.phases:
+        unit = "" if "GiB" in r["phase"] else " s"
+
+        def err(x: float | None) -> str:
+            return f"{x / r['measured_s'] - 1:+.0%}" if x and r["measured_s"] else "-"
+
+        t.add_row(r["phase"], f"{r['measured_s']:.1f}{unit}", f"{r['before_s'] or 0:.1f}{unit}", err(r["before_s"]),
+                  f"{r['after_s'] or 0:.1f}{unit}", err(r["after_s"]))
+    console.print(t)
+    after = report.fit.efficiency.as_dict()
+    for name, before in DEFAULT_EFFICIENCY.as_dict().items():
+        if name == "train_memory_offset_bytes":
+            if after[name]:
+                console.print(f"  training-phase memory offset: {after[name] / 2**30:+.2f} GiB")
+            continue
+        mark = "" if abs(after[name] - before) < 1e-9 else "  (fitted)"
+        console.print(f"  {name}: {before:.3f} -> {after[name]:.3f}{mark}")
+    console.print(f"profile written to {report.profile.path}: check, recommend, fix and sweep use it for "
+                  f"{report.profile.gpu} (--calibration FILE for another path)")

@@ -50,6 +50,8 @@ class Scenario:
     price_per_gpu_hour: float | None = None
     # memory: the longest micro batch's length as a share of max prompt + response (1.0: worst case)
     length_fraction: float = 1.0
+    # a calibration profile's efficiencies (costmodel/efficiency.py names), measured on this scenario's GPU
+    calibration: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
         self.validate()

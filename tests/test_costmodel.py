@@ -174,9 +174,9 @@ def test_prefill_and_decode_vs_llm_analysis(monkeypatch):
     length, no host overhead, no sampler traffic) our formulas give the same numbers."""
     plan = make_plan(LLAMA2_7B, A100_80, n_gpus=1, rollout_tp=1)
     mc = model_consts(LLAMA2_7B)
-    monkeypatch.setattr(C, "MFU_PREFILL", 0.7)
+    plan = plan.replace(efficiency=plan.efficiency.replace(mfu_prefill=0.7))
     assert prefill_seconds(plan, mc, 64, 512) == pytest.approx(2.03, rel=0.03)
-    monkeypatch.setattr(C, "HBM_EFF_DECODE", 0.9)
+    plan = plan.replace(efficiency=plan.efficiency.replace(hbm_decode=0.9))
     monkeypatch.setattr(C, "DECODE_STEP_OVERHEAD_S", 0.0)
     monkeypatch.setattr(C, "DECODE_SAMPLER_BYTES_PER_LOGIT", 0)
     kv_tok = kv_bytes_per_token(plan)

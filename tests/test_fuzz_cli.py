@@ -53,6 +53,8 @@ BASES = [
     ["fix", "--framework", "trl", "--time-limit", LIMIT, "--"] + TRL,
     ["recommend", "--framework", "trl", "--top", "1", "--time-limit", LIMIT] + SCENARIO,
     ["catalog", "gpus"],
+    ["calibrate", "@LOG", "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--"] + FAQ,
+    ["check", "--gpus", "4", "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--calibration", "@PROFILE", "--"] + FAQ,
 ]
 
 BAD_VALUES = ["99999999999999999999", "9" * 5000, "-3", "0", "1.5", "nan", "inf", "-inf", "1e400", "", " ",
@@ -74,7 +76,7 @@ def _mutations(base: list[str], rng: random.Random, files: dict[str, str]) -> li
             flag = base[i - 1]
             for bad in BAD_NAMES.get(flag, []) + rng.sample(BAD_VALUES, 9):
                 out.append(base[:i] + [bad] + base[i + 1:])
-            if flag in ("--model", "--gpu-file", "--config", "--from"):
+            if flag in ("--model", "--gpu-file", "--config", "--from", "--calibration"):
                 out.append(base[:i] + [files["binary"]] + base[i + 1:])
         if tok.startswith("--") and tok != "--":
             out.append(base[:i + 1])  # the line cut right after a flag
@@ -95,7 +97,7 @@ def _command_lines(files: dict[str, str]) -> list[list[str]]:
     rng = random.Random(20261124)
     lines: list[list[str]] = []
     for base in BASES:
-        base = [files["script"] if tok == "@SCRIPT" else tok for tok in base]
+        base = [files[tok[1:].lower()] if tok in ("@SCRIPT", "@LOG", "@PROFILE") else tok for tok in base]
         lines += _mutations(base, rng, files)
     return lines
 
@@ -115,10 +117,17 @@ def files(tmp_path_factory):
                       "  actor_rollout_ref.actor.ppo_mini_batch_size=32 \\\n"
                       "  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=$MICRO \\\n"
                       "  data.max_prompt_length=880 data.max_response_length=1280\n")
-    return {"binary": str(binary), "bad_yaml": str(bad_yaml), "list_yaml": str(list_yaml), "script": str(script)}
+    log = d / "run.log"
+    log.write_text("step:1 - timing_s/gen:30 - timing_s/update_actor:20\nstep:2 - timing_s/gen:30 - "
+                   "timing_s/update_actor:20 - response_length/mean:600\n")
+    profile = d / "profile.yaml"
+    profile.write_text("rlbatch_calibration: 1\ngpu: rtx4090\nefficiency: {mfu_train: 0.3}\n")
+    return {"binary": str(binary), "bad_yaml": str(bad_yaml), "list_yaml": str(list_yaml), "script": str(script),
+            "log": str(log), "profile": str(profile)}
 
 
-def test_malformed_command_lines_never_end_in_a_traceback_or_overrun(files):
+def test_malformed_command_lines_never_end_in_a_traceback_or_overrun(files, tmp_path, monkeypatch):
+    monkeypatch.setenv("RLBATCH_CONFIG_DIR", str(tmp_path))  # calibrate's default profile stays out of other tests
     runner = CliRunner()
     lines = _command_lines(files)
     assert len(lines) >= 1000, len(lines)

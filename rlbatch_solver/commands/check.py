@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..catalog.models import ModelCard
+from ..costmodel.efficiency import Efficiency
 from ..frameworks import Framework, get_framework
 from ..rules.base import RuleSet, Value, Violation
 from ..scenario import check_length_fraction
@@ -52,6 +53,7 @@ class MemoryCheck:
     total_mib: int
     phases: dict[str, dict[str, int]]  # phase -> term -> MiB
     peaks: dict[str, int]  # phase -> MiB (the sum of its terms)
+    seconds: dict[str, float] = field(default_factory=dict)  # phase -> predicted seconds per RL step
 
     @property
     def fits(self) -> bool:
@@ -67,6 +69,8 @@ class MemoryCheck:
             "capacity_mib": self.capacity_mib,
             "total_mib": self.total_mib,
             "fits": self.fits,
+            "step_seconds": round(sum(self.seconds.values()), 3),
+            "phase_seconds": self.seconds,
             "phases": {p: {"peak_mib": self.peaks[p], "fits": self.peaks[p] <= self.capacity_mib,
                            "largest_terms": [t for t, _ in self.largest_terms(p)], "terms_mib": terms}
                        for p, terms in self.phases.items()},
@@ -82,6 +86,7 @@ def check(
     gpu: str | None = None,
     extra_gpus: str | Path | None = None,
     length_fraction: float = 1.0,
+    calibration: "Efficiency | None" = None,
 ) -> CheckReport:
     """Every rule the config breaks, with its numbers, stage and source.
 
@@ -98,7 +103,7 @@ def check(
     notes = list(fw.config_notes(flat))
     memory = None
     if gpu and card is not None:
-        ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction)
+        ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration)
     elif gpu or card is not None:
         notes.append("memory was not evaluated: give both --gpu and --model to predict out-of-memory per phase")
     else:
@@ -110,17 +115,19 @@ def check(
 
 
 def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[str, Value],
-                 extra_gpus: str | Path | None, length_fraction: float = 1.0) -> tuple[RuleSet, MemoryCheck]:
+                 extra_gpus: str | Path | None, length_fraction: float = 1.0,
+                 calibration: "Efficiency | None" = None) -> tuple[RuleSet, MemoryCheck]:
     """The rule set plus memory rules for these exact values, and the per-phase breakdown."""
     from ..catalog.gpus import load_gpu
-    from ..costmodel.tables import MIB, build_cost_terms, full_reports, with_length_fraction
+    from ..costmodel.tables import MIB, build_cost_terms, full_reports, with_efficiency, with_length_fraction
 
     gpu = load_gpu(gpu_name, extra_gpus)
-    spec = with_length_fraction(fw.cost_spec(card, gpu), length_fraction)
+    spec = with_efficiency(with_length_fraction(fw.cost_spec(card, gpu), length_fraction), calibration)
     terms = build_cost_terms(spec, {k: [v] for k, v in values.items()}, time=False)
-    reports, _ = full_reports(spec, values)
+    reports, seconds = full_reports(spec, values)
     phases = {p: {t: int(-(-b // MIB)) for t, b in r.phases[p].items()} for p, r in reports.items()}
     peaks = {p: int(-(-r.peak(p) // MIB)) for p, r in reports.items()}
     total = int(gpu.memory_bytes // MIB)
-    mem = MemoryCheck(gpu.name, card.name, terms.capacity_mib, total, phases, peaks)
+    mem = MemoryCheck(gpu.name, card.name, terms.capacity_mib, total, phases, peaks,
+                      {p: round(t, 3) for p, t in seconds.items() if t})
     return fw.ruleset.extended(terms.rules, terms.derived), mem

@@ -12,6 +12,7 @@ from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..frameworks import Framework, get_framework
 from ..rules.base import Value, Violation
+from ..costmodel.efficiency import Efficiency
 from ..scenario import check_length_fraction
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .common import read_inputs, read_config, validate_solutions, waste_text
@@ -234,6 +235,7 @@ def fix(
     extra_gpus: str | Path | None = None,
     started: float | None = None,
     length_fraction: float = 1.0,
+    calibration: "Efficiency | None" = None,
 ) -> FixReport:
     """The smallest change that makes a pasted config valid (and, given a GPU and model, fit).
 
@@ -259,10 +261,11 @@ def fix(
     memory = bool(gpu and card)
     if memory:
         from ..catalog.gpus import load_gpu
-        from ..costmodel.tables import with_length_fraction
+        from ..costmodel.tables import with_efficiency, with_length_fraction
 
         try:
-            spec = with_length_fraction(fw.cost_spec(card, load_gpu(gpu, extra_gpus)), length_fraction)
+            spec = with_efficiency(with_length_fraction(fw.cost_spec(card, load_gpu(gpu, extra_gpus)), length_fraction),
+                                   calibration)
         except InputError as e:
             if e.field != "framework":
                 raise
@@ -324,7 +327,8 @@ def fix(
         report.conflict_text = [(r.id, format_message(r.message, env)) for r in report.conflict.rules]
         report.relaxations_tried = _relax(fw, policy, values, kept=kept, involved=involved & pinned, spec=spec,
                                           gpu=gpu, card=card, conflict_ids=report.conflict.ids,
-                                          deadline=deadline, extra_gpus=extra_gpus, length_fraction=length_fraction)
+                                          deadline=deadline, extra_gpus=extra_gpus, length_fraction=length_fraction,
+                                          calibration=calibration)
         report.relaxations = relaxations(report, {fw.native_key(k) for k in kept}, memory)
     report.wall_time_s = deadline.elapsed()
     return report
@@ -332,7 +336,8 @@ def fix(
 
 def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
            spec: Any, gpu: str | None, card: ModelCard | None, conflict_ids: list[str], deadline: Any,
-           extra_gpus: str | Path | None, length_fraction: float = 1.0) -> list[dict[str, Any]]:
+           extra_gpus: str | Path | None, length_fraction: float = 1.0,
+           calibration: "Efficiency | None" = None) -> list[dict[str, Any]]:
     """Try each way out of an infeasible repair with a solve; say which work and what they change."""
     from ..frameworks.repair_policies import candidates, hardware_candidates
 
@@ -397,7 +402,7 @@ def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set
         bigger = sorted((g for g in list_gpus() if g.memory_bytes > here.memory_bytes), key=lambda g: g.memory_bytes)
         for g in bigger[:3]:
             if attempt("bigger_gpu", f"a bigger GPU (--gpu {g.name}, {g.memory_gib:.0f} GiB)",
-                       new_spec=with_length_fraction(fw.cost_spec(card, g), length_fraction)):
+                       new_spec=with_length_fraction(fw.cost_spec(card, g), length_fraction)):  # a profile is per GPU
                 break
     return tried
 

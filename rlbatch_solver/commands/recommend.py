@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..costmodel.efficiency import Efficiency
+
 import builtins
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,7 +161,8 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
             start: tuple[Mapping[str, Value], set[str]] | None = None):
     """Framework, model, GPU, search space and cost terms of a scenario (``start``: the values of a
     user's config and the variables free to change, from ``scenario_from_config``)."""
-    from ..costmodel.tables import build_cost_terms, with_length_fraction
+    from ..costmodel.efficiency import Efficiency
+    from ..costmodel.tables import build_cost_terms, with_efficiency, with_length_fraction
 
     fw = get_framework(scenario.framework)
     if not scenario.model:
@@ -167,6 +173,8 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     if start is not None:
         _start_domains(space.domains, *start)
     spec = with_length_fraction(fw.cost_spec(card, gpu), scenario.length_fraction)
+    if scenario.calibration:
+        spec = with_efficiency(spec, Efficiency.from_mapping(scenario.calibration))
     terms = build_cost_terms(spec, space.domains)
     ruleset = fw.ruleset.extended(space.extra_rules + terms.rules, terms.derived)
     return fw, card, gpu, space, spec, terms, ruleset
@@ -233,10 +241,13 @@ def recommend(
 
 def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, model: str | ModelCard | None,
                    gpus: int | None = None, objective: str = "time", length_fraction: float = 1.0, top: int = 5,
-                   time_limit_s: float = DEFAULT_TIME_LIMIT_S, extra_gpus: str | Path | None = None) -> RecommendReport:
+                   time_limit_s: float = DEFAULT_TIME_LIMIT_S, extra_gpus: str | Path | None = None,
+                   calibration: "Efficiency | None" = None) -> RecommendReport:
     """The best configs for the run a user's config describes, and that config judged beside them."""
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
                                                   objective=objective, length_fraction=length_fraction)
+    if calibration is not None:
+        scenario.calibration = calibration.as_dict()
     report = recommend(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus, start=(values, free))
     fw = get_framework(framework)
     drop = fw.free_keys(values)

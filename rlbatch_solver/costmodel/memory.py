@@ -740,4 +740,12 @@ def estimate_memory(plan: Plan) -> MemoryReport:
     phases["actor_update"] = _update_terms(plan, mc, critic=False)
     if plan.need_critic:
         phases["critic_update"] = _update_terms(plan, mc, critic=True)
+    offset = plan.efficiency.train_memory_offset_bytes
+    if offset:  # a calibration profile's measured excess (or shortfall) of the training phases
+        for name, terms in phases.items():
+            if name != "rollout":
+                terms[T_CALIBRATION] = offset
     return rep
+
+
+T_CALIBRATION = "calibration offset (measured)"

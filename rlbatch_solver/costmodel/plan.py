@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from .constants import DEFAULT_AVG_RESPONSE_FRACTION
+from .efficiency import DEFAULT_EFFICIENCY, Efficiency
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..catalog.gpus import GPU
@@ -125,6 +126,8 @@ class Plan:
     # None = ``param_offload`` / ``optimizer_offload``.
     actor_param_offload: Optional[bool] = None
     actor_optimizer_offload: Optional[bool] = None
+    # the named efficiencies (a calibration profile replaces the defaults: costmodel/efficiency.py)
+    efficiency: Efficiency = DEFAULT_EFFICIENCY
 
     def replace(self, **changes: Any) -> "Plan":
         """A copy with some fields changed."""

@@ -27,6 +27,7 @@ from typing import Callable, Mapping, Optional, Sequence
 from ..rules.base import Derived, Rule, Stage, Value
 from ..rules.expr import BoolVar, IntExpr, IntVar, Table, minimum
 from .memory import MemoryReport, estimate_memory
+from .efficiency import Efficiency
 from .plan import Plan
 from .time import estimate_time
 
@@ -227,3 +228,13 @@ def with_length_fraction(spec: CostSpec, fraction: float) -> CostSpec:
         return spec
     plan = spec.plan
     return replace(spec, plan=lambda values, phase: plan(values, phase).replace(peak_length_fraction=fraction))
+
+
+def with_efficiency(spec: CostSpec, efficiency: "Efficiency | None") -> CostSpec:
+    """The same cost model with a calibration profile's efficiencies (``rlbatch calibrate``)."""
+    from dataclasses import replace
+
+    if efficiency is None:
+        return spec
+    plan = spec.plan
+    return replace(spec, plan=lambda values, phase: plan(values, phase).replace(efficiency=efficiency))

@@ -191,7 +191,7 @@ def sequence_flops(mc: ModelConsts, active: float, seq: float) -> float:
 def prefill_seconds(plan: Plan, mc: ModelConsts, seqs: float, prompt: float) -> float:
     """Compute-bound prefill of ``seqs`` prompts on one engine (rollout_tp GPUs)."""
     tp = max(1, plan.rollout_tp)
-    return seqs * sequence_flops(mc, mc.active, prompt) / (tp * _peak(plan) * C.MFU_PREFILL)
+    return seqs * sequence_flops(mc, mc.active, prompt) / (tp * _peak(plan) * plan.efficiency.mfu_prefill)
 
 
 def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
@@ -204,7 +204,7 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
         weights -= mc.routed_expert_params * (1.0 - hit)
     bytes_read = (C.ROLLOUT_PARAM_BYTES * weights / tp + batch * ctx * kv_tok
                   + batch * mc.vocab * C.DECODE_SAMPLER_BYTES_PER_LOGIT)
-    t_mem = bytes_read / (float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * C.HBM_EFF_DECODE)
+    t_mem = bytes_read / (float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * plan.efficiency.hbm_decode)
     flops = 2.0 * mc.active * batch + mc.attn_flops_coeff * batch * ctx
     t_cmp = flops / (tp * _peak(plan) * C.MFU_DECODE)
     t = max(t_mem, t_cmp) + C.DECODE_STEP_OVERHEAD_S
@@ -243,7 +243,7 @@ def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
 def _old_log_prob(plan: Plan, mc: ModelConsts) -> float:
     samples = plan.samples_per_step / _dp(plan)
     t, _ = _pass_time(plan, mc, mc.params, mc.active, samples, plan.logprob_micro, plan.logprob_token_budget,
-                      1.0, C.MFU_FORWARD, 1.0)
+                      1.0, plan.efficiency.mfu_forward, 1.0)
     return t
 
 
@@ -254,7 +254,7 @@ def _ref(plan: Plan, mc: ModelConsts) -> float:
         # CPU-offloaded FSDP streams its shard to the GPU every forward
         h2d = C.REF_PARAM_BYTES * mc.params / _mp(plan) / max(1, plan.shard_degree) / _host_bw(plan)
     t, _ = _pass_time(plan, mc, mc.params, mc.active, samples, plan.logprob_micro, plan.logprob_token_budget,
-                      1.0, C.MFU_FORWARD, 1.0, h2d)
+                      1.0, plan.efficiency.mfu_forward, 1.0, h2d)
     return t
 
 
@@ -268,7 +268,7 @@ def _update(plan: Plan, mc: ModelConsts, critic: bool) -> float:
     total = 0.0
     # one mini batch, times the number of mini batches
     t_mini, _ = _pass_time(plan, mc, params, active, samples / mini, micro, plan.train_token_budget, mult,
-                           C.MFU_TRAIN, 2.0)
+                           plan.efficiency.mfu_train, 2.0)
     n = max(1, plan.shard_degree)
     grad_sync = C.FP32 * params / _mp(plan) * (n - 1) / n / _coll_bw(plan, n)  # once per mini batch
     _, _, ob = C.STATE_BYTES.get(plan.trainer, C.STATE_BYTES["fsdp"])
@@ -278,7 +278,7 @@ def _update(plan: Plan, mc: ModelConsts, critic: bool) -> float:
     total += mini * (t_mini + grad_sync + adam)
     if critic:  # the critic's value forward over the batch (compute_values)
         t_val, _ = _pass_time(plan, mc, params, active, samples, micro, plan.train_token_budget, 1.0,
-                              C.MFU_FORWARD, 1.0)
+                              plan.efficiency.mfu_forward, 1.0)
         total += t_val
     return total
 
@@ -288,7 +288,8 @@ def _weight_sync(plan: Plan, mc: ModelConsts) -> float:
     if plan.colocated:
         n = max(1, plan.shard_degree)
         gather = full / _mp(plan) * (n - 1) / n / _coll_bw(plan, n)
-        load = full / max(1, plan.rollout_tp) / (float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * C.HBM_EFF_DECODE)
+        hbm = float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * plan.efficiency.hbm_decode
+        load = full / max(1, plan.rollout_tp) / hbm
         return gather + load + C.WEIGHT_SYNC_FIXED_S
     return full / (C.INTER_NODE_BANDWIDTH_GBPS * 1e9 * C.COLLECTIVE_EFF) + C.WEIGHT_SYNC_FIXED_S
 

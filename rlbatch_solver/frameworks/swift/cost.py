@@ -153,7 +153,7 @@ def export_flags(solution: Mapping[str, Value], megatron: bool) -> list[str]:
     return out
 
 
-def _gen(v: Mapping[str, Value], megatron: bool) -> tuple[int, int]:
+def rollout_layout(v: Mapping[str, Value], megatron: bool) -> tuple[int, int]:
     """(completions per rollout, optimizer steps per rollout) as ms-swift resolves them."""
     world = int(v.get("gpus_per_node") or 1) * int(v.get("nnodes") or 1)
     if megatron:
@@ -182,7 +182,7 @@ def phases_run(values: Mapping[str, Value]) -> list[str]:
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU, megatron: bool) -> Plan:
     v = values
     world = int(v.get("gpus_per_node") or 1) * int(v.get("nnodes") or 1)
-    gen, spg = _gen(v, megatron)
+    gen, spg = rollout_layout(v, megatron)
     server = bool(v.get("use_vllm")) and bool(v.get("vllm_server"))
     engine_tp = int(v.get("server_tp") or 1) if server else int(v.get("vllm_tp") or 1)
     sleep = int(v.get("sleep_level") or 0)
@@ -282,7 +282,7 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
 
 
 def tokens_per_step(values: Mapping[str, Value], megatron: bool) -> int:
-    gen, _ = _gen(values, megatron)
+    gen, _ = rollout_layout(values, megatron)
     return gen * (int(values.get("max_length") or DEFAULT_MAX_LENGTH) + int(values.get("max_completion_length") or 512))
 
 
@@ -297,7 +297,7 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         memory_inputs=mem,
         time_inputs=time,
         phases_run=phases_run,
-        samples=lambda values: _gen(values, megatron)[0],
+        samples=lambda values: rollout_layout(values, megatron)[0],
         tokens_per_step=lambda values: tokens_per_step(values, megatron),
         bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv"},
         unread=unread,

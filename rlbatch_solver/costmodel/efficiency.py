@@ -1,0 +1,51 @@
+"""The time and memory model's named efficiencies: the numbers ``rlbatch calibrate`` fits to a user's own run.
+
+Each default is a constant of ``constants.py`` with its source there (docs/cost-model.md section 5). A
+calibration profile (``--calibration FILE``) replaces some of them for one GPU/framework/model; everything
+else in the model stays as derived.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, Mapping
+
+from . import constants as C
+
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    mfu_train: float = C.MFU_TRAIN  # training passes (forward + backward), large micro batches
+    mfu_forward: float = C.MFU_FORWARD  # forward-only log-prob passes (old log-prob, reference, values)
+    mfu_prefill: float = C.MFU_PREFILL  # the inference engine's prefill
+    hbm_decode: float = C.HBM_EFF_DECODE  # the inference engine's decode: achieved / peak HBM bandwidth
+    # bytes the training phases hold beyond the derived terms (allocator blocks, workspace, kernels' buffers);
+    # may be negative where the derived terms over-count
+    train_memory_offset_bytes: float = 0.0
+
+    def replace(self, **changes: Any) -> "Efficiency":
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> "Efficiency":
+        """Known fields only (a profile from a newer version may hold more: ignored)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: float(v) for k, v in values.items() if k in names})
+
+
+DEFAULT_EFFICIENCY = Efficiency()
+
+# What calibrate may fit, and the bounds it keeps them in: efficiencies between 2% and the ceilings of
+# constants.py's sources (torchao's achievable GEMM and HBM fractions, 0.69 and 0.92); memory within +-16 GiB.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "mfu_train": (0.02, 0.69),
+    "mfu_forward": (0.02, 0.69),
+    "mfu_prefill": (0.02, 0.69),
+    "hbm_decode": (0.05, 0.92),
+    "train_memory_offset_bytes": (-16 * GIB, 16 * GIB),
+}
