@@ -43,23 +43,19 @@ class Run:
     peak_fraction: float | None = None
 
     def predict(self, eff: Efficiency = DEFAULT_EFFICIENCY) -> "Prediction":
-        from .costmodel.memory import estimate_memory
-        from .costmodel.time import estimate_time
+        """Seconds per phase and the training phases' largest peak, as check computes them (full_reports),
+        at this run's lengths and the efficiencies ``eff``."""
+        from dataclasses import replace
 
-        phases_run = self.spec.phases_run(self.values)
-        seconds: dict[str, float] = {}
-        train_peak = 0.0
-        for phase in self.spec.time_inputs:
-            plan = self._plan(phase, eff)
-            t = estimate_time(plan).phases.get(phase)
-            if t is not None and (phase not in TRAIN_PHASES + ("rollout",) or phase in phases_run):
-                seconds[phase] = t
-            if phase in phases_run and phase in TRAIN_PHASES:
-                train_peak = max(train_peak, estimate_memory(plan).peak(phase))
-        return Prediction(seconds, train_peak)
+        from .costmodel.tables import full_reports
 
-    def _plan(self, phase: str, eff: Efficiency):
-        plan = self.spec.plan(self.values, phase)
+        reports, seconds = full_reports(replace(self.spec, plan=lambda values, phase: self._plan(values, phase, eff)),
+                                        self.values)
+        peak = max((r.peak(p) for p, r in reports.items() if p in TRAIN_PHASES), default=0.0)
+        return Prediction(seconds, peak)
+
+    def _plan(self, values: Mapping[str, Any], phase: str, eff: Efficiency):
+        plan = self.spec.plan(values, phase)
         changes: dict[str, Any] = {"efficiency": eff}
         if self.response_mean is not None and plan.response_len > 0:
             changes["avg_response_fraction"] = min(1.0, max(0.0, self.response_mean / plan.response_len))

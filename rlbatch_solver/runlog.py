@@ -66,9 +66,13 @@ class RunLog:
         s = sorted(self.steps)
         return s[1:] if len(s) > 1 else s
 
-    def _median(self, key: str) -> float | None:
+    def _over_used(self, key: str, agg=statistics.median) -> float | None:
+        """``agg`` of ``key`` over the used steps that log it."""
         vals = [self.steps[s][key] for s in self.used_steps() if key in self.steps[s]]
-        return statistics.median(vals) if vals else None
+        return agg(vals) if vals else None
+
+    def _median(self, key: str) -> float | None:
+        return self._over_used(key)
 
     def phase_groups(self) -> list[tuple[tuple[str, ...], float]]:
         """(our phases, measured seconds): the median over the used steps of each phase the log times."""
@@ -105,12 +109,8 @@ class RunLog:
 
     def max_lengths(self) -> tuple[float | None, float | None]:
         """(longest prompt, longest response) over the used steps, where the log reports them (verl)."""
-        def most(key: str) -> float | None:
-            vals = [self.steps[s][key] for s in self.used_steps() if key in self.steps[s]]
-            return max(vals) if vals else None
-
         if self.format.startswith("verl"):
-            return most("prompt_length/max"), most("response_length/max")
+            return self._over_used("prompt_length/max", max), self._over_used("response_length/max", max)
         return None, None
 
     def mean_lengths(self) -> tuple[float | None, float | None]:

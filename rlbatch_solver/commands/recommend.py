@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ..costmodel.efficiency import Efficiency
-
 import builtins
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..catalog.models import ModelCard, load_model
+from ..costmodel.efficiency import Efficiency
 from ..errors import InputError
 from ..frameworks import get_framework
 from ..rules.base import RuleSet, Value
@@ -161,7 +157,6 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
             start: tuple[Mapping[str, Value], set[str]] | None = None):
     """Framework, model, GPU, search space and cost terms of a scenario (``start``: the values of a
     user's config and the variables free to change, from ``scenario_from_config``)."""
-    from ..costmodel.efficiency import Efficiency
     from ..costmodel.tables import build_cost_terms, with_efficiency, with_length_fraction
 
     fw = get_framework(scenario.framework)
@@ -242,7 +237,7 @@ def recommend(
 def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, model: str | ModelCard | None,
                    gpus: int | None = None, objective: str = "time", length_fraction: float = 1.0, top: int = 5,
                    time_limit_s: float = DEFAULT_TIME_LIMIT_S, extra_gpus: str | Path | None = None,
-                   calibration: "Efficiency | None" = None) -> RecommendReport:
+                   calibration: Efficiency | None = None) -> RecommendReport:
     """The best configs for the run a user's config describes, and that config judged beside them."""
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
                                                   objective=objective, length_fraction=length_fraction)

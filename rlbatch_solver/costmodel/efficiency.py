@@ -11,8 +11,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Mapping
 
 from . import constants as C
-
-GIB = 2**30
+from .constants import GIB
 
 
 @dataclass(frozen=True)
