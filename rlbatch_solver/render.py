@@ -21,7 +21,7 @@ def print_check(console: Console, report: Any) -> None:
         color = "red" if v.severity.value == "error" else "yellow"
         console.print(f"\n[{color}]{v.severity.value.upper()}[/] [bold]{v.rule}[/]")
         console.print(f"  {v.message}")
-        console.print(f"  fails: {STAGE_TEXT[Stage(v.stage)]}")
+        console.print(f"  {'may fail' if getattr(v, 'tolerated', False) else 'fails'}: {STAGE_TEXT[Stage(v.stage)]}")
         console.print(f"  source: {v.source}")
     if getattr(report, "memory", None) is not None:
         print_memory_check(console, report.memory)
@@ -38,10 +38,11 @@ def print_memory_check(console: Console, mem: Any) -> None:
     for col in ("phase", "peak GiB", "fits", "largest terms (GiB)"):
         table.add_column(col)
     for phase, peak in mem.peaks.items():
-        ok = peak <= mem.capacity_mib
+        over = (peak - mem.capacity_mib) / 1024
         terms = ", ".join(f"{t} {v / 1024:.1f}" for t, v in mem.largest_terms(phase))
-        table.add_row(PHASE_TITLE.get(phase, phase), f"{peak / 1024:.1f}",
-                      "[green]yes[/]" if ok else f"[red]no, {(peak - mem.capacity_mib) / 1024:.1f} over[/]", terms)
+        fits = {"yes": "[green]yes[/]", "tight": f"[yellow]tight: {over:.1f} into the margin[/]",
+                "no": f"[red]no, {over:.1f} over[/]"}[mem.verdict(phase)]
+        table.add_row(PHASE_TITLE.get(phase, phase), f"{peak / 1024:.1f}", fits, terms)
     console.print()
     console.print(table)
     if mem.seconds:
@@ -396,7 +397,12 @@ def recommend_dict(report: Any) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- fix
 def print_fix(console: Console, report: Any) -> None:
     head = f"{report.framework} {report.version}"
-    if report.before_violations:
+    if report.before_violations and all(getattr(v, "tolerated", False) for v in report.before_violations):
+        console.print(f"[bold yellow]TIGHT[/] — passes every {head} rule, but {len(report.before_violations)} "
+                      "phase(s) reach into the memory safety margin:")
+        for v in report.before_violations:
+            console.print(f"  [bold]{v.rule}[/]: {v.message}")
+    elif report.before_violations:
         console.print(f"[bold red]INVALID[/] — breaks {len(report.before_violations)} {head} rules:")
         for v in report.before_violations:
             console.print(f"  [bold]{v.rule}[/]: {v.message}")

@@ -173,6 +173,9 @@ TABLE_END = "<!-- end of published-memory-table -->"
 PHASES = ("rollout", "old_log_prob", "ref", "actor_update", "critic_update")
 
 
+VERDICT_CELL = {"yes": "yes", "tight": "tight", "no": "**no**"}
+
+
 def memory_table() -> str:
     """Markdown: the published configs whose source names the GPU and whose record holds every memory setting
     (verl's FSDP examples), and the example scripts read whole (tests/data/scripts/hardware.yaml), with the
@@ -189,7 +192,7 @@ def memory_table() -> str:
         count = int(values.get("gpus_per_node", 0) or 0) * int(values.get("nnodes", 1) or 1) or (gpus or 0)
         peaks = [f"{r.memory.peaks[p] / 1024:.1f}" if p in r.memory.peaks else "-" for p in PHASES]
         return (f"| {name} ({source.replace('|', '/')}) | {gpu} x {count} | {fraction:g} | " + " | ".join(peaks)
-                + f" | {r.memory.capacity_mib / 1024:.1f} | " + ("yes" if r.memory.fits else "**no**") + " |")
+                + f" | {r.memory.capacity_mib / 1024:.1f} | " + VERDICT_CELL[r.memory.verdict()] + " |")
 
     for cfg in published_configs():
         if cfg.framework != "verl" or not (cfg.gpu and cfg.model):
@@ -205,7 +208,7 @@ def memory_table() -> str:
     for rep in oom_reports():
         r = check_oom_report(rep)
         oom_rows.append(row(rep.name, rep.url, rep.gpu, 1.0, r, rep.gpus))
-    oom = ("\n\nPublished out-of-memory reports (each must be predicted not to fit):\n\n" + head
+    oom = ("\n\nPublished out-of-memory reports (each must be predicted not to fit: no, or tight):\n\n" + head
            + "\n".join(oom_rows))
     return TABLE_BEGIN + "\n\n" + head + "\n".join(rows) + oom + "\n\n" + TABLE_END
 

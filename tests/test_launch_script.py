@@ -163,4 +163,7 @@ def test_published_memory_table_is_in_sync_and_scripts_fit_as_recorded():
     for rel, hw in script_hardware().items():
         script = read_launch_script(SCRIPTS / rel)
         r = rb.check(script.args, framework=script.framework, gpus=script.gpus, model=hw["model"], gpu=hw["gpu"])
-        assert r.memory is not None and r.memory.fits is hw["fits"], (rel, r.memory.peaks)
+        recorded = {True: "yes", False: "no"}.get(hw["fits"], hw["fits"])
+        assert r.memory is not None and r.memory.verdict() == recorded, (rel, r.memory.peaks)
+        # a published working script is never predicted to OOM: at worst it reaches into the safety margin
+        assert r.valid and r.memory.verdict() != "no", (rel, r.memory.peaks)

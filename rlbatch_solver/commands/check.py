@@ -54,10 +54,17 @@ class MemoryCheck:
     phases: dict[str, dict[str, int]]  # phase -> term -> MiB
     peaks: dict[str, int]  # phase -> MiB (the sum of its terms)
     seconds: dict[str, float] = field(default_factory=dict)  # phase -> predicted seconds per RL step
+    hard_mib: int = 0  # the GPU's memory less the fixed margin: a peak above it cannot run
 
     @property
     def fits(self) -> bool:
         return all(p <= self.capacity_mib for p in self.peaks.values())
+
+    def verdict(self, phase: str | None = None) -> str:
+        """"yes", "tight" (inside the safety margin: may run or OOM) or "no" (MemoryReport.verdict), of one
+        phase or (None) of the worst phase."""
+        peak = self.peaks[phase] if phase is not None else max(self.peaks.values(), default=0)
+        return "yes" if peak <= self.capacity_mib else "tight" if peak <= self.hard_mib else "no"
 
     def largest_terms(self, phase: str, k: int = 3) -> list[tuple[str, int]]:
         return sorted(self.phases[phase].items(), key=lambda kv: -kv[1])[:k]
@@ -67,11 +74,14 @@ class MemoryCheck:
             "gpu": self.gpu,
             "model": self.model,
             "capacity_mib": self.capacity_mib,
+            "hard_limit_mib": self.hard_mib,
             "total_mib": self.total_mib,
             "fits": self.fits,
+            "verdict": self.verdict(),
             "step_seconds": round(sum(self.seconds.values()), 3),
             "phase_seconds": self.seconds,
             "phases": {p: {"peak_mib": self.peaks[p], "fits": self.peaks[p] <= self.capacity_mib,
+                           "verdict": self.verdict(p),
                            "largest_terms": [t for t, _ in self.largest_terms(p)], "terms_mib": terms}
                        for p, terms in self.phases.items()},
         }
@@ -129,5 +139,5 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
     peaks = {p: int(-(-r.peak(p) // MIB)) for p, r in reports.items()}
     total = int(gpu.memory_bytes // MIB)
     mem = MemoryCheck(gpu.name, card.name, terms.capacity_mib, total, phases, peaks,
-                      {p: round(t, 3) for p, t in seconds.items() if t})
+                      {p: round(t, 3) for p, t in seconds.items() if t}, terms.hard_mib)
     return fw.ruleset.extended(terms.rules, terms.derived), mem

@@ -177,6 +177,18 @@ class MemoryReport:
     def usable_bytes(self) -> float:
         return self.capacity_bytes - self.margin_bytes
 
+    @property
+    def hard_bytes(self) -> float:
+        """Capacity less the fixed part of the margin (driver reserve, CUDA contexts, NCCL buffers): a peak
+        above it cannot run; one between the usable memory and this eats the fragmentation allowance and
+        may run or not (``tight``)."""
+        return self.capacity_bytes - min(self.margin_bytes, C.MARGIN_FIXED_BYTES)
+
+    def verdict(self, phase: str) -> str:
+        """"yes" (within the usable memory), "tight" (inside the safety margin: may OOM) or "no"."""
+        peak = self.peak(phase)
+        return "yes" if peak <= self.usable_bytes else "tight" if peak <= self.hard_bytes else "no"
+
     def peak(self, phase: str) -> int:
         return int(math.ceil(sum(self.phases[phase].values())))
 
@@ -241,31 +253,66 @@ def _resident(plan: Plan, params: float, param_off: bool, opt_off: bool) -> floa
 
 
 # ----------------------------------------------------------------------------- Megatron / DeepSpeed states
+def megatron_stage_layers(plan: Plan, layers: int) -> list[float]:
+    """Decoder layers on each pipeline stage, as megatron-core builds them
+    (megatron/core/transformer/transformer_block.py:get_num_layers_to_build): ``num_layers_in_first/
+    last_pipeline_stage`` pin the edge stages and the rest split evenly; ``account_for_embedding/
+    loss_in_pipeline_split`` count the embedding and the loss as one layer each of the first and last
+    stage, so those stages build one decoder layer fewer. A split that does not divide is reported by the
+    framework's rules (verl.megatron.layers_divisible_by_pp); here it is spread evenly."""
+    pp = max(1, plan.pp)
+    if pp == 1:
+        return [float(layers)]
+    first, last = plan.pp_first_layers, plan.pp_last_layers
+    if first is not None or last is not None:
+        mid_stages = pp - (first is not None) - (last is not None)
+        mid = max(0.0, layers - (first or 0) - (last or 0)) / max(1, mid_stages)
+        split = [mid] * pp
+        if first is not None:
+            split[0] = float(first)
+        if last is not None:
+            split[-1] = float(last)
+        return split
+    emb, loss = int(plan.pp_account_embedding), int(plan.pp_account_loss)
+    per = (layers + emb + loss) / pp
+    return [per - emb] + [per] * (pp - 2) + [per - loss]
+
+
 def megatron_shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int,
-                          critic: bool = False) -> tuple[float, float]:
-    """(dense, routed-expert) parameters on megatron-core's most loaded GPU.
+                          critic: bool = False, plan: Plan | None = None,
+                          stage: int | None = None) -> tuple[float, float]:
+    """(dense, routed-expert) parameters on one GPU of pipeline ``stage`` (None: the most loaded).
 
     Megatron-LM megatron/training/theoretical_memory_usage.py:compute_weight_and_optimizer_memory:
     "(1/pp_size transformer layers + 1 embedding layer) / tp_size", plus the output layer when
-    untied and pp == 1. A later stage holds the output layer instead of the embedding; we take
-    the larger of the two. Routed experts are split by PP x EP x ETP (megatron-core MoE layer).
+    untied and pp == 1. The first stage holds the embedding, the last the output layer; a stage's
+    layers come from ``megatron_stage_layers`` (even when ``plan`` is None). Routed experts are split
+    by EP x ETP within a stage (megatron-core MoE layer).
     """
     tp, pp, ep, etp = max(1, tp), max(1, pp), max(1, ep), max(1, etp)
     head = mc.hidden if critic else mc.lm_head  # the critic's value head is hidden -> 1
     total = mc.critic_params if critic else mc.params
     routed = mc.routed_expert_params
-    block = total - mc.embed - head - routed
-    edge = mc.embed + head if pp == 1 else max(mc.embed, head)
-    return (block / pp + edge) / tp, routed / (pp * ep * etp)
+    block = (total - mc.embed - head - routed) / max(1, mc.layers)
+    split = megatron_stage_layers(plan, mc.layers) if plan is not None and pp > 1 else [mc.layers / pp] * pp
+
+    def on(i: int) -> tuple[float, float]:
+        edge = (mc.embed if i == 0 else 0.0) + (head if i == pp - 1 else 0.0)
+        return (block * split[i] + edge) / tp, routed / max(1, mc.layers) * split[i] / (ep * etp)
+
+    if stage is not None:
+        return on(stage)
+    return max((on(i) for i in range(pp)), key=sum)
 
 
-def _megatron_states(plan: Plan, mc: ModelConsts, critic: bool) -> tuple[float, float, float]:
-    """bf16 params (2 B), fp32 grad buffer (4 B), fp32 master + Adam moments (12 B) of the most loaded
-    GPU; the distributed optimizer shards the 12 B over the data-parallel (x CP) ranks of the dense
+def _megatron_states(plan: Plan, mc: ModelConsts, critic: bool,
+                     stage: int | None = None) -> tuple[float, float, float]:
+    """bf16 params (2 B), fp32 grad buffer (4 B), fp32 master + Adam moments (12 B) of a GPU of pipeline
+    ``stage`` (None: the most loaded); the distributed optimizer shards the 12 B over the data-parallel (x CP) ranks of the dense
     part and the expert-data-parallel ranks of the experts (Megatron's "6 + 12/dp" bytes/param)."""
     tp, pp = max(1, plan.tp), max(1, plan.pp)
     ep, etp = max(1, plan.ep), max(1, plan.etp or plan.tp)
-    dense, expert = megatron_shard_params(mc, tp, pp, ep, etp, critic)
+    dense, expert = megatron_shard_params(mc, tp, pp, ep, etp, critic, plan, stage)
     wb, gb, ob = C.STATE_BYTES["mixed"]
     w, g = wb * (dense + expert), gb * (dense + expert)
     if plan.distributed_optimizer:
@@ -312,7 +359,7 @@ def _lora_states(plan: Plan, mc: ModelConsts) -> tuple[float, float, float]:
     EP layout), and the adapter's weights, grads and optimizer states as the trainer keeps a trained model's."""
     lora = float(plan.lora_params)
     if plan.trainer == "megatron":
-        dense, expert = megatron_shard_params(mc, plan.tp, plan.pp, plan.ep, plan.etp or plan.tp, False)
+        dense, expert = megatron_shard_params(mc, plan.tp, plan.pp, plan.ep, plan.etp or plan.tp, False, plan)
         f = lora / max(1.0, float(mc.params))  # the adapters are this share of the model, split as their layers
         w, g, o = _megatron_states(plan, mc, False)
         return C.BF16 * (dense + expert) + w * f, g * f, o * f
@@ -675,13 +722,18 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     return terms
 
 
-def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]:
-    w, g, o = _states(plan, mc, critic)
+def _computing_states(plan: Plan, w: float, g: float, o: float) -> tuple[float, float, float]:
+    """States on the GPU while the model computes: offload that stays on the CPU drops its part."""
     if plan.offload_during_compute:
         if plan.param_offload:
             w = 0.0
         if plan.optimizer_offload:
             o, g = 0.0, 0.0
+    return w, g, o
+
+
+def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]:
+    w, g, o = _computing_states(plan, *_states(plan, mc, critic))
     micro = plan.critic_micro if critic else plan.train_micro
     tokens = micro_tokens(plan, micro, plan.train_token_budget, _dp_share(plan, plan.mini_batches))
     logits = 0.0 if critic else _logits_update(plan, mc, tokens)
@@ -700,29 +752,52 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
     return terms
 
 
-T_ACT_PP = "activations (PP stage 0, micro batches in flight)"
+T_ACT_PP = "activations (micro batches in flight on a PP stage)"
 T_ACT_RECOMPUTE = "activations (full recompute)"
 
 
 def _megatron_update_activations(plan: Plan, mc: ModelConsts, tokens: float, terms: dict[str, float],
                                  critic: bool) -> None:
-    """Megatron activations on the busiest pipeline stage: stage 0 (micro batches in flight, no
-    logits) or the last stage (one micro batch, its layers, the loss); the larger one counts."""
+    """The busiest pipeline stage of a Megatron update: its own states, activations and (the last stage) loss.
+
+    1F1B (megatron/core/pipeline_parallel/schedules.py:forward_backward_pipelining_without_interleaving):
+    stage ``i`` runs ``pp - i - 1`` warm-up forwards before its first backward, so it holds
+    ``min(pp - i, micro batches)`` micro batches of its own layers; the last stage holds one, with the
+    logits. Interleaved (VPP): stage 0 by Megatron-LM's formula (``megatron_pipeline_factor``). Each stage's
+    layers and states follow megatron-core's split (``megatron_stage_layers``: the embedding or the loss
+    counted as a layer leaves the edge stages one decoder layer fewer)."""
     for name in (T_ACT, T_ACT_CKPT):
         terms.pop(name, None)
     logit_names = [n for n in (T_LOGITS, T_LOGITS_ENT) if n in terms]
     logits = sum(terms.pop(n) for n in logit_names)
-    pp = max(1, plan.pp)
+    pp, vpp = max(1, plan.pp), max(1, plan.vpp)
     per_layer = megatron_layer_activation_bytes(plan, mc)
     working = mc.act_max_layer / max(1, plan.tp) if plan.recompute == "full" else 0.0  # one layer recomputed
-    stage_layers = mc.layers / pp
-    last = tokens * (per_layer * stage_layers + working + mc.act_tail) + logits
-    first = tokens * (per_layer * mc.layers * megatron_pipeline_factor(plan) + working) if pp > 1 else 0.0
-    name = T_ACT_RECOMPUTE if plan.recompute == "full" else T_ACT
-    if first > last:
-        terms[T_ACT_PP] = first
+    split = megatron_stage_layers(plan, mc.layers)
+    n_mb = pp if plan.pp_in_flight is None else max(1, min(pp, plan.pp_in_flight))
+    same_states = bool(plan.lora_params) and not critic  # LoRA: the adapter states of the most loaded stage
+    best = None
+    for i in range(pp):
+        last = i == pp - 1
+        if vpp > 1 and 0 < i < pp - 1:
+            continue
+        if last:
+            act = tokens * (per_layer * split[i] + working + mc.act_tail)
+        elif vpp > 1:
+            act = tokens * (per_layer * mc.layers * megatron_pipeline_factor(plan) + working)
+        else:
+            act = tokens * (per_layer * split[i] * min(pp - i, n_mb) + working)
+        states = ((terms[T_PARAMS], terms[T_GRADS], terms[T_OPTIM]) if same_states
+                  else _computing_states(plan, *_megatron_states(plan, mc, critic, i)))
+        total = act + (logits if last else 0.0) + sum(states)
+        if best is None or total > best[0]:
+            best = (total, last, act, states)
+    _, last, act, states = best
+    terms[T_PARAMS], terms[T_GRADS], terms[T_OPTIM] = states
+    if not last:
+        terms[T_ACT_PP] = act
     else:
-        terms[name] = last - logits
+        terms[T_ACT_RECOMPUTE if plan.recompute == "full" else T_ACT] = act
         for n in logit_names:
             terms[n] = logits
 

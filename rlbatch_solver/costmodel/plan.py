@@ -68,6 +68,12 @@ class Plan:
     cpu_optimizer: bool = False  # Megatron optimizer_cpu_offload: that share of the optimizer never is on the GPU
     # Megatron 1F1B: micro batches in flight on stage 0 (None: PP, megatron's worst case)
     pp_in_flight: Optional[int] = None
+    # Megatron pipeline split (megatron-core get_num_layers_to_build): the embedding / the loss counted as
+    # one layer of the first / last stage, or explicit first/last stage layer counts (None: even split)
+    pp_account_embedding: bool = False
+    pp_account_loss: bool = False
+    pp_first_layers: Optional[int] = None
+    pp_last_layers: Optional[int] = None
     reward_model: bool = False  # a reward model (value-head model, forward only) is kept on these GPUs
     # Separate placements (OpenRLHF, ms-swift server mode): which other models and whether the
     # inference engine share the GPUs of the phase being estimated (verl's hybrid engine: all True).

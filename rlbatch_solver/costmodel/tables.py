@@ -8,7 +8,9 @@ read (``CostSpec``) and how to turn values into a ``Plan``. From that we build:
   derived quantities whose expression is a ``Table`` over exactly those
   variables, so the checker and CP-SAT evaluate the same function;
 * one rule per phase, ``<fw>.memory.<phase>``: peak <= usable capacity, with
-  the stage at which the phase would OOM;
+  the stage at which the phase would OOM; a peak inside the safety margin (at most the
+  capacity less its fixed part) is reported as a tolerated warning, and searches enforce
+  the usable capacity;
 * the objectives: total time per sample (the inverse of throughput: with the train
   batch pinned it orders configs exactly as step time does), or the smallest
   memory headroom.
@@ -81,10 +83,16 @@ class CostTerms:
     headroom_mib: IntExpr | None
     capacity_mib: int
     phases: list[str]
+    hard_mib: int = 0  # capacity less the fixed margin: above it a phase cannot run (0: unknown)
 
 
 def usable_capacity_mib(plan_capacity_bytes: int, margin_bytes: float) -> int:
     return int(math.floor((plan_capacity_bytes - margin_bytes) / MIB))
+
+
+def hard_capacity_mib(report: MemoryReport) -> int:
+    """MiB a phase can never exceed: capacity less the fixed margin (MemoryReport.hard_bytes)."""
+    return int(math.floor(report.hard_bytes / MIB))
 
 
 def _var(name: str, spec: CostSpec) -> IntVar | BoolVar:
@@ -100,6 +108,7 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
     rules: list[Rule] = []
     probe = estimate_memory(spec.plan(base, phases[0]))
     capacity = usable_capacity_mib(probe.capacity_bytes, probe.margin_bytes)
+    hard = hard_capacity_mib(probe)
     headrooms: list[IntExpr] = []
     times: list[IntExpr] = []
 
@@ -144,6 +153,11 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
                 PHASE_STAGE[phase],
                 f"rlbatch-solver cost model ({spec.source})",
                 explanation=f"the {phase} phase does not fit in GPU memory",
+                tolerance=var <= hard,
+                tolerance_message=(
+                    f"{PHASE_TEXT[phase]} needs {{mem_{phase}}} MiB per GPU: inside the safety margin, above the "
+                    f"{capacity} MiB usable but within the {hard} MiB left after CUDA contexts and NCCL buffers. "
+                    f"It may run, or fail on allocator fragmentation; searches keep the margin"),
             ))
             headrooms.append(capacity - var)
     if time:
@@ -164,7 +178,7 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
         headroom = headrooms[0]
         for h in headrooms[1:]:
             headroom = minimum(headroom, h)
-    return CostTerms(derived, rules, time_us, headroom, capacity, phases)
+    return CostTerms(derived, rules, time_us, headroom, capacity, phases, hard)
 
 
 def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Value]], *,

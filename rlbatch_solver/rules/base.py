@@ -94,13 +94,18 @@ class Rule:
     when: BoolExpr = BoolConst(True)
     severity: Severity = Severity.ERROR
     explanation: str = ""
+    # An error rule broken while ``tolerance`` holds is reported as a warning with ``tolerance_message``:
+    # the config may still run (memory inside the safety margin). The search still enforces ``holds``.
+    tolerance: Optional[BoolExpr] = None
+    tolerance_message: str = ""
 
     @property
     def expr(self) -> BoolExpr:
         return self.when.implies(self.holds)
 
     def reads(self) -> set[str]:
-        return variables(self.holds) | variables(self.when)
+        out = variables(self.holds) | variables(self.when)
+        return out | variables(self.tolerance) if self.tolerance is not None else out
 
 
 @dataclass(frozen=True)
@@ -110,15 +115,19 @@ class Violation:
     stage: Stage
     source: str
     severity: Severity = Severity.ERROR
+    tolerated: bool = False  # an error rule broken within its tolerance: a warning the search avoids
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "rule": self.rule,
             "message": self.message,
             "stage": self.stage.value,
             "severity": self.severity.value,
             "source": self.source,
         }
+        if self.tolerated:
+            out["tolerated"] = True
+        return out
 
 
 @dataclass
@@ -137,7 +146,18 @@ class CheckResult:
 
     @property
     def valid(self) -> bool:
+        """No error: the framework accepts the config (it may still sit inside a tolerance)."""
         return not self.errors
+
+    @property
+    def tolerated(self) -> list[Violation]:
+        return [v for v in self.violations if v.tolerated]
+
+    @property
+    def strictly_valid(self) -> bool:
+        """No error and no tolerated break: what the solver's answers satisfy (its model enforces every
+        error rule's ``holds``)."""
+        return not self.errors and not self.tolerated
 
 
 def int_var(name: str) -> IntVar:
@@ -173,6 +193,7 @@ class RuleSet:
             raise ValueError(f"duplicate rule ids: {sorted(dup)}")
         self._derived_fns = [(d.name, variables(d.expr), compile_python(d.expr)) for d in self.derived]
         self._rule_fns = {r.id: compile_python(r.expr) for r in self.rules}
+        self._tolerance_fns = {r.id: compile_python(r.tolerance) for r in self.rules if r.tolerance is not None}
         self._applicable_cache: dict[frozenset, tuple[list[Rule], list[tuple[str, str]]]] = {}
 
     def extended(self, extra: list[Rule], derived: list[Derived] | None = None) -> "RuleSet":
@@ -254,7 +275,12 @@ class RuleSet:
                     for spec in self.variables.values():
                         if spec.optional and env.get(spec.set_flag) is False:
                             shown[spec.name] = "null"
-                out.append(Violation(r.id, format_message(r.message, shown), r.stage, r.source, r.severity))
+                tol = self._tolerance_fns.get(r.id)
+                if tol is not None and tol(env):
+                    out.append(Violation(r.id, format_message(r.tolerance_message, shown), r.stage, r.source,
+                                         Severity.WARNING, tolerated=True))
+                else:
+                    out.append(Violation(r.id, format_message(r.message, shown), r.stage, r.source, r.severity))
         return CheckResult(out, skipped, env)
 
 

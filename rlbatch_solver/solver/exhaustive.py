@@ -44,7 +44,7 @@ def best_by_exhaustion(ruleset: RuleSet, space: Any, objective: IntExpr,
     for values in assignments(space):
         count += 1
         result = ruleset.check(values)
-        if not result.valid:
+        if not result.strictly_valid:  # as the CP-SAT model: a tolerated break is still a break
             continue
         score = evaluate(objective, result.env)
         if best is None or (score > best if maximize else score < best):

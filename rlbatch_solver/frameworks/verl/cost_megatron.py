@@ -38,6 +38,8 @@ CPU_OPT_KEY, CPU_OPT_FRACTION_KEY = f"{OPT}.optimizer_cpu_offload", f"{OPT}.opti
 
 _HW = ["nnodes", "gpus_per_node", "max_prompt_length", "max_response_length"]
 _LAYOUT = ["tp", "pp", "cp", "ep", "etp", "vpp"]
+# the actor's pipeline split (megatron-core get_num_layers_to_build): which decoder layers each stage holds
+_SPLIT = ["first_stage_layers", "last_stage_layers", "pp_account_embedding", "pp_account_loss"]
 _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine", "enforce_eager",
             "max_num_seqs", "max_num_batched_tokens"]
 _RESIDENT = ["megatron_param_offload", "megatron_optimizer_offload", "megatron_cpu_optimizer_permille"]
@@ -51,10 +53,10 @@ _REF = ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_tp", "ref_pp", "r
 _LOGPROB = ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "remove_padding"]
 
 MEMORY_INPUTS = {
-    "rollout": _HW + _LAYOUT + _ROLLOUT + _RESIDENT + _OTHERS,
-    "old_log_prob": _HW + _LAYOUT + _RESIDENT + _LOGPROB + _OTHERS,
+    "rollout": _HW + _LAYOUT + _SPLIT + _ROLLOUT + _RESIDENT + _OTHERS,
+    "old_log_prob": _HW + _LAYOUT + _SPLIT + _RESIDENT + _LOGPROB + _OTHERS,
     "ref": _HW + _REF + ["ref_megatron_param_offload"] + _RESIDENT + _OTHERS,
-    "actor_update": _HW + _LAYOUT + _RESIDENT + _ACTOR + _OTHERS,
+    "actor_update": _HW + _LAYOUT + _SPLIT + _RESIDENT + _ACTOR + _OTHERS,
     "critic_update": _HW + _CRITIC + _RESIDENT + _OTHERS,
 }
 _STEP = _HW + ["train_batch_size", "n"]
@@ -89,6 +91,11 @@ def recompute_code(flat: Mapping[str, Any]) -> int:
     """0/1/2 from ``override_transformer_config.recompute_granularity`` (null/selective/full)."""
     raw = flat.get(RECOMPUTE_KEY)
     return RECOMPUTE_CODE.get(None if raw is None else str(raw).lower(), 0)
+
+
+def _unset_none(v: Mapping[str, Value], name: str) -> int | None:
+    x = v.get(name)
+    return None if x is None else int(x)
 
 
 def _opt(v: Mapping[str, Value], name: str, default: int) -> int:
@@ -141,6 +148,11 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         ep=ep,
         etp=etp,
         vpp=vpp,
+        # the actor's split; the reference and critic models take megatron-core's even split
+        pp_account_embedding=not prefix and bool(v.get("pp_account_embedding")),
+        pp_account_loss=not prefix and bool(v.get("pp_account_loss")),
+        pp_first_layers=None if prefix else _unset_none(v, "first_stage_layers"),
+        pp_last_layers=None if prefix else _unset_none(v, "last_stage_layers"),
         recompute=recompute,
         cpu_optimizer=bool(v.get("megatron_cpu_optimizer_permille")),
         optimizer_offload_fraction=int(v.get("megatron_cpu_optimizer_permille") or 0) / 1000,
