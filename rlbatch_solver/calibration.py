@@ -154,6 +154,20 @@ class Fit:
     fitted: list[str]  # the names the logs could inform
     phases: list[dict[str, Any]] = field(default_factory=list)  # per run and phase: measured, before, after
 
+    @property
+    def at_bound(self) -> list[str]:
+        """Fitted efficiencies that ended within 1% of a bound: the log asks for more than that efficiency can
+        explain (a term the model lacks, e.g. a long generation tail), so the fit is not a measurement of it."""
+        out = []
+        for name in self.fitted:
+            if name not in BOUNDS or name == "train_memory_offset_bytes":
+                continue
+            lo, hi = BOUNDS[name]
+            x = getattr(self.efficiency, name)
+            if x <= lo * 1.01 or x >= hi * 0.99:
+                out.append(name)
+        return out
+
     def error(self, key: str) -> float:
         """The worst |log error| over the phases, before or after, as a ratio - 1."""
         worst = max((abs(math.log(r[key] / r["measured_s"])) for r in self.phases if r[key] and r["measured_s"]),

@@ -563,6 +563,8 @@ def calibrate(
         from .render import print_calibration
 
         print_calibration(_console(), report)
+    if not report.profile.path:
+        raise typer.Exit(code=1)
 
 
 # -------------------------------------------------------------------------- catalog

@@ -111,15 +111,19 @@ def test_round_trip_recovers_perturbed_efficiencies_within_2_percent():
     assert result.error("after_s") < 0.02 < result.error("before_s")
 
 
-def test_round_trip_through_a_verl_log_file(tmp_path):
-    run_ = _run()
-    pred = run_.predict(TRUTH)
+def _model_log(path: Path) -> Path:
+    """A verl console log of the VERL run as the model predicts it with the efficiencies TRUTH."""
+    pred = _run().predict(TRUTH)
     keys = {"rollout": "timing_s/gen", "old_log_prob": "timing_s/old_log_prob", "ref": "timing_s/ref",
             "actor_update": "timing_s/update_actor"}
     line = " - ".join([f"{keys[p]}:{pred.seconds[p]}" for p in keys] + ["prompt_length/mean:100",
                                                                         "response_length/mean:300"])
-    log = tmp_path / "run.log"
-    log.write_text(f"step:1 - {line}\nstep:2 - {line}\n")
+    path.write_text(f"step:1 - {line}\nstep:2 - {line}\n")
+    return path
+
+
+def test_round_trip_through_a_verl_log_file(tmp_path):
+    log = _model_log(tmp_path / "run.log")
     rep = calibrate(log, VERL, framework="verl", gpu="h100", model="qwen2.5-1.5b", out=tmp_path / "p.yaml")
     assert rep.fit.efficiency.mfu_train == pytest.approx(0.22, rel=0.02)
     prof = load_profile(tmp_path / "p.yaml")
@@ -172,9 +176,21 @@ def test_check_with_a_profile_predicts_the_calibrated_time(tmp_path):
     assert calibrated.memory.seconds["rollout"] == pytest.approx(plain.memory.seconds["rollout"])
 
 
+def test_a_fit_that_ends_at_a_bound_writes_no_profile(tmp_path):
+    """verl #1208's generation is slower than any decode efficiency explains at its mean length (its tail):
+    the fit says so and exits 1 rather than saving a profile that would mislead every later answer."""
+    prof = tmp_path / "profile.yaml"
+    proc = run("calibrate", str(LOGS / "verl_1208_console.txt"), "--gpu", "h100", "--model", "qwen2.5-1.5b",
+               "--out", str(prof), "--", *VERL)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "ended at a bound: hbm_decode" in " ".join(proc.stdout.split()) and not prof.exists()
+    rep = calibrate(LOGS / "verl_1208_console.txt", VERL, framework="verl", gpu="h100", model="qwen2.5-1.5b",
+                    out=prof)
+    assert rep.fit.at_bound == ["hbm_decode"] and rep.to_dict()["profile"] is None
+
+
 def test_cli_calibrate_then_every_command_takes_the_profile(tmp_path):
-    log = tmp_path / "run.log"
-    log.write_text((LOGS / "verl_1208_console.txt").read_text())
+    log = _model_log(tmp_path / "run.log")
     prof = tmp_path / "profile.yaml"
     proc = run("calibrate", str(log), "--gpu", "h100", "--model", "qwen2.5-1.5b", "--out", str(prof), "--", *VERL)
     assert proc.returncode == 0, proc.stderr
@@ -193,8 +209,7 @@ def test_cli_calibrate_then_every_command_takes_the_profile(tmp_path):
 
 def test_the_per_user_profile_is_picked_up(tmp_path, monkeypatch):
     monkeypatch.setenv("RLBATCH_CONFIG_DIR", str(tmp_path))
-    log = tmp_path / "run.log"
-    log.write_text((LOGS / "verl_1208_console.txt").read_text())
+    log = _model_log(tmp_path / "run.log")
     proc = run("calibrate", str(log), "--gpu", "h100", "--model", "qwen2.5-1.5b", "--", *VERL)
     assert proc.returncode == 0 and (tmp_path / "calibration.yaml").exists()
     proc = run("check", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--", *VERL)

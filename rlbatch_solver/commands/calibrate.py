@@ -23,7 +23,8 @@ class CalibrateReport:
     def to_dict(self) -> dict[str, Any]:
         return {"log_format": self.log_format, "steps_used": self.steps, "fitted": self.fit.fitted,
                 "efficiency_before": DEFAULT_EFFICIENCY.as_dict(), "efficiency_after": self.fit.efficiency.as_dict(),
-                "phases": self.fit.phases, "profile": self.profile.path, "notes": self.notes}
+                "phases": self.fit.phases, "profile": self.profile.path or None, "at_bound": self.fit.at_bound,
+                "notes": self.notes}
 
 
 def observation_from_log(log: RunLog, framework: str, config: Sequence[str] | Mapping[str, Any], *, gpu: str,
@@ -70,6 +71,16 @@ def calibrate(log_path: str | Path, config: Sequence[str] | Mapping[str, Any], *
     obs, notes = observation_from_log(log, framework, config, gpu=gpu, model=model, gpus=gpus)
     result = fit([obs])
     profile = Profile(obs.run.gpu, result.efficiency, obs.run.framework, obs.run.model, str(log_path))
+    if result.at_bound:
+        from ..costmodel.efficiency import BOUNDS
+
+        shown = ", ".join(f"{n} = {getattr(result.efficiency, n):.3g} (bounds {BOUNDS[n][0]:g}-{BOUNDS[n][1]:g})"
+                          for n in result.at_bound)
+        notes.append(f"the fit ended at a bound: {shown}. The log's times are outside what these efficiencies can "
+                     "explain (a term the model lacks, such as a long generation tail or an engine it does not "
+                     "describe), so no profile was written; check the config and the log belong to the same run")
+        out = None
+        profile.path = ""
     if out is not None:
         path = Path(out)
         try:
