@@ -24,7 +24,7 @@ def print_check(console: Console, report: Any) -> None:
         console.print(f"  {'may fail' if getattr(v, 'tolerated', False) else 'fails'}: {STAGE_TEXT[Stage(v.stage)]}")
         console.print(f"  source: {v.source}")
     if getattr(report, "memory", None) is not None:
-        print_memory_check(console, report.memory)
+        print_memory_check(console, report.memory, report.framework)
     for note in report.notes:
         console.print(f"\nnote: {note}")
     if report.ignored:
@@ -32,7 +32,16 @@ def print_check(console: Console, report: Any) -> None:
         console.print(f"note: ignored {len(report.ignored)} tokens that are not key=value: {shown}")
 
 
-def print_memory_check(console: Console, mem: Any) -> None:
+def _error_lines(console: Console, framework: str, time: bool = True, memory: bool = True) -> None:
+    """The cost model's error observed on published runs (docs/accuracy.md), where the measured set has one."""
+    from .costmodel.accuracy import memory_error_text, time_error_text
+
+    for line in ((time_error_text(framework) if time else None), (memory_error_text(framework) if memory else None)):
+        if line:
+            console.print(f"[dim]{line}[/]")
+
+
+def print_memory_check(console: Console, mem: Any, framework: str = "") -> None:
     table = Table(title=f"predicted memory per GPU on {mem.gpu} ({mem.model}): "
                         f"{mem.capacity_mib / 1024:.1f} GiB usable of {mem.total_mib / 1024:.1f} GiB")
     for col in ("phase", "peak GiB", "fits", "largest terms (GiB)"):
@@ -49,6 +58,8 @@ def print_memory_check(console: Console, mem: Any) -> None:
         parts = ", ".join(f"{PHASE_TITLE.get(p, p)} {t:.1f}" for p, t in mem.seconds.items() if t >= 0.05)
         console.print(f"predicted step time: {sum(mem.seconds.values()):.1f} s ({parts}) at the default mean lengths "
                       "(docs/cost-model.md section 4); `rlbatch calibrate` fits it to your own run's log")
+    if framework:
+        _error_lines(console, framework, time=bool(mem.seconds))
 
 
 ENUM_COLUMNS = [  # verl FSDP: the seed guide's names
@@ -260,6 +271,7 @@ def print_recommend(console: Console, report: Any) -> None:
     tt.add_row("[bold]total[/]", f"[bold]{best.step_time_s:.1f}[/]")
     console.print(tt)
     console.print(f"throughput: {best.tokens_per_s:,.0f} tokens/s (prompt+response tokens per step / step time)")
+    _error_lines(console, report.framework)
     if best.waste:
         console.print(f"[yellow]note:[/] no config of the search space avoids padding; this one pads: {best.waste}")
     if report.scenario.price_per_gpu_hour:
@@ -354,6 +366,7 @@ def print_no_fit(console: Console, report: Any) -> None:
 
 
 def recommend_dict(report: Any) -> dict[str, Any]:
+    from .costmodel.accuracy import error_bars_dict
     from .frameworks import get_framework
 
     def choice(c: Any) -> dict[str, Any]:
@@ -380,6 +393,7 @@ def recommend_dict(report: Any) -> dict[str, Any]:
         "choices": [choice(c) for c in report.choices],
         "conflict": report.conflict.ids if report.conflict else None,
         "memory_floor_mib": {k: {"least": a, "capacity": b} for k, (a, b) in report.memory_floor.items()},
+        "error_bars": error_bars_dict(report.framework),
         "start": None if report.start is None else {
             "native": report.start.native,
             "searched": report.start.searched,
@@ -541,5 +555,8 @@ def print_calibration(console: Console, report: Any) -> None:
             continue
         mark = "" if abs(after[name] - before) < 1e-9 else "  (fitted)"
         console.print(f"  {name}: {before:.3f} -> {after[name]:.3f}{mark}")
+    if not report.profile.path:
+        console.print("[yellow]no profile written[/]: a fitted efficiency ended at its bound (see the note above)")
+        return
     console.print(f"profile written to {report.profile.path}: check, recommend, fix and sweep use it for "
                   f"{report.profile.gpu} (--calibration FILE for another path)")

@@ -39,7 +39,10 @@ class CheckReport:
             "notes": self.notes,
         }
         if self.memory is not None:
+            from ..costmodel.accuracy import error_bars_dict
+
             out["memory"] = self.memory.to_dict()
+            out["memory"]["error_bars"] = error_bars_dict(self.framework)
         return out
 
 

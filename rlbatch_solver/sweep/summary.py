@@ -69,6 +69,12 @@ def print_summary(console, rows: list[dict[str, Any]]) -> None:
         console.print(table)
         for k, x in enumerate(why, 1):
             console.print(f"  [{k}] {x['gpus']}x {x['gpu']}: {x['reason']}")
+    from ..costmodel.accuracy import time_error_text
+
+    for fw in sorted({str(r["point"].get("framework")) for r in rows if r.get("point", {}).get("framework")}):
+        line = time_error_text(fw)
+        if line:
+            console.print(f"[dim]{fw}: {line}[/]")
 
 
 def _plt():

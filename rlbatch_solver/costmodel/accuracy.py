@@ -1,0 +1,91 @@
+"""The cost model's error observed on the measured set, for error bars on its predictions.
+
+``accuracy.yaml`` (beside this file) holds, per framework family and quantity, how the measured values
+of published runs compare with our predictions (measured / predicted: smallest, median, largest, and the
+number of points). It is generated from ``tests/data/measured/points.yaml`` by ``python tests/accuracy.py``,
+which also writes docs/accuracy.md (every point, predicted against measured); a test keeps the three in step.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+PATH = Path(__file__).with_name("accuracy.yaml")
+# a framework's points count for its family; below MIN_POINTS the error bar pools every framework's points
+FAMILY = {"verl": "verl", "verl-megatron": "verl", "openrlhf": "openrlhf", "swift": "swift",
+          "swift-megatron": "swift", "trl": "trl"}
+POOLED = "all"
+MIN_POINTS = 3
+# quantity names: the step, a phase of ours, or the training phases' peak memory
+STEP, MEMORY = "step", "train_peak_memory"
+
+
+@dataclass(frozen=True)
+class ErrorBar:
+    """measured / predicted over the published points of one quantity."""
+
+    points: int
+    low: float
+    median: float
+    high: float
+    family: str
+
+    def text(self) -> str:
+        where = "published runs" if self.family == POOLED else f"published {self.family} runs"
+        return (f"measured/predicted {self.low:.2f}-{self.high:.2f} (median {self.median:.2f}) on {self.points} "
+                f"{where}, docs/accuracy.md")
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> dict:
+    if not PATH.exists():
+        return {}
+    return yaml.safe_load(PATH.read_text()) or {}
+
+
+def error_bar(framework: str, quantity: str) -> ErrorBar | None:
+    """The observed error of ``quantity`` for ``framework`` (its family's points, else all points pooled)."""
+    table = _table().get("families", {})
+    family = FAMILY.get(framework.split("==")[0].split("@")[0], framework)
+    for fam in (family, POOLED):
+        row = table.get(fam, {}).get(quantity)
+        if row and int(row["points"]) >= MIN_POINTS:
+            return ErrorBar(int(row["points"]), float(row["low"]), float(row["median"]), float(row["high"]), fam)
+    return None
+
+
+TIME_QUANTITIES = (STEP, "rollout", "old_log_prob", "ref", "actor_update", "critic_update")
+
+
+def error_bars(framework: str, quantities: tuple[str, ...] = TIME_QUANTITIES + (MEMORY,)) -> dict[str, ErrorBar]:
+    """Every quantity of ``quantities`` that has an error bar for ``framework``."""
+    out = {}
+    for q in quantities:
+        bar = error_bar(framework, q)
+        if bar is not None:
+            out[q] = bar
+    return out
+
+
+def error_bars_dict(framework: str) -> dict[str, dict]:
+    """JSON form: quantity -> {points, low, median, high, family}."""
+    return {q: {"points": b.points, "low": b.low, "median": b.median, "high": b.high, "family": b.family}
+            for q, b in error_bars(framework).items()}
+
+
+def time_error_text(framework: str) -> str | None:
+    """One line on the step time's observed error, with the phases' ranges beside it."""
+    bars = error_bars(framework, TIME_QUANTITIES)
+    if STEP not in bars:
+        return None
+    phases = ", ".join(f"{q.replace('_', ' ')} {b.low:.2f}-{b.high:.2f}" for q, b in bars.items() if q != STEP)
+    return f"observed error: step {bars[STEP].text()}" + (f"; phases {phases}" if phases else "")
+
+
+def memory_error_text(framework: str) -> str | None:
+    bar = error_bar(framework, MEMORY)
+    return None if bar is None else f"observed error: training-phase peak {bar.text()}"

@@ -1,0 +1,77 @@
+"""The measured set (tests/accuracy.py): docs/accuracy.md and the packaged error summary are today's
+predictions, every point is sourced and predictable, and the errors stay under their recorded ceilings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import accuracy as acc
+from rlbatch_solver.cli import app
+from rlbatch_solver.costmodel import accuracy as bars
+
+POINTS = acc.load_points()
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return acc.all_rows()
+
+
+def test_measured_set_spans_frameworks_gpus_and_sizes():
+    assert len(POINTS) >= 20
+    assert len({p["gpu"] for p in POINTS}) >= 3
+    assert len({bars.FAMILY[p["framework"]] for p in POINTS}) >= 2
+    names = [p["name"] for p in POINTS]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("point", POINTS, ids=[p["name"] for p in POINTS])
+def test_every_point_is_sourced_and_predictable(point):
+    assert point["source"].startswith("http") or point["source"].startswith("github.com/")
+    assert point.get("measured") and set(point["measured"]) <= set(acc.QUANTITY), point["measured"]
+    rows = acc.predict(point)
+    assert rows, "no measured quantity could be predicted"
+    assert all(r.predicted > 0 and r.measured > 0 for r in rows)
+
+
+def test_doc_and_summary_are_in_sync(rows):
+    doc = acc.DOC.read_text()
+    start, end = doc.index(acc.BEGIN), doc.index(acc.END) + len(acc.END)
+    assert doc[start:end] == acc.doc_section(rows), "run `python tests/accuracy.py`"
+    packaged = yaml.safe_load(bars.PATH.read_text())
+    assert packaged["families"] == acc.summary(rows), "run `python tests/accuracy.py`"
+
+
+def test_errors_stay_under_their_ceilings(rows):
+    """A change of the cost model may not make the pooled median error of any quantity worse than recorded."""
+    ceilings = yaml.safe_load(bars.PATH.read_text())["ceilings"]
+    pooled = acc.summary(rows)[bars.POOLED]
+    assert set(ceilings) == set(pooled)
+    for q, s in pooled.items():
+        assert s["median_abs_log_error"] <= ceilings[q], (q, s)
+
+
+def test_check_and_recommend_print_the_observed_error():
+    args = ["--gpu", "h100", "--model", "qwen2.5-7b", "--gpus", "8", "--", "data.train_batch_size=64",
+            "actor_rollout_ref.rollout.n=8", "actor_rollout_ref.actor.ppo_mini_batch_size=32",
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4", "data.max_prompt_length=1024",
+            "data.max_response_length=2048"]
+    res = CliRunner().invoke(app, ["check", *args])
+    assert "observed error: step measured/predicted" in res.output, res.output
+    res = CliRunner().invoke(app, ["check", "--json", *args])
+    out = json.loads(res.output[res.output.index("{"):])
+    step = out["memory"]["error_bars"]["step"]
+    assert step["points"] >= bars.MIN_POINTS and step["low"] <= step["median"] <= step["high"]
+
+
+def test_error_bar_pools_when_a_family_has_too_few_points():
+    table = bars._table()["families"]
+    for fw in ("verl", "openrlhf", "swift", "trl"):
+        bar = bars.error_bar(fw, bars.STEP)
+        fam = bars.FAMILY[fw]
+        own = table.get(fam, {}).get(bars.STEP, {}).get("points", 0)
+        assert bar is not None and bar.family == (fam if own >= bars.MIN_POINTS else bars.POOLED)
