@@ -253,3 +253,20 @@ def test_cli_fix_for_flag_frameworks():
     assert bad.returncode == 2 and "micro_batch_size" in bad.stderr and "Traceback" not in bad.stderr
     bad = run_cli("fix", "--framework", "openrlhf", "--keep", "train.batch_sise", "--", "--train.batch_size", "8")
     assert bad.returncode == 2 and "keep" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_openrlhf_memory_repair_on_512_gpus_keeps_deepspeed_tp_in_a_node_and_zero_stages_real():
+    """A 70B PPO job on 64 nodes of 8 GPUs under ZeRO-2: the repair may raise the ZeRO stage (only to one
+    DeepSpeed has) and AutoTP only up to the node's 8 GPUs (it proposed ZeRO stage 4 and AutoTP 64 before)."""
+    args = ["--actor.num_nodes", "64", "--actor.num_gpus_per_node", "8", "--ref.num_nodes", "64",
+            "--ref.num_gpus_per_node", "8", "--vllm.num_engines", "100", "--vllm.tensor_parallel_size", "4",
+            "--train.colocate_all", "--train.batch_size", "1000", "--rollout.batch_size", "1000",
+            "--rollout.n_samples_per_prompt", "8"]
+    rep = fix(args, framework="openrlhf", gpus=512, gpu="a100-80gb", model="llama3.1-70b")
+    assert rep.after is not None, rep.status
+    changed = {k: new for k, _old, new in rep.native_changes}
+    assert changed.get("ds.zero_stage", 2) in (0, 1, 2, 3)
+    assert changed.get("ds.tensor_parallel_size", 1) <= 8
+    again = rb.check(args + [t for a in rep.native_after for t in shlex.split(a)], framework="openrlhf", gpus=512,
+                     gpu="a100-80gb", model="llama3.1-70b")
+    assert again.valid, [v.message for v in again.violations]

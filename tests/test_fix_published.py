@@ -159,3 +159,43 @@ def test_large_moe_layouts_are_repaired_with_memory(name):
     pasted = cfg.args() + [tok for arg in r.native_after for tok in arg.split()]
     fixed = rb.check(pasted, framework=cfg.framework, gpus=cfg.gpus, model=cfg.model, gpu="h20")
     assert fixed.valid, [v.rule for v in fixed.violations]
+
+
+def _first_config_of_each_framework():
+    seen = {}
+    for cfg in published_configs():
+        seen.setdefault(cfg.framework, cfg)
+    return list(seen.values())
+
+
+@pytest.mark.parametrize("cfg", _first_config_of_each_framework(), ids=lambda c: c.framework)
+def test_every_value_fix_may_propose_is_one_the_framework_accepts(cfg):
+    """fix's candidate values, set one at a time and pasted back, are read without an input error: a repair
+    never proposes what the framework's own reader refuses (OpenRLHF's ZeRO stage 4 did)."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.errors import InputError
+    from rlbatch_solver.frameworks import get_framework
+    from rlbatch_solver.frameworks.repair_policies import repair_domains
+
+    fw = get_framework(cfg.framework)
+    card = load_model(cfg.model) if cfg.model else None
+    flat, _ = fw.parse(cfg.args())
+    values = fw.to_values(flat, gpus=cfg.gpus, model=card)
+    total, seq_len = fw.hardware(values)
+    domains = repair_domains(fw.ruleset, fw.repair_policy(values), dict(values), keep=set(), memory=True,
+                             total_gpus=total, seq_len=seq_len)
+    tried = 0
+    for name, options in domains.items():
+        if name not in fw.ruleset.variables or len(options) < 2:
+            continue
+        for value in options[1:]:
+            if value is None:
+                continue
+            token = fw.assignment(name, value)
+            try:
+                again, _ = fw.parse([*cfg.args(), *token.split()])
+                fw.to_values(again, gpus=cfg.gpus, model=card)
+            except InputError as err:
+                raise AssertionError(f"fix may propose {token!r}, which {cfg.framework} refuses: {err}") from err
+            tried += 1
+    assert tried > 20

@@ -58,6 +58,12 @@ class RepairPolicy:
     # memory switches that are cost-model inputs, not rule variables (verl Megatron's recompute granularity):
     # name -> the values fix may try when memory is evaluated; the framework spells them (``native_key``)
     cost_knobs: dict[str, tuple] = field(default_factory=dict)
+    # tensor-parallel sizes that stay inside one node (NVLink): candidates up to the node's GPU count (the
+    # hardware ``per_node`` value, at least 8) or the current value; across nodes every layer's all-reduce
+    # would cross the network, which no framework's guide advises
+    within_node: frozenset[str] = frozenset()
+    # rule variables with a closed set of values (DeepSpeed's ZeRO stage): fix tries these and nothing else
+    choices: dict[str, tuple] = field(default_factory=dict)
 
 
 def policy_for(framework: str, ruleset=None, values: dict | None = None) -> RepairPolicy:
@@ -91,7 +97,7 @@ def _pow2(lo: int, hi: int) -> set[int]:
 
 
 def candidates(name: str, kind: str, optional: bool, current, policy: RepairPolicy, *, total_gpus: int,
-               seq_len: int, narrow: bool, gpu_counts: tuple[int, ...] = ()) -> list:
+               seq_len: int, narrow: bool, gpu_counts: tuple[int, ...] = (), node_gpus: int = 8) -> list:
     """Values ``fix`` may give one variable: the current one first, then its neighbours.
 
     ``narrow`` (memory evaluated: every candidate fills cost tables) keeps
@@ -103,7 +109,9 @@ def candidates(name: str, kind: str, optional: bool, current, policy: RepairPoli
     if name in policy.unset_only:
         return [current] if current is None else [current, None]
     vals: set = set()
-    if name in policy.parallel:
+    if name in policy.choices:
+        vals |= set(policy.choices[name])
+    elif name in policy.parallel:
         # divisors of the GPU count (and of the training world, when a rollout server takes some),
         # powers of two up to it (server layouts)
         for count in (total_gpus, *gpu_counts):
@@ -111,6 +119,8 @@ def candidates(name: str, kind: str, optional: bool, current, policy: RepairPoli
         vals |= _pow2(1, total_gpus)
         if name == "fsdp_size":
             vals.add(-1)
+        if name in policy.within_node:
+            vals = {v for v in vals if v <= max(node_gpus, 8)}
     elif name in policy.token_budgets:
         vals |= {k * seq_len for k in (1, 2, 3, 4)}
     elif name in policy.permille:
@@ -132,6 +142,9 @@ def repair_domains(ruleset, policy: RepairPolicy, values: dict, *, keep: set[str
     free -= set(policy.algorithm) | set(policy.hardware)
     counts = tuple(sorted({int(values[k]) * int(values.get(k.replace("gpus_per_node", "nnodes")) or 1)
                            for k in policy.hardware if k.endswith("gpus_per_node") and isinstance(values.get(k), int)}))
+    per_node = [int(values[k]) for k, kind in policy.hardware.items()
+                if kind == "per_node" and isinstance(values.get(k), int) and not isinstance(values.get(k), bool)]
+    node_gpus = max(per_node, default=8)
     domains = {}
     for name, value in values.items():
         spec = ruleset.variables.get(name)
@@ -139,7 +152,7 @@ def repair_domains(ruleset, policy: RepairPolicy, values: dict, *, keep: set[str
             domains[name] = [value]
             continue
         domains[name] = candidates(name, spec.kind, spec.optional, value, policy, total_gpus=total_gpus,
-                                   seq_len=seq_len, narrow=memory, gpu_counts=counts)
+                                   seq_len=seq_len, narrow=memory, gpu_counts=counts, node_gpus=node_gpus)
     if memory:
         for name, options in policy.cost_knobs.items():
             if name in values and name not in keep:

@@ -32,4 +32,6 @@ OPENRLHF = RepairPolicy(
     algorithm=("n",),
     lengths=("max_new_tokens",),
     grows_memory=frozenset({"gmu_permille", "micro_train_batch_size", "micro_rollout_batch_size", "train_max_tokens"}),
+    choices={"zero_stage": (0, 1, 2, 3)},
+    within_node=frozenset({"ds_tp"}),  # DeepSpeed AutoTP  # the stages DeepSpeed has (framework.py refuses others on input)
 )

@@ -25,7 +25,8 @@ def _policy(ranks: dict[str, int]) -> RepairPolicy:
     return RepairPolicy(
         rules=tuple(ranks), ranks=ranks, parallel=_PARALLEL, algorithm=("num_generations",),
         hardware={"gpus_per_node": "per_node", "nnodes": "count", "cluster_num_gpus": "count"},
-        grows_memory=frozenset({"gmu_permille", "per_device_train_batch_size", "micro_batch_size"}))
+        grows_memory=frozenset({"gmu_permille", "per_device_train_batch_size", "micro_batch_size"}),
+        within_node=frozenset({"tp", "etp"}))  # Megatron's tensor parallel
 
 
 SWIFT_HF = _policy(_HF_RANKS)

@@ -100,4 +100,5 @@ VERL_MEGATRON = RepairPolicy(
     # CPU optimizer for all of the optimizer states (HybridDeviceOptimizer, offload fraction 1.0), as verl's
     # large-MoE examples set them (run_qwen3-235b_megatron_96gb.sh: optimizer_cpu_offload, fraction 1.)
     cost_knobs={"megatron_recompute": (0, 2), "megatron_cpu_optimizer_permille": (0, 1000)},
+    within_node=frozenset({"tp", "etp", "ref_tp", "ref_etp", "critic_tp", "critic_etp"}),
 )
