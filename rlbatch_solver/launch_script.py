@@ -129,7 +129,7 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
         first = next((k for k, t in enumerate(launcher) if t.startswith("--")), len(launcher))
         args = launcher[first:] + args
     gpus, source = _launcher_gpus(launcher, scope)
-    framework, args, gpus = fw.from_script(args, scope, gpus)
+    framework, args, gpus = fw.from_script(args, scope, gpus, notes)
     if gpus is not None:
         notes.append(f"GPUs from {source}: {gpus}")
     return LaunchScript(framework, args, gpus, notes, _model_of(args, fw.model_keys))

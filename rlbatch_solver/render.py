@@ -47,7 +47,7 @@ def print_memory_check(console: Console, mem: Any, framework: str = "") -> None:
     for col in ("phase", "peak GiB", "fits", "largest terms (GiB)"):
         table.add_column(col)
     for phase, peak in mem.peaks.items():
-        over = (peak - mem.capacity_mib) / 1024
+        over = (peak - mem.capacity_of(phase)) / 1024
         terms = ", ".join(f"{t} {v / 1024:.1f}" for t, v in mem.largest_terms(phase))
         fits = {"yes": "[green]yes[/]", "tight": f"[yellow]tight: {over:.1f} into the margin[/]",
                 "no": f"[red]no, {over:.1f} over[/]"}[mem.verdict(phase)]
@@ -258,10 +258,9 @@ def print_recommend(console: Console, report: Any) -> None:
     mem = Table(title="memory per GPU, by phase (GiB)")
     for col in ("phase", "peak", "capacity", "largest terms"):
         mem.add_column(col)
-    cap = report.capacity_mib * 2**20
     for phase, r in best.memory.items():
         terms = ", ".join(f"{name} {_gib(b)}" for name, b in r.largest_terms(phase, 3))
-        mem.add_row(PHASE_TITLE.get(phase, phase), _gib(r.peak(phase)), _gib(cap), terms)
+        mem.add_row(PHASE_TITLE.get(phase, phase), _gib(r.peak(phase)), _gib(r.usable_for(phase)), terms)
     console.print(mem)
     tt = Table(title="time per RL step (s)")
     tt.add_column("phase")

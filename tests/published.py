@@ -201,9 +201,12 @@ def memory_table() -> str:
                      length_fraction=cfg.length_fraction)
         rows.append(row(cfg.name, cfg.source, cfg.gpu, cfg.length_fraction, r))
     for rel, hw in script_hardware().items():
-        script = read_launch_script(DATA / "scripts" / rel)
-        r = rb.check(script.args, framework=script.framework, gpus=script.gpus, model=hw["model"], gpu=hw["gpu"])
-        rows.append(row(rel, "tests/data/scripts", hw["gpu"], 1.0, r))
+        r = check_script(rel, hw)
+        rows.append(row(rel, "tests/data/scripts", hw["gpu"], hw.get("length_fraction", 1.0), r))
+    for point in measured_points():
+        r = rb.check(point["args"], framework=point["framework"], gpus=point.get("gpus"), model=point["model"],
+                     gpu=point["gpu"])
+        rows.append(row(point["name"], "tests/data/measured, ran as published", point["gpu"], 1.0, r, point.get("gpus")))
     oom_rows = []
     for rep in oom_reports():
         r = check_oom_report(rep)
@@ -252,8 +255,24 @@ def check_oom_report(rep: OomReport):
 
 
 def script_hardware() -> dict[str, dict[str, Any]]:
-    """tests/data/scripts/hardware.yaml: script -> gpu, model, fits (today's prediction)."""
+    """tests/data/scripts/hardware.yaml: script -> gpu, model, fits (today's prediction), length_fraction (the share
+    of the worst case the script's data reaches, where its data set is known)."""
     return yaml.safe_load((DATA / "scripts" / "hardware.yaml").read_text())
+
+
+def check_script(rel: str, hw: dict[str, Any]):
+    """``check`` of a recorded script on its GPU, at its data's share of the maximum lengths."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.launch_script import read_launch_script
+
+    script = read_launch_script(DATA / "scripts" / rel)
+    return rb.check(script.args, framework=script.framework, gpus=script.gpus, model=hw["model"], gpu=hw["gpu"],
+                    length_fraction=hw.get("length_fraction", 1.0))
+
+
+def measured_points() -> list[dict[str, Any]]:
+    """The measured set (tests/data/measured/points.yaml): runs that ran as published, so they fit."""
+    return yaml.safe_load((DATA / "measured" / "points.yaml").read_text())
 
 
 if __name__ == "__main__":  # rewrite the table in docs/cost-model.md

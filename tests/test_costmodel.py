@@ -206,12 +206,17 @@ def test_vllm_kv_bytes_per_token(name, tp, kib):
 
 
 def test_kv_capacity_follows_vllm_budget():
-    """KV = util*total - weights/TP - activation profile - non-torch, in tokens at the rollout TP."""
+    """KV = util*total - weights/TP - activation profile - non-torch - CUDA graphs (vLLM >= 0.21), in tokens at
+    the rollout TP; the TP all-reduce buffers sit outside the budget."""
     plan = make_plan("qwen2.5-7b", A100_80, n_gpus=8, gpu_memory_utilization=0.6, rollout_tp=2)
     r = estimate_memory(plan)
     t = r.phases["rollout"]
-    in_budget = t["vLLM weights (bf16, /TP)"] + t["vLLM activations+NCCL (in budget)"] + t["vLLM KV cache"]
+    in_budget = (t["vLLM weights (bf16, /TP)"] + t["vLLM activations+workspaces (in budget)"]
+                 + t["vLLM CUDA graphs (in budget)"] + t["vLLM KV cache"])
     assert in_budget == pytest.approx(0.6 * A100_80.memory_bytes)
+    outside = set(t) - {"vLLM weights (bf16, /TP)", "vLLM activations+workspaces (in budget)",
+                        "vLLM CUDA graphs (in budget)", "vLLM KV cache"}
+    assert all("resident" in k for k in outside), outside  # the all-reduce buffers: in the margin's fixed part
     assert r.kv_cache_tokens == int(t["vLLM KV cache"] // (28 * 1024))  # 56 KiB / TP2
 
 
@@ -392,9 +397,14 @@ def test_sglang_fraction_is_of_free_memory():
 def test_enforce_eager_drops_cuda_graphs_and_costs_time():
     base = make_plan()
     eager = base.replace(enforce_eager=True)
-    assert estimate_memory(base).phases["rollout"]["CUDA graphs (outside budget)"] > 0
-    assert estimate_memory(eager).phases["rollout"]["CUDA graphs (outside budget)"] == 0
+    graphs, kv = "vLLM CUDA graphs (in budget)", "vLLM KV cache"
+    with_graphs, without = estimate_memory(base).phases["rollout"], estimate_memory(eager).phases["rollout"]
+    assert with_graphs[graphs] > 0 and without[graphs] == 0
+    # vLLM >= 0.21 takes the graphs out of its budget: eager mode gives their memory to the KV cache
+    assert without[kv] - with_graphs[kv] == pytest.approx(with_graphs[graphs])
     assert estimate_time(eager).phases["rollout"] > estimate_time(base).phases["rollout"]
+    sglang = base.replace(engine="sglang")
+    assert estimate_memory(sglang).phases["rollout"]["CUDA graphs (outside budget)"] > 0
 
 
 def test_entropy_chunking_and_checkpointing():

@@ -51,9 +51,9 @@ def test_one_key_break_is_repaired_by_one_key(br, gpu):
                   length_fraction=cfg.length_fraction if gpu else 1.0)
     broken = rb.check(br.args(), **kwargs)
     r = rb.fix(br.args(), time_limit_s=10, **kwargs)
-    if broken.valid:  # with memory, a break may still be valid and fit: nothing to repair
-        assert r.native_changes == []
-        return
+    if broken.valid and (broken.memory is None or broken.memory.verdict() == "yes"):
+        assert r.native_changes == []  # with memory, a break may still be valid and fit: nothing to repair
+        return  # (a tight one, inside the safety margin, is valid with a warning and fix repairs it)
     assert r.after is not None, r.status
     assert r.proven, r.status
     assert len(r.native_changes) <= 1, r.native_changes

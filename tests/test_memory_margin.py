@@ -155,3 +155,34 @@ def test_fix_repairs_a_tight_script_into_the_margin():
     res = CliRunner().invoke(app, ["fix", str(Q30), "--gpu", "h20", "--model", "qwen3-30b-a3b"])
     assert res.exit_code == 0, res.output
     assert "TIGHT" in res.output and "Nearest valid config (1 change" in res.output
+
+
+# ----------------------------------------------------------------------------- the rollout's line
+def test_vllm_rollout_is_held_to_capacity_less_the_fixed_margin_and_sglang_to_the_whole_margin():
+    """vLLM reserves util x total whole after profiling its own peak (and CUDA graphs): no fragmentation
+    allowance on top, only the CUDA contexts and NCCL buffers outside it. SGLang's activations and graphs live
+    outside its budget, so its rollout keeps the whole margin; every other phase does too."""
+    from test_costmodel import make_plan
+
+    gpu = load_gpu("a100-80gb")
+    vllm = estimate_memory(make_plan("qwen2.5-7b", gpu, n_gpus=8, gpu_memory_utilization=0.9))
+    sglang = estimate_memory(make_plan("qwen2.5-7b", gpu, n_gpus=8, gpu_memory_utilization=0.9, engine="sglang"))
+    assert vllm.usable_for("rollout") == vllm.capacity_bytes - C.MARGIN_FIXED_BYTES == vllm.hard_bytes
+    assert sglang.usable_for("rollout") == sglang.usable_bytes < sglang.hard_bytes
+    for phase in ("old_log_prob", "actor_update"):
+        assert vllm.usable_for(phase) == vllm.usable_bytes
+
+
+def test_openrlhf_default_vllm_share_on_its_own_gpus_fits():
+    """OpenRLHF's default --vllm.gpu_memory_utilization 0.95 on GPUs of their own (its README benchmark runs):
+    the engine's peak is its budget, under the card less the CUDA contexts: it fits, not 'tight'."""
+    args = ["--actor.num_gpus_per_node", "2", "--ref.num_gpus_per_node", "2", "--critic.num_gpus_per_node", "2",
+            "--reward.num_gpus_per_node", "1", "--reward.model_name_or_path", "RM", "--vllm.num_engines", "1",
+            "--vllm.tensor_parallel_size", "1", "--train.batch_size", "128", "--rollout.batch_size", "1024",
+            "--train.micro_batch_size", "8", "--rollout.micro_batch_size", "16"]
+    res = CliRunner().invoke(app, ["check", "--framework", "openrlhf", "--gpus", "8", "--gpu", "a100-80gb",
+                                   "--model", "llama2-7b", "--json", "--", *args])
+    mem = json.loads(res.output[res.output.index("{"):])["memory"]
+    rollout = mem["phases"]["rollout"]
+    assert rollout["peak_mib"] > mem["capacity_mib"]  # above the trainer phases' line ...
+    assert rollout["verdict"] == "yes" and rollout["capacity_mib"] == mem["hard_limit_mib"]  # ... under its own

@@ -58,16 +58,24 @@ class MemoryCheck:
     peaks: dict[str, int]  # phase -> MiB (the sum of its terms)
     seconds: dict[str, float] = field(default_factory=dict)  # phase -> predicted seconds per RL step
     hard_mib: int = 0  # the GPU's memory less the fixed margin: a peak above it cannot run
+    # phase -> the line its peak must stay under, where it is not capacity_mib (a vLLM rollout: hard_mib)
+    phase_capacity_mib: dict[str, int] = field(default_factory=dict)
+
+    def capacity_of(self, phase: str) -> int:
+        return self.phase_capacity_mib.get(phase, self.capacity_mib)
 
     @property
     def fits(self) -> bool:
-        return all(p <= self.capacity_mib for p in self.peaks.values())
+        return all(peak <= self.capacity_of(p) for p, peak in self.peaks.items())
 
     def verdict(self, phase: str | None = None) -> str:
         """"yes", "tight" (inside the safety margin: may run or OOM) or "no" (MemoryReport.verdict), of one
         phase or (None) of the worst phase."""
-        peak = self.peaks[phase] if phase is not None else max(self.peaks.values(), default=0)
-        return "yes" if peak <= self.capacity_mib else "tight" if peak <= self.hard_mib else "no"
+        if phase is None:
+            order = {"yes": 0, "tight": 1, "no": 2}
+            return max((self.verdict(p) for p in self.peaks), key=order.__getitem__, default="yes")
+        peak = self.peaks[phase]
+        return "yes" if peak <= self.capacity_of(phase) else "tight" if peak <= self.hard_mib else "no"
 
     def largest_terms(self, phase: str, k: int = 3) -> list[tuple[str, int]]:
         return sorted(self.phases[phase].items(), key=lambda kv: -kv[1])[:k]
@@ -83,7 +91,8 @@ class MemoryCheck:
             "verdict": self.verdict(),
             "step_seconds": round(sum(self.seconds.values()), 3),
             "phase_seconds": self.seconds,
-            "phases": {p: {"peak_mib": self.peaks[p], "fits": self.peaks[p] <= self.capacity_mib,
+            "phases": {p: {"peak_mib": self.peaks[p], "fits": self.peaks[p] <= self.capacity_of(p),
+                           "capacity_mib": self.capacity_of(p),
                            "verdict": self.verdict(p),
                            "largest_terms": [t for t, _ in self.largest_terms(p)], "terms_mib": terms}
                        for p, terms in self.phases.items()},
@@ -142,5 +151,6 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
     peaks = {p: int(-(-r.peak(p) // MIB)) for p, r in reports.items()}
     total = int(gpu.memory_bytes // MIB)
     mem = MemoryCheck(gpu.name, card.name, terms.capacity_mib, total, phases, peaks,
-                      {p: round(t, 3) for p, t in seconds.items() if t}, terms.hard_mib)
+                      {p: round(t, 3) for p, t in seconds.items() if t}, terms.hard_mib,
+                      {p: c for p, c in terms.phase_capacity_mib.items() if c != terms.capacity_mib})
     return fw.ruleset.extended(terms.rules, terms.derived), mem

@@ -118,16 +118,16 @@ def _keep_names(fw: Framework, keep: Sequence[str]) -> set[str]:
     return out
 
 
-def _phase_mib(spec: Any, values: Mapping[str, Value], capacity_mib: int) -> dict[str, tuple[float, float]]:
+def _phase_mib(spec: Any, values: Mapping[str, Value], capacity_mib: Mapping[str, int]) -> dict[str, tuple[float, float]]:
     from ..costmodel.tables import MIB, full_reports
 
     memory, _ = full_reports(spec, values)
-    return {p: (round(r.peak(p) / MIB, 1), float(capacity_mib)) for p, r in memory.items()}
+    return {p: (round(r.peak(p) / MIB, 1), float(capacity_mib.get(p, 0))) for p, r in memory.items()}
 
 
 def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], spec: Any,
                  deadline: Any, free: Mapping[str, list] | None = None):
-    """One nearest repair: (result, rule set used, domains, usable MiB or 0 without memory).
+    """One nearest repair: (result, rule set used, domains, usable MiB per phase: empty without memory).
 
     First every one- and two-key move is evaluated directly (checker and memory model, no
     solver model to build: ``solver/nearest.py``); only when none is valid does CP-SAT look for
@@ -141,13 +141,13 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
     domains = repair_domains(fw.ruleset, policy, dict(values), keep=kept, memory=spec is not None, total_gpus=total,
                              seq_len=seq_len)
     domains.update(free or {})
-    ruleset, capacity = fw.ruleset, 0
+    ruleset, capacity = fw.ruleset, {}
     if spec is not None:
         from ..costmodel.tables import build_cost_terms
 
         terms = build_cost_terms(spec, domains, time=False)  # tables are filled lazily: only rows asked for
         ruleset = ruleset.extended(terms.rules, terms.derived)
-        capacity = terms.capacity_mib
+        capacity = terms.phase_capacity_mib
     refs = references(policy, dict(values))
     near = nearest_small_repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline,
                                 grows=policy.grows_memory)
@@ -173,8 +173,8 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
         from ..costmodel.tables import least_memory
 
         floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity)
-        over = {f"{fw.ruleset.framework}.memory.{n[4:]}": (least, capacity) for n, least in floors.items()
-                if least is not None and least > capacity}
+        over = {f"{fw.ruleset.framework}.memory.{n[4:]}": (least, capacity[n[4:]]) for n, least in floors.items()
+                if least is not None and least > capacity[n[4:]]}
         if over:
             return RepairResult(None, [], None, "infeasible", near.wall_time_s, partial=near.partial,
                                 partial_broken=near.partial_broken, memory_floor=over, **extra), \

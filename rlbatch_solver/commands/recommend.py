@@ -282,5 +282,5 @@ def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> di
     """For each memory rule: the least MiB its phase needs anywhere in the space, vs capacity."""
     from ..costmodel.tables import least_memory
 
-    return {f"{ruleset.framework}.memory.{name[4:]}": (least, terms.capacity_mib)
+    return {f"{ruleset.framework}.memory.{name[4:]}": (least, terms.capacity_of(name[4:]))
             for name, least in least_memory(terms.derived, domains).items()}

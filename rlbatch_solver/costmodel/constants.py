@@ -86,8 +86,40 @@ MCORE_MLP_BYTES_PER_FFN = 3 * BF16
 # --------------------------------------------------------------------------- logits / entropy
 # Bytes per logit (one entry of the [tokens, vocab/tp] logits of a micro batch).
 #
-# "generic" accounting, for the frameworks whose logits code we have not audited (verl
-# Megatron, OpenRLHF, ms-swift): verl docs/perf/perf_tuning.rst ("Memory optimization for
+# Per framework, read from its loss code (docs/cost-model.md section 2.3), bytes per logit as
+# (forward, forward with entropy, update, update with entropy); the forward figures are exact reads
+# of the dtypes, the update's backward peaks come from the autograd formulas:
+# - "megatron" (verl 0.9.1 megatron engine _lm_head_logits_processor; ms-swift 4.6.0
+#   megatron/trainers/vocab_parallel_utils.py): bf16 vocab-parallel logits, megatron-core's
+#   vocab_parallel_cross_entropy takes an fp32 copy (calculate_logits_max: .float()) and works in
+#   place: 2 + 4 forward; with entropy verl clones the logits and _VocabParallelEntropy's softmax is
+#   bf16: 2 + 2 + 4; the update saves the fp32 softmax (4) and its backward adds the bf16 cast (2);
+#   with entropy the saved logits and softmax (2 + 2) and the CE's fp32 softmax (4) and grad (2).
+# - "openrlhf" (0.11.2 models/actor.py forward -> log_probs_from_logits): bf16 logits cast to fp32
+#   (2 + 4 while both live); the update holds the fp32 logits and their fp32 gradient (4 + 4), and
+#   entropy (compute_entropy, torch.compile'd, only when --actor.entropy_coef is set) one more fp32
+#   gradient (4).
+# - "swift-deepspeed" / "swift-ddp" (ms-swift 4.6.0 grpo_trainer._get_logps_via_local_forward with
+#   trl 0.29.1's selective_log_softmax, as ms-swift pins trl<1.0): under DeepSpeed the logits stay
+#   bf16 (2; the per-row log_softmax saved, 2, and its gradients, up to 4, in the update); under
+#   DDP/FSDP with bf16, accelerate's convert_outputs_to_fp32 makes them fp32 (2 + 4 forward; the update
+#   ~12: fp32 logits, the accumulated per-row gradient and the gather's). Entropy: trl's
+#   entropy_from_logits saves its chunks' log_softmax and exp, in the logits' dtype (2 + 2 or 4 + 4).
+LOGIT_BYTES = {
+    "megatron": (BF16 + FP32, BF16 + BF16 + FP32, FP32 + BF16, BF16 + BF16 + FP32 + BF16),
+    "openrlhf": (BF16 + FP32, BF16 + FP32, FP32 + FP32, 3 * FP32),
+    "swift-deepspeed": (BF16, BF16, 4 * BF16, 6 * BF16),
+    "swift-ddp": (BF16 + FP32, BF16 + FP32, 3 * FP32, 5 * FP32),
+}
+# TRL 1.16.0 GRPO never builds [tokens, vocab] logits: GRPOTrainer.__init__ patches the model with
+# add_fused_lm_head (trl/trainer/utils.py) and trl/kernels/chunked_logprob.py projects in tiles of
+# 4096 tokens x 32768 vocab in bf16 (one reused buffer: 256 MiB); its backward accumulates the
+# lm_head weight's gradient in fp32 and returns it cast to bf16 (4 + 2 bytes per weight) when the
+# lm_head is trained (full fine-tuning; PEFT's q/v LoRA leaves it frozen).
+FUSED_LM_HEAD_TILE_BYTES = 4096 * 32768 * BF16
+FUSED_LM_HEAD_GRAD_BYTES_PER_WEIGHT = FP32 + BF16
+#
+# "generic" accounting, for a framework whose logits code we have not audited: verl docs/perf/perf_tuning.rst ("Memory optimization for
 # entropy calculation from logits") counts tokens*vocab*(4 + 2 + 1) bytes for entropy; logits
 # plus a temperature-scaled copy (bf16) without entropy; those plus their gradient in the update.
 ENTROPY_FWD_BYTES_PER_LOGIT = 4 + 2 + 1
@@ -144,27 +176,38 @@ ENTROPY_EAGER_UPDATE_EXTRA_BYTES_PER_LOGIT = FP32 + 2 * FP32
 ENTROPY_CHUNKED_UPDATE_EXTRA_BYTES_PER_LOGIT = 2 * FP32 + BF16
 
 # --------------------------------------------------------------------------- rollout engine
-# vLLM v1 gpu_worker.determine_available_memory: KV = total*gpu_memory_utilization
-# - (weights + torch peak of profile_run + non-torch increase). The profile run is a
-# forward at max_num_batched_tokens; per token it holds the layer input/output and
-# residual (3 x 2h), the q/k/v and attention outputs (2*(2*q_dim + 2*kv_dim)/tp) and
-# the gate_up and SiLU*up outputs (2*3*ffn/tp). Then a dummy sampler run on
-# min(max_num_seqs, max_num_batched_tokens) rows of fp32 logits, with the top-k/top-p
-# sort (fp32 values + int64 indices): 4 + 4 + 8 bytes per vocab entry.
+# The vLLM the frameworks pin: verl 0.9.1's extra `vllm==0.24.0`, OpenRLHF 0.11.2's `vllm==0.29.0`
+# (their wheels' METADATA). vLLM 0.24 v1/worker/gpu_worker.py determine_available_memory:
+# KV = ceil(total*gpu_memory_utilization) - (weights + torch peak of profile_run + non-torch increase
+# + the CUDA-graph estimate, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default 1 since v0.21).
+# The profile run is a forward at max_num_batched_tokens; per token it holds the layer
+# input/output and residual (3 x 2h), the q/k/v and attention outputs (2*(2*q_dim + 2*kv_dim)/tp)
+# and the gate_up and SiLU*up outputs (2*3*ffn/tp). Then the dummy sampler run
+# (gpu_model_runner._dummy_sampler_run) on min(max_num_seqs, max_num_batched_tokens) rows of the
+# full vocabulary (logits are all-gathered on every TP rank): the bf16 logits, Sampler.forward's fp32
+# copy, the fp32 probabilities and the fp32 exponential noise of random_sample (top-k/top-p runs as an
+# in-place Triton kernel for 8 rows and more: no sort, no int64 indices): 2 + 4 + 4 + 4 bytes.
 ENGINE_ACT_RESIDUAL_COPIES = 3
-ENGINE_SAMPLER_BYTES_PER_LOGIT = FP32 + FP32 + 8
-# Non-torch memory vLLM counts inside the budget (NCCL/custom all-reduce buffers).
-# A vLLM startup log (gateway-api-inference-extension PR #550, TP1, 79 GiB GPU) shows
-# "non_torch_memory takes 0.16GiB"; TP > 1 adds the custom all-reduce buffers.
+ENGINE_SAMPLER_BYTES_PER_LOGIT = BF16 + 3 * FP32
+# Non-torch memory vLLM counts inside the budget: only its increase during loading and profiling
+# (cuBLAS and attention workspaces). A vLLM startup log (gateway-api-inference-extension PR #550,
+# TP1, 79 GiB GPU) shows "non_torch_memory takes 0.16GiB"; a v1 log of Qwen3-8B-FP8, 0.02 GiB.
 ENGINE_NON_TORCH_BYTES = 0.16 * GIB
-ENGINE_NON_TORCH_TP_BYTES = 0.25 * GIB
-# CUDA graphs: verl docs/perf/best_practices.rst "extra memory (not limited by
-# gpu_memory_utilization)"; rollout.yaml "cudagraph in inference engine can not be
-# offloaded during update policy". Size: vLLM PR #11349's log for Llama-3.2-1B
-# (16 layers, 35 capture sizes) "Graph capturing finished in 14 secs, took 0.21 GiB";
-# we scale a fixed part plus a per-layer part through that point (our assumption).
-CUDA_GRAPH_FIXED_BYTES = 128 * MIB
-CUDA_GRAPH_PER_LAYER_BYTES = 6 * MIB
+# TP > 1: the NCCL communicators and all-reduce buffers are made by init_worker_distributed_environment
+# *before* the start-up memory snapshot ("This ensures NCCL buffers are allocated before we measure"),
+# so they sit outside the budget: the custom all-reduce IPC buffer and the symmetric-memory all-reduce
+# buffer, 64 + 64 MiB at TP 2 on sm90 (vllm/distributed/device_communicators/all_reduce_utils.py,
+# CUSTOM_ALL_REDUCE_MAX_SIZES, SYMM_MEM_ALL_REDUCE_MAX_SIZES), at most that at larger TP: inside the
+# safety margin's fixed part (MARGIN_FIXED_BYTES: CUDA contexts and NCCL buffers), not a term of its own.
+ENGINE_TP_BUFFER_BYTES = 128 * MIB
+# CUDA graphs: inside vLLM's budget since v0.21 (the estimate above: profile_cudagraph_memory, the
+# first capture plus one per further graph); kept while the engine sleeps (verl rollout.yaml
+# "cudagraph in inference engine can not be offloaded during update policy"). verl 0.9.1 captures
+# FULL_AND_PIECEWISE (vllm_async_server.py): 51 piecewise + 35 full graphs at max_num_seqs 256.
+# Logged pools of that capture set: 0.65 GiB (32-layer 9B, vLLM 0.19), 0.55 GiB (32-layer 4B, 0.22),
+# 0.68 GiB (36-layer Qwen3-8B): a fixed part plus a per-layer part through them (docs/cost-model.md).
+CUDA_GRAPH_FIXED_BYTES = 256 * MIB
+CUDA_GRAPH_PER_LAYER_BYTES = 12 * MIB
 # vLLM refuses to start unless the KV cache holds one max_model_len sequence
 # (verl sets max_model_len = prompt + response); SGLang raises "Not enough memory"
 # when the pool is empty. We require one full-length sequence for both.
@@ -179,6 +222,9 @@ ENGINE_MIN_SEQS_IN_KV = 1
 # expandable_segments for training, which keeps it low; SGLang's docs advise leaving
 # 5-8 GB on an 80 GB GPU, which our 1 GiB + 5% = 5 GiB on 80 GiB matches).
 MARGIN_FIXED_BYTES = 1 * GIB
+# DeepSpeed ZeRO-3 steps the optimizer one sub-group at a time (deepspeed/runtime/zero/config.py
+# sub_group_size default 1e9 elements; stage3.py _prepare_fp32_grad_for_sub_group).
+DEEPSPEED_SUB_GROUP_SIZE = 1_000_000_000
 MARGIN_FRACTION = 0.05
 
 # --------------------------------------------------------------------------- time

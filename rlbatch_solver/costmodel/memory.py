@@ -36,7 +36,7 @@ T_CRITIC_RES = "critic params+optimizer (resident)"
 T_REF_RES = "ref params (resident)"
 T_RM_RES = "reward model params (resident)"
 T_ENGINE_ASLEEP = "rollout engine (kept between rollouts)"
-T_GRAPHS = "CUDA graphs (outside budget)"
+T_GRAPHS = "CUDA graphs (outside budget)"  # SGLang; vLLM >= 0.21 counts them inside its budget
 T_NO_FIT = "engine budget too small for weights (rollout cannot start)"
 
 
@@ -172,10 +172,23 @@ class MemoryReport:
     engine_budget_bytes: float = 0.0  # vLLM: util x total; SGLang: mem_fraction x free
     rollout_fits_weights: bool = True  # weights (+ activations + one sequence of KV) fit the budget
     engine_shortfall_bytes: float = 0.0  # how much more the engine budget needs, when it does not fit
+    # vLLM: the engine sizes its KV cache to fill util x total after profiling its own peak (and, since vLLM
+    # 0.21, its CUDA graphs), so its budget is one reservation, not allocator churn
+    engine_self_sized: bool = False
 
     @property
     def usable_bytes(self) -> float:
         return self.capacity_bytes - self.margin_bytes
+
+    def usable_for(self, phase: str) -> float:
+        """The line a phase's peak must stay under. Every phase: capacity less the safety margin. The rollout
+        phase of a vLLM engine: capacity less the margin's fixed part (CUDA contexts, NCCL buffers) only. The
+        fragmentation allowance is for the caching allocator's churn; vLLM's budget is measured and reserved
+        whole at start-up (vLLM itself refuses to start when util x total exceeds the free memory), and
+        what the trainer keeps resident meanwhile is allocated once (docs/cost-model.md section 3)."""
+        if phase == "rollout" and self.engine_self_sized:
+            return self.hard_bytes
+        return self.usable_bytes
 
     @property
     def hard_bytes(self) -> float:
@@ -187,7 +200,7 @@ class MemoryReport:
     def verdict(self, phase: str) -> str:
         """"yes" (within the usable memory), "tight" (inside the safety margin: may OOM) or "no"."""
         peak = self.peak(phase)
-        return "yes" if peak <= self.usable_bytes else "tight" if peak <= self.hard_bytes else "no"
+        return "yes" if peak <= self.usable_for(phase) else "tight" if peak <= self.hard_bytes else "no"
 
     def peak(self, phase: str) -> int:
         return int(math.ceil(sum(self.phases[phase].values())))
@@ -198,7 +211,7 @@ class MemoryReport:
         return items[:k]
 
     def fits(self, phase: str) -> bool:
-        return self.peak(phase) <= self.usable_bytes
+        return self.peak(phase) <= self.usable_for(phase)
 
     def worst_phase(self) -> str:
         return max(self.phases, key=self.peak)
@@ -327,20 +340,36 @@ def _megatron_states(plan: Plan, mc: ModelConsts, critic: bool,
 
 
 def deepspeed_states(params: float, n: int, stage: int) -> tuple[float, float, float]:
-    """DeepSpeed ZeRO bytes per GPU as its own estimators count them (no offload).
+    """DeepSpeed ZeRO bytes per GPU that live through the update (no offload), read from DeepSpeed 0.19.6.
 
-    deepspeed/runtime/zero/stage_1_and_2.py:estimate_zero2_model_states_mem_needs: "2 * total_params +
-    18 * total_params / total_gpus" (2 = 16-bit params; 18 = 16-bit + fp32 grads, fp32 params, two
-    fp32 Adam moments); stage 0 is the same with nothing partitioned. stage3.py:
-    estimate_zero3_model_states_mem_needs: "18 * total_params / total_gpus" (+ the largest layer, our
-    all-gather term). With offload the same functions leave 2 * total_params (stages 1-2) and
-    2 * total_params / total_gpus (stage 3) on the GPU: the update zeroes grads and optimizer.
+    Its estimators (stage_1_and_2.py estimate_zero2_model_states_mem_needs: "2 * total_params +
+    18 * total_params / total_gpus", stage3.py estimate_zero3_model_states_mem_needs: "18 * total_params /
+    total_gpus"; 18 = 2 16-bit grads + 4 fp32 grads + 4 fp32 params + 8 Adam moments) are upper bounds: the
+    code keeps the gradients in the model's dtype (engine.get_data_types: grad_accum_dtype = model_dtype
+    unless configured) and makes their fp32 copy only inside the optimizer step, one partition (stages 1-2,
+    stage_1_and_2.py step: flat_grad_partition.to(fp32)) or one sub-group (stage 3,
+    _prepare_fp32_grad_for_sub_group) at a time, after the backward's activations are gone
+    (``deepspeed_step_bytes``). So: 16-bit params (2, sharded at stage 3), 16-bit grads (2: whole at stage 1,
+    whose gradients are reduced into the partition only at the step; sharded at stages 2-3), fp32 master and
+    moments (12, sharded from stage 1). Stage 0 (BF16_Optimizer, engine._configure_bf16_optimizer) keeps fp32
+    gradients too: the estimator's 2 + 18 unpartitioned. With offload the update leaves 2 * total_params
+    (stages 1-2) or 2 * total_params / total_gpus (stage 3) on the GPU, as the estimators say.
     """
     n = max(1, n)
     if stage >= 3:
-        return C.BF16 * params / n, C.FP32 * params / n, 3 * C.FP32 * params / n
-    shard = n if stage >= 1 else 1
-    return C.BF16 * params, (C.BF16 + C.FP32) * params / shard, 3 * C.FP32 * params / shard
+        return C.BF16 * params / n, C.BF16 * params / n, 3 * C.FP32 * params / n
+    if stage == 0:
+        return C.BF16 * params, (C.BF16 + C.FP32) * params, 3 * C.FP32 * params
+    return C.BF16 * params, C.BF16 * params / (n if stage >= 2 else 1), 3 * C.FP32 * params / n
+
+
+def deepspeed_step_bytes(params: float, n: int, stage: int) -> float:
+    """The optimizer step's fp32 copy of the gradients (stages 1-3): the whole partition, or at stage 3 one
+    sub-group of at most ``sub_group_size`` (zero/config.py default 1e9) elements."""
+    if stage < 1:
+        return 0.0
+    part = params / max(1, n)
+    return C.FP32 * (min(part, C.DEEPSPEED_SUB_GROUP_SIZE) if stage >= 3 else part)
 
 
 def _states(plan: Plan, mc: ModelConsts, critic: bool) -> tuple[float, float, float]:
@@ -355,8 +384,10 @@ def _states(plan: Plan, mc: ModelConsts, critic: bool) -> tuple[float, float, fl
 
 
 def _lora_states(plan: Plan, mc: ModelConsts) -> tuple[float, float, float]:
-    """LoRA: the frozen base in bf16 (sharded as the trainer shards weights: ZeRO-3 / FSDP, Megatron's TP x PP x
-    EP layout), and the adapter's weights, grads and optimizer states as the trainer keeps a trained model's."""
+    """LoRA: the frozen base in the dtype the trainer loads weights in (bf16; verl's FSDP engine loads a trained
+    model in fp32, transformer_impl._build_module, and casts the adapter to it), sharded as the trainer shards
+    weights (ZeRO-3 / FSDP, Megatron's TP x PP x EP layout), and the adapter's weights, grads and optimizer
+    states as the trainer keeps a trained model's."""
     lora = float(plan.lora_params)
     if plan.trainer == "megatron":
         dense, expert = megatron_shard_params(mc, plan.tp, plan.pp, plan.ep, plan.etp or plan.tp, False, plan)
@@ -365,7 +396,8 @@ def _lora_states(plan: Plan, mc: ModelConsts) -> tuple[float, float, float]:
         return C.BF16 * (dense + expert) + w * f, g * f, o * f
     frozen = _trained_params(mc, plan, False) / _mp(plan)
     sharded = plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed")
-    base = C.BF16 * frozen / (max(1, plan.shard_degree) if sharded else 1)
+    weight_bytes = C.STATE_BYTES["fsdp"][0] if plan.trainer == "fsdp" else C.BF16
+    base = weight_bytes * frozen / (max(1, plan.shard_degree) if sharded else 1)
     if plan.trainer == "deepspeed":
         w, g, o = deepspeed_states(lora / _mp(plan), plan.shard_degree, plan.zero_stage)
     else:
@@ -483,9 +515,22 @@ def _forward_activations(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     return tokens * (mc.act_max_layer / max(1, plan.tp) + 2 * C.BF16 * mc.hidden)
 
 
+def _logit_rows(plan: Plan, tokens: float) -> float:
+    """Token positions whose logits the loss holds: every token, or the response's share of them."""
+    if not plan.logits_response_only:
+        return tokens
+    return tokens * max(1, plan.response_len) / _seq_len(plan)
+
+
 def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -> float:
     """Logits (and entropy) of a forward-only pass: old log-prob (entropy) or reference."""
     v = mc.vocab / max(1, plan.tp)
+    tokens = _logit_rows(plan, tokens)
+    if plan.logits_impl == "trl-fused":
+        return C.FUSED_LM_HEAD_TILE_BYTES
+    if plan.logits_impl in C.LOGIT_BYTES:
+        fwd, fwd_entropy, _, _ = C.LOGIT_BYTES[plan.logits_impl]
+        return tokens * v * (fwd_entropy if entropy else fwd)
     if plan.logits_impl == "verl-fsdp":
         # verl 0.9.1 FSDP engine (constants.py, docs/cost-model.md section 2)
         base = tokens * v * C.LOGITS_BF16_BYTES_PER_LOGIT
@@ -507,6 +552,13 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
 def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     """Logits-related bytes at the peak of the actor update's loss forward and backward."""
     v = mc.vocab / max(1, plan.tp)
+    tokens = _logit_rows(plan, tokens)
+    if plan.logits_impl == "trl-fused":
+        head_grad = 0.0 if plan.lora_params else C.FUSED_LM_HEAD_GRAD_BYTES_PER_WEIGHT * mc.vocab * mc.hidden
+        return C.FUSED_LM_HEAD_TILE_BYTES + head_grad
+    if plan.logits_impl in C.LOGIT_BYTES:
+        _, _, upd, upd_entropy = C.LOGIT_BYTES[plan.logits_impl]
+        return tokens * v * (upd_entropy if plan.entropy_in_update else upd)
     if plan.logits_impl == "verl-fsdp":
         base = tokens * v * C.LOGITS_BF16_BYTES_PER_LOGIT  # the gradient overwrites the logits
         if not plan.entropy_in_update:
@@ -600,7 +652,7 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
     """The rollout engine's memory budget and KV capacity on one GPU.
 
     vLLM (v1 gpu_worker.determine_available_memory): budget = util * total; KV = budget -
-    weights - profile activations - non-torch. SGLang (model_runner_kv_cache_mixin
+    weights - profile activations - non-torch increase - CUDA graphs (inside since v0.21). SGLang (model_runner_kv_cache_mixin
     profile_max_num_token): KV = free_after_load - free_before_load * (1 - frac), i.e.
     budget = frac * (total - what others hold), KV = budget - weights; activations and
     CUDA graphs live in the remaining (1 - frac).
@@ -610,7 +662,7 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
     weights = engine_weight_bytes(plan, mc)
     act = engine_activation_bytes(plan, mc)
     tp = max(1, plan.rollout_tp)
-    non_torch = C.ENGINE_NON_TORCH_BYTES + (C.ENGINE_NON_TORCH_TP_BYTES if tp > 1 else 0.0)
+    non_torch = C.ENGINE_NON_TORCH_BYTES
     graphs = cuda_graph_bytes(plan, mc)
     kv_tok = kv_bytes_per_token(plan)
     if plan.engine == "sglang":
@@ -618,7 +670,7 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
         kv = budget - weights
     else:
         budget = util * cap
-        kv = budget - weights - act - non_torch
+        kv = budget - weights - act - non_torch - graphs
     need = C.ENGINE_MIN_SEQS_IN_KV * _seq_len(plan) * kv_tok
     fits = kv >= need
     shortfall = 0.0 if fits else need - kv  # kv < 0 when the weights alone overflow the budget
@@ -627,7 +679,38 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
 
 
 # ----------------------------------------------------------------------------- phases
+def hf_generate_batch(plan: Plan) -> int:
+    """Sequences one process generates at once with the trained model's own ``generate`` (TRL 1.16
+    GRPOTrainer._generate_single_turn, and ms-swift's transformers engine: the process's whole share of the
+    generation batch)."""
+    return max(1, math.ceil(plan.samples_per_step / max(1, plan.n_gpus)))
+
+
+def _hf_generate_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
+    """Generation by the trained model (no inference engine): its resident states, the ZeRO-3/FSDP params
+    gathered for generation (trl unwrap_model_for_generation, ds3_gather_for_generation default True), the
+    transformers KV cache (bf16, every head: no tensor parallel) of the whole local batch at full length, the
+    prompt's prefill activations and the last position's logits with the sampler's fp32 copies."""
+    terms = trainer_resident_at_rollout(plan, mc)
+    seqs = hf_generate_batch(plan)
+    n = max(1, plan.shard_degree)
+    if n > 1 and (plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed")):
+        terms[T_GEN_GATHER] = C.BF16 * mc.params / _mp(plan) * (n - 1) / n
+    terms[T_GEN_KV] = seqs * _seq_len(plan) * plan.model.kv_bytes_per_token(1, C.KV_DTYPE_BYTES)
+    terms[T_GEN_ACT] = _forward_activations(plan, mc, seqs * max(1, plan.prompt_len))
+    terms[T_GEN_LOGITS] = seqs * mc.vocab * (C.BF16 + 2 * C.FP32)
+    return terms
+
+
+T_GEN_GATHER = "params gathered for generate (ZeRO-3/FSDP)"
+T_GEN_KV = "generate KV cache (transformers, whole local batch)"
+T_GEN_ACT = "generate prefill activations"
+T_GEN_LOGITS = "generate logits (last position)"
+
+
 def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, float]:
+    if plan.engine == "hf":
+        return _hf_generate_terms(plan, mc)
     terms = trainer_resident_at_rollout(plan, mc)
     resident = sum(terms.values())
     eb = engine_budget(plan, mc, resident)
@@ -636,11 +719,13 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
     if plan.engine == "sglang":
         terms[f"{name} KV cache"] = eb.kv_bytes
         terms[f"{name} activations (outside mem_fraction)"] = eb.activations + eb.non_torch
+        terms[T_GRAPHS] = eb.graphs
     else:
-        terms[f"{name} activations+NCCL (in budget)"] = min(eb.activations + eb.non_torch,
-                                                             _pos(eb.budget - eb.weights))
+        terms[f"{name} activations+workspaces (in budget)"] = min(eb.activations + eb.non_torch,
+                                                                   _pos(eb.budget - eb.weights))
+        terms[f"{name} CUDA graphs (in budget)"] = min(eb.graphs, _pos(eb.budget - eb.weights - eb.activations
+                                                                     - eb.non_torch))
         terms[f"{name} KV cache"] = eb.kv_bytes
-    terms[T_GRAPHS] = eb.graphs
     if not eb.fits:
         # The engine refuses to start: push the phase past capacity by the shortfall.
         others = sum(terms.values())
@@ -650,6 +735,7 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
     rep.engine_budget_bytes = eb.budget
     rep.rollout_fits_weights = eb.fits
     rep.engine_shortfall_bytes = eb.shortfall
+    rep.engine_self_sized = plan.engine != "sglang"
     return terms
 
 
@@ -672,13 +758,15 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
         out[T_REF_RES] = _ref_param_bytes(plan, mc)
     if plan.reward_model:
         out[T_RM_RES] = _ref_param_bytes(plan, mc, critic=True)
-    if not plan.engine_colocated:
-        pass
-    elif plan.free_cache_engine:
-        out[T_ENGINE_ASLEEP] = cuda_graph_bytes(plan, mc)
-    else:
-        eb = engine_budget(plan, mc, sum(out.values()))
-        out[T_ENGINE_ASLEEP] = eb.budget + eb.graphs + (eb.activations if plan.engine == "sglang" else 0.0)
+    if plan.engine_colocated:
+        # what an engine keeps between rollouts: asleep (free_cache_engine), its CUDA graphs; awake, its whole
+        # budget (vLLM's holds its graphs; SGLang's graphs and activations live outside it). vLLM's TP
+        # all-reduce buffers are in the margin's fixed part (constants.ENGINE_TP_BUFFER_BYTES)
+        if plan.free_cache_engine:
+            out[T_ENGINE_ASLEEP] = cuda_graph_bytes(plan, mc)
+        else:
+            eb = engine_budget(plan, mc, sum(out.values()))
+            out[T_ENGINE_ASLEEP] = eb.budget + (eb.graphs + eb.activations if plan.engine == "sglang" else 0.0)
     return out
 
 
@@ -746,6 +834,13 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
     }
     if not critic:
         terms[T_LOGITS_ENT if plan.entropy_in_update else T_LOGITS] = logits
+    if plan.trainer == "deepspeed" and o > 0:
+        # the step's fp32 gradient copy comes after the backward freed activations, logits and gathered units
+        trained = float(plan.lora_params) if plan.lora_params and not critic else _trained_params(mc, plan, critic)
+        step = deepspeed_step_bytes(trained / _mp(plan), plan.shard_degree, plan.zero_stage)
+        working = sum(terms[t] for t in terms if t not in (T_PARAMS, T_GRADS, T_OPTIM))
+        if step > working:
+            terms[T_DS_STEP] = step - working
     if plan.trainer == "megatron":
         _megatron_update_activations(plan, mc, tokens, terms, critic)
     terms.update(_colocated_extra(plan, mc, "critic" if critic else "actor"))
@@ -753,6 +848,7 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
 
 
 T_ACT_PP = "activations (micro batches in flight on a PP stage)"
+T_DS_STEP = "optimizer step: fp32 gradient copy (beyond the freed activations)"
 T_ACT_RECOMPUTE = "activations (full recompute)"
 
 

@@ -45,7 +45,7 @@ class Plan:
     need_ref: bool
     need_critic: bool
     critic_micro: int
-    engine: str  # "vllm" | "sglang"
+    engine: str  # "vllm" | "sglang" | "hf" (the trained model's own generate: ms-swift/TRL without vLLM)
     rollout_tp: int
     gpu_memory_utilization: float  # vLLM: of total memory; SGLang: mem_fraction_static of free memory
     free_cache_engine: bool
@@ -110,7 +110,10 @@ class Plan:
     # verl 0.9.1's FSDP engine (bf16 logits under autocast, flash-attn cross-entropy, entropy under
     # torch.compile unless ``use_torch_compile`` is off); "generic" = verl's perf-tuning rule of
     # thumb, kept for the frameworks whose logits code we have not audited.
-    logits_impl: str = "generic"
+    logits_impl: str = "generic"  # or a key of constants.LOGIT_BYTES, or "trl-fused"
+    # the loss's forward keeps logits for the response positions only (ms-swift: logits_to_keep = completion
+    # length + 1, grpo_trainer._get_logps_via_local_forward), not for every token of the sequence
+    logits_response_only: bool = False
     # verl actor_rollout_ref.actor.fsdp_config.use_torch_compile (default true): torch.compile
     # wraps the entropy function (FSDPEngine.__init__). Read only with logits_impl="verl-fsdp".
     use_torch_compile: bool = True

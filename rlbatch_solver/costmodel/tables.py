@@ -84,6 +84,11 @@ class CostTerms:
     capacity_mib: int
     phases: list[str]
     hard_mib: int = 0  # capacity less the fixed margin: above it a phase cannot run (0: unknown)
+    # phase -> MiB its peak must stay under (capacity_mib, or hard_mib for a vLLM rollout: MemoryReport.usable_for)
+    phase_capacity_mib: dict[str, int] = field(default_factory=dict)
+
+    def capacity_of(self, phase: str) -> int:
+        return self.phase_capacity_mib.get(phase, self.capacity_mib)
 
 
 def usable_capacity_mib(plan_capacity_bytes: int, margin_bytes: float) -> int:
@@ -109,6 +114,9 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
     probe = estimate_memory(spec.plan(base, phases[0]))
     capacity = usable_capacity_mib(probe.capacity_bytes, probe.margin_bytes)
     hard = hard_capacity_mib(probe)
+    # the engine is the user's choice (no search or repair moves it), so the base values decide the rollout's line
+    phase_capacity = {phase: int(math.floor(estimate_memory(spec.plan(base, phase)).usable_for(phase) / MIB))
+                      for phase in phases} if memory else {}
     headrooms: list[IntExpr] = []
     times: list[IntExpr] = []
 
@@ -145,11 +153,14 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
             mem = Table(f"mem_{phase}", table_inputs(names), fn_for(phase, names, "mem"))
             derived.append(Derived(f"mem_{phase}", mem, f"peak MiB per GPU in {PHASE_TEXT[phase]}"))
             var = IntVar(f"mem_{phase}")
+            line = phase_capacity[phase]
+            why = ("capacity less the safety margin" if line == capacity else
+                   "capacity less CUDA contexts and NCCL buffers; the engine's own budget is measured at start-up")
             rules.append(Rule(
                 f"{spec.framework}.memory.{phase}",
-                var <= capacity,
-                f"{PHASE_TEXT[phase]} needs {{mem_{phase}}} MiB per GPU; the GPU has {capacity} MiB usable "
-                f"(capacity less the safety margin): out of memory",
+                var <= line,
+                f"{PHASE_TEXT[phase]} needs {{mem_{phase}}} MiB per GPU; the GPU has {line} MiB usable "
+                f"({why}): out of memory",
                 PHASE_STAGE[phase],
                 f"rlbatch-solver cost model ({spec.source})",
                 explanation=f"the {phase} phase does not fit in GPU memory",
@@ -159,7 +170,7 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
                     f"{capacity} MiB usable but within the {hard} MiB left after CUDA contexts and NCCL buffers. "
                     f"It may run, or fail on allocator fragmentation; searches keep the margin"),
             ))
-            headrooms.append(capacity - var)
+            headrooms.append(line - var)
     if time:
         for phase, names in spec.time_inputs.items():
             if phase not in phases and phase in PHASE_STAGE:
@@ -178,18 +189,19 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
         headroom = headrooms[0]
         for h in headrooms[1:]:
             headroom = minimum(headroom, h)
-    return CostTerms(derived, rules, time_us, headroom, capacity, phases, hard)
+    return CostTerms(derived, rules, time_us, headroom, capacity, phases, hard, phase_capacity)
 
 
 def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Value]], *,
-                 deadline=None, stop_above: int | None = None) -> dict[str, int | None]:
+                 deadline=None, stop_above: int | Mapping[str, int] | None = None) -> dict[str, int | None]:
     """For each memory table (``mem_<phase>``): the least MiB its phase needs anywhere in ``domains``.
 
     Exact: every combination of the table's inputs is evaluated, smallest tables first. With a
     ``deadline`` a table not finished in time is None (unknown). With ``stop_above`` only the answer
     to "does some phase exceed it everywhere?" is exact: a table's scan stops at its first value at or
     below it (that value is returned, an upper bound of the least), and the whole scan stops at the
-    first table whose least value exceeds it (one phase that fits nowhere is enough to know).
+    first table whose least value exceeds it (one phase that fits nowhere is enough to know). A mapping gives
+    each phase its own line (``CostTerms.phase_capacity_mib``).
     """
     import itertools
 
@@ -200,6 +212,7 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
             tables.append((math.prod(len(x) for x in doms), d, doms))
     out: dict[str, int | None] = {}
     for _, d, doms in sorted(tables, key=lambda t: t[0]):
+        limit = stop_above.get(d.name[4:]) if isinstance(stop_above, Mapping) else stop_above
         least = None
         for i, combo in enumerate(itertools.product(*doms)):
             if deadline is not None and i % 256 == 0 and deadline.expired():
@@ -207,14 +220,14 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
                 break
             value = d.expr.fn(*combo)
             least = value if least is None else min(least, value)
-            if stop_above is not None and least <= stop_above:
+            if limit is not None and least <= limit:
                 break  # this phase fits somewhere: its exact least is not needed
         else:
             out[d.name] = least
-            if stop_above is not None and least is not None and least > stop_above:
+            if limit is not None and least is not None and least > limit:
                 return out
             continue
-        out[d.name] = least if stop_above is not None and least is not None and least <= stop_above else None
+        out[d.name] = least if limit is not None and least is not None and least <= limit else None
     return out
 
 

@@ -218,7 +218,26 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
     return t
 
 
+def _hf_generate(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
+    """The trained model's own generate on each GPU: its whole local batch at once, eager (no CUDA graphs:
+    EAGER_LAUNCH_S_PER_LAYER per step), prefill then one decode step per token until the batch's longest
+    response ends (the longest response of the step, as for an engine's tail)."""
+    from .memory import hf_generate_batch
+
+    seqs = hf_generate_batch(plan)
+    p, r, r_max = _lengths(plan)
+    one = plan.replace(rollout_tp=1, enforce_eager=True)
+    kv_tok = float(plan.model.kv_bytes_per_token(1, C.KV_DTYPE_BYTES))
+    prefill = prefill_seconds(one, mc, seqs, p)
+    gather = _gather_bytes(plan, mc.params) / _coll_bw(plan, max(1, plan.shard_degree))
+    decode = r_max * decode_step_seconds(one, mc, seqs, p + r_max / 2.0, kv_tok)
+    info.update(engines=plan.n_gpus, decode_concurrency=seqs, decode_steps=r_max)
+    return gather + prefill + decode
+
+
 def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
+    if plan.engine == "hf":
+        return _hf_generate(plan, mc, info)
     tp = max(1, plan.rollout_tp)
     gpus = plan.n_gpus if plan.colocated or not plan.rollout_gpus else plan.rollout_gpus
     engines = max(1, int(gpus) // tp)
@@ -284,6 +303,8 @@ def _update(plan: Plan, mc: ModelConsts, critic: bool) -> float:
 
 
 def _weight_sync(plan: Plan, mc: ModelConsts) -> float:
+    if plan.engine == "hf":
+        return 0.0  # the trained model generates itself: nothing to load into an engine
     full = C.ROLLOUT_PARAM_BYTES * mc.params
     if plan.colocated:
         n = max(1, plan.shard_degree)

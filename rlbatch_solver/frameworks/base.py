@@ -138,10 +138,11 @@ class Framework(ABC):
         """This framework's own error messages, mapped to rules (``frameworks/error_text.ErrorPattern``)."""
         return []
 
-    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None) -> tuple[str, list[str], int | None]:
+    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
+                    notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
         """A launch script's command -> (framework name, its arguments, GPUs), given the script's variables
         (``scope``) and the GPU count its launcher gives (``launch_script.py``). Frameworks whose GPU count or
-        backend the arguments or environment decide override this."""
+        backend the arguments or environment decide override this, and say what they assumed in ``notes``."""
         return self.name, args, gpus
 
     def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:

@@ -186,7 +186,7 @@ def greedy_repair(
     current: Mapping[str, Value],
     start: Mapping[str, Value],
     *,
-    capacity_mib: int,
+    capacity_mib: Mapping[str, int],
     ranks: Mapping[str, int] | None = None,
     references: Mapping[str, int] | None = None,
     deadline: Deadline | None = None,
@@ -215,7 +215,7 @@ def greedy_repair(
             return (0, 0), failing
         other = failing - memory_rules
         env = ruleset.full_env(values) if failing & memory_rules else {}
-        over = sum(max(0, int(env.get(m) or 0) - capacity_mib) for m in mem_names)
+        over = sum(max(0, int(env.get(m) or 0) - capacity_mib[m[4:]]) for m in mem_names)
         return (len(other), over), other
 
     def cost(values: Mapping[str, Value]) -> int:

@@ -27,10 +27,13 @@ from ...rules.base import Value
 from .rules import VARIABLES
 from ..cost_common import phases_run
 
-# vLLM engine defaults OpenRLHF does not override (vllm/engine/arg_utils.py EngineArgs: max_num_seqs
-# 256; max_num_batched_tokens 8192 with chunked prefill for the offline LLM class).
-VLLM_MAX_NUM_SEQS = 256
-VLLM_MAX_BATCHED_TOKENS = 8192
+# vLLM engine limits OpenRLHF 0.11.2 does not set (trainer/ray/vllm_engine.py create_vllm_engines passes
+# neither): its engine is vllm.AsyncLLMEngine.from_engine_args, whose usage context ENGINE_CONTEXT has no
+# entry in EngineArgs.get_batch_defaults, so vLLM 0.29.0 (the version OpenRLHF pins) falls back to
+# SchedulerConfig.DEFAULT_MAX_NUM_SEQS = 128 and DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048
+# (vllm/engine/arg_utils.py _set_default_max_num_seqs_and_batched_tokens_args, vllm/config/scheduler.py).
+VLLM_MAX_NUM_SEQS = 128
+VLLM_MAX_BATCHED_TOKENS = 2048
 
 _LAYOUT = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp",
            "ring_attn_size", "packing_samples", "colocate_all", "colocate_actor_ref", "colocate_critic_reward",
@@ -151,6 +154,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         colocated=colocated,
         rollout_gpus=None if all_ else max(1, engines * vtp),
         trainer="deepspeed",
+        logits_impl="openrlhf",
         offload_during_compute=True,
         ref_param_offload=ref_off,
         critic_param_offload=sleep,

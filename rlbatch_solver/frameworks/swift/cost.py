@@ -179,11 +179,17 @@ def phases_run(values: Mapping[str, Value]) -> list[str]:
     return phases + ["actor_update"]
 
 
-def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU, megatron: bool) -> Plan:
+def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU, megatron: bool,
+              logits_impl: str | None = None) -> Plan:
+    """One phase's plan. ``logits_impl``: how the trainer's loss holds its logits (costmodel/constants.py
+    LOGIT_BYTES): ms-swift's own by default; TRL 1.16 passes its fused lm_head ("trl-fused")."""
     v = values
     world = int(v.get("gpus_per_node") or 1) * int(v.get("nnodes") or 1)
     gen, spg = rollout_layout(v, megatron)
     server = bool(v.get("use_vllm")) and bool(v.get("vllm_server"))
+    # without --use_vllm (the HF path's default, RLHFArgumentsMixin use_vllm = False; TRL's too) the trained
+    # model generates with transformers' generate: no engine anywhere
+    engine = "vllm" if v.get("use_vllm") or megatron else "hf"
     engine_tp = int(v.get("server_tp") or 1) if server else int(v.get("vllm_tp") or 1)
     sleep = int(v.get("sleep_level") or 0)
     rollout = phase == "rollout"
@@ -195,12 +201,12 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         samples_per_step=gen, mini_batches=spg,
         train_token_budget=None, logprob_token_budget=None,
         entropy_chunking=False, entropy_checkpointing=False,
-        need_ref=bool(v.get("kl_on")), need_critic=False, engine="vllm", rollout_tp=engine_tp,
+        need_ref=bool(v.get("kl_on")), need_critic=False, engine=engine, rollout_tp=engine_tp,
         gpu_memory_utilization=int(v.get("gmu_permille") or 900) / 1000,
         free_cache_engine=sleep >= 1 if not rollout else True, enforce_eager=False,
         max_num_seqs=256, max_num_batched_tokens=8192,  # vllm_max_num_seqs 256; vLLM's chunked-prefill default
         colocated=not server, rollout_gpus=(int(v.get("server_tp") or 1) * int(v.get("server_dp") or 1)) if server
-        else None, engine_colocated=not server, count_colocated_residents=True,
+        else None, engine_colocated=engine != "hf" and not server, count_colocated_residents=True,
         # during rollout the policy (and reference) weights / optimizer are on the CPU with offload_model /
         # offload_optimizer; training loads them back
         actor_param_offload=off_model if rollout else False,
@@ -224,6 +230,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
             param_offload=False, optimizer_offload=phase == "ref", remove_padding=True, critic_micro=micro,
             tp=tp, pp=pp, cp=cp, ep=int(v.get("ep") or 1), etp=int(v.get("etp") or tp), vpp=int(v.get("vpp") or 1),
             recompute=recompute, sequence_parallel=False, distributed_optimizer=True, trainer="megatron",
+            logits_impl="megatron",
             cpu_optimizer=permille > 0, optimizer_offload_fraction=permille / 1000,
         )
     micro = int(v.get("per_device_train_batch_size") or 1)
@@ -238,6 +245,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         param_offload=ds_off and stage >= 3, optimizer_offload=ds_off or phase == "ref",
         remove_padding=bool(v.get("padding_free")), critic_micro=micro,
         trainer="bf16" if stage < 0 else "deepspeed", offload_during_compute=True,
+        logits_impl=logits_impl or ("swift-ddp" if stage < 0 else "swift-deepspeed"), logits_response_only=True,
     )
 
 
@@ -293,7 +301,8 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
     mem, time = _inputs(megatron)
     return CostSpec(
         framework=framework or ("swift-megatron" if megatron else "swift"),
-        plan=lambda values, phase: make_plan(values, phase, model, gpu, megatron),
+        plan=lambda values, phase: make_plan(values, phase, model, gpu, megatron,
+                                             "trl-fused" if framework == "trl" else None),
         memory_inputs=mem,
         time_inputs=time,
         phases_run=phases_run,

@@ -188,10 +188,17 @@ class SwiftFramework(Framework):
         knobs = MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH
         return super().free_keys(values) | {flag for name in knobs for flag in KNOB_FLAGS.get(name, (name,))}
 
-    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None) -> tuple[str, list[str], int | None]:
+    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
+                    notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
         # ms-swift counts its processes from NPROC_PER_NODE/NNODES (swift/cli/main.py starts torchrun with
         # them): passed on as a prefix its own parser reads, instead of the launcher's count
         env = [f"{k}={scope[k]}" for k in SCRIPT_ENV if k in scope and scope[k].isdigit()]
+        if not any(k in scope for k in SCRIPT_ENV):
+            # swift/cli/main.py use_torchrun: with neither set, ms-swift starts one plain python process
+            env = ["NPROC_PER_NODE=1"]
+            if notes is not None:
+                notes.append(f"the script sets neither NPROC_PER_NODE nor NNODES: `{self.command}` runs one training "
+                             "process (ms-swift starts torchrun only when one of them is set)")
         return self.name, env + args, None
 
     # -- import ---------------------------------------------------------------------------

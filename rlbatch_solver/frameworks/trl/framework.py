@@ -135,7 +135,8 @@ class TrlFramework(SwiftFramework):
     def free_keys(self, values: Mapping[str, Value]) -> set[str]:
         return super(SwiftFramework, self).free_keys(values) | {f for n in KNOB_SEARCH for f in KNOB_FLAGS[n]}
 
-    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None) -> tuple[str, list[str], int | None]:
+    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
+                    notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
         has_world = any(a.split("=")[0] in ("--num_processes", "--config_file") for a in args)
         return self.name, args, None if has_world else gpus
 

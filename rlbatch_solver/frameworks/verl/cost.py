@@ -20,7 +20,7 @@ from ..cost_common import phases_run, token_budget
 _HW = ["nnodes", "gpus_per_node", "max_prompt_length", "max_response_length", "fsdp_size"]
 _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine", "enforce_eager",
             "max_num_seqs", "max_num_batched_tokens"]
-_RESIDENT = ["param_offload", "optimizer_offload"]
+_RESIDENT = ["param_offload", "optimizer_offload", "lora_rank"]
 _COLOCATED = ["need_ref", "ref_param_offload", "need_critic", "critic_param_offload", "critic_optimizer_offload"]
 
 # with dynamic batching a micro batch holds at most a GPU's share of the batch it splits, so the
@@ -32,7 +32,7 @@ MEMORY_INPUTS = {
                                                 "actor_sp", "entropy_chunking", "use_torch_compile",
                                                 "remove_padding"],
     "ref": _HW + _SHARE + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload",
-                           "remove_padding"],
+                           "remove_padding", "lora_rank"],
     "actor_update": _HW + _RESIDENT + _SHARE + ["actor_mini", "actor_micro_per_gpu", "actor_dyn",
                                                 "actor_max_tokens", "actor_sp", "grad_ckpt", "entropy_chunking",
                                                 "entropy_checkpointing", "use_torch_compile", "remove_padding"],
@@ -138,6 +138,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         use_torch_compile=bool(v.get("use_torch_compile", True)),
         critic_micro=int(v.get("critic_micro_per_gpu") or 1),
         free_cache_engine=bool(v["free_cache_engine"]),
+        lora_params=model.lora_params(int(v["lora_rank"]), "all-linear") if v.get("lora_rank") else 0,
+        ref_in_actor=bool(v.get("lora_rank")),
     )
 
 

@@ -139,6 +139,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         optimizer_offload=opt_off,
         entropy_chunking=False,
         entropy_checkpointing=False,
+        logits_impl="megatron",
         critic_micro=_opt(v, "critic_micro_per_gpu", 1),
         # training phases: the engine's KV is freed (see the module docstring)
         free_cache_engine=bool(v["free_cache_engine"]) if phase == "rollout" else True,

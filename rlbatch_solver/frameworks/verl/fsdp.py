@@ -499,7 +499,8 @@ class VerlFramework(Framework):
     def error_patterns(self) -> list:
         return errors.PATTERNS
 
-    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None) -> tuple[str, list[str], int | None]:
+    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
+                    notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
         # verl's GPU count is trainer.n_gpus_per_node * trainer.nnodes, in the arguments; the Megatron
         # trainer config or strategy selects the Megatron backend
         megatron = any(a.endswith("=megatron") and "strategy" in a for a in args) or "ppo_megatron_trainer" in " ".join(args)

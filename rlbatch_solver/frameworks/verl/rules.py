@@ -91,6 +91,9 @@ FSDP_VARS = [
     ("optimizer_offload", f"{AR}.actor.fsdp_config.optimizer_offload", "bool", False, False, "actor optimizer on CPU"),
     ("ref_param_offload", f"{AR}.ref.fsdp_config.param_offload", "bool", False, False, "ref params on CPU"),
     ("entropy_chunking", f"{AR}.actor.entropy_from_logits_with_chunking", "bool", False, False, "chunked entropy"),
+    # PEFT LoRA on model.target_modules (default all-linear; workers/config/model.py HFModelConfig), the reference
+    # log-probs from the actor with its adapter disabled (engine_workers.py no_lora_adapter)
+    ("lora_rank", f"{AR}.model.lora_rank", "int", 0, False, "LoRA rank (0: full fine-tuning)"),
     ("entropy_checkpointing", f"{AR}.actor.entropy_checkpointing", "bool", False, False, "recompute entropy"),
     # the FSDP engine reads its own fsdp_config key (FSDPEngine.__init__); actor.use_torch_compile does not reach it
     ("use_torch_compile", f"{AR}.actor.fsdp_config.use_torch_compile", "bool", True, False, "entropy under torch.compile (fused, no [tokens, vocab] fp32 copies)"),
