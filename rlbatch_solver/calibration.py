@@ -47,20 +47,18 @@ class Run:
         at this run's lengths and the efficiencies ``eff``."""
         from dataclasses import replace
 
-        from .costmodel.tables import full_reports
+        from .costmodel.tables import full_reports, step_seconds
 
         reports, seconds = full_reports(replace(self.spec, plan=lambda values, phase: self._plan(values, phase, eff)),
                                         self.values)
         peak = max((r.peak(p) for p, r in reports.items() if p in TRAIN_PHASES), default=0.0)
-        return Prediction(seconds, peak)
+        return Prediction(seconds, peak, step_seconds(self.spec, self.values, seconds))
 
     def _plan(self, values: Mapping[str, Any], phase: str, eff: Efficiency):
-        plan = self.spec.plan(values, phase)
+        from .costmodel.tables import at_mean_lengths
+
+        plan = at_mean_lengths(self.spec.plan(values, phase), self.prompt_mean, self.response_mean)
         changes: dict[str, Any] = {"efficiency": eff}
-        if self.response_mean is not None and plan.response_len > 0:
-            changes["avg_response_fraction"] = min(1.0, max(0.0, self.response_mean / plan.response_len))
-        if self.prompt_mean is not None and plan.prompt_len > 0:
-            changes["avg_prompt_fraction"] = min(1.0, max(0.0, self.prompt_mean / plan.prompt_len))
         if self.peak_fraction is not None:
             changes["peak_length_fraction"] = min(1.0, max(1e-3, self.peak_fraction))
         return plan.replace(**changes)
@@ -70,14 +68,11 @@ class Run:
 class Prediction:
     seconds: dict[str, float]  # phase -> seconds
     train_peak_bytes: float  # the largest predicted peak of the training phases (log-prob, ref, updates)
+    step: float  # the phases combined into one step (tables.step_seconds: concurrent groups at their slowest)
 
     def group(self, phases: Sequence[str]) -> float | None:
         vals = [self.seconds[p] for p in phases if p in self.seconds]
         return sum(vals) if vals else None
-
-    @property
-    def step(self) -> float:
-        return sum(self.seconds.values())
 
 
 def make_run(framework: str, args: Sequence[str] | Mapping[str, Any], *, gpu: str, model: str, gpus: int | None,
@@ -224,6 +219,10 @@ class Profile:
     model: str = ""
     source: str = ""
     path: str = ""
+    # the run's mean prompt and response lengths (tokens) from its log: the step time of later commands is
+    # predicted at them unless they are given (--mean-prompt-len / --mean-response-len)
+    prompt_mean: float | None = None
+    response_mean: float | None = None
 
     def to_yaml(self, fit_rows: Sequence[Mapping[str, Any]] = ()) -> str:
         import yaml
@@ -231,6 +230,7 @@ class Profile:
         doc = {PROFILE_KEY: 1, "gpu": self.gpu, "framework": self.framework, "model": self.model,
                "source": self.source,
                "efficiency": {k: round(v, 6) for k, v in self.efficiency.as_dict().items()},
+               "mean_lengths": {"prompt": self.prompt_mean, "response": self.response_mean},
                "fit": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for r in fit_rows]}
         return yaml.safe_dump(doc, sort_keys=False)
 
@@ -258,8 +258,19 @@ def load_profile(path: str | Path) -> Profile:
             raise InputError("calibration", f"{path}: efficiency.{k} = {v!r} is outside [{lo:g}, {hi:g}].",
                              "calibrate again, or correct the value.")
         values[k] = x
+    lengths = doc.get("mean_lengths") if isinstance(doc.get("mean_lengths"), Mapping) else {}
+    means = {}
+    for k in ("prompt", "response"):
+        v = lengths.get(k)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < 10**7):
+            raise InputError("calibration", f"{path}: mean_lengths.{k} = {v!r} is not a token count.",
+                             "calibrate again, or correct the value.")
+        means[k] = float(v)
     return Profile(str(doc.get("gpu") or ""), Efficiency.from_mapping(values), str(doc.get("framework") or ""),
-                   str(doc.get("model") or ""), str(doc.get("source") or ""), str(path))
+                   str(doc.get("model") or ""), str(doc.get("source") or ""), str(path), means.get("prompt"),
+                   means.get("response"))
 
 
 def user_profile_path() -> Path:
@@ -275,6 +286,13 @@ def resolve_profile(path: str | None) -> Profile | None:
         return load_profile(path)
     user = user_profile_path()
     return load_profile(user) if user.is_file() else None
+
+
+def lengths_for(profile: Profile | None, gpu: str | None) -> tuple[float | None, float | None]:
+    """The profile's mean prompt and response lengths where the profile applies (None, None otherwise)."""
+    if profile is None or gpu is None or not profile.applies_to(gpu):
+        return None, None
+    return profile.prompt_mean, profile.response_mean
 
 
 def efficiency_for(profile: Profile | None, gpu: str | None) -> tuple[Efficiency | None, str | None]:

@@ -52,6 +52,27 @@ def _calibration(path: Optional[str], gpu: Optional[str]):
     return eff
 
 
+_MEAN_PROMPT_HELP = ("Time: your data's mean prompt length in tokens (verl logs prompt_length/mean); default: "
+                     "the calibration profile's, else max_prompt_length.")
+_MEAN_RESPONSE_HELP = ("Time: your data's mean response length in tokens (verl logs response_length/mean); "
+                       "default: the calibration profile's, else a share of max_response_length (docs/cost-model.md).")
+
+
+def _means(calibration: Optional[str], gpu: Optional[str], prompt: Optional[float],
+           response: Optional[float]) -> tuple[Optional[float], Optional[float], str]:
+    """The mean lengths to time a step at: the flags, else the calibration profile's (said on stderr)."""
+    if prompt is not None or response is not None:
+        return prompt, response, "given"
+    from .calibration import lengths_for, resolve_profile
+
+    profile = resolve_profile(calibration)
+    p, r = lengths_for(profile, gpu)
+    if p is None and r is None:
+        return None, None, "assumed"
+    typer.echo(f"note: mean lengths from {profile.path}: prompt {p or '-'}, response {r or '-'} tokens", err=True)
+    return p, r, "calibration"
+
+
 @app.command()
 def check(
     overrides: Optional[List[str]] = typer.Argument(None, help="The framework's own arguments, pasted after --, "
@@ -67,6 +88,8 @@ def check(
         None, "--length-fraction", help="Memory: the longest micro batch's length as a share of max prompt+response "
         "(default 1.0, the worst case)."),
     calibration: Optional[str] = typer.Option(None, "--calibration", help=_CALIBRATION_HELP),
+    mean_prompt_len: Optional[float] = typer.Option(None, "--mean-prompt-len", help=_MEAN_PROMPT_HELP),
+    mean_response_len: Optional[float] = typer.Option(None, "--mean-response-len", help=_MEAN_RESPONSE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Check a config: every broken rule with its numbers, stage and source (and memory, given --gpu and --model)."""
@@ -75,9 +98,11 @@ def check(
     try:
         framework, overrides, gpus, model = _script(framework, overrides, gpus, model)
         flat, ignored = _pasted(framework, config, overrides, "check")
+        prompt_mean, response_mean, source = _means(calibration, gpu, mean_prompt_len, mean_response_len)
         report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
                            length_fraction=1.0 if length_fraction is None else length_fraction,
-                           calibration=_calibration(calibration, gpu))
+                           calibration=_calibration(calibration, gpu), mean_prompt_len=prompt_mean,
+                           mean_response_len=response_mean, mean_lengths_from=source)
         report.ignored = ignored
     except InputError as err:
         _fail_input(err)
@@ -412,6 +437,8 @@ def recommend(
         None, "--from", help="Start from your own launch script (or YAML config): keep its model, GPUs, lengths, "
         "algorithm and batch per step; choose its micro batches, layout and memory switches; compare with it."),
     calibration: Optional[str] = typer.Option(None, "--calibration", help=_CALIBRATION_HELP),
+    mean_prompt_len: Optional[float] = typer.Option(None, "--mean-prompt-len", help=_MEAN_PROMPT_HELP),
+    mean_response_len: Optional[float] = typer.Option(None, "--mean-response-len", help=_MEAN_RESPONSE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The fastest valid config that fits in memory, with its memory and time per phase.
@@ -425,13 +452,17 @@ def recommend(
         if from_ is not None:
             report = _recommend_from(from_, framework, gpu, gpus, model, objective, length_fraction, top, time_limit,
                                      extra_gpus, given=[scenario_file, nnodes, algo, n, prompt_len, response_len,
-                                                        set_, search], calibration=calibration)
+                                                        set_, search], calibration=calibration,
+                                     means=_means(calibration, gpu, mean_prompt_len, mean_response_len))
         else:
             sc = _scenario(scenario_file, framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len,
                            set_, search, objective)
             if length_fraction is not None:
                 sc.length_fraction = length_fraction
-                sc.validate()
+            prompt_mean, response_mean, source = _means(calibration, sc.gpu, mean_prompt_len, mean_response_len)
+            if source != "assumed":
+                sc.mean_prompt_length, sc.mean_response_length = prompt_mean, response_mean
+            sc.validate()
             eff = _calibration(calibration, sc.gpu)
             if eff is not None:
                 sc.calibration = eff.as_dict()
@@ -450,7 +481,8 @@ def recommend(
 
 def _recommend_from(path: str, framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
                     model: Optional[str], objective: Optional[str], length_fraction: Optional[float], top: int,
-                    time_limit: float, extra_gpus: Optional[str], given: list, calibration: Optional[str] = None):
+                    time_limit: float, extra_gpus: Optional[str], given: list, calibration: Optional[str] = None,
+                    means: tuple = (None, None, "assumed")):
     """``recommend --from run.sh`` (or a YAML config with --framework): the run the user's config describes."""
     from . import api
     from .launch_script import is_launch_script
@@ -471,7 +503,7 @@ def _recommend_from(path: str, framework: Optional[str], gpu: Optional[str], gpu
     return api.recommend_from(name, flat, gpu=gpu, model=model, gpus=gpus, objective=objective or "time",
                               length_fraction=1.0 if length_fraction is None else length_fraction, top=top,
                               time_limit_s=time_limit, extra_gpus=extra_gpus,
-                              calibration=_calibration(calibration, gpu))
+                              calibration=_calibration(calibration, gpu), mean_lengths=means[:2])
 
 
 def _native_dict(native: list[str]) -> dict[str, Any]:

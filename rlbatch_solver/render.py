@@ -41,6 +41,26 @@ def _error_lines(console: Console, framework: str, time: bool = True, memory: bo
             console.print(f"[dim]{line}[/]")
 
 
+def lengths_text(lengths: dict) -> str:
+    """The mean lengths a step time assumes, and where they come from (check, recommend)."""
+    if not lengths:
+        return "at the default mean lengths (docs/cost-model.md section 4)"
+    from .costmodel.constants import DEFAULT_AVG_RESPONSE_FRACTION
+
+    def one(kind: str) -> str:
+        mean, top, src = lengths[kind], lengths[f"max_{kind}"], lengths[f"{kind}_from"]
+        how = {"given": "given", "calibration": "from the calibration profile"}.get(src)
+        if how is None:
+            how = (f"assumed: {DEFAULT_AVG_RESPONSE_FRACTION:g} of the limit" if kind == "response"
+                   else "assumed: the limit")
+        return f"{kind} {mean:,.0f} of {top:,} ({how})"
+
+    text = f"at mean {one('prompt')}, {one('response')}"
+    if "assumed" in (lengths["prompt_from"], lengths["response_from"]):
+        text += "; set yours with --mean-prompt-len / --mean-response-len (verl logs response_length/mean)"
+    return text
+
+
 def print_memory_check(console: Console, mem: Any, framework: str = "") -> None:
     table = Table(title=f"predicted memory per GPU on {mem.gpu} ({mem.model}): "
                         f"{mem.capacity_mib / 1024:.1f} GiB usable of {mem.total_mib / 1024:.1f} GiB")
@@ -56,8 +76,8 @@ def print_memory_check(console: Console, mem: Any, framework: str = "") -> None:
     console.print(table)
     if mem.seconds:
         parts = ", ".join(f"{PHASE_TITLE.get(p, p)} {t:.1f}" for p, t in mem.seconds.items() if t >= 0.05)
-        console.print(f"predicted step time: {sum(mem.seconds.values()):.1f} s ({parts}) at the default mean lengths "
-                      "(docs/cost-model.md section 4); `rlbatch calibrate` fits it to your own run's log")
+        console.print(f"predicted step time: {mem.step_s:.1f} s ({parts}) {lengths_text(mem.lengths)}; "
+                      "`rlbatch calibrate` fits it to your own run's log")
     if framework:
         _error_lines(console, framework, time=bool(mem.seconds))
 
@@ -269,6 +289,7 @@ def print_recommend(console: Console, report: Any) -> None:
         tt.add_row(PHASE_TITLE.get(phase, phase), f"{sec:.1f}")
     tt.add_row("[bold]total[/]", f"[bold]{best.step_time_s:.1f}[/]")
     console.print(tt)
+    console.print(f"step times {lengths_text(report.lengths)}")
     console.print(f"throughput: {best.tokens_per_s:,.0f} tokens/s (prompt+response tokens per step / step time)")
     _error_lines(console, report.framework)
     if best.waste:
@@ -393,6 +414,7 @@ def recommend_dict(report: Any) -> dict[str, Any]:
         "conflict": report.conflict.ids if report.conflict else None,
         "memory_floor_mib": {k: {"least": a, "capacity": b} for k, (a, b) in report.memory_floor.items()},
         "error_bars": error_bars_dict(report.framework),
+        "mean_lengths": report.lengths,
         "start": None if report.start is None else {
             "native": report.start.native,
             "searched": report.start.searched,

@@ -52,6 +52,9 @@ class Scenario:
     length_fraction: float = 1.0
     # a calibration profile's efficiencies (costmodel/efficiency.py names), measured on this scenario's GPU
     calibration: dict[str, float] | None = None
+    # time: the data's mean prompt and response lengths in tokens (None: the default shares of the limits)
+    mean_prompt_length: float | None = None
+    mean_response_length: float | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -125,6 +128,18 @@ class Scenario:
             raise InputError("price_per_gpu_hour", f"{self.price_per_gpu_hour} is not a positive price.",
                              "give the price of one GPU-hour, e.g. 2.5.")
         check_length_fraction(self.length_fraction)
+        check_mean_lengths(self.mean_prompt_length, self.mean_response_length)
+
+
+def check_mean_lengths(prompt: Any, response: Any) -> None:
+    """The data's mean prompt / response lengths, when given: positive token counts."""
+    for name, value in (("mean_prompt_length", prompt), ("mean_response_length", response)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value <= MAX_SIZE):
+            raise InputError(name, f"{value!r} is not a mean length in tokens.",
+                             f"give the mean {name.split('_')[1]} length your data reaches, e.g. 1500 "
+                             "(verl logs it as response_length/mean).")
 
 
 def check_length_fraction(fraction: Any) -> None:

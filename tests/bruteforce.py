@@ -34,12 +34,16 @@ def assert_enumerate_equals_checker(ruleset: RuleSet, domains: dict, time_limit_
     assert 0 < len(want) < raw
 
 
-def assert_tables_match_cost_model(space, spec, ruleset, configs: int, seed: int, label: str = "") -> None:
+def assert_tables_match_cost_model(space, spec, ruleset, configs: int, seed: int, label: str = "",
+                                   terms=None) -> None:
     """On random configs of the space, the solver's per-phase MiB and microseconds per sample are
-    those of the full cost model (a table that missed an input would differ)."""
+    those of the full cost model (a table that missed an input would differ); with ``terms``, the solver's
+    step objective is the step the reports combine (concurrent phases at their slowest), to the rounding of
+    one microsecond per phase."""
     import random
 
-    from rlbatch_solver.costmodel.tables import MIB, full_reports
+    from rlbatch_solver.costmodel.tables import MIB, full_reports, step_seconds
+    from rlbatch_solver.rules.expr import evaluate
 
     rnd = random.Random(seed)
     names = list(space.domains)
@@ -52,3 +56,6 @@ def assert_tables_match_cost_model(space, spec, ruleset, configs: int, seed: int
         samples = max(1, spec.samples(values))
         for phase, s in seconds.items():
             assert env[f"us_{phase}"] == round(s * 1e6 / samples), (label, phase)
+        if terms is not None and terms.time_us_per_sample is not None:
+            step = step_seconds(spec, values, seconds) * 1e6 / samples
+            assert abs(evaluate(terms.time_us_per_sample, env) - step) <= len(seconds), (label, values)

@@ -255,3 +255,38 @@ def test_fit_errors_are_ratios():
     result = fit([Observation(run_, [(("actor_update",), pred.seconds["actor_update"] * 2)])])
     assert result.error("before_s") == pytest.approx(1.0, rel=1e-6)
     assert math.isclose(result.error("after_s"), 0.0, abs_tol=0.02)
+
+
+def test_mean_lengths_are_one_input_shown_with_every_step_time(tmp_path):
+    """--mean-prompt-len / --mean-response-len time the step at the data's lengths and say so; without them the
+    output names the assumption; a calibration profile's lengths (the log's means) are used when none are given."""
+    base = ["--gpu", "h100", "--model", "qwen2.5-1.5b", "--json", "--", *VERL]
+    assumed = json.loads(run("check", *base).stdout)["memory"]
+    given = json.loads(run("check", "--mean-prompt-len", "100", "--mean-response-len", "300", *base).stdout)["memory"]
+    assert assumed["mean_lengths"]["response_from"] == "assumed"
+    assert given["mean_lengths"]["response"] == 300 and given["mean_lengths"]["prompt_from"] == "given"
+    assert given["step_seconds"] < assumed["step_seconds"]
+    text = run("check", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--", *VERL).stdout
+    assert "assumed: 0.35 of the limit" in " ".join(text.split())
+    # the calibrated profile carries the log's mean lengths (100 and 300) and later commands use them
+    log = _model_log(tmp_path / "run.log")
+    prof = tmp_path / "p.yaml"
+    assert run("calibrate", str(log), "--gpu", "h100", "--model", "qwen2.5-1.5b", "--out", str(prof), "--",
+               *VERL).returncode == 0
+    assert load_profile(prof).response_mean == 300
+    calibrated = run("check", "--calibration", str(prof), *base)
+    lengths = json.loads(calibrated.stdout)["memory"]["mean_lengths"]
+    assert lengths["response"] == 300 and lengths["response_from"] == "calibration"
+    assert "mean lengths from" in calibrated.stderr
+    bad = run("check", "--mean-response-len", "-4", *base)
+    assert bad.returncode == 2 and "mean_response_length" in bad.stderr + bad.stdout
+
+
+def test_recommend_times_its_answer_at_the_given_mean_lengths():
+    args = ["recommend", "--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-1.5b", "--n", "8", "--prompt-len",
+            "512", "--response-len", "1024", "--top", "1", "--json"]
+    short = json.loads(run(*args, "--mean-response-len", "200").stdout)
+    assert short["mean_lengths"]["response"] == 200 and short["mean_lengths"]["response_from"] == "given"
+    default = json.loads(run(*args).stdout)
+    assert default["mean_lengths"]["response_from"] == "assumed"
+    assert short["choices"][0]["step_time_s"] < default["choices"][0]["step_time_s"]

@@ -66,8 +66,8 @@ SMALL = {
 @pytest.mark.parametrize("fw", FRAMEWORKS)
 def test_tables_equal_the_full_cost_model(fw):
     sc = scenario(fw, **SMALL[fw])
-    _, _, _, space, spec, _, ruleset = prepare(sc)
-    assert_tables_match_cost_model(space, spec, ruleset, configs=25, seed=7, label=fw)
+    _, _, _, space, spec, terms, ruleset = prepare(sc)
+    assert_tables_match_cost_model(space, spec, ruleset, configs=25, seed=7, label=fw, terms=terms)
 
 
 @pytest.mark.parametrize("fw", FRAMEWORKS)
@@ -344,3 +344,26 @@ def test_swift_logits_cover_the_completion_only():
 
     assert logits("--max_length", "4096") == pytest.approx(logits("--max_length", "1024"), abs=1)
     assert logits("--max_completion_length", "2048") > 1.5 * logits()
+
+
+def test_openrlhf_step_counts_separate_groups_at_their_slowest_in_solver_and_reports():
+    """OpenRLHF runs the actor's and reference's forwards, and the actor's and critic's training, at the same time
+    on separate GPU groups (make_experience, ppo_train): with colocate_all searched, the solver's step objective
+    is the reports' step (one definition, CostSpec.concurrency), and a separate layout's step is less than the
+    sum of its phases."""
+    from rlbatch_solver.costmodel.tables import full_reports, step_seconds
+
+    sc = scenario("openrlhf", gpus=8, algo="ppo", search={
+        "train.colocate_all": [True, False], "rollout.batch_size": [32], "train.batch_size": [32],
+        "actor.num_gpus_per_node": [2, 4], "ref.num_gpus_per_node": [2], "critic.num_gpus_per_node": [2],
+        "vllm.num_engines": [1, 2], "vllm.tensor_parallel_size": [1, 2]},
+        fixed={"vllm.gpu_memory_utilization": 0.5})
+    _, _, _, space, spec, terms, ruleset = prepare(sc)
+    assert_tables_match_cost_model(space, spec, ruleset, configs=40, seed=11, label="openrlhf-groups", terms=terms)
+    values = {n: v[0] for n, v in space.domains.items()}
+    values.update(colocate_all=False, actor_gpus_per_node=2)
+    _, seconds = full_reports(spec, values)
+    assert step_seconds(spec, values, seconds) < sum(seconds.values())
+    overlap = (min(seconds["old_log_prob"], seconds["ref"])
+               + min(seconds["actor_update"], seconds["critic_update"]))
+    assert step_seconds(spec, values, seconds) == pytest.approx(sum(seconds.values()) - overlap)

@@ -55,6 +55,9 @@ BASES = [
     ["catalog", "gpus"],
     ["calibrate", "@LOG", "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--"] + FAQ,
     ["check", "--gpus", "4", "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--calibration", "@PROFILE", "--"] + FAQ,
+    ["check", "--gpus", "4", "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--mean-prompt-len", "300",
+     "--mean-response-len", "700", "--"] + FAQ,
+    ["recommend", "--top", "1", "--time-limit", LIMIT, "--mean-response-len", "400"] + SCENARIO,
 ]
 
 BAD_VALUES = ["99999999999999999999", "9" * 5000, "-3", "0", "1.5", "nan", "inf", "-inf", "1e400", "", " ",

@@ -86,7 +86,7 @@ def test_tables_equal_the_full_cost_model(algo, engine):
     sc = small_scenario(gpu="a100-80gb", gpus=4, model="qwen2.5-1.5b", algo=algo,
                         fixed={f"{AR}.rollout.name": engine}, search=search)
     fw, card, gpu, space, spec, terms, ruleset = prepare(sc)
-    assert_tables_match_cost_model(space, spec, ruleset, configs=60, seed=3, label=algo)
+    assert_tables_match_cost_model(space, spec, ruleset, configs=60, seed=3, label=algo, terms=terms)
 
 
 def test_recommend_default_scenario_fits_and_is_proven():

@@ -70,7 +70,8 @@ def calibrate(log_path: str | Path, config: Sequence[str] | Mapping[str, Any], *
     log = read_log(log_path)
     obs, notes = observation_from_log(log, framework, config, gpu=gpu, model=model, gpus=gpus)
     result = fit([obs])
-    profile = Profile(obs.run.gpu, result.efficiency, obs.run.framework, obs.run.model, str(log_path))
+    profile = Profile(obs.run.gpu, result.efficiency, obs.run.framework, obs.run.model, str(log_path),
+                      prompt_mean=obs.run.prompt_mean, response_mean=obs.run.response_mean)
     if result.at_bound:
         from ..costmodel.efficiency import BOUNDS
 

@@ -10,7 +10,7 @@ from ..catalog.models import ModelCard
 from ..costmodel.efficiency import Efficiency
 from ..frameworks import Framework, get_framework
 from ..rules.base import RuleSet, Value, Violation
-from ..scenario import check_length_fraction
+from ..scenario import check_length_fraction, check_mean_lengths
 from .common import read_inputs, read_config
 
 
@@ -60,6 +60,10 @@ class MemoryCheck:
     hard_mib: int = 0  # the GPU's memory less the fixed margin: a peak above it cannot run
     # phase -> the line its peak must stay under, where it is not capacity_mib (a vLLM rollout: hard_mib)
     phase_capacity_mib: dict[str, int] = field(default_factory=dict)
+    step_s: float = 0.0  # the phases' seconds combined into one RL step (tables.step_seconds)
+    # the mean and maximum lengths the step time is predicted at (tables.mean_lengths), and where the means came
+    # from: "given", "calibration" or "assumed" (the default shares of the limits)
+    lengths: dict[str, Any] = field(default_factory=dict)
 
     def capacity_of(self, phase: str) -> int:
         return self.phase_capacity_mib.get(phase, self.capacity_mib)
@@ -89,7 +93,8 @@ class MemoryCheck:
             "total_mib": self.total_mib,
             "fits": self.fits,
             "verdict": self.verdict(),
-            "step_seconds": round(sum(self.seconds.values()), 3),
+            "step_seconds": round(self.step_s, 3),
+            "mean_lengths": self.lengths,
             "phase_seconds": self.seconds,
             "phases": {p: {"peak_mib": self.peaks[p], "fits": self.peaks[p] <= self.capacity_of(p),
                            "capacity_mib": self.capacity_of(p),
@@ -109,15 +114,21 @@ def check(
     extra_gpus: str | Path | None = None,
     length_fraction: float = 1.0,
     calibration: "Efficiency | None" = None,
+    mean_prompt_len: float | None = None,
+    mean_response_len: float | None = None,
+    mean_lengths_from: str = "given",
 ) -> CheckReport:
     """Every rule the config breaks, with its numbers, stage and source.
 
     Given ``gpu`` and ``model``, also the memory of every phase of the RL step
     against the GPU (memory rules ``<fw>.memory.<phase>``, stage = the phase).
     ``length_fraction``: how long the longest micro batch's sequences are, as a fraction of
-    max prompt + response (1.0: every one at the limits, the worst case).
+    max prompt + response (1.0: every one at the limits, the worst case). ``mean_prompt_len`` /
+    ``mean_response_len``: the data's mean lengths (tokens) the step time is predicted at (``mean_lengths_from``
+    says where they came from); unset, the default shares of the limits (docs/cost-model.md section 4).
     """
     check_length_fraction(length_fraction)
+    check_mean_lengths(mean_prompt_len, mean_response_len)
     fw = get_framework(framework)
     flat, ignored = read_config(fw, config)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
@@ -125,7 +136,8 @@ def check(
     notes = list(fw.config_notes(flat))
     memory = None
     if gpu and card is not None:
-        ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration)
+        ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,
+                                       (mean_prompt_len, mean_response_len, mean_lengths_from))
     elif gpu or card is not None:
         notes.append("memory was not evaluated: give both --gpu and --model to predict out-of-memory per phase")
     else:
@@ -138,13 +150,17 @@ def check(
 
 def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[str, Value],
                  extra_gpus: str | Path | None, length_fraction: float = 1.0,
-                 calibration: "Efficiency | None" = None) -> tuple[RuleSet, MemoryCheck]:
+                 calibration: "Efficiency | None" = None,
+                 means: tuple = (None, None, "given")) -> tuple[RuleSet, MemoryCheck]:
     """The rule set plus memory rules for these exact values, and the per-phase breakdown."""
     from ..catalog.gpus import load_gpu
-    from ..costmodel.tables import MIB, build_cost_terms, full_reports, with_efficiency, with_length_fraction
+    from ..costmodel.tables import (MIB, build_cost_terms, full_reports, mean_lengths, step_seconds, with_efficiency,
+                                    with_length_fraction, with_mean_lengths)
 
     gpu = load_gpu(gpu_name, extra_gpus)
-    spec = with_efficiency(with_length_fraction(fw.cost_spec(card, gpu), length_fraction), calibration)
+    prompt_mean, response_mean, source = means
+    spec = with_mean_lengths(with_efficiency(with_length_fraction(fw.cost_spec(card, gpu), length_fraction), calibration),
+                             prompt_mean, response_mean)
     terms = build_cost_terms(spec, {k: [v] for k, v in values.items()}, time=False)
     reports, seconds = full_reports(spec, values)
     phases = {p: {t: int(-(-b // MIB)) for t, b in r.phases[p].items()} for p, r in reports.items()}
@@ -152,5 +168,9 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
     total = int(gpu.memory_bytes // MIB)
     mem = MemoryCheck(gpu.name, card.name, terms.capacity_mib, total, phases, peaks,
                       {p: round(t, 3) for p, t in seconds.items() if t}, terms.hard_mib,
-                      {p: c for p, c in terms.phase_capacity_mib.items() if c != terms.capacity_mib})
+                      {p: c for p, c in terms.phase_capacity_mib.items() if c != terms.capacity_mib},
+                      step_seconds(spec, values, seconds),
+                      {**mean_lengths(spec, values),
+                       "prompt_from": source if prompt_mean is not None else "assumed",
+                       "response_from": source if response_mean is not None else "assumed"})
     return fw.ruleset.extended(terms.rules, terms.derived), mem

@@ -53,6 +53,7 @@ class RecommendReport:
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule id -> (least MiB, capacity)
     space: Any = None
     start: "Start | None" = None  # recommend --from: the user's own config, judged like every choice
+    lengths: dict[str, Any] = field(default_factory=dict)  # the mean lengths the step times assume (check's)
 
     @property
     def best(self) -> Choice | None:
@@ -132,12 +133,12 @@ def _key_of(fw: Any, name: str) -> str:
 
 def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mapping[str, Value],
                  free: set[str]) -> Start:
-    from ..costmodel.tables import full_reports
+    from ..costmodel.tables import full_reports, step_seconds
 
     full = {**{k: v[0] for k, v in space.domains.items() if len(v) == 1}, **values}
     broken = ruleset.check(full).errors
     memory, seconds = full_reports(spec, full)
-    total = sum(seconds.values())
+    total = step_seconds(spec, full, seconds)
     tokens = _tokens_per_step(full, spec)
     followers = {r.id.removeprefix("search.tie.") for r in space.extra_rules if r.id.startswith("search.tie.")}
     keys = sorted({_key_of(fw, n) for n in free - followers if n in space.domains and len(space.domains[n]) > 1})
@@ -157,7 +158,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
             start: tuple[Mapping[str, Value], set[str]] | None = None):
     """Framework, model, GPU, search space and cost terms of a scenario (``start``: the values of a
     user's config and the variables free to change, from ``scenario_from_config``)."""
-    from ..costmodel.tables import build_cost_terms, with_efficiency, with_length_fraction
+    from ..costmodel.tables import build_cost_terms, with_efficiency, with_length_fraction, with_mean_lengths
 
     fw = get_framework(scenario.framework)
     if not scenario.model:
@@ -170,6 +171,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     spec = with_length_fraction(fw.cost_spec(card, gpu), scenario.length_fraction)
     if scenario.calibration:
         spec = with_efficiency(spec, Efficiency.from_mapping(scenario.calibration))
+    spec = with_mean_lengths(spec, scenario.mean_prompt_length, scenario.mean_response_length)
     terms = build_cost_terms(spec, space.domains)
     ruleset = fw.ruleset.extended(space.extra_rules + terms.rules, terms.derived)
     return fw, card, gpu, space, spec, terms, ruleset
@@ -189,7 +191,7 @@ def recommend(
     ``solver_workers``: CP-SAT threads per solve (a sweep runs one per process). ``start``: a user's
     config and what may change in it (``scenario_from_config``; ``recommend_from`` does both).
     """
-    from ..costmodel.tables import full_reports
+    from ..costmodel.tables import full_reports, step_seconds
     from ..solver.optimize import optimize
 
     if top < 1:
@@ -215,13 +217,19 @@ def recommend(
     choices = []
     for i, r in builtins.enumerate(res.ranked):
         memory, seconds = full_reports(spec, r.solution)
-        total = sum(seconds.values())
+        total = step_seconds(spec, r.solution, seconds)
         tokens = _tokens_per_step(r.solution, spec)
         choices.append(Choice(i + 1, r.solution, fw.export(r.solution, space), total, seconds, memory, r.objective,
                               r.proven, tokens / total if total else 0.0,
                               waste_text(fw, ruleset, r.solution, r.solution)))
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
                              res.wall_time_s, terms.capacity_mib, space.raw_size, space=space)
+    if choices:
+        from ..costmodel.tables import mean_lengths
+
+        report.lengths = {**mean_lengths(spec, choices[0].values),
+                          "prompt_from": "given" if scenario.mean_prompt_length is not None else "assumed",
+                          "response_from": "given" if scenario.mean_response_length is not None else "assumed"}
     if start is not None:
         # judged by the framework's rules and the memory model, not by our search space's own ties
         judge = fw.ruleset.extended(terms.rules, terms.derived)
@@ -237,10 +245,13 @@ def recommend(
 def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, model: str | ModelCard | None,
                    gpus: int | None = None, objective: str = "time", length_fraction: float = 1.0, top: int = 5,
                    time_limit_s: float = DEFAULT_TIME_LIMIT_S, extra_gpus: str | Path | None = None,
-                   calibration: Efficiency | None = None) -> RecommendReport:
+                   calibration: Efficiency | None = None,
+                   mean_lengths: tuple[float | None, float | None] = (None, None)) -> RecommendReport:
     """The best configs for the run a user's config describes, and that config judged beside them."""
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
                                                   objective=objective, length_fraction=length_fraction)
+    scenario.mean_prompt_length, scenario.mean_response_length = mean_lengths
+    scenario.validate()
     if calibration is not None:
         scenario.calibration = calibration.as_dict()
     report = recommend(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus, start=(values, free))

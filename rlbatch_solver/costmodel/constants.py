@@ -282,8 +282,9 @@ EAGER_LAUNCH_S_PER_LAYER = 60e-6
 # measured transitions of seconds to tens of seconds for 7B-70B with its older
 # resharding; verl's IPC path is faster).
 WEIGHT_SYNC_FIXED_S = 1.0
-# Reasonable mean generated length over max_response_length: verl's best practices
-# advise keeping clip_ratio (responses hitting the limit) under ~0.1; an exponential
-# length distribution with 10% above the limit has mean 0.43*max, a normal one with
-# 30% relative spread 0.72*max. We take the middle, 0.6.
-DEFAULT_AVG_RESPONSE_FRACTION = 0.6
+# Mean generated length over max_response_length when the data's is not given (--mean-response-len, or a
+# calibration profile): the median of the published RL runs that state both, 0.35. verl docs/perf/dpsk.md
+# (DeepSeek-V3 GRPO): 1,960 of 9,632 = 0.20; verl #1208's console log (GSM8K): 325 of 1,024 = 0.32; verl #3727
+# (Qwen3-VL-30B-A3B GSPO): 11,018 of 30,000 = 0.37; verl docs/advance/v1_async_trainer.md (Qwen3.5-35B-A3B DAPO):
+# 12,720 of 32,768 = 0.39. (0.6 before: a guess from verl's advice to keep clip_ratio under ~0.1.)
+DEFAULT_AVG_RESPONSE_FRACTION = 0.35

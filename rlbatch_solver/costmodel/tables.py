@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional, Sequence
 
 from ..rules.base import Derived, Rule, Stage, Value
-from ..rules.expr import BoolVar, IntExpr, IntVar, Table, minimum
+from ..rules.expr import BoolVar, IntExpr, IntVar, Table, if_then_else, maximum, minimum
 from .memory import MemoryReport, estimate_memory
 from .efficiency import Efficiency
 from .plan import Plan
@@ -73,6 +73,51 @@ class CostSpec:
     # optional (unset-able) variables the plans read: their tables also read ``<name>_set`` so that
     # "unset" reaches the plan as None, not as the solver's placeholder value
     optional: frozenset = field(default_factory=frozenset)
+    # phases that run at the same time on different GPUs, for these values: groups of time phases whose share of
+    # the step is their slowest member (OpenRLHF's model groups); phases in no group run one after another.
+    # None: every phase after the other. ``concurrency_inputs``: the switches the grouping reads.
+    concurrency: Optional[Callable[[Mapping[str, Value]], list[tuple[str, ...]]]] = None
+    concurrency_inputs: tuple[str, ...] = ()
+
+
+def step_seconds(spec: CostSpec, values: Mapping[str, Value], seconds: Mapping[str, float]) -> float:
+    """One RL step from its phases' seconds: the sum, with each concurrent group counted at its slowest."""
+    groups = spec.concurrency(values) if spec.concurrency else []
+    grouped = {p for g in groups for p in g}
+    total = sum(max((seconds.get(p, 0.0) for p in g), default=0.0) for g in groups)
+    return total + sum(s for p, s in seconds.items() if p not in grouped)
+
+
+def _step_expr(spec: CostSpec, times: Mapping[str, IntExpr], domains: Mapping[str, Sequence[Value]],
+               base: Mapping[str, Value]) -> IntExpr:
+    """``step_seconds`` as a CP-SAT expression over the phases' time tables: the grouping of every assignment
+    of the searched switches, chosen by them (one definition: ``CostSpec.concurrency``)."""
+    def combine(values: Mapping[str, Value]) -> IntExpr:
+        groups = spec.concurrency(values) if spec.concurrency else []
+        grouped = {p for g in groups for p in g}
+        parts: list[IntExpr] = []
+        for g in groups:
+            members = [times[p] for p in g if p in times]
+            if members:
+                top = members[0]
+                for m in members[1:]:
+                    top = maximum(top, m)
+                parts.append(top)
+        parts += [t for p, t in times.items() if p not in grouped]
+        out = parts[0]
+        for x in parts[1:]:
+            out = out + x
+        return out
+
+    searched = [n for n in spec.concurrency_inputs if len(set(domains.get(n, [base.get(n)]))) > 1]
+
+    def build(i: int, values: dict) -> IntExpr:
+        if i == len(searched):
+            return combine(values)
+        n = searched[i]
+        return if_then_else(BoolVar(n), build(i + 1, {**values, n: True}), build(i + 1, {**values, n: False}))
+
+    return build(0, dict(base))
 
 
 @dataclass
@@ -118,7 +163,7 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
     phase_capacity = {phase: int(math.floor(estimate_memory(spec.plan(base, phase)).usable_for(phase) / MIB))
                       for phase in phases} if memory else {}
     headrooms: list[IntExpr] = []
-    times: list[IntExpr] = []
+    times: dict[str, IntExpr] = {}
 
     def inputs(phase: str, names: Sequence[str], kind: str) -> list[str]:
         drop = spec.unread(phase, kind, domains) if spec.unread else set()
@@ -178,12 +223,8 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
             names = inputs(phase, names, "time")
             t = Table(f"us_{phase}", table_inputs(names), fn_for(phase, names, "time"))
             derived.append(Derived(f"us_{phase}", t, f"microseconds of {phase} per sample"))
-            times.append(IntVar(f"us_{phase}"))
-    time_us = None
-    if times:
-        time_us = times[0]
-        for t in times[1:]:
-            time_us = time_us + t
+            times[phase] = IntVar(f"us_{phase}")
+    time_us = _step_expr(spec, times, domains, base) if times else None
     headroom = None
     if headrooms:
         headroom = headrooms[0]
@@ -255,6 +296,37 @@ def with_length_fraction(spec: CostSpec, fraction: float) -> CostSpec:
         return spec
     plan = spec.plan
     return replace(spec, plan=lambda values, phase: plan(values, phase).replace(peak_length_fraction=fraction))
+
+
+def at_mean_lengths(plan: Plan, prompt: float | None, response: float | None) -> Plan:
+    """``plan`` timed at these mean lengths (tokens; None keeps the default share of the limit)."""
+    changes: dict[str, float] = {}
+    if response is not None and plan.response_len > 0:
+        changes["avg_response_fraction"] = min(1.0, max(0.0, response / plan.response_len))
+    if prompt is not None and plan.prompt_len > 0:
+        changes["avg_prompt_fraction"] = min(1.0, max(0.0, prompt / plan.prompt_len))
+    return plan.replace(**changes) if changes else plan
+
+
+def with_mean_lengths(spec: CostSpec, prompt: float | None, response: float | None) -> CostSpec:
+    """The same cost model timing the step at the data's mean prompt and response lengths (tokens), instead of
+    the default shares of the limits (docs/cost-model.md section 4). Memory keeps its worst case."""
+    from dataclasses import replace
+
+    if prompt is None and response is None:
+        return spec
+    plan = spec.plan
+    return replace(spec, plan=lambda values, phase: at_mean_lengths(plan(values, phase), prompt, response))
+
+
+def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, float]:
+    """The mean and maximum prompt and response lengths (tokens) the step time is predicted at."""
+    from .time import _lengths
+
+    plan = spec.plan(values, "rollout")
+    p, r, _ = _lengths(plan)
+    return {"prompt": round(p, 1), "response": round(r, 1), "max_prompt": plan.prompt_len,
+            "max_response": plan.response_len}
 
 
 def with_efficiency(spec: CostSpec, efficiency: "Efficiency | None") -> CostSpec:

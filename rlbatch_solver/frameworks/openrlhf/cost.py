@@ -182,6 +182,23 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     return out
 
 
+def concurrency(values: Mapping[str, Value]) -> list[tuple[str, ...]]:
+    """The phases OpenRLHF 0.11.2 overlaps on separate GPU groups. make_experience
+    (trainer/ppo_utils/experience_maker.py) dispatches the actor's and the reference's forwards together and
+    waits on each only when they share GPUs (``colocate_all`` or ``colocate_actor_ref``); ppo_train
+    (trainer/ppo_trainer.py) runs the actor's and the critic's fit together unless ``--ds.enable_sleep`` (then
+    critic, then actor) or ``colocate_all`` (one set of GPUs). Generation, experience, training and the weight
+    broadcast follow one another. Our critic phase also holds its value forward, which OpenRLHF runs in
+    make_experience: counted with the critic's training."""
+    all_ = bool(values.get("colocate_all"))
+    groups = []
+    if not (all_ or values.get("colocate_actor_ref")):
+        groups.append(("old_log_prob", "ref"))
+    if not (all_ or values.get("ds_sleep")):
+        groups.append(("actor_update", "critic_update"))
+    return groups
+
+
 def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
     return CostSpec(
         framework="openrlhf",
@@ -194,4 +211,6 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool") | {"ds_sleep", "vllm_eager"},
         unread=unread,
         optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
+        concurrency=concurrency,
+        concurrency_inputs=("colocate_all", "colocate_actor_ref", "ds_sleep"),
     )
