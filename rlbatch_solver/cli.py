@@ -126,7 +126,11 @@ def _script(framework: Optional[str], overrides: Optional[List[str]], gpus: Opti
     if not overrides or not is_launch_script(overrides[0]):
         return framework or default, overrides, gpus, model
     script = read_launch_script(overrides[0])
-    if framework and framework.split("==")[0].split("@")[0].strip().lower() != script.framework:
+    given = framework.split("==")[0].split("@")[0].strip().lower() if framework else None
+    if given == "verl" and script.framework == "verl-megatron":  # the Megatron backend of the verl named
+        framework = script.framework + framework.strip()[len(given):]
+        given = script.framework
+    if framework and given != script.framework:
         raise InputError("framework", f"--framework {framework} was given, but {overrides[0]} runs {script.framework}.",
                          f"drop --framework (or pass --framework {script.framework}).")
     notes = [f"read {overrides[0]}: {script.framework}"] + script.notes
@@ -141,7 +145,9 @@ def _script(framework: Optional[str], overrides: Optional[List[str]], gpus: Opti
                          "length and memory rules")
     for note in notes:
         typer.echo(f"note: {note}", err=True)
-    return script.framework, script.args + list(overrides[1:]), gpus if gpus is not None else script.gpus, model
+    # a version named with --framework (verl==0.7.1) is kept: the script says which framework, not which release
+    name = framework.strip() if framework and any(sep in framework for sep in ("==", "@")) else script.framework
+    return name, script.args + list(overrides[1:]), gpus if gpus is not None else script.gpus, model
 
 
 def _pasted(framework: str, config: Optional[str], overrides: Optional[List[str]], verb: str):

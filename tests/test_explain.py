@@ -19,9 +19,11 @@ from test_verl_rules import AR, SEED_4090, replace
 @pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: f"{p.framework}:{p.rules[0]}")
 def test_every_pattern_matches_its_message_and_names_real_rules(pattern):
     assert pattern.match(pattern.example), pattern.example
-    ruleset = get_framework(pattern.framework).ruleset
-    for rid in pattern.rules:
-        ruleset.rule(rid)  # KeyError if the rule id drifted
+    # a message only some versions print names the rules of those versions (verl's version packs)
+    for version in pattern.versions or (None,):
+        fw = get_framework(pattern.framework if version is None else f"{pattern.framework}=={version}")
+        for rid in pattern.rules:
+            fw.ruleset.rule(rid)  # KeyError if the rule id drifted
 
 
 def test_numbers_are_picked_out_of_the_message():
@@ -144,5 +146,6 @@ def test_explain_without_config_names_the_numbers_it_needs():
     p = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", "explain",
                         "AssertionError: normalized ppo_mini_batch_size should be divisible by "
                         "ppo_micro_batch_size_per_gpu"], capture_output=True, text=True)
-    assert p.returncode == 0 and "verl.step.mini_divisible_by_micro" in p.stdout
-    assert "{" not in p.stdout and "<actor_micro_per_gpu>" in p.stdout and "paste it after --" in p.stdout
+    # the legacy workers' message (verl 0.6-0.7; 0.9.1's engine says "data size must be divisible by ..."): their rules
+    assert p.returncode == 0 and "verl.legacy.mini_divisible_by_micro" in p.stdout and "0.7.1 rules" in p.stdout
+    assert "{" not in p.stdout and "<legacy_critic_micro>" in p.stdout and "paste it after --" in p.stdout

@@ -117,7 +117,9 @@ def test_memory_repairs_of_three_keys_and_more_answer_within_seconds():
     from rlbatch_solver.launch_script import read_launch_script
 
     script = read_launch_script(Path(__file__).resolve().parent / "data/scripts/verl-megatron/run_qwen2-7b_math_megatron.sh")
-    r = api.fix(script.args, framework=script.framework, gpu="rtx4090", model="qwen2.5-7b", time_limit_s=10)
+    # the script's default rollout_mode="sync" is verl 0.6's; its async branch is what 0.9.1 runs
+    args = script.args + ["actor_rollout_ref.rollout.mode=async"]
+    r = api.fix(args, framework=script.framework, gpu="rtx4090", model="qwen2.5-7b", time_limit_s=10)
     assert r.after is not None and r.status in ("optimal", "feasible")
     assert len(r.diff) >= 3
     assert all(peak <= cap for peak, cap in r.memory_after.values()), r.memory_after

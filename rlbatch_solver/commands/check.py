@@ -11,7 +11,7 @@ from ..costmodel.efficiency import Efficiency
 from ..frameworks import Framework, get_framework
 from ..rules.base import RuleSet, Value, Violation
 from ..scenario import check_length_fraction, check_mean_lengths
-from .common import read_inputs, read_config
+from .common import framework_for, read_inputs, read_config
 
 
 @dataclass
@@ -131,9 +131,10 @@ def check(
     check_mean_lengths(mean_prompt_len, mean_response_len)
     fw = get_framework(framework)
     flat, ignored = read_config(fw, config)
+    fw, version_notes = framework_for(fw, flat)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
-    notes = list(fw.config_notes(flat))
+    notes = version_notes + list(fw.config_notes(flat))
     memory = None
     if gpu and card is not None:
         ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,

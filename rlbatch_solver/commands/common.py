@@ -12,6 +12,16 @@ from ..frameworks.overrides import load_config_file
 from ..rules.base import RuleSet, Value
 
 
+def framework_for(fw: Framework, flat: Mapping[str, Any]) -> tuple[Framework, list[str]]:
+    """The framework version a pasted config is checked with (verl: the one its keys show, unless the user named
+    one), and notes saying which and why."""
+    notes = [fw.version_note] if getattr(fw, "version_note", None) else []
+    chosen, note = fw.for_config(flat)
+    if note:
+        notes.append(note)
+    return chosen, notes
+
+
 def read_inputs(fw: Framework, flat: Mapping[str, Any], *, gpus: int | None, model: str | ModelCard | None,
             gpu: str | None, extra_gpus: str | Path | None) -> tuple[ModelCard | None, dict[str, Value]]:
     """The model card and rule-variable values of a pasted config, every flag checked whether or not

@@ -48,6 +48,9 @@ class ExplainReport:
         }
 
 
+NEWEST_NOTE = "the newest release we follow"
+
+
 def explain(
     text: str,
     *,
@@ -69,9 +72,19 @@ def explain(
     rules: list[ExplainedRule] = []
     numbers: dict[str, str] = {}
     meaning: list[str] = []
+    checked_as = framework
     for pattern, nums in found:
         numbers.update(nums)
         fw = get_framework(framework or pattern.framework)
+        if pattern.versions and not getattr(fw, "pinned", True) and fw.version not in pattern.versions:
+            # a message only some versions print: their rules (verl's legacy workers, 0.6's sync rollout)
+            newest = max(pattern.versions, key=lambda v: tuple(int(x) for x in v.split(".")))
+            fw = get_framework(f"{fw.name}=={newest}")
+            checked_as = f"{fw.name}=={newest}"
+            note = (f"this message is printed by {fw.name} {', '.join(pattern.versions)} (not {NEWEST_NOTE}): "
+                    f"explained with the {newest} rules; name your version with --framework {fw.name}==VERSION")
+            if note not in meaning:
+                meaning.append(note)
         said = pattern.explain(nums)
         if said and said not in meaning:
             meaning.append(said)
@@ -83,7 +96,7 @@ def explain(
                                        f"{r.source} (message: {pattern.source})"))
     report = ExplainReport(text, numbers, rules, meaning=meaning)
     if config is not None and found:
-        fw_name = framework or found[0][0].framework
+        fw_name = checked_as or framework or found[0][0].framework
         report.check = check(config, framework=fw_name, gpus=gpus, model=model)
         ids = {r.rule for r in rules}
         # keep only the matched rules the config actually breaks, when it breaks any of them

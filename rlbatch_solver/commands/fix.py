@@ -15,7 +15,7 @@ from ..rules.base import Value, Violation
 from ..costmodel.efficiency import Efficiency
 from ..scenario import check_length_fraction
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
-from .common import read_inputs, read_config, validate_solutions, waste_text
+from .common import framework_for, read_inputs, read_config, validate_solutions, waste_text
 
 
 @dataclass
@@ -253,10 +253,11 @@ def fix(
     check_length_fraction(length_fraction)
     fw = get_framework(framework)
     flat, _ = read_config(fw, config)
+    fw, version_notes = framework_for(fw, flat)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     kept = _keep_names(fw, keep)
     policy = policy_for(fw.name, fw.ruleset, values)
-    notes: list[str] = []
+    notes: list[str] = list(version_notes)
     spec = None
     memory = bool(gpu and card)
     if memory:

@@ -14,7 +14,7 @@ from ..frameworks import get_framework
 from ..rules.base import RuleSet, Value
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
-from .common import model_card, validate_solutions, waste_text
+from .common import framework_for, model_card, validate_solutions, waste_text
 
 
 @dataclass
@@ -95,7 +95,7 @@ def scenario_from_config(framework: str, flat: Mapping[str, Any], *, gpu: str | 
     Free: what ``Framework.searchable`` names (micro batches, token budgets, parallel layout, memory
     switches). Returns the scenario, the config's rule values and the free variables.
     """
-    fw = get_framework(framework)
+    fw, _ = framework_for(get_framework(framework), flat)
     card = model_card(model)
     if card is None:
         raise InputError("model", "no model given, and the config names none the catalog knows.",
@@ -105,7 +105,8 @@ def scenario_from_config(framework: str, flat: Mapping[str, Any], *, gpu: str | 
     drop = fw.free_keys(values)
     fixed = {k: v for k, v in fw.normalize(flat).items() if k not in drop}
     fields = fw.scenario_fields(values)
-    scenario = Scenario(framework=fw.name, gpu=gpu, model=card,
+    scenario = Scenario(framework=f"{fw.name}=={fw.version}" if getattr(fw, "pinned", False) else fw.name, gpu=gpu,
+                        model=card,
                         algorithm=None, fixed=fixed, objective=objective, length_fraction=length_fraction, **fields)
     return scenario, values, free
 

@@ -124,6 +124,15 @@ class Framework(ABC):
         """The key a variable is written under in the framework's own syntax (the diff of ``fix``)."""
         return self.ruleset.variables[name].key
 
+    def doc_appendix(self) -> str:
+        """Markdown appended to the rules page (verl: what changed between the versions we follow)."""
+        return ""
+
+    def for_config(self, flat: Mapping[str, Any]) -> tuple["Framework", str | None]:
+        """The framework (version) a pasted config is checked with, and why, when the framework has several
+        (verl's version packs); by default this one."""
+        return self, None
+
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         """What reading the config assumed or could not read, for ``check`` to print (none by default)."""
         return []

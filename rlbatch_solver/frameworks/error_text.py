@@ -26,6 +26,9 @@ class ErrorPattern:
     # the message in plain words, from the numbers it names (None: the rule's own explanation is enough)
     hint: Optional[Callable[[dict[str, int]], str]] = None
     numbers: tuple[str, ...] = ()  # the named numbers the example must yield (tested)
+    # the framework versions whose code prints this message, where only some do (verl's version packs): explain
+    # checks with the newest of them unless the user named a version
+    versions: tuple[str, ...] = ()
 
     def match(self, text: str) -> re.Match | None:
         return re.search(self.pattern, text, re.IGNORECASE | re.DOTALL)

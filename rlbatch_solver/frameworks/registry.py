@@ -38,10 +38,31 @@ def get_framework(name: str) -> Framework:
         module, _, cls = FRAMEWORKS[key].partition(":")
         _cache[key] = getattr(importlib.import_module(module), cls)()
     fw = _cache[key]
-    if version is not None and version.lstrip("v") != fw.version:
+    if version is None:
+        return fw
+    packs = getattr(fw, "versions", (fw.version,))
+    if len(packs) > 1:  # a framework with rule packs per version (verl: frameworks/verl/versions.py)
+        from .verl.versions import resolve
+
+        try:
+            pack, note = resolve(version)
+        except ValueError:
+            pack, note = None, None
+        if pack is not None:
+            cached = _cache.get(f"{key}=={pack}")
+            if cached is None:
+                cached = _cache[f"{key}=={pack}"] = type(fw).for_version(pack)
+            if note:
+                import copy
+
+                cached = copy.copy(cached)
+                cached.version_note = note
+            return cached
+    if version.lstrip("v") != fw.version:
+        known = ", ".join(packs)
         raise InputError(
-            "framework", f"our {key} rules follow version {fw.version}, not {version}: rules change between "
-            "versions (batch checks move, defaults change), so we will not guess.",
-            f"check against {key}=={fw.version} (pass --framework {key}), or upgrade to it.",
+            "framework", f"our {key} rules follow version{'s' if len(packs) > 1 else ''} {known}, not {version}: "
+            "rules change between versions (batch checks move, defaults change), so we will not guess.",
+            f"check against {key}=={packs[0]} (pass --framework {key}), or one we follow.",
         )
     return fw

@@ -27,3 +27,28 @@ INTRO_MEGATRON = (
     "not modelled. Sources are paths inside the verl 0.9.1 wheel and megatron-core 0.16.1. There is no "
     "Megatron memory model yet."
 )
+
+
+def versions_markdown() -> str:
+    """docs/rules-verl.md's table of what each older version we follow does differently (versions.py)."""
+    from .versions import NEWEST, PACKS, VERSIONS, changes
+
+    lines = ["## Other versions: what changes from 0.9.1", "",
+             f"`--framework verl==0.8.0` (or 0.7.1, 0.6.1; a patch release we do not list reads its series' rules) "
+             f"checks with that version's rules; with no version, `check`, `fix` and `explain` read it from the "
+             f"config's keys that only some versions have (`trainer.use_legacy_worker_impl`: 0.6-0.7; "
+             f"`critic.model.fsdp_config.*`: 0.6-0.7; `critic.fsdp.*`: 0.8+; `trainer.use_v1`: 0.9; "
+             f"`rollout.mode=sync`: 0.6) or the error message, and say which they used; otherwise {NEWEST}. Each "
+             "version's default code path, and its rules against 0.9.1's (sources inside that version's wheel). "
+             "Upgrading: a rule under *added* is one your config meets for the last time; one under *absent* "
+             "is one 0.9.1 will hold it to.", ""]
+    for version in VERSIONS[1:]:
+        pack, diff = PACKS[version], changes(version)
+        lines += [f"### verl {version}", "", f"Default code path: {pack.summary}.", "",
+                  "| change | rule | source in this version |", "|---|---|---|"]
+        for kind in ("added", "changed", "absent"):
+            for rule_id, source in diff[kind]:
+                where = source if kind != "absent" else f"(0.9.1: {source})"
+                lines.append(f"| {kind} | `{rule_id}` | `{where.replace('|', '/')}` |")
+        lines.append("")
+    return "\n".join(lines)

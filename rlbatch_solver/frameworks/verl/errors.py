@@ -61,12 +61,66 @@ PATTERNS: list[ErrorPattern] = [
     ),
     ErrorPattern(
         "verl",
-        r"(normalized ppo_mini_batch_size should be divisible by ppo_micro_batch_size_per_gpu"
-        r"|data size must be divisible by force_group_size \* micro_batch_size_per_gpu)",
+        r"data size must be divisible by force_group_size \* micro_batch_size_per_gpu",
         ("verl.step.mini_divisible_by_micro", "verl.step.logprob_micro_divides_local_batch",
          "verl.step.ref_micro_divides_local_batch"),
-        "verl/workers/engine/utils.py:prepare_micro_batches (older releases: workers/fsdp_workers.py)",
+        "verl/workers/engine/utils.py:prepare_micro_batches",
         "AssertionError: data size must be divisible by force_group_size * micro_batch_size_per_gpu",
+    ),
+    # ---- the legacy workers' messages (verl 0.6.1, 0.7.1 by default; and the releases before them)
+    ErrorPattern(
+        "verl",
+        rf"normalized ppo_mini_batch_size (?:{_n('mini')} )?should be divisible by ppo_micro_batch_size_per_gpu"
+        rf"(?: {_n('micro')})?",
+        ("verl.legacy.mini_divisible_by_micro", "verl.legacy.critic_mini_divisible_by_micro"),
+        "verl/workers/fsdp_workers.py:ActorRolloutRefWorker.__init__ (CriticWorker.__init__ for the critic)",
+        "AssertionError: normalized ppo_mini_batch_size 64 should be divisible by ppo_micro_batch_size_per_gpu 24",
+        hint=lambda x: (f"each GPU's share of a mini batch, ppo_mini_batch_size*n//dp = {x['mini']} samples, must be "
+                        f"a whole number of micro batches of {x['micro']}; divisors of {x['mini']} that work: "
+                        f"{', '.join(str(d) for d in range(1, x['mini'] + 1) if x['mini'] % d == 0)}."),
+        numbers=("mini", "micro"),
+        versions=("0.6.1", "0.7.1"),
+    ),
+    ErrorPattern(
+        "verl",
+        rf"ppo_mini_batch_size (?:{_n('mini')} )?should be larger than 0 after normalization",
+        ("verl.legacy.actor_mini_positive",),
+        "verl/workers/fsdp_workers.py:ActorRolloutRefWorker.__init__",
+        "AssertionError: ppo_mini_batch_size 0 should be larger than 0 after normalization",
+        versions=("0.6.1", "0.7.1"),
+    ),
+    ErrorPattern(
+        "verl",
+        r"model context length should be greater than total sequence length",
+        ("verl.vllm.context_covers_prompt_response",),
+        "verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py:vLLMRollout.__init__",
+        "AssertionError: model context length should be greater than total sequence length",
+        versions=("0.6.1",),
+    ),
+    ErrorPattern(
+        "verl",
+        r"Enable chunked prefill, max_num_batched_tokens is smaller than max_model_len",
+        ("verl.vllm.chunked_prefill_batched_tokens",),
+        "verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py:vLLMRollout.__init__",
+        "AssertionError: Enable chunked prefill, max_num_batched_tokens is smaller than max_model_len, please "
+        "increase max_num_batched_tokens or disable chunked prefill",
+        versions=("0.6.1",),
+    ),
+    ErrorPattern(
+        "verl",
+        r"When using sequence parallelism for critic, you must enable `use_remove_padding`",
+        ("verl.critic.sp_needs_remove_padding",),
+        "verl/workers/config/critic.py:FSDPCriticConfig.__post_init__",
+        "ValueError: When using sequence parallelism for critic, you must enable `use_remove_padding`.",
+        versions=("0.6.1", "0.7.1"),
+    ),
+    ErrorPattern(
+        "verl",
+        rf"Prompt length \({_n('prompt')}\) exceeds the model's maximum context length \({_n('model_len')}\)",
+        ("verl.vllm.prompt_fits_model_len",),
+        "verl/workers/rollout/vllm_rollout/vllm_async_server.py:vLLMHttpServer.generate",
+        "ValueError: Prompt length (4096) exceeds the model's maximum context length (2048).",
+        versions=("0.7.1",),
     ),
     ErrorPattern(
         "verl",

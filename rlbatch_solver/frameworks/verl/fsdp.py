@@ -25,7 +25,7 @@ from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleSet, Stage, Value, VarSpec
 from ...rules.expr import BoolVar, IntVar
 from ...rules.base import is_set
-from . import docs, errors, repair
+from . import docs, errors, repair, versions
 from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
 from ..base import Framework, Space, attention_constants, pow2
@@ -149,6 +149,10 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
         return _strategy(value)
     if name == "gmu_permille":
         return memory_share_permille(key, value, f"write {key}=0.5 (vLLM/SGLang memory share).")
+    if name == "rollout_sync":  # older versions' rollout.mode (sync: in-process engine; 0.7 removed it)
+        if str(value).lower() not in ("sync", "async"):
+            raise InputError(key, f"rollout mode '{value}' is not one of verl's.", "use sync or async.")
+        return str(value).lower() == "sync"
     if name == "rollout_sglang":
         if str(value).lower() not in ROLLOUT_ENGINES:
             raise InputError(key, f"rollout engine '{value}' is not modelled.{did_you_mean(str(value), ROLLOUT_ENGINES)}",
@@ -163,6 +167,10 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
             return value
         raise InputError(key, f"'{value}' is not a boolean.", f"write {key}=True or {key}=False.")
     value = whole_number(key, value, key)
+    if name == "lora_rank":  # 0: full fine-tuning (the default)
+        if value < 0:
+            raise InputError(key, f"{value} is not a LoRA rank.", f"set {key}=0 (no LoRA) or a positive rank.")
+        return value
     if name in _ZERO_OK:
         if value == 0 or value < -1:
             raise InputError(key, f"{value} is not a valid FSDP size.", "use -1 (all GPUs) or a positive size.")
@@ -270,7 +278,7 @@ _OPTIONAL_OMITTED = {"etp", "vpp", "ref_etp", "ref_vpp", "critic_etp", "critic_v
 
 
 def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any] | None = None,
-                          *, megatron: bool | None = None) -> list[str]:
+                          *, megatron: bool | None = None, keys: Mapping[str, str] | None = None) -> list[str]:
     """Paste-ready Hydra overrides for the values we decided (plus ``extra`` native keys).
 
     A Megatron solution starts with ``model_engine=megatron`` (verl 0.9.1 selects the Megatron
@@ -298,7 +306,7 @@ def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any
             continue
         if not dyn and name in ("actor_max_tokens", "logprob_max_tokens"):
             continue
-        out.append(f"{_KEYS[name]}={_fmt(_native_value(name, solution[name]))}")
+        out.append(f"{(keys or _KEYS)[name]}={_fmt(_native_value(name, solution[name]))}")
     for key, value in extra.items():
         out.append(f"{key}={_fmt(value)}")
     return out
@@ -323,6 +331,8 @@ def _native_value(name: str, value: Value) -> Any:
         return value / 1000
     if name == "rollout_sglang":
         return "sglang" if value else "vllm"
+    if name == "rollout_sync":
+        return "sync" if value else "async"
     if name == "megatron":
         return "megatron" if value else "fsdp"
     return value
@@ -477,7 +487,49 @@ def parse_verl_tokens(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]
     return flat, ignored
 
 
-class VerlFramework(Framework):
+class VersionPacks:
+    """verl's rule packs for the versions people run (``versions.py``): a framework instance per version, and
+    the version a pasted config shows. 0.9.1 is the class's own rules."""
+
+    name: str
+    version: str
+    ruleset: RuleSet
+    versions = versions.VERSIONS
+    part = "any"  # which rules of a pack (versions.ruleset_for): "any" (both backends) or "megatron"
+    pinned = False  # the user named the version (--framework verl==0.7.1): no detection
+
+    @classmethod
+    def for_version(cls, version: str):
+        """This framework with the rules of another verl version (``versions.py``), pinned to it."""
+        fw = cls()
+        fw.version = version
+        fw.ruleset = versions.ruleset_for(version, cls.part)
+        fw.doc_ruleset = versions.ruleset_for(version, "fsdp" if cls.part == "any" else cls.part)
+        fw.pinned = True
+        return fw
+
+    def for_config(self, flat: Mapping[str, Any]) -> tuple[Framework, str | None]:
+        """The version pack a pasted config shows (keys only some versions have), unless the user pinned one."""
+        if self.pinned:
+            return self, None
+        from .. import get_framework
+
+        version, why = versions.detect(flat)
+        if version is None:
+            return self, (f"checked with the verl {self.version} rules, the newest we follow ({why}); name yours "
+                          f"with --framework {self.name}==0.8.0 (or 0.7.1, 0.6.1) if you run another")
+        fw = get_framework(f"{self.name}=={version}")
+        return fw, (f"checked with the verl {version} rules: {why}; name another with --framework "
+                    f"{self.name}==VERSION")
+
+    def _keys(self) -> dict[str, str]:
+        return {name: spec.key for name, spec in self.ruleset.variables.items()}
+
+    def doc_appendix(self) -> str:
+        return docs.versions_markdown() if self.version == versions.NEWEST and self.part == "any" else ""
+
+
+class VerlFramework(VersionPacks, Framework):
     name = "verl"
     version = RULESET.version
     ruleset = ANY_RULESET  # both backends: actor.strategy / model_engine switch the Megatron rules on
@@ -510,13 +562,13 @@ class VerlFramework(Framework):
         return parse_verl_tokens(tokens)
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
-        return config_to_values(flat, gpus=gpus, model=model)
+        return config_to_values(flat, gpus=gpus, model=model, ruleset=self.ruleset)
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
         if is_megatron(scenario.fixed):
             raise InputError("framework", "this scenario selects the Megatron backend.",
                              "use --framework verl-megatron to search Megatron parallel sizes.")
-        return build_space(scenario, model, with_knobs)
+        return build_space(scenario, model, with_knobs, ruleset=self.ruleset)
 
     def cost_spec(self, model: ModelCard, gpu: Any):
         from .cost import cost_spec
@@ -542,4 +594,4 @@ class VerlFramework(Framework):
         return overrides_to_yaml(native)
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
-        return solution_to_overrides(solution, space.fixed_native if space else None)
+        return solution_to_overrides(solution, space.fixed_native if space else None, keys=self._keys())

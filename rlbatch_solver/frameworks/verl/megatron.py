@@ -19,7 +19,7 @@ from ...rules.base import Value
 from . import docs, errors, repair
 from .rules_megatron import MEGATRON_RULESET
 from ..base import Framework, Space
-from .fsdp import (SEARCH_TIES, STRATEGY_KEY, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
+from .fsdp import (SEARCH_TIES, STRATEGY_KEY, VersionPacks, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
                    solution_to_overrides)
 from .cost_megatron import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, RECOMPUTE, RECOMPUTE_KEY, cpu_optimizer_permille,
                                  recompute_code)
@@ -49,10 +49,11 @@ def cpu_optimizer_overrides(permille: int) -> list[str]:
     return [f"+{CPU_OPT_KEY}=True", f"+{CPU_OPT_FRACTION_KEY}={permille / 1000}"] if permille else []
 
 
-class VerlMegatronFramework(Framework):
+class VerlMegatronFramework(VersionPacks, Framework):
     name = "verl-megatron"
     version = MEGATRON_RULESET.version
     ruleset = MEGATRON_RULESET
+    part = "megatron"
     syntax = "hydra"
     backend = "megatron"
     doc_intro = docs.INTRO_MEGATRON
@@ -69,19 +70,19 @@ class VerlMegatronFramework(Framework):
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         _require_megatron(flat)
-        values = config_to_values(flat, gpus=gpus, model=model, ruleset=MEGATRON_RULESET, megatron=True)
+        values = config_to_values(flat, gpus=gpus, model=model, ruleset=self.ruleset, megatron=True)
         values["megatron_recompute"] = recompute_code(flat)  # cost-model inputs, no rule reads them
         values["megatron_cpu_optimizer_permille"] = cpu_optimizer_permille(flat)
         return values
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
         _require_megatron(scenario.fixed)
-        space = build_space(scenario, model, with_knobs, ruleset=MEGATRON_RULESET, megatron=True)
+        space = build_space(scenario, model, with_knobs, ruleset=self.ruleset, megatron=True)
         space.domains["megatron_recompute"] = [recompute_code(scenario.fixed)]
         space.domains["megatron_cpu_optimizer_permille"] = [cpu_optimizer_permille(scenario.fixed)]
         if with_knobs:
             given = set(scenario.fixed) | set(scenario.search)
-            variables = MEGATRON_RULESET.variables
+            variables = self.ruleset.variables
             for name, values in MEGATRON_KNOB_SEARCH.items():
                 if (variables[name].key if name in variables else RECOMPUTE_KEY) in given:
                     continue
@@ -122,7 +123,7 @@ class VerlMegatronFramework(Framework):
         return overrides_to_yaml(native)
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
-        out = solution_to_overrides(solution, space.fixed_native if space else None, megatron=True)
+        out = solution_to_overrides(solution, space.fixed_native if space else None, megatron=True, keys=self._keys())
         out += recompute_overrides(solution)
         out += cpu_optimizer_overrides(int(solution.get("megatron_cpu_optimizer_permille") or 0))
         return out

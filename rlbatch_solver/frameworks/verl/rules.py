@@ -58,6 +58,7 @@ SHARED_VARS = [
     ("rollout_pp", f"{AR}.rollout.pipeline_model_parallel_size", "int", 1, False, "rollout pipeline parallel"),
     ("rollout_gpus_per_node", f"{AR}.rollout.n_gpus_per_node", "int", None, True, "GPUs per node for rollout replicas (unset: trainer.n_gpus_per_node)"),
     ("max_model_len", f"{AR}.rollout.max_model_len", "int", None, True, "vLLM/SGLang context length (unset: the model's max_position_embeddings)"),
+    ("rollout_sync", f"{AR}.rollout.mode", "bool", False, False, "in-process (sync) rollout: rollout.mode=sync (removed in 0.7)"),
     ("critic_mini", "critic.ppo_mini_batch_size", "int", 256, False, "prompts per critic update (global; follows the actor's)"),
     ("critic_micro_per_gpu", "critic.ppo_micro_batch_size_per_gpu", "int", None, True, "critic samples per micro batch per GPU (validated, unused by the v1 critic engine)"),
     ("critic_micro", "critic.ppo_micro_batch_size", "int", None, True, "deprecated global critic micro batch"),
@@ -323,6 +324,16 @@ def shared_rules() -> list[Rule]:
         "rollout.expert_parallel_size = {rollout_ep} must equal tensor_model_parallel_size*data_parallel_size "
         "= {rollout_tp}*{rollout_dp}",
         Stage.WORKER_INIT, ROLLOUT_CFG, when=V["rollout_ep"] > 1,
+    ))
+    add(Rule(
+        "verl.rollout.sync_mode_removed",
+        ~V["rollout_sync"],
+        "actor_rollout_ref.rollout.mode = sync (in-process rollout = {rollout_sync}): \"Rollout mode 'sync' has "
+        "been removed. Please set "
+        "`actor_rollout_ref.rollout.mode=async` or remove the mode setting entirely.\"",
+        Stage.WORKER_INIT, ROLLOUT_CFG,
+        explanation="Scripts written for verl 0.6 and older set rollout.mode=sync (an in-process engine); since 0.7 "
+                    "the rollout runs as servers only (check such a script with --framework verl==0.6.1).",
     ))
     add(Rule(
         "verl.rollout.pp_unsupported",

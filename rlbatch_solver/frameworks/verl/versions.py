@@ -1,0 +1,566 @@
+"""The verl versions people run: 0.6.1, 0.7.1 and 0.8.0 beside 0.9.1, each a small edit of the one after it.
+
+The 0.9.1 rules (``rules.py``, ``rules_megatron.py``) are written once. A version's pack names only what its
+default code path does differently, read from that version's wheel (paths below are inside it):
+
+* **0.8.0** runs the same engine workers as 0.9.1, but its default trainer (``verl/trainer/ppo/ray_trainer.py``
+  ``RayPPOTrainer``) does not pad a step to whole mini batches: a train batch that is not a multiple of the mini
+  batch fails (``verl/utils/tensordict_utils.py:make_iterator``), the log-prob micro batches divide the unpadded
+  batch, and the critic trains with ``critic.ppo_max_token_len_per_gpu`` (values: ``ppo_infer_...``).
+* **0.7.1** runs the legacy workers by default (``trainer.use_legacy_worker_impl: auto``:
+  ``verl/workers/fsdp_workers.py``, ``megatron_workers.py``): they convert the deprecated global micro batch keys
+  themselves, floor the normalized mini batch and check it against the micro batch at worker start ("normalized
+  ppo_mini_batch_size ... should be divisible by ppo_micro_batch_size_per_gpu"), split batches with a short last
+  piece instead of asserting, run the reference on the actor's layout, and read the critic's Ulysses size from
+  ``critic.ulysses_sequence_parallel_size`` (checked against ``use_remove_padding`` at launch).
+* **0.6.1** is 0.7.1 with in-process ("sync") rollout by default (``rollout.mode: sync``): vLLM/SGLang check the
+  model context against prompt + response and chunked prefill against ``max_model_len`` at worker start; no
+  rollout servers (their placement rules need ``rollout.mode=async``); ``use_remove_padding`` off by default.
+
+A pack drops rules (ids), adds or replaces rules (same id: replaced in place), replaces or adds derived
+quantities and variables (a changed key or default), rewrites source paths that moved, and names its
+version in messages. ``ruleset_for(version, part)`` applies the packs from 0.9.1 down to the version asked,
+for the FSDP rules, the Megatron rules, or both (``--framework verl``). Detection from a pasted config
+(``detect``): keys that exist only in some versions.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
+from ...rules.expr import BoolVar, Const, IntVar, Table, divides, if_then_else, maximum
+from . import rules as R
+from . import rules_megatron as RM
+
+NEWEST = R.VERSION
+# (version, the pack it edits): the chain 0.9.1 <- 0.8.0 <- 0.7.1 <- 0.6.1
+VERSIONS = ("0.9.1", "0.8.0", "0.7.1", "0.6.1")
+SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.7" -> "0.7.1": a patch we do not list reads its series'
+
+AR = R.AR
+V = {**RM.V, "critic_train_max_tokens": IntVar("critic_train_max_tokens"),
+     "enable_chunked_prefill": BoolVar("enable_chunked_prefill")}  # the 0.9.1 variables and the packs' own
+# the 0.9.1 derived quantities and the packs' own
+D = {**R.D, **{n: IntVar(n) for n in ("critic_local_batch", "legacy_micro", "legacy_critic_micro", "sync_model_len")}}
+M = RM.M
+N, dp, L = D["N"], D["dp"], D["L"]
+dyn, not_dyn = V["actor_dyn"], ~V["actor_dyn"]
+critic_on = V["need_critic"]
+
+
+@dataclass(frozen=True)
+class Pack:
+    """What one version's default code path does differently from the next newer version's."""
+
+    version: str
+    edits: str  # the version this pack edits
+    drop: frozenset[str] = frozenset()
+    shared: tuple[Rule, ...] = ()  # new or replacing rules, whatever the backend
+    fsdp: tuple[Rule, ...] = ()
+    megatron: tuple[Rule, ...] = ()
+    derived: tuple[Derived, ...] = ()  # new or replacing (same name), after the base's
+    variables: tuple[tuple, ...] = ()  # (name, key, kind, default, optional, description): new or replacing
+    drop_variables: frozenset[str] = frozenset()
+    sources: tuple[tuple[str, str], ...] = ()  # (old, new) substrings of the kept rules' sources
+    summary: str = ""
+
+
+# ---------------------------------------------------------------------------------------------- 0.8.0
+TENSORDICT = ("verl/utils/tensordict_utils.py:make_iterator (via verl/workers/engine_workers.py:"
+              "TrainingWorker.train_mini_batch)")
+V080 = Pack(
+    "0.8.0", "0.9.1",
+    drop=frozenset({"verl.advice.batch_padded"}),
+    shared=(
+        Rule(
+            "verl.step.logprob_micro_divides_local_batch",
+            divides(V["logprob_micro_per_gpu"], D["local_batch"]),
+            "samples per GPU in log-prob = train_batch_size*n/dp = {B_n}/{dp} = {local_batch} is not divisible "
+            "by log_prob_micro_batch_size_per_gpu = {logprob_micro_per_gpu}",
+            Stage.FIRST_STEP, R.MICRO, when=not_dyn & is_set("logprob_micro_per_gpu") & divides(dp, D["B_n"]),
+        ),
+        Rule(
+            "verl.step.ref_micro_divides_local_batch",
+            divides(V["ref_micro_per_gpu"], D["ref_local_batch"]),
+            "samples per GPU in ref log-prob = {B_n}/{ref_dp} = {ref_local_batch} is not divisible by "
+            "ref.log_prob_micro_batch_size_per_gpu = {ref_micro_per_gpu}",
+            Stage.FIRST_STEP, R.MICRO,
+            when=V["need_ref"] & ~V["ref_dyn"] & is_set("ref_micro_per_gpu") & divides(D["ref_dp"], D["B_n"]),
+        ),
+        Rule(
+            "verl.step.train_divisible_by_mini",
+            divides(maximum(1, D["mini_per_gpu"]), D["local_batch"]),
+            "{local_batch} % {mini_per_gpu} != 0: the {local_batch} samples per GPU of a step (train_batch_size = "
+            "{train_batch_size} prompts) are not whole mini batches of {mini_per_gpu} (ppo_mini_batch_size = "
+            "{actor_mini}); this trainer does not pad the step",
+            Stage.FIRST_STEP, f"{TENSORDICT}, from verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._update_actor",
+            when=divides(dp, D["mini_n"]) & divides(dp, D["B_n"]),
+            explanation="verl 0.9.1's v1 trainer pads such a step to whole mini batches (verl.advice.batch_padded); "
+                        "0.8.0's RayPPOTrainer splits it with make_iterator, which asserts.",
+        ),
+        Rule(
+            "verl.step.critic_train_divisible_by_mini",
+            divides(maximum(1, D["critic_mini_per_gpu"]), D["critic_local_batch"]),
+            "{critic_local_batch} % {critic_mini_per_gpu} != 0: the critic's {critic_local_batch} samples per GPU "
+            "are not whole critic mini batches (critic.ppo_mini_batch_size = {critic_mini})",
+            Stage.FIRST_STEP, f"{TENSORDICT}, from verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._update_critic",
+            when=critic_on & divides(D["critic_dp"], D["critic_mini_n"]) & divides(D["critic_dp"], D["B_n"]),
+        ),
+        Rule(
+            "verl.step.critic_token_budget",
+            V["critic_max_tokens"] * D["critic_seq_par"] >= L,
+            "critic.ppo_infer_max_token_len_per_gpu*sequence parallel = {critic_max_tokens}*{critic_seq_par} is "
+            "below the longest sample {L} (the critic's value pass packs by tokens with this budget)",
+            Stage.FIRST_STEP, f"{R.SEQLEN} (budget set in verl/trainer/ppo/ray_trainer.py:RayPPOTrainer.init_workers)",
+            when=critic_on,
+        ),
+        Rule(
+            "verl.step.critic_train_token_budget",
+            V["critic_train_max_tokens"] * D["critic_seq_par"] >= L,
+            "critic.ppo_max_token_len_per_gpu*sequence parallel = {critic_train_max_tokens}*{critic_seq_par} is "
+            "below the longest sample {L} (the critic engine trains packed by tokens with this budget)",
+            Stage.FIRST_STEP, f"{R.SEQLEN} (budget set in verl/trainer/ppo/ray_trainer.py:RayPPOTrainer.init_workers)",
+            when=critic_on,
+        ),
+    ),
+    derived=(
+        Derived("local_batch", D["B_n"] // dp, "samples per GPU in log-prob (no padding)"),
+        Derived("ref_local_batch", D["B_n"] // D["ref_dp"], "samples per GPU in ref log-prob (no padding)"),
+        Derived("critic_local_batch", D["B_n"] // D["critic_dp"], "samples per GPU in the critic update"),
+        Derived("waste_permille", Const(0), "no padding: a step that is not whole mini batches fails instead"),
+    ),
+    variables=(
+        ("critic_train_max_tokens", "critic.ppo_max_token_len_per_gpu", "int", 32768, False,
+         "critic token budget per GPU for training"),
+        ("max_num_seqs", f"{AR}.rollout.max_num_seqs", "int", 1024, False, "rollout concurrency cap"),
+    ),
+    sources=(("verl/trainer/ppo/v1/trainer_base.py:PPOTrainer._setup",
+              "verl/trainer/ppo/ray_trainer.py:RayPPOTrainer.init_workers"),),
+    summary="engine workers as 0.9.1; the default RayPPOTrainer does not pad (train % mini must be 0), "
+            "log-prob micro batches divide the unpadded batch, the critic trains with ppo_max_token_len_per_gpu",
+)
+
+# ---------------------------------------------------------------------------------------------- 0.7.1
+FSDP_WORKERS = "verl/workers/fsdp_workers.py"
+MEGATRON_WORKERS = "verl/workers/megatron_workers.py"
+LEGACY_MICRO = ("normalized ppo_mini_batch_size = ppo_mini_batch_size*n//dp = {mini_n}//{dp} = {mini_per_gpu} "
+                "should be divisible by ppo_micro_batch_size_per_gpu {legacy_micro}")
+V071 = Pack(
+    "0.7.1", "0.8.0",
+    drop=frozenset({
+        # the legacy workers convert the deprecated global keys themselves (fsdp_workers.py: "normalize ... config")
+        "verl.worker.dynamic_bsz_consistent", "verl.worker.actor_micro_per_gpu_required",
+        "verl.worker.logprob_micro_per_gpu_required", "verl.step.ref_micro_per_gpu_required",
+        # floor division, split with a short last piece (dp_actor.py update_policy / compute_log_prob)
+        "verl.step.mini_divisible_by_dp", "verl.step.mini_divisible_by_micro", "verl.step.train_divisible_by_mini",
+        "verl.step.logprob_micro_divides_local_batch", "verl.step.ref_micro_divides_local_batch",
+        "verl.step.critic_mini_divisible_by_dp", "verl.step.critic_train_divisible_by_mini",
+        "verl.step.critic_train_token_budget",
+        # the reference runs on the actor's Ulysses mesh and patch (ActorRolloutRefWorker.__init__)
+        "verl.fsdp.ref_sp_divides_gpus", "verl.ulysses.ref_heads_divisible", "verl.ulysses.ref_kv_heads",
+        # the critic's remove-padding check is the driver's (below); the top-level critic sp key is the one used
+        "verl.fsdp.critic_sp_needs_remove_padding", "verl.advice.critic_sp_key_ignored",
+        # the reference and critic run on the actor's Megatron layout, silently (megatron_workers.py)
+        "verl.megatron.ref_parallel_matches_actor", "verl.megatron.critic_parallel_matches_actor",
+    }),
+    shared=(
+        Rule(
+            "verl.advice.short_mini_batch",
+            D["padded_prompts"] <= V["train_batch_size"],
+            "data.train_batch_size = {train_batch_size} prompts are not whole mini batches (ppo_mini_batch_size = "
+            "{actor_mini}, and the critic's when a critic trains): the legacy worker splits each step into mini "
+            "batches and the last one is short, so one policy update of every step runs on fewer prompts than the "
+            "others; a train batch that is a multiple of the mini batch keeps them equal",
+            Stage.ADVICE, "verl/workers/actor/dp_actor.py:DataParallelPPOActor.update_policy (data.split("
+            "ppo_mini_batch_size): no check)",
+            severity=Severity.WARNING,
+        ),
+        Rule(
+            "verl.legacy.logprob_global_micro_covers_dp",
+            V["logprob_micro"] >= dp,
+            "rollout.log_prob_micro_batch_size = {logprob_micro} is less than dp = {dp}: the worker converts it to "
+            "{logprob_micro}//{dp} = 0 per GPU and the first log-prob pass splits by 0 (ValueError: range() arg 3 "
+            "must not be zero)",
+            Stage.FIRST_STEP, "verl/protocol.py:DataProto.split (via verl/workers/actor/dp_actor.py:"
+            "DataParallelPPOActor.compute_log_prob; converted in verl/workers/fsdp_workers.py:"
+            "ActorRolloutRefWorker.__init__)",
+            when=not_dyn & is_set("logprob_micro") & ~is_set("logprob_micro_per_gpu"),
+        ),
+        Rule(
+            "verl.step.batch_divisible_by_world",
+            divides(dp, D["B_n"]),
+            "{B_n} % {dp} != 0: train_batch_size*n = {train_batch_size}*{n} samples are not divisible by the "
+            "actor's data-parallel size dp = {dp}, over which balance_batch partitions the step",
+            Stage.FIRST_STEP, "verl/utils/seqlen_balancing.py:get_seqlen_balanced_partitions (via "
+            "verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._balance_batch)",
+            when=dyn,
+            explanation="With dynamic batch the driver's batch check is skipped (utils/config.py:validate_config).",
+        ),
+        Rule(
+            "verl.vllm.dp_needs_tp_within_node",
+            divides(V["rollout_tp"], D["rollout_g"]) | (D["rollout_ws"] <= D["rollout_g"]),
+            "rollout.expert_parallel_size = {rollout_ep} > 1 with a replica of TP*DP*PP = {rollout_ws} GPUs spread "
+            "over nodes of {rollout_g} rollout GPUs: {rollout_g} is not divisible by rollout TP = {rollout_tp} "
+            "(gpus_per_node should be divisible by tensor_model_parallel_size)",
+            Stage.WORKER_INIT, f"{R.VLLM}.launch_server", when=(V["rollout_ep"] > 1) & ~V["rollout_sglang"],
+        ),
+        Rule(
+            "verl.vllm.prompt_fits_model_len",
+            V["max_model_len"] >= V["max_prompt_length"],
+            "a {max_prompt_length}-token prompt exceeds rollout.max_model_len = {max_model_len} (Prompt length "
+            "exceeds the model's maximum context length)",
+            Stage.FIRST_STEP, f"{R.VLLM}.generate, {R.SGLANG}:SGLangHttpServer.generate", when=is_set("max_model_len"),
+        ),
+        Rule(
+            "verl.step.critic_token_budget",
+            V["critic_train_max_tokens"] * D["critic_seq_par"] >= L,
+            "critic.ppo_max_token_len_per_gpu*sequence parallel = {critic_train_max_tokens}*{critic_seq_par} is "
+            "below the longest sample {L} (the critic's dynamic batch, critic.use_dynamic_bsz)",
+            Stage.FIRST_STEP, f"{R.SEQLEN} (via verl/workers/critic/dp_critic.py:DataParallelPPOCritic.update_critic)",
+            when=critic_on & V["critic_dyn"],
+        ),
+    ),
+    fsdp=(
+        Rule(
+            "verl.critic.sp_needs_remove_padding",
+            V["critic_remove_padding"],
+            "critic.ulysses_sequence_parallel_size = {critic_sp} > 1 needs critic.model.use_remove_padding=True (it "
+            "is {critic_remove_padding}): \"When using sequence parallelism for critic, you must enable "
+            "`use_remove_padding`.\"",
+            Stage.DRIVER, f"{R.CRITIC_CFG}:FSDPCriticConfig.__post_init__", when=critic_on & (V["critic_sp"] > 1),
+        ),
+        Rule(
+            "verl.critic.global_micro_covers_gpus",
+            V["critic_micro"] * V["critic_sp"] >= N,
+            "critic.ppo_micro_batch_size*ulysses_sp = {critic_micro}*{critic_sp} is less than the {N} GPUs",
+            Stage.DRIVER, f"{R.CRITIC_CFG}:FSDPCriticConfig.validate",
+            when=critic_on & ~V["critic_dyn"] & is_set("critic_micro"),
+        ),
+        Rule(
+            "verl.legacy.actor_mini_positive",
+            D["mini_per_gpu"] >= 1,
+            "ppo_mini_batch_size*n//dp = {mini_n}//{dp} = {mini_per_gpu}: ppo_mini_batch_size should be larger "
+            "than 0 after normalization",
+            Stage.WORKER_INIT, f"{FSDP_WORKERS}:ActorRolloutRefWorker.__init__",
+        ),
+        Rule(
+            "verl.legacy.mini_divisible_by_micro",
+            divides(D["legacy_micro"], D["mini_per_gpu"]),
+            LEGACY_MICRO,
+            Stage.WORKER_INIT, f"{FSDP_WORKERS}:ActorRolloutRefWorker.__init__",
+            when=(is_set("actor_micro_per_gpu") | is_set("actor_micro")) & (D["mini_per_gpu"] >= 1),
+            explanation="The legacy worker floors ppo_mini_batch_size*n/dp and converts a deprecated global "
+                        "ppo_micro_batch_size by //dp, then asserts (also with dynamic batch).",
+        ),
+        Rule(
+            "verl.legacy.critic_mini_divisible_by_micro",
+            divides(D["legacy_critic_micro"], D["critic_mini_per_gpu"]),
+            "critic: normalized ppo_mini_batch_size = critic.ppo_mini_batch_size*n//dp = {critic_mini_n}//"
+            "{critic_dp} = {critic_mini_per_gpu} should be divisible by ppo_micro_batch_size_per_gpu "
+            "{legacy_critic_micro}",
+            Stage.WORKER_INIT, f"{FSDP_WORKERS}:CriticWorker.__init__",
+            when=critic_on & (is_set("critic_micro_per_gpu") | is_set("critic_micro")) & (D["critic_mini_per_gpu"] >= 1),
+        ),
+    ),
+    megatron=(
+        Rule(
+            "verl.legacy.megatron_ref_micro_required",
+            is_set("ref_micro") | is_set("ref_micro_per_gpu"),
+            "the reference model runs: Please note that in the ref policy configuration, "
+            "`log_prob_micro_batch_size_per_gpu` and `log_prob_micro_batch_size` should not be None at the same time.",
+            Stage.WORKER_INIT, f"{MEGATRON_WORKERS}:ActorRolloutRefWorker.__init__", when=V["need_ref"],
+        ),
+        Rule(
+            "verl.legacy.megatron_local_divisible_by_mini",
+            divides(maximum(1, D["mini_per_gpu"]), D["local_batch"]),
+            "{local_batch} % {mini_per_gpu} != 0: the {local_batch} samples per GPU (train_batch_size = "
+            "{train_batch_size} prompts) are not whole normalized mini batches of {mini_per_gpu} "
+            "(ppo_mini_batch_size*n//dp = {mini_n}//{dp})",
+            Stage.FIRST_STEP, "verl/protocol.py:DataProto.make_iterator (via verl/workers/actor/megatron_actor.py:"
+            "MegatronPPOActor.make_minibatch_iterator)",
+            when=(D["mini_per_gpu"] >= 1) & divides(dp, D["B_n"]),
+        ),
+    ),
+    derived=(
+        # fix and recommend count the short last mini batch as they count 0.9.1's padding (solver/costs.py)
+        Derived("waste_permille", Table("waste_permille", (V["train_batch_size"], V["actor_mini"], V["critic_mini"],
+                                                            V["need_critic"]), R.padding_permille),
+                "prompts missing from the short last mini batch, per 1000 of the step rounded up to whole mini batches"),
+        Derived("legacy_micro", if_then_else(is_set("actor_micro_per_gpu"), V["actor_micro_per_gpu"],
+                                             maximum(1, V["actor_micro"] // dp)),
+                "actor micro batch per GPU after the legacy worker converts a global ppo_micro_batch_size (//dp)"),
+        Derived("legacy_critic_micro", if_then_else(is_set("critic_micro"), maximum(1, V["critic_micro"] // D["critic_dp"]),
+                                                    V["critic_micro_per_gpu"]),
+                "critic micro batch per GPU after the legacy worker converts a global ppo_micro_batch_size (//dp)"),
+    ),
+    variables=(
+        ("critic_sp", "critic.ulysses_sequence_parallel_size", "int", 1, False,
+         "critic Ulysses sequence parallel (the key the legacy critic worker reads)"),
+        ("critic_param_offload", "critic.model.fsdp_config.param_offload", "bool", False, False, "critic params on CPU"),
+        ("critic_optimizer_offload", "critic.model.fsdp_config.optimizer_offload", "bool", False, False,
+         "critic optimizer on CPU"),
+        ("critic_remove_padding", "critic.model.use_remove_padding", "bool", False, False, "critic sequence packing"),
+    ),
+    drop_variables=frozenset({"critic_cfg_sp"}),
+    sources=(
+        (R.INIT_MODEL, f"{FSDP_WORKERS}:ActorRolloutRefWorker._build_rollout (megatron_workers.py on Megatron)"),
+        (f"{R.FSDP_ENGINE}._init_device_mesh", f"{FSDP_WORKERS}:ActorRolloutRefWorker.__init__ / CriticWorker.__init__"),
+        ("verl/workers/engine/fsdp/utils.py:create_device_mesh", f"{FSDP_WORKERS}:create_device_mesh"),
+        ("first built in verl/workers/engine_workers.py:ActorRolloutRefWorker.init_model",
+         f"first built in {FSDP_WORKERS}:ActorRolloutRefWorker._build_rollout"),
+        ("verl/workers/rollout/llm_server.py:LLMServerManager after the workers",
+         "verl/experimental/agent_loop/agent_loop.py:AgentLoopManager._initialize_llm_servers"),
+        (f"{R.VLLM}._validate_configs", f"{R.VLLM}.__init__"),
+        (RM.VIA_ENGINE, f"(via {MEGATRON_WORKERS}:ActorRolloutRefWorker.__init__)"),
+        (RM.VIA_BRIDGE, f"(via {MEGATRON_WORKERS}:MegatronWorker._init_hf_config_and_tf_config)"),
+        (f"{RM.MEGATRON_ENGINE}.forward_backward_batch",
+         "megatron/core/pipeline_parallel/schedules.py:forward_backward_pipelining_with_interleaving (via "
+         "verl/workers/actor/megatron_actor.py:MegatronPPOActor.forward_backward_batch)"),
+    ),
+    summary="legacy workers by default (trainer.use_legacy_worker_impl: auto): deprecated global micro keys "
+            "converted, the normalized mini batch floored and checked against the micro batch at worker start, "
+            "short last mini/micro batches allowed, the reference on the actor's layout, the critic's Ulysses size "
+            "from critic.ulysses_sequence_parallel_size (remove padding checked at launch)",
+)
+
+# ---------------------------------------------------------------------------------------------- 0.6.1
+SYNC_VLLM = "verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py:vLLMRollout.__init__"
+WORLD_BALANCE = ("{B_n} % {N} != 0: train_batch_size*n = {train_batch_size}*{n} samples are not divisible by the "
+                 "{N} GPUs of the actor's worker group, over which balance_batch partitions the step")
+WORLD_BALANCE_SOURCE = ("verl/utils/seqlen_balancing.py:get_seqlen_balanced_partitions (via "
+                        "verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._balance_batch, k_partitions = world size)")
+V061 = Pack(
+    "0.6.1", "0.7.1",
+    drop=frozenset({"verl.rollout.sync_mode_removed"}),
+    shared=(
+        Rule(
+            "verl.rollout.replica_fits_nodes",
+            divides(D["rollout_g"], D["rollout_ws"]) | (D["rollout_ws"] <= D["rollout_g"]),
+            "a rollout replica spans TP*DP*PP = {rollout_ws} GPUs, more than the {rollout_g} GPUs per node and not a "
+            "multiple of them",
+            Stage.WORKER_INIT, "verl/workers/rollout/replica.py:RolloutReplica.__init__ (async mode only; built by "
+            "verl/experimental/agent_loop/agent_loop.py:AgentLoopManager._initialize_llm_servers)",
+            when=~V["rollout_sync"],
+        ),
+        Rule(
+            "verl.vllm.dp_needs_tp_within_node",
+            divides(V["rollout_tp"], D["rollout_g"]) | (D["rollout_ws"] <= D["rollout_g"]),
+            "rollout.expert_parallel_size = {rollout_ep} > 1 with a replica of TP*DP*PP = {rollout_ws} GPUs spread "
+            "over nodes of {rollout_g} GPUs: {rollout_g} is not divisible by rollout TP = {rollout_tp}",
+            Stage.WORKER_INIT, f"{R.VLLM}Base.launch_server (async mode only)",
+            when=~V["rollout_sync"] & (V["rollout_ep"] > 1) & ~V["rollout_sglang"],
+        ),
+        Rule(
+            "verl.vllm.model_len_le_positions",
+            V["max_model_len"] <= V["max_position_embeddings"],
+            "rollout.max_model_len = {max_model_len} exceeds the model's max_position_embeddings = "
+            "{max_position_embeddings} (vLLM's own engine-argument check; verl 0.6.1 passes the value through)",
+            Stage.WORKER_INIT, f"vLLM EngineArgs (via {SYNC_VLLM})", when=is_set("max_model_len") & V["rollout_sync"],
+        ),
+        Rule(
+            "verl.vllm.context_covers_prompt_response",
+            V["max_position_embeddings"] >= L,
+            "model context length should be greater than total sequence length: max_position_embeddings = "
+            "{max_position_embeddings} < max_prompt_length + max_response_length = {L}",
+            Stage.WORKER_INIT, f"{SYNC_VLLM}; verl/workers/rollout/sglang_rollout/sglang_rollout.py:"
+            "SGLangRollout._verify_config",
+            when=V["rollout_sync"],
+            explanation="In sync mode verl 0.6.1 compares the model's context (times a rope_scaling factor, when the "
+                        "HF config has one) with prompt + response, whatever rollout.max_model_len says.",
+        ),
+        Rule(
+            "verl.vllm.chunked_prefill_batched_tokens",
+            V["max_num_batched_tokens"] >= D["sync_model_len"],
+            "rollout.max_num_batched_tokens = {max_num_batched_tokens} is smaller than max_model_len = "
+            "{sync_model_len}: \"Enable chunked prefill, max_num_batched_tokens is smaller than max_model_len, "
+            "please increase max_num_batched_tokens or disable chunked prefill\"",
+            Stage.WORKER_INIT, SYNC_VLLM,
+            when=V["rollout_sync"] & ~V["rollout_sglang"] & V["enable_chunked_prefill"],
+        ),
+        Rule(
+            "verl.step.batch_divisible_by_world",
+            divides(N, D["B_n"]),
+            WORLD_BALANCE, Stage.FIRST_STEP, WORLD_BALANCE_SOURCE, when=dyn,
+            explanation="With dynamic batch the driver's batch check is skipped (utils/config.py:validate_config).",
+        ),
+    ),
+    megatron=(
+        Rule(
+            "verl.legacy.megatron_batch_divisible_by_world",
+            divides(N, D["B_n"]),
+            WORLD_BALANCE, Stage.FIRST_STEP, WORLD_BALANCE_SOURCE, when=not_dyn,
+            explanation="Megatron's driver check asks only dp * micro to divide the batch; balance_batch partitions "
+                        "it over every GPU of the worker group.",
+        ),
+    ),
+    derived=(
+        Derived("sync_model_len", if_then_else(is_set("max_model_len"), V["max_model_len"], L),
+                "in-process vLLM's max_model_len (unset: prompt + response)"),
+    ),
+    variables=(
+        ("rollout_sync", f"{AR}.rollout.mode", "bool", True, False, "in-process (sync) rollout: rollout.mode=sync"),
+        ("remove_padding", f"{AR}.model.use_remove_padding", "bool", False, False, "sequence packing"),
+        ("enable_chunked_prefill", f"{AR}.rollout.enable_chunked_prefill", "bool", True, False,
+         "vLLM chunked prefill"),
+    ),
+    sources=((f"{R.VLLM}.generate", "vLLM (in-process in sync mode)"),),
+    summary="0.7.1 with in-process (sync) vLLM/SGLang rollout by default: the model context against prompt + "
+            "response and chunked prefill against max_model_len at worker start; rollout servers only with "
+            "rollout.mode=async; use_remove_padding off by default; balance_batch over all GPUs",
+)
+
+PACKS = {p.version: p for p in (V080, V071, V061)}
+
+
+# ---------------------------------------------------------------------------------------------- assembly
+@dataclass
+class _Parts:
+    shared: list[Rule]
+    fsdp: list[Rule]
+    megatron: list[Rule]
+    variables: dict[str, VarSpec]
+    derived: dict[str, list[Derived]] = field(default_factory=dict)  # part -> derived list
+
+
+def _edit_rules(rules: list[Rule], pack: Pack, new: tuple[Rule, ...]) -> list[Rule]:
+    by_id = {r.id: r for r in new}
+    out = []
+    for rule in rules:
+        if rule.id in pack.drop:
+            continue
+        if rule.id in by_id:
+            out.append(by_id.pop(rule.id))
+            continue
+        source = rule.source
+        for old, repl in pack.sources:
+            source = source.replace(old, repl)
+        message = rule.message.replace(f"verl {NEWEST}", f"verl {pack.version}")
+        out.append(replace(rule, source=source, message=message) if (source, message) != (rule.source, rule.message)
+                   else rule)
+    return out + [r for r in new if r.id in by_id]
+
+
+def _edit_derived(derived: list[Derived], pack: Pack) -> list[Derived]:
+    names = {d.name for d in derived}
+    by_name = {d.name: d for d in pack.derived}
+    return [by_name.get(d.name, d) for d in derived] + [d for d in pack.derived if d.name not in names]
+
+
+@functools.lru_cache(maxsize=None)
+def _parts(version: str) -> _Parts:
+    if version == NEWEST:
+        return _Parts(list(R.SHARED_RULES), list(R.FSDP_RULES), list(RM.MEGATRON_RULES), dict(RM.ANY_VARIABLES), {
+            "fsdp": R.shared_derived(R.FSDP_LAYOUT) + R.FSDP_DERIVED,
+            "megatron": RM.MEGATRON_PRE_DERIVED + R.shared_derived(RM.MEGATRON_LAYOUT) + RM.MEGATRON_DERIVED,
+            "any": RM.MEGATRON_PRE_DERIVED + R.shared_derived(RM.ANY_LAYOUT) + R.FSDP_DERIVED + RM.MEGATRON_DERIVED,
+        })
+    pack = PACKS[version]
+    base = _parts(pack.edits)
+    variables = {k: v for k, v in base.variables.items() if k not in pack.drop_variables}
+    for name, key, kind, default, optional, desc in pack.variables:
+        variables[name] = VarSpec(name, key, kind, default, optional, desc)
+    return _Parts(_edit_rules(base.shared, pack, pack.shared), _edit_rules(base.fsdp, pack, pack.fsdp),
+                  _edit_rules(base.megatron, pack, pack.megatron), variables,
+                  {part: _edit_derived(d, pack) for part, d in base.derived.items()})
+
+
+def _keep(variables: dict[str, VarSpec], names: set[str]) -> dict[str, VarSpec]:
+    return {k: v for k, v in variables.items() if k in names}
+
+
+@functools.lru_cache(maxsize=None)
+def ruleset_for(version: str, part: str) -> RuleSet:
+    """The rules of ``version`` for ``part``: "fsdp" (``rules.RULESET``'s shape), "megatron"
+    (``verl-megatron``) or "any" (both backends, switched by ``megatron``: ``--framework verl``)."""
+    p = _parts(version)
+    fsdp_names = set(R.VARIABLES) | set(p.variables) - set(RM.ANY_VARIABLES)
+    mega_names = set(RM.MEGATRON_VARIABLES) | set(p.variables) - set(RM.ANY_VARIABLES)
+    if part == "fsdp":
+        return RuleSet("verl", version, _keep(p.variables, fsdp_names), p.derived["fsdp"], p.shared + p.fsdp)
+    if part == "megatron":
+        return RuleSet("verl-megatron", version, _keep(p.variables, mega_names), p.derived["megatron"],
+                       p.shared + p.megatron)
+    rules = p.shared + RM._only_when(~RM.IS_MEGATRON, p.fsdp) + RM._only_when(RM.IS_MEGATRON, p.megatron)
+    return RuleSet("verl", version, p.variables, p.derived["any"], rules)
+
+
+def changes(version: str) -> dict[str, list[tuple[str, str]]]:
+    """What ``version``'s rules do differently from 0.9.1's: {"absent", "added", "changed"} -> (rule id, source)."""
+    from ...rules.expr import _source
+
+    def sig(r: Rule) -> tuple[str, str, str]:
+        return _source(r.holds), _source(r.when), r.source
+
+    base = {r.id: r for r in ruleset_for(NEWEST, "any").rules}
+    here = {r.id: r for r in ruleset_for(version, "any").rules}
+    changed = [(i, here[i].source) for i in here if i in base and sig(here[i]) != sig(base[i])]
+    return {"absent": [(i, base[i].source) for i in base if i not in here],
+            "added": [(i, here[i].source) for i in here if i not in base],
+            "changed": changed}
+
+
+# ---------------------------------------------------------------------------------------------- the version
+def resolve(text: str) -> tuple[str, str | None]:
+    """A version a user names -> (our pack, a note when it is not the one named). Raises ValueError when none fits."""
+    v = text.strip().lstrip("v")
+    if v in VERSIONS:
+        return v, None
+    parts = v.split(".")
+    series = ".".join(parts[:2])
+    if series in SERIES and all(x.isdigit() for x in parts):
+        pack = SERIES[series]
+        return pack, f"verl {v} is checked with the rules of {pack}, the {series}.x release we follow"
+    raise ValueError(v)
+
+
+# Keys that exist only in some versions' trainer config (their generated ppo_trainer.yaml): pasting one shows
+# which versions the config was written for. (key prefix, versions that have it)
+VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("trainer.use_legacy_worker_impl", frozenset({"0.6.1", "0.7.1"})),
+    ("trainer.use_v1", frozenset({"0.9.1"})),
+    ("trainer.v1.", frozenset({"0.9.1"})),
+    ("critic.model.fsdp_config.", frozenset({"0.6.1", "0.7.1"})),
+    ("critic.fsdp.", frozenset({"0.8.0", "0.9.1"})),
+    (f"{AR}.rollout.skip.", frozenset({"0.8.0"})),
+    (f"{AR}.rollout.skip_rollout", frozenset({"0.6.1", "0.7.1"})),
+    ("skip.", frozenset({"0.9.1"})),
+    (f"{AR}.rollout.update_weights_bucket_megabytes", frozenset({"0.6.1"})),
+    (f"{AR}.rollout.n_gpus_per_node", frozenset({"0.7.1", "0.8.0", "0.9.1"})),
+    (f"{AR}.rollout.checkpoint_engine.", frozenset({"0.7.1", "0.8.0", "0.9.1"})),
+    (f"{AR}.model.lora.", frozenset({"0.8.0", "0.9.1"})),
+    (f"{AR}.actor.pad_to_length", frozenset({"0.9.1"})),
+    (f"{AR}.actor.entropy_from_logits_chunk_size", frozenset({"0.9.1"})),
+    (f"{AR}.ref.model", frozenset({"0.6.1"})),
+    ("reward_model.micro_batch_size", frozenset({"0.6.1"})),
+    ("reward_model.strategy", frozenset({"0.6.1"})),
+    ("reward.", frozenset({"0.7.1", "0.8.0", "0.9.1"})),
+    ("distillation.", frozenset({"0.8.0", "0.9.1"})),
+    ("transfer_queue.", frozenset({"0.8.0", "0.9.1"})),
+)
+
+
+def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
+    """The newest version whose trainer config has every version-specific key the config sets, and why; (None,
+    why) when the keys disagree or none is version-specific."""
+    candidates = set(VERSIONS)
+    seen: list[str] = []
+    for key in flat:
+        bare = str(key).lstrip("+")
+        for prefix, versions in VERSION_KEYS:
+            if bare == prefix or (prefix.endswith(".") and bare.startswith(prefix)) or bare.startswith(prefix + "."):
+                candidates &= versions
+                seen.append(f"{bare} ({', '.join(sorted(versions))})")
+                break
+    mode = flat.get(f"{AR}.rollout.mode")
+    if str(mode).lower() == "sync":
+        candidates &= {"0.6.1"}
+        seen.append(f"{AR}.rollout.mode=sync (0.6.1: removed in 0.7)")
+    if not seen:
+        return None, "no key of the config is specific to a verl version"
+    if not candidates:
+        return None, "its version-specific keys belong to no single version: " + "; ".join(seen)
+    best = max(candidates, key=lambda v: tuple(int(x) for x in v.split(".")))
+    return best, "its keys " + "; ".join(seen)

@@ -1,0 +1,205 @@
+"""verl's rule packs for 0.6.1, 0.7.1 and 0.8.0 (frameworks/verl/versions.py): each built from 0.9.1's rules by its
+own edits, the checker and the solver agreeing on each, the version read from a config's keys or an error message,
+and each version's verdict on configs whose fate differs between versions (read from that version's code)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bruteforce import assert_enumerate_equals_checker
+from clirun import run
+from rlbatch_solver import api
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.verl import versions as VV
+from rlbatch_solver.rules.base import Stage
+
+AR = "actor_rollout_ref"
+PACKED = ("0.8.0", "0.7.1", "0.6.1")
+
+# the seed's FAQ mistake: micro 24 against a normalized mini batch of 64 samples per GPU
+FAQ = ["trainer.n_gpus_per_node=4", "data.train_batch_size=64", f"{AR}.rollout.n=8",
+       f"{AR}.actor.ppo_mini_batch_size=32", f"{AR}.actor.ppo_micro_batch_size_per_gpu=24",
+       f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=16", "algorithm.adv_estimator=grpo"]
+
+
+def _ids(report) -> set[str]:
+    return {v.rule for v in report.violations}
+
+
+@pytest.mark.parametrize("version", VV.VERSIONS)
+@pytest.mark.parametrize("part", ["fsdp", "megatron", "any"])
+def test_every_pack_builds_and_cites_its_sources(version, part):
+    rs = VV.ruleset_for(version, part)
+    assert rs.version == version
+    assert all(r.source and isinstance(r.stage, Stage) for r in rs.rules)
+    for r in rs.rules:  # every rule reads only variables and derived quantities the rule set has
+        known = set(rs.variables) | {d.name for d in rs.derived} | {f"{n}_set" for n in rs.variables}
+        assert r.reads() <= known, (r.id, r.reads() - known)
+    if version != VV.NEWEST:
+        assert not any(f"verl {VV.NEWEST}" in r.message for r in rs.rules)
+
+
+@pytest.mark.parametrize("version", PACKED)
+def test_each_pack_differs_from_0_9_1_as_its_summary_says(version):
+    diff = VV.changes(version)
+    assert diff["absent"] or diff["added"]
+    ids = {kind: {i for i, _ in rows} for kind, rows in diff.items()}
+    if version == "0.8.0":
+        assert ids["absent"] == {"verl.advice.batch_padded"}
+        assert "verl.step.train_divisible_by_mini" in ids["added"]
+    else:  # the legacy workers
+        assert {"verl.worker.actor_micro_per_gpu_required", "verl.step.mini_divisible_by_micro"} <= ids["absent"]
+        assert "verl.legacy.mini_divisible_by_micro" in ids["added"]
+    if version == "0.6.1":
+        assert "verl.vllm.context_covers_prompt_response" in ids["added"]
+
+
+# small spaces where the versions' rules differ: the solver enumerates exactly what the checker accepts
+def _base(rs) -> dict:
+    base = {n: [s.default] for n, s in rs.variables.items() if s.default is not None or s.optional}
+    base.update({"need_critic": [False], "need_ref": [False], "group_estimator": [True], "num_heads": [12],
+                 "num_kv_heads": [2], "max_position_embeddings": [4096], "max_prompt_length": [512],
+                 "max_response_length": [1024], "actor_micro_per_gpu": [2], "logprob_micro_per_gpu": [2],
+                 "actor_mini": [4], "train_batch_size": [8], "num_layers": [12], "num_experts": [0]})
+    return base
+
+
+SPACES = {
+    "legacy micro batches": {
+        "gpus_per_node": [2, 3, 4], "train_batch_size": [2, 4, 6, 8], "n": [1, 2, 3], "actor_mini": [1, 2, 3, 4],
+        "actor_micro_per_gpu": [None, 1, 2, 3], "actor_micro": [None, 2, 4], "logprob_micro": [None, 1, 4],
+        "logprob_micro_per_gpu": [None, 2], "actor_dyn": [False, True],
+    },
+    "critic and steps": {
+        "gpus_per_node": [2, 4], "need_critic": [False, True], "critic_mini": [2, 3, 4], "critic_micro": [None, 4],
+        "critic_micro_per_gpu": [None, 1, 2], "critic_sp": [1, 2], "critic_remove_padding": [False, True],
+        "critic_dyn": [False, True], "train_batch_size": [4, 6, 8], "actor_mini": [2, 4],
+    },
+    "rollout and context": {
+        "gpus_per_node": [4, 8], "rollout_tp": [1, 2, 4], "rollout_dp": [1, 2], "rollout_ep": [1, 2],
+        "max_model_len": [None, 512, 1536], "max_position_embeddings": [1024, 4096], "max_num_batched_tokens": [1024, 8192],
+        "train_batch_size": [16], "actor_mini": [8], "actor_micro_per_gpu": [1], "logprob_micro_per_gpu": [1],
+    },
+}
+
+
+@pytest.mark.parametrize("version", PACKED)
+@pytest.mark.parametrize("space", list(SPACES))
+def test_each_pack_enumerates_exactly_what_its_checker_accepts(version, space):
+    rs = VV.ruleset_for(version, "fsdp")
+    domains = {**_base(rs), **{k: v for k, v in SPACES[space].items() if k in rs.variables}}
+    if "rollout_sync" in rs.variables:
+        domains["rollout_sync"] = [False, True]
+    assert_enumerate_equals_checker(rs, domains, time_limit_s=120)
+
+
+@pytest.mark.parametrize("version", PACKED)
+def test_megatron_packs_enumerate_exactly_what_their_checkers_accept(version):
+    rs = VV.ruleset_for(version, "megatron")
+    domains = {**_base(rs), "gpus_per_node": [4, 8], "tp": [1, 2], "pp": [1, 2], "train_batch_size": [4, 6, 8],
+               "actor_mini": [2, 4], "n": [1, 2], "need_ref": [False, True], "ref_micro": [None, 4],
+               "ref_micro_per_gpu": [None, 1], "ref_tp": [1, 2], "actor_dyn": [False, True]}
+    assert_enumerate_equals_checker(rs, domains, time_limit_s=120)
+
+
+# ----------------------------------------------------------------------------- verdicts per version
+def test_the_faq_mistake_fails_where_each_version_checks_it():
+    """0.9.1 and 0.8.0 (engine workers) fail it in the first step; 0.7.1 and 0.6.1 (legacy workers) when the
+    workers start, with the legacy message's rule."""
+    for version, rule in (("0.9.1", "verl.step.mini_divisible_by_micro"), ("0.8.0", "verl.step.mini_divisible_by_micro"),
+                          ("0.7.1", "verl.legacy.mini_divisible_by_micro"), ("0.6.1", "verl.legacy.mini_divisible_by_micro")):
+        rep = api.check(FAQ, framework=f"verl=={version}")
+        assert rep.version == version and rule in _ids(rep), (version, _ids(rep))
+        stage = next(v.stage for v in rep.violations if v.rule == rule)
+        assert stage == (Stage.FIRST_STEP if version >= "0.8" else Stage.WORKER_INIT)
+
+
+def test_a_train_batch_that_is_not_whole_mini_batches():
+    """96 prompts in mini batches of 64: 0.9.1 pads (a warning), 0.8.0 fails (train % mini), the legacy workers
+    run a short last mini batch (a warning)."""
+    cfg = [x for x in FAQ if "micro" not in x and "train_batch" not in x] + [
+        "data.train_batch_size=96", f"{AR}.actor.ppo_mini_batch_size=64", f"{AR}.actor.ppo_micro_batch_size_per_gpu=8",
+        f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=8"]
+    r091, r080, r071 = (api.check(cfg, framework=f"verl=={v}") for v in ("0.9.1", "0.8.0", "0.7.1"))
+    assert r091.valid and "verl.advice.batch_padded" in _ids(r091)
+    assert not r080.valid and "verl.step.train_divisible_by_mini" in _ids(r080)
+    assert r071.valid and "verl.advice.short_mini_batch" in _ids(r071)
+
+
+def test_deprecated_global_micro_keys_run_on_the_legacy_workers():
+    cfg = [x for x in FAQ if "micro" not in x] + [f"{AR}.actor.ppo_micro_batch_size=32",
+                                                   f"{AR}.rollout.log_prob_micro_batch_size=64"]
+    assert "verl.worker.actor_micro_per_gpu_required" in _ids(api.check(cfg, framework="verl==0.9.1"))
+    legacy = api.check(cfg, framework="verl==0.7.1")
+    assert legacy.valid, [v.message for v in legacy.violations]
+    small = [x for x in cfg if "log_prob_micro" not in x] + [f"{AR}.rollout.log_prob_micro_batch_size=2"]
+    assert "verl.legacy.logprob_global_micro_covers_dp" in _ids(api.check(small, framework="verl==0.7.1"))
+
+
+def test_0_6_1_checks_the_model_context_of_its_in_process_engine():
+    cfg = FAQ[:-3] + [f"{AR}.actor.ppo_micro_batch_size_per_gpu=8", f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=8",
+                      "data.max_prompt_length=2048", "data.max_response_length=4096", "algorithm.adv_estimator=grpo"]
+    sync = api.check(cfg, framework="verl==0.6.1", model="llama3.2-1b")  # context 131072: fits
+    assert not {"verl.vllm.context_covers_prompt_response", "verl.vllm.chunked_prefill_batched_tokens"} & _ids(sync)
+    short = api.check(cfg, framework="verl==0.6.1", model="llama2-7b")  # context 4096 < 2048 + 4096
+    assert "verl.vllm.context_covers_prompt_response" in _ids(short)
+    long = api.check(cfg + ["data.max_response_length=40000"], framework="verl==0.6.1", model="llama3.2-1b")
+    assert "verl.vllm.chunked_prefill_batched_tokens" in _ids(long)  # 8192 batched tokens < 42048
+    asynchronous = api.check(cfg + [f"{AR}.rollout.mode=async"], framework="verl==0.6.1", model="llama2-7b")
+    assert "verl.vllm.context_covers_prompt_response" not in _ids(asynchronous)
+    assert "verl.rollout.sync_mode_removed" in _ids(api.check(cfg + [f"{AR}.rollout.mode=sync"], framework="verl==0.7.1"))
+
+
+# ----------------------------------------------------------------------------- which version
+@pytest.mark.parametrize("keys,version", [
+    (["trainer.use_legacy_worker_impl=auto"], "0.7.1"),
+    (["critic.model.fsdp_config.param_offload=True"], "0.7.1"),
+    ([f"{AR}.rollout.mode=sync"], "0.6.1"),
+    (["critic.fsdp.param_offload=True"], "0.9.1"),
+    ([f"{AR}.rollout.skip.enable=True"], "0.8.0"),
+    (["trainer.use_v1=True"], "0.9.1"),
+    ([], None),
+])
+def test_the_version_is_read_from_keys_only_some_versions_have(keys, version):
+    flat = dict(k.split("=", 1) for k in keys)
+    found, why = VV.detect(flat)
+    assert found == version, why
+    rep = api.check(FAQ + keys)
+    assert rep.version == (version or VV.NEWEST)
+    assert any("checked with the verl" in n for n in rep.notes)
+
+
+def test_keys_of_no_single_version_fall_back_to_the_newest_and_say_why():
+    rep = api.check(FAQ + ["trainer.use_legacy_worker_impl=auto", "trainer.use_v1=True"])
+    assert rep.version == VV.NEWEST and any("no single version" in n for n in rep.notes)
+
+
+def test_versions_named_on_the_command_line():
+    proc = run("check", "--framework", "verl==0.7.0", "--json", "--", *FAQ)
+    out = json.loads(proc.stdout)
+    assert out["rules_version"] == "0.7.1" and any("0.7.0 is checked with the rules of 0.7.1" in n for n in out["notes"])
+    bad = run("check", "--framework", "verl==0.5.0", "--", *FAQ)
+    assert bad.returncode == 2 and "0.9.1, 0.8.0, 0.7.1, 0.6.1" in bad.stderr
+    assert get_framework("verl-megatron==0.8.0").ruleset.version == "0.8.0"
+
+
+def test_the_legacy_message_is_explained_and_fixed_with_the_legacy_rules():
+    """The seed's FAQ line is the legacy workers' message: explained with their rules, and the fix changes the
+    micro batch (a mini batch that is not a divisor of the train batch would leave a short last mini batch)."""
+    rep = api.explain("AssertionError: normalized ppo_mini_batch_size should be divisible by "
+                      "ppo_micro_batch_size_per_gpu", config=FAQ, time_limit_s=10)
+    assert [r.rule for r in rep.rules] == ["verl.legacy.mini_divisible_by_micro"]
+    assert rep.check.version == "0.7.1" and rep.fix.after is not None
+    assert [k for k, _, _ in rep.fix.native_changes] == [f"{AR}.actor.ppo_micro_batch_size_per_gpu"]
+
+
+def test_recommend_exports_the_keys_of_the_version():
+    """The critic's Ulysses size is critic.ulysses_sequence_parallel_size on the legacy workers, critic.fsdp.* on 0.8+."""
+    old, new = get_framework("verl==0.7.1"), get_framework("verl==0.8.0")
+    assert old.native_key("critic_sp") == "critic.ulysses_sequence_parallel_size"
+    assert new.native_key("critic_sp") == "critic.fsdp.ulysses_sequence_parallel_size"
+    sol = {**{n: s.default for n, s in old.ruleset.variables.items()}, "need_critic": True, "critic_sp": 2,
+           "actor_micro_per_gpu": 2, "critic_micro_per_gpu": 2}
+    assert "critic.ulysses_sequence_parallel_size=2" in old.export(sol)
