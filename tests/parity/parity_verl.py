@@ -37,6 +37,8 @@ DRIVER_MEGATRON = (DRIVER_FSDP - {"verl.driver.batch_divisible_by_gpus", "verl.a
     "verl.megatron.driver_batch_divisible",
 }
 ROLLOUT_RULES = frozenset({"verl.rollout.ep_equals_tp_dp", "verl.rollout.pp_unsupported"})
+# the legacy releases (0.6-0.7) check the critic's Ulysses size against remove padding in the driver
+LEGACY_DRIVER_FSDP = frozenset({"verl.critic.sp_needs_remove_padding"})
 
 # (regex on verl's error, our rule id(s) it names)
 PATTERNS = [
@@ -60,6 +62,7 @@ PATTERNS = [
     (r"expert_parallel_size must be equal to tensor_model_parallel_size \* data_parallel_size",
      "verl.rollout.ep_equals_tp_dp"),
     (r"not implemented pipeline_model_parallel_size > 1", "verl.rollout.pp_unsupported"),
+    (r"sequence parallelism for critic, you must enable `use_remove_padding`", "verl.critic.sp_needs_remove_padding"),
 ]
 
 # Our rules at the driver stage that validate_config does not run, with the reason. (Every other rule of
@@ -69,6 +72,29 @@ ALLOWED = [
     Allowed("verl.advice.critic_sp_key_ignored", "ours on purpose (warning): the deprecated critic Ulysses key "
             "is validated but never reaches the critic engine"),
 ]
+
+
+def _write_tokenizer(folder: str) -> None:
+    """A word-level tokenizer (no download) for the configs that load one from the model path."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.save(os.path.join(folder, "tokenizer.json"))
+    with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "[UNK]", "pad_token": "[UNK]"}, f)
+
+
+def installed_version() -> tuple[int, ...]:
+    """The installed verl's release, e.g. (0, 7, 1) (the harness follows the rule pack of that release)."""
+    try:
+        import verl
+    except ImportError:
+        return (0, 9, 1)
+    return tuple(int(x) for x in str(getattr(verl, "__version__", "0.9.1")).split(".")[:3] if x.isdigit())
+
+
+VERSION = installed_version()
 
 
 # ------------------------------------------------------------------ the oracle
@@ -86,6 +112,12 @@ class VerlOracle:
         self._omegaconf, self._open_dict = OmegaConf, open_dict
         self._validate, self._to_dataclass = validate_config, omega_conf_to_dataclass
         self._need_critic, self._need_ref = need_critic, need_reference_policy
+        import inspect
+
+        if "role_worker_mapping" in inspect.signature(need_reference_policy).parameters:
+            # verl 0.6: main_ppo.py's TaskRunner adds the reference role when KL is on, and validate_config asks
+            # whether the mapping has it
+            self._need_ref = lambda cfg: bool(cfg.algorithm.use_kl_in_reward or cfg.actor_rollout_ref.actor.use_kl_loss)
         self._tmp = tempfile.TemporaryDirectory(prefix="parity-critic-")
         # the critic's HFModelConfig reads a config.json (never weights): a tiny one-architecture model
         with open(os.path.join(self._tmp.name, "config.json"), "w") as f:
@@ -94,12 +126,21 @@ class VerlOracle:
                        "intermediate_size": 128, "vocab_size": 1000, "max_position_embeddings": 4096}, f)
         config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
         # every launch script names the rollout engine (the yaml leaves it mandatory); ours defaults to vLLM
-        overrides = [f"{AR}.model.path=/nonexistent", f"critic.model.path={self._tmp.name}",
-                     "+critic.model.load_tokenizer=False", f"{AR}.rollout.name=vllm"]
-        if megatron:
-            overrides.append(f"{MODEL_ENGINE}=megatron")
+        overrides = [f"{AR}.model.path=/nonexistent", f"critic.model.path={self._tmp.name}", f"{AR}.rollout.name=vllm"]
+        if VERSION >= (0, 9):  # the critic's model config reads the tokenizer unless told not to (0.9's option)
+            overrides.append("+critic.model.load_tokenizer=False")
+        else:  # older critic configs read the tokenizer from the actor's model path: a local tokenizer there
+            _write_tokenizer(self._tmp.name)
+            overrides[0] = f"{AR}.model.path={self._tmp.name}"
+        name = "ppo_trainer"
+        if megatron:  # 0.9's model_engine group; older releases have their own Megatron trainer config
+            has_group = os.path.exists(os.path.join(config_dir, MODEL_ENGINE, "megatron.yaml"))
+            if has_group:
+                overrides.append(f"{MODEL_ENGINE}=megatron")
+            else:
+                name = "ppo_megatron_trainer"
         with initialize_config_dir(config_dir=config_dir, version_base=None):
-            self.base = compose(config_name="ppo_trainer", overrides=overrides)
+            self.base = compose(config_name=name, overrides=overrides)
 
     @contextlib.contextmanager
     def applied(self, overrides: Mapping[str, Any]) -> Iterator[Any]:
@@ -141,7 +182,8 @@ class VerlOracle:
     def oracles(self, megatron: bool) -> list[Oracle]:
         return [
             Oracle("driver: verl/utils/config.py:validate_config", self.driver,
-                   DRIVER_MEGATRON if megatron else DRIVER_FSDP, PATTERNS),
+                   DRIVER_MEGATRON if megatron else DRIVER_FSDP | (LEGACY_DRIVER_FSDP if VERSION < (0, 8) else set()),
+                   PATTERNS),
             Oracle("worker_init: RolloutConfig.__post_init__ (CPU dataclass)", self.rollout, ROLLOUT_RULES, PATTERNS),
         ]
 
