@@ -367,3 +367,18 @@ def test_openrlhf_step_counts_separate_groups_at_their_slowest_in_solver_and_rep
     overlap = (min(seconds["old_log_prob"], seconds["ref"])
                + min(seconds["actor_update"], seconds["critic_update"]))
     assert step_seconds(spec, values, seconds) == pytest.approx(sum(seconds.values()) - overlap)
+
+
+def test_verl_engine_must_hold_one_max_model_len_sequence_which_defaults_to_the_model_context():
+    """verl 0.9.1 leaves an unset rollout.max_model_len at max_position_embeddings (vllm_async_server.py
+    _validate_configs) and vLLM will not start unless its KV cache holds one such sequence: Llama-3.1-8B's 131,072
+    tokens need 16 GiB of KV, more than a 0.4 share of an H100 leaves after the weights; max_model_len=8192 fits."""
+    base = ["trainer.n_gpus_per_node=8", "data.train_batch_size=64", f"{AR}.rollout.n=8",
+            f"{AR}.actor.ppo_mini_batch_size=32", f"{AR}.actor.ppo_micro_batch_size_per_gpu=4",
+            f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=8", "algorithm.adv_estimator=grpo",
+            f"{AR}.rollout.tensor_model_parallel_size=1", f"{AR}.rollout.gpu_memory_utilization=0.4",
+            "data.max_prompt_length=1024", "data.max_response_length=2048"]
+    unset = rb.check(base, model="llama3.1-8b", gpu="h100")
+    assert "verl.memory.rollout" in {v.rule for v in unset.violations}
+    capped = rb.check(base + [f"{AR}.rollout.max_model_len=8192"], model="llama3.1-8b", gpu="h100")
+    assert capped.valid and capped.memory.verdict("rollout") == "yes"

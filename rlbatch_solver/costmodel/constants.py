@@ -208,9 +208,11 @@ ENGINE_TP_BUFFER_BYTES = 128 * MIB
 # 0.68 GiB (36-layer Qwen3-8B): a fixed part plus a per-layer part through them (docs/cost-model.md).
 CUDA_GRAPH_FIXED_BYTES = 256 * MIB
 CUDA_GRAPH_PER_LAYER_BYTES = 12 * MIB
-# vLLM refuses to start unless the KV cache holds one max_model_len sequence
-# (verl sets max_model_len = prompt + response); SGLang raises "Not enough memory"
-# when the pool is empty. We require one full-length sequence for both.
+# vLLM refuses to start unless the KV cache holds one max_model_len sequence ("To serve at least
+# one request with the model's max seq len ..."): verl 0.9.1 leaves an unset rollout.max_model_len at
+# the model's max_position_embeddings (vllm_async_server.py _validate_configs), other frameworks pass
+# prompt + response (Plan.engine_max_len); SGLang raises "Not enough memory" when the pool is empty.
+# We require one such sequence for both.
 ENGINE_MIN_SEQS_IN_KV = 1
 
 # --------------------------------------------------------------------------- safety margin

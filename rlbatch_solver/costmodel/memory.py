@@ -671,7 +671,7 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
     else:
         budget = util * cap
         kv = budget - weights - act - non_torch - graphs
-    need = C.ENGINE_MIN_SEQS_IN_KV * _seq_len(plan) * kv_tok
+    need = C.ENGINE_MIN_SEQS_IN_KV * (plan.engine_max_len or _seq_len(plan)) * kv_tok
     fits = kv >= need
     shortfall = 0.0 if fits else need - kv  # kv < 0 when the weights alone overflow the budget
     kv = _pos(kv)

@@ -114,6 +114,8 @@ class Plan:
     # the loss's forward keeps logits for the response positions only (ms-swift: logits_to_keep = completion
     # length + 1, grpo_trainer._get_logps_via_local_forward), not for every token of the sequence
     logits_response_only: bool = False
+    # the engine's max_model_len: the one sequence its KV cache must hold to start (None: prompt + response)
+    engine_max_len: Optional[int] = None
     # verl actor_rollout_ref.actor.fsdp_config.use_torch_compile (default true): torch.compile
     # wraps the entropy function (FSDPEngine.__init__). Read only with logits_impl="verl-fsdp".
     use_torch_compile: bool = True

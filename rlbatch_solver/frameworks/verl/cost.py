@@ -19,7 +19,7 @@ from ..cost_common import phases_run, token_budget
 
 _HW = ["nnodes", "gpus_per_node", "max_prompt_length", "max_response_length", "fsdp_size"]
 _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine", "enforce_eager",
-            "max_num_seqs", "max_num_batched_tokens"]
+            "max_num_seqs", "max_num_batched_tokens", "max_model_len"]
 _RESIDENT = ["param_offload", "optimizer_offload", "lora_rank"]
 _COLOCATED = ["need_ref", "ref_param_offload", "need_critic", "critic_param_offload", "critic_optimizer_offload"]
 
@@ -96,6 +96,8 @@ def shared_plan_fields(v: Mapping[str, Value], phase: str, model: ModelCard, gpu
         enforce_eager=bool(v["enforce_eager"]),
         max_num_seqs=int(v["max_num_seqs"]),
         max_num_batched_tokens=int(v["max_num_batched_tokens"]),
+        # unset rollout.max_model_len: the model's max_position_embeddings (vllm_async_server.py _validate_configs)
+        engine_max_len=int(v["max_model_len"]) if v.get("max_model_len") else (model.max_position_embeddings or None),
     )
 
 
@@ -153,4 +155,5 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         unread=unread,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
         bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool"),
+        optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
     )
