@@ -52,7 +52,8 @@ class Run:
         reports, seconds = full_reports(replace(self.spec, plan=lambda values, phase: self._plan(values, phase, eff)),
                                         self.values)
         peak = max((r.peak(p) for p, r in reports.items() if p in TRAIN_PHASES), default=0.0)
-        return Prediction(seconds, peak, step_seconds(self.spec, self.values, seconds))
+        whole = max((r.peak(p) for p, r in reports.items()), default=0.0)
+        return Prediction(seconds, peak, step_seconds(self.spec, self.values, seconds), whole)
 
     def _plan(self, values: Mapping[str, Any], phase: str, eff: Efficiency):
         from .costmodel.tables import at_mean_lengths
@@ -69,6 +70,7 @@ class Prediction:
     seconds: dict[str, float]  # phase -> seconds
     train_peak_bytes: float  # the largest predicted peak of the training phases (log-prob, ref, updates)
     step: float  # the phases combined into one step (tables.step_seconds: concurrent groups at their slowest)
+    peak_bytes: float = 0.0  # the largest predicted peak of any phase, rollout included (what nvidia-smi shows)
 
     def group(self, phases: Sequence[str]) -> float | None:
         vals = [self.seconds[p] for p in phases if p in self.seconds]

@@ -22,6 +22,7 @@ POOLED = "all"
 MIN_POINTS = 3
 # quantity names: the step, a phase of ours, or the training phases' peak memory
 STEP, MEMORY = "step", "train_peak_memory"
+PEAK = "peak_memory"  # the largest peak of any phase: a source's nvidia-smi figure (reserved, vLLM's share included)
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def error_bar(framework: str, quantity: str) -> ErrorBar | None:
 TIME_QUANTITIES = (STEP, "rollout", "old_log_prob", "ref", "actor_update", "critic_update")
 
 
-def error_bars(framework: str, quantities: tuple[str, ...] = TIME_QUANTITIES + (MEMORY,)) -> dict[str, ErrorBar]:
+def error_bars(framework: str, quantities: tuple[str, ...] = TIME_QUANTITIES + (MEMORY, PEAK)) -> dict[str, ErrorBar]:
     """Every quantity of ``quantities`` that has an error bar for ``framework``."""
     out = {}
     for q in quantities:
@@ -87,5 +88,6 @@ def time_error_text(framework: str) -> str | None:
 
 
 def memory_error_text(framework: str) -> str | None:
-    bar = error_bar(framework, MEMORY)
-    return None if bar is None else f"observed error: training-phase peak {bar.text()}"
+    parts = [f"{what} {bar.text()}" for what, bar in (("training-phase peak", error_bar(framework, MEMORY)),
+                                                       ("peak of any phase", error_bar(framework, PEAK))) if bar]
+    return "observed error: " + "; ".join(parts) if parts else None
