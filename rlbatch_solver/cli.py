@@ -445,6 +445,10 @@ def recommend(
     calibration: Optional[str] = typer.Option(None, "--calibration", help=_CALIBRATION_HELP),
     mean_prompt_len: Optional[float] = typer.Option(None, "--mean-prompt-len", help=_MEAN_PROMPT_HELP),
     mean_response_len: Optional[float] = typer.Option(None, "--mean-response-len", help=_MEAN_RESPONSE_HELP),
+    placement: Optional[str] = typer.Option(
+        None, "--placement", help="colocate: rollout on the training GPUs, taking turns; split: rollout on a pool of its "
+        "own, pipelined with training (verl separate_async, OpenRLHF --train.async_enable); auto: both, compared "
+        "(docs/async.md). Default: the framework's synchronous placements."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The fastest valid config that fits in memory, with its memory and time per phase.
@@ -456,6 +460,9 @@ def recommend(
 
     try:
         if from_ is not None:
+            if placement is not None:
+                raise InputError("--placement", "recommend --from keeps the placement of your config.",
+                                 "drop --placement, or describe the scenario with flags instead of --from.")
             report = _recommend_from(from_, framework, gpu, gpus, model, objective, length_fraction, top, time_limit,
                                      extra_gpus, given=[scenario_file, nnodes, algo, n, prompt_len, response_len,
                                                         set_, search], calibration=calibration,
@@ -468,6 +475,8 @@ def recommend(
             prompt_mean, response_mean, source = _means(calibration, sc.gpu, mean_prompt_len, mean_response_len)
             if source != "assumed":
                 sc.mean_prompt_length, sc.mean_response_length = prompt_mean, response_mean
+            if placement is not None:
+                sc.placement = placement
             sc.validate()
             eff = _calibration(calibration, sc.gpu)
             if eff is not None:

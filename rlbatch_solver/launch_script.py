@@ -31,7 +31,8 @@ from pathlib import Path
 from .errors import InputError, shown
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+# ${A}, ${A:-default} (the default may hold one level of ${B}: ${A:-"${HOME}/verl"}), $A
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])((?:[^{}]|\$\{[^{}]*\})*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _ARITH = re.compile(r"\$\(\(((?:[^()]|\([^()]*\))*)\)\)")  # one level of inner parentheses: $(((a + b)))
 _SAFE_ARITH = re.compile(r"^[0-9+\-*/%() ]+$")
 _DECLARE = ("export", "readonly", "local", "declare", "typeset")

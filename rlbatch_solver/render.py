@@ -61,6 +61,19 @@ def lengths_text(lengths: dict) -> str:
     return text
 
 
+def pipeline_text(stages: list, step_s: float) -> str:
+    """Asynchronous training: each pool's stage and idle ratio, and which one to grow (verl's fully-async guide:
+    a high rollouter idle ratio and a low trainer one ask for more trainer GPUs, and the reverse)."""
+    parts = ", ".join(f"{name} pool {s:.1f} s (idle {idle:.0%})" for name, s, idle in stages)
+    slow = max(stages, key=lambda st: st[1])
+    fast = min(stages, key=lambda st: st[1])
+    text = f"pipelined on separate pools: {parts}; a step takes the slower one plus the weight sync"
+    if slow is not fast and fast[2] >= 0.1:
+        text += (f". The {slow[0]} pool is the bottleneck: the {fast[0]} pool idles {fast[2]:.0%} of each step; "
+                 f"move GPUs from the {fast[0]} pool to the {slow[0]} pool")
+    return text
+
+
 def print_memory_check(console: Console, mem: Any, framework: str = "") -> None:
     table = Table(title=f"predicted memory per GPU on {mem.gpu} ({mem.model}): "
                         f"{mem.capacity_mib / 1024:.1f} GiB usable of {mem.total_mib / 1024:.1f} GiB")
@@ -78,6 +91,8 @@ def print_memory_check(console: Console, mem: Any, framework: str = "") -> None:
         parts = ", ".join(f"{PHASE_TITLE.get(p, p)} {t:.1f}" for p, t in mem.seconds.items() if t >= 0.05)
         console.print(f"predicted step time: {mem.step_s:.1f} s ({parts}) {lengths_text(mem.lengths)}; "
                       "`rlbatch calibrate` fits it to your own run's log")
+        if mem.stages:
+            console.print(pipeline_text(mem.stages, mem.step_s))
     if framework:
         _error_lines(console, framework, time=bool(mem.seconds))
 
@@ -207,10 +222,18 @@ def print_conflict(console: Console, conflict: Any, space: Any) -> None:
         return
     minimal = "a minimal set" if conflict.proven_minimal else "a set"
     console.print(f"[bold red]No valid config.[/] These rules conflict ({minimal}; drop any one and the rest can hold):")
-    for r in conflict.rules:
-        console.print(f"  [bold]{r.id}[/] ({r.stage.value}): {r.explanation or r.message}")
-        console.print(f"     source: {r.source}")
     fixed = {k: v[0] for k, v in space.domains.items() if len(v) == 1 and v[0] is not None}
+
+    class _Named(dict):  # a fixed value shows its number, a searched one its name
+        def __missing__(self, key: str) -> str:
+            return key
+
+    for r in conflict.rules:
+        text = r.explanation or r.message.format_map(_Named(fixed))
+        from rich.markup import escape
+
+        console.print(f"  [bold]{r.id}[/] ({r.stage.value}): {escape(text)}")
+        console.print(f"     source: {r.source}")
     names = set().union(*[r.reads() for r in conflict.rules])
     shown = {k: fixed[k] for k in sorted(names) if k in fixed}
     if shown:
@@ -271,6 +294,10 @@ def print_recommend(console: Console, report: Any) -> None:
     console.print("  " + " \\\n  ".join(best.native))
     from .frameworks import get_framework
 
+    entry = get_framework(report.framework).entry_point(best.values)
+    if entry:
+        console.print(f"run it with: {entry}")
+
     fragment = get_framework(report.framework).export_yaml(best.native)
     if fragment:
         console.print("or, in a YAML config file:")
@@ -287,8 +314,10 @@ def print_recommend(console: Console, report: Any) -> None:
     tt.add_column("seconds", justify="right")
     for phase, sec in best.phase_seconds.items():
         tt.add_row(PHASE_TITLE.get(phase, phase), f"{sec:.1f}")
-    tt.add_row("[bold]total[/]", f"[bold]{best.step_time_s:.1f}[/]")
+    tt.add_row("[bold]step[/]" if best.stages else "[bold]total[/]", f"[bold]{best.step_time_s:.1f}[/]")
     console.print(tt)
+    if best.stages:
+        console.print(pipeline_text(best.stages, best.step_time_s))
     console.print(f"step times {lengths_text(report.lengths)}")
     console.print(f"throughput: {best.tokens_per_s:,.0f} tokens/s (prompt+response tokens per step / step time)")
     _error_lines(console, report.framework)
@@ -297,6 +326,8 @@ def print_recommend(console: Console, report: Any) -> None:
     if report.scenario.price_per_gpu_hour:
         cost = best.step_time_s / 3600 * sc.total_gpus * sc.price_per_gpu_hour
         console.print(f"cost: {cost:.3f} per step at {sc.price_per_gpu_hour} per GPU-hour")
+    if report.placement is not None:
+        print_placement(console, report.placement)
     if len(report.choices) > 1:
         alt = Table(title="alternatives (next best, in proven order)" if report.proven else "alternatives")
         for col in ("#", "step s", "why it lost", "differs in"):
@@ -304,6 +335,25 @@ def print_recommend(console: Console, report: Any) -> None:
         for c in report.choices[1:]:
             alt.add_row(str(c.rank), f"{c.step_time_s:.1f}", why_lost(best, c), differs(best, c))
         console.print(alt)
+
+
+def print_placement(console: Console, summary: Any) -> None:
+    """recommend --placement: every layout's best, and the verdict with its reasons."""
+    table = Table(title=f"placements compared (--placement {summary.asked}: one solve per layout)")
+    for col in ("layout", "step s", "samples", "tokens/s", "pools (s per step, idle)", "status"):
+        table.add_column(col)
+    for o in summary.options:
+        best = o.best
+        if best is None:
+            why = "no answer in its share of the time" if o.report.status == "unknown" else "nothing valid fits"
+            table.add_row(o.label, "-", "-", "-", "-", why)
+            continue
+        pools = ", ".join(f"{n} {s:.0f} ({i:.0%})" for n, s, i in best.stages) or "one pool, phases in turn"
+        status = "proven best" if best.proven else "best found, not proven"
+        table.add_row(o.label, f"{best.step_time_s:.1f}", f"{o.samples:,}", f"{best.tokens_per_s:,.0f}", pools,
+                      status)
+    console.print(table)
+    console.print(summary.verdict())
 
 
 def print_start(console: Console, report: Any) -> None:
@@ -402,6 +452,8 @@ def recommend_dict(report: Any) -> dict[str, Any]:
                            for p, r in c.memory.items()},
             "proven": c.proven,
             "waste": c.waste,
+            "pipeline": [{"pool": n, "seconds": round(s, 3), "idle_ratio": round(i, 3)} for n, s, i in c.stages],
+            "entry_point": get_framework(report.framework).entry_point(c.values),
         }
 
     return {
@@ -415,6 +467,7 @@ def recommend_dict(report: Any) -> dict[str, Any]:
         "memory_floor_mib": {k: {"least": a, "capacity": b} for k, (a, b) in report.memory_floor.items()},
         "error_bars": error_bars_dict(report.framework),
         "mean_lengths": report.lengths,
+        "placement": None if report.placement is None else report.placement.to_dict(),
         "start": None if report.start is None else {
             "native": report.start.native,
             "searched": report.start.searched,

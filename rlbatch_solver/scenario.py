@@ -29,6 +29,7 @@ from .errors import MAX_GPUS, MAX_SIZE, InputError, check_size, did_you_mean
 from .frameworks.overrides import load_yaml_file
 
 OBJECTIVES = ("time", "memory-headroom", "gpus")
+PLACEMENTS = ("colocate", "split", "auto")
 NODE_GPUS = 8  # GPUs per node assumed when more than 8 are given without a layout
 
 
@@ -55,6 +56,9 @@ class Scenario:
     # time: the data's mean prompt and response lengths in tokens (None: the default shares of the limits)
     mean_prompt_length: float | None = None
     mean_response_length: float | None = None
+    # where rollout runs (recommend --placement): "colocate" (on the training GPUs, taking turns), "split" (a pool of
+    # its own, pipelined with training), "auto" (both, compared); None: the framework's synchronous placements
+    placement: str | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -109,6 +113,11 @@ class Scenario:
         if self.gpus is not None and self.gpus_per_node is None and self.gpus % self.nnodes:
             raise InputError("gpus", f"{self.gpus} GPUs do not split evenly over {self.nnodes} nodes.",
                              "set gpus_per_node instead.")
+        if self.placement is not None and self.placement not in PLACEMENTS:
+            raise InputError(
+                "placement", f"unknown placement '{self.placement}'.{did_you_mean(str(self.placement), PLACEMENTS)}",
+                f"use one of: {', '.join(PLACEMENTS)} (docs/async.md).",
+            )
         if self.objective not in OBJECTIVES:
             raise InputError(
                 "objective", f"unknown objective '{self.objective}'.{did_you_mean(self.objective, OBJECTIVES)}",

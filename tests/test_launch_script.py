@@ -76,6 +76,13 @@ def test_arithmetic_is_limited_to_integers():
 # the frameworks' example scripts: framework, GPU count the launcher gives, and two values the parser must see
 EXPECTED = {
     "verl/run_qwen2-7b.sh": ("verl", None, ["data.train_batch_size=1024", "actor_rollout_ref.rollout.n=5"]),
+    # verl's fully_async recipe (docs/async.md): its own entry point and keys, pools of whole nodes or split nodes
+    **{f"verl/fully_async_dapo_7b_math_fsdp2_{split}.sh": (
+        "verl", None, ["data.train_batch_size=0", f"rollout.nnodes={nodes}", "async_training.require_batches=4",
+                       "actor_rollout_ref.hybrid_engine=False"])
+       for split, nodes in (("4_4", 1), ("8_8", 1), ("16_16", 2), ("32_32", 4), ("64_64", 8), ("4_12", 2))},
+    "verl-megatron/fully_async_grpo_30b_a3b_base_math_megatron_96_32.sh": (
+        "verl-megatron", None, ["rollout.nnodes=12", "trainer.nnodes=4", "async_training.staleness_threshold=0.5"]),
     "verl-megatron/run_qwen2-7b_math_megatron.sh": (
         "verl-megatron", None, ["actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2",
                                 "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4"]),
@@ -109,6 +116,17 @@ EXPECTED = {
                               "+actor_rollout_ref.actor.optim.override_optimizer_config.optimizer_offload_fraction=1.",
                               "trainer.nnodes=4"]),
 }
+
+
+def test_a_default_may_hold_another_variable():
+    """${A:-"${HOME}/verl"}: the default's own ${HOME} (verl's fully_async scripts)."""
+    s = parse_launch_script('RAY_DATA_HOME=${RAY_DATA_HOME:-"${HOME}/verl"}\n'
+                            'MODEL=${MODEL:-"${RAY_DATA_HOME}/models/Qwen2.5-Math-7B"}\nHOME=/h\n'
+                            'python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=$MODEL\n')
+    assert "actor_rollout_ref.model.path=${HOME}/verl/models/Qwen2.5-Math-7B" in s.args or any(
+        "left out" in n for n in s.notes)
+    s = parse_launch_script('export HOME=/h\nD=${D:-"${HOME}/verl"}\npython3 -m verl.trainer.main_ppo x.path=$D/m\n')
+    assert "x.path=/h/verl/m" in s.args
 
 
 def test_every_recorded_script_is_expected_and_cites_its_source():

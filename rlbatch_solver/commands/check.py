@@ -27,7 +27,15 @@ class CheckReport:
 
     @property
     def valid(self) -> bool:
-        return not any(v.severity.value == "error" for v in self.violations)
+        return not self.errors
+
+    @property
+    def errors(self) -> list[Violation]:
+        return [v for v in self.violations if v.severity.value == "error"]
+
+    @property
+    def warnings(self) -> list[Violation]:
+        return [v for v in self.violations if v.severity.value == "warning"]
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -64,6 +72,8 @@ class MemoryCheck:
     # the mean and maximum lengths the step time is predicted at (tables.mean_lengths), and where the means came
     # from: "given", "calibration" or "assumed" (the default shares of the limits)
     lengths: dict[str, Any] = field(default_factory=dict)
+    # asynchronous training on separate pools: (pool, seconds of its stage per step, idle ratio) (tables.stage_seconds)
+    stages: list[tuple[str, float, float]] = field(default_factory=list)
 
     def capacity_of(self, phase: str) -> int:
         return self.phase_capacity_mib.get(phase, self.capacity_mib)
@@ -96,6 +106,8 @@ class MemoryCheck:
             "step_seconds": round(self.step_s, 3),
             "mean_lengths": self.lengths,
             "phase_seconds": self.seconds,
+            "pipeline": [{"pool": name, "seconds": round(s, 3), "idle_ratio": round(idle, 3)}
+                         for name, s, idle in self.stages],
             "phases": {p: {"peak_mib": self.peaks[p], "fits": self.peaks[p] <= self.capacity_of(p),
                            "capacity_mib": self.capacity_of(p),
                            "verdict": self.verdict(p),
@@ -155,8 +167,8 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                  means: tuple = (None, None, "given")) -> tuple[RuleSet, MemoryCheck]:
     """The rule set plus memory rules for these exact values, and the per-phase breakdown."""
     from ..catalog.gpus import load_gpu
-    from ..costmodel.tables import (MIB, build_cost_terms, full_reports, mean_lengths, step_seconds, with_efficiency,
-                                    with_length_fraction, with_mean_lengths)
+    from ..costmodel.tables import (MIB, build_cost_terms, full_reports, mean_lengths, stage_seconds, step_seconds,
+                                    with_efficiency, with_length_fraction, with_mean_lengths)
 
     gpu = load_gpu(gpu_name, extra_gpus)
     prompt_mean, response_mean, source = means
@@ -173,5 +185,6 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                       step_seconds(spec, values, seconds),
                       {**mean_lengths(spec, values),
                        "prompt_from": source if prompt_mean is not None else "assumed",
-                       "response_from": source if response_mean is not None else "assumed"})
+                       "response_from": source if response_mean is not None else "assumed"},
+                      stage_seconds(spec, values, seconds))
     return fw.ruleset.extended(terms.rules, terms.derived), mem

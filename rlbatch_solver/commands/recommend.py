@@ -31,6 +31,8 @@ class Choice:
     proven: bool
     tokens_per_s: float
     waste: str = ""  # what the config makes the framework pad, in words ('' when nothing): ranked lower for it
+    # asynchronous training on separate pools: (pool, seconds per step, idle ratio) (tables.stage_seconds)
+    stages: list[tuple[str, float, float]] = field(default_factory=list)
 
     def peak_mib(self) -> dict[str, float]:
         return {p: r.peak(p) / 2**20 for p, r in self.memory.items()}
@@ -54,6 +56,7 @@ class RecommendReport:
     space: Any = None
     start: "Start | None" = None  # recommend --from: the user's own config, judged like every choice
     lengths: dict[str, Any] = field(default_factory=dict)  # the mean lengths the step times assume (check's)
+    placement: Any = None  # commands.placement.PlacementSummary (recommend --placement): every layout's best
 
     @property
     def best(self) -> Choice | None:
@@ -192,11 +195,16 @@ def recommend(
     ``solver_workers``: CP-SAT threads per solve (a sweep runs one per process). ``start``: a user's
     config and what may change in it (``scenario_from_config``; ``recommend_from`` does both).
     """
-    from ..costmodel.tables import full_reports, step_seconds
+    from ..costmodel.tables import full_reports, stage_seconds, step_seconds
     from ..solver.optimize import optimize
 
     if top < 1:
         raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
+    if scenario.placement is not None and start is None:
+        from .placement import recommend_placement
+
+        return recommend_placement(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus,
+                                   solver_workers=solver_workers, recommend_one=recommend)
     fw, card, gpu, space, spec, terms, ruleset = prepare(scenario, extra_gpus=extra_gpus, start=start)
     objective_name = scenario.objective
     if objective_name == "memory-headroom":
@@ -222,7 +230,8 @@ def recommend(
         tokens = _tokens_per_step(r.solution, spec)
         choices.append(Choice(i + 1, r.solution, fw.export(r.solution, space), total, seconds, memory, r.objective,
                               r.proven, tokens / total if total else 0.0,
-                              waste_text(fw, ruleset, r.solution, r.solution)))
+                              waste_text(fw, ruleset, r.solution, r.solution),
+                              stage_seconds(spec, r.solution, seconds)))
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
                              res.wall_time_s, terms.capacity_mib, space.raw_size, space=space)
     if choices:

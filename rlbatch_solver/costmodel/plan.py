@@ -92,8 +92,16 @@ class Plan:
     # share (verl's prepare_dynamic_batch / rearrange_micro_batches). Set by frameworks that do this.
     budget_capped_by_batch: bool = False
     # ---- placement
-    colocated: bool = True  # rollout shares the training GPUs (verl hybrid engine)
-    rollout_gpus: Optional[int] = None  # separate rollout GPUs when not colocated
+    colocated: bool = True  # rollout shares the training GPUs (verl hybrid engine): their states count at rollout
+    # GPUs of the engines that generate the step's samples when they are not the training GPUs (OpenRLHF's and
+    # ms-swift's separate engines, verl's standalone rollout pool); None: the training GPUs
+    rollout_gpus: Optional[int] = None
+    # the engines generate continuously and pause in-flight samples at a weight sync instead of waiting for the
+    # step's longest response (verl separate_async, fully_async with partial_rollout): no batch-1 tail
+    rollout_streaming: bool = False
+    # host copies of the actor's parameters per step besides the offload switches (verl separate_async's
+    # decoupled PPO keeps the old policy on the CPU: trainer_separate_async.py _compute_old_log_prob)
+    actor_param_host_copies: int = 0
     # ---- trainer semantics
     # "fsdp" (verl: fp32 params = master) | "mixed" (bf16 params + fp32 master) | "megatron"
     # (mixed precision on megatron-core's most loaded shard, fp32 grad buffers kept between phases)

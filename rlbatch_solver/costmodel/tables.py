@@ -75,45 +75,76 @@ class CostSpec:
     optional: frozenset = field(default_factory=frozenset)
     # phases that run at the same time on different GPUs, for these values: groups of time phases whose share of
     # the step is their slowest member (OpenRLHF's model groups); phases in no group run one after another.
-    # None: every phase after the other. ``concurrency_inputs``: the switches the grouping reads.
+    # None: every phase after the other. ``concurrency_inputs``: the switches the grouping and the pipeline read.
     concurrency: Optional[Callable[[Mapping[str, Value]], list[tuple[str, ...]]]] = None
     concurrency_inputs: tuple[str, ...] = ()
+    # asynchronous training on separate GPU pools, for these values: named stages (pool, phases) that work on
+    # different steps' data at once, so a step in the steady state takes its slowest stage (each stage's phases
+    # one after another, concurrency groups inside it at their slowest); phases in no stage (the weight sync,
+    # which holds both pools) follow. None or []: no pipeline (synchronous training).
+    pipeline: Optional[Callable[[Mapping[str, Value]], list[tuple[str, tuple[str, ...]]]]] = None
+
+
+def _combine(spec: CostSpec, values: Mapping[str, Value], times: Mapping[str, object], mx: Callable) -> object:
+    """One step from its phases' times (floats or solver expressions; ``mx``: their maximum): stages of a pipeline
+    at the slowest, concurrency groups at their slowest member, everything else one after another (one
+    definition for the reports and the solver's objective)."""
+    groups = spec.concurrency(values) if spec.concurrency else []
+    stages = spec.pipeline(values) if spec.pipeline else []
+
+    def in_sequence(names: Sequence[str]) -> list:
+        parts, grouped = [], set()
+        for g in groups:
+            members = [times[p] for p in g if p in names and p in times]
+            if members:
+                parts.append(functools.reduce(mx, members))
+                grouped.update(g)
+        return parts + [times[p] for p in names if p in times and p not in grouped]
+
+    def total(parts: list) -> object:
+        return functools.reduce(lambda a, b: a + b, parts) if parts else 0
+
+    staged = {p for _, phases in stages for p in phases}
+    parts = in_sequence([p for p in times if p not in staged])
+    stage_totals = [total(in_sequence(phases)) for _, phases in stages if in_sequence(phases)]
+    if stage_totals:
+        parts.append(functools.reduce(mx, stage_totals))
+    return total(parts)
 
 
 def step_seconds(spec: CostSpec, values: Mapping[str, Value], seconds: Mapping[str, float]) -> float:
-    """One RL step from its phases' seconds: the sum, with each concurrent group counted at its slowest."""
-    groups = spec.concurrency(values) if spec.concurrency else []
-    grouped = {p for g in groups for p in g}
-    total = sum(max((seconds.get(p, 0.0) for p in g), default=0.0) for g in groups)
-    return total + sum(s for p, s in seconds.items() if p not in grouped)
+    """One RL step from its phases' seconds: the sum, with each concurrent group counted at its slowest and, in
+    asynchronous training, the pipeline's slowest stage for the stages."""
+    return float(_combine(spec, values, seconds, max))
+
+
+def stage_seconds(spec: CostSpec, values: Mapping[str, Value], seconds: Mapping[str, float]) -> list[tuple[str, float, float]]:
+    """Asynchronous training: (pool, seconds of its stage per step, idle ratio) for each pipeline stage; the idle
+    ratio is the share of the step the pool waits for the other (verl fully_async logs it as
+    ``fully_async/trainer/idle_ratio`` and ``fully_async/rollouter/idle_ratio``). [] when nothing is pipelined."""
+    stages = spec.pipeline(values) if spec.pipeline else []
+    if not stages:
+        return []
+    step = step_seconds(spec, values, seconds)
+    one = CostSpec(spec.framework, spec.plan, {}, {}, spec.phases_run, concurrency=spec.concurrency)
+    out = []
+    for name, phases in stages:
+        s = float(_combine(one, values, {p: seconds[p] for p in phases if p in seconds}, max))
+        out.append((name, s, max(0.0, 1.0 - s / step) if step > 0 else 0.0))
+    return out
 
 
 def _step_expr(spec: CostSpec, times: Mapping[str, IntExpr], domains: Mapping[str, Sequence[Value]],
                base: Mapping[str, Value]) -> IntExpr:
-    """``step_seconds`` as a CP-SAT expression over the phases' time tables: the grouping of every assignment
-    of the searched switches, chosen by them (one definition: ``CostSpec.concurrency``)."""
-    def combine(values: Mapping[str, Value]) -> IntExpr:
-        groups = spec.concurrency(values) if spec.concurrency else []
-        grouped = {p for g in groups for p in g}
-        parts: list[IntExpr] = []
-        for g in groups:
-            members = [times[p] for p in g if p in times]
-            if members:
-                top = members[0]
-                for m in members[1:]:
-                    top = maximum(top, m)
-                parts.append(top)
-        parts += [t for p, t in times.items() if p not in grouped]
-        out = parts[0]
-        for x in parts[1:]:
-            out = out + x
-        return out
-
+    """``step_seconds`` as a CP-SAT expression over the phases' time tables: the grouping and the pipeline of every
+    assignment of the searched switches, chosen by them (one definition: ``_combine``)."""
     searched = [n for n in spec.concurrency_inputs if len(set(domains.get(n, [base.get(n)]))) > 1]
+    if any(n not in spec.bool_names for n in searched):  # the spaces fix them (verl's placement mode)
+        raise ValueError(f"a search space varies a non-boolean step-shape input: {searched}")
 
     def build(i: int, values: dict) -> IntExpr:
         if i == len(searched):
-            return combine(values)
+            return _combine(spec, values, times, maximum)
         n = searched[i]
         return if_then_else(BoolVar(n), build(i + 1, {**values, n: True}), build(i + 1, {**values, n: False}))
 

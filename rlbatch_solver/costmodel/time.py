@@ -239,7 +239,7 @@ def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     if plan.engine == "hf":
         return _hf_generate(plan, mc, info)
     tp = max(1, plan.rollout_tp)
-    gpus = plan.n_gpus if plan.colocated or not plan.rollout_gpus else plan.rollout_gpus
+    gpus = plan.rollout_gpus or plan.n_gpus
     engines = max(1, int(gpus) // tp)
     seqs = max(1, math.ceil(plan.samples_per_step / engines))
     p, r, r_max = _lengths(plan)
@@ -251,7 +251,9 @@ def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     prefill = prefill_seconds(plan, mc, seqs, p)
     waves = max(1.0, seqs / conc)
     steady = waves * r
-    tail = r_max - r
+    # the step's longest response decodes alone at the end; a streaming rollout (partial rollout) pauses it at the
+    # weight sync and finishes it in a later step, among other sequences
+    tail = 0.0 if plan.rollout_streaming else r_max - r
     decode = steady * decode_step_seconds(plan, mc, conc, p + r / 2.0, kv_tok)
     if tail > 0:
         decode += tail * decode_step_seconds(plan, mc, 1.0, p + (r + r_max) / 2.0, kv_tok)
@@ -306,7 +308,7 @@ def _weight_sync(plan: Plan, mc: ModelConsts) -> float:
     if plan.engine == "hf":
         return 0.0  # the trained model generates itself: nothing to load into an engine
     full = C.ROLLOUT_PARAM_BYTES * mc.params
-    if plan.colocated:
+    if plan.colocated and not plan.rollout_gpus:
         n = max(1, plan.shard_degree)
         gather = full / _mp(plan) * (n - 1) / n / _coll_bw(plan, n)
         hbm = float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * plan.efficiency.hbm_decode
@@ -326,6 +328,7 @@ def _offload(plan: Plan, mc: ModelConsts) -> float:
         moved += 6.0 * w  # load+offload around old_log_prob, actor update, weight sync
     if plan.optimizer_offload:
         moved += 2.0 * o  # load before the update, offload after
+    moved += plan.actor_param_host_copies * w
     if plan.need_critic:
         cw, _, co = _states(plan, mc, True)
         if plan.critic_param_offload:

@@ -178,6 +178,26 @@ class Framework(ABC):
         unset = set(self.repair_policy(values).unset_only)
         return {variables[n].key for n in self.searchable(values) | unset if n in variables}
 
+    def placements(self, scenario: Any) -> list[tuple]:
+        """(placement, label, scenario, coarse[, family]) of each layout ``recommend --placement`` may solve
+        (commands/placement.py), split layouts in order of trainer GPUs; ``coarse``: solved first, the others only
+        next to the best of their ``family``. By default the framework's own placements only: split is modelled
+        where a framework lists its layouts."""
+        from ..commands.placement import sub_scenario
+
+        if scenario.placement == "split":
+            raise InputError("placement", f"split placements are not modelled for {self.name} yet.",
+                             "use --placement colocate, or --framework verl / openrlhf for a split (docs/async.md).")
+        return [("colocate", f"colocated on {scenario.total_gpus} GPUs", sub_scenario(scenario), True)]
+
+    def entry_point(self, values: Mapping[str, Value]) -> str | None:
+        """The command that runs a config, where it is not the framework's usual one (verl's fully_async recipe)."""
+        return None
+
+    def describe_placement(self, values: Mapping[str, Value]) -> str | None:
+        """A solved config's GPU pools in words ("16 trainer + 16 rollout GPUs"); None: the layout's label."""
+        return None
+
     def hardware(self, values: Mapping[str, Value]) -> tuple[int, int]:
         """(total GPUs, prompt+response tokens) of a config, for repair candidates."""
         gpus = int(values.get("nnodes") or 1) * int(values.get("gpus_per_node") or 1)

@@ -61,6 +61,11 @@ def evaluate_point(point: Point) -> dict[str, Any]:
                 memory_terms_gib={p: {k: round(v / GIB, 3) for k, v in r.phases[p].items()}
                                   for p, r in best.memory.items()},
             )
+            if best.stages:
+                row["pipeline"] = [{"pool": n, "seconds": round(s, 3), "idle_ratio": round(i, 3)}
+                                   for n, s, i in best.stages]
+            if rep.placement is not None:
+                row["placement"] = rep.placement.to_dict()
             price = point.scenario.get("price_per_gpu_hour")
             if price:
                 row["cost_per_step"] = round(best.step_time_s / 3600 * sc.total_gpus * price, 6)

@@ -10,7 +10,17 @@ from ..errors import InputError
 
 def _key(row: dict[str, Any]) -> tuple:
     p = row["point"]
-    return (str(p.get("model")), str(p.get("algorithm")), str(p.get("gpu")), int(p.get("gpus") or 0))
+    return (str(p.get("model")), str(p.get("algorithm")), str(p.get("gpu")), int(p.get("gpus") or 0),
+            str(p.get("placement") or ""))
+
+
+def layout_text(row: dict[str, Any]) -> str:
+    """A point's placement: asked for, and the layout that won (recommend --placement)."""
+    asked = row["point"].get("placement")
+    if not asked:
+        return ""
+    won = (row.get("placement") or {}).get("winner")
+    return f"{asked}: {won}" if won else str(asked)
 
 
 def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -26,6 +36,7 @@ def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "cost_per_step": r.get("cost_per_step"),
             "peak_gib": max(r["memory_gib"].values()) if r.get("memory_gib") else None,
             "capacity_gib": r.get("capacity_gib"), "reason": r.get("reason", ""), "best": False, "id": r["id"],
+            "layout": layout_text(r),
         }
         out.append(line)
         if r.get("status") == "ok":
@@ -54,8 +65,12 @@ def print_summary(console, rows: list[dict[str, Any]]) -> None:
 
     for (model, algo), group in groups.items():
         table = Table(title=f"{model} · {algo}", title_justify="left")
-        for col in ("GPU", "#", "status", "step s", "tokens/s", "$/step", "peak/cap GiB"):
-            table.add_column(col, justify="left" if col in ("GPU", "status") else "right", no_wrap=True)
+        placed = any(x["layout"] for x in group)
+        cols = ("GPU", "#") + (("placement",) if placed else ()) + ("status", "step s", "tokens/s", "$/step",
+                                                                    "peak/cap GiB")
+        for col in cols:
+            table.add_column(col, justify="left" if col in ("GPU", "status", "placement") else "right",
+                             no_wrap=col != "placement")
         why = []
         for x in group:
             status = ("* " if x["best"] else "") + str(x["status"])
@@ -64,8 +79,8 @@ def print_summary(console, rows: list[dict[str, Any]]) -> None:
                 status += f" [{len(why)}]"
             peak = f"{f(x['peak_gib'], '.1f')}/{f(x['capacity_gib'], '.1f')}" if x["peak_gib"] is not None else \
                 f"-/{f(x['capacity_gib'], '.1f')}"
-            table.add_row(str(x["gpu"]), str(x["gpus"]), status, f(x["step_s"], ".1f"), f(x["tokens_per_s"], ",.0f"),
-                          f(x["cost_per_step"], ".4f"), peak)
+            table.add_row(str(x["gpu"]), str(x["gpus"]), *((x["layout"],) if placed else ()), status,
+                          f(x["step_s"], ".1f"), f(x["tokens_per_s"], ",.0f"), f(x["cost_per_step"], ".4f"), peak)
         console.print(table)
         for k, x in enumerate(why, 1):
             console.print(f"  [{k}] {x['gpus']}x {x['gpu']}: {x['reason']}")

@@ -38,7 +38,7 @@ VLLM_MAX_BATCHED_TOKENS = 2048
 _LAYOUT = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp",
            "ring_attn_size", "packing_samples", "colocate_all", "colocate_actor_ref", "colocate_critic_reward",
            "need_ref", "need_critic", "need_reward_model", "ref_offload", "reward_offload", "adam_offload",
-           "ds_sleep", "vllm_eager"]
+           "ds_sleep", "vllm_eager", "async_train"]
 _ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep"]
 _TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_ckpt"]
 MEMORY_INPUTS = {
@@ -53,14 +53,14 @@ _STEP = ["rollout_batch_size", "n"]
 _T = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp", "ring_attn_size",
       "packing_samples"] + _STEP
 TIME_INPUTS = {
-    "rollout": ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all",
+    "rollout": ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all", "async_train",
                 "vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_eager"] + _STEP,
     "old_log_prob": _T + ["micro_rollout_batch_size"],
     "ref": _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
                  "micro_rollout_batch_size"],
     "actor_update": _T + _TRAIN + ["train_batch_size"],
     "critic_update": _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node"],
-    "weight_sync": _T + ["colocate_all", "vllm_tp"],
+    "weight_sync": _T + ["colocate_all", "async_train", "vllm_tp"],
     "offload": _T + ["adam_offload", "need_critic"],
 }
 
@@ -82,6 +82,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     """The plan one phase of OpenRLHF runs with these values, on the GPUs that phase runs on."""
     v = values
     all_ = bool(v.get("colocate_all"))
+    # vLLM shares the actor's GPUs with colocate_all, except in async training, where its engines always get GPUs of
+    # their own (train_ppo_ray.py: shared_pg = pg if colocate_all and not async_enable)
+    vllm_shared = all_ and not bool(v.get("async_train"))
     actor_ref = all_ or bool(v.get("colocate_actor_ref"))
     critic_reward = all_ or bool(v.get("colocate_critic_reward"))
     need_rm = bool(v.get("need_reward_model"))
@@ -97,7 +100,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     on_actor = phase in ("rollout", "old_log_prob", "actor_update") or (phase == "ref" and actor_ref) or (
         phase == "critic_update" and all_)
     if phase == "rollout":
-        colocated = all_
+        colocated = vllm_shared
         actor_c, ref_c, critic_c = True, actor_ref, all_
         rm = all_ and need_rm
     elif on_actor:
@@ -152,7 +155,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         max_num_batched_tokens=VLLM_MAX_BATCHED_TOKENS,
         tp=tp,
         colocated=colocated,
-        rollout_gpus=None if all_ else max(1, engines * vtp),
+        rollout_gpus=None if vllm_shared else max(1, engines * vtp),
         trainer="deepspeed",
         logits_impl="openrlhf",
         offload_during_compute=True,
@@ -166,7 +169,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         actor_colocated=actor_c,
         ref_colocated=ref_c,
         critic_colocated=critic_c,
-        engine_colocated=all_,
+        engine_colocated=vllm_shared,
     )
 
 
@@ -191,12 +194,23 @@ def concurrency(values: Mapping[str, Value]) -> list[tuple[str, ...]]:
     broadcast follow one another. Our critic phase also holds its value forward, which OpenRLHF runs in
     make_experience: counted with the critic's training."""
     all_ = bool(values.get("colocate_all"))
-    groups = []
+    groups: list[tuple[str, ...]] = []
     if not (all_ or values.get("colocate_actor_ref")):
         groups.append(("old_log_prob", "ref"))
     if not (all_ or values.get("ds_sleep")):
         groups.append(("actor_update", "critic_update"))
     return groups
+
+
+def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
+    """``--train.async_enable`` (trainer/ppo_trainer_async.py): a generator actor fills a queue of at most
+    ``--train.async_queue_size`` rollout batches while the trainer makes experience and trains on the previous one,
+    so a step takes the slower of the two; the weight broadcast holds the engines (a lock, or pause/resume with
+    partial rollout) and follows."""
+    if not values.get("async_train"):
+        return []
+    return [("rollout", ("rollout",)),
+            ("trainer", ("old_log_prob", "ref", "actor_update", "critic_update", "offload"))]
 
 
 def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
@@ -212,5 +226,6 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         unread=unread,
         optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
         concurrency=concurrency,
-        concurrency_inputs=("colocate_all", "colocate_actor_ref", "ds_sleep"),
+        concurrency_inputs=("colocate_all", "colocate_actor_ref", "ds_sleep", "async_train"),
+        pipeline=pipeline,
     )

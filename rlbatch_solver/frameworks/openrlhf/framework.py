@@ -457,6 +457,30 @@ class OpenRLHFFramework(Framework):
         values.update(_cost_flags(flat))
         return values
 
+    def placements(self, scenario: Any) -> list[tuple[str, str, Any, bool]]:
+        """Colocated: every model and the vLLM engines on the actor's GPUs (--train.colocate_all), synchronous.
+        Split: --train.async_enable, whose vLLM engines always get GPUs of their own (train_ppo_ray.py shared_pg);
+        one solve places the engines and the model groups over the cluster (the space searches the engine count,
+        TP and the groups' GPUs, and uses every GPU)."""
+        from ...commands.placement import sub_scenario
+
+        out = []
+        if scenario.placement in ("colocate", "auto"):
+            out.append(("colocate", f"colocated on {scenario.total_gpus} GPUs",
+                        sub_scenario(scenario, fixed={"train.colocate_all": True, "train.async_enable": False}), True))
+        if scenario.placement in ("split", "auto"):
+            out.append(("split", "async: vLLM engines on GPUs of their own",
+                        sub_scenario(scenario, fixed={"train.async_enable": True}), True))
+        return out
+
+    def describe_placement(self, values: Mapping[str, Value]) -> str | None:
+        env = RULESET.full_env(values)
+        engines = int(env.get("vllm_gpus") or 0)
+        if values.get("colocate_all") and not values.get("async_train"):
+            return None
+        kind = "async" if values.get("async_train") else "synchronous"
+        return f"{kind}: {int(env.get('gpus_needed') or 0) - engines} training + {engines} vLLM GPUs"
+
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
         space = build_space(scenario, model, with_knobs)
         space.domains.update({k: [v] for k, v in _cost_flags(scenario.fixed).items()})

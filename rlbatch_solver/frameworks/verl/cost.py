@@ -22,12 +22,17 @@ _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine",
             "max_num_seqs", "max_num_batched_tokens", "max_model_len"]
 _RESIDENT = ["param_offload", "optimizer_offload", "lora_rank"]
 _COLOCATED = ["need_ref", "ref_param_offload", "need_critic", "critic_param_offload", "critic_optimizer_offload"]
+# placement (docs/async.md): which GPUs generate, whether the trainer GPUs hold an engine too, whether the rollout
+# streams; the weight sync crosses to a standalone pool over the network
+PLACEMENT = ["async_mode", "hybrid_engine", "rollout_nnodes", "rollout_gpus_per_node", "partial_rollout"]
+# separate_async's decoupled PPO copies the actor to the host around each old-log-prob pass
+HOST_COPIES = ["async_mode", "sync_steps", "bypass_logprob"]
 
 # with dynamic batching a micro batch holds at most a GPU's share of the batch it splits, so the
 # batch sizes are memory inputs too (dropped by ``unread`` where no token budget can be on)
 _SHARE = ["train_batch_size", "n"]
 MEMORY_INPUTS = {
-    "rollout": _HW + _ROLLOUT + _RESIDENT + _COLOCATED,
+    "rollout": _HW + _ROLLOUT + _RESIDENT + _COLOCATED + PLACEMENT,
     "old_log_prob": _HW + _RESIDENT + _SHARE + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens",
                                                 "actor_sp", "entropy_chunking", "use_torch_compile",
                                                 "remove_padding"],
@@ -45,26 +50,36 @@ _BUDGET_SWITCH = {"old_log_prob": "logprob_dyn", "ref": "ref_dyn", "actor_update
 
 
 def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
-    """Batch sizes in a phase's memory table when no token budget can be on in this space."""
+    """Inputs no plan of this space reads: the batch sizes in a phase's memory table when no token budget can be on;
+    at rollout, the trainer states' switches where the engine's budget does not depend on them (vLLM's time) or
+    where no trainer state shares the rollout GPUs (a split placement without the hybrid engine)."""
+    out: set = set()
     switch = _BUDGET_SWITCH.get(phase)
     if kind == "mem" and switch and True not in domains.get(switch, [False]):
-        return set(_SHARE) | ({"actor_mini"} if phase == "actor_update" else set())
-    return set()
+        out |= set(_SHARE) | ({"actor_mini"} if phase == "actor_update" else set())
+    if phase == "rollout":
+        apart = all(int(m or 0) >= 2 for m in domains.get("async_mode", [0])) and True not in [
+            bool(h) and all(int(m or 0) == 2 for m in domains.get("async_mode", [0]))
+            for h in domains.get("hybrid_engine", [True])]
+        if apart or (kind == "time" and True not in domains.get("rollout_sglang", [False])):
+            out |= set(_RESIDENT + _COLOCATED) - {"lora_rank"}
+    return out
 _STEP = _HW + ["train_batch_size", "n"]
 TIME_INPUTS = {
     # SGLang's reservation is a share of the memory left free, which the colocated trainer states decide
-    "rollout": _STEP + _ROLLOUT + _RESIDENT + _COLOCATED,
+    "rollout": _STEP + _ROLLOUT + _RESIDENT + _COLOCATED + PLACEMENT,
     "old_log_prob": _STEP + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "actor_sp",
-                             "param_offload", "remove_padding"],
+                             "remove_padding"],
     "ref": _STEP + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload",
                     "remove_padding"],
+    # the offload switches' copies are the "offload" phase: compute reads the layout only
     "actor_update": _STEP + ["actor_mini", "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp",
-                             "grad_ckpt", "param_offload", "optimizer_offload", "remove_padding"],
+                             "grad_ckpt", "remove_padding"],
     "critic_update": _STEP + ["critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt",
                               "critic_param_offload", "critic_optimizer_offload", "critic_max_tokens",
                               "remove_padding"],
-    "weight_sync": _STEP + ["rollout_tp"],
-    "offload": _STEP + ["param_offload", "optimizer_offload", "ref_param_offload"],
+    "weight_sync": _STEP + ["rollout_tp"] + PLACEMENT,
+    "offload": _STEP + ["param_offload", "optimizer_offload", "ref_param_offload"] + HOST_COPIES,
 }
 
 
@@ -98,7 +113,48 @@ def shared_plan_fields(v: Mapping[str, Value], phase: str, model: ModelCard, gpu
         max_num_batched_tokens=int(v["max_num_batched_tokens"]),
         # unset rollout.max_model_len: the model's max_position_embeddings (vllm_async_server.py _validate_configs)
         engine_max_len=int(v["max_model_len"]) if v.get("max_model_len") else (model.max_position_embeddings or None),
+        **placement_fields(v),
     )
+
+
+def placement_fields(v: Mapping[str, Value]) -> dict:
+    """Where the rollout runs (docs/async.md). separate_async and the fully_async recipe generate on the
+    standalone pool (rollout.nnodes x rollout.n_gpus_per_node); with the hybrid engine on (separate_async's
+    default) the trainer GPUs hold rollout replicas too, which generate at warm-up and validation only (without
+    trainer.v1.separate_async.hybrid_rollout.enable_switch): their memory counts, their speed does not. Both
+    stream: separate_async always runs partial rollout, the recipe with async_training.partial_rollout.
+    separate_async's decoupled PPO (bypass_mode off) keeps the sync's first policy on the host: one copy at the
+    first step, three at each later one (save, restore, restore: trainer_separate_async.py
+    _compute_old_log_prob)."""
+    mode = int(v.get("async_mode") or 0)
+    if mode < 2:
+        return {}
+    per_node = int(v.get("rollout_gpus_per_node") or v["gpus_per_node"])
+    pool = int(v.get("rollout_nnodes") or 0) * per_node
+    hybrid = bool(v.get("hybrid_engine", True)) and mode == 2
+    steps = max(1, int(v.get("sync_steps") or 1))
+    copies = 1 + 3 * (steps - 1) if mode == 2 and not v.get("bypass_logprob") else 0
+    return dict(rollout_gpus=max(1, pool), colocated=hybrid,
+                rollout_streaming=mode == 2 or bool(v.get("partial_rollout", True)),
+                actor_param_host_copies=copies)
+
+
+def phases_run_verl(values: Mapping[str, Value]) -> list[str]:
+    """verl's phases: no old-log-prob forward with rollout_correction.bypass_mode (the engine's log-probs serve)."""
+    out = phases_run(values)
+    return [p for p in out if not (p == "old_log_prob" and values.get("bypass_logprob"))]
+
+
+def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
+    """The split placements pipeline generation and training: the rollout pool generates the next step's samples
+    while the trainer pool trains on the last ones, so a step takes the slower of the two, plus the weight sync
+    (both pools wait for it). The fully_async recipe with staleness_threshold 0 may not generate ahead of the
+    weights it has: its stages follow one another (the recipe's ablation: at staleness 0 a step took about
+    generation plus update, 231 s against 128 + 99 s; docs/async.md)."""
+    mode = int(values.get("async_mode") or 0)
+    if mode < 2 or (mode == 3 and int(values.get("staleness_permille") or 0) <= 0):
+        return []
+    return [("rollout", ("rollout",)), ("trainer", ("old_log_prob", "ref", "actor_update", "critic_update", "offload"))]
 
 
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> Plan:
@@ -151,9 +207,11 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         plan=lambda values, phase: make_plan(values, phase, model, gpu),
         memory_inputs=MEMORY_INPUTS,
         time_inputs=TIME_INPUTS,
-        phases_run=phases_run,
+        phases_run=phases_run_verl,
         unread=unread,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
         bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool"),
         optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
+        pipeline=pipeline,
+        concurrency_inputs=("async_mode", "staleness_permille"),
     )

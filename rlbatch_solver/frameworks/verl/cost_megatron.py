@@ -25,8 +25,8 @@ from ...costmodel.plan import Plan
 from ...costmodel.tables import CostSpec
 from ...rules.base import Value
 from .rules_megatron import ANY_VARIABLES
-from ..cost_common import phases_run, token_budget
-from .cost import shared_plan_fields
+from ..cost_common import token_budget
+from .cost import HOST_COPIES, PLACEMENT, phases_run_verl, pipeline, shared_plan_fields
 
 MG = "actor_rollout_ref.actor.megatron"
 RECOMPUTE_KEY = f"{MG}.override_transformer_config.recompute_granularity"
@@ -53,7 +53,7 @@ _REF = ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_tp", "ref_pp", "r
 _LOGPROB = ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "remove_padding"]
 
 MEMORY_INPUTS = {
-    "rollout": _HW + _LAYOUT + _SPLIT + _ROLLOUT + _RESIDENT + _OTHERS,
+    "rollout": _HW + _LAYOUT + _SPLIT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
     "old_log_prob": _HW + _LAYOUT + _SPLIT + _RESIDENT + _LOGPROB + _OTHERS,
     "ref": _HW + _REF + ["ref_megatron_param_offload"] + _RESIDENT + _OTHERS,
     "actor_update": _HW + _LAYOUT + _SPLIT + _RESIDENT + _ACTOR + _OTHERS,
@@ -64,14 +64,14 @@ _STEP = _HW + ["train_batch_size", "n"]
 # nor the offload switches (their copies are the "offload" phase).
 _TIME_LAYOUT = ["tp", "pp", "cp", "vpp"]
 TIME_INPUTS = {
-    "rollout": _STEP + _LAYOUT + _ROLLOUT + _RESIDENT + _OTHERS,
+    "rollout": _STEP + _LAYOUT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
     "old_log_prob": _STEP + _TIME_LAYOUT + _LOGPROB,
     "ref": _STEP + [n for n in _REF if n not in ("ref_ep", "ref_etp")],
     "actor_update": _STEP + _TIME_LAYOUT + _ACTOR + ["actor_mini"],
     "critic_update": _STEP + [n for n in _CRITIC if n not in ("critic_ep", "critic_etp")] + ["critic_mini"],
-    "weight_sync": _STEP + ["tp", "pp", "rollout_tp"],
-    "offload": _STEP + _LAYOUT + _RESIDENT + ["need_critic", "critic_megatron_param_offload",
-                                              "critic_megatron_optimizer_offload"],
+    "weight_sync": _STEP + ["tp", "pp", "rollout_tp"] + PLACEMENT,
+    "offload": _STEP + _LAYOUT + _RESIDENT + HOST_COPIES + ["need_critic", "critic_megatron_param_offload",
+                                                            "critic_megatron_optimizer_offload"],
 }
 
 
@@ -187,9 +187,11 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         plan=lambda values, phase: make_plan(values, phase, model, gpu),
         memory_inputs=MEMORY_INPUTS,
         time_inputs=TIME_INPUTS,
-        phases_run=phases_run,
+        phases_run=phases_run_verl,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
         bool_names=frozenset(n for n, s in ANY_VARIABLES.items() if s.kind == "bool"),
         unread=unread,
         optional=frozenset(n for n, s in ANY_VARIABLES.items() if s.optional),
+        pipeline=pipeline,
+        concurrency_inputs=("async_mode", "staleness_permille"),
     )

@@ -141,6 +141,28 @@ def _strategy(value: Any) -> bool:
 
 ROLLOUT_ENGINES = ("vllm", "sglang")
 _ZERO_OK = {"fsdp_size"}
+_ZERO_ALLOWED = {"rollout_nnodes", "fa_train_batch"}  # 0 is their default (no standalone pool; fully_async's batch)
+TRAINER_MODES = {"sync": 0, "colocate_async": 1, "separate_async": 2}
+CKPT_BACKENDS = ("naive", "nccl", "nixl", "mooncake", "hccl")
+
+# The fully_async recipe (python -m verl.experimental.fully_async_policy.fully_async_main, its own
+# fully_async_ppo_trainer.yaml): keys of its own that stand for the v1 trainer's, and the defaults its yaml changes.
+# fully_async_main.py main copies rollout.nnodes / n_gpus_per_node into actor_rollout_ref.rollout.
+FULLY_ASYNC_KEYS = {
+    "rollout.nnodes": f"{AR}.rollout.nnodes",
+    "rollout.n_gpus_per_node": f"{AR}.rollout.n_gpus_per_node",
+    "async_training.trigger_parameter_sync_step": "trainer.v1.separate_async.parameter_sync_step",
+}
+FULLY_ASYNC_DEFAULTS = {"rollout_nnodes": 1, "rollout_gpus_per_node": 8, "ckpt_naive": False, "bypass_logprob": True,
+                        # data.train_batch_size is not overridden there: verl's 1024 (legacy_data.yaml)
+                        "fa_train_batch": 1024}
+FULLY_ASYNC_ENTRY = "verl.experimental.fully_async_policy.fully_async_main"
+ONE_STEP_OFF_ENTRY = "verl.experimental.one_step_off_policy.main_ppo"
+
+
+def is_fully_async(flat: Mapping[str, Any]) -> bool:
+    """A config of the fully_async recipe: it sets keys only that recipe reads (async_training.*)."""
+    return any(str(k).startswith("async_training.") for k in flat)
 
 
 def _typed(key: str, spec: VarSpec, value: Any) -> Value:
@@ -153,6 +175,22 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
         if str(value).lower() not in ("sync", "async"):
             raise InputError(key, f"rollout mode '{value}' is not one of verl's.", "use sync or async.")
         return str(value).lower() == "sync"
+    if name == "async_mode":
+        text = str(value).lower()
+        if text not in TRAINER_MODES:
+            raise InputError(key, f"trainer mode '{value}' is not one of verl's.{did_you_mean(text, TRAINER_MODES)}",
+                             "use sync, colocate_async or separate_async.")
+        return TRAINER_MODES[text]
+    if name == "ckpt_naive":
+        text = str(value).lower()
+        if text not in CKPT_BACKENDS:
+            raise InputError(key, f"checkpoint engine '{value}' is not one we know.{did_you_mean(text, CKPT_BACKENDS)}",
+                             "use naive, nccl, nixl or mooncake.")
+        return text == "naive"
+    if name == "staleness_permille":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(key, f"'{value}' is not a number.", f"write {key}=0.5 (a share of a sync's samples).")
+        return int(round(value * 1000))
     if name == "rollout_sglang":
         if str(value).lower() not in ROLLOUT_ENGINES:
             raise InputError(key, f"rollout engine '{value}' is not modelled.{did_you_mean(str(value), ROLLOUT_ENGINES)}",
@@ -170,6 +208,10 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
     if name == "lora_rank":  # 0: full fine-tuning (the default)
         if value < 0:
             raise InputError(key, f"{value} is not a LoRA rank.", f"set {key}=0 (no LoRA) or a positive rank.")
+        return value
+    if name in _ZERO_ALLOWED:
+        if value < 0:
+            raise InputError(key, f"{value} must not be negative.", f"set {key} to 0 or more.")
         return value
     if name in _ZERO_OK:
         if value == 0 or value < -1:
@@ -210,6 +252,21 @@ def config_to_values(
     ``megatron`` forces the backend (``None``: as the config says).
     """
     flat = {_ALIAS_KEYS.get(k, k): v for k, v in flat.items()}
+    fully_async = is_fully_async(flat)
+    if not fully_async and ("rollout.nnodes" in flat or "rollout.n_gpus_per_node" in flat):
+        raise InputError("rollout.nnodes", "top-level rollout.* keys belong to verl's one_step_off_policy recipe "
+                         f"(python -m {ONE_STEP_OFF_ENTRY}), which we do not model yet.",
+                         "check the same layout as trainer.v1.trainer_mode=separate_async with "
+                         "actor_rollout_ref.rollout.nnodes / n_gpus_per_node (docs/async.md).")
+    fa_given: dict[str, Value] = {}
+    if fully_async:
+        raw = flat.pop("data.train_batch_size", None)
+        if raw is not None:
+            fa_given["fa_train_batch"] = _typed("data.train_batch_size", ruleset.variables["fa_train_batch"], raw)
+        flat.pop("trainer.v1.trainer_mode", None)  # the recipe's own trainer, whatever the v1 key says
+        for top, key in FULLY_ASYNC_KEYS.items():
+            if top in flat:
+                flat[key] = flat.pop(top)
     _effective_ulysses(flat)
     variables = ruleset.variables
     backend = is_megatron(flat) if megatron is None else megatron
@@ -219,6 +276,13 @@ def config_to_values(
         spec = by_key.get(key)
         if spec is not None and spec.name not in DECIDED_BY_TOOL and spec.name != "megatron":
             given[spec.name] = _typed(key, spec, value)
+    split = fully_async or given.get("async_mode", 0) >= 2
+    if gpus is not None and split:
+        # a split placement: --gpus is the cluster, the trainer and rollout pools are the config's
+        if gpus < 1:
+            raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus with a positive count.")
+        given["cluster_gpus"] = gpus
+        gpus = None
     if gpus is not None:
         if gpus < 1:
             raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus with a positive count.")
@@ -240,6 +304,17 @@ def config_to_values(
             continue  # filled below
         else:
             values[name] = spec.default
+    if fully_async and "async_mode" in variables:
+        values["async_mode"] = 3
+        for name, default in FULLY_ASYNC_DEFAULTS.items():
+            if name not in given:
+                values[name] = default
+        values.update(fa_given)
+        # prompts per weight sync: require_batches mini batches per trainer step, trigger_parameter_sync_step
+        # steps per sync (fully_async_trainer.py required_samples; the recipe's doc on its colocate equivalent)
+        values["train_batch_size"] = int(values["actor_mini"]) * int(values["require_batches"]) * int(values["sync_steps"])
+    if "cluster_gpus" in variables and values.get("cluster_gpus") is None and not split:
+        values["cluster_gpus"] = int(values["nnodes"]) * int(values["gpus_per_node"])
     for name, follows in INTERPOLATED.items():
         if name in variables and name not in given:
             values[name] = values[follows]
@@ -272,7 +347,14 @@ _EXPORT_ORDER = [
     "critic_tp", "critic_pp", "critic_cp", "critic_ep", "critic_etp", "critic_vpp",
     "critic_megatron_param_offload", "critic_megatron_optimizer_offload",
     "gpus_per_node", "nnodes",
+    # placement (printed for the split and async modes only)
+    "async_mode", "sync_steps", "require_batches", "rollout_nnodes", "rollout_gpus_per_node", "hybrid_engine",
+    "ckpt_naive", "partial_rollout", "staleness_permille",
 ]
+_PLACEMENT = {"async_mode", "sync_steps", "require_batches", "rollout_nnodes", "hybrid_engine", "ckpt_naive",
+              "partial_rollout", "staleness_permille"}
+_FULLY_ASYNC_ONLY = {"require_batches", "partial_rollout", "staleness_permille"}
+_FULLY_ASYNC_EXPORT_KEYS = {**{v: k for k, v in FULLY_ASYNC_KEYS.items()}}
 _KEYS = {**{name: spec.key for name, spec in ANY_RULESET.variables.items()}}
 _OPTIONAL_OMITTED = {"etp", "vpp", "ref_etp", "ref_vpp", "critic_etp", "critic_vpp"}  # None: leave verl's default
 
@@ -295,8 +377,22 @@ def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any
         extra.pop(STRATEGY_KEY, None)
         out.append("model_engine=megatron")
     skip = FSDP_ONLY if backend else MEGATRON_ONLY
+    mode = int(solution.get("async_mode") or 0)
+    if mode == 0:
+        skip = skip | _PLACEMENT
+    elif mode != 3:
+        skip = skip | _FULLY_ASYNC_ONLY
+    keys = dict(keys or _KEYS)
+    if mode == 3:  # the recipe's own keys; its trainer is chosen by the entry point, not trainer.v1.trainer_mode
+        skip = skip | {"async_mode"}
+        keys.update({name: _FULLY_ASYNC_EXPORT_KEYS.get(spec_key, spec_key) for name, spec_key in keys.items()})
+        keys["sync_steps"] = "async_training.trigger_parameter_sync_step"
+        extra.pop("data.train_batch_size", None)
+        out.append("data.train_batch_size=0")
     for name in _EXPORT_ORDER:
         if name not in solution or name in skip:
+            continue
+        if mode == 3 and name == "train_batch_size":
             continue
         if solution[name] is None:
             continue
@@ -306,7 +402,7 @@ def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any
             continue
         if not dyn and name in ("actor_max_tokens", "logprob_max_tokens"):
             continue
-        out.append(f"{(keys or _KEYS)[name]}={_fmt(_native_value(name, solution[name]))}")
+        out.append(f"{keys[name]}={_fmt(_native_value(name, solution[name]))}")
     for key, value in extra.items():
         out.append(f"{key}={_fmt(value)}")
     return out
@@ -333,6 +429,12 @@ def _native_value(name: str, value: Value) -> Any:
         return "sglang" if value else "vllm"
     if name == "rollout_sync":
         return "sync" if value else "async"
+    if name == "async_mode":
+        return {v: k for k, v in TRAINER_MODES.items()}.get(int(value), "sync")
+    if name == "ckpt_naive":
+        return "naive" if value else "nccl"
+    if name == "staleness_permille":
+        return value / 1000
     if name == "megatron":
         return "megatron" if value else "fsdp"
     return value
@@ -413,6 +515,12 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
         model=model, ruleset=ruleset, megatron=megatron,
     )
     total = scenario.total_gpus
+    if base.get("async_mode") == 3 and "data.train_batch_size" not in scenario.fixed:
+        base["fa_train_batch"] = 0  # the recipe's config we write says 0 (its batch is minis x steps)
+    if "cluster_gpus" in base and base["cluster_gpus"] is None:
+        # a split placement's scenario gives the trainer pool; the cluster is both pools (recommend --placement)
+        pool = int(base.get("rollout_nnodes") or 0) * int(base.get("rollout_gpus_per_node") or base["gpus_per_node"])
+        base["cluster_gpus"] = total + pool
     domains: dict[str, list[Value]] = {name: [value] for name, value in base.items()}
     user_set = {by_key[k].name for k in scenario.fixed if k in by_key}
     for key, values in scenario.search.items():
@@ -487,6 +595,98 @@ def parse_verl_tokens(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]
     return flat, ignored
 
 
+def split_layouts(nodes: int, per_node: int) -> list[tuple[int, int, int, int, bool]]:
+    """(trainer nodes, trainer GPUs per node, rollout nodes, rollout GPUs per node, coarse) of every split that uses
+    all GPUs, trainer GPUs ascending: whole nodes to each pool, or every node split between them (Ray packs each
+    pool's per-node bundle into one node: single_controller/ray/base.py get_placement_groups, STRICT_PACK).
+    ``coarse``: a quarter, a half or three quarters of the nodes (or of each node's GPUs) to the trainer, the
+    layouts solved first. verl's published splits are among them: 4:4 on one node, 6+2 per node (4_12), 16:16,
+    8:24, 32:96 (docs/async.md)."""
+    quarters = (0.25, 0.5, 0.75)
+    out = []
+    if nodes >= 2:
+        coarse = {min(nodes - 1, max(1, round(nodes * f))) for f in quarters}
+        out += [(tn, per_node, nodes - tn, per_node, tn in coarse) for tn in range(1, nodes)]
+    if per_node >= 2:
+        coarse = {min(per_node - 1, max(1, round(per_node * f))) for f in quarters}
+        out += [(nodes, tg, nodes, per_node - tg, tg in coarse) for tg in range(1, per_node)]
+    return sorted(out, key=lambda lay: (lay[0] * lay[1], lay[0]))
+
+
+SPLIT_GMU = [0.8, 0.9]  # a rollout pool holds the engine alone: only high shares are worth trying
+SYNC_STEPS_SEARCH = [1, 2, 4, 8, 16, 32]
+
+
+def verl_placements(fw: Any, scenario: Any) -> list[tuple[str, str, Any]]:
+    """verl's layouts for recommend --placement: colocated (the hybrid engine, trainer.v1.trainer_mode=sync) and the
+    separate_async splits of ``split_layouts`` (a scenario with async_training.* keys stays the fully_async
+    recipe), each with the rollout pool's TP, the sync interval and the engine's share searched where the user left
+    them."""
+    from ...commands.placement import sub_scenario
+
+    fixed, search = scenario.fixed, scenario.search
+    mode = str(fixed.get("trainer.v1.trainer_mode", "sync"))
+    recipe = is_fully_async(fixed)
+    out = []
+    if scenario.placement in ("colocate", "auto"):
+        if mode == "separate_async" or recipe:
+            if scenario.placement == "colocate":
+                raise InputError("placement", "the scenario fixes a split placement (trainer.v1.trainer_mode="
+                                 "separate_async or the fully_async recipe's keys), not a colocated one.",
+                                 "drop --placement colocate, or those keys.")
+        else:
+            out.append(("colocate", f"colocated on {scenario.total_gpus} GPUs",
+                        sub_scenario(scenario, fixed={"trainer.v1.trainer_mode": mode}), True))
+    if scenario.placement in ("split", "auto"):
+        tp_key, sync_key = f"{AR}.rollout.tensor_model_parallel_size", "trainer.v1.separate_async.parameter_sync_step"
+        gmu_key = f"{AR}.rollout.gpu_memory_utilization"
+        for tn, tg, rn, rg, coarse in split_layouts(scenario.nnodes, scenario.per_node):
+            pools = {f"{AR}.hybrid_engine": False}
+            if recipe:
+                pools.update({"rollout.nnodes": rn, "rollout.n_gpus_per_node": rg})
+            else:
+                pools.update({"trainer.v1.trainer_mode": "separate_async", f"{AR}.rollout.nnodes": rn,
+                              f"{AR}.rollout.n_gpus_per_node": rg, f"{AR}.rollout.checkpoint_engine.backend": "nccl"})
+            more = {}
+            if tp_key not in fixed and tp_key not in search:
+                more[tp_key] = [t for t in (1, 2, 4, 8) if t <= rg]
+            if sync_key not in fixed and sync_key not in search and "async_training.trigger_parameter_sync_step" not in fixed:
+                more[sync_key] = list(SYNC_STEPS_SEARCH)
+            if gmu_key not in fixed and gmu_key not in search:
+                more[gmu_key] = list(SPLIT_GMU)
+            # a trainer pool that is not a power of two (24, 6 GPUs) divides no power-of-two batch (unless n holds
+            # its odd part): the batch sizes are then that odd part times powers of two (48, 96, ... for 24 GPUs)
+            odd = tn * tg
+            while odd % 2 == 0:
+                odd //= 2
+            n = scenario.n if scenario.n is not None else default_n(canonical_algorithm(scenario.algorithm or "grpo"))
+            if odd > 1 and n % odd:
+                for key, name in (("data.train_batch_size", "train_batch_size"),
+                                  (f"{AR}.actor.ppo_mini_batch_size", "actor_mini")):
+                    if key not in fixed and key not in search:
+                        top = DEFAULT_SEARCH[name][-1]
+                        more[key] = [odd * v for v in DEFAULT_SEARCH[name] if odd * v <= top]
+            out.append(("split", _pools_text(tn, tg, rn, rg),
+                        sub_scenario(scenario, gpus=None, gpus_per_node=tg, nnodes=tn, fixed=pools, search=more),
+                        coarse, "nodes" if tg == scenario.per_node else "within nodes"))
+    if not out:
+        raise InputError("placement", f"{scenario.total_gpus} GPUs leave no split: each pool needs a GPU of its own.",
+                         "use --placement colocate.")
+    return out
+
+
+def _pools_text(tn: int, tg: int, rn: int, rg: int) -> str:
+    return f"{tn * tg} trainer ({tn}x{tg}) + {rn * rg} rollout ({rn}x{rg}) GPUs"
+
+
+def describe_verl_placement(values: Mapping[str, Value]) -> str | None:
+    if int(values.get("async_mode") or 0) < 2:
+        return None
+    tn, tg = int(values["nnodes"]), int(values["gpus_per_node"])
+    rn, rg = int(values.get("rollout_nnodes") or 0), int(values.get("rollout_gpus_per_node") or tg)
+    return _pools_text(tn, tg, rn, rg)
+
+
 class VersionPacks:
     """verl's rule packs for the versions people run (``versions.py``): a framework instance per version, and
     the version a pasted config shows. 0.9.1 is the class's own rules."""
@@ -528,6 +728,15 @@ class VersionPacks:
     def doc_appendix(self) -> str:
         return docs.versions_markdown() if self.version == versions.NEWEST and self.part == "any" else ""
 
+    def placements(self, scenario: Any) -> list[tuple[str, str, Any]]:
+        return verl_placements(self, scenario)
+
+    def describe_placement(self, values: Mapping[str, Value]) -> str | None:
+        return describe_verl_placement(values)
+
+    def entry_point(self, values: Mapping[str, Value]) -> str | None:
+        return f"python3 -m {FULLY_ASYNC_ENTRY}" if int(values.get("async_mode") or 0) == 3 else None
+
 
 class VerlFramework(VersionPacks, Framework):
     name = "verl"
@@ -539,7 +748,7 @@ class VerlFramework(VersionPacks, Framework):
     doc_intro = docs.INTRO
     policy = repair.VERL
     error_families = ("verl",)
-    entry_modules = ("verl.trainer.main_ppo",)
+    entry_modules = ("verl.trainer.main_ppo", FULLY_ASYNC_ENTRY)
     model_keys = ("actor_rollout_ref.model.path",)
     # prompts per step and per policy update (mini batch) decide the training; micro batches only split it
     shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})

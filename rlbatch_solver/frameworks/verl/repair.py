@@ -19,6 +19,8 @@ VERL = RepairPolicy(
         "actor_dyn", "logprob_dyn", "ref_dyn", "critic_dyn", "remove_padding",
         "actor_sp", "ref_sp", "critic_sp", "rollout_tp", "rollout_dp", "rollout_ep", "fsdp_size",
         "rollout_gpus_per_node", "max_model_len", "rollout_sync",
+        # split placements: the weight-sync backend, the hybrid engine on the trainer GPUs (docs/async.md)
+        "ckpt_naive", "hybrid_engine",
     ),
     memory=("gmu_permille", "grad_ckpt", "entropy_chunking", "param_offload", "optimizer_offload",
             "ref_param_offload", "critic_grad_ckpt", "critic_param_offload", "critic_optimizer_offload"),
@@ -26,6 +28,7 @@ VERL = RepairPolicy(
         # deprecated global micro sizes: last resort (verl 0.9.1 workers need the per-GPU keys)
         "actor_micro": 9, "logprob_micro": 9, "ref_micro": 9, "critic_micro": 9,
         "gmu_permille": 1, "rollout_sync": 0,  # an old script's rollout.mode=sync: 0.7+ has only async
+        "ckpt_naive": 0, "hybrid_engine": 1,  # a backend name, a switch: no batch or layout moves
         "actor_micro_per_gpu": 2, "critic_micro_per_gpu": 2,
         "logprob_micro_per_gpu": 3, "ref_micro_per_gpu": 3,
         "grad_ckpt": 4, "critic_grad_ckpt": 4, "entropy_chunking": 4,
@@ -69,14 +72,14 @@ _VERL_BATCH = ("actor_micro", "logprob_micro", "ref_micro", "critic_micro",
                "actor_dyn", "logprob_dyn", "ref_dyn", "critic_dyn")
 VERL_MEGATRON = RepairPolicy(
     rules=_VERL_BATCH + ("rollout_tp", "rollout_dp", "rollout_ep", "rollout_pp", "rollout_gpus_per_node",
-                         "max_model_len", "rollout_sync") + _MEGATRON_PARALLEL
+                         "max_model_len", "rollout_sync", "ckpt_naive", "hybrid_engine") + _MEGATRON_PARALLEL
     + ("vpp", "ref_vpp", "critic_vpp", "first_stage_layers", "last_stage_layers", "pp_account_embedding",
        "pp_account_loss"),
     memory=("gmu_permille", "megatron_param_offload", "megatron_optimizer_offload", "ref_megatron_param_offload",
             "critic_megatron_param_offload", "critic_megatron_optimizer_offload"),
     ranks={
-        **{k: v for k, v in VERL.ranks.items() if k in _VERL_BATCH or k.startswith("rollout_") or k == "gmu_permille"
-           or k == "max_model_len"},  # rollout_sync among them
+        **{k: v for k, v in VERL.ranks.items() if k in _VERL_BATCH or k.startswith("rollout_")
+           or k in ("gmu_permille", "max_model_len", "ckpt_naive", "hybrid_engine")},  # rollout_sync among them
         "rollout_dp": 5, "rollout_pp": 5,
         "ref_tp": 5, "ref_pp": 5, "ref_cp": 5, "ref_ep": 5, "ref_etp": 5, "ref_vpp": 5,
         "critic_tp": 5, "critic_pp": 5, "critic_cp": 5, "critic_ep": 5, "critic_etp": 5, "critic_vpp": 5,

@@ -59,6 +59,20 @@ SHARED_VARS = [
     ("rollout_gpus_per_node", f"{AR}.rollout.n_gpus_per_node", "int", None, True, "GPUs per node for rollout replicas (unset: trainer.n_gpus_per_node)"),
     ("max_model_len", f"{AR}.rollout.max_model_len", "int", None, True, "vLLM/SGLang context length (unset: the model's max_position_embeddings)"),
     ("rollout_sync", f"{AR}.rollout.mode", "bool", False, False, "in-process (sync) rollout: rollout.mode=sync (removed in 0.7)"),
+    # placement: who generates on which GPUs (docs/async.md). 0 sync (the hybrid engine: rollout and training take
+    # turns on the same GPUs), 1 colocate_async and 2 separate_async (trainer.v1.trainer_mode), 3 the fully_async
+    # recipe (python -m verl.experimental.fully_async_policy.fully_async_main)
+    ("async_mode", "trainer.v1.trainer_mode", "int", 0, False, "placement: 0 sync, 1 colocate_async, 2 separate_async, 3 fully_async"),
+    ("rollout_nnodes", f"{AR}.rollout.nnodes", "int", 0, False, "nodes of the standalone rollout pool (fully_async recipe: rollout.nnodes)"),
+    ("hybrid_engine", f"{AR}.hybrid_engine", "bool", True, False, "rollout replicas on the training GPUs too"),
+    ("ckpt_naive", f"{AR}.rollout.checkpoint_engine.backend", "bool", True, False, "weight sync backend 'naive' (else nccl, nixl, mooncake, ...)"),
+    ("sync_steps", "trainer.v1.separate_async.parameter_sync_step", "int", 4, False, "trainer steps per weight sync (fully_async recipe: async_training.trigger_parameter_sync_step)"),
+    ("require_batches", "async_training.require_batches", "int", 1, False, "mini batches per trainer step (fully_async recipe)"),
+    ("partial_rollout", "async_training.partial_rollout", "bool", True, False, "in-flight samples pause at a weight sync and resume (fully_async recipe)"),
+    ("staleness_permille", "async_training.staleness_threshold", "int", 100, False, "samples the rollout may run ahead, x1000 of a sync's worth (fully_async recipe)"),
+    ("bypass_logprob", "algorithm.rollout_correction.bypass_mode", "bool", False, False, "old log-probs from the rollout engine: no old_log_prob forward"),
+    ("fa_train_batch", "data.train_batch_size (fully_async recipe)", "int", 0, False, "data.train_batch_size as the fully_async config gives it (must be 0)"),
+    ("cluster_gpus", "--gpus", "int", None, True, "GPUs of the Ray cluster (split placements: trainer + rollout pools; unset: not checked)"),
     ("critic_mini", "critic.ppo_mini_batch_size", "int", 256, False, "prompts per critic update (global; follows the actor's)"),
     ("critic_micro_per_gpu", "critic.ppo_micro_batch_size_per_gpu", "int", None, True, "critic samples per micro batch per GPU (validated, unused by the v1 critic engine)"),
     ("critic_micro", "critic.ppo_micro_batch_size", "int", None, True, "deprecated global critic micro batch"),
@@ -128,12 +142,17 @@ D = {
         "N", "dp", "ref_dp", "critic_dp", "seq_par", "ref_seq_par", "critic_seq_par", "cfg_sp", "B_n", "mini_n",
         "mini_per_gpu", "padded_prompts", "padded_B_n", "local_batch", "ref_local_batch", "L",
         "rollout_ws", "rollout_g", "critic_mini_n", "critic_mini_per_gpu", "model_len",
-        "grad_accum", "fsdp_div", "waste_permille", "pad_samples", "pad_pct",
+        "grad_accum", "fsdp_div", "waste_permille", "pad_samples", "pad_pct", "rollout_pool", "chunk_prompts",
+        "chunk_n", "pool_gpus",
     )
 }
 N, dp, L = D["N"], D["dp"], D["L"]
 dyn = V["actor_dyn"]
 not_dyn = ~dyn
+MODE = V["async_mode"]
+MODE_NAMES = {0: "sync", 1: "colocate_async", 2: "separate_async", 3: "fully_async"}
+SEPARATE_ASYNC, FULLY_ASYNC = MODE.eq(2), MODE.eq(3)
+SPLIT = MODE >= 2  # a standalone rollout pool on GPUs of its own
 
 # The parallel layout of the FSDP backend, as the shared rules see it.
 FSDP_LAYOUT: dict[str, IntExpr] = {
@@ -192,12 +211,21 @@ def shared_derived(layout: Mapping[str, IntExpr]) -> list[Derived]:
         Derived("pad_samples", (D["padded_prompts"] - V["train_batch_size"]) * V["n"],
                 "synthetic samples the v1 trainer adds per step"),
         Derived("pad_pct", D["waste_permille"] // 10, "synthetic samples, percent of the padded step"),
-        Derived("local_batch", D["padded_B_n"] // dp, "samples per GPU in log-prob"),
-        Derived("ref_local_batch", D["padded_B_n"] // D["ref_dp"], "samples per GPU in ref log-prob"),
+        # one pass of the trainer: the (padded) step; separate_async trains one mini batch per pass
+        # (trainer_base.py:PPOTrainer.step samples train_batch_size / parameter_sync_step prompts, equal to the mini
+        # batch there), the fully_async recipe require_batches mini batches (fully_async_trainer.py required_samples)
+        Derived("chunk_prompts", if_then_else(SEPARATE_ASYNC, V["actor_mini"], if_then_else(
+            FULLY_ASYNC, V["actor_mini"] * V["require_batches"], D["padded_prompts"])),
+                "prompts of one trainer pass (sync: the padded step)"),
+        Derived("chunk_n", D["chunk_prompts"] * V["n"], "samples of one trainer pass"),
+        Derived("local_batch", D["chunk_n"] // dp, "samples per GPU in log-prob"),
+        Derived("ref_local_batch", D["chunk_n"] // D["ref_dp"], "samples per GPU in ref log-prob"),
         Derived("L", V["max_prompt_length"] + V["max_response_length"], "longest sample, tokens"),
         Derived("rollout_ws", V["rollout_tp"] * V["rollout_dp"] * V["rollout_pp"], "GPUs per rollout replica"),
         Derived("rollout_g", if_then_else(is_set("rollout_gpus_per_node"), V["rollout_gpus_per_node"], V["gpus_per_node"]),
                 "rollout GPUs per node"),
+        Derived("rollout_pool", V["rollout_nnodes"] * D["rollout_g"], "GPUs of the standalone rollout pool"),
+        Derived("pool_gpus", N + if_then_else(SPLIT, D["rollout_pool"], 0), "GPUs the job asks Ray for"),
         Derived("critic_mini_n", V["critic_mini"] * V["n"], "samples per critic mini batch"),
         Derived("critic_mini_per_gpu", D["critic_mini_n"] // D["critic_dp"], "samples per critic mini batch per GPU"),
         Derived("model_len", if_then_else(is_set("max_model_len"), V["max_model_len"], V["max_position_embeddings"]),
@@ -317,6 +345,8 @@ def shared_rules() -> list[Rule]:
         "the {N} GPUs are not divisible by the rollout replica size TP*DP*PP = "
         "{rollout_tp}*{rollout_dp}*{rollout_pp} = {rollout_ws}",
         Stage.WORKER_INIT, INIT_MODEL,
+        # no rollout replicas on the trainer GPUs when a split placement turns the hybrid engine off
+        when=~(SPLIT & ~V["hybrid_engine"]),
     ))
     add(Rule(
         "verl.rollout.ep_equals_tp_dp",
@@ -398,10 +428,11 @@ def shared_rules() -> list[Rule]:
     add(Rule(
         "verl.step.logprob_micro_divides_local_batch",
         divides(V["logprob_micro_per_gpu"], D["local_batch"]),
-        "samples per GPU in log-prob = train_batch_size = {train_batch_size} padded to whole mini batches "
-        "({padded_prompts}) * n = {padded_B_n}, over dp = {dp}: {local_batch}, is not divisible by "
-        "log_prob_micro_batch_size_per_gpu = {logprob_micro_per_gpu}",
-        Stage.FIRST_STEP, MICRO, when=not_dyn & is_set("logprob_micro_per_gpu") & mini_ok,
+        "samples per GPU in log-prob = the {chunk_prompts} prompts of a trainer pass (the step's "
+        "train_batch_size = {train_batch_size} padded to whole mini batches, {padded_prompts}; separate_async: one mini "
+        "batch; fully_async: require_batches of them) * n = {chunk_n}, over dp = {dp}: {local_batch}, is not divisible "
+        "by log_prob_micro_batch_size_per_gpu = {logprob_micro_per_gpu}",
+        Stage.FIRST_STEP, MICRO, when=not_dyn & is_set("logprob_micro_per_gpu") & mini_ok & ~V["bypass_logprob"],
         explanation="The v1 trainer pads each step to a multiple of lcm(dp, mini*n) "
                     "(trainer/ppo/v1/trainer_base.py:_balance_batch) and every GPU runs its share in micro batches.",
     ))
@@ -417,7 +448,7 @@ def shared_rules() -> list[Rule]:
     add(Rule(
         "verl.step.ref_micro_divides_local_batch",
         divides(V["ref_micro_per_gpu"], D["ref_local_batch"]),
-        "samples per GPU in ref log-prob = {padded_B_n}/{ref_dp} = {ref_local_batch} is not divisible by "
+        "samples per GPU in ref log-prob = {chunk_n}/{ref_dp} = {ref_local_batch} is not divisible by "
         "ref.log_prob_micro_batch_size_per_gpu = {ref_micro_per_gpu}",
         Stage.FIRST_STEP, MICRO, when=ref_static & is_set("ref_micro_per_gpu") & mini_ok,
     ))
@@ -570,8 +601,114 @@ def fsdp_rules() -> list[Rule]:
     return r
 
 
-SHARED_RULES = shared_rules()
-FSDP_RULES = fsdp_rules()
+SEP_ASYNC_SRC = "verl/trainer/ppo/v1/trainer_separate_async.py:PPOTrainerSeparateAsync.__init__"
+FA = "verl/experimental/fully_async_policy"
+FA_ROLLOUTER = f"{FA}/fully_async_rollouter.py:FullyAsyncRollouter.__init__"
+POOLS = "verl/experimental/separation/utils.py:create_resource_pool_manager"
+LLM_SERVERS = "verl/workers/rollout/llm_server.py:LLMServerManager._initialize_llm_servers"
+
+
+def async_rules() -> list[Rule]:
+    """The placements that give rollout GPUs of their own (docs/async.md): the v1 trainer's separate_async mode
+    and the fully_async recipe. Their trainer pool is trainer.nnodes x n_gpus_per_node (every rule above reads it
+    as N); the standalone rollout pool is rollout.nnodes x rollout.n_gpus_per_node."""
+    r: list[Rule] = []
+    add = r.append
+    add(Rule(
+        "verl.async.separate_batch_is_sync_steps_of_minis",
+        V["train_batch_size"].eq(V["sync_steps"] * V["actor_mini"]),
+        "separate async training trains one mini batch per step between weight syncs: \"train_batch_size must equal "
+        "parameter_sync_step * ppo_mini_batch_size\", but data.train_batch_size = {train_batch_size}, "
+        "parameter_sync_step = {sync_steps}, ppo_mini_batch_size = {actor_mini}",
+        Stage.TRAINER_INIT, SEP_ASYNC_SRC, when=SEPARATE_ASYNC,
+    ))
+    add(Rule(
+        "verl.async.rollout_pool_needed",
+        V["rollout_nnodes"] >= 1,
+        "a split placement (trainer.v1.trainer_mode = separate_async or the fully_async recipe) generates on a "
+        "standalone rollout pool, but rollout.nnodes = {rollout_nnodes}: \"nnodes must be > 0 in separate async "
+        "training\" (fully_async: \"config.rollout.nnodes must be greater than 0\")",
+        Stage.TRAINER_INIT, f"{SEP_ASYNC_SRC}; {POOLS}", when=SPLIT,
+    ))
+    add(Rule(
+        "verl.async.checkpoint_engine_not_naive",
+        ~V["ckpt_naive"],
+        "separate async training sends weights to the standalone rollout pool over the network: "
+        "actor_rollout_ref.rollout.checkpoint_engine.backend must not be naive (naive: {ckpt_naive}; \"please use "
+        "nccl/nixl/mooncake, etc. backend for separate async training\")",
+        Stage.TRAINER_INIT, SEP_ASYNC_SRC, when=SEPARATE_ASYNC,
+    ))
+    add(Rule(
+        "verl.async.fully_async_without_hybrid_engine",
+        ~V["hybrid_engine"],
+        "the fully_async recipe runs rollout on its own pool only: actor_rollout_ref.hybrid_engine = {hybrid_engine} "
+        "must be False (a bare assert in the trainer and the rollouter)",
+        Stage.TRAINER_INIT, f"{FA}/fully_async_trainer.py:FullyAsyncTrainer.__init__, {FA_ROLLOUTER}",
+        when=FULLY_ASYNC,
+    ))
+    add(Rule(
+        "verl.async.fully_async_train_batch_zero",
+        V["fa_train_batch"].eq(0),
+        "the fully_async recipe counts samples by ppo_mini_batch_size x async_training.require_batches and "
+        "\"train_batch_size must be zero\", but data.train_batch_size = {fa_train_batch}",
+        Stage.TRAINER_INIT, FA_ROLLOUTER, when=FULLY_ASYNC,
+    ))
+    add(Rule(
+        "verl.async.fully_async_batch_is_minis_of_steps",
+        V["train_batch_size"].eq(V["actor_mini"] * V["require_batches"] * V["sync_steps"]),
+        "the fully_async recipe's prompts per weight sync are ppo_mini_batch_size x require_batches x "
+        "trigger_parameter_sync_step = {actor_mini} x {require_batches} x {sync_steps}, not {train_batch_size}",
+        Stage.SEARCH, f"{FA}/fully_async_trainer.py:FullyAsyncTrainer.__init__ (required_samples) and the recipe's "
+        "trigger_parameter_sync_step: how we read its batch (fsdp.py config_to_values)", when=FULLY_ASYNC,
+    ))
+    add(Rule(
+        "verl.async.fully_async_staleness_nonnegative",
+        V["staleness_permille"] >= 0,
+        "async_training.staleness_threshold = {staleness_permille}/1000 is negative (\"staleness_threshold must "
+        "larger than 0\")",
+        Stage.TRAINER_INIT, FA_ROLLOUTER, when=FULLY_ASYNC,
+    ))
+    add(Rule(
+        "verl.async.replica_fits_rollout_pool",
+        D["rollout_ws"] <= D["rollout_pool"],
+        "a rollout replica takes TP*DP*PP = {rollout_ws} GPUs but the standalone pool has {rollout_pool} "
+        "(rollout.nnodes*rollout.n_gpus_per_node): verl starts {rollout_pool}//{rollout_ws} = 0 replicas and "
+        "nothing generates",
+        Stage.WORKER_INIT, LLM_SERVERS, when=SPLIT & (V["rollout_nnodes"] >= 1) & (FULLY_ASYNC | ~V["hybrid_engine"]),
+    ))
+    add(Rule(
+        "verl.async.pools_fit_cluster",
+        D["pool_gpus"] <= V["cluster_gpus"],
+        "the trainer pool ({N} GPUs) and the standalone rollout pool ({rollout_pool}) need {pool_gpus} GPUs but "
+        "the cluster has {cluster_gpus}: \"Total available GPUs {cluster_gpus} is less than total desired GPUs "
+        "{pool_gpus}\"",
+        Stage.WORKER_INIT, "verl/single_controller/ray/base.py:ResourcePoolManager._check_resource_available",
+        when=SPLIT & is_set("cluster_gpus"),
+    ))
+    add(Rule(
+        "verl.advice.rollout_pool_whole_replicas",
+        divides(D["rollout_ws"], D["rollout_pool"]),
+        "the {rollout_pool} standalone rollout GPUs are not whole replicas of TP*DP*PP = {rollout_ws}: verl starts "
+        "{rollout_pool}//{rollout_ws} replicas (floor division, no check) and the rest of the pool stays idle",
+        Stage.ADVICE, LLM_SERVERS, when=SPLIT & (V["rollout_nnodes"] >= 1), severity=Severity.WARNING,
+    ))
+    return r
+
+
+def _validated_by_driver(rule: Rule) -> bool:
+    """Rules of the driver's ``validate_config`` and the config dataclasses' ``validate`` (which it calls): the
+    fully_async recipe's runner never calls them (fully_async_main.py FullyAsyncTaskRunner)."""
+    return rule.stage is Stage.DRIVER and (rule.source.startswith(CONFIG) or "Config.validate" in rule.source)
+
+
+def skip_in_fully_async(rules: list[Rule]) -> list[Rule]:
+    from dataclasses import replace
+
+    return [replace(r, when=r.when & ~FULLY_ASYNC) if _validated_by_driver(r) else r for r in rules]
+
+
+SHARED_RULES = skip_in_fully_async(shared_rules()) + async_rules()
+FSDP_RULES = skip_in_fully_async(fsdp_rules())
 RULES = SHARED_RULES + FSDP_RULES
 DERIVED = shared_derived(FSDP_LAYOUT) + FSDP_DERIVED
 

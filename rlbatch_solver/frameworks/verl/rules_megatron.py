@@ -34,6 +34,7 @@ from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
 from ...rules.expr import BoolExpr, BoolVar, Const, IntExpr, IntVar, divides, if_then_else, maximum
 from .rules import (
     AR,
+    skip_in_fully_async,
     CONFIG,
     D,
     FSDP_DERIVED,
@@ -346,7 +347,7 @@ def megatron_rules() -> list[Rule]:
     return r
 
 
-MEGATRON_RULES = megatron_rules()
+MEGATRON_RULES = skip_in_fully_async(megatron_rules())
 
 MEGATRON_RULESET = RuleSet(
     "verl-megatron", VERSION, MEGATRON_VARIABLES,

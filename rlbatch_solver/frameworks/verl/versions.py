@@ -71,10 +71,23 @@ class Pack:
 # ---------------------------------------------------------------------------------------------- 0.8.0
 TENSORDICT = ("verl/utils/tensordict_utils.py:make_iterator (via verl/workers/engine_workers.py:"
               "TrainingWorker.train_mini_batch)")
+# The split placements (rules.async_rules) are modelled for 0.9.1 only: the v1 trainer's separate_async mode is new
+# in 0.9, and the fully_async recipe's code changed between releases. Older packs drop their rules and say so.
+ASYNC_RULES = frozenset(r.id for r in R.async_rules())
+ASYNC_NOT_MODELLED = Rule(
+    "verl.advice.async_modelled_for_0_9_only",
+    R.MODE.eq(0),
+    "placement mode {async_mode} (1 colocate_async, 2 separate_async, 3 the fully_async recipe): we model the "
+    "asynchronous placements for the newest verl we follow only; this config's batch rules are checked as a "
+    "synchronous run's",
+    Stage.ADVICE, "rlbatch-solver: docs/async.md", severity=Severity.WARNING,
+)
+
 V080 = Pack(
     "0.8.0", "0.9.1",
-    drop=frozenset({"verl.advice.batch_padded"}),
+    drop=frozenset({"verl.advice.batch_padded"}) | ASYNC_RULES,
     shared=(
+        ASYNC_NOT_MODELLED,
         Rule(
             "verl.step.logprob_micro_divides_local_batch",
             divides(V["logprob_micro_per_gpu"], D["local_batch"]),
