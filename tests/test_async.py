@@ -123,7 +123,7 @@ def test_the_fully_async_recipe_wants_train_batch_zero_and_no_hybrid_engine():
     omitted = [a for a in FULLY_ASYNC if not a.startswith("data.train_batch_size")]
     assert "verl.async.fully_async_train_batch_zero" in rules_broken(omitted)
     hybrid = [a for a in FULLY_ASYNC if not a.startswith(f"{AR}.hybrid_engine")]
-    assert "verl.async.fully_async_without_hybrid_engine" in rules_broken(hybrid)
+    assert "verl.async.recipe_without_hybrid_engine" in rules_broken(hybrid)
     assert "verl.async.fully_async_staleness_nonnegative" in rules_broken(
         with_(FULLY_ASYNC, **{"async_training.staleness_threshold": -0.1}))
 
@@ -140,10 +140,29 @@ def test_the_fully_async_runner_skips_the_drivers_validate_config():
     assert "verl.driver.batch_divisible_by_gpus" in rules_broken(sync)
 
 
-def test_one_step_off_keys_are_refused_with_what_to_use_instead():
-    out = run("check", "--", "trainer.n_gpus_per_node=6", "rollout.nnodes=1", "rollout.n_gpus_per_node=2")
-    assert out.returncode == 2 and "one_step_off_policy" in out.stdout + out.stderr
-    assert "Traceback" not in out.stderr
+ONE_STEP_OFF = ["data.train_batch_size=64", "data.max_prompt_length=1024", "data.max_response_length=2048",
+                f"{AR}.rollout.n=6", "algorithm.adv_estimator=grpo", f"{AR}.actor.ppo_mini_batch_size=16",
+                f"{AR}.actor.ppo_micro_batch_size_per_gpu=2", f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=4",
+                f"{AR}.hybrid_engine=False", "trainer.nnodes=1", "trainer.n_gpus_per_node=6", "rollout.nnodes=1",
+                "rollout.n_gpus_per_node=2"]
+
+
+def test_the_one_step_off_recipe_is_read_from_its_own_keys_and_checked_as_its_code_does():
+    """Top-level rollout.* without async_training.*: verl.experimental.one_step_off_policy.main_ppo. Its driver runs
+    validate_config on the trainer GPUs; its trainer (the legacy RayPPOTrainer) does not pad a step."""
+    report = rb.check(ONE_STEP_OFF)
+    assert report.valid, [v.message for v in report.errors]
+    v = report.values
+    assert (v["async_mode"], v["rollout_nnodes"], v["rollout_gpus_per_node"], v["train_batch_size"]) == (4, 1, 2, 64)
+    assert v["bypass_logprob"] and not v["ckpt_naive"]  # the recipe's yaml
+    assert "verl.async.one_step_off_train_divisible_by_mini" in rules_broken(
+        with_(ONE_STEP_OFF, **{"data.train_batch_size": 40}))
+    assert "verl.async.recipe_without_hybrid_engine" in rules_broken(
+        [a for a in ONE_STEP_OFF if not a.startswith(f"{AR}.hybrid_engine")])
+    assert "verl.driver.batch_divisible_by_gpus" in rules_broken(with_(ONE_STEP_OFF, **{"actor_rollout_ref.rollout.n": 5}))
+    native = solution_to_overrides(v)
+    assert "rollout.nnodes=1" in native and not any("trainer_mode" in a for a in native)
+    assert get_framework("verl").entry_point(v).endswith("one_step_off_policy.main_ppo")
 
 
 @pytest.mark.parametrize("script,valid", [
@@ -156,11 +175,16 @@ def test_one_step_off_keys_are_refused_with_what_to_use_instead():
     # 12 trainer GPUs (2 nodes x 6), ulysses 1: dp 12 does not divide ppo_mini_batch_size*n = 32*16 = 512
     # (TrainingWorker.train_mini_batch asserts it; the recipe's _balance_batch already fails on 2048 % 12)
     ("fully_async_dapo_7b_math_fsdp2_4_12.sh", False),
+    ("one_step_off_dapo_7b_math_fsdp2_4_12.sh", True),
+    ("one_step_off_dapo_7b_math_megatron_4_12.sh", True),
+    ("one_step_off_dapo_7b_math_fsdp2_64_64.sh", True),
+    ("one_step_off_grpo_0.6b_gsm8k_fsdp2_2_6.sh", True),
+    ("one_step_off_grpo_3b_gsm8k_fsdp2_2_6.sh", True),
 ])
 def test_verls_published_fully_async_scripts(script, valid):
     folder = "verl-megatron" if "megatron" in script else "verl"
     report = rb.check(read_launch_script(SCRIPTS / folder / script).args, framework=folder)
-    assert report.values["async_mode"] == 3
+    assert report.values["async_mode"] == (3 if script.startswith("fully_async") else 4)
     assert report.valid == valid, [v.message for v in report.errors]
     if not valid:
         assert {v.rule for v in report.errors} == {"verl.step.mini_divisible_by_dp"}
@@ -207,9 +231,9 @@ BASE.update({"need_critic": [False], "need_ref": [False], "group_estimator": [Tr
 
 
 @pytest.mark.parametrize("space", [
-    {"async_mode": [0, 2, 3], "gpus_per_node": [2, 4], "rollout_nnodes": [0, 1, 2], "rollout_gpus_per_node": [None, 2, 3],
+    {"async_mode": [0, 2, 3, 4], "gpus_per_node": [2, 4], "rollout_nnodes": [0, 1, 2], "rollout_gpus_per_node": [None, 2, 3],
      "hybrid_engine": [False, True], "rollout_tp": [1, 2, 4], "cluster_gpus": [6, 8, 12]},
-    {"async_mode": [0, 2, 3], "sync_steps": [1, 2, 4], "train_batch_size": [4, 8], "actor_mini": [2, 4],
+    {"async_mode": [0, 2, 3, 4], "sync_steps": [1, 2, 4], "train_batch_size": [4, 6, 8], "actor_mini": [2, 4],
      "require_batches": [1, 2], "ckpt_naive": [False, True], "fa_train_batch": [0, 8], "rollout_nnodes": [1],
      "hybrid_engine": [False], "staleness_permille": [-100, 0, 500], "gpus_per_node": [2, 3]},
 ])

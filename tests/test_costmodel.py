@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rlbatch_solver.catalog.gpus import GPU
+from rlbatch_solver.catalog.gpus import GPU, load_gpu
 from rlbatch_solver.catalog.models import ModelCard, list_models, load_model
 from rlbatch_solver.costmodel import constants as C
 from rlbatch_solver.costmodel.memory import (
@@ -563,3 +563,36 @@ def test_token_budget_is_capped_by_a_gpus_share_of_the_batch():
     capped = estimate_memory(plan)
     uncapped = estimate_memory(plan.replace(budget_capped_by_batch=False))
     assert capped.peak("actor_update") < uncapped.peak("actor_update")
+
+
+def test_response_lengths_are_capped_exponentials_and_the_drain_integral_converges():
+    """time.length_scale inverts the capped mean; at the default share 0.35 about 7% of responses reach the cap; the
+    drain integral's 16 bins are within 1% of 256 for small and large models on a slow and a fast GPU."""
+    import math
+    from unittest import mock
+
+    from rlbatch_solver.costmodel import constants as CC
+    from rlbatch_solver.costmodel import time as T
+
+    for mean, cap in ((350.0, 1000.0), (100.0, 8192.0), (9000.0, 10000.0)):
+        lam = T.length_scale(mean, cap)
+        assert lam * (1 - math.exp(-cap / lam)) == pytest.approx(mean, rel=1e-6)
+    lam = T.length_scale(0.35, 1.0)
+    assert math.exp(-1.0 / lam) == pytest.approx(0.07, abs=0.005)
+    assert T.length_scale(5.0, 5.0) == math.inf and T.length_scale(0.0, 5.0) == 0.0
+    for model, gpu in (("qwen2.5-0.5b", "rtx4090"), ("qwen2.5-32b", "h100"), ("qwen3-30b-a3b", "h20")):
+        card, g = load_model(model), load_gpu(gpu)
+        plan = Plan(model=card, gpu=g, n_gpus=8, gpus_per_node=8, prompt_len=1024, response_len=16384,
+                    samples_per_step=4096, mini_batches=4, train_micro=1, train_token_budget=None, logprob_micro=1,
+                    logprob_token_budget=None, sp=1, shard_degree=8, zero_stage=3, grad_ckpt=True, param_offload=False,
+                    optimizer_offload=False, remove_padding=True, entropy_chunking=False, entropy_checkpointing=False,
+                    need_ref=False, need_critic=False, critic_micro=1, engine="vllm", rollout_tp=4,
+                    gpu_memory_utilization=0.6, free_cache_engine=True, enforce_eager=False, max_num_seqs=256,
+                    max_num_batched_tokens=8192)
+        mc = model_consts(card)
+        kv = float(card.kv_bytes_per_token(1, 2))
+        coarse, end = T.drain_seconds(plan, mc, 256, 4096, 1024.0, 5734.0, 16384.0, kv)
+        with mock.patch.object(CC, "DRAIN_INTEGRATION_BINS", 256):
+            fine, _ = T.drain_seconds(plan, mc, 256, 4096, 1024.0, 5734.0, 16384.0, kv)
+        assert coarse == pytest.approx(fine, rel=0.01), model
+        assert end == pytest.approx(16384.0)  # 4,096 samples at mean 0.35 of the cap: the longest reaches it

@@ -81,6 +81,18 @@ EXPECTED = {
         "verl", None, ["data.train_batch_size=0", f"rollout.nnodes={nodes}", "async_training.require_batches=4",
                        "actor_rollout_ref.hybrid_engine=False"])
        for split, nodes in (("4_4", 1), ("8_8", 1), ("16_16", 2), ("32_32", 4), ("64_64", 8), ("4_12", 2))},
+    # verl's one_step_off recipe: top-level rollout pool keys, the usual data.train_batch_size
+    **{f"verl/one_step_off_{name}.sh": ("verl", None, present) for name, present in (
+        ("dapo_7b_math_fsdp2_4_12", ["rollout.n_gpus_per_node=2", "trainer.n_gpus_per_node=6",
+                                     "data.train_batch_size=512"]),
+        ("dapo_7b_math_fsdp2_64_64", ["rollout.nnodes=8", "trainer.nnodes=8"]),
+        ("grpo_0.6b_gsm8k_fsdp2_2_6", ["rollout.n_gpus_per_node=2", "trainer.n_gpus_per_node=6"]),
+        ("grpo_3b_gsm8k_fsdp2_2_6", ["data.train_batch_size=1152", "actor_rollout_ref.actor.ppo_mini_batch_size=192"]),
+        ("dapo_7b_math_fsdp2_colocate", ["data.train_batch_size=512", "trainer.n_gpus_per_node=8"]))},
+    "verl-megatron/one_step_off_dapo_7b_math_megatron_colocate.sh": (
+        "verl-megatron", None, ["data.train_batch_size=512", "actor_rollout_ref.rollout.n=16"]),
+    "verl-megatron/one_step_off_dapo_7b_math_megatron_4_12.sh": (
+        "verl-megatron", None, ["rollout.n_gpus_per_node=2", "actor_rollout_ref.hybrid_engine=False"]),
     "verl-megatron/fully_async_grpo_30b_a3b_base_math_megatron_96_32.sh": (
         "verl-megatron", None, ["rollout.nnodes=12", "trainer.nnodes=4", "async_training.staleness_threshold=0.5"]),
     "verl-megatron/run_qwen2-7b_math_megatron.sh": (

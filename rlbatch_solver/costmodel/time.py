@@ -235,7 +235,50 @@ def _hf_generate(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     return gather + prefill + decode
 
 
+def length_scale(mean: float, cap: float) -> float:
+    """The scale ``lam`` of the exponential response lengths whose capped mean E[min(L, cap)] = lam*(1 - e^(-cap/lam))
+    is ``mean`` (inf when the mean reaches the cap: every response at the cap)."""
+    if mean <= 0:
+        return 0.0  # no response tokens
+    if cap <= 0 or mean >= cap * (1 - 1e-9):
+        return math.inf
+    lo, hi = mean, mean * 64.0
+    while hi * (1 - math.exp(-cap / hi)) < mean:  # the capped mean rises with lam towards the cap
+        hi *= 4.0
+    for _ in range(48):
+        mid = (lo + hi) / 2
+        if mid * (1 - math.exp(-cap / mid)) < mean:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def drain_seconds(plan: Plan, mc: ModelConsts, active: float, total: int, p: float, r: float, r_max: float,
+                  kv_tok: float) -> tuple[float, float]:
+    """(seconds, decode steps) for the last ``active`` sequences of an engine to finish, once no more wait: response
+    lengths exponential with the step's mean, capped at the limit (C.RESPONSE_LENGTHS), so that ``active x S(t)``
+    remain after ``t`` steps, at context ``prompt + t``; the step ends with its longest response, the expected
+    largest of the step's ``total`` samples (the straggler engine holds it): ``lam x (ln total + 0.5772)``, at
+    most the cap (H_n ~ ln n + Euler's constant for the largest of n exponentials)."""
+    lam = length_scale(r, r_max)
+    if lam <= 0:
+        return 0.0, 0.0
+    end = r_max if math.isinf(lam) else min(r_max, lam * (math.log(max(1, total)) + 0.5772156649))
+    bins = C.DRAIN_INTEGRATION_BINS
+    seconds = 0.0
+    for k in range(bins):
+        t = (k + 0.5) * end / bins
+        alive = active if math.isinf(lam) else active * math.exp(-t / lam)
+        seconds += end / bins * decode_step_seconds(plan, mc, max(1.0, alive), p + t, kv_tok)
+    return seconds, end
+
+
 def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
+    """Prefill, then continuous-batching decode at the engine's concurrency while sequences wait; a synchronous step
+    then drains its last sequences to the longest response (``drain_seconds``). A streaming rollout (partial
+    rollout) pauses the unfinished ones at the weight sync and goes on with new ones: it decodes at full
+    concurrency throughout."""
     if plan.engine == "hf":
         return _hf_generate(plan, mc, info)
     tp = max(1, plan.rollout_tp)
@@ -249,15 +292,16 @@ def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     conc_kv = max(1, int(eb.kv_tokens // max(1.0, p + r)))
     conc = max(1, min(int(plan.max_num_seqs), conc_kv, seqs))
     prefill = prefill_seconds(plan, mc, seqs, p)
-    waves = max(1.0, seqs / conc)
-    steady = waves * r
-    # the step's longest response decodes alone at the end; a streaming rollout (partial rollout) pauses it at the
-    # weight sync and finishes it in a later step, among other sequences
-    tail = 0.0 if plan.rollout_streaming else r_max - r
-    decode = steady * decode_step_seconds(plan, mc, conc, p + r / 2.0, kv_tok)
-    if tail > 0:
-        decode += tail * decode_step_seconds(plan, mc, 1.0, p + (r + r_max) / 2.0, kv_tok)
-    info.update(engines=engines, decode_concurrency=conc, decode_steps=steady + tail)
+    if plan.rollout_streaming:
+        steps = seqs * r / conc
+        decode = steps * decode_step_seconds(plan, mc, conc, p + r / 2.0, kv_tok)
+    else:
+        queued = max(0.0, seqs - conc) * r / conc  # steps at full concurrency while sequences wait
+        decode = queued * decode_step_seconds(plan, mc, conc, p + r / 2.0, kv_tok)
+        drain, end = drain_seconds(plan, mc, conc, plan.samples_per_step, p, r, r_max, kv_tok)
+        decode += drain
+        steps = queued + end
+    info.update(engines=engines, decode_concurrency=conc, decode_steps=steps)
     return prefill + decode
 
 

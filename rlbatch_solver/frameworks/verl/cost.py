@@ -121,8 +121,9 @@ def placement_fields(v: Mapping[str, Value]) -> dict:
     """Where the rollout runs (docs/async.md). separate_async and the fully_async recipe generate on the
     standalone pool (rollout.nnodes x rollout.n_gpus_per_node); with the hybrid engine on (separate_async's
     default) the trainer GPUs hold rollout replicas too, which generate at warm-up and validation only (without
-    trainer.v1.separate_async.hybrid_rollout.enable_switch): their memory counts, their speed does not. Both
-    stream: separate_async always runs partial rollout, the recipe with async_training.partial_rollout.
+    trainer.v1.separate_async.hybrid_rollout.enable_switch): their memory counts, their speed does not. The
+    one_step_off recipe uses the same pool. separate_async always runs partial rollout (streaming), the fully_async
+    recipe with async_training.partial_rollout, the one_step_off recipe never.
     separate_async's decoupled PPO (bypass_mode off) keeps the sync's first policy on the host: one copy at the
     first step, three at each later one (save, restore, restore: trainer_separate_async.py
     _compute_old_log_prob)."""
@@ -134,8 +135,9 @@ def placement_fields(v: Mapping[str, Value]) -> dict:
     hybrid = bool(v.get("hybrid_engine", True)) and mode == 2
     steps = max(1, int(v.get("sync_steps") or 1))
     copies = 1 + 3 * (steps - 1) if mode == 2 and not v.get("bypass_logprob") else 0
-    return dict(rollout_gpus=max(1, pool), colocated=hybrid,
-                rollout_streaming=mode == 2 or bool(v.get("partial_rollout", True)),
+    # the one_step_off recipe generates whole batches (no partial rollout): its longest response ends each one
+    streaming = mode == 2 or (mode == 3 and bool(v.get("partial_rollout", True)))
+    return dict(rollout_gpus=max(1, pool), colocated=hybrid, rollout_streaming=streaming,
                 actor_param_host_copies=copies)
 
 
@@ -150,7 +152,8 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
     while the trainer pool trains on the last ones, so a step takes the slower of the two, plus the weight sync
     (both pools wait for it). The fully_async recipe with staleness_threshold 0 may not generate ahead of the
     weights it has: its stages follow one another (the recipe's ablation: at staleness 0 a step took about
-    generation plus update, 231 s against 128 + 99 s; docs/async.md)."""
+    generation plus update, 231 s against 128 + 99 s; docs/async.md). The one_step_off recipe generates the next
+    batch while it trains on the last (one step off policy)."""
     mode = int(values.get("async_mode") or 0)
     if mode < 2 or (mode == 3 and int(values.get("staleness_permille") or 0) <= 0):
         return []

@@ -156,13 +156,23 @@ FULLY_ASYNC_KEYS = {
 FULLY_ASYNC_DEFAULTS = {"rollout_nnodes": 1, "rollout_gpus_per_node": 8, "ckpt_naive": False, "bypass_logprob": True,
                         # data.train_batch_size is not overridden there: verl's 1024 (legacy_data.yaml)
                         "fa_train_batch": 1024}
+# The one_step_off recipe (python -m verl.experimental.one_step_off_policy.main_ppo, one_step_off_ppo_trainer.yaml):
+# the same top-level rollout pool keys (main_ppo.py copies them), the yaml's nccl checkpoint engine and bypass mode;
+# data.train_batch_size keeps its meaning (prompts per step).
+ONE_STEP_OFF_DEFAULTS = {"rollout_nnodes": 1, "rollout_gpus_per_node": 8, "ckpt_naive": False, "bypass_logprob": True}
 FULLY_ASYNC_ENTRY = "verl.experimental.fully_async_policy.fully_async_main"
 ONE_STEP_OFF_ENTRY = "verl.experimental.one_step_off_policy.main_ppo"
+RECIPE_ENTRY = {3: FULLY_ASYNC_ENTRY, 4: ONE_STEP_OFF_ENTRY}
 
 
 def is_fully_async(flat: Mapping[str, Any]) -> bool:
     """A config of the fully_async recipe: it sets keys only that recipe reads (async_training.*)."""
     return any(str(k).startswith("async_training.") for k in flat)
+
+
+def is_one_step_off(flat: Mapping[str, Any]) -> bool:
+    """A config of the one_step_off recipe: the top-level rollout pool keys without the fully_async recipe's."""
+    return not is_fully_async(flat) and any(k in flat for k in ("rollout.nnodes", "rollout.n_gpus_per_node"))
 
 
 def _typed(key: str, spec: VarSpec, value: Any) -> Value:
@@ -252,17 +262,13 @@ def config_to_values(
     ``megatron`` forces the backend (``None``: as the config says).
     """
     flat = {_ALIAS_KEYS.get(k, k): v for k, v in flat.items()}
-    fully_async = is_fully_async(flat)
-    if not fully_async and ("rollout.nnodes" in flat or "rollout.n_gpus_per_node" in flat):
-        raise InputError("rollout.nnodes", "top-level rollout.* keys belong to verl's one_step_off_policy recipe "
-                         f"(python -m {ONE_STEP_OFF_ENTRY}), which we do not model yet.",
-                         "check the same layout as trainer.v1.trainer_mode=separate_async with "
-                         "actor_rollout_ref.rollout.nnodes / n_gpus_per_node (docs/async.md).")
+    fully_async, one_step_off = is_fully_async(flat), is_one_step_off(flat)
     fa_given: dict[str, Value] = {}
     if fully_async:
         raw = flat.pop("data.train_batch_size", None)
         if raw is not None:
             fa_given["fa_train_batch"] = _typed("data.train_batch_size", ruleset.variables["fa_train_batch"], raw)
+    if fully_async or one_step_off:
         flat.pop("trainer.v1.trainer_mode", None)  # the recipe's own trainer, whatever the v1 key says
         for top, key in FULLY_ASYNC_KEYS.items():
             if top in flat:
@@ -276,7 +282,7 @@ def config_to_values(
         spec = by_key.get(key)
         if spec is not None and spec.name not in DECIDED_BY_TOOL and spec.name != "megatron":
             given[spec.name] = _typed(key, spec, value)
-    split = fully_async or given.get("async_mode", 0) >= 2
+    split = fully_async or one_step_off or given.get("async_mode", 0) >= 2
     if gpus is not None and split:
         # a split placement: --gpus is the cluster, the trainer and rollout pools are the config's
         if gpus < 1:
@@ -313,6 +319,9 @@ def config_to_values(
         # prompts per weight sync: require_batches mini batches per trainer step, trigger_parameter_sync_step
         # steps per sync (fully_async_trainer.py required_samples; the recipe's doc on its colocate equivalent)
         values["train_batch_size"] = int(values["actor_mini"]) * int(values["require_batches"]) * int(values["sync_steps"])
+    if one_step_off and "async_mode" in variables:
+        values["async_mode"] = 4
+        values.update({name: default for name, default in ONE_STEP_OFF_DEFAULTS.items() if name not in given})
     if "cluster_gpus" in variables and values.get("cluster_gpus") is None and not split:
         values["cluster_gpus"] = int(values["nnodes"]) * int(values["gpus_per_node"])
     for name, follows in INTERPOLATED.items():
@@ -383,9 +392,12 @@ def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any
     elif mode != 3:
         skip = skip | _FULLY_ASYNC_ONLY
     keys = dict(keys or _KEYS)
-    if mode == 3:  # the recipe's own keys; its trainer is chosen by the entry point, not trainer.v1.trainer_mode
+    if mode >= 3:  # the recipes' own keys; their trainer is chosen by the entry point, not trainer.v1.trainer_mode
         skip = skip | {"async_mode"}
         keys.update({name: _FULLY_ASYNC_EXPORT_KEYS.get(spec_key, spec_key) for name, spec_key in keys.items()})
+    if mode == 4:
+        skip = skip | {"sync_steps"}
+    if mode == 3:
         keys["sync_steps"] = "async_training.trigger_parameter_sync_step"
         extra.pop("data.train_batch_size", None)
         out.append("data.train_batch_size=0")
@@ -619,20 +631,20 @@ SYNC_STEPS_SEARCH = [1, 2, 4, 8, 16, 32]
 
 def verl_placements(fw: Any, scenario: Any) -> list[tuple[str, str, Any]]:
     """verl's layouts for recommend --placement: colocated (the hybrid engine, trainer.v1.trainer_mode=sync) and the
-    separate_async splits of ``split_layouts`` (a scenario with async_training.* keys stays the fully_async
-    recipe), each with the rollout pool's TP, the sync interval and the engine's share searched where the user left
-    them."""
+    separate_async splits of ``split_layouts`` (a scenario with the fully_async or one_step_off recipe's keys stays
+    that recipe), each with the rollout pool's TP, the sync interval and the engine's share searched where the user
+    left them."""
     from ...commands.placement import sub_scenario
 
     fixed, search = scenario.fixed, scenario.search
     mode = str(fixed.get("trainer.v1.trainer_mode", "sync"))
-    recipe = is_fully_async(fixed)
+    recipe = is_fully_async(fixed) or is_one_step_off(fixed)
     out = []
     if scenario.placement in ("colocate", "auto"):
         if mode == "separate_async" or recipe:
             if scenario.placement == "colocate":
                 raise InputError("placement", "the scenario fixes a split placement (trainer.v1.trainer_mode="
-                                 "separate_async or the fully_async recipe's keys), not a colocated one.",
+                                 "separate_async, or a recipe's keys), not a colocated one.",
                                  "drop --placement colocate, or those keys.")
         else:
             out.append(("colocate", f"colocated on {scenario.total_gpus} GPUs",
@@ -650,7 +662,8 @@ def verl_placements(fw: Any, scenario: Any) -> list[tuple[str, str, Any]]:
             more = {}
             if tp_key not in fixed and tp_key not in search:
                 more[tp_key] = [t for t in (1, 2, 4, 8) if t <= rg]
-            if sync_key not in fixed and sync_key not in search and "async_training.trigger_parameter_sync_step" not in fixed:
+            if (sync_key not in fixed and sync_key not in search and "async_training.trigger_parameter_sync_step" not in fixed
+                    and not is_one_step_off(fixed)):
                 more[sync_key] = list(SYNC_STEPS_SEARCH)
             if gmu_key not in fixed and gmu_key not in search:
                 more[gmu_key] = list(SPLIT_GMU)
@@ -735,7 +748,8 @@ class VersionPacks:
         return describe_verl_placement(values)
 
     def entry_point(self, values: Mapping[str, Value]) -> str | None:
-        return f"python3 -m {FULLY_ASYNC_ENTRY}" if int(values.get("async_mode") or 0) == 3 else None
+        module = RECIPE_ENTRY.get(int(values.get("async_mode") or 0))
+        return f"python3 -m {module}" if module else None
 
 
 class VerlFramework(VersionPacks, Framework):
@@ -748,7 +762,7 @@ class VerlFramework(VersionPacks, Framework):
     doc_intro = docs.INTRO
     policy = repair.VERL
     error_families = ("verl",)
-    entry_modules = ("verl.trainer.main_ppo", FULLY_ASYNC_ENTRY)
+    entry_modules = ("verl.trainer.main_ppo", FULLY_ASYNC_ENTRY, ONE_STEP_OFF_ENTRY)
     model_keys = ("actor_rollout_ref.model.path",)
     # prompts per step and per policy update (mini batch) decide the training; micro batches only split it
     shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})

@@ -61,8 +61,9 @@ SHARED_VARS = [
     ("rollout_sync", f"{AR}.rollout.mode", "bool", False, False, "in-process (sync) rollout: rollout.mode=sync (removed in 0.7)"),
     # placement: who generates on which GPUs (docs/async.md). 0 sync (the hybrid engine: rollout and training take
     # turns on the same GPUs), 1 colocate_async and 2 separate_async (trainer.v1.trainer_mode), 3 the fully_async
-    # recipe (python -m verl.experimental.fully_async_policy.fully_async_main)
-    ("async_mode", "trainer.v1.trainer_mode", "int", 0, False, "placement: 0 sync, 1 colocate_async, 2 separate_async, 3 fully_async"),
+    # recipe (python -m verl.experimental.fully_async_policy.fully_async_main), 4 the one_step_off recipe
+    # (python -m verl.experimental.one_step_off_policy.main_ppo)
+    ("async_mode", "trainer.v1.trainer_mode", "int", 0, False, "placement: 0 sync, 1 colocate_async, 2 separate_async, 3 fully_async, 4 one_step_off"),
     ("rollout_nnodes", f"{AR}.rollout.nnodes", "int", 0, False, "nodes of the standalone rollout pool (fully_async recipe: rollout.nnodes)"),
     ("hybrid_engine", f"{AR}.hybrid_engine", "bool", True, False, "rollout replicas on the training GPUs too"),
     ("ckpt_naive", f"{AR}.rollout.checkpoint_engine.backend", "bool", True, False, "weight sync backend 'naive' (else nccl, nixl, mooncake, ...)"),
@@ -150,8 +151,9 @@ N, dp, L = D["N"], D["dp"], D["L"]
 dyn = V["actor_dyn"]
 not_dyn = ~dyn
 MODE = V["async_mode"]
-MODE_NAMES = {0: "sync", 1: "colocate_async", 2: "separate_async", 3: "fully_async"}
-SEPARATE_ASYNC, FULLY_ASYNC = MODE.eq(2), MODE.eq(3)
+MODE_NAMES = {0: "sync", 1: "colocate_async", 2: "separate_async", 3: "fully_async", 4: "one_step_off"}
+SEPARATE_ASYNC, FULLY_ASYNC, ONE_STEP_OFF = MODE.eq(2), MODE.eq(3), MODE.eq(4)
+RECIPE = MODE >= 3  # the experimental recipes: their own entry points, no hybrid engine
 SPLIT = MODE >= 2  # a standalone rollout pool on GPUs of its own
 
 # The parallel layout of the FSDP backend, as the shared rules see it.
@@ -213,9 +215,11 @@ def shared_derived(layout: Mapping[str, IntExpr]) -> list[Derived]:
         Derived("pad_pct", D["waste_permille"] // 10, "synthetic samples, percent of the padded step"),
         # one pass of the trainer: the (padded) step; separate_async trains one mini batch per pass
         # (trainer_base.py:PPOTrainer.step samples train_batch_size / parameter_sync_step prompts, equal to the mini
-        # batch there), the fully_async recipe require_batches mini batches (fully_async_trainer.py required_samples)
+        # batch there), the fully_async recipe require_batches mini batches (fully_async_trainer.py required_samples),
+        # the one_step_off recipe the unpadded step (its trainer is the legacy RayPPOTrainer)
         Derived("chunk_prompts", if_then_else(SEPARATE_ASYNC, V["actor_mini"], if_then_else(
-            FULLY_ASYNC, V["actor_mini"] * V["require_batches"], D["padded_prompts"])),
+            FULLY_ASYNC, V["actor_mini"] * V["require_batches"], if_then_else(
+                ONE_STEP_OFF, V["train_batch_size"], D["padded_prompts"]))),
                 "prompts of one trainer pass (sync: the padded step)"),
         Derived("chunk_n", D["chunk_prompts"] * V["n"], "samples of one trainer pass"),
         Derived("local_batch", D["chunk_n"] // dp, "samples per GPU in log-prob"),
@@ -499,7 +503,7 @@ def shared_rules() -> list[Rule]:
         "batch wastes nothing",
         Stage.ADVICE, "verl/trainer/ppo/v1/trainer_base.py:_balance_batch, _get_required_batch_multiple; "
         "verl/trainer/ppo/padding_utils.py:upsample_batch_to_divisible_size",
-        severity=Severity.WARNING,
+        severity=Severity.WARNING, when=~ONE_STEP_OFF,  # its legacy trainer fails instead (one_step_off rule)
         explanation="verl 0.9.1's v1 trainer does not reject a train batch that is not a multiple of the mini "
                     "batch: it appends synthetic 128-token samples with zero advantage until it is.",
     ))
@@ -604,6 +608,7 @@ def fsdp_rules() -> list[Rule]:
 SEP_ASYNC_SRC = "verl/trainer/ppo/v1/trainer_separate_async.py:PPOTrainerSeparateAsync.__init__"
 FA = "verl/experimental/fully_async_policy"
 FA_ROLLOUTER = f"{FA}/fully_async_rollouter.py:FullyAsyncRollouter.__init__"
+OSO = "verl/experimental/one_step_off_policy"
 POOLS = "verl/experimental/separation/utils.py:create_resource_pool_manager"
 LLM_SERVERS = "verl/workers/rollout/llm_server.py:LLMServerManager._initialize_llm_servers"
 
@@ -625,9 +630,9 @@ def async_rules() -> list[Rule]:
     add(Rule(
         "verl.async.rollout_pool_needed",
         V["rollout_nnodes"] >= 1,
-        "a split placement (trainer.v1.trainer_mode = separate_async or the fully_async recipe) generates on a "
-        "standalone rollout pool, but rollout.nnodes = {rollout_nnodes}: \"nnodes must be > 0 in separate async "
-        "training\" (fully_async: \"config.rollout.nnodes must be greater than 0\")",
+        "a split placement (trainer.v1.trainer_mode = separate_async, or the fully_async or one_step_off recipe) "
+        "generates on a standalone rollout pool, but rollout.nnodes = {rollout_nnodes}: \"nnodes must be > 0 in "
+        "separate async training\" (the recipes: \"config.rollout.nnodes must be greater than 0\")",
         Stage.TRAINER_INIT, f"{SEP_ASYNC_SRC}; {POOLS}", when=SPLIT,
     ))
     add(Rule(
@@ -639,12 +644,21 @@ def async_rules() -> list[Rule]:
         Stage.TRAINER_INIT, SEP_ASYNC_SRC, when=SEPARATE_ASYNC,
     ))
     add(Rule(
-        "verl.async.fully_async_without_hybrid_engine",
+        "verl.async.recipe_without_hybrid_engine",
         ~V["hybrid_engine"],
-        "the fully_async recipe runs rollout on its own pool only: actor_rollout_ref.hybrid_engine = {hybrid_engine} "
-        "must be False (a bare assert in the trainer and the rollouter)",
-        Stage.TRAINER_INIT, f"{FA}/fully_async_trainer.py:FullyAsyncTrainer.__init__, {FA_ROLLOUTER}",
-        when=FULLY_ASYNC,
+        "verl's fully_async and one_step_off recipes generate on their own pool only: actor_rollout_ref.hybrid_engine "
+        "= {hybrid_engine} must be False (a bare assert in their trainers; the recipes' yaml leaves it True)",
+        Stage.TRAINER_INIT, f"{FA}/fully_async_trainer.py:FullyAsyncTrainer.__init__, {FA_ROLLOUTER}, "
+        f"{OSO}/ray_trainer.py:OneStepOffRayTrainer.__init__", when=RECIPE,
+    ))
+    add(Rule(
+        "verl.async.one_step_off_train_divisible_by_mini",
+        divides(V["actor_mini"], V["train_batch_size"]),
+        "the one_step_off recipe trains with the legacy RayPPOTrainer, which does not pad a step to whole mini batches: "
+        "data.train_batch_size = {train_batch_size} is not a multiple of ppo_mini_batch_size = {actor_mini}",
+        Stage.FIRST_STEP, "verl/utils/tensordict_utils.py:make_iterator (via verl/workers/engine_workers.py:"
+        "TrainingWorker.train_mini_batch, from verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._update_actor)",
+        when=ONE_STEP_OFF,
     ))
     add(Rule(
         "verl.async.fully_async_train_batch_zero",
@@ -674,7 +688,7 @@ def async_rules() -> list[Rule]:
         "a rollout replica takes TP*DP*PP = {rollout_ws} GPUs but the standalone pool has {rollout_pool} "
         "(rollout.nnodes*rollout.n_gpus_per_node): verl starts {rollout_pool}//{rollout_ws} = 0 replicas and "
         "nothing generates",
-        Stage.WORKER_INIT, LLM_SERVERS, when=SPLIT & (V["rollout_nnodes"] >= 1) & (FULLY_ASYNC | ~V["hybrid_engine"]),
+        Stage.WORKER_INIT, LLM_SERVERS, when=SPLIT & (V["rollout_nnodes"] >= 1) & (RECIPE | ~V["hybrid_engine"]),
     ))
     add(Rule(
         "verl.async.pools_fit_cluster",

@@ -77,7 +77,7 @@ ASYNC_RULES = frozenset(r.id for r in R.async_rules())
 ASYNC_NOT_MODELLED = Rule(
     "verl.advice.async_modelled_for_0_9_only",
     R.MODE.eq(0),
-    "placement mode {async_mode} (1 colocate_async, 2 separate_async, 3 the fully_async recipe): we model the "
+    "placement mode {async_mode} (1 colocate_async, 2 separate_async, 3 the fully_async recipe, 4 one_step_off): we model the "
     "asynchronous placements for the newest verl we follow only; this config's batch rules are checked as a "
     "synchronous run's",
     Stage.ADVICE, "rlbatch-solver: docs/async.md", severity=Severity.WARNING,
