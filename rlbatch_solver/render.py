@@ -417,10 +417,24 @@ def _pairs(native: list[str]) -> dict[str, str]:
     return out
 
 
+def short_keys(keys: list[str]) -> dict[str, str]:
+    """Each key's shortest dotted suffix that no other of ``keys`` shares (actor... and ref...param_offload)."""
+    out = {}
+    for k in keys:
+        parts = k.split(".")
+        for n in range(1, len(parts) + 1):
+            tail = ".".join(parts[-n:])
+            if not any(o != k and (o == tail or o.endswith("." + tail)) for o in keys):
+                break
+        out[k] = tail
+    return out
+
+
 def differs(best: Any, other: Any) -> str:
     a, b = _pairs(best.native), _pairs(other.native)
     keys = [k for k in b if a.get(k) != b.get(k)]
-    return ", ".join(f"{k.rsplit('.', 1)[-1]}={b[k]}" for k in keys[:4]) or "-"
+    short = short_keys(keys[:4])
+    return ", ".join(f"{short[k]}={b[k]}" for k in keys[:4]) or "-"
 
 
 def print_no_fit(console: Console, report: Any) -> None:

@@ -382,3 +382,23 @@ def test_verl_engine_must_hold_one_max_model_len_sequence_which_defaults_to_the_
     assert "verl.memory.rollout" in {v.rule for v in unset.violations}
     capped = rb.check(base + [f"{AR}.rollout.max_model_len=8192"], model="llama3.1-8b", gpu="h100")
     assert capped.valid and capped.memory.verdict("rollout") == "yes"
+
+
+def test_openrlhf_experience_forwards_pack_by_the_rollout_token_budget():
+    """With --train.dynamic_batch_enable OpenRLHF's make_experience packs the forwards by --rollout.max_tokens_per_gpu
+    (experience_maker.py split_rollout_samples; unset: --train.max_tokens_per_gpu), not by --rollout.micro_batch_size:
+    a 40K-token job at micro 8 fits its old log-prob forward under a 16K budget, and a larger budget costs more."""
+    args = ["--actor.num_nodes", "1", "--actor.num_gpus_per_node", "4", "--vllm.num_engines", "2",
+            "--vllm.tensor_parallel_size", "2", "--ds.zero_stage", "3", "--data.max_len", "40960",
+            "--rollout.max_new_tokens", "32000", "--rollout.batch_size", "128", "--rollout.n_samples_per_prompt", "8",
+            "--train.batch_size", "1024", "--train.micro_batch_size", "1", "--rollout.micro_batch_size", "8",
+            "--reward.remote_url", "http://x", "--algo.advantage.estimator", "reinforce_baseline"]
+
+    def old_log_prob(*extra):
+        return rb.check(args + list(extra), framework="openrlhf", model="qwen3-4b", gpu="h100").memory.peaks["old_log_prob"]
+
+    static = old_log_prob()
+    dynamic = old_log_prob("--train.dynamic_batch_enable", "--train.max_tokens_per_gpu", "16192")
+    larger = old_log_prob("--train.dynamic_batch_enable", "--train.max_tokens_per_gpu", "16192",
+                          "--rollout.max_tokens_per_gpu", "65536")
+    assert dynamic < static / 2 and dynamic < larger

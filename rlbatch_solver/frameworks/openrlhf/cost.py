@@ -41,10 +41,13 @@ _LAYOUT = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "
            "ds_sleep", "vllm_eager", "async_train"]
 _ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep"]
 _TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_ckpt"]
+# with --train.dynamic_batch_enable the experience forwards pack by tokens too (experience_maker.py
+# split_rollout_samples: rollout.max_tokens_per_gpu, x ring_attn_size x ds.tensor_parallel_size)
+_EXPERIENCE_BUDGET = ["dynamic_batch", "rollout_max_tokens", "train_max_tokens"]
 MEMORY_INPUTS = {
     "rollout": _LAYOUT + _ENGINE,
-    "old_log_prob": _LAYOUT + ["micro_rollout_batch_size"],
-    "ref": _LAYOUT + ["ref_nnodes", "ref_gpus_per_node", "micro_rollout_batch_size"],
+    "old_log_prob": _LAYOUT + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
+    "ref": _LAYOUT + ["ref_nnodes", "ref_gpus_per_node", "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     "actor_update": _LAYOUT + _TRAIN,
     "critic_update": _LAYOUT + _TRAIN + ["critic_nnodes", "critic_gpus_per_node"],
 }
@@ -55,9 +58,9 @@ _T = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_
 TIME_INPUTS = {
     "rollout": ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all", "async_train",
                 "vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_eager"] + _STEP,
-    "old_log_prob": _T + ["micro_rollout_batch_size"],
+    "old_log_prob": _T + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     "ref": _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
-                 "micro_rollout_batch_size"],
+                 "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     "actor_update": _T + _TRAIN + ["train_batch_size"],
     "critic_update": _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node"],
     "weight_sync": _T + ["colocate_all", "async_train", "vllm_tp"],
@@ -133,7 +136,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         train_micro=int(v.get("micro_train_batch_size") or 1),
         train_token_budget=int(v["train_max_tokens"]) if dyn else None,
         logprob_micro=int(v.get("micro_rollout_batch_size") or 1),
-        logprob_token_budget=None,
+        logprob_token_budget=(int(v.get("rollout_max_tokens") or v["train_max_tokens"]) if dyn else None),
         sp=ring,
         shard_degree=max(1, n_gpus // tp),
         zero_stage=int(v.get("zero_stage") or 0),

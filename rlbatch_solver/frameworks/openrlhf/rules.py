@@ -55,6 +55,9 @@ _VARS = [
     ("packing_samples", "ds.packing_samples", "bool", False, False, "pack samples (flash attention varlen)"),
     ("dynamic_batch", "train.dynamic_batch_enable", "bool", False, False, "token-budget micro batches"),
     ("train_max_tokens", "train.max_tokens_per_gpu", "int", 16192, False, "token budget per GPU (dynamic batch)"),
+    # the experience forwards' budget: train_ppo_ray.py sets an unset one to train.max_tokens_per_gpu
+    ("rollout_max_tokens", "rollout.max_tokens_per_gpu", "int", None, True,
+     "token budget per GPU of the experience forwards (dynamic batch; unset: train.max_tokens_per_gpu)"),
     ("rollout_batch_size", "rollout.batch_size", "int", 1024, False, "prompts per rollout"),
     ("vllm_generate_batch_size", "rollout.vllm_generate_batch_size", "int", None, True,
      "prompts per vLLM call (unset: rollout.batch_size)"),
