@@ -270,6 +270,32 @@ def check_script(rel: str, hw: dict[str, Any]):
                     length_fraction=hw.get("length_fraction", 1.0))
 
 
+def margin_evidence() -> dict[str, Any]:
+    """What the published runs say the safety margin may be, as a share of the GPU's memory, from the phases the
+    whole margin applies to (every phase but a vLLM rollout, which is held to its own reservation): the largest
+    predicted free share among reported OOMs that we predict under the GPU's memory (``low``: a margin below it
+    would call a failing run safe), and the smallest among runs that ran (``high``: a margin above it would call
+    a working run unsafe); scripts recorded "tight" are the band between and are left out of ``high``."""
+    import rlbatch_solver as rb
+
+    def free_share(memory) -> tuple[float, str]:
+        shares = [((memory.total_mib - peak) / memory.total_mib, phase) for phase, peak in memory.peaks.items()
+                  if memory.capacity_of(phase) == memory.capacity_mib]  # not a vLLM rollout's own line
+        return min(shares)
+
+    ran: list[tuple[float, str, str]] = []
+    for rel, hw in script_hardware().items():
+        if hw["fits"] is True:
+            ran.append((*free_share(check_script(rel, hw).memory), rel))
+    for point in measured_points():
+        r = rb.check(point["args"], framework=point["framework"], gpus=point.get("gpus"), model=point["model"],
+                     gpu=point["gpu"])
+        ran.append((*free_share(r.memory), point["name"]))
+    failed = [(*free_share(check_oom_report(rep).memory), rep.name) for rep in oom_reports()]
+    failed_under = [f for f in failed if f[0] > 0]
+    return {"low": max(failed_under) if failed_under else None, "high": min(ran)}
+
+
 def measured_points() -> list[dict[str, Any]]:
     """The measured set (tests/data/measured/points.yaml): runs that ran as published, so they fit."""
     return yaml.safe_load((DATA / "measured" / "points.yaml").read_text())
