@@ -378,9 +378,10 @@ def test_placement_cli_prints_the_comparison_and_json_carries_it():
                                                                                                        "split"}
     bad = run("recommend", "--placement", "spilt")
     assert bad.returncode == 2 and "did you mean" in (bad.stdout + bad.stderr).lower()
-    swift = run("recommend", "--framework", "swift", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b",
-                "--placement", "split")
-    assert swift.returncode == 2 and "not modelled" in swift.stdout + swift.stderr
+    trl = run("recommend", "--framework", "trl", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b",
+              "--placement", "split", "--json")
+    assert trl.returncode == 0, trl.stderr  # TRL's vllm-serve server, in turn (no async generation)
+    assert json.loads(trl.stdout)["placement"]["winner"].startswith("synchronous:")
 
 
 def test_openrlhf_async_split_puts_vllm_on_its_own_gpus_and_pipelines():
@@ -443,3 +444,21 @@ def test_a_fully_async_scenario_splits_with_the_recipes_keys_and_entry_point():
     assert get_framework("verl").entry_point(best.values).endswith("fully_async_policy.fully_async_main")
     again = rb.check(best.native)
     assert again.valid and again.values["async_mode"] == 3, [v.message for v in again.errors]
+
+
+def test_ms_swift_split_is_a_rollout_server_with_async_generate():
+    """ms-swift's split: a `swift rollout` server on GPUs of its own (--vllm_mode server) and --async_generate, one
+    batch ahead (rollout_mixin.py): the step is pipelined; Megatron GRPO has no async_generate, its server mode runs
+    in turn."""
+    sc = Scenario(framework="swift", gpu="a100-80gb", gpus=8, model="qwen2.5-1.5b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=2048, placement="split")
+    report = recommend(sc, time_limit_s=20)
+    best = report.best
+    assert best.values["vllm_server"] and best.values["async_generate"] and best.stages
+    assert report.placement.winner.label.startswith("async:")
+    assert "--async_generate true" in best.native
+    assert rb.check(best.native, framework="swift").valid
+    fw = get_framework("swift-megatron")
+    _, _, sub, _ = [lay for lay in fw.placements(Scenario(framework="swift-megatron", gpu="a100-80gb", gpus=8,
+                                                           model="qwen2.5-1.5b", placement="split"))][0]
+    assert "async_generate" not in sub.fixed and sub.fixed["vllm_mode"] == "server"

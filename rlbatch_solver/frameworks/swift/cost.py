@@ -294,6 +294,15 @@ def tokens_per_step(values: Mapping[str, Value], megatron: bool) -> int:
     return gen * (int(values.get("max_length") or DEFAULT_MAX_LENGTH) + int(values.get("max_completion_length") or 512))
 
 
+def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
+    """``--async_generate`` (server mode only): the trainer submits the next batch's generation to the `swift rollout`
+    server and trains on the one before (rollout_mixin.py ``_prepare_async_generate``, one batch ahead), so a step
+    takes the slower of the two, plus the weight sync."""
+    if not (values.get("use_vllm") and values.get("vllm_server") and values.get("async_generate")):
+        return []
+    return [("rollout", ("rollout",)), ("trainer", ("old_log_prob", "ref", "actor_update", "offload"))]
+
+
 def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
               optional: frozenset = frozenset(), framework: str | None = None) -> CostSpec:
     """ms-swift's cost terms; ``framework`` names another trainer built on TRL's GRPOTrainer that reuses
@@ -311,4 +320,6 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv"},
         unread=unread,
         optional=optional,
+        pipeline=pipeline,
+        concurrency_inputs=("async_generate",),
     )

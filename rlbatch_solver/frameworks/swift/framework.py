@@ -310,6 +310,8 @@ class SwiftFramework(Framework):
                 extra.setdefault("vllm_server_host", "ROLLOUT_HOST")
                 for name in ("server_tp", "server_dp"):
                     out.append(self._flag(specs[name].key, solution[name]))
+                if solution.get("async_generate"):
+                    out.append(self._flag(specs["async_generate"].key, True))
         out += export_flags(solution, self.megatron)
         for key, value in extra.items():
             out.append(self._flag(key, value))
@@ -346,6 +348,32 @@ class SwiftFramework(Framework):
             "gradient_accumulation_steps": pow2(1, 16),
             "vllm_tp": [t for t in (1, 2, 4, 8) if t <= per_node],
         }
+
+    def placements(self, scenario: Any) -> list[tuple]:
+        """Colocated: vLLM on the training GPUs (``--vllm_mode colocate``). Split: a `swift rollout` server on GPUs
+        of its own (``--vllm_mode server``), pipelined with ``--async_generate`` on the HF path (Megatron GRPO does
+        not support it: its server mode runs in turn); one solve places the training ranks and the server's GPUs
+        (the space searches the split and uses every GPU)."""
+        from ...commands.placement import sub_scenario
+
+        out = []
+        if scenario.placement in ("colocate", "auto"):
+            out.append(("colocate", f"colocated on {scenario.total_gpus} GPUs",
+                        sub_scenario(scenario, fixed={"use_vllm": True, "vllm_mode": "colocate"}), True))
+        if scenario.placement in ("split", "auto"):
+            fixed = {"use_vllm": True, "vllm_mode": "server"}
+            if "async_generate" in self.ruleset.variables and not self.megatron:  # TRL has none: in turn
+                fixed["async_generate"] = True
+            out.append(("split", "a rollout server on GPUs of its own", sub_scenario(scenario, fixed=fixed), True))
+        return out
+
+    def describe_placement(self, values: Mapping[str, Value]) -> str | None:
+        if not (values.get("use_vllm") and values.get("vllm_server")):
+            return None
+        world = int(values.get("gpus_per_node") or 1) * int(values.get("nnodes") or 1)
+        server = int(values.get("server_tp") or 1) * int(values.get("server_dp") or 1)
+        kind = "async" if values.get("async_generate") else "synchronous"
+        return f"{kind}: {world} training + {server} rollout-server GPUs"
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
         # no algorithm (recommend --from): the config's own flags, in scenario.fixed, are all there is
