@@ -462,3 +462,9 @@ def test_ms_swift_split_is_a_rollout_server_with_async_generate():
     _, _, sub, _ = [lay for lay in fw.placements(Scenario(framework="swift-megatron", gpu="a100-80gb", gpus=8,
                                                            model="qwen2.5-1.5b", placement="split"))][0]
     assert "async_generate" not in sub.fixed and sub.fixed["vllm_mode"] == "server"
+
+
+def test_the_placement_is_not_searched_key_by_key():
+    out = run("recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b", "--search",
+              "trainer.v1.trainer_mode=sync,separate_async")
+    assert out.returncode == 2 and "--placement" in out.stdout + out.stderr

@@ -459,6 +459,8 @@ def _fmt(value: Any) -> str:
 
 
 # -- search space ----------------------------------------------------------------------
+# the settings that shape the step itself (the pipeline, tables._step_expr): one value per solve
+PLACEMENT_SETTINGS = frozenset({"async_mode", "staleness_permille"})
 # What people actually use (verl examples and docs): powers of two.
 DEFAULT_SEARCH: dict[str, list[Value]] = {
     "train_batch_size": pow2(16, 1024),
@@ -537,6 +539,9 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     user_set = {by_key[k].name for k in scenario.fixed if k in by_key}
     for key, values in scenario.search.items():
         spec = by_key.get(key)
+        if spec is not None and spec.name in PLACEMENT_SETTINGS:
+            raise InputError(f"search.{key}", "the placement is not searched key by key: each one is a solve of its own.",
+                             "use recommend --placement split (or auto) to compare placements, or fix the key.")
         if spec is None or spec.name in DECIDED_BY_TOOL or spec.name == "megatron":
             raise InputError(
                 f"search.{key}", f"is not a verl key we search.{did_you_mean(key, by_key)}",
