@@ -292,4 +292,46 @@ PATTERNS: list[ErrorPattern] = [
         "megatron/core/transformer/transformer_block.py:get_num_layers_to_build (megatron-core)",
         "AssertionError: num_layers should be divisible by pipeline_model_parallel_size",
     ),
+    # ---- split placements (docs/async.md): the separate_async trainer, the recipes, Ray's pool check
+    ErrorPattern(
+        "verl",
+        rf"train_batch_size must equal parameter_sync_step \* ppo_mini_batch_size in separate async training, but got "
+        rf"train_batch_size={_n('train')}, parameter_sync_step={_n('sync')}, ppo_mini_batch_size={_n('mini')}",
+        ("verl.async.separate_batch_is_sync_steps_of_minis",),
+        "verl/trainer/ppo/v1/trainer_separate_async.py:PPOTrainerSeparateAsync.__init__",
+        "AssertionError: train_batch_size must equal parameter_sync_step * ppo_mini_batch_size in separate async "
+        "training, but got train_batch_size=6, parameter_sync_step=4, ppo_mini_batch_size=1",
+        hint=lambda x: (f"separate_async trains one mini batch per step between weight syncs: data.train_batch_size "
+                        f"must be {x['sync']} x {x['mini']} = {x['sync'] * x['mini']}, or parameter_sync_step "
+                        f"{x['train'] // x['mini'] if x['train'] % x['mini'] == 0 else 'a divisor'} for "
+                        f"{x['train']} prompts."),
+        numbers=("train", "sync", "mini"),
+    ),
+    ErrorPattern(
+        "verl", r"nnodes must be > 0 in (separate async training|standalone mode)|config\.rollout\.nnodes must be greater "
+        r"than 0", ("verl.async.rollout_pool_needed",),
+        "verl/trainer/ppo/v1/trainer_separate_async.py:PPOTrainerSeparateAsync.__init__; "
+        "verl/experimental/separation/utils.py:create_resource_pool_manager",
+        "AssertionError: nnodes must be > 0 in separate async training",
+    ),
+    ErrorPattern(
+        "verl", r"please use nccl/nixl/mooncake, etc\. backend for separate async training",
+        ("verl.async.checkpoint_engine_not_naive",),
+        "verl/trainer/ppo/v1/trainer_separate_async.py:PPOTrainerSeparateAsync.__init__",
+        "AssertionError: please use nccl/nixl/mooncake, etc. backend for separate async training",
+    ),
+    ErrorPattern(
+        "verl", r"train_batch_size must be zero", ("verl.async.fully_async_train_batch_zero",),
+        "verl/experimental/fully_async_policy/fully_async_rollouter.py:FullyAsyncRollouter.__init__",
+        "AssertionError: train_batch_size must be zero",
+    ),
+    ErrorPattern(
+        "verl", rf"Total available GPUs {_n('have')} is less than total desired GPUs {_n('want')}",
+        ("verl.async.pools_fit_cluster",),
+        "verl/single_controller/ray/base.py:ResourcePoolManager._check_resource_available",
+        "ValueError: Total available GPUs 8 is less than total desired GPUs 12",
+        hint=lambda x: f"the job's pools ask Ray for {x['want']} GPUs but the cluster has {x['have']}: "
+                       f"{x['want'] - x['have']} more, or smaller pools.",
+        numbers=("have", "want"),
+    ),
 ]
