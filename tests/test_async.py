@@ -459,12 +459,80 @@ def test_ms_swift_split_is_a_rollout_server_with_async_generate():
     assert "--async_generate true" in best.native
     assert rb.check(best.native, framework="swift").valid
     fw = get_framework("swift-megatron")
-    _, _, sub, _ = [lay for lay in fw.placements(Scenario(framework="swift-megatron", gpu="a100-80gb", gpus=8,
-                                                           model="qwen2.5-1.5b", placement="split"))][0]
-    assert "async_generate" not in sub.fixed and sub.fixed["vllm_mode"] == "server"
+    (lay,) = fw.placements(Scenario(framework="swift-megatron", gpu="a100-80gb", gpus=8, model="qwen2.5-1.5b",
+                                    placement="split"), [])
+    assert "async_generate" not in lay.scenario.fixed and lay.scenario.fixed["vllm_mode"] == "server"
 
 
 def test_the_placement_is_not_searched_key_by_key():
     out = run("recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b", "--search",
               "trainer.v1.trainer_mode=sync,separate_async")
     assert out.returncode == 2 and "--placement" in out.stdout + out.stderr
+
+
+# ------------------------------------------------------------------------------------------ review findings
+def test_placement_takes_the_time_objective_only():
+    out = run("recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b", "--placement", "auto",
+              "--objective", "gpus")
+    assert out.returncode == 2 and "--objective time" in out.stdout + out.stderr
+
+
+def test_odd_gpu_counts_search_batches_they_divide_and_colocate_answers_at_24():
+    sc = Scenario(framework="verl", gpu="h100", gpus=24, model="qwen2.5-1.5b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=1024)
+    best = recommend(sc, time_limit_s=20).best
+    assert best is not None and best.values["train_batch_size"] % 3 == 0
+    assert best.samples == best.values["train_batch_size"] * best.values["n"]
+
+
+def test_a_fixed_mode_that_contradicts_the_placement_is_an_input_error_and_auto_says_what_it_left_out():
+    base = ["recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b", "--time-limit", "20"]
+    out = run(*base, "--placement", "split", "--set", "trainer.v1.trainer_mode=colocate_async")
+    assert out.returncode == 2 and "separate_async" in out.stdout + out.stderr
+    out = run(*base, "--placement", "auto", "--set", "trainer.v1.trainer_mode=colocate_async", "--json")
+    data = json.loads(out.stdout)
+    assert {o["placement"] for o in data["placement"]["options"]} == {"colocate"}
+    assert any("no split layout was solved" in n for n in data["placement"]["notes"])
+    out = run(*base, "--placement", "split", "--framework", "verl==0.8.0")
+    assert out.returncode == 2 and "0.9.1" in out.stdout + out.stderr
+
+
+def test_a_fixed_rollout_pool_keeps_its_layouts_and_fixed_keys_win():
+    sc = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=1024, placement="split",
+                  fixed={f"{AR}.rollout.n_gpus_per_node": 2, f"{AR}.rollout.nnodes": 1, f"{AR}.hybrid_engine": True})
+    layouts = get_framework("verl").placements(sc, [])
+    assert [lay.label for lay in layouts] == ["6 trainer (1x6) + 2 rollout (1x2) GPUs"]
+    assert layouts[0].scenario.fixed[f"{AR}.hybrid_engine"] is True
+
+
+def test_fix_keeps_the_fully_async_recipes_batch_as_its_keys_say():
+    script = SCRIPTS / "verl" / "fully_async_dapo_7b_math_fsdp2_4_12.sh"
+    rep = rb.fix(read_launch_script(script).args, framework="verl")
+    changed = {k for k, _old, _new in rep.native_changes}
+    assert "data.train_batch_size" not in changed and f"{AR}.actor.ppo_mini_batch_size" not in changed
+
+
+def test_a_replica_larger_than_the_pool_is_an_error_even_with_the_hybrid_engine():
+    """separate_async serves its generation from the standalone pool only (get_llm_client)."""
+    broken = rules_broken(with_(SEPARATE, **{f"{AR}.rollout.tensor_model_parallel_size": 8}))
+    assert "verl.async.replica_fits_rollout_pool" in broken
+
+
+def test_check_on_a_split_without_gpus_says_what_it_did_not_check():
+    report = rb.check(SEPARATE)
+    assert any("need 8 GPUs" in n and "--gpus" in n for n in report.notes)
+    assert not any("need" in n and "--gpus" in n for n in rb.check(SEPARATE, gpus=8).notes)
+
+
+def test_recipe_exports_write_each_pool_key_once_and_colocate_async_no_pool():
+    fw = get_framework("verl")
+    sc = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=1024, placement="split",
+                  fixed={"rollout.nnodes": 1, "rollout.n_gpus_per_node": 2})  # the one_step_off recipe
+    best = recommend(sc, time_limit_s=20).best
+    assert sum(a.startswith("rollout.nnodes=") for a in best.native) == 1
+    coloc = solution_to_overrides(fw.to_values(fw.parse(with_(SEPARATE, **{"trainer.v1.trainer_mode":
+                                                                           "colocate_async"}))[0], gpus=None, model=None))
+    assert "trainer.v1.trainer_mode=colocate_async" in coloc
+    assert not any("rollout.nnodes" in a or "checkpoint_engine" in a or "parameter_sync_step" in a for a in coloc)

@@ -146,7 +146,7 @@ def check(
     fw, version_notes = framework_for(fw, flat)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
-    notes = version_notes + list(fw.config_notes(flat))
+    notes = version_notes + list(fw.config_notes(flat)) + list(fw.value_notes(values))
     memory = None
     if gpu and card is not None:
         ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,

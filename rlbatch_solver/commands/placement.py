@@ -2,20 +2,35 @@
 
 A colocated run takes turns: every step generates, then trains, on the same GPUs. A split run gives the
 inference engines GPUs of their own and pipelines: the rollout pool generates the next step's samples while the
-trainer pool trains on the last ones (verl's separate_async mode and fully_async recipe, OpenRLHF's
-``--train.async_enable``), so a step takes the slower pool plus the weight sync. Which wins depends on how the
-step's time divides between generation and training, and on where the GPUs go: the framework lists the layouts
+trainer pool trains on the last ones (verl's separate_async mode and recipes, OpenRLHF's ``--train.async_enable``,
+ms-swift's ``--async_generate``), so a step takes the slower pool plus the weight sync. Which wins depends on how
+the step's time divides between generation and training, and on where the GPUs go: the framework lists the layouts
 worth solving (``Framework.placements``), each layout is one ordinary solve, and the best over all of them is the
-answer, with every layout's best beside it.
+answer, with every layout's best beside it. Layouts compare by throughput (time per sample): a layout may choose
+another batch per step.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Optional
 
+from ..errors import InputError
 from ..scenario import Scenario
+
+# the colocated solve's share of the time when it runs beside split layouts: the answer every split is held to
+COLOCATED_TIME_SHARE = 0.35
+
+
+class Layout(NamedTuple):
+    """One layout ``recommend --placement`` may solve (``Framework.placements``)."""
+
+    placement: str  # "colocate" | "split"
+    label: str  # "16 trainer (2x8) + 16 rollout (2x8) GPUs"
+    scenario: Any  # the Scenario of its solve (placement settled)
+    coarse: bool = True  # solved first; the others only next to the best of their family
+    family: Optional[str] = None  # split layouts of one family are ordered by trainer GPUs
 
 
 @dataclass
@@ -23,7 +38,7 @@ class PlacementOption:
     """The best config of one placement layout (its own solve)."""
 
     placement: str  # "colocate" | "split"
-    label: str  # "16 trainer + 16 rollout GPUs"
+    label: str
     report: Any  # RecommendReport of that layout's solve
 
     @property
@@ -36,20 +51,27 @@ class PlacementOption:
 
     @property
     def samples(self) -> int:
-        """Samples (responses) per step of its best config: step times compare only per sample."""
-        best = self.best
-        return 0 if best is None else round(best.step_time_s * 1e6 / best.objective) if best.objective else 0
+        """Samples (responses) per step of its best config."""
+        return 0 if self.best is None else self.best.samples
+
+    @property
+    def timed_out(self) -> bool:
+        return self.best is None and self.report.status == "unknown"
 
     def to_dict(self) -> dict[str, Any]:
         best = self.best
         out: dict[str, Any] = {"placement": self.placement, "layout": self.label, "status": self.report.status,
-                               "proven": self.report.proven}
+                               "proven": bool(best is not None and best.proven)}
         if best is not None:
-            out.update(step_seconds=round(best.step_time_s, 3), tokens_per_s=round(best.tokens_per_s, 1),
-                       seconds_per_sample=round(best.objective / 1e6, 6),
+            out.update(step_seconds=round(best.step_time_s, 3), samples=best.samples,
+                       tokens_per_s=round(best.tokens_per_s, 1), seconds_per_sample=round(best.objective / 1e6, 6),
                        pipeline=[{"pool": n, "seconds": round(s, 3), "idle_ratio": round(i, 3)}
                                  for n, s, i in best.stages])
         return out
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 @dataclass
@@ -57,6 +79,7 @@ class PlacementSummary:
     asked: str
     options: list[PlacementOption] = field(default_factory=list)
     skipped: int = 0  # layouts of the framework's list not solved: neither coarse nor next to the best split
+    notes: list[str] = field(default_factory=list)  # what the framework left out, and why
 
     @property
     def ranked(self) -> list[PlacementOption]:
@@ -67,14 +90,34 @@ class PlacementSummary:
         ranked = self.ranked
         return ranked[0] if ranked else None
 
+    @property
+    def proven(self) -> bool:
+        """Every layout of the list solved and each one's answer proven (its best, or that nothing fits): the winner
+        is then the best of all of them."""
+        return not self.skipped and all(o.best.proven if o.best is not None else o.report.status == "infeasible"
+                                        for o in self.options)
+
     def best_of(self, placement: str) -> PlacementOption | None:
         return next((o for o in self.ranked if o.placement == placement), None)
+
+    def scope(self) -> str:
+        """What the answer is the best of: the layouts solved, proven or not, and those left out."""
+        solved = [o for o in self.options if o.best is not None]
+        proven = sum(1 for o in solved if o.best.proven)
+        text = f"best of {_plural(len(solved), 'layout')} with an answer ({proven} proven)"
+        timed = sum(1 for o in self.options if o.timed_out)
+        if timed:
+            text += f"; {timed} found no answer in {'its' if timed == 1 else 'their'} share of the time"
+        if self.skipped:
+            text += (f"; {_plural(self.skipped, 'layout')} further from the best split "
+                     f"{'was' if self.skipped == 1 else 'were'} not solved (coarse to fine over the trainer's share)")
+        return text
 
     def verdict(self) -> str:
         """Which placement wins, by how much, and why (the bottleneck), in numbers."""
         win = self.winner
         if win is None:
-            return "no layout has a config that is valid and fits"
+            return "no layout has a config that is valid and fits" + "".join(f"; {n}" for n in self.notes)
         text = (f"best: {win.label}, {win.best.tokens_per_s:,.0f} tokens/s ({win.best.step_time_s:.1f} s per step of "
                 f"{win.samples:,} samples)")
         other = next((o for o in self.ranked if o.placement != win.placement), None)
@@ -83,16 +126,25 @@ class PlacementSummary:
             kind = {"colocate": "colocated", "split": "split"}.get(other.placement, other.placement)
             text += (f"; {gain:.2f}x the throughput of the best {kind} layout ({other.label}, "
                      f"{other.best.tokens_per_s:,.0f} tokens/s)")
+        else:
+            missing = {o.placement for o in self.options} - {win.placement}
+            for kind in sorted(missing):
+                timed = any(o.timed_out for o in self.options if o.placement == kind)
+                text += (f"; no {'colocated' if kind == 'colocate' else 'split'} layout "
+                         + ("found an answer in its share of the time (raise --time-limit)" if timed
+                            else "has a valid config that fits"))
         text += ". " + _why(win, other)
-        if self.skipped:
-            text += (f". {len(self.options)} layouts solved; {self.skipped} more, further from the best split, were "
-                     "not (coarse to fine over the trainer's share)")
+        if any(o.timed_out for o in self.options):
+            text += ". Some layouts found no answer in their share of the time: raise --time-limit to solve them"
+        for note in self.notes:
+            text += f". {note}"
         return text
 
     def to_dict(self) -> dict[str, Any]:
         win = self.winner
         return {"asked": self.asked, "winner": None if win is None else win.label, "verdict": self.verdict(),
-                "layouts_not_solved": self.skipped, "options": [o.to_dict() for o in self.options]}
+                "proven": self.proven, "scope": self.scope(), "layouts_not_solved": self.skipped,
+                "notes": list(self.notes), "options": [o.to_dict() for o in self.options]}
 
 
 def _why(win: PlacementOption, other: PlacementOption | None) -> str:
@@ -110,8 +162,9 @@ def _why(win: PlacementOption, other: PlacementOption | None) -> str:
         else:
             gen = best.phase_seconds.get("rollout", 0.0)
             share = gen / best.step_time_s if best.step_time_s else 0.0
+            where = "on separate pools, in turn" if opt.placement == "split" else "one after the other"
             parts.append(f"{opt.label}: generation is {share:.0%} of the step ({gen:.1f} of {best.step_time_s:.1f} s), "
-                         "training the rest, one after the other")
+                         f"training the rest, {where}")
     return "; ".join(parts)
 
 
@@ -119,33 +172,41 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
                         solver_workers: int, recommend_one) -> Any:
     """One solve per layout, coarse to fine: the layouts the framework marks coarse first (a quarter, a half and
     three quarters of the GPUs to the trainer), then, in each family of splits (the framework's order, trainer GPUs
-    ascending), the neighbours of its best, until they are solved or the time is spent. Each solve gets an
-    even share of the time left. Returns the best layout's report, its choices merged with the other layouts'
-    (best first), and a ``PlacementSummary`` of every layout solved."""
+    ascending), the neighbours of its best, until they are solved or the time is spent. The colocated solve, the
+    answer every split is held to, gets its own share of the time; the others an even share of what is left (at
+    least a second each). Returns the best layout's report, its choices merged with the other layouts' (best
+    first), and a ``PlacementSummary`` of every layout solved."""
     from ..deadline import Deadline
     from ..frameworks import get_framework
 
+    if scenario.objective != "time":
+        raise InputError("objective", f"--placement compares layouts by throughput; --objective {scenario.objective} "
+                         "ranks each layout's own configs, not the layouts.",
+                         "use --objective time with --placement, or drop --placement.")
     fw = get_framework(scenario.framework)
-    layouts = fw.placements(scenario)  # (placement, label, scenario, coarse[, family])
+    notes: list[str] = []
+    layouts = fw.placements(scenario, notes)
     deadline = Deadline(time_limit_s)
     solved: dict[int, PlacementOption] = {}
 
-    def solve(i: int, pending: int) -> None:
-        placement, label, sub = layouts[i][:3]
-        share = max(1.0, deadline.left() / max(1, pending))
-        report = recommend_one(sub, top=top, time_limit_s=share, extra_gpus=extra_gpus, solver_workers=solver_workers)
-        if report.best is not None:
-            label = fw.describe_placement(report.best.values) or label
-        solved[i] = PlacementOption(placement, label, report)
+    def solve(i: int, seconds: float) -> None:
+        lay = layouts[i]
+        report = recommend_one(lay.scenario, top=top, time_limit_s=max(1.0, seconds), extra_gpus=extra_gpus,
+                               solver_workers=solver_workers)
+        label = (fw.describe_placement(report.best.values) if report.best is not None else None) or lay.label
+        solved[i] = PlacementOption(lay.placement, label, report)
 
-    first = [i for i, lay in enumerate(layouts) if lay[3]]
-    for k, i in enumerate(first):
-        solve(i, len(first) - k)
-    # each family of split layouts (whole nodes to each pool; every node split) in its own order
+    first = [i for i, lay in enumerate(layouts) if lay.coarse]
+    colocated = [i for i in first if layouts[i].placement == "colocate"]
+    splits = [i for i in first if i not in colocated]
+    for i in colocated:
+        solve(i, time_limit_s * (COLOCATED_TIME_SHARE if splits else 1.0))
+    for k, i in enumerate(splits):
+        solve(i, deadline.left() / (len(splits) - k))
     families: dict[Any, list[int]] = {}
     for i, lay in enumerate(layouts):
-        if lay[0] == "split":
-            families.setdefault(lay[4] if len(lay) > 4 else None, []).append(i)
+        if lay.placement == "split":
+            families.setdefault(lay.family, []).append(i)
     while families and deadline.left() > 1.0:
         todo = set()
         for order in families.values():
@@ -159,23 +220,40 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
         if not todo:
             break
         for k, i in enumerate(sorted(todo)):
-            solve(i, len(todo) - k + 1)
+            solve(i, deadline.left() / (len(todo) - k))
     options = [solved[i] for i in sorted(solved)]
-    summary = PlacementSummary(scenario.placement or "colocate", options, skipped=len(layouts) - len(options))
+    summary = PlacementSummary(scenario.placement or "colocate", options, len(layouts) - len(options), notes)
     win = summary.winner or options[0]
     report = win.report
     merged = sorted((c for o in options for c in o.report.choices), key=lambda c: c.objective)[:top]
-    for i, c in enumerate(merged):
-        c.rank = i + 1
-    report.choices = merged
-    report.proven = all(o.report.proven for o in options)
+    report.choices = [replace(c, rank=i + 1) for i, c in enumerate(merged)]
+    report.proven = summary.proven
     report.scenario = scenario
     report.placement = summary
     return report
 
 
+def admits(scenario: Scenario, placement: str, wanted: dict[str, Any], notes: list[str]) -> bool:
+    """Whether the scenario's fixed keys allow the layouts of ``placement``, which set ``wanted``: asked for by name,
+    a clash is an ``InputError``; under ``auto`` that kind is left out and ``notes`` says why."""
+    clash = {k: v for k, v in wanted.items() if k in scenario.fixed and str(scenario.fixed[k]).lower() != str(v).lower()}
+    if not clash:
+        return True
+    k, v = next(iter(clash.items()))
+    if scenario.placement == placement:
+        raise InputError("placement", f"--placement {placement} needs {k}={v}, but the scenario fixes "
+                         f"{k}={scenario.fixed[k]}.", f"drop {k} from the scenario, or use another --placement.")
+    kind = "colocated" if placement == "colocate" else "split"
+    notes.append(f"no {kind} layout was solved: the scenario fixes {k}={scenario.fixed[k]}")
+    return False
+
+
 def sub_scenario(scenario: Scenario, **changes: Any) -> Scenario:
-    """A copy of ``scenario`` for one layout's solve (its own placement settled: no further split)."""
-    fixed = {**scenario.fixed, **changes.pop("fixed", {})}
+    """A copy of ``scenario`` for one layout's solve (its own placement settled: no further split). ``fixed`` keys
+    the user set win over the layout's, except those the layout is made of (``layout_keys``)."""
+    layout_keys = set(changes.pop("layout_keys", ()))
+    given = changes.pop("fixed", {})
+    fixed = {**given, **scenario.fixed}
+    fixed.update({k: v for k, v in given.items() if k in layout_keys})
     search = {**scenario.search, **changes.pop("search", {})}
     return replace(scenario, placement=None, fixed=fixed, search=search, **changes)

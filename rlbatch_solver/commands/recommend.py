@@ -33,6 +33,7 @@ class Choice:
     waste: str = ""  # what the config makes the framework pad, in words ('' when nothing): ranked lower for it
     # asynchronous training on separate pools: (pool, seconds per step, idle ratio) (tables.stage_seconds)
     stages: list[tuple[str, float, float]] = field(default_factory=list)
+    samples: int = 0  # samples (responses) one step processes (CostSpec.samples)
 
     def peak_mib(self) -> dict[str, float]:
         return {p: r.peak(p) / 2**20 for p, r in self.memory.items()}
@@ -231,7 +232,7 @@ def recommend(
         choices.append(Choice(i + 1, r.solution, fw.export(r.solution, space), total, seconds, memory, r.objective,
                               r.proven, tokens / total if total else 0.0,
                               waste_text(fw, ruleset, r.solution, r.solution),
-                              stage_seconds(spec, r.solution, seconds)))
+                              stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution))))
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
                              res.wall_time_s, terms.capacity_mib, space.raw_size, space=space)
     if choices:

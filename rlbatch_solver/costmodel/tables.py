@@ -106,10 +106,18 @@ def _combine(spec: CostSpec, values: Mapping[str, Value], times: Mapping[str, ob
 
     staged = {p for _, phases in stages for p in phases}
     parts = in_sequence([p for p in times if p not in staged])
-    stage_totals = [total(in_sequence(phases)) for _, phases in stages if in_sequence(phases)]
+    stage_totals = [total(seq) for seq in (in_sequence(phases) for _, phases in stages) if seq]
     if stage_totals:
         parts.append(functools.reduce(mx, stage_totals))
     return total(parts)
+
+
+# the two pools of a split placement: generation on the rollout pool; the forwards, updates and offload copies on the
+# trainer pool (the weight sync, in neither, holds both)
+TWO_POOLS: list[tuple[str, tuple[str, ...]]] = [
+    ("rollout", ("rollout",)),
+    ("trainer", ("old_log_prob", "ref", "actor_update", "critic_update", "offload")),
+]
 
 
 def step_seconds(spec: CostSpec, values: Mapping[str, Value], seconds: Mapping[str, float]) -> float:

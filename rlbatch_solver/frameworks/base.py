@@ -137,6 +137,10 @@ class Framework(ABC):
         """What reading the config assumed or could not read, for ``check`` to print (none by default)."""
         return []
 
+    def value_notes(self, values: Mapping[str, Value]) -> list[str]:
+        """What a config's values leave unchecked, for ``check`` to print (none by default)."""
+        return []
+
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         """What ``fix`` may change for ``values`` (``frameworks/repair_policies.RepairPolicy``)."""
         if self.policy is None:
@@ -178,17 +182,16 @@ class Framework(ABC):
         unset = set(self.repair_policy(values).unset_only)
         return {variables[n].key for n in self.searchable(values) | unset if n in variables}
 
-    def placements(self, scenario: Any) -> list[tuple]:
-        """(placement, label, scenario, coarse[, family]) of each layout ``recommend --placement`` may solve
-        (commands/placement.py), split layouts in order of trainer GPUs; ``coarse``: solved first, the others only
-        next to the best of their ``family``. By default the framework's own placements only: split is modelled
-        where a framework lists its layouts."""
-        from ..commands.placement import sub_scenario
+    def placements(self, scenario: Any, notes: list[str]) -> list:
+        """The layouts ``recommend --placement`` may solve (``commands.placement.Layout``), split layouts in order of
+        trainer GPUs; ``notes`` gets what was left out and why. By default the colocated one only: split layouts are
+        modelled where a framework lists them (verl, OpenRLHF, ms-swift, TRL)."""
+        from ..commands.placement import Layout, sub_scenario
 
         if scenario.placement == "split":
-            raise InputError("placement", f"split placements are not modelled for {self.name} yet.",
-                             "use --placement colocate, or --framework verl / openrlhf for a split (docs/async.md).")
-        return [("colocate", f"colocated on {scenario.total_gpus} GPUs", sub_scenario(scenario), True)]
+            raise InputError("placement", f"split placements are not modelled for {self.name}.",
+                             "use --placement colocate, or verl / openrlhf / swift / trl for a split (docs/async.md).")
+        return [Layout("colocate", f"colocated on {scenario.total_gpus} GPUs", sub_scenario(scenario))]
 
     def entry_point(self, values: Mapping[str, Value]) -> str | None:
         """The command that runs a config, where it is not the framework's usual one (verl's fully_async recipe)."""

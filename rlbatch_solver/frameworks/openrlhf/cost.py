@@ -22,7 +22,7 @@ from typing import Any, Mapping
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
-from ...costmodel.tables import CostSpec
+from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...rules.base import Value
 from .rules import VARIABLES
 from ..cost_common import phases_run
@@ -212,8 +212,7 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
     partial rollout) and follows."""
     if not values.get("async_train"):
         return []
-    return [("rollout", ("rollout",)),
-            ("trainer", ("old_log_prob", "ref", "actor_update", "critic_update", "offload"))]
+    return TWO_POOLS
 
 
 def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:

@@ -457,20 +457,32 @@ class OpenRLHFFramework(Framework):
         values.update(_cost_flags(flat))
         return values
 
-    def placements(self, scenario: Any) -> list[tuple[str, str, Any, bool]]:
+    def placements(self, scenario: Any, notes: list[str]) -> list:
         """Colocated: every model and the vLLM engines on the actor's GPUs (--train.colocate_all), synchronous.
         Split: --train.async_enable, whose vLLM engines always get GPUs of their own (train_ppo_ray.py shared_pg);
-        one solve places the engines and the model groups over the cluster (the space searches the engine count,
-        TP and the groups' GPUs, and uses every GPU)."""
-        from ...commands.placement import sub_scenario
+        one solve places the engines and the model groups over the cluster (the space searches the engine count, TP
+        and the groups' GPUs, and uses every GPU), with actor groups of a power of two or all but one or two GPUs of
+        a node, and batch sizes that are also three times a power of two, so that 6-GPU groups divide them."""
+        from ...commands.placement import Layout, admits, sub_scenario
 
         out = []
-        if scenario.placement in ("colocate", "auto"):
-            out.append(("colocate", f"colocated on {scenario.total_gpus} GPUs",
-                        sub_scenario(scenario, fixed={"train.colocate_all": True, "train.async_enable": False}), True))
-        if scenario.placement in ("split", "auto"):
-            out.append(("split", "async: vLLM engines on GPUs of their own",
-                        sub_scenario(scenario, fixed={"train.async_enable": True}), True))
+        colocate = {"train.colocate_all": True, "train.async_enable": False}
+        if scenario.placement in ("colocate", "auto") and admits(scenario, "colocate", colocate, notes):
+            out.append(Layout("colocate", f"colocated on {scenario.total_gpus} GPUs",
+                              sub_scenario(scenario, fixed=colocate, layout_keys=colocate)))
+        split = {"train.async_enable": True}
+        if scenario.placement in ("split", "auto") and admits(scenario, "split", split, notes):
+            more = {}
+            if "actor.num_gpus_per_node" not in scenario.fixed and "actor.num_gpus_per_node" not in scenario.search:
+                # the actor's share of a node: powers of two and what leaves one or two engine GPUs free
+                per = scenario.per_node
+                more["actor.num_gpus_per_node"] = sorted({v for v in (*pow2(1, per), per - 1, per - 2) if v >= 1})
+            for key, name in (("rollout.batch_size", "rollout_batch_size"), ("train.batch_size", "train_batch_size")):
+                if key not in scenario.fixed and key not in scenario.search:
+                    values = DEFAULT_SEARCH[name]
+                    more[key] = sorted(set(values) | {3 * v for v in values if 3 * v <= values[-1]})
+            out.append(Layout("split", "async: vLLM engines on GPUs of their own",
+                              sub_scenario(scenario, fixed=split, layout_keys=split, search=more)))
         return out
 
     def describe_placement(self, values: Mapping[str, Value]) -> str | None:

@@ -30,7 +30,7 @@ from typing import Any, Mapping
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
-from ...costmodel.tables import CostSpec
+from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...errors import InputError
 from ...rules.base import Value
 from ..overrides import memory_share_permille
@@ -300,7 +300,7 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
     takes the slower of the two, plus the weight sync."""
     if not (values.get("use_vllm") and values.get("vllm_server") and values.get("async_generate")):
         return []
-    return [("rollout", ("rollout",)), ("trainer", ("old_log_prob", "ref", "actor_update", "offload"))]
+    return TWO_POOLS
 
 
 def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,

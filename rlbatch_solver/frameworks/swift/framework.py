@@ -349,22 +349,24 @@ class SwiftFramework(Framework):
             "vllm_tp": [t for t in (1, 2, 4, 8) if t <= per_node],
         }
 
-    def placements(self, scenario: Any) -> list[tuple]:
+    def placements(self, scenario: Any, notes: list[str]) -> list:
         """Colocated: vLLM on the training GPUs (``--vllm_mode colocate``). Split: a `swift rollout` server on GPUs
-        of its own (``--vllm_mode server``), pipelined with ``--async_generate`` on the HF path (Megatron GRPO does
-        not support it: its server mode runs in turn); one solve places the training ranks and the server's GPUs
+        of its own (``--vllm_mode server``), pipelined with ``--async_generate`` on the HF path (Megatron GRPO and
+        TRL have none: their server mode runs in turn); one solve places the training ranks and the server's GPUs
         (the space searches the split and uses every GPU)."""
-        from ...commands.placement import sub_scenario
+        from ...commands.placement import Layout, admits, sub_scenario
 
         out = []
-        if scenario.placement in ("colocate", "auto"):
-            out.append(("colocate", f"colocated on {scenario.total_gpus} GPUs",
-                        sub_scenario(scenario, fixed={"use_vllm": True, "vllm_mode": "colocate"}), True))
-        if scenario.placement in ("split", "auto"):
-            fixed = {"use_vllm": True, "vllm_mode": "server"}
-            if "async_generate" in self.ruleset.variables and not self.megatron:  # TRL has none: in turn
-                fixed["async_generate"] = True
-            out.append(("split", "a rollout server on GPUs of its own", sub_scenario(scenario, fixed=fixed), True))
+        colocate = {"use_vllm": True, "vllm_mode": "colocate"}
+        if scenario.placement in ("colocate", "auto") and admits(scenario, "colocate", colocate, notes):
+            out.append(Layout("colocate", f"colocated on {scenario.total_gpus} GPUs",
+                              sub_scenario(scenario, fixed=colocate, layout_keys=colocate)))
+        split = {"use_vllm": True, "vllm_mode": "server"}
+        if "async_generate" in self.ruleset.variables and not self.megatron:
+            split["async_generate"] = True
+        if scenario.placement in ("split", "auto") and admits(scenario, "split", split, notes):
+            out.append(Layout("split", "a rollout server on GPUs of its own",
+                              sub_scenario(scenario, fixed=split, layout_keys=split)))
         return out
 
     def describe_placement(self, values: Mapping[str, Value]) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
-from ...costmodel.tables import CostSpec
+from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...rules.base import Value
 from .rules import VARIABLES
 from ..cost_common import phases_run, token_budget
@@ -157,7 +157,7 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
     mode = int(values.get("async_mode") or 0)
     if mode < 2 or (mode == 3 and int(values.get("staleness_permille") or 0) <= 0):
         return []
-    return [("rollout", ("rollout",)), ("trainer", ("old_log_prob", "ref", "actor_update", "critic_update", "offload"))]
+    return TWO_POOLS
 
 
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> Plan:

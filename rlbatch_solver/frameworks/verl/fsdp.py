@@ -363,7 +363,7 @@ _EXPORT_ORDER = [
 _PLACEMENT = {"async_mode", "sync_steps", "require_batches", "rollout_nnodes", "hybrid_engine", "ckpt_naive",
               "partial_rollout", "staleness_permille"}
 _FULLY_ASYNC_ONLY = {"require_batches", "partial_rollout", "staleness_permille"}
-_FULLY_ASYNC_EXPORT_KEYS = {**{v: k for k, v in FULLY_ASYNC_KEYS.items()}}
+_FULLY_ASYNC_EXPORT_KEYS = {v: k for k, v in FULLY_ASYNC_KEYS.items()}
 _KEYS = {**{name: spec.key for name, spec in ANY_RULESET.variables.items()}}
 _OPTIONAL_OMITTED = {"etp", "vpp", "ref_etp", "ref_vpp", "critic_etp", "critic_vpp"}  # None: leave verl's default
 
@@ -389,8 +389,12 @@ def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any
     mode = int(solution.get("async_mode") or 0)
     if mode == 0:
         skip = skip | _PLACEMENT
+    elif mode == 1:  # colocate_async: the mode alone, no pool
+        skip = skip | (_PLACEMENT - {"async_mode"}) | {"rollout_gpus_per_node"}
     elif mode != 3:
         skip = skip | _FULLY_ASYNC_ONLY
+    if mode >= 3:  # the recipes' pool keys come from the solution, not again from the scenario's
+        extra = {k: v for k, v in extra.items() if k not in FULLY_ASYNC_KEYS}
     keys = dict(keys or _KEYS)
     if mode >= 3:  # the recipes' own keys; their trainer is chosen by the entry point, not trainer.v1.trainer_mode
         skip = skip | {"async_mode"}
@@ -563,6 +567,16 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
         if name in PARALLEL_CAPPED:
             values = [v for v in values if v <= total]
         domains[name] = list(values)
+    # GPUs that are not a power of two (6, 12, 24) divide no power-of-two batch unless n holds their odd part: the
+    # batch sizes are then that odd part times powers of two (48, 96, ... for 24 GPUs), up to the same largest
+    odd = total
+    while odd % 2 == 0:
+        odd //= 2
+    if odd > 1 and n % odd:
+        for name in ("train_batch_size", "actor_mini"):
+            if name not in user_set and name in search_defaults:
+                top = search_defaults[name][-1]
+                domains[name] = [odd * v for v in search_defaults[name] if odd * v <= top]
     # switch to per-GPU micro sizes (deprecated global ones stay unset)
     for name in ("actor_micro", "logprob_micro", "ref_micro", "critic_micro"):
         if name not in user_set:
@@ -634,61 +648,79 @@ SPLIT_GMU = [0.8, 0.9]  # a rollout pool holds the engine alone: only high share
 SYNC_STEPS_SEARCH = [1, 2, 4, 8, 16, 32]
 
 
-def verl_placements(fw: Any, scenario: Any) -> list[tuple[str, str, Any]]:
-    """verl's layouts for recommend --placement: colocated (the hybrid engine, trainer.v1.trainer_mode=sync) and the
-    separate_async splits of ``split_layouts`` (a scenario with the fully_async or one_step_off recipe's keys stays
-    that recipe), each with the rollout pool's TP, the sync interval and the engine's share searched where the user
-    left them."""
-    from ...commands.placement import sub_scenario
+POOL_KEYS = {"nnodes": (f"{AR}.rollout.nnodes", "rollout.nnodes"),
+             "gpus_per_node": (f"{AR}.rollout.n_gpus_per_node", "rollout.n_gpus_per_node")}
 
+
+def _pinned_pool(fixed: Mapping[str, Any]) -> dict[str, int]:
+    """The rollout pool's geometry the user fixed (either spelling)."""
+    out = {}
+    for what, keys in POOL_KEYS.items():
+        for key in keys:
+            if key in fixed:
+                out[what] = int(fixed[key])
+    return out
+
+
+def verl_placements(fw: Any, scenario: Any, notes: list[str]) -> list:
+    """verl's layouts for recommend --placement: colocated (the hybrid engine, trainer.v1.trainer_mode=sync or the
+    scenario's colocate_async) and the separate_async splits of ``split_layouts`` (a scenario with the fully_async or
+    one_step_off recipe's keys stays that recipe; a rollout pool the scenario fixes keeps only its layouts), each
+    with the rollout pool's TP, the sync interval and the engine's share searched where the user left them. The keys
+    the user fixed win over the layout's (a hybrid engine, a checkpoint backend), the pool geometry aside."""
+    from ...commands.placement import Layout, admits, sub_scenario
+
+    if scenario.placement in ("split", "auto") and fw.version != versions.NEWEST:
+        raise InputError("placement", f"split placements are modelled for verl {versions.NEWEST} only, not "
+                         f"{fw.version}.", f"use --framework verl=={versions.NEWEST}, or --placement colocate.")
     fixed, search = scenario.fixed, scenario.search
-    mode = str(fixed.get("trainer.v1.trainer_mode", "sync"))
     recipe = is_fully_async(fixed) or is_one_step_off(fixed)
     out = []
+    mode = str(fixed.get("trainer.v1.trainer_mode", "sync"))
     if scenario.placement in ("colocate", "auto"):
-        if mode == "separate_async" or recipe:
+        if recipe:
             if scenario.placement == "colocate":
-                raise InputError("placement", "the scenario fixes a split placement (trainer.v1.trainer_mode="
-                                 "separate_async, or a recipe's keys), not a colocated one.",
-                                 "drop --placement colocate, or those keys.")
-        else:
-            out.append(("colocate", f"colocated on {scenario.total_gpus} GPUs",
-                        sub_scenario(scenario, fixed={"trainer.v1.trainer_mode": mode}), True))
-    if scenario.placement in ("split", "auto"):
+                raise InputError("placement", "the scenario has a split recipe's keys (async_training.* or top-level "
+                                 "rollout.*), not a colocated run's.", "drop --placement colocate, or those keys.")
+            notes.append("no colocated layout was solved: the scenario has a split recipe's keys")
+        elif admits(scenario, "colocate", {"trainer.v1.trainer_mode": "colocate_async" if mode == "colocate_async"
+                                           else "sync"}, notes):
+            out.append(Layout("colocate", f"colocated on {scenario.total_gpus} GPUs",
+                              sub_scenario(scenario, fixed={"trainer.v1.trainer_mode": mode})))
+    if scenario.placement in ("split", "auto") and (recipe or admits(
+            scenario, "split", {"trainer.v1.trainer_mode": "separate_async"}, notes)):
         tp_key, sync_key = f"{AR}.rollout.tensor_model_parallel_size", "trainer.v1.separate_async.parameter_sync_step"
         gmu_key = f"{AR}.rollout.gpu_memory_utilization"
+        pinned = _pinned_pool(fixed)
         for tn, tg, rn, rg, coarse in split_layouts(scenario.nnodes, scenario.per_node):
-            pools = {f"{AR}.hybrid_engine": False}
+            if pinned and (pinned.get("nnodes", rn), pinned.get("gpus_per_node", rg)) != (rn, rg):
+                continue
             if recipe:
-                pools.update({"rollout.nnodes": rn, "rollout.n_gpus_per_node": rg})
+                geometry = {"rollout.nnodes": rn, "rollout.n_gpus_per_node": rg}
             else:
-                pools.update({"trainer.v1.trainer_mode": "separate_async", f"{AR}.rollout.nnodes": rn,
-                              f"{AR}.rollout.n_gpus_per_node": rg, f"{AR}.rollout.checkpoint_engine.backend": "nccl"})
+                geometry = {"trainer.v1.trainer_mode": "separate_async", f"{AR}.rollout.nnodes": rn,
+                            f"{AR}.rollout.n_gpus_per_node": rg}
+            pools = {**geometry, f"{AR}.hybrid_engine": False}
+            if not recipe:
+                pools[f"{AR}.rollout.checkpoint_engine.backend"] = "nccl"
             more = {}
             if tp_key not in fixed and tp_key not in search:
                 more[tp_key] = [t for t in (1, 2, 4, 8) if t <= rg]
-            if (sync_key not in fixed and sync_key not in search and "async_training.trigger_parameter_sync_step" not in fixed
-                    and not is_one_step_off(fixed)):
+            if (sync_key not in fixed and sync_key not in search and "async_training.trigger_parameter_sync_step"
+                    not in fixed and not is_one_step_off(fixed)):
                 more[sync_key] = list(SYNC_STEPS_SEARCH)
             if gmu_key not in fixed and gmu_key not in search:
                 more[gmu_key] = list(SPLIT_GMU)
-            # a trainer pool that is not a power of two (24, 6 GPUs) divides no power-of-two batch (unless n holds
-            # its odd part): the batch sizes are then that odd part times powers of two (48, 96, ... for 24 GPUs)
-            odd = tn * tg
-            while odd % 2 == 0:
-                odd //= 2
-            n = scenario.n if scenario.n is not None else default_n(canonical_algorithm(scenario.algorithm or "grpo"))
-            if odd > 1 and n % odd:
-                for key, name in (("data.train_batch_size", "train_batch_size"),
-                                  (f"{AR}.actor.ppo_mini_batch_size", "actor_mini")):
-                    if key not in fixed and key not in search:
-                        top = DEFAULT_SEARCH[name][-1]
-                        more[key] = [odd * v for v in DEFAULT_SEARCH[name] if odd * v <= top]
-            out.append(("split", _pools_text(tn, tg, rn, rg),
-                        sub_scenario(scenario, gpus=None, gpus_per_node=tg, nnodes=tn, fixed=pools, search=more),
-                        coarse, "nodes" if tg == scenario.per_node else "within nodes"))
-    if not out:
-        raise InputError("placement", f"{scenario.total_gpus} GPUs leave no split: each pool needs a GPU of its own.",
+            out.append(Layout("split", _pools_text(tn, tg, rn, rg),
+                              sub_scenario(scenario, gpus=None, gpus_per_node=tg, nnodes=tn, fixed=pools, search=more,
+                                           layout_keys=geometry),
+                              coarse or bool(pinned), "nodes" if tg == scenario.per_node else "within nodes"))
+        if pinned and not any(lay.placement == "split" for lay in out):
+            raise InputError("placement", f"the scenario fixes a rollout pool ({pinned}) that no split of "
+                             f"{scenario.nnodes} node(s) of {scenario.per_node} GPUs leaves every other GPU to train on.",
+                             "drop the rollout pool keys to let recommend choose the split.")
+    if not out and not notes:
+        raise InputError("placement", f"{scenario.total_gpus} GPU(s) leave no split: each pool needs a GPU of its own.",
                          "use --placement colocate.")
     return out
 
@@ -746,11 +778,19 @@ class VersionPacks:
     def doc_appendix(self) -> str:
         return docs.versions_markdown() if self.version == versions.NEWEST and self.part == "any" else ""
 
-    def placements(self, scenario: Any) -> list[tuple[str, str, Any]]:
-        return verl_placements(self, scenario)
+    def placements(self, scenario: Any, notes: list[str]) -> list:
+        return verl_placements(self, scenario, notes)
 
     def describe_placement(self, values: Mapping[str, Value]) -> str | None:
         return describe_verl_placement(values)
+
+    def value_notes(self, values: Mapping[str, Value]) -> list[str]:
+        if int(values.get("async_mode") or 0) < 2 or values.get("cluster_gpus") is not None:
+            return []
+        trainer = int(values["nnodes"]) * int(values["gpus_per_node"])
+        pool = int(values.get("rollout_nnodes") or 0) * int(values.get("rollout_gpus_per_node") or values["gpus_per_node"])
+        return [f"the trainer pool ({trainer} GPUs) and the rollout pool ({pool}) need {trainer + pool} GPUs: pass "
+                "--gpus with the cluster's count to check they fit (verl.async.pools_fit_cluster)"]
 
     def entry_point(self, values: Mapping[str, Value]) -> str | None:
         module = RECIPE_ENTRY.get(int(values.get("async_mode") or 0))
@@ -774,7 +814,8 @@ class VerlFramework(VersionPacks, Framework):
 
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         # a pasted config that selects the Megatron backend moves Megatron's keys
-        return repair.VERL_MEGATRON if values is not None and values.get("megatron") else repair.VERL
+        policy = repair.VERL_MEGATRON if values is not None and values.get("megatron") else repair.VERL
+        return repair.for_values(policy, values)
 
     def error_patterns(self) -> list:
         return errors.PATTERNS

@@ -65,6 +65,9 @@ class VerlMegatronFramework(VersionPacks, Framework):
     def error_patterns(self) -> list:
         return errors.PATTERNS
 
+    def repair_policy(self, values: Mapping[str, Value] | None = None):
+        return repair.for_values(self.policy, values)
+
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
         return parse_verl_tokens(tokens)
 

@@ -105,3 +105,17 @@ VERL_MEGATRON = RepairPolicy(
     cost_knobs={"megatron_recompute": (0, 2), "megatron_cpu_optimizer_permille": (0, 1000)},
     within_node=frozenset({"tp", "etp", "ref_tp", "ref_etp", "critic_tp", "critic_etp"}),
 )
+
+
+# The fully_async recipe's train_batch_size is not a key of its own: it is ppo_mini_batch_size x require_batches x
+# trigger_parameter_sync_step (fsdp.py config_to_values), so fix does not move it, nor the mini batches it is made of.
+RECIPE_BATCH = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
+
+
+def for_values(policy: RepairPolicy, values) -> RepairPolicy:
+    """``policy`` as it applies to a config: the fully_async recipe's batch stays as its keys say."""
+    from dataclasses import replace
+
+    if values is not None and int(values.get("async_mode") or 0) == 3:
+        return replace(policy, rules=tuple(r for r in policy.rules if r not in RECIPE_BATCH))
+    return policy

@@ -639,8 +639,8 @@ def async_rules() -> list[Rule]:
         "verl.async.checkpoint_engine_not_naive",
         ~V["ckpt_naive"],
         "separate async training sends weights to the standalone rollout pool over the network: "
-        "actor_rollout_ref.rollout.checkpoint_engine.backend must not be naive (naive: {ckpt_naive}; \"please use "
-        "nccl/nixl/mooncake, etc. backend for separate async training\")",
+        "actor_rollout_ref.rollout.checkpoint_engine.backend = naive, which trainer mode {async_mode} (separate_async) "
+        "refuses (\"please use nccl/nixl/mooncake, etc. backend for separate async training\")",
         Stage.TRAINER_INIT, SEP_ASYNC_SRC, when=SEPARATE_ASYNC,
     ))
     add(Rule(
@@ -688,7 +688,9 @@ def async_rules() -> list[Rule]:
         "a rollout replica takes TP*DP*PP = {rollout_ws} GPUs but the standalone pool has {rollout_pool} "
         "(rollout.nnodes*rollout.n_gpus_per_node): verl starts {rollout_pool}//{rollout_ws} = 0 replicas and "
         "nothing generates",
-        Stage.WORKER_INIT, LLM_SERVERS, when=SPLIT & (V["rollout_nnodes"] >= 1) & (RECIPE | ~V["hybrid_engine"]),
+        # the trainer's hybrid replicas do not serve the split's generation (trainer_separate_async.py
+        # get_llm_client: the standalone servers only)
+        Stage.WORKER_INIT, LLM_SERVERS, when=SPLIT & (V["rollout_nnodes"] >= 1),
     ))
     add(Rule(
         "verl.async.pools_fit_cluster",
