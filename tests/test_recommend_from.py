@@ -88,3 +88,17 @@ def test_cli_from_a_script_whose_algorithm_cannot_run_exits_1_with_the_rule():
                             "--gpu", "a100-80gb", "--model", "llama3.1-8b"])
     assert r.exit_code == 1
     assert "openrlhf.driver.group_estimator_needs_n" in r.output
+
+
+def test_a_config_that_breaks_a_search_tie_keeps_its_choice():
+    """verl's recipe scripts give the log-prob passes a larger token budget than the actor's (3x against 2x the longest
+    sample); our search ties them by default, as verl's yaml does. recommend --from keeps the config's choice (it
+    answered "No valid config" from the tie before)."""
+    from rlbatch_solver.commands.recommend import recommend_from
+
+    script = read_launch_script(Path(__file__).parent / "data" / "scripts" / "verl" /
+                                "one_step_off_dapo_7b_math_fsdp2_colocate.sh")
+    flat, _ = get_framework("verl").parse(script.args)
+    rep = recommend_from("verl", flat, gpu="h20", model="qwen2.5-7b", time_limit_s=20)
+    assert rep.best is not None and rep.start.runs
+    assert rep.best.step_time_s <= rep.start.step_time_s + 1e-6

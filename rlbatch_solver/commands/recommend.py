@@ -128,6 +128,15 @@ def _start_domains(domains: dict[str, list[Value]], values: Mapping[str, Value],
             domains[name] = [*domains[name], mine]
 
 
+def _tie_the_config_breaks(rule: Any, values: Mapping[str, Value]) -> bool:
+    """A search-space tie (``search.tie.X``: X follows another key, as the framework's defaults do) that the user's
+    own config does not keep (its log-prob token budget differs from the actor's): the config's choice stands."""
+    if not rule.id.startswith("search.tie."):
+        return False
+    names = [n for n in rule.reads() if not n.endswith("_set")]
+    return len(names) == 2 and all(n in values for n in names) and values[names[0]] != values[names[1]]
+
+
 def _key_of(fw: Any, name: str) -> str:
     """The native key of a variable (cost-only variables have none in the rule set: their name)."""
     try:
@@ -173,6 +182,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     space = fw.space(scenario, card, with_knobs=with_knobs)
     if start is not None:
         _start_domains(space.domains, *start)
+        space.extra_rules = [r for r in space.extra_rules if not _tie_the_config_breaks(r, start[0])]
     spec = with_length_fraction(fw.cost_spec(card, gpu), scenario.length_fraction)
     if scenario.calibration:
         spec = with_efficiency(spec, Efficiency.from_mapping(scenario.calibration))
