@@ -63,7 +63,8 @@ def lengths_text(lengths: dict) -> str:
 
     text = f"at mean {one('prompt')}, {one('response')}"
     if "assumed" in (lengths["prompt_from"], lengths["response_from"]):
-        text += "; set yours with --mean-prompt-len / --mean-response-len (verl logs response_length/mean)"
+        text += ("; set yours with --mean-prompt-len / --mean-response-len (a run's log has them, e.g. verl's "
+                 "response_length/mean; `rlbatch calibrate` reads them)")
     return text
 
 
