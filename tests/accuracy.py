@@ -93,7 +93,7 @@ def summary(rows: list[Row]) -> dict[str, dict[str, dict[str, float]]]:
     """family -> quantity -> {points, low, median, high} of measured/predicted (and the pooled family)."""
     groups: dict[tuple[str, str], list[float]] = {}
     for r in rows:
-        for fam in (FAMILY.get(r.framework, r.framework), POOLED):
+        for fam in (FAMILY.get(r.framework.split("==")[0], r.framework), POOLED):
             groups.setdefault((fam, r.quantity), []).append(r.ratio)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for (fam, q), ratios in sorted(groups.items()):

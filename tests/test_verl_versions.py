@@ -205,3 +205,55 @@ def test_recommend_exports_the_keys_of_the_version():
     sol = {**{n: s.default for n, s in old.ruleset.variables.items()}, "need_critic": True, "critic_sp": 2,
            "actor_micro_per_gpu": 2, "critic_micro_per_gpu": 2}
     assert "critic.ulysses_sequence_parallel_size=2" in old.export(sol)
+
+
+# ----------------------------------------------------------------------------- the cost model follows the version
+# A PPO run with a critic: micro 4 samples of 1,024 + 512 tokens on every GPU, no dynamic batching.
+PPO = ["trainer.n_gpus_per_node=8", "data.train_batch_size=256", "data.max_prompt_length=1024",
+       "data.max_response_length=512", "algorithm.adv_estimator=gae", f"{AR}.actor.ppo_mini_batch_size=64",
+       f"{AR}.actor.ppo_micro_batch_size_per_gpu=4", f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=4",
+       "critic.ppo_micro_batch_size_per_gpu=4", f"{AR}.model.use_remove_padding=True"]
+
+
+def _critic_plan(framework: str, extra: list[str] = ()):
+    from rlbatch_solver.calibration import make_run
+
+    run = make_run(framework, PPO + list(extra), gpu="h100", model="qwen2.5-7b", gpus=None)
+    return run.spec.plan(run.values, "critic_update")
+
+
+@pytest.mark.parametrize("backend", ["verl", "verl-megatron"])
+def test_the_critic_trains_as_each_version_batches_it(backend):
+    """0.9.1's critic engine packs by critic.ppo_infer_max_token_len_per_gpu (32768 by default), 0.8.0's by
+    critic.ppo_max_token_len_per_gpu; the legacy critic of 0.7.1 and 0.6.1 splits by its micro batch (4 samples
+    here) unless critic.use_dynamic_bsz (verl/workers/critic/dp_critic.py, megatron_critic.py update_critic)."""
+    newest = _critic_plan(backend)
+    assert newest.train_token_budget == 32768
+    assert _critic_plan(f"{backend}==0.8.0", ["critic.ppo_max_token_len_per_gpu=12288"]).train_token_budget == 12288
+    for version in ("0.7.1", "0.6.1"):
+        legacy = _critic_plan(f"{backend}=={version}")
+        assert legacy.train_token_budget is None and legacy.train_micro == 4
+        dynamic = _critic_plan(f"{backend}=={version}", ["critic.use_dynamic_bsz=True",
+                                                         "critic.ppo_max_token_len_per_gpu=12288"])
+        assert dynamic.train_token_budget == 12288
+
+
+def test_the_legacy_megatron_critic_and_reference_run_on_the_actors_layout():
+    """0.7.1's CriticWorker initialises megatron-core's groups only when torch.distributed is not up yet: sharing the
+    actor's process, it is built on the actor's TP (verl/workers/megatron_workers.py:CriticWorker.__init__)."""
+    layout = [f"{AR}.actor.megatron.tensor_model_parallel_size=2", "critic.megatron.tensor_model_parallel_size=1",
+              f"{AR}.ref.megatron.tensor_model_parallel_size=1"]
+    assert _critic_plan("verl-megatron==0.7.1", layout).tp == 2
+    assert _critic_plan("verl-megatron", layout).tp == 1  # 0.9.1 reads the critic's own (and a rule demands equal)
+    from rlbatch_solver.calibration import make_run
+
+    run = make_run("verl-megatron==0.7.1", PPO + layout, gpu="h100", model="qwen2.5-7b", gpus=None)
+    assert run.spec.plan(run.values, "ref").tp == 2
+
+
+def test_a_legacy_ppo_run_checks_its_critic_at_its_micro_batch():
+    """0.9.1 packs the critic's micro batches up to 32768 tokens (capped by a GPU's share of the mini batch, 8 x
+    1,536 here); the legacy workers hold 4 x 1,536 tokens at a time: fewer activations, a lower peak."""
+    new = api.check(PPO, framework="verl", gpu="h100", model="qwen2.5-7b")
+    old = api.check(PPO, framework="verl==0.7.1", gpu="h100", model="qwen2.5-7b")
+    assert old.memory.peaks["critic_update"] < new.memory.peaks["critic_update"]

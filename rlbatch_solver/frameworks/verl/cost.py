@@ -15,6 +15,7 @@ from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...rules.base import Value
 from .rules import VARIABLES
+from .rules import VERSION as NEWEST
 from ..cost_common import phases_run, token_budget
 
 _HW = ["nnodes", "gpus_per_node", "max_prompt_length", "max_response_length", "fsdp_size"]
@@ -160,8 +161,35 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
     return TWO_POOLS
 
 
-def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> Plan:
-    """The plan one phase of verl FSDP runs with these values."""
+# The versions whose default path runs verl's legacy workers (trainer.use_legacy_worker_impl: auto in 0.7.1;
+# 0.6.1), as the rule packs say (versions.py).
+LEGACY_WORKERS = frozenset({"0.6.1", "0.7.1"})
+# what the critic's update reads beyond the newest version's inputs, in the older versions
+CRITIC_BATCHING_OLDER = ["critic_dyn", "critic_train_max_tokens"]
+
+
+def critic_batching(v: Mapping[str, Value], version: str = NEWEST) -> tuple[int, int | None]:
+    """(micro batch, token budget) the critic's update runs with, by verl version.
+
+    0.9.1: the v1 trainer hands the critic engine critic.ppo_infer_max_token_len_per_gpu and it always packs by
+    tokens (verl/trainer/ppo/v1/trainer_base.py:PPOTrainer._setup; docs/rules-verl.md, the critic's quirk).
+    0.8.0: the engine worker packs by critic.ppo_max_token_len_per_gpu (the 0.8.0 pack, versions.py).
+    0.7.1 and 0.6.1: the legacy critic splits each mini batch into critic.ppo_micro_batch_size_per_gpu samples
+    unless critic.use_dynamic_bsz, then packs by critic.ppo_max_token_len_per_gpu
+    (verl/workers/critic/dp_critic.py:DataParallelPPOCritic.update_critic,
+    verl/workers/critic/megatron_critic.py:MegatronPPOCritic.update_critic)."""
+    micro = int(v.get("critic_micro_per_gpu") or 1)
+    if version == NEWEST:
+        return micro, int(v["critic_max_tokens"])
+    if version in LEGACY_WORKERS and not v.get("critic_dyn"):
+        return micro, None
+    budget = v.get("critic_train_max_tokens") or v.get("critic_max_tokens")
+    return micro, int(budget) if budget else None
+
+
+def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU,
+              version: str = NEWEST) -> Plan:
+    """The plan one phase of verl FSDP runs with these values (with the critic batching of ``version``)."""
     v = values
     n_gpus = int(v["nnodes"]) * int(v["gpus_per_node"])
     fsdp = int(v.get("fsdp_size", -1))
@@ -175,9 +203,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         sp = int(v["ref_sp"])
         param_off, opt_off = bool(v["ref_param_offload"]), True  # the ref model has no optimizer
     elif phase == "critic_update":
-        train_micro = int(v.get("critic_micro_per_gpu") or 1)
-        # verl 0.9.1 critic engine always uses token budgets (rules-verl.md 1d, critic quirk)
-        train_budget = int(v["critic_max_tokens"])
+        train_micro, train_budget = critic_batching(v, version)
         sp, grad_ckpt = int(v["critic_sp"]), bool(v["critic_grad_ckpt"])
         param_off, opt_off = bool(v["critic_param_offload"]), bool(v["critic_optimizer_offload"])
     return Plan(
@@ -204,12 +230,18 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     )
 
 
-def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
+def with_critic_inputs(inputs: Mapping[str, list[str]], extra: list[str]) -> dict[str, list[str]]:
+    """A phase-inputs table whose critic update also reads ``extra``."""
+    return {phase: names + extra if phase == "critic_update" else names for phase, names in inputs.items()}
+
+
+def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
+    extra = [] if version == NEWEST else CRITIC_BATCHING_OLDER
     return CostSpec(
         framework="verl",
-        plan=lambda values, phase: make_plan(values, phase, model, gpu),
-        memory_inputs=MEMORY_INPUTS,
-        time_inputs=TIME_INPUTS,
+        plan=lambda values, phase: make_plan(values, phase, model, gpu, version),
+        memory_inputs=with_critic_inputs(MEMORY_INPUTS, extra),
+        time_inputs=with_critic_inputs(TIME_INPUTS, extra),
         phases_run=phases_run_verl,
         unread=unread,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),

@@ -26,7 +26,8 @@ from ...costmodel.tables import CostSpec
 from ...rules.base import Value
 from .rules_megatron import ANY_VARIABLES
 from ..cost_common import token_budget
-from .cost import HOST_COPIES, PLACEMENT, phases_run_verl, pipeline, shared_plan_fields
+from .cost import (CRITIC_BATCHING_OLDER, HOST_COPIES, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching,
+                   phases_run_verl, pipeline, shared_plan_fields, with_critic_inputs)
 
 MG = "actor_rollout_ref.actor.megatron"
 RECOMPUTE_KEY = f"{MG}.override_transformer_config.recompute_granularity"
@@ -103,11 +104,17 @@ def _opt(v: Mapping[str, Value], name: str, default: int) -> int:
     return default if x is None else int(x)
 
 
-def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> Plan:
-    """The plan one phase of verl on Megatron runs with these values."""
+def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU,
+              version: str = NEWEST) -> Plan:
+    """The plan one phase of verl on Megatron runs with these values. The legacy workers of 0.7.1 and 0.6.1 build
+    the reference and the critic on the actor's parallel layout: they share its process, whose megatron-core
+    groups the actor initialised (verl/workers/megatron_workers.py:CriticWorker.__init__ initialises them only
+    when torch.distributed is not yet up)."""
     v = values
     n_gpus = int(v["nnodes"]) * int(v["gpus_per_node"])
     prefix = {"ref": "ref_", "critic_update": "critic_"}.get(phase, "")
+    if version in LEGACY_WORKERS:
+        prefix = ""
     tp, pp, cp = _opt(v, f"{prefix}tp", 1), _opt(v, f"{prefix}pp", 1), _opt(v, f"{prefix}cp", 1)
     ep = _opt(v, f"{prefix}ep", 1)
     etp, vpp = _opt(v, f"{prefix}etp", tp), _opt(v, f"{prefix}vpp", 1)
@@ -121,8 +128,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         lp_micro = _opt(v, "ref_micro_per_gpu", 1)
         param_off, opt_off = bool(v.get("ref_megatron_param_offload")), True
     elif phase == "critic_update":
-        train_micro = _opt(v, "critic_micro_per_gpu", 1)
-        train_budget = int(v["critic_max_tokens"]) if v.get("critic_max_tokens") else None
+        train_micro, train_budget = critic_batching(v, version)
         param_off = bool(v.get("critic_megatron_param_offload"))
         opt_off = bool(v.get("critic_megatron_optimizer_offload"))
     return Plan(
@@ -181,12 +187,23 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     return out
 
 
-def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
+def _older_inputs(inputs: Mapping[str, list[str]], version: str) -> dict[str, list[str]]:
+    """The phase inputs of an older version: the critic's batching switches, and in the legacy workers the actor's
+    layout for the reference and the critic."""
+    if version == NEWEST:
+        return dict(inputs)
+    out = with_critic_inputs(inputs, CRITIC_BATCHING_OLDER)
+    if version in LEGACY_WORKERS:
+        out = {p: names + _LAYOUT + _SPLIT if p in ("ref", "critic_update") else names for p, names in out.items()}
+    return out
+
+
+def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
     return CostSpec(
         framework="verl-megatron",
-        plan=lambda values, phase: make_plan(values, phase, model, gpu),
-        memory_inputs=MEMORY_INPUTS,
-        time_inputs=TIME_INPUTS,
+        plan=lambda values, phase: make_plan(values, phase, model, gpu, version),
+        memory_inputs=_older_inputs(MEMORY_INPUTS, version),
+        time_inputs=_older_inputs(TIME_INPUTS, version),
         phases_run=phases_run_verl,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
         bool_names=frozenset(n for n, s in ANY_VARIABLES.items() if s.kind == "bool"),

@@ -842,7 +842,7 @@ class VerlFramework(VersionPacks, Framework):
     def cost_spec(self, model: ModelCard, gpu: Any):
         from .cost import cost_spec
 
-        spec = cost_spec(model, gpu)
+        spec = cost_spec(model, gpu, self.version)
         fsdp_phases = spec.phases_run
 
         def phases_run(values: Mapping[str, Value]) -> list[str]:

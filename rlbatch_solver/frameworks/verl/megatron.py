@@ -98,7 +98,7 @@ class VerlMegatronFramework(VersionPacks, Framework):
     def cost_spec(self, model: ModelCard, gpu: Any):
         from .cost_megatron import cost_spec
 
-        return cost_spec(model, gpu)
+        return cost_spec(model, gpu, self.version)
 
     def native_value(self, name: str, value: Value) -> Any:
         if name == "megatron_recompute":
