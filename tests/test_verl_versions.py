@@ -257,3 +257,27 @@ def test_a_legacy_ppo_run_checks_its_critic_at_its_micro_batch():
     new = api.check(PPO, framework="verl", gpu="h100", model="qwen2.5-7b")
     old = api.check(PPO, framework="verl==0.7.1", gpu="h100", model="qwen2.5-7b")
     assert old.memory.peaks["critic_update"] < new.memory.peaks["critic_update"]
+
+
+@pytest.mark.parametrize("framework,search", [
+    ("verl==0.7.1", {"critic.ppo_micro_batch_size_per_gpu": [1, 2, 4], "critic.use_dynamic_bsz": [False, True],
+                     "critic.ppo_max_token_len_per_gpu": [4096, 8192]}),
+    ("verl==0.8.0", {"critic.ppo_micro_batch_size_per_gpu": [1, 2], "critic.ppo_max_token_len_per_gpu": [4096, 8192]}),
+    ("verl-megatron==0.7.1", {"critic.ppo_micro_batch_size_per_gpu": [1, 2],
+                              f"{AR}.actor.megatron.tensor_model_parallel_size": [1, 2],
+                              "critic.megatron.tensor_model_parallel_size": [1, 2]}),
+])
+def test_the_solver_tables_read_what_each_versions_critic_reads(framework, search):
+    """The solver's per-phase tables equal the full cost model in the older packs too: a table that missed the
+    critic's batching switch or (legacy Megatron) the actor's layout would differ."""
+    from bruteforce import assert_tables_match_cost_model
+    from rlbatch_solver.api import prepare
+    from rlbatch_solver.scenario import Scenario
+
+    sc = Scenario(framework=framework, gpu="a100-80gb", gpus=4, model="qwen2.5-1.5b", algorithm="ppo", n=4,
+                  prompt_length=512, response_length=1024,
+                  search={"data.train_batch_size": [16, 32], f"{AR}.actor.ppo_mini_batch_size": [8, 16],
+                          f"{AR}.actor.ppo_micro_batch_size_per_gpu": [1, 2], **search},
+                  fixed={f"{AR}.rollout.gpu_memory_utilization": 0.5})
+    _, _, _, space, spec, terms, ruleset = prepare(sc)
+    assert_tables_match_cost_model(space, spec, ruleset, configs=25, seed=7, label=framework, terms=terms)
