@@ -102,3 +102,10 @@ def test_a_config_that_breaks_a_search_tie_keeps_its_choice():
     rep = recommend_from("verl", flat, gpu="h20", model="qwen2.5-7b", time_limit_s=20)
     assert rep.best is not None and rep.start.runs
     assert rep.best.step_time_s <= rep.start.step_time_s + 1e-6
+
+
+def test_the_free_keys_name_only_models_the_run_has():
+    """A GRPO script has no critic: recommend --from does not list critic keys among the ones it chose."""
+    _, flat, report = _from("verl-megatron/run_qwen2-7b_math_megatron.sh", "h100", "qwen2.5-7b")
+    assert flat.get("algorithm.adv_estimator") == "grpo"
+    assert report.start.searched and not [k for k in report.start.searched if k.startswith("critic.")]

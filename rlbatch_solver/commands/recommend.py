@@ -145,6 +145,15 @@ def _key_of(fw: Any, name: str) -> str:
         return name
 
 
+def _runs(name: str, values: Mapping[str, Value]) -> bool:
+    """Whether a variable belongs to a model the run has: the critic's and the reference's keys (``critic_*``,
+    ``ref_*``, as every framework's variables name them) mean nothing in a run without that model."""
+    for prefix, switch in (("critic_", "need_critic"), ("ref_", "need_ref")):
+        if name.startswith(prefix) and switch in values and not values[switch]:
+            return False
+    return True
+
+
 def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mapping[str, Value],
                  free: set[str]) -> Start:
     from ..costmodel.tables import full_reports, step_seconds
@@ -155,7 +164,8 @@ def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mappi
     total = step_seconds(spec, full, seconds)
     tokens = _tokens_per_step(full, spec)
     followers = {r.id.removeprefix("search.tie.") for r in space.extra_rules if r.id.startswith("search.tie.")}
-    keys = sorted({_key_of(fw, n) for n in free - followers if n in space.domains and len(space.domains[n]) > 1})
+    keys = sorted({_key_of(fw, n) for n in free - followers
+                   if n in space.domains and len(space.domains[n]) > 1 and _runs(n, full)})
     return Start(fw.export(full, space), keys, broken, total, seconds, memory, tokens / total if total else 0.0,
                  waste_text(fw, ruleset, full, full))
 
