@@ -308,7 +308,9 @@ def sweep(
         _fail_input(err)
         return
     typer.echo(f"{result.total} points: {result.skipped} already done, ran {result.ran} "
-               f"({result.ok} ok, {result.infeasible} infeasible, {result.errors} errors) in {result.wall_s:.1f} s; "
+               f"({result.ok} ok, {result.infeasible} infeasible, "
+               + (f"{result.timed_out} timed out (not proven infeasible: raise time_limit_s), " if result.timed_out else "")
+               + f"{result.errors} errors) in {result.wall_s:.1f} s; "
                f"results in {out}")
 
 

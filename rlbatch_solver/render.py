@@ -293,7 +293,12 @@ def print_recommend(console: Console, report: Any) -> None:
         console.print(f"objective: {sc.objective} · --placement {report.placement.asked} · {proof} · "
                       f"{solved} layout{'' if solved == 1 else 's'} solved")
     else:
-        proof = "proven optimal" if report.proven else f"best found, not proven ({report.status})"
+        if not report.choices and no_fit_is_proven(report):
+            proof = "proven infeasible: no config of the space is valid"
+        elif report.proven:
+            proof = "proven optimal"
+        else:
+            proof = f"best found, not proven ({report.status})"
         console.print(f"objective: {sc.objective} · {proof} · {report.raw_size:,} raw combinations · "
                       f"solved in {report.wall_time_s:.2f} s")
     if report.start is not None:
@@ -451,7 +456,17 @@ def differs(best: Any, other: Any) -> str:
     return ", ".join(f"{short[k]}={b[k]}" for k in keys[:4]) or "-"
 
 
+def no_fit_is_proven(report: Any) -> bool:
+    """Whether "no config" is a proof: the solver's, or a phase whose least memory over the space exceeds the GPU."""
+    return report.status == "infeasible" or any(least > cap for least, cap in report.memory_floor.values())
+
+
 def print_no_fit(console: Console, report: Any) -> None:
+    if not no_fit_is_proven(report):
+        console.print(f"\n[bold yellow]No config found within the time limit[/] ({report.wall_time_s:.1f} s, solver "
+                      f"status {report.status}): the search did not finish, so this is no proof that none fits. "
+                      "Raise --time-limit, or fix more keys (--set) to narrow the search.")
+        return
     console.print("\n[bold red]No valid config fits.[/]")
     if report.conflict is not None:
         print_conflict(console, report.conflict, report.space)
@@ -488,7 +503,8 @@ def recommend_dict(report: Any) -> dict[str, Any]:
         "framework": report.framework,
         "rules_version": report.version,
         "status": report.status,
-        "proven": report.proven,
+        # proven: the answer is (the best config is proven optimal, or no config is proven to exist)
+        "proven": report.proven or (not report.choices and no_fit_is_proven(report)),
         "capacity_gib": round(report.capacity_mib / 1024, 3),
         "choices": [choice(c) for c in report.choices],
         "conflict": report.conflict.ids if report.conflict else None,

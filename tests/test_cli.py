@@ -99,6 +99,16 @@ def test_enumerate_infeasible_prints_conflict():
     assert "verl.driver.batch_divisible_by_gpus" in proc.stdout
 
 
+def test_recommend_says_an_infeasible_space_is_proven_so():
+    """No config of the space fits (a 72B model on one 24 GiB GPU): the header says it is proven, not 'best found'."""
+    proc = run("recommend", "--gpus", "1", "--gpu", "rtx4090", "--model", "qwen2.5-72b")
+    assert proc.returncode == 1
+    assert "proven infeasible" in proc.stdout and "not proven" not in proc.stdout
+    assert "verl.memory.actor_update" in proc.stdout
+    data = json.loads(run("recommend", "--gpus", "1", "--gpu", "rtx4090", "--model", "qwen2.5-72b", "--json").stdout)
+    assert data["status"] == "infeasible" and data["proven"] is True and data["choices"] == []
+
+
 def test_rules_doc_is_in_sync():
     proc = run("rules", "--markdown")
     assert proc.stdout == (ROOT / "docs" / "rules-verl.md").read_text()
@@ -119,3 +129,22 @@ def test_length_fraction_out_of_range_is_bad_input():
     proc = run("check", "--gpus", "4", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--length-fraction", "1.5",
                "--", *SEED)
     assert proc.returncode == 2 and "length_fraction" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_search_that_ran_out_of_time_is_not_called_infeasible():
+    """No config found before the time limit, and no memory floor that proves none fits: the output says the search
+    did not finish, never "No valid config fits"."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from rlbatch_solver.render import no_fit_is_proven, print_no_fit
+
+    timed_out = SimpleNamespace(status="unknown", memory_floor={"verl.memory.rollout": (10, 20)}, wall_time_s=5.0,
+                                conflict=None, choices=[])
+    console = Console(record=True, width=200)
+    print_no_fit(console, timed_out)
+    text = console.export_text()
+    assert not no_fit_is_proven(timed_out)
+    assert "No config found within the time limit" in text and "No valid config fits" not in text
+    assert no_fit_is_proven(SimpleNamespace(status="unknown", memory_floor={"verl.memory.rollout": (30, 20)}))

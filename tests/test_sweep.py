@@ -143,3 +143,23 @@ def test_ray_backend_on_a_local_instance(tmp_path):
     # equal-time configs may differ between runs (a tie the solver breaks either way): compare the numbers
     key = lambda rows: sorted((r["id"], r["status"], r["tokens_per_s"]) for r in rows)  # noqa: E731
     assert key(read_results(a)) == key(read_results(b))
+
+
+@pytest.mark.parametrize("status,floor,expected", [
+    ("unknown", {}, "timed_out"),  # the time limit ran out before a config was found: no verdict
+    ("infeasible", {}, "infeasible"),  # the solver proved none exists
+    ("unknown", {"rollout": (30_000, 20_000)}, "infeasible"),  # a phase's least memory over the space is too big
+])
+def test_a_point_without_a_config_says_whether_that_is_proven(monkeypatch, status, floor, expected):
+    from types import SimpleNamespace
+
+    from rlbatch_solver import api
+    from rlbatch_solver.sweep.runner import evaluate_point
+
+    report = SimpleNamespace(status=status, proven=False, best=None, conflict=None, memory_floor=floor,
+                             capacity_mib=20_000)
+    monkeypatch.setattr(api, "recommend", lambda *a, **k: report)
+    row = evaluate_point(grid_from_dict(GRID).points[0])
+    assert row["status"] == expected and row["proven"] is (expected == "infeasible")
+    if expected == "timed_out":
+        assert "not proven infeasible" in row["reason"] and "time_limit_s" in row["reason"]

@@ -38,15 +38,19 @@ def evaluate_point(point: Point) -> dict[str, Any]:
     except InputError as err:
         row.update(status="error", reason=str(err))
     else:
-        row["proven"] = rep.proven
+        row["proven"] = rep.proven or rep.status == "infeasible"  # the answer is proven, whichever it is
         row["solver_status"] = rep.status
         row["capacity_gib"] = round(rep.capacity_mib / 1024, 3)
         best = rep.best
         if best is None:
-            row["status"] = "infeasible"
             ids = rep.conflict.ids if rep.conflict else []
             short = {k: {"least_gib": round(a / 1024, 2), "capacity_gib": round(b / 1024, 2)}
                      for k, (a, b) in rep.memory_floor.items() if a > b}
+            # proven: no config exists (the solver's proof, or a phase whose least memory over the whole space is
+            # above the GPU's); otherwise the time limit ran out before one was found, which is no verdict
+            proven = rep.status == "infeasible" or bool(short)
+            row["status"] = "infeasible" if proven else "timed_out"
+            row["proven"] = proven
             row["conflict"] = ids
             row["memory_short"] = short
             row["reason"] = _reason(ids, short, rep.status)
@@ -80,6 +84,9 @@ def _reason(ids: list[str], short: dict[str, Any], status: str) -> str:
                 + (f"; conflicting rules: {', '.join(ids)}" if ids else ""))
     if ids:
         return "conflicting rules: " + ", ".join(ids)
+    if status not in ("infeasible", "optimal"):
+        return (f"no config found within the time limit (solver status {status}): not proven infeasible; "
+                "raise time_limit_s in the grid")
     return f"no config found (solver status {status})"
 
 
@@ -172,6 +179,7 @@ class SweepSummary:
     infeasible: int
     errors: int
     wall_s: float
+    timed_out: int = 0  # no config found within the time limit, and none proven impossible
 
 
 def run_sweep(
@@ -220,4 +228,5 @@ def run_sweep(
     finally:
         writer.close()
     return SweepSummary(len(grid.points), len(grid.points) - len(todo), len(todo), counts["ok"],
-                        counts["infeasible"], counts["error"], time.perf_counter() - start)
+                        counts["infeasible"], counts["error"], time.perf_counter() - start,
+                        counts.get("timed_out", 0))

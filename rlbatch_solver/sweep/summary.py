@@ -130,7 +130,8 @@ def plot_heatmap(rows: list[dict[str, Any]], out: str | Path, metric: str = "tok
                 v = r[metric]
                 labels[i][j] = f"{v:,.0f}" if metric == "tokens_per_s" else f"{v:.3g}"
             else:
-                labels[i][j] = "OOM" if r.get("memory_short") else ("x" if r.get("status") == "infeasible" else "err")
+                labels[i][j] = "OOM" if r.get("memory_short") else {"infeasible": "x", "timed_out": "?"}.get(
+                    str(r.get("status")), "err")
         cmap = plt.get_cmap("viridis" if metric == "tokens_per_s" else "viridis_r").copy()
         cmap.set_bad("#dddddd")
         im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, aspect="auto")
