@@ -282,6 +282,8 @@ def _gib(x: float) -> str:
 def print_recommend(console: Console, report: Any) -> None:
     sc = report.scenario
     gpu = report.gpu
+    from .commands.recommend import no_fit_is_proven
+
     console.print(
         f"[bold]{report.framework} {report.version}[/] · {sc.algorithm or 'as configured'} · {report.model.name} on "
         f"{sc.total_gpus}x {gpu.display_name} ({gpu.memory_gib:.0f} GiB) · prompt {sc.prompt_length}, "
@@ -456,12 +458,9 @@ def differs(best: Any, other: Any) -> str:
     return ", ".join(f"{short[k]}={b[k]}" for k in keys[:4]) or "-"
 
 
-def no_fit_is_proven(report: Any) -> bool:
-    """Whether "no config" is a proof: the solver's, or a phase whose least memory over the space exceeds the GPU."""
-    return report.status == "infeasible" or any(least > cap for least, cap in report.memory_floor.values())
-
-
 def print_no_fit(console: Console, report: Any) -> None:
+    from .commands.recommend import no_fit_is_proven
+
     if not no_fit_is_proven(report):
         console.print(f"\n[bold yellow]No config found within the time limit[/] ({report.wall_time_s:.1f} s, solver "
                       f"status {report.status}): the search did not finish, so this is no proof that none fits. "
@@ -479,6 +478,7 @@ def print_no_fit(console: Console, report: Any) -> None:
 
 
 def recommend_dict(report: Any) -> dict[str, Any]:
+    from .commands.recommend import no_fit_is_proven
     from .costmodel.accuracy import error_bars_dict
     from .frameworks import get_framework
 

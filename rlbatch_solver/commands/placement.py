@@ -56,7 +56,10 @@ class PlacementOption:
 
     @property
     def timed_out(self) -> bool:
-        return self.best is None and self.report.status == "unknown"
+        """No config found, and none proven impossible: the layout's share of the time ran out first."""
+        from .recommend import no_fit_is_proven
+
+        return self.best is None and not no_fit_is_proven(self.report)
 
     def to_dict(self) -> dict[str, Any]:
         best = self.best
@@ -68,6 +71,11 @@ class PlacementOption:
                        pipeline=[{"pool": n, "seconds": round(s, 3), "idle_ratio": round(i, 3)}
                                  for n, s, i in best.stages])
         return out
+
+
+def _kind(placement: str) -> str:
+    """The adjective for a placement in our sentences: "colocated" or "split"."""
+    return "colocated" if placement == "colocate" else "split"
 
 
 def _plural(n: int, word: str) -> str:
@@ -94,7 +102,7 @@ class PlacementSummary:
     def proven(self) -> bool:
         """Every layout of the list solved and each one's answer proven (its best, or that nothing fits): the winner
         is then the best of all of them."""
-        return not self.skipped and all(o.best.proven if o.best is not None else o.report.status == "infeasible"
+        return not self.skipped and all(o.best.proven if o.best is not None else not o.timed_out
                                         for o in self.options)
 
     def best_of(self, placement: str) -> PlacementOption | None:
@@ -123,14 +131,13 @@ class PlacementSummary:
         other = next((o for o in self.ranked if o.placement != win.placement), None)
         if other is not None:
             gain = other.objective / win.objective if win.objective else 1.0
-            kind = {"colocate": "colocated", "split": "split"}.get(other.placement, other.placement)
-            text += (f"; {gain:.2f}x the throughput of the best {kind} layout ({other.label}, "
+            text += (f"; {gain:.2f}x the throughput of the best {_kind(other.placement)} layout ({other.label}, "
                      f"{other.best.tokens_per_s:,.0f} tokens/s)")
         else:
             missing = {o.placement for o in self.options} - {win.placement}
             for kind in sorted(missing):
                 timed = any(o.timed_out for o in self.options if o.placement == kind)
-                text += (f"; no {'colocated' if kind == 'colocate' else 'split'} layout "
+                text += (f"; no {_kind(kind)} layout "
                          + ("found an answer in its share of the time (raise --time-limit)" if timed
                             else "has a valid config that fits"))
         text += ". " + _why(win, other)
@@ -243,8 +250,7 @@ def admits(scenario: Scenario, placement: str, wanted: dict[str, Any], notes: li
     if scenario.placement == placement:
         raise InputError("placement", f"--placement {placement} needs {k}={v}, but the scenario fixes "
                          f"{k}={scenario.fixed[k]}.", f"drop {k} from the scenario, or use another --placement.")
-    kind = "colocated" if placement == "colocate" else "split"
-    notes.append(f"no {kind} layout was solved: the scenario fixes {k}={scenario.fixed[k]}")
+    notes.append(f"no {_kind(placement)} layout was solved: the scenario fixes {k}={scenario.fixed[k]}")
     return False
 
 

@@ -11,6 +11,7 @@ from ..catalog.models import ModelCard, load_model
 from ..costmodel.efficiency import Efficiency
 from ..errors import InputError
 from ..frameworks import get_framework
+from ..frameworks.base import of_absent_model
 from ..rules.base import RuleSet, Value
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
@@ -145,15 +146,6 @@ def _key_of(fw: Any, name: str) -> str:
         return name
 
 
-def _runs(name: str, values: Mapping[str, Value]) -> bool:
-    """Whether a variable belongs to a model the run has: the critic's and the reference's keys (``critic_*``,
-    ``ref_*``, as every framework's variables name them) mean nothing in a run without that model."""
-    for prefix, switch in (("critic_", "need_critic"), ("ref_", "need_ref")):
-        if name.startswith(prefix) and switch in values and not values[switch]:
-            return False
-    return True
-
-
 def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mapping[str, Value],
                  free: set[str]) -> Start:
     from ..costmodel.tables import full_reports, step_seconds
@@ -165,7 +157,8 @@ def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mappi
     tokens = _tokens_per_step(full, spec)
     followers = {r.id.removeprefix("search.tie.") for r in space.extra_rules if r.id.startswith("search.tie.")}
     keys = sorted({_key_of(fw, n) for n in free - followers
-                   if n in space.domains and len(space.domains[n]) > 1 and _runs(n, full)})
+                   if n in space.domains and len(space.domains[n]) > 1
+                   and not of_absent_model(n, lambda switch: switch not in full or bool(full[switch]))})
     return Start(fw.export(full, space), keys, broken, total, seconds, memory, tokens / total if total else 0.0,
                  waste_text(fw, ruleset, full, full))
 
@@ -318,6 +311,12 @@ def _tokens_per_step(values: Mapping[str, Value], spec: Any = None) -> int:
         return int(spec.tokens_per_step(values))
     samples = int(values.get("train_batch_size", 0)) * int(values.get("n", 1))
     return samples * (int(values.get("max_prompt_length", 0)) + int(values.get("max_response_length", 0)))
+
+
+def no_fit_is_proven(report: Any) -> bool:
+    """Whether "no config" is a proof: the solver's, or a phase whose least memory over the space exceeds the GPU
+    (``memory_floor``). Otherwise the time limit ran out first, which is no verdict."""
+    return report.status == "infeasible" or any(least > cap for least, cap in report.memory_floor.values())
 
 
 def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> dict[str, tuple[int, int]]:

@@ -242,12 +242,15 @@ def length_scale(mean: float, cap: float) -> float:
         return 0.0  # no response tokens
     if cap <= 0 or mean >= cap * (1 - 1e-9):
         return math.inf
+    def capped_mean(lam: float) -> float:  # rises with lam towards the cap
+        return lam * (1 - math.exp(-cap / lam))
+
     lo, hi = mean, mean * 64.0
-    while hi * (1 - math.exp(-cap / hi)) < mean:  # the capped mean rises with lam towards the cap
+    while capped_mean(hi) < mean:
         hi *= 4.0
     for _ in range(48):
         mid = (lo + hi) / 2
-        if mid * (1 - math.exp(-cap / mid)) < mean:
+        if capped_mean(mid) < mean:
             lo = mid
         else:
             hi = mid

@@ -12,11 +12,21 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..rules.base import Rule, RuleSet, Value
+
+
+# The models a run may leave out, by the prefix of their variables' names and the switch that says they run.
+MODEL_SWITCHES = (("critic_", "need_critic"), ("ref_", "need_ref"))
+
+
+def of_absent_model(name: str, runs: Callable[[str], bool]) -> bool:
+    """Whether ``name`` is a variable of a model (the critic, the reference) that ``runs(switch)`` says the run does
+    not have: such a variable means nothing to the run (not exported, not searched, not read by the cost model)."""
+    return any(name.startswith(prefix) and not runs(switch) for prefix, switch in MODEL_SWITCHES)
 
 
 def pow2(lo: int, hi: int) -> list[int]:

@@ -27,6 +27,7 @@ GIB = 2**30
 def evaluate_point(point: Point) -> dict[str, Any]:
     """The best config of one point by its objective, or why there is none."""
     from .. import api
+    from ..commands.recommend import no_fit_is_proven
     from ..scenario import scenario_from_dict
 
     start = time.perf_counter()
@@ -46,9 +47,7 @@ def evaluate_point(point: Point) -> dict[str, Any]:
             ids = rep.conflict.ids if rep.conflict else []
             short = {k: {"least_gib": round(a / 1024, 2), "capacity_gib": round(b / 1024, 2)}
                      for k, (a, b) in rep.memory_floor.items() if a > b}
-            # proven: no config exists (the solver's proof, or a phase whose least memory over the whole space is
-            # above the GPU's); otherwise the time limit ran out before one was found, which is no verdict
-            proven = rep.status == "infeasible" or bool(short)
+            proven = no_fit_is_proven(rep)
             row["status"] = "infeasible" if proven else "timed_out"
             row["proven"] = proven
             row["conflict"] = ids

@@ -230,18 +230,25 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     )
 
 
-def with_critic_inputs(inputs: Mapping[str, list[str]], extra: list[str]) -> dict[str, list[str]]:
-    """A phase-inputs table whose critic update also reads ``extra``."""
-    return {phase: names + extra if phase == "critic_update" else names for phase, names in inputs.items()}
+def inputs_of_version(inputs: Mapping[str, list[str]], version: str,
+                      legacy: Mapping[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """A phase-inputs table for ``version``: before the newest, the critic's update also reads its batching switches
+    (``critic_batching``); in the legacy workers, the phases named in ``legacy`` also read the names given there."""
+    extra: dict[str, list[str]] = {}
+    if version != NEWEST:
+        extra["critic_update"] = list(CRITIC_BATCHING_OLDER)
+    if version in LEGACY_WORKERS:
+        for phase, names in (legacy or {}).items():
+            extra[phase] = extra.get(phase, []) + list(names)
+    return {phase: names + extra.get(phase, []) for phase, names in inputs.items()}
 
 
 def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
-    extra = [] if version == NEWEST else CRITIC_BATCHING_OLDER
     return CostSpec(
         framework="verl",
         plan=lambda values, phase: make_plan(values, phase, model, gpu, version),
-        memory_inputs=with_critic_inputs(MEMORY_INPUTS, extra),
-        time_inputs=with_critic_inputs(TIME_INPUTS, extra),
+        memory_inputs=inputs_of_version(MEMORY_INPUTS, version),
+        time_inputs=inputs_of_version(TIME_INPUTS, version),
         phases_run=phases_run_verl,
         unread=unread,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),

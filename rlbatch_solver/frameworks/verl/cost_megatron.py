@@ -26,8 +26,9 @@ from ...costmodel.tables import CostSpec
 from ...rules.base import Value
 from .rules_megatron import ANY_VARIABLES
 from ..cost_common import token_budget
-from .cost import (CRITIC_BATCHING_OLDER, HOST_COPIES, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching,
-                   phases_run_verl, pipeline, shared_plan_fields, with_critic_inputs)
+from ..base import of_absent_model
+from .cost import (HOST_COPIES, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching, inputs_of_version,
+                   phases_run_verl, pipeline, shared_plan_fields)
 
 MG = "actor_rollout_ref.actor.megatron"
 RECOMPUTE_KEY = f"{MG}.override_transformer_config.recompute_granularity"
@@ -112,9 +113,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     when torch.distributed is not yet up)."""
     v = values
     n_gpus = int(v["nnodes"]) * int(v["gpus_per_node"])
-    prefix = {"ref": "ref_", "critic_update": "critic_"}.get(phase, "")
-    if version in LEGACY_WORKERS:
-        prefix = ""
+    # whose layout the phase runs on: its own model's, or (legacy workers) always the actor's
+    prefix = "" if version in LEGACY_WORKERS else {"ref": "ref_", "critic_update": "critic_"}.get(phase, "")
     tp, pp, cp = _opt(v, f"{prefix}tp", 1), _opt(v, f"{prefix}pp", 1), _opt(v, f"{prefix}cp", 1)
     ep = _opt(v, f"{prefix}ep", 1)
     etp, vpp = _opt(v, f"{prefix}etp", tp), _opt(v, f"{prefix}vpp", 1)
@@ -177,33 +177,22 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
 def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     """Inputs no plan of this space reads: the critic's (reference's) switches when no critic (reference)
     runs, and the trainer layout in vLLM's rollout time (only SGLang's budget depends on it)."""
-    out: set = set()
-    if True not in domains.get("need_critic", [False]):
-        out |= {n for n in domains if n.startswith("critic_")}
-    if True not in domains.get("need_ref", [False]):
-        out |= {n for n in domains if n.startswith("ref_")}
+    out = {n for n in domains if of_absent_model(n, lambda switch: True in domains.get(switch, [False]))}
     if kind == "time" and phase == "rollout" and True not in domains.get("rollout_sglang", [False]):
         out |= set(_LAYOUT + _RESIDENT + _OTHERS) - {"enforce_eager"}
     return out
 
 
-def _older_inputs(inputs: Mapping[str, list[str]], version: str) -> dict[str, list[str]]:
-    """The phase inputs of an older version: the critic's batching switches, and in the legacy workers the actor's
-    layout for the reference and the critic."""
-    if version == NEWEST:
-        return dict(inputs)
-    out = with_critic_inputs(inputs, CRITIC_BATCHING_OLDER)
-    if version in LEGACY_WORKERS:
-        out = {p: names + _LAYOUT + _SPLIT if p in ("ref", "critic_update") else names for p, names in out.items()}
-    return out
+# the legacy workers build the reference and the critic on the actor's layout (make_plan)
+_LEGACY_LAYOUT = {"ref": _LAYOUT + _SPLIT, "critic_update": _LAYOUT + _SPLIT}
 
 
 def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
     return CostSpec(
         framework="verl-megatron",
         plan=lambda values, phase: make_plan(values, phase, model, gpu, version),
-        memory_inputs=_older_inputs(MEMORY_INPUTS, version),
-        time_inputs=_older_inputs(TIME_INPUTS, version),
+        memory_inputs=inputs_of_version(MEMORY_INPUTS, version, _LEGACY_LAYOUT),
+        time_inputs=inputs_of_version(TIME_INPUTS, version, _LEGACY_LAYOUT),
         phases_run=phases_run_verl,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
         bool_names=frozenset(n for n, s in ANY_VARIABLES.items() if s.kind == "bool"),

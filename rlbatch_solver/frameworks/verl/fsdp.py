@@ -28,7 +28,7 @@ from ...rules.base import is_set
 from . import docs, errors, repair, versions
 from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
-from ..base import Framework, Space, attention_constants, pow2
+from ..base import Framework, Space, attention_constants, of_absent_model, pow2
 from ..overrides import memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
 
 # algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
@@ -377,8 +377,6 @@ def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any
     """
     out: list[str] = []
     backend = bool(solution.get("megatron")) if megatron is None else megatron
-    need_ref = bool(solution.get("need_ref"))
-    need_critic = bool(solution.get("need_critic"))
     dyn = bool(solution.get("actor_dyn"))
     extra = dict(extra or {})
     if backend:
@@ -412,7 +410,7 @@ def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any
             continue
         if solution[name] is None:
             continue
-        if name.startswith("ref_") and not need_ref or name.startswith("critic_") and not need_critic:
+        if of_absent_model(name, lambda switch: bool(solution.get(switch))):
             continue
         if dyn and name in ("actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu"):
             continue
