@@ -260,6 +260,20 @@ ADAM_BYTES_PER_PARAM = 7 * FP32
 # 256 tokens, 89% at 2k, 97% at 8k tokens: larger micro batches and token-budget
 # packing are faster, as verl's guides say, without dominating the step time.
 MICRO_TOKENS_HALF_EFF = 256
+# Model width and attention (docs/cost-model.md section 4.1). MosaicML's MPT training benchmarks
+# (llm-foundry scripts/train/benchmarking/README.md at 495218376830947dce625efabc4d86be7c47cc45: 96 runs on 8
+# A100-80GB or 8 H100-80GB, MPT 125M-30B, FSDP FULL_SHARD, sequences 512-65,536) measure MFU against width and length.
+# Counting their attention causally, as we do, the runs fit (median |log error| 0.04 on A100, 0.03 on H100;
+# 0.09 and 0.07 without these two terms; tests/test_efficiency_terms.py pins the table and the fit):
+# - GEMM efficiency grows with the model width h as h / (h + WIDTH_HALF_EFF_HIDDEN), relative to a 4,096-wide model
+#   (MFU_TRAIN and MFU_FORWARD describe a 7-8B model, width 3,584-4,096) and no higher above it (MPT 13B and 30B on
+#   H100 are no more efficient than 7B): 0.59 at Qwen2.5-0.5B's 896, 0.75 at 1.5B's 1,536, 0.97 at 7B's 3,584.
+WIDTH_HALF_EFF_HIDDEN = 1000
+WIDTH_REF_HIDDEN = 4096
+# - Attention (flash-attention forward and backward, counted causally) runs at 0.32 of the GEMMs' efficiency (the
+#   fit's per-GPU optimum: 0.40 on A100, 0.28 on H100, FlashAttention-2 being less efficient on Hopper): it is why
+#   MPT-7B's MFU falls from 62% at 2K tokens a sequence to 30% at 64K on A100.
+ATTN_EFF_RATIO = 0.32
 # Collectives: achieved bus bandwidth as a fraction of the link's (NCCL ring).
 COLLECTIVE_EFF = 0.70
 # Between nodes: 200 Gb/s InfiniBand per GPU (DGX A100: 8x HDR) = 25 GB/s; the GPU
@@ -267,8 +281,10 @@ COLLECTIVE_EFF = 0.70
 INTER_NODE_BANDWIDTH_GBPS = 25.0
 # Host <-> GPU copies of pinned memory (offload) reach ~80% of the PCIe link.
 HOST_LINK_EFF = 0.80
-# TP all-reduce latency per call, by intra-node link (vLLM custom all-reduce on
-# NVLink is ~10 us; over PCIe without P2P it goes through host memory). Assumption.
+# Latency of one collective call whatever its size, by intra-node link: vLLM's TP all-reduces per decode layer and
+# FSDP's per-layer all-gathers. NVLink: nccl-tests report 3.5 us for a 1 KiB all-reduce on 4 H800 without CUDA graphs
+# (NVIDIA/nccl#1984) and ~6 us on 2 H100 (NVIDIA/nccl#1259); with the host's launch of the call, 10 us. Over PCIe
+# without P2P the data goes through host memory: 40 us, an assumption, as is Infinity Fabric's 12 us.
 ALLREDUCE_LATENCY_S = {"nvlink": 10e-6, "infinity-fabric": 12e-6, "pcie": 40e-6}
 # Sampling per decode step touches the [batch, vocab] logits: fp32 write, softmax read
 # and write (verl's default rollout sampling, temperature 1 / top_p 1 / top_k -1, skips

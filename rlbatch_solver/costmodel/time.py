@@ -96,11 +96,34 @@ def _eff(mfu: float, tokens: float) -> float:
     return mfu * tokens / (tokens + C.MICRO_TOKENS_HALF_EFF)
 
 
+def width_efficiency(hidden: float) -> float:
+    """GEMM efficiency of a model ``hidden`` wide relative to one WIDTH_REF_HIDDEN wide (at most 1): narrow GEMMs
+    fill the GPU less (MPT benchmarks, constants.WIDTH_HALF_EFF_HIDDEN)."""
+    h0 = C.WIDTH_HALF_EFF_HIDDEN
+    ref = C.WIDTH_REF_HIDDEN / (C.WIDTH_REF_HIDDEN + h0)
+    return min(1.0, max(1.0, hidden) / (max(1.0, hidden) + h0) / ref)
+
+
+def compute_seconds(gemm_flops: float, attn_flops: float, hidden: float, tokens_per_micro: float, peak: float,
+                    mfu: float) -> float:
+    """Seconds of a training or forward pass's compute on one GPU: the GEMM FLOPs at the pass's efficiency
+    (``_eff``: MFU and tokens per micro batch) times the width's (``width_efficiency``), the attention FLOPs at
+    ATTN_EFF_RATIO of it (docs/cost-model.md section 4.1)."""
+    eff = peak * _eff(mfu, tokens_per_micro)
+    return gemm_flops / (eff * width_efficiency(hidden)) + attn_flops / (eff * C.ATTN_EFF_RATIO)
+
+
 def _coll_bw(plan: Plan, group: int) -> float:
     """Achieved bytes/s of a collective over ``group`` GPUs."""
     if group > max(1, plan.gpus_per_node):
         return C.INTER_NODE_BANDWIDTH_GBPS * 1e9 * C.COLLECTIVE_EFF
     return float(plan.gpu.intra_node_bandwidth_gbps) * 1e9 * C.COLLECTIVE_EFF
+
+
+def _collective_latency(plan: Plan) -> float:
+    """Seconds one collective call costs whatever its size, by the GPUs' link (ALLREDUCE_LATENCY_S)."""
+    link = getattr(plan.gpu, "intra_node", "pcie")
+    return C.ALLREDUCE_LATENCY_S.get(link, C.ALLREDUCE_LATENCY_S["pcie"])
 
 
 def _host_bw(plan: Plan) -> float:
@@ -161,8 +184,14 @@ def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, sample
     actual = p + r
     seq = actual if plan.remove_padding or budget else float(max(1, plan.prompt_len) + max(0, plan.response_len))
     n_micro, tok_micro = _micro_layout(plan, samples, micro, budget, seq, actual)
-    flops = samples * sequence_flops(mc, active, seq) * flops_mult / (_seq_split(plan) * _mp(plan))
-    compute = flops / (_peak(plan) * _eff(mfu, tok_micro))
+    per_gpu = samples * flops_mult / (_seq_split(plan) * _mp(plan))
+    compute = compute_seconds(per_gpu * 2.0 * active * seq, per_gpu * attention_flops(mc, seq), mc.hidden, tok_micro,
+                              _peak(plan), mfu)
+    # Eager PyTorch launches every layer's kernels from the host, a backward about twice a forward's (each GEMM has
+    # two gradient GEMMs): flops_mult forwards' worth per micro batch, EAGER_LAUNCH_S_PER_LAYER each. The GPU cannot
+    # finish a micro batch before its kernels are launched.
+    launches = n_micro * flops_mult * C.EAGER_LAUNCH_S_PER_LAYER * mc.layers / max(1, plan.pp)
+    compute = max(compute, launches)
     pp = max(1, plan.pp)
     if pp > 1:
         # pipeline bubble of 1F1B: (PP-1)/n_micro of the compute idles; interleaving divides it by VPP
@@ -175,16 +204,23 @@ def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, sample
         a2a = (tok_micro * C.BF16 * (2 * mc.q_dim + 2 * mc.kv_dim) * mc.layers * (sp - 1) / sp
                / _coll_bw(plan, sp))
         compute += n_micro * a2a * (1.0 if flops_mult <= 1.0 else flops_mult - 1.0)
-    comm = n_micro * (gathers_per_micro * _gather_bytes(plan, params) / _coll_bw(plan, plan.shard_degree)
+    gather = _gather_bytes(plan, params)
+    # FSDP gathers one decoder layer at a time: a collective's latency per layer and gather
+    latency = _collective_latency(plan) * mc.layers / max(1, plan.pp) if gather > 0 else 0.0
+    comm = n_micro * (gathers_per_micro * (gather / _coll_bw(plan, plan.shard_degree) + latency)
                       + extra_comm_per_micro)
     return max(compute, comm), n_micro
 
 
+def attention_flops(mc: ModelConsts, seq: float) -> float:
+    """Forward attention FLOPs of one sequence: causal, half of the non-causal 4 * s^2 * q_dim * L
+    (``ATTN_CAUSAL_FRACTION``: flash-attention computes only the blocks on and below the diagonal)."""
+    return C.ATTN_CAUSAL_FRACTION * mc.attn_flops_coeff * seq * seq
+
+
 def sequence_flops(mc: ModelConsts, active: float, seq: float) -> float:
-    """Forward FLOPs of one sequence: 2 * active params * tokens + causal attention, half of the non-causal
-    4 * s^2 * q_dim * L (``ATTN_CAUSAL_FRACTION``: flash-attention computes only the blocks on and below the
-    diagonal)."""
-    return 2.0 * active * seq + C.ATTN_CAUSAL_FRACTION * mc.attn_flops_coeff * seq * seq
+    """Forward FLOPs of one sequence: 2 * active params * tokens + causal attention (``attention_flops``)."""
+    return 2.0 * active * seq + attention_flops(mc, seq)
 
 
 # ----------------------------------------------------------------------------- phases
@@ -209,10 +245,8 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
     t_cmp = flops / (tp * _peak(plan) * C.MFU_DECODE)
     t = max(t_mem, t_cmp) + C.DECODE_STEP_OVERHEAD_S
     if tp > 1:
-        link = getattr(plan.gpu, "intra_node", "pcie")
-        alpha = C.ALLREDUCE_LATENCY_S.get(link, C.ALLREDUCE_LATENCY_S["pcie"])
         msg = batch * mc.hidden * C.BF16
-        t += 2 * mc.layers * (alpha + 2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp))
+        t += 2 * mc.layers * (_collective_latency(plan) + 2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp))
     if plan.enforce_eager:
         t += C.EAGER_LAUNCH_S_PER_LAYER * mc.layers
     return t
