@@ -57,9 +57,18 @@ def colocated(args: list[str], nodes: int, train_batch: int, per_node: int = 8) 
     return out + [f"data.train_batch_size={train_batch}", f"trainer.nnodes={nodes}", f"trainer.n_gpus_per_node={per_node}"]
 
 
+def _set(args: list[str], key: str, value: object) -> list[str]:
+    return [a for a in args if not a.startswith(f"{key}=")] + [f"{key}={value}"]
+
+
 def staleness(args: list[str], value: float) -> list[str]:
-    return [a for a in args if not a.startswith("async_training.staleness_threshold=")] + [
-        f"async_training.staleness_threshold={value}"]
+    return _set(args, "async_training.staleness_threshold", value)
+
+
+def _points() -> list[dict]:
+    import yaml
+
+    return yaml.safe_load((ROOT / "tests" / "data" / "measured" / "points.yaml").read_text())
 
 
 def comparisons() -> list[Comparison]:
@@ -80,6 +89,17 @@ def comparisons() -> list[Comparison]:
         f"{FA_DOC} ('30B Model Mode Experiment'; script grpo_30b_a3b_base_math_megatron_96_32.sh)", "h20",
         "qwen3-30b-a3b", "verl-megatron", "colocated on 128", tuple(colocated(args, 16, 512)), 497.89,
         "fully_async 32 trainer + 96 rollout", tuple(args), 282.75))
+    # multi-turn tool calling (ReTool): the doc's colocated row is a measured point (its args: the retool recipe's
+    # colocate script on 32 GPUs, tests/data/measured/points.yaml); the split is the fully_async example on 4 nodes
+    # (4 trainer + 4 rollout GPUs each: the doc's 16:16) at the doc's staleness_threshold 1
+    colo = next(p for p in _points() if p["name"] == "verl_fullyasync_doc_colocate_retool_qwen25_7b_sft_multiturn16k_32xh20")
+    split = _set(_set(_set(_script("fully_async_dapo_7b_retool.sh"), "trainer.nnodes", 4), "rollout.nnodes", 4),
+                 "async_training.staleness_threshold", 1)
+    out.append(Comparison(
+        "7B ReTool multi-turn DAPO, 32 H20: colocated vs fully_async 16:16",
+        f"{FA_DOC} ('Multi-Turn Tool Calling / Experimental Results'; script dapo_7b_async_retool.sh)", "h20",
+        "qwen2.5-7b", "verl", "colocated on 32", tuple(colo["args"]), 375.47,
+        "fully_async 16 trainer + 16 rollout", tuple(split), 221.36))
     # the one_step_off recipe's own colocated baselines (its shell/*_colocate.sh: verl.trainer.main_ppo on 16 GPUs);
     # the Megatron one says n=16 where its 4_12 sibling and the doc's table say 12: compared at 12
     for engine, framework, colo, oso in (("fsdp2", "verl", 749, 520), ("megatron", "verl-megatron", 699, 566)):

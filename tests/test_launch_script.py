@@ -81,6 +81,10 @@ EXPECTED = {
         "verl", None, ["data.train_batch_size=0", f"rollout.nnodes={nodes}", "async_training.require_batches=4",
                        "actor_rollout_ref.hybrid_engine=False"])
        for split, nodes in (("4_4", 1), ("8_8", 1), ("16_16", 2), ("32_32", 4), ("64_64", 8), ("4_12", 2))},
+    # its multi-turn tool-calling example (ReTool): one node, 4 trainer + 4 rollout GPUs
+    "verl/fully_async_dapo_7b_retool.sh": (
+        "verl", None, ["rollout.n_gpus_per_node=4", "trainer.n_gpus_per_node=4",
+                       "actor_rollout_ref.rollout.multi_turn.enable=True", "async_training.partial_rollout=True"]),
     # verl's one_step_off recipe: top-level rollout pool keys, the usual data.train_batch_size
     **{f"verl/one_step_off_{name}.sh": ("verl", None, present) for name, present in (
         ("dapo_7b_math_fsdp2_4_12", ["rollout.n_gpus_per_node=2", "trainer.n_gpus_per_node=6",

@@ -254,11 +254,14 @@ HBM_EFF_DECODE = 0.70
 # Elementwise optimizer step (AdamW reads p, g, m, v and writes p, m, v in fp32).
 HBM_EFF_OPTIMIZER = 0.80
 ADAM_BYTES_PER_PARAM = 7 * FP32
-# Micro-batch size efficiency: eff = MFU * t / (t + T_HALF), t = tokens per GPU per
-# micro batch. Small micro batches under-fill GEMM tiles and pay per-micro fixed
-# costs (kernel launches, Python, FSDP hooks). Our assumption: half of the peak MFU at
-# 256 tokens, 89% at 2k, 97% at 8k tokens: larger micro batches and token-budget
-# packing are faster, as verl's guides say, without dominating the step time.
+# Micro-batch size efficiency: eff = MFU * t / (t + T_HALF), t = tokens per GPU per micro batch. A GEMM of t rows
+# runs as ceil(t/128) x ceil(N/128) output tiles spread over the GPU's SMs (NVIDIA Deep Learning Performance Guide,
+# "Matrix Multiplication Background", tile and wave quantization; Anthony et al. 2024, arXiv 2401.14489, section IV):
+# one full wave needs t = 128^2 x SMs / N rows, 160-430 tokens for a 7-8B model's projections (N = 4,096-11,008)
+# on an A100's 108 SMs, 200-530 on an H100's 132. Below a wave the GPU idles in proportion, so half the efficiency
+# at 256 tokens is the order of magnitude, not a fit (MPT's benchmarks, whose micro batches hold 4K-98K tokens,
+# cannot fit it): 89% at 2K, 97% at 8K. Larger micro batches and token-budget packing are faster, as verl's guides
+# say, without dominating the step time.
 MICRO_TOKENS_HALF_EFF = 256
 # Model width and attention (docs/cost-model.md section 4.1). MosaicML's MPT training benchmarks
 # (llm-foundry scripts/train/benchmarking/README.md at 495218376830947dce625efabc4d86be7c47cc45: 96 runs on 8
