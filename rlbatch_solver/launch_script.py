@@ -6,7 +6,8 @@ shell would do to the parts that matter and nothing more:
 - lines joined at backslash-newlines, ``#`` comments dropped, quotes removed (``shlex``);
 - ``NAME=value`` lines (also ``export``/``readonly``/``local``/``declare``) recorded, and
   ``$NAME``, ``${NAME}``, ``${NAME:-default}``, ``${NAME:=default}``, ``${NAME-default}`` and
-  ``$((arithmetic))`` of known integers expanded where they are used (never inside single quotes);
+  ``$((arithmetic))`` of known integers expanded where they are used (never inside single quotes; a single
+  quote inside double quotes is an ordinary character, as in bash: ``"['$DATA/a']"`` expands ``$DATA``);
 - the command that starts the framework found by its entry point, after any ``VAR=value``
   prefixes and launchers (``ray job submit ... --``, ``torchrun``, ``deepspeed``, ``python -m``,
   ``nohup``, ``accelerate launch``). Each framework names its entry points
@@ -184,7 +185,7 @@ def _strip_comment(line: str) -> str:
 def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
     """``line`` with known variables expanded outside single quotes; the unknown names it uses."""
     unknown: list[str] = []
-    parts = re.split(r"('[^']*')", line)  # single-quoted pieces stay as written
+    parts = _single_quoted_split(line)  # single-quoted pieces stay as written
     for k, part in enumerate(parts):
         if part.startswith("'"):
             continue
@@ -208,6 +209,29 @@ def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
         part = _ARITH.sub(lambda m: _arith(m.group(1), m.group(0), env), part)
         parts[k] = part
     return "".join(parts), unknown
+
+
+def _single_quoted_split(line: str) -> list[str]:
+    """``line`` cut into pieces, each a single-quoted string (``'...'``, quotes included) or the text between:
+    a single quote inside double quotes is an ordinary character (``"['$data']"`` expands ``$data``), as in bash."""
+    parts, start, i, double = [], 0, 0, False
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\" and double:
+            i += 2
+            continue
+        if ch == '"':
+            double = not double
+        elif ch == "'" and not double:
+            end = line.find("'", i + 1)
+            if end < 0:
+                break  # unbalanced: the rest as written is expanded (shlex refuses the line later)
+            parts += [line[start:i], line[i:end + 1]]
+            start = i = end + 1
+            continue
+        i += 1
+    parts.append(line[start:])
+    return [p for p in parts if p]
 
 
 def _arith(expr: str, original: str, env: dict[str, str]) -> str:

@@ -234,15 +234,22 @@ def recommend(
     from ..deadline import Deadline
 
     deadline = Deadline(time_limit_s)
-    res = optimize(ruleset, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name], top=top,
-                   time_limit_s=time_limit_s * 0.8, workers=solver_workers)
+    # twice as many as asked: assignments that differ only in values the config does not use (micro batch sizes
+    # under dynamic batching) print the same config and are shown once
+    res = optimize(ruleset, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
+                   top=top if top <= 1 else 2 * top, time_limit_s=time_limit_s * 0.8, workers=solver_workers)
     validate_solutions(ruleset, [r.solution for r in res.ranked])
     choices = []
-    for i, r in builtins.enumerate(res.ranked):
+    printed: set[tuple[str, ...]] = set()
+    for r in res.ranked:
+        native = fw.export(r.solution, space)
+        if tuple(native) in printed or len(choices) == top:
+            continue
+        printed.add(tuple(native))
         memory, seconds = full_reports(spec, r.solution)
         total = step_seconds(spec, r.solution, seconds)
         tokens = _tokens_per_step(r.solution, spec)
-        choices.append(Choice(i + 1, r.solution, fw.export(r.solution, space), total, seconds, memory, r.objective,
+        choices.append(Choice(len(choices) + 1, r.solution, native, total, seconds, memory, r.objective,
                               r.proven, tokens / total if total else 0.0,
                               waste_text(fw, ruleset, r.solution, r.solution),
                               stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution))))

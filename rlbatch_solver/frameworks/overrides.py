@@ -39,14 +39,39 @@ def parse_scalar(text: str) -> Any:
 
 
 def split_tokens(tokens: Iterable[str]) -> list[str]:
-    """Split pasted shell text (backslash-newlines, several overrides per arg)."""
+    """Split pasted shell text (backslash-newlines, several overrides per arg) at whitespace outside brackets and
+    quotes: ``data.val_files=['a', 'b']``, one argument to the shell and to Hydra, stays one."""
     out: list[str] = []
     for tok in tokens:
-        for piece in re.split(r"\s+", tok.replace("\\\n", " ")):
-            piece = piece.strip()
-            if piece and piece != "\\":
+        for piece in _top_level_words(tok.replace("\\\n", " ")):
+            if piece != "\\":
                 out.append(piece)
     return out
+
+
+def _top_level_words(text: str) -> list[str]:
+    """``text`` split at whitespace that is outside ``[]``/``{}``/``()`` and outside quotes."""
+    words, current, depth, quote = [], [], 0, None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth = max(0, depth - 1)
+        elif ch.isspace() and depth == 0:
+            if current:
+                words.append("".join(current))
+                current = []
+            continue
+        current.append(ch)
+    if current:
+        words.append("".join(current))
+    if quote or depth:  # an unbalanced quote or bracket (data.path=it's): plain whitespace, as before
+        words = re.split(r"\s+", text)
+    return [w.strip() for w in words if w.strip()]
 
 
 def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[str]]:

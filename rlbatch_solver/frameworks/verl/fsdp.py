@@ -428,11 +428,23 @@ def overrides_to_yaml(overrides: list[str]) -> str:
     for item in overrides:
         key, _, raw = item.partition("=")
         node = tree
-        parts = key.split(".")
+        parts = key.lstrip("+").split(".")  # +key / ++key add a key Hydra's schema lacks: a plain key in a file
         for p in parts[:-1]:
             node = node.setdefault(p, {})
-        node[parts[-1]] = parse_scalar(raw)
+        node[parts[-1]] = _yaml_value(raw)
     return yaml.safe_dump(tree, sort_keys=False)
+
+
+def _yaml_value(raw: str) -> Any:
+    """A Hydra override's value as YAML holds it: a list or dict literal (``[console,wandb]``, ``['a', 'b']``) as
+    a list or dict, not as the string a config file would then pass on whole."""
+    text = raw.strip()
+    if text[:1] in "[{":
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError:
+            pass
+    return parse_scalar(raw)
 
 
 def _native_value(name: str, value: Value) -> Any:
