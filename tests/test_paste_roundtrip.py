@@ -90,3 +90,15 @@ def test_recommend_from_prints_a_config_that_reads_back_the_same():
     # alternatives that print the same config (micro batch sizes unused under dynamic batching) are shown once
     natives = [tuple(c.native) for c in report.choices]
     assert len(natives) == len(set(natives))
+
+
+def test_an_argument_with_spaces_stays_one_for_flag_frameworks():
+    """ms-swift and OpenRLHF take ``--flag value``: a value the shell passed as one argument keeps its spaces."""
+    flat, ignored = get_framework("swift").parse(["--system", "You are a helpful assistant.", "--num_generations", "8"])
+    assert flat["system"] == "You are a helpful assistant." and flat["num_generations"] == 8 and not ignored
+    flat, ignored = get_framework("openrlhf").parse(["--input_template", "User: {} Assistant:"])
+    assert flat["input_template"] == "User: {} Assistant:" and not ignored
+    # a pasted blob still splits: at a second argument or a line break
+    assert split_tokens(["--a 1 --b 2", "x=1 y=2", "line1\nline2"]) == ["--a", "1", "--b", "2", "x=1", "y=2",
+                                                                        "line1", "line2"]
+    assert shell_word("--system You are a helpful assistant.") == '--system "You are a helpful assistant."'

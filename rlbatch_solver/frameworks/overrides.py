@@ -38,14 +38,25 @@ def parse_scalar(text: str) -> Any:
     return t
 
 
+_ARG_START = re.compile(r"^(--?[A-Za-z]|\+{0,2}~?[A-Za-z_][\w.\-]*=)")
+
+
 def split_tokens(tokens: Iterable[str]) -> list[str]:
     """Split pasted shell text (backslash-newlines, several overrides per arg) at whitespace outside brackets and
-    quotes: ``data.val_files=['a', 'b']``, one argument to the shell and to Hydra, stays one."""
+    quotes: ``data.val_files=['a', 'b']``, one argument to the shell and to Hydra, stays one. A token the shell
+    already made one argument (``--system "You are a helpful assistant."``) stays one too: it is split only when
+    it holds a line break or a second argument (``key=value``, ``--flag``)."""
     out: list[str] = []
     for tok in tokens:
-        for piece in _top_level_words(tok.replace("\\\n", " ")):
-            if piece != "\\":
-                out.append(piece)
+        text = tok.replace("\\\n", " ")
+        pieces = [p for p in _top_level_words(text) if p != "\\"]
+        if len(pieces) > 1 and "\n" not in text and not any(_ARG_START.match(p) for p in pieces[1:]):
+            text = text.strip()
+            if _ARG_START.match(pieces[0]) and pieces[0].startswith("-"):  # "--flag value", as we print a pair
+                pieces = [pieces[0], text[len(pieces[0]):].strip()]
+            else:
+                pieces = [text]  # one argument's value with spaces in it
+        out.extend(pieces)
     return out
 
 
