@@ -258,6 +258,9 @@ def print_conflict(console: Console, conflict: Any, space: Any) -> None:
     minimal = "a minimal set" if conflict.proven_minimal else "a set"
     console.print(f"[bold red]No valid config.[/] These rules conflict ({minimal}; drop any one and the rest can hold):")
     fixed = {k: v[0] for k, v in space.domains.items() if len(v) == 1 and v[0] is not None}
+    # and a derived quantity whose inputs are all fixed (a job's training ranks from NPROC_PER_NODE x NNODES)
+    fixed.update({k: v for k, v in getattr(conflict, "fixed", {}).items()
+                  if k not in fixed and isinstance(v, (int, float)) and not isinstance(v, bool)})
 
     class _Named(dict):  # a fixed value shows its number, a searched one its name
         def __missing__(self, key: str) -> str:
@@ -430,6 +433,8 @@ def print_start(console: Console, report: Any) -> None:
                       "error (docs/accuracy.md): keep yours unless the changes below cost you nothing")
     else:
         console.print("  nothing in the search space is faster: keep your config")
+    if not start.broken and best.step_time_s >= start.step_time_s - 0.05:
+        return  # no gain: the best config's differences (ties) are not worth listing as changes
     changed = [x for x in best.native if x not in start.native]
     if changed:
         print_args(console, changed, prefix="  change: ", sep=" ")
@@ -505,8 +510,26 @@ def print_no_fit(console: Console, report: Any) -> None:
         if least > cap:
             console.print(f"  {rule_id}: needs at least {least / 1024:.1f} GiB per GPU anywhere in the search space, "
                           f"{(least - cap) / 1024:.1f} GiB more than the {cap / 1024:.1f} GiB usable")
-    console.print("  what would help: more GPUs (--gpus), a bigger GPU (--gpu), shorter responses (--response-len), "
-                  "or offload (--set ...fsdp_config.param_offload=True)")
+    memory = any(".memory." in r.id for r in getattr(report.conflict, "rules", [])) or any(
+        least > cap for least, cap in report.memory_floor.values())
+    if memory:
+        variable, offload = OFFLOAD_HINT.get(report.framework.split("==")[0], (None, None))
+        domains = getattr(report.space, "domains", {}) or {}
+        searched = any(v not in (None, False, 0) for v in domains.get(variable, []))  # offload already tried
+        console.print("  what would help: more GPUs (--gpus), a bigger GPU (--gpu), shorter responses (--response-len)"
+                      + (f", or offload (--set {offload})" if offload and not searched else ""), markup=False)
+    elif report.conflict is not None and report.conflict.rules:
+        console.print("  what would help: a different value of one of the keys these rules read (above), or --gpus if "
+                      "a rule counts GPUs")
+
+
+# the switch that offloads the trained model's states, as each framework spells it (--set key=value), and its rule
+# variable: the hint is left out when the search already tried it
+OFFLOAD_HINT = {"verl": ("param_offload", "actor_rollout_ref.actor.fsdp_config.param_offload=True"),
+                "verl-megatron": ("megatron_param_offload", "actor_rollout_ref.actor.megatron.param_offload=True"),
+                "swift": ("ds_offload", "deepspeed=zero3_offload"),
+                "swift-megatron": ("cpu_optimizer_permille", "optimizer_cpu_offload=true"),
+                "openrlhf": ("adam_offload", "ds.adam_offload=true")}
 
 
 def recommend_dict(report: Any) -> dict[str, Any]:

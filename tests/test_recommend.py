@@ -153,3 +153,20 @@ def test_recommend_does_not_pick_a_config_that_pads_when_one_that_does_not_is_as
 
     text = why_lost(best, SimpleNamespace(waste="96 prompts padded to 128: ...", phase_seconds=best.phase_seconds))
     assert text.startswith("pads the step: 96 prompts padded to 128")
+
+
+def test_a_proven_no_fit_says_its_numbers_and_what_helps_for_this_framework():
+    """The conflict shows derived quantities whose inputs the scenario fixes (ms-swift's training ranks and GPUs
+    needed), and "what would help" names the framework's own offload switch, only where the search did not try it and
+    only for a memory conflict."""
+    from clirun import run
+
+    r = run("recommend", "--framework", "swift", "--gpu", "a100-80gb", "--gpus", "6", "--model", "qwen2.5-7b",
+            "--set", "vllm_mode=server", "--set", "NPROC_PER_NODE=6")
+    assert r.returncode == 1
+    assert "the job needs 7 GPUs (NPROC_PER_NODE*NNODES = 6 training ranks" in r.stdout
+    assert "offload" not in r.stdout.split("what would help:")[1]  # a GPU budget, not memory
+    r = run("recommend", "--framework", "verl-megatron", "--gpu", "rtx4090", "--gpus", "2", "--model", "qwen2.5-72b")
+    assert r.returncode == 1 and "--set actor_rollout_ref.actor.megatron.param_offload=True" in r.stdout
+    r = run("recommend", "--gpu", "rtx4090", "--gpus", "2", "--model", "qwen2.5-32b")  # verl searched offload already
+    assert r.returncode == 1 and "fsdp_config.param_offload" not in r.stdout.split("what would help:")[1]

@@ -109,3 +109,30 @@ def test_the_free_keys_name_only_models_the_run_has():
     _, flat, report = _from("verl-megatron/run_qwen2-7b_math_megatron.sh", "h100", "qwen2.5-7b")
     assert flat.get("algorithm.adv_estimator") == "grpo"
     assert report.start.searched and not [k for k in report.start.searched if k.startswith("critic.")]
+
+
+def _published() -> list[tuple[str, str, str]]:
+    import yaml
+
+    hw = yaml.safe_load((SCRIPTS / "hardware.yaml").read_text())
+    return [(rel, v["gpu"], v["model"]) for rel, v in hw.items()]
+
+
+@pytest.mark.parametrize("script,gpu,model", _published(), ids=[c[0] for c in _published()])
+def test_every_published_script_gets_an_answer_no_slower_than_itself(script, gpu, model):
+    """Each example script runs upstream on its GPU: recommend --from must find a config for it, never slower than the
+    script. Two used to come back "No valid config": ms-swift's server-mode examples (the rollout server's GPUs were
+    not counted in the job's) and its ZeRO-3-offload MoE example (the search dropped the offload the script fits by)."""
+    _, _, report = _from(script, gpu, model)
+    assert report.best is not None, (script, report.status)
+    if report.start.runs:
+        assert report.best.step_time_s <= report.start.step_time_s + 1e-6
+
+
+def test_a_server_mode_job_counts_the_rollout_servers_gpus():
+    """ms-swift's external examples train on NPROC_PER_NODE=6 of 8 GPUs; the `swift rollout` server takes the rest."""
+    _, flat, report = _from("swift/external_grpo_7b.sh", "a100-80gb", "qwen2.5-7b")
+    assert report.scenario.total_gpus == 7  # 6 ranks + the server's tp*dp (1*1: the trainer's flags do not say)
+    s = read_launch_script(SCRIPTS / "swift/external_grpo_7b.sh")
+    report = api.recommend_from(s.framework, flat, gpu="a100-80gb", model="qwen2.5-7b", gpus=8)
+    assert report.scenario.total_gpus == 8 and report.best is not None  # --gpus: the whole job, as its header says

@@ -8,7 +8,7 @@ still infeasible) so the set printed is minimal: every rule in it matters.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
@@ -21,6 +21,8 @@ class Conflict:
     rules: list[Rule]
     status: str  # "infeasible" when proven, "unknown" when the time limit hit first
     proven_minimal: bool
+    # the values the domains fix, with every derived quantity whose inputs they fix (the messages' numbers)
+    fixed: dict = field(default_factory=dict)
 
     @property
     def ids(self) -> list[str]:
@@ -39,6 +41,12 @@ def _infeasible_with(ruleset: RuleSet, domains: Domains, ids: list[str], time_li
 
 def conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float = 10.0) -> Conflict:
     """A minimal set of error rules that no value in ``domains`` satisfies together."""
+    conflict = _conflicting_rules(ruleset, domains, time_limit_s)
+    conflict.fixed = ruleset.full_env({k: v[0] for k, v in domains.items() if len(v) == 1 and v[0] is not None})
+    return conflict
+
+
+def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) -> Conflict:
     built = build_model(ruleset, domains, enforce=False)
     errors = [r for r in built.rules if r.severity is Severity.ERROR]
     broken = [r for r in errors if built.rule_lits[r.id] is False]

@@ -58,10 +58,13 @@ MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     "lora_rank": 0,
 }
 # Memory switches ``recommend`` searches when the user leaves them alone.
-HF_KNOB_SEARCH: dict[str, list[Value]] = {"ds_stage": [2, 3], "gmu_permille": [400, 600, 800], "sleep_level": [0, 1]}
+# ds_offload: DeepSpeed's CPU offload (--deepspeed zero2_offload / zero3_offload), searched with the stage: a config
+# that only fits offloaded (ms-swift's internal_moe_full.sh) stays in the space ``recommend --from`` searches.
+HF_KNOB_SEARCH: dict[str, list[Value]] = {"ds_stage": [2, 3], "ds_offload": [False, True],
+                                          "gmu_permille": [400, 600, 800], "sleep_level": [0, 1]}
 MEGATRON_KNOB_SEARCH: dict[str, list[Value]] = {"recompute": [1, 2], "gmu_permille": [400, 600, 800],
                                                 "sleep_level": [0, 1]}
-KNOB_FLAGS = {"ds_stage": ("deepspeed",), "gmu_permille": ("vllm_gpu_memory_utilization",),
+KNOB_FLAGS = {"ds_stage": ("deepspeed",), "ds_offload": ("deepspeed",), "gmu_permille": ("vllm_gpu_memory_utilization",),
               "sleep_level": ("sleep_level",), "recompute": ("recompute_granularity",)}
 
 

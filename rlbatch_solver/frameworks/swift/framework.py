@@ -174,6 +174,23 @@ class SwiftFramework(Framework):
     scenario_vars = {"prompt_length": "max_length", "response_length": "max_completion_length",
                      "n": "num_generations", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
 
+    def scenario_fields(self, values: Mapping[str, Value]) -> dict[str, Any]:
+        """As the base class, but a server-mode config's job also holds the `swift rollout` server's GPUs: NPROC_PER_NODE
+        counts the training ranks only (ms-swift's external examples: 6 of 8 GPUs train, the server takes 2). The
+        GPUs per node are --gpus over the nodes when given, else the ranks plus the server's tp*dp (on one node)."""
+        fields = super().scenario_fields(values)
+        if not values.get("vllm_server") or not values.get("use_vllm", True):
+            return fields
+        nodes = int(values.get("nnodes") or 1)
+        cluster = values.get("cluster_num_gpus")
+        if cluster:
+            if int(cluster) % nodes == 0 and int(cluster) // nodes >= int(values.get("gpus_per_node") or 1):
+                fields["gpus_per_node"] = int(cluster) // nodes
+        elif nodes == 1:
+            server = int(values.get("server_tp") or 1) * int(values.get("server_dp") or 1)
+            fields["gpus_per_node"] = int(values.get("gpus_per_node") or 1) + server
+        return fields
+
     def error_patterns(self) -> list:
         return errors.PATTERNS
 
