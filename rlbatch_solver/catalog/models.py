@@ -42,6 +42,10 @@ _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe"}
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe"}
 
 
+# ModelCard.lora_params per rank, by card (id and the card itself, so a freed id is not reused stale)
+_LORA_PER_RANK: dict[tuple[int, str], tuple[object, int]] = {}
+
+
 @dataclass(frozen=True)
 class ModelCard:
     """Architecture of one decoder-only transformer (dense, MoE and/or MLA)."""
@@ -192,12 +196,21 @@ class ModelCard:
         ``_maybe_include_all_linear_layers``. ``q_v``: the query and value projections, peft's default targets
         for Llama/Qwen/Mistral-style models (utils/constants.py
         ``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING``), used when no target modules are given."""
+        if not rank:
+            return 0
+        key = (id(self), modules)  # the cost tables ask for it once per config: the sum over layers is kept
+        cached = _LORA_PER_RANK.get(key)
+        if cached is None or cached[0] is not self:
+            cached = _LORA_PER_RANK[key] = (self, self._lora_params_per_rank(modules))
+        return rank * cached[1]
+
+    def _lora_params_per_rank(self, modules: str) -> int:
         if modules == "q_v":
             attn = self._attention_linears()
             # MLA has no q_proj/v_proj: the latent attention's projections but the output one
             targets = attn[:-1] if self.is_mla else [attn[0], attn[1][:2] + (1,)]  # q, and v (one of k, v)
-            return sum(rank * (a + b) * k for a, b, k in targets) * self.num_hidden_layers
-        return sum(rank * (a + b) * k for i in range(self.num_hidden_layers) for a, b, k in self._linear_shapes(i))
+            return sum((a + b) * k for a, b, k in targets) * self.num_hidden_layers
+        return sum((a + b) * k for i in range(self.num_hidden_layers) for a, b, k in self._linear_shapes(i))
 
     def layer_params(self, i: int) -> int:
         """All parameters of decoder layer ``i`` (attention, MLP/MoE, norms)."""

@@ -12,6 +12,7 @@ another batch per step.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
@@ -21,6 +22,11 @@ from ..scenario import Scenario
 
 # the colocated solve's share of the time when it runs beside split layouts: the answer every split is held to
 COLOCATED_TIME_SHARE = 0.35
+# the least time a layout's solve is given: a second, or 1.25 x the longest solve so far (layouts of one scenario
+# cost about the same: a verl-megatron layout on 16 H100 takes 3-4 s on two cores, a verl FSDP one under a second);
+# a layout that cannot get it is not solved, and said to be, rather than solved too briefly to answer
+MIN_LAYOUT_S = 1.0
+LAYOUT_TIME_MARGIN = 1.25
 
 
 class Layout(NamedTuple):
@@ -87,6 +93,7 @@ class PlacementSummary:
     asked: str
     options: list[PlacementOption] = field(default_factory=list)
     skipped: int = 0  # layouts of the framework's list not solved: neither coarse nor next to the best split
+    starved: int = 0  # layouts that would have been solved, but fewer than MIN_LAYOUT_S seconds were left
     notes: list[str] = field(default_factory=list)  # what the framework left out, and why
 
     @property
@@ -102,8 +109,8 @@ class PlacementSummary:
     def proven(self) -> bool:
         """Every layout of the list solved and each one's answer proven (its best, or that nothing fits): the winner
         is then the best of all of them."""
-        return not self.skipped and all(o.best.proven if o.best is not None else not o.timed_out
-                                        for o in self.options)
+        return not self.skipped and not self.starved and all(
+            o.best.proven if o.best is not None else not o.timed_out for o in self.options)
 
     def best_of(self, placement: str) -> PlacementOption | None:
         return next((o for o in self.ranked if o.placement == placement), None)
@@ -116,6 +123,8 @@ class PlacementSummary:
         timed = sum(1 for o in self.options if o.timed_out)
         if timed:
             text += f"; {timed} found no answer in {'its' if timed == 1 else 'their'} share of the time"
+        if self.starved:
+            text += f"; {_plural(self.starved, 'layout')} not solved: the time ran out (raise --time-limit)"
         if self.skipped:
             text += (f"; {_plural(self.skipped, 'layout')} further from the best split "
                      f"{'was' if self.skipped == 1 else 'were'} not solved (coarse to fine over the trainer's share)")
@@ -175,6 +184,19 @@ def _why(win: PlacementOption, other: PlacementOption | None) -> str:
     return "; ".join(parts)
 
 
+def _likeliest_first(splits: list[int], layouts: list[Layout], scenario: Scenario,
+                     colocated: list[PlacementOption]) -> list[int]:
+    """The split layouts in the order they are likeliest to win: a balanced split gives the trainer about the share of
+    the GPUs that training takes of the colocated best's step (1 - its generation share), so the layouts nearest that
+    share come first (each layout's scenario counts its trainer GPUs). Without a colocated answer, as listed."""
+    best = next((o.best for o in colocated if o.best is not None and o.best.step_time_s > 0), None)
+    total = max(1, scenario.total_gpus)
+    if best is None:
+        return list(splits)
+    target = 1.0 - best.phase_seconds.get("rollout", 0.0) / best.step_time_s
+    return sorted(splits, key=lambda i: abs(layouts[i].scenario.total_gpus / total - target))
+
+
 def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, extra_gpus: str | Path | None,
                         solver_workers: int, recommend_one) -> Any:
     """One solve per layout, coarse to fine: the layouts the framework marks coarse first (a quarter, a half and
@@ -196,20 +218,34 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
     deadline = Deadline(time_limit_s)
     solved: dict[int, PlacementOption] = {}
 
+    longest = [0.0]  # the longest solve so far, wall seconds
+
     def solve(i: int, seconds: float) -> None:
         lay = layouts[i]
+        started = time.monotonic()
         report = recommend_one(lay.scenario, top=top, time_limit_s=max(1.0, seconds), extra_gpus=extra_gpus,
                                solver_workers=solver_workers)
+        longest[0] = max(longest[0], time.monotonic() - started)
         label = (fw.describe_placement(report.best.values) if report.best is not None else None) or lay.label
         solved[i] = PlacementOption(lay.placement, label, report)
+
+    starved: set[int] = set()
+
+    def solve_in_turn(todo: list[int]) -> None:
+        """Each an even share of the time left, at least MIN_LAYOUT_S; those that cannot get it are starved."""
+        for k, i in enumerate(todo):
+            left, least = deadline.left(), max(MIN_LAYOUT_S, LAYOUT_TIME_MARGIN * longest[0])
+            if left < least and solved:
+                starved.update(todo[k:])
+                return
+            solve(i, min(left, max(least, left / (len(todo) - k))))
 
     first = [i for i, lay in enumerate(layouts) if lay.coarse]
     colocated = [i for i in first if layouts[i].placement == "colocate"]
     splits = [i for i in first if i not in colocated]
     for i in colocated:
         solve(i, time_limit_s * (COLOCATED_TIME_SHARE if splits else 1.0))
-    for k, i in enumerate(splits):
-        solve(i, deadline.left() / (len(splits) - k))
+    solve_in_turn(_likeliest_first(splits, layouts, scenario, [solved[i] for i in colocated if i in solved]))
     families: dict[Any, list[int]] = {}
     for i, lay in enumerate(layouts):
         if lay.placement == "split":
@@ -226,10 +262,13 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
                 todo |= {order[j] for j in (pos - 1, pos + 1) if 0 <= j < len(order) and order[j] not in solved}
         if not todo:
             break
-        for k, i in enumerate(sorted(todo)):
-            solve(i, deadline.left() / (len(todo) - k))
+        solve_in_turn(sorted(todo))
+        if starved:
+            break
     options = [solved[i] for i in sorted(solved)]
-    summary = PlacementSummary(scenario.placement or "colocate", options, len(layouts) - len(options), notes)
+    starved -= set(solved)
+    summary = PlacementSummary(scenario.placement or "colocate", options,
+                               skipped=len(layouts) - len(options) - len(starved), starved=len(starved), notes=notes)
     win = summary.winner or options[0]
     report = win.report
     merged = sorted((c for o in options for c in o.report.choices), key=lambda c: c.objective)[:top]

@@ -234,10 +234,10 @@ def recommend(
     from ..deadline import Deadline
 
     deadline = Deadline(time_limit_s)
-    # twice as many as asked: assignments that differ only in values the config does not use (micro batch sizes
+    # two more than asked: assignments that differ only in values the config does not use (micro batch sizes
     # under dynamic batching) print the same config and are shown once
     res = optimize(ruleset, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
-                   top=top if top <= 1 else 2 * top, time_limit_s=time_limit_s * 0.8, workers=solver_workers)
+                   top=top if top <= 1 else top + 2, time_limit_s=time_limit_s * 0.8, workers=solver_workers)
     validate_solutions(ruleset, [r.solution for r in res.ranked])
     choices = []
     printed: set[tuple[str, ...]] = set()

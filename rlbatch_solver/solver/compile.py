@@ -56,6 +56,8 @@ class Compiler:
         # derived quantities compiled the first time an expression reads them: a quantity no rule
         # and no objective reads adds no constraint (each one, a Table most, slows the search)
         self._deferred: dict[str, IntExpr | BoolExpr] = {}
+        # rows of a cost table that break an enforced rule are left out (solver/row_filter.py); set by build_model
+        self.row_filter = None
 
     # -- registration ----------------------------------------------------------
     def add_int(self, name: str, values: list[int]) -> Linear:
@@ -229,9 +231,16 @@ class Compiler:
                 raise CompileError(f"table {e.name}: input {i.name} is not a decision variable")
             doms.append(self.domains[i.name])
         free = [k for k, d in enumerate(doms) if len(d) > 1]
+        names = [i.name for i in e.inputs]
+        keep = self.row_filter.predicate([names[k] for k in free]) if self.row_filter is not None and free else None
         rows = {}
         for combo in itertools.product(*doms):
+            if keep is not None and not keep(dict(zip(names, combo))):
+                continue  # breaks a rule the model enforces: no solution selects it
             rows[tuple(combo[k] for k in free)] = int(e.fn(*combo))
+        if not rows:  # every row breaks an enforced rule: no config exists
+            self.model.AddBoolOr([])
+            return 0, 0, 0
         values = sorted(set(rows.values()))
         if not free:
             return values[0], values[0], values[0]

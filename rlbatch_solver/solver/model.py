@@ -122,6 +122,11 @@ def build_model(
             comp.defer(d.name, d.expr)
 
     wanted = set(rule_filter) if rule_filter is not None else None
+    if enforce:
+        from .row_filter import RowFilter
+
+        comp.row_filter = RowFilter(ruleset, domains, [
+            r.id for r in rules if (wanted is None or r.id in wanted) and r.severity is Severity.ERROR])
     rule_lits: dict[str, object] = {}
     kept: list[Rule] = []
     for r in rules:

@@ -432,12 +432,17 @@ class SwiftFramework(Framework):
         extra: list[Rule] = []
         if True in domains.get("vllm_server", []) and "gpus_per_node" not in user_set:
             # server mode: the rollout server takes some GPUs; search the split, use every GPU
-            domains["gpus_per_node"] = list(range(1, per_node + (0 if scenario.nnodes == 1 else 1)))
             if "server_host_given" not in user_set:
                 domains["server_host_given"] = [True]  # exported as a placeholder host
             for name in ("server_tp", "server_dp"):
                 if name not in user_set:
                     domains[name] = [x for x in (1, 2, 4, 8) if x < total]
+            # the ranks per node that leave exactly a server's tp*dp GPUs (search.use_all_gpus below): only those
+            # (every other value breaks that rule, and the cost tables would price it for nothing)
+            servers = {tp * dp for tp in domains["server_tp"] for dp in domains["server_dp"]}
+            ranks = {(total - s) // scenario.nnodes for s in servers if (total - s) % scenario.nnodes == 0}
+            domains["gpus_per_node"] = sorted(r for r in ranks
+                                              if 1 <= r <= per_node - (1 if scenario.nnodes == 1 else 0))
             extra.append(Rule(
                 "search.use_all_gpus", IntVar("gpus_needed").eq(IntVar("cluster_num_gpus")),
                 "the layout uses {gpus_needed} of the {cluster_num_gpus} GPUs",
