@@ -93,7 +93,7 @@ class PlacementSummary:
     asked: str
     options: list[PlacementOption] = field(default_factory=list)
     skipped: int = 0  # layouts of the framework's list not solved: neither coarse nor next to the best split
-    starved: int = 0  # layouts that would have been solved, but fewer than MIN_LAYOUT_S seconds were left
+    starved: int = 0  # layouts that would have been solved, but less time was left than a solve takes
     notes: list[str] = field(default_factory=list)  # what the framework left out, and why
 
     @property
@@ -232,7 +232,8 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
     starved: set[int] = set()
 
     def solve_in_turn(todo: list[int]) -> None:
-        """Each an even share of the time left, at least MIN_LAYOUT_S; those that cannot get it are starved."""
+        """Each an even share of the time left, at least MIN_LAYOUT_S or 1.25x the longest solve so far; the layouts
+        that cannot get it are starved (counted, not solved)."""
         for k, i in enumerate(todo):
             left, least = deadline.left(), max(MIN_LAYOUT_S, LAYOUT_TIME_MARGIN * longest[0])
             if left < least and solved:
