@@ -13,7 +13,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from .errors import InputError
+from .errors import InputError, shown
 
 app = typer.Typer(
     add_completion=False,
@@ -511,6 +511,11 @@ def _recommend_from(path: str, framework: Optional[str], gpu: Optional[str], gpu
     if not gpu:
         raise InputError("gpu", "a launch script does not say which GPU it runs on.",
                          "pass --gpu (e.g. a100-80gb, h100, rtx4090).")
+    from .frameworks.overrides import is_file
+
+    if not is_file(path):  # else the path would be read as a pasted argument and "nothing to recommend from" said
+        raise InputError("--from", f"file '{shown(path, 60)}' does not exist.",
+                         "pass the path of your launch script (run.sh) or of a YAML config.")
     if is_launch_script(path):
         name, args, gpus, model = _script(framework, [path], gpus, model)
         flat, _ = _pasted(name, None, args, "recommend from")

@@ -136,3 +136,8 @@ def test_a_server_mode_job_counts_the_rollout_servers_gpus():
     s = read_launch_script(SCRIPTS / "swift/external_grpo_7b.sh")
     report = api.recommend_from(s.framework, flat, gpu="a100-80gb", model="qwen2.5-7b", gpus=8)
     assert report.scenario.total_gpus == 8 and report.best is not None  # --gpus: the whole job, as its header says
+
+
+def test_cli_from_a_missing_file_says_so():
+    r = runner.invoke(app, ["recommend", "--from", "/no/such/run.sh", "--gpu", "h100"])
+    assert r.exit_code == 2 and "does not exist" in r.output and "Traceback" not in r.output
