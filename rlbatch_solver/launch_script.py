@@ -166,18 +166,29 @@ def _logical_lines(text: str) -> list[str]:
     return out
 
 
+def _quoted_spans(line: str) -> list[tuple[int, int, str]]:
+    """(start, end, quote) of every quoted string of ``line``, quotes included (``end`` inclusive), as bash reads them:
+    a single quote inside double quotes is an ordinary character, a backslash inside double quotes escapes the next
+    one. An unclosed quote's span runs to the end of the line with ``end`` = len(line)."""
+    spans, i, n = [], 0, len(line)
+    while i < n:
+        q = line[i]
+        if q not in "'\"":
+            i += 1
+            continue
+        j = i + 1
+        while j < n and line[j] != q:
+            j += 2 if q == '"' and line[j] == "\\" else 1
+        spans.append((i, min(j, n), q))
+        i = j + 1
+    return spans
+
+
 def _strip_comment(line: str) -> str:
     """``line`` without its comment: a ``#`` that starts a word outside quotes (``data#1000`` stays)."""
-    quote = None
+    spans = _quoted_spans(line)
     for i, ch in enumerate(line):
-        if quote:
-            if ch == quote:
-                quote = None
-            elif ch == "\\" and quote == '"':
-                continue
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+        if ch == "#" and (i == 0 or line[i - 1].isspace()) and not any(a <= i <= b for a, b, _ in spans):
             return line[:i]
     return line
 
@@ -213,23 +224,13 @@ def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
 
 def _single_quoted_split(line: str) -> list[str]:
     """``line`` cut into pieces, each a single-quoted string (``'...'``, quotes included) or the text between:
-    a single quote inside double quotes is an ordinary character (``"['$data']"`` expands ``$data``), as in bash."""
-    parts, start, i, double = [], 0, 0, False
-    while i < len(line):
-        ch = line[i]
-        if ch == "\\" and double:
-            i += 2
-            continue
-        if ch == '"':
-            double = not double
-        elif ch == "'" and not double:
-            end = line.find("'", i + 1)
-            if end < 0:
-                break  # unbalanced: the rest as written is expanded (shlex refuses the line later)
-            parts += [line[start:i], line[i:end + 1]]
-            start = i = end + 1
-            continue
-        i += 1
+    a single quote inside double quotes is an ordinary character (``"['$data']"`` expands ``$data``), as in bash.
+    An unclosed single quote quotes nothing (the rest is expanded; shlex refuses the line later)."""
+    parts, start = [], 0
+    for a, b, q in _quoted_spans(line):
+        if q == "'" and b < len(line):
+            parts += [line[start:a], line[a:b + 1]]
+            start = b + 1
     parts.append(line[start:])
     return [p for p in parts if p]
 

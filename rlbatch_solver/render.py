@@ -513,7 +513,9 @@ def print_no_fit(console: Console, report: Any) -> None:
     memory = any(".memory." in r.id for r in getattr(report.conflict, "rules", [])) or any(
         least > cap for least, cap in report.memory_floor.values())
     if memory:
-        variable, offload = OFFLOAD_HINT.get(report.framework.split("==")[0], (None, None))
+        from .frameworks import get_framework
+
+        variable, offload = get_framework(report.framework).offload_switch or (None, None)
         domains = getattr(report.space, "domains", {}) or {}
         searched = any(v not in (None, False, 0) for v in domains.get(variable, []))  # offload already tried
         console.print("  what would help: more GPUs (--gpus), a bigger GPU (--gpu), shorter responses (--response-len)"
@@ -521,15 +523,6 @@ def print_no_fit(console: Console, report: Any) -> None:
     elif report.conflict is not None and report.conflict.rules:
         console.print("  what would help: a different value of one of the keys these rules read (above), or --gpus if "
                       "a rule counts GPUs")
-
-
-# the switch that offloads the trained model's states, as each framework spells it (--set key=value), and its rule
-# variable: the hint is left out when the search already tried it
-OFFLOAD_HINT = {"verl": ("param_offload", "actor_rollout_ref.actor.fsdp_config.param_offload=True"),
-                "verl-megatron": ("megatron_param_offload", "actor_rollout_ref.actor.megatron.param_offload=True"),
-                "swift": ("ds_offload", "deepspeed=zero3_offload"),
-                "swift-megatron": ("cpu_optimizer_permille", "optimizer_cpu_offload=true"),
-                "openrlhf": ("adam_offload", "ds.adam_offload=true")}
 
 
 def recommend_dict(report: Any) -> dict[str, Any]:

@@ -31,6 +31,9 @@ def test_single_quotes_inside_double_quotes_do_not_stop_expansion():
     assert "data.train_files=['/data/a', '/data/b']" in s.args
     assert "x.y=$D" in s.args  # single-quoted outside double quotes: as written, as bash does
     assert "x.z=it's /data" in s.args
+    # an escaped double quote does not end the string: the # after it is no comment
+    s = parse_launch_script('python3 -m verl.trainer.main_ppo x.m="a \\" # b" # comment\n')
+    assert 'x.m=a " # b' in s.args
 
 
 def test_the_retool_script_reads_as_bash_would():

@@ -25,6 +25,7 @@ from typing import Any, Mapping
 import yaml
 
 from ..errors import InputError, did_you_mean, shown
+from ..identity_cache import by_identity
 
 # Fields every card (or config.json) must provide.
 REQUIRED_FIELDS = (
@@ -42,8 +43,8 @@ _QKV_BIAS_TYPES = {"qwen2", "qwen2_moe"}
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe"}
 
 
-# ModelCard.lora_params per rank, by card (id and the card itself, so a freed id is not reused stale)
-_LORA_PER_RANK: dict[tuple[int, str], tuple[object, int]] = {}
+# ModelCard.lora_params per rank, by card and target modules (identity_cache.by_identity)
+_LORA_PER_RANK: dict = {}
 
 
 @dataclass(frozen=True)
@@ -198,11 +199,8 @@ class ModelCard:
         ``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING``), used when no target modules are given."""
         if not rank:
             return 0
-        key = (id(self), modules)  # the cost tables ask for it once per config: the sum over layers is kept
-        cached = _LORA_PER_RANK.get(key)
-        if cached is None or cached[0] is not self:
-            cached = _LORA_PER_RANK[key] = (self, self._lora_params_per_rank(modules))
-        return rank * cached[1]
+        # the cost tables ask once per row: the sum over layers is kept
+        return rank * by_identity(_LORA_PER_RANK, self, lambda: self._lora_params_per_rank(modules), modules)
 
     def _lora_params_per_rank(self, modules: str) -> int:
         if modules == "q_v":

@@ -190,9 +190,9 @@ def _likeliest_first(splits: list[int], layouts: list[Layout], scenario: Scenari
     the GPUs that training takes of the colocated best's step (1 - its generation share), so the layouts nearest that
     share come first (each layout's scenario counts its trainer GPUs). Without a colocated answer, as listed."""
     best = next((o.best for o in colocated if o.best is not None and o.best.step_time_s > 0), None)
-    total = max(1, scenario.total_gpus)
     if best is None:
         return list(splits)
+    total = max(1, scenario.total_gpus)
     target = 1.0 - best.phase_seconds.get("rollout", 0.0) / best.step_time_s
     return sorted(splits, key=lambda i: abs(layouts[i].scenario.total_gpus / total - target))
 
@@ -218,14 +218,15 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
     deadline = Deadline(time_limit_s)
     solved: dict[int, PlacementOption] = {}
 
-    longest = [0.0]  # the longest solve so far, wall seconds
+    longest = 0.0  # the longest solve so far, wall seconds
 
     def solve(i: int, seconds: float) -> None:
+        nonlocal longest
         lay = layouts[i]
         started = time.monotonic()
         report = recommend_one(lay.scenario, top=top, time_limit_s=max(1.0, seconds), extra_gpus=extra_gpus,
                                solver_workers=solver_workers)
-        longest[0] = max(longest[0], time.monotonic() - started)
+        longest = max(longest, time.monotonic() - started)
         label = (fw.describe_placement(report.best.values) if report.best is not None else None) or lay.label
         solved[i] = PlacementOption(lay.placement, label, report)
 
@@ -235,7 +236,7 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
         """Each an even share of the time left, at least MIN_LAYOUT_S or 1.25x the longest solve so far; the layouts
         that cannot get it are starved (counted, not solved)."""
         for k, i in enumerate(todo):
-            left, least = deadline.left(), max(MIN_LAYOUT_S, LAYOUT_TIME_MARGIN * longest[0])
+            left, least = deadline.left(), max(MIN_LAYOUT_S, LAYOUT_TIME_MARGIN * longest)
             if left < least and solved:
                 starved.update(todo[k:])
                 return

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..identity_cache import by_identity
 from . import constants as C
 from .plan import Plan
 
@@ -69,17 +70,12 @@ class ModelConsts:
     act_all_layers_mcore: int = 0  # the same per token, as megatron-core saves it (bf16 norms, fused SwiGLU)
 
 
-_CONSTS: dict[int, tuple[object, ModelConsts]] = {}
+_CONSTS: dict = {}
 
 
 def model_consts(model: "ModelCard") -> ModelConsts:
     """Cached per card object (by identity: cards are immutable and the catalog caches them)."""
-    hit = _CONSTS.get(id(model))
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    mc = _compute_consts(model)
-    _CONSTS[id(model)] = (model, mc)
-    return mc
+    return by_identity(_CONSTS, model, lambda: _compute_consts(model))
 
 
 def _compute_consts(m: "ModelCard") -> ModelConsts:

@@ -99,9 +99,8 @@ def _eff(mfu: float, tokens: float) -> float:
 def width_efficiency(hidden: float) -> float:
     """GEMM efficiency of a model ``hidden`` wide relative to one WIDTH_REF_HIDDEN wide (at most 1): narrow GEMMs
     fill the GPU less (MPT benchmarks, constants.WIDTH_HALF_EFF_HIDDEN)."""
-    h0 = C.WIDTH_HALF_EFF_HIDDEN
-    ref = C.WIDTH_REF_HIDDEN / (C.WIDTH_REF_HIDDEN + h0)
-    return min(1.0, max(1.0, hidden) / (max(1.0, hidden) + h0) / ref)
+    h, h0 = max(1.0, hidden), C.WIDTH_HALF_EFF_HIDDEN
+    return min(1.0, h / (h + h0) * (C.WIDTH_REF_HIDDEN + h0) / C.WIDTH_REF_HIDDEN)
 
 
 def compute_seconds(gemm_flops: float, attn_flops: float, hidden: float, tokens_per_micro: float, peak: float,
@@ -190,9 +189,9 @@ def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, sample
     # Eager PyTorch launches every layer's kernels from the host, a backward about twice a forward's (each GEMM has
     # two gradient GEMMs): flops_mult forwards' worth per micro batch, EAGER_LAUNCH_S_PER_LAYER each. The GPU cannot
     # finish a micro batch before its kernels are launched.
-    launches = n_micro * flops_mult * C.EAGER_LAUNCH_S_PER_LAYER * mc.layers / max(1, plan.pp)
-    compute = max(compute, launches)
     pp = max(1, plan.pp)
+    launches = n_micro * flops_mult * C.EAGER_LAUNCH_S_PER_LAYER * mc.layers / pp
+    compute = max(compute, launches)
     if pp > 1:
         # pipeline bubble of 1F1B: (PP-1)/n_micro of the compute idles; interleaving divides it by VPP
         # (Narayanan et al. 2021, arXiv 2104.04473, section 2.2)
@@ -206,7 +205,7 @@ def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, sample
         compute += n_micro * a2a * (1.0 if flops_mult <= 1.0 else flops_mult - 1.0)
     gather = _gather_bytes(plan, params)
     # FSDP gathers one decoder layer at a time: a collective's latency per layer and gather
-    latency = _collective_latency(plan) * mc.layers / max(1, plan.pp) if gather > 0 else 0.0
+    latency = _collective_latency(plan) * mc.layers / pp if gather > 0 else 0.0
     comm = n_micro * (gathers_per_micro * (gather / _coll_bw(plan, plan.shard_degree) + latency)
                       + extra_comm_per_micro)
     return max(compute, comm), n_micro

@@ -83,6 +83,9 @@ class Framework(ABC):
     scenario_vars: dict[str, str] = {"prompt_length": "max_prompt_length", "response_length": "max_response_length",
                                      "n": "n", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
     shapes_learning: frozenset[str] = frozenset()
+    # the switch that offloads the trained model's states: (its rule variable, the --set key=value that turns it on);
+    # a proven out-of-memory answer suggests it where the search did not try it
+    offload_switch: tuple[str, str] | None = None
 
     @abstractmethod
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:

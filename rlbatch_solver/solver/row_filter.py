@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Iterable, Mapping
 
+from ..identity_cache import by_identity
 from ..rules.base import RuleSet
 from ..rules.expr import Table, variables
 
@@ -69,16 +70,12 @@ class _Analysis:
         return out
 
 
-_ANALYSES: dict[int, tuple[RuleSet, _Analysis]] = {}
+_ANALYSES: dict = {}
 
 
 def _analysis(ruleset: RuleSet) -> _Analysis:
-    hit = _ANALYSES.get(id(ruleset))
-    if hit is None or hit[0] is not ruleset:
-        if len(_ANALYSES) > 64:
-            _ANALYSES.clear()
-        hit = _ANALYSES[id(ruleset)] = (ruleset, _Analysis(ruleset))
-    return hit[1]
+    # one per rule set; rule sets are built per command (a sweep builds many): a few dozen kept
+    return by_identity(_ANALYSES, ruleset, lambda: _Analysis(ruleset), limit=64)
 
 
 class RowFilter:

@@ -166,6 +166,7 @@ class SwiftFramework(Framework):
     error_families = ("swift",)
     entry_commands = (("swift", "rlhf"),)
     model_keys = ("--model",)
+    offload_switch = ("ds_offload", "deepspeed=zero3_offload")
     # completions per rollout, per optimizer step and optimizer steps per rollout decide the training: on the
     # HF path the per-device batch is part of the global batch (per_device x world x accumulation); on the
     # Megatron path the micro batch only splits global_batch_size
@@ -490,6 +491,7 @@ class SwiftMegatronFramework(SwiftFramework):
     ruleset = MEGATRON_RULESET
     command = "megatron rlhf"
     megatron = True
+    offload_switch = ("cpu_optimizer_permille", "optimizer_cpu_offload=true")
     doc_intro = docs.INTRO_MEGATRON
     policy = repair.SWIFT_MEGATRON
     error_families = ("swift-megatron",)

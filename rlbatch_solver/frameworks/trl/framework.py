@@ -118,6 +118,7 @@ class TrlFramework(SwiftFramework):
     entry_modules = ("trl.scripts.grpo", "open_r1.grpo", "examples.scripts.grpo")
     launcher_flags = True
     model_keys = ("--model_name_or_path", "--model")
+    offload_switch = None  # accelerate's DeepSpeed config file decides it, not a flag
     shapes_learning = frozenset({"generation_batch_size", "steps_per_generation", "per_device_train_batch_size",
                                  "gradient_accumulation_steps"})
     scenario_vars = {"prompt_length": "max_prompt_length", "response_length": "max_completion_length",

@@ -819,6 +819,7 @@ class VerlFramework(VersionPacks, Framework):
     error_families = ("verl",)
     entry_modules = ("verl.trainer.main_ppo", FULLY_ASYNC_ENTRY, ONE_STEP_OFF_ENTRY)
     model_keys = ("actor_rollout_ref.model.path",)
+    offload_switch = ("param_offload", "actor_rollout_ref.actor.fsdp_config.param_offload=True")
     # prompts per step and per policy update (mini batch) decide the training; micro batches only split it
     shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
 

@@ -60,6 +60,7 @@ class VerlMegatronFramework(VersionPacks, Framework):
     policy = repair.VERL_MEGATRON
     error_families = ("verl", "verl-megatron")  # the Megatron backend prints verl's messages too
     model_keys = ("actor_rollout_ref.model.path",)
+    offload_switch = ("megatron_param_offload", "actor_rollout_ref.actor.megatron.param_offload=True")
     shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
 
     def error_patterns(self) -> list:
