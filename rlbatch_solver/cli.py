@@ -54,6 +54,10 @@ def _calibration(path: Optional[str], gpu: Optional[str]):
 
 _MEAN_PROMPT_HELP = ("Time: your data's mean prompt length in tokens (verl logs prompt_length/mean); default: "
                      "the calibration profile's, else max_prompt_length.")
+_HOST_MEM_HELP = ("RAM of one node in GiB: with --gpu and --model, checks the host memory (CPU offload, sleeping "
+                  "engines' weights, model loading); unset, the standard cloud node's for the GPU type, said so.")
+
+
 _MEAN_RESPONSE_HELP = ("Time: your data's mean response length in tokens (verl logs response_length/mean); "
                        "default: the calibration profile's, else a share of max_response_length (docs/cost-model.md).")
 
@@ -90,6 +94,7 @@ def check(
     calibration: Optional[str] = typer.Option(None, "--calibration", help=_CALIBRATION_HELP),
     mean_prompt_len: Optional[float] = typer.Option(None, "--mean-prompt-len", help=_MEAN_PROMPT_HELP),
     mean_response_len: Optional[float] = typer.Option(None, "--mean-response-len", help=_MEAN_RESPONSE_HELP),
+    host_mem: Optional[float] = typer.Option(None, "--host-mem", help=_HOST_MEM_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Check a config: every broken rule with its numbers, stage and source (and memory, given --gpu and --model)."""
@@ -102,7 +107,8 @@ def check(
         report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
                            length_fraction=1.0 if length_fraction is None else length_fraction,
                            calibration=_calibration(calibration, gpu), mean_prompt_len=prompt_mean,
-                           mean_response_len=response_mean, mean_lengths_from=source)
+                           mean_response_len=response_mean, mean_lengths_from=source,
+                           host_mem_gib=_host_mem(host_mem))
         report.ignored = ignored
     except InputError as err:
         _fail_input(err)
@@ -114,6 +120,16 @@ def check(
 
         print_check(_console(), report)
     raise typer.Exit(code=0 if report.valid else 1)
+
+
+def _host_mem(value: Optional[float]) -> Optional[float]:
+    """--host-mem: a positive number of GiB."""
+    if value is None:
+        return None
+    if not value > 0 or value != value or value > 2**20:
+        raise InputError("host-mem", f"{value} is not a node's RAM in GiB.", "give --host-mem as a positive number "
+                         "of GiB, for example --host-mem 1024 for a node with 1 TiB of RAM.")
+    return float(value)
 
 
 def _script(framework: Optional[str], overrides: Optional[List[str]], gpus: Optional[int], model: Optional[str],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import re
 import shlex
 from typing import Any
@@ -53,11 +55,24 @@ def print_check(console: Console, report: Any) -> None:
         console.print(f"  source: {v.source}")
     if getattr(report, "memory", None) is not None:
         print_memory_check(console, report.memory, report.framework)
+    if getattr(report, "host", None) is not None:
+        console.print(host_text(report.host), markup=False, highlight=False)
     for note in report.notes:
         console.print(f"\nnote: {note}")
     if report.ignored:
         shown = " ".join(report.ignored[:6]) + (" ..." if len(report.ignored) > 6 else "")
         console.print(f"note: ignored {len(report.ignored)} tokens that are not key=value: {shown}")
+
+
+def host_text(host: Any) -> str:
+    """One line on the node's RAM: the peak per node, when, its largest terms, and the verdict."""
+    top = ", ".join(f"{t} {b:.0f}" for t, b in sorted(host.terms_gib.items(), key=lambda kv: -kv[1])[:3])
+    head = f"host memory per node: {host.peak_gib:.0f} GiB at {host.when} ({top} GiB)"
+    if host.fits is None:
+        return head + "; node RAM not given (--host-mem GiB to check it)"
+    verdict = "fits" if host.fits else "OUT OF MEMORY"
+    where = "" if host.ram_from == "given" else f"; RAM assumed: {host.ram_from} (--host-mem to give yours)"
+    return head + f" against {host.limit_gib:.0f} GiB usable of {host.ram_gib:.0f}: {verdict}{where}"
 
 
 def _error_lines(console: Console, framework: str, time: bool = True, memory: bool = True,
@@ -109,6 +124,26 @@ def pipeline_text(stages: list) -> str:
     return text
 
 
+def outlook_text(mem: Any) -> str:
+    """Will it OOM? The verdict of the worst phase with its margin, in GiB and in units of the model's observed
+    error, and the same phase's peak at the data's typical lengths where packing makes them differ."""
+    phase = min(mem.peaks, key=mem.margin_gib)
+    title = PHASE_TITLE.get(phase, phase)
+    margin, errors = mem.margin_gib(phase), mem.margin_errors(phase)
+    side = f"{margin:.1f} GiB to spare" if margin >= 0 else f"{-margin:.1f} GiB over"
+    in_errors = "" if errors is None else (f", {abs(errors):.1f}x the model's observed error of "
+                                           f"{math.exp(mem.error_log) - 1:.0%}")
+    head = {"fits": "fits", "tight": "TIGHT: may run out of memory", "OOM": "OUT OF MEMORY"}[mem.outlook()]
+    text = (f"will it OOM? {head}: the {title} peaks at {mem.peaks[phase] / 1024:.1f} of {mem.capacity_of(phase) / 1024:.1f}"
+            f" GiB usable ({side}{in_errors}), at the config's maximum lengths")
+    typical = mem.typical_peaks.get(phase)
+    if typical is not None and typical != mem.peaks[phase]:
+        lengths = mem.lengths
+        text += (f"; at the data's typical lengths (prompt {lengths.get('prompt', 0):,.0f}, response "
+                 f"{lengths.get('response', 0):,.0f}: --mean-prompt-len / --mean-response-len) {typical / 1024:.1f} GiB")
+    return text
+
+
 def print_memory_check(console: Console, mem: Any, framework: str = "") -> None:
     table = Table(title=f"predicted memory per GPU on {mem.gpu} ({mem.model}): "
                         f"{mem.capacity_mib / 1024:.1f} GiB usable of {mem.total_mib / 1024:.1f} GiB")
@@ -122,6 +157,7 @@ def print_memory_check(console: Console, mem: Any, framework: str = "") -> None:
         table.add_row(PHASE_TITLE.get(phase, phase), f"{peak / 1024:.1f}", fits, terms)
     console.print()
     console.print(table)
+    console.print(outlook_text(mem), markup=False, highlight=False)
     if mem.seconds:
         parts = ", ".join(f"{PHASE_TITLE.get(p, p)} {t:.1f}" for p, t in mem.seconds.items() if t >= 0.05)
         console.print(f"predicted step time: {mem.step_s:.1f} s ({parts}) {lengths_text(mem.lengths)}; "

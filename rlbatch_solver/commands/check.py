@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -24,6 +25,7 @@ class CheckReport:
     ignored: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     memory: "MemoryCheck | None" = None
+    host: "HostCheck | None" = None
 
     @property
     def valid(self) -> bool:
@@ -51,7 +53,69 @@ class CheckReport:
 
             out["memory"] = self.memory.to_dict()
             out["memory"]["error_bars"] = error_bars_dict(self.framework)
+        if self.host is not None:
+            out["host_memory"] = self.host.to_dict()
         return out
+
+
+@dataclass
+class HostCheck:
+    """The node's RAM against what one node of the job holds (costmodel/host.py), at its peak."""
+
+    ram_gib: float | None  # None: no RAM given and none assumed for the GPU type (estimate only)
+    peak_gib: float
+    when: str  # "start-up" | "steady state"
+    terms_gib: dict[str, float]
+    ram_from: str = "given"  # "given", or the assumption it came from
+
+    @property
+    def limit_gib(self) -> float | None:
+        from ..costmodel.host import HOST_LIMIT_SHARE
+
+        return None if self.ram_gib is None else HOST_LIMIT_SHARE * self.ram_gib
+
+    @property
+    def fits(self) -> bool | None:
+        return None if self.limit_gib is None else self.peak_gib <= self.limit_gib
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ram_gib": self.ram_gib, "ram_from": self.ram_from, "limit_gib": self.limit_gib,
+                "peak_gib": round(self.peak_gib, 2), "when": self.when, "fits": self.fits,
+                "terms_gib": {t: round(b, 2) for t, b in self.terms_gib.items()}}
+
+
+def host_check(spec: Any, values: Mapping[str, Value], gpu_name: str, host_mem_gib: float | None) -> HostCheck:
+    """The host-memory estimate of a config (its rollout and actor-update plans), against the node's RAM: the given
+    one, else the standard cloud shape's for the GPU type (said so), else none (the estimate alone)."""
+    from ..costmodel.host import GIB, default_ram, estimate_host
+
+    rollout, update = spec.plan(values, "rollout"), spec.plan(values, "actor_update")
+    per_node = max(1, min(update.gpus_per_node, update.n_gpus))
+    if host_mem_gib is not None:
+        ram, source = host_mem_gib * GIB, "given"
+    else:
+        ram, source = default_ram(gpu_name, per_node)
+    rep = estimate_host(rollout, update, ram or 0.0, engine_sleep_host_weights=rollout.engine_sleep_host_weights)
+    return HostCheck(None if ram is None else ram / GIB, rep.peak_gib, rep.when,
+                     {t: b / GIB for t, b in rep.terms().items() if b > 0},
+                     source if ram is not None else "not given (no standard node for this GPU type)")
+
+
+def host_violation(fw: Framework, host: HostCheck) -> Violation | None:
+    """A host-memory rule broken: an error with the RAM given, a warning with the RAM assumed."""
+    from ..rules.base import Severity, Stage
+
+    if host.fits is None or host.fits:
+        return None
+    top = ", ".join(f"{t} {b:.0f}" for t, b in sorted(host.terms_gib.items(), key=lambda kv: -kv[1])[:3])
+    assumed = "" if host.ram_from == "given" else f" (RAM assumed: {host.ram_from}; give yours with --host-mem)"
+    return Violation(
+        f"{fw.name}.memory.host",
+        f"a node needs {host.peak_gib:.0f} GiB of RAM at {host.when} ({top} GiB); {host.ram_gib:.0f} GiB less the "
+        f"share the OOM killer keeps is {host.limit_gib:.0f} GiB{assumed}: host out of memory",
+        Stage.WORKER_INIT if host.when == "start-up" else Stage.RUNTIME,
+        "rlbatch-solver host-memory model (docs/cost-model.md section 11)",
+        Severity.ERROR if host.ram_from == "given" else Severity.WARNING)
 
 
 @dataclass
@@ -74,6 +138,11 @@ class MemoryCheck:
     lengths: dict[str, Any] = field(default_factory=dict)
     # asynchronous training on separate pools: (pool, seconds of its stage per step, idle ratio) (tables.stage_seconds)
     stages: list[tuple[str, float, float]] = field(default_factory=list)
+    # phase -> MiB at the data's typical lengths (the mean prompt and response, ``lengths``) where the micro batches
+    # are packed (remove padding): the peaks above are at the config's maximum lengths, the worst case it allows
+    typical_peaks: dict[str, int] = field(default_factory=dict)
+    # the memory model's observed error, median |log(measured/predicted)| of a phase's peak (costmodel/accuracy.py)
+    error_log: float = 0.0
 
     def capacity_of(self, phase: str) -> int:
         return self.phase_capacity_mib.get(phase, self.capacity_mib)
@@ -94,6 +163,33 @@ class MemoryCheck:
     def largest_terms(self, phase: str, k: int = 3) -> list[tuple[str, int]]:
         return sorted(self.phases[phase].items(), key=lambda kv: -kv[1])[:k]
 
+    def margin_gib(self, phase: str) -> float:
+        """How far the phase's peak is under (positive) or over (negative) its usable memory, GiB."""
+        return (self.capacity_of(phase) - self.peaks[phase]) / 1024
+
+    def margin_errors(self, phase: str) -> float | None:
+        """The same distance in units of the model's observed error: log(usable / peak) / error (None: no error
+        measured)."""
+        if not self.error_log or self.peaks[phase] <= 0:
+            return None
+        return math.log(self.capacity_of(phase) / self.peaks[phase]) / self.error_log
+
+    def outlook(self, phase: str | None = None) -> str:
+        """"fits" (under the usable memory by more than the model's error), "tight" (within one error of it either
+        way, in the safety margin, or fitting at the data's typical lengths but not at the maximum ones) or "OOM",
+        of one phase or (None) of the worst phase."""
+        if phase is None:
+            order = {"fits": 0, "tight": 1, "OOM": 2}
+            return max((self.outlook(p) for p in self.peaks), key=order.__getitem__, default="fits")
+        errors = self.margin_errors(phase)
+        within = errors is not None and abs(errors) < 1.0
+        typical = self.typical_peaks.get(phase, self.peaks[phase])
+        if self.verdict(phase) == "yes":
+            return "tight" if within else "fits"
+        if within or self.verdict(phase) == "tight" or typical <= self.capacity_of(phase):
+            return "tight"
+        return "OOM"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "gpu": self.gpu,
@@ -103,6 +199,8 @@ class MemoryCheck:
             "total_mib": self.total_mib,
             "fits": self.fits,
             "verdict": self.verdict(),
+            "outlook": self.outlook(),
+            "error_log": self.error_log,
             "step_seconds": round(self.step_s, 3),
             "mean_lengths": self.lengths,
             "phase_seconds": self.seconds,
@@ -111,6 +209,10 @@ class MemoryCheck:
             "phases": {p: {"peak_mib": self.peaks[p], "fits": self.peaks[p] <= self.capacity_of(p),
                            "capacity_mib": self.capacity_of(p),
                            "verdict": self.verdict(p),
+                           "outlook": self.outlook(p),
+                           "margin_gib": round(self.margin_gib(p), 2),
+                           "margin_errors": None if self.margin_errors(p) is None else round(self.margin_errors(p), 2),
+                           "typical_peak_mib": self.typical_peaks.get(p, self.peaks[p]),
                            "largest_terms": [t for t, _ in self.largest_terms(p)], "terms_mib": terms}
                        for p, terms in self.phases.items()},
         }
@@ -129,6 +231,7 @@ def check(
     mean_prompt_len: float | None = None,
     mean_response_len: float | None = None,
     mean_lengths_from: str = "given",
+    host_mem_gib: float | None = None,
 ) -> CheckReport:
     """Every rule the config breaks, with its numbers, stage and source.
 
@@ -147,24 +250,52 @@ def check(
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
     notes = version_notes + list(fw.config_notes(flat)) + list(fw.value_notes(values))
-    memory = None
+    memory = host = None
     if gpu and card is not None:
-        ruleset, memory = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,
-                                       (mean_prompt_len, mean_response_len, mean_lengths_from))
+        ruleset, memory, host = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,
+                                             (mean_prompt_len, mean_response_len, mean_lengths_from), host_mem_gib)
     elif gpu or card is not None:
         notes.append("memory was not evaluated: give both --gpu and --model to predict out-of-memory per phase")
     else:
         notes.append("memory was not evaluated (no --gpu/--model): this is a pure rule check")
     result = ruleset.check(values)
+    violations = list(result.violations)
+    broken_host = host_violation(fw, host) if host is not None else None
+    if broken_host is not None:
+        violations.append(broken_host)
     if card is None:
         notes.append("no --model given: head-count and context-length rules were not checked")
-    return CheckReport(fw.name, fw.version, result.violations, values, result.skipped, ignored, notes, memory)
+    return CheckReport(fw.name, fw.version, violations, values, result.skipped, ignored, notes, memory, host)
+
+
+def typical_peaks(spec: Any, values: Mapping[str, Value], length_fraction: float) -> dict[str, int]:
+    """Each phase's peak (MiB) with packed micro batches at the data's mean lengths instead of the maximum ones
+    (the mean prompt and response the step time uses: given, calibrated or the default shares of the limits)."""
+    from ..costmodel.memory import estimate_memory
+    from ..costmodel.tables import MIB, mean_lengths, with_length_fraction
+
+    ml = mean_lengths(spec, values)
+    longest = max(1.0, float(ml["max_prompt"] + ml["max_response"]))
+    fraction = min(length_fraction, (ml["prompt"] + ml["response"]) / longest)
+    if fraction >= length_fraction:
+        return {}
+    typical = with_length_fraction(spec, fraction)
+    return {p: int(-(-estimate_memory(typical.plan(values, p)).peak(p) // MIB)) for p in spec.phases_run(values)}
+
+
+def memory_error_log(framework: str) -> float:
+    """The memory model's observed error for a framework: median |log(measured / predicted)| of the training phases'
+    peak over the measured set (costmodel/accuracy.yaml), its family's where it has points, else pooled."""
+    from ..costmodel.accuracy import MEMORY, error_log
+
+    return error_log(framework, MEMORY) or 0.0
 
 
 def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[str, Value],
                  extra_gpus: str | Path | None, length_fraction: float = 1.0,
                  calibration: "Efficiency | None" = None,
-                 means: tuple = (None, None, "given")) -> tuple[RuleSet, MemoryCheck]:
+                 means: tuple = (None, None, "given"),
+                 host_mem_gib: float | None = None) -> tuple[RuleSet, MemoryCheck, HostCheck]:
     """The rule set plus memory rules for these exact values, and the per-phase breakdown."""
     from ..catalog.gpus import load_gpu
     from ..costmodel.tables import (MIB, build_cost_terms, full_reports, mean_lengths, stage_seconds, step_seconds,
@@ -186,5 +317,6 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                       {**mean_lengths(spec, values),
                        "prompt_from": source if prompt_mean is not None else "assumed",
                        "response_from": source if response_mean is not None else "assumed"},
-                      stage_seconds(spec, values, seconds))
-    return fw.ruleset.extended(terms.rules, terms.derived), mem
+                      stage_seconds(spec, values, seconds), typical_peaks(spec, values, length_fraction),
+                      memory_error_log(fw.name))
+    return fw.ruleset.extended(terms.rules, terms.derived), mem, host_check(spec, values, gpu.name, host_mem_gib)

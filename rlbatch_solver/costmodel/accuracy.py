@@ -59,6 +59,17 @@ def error_bar(framework: str, quantity: str) -> ErrorBar | None:
     return None
 
 
+def error_log(framework: str, quantity: str) -> float | None:
+    """The median |log(measured / predicted)| of ``quantity`` for ``framework`` (its family's points, else pooled)."""
+    table = _table().get("families", {})
+    family = FAMILY.get(framework.split("==")[0].split("@")[0], framework)
+    for fam in (family, POOLED):
+        row = table.get(fam, {}).get(quantity)
+        if row and int(row["points"]) >= 2 and "median_abs_log_error" in row:
+            return float(row["median_abs_log_error"])
+    return None
+
+
 TIME_QUANTITIES = (STEP, "rollout", "old_log_prob", "ref", "actor_update", "critic_update")
 
 

@@ -35,6 +35,7 @@ FP32 = 4
 #   (accelerate estimate-memory's "Training using Adam" 8 B/param for half precision).
 STATE_BYTES = {
     "fsdp": (FP32, FP32, 2 * FP32),
+    "fp32": (FP32, FP32, 2 * FP32),
     "mixed": (BF16, FP32, 3 * FP32),
     "bf16": (BF16, BF16, 2 * BF16),
 }

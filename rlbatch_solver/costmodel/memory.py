@@ -392,7 +392,7 @@ def _lora_states(plan: Plan, mc: ModelConsts) -> tuple[float, float, float]:
         return C.BF16 * (dense + expert) + w * f, g * f, o * f
     frozen = _trained_params(mc, plan, False) / _mp(plan)
     sharded = plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed")
-    weight_bytes = C.STATE_BYTES["fsdp"][0] if plan.trainer == "fsdp" else C.BF16
+    weight_bytes = C.STATE_BYTES["fsdp"][0] if plan.trainer == "fsdp" else max(C.BF16, plan.model_dtype_bytes)
     base = weight_bytes * frozen / (max(1, plan.shard_degree) if sharded else 1)
     if plan.trainer == "deepspeed":
         w, g, o = deepspeed_states(lora / _mp(plan), plan.shard_degree, plan.zero_stage)
@@ -416,7 +416,7 @@ def _ref_param_bytes(plan: Plan, mc: ModelConsts, critic: bool = False) -> float
         return C.REF_PARAM_BYTES * (dense + expert)
     params = mc.critic_params if critic else mc.params
     shard = max(1, plan.shard_degree) if plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed") else 1
-    return C.REF_PARAM_BYTES * params / _mp(plan) / shard
+    return max(C.REF_PARAM_BYTES, plan.model_dtype_bytes) * params / _mp(plan) / shard
 
 
 def megatron_layer_activation_bytes(plan: Plan, mc: ModelConsts) -> float:
@@ -666,7 +666,7 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
         kv = budget - weights
     else:
         budget = util * cap
-        kv = budget - weights - act - non_torch - graphs
+        kv = budget - weights - act - non_torch - (graphs if plan.engine_graphs_in_budget else 0.0)
     need = C.ENGINE_MIN_SEQS_IN_KV * (plan.engine_max_len or _seq_len(plan)) * kv_tok
     fits = kv >= need
     shortfall = 0.0 if fits else need - kv  # kv < 0 when the weights alone overflow the budget
@@ -719,8 +719,11 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
     else:
         terms[f"{name} activations+workspaces (in budget)"] = min(eb.activations + eb.non_torch,
                                                                    _pos(eb.budget - eb.weights))
-        terms[f"{name} CUDA graphs (in budget)"] = min(eb.graphs, _pos(eb.budget - eb.weights - eb.activations
-                                                                     - eb.non_torch))
+        if not plan.engine_graphs_in_budget:  # captured after the KV cache is sized (vLLM before 0.21)
+            terms[T_GRAPHS] = eb.graphs
+        else:
+            terms[f"{name} CUDA graphs (in budget)"] = min(eb.graphs, _pos(eb.budget - eb.weights - eb.activations
+                                                                         - eb.non_torch))
         terms[f"{name} KV cache"] = eb.kv_bytes
     if not eb.fits:
         # The engine refuses to start: push the phase past capacity by the shortfall.
@@ -762,7 +765,9 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
             out[T_ENGINE_ASLEEP] = cuda_graph_bytes(plan, mc)
         else:
             eb = engine_budget(plan, mc, sum(out.values()))
-            out[T_ENGINE_ASLEEP] = eb.budget + (eb.graphs + eb.activations if plan.engine == "sglang" else 0.0)
+            outside = eb.graphs + eb.activations if plan.engine == "sglang" else (
+                0.0 if plan.engine_graphs_in_budget else eb.graphs)
+            out[T_ENGINE_ASLEEP] = eb.budget + outside
     return out
 
 
@@ -830,6 +835,11 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
     }
     if not critic:
         terms[T_LOGITS_ENT if plan.entropy_in_update else T_LOGITS] = logits
+    if plan.trainer in DDP_TRAINERS and plan.n_gpus > 1 and g > 0:
+        # torch DDP copies every gradient into its all-reduce buckets unless gradient_as_bucket_view (default
+        # False; accelerate passes DDP's defaults): "the saved memory size will be equal to the total gradients
+        # size" (torch/nn/parallel/distributed.py DistributedDataParallel docstring)
+        terms[T_DDP_BUCKETS] = g
     if plan.trainer == "deepspeed" and o > 0:
         # the step's fp32 gradient copy comes after the backward freed activations, logits and gathered units
         trained = float(plan.lora_params) if plan.lora_params and not critic else _trained_params(mc, plan, critic)
@@ -844,6 +854,8 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
 
 
 T_ACT_PP = "activations (micro batches in flight on a PP stage)"
+T_DDP_BUCKETS = "DDP gradient buckets (a copy of the gradients)"
+DDP_TRAINERS = ("bf16", "fp32")  # plain data parallel: torch DDP, no ZeRO/FSDP sharding
 T_DS_STEP = "optimizer step: fp32 gradient copy (beyond the freed activations)"
 T_ACT_RECOMPUTE = "activations (full recompute)"
 

@@ -103,7 +103,8 @@ class Plan:
     # decoupled PPO keeps the old policy on the CPU: trainer_separate_async.py _compute_old_log_prob)
     actor_param_host_copies: int = 0
     # ---- trainer semantics
-    # "fsdp" (verl: fp32 params = master) | "mixed" (bf16 params + fp32 master) | "megatron"
+    # "fsdp" (verl: fp32 params = master) | "fp32" (plain DDP of a model loaded in fp32: TRL's default) |
+    # "mixed" (bf16 params + fp32 master) | "megatron"
     # (mixed precision on megatron-core's most loaded shard, fp32 grad buffers kept between phases)
     # | "deepspeed" (DeepSpeed ZeRO's own byte counts) | "bf16" (plain bf16 AdamW, no master copy)
     trainer: str = "fsdp"
@@ -135,6 +136,17 @@ class Plan:
     # ms-swift with PEFT, verl with lora_rank > 0), so there is no separate reference model
     lora_params: int = 0
     ref_in_actor: bool = False
+    # bytes per weight of a model loaded but not trained (the reference model, a LoRA's frozen base) where the trainer
+    # keeps the dtype it was loaded in (plain DDP; TRL loads fp32 unless told)
+    model_dtype_bytes: int = 2
+    # bytes per weight the checkpoint is loaded in on the CPU before the trainer casts or shards it (host memory only:
+    # TRL loads fp32 unless told, DeepSpeed then casts to bf16 on the GPU)
+    load_dtype_bytes: int = 2
+    # vLLM counts its CUDA graphs inside ``gpu_memory_utilization`` (since 0.21: the profile includes the capture);
+    # before, it captures them after sizing the KV cache, outside the budget
+    engine_graphs_in_budget: bool = True
+    # the sleeping engine backs its weights up in host RAM (vLLM sleep level 1): read by the host-memory estimate only
+    engine_sleep_host_weights: bool = False
     critic_param_offload: bool = False
     critic_optimizer_offload: bool = False
     # Count, in the training phases, what the other colocated models and the sleeping

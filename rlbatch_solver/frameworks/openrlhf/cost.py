@@ -173,6 +173,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         ref_colocated=ref_c,
         critic_colocated=critic_c,
         engine_colocated=vllm_shared,
+        # --vllm_enable_sleep puts the engines to sleep at level 1: their weights go to host RAM
+        # (openrlhf/trainer/ray/vllm_engine.py ``sleep(self, level=1)``, v0.7.5)
+        engine_sleep_host_weights=bool(v.get("vllm_sleep")),
     )
 
 

@@ -116,6 +116,10 @@ ALGORITHM_ALIASES = {"reinforce_plus_plus": "reinforce++", "reinforcepp": "reinf
 DECIDED_BY_TOOL = {"need_critic", "need_ref", "need_reward_model", "group_estimator", "legacy_flag_names",
                    "cluster_num_gpus", "num_heads", "num_kv_heads", "max_position_embeddings"}
 _NONNEG = {"vllm_num_engines", "vllm_generate_batch_size"}  # 0 means "none" / "same as rollout.batch_size"
+# a group's size may be 0 when its model does not run (train_ppo_ray builds no group for it: argparse takes any int);
+# one that runs with 0 GPUs is refused once the run's models are known (``_check_unused_groups``)
+_GROUP_SIZES = {f"{g}_{n}": g for g in ("ref", "critic", "reward") for n in ("nnodes", "gpus_per_node")}
+_GROUP_RUNS = {"ref": "need_ref", "critic": "need_critic", "reward": "need_reward_model"}
 
 
 def canonical_algorithm(name: str) -> str:
@@ -175,7 +179,7 @@ def _typed(key: str, name: str, value: Any) -> Value:
         if value not in (0, 1, 2, 3):
             raise InputError(key, f"{value} is not a DeepSpeed ZeRO stage.", "use 0, 1, 2 or 3.")
         return value
-    if name in _NONNEG:
+    if name in _NONNEG or name in _GROUP_SIZES:
         if value < 0:
             raise InputError(key, f"{value} must not be negative.", f"set --{key} to 0 or more.")
         if name == "vllm_generate_batch_size" and value == 0:
@@ -193,6 +197,18 @@ def _number(flat: Mapping[str, Any], key: str, default: float) -> float:
     if value < 0:
         raise InputError(key, f"{value} must not be negative.", f"set --{key} to 0 or more.")
     return float(value)
+
+
+def _check_unused_groups(values: dict[str, Value]) -> None:
+    """A group sized 0 is fine for a model the run does not have (read as 1: no rule reads an absent model's group,
+    and none may divide by 0), and an input error for one it has."""
+    for name, group in _GROUP_SIZES.items():
+        if values.get(name) == 0 and not values.get(_GROUP_RUNS[group]):
+            values[name] = 1
+        elif values.get(name) == 0:
+            key = VARIABLES[name].key
+            raise InputError(key, f"0, but this run has a {group} model, which needs GPUs.",
+                             f"set --{key} to a positive number.")
 
 
 def _need_flags(flat: Mapping[str, Any]) -> dict[str, bool]:
@@ -233,6 +249,7 @@ def config_to_values(
         if spec is not None and spec.name in DECIDED_BY_TOOL:
             raise InputError(key, "is decided from other flags, not set directly.", "drop it.")
     values.update(_need_flags(flat))
+    _check_unused_groups(values)
     values["legacy_flag_names"] = legacy
     if gpus is not None:
         if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:

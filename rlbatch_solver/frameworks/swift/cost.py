@@ -45,7 +45,8 @@ for _stage in range(4):
 HF_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "ds_stage": 0, "ds_offload": False,
     "gmu_permille": 900, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
-    "kl_on": True,
+    "kl_on": True, "weights_fp32": False,  # ms-swift loads the checkpoint's dtype (bf16)
+    "materialized_logits": True,  # trl 0.29's selective_log_softmax over the whole logits (LOGIT_BYTES "swift-*")
     # ``swift rlhf`` trains LoRA unless told otherwise: swift/arguments/base_args/base_args.py BaseArguments
     # (tuner_type default 'lora'), swift/arguments/tuner_args.py TunerArguments (lora_rank 8, all-linear)
     "lora_rank": 8,
@@ -53,6 +54,7 @@ HF_COST_DEFAULTS: dict[str, Value] = {
 MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "gmu_permille": 900, "sleep_level": 0,
     "offload_model": False, "offload_optimizer": False, "recompute": 1, "cpu_optimizer_permille": 0,
+    "weights_fp32": False, "materialized_logits": True,
     # ``megatron rlhf`` trains the full model unless told otherwise (swift/megatron/arguments/megatron_args.py:
     # tuner_type default 'full', lora_rank 8)
     "lora_rank": 0,
@@ -208,6 +210,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         gpu_memory_utilization=int(v.get("gmu_permille") or 900) / 1000,
         free_cache_engine=sleep >= 1 if not rollout else True, enforce_eager=False,
         max_num_seqs=256, max_num_batched_tokens=8192,  # vllm_max_num_seqs 256; vLLM's chunked-prefill default
+        # --sleep_level 1 backs the colocated engine's weights up in host RAM (vLLM's sleep level 1)
+        engine_sleep_host_weights=sleep == 1 and engine == "vllm" and not server,
         colocated=not server, rollout_gpus=(int(v.get("server_tp") or 1) * int(v.get("server_dp") or 1)) if server
         else None, engine_colocated=engine != "hf" and not server, count_colocated_residents=True,
         # during rollout the policy (and reference) weights / optimizer are on the CPU with offload_model /
@@ -247,14 +251,19 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         zero_stage=max(0, stage), grad_ckpt=bool(v.get("grad_ckpt", True)),
         param_offload=ds_off and stage >= 3, optimizer_offload=ds_off or phase == "ref",
         remove_padding=bool(v.get("padding_free")), critic_micro=micro,
-        trainer="bf16" if stage < 0 else "deepspeed", offload_during_compute=True,
-        logits_impl=logits_impl or ("swift-ddp" if stage < 0 else "swift-deepspeed"), logits_response_only=True,
+        trainer=("fp32" if v.get("weights_fp32") else "bf16") if stage < 0 else "deepspeed",
+        offload_during_compute=True, model_dtype_bytes=4 if v.get("weights_fp32") and stage < 0 else 2,
+        load_dtype_bytes=4 if v.get("weights_fp32") else 2,
+        # a TRL config of a release before 1.0 (``materialized_logits``) computes its log-probs as ms-swift's pinned
+        # trl 0.29 does, from the whole logits tensor: 1.16's fused lm head came later
+        logits_impl=(logits_impl if logits_impl and not v.get("materialized_logits") else
+                     "swift-ddp" if stage < 0 else "swift-deepspeed"), logits_response_only=True,
     )
 
 
 _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vllm", "vllm_server", "vllm_tp",
        "server_tp", "server_dp", "gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on",
-       "lora_rank", "lora_qv"]
+       "lora_rank", "lora_qv", "weights_fp32", "materialized_logits"]
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
              "steps_per_generation"]
 _HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt"]
@@ -320,7 +329,8 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         phases_run=phases_run,
         samples=lambda values: rollout_layout(values, megatron)[0],
         tokens_per_step=lambda values: tokens_per_step(values, megatron),
-        bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv"},
+        bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv",
+                                 "weights_fp32", "materialized_logits"},
         unread=unread,
         optional=optional,
         pipeline=pipeline,

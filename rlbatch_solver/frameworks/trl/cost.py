@@ -15,6 +15,12 @@ residents), with TRL's own defaults.
   counted as ZeRO-3 (full sharding of params, grads and optimizer states), with ``fsdp_offload_params`` as
   ZeRO-3 offload.
 - Gradient checkpointing is on unless ``--gradient_checkpointing false`` (TRL's base config default True).
+- Weights' dtype: TRL loads the trained model in fp32 unless told (trl/trainer/model_config.py ModelConfig ``dtype``
+  default "float32"; GRPOTrainer.__init__: "If `dtype` is not specified in `args.model_init_kwargs`, it defaults to
+  `float32`"; before 1.0 ModelConfig ``torch_dtype`` default None, which transformers < 5 loads as fp32).
+  ``--dtype`` / ``--torch_dtype`` bfloat16, float16 or auto (the checkpoint's own, bf16 for every card we ship) load
+  it in 16 bits. Without DeepSpeed or FSDP (plain DDP) the fp32 model trains with fp32 gradients and AdamW moments
+  (``Plan.trainer = "fp32"``); DeepSpeed casts the module to bf16 itself (the ZeRO byte counts are unchanged).
 - Prompt length: TRL 1.16 has no prompt limit of its own; ``--max_prompt_length`` (older TRL's, and open-r1's
   recipes) is read when given, else ``vllm_max_model_length - max_completion_length``, else the scenario's
   prompt length (512).
@@ -28,14 +34,17 @@ from ...errors import InputError
 from ...rules.base import Value
 from ..overrides import memory_share_permille, whole_number
 from ..swift.framework import _bool
+from .rules import REMOVED_FIELDS
 
 DEFAULT_PROMPT = 512
 
 TRL_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_PROMPT, "max_completion_length": 512, "ds_stage": -1, "ds_offload": False,
     "gmu_permille": 300, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
-    "lora_rank": 0, "lora_qv": False, "sequence_parallel_size": 1, "padding_free": False,
+    "lora_rank": 0, "lora_qv": False, "sequence_parallel_size": 1, "padding_free": False, "weights_fp32": True,
+    "materialized_logits": False,
 }
+HALF_DTYPES = ("bfloat16", "float16", "bf16", "fp16", "half", "auto")
 
 
 def _count(key: str, raw: Any) -> int:
@@ -66,6 +75,15 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any]) -> dict[str, 
         out["lora_rank"] = max(1, _count("lora_r", flat.get("lora_r", 16)))
         targets = flat.get("lora_target_modules")
         out["lora_qv"] = targets in (None, "", "None", "none")
+    # a config with fields 1.16.0 removed was written for TRL < 1.0, whose GRPOTrainer computed log-probs from the whole
+    # logits tensor (selective_log_softmax, as ms-swift's pinned trl 0.29): priced so, not with 1.16's fused lm head
+    out["materialized_logits"] = any(k in flat for k in REMOVED_FIELDS)
+    dtype = flat.get("dtype", flat.get("torch_dtype"))
+    init = flat.get("model_init_kwargs")
+    if isinstance(init, dict):
+        dtype = init.get("dtype", init.get("torch_dtype", dtype))
+    if dtype not in (None, "None", "none", ""):
+        out["weights_fp32"] = str(dtype).lower().removeprefix("torch.") not in HALF_DTYPES
     dist = str(accel.get("distributed_type") or "").upper()
     if dist == "DEEPSPEED" or accel.get("zero_stage") is not None:
         out["ds_stage"] = _count("zero_stage", accel.get("zero_stage", 2))

@@ -103,6 +103,15 @@ def _accelerate(flat: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return out, notes
 
 
+def _old_release_server(flat: Mapping[str, Any]) -> bool:
+    """A config of a TRL release before 1.0 (it sets fields 1.16.0 removed) that turns vLLM on without naming a mode
+    ran vLLM on a GPU of its own: ``vllm_device`` "auto", "the next available GPU after the last one used for
+    training" (trl 0.14.0 grpo_config.py), then ``vllm_mode`` default "server" (trl 0.19.1 grpo_config.py); 1.16.0's
+    default is "colocate"."""
+    return (any(k in flat for k in REMOVED_FIELDS) and not _present(flat.get("vllm_mode"))
+            and _bool("use_vllm", flat.get("use_vllm", False)))
+
+
 class TrlFramework(SwiftFramework):
     """``accelerate launch ... grpo.py`` / ``trl grpo``: TRL's GRPOTrainer (DeepSpeed/FSDP through accelerate,
     vLLM colocate or server)."""
@@ -162,6 +171,10 @@ class TrlFramework(SwiftFramework):
         removed = [k for k in REMOVED_FIELDS if k in flat]
         if removed:
             notes.append(f"fields TRL 1.16.0 no longer has: {', '.join(removed)}")
+        if _old_release_server(flat):
+            notes.append("written for TRL < 1.0 (fields it no longer has) with --use_vllm and no --vllm_mode: read as "
+                         "that release ran it, vLLM on a GPU of its own (vllm_device 'auto' before 0.18, vllm_mode "
+                         "'server' by default in 0.18-0.2x); 1.16.0 would colocate it")
         cfg = flat.get("config")
         if _present(cfg) and not is_file(cfg):
             notes.append(f"--config {cfg} is not here: only the flags were read")
@@ -186,7 +199,7 @@ class TrlFramework(SwiftFramework):
         do_eval = flat.get("do_eval")
         return {
             "removed_fields": any(k in flat for k in REMOVED_FIELDS),
-            "vllm_server": mode == "server",
+            "vllm_server": mode == "server" or _old_release_server(flat),
             # TrainingArguments.__post_init__ turns do_eval on with an eval_strategy other than "no"
             "eval_on": eval_strategy != "no" and (do_eval is None or _bool("do_eval", do_eval)),
             "kl_on": _float("beta", flat.get("beta", 0.0)) != 0.0,

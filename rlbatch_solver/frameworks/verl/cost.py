@@ -32,22 +32,24 @@ HOST_COPIES = ["async_mode", "sync_steps", "bypass_logprob"]
 # with dynamic batching a micro batch holds at most a GPU's share of the batch it splits, so the
 # batch sizes are memory inputs too (dropped by ``unread`` where no token budget can be on)
 _SHARE = ["train_batch_size", "n"]
+# what the other models and the sleeping engine keep on a GPU beside a training phase (memory._colocated_extra)
+_BESIDE = _RESIDENT + _COLOCATED + _ROLLOUT + PLACEMENT
 MEMORY_INPUTS = {
     "rollout": _HW + _ROLLOUT + _RESIDENT + _COLOCATED + PLACEMENT,
-    "old_log_prob": _HW + _RESIDENT + _SHARE + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens",
-                                                "actor_sp", "entropy_chunking", "use_torch_compile",
-                                                "remove_padding"],
-    "ref": _HW + _SHARE + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload",
-                           "remove_padding", "lora_rank"],
-    "actor_update": _HW + _RESIDENT + _SHARE + ["actor_mini", "actor_micro_per_gpu", "actor_dyn",
-                                                "actor_max_tokens", "actor_sp", "grad_ckpt", "entropy_chunking",
-                                                "entropy_checkpointing", "use_torch_compile", "remove_padding"],
-    "critic_update": _HW + _SHARE + ["critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt",
-                                     "critic_param_offload", "critic_optimizer_offload", "critic_max_tokens",
-                                     "remove_padding"],
+    "old_log_prob": _HW + _BESIDE + _SHARE + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens",
+                                              "actor_sp", "entropy_chunking", "use_torch_compile", "remove_padding"],
+    "ref": _HW + _BESIDE + _SHARE + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "remove_padding"],
+    "actor_update": _HW + _BESIDE + _SHARE + ["actor_mini", "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens",
+                                              "actor_sp", "grad_ckpt", "entropy_chunking", "entropy_checkpointing",
+                                              "use_torch_compile", "remove_padding"],
+    "critic_update": _HW + _BESIDE + _SHARE + ["critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt",
+                                               "critic_max_tokens", "remove_padding"],
 }
+# an engine that frees its cache between rollouts keeps its CUDA graphs only: its budget's inputs are unread then
+_AWAKE_ENGINE = ["rollout_tp", "gmu_permille", "rollout_sglang", "max_num_seqs", "max_num_batched_tokens",
+                 "max_model_len"]
 # the switch whose token budget makes a phase's memory read the batch sizes (the critic always packs)
-_BUDGET_SWITCH = {"old_log_prob": "logprob_dyn", "ref": "ref_dyn", "actor_update": "actor_dyn"}
+BUDGET_SWITCH = {"old_log_prob": "logprob_dyn", "ref": "ref_dyn", "actor_update": "actor_dyn"}
 
 
 def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
@@ -55,9 +57,16 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     at rollout, the trainer states' switches where the engine's budget does not depend on them (vLLM's time) or
     where no trainer state shares the rollout GPUs (a split placement without the hybrid engine)."""
     out: set = set()
-    switch = _BUDGET_SWITCH.get(phase)
+    switch = BUDGET_SWITCH.get(phase)
     if kind == "mem" and switch and True not in domains.get(switch, [False]):
         out |= set(_SHARE) | ({"actor_mini"} if phase == "actor_update" else set())
+    if kind == "mem" and phase != "rollout":
+        if False not in domains.get("free_cache_engine", [True]):
+            out |= set(_AWAKE_ENGINE)
+        if True not in domains.get("need_critic", [False]):
+            out |= {"critic_param_offload", "critic_optimizer_offload"}
+        if True not in domains.get("need_ref", [False]):
+            out |= {"ref_param_offload"}
     if phase == "rollout":
         apart = all(int(m or 0) >= 2 for m in domains.get("async_mode", [0])) and True not in [
             bool(h) and all(int(m or 0) == 2 for m in domains.get("async_mode", [0]))
@@ -80,7 +89,8 @@ TIME_INPUTS = {
                               "critic_param_offload", "critic_optimizer_offload", "critic_max_tokens",
                               "remove_padding"],
     "weight_sync": _STEP + ["rollout_tp"] + PLACEMENT,
-    "offload": _STEP + ["param_offload", "optimizer_offload", "ref_param_offload"] + HOST_COPIES,
+    "offload": _STEP + ["param_offload", "optimizer_offload", "ref_param_offload", "need_critic",
+                        "critic_param_offload", "critic_optimizer_offload"] + HOST_COPIES,
 }
 
 
@@ -168,7 +178,41 @@ LEGACY_WORKERS = frozenset({"0.6.1", "0.7.1"})
 CRITIC_BATCHING_OLDER = ["critic_dyn", "critic_train_max_tokens"]
 
 
-def critic_batching(v: Mapping[str, Value], version: str = NEWEST) -> tuple[int, int | None]:
+# the deprecated global micro batch keys the legacy workers convert to per-GPU sizes, per phase (``per_gpu_micro``)
+# (and the Ulysses size they divide by where the phase does not read it already: the legacy reference runs on the
+# actor's mesh)
+LEGACY_GLOBAL_MICRO = {"old_log_prob": ["logprob_micro"], "ref": ["ref_micro"], "actor_update": ["actor_micro"],
+                       "critic_update": ["critic_micro"]}
+_LEGACY_FSDP = {**LEGACY_GLOBAL_MICRO, "ref": ["ref_micro", "actor_sp"]}
+
+
+def per_gpu_micro(v: Mapping[str, Value], per_gpu: str, global_key: str, dp: int, version: str = NEWEST) -> int:
+    """The micro batch per GPU a phase runs with. The legacy workers (0.6.1, 0.7.1) convert a deprecated global key
+    when the per-GPU one is unset: ``ppo_micro_batch_size //= world_size // ulysses_sp`` (the actor and the critic),
+    ``log_prob_micro_batch_size //= world_size // ulysses_sp`` (rollout and reference)
+    (verl/workers/fsdp_workers.py:ActorRolloutRefWorker.__init__ / CriticWorker.__init__, "normalize config";
+    megatron_workers.py divides by the data-parallel size the same way). A conversion to 0 is a rule's
+    (verl.legacy.logprob_global_micro_covers_dp); its memory is priced at 1."""
+    if v.get(per_gpu):
+        return int(v[per_gpu])
+    if version in LEGACY_WORKERS and v.get(global_key):
+        return max(1, int(v[global_key]) // max(1, dp))
+    return 1
+
+
+def engine_sleeps_to_host(v: Mapping[str, Value], version: str = NEWEST) -> bool:
+    """Whether verl's sleeping vLLM engine keeps its weights in host RAM (sleep level 1). The releases the legacy packs
+    stand for slept at level 1: 0.4.1 always (verl/workers/sharding_manager/fsdp_vllm.py ``sleep(level=1)``), 0.6.1 with
+    vLLM before 0.8.5 and in its async colocated server (verl/third_party/vllm/__init__.py VLLM_SLEEP_LEVEL,
+    vllm_async_server.py ``sleep(level=1)``); we price level 1 for them, the larger host footprint. 0.9.1 sleeps at
+    level 2 unless the rollout holds a LoRA adapter (vllm_async_server.py ``_resolve_sleep_level``). SGLang releases
+    its memory instead."""
+    if not v.get("free_cache_engine", True) or v.get("rollout_sglang"):
+        return False
+    return version in LEGACY_WORKERS or bool(v.get("lora_rank"))
+
+
+def critic_batching(v: Mapping[str, Value], version: str = NEWEST, dp: int | None = None) -> tuple[int, int | None]:
     """(micro batch, token budget) the critic's update runs with, by verl version.
 
     0.9.1: the v1 trainer hands the critic engine critic.ppo_infer_max_token_len_per_gpu and it always packs by
@@ -178,7 +222,9 @@ def critic_batching(v: Mapping[str, Value], version: str = NEWEST) -> tuple[int,
     unless critic.use_dynamic_bsz, then packs by critic.ppo_max_token_len_per_gpu
     (verl/workers/critic/dp_critic.py:DataParallelPPOCritic.update_critic,
     verl/workers/critic/megatron_critic.py:MegatronPPOCritic.update_critic)."""
-    micro = int(v.get("critic_micro_per_gpu") or 1)
+    if dp is None:  # FSDP: the critic's Ulysses groups
+        dp = int(v["nnodes"]) * int(v["gpus_per_node"]) // max(1, int(v.get("critic_sp") or 1))
+    micro = per_gpu_micro(v, "critic_micro_per_gpu", "critic_micro", dp, version)
     if version == NEWEST:
         return micro, int(v["critic_max_tokens"])
     if version in LEGACY_WORKERS and not v.get("critic_dyn"):
@@ -194,12 +240,14 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     n_gpus = int(v["nnodes"]) * int(v["gpus_per_node"])
     fsdp = int(v.get("fsdp_size", -1))
     shard = fsdp if 0 < fsdp < n_gpus else n_gpus
-    train_micro, sp, grad_ckpt = int(v.get("actor_micro_per_gpu") or 1), int(v["actor_sp"]), bool(v["grad_ckpt"])
+    sp, grad_ckpt = int(v["actor_sp"]), bool(v["grad_ckpt"])
+    dp = n_gpus // max(1, sp)  # the legacy reference runs on the actor's Ulysses mesh too
+    train_micro = per_gpu_micro(v, "actor_micro_per_gpu", "actor_micro", dp, version)
     param_off, opt_off = bool(v["param_offload"]), bool(v["optimizer_offload"])
-    lp_micro = int(v.get("logprob_micro_per_gpu") or 1)
+    lp_micro = per_gpu_micro(v, "logprob_micro_per_gpu", "logprob_micro", dp, version)
     train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
     if phase == "ref":
-        lp_micro = int(v.get("ref_micro_per_gpu") or 1)
+        lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version)
         sp = int(v["ref_sp"])
         param_off, opt_off = bool(v["ref_param_offload"]), True  # the ref model has no optimizer
     elif phase == "critic_update":
@@ -223,10 +271,20 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         logits_impl="verl-fsdp",
         budget_capped_by_batch=True,
         use_torch_compile=bool(v.get("use_torch_compile", True)),
-        critic_micro=int(v.get("critic_micro_per_gpu") or 1),
+        critic_micro=critic_batching(v, version)[0],
         free_cache_engine=bool(v["free_cache_engine"]),
         lora_params=model.lora_params(int(v["lora_rank"]), "all-linear") if v.get("lora_rank") else 0,
         ref_in_actor=bool(v.get("lora_rank")),
+        # beside each phase, the other models' states stay on the GPU unless offloaded (verl's engines offload
+        # after a phase only with param_offload / optimizer_offload: workers/engine/base.py BaseEngineCtx), and the
+        # sleeping engine keeps its CUDA graphs (memory._colocated_extra)
+        count_colocated_residents=True,
+        engine_sleep_host_weights=engine_sleeps_to_host(v, version),
+        engine_graphs_in_budget=version == NEWEST,
+        actor_param_offload=bool(v["param_offload"]),
+        actor_optimizer_offload=bool(v["optimizer_offload"]),
+        critic_param_offload=bool(v.get("critic_param_offload")),
+        critic_optimizer_offload=bool(v.get("critic_optimizer_offload")),
     )
 
 
@@ -247,8 +305,8 @@ def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
     return CostSpec(
         framework="verl",
         plan=lambda values, phase: make_plan(values, phase, model, gpu, version),
-        memory_inputs=inputs_of_version(MEMORY_INPUTS, version),
-        time_inputs=inputs_of_version(TIME_INPUTS, version),
+        memory_inputs=inputs_of_version(MEMORY_INPUTS, version, _LEGACY_FSDP),
+        time_inputs=inputs_of_version(TIME_INPUTS, version, _LEGACY_FSDP),
         phases_run=phases_run_verl,
         unread=unread,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),

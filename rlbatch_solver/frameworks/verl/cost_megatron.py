@@ -27,7 +27,8 @@ from ...rules.base import Value
 from .rules_megatron import ANY_VARIABLES
 from ..cost_common import token_budget
 from ..base import of_absent_model
-from .cost import (HOST_COPIES, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching, inputs_of_version,
+from .cost import (HOST_COPIES, LEGACY_GLOBAL_MICRO, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching,
+                   BUDGET_SWITCH, engine_sleeps_to_host, inputs_of_version, per_gpu_micro,
                    phases_run_verl, pipeline, shared_plan_fields)
 
 MG = "actor_rollout_ref.actor.megatron"
@@ -54,12 +55,14 @@ _REF = ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_tp", "ref_pp", "r
         "ref_vpp", "remove_padding"]
 _LOGPROB = ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "remove_padding"]
 
+# with a token budget a micro batch holds at most a rank's share of the batch it splits (cost.py _SHARE)
+_SHARE = ["train_batch_size", "n"]
 MEMORY_INPUTS = {
     "rollout": _HW + _LAYOUT + _SPLIT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
-    "old_log_prob": _HW + _LAYOUT + _SPLIT + _RESIDENT + _LOGPROB + _OTHERS,
-    "ref": _HW + _REF + ["ref_megatron_param_offload"] + _RESIDENT + _OTHERS,
-    "actor_update": _HW + _LAYOUT + _SPLIT + _RESIDENT + _ACTOR + _OTHERS,
-    "critic_update": _HW + _CRITIC + _RESIDENT + _OTHERS,
+    "old_log_prob": _HW + _LAYOUT + _SPLIT + _RESIDENT + _LOGPROB + _OTHERS + _SHARE,
+    "ref": _HW + _REF + ["ref_megatron_param_offload"] + _RESIDENT + _OTHERS + _SHARE,
+    "actor_update": _HW + _LAYOUT + _SPLIT + _RESIDENT + _ACTOR + _OTHERS + _SHARE + ["actor_mini"],
+    "critic_update": _HW + _CRITIC + _RESIDENT + _OTHERS + _SHARE + ["critic_mini"],
 }
 _STEP = _HW + ["train_batch_size", "n"]
 # Compute time reads the dense layout (TP, PP, CP, VPP), not EP/ETP (expert all-to-all is not modelled)
@@ -121,14 +124,14 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     dp = max(1, n_gpus // max(1, tp * pp * cp))
     recompute = RECOMPUTE.get(int(v.get("megatron_recompute") or 0), "none")
     param_off, opt_off = bool(v.get("megatron_param_offload")), bool(v.get("megatron_optimizer_offload"))
-    train_micro = _opt(v, "actor_micro_per_gpu", 1)
+    train_micro = per_gpu_micro(v, "actor_micro_per_gpu", "actor_micro", dp, version)
     train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
-    lp_micro = _opt(v, "logprob_micro_per_gpu", 1)
+    lp_micro = per_gpu_micro(v, "logprob_micro_per_gpu", "logprob_micro", dp, version)
     if phase == "ref":
-        lp_micro = _opt(v, "ref_micro_per_gpu", 1)
+        lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version)
         param_off, opt_off = bool(v.get("ref_megatron_param_offload")), True
     elif phase == "critic_update":
-        train_micro, train_budget = critic_batching(v, version)
+        train_micro, train_budget = critic_batching(v, version, dp)
         param_off = bool(v.get("critic_megatron_param_offload"))
         opt_off = bool(v.get("critic_megatron_optimizer_offload"))
     return Plan(
@@ -146,7 +149,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         entropy_chunking=False,
         entropy_checkpointing=False,
         logits_impl="megatron",
-        critic_micro=_opt(v, "critic_micro_per_gpu", 1),
+        critic_micro=critic_batching(v, version, dp)[0],
         # training phases: the engine's KV is freed (see the module docstring)
         free_cache_engine=bool(v["free_cache_engine"]) if phase == "rollout" else True,
         tp=tp,
@@ -171,6 +174,11 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         actor_param_offload=bool(v.get("megatron_param_offload")),
         actor_optimizer_offload=bool(v.get("megatron_optimizer_offload")),
         count_colocated_residents=True,
+        # a token budget packs a rank's share of the batch being split: never more than that share (the engines'
+        # shared data splitting, verl/utils/seqlen_balancing.py rearrange_micro_batches)
+        budget_capped_by_batch=True,
+        engine_sleep_host_weights=engine_sleeps_to_host(v, version),
+        engine_graphs_in_budget=version == NEWEST,  # the older releases run vLLM before 0.21
     )
 
 
@@ -178,6 +186,9 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     """Inputs no plan of this space reads: the critic's (reference's) switches when no critic (reference)
     runs, and the trainer layout in vLLM's rollout time (only SGLang's budget depends on it)."""
     out = {n for n in domains if of_absent_model(n, lambda switch: True in domains.get(switch, [False]))}
+    switch = BUDGET_SWITCH.get(phase)
+    if kind == "mem" and switch and True not in domains.get(switch, [False]):
+        out |= set(_SHARE) | ({"actor_mini"} if phase == "actor_update" else set())
     if kind == "time" and phase == "rollout" and True not in domains.get("rollout_sglang", [False]):
         out |= set(_LAYOUT + _RESIDENT + _OTHERS) - {"enforce_eager"}
     return out
@@ -185,14 +196,16 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
 
 # the legacy workers build the reference and the critic on the actor's layout (make_plan)
 _LEGACY_LAYOUT = {"ref": _LAYOUT + _SPLIT, "critic_update": _LAYOUT + _SPLIT}
+# and convert the deprecated global micro batch keys by the data-parallel size (cost.per_gpu_micro)
+_LEGACY = {p: _LEGACY_LAYOUT.get(p, []) + names for p, names in LEGACY_GLOBAL_MICRO.items()}
 
 
 def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
     return CostSpec(
         framework="verl-megatron",
         plan=lambda values, phase: make_plan(values, phase, model, gpu, version),
-        memory_inputs=inputs_of_version(MEMORY_INPUTS, version, _LEGACY_LAYOUT),
-        time_inputs=inputs_of_version(TIME_INPUTS, version, _LEGACY_LAYOUT),
+        memory_inputs=inputs_of_version(MEMORY_INPUTS, version, _LEGACY),
+        time_inputs=inputs_of_version(TIME_INPUTS, version, _LEGACY),
         phases_run=phases_run_verl,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
         bool_names=frozenset(n for n, s in ANY_VARIABLES.items() if s.kind == "bool"),

@@ -1,0 +1,168 @@
+"""Host memory (the node's RAM) of one RL job, per node, term by term.
+
+A whole class of "out of memory" reports is the node's RAM, not the GPU's: Ray's memory monitor killing a worker
+("Task was killed due to the node running low on memory"), the kernel's OOM killer (exit code -9). What a node holds:
+
+- every GPU worker process's own footprint (torch, the CUDA runtime, NCCL, the engine's libraries);
+- the trained models' states that live on the CPU: FSDP / Megatron offload (verl's param_offload and
+  optimizer_offload; the reference model, which verl's FSDP engine always keeps on the CPU), DeepSpeed ZeRO-Offload
+  (OpenRLHF's --adam_offload, ms-swift's and TRL's zero*_offload configs);
+- a sleeping vLLM engine's weights at sleep level 1 ("the model weights are backed up in CPU memory", vLLM's sleep
+  mode docs): OpenRLHF's --vllm_enable_sleep, ms-swift's --sleep_level 1, verl's legacy rollouts and LoRA rollouts;
+- at start-up, the checkpoint loaded on the CPU before it is sharded or moved to the GPU: verl's rank 0 loads the
+  model in fp32 while the other ranks build it on the meta device; a plain-DDP or ZeRO-1/2 process loads a whole copy.
+
+The peak is the larger of start-up (processes + loaded copies) and steady state (processes + offloaded states +
+sleeping engines), against the node's RAM less what the run's killer leaves (``host_limit_share``). Constants and
+sources: docs/cost-model.md section 11.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import constants as C
+from .memory import _megatron_states, _states, engine_weight_bytes, model_consts
+from .plan import Plan
+
+GIB = 2**30
+
+# Per GPU worker: torch, the CUDA runtime's host side, NCCL and an engine's libraries (an assumption, held to the
+# corpus's host runs: docs/cost-model.md section 11)
+HOST_PROCESS_BYTES = 4 * GIB
+# DeepSpeed's own estimators' headroom over the offloaded states ("additional_buffer_factor=1.5":
+# deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs, stage_1_and_2.py
+# estimate_zero2_model_states_mem_needs)
+DS_HOST_BUFFER_FACTOR = 1.5
+# Ray's memory monitor kills a worker when the node's memory use exceeds 0.95 of its RAM (Ray docs, "Out-Of-Memory
+# Prevention", memory_usage_threshold default 0.95); without Ray, the kernel's OOM killer: the same share is kept
+# for the OS and page cache
+HOST_LIMIT_SHARE = 0.95
+
+# Node RAM of the standard 8-GPU cloud shapes, per GPU (an assumption the output states; --host-mem overrides it):
+# AWS p4d/p4de.24xlarge 1152 GiB for 8 A100, p5/p5e.48xlarge 2048 GiB for 8 H100/H200
+# (github.com/meta-pytorch/torchx torchx/specs/named_resources_aws.py)
+DEFAULT_HOST_GIB_PER_GPU = {"a100-40gb": 144, "a100-80gb": 144, "h100": 256, "h200": 256}
+DEFAULT_HOST_SOURCE = {"a100-40gb": "AWS p4d (1152 GiB for 8)", "a100-80gb": "AWS p4de (1152 GiB for 8)",
+                       "h100": "AWS p5 (2048 GiB for 8)", "h200": "AWS p5e (2048 GiB for 8)"}
+
+T_PROC = "GPU worker processes (torch, CUDA, NCCL, engine libraries)"
+T_LOAD = "checkpoint loaded on the CPU at start-up"
+T_OFF_ACTOR = "actor states offloaded to the CPU"
+T_OFF_CRITIC = "critic states offloaded to the CPU"
+T_OFF_REF = "reference model on the CPU"
+T_ENGINE = "sleeping engine's weights (vLLM sleep level 1)"
+
+
+@dataclass
+class HostReport:
+    """Bytes per node at start-up and in steady state, by term, against the node's RAM."""
+
+    ram_bytes: float
+    startup: dict[str, float] = field(default_factory=dict)
+    steady: dict[str, float] = field(default_factory=dict)
+    ram_assumed: str = ""  # where the RAM came from when the user did not give it ("" = given)
+
+    @property
+    def peak_bytes(self) -> float:
+        return max(sum(self.startup.values()), sum(self.steady.values()))
+
+    @property
+    def limit_bytes(self) -> float:
+        return HOST_LIMIT_SHARE * self.ram_bytes
+
+    @property
+    def fits(self) -> bool:
+        return self.peak_bytes <= self.limit_bytes
+
+    @property
+    def when(self) -> str:
+        return "start-up" if sum(self.startup.values()) >= sum(self.steady.values()) else "steady state"
+
+    @property
+    def peak_gib(self) -> float:
+        return self.peak_bytes / GIB
+
+    @property
+    def limit_gib(self) -> float:
+        return self.limit_bytes / GIB
+
+    def terms(self) -> dict[str, float]:
+        """The terms of the peak."""
+        return self.startup if self.when == "start-up" else self.steady
+
+
+def _offloaded(plan: Plan, critic: bool, params_off: bool, opt_off: bool) -> float:
+    """Host bytes of one rank's offloaded share of a trained model."""
+    mc = model_consts(plan.model)
+    if plan.trainer == "deepspeed":
+        # ZeRO-Offload keeps the fp32 master weights, Adam moments and fp32 gradients on the CPU: 16 B per parameter
+        # (18 with the parameters offloaded too: the estimators' counts), partitioned as the optimizer states are,
+        # times the estimators' buffer factor
+        if not (opt_off or params_off):
+            return 0.0
+        _, _, o = _states(plan, mc, critic)  # 12 B per parameter of this rank's partition
+        return o / (3 * C.FP32) * (18 if params_off else 16) * DS_HOST_BUFFER_FACTOR
+    w, g, o = _megatron_states(plan, mc, critic) if plan.trainer == "megatron" else _states(plan, mc, critic)
+    keep_g = plan.trainer == "megatron"  # Megatron offloads its fp32 grad buffer with the params
+    return (w + (g if keep_g else 0.0) if params_off else 0.0) + (o if opt_off else 0.0)
+
+
+def _startup_load(plan: Plan) -> float:
+    """Bytes one node holds loading the trained model before it is sharded or moved to the GPU."""
+    mc = model_consts(plan.model)
+    per_node = max(1, min(plan.gpus_per_node, plan.n_gpus))
+    if plan.trainer == "fsdp":
+        # verl: rank 0 loads the model in fp32 and broadcasts it; the other ranks build it on the meta device,
+        # except for models whose word embeddings are tied (verl/utils/fsdp_utils.py
+        # get_init_weight_context_manager(use_meta_tensor=not tie_word_embeddings))
+        copies = per_node if plan.model.tie_word_embeddings else 1
+        return copies * C.FP32 * mc.params
+    if plan.trainer == "megatron" or (plan.trainer == "deepspeed" and plan.zero_stage >= 3):
+        return 0.0  # each rank loads its own shard (ZeRO-3's zero.Init, megatron's distributed checkpoint)
+    # plain DDP and ZeRO-1/2: every process loads a whole copy in the dtype it loads the checkpoint in (DeepSpeed's
+    # estimators count "4 * num_gpus_per_node" bytes per parameter for it, an fp32 load)
+    load_bytes = max(C.BF16, plan.load_dtype_bytes, plan.model_dtype_bytes)
+    return per_node * load_bytes * mc.params
+
+
+def estimate_host(rollout: Plan, update: Plan, ram_bytes: float, *, engine_sleep_host_weights: bool = False,
+                  ram_assumed: str = "") -> HostReport:
+    """The host memory of a node of this job, from its rollout and actor-update plans (which say what is offloaded
+    while the engine generates and while the actor trains)."""
+    rep = HostReport(ram_bytes, ram_assumed=ram_assumed)
+    per_node = max(1, min(update.gpus_per_node, update.n_gpus))
+    nodes = max(1, -(-update.n_gpus // per_node))
+    procs = per_node * HOST_PROCESS_BYTES
+    rep.startup = {T_PROC: procs, T_LOAD: _startup_load(update)}
+    steady: dict[str, float] = {T_PROC: procs}
+    # the actor: what is offloaded during its own update (DeepSpeed offload, FSDP2 CPU offload), or while the engine
+    # generates (verl's and ms-swift's offload switches move the states out between phases)
+    a_param = bool(update.param_offload and update.offload_during_compute) or bool(
+        rollout.actor_param_offload if rollout.actor_param_offload is not None else rollout.param_offload)
+    a_opt = bool(update.optimizer_offload) or bool(
+        rollout.actor_optimizer_offload if rollout.actor_optimizer_offload is not None else rollout.optimizer_offload)
+    steady[T_OFF_ACTOR] = per_node * _offloaded(update, False, a_param, a_opt)
+    if update.need_critic:
+        steady[T_OFF_CRITIC] = per_node * _offloaded(update, True, update.critic_param_offload,
+                                                     update.critic_optimizer_offload)
+    if update.need_ref and not update.ref_in_actor and update.ref_param_offload:
+        mc = model_consts(update.model)
+        shard = max(1, update.shard_degree) if update.zero_stage >= 3 or update.trainer in ("fsdp", "mixed") else 1
+        steady[T_OFF_REF] = per_node * C.REF_PARAM_BYTES * mc.params / shard
+    if engine_sleep_host_weights:
+        engine_gpus = rollout.rollout_gpus or rollout.n_gpus
+        engines = max(1, engine_gpus // max(1, rollout.rollout_tp))
+        steady[T_ENGINE] = engines * engine_weight_bytes(rollout, model_consts(rollout.model)) * max(
+            1, rollout.rollout_tp) / nodes
+    rep.steady = steady
+    return rep
+
+
+def default_ram(gpu_name: str, gpus_per_node: int) -> tuple[float | None, str]:
+    """The node RAM we assume for a GPU type (bytes), and where it comes from; None where no shape is standard."""
+    per_gpu = DEFAULT_HOST_GIB_PER_GPU.get(gpu_name)
+    if per_gpu is None:
+        return None, ""
+    return per_gpu * max(1, gpus_per_node) * GIB, (
+        f"{per_gpu} GiB per GPU x {gpus_per_node}, the RAM of {DEFAULT_HOST_SOURCE[gpu_name]}")

@@ -1,0 +1,192 @@
+"""Will it OOM? The memory corpus (tests/memory_corpus.py): real out-of-memory reports and runs that ran, each with its
+source, release, GPU and config. OOM recall and the fit rate per framework may not drop below their recorded floors,
+docs/accuracy.md's table is today's, and each class of miss the corpus showed is pinned on the case that showed it."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+import yaml
+
+import memory_corpus as mc
+
+FLOORS = Path(__file__).resolve().parent / "data" / "memory_corpus_floors.yaml"
+REQUIRED = ("name", "framework", "release", "outcome", "memory", "phase", "source", "where", "gpus", "model", "args")
+
+
+@functools.lru_cache(maxsize=1)
+def _results() -> tuple:
+    return tuple(mc.results())
+
+
+def _case(name: str) -> mc.Case:
+    return next(c for c in mc.cases() if c.name == name)
+
+
+def _check(name: str, **kw):
+    import rlbatch_solver as rb
+
+    c = _case(name)
+    return rb.check(c.args, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu or mc.HOST_ONLY_GPU,
+                    length_fraction=c.length_fraction, host_mem_gib=c.host_mem_gib, **kw)
+
+
+# ----------------------------------------------------------------------------- the records
+def test_every_record_names_its_source_release_hardware_and_config():
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+
+    names = []
+    for path in sorted(mc.CORPUS.glob("*.yaml")):
+        for rec in yaml.safe_load(path.read_text()):
+            names.append(rec["name"])
+            missing = [k for k in REQUIRED if k not in rec]
+            assert not missing, (rec["name"], missing)
+            assert rec["outcome"] in ("oom", "ran") and rec["memory"] in ("gpu", "host"), rec["name"]
+            assert rec["source"].startswith("https://"), rec["name"]
+            assert rec["framework"].split("==")[0] in mc.FRAMEWORKS, rec["name"]
+            load_model(rec["model"])
+            if rec["memory"] == "gpu" or rec.get("gpu"):
+                load_gpu(rec["gpu"])
+            if rec["memory"] == "host" and rec["outcome"] == "oom":
+                assert rec.get("host_mem_gib") or "host_mem_gib" not in rec, rec["name"]
+    assert len(names) == len(set(names))
+
+
+def test_the_corpus_is_sixty_reports_each_way_from_every_framework_with_reports():
+    cases = mc.cases()
+    oom = [c for c in cases if c.outcome == "oom"]
+    ran = [c for c in cases if c.outcome == "ran"]
+    assert len(oom) >= 60 and len(ran) >= 60, (len(oom), len(ran))
+    for fw in ("verl", "verl-megatron", "swift", "openrlhf", "trl"):
+        assert any(c.family == fw for c in oom) and any(c.family == fw for c in ran), fw
+
+
+def test_every_case_is_judged():
+    errors = [(r.case.name, r.error) for r in _results() if r.error]
+    assert not errors
+
+
+# ----------------------------------------------------------------------------- the scores
+def test_recall_and_fit_rate_stay_above_their_floors():
+    """The floors (tests/data/memory_corpus_floors.yaml) are today's scores: a change that loses a caught OOM or
+    calls a run that ran out of memory lowers one and fails here; one that improves a score raises its floor."""
+    floors = yaml.safe_load(FLOORS.read_text())
+    scores = mc.scores(list(_results()))
+    for fam, want in floors.items():
+        got = scores[fam]
+        assert got["oom"] == want["oom"] and got["ran"] == want["ran"], (fam, got, want)
+        assert got["caught"] >= want["caught"], (fam, "OOM recall fell", got, want)
+        assert got["fit"] >= want["fit"], (fam, "fit rate fell", got, want)
+
+
+def test_accuracy_page_shows_todays_corpus_table():
+    doc = (mc.HERE.parent / "docs" / "accuracy.md").read_text()
+    start, end = doc.index(mc.TABLE_BEGIN), doc.index(mc.TABLE_END) + len(mc.TABLE_END)
+    assert doc[start:end] == mc.table(list(_results()))
+
+
+# ----------------------------------------------------------------------------- the classes of miss, pinned
+def test_verl_legacy_global_micro_batches_reach_the_memory_model():
+    """verl's tuning sweep (PR #1985: 58 prompts per GPU ran, 59 ran out of memory): the legacy workers convert the
+    global ppo_micro_batch_size / log_prob_micro_batch_size per GPU, so the peak grows with them (it was flat: every
+    size was priced at a default micro batch of 1)."""
+    ran, oom = _check("verl_tuning_lora_14b_bs58_2xh100"), _check("verl_tuning_lora_14b_bs59_2xh100")
+    for phase in ("old_log_prob", "actor_update"):
+        assert oom.memory.peaks[phase] > ran.memory.peaks[phase], phase
+
+
+def test_trl_loads_fp32_and_plain_ddp_keeps_fp32_states_and_gradient_buckets():
+    """trl PR #2776: a 7B full fine-tune on 3 H20 without DeepSpeed ran out of memory in optimizer.step. TRL loads the
+    model in fp32 unless told (ModelConfig dtype 'float32'), so plain DDP keeps fp32 weights, gradients and Adam
+    moments (16 B per parameter) plus DDP's bucket copy of the gradients: over the GPU in the update."""
+    r = _check("trl_pr2776_qwen2_5_7b_grpo_3xh20_ddp")
+    terms = r.memory.phases["actor_update"]
+    params = 7.62e9
+    assert terms["optimizer states (sharded)"] == pytest.approx(8 * params / 2**20, rel=0.02)
+    assert terms["DDP gradient buckets (a copy of the gradients)"] == terms["gradients (sharded)"]
+    assert not r.memory.fits and r.memory.outlook() == "OOM"
+
+
+def test_verl_prices_the_other_models_and_the_sleeping_engine_beside_each_phase():
+    """verl FSDP: during the reference pass the actor's states stay on the GPU unless offloaded, and so do the
+    sleeping engine's CUDA graphs (they were left out of every verl FSDP phase but the rollout)."""
+    import rlbatch_solver as rb
+
+    args = ["data.train_batch_size=64", "actor_rollout_ref.rollout.n=8", "actor_rollout_ref.actor.ppo_mini_batch_size=16",
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",
+            "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4",
+            "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4", "actor_rollout_ref.actor.use_kl_loss=True",
+            "algorithm.adv_estimator=grpo"]
+    on = rb.check(args, gpus=8, model="qwen2.5-7b", gpu="h100").memory.phases["ref"]
+    off = rb.check(args + ["actor_rollout_ref.actor.fsdp_config.param_offload=True",
+                           "actor_rollout_ref.actor.fsdp_config.optimizer_offload=True"],
+                   gpus=8, model="qwen2.5-7b", gpu="h100").memory.phases["ref"]
+    assert on["actor params+optimizer (resident)"] == pytest.approx(12 * 7.62e9 / 8 / 2**20, rel=0.03)
+    assert off["actor params+optimizer (resident)"] == 0
+    assert on["rollout engine (kept between rollouts)"] > 0
+
+
+def test_a_small_vllm_budget_starts_where_verls_tuning_table_ran_it():
+    """verl's LoRA tuning table runs a 7B at gpu_memory_utilization 0.2 on one 80 GB GPU: vLLM before 0.21 captures its
+    CUDA graphs after sizing the KV cache, outside the budget, so the engine starts (we said it could not)."""
+    r = _check("verl_tuning_lora_7b_bs16_1xh100")
+    terms = r.memory.phases["rollout"]
+    assert not any("cannot start" in t for t, b in terms.items() if b > 0), terms
+    assert terms["CUDA graphs (outside budget)"] > 0
+
+
+def test_the_megatron_critic_packs_no_more_than_its_share_of_the_batch():
+    """verl's Megatron PPO example "runnable on H20 * 8" (deepseek-llm-7b): at the release it was published for (0.4.1,
+    the legacy critic splits 4 samples per micro batch) it fits. verl 0.9.1's critic packs by a 32,768-token budget, but
+    a micro batch never holds more than a rank's share of the critic's mini batch: the later version of the script (256
+    prompts, mini batch 64, two nodes) packs 4 samples of 1,536 tokens, not the whole budget (priced at the budget, the
+    critic update came to 215 GiB)."""
+    import rlbatch_solver as rb
+
+    c = _case("verl-megatron_example_deepseek_llm_7b_ppo_gsm8k_8xh20")
+    assert c.framework == "verl-megatron==0.6.1" and _check(c.name).memory.fits
+    later = {"data.train_batch_size": "256", "actor_rollout_ref.actor.ppo_mini_batch_size": "64", "trainer.nnodes": "2",
+             "actor_rollout_ref.rollout.gpu_memory_utilization": "0.8", "actor_rollout_ref.rollout.tensor_model_parallel_size": "2"}
+    args = [a for a in c.args if a.split("=")[0] not in later] + [f"{k}={v}" for k, v in later.items()]
+    terms = rb.check(args, framework="verl-megatron", model=c.model, gpu=c.gpu).memory.phases["critic_update"]
+    acts = sum(b for t, b in terms.items() if t.startswith("activations"))
+    budget = rb.check(args + ["data.train_batch_size=1024", "actor_rollout_ref.actor.ppo_mini_batch_size=1024"],
+                      framework="verl-megatron", model=c.model, gpu=c.gpu).memory.phases["critic_update"]
+    assert acts * 4 < sum(b for t, b in budget.items() if t.startswith("activations")), (terms, budget)
+    assert acts < 30 * 1024, terms
+
+
+def test_a_trl_config_of_an_older_release_runs_vllm_as_that_release_did():
+    """X-R1 (TRL 0.14): --use_vllm with vllm_device auto put vLLM on a GPU of its own; read with 1.16's colocate
+    default, the engine's budget sat on the training GPUs and the run that ran was called out of memory."""
+    r = _check("trl_xr1_qwen2_5_1_5b_grpo_4xrtx3090")
+    assert r.values["vllm_server"] is True
+    assert any("vLLM on a GPU of its own" in n for n in r.notes)
+    assert "rollout engine (kept between rollouts)" not in r.memory.phases["actor_update"]
+
+
+def test_host_ram_is_checked_against_the_node():
+    """OpenRLHF #332: a 70B PPO with CPU Adam on 2 nodes of 8 A800 with 1,600 GB each ran out of host memory at the
+    first optimizer step: the offloaded fp32 master weights, moments and gradients (DeepSpeed's 16 B per parameter,
+    times its estimators' 1.5) exceed the node."""
+    r = _check("openrlhf_332_llama2_70b_ppo_2x8xa800")
+    assert r.host is not None and r.host.fits is False
+    assert any(v.rule == "openrlhf.memory.host" and v.severity.value == "error" for v in r.violations)
+
+
+def test_check_json_carries_the_verdict_margins_and_typical_peaks():
+    r = _check("verl_tuning_lora_14b_bs58_2xh100")
+    d = r.to_dict()["memory"]
+    assert isinstance(d["fits"], bool) and d["outlook"] in ("fits", "tight", "OOM")
+    for phase, p in d["phases"].items():
+        assert p["margin_gib"] == pytest.approx((p["capacity_mib"] - p["peak_mib"]) / 1024, abs=0.01)
+        assert p["typical_peak_mib"] <= p["peak_mib"]
+        assert p["outlook"] in ("fits", "tight", "OOM")
+    # fitting at the data's typical lengths but not at the maximum ones is "tight", never "fits"
+    mem = r.memory
+    for phase in mem.peaks:
+        if mem.typical_peaks.get(phase, mem.peaks[phase]) <= mem.capacity_of(phase) < mem.peaks[phase]:
+            assert mem.outlook(phase) == "tight"
