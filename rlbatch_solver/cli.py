@@ -8,6 +8,7 @@ naming the field, never a traceback).
 from __future__ import annotations
 
 import json
+from builtins import enumerate as enumerate_
 import sys
 from typing import Any, List, Optional
 
@@ -399,9 +400,11 @@ def enumerate(  # noqa: A001
     limit: int = typer.Option(100_000, "--limit", help="Stop after this many configs."),
     show: int = typer.Option(30, "--show", help="Rows in the table (JSON prints all)."),
     time_limit: float = typer.Option(20.0, "--time-limit", help="Solver time limit, seconds."),
-    as_json: bool = typer.Option(False, "--json", help="JSON lines of native keys, then a summary line."),
+    as_json: bool = typer.Option(False, "--json", help="JSON lines: one config a line (its native keys; with --gpu "
+                                 "and --model also _memory: the phase with the least headroom, its peak and headroom "
+                                 "in MiB), then one summary line."),
 ) -> None:
-    """List every valid batch-size tuple in the search space."""
+    """List every valid batch-size tuple in the search space; with --gpu and --model, every one that fits in memory."""
     from . import api
 
     if limit < 1 or time_limit <= 0:
@@ -410,7 +413,7 @@ def enumerate(  # noqa: A001
         sc = _scenario(scenario_file, framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len, set_, search)
         report = api.enumerate(sc, limit=limit, time_limit_s=time_limit * 0.8)
         conflict = None
-        if report.count == 0 and report.status == "infeasible":
+        if report.count == 0 and report.status == "infeasible" and not report.memory_applied:
             from .solver.explain import conflicting_rules
             from .frameworks import get_framework
 
@@ -423,16 +426,26 @@ def enumerate(  # noqa: A001
     from .render import print_conflict, print_enumerate
 
     if as_json:
-        for sol, native in zip(report.solutions, report.native):
-            typer.echo(json.dumps(_native_dict(native)))
+        for i, native in enumerate_(report.native):
+            line = _native_dict(native)
+            if report.memory_applied:
+                line["_memory"] = report.fits[i]
+            typer.echo(json.dumps(line))
         typer.echo(json.dumps({"count": report.count, "complete": report.complete, "status": report.status,
                                "raw_combinations": report.raw_size, "framework": report.framework,
                                "rules_version": report.version,
+                               "memory_applied": report.memory_applied,
+                               "memory_floor_mib": {k: {"least": a, "line": b}
+                                                    for k, (a, b) in report.memory_floor.items()},
                                "conflict": conflict.ids if conflict else None}))
     else:
+        from .render import print_no_fit
+
         print_enumerate(_console(), report, sc, show)
         if conflict is not None:
             print_conflict(_console(), conflict, report.space)
+        elif report.memory_applied and not report.count and report.status == "infeasible":
+            print_no_fit(_console(), report)
     raise typer.Exit(code=0 if report.count else 1)
 
 

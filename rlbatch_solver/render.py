@@ -266,10 +266,17 @@ def print_enumerate(console: Console, report: Any, scenario: Any, show: int) -> 
 
     fw = get_framework(report.framework)
     done = "complete" if report.complete else f"incomplete ({report.status})"
+    memory = getattr(report, "memory_applied", False)
+    what = (f"valid configs that fit {report.gpu} ({report.capacity_mib / 1024:.1f} GiB usable per GPU, every phase)"
+            if memory else "valid configs")
     console.print(
-        f"{report.count} valid configs for {fw.name} {fw.version} on {scenario.total_gpus} GPUs "
+        f"{report.count} {what} for {fw.name} {fw.version} on {scenario.total_gpus} GPUs "
         f"({done}; {report.raw_size:,} raw combinations, {report.wall_time_s:.2f} s)."
     )
+    if memory:
+        console.print("peak / spare: GiB per GPU of each config's phase with the least headroom (--json names it)")
+    else:
+        console.print("memory not applied: the rules only (give --gpu and --model to list only configs that fit)")
     if not report.solutions:
         return
     ruleset = fw.ruleset.extended(getattr(report.space, "extra_rules", []) or [])
@@ -277,9 +284,16 @@ def print_enumerate(console: Console, report: Any, scenario: Any, show: int) -> 
     table = Table(show_lines=False)
     for _, title in cols:
         table.add_column(title, justify="right")
-    for sol in report.solutions[:show]:
+    if memory:
+        for title in ("peak", "spare"):  # GiB of the phase with the least headroom
+            table.add_column(title, justify="right")
+    for i, sol in enumerate(report.solutions[:show]):
         row = solution_columns(sol, ruleset, cols)
-        table.add_row(*[_cell(fw, k, row.get(k)) for k, _ in cols])
+        cells = [_cell(fw, k, row.get(k)) for k, _ in cols]
+        if memory:
+            fit = report.fits[i]
+            cells += [f"{fit['peak_mib'] / 1024:.1f}", f"{fit['headroom_mib'] / 1024:.1f}"]
+        table.add_row(*cells)
     console.print(table)
     if report.count > show:
         console.print(f"... {report.count - show} more (--show N, or --json for all).")
@@ -369,6 +383,8 @@ def print_recommend(console: Console, report: Any) -> None:
             proof = f"best found, not proven ({report.status})"
         console.print(f"objective: {sc.objective} · {proof} · {report.raw_size:,} raw combinations · "
                       f"solved in {report.wall_time_s:.2f} s")
+    if getattr(report, "margin_note", ""):
+        console.print(f"memory: {report.margin_note}", markup=False, highlight=False)
     if report.start is not None:
         print_start(console, report)
     if not report.choices:
@@ -590,6 +606,7 @@ def recommend_dict(report: Any) -> dict[str, Any]:
         # proven: the answer is (the best config is proven optimal, or no config is proven to exist)
         "proven": report.proven or (not report.choices and no_fit_is_proven(report)),
         "capacity_gib": round(report.capacity_mib / 1024, 3),
+        "headroom": getattr(report, "margin_note", ""),
         "choices": [choice(c) for c in report.choices],
         "conflict": report.conflict.ids if report.conflict else None,
         "memory_floor_mib": {k: {"least": a, "capacity": b} for k, (a, b) in report.memory_floor.items()},

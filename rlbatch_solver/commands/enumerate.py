@@ -1,8 +1,9 @@
-"""``enumerate``: every valid config of a scenario's search space."""
+"""``enumerate``: every valid config of a scenario's search space, and with a GPU and a model every one that fits."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..frameworks import get_framework
 from ..frameworks.base import Space
@@ -23,6 +24,14 @@ class EnumerateReport:
     raw_size: int
     wall_time_s: float
     space: Space
+    # with a GPU and a model: every config listed fits (the memory rules recommend solves with); per config, the phase
+    # with the least headroom, its peak and headroom (MiB); empty when memory was not applied
+    memory_applied: bool = False
+    fits: list[dict[str, Any]] = field(default_factory=list)
+    gpu: str = ""
+    capacity_mib: int = 0
+    conflict: Any = None  # solver.explain.Conflict when nothing is valid
+    memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule id -> (least MiB, its line)
 
     @property
     def count(self) -> int:
@@ -35,19 +44,45 @@ def enumerate(  # noqa: A001 - the public name users expect
     limit: int | None = None,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
 ) -> EnumerateReport:
-    """Every valid config in the scenario's search space (up to ``limit``)."""
+    """Every valid config in the scenario's search space (up to ``limit``); with a GPU and a model, every valid
+    config whose every phase fits (``check``'s memory rules and margin)."""
     from ..solver.model import enumerate_solutions
 
     fw = get_framework(scenario.framework)
-    if scenario.gpu:  # enumerate needs no GPU type, but a mistyped one is still an error
+    gpu = None
+    if scenario.gpu:  # a mistyped GPU is an error even without a model
         from ..catalog.gpus import load_gpu
 
-        load_gpu(scenario.gpu)
+        gpu = load_gpu(scenario.gpu)
     card = model_card(scenario.model)
     space = fw.space(scenario, card)
     ruleset = fw.ruleset.extended(space.extra_rules)
+    terms = None
+    if gpu is not None and card is not None:
+        from ..costmodel.tables import build_cost_terms, with_length_fraction, with_mean_lengths
+
+        spec = with_mean_lengths(with_length_fraction(fw.cost_spec(card, gpu), scenario.length_fraction),
+                                 scenario.mean_prompt_length, scenario.mean_response_length)
+        terms = build_cost_terms(spec, space.domains, time=False)
+        ruleset = ruleset.extended(terms.rules, terms.derived)
     res = enumerate_solutions(ruleset, space.domains, limit=limit, time_limit_s=time_limit_s)
     validate_solutions(ruleset, res.solutions)
     native = [fw.export(s, space) for s in res.solutions]
-    return EnumerateReport(fw.name, fw.version, res.solutions, native, res.complete, res.status,
-                           space.raw_size, res.wall_time_s, space)
+    report = EnumerateReport(fw.name, fw.version, res.solutions, native, res.complete, res.status,
+                             space.raw_size, res.wall_time_s, space)
+    if terms is not None:
+        report.memory_applied, report.gpu, report.capacity_mib = True, gpu.name, terms.capacity_mib
+        report.fits = [_headroom(ruleset, terms, s) for s in res.solutions]
+        if not res.solutions and res.status == "infeasible":
+            from .recommend import memory_floor
+
+            report.memory_floor = memory_floor(ruleset, space.domains, terms)
+    return report
+
+
+def _headroom(ruleset: Any, terms: Any, solution: dict[str, Value]) -> dict[str, Any]:
+    """The phase of a fitting config with the least headroom: its name, peak and headroom (MiB)."""
+    env = ruleset.full_env(solution)
+    margins = {p: terms.capacity_of(p) - int(env[f"mem_{p}"]) for p in terms.phases if f"mem_{p}" in env}
+    phase = min(margins, key=margins.get)
+    return {"phase": phase, "peak_mib": int(env[f"mem_{phase}"]), "headroom_mib": margins[phase]}

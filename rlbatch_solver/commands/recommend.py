@@ -59,6 +59,8 @@ class RecommendReport:
     start: "Start | None" = None  # recommend --from: the user's own config, judged like every choice
     lengths: dict[str, Any] = field(default_factory=dict)  # the mean lengths the step times assume (check's)
     placement: Any = None  # commands.placement.PlacementSummary (recommend --placement): every layout's best
+    # how the answer stands to the memory model's observed error: headroom kept, or why the best is tight ('' none)
+    margin_note: str = ""
 
     @property
     def best(self) -> Choice | None:
@@ -238,6 +240,10 @@ def recommend(
     # under dynamic batching) print the same config and are shown once
     res = optimize(ruleset, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
                    top=top if top <= 1 else top + 2, time_limit_s=time_limit_s * 0.8, workers=solver_workers)
+    margin_note = ""
+    if objective_name == "time" and res.ranked:
+        res, margin_note = _prefer_headroom(fw, ruleset, space, spec, terms, objective, res, top, deadline,
+                                            solver_workers)
     validate_solutions(ruleset, [r.solution for r in res.ranked])
     choices = []
     printed: set[tuple[str, ...]] = set()
@@ -254,7 +260,8 @@ def recommend(
                               waste_text(fw, ruleset, r.solution, r.solution),
                               stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution))))
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
-                             res.wall_time_s, terms.capacity_mib, space.raw_size, space=space)
+                             res.wall_time_s, terms.capacity_mib, space.raw_size, space=space,
+                             margin_note=margin_note)
     if choices:
         from ..costmodel.tables import mean_lengths
 
@@ -290,6 +297,53 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     drop = fw.free_keys(values)
     report.start.given = [k for k in fw.normalize(flat) if k in drop]
     return report
+
+
+# A config whose peak is within the memory model's observed error of its GPU's usable memory is "tight" (check's
+# outlook): the answer keeps one error of headroom in every phase when that costs at most this share of step time,
+# well inside the step-time model's own error (docs/accuracy.md)
+HEADROOM_COST = 0.10
+
+
+def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: Any, objective: Any, res: Any,
+                     top: int, deadline: Any, workers: int) -> tuple[Any, str]:
+    """The ranking to answer with, and what it says about headroom. When the best config is tight, solve again with
+    every phase held one observed error under its line (``log(line / peak) >= e``); take that answer when it is at
+    most ``HEADROOM_COST`` slower, else keep the fastest and say what headroom would cost."""
+    import math
+
+    from ..costmodel.tables import full_reports
+    from ..rules.base import Rule, Stage
+    from ..rules.expr import IntVar
+    from ..solver.optimize import optimize
+    from .check import memory_error_log
+
+    error = memory_error_log(fw.name)
+    if not error or deadline.left() < 0.05:
+        return res, ""
+    memory, _ = full_reports(spec, res.ranked[0].solution)
+    lines = {p: terms.capacity_of(p) for p in memory}
+    roomy = {p: int(math.floor(line * math.exp(-error))) for p, line in lines.items()}
+    if all(-(-r.peak(p) // 2**20) <= roomy[p] for p, r in memory.items()):
+        return res, ""
+    pct = f"{math.exp(error) - 1:.0%}"
+    rules = [Rule(f"search.headroom.{p}", IntVar(f"mem_{p}") <= roomy[p],
+                  f"{p} needs {{mem_{p}}} MiB: within the model's observed error ({pct}) of the {lines[p]} MiB usable",
+                  Stage.SEARCH, "rlbatch-solver: one observed error of headroom (docs/cost-model.md section 11)")
+             for p in memory]
+    roomier = optimize(ruleset.extended(rules), space.domains, objective, top=top if top <= 1 else top + 2,
+                       time_limit_s=max(0.05, deadline.left() * 0.8), workers=workers)
+    best = res.ranked[0].objective
+    if roomier.ranked and roomier.ranked[0].objective <= best * (1 + HEADROOM_COST):
+        cost = roomier.ranked[0].objective / best - 1 if best else 0.0
+        return roomier, (f"kept {pct} of headroom (the memory model's observed error) in every phase, at "
+                         f"{cost:.1%} more time per sample than the fastest config, whose peak is within it")
+    if roomier.ranked:
+        cost = roomier.ranked[0].objective / best - 1 if best else 0.0
+        return res, (f"tight: the peak is within the memory model's observed error ({pct}) of the usable memory; "
+                     f"the fastest config with that headroom is {cost:.1%} slower")
+    return res, (f"tight: the peak is within the memory model's observed error ({pct}) of the usable memory, and no "
+                 f"config with that headroom was found in the time left")
 
 
 def _with_waste(ruleset: RuleSet, objective: Any, objective_name: str, terms: Any) -> Any:

@@ -103,12 +103,26 @@ def _accelerate(flat: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return out, notes
 
 
+OLD_BETA = 0.04  # GRPOConfig.beta's default in TRL 0.14-0.18 (trl/trainer/grpo_config.py); 0.0 from 0.19 on
+# GRPOConfig fields TRL 0.18 no longer has (trl 0.18.0 grpo_config.py): a config setting one ran on 0.17 or before
+FIELDS_BEFORE_0_18 = ("vllm_device", "vllm_dtype", "vllm_max_model_len", "vllm_enable_prefix_caching")
+
+
+def _before_0_18(flat: Mapping[str, Any]) -> bool:
+    return any(k in flat for k in FIELDS_BEFORE_0_18)
+
+
+def _old_release(flat: Mapping[str, Any]) -> bool:
+    """A config that sets fields TRL 1.16.0 removed was written for a release before 1.0."""
+    return any(k in flat for k in REMOVED_FIELDS)
+
+
 def _old_release_server(flat: Mapping[str, Any]) -> bool:
     """A config of a TRL release before 1.0 (it sets fields 1.16.0 removed) that turns vLLM on without naming a mode
     ran vLLM on a GPU of its own: ``vllm_device`` "auto", "the next available GPU after the last one used for
-    training" (trl 0.14.0 grpo_config.py), then ``vllm_mode`` default "server" (trl 0.19.1 grpo_config.py); 1.16.0's
-    default is "colocate"."""
-    return (any(k in flat for k in REMOVED_FIELDS) and not _present(flat.get("vllm_mode"))
+    training" (trl 0.14.0 grpo_config.py), then ``vllm_mode`` default "server" (trl 0.18.0 and 0.19.1
+    grpo_config.py); 1.16.0's default is "colocate"."""
+    return (_old_release(flat) and not _present(flat.get("vllm_mode"))
             and _bool("use_vllm", flat.get("use_vllm", False)))
 
 
@@ -171,10 +185,13 @@ class TrlFramework(SwiftFramework):
         removed = [k for k in REMOVED_FIELDS if k in flat]
         if removed:
             notes.append(f"fields TRL 1.16.0 no longer has: {', '.join(removed)}")
+        if _before_0_18(flat) and "beta" not in flat:
+            notes.append(f"written for TRL 0.17 or before (vllm_device and its siblings) without --beta: priced with "
+                         f"that release's default beta {OLD_BETA} (a reference model); 1.16.0's default is 0.0")
         if _old_release_server(flat):
             notes.append("written for TRL < 1.0 (fields it no longer has) with --use_vllm and no --vllm_mode: read as "
                          "that release ran it, vLLM on a GPU of its own (vllm_device 'auto' before 0.18, vllm_mode "
-                         "'server' by default in 0.18-0.2x); 1.16.0 would colocate it")
+                         "'server' by default from 0.18); 1.16.0 would colocate it")
         cfg = flat.get("config")
         if _present(cfg) and not is_file(cfg):
             notes.append(f"--config {cfg} is not here: only the flags were read")
@@ -202,7 +219,8 @@ class TrlFramework(SwiftFramework):
             "vllm_server": mode == "server" or _old_release_server(flat),
             # TrainingArguments.__post_init__ turns do_eval on with an eval_strategy other than "no"
             "eval_on": eval_strategy != "no" and (do_eval is None or _bool("do_eval", do_eval)),
-            "kl_on": _float("beta", flat.get("beta", 0.0)) != 0.0,
+            # beta defaulted to 0.04 up to TRL 0.18 (a reference model): such a config without --beta keeps it
+            "kl_on": _float("beta", flat.get("beta", OLD_BETA if _before_0_18(flat) else 0.0)) != 0.0,
         }
 
     def _world(self, values: dict[str, Value], accel: Mapping[str, Any], gpus: int | None) -> None:

@@ -1,0 +1,81 @@
+"""``enumerate`` with a GPU and a model: feasible means it fits (the memory rules and margin of ``check``); with none
+fitting, the proven floor per phase and what would help; without a GPU and a model, the rules only, said so."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import rlbatch_solver as rb
+from clirun import run
+from rlbatch_solver.scenario import Scenario
+
+SEED = dict(framework="verl", gpus_per_node=4, model="qwen2.5-1.5b", algorithm="grpo", n=8, prompt_length=880,
+            response_length=1280)
+
+
+def _scenario(**kw) -> Scenario:
+    sc = Scenario(**{**SEED, **kw})
+    sc.validate()
+    return sc
+
+
+def test_7b_full_fine_tune_fits_no_single_4090_and_says_how_far_off():
+    r = rb.enumerate(_scenario(gpu="rtx4090", gpus_per_node=1, model="qwen2.5-7b"), time_limit_s=20)
+    assert r.count == 0 and r.status == "infeasible" and r.memory_applied
+    assert r.memory_floor and any(least > line for least, line in r.memory_floor.values())
+    out = run(*["enumerate", "--gpu", "rtx4090", "--gpus", "1", "--model", "qwen2.5-7b", "--algo", "grpo"])
+    assert out.returncode == 1
+    assert "0 valid configs that fit rtx4090" in out.stdout and "No valid config fits" in out.stdout
+    assert "needs at least" in out.stdout and "what would help" in out.stdout
+
+
+def test_with_a_gpu_and_a_model_every_listed_config_fits_and_fewer_are_listed():
+    """The README's 4x RTX 4090 scenario: fewer configs than the rules alone allow, and each listed one is one
+    ``check --gpu --model`` calls fitting (a random sample of 120; the small space below is checked whole)."""
+    sc = _scenario(gpu="rtx4090")
+    fitting = rb.enumerate(sc, time_limit_s=60)
+    rules_only = rb.enumerate(_scenario(), time_limit_s=60)
+    assert fitting.complete and rules_only.complete and fitting.memory_applied and not rules_only.memory_applied
+    assert 0 < fitting.count < rules_only.count
+    rng = random.Random(0)
+    for i in rng.sample(range(fitting.count), 120):
+        r = rb.check(fitting.native[i], framework="verl", gpus=4, model="qwen2.5-1.5b", gpu="rtx4090")
+        assert r.memory.fits, (fitting.native[i], r.memory.peaks)
+        assert fitting.fits[i]["headroom_mib"] >= 0
+
+
+def test_on_a_small_space_the_listed_configs_are_exactly_the_valid_ones_that_fit():
+    """Brute force: every valid config of the rules-only listing is checked; those check calls fitting are exactly
+    the configs enumerate lists with memory."""
+    pins = {"data.train_batch_size": 32, "actor_rollout_ref.actor.ppo_mini_batch_size": 16,
+            "actor_rollout_ref.actor.ulysses_sequence_parallel_size": 1}
+    sc_mem = _scenario(gpu="rtx4090", model="qwen2.5-3b", fixed=dict(pins))
+    sc_rules = _scenario(model="qwen2.5-3b", fixed=dict(pins))
+    with_mem = rb.enumerate(sc_mem, time_limit_s=60)
+    rules = rb.enumerate(sc_rules, time_limit_s=60)
+    assert rules.complete and with_mem.complete and 0 < rules.count <= 2000
+    fit = set()
+    for native in rules.native:
+        r = rb.check(native, framework="verl", gpus=4, model="qwen2.5-3b", gpu="rtx4090")
+        if r.memory.fits:
+            fit.add(tuple(native))
+    assert {tuple(n) for n in with_mem.native} == fit
+    assert 0 < len(fit) < rules.count
+
+
+def test_json_lines_carry_each_configs_tightest_phase_and_the_summary_says_memory_was_applied():
+    out = run(*["enumerate", "--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-1.5b", "--algo", "grpo",
+                   "--set", "data.train_batch_size=32", "--json"])
+    lines = [json.loads(x) for x in out.stdout.strip().splitlines()]
+    summary, configs = lines[-1], lines[:-1]
+    assert summary["memory_applied"] is True and summary["count"] == len(configs) > 0
+    for c in configs:
+        m = c["_memory"]
+        assert m["headroom_mib"] >= 0 and m["peak_mib"] > 0 and m["phase"] in ("rollout", "old_log_prob", "ref",
+                                                                                 "actor_update")
+    plain = run(*["enumerate", "--gpus", "4", "--algo", "grpo", "--set", "data.train_batch_size=32", "--json"])
+    plain_lines = [json.loads(x) for x in plain.stdout.strip().splitlines()]
+    assert plain_lines[-1]["memory_applied"] is False and "_memory" not in plain_lines[0]
+    text = run(*["enumerate", "--gpus", "4", "--algo", "grpo", "--set", "data.train_batch_size=32"])
+    assert "memory not applied" in text.stdout
