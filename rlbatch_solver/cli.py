@@ -239,11 +239,15 @@ def explain(
     framework: Optional[str] = typer.Option(None, "--framework", "-f", help="Limit to one framework."),
     gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (for the fix)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name or HF config.json (for the fix)."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU type (out-of-memory messages: unset, inferred from "
+                                      "the capacity the message reports)."),
     config: Optional[str] = typer.Option(None, "--config", help="A YAML config file (for the fix)."),
     time_limit: float = typer.Option(10.0, "--time-limit", help="Seconds for the whole command (the fix's search)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Map a framework's error message to our rule, in plain words; with the config, propose the fix."""
+    """Map a framework's error message to our rule, in plain words; with the config, propose the fix. Out-of-memory
+    messages (CUDA, vLLM's KV cache, Ray's node memory) get their phase, their numbers beside our prediction, and
+    with the config and model the nearest change that fits."""
     import time
 
     started = time.monotonic()
@@ -258,9 +262,14 @@ def explain(
 
                 found = match_error(error)
                 framework = found[0][0].framework if found else None
+                if framework is None:  # an out-of-memory message: the framework whose traceback frames it shows
+                    from .commands.explain_oom import read_oom
+
+                    oom = read_oom(error)
+                    framework = oom[1] if oom else None
             cfg, _ = _pasted(framework or "verl", config, overrides, "explain")
         report = api.explain(error, framework=framework, config=cfg, gpus=gpus, model=model, time_limit_s=time_limit,
-                             started=started)
+                             started=started, gpu=gpu)
     except InputError as err:
         _fail_input(err)
         return

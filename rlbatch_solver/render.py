@@ -717,7 +717,11 @@ def print_explain(console: Console, report: Any) -> None:
 
         fws = sorted({p.framework for p in all_patterns()})
         console.print("[yellow]No known message matched.[/] We map the batch-size and parallelism errors of: "
-                      + ", ".join(fws) + ". Paste the line with the numbers, or run `rlbatch check` on the config.")
+                      + ", ".join(fws) + ", and out-of-memory messages (CUDA, vLLM's and SGLang's KV cache, Ray's "
+                      "node memory). Paste the line with the numbers, or run `rlbatch check` on the config.")
+        return
+    if getattr(report, "oom", None) is not None:
+        print_oom(console, report.oom)
         return
     if report.numbers:
         console.print("numbers in the message: " + ", ".join(f"{k}={v}" for k, v in report.numbers.items()))
@@ -744,6 +748,47 @@ def print_explain(console: Console, report: Any) -> None:
         print_args(console, report.fix.native_after, prefix="  paste over yours: ", sep=" ")
     elif report.fix is not None and report.fix.after is None:
         print_fix_conflict(console, report.fix)
+
+
+def print_oom(console: Console, exp: Any) -> None:
+    """An out-of-memory message: what it is, the phase and whence, its numbers, our prediction, the fix or advice."""
+    from .commands.explain_oom import KIND_TEXT, PHASE_TEXT
+
+    say = lambda text: console.print(text, markup=False, highlight=False)  # noqa: E731 - one print style
+    msg = exp.message
+    say(f"out of memory: {KIND_TEXT.get(msg.kind, msg.kind)}")
+    if msg.numbers:
+        say("numbers in the message: " + ", ".join(
+            f"{k.removesuffix('_gib')} {v:.2f} GiB" if k.endswith("_gib") else f"{k} {v:g}"
+            for k, v in msg.numbers.items()))
+    where = PHASE_TEXT.get(exp.phase or "", "not named (paste the traceback with the message to name it)")
+    say(f"phase: {where}" + (f", from {exp.phase_from}" if exp.phase_from else "")
+        + (f" ({exp.framework})" if exp.framework else ""))
+    if exp.gpu and exp.gpu_from != "given":
+        say(f"GPU: {exp.gpu_from}")
+    elif exp.gpu_from and not exp.gpu:
+        say(f"GPU: {exp.gpu_from}")
+    for line in exp.lines:
+        say(f"  {line}")
+    fix = exp.fix
+    if fix is not None and fix.changes:
+        say("\nnearest change that fits (your algorithm's batch sizes kept):")
+        for key, old, new in fix.diff:
+            say(f"  {shell_word(old)} -> {shell_word(new)}")
+        print_args(console, fix.native_after, prefix="  paste over yours: ", sep=" ")
+        if exp.fixed_fits is not None:
+            say("  check on the changed config: " + ("fits" if exp.fixed_fits else "still over (see check)"))
+    elif fix is not None and fix.after is None:
+        print_fix_conflict(console, fix)
+    elif fix is not None:
+        say("\nno change needed by our model" + (" even priced at what the message shows" if exp.offset_gib else "")
+            + ": see what usually helps below")
+    if exp.advice and (fix is None or not fix.changes):
+        say(f"\nwhat usually helps in the {PHASE_TEXT.get(exp.phase or '', 'phase')}, most first:")
+        for i, tip in enumerate(exp.advice, 1):
+            say(f"  {i}. {tip}")
+    if exp.check is None:
+        say("\npaste the config after -- (with --model) to compare this with our prediction and get the fix")
 
 
 def print_calibration(console: Console, report: Any) -> None:

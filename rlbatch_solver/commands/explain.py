@@ -32,10 +32,11 @@ class ExplainReport:
     check: CheckReport | None = None
     fix: FixReport | None = None
     meaning: list[str] = field(default_factory=list)  # the message in plain words, with its numbers
+    oom: Any = None  # commands.explain_oom.OomExplanation: an out-of-memory message, its phase and numbers
 
     @property
     def matched(self) -> bool:
-        return bool(self.rules)
+        return bool(self.rules) or self.oom is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -45,6 +46,7 @@ class ExplainReport:
             "rules": [r.__dict__ for r in self.rules],
             "config_breaks": [v.to_dict() for v in self.check.violations] if self.check else None,
             "fix": self.fix.to_dict() if self.fix else None,
+            "out_of_memory": self.oom.to_dict() if self.oom is not None else None,
         }
 
 
@@ -60,6 +62,7 @@ def explain(
     model: str | ModelCard | None = None,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     started: float | None = None,
+    gpu: str | None = None,
 ) -> ExplainReport:
     """Which of our rules a framework's error message is, in plain words; given the config, its fix."""
     from ..frameworks.error_text import match_error
@@ -95,6 +98,12 @@ def explain(
             rules.append(ExplainedRule(fw.name, rid, r.stage.value, r.explanation or r.message,
                                        f"{r.source} (message: {pattern.source})"))
     report = ExplainReport(text, numbers, rules, meaning=meaning)
+    if not found:  # not a rule's message: an out-of-memory one, from torch, the engine, Ray or the kernel?
+        from .explain_oom import explain_oom
+
+        report.oom = explain_oom(text, framework=framework, config=config, gpus=gpus, model=model, gpu=gpu,
+                                 time_limit_s=time_limit_s, started=started)
+        return report
     if config is not None and found:
         fw_name = checked_as or framework or found[0][0].framework
         report.check = check(config, framework=fw_name, gpus=gpus, model=model)

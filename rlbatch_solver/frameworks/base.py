@@ -86,6 +86,11 @@ class Framework(ABC):
     # the switch that offloads the trained model's states: (its rule variable, the --set key=value that turns it on);
     # a proven out-of-memory answer suggests it where the search did not try it
     offload_switch: tuple[str, str] | None = None
+    # out-of-memory tracebacks (explain, frameworks/oom_text.py): (regular expression over a traceback, phase) of the
+    # functions that run each phase, the most specific first (the first that matches names the phase); and what
+    # usually helps in each phase, in the framework's own keys, most helpful first (explain without a config)
+    oom_frames: tuple[tuple[str, str], ...] = ()
+    oom_advice: Mapping[str, tuple[str, ...]] = {}
 
     @abstractmethod
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:

@@ -460,6 +460,8 @@ class OpenRLHFFramework(Framework):
     entry_modules = ("openrlhf.cli.train_ppo_ray",)
     model_keys = ("--pretrain", "--actor.model_name_or_path")
     offload_switch = ("adam_offload", "ds.adam_offload=true")
+    oom_frames = errors.OOM_FRAMES
+    oom_advice = errors.OOM_ADVICE
     # samples per policy update and prompts per rollout decide the training; micro batches only split it
     shapes_learning = frozenset({"train_batch_size", "rollout_batch_size"})
     scenario_vars = {"response_length": "max_new_tokens", "n": "n", "nnodes": "actor_nnodes"}

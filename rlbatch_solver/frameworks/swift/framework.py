@@ -167,6 +167,8 @@ class SwiftFramework(Framework):
     entry_commands = (("swift", "rlhf"),)
     model_keys = ("--model",)
     offload_switch = ("ds_offload", "deepspeed=zero3_offload")
+    oom_frames = errors.OOM_FRAMES
+    oom_advice = errors.OOM_ADVICE
     # completions per rollout, per optimizer step and optimizer steps per rollout decide the training: on the
     # HF path the per-device batch is part of the global batch (per_device x world x accumulation); on the
     # Megatron path the micro batch only splits global_batch_size
@@ -492,6 +494,7 @@ class SwiftMegatronFramework(SwiftFramework):
     command = "megatron rlhf"
     megatron = True
     offload_switch = ("cpu_optimizer_permille", "optimizer_cpu_offload=true")
+    oom_advice = errors.MEGATRON_OOM_ADVICE
     doc_intro = docs.INTRO_MEGATRON
     policy = repair.SWIFT_MEGATRON
     error_families = ("swift-megatron",)

@@ -78,3 +78,44 @@ PATTERNS: list[ErrorPattern] = [
                  "NotImplementedError: You passed `sync_ref_model=True` while using a PEFT model, which is currently "
                  "not supported."),
 ]
+
+
+# ----------------------------------------------------------------------------- out of memory (frameworks/oom_text.py)
+# TRL's GRPOTrainer (trl/trainer/grpo_trainer.py): the loss, its backward and the optimizer step, the log-prob passes
+# (the reference's call names ref_model / ref_per_token_logps), generation (_generate_and_score_completions,
+# vllm_generation.py, unwrap_model_for_generation). transformers' Trainer.training_step is the outer frame of
+# generation too (it prepares the inputs), so it names no phase.
+OOM_FRAMES = (
+    (r"ref_per_token_logps\s*=|self\.ref_model", "ref"),
+    (r"compute_loss|_compute_loss|\.backward\(|optimizer\.step|torch/optim/|_multi_tensor_adam", "actor_update"),
+    (r"_get_per_token_logps|old_per_token_logps", "old_log_prob"),
+    (r"_generate_and_score_completions|_generate_single_turn|_generate\b|vllm_generation|"
+     r"unwrap_model_for_generation|\.generate\(", "rollout"),
+)
+OOM_ADVICE = {
+    "rollout": (
+        "--vllm_gpu_memory_utilization lower (colocate: the trainer's states come on top; TRL's default is 0.3)",
+        "--vllm_enable_sleep_mode true: the engine sleeps (level 2) while the trainer trains",
+        "--vllm_mode server on GPUs of its own (trl vllm-serve), or --vllm_tensor_parallel_size higher",
+        "without vLLM: --per_device_train_batch_size lower (transformers' generate holds the whole local batch's KV)"),
+    "engine_start": (
+        "--vllm_max_model_length lower: one sequence of it must fit the KV cache",
+        "--vllm_gpu_memory_utilization higher (TRL's default is 0.3), where the trainer's states leave room",
+        "--vllm_tensor_parallel_size higher"),
+    "old_log_prob": (
+        "--per_device_train_batch_size lower",
+        "--padding_free true"),
+    "ref": (
+        "--beta 0.0 (TRL 1.x's default): no reference model",
+        "--use_peft true: the reference is the model with its adapter off"),
+    "actor_update": (
+        "--per_device_train_batch_size lower (keep the batch with --gradient_accumulation_steps)",
+        "--gradient_checkpointing true",
+        "--dtype bfloat16: TRL loads the model in fp32 unless told (16 B per parameter under plain DDP)",
+        "accelerate --config_file zero3.yaml (or fsdp2): states sharded over the GPUs",
+        "--use_peft true: adapter states only"),
+    "host": (
+        "a DeepSpeed config with offload_optimizer / offload_param to cpu keeps the states in host RAM: drop it "
+        "where they fit the GPU",
+        "fewer processes per node, or nodes with more RAM (--host-mem to check a node)"),
+}

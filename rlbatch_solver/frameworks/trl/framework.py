@@ -142,6 +142,8 @@ class TrlFramework(SwiftFramework):
     launcher_flags = True
     model_keys = ("--model_name_or_path", "--model")
     offload_switch = None  # accelerate's DeepSpeed config file decides it, not a flag
+    oom_frames = errors.OOM_FRAMES
+    oom_advice = errors.OOM_ADVICE
     shapes_learning = frozenset({"generation_batch_size", "steps_per_generation", "per_device_train_batch_size",
                                  "gradient_accumulation_steps"})
     scenario_vars = {"prompt_length": "max_prompt_length", "response_length": "max_completion_length",

@@ -335,3 +335,76 @@ PATTERNS: list[ErrorPattern] = [
         numbers=("have", "want"),
     ),
 ]
+
+
+# ----------------------------------------------------------------------------- out of memory (frameworks/oom_text.py)
+# The worker methods verl's driver calls for each phase (verl/workers/fsdp_workers.py, megatron_workers.py and
+# engine_workers.py: generate_sequences, compute_log_prob, compute_ref_log_prob, update_actor, compute_values,
+# update_critic; the Ray workers' names as ray prints them, "ActorRolloutRefWorker.actor_rollout_compute_log_prob").
+# The reference pass calls the actor's compute_log_prob inside compute_ref_log_prob, so it is matched first.
+OOM_FRAMES = (
+    (r"compute_ref_log_prob|_compute_ref_log_prob|ref_compute_(?:ref_)?log_prob", "ref"),
+    (r"\bupdate_critic\b|critic_update_critic|compute_values|critic_compute_values", "critic_update"),
+    (r"\bupdate_actor\b|\bupdate_policy\b|actor_rollout_update_actor|actor_rollout_ref_update_actor"
+     r"|torch/optim/|_multi_tensor_adam|step_with_ready_grads|_optimizer_step", "actor_update"),
+    (r"compute_log_prob|_compute_old_log_prob", "old_log_prob"),
+    (r"generate_sequences|vllm_rollout|vllm_async_server|sglang_rollout|agent_loop|wake_up|update_weights",
+     "rollout"),
+)
+A = "actor_rollout_ref"
+OOM_ADVICE = {
+    "rollout": (
+        f"{A}.rollout.gpu_memory_utilization lower: the engine reserves that share of the whole GPU on top of what "
+        "the trainer keeps there",
+        f"{A}.actor.fsdp_config.param_offload=True and optimizer_offload=True: the actor's states leave the GPU "
+        "while the engine generates",
+        f"{A}.rollout.tensor_model_parallel_size higher: the engine's weights and KV cache split over more GPUs",
+        f"{A}.rollout.max_num_seqs / max_num_batched_tokens lower: a smaller profile peak and batch",
+        f"{A}.rollout.free_cache_engine=True: the KV cache is freed between rollouts"),
+    "engine_start": (
+        f"{A}.rollout.max_model_len lower (unset, verl passes the model's whole context): one sequence of it must fit "
+        "the KV cache",
+        f"{A}.rollout.gpu_memory_utilization higher, where the trainer's states leave room (offload them)",
+        f"{A}.rollout.tensor_model_parallel_size higher: the weights split, more of the budget is KV cache"),
+    "old_log_prob": (
+        f"{A}.rollout.log_prob_micro_batch_size_per_gpu lower, or with log_prob_use_dynamic_bsz "
+        "log_prob_max_token_len_per_gpu lower: fewer tokens of logits per pass",
+        f"{A}.actor.entropy_from_logits_with_chunking=True: the entropy in 2,048-row chunks",
+        f"{A}.actor.ulysses_sequence_parallel_size higher: a sequence's tokens split over GPUs",
+        f"{A}.actor.fsdp_config.param_offload=True: the critic's and the engine's share stay, the actor's leaves"),
+    "ref": (
+        f"{A}.ref.log_prob_micro_batch_size_per_gpu lower, or ref.log_prob_max_token_len_per_gpu lower",
+        f"{A}.ref.ulysses_sequence_parallel_size higher",
+        f"{A}.actor.fsdp_config.param_offload=True and optimizer_offload=True: the actor's states leave the GPU "
+        "while the reference computes"),
+    "actor_update": (
+        f"{A}.actor.ppo_micro_batch_size_per_gpu lower, or with use_dynamic_bsz ppo_max_token_len_per_gpu lower",
+        f"{A}.model.enable_gradient_checkpointing=True: one layer's activations instead of all",
+        f"{A}.actor.ulysses_sequence_parallel_size higher",
+        f"{A}.actor.fsdp_config.optimizer_offload=True / param_offload=True: fewer states beside the update",
+        f"{A}.model.lora_rank > 0 (LoRA): adapter states only"),
+    "critic_update": (
+        "critic.ppo_micro_batch_size_per_gpu lower, or critic.ppo_max_token_len_per_gpu lower",
+        "critic.model.enable_gradient_checkpointing=True",
+        "critic.model.fsdp_config.param_offload=True / optimizer_offload=True",
+        "critic.ulysses_sequence_parallel_size higher"),
+    "host": (
+        "fewer offloaded states per node: offload only what the GPU cannot hold (param_offload / optimizer_offload)",
+        "more nodes for the same GPUs, or nodes with more RAM (--host-mem to check a node)",
+        "RAY_memory_usage_threshold raises Ray's kill line above 0.95 (it does not create memory)"),
+}
+MEGATRON_OOM_ADVICE = {
+    **OOM_ADVICE,
+    "actor_update": (
+        f"{A}.actor.ppo_micro_batch_size_per_gpu lower, or with use_dynamic_bsz ppo_max_token_len_per_gpu lower",
+        f"{A}.actor.megatron.override_transformer_config.recompute_granularity=full (with recompute_method=uniform, "
+        "recompute_num_layers=1): a layer's input instead of its activations",
+        f"{A}.actor.megatron.tensor_model_parallel_size / pipeline_model_parallel_size / context_parallel_size "
+        "higher",
+        f"{A}.actor.megatron.param_offload=True / optimizer_offload=True / grad_offload=True"),
+    "critic_update": (
+        "critic.ppo_max_token_len_per_gpu lower (0.9 packs the critic by tokens)",
+        "critic.megatron.tensor_model_parallel_size / pipeline_model_parallel_size higher",
+        "critic.megatron.override_transformer_config.recompute_granularity=full",
+        "critic.megatron.param_offload=True / optimizer_offload=True"),
+}

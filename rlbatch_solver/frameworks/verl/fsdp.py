@@ -820,6 +820,8 @@ class VerlFramework(VersionPacks, Framework):
     entry_modules = ("verl.trainer.main_ppo", FULLY_ASYNC_ENTRY, ONE_STEP_OFF_ENTRY)
     model_keys = ("actor_rollout_ref.model.path",)
     offload_switch = ("param_offload", "actor_rollout_ref.actor.fsdp_config.param_offload=True")
+    oom_frames = errors.OOM_FRAMES
+    oom_advice = errors.OOM_ADVICE
     # prompts per step and per policy update (mini batch) decide the training; micro batches only split it
     shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
 

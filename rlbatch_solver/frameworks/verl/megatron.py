@@ -61,6 +61,8 @@ class VerlMegatronFramework(VersionPacks, Framework):
     error_families = ("verl", "verl-megatron")  # the Megatron backend prints verl's messages too
     model_keys = ("actor_rollout_ref.model.path",)
     offload_switch = ("megatron_param_offload", "actor_rollout_ref.actor.megatron.param_offload=True")
+    oom_frames = errors.OOM_FRAMES
+    oom_advice = errors.MEGATRON_OOM_ADVICE
     shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
 
     def error_patterns(self) -> list:
