@@ -489,6 +489,7 @@ def recommend(
         None, "--placement", help="colocate: rollout on the training GPUs, taking turns; split: rollout on a pool of its "
         "own, pipelined with training (verl separate_async, OpenRLHF --train.async_enable); auto: both, compared "
         "(docs/async.md). Default: the framework's synchronous placements."),
+    host_mem: Optional[float] = typer.Option(None, "--host-mem", help=_HOST_MEM_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The fastest valid config that fits in memory, with its memory and time per phase.
@@ -517,6 +518,8 @@ def recommend(
                 sc.mean_prompt_length, sc.mean_response_length = prompt_mean, response_mean
             if placement is not None:
                 sc.placement = placement
+            if host_mem is not None:
+                sc.host_mem_gib = _host_mem(host_mem)
             sc.validate()
             eff = _calibration(calibration, sc.gpu)
             if eff is not None:

@@ -54,9 +54,7 @@ def print_check(console: Console, report: Any) -> None:
         console.print(f"  {'may fail' if getattr(v, 'tolerated', False) else 'fails'}: {STAGE_TEXT[Stage(v.stage)]}")
         console.print(f"  source: {v.source}")
     if getattr(report, "memory", None) is not None:
-        print_memory_check(console, report.memory, report.framework)
-    if getattr(report, "host", None) is not None:
-        console.print(host_text(report.host), markup=False, highlight=False)
+        print_memory_check(console, report.memory, report.framework, getattr(report, "host", None))
     for note in report.notes:
         console.print(f"\nnote: {note}")
     if report.ignored:
@@ -144,7 +142,7 @@ def outlook_text(mem: Any) -> str:
     return text
 
 
-def print_memory_check(console: Console, mem: Any, framework: str = "") -> None:
+def print_memory_check(console: Console, mem: Any, framework: str = "", host: Any = None) -> None:
     table = Table(title=f"predicted memory per GPU on {mem.gpu} ({mem.model}): "
                         f"{mem.capacity_mib / 1024:.1f} GiB usable of {mem.total_mib / 1024:.1f} GiB")
     for col in ("phase", "peak GiB", "fits", "largest terms (GiB)"):
@@ -155,9 +153,16 @@ def print_memory_check(console: Console, mem: Any, framework: str = "") -> None:
         fits = {"yes": "[green]yes[/]", "tight": f"[yellow]tight: {over:.1f} into the margin[/]",
                 "no": f"[red]no, {over:.1f} over[/]"}[mem.verdict(phase)]
         table.add_row(PHASE_TITLE.get(phase, phase), f"{peak / 1024:.1f}", fits, terms)
+    if host is not None:  # the node's RAM: per node, against its own line
+        fits = ("[dim]RAM not given[/]" if host.fits is None else "[green]yes[/]" if host.fits else
+                f"[red]no, {host.peak_gib - host.limit_gib:.0f} over[/]")
+        terms = ", ".join(f"{t} {b:.1f}" for t, b in sorted(host.terms_gib.items(), key=lambda kv: -kv[1])[:3])
+        table.add_row("host RAM per node", f"{host.peak_gib:.1f}", fits, escape(terms))
     console.print()
     console.print(table)
     console.print(outlook_text(mem), markup=False, highlight=False)
+    if host is not None:
+        console.print(host_text(host), markup=False, highlight=False)
     if mem.seconds:
         parts = ", ".join(f"{PHASE_TITLE.get(p, p)} {t:.1f}" for p, t in mem.seconds.items() if t >= 0.05)
         console.print(f"predicted step time: {mem.step_s:.1f} s ({parts}) {lengths_text(mem.lengths)}; "
@@ -385,6 +390,8 @@ def print_recommend(console: Console, report: Any) -> None:
                       f"solved in {report.wall_time_s:.2f} s")
     if getattr(report, "margin_note", ""):
         console.print(f"memory: {report.margin_note}", markup=False, highlight=False)
+    if getattr(report, "host", None) is not None:
+        console.print(host_text(report.host), markup=False, highlight=False)
     if report.start is not None:
         print_start(console, report)
     if not report.choices:
@@ -607,6 +614,7 @@ def recommend_dict(report: Any) -> dict[str, Any]:
         "proven": report.proven or (not report.choices and no_fit_is_proven(report)),
         "capacity_gib": round(report.capacity_mib / 1024, 3),
         "headroom": getattr(report, "margin_note", ""),
+        "host_memory": report.host.to_dict() if getattr(report, "host", None) is not None else None,
         "choices": [choice(c) for c in report.choices],
         "conflict": report.conflict.ids if report.conflict else None,
         "memory_floor_mib": {k: {"least": a, "capacity": b} for k, (a, b) in report.memory_floor.items()},

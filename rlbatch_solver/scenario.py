@@ -59,6 +59,8 @@ class Scenario:
     # where rollout runs (recommend --placement): "colocate" (on the training GPUs, taking turns), "split" (a pool of
     # its own, pipelined with training), "auto" (both, compared); None: the framework's synchronous placements
     placement: str | None = None
+    # the RAM of one node in GiB (host memory: costmodel/host.py); None: the standard cloud node of the GPU type
+    host_mem_gib: float | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -113,6 +115,11 @@ class Scenario:
         if self.gpus is not None and self.gpus_per_node is None and self.gpus % self.nnodes:
             raise InputError("gpus", f"{self.gpus} GPUs do not split evenly over {self.nnodes} nodes.",
                              "set gpus_per_node instead.")
+        if self.host_mem_gib is not None and (isinstance(self.host_mem_gib, bool)
+                                              or not isinstance(self.host_mem_gib, (int, float))
+                                              or not 0 < self.host_mem_gib <= 2**20):
+            raise InputError("host_mem_gib", f"'{self.host_mem_gib}' is not a node's RAM in GiB.",
+                             "set host_mem_gib to a positive number, e.g. 1024 for a node with 1 TiB.")
         if self.placement is not None and self.placement not in PLACEMENTS:
             raise InputError(
                 "placement", f"unknown placement '{self.placement}'.{did_you_mean(str(self.placement), PLACEMENTS)}",

@@ -61,6 +61,7 @@ class RecommendReport:
     placement: Any = None  # commands.placement.PlacementSummary (recommend --placement): every layout's best
     # how the answer stands to the memory model's observed error: headroom kept, or why the best is tight ('' none)
     margin_note: str = ""
+    host: Any = None  # commands.check.HostCheck of the best config: the node's RAM
 
     @property
     def best(self) -> Choice | None:
@@ -264,6 +265,9 @@ def recommend(
                              margin_note=margin_note)
     if choices:
         from ..costmodel.tables import mean_lengths
+        from .check import host_check
+
+        report.host = host_check(spec, choices[0].values, gpu.name, scenario.host_mem_gib)
 
         report.lengths = {**mean_lengths(spec, choices[0].values),
                           "prompt_from": "given" if scenario.mean_prompt_length is not None else "assumed",

@@ -69,6 +69,8 @@ def evaluate_point(point: Point) -> dict[str, Any]:
                                    for n, s, i in best.stages]
             if rep.placement is not None:
                 row["placement"] = rep.placement.to_dict()
+            if rep.host is not None:  # the node's RAM (host_mem_gib of the point, else the GPU type's standard node)
+                row["host_memory"] = rep.host.to_dict()
             price = point.scenario.get("price_per_gpu_hour")
             if price:
                 row["cost_per_step"] = round(best.step_time_s / 3600 * sc.total_gpus * price, 6)

@@ -38,8 +38,13 @@ def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "capacity_gib": r.get("capacity_gib"), "reason": r.get("reason", ""), "best": False, "id": r["id"],
             "layout": layout_text(r),
         }
+        host = r.get("host_memory") or {}
+        if r.get("status") == "ok" and host.get("fits") is False:
+            line["status"] = "host RAM"  # fits the GPUs, not the node's RAM (costmodel/host.py)
+            line["reason"] = (f"a node needs {host['peak_gib']:.0f} GiB of RAM at {host['when']}, over the "
+                              f"{host['limit_gib']:.0f} GiB usable of {host['ram_gib']:.0f} ({host['ram_from']})")
         out.append(line)
-        if r.get("status") == "ok":
+        if line["status"] == "ok":
             score = r["cost_per_step"] if by_cost and r.get("cost_per_step") else -r["tokens_per_s"]
             k = (line["model"], line["algorithm"])
             if k not in best or score < best[k][0]:
