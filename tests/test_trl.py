@@ -53,7 +53,50 @@ CASES = [
      ["--sync_ref_model", "true", "--beta", "0.04"]),
     (["--use_vllm", "--vllm_tensor_parallel_size", "3"], 6 * 1 + 2, "trl.vllm.colocate_tp_divides_world",
      ["--use_vllm", "--vllm_tensor_parallel_size", "2"]),
+    # `trl grpo` builds GRPOConfig at world size 1 first: 2 completions per rollout there, not 16
+    (["trl", "grpo", "--per_device_train_batch_size", "2", "--gradient_accumulation_steps", "1"], 8,
+     "trl.frontend.gen_divisible_by_num_generations",
+     ["trl", "grpo", "--per_device_train_batch_size", "8", "--gradient_accumulation_steps", "1"]),
+    (["trl", "grpo", "--eval_strategy", "steps", "--per_device_eval_batch_size", "2"], 8,
+     "trl.frontend.eval_batch_divisible_by_num_generations_eval",
+     ["trl", "grpo", "--eval_strategy", "steps", "--per_device_eval_batch_size", "8"]),
 ]
+
+
+def test_do_eval_false_does_not_turn_off_the_eval_check_of_an_eval_strategy():
+    """transformers' TrainingArguments turns do_eval back on whenever an eval strategy is set, so TRL checks the eval
+    batch against num_generations_eval with --do_eval false too."""
+    r = check("--eval_strategy", "steps", "--do_eval", "false", "--per_device_eval_batch_size", "3", gpus=2)
+    assert "trl.config.eval_batch_divisible_by_num_generations_eval" in broken(r)
+
+
+def test_the_same_flags_under_accelerate_launch_pass_where_trl_grpo_fails():
+    flags = ["--per_device_train_batch_size", "2", "--gradient_accumulation_steps", "1"]
+    assert check("accelerate", "launch", "grpo.py", *flags).valid
+    assert not check("trl", "grpo", *flags).valid
+    notes = check(*flags).notes
+    assert any("the command is not given: checked as `accelerate launch grpo.py`" in n for n in notes)
+
+
+def test_flag_prefixes_are_read_as_trls_parser_reads_them_and_unknown_flags_are_named():
+    r = check("--vllm_max_model_len", "4096", "--per_device_eval", "8")
+    assert "trl.config.removed_fields" not in broken(r)  # vllm_max_model_len is a prefix of vllm_max_model_length
+    assert any("--vllm_max_model_len read as --vllm_max_model_length" in n for n in r.notes)
+    assert any("--per_device_eval read as --per_device_eval_batch_size" in n for n in r.notes)
+    r = check("--my_reward_weight", "2")
+    assert any("ignored" in n and "--my_reward_weight" in n for n in r.notes)
+    with pytest.raises(rb.InputError, match="ambiguous"):
+        check("--vllm_", "1")
+
+
+def test_a_removed_field_in_a_config_file_is_ignored_by_grpo_py_but_stops_trl_grpo(tmp_path):
+    cfg = tmp_path / "grpo.yaml"
+    cfg.write_text("max_prompt_length: 512\nper_device_train_batch_size: 4\n")
+    launched = check("accelerate", "launch", "grpo.py", "--config", str(cfg))
+    assert "trl.config.removed_fields" not in broken(launched)
+    assert any("ignores keys of a config file" in n for n in launched.notes)
+    assert "trl.config.removed_fields" in broken(check("trl", "grpo", "--config", str(cfg)))
+    assert "trl.config.removed_fields" in broken(check("--max_prompt_length", "512"))
 
 
 @pytest.mark.parametrize("flags,gpus,rule,ok", CASES, ids=[c[2] for c in CASES])

@@ -1,16 +1,23 @@
 """TRL 1.16.0 parity: ``GRPOConfig.__post_init__`` (the installed trl package's own code) against our trl rules.
 
 What the harness supplies: ``GRPOConfig`` asks ``world_size`` of the process; a subclass answers the case's
-``--num_processes``. ``bf16=False`` and ``use_cpu=True`` because there is no GPU (neither changes the batch
-arithmetic). The generated cases sit on the rules' edges: generation batches near multiples of the global
-batch and of ``num_generations``, both or neither of ``generation_batch_size``/``steps_per_generation``, eval
-on and off, ``num_generations`` of 1 and 2, ``auto_find_batch_size``, and fields older GRPOConfigs had.
+``--num_processes``. The flags go through TRL's own GRPO script parser (``trl/scripts/grpo.py`` ``make_parser``
+with that subclass in GRPOConfig's place: prefixes resolved, unknown flags refused, as at launch). ``--bf16 false``
+and ``--use_cpu true`` because there is no GPU (neither changes the batch arithmetic). The ``trl grpo`` command
+builds GRPOConfig in its own process at world size 1 before it launches the ranks
+(trl/cli/commands/training.py ``TrainingCommand.run``): for a case of that entry point the oracle builds it at
+world size 1 first, then at the launch's. The generated cases sit on the rules' edges: generation batches near
+multiples of the global batch and of ``num_generations``, both or neither of
+``generation_batch_size``/``steps_per_generation``, eval on and off (``--do_eval false`` with an eval strategy too),
+``num_generations`` of 1 and 2, ``auto_find_batch_size``, fields older GRPOConfigs had, unambiguous flag prefixes,
+and both entry points.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import re
 import tempfile
 from typing import Any, Iterator, Mapping
 
@@ -18,11 +25,19 @@ from parity_core import Allowed, Oracle, Verdict, multiple_near, near
 
 CONFIG = frozenset({"trl.config.auto_find_batch_size_unsupported", "trl.config.gen_and_spg_exclusive",
                     "trl.config.gen_divisible_by_global_batch", "trl.config.eval_batch_divisible_by_num_generations_eval",
-                    "trl.config.gen_divisible_by_num_generations", "trl.config.num_generations_at_least_two"})
+                    "trl.config.gen_divisible_by_num_generations", "trl.config.num_generations_at_least_two",
+                    "trl.frontend.gen_divisible_by_num_generations",
+                    "trl.frontend.eval_batch_divisible_by_num_generations_eval"})
+FRONT = "[world size 1, the trl grpo front-end] "
 PARSER = frozenset({"trl.config.removed_fields"})
 TRAINER = frozenset({"trl.trainer.sync_ref_model_needs_beta", "trl.trainer.sync_ref_model_not_with_peft"})
 
 PATTERNS = [
+    (r"^" + re.escape(FRONT) + r".*global eval batch size .* divisible by the number of generations used for evaluation",
+     ("trl.frontend.eval_batch_divisible_by_num_generations_eval",
+      "trl.config.eval_batch_divisible_by_num_generations_eval")),
+    (r"^" + re.escape(FRONT) + r".*must be divisible by num_generations",
+     ("trl.frontend.gen_divisible_by_num_generations", "trl.config.gen_divisible_by_num_generations")),
     (r"auto_find_batch_size is not supported by GRPO", "trl.config.auto_find_batch_size_unsupported"),
     (r"can not be both configured", "trl.config.gen_and_spg_exclusive"),
     (r"must be divisible by the global batch size", "trl.config.gen_divisible_by_global_batch"),
@@ -60,6 +75,8 @@ def trl_case(rng: random.Random) -> dict[str, Any]:
         case["per_device_eval_batch_size"] = rng.choice([1, 2, 3, 4, 8, 16])
         if rng.random() < 0.5:
             case["num_generations_eval"] = rng.choice([2, 3, 4, 8])
+        if rng.random() < 0.3:
+            case["do_eval"] = False  # transformers turns it back on with an eval strategy
     if rng.random() < 0.05:
         case["auto_find_batch_size"] = True
     if rng.random() < 0.05:
@@ -70,7 +87,16 @@ def trl_case(rng: random.Random) -> dict[str, Any]:
         case["beta"] = rng.choice([0.0, 0.04])
     if rng.random() < 0.3:
         case["use_peft"] = True
+    if rng.random() < 0.3:
+        case["entry"] = "trl grpo"
+    if rng.random() < 0.3:
+        case["prefixed"] = True
     return case
+
+
+# unambiguous prefixes of GRPOConfig fields, as users shorten them (argparse's allow_abbrev reads them whole)
+PREFIXES = {"per_device_train_batch_size": "per_device_train_batch", "num_generations_eval": "num_generations_ev",
+            "gradient_accumulation_steps": "gradient_accumulation", "per_device_eval_batch_size": "per_device_eval"}
 
 
 def trl_cases(seed: int, count: int) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
@@ -79,18 +105,25 @@ def trl_cases(seed: int, count: int) -> Iterator[tuple[dict[str, Any], dict[str,
         yield trl_case(rng), {}
 
 
+
 def as_flags(case: Mapping[str, Any]) -> list[str]:
-    """The case as the launch flags our checker reads."""
-    out: list[str] = []
+    """The case as its launch command: the entry point, then the flags (some shortened to a prefix, as users write
+    them: every case's flags for both sides, so the parser's reading is compared too)."""
+    out: list[str] = ["trl", "grpo"] if case.get("entry") == "trl grpo" else ["accelerate", "launch", "grpo.py"]
     for k, v in case.items():
-        out += [f"--{k}", ("true" if v else "false") if isinstance(v, bool) else str(v)]
+        if k in ("entry", "prefixed"):
+            continue
+        name = PREFIXES.get(k, k) if case.get("prefixed") else k
+        out += [f"--{name}", ("true" if v else "false") if isinstance(v, bool) else str(v)]
     return out
 
 
 class TrlOracle:
     def __init__(self):
         logging.getLogger("trl").setLevel(logging.ERROR)
-        from trl import GRPOConfig
+        from trl import GRPOConfig, ModelConfig
+        from trl.scripts.grpo import GRPOScriptArguments
+        from trl.scripts.utils import DatasetMixtureConfig, TrlParser
 
         class _Config(GRPOConfig):
             world = 1
@@ -100,14 +133,25 @@ class TrlOracle:
                 return type(self).world
 
         self._cls = _Config
+        # trl/scripts/grpo.py make_parser's dataclasses, with the world size of the case
+        self._parser = TrlParser((GRPOScriptArguments, _Config, ModelConfig, DatasetMixtureConfig))
         self._out = tempfile.TemporaryDirectory(prefix="parity-trl-")
 
+    def _parse(self, flags: list[str], world: int) -> None:
+        self._cls.world = world
+        self._parser.parse_args_and_config(
+            flags + ["--output_dir", self._out.name, "--report_to", "none", "--bf16", "false", "--use_cpu", "true"],
+            fail_with_unknown_args=False)  # as trl/scripts/grpo.py calls it
+
     def config(self, case: Mapping[str, Any]) -> Verdict:
-        kw = {k: v for k, v in case.items() if k not in ("num_processes", "use_peft")}  # use_peft: ModelConfig
-        if kw.get("eval_strategy") not in (None, "no"):
-            kw["do_eval"] = True
-        self._cls.world = int(case["num_processes"])
-        return Verdict.run(lambda: self._cls(output_dir=self._out.name, report_to=[], bf16=False, use_cpu=True, **kw))
+        flags = [a for a in as_flags({k: v for k, v in case.items() if k != "num_processes"})
+                 if a not in ("trl", "grpo", "accelerate", "launch", "grpo.py")]
+        world = int(case["num_processes"])
+        if case.get("entry") == "trl grpo":  # the front-end's GRPOConfig at world size 1 comes first
+            first = Verdict.run(lambda: self._parse(flags, 1))
+            if not first.ok:
+                return Verdict(False, FRONT + first.message)
+        return Verdict.run(lambda: self._parse(flags, world))
 
     def trainer(self, case: Mapping[str, Any]) -> Verdict | None:
         """GRPOTrainer.__init__ on a tiny model built here (no download), for the reference-model switches: the

@@ -32,6 +32,7 @@ from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import SwiftFramework, _bool, _float, _int, _present, read_flags
 from . import docs, errors, repair
 from .cost import cost_values
+from .fields import GRPO_SCRIPT_OPTIONS
 from .rules import REMOVED_FIELDS, RULESET
 
 # TRL's own accelerate configs, as `trl grpo --accelerate_config NAME` and the docs' --config_file paths name them
@@ -50,8 +51,13 @@ ACCELERATE_FLAGS = ("num_processes", "num_machines", "config_file", "accelerate_
                     "fsdp_offload_params", "mixed_precision", "machine_rank", "main_process_ip",
                     "main_process_port", "deepspeed_config_file", "deepspeed_multinode_launcher")
 _SKIP = {"accelerate", "launch", "trl", "grpo", "python", "python3", "-m", "torchrun"}
+# flags of ours and of the launcher, not of TRL's script parser (resolve_flag leaves them alone)
+OUR_FLAGS = frozenset(ACCELERATE_FLAGS) | {"gpus", "config", "model", "torch_dtype"}
 DECIDED = {"gpus_per_node", "cluster_num_gpus", "eval_on", "vllm_server", "kl_on", "num_heads", "num_kv_heads",
-           "removed_fields"}
+           "removed_fields", "frontend_check"}
+# which command the pasted text starts (parse_trl_args): `trl grpo` checks GRPOConfig at world size 1 first
+ENTRY = "__entry__"
+TRL_CLI, ACCELERATE = "trl grpo", "accelerate launch"
 # the memory switches recommend searches when the user leaves them alone, and the flags that set them
 KNOB_SEARCH: dict[str, list[Value]] = {"gmu_permille": [300, 500, 700], "sleep_level": [0, 2]}
 KNOB_FLAGS = {"gmu_permille": ("vllm_gpu_memory_utilization",), "sleep_level": ("vllm_enable_sleep_mode",),
@@ -59,10 +65,18 @@ KNOB_FLAGS = {"gmu_permille": ("vllm_gpu_memory_utilization",), "sleep_level": (
 
 
 def parse_trl_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
-    """Pasted launch text -> ({flag: value}, ignored tokens): launcher words and the script path are read past."""
-    toks = [t for t in split_tokens(tokens) if t not in _SKIP and not t.endswith(".py")]
+    """Pasted launch text -> ({flag: value}, ignored tokens): launcher words and the script path are read past; the
+    command that starts the run is kept under ``ENTRY`` when the text names it."""
+    all_toks = split_tokens(tokens)
+    toks = [t for t in all_toks if t not in _SKIP and not t.endswith(".py")]
     values, ignored = parse_flag_args(toks)
-    return {k.replace("-", "_"): v for k, v in values.items()}, ignored
+    out = {k.replace("-", "_"): v for k, v in values.items()}
+    words = [t for t in all_toks if not t.startswith("-")]
+    if any(a == "trl" and b == "grpo" for a, b in zip(words, words[1:])):
+        out[ENTRY] = TRL_CLI
+    elif "accelerate" in words or any(t.endswith(".py") for t in all_toks):
+        out[ENTRY] = ACCELERATE
+    return out, ignored
 
 
 def _accelerate(flat: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -112,6 +126,46 @@ def _before_0_18(flat: Mapping[str, Any]) -> bool:
     return any(k in flat for k in FIELDS_BEFORE_0_18)
 
 
+CLI_KEYS = "__cli_keys__"  # _with_config: the keys the command line gave (the rest came from --config)
+
+
+def resolve_flag(name: str) -> str:
+    """A flag as argparse reads it: an exact option, else the one option it is an unambiguous prefix of; ours (the
+    launcher's, --gpus, --config, the server's sizes, environment words) and unknown names stay as they are. An
+    ambiguous prefix is argparse's error at launch: an input error here, naming the options."""
+    if name in GRPO_SCRIPT_OPTIONS or name in OUR_FLAGS or name.startswith("__") or "." in name or name.isupper():
+        return name
+    matches = sorted(o for o in GRPO_SCRIPT_OPTIONS if o.startswith(name))
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        shown = ", ".join(f"--{m}" for m in matches[:6]) + (" ..." if len(matches) > 6 else "")
+        raise InputError(name, f"--{name} is ambiguous: TRL's parser could read it as {shown} (argparse stops with "
+                         "'ambiguous option').", f"write the whole name, e.g. --{matches[0]}.")
+    return name
+
+
+def _unknown(name: str) -> bool:
+    return resolve_flag(name) == name and name not in GRPO_SCRIPT_OPTIONS and name not in OUR_FLAGS and \
+        name not in REMOVED_FIELDS and not name.startswith("__") and "." not in name and not name.isupper()
+
+
+def _config_data(flat: Mapping[str, Any]) -> dict[str, Any]:
+    cfg = flat.get("config")
+    if not _present(cfg) or not is_file(cfg):
+        return {}
+    data = load_yaml_file(cfg) or {}
+    if not isinstance(data, dict):
+        raise InputError("config", f"{cfg} does not hold GRPOConfig fields (a mapping).", "pass a GRPOConfig YAML.")
+    return {str(k): v for k, v in data.items()}
+
+
+def _config_keys(flat: Mapping[str, Any]) -> list[str]:
+    """The keys a --config file gives that the command line does not."""
+    cli = set(flat.get(CLI_KEYS, flat))
+    return [k for k in _config_data(flat) if k not in cli]
+
+
 def _old_release(flat: Mapping[str, Any]) -> bool:
     """A config that sets fields TRL 1.16.0 removed was written for a release before 1.0."""
     return any(k in flat for k in REMOVED_FIELDS)
@@ -153,7 +207,10 @@ class TrlFramework(SwiftFramework):
         return errors.PATTERNS
 
     def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
-        return {(k[2:] if k.startswith("--") else k).replace("-", "_"): v for k, v in flat.items()}
+        """Flags as TRL's script parser reads them: dashes as underscores, an unambiguous prefix of an option as that
+        option (argparse's allow_abbrev: ``--vllm_max_model_len`` is ``--vllm_max_model_length``)."""
+        plain = {(k[2:] if k.startswith("--") else k).replace("-", "_"): v for k, v in flat.items()}
+        return {resolve_flag(k): v for k, v in plain.items()}
 
     def searchable(self, values: Mapping[str, Value]) -> set[str]:
         return super(SwiftFramework, self).searchable(values) | set(KNOB_SEARCH)
@@ -182,11 +239,27 @@ class TrlFramework(SwiftFramework):
         return values
 
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
-        flat = self._with_config(self.normalize(flat))
-        notes = _accelerate(flat)[1]
+        plain = {(k[2:] if k.startswith("--") else k).replace("-", "_"): v for k, v in flat.items()}
+        notes = [f"--{k} read as --{resolve_flag(k)} (TRL's parser takes an unambiguous prefix of an option)"
+                 for k in plain if resolve_flag(k) != k]
+        cli = self.normalize(flat)
+        unknown = [k for k in cli if _unknown(k)]
+        if unknown:
+            notes.append("ignored, as flags no TRL 1.16.0 GRPO field has (TRL's own grpo.py refuses them at launch; "
+                         "a script of your own may read them): " + ", ".join(f"--{k}" for k in unknown))
+        if ENTRY not in cli:
+            notes.append("the command is not given: checked as `accelerate launch grpo.py` runs it (each rank's "
+                         "GRPOConfig); `trl grpo` also builds it at world size 1 first: paste the command to check that")
+        flat = self._with_config(cli)
+        notes += _accelerate(flat)[1]
         removed = [k for k in REMOVED_FIELDS if k in flat]
         if removed:
             notes.append(f"fields TRL 1.16.0 no longer has: {', '.join(removed)}")
+        from_file = [k for k in _config_keys(cli) if k in REMOVED_FIELDS and k not in cli]
+        if from_file and cli.get(ENTRY) != TRL_CLI:
+            notes.append(f"--config sets {', '.join(from_file)}: TRL's grpo.py ignores keys of a config file its "
+                         "fields do not have (parse_args_and_config(fail_with_unknown_args=False)); as flags, or under "
+                         "`trl grpo` (which hands them to accelerate launch), they stop the launch")
         if _before_0_18(flat) and "beta" not in flat:
             notes.append(f"written for TRL 0.17 or before (vllm_device and its siblings) without --beta: priced with "
                          f"that release's default beta {OLD_BETA} (a reference model); 1.16.0's default is 0.0")
@@ -200,14 +273,12 @@ class TrlFramework(SwiftFramework):
         return notes
 
     def _with_config(self, flat: dict[str, Any]) -> dict[str, Any]:
-        """TrlParser: a ``--config`` YAML sets the fields, the flags override them."""
-        cfg = flat.get("config")
-        if not _present(cfg) or not is_file(cfg):
+        """TrlParser: a ``--config`` YAML sets the fields, the flags override them (which keys were flags is kept
+        under ``CLI_KEYS``)."""
+        data = _config_data(flat)
+        if not data:
             return flat
-        data = load_yaml_file(cfg) or {}
-        if not isinstance(data, dict):
-            raise InputError("config", f"{cfg} does not hold GRPOConfig fields (a mapping).", "pass a GRPOConfig YAML.")
-        return {**{str(k): v for k, v in data.items()}, **flat}
+        return {**data, **flat, CLI_KEYS: tuple(flat)}
 
     def _decided(self, flat: Mapping[str, Any]) -> dict[str, Value]:
         mode = flat.get("vllm_mode", "colocate")
@@ -215,12 +286,20 @@ class TrlFramework(SwiftFramework):
             raise InputError("vllm_mode", f"'{mode}' is not a vLLM mode.{did_you_mean(str(mode), ['colocate', 'server'])}",
                              "use --vllm_mode colocate (the default) or --vllm_mode server.")
         eval_strategy = str(flat.get("eval_strategy", "no")).lower()
-        do_eval = flat.get("do_eval")
+        from_file = set(_config_keys(flat))
+        # a removed field stops the launch given as a flag (HfArgumentParser: "Some specified arguments are not used"),
+        # or from a config file under `trl grpo` (its front-end hands unknown keys to accelerate launch); TRL's own
+        # grpo.py ignores a config file's unknown keys
+        removed = [k for k in REMOVED_FIELDS if k in flat and (k not in from_file or flat.get(ENTRY) == TRL_CLI
+                                                                or k in flat.get(CLI_KEYS, ()))]
         return {
-            "removed_fields": any(k in flat for k in REMOVED_FIELDS),
+            "removed_fields": bool(removed),
             "vllm_server": mode == "server" or _old_release_server(flat),
-            # TrainingArguments.__post_init__ turns do_eval on with an eval_strategy other than "no"
-            "eval_on": eval_strategy != "no" and (do_eval is None or _bool("do_eval", do_eval)),
+            # TrainingArguments.__post_init__ turns do_eval on with an eval_strategy other than "no", whatever
+            # --do_eval says (transformers/training_args.py: "if self.do_eval is False and self.eval_strategy !=
+            # IntervalStrategy.NO: self.do_eval = True"), and GRPOConfig checks the eval batch when both hold
+            "eval_on": eval_strategy != "no",
+            "frontend_check": flat.get(ENTRY) == TRL_CLI,
             # beta defaulted to 0.04 up to TRL 0.18 (a reference model): such a config without --beta keeps it
             "kl_on": _float("beta", flat.get("beta", OLD_BETA if _before_0_18(flat) else 0.0)) != 0.0,
         }

@@ -17,7 +17,7 @@ mode runs on other GPUs (``trl vllm-serve``), in ``colocate`` mode inside the tr
 from __future__ import annotations
 
 from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
-from ...rules.expr import BoolVar, IntVar, divides
+from ...rules.expr import BoolVar, IntVar, divides, if_then_else
 from ..swift.rules import var_specs, shared_derived
 
 VERSION = "1.16.0"
@@ -40,7 +40,10 @@ VARS = [
     ("steps_per_generation", "steps_per_generation", "int", None, True,
      "optimizer micro steps that reuse one rollout (unset: gradient_accumulation_steps)"),
     ("num_generations_eval", "num_generations_eval", "int", None, True, "completions per prompt in eval (unset: G)"),
-    ("eval_on", "(eval_strategy != no with do_eval)", "bool", False, False, "evaluation runs"),
+    ("eval_on", "(eval_strategy != no)", "bool", False, False,
+     "evaluation runs (an eval strategy other than 'no' turns do_eval on, whatever --do_eval says)"),
+    ("frontend_check", "(trl grpo)", "bool", False, False,
+     "the `trl grpo` command builds GRPOConfig in its own process, at world size 1, before it launches the ranks"),
     ("auto_find_batch_size", "auto_find_batch_size", "bool", False, False,
      "halve the batch on out-of-memory (TrainingArguments)"),
     ("use_vllm", "use_vllm", "bool", False, False, "vLLM generates the rollouts"),
@@ -77,12 +80,22 @@ DERIVED = shared_derived(
 ) + [
     Derived("eval_batch", IntVar("per_device_eval_batch_size") * W,
             "completions per eval step: per_device_eval_batch_size*W"),
+    # the generation batch as `trl grpo`'s front-end resolves it, at world size 1 (trl/cli/commands/training.py
+    # TrainingCommand.run parses the flags into GRPOConfig before accelerate starts the ranks)
+    Derived("spg_w1", if_then_else(is_set("steps_per_generation"), IntVar("steps_per_generation"),
+                                   if_then_else(is_set("generation_batch_size"), GEN // B,
+                                                IntVar("gradient_accumulation_steps"))),
+            "steps_per_generation at world size 1"),
+    Derived("gen_w1", if_then_else(is_set("generation_batch_size"), GEN, B * IntVar("spg_w1")),
+            "generation_batch_size at world size 1"),
     Derived("vllm_max_num_seqs", B * IntVar("vllm_tp") * IntVar("spg"),
             "the colocated engine's max_num_seqs: per_device_train_batch_size*vllm_tensor_parallel_size*"
             "steps_per_generation (GRPOTrainer.__init__)"),
 ]
 
 CONFIG = "trl/trainer/grpo_config.py:GRPOConfig.__post_init__"
+FRONTEND = ("trl/trainer/grpo_config.py:GRPOConfig.__post_init__ (via trl/cli/commands/training.py:TrainingCommand.run, "
+            "in the `trl grpo` process at world size 1)")
 TRAINER = "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__"
 VLLM = "trl/generation/vllm_generation.py:VLLMGeneration._init_vllm"
 
@@ -147,6 +160,25 @@ def _rules() -> list[Rule]:
             Stage.DRIVER, CONFIG,
             explanation="TRL < 1.0 phrased this as 'The global train batch size (W x B) must be evenly divisible "
                         "by the number of generations per prompt' (trl #2858, #3061, open-r1 #249).",
+        ),
+        # ---------------- driver: `trl grpo`'s front-end, GRPOConfig at world size 1 ----------------
+        # (its global-batch check at 1 holds whenever the ranks' does: per_device_train_batch_size divides
+        # per_device_train_batch_size*W)
+        Rule(
+            "trl.frontend.gen_divisible_by_num_generations",
+            divides(G, IntVar("gen_w1")),
+            "generation_batch_size at world size 1 = {gen_w1} is not divisible by num_generations = "
+            "{num_generations}: `trl grpo` builds GRPOConfig at world size 1 before it launches the ranks "
+            "(per_device_train_batch_size*1*steps_per_generation = {per_device_train_batch_size}*{spg_w1})",
+            Stage.DRIVER, FRONTEND, when=BoolVar("frontend_check"),
+        ),
+        Rule(
+            "trl.frontend.eval_batch_divisible_by_num_generations_eval",
+            divides(IntVar("num_generations_eval_eff"), IntVar("per_device_eval_batch_size")),
+            "the eval batch at world size 1 = per_device_eval_batch_size = {per_device_eval_batch_size} is not "
+            "divisible by the generations used for evaluation = {num_generations_eval_eff}: `trl grpo` builds "
+            "GRPOConfig at world size 1 before it launches the ranks",
+            Stage.DRIVER, FRONTEND, when=BoolVar("frontend_check") & BoolVar("eval_on"),
         ),
         Rule(
             "trl.config.num_generations_at_least_two",
