@@ -259,7 +259,9 @@ def _entry(tokens: list[str]):
         module = tok.removesuffix(".py").replace("/", ".")
         for fw in frameworks:
             if (base, nxt) in fw.entry_commands:
-                return fw, tokens[:i], tokens[i + 2:]
+                # a framework that reads its launcher's words keeps the command too (TRL: `trl grpo` checks
+                # GRPOConfig at world size 1 before the ranks do)
+                return fw, tokens[:i], tokens[i:] if fw.launcher_flags else tokens[i + 2:]
             if any(module.endswith(m) for m in fw.entry_modules):
                 return fw, tokens[:i], tokens[i + 1:]
     return None

@@ -96,8 +96,8 @@ def test_the_four_messages_with_the_readme_config_get_phase_numbers_prediction_a
         assert exp.message.numbers or message is NO_KV
         assert any("we predict" in line for line in exp.lines)
         # whatever it proposes (or none: the config already fits by our model), check calls the result fitting
-        after = exp.fix.after if exp.fix is not None and exp.fix.after is not None else None
-        final = after if after is not None else README_CONFIG
+        changed = {a.split("=")[0]: a for a in (exp.fix.native_after if exp.fix is not None else [])}
+        final = [changed.pop(a.split("=")[0], a) for a in README_CONFIG] + list(changed.values())
         checked = rb.check(final, framework="verl", gpus=4, model="qwen2.5-1.5b", gpu="rtx4090")
         assert checked.memory.fits
     else:

@@ -190,3 +190,27 @@ def test_check_json_carries_the_verdict_margins_and_typical_peaks():
     for phase in mem.peaks:
         if mem.typical_peaks.get(phase, mem.peaks[phase]) <= mem.capacity_of(phase) < mem.peaks[phase]:
             assert mem.outlook(phase) == "tight"
+
+
+def test_fix_keeps_one_observed_error_of_headroom_when_one_more_key_buys_it():
+    """fix's nearest repair left the log-prob pass within 18% of the usable memory (tight): a repair one key larger
+    keeps the headroom, and fix takes it and says so."""
+    import math
+
+    from rlbatch_solver.commands.check import memory_error_log
+
+    args = ["data.train_batch_size=64", "data.max_prompt_length=880", "data.max_response_length=1280",
+            "actor_rollout_ref.rollout.n=8", "actor_rollout_ref.actor.ppo_mini_batch_size=32",
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=32",
+            "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=64",
+            "actor_rollout_ref.actor.fsdp_config.use_torch_compile=False", "algorithm.adv_estimator=grpo"]
+    import rlbatch_solver as rb
+
+    r = rb.fix(args, framework="verl", gpus=4, model="qwen2.5-1.5b", gpu="rtx4090")
+    assert r.after is not None and any("keeps that headroom" in n for n in r.notes)
+    changed = {a.split("=")[0]: a for a in r.native_after}
+    fixed = [changed.pop(a.split("=")[0], a) for a in args] + list(changed.values())
+    after = rb.check(fixed, framework="verl", gpus=4, model="qwen2.5-1.5b", gpu="rtx4090").memory
+    limit = math.exp(-memory_error_log("verl"))
+    assert all(after.peaks[p] <= after.capacity_of(p) * limit for p in after.peaks if p != "rollout")
+    assert after.outlook() == "fits"

@@ -265,3 +265,13 @@ def test_fix_drops_fields_older_trl_had():
     r = rb.fix([*BASE, "--max_prompt_length", "512"], framework="trl", gpus=8, time_limit_s=10)
     assert r.after is not None and r.proven and len(r.native_changes) == 1, r.native_changes
     assert "--max_prompt_length" in r.native_after[0] and r.native_after[0].startswith("(drop")
+
+
+def test_a_launch_script_that_runs_trl_grpo_is_checked_at_world_size_1_too(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\ntrl grpo --num_processes 8 --per_device_train_batch_size 2 "
+                      "--gradient_accumulation_steps 1 --num_generations 8\n")
+    r = run("check", str(script), "--json")
+    import json
+
+    assert "trl.frontend.gen_divisible_by_num_generations" in {v["rule"] for v in json.loads(r.stdout)["violations"]}

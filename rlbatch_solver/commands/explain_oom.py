@@ -220,7 +220,11 @@ def _fix(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, model
     exp.fix = fix(config, framework=fw_name, gpus=gpus, model=model, gpu=exp.gpu, time_limit_s=time_limit_s,
                   started=started, calibration=calibration)
     if exp.fix.after is not None and exp.fix.changes:
-        after = check(exp.fix.after, framework=fw_name, gpus=gpus, model=model, gpu=exp.gpu)
+        from .common import read_config
+
+        flat, _ = read_config(get_framework(fw_name), config)  # the pasted config with the fix's keys changed
+        changed = {**flat, **{key: new for key, _, new in exp.fix.native_changes}}
+        after = check(changed, framework=fw_name, gpus=gpus, model=model, gpu=exp.gpu)
         exp.fixed_fits = after.memory is not None and after.memory.fits
 
 

@@ -283,6 +283,9 @@ def fix(
     deadline = Deadline(time_limit_s * 0.95, start=started if started is not None else time.monotonic())
     res, ruleset, domains, capacity = _repair_once(fw, policy, values, kept=kept, spec=spec,
                                                    deadline=Deadline(min(deadline.left(), time_limit_s * 0.6)))
+    if memory and res.solution is not None and res.changes:
+        res = _with_headroom(fw, policy, values, kept, spec, res, capacity, notes,
+                             Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)))
     checked = ruleset.check(values)
     before = checked.errors + checked.tolerated  # fix repairs a peak inside the safety margin too
     native, diff, satisfies = _diff(fw, res.changes, res.rules_now_satisfied)
@@ -334,6 +337,48 @@ def fix(
         report.relaxations = relaxations(report, {fw.native_key(k) for k in kept}, memory)
     report.wall_time_s = deadline.elapsed()
     return report
+
+
+def _with_headroom(fw: Framework, policy: Any, values: Mapping[str, Value], kept: set[str], spec: Any, res: Any,
+                   capacity: Any, notes: list[str], deadline: Any) -> Any:
+    """A repair whose training phases end within the memory model's observed error of the GPU's usable memory is
+    "tight" (check's outlook): repair again with those phases priced one error higher, and take that repair when it
+    changes at most one key more; else keep the nearest one and say it is tight."""
+    import math
+
+    from ..costmodel.efficiency import DEFAULT_EFFICIENCY
+    from ..costmodel.tables import full_reports
+    from .check import memory_error_log
+
+    error = memory_error_log(fw.name)
+    if not error or deadline.left() < 0.05:
+        return res
+    reports, _ = full_reports(spec, res.solution)
+    lines = {p: int(capacity[p]) for p in reports if p in capacity}
+    tight = [p for p, r in reports.items()
+             if p != "rollout" and p in lines and r.peak(p) / 2**20 > lines[p] * math.exp(-error)]
+    if not tight:
+        return res
+    pct = f"{math.exp(error) - 1:.0%}"
+    offset = max(lines[p] for p in tight) * (1 - math.exp(-error)) * 2**20
+    base = spec.plan
+
+    def priced(values_: Mapping[str, Value], phase: str):  # the training phases one observed error higher
+        plan = base(values_, phase)
+        eff = plan.efficiency
+        return plan.replace(efficiency=(eff or DEFAULT_EFFICIENCY).replace(
+            train_memory_offset_bytes=eff.train_memory_offset_bytes + offset))
+
+    from dataclasses import replace
+
+    roomier, *_ = _repair_once(fw, policy, values, kept=kept, spec=replace(spec, plan=priced), deadline=deadline)
+    if roomier.solution is not None and len(roomier.changes) <= len(res.changes) + 1:
+        notes.append(f"the nearest repair left the {', '.join(tight)} within the memory model's observed error ({pct}) "
+                     f"of the usable memory; this one keeps that headroom")
+        return roomier
+    notes.append(f"tight: the repair leaves the {', '.join(tight)} within the memory model's observed error ({pct}) "
+                 "of the usable memory; no repair one key larger keeps that headroom")
+    return res
 
 
 def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
