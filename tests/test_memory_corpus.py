@@ -192,8 +192,8 @@ def test_check_json_carries_the_verdict_margins_and_typical_peaks():
             assert mem.outlook(phase) == "tight"
 
 
-def test_fix_keeps_one_observed_error_of_headroom_when_one_more_key_buys_it():
-    """fix's nearest repair left the log-prob pass within 18% of the usable memory (tight): a repair one key larger
+def test_fix_keeps_one_observed_error_of_headroom_when_as_few_keys_buy_it():
+    """fix's nearest repair left the log-prob pass within 18% of the usable memory (tight): a repair of as many keys
     keeps the headroom, and fix takes it and says so."""
     import math
 

@@ -343,7 +343,8 @@ def _with_headroom(fw: Framework, policy: Any, values: Mapping[str, Value], kept
                    capacity: Any, notes: list[str], deadline: Any) -> Any:
     """A repair whose training phases end within the memory model's observed error of the GPU's usable memory is
     "tight" (check's outlook): repair again with those phases priced one error higher, and take that repair when it
-    changes at most one key more; else keep the nearest one and say it is tight."""
+    changes no more keys (the nearest repair's size is what fix promises); else keep the nearest one and say it is
+    tight."""
     import math
 
     from ..costmodel.efficiency import DEFAULT_EFFICIENCY
@@ -372,12 +373,12 @@ def _with_headroom(fw: Framework, policy: Any, values: Mapping[str, Value], kept
     from dataclasses import replace
 
     roomier, *_ = _repair_once(fw, policy, values, kept=kept, spec=replace(spec, plan=priced), deadline=deadline)
-    if roomier.solution is not None and len(roomier.changes) <= len(res.changes) + 1:
+    if roomier.solution is not None and len(roomier.changes) <= len(res.changes):
         notes.append(f"the nearest repair left the {', '.join(tight)} within the memory model's observed error ({pct}) "
                      f"of the usable memory; this one keeps that headroom")
         return roomier
     notes.append(f"tight: the repair leaves the {', '.join(tight)} within the memory model's observed error ({pct}) "
-                 "of the usable memory; no repair one key larger keeps that headroom")
+                 "of the usable memory; no repair of as few keys keeps that headroom")
     return res
 
 
