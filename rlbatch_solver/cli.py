@@ -204,6 +204,7 @@ def fix(
         None, "--length-fraction", help="Memory: the longest micro batch's length as a share of max prompt+response "
         "(default 1.0, the worst case)."),
     calibration: Optional[str] = typer.Option(None, "--calibration", help=_CALIBRATION_HELP),
+    host_mem: Optional[float] = typer.Option(None, "--host-mem", help=_HOST_MEM_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The smallest change that makes a config valid (and fit, given --gpu and --model)."""
@@ -218,7 +219,7 @@ def fix(
         report = api.fix(flat, framework=framework, gpus=gpus, model=model, gpu=gpu,
                          keep=(keep or "").split(","), time_limit_s=time_limit, extra_gpus=extra_gpus,
                          started=started, length_fraction=1.0 if length_fraction is None else length_fraction,
-                         calibration=_calibration(calibration, gpu))
+                         calibration=_calibration(calibration, gpu), host_mem_gib=_host_mem(host_mem))
     except InputError as err:
         _fail_input(err)
         return

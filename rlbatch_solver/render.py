@@ -652,6 +652,12 @@ def print_fix(console: Console, report: Any) -> None:
                       (" and fits in memory." if report.memory_evaluated else "."))
     for note in report.notes:
         console.print(f"note: {note}")
+    if getattr(report, "host", None) is not None:
+        console.print(host_text(report.host), markup=False, highlight=False)
+        if report.host.fits is False:
+            console.print("  fix repairs the GPUs' memory, not the node's RAM: fewer offloaded states or sleeping "
+                          "engines per node (each framework's switches: `rlbatch explain` on the node's OOM message "
+                          "lists them), or a node with more RAM", markup=False, highlight=False)
     if report.after is None:
         print_fix_conflict(console, report)
         return

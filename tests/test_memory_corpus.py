@@ -214,3 +214,24 @@ def test_fix_keeps_one_observed_error_of_headroom_when_as_few_keys_buy_it():
     limit = math.exp(-memory_error_log("verl"))
     assert all(after.peaks[p] <= after.capacity_of(p) * limit for p in after.peaks if p != "rollout")
     assert after.outlook() == "fits"
+
+
+def test_recommend_fix_and_sweep_rows_report_the_nodes_ram():
+    import rlbatch_solver as rb
+    from rlbatch_solver.scenario import Scenario
+    from rlbatch_solver.sweep.summary import summary_rows
+
+    sc = Scenario(framework="verl", gpu="h100", gpus_per_node=8, model="qwen2.5-7b", algorithm="grpo", n=8,
+                  host_mem_gib=64)
+    rep = rb.recommend(sc, top=1, time_limit_s=20)
+    assert rep.host is not None and rep.host.ram_gib == 64 and rep.host.ram_from == "given"
+    offloaded = ["data.train_batch_size=256", "actor_rollout_ref.rollout.n=8",
+                 "actor_rollout_ref.actor.ppo_mini_batch_size=64", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+                 "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8",
+                 "actor_rollout_ref.actor.fsdp_config.param_offload=True",
+                 "actor_rollout_ref.actor.fsdp_config.optimizer_offload=True", "algorithm.adv_estimator=grpo"]
+    fixed = rb.fix(offloaded, framework="verl", gpus=8, model="qwen2.5-7b", gpu="h100", host_mem_gib=64)
+    assert fixed.host.fits is False and fixed.to_dict()["host_memory"]["fits"] is False
+    row = {"id": 0, "point": {"model": "m", "algorithm": "grpo", "gpu": "h100", "gpus": 8}, "status": "ok",
+           "tokens_per_s": 1.0, "host_memory": {**fixed.host.to_dict()}}
+    assert summary_rows([row])[0]["status"] == "host RAM"

@@ -56,6 +56,7 @@ class FixReport:
     @property
     def already_valid(self) -> bool:
         return not self.before_violations and not self.changes and self.after is not None
+    host: Any = None  # commands.check.HostCheck of the answer: the node's RAM (with --gpu and --model)
 
     def to_dict(self) -> dict[str, Any]:
         args = {k: (o, n) for k, o, n in self.diff}
@@ -83,6 +84,7 @@ class FixReport:
                        "wall_time_s": round(self.wall_time_s, 3)},
             "waste": self.waste,
             "memory_floor_mib": {r: {"least": a, "usable": b} for r, (a, b) in self.memory_floor.items()},
+            "host_memory": self.host.to_dict() if self.host is not None else None,
             "partial": {"changes": [{"key": k, "old_arg": o, "new_arg": n} for k, o, n in self.partial_diff],
                         "still_breaks": self.partial_broken} if self.after is None else None,
         }
@@ -236,6 +238,7 @@ def fix(
     started: float | None = None,
     length_fraction: float = 1.0,
     calibration: "Efficiency | None" = None,
+    host_mem_gib: float | None = None,
 ) -> FixReport:
     """The smallest change that makes a pasted config valid (and, given a GPU and model, fit).
 
@@ -294,6 +297,10 @@ def fix(
     report.method, report.evaluated = res.method, res.evaluated
     if memory:
         report.memory_before = _phase_mib(spec, values, capacity)
+        from .check import host_check
+
+        # the node's RAM of the config fix answers with (or of the pasted one, when nothing is repaired)
+        report.host = host_check(spec, res.solution if res.solution is not None else values, gpu, host_mem_gib)
     if res.solution is not None:
         validate_solutions(ruleset, [res.solution])
         report.native_after = [new for _, _, new in diff]
