@@ -163,3 +163,18 @@ def test_a_point_without_a_config_says_whether_that_is_proven(monkeypatch, statu
     assert row["status"] == expected and row["proven"] is (expected == "infeasible")
     if expected == "timed_out":
         assert "not proven infeasible" in row["reason"] and "time_limit_s" in row["reason"]
+
+
+def test_the_peak_column_holds_each_phase_against_its_own_line():
+    """A vLLM rollout's line is the GPU less its fixed margin, not the training phases' usable memory: a 76.6 GiB
+    rollout on an 80 GB A100 (78.6 line) beside a 60 GiB update (75.0 line) is the tightest at 76.6/78.6, not over."""
+    from rlbatch_solver.sweep.summary import summary_rows
+
+    row = {"id": 0, "point": {"model": "qwen2.5-14b", "algorithm": "grpo", "gpu": "a100-80gb", "gpus": 8},
+           "status": "ok", "tokens_per_s": 1.0, "capacity_gib": 75.0,
+           "memory_gib": {"rollout": 76.6, "actor_update": 60.0},
+           "capacity_gib_by_phase": {"rollout": 78.6, "actor_update": 75.0}}
+    line = summary_rows([row])[0]
+    assert (line["peak_gib"], line["capacity_gib"]) == (76.6, 78.6)
+    old = {k: v for k, v in row.items() if k != "capacity_gib_by_phase"}  # a results file of an older release
+    assert summary_rows([old])[0]["capacity_gib"] == 75.0

@@ -61,6 +61,8 @@ def evaluate_point(point: Point) -> dict[str, Any]:
                 tokens_per_s=round(best.tokens_per_s, 2),
                 phase_seconds={k: round(v, 4) for k, v in best.phase_seconds.items()},
                 memory_gib={p: round(r.peak(p) / GIB, 3) for p, r in best.memory.items()},
+                # each phase's own line (a vLLM rollout's is the GPU less its fixed margin: MemoryReport.usable_for)
+                capacity_gib_by_phase={p: round(r.usable_for(p) / GIB, 3) for p, r in best.memory.items()},
                 memory_terms_gib={p: {k: round(v / GIB, 3) for k, v in r.phases[p].items()}
                                   for p, r in best.memory.items()},
             )

@@ -23,6 +23,18 @@ def layout_text(row: dict[str, Any]) -> str:
     return f"{asked}: {won}" if won else str(asked)
 
 
+def _tightest(row: dict[str, Any]) -> tuple[float | None, float | None]:
+    """(peak, its own line) of the phase with the least headroom: each phase against its own capacity (a vLLM
+    rollout's line is the GPU less its fixed margin, the training phases' less the whole margin). Rows written
+    before the per-phase lines were kept compare every phase with the training line."""
+    peaks, lines = row.get("memory_gib") or {}, row.get("capacity_gib_by_phase") or {}
+    if not peaks:
+        return None, row.get("capacity_gib")
+    default = row.get("capacity_gib")
+    phase = max(peaks, key=lambda p: peaks[p] / (lines.get(p) or default or 1.0))
+    return peaks[phase], lines.get(phase, default)
+
+
 def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One line per point, sorted by model, GPU type and count; the best point per model marked."""
     out = []
@@ -30,13 +42,12 @@ def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     by_cost = any(r.get("cost_per_step") for r in rows)
     for i, r in enumerate(sorted(rows, key=_key)):
         p = r["point"]
+        peak, cap = _tightest(r)
         line = {
             "model": p.get("model"), "algorithm": p.get("algorithm"), "gpu": p.get("gpu"), "gpus": p.get("gpus"),
             "status": r.get("status"), "step_s": r.get("step_time_s"), "tokens_per_s": r.get("tokens_per_s"),
-            "cost_per_step": r.get("cost_per_step"),
-            "peak_gib": max(r["memory_gib"].values()) if r.get("memory_gib") else None,
-            "capacity_gib": r.get("capacity_gib"), "reason": r.get("reason", ""), "best": False, "id": r["id"],
-            "layout": layout_text(r),
+            "cost_per_step": r.get("cost_per_step"), "peak_gib": peak, "capacity_gib": cap,
+            "reason": r.get("reason", ""), "best": False, "id": r["id"], "layout": layout_text(r),
         }
         host = r.get("host_memory") or {}
         if r.get("status") == "ok" and host.get("fits") is False:
