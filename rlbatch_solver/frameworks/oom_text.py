@@ -54,14 +54,14 @@ _KV_SHORT_V0 = re.compile(r"max seq len \((?P<max_len>\d+)\) is larger than the 
 _KV_SHORT_V1 = re.compile(r"max seq len \((?P<max_len>\d+)\),?\s*\(?" + _NUM + r" KV cache is needed, which is larger "
                           r"than the available KV cache memory \(" + _NUM, re.I | re.S)
 _KV_NONE = re.compile(r"No available memory for the cache blocks", re.I)
-_ENGINE_FREE = re.compile(r"Free memory on device[^\n]*?\(?(\d+(?:\.\d+)?)\s*(?:[KMGT]?i?B)?\s*/\s*" + _NUM
+_ENGINE_FREE = re.compile(r"Free memory on device[^\n]{0,200}?\(?(\d+(?:\.\d+)?)\s*(?:[KMGT]?i?B)?\s*/\s*" + _NUM
                           + r"\)? on startup is less than desired GPU memory utilization "
                           r"\((?P<util>\d+(?:\.\d+)?),\s*" + _NUM, re.I | re.S)
 # the exception's name alone (a Ray task error wrapping it, a message cut before its numbers, a thread's title)
 _CUDA_NAMED = re.compile(r"OutOfMemoryError\)|torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|"
                          r"CUDA error: out of memory|\bCUDA OOM\b", re.I)
 _SGLANG = re.compile(r"Not enough memory\.?\s*Please try to increase --mem-fraction-static", re.I)
-_RAY = re.compile(r"Memory on the node.*?was\s*" + _NUM + r"\s*/\s*" + _NUM + r"\s*\((?P<frac>\d+(?:\.\d+)?)\),?\s*which "
+_RAY = re.compile(r"Memory on the node.{0,400}?was\s*" + _NUM + r"\s*/\s*" + _NUM + r"\s*\((?P<frac>\d+(?:\.\d+)?)\),?\s*which "
                   r"exceeds the memory usage threshold of (?P<thr>\d+(?:\.\d+)?)", re.I | re.S)
 _KILLED = re.compile(r"exitcode\s*:?\s*-9|return code\s*=?\s*-9|SIGKILL|OOM killer|\bKilled\b", re.I)
 
