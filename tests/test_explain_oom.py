@@ -131,3 +131,16 @@ def test_without_a_config_the_advice_is_the_frameworks_own_keys_and_the_cli_exit
 
     d = json.loads(js.stdout)["out_of_memory"]
     assert d["kind"] == RAY_NODE and d["phase"] == "host" and d["numbers"]["node_total_gib"] == pytest.approx(251.53)
+
+
+def test_the_most_specific_frame_names_the_phase_not_the_innermost():
+    """A traceback shows the outer frames too: verl's compute_ref_log_prob runs the actor's compute_log_prob, and
+    TRL's compute_loss runs _get_per_token_logps; the phase is the reference pass and the update, not the old
+    log-prob pass the innermost frame would name."""
+    ref = ('File "verl/workers/fsdp_workers.py", in compute_ref_log_prob\n'
+           '    output = self.ref_policy.compute_log_prob(data=data)\n'
+           'File "verl/workers/actor/dp_actor.py", in compute_log_prob\n' + CUDA)
+    loss = ('File "trl/trainer/grpo_trainer.py", in compute_loss\n'
+            'File "trl/trainer/grpo_trainer.py", in _get_per_token_logps\n' + CUDA)
+    assert read_oom(ref)[0].phase == "ref"
+    assert read_oom(loss)[0].phase == "actor_update"

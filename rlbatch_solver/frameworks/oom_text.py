@@ -16,7 +16,7 @@ The messages come from the libraries under the frameworks, so one module reads t
 - the kernel's OOM killer as launchers report it (exit code -9, SIGKILL).
 
 The phase comes from the traceback pasted with the message: each framework declares the functions of its phases
-(``Framework.oom_frames``: regular expressions, outermost first) and the innermost match names the phase. Without
+(``Framework.oom_frames``: regular expressions, the most specific first) and the first that matches names it. Without
 frames, the kind says it where it can (an engine-start message is the rollout engine's budget, Ray's is host RAM).
 """
 
@@ -169,15 +169,15 @@ def _host(text: str) -> OomMessage | None:
 
 
 def phase_of(text: str, frames: Iterable[tuple[str, str, str]]) -> tuple[str, str, str] | None:
-    """(framework, phase, frame) of the innermost traceback frame that names a phase, or None. ``frames``:
-    (framework, regular expression over the traceback, phase), from every framework's ``oom_frames``. Python prints
-    a traceback outermost first, so the match that starts last is the innermost."""
-    best: tuple[int, str, str, str] | None = None
+    """(framework, phase, frame) of the first of ``frames`` that matches the traceback, or None. ``frames``:
+    (framework, regular expression over the traceback, phase), each framework's ``oom_frames`` in its order, the most
+    specific first: a traceback shows the outer frames too (verl's compute_ref_log_prob calls the actor's
+    compute_log_prob; TRL's compute_loss calls _get_per_token_logps), so the innermost frame does not name the phase."""
     for framework, pattern, phase in frames:
-        for m in re.finditer(pattern, text):
-            if best is None or m.start() > best[0]:
-                best = (m.start(), framework, phase, m.group(0))
-    return None if best is None else best[1:]
+        m = re.search(pattern, text)
+        if m is not None:
+            return framework, phase, m.group(0)
+    return None
 
 
 def gpus_with_capacity(capacity_gib: float, gpus: Sequence[tuple[str, float]], tolerance: float = 0.03) -> list[str]:
