@@ -64,8 +64,7 @@ def print_check(console: Console, report: Any) -> None:
 
 def host_text(host: Any) -> str:
     """One line on the node's RAM: the peak per node, when, its largest terms, and the verdict."""
-    top = ", ".join(f"{t} {b:.0f}" for t, b in sorted(host.terms_gib.items(), key=lambda kv: -kv[1])[:3])
-    head = f"host memory per node: {host.peak_gib:.0f} GiB at {host.when} ({top} GiB)"
+    head = f"host memory per node: {host.peak_gib:.0f} GiB at {host.when} ({host.largest_terms_text()} GiB)"
     if host.fits is None:
         return head + "; node RAM not given (--host-mem GiB to check it)"
     verdict = "fits" if host.fits else "OUT OF MEMORY"
@@ -156,8 +155,7 @@ def print_memory_check(console: Console, mem: Any, framework: str = "", host: An
     if host is not None:  # the node's RAM: per node, against its own line
         fits = ("[dim]RAM not given[/]" if host.fits is None else "[green]yes[/]" if host.fits else
                 f"[red]no, {host.peak_gib - host.limit_gib:.0f} over[/]")
-        terms = ", ".join(f"{t} {b:.1f}" for t, b in sorted(host.terms_gib.items(), key=lambda kv: -kv[1])[:3])
-        table.add_row("host RAM per node", f"{host.peak_gib:.1f}", fits, escape(terms))
+        table.add_row("host RAM per node", f"{host.peak_gib:.1f}", fits, escape(host.largest_terms_text(1)))
     console.print()
     console.print(table)
     console.print(outlook_text(mem), markup=False, highlight=False)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..catalog.models import ModelCard
+from ..costmodel.host import HostReport
 from ..costmodel.efficiency import Efficiency
 from ..frameworks import Framework, get_framework
 from ..rules.base import RuleSet, Value, Violation
@@ -25,7 +26,7 @@ class CheckReport:
     ignored: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     memory: "MemoryCheck | None" = None
-    host: "HostCheck | None" = None
+    host: "HostReport | None" = None  # the node's RAM (costmodel/host.py)
 
     @property
     def valid(self) -> bool:
@@ -58,60 +59,25 @@ class CheckReport:
         return out
 
 
-@dataclass
-class HostCheck:
-    """The node's RAM against what one node of the job holds (costmodel/host.py), at its peak."""
-
-    ram_gib: float | None  # None: no RAM given and none assumed for the GPU type (estimate only)
-    peak_gib: float
-    when: str  # "start-up" | "steady state"
-    terms_gib: dict[str, float]
-    ram_from: str = "given"  # "given", or the assumption it came from
-
-    @property
-    def limit_gib(self) -> float | None:
-        from ..costmodel.host import HOST_LIMIT_SHARE
-
-        return None if self.ram_gib is None else HOST_LIMIT_SHARE * self.ram_gib
-
-    @property
-    def fits(self) -> bool | None:
-        return None if self.limit_gib is None else self.peak_gib <= self.limit_gib
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ram_gib": self.ram_gib, "ram_from": self.ram_from, "limit_gib": self.limit_gib,
-                "peak_gib": round(self.peak_gib, 2), "when": self.when, "fits": self.fits,
-                "terms_gib": {t: round(b, 2) for t, b in self.terms_gib.items()}}
-
-
-def host_check(spec: Any, values: Mapping[str, Value], gpu_name: str, host_mem_gib: float | None) -> HostCheck:
+def host_check(spec: Any, values: Mapping[str, Value], gpu_name: str, host_mem_gib: float | None) -> HostReport:
     """The host-memory estimate of a config (its rollout and actor-update plans), against the node's RAM: the given
     one, else the standard cloud shape's for the GPU type (said so), else none (the estimate alone)."""
-    from ..costmodel.host import GIB, default_ram, estimate_host
+    from ..costmodel.host import estimate_host, gpus_on_node, node_ram
 
     rollout, update = spec.plan(values, "rollout"), spec.plan(values, "actor_update")
-    per_node = max(1, min(update.gpus_per_node, update.n_gpus))
-    if host_mem_gib is not None:
-        ram, source = host_mem_gib * GIB, "given"
-    else:
-        ram, source = default_ram(gpu_name, per_node)
-    rep = estimate_host(rollout, update, ram or 0.0, engine_sleep_host_weights=rollout.engine_sleep_host_weights)
-    return HostCheck(None if ram is None else ram / GIB, rep.peak_gib, rep.when,
-                     {t: b / GIB for t, b in rep.terms().items() if b > 0},
-                     source if ram is not None else "not given (no standard node for this GPU type)")
+    return estimate_host(rollout, update, *node_ram(gpu_name, gpus_on_node(update), host_mem_gib))
 
 
-def host_violation(fw: Framework, host: HostCheck) -> Violation | None:
+def host_violation(fw: Framework, host: HostReport) -> Violation | None:
     """A host-memory rule broken: an error with the RAM given, a warning with the RAM assumed."""
     from ..rules.base import Severity, Stage
 
     if host.fits is None or host.fits:
         return None
-    top = ", ".join(f"{t} {b:.0f}" for t, b in sorted(host.terms_gib.items(), key=lambda kv: -kv[1])[:3])
     assumed = "" if host.ram_from == "given" else f" (RAM assumed: {host.ram_from}; give yours with --host-mem)"
     return Violation(
         f"{fw.name}.memory.host",
-        f"a node needs {host.peak_gib:.0f} GiB of RAM at {host.when} ({top} GiB); {host.ram_gib:.0f} GiB less the "
+        f"a node needs {host.peak_gib:.0f} GiB of RAM at {host.when} ({host.largest_terms_text()} GiB); {host.ram_gib:.0f} GiB less the "
         f"share the OOM killer keeps is {host.limit_gib:.0f} GiB{assumed}: host out of memory",
         Stage.WORKER_INIT if host.when == "start-up" else Stage.RUNTIME,
         "rlbatch-solver host-memory model (docs/cost-model.md section 11)",
@@ -295,7 +261,7 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                  extra_gpus: str | Path | None, length_fraction: float = 1.0,
                  calibration: "Efficiency | None" = None,
                  means: tuple = (None, None, "given"),
-                 host_mem_gib: float | None = None) -> tuple[RuleSet, MemoryCheck, HostCheck]:
+                 host_mem_gib: float | None = None) -> tuple[RuleSet, MemoryCheck, HostReport]:
     """The rule set plus memory rules for these exact values, and the per-phase breakdown."""
     from ..catalog.gpus import load_gpu
     from ..costmodel.tables import (MIB, build_cost_terms, full_reports, mean_lengths, stage_seconds, step_seconds,

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..catalog.gpus import GPU, load_gpu
+from ..catalog.gpus import load_gpu
 from ..frameworks import get_framework
 from ..frameworks.oom_text import (CUDA_OOM, ENGINE_FREE, KILLED, KV_NONE, KV_SHORT, RAY_NODE, SGLANG, OomMessage,
                                    gpus_with_capacity, parse_oom, phase_of)
@@ -238,15 +238,10 @@ def _compare_host(exp: OomExplanation, fw_name: str, config: Any, gpus: int | No
     host = report.host
     if host is None:
         return
-    top = ", ".join(f"{t} {b:.0f}" for t, b in sorted(host.terms_gib.items(), key=lambda kv: -kv[1])[:3])
-    exp.lines.append(f"we estimate {host.peak_gib:.0f} GiB per node at {host.when} ({top} GiB)")
+    exp.lines.append(f"we estimate {host.peak_gib:.0f} GiB per node at {host.when} ({host.largest_terms_text()} GiB)")
     if total is not None:
         exp.lines.append(f"the message: the node used {exp.message.numbers['node_used_gib']:.1f} of {total:.1f} GB")
         exp.predicted_oom = host.fits is False
         exp.lines.append("we predicted this host out-of-memory" if exp.predicted_oom else
                          "we predicted the node's RAM suffices: a miss of ours (a leak over steps, Ray's object "
                          "store or a checkpoint save are not in the estimate: docs/cost-model.md section 11.3)")
-
-
-def gpu_of(name: str | None) -> GPU | None:
-    return load_gpu(name) if name else None

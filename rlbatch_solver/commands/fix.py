@@ -52,11 +52,11 @@ class FixReport:
     partial_diff: list[tuple[str, str, str]] = field(default_factory=list)
     partial_broken: list[str] = field(default_factory=list)
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (least MiB anywhere, usable MiB)
+    host: Any = None  # costmodel.host.HostReport of the answer: the node's RAM (with --gpu and --model)
 
     @property
     def already_valid(self) -> bool:
         return not self.before_violations and not self.changes and self.after is not None
-    host: Any = None  # commands.check.HostCheck of the answer: the node's RAM (with --gpu and --model)
 
     def to_dict(self) -> dict[str, Any]:
         args = {k: (o, n) for k, o, n in self.diff}

@@ -61,7 +61,7 @@ class RecommendReport:
     placement: Any = None  # commands.placement.PlacementSummary (recommend --placement): every layout's best
     # how the answer stands to the memory model's observed error: headroom kept, or why the best is tight ('' none)
     margin_note: str = ""
-    host: Any = None  # commands.check.HostCheck of the best config: the node's RAM
+    host: Any = None  # costmodel.host.HostReport of the best config: the node's RAM
 
     @property
     def best(self) -> Choice | None:

@@ -56,40 +56,52 @@ T_ENGINE = "sleeping engine's weights (vLLM sleep level 1)"
 
 @dataclass
 class HostReport:
-    """Bytes per node at start-up and in steady state, by term, against the node's RAM."""
+    """Bytes per node at start-up and in steady state, by term, against the node's RAM (None: not given and no
+    standard node for the GPU type: the estimate alone, no verdict)."""
 
-    ram_bytes: float
+    ram_bytes: float | None
+    ram_from: str = "given"  # "given", or the assumption the RAM came from
     startup: dict[str, float] = field(default_factory=dict)
     steady: dict[str, float] = field(default_factory=dict)
-    ram_assumed: str = ""  # where the RAM came from when the user did not give it ("" = given)
 
     @property
     def peak_bytes(self) -> float:
         return max(sum(self.startup.values()), sum(self.steady.values()))
 
     @property
-    def limit_bytes(self) -> float:
-        return HOST_LIMIT_SHARE * self.ram_bytes
-
-    @property
-    def fits(self) -> bool:
-        return self.peak_bytes <= self.limit_bytes
-
-    @property
     def when(self) -> str:
         return "start-up" if sum(self.startup.values()) >= sum(self.steady.values()) else "steady state"
+
+    @property
+    def ram_gib(self) -> float | None:
+        return None if self.ram_bytes is None else self.ram_bytes / GIB
 
     @property
     def peak_gib(self) -> float:
         return self.peak_bytes / GIB
 
     @property
-    def limit_gib(self) -> float:
-        return self.limit_bytes / GIB
+    def limit_gib(self) -> float | None:
+        return None if self.ram_gib is None else HOST_LIMIT_SHARE * self.ram_gib
 
-    def terms(self) -> dict[str, float]:
-        """The terms of the peak."""
-        return self.startup if self.when == "start-up" else self.steady
+    @property
+    def fits(self) -> bool | None:
+        return None if self.limit_gib is None else self.peak_gib <= self.limit_gib
+
+    @property
+    def terms_gib(self) -> dict[str, float]:
+        """The terms of the peak, GiB."""
+        terms = self.startup if self.when == "start-up" else self.steady
+        return {t: b / GIB for t, b in terms.items() if b > 0}
+
+    def largest_terms_text(self, digits: int = 0, k: int = 3) -> str:
+        """The largest terms of the peak in words: "actor states offloaded to the CPU 85, ..." (GiB)."""
+        return ", ".join(f"{t} {b:.{digits}f}" for t, b in sorted(self.terms_gib.items(), key=lambda kv: -kv[1])[:k])
+
+    def to_dict(self) -> dict:
+        return {"ram_gib": self.ram_gib, "ram_from": self.ram_from, "limit_gib": self.limit_gib,
+                "peak_gib": round(self.peak_gib, 2), "when": self.when, "fits": self.fits,
+                "terms_gib": {t: round(b, 2) for t, b in self.terms_gib.items()}}
 
 
 def _offloaded(plan: Plan, critic: bool, params_off: bool, opt_off: bool) -> float:
@@ -111,7 +123,7 @@ def _offloaded(plan: Plan, critic: bool, params_off: bool, opt_off: bool) -> flo
 def _startup_load(plan: Plan) -> float:
     """Bytes one node holds loading the trained model before it is sharded or moved to the GPU."""
     mc = model_consts(plan.model)
-    per_node = max(1, min(plan.gpus_per_node, plan.n_gpus))
+    per_node = gpus_on_node(plan)
     if plan.trainer == "fsdp":
         # verl: rank 0 loads the model in fp32 and broadcasts it; the other ranks build it on the meta device,
         # except for models whose word embeddings are tied (verl/utils/fsdp_utils.py
@@ -126,12 +138,16 @@ def _startup_load(plan: Plan) -> float:
     return per_node * load_bytes * mc.params
 
 
-def estimate_host(rollout: Plan, update: Plan, ram_bytes: float, *, engine_sleep_host_weights: bool = False,
-                  ram_assumed: str = "") -> HostReport:
+def gpus_on_node(plan: Plan) -> int:
+    """The GPUs (one worker process each) of one node of the job."""
+    return max(1, min(plan.gpus_per_node, plan.n_gpus))
+
+
+def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from: str = "given") -> HostReport:
     """The host memory of a node of this job, from its rollout and actor-update plans (which say what is offloaded
-    while the engine generates and while the actor trains)."""
-    rep = HostReport(ram_bytes, ram_assumed=ram_assumed)
-    per_node = max(1, min(update.gpus_per_node, update.n_gpus))
+    while the engine generates and while the actor trains, and whether the sleeping engine keeps its weights)."""
+    rep = HostReport(ram_bytes, ram_from)
+    per_node = gpus_on_node(update)
     nodes = max(1, -(-update.n_gpus // per_node))
     procs = per_node * HOST_PROCESS_BYTES
     rep.startup = {T_PROC: procs, T_LOAD: _startup_load(update)}
@@ -150,7 +166,7 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float, *, engine_sleep
         mc = model_consts(update.model)
         shard = max(1, update.shard_degree) if update.zero_stage >= 3 or update.trainer in ("fsdp", "mixed") else 1
         steady[T_OFF_REF] = per_node * C.REF_PARAM_BYTES * mc.params / shard
-    if engine_sleep_host_weights:
+    if rollout.engine_sleep_host_weights:
         engine_gpus = rollout.rollout_gpus or rollout.n_gpus
         engines = max(1, engine_gpus // max(1, rollout.rollout_tp))
         steady[T_ENGINE] = engines * engine_weight_bytes(rollout, model_consts(rollout.model)) * max(
@@ -159,10 +175,13 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float, *, engine_sleep
     return rep
 
 
-def default_ram(gpu_name: str, gpus_per_node: int) -> tuple[float | None, str]:
-    """The node RAM we assume for a GPU type (bytes), and where it comes from; None where no shape is standard."""
+def node_ram(gpu_name: str, gpus_per_node: int, given_gib: float | None) -> tuple[float | None, str]:
+    """The node's RAM (bytes) and where it comes from: the given one, else the standard cloud node's for the GPU type
+    (an assumption the output states), else None (no standard node)."""
+    if given_gib is not None:
+        return given_gib * GIB, "given"
     per_gpu = DEFAULT_HOST_GIB_PER_GPU.get(gpu_name)
     if per_gpu is None:
-        return None, ""
+        return None, "not given (no standard node for this GPU type)"
     return per_gpu * max(1, gpus_per_node) * GIB, (
         f"{per_gpu} GiB per GPU x {gpus_per_node}, the RAM of {DEFAULT_HOST_SOURCE[gpu_name]}")
