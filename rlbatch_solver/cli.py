@@ -8,7 +8,6 @@ naming the field, never a traceback).
 from __future__ import annotations
 
 import json
-from builtins import enumerate as enumerate_
 import sys
 from typing import Any, List, Optional
 
@@ -55,12 +54,10 @@ def _calibration(path: Optional[str], gpu: Optional[str]):
 
 _MEAN_PROMPT_HELP = ("Time: your data's mean prompt length in tokens (verl logs prompt_length/mean); default: "
                      "the calibration profile's, else max_prompt_length.")
-_HOST_MEM_HELP = ("RAM of one node in GiB: with --gpu and --model, checks the host memory (CPU offload, sleeping "
-                  "engines' weights, model loading); unset, the standard cloud node's for the GPU type, said so.")
-
-
 _MEAN_RESPONSE_HELP = ("Time: your data's mean response length in tokens (verl logs response_length/mean); "
                        "default: the calibration profile's, else a share of max_response_length (docs/cost-model.md).")
+_HOST_MEM_HELP = ("RAM of one node in GiB: with --gpu and --model, checks the host memory (CPU offload, sleeping "
+                  "engines' weights, model loading); unset, the standard cloud node's for the GPU type, said so.")
 
 
 def _means(calibration: Optional[str], gpu: Optional[str], prompt: Optional[float],
@@ -436,10 +433,11 @@ def enumerate(  # noqa: A001
     from .render import print_conflict, print_enumerate
 
     if as_json:
-        for i, native in enumerate_(report.native):
+        fits = report.fits if report.memory_applied else [None] * len(report.native)
+        for native, fit in zip(report.native, fits):
             line = _native_dict(native)
-            if report.memory_applied:
-                line["_memory"] = report.fits[i]
+            if fit is not None:
+                line["_memory"] = fit
             typer.echo(json.dumps(line))
         typer.echo(json.dumps({"count": report.count, "complete": report.complete, "status": report.status,
                                "raw_combinations": report.raw_size, "framework": report.framework,

@@ -776,9 +776,7 @@ def print_oom(console: Console, exp: Any) -> None:
     where = PHASE_TEXT.get(exp.phase or "", "not named (paste the traceback with the message to name it)")
     say(f"phase: {where}" + (f", from {exp.phase_from}" if exp.phase_from else "")
         + (f" ({exp.framework})" if exp.framework else ""))
-    if exp.gpu and exp.gpu_from != "given":
-        say(f"GPU: {exp.gpu_from}")
-    elif exp.gpu_from and not exp.gpu:
+    if exp.gpu_from not in ("", "given"):  # inferred from the message's capacity, or why it could not be
         say(f"GPU: {exp.gpu_from}")
     for line in exp.lines:
         say(f"  {line}")

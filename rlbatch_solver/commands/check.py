@@ -77,8 +77,9 @@ def host_violation(fw: Framework, host: HostReport) -> Violation | None:
     assumed = "" if host.ram_from == "given" else f" (RAM assumed: {host.ram_from}; give yours with --host-mem)"
     return Violation(
         f"{fw.name}.memory.host",
-        f"a node needs {host.peak_gib:.0f} GiB of RAM at {host.when} ({host.largest_terms_text()} GiB); {host.ram_gib:.0f} GiB less the "
-        f"share the OOM killer keeps is {host.limit_gib:.0f} GiB{assumed}: host out of memory",
+        f"a node needs {host.peak_gib:.0f} GiB of RAM at {host.when} ({host.largest_terms_text()} GiB); "
+        f"{host.ram_gib:.0f} GiB less the share the OOM killer keeps is {host.limit_gib:.0f} GiB{assumed}: host out "
+        f"of memory",
         Stage.WORKER_INIT if host.when == "start-up" else Stage.RUNTIME,
         "rlbatch-solver host-memory model (docs/cost-model.md section 11)",
         Severity.ERROR if host.ram_from == "given" else Severity.WARNING)

@@ -104,7 +104,7 @@ def explain(
         report.oom = explain_oom(text, framework=framework, config=config, gpus=gpus, model=model, gpu=gpu,
                                  time_limit_s=time_limit_s, started=started)
         return report
-    if config is not None and found:
+    if config is not None:
         fw_name = checked_as or framework or found[0][0].framework
         report.check = check(config, framework=fw_name, gpus=gpus, model=model)
         ids = {r.rule for r in rules}

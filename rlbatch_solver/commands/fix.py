@@ -353,8 +353,8 @@ def _with_headroom(fw: Framework, policy: Any, values: Mapping[str, Value], kept
     changes no more keys (the nearest repair's size is what fix promises); else keep the nearest one and say it is
     tight."""
     import math
+    from dataclasses import replace
 
-    from ..costmodel.efficiency import DEFAULT_EFFICIENCY
     from ..costmodel.tables import full_reports
     from .check import memory_error_log
 
@@ -374,10 +374,7 @@ def _with_headroom(fw: Framework, policy: Any, values: Mapping[str, Value], kept
     def priced(values_: Mapping[str, Value], phase: str):  # the training phases one observed error higher
         plan = base(values_, phase)
         eff = plan.efficiency
-        return plan.replace(efficiency=(eff or DEFAULT_EFFICIENCY).replace(
-            train_memory_offset_bytes=eff.train_memory_offset_bytes + offset))
-
-    from dataclasses import replace
+        return plan.replace(efficiency=eff.replace(train_memory_offset_bytes=eff.train_memory_offset_bytes + offset))
 
     roomier, *_ = _repair_once(fw, policy, values, kept=kept, spec=replace(spec, plan=priced), deadline=deadline)
     if roomier.solution is not None and len(roomier.changes) <= len(res.changes):

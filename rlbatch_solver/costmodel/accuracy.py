@@ -48,26 +48,30 @@ def _table() -> dict:
     return yaml.safe_load(PATH.read_text()) or {}
 
 
-def error_bar(framework: str, quantity: str) -> ErrorBar | None:
-    """The observed error of ``quantity`` for ``framework`` (its family's points, else all points pooled)."""
+def _row(framework: str, quantity: str, usable) -> tuple[str, dict] | None:
+    """(family, row) of ``quantity``: the framework's family's where ``usable(row)``, else the pooled one's."""
     table = _table().get("families", {})
     family = FAMILY.get(framework.split("==")[0].split("@")[0], framework)
     for fam in (family, POOLED):
         row = table.get(fam, {}).get(quantity)
-        if row and int(row["points"]) >= MIN_POINTS:
-            return ErrorBar(int(row["points"]), float(row["low"]), float(row["median"]), float(row["high"]), fam)
+        if row and usable(row):
+            return fam, row
     return None
+
+
+def error_bar(framework: str, quantity: str) -> ErrorBar | None:
+    """The observed error of ``quantity`` for ``framework`` (its family's points, else all points pooled)."""
+    found = _row(framework, quantity, lambda row: int(row["points"]) >= MIN_POINTS)
+    if found is None:
+        return None
+    fam, row = found
+    return ErrorBar(int(row["points"]), float(row["low"]), float(row["median"]), float(row["high"]), fam)
 
 
 def error_log(framework: str, quantity: str) -> float | None:
     """The median |log(measured / predicted)| of ``quantity`` for ``framework`` (its family's points, else pooled)."""
-    table = _table().get("families", {})
-    family = FAMILY.get(framework.split("==")[0].split("@")[0], framework)
-    for fam in (family, POOLED):
-        row = table.get(fam, {}).get(quantity)
-        if row and int(row["points"]) >= 2 and "median_abs_log_error" in row:
-            return float(row["median_abs_log_error"])
-    return None
+    found = _row(framework, quantity, lambda row: int(row["points"]) >= 2 and "median_abs_log_error" in row)
+    return None if found is None else float(found[1]["median_abs_log_error"])
 
 
 TIME_QUANTITIES = (STEP, "rollout", "old_log_prob", "ref", "actor_update", "critic_update")

@@ -126,14 +126,24 @@ def _before_0_18(flat: Mapping[str, Any]) -> bool:
     return any(k in flat for k in FIELDS_BEFORE_0_18)
 
 
-CLI_KEYS = "__cli_keys__"  # _with_config: the keys the command line gave (the rest came from --config)
+FILE_KEYS = "__config_keys__"  # _with_config: the keys only the --config file gave (the flags override the rest)
+
+
+def _plain(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """Flags without their dashes, dashes inside as underscores (``--vllm-mode`` is ``vllm_mode``)."""
+    return {(k[2:] if k.startswith("--") else k).replace("-", "_"): v for k, v in flat.items()}
+
+
+def _ours(name: str) -> bool:
+    """Not a name for TRL's script parser: ours and the launcher's, internal keys, environment words."""
+    return name in OUR_FLAGS or name.startswith("__") or "." in name or name.isupper()
 
 
 def resolve_flag(name: str) -> str:
     """A flag as argparse reads it: an exact option, else the one option it is an unambiguous prefix of; ours (the
     launcher's, --gpus, --config, the server's sizes, environment words) and unknown names stay as they are. An
     ambiguous prefix is argparse's error at launch: an input error here, naming the options."""
-    if name in GRPO_SCRIPT_OPTIONS or name in OUR_FLAGS or name.startswith("__") or "." in name or name.isupper():
+    if name in GRPO_SCRIPT_OPTIONS or _ours(name):
         return name
     matches = sorted(o for o in GRPO_SCRIPT_OPTIONS if o.startswith(name))
     if len(matches) == 1:
@@ -146,8 +156,8 @@ def resolve_flag(name: str) -> str:
 
 
 def _unknown(name: str) -> bool:
-    return resolve_flag(name) == name and name not in GRPO_SCRIPT_OPTIONS and name not in OUR_FLAGS and \
-        name not in REMOVED_FIELDS and not name.startswith("__") and "." not in name and not name.isupper()
+    return resolve_flag(name) == name and name not in GRPO_SCRIPT_OPTIONS and name not in REMOVED_FIELDS and \
+        not _ours(name)
 
 
 def _config_data(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -158,12 +168,6 @@ def _config_data(flat: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError("config", f"{cfg} does not hold GRPOConfig fields (a mapping).", "pass a GRPOConfig YAML.")
     return {str(k): v for k, v in data.items()}
-
-
-def _config_keys(flat: Mapping[str, Any]) -> list[str]:
-    """The keys a --config file gives that the command line does not."""
-    cli = set(flat.get(CLI_KEYS, flat))
-    return [k for k in _config_data(flat) if k not in cli]
 
 
 def _old_release(flat: Mapping[str, Any]) -> bool:
@@ -209,8 +213,7 @@ class TrlFramework(SwiftFramework):
     def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
         """Flags as TRL's script parser reads them: dashes as underscores, an unambiguous prefix of an option as that
         option (argparse's allow_abbrev: ``--vllm_max_model_len`` is ``--vllm_max_model_length``)."""
-        plain = {(k[2:] if k.startswith("--") else k).replace("-", "_"): v for k, v in flat.items()}
-        return {resolve_flag(k): v for k, v in plain.items()}
+        return {resolve_flag(k): v for k, v in _plain(flat).items()}
 
     def searchable(self, values: Mapping[str, Value]) -> set[str]:
         return super(SwiftFramework, self).searchable(values) | set(KNOB_SEARCH)
@@ -239,9 +242,8 @@ class TrlFramework(SwiftFramework):
         return values
 
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
-        plain = {(k[2:] if k.startswith("--") else k).replace("-", "_"): v for k, v in flat.items()}
         notes = [f"--{k} read as --{resolve_flag(k)} (TRL's parser takes an unambiguous prefix of an option)"
-                 for k in plain if resolve_flag(k) != k]
+                 for k in _plain(flat) if resolve_flag(k) != k]
         cli = self.normalize(flat)
         unknown = [k for k in cli if _unknown(k)]
         if unknown:
@@ -255,7 +257,7 @@ class TrlFramework(SwiftFramework):
         removed = [k for k in REMOVED_FIELDS if k in flat]
         if removed:
             notes.append(f"fields TRL 1.16.0 no longer has: {', '.join(removed)}")
-        from_file = [k for k in _config_keys(cli) if k in REMOVED_FIELDS and k not in cli]
+        from_file = [k for k in flat.get(FILE_KEYS, ()) if k in REMOVED_FIELDS]
         if from_file and cli.get(ENTRY) != TRL_CLI:
             notes.append(f"--config sets {', '.join(from_file)}: TRL's grpo.py ignores keys of a config file its "
                          "fields do not have (parse_args_and_config(fail_with_unknown_args=False)); as flags, or under "
@@ -273,12 +275,12 @@ class TrlFramework(SwiftFramework):
         return notes
 
     def _with_config(self, flat: dict[str, Any]) -> dict[str, Any]:
-        """TrlParser: a ``--config`` YAML sets the fields, the flags override them (which keys were flags is kept
-        under ``CLI_KEYS``)."""
+        """TrlParser: a ``--config`` YAML sets the fields, the flags override them (the keys only the file gave are
+        kept under ``FILE_KEYS``)."""
         data = _config_data(flat)
         if not data:
             return flat
-        return {**data, **flat, CLI_KEYS: tuple(flat)}
+        return {**data, **flat, FILE_KEYS: tuple(k for k in data if k not in flat)}
 
     def _decided(self, flat: Mapping[str, Any]) -> dict[str, Value]:
         mode = flat.get("vllm_mode", "colocate")
@@ -286,12 +288,11 @@ class TrlFramework(SwiftFramework):
             raise InputError("vllm_mode", f"'{mode}' is not a vLLM mode.{did_you_mean(str(mode), ['colocate', 'server'])}",
                              "use --vllm_mode colocate (the default) or --vllm_mode server.")
         eval_strategy = str(flat.get("eval_strategy", "no")).lower()
-        from_file = set(_config_keys(flat))
+        from_file = set(flat.get(FILE_KEYS, ()))
         # a removed field stops the launch given as a flag (HfArgumentParser: "Some specified arguments are not used"),
         # or from a config file under `trl grpo` (its front-end hands unknown keys to accelerate launch); TRL's own
         # grpo.py ignores a config file's unknown keys
-        removed = [k for k in REMOVED_FIELDS if k in flat and (k not in from_file or flat.get(ENTRY) == TRL_CLI
-                                                                or k in flat.get(CLI_KEYS, ()))]
+        removed = [k for k in REMOVED_FIELDS if k in flat and (k not in from_file or flat.get(ENTRY) == TRL_CLI)]
         return {
             "removed_fields": bool(removed),
             "vllm_server": mode == "server" or _old_release_server(flat),

@@ -31,35 +31,42 @@ HOST_COPIES = ["async_mode", "sync_steps", "bypass_logprob"]
 
 # with dynamic batching a micro batch holds at most a GPU's share of the batch it splits, so the
 # batch sizes are memory inputs too (dropped by ``unread`` where no token budget can be on)
-_SHARE = ["train_batch_size", "n"]
+BATCH_SHARE = ["train_batch_size", "n"]
 # what the other models and the sleeping engine keep on a GPU beside a training phase (memory._colocated_extra)
 _BESIDE = _RESIDENT + _COLOCATED + _ROLLOUT + PLACEMENT
 MEMORY_INPUTS = {
     "rollout": _HW + _ROLLOUT + _RESIDENT + _COLOCATED + PLACEMENT,
-    "old_log_prob": _HW + _BESIDE + _SHARE + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens",
-                                              "actor_sp", "entropy_chunking", "use_torch_compile", "remove_padding"],
-    "ref": _HW + _BESIDE + _SHARE + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "remove_padding"],
-    "actor_update": _HW + _BESIDE + _SHARE + ["actor_mini", "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens",
-                                              "actor_sp", "grad_ckpt", "entropy_chunking", "entropy_checkpointing",
-                                              "use_torch_compile", "remove_padding"],
-    "critic_update": _HW + _BESIDE + _SHARE + ["critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt",
-                                               "critic_max_tokens", "remove_padding"],
+    "old_log_prob": _HW + _BESIDE + BATCH_SHARE + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens",
+                                                   "actor_sp", "entropy_chunking", "use_torch_compile",
+                                                   "remove_padding"],
+    "ref": _HW + _BESIDE + BATCH_SHARE + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp",
+                                          "remove_padding"],
+    "actor_update": _HW + _BESIDE + BATCH_SHARE + ["actor_mini", "actor_micro_per_gpu", "actor_dyn",
+                                                   "actor_max_tokens", "actor_sp", "grad_ckpt", "entropy_chunking",
+                                                   "entropy_checkpointing", "use_torch_compile", "remove_padding"],
+    "critic_update": _HW + _BESIDE + BATCH_SHARE + ["critic_mini", "critic_micro_per_gpu", "critic_sp",
+                                                    "critic_grad_ckpt", "critic_max_tokens", "remove_padding"],
 }
 # an engine that frees its cache between rollouts keeps its CUDA graphs only: its budget's inputs are unread then
 _AWAKE_ENGINE = ["rollout_tp", "gmu_permille", "rollout_sglang", "max_num_seqs", "max_num_batched_tokens",
                  "max_model_len"]
 # the switch whose token budget makes a phase's memory read the batch sizes (the critic always packs)
-BUDGET_SWITCH = {"old_log_prob": "logprob_dyn", "ref": "ref_dyn", "actor_update": "actor_dyn"}
+_BUDGET_SWITCH = {"old_log_prob": "logprob_dyn", "ref": "ref_dyn", "actor_update": "actor_dyn"}
+
+
+def unread_batch_share(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
+    """The batch sizes a phase's memory does not read where no token budget can be on (``BATCH_SHARE``)."""
+    switch = _BUDGET_SWITCH.get(phase)
+    if kind != "mem" or not switch or True in domains.get(switch, [False]):
+        return set()
+    return set(BATCH_SHARE) | ({"actor_mini"} if phase == "actor_update" else set())
 
 
 def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     """Inputs no plan of this space reads: the batch sizes in a phase's memory table when no token budget can be on;
     at rollout, the trainer states' switches where the engine's budget does not depend on them (vLLM's time) or
     where no trainer state shares the rollout GPUs (a split placement without the hybrid engine)."""
-    out: set = set()
-    switch = BUDGET_SWITCH.get(phase)
-    if kind == "mem" and switch and True not in domains.get(switch, [False]):
-        out |= set(_SHARE) | ({"actor_mini"} if phase == "actor_update" else set())
+    out = unread_batch_share(phase, kind, domains)
     if kind == "mem" and phase != "rollout":
         if False not in domains.get("free_cache_engine", [True]):
             out |= set(_AWAKE_ENGINE)
@@ -246,12 +253,13 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     param_off, opt_off = bool(v["param_offload"]), bool(v["optimizer_offload"])
     lp_micro = per_gpu_micro(v, "logprob_micro_per_gpu", "logprob_micro", dp, version)
     train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
+    critic = critic_batching(v, version)
     if phase == "ref":
         lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version)
         sp = int(v["ref_sp"])
         param_off, opt_off = bool(v["ref_param_offload"]), True  # the ref model has no optimizer
     elif phase == "critic_update":
-        train_micro, train_budget = critic_batching(v, version)
+        train_micro, train_budget = critic
         sp, grad_ckpt = int(v["critic_sp"]), bool(v["critic_grad_ckpt"])
         param_off, opt_off = bool(v["critic_param_offload"]), bool(v["critic_optimizer_offload"])
     return Plan(
@@ -271,7 +279,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         logits_impl="verl-fsdp",
         budget_capped_by_batch=True,
         use_torch_compile=bool(v.get("use_torch_compile", True)),
-        critic_micro=critic_batching(v, version)[0],
+        critic_micro=critic[0],
         free_cache_engine=bool(v["free_cache_engine"]),
         lora_params=model.lora_params(int(v["lora_rank"]), "all-linear") if v.get("lora_rank") else 0,
         ref_in_actor=bool(v.get("lora_rank")),

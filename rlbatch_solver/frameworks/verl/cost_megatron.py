@@ -27,9 +27,9 @@ from ...rules.base import Value
 from .rules_megatron import ANY_VARIABLES
 from ..cost_common import token_budget
 from ..base import of_absent_model
-from .cost import (HOST_COPIES, LEGACY_GLOBAL_MICRO, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching,
-                   BUDGET_SWITCH, engine_sleeps_to_host, inputs_of_version, per_gpu_micro,
-                   phases_run_verl, pipeline, shared_plan_fields)
+from .cost import (BATCH_SHARE, HOST_COPIES, LEGACY_GLOBAL_MICRO, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching,
+                   engine_sleeps_to_host, inputs_of_version, per_gpu_micro, phases_run_verl, pipeline,
+                   shared_plan_fields, unread_batch_share)
 
 MG = "actor_rollout_ref.actor.megatron"
 RECOMPUTE_KEY = f"{MG}.override_transformer_config.recompute_granularity"
@@ -55,14 +55,12 @@ _REF = ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_tp", "ref_pp", "r
         "ref_vpp", "remove_padding"]
 _LOGPROB = ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "remove_padding"]
 
-# with a token budget a micro batch holds at most a rank's share of the batch it splits (cost.py _SHARE)
-_SHARE = ["train_batch_size", "n"]
 MEMORY_INPUTS = {
     "rollout": _HW + _LAYOUT + _SPLIT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
-    "old_log_prob": _HW + _LAYOUT + _SPLIT + _RESIDENT + _LOGPROB + _OTHERS + _SHARE,
-    "ref": _HW + _REF + ["ref_megatron_param_offload"] + _RESIDENT + _OTHERS + _SHARE,
-    "actor_update": _HW + _LAYOUT + _SPLIT + _RESIDENT + _ACTOR + _OTHERS + _SHARE + ["actor_mini"],
-    "critic_update": _HW + _CRITIC + _RESIDENT + _OTHERS + _SHARE + ["critic_mini"],
+    "old_log_prob": _HW + _LAYOUT + _SPLIT + _RESIDENT + _LOGPROB + _OTHERS + BATCH_SHARE,
+    "ref": _HW + _REF + ["ref_megatron_param_offload"] + _RESIDENT + _OTHERS + BATCH_SHARE,
+    "actor_update": _HW + _LAYOUT + _SPLIT + _RESIDENT + _ACTOR + _OTHERS + BATCH_SHARE + ["actor_mini"],
+    "critic_update": _HW + _CRITIC + _RESIDENT + _OTHERS + BATCH_SHARE + ["critic_mini"],
 }
 _STEP = _HW + ["train_batch_size", "n"]
 # Compute time reads the dense layout (TP, PP, CP, VPP), not EP/ETP (expert all-to-all is not modelled)
@@ -127,11 +125,12 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     train_micro = per_gpu_micro(v, "actor_micro_per_gpu", "actor_micro", dp, version)
     train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
     lp_micro = per_gpu_micro(v, "logprob_micro_per_gpu", "logprob_micro", dp, version)
+    critic = critic_batching(v, version, dp)
     if phase == "ref":
         lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version)
         param_off, opt_off = bool(v.get("ref_megatron_param_offload")), True
     elif phase == "critic_update":
-        train_micro, train_budget = critic_batching(v, version, dp)
+        train_micro, train_budget = critic
         param_off = bool(v.get("critic_megatron_param_offload"))
         opt_off = bool(v.get("critic_megatron_optimizer_offload"))
     return Plan(
@@ -149,7 +148,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         entropy_chunking=False,
         entropy_checkpointing=False,
         logits_impl="megatron",
-        critic_micro=critic_batching(v, version, dp)[0],
+        critic_micro=critic[0],
         # training phases: the engine's KV is freed (see the module docstring)
         free_cache_engine=bool(v["free_cache_engine"]) if phase == "rollout" else True,
         tp=tp,
@@ -186,9 +185,7 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     """Inputs no plan of this space reads: the critic's (reference's) switches when no critic (reference)
     runs, and the trainer layout in vLLM's rollout time (only SGLang's budget depends on it)."""
     out = {n for n in domains if of_absent_model(n, lambda switch: True in domains.get(switch, [False]))}
-    switch = BUDGET_SWITCH.get(phase)
-    if kind == "mem" and switch and True not in domains.get(switch, [False]):
-        out |= set(_SHARE) | ({"actor_mini"} if phase == "actor_update" else set())
+    out |= unread_batch_share(phase, kind, domains)
     if kind == "time" and phase == "rollout" and True not in domains.get("rollout_sglang", [False]):
         out |= set(_LAYOUT + _RESIDENT + _OTHERS) - {"enforce_eager"}
     return out
