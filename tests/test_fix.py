@@ -110,6 +110,58 @@ def test_direct_search_is_the_nearest_small_repair_by_brute_force(tb, mini, micr
     assert near.keys == (1 if one is not None else 2)
 
 
+# the direct search's wide domains: every integer in a range, a superset of SMALL's grid
+WIDE = {"train_batch_size": list(range(1, 25)), "actor_mini": list(range(1, 17)),
+        "actor_micro_per_gpu": [None, *range(1, 17)], "logprob_micro_per_gpu": [None, *range(1, 17)],
+        "rollout_tp": [1, 2, 3, 4], "actor_sp": [1, 2, 4]}
+
+
+def _moves_min(current, domains, ranks):
+    """The least cost of a valid config at most two keys from ``current`` over ``domains``, fewest keys first,
+    by trying every one- and two-key move."""
+    names = [n for n in domains if len(domains[n]) > 1]
+    for size in (1, 2):
+        costs = []
+        for keys in itertools.combinations(names, size):
+            for combo in itertools.product(*(domains[k] for k in keys)):
+                if any(v == current[k] and type(v) is type(current[k]) for k, v in zip(keys, combo)):
+                    continue
+                cand = dict(current, **dict(zip(keys, combo)))
+                if RULESET.check(cand).valid:
+                    costs.append(candidate_cost(RULESET, current, cand, ranks))
+        if costs:
+            return min(costs), size
+    return None, 0
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**SMALL_CONFIG)
+def test_direct_search_over_wide_domains_is_nearest_by_brute_force(tb, mini, micro, lp, tp, sp):
+    """A repair found on the candidate grid is bettered over the wide domains (every integer in a range): the
+    result is the cheapest one- or two-key repair there, as trying every move finds."""
+    current = dict(BASE, train_batch_size=tb, actor_mini=mini, actor_micro_per_gpu=micro,
+                   logprob_micro_per_gpu=lp, rollout_tp=tp, actor_sp=sp)
+    domains, wide = {n: [v] for n, v in current.items()}, {n: [v] for n, v in current.items()}
+    domains.update({n: [current[n]] + [v for v in vals if v != current[n]] for n, vals in SMALL.items()})
+    wide.update({n: [current[n]] + [v for v in vals if v != current[n]] for n, vals in WIDE.items()})
+    near = nearest_small_repair(RULESET, domains, current, ranks=VERL.ranks, wide_domains=wide)
+    if RULESET.check(current).valid or near.solution is None:
+        return
+    expected, size = _moves_min(current, wide, VERL.ranks)
+    assert near.complete and RULESET.check(near.solution).valid
+    assert (near.cost, near.keys) == (expected, size)
+
+
+def test_fix_reaches_off_grid_values_and_proves_them():
+    """341 prompts x 6 on 8 GPUs with a mini batch of 31: 352 and 32 (+3%, two keys) beat 256 (-25%), the nearest
+    power of two; the answer is proven over every integer up to 8x each value."""
+    r = fix(["data.train_batch_size=341", "actor_rollout_ref.rollout.n=6",
+             "actor_rollout_ref.actor.ppo_mini_batch_size=31", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",
+             "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4", "algorithm.adv_estimator=grpo"], gpus=8)
+    assert r.proven
+    assert sorted(r.native_after) == ["actor_rollout_ref.actor.ppo_mini_batch_size=32", "data.train_batch_size=352"]
+
+
 def test_change_cost_orders_count_then_distance_then_rank():
     assert change_cost(8, 8) == 0 and change_cost(None, None) == 0 and change_cost(True, True) == 0
     one_far = change_cost(1, 1024, rank=9)

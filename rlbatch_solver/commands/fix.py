@@ -136,7 +136,7 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
     a larger repair, told that fewer than three changes cannot work. ``deadline`` bounds both.
     """
     from ..deadline import Deadline
-    from ..frameworks.repair_policies import references, repair_domains
+    from ..frameworks.repair_policies import direct_search_domains, references, repair_domains
     from ..solver.nearest import nearest_small_repair
 
     total, seq_len = fw.hardware(values)
@@ -151,8 +151,10 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
         ruleset = ruleset.extended(terms.rules, terms.derived)
         capacity = terms.phase_capacity_mib
     refs = references(policy, dict(values))
+    # rules only, every integer of a wide range is cheap to check; with memory each candidate prices the phases
+    wide = direct_search_domains(policy, domains, ruleset) if spec is None else None
     near = nearest_small_repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline,
-                                grows=policy.grows_memory)
+                                grows=policy.grows_memory, wide_domains=wide)
     from ..solver.repair import RepairResult, repair, repair_result
 
     extra = dict(method="direct", evaluated=near.evaluated)

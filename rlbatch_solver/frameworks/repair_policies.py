@@ -160,6 +160,33 @@ def repair_domains(ruleset, policy: RepairPolicy, values: dict, *, keep: set[str
     return domains
 
 
+# The direct one- and two-key search (solver/nearest.py) ranges over every integer a batch key accepts from 1 up to
+# this many times the user's value, not only the candidate grid above: the frameworks accept any positive batch size,
+# and the nearest valid one is often off the grid (341 -> 352, not 256). A change beyond it is at least three
+# doublings away, further than any one- or two-key repair inside it moves a key.
+DIRECT_SEARCH_FACTOR = 8
+DIRECT_SEARCH_MAX_VALUES = 2**16  # a bound on one key's range, so a huge value cannot stall the search
+
+
+def direct_search_domains(policy: RepairPolicy, domains: dict[str, list], ruleset) -> dict[str, list]:
+    """``domains`` with each free batch-size key's candidates widened to every integer in
+    [1, DIRECT_SEARCH_FACTOR x its value] (its current value first, as ``candidates`` orders them; an unset key's
+    range is that of 8). Parallel sizes (divisors of the GPU count), token budgets, memory shares and closed
+    choices keep their candidates: those already hold every value that can be valid or that anyone sets."""
+    grid_only = set(policy.choices) | policy.parallel | policy.token_budgets | policy.permille | policy.unset_only
+    out = dict(domains)
+    for name, vals in domains.items():
+        spec = ruleset.variables.get(name)
+        if len(vals) < 2 or name in grid_only or spec is None or spec.kind == "bool":
+            continue
+        current = vals[0]
+        base = int(current) if isinstance(current, int) and not isinstance(current, bool) and current > 0 else 8
+        seen = set(vals)
+        top = min(DIRECT_SEARCH_FACTOR * base, base + DIRECT_SEARCH_MAX_VALUES)
+        out[name] = list(vals) + [v for v in range(1, top + 1) if v not in seen]
+    return out
+
+
 def hardware_candidates(policy: RepairPolicy, values: dict) -> dict[str, list]:
     """Other GPU counts to try when nothing fits: the current one first, then more (and fewer)."""
     out: dict[str, list] = {}

@@ -17,6 +17,11 @@ proven:
   has been evaluated (or bounded by the cheapest found) the best is the
   nearest within the domains.
 
+Every repair of one or two keys is first searched on ``fix``'s candidate grid, then bettered over wide domains
+(``repair_policies.direct_search_domains``: every integer from 1 to 8x each batch size), bounded by the grid's best:
+moves are taken cheapest first, pairs in order of their summed cost, so the search stops at the first one that
+cannot beat the best. "Proven nearest" for such a repair holds over those wide domains.
+
 The same cost as the CP-SAT repair (``repair.candidate_cost``), so both paths
 agree on what "nearest" means; ``tests/test_fix.py`` checks them against each
 other and against brute force.
@@ -24,13 +29,17 @@ other and against brute force.
 
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..deadline import Deadline
 from ..rules.base import RuleSet, Value
-from .costs import MAX_RANK, candidate_cost, change_cost, same_value
+from .costs import CHANGE_WEIGHT, MAX_RANK, candidate_cost, change_cost, same_value
+
+# the least any changed key costs (solver/costs.py): a bound on the second key of a pair
+CHANGE_FLOOR = CHANGE_WEIGHT
 
 
 @dataclass
@@ -96,75 +105,126 @@ def nearest_small_repair(
     deadline: Deadline | None = None,
     max_keys: int = 2,
     grows: frozenset[str] = frozenset(),
+    wide_domains: Mapping[str, Sequence[Value]] | None = None,
 ) -> NearestResult:
-    """The cheapest valid config of ``domains`` that differs from ``current`` in at most ``max_keys`` keys."""
+    """The cheapest valid config of ``domains`` that differs from ``current`` in at most ``max_keys`` keys.
+
+    With ``wide_domains`` (a superset of ``domains``: every integer a batch key accepts in a range), a repair found
+    in ``domains`` is then bettered, if it can be, over the wide domains with its cost as the bound, so the answer
+    is the nearest over the wide domains (``complete`` says both searches finished)."""
     start = time.monotonic()
-    ranks = ranks or {}
-    references = references or {}
     deadline = deadline or Deadline(10.0)
-    ev = _Evaluator(ruleset, current)
-    base = dict(current)
-    broken0 = ev.failing(base)
-    if not broken0:
-        return NearestResult(base, candidate_cost(ruleset, current, base, ranks, references, grows), 0, True, ev.count,
-                             time.monotonic() - start)
-    names = [n for n, vals in domains.items() if len(vals) > 1]
-    order = {n: i for i, n in enumerate(names)}
-    # (change cost, name, value), cheapest first
-    moves = sorted(((change_cost(current.get(n), v, ranks.get(n, MAX_RANK), references.get(n), n in grows), n, v)
-                    for n, v in _changes(domains, current, names)), key=lambda m: m[0])
-    cheapest_move = {n: min((c for c, m, _ in moves if m == n), default=0) for n in names}
+    search = _Search(ruleset, current, ranks or {}, references or {}, grows, deadline)
+    if not search.broken0:
+        return NearestResult(search.base, search.cost(search.base), 0, True, search.ev.count, time.monotonic() - start)
+    best, keys, complete = search.run(domains, max_keys, None)
+    if best is not None and complete and wide_domains is not None:
+        wide_best, wide_keys, complete = search.run(wide_domains, keys, best)
+        if wide_best is not None and wide_best[0] < best[0]:
+            best, keys = wide_best, wide_keys
+    return _result(best, keys if best else 0, complete, search.ev, start, search.partial)
 
-    best: tuple[int, dict[str, Value]] | None = None
-    partial = (len(broken0), 0, base, broken0)
 
-    def consider(values: dict[str, Value], broken: frozenset[str]) -> None:
-        nonlocal best, partial
-        if broken:
-            if len(broken) < partial[0]:
-                partial = (len(broken), 0, values, broken)
-            return
-        cost = candidate_cost(ruleset, current, values, ranks, references, grows)
-        if best is None or cost < best[0]:
-            best = (cost, values)
+class _Search:
+    """One- and two-key moves from ``current``, cheapest first, each evaluated once and only while it can still
+    beat the best repair found (its change cost alone is a lower bound of its full cost)."""
 
-    # one key: only variables read by every broken rule can repair it alone
-    after_one: list[tuple[int, str, Value, frozenset[str]]] = []
-    complete = True
-    for cost, n, v in moves:
-        if deadline.expired():
-            complete = False
-            break
-        values = {**base, n: v}
-        broken = ev.failing(values)
-        consider(values, broken)
-        after_one.append((cost, n, v, broken))
-    if best is not None and complete:
-        return _result(best, 1, True, ev, start, partial)
-    if max_keys < 2 or not complete:
-        return _result(best, 1 if best else 0, False if best is None else complete, ev, start, partial)
+    def __init__(self, ruleset: RuleSet, current: Mapping[str, Value], ranks: Mapping[str, int],
+                 references: Mapping[str, int], grows: frozenset[str], deadline: Deadline) -> None:
+        self.ruleset, self.current, self.ranks, self.references, self.grows = ruleset, current, ranks, references, grows
+        self.deadline = deadline
+        self.ev = _Evaluator(ruleset, current)
+        self.base = dict(current)
+        self.broken0 = self.ev.failing(self.base)
+        self.partial = (len(self.broken0), 0, self.base, self.broken0)
+        self._failing: dict[tuple, frozenset[str]] = {}
 
-    # two keys {a, b}, a before b in ``names``: b is read by every rule still broken after a's move
-    for cost_a, a, x, broken_a in after_one:
-        if best is not None and cost_a + min((cheapest_move[b] for b in names if order[b] > order[a]), default=0) >= best[0]:
-            continue  # waste only adds: no pair starting here can beat the best
-        if deadline.expired():
-            complete = False
-            break
-        later = [b for b in names if order[b] > order[a]]
-        for b in ev.readers_of_all(broken_a, later):
-            for _, v in _changes(domains, current, [b]):
-                cost_b = change_cost(current.get(b), v, ranks.get(b, MAX_RANK), references.get(b), b in grows)
-                if best is not None and cost_a + cost_b >= best[0]:
-                    continue
-                values = {**base, a: x, b: v}
-                consider(values, ev.failing(values))
-            if deadline.expired():
-                complete = False
+    def cost(self, values: Mapping[str, Value]) -> int:
+        return candidate_cost(self.ruleset, self.current, values, self.ranks, self.references, self.grows)
+
+    def move_cost(self, name: str, value: Value) -> int:
+        return change_cost(self.current.get(name), value, self.ranks.get(name, MAX_RANK), self.references.get(name),
+                           name in self.grows)
+
+    def failing(self, changes: tuple) -> frozenset[str]:
+        """Error rules ``changes`` leaves broken; the candidate breaking the fewest is kept (``partial``)."""
+        if changes not in self._failing:
+            values = {**self.base, **dict(changes)}
+            broken = self._failing[changes] = self.ev.failing(values)
+            if broken and len(broken) < self.partial[0]:
+                self.partial = (len(broken), 0, values, broken)
+        return self._failing[changes]
+
+    def run(self, domains: Mapping[str, Sequence[Value]], max_keys: int, best):
+        """(best (cost, values) or the ``best`` given, keys of the best, whether every move was evaluated or
+        bounded)."""
+        names = [n for n, vals in domains.items() if len(vals) > 1]
+        by_name = {n: sorted(((self.move_cost(n, v), v) for _, v in _changes(domains, self.current, [n])),
+                             key=lambda m: m[0]) for n in names}
+        moves = sorted(((c, n, v) for n in names for c, v in by_name[n]), key=lambda m: m[0])
+        keys = 1 if best is not None and len(_changed(self.current, best[1])) == 1 else 2
+
+        def consider(changes: tuple) -> None:
+            nonlocal best, keys
+            if self.failing(changes):
+                return
+            values = {**self.base, **dict(changes)}
+            cost = self.cost(values)
+            if best is None or cost < best[0]:
+                best, keys = (cost, values), len(changes)
+
+        # one key: only a variable read by every broken rule can repair them alone
+        alone = set(self.ev.readers_of_all(self.broken0, names))
+        for cost, n, v in moves:
+            if best is not None and cost >= best[0]:
                 break
-        if not complete:
-            break
-    return _result(best, 2 if best else 0, complete, ev, start, partial)
+            if self.deadline.expired():
+                return best, keys, False
+            if n in alone:
+                consider(((n, v),))
+        if max_keys < 2 or (best is not None and keys == 1):
+            return best, keys, True
+        return self._pairs(names, moves, by_name, best, keys)
+
+    def _pairs(self, names: list[str], moves: list, by_name: dict, best, keys: int):
+        """Two keys {a, b}, a before b in ``names``, in order of their summed change cost (a heap), so the search
+        stops at the first pair that cannot beat the best: a is read by a broken rule (else b alone would repair,
+        and cost less), b by every rule still broken after a's move."""
+        order = {n: i for i, n in enumerate(names)}
+        helping = {n for n in names if any(n in self.ev.reads(r) for r in self.broken0)}
+        helps = [m for m in moves if m[1] in helping]
+        # entries: (lower bound, tie, a's index in ``helps``, b's name or "" for "open a", b's next value index)
+        heap: list[tuple[int, int, int, str, int]] = []
+        tie = 0
+        if helps:
+            heap.append((helps[0][0] + CHANGE_FLOOR, tie, 0, "", 0))
+        while heap:
+            bound, _, i, b, k = heapq.heappop(heap)
+            if best is not None and bound >= best[0]:
+                break  # every pair left costs more than the best
+            if self.deadline.expired():
+                return best, keys, False
+            cost_a, a, x = helps[i]
+            tie += 1
+            if not b:  # open a: its move's broken rules say which b can finish the repair; then the next a
+                later = [n for n in names if order[n] > order[a]]
+                for n in self.ev.readers_of_all(self.failing(((a, x),)), later):
+                    heapq.heappush(heap, (cost_a + by_name[n][0][0], tie, i, n, 0))
+                if i + 1 < len(helps):
+                    heapq.heappush(heap, (helps[i + 1][0] + CHANGE_FLOOR, tie, i + 1, "", 0))
+                continue
+            changes = ((a, x), (b, by_name[b][k][1]))
+            if not self.failing(changes):
+                cost = self.cost({**self.base, **dict(changes)})
+                if best is None or cost < best[0]:
+                    best, keys = (cost, {**self.base, **dict(changes)}), 2
+            if k + 1 < len(by_name[b]):
+                heapq.heappush(heap, (cost_a + by_name[b][k + 1][0], tie, i, b, k + 1))
+        return best, keys, True
+
+
+def _changed(current: Mapping[str, Value], values: Mapping[str, Value]) -> list[str]:
+    return [n for n, v in values.items() if not same_value(current.get(n), v)]
 
 
 def _result(best, keys: int, complete: bool, ev: _Evaluator, start: float, partial) -> NearestResult:
