@@ -14,12 +14,17 @@ from typing import Any, List, Optional
 import typer
 
 from .errors import InputError, shown
+from .frameworks.registry import FRAMEWORKS
+
+# the frameworks as --framework takes them, from the registry (verl: the default)
+_FRAMEWORK_NAMES = ", ".join(f"{name} (default)" if name == "verl" else name for name in FRAMEWORKS)
+_FRAMEWORK_HELP = f"{_FRAMEWORK_NAMES}; a launch script names its own."
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     help="Valid, fitting and fast batch-size and parallelism settings for RL post-training "
-    "(verl, ms-swift, OpenRLHF), answered before you launch.",
+    f"({', '.join(FRAMEWORKS)}), answered before you launch.",
     pretty_exceptions_enable=False,
 )
 catalog_app = typer.Typer(help="List the GPUs and models we know.", add_completion=False)
@@ -79,8 +84,7 @@ def _means(calibration: Optional[str], gpu: Optional[str], prompt: Optional[floa
 def check(
     overrides: Optional[List[str]] = typer.Argument(None, help="The framework's own arguments, pasted after --, "
                                                     "or a launch script (run.sh)."),
-    framework: Optional[str] = typer.Option(None, "--framework", "-f", help="verl (default), verl-megatron, swift, "
-                                            "swift-megatron, openrlhf; a launch script names its own."),
+    framework: Optional[str] = typer.Option(None, "--framework", "-f", help=_FRAMEWORK_HELP),
     gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (or give trainer.n_gpus_per_node/nnodes)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name or path to a HF config.json."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU type: with --model, predicts out-of-memory per phase."),
@@ -187,8 +191,7 @@ def _pasted(framework: str, config: Optional[str], overrides: Optional[List[str]
 def fix(
     overrides: Optional[List[str]] = typer.Argument(None, help="The framework's own arguments, pasted after --, "
                                                     "or a launch script."),
-    framework: Optional[str] = typer.Option(None, "--framework", "-f", help="verl (default), verl-megatron, swift, "
-                                            "swift-megatron, openrlhf; a launch script names its own."),
+    framework: Optional[str] = typer.Option(None, "--framework", "-f", help=_FRAMEWORK_HELP),
     gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (or give them in the config)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name or HF config.json: enables head and memory rules."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU type: with --model, repairs toward fitting in memory."),
@@ -234,7 +237,8 @@ def fix(
 def explain(
     error: str = typer.Argument(..., help="The error line your job died on, in quotes."),
     overrides: Optional[List[str]] = typer.Argument(None, help="Optionally the config, pasted after --."),
-    framework: Optional[str] = typer.Option(None, "--framework", "-f", help="Limit to one framework."),
+    framework: Optional[str] = typer.Option(None, "--framework", "-f",
+                                            help=f"Limit to one framework: {', '.join(FRAMEWORKS)}."),
     gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (for the fix)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name or HF config.json (for the fix)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU type (out-of-memory messages: unset, inferred from "
@@ -376,7 +380,7 @@ def _scenario(
 
 _SCENARIO_OPTS = dict(
     scenario_file=typer.Option(None, "--scenario", help="Scenario YAML file (flags override it)."),
-    framework=typer.Option(None, "--framework", "-f", help="verl"),
+    framework=typer.Option(None, "--framework", "-f", help=_FRAMEWORK_NAMES),
     gpu=typer.Option(None, "--gpu", help="GPU type, e.g. rtx4090, a100-80gb, h100."),
     gpus=typer.Option(None, "--gpus", help="Total GPUs."),
     nnodes=typer.Option(None, "--nnodes", help="Nodes (default 1)."),
@@ -583,7 +587,7 @@ def _native_dict(native: list[str]) -> dict[str, Any]:
 
 @app.command()
 def rules(
-    framework: str = typer.Option("verl", "--framework", "-f", help="verl"),
+    framework: str = typer.Option("verl", "--framework", "-f", help=_FRAMEWORK_NAMES),
     markdown: bool = typer.Option(False, "--markdown", help="Print the Markdown page (docs/rules-<fw>.md)."),
 ) -> None:
     """List a framework's rules: id, stage, message and the source it follows."""
@@ -626,8 +630,7 @@ def calibrate(
                               "output, or ms-swift's logging.jsonl."),
     overrides: Optional[List[str]] = typer.Argument(None, help="The config the run used: its arguments after --, "
                                                     "or its launch script."),
-    framework: Optional[str] = typer.Option(None, "--framework", "-f", help="verl (default), verl-megatron, swift, "
-                                            "swift-megatron, openrlhf, trl; a launch script names its own."),
+    framework: Optional[str] = typer.Option(None, "--framework", "-f", help=_FRAMEWORK_HELP),
     gpus: Optional[int] = typer.Option(None, "--gpus", help="Total GPUs (or give them in the config)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model name or HF config.json (required)."),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="The GPU type the run used (required)."),

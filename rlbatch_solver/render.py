@@ -171,86 +171,49 @@ def print_memory_check(console: Console, mem: Any, framework: str = "", host: An
         _error_lines(console, framework, time=bool(mem.seconds), split=bool(mem.stages))
 
 
-ENUM_COLUMNS = [  # verl FSDP: the seed guide's names
-    ("train_batch_size", "train"),
-    ("actor_mini", "mini"),
-    ("actor_micro_per_gpu", "micro/gpu"),
-    ("grad_accum", "grad acc"),
-    ("logprob_micro_per_gpu", "logprob micro"),
-    ("ref_micro_per_gpu", "ref micro"),
-    ("actor_sp", "ulysses sp"),
-    ("rollout_tp", "rollout TP"),
-    ("rollout_replicas", "rollout DP"),
-]
-
-# Derived values worth a column, per framework (after the searched keys): gradient accumulation,
-# data-parallel size, the generation batch and its steps.
-DERIVED_COLUMNS: dict[str, list[tuple[str, str]]] = {
-    "verl": [("grad_accum", "grad acc"), ("rollout_replicas", "rollout DP")],
-    "verl-megatron": [("dp", "dp"), ("grad_accum", "grad acc"), ("rollout_replicas", "rollout replicas")],
-    "swift": [("W", "world"), ("gen", "generation batch"), ("spg", "steps/generation"),
-              ("effective_ga", "grad acc")],
-    "swift-megatron": [("dp", "dp"), ("num_microbatches", "grad acc"), ("gen", "generation batch"),
-                       ("spg", "steps/generation"), ("rollout_prompts", "prompts/rollout")],
-    "openrlhf": [("actor_dp", "actor dp"), ("grad_accum", "grad acc"), ("rollout_samples", "samples/rollout"),
-                 ("gpus_needed", "GPUs used")],
-}
-
-
-_SHORT = [  # longest first: native key words -> column words
-    ("virtual_pipeline_model_parallel_size", "VPP"), ("expert_tensor_parallel_size", "ETP"),
-    ("expert_model_parallel_size", "EP"), ("tensor_model_parallel_size", "TP"),
-    ("pipeline_model_parallel_size", "PP"), ("context_parallel_size", "CP"), ("data_parallel_size", "DP"),
-    ("expert_parallel_size", "EP"), ("vllm_tensor_parallel_size", "vLLM TP"), ("tensor_parallel_size", "TP"),
-    ("ulysses_sequence_parallel_size", "ulysses sp"), ("sequence_parallel_size", "sp"),
-    ("per_device_train_batch_size", "batch/dev"), ("per_device_eval_batch_size", "eval batch/dev"),
-    ("gradient_accumulation_steps", "grad acc steps"), ("generation_batch_size", "gen batch"),
-    ("steps_per_generation", "steps/gen"), ("log_prob_micro_batch_size_per_gpu", "logprob micro"),
-    ("ppo_micro_batch_size_per_gpu", "micro/gpu"), ("ppo_mini_batch_size", "mini"), ("micro_batch_size", "micro"),
-    ("global_batch_size", "global batch"), ("train_batch_size", "train"), ("batch_size", "batch"),
-    ("num_gpus_per_node", "GPUs/node"), ("n_gpus_per_node", "GPUs/node"), ("num_engines", "engines"),
-    ("gpu_memory_utilization", "gpu mem"), ("ring_attn_size", "ring"), ("colocate_", "coloc "),
-    ("_enable", ""), ("max_tokens_per_gpu", "tokens/gpu"), ("_", " "),
-]
+# native key words -> column words after the framework's own (``Framework.column_words``)
+_WORDS = (("_", " "),)
 
 
 def _title(fw: Any, name: str) -> str:
     """A short column title from the native key: its role (actor, ref, rollout, vllm, ...) and last part."""
-    key = fw.native_key(name) if hasattr(fw, "native_key") else fw.ruleset.variables[name].key
+    key = fw.native_key(name)
     parts = [p for p in key.split(".") if p not in ("megatron", "actor_rollout_ref", "data", "ds")]
     last = parts[-1] if parts else key
-    for long, short in _SHORT:
+    for long, short in fw.column_words + _WORDS:
         last = last.replace(long, short)
     role = parts[-2] if len(parts) > 1 else ""
     return f"{role} {last}".strip()
 
 
 def enum_columns(fw: Any, space: Any, solutions: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """Columns of the enumerate table: the space's free variables in native key names, then derived values.
+    """Columns of the enumerate table: the space's free variables in native key names, then derived values
+    (``Framework.derived_columns``).
 
     A variable is free when its domain has more than one value and no search tie makes it follow
-    another (``search.tie.<name>``). verl FSDP keeps the seed guide's columns.
+    another (``search.tie.<name>``). A framework with ``table_columns`` (verl FSDP: the seed guide's) keeps those,
+    less the ones no solution sets.
     """
-    if fw.name == "verl":
-        return [c for c in ENUM_COLUMNS
-                if any(s.get(c[0]) is not None for s in solutions) or c[0] in ("grad_accum", "rollout_replicas")]
+    derived = {n for n, _ in fw.derived_columns}
+    if fw.table_columns:
+        return [c for c in fw.table_columns if any(s.get(c[0]) is not None for s in solutions) or c[0] in derived]
     tied = {r.id.rsplit(".", 1)[-1] for r in getattr(space, "extra_rules", []) if r.id.startswith("search.tie.")}
     domains = getattr(space, "domains", {}) or {}
     free = [n for n in fw.ruleset.variables if n in domains and len(domains[n]) > 1 and n not in tied]
     free = [n for n in free if len({s.get(n) for s in solutions}) > 1 or len(free) <= 8]
     cols = [(n, _title(fw, n)) for n in free]
     have = {n for n, _ in cols}
-    env_names = {d.name for d in fw.ruleset.derived} | {"rollout_replicas"}
-    cols += [(n, t) for n, t in DERIVED_COLUMNS.get(fw.name, []) if n in env_names and n not in have]
+    env_names = {d.name for d in fw.ruleset.derived}
+    if solutions:
+        env_names |= set(fw.column_values(fw.ruleset.full_env(solutions[0])))
+    cols += [(n, t) for n, t in fw.derived_columns if n in env_names and n not in have]
     return cols
 
 
-def solution_columns(sol: dict[str, Any], ruleset, columns: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+def solution_columns(fw: Any, sol: dict[str, Any], ruleset, columns: list[tuple[str, str]]) -> dict[str, Any]:
     env = ruleset.full_env(sol)
-    names = [name for name, _ in (columns or ENUM_COLUMNS)]
-    row = {name: sol.get(name, env.get(name)) for name in names}
-    if "N" in env and "rollout_ws" in env:
-        row["rollout_replicas"] = env["N"] // max(1, env["rollout_ws"])
+    row = {name: sol.get(name, env.get(name)) for name, _ in columns}
+    row.update(fw.column_values(env))
     return row
 
 
@@ -291,7 +254,7 @@ def print_enumerate(console: Console, report: Any, scenario: Any, show: int) -> 
         for title in ("peak", "spare"):  # GiB of the phase with the least headroom
             table.add_column(title, justify="right")
     for i, sol in enumerate(report.solutions[:show]):
-        row = solution_columns(sol, ruleset, cols)
+        row = solution_columns(fw, sol, ruleset, cols)
         cells = [_cell(fw, k, row.get(k)) for k, _ in cols]
         if memory:
             fit = report.fits[i]
@@ -365,7 +328,7 @@ def _gib(x: float) -> str:
 def print_recommend(console: Console, report: Any) -> None:
     sc = report.scenario
     gpu = report.gpu
-    from .commands.recommend import no_fit_is_proven
+    from .solver.proof import no_fit_is_proven
 
     console.print(
         f"[bold]{report.framework} {report.version}[/] · {sc.algorithm or 'as configured'} · {report.model.name} on "
@@ -553,7 +516,7 @@ def differs(best: Any, other: Any) -> str:
 
 
 def print_no_fit(console: Console, report: Any) -> None:
-    from .commands.recommend import no_fit_is_proven
+    from .solver.proof import no_fit_is_proven
 
     if not no_fit_is_proven(report):
         console.print(f"\n[bold yellow]No config found within the time limit[/] ({report.wall_time_s:.1f} s, solver "
@@ -583,9 +546,9 @@ def print_no_fit(console: Console, report: Any) -> None:
 
 
 def recommend_dict(report: Any) -> dict[str, Any]:
-    from .commands.recommend import no_fit_is_proven
     from .costmodel.accuracy import error_bars_dict
     from .frameworks import get_framework
+    from .solver.proof import no_fit_is_proven
 
     def choice(c: Any) -> dict[str, Any]:
         return {

@@ -49,6 +49,9 @@ OPENRLHF_PHASES: dict[str, tuple[str, ...]] = {
     "timing/broadcast": ("weight_sync",),
 }
 
+# the formats parse_log reads (``Framework.log_formats`` names those a framework's runs print)
+FORMATS = ("verl", "verl-jsonl", "openrlhf", "swift")
+
 _VERL_LINE = re.compile(r"(?:^|\s)step:(\d+) - (.*)$")
 _OPENRLHF_LINE = re.compile(r"Global step (\d+): (\{.*\})\s*$")
 

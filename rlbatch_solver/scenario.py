@@ -95,7 +95,7 @@ class Scenario:
         # a known name, and with "name==version" a version we follow; stored as the bare name, or with the version
         # when the framework has rule packs per version and the scenario names one (verl==0.7.1)
         fw = get_framework(self.framework)
-        pinned = getattr(fw, "pinned", False) and fw.version != type(fw).version
+        pinned = fw.pinned and fw.version != type(fw).version
         self.framework = f"{fw.name}=={fw.version}" if pinned else fw.name
         for name in ("gpus", "gpus_per_node", "nnodes", "n", "prompt_length", "response_length"):
             value = getattr(self, name)

@@ -138,7 +138,7 @@ def test_a_search_that_ran_out_of_time_is_not_called_infeasible():
 
     from rich.console import Console
 
-    from rlbatch_solver.commands.recommend import no_fit_is_proven
+    from rlbatch_solver.solver.proof import no_fit_is_proven
     from rlbatch_solver.render import print_no_fit
 
     timed_out = SimpleNamespace(status="unknown", memory_floor={"verl.memory.rollout": (10, 20)}, wall_time_s=5.0,

@@ -15,7 +15,7 @@ from ..rules.base import RuleSet, Value
 def framework_for(fw: Framework, flat: Mapping[str, Any]) -> tuple[Framework, list[str]]:
     """The framework version a pasted config is checked with (verl: the one its keys show, unless the user named
     one), and notes saying which and why."""
-    notes = [fw.version_note] if getattr(fw, "version_note", None) else []
+    notes = [fw.version_note] if fw.version_note else []
     chosen, note = fw.for_config(flat)
     if note:
         notes.append(note)

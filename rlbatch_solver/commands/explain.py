@@ -79,7 +79,7 @@ def explain(
     for pattern, nums in found:
         numbers.update(nums)
         fw = get_framework(framework or pattern.framework)
-        if pattern.versions and not getattr(fw, "pinned", True) and fw.version not in pattern.versions:
+        if pattern.versions and not fw.pinned and fw.version not in pattern.versions:
             # a message only some versions print: their rules (verl's legacy workers, 0.6's sync rollout)
             newest = max(pattern.versions, key=lambda v: tuple(int(x) for x in v.split(".")))
             fw = get_framework(f"{fw.name}=={newest}")

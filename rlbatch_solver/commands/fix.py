@@ -92,12 +92,10 @@ class FixReport:
 
 def _keep_names(fw: Framework, keep: Sequence[str]) -> set[str]:
     """``--keep`` keys (as written in the config: ``--flag``, dashes, old flag names) -> variable names."""
-    import sys
-
     by_native: dict[str, set[str]] = {}
     for name in fw.ruleset.variables:
         by_native.setdefault(fw.native_key(name), set()).add(name)
-    legacy = getattr(sys.modules.get(type(fw).__module__), "LEGACY_FLAGS", {})
+    legacy = fw.legacy_flags
     out = set()
     for k in keep:
         k = k.strip()
@@ -343,7 +341,7 @@ def fix(
                                           gpu=gpu, card=card, conflict_ids=report.conflict.ids,
                                           deadline=deadline, extra_gpus=extra_gpus, length_fraction=length_fraction,
                                           calibration=calibration)
-        report.relaxations = relaxations(report, {fw.native_key(k) for k in kept}, memory)
+        report.relaxations = relaxations(fw, report, {fw.native_key(k) for k in kept}, memory)
     report.wall_time_s = deadline.elapsed()
     return report
 
@@ -461,7 +459,7 @@ def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set
     return tried
 
 
-def relaxations(report: FixReport, kept: set[str], memory: bool) -> list[str]:
+def relaxations(fw: Framework, report: FixReport, kept: set[str], memory: bool) -> list[str]:
     """What would make an infeasible repair feasible, in words: the relaxations that were solved first."""
     out = [t["text"] for t in report.relaxations_tried if t["feasible"]]
     ids = [r.id for r in report.conflict.rules] if report.conflict else []
@@ -476,7 +474,7 @@ def relaxations(report: FixReport, kept: set[str], memory: bool) -> list[str]:
         if "shorter" not in tried:
             out.append("a shorter max response length")
         out.append("CPU offload of params/optimizer (fix already tried the offload switches it may move)")
-    if not out and any(k for k in report.pinned_in_conflict if "gpus" in k or "nnodes" in k or k == "NPROC_PER_NODE"):
+    if not out and any(k for k in report.pinned_in_conflict if fw.is_gpu_count_key(k)):
         out.append("a different GPU count (the pinned count is part of the conflict)")
     if not out:
         out.append("change one of the pinned values listed with the conflict")

@@ -15,10 +15,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple, Optional
+from typing import Any
 
 from ..errors import InputError
+from ..layout import Layout, placement_kind
 from ..scenario import Scenario
+from ..solver.proof import no_fit_is_proven
 
 # the colocated solve's share of the time when it runs beside split layouts: the answer every split is held to
 COLOCATED_TIME_SHARE = 0.35
@@ -27,16 +29,6 @@ COLOCATED_TIME_SHARE = 0.35
 # a layout that cannot get it is not solved, and said to be, rather than solved too briefly to answer
 MIN_LAYOUT_S = 1.0
 LAYOUT_TIME_MARGIN = 1.25
-
-
-class Layout(NamedTuple):
-    """One layout ``recommend --placement`` may solve (``Framework.placements``)."""
-
-    placement: str  # "colocate" | "split"
-    label: str  # "16 trainer (2x8) + 16 rollout (2x8) GPUs"
-    scenario: Any  # the Scenario of its solve (placement settled)
-    coarse: bool = True  # solved first; the others only next to the best of their family
-    family: Optional[str] = None  # split layouts of one family are ordered by trainer GPUs
 
 
 @dataclass
@@ -63,8 +55,6 @@ class PlacementOption:
     @property
     def timed_out(self) -> bool:
         """No config found, and none proven impossible: the layout's share of the time ran out first."""
-        from .recommend import no_fit_is_proven
-
         return self.best is None and not no_fit_is_proven(self.report)
 
     def to_dict(self) -> dict[str, Any]:
@@ -77,11 +67,6 @@ class PlacementOption:
                        pipeline=[{"pool": n, "seconds": round(s, 3), "idle_ratio": round(i, 3)}
                                  for n, s, i in best.stages])
         return out
-
-
-def _kind(placement: str) -> str:
-    """The adjective for a placement in our sentences: "colocated" or "split"."""
-    return "colocated" if placement == "colocate" else "split"
 
 
 def _plural(n: int, word: str) -> str:
@@ -140,13 +125,13 @@ class PlacementSummary:
         other = next((o for o in self.ranked if o.placement != win.placement), None)
         if other is not None:
             gain = other.objective / win.objective if win.objective else 1.0
-            text += (f"; {gain:.2f}x the throughput of the best {_kind(other.placement)} layout ({other.label}, "
-                     f"{other.best.tokens_per_s:,.0f} tokens/s)")
+            text += (f"; {gain:.2f}x the throughput of the best {placement_kind(other.placement)} layout "
+                     f"({other.label}, {other.best.tokens_per_s:,.0f} tokens/s)")
         else:
             missing = {o.placement for o in self.options} - {win.placement}
             for kind in sorted(missing):
                 timed = any(o.timed_out for o in self.options if o.placement == kind)
-                text += (f"; no {_kind(kind)} layout "
+                text += (f"; no {placement_kind(kind)} layout "
                          + ("found an answer in its share of the time (raise --time-limit)" if timed
                             else "has a valid config that fits"))
         text += ". " + _why(win, other)
@@ -279,28 +264,3 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
     report.scenario = scenario
     report.placement = summary
     return report
-
-
-def admits(scenario: Scenario, placement: str, wanted: dict[str, Any], notes: list[str]) -> bool:
-    """Whether the scenario's fixed keys allow the layouts of ``placement``, which set ``wanted``: asked for by name,
-    a clash is an ``InputError``; under ``auto`` that kind is left out and ``notes`` says why."""
-    clash = {k: v for k, v in wanted.items() if k in scenario.fixed and str(scenario.fixed[k]).lower() != str(v).lower()}
-    if not clash:
-        return True
-    k, v = next(iter(clash.items()))
-    if scenario.placement == placement:
-        raise InputError("placement", f"--placement {placement} needs {k}={v}, but the scenario fixes "
-                         f"{k}={scenario.fixed[k]}.", f"drop {k} from the scenario, or use another --placement.")
-    notes.append(f"no {_kind(placement)} layout was solved: the scenario fixes {k}={scenario.fixed[k]}")
-    return False
-
-
-def sub_scenario(scenario: Scenario, **changes: Any) -> Scenario:
-    """A copy of ``scenario`` for one layout's solve (its own placement settled: no further split). ``fixed`` keys
-    the user set win over the layout's, except those the layout is made of (``layout_keys``)."""
-    layout_keys = set(changes.pop("layout_keys", ()))
-    given = changes.pop("fixed", {})
-    fixed = {**given, **scenario.fixed}
-    fixed.update({k: v for k, v in given.items() if k in layout_keys})
-    search = {**scenario.search, **changes.pop("search", {})}
-    return replace(scenario, placement=None, fixed=fixed, search=search, **changes)

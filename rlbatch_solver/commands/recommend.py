@@ -113,7 +113,7 @@ def scenario_from_config(framework: str, flat: Mapping[str, Any], *, gpu: str | 
     drop = fw.free_keys(values)
     fixed = {k: v for k, v in fw.normalize(flat).items() if k not in drop}
     fields = fw.scenario_fields(values)
-    scenario = Scenario(framework=f"{fw.name}=={fw.version}" if getattr(fw, "pinned", False) else fw.name, gpu=gpu,
+    scenario = Scenario(framework=f"{fw.name}=={fw.version}" if fw.pinned else fw.name, gpu=gpu,
                         model=card,
                         algorithm=None, fixed=fixed, objective=objective, length_fraction=length_fraction, **fields)
     return scenario, values, free
@@ -370,18 +370,9 @@ def _with_waste(ruleset: RuleSet, objective: Any, objective_name: str, terms: An
     return objective + (terms.time_us_per_sample * IntVar(WASTE_NAME)) // 1000
 
 
-def _tokens_per_step(values: Mapping[str, Value], spec: Any = None) -> int:
+def _tokens_per_step(values: Mapping[str, Value], spec: Any) -> int:
     """Prompt + response tokens (at their limits) of one RL step: the framework's cost spec knows its keys."""
-    if spec is not None and getattr(spec, "tokens_per_step", None) is not None:
-        return int(spec.tokens_per_step(values))
-    samples = int(values.get("train_batch_size", 0)) * int(values.get("n", 1))
-    return samples * (int(values.get("max_prompt_length", 0)) + int(values.get("max_response_length", 0)))
-
-
-def no_fit_is_proven(report: Any) -> bool:
-    """Whether "no config" is a proof: the solver's, or a phase whose least memory over the space exceeds the GPU
-    (``memory_floor``). Otherwise the time limit ran out first, which is no verdict."""
-    return report.status == "infeasible" or any(least > cap for least, cap in report.memory_floor.values())
+    return int(spec.tokens_per_step(values))
 
 
 def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> dict[str, tuple[int, int]]:

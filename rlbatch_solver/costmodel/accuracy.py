@@ -15,9 +15,8 @@ from pathlib import Path
 import yaml
 
 PATH = Path(__file__).with_name("accuracy.yaml")
-# a framework's points count for its family; below MIN_POINTS the error bar pools every framework's points
-FAMILY = {"verl": "verl", "verl-megatron": "verl", "openrlhf": "openrlhf", "swift": "swift",
-          "swift-megatron": "swift", "trl": "trl"}
+# a framework's points count for its family (``Framework.accuracy_family``); below MIN_POINTS the error bar pools
+# every framework's points
 POOLED = "all"
 MIN_POINTS = 3
 # quantity names: the step, a phase of ours, or the training phases' peak memory
@@ -41,6 +40,24 @@ class ErrorBar:
                 f"{where}, docs/accuracy.md")
 
 
+def families() -> dict[str, str]:
+    """Each registered framework's family: the frameworks whose published runs its error bars count."""
+    from ..frameworks.registry import FRAMEWORKS, get_framework
+
+    return {name: get_framework(name).accuracy_family for name in FRAMEWORKS}
+
+
+def family_of(framework: str) -> str:
+    """The family of ``framework`` (``name``, ``name==version`` or ``name@version``); an unknown name is its own."""
+    return families().get(framework.split("==")[0].split("@")[0], framework)
+
+
+def __getattr__(name: str):
+    if name == "FAMILY":  # framework -> family, read from the registry when first asked for
+        return families()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @functools.lru_cache(maxsize=1)
 def _table() -> dict:
     if not PATH.exists():
@@ -51,7 +68,7 @@ def _table() -> dict:
 def _row(framework: str, quantity: str, usable) -> tuple[str, dict] | None:
     """(family, row) of ``quantity``: the framework's family's where ``usable(row)``, else the pooled one's."""
     table = _table().get("families", {})
-    family = FAMILY.get(framework.split("==")[0].split("@")[0], framework)
+    family = family_of(framework)
     for fam in (family, POOLED):
         row = table.get(fam, {}).get(quantity)
         if row and usable(row):

@@ -64,8 +64,7 @@ class CostSpec:
     bool_names: frozenset = field(default_factory=frozenset)
     # samples (responses) one step processes; every time input list must hold what it reads
     samples: Callable[[Mapping[str, Value]], int] = lambda values: 1
-    # prompt + response tokens (at their limits) one step processes, for tokens/s; None: samples x
-    # (max_prompt_length + max_response_length), the verl keys
+    # prompt + response tokens (at their limits) one step processes, for tokens/s (every framework's spec sets it)
     tokens_per_step: Optional[Callable[[Mapping[str, Value]], int]] = None
     # (phase, "mem" | "time", domains) -> input names the phase cannot read in this space (e.g. the
     # critic's switches when no critic runs): a smaller table, the same function on the space

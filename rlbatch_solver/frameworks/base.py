@@ -61,12 +61,23 @@ class Space:
 
 
 class Framework(ABC):
+    """A framework's contract: what callers read (docs/architecture.md, "Adding a framework"); every member has
+    one default here, and tests/test_framework_contract.py checks each registered framework against it."""
+
     name: str
     version: str
     ruleset: RuleSet
     syntax: str  # "hydra" | "flags"
-    # the introduction of the rules page (the folder's docs.py)
+    # the user named the version (--framework verl==0.7.1): the config's keys do not choose another
+    pinned: bool = False
+    # why a version the user named is checked with another's rules (verl 0.7.2: the 0.7.1 pack); "" when it is not
+    version_note: str = ""
+    # the introduction of the rules page (the folder's docs.py), and the rules the page lists (None: ``ruleset``;
+    # verl checks both backends but documents them on two pages)
     doc_intro: str = ""
+    doc_ruleset: RuleSet | None = None
+    # old flag names -> the ones the rule variables use (OpenRLHF's pre-0.10.2 underscore flags), for ``fix --keep``
+    legacy_flags: Mapping[str, str] = {}
     # what ``fix`` may change, in which order (the folder's repair.py)
     policy: Any = None
     # frameworks whose error messages a run of this one can print (``explain``): itself, and the one it runs on
@@ -91,6 +102,34 @@ class Framework(ABC):
     # usually helps in each phase, in the framework's own keys, most helpful first (explain without a config)
     oom_frames: tuple[tuple[str, str], ...] = ()
     oom_advice: Mapping[str, tuple[str, ...]] = {}
+    # the enumerate table (render.py): columns always shown, in this order (verl FSDP: the seed guide's; empty: the
+    # space's free variables), derived values worth a column after those (rule variables or ``column_values``), and
+    # native key words -> column words, longest first (the folder's columns.py)
+    table_columns: tuple[tuple[str, str], ...] = ()
+    derived_columns: tuple[tuple[str, str], ...] = ()
+    column_words: tuple[tuple[str, str], ...] = ()
+    # the run-log formats a run of this framework prints that ``calibrate`` reads (runlog.FORMATS)
+    log_formats: tuple[str, ...] = ()
+
+    @property
+    def accuracy_family(self) -> str:
+        """Whose published runs give this framework's error bars (costmodel/accuracy.yaml): by default its own."""
+        return self.name
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        """The versions whose rules we follow, newest first (verl: one rule pack each); by default ``version``."""
+        return (self.version,)
+
+    def resolve_version(self, text: str) -> tuple[str | None, str | None]:
+        """A version the user names -> (the one of ``versions`` it is checked with, a note when that is not the one
+        named); (None, None) when none is."""
+        return (self.version, None) if text.strip().lstrip("v") == self.version else (None, None)
+
+    @classmethod
+    def for_version(cls, version: str) -> "Framework":
+        """This framework with the rules of another of its ``versions``, pinned to it (verl's packs)."""
+        raise LookupError(f"{cls.__name__} follows one version only")
 
     @abstractmethod
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
@@ -201,15 +240,23 @@ class Framework(ABC):
         return {variables[n].key for n in self.searchable(values) | unset if n in variables}
 
     def placements(self, scenario: Any, notes: list[str]) -> list:
-        """The layouts ``recommend --placement`` may solve (``commands.placement.Layout``), split layouts in order of
+        """The layouts ``recommend --placement`` may solve (``layout.Layout``), split layouts in order of
         trainer GPUs; ``notes`` gets what was left out and why. By default the colocated one only: split layouts are
         modelled where a framework lists them (verl, OpenRLHF, ms-swift, TRL)."""
-        from ..commands.placement import Layout, sub_scenario
+        from ..layout import Layout, sub_scenario
 
         if scenario.placement == "split":
             raise InputError("placement", f"split placements are not modelled for {self.name}.",
                              "use --placement colocate, or verl / openrlhf / swift / trl for a split (docs/async.md).")
         return [Layout("colocate", f"colocated on {scenario.total_gpus} GPUs", sub_scenario(scenario))]
+
+    def column_values(self, env: Mapping[str, Value]) -> dict[str, Value]:
+        """Values of ``derived_columns`` that no rule derives, from a solution's full environment (none by default)."""
+        return {}
+
+    def is_gpu_count_key(self, key: str) -> bool:
+        """Whether a native key counts GPUs or nodes (``fix`` then suggests another GPU count)."""
+        return "gpus" in key or "nnodes" in key
 
     def entry_point(self, values: Mapping[str, Value]) -> str | None:
         """The command that runs a config, where it is not the framework's usual one (verl's fully_async recipe)."""

@@ -9,7 +9,7 @@ from .base import Framework
 def rules_page(fw: Framework) -> str:
     """The rule table of ``fw`` under its introduction (``Framework.doc_intro``, from the framework folder's
     ``docs.py``). A framework that checks several backends documents one of them per page (``doc_ruleset``)."""
-    ruleset = getattr(fw, "doc_ruleset", fw.ruleset)
+    ruleset = fw.ruleset if fw.doc_ruleset is None else fw.doc_ruleset
     page = rules_markdown(ruleset, f"{fw.name} {fw.version} rules", fw.doc_intro)
     appendix = fw.doc_appendix()
     return page + ("\n" + appendix if appendix else "")

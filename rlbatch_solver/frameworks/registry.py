@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
 
 from ..errors import InputError, did_you_mean
@@ -40,24 +41,11 @@ def get_framework(name: str) -> Framework:
     fw = _cache[key]
     if version is None:
         return fw
-    packs = getattr(fw, "versions", (fw.version,))
+    packs = fw.versions
     if len(packs) > 1:  # a framework with rule packs per version (verl: frameworks/verl/versions.py)
-        from .verl.versions import resolve
-
-        try:
-            pack, note = resolve(version)
-        except ValueError:
-            pack, note = None, None
+        pack, note = fw.resolve_version(version)
         if pack is not None:
-            cached = _cache.get(f"{key}=={pack}")
-            if cached is None:
-                cached = _cache[f"{key}=={pack}"] = type(fw).for_version(pack)
-            if note:
-                import copy
-
-                cached = copy.copy(cached)
-                cached.version_note = note
-            return cached
+            return _pinned(fw, key, pack, note)
     if version.lstrip("v") != fw.version:
         known = ", ".join(packs)
         raise InputError(
@@ -66,3 +54,14 @@ def get_framework(name: str) -> Framework:
             f"check against {key}=={packs[0]} (pass --framework {key}), or one we follow.",
         )
     return fw
+
+
+def _pinned(fw: Framework, key: str, pack: str, note: str | None) -> Framework:
+    """``fw`` pinned to one of its versions (cached), with ``note`` saying why when the user named another."""
+    cached = _cache.get(f"{key}=={pack}")
+    if cached is None:
+        cached = _cache[f"{key}=={pack}"] = type(fw).for_version(pack)
+    if note:
+        cached = copy.copy(cached)
+        cached.version_note = note
+    return cached

@@ -27,8 +27,8 @@ GIB = 2**30
 def evaluate_point(point: Point) -> dict[str, Any]:
     """The best config of one point by its objective, or why there is none."""
     from .. import api
-    from ..commands.recommend import no_fit_is_proven
     from ..scenario import scenario_from_dict
+    from ..solver.proof import no_fit_is_proven
 
     start = time.perf_counter()
     row: dict[str, Any] = {"id": point.id, "point": point.scenario}

@@ -20,7 +20,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, Stage, Value
 from ...rules.expr import BoolVar, IntVar, divides
-from . import docs, errors, repair
+from . import columns, docs, errors, repair
 from .rules import RULESET, VARIABLES
 from ..base import Framework, Space, attention_constants, pow2
 from ..overrides import memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
@@ -457,6 +457,10 @@ class OpenRLHFFramework(Framework):
     doc_intro = docs.INTRO
     policy = repair.OPENRLHF
     error_families = ("openrlhf",)
+    legacy_flags = LEGACY_FLAGS
+    derived_columns = columns.DERIVED
+    column_words = columns.WORDS
+    log_formats = ("openrlhf",)  # "Global step N: {...}"
     entry_modules = ("openrlhf.cli.train_ppo_ray",)
     model_keys = ("--pretrain", "--actor.model_name_or_path")
     offload_switch = ("adam_offload", "ds.adam_offload=true")
@@ -483,7 +487,7 @@ class OpenRLHFFramework(Framework):
         one solve places the engines and the model groups over the cluster (the space searches the engine count, TP
         and the groups' GPUs, and uses every GPU), with actor groups of a power of two or all but one or two GPUs of
         a node, and batch sizes that are also three times a power of two, so that 6-GPU groups divide them."""
-        from ...commands.placement import Layout, admits, sub_scenario
+        from ...layout import Layout, admits, sub_scenario
 
         out = []
         colocate = {"train.colocate_all": True, "train.async_enable": False}

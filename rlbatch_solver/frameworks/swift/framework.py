@@ -24,7 +24,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleSet, Stage, Value
 from ...rules.expr import BoolVar, IntVar
-from . import docs, errors, repair
+from . import columns, docs, errors, repair
 from .rules import RULESET as HF_RULESET
 from .rules_megatron import RULESET as MEGATRON_RULESET
 from ..base import Framework, Space, pow2
@@ -164,6 +164,10 @@ class SwiftFramework(Framework):
     doc_intro = docs.INTRO
     policy = repair.SWIFT_HF
     error_families = ("swift",)
+    accuracy_family = "swift"
+    derived_columns = columns.SWIFT_DERIVED
+    column_words = columns.SWIFT_WORDS
+    log_formats = ("swift",)  # logging.jsonl
     entry_commands = (("swift", "rlhf"),)
     model_keys = ("--model",)
     offload_switch = ("ds_offload", "deepspeed=zero3_offload")
@@ -374,7 +378,7 @@ class SwiftFramework(Framework):
         of its own (``--vllm_mode server``), pipelined with ``--async_generate`` on the HF path (Megatron GRPO and
         TRL have none: their server mode runs in turn); one solve places the training ranks and the server's GPUs
         (the space searches the split and uses every GPU)."""
-        from ...commands.placement import Layout, admits, sub_scenario
+        from ...layout import Layout, admits, sub_scenario
 
         out = []
         colocate = {"use_vllm": True, "vllm_mode": "colocate"}
@@ -388,6 +392,9 @@ class SwiftFramework(Framework):
             out.append(Layout("split", "a rollout server on GPUs of its own",
                               sub_scenario(scenario, fixed=split, layout_keys=split)))
         return out
+
+    def is_gpu_count_key(self, key: str) -> bool:
+        return key == "NPROC_PER_NODE" or super().is_gpu_count_key(key)
 
     def describe_placement(self, values: Mapping[str, Value]) -> str | None:
         if not (values.get("use_vllm") and values.get("vllm_server")):
@@ -498,6 +505,8 @@ class SwiftMegatronFramework(SwiftFramework):
     doc_intro = docs.INTRO_MEGATRON
     policy = repair.SWIFT_MEGATRON
     error_families = ("swift-megatron",)
+    derived_columns = columns.MEGATRON_DERIVED
+    column_words = columns.MEGATRON_WORDS
     entry_commands = (("megatron", "rlhf"),)
 
     EXPORT_ORDER = ["tp", "pp", "cp", "ep", "etp", "vpp", "first_pp_layers", "last_pp_layers", "micro_batch_size",

@@ -30,7 +30,7 @@ from ..base import Space
 from ..overrides import is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import SwiftFramework, _bool, _float, _int, _present, read_flags
-from . import docs, errors, repair
+from . import columns, docs, errors, repair
 from .cost import cost_values
 from .fields import GRPO_SCRIPT_OPTIONS
 from .rules import REMOVED_FIELDS, RULESET
@@ -195,6 +195,13 @@ class TrlFramework(SwiftFramework):
     doc_intro = docs.INTRO
     policy = repair.TRL
     error_families = ("trl",)
+    accuracy_family = "trl"
+    derived_columns = columns.DERIVED
+    column_words = columns.WORDS
+    # none: GRPOTrainer prints its metrics through transformers' Trainer.log, a Python dict per logging step with
+    # no step or phase times and no memory (trl/extras/profiling.py ProfilingContext reports its timers to wandb,
+    # MLflow and Trackio only)
+    log_formats = ()
     entry_commands = (("trl", "grpo"),)
     entry_modules = ("trl.scripts.grpo", "open_r1.grpo", "examples.scripts.grpo")
     launcher_flags = True

@@ -309,6 +309,12 @@ def inputs_of_version(inputs: Mapping[str, list[str]], version: str,
     return {phase: names + extra.get(phase, []) for phase, names in inputs.items()}
 
 
+def tokens_per_step(values: Mapping[str, Value]) -> int:
+    """Prompt + response tokens (at their limits) of one step: train_batch_size prompts x n responses each."""
+    samples = int(values.get("train_batch_size", 0)) * int(values.get("n", 1))
+    return samples * (int(values.get("max_prompt_length", 0)) + int(values.get("max_response_length", 0)))
+
+
 def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
     return CostSpec(
         framework="verl",
@@ -318,6 +324,7 @@ def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
         phases_run=phases_run_verl,
         unread=unread,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
+        tokens_per_step=tokens_per_step,
         bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool"),
         optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
         pipeline=pipeline,

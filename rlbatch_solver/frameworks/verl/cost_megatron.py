@@ -29,7 +29,7 @@ from ..cost_common import token_budget
 from ..base import of_absent_model
 from .cost import (BATCH_SHARE, HOST_COPIES, LEGACY_GLOBAL_MICRO, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching,
                    engine_sleeps_to_host, inputs_of_version, per_gpu_micro, phases_run_verl, pipeline,
-                   shared_plan_fields, unread_batch_share)
+                   shared_plan_fields, tokens_per_step, unread_batch_share)
 
 MG = "actor_rollout_ref.actor.megatron"
 RECOMPUTE_KEY = f"{MG}.override_transformer_config.recompute_granularity"
@@ -205,6 +205,7 @@ def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
         time_inputs=inputs_of_version(TIME_INPUTS, version, _LEGACY),
         phases_run=phases_run_verl,
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
+        tokens_per_step=tokens_per_step,
         bool_names=frozenset(n for n, s in ANY_VARIABLES.items() if s.kind == "bool"),
         unread=unread,
         optional=frozenset(n for n, s in ANY_VARIABLES.items() if s.optional),

@@ -25,7 +25,7 @@ from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleSet, Stage, Value, VarSpec
 from ...rules.expr import BoolVar, IntVar
 from ...rules.base import is_set
-from . import docs, errors, repair, versions
+from . import columns, docs, errors, repair, versions
 from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
 from ..base import Framework, Space, attention_constants, of_absent_model, pow2
@@ -678,7 +678,7 @@ def verl_placements(fw: Any, scenario: Any, notes: list[str]) -> list:
     one_step_off recipe's keys stays that recipe; a rollout pool the scenario fixes keeps only its layouts), each
     with the rollout pool's TP, the sync interval and the engine's share searched where the user left them. The keys
     the user fixed win over the layout's (a hybrid engine, a checkpoint backend), the pool geometry aside."""
-    from ...commands.placement import Layout, admits, sub_scenario
+    from ...layout import Layout, admits, sub_scenario
 
     if scenario.placement in ("split", "auto") and fw.version != versions.NEWEST:
         raise InputError("placement", f"split placements are modelled for verl {versions.NEWEST} only, not "
@@ -756,7 +756,7 @@ class VersionPacks:
     ruleset: RuleSet
     versions = versions.VERSIONS
     part = "any"  # which rules of a pack (versions.ruleset_for): "any" (both backends) or "megatron"
-    pinned = False  # the user named the version (--framework verl==0.7.1): no detection
+    log_formats = ("verl", "verl-jsonl")  # the console logger's lines, the file logger's JSON lines
 
     @classmethod
     def for_version(cls, version: str):
@@ -767,6 +767,12 @@ class VersionPacks:
         fw.doc_ruleset = versions.ruleset_for(version, "fsdp" if cls.part == "any" else cls.part)
         fw.pinned = True
         return fw
+
+    def resolve_version(self, text: str) -> tuple[str | None, str | None]:
+        try:
+            return versions.resolve(text)
+        except ValueError:
+            return None, None
 
     def for_config(self, flat: Mapping[str, Any]) -> tuple[Framework, str | None]:
         """The version pack a pasted config shows (keys only some versions have), unless the user pinned one."""
@@ -794,6 +800,9 @@ class VersionPacks:
     def describe_placement(self, values: Mapping[str, Value]) -> str | None:
         return describe_verl_placement(values)
 
+    def column_values(self, env: Mapping[str, Value]) -> dict[str, Value]:
+        return columns.column_values(env)
+
     def value_notes(self, values: Mapping[str, Value]) -> list[str]:
         if int(values.get("async_mode") or 0) < 2 or values.get("cluster_gpus") is not None:
             return []
@@ -820,6 +829,9 @@ class VerlFramework(VersionPacks, Framework):
     entry_modules = ("verl.trainer.main_ppo", FULLY_ASYNC_ENTRY, ONE_STEP_OFF_ENTRY)
     model_keys = ("actor_rollout_ref.model.path",)
     offload_switch = ("param_offload", "actor_rollout_ref.actor.fsdp_config.param_offload=True")
+    table_columns = columns.TABLE_COLUMNS
+    derived_columns = columns.FSDP_DERIVED
+    column_words = columns.COLUMN_WORDS
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE
     # prompts per step and per policy update (mini batch) decide the training; micro batches only split it

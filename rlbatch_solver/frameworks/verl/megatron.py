@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 from ...catalog.models import ModelCard
 from ...errors import InputError
 from ...rules.base import Value
-from . import docs, errors, repair
+from . import columns, docs, errors, repair
 from .rules_megatron import MEGATRON_RULESET
 from ..base import Framework, Space
 from .fsdp import (SEARCH_TIES, STRATEGY_KEY, VersionPacks, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
@@ -59,6 +59,9 @@ class VerlMegatronFramework(VersionPacks, Framework):
     doc_intro = docs.INTRO_MEGATRON
     policy = repair.VERL_MEGATRON
     error_families = ("verl", "verl-megatron")  # the Megatron backend prints verl's messages too
+    accuracy_family = "verl"
+    derived_columns = columns.MEGATRON_DERIVED
+    column_words = columns.MEGATRON_WORDS
     model_keys = ("actor_rollout_ref.model.path",)
     offload_switch = ("megatron_param_offload", "actor_rollout_ref.actor.megatron.param_offload=True")
     oom_frames = errors.OOM_FRAMES

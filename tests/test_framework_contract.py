@@ -1,0 +1,170 @@
+"""A framework is a contract: every registered framework declares what the callers read (``Framework``'s members),
+the CLI names it, its rules page is in docs/, its enumerate columns and accuracy family are set, and nothing under
+frameworks/ reaches up into the commands. A new framework is one folder and one registry line: this file tells
+what it still lacks (docs/architecture.md, "Adding a framework")."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import rlbatch_solver
+from rlbatch_solver.cli import app
+from rlbatch_solver.costmodel.accuracy import family_of
+from rlbatch_solver.frameworks import FRAMEWORKS, Framework, get_framework
+from rlbatch_solver.frameworks.docs import rules_page
+from rlbatch_solver.rules.base import RuleSet
+from rlbatch_solver.runlog import FORMATS
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = Path(rlbatch_solver.__file__).resolve().parent
+NAMES = list(FRAMEWORKS)
+
+PAIRS = "pairs of str"
+# member -> the type every framework's value has (PAIRS: a tuple of (str, str))
+MEMBERS: dict[str, object] = {
+    "name": str, "version": str, "ruleset": RuleSet, "syntax": str, "pinned": bool, "version_note": str,
+    "versions": tuple, "doc_intro": str, "doc_ruleset": (RuleSet, type(None)), "legacy_flags": Mapping,
+    "error_families": tuple, "entry_modules": tuple, "entry_commands": tuple, "launcher_flags": bool,
+    "model_keys": tuple, "scenario_vars": Mapping, "shapes_learning": frozenset, "offload_switch": (tuple, type(None)),
+    "oom_frames": tuple, "oom_advice": Mapping, "table_columns": PAIRS, "derived_columns": PAIRS,
+    "column_words": PAIRS, "log_formats": tuple, "accuracy_family": str,
+}
+
+
+def _is_pairs(value: object) -> bool:
+    return isinstance(value, tuple) and all(
+        isinstance(p, tuple) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in value)
+
+
+def test_framework_declares_every_member_with_a_default():
+    # what a caller reads is declared once, on Framework: a new framework inherits a default for it
+    for member in MEMBERS:
+        if member not in ("name", "version", "ruleset", "syntax"):
+            assert hasattr(Framework, member), f"Framework does not declare {member}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_members_present_and_typed(name):
+    fw = get_framework(name)
+    for member, kind in MEMBERS.items():
+        value = getattr(fw, member)
+        ok = _is_pairs(value) if kind == PAIRS else isinstance(value, kind)
+        assert ok, f"{name}.{member} = {value!r} is not {kind}"
+    assert fw.name == name and fw.syntax in ("hydra", "flags")
+    assert fw.versions and fw.versions[0] == fw.version and all(isinstance(v, str) for v in fw.versions)
+    assert fw.resolve_version(fw.version) == (fw.version, None)
+    assert not fw.pinned and not fw.version_note, "the registry's own instance is the newest version, unpinned"
+    assert fw.doc_intro and fw.error_families and fw.model_keys
+    assert set(fw.log_formats) <= set(FORMATS), f"{name} names a log format runlog.py does not read"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_version_is_pinned_to_itself(name):
+    fw = get_framework(name)
+    for version in fw.versions:
+        pinned = get_framework(f"{name}=={version}")
+        assert pinned.version == version
+        assert pinned.pinned == (len(fw.versions) > 1), "only a framework with version packs pins a version"
+
+
+def test_architecture_doc_lists_every_member():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text[text.index("### The contract"):text.index("## Versions of a framework")]
+    members = {n for n in vars(Framework) if not n.startswith("_")} | set(Framework.__annotations__)
+    missing = sorted(n for n in members if f"`{n}" not in section)
+    assert not missing, f"docs/architecture.md's contract section does not name {missing}"
+
+
+def _flat(text: str) -> str:
+    """CLI help without its box drawing and line breaks."""
+    return re.sub(r"\s+", " ", re.sub(r"[│╭╮╰╯─]", " ", text))
+
+
+@pytest.fixture(scope="module")
+def helps() -> dict[str, str]:
+    runner = CliRunner()
+    out = {}
+    for command in ([], ["check"], ["fix"], ["recommend"], ["enumerate"], ["rules"], ["calibrate"]):
+        result = runner.invoke(app, command + ["--help"], env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
+        assert result.exit_code == 0, result.output
+        out[" ".join(command) or "rlbatch"] = _flat(result.output)
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cli_help_names_it(name, helps):
+    for command, text in helps.items():
+        assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text), f"`{command} --help` does not name {name}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_rules_page_exists(name):
+    fw = get_framework(name)
+    page = ROOT / "docs" / f"rules-{name}.md"
+    assert page.is_file(), f"write it with: rlbatch rules --framework {name} --markdown > docs/rules-{name}.md"
+    assert page.read_text() == rules_page(fw), f"docs/rules-{name}.md is out of date (rlbatch rules --markdown)"
+
+
+def _keys_of_every_version(fw: Framework) -> set[str]:
+    keys = set()
+    for version in fw.versions:
+        pinned = get_framework(f"{fw.name}=={version}")
+        keys |= {pinned.native_key(n) for n in pinned.ruleset.variables}
+    return keys
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_enumerate_columns_set(name):
+    fw = get_framework(name)
+    assert fw.derived_columns, f"{name} declares no derived columns for the enumerate table"
+    own = type(fw).column_values is not Framework.column_values
+    known = set(fw.ruleset.variables) | {d.name for d in fw.ruleset.derived}
+    for column, title in fw.table_columns + fw.derived_columns:
+        assert title and (column in known or own), f"{name}: column {column} is no rule variable of it"
+    keys = _keys_of_every_version(fw)
+    for word, _ in fw.column_words:
+        assert any(word in key for key in keys), f"{name}: column word {word!r} is in none of its keys"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_accuracy_family_set(name):
+    fw = get_framework(name)
+    assert fw.accuracy_family in FRAMEWORKS, "a family is named after the framework whose runs it counts"
+    assert family_of(name) == family_of(f"{name}=={fw.version}") == fw.accuracy_family
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """The absolute names of the modules a file imports (relative imports resolved)."""
+    package = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = base + (node.module.split(".") if node.module else [])
+            out.add(".".join(module))
+            out |= {".".join(module + [alias.name]) for alias in node.names}
+    return out
+
+
+def test_no_framework_module_imports_the_commands():
+    files = sorted((PACKAGE / "frameworks").rglob("*.py"))
+    assert files
+    for path in files:
+        upward = {m for m in _imported_modules(path)
+                  if m == "rlbatch_solver.commands" or m.startswith("rlbatch_solver.commands.")}
+        assert not upward, f"{path.relative_to(PACKAGE)} imports {sorted(upward)}: move what it needs below"
+
+
+def test_the_import_check_resolves_relative_imports():
+    # the check above resolves `from ...layout import Layout` (three dots: from frameworks/verl/ to the package)
+    path = PACKAGE / "frameworks" / "verl" / "fsdp.py"
+    assert "rlbatch_solver.layout" in _imported_modules(path)
+    assert "rlbatch_solver.frameworks.verl.columns" in _imported_modules(path)
