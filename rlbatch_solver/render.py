@@ -12,7 +12,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .rules.base import STAGE_TEXT, Stage
+from .costmodel.phase import Phase
+from .rules.base import RuleKind, stage_text
+from .rules.ids import tied_followers
 
 
 # recommend --from: a gain under 2% of the step is reported as no gain worth a change (the step-time error of
@@ -51,7 +53,7 @@ def print_check(console: Console, report: Any) -> None:
         color = "red" if v.severity.value == "error" else "yellow"
         console.print(f"\n[{color}]{v.severity.value.upper()}[/] [bold]{v.rule}[/]")
         console.print(f"  {v.message}")
-        console.print(f"  {'may fail' if getattr(v, 'tolerated', False) else 'fails'}: {STAGE_TEXT[Stage(v.stage)]}")
+        console.print(f"  {'may fail' if getattr(v, 'tolerated', False) else 'fails'}: {stage_text(v.stage)}")
         console.print(f"  source: {v.source}")
     if getattr(report, "memory", None) is not None:
         print_memory_check(console, report.memory, report.framework, getattr(report, "host", None))
@@ -234,7 +236,7 @@ def enum_columns(fw: Any, space: Any, solutions: list[dict[str, Any]]) -> list[t
     if fw.name == "verl":
         return [c for c in ENUM_COLUMNS
                 if any(s.get(c[0]) is not None for s in solutions) or c[0] in ("grad_accum", "rollout_replicas")]
-    tied = {r.id.rsplit(".", 1)[-1] for r in getattr(space, "extra_rules", []) if r.id.startswith("search.tie.")}
+    tied = tied_followers(getattr(space, "extra_rules", []))
     domains = getattr(space, "domains", {}) or {}
     free = [n for n in fw.ruleset.variables if n in domains and len(domains[n]) > 1 and n not in tied]
     free = [n for n in free if len({s.get(n) for s in solutions}) > 1 or len(free) <= 8]
@@ -352,10 +354,7 @@ def print_models(console: Console, cards: list) -> None:
 
 # ----------------------------------------------------------------------------- recommend
 GIB = 2**30
-PHASE_TITLE = {
-    "rollout": "rollout", "old_log_prob": "old log-prob", "ref": "ref log-prob", "actor_update": "actor update",
-    "critic_update": "critic update", "weight_sync": "weight sync", "offload": "offload transfers",
-}
+PHASE_TITLE = {p: p.label for p in Phase}
 
 
 def _gib(x: float) -> str:
@@ -567,7 +566,7 @@ def print_no_fit(console: Console, report: Any) -> None:
         if least > cap:
             console.print(f"  {rule_id}: needs at least {least / 1024:.1f} GiB per GPU anywhere in the search space, "
                           f"{(least - cap) / 1024:.1f} GiB more than the {cap / 1024:.1f} GiB usable")
-    memory = any(".memory." in r.id for r in getattr(report.conflict, "rules", [])) or any(
+    memory = any(r.kind is RuleKind.MEMORY for r in getattr(report.conflict, "rules", [])) or any(
         least > cap for least, cap in report.memory_floor.values())
     if memory:
         from .frameworks import get_framework
@@ -740,7 +739,7 @@ def print_explain(console: Console, report: Any) -> None:
     for text in getattr(report, "meaning", []):
         console.print(f"in plain words: {text}")
     for r in report.rules:
-        console.print(f"\n[bold]{r.rule}[/] ({r.framework}, fails at: {STAGE_TEXT[Stage(r.stage)]})")
+        console.print(f"\n[bold]{r.rule}[/] ({r.framework}, fails at: {stage_text(r.stage)})")
         # a rule's message names its numbers {like_this}: without the config they stay names
         console.print("  " + _NUMBER_NAME.sub(r"<\1>", r.why), markup=False)
         console.print(f"  source: {r.source}")

@@ -12,7 +12,8 @@ from ..costmodel.efficiency import Efficiency
 from ..errors import InputError
 from ..frameworks import get_framework
 from ..frameworks.base import of_absent_model
-from ..rules.base import RuleSet, Value
+from ..rules.base import RuleKind, RuleSet, Value
+from ..rules.ids import memory_rule_id, table_phase, tied_followers
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .common import framework_for, model_card, validate_solutions, waste_text
@@ -135,7 +136,7 @@ def _start_domains(domains: dict[str, list[Value]], values: Mapping[str, Value],
 def _tie_the_config_breaks(rule: Any, values: Mapping[str, Value]) -> bool:
     """A search-space tie (``search.tie.X``: X follows another key, as the framework's defaults do) that the user's
     own config does not keep (its log-prob token budget differs from the actor's): the config's choice stands."""
-    if not rule.id.startswith("search.tie."):
+    if rule.kind is not RuleKind.SEARCH_TIE:
         return False
     names = [n for n in rule.reads() if not n.endswith("_set")]
     return len(names) == 2 and all(n in values for n in names) and values[names[0]] != values[names[1]]
@@ -158,7 +159,7 @@ def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mappi
     memory, seconds = full_reports(spec, full)
     total = step_seconds(spec, full, seconds)
     tokens = _tokens_per_step(full, spec)
-    followers = {r.id.removeprefix("search.tie.") for r in space.extra_rules if r.id.startswith("search.tie.")}
+    followers = tied_followers(space.extra_rules)
     keys = sorted({_key_of(fw, n) for n in free - followers
                    if n in space.domains and len(space.domains[n]) > 1
                    and not of_absent_model(n, lambda switch: switch not in full or bool(full[switch]))})
@@ -333,7 +334,8 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
     pct = f"{math.exp(error) - 1:.0%}"
     rules = [Rule(f"search.headroom.{p}", IntVar(f"mem_{p}") <= roomy[p],
                   f"{p} needs {{mem_{p}}} MiB: within the model's observed error ({pct}) of the {lines[p]} MiB usable",
-                  Stage.SEARCH, "rlbatch-solver: one observed error of headroom (docs/cost-model.md section 11)")
+                  Stage.SEARCH, "rlbatch-solver: one observed error of headroom (docs/cost-model.md section 11)",
+                  kind=RuleKind.SEARCH)
              for p in memory]
     roomier = optimize(ruleset.extended(rules), space.domains, objective, top=top if top <= 1 else top + 2,
                        time_limit_s=max(0.05, deadline.left() * 0.8), workers=workers)
@@ -388,5 +390,5 @@ def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> di
     """For each memory rule: the least MiB its phase needs anywhere in the space, vs capacity."""
     from ..costmodel.tables import least_memory
 
-    return {f"{ruleset.framework}.memory.{name[4:]}": (least, terms.capacity_of(name[4:]))
+    return {memory_rule_id(ruleset.framework, table_phase(name)): (least, terms.capacity_of(table_phase(name)))
             for name, least in least_memory(terms.derived, domains).items()}

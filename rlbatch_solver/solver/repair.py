@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 from ortools.sat.python import cp_model
 
 from ..deadline import Deadline
-from ..rules.base import UNSET_PLACEHOLDER, RuleSet, Value
+from ..rules.base import UNSET_PLACEHOLDER, RuleKind, RuleSet, Value
 from .costs import (  # noqa: F401 - re-exported: the tests and api import them from here
     CHANGE_WEIGHT, DISTANCE_SCALE, MAX_DISTANCE, MAX_RANK, RANK_WEIGHT, WASTE_BASE, WASTE_NAME, WASTE_PER_PERMILLE,
     candidate_cost, change_cost, reads_through, same_value, total_cost, waste_cost,
@@ -86,11 +86,11 @@ def _value_lits(built, name: str, values: list[Value]) -> tuple[list, list[tuple
 
 def _lazy_split(ruleset: RuleSet) -> tuple[RuleSet, list]:
     """The rule set without its memory rules and cost tables, and the memory rules."""
-    lazy = [r for r in ruleset.rules if ".memory." in r.id]
+    lazy = [r for r in ruleset.rules if r.kind is RuleKind.MEMORY]
     if not lazy:
         return ruleset, []
     derived = [d for d in ruleset.derived if not d.name.startswith(("mem_", "us_"))]
-    rules = [r for r in ruleset.rules if ".memory." not in r.id]
+    rules = [r for r in ruleset.rules if r.kind is not RuleKind.MEMORY]
     return RuleSet(ruleset.framework, ruleset.version, ruleset.variables, derived, rules), lazy
 
 
