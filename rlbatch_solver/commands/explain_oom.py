@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..costmodel.phase import Phase
 from ..catalog.gpus import load_gpu
@@ -22,6 +22,10 @@ from ..frameworks import get_framework
 from ..frameworks.oom_text import (CUDA_OOM, ENGINE_FREE, KILLED, KV_NONE, KV_SHORT, RAY_NODE, SGLANG, OomMessage,
                                    gpus_with_capacity, parse_oom, phase_of)
 from ..frameworks.registry import FRAMEWORKS
+
+if TYPE_CHECKING:
+    from .check import CheckReport
+    from .fix import FixReport
 
 GIB_MIB = 1024
 KIND_TEXT = {
@@ -47,8 +51,8 @@ class OomExplanation:
     lines: list[str] = field(default_factory=list)  # the comparison with our prediction, in words
     predicted_oom: bool | None = None  # None: no config to price
     advice: list[str] = field(default_factory=list)
-    check: Any = None  # CheckReport of the pasted config
-    fix: Any = None  # FixReport (memory, the user's algorithm kept)
+    check: CheckReport | None = None  # of the pasted config
+    fix: FixReport | None = None  # memory, the user's algorithm kept
     fixed_fits: bool | None = None  # check on the fixed config: fits (None: no fix)
     offset_gib: float = 0.0  # what the fix was priced with beyond our model, from the message's numbers
 

@@ -6,7 +6,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..catalog.models import ModelCard
 from ..errors import InputError
@@ -17,6 +17,10 @@ from ..costmodel.efficiency import Efficiency
 from ..scenario import check_length_fraction
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .common import framework_for, read_inputs, read_config, validate_solutions, waste_text
+
+if TYPE_CHECKING:
+    from ..costmodel.host import HostReport
+    from ..solver.explain import Conflict
 
 
 @dataclass
@@ -35,7 +39,7 @@ class FixReport:
     memory_evaluated: bool
     memory_before: dict[str, tuple[float, float]] = field(default_factory=dict)  # phase -> (peak MiB, capacity MiB)
     memory_after: dict[str, tuple[float, float]] = field(default_factory=dict)
-    conflict: Any = None
+    conflict: Conflict | None = None
     pinned_in_conflict: dict[str, Any] = field(default_factory=dict)
     relaxations: list[str] = field(default_factory=list)
     native_after: list[str] = field(default_factory=list)  # the changed keys, paste-ready
@@ -53,7 +57,7 @@ class FixReport:
     partial_diff: list[tuple[str, str, str]] = field(default_factory=list)
     partial_broken: list[str] = field(default_factory=list)
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (least MiB anywhere, usable MiB)
-    host: Any = None  # costmodel.host.HostReport of the answer: the node's RAM (with --gpu and --model)
+    host: HostReport | None = None  # of the answer: the node's RAM (with --gpu and --model)
 
     @property
     def already_valid(self) -> bool:

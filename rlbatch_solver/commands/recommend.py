@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from ..catalog.models import ModelCard, load_model
 from ..costmodel.efficiency import Efficiency
@@ -18,6 +18,15 @@ from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .common import framework_for, model_card, validate_solutions, waste_text
 
+if TYPE_CHECKING:
+    from ..catalog.gpus import GPU
+    from ..costmodel.host import HostReport
+    from ..costmodel.memory import MemoryReport
+    from ..costmodel.tables import CostSpec, CostTerms
+    from ..frameworks.base import Framework, Space
+    from ..rules.base import Violation
+    from ..solver.explain import Conflict
+
 
 @dataclass
 class Choice:
@@ -28,7 +37,7 @@ class Choice:
     native: list[str]
     step_time_s: float
     phase_seconds: dict[str, float]
-    memory: dict[str, Any]  # phase -> MemoryReport
+    memory: dict[str, MemoryReport]  # phase -> its memory terms
     objective: int
     proven: bool
     tokens_per_s: float
@@ -46,7 +55,7 @@ class RecommendReport:
     framework: str
     version: str
     scenario: Scenario
-    gpu: Any
+    gpu: GPU
     model: ModelCard
     choices: list[Choice]
     status: str
@@ -54,15 +63,15 @@ class RecommendReport:
     wall_time_s: float
     capacity_mib: int
     raw_size: int
-    conflict: Any = None  # solver.explain.Conflict when nothing fits
+    conflict: Conflict | None = None  # when nothing fits
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule id -> (least MiB, capacity)
-    space: Any = None
+    space: Space | None = None
     start: "Start | None" = None  # recommend --from: the user's own config, judged like every choice
     lengths: dict[str, Any] = field(default_factory=dict)  # the mean lengths the step times assume (check's)
     placement: Any = None  # commands.placement.PlacementSummary (recommend --placement): every layout's best
     # how the answer stands to the memory model's observed error: headroom kept, or why the best is tight ('' none)
     margin_note: str = ""
-    host: Any = None  # costmodel.host.HostReport of the best config: the node's RAM
+    host: HostReport | None = None  # of the best config: the node's RAM
 
     @property
     def best(self) -> Choice | None:
@@ -75,10 +84,10 @@ class Start:
 
     native: list[str]  # the config as the framework would print it
     searched: list[str]  # native keys recommend was free to choose (the rest stay as the config has them)
-    broken: list[Any]  # rules.base.Violation: the errors it has (memory included)
+    broken: list[Violation]  # the errors it has (memory included)
     step_time_s: float
     phase_seconds: dict[str, float]
-    memory: dict[str, Any]
+    memory: dict[str, MemoryReport]
     tokens_per_s: float
     waste: str = ""
     given: list[str] = field(default_factory=list)  # the free keys the config sets (native spelling)
@@ -175,8 +184,25 @@ def _gpu(scenario: Scenario, extra_gpus: str | Path | None = None):
     return load_gpu(scenario.gpu, extra_gpus)
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What a scenario's solve needs: its framework, model, GPU, search space, cost model and rule set (its own
+    rules plus the space's and the memory rules). Unpacks in that order, as the tuple it replaces did."""
+
+    fw: Framework
+    card: ModelCard
+    gpu: GPU
+    space: Space
+    spec: CostSpec
+    terms: CostTerms
+    ruleset: RuleSet
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.fw, self.card, self.gpu, self.space, self.spec, self.terms, self.ruleset))
+
+
 def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Path | None = None,
-            start: tuple[Mapping[str, Value], set[str]] | None = None):
+            start: tuple[Mapping[str, Value], set[str]] | None = None) -> Prepared:
     """Framework, model, GPU, search space and cost terms of a scenario (``start``: the values of a
     user's config and the variables free to change, from ``scenario_from_config``)."""
     from ..costmodel.tables import build_cost_terms, with_efficiency, with_length_fraction, with_mean_lengths
@@ -196,7 +222,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     spec = with_mean_lengths(spec, scenario.mean_prompt_length, scenario.mean_response_length)
     terms = build_cost_terms(spec, space.domains)
     ruleset = fw.ruleset.extended(space.extra_rules + terms.rules, terms.derived)
-    return fw, card, gpu, space, spec, terms, ruleset
+    return Prepared(fw, card, gpu, space, spec, terms, ruleset)
 
 
 def recommend(
