@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .costmodel.phase import TRAIN_PHASES, Phase
 from .costmodel.efficiency import BOUNDS, DEFAULT_EFFICIENCY, GIB, Efficiency
 from .errors import InputError
 
 PROFILE_KEY = "rlbatch_calibration"
-TRAIN_PHASES = ("old_log_prob", "ref", "actor_update", "critic_update")
 # which efficiency moves which phases (the others barely: a phase's time is one efficiency's term plus fixed costs)
 DRIVES: dict[str, tuple[str, ...]] = {
-    "hbm_decode": ("rollout", "weight_sync"),
-    "mfu_forward": ("old_log_prob", "ref", "critic_update"),
-    "mfu_train": ("actor_update", "critic_update"),
+    "hbm_decode": (Phase.ROLLOUT, Phase.WEIGHT_SYNC),
+    "mfu_forward": (Phase.OLD_LOG_PROB, Phase.REF, Phase.CRITIC_UPDATE),
+    "mfu_train": (Phase.ACTOR_UPDATE, Phase.CRITIC_UPDATE),
 }
 
 

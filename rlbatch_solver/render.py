@@ -6,13 +6,28 @@ import math
 
 import re
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .rules.base import STAGE_TEXT, Stage
+from .costmodel.phase import Phase
+from .rules.base import RuleKind, stage_text
+from .rules.ids import tied_followers
+
+if TYPE_CHECKING:
+    from .commands.calibrate import CalibrateReport
+    from .commands.check import CheckReport, MemoryCheck
+    from .commands.enumerate import EnumerateReport
+    from .commands.explain import ExplainReport
+    from .commands.explain_oom import OomExplanation
+    from .commands.fix import FixReport
+    from .commands.recommend import Choice, RecommendReport
+    from .costmodel.host import HostReport
+    from .frameworks.base import Space
+    from .scenario import Scenario
+    from .solver.explain import Conflict
 
 
 # recommend --from: a gain under 2% of the step is reported as no gain worth a change (the step-time error of
@@ -41,7 +56,7 @@ def print_args(console: Console, args: list[str], prefix: str = "  ", sep: str =
     console.print(prefix + sep.join(shell_word(a) for a in args), markup=False, highlight=False, soft_wrap=True)
 
 
-def print_check(console: Console, report: Any) -> None:
+def print_check(console: Console, report: CheckReport) -> None:
     head = f"{report.framework} {report.version} rules"
     if report.valid:
         console.print(f"[bold green]VALID[/] — passes every one of the {head}.")
@@ -51,7 +66,7 @@ def print_check(console: Console, report: Any) -> None:
         color = "red" if v.severity.value == "error" else "yellow"
         console.print(f"\n[{color}]{v.severity.value.upper()}[/] [bold]{v.rule}[/]")
         console.print(f"  {v.message}")
-        console.print(f"  {'may fail' if getattr(v, 'tolerated', False) else 'fails'}: {STAGE_TEXT[Stage(v.stage)]}")
+        console.print(f"  {'may fail' if getattr(v, 'tolerated', False) else 'fails'}: {stage_text(v.stage)}")
         console.print(f"  source: {v.source}")
     if getattr(report, "memory", None) is not None:
         print_memory_check(console, report.memory, report.framework, getattr(report, "host", None))
@@ -62,7 +77,7 @@ def print_check(console: Console, report: Any) -> None:
         console.print(f"note: ignored {len(report.ignored)} tokens that are not key=value: {shown}")
 
 
-def host_text(host: Any) -> str:
+def host_text(host: HostReport) -> str:
     """One line on the node's RAM: the peak per node, when, its largest terms, and the verdict."""
     head = f"host memory per node: {host.peak_gib:.0f} GiB at {host.when} ({host.largest_terms_text()} GiB)"
     if host.fits is None:
@@ -121,7 +136,7 @@ def pipeline_text(stages: list) -> str:
     return text
 
 
-def outlook_text(mem: Any) -> str:
+def outlook_text(mem: MemoryCheck) -> str:
     """Will it OOM? The verdict of the worst phase with its margin, in GiB and in units of the model's observed
     error, and the same phase's peak at the data's typical lengths where packing makes them differ."""
     phase = min(mem.peaks, key=mem.margin_gib)
@@ -141,7 +156,7 @@ def outlook_text(mem: Any) -> str:
     return text
 
 
-def print_memory_check(console: Console, mem: Any, framework: str = "", host: Any = None) -> None:
+def print_memory_check(console: Console, mem: MemoryCheck, framework: str = "", host: HostReport | None = None) -> None:
     table = Table(title=f"predicted memory per GPU on {mem.gpu} ({mem.model}): "
                         f"{mem.capacity_mib / 1024:.1f} GiB usable of {mem.total_mib / 1024:.1f} GiB")
     for col in ("phase", "peak GiB", "fits", "largest terms (GiB)"):
@@ -197,7 +212,7 @@ def enum_columns(fw: Any, space: Any, solutions: list[dict[str, Any]]) -> list[t
     derived = {n for n, _ in fw.derived_columns}
     if fw.table_columns:
         return [c for c in fw.table_columns if any(s.get(c[0]) is not None for s in solutions) or c[0] in derived]
-    tied = {r.id.rsplit(".", 1)[-1] for r in getattr(space, "extra_rules", []) if r.id.startswith("search.tie.")}
+    tied = tied_followers(getattr(space, "extra_rules", []))
     domains = getattr(space, "domains", {}) or {}
     free = [n for n in fw.ruleset.variables if n in domains and len(domains[n]) > 1 and n not in tied]
     free = [n for n in free if len({s.get(n) for s in solutions}) > 1 or len(free) <= 8]
@@ -227,7 +242,7 @@ def _cell(fw: Any, name: str, value: Any) -> str:
     return str(value)
 
 
-def print_enumerate(console: Console, report: Any, scenario: Any, show: int) -> None:
+def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenario, show: int) -> None:
     from .frameworks import get_framework
 
     fw = get_framework(report.framework)
@@ -267,7 +282,7 @@ def print_enumerate(console: Console, report: Any, scenario: Any, show: int) -> 
     print_args(console, report.native[0])
 
 
-def print_conflict(console: Console, conflict: Any, space: Any) -> None:
+def print_conflict(console: Console, conflict: Conflict, space: Space | None) -> None:
     if not conflict.rules:
         console.print(f"[red]No valid config[/] (solver status: {conflict.status}).")
         return
@@ -315,17 +330,14 @@ def print_models(console: Console, cards: list) -> None:
 
 # ----------------------------------------------------------------------------- recommend
 GIB = 2**30
-PHASE_TITLE = {
-    "rollout": "rollout", "old_log_prob": "old log-prob", "ref": "ref log-prob", "actor_update": "actor update",
-    "critic_update": "critic update", "weight_sync": "weight sync", "offload": "offload transfers",
-}
+PHASE_TITLE = {p: p.label for p in Phase}
 
 
 def _gib(x: float) -> str:
     return f"{x / GIB:.1f}"
 
 
-def print_recommend(console: Console, report: Any) -> None:
+def print_recommend(console: Console, report: RecommendReport) -> None:
     sc = report.scenario
     gpu = report.gpu
     from .solver.proof import no_fit_is_proven
@@ -427,7 +439,7 @@ def print_placement(console: Console, summary: Any) -> None:
     console.print(summary.verdict())
 
 
-def print_start(console: Console, report: Any) -> None:
+def print_start(console: Console, report: RecommendReport) -> None:
     """``recommend --from``: the user's own config, judged like the choices, and what the best one gains."""
     start, best = report.start, report.best
     console.print(f"\n[bold]Your config[/] (kept: model, GPUs, lengths, algorithm, batch per step; "
@@ -470,7 +482,7 @@ def _native_key(arg: str) -> str:
     return arg.split(" ", 1)[0] if arg.startswith("--") else arg.partition("=")[0]
 
 
-def why_lost(best: Any, other: Any) -> str:
+def why_lost(best: Choice, other: Choice) -> str:
     """The phase whose time grew most against the best config (or the padding it makes the framework do)."""
     if getattr(other, "waste", "") and not getattr(best, "waste", ""):
         return "pads the step: " + other.waste.split(":")[0] + " (ranked as if its padding were real samples)"
@@ -508,14 +520,14 @@ def short_keys(keys: list[str]) -> dict[str, str]:
     return out
 
 
-def differs(best: Any, other: Any) -> str:
+def differs(best: Choice, other: Choice) -> str:
     a, b = _pairs(best.native), _pairs(other.native)
     keys = [k for k in b if a.get(k) != b.get(k)]
     short = short_keys(keys[:4])
     return ", ".join(f"{short[k]}={b[k]}" for k in keys[:4]) or "-"
 
 
-def print_no_fit(console: Console, report: Any) -> None:
+def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) -> None:
     from .solver.proof import no_fit_is_proven
 
     if not no_fit_is_proven(report):
@@ -530,7 +542,7 @@ def print_no_fit(console: Console, report: Any) -> None:
         if least > cap:
             console.print(f"  {rule_id}: needs at least {least / 1024:.1f} GiB per GPU anywhere in the search space, "
                           f"{(least - cap) / 1024:.1f} GiB more than the {cap / 1024:.1f} GiB usable")
-    memory = any(".memory." in r.id for r in getattr(report.conflict, "rules", [])) or any(
+    memory = any(r.kind is RuleKind.MEMORY for r in getattr(report.conflict, "rules", [])) or any(
         least > cap for least, cap in report.memory_floor.values())
     if memory:
         from .frameworks import get_framework
@@ -545,12 +557,12 @@ def print_no_fit(console: Console, report: Any) -> None:
                       "a rule counts GPUs")
 
 
-def recommend_dict(report: Any) -> dict[str, Any]:
+def recommend_dict(report: RecommendReport) -> dict[str, Any]:
     from .costmodel.accuracy import error_bars_dict
     from .frameworks import get_framework
     from .solver.proof import no_fit_is_proven
 
-    def choice(c: Any) -> dict[str, Any]:
+    def choice(c: Choice) -> dict[str, Any]:
         return {
             "rank": c.rank,
             "native": c.native,
@@ -597,7 +609,7 @@ def recommend_dict(report: Any) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- fix
-def print_fix(console: Console, report: Any) -> None:
+def print_fix(console: Console, report: FixReport) -> None:
     head = f"{report.framework} {report.version}"
     if report.before_violations and all(getattr(v, "tolerated", False) for v in report.before_violations):
         console.print(f"[bold yellow]TIGHT[/] — passes every {head} rule, but {len(report.before_violations)} "
@@ -646,7 +658,7 @@ def print_fix(console: Console, report: Any) -> None:
     print_args(console, report.native_after, sep=" ")
 
 
-def print_fix_conflict(console: Console, report: Any) -> None:
+def print_fix_conflict(console: Console, report: FixReport) -> None:
     """No repair: the conflicting rules in words with the config's numbers, the pins, what would help."""
     if report.status == "infeasible":
         console.print("\n[bold red]No repair exists[/] within the values fix may change (proven).")
@@ -686,7 +698,7 @@ def _shown(value: Any) -> str:
 _NUMBER_NAME = re.compile(r"[{](\w+)[}]")  # a rule message's {number} slots
 
 
-def print_explain(console: Console, report: Any) -> None:
+def print_explain(console: Console, report: ExplainReport) -> None:
     if not report.matched:
         from .frameworks.error_text import all_patterns
 
@@ -703,7 +715,7 @@ def print_explain(console: Console, report: Any) -> None:
     for text in getattr(report, "meaning", []):
         console.print(f"in plain words: {text}")
     for r in report.rules:
-        console.print(f"\n[bold]{r.rule}[/] ({r.framework}, fails at: {STAGE_TEXT[Stage(r.stage)]})")
+        console.print(f"\n[bold]{r.rule}[/] ({r.framework}, fails at: {stage_text(r.stage)})")
         # a rule's message names its numbers {like_this}: without the config they stay names
         console.print("  " + _NUMBER_NAME.sub(r"<\1>", r.why), markup=False)
         console.print(f"  source: {r.source}")
@@ -725,7 +737,7 @@ def print_explain(console: Console, report: Any) -> None:
         print_fix_conflict(console, report.fix)
 
 
-def print_oom(console: Console, exp: Any) -> None:
+def print_oom(console: Console, exp: OomExplanation) -> None:
     """An out-of-memory message: what it is, the phase and whence, its numbers, our prediction, the fix or advice."""
     from .commands.explain_oom import KIND_TEXT, PHASE_TEXT
 
@@ -764,7 +776,7 @@ def print_oom(console: Console, exp: Any) -> None:
         say("\npaste the config after -- (with --model) to compare this with our prediction and get the fix")
 
 
-def print_calibration(console: Console, report: Any) -> None:
+def print_calibration(console: Console, report: CalibrateReport) -> None:
     """``calibrate``: each timed phase measured / predicted before / after, and the fitted efficiencies."""
     from .costmodel.efficiency import DEFAULT_EFFICIENCY
 

@@ -26,7 +26,8 @@ from rlbatch_solver.costmodel.memory import (
     T_ACT_PP, T_GRADS, T_PARAMS, estimate_memory, megatron_layer_activation_bytes, megatron_shard_params,
     megatron_stage_layers, model_consts)
 from rlbatch_solver.costmodel.plan import Plan
-from rlbatch_solver.rules.base import Rule, RuleSet, Severity, Stage, VarSpec
+from rlbatch_solver.costmodel.phase import Phase
+from rlbatch_solver.rules.base import Rule, RuleSet, Severity, VarSpec
 from rlbatch_solver.rules.expr import IntVar
 from rlbatch_solver.solver.model import enumerate_solutions
 
@@ -110,7 +111,7 @@ def test_accounting_the_embedding_and_loss_lowers_the_235b_update_peak():
 # ----------------------------------------------------------------------------- tolerated breaks
 def _toy_ruleset() -> RuleSet:
     x = IntVar("x")
-    rule = Rule("toy.memory.x", x <= 10, "x = {x} > 10", Stage.ACTOR_UPDATE, "test", tolerance=x <= 12,
+    rule = Rule("toy.memory.x", x <= 10, "x = {x} > 10", Phase.ACTOR_UPDATE, "test", tolerance=x <= 12,
                 tolerance_message="x = {x} is within the tolerance")
     return RuleSet("toy", "1", {"x": VarSpec("x", "x", "int", 1, False, "x")}, [], [rule])
 

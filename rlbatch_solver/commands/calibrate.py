@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..costmodel.phase import Phase
 from ..calibration import Fit, Observation, Profile, fit, make_run
 from ..costmodel.efficiency import DEFAULT_EFFICIENCY, GIB
 from ..errors import InputError
@@ -51,7 +52,7 @@ def observation_from_log(log: RunLog, framework: str, config: Sequence[str] | Ma
                      "sequences than the limits would hide the worst case)")
         peak = None
     elif peak is not None:
-        plan = run.spec.plan(run.values, "actor_update")
+        plan = run.spec.plan(run.values, Phase.ACTOR_UPDATE)
         run.peak_fraction = (p_max + r_max) / max(1, plan.prompt_len + plan.response_len)
     if peak is not None:
         gib, kind = peak

@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..costmodel.phase import Phase
 from ..catalog.models import ModelCard
 from ..costmodel.host import HostReport
 from ..costmodel.efficiency import Efficiency
 from ..frameworks import Framework, get_framework
 from ..rules.base import RuleSet, Value, Violation
+from ..rules.ids import memory_rule_id
 from ..scenario import check_length_fraction, check_mean_lengths
 from .common import framework_for, read_inputs, read_config
 
@@ -64,7 +66,7 @@ def host_check(spec: Any, values: Mapping[str, Value], gpu_name: str, host_mem_g
     one, else the standard cloud shape's for the GPU type (said so), else none (the estimate alone)."""
     from ..costmodel.host import estimate_host, gpus_on_node, node_ram
 
-    rollout, update = spec.plan(values, "rollout"), spec.plan(values, "actor_update")
+    rollout, update = spec.plan(values, Phase.ROLLOUT), spec.plan(values, Phase.ACTOR_UPDATE)
     return estimate_host(rollout, update, *node_ram(gpu_name, gpus_on_node(update), host_mem_gib))
 
 
@@ -76,7 +78,7 @@ def host_violation(fw: Framework, host: HostReport) -> Violation | None:
         return None
     assumed = "" if host.ram_from == "given" else f" (RAM assumed: {host.ram_from}; give yours with --host-mem)"
     return Violation(
-        f"{fw.name}.memory.host",
+        memory_rule_id(fw.name, Phase.HOST),
         f"a node needs {host.peak_gib:.0f} GiB of RAM at {host.when} ({host.largest_terms_text()} GiB); "
         f"{host.ram_gib:.0f} GiB less the share the OOM killer keeps is {host.limit_gib:.0f} GiB{assumed}: host out "
         f"of memory",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..frameworks import get_framework
 from ..frameworks.base import Space
@@ -11,6 +11,9 @@ from ..rules.base import Value
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .common import model_card, validate_solutions
+
+if TYPE_CHECKING:
+    from ..solver.explain import Conflict
 
 
 @dataclass
@@ -30,7 +33,7 @@ class EnumerateReport:
     fits: list[dict[str, Any]] = field(default_factory=list)
     gpu: str = ""
     capacity_mib: int = 0
-    conflict: Any = None  # solver.explain.Conflict when nothing is valid
+    conflict: Conflict | None = None  # when nothing is valid
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule id -> (least MiB, its line)
 
     @property

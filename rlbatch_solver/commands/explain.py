@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..catalog.models import ModelCard
 from ..errors import InputError
@@ -13,6 +13,9 @@ from ..frameworks import get_framework
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .check import CheckReport, check
 from .fix import FixReport, fix
+
+if TYPE_CHECKING:
+    from .explain_oom import OomExplanation
 
 
 @dataclass
@@ -32,7 +35,7 @@ class ExplainReport:
     check: CheckReport | None = None
     fix: FixReport | None = None
     meaning: list[str] = field(default_factory=list)  # the message in plain words, with its numbers
-    oom: Any = None  # commands.explain_oom.OomExplanation: an out-of-memory message, its phase and numbers
+    oom: OomExplanation | None = None  # an out-of-memory message, its phase and numbers
 
     @property
     def matched(self) -> bool:

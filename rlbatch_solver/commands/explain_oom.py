@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from ..costmodel.phase import Phase
 from ..catalog.gpus import load_gpu
 from ..frameworks import get_framework
 from ..frameworks.oom_text import (CUDA_OOM, ENGINE_FREE, KILLED, KV_NONE, KV_SHORT, RAY_NODE, SGLANG, OomMessage,
                                    gpus_with_capacity, parse_oom, phase_of)
 from ..frameworks.registry import FRAMEWORKS
+
+if TYPE_CHECKING:
+    from .check import CheckReport
+    from .fix import FixReport
 
 GIB_MIB = 1024
 KIND_TEXT = {
@@ -32,8 +37,7 @@ KIND_TEXT = {
     RAY_NODE: "Ray's memory monitor killed a worker: the node's RAM, not the GPU's",
     KILLED: "a process was killed (exit code -9 / SIGKILL): usually the kernel's OOM killer, the node's RAM",
 }
-PHASE_TEXT = {"rollout": "rollout (generation)", "old_log_prob": "old log-prob pass", "ref": "reference pass",
-              "actor_update": "actor update", "critic_update": "critic (values or update)", "host": "host RAM"}
+PHASE_TEXT = {p: p.text for p in Phase if p.text}
 
 
 @dataclass
@@ -47,8 +51,8 @@ class OomExplanation:
     lines: list[str] = field(default_factory=list)  # the comparison with our prediction, in words
     predicted_oom: bool | None = None  # None: no config to price
     advice: list[str] = field(default_factory=list)
-    check: Any = None  # CheckReport of the pasted config
-    fix: Any = None  # FixReport (memory, the user's algorithm kept)
+    check: CheckReport | None = None  # of the pasted config
+    fix: FixReport | None = None  # memory, the user's algorithm kept
     fixed_fits: bool | None = None  # check on the fixed config: fits (None: no fix)
     offset_gib: float = 0.0  # what the fix was priced with beyond our model, from the message's numbers
 
@@ -157,14 +161,15 @@ def _compare(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, m
         exp.lines.append("we predicted this phase fits: a miss of ours, worth reporting with this message and the "
                          "config (docs/accuracy.md lists the misses we know)")
     offset = 0.0
-    if need is not None and phase != "rollout" and need > peak:
+    if need is not None and phase != Phase.ROLLOUT and need > peak:
         offset = need - peak  # what the run really held beyond our prediction: price the fix at least that high
         exp.offset_gib = offset
     _fix(exp, fw_name, config, gpus, model, offset, time_limit_s, started)
 
 
 def _engine_refuses(msg: OomMessage, mem: Any, phase: str) -> bool:
-    return phase == "rollout" and any("cannot start" in t for t, b in mem.phases.get("rollout", {}).items() if b > 0)
+    return phase == Phase.ROLLOUT and any("cannot start" in t for t, b in mem.phases.get(Phase.ROLLOUT, {}).items()
+                                          if b > 0)
 
 
 def _engine_lines(exp: OomExplanation, msg: OomMessage, mem: Any) -> None:
@@ -180,7 +185,7 @@ def _engine_lines(exp: OomExplanation, msg: OomMessage, mem: Any) -> None:
         exp.lines.append(f"the message: {n['free_gib']:.2f} GiB free of {n['capacity_gib']:.2f} at the engine's start, "
                          f"gpu_memory_utilization {n['utilization']} asks for {n['wanted_gib']:.2f} GiB: what else holds "
                          "the GPU then (the trainer's states, another process) must shrink, or the share")
-    kv = [b for t, b in mem.phases.get("rollout", {}).items() if "KV cache" in t]
+    kv = [b for t, b in mem.phases.get(Phase.ROLLOUT, {}).items() if "KV cache" in t]
     if msg.kind in (KV_NONE, KV_SHORT, SGLANG) and kv:
         exp.lines.append(f"we predict a KV cache of {kv[0] / GIB_MIB:.2f} GiB per GPU in the engine's budget")
 

@@ -6,16 +6,21 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..frameworks import Framework, get_framework
 from ..rules.base import Value, Violation
+from ..rules.ids import is_memory_rule_id, memory_rule_id, table_phase
 from ..costmodel.efficiency import Efficiency
 from ..scenario import check_length_fraction
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .common import framework_for, read_inputs, read_config, validate_solutions, waste_text
+
+if TYPE_CHECKING:
+    from ..costmodel.host import HostReport
+    from ..solver.explain import Conflict
 
 
 @dataclass
@@ -34,7 +39,7 @@ class FixReport:
     memory_evaluated: bool
     memory_before: dict[str, tuple[float, float]] = field(default_factory=dict)  # phase -> (peak MiB, capacity MiB)
     memory_after: dict[str, tuple[float, float]] = field(default_factory=dict)
-    conflict: Any = None
+    conflict: Conflict | None = None
     pinned_in_conflict: dict[str, Any] = field(default_factory=dict)
     relaxations: list[str] = field(default_factory=list)
     native_after: list[str] = field(default_factory=list)  # the changed keys, paste-ready
@@ -52,7 +57,7 @@ class FixReport:
     partial_diff: list[tuple[str, str, str]] = field(default_factory=list)
     partial_broken: list[str] = field(default_factory=list)
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (least MiB anywhere, usable MiB)
-    host: Any = None  # costmodel.host.HostReport of the answer: the node's RAM (with --gpu and --model)
+    host: HostReport | None = None  # of the answer: the node's RAM (with --gpu and --model)
 
     @property
     def already_valid(self) -> bool:
@@ -175,8 +180,8 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
         from ..costmodel.tables import least_memory
 
         floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity)
-        over = {f"{fw.ruleset.framework}.memory.{n[4:]}": (least, capacity[n[4:]]) for n, least in floors.items()
-                if least is not None and least > capacity[n[4:]]}
+        over = {memory_rule_id(fw.ruleset.framework, table_phase(n)): (least, capacity[table_phase(n)])
+                for n, least in floors.items() if least is not None and least > capacity[table_phase(n)]}
         if over:
             return RepairResult(None, [], None, "infeasible", near.wall_time_s, partial=near.partial,
                                 partial_broken=near.partial_broken, memory_floor=over, **extra), \
@@ -435,7 +440,7 @@ def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set
                 + " is an algorithm setting, which fix never changes; changing it yourself works", free=free)
     hw = hardware_candidates(policy, dict(values))
     hw = {n: c for n, c in hw.items() if n not in kept}
-    memory_conflict = any(".memory." in i for i in conflict_ids)
+    memory_conflict = any(is_memory_rule_id(i) for i in conflict_ids)
     if hw and (memory_conflict or involved & set(hw) or not tried or not any(t["feasible"] for t in tried)):
         attempt("gpus", "another GPU count (now " + ", ".join(f"{fw.native_key(n)} = {values[n]}" for n in hw) + ")",
                 free=hw)
@@ -465,7 +470,7 @@ def relaxations(fw: Framework, report: FixReport, kept: set[str], memory: bool) 
     ids = [r.id for r in report.conflict.rules] if report.conflict else []
     if kept and not any(t["kind"] == "unpin" and t["feasible"] for t in report.relaxations_tried):
         out.append("drop some --keep pins (they are held fixed): " + ", ".join(sorted(kept)))
-    if any(".memory." in i for i in ids):
+    if any(is_memory_rule_id(i) for i in ids):
         tried = {t["kind"] for t in report.relaxations_tried if t["feasible"]}
         if "gpus" not in tried:
             out.append("more GPUs (shards the training state further)")

@@ -5,17 +5,27 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from ..catalog.models import ModelCard, load_model
 from ..costmodel.efficiency import Efficiency
 from ..errors import InputError
 from ..frameworks import get_framework
 from ..frameworks.base import of_absent_model
-from ..rules.base import RuleSet, Value
+from ..rules.base import RuleKind, RuleSet, Value
+from ..rules.ids import memory_rule_id, table_phase, tied_followers
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .common import framework_for, model_card, validate_solutions, waste_text
+
+if TYPE_CHECKING:
+    from ..catalog.gpus import GPU
+    from ..costmodel.host import HostReport
+    from ..costmodel.memory import MemoryReport
+    from ..costmodel.tables import CostSpec, CostTerms
+    from ..frameworks.base import Framework, Space
+    from ..rules.base import Violation
+    from ..solver.explain import Conflict
 
 
 @dataclass
@@ -27,7 +37,7 @@ class Choice:
     native: list[str]
     step_time_s: float
     phase_seconds: dict[str, float]
-    memory: dict[str, Any]  # phase -> MemoryReport
+    memory: dict[str, MemoryReport]  # phase -> its memory terms
     objective: int
     proven: bool
     tokens_per_s: float
@@ -45,7 +55,7 @@ class RecommendReport:
     framework: str
     version: str
     scenario: Scenario
-    gpu: Any
+    gpu: GPU
     model: ModelCard
     choices: list[Choice]
     status: str
@@ -53,15 +63,15 @@ class RecommendReport:
     wall_time_s: float
     capacity_mib: int
     raw_size: int
-    conflict: Any = None  # solver.explain.Conflict when nothing fits
+    conflict: Conflict | None = None  # when nothing fits
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule id -> (least MiB, capacity)
-    space: Any = None
+    space: Space | None = None
     start: "Start | None" = None  # recommend --from: the user's own config, judged like every choice
     lengths: dict[str, Any] = field(default_factory=dict)  # the mean lengths the step times assume (check's)
     placement: Any = None  # commands.placement.PlacementSummary (recommend --placement): every layout's best
     # how the answer stands to the memory model's observed error: headroom kept, or why the best is tight ('' none)
     margin_note: str = ""
-    host: Any = None  # costmodel.host.HostReport of the best config: the node's RAM
+    host: HostReport | None = None  # of the best config: the node's RAM
 
     @property
     def best(self) -> Choice | None:
@@ -74,10 +84,10 @@ class Start:
 
     native: list[str]  # the config as the framework would print it
     searched: list[str]  # native keys recommend was free to choose (the rest stay as the config has them)
-    broken: list[Any]  # rules.base.Violation: the errors it has (memory included)
+    broken: list[Violation]  # the errors it has (memory included)
     step_time_s: float
     phase_seconds: dict[str, float]
-    memory: dict[str, Any]
+    memory: dict[str, MemoryReport]
     tokens_per_s: float
     waste: str = ""
     given: list[str] = field(default_factory=list)  # the free keys the config sets (native spelling)
@@ -135,7 +145,7 @@ def _start_domains(domains: dict[str, list[Value]], values: Mapping[str, Value],
 def _tie_the_config_breaks(rule: Any, values: Mapping[str, Value]) -> bool:
     """A search-space tie (``search.tie.X``: X follows another key, as the framework's defaults do) that the user's
     own config does not keep (its log-prob token budget differs from the actor's): the config's choice stands."""
-    if not rule.id.startswith("search.tie."):
+    if rule.kind is not RuleKind.SEARCH_TIE:
         return False
     names = [n for n in rule.reads() if not n.endswith("_set")]
     return len(names) == 2 and all(n in values for n in names) and values[names[0]] != values[names[1]]
@@ -158,7 +168,7 @@ def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mappi
     memory, seconds = full_reports(spec, full)
     total = step_seconds(spec, full, seconds)
     tokens = _tokens_per_step(full, spec)
-    followers = {r.id.removeprefix("search.tie.") for r in space.extra_rules if r.id.startswith("search.tie.")}
+    followers = tied_followers(space.extra_rules)
     keys = sorted({_key_of(fw, n) for n in free - followers
                    if n in space.domains and len(space.domains[n]) > 1
                    and not of_absent_model(n, lambda switch: switch not in full or bool(full[switch]))})
@@ -174,8 +184,25 @@ def _gpu(scenario: Scenario, extra_gpus: str | Path | None = None):
     return load_gpu(scenario.gpu, extra_gpus)
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What a scenario's solve needs: its framework, model, GPU, search space, cost model and rule set (its own
+    rules plus the space's and the memory rules). Unpacks in that order, as the tuple it replaces did."""
+
+    fw: Framework
+    card: ModelCard
+    gpu: GPU
+    space: Space
+    spec: CostSpec
+    terms: CostTerms
+    ruleset: RuleSet
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.fw, self.card, self.gpu, self.space, self.spec, self.terms, self.ruleset))
+
+
 def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Path | None = None,
-            start: tuple[Mapping[str, Value], set[str]] | None = None):
+            start: tuple[Mapping[str, Value], set[str]] | None = None) -> Prepared:
     """Framework, model, GPU, search space and cost terms of a scenario (``start``: the values of a
     user's config and the variables free to change, from ``scenario_from_config``)."""
     from ..costmodel.tables import build_cost_terms, with_efficiency, with_length_fraction, with_mean_lengths
@@ -195,7 +222,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     spec = with_mean_lengths(spec, scenario.mean_prompt_length, scenario.mean_response_length)
     terms = build_cost_terms(spec, space.domains)
     ruleset = fw.ruleset.extended(space.extra_rules + terms.rules, terms.derived)
-    return fw, card, gpu, space, spec, terms, ruleset
+    return Prepared(fw, card, gpu, space, spec, terms, ruleset)
 
 
 def recommend(
@@ -333,7 +360,8 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
     pct = f"{math.exp(error) - 1:.0%}"
     rules = [Rule(f"search.headroom.{p}", IntVar(f"mem_{p}") <= roomy[p],
                   f"{p} needs {{mem_{p}}} MiB: within the model's observed error ({pct}) of the {lines[p]} MiB usable",
-                  Stage.SEARCH, "rlbatch-solver: one observed error of headroom (docs/cost-model.md section 11)")
+                  Stage.SEARCH, "rlbatch-solver: one observed error of headroom (docs/cost-model.md section 11)",
+                  kind=RuleKind.SEARCH)
              for p in memory]
     roomier = optimize(ruleset.extended(rules), space.domains, objective, top=top if top <= 1 else top + 2,
                        time_limit_s=max(0.05, deadline.left() * 0.8), workers=workers)
@@ -379,5 +407,5 @@ def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> di
     """For each memory rule: the least MiB its phase needs anywhere in the space, vs capacity."""
     from ..costmodel.tables import least_memory
 
-    return {f"{ruleset.framework}.memory.{name[4:]}": (least, terms.capacity_of(name[4:]))
+    return {memory_rule_id(ruleset.framework, table_phase(name)): (least, terms.capacity_of(table_phase(name)))
             for name, least in least_memory(terms.derived, domains).items()}

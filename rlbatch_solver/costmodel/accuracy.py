@@ -8,6 +8,7 @@ which also writes docs/accuracy.md (every point, predicted against measured); a 
 
 from __future__ import annotations
 
+from .phase import MEMORY_PHASES
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,7 +92,7 @@ def error_log(framework: str, quantity: str) -> float | None:
     return None if found is None else float(found[1]["median_abs_log_error"])
 
 
-TIME_QUANTITIES = (STEP, "rollout", "old_log_prob", "ref", "actor_update", "critic_update")
+TIME_QUANTITIES = (STEP, *MEMORY_PHASES)
 
 
 def error_bars(framework: str, quantities: tuple[str, ...] = TIME_QUANTITIES + (MEMORY, PEAK)) -> dict[str, ErrorBar]:

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .phase import MEMORY_PHASES, Phase
 from ..identity_cache import by_identity
 from . import constants as C
 from .plan import Plan
@@ -20,7 +21,7 @@ from .plan import Plan
 if TYPE_CHECKING:  # pragma: no cover
     from ..catalog.models import ModelCard
 
-PHASES = ("rollout", "old_log_prob", "ref", "actor_update", "critic_update")
+PHASES = MEMORY_PHASES
 
 # Term names (shown to users).
 T_PARAMS = "params (sharded)"
@@ -182,7 +183,7 @@ class MemoryReport:
         fragmentation allowance is for the caching allocator's churn; vLLM's budget is measured and reserved
         whole at start-up (vLLM itself refuses to start when util x total exceeds the free memory), and
         what the trainer keeps resident meanwhile is allocated once (docs/cost-model.md section 3)."""
-        if phase == "rollout" and self.engine_self_sized:
+        if phase == Phase.ROLLOUT and self.engine_self_sized:
             return self.hard_bytes
         return self.usable_bytes
 
@@ -752,8 +753,8 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
     if plan.need_critic and running != "critic" and plan.critic_colocated:
         out[T_CRITIC_RES] = _resident_states(plan, mc, True, plan.critic_param_offload,
                                              plan.critic_optimizer_offload)
-    if (plan.need_ref and not plan.ref_param_offload and not plan.ref_in_actor and running != "ref" and plan.trainer != "fsdp"
-            and plan.ref_colocated):
+    if (plan.need_ref and not plan.ref_param_offload and not plan.ref_in_actor and running != Phase.REF
+            and plan.trainer != "fsdp" and plan.ref_colocated):
         out[T_REF_RES] = _ref_param_bytes(plan, mc)
     if plan.reward_model:
         out[T_RM_RES] = _ref_param_bytes(plan, mc, critic=True)
@@ -807,7 +808,7 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         T_ACT_FWD: _forward_activations(plan, mc, tokens),
         T_LOGITS: _logits_forward(plan, mc, tokens, entropy=False),
     }
-    terms.update(_colocated_extra(plan, mc, "ref"))
+    terms.update(_colocated_extra(plan, mc, Phase.REF))
     return terms
 
 
@@ -912,17 +913,17 @@ def estimate_memory(plan: Plan) -> MemoryReport:
     cap = int(plan.gpu.memory_bytes)
     rep = MemoryReport(capacity_bytes=cap, margin_bytes=margin_bytes(cap))
     phases = rep.phases
-    phases["rollout"] = _rollout_terms(plan, mc, rep)
-    phases["old_log_prob"] = _logprob_terms(plan, mc)
+    phases[Phase.ROLLOUT] = _rollout_terms(plan, mc, rep)
+    phases[Phase.OLD_LOG_PROB] = _logprob_terms(plan, mc)
     if plan.need_ref:
-        phases["ref"] = _ref_terms(plan, mc)
-    phases["actor_update"] = _update_terms(plan, mc, critic=False)
+        phases[Phase.REF] = _ref_terms(plan, mc)
+    phases[Phase.ACTOR_UPDATE] = _update_terms(plan, mc, critic=False)
     if plan.need_critic:
-        phases["critic_update"] = _update_terms(plan, mc, critic=True)
+        phases[Phase.CRITIC_UPDATE] = _update_terms(plan, mc, critic=True)
     offset = plan.efficiency.train_memory_offset_bytes
     if offset:  # a calibration profile's measured excess (or shortfall) of the training phases
         for name, terms in phases.items():
-            if name != "rollout":
+            if name != Phase.ROLLOUT:
                 terms[T_CALIBRATION] = offset
     return rep
 

@@ -26,7 +26,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional, Sequence
 
-from ..rules.base import Derived, Rule, Stage, Value
+from .phase import MEMORY_PHASES, TRAIN_PHASES, Phase
+from ..rules.base import Derived, Rule, RuleKind, Value
+from ..rules.ids import memory_rule_id, table_phase
 from ..rules.expr import BoolVar, IntExpr, IntVar, Table, if_then_else, maximum, minimum
 from .memory import MemoryReport, estimate_memory
 from .efficiency import Efficiency
@@ -35,20 +37,7 @@ from .time import estimate_time
 
 MIB = 2**20
 
-PHASE_STAGE = {
-    "rollout": Stage.ROLLOUT,
-    "old_log_prob": Stage.OLD_LOG_PROB,
-    "ref": Stage.REF,
-    "actor_update": Stage.ACTOR_UPDATE,
-    "critic_update": Stage.CRITIC_UPDATE,
-}
-PHASE_TEXT = {
-    "rollout": "rollout (generation with the inference engine)",
-    "old_log_prob": "old-policy log-prob forward",
-    "ref": "reference-model log-prob forward",
-    "actor_update": "actor update (forward + backward + optimizer)",
-    "critic_update": "critic update",
-}
+PHASE_TEXT = {p: p.description for p in MEMORY_PHASES}
 
 
 @dataclass
@@ -114,8 +103,8 @@ def _combine(spec: CostSpec, values: Mapping[str, Value], times: Mapping[str, ob
 # the two pools of a split placement: generation on the rollout pool; the forwards, updates and offload copies on the
 # trainer pool (the weight sync, in neither, holds both)
 TWO_POOLS: list[tuple[str, tuple[str, ...]]] = [
-    ("rollout", ("rollout",)),
-    ("trainer", ("old_log_prob", "ref", "actor_update", "critic_update", "offload")),
+    ("rollout", (Phase.ROLLOUT,)),
+    ("trainer", (*TRAIN_PHASES, Phase.OFFLOAD)),
 ]
 
 
@@ -240,11 +229,11 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
             why = ("capacity less the safety margin" if line == capacity else
                    "capacity less CUDA contexts and NCCL buffers; the engine's own budget is measured at start-up")
             rules.append(Rule(
-                f"{spec.framework}.memory.{phase}",
+                memory_rule_id(spec.framework, phase),
                 var <= line,
                 f"{PHASE_TEXT[phase]} needs {{mem_{phase}}} MiB per GPU; the GPU has {line} MiB usable "
                 f"({why}): out of memory",
-                PHASE_STAGE[phase],
+                Phase(phase),
                 f"rlbatch-solver cost model ({spec.source})",
                 explanation=f"the {phase} phase does not fit in GPU memory",
                 tolerance=var <= hard,
@@ -252,11 +241,12 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
                     f"{PHASE_TEXT[phase]} needs {{mem_{phase}}} MiB per GPU: inside the safety margin, above the "
                     f"{capacity} MiB usable but within the {hard} MiB left after CUDA contexts and NCCL buffers. "
                     f"It may run, or fail on allocator fragmentation; searches keep the margin"),
+                kind=RuleKind.MEMORY,
             ))
             headrooms.append(line - var)
     if time:
         for phase, names in spec.time_inputs.items():
-            if phase not in phases and phase in PHASE_STAGE:
+            if phase not in phases and phase in MEMORY_PHASES:
                 continue
             names = inputs(phase, names, "time")
             t = Table(f"us_{phase}", table_inputs(names), fn_for(phase, names, "time"))
@@ -291,7 +281,7 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
             tables.append((math.prod(len(x) for x in doms), d, doms))
     out: dict[str, int | None] = {}
     for _, d, doms in sorted(tables, key=lambda t: t[0]):
-        limit = stop_above.get(d.name[4:]) if isinstance(stop_above, Mapping) else stop_above
+        limit = stop_above.get(table_phase(d.name)) if isinstance(stop_above, Mapping) else stop_above
         least = None
         for i, combo in enumerate(itertools.product(*doms)):
             if deadline is not None and i % 256 == 0 and deadline.expired():
@@ -319,7 +309,7 @@ def full_reports(spec: CostSpec, values: Mapping[str, Value]) -> tuple[dict[str,
     mem = {phase: estimate_memory(spec.plan(values, phase)) for phase in phases}
     seconds = {}
     for phase in spec.time_inputs:
-        if phase in PHASE_STAGE and phase not in phases:
+        if phase in MEMORY_PHASES and phase not in phases:
             continue
         seconds[phase] = estimate_time(spec.plan(values, phase)).phases.get(phase, 0.0)
     return mem, seconds
@@ -361,7 +351,7 @@ def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, float
     """The mean and maximum prompt and response lengths (tokens) the step time is predicted at."""
     from .time import _lengths
 
-    plan = spec.plan(values, "rollout")
+    plan = spec.plan(values, Phase.ROLLOUT)
     p, r, _ = _lengths(plan)
     return {"prompt": round(p, 1), "response": round(r, 1), "max_prompt": plan.prompt_len,
             "max_response": plan.response_len}

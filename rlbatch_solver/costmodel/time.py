@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from .phase import Phase
 from . import constants as C
 from .memory import ModelConsts, engine_budget, kv_bytes_per_token, model_consts, trainer_resident_at_rollout
 from .plan import Plan
@@ -70,7 +71,7 @@ class TimeReport:
 
     def _info(self, key: str) -> float:
         if "rollout" in self.phases:
-            self.phases["rollout"]  # computes the rollout details
+            self.phases[Phase.ROLLOUT]  # computes the rollout details
         return self._rollout_info.get(key, 0)
 
     @property
@@ -423,15 +424,15 @@ def estimate_time(plan: Plan) -> TimeReport:
     mc = model_consts(plan.model)
     info: dict[str, float] = {}
     fns: dict[str, Callable[[], float]] = {
-        "rollout": lambda: _rollout(plan, mc, info),
-        "old_log_prob": lambda: _old_log_prob(plan, mc),
+        Phase.ROLLOUT: lambda: _rollout(plan, mc, info),
+        Phase.OLD_LOG_PROB: lambda: _old_log_prob(plan, mc),
     }
     if plan.need_ref:
-        fns["ref"] = lambda: _ref(plan, mc)
-    fns["actor_update"] = lambda: _update(plan, mc, critic=False)
+        fns[Phase.REF] = lambda: _ref(plan, mc)
+    fns[Phase.ACTOR_UPDATE] = lambda: _update(plan, mc, critic=False)
     if plan.need_critic:
-        fns["critic_update"] = lambda: _update(plan, mc, critic=True)
-    fns["weight_sync"] = lambda: _weight_sync(plan, mc)
-    fns["offload"] = lambda: _offload(plan, mc)
+        fns[Phase.CRITIC_UPDATE] = lambda: _update(plan, mc, critic=True)
+    fns[Phase.WEIGHT_SYNC] = lambda: _weight_sync(plan, mc)
+    fns[Phase.OFFLOAD] = lambda: _offload(plan, mc)
     p, r, _ = _lengths(plan)
     return TimeReport(LazyPhases(fns), plan.samples_per_step * (p + r), info)

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ..costmodel.phase import Phase
 from ..rules.base import Value
 
 
 def phases_run(values: Mapping[str, Value]) -> list[str]:
     """Phases of a PPO-style step (verl, OpenRLHF): the reference forward only with ``need_ref``,
     the critic update only with ``need_critic``."""
-    phases = ["rollout", "old_log_prob"]
+    phases = [Phase.ROLLOUT, Phase.OLD_LOG_PROB]
     if values.get("need_ref"):
-        phases.append("ref")
-    phases.append("actor_update")
+        phases.append(Phase.REF)
+    phases.append(Phase.ACTOR_UPDATE)
     if values.get("need_critic"):
-        phases.append("critic_update")
+        phases.append(Phase.CRITIC_UPDATE)
     return phases
 
 

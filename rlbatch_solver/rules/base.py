@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable, Mapping, Optional, Union
 
+from ..costmodel.phase import Phase
 from .expr import BoolConst, BoolExpr, BoolVar, IntExpr, IntVar, Number, compile_python, evaluate, variables
 
 Value = Union[int, bool, None]
 
 
 class Stage(str, Enum):
-    """When the framework would fail on a broken rule."""
+    """When the framework would fail on a broken rule. A memory rule's stage is instead the ``Phase`` that would
+    not fit (out of memory in that phase, from the first step on): see ``RuleStage``."""
 
     DRIVER = "driver"
     TRAINER_INIT = "trainer_init"
@@ -27,13 +29,13 @@ class Stage(str, Enum):
     FIRST_STEP = "first_step"
     RUNTIME = "runtime"
     ADVICE = "advice"
-    SEARCH = "search"  # a restriction of the search space we chose, not a framework rule
-    # out of memory: the phase of the RL step that would not fit (memory rules only)
-    ROLLOUT = "rollout"
-    OLD_LOG_PROB = "old_log_prob"
-    REF = "ref"
-    ACTOR_UPDATE = "actor_update"
-    CRITIC_UPDATE = "critic_update"
+    # not a moment: the stage printed for a restriction of the search space we chose (``RuleKind.SEARCH`` and
+    # ``RuleKind.SEARCH_TIE`` rules), which no framework run reaches
+    SEARCH = "search"
+
+
+# when a rule's break shows: a moment of the run, or (memory rules) the phase that runs out of memory
+RuleStage = Union[Stage, Phase]
 
 
 STAGE_TEXT = {
@@ -44,12 +46,24 @@ STAGE_TEXT = {
     Stage.RUNTIME: "during training, in code that does not validate up front",
     Stage.ADVICE: "never fails, but the run is unlikely to do what you want",
     Stage.SEARCH: "not a framework rule: a restriction of the search space",
-    Stage.ROLLOUT: "out of memory in rollout (generation), from the first step on",
-    Stage.OLD_LOG_PROB: "out of memory in the old-policy log-prob forward, from the first step on",
-    Stage.REF: "out of memory in the reference-model log-prob forward, from the first step on",
-    Stage.ACTOR_UPDATE: "out of memory in the actor update (forward, backward, optimizer step)",
-    Stage.CRITIC_UPDATE: "out of memory in the critic update",
 }
+
+
+def stage_text(stage: RuleStage | str) -> str:
+    """When a break of a rule at ``stage`` (a ``RuleStage`` or its value) makes the run fail, in words."""
+    if stage in Stage._value2member_map_:
+        return STAGE_TEXT[Stage(stage)]
+    return Phase(stage).oom_text
+
+
+class RuleKind(str, Enum):
+    """What a rule is: the framework's own check, a memory limit of our cost model, or a restriction of the
+    search space (a tie makes one variable follow another, as the framework's defaults do)."""
+
+    FRAMEWORK = "framework"
+    MEMORY = "memory"  # ``<fw>.memory.<phase>``: the phase's peak within the GPU's usable memory
+    SEARCH = "search"
+    SEARCH_TIE = "search_tie"  # ``search.tie.<follower>``
 
 
 class Severity(str, Enum):
@@ -89,7 +103,7 @@ class Rule:
     id: str
     holds: BoolExpr
     message: str
-    stage: Stage
+    stage: RuleStage
     source: str
     when: BoolExpr = BoolConst(True)
     severity: Severity = Severity.ERROR
@@ -98,6 +112,9 @@ class Rule:
     # the config may still run (memory inside the safety margin). The search still enforces ``holds``.
     tolerance: Optional[BoolExpr] = None
     tolerance_message: str = ""
+    kind: RuleKind = RuleKind.FRAMEWORK
+    # what a search tie makes follow another variable (``search.tie.<subject>``); "" for other kinds
+    subject: str = ""
 
     @property
     def expr(self) -> BoolExpr:
@@ -112,7 +129,7 @@ class Rule:
 class Violation:
     rule: str
     message: str
-    stage: Stage
+    stage: RuleStage
     source: str
     severity: Severity = Severity.ERROR
     tolerated: bool = False  # an error rule broken within its tolerance: a warning the search avoids

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .base import STAGE_TEXT, RuleSet, Stage
+from ..costmodel.phase import MEMORY_PHASES
+from .base import RuleSet, Stage, stage_text
 
 
 def rules_markdown(ruleset: RuleSet, title: str, intro: str = "") -> str:
@@ -14,11 +15,11 @@ def rules_markdown(ruleset: RuleSet, title: str, intro: str = "") -> str:
         "(`rlbatch rules --framework " + ruleset.framework + " --markdown`); a test keeps it in sync.",
         "",
     ]
-    for stage in Stage:
+    for stage in (*Stage, *MEMORY_PHASES):
         rules = [r for r in ruleset.rules if r.stage is stage]
         if not rules:
             continue
-        lines += [f"## {stage.value}: {STAGE_TEXT[stage]}", "", "| rule | message (numbers filled in) | source |",
+        lines += [f"## {stage.value}: {stage_text(stage)}", "", "| rule | message (numbers filled in) | source |",
                   "|---|---|---|"]
         for r in rules:
             sev = " (warning)" if r.severity.value == "warning" else ""

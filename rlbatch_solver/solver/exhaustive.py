@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Iterator
 
-from ..rules.base import RuleSet, Value
+from ..rules.base import RuleKind, RuleSet, Value
 from ..rules.expr import IntExpr, evaluate
 
 
@@ -18,8 +18,8 @@ def tie_leaders(space: Any) -> dict[str, str]:
     """follower -> leader, read from the space's tie rules (the leader is the other variable)."""
     out = {}
     for r in space.extra_rules:
-        if r.id.startswith("search.tie."):
-            name = r.id.removeprefix("search.tie.")
+        if r.kind is RuleKind.SEARCH_TIE:
+            name = r.subject
             others = [v for v in r.reads() if v != name and not v.endswith("_set")]
             if len(others) == 1:
                 out[name] = others[0]

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ..deadline import Deadline
-from ..rules.base import RuleSet, Value
+from ..rules.base import RuleKind, RuleSet, Value
+from ..rules.ids import table_phase
 from .costs import CHANGE_WEIGHT, MAX_RANK, candidate_cost, change_cost, same_value
 
 # the least any changed key costs (solver/costs.py): a bound on the second key of a pair
@@ -267,7 +268,7 @@ def greedy_repair(
     ev = _Evaluator(ruleset, current)
     names = [n for n, vals in domains.items() if len(vals) > 1]
     mem_names = [d.name for d in ruleset.derived if d.name.startswith("mem_")]
-    memory_rules = {r.id for r in ruleset.rules if ".memory." in r.id}  # costmodel/tables.py: <fw>.memory.<phase>
+    memory_rules = {r.id for r in ruleset.rules if r.kind is RuleKind.MEMORY}
 
     def score(values: Mapping[str, Value]) -> tuple[tuple[int, int], frozenset[str]]:
         failing = ev.failing(values)
@@ -275,7 +276,7 @@ def greedy_repair(
             return (0, 0), failing
         other = failing - memory_rules
         env = ruleset.full_env(values) if failing & memory_rules else {}
-        over = sum(max(0, int(env.get(m) or 0) - capacity_mib[m[4:]]) for m in mem_names)
+        over = sum(max(0, int(env.get(m) or 0) - capacity_mib[table_phase(m)]) for m in mem_names)
         return (len(other), over), other
 
     def cost(values: Mapping[str, Value]) -> int:

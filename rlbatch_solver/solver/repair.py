@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 from ortools.sat.python import cp_model
 
 from ..deadline import Deadline
-from ..rules.base import UNSET_PLACEHOLDER, RuleSet, Value
+from ..rules.base import UNSET_PLACEHOLDER, RuleKind, RuleSet, Value
 from .costs import (  # noqa: F401 - re-exported: the tests and api import them from here
     CHANGE_WEIGHT, DISTANCE_SCALE, MAX_DISTANCE, MAX_RANK, RANK_WEIGHT, WASTE_BASE, WASTE_NAME, WASTE_PER_PERMILLE,
     candidate_cost, change_cost, reads_through, same_value, total_cost, waste_cost,
@@ -86,11 +86,11 @@ def _value_lits(built, name: str, values: list[Value]) -> tuple[list, list[tuple
 
 def _lazy_split(ruleset: RuleSet) -> tuple[RuleSet, list]:
     """The rule set without its memory rules and cost tables, and the memory rules."""
-    lazy = [r for r in ruleset.rules if ".memory." in r.id]
+    lazy = [r for r in ruleset.rules if r.kind is RuleKind.MEMORY]
     if not lazy:
         return ruleset, []
     derived = [d for d in ruleset.derived if not d.name.startswith(("mem_", "us_"))]
-    rules = [r for r in ruleset.rules if ".memory." not in r.id]
+    rules = [r for r in ruleset.rules if r.kind is not RuleKind.MEMORY]
     return RuleSet(ruleset.framework, ruleset.version, ruleset.variables, derived, rules), lazy
 
 
@@ -206,11 +206,11 @@ def repair(
             stage.Add(full_objective <= best[0] - 1)  # only a strictly cheaper wasteful repair is news
             # ... which changes no more keys than the clean one: stated as a count, it prunes at once
             stage.Add(sum(changed_keys) <= (best[0] - 1 - WASTE_BASE) // CHANGE_WEIGHT)
-        status, sol, objective, spent = _solve_lazily(stage, built, ruleset, lazy_reads, cuts, deadline, on_cut, grows)
-        wall += spent
-        statuses.append(status)
-        if sol is not None:
-            best = (objective, sol, status)
+        solved = _solve_lazily(stage, built, ruleset, lazy_reads, cuts, deadline, on_cut, grows)
+        wall += solved.wall_s
+        statuses.append(solved.status)
+        if solved.solution is not None:
+            best = (solved.objective, solved.solution, solved.status)
     proven = all(s in ("optimal", "infeasible") for s in statuses)
     if best is None:
         text = "infeasible" if proven else ("unknown" if "unknown" in statuses else statuses[-1])
@@ -218,15 +218,26 @@ def repair(
     return repair_result(ruleset, current, best[1], best[0], "optimal" if proven else "feasible", wall)
 
 
+@dataclass(frozen=True)
+class LazySolve:
+    """One stage's solve with its memory rules added lazily: the solver's status, the solution (None without one)
+    and its objective, and the solver's wall time over every round."""
+
+    status: str
+    solution: dict[str, Value] | None
+    objective: int | None
+    wall_s: float
+
+
 def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str]], cuts: list, deadline: Deadline,
-                  on_cut, grows: frozenset[str] = frozenset()) -> tuple[str, dict[str, Value] | None, int | None, float]:
+                  on_cut, grows: frozenset[str] = frozenset()) -> LazySolve:
     """Solve; while a solution breaks a memory rule, exclude that phase's input values and solve again."""
     for cut in cuts:  # cuts found by an earlier stage hold here too
         _exclude(model, built, cut, grows)
     wall = 0.0
     while True:
         if deadline.expired():
-            return "unknown", None, None, wall
+            return LazySolve("unknown", None, None, wall)
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = max(0.01, deadline.left())
         solver.parameters.num_workers = 2
@@ -234,11 +245,11 @@ def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str
         wall += solver.WallTime()
         text = STATUS_TEXT.get(status, str(status))
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return text, None, None, wall
+            return LazySolve(text, None, None, wall)
         sol = built.solution(solver)
         misfits = [rid for rid in ruleset.failing_errors(sol) if rid in lazy_reads] if lazy_reads else []
         if not misfits:
-            return text, sol, int(round(solver.ObjectiveValue())), wall  # a float: 1037721.99.. is 1037722
+            return LazySolve(text, sol, int(round(solver.ObjectiveValue())), wall)  # a float: 1037721.99.. is 1037722
         for rid in misfits:  # exclude this phase's inputs as they are: that phase does not fit with them
             cut = _widen_cut(ruleset, rid, {n: sol[n] for n in lazy_reads[rid]}, built, grows)
             cuts.append(cut)

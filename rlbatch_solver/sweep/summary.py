@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..costmodel.phase import MEMORY_PHASES
 from ..errors import InputError
 
 
@@ -174,7 +175,7 @@ def plot_memory(row: dict[str, Any], out: str | Path) -> Path:
         raise InputError("point", f"point {row.get('id')} has no fitting config to draw.",
                          "pick a point whose status is ok (rlbatch sweep --summary lists ids).")
     plt = _plt()
-    step_order = ["rollout", "old_log_prob", "ref", "actor_update", "critic_update"]
+    step_order = list(MEMORY_PHASES)
     phases = sorted(row["memory_terms_gib"], key=lambda p: step_order.index(p) if p in step_order else len(step_order))
     terms = sorted({t for p in phases for t in row["memory_terms_gib"][p]})
     fig, ax = plt.subplots(figsize=(1.6 * len(phases) + 4, 5))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
@@ -45,26 +46,26 @@ _TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_c
 # split_rollout_samples: rollout.max_tokens_per_gpu, x ring_attn_size x ds.tensor_parallel_size)
 _EXPERIENCE_BUDGET = ["dynamic_batch", "rollout_max_tokens", "train_max_tokens"]
 MEMORY_INPUTS = {
-    "rollout": _LAYOUT + _ENGINE,
-    "old_log_prob": _LAYOUT + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
-    "ref": _LAYOUT + ["ref_nnodes", "ref_gpus_per_node", "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
-    "actor_update": _LAYOUT + _TRAIN,
-    "critic_update": _LAYOUT + _TRAIN + ["critic_nnodes", "critic_gpus_per_node"],
+    Phase.ROLLOUT: _LAYOUT + _ENGINE,
+    Phase.OLD_LOG_PROB: _LAYOUT + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
+    Phase.REF: _LAYOUT + ["ref_nnodes", "ref_gpus_per_node", "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
+    Phase.ACTOR_UPDATE: _LAYOUT + _TRAIN,
+    Phase.CRITIC_UPDATE: _LAYOUT + _TRAIN + ["critic_nnodes", "critic_gpus_per_node"],
 }
 _STEP = ["rollout_batch_size", "n"]
 # Time reads the placement and the trainer layout, not what other models keep resident.
 _T = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp", "ring_attn_size",
       "packing_samples"] + _STEP
 TIME_INPUTS = {
-    "rollout": ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all", "async_train",
+    Phase.ROLLOUT: ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all", "async_train",
                 "vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_eager"] + _STEP,
-    "old_log_prob": _T + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
-    "ref": _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
+    Phase.OLD_LOG_PROB: _T + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
+    Phase.REF: _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
                  "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
-    "actor_update": _T + _TRAIN + ["train_batch_size"],
-    "critic_update": _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node"],
-    "weight_sync": _T + ["colocate_all", "async_train", "vllm_tp"],
-    "offload": _T + ["adam_offload", "need_critic"],
+    Phase.ACTOR_UPDATE: _T + _TRAIN + ["train_batch_size"],
+    Phase.CRITIC_UPDATE: _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node"],
+    Phase.WEIGHT_SYNC: _T + ["colocate_all", "async_train", "vllm_tp"],
+    Phase.OFFLOAD: _T + ["adam_offload", "need_critic"],
 }
 
 
@@ -91,7 +92,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     actor_ref = all_ or bool(v.get("colocate_actor_ref"))
     critic_reward = all_ or bool(v.get("colocate_critic_reward"))
     need_rm = bool(v.get("need_reward_model"))
-    group = {"ref": "ref", "critic_update": "critic"}.get(phase, "actor")
+    group = {Phase.REF: "ref", Phase.CRITIC_UPDATE: "critic"}.get(phase, "actor")
     if group == "ref" and actor_ref or group == "critic" and all_:
         group = "actor"  # colocated groups take the actor's placement
     n_gpus = _group(v, group)
@@ -100,9 +101,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     ring = max(1, int(v.get("ring_attn_size") or 1))
     prompt, resp = lengths(v)
     # who else lives on this phase's GPUs
-    on_actor = phase in ("rollout", "old_log_prob", "actor_update") or (phase == "ref" and actor_ref) or (
-        phase == "critic_update" and all_)
-    if phase == "rollout":
+    on_actor = (phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.ACTOR_UPDATE) or (phase == Phase.REF and actor_ref)
+                or (phase == Phase.CRITIC_UPDATE and all_))
+    if phase == Phase.ROLLOUT:
         colocated = vllm_shared
         actor_c, ref_c, critic_c = True, actor_ref, all_
         rm = all_ and need_rm
@@ -113,8 +114,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     else:  # a group of its own (ref alone; critic with or without the reward model)
         colocated = True
         actor_c = ref_c = False
-        critic_c = phase == "critic_update"
-        rm = phase == "critic_update" and critic_reward and need_rm and not bool(v.get("reward_offload"))
+        critic_c = phase == Phase.CRITIC_UPDATE
+        rm = phase == Phase.CRITIC_UPDATE and critic_reward and need_rm and not bool(v.get("reward_offload"))
     samples = int(v.get("rollout_batch_size") or 1) * int(v.get("n") or 1)
     train = int(v.get("train_batch_size") or samples)
     dyn = bool(v.get("dynamic_batch"))
@@ -141,8 +142,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         shard_degree=max(1, n_gpus // tp),
         zero_stage=int(v.get("zero_stage") or 0),
         grad_ckpt=bool(v.get("grad_ckpt")),
-        param_offload=ref_off if phase == "ref" else False,
-        optimizer_offload=True if phase == "ref" else opt_off,
+        param_offload=ref_off if phase == Phase.REF else False,
+        optimizer_offload=True if phase == Phase.REF else opt_off,
         remove_padding=bool(v.get("packing_samples")),
         entropy_chunking=False,
         entropy_checkpointing=False,
@@ -152,7 +153,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         engine="vllm",
         rollout_tp=vtp,
         gpu_memory_utilization=int(v.get("gmu_permille") or 900) / 1000,
-        free_cache_engine=bool(v.get("vllm_sleep")) if phase == "rollout" else True,
+        free_cache_engine=bool(v.get("vllm_sleep")) if phase == Phase.ROLLOUT else True,
         enforce_eager=bool(v.get("vllm_eager")),
         max_num_seqs=VLLM_MAX_NUM_SEQS,
         max_num_batched_tokens=VLLM_MAX_BATCHED_TOKENS,
@@ -202,9 +203,9 @@ def concurrency(values: Mapping[str, Value]) -> list[tuple[str, ...]]:
     all_ = bool(values.get("colocate_all"))
     groups: list[tuple[str, ...]] = []
     if not (all_ or values.get("colocate_actor_ref")):
-        groups.append(("old_log_prob", "ref"))
+        groups.append((Phase.OLD_LOG_PROB, Phase.REF))
     if not (all_ or values.get("ds_sleep")):
-        groups.append(("actor_update", "critic_update"))
+        groups.append((Phase.ACTOR_UPDATE, Phase.CRITIC_UPDATE))
     return groups
 
 

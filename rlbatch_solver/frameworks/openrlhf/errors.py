@@ -6,6 +6,7 @@ pattern matches the message the framework really prints (``example``).
 
 from __future__ import annotations
 
+from ...costmodel.phase import Phase
 from ..error_text import ErrorPattern, _n, _near
 
 PATTERNS: list[ErrorPattern] = [
@@ -153,16 +154,16 @@ PATTERNS: list[ErrorPattern] = [
 # ppo_actor.py PolicyModelActor, ppo_critic.py CriticModelActor; older releases: *RayActor) and the experience
 # maker's and trainers' functions (make_experience_list, training_step_actor/_critic, ppo_train).
 OOM_FRAMES = (
-    (r"Reference\w*Actor|initial_model", "ref"),
+    (r"Reference\w*Actor|initial_model", Phase.REF),
     (r"training_step_critic|Critic\w*Actor\.fit|critic_loss|Critic\w*Actor\.forward|\bvalue\s*=\s*self\.critic",
-     "critic_update"),
+     Phase.CRITIC_UPDATE),
     (r"training_step_actor|ppo_train|Policy\w*Actor\.fit|ActorModel\w*Actor\.fit|actor_loss|torch/optim/"
-     r"|_multi_tensor_adam|cpu_adam|DeepSpeedCPUAdam", "actor_update"),
-    (r"make_experience|action_log_probs\s*=|Policy\w*Actor\.forward", "old_log_prob"),
-    (r"generate_samples|vllm_engine|LLMRayActor|_generate_vllm", "rollout"),
+     r"|_multi_tensor_adam|cpu_adam|DeepSpeedCPUAdam", Phase.ACTOR_UPDATE),
+    (r"make_experience|action_log_probs\s*=|Policy\w*Actor\.forward", Phase.OLD_LOG_PROB),
+    (r"generate_samples|vllm_engine|LLMRayActor|_generate_vllm", Phase.ROLLOUT),
 )
 OOM_ADVICE = {
-    "rollout": (
+    Phase.ROLLOUT: (
         "--vllm.gpu_memory_utilization lower (with colocation, what the DeepSpeed models keep on the GPU comes on top)",
         "--ds.enable_sleep and --vllm.enable_sleep: the models leave the GPU while the engine generates",
         "--vllm.tensor_parallel_size higher, or more engines (--vllm.num_engines)"),
@@ -170,24 +171,24 @@ OOM_ADVICE = {
         "--vllm.gpu_memory_utilization higher, where the models on the same GPUs leave room",
         "--vllm.tensor_parallel_size higher: the weights split, more of the budget is KV cache",
         "--rollout.max_new_tokens / --data.max_len lower: vLLM's max_model_len follows them"),
-    "old_log_prob": (
+    Phase.OLD_LOG_PROB: (
         "--rollout.micro_batch_size lower, or with --train.dynamic_batch_enable --rollout.max_tokens_per_gpu lower",
         "--ds.packing_samples: no padding in the micro batches",
         "--ds.ring_attn_size higher: a sequence's tokens split over GPUs"),
-    "ref": (
+    Phase.REF: (
         "--rollout.micro_batch_size lower (the reference forward uses it too)",
         "--ref.num_gpus_per_node higher, or --ref.offload off the actor's GPUs",
         "--train.colocate_actor_ref off: the reference on GPUs of its own"),
-    "actor_update": (
+    Phase.ACTOR_UPDATE: (
         "--train.micro_batch_size lower, or with --train.dynamic_batch_enable --train.max_tokens_per_gpu lower",
         "--actor.gradient_checkpointing_enable: one layer's activations instead of all",
         "--ds.zero_stage 3 and --ds.adam_offload: states sharded, Adam on the CPU",
         "--actor.num_gpus_per_node higher (ZeRO shards over more GPUs)"),
-    "critic_update": (
+    Phase.CRITIC_UPDATE: (
         "--train.micro_batch_size lower (the critic uses it too)",
         "--ds.zero_stage 3 / --ds.adam_offload",
         "--critic.num_gpus_per_node higher"),
-    "host": (
+    Phase.HOST: (
         "--vllm.enable_sleep puts the engines to sleep at level 1: their weights go to host RAM; leave it off on a "
         "small node",
         "--ds.adam_offload keeps fp32 master weights and moments in host RAM (16 B per parameter): on GPUs where "

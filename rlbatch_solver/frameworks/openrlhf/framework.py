@@ -18,7 +18,8 @@ from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
-from ...rules.base import Rule, Stage, Value
+from ...rules.base import Rule, RuleKind, Stage, Value
+from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
 from . import columns, docs, errors, repair
 from .rules import RULESET, VARIABLES
@@ -362,9 +363,9 @@ def _tie(name: str, follows: str) -> Rule:
         holds = (a & b) | (~a & ~b)
     else:
         holds = IntVar(name).eq(IntVar(follows))
-    return Rule(f"search.tie.{name}", holds,
-                f"{VARIABLES[name].key} = {{{name}}} follows {VARIABLES[follows].key} = {{{follows}}}",
-                Stage.SEARCH, "rlbatch-solver search space: OpenRLHF's examples give every model group one layout")
+    return tie_rule(name, holds,
+                    f"{VARIABLES[name].key} = {{{name}}} follows {VARIABLES[follows].key} = {{{follows}}}",
+                    "rlbatch-solver search space: OpenRLHF's examples give every model group one layout")
 
 
 def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False) -> Space:
@@ -425,18 +426,20 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
         ~BoolVar("colocate_all") | (~BoolVar("colocate_actor_ref") & ~BoolVar("colocate_critic_reward")),
         "train.colocate_all = {colocate_all} already places ref and critic with the actor "
         "(colocate_actor_ref = {colocate_actor_ref}, colocate_critic_reward = {colocate_critic_reward})",
-        Stage.SEARCH, "rlbatch-solver search space: no duplicate layouts",
+        Stage.SEARCH, "rlbatch-solver search space: no duplicate layouts", kind=RuleKind.SEARCH,
     ))
     extra.append(Rule(
         "search.use_all_gpus", IntVar("gpus_needed").eq(IntVar("cluster_num_gpus")),
         "the layout uses {gpus_needed} of the {cluster_num_gpus} GPUs",
         Stage.SEARCH, "rlbatch-solver search space: engines x TP and the model groups cover the GPUs",
+        kind=RuleKind.SEARCH,
     ))
     if not {"train_batch_size", "rollout_batch_size"} & user_set:
         extra.append(Rule(
             "search.whole_train_batches", divides(IntVar("train_batch_size"), IntVar("rollout_samples")),
             "rollout.batch_size*n = {rollout_samples} is a multiple of train.batch_size = {train_batch_size}",
             Stage.SEARCH, "rlbatch-solver search space: the advice openrlhf.advice.whole_train_batches",
+            kind=RuleKind.SEARCH,
         ))
     fixed_native = {k: v for k, v in native.items() if k not in by_key}
     return Space(domains, extra, fixed_native)

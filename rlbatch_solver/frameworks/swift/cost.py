@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
@@ -178,10 +179,10 @@ def rollout_layout(v: Mapping[str, Value], megatron: bool) -> tuple[int, int]:
 
 
 def phases_run(values: Mapping[str, Value]) -> list[str]:
-    phases = ["rollout", "old_log_prob"]
+    phases = [Phase.ROLLOUT, Phase.OLD_LOG_PROB]
     if values.get("kl_on"):
-        phases.append("ref")
-    return phases + ["actor_update"]
+        phases.append(Phase.REF)
+    return phases + [Phase.ACTOR_UPDATE]
 
 
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU, megatron: bool,
@@ -197,7 +198,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     engine = "vllm" if v.get("use_vllm") or megatron else "hf"
     engine_tp = int(v.get("server_tp") or 1) if server else int(v.get("vllm_tp") or 1)
     sleep = int(v.get("sleep_level") or 0)
-    rollout = phase == "rollout"
+    rollout = phase == Phase.ROLLOUT
     off_model, off_opt = bool(v.get("offload_model")), bool(v.get("offload_optimizer"))
     common = dict(
         model=model, gpu=gpu, n_gpus=world, gpus_per_node=int(v.get("gpus_per_node") or 1),
@@ -234,7 +235,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         return Plan(
             **common, train_micro=micro, logprob_micro=micro, sp=1,
             shard_degree=max(1, world // max(1, tp * pp * cp)), zero_stage=0, grad_ckpt=recompute == "full",
-            param_offload=False, optimizer_offload=phase == "ref", remove_padding=True, critic_micro=micro,
+            param_offload=False, optimizer_offload=phase == Phase.REF, remove_padding=True, critic_micro=micro,
             tp=tp, pp=pp, cp=cp, ep=int(v.get("ep") or 1), etp=int(v.get("etp") or tp), vpp=int(v.get("vpp") or 1),
             recompute=recompute, sequence_parallel=False, distributed_optimizer=True, trainer="megatron",
             logits_impl="megatron",
@@ -249,7 +250,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     return Plan(
         **common, train_micro=micro, logprob_micro=micro, sp=sp, shard_degree=world,
         zero_stage=max(0, stage), grad_ckpt=bool(v.get("grad_ckpt", True)),
-        param_offload=ds_off and stage >= 3, optimizer_offload=ds_off or phase == "ref",
+        param_offload=ds_off and stage >= 3, optimizer_offload=ds_off or phase == Phase.REF,
         remove_padding=bool(v.get("padding_free")), critic_micro=micro,
         trainer=("fp32" if v.get("weights_fp32") else "bf16") if stage < 0 else "deepspeed",
         offload_during_compute=True, model_dtype_bytes=4 if v.get("weights_fp32") and stage < 0 else 2,
@@ -269,7 +270,7 @@ _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "gene
 _HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt"]
 _BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation"]
 _MG = ["micro_batch_size", "tp", "pp", "cp", "ep", "etp", "vpp", "recompute", "cpu_optimizer_permille"]
-TIME_PHASES = ("rollout", "old_log_prob", "ref", "actor_update", "weight_sync", "offload")
+TIME_PHASES = (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF, Phase.ACTOR_UPDATE, Phase.WEIGHT_SYNC, Phase.OFFLOAD)
 
 
 def _inputs(megatron: bool) -> tuple[dict, dict]:
@@ -279,7 +280,7 @@ def _inputs(megatron: bool) -> tuple[dict, dict]:
     else:
         mem = _HW + _HF + ["per_device_train_batch_size"]
         time = mem + _BATCH_HF
-    return ({p: mem for p in ("rollout", "old_log_prob", "ref", "actor_update")},
+    return ({p: mem for p in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF, Phase.ACTOR_UPDATE)},
             {p: time for p in TIME_PHASES})
 
 
@@ -287,16 +288,16 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     out: set = set()
     if True not in domains.get("vllm_server", [False]):
         out |= {"server_tp", "server_dp"}
-    if False not in domains.get("vllm_server", [False]) and phase != "rollout":
+    if False not in domains.get("vllm_server", [False]) and phase != Phase.ROLLOUT:
         out |= {"vllm_tp"}
-    if kind == "time" and phase == "rollout":  # vLLM's time reads the engine, not the trainer
+    if kind == "time" and phase == Phase.ROLLOUT:  # vLLM's time reads the engine, not the trainer
         out |= {"sleep_level", "offload_model", "offload_optimizer", "ds_stage", "ds_offload", "grad_ckpt",
                 "recompute", "cpu_optimizer_permille", "padding_free", "sequence_parallel_size", "kl_on", "tp", "pp",
                 "cp", "ep", "etp", "vpp", "micro_batch_size"}
     elif kind == "time":  # training time reads the dense layout and batches, not what stays resident
         out |= {"gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "ep", "etp",
                 "cpu_optimizer_permille"}
-        if phase != "weight_sync":
+        if phase != Phase.WEIGHT_SYNC:
             out |= {"vllm_tp", "server_tp", "server_dp"}
     return out
 

@@ -6,6 +6,7 @@ pattern matches the message the framework really prints (``example``).
 
 from __future__ import annotations
 
+from ...costmodel.phase import Phase
 from ..error_text import ErrorPattern
 
 
@@ -158,16 +159,16 @@ PATTERNS: list[ErrorPattern] = [
 # transformers' Trainer.training_step is the outer frame of generation too (it prepares the inputs), so it names
 # no phase; the weight sync into vLLM (move_model_to_vllm) runs inside the loss's frames' parent, first.
 OOM_FRAMES = (
-    (r"ref_per_token_logps\s*=|self\.ref_model|null_ref_context", "ref"),
+    (r"ref_per_token_logps\s*=|self\.ref_model|null_ref_context", Phase.REF),
     (r"move_model_to_vllm|_move_model_to_vllm|load_weights", "rollout"),  # the weight sync before generating
     (r"compute_loss|_compute_loss|forward_backward_func|\.backward\(|optimizer\.step|torch/optim/|_multi_tensor_adam"
-     r"|step_with_ready_grads", "actor_update"),
-    (r"_get_per_token_logps|old_per_token_logps", "old_log_prob"),
+     r"|step_with_ready_grads", Phase.ACTOR_UPDATE),
+    (r"_get_per_token_logps|old_per_token_logps", Phase.OLD_LOG_PROB),
     (r"_generate_completions|_fast_infer|_infer_single_or_multi_turn|_generate_and_score|vllm|\.generate\(",
-     "rollout"),
+     Phase.ROLLOUT),
 )
 OOM_ADVICE = {
-    "rollout": (
+    Phase.ROLLOUT: (
         "--vllm_gpu_memory_utilization lower (colocate: the trainer's states come on top)",
         "--sleep_level 1 and --offload_model true / --offload_optimizer true: the trainer leaves the GPU while "
         "vLLM generates",
@@ -177,25 +178,25 @@ OOM_ADVICE = {
         "--vllm_max_model_len lower: one sequence of it must fit the KV cache",
         "--vllm_gpu_memory_utilization higher, where the trainer's states leave room (--offload_model true)",
         "--vllm_tensor_parallel_size higher"),
-    "old_log_prob": (
+    Phase.OLD_LOG_PROB: (
         "--per_device_train_batch_size lower: the log-prob passes run on the same micro batch",
         "--padding_free true: no padding tokens"),
-    "ref": (
+    Phase.REF: (
         "--per_device_train_batch_size lower",
         "--beta 0: no reference model (or LoRA: the reference is the model with its adapter off)"),
-    "actor_update": (
+    Phase.ACTOR_UPDATE: (
         "--per_device_train_batch_size lower (keep the batch with --gradient_accumulation_steps)",
         "--gradient_checkpointing true",
         "--deepspeed zero3 (or zero3_offload): states sharded (and on the CPU)",
         "--train_type lora: adapter states only"),
-    "host": (
+    Phase.HOST: (
         "--sleep_level 1 backs vLLM's weights up in host RAM: --sleep_level 2 does not",
         "--deepspeed zero3_offload keeps the optimizer in host RAM: plain zero3 where it fits the GPU",
         "more nodes for the same GPUs, or nodes with more RAM (--host-mem to check a node)"),
 }
 MEGATRON_OOM_ADVICE = {
     **OOM_ADVICE,
-    "actor_update": (
+    Phase.ACTOR_UPDATE: (
         "--micro_batch_size lower (keep --global_batch_size)",
         "--recompute_granularity full (--recompute_method uniform --recompute_num_layers 1)",
         "--tensor_model_parallel_size / --pipeline_model_parallel_size / --context_parallel_size higher",

@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
-from ...rules.base import Rule, RuleSet, Stage, Value
+from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value
 from ...rules.expr import BoolVar, IntVar
 from . import columns, docs, errors, repair
 from .rules import RULESET as HF_RULESET
@@ -457,12 +457,13 @@ class SwiftFramework(Framework):
                 "search.use_all_gpus", IntVar("gpus_needed").eq(IntVar("cluster_num_gpus")),
                 "the layout uses {gpus_needed} of the {cluster_num_gpus} GPUs",
                 Stage.SEARCH, "rlbatch-solver search space: training ranks and the rollout server cover the GPUs",
+                kind=RuleKind.SEARCH,
             ))
             if False in domains["vllm_server"]:  # colocate keeps every GPU for training
                 extra.append(Rule(
                     "search.colocate_all_ranks", BoolVar("vllm_server") | IntVar("gpus_per_node").eq(per_node),
                     "colocate mode trains on every GPU (NPROC_PER_NODE = {gpus_per_node})",
-                    Stage.SEARCH, "rlbatch-solver search space",
+                    Stage.SEARCH, "rlbatch-solver search space", kind=RuleKind.SEARCH,
                 ))
         # flags that no searched variable prints (algorithm settings, and beta / loss_type / the server host,
         # which only decide a switch) travel with the answer as given

@@ -3,6 +3,7 @@ rules. ``tests/test_explain.py`` checks that every rule id exists and that each 
 
 from __future__ import annotations
 
+from ...costmodel.phase import Phase
 from ..error_text import ErrorPattern
 
 n = r"\((?P<{}>\d+)\)".format
@@ -86,14 +87,14 @@ PATTERNS: list[ErrorPattern] = [
 # vllm_generation.py, unwrap_model_for_generation). transformers' Trainer.training_step is the outer frame of
 # generation too (it prepares the inputs), so it names no phase.
 OOM_FRAMES = (
-    (r"ref_per_token_logps\s*=|self\.ref_model", "ref"),
-    (r"compute_loss|_compute_loss|\.backward\(|optimizer\.step|torch/optim/|_multi_tensor_adam", "actor_update"),
-    (r"_get_per_token_logps|old_per_token_logps", "old_log_prob"),
+    (r"ref_per_token_logps\s*=|self\.ref_model", Phase.REF),
+    (r"compute_loss|_compute_loss|\.backward\(|optimizer\.step|torch/optim/|_multi_tensor_adam", Phase.ACTOR_UPDATE),
+    (r"_get_per_token_logps|old_per_token_logps", Phase.OLD_LOG_PROB),
     (r"_generate_and_score_completions|_generate_single_turn|_generate\b|vllm_generation|"
-     r"unwrap_model_for_generation|\.generate\(", "rollout"),
+     r"unwrap_model_for_generation|\.generate\(", Phase.ROLLOUT),
 )
 OOM_ADVICE = {
-    "rollout": (
+    Phase.ROLLOUT: (
         "--vllm_gpu_memory_utilization lower (colocate: the trainer's states come on top; TRL's default is 0.3)",
         "--vllm_enable_sleep_mode true: the engine sleeps (level 2) while the trainer trains",
         "--vllm_mode server on GPUs of its own (trl vllm-serve), or --vllm_tensor_parallel_size higher",
@@ -102,19 +103,19 @@ OOM_ADVICE = {
         "--vllm_max_model_length lower: one sequence of it must fit the KV cache",
         "--vllm_gpu_memory_utilization higher (TRL's default is 0.3), where the trainer's states leave room",
         "--vllm_tensor_parallel_size higher"),
-    "old_log_prob": (
+    Phase.OLD_LOG_PROB: (
         "--per_device_train_batch_size lower",
         "--padding_free true"),
-    "ref": (
+    Phase.REF: (
         "--beta 0.0 (TRL 1.x's default): no reference model",
         "--use_peft true: the reference is the model with its adapter off"),
-    "actor_update": (
+    Phase.ACTOR_UPDATE: (
         "--per_device_train_batch_size lower (keep the batch with --gradient_accumulation_steps)",
         "--gradient_checkpointing true",
         "--dtype bfloat16: TRL loads the model in fp32 unless told (16 B per parameter under plain DDP)",
         "accelerate --config_file zero3.yaml (or fsdp2): states sharded over the GPUs",
         "--use_peft true: adapter states only"),
-    "host": (
+    Phase.HOST: (
         "a DeepSpeed config with offload_optimizer / offload_param to cpu keeps the states in host RAM: drop it "
         "where they fit the GPU",
         "fewer processes per node, or nodes with more RAM (--host-mem to check a node)"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
@@ -35,23 +36,23 @@ BATCH_SHARE = ["train_batch_size", "n"]
 # what the other models and the sleeping engine keep on a GPU beside a training phase (memory._colocated_extra)
 _BESIDE = _RESIDENT + _COLOCATED + _ROLLOUT + PLACEMENT
 MEMORY_INPUTS = {
-    "rollout": _HW + _ROLLOUT + _RESIDENT + _COLOCATED + PLACEMENT,
-    "old_log_prob": _HW + _BESIDE + BATCH_SHARE + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens",
+    Phase.ROLLOUT: _HW + _ROLLOUT + _RESIDENT + _COLOCATED + PLACEMENT,
+    Phase.OLD_LOG_PROB: _HW + _BESIDE + BATCH_SHARE + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens",
                                                    "actor_sp", "entropy_chunking", "use_torch_compile",
                                                    "remove_padding"],
-    "ref": _HW + _BESIDE + BATCH_SHARE + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp",
+    Phase.REF: _HW + _BESIDE + BATCH_SHARE + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp",
                                           "remove_padding"],
-    "actor_update": _HW + _BESIDE + BATCH_SHARE + ["actor_mini", "actor_micro_per_gpu", "actor_dyn",
+    Phase.ACTOR_UPDATE: _HW + _BESIDE + BATCH_SHARE + ["actor_mini", "actor_micro_per_gpu", "actor_dyn",
                                                    "actor_max_tokens", "actor_sp", "grad_ckpt", "entropy_chunking",
                                                    "entropy_checkpointing", "use_torch_compile", "remove_padding"],
-    "critic_update": _HW + _BESIDE + BATCH_SHARE + ["critic_mini", "critic_micro_per_gpu", "critic_sp",
+    Phase.CRITIC_UPDATE: _HW + _BESIDE + BATCH_SHARE + ["critic_mini", "critic_micro_per_gpu", "critic_sp",
                                                     "critic_grad_ckpt", "critic_max_tokens", "remove_padding"],
 }
 # an engine that frees its cache between rollouts keeps its CUDA graphs only: its budget's inputs are unread then
 _AWAKE_ENGINE = ["rollout_tp", "gmu_permille", "rollout_sglang", "max_num_seqs", "max_num_batched_tokens",
                  "max_model_len"]
 # the switch whose token budget makes a phase's memory read the batch sizes (the critic always packs)
-_BUDGET_SWITCH = {"old_log_prob": "logprob_dyn", "ref": "ref_dyn", "actor_update": "actor_dyn"}
+_BUDGET_SWITCH = {Phase.OLD_LOG_PROB: "logprob_dyn", Phase.REF: "ref_dyn", Phase.ACTOR_UPDATE: "actor_dyn"}
 
 
 def unread_batch_share(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
@@ -59,7 +60,7 @@ def unread_batch_share(phase: str, kind: str, domains: Mapping[str, Any]) -> set
     switch = _BUDGET_SWITCH.get(phase)
     if kind != "mem" or not switch or True in domains.get(switch, [False]):
         return set()
-    return set(BATCH_SHARE) | ({"actor_mini"} if phase == "actor_update" else set())
+    return set(BATCH_SHARE) | ({"actor_mini"} if phase == Phase.ACTOR_UPDATE else set())
 
 
 def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
@@ -67,14 +68,14 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     at rollout, the trainer states' switches where the engine's budget does not depend on them (vLLM's time) or
     where no trainer state shares the rollout GPUs (a split placement without the hybrid engine)."""
     out = unread_batch_share(phase, kind, domains)
-    if kind == "mem" and phase != "rollout":
+    if kind == "mem" and phase != Phase.ROLLOUT:
         if False not in domains.get("free_cache_engine", [True]):
             out |= set(_AWAKE_ENGINE)
         if True not in domains.get("need_critic", [False]):
             out |= {"critic_param_offload", "critic_optimizer_offload"}
         if True not in domains.get("need_ref", [False]):
             out |= {"ref_param_offload"}
-    if phase == "rollout":
+    if phase == Phase.ROLLOUT:
         apart = all(int(m or 0) >= 2 for m in domains.get("async_mode", [0])) and True not in [
             bool(h) and all(int(m or 0) == 2 for m in domains.get("async_mode", [0]))
             for h in domains.get("hybrid_engine", [True])]
@@ -84,19 +85,19 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
 _STEP = _HW + ["train_batch_size", "n"]
 TIME_INPUTS = {
     # SGLang's reservation is a share of the memory left free, which the colocated trainer states decide
-    "rollout": _STEP + _ROLLOUT + _RESIDENT + _COLOCATED + PLACEMENT,
-    "old_log_prob": _STEP + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "actor_sp",
+    Phase.ROLLOUT: _STEP + _ROLLOUT + _RESIDENT + _COLOCATED + PLACEMENT,
+    Phase.OLD_LOG_PROB: _STEP + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "actor_sp",
                              "remove_padding"],
-    "ref": _STEP + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload",
+    Phase.REF: _STEP + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload",
                     "remove_padding"],
     # the offload switches' copies are the "offload" phase: compute reads the layout only
-    "actor_update": _STEP + ["actor_mini", "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp",
+    Phase.ACTOR_UPDATE: _STEP + ["actor_mini", "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp",
                              "grad_ckpt", "remove_padding"],
-    "critic_update": _STEP + ["critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt",
+    Phase.CRITIC_UPDATE: _STEP + ["critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt",
                               "critic_param_offload", "critic_optimizer_offload", "critic_max_tokens",
                               "remove_padding"],
-    "weight_sync": _STEP + ["rollout_tp"] + PLACEMENT,
-    "offload": _STEP + ["param_offload", "optimizer_offload", "ref_param_offload", "need_critic",
+    Phase.WEIGHT_SYNC: _STEP + ["rollout_tp"] + PLACEMENT,
+    Phase.OFFLOAD: _STEP + ["param_offload", "optimizer_offload", "ref_param_offload", "need_critic",
                         "critic_param_offload", "critic_optimizer_offload"] + HOST_COPIES,
 }
 
@@ -105,9 +106,9 @@ def shared_plan_fields(v: Mapping[str, Value], phase: str, model: ModelCard, gpu
     """``Plan`` fields verl fills the same way on its FSDP and Megatron engines: hardware and lengths,
     the step's batches (the critic's mini-batches in ``critic_update``), the log-prob token budget (the
     reference's in ``ref``), padding removal, which models run, and the rollout engine."""
-    mini = int(v.get("actor_mini", 1)) if phase != "critic_update" else int(v.get("critic_mini", 1))
+    mini = int(v.get("actor_mini", 1)) if phase != Phase.CRITIC_UPDATE else int(v.get("critic_mini", 1))
     train = int(v.get("train_batch_size", mini))
-    if phase == "ref":
+    if phase == Phase.REF:
         lp_budget = token_budget(v, "ref_dyn", "ref_max_tokens")
     else:
         lp_budget = token_budget(v, "logprob_dyn", "logprob_max_tokens")
@@ -162,7 +163,7 @@ def placement_fields(v: Mapping[str, Value]) -> dict:
 def phases_run_verl(values: Mapping[str, Value]) -> list[str]:
     """verl's phases: no old-log-prob forward with rollout_correction.bypass_mode (the engine's log-probs serve)."""
     out = phases_run(values)
-    return [p for p in out if not (p == "old_log_prob" and values.get("bypass_logprob"))]
+    return [p for p in out if not (p == Phase.OLD_LOG_PROB and values.get("bypass_logprob"))]
 
 
 def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
@@ -188,9 +189,9 @@ CRITIC_BATCHING_OLDER = ["critic_dyn", "critic_train_max_tokens"]
 # the deprecated global micro batch keys the legacy workers convert to per-GPU sizes, per phase (``per_gpu_micro``)
 # (and the Ulysses size they divide by where the phase does not read it already: the legacy reference runs on the
 # actor's mesh)
-LEGACY_GLOBAL_MICRO = {"old_log_prob": ["logprob_micro"], "ref": ["ref_micro"], "actor_update": ["actor_micro"],
-                       "critic_update": ["critic_micro"]}
-_LEGACY_FSDP = {**LEGACY_GLOBAL_MICRO, "ref": ["ref_micro", "actor_sp"]}
+LEGACY_GLOBAL_MICRO = {Phase.OLD_LOG_PROB: ["logprob_micro"], Phase.REF: ["ref_micro"],
+                       Phase.ACTOR_UPDATE: ["actor_micro"], Phase.CRITIC_UPDATE: ["critic_micro"]}
+_LEGACY_FSDP = {**LEGACY_GLOBAL_MICRO, Phase.REF: ["ref_micro", "actor_sp"]}
 
 
 def per_gpu_micro(v: Mapping[str, Value], per_gpu: str, global_key: str, dp: int, version: str = NEWEST) -> int:
@@ -254,11 +255,11 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     lp_micro = per_gpu_micro(v, "logprob_micro_per_gpu", "logprob_micro", dp, version)
     train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
     critic = critic_batching(v, version)
-    if phase == "ref":
+    if phase == Phase.REF:
         lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version)
         sp = int(v["ref_sp"])
         param_off, opt_off = bool(v["ref_param_offload"]), True  # the ref model has no optimizer
-    elif phase == "critic_update":
+    elif phase == Phase.CRITIC_UPDATE:
         train_micro, train_budget = critic
         sp, grad_ckpt = int(v["critic_sp"]), bool(v["critic_grad_ckpt"])
         param_off, opt_off = bool(v["critic_param_offload"]), bool(v["critic_optimizer_offload"])
@@ -302,7 +303,7 @@ def inputs_of_version(inputs: Mapping[str, list[str]], version: str,
     (``critic_batching``); in the legacy workers, the phases named in ``legacy`` also read the names given there."""
     extra: dict[str, list[str]] = {}
     if version != NEWEST:
-        extra["critic_update"] = list(CRITIC_BATCHING_OLDER)
+        extra[Phase.CRITIC_UPDATE] = list(CRITIC_BATCHING_OLDER)
     if version in LEGACY_WORKERS:
         for phase, names in (legacy or {}).items():
             extra[phase] = extra.get(phase, []) + list(names)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
@@ -56,24 +57,24 @@ _REF = ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_tp", "ref_pp", "r
 _LOGPROB = ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "remove_padding"]
 
 MEMORY_INPUTS = {
-    "rollout": _HW + _LAYOUT + _SPLIT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
-    "old_log_prob": _HW + _LAYOUT + _SPLIT + _RESIDENT + _LOGPROB + _OTHERS + BATCH_SHARE,
-    "ref": _HW + _REF + ["ref_megatron_param_offload"] + _RESIDENT + _OTHERS + BATCH_SHARE,
-    "actor_update": _HW + _LAYOUT + _SPLIT + _RESIDENT + _ACTOR + _OTHERS + BATCH_SHARE + ["actor_mini"],
-    "critic_update": _HW + _CRITIC + _RESIDENT + _OTHERS + BATCH_SHARE + ["critic_mini"],
+    Phase.ROLLOUT: _HW + _LAYOUT + _SPLIT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
+    Phase.OLD_LOG_PROB: _HW + _LAYOUT + _SPLIT + _RESIDENT + _LOGPROB + _OTHERS + BATCH_SHARE,
+    Phase.REF: _HW + _REF + ["ref_megatron_param_offload"] + _RESIDENT + _OTHERS + BATCH_SHARE,
+    Phase.ACTOR_UPDATE: _HW + _LAYOUT + _SPLIT + _RESIDENT + _ACTOR + _OTHERS + BATCH_SHARE + ["actor_mini"],
+    Phase.CRITIC_UPDATE: _HW + _CRITIC + _RESIDENT + _OTHERS + BATCH_SHARE + ["critic_mini"],
 }
 _STEP = _HW + ["train_batch_size", "n"]
 # Compute time reads the dense layout (TP, PP, CP, VPP), not EP/ETP (expert all-to-all is not modelled)
 # nor the offload switches (their copies are the "offload" phase).
 _TIME_LAYOUT = ["tp", "pp", "cp", "vpp"]
 TIME_INPUTS = {
-    "rollout": _STEP + _LAYOUT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
-    "old_log_prob": _STEP + _TIME_LAYOUT + _LOGPROB,
-    "ref": _STEP + [n for n in _REF if n not in ("ref_ep", "ref_etp")],
-    "actor_update": _STEP + _TIME_LAYOUT + _ACTOR + ["actor_mini"],
-    "critic_update": _STEP + [n for n in _CRITIC if n not in ("critic_ep", "critic_etp")] + ["critic_mini"],
-    "weight_sync": _STEP + ["tp", "pp", "rollout_tp"] + PLACEMENT,
-    "offload": _STEP + _LAYOUT + _RESIDENT + HOST_COPIES + ["need_critic", "critic_megatron_param_offload",
+    Phase.ROLLOUT: _STEP + _LAYOUT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
+    Phase.OLD_LOG_PROB: _STEP + _TIME_LAYOUT + _LOGPROB,
+    Phase.REF: _STEP + [n for n in _REF if n not in ("ref_ep", "ref_etp")],
+    Phase.ACTOR_UPDATE: _STEP + _TIME_LAYOUT + _ACTOR + ["actor_mini"],
+    Phase.CRITIC_UPDATE: _STEP + [n for n in _CRITIC if n not in ("critic_ep", "critic_etp")] + ["critic_mini"],
+    Phase.WEIGHT_SYNC: _STEP + ["tp", "pp", "rollout_tp"] + PLACEMENT,
+    Phase.OFFLOAD: _STEP + _LAYOUT + _RESIDENT + HOST_COPIES + ["need_critic", "critic_megatron_param_offload",
                                                             "critic_megatron_optimizer_offload"],
 }
 
@@ -115,7 +116,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     v = values
     n_gpus = int(v["nnodes"]) * int(v["gpus_per_node"])
     # whose layout the phase runs on: its own model's, or (legacy workers) always the actor's
-    prefix = "" if version in LEGACY_WORKERS else {"ref": "ref_", "critic_update": "critic_"}.get(phase, "")
+    prefix = "" if version in LEGACY_WORKERS else {Phase.REF: "ref_", Phase.CRITIC_UPDATE: "critic_"}.get(phase, "")
     tp, pp, cp = _opt(v, f"{prefix}tp", 1), _opt(v, f"{prefix}pp", 1), _opt(v, f"{prefix}cp", 1)
     ep = _opt(v, f"{prefix}ep", 1)
     etp, vpp = _opt(v, f"{prefix}etp", tp), _opt(v, f"{prefix}vpp", 1)
@@ -126,10 +127,10 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
     lp_micro = per_gpu_micro(v, "logprob_micro_per_gpu", "logprob_micro", dp, version)
     critic = critic_batching(v, version, dp)
-    if phase == "ref":
+    if phase == Phase.REF:
         lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version)
         param_off, opt_off = bool(v.get("ref_megatron_param_offload")), True
-    elif phase == "critic_update":
+    elif phase == Phase.CRITIC_UPDATE:
         train_micro, train_budget = critic
         param_off = bool(v.get("critic_megatron_param_offload"))
         opt_off = bool(v.get("critic_megatron_optimizer_offload"))
@@ -150,7 +151,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         logits_impl="megatron",
         critic_micro=critic[0],
         # training phases: the engine's KV is freed (see the module docstring)
-        free_cache_engine=bool(v["free_cache_engine"]) if phase == "rollout" else True,
+        free_cache_engine=bool(v["free_cache_engine"]) if phase == Phase.ROLLOUT else True,
         tp=tp,
         pp=pp,
         cp=cp,
@@ -186,13 +187,13 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     runs, and the trainer layout in vLLM's rollout time (only SGLang's budget depends on it)."""
     out = {n for n in domains if of_absent_model(n, lambda switch: True in domains.get(switch, [False]))}
     out |= unread_batch_share(phase, kind, domains)
-    if kind == "time" and phase == "rollout" and True not in domains.get("rollout_sglang", [False]):
+    if kind == "time" and phase == Phase.ROLLOUT and True not in domains.get("rollout_sglang", [False]):
         out |= set(_LAYOUT + _RESIDENT + _OTHERS) - {"enforce_eager"}
     return out
 
 
 # the legacy workers build the reference and the critic on the actor's layout (make_plan)
-_LEGACY_LAYOUT = {"ref": _LAYOUT + _SPLIT, "critic_update": _LAYOUT + _SPLIT}
+_LEGACY_LAYOUT = {Phase.REF: _LAYOUT + _SPLIT, Phase.CRITIC_UPDATE: _LAYOUT + _SPLIT}
 # and convert the deprecated global micro batch keys by the data-parallel size (cost.per_gpu_micro)
 _LEGACY = {p: _LEGACY_LAYOUT.get(p, []) + names for p, names in LEGACY_GLOBAL_MICRO.items()}
 

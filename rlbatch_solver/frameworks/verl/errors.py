@@ -6,6 +6,7 @@ pattern matches the message the framework really prints (``example``).
 
 from __future__ import annotations
 
+from ...costmodel.phase import Phase
 from ..error_text import _MCORE, _MCORE_TC, _P, ErrorPattern, _n, _near
 
 PATTERNS: list[ErrorPattern] = [
@@ -343,17 +344,17 @@ PATTERNS: list[ErrorPattern] = [
 # update_critic; the Ray workers' names as ray prints them, "ActorRolloutRefWorker.actor_rollout_compute_log_prob").
 # The reference pass calls the actor's compute_log_prob inside compute_ref_log_prob, so it is matched first.
 OOM_FRAMES = (
-    (r"compute_ref_log_prob|_compute_ref_log_prob|ref_compute_(?:ref_)?log_prob", "ref"),
-    (r"\bupdate_critic\b|critic_update_critic|compute_values|critic_compute_values", "critic_update"),
+    (r"compute_ref_log_prob|_compute_ref_log_prob|ref_compute_(?:ref_)?log_prob", Phase.REF),
+    (r"\bupdate_critic\b|critic_update_critic|compute_values|critic_compute_values", Phase.CRITIC_UPDATE),
     (r"\bupdate_actor\b|\bupdate_policy\b|actor_rollout_update_actor|actor_rollout_ref_update_actor"
-     r"|torch/optim/|_multi_tensor_adam|step_with_ready_grads|_optimizer_step", "actor_update"),
-    (r"compute_log_prob|_compute_old_log_prob", "old_log_prob"),
+     r"|torch/optim/|_multi_tensor_adam|step_with_ready_grads|_optimizer_step", Phase.ACTOR_UPDATE),
+    (r"compute_log_prob|_compute_old_log_prob", Phase.OLD_LOG_PROB),
     (r"generate_sequences|vllm_rollout|vllm_async_server|sglang_rollout|agent_loop|wake_up|update_weights",
-     "rollout"),
+     Phase.ROLLOUT),
 )
 A = "actor_rollout_ref"
 OOM_ADVICE = {
-    "rollout": (
+    Phase.ROLLOUT: (
         f"{A}.rollout.gpu_memory_utilization lower: the engine reserves that share of the whole GPU on top of what "
         "the trainer keeps there",
         f"{A}.actor.fsdp_config.param_offload=True and optimizer_offload=True: the actor's states leave the GPU "
@@ -366,43 +367,43 @@ OOM_ADVICE = {
         "the KV cache",
         f"{A}.rollout.gpu_memory_utilization higher, where the trainer's states leave room (offload them)",
         f"{A}.rollout.tensor_model_parallel_size higher: the weights split, more of the budget is KV cache"),
-    "old_log_prob": (
+    Phase.OLD_LOG_PROB: (
         f"{A}.rollout.log_prob_micro_batch_size_per_gpu lower, or with log_prob_use_dynamic_bsz "
         "log_prob_max_token_len_per_gpu lower: fewer tokens of logits per pass",
         f"{A}.actor.entropy_from_logits_with_chunking=True: the entropy in 2,048-row chunks",
         f"{A}.actor.ulysses_sequence_parallel_size higher: a sequence's tokens split over GPUs",
         f"{A}.actor.fsdp_config.param_offload=True: the critic's and the engine's share stay, the actor's leaves"),
-    "ref": (
+    Phase.REF: (
         f"{A}.ref.log_prob_micro_batch_size_per_gpu lower, or ref.log_prob_max_token_len_per_gpu lower",
         f"{A}.ref.ulysses_sequence_parallel_size higher",
         f"{A}.actor.fsdp_config.param_offload=True and optimizer_offload=True: the actor's states leave the GPU "
         "while the reference computes"),
-    "actor_update": (
+    Phase.ACTOR_UPDATE: (
         f"{A}.actor.ppo_micro_batch_size_per_gpu lower, or with use_dynamic_bsz ppo_max_token_len_per_gpu lower",
         f"{A}.model.enable_gradient_checkpointing=True: one layer's activations instead of all",
         f"{A}.actor.ulysses_sequence_parallel_size higher",
         f"{A}.actor.fsdp_config.optimizer_offload=True / param_offload=True: fewer states beside the update",
         f"{A}.model.lora_rank > 0 (LoRA): adapter states only"),
-    "critic_update": (
+    Phase.CRITIC_UPDATE: (
         "critic.ppo_micro_batch_size_per_gpu lower, or critic.ppo_max_token_len_per_gpu lower",
         "critic.model.enable_gradient_checkpointing=True",
         "critic.model.fsdp_config.param_offload=True / optimizer_offload=True",
         "critic.ulysses_sequence_parallel_size higher"),
-    "host": (
+    Phase.HOST: (
         "fewer offloaded states per node: offload only what the GPU cannot hold (param_offload / optimizer_offload)",
         "more nodes for the same GPUs, or nodes with more RAM (--host-mem to check a node)",
         "RAY_memory_usage_threshold raises Ray's kill line above 0.95 (it does not create memory)"),
 }
 MEGATRON_OOM_ADVICE = {
     **OOM_ADVICE,
-    "actor_update": (
+    Phase.ACTOR_UPDATE: (
         f"{A}.actor.ppo_micro_batch_size_per_gpu lower, or with use_dynamic_bsz ppo_max_token_len_per_gpu lower",
         f"{A}.actor.megatron.override_transformer_config.recompute_granularity=full (with recompute_method=uniform, "
         "recompute_num_layers=1): a layer's input instead of its activations",
         f"{A}.actor.megatron.tensor_model_parallel_size / pipeline_model_parallel_size / context_parallel_size "
         "higher",
         f"{A}.actor.megatron.param_offload=True / optimizer_offload=True / grad_offload=True"),
-    "critic_update": (
+    Phase.CRITIC_UPDATE: (
         "critic.ppo_max_token_len_per_gpu lower (0.9 packs the critic by tokens)",
         "critic.megatron.tensor_model_parallel_size / pipeline_model_parallel_size higher",
         "critic.megatron.override_transformer_config.recompute_granularity=full",

@@ -22,9 +22,10 @@ import yaml
 
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
-from ...rules.base import Rule, RuleSet, Stage, Value, VarSpec
+from ...rules.base import Rule, RuleSet, Value, VarSpec
 from ...rules.expr import BoolVar, IntVar
 from ...rules.base import is_set
+from ...rules.ids import tie_rule
 from . import columns, docs, errors, repair, versions
 from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
@@ -608,9 +609,9 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
             holds = (sa & sb & a.eq(b)) | (~sa & ~sb)
         else:
             holds = a.eq(b)
-        ties.append(Rule(
-            f"search.tie.{name}", holds, f"{variables[name].key} = {{{name}}} follows {variables[follows].key} = {{{follows}}}",
-            Stage.SEARCH, "rlbatch-solver search space: verl's yaml interpolation / examples",
+        ties.append(tie_rule(
+            name, holds, f"{variables[name].key} = {{{name}}} follows {variables[follows].key} = {{{follows}}}",
+            "rlbatch-solver search space: verl's yaml interpolation / examples",
         ))
     fixed_native = {k: v for k, v in native.items() if k not in by_key and k != "model_engine"}
     return Space(domains, ties, fixed_native)

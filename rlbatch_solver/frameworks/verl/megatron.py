@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 from ...catalog.models import ModelCard
 from ...errors import InputError
 from ...rules.base import Value
+from ...rules.ids import tied_followers
 from . import columns, docs, errors, repair
 from .rules_megatron import MEGATRON_RULESET
 from ..base import Framework, Space
@@ -97,7 +98,7 @@ class VerlMegatronFramework(VersionPacks, Framework):
                     continue
                 space.domains[name] = list(values)
                 for follower, leader in SEARCH_TIES.items():  # tied copies (the critic's offload) follow
-                    if leader == name and any(r.id == f"search.tie.{follower}" for r in space.extra_rules):
+                    if leader == name and follower in tied_followers(space.extra_rules):
                         space.domains[follower] = list(values)
         return space
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
+from ...rules.base import Derived, Rule, RuleKind, RuleSet, Severity, Stage, VarSpec, is_set
 from ...rules.expr import BoolVar, IntExpr, IntVar, Table, divides, exactly_one, if_then_else, maximum
 
 VERSION = "0.9.1"
@@ -674,6 +674,7 @@ def async_rules() -> list[Rule]:
         "trigger_parameter_sync_step = {actor_mini} x {require_batches} x {sync_steps}, not {train_batch_size}",
         Stage.SEARCH, f"{FA}/fully_async_trainer.py:FullyAsyncTrainer.__init__ (required_samples) and the recipe's "
         "trigger_parameter_sync_step: how we read its batch (fsdp.py config_to_values)", when=FULLY_ASYNC,
+        kind=RuleKind.SEARCH,
     ))
     add(Rule(
         "verl.async.fully_async_staleness_nonnegative",
