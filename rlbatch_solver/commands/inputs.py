@@ -13,7 +13,7 @@ from ..scenario import Scenario
 
 
 def note(text: str) -> None:
-    print(f"note: {text}", file=sys.stderr)
+    print(f"note: {text}", file=sys.stderr, flush=True)
 
 
 def calibration(path: Optional[str], gpu: Optional[str]):
