@@ -29,10 +29,6 @@ if TYPE_CHECKING:
     from .scenario import Scenario
     from .solver.explain import Conflict
 
-
-# recommend --from: a gain under 2% of the step is reported as no gain worth a change (the step-time error of
-# docs/accuracy.md is tens of percent)
-MATERIAL_GAIN = 0.02
 _SHELL_SPECIAL = re.compile(r"""[\s'"\\$`\[\]{}()*?;&|<>]""")
 
 
@@ -452,20 +448,20 @@ def print_start(console: Console, report: RecommendReport) -> None:
         console.print(f"  runs: step {start.step_time_s:.1f} s, {start.tokens_per_s:,.0f} tokens/s")
     if start.waste:
         console.print(f"  [yellow]pads:[/] {start.waste}")
-    if best is None:
+    if start.verdict == "no-config":
         return
-    if start.broken:
+    if start.verdict == "does-not-run":
         console.print(f"  the best config below runs: step {best.step_time_s:.1f} s")
-    elif best.step_time_s < start.step_time_s * (1 - MATERIAL_GAIN):
+    elif start.verdict == "faster":
         console.print(f"  the best config below is {start.step_time_s / best.step_time_s:.2f}x faster "
                       f"({start.step_time_s - best.step_time_s:.1f} s less per step)")
-    elif best.step_time_s < start.step_time_s - 0.05:
+    elif start.verdict == "within-error":
         console.print(f"  the best config below is only {100 * (1 - best.step_time_s / start.step_time_s):.1f}% faster "
                       f"({start.step_time_s - best.step_time_s:.1f} s less per step), far inside the cost model's "
                       "error (docs/accuracy.md): keep yours unless the changes below cost you nothing")
     else:
         console.print("  nothing in the search space is faster: keep your config")
-    if not start.broken and best.step_time_s >= start.step_time_s - 0.05:
+    if start.verdict == "keep":
         return  # no gain: the best config's differences (ties) are not worth listing as changes
     changed = [x for x in best.native if x not in start.native]
     if changed:
@@ -604,6 +600,7 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
             "tokens_per_s": round(report.start.tokens_per_s, 1),
             "memory_peak_gib": {p: round(r.peak(p) / GIB, 3) for p, r in report.start.memory.items()},
             "waste": report.start.waste,
+            "verdict": report.start.verdict,
         },
     }
 

@@ -217,13 +217,13 @@ def test_the_per_user_profile_is_picked_up(tmp_path, monkeypatch):
 
 
 def test_sweep_points_of_the_profiles_gpu_carry_it(tmp_path):
-    from rlbatch_solver.cli import _calibrate_grid
+    from rlbatch_solver.commands.inputs import calibrate_grid
     from rlbatch_solver.sweep.grid import Grid, Point
 
     prof = tmp_path / "p.yaml"
     prof.write_text("rlbatch_calibration: 1\ngpu: h100\nefficiency: {mfu_train: 0.2}\n")
     grid = Grid([Point("a", {"gpu": "h100"}, 5.0), Point("b", {"gpu": "a100-80gb"}, 5.0)])
-    _calibrate_grid(grid, str(prof))
+    calibrate_grid(grid, str(prof))
     assert grid.points[0].scenario["calibration"]["mfu_train"] == 0.2 and "calibration" not in grid.points[1].scenario
     sc = rb.default_scenario()
     sc.calibration = {"mfu_train": 0.2}

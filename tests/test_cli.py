@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from clirun import run
+from clirun import run, run_process
 
 ROOT = Path(__file__).resolve().parents[1]
 AR = "actor_rollout_ref"
@@ -149,3 +149,14 @@ def test_a_search_that_ran_out_of_time_is_not_called_infeasible():
     assert not no_fit_is_proven(timed_out)
     assert "No config found within the time limit" in text and "No valid config fits" not in text
     assert no_fit_is_proven(SimpleNamespace(status="unknown", memory_floor={"verl.memory.rollout": (30, 20)}))
+
+
+def test_entry_point_in_its_own_process():
+    """``python -m rlbatch_solver.cli`` itself: the help, a valid check, and bad input (a bad value, a bad choice)
+    ending in exit code 2 with the one-paragraph message, never a traceback."""
+    assert run_process("--help").returncode == 0
+    assert run_process("check", "--gpus", "4", "--", *SEED).returncode == 0
+    proc = run_process("check", "--gpus", "-2", "--", *SEED)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: gpus") and "Fix:" in proc.stderr
+    proc = run_process("recommend", "--placement", "spilt")
+    assert proc.returncode == 2 and "--placement" in proc.stderr and "Traceback" not in proc.stderr

@@ -10,14 +10,13 @@
 """
 
 import json
-import subprocess
-import sys
 import time
 
 import pytest
 import yaml
 
 from bruteforce import assert_tables_match_cost_model
+from clirun import run
 
 import rlbatch_solver as rb
 from rlbatch_solver.api import prepare
@@ -286,10 +285,7 @@ CLI_CHECK = {
 
 
 def _cli(*args):
-    proc = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True,
-                          timeout=300)
-    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    return proc
+    return run(*args)
 
 
 @pytest.mark.parametrize("fw", FRAMEWORKS)

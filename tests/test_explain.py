@@ -1,8 +1,6 @@
 """``explain``: pasted framework errors map to our rules; with the config, a fix."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -13,6 +11,7 @@ from rlbatch_solver.frameworks.error_text import all_patterns, match_error
 
 PATTERNS = all_patterns()  # every framework's messages (each framework folder's errors.py)
 
+from clirun import run
 from test_verl_rules import AR, SEED_4090, replace
 
 
@@ -50,7 +49,7 @@ def test_unknown_message_and_bad_input():
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True)
+    return run(*args)
 
 
 def test_cli_explain():
@@ -140,12 +139,8 @@ def test_cli_explain_reads_the_config_in_the_matched_frameworks_syntax():
 
 
 def test_explain_without_config_names_the_numbers_it_needs():
-    import subprocess
-    import sys
-
-    p = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", "explain",
-                        "AssertionError: normalized ppo_mini_batch_size should be divisible by "
-                        "ppo_micro_batch_size_per_gpu"], capture_output=True, text=True)
+    p = run_cli("explain", "AssertionError: normalized ppo_mini_batch_size should be divisible by "
+                "ppo_micro_batch_size_per_gpu")
     # the legacy workers' message (verl 0.6-0.7; 0.9.1's engine says "data size must be divisible by ..."): their rules
     assert p.returncode == 0 and "verl.legacy.mini_divisible_by_micro" in p.stdout and "0.7.1 rules" in p.stdout
     assert "{" not in p.stdout and "<legacy_critic_micro>" in p.stdout and "paste it after --" in p.stdout

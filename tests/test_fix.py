@@ -2,8 +2,6 @@
 
 import itertools
 import json
-import subprocess
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +15,7 @@ from rlbatch_solver.solver.costs import candidate_cost, waste_of
 from rlbatch_solver.solver.nearest import nearest_small_repair
 from rlbatch_solver.solver.repair import change_cost, repair, total_cost
 
+from clirun import run
 from test_verl_rules import AR, SEED_4090, replace
 
 BASE = {name: spec.default for name, spec in VARIABLES.items() if spec.default is not None or spec.optional}
@@ -266,7 +265,7 @@ def test_valid_config_needs_no_change():
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True)
+    return run(*args)
 
 
 def test_cli_fix_json_and_exit_codes():

@@ -6,8 +6,6 @@ exit codes (0 fixed, 1 no repair with the conflict printed, 2 bad input naming t
 import itertools
 import json
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from rlbatch_solver.frameworks.repair_policies import policy_for
 from rlbatch_solver.solver.repair import repair, total_cost
 
 import test_openrlhf
+from clirun import run
 import test_swift
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -233,7 +232,7 @@ def test_memory_conflict_offers_a_bigger_gpu_and_shorter_responses():
 
 # ----------------------------------------------------------------------------- CLI
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True)
+    return run(*args)
 
 
 def test_cli_fix_for_flag_frameworks():

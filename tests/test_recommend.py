@@ -3,14 +3,13 @@ every returned config passes the checker (memory rules included), and the cost t
 the full cost model on the configs they describe."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 import yaml
 
 import rlbatch_solver as rb
 from bruteforce import assert_tables_match_cost_model
+from clirun import run
 
 from rlbatch_solver.api import prepare
 from rlbatch_solver.costmodel.tables import MIB
@@ -110,7 +109,7 @@ def test_nothing_fits_says_which_memory_term_and_by_how_much():
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True)
+    return run(*args)
 
 
 def test_cli_recommend_json():

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from clirun import run
 from rlbatch_solver.errors import InputError
 from rlbatch_solver.sweep.grid import grid_from_dict, point_id
 from rlbatch_solver.sweep.runner import read_results, run_sweep
@@ -80,8 +81,8 @@ def test_summary_marks_best_per_model():
     assert len(best) == 1 and best[0]["gpus"] == 4
 
 
-def run_cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", *args], capture_output=True, text=True, **kw)
+def run_cli(*args):
+    return run(*args)
 
 
 def test_real_sweep_killed_midway_then_resumed(tmp_path):

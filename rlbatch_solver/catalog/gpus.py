@@ -110,8 +110,21 @@ def _number(raw: Any, field: str, fix: str) -> float:
 def _parse_entry(entry: Any, index: int, origin: str, base: GPU | None = None,
                  source_default: str = "") -> GPU:
     """Validate one YAML entry and build a GPU. ``base``: the built-in it overrides, if any."""
-    label = _label(entry, index)
-    prefix = f"{origin}: {label}"
+    prefix = f"{origin}: {_label(entry, index)}"
+    _check_fields(entry, prefix)
+    name = _entry_name(entry, prefix)
+    values: dict[str, Any] = {} if base is None else dict(base.__dict__)
+    values["name"] = name if base is None else base.name  # an override keeps the built-in's id
+    _entry_memory(entry, prefix, values, base)
+    _entry_numbers(entry, prefix, values, base)
+    _entry_intra_node(entry, prefix, values, base)
+    _entry_texts(entry, prefix, values, base, name, source_default)
+    _entry_aliases(entry, prefix, values)
+    return GPU(**values)
+
+
+def _check_fields(entry: Any, prefix: str) -> None:
+    """An entry is a mapping of known GPU fields."""
     if not isinstance(entry, Mapping):
         raise InputError(prefix, f"must be a mapping of GPU fields, got {type(entry).__name__}.",
                          "Write each GPU as a YAML mapping (see docs/gpus.md for an example).")
@@ -121,19 +134,20 @@ def _parse_entry(entry: Any, index: int, origin: str, base: GPU | None = None,
         raise InputError(f"{prefix}.{key}", f"unknown field.{did_you_mean(key, sorted(KNOWN_KEYS))}",
                          "Remove it or fix its spelling (fields: " + ", ".join(sorted(KNOWN_KEYS)) + ").")
 
-    # name
+
+def _entry_name(entry: Mapping, prefix: str) -> str:
+    """The entry's id, lower case."""
     raw_name = entry.get("name")
     if raw_name is None or (isinstance(raw_name, str) and not raw_name.strip()):
         raise InputError(f"{prefix}.name", "missing.", "Add name: <id>, e.g. name: rtx4090-48gb.")
     if not isinstance(raw_name, (str, int)) or isinstance(raw_name, bool) or not normalize(str(raw_name)):
         raise InputError(f"{prefix}.name", f"must be a text id, got {raw_name!r}.",
                          "Write name: <id>, e.g. name: rtx4090-48gb.")
-    name = str(raw_name).strip().lower()
+    return str(raw_name).strip().lower()
 
-    values: dict[str, Any] = {} if base is None else dict(base.__dict__)
-    values["name"] = name if base is None else base.name  # an override keeps the built-in's id
 
-    # memory: exactly one of memory_mib / memory_gib / memory_bytes
+def _entry_memory(entry: Mapping, prefix: str, values: dict[str, Any], base: GPU | None) -> None:
+    """memory: exactly one of memory_mib / memory_gib / memory_bytes (an override may leave it out)."""
     given = [k for k in MEMORY_KEYS if entry.get(k) is not None]
     if len(given) > 1:
         raise InputError(f"{prefix}.{given[1]}", f"memory is given twice ({' and '.join(given)}).",
@@ -156,7 +170,9 @@ def _parse_entry(entry: Any, index: int, origin: str, base: GPU | None = None,
                          "Add memory_mib: <MiB> as nvidia-smi --query-gpu=memory.total prints it, "
                          "or memory_gib: <GiB>.")
 
-    # positive numbers
+
+def _entry_numbers(entry: Mapping, prefix: str, values: dict[str, Any], base: GPU | None) -> None:
+    """The speeds: positive numbers, below a plausible bound (an override may leave them out)."""
     for key in NUMBER_KEYS:
         fix = f"Write {key}: <number> in {_UNITS[key]}."
         if entry.get(key) is None:
@@ -171,22 +187,27 @@ def _parse_entry(entry: Any, index: int, origin: str, base: GPU | None = None,
                              fix)
         values[key] = value
 
-    # interconnect kind
+
+def _entry_intra_node(entry: Mapping, prefix: str, values: dict[str, Any], base: GPU | None) -> None:
+    """The interconnect kind (an override may leave it out)."""
     if entry.get("intra_node") is None:
         if base is None:
             raise InputError(f"{prefix}.intra_node", "missing.",
                              f"Add intra_node: one of {', '.join(INTRA_NODE_KINDS)}.")
-    else:
-        raw = entry["intra_node"]
-        kind = str(raw).strip().lower().replace("_", "-").replace(" ", "-")
-        if not isinstance(raw, str) or kind not in INTRA_NODE_KINDS:
-            raise InputError(f"{prefix}.intra_node", f"must be one of {', '.join(INTRA_NODE_KINDS)}, "
-                             f"got {raw!r}.{did_you_mean(str(raw), INTRA_NODE_KINDS)}",
-                             "nvlink for SXM/NVSwitch boards, pcie when GPUs talk over PCIe, "
-                             "infinity-fabric for AMD Instinct.")
-        values["intra_node"] = kind
+        return
+    raw = entry["intra_node"]
+    kind = str(raw).strip().lower().replace("_", "-").replace(" ", "-")
+    if not isinstance(raw, str) or kind not in INTRA_NODE_KINDS:
+        raise InputError(f"{prefix}.intra_node", f"must be one of {', '.join(INTRA_NODE_KINDS)}, "
+                         f"got {raw!r}.{did_you_mean(str(raw), INTRA_NODE_KINDS)}",
+                         "nvlink for SXM/NVSwitch boards, pcie when GPUs talk over PCIe, "
+                         "infinity-fabric for AMD Instinct.")
+    values["intra_node"] = kind
 
-    # optional fields
+
+def _entry_texts(entry: Mapping, prefix: str, values: dict[str, Any], base: GPU | None, name: str,
+                 source_default: str) -> None:
+    """The optional fields: hopper_fp8, display_name and source (an override's source names the built-in's)."""
     if "hopper_fp8" in entry and entry["hopper_fp8"] is not None:
         if not isinstance(entry["hopper_fp8"], bool):
             raise InputError(f"{prefix}.hopper_fp8", f"must be true or false, got {entry['hopper_fp8']!r}.",
@@ -194,7 +215,6 @@ def _parse_entry(entry: Any, index: int, origin: str, base: GPU | None = None,
         values["hopper_fp8"] = entry["hopper_fp8"]
     else:
         values.setdefault("hopper_fp8", False)
-
     for key in ("display_name", "source"):
         raw = entry.get(key)
         if raw is None:
@@ -209,6 +229,9 @@ def _parse_entry(entry: Any, index: int, origin: str, base: GPU | None = None,
         elif any(k in entry for k in (*MEMORY_KEYS, *NUMBER_KEYS, "intra_node", "hopper_fp8")):
             values["source"] = f"{source_default} (override of the built-in; built-in: {base.source})"
 
+
+def _entry_aliases(entry: Mapping, prefix: str, values: dict[str, Any]) -> None:
+    """Other names the GPU is found by: a name or a list of names."""
     raw_aliases = entry.get("aliases")
     if raw_aliases is not None:
         if isinstance(raw_aliases, (str, int)) and not isinstance(raw_aliases, bool):
@@ -220,7 +243,6 @@ def _parse_entry(entry: Any, index: int, origin: str, base: GPU | None = None,
                              'Write aliases: ["4090", rtx-4090].')
         values["aliases"] = tuple(dict.fromkeys(str(a).strip().lower() for a in raw_aliases))
     values.setdefault("aliases", ())
-    return GPU(**values)
 
 
 def _entries(data: Any, origin: str, where: str) -> list[Any]:

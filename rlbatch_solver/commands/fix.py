@@ -255,8 +255,59 @@ def fix(
     the caller started earlier), not each solve inside it. ``length_fraction`` as in ``check``: memory at the
     data's lengths rather than at the configured maxima.
     """
+    from ..deadline import Deadline
+
+    job = _job(config, framework, gpus, model, gpu, keep, extra_gpus, length_fraction, calibration)
+    if not (time_limit_s > 0 and math.isfinite(time_limit_s)):
+        raise InputError("time-limit", f"{time_limit_s} is not a positive number of seconds.", "pass --time-limit 10.")
+    # the whole command within the limit: 5% is left for printing; the repair itself gets most of the rest,
+    # what remains explains a failure (conflict, relaxations)
+    deadline = Deadline(time_limit_s * 0.95, start=started if started is not None else time.monotonic())
+    res, ruleset, domains, capacity = _repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec,
+                                                   deadline=Deadline(min(deadline.left(), time_limit_s * 0.6)))
+    if job.memory and res.solution is not None and res.changes:
+        res = _with_headroom(job.fw, job.policy, job.values, job.kept, job.spec, res, capacity, job.notes,
+                             Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)))
+    report = _report(job, res, ruleset)
+    if job.memory:
+        from .check import host_check
+
+        report.memory_before = _phase_mib(job.spec, job.values, capacity)
+        # the node's RAM of the config fix answers with (or of the pasted one, when nothing is repaired)
+        answer = res.solution if res.solution is not None else job.values
+        report.host = host_check(job.spec, answer, gpu, host_mem_gib)
+    if res.solution is not None:
+        _answered(report, job, res, ruleset, capacity)
+    else:
+        _not_answered(report, job, res, ruleset, domains, deadline)
+    report.wall_time_s = deadline.elapsed()
+    return report
+
+
+@dataclass
+class _Job:
+    """What one fix works on: the framework version, the pasted config's values, the pins, the repair policy,
+    the memory model (``spec``, None without --gpu and --model) and the notes said so far."""
+
+    fw: Framework
+    card: ModelCard | None
+    values: dict[str, Value]
+    kept: set[str]
+    policy: Any
+    notes: list[str]
+    spec: Any
+    memory: bool
+    gpu: str | None
+    extra_gpus: str | Path | None
+    length_fraction: float
+    calibration: "Efficiency | None"
+
+
+def _job(config: Any, framework: str, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
+         keep: Sequence[str], extra_gpus: str | Path | None, length_fraction: float,
+         calibration: "Efficiency | None") -> _Job:
+    """The pasted config read and checked, its pins, its repair policy and its memory model."""
     from ..frameworks.repair_policies import policy_for
-    from ..solver.explain import conflicting_rules
 
     check_length_fraction(length_fraction)
     fw = get_framework(framework)
@@ -266,89 +317,96 @@ def fix(
     kept = _keep_names(fw, keep)
     policy = policy_for(fw.name, fw.ruleset, values)
     notes: list[str] = list(version_notes)
-    spec = None
+    spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
+    return _Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration)
+
+
+def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_gpus: str | Path | None,
+                 length_fraction: float, calibration: "Efficiency | None", notes: list[str]) -> tuple[Any, bool]:
+    """The cost spec memory is checked with, and whether it is (given both --gpu and --model; else said in
+    ``notes``)."""
     memory = bool(gpu and card)
     if memory:
         from ..catalog.gpus import load_gpu
         from ..costmodel.tables import with_efficiency, with_length_fraction
 
         try:
-            spec = with_efficiency(with_length_fraction(fw.cost_spec(card, load_gpu(gpu, extra_gpus)), length_fraction),
-                                   calibration)
+            return with_efficiency(with_length_fraction(fw.cost_spec(card, load_gpu(gpu, extra_gpus)),
+                                                        length_fraction), calibration), True
         except InputError as e:
             if e.field != "framework":
                 raise
-            memory = False
             notes.append(f"{fw.name} has no cost model yet: memory was not evaluated")
-    elif gpu or card:
+            return None, False
+    if gpu or card:
         notes.append("memory was not evaluated: give both --gpu and --model")
-    from ..deadline import Deadline
+    return None, False
 
-    if not (time_limit_s > 0 and math.isfinite(time_limit_s)):
-        raise InputError("time-limit", f"{time_limit_s} is not a positive number of seconds.", "pass --time-limit 10.")
-    # the whole command within the limit: 5% is left for printing; the repair itself gets most of the rest,
-    # what remains explains a failure (conflict, relaxations)
-    deadline = Deadline(time_limit_s * 0.95, start=started if started is not None else time.monotonic())
-    res, ruleset, domains, capacity = _repair_once(fw, policy, values, kept=kept, spec=spec,
-                                                   deadline=Deadline(min(deadline.left(), time_limit_s * 0.6)))
-    if memory and res.solution is not None and res.changes:
-        res = _with_headroom(fw, policy, values, kept, spec, res, capacity, notes,
-                             Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)))
-    checked = ruleset.check(values)
+
+def _report(job: _Job, res: Any, ruleset: Any) -> FixReport:
+    """The report of a repair: the rules the pasted config breaks and the changes, in the framework's keys."""
+    checked = ruleset.check(job.values)
     before = checked.errors + checked.tolerated  # fix repairs a peak inside the safety margin too
-    native, diff, satisfies = _diff(fw, res.changes, res.rules_now_satisfied)
-    report = FixReport(fw.name, fw.version, values, before, res.solution, res.changes, native, satisfies,
-                       res.status, res.proven, res.wall_time_s, memory, notes=notes, diff=diff)
+    native, diff, satisfies = _diff(job.fw, res.changes, res.rules_now_satisfied)
+    report = FixReport(job.fw.name, job.fw.version, job.values, before, res.solution, res.changes, native, satisfies,
+                       res.status, res.proven, res.wall_time_s, job.memory, notes=job.notes, diff=diff)
     report.method, report.evaluated = res.method, res.evaluated
-    if memory:
-        report.memory_before = _phase_mib(spec, values, capacity)
-        from .check import host_check
+    return report
 
-        # the node's RAM of the config fix answers with (or of the pasted one, when nothing is repaired)
-        report.host = host_check(spec, res.solution if res.solution is not None else values, gpu, host_mem_gib)
-    if res.solution is not None:
-        validate_solutions(ruleset, [res.solution])
-        report.native_after = [new for _, _, new in diff]
-        report.waste = waste_text(fw, ruleset, values, res.solution)
-        if memory:
-            report.memory_after = _phase_mib(spec, res.solution, capacity)
-        report.wall_time_s = deadline.elapsed()
-        return report
+
+def _answered(report: FixReport, job: _Job, res: Any, ruleset: Any, capacity: Any) -> None:
+    """A repair was found: re-checked by the plain checker, paste-ready, its padding and memory said."""
+    validate_solutions(ruleset, [res.solution])
+    report.native_after = [new for _, _, new in report.diff]
+    report.waste = waste_text(job.fw, ruleset, job.values, res.solution)
+    if job.memory:
+        report.memory_after = _phase_mib(job.spec, res.solution, capacity)
+
+
+def _not_answered(report: FixReport, job: _Job, res: Any, ruleset: Any, domains: Any, deadline: Any) -> None:
+    """No repair was found: the closest candidate, the conflicting rules and pins in words, the relaxations tried."""
     from ..rules.base import format_message
     from ..solver.costs import reads_through
-    from ..solver.repair import changes_between, _lazy_split
+    from ..solver.repair import changes_between
 
+    values = job.values
     if res.partial is not None and res.partial != dict(values):
-        _, report.partial_diff, _ = _diff(fw, changes_between(values, res.partial))
+        _, report.partial_diff, _ = _diff(job.fw, changes_between(values, res.partial))
         report.partial_broken = list(res.partial_broken)
-    from ..solver.explain import Conflict
+    report.conflict = _conflict(report, res, ruleset, domains, deadline)
+    if not report.conflict.rules:
+        return
+    pinned = {n for n, d in domains.items() if len(d) == 1}
+    involved = set().union(*(reads_through(ruleset, r) for r in report.conflict.rules))
+    variables = job.fw.ruleset.variables
+    report.pinned_in_conflict = {job.fw.native_key(n) if n in variables else n: job.fw.native_value(n, values[n])
+                                 for n in sorted(involved & pinned) if n in values}
+    env = ruleset.full_env(values)
+    report.conflict_text = [(r.id, format_message(r.message, env)) for r in report.conflict.rules]
+    report.relaxations_tried = _relax(job.fw, job.policy, values, kept=job.kept, involved=involved & pinned,
+                                      spec=job.spec, gpu=job.gpu, card=job.card, conflict_ids=report.conflict.ids,
+                                      deadline=deadline, extra_gpus=job.extra_gpus,
+                                      length_fraction=job.length_fraction, calibration=job.calibration)
+    report.relaxations = relaxations(job.fw, report, {job.fw.native_key(k) for k in job.kept}, job.memory)
+
+
+def _conflict(report: FixReport, res: Any, ruleset: Any, domains: Any, deadline: Any) -> Any:
+    """Why no repair exists: phases that fit nowhere (proven), else a minimal set of conflicting rules, else the
+    memory rules no candidate met."""
+    from ..solver.explain import Conflict, conflicting_rules
+    from ..solver.repair import _lazy_split
 
     rules_only, lazy = _lazy_split(ruleset)
     if res.memory_floor:  # proven: these phases need more than the GPU anywhere in the domains
-        report.conflict = Conflict([ruleset.rule(i) for i in res.memory_floor], "infeasible", True)
         report.memory_floor = dict(res.memory_floor)
-    else:
-        report.conflict = conflicting_rules(rules_only, domains, time_limit_s=max(0.05, deadline.share(0.5)))
-    if not report.conflict.rules and lazy:
+        return Conflict([ruleset.rule(i) for i in res.memory_floor], "infeasible", True)
+    conflict = conflicting_rules(rules_only, domains, time_limit_s=max(0.05, deadline.share(0.5)))
+    if not conflict.rules and lazy:
         # the rules alone can hold: memory is what no candidate met (proven when the search was exhausted)
-        broken = set(res.partial_broken) or set(ruleset.failing_errors(values))
+        broken = set(res.partial_broken) or set(ruleset.failing_errors(report.before))
         still = [r for r in lazy if r.id in broken] or lazy
-        report.conflict = Conflict(still, "infeasible" if res.status == "infeasible" else "unknown", False)
-    if report.conflict.rules:
-        pinned = {n for n, d in domains.items() if len(d) == 1}
-        involved = set().union(*(reads_through(ruleset, r) for r in report.conflict.rules))
-        variables = fw.ruleset.variables
-        report.pinned_in_conflict = {fw.native_key(n) if n in variables else n: fw.native_value(n, values[n])
-                                     for n in sorted(involved & pinned) if n in values}
-        env = ruleset.full_env(values)
-        report.conflict_text = [(r.id, format_message(r.message, env)) for r in report.conflict.rules]
-        report.relaxations_tried = _relax(fw, policy, values, kept=kept, involved=involved & pinned, spec=spec,
-                                          gpu=gpu, card=card, conflict_ids=report.conflict.ids,
-                                          deadline=deadline, extra_gpus=extra_gpus, length_fraction=length_fraction,
-                                          calibration=calibration)
-        report.relaxations = relaxations(fw, report, {fw.native_key(k) for k in kept}, memory)
-    report.wall_time_s = deadline.elapsed()
-    return report
+        conflict = Conflict(still, "infeasible" if res.status == "infeasible" else "unknown", False)
+    return conflict
 
 
 def _with_headroom(fw: Framework, policy: Any, values: Mapping[str, Value], kept: set[str], spec: Any, res: Any,

@@ -91,6 +91,7 @@ class Start:
     tokens_per_s: float
     waste: str = ""
     given: list[str] = field(default_factory=list)  # the free keys the config sets (native spelling)
+    verdict: str = ""  # how it stands against the best config: start_verdict
 
     @property
     def runs(self) -> bool:
@@ -98,6 +99,28 @@ class Start:
 
     def peak_mib(self) -> dict[str, float]:
         return {p: r.peak(p) / 2**20 for p, r in self.memory.items()}
+
+
+# recommend --from: a gain under 2% of the step is reported as no gain worth a change (the step-time error of
+# docs/accuracy.md is tens of percent)
+MATERIAL_GAIN = 0.02
+
+
+def start_verdict(start: Start, best: Choice | None) -> str:
+    """``recommend --from``: what to do with the user's config, beside the best config found.
+
+    ``"no-config"``: no config was found; ``"does-not-run"``: yours breaks rules, the best one runs; ``"faster"``:
+    the best one is materially faster (``MATERIAL_GAIN``); ``"within-error"``: faster by less, far inside the cost
+    model's error; ``"keep"``: nothing in the search space is faster (within 0.05 s)."""
+    if best is None:
+        return "no-config"
+    if start.broken:
+        return "does-not-run"
+    if best.step_time_s < start.step_time_s * (1 - MATERIAL_GAIN):
+        return "faster"
+    if best.step_time_s < start.step_time_s - 0.05:
+        return "within-error"
+    return "keep"
 
 
 OBJECTIVE_SENSE = {"time": False, "memory-headroom": True, "gpus": False}
@@ -303,6 +326,7 @@ def recommend(
         # judged by the framework's rules and the memory model, not by our search space's own ties
         judge = fw.ruleset.extended(terms.rules, terms.derived)
         report.start = _judge_start(fw, judge, spec, space, *start)
+        report.start.verdict = start_verdict(report.start, report.best)
     if not choices and res.status == "infeasible":
         from ..solver.explain import conflicting_rules
 

@@ -1,0 +1,78 @@
+"""The options several ``rlbatch`` commands share, each declared once as an ``Annotated`` alias, and the
+choice options whose vocabulary ``--help`` lists."""
+
+from __future__ import annotations
+
+from typing import Annotated, Callable, Iterable, List, Optional
+
+import typer
+
+from .errors import did_you_mean
+from .frameworks.registry import FRAMEWORKS
+from .scenario import OBJECTIVES, PLACEMENTS
+
+
+def choice(option: str, vocabulary: Iterable[str]) -> dict[str, Callable[[str], str] | str]:
+    """``typer.Option`` arguments for a word from ``vocabulary``: listed in ``--help``; any other word is a usage
+    error (exit 2) naming ``option``, with the nearest words."""
+    words = tuple(vocabulary)
+
+    def parse(value: str) -> str:
+        if value not in words:
+            raise typer.BadParameter(f"'{value}' is none of {', '.join(words)}.{did_you_mean(value, words)}")
+        return value
+
+    return {"parser": parse, "metavar": f"<{'|'.join(words)}>"}
+
+
+_FRAMEWORK_HELP = (f"{', '.join(FRAMEWORKS)}. Default: verl, or the one a launch script names "
+                   "(explain: every framework's messages).")
+_CALIBRATION_HELP = ("A calibration profile (rlbatch calibrate); default: the per-user profile if there is one. "
+                     "Applied where its GPU type is the one asked about.")
+_MEAN_PROMPT_HELP = ("Time: your data's mean prompt length in tokens (verl logs prompt_length/mean); default: "
+                     "the calibration profile's, else max_prompt_length.")
+_MEAN_RESPONSE_HELP = ("Time: your data's mean response length in tokens (verl logs response_length/mean); "
+                       "default: the calibration profile's, else a share of max_response_length (docs/cost-model.md).")
+_HOST_MEM_HELP = ("RAM of one node in GiB: with --gpu and --model, checks the host memory (CPU offload, sleeping "
+                  "engines' weights, model loading); unset, the standard cloud node's for the GPU type, said so.")
+_LENGTH_FRACTION_HELP = ("Memory: the longest micro batch's length as a share of max prompt+response "
+                         "(default 1.0, the worst case).")
+
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+Framework = Annotated[Optional[str], typer.Option("--framework", "-f", help=_FRAMEWORK_HELP)]
+Gpus = Annotated[Optional[int], typer.Option("--gpus", help="Total GPUs (or give them in the config).")]
+Model = Annotated[Optional[str], typer.Option("--model", help="Model name or path to a HF config.json.")]
+Gpu = Annotated[Optional[str], typer.Option("--gpu", help="GPU type, e.g. rtx4090, a100-80gb, h100: with --model, "
+                                            "memory per phase.")]
+Config = Annotated[Optional[str], typer.Option("--config", help="A YAML config file (instead of, or before, "
+                                               "overrides).")]
+GpuFile = Annotated[Optional[str], typer.Option("--gpu-file", help="A YAML file with more GPU types.")]
+LengthFraction = Annotated[Optional[float], typer.Option("--length-fraction", help=_LENGTH_FRACTION_HELP)]
+Calibration = Annotated[Optional[str], typer.Option("--calibration", help=_CALIBRATION_HELP)]
+MeanPromptLen = Annotated[Optional[float], typer.Option("--mean-prompt-len", help=_MEAN_PROMPT_HELP)]
+MeanResponseLen = Annotated[Optional[float], typer.Option("--mean-response-len", help=_MEAN_RESPONSE_HELP)]
+HostMem = Annotated[Optional[float], typer.Option("--host-mem", help=_HOST_MEM_HELP)]
+TimeLimit = Annotated[float, typer.Option("--time-limit", help="Seconds for the whole command (it says whether "
+                                          "its answer is proven within them).")]
+Overrides = Annotated[Optional[List[str]], typer.Argument(help="The framework's own arguments, pasted after --, "
+                                                          "or a launch script (run.sh).")]
+
+# the scenario of enumerate and recommend
+ScenarioFile = Annotated[Optional[str], typer.Option("--scenario", help="Scenario YAML file (flags override it).")]
+Nnodes = Annotated[Optional[int], typer.Option("--nnodes", help="Nodes (default 1).")]
+# the algorithms are the framework's own (any case, with aliases): --framework's list, checked by it
+Algo = Annotated[Optional[str], typer.Option("--algo", help="The framework's algorithm, e.g. ppo, grpo, dapo, gspo, "
+                                             "adpo, rloo, reinforce++ (a bad one: the framework's list).")]
+N = Annotated[Optional[int], typer.Option("--n", help="Responses per prompt (rollout.n).")]
+PromptLen = Annotated[Optional[int], typer.Option("--prompt-len", help="max_prompt_length")]
+ResponseLen = Annotated[Optional[int], typer.Option("--response-len", help="max_response_length")]
+Set = Annotated[Optional[List[str]], typer.Option("--set", help="Fix a native key: --set data.train_batch_size=64 "
+                                                  "(repeatable).")]
+Search = Annotated[Optional[List[str]], typer.Option("--search", help="Search a native key: --search key=1,2,4 "
+                                                     "(repeatable).")]
+Objective = Annotated[Optional[str], typer.Option("--objective", help="What to optimise (default time).",
+                                                  **choice("--objective", OBJECTIVES))]
+Placement = Annotated[Optional[str], typer.Option(
+    "--placement", help="colocate: rollout on the training GPUs, taking turns; split: rollout on a pool of its "
+    "own, pipelined with training (verl separate_async, OpenRLHF --train.async_enable); auto: both, compared "
+    "(docs/async.md). Default: the framework's synchronous placements.", **choice("--placement", PLACEMENTS))]

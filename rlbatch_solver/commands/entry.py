@@ -1,0 +1,192 @@
+"""Each command line's one call: its parsed options in, its report out (cli.py prints it). Bad input is an
+``InputError``, which the command line turns into its one-paragraph message and exit code 2."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, List, Optional
+
+from ..errors import InputError
+from . import inputs
+
+
+def check(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int], model: Optional[str],
+          gpu: Optional[str], extra_gpus: Optional[str], config: Optional[str], length_fraction: Optional[float],
+          calibration: Optional[str], mean_prompt_len: Optional[float], mean_response_len: Optional[float],
+          host_mem: Optional[float]):
+    from .. import api
+
+    framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
+    flat, ignored = inputs.pasted(framework, config, overrides, "check")
+    prompt_mean, response_mean, source = inputs.means(calibration, gpu, mean_prompt_len, mean_response_len)
+    report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
+                       length_fraction=1.0 if length_fraction is None else length_fraction,
+                       calibration=inputs.calibration(calibration, gpu), mean_prompt_len=prompt_mean,
+                       mean_response_len=response_mean, mean_lengths_from=source,
+                       host_mem_gib=inputs.host_mem(host_mem))
+    report.ignored = ignored
+    return report
+
+
+def fix(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int], model: Optional[str],
+        gpu: Optional[str], keep: Optional[str], config: Optional[str], time_limit: float,
+        extra_gpus: Optional[str], length_fraction: Optional[float], calibration: Optional[str],
+        host_mem: Optional[float], started: float):
+    from .. import api
+
+    framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
+    flat, _ = inputs.pasted(framework, config, overrides, "fix")
+    return api.fix(flat, framework=framework, gpus=gpus, model=model, gpu=gpu,
+                   keep=(keep or "").split(","), time_limit_s=time_limit, extra_gpus=extra_gpus,
+                   started=started, length_fraction=1.0 if length_fraction is None else length_fraction,
+                   calibration=inputs.calibration(calibration, gpu), host_mem_gib=inputs.host_mem(host_mem))
+
+
+def explain(error: str, overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int],
+            model: Optional[str], gpu: Optional[str], config: Optional[str], time_limit: float, started: float):
+    from .. import api
+
+    cfg = None
+    framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model, default=None)
+    if overrides or config:
+        if framework is None:  # the config is read in the syntax of the framework whose message matched
+            framework = _framework_of_message(error)
+        cfg, _ = inputs.pasted(framework or "verl", config, overrides, "explain")
+    return api.explain(error, framework=framework, config=cfg, gpus=gpus, model=model, time_limit_s=time_limit,
+                       started=started, gpu=gpu)
+
+
+def _framework_of_message(error: str) -> Optional[str]:
+    """The framework whose message matched, else the one whose traceback frames an out-of-memory message shows."""
+    from ..frameworks.error_text import match_error
+
+    found = match_error(error)
+    if found:
+        return found[0][0].framework
+    from .explain_oom import read_oom
+
+    oom = read_oom(error)
+    return oom[1] if oom else None
+
+
+def enumerate_configs(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: Optional[List[str]],
+                      search: Optional[List[str]], limit: int, time_limit: float):
+    """enumerate: (scenario, report, the conflicting rules when no config of the space is valid, else None)."""
+    from .. import api
+
+    if limit < 1 or time_limit <= 0:
+        raise InputError("--limit/--time-limit", "must be positive.", "pass --limit 100 --time-limit 20.")
+    sc = inputs.scenario(scenario_file, sc_flags, set_, search)
+    report = api.enumerate(sc, limit=limit, time_limit_s=time_limit * 0.8)
+    conflict = None
+    if report.count == 0 and report.status == "infeasible" and not report.memory_applied:
+        from ..frameworks import get_framework
+        from ..solver.explain import conflicting_rules
+
+        fw = get_framework(sc.framework)
+        conflict = conflicting_rules(fw.ruleset.extended(report.space.extra_rules), report.space.domains,
+                                     time_limit_s=max(0.05, time_limit * 0.2))
+    return sc, report, conflict
+
+
+def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: Optional[List[str]],
+              search: Optional[List[str]], top: int, time_limit: float, extra_gpus: Optional[str],
+              length_fraction: Optional[float], calibration: Optional[str], mean_prompt_len: Optional[float],
+              mean_response_len: Optional[float], placement: Optional[str], host_mem: Optional[float]):
+    """recommend from flags (or a scenario file; none: the built-in default scenario)."""
+    from .. import api
+
+    sc = inputs.scenario(scenario_file, sc_flags, set_, search)
+    if length_fraction is not None:
+        sc.length_fraction = length_fraction
+    prompt_mean, response_mean, source = inputs.means(calibration, sc.gpu, mean_prompt_len, mean_response_len)
+    if source != "assumed":
+        sc.mean_prompt_length, sc.mean_response_length = prompt_mean, response_mean
+    if placement is not None:
+        sc.placement = placement
+    if host_mem is not None:
+        sc.host_mem_gib = inputs.host_mem(host_mem)
+    sc.validate()
+    eff = inputs.calibration(calibration, sc.gpu)
+    if eff is not None:
+        sc.calibration = eff.as_dict()
+    return api.recommend(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus)
+
+
+def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
+                   model: Optional[str], objective: Optional[str], length_fraction: Optional[float], top: int,
+                   time_limit: float, extra_gpus: Optional[str], scenario_given: list, placement: Optional[str],
+                   calibration: Optional[str], mean_prompt_len: Optional[float],
+                   mean_response_len: Optional[float]):
+    """``recommend --from run.sh`` (or a YAML config with --framework): the run the user's config describes."""
+    from .. import api
+
+    if placement is not None:
+        raise InputError("--placement", "recommend --from keeps the placement of your config.",
+                         "drop --placement, or describe the scenario with flags instead of --from.")
+    means = inputs.means(calibration, gpu, mean_prompt_len, mean_response_len)
+    if any(g for g in scenario_given):
+        raise InputError("--from", "the scenario comes from the config: --scenario, --nnodes, --algo, --n, "
+                         "--prompt-len, --response-len, --set and --search do not apply.",
+                         "edit the script (or drop --from and describe the scenario with flags).")
+    name, flat, gpus, model = inputs.from_config(path, framework, gpu, gpus, model)
+    return api.recommend_from(name, flat, gpu=gpu, model=model, gpus=gpus, objective=objective or "time",
+                              length_fraction=1.0 if length_fraction is None else length_fraction, top=top,
+                              time_limit_s=time_limit, extra_gpus=extra_gpus,
+                              calibration=inputs.calibration(calibration, gpu), mean_lengths=means[:2])
+
+
+def calibrate(log: str, overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int],
+              model: Optional[str], gpu: Optional[str], config: Optional[str], out: Optional[str]):
+    from ..calibration import user_profile_path
+    from .calibrate import calibrate as run_calibrate
+
+    framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
+    if not gpu or not model:
+        raise InputError("gpu" if not gpu else "model", "calibrate needs the GPU type and the model the run used.",
+                         "pass --gpu (e.g. h100) and --model (e.g. qwen2.5-7b).")
+    flat, _ = inputs.pasted(framework, config, overrides, "calibrate")
+    return run_calibrate(log, flat, framework=framework, gpu=gpu, model=model, gpus=gpus,
+                         out=out or user_profile_path())
+
+
+def started() -> float:
+    """When a command with a --time-limit began (its limit covers its input reading too)."""
+    return time.monotonic()
+
+
+def sweep_summary(console: Any, say: Callable[[str], None], summary: str, *, plot: Optional[str], metric: str,
+                  memory_plot: Optional[str], point: Optional[str]) -> None:
+    """``sweep --summary``: the table printed on ``console``; the plots written, each said with ``say``."""
+    from pathlib import Path
+
+    from ..sweep.runner import read_results
+    from ..sweep.summary import plot_heatmap, plot_memory, print_summary, summary_rows
+
+    if not Path(summary).exists():
+        raise InputError("summary", f"{summary} does not exist.", "give the --out file of a sweep.")
+    rows = read_results(summary)
+    print_summary(console, rows)
+    if plot:
+        say(f"wrote {plot_heatmap(rows, plot, metric)}")
+    if memory_plot:
+        chosen = [r for r in rows if r["id"] == point] if point else \
+            [r for r in rows if r["id"] in {x["id"] for x in summary_rows(rows) if x["best"]}]
+        if not chosen:
+            raise InputError("point", f"no point with id {point}." if point else "no point fits.",
+                             "pick an id from the summary table's results file.")
+        say(f"wrote {plot_memory(chosen[0], memory_plot)}")
+
+
+def sweep(grid_file: Optional[str], out: Optional[str], *, resume: bool, workers: int, backend: str,
+          ray_address: Optional[str], progress: bool, calibration: Optional[str]):
+    if not grid_file or not out:
+        raise InputError("grid", "a sweep needs a grid file and --out.",
+                         "run: rlbatch sweep grid.yaml --out results.jsonl (or --summary results.jsonl).")
+    from ..sweep.grid import load_grid
+    from ..sweep.runner import run_sweep
+
+    grid = load_grid(grid_file)
+    inputs.calibrate_grid(grid, calibration)
+    return run_sweep(grid, out, resume=resume, workers=workers, backend=backend, ray_address=ray_address,
+                     progress=progress)

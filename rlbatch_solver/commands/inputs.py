@@ -1,0 +1,181 @@
+"""What the command line's options become before a command runs: a launch script read in place of the arguments,
+the pasted config, the scenario of enumerate and recommend, the calibration profile and the mean lengths.
+
+Notes on where a value came from go to stderr as ``note: ...`` lines; bad input is an ``InputError``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, List, Optional
+
+from ..errors import InputError, shown
+from ..scenario import Scenario
+
+
+def note(text: str) -> None:
+    print(f"note: {text}", file=sys.stderr, flush=True)
+
+
+def calibration(path: Optional[str], gpu: Optional[str]):
+    """The profile's efficiencies for this GPU (or None), with a note on stderr when a profile was found."""
+    from ..calibration import efficiency_for, resolve_profile
+
+    eff, text = efficiency_for(resolve_profile(path), gpu)
+    if text:
+        note(text)
+    return eff
+
+
+def means(calibration_path: Optional[str], gpu: Optional[str], prompt: Optional[float],
+          response: Optional[float]) -> tuple[Optional[float], Optional[float], str]:
+    """The mean lengths to time a step at: the flags, else the calibration profile's (said on stderr)."""
+    if prompt is not None or response is not None:
+        return prompt, response, "given"
+    from ..calibration import lengths_for, resolve_profile
+
+    profile = resolve_profile(calibration_path)
+    p, r = lengths_for(profile, gpu)
+    if p is None and r is None:
+        return None, None, "assumed"
+    note(f"mean lengths from {profile.path}: prompt {p or '-'}, response {r or '-'} tokens")
+    return p, r, "calibration"
+
+
+def host_mem(value: Optional[float]) -> Optional[float]:
+    """--host-mem: a positive number of GiB."""
+    if value is None:
+        return None
+    if not value > 0 or value != value or value > 2**20:
+        raise InputError("host-mem", f"{value} is not a node's RAM in GiB.", "give --host-mem as a positive number "
+                         "of GiB, for example --host-mem 1024 for a node with 1 TiB of RAM.")
+    return float(value)
+
+
+def script(framework: Optional[str], overrides: Optional[List[str]], gpus: Optional[int], model: Optional[str],
+           default: Optional[str] = "verl"):
+    """A launch script given in place of the arguments (``rlbatch check run.sh``): its framework, its
+    arguments, its launcher's GPU count, its model when the catalog knows it; its notes printed first.
+    Otherwise the arguments as they are."""
+    from ..launch_script import is_launch_script, read_launch_script
+
+    if not overrides or not is_launch_script(overrides[0]):
+        return framework or default, overrides, gpus, model
+    found = read_launch_script(overrides[0])
+    framework = _script_framework(framework, found.framework, overrides[0])
+    notes = [f"read {overrides[0]}: {found.framework}"] + found.notes
+    if model is None and found.model:
+        model = _script_model(found.model, notes)
+    for text in notes:
+        note(text)
+    # a version named with --framework (verl==0.7.1) is kept: the script says which framework, not which release
+    name = framework.strip() if framework and any(sep in framework for sep in ("==", "@")) else found.framework
+    return name, found.args + list(overrides[1:]), gpus if gpus is not None else found.gpus, model
+
+
+def _script_framework(framework: Optional[str], runs: str, path: str) -> Optional[str]:
+    """--framework beside a launch script: the script's framework (verl names the Megatron backend it runs)."""
+    given = framework.split("==")[0].split("@")[0].strip().lower() if framework else None
+    if given == "verl" and runs == "verl-megatron":  # the Megatron backend of the verl named
+        framework = runs + framework.strip()[len(given):]
+        given = runs
+    if framework and given != runs:
+        raise InputError("framework", f"--framework {framework} was given, but {path} runs {runs}.",
+                         f"drop --framework (or pass --framework {runs}).")
+    return framework
+
+
+def _script_model(name: str, notes: list[str]) -> Optional[str]:
+    """The catalog card of the model a script names, or None (each said in ``notes``)."""
+    from ..catalog.models import load_model
+
+    try:
+        model = load_model(name).name
+        notes.append(f"model from the script: {name} (catalog card {model})")
+        return model
+    except InputError:
+        notes.append(f"the script's model {name} is not in the catalog: pass --model for the head, "
+                     "length and memory rules")
+        return None
+
+
+def pasted(framework: str, config: Optional[str], overrides: Optional[List[str]], verb: str):
+    """A YAML file and/or pasted arguments -> (flat native config, ignored tokens)."""
+    from .. import api
+    from ..frameworks import get_framework
+
+    fw = get_framework(framework)
+    flat: dict[str, Any] = {}
+    ignored: list[str] = []
+    if config:
+        flat.update(api.read_config(fw, config)[0])
+    if overrides:
+        more, ignored = fw.parse(overrides)
+        flat.update(more)
+    if not flat:
+        raise InputError("config", f"nothing to {verb}.", "paste the arguments after -- or pass --config FILE.")
+    return flat, ignored
+
+
+def scenario(scenario_file: Optional[str], flags: dict[str, Any], set_: Optional[List[str]],
+             search: Optional[List[str]]) -> Scenario:
+    """The scenario of enumerate and recommend: the YAML file's, the flags (scenario field names) over it, --set and
+    --search added to its fixed and searched keys; with none of them the built-in default scenario."""
+    from ..frameworks.overrides import parse_scalar
+    from ..scenario import default_scenario, load_scenario, scenario_from_dict
+
+    base = load_scenario(scenario_file) if scenario_file else None
+    given = {k: v for k, v in flags.items() if v is not None}
+    if base is None and not given and not set_ and not search:
+        return default_scenario()
+    data = base.to_dict() if base else {}
+    data.update(given)
+    fixed = dict(data.get("fixed") or {})
+    for item in set_ or []:
+        key, eq, raw = item.partition("=")
+        if not eq or not key:
+            raise InputError("--set", f"'{item}' is not key=value.", "write --set data.train_batch_size=64.")
+        fixed[key] = parse_scalar(raw)
+    srch = dict(data.get("search") or {})
+    for item in search or []:
+        key, eq, raw = item.partition("=")
+        if not eq or not key or not raw:
+            raise InputError("--search", f"'{item}' is not key=v1,v2,...", "write --search data.train_batch_size=32,64.")
+        srch[key] = [parse_scalar(x) for x in raw.split(",") if x.strip()]
+    data["fixed"], data["search"] = fixed, srch
+    return scenario_from_dict(data)
+
+
+def from_config(path: str, framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
+                model: Optional[str]) -> tuple[str, dict[str, Any], Optional[int], Optional[str]]:
+    """``recommend --from run.sh`` (or a YAML config with --framework): the framework, flat config, GPUs and model."""
+    from ..frameworks.overrides import is_file
+    from ..launch_script import is_launch_script
+
+    if not gpu:
+        raise InputError("gpu", "a launch script does not say which GPU it runs on.",
+                         "pass --gpu (e.g. a100-80gb, h100, rtx4090).")
+    if not is_file(path):  # else the path would be read as a pasted argument and "nothing to recommend from" said
+        raise InputError("--from", f"file '{shown(path, 60)}' does not exist.",
+                         "pass the path of your launch script (run.sh) or of a YAML config.")
+    if is_launch_script(path):
+        name, args, gpus, model = script(framework, [path], gpus, model)
+        flat, _ = pasted(name, None, args, "recommend from")
+    else:
+        name = framework or "verl"
+        flat, _ = pasted(name, path, None, "recommend from")
+    return name, flat, gpus, model
+
+
+def calibrate_grid(grid, path: Optional[str]) -> None:
+    """A profile's efficiencies on the grid points of its GPU type (each point records them)."""
+    from ..calibration import resolve_profile
+
+    profile = resolve_profile(path)
+    if profile is None:
+        return
+    hits = 0
+    for p in grid.points:
+        if profile.applies_to(str(p.scenario.get("gpu"))):
+            p.scenario["calibration"] = profile.efficiency.as_dict()
+            hits += 1
+    note(f"calibration {profile.path} ({profile.gpu or 'any GPU'}) applied to {hits} of {len(grid.points)} points")
