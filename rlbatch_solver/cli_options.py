@@ -7,22 +7,25 @@ from typing import Annotated, Callable, Iterable, List, Optional
 
 import typer
 
-from .errors import did_you_mean
+from .errors import InputError, did_you_mean
 from .frameworks.registry import FRAMEWORKS
 from .scenario import OBJECTIVES, PLACEMENTS
 
 
 def choice(option: str, vocabulary: Iterable[str]) -> dict[str, Callable[[str], str] | str]:
-    """``typer.Option`` arguments for a word from ``vocabulary``: listed in ``--help``; any other word is a usage
-    error (exit 2) naming ``option``, with the nearest words."""
+    """``typer.Option`` arguments for a word from ``vocabulary``: listed in ``--help``; any other word is an input
+    error (``error: objective: ...``, exit 2, the command line's one handler) naming the option, with the nearest
+    words and the list to pick from."""
     words = tuple(vocabulary)
 
-    def parse(value: str) -> str:
-        if value not in words:
-            raise typer.BadParameter(f"'{value}' is none of {', '.join(words)}.{did_you_mean(value, words)}")
+    def parse(value: str | None) -> str | None:
+        if value is not None and value not in words:
+            raise InputError(option.lstrip("-"), f"'{value}' is none of {', '.join(words)}.{did_you_mean(value, words)}",
+                             f"pass {option} {words[0]} (or another of those).")
         return value
 
-    return {"parser": parse, "metavar": f"<{'|'.join(words)}>"}
+    # a callback, not a parser: click turns a parser's ValueError into its own usage box
+    return {"callback": parse, "metavar": f"<{'|'.join(words)}>"}
 
 
 _FRAMEWORK_HELP = (f"{', '.join(FRAMEWORKS)}. Default: verl, or the one a launch script names "
