@@ -33,7 +33,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from published import (check_oom_report, check_script, gpu_of, measured_points, oom_reports,  # noqa: E402
+from published import (gpu_of, measured_points, oom_reports,  # noqa: E402
                        published_configs, script_hardware)
 
 CORPUS = HERE / "data" / "memory_corpus"

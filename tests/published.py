@@ -181,7 +181,6 @@ def memory_table() -> str:
     (verl's FSDP examples), and the example scripts read whole (tests/data/scripts/hardware.yaml), with the
     predicted peak per phase. Megatron records list batch and layout keys only, so their scripts stand in."""
     import rlbatch_solver as rb
-    from rlbatch_solver.launch_script import read_launch_script
 
     head = ("| config (source) | GPU x count | length share | " + " | ".join(PHASES) + " | usable GiB | fits |\n"
             "|---|---|---|" + "---|" * len(PHASES) + "---|---|\n")

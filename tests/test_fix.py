@@ -13,7 +13,7 @@ from rlbatch_solver.frameworks.verl.repair import VERL
 from rlbatch_solver.frameworks.verl.rules import RULESET, VARIABLES
 from rlbatch_solver.solver.costs import candidate_cost, waste_of
 from rlbatch_solver.solver.nearest import nearest_small_repair
-from rlbatch_solver.solver.repair import change_cost, repair, total_cost
+from rlbatch_solver.solver.repair import change_cost, repair
 
 from clirun import run
 from test_verl_rules import AR, SEED_4090, replace

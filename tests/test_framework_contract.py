@@ -133,6 +133,16 @@ def test_enumerate_columns_set(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_cost_spec_builds(name):
+    """Memory and time are priced for every framework: ``cost_spec`` is abstract, and builds for a small model."""
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.tables import CostSpec
+
+    assert isinstance(get_framework(name).cost_spec(load_model("qwen2.5-0.5b"), load_gpu("h100")), CostSpec)
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_accuracy_family_set(name):
     fw = get_framework(name)
     assert fw.accuracy_family in FRAMEWORKS, "a family is named after the framework whose runs it counts"

@@ -330,14 +330,8 @@ def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_g
         from ..catalog.gpus import load_gpu
         from ..costmodel.tables import with_efficiency, with_length_fraction
 
-        try:
-            return with_efficiency(with_length_fraction(fw.cost_spec(card, load_gpu(gpu, extra_gpus)),
-                                                        length_fraction), calibration), True
-        except InputError as e:
-            if e.field != "framework":
-                raise
-            notes.append(f"{fw.name} has no cost model yet: memory was not evaluated")
-            return None, False
+        return with_efficiency(with_length_fraction(fw.cost_spec(card, load_gpu(gpu, extra_gpus)),
+                                                    length_fraction), calibration), True
     if gpu or card:
         notes.append("memory was not evaluated: give both --gpu and --model")
     return None, False

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping

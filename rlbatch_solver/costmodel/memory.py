@@ -210,9 +210,6 @@ class MemoryReport:
     def fits(self, phase: str) -> bool:
         return self.peak(phase) <= self.usable_for(phase)
 
-    def worst_phase(self) -> str:
-        return max(self.phases, key=self.peak)
-
     def summary(self) -> dict[str, int]:
         return {p: self.peak(p) for p in self.phases}
 
@@ -253,13 +250,6 @@ def _trained_params(mc: ModelConsts, plan: Plan, critic: bool) -> float:
     if plan.ep > 1 and mc.routed_expert_params:
         p -= mc.routed_expert_params * (1.0 - 1.0 / plan.ep)
     return p
-
-
-def _resident(plan: Plan, params: float, param_off: bool, opt_off: bool) -> float:
-    """What a trained model keeps on the GPU while another phase runs (grads are freed:
-    verl's train_mode context zeroes grads with set_to_none on exit)."""
-    w, _, o = _state_bytes(plan, params)
-    return (0.0 if param_off else w) + (0.0 if opt_off else o)
 
 
 # ----------------------------------------------------------------------------- Megatron / DeepSpeed states
@@ -658,7 +648,6 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
     util = min(1.0, max(0.0, float(plan.gpu_memory_utilization)))
     weights = engine_weight_bytes(plan, mc)
     act = engine_activation_bytes(plan, mc)
-    tp = max(1, plan.rollout_tp)
     non_torch = C.ENGINE_NON_TORCH_BYTES
     graphs = cuda_graph_bytes(plan, mc)
     kv_tok = kv_bytes_per_token(plan)

@@ -14,7 +14,7 @@ from enum import Enum
 from typing import Iterable, Mapping, Optional, Union
 
 from ..costmodel.phase import Phase
-from .expr import BoolConst, BoolExpr, BoolVar, IntExpr, IntVar, Number, compile_python, evaluate, variables
+from .expr import BoolConst, BoolExpr, BoolVar, IntExpr, Number, compile_python, variables
 
 Value = Union[int, bool, None]
 
@@ -177,14 +177,6 @@ class CheckResult:
         return not self.errors and not self.tolerated
 
 
-def int_var(name: str) -> IntVar:
-    return IntVar(name)
-
-
-def bool_var(name: str) -> BoolVar:
-    return BoolVar(name)
-
-
 def is_set(name: str) -> BoolVar:
     """True when the optional variable ``name`` was given a value."""
     return BoolVar(f"{name}_set")
@@ -310,7 +302,3 @@ def format_message(template: str, env: Mapping[str, Number]) -> str:
 
     return template.format_map(_Env(env))
 
-
-def optional_value(values: Mapping[str, Value], name: str) -> Optional[int]:
-    v = values.get(name)
-    return None if v is None else int(v)

@@ -24,11 +24,6 @@ def is_memory_rule_id(rule_id: str) -> bool:
     return MEMORY_INFIX in rule_id
 
 
-def mem_table(phase: str) -> str:
-    """``mem_<phase>``: the derived quantity (a table) of a phase's peak MiB per GPU."""
-    return f"{MEM_TABLE_PREFIX}{phase}"
-
-
 def table_phase(name: str) -> Phase:
     """The phase of a ``mem_<phase>`` table."""
     return Phase(name.removeprefix(MEM_TABLE_PREFIX))

@@ -118,14 +118,6 @@ class Compiler:
             return
         self.model.AddBoolAnd([lit])
 
-    def _when(self, ct, cond: "Lit | bool") -> None:
-        """``ct`` only if ``cond``; a constant condition keeps or drops it."""
-        if cond is True:
-            return
-        if cond is False:
-            raise AssertionError("constraint built under a false condition")
-        ct.OnlyEnforceIf(cond)
-
     def _aux(self, lo: int, hi: int, tag: str) -> cp_model.IntVar:
         self.aux_count += 1
         return self.model.NewIntVar(lo, hi, f"{tag}_{self.aux_count}")

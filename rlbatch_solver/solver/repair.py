@@ -58,10 +58,6 @@ class RepairResult:
     def proven(self) -> bool:
         return self.status == "optimal"
 
-    @property
-    def changed_count(self) -> int:
-        return len(self.changes)
-
 
 def _value_lits(built, name: str, values: list[Value]) -> tuple[list, list[tuple]]:
     """The CP-SAT variables that carry ``name`` and, per domain value, their tuple."""
@@ -272,7 +268,7 @@ def _widen_cut(ruleset: RuleSet, rule_id: str, cut: dict[str, Value], built, gro
     """
     import itertools
 
-    from ..rules.expr import IntVar, evaluate, variables
+    from ..rules.expr import evaluate, variables
 
     rule = ruleset.rule(rule_id)
     tables = [d for d in ruleset.derived if d.name in variables(rule.expr) and hasattr(d.expr, "fn")]

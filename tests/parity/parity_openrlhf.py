@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any, Iterator, Mapping
 from unittest import mock
 
-from parity_core import Allowed, Oracle, Verdict, divisor_near, divisors, multiple_near, near
+from parity_core import Allowed, Oracle, Verdict, multiple_near, near
 
 DRIVER = frozenset({
     "openrlhf.driver.group_estimator_needs_n", "openrlhf.driver.dynamic_filtering_needs_n",

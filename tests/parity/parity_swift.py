@@ -27,7 +27,6 @@ import logging
 import random
 import sys
 import tempfile
-import types
 from typing import Any, Iterator, Mapping
 from unittest import mock
 

@@ -10,7 +10,7 @@ from parity_core import assert_parity, run_parity  # noqa: E402
 from parity_openrlhf import ALLOWED, DEEPSPEED, DRIVER, TRAIN, OpenRLHFOracle, openrlhf_cases  # noqa: E402
 
 from rlbatch_solver.frameworks import get_framework  # noqa: E402
-from rlbatch_solver.rules.base import Severity, Stage  # noqa: E402
+from rlbatch_solver.rules.base import Stage  # noqa: E402
 
 
 def test_parity_openrlhf(parity_budget):

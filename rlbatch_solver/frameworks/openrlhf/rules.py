@@ -168,7 +168,6 @@ INIT = {
     "critic": "openrlhf/trainer/ray/ppo_critic.py:CriticModelActor.init_model_from_pretrained",
     "reward": "openrlhf/trainer/ray/launcher.py:RewardModelActor.init_model_from_pretrained",
 }
-GROUP_FLAG = {"actor": "actor", "ref": "ref", "critic": "critic", "reward": "reward"}
 
 
 def _gate(g: str, extra=None):

@@ -151,7 +151,7 @@ N, dp, L = D["N"], D["dp"], D["L"]
 dyn = V["actor_dyn"]
 not_dyn = ~dyn
 MODE = V["async_mode"]
-MODE_NAMES = {0: "sync", 1: "colocate_async", 2: "separate_async", 3: "fully_async", 4: "one_step_off"}
+# async_mode: 0 sync, 1 colocate_async, 2 separate_async, 3 fully_async, 4 one_step_off
 SEPARATE_ASYNC, FULLY_ASYNC, ONE_STEP_OFF = MODE.eq(2), MODE.eq(3), MODE.eq(4)
 RECIPE = MODE >= 3  # the experimental recipes: their own entry points, no hybrid engine
 SPLIT = MODE >= 2  # a standalone rollout pool on GPUs of its own
