@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from .commands.fix import FixReport
     from .commands.recommend import Choice, RecommendReport
     from .costmodel.host import HostReport
-    from .frameworks.base import Space
+    from .commands.placement import PlacementSummary
+    from .frameworks.base import Framework, Space
     from .scenario import Scenario
     from .solver.explain import Conflict
 
@@ -186,7 +187,7 @@ def print_memory_check(console: Console, mem: MemoryCheck, framework: str = "", 
 _WORDS = (("_", " "),)
 
 
-def _title(fw: Any, name: str) -> str:
+def _title(fw: Framework, name: str) -> str:
     """A short column title from the native key: its role (actor, ref, rollout, vllm, ...) and last part."""
     key = fw.native_key(name)
     parts = [p for p in key.split(".") if p not in ("megatron", "actor_rollout_ref", "data", "ds")]
@@ -197,7 +198,7 @@ def _title(fw: Any, name: str) -> str:
     return f"{role} {last}".strip()
 
 
-def enum_columns(fw: Any, space: Any, solutions: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def enum_columns(fw: Framework, space: Space | None, solutions: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """Columns of the enumerate table: the space's free variables in native key names, then derived values
     (``Framework.derived_columns``).
 
@@ -221,14 +222,14 @@ def enum_columns(fw: Any, space: Any, solutions: list[dict[str, Any]]) -> list[t
     return cols
 
 
-def solution_columns(fw: Any, sol: dict[str, Any], ruleset, columns: list[tuple[str, str]]) -> dict[str, Any]:
+def solution_columns(fw: Framework, sol: dict[str, Any], ruleset, columns: list[tuple[str, str]]) -> dict[str, Any]:
     env = ruleset.full_env(sol)
     row = {name: sol.get(name, env.get(name)) for name, _ in columns}
     row.update(fw.column_values(env))
     return row
 
 
-def _cell(fw: Any, name: str, value: Any) -> str:
+def _cell(fw: Framework, name: str, value: Any) -> str:
     if value is None:
         return ""
     if name in fw.ruleset.variables:
@@ -414,7 +415,7 @@ def print_recommend(console: Console, report: RecommendReport) -> None:
         console.print(alt)
 
 
-def print_placement(console: Console, summary: Any) -> None:
+def print_placement(console: Console, summary: PlacementSummary) -> None:
     """recommend --placement: every layout's best, and the verdict with its reasons."""
     table = Table(title=f"placements compared (--placement {summary.asked}: one solve per layout)")
     for col in ("layout", "step s", "samples", "tokens/s", "pools (s per step, idle)", "status"):

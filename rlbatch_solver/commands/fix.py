@@ -20,7 +20,23 @@ from .common import framework_for, read_inputs, read_config, validate_solutions,
 
 if TYPE_CHECKING:
     from ..costmodel.host import HostReport
+    from ..costmodel.tables import CostSpec
+    from ..deadline import Deadline
+    from ..frameworks.repair_policies import RepairPolicy
+    from ..rules.base import RuleSet
     from ..solver.explain import Conflict
+    from ..solver.repair import Change, RepairResult
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One repair search: its result, the rule set it ran on (memory rules added when priced), the domains it
+    searched and the usable MiB per phase (empty without memory)."""
+
+    result: RepairResult
+    ruleset: RuleSet
+    domains: dict[str, list[Value]]
+    capacity: dict[str, int]
 
 
 @dataclass
@@ -30,7 +46,7 @@ class FixReport:
     before: dict[str, Value]
     before_violations: list[Violation]
     after: dict[str, Value] | None
-    changes: list[Any]  # solver.repair.Change, in native keys via ``native_changes``
+    changes: list[Change]  # in native keys via ``native_changes``
     native_changes: list[tuple[str, Any, Any]]  # (native key, old, new) in the framework's own values
     satisfies: dict[str, list[str]]  # native key -> rule ids broken before that read it
     status: str
@@ -123,16 +139,16 @@ def _keep_names(fw: Framework, keep: Sequence[str]) -> set[str]:
     return out
 
 
-def _phase_mib(spec: Any, values: Mapping[str, Value], capacity_mib: Mapping[str, int]) -> dict[str, tuple[float, float]]:
+def _phase_mib(spec: CostSpec, values: Mapping[str, Value], capacity_mib: Mapping[str, int]) -> dict[str, tuple[float, float]]:
     from ..costmodel.tables import MIB, full_reports
 
     memory, _ = full_reports(spec, values)
     return {p: (round(r.peak(p) / MIB, 1), float(capacity_mib.get(p, 0))) for p, r in memory.items()}
 
 
-def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], spec: Any,
-                 deadline: Any, free: Mapping[str, list] | None = None):
-    """One nearest repair: (result, rule set used, domains, usable MiB per phase: empty without memory).
+def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str],
+                 spec: CostSpec | None, deadline: Deadline, free: Mapping[str, list] | None = None) -> Attempt:
+    """One nearest repair (``Attempt``).
 
     First every one- and two-key move is evaluated directly (checker and memory model, no
     solver model to build: ``solver/nearest.py``); only when none is valid does CP-SAT look for
@@ -163,11 +179,11 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
     extra = dict(method="direct", evaluated=near.evaluated)
     if near.solution is not None:
         status = "optimal" if near.complete else "feasible"
-        return repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s, **extra), \
-            ruleset, domains, capacity
+        return Attempt(repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s, **extra),
+                       ruleset, domains, capacity)
     if not near.complete or deadline.expired():
-        return RepairResult(None, [], None, "unknown", near.wall_time_s, partial=near.partial,
-                            partial_broken=near.partial_broken, **extra), ruleset, domains, capacity
+        return Attempt(RepairResult(None, [], None, "unknown", near.wall_time_s, partial=near.partial,
+                                    partial_broken=near.partial_broken, **extra), ruleset, domains, capacity)
     greedy = None
     if spec is not None and near.partial is not None:
         # memory that needs three keys or more: a greedy descent first (a fair share of the budget), so that
@@ -183,9 +199,9 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
         over = {memory_rule_id(fw.ruleset.framework, table_phase(n)): (least, capacity[table_phase(n)])
                 for n, least in floors.items() if least is not None and least > capacity[table_phase(n)]}
         if over:
-            return RepairResult(None, [], None, "infeasible", near.wall_time_s, partial=near.partial,
-                                partial_broken=near.partial_broken, memory_floor=over, **extra), \
-                ruleset, domains, capacity
+            return Attempt(RepairResult(None, [], None, "infeasible", near.wall_time_s, partial=near.partial,
+                                        partial_broken=near.partial_broken, memory_floor=over, **extra),
+                           ruleset, domains, capacity)
     # with the greedy answer in hand, the exact search only tries to beat it: a bounded share, so that the
     # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget
     exact = Deadline(min(deadline.left(), max(0.5, 0.1 * deadline.left()))) if greedy is not None else deadline
@@ -199,16 +215,17 @@ def _repair_once(fw: Framework, policy: Any, values: Mapping[str, Value], *, kep
                                 evaluated=near.evaluated)
     if res.solution is None:
         res.partial, res.partial_broken = near.partial, near.partial_broken
-    return res, ruleset, domains, capacity
+    return Attempt(res, ruleset, domains, capacity)
 
 
-def _cost_of(ruleset: Any, values: Mapping[str, Value], candidate: Mapping[str, Value], policy: Any, refs: Any) -> int:
+def _cost_of(ruleset: RuleSet, values: Mapping[str, Value], candidate: Mapping[str, Value], policy: RepairPolicy,
+             refs: Mapping[str, int]) -> int:
     from ..solver.costs import candidate_cost
 
     return candidate_cost(ruleset, values, candidate, policy.ranks, refs, policy.grows_memory)
 
 
-def _diff(fw: Framework, changes: Sequence[Any], readers: Mapping[str, list[str]] | None = None):
+def _diff(fw: Framework, changes: Sequence[Change], readers: Mapping[str, list[str]] | None = None):
     """Changes -> (native (key, old, new), diff (key, old argument, new argument), key -> rules), one row per key."""
     rows: dict[str, list[Any]] = {}
     for c in changes:
@@ -263,8 +280,9 @@ def fix(
     # the whole command within the limit: 5% is left for printing; the repair itself gets most of the rest,
     # what remains explains a failure (conflict, relaxations)
     deadline = Deadline(time_limit_s * 0.95, start=started if started is not None else time.monotonic())
-    res, ruleset, domains, capacity = _repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec,
-                                                   deadline=Deadline(min(deadline.left(), time_limit_s * 0.6)))
+    attempt = _repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec,
+                           deadline=Deadline(min(deadline.left(), time_limit_s * 0.6)))
+    res, ruleset, capacity = attempt.result, attempt.ruleset, attempt.capacity
     if job.memory and res.solution is not None and res.changes:
         res = _with_headroom(job.fw, job.policy, job.values, job.kept, job.spec, res, capacity, job.notes,
                              Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)))
@@ -279,7 +297,7 @@ def fix(
     if res.solution is not None:
         _answered(report, job, res, ruleset, capacity)
     else:
-        _not_answered(report, job, res, ruleset, domains, deadline)
+        _not_answered(report, job, res, ruleset, attempt.domains, deadline)
     report.wall_time_s = deadline.elapsed()
     return report
 
@@ -293,9 +311,9 @@ class _Job:
     card: ModelCard | None
     values: dict[str, Value]
     kept: set[str]
-    policy: Any
+    policy: RepairPolicy
     notes: list[str]
-    spec: Any
+    spec: CostSpec | None
     memory: bool
     gpu: str | None
     extra_gpus: str | Path | None
@@ -322,7 +340,7 @@ def _job(config: Any, framework: str, gpus: int | None, model: str | ModelCard |
 
 
 def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_gpus: str | Path | None,
-                 length_fraction: float, calibration: "Efficiency | None", notes: list[str]) -> tuple[Any, bool]:
+                 length_fraction: float, calibration: "Efficiency | None", notes: list[str]) -> tuple[CostSpec | None, bool]:
     """The cost spec memory is checked with, and whether it is (given both --gpu and --model; else said in
     ``notes``)."""
     memory = bool(gpu and card)
@@ -337,7 +355,7 @@ def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_g
     return None, False
 
 
-def _report(job: _Job, res: Any, ruleset: Any) -> FixReport:
+def _report(job: _Job, res: RepairResult, ruleset: RuleSet) -> FixReport:
     """The report of a repair: the rules the pasted config breaks and the changes, in the framework's keys."""
     checked = ruleset.check(job.values)
     before = checked.errors + checked.tolerated  # fix repairs a peak inside the safety margin too
@@ -348,7 +366,7 @@ def _report(job: _Job, res: Any, ruleset: Any) -> FixReport:
     return report
 
 
-def _answered(report: FixReport, job: _Job, res: Any, ruleset: Any, capacity: Any) -> None:
+def _answered(report: FixReport, job: _Job, res: RepairResult, ruleset: RuleSet, capacity: dict[str, int]) -> None:
     """A repair was found: re-checked by the plain checker, paste-ready, its padding and memory said."""
     validate_solutions(ruleset, [res.solution])
     report.native_after = [new for _, _, new in report.diff]
@@ -357,7 +375,8 @@ def _answered(report: FixReport, job: _Job, res: Any, ruleset: Any, capacity: An
         report.memory_after = _phase_mib(job.spec, res.solution, capacity)
 
 
-def _not_answered(report: FixReport, job: _Job, res: Any, ruleset: Any, domains: Any, deadline: Any) -> None:
+def _not_answered(report: FixReport, job: _Job, res: RepairResult, ruleset: RuleSet, domains: dict[str, list[Value]],
+                  deadline: Deadline) -> None:
     """No repair was found: the closest candidate, the conflicting rules and pins in words, the relaxations tried."""
     from ..rules.base import format_message
     from ..solver.costs import reads_through
@@ -384,7 +403,8 @@ def _not_answered(report: FixReport, job: _Job, res: Any, ruleset: Any, domains:
     report.relaxations = relaxations(job.fw, report, {job.fw.native_key(k) for k in job.kept}, job.memory)
 
 
-def _conflict(report: FixReport, res: Any, ruleset: Any, domains: Any, deadline: Any) -> Any:
+def _conflict(report: FixReport, res: RepairResult, ruleset: RuleSet, domains: dict[str, list[Value]],
+              deadline: Deadline) -> Conflict:
     """Why no repair exists: phases that fit nowhere (proven), else a minimal set of conflicting rules, else the
     memory rules no candidate met."""
     from ..solver.explain import Conflict, conflicting_rules
@@ -403,8 +423,8 @@ def _conflict(report: FixReport, res: Any, ruleset: Any, domains: Any, deadline:
     return conflict
 
 
-def _with_headroom(fw: Framework, policy: Any, values: Mapping[str, Value], kept: set[str], spec: Any, res: Any,
-                   capacity: Any, notes: list[str], deadline: Any) -> Any:
+def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], kept: set[str], spec: CostSpec,
+                   res: RepairResult, capacity: dict[str, int], notes: list[str], deadline: Deadline) -> RepairResult:
     """A repair whose training phases end within the memory model's observed error of the GPU's usable memory is
     "tight" (check's outlook): repair again with those phases priced one error higher, and take that repair when it
     changes no more keys (the nearest repair's size is what fix promises); else keep the nearest one and say it is
@@ -433,7 +453,7 @@ def _with_headroom(fw: Framework, policy: Any, values: Mapping[str, Value], kept
         eff = plan.efficiency
         return plan.replace(efficiency=eff.replace(train_memory_offset_bytes=eff.train_memory_offset_bytes + offset))
 
-    roomier, *_ = _repair_once(fw, policy, values, kept=kept, spec=replace(spec, plan=priced), deadline=deadline)
+    roomier = _repair_once(fw, policy, values, kept=kept, spec=replace(spec, plan=priced), deadline=deadline).result
     if roomier.solution is not None and len(roomier.changes) <= len(res.changes):
         notes.append(f"the nearest repair left the {', '.join(tight)} within the memory model's observed error ({pct}) "
                      f"of the usable memory; this one keeps that headroom")
@@ -443,8 +463,8 @@ def _with_headroom(fw: Framework, policy: Any, values: Mapping[str, Value], kept
     return res
 
 
-def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
-           spec: Any, gpu: str | None, card: ModelCard | None, conflict_ids: list[str], deadline: Any,
+def _relax(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
+           spec: CostSpec | None, gpu: str | None, card: ModelCard | None, conflict_ids: list[str], deadline: Deadline,
            extra_gpus: str | Path | None, length_fraction: float = 1.0,
            calibration: "Efficiency | None" = None) -> list[dict[str, Any]]:
     """Try each way out of an infeasible repair with a solve; say which work and what they change."""
@@ -459,8 +479,8 @@ def _relax(fw: Framework, policy: Any, values: Mapping[str, Value], *, kept: set
             tried.append({"kind": kind, "feasible": False, "text": f"{what}: not tried (time limit)", "changes": []})
             return False
         vals = dict(values if new_values is None else new_values)
-        res, _, _, _ = _repair_once(fw, policy, vals, kept=keep, spec=new_spec, deadline=Deadline(deadline.share(0.3)),
-                                    free=free)
+        res = _repair_once(fw, policy, vals, kept=keep, spec=new_spec, deadline=Deadline(deadline.share(0.3)),
+                           free=free).result
         changes = [c for c in res.changes]
         _, diff, _ = _diff(fw, changes)
         if new_values is not None:  # the relaxed values themselves are part of the change

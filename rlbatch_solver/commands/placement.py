@@ -15,12 +15,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..layout import Layout, placement_kind
 from ..scenario import Scenario
 from ..solver.proof import no_fit_is_proven
+
+if TYPE_CHECKING:
+    from .recommend import RecommendReport
 
 # the colocated solve's share of the time when it runs beside split layouts: the answer every split is held to
 COLOCATED_TIME_SHARE = 0.35
@@ -37,7 +40,7 @@ class PlacementOption:
 
     placement: str  # "colocate" | "split"
     label: str
-    report: Any  # RecommendReport of that layout's solve
+    report: RecommendReport  # of that layout's solve
 
     @property
     def best(self):
@@ -183,7 +186,7 @@ def _likeliest_first(splits: list[int], layouts: list[Layout], scenario: Scenari
 
 
 def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, extra_gpus: str | Path | None,
-                        solver_workers: int, recommend_one) -> Any:
+                        solver_workers: int, recommend_one) -> RecommendReport:
     """One solve per layout, coarse to fine: the layouts the framework marks coarse first (a quarter, a half and
     three quarters of the GPUs to the trainer), then, in each family of splits (the framework's order, trainer GPUs
     ascending), the neighbours of its best, until they are solved or the time is spent. The colocated solve, the
