@@ -164,6 +164,14 @@ def _imported_modules(path: Path) -> set[str]:
     return out
 
 
+def test_flag_values_are_coerced_in_one_module():
+    """Booleans and whole numbers are read by frameworks/overrides.py's coercers (flag_bool, flag_int,
+    whole_number, hydra_bool), which every framework imports; no framework writes its own."""
+    own = [path.relative_to(PACKAGE) for path in (PACKAGE / "frameworks").rglob("*.py")
+           if path.name != "overrides.py" and re.search(r"is not (a boolean|an integer)", path.read_text())]
+    assert not own, f"coerce flag values with frameworks/overrides.py, not in {own}"
+
+
 def test_no_framework_module_imports_the_commands():
     files = sorted((PACKAGE / "frameworks").rglob("*.py"))
     assert files

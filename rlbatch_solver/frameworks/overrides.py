@@ -233,3 +233,44 @@ def whole_number(key: str, value: Any, spelled: str) -> int:
             raise InputError(key, f"'{shown(value)}' is not an integer{hint}.", f"write {spelled} as a whole number.")
     check_size(key, value, f"write {spelled} as a whole number of at most {MAX_SIZE:,}.")
     return value
+
+
+# ----------------------------------------------------------------------------- flag values (argparse-style frameworks)
+# The words a boolean flag takes (ms-swift's and TRL's parsers accept these spellings: transformers' HfArgumentParser
+# string_to_bool, "yes/true/t/y/1" and "no/false/f/n/0")
+TRUE_WORDS = frozenset({"true", "yes", "y", "t", "1"})
+FALSE_WORDS = frozenset({"false", "no", "n", "f", "0"})
+
+
+def flag_bool(key: str, value: Any) -> bool:
+    """A boolean flag's value (``True``, or one of the words); else an ``InputError`` naming ``--key``."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in TRUE_WORDS:
+        return True
+    if text in FALSE_WORDS:
+        return False
+    raise InputError(key, f"'{value}' is not a boolean.", f"write --{key} true or --{key} false.")
+
+
+def flag_int(key: str, value: Any) -> int:
+    """A positive whole-number flag (``whole_number``, and at least 1)."""
+    value = whole_number(key, value, f"--{key}")
+    if value < 1:
+        raise InputError(key, f"{value} must be at least 1.", f"set --{key} to a positive number.")
+    return value
+
+
+def flag_float(key: str, value: Any) -> float:
+    """A number flag (an int or a float, not a boolean)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(key, f"'{value}' is not a number.", f"write --{key} as a number, e.g. 0.04.")
+    return float(value)
+
+
+def hydra_bool(key: str, value: Any) -> bool:
+    """A Hydra override's boolean (YAML's true/false, as ``parse_scalar`` reads them); else an ``InputError``."""
+    if isinstance(value, bool):
+        return value
+    raise InputError(key, f"'{value}' is not a boolean.", f"write {key}=True or {key}=False.")

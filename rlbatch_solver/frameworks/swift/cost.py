@@ -34,7 +34,7 @@ from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...errors import InputError
 from ...rules.base import Value
-from ..overrides import memory_share_permille
+from ..overrides import flag_bool, memory_share_permille
 
 DEFAULT_MAX_LENGTH = 2048  # --max_length unset: the template keeps the model's limit; we assume 2048
 RECOMPUTE = {0: "none", 1: "selective", 2: "full"}
@@ -72,14 +72,8 @@ KNOB_FLAGS = {"ds_stage": ("deepspeed",), "ds_offload": ("deepspeed",), "gmu_per
 
 
 def _bool(key: str, raw: Any) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).lower()
-    if text in ("true", "1", "yes"):
-        return True
-    if text in ("false", "0", "no", "none"):
-        return False
-    raise InputError(key, f"'{raw}' is not a boolean.", f"write --{key} true or --{key} false.")
+    """A boolean flag; a null value reads as false here (the cost inputs' defaults are off)."""
+    return False if str(raw).strip().lower() == "none" else flag_bool(key, raw)
 
 
 def _num(key: str, raw: Any, kind=int):

@@ -28,7 +28,7 @@ from . import columns, docs, errors, repair
 from .rules import RULESET as HF_RULESET
 from .rules_megatron import RULESET as MEGATRON_RULESET
 from ..base import Framework, Space, pow2
-from ..overrides import parse_flag_args, parse_scalar, resolve_algorithm, split_tokens
+from ..overrides import flag_bool, flag_float, flag_int, parse_flag_args, parse_scalar, resolve_algorithm, split_tokens
 
 ENV_KEYS = ("NPROC_PER_NODE", "NNODES")
 _ENV = re.compile(r"^([A-Z_][A-Z0-9_]*)=(.*)$")
@@ -44,9 +44,6 @@ ALGORITHMS: dict[str, dict[str, Any]] = {
     "reinforce++": {"advantage_estimator": "reinforce_plus_plus"},
 }
 ALGORITHM_ALIASES = {"reinforce_plus_plus": "reinforce++", "reinforcepp": "reinforce++", "dr-grpo": "dr_grpo"}
-
-_TRUE = {"true", "yes", "y", "t", "1"}
-_FALSE = {"false", "no", "n", "f", "0"}
 
 # Variables no single flag sets: other flags decide them, the model card gives the constants.
 DECIDED = {"cluster_num_gpus", "eval_on", "vllm_mode_given", "vllm_server", "server_host_given", "teacher",
@@ -93,26 +90,8 @@ def _present(value: Any) -> bool:
     return value is not None and value != "" and value != [] and str(value).lower() not in ("none", "null")
 
 
-def _bool(key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise InputError(key, f"'{value}' is not a boolean.", f"write --{key} true or --{key} false.")
 
 
-def _int(key: str, value: Any) -> int:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        hint = " (a shell variable that was not expanded?)" if isinstance(value, str) and "$" in value else ""
-        raise InputError(key, f"'{value}' is not an integer{hint}.", f"write --{key} as a whole number.")
-    if value < 1:
-        raise InputError(key, f"{value} must be at least 1.", f"set --{key} to a positive number.")
-    return value
 
 
 def read_flags(ruleset: RuleSet, flat: Mapping[str, Any], decided: set[str]) -> dict[str, Value]:
@@ -128,16 +107,12 @@ def read_flags(ruleset: RuleSet, flat: Mapping[str, Any], decided: set[str]) -> 
         if spec.optional and not _present(raw):
             values[name] = None
         elif spec.kind == "bool":
-            values[name] = _bool(spec.key, raw)
+            values[name] = flag_bool(spec.key, raw)
         else:
-            values[name] = _int(spec.key, raw)
+            values[name] = flag_int(spec.key, raw)
     return values
 
 
-def _float(key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(key, f"'{value}' is not a number.", f"write --{key} as a number, e.g. 0.04.")
-    return float(value)
 
 
 from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, cost_values, export_flags)  # noqa: E402
@@ -235,13 +210,13 @@ class SwiftFramework(Framework):
         if rlhf_type != "grpo":
             raise InputError("rlhf_type", f"'{rlhf_type}' is not modelled: only the GRPO trainer (GRPO, GSPO, DAPO, "
                              "RLOO, REINFORCE++ through it) is.", "use --rlhf_type grpo.")
-        if self.megatron and flat.get("use_ray") is not None and _bool("use_ray", flat["use_ray"]):
+        if self.megatron and flat.get("use_ray") is not None and flag_bool("use_ray", flat["use_ray"]):
             raise InputError("use_ray", "the Ray pipeline (swift/ray/megatron) takes its layout from a Ray YAML "
                              "config; it is not modelled.", "check the torchrun launch (drop --use_ray).")
         values = read_flags(self.ruleset, flat, DECIDED)
         if values.get("vpp") == 1:  # MegatronArguments._init_vpp_size: 1 means no virtual pipeline
             values["vpp"] = None
-        if not self.megatron and flat.get("packing") is not None and _bool("packing", flat["packing"]):
+        if not self.megatron and flat.get("packing") is not None and flag_bool("packing", flat["packing"]):
             values["padding_free"] = True  # SftArguments._check_padding_free
         values.update(self._decided(flat))
         values.update(cost_values(flat, self.megatron))  # cost-model inputs (cost.py)
@@ -261,13 +236,13 @@ class SwiftFramework(Framework):
             "server_host_given": _present(flat.get("vllm_server_host")) or _present(flat.get("vllm_server_base_url")),
             "teacher": _present(flat.get("teacher_model")) or _present(flat.get("teacher_model_server")),
         }
-        ratio = _float("split_dataset_ratio", flat.get("split_dataset_ratio", 0.0))
+        ratio = flag_float("split_dataset_ratio", flat.get("split_dataset_ratio", 0.0))
         val = any(_present(flat.get(k)) for k in ("val_dataset", "cached_val_dataset", "eval_dataset")) or ratio > 0
         if self.megatron:
             eval_iters = flat.get("eval_iters", -1)
             out["eval_on"] = val and eval_iters != 0
             out["loss_real"] = str(flat.get("loss_type", "grpo")) == "real"
-            out["kl_on"] = _float("beta", flat.get("beta", 0.04)) != 0.0
+            out["kl_on"] = flag_float("beta", flat.get("beta", 0.04)) != 0.0
         else:
             out["eval_on"] = val and str(flat.get("eval_strategy", "steps")) != "no"
         return out
@@ -489,8 +464,8 @@ class SwiftFramework(Framework):
         if spec.optional and not _present(value):
             return None
         if spec.kind == "bool":
-            return _bool(key, value)
-        return _int(key, value)
+            return flag_bool(key, value)
+        return flag_int(key, value)
 
 
 class SwiftMegatronFramework(SwiftFramework):

@@ -32,8 +32,7 @@ from typing import Any, Mapping
 
 from ...errors import InputError
 from ...rules.base import Value
-from ..overrides import memory_share_permille, whole_number
-from ..swift.framework import _bool
+from ..overrides import flag_bool, memory_share_permille, whole_number
 from .rules import REMOVED_FIELDS
 
 DEFAULT_PROMPT = 512
@@ -67,11 +66,11 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any]) -> dict[str, 
     if "vllm_gpu_memory_utilization" in flat:
         out["gmu_permille"] = memory_share_permille("vllm_gpu_memory_utilization", flat["vllm_gpu_memory_utilization"],
                                                     "write --vllm_gpu_memory_utilization 0.3 (vLLM's memory share).")
-    if _bool("vllm_enable_sleep_mode", flat.get("vllm_enable_sleep_mode", False)):
+    if flag_bool("vllm_enable_sleep_mode", flat.get("vllm_enable_sleep_mode", False)):
         out["sleep_level"] = 2
     if "gradient_checkpointing" in flat:
-        out["grad_ckpt"] = _bool("gradient_checkpointing", flat["gradient_checkpointing"])
-    if _bool("use_peft", flat.get("use_peft", False)):
+        out["grad_ckpt"] = flag_bool("gradient_checkpointing", flat["gradient_checkpointing"])
+    if flag_bool("use_peft", flat.get("use_peft", False)):
         out["lora_rank"] = max(1, _count("lora_r", flat.get("lora_r", 16)))
         targets = flat.get("lora_target_modules")
         out["lora_qv"] = targets in (None, "", "None", "none")
@@ -91,5 +90,5 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any]) -> dict[str, 
                                 ("offload_optimizer_device", "offload_param_device"))
     elif dist == "FSDP":
         out["ds_stage"] = 3
-        out["ds_offload"] = _bool("fsdp_offload_params", accel.get("fsdp_offload_params", False))
+        out["ds_offload"] = flag_bool("fsdp_offload_params", accel.get("fsdp_offload_params", False))
     return out

@@ -27,9 +27,9 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import RuleSet, Value
 from ..base import Space
-from ..overrides import is_file, load_yaml_file, parse_flag_args, split_tokens
+from ..overrides import flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
-from ..swift.framework import SwiftFramework, _bool, _float, _int, _present, read_flags
+from ..swift.framework import SwiftFramework, _present, read_flags
 from . import columns, docs, errors, repair
 from .cost import cost_values
 from .fields import GRPO_SCRIPT_OPTIONS
@@ -106,9 +106,9 @@ def _accelerate(flat: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 out.update(NAMED_ACCELERATE.get(known[0], NAMED_ACCELERATE["fsdp1"]))
             notes.append(f"accelerate config {name} is not here: "
                          + (f"its name says {known[0]}" if known else "its backend is not known (no DeepSpeed assumed)"))
-    if flat.get("use_deepspeed") is not None and _bool("use_deepspeed", flat["use_deepspeed"]):
+    if flat.get("use_deepspeed") is not None and flag_bool("use_deepspeed", flat["use_deepspeed"]):
         out["distributed_type"] = "DEEPSPEED"
-    if flat.get("use_fsdp") is not None and _bool("use_fsdp", flat["use_fsdp"]):
+    if flat.get("use_fsdp") is not None and flag_bool("use_fsdp", flat["use_fsdp"]):
         out["distributed_type"] = "FSDP"
     for key in ("num_processes", "num_machines", "zero_stage", "offload_optimizer_device", "offload_param_device",
                 "fsdp_offload_params"):
@@ -181,7 +181,7 @@ def _old_release_server(flat: Mapping[str, Any]) -> bool:
     training" (trl 0.14.0 grpo_config.py), then ``vllm_mode`` default "server" (trl 0.18.0 and 0.19.1
     grpo_config.py); 1.16.0's default is "colocate"."""
     return (_old_release(flat) and not _present(flat.get("vllm_mode"))
-            and _bool("use_vllm", flat.get("use_vllm", False)))
+            and flag_bool("use_vllm", flat.get("use_vllm", False)))
 
 
 class TrlFramework(SwiftFramework):
@@ -309,7 +309,7 @@ class TrlFramework(SwiftFramework):
             "eval_on": eval_strategy != "no",
             "frontend_check": flat.get(ENTRY) == TRL_CLI,
             # beta defaulted to 0.04 up to TRL 0.18 (a reference model): such a config without --beta keeps it
-            "kl_on": _float("beta", flat.get("beta", OLD_BETA if _before_0_18(flat) else 0.0)) != 0.0,
+            "kl_on": flag_float("beta", flat.get("beta", OLD_BETA if _before_0_18(flat) else 0.0)) != 0.0,
         }
 
     def _world(self, values: dict[str, Value], accel: Mapping[str, Any], gpus: int | None) -> None:
@@ -317,18 +317,18 @@ class TrlFramework(SwiftFramework):
         if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1):
             raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus with a positive count.")
         values["cluster_num_gpus"] = gpus
-        machines = _int("num_machines", accel.get("num_machines", accel.get("NNODES", values.get("nnodes") or 1)))
+        machines = flag_int("num_machines", accel.get("num_machines", accel.get("NNODES", values.get("nnodes") or 1)))
         values["nnodes"] = machines
         world = accel.get("num_processes")
         if world is None and "NPROC_PER_NODE" in accel:  # a search space's per-node count (commands/recommend)
-            world = _int("NPROC_PER_NODE", accel["NPROC_PER_NODE"]) * machines
+            world = flag_int("NPROC_PER_NODE", accel["NPROC_PER_NODE"]) * machines
         if world is None:
             if gpus is None:
                 raise InputError("num_processes", "the number of training processes is not known.",
                                  "pass accelerate's --num_processes 8 (as in `accelerate launch --num_processes 8 "
                                  "grpo.py ...`) or --gpus 8.")
             world = gpus
-        world = _int("num_processes", world)
+        world = flag_int("num_processes", world)
         if world % machines:
             raise InputError("num_processes", f"{world} processes do not split over num_machines = {machines}.",
                              "make --num_processes a multiple of --num_machines.")

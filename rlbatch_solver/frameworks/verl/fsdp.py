@@ -30,7 +30,7 @@ from . import columns, docs, errors, repair, versions
 from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
 from ..base import Framework, Space, attention_constants, of_absent_model, pow2
-from ..overrides import memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
+from ..overrides import hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
 
 # algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
 # that compare responses within a group of n, so n > 1 is required for a signal.
@@ -212,9 +212,7 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
             return None
         raise InputError(key, "is null but verl needs a value here.", f"set {key} to a number or remove it.")
     if spec.kind == "bool":
-        if isinstance(value, bool):
-            return value
-        raise InputError(key, f"'{value}' is not a boolean.", f"write {key}=True or {key}=False.")
+        return hydra_bool(key, value)
     value = whole_number(key, value, key)
     if name == "lora_rank":  # 0: full fine-tuning (the default)
         if value < 0:
