@@ -37,13 +37,12 @@ def observation_from_log(log: RunLog, framework: str, config: Sequence[str] | Ma
         notes.append("the log gives no mean response length: the model's default share of the maximum is used")
     run = make_run(framework, config, gpu=gpu, model=model, gpus=gpus, prompt_mean=prompt, response_mean=response)
     groups = log.phase_groups()
-    spg = 1
-    if log.format == "swift":
-        from ..frameworks.swift.cost import rollout_layout
+    from ..frameworks import get_framework
 
-        _, spg = rollout_layout(run.values, framework.startswith("swift-megatron"))
-        notes.append(f"ms-swift logs seconds per optimizer step; one rollout is {spg} of them")
-    step = log.step_seconds(spg) if not groups else None
+    spg = get_framework(framework).optimizer_steps_per_rollout(run.values)
+    if spg is not None:
+        notes.append(f"the log times optimizer steps ({log.format}); one rollout is {spg} of them")
+    step = log.step_seconds(spg or 1) if not groups else None
     peak = log.peak_memory_gib()
     peak_bytes = None
     p_max, r_max = log.max_lengths()

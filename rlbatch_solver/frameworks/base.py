@@ -147,6 +147,11 @@ class Framework(ABC):
         alone (gradient checkpointing, offload, memory utilisation).
         """
 
+    def optimizer_steps_per_rollout(self, values: Mapping[str, Value]) -> int | None:
+        """When the run log's step timer counts optimizer steps rather than rollouts (ms-swift's train_speed):
+        how many make one rollout, for ``calibrate``; None when the log times whole steps."""
+        return None
+
     @abstractmethod
     def cost_spec(self, model: ModelCard, gpu: Any):
         """How this framework's variables feed the cost model (``costmodel.tables.CostSpec``): every framework

@@ -455,6 +455,12 @@ class SwiftFramework(Framework):
                     domains[name] = list(values)
         return Space(domains, extra, fixed_native)
 
+    def optimizer_steps_per_rollout(self, values: Mapping[str, Value]) -> int | None:
+        """ms-swift's logging.jsonl times optimizer steps (train_speed); a rollout spans steps_per_generation."""
+        from .cost import rollout_layout
+
+        return rollout_layout(values, self.megatron)[1]
+
     def cost_spec(self, model: ModelCard, gpu: Any):
         bools = frozenset(n for n, s in self.ruleset.variables.items() if s.kind == "bool")
         optional = frozenset(n for n, s in self.ruleset.variables.items() if s.optional)
