@@ -15,7 +15,7 @@ import json
 from typing import Annotated, Any, List, Optional
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from .cli_options import (AsJson, Algo, Calibration, Config, Framework, Gpu, GpuFile, Gpus, HostMem, LengthFraction,
                           MeanPromptLen, MeanResponseLen, Model, N, Nnodes, Objective, Overrides, Placement, PromptLen,
@@ -23,6 +23,20 @@ from .cli_options import (AsJson, Algo, Calibration, Config, Framework, Gpu, Gpu
 from .commands import entry
 from .errors import InputError
 from .frameworks.registry import FRAMEWORKS
+
+
+def _flags_show_no_type() -> None:
+    """typer prints every option's type in the help table, ``<bool>`` for a flag too; a flag takes no value, so
+    its row shows none (``--json``, ``--help``)."""
+    shown_type = TyperOption.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if getattr(self, "is_flag", False) and self.metavar is None else shown_type(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_show_no_type()
 
 
 class InputErrorGroup(TyperGroup):

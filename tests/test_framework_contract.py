@@ -103,6 +103,12 @@ def test_cli_help_names_it(name, helps):
         assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text), f"`{command} --help` does not name {name}"
 
 
+def test_help_shows_no_value_for_flags(helps):
+    """A flag takes no value: its help row names none (no ``<bool>``)."""
+    for command, text in helps.items():
+        assert "<bool>" not in text, command
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_rules_page_exists(name):
     fw = get_framework(name)

@@ -263,8 +263,8 @@ def shared_rules() -> list[Rule]:
     add(Rule(
         "verl.actor.micro_exactly_one",
         exactly_one(is_set("actor_micro"), is_set("actor_micro_per_gpu")),
-        "set exactly one of actor.ppo_micro_batch_size = {actor_micro} and "
-        "actor.ppo_micro_batch_size_per_gpu = {actor_micro_per_gpu}",
+        "set one of actor.ppo_micro_batch_size_per_gpu or the deprecated actor.ppo_micro_batch_size, not both "
+        "(now {actor_micro_per_gpu} and {actor_micro})",
         Stage.DRIVER, f"{ACTOR_CFG}:ActorConfig.__post_init__", when=not_dyn,
     ))
     add(Rule(
@@ -288,15 +288,15 @@ def shared_rules() -> list[Rule]:
     add(Rule(
         "verl.rollout.logprob_micro_exactly_one",
         exactly_one(is_set("logprob_micro"), is_set("logprob_micro_per_gpu")),
-        "set exactly one of rollout.log_prob_micro_batch_size = {logprob_micro} and "
-        "rollout.log_prob_micro_batch_size_per_gpu = {logprob_micro_per_gpu}",
+        "set one of rollout.log_prob_micro_batch_size_per_gpu or the deprecated rollout.log_prob_micro_batch_size, "
+        "not both (now {logprob_micro_per_gpu} and {logprob_micro})",
         Stage.DRIVER, f"{CONFIG} (check_mutually_exclusive)", when=not_dyn,
     ))
     add(Rule(
         "verl.ref.logprob_micro_exactly_one",
         exactly_one(is_set("ref_micro"), is_set("ref_micro_per_gpu")),
-        "the reference model runs (KL is on): set exactly one of ref.log_prob_micro_batch_size = {ref_micro} "
-        "and ref.log_prob_micro_batch_size_per_gpu = {ref_micro_per_gpu}",
+        "the reference model runs (KL is on): set one of ref.log_prob_micro_batch_size_per_gpu or the deprecated "
+        "ref.log_prob_micro_batch_size, not both (now {ref_micro_per_gpu} and {ref_micro})",
         Stage.DRIVER, f"{CONFIG} (check_mutually_exclusive)", when=not_dyn & V["need_ref"],
     ))
     critic_on = V["need_critic"]
@@ -304,9 +304,10 @@ def shared_rules() -> list[Rule]:
     add(Rule(
         "verl.critic.micro_exactly_one",
         exactly_one(is_set("critic_micro"), is_set("critic_micro_per_gpu")),
-        "the algorithm trains a critic: set exactly one of critic.ppo_micro_batch_size = {critic_micro} and "
-        "critic.ppo_micro_batch_size_per_gpu = {critic_micro_per_gpu} (verl's yaml copies ppo_micro_batch_size "
-        "into an unset ppo_micro_batch_size_per_gpu, so setting only the global one counts as both)",
+        "the algorithm trains a critic: set one of critic.ppo_micro_batch_size_per_gpu or the deprecated "
+        "critic.ppo_micro_batch_size, not both (now {critic_micro_per_gpu} and {critic_micro}; verl's yaml copies "
+        "ppo_micro_batch_size into an unset ppo_micro_batch_size_per_gpu, so setting only the global one counts as "
+        "both)",
         Stage.DRIVER, f"{CRITIC_CFG}:CriticConfig.__post_init__", when=critic_static,
         explanation="verl 0.9.1's critic yaml sets ppo_micro_batch_size_per_gpu: ${oc.select:.ppo_micro_batch_size,null}.",
     ))
@@ -424,7 +425,7 @@ def shared_rules() -> list[Rule]:
     add(Rule(
         "verl.step.mini_divisible_by_micro",
         divides(V["actor_micro_per_gpu"], D["mini_per_gpu"]),
-        "normalized ppo_mini_batch_size = ppo_mini_batch_size*n/dp = {mini_n}/{dp} = {mini_per_gpu} is not "
+        "normalized ppo_mini_batch_size = ppo_mini_batch_size*n//dp = {mini_n}//{dp} = {mini_per_gpu} is not "
         "divisible by ppo_micro_batch_size_per_gpu = {actor_micro_per_gpu}",
         Stage.FIRST_STEP, MICRO, when=not_dyn & is_set("actor_micro_per_gpu"),
     ))
@@ -452,7 +453,7 @@ def shared_rules() -> list[Rule]:
     add(Rule(
         "verl.step.ref_micro_divides_local_batch",
         divides(V["ref_micro_per_gpu"], D["ref_local_batch"]),
-        "samples per GPU in ref log-prob = {chunk_n}/{ref_dp} = {ref_local_batch} is not divisible by "
+        "samples per GPU in ref log-prob = {chunk_n}//{ref_dp} = {ref_local_batch} is not divisible by "
         "ref.log_prob_micro_batch_size_per_gpu = {ref_micro_per_gpu}",
         Stage.FIRST_STEP, MICRO, when=ref_static & is_set("ref_micro_per_gpu") & mini_ok,
     ))

@@ -91,14 +91,14 @@ V080 = Pack(
         Rule(
             "verl.step.logprob_micro_divides_local_batch",
             divides(V["logprob_micro_per_gpu"], D["local_batch"]),
-            "samples per GPU in log-prob = train_batch_size*n/dp = {B_n}/{dp} = {local_batch} is not divisible "
+            "samples per GPU in log-prob = train_batch_size*n//dp = {B_n}//{dp} = {local_batch} is not divisible "
             "by log_prob_micro_batch_size_per_gpu = {logprob_micro_per_gpu}",
             Stage.FIRST_STEP, R.MICRO, when=not_dyn & is_set("logprob_micro_per_gpu") & divides(dp, D["B_n"]),
         ),
         Rule(
             "verl.step.ref_micro_divides_local_batch",
             divides(V["ref_micro_per_gpu"], D["ref_local_batch"]),
-            "samples per GPU in ref log-prob = {B_n}/{ref_dp} = {ref_local_batch} is not divisible by "
+            "samples per GPU in ref log-prob = {B_n}//{ref_dp} = {ref_local_batch} is not divisible by "
             "ref.log_prob_micro_batch_size_per_gpu = {ref_micro_per_gpu}",
             Stage.FIRST_STEP, R.MICRO,
             when=V["need_ref"] & ~V["ref_dyn"] & is_set("ref_micro_per_gpu") & divides(D["ref_dp"], D["B_n"]),
