@@ -8,6 +8,7 @@ import re
 import shlex
 from typing import TYPE_CHECKING, Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -304,10 +305,25 @@ def print_conflict(console: Console, conflict: Conflict, space: Space | None) ->
         console.print("  with fixed values: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
 
 
+def _catalog_table(names: list[str], columns: tuple[str, ...]) -> Table:
+    """A catalog table that fits 80 columns without cutting a name (what the user types next): the name column
+    never wraps or shortens; the other columns wrap (fold) rather than lose characters."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), pad_edge=False, collapse_padding=True)
+    table.add_column(columns[0], no_wrap=True, min_width=max(map(len, names), default=4))
+    for col in columns[1:]:
+        table.add_column(col, overflow="fold")
+    return table
+
+
+def _count(x: int, unit: int) -> str:
+    """Thousands at a glance from 10,000 up: a vocabulary in 1000s (152064 -> 152k), a context length in 1024s
+    as models state it (131072 -> 128k); smaller counts whole (4096)."""
+    return f"{x / unit:.0f}k" if x >= 10_000 else str(x)
+
+
 def print_gpus(console: Console, gpus: list) -> None:
-    table = Table()
-    for col in ("name", "GPU", "memory GiB", "BF16 TFLOP/s", "HBM GB/s", "link", "link GB/s"):
-        table.add_column(col)
+    table = _catalog_table([g.name for g in gpus],
+                           ("name", "GPU", "mem GiB", "BF16 TF/s", "HBM GB/s", "link", "GB/s"))
     for g in gpus:
         table.add_row(g.name, g.display_name, f"{g.memory_gib:.1f}", f"{g.bf16_tflops:g}", f"{g.hbm_bandwidth_gbps:g}",
                       g.intra_node, f"{g.intra_node_bandwidth_gbps:g}")
@@ -315,13 +331,14 @@ def print_gpus(console: Console, gpus: list) -> None:
 
 
 def print_models(console: Console, cards: list) -> None:
-    table = Table()
-    for col in ("name", "params", "active", "layers", "hidden", "heads", "kv heads", "vocab", "context"):
-        table.add_column(col)
+    """Model cards; parameters in billions (a mixture of experts: total/active)."""
+    table = _catalog_table([c.name for c in cards],
+                           ("name", "params", "layers", "hidden", "heads", "kv", "vocab", "ctx"))
     for c in cards:
-        table.add_row(c.name, f"{c.total_params() / 1e9:.2f}B", f"{c.active_params() / 1e9:.2f}B",
-                      str(c.num_hidden_layers), str(c.hidden_size), str(c.num_attention_heads),
-                      str(c.num_key_value_heads), str(c.vocab_size), str(c.max_position_embeddings))
+        total, active = c.total_params() / 1e9, c.active_params() / 1e9
+        params = f"{total:.1f}B" if abs(total - active) < 0.005 else f"{total:.0f}B/{active:.0f}B"
+        table.add_row(c.name, params, str(c.num_hidden_layers), str(c.hidden_size), str(c.num_attention_heads),
+                      str(c.num_key_value_heads), _count(c.vocab_size, 1000), _count(c.max_position_embeddings, 1024))
     console.print(table)
 
 

@@ -348,3 +348,21 @@ def test_cli_catalog_lists_gpus(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert {r["name"] for r in rows} >= REQUIRED | {"rtx4090-48gb"}
+
+
+def test_catalog_tables_fit_80_columns_without_cutting_a_name() -> None:
+    """The names are what the user types next: at 80 columns each appears whole, and no line is wider."""
+    from typer.testing import CliRunner
+
+    from rlbatch_solver.catalog.models import list_models
+    from rlbatch_solver.cli import app
+
+    runner = CliRunner()
+    for command, names in ((["catalog", "gpus"], [g.name for g in list_gpus()]),
+                           (["catalog", "models"], list_models())):
+        result = runner.invoke(app, command, env={"COLUMNS": "80"}, terminal_width=80)
+        assert result.exit_code == 0, result.output
+        lines = result.output.splitlines()
+        assert max(len(line.rstrip()) for line in lines) <= 80
+        firsts = {line.split()[0] for line in lines if line.strip()}
+        assert set(names) <= firsts, set(names) - firsts
