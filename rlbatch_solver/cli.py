@@ -299,6 +299,9 @@ def recommend(
     mean_response_len: MeanResponseLen = None,
     placement: Placement = None,
     host_mem: HostMem = None,
+    free_batch: Annotated[bool, typer.Option(
+        "--free-batch", help="Let the search choose the algorithm's batch sizes too (prompts per step and per "
+        "update); without it they stay as you --set them, or at the framework's defaults, said in the answer.")] = False,
     as_json: AsJson = False,
 ) -> None:
     """The fastest valid config that fits in memory, with its memory and time per phase.
@@ -315,6 +318,7 @@ def recommend(
                                                       search], **common)
     else:
         flags = _scenario_flags(framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len, objective)
+        flags["free_batch"] = free_batch or None
         report = entry.recommend(flags, scenario_file=scenario_file, set_=set_, search=search, host_mem=host_mem,
                                  **common)
     from .render import print_recommend, recommend_dict

@@ -377,6 +377,8 @@ def print_recommend(console: Console, report: RecommendReport) -> None:
                       f"solved in {report.wall_time_s:.2f} s")
     if getattr(report, "margin_note", ""):
         console.print(f"memory: {report.margin_note}", markup=False, highlight=False)
+    if report.batch_note:
+        console.print(f"batch: {report.batch_note}", markup=False, highlight=False)
     if getattr(report, "host", None) is not None:
         console.print(host_text(report.host), markup=False, highlight=False)
     if report.start is not None:
@@ -601,6 +603,8 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         "proven": report.proven or (not report.choices and no_fit_is_proven(report)),
         "capacity_gib": round(report.capacity_mib / 1024, 3),
         "headroom": getattr(report, "margin_note", ""),
+        "batch": report.batch_note,
+        "batch_kept": report.batch_kept,
         "host_memory": report.host.to_dict() if getattr(report, "host", None) is not None else None,
         "choices": [choice(c) for c in report.choices],
         "conflict": report.conflict.ids if report.conflict else None,

@@ -61,6 +61,9 @@ class Scenario:
     placement: str | None = None
     # the RAM of one node in GiB (host memory: costmodel/host.py); None: the standard cloud node of the GPU type
     host_mem_gib: float | None = None
+    # recommend may change the algorithm's batch sizes (prompts per step, per update); False: they stay as given,
+    # or at the framework's defaults (Framework.kept_batch)
+    free_batch: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -120,6 +123,9 @@ class Scenario:
                                               or not 0 < self.host_mem_gib <= 2**20):
             raise InputError("host_mem_gib", f"'{self.host_mem_gib}' is not a node's RAM in GiB.",
                              "set host_mem_gib to a positive number, e.g. 1024 for a node with 1 TiB.")
+        if not isinstance(self.free_batch, bool):
+            raise InputError("free_batch", f"'{self.free_batch}' is not true or false.",
+                             "set free_batch: true to let recommend change the batch sizes, or leave it out.")
         if self.placement is not None and self.placement not in PLACEMENTS:
             raise InputError(
                 "placement", f"unknown placement '{self.placement}'.{did_you_mean(str(self.placement), PLACEMENTS)}",

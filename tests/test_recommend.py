@@ -169,3 +169,52 @@ def test_a_proven_no_fit_says_its_numbers_and_what_helps_for_this_framework():
     assert r.returncode == 1 and "--set actor_rollout_ref.actor.megatron.param_offload=True" in r.stdout
     r = run("recommend", "--gpu", "rtx4090", "--gpus", "2", "--model", "qwen2.5-32b")  # verl searched offload already
     assert r.returncode == 1 and "fsdp_config.param_offload" not in r.stdout.split("what would help:")[1]
+
+
+# ------------------------------------------------------------------ the algorithm's batch is the user's
+def _verl_batch(choice):
+    return choice.values["train_batch_size"], choice.values["actor_mini"]
+
+
+def test_recommend_keeps_the_algorithms_batch_at_verls_defaults():
+    """The README's GRPO example: no batch given, so verl's defaults (1024 prompts, 4 updates per step) are kept
+    and said, not the largest batch a throughput search would take (one update of 1024 prompts)."""
+    sc = Scenario(framework="verl", gpu="rtx4090", gpus=4, model="qwen2.5-1.5b", algorithm="grpo", n=8,
+                  prompt_length=880, response_length=1280)
+    report = rb.recommend(sc, time_limit_s=20)
+    assert _verl_batch(report.best) == (1024, 256)
+    assert report.batch_kept == {"data.train_batch_size": 1024, "actor_rollout_ref.actor.ppo_mini_batch_size": 256}
+    assert "--free-batch" in report.batch_note
+    free = rb.recommend(Scenario(**{**sc.to_dict(), "free_batch": True}), time_limit_s=20)
+    assert free.batch_kept == {} and "searched" in free.batch_note
+    assert free.best.values["train_batch_size"] / free.best.values["actor_mini"] < 4  # the search's own pick
+
+
+def test_a_batch_the_user_sets_is_kept_and_its_updates_follow_verls_default():
+    sc = Scenario(framework="verl", gpu="rtx4090", gpus=4, model="qwen2.5-1.5b", algorithm="grpo", n=8,
+                  prompt_length=880, response_length=1280, fixed={"data.train_batch_size": 96})
+    report = rb.recommend(sc, time_limit_s=20)
+    assert _verl_batch(report.best) == (96, 24)  # 4 updates per step, as verl's 1024/256
+    assert report.batch_kept == {"actor_rollout_ref.actor.ppo_mini_batch_size": 24}
+    given = rb.recommend(Scenario(**{**sc.to_dict(), "fixed": {"data.train_batch_size": 96,
+                                                              "actor_rollout_ref.actor.ppo_mini_batch_size": 48}}),
+                         time_limit_s=20)
+    assert _verl_batch(given.best) == (96, 48) and given.batch_kept == {} and given.batch_note == ""
+
+
+def test_a_default_batch_the_gpus_cannot_split_is_the_nearest_that_they_can():
+    """24 GPUs, n 8: 1024 x 8 samples do not split over 24; 1020 (mini 255) is the nearest with 4 updates."""
+    sc = Scenario(framework="verl", gpu="h100", gpus=24, model="qwen2.5-1.5b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=1024)
+    report = rb.recommend(sc, time_limit_s=20)
+    assert _verl_batch(report.best) == (1020, 255)
+    assert rb.check(report.best.native, gpus=24).valid
+
+
+def test_free_batch_is_a_flag_and_a_scenario_field():
+    base = ["recommend", "--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-1.5b", "--algo", "grpo", "--json"]
+    kept, free = json.loads(run(*base).stdout), json.loads(run(*base, "--free-batch").stdout)
+    assert kept["batch_kept"] and not free["batch_kept"]
+    assert "--free-batch" in kept["batch"]
+    with pytest.raises(rb.InputError, match="free_batch"):
+        Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", free_batch="yes")

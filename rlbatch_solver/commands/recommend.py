@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
@@ -71,6 +71,10 @@ class RecommendReport:
     # how the answer stands to the memory model's observed error: headroom kept, or why the best is tight ('' none)
     margin_note: str = ""
     host: HostReport | None = None  # of the best config: the node's RAM
+    # the algorithm's batch sizes recommend kept at the framework's defaults (native key -> value; empty: all given,
+    # or --free-batch), and how it says so
+    batch_kept: dict[str, Any] = field(default_factory=dict)
+    batch_note: str = ""
 
     @property
     def best(self) -> Choice | None:
@@ -223,6 +227,24 @@ class Prepared:
         return iter((self.fw, self.card, self.gpu, self.space, self.spec, self.terms, self.ruleset))
 
 
+def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], str]:
+    """The scenario with the algorithm's batch sizes pinned (the user's, else the framework's defaults:
+    ``Framework.kept_batch``), the defaults it pinned, and a sentence saying so. A throughput search would otherwise
+    take the largest batch (time per sample falls as the batch grows) and change what the run learns: one update
+    per step of a thousand prompts. ``free_batch`` opens them."""
+    fw = get_framework(scenario.framework)
+    if scenario.free_batch:
+        return scenario, {}, "batch sizes searched (--free-batch): the answer may change what each step trains on"
+    kept = fw.kept_batch(scenario)
+    if not kept:
+        return scenario, {}, ""
+    pinned = replace(scenario, fixed={**kept, **scenario.fixed})
+    shown = ", ".join(f"{k}={v}" for k, v in kept.items())
+    return pinned, kept, (f"kept {shown} ({fw.name}'s defaults for what you did not set, or the nearest the GPUs split): the algorithm's batch, not a "
+                          "speed setting; --set your own, or --free-batch to let the search change it (and what each "
+                          "step trains on)")
+
+
 def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Path | None = None,
             start: tuple[Mapping[str, Value], set[str]] | None = None) -> Prepared:
     """Framework, model, GPU, search space and cost terms of a scenario (``start``: the values of a
@@ -271,6 +293,7 @@ def recommend(
 
         return recommend_placement(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus,
                                    solver_workers=solver_workers, recommend_one=recommend)
+    scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
     fw, card, gpu, space, spec, terms, ruleset = prepare(scenario, extra_gpus=extra_gpus, start=start)
     objective_name = scenario.objective
     if objective_name == "memory-headroom":
@@ -311,7 +334,7 @@ def recommend(
                               stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution))))
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
                              res.wall_time_s, terms.capacity_mib, space.raw_size, space=space,
-                             margin_note=margin_note)
+                             margin_note=margin_note, batch_kept=batch_kept, batch_note=batch_note)
     if choices:
         from ..costmodel.tables import mean_lengths
         from .check import host_check

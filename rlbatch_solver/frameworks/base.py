@@ -147,6 +147,20 @@ class Framework(ABC):
         alone (gradient checkpointing, offload, memory utilisation).
         """
 
+    def kept_batch(self, scenario: Any) -> dict[str, Any]:
+        """recommend: the algorithm's batch sizes (``shapes_learning``) the user neither set nor searched in the
+        scenario, at this framework's defaults (native key -> value). recommend keeps them (and what the user set)
+        unless told the batch is free (``--free-batch``): they decide what each step and each update trains on,
+        not how fast."""
+        fixed, searched = scenario.fixed, set(scenario.search)
+        out = {}
+        for name in sorted(self.shapes_learning):
+            spec = self.ruleset.variables.get(name)
+            if spec is None or spec.default is None or spec.key in fixed or spec.key in searched:
+                continue
+            out[spec.key] = self.native_value(name, spec.default)
+        return out
+
     def optimizer_steps_per_rollout(self, values: Mapping[str, Value]) -> int | None:
         """When the run log's step timer counts optimizer steps rather than rollouts (ms-swift's train_speed):
         how many make one rollout, for ``calibrate``; None when the log times whole steps."""

@@ -455,6 +455,13 @@ class SwiftFramework(Framework):
                     domains[name] = list(values)
         return Space(domains, extra, fixed_native)
 
+    def kept_batch(self, scenario: Any) -> dict[str, Any]:
+        """The Megatron path keeps its global batch (global_batch_size) and the rest as the base class does. On the
+        HF path (and TRL's) the global batch is a product, per-device batch x world x accumulation: pinning the
+        per-device batch would also pin the micro batch memory depends on, so nothing is pinned there yet (the
+        search may change the global batch; the answer's generation batch says what it trains on)."""
+        return super().kept_batch(scenario) if self.megatron else {}
+
     def optimizer_steps_per_rollout(self, values: Mapping[str, Value]) -> int | None:
         """ms-swift's logging.jsonl times optimizer steps (train_speed); a rollout spans steps_per_generation."""
         from .cost import rollout_layout

@@ -16,6 +16,8 @@ Export: a solution -> paste-ready Hydra overrides and a YAML fragment.
 
 from __future__ import annotations
 
+import math
+
 from typing import Any, Mapping, Sequence
 
 import yaml
@@ -756,6 +758,33 @@ class VersionPacks:
     versions = versions.VERSIONS
     part = "any"  # which rules of a pack (versions.ruleset_for): "any" (both backends) or "megatron"
     log_formats = ("verl", "verl-jsonl")  # the console logger's lines, the file logger's JSON lines
+
+    def kept_batch(self, scenario: Any) -> dict[str, Any]:
+        """verl's algorithm batch: prompts per step (data.train_batch_size, default 1024) and per actor update
+        (ppo_mini_batch_size, default 256: 4 updates per step; the critic's follows it). A default that the GPUs
+        cannot split (train_batch_size*n must divide over them: verl.driver.batch_divisible_by_gpus, and so must
+        ppo_mini_batch_size*n over the data-parallel ranks) is the nearest that they can (1020 on 24 GPUs, n 8); a
+        train batch the user set keeps 4 updates per step where a mini batch of it splits. A fully-async recipe's
+        batch is its own (minis x steps)."""
+        fixed, searched = scenario.fixed, set(scenario.search)
+        train_key, mini_key = "data.train_batch_size", f"{AR}.actor.ppo_mini_batch_size"
+        variables = self.ruleset.variables
+        default_train, default_mini = variables["train_batch_size"].default, variables["actor_mini"].default
+        updates = default_train // default_mini
+        algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
+        n = scenario.n if scenario.n is not None else default_n(algo)
+        total = max(1, scenario.total_gpus)
+        unit = total // math.gcd(total, n)  # a batch whose samples split over the GPUs is a multiple of this
+        out: dict[str, Any] = {}
+        if train_key not in fixed and train_key not in searched and not is_fully_async(fixed):
+            step = updates * unit
+            out[train_key] = max(step, step * round(default_train / step))
+        train = fixed.get(train_key, out.get(train_key))
+        if mini_key not in fixed and mini_key not in searched and isinstance(train, int) and train > 0:
+            minis = [d for d in range(unit, max(unit, train // updates) + 1, unit) if train % d == 0]
+            if minis:
+                out[mini_key] = minis[-1]
+        return out
 
     @classmethod
     def for_version(cls, version: str):
