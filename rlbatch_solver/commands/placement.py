@@ -12,6 +12,7 @@ another batch per step.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -89,9 +90,26 @@ class PlacementSummary:
         return sorted((o for o in self.options if o.best is not None), key=lambda o: o.objective)
 
     @property
-    def winner(self) -> PlacementOption | None:
+    def fastest(self) -> PlacementOption | None:
+        """The layout the model predicts fastest (ties not settled)."""
         ranked = self.ranked
         return ranked[0] if ranked else None
+
+    @property
+    def tie(self) -> PlacementOption | None:
+        """The best colocated layout, when the fastest is a split that wins by less than the model's measured error
+        on colocated/split comparisons (docs/async.md): a tie, which the simpler, colocated config wins."""
+        from ..costmodel.accuracy import placement_error
+
+        fastest, error = self.fastest, placement_error()
+        colocated = next((o for o in self.ranked if o.placement == "colocate"), None)
+        if fastest is None or colocated is None or error is None or fastest.placement == "colocate":
+            return None
+        return colocated if colocated.objective <= fastest.objective * math.exp(error[0]) else None
+
+    @property
+    def winner(self) -> PlacementOption | None:
+        return self.tie or self.fastest
 
     @property
     def proven(self) -> bool:
@@ -126,7 +144,15 @@ class PlacementSummary:
         text = (f"best: {win.label}, {win.best.tokens_per_s:,.0f} tokens/s ({win.best.step_time_s:.1f} s per step of "
                 f"{win.samples:,} samples)")
         other = next((o for o in self.ranked if o.placement != win.placement), None)
-        if other is not None:
+        if self.tie is not None:
+            from ..costmodel.accuracy import placement_error
+
+            error, points = placement_error()
+            fastest = self.fastest
+            text += (f"; a tie: {fastest.label} predicts {win.objective / fastest.objective:.2f}x the throughput, "
+                     f"inside the model's error on colocated/split comparisons ({math.exp(error):.2f}x, the median of "
+                     f"{points} published ones, docs/async.md), so the simpler colocated config is kept")
+        elif other is not None:
             gain = other.objective / win.objective if win.objective else 1.0
             text += (f"; {gain:.2f}x the throughput of the best {placement_kind(other.placement)} layout "
                      f"({other.label}, {other.best.tokens_per_s:,.0f} tokens/s)")
@@ -261,7 +287,9 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
                                skipped=len(layouts) - len(options) - len(starved), starved=len(starved), notes=notes)
     win = summary.winner or options[0]
     report = win.report
-    merged = sorted((c for o in options for c in o.report.choices), key=lambda c: c.objective)[:top]
+    # the winner's best first (a tie keeps the colocated config ahead of a split predicted faster), then by objective
+    rest = sorted((c for o in options for c in o.report.choices if c is not win.best), key=lambda c: c.objective)
+    merged = ([win.best] if win.best is not None else [])[:top] + rest[:top - 1]
     report.choices = [replace(c, rank=i + 1) for i, c in enumerate(merged)]
     report.proven = summary.proven
     report.scenario = scenario

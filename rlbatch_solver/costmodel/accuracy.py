@@ -124,3 +124,16 @@ def memory_error_text(framework: str) -> str | None:
     parts = [f"{what} {bar.text()}" for what, bar in (("training-phase peak", error_bar(framework, MEMORY)),
                                                        ("peak of any phase", error_bar(framework, PEAK))) if bar]
     return "observed error: " + "; ".join(parts) if parts else None
+
+
+PLACEMENT_PATH = Path(__file__).with_name("placement_accuracy.yaml")
+
+
+@functools.lru_cache(maxsize=1)
+def placement_error() -> tuple[float, int] | None:
+    """How far our colocated/split step ratio is from the published one: (median |log(published / ours)|, points),
+    from docs/async.md's comparisons (``python tests/async_evidence.py`` writes placement_accuracy.yaml)."""
+    if not PLACEMENT_PATH.exists():
+        return None
+    data = yaml.safe_load(PLACEMENT_PATH.read_text()) or {}
+    return float(data["median_abs_log_error"]), int(data["points"])
