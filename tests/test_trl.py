@@ -275,3 +275,22 @@ def test_a_launch_script_that_runs_trl_grpo_is_checked_at_world_size_1_too(tmp_p
     import json
 
     assert "trl.frontend.gen_divisible_by_num_generations" in {v["rule"] for v in json.loads(r.stdout)["violations"]}
+
+
+def test_recommend_chooses_the_distribution_and_dtype_and_prints_them_as_flags():
+    """A 7B on 8 H100 does not fit as TRL runs by default (plain DDP, fp32 weights: 16 B/param before activations);
+    recommend searches accelerate's DeepSpeed stage and the weights' dtype and writes them as the flags that set
+    them, which check reads back to the same memory."""
+    from rlbatch_solver.scenario import Scenario
+
+    # prompts of 512 tokens: what check assumes for TRL 1.16, whose config carries no prompt limit
+    sc = Scenario(framework="trl", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="grpo", prompt_length=512)
+    report = rb.recommend(sc, time_limit_s=20)
+    best = report.best
+    assert best is not None and best.values["ds_stage"] in (2, 3) and best.values["weights_fp32"] is False
+    assert "--use_deepspeed" in best.native and f"--zero_stage {best.values['ds_stage']}" in best.native
+    assert "--dtype bfloat16" in best.native
+    back = rb.check(best.native, framework="trl", gpu="h100", model="qwen2.5-7b")
+    assert back.valid
+    for phase, peak in back.memory.peaks.items():
+        assert peak == pytest.approx(best.memory[phase].peak(phase) / 2**20, abs=1)  # check prints whole MiB

@@ -59,9 +59,13 @@ DECIDED = {"gpus_per_node", "cluster_num_gpus", "eval_on", "vllm_server", "kl_on
 ENTRY = "__entry__"
 TRL_CLI, ACCELERATE = "trl grpo", "accelerate launch"
 # the memory switches recommend searches when the user leaves them alone, and the flags that set them
-KNOB_SEARCH: dict[str, list[Value]] = {"gmu_permille": [300, 500, 700], "sleep_level": [0, 2]}
+# (the distribution: plain DDP, accelerate's DeepSpeed ZeRO-2 or ZeRO-3, -1/2/3; the weights' dtype: TRL loads fp32
+# unless --dtype says otherwise, which an expert sets to bfloat16 for a bf16 checkpoint)
+KNOB_SEARCH: dict[str, list[Value]] = {"gmu_permille": [300, 500, 700], "sleep_level": [0, 2], "ds_stage": [-1, 2, 3],
+                                       "weights_fp32": [True, False]}
 KNOB_FLAGS = {"gmu_permille": ("vllm_gpu_memory_utilization",), "sleep_level": ("vllm_enable_sleep_mode",),
-              "ds_stage": ("zero_stage",)}
+              "ds_stage": ("zero_stage", "use_deepspeed", "use_fsdp", "config_file", "accelerate_config"),
+              "weights_fp32": ("dtype", "torch_dtype", "model_init_kwargs")}
 
 
 def parse_trl_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
@@ -348,6 +352,10 @@ class TrlFramework(SwiftFramework):
         out = [f"--num_processes {world}"]
         if int(solution.get("nnodes") or 1) > 1:
             out.append(f"--num_machines {solution['nnodes']}")
+        if solution.get("ds_stage") not in (None, -1):  # accelerate launch's own DeepSpeed flags (plain DDP: none)
+            out += ["--use_deepspeed", f"--zero_stage {solution['ds_stage']}"]
+        if solution.get("weights_fp32") is False:
+            out.append("--dtype bfloat16")
         extra = {k: v for k, v in (space.fixed_native if space else {}).items() if k != "rlhf_type"}
         specs = self.ruleset.variables
         for name in self.EXPORT_ORDER:
