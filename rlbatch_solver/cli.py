@@ -302,6 +302,8 @@ def recommend(
     free_batch: Annotated[bool, typer.Option(
         "--free-batch", help="Let the search choose the algorithm's batch sizes too (prompts per step and per "
         "update); without it they stay as you --set them, or at the framework's defaults, said in the answer.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print the details below the answer: the YAML "
+                                          "copy, memory and time per phase, the lengths assumed, the error bars.")] = False,
     as_json: AsJson = False,
 ) -> None:
     """The fastest valid config that fits in memory, with its memory and time per phase.
@@ -326,7 +328,7 @@ def recommend(
     if as_json:
         typer.echo(json.dumps(recommend_dict(report), indent=2))
     else:
-        print_recommend(_console(), report)
+        print_recommend(_console(), report, verbose=verbose)
     raise typer.Exit(code=0 if report.choices else 1)
 
 

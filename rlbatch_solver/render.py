@@ -351,50 +351,19 @@ def _gib(x: float) -> str:
     return f"{x / GIB:.1f}"
 
 
-def print_recommend(console: Console, report: RecommendReport) -> None:
-    sc = report.scenario
-    gpu = report.gpu
-    from .solver.proof import no_fit_is_proven
+def _best_line(best: Choice) -> str:
+    """The one number and the edge: step time, throughput, and the phase closest to its memory line."""
+    tight = max(best.memory, key=lambda p: best.memory[p].peak(p) / max(1.0, best.memory[p].usable_for(p)))
+    r = best.memory[tight]
+    return (f"best: {best.step_time_s:.1f} s per step, {best.tokens_per_s:,.0f} tokens/s; peak {_gib(r.peak(tight))} of "
+            f"{_gib(r.usable_for(tight))} GiB usable ({PHASE_TITLE.get(tight, tight)}, the tightest phase)")
 
-    console.print(
-        f"[bold]{report.framework} {report.version}[/] · {sc.algorithm or 'as configured'} · {report.model.name} on "
-        f"{sc.total_gpus}x {gpu.display_name} ({gpu.memory_gib:.0f} GiB) · prompt {sc.prompt_length}, "
-        f"response {sc.response_length}"
-    )
-    if report.placement is not None:
-        proof = ("proven best of every layout" if report.proven else "best of the layouts solved (see below)")
-        solved = len(report.placement.options)
-        console.print(f"objective: {sc.objective} · --placement {report.placement.asked} · {proof} · "
-                      f"{solved} layout{'' if solved == 1 else 's'} solved")
-    else:
-        if not report.choices and no_fit_is_proven(report):
-            proof = "proven infeasible: no config of the space is valid"
-        elif report.proven:
-            proof = "proven optimal"
-        else:
-            proof = f"best found, not proven ({report.status})"
-        console.print(f"objective: {sc.objective} · {proof} · {report.raw_size:,} raw combinations · "
-                      f"solved in {report.wall_time_s:.2f} s")
-    if getattr(report, "margin_note", ""):
-        console.print(f"memory: {report.margin_note}", markup=False, highlight=False)
-    if report.batch_note:
-        console.print(f"batch: {report.batch_note}", markup=False, highlight=False)
-    if getattr(report, "host", None) is not None:
-        console.print(host_text(report.host), markup=False, highlight=False)
-    if report.start is not None:
-        print_start(console, report)
-    if not report.choices:
-        print_no_fit(console, report)
-        return
-    best = report.best
-    console.print("\n[bold green]Best config[/] (paste into your launch script):")
-    print_args(console, best.native)
+
+def _recommend_details(console: Console, report: RecommendReport) -> None:
+    """recommend --verbose: the YAML copy, memory and time per phase, the lengths assumed, the error bars."""
     from .frameworks import get_framework
 
-    entry = get_framework(report.framework).entry_point(best.values)
-    if entry:
-        console.print(f"run it with: {entry}")
-
+    best = report.best
     fragment = get_framework(report.framework).export_yaml(best.native)
     if fragment:
         console.print("or, in a YAML config file:")
@@ -418,6 +387,57 @@ def print_recommend(console: Console, report: RecommendReport) -> None:
     console.print(f"step times {lengths_text(report.lengths)}")
     console.print(f"throughput: {best.tokens_per_s:,.0f} tokens/s (prompt+response tokens per step / step time)")
     _error_lines(console, report.framework, split=bool(best.stages))
+
+
+def print_recommend(console: Console, report: RecommendReport, verbose: bool = False) -> None:
+    """The answer first (the best config's step time and tightest phase, what was kept, the config to run), then
+    the alternatives; ``verbose`` adds the details: the YAML copy, memory and time per phase, lengths, error bars."""
+    sc = report.scenario
+    gpu = report.gpu
+    from .solver.proof import no_fit_is_proven
+
+    console.print(
+        f"[bold]{report.framework} {report.version}[/] · {sc.algorithm or 'as configured'} · {report.model.name} on "
+        f"{sc.total_gpus}x {gpu.display_name} ({gpu.memory_gib:.0f} GiB) · prompt {sc.prompt_length}, "
+        f"response {sc.response_length}"
+    )
+    if report.placement is not None:
+        proof = ("proven best of every layout" if report.proven else "best of the layouts solved (see below)")
+        solved = len(report.placement.options)
+        console.print(f"objective: {sc.objective} · --placement {report.placement.asked} · {proof} · "
+                      f"{solved} layout{'' if solved == 1 else 's'} solved")
+    else:
+        if not report.choices and no_fit_is_proven(report):
+            proof = "proven infeasible: no config of the space is valid"
+        elif report.proven:
+            proof = "proven optimal"
+        else:
+            proof = f"best found, not proven ({report.status})"
+        console.print(f"objective: {sc.objective} · {proof} · {report.raw_size:,} raw combinations · "
+                      f"solved in {report.wall_time_s:.2f} s")
+    if report.choices:
+        console.print(_best_line(report.best), markup=False, highlight=False)
+    if getattr(report, "margin_note", ""):
+        console.print(f"memory: {report.margin_note}", markup=False, highlight=False)
+    if report.batch_note:
+        console.print(f"batch: {report.batch_note}", markup=False, highlight=False)
+    if getattr(report, "host", None) is not None:
+        console.print(host_text(report.host), markup=False, highlight=False)
+    if report.start is not None:
+        print_start(console, report)
+    if not report.choices:
+        print_no_fit(console, report)
+        return
+    best = report.best
+    console.print("\n[bold green]Best config[/] (paste into your launch script):")
+    print_args(console, best.native)
+    from .frameworks import get_framework
+
+    entry = get_framework(report.framework).entry_point(best.values)
+    if entry:
+        console.print(f"run it with: {entry}")
+    if verbose:
+        _recommend_details(console, report)
     if best.waste:
         console.print(f"[yellow]note:[/] no config of the search space avoids padding; this one pads: {best.waste}")
     if report.scenario.price_per_gpu_hour:
@@ -427,11 +447,15 @@ def print_recommend(console: Console, report: RecommendReport) -> None:
         print_placement(console, report.placement)
     if len(report.choices) > 1:
         alt = Table(title="alternatives (next best, in proven order)" if report.proven else "alternatives")
-        for col in ("#", "step s", "why it lost", "differs in"):
+        for col in ("#", "step s", "why it lost"):
             alt.add_column(col)
+        alt.add_column("differs in", overflow="fold")  # the keys the user types next: wrapped, never cut
         for c in report.choices[1:]:
-            alt.add_row(str(c.rank), f"{c.step_time_s:.1f}", why_lost(best, c), differs(best, c))
+            alt.add_row(str(c.rank), f"{c.step_time_s:.1f}", why_lost(best, c), differs(best, c).replace(", ", "\n"))
         console.print(alt)
+    if not verbose:
+        console.print("details (YAML copy, memory and time per phase, lengths assumed, error bars): --verbose",
+                      markup=False, highlight=False)
 
 
 def print_placement(console: Console, summary: PlacementSummary) -> None:
