@@ -119,15 +119,43 @@ def fix(
     length_fraction: LengthFraction = None,
     calibration: Calibration = None,
     host_mem: HostMem = None,
+    write: Annotated[Optional[str], typer.Option("--write", help="With a launch script: write it back to this file "
+                                                 "with the repair in, every other line as it was.")] = None,
     as_json: AsJson = False,
 ) -> None:
     """The smallest change that makes a config valid (and fit, given --gpu and --model)."""
     started = entry.started()
+    script = entry.inputs.script_to_write(overrides, write)
     report = entry.fix(overrides, framework=framework, gpus=gpus, model=model, gpu=gpu, keep=keep, config=config,
                        time_limit=time_limit, extra_gpus=extra_gpus, length_fraction=length_fraction,
                        calibration=calibration, host_mem=host_mem, started=started)
     _show(report, as_json, "print_fix", default=str)
+    if script is not None and report.after is not None:
+        _wrote(entry.inputs.write_script(script, report.native_after, report.framework, write), write, as_json)
     raise typer.Exit(code=0 if report.after is not None else 1)
+
+
+def _write_best(script: str, report: Any, path: str, as_json: bool) -> None:
+    """recommend --from --write: the script with the best config in, when the verdict is to change it."""
+    from .commands.recommend import start_changes
+
+    verdict = report.start.verdict if report.start is not None else "no-config"
+    if verdict not in ("does-not-run", "faster", "within-error"):
+        typer.echo(f"nothing written to {path}: {verdict} (your config stays as it is)", err=as_json)
+        return
+    changed, dropped = start_changes(report)
+    _wrote(entry.inputs.write_script(script, changed, report.framework, path, drop=dropped), path, as_json)
+
+
+def _wrote(done: Any, path: str, as_json: bool) -> None:
+    """What --write did, on stdout (stderr under --json, which keeps stdout one JSON document)."""
+    text = (f"wrote {path}: {len(done.replaced)} key(s) changed where the script sets them"
+            + (f", {len(done.added)} added after its entry point ({', '.join(done.added)})" if done.added else "")
+            + (f", {len(done.dropped)} taken out ({', '.join(done.dropped)})" if done.dropped else "")
+            + "; every other line as it was")
+    typer.echo(text, err=as_json)
+    for note in done.notes:
+        typer.echo(f"note: {note}", err=True)
 
 
 # ----------------------------------------------------------------------------- explain
@@ -302,6 +330,8 @@ def recommend(
     free_batch: Annotated[bool, typer.Option(
         "--free-batch", help="Let the search choose the algorithm's batch sizes too (prompts per step and per "
         "update); without it they stay as you --set them, or at the framework's defaults, said in the answer.")] = False,
+    write: Annotated[Optional[str], typer.Option("--write", help="With --from a launch script: write it back to this "
+                                                 "file with the best config in, every other line as it was.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print the details below the answer: the YAML "
                                           "copy, memory and time per phase, the lengths assumed, the error bars.")] = False,
     as_json: AsJson = False,
@@ -311,6 +341,7 @@ def recommend(
     With no options it runs the built-in default scenario: ADPO, Qwen2.5-1.5B on 4x RTX 4090,
     prompt 880, response 1280, n 8 (the seed's worked example).
     """
+    script = entry.inputs.script_to_write([from_] if from_ else None, write)
     common = dict(top=top, time_limit=time_limit, extra_gpus=extra_gpus, length_fraction=length_fraction,
                   calibration=calibration, mean_prompt_len=mean_prompt_len, mean_response_len=mean_response_len,
                   placement=placement)
@@ -329,6 +360,8 @@ def recommend(
         typer.echo(json.dumps(recommend_dict(report), indent=2))
     else:
         print_recommend(_console(), report, verbose=verbose)
+    if script is not None:
+        _write_best(script, report, write, as_json)
     raise typer.Exit(code=0 if report.choices else 1)
 
 

@@ -507,19 +507,14 @@ def print_start(console: Console, report: RecommendReport) -> None:
         console.print("  nothing in the search space is faster: keep your config")
     if start.verdict == "keep":
         return  # no gain: the best config's differences (ties) are not worth listing as changes
-    changed = [x for x in best.native if x not in start.native]
+    from .commands.recommend import start_changes
+
+    changed, dropped = start_changes(report)
     if changed:
         print_args(console, changed, prefix="  change: ", sep=" ")
-    kept = {_native_key(x).lstrip("+-") for x in best.native}
-    dropped = [k for k in getattr(start, "given", []) if k.lstrip("+-") not in kept]
     if dropped:
         print_args(console, dropped, prefix="  drop (the best config leaves them at the default, or does not use them): ",
                    sep=" ")
-
-
-def _native_key(arg: str) -> str:
-    """The key of one exported argument (``key=value`` or ``--flag value``)."""
-    return arg.split(" ", 1)[0] if arg.startswith("--") else arg.partition("=")[0]
 
 
 def why_lost(best: Choice, other: Choice) -> str:

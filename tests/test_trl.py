@@ -256,7 +256,7 @@ def test_enumerate_and_sweep_work_with_trl(tmp_path):
 
 def test_recommend_prints_a_grpo_config_yaml():
     proc = run("recommend", "--framework", "trl", "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-1.5b",
-               "--n", "8", "--prompt-len", "512", "--response-len", "1024", "--time-limit", "10")
+               "--n", "8", "--prompt-len", "512", "--response-len", "1024", "--time-limit", "10", "--verbose")  # the YAML copy is a detail
     fragment = proc.stdout.split("or, in a YAML config file:")[1]
     assert "num_generations: 8" in fragment and "num_processes" not in fragment
 

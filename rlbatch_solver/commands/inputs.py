@@ -6,10 +6,13 @@ Notes on where a value came from go to stderr as ``note: ...`` lines; bad input 
 from __future__ import annotations
 
 import sys
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional
 
 from ..errors import InputError, shown
 from ..scenario import Scenario
+
+if TYPE_CHECKING:
+    from ..script_rewrite import Rewrite
 
 
 def note(text: str) -> None:
@@ -179,3 +182,39 @@ def calibrate_grid(grid, path: Optional[str]) -> None:
             p.scenario["calibration"] = profile.efficiency.as_dict()
             hits += 1
     note(f"calibration {profile.path} ({profile.gpu or 'any GPU'}) applied to {hits} of {len(grid.points)} points")
+
+
+def script_to_write(overrides: Optional[List[str]], write: Optional[str]) -> Optional[str]:
+    """The launch script ``--write`` rewrites (the one given in place of the arguments); an input error when the
+    config was not a script, or the target is the script itself."""
+    from ..launch_script import is_launch_script
+
+    if write is None:
+        return None
+    if not overrides or not is_launch_script(overrides[0]) or overrides[1:]:
+        raise InputError("write", "writes a launch script back, and the config was not one.",
+                         "pass the script alone (rlbatch fix run.sh --write fixed.sh), or drop --write.")
+    from pathlib import Path
+
+    if Path(write).expanduser().resolve() == Path(overrides[0]).expanduser().resolve():
+        raise InputError("write", f"{write} is the script itself.", "write to a new file: --write fixed.sh.")
+    return overrides[0]
+
+
+def write_script(script: str, native: List[str], framework: str, out: str, drop: List[str] = ()) -> "Rewrite":
+    """``script`` with the changed keys ``native`` written in and the keys of ``drop`` taken out
+    (``script_rewrite``), saved to ``out``."""
+    from pathlib import Path
+
+    from ..frameworks import get_framework
+    from ..script_rewrite import rewrite_script
+
+    fw = get_framework(framework)
+    launcher = ("accelerate launch",) if fw.launcher_keys else ()
+    done = rewrite_script(Path(script).expanduser().read_text(encoding="utf-8"), native, fw.syntax,
+                          fw.script_entries(), launcher, fw.launcher_keys, drop)
+    try:
+        Path(out).expanduser().write_text(done.text, encoding="utf-8")
+    except OSError as err:
+        raise InputError("write", f"cannot write {out}: {err.strerror}.", "pass a writable path.") from None
+    return done

@@ -455,3 +455,20 @@ def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> di
 
     return {memory_rule_id(ruleset.framework, table_phase(name)): (least, terms.capacity_of(table_phase(name)))
             for name, least in least_memory(terms.derived, domains).items()}
+
+
+def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
+    """recommend --from: what turns the user's config into the best one: the best config's arguments that differ
+    from the user's, and the keys the user gave that the best config leaves at the default (native spelling)."""
+    best, start = report.best, report.start
+    if best is None or start is None:
+        return [], []
+    changed = [x for x in best.native if x not in start.native]
+    kept = {_native_key(x).lstrip("+-") for x in best.native}
+    dropped = [k for k in start.given if k.lstrip("+-") not in kept]
+    return changed, dropped
+
+
+def _native_key(arg: str) -> str:
+    """The key of one exported argument (``key=value`` or ``--flag value``)."""
+    return arg.split(" ", 1)[0] if arg.startswith("--") else arg.partition("=")[0]

@@ -161,6 +161,16 @@ class Framework(ABC):
             out[spec.key] = self.native_value(name, spec.default)
         return out
 
+    # flags that belong to the launcher, not the framework's own parser (TRL: accelerate launch's), for writing a
+    # script back: they go after the launcher's words
+    launcher_keys: frozenset[str] = frozenset()
+
+    def script_entries(self) -> tuple[str, ...]:
+        """The words that end a run's entry point in a launch script (``verl.trainer.main_ppo``, its path form
+        ``verl/trainer/main_ppo.py``, ``swift rlhf``): where ``script_rewrite`` adds the keys a script lacks."""
+        paths = tuple(m.replace(".", "/") + ".py" for m in self.entry_modules)
+        return (*self.entry_modules, *paths, *(" ".join(c) for c in self.entry_commands))
+
     def optimizer_steps_per_rollout(self, values: Mapping[str, Value]) -> int | None:
         """When the run log's step timer counts optimizer steps rather than rollouts (ms-swift's train_speed):
         how many make one rollout, for ``calibrate``; None when the log times whole steps."""

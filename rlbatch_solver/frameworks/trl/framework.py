@@ -207,6 +207,7 @@ class TrlFramework(SwiftFramework):
     # MLflow and Trackio only)
     log_formats = ()
     entry_commands = (("trl", "grpo"),)
+    launcher_keys = frozenset(ACCELERATE_FLAGS)
     entry_modules = ("trl.scripts.grpo", "open_r1.grpo", "examples.scripts.grpo")
     launcher_flags = True
     model_keys = ("--model_name_or_path", "--model")

@@ -1,0 +1,137 @@
+"""A launch script written back with a repair: only the changed keys change.
+
+``fix run.sh --write fixed.sh`` (and ``recommend --from run.sh --write``) keep every line the user wrote (data
+paths, ``rollout.name``, the keys we do not model, comments, variables) and change only what the answer changes:
+
+- a key the script writes gets its new value where it is written (``data.train_batch_size=341`` ->
+  ``...=352``; ``--per_device_train_batch_size 4`` -> ``... 2``); a value that was a shell variable (``$BS``) is
+  replaced by the number, and the note says so;
+- a key it does not write is added right after the entry point of the last command that starts a run (the command
+  ``launch_script.parse_launch_script`` reads), so it reaches the framework whatever the line continuations are;
+  a launcher's own flag (TRL: accelerate's ``--use_deepspeed``) goes after the launcher's words instead.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+# a value as the shell writes it: quoted, or up to the next blank or line continuation
+_VALUE = r"""(?:'[^']*'|"[^"]*"|[^\s\\'"]+)+"""
+
+
+@dataclass
+class Rewrite:
+    text: str
+    replaced: list[str] = field(default_factory=list)  # keys whose value changed where the script wrote it
+    added: list[str] = field(default_factory=list)  # keys the script did not write, added after the entry point
+    dropped: list[str] = field(default_factory=list)  # keys taken out (the answer leaves them at the default)
+    notes: list[str] = field(default_factory=list)
+
+
+def assignments(native: Sequence[str], syntax: str) -> list[tuple[str, str | None]]:
+    """``key=value`` (Hydra) or ``--key value`` / ``--key`` (flags) items -> (key, value text; None: a bare flag)."""
+    out = []
+    for item in native:
+        if syntax == "hydra":
+            key, _, value = item.partition("=")
+            out.append((key.lstrip("+"), value))
+        else:
+            key, _, value = item[2:].partition(" ")
+            out.append((key, value if value else None))
+    return out
+
+
+def _pattern(key: str, syntax: str) -> re.Pattern:
+    if syntax == "hydra":
+        return re.compile(r"(?<![\w.\-+])(\+{0,2}" + re.escape(key) + r"=)(" + _VALUE + r")")
+    return re.compile(r"(?<!\S)(--" + re.escape(key) + r")(?:(=)(" + _VALUE + r")|([ \t]+)(?!-)(" + _VALUE + r"))?")
+
+
+def _replace_last(lines: list[str], key: str, value: str | None, syntax: str, notes: list[str]) -> bool:
+    """Set ``key`` to ``value`` at its last occurrence in ``lines`` (the last run's); False when it is not there."""
+    pattern = _pattern(key, syntax)
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].lstrip().startswith("#"):
+            continue
+        matches = list(pattern.finditer(lines[i]))
+        if not matches:
+            continue
+        m = matches[-1]
+        if syntax == "hydra":
+            old, new = m.group(2), m.group(1) + value
+        else:
+            old = m.group(3) or m.group(5) or ""
+            new = m.group(1) + ("" if value is None else f" {value}")
+        if "$" in old:
+            notes.append(f"{key} was {old}: the rewritten script writes the value itself")
+        lines[i] = lines[i][:m.start()] + new + lines[i][m.end():]
+        return True
+    return False
+
+
+def _drop_last(lines: list[str], key: str, syntax: str) -> bool:
+    """Take ``key`` (and its value) out at its last occurrence; a line left with only its continuation goes too."""
+    pattern = _pattern(key, syntax)
+    for i in range(len(lines) - 1, -1, -1):
+        matches = [] if lines[i].lstrip().startswith("#") else list(pattern.finditer(lines[i]))
+        if not matches:
+            continue
+        m = matches[-1]
+        rest = lines[i][:m.start()].rstrip(" \t") + lines[i][m.end():]
+        if rest.strip() in ("", "\\"):
+            del lines[i]
+        else:
+            lines[i] = rest if lines[i][:m.start()].strip() else lines[i][:m.start()] + lines[i][m.end():].lstrip(" \t")
+        return True
+    return False
+
+
+def _entry_line(lines: list[str], entries: Sequence[str]) -> tuple[int, int] | None:
+    """(line, column after the entry point) of the last line that starts a run."""
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].lstrip().startswith("#"):
+            continue
+        ends = [m.end() for e in entries for m in re.finditer(re.escape(e) + r"(?=\s|$)", lines[i])]
+        if ends:
+            return i, max(ends)
+    return None
+
+
+def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Sequence[str],
+                   launcher_entries: Sequence[str] = (), launcher_keys: frozenset[str] = frozenset(),
+                   drop: Sequence[str] = ()) -> Rewrite:
+    """``text`` with the items of ``native`` (the framework's own spelling of the changed keys) written in, and the
+    keys of ``drop`` taken out.
+
+    ``entries``: the words that end a run's entry point (``verl.trainer.main_ppo``, ``swift rlhf``, a script name);
+    ``launcher_entries`` / ``launcher_keys``: where a launcher's own flags go (``accelerate launch``), and which."""
+    lines = text.split("\n")
+    out = Rewrite(text)
+    for key in drop:
+        if _drop_last(lines, key.lstrip("+-"), syntax):
+            out.dropped.append(key.lstrip("+-"))
+    pending: list[str] = []
+    launcher_pending: list[str] = []
+    for (key, value), item in zip(assignments(native, syntax), native):
+        if _replace_last(lines, key, value, syntax, out.notes):
+            out.replaced.append(key)
+        else:
+            (launcher_pending if key in launcher_keys else pending).append(item)
+            out.added.append(key)
+    for items, where in ((pending, entries), (launcher_pending, launcher_entries or entries)):
+        if not items:
+            continue
+        at = _entry_line(lines, where)
+        if at is None:
+            out.notes.append("no command of the script starts a run: " + " ".join(items) + " not written")
+            continue
+        i, col = at
+        if lines[i][col:].strip() == "\\":  # the command continues on the next line: one added key a line
+            indent = re.match(r"\s*", lines[i + 1]).group(0) if i + 1 < len(lines) else "    "
+            lines[i + 1:i + 1] = [f"{indent or '    '}{item} \\" for item in items]
+        else:
+            lines[i] = lines[i][:col] + " " + " ".join(items) + lines[i][col:]
+    out.text = "\n".join(lines)
+    return out

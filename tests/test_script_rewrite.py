@@ -1,0 +1,94 @@
+"""fix --write: the user's launch script written back with the repair, every other line as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clirun import run
+from rlbatch_solver.launch_script import parse_launch_script
+from rlbatch_solver.script_rewrite import rewrite_script
+
+import rlbatch_solver as rb
+
+VERL_SCRIPT = """#!/bin/bash
+# a GRPO run on one node
+set -x
+BS=341
+python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=grpo \\
+    data.train_files=$HOME/data/gsm8k/train.parquet \\
+    data.train_batch_size=$BS \\
+    data.max_prompt_length=512 \\
+    data.max_response_length=1024 \\
+    actor_rollout_ref.model.path=Qwen/Qwen2.5-1.5B-Instruct \\
+    actor_rollout_ref.rollout.name=vllm \\
+    actor_rollout_ref.rollout.n=6 \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=31 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 \\
+    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 \\
+    trainer.logger=['console','wandb'] \\
+    trainer.n_gpus_per_node=8 \\
+    trainer.nnodes=1 $@
+"""
+
+
+def test_fix_write_changes_only_the_repaired_keys(tmp_path: Path):
+    script, out = tmp_path / "run.sh", tmp_path / "fixed.sh"
+    script.write_text(VERL_SCRIPT)
+    proc = run("fix", str(script), "--write", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote" in proc.stdout and "train_batch_size was $BS" in proc.stderr
+    before, after = VERL_SCRIPT.split("\n"), out.read_text().split("\n")
+    changed = [(a, b) for a, b in zip(before, after) if a != b]
+    assert len(before) == len(after)
+    assert changed == [("    data.train_batch_size=$BS \\", "    data.train_batch_size=352 \\"),
+                       ("    actor_rollout_ref.actor.ppo_mini_batch_size=31 \\",
+                        "    actor_rollout_ref.actor.ppo_mini_batch_size=32 \\")]
+    # solver-independent: the written script, read as a launch script, passes every rule
+    assert rb.check(parse_launch_script(out.read_text()).args, gpus=8).valid
+
+
+def test_a_key_the_script_lacks_goes_after_the_entry_point_one_a_line():
+    text = "python3 -m verl.trainer.main_ppo \\\n    data.train_batch_size=64 \\\n    trainer.nnodes=1\n"
+    done = rewrite_script(text, ["data.train_batch_size=96", "actor_rollout_ref.actor.use_dynamic_bsz=True"], "hydra",
+                          ("verl.trainer.main_ppo",))
+    assert done.text == ("python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.actor.use_dynamic_bsz=True \\\n"
+                         "    data.train_batch_size=96 \\\n    trainer.nnodes=1\n")
+    assert done.replaced == ["data.train_batch_size"] and done.added == ["actor_rollout_ref.actor.use_dynamic_bsz"]
+
+
+def test_flags_are_replaced_in_place_and_a_launchers_flags_go_after_the_launcher():
+    text = ("accelerate launch --num_processes 8 trl/scripts/grpo.py --per_device_train_batch_size=4 "
+            "--gradient_accumulation_steps 2 --use_vllm\n")
+    done = rewrite_script(text, ["--per_device_train_batch_size 2", "--gradient_accumulation_steps 4",
+                                 "--use_vllm true", "--use_deepspeed", "--zero_stage 3", "--dtype bfloat16"], "flags",
+                          ("trl/scripts/grpo.py",), ("accelerate launch",), frozenset({"use_deepspeed", "zero_stage"}))
+    assert done.text == ("accelerate launch --use_deepspeed --zero_stage 3 --num_processes 8 trl/scripts/grpo.py "
+                         "--dtype bfloat16 --per_device_train_batch_size 2 --gradient_accumulation_steps 4 "
+                         "--use_vllm true\n")
+
+
+def test_write_needs_a_script_and_a_new_file(tmp_path: Path):
+    script = tmp_path / "run.sh"
+    script.write_text(VERL_SCRIPT)
+    bad = run("fix", "--gpus", "8", "--write", str(tmp_path / "x.sh"), "--", "data.train_batch_size=64")
+    assert bad.returncode == 2 and "error: write" in bad.stderr
+    same = run("fix", str(script), "--write", str(script))
+    assert same.returncode == 2 and "the script itself" in same.stderr
+
+
+def test_recommend_from_write_puts_the_best_config_in_the_script(tmp_path: Path):
+    """The written script is the best config: read back, its rule values are the answer's, and lines that hold no
+    changed key (data paths, the engine, the logger) are as the user wrote them."""
+    script, out = tmp_path / "run.sh", tmp_path / "best.sh"
+    script.write_text(VERL_SCRIPT.replace("BS=341", "BS=96").replace("ppo_mini_batch_size=31", "ppo_mini_batch_size=24"))
+    proc = run("recommend", "--from", str(script), "--gpu", "h100", "--model", "qwen2.5-1.5b", "--json",
+               "--write", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {out}" in proc.stderr  # under --json the note goes to stderr
+    written = out.read_text()
+    for line in ("    data.train_files=$HOME/data/gsm8k/train.parquet \\", "    actor_rollout_ref.rollout.name=vllm \\",
+                 "    trainer.logger=['console','wandb'] \\", "# a GRPO run on one node"):
+        assert line in written.split("\n")
+    report = rb.check(parse_launch_script(written).args, gpus=8, gpu="h100", model="qwen2.5-1.5b")
+    assert report.valid and report.memory.fits
