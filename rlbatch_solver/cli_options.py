@@ -62,18 +62,23 @@ Overrides = Annotated[Optional[List[str]], typer.Argument(help="The framework's 
 
 # the scenario of enumerate and recommend
 ScenarioFile = Annotated[Optional[str], typer.Option("--scenario", help="Scenario YAML file (flags override it).")]
-Nnodes = Annotated[Optional[int], typer.Option("--nnodes", help="Nodes (default 1).")]
+Nnodes = Annotated[Optional[int], typer.Option("--nnodes", help="Nodes the GPUs are spread over (default 1; more "
+                                              "than 8 GPUs on one: servers of 8).")]
 # the algorithms are the framework's own (any case, with aliases): --framework's list, checked by it
 Algo = Annotated[Optional[str], typer.Option("--algo", help="The framework's algorithm, e.g. ppo, grpo, dapo, gspo, "
                                              "adpo, rloo, reinforce++ (a bad one: the framework's list).")]
 N = Annotated[Optional[int], typer.Option("--n", help="Responses per prompt (rollout.n).")]
-PromptLen = Annotated[Optional[int], typer.Option("--prompt-len", help="max_prompt_length")]
-ResponseLen = Annotated[Optional[int], typer.Option("--response-len", help="max_response_length")]
+PromptLen = Annotated[Optional[int], typer.Option("--prompt-len", help="The longest prompt in tokens "
+                                                 "(max_prompt_length); memory is priced at it.")]
+ResponseLen = Annotated[Optional[int], typer.Option("--response-len", help="The longest response in tokens "
+                                                   "(max_response_length); memory is priced at it.")]
 Set = Annotated[Optional[List[str]], typer.Option("--set", help="Fix a native key: --set data.train_batch_size=64 "
                                                   "(repeatable).")]
 Search = Annotated[Optional[List[str]], typer.Option("--search", help="Search a native key: --search key=1,2,4 "
                                                      "(repeatable).")]
-Objective = Annotated[Optional[str], typer.Option("--objective", help="What to optimise (default time).",
+Objective = Annotated[Optional[str], typer.Option("--objective", help="What the best config is best at: time "
+                                                  "(time per sample, the default), memory-headroom (the most free "
+                                                  "memory in its tightest phase) or gpus (the fewest GPUs).",
                                                   **choice("--objective", OBJECTIVES))]
 Placement = Annotated[Optional[str], typer.Option(
     "--placement", help="colocate: rollout on the training GPUs, taking turns; split: rollout on a pool of its "

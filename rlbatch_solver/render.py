@@ -751,7 +751,9 @@ def print_explain(console: Console, report: ExplainReport) -> None:
     if report.numbers:
         console.print("numbers in the message: " + ", ".join(f"{k}={v}" for k, v in report.numbers.items()))
     for text in getattr(report, "meaning", []):
-        console.print(f"in plain words: {text}")
+        console.print("in plain words: " + _NUMBER_NAME.sub(r"<\1>", text), markup=False, highlight=False)
+    for text in report.notes:
+        console.print(f"note: {text}", markup=False, highlight=False)
     for r in report.rules:
         console.print(f"\n[bold]{r.rule}[/] ({r.framework}, fails at: {stage_text(r.stage)})")
         # a rule's message names its numbers {like_this}: without the config they stay names

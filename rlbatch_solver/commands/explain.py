@@ -36,6 +36,7 @@ class ExplainReport:
     fix: FixReport | None = None
     meaning: list[str] = field(default_factory=list)  # the message in plain words, with its numbers
     oom: OomExplanation | None = None  # an out-of-memory message, its phase and numbers
+    notes: list[str] = field(default_factory=list)  # how it was explained (which release's rules), not what it means
 
     @property
     def matched(self) -> bool:
@@ -46,6 +47,7 @@ class ExplainReport:
             "matched": self.matched,
             "numbers": self.numbers,
             "meaning": self.meaning,
+            "notes": self.notes,
             "rules": [r.__dict__ for r in self.rules],
             "config_breaks": [v.to_dict() for v in self.check.violations] if self.check else None,
             "fix": self.fix.to_dict() if self.fix else None,
@@ -78,6 +80,7 @@ def explain(
     rules: list[ExplainedRule] = []
     numbers: dict[str, str] = {}
     meaning: list[str] = []
+    notes: list[str] = []
     checked_as = framework
     for pattern, nums in found:
         numbers.update(nums)
@@ -89,8 +92,8 @@ def explain(
             checked_as = f"{fw.name}=={newest}"
             note = (f"this message is printed by {fw.name} {', '.join(pattern.versions)} (not {NEWEST_NOTE}): "
                     f"explained with the {newest} rules; name your version with --framework {fw.name}==VERSION")
-            if note not in meaning:
-                meaning.append(note)
+            if note not in notes:
+                notes.append(note)
         said = pattern.explain(nums)
         if said and said not in meaning:
             meaning.append(said)
@@ -100,7 +103,9 @@ def explain(
             r = fw.ruleset.rule(rid)
             rules.append(ExplainedRule(fw.name, rid, r.stage.value, r.explanation or r.message,
                                        f"{r.source} (message: {pattern.source})"))
-    report = ExplainReport(text, numbers, rules, meaning=meaning)
+    if not meaning and rules:  # a message without numbers: what its first rule says happens
+        meaning.append(rules[0].why)
+    report = ExplainReport(text, numbers, rules, meaning=meaning, notes=notes)
     if not found:  # not a rule's message: an out-of-memory one, from torch, the engine, Ray or the kernel?
         from .explain_oom import explain_oom
 

@@ -265,8 +265,10 @@ V071 = Pack(
             LEGACY_MICRO,
             Stage.WORKER_INIT, f"{FSDP_WORKERS}:ActorRolloutRefWorker.__init__",
             when=(is_set("actor_micro_per_gpu") | is_set("actor_micro")) & (D["mini_per_gpu"] >= 1),
-            explanation="The legacy worker floors ppo_mini_batch_size*n/dp and converts a deprecated global "
-                        "ppo_micro_batch_size by //dp, then asserts (also with dynamic batch).",
+            explanation="Each GPU trains its share of a mini batch, ppo_mini_batch_size*n // dp samples, in micro "
+                        "batches of ppo_micro_batch_size_per_gpu (a deprecated global ppo_micro_batch_size is first "
+                        "divided by dp, rounding down); the share must be a whole number of micro batches. These "
+                        "releases check it even with dynamic batching on.",
         ),
         Rule(
             "verl.legacy.critic_mini_divisible_by_micro",
