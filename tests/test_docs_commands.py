@@ -51,3 +51,17 @@ def test_a_documented_command_runs_as_shown(page, command):
     args = shlex.split(command)[1:]
     proc = run(*args)
     assert proc.returncode in (0, 1), f"{page}: {command}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+
+
+def test_the_sweep_example_in_docs_is_what_the_sweep_prints_today(tmp_path: Path):
+    """docs/sweeps.md's example table is the summary of its grid swept now (regenerate: rlbatch sweep
+    docs/examples/grid-qwen2.5-7b-grpo.yaml --out docs/examples/grid-qwen2.5-7b-grpo.results.jsonl, then
+    --summary), so the page never shows an older cost model's numbers."""
+    out = tmp_path / "results.jsonl"
+    swept = run("sweep", "docs/examples/grid-qwen2.5-7b-grpo.yaml", "--out", str(out), "--no-progress")
+    assert swept.returncode == 0, swept.stderr
+    summary = run("sweep", "--summary", str(out)).stdout.split("\n")
+    page = (ROOT / "docs" / "sweeps.md").read_text()
+    start = page.index("```\n20 points") + 4
+    shown = page[start:page.index("```", start)].rstrip("\n").split("\n")
+    assert summary[:len(shown)] == shown, "docs/sweeps.md's table is stale: regenerate it (see this test)"
