@@ -28,7 +28,9 @@ from .frameworks.registry import FRAMEWORKS
 def _flags_show_no_type() -> None:
     """typer prints every option's type in the help table, ``<bool>`` for a flag too; a flag takes no value, so
     its row shows none (``--json``, ``--help``)."""
-    shown_type = TyperOption.display_type_rich
+    shown_type = getattr(TyperOption, "display_type_rich", None)
+    if shown_type is None:  # typer releases that print no type column for a flag: nothing to mend
+        return
 
     def display_type_rich(self, ctx):
         return None if getattr(self, "is_flag", False) and self.metavar is None else shown_type(self, ctx)

@@ -43,16 +43,21 @@ def assignments(native: Sequence[str], syntax: str) -> list[tuple[str, str | Non
     return out
 
 
-def _pattern(key: str, syntax: str) -> re.Pattern:
+def _pattern(key: str, syntax: str, bare: bool = False) -> re.Pattern:
+    """``key`` written with its value. A flag's value is the next word unless it starts another flag or names a
+    script (``train_grpo.py``); a ``bare`` flag (one that takes no value, ``--use_deepspeed``) takes none."""
     if syntax == "hydra":
         return re.compile(r"(?<![\w.\-+])(\+{0,2}" + re.escape(key) + r"=)(" + _VALUE + r")")
-    return re.compile(r"(?<!\S)(--" + re.escape(key) + r")(?:(=)(" + _VALUE + r")|([ \t]+)(?!-)(" + _VALUE + r"))?")
+    flag = r"(?<!\S)(--" + re.escape(key) + r")(?=[=\s]|$)"
+    if bare:
+        return re.compile(flag + r"(?:(=)(" + _VALUE + r"))?")
+    return re.compile(flag + r"(?:(=)(" + _VALUE + r")|([ \t]+)(?!-)(?![^\s]*\.(?:py|sh)(?:\s|$))(" + _VALUE + r"))?")
 
 
-def _replace_last(lines: list[str], key: str, value: str | None, syntax: str, notes: list[str]) -> bool:
-    """Set ``key`` to ``value`` at its last occurrence in ``lines`` (the last run's); False when it is not there."""
-    pattern = _pattern(key, syntax)
-    for i in range(len(lines) - 1, -1, -1):
+def _replace_last(lines: list[str], span: range, key: str, value: str | None, syntax: str, notes: list[str]) -> bool:
+    """Set ``key`` to ``value`` at its last occurrence in the run's command (``span``); False when it is not there."""
+    pattern = _pattern(key, syntax, bare=value is None)
+    for i in reversed(span):
         if lines[i].lstrip().startswith("#"):
             continue
         matches = list(pattern.finditer(lines[i]))
@@ -62,7 +67,7 @@ def _replace_last(lines: list[str], key: str, value: str | None, syntax: str, no
         if syntax == "hydra":
             old, new = m.group(2), m.group(1) + value
         else:
-            old = m.group(3) or m.group(5) or ""
+            old = m.group(3) or (m.group(5) if m.re.groups >= 5 else None) or ""
             new = m.group(1) + ("" if value is None else f" {value}")
         if "$" in old:
             notes.append(f"{key} was {old}: the rewritten script writes the value itself")
@@ -71,21 +76,40 @@ def _replace_last(lines: list[str], key: str, value: str | None, syntax: str, no
     return False
 
 
-def _drop_last(lines: list[str], key: str, syntax: str) -> bool:
-    """Take ``key`` (and its value) out at its last occurrence; a line left with only its continuation goes too."""
+def _drop_last(lines: list[str], span: range, key: str, syntax: str) -> bool:
+    """Take ``key`` (and its value) out at its last occurrence in the run's command (``span``); a line left with
+    only its continuation goes too (the command's last line: the line before it then ends the command)."""
     pattern = _pattern(key, syntax)
-    for i in range(len(lines) - 1, -1, -1):
+    for i in reversed(span):
         matches = [] if lines[i].lstrip().startswith("#") else list(pattern.finditer(lines[i]))
         if not matches:
             continue
         m = matches[-1]
         rest = lines[i][:m.start()].rstrip(" \t") + lines[i][m.end():]
         if rest.strip() in ("", "\\"):
+            last = not lines[i].rstrip().endswith("\\")
             del lines[i]
+            if last and i > 0:
+                lines[i - 1] = re.sub(r"\s*\\\s*$", "", lines[i - 1])
         else:
             lines[i] = rest if lines[i][:m.start()].strip() else lines[i][:m.start()] + lines[i][m.end():].lstrip(" \t")
         return True
     return False
+
+
+def _command_start(lines: list[str], line: int) -> int:
+    """The first physical line of the command that ``line`` is part of."""
+    while line > 0 and lines[line - 1].rstrip().endswith("\\"):
+        line -= 1
+    return line
+
+
+def _command_span(lines: list[str], start: int) -> range:
+    """The physical lines of the command that starts on line ``start`` (its backslash continuations)."""
+    end = start
+    while end + 1 < len(lines) and lines[end].rstrip().endswith("\\"):
+        end += 1
+    return range(start, end + 1)
 
 
 def _entry_line(lines: list[str], entries: Sequence[str]) -> tuple[int, int] | None:
@@ -109,13 +133,18 @@ def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Seque
     ``launcher_entries`` / ``launcher_keys``: where a launcher's own flags go (``accelerate launch``), and which."""
     lines = text.split("\n")
     out = Rewrite(text)
+    entry = _entry_line(lines, [*entries, *launcher_entries])
+    if entry is None:
+        out.notes.append("no command of the script starts a run: nothing written")
+        return out
+    first = _command_start(lines, entry[0])
     for key in drop:
-        if _drop_last(lines, key.lstrip("+-"), syntax):
+        if _drop_last(lines, _command_span(lines, first), key.lstrip("+-"), syntax):
             out.dropped.append(key.lstrip("+-"))
     pending: list[str] = []
     launcher_pending: list[str] = []
     for (key, value), item in zip(assignments(native, syntax), native):
-        if _replace_last(lines, key, value, syntax, out.notes):
+        if _replace_last(lines, _command_span(lines, first), key, value, syntax, out.notes):
             out.replaced.append(key)
         else:
             (launcher_pending if key in launcher_keys else pending).append(item)

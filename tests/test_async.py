@@ -378,8 +378,9 @@ def test_a_split_that_wins_inside_the_models_error_is_a_tie_the_colocated_config
 
     error, points = placement_error()
     assert points >= 7 and error > 0
+    # batch sizes free: each layout's own best batch, where a split is predicted a little faster
     sc = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", algorithm="grpo", n=8,
-                  prompt_length=1024, response_length=4096, placement="auto")
+                  prompt_length=1024, response_length=4096, placement="auto", free_batch=True)
     report = recommend(sc, time_limit_s=20)
     summary = report.placement
     fastest, colocated = summary.fastest, summary.best_of("colocate")
@@ -565,3 +566,14 @@ def test_the_placement_error_is_the_published_comparisons():
     import async_evidence as ev
 
     assert yaml.safe_load(ev.PLACEMENT_ACCURACY.read_text()) == ev.placement_error(ev.rows())
+
+
+def test_every_placement_layout_trains_the_same_kept_batch():
+    """The algorithm's batch is kept once for the whole job (16 GPUs, n 5: 1024 prompts, 256 per update), not per
+    layout from each trainer pool's GPU count, so layouts are compared on the same training."""
+    sc = Scenario(framework="verl", gpu="h100", gpus=16, model="qwen2.5-1.5b", algorithm="grpo", n=5,
+                  prompt_length=1024, response_length=1024, placement="auto")
+    report = recommend(sc, time_limit_s=20)
+    batches = {(o.best.values["train_batch_size"], o.best.values["actor_mini"])
+               for o in report.placement.options if o.best is not None}
+    assert batches == {(1024, 256)} and report.batch_kept

@@ -143,12 +143,28 @@ def test_direct_search_over_wide_domains_is_nearest_by_brute_force(tb, mini, mic
     domains, wide = {n: [v] for n, v in current.items()}, {n: [v] for n, v in current.items()}
     domains.update({n: [current[n]] + [v for v in vals if v != current[n]] for n, vals in SMALL.items()})
     wide.update({n: [current[n]] + [v for v in vals if v != current[n]] for n, vals in WIDE.items()})
-    near = nearest_small_repair(RULESET, domains, current, ranks=VERL.ranks, wide_domains=wide)
-    if RULESET.check(current).valid or near.solution is None:
-        return
     expected, size = _moves_min(current, wide, VERL.ranks)
-    assert near.complete and RULESET.check(near.solution).valid
-    assert (near.cost, near.keys) == (expected, size)
+    for order in (list(domains), list(reversed(domains))):  # the answer may not depend on the keys' order
+        near = nearest_small_repair(RULESET, {n: domains[n] for n in order}, current, ranks=VERL.ranks,
+                                    wide_domains={n: wide[n] for n in order})
+        if RULESET.check(current).valid:
+            continue
+        assert near.complete and near.wide_complete
+        if expected is None:
+            assert near.solution is None
+            continue
+        assert RULESET.check(near.solution).valid
+        assert (near.cost, near.keys) == (expected, size)
+
+
+def test_a_two_key_repair_off_the_grid_beats_a_three_key_one_on_it():
+    """158 prompts, mini 56, micro 5 on 12 GPUs: the grid (powers of two, divisors, neighbours) has no one- or
+    two-key repair, but 240/60 is one: it is found off the grid and proven, not a three-key repair."""
+    r = fix(["data.train_batch_size=158", "actor_rollout_ref.rollout.n=1", "actor_rollout_ref.actor.ppo_mini_batch_size=56",
+             "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=5",
+             "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4", "algorithm.adv_estimator=grpo"], gpus=12)
+    assert r.proven and len(r.native_changes) == 2
+    assert sorted(r.native_after) == ["actor_rollout_ref.actor.ppo_mini_batch_size=60", "data.train_batch_size=240"]
 
 
 def test_fix_reaches_off_grid_values_and_proves_them():
@@ -297,3 +313,19 @@ def test_deprecated_global_micro_sizes_become_their_per_gpu_share():
     assert new.get("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu") == 16, r.native_changes
     assert "actor_rollout_ref.ref.log_prob_micro_batch_size" in new  # the deprecated key unset
     assert new["actor_rollout_ref.ref.log_prob_micro_batch_size"] is None
+
+
+def test_a_pair_whose_first_key_no_broken_rule_reads_is_found_in_any_key_order():
+    """b must move (3 divides b) and then breaks 'b divides a', which a mends: the pair {a, b} is the repair though
+    no broken rule reads a. The search finds it whichever key comes first."""
+    from rlbatch_solver.rules.base import Rule, RuleSet, VarSpec
+    from rlbatch_solver.rules.expr import IntVar, divides
+
+    a, b = IntVar("a"), IntVar("b")
+    toy = RuleSet("toy", "0", {"a": VarSpec("a", "a"), "b": VarSpec("b", "b")}, [],
+                  [Rule("r1", divides(3, b), "b%3", "s", "src"), Rule("r2", divides(b, a), "b|a", "s", "src")])
+    current = {"a": 8, "b": 8}
+    for order in (["a", "b"], ["b", "a"]):
+        domains = {k: [8] + [v for v in range(1, 13) if v != 8] for k in order}
+        near = nearest_small_repair(toy, domains, current)
+        assert near.complete and near.solution == {"a": 9, "b": 9}

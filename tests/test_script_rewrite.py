@@ -92,3 +92,21 @@ def test_recommend_from_write_puts_the_best_config_in_the_script(tmp_path: Path)
         assert line in written.split("\n")
     report = rb.check(parse_launch_script(written).args, gpus=8, gpu="h100", model="qwen2.5-1.5b")
     assert report.valid and report.memory.fits
+
+
+def test_only_the_runs_own_key_changes():
+    """A flag that begins another flag's name, a flag that takes no value before the script's name, the command's
+    last line, and the same key in a later command: each left as it should be."""
+    flags = "swift rlhf --max_length 512 --max_length_ratio 2 --use_vllm\n"
+    assert rewrite_script(flags, ["--max_length 4096"], "flags", ("swift rlhf",)).text == \
+        "swift rlhf --max_length 4096 --max_length_ratio 2 --use_vllm\n"
+    launch = "accelerate launch --use_deepspeed train_grpo.py --beta 0.0\n"
+    done = rewrite_script(launch, ["--use_deepspeed", "--zero_stage 3"], "flags", ("train_grpo.py",),
+                          ("accelerate launch",), frozenset({"use_deepspeed", "zero_stage"}))
+    assert done.text == "accelerate launch --zero_stage 3 --use_deepspeed train_grpo.py --beta 0.0\n"
+    last = "python3 -m verl.trainer.main_ppo \\\n    a.b=1 \\\n    c.d=2\necho done\n"
+    assert rewrite_script(last, [], "hydra", ("verl.trainer.main_ppo",), drop=["c.d"]).text == \
+        "python3 -m verl.trainer.main_ppo \\\n    a.b=1\necho done\n"
+    later = "python3 -m verl.trainer.main_ppo data.train_batch_size=64\npython3 eval.py data.train_batch_size=8\n"
+    assert rewrite_script(later, ["data.train_batch_size=96"], "hydra", ("verl.trainer.main_ppo",)).text == \
+        "python3 -m verl.trainer.main_ppo data.train_batch_size=96\npython3 eval.py data.train_batch_size=8\n"

@@ -240,9 +240,12 @@ def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], 
         return scenario, {}, ""
     pinned = replace(scenario, fixed={**kept, **scenario.fixed})
     shown = ", ".join(f"{k}={v}" for k, v in kept.items())
-    return pinned, kept, (f"kept {shown} ({fw.name}'s defaults for what you did not set, or the nearest the GPUs split): the algorithm's batch, not a "
-                          "speed setting; --set your own, or --free-batch to let the search change it (and what each "
-                          "step trains on)")
+    defaults = {spec.key: fw.native_value(name, spec.default) for name, spec in fw.ruleset.variables.items()
+                if spec.name in fw.shapes_learning and spec.default is not None}
+    why = (f"{fw.name}'s defaults for what you did not set" if all(defaults.get(k) == v for k, v in kept.items())
+           else f"{fw.name}'s defaults for what you did not set, kept as near as your batch and the GPUs allow")
+    return pinned, kept, (f"kept {shown} ({why}): the algorithm's batch, not a speed setting; --set your own, or "
+                          "--free-batch to let the search change it (and what each step trains on)")
 
 
 def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Path | None = None,
@@ -288,12 +291,15 @@ def recommend(
 
     if top < 1:
         raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
+    # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
+    scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
-        return recommend_placement(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus,
-                                   solver_workers=solver_workers, recommend_one=recommend)
-    scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
+        report = recommend_placement(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus,
+                                     solver_workers=solver_workers, recommend_one=recommend)
+        report.batch_kept, report.batch_note = batch_kept, batch_note
+        return report
     fw, card, gpu, space, spec, terms, ruleset = prepare(scenario, extra_gpus=extra_gpus, start=start)
     objective_name = scenario.objective
     if objective_name == "memory-headroom":

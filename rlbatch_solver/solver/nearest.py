@@ -55,6 +55,8 @@ class NearestResult:
     # the candidate breaking the fewest error rules (then the cheapest): what to show when none is valid
     partial: dict[str, Value] | None = None
     partial_broken: list[str] = field(default_factory=list)
+    # the wide domains' one- and two-key moves were all evaluated or bounded (True without wide domains)
+    wide_complete: bool = True
 
 
 class _Evaluator:
@@ -107,23 +109,35 @@ def nearest_small_repair(
     max_keys: int = 2,
     grows: frozenset[str] = frozenset(),
     wide_domains: Mapping[str, Sequence[Value]] | None = None,
+    wide_share: float = 0.3,
 ) -> NearestResult:
     """The cheapest valid config of ``domains`` that differs from ``current`` in at most ``max_keys`` keys.
 
     With ``wide_domains`` (a superset of ``domains``: every integer a batch key accepts in a range), a repair found
     in ``domains`` is then bettered, if it can be, over the wide domains with its cost as the bound, so the answer
-    is the nearest over the wide domains (``complete`` says both searches finished)."""
+    is the nearest over the wide domains (``complete`` says both searches finished). With none on the grid, the wide
+    domains are searched for one within ``wide_share`` of the time left; ``complete`` then still says the grid
+    holds no repair of at most two keys (what a larger search is told), and ``wide_complete`` whether the wide
+    domains were searched to the end (a larger repair is proven nearest only then)."""
     start = time.monotonic()
     deadline = deadline or Deadline(10.0)
     search = _Search(ruleset, current, ranks or {}, references or {}, grows, deadline)
     if not search.broken0:
         return NearestResult(search.base, search.cost(search.base), 0, True, search.ev.count, time.monotonic() - start)
     best, keys, complete = search.run(domains, max_keys, None)
-    if best is not None and complete and wide_domains is not None:
-        wide_best, wide_keys, complete = search.run(wide_domains, keys, best)
-        if wide_best is not None and wide_best[0] < best[0]:
+    wide_complete = complete
+    if complete and wide_domains is not None:
+        # bounded by the grid's best, the wide pass is short; with none, it may search long: a share of the time
+        search.deadline = deadline if best is not None else Deadline(deadline.share(wide_share))
+        wide_best, wide_keys, wide_complete = search.run(wide_domains, keys if best else max_keys, best)
+        search.deadline = deadline
+        if wide_best is not None and (best is None or wide_best[0] < best[0]):
             best, keys = wide_best, wide_keys
-    return _result(best, keys if best else 0, complete, search.ev, start, search.partial)
+        if best is not None:  # found (on the grid or off it): proven only if the wide pass finished
+            complete = wide_complete
+    result = _result(best, keys if best else 0, complete, search.ev, start, search.partial)
+    result.wide_complete = wide_complete
+    return result
 
 
 class _Search:
@@ -189,11 +203,13 @@ class _Search:
 
     def _pairs(self, names: list[str], moves: list, by_name: dict, best, keys: int):
         """Two keys {a, b}, a before b in ``names``, in order of their summed change cost (a heap), so the search
-        stops at the first pair that cannot beat the best: a is read by a broken rule (else b alone would repair,
-        and cost less), b by every rule still broken after a's move."""
+        stops at the first pair that cannot beat the best. Every rule the config breaks must read a or b (a rule
+        reading neither evaluates as before), so a is a key that some later key completes that way; b is read by
+        every rule still broken after a's move (a's move may break a rule b mends, or mend one b breaks)."""
         order = {n: i for i, n in enumerate(names)}
-        helping = {n for n in names if any(n in self.ev.reads(r) for r in self.broken0)}
-        helps = [m for m in moves if m[1] in helping]
+        covers = {n: frozenset(r for r in self.broken0 if n in self.ev.reads(r)) for n in names}
+        opens = {a for a in names if any(covers[a] | covers[b] == self.broken0 for b in names if order[b] > order[a])}
+        helps = [m for m in moves if m[1] in opens]
         # entries: (lower bound, tie, a's index in ``helps``, b's name or "" for "open a", b's next value index)
         heap: list[tuple[int, int, int, str, int]] = []
         tie = 0

@@ -173,6 +173,16 @@ def is_fully_async(flat: Mapping[str, Any]) -> bool:
     return any(str(k).startswith("async_training.") for k in flat)
 
 
+def _fixed_rollout_pool(fixed: Mapping[str, Any]) -> int:
+    """GPUs a scenario gives a standalone rollout pool (the recipes' top-level rollout.*, separate_async's
+    actor_rollout_ref.rollout.*), 0 when it gives none."""
+    for prefix in ("rollout.", f"{AR}.rollout."):
+        nodes, per_node = fixed.get(prefix + "nnodes"), fixed.get(prefix + "n_gpus_per_node")
+        if isinstance(nodes, int) and isinstance(per_node, int) and nodes > 0 and per_node > 0:
+            return nodes * per_node
+    return 0
+
+
 def is_one_step_off(flat: Mapping[str, Any]) -> bool:
     """A config of the one_step_off recipe: the top-level rollout pool keys without the fully_async recipe's."""
     return not is_fully_async(flat) and any(k in flat for k in ("rollout.nnodes", "rollout.n_gpus_per_node"))
@@ -773,7 +783,7 @@ class VersionPacks:
         updates = default_train // default_mini
         algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
         n = scenario.n if scenario.n is not None else default_n(algo)
-        total = max(1, scenario.total_gpus)
+        total = max(1, scenario.total_gpus - _fixed_rollout_pool(fixed))  # the trainer's GPUs
         unit = total // math.gcd(total, n)  # a batch whose samples split over the GPUs is a multiple of this
         out: dict[str, Any] = {}
         if train_key not in fixed and train_key not in searched and not is_fully_async(fixed):
