@@ -218,3 +218,13 @@ def test_free_batch_is_a_flag_and_a_scenario_field():
     assert "--free-batch" in kept["batch"]
     with pytest.raises(rb.InputError, match="free_batch"):
         Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", free_batch="yes")
+
+
+def test_a_set_rollout_n_is_the_scenarios_n():
+    """--set actor_rollout_ref.rollout.n=5 without --n is the run's n (it was overridden by the algorithm's 8);
+    --n and a --set that disagree are an input error."""
+    base = ["recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b", "--algo", "grpo", "--json"]
+    out = json.loads(run_cli(*base, "--set", "actor_rollout_ref.rollout.n=5").stdout)
+    assert "actor_rollout_ref.rollout.n=5" in out["choices"][0]["native"]
+    bad = run_cli(*base, "--n", "8", "--set", "actor_rollout_ref.rollout.n=5")
+    assert bad.returncode == 2 and "error: n:" in bad.stderr

@@ -537,6 +537,16 @@ KNOB_SEARCH: dict[str, list[Value]] = {
 }
 
 
+def scenario_n(scenario: Any, algo: str) -> int:
+    """Responses per prompt: --n, else a --set actor_rollout_ref.rollout.n, else the algorithm's default."""
+    given = scenario.fixed.get(f"{AR}.rollout.n")
+    if scenario.n is not None:
+        if isinstance(given, int) and given != scenario.n:
+            raise InputError("n", f"--n {scenario.n} and --set {AR}.rollout.n={given} disagree.", "give one of them.")
+        return scenario.n
+    return whole_number(f"{AR}.rollout.n", given, f"{AR}.rollout.n") if given is not None else default_n(algo)
+
+
 def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False, *,
                 ruleset: RuleSet = ANY_RULESET, megatron: bool = False) -> Space:
     """Domains for a verl scenario: fixed values, the user's ranges, our defaults."""
@@ -546,7 +556,7 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     native.update(scenario.fixed)
     variables = ruleset.variables
     by_key = ruleset.by_key()
-    n = scenario.n if scenario.n is not None else default_n(algo)
+    n = scenario_n(scenario, algo)
     base = config_to_values(
         {**native, "data.max_prompt_length": scenario.prompt_length,
          "data.max_response_length": scenario.response_length, f"{AR}.rollout.n": n,
@@ -782,7 +792,7 @@ class VersionPacks:
         default_train, default_mini = variables["train_batch_size"].default, variables["actor_mini"].default
         updates = default_train // default_mini
         algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
-        n = scenario.n if scenario.n is not None else default_n(algo)
+        n = scenario_n(scenario, algo)
         total = max(1, scenario.total_gpus - _fixed_rollout_pool(fixed))  # the trainer's GPUs
         unit = total // math.gcd(total, n)  # a batch whose samples split over the GPUs is a multiple of this
         out: dict[str, Any] = {}
