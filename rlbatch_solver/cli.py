@@ -141,11 +141,11 @@ def _write_best(script: str, report: Any, path: str, as_json: bool) -> None:
     """recommend --from --write: the script with the best config in, when the verdict is to change it."""
     from .commands.recommend import start_changes
 
-    verdict = report.start.verdict if report.start is not None else "no-config"
-    if verdict not in ("does-not-run", "faster", "within-error"):
+    changed, dropped = start_changes(report)
+    if not changed and not dropped:
+        verdict = report.start.verdict if report.start is not None else "no-config"
         typer.echo(f"nothing written to {path}: {verdict} (your config stays as it is)", err=as_json)
         return
-    changed, dropped = start_changes(report)
     _wrote(entry.inputs.write_script(script, changed, report.framework, path, drop=dropped), path, as_json)
 
 
@@ -288,16 +288,9 @@ def _enumerate_json(report: Any, conflict: Any) -> list[dict[str, Any]]:
 
 
 def _native_dict(native: list[str]) -> dict[str, Any]:
-    from .frameworks.overrides import parse_scalar
+    from .frameworks.overrides import exported_pair, parse_scalar
 
-    out: dict[str, Any] = {}
-    for item in native:
-        if item.startswith("--"):
-            k, _, v = item[2:].partition(" ")
-        else:
-            k, _, v = item.partition("=")
-        out[k] = parse_scalar(v) if v else True
-    return out
+    return {k: parse_scalar(v) if v else True for k, v in map(exported_pair, native)}
 
 
 # ------------------------------------------------------------------------- recommend

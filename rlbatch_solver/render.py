@@ -530,16 +530,9 @@ def why_lost(best: Choice, other: Choice) -> str:
 
 def _pairs(native: list[str]) -> dict[str, str]:
     """Paste-ready arguments as {key: value}: ``key=value`` (Hydra, env prefixes) or ``--flag value``."""
-    out = {}
-    for arg in native:
-        if arg.startswith("--"):
-            key, _, value = arg[2:].partition(" ")
-            key, eq, inline = key.partition("=")
-            out[key] = inline if eq else value
-        else:
-            key, _, value = arg.partition("=")
-            out[key] = value
-    return out
+    from .frameworks.overrides import exported_pair
+
+    return {key: value or "" for key, value in map(exported_pair, native)}
 
 
 def short_keys(keys: list[str]) -> dict[str, str]:

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from .frameworks.overrides import exported_pair
+
 # a value as the shell writes it: quoted, or up to the next blank or line continuation
 _VALUE = r"""(?:'[^']*'|"[^"]*"|[^\s\\'"]+)+"""
 
@@ -30,23 +32,11 @@ class Rewrite:
     notes: list[str] = field(default_factory=list)
 
 
-def assignments(native: Sequence[str], syntax: str) -> list[tuple[str, str | None]]:
-    """``key=value`` (Hydra) or ``--key value`` / ``--key`` (flags) items -> (key, value text; None: a bare flag)."""
-    out = []
-    for item in native:
-        if syntax == "hydra":
-            key, _, value = item.partition("=")
-            out.append((key.lstrip("+"), value))
-        else:
-            key, _, value = item[2:].partition(" ")
-            out.append((key, value if value else None))
-    return out
-
-
-def _pattern(key: str, syntax: str, bare: bool = False) -> re.Pattern:
-    """``key`` written with its value. A flag's value is the next word unless it starts another flag or names a
-    script (``train_grpo.py``); a ``bare`` flag (one that takes no value, ``--use_deepspeed``) takes none."""
-    if syntax == "hydra":
+def _pattern(key: str, flag: bool, bare: bool = False) -> re.Pattern:
+    """``key`` written with its value: ``key=value`` (a Hydra override, an environment prefix), or a ``flag``,
+    whose value is the next word unless it starts another flag or names a script (``train_grpo.py``); a ``bare``
+    flag (one that takes no value, ``--use_deepspeed``) takes none."""
+    if not flag:
         return re.compile(r"(?<![\w.\-+])(\+{0,2}" + re.escape(key) + r"=)(" + _VALUE + r")")
     flag = r"(?<!\S)(--" + re.escape(key) + r")(?=[=\s]|$)"
     if bare:
@@ -54,9 +44,9 @@ def _pattern(key: str, syntax: str, bare: bool = False) -> re.Pattern:
     return re.compile(flag + r"(?:(=)(" + _VALUE + r")|([ \t]+)(?!-)(?![^\s]*\.(?:py|sh)(?:\s|$))(" + _VALUE + r"))?")
 
 
-def _replace_last(lines: list[str], span: range, key: str, value: str | None, syntax: str, notes: list[str]) -> bool:
+def _replace_last(lines: list[str], span: range, key: str, value: str | None, flag: bool, notes: list[str]) -> bool:
     """Set ``key`` to ``value`` at its last occurrence in the run's command (``span``); False when it is not there."""
-    pattern = _pattern(key, syntax, bare=value is None)
+    pattern = _pattern(key, flag, bare=value is None)
     for i in reversed(span):
         if lines[i].lstrip().startswith("#"):
             continue
@@ -64,7 +54,7 @@ def _replace_last(lines: list[str], span: range, key: str, value: str | None, sy
         if not matches:
             continue
         m = matches[-1]
-        if syntax == "hydra":
+        if not flag:
             old, new = m.group(2), m.group(1) + value
         else:
             old = m.group(3) or (m.group(5) if m.re.groups >= 5 else None) or ""
@@ -76,10 +66,10 @@ def _replace_last(lines: list[str], span: range, key: str, value: str | None, sy
     return False
 
 
-def _drop_last(lines: list[str], span: range, key: str, syntax: str) -> bool:
+def _drop_last(lines: list[str], span: range, key: str, flag: bool) -> bool:
     """Take ``key`` (and its value) out at its last occurrence in the run's command (``span``); a line left with
     only its continuation goes too (the command's last line: the line before it then ends the command)."""
-    pattern = _pattern(key, syntax)
+    pattern = _pattern(key, flag)
     for i in reversed(span):
         matches = [] if lines[i].lstrip().startswith("#") else list(pattern.finditer(lines[i]))
         if not matches:
@@ -129,6 +119,8 @@ def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Seque
     """``text`` with the items of ``native`` (the framework's own spelling of the changed keys) written in, and the
     keys of ``drop`` taken out.
 
+    ``syntax``: the framework's ("hydra" or "flags"), how the bare key names of ``drop`` are written; each item of
+    ``native`` carries its own form (``--flag value``, or ``key=value`` for an override or an environment prefix).
     ``entries``: the words that end a run's entry point (``verl.trainer.main_ppo``, ``swift rlhf``, a script name);
     ``launcher_entries`` / ``launcher_keys``: where a launcher's own flags go (``accelerate launch``), and which."""
     lines = text.split("\n")
@@ -139,12 +131,14 @@ def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Seque
         return out
     first = _command_start(lines, entry[0])
     for key in drop:
-        if _drop_last(lines, _command_span(lines, first), key.lstrip("+-"), syntax):
+        if _drop_last(lines, _command_span(lines, first), key.lstrip("+-"), syntax == "flags"):
             out.dropped.append(key.lstrip("+-"))
     pending: list[str] = []
     launcher_pending: list[str] = []
-    for (key, value), item in zip(assignments(native, syntax), native):
-        if _replace_last(lines, _command_span(lines, first), key, value, syntax, out.notes):
+    for item in native:  # each item in its own form: a flags framework's environment prefix is a key=value too
+        key, value = exported_pair(item)
+        key = key.lstrip("+")
+        if _replace_last(lines, _command_span(lines, first), key, value, item.startswith("--"), out.notes):
             out.replaced.append(key)
         else:
             (launcher_pending if key in launcher_keys else pending).append(item)

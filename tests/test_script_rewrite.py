@@ -110,3 +110,10 @@ def test_only_the_runs_own_key_changes():
     later = "python3 -m verl.trainer.main_ppo data.train_batch_size=64\npython3 eval.py data.train_batch_size=8\n"
     assert rewrite_script(later, ["data.train_batch_size=96"], "hydra", ("verl.trainer.main_ppo",)).text == \
         "python3 -m verl.trainer.main_ppo data.train_batch_size=96\npython3 eval.py data.train_batch_size=8\n"
+
+
+def test_an_environment_prefix_of_a_flags_framework_is_replaced_where_it_stands():
+    text = "NPROC_PER_NODE=4 swift rlhf --rlhf_type grpo --per_device_train_batch_size 2\n"
+    done = rewrite_script(text, ["NPROC_PER_NODE=8", "--per_device_train_batch_size 1"], "flags", ("swift rlhf",))
+    assert done.text == "NPROC_PER_NODE=8 swift rlhf --rlhf_type grpo --per_device_train_batch_size 1\n"
+    assert done.replaced == ["NPROC_PER_NODE", "per_device_train_batch_size"] and not done.added

@@ -210,9 +210,8 @@ def write_script(script: str, native: List[str], framework: str, out: str, drop:
     from ..script_rewrite import rewrite_script
 
     fw = get_framework(framework)
-    launcher = ("accelerate launch",) if fw.launcher_keys else ()
     done = rewrite_script(Path(script).expanduser().read_text(encoding="utf-8"), native, fw.syntax,
-                          fw.script_entries(), launcher, fw.launcher_keys, drop)
+                          fw.script_entries(), fw.launcher_entries, fw.launcher_keys, drop)
     try:
         Path(out).expanduser().write_text(done.text, encoding="utf-8")
     except OSError as err:

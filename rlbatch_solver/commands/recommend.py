@@ -240,9 +240,9 @@ def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], 
         return scenario, {}, ""
     pinned = replace(scenario, fixed={**kept, **scenario.fixed})
     shown = ", ".join(f"{k}={v}" for k, v in kept.items())
-    defaults = {spec.key: fw.native_value(name, spec.default) for name, spec in fw.ruleset.variables.items()
-                if spec.name in fw.shapes_learning and spec.default is not None}
-    why = (f"{fw.name}'s defaults for what you did not set" if all(defaults.get(k) == v for k, v in kept.items())
+    by_key = fw.ruleset.by_key()
+    as_default = all(fw.native_value(by_key[k].name, by_key[k].default) == v for k, v in kept.items())
+    why = (f"{fw.name}'s defaults for what you did not set" if as_default
            else f"{fw.name}'s defaults for what you did not set, kept as near as your batch and the GPUs allow")
     return pinned, kept, (f"kept {shown} ({why}): the algorithm's batch, not a speed setting; --set your own, or "
                           "--free-batch to let the search change it (and what each step trains on)")
@@ -465,16 +465,14 @@ def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> di
 
 def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
     """recommend --from: what turns the user's config into the best one: the best config's arguments that differ
-    from the user's, and the keys the user gave that the best config leaves at the default (native spelling)."""
+    from the user's, and the keys the user gave that the best config leaves at the default (native spelling); none
+    when the verdict is to keep the user's config (or no config was found)."""
     best, start = report.best, report.start
-    if best is None or start is None:
+    if best is None or start is None or start.verdict not in ("does-not-run", "faster", "within-error"):
         return [], []
     changed = [x for x in best.native if x not in start.native]
-    kept = {_native_key(x).lstrip("+-") for x in best.native}
+    from ..frameworks.overrides import exported_pair
+
+    kept = {exported_pair(x)[0].lstrip("+") for x in best.native}
     dropped = [k for k in start.given if k.lstrip("+-") not in kept]
     return changed, dropped
-
-
-def _native_key(arg: str) -> str:
-    """The key of one exported argument (``key=value`` or ``--flag value``)."""
-    return arg.split(" ", 1)[0] if arg.startswith("--") else arg.partition("=")[0]

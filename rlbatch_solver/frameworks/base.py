@@ -162,8 +162,9 @@ class Framework(ABC):
         return out
 
     # flags that belong to the launcher, not the framework's own parser (TRL: accelerate launch's), for writing a
-    # script back: they go after the launcher's words
+    # script back: they go after the launcher's words (``launcher_entries``)
     launcher_keys: frozenset[str] = frozenset()
+    launcher_entries: tuple[str, ...] = ()
 
     def script_entries(self) -> tuple[str, ...]:
         """The words that end a run's entry point in a launch script (``verl.trainer.main_ppo``, its path form

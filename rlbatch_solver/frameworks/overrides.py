@@ -18,6 +18,18 @@ _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
 
 
+def exported_pair(arg: str) -> tuple[str, str | None]:
+    """One argument as the frameworks' exports write it -> (key, value text): ``key=value`` (Hydra overrides, an
+    environment prefix such as ``NPROC_PER_NODE=8``), ``--flag value`` or ``--flag=value`` (the flag's name without
+    its dashes); the value is None for a bare ``--flag``."""
+    if arg.startswith("--"):
+        key, _, value = arg[2:].partition(" ")
+        key, eq, inline = key.partition("=")
+        return key, inline if eq else (value or None)
+    key, _, value = arg.partition("=")
+    return key, value
+
+
 def parse_scalar(text: str) -> Any:
     """'64' -> 64, '0.35' -> 0.35, 'True'/'false' -> bool, 'null' -> None, else the string."""
     t = text.strip()

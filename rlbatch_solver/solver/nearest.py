@@ -170,6 +170,14 @@ class _Search:
                 self.partial = (len(broken), 0, values, broken)
         return self._failing[changes]
 
+    def _better(self, changes: tuple, best, keys: int):
+        """(best, its keys) after trying ``changes``: they replace the best when valid and cheaper."""
+        if self.failing(changes):
+            return best, keys
+        values = {**self.base, **dict(changes)}
+        cost = self.cost(values)
+        return ((cost, values), len(changes)) if best is None or cost < best[0] else (best, keys)
+
     def run(self, domains: Mapping[str, Sequence[Value]], max_keys: int, best):
         """(best (cost, values) or the ``best`` given, keys of the best, whether every move was evaluated or
         bounded)."""
@@ -178,16 +186,6 @@ class _Search:
                              key=lambda m: m[0]) for n in names}
         moves = sorted(((c, n, v) for n in names for c, v in by_name[n]), key=lambda m: m[0])
         keys = 1 if best is not None and len(_changed(self.current, best[1])) == 1 else 2
-
-        def consider(changes: tuple) -> None:
-            nonlocal best, keys
-            if self.failing(changes):
-                return
-            values = {**self.base, **dict(changes)}
-            cost = self.cost(values)
-            if best is None or cost < best[0]:
-                best, keys = (cost, values), len(changes)
-
         # one key: only a variable read by every broken rule can repair them alone
         alone = set(self.ev.readers_of_all(self.broken0, names))
         for cost, n, v in moves:
@@ -196,7 +194,7 @@ class _Search:
             if self.deadline.expired():
                 return best, keys, False
             if n in alone:
-                consider(((n, v),))
+                best, keys = self._better(((n, v),), best, keys)
         if max_keys < 2 or (best is not None and keys == 1):
             return best, keys, True
         return self._pairs(names, moves, by_name, best, keys)
@@ -230,11 +228,7 @@ class _Search:
                 if i + 1 < len(helps):
                     heapq.heappush(heap, (helps[i + 1][0] + CHANGE_FLOOR, tie, i + 1, "", 0))
                 continue
-            changes = ((a, x), (b, by_name[b][k][1]))
-            if not self.failing(changes):
-                cost = self.cost({**self.base, **dict(changes)})
-                if best is None or cost < best[0]:
-                    best, keys = (cost, {**self.base, **dict(changes)}), 2
+            best, keys = self._better(((a, x), (b, by_name[b][k][1])), best, keys)
             if k + 1 < len(by_name[b]):
                 heapq.heappush(heap, (cost_a + by_name[b][k + 1][0], tie, i, b, k + 1))
         return best, keys, True

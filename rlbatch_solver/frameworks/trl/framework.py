@@ -208,6 +208,7 @@ class TrlFramework(SwiftFramework):
     log_formats = ()
     entry_commands = (("trl", "grpo"),)
     launcher_keys = frozenset(ACCELERATE_FLAGS)
+    launcher_entries = (ACCELERATE,)
     entry_modules = ("trl.scripts.grpo", "open_r1.grpo", "examples.scripts.grpo")
     launcher_flags = True
     model_keys = ("--model_name_or_path", "--model")

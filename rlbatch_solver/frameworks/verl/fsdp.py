@@ -537,8 +537,9 @@ KNOB_SEARCH: dict[str, list[Value]] = {
 }
 
 
-def scenario_n(scenario: Any, algo: str) -> int:
+def scenario_n(scenario: Any) -> int:
     """Responses per prompt: --n, else a --set actor_rollout_ref.rollout.n, else the algorithm's default."""
+    algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
     given = scenario.fixed.get(f"{AR}.rollout.n")
     if scenario.n is not None:
         if isinstance(given, int) and given != scenario.n:
@@ -556,7 +557,7 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     native.update(scenario.fixed)
     variables = ruleset.variables
     by_key = ruleset.by_key()
-    n = scenario_n(scenario, algo)
+    n = scenario_n(scenario)
     base = config_to_values(
         {**native, "data.max_prompt_length": scenario.prompt_length,
          "data.max_response_length": scenario.response_length, f"{AR}.rollout.n": n,
@@ -791,8 +792,7 @@ class VersionPacks:
         variables = self.ruleset.variables
         default_train, default_mini = variables["train_batch_size"].default, variables["actor_mini"].default
         updates = default_train // default_mini
-        algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
-        n = scenario_n(scenario, algo)
+        n = scenario_n(scenario)
         total = max(1, scenario.total_gpus - _fixed_rollout_pool(fixed))  # the trainer's GPUs
         unit = total // math.gcd(total, n)  # a batch whose samples split over the GPUs is a multiple of this
         out: dict[str, Any] = {}
