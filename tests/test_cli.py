@@ -160,3 +160,10 @@ def test_entry_point_in_its_own_process():
     assert proc.returncode == 2 and proc.stderr.startswith("error: gpus") and "Fix:" in proc.stderr
     proc = run_process("recommend", "--placement", "spilt")
     assert proc.returncode == 2 and "--placement" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_pasted_word_that_is_no_argument_is_named():
+    """`check -- data.train_batch_size` (no '=') is read past as a launcher word; with nothing else pasted, the
+    error names it rather than saying only that there is nothing to check."""
+    proc = run("check", "--gpus", "8", "--", "data.train_batch_size")
+    assert proc.returncode == 2 and "data.train_batch_size is not an argument it takes" in proc.stderr

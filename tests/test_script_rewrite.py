@@ -117,3 +117,8 @@ def test_an_environment_prefix_of_a_flags_framework_is_replaced_where_it_stands(
     done = rewrite_script(text, ["NPROC_PER_NODE=8", "--per_device_train_batch_size 1"], "flags", ("swift rlhf",))
     assert done.text == "NPROC_PER_NODE=8 swift rlhf --rlhf_type grpo --per_device_train_batch_size 1\n"
     assert done.replaced == ["NPROC_PER_NODE", "per_device_train_batch_size"] and not done.added
+
+
+def test_write_beside_a_missing_script_reports_the_missing_file(tmp_path: Path):
+    out = run("recommend", "--from", str(tmp_path / "nope.sh"), "--gpu", "h100", "--write", str(tmp_path / "o.sh"))
+    assert out.returncode == 2 and "does not exist" in out.stderr

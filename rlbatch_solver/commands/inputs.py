@@ -115,7 +115,11 @@ def pasted(framework: str, config: Optional[str], overrides: Optional[List[str]]
         more, ignored = fw.parse(overrides)
         flat.update(more)
     if not flat:
-        raise InputError("config", f"nothing to {verb}.", "paste the arguments after -- or pass --config FILE.")
+        read_past = f" ({', '.join(shown(t, 40) for t in ignored[:3])} {'is' if len(ignored) == 1 else 'are'} not " \
+            "an argument it takes)" if ignored else ""
+        raise InputError("config", f"nothing to {verb}{read_past}.",
+                         "paste the arguments after -- (key=value for verl, --flag value for the others) or pass "
+                         "--config FILE.")
     return flat, ignored
 
 
@@ -191,6 +195,11 @@ def script_to_write(overrides: Optional[List[str]], write: Optional[str]) -> Opt
 
     if write is None:
         return None
+    from pathlib import Path
+
+    if overrides and not overrides[1:] and "=" not in overrides[0] and not overrides[0].startswith("-") \
+            and not Path(overrides[0]).expanduser().exists():
+        return None  # a script path that names no file: the command says so itself
     if not overrides or not is_launch_script(overrides[0]) or overrides[1:]:
         raise InputError("write", "writes a launch script back, and the config was not one.",
                          "pass the script alone (rlbatch fix run.sh --write fixed.sh), or drop --write.")
