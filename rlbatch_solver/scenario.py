@@ -64,6 +64,10 @@ class Scenario:
     # recommend may change the algorithm's batch sizes (prompts per step, per update); False: they stay as given,
     # or at the framework's defaults (Framework.kept_batch)
     free_batch: bool = False
+    # set by recommend, not by users: totals of the algorithm's batch that the search keeps while it chooses their
+    # factors (derived variable -> value: ms-swift's and TRL's completions per optimizer step, per-device batch x
+    # world x accumulation; Framework.kept_totals)
+    kept_totals: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -175,7 +179,7 @@ def check_length_fraction(fraction: Any) -> None:
                          "(1.0, the default, is the worst case).")
 
 
-FIELD_NAMES = [f.name for f in fields(Scenario)]
+FIELD_NAMES = [f.name for f in fields(Scenario) if f.name != "kept_totals"]  # the fields a user writes
 
 
 def scenario_from_dict(data: Mapping[str, Any], where: str = "scenario") -> Scenario:

@@ -211,6 +211,41 @@ def test_a_default_batch_the_gpus_cannot_split_is_the_nearest_that_they_can():
     assert rb.check(report.best.native, gpus=24).valid
 
 
+def _per_update(choice, world):
+    v = choice.values
+    return v["per_device_train_batch_size"] * world * v["gradient_accumulation_steps"]
+
+
+@pytest.mark.parametrize("framework, default", [("trl", 64), ("swift", 8)])
+def test_hf_trainer_paths_keep_the_completions_per_optimizer_step(framework, default):
+    """TRL and ms-swift's HF path: the algorithm's batch is per-device x world x accumulation (TRL's defaults 8 x 8
+    x 1, ms-swift's 1 x 8 x 1); recommend keeps the product and chooses the factors (the per-device batch is the
+    micro batch memory depends on), and says so."""
+    sc = Scenario(framework=framework, gpu="a100-80gb", gpus=8, model="qwen2.5-7b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=2048)
+    report = rb.recommend(sc, time_limit_s=20, top=8)
+    assert report.batch_kept == {"opt_batch": default}
+    assert all(_per_update(c, 8) == default for c in report.choices)
+    assert "completions per optimizer step" in report.batch_note and "--free-batch" in report.batch_note
+    assert rb.check(report.best.native, framework=framework, gpus=8).valid
+
+
+def test_a_set_accumulation_keeps_its_product_and_an_unsplittable_default_rounds():
+    """TRL, n 16 with gradient_accumulation_steps=4 set: 8 x 8 x 4 = 256 completions per update, whole prompts.
+    ms-swift, n 16: its default 1 x 8 x 1 = 8 completions is half a prompt, so 16 (the nearest whole prompts)."""
+    sc = Scenario(framework="trl", gpu="a100-80gb", gpus=8, model="qwen2.5-7b", algorithm="grpo", n=16,
+                  prompt_length=1024, response_length=2048, fixed={"gradient_accumulation_steps": 4})
+    report = rb.recommend(sc, time_limit_s=20)
+    assert report.batch_kept == {"opt_batch": 256} and _per_update(report.best, 8) == 256
+    swift = rb.recommend(Scenario(**{**sc.to_dict(), "framework": "swift", "fixed": {}}), time_limit_s=20)
+    assert swift.batch_kept == {"opt_batch": 16} and _per_update(swift.best, 8) == 16
+    both = {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 2}
+    pinned = rb.recommend(Scenario(**{**sc.to_dict(), "fixed": both}), time_limit_s=20)
+    assert pinned.batch_kept == {} and _per_update(pinned.best, 8) == 64
+    free = rb.recommend(Scenario(**{**sc.to_dict(), "fixed": {}, "free_batch": True}), time_limit_s=20)
+    assert free.batch_kept == {}
+
+
 def test_free_batch_is_a_flag_and_a_scenario_field():
     base = ["recommend", "--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-1.5b", "--algo", "grpo", "--json"]
     kept, free = json.loads(run(*base).stdout), json.loads(run(*base, "--free-batch").stdout)

@@ -11,7 +11,8 @@ from ..costmodel.efficiency import Efficiency
 from ..errors import InputError
 from ..frameworks import get_framework
 from ..frameworks.base import of_absent_model
-from ..rules.base import RuleKind, RuleSet, Value
+from ..rules.base import Rule, RuleKind, RuleSet, Stage, Value
+from ..rules.expr import IntVar
 from ..rules.ids import memory_rule_id, table_phase, tied_followers
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
@@ -236,16 +237,35 @@ def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], 
     if scenario.free_batch:
         return scenario, {}, "batch sizes searched (--free-batch): the answer may change what each step trains on"
     kept = fw.kept_batch(scenario)
-    if not kept:
+    totals = scenario.kept_totals or fw.kept_totals(scenario)  # a placement layout's solve: the job's, settled
+    if not kept and not totals:
         return scenario, {}, ""
-    pinned = replace(scenario, fixed={**kept, **scenario.fixed})
-    shown = ", ".join(f"{k}={v}" for k, v in kept.items())
+    pinned = replace(scenario, fixed={**kept, **scenario.fixed}, kept_totals=totals)
     by_key = fw.ruleset.by_key()
     as_default = all(fw.native_value(by_key[k].name, by_key[k].default) == v for k, v in kept.items())
+    words = [f"{k}={v}" for k, v in kept.items()]
+    for name, value in totals.items():
+        what, product = _derived_text(fw, name)
+        words.append(f"{value} {what} (= {product}: the search picks the factors)")
     why = (f"{fw.name}'s defaults for what you did not set" if as_default
            else f"{fw.name}'s defaults for what you did not set, kept as near as your batch and the GPUs allow")
-    return pinned, kept, (f"kept {shown} ({why}): the algorithm's batch, not a speed setting; --set your own, or "
-                          "--free-batch to let the search change it (and what each step trains on)")
+    return pinned, {**kept, **totals}, (
+        f"kept {', '.join(words)} ({why}): the algorithm's batch, not a speed setting; --set your own, or "
+        "--free-batch to let the search change it (and what each step trains on)")
+
+
+def _derived_text(fw: Any, name: str) -> tuple[str, str]:
+    """A derived quantity's description as what it counts and its formula (``completions per optimizer step:
+    a*b``)."""
+    what, _, product = next(d.description for d in fw.ruleset.derived if d.name == name).partition(": ")
+    return what, product
+
+
+def kept_total_rules(scenario: Scenario) -> list[Rule]:
+    """The search rules that hold ``scenario.kept_totals`` (``keep_algorithm_batch``)."""
+    return [Rule(f"search.kept.{name}", IntVar(name).eq(value), f"{name} = {{{name}}}, not the kept {value}",
+                 Stage.SEARCH, "rlbatch-solver recommend: the algorithm's batch stays as given (--free-batch opens "
+                 "it)", kind=RuleKind.SEARCH) for name, value in scenario.kept_totals.items()]
 
 
 def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Path | None = None,
@@ -260,6 +280,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     card = scenario.model if isinstance(scenario.model, ModelCard) else load_model(scenario.model)
     gpu = _gpu(scenario, extra_gpus)
     space = fw.space(scenario, card, with_knobs=with_knobs)
+    space.extra_rules += kept_total_rules(scenario)
     if start is not None:
         _start_domains(space.domains, *start)
         space.extra_rules = [r for r in space.extra_rules if not _tie_the_config_breaks(r, start[0])]

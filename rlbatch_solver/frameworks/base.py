@@ -161,6 +161,13 @@ class Framework(ABC):
             out[spec.key] = self.native_value(name, spec.default)
         return out
 
+    def kept_totals(self, scenario: Any) -> dict[str, int]:
+        """recommend: totals of the algorithm's batch to keep where the batch is a product of a systems knob and
+        the rest (derived variable -> value), so the search picks the factors and not the total (ms-swift's HF path
+        and TRL: completions per optimizer step = per-device batch x world x accumulation, where the per-device
+        batch is also the micro batch memory depends on). None by default: ``kept_batch`` pins keys instead."""
+        return {}
+
     # flags that belong to the launcher, not the framework's own parser (TRL: accelerate launch's), for writing a
     # script back: they go after the launcher's words (``launcher_entries``)
     launcher_keys: frozenset[str] = frozenset()

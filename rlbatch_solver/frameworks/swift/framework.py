@@ -17,6 +17,7 @@ Export: a solution -> paste-ready ``NPROC_PER_NODE=.. --flag value`` arguments.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Mapping, Sequence
 
@@ -72,6 +73,17 @@ def parse_swift_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
     values, more = parse_flag_args(flags)
     values.update(env)
     return values, ignored + more
+
+
+PER_DEVICE, ACCUMULATION = "per_device_train_batch_size", "gradient_accumulation_steps"
+
+
+def _accumulations(total: int, domains: Mapping[str, list[Value]]) -> list[Value]:
+    """gradient_accumulation_steps values that make ``total`` completions per optimizer step with a searched
+    per-device batch on one of the searched world sizes."""
+    worlds = {int(g) * int(n) for g in domains["gpus_per_node"] for n in domains["nnodes"]}
+    return sorted({total // (w * int(b)) for w in worlds for b in domains["per_device_train_batch_size"]
+                   if total % (w * int(b)) == 0})
 
 
 def normalize_keys(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -414,6 +426,9 @@ class SwiftFramework(Framework):
         for name, values in self.default_search(per_node, total, model).items():
             if name not in user_set and values:
                 domains[name] = list(values)
+        kept = scenario.kept_totals.get("opt_batch")
+        if kept and by_key[ACCUMULATION].name not in user_set:  # the accumulations that reach the kept total
+            domains[by_key[ACCUMULATION].name] = _accumulations(kept, domains) or domains[by_key[ACCUMULATION].name]
         extra: list[Rule] = []
         if True in domains.get("vllm_server", []) and "gpus_per_node" not in user_set:
             # server mode: the rollout server takes some GPUs; search the split, use every GPU
@@ -457,10 +472,28 @@ class SwiftFramework(Framework):
 
     def kept_batch(self, scenario: Any) -> dict[str, Any]:
         """The Megatron path keeps its global batch (global_batch_size) and the rest as the base class does. On the
-        HF path (and TRL's) the global batch is a product, per-device batch x world x accumulation: pinning the
-        per-device batch would also pin the micro batch memory depends on, so nothing is pinned there yet (the
-        search may change the global batch; the answer's generation batch says what it trains on)."""
+        HF path (and TRL's) the global batch is a product, per-device batch x world x accumulation, whose per-device
+        factor is also the micro batch memory depends on: ``kept_totals`` keeps the product instead."""
         return super().kept_batch(scenario) if self.megatron else {}
+
+    def kept_totals(self, scenario: Any) -> dict[str, int]:
+        """The HF path's (and TRL's) completions per optimizer step, per_device_train_batch_size x W x
+        gradient_accumulation_steps, at the values the user set and the framework's defaults for the rest; the
+        search then chooses the per-device batch and the accumulation that multiply to it. A total the GPUs and
+        num_generations cannot split (whole prompts per rollout, the same per-device batch on every rank) is the
+        nearest that they can. Nothing is kept when the user set both factors (they are pinned) or searches one."""
+        fixed, searched = self.normalize(scenario.fixed), self.normalize(scenario.search)
+        factors = (PER_DEVICE, ACCUMULATION)
+        if self.megatron or set(factors) & set(searched) or set(factors) <= set(fixed):
+            return {}
+        domains = self.space(scenario, None).domains
+        world = max(domains["gpus_per_node"]) * max(domains["nnodes"])
+        n = int(domains["num_generations"][0])
+        by_key = self.ruleset.by_key()
+        given = {k: int(fixed[k]) if k in fixed else int(by_key[k].default) for k in factors}
+        unit = math.lcm(world * math.prod(given[k] for k in factors if k in fixed), n)
+        default = world * math.prod(given.values())
+        return {"opt_batch": max(unit, unit * round(default / unit))}
 
     def optimizer_steps_per_rollout(self, values: Mapping[str, Value]) -> int | None:
         """ms-swift's logging.jsonl times optimizer steps (train_speed); a rollout spans steps_per_generation."""

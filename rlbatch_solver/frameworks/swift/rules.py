@@ -230,6 +230,8 @@ DERIVED = shared_derived(
 ) + [
     Derived("eval_batch", IntVar("per_device_eval_batch_size") * W, "completions per eval step: "
             "per_device_eval_batch_size*W"),
+    Derived("opt_batch", B * W * GA, "completions per optimizer step: "
+            "per_device_train_batch_size*W*gradient_accumulation_steps"),
     Derived("effective_ga", GA * SP, "gradient accumulation the trainer runs with: gradient_accumulation_steps "
             "times sequence_parallel_size (GRPOTrainer.__init__)"),
 ]

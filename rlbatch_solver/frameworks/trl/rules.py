@@ -78,6 +78,8 @@ SERVER = BoolVar("vllm_server")
 DERIVED = shared_derived(
     B * W, "per_device_train_batch_size*W", IntVar("gradient_accumulation_steps"), "gradient_accumulation_steps",
 ) + [
+    Derived("opt_batch", B * W * IntVar("gradient_accumulation_steps"), "completions per optimizer step: "
+            "per_device_train_batch_size*W*gradient_accumulation_steps"),
     Derived("eval_batch", IntVar("per_device_eval_batch_size") * W,
             "completions per eval step: per_device_eval_batch_size*W"),
     # the generation batch as `trl grpo`'s front-end resolves it, at world size 1 (trl/cli/commands/training.py
