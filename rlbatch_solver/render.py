@@ -54,6 +54,13 @@ def print_args(console: Console, args: list[str], prefix: str = "  ", sep: str =
     console.print(prefix + sep.join(shell_word(a) for a in args), markup=False, highlight=False, soft_wrap=True)
 
 
+def print_command(console: Console, words: list[str]) -> None:
+    """A whole command: its start words as they are (environment, launcher), then one argument per line."""
+    head, *args = words
+    console.print("  " + " \\\n    ".join([head, *(shell_word(a) for a in args)]), markup=False, highlight=False,
+                  soft_wrap=True)
+
+
 def print_check(console: Console, report: CheckReport) -> None:
     head = f"{report.framework} {report.version} rules"
     if report.valid:
@@ -390,6 +397,8 @@ def _recommend_details(console: Console, report: RecommendReport) -> None:
 
 
 def print_recommend(console: Console, report: RecommendReport, verbose: bool = False) -> None:
+    from .commands.recommend import best_command
+
     """The answer first (the best config's step time and tightest phase, what was kept, the config to run), then
     the alternatives; ``verbose`` adds the details: the YAML copy, memory and time per phase, lengths, error bars."""
     sc = report.scenario
@@ -429,13 +438,19 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         print_no_fit(console, report)
         return
     best = report.best
-    console.print("\n[bold green]Best config[/] (paste into your launch script):")
-    print_args(console, best.native)
     from .frameworks import get_framework
 
-    entry = get_framework(report.framework).entry_point(best.values)
-    if entry:
-        console.print(f"run it with: {entry}")
+    fw = get_framework(report.framework)
+    if report.start is not None:  # recommend --from: the user's script has the rest (--write rewrites it)
+        console.print("\n[bold green]Best config[/] (the arguments that change; --write puts them in your script):")
+        print_args(console, best.native)
+        entry = fw.entry_point(best.values)
+        if entry:
+            console.print(f"run it with: {entry}")
+    else:
+        console.print(f"\n[bold green]Best config[/], as a command to run (data and reward: "
+                      f"{escape(fw.example_inputs_source)}; put yours):")
+        print_command(console, best_command(report))
     if verbose:
         _recommend_details(console, report)
     if best.waste:
@@ -586,6 +601,8 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
 
 
 def recommend_dict(report: RecommendReport) -> dict[str, Any]:
+    from .commands.recommend import best_command
+
     from .costmodel.accuracy import error_bars_dict
     from .frameworks import get_framework
     from .solver.proof import no_fit_is_proven
@@ -619,6 +636,8 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         "batch_kept": report.batch_kept,
         "host_memory": report.host.to_dict() if getattr(report, "host", None) is not None else None,
         "choices": [choice(c) for c in report.choices],
+        # the best config as a whole command (its start words, then one argument each), without the user's script
+        "command": [] if report.start is not None else best_command(report),
         "conflict": report.conflict.ids if report.conflict else None,
         "memory_floor_mib": {k: {"least": a, "capacity": b} for k, (a, b) in report.memory_floor.items()},
         "error_bars": error_bars_dict(report.framework),

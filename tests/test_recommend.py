@@ -12,6 +12,7 @@ from bruteforce import assert_tables_match_cost_model
 from clirun import run
 
 from rlbatch_solver.api import prepare
+from rlbatch_solver.catalog.models import load_model
 from rlbatch_solver.costmodel.tables import MIB
 from rlbatch_solver.scenario import Scenario
 from rlbatch_solver.solver.exhaustive import best_by_exhaustion
@@ -263,3 +264,29 @@ def test_a_set_rollout_n_is_the_scenarios_n():
     assert "actor_rollout_ref.rollout.n=5" in out["choices"][0]["native"]
     bad = run_cli(*base, "--n", "8", "--set", "actor_rollout_ref.rollout.n=5")
     assert bad.returncode == 2 and "error: n:" in bad.stderr
+
+
+@pytest.mark.parametrize("framework, gpu, gpus, model", [
+    ("verl", "rtx4090", 4, "qwen2.5-1.5b"), ("verl-megatron", "h100", 8, "qwen2.5-7b"),
+    ("swift", "a100-80gb", 8, "qwen2.5-7b"), ("swift-megatron", "h100", 8, "qwen2.5-7b"),
+    ("trl", "h100", 8, "qwen2.5-7b"), ("openrlhf", "h100", 8, "qwen2.5-7b")])
+def test_the_best_config_is_a_whole_command_that_checks_valid(tmp_path, framework, gpu, gpus, model):
+    """recommend prints the best config as a command to run: the entry point, the model's Hugging Face id, the
+    framework example's data and reward, the answer. Saved as a script as printed, check reads it as valid and fitting,
+    and reads the same arguments (the JSON command is the printed one)."""
+    args = ["recommend", "--framework", framework, "--gpu", gpu, "--gpus", gpus, "--model", model]
+    out = run(*args).stdout
+    block = out.split("as a command to run", 1)[1].split("\n", 1)[1]
+    lines = []
+    for line in block.splitlines():
+        if not line.startswith("  "):
+            break
+        lines.append(line[2:].removesuffix(" \\").strip())
+    script = tmp_path / "run.sh"
+    script.write_text(" \\\n".join(lines) + "\n")
+    words = json.loads(run(*args, "--json").stdout)["command"]
+    assert lines[0] == words[0] and len(lines) == len(words)
+    assert any(w.endswith(" " + load_model(model).hf_id) or w.endswith("=" + load_model(model).hf_id) for w in words)
+    checked = run("check", "--framework", framework, script, "--gpu", gpu, "--model", model)
+    assert checked.returncode == 0, checked.stdout
+    assert "VALID" in checked.stdout and "will not fit" not in checked.stdout

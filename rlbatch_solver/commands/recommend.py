@@ -228,6 +228,17 @@ class Prepared:
         return iter((self.fw, self.card, self.gpu, self.space, self.spec, self.terms, self.ruleset))
 
 
+def best_command(report: RecommendReport) -> list[str]:
+    """The best config as a whole command (``Framework.run_command``): the start words, the model the scenario
+    names (its Hugging Face id), the framework example's data and reward, the answer's arguments; [] without an
+    answer."""
+    if not report.choices:
+        return []
+    card = model_card(report.scenario.model)
+    model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
+    return get_framework(report.framework).run_command(report.best.native, report.best.values, model)
+
+
 def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], str]:
     """The scenario with the algorithm's batch sizes pinned (the user's, else the framework's defaults:
     ``Framework.kept_batch``), the defaults it pinned, and a sentence saying so. A throughput search would otherwise

@@ -10,6 +10,7 @@ names, not CP-SAT.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -17,6 +18,8 @@ from typing import Any, Callable, Mapping, Sequence
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..rules.base import Rule, RuleSet, Value
+
+_ENV_WORD = re.compile(r"^[A-Z_][A-Z0-9_]*=")  # an environment assignment before a command (NPROC_PER_NODE=8)
 
 
 # The models a run may leave out, by the prefix of their variables' names and the switch that says they run.
@@ -195,6 +198,27 @@ class Framework(ABC):
 
     def export_text(self, solution: Mapping[str, Value], space: Space | None = None) -> str:
         return " \\\n    ".join(self.export(solution, space))
+
+    # the words that start a run (``python3 -m verl.trainer.main_ppo``, ``swift rlhf``): ``run_command``'s head
+    command: str = ""
+    # what an answer does not decide but a run needs: the data and reward of the framework's own example, as
+    # arguments (``run_command`` prints them for the user to replace), and where they come from
+    example_inputs: tuple[str, ...] = ()
+    example_inputs_source: str = ""
+
+    def run_command(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[str]:
+        """A whole command that runs an answer, one shell word or ``--flag value`` pair per item: environment
+        assignments and the start words (the first item), the launcher's flags, the entry point, the trained model,
+        the example's data and reward (``example_inputs``), then ``native``, as the framework reads them."""
+        env = [a for a in native if _ENV_WORD.match(a)]
+        launcher = [a for a in native if a.startswith("--") and a[2:].split(" ")[0] in self.launcher_keys]
+        rest = [a for a in native if a not in env and a not in launcher]
+        model_arg = f"{self.model_keys[0]} {model}" if self.syntax == "flags" else f"{self.model_keys[0]}={model}"
+        if self.launcher_keys:  # a launcher runs the script as a module: accelerate launch --flags -m module
+            words = [self.command, *launcher, f"-m {self.entry_modules[0]}"]
+        else:
+            words = [self.entry_point(values) or self.command or f"python3 -m {self.entry_modules[0]}"]
+        return [" ".join([*env, words[0]]), *words[1:], model_arg, *self.example_inputs, *rest]
 
     def export_yaml(self, native: list[str]) -> str | None:
         """The exported arguments as a config-file fragment, where the framework reads one."""

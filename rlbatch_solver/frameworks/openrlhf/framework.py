@@ -465,7 +465,12 @@ class OpenRLHFFramework(Framework):
     column_words = columns.WORDS
     log_formats = ("openrlhf",)  # "Global step N: {...}"
     entry_modules = ("openrlhf.cli.train_ppo_ray",)
-    model_keys = ("--pretrain", "--actor.model_name_or_path")
+    model_keys = ("--actor.model_name_or_path", "--pretrain")
+    # a whole command (run_command): the data and the reward function of OpenRLHF's examples
+    # (examples/scripts/train_ppo_with_reward_fn.sh and examples/python/reward_func.py, in its repository)
+    example_inputs = ("--data.prompt_dataset OpenRLHF/prompt-collection-v0.1", "--data.input_key context_messages",
+                      "--data.apply_chat_template", "--reward.remote_url examples/python/reward_func.py")
+    example_inputs_source = "OpenRLHF's examples, run from its repository's folder"
     offload_switch = ("adam_offload", "ds.adam_offload=true")
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE

@@ -157,6 +157,9 @@ class SwiftFramework(Framework):
     log_formats = ("swift",)  # logging.jsonl
     entry_commands = (("swift", "rlhf"),)
     model_keys = ("--model",)
+    # a whole command (run_command): the data and reward of ms-swift's GRPO examples (examples/train/grpo/internal)
+    example_inputs = ("--dataset AI-MO/NuminaMath-TIR#1000", "--reward_funcs accuracy")
+    example_inputs_source = "ms-swift's GRPO examples (NuminaMath-TIR, the built-in accuracy reward)"
     offload_switch = ("ds_offload", "deepspeed=zero3_offload")
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE
@@ -530,6 +533,8 @@ class SwiftMegatronFramework(SwiftFramework):
     derived_columns = columns.MEGATRON_DERIVED
     column_words = columns.MEGATRON_WORDS
     entry_commands = (("megatron", "rlhf"),)
+    # ms-swift's Megatron GRPO examples load the Hugging Face checkpoint directly (examples/megatron/grpo)
+    example_inputs = ("--load_safetensors true", "--dataset AI-MO/NuminaMath-TIR#1000", "--reward_funcs accuracy")
 
     EXPORT_ORDER = ["tp", "pp", "cp", "ep", "etp", "vpp", "first_pp_layers", "last_pp_layers", "micro_batch_size",
                     "global_batch_size", "generation_batch_size", "steps_per_generation", "num_generations",

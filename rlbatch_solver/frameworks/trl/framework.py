@@ -212,6 +212,10 @@ class TrlFramework(SwiftFramework):
     entry_modules = ("trl.scripts.grpo", "open_r1.grpo", "examples.scripts.grpo")
     launcher_flags = True
     model_keys = ("--model_name_or_path", "--model")
+    # a whole command (run_command): the dataset and reward of GRPOTrainer's own example (its docstring:
+    # trl-lib/DeepMath-103K with trl.rewards.accuracy_reward, which the grpo script names accuracy_reward)
+    example_inputs = ("--dataset_name trl-lib/DeepMath-103K", "--reward_funcs accuracy_reward")
+    example_inputs_source = "GRPOTrainer's example (trl-lib/DeepMath-103K, accuracy_reward)"
     offload_switch = None  # accelerate's DeepSpeed config file decides it, not a flag
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE

@@ -166,6 +166,11 @@ ONE_STEP_OFF_DEFAULTS = {"rollout_nnodes": 1, "rollout_gpus_per_node": 8, "ckpt_
 FULLY_ASYNC_ENTRY = "verl.experimental.fully_async_policy.fully_async_main"
 ONE_STEP_OFF_ENTRY = "verl.experimental.one_step_off_policy.main_ppo"
 RECIPE_ENTRY = {3: FULLY_ASYNC_ENTRY, 4: ONE_STEP_OFF_ENTRY}
+# a whole command (run_command): verl's GSM8K example data (examples/data_preprocess/gsm8k.py writes it; the reward is
+# verl's GSM8K rule, chosen by the rows' data_source), and the console logger (the default also logs to wandb)
+EXAMPLE_INPUTS = ("data.train_files=$HOME/data/gsm8k/train.parquet", "data.val_files=$HOME/data/gsm8k/test.parquet",
+                  "trainer.logger=['console']")
+EXAMPLE_SOURCE = "verl's GSM8K example, written by its examples/data_preprocess/gsm8k.py"
 
 
 def is_fully_async(flat: Mapping[str, Any]) -> bool:
@@ -876,6 +881,7 @@ class VerlFramework(VersionPacks, Framework):
     error_families = ("verl",)
     entry_modules = ("verl.trainer.main_ppo", FULLY_ASYNC_ENTRY, ONE_STEP_OFF_ENTRY)
     model_keys = ("actor_rollout_ref.model.path",)
+    example_inputs, example_inputs_source = EXAMPLE_INPUTS, EXAMPLE_SOURCE
     offload_switch = ("param_offload", "actor_rollout_ref.actor.fsdp_config.param_offload=True")
     table_columns = columns.TABLE_COLUMNS
     derived_columns = columns.FSDP_DERIVED

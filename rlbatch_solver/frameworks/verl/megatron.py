@@ -20,7 +20,7 @@ from ...rules.ids import tied_followers
 from . import columns, docs, errors, repair
 from .rules_megatron import MEGATRON_RULESET
 from ..base import Framework, Space
-from .fsdp import (SEARCH_TIES, STRATEGY_KEY, VersionPacks, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
+from .fsdp import (EXAMPLE_INPUTS, EXAMPLE_SOURCE, SEARCH_TIES, STRATEGY_KEY, VersionPacks, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
                    solution_to_overrides)
 from .cost_megatron import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, RECOMPUTE, RECOMPUTE_KEY, cpu_optimizer_permille,
                                  recompute_code)
@@ -64,10 +64,21 @@ class VerlMegatronFramework(VersionPacks, Framework):
     derived_columns = columns.MEGATRON_DERIVED
     column_words = columns.MEGATRON_WORDS
     model_keys = ("actor_rollout_ref.model.path",)
+    command = "python3 -m verl.trainer.main_ppo"  # run_command; a recipe's entry_point comes first
+    example_inputs, example_inputs_source = EXAMPLE_INPUTS, EXAMPLE_SOURCE
     offload_switch = ("megatron_param_offload", "actor_rollout_ref.actor.megatron.param_offload=True")
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.MEGATRON_OOM_ADVICE
     shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
+
+
+    def run_command(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[str]:
+        """As the base class, with the entry's Megatron config (``--config-name``): verl's Megatron examples start
+        ``main_ppo`` with ppo_megatron_trainer.yaml, the recipes with their own Megatron files."""
+        words = super().run_command(native, values, model)
+        recipe = {3: "fully_async_", 4: "one_step_off_"}.get(int(values.get("async_mode") or 0), "")
+        words[0] += f" --config-name={recipe}ppo_megatron_trainer.yaml"
+        return words
 
     def error_patterns(self) -> list:
         return errors.PATTERNS
