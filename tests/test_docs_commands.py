@@ -15,8 +15,11 @@ from clirun import run
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-NEEDS_THE_READERS_OWN = ("run.sh", "<", "...", ".log", "profile.yaml", "my-gpus.yaml", "results.jsonl", "$(",
+NEEDS_THE_READERS_OWN = ("run.sh", "<", "...", "profile.yaml", "my-gpus.yaml", "results.jsonl", "$(",
                          "rlbatch sweep")
+LOG_FILE = re.compile(r"\.log(\s|$)")  # a run's log file (not log_prob_... keys)
+# files the pages name for an example of the reader's own, and the example they stand for (the page says which)
+STANDS_FOR = {"run.sh": "tests/data/scripts/swift/gspo.sh"}
 
 
 def _commands(path: Path) -> list[str]:
@@ -38,8 +41,11 @@ def _commands(path: Path) -> list[str]:
     return out
 
 
-CASES = [(p.relative_to(ROOT).as_posix(), c) for p in DOCS for c in _commands(p)
-         if not any(word in c for word in NEEDS_THE_READERS_OWN)]
+def _self_contained(command: str) -> bool:
+    return not any(word in command for word in NEEDS_THE_READERS_OWN) and not LOG_FILE.search(command)
+
+
+CASES = [(p.relative_to(ROOT).as_posix(), c) for p in DOCS for c in _commands(p) if _self_contained(c)]
 
 
 def test_the_pages_show_commands():
@@ -65,3 +71,47 @@ def test_the_sweep_example_in_docs_is_what_the_sweep_prints_today(tmp_path: Path
     start = page.index("```\n20 points") + 4
     shown = page[start:page.index("```", start)].rstrip("\n").split("\n")
     assert summary[:len(shown)] == shown, "docs/sweeps.md's table is stale: regenerate it (see this test)"
+
+
+def _shown_outputs(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, command, output lines) where a page's bash block of one ``rlbatch`` command is followed at once by a
+    plain block: the output the page says it prints."""
+    lines, out = path.read_text().split("\n"), []
+    for i, line in enumerate(lines):
+        if line.strip() != "```bash":
+            continue
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
+        if end + 1 >= len(lines) or lines[end + 1].strip() not in ("```", "```text"):
+            continue
+        stop = next(j for j in range(end + 2, len(lines)) if lines[j].startswith("```"))
+        command = re.sub(r"\s+#.*$", "", " ".join(x.strip().rstrip("\\") for x in lines[i + 1:end])).strip()
+        if command.count("rlbatch ") == 1 and command.startswith("rlbatch "):
+            out.append((i + 1, command, lines[end + 2:stop]))
+    return out
+
+
+SHOWN = [(p.relative_to(ROOT).as_posix(), n, c, o) for p in DOCS for n, c, o in _shown_outputs(p)]
+
+
+def test_the_pages_show_outputs():
+    assert len(SHOWN) >= 2
+
+
+@pytest.mark.parametrize("page,line,command,shown", SHOWN, ids=[f"{p}:{n}" for p, n, _, _ in SHOWN])
+def test_a_shown_output_is_what_the_command_prints_today(page, line, command, shown):
+    """The output a page shows under a command is what the command prints now, line for line (notes on stderr
+    first), up to a ``...`` line where the page cuts it; a page may stop early. A file the page names for the
+    reader's own runs as the example it stands for, and is named as the page names it."""
+    args = shlex.split(command)[1:]
+    real = {a: STANDS_FOR[a] for a in args if a in STANDS_FOR}
+    proc = run(*(real.get(a, a) for a in args))
+    printed = proc.stderr + proc.stdout
+    for name, path in real.items():
+        printed = printed.replace(path, name)
+    printed_lines = [x.rstrip() for x in printed.split("\n")]
+    for n, want in enumerate(shown):
+        if want.strip() == "...":
+            break
+        got = printed_lines[n] if n < len(printed_lines) else None
+        assert got == want.rstrip(), (f"{page}:{line} `{command}` prints, at output line {n + 1}:\n{got}\n"
+                                      f"the page shows:\n{want}")
