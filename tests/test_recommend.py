@@ -290,3 +290,13 @@ def test_the_best_config_is_a_whole_command_that_checks_valid(tmp_path, framewor
     checked = run("check", "--framework", framework, script, "--gpu", gpu, "--model", model)
     assert checked.returncode == 0, checked.stdout
     assert "VALID" in checked.stdout and "will not fit" not in checked.stdout
+
+
+def test_a_set_train_batch_with_no_four_update_split_keeps_the_nearest_count():
+    """30 prompts on 8 GPUs, n 4: no mini batch gives 4 updates (a mini must hold a multiple of 2 prompts); 6
+    (5 updates) is the nearest, kept and said, not left to the throughput search (which takes one update)."""
+    sc = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", algorithm="grpo", n=4,
+                  prompt_length=1024, response_length=1024, fixed={"data.train_batch_size": 30})
+    report = rb.recommend(sc, time_limit_s=20)
+    assert _verl_batch(report.best) == (30, 6)
+    assert "ppo_mini_batch_size=6" in report.batch_note and "as near as" in report.batch_note

@@ -790,7 +790,8 @@ class VersionPacks:
         (ppo_mini_batch_size, default 256: 4 updates per step; the critic's follows it). A default that the GPUs
         cannot split (train_batch_size*n must divide over them: verl.driver.batch_divisible_by_gpus, and so must
         ppo_mini_batch_size*n over the data-parallel ranks) is the nearest that they can (1020 on 24 GPUs, n 8); a
-        train batch the user set keeps 4 updates per step where a mini batch of it splits. A fully-async recipe's
+        train batch the user set keeps 4 updates per step where a mini batch of it splits, else the nearest count
+        that does (a train batch of 30 on 8 GPUs, n 4: mini 6, 5 updates). A fully-async recipe's
         batch is its own (minis x steps)."""
         fixed, searched = scenario.fixed, set(scenario.search)
         train_key, mini_key = "data.train_batch_size", f"{AR}.actor.ppo_mini_batch_size"
@@ -806,9 +807,10 @@ class VersionPacks:
             out[train_key] = max(step, step * round(default_train / step))
         train = fixed.get(train_key, out.get(train_key))
         if mini_key not in fixed and mini_key not in searched and isinstance(train, int) and train > 0:
-            minis = [d for d in range(unit, max(unit, train // updates) + 1, unit) if train % d == 0]
+            # the mini batch that splits the train batch into the updates nearest verl's 4 (fewer on a tie)
+            minis = [d for d in range(unit, train + 1, unit) if train % d == 0]
             if minis:
-                out[mini_key] = minis[-1]
+                out[mini_key] = min(minis, key=lambda d: (abs(math.log(train / d / updates)), -d))
         return out
 
     @classmethod
