@@ -436,7 +436,7 @@ def catalog_models(as_json: AsJson = False) -> None:
 @app.command()
 def mcp() -> None:
     """Serve check, fix, recommend, explain and the catalogs as Model Context Protocol tools on stdin/stdout
-    (docs/agents.md); needs the MCP SDK: pip install "rlbatch-solver[agent]"."""
+    (docs/agents.md); needs the MCP SDK (the agent extra, or: pip install mcp)."""
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
