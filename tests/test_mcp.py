@@ -54,7 +54,7 @@ CALLS = {
     "time_limit_too_long": ("fix", {"args": README_CHECK, "time_limit": 3600}),
     "unknown_tool": ("sweep", {}),
     # a pasted script is read, never run: its command substitution stays text
-    "hostile_script": ("check", {"script": f"#!/bin/bash\nB=$(touch {PWNED}; echo 64)\n"
+    "hostile_script": ("check", {"script": f"#!/bin/bash\nB=$(touch {PWNED}; echo 64)\nC=`touch {PWNED}`\n"
                                  "python3 -m verl.trainer.main_ppo data.train_batch_size=$B "
                                  "actor_rollout_ref.rollout.n=8\n"}),
 }
@@ -70,8 +70,25 @@ async def _conversation() -> dict:
                 out["tools"] = (await session.list_tools()).tools
                 for key, (tool, arguments) in CALLS.items():
                     out[key] = await session.call_tool(tool, arguments)  # output schema: checked by the client
+                out["at_once"] = await _at_once(session)
         log.seek(0)
         out["log"] = log.read()
+    return out
+
+
+async def _at_once(session) -> dict:
+    """Calls sent together, each pasting a script of another framework: every answer is its own call's."""
+    scripts = {fw: (ROOT / "tests" / "data" / "scripts" / path).read_text() for fw, path in
+               [("swift", "swift/gspo.sh"), ("openrlhf", "openrlhf/train_grpo_ray_hybrid_engine.sh")]}
+    scripts["verl"] = BROKEN_SCRIPT
+    out = {}
+
+    async def one(fw: str) -> None:
+        out[fw] = await session.call_tool("check", {"script": scripts[fw]})
+
+    async with anyio.create_task_group() as group:
+        for fw in scripts:
+            group.start_soon(one, fw)
     return out
 
 
@@ -192,3 +209,9 @@ def test_a_call_past_its_deadline_is_stopped_with_an_error():
 
     out = call("recommend", {"gpus": 64, "time_limit": 30}, deadline_s=0.05)
     assert out.data is None and out.error.startswith("error: time_limit: the call ran past")
+
+
+def test_calls_sent_together_each_answer_their_own_input(answers):
+    for fw, result in answers["at_once"].items():
+        assert _data(result)["framework"] == fw
+        assert f"note: read run.sh: {fw}" in result.content[1].text
