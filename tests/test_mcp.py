@@ -49,7 +49,7 @@ CALLS = {
     "missing_error": ("explain", {}),
     "nothing_pasted": ("check", {"args": ["python3", "train.py"]}),
     "too_big": ("check", {"script": "#" * (300 * 1024)}),
-    "file_path": ("check", {"args": [str(ROOT / "pyproject.toml")]}),
+    "script_path": ("check", {"args": [str(ROOT / "tests" / "data" / "scripts" / "swift" / "gspo.sh")]}),
     "model_file": ("check", {"args": README_CHECK, "model": "config.json"}),
     "time_limit_too_long": ("fix", {"args": README_CHECK, "time_limit": 3600}),
     "unknown_tool": ("sweep", {}),
@@ -182,7 +182,7 @@ def test_the_catalogs_are_the_command_lines_lists(answers):
 
 @pytest.mark.parametrize("key,field", [
     ("bad_gpu", "gpu"), ("bad_type", "gpus"), ("bad_enum", "objective"), ("unknown_argument", "gpu_type"),
-    ("missing_error", "error"), ("nothing_pasted", "config"), ("too_big", "arguments"), ("file_path", "args"),
+    ("missing_error", "error"), ("nothing_pasted", "config"), ("too_big", "arguments"), ("script_path", "args"),
     ("model_file", "model"), ("time_limit_too_long", "time_limit"), ("unknown_tool", "tool"),
 ])
 def test_bad_input_is_a_tool_error_naming_the_field(answers, key, field):

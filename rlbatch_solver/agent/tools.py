@@ -2,9 +2,8 @@
 (``commands/entry.py``) with the same arguments, answering the dict its ``--json`` prints.
 
 Pasted text (a launch script, a YAML config, a model's config.json) is written to a fresh folder, which the call runs
-in, and read from there as the command line reads the files it is given: nothing pasted is ever run. A request may
-not name a file of this machine (an absolute or ``~`` path to one, in any argument): the tools read only what the
-request pastes, the catalogs, and the per-user calibration profile the command line reads too."""
+in, and read from there as the command line reads the files it is given: nothing pasted is ever run. A launch script
+or model file named by its path is refused (paste its text): the server is given texts, not files to open."""
 
 from __future__ import annotations
 
@@ -30,29 +29,7 @@ class Answer:
 def run_tool(name: str, arguments: dict[str, Any]) -> Answer:
     """Tool ``name`` on ``arguments`` (already checked against its input schema), in the current folder (the
     caller's fresh one)."""
-    _refuse_file_paths(arguments)
     return TOOLS[name](**arguments)
-
-
-def _refuse_file_paths(arguments: dict[str, Any]) -> None:
-    """An input error when a string argument names a file of this machine by an absolute or ``~`` path."""
-    texts = ("script", "config_yaml", "model_config", "error", "from_config", "scenario_yaml")
-    for key, value in arguments.items():
-        if key in texts:
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, str) and item.startswith(("/", "~", "\\")) and _names_a_file(item):
-                raise InputError(key, f"{shown(item, 60)} is a file of the machine the server runs on; the server "
-                                 "reads no file a request names.", "paste the file's text instead (script, "
-                                 "config_yaml, model_config or from_config).")
-
-
-def _names_a_file(text: str) -> bool:
-    try:
-        p = Path(text).expanduser()
-        return p.exists() and not p.is_dir()
-    except (OSError, ValueError, RuntimeError):
-        return False
 
 
 def _json(report: Any) -> dict[str, Any]:
@@ -69,8 +46,13 @@ def _write(name: str, text: Optional[str]) -> Optional[str]:
 
 def _pasted(args: Optional[list[str]], script: Optional[str]) -> Optional[list[str]]:
     """The command line's positional arguments: the script (written here) first, then the pasted arguments."""
+    from ..launch_script import is_launch_script
+
     if script is not None and not script.strip():
         raise InputError("script", "is empty.", "paste the launch script's text.")
+    if args and is_launch_script(args[0]):  # a path: relative ones name files of the call's folder, empty till now
+        raise InputError("args", f"{shown(args[0], 60)} is a launch script on the server's machine; the server "
+                         "reads no script a request names.", "paste the script's text as script.")
     words = ([_write(SCRIPT, script)] if script is not None else []) + list(args or [])
     return words or None
 
@@ -82,7 +64,8 @@ def _model(model: Optional[str], model_config: Optional[str]) -> Optional[str]:
                          "Hugging Face config.json's text as model_config.")
     if model_config is not None:
         return _write(MODEL_CONFIG, model_config)
-    if model is not None and model.strip().lower().endswith((".json", ".yaml", ".yml")):
+    text = (model or "").strip()
+    if text.lower().endswith((".json", ".yaml", ".yml")) or text.startswith((".", "/", "~")):
         raise InputError("model", f"{shown(model, 60)} is a file name; the server reads no file a request names.",
                          "paste the config.json's text as model_config, or give a catalog name (catalog_models).")
     return model
