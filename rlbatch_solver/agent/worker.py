@@ -46,9 +46,11 @@ def call(name: str, arguments: dict[str, Any], deadline_s: float, limit_field: s
     send.close()
     try:
         if not receive.poll(deadline_s):
+            fix = ("fix more keys or search fewer values, or give a smaller time_limit (the solvers then answer "
+                   "within it, saying whether their answer is proven)." if limit_field == "time_limit" else
+                   "paste less: the launch script or the arguments that set the run's sizes.")
             return Outcome(error=f"error: {limit_field}: the call ran past {deadline_s:.0f} s and was stopped. "
-                           "Fix: fix more keys or search fewer values, or give a smaller time_limit (the solvers "
-                           "then answer within it, saying whether their answer is proven).")
+                           f"Fix: {fix}")
         return receive.recv()
     except EOFError:  # the process died without an answer (killed, out of memory)
         return Outcome(error=f"error: {name}: the call's process stopped without an answer (exit code "
