@@ -56,6 +56,9 @@ def answer(name: str, arguments: Any) -> worker.Outcome:
         given = schemas.check_arguments(name, arguments if arguments is not None else {})
     except InputError as err:
         return worker.Outcome(error=f"error: {err}")
+    except (RecursionError, ValueError, TypeError) as err:  # arguments nested past reading, or not JSON values
+        return worker.Outcome(error=f"error: arguments: could not be read ({type(err).__name__}). Fix: give the "
+                              "arguments the input schema lists, as strings, numbers and lists of strings.")
     if "time_limit" in schemas.INPUTS[name]["properties"]:
         limit = given.setdefault("time_limit", 10.0)
         return worker.call(name, given, limit + GRACE_S)
