@@ -410,29 +410,41 @@ def catalog_gpus(
 ) -> None:
     """GPU types: memory, BF16 TFLOP/s, HBM bandwidth, interconnect."""
     from .catalog.gpus import list_gpus
+    from .commands.catalog import gpus_json
     from .render import print_gpus
 
-    gpus = list_gpus(extra)
     if as_json:
-        typer.echo(json.dumps([g.__dict__ | {"aliases": list(g.aliases)} for g in gpus], indent=2))
+        typer.echo(json.dumps(gpus_json(extra), indent=2))
     else:
-        print_gpus(_console(), gpus)
+        print_gpus(_console(), list_gpus(extra))
 
 
 @catalog_app.command("models")
 def catalog_models(as_json: AsJson = False) -> None:
     """Model cards: layers, hidden, heads, parameters."""
     from .catalog.models import list_models, load_model
+    from .commands.catalog import models_json
     from .render import print_models
 
-    cards = [load_model(m) for m in list_models()]
     if as_json:
-        typer.echo(json.dumps([{"name": c.name, "params": c.total_params(), "active_params": c.active_params(),
-                                "layers": c.num_hidden_layers, "hidden": c.hidden_size,
-                                "heads": c.num_attention_heads, "kv_heads": c.num_key_value_heads} for c in cards],
-                              indent=2))
+        typer.echo(json.dumps(models_json(), indent=2))
     else:
-        print_models(_console(), cards)
+        print_models(_console(), [load_model(m) for m in list_models()])
+
+
+# ------------------------------------------------------------------------------- mcp
+@app.command()
+def mcp() -> None:
+    """Serve check, fix, recommend, explain and the catalogs as Model Context Protocol tools on stdin/stdout
+    (docs/agents.md); needs the MCP SDK (the agent extra, or: pip install mcp)."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        raise InputError("mcp", "the MCP SDK is not installed.", 'pip install "rlbatch-solver[agent]" (or: pip '
+                         'install mcp).')
+    from .agent.server import serve
+
+    serve()
 
 
 def main() -> None:
