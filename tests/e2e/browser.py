@@ -15,9 +15,9 @@ ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--
 
 def binaries() -> tuple[Optional[str], Optional[str]]:
     """(chromium, chromedriver) found on this machine, each None when missing."""
-    browser = os.environ.get("CHROMIUM") or next(
-        (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-    return browser, os.environ.get("CHROMEDRIVER") or shutil.which("chromedriver")
+    names = [os.environ["CHROMIUM"]] if os.environ.get("CHROMIUM") else ["chromium", "chromium-browser", "google-chrome"]
+    browser = next((p for p in map(shutil.which, names) if p), None)
+    return browser, shutil.which(os.environ.get("CHROMEDRIVER") or "chromedriver")
 
 
 def why_not() -> str:
