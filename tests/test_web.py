@@ -3,6 +3,7 @@ files. (tests/e2e drives the same pages in a headless Chromium.)"""
 
 from __future__ import annotations
 
+import html
 import re
 import threading
 import time
@@ -135,6 +136,19 @@ def test_recommend_from_a_pasted_config_shows_the_diff(url):
     status, page = fetch(url + "/?" + urlencode(query))
     assert status == 200 and 'id="diff"' in page
     assert '<span class="del">- actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=24</span>' in page
+
+
+def test_recommend_from_a_pasted_script_copies_the_script_with_the_answer_in(url):
+    script = (ROOT / "tests/data/scripts/verl/run_qwen2-7b.sh").read_text()
+    status, page = fetch(url + "/?" + urlencode({"action": "recommend", "gpu": "h100", "model": "qwen2.5-7b",
+                                                 "config": script}))
+    assert status == 200 and "(your script with it written in)" in page and 'id="diff"' in page
+    copied = html.unescape(re.search(r'id="best-config">(.*?)</pre>', page, re.S).group(1))
+    assert copied.startswith(script.split("\n", 1)[0]) and "python3 -m verl.trainer.main_ppo" in copied
+    back = re.search(r'id="check-it" href="/\?([^"]*)"', page).group(1).replace("&amp;", "&")
+    assert parse_qs(back)["config"] == [copied]
+    status, page = fetch(url + "/?" + back)
+    assert status == 200 and 'class="verdict valid">VALID' in page and "read pasted.sh: verl" in page
 
 
 def test_explain_an_error_line(url):

@@ -142,15 +142,30 @@ def _recommend(i: Inputs, folder: Path, console: Any, time_limit: float) -> dict
     out: dict[str, Any] = {"found": bool(report.choices), "framework": f"{report.framework} {report.version}"}
     if report.choices:
         best = report.best
-        out["best"] = {"args": best.native, "copy": " \\\n  ".join(render.shell_word(a) for a in best.native),
+        script = overrides[0] if overrides and overrides[0] == str(folder / "pasted.sh") else None
+        out["best"] = {"args": best.native, "copy": _best_copy(report, script, folder), "script": bool(script),
                        "step_time_s": round(best.step_time_s, 2), "tokens_per_s": round(best.tokens_per_s)}
         out["chart"] = choice_chart(report, best)
         out["times"] = _times(best.phase_seconds, best.step_time_s)
-        out["fw"] = report.framework
-        out["gpus"] = report.scenario.total_gpus
+        # what checks the copy: a script says its own framework and GPUs; bare arguments need them said
+        out["check_with"] = {"fw": i.fw, "gpus": i.gpus} if script else \
+            {"fw": report.framework, "gpus": report.scenario.total_gpus}
     if report.start is not None:
         out["start"] = {"verdict": report.start.verdict, "diff": _diff(report)}
     return out
+
+
+def _best_copy(report: Any, script: str | None, folder: Path) -> str:
+    """What the copy button copies: the best config's arguments; from a pasted script, the script with the best
+    config written in, every other line as it was (``recommend --from run.sh --write best.sh``)."""
+    if script is None:
+        return " \\\n  ".join(render.shell_word(a) for a in report.best.native)
+    from ..commands.recommend import start_changes
+
+    changed, dropped = start_changes(report)
+    if not changed and not dropped:  # the verdict is to keep the script as it is
+        return Path(script).read_text(encoding="utf-8")
+    return entry.inputs.write_script(script, changed, report.framework, str(folder / "best.sh"), drop=dropped).text
 
 
 def _yaml(flat: dict) -> str:
