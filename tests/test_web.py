@@ -87,6 +87,11 @@ def test_a_slow_solve_does_not_hold_up_another():
     slow.join()
 
 
+def test_an_answer_that_cannot_be_sent_back_is_an_error_not_a_hang():
+    out = Workers(Limits(timeout_s=20.0)).run(__import__, "json")  # a module: it does not pickle
+    assert out["status"] == 500 and "could not be sent back" in out["error"]
+
+
 def test_a_greedy_solve_is_stopped_at_the_memory_cap():
     out = Workers(Limits(memory_mib=2048)).run(bytearray, 8 * 2**30)
     assert out["status"] == 503 and "memory" in out["error"]

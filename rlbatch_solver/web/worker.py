@@ -12,8 +12,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-# what a worker imports once, before any request forks from it
-PRELOAD = ["rlbatch_solver.web.jobs"]
+# what the fork server imports once, before any request forks from it (ortools: half a second a request)
+PRELOAD = ["rlbatch_solver.web.jobs", "ortools.sat.python.cp_model"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,10 @@ def _child(conn, fn: Callable[[Any], dict], arg: Any, memory_bytes: int) -> None
                "or run rlbatch on your own machine."}
     except Exception as err:  # noqa: BLE001 - any failure is the page's answer, never a hung request
         out = {"status": 500, "error": f"internal error: {type(err).__name__}: {err}"}
-    conn.send(out)
+    try:
+        conn.send(out)
+    except Exception as err:  # noqa: BLE001 - an answer that cannot be sent is still said
+        conn.send({"status": 500, "error": f"internal error: the answer could not be sent back: {err}"})
     conn.close()
 
 
