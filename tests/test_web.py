@@ -59,6 +59,16 @@ def test_pasted_text_becomes_the_command_lines_arguments(tmp_path):
         materialize("a='1", tmp_path)
 
 
+def test_nothing_pasted_is_executed(url, tmp_path):
+    marker = tmp_path / "ran"
+    script = (f"#!/bin/bash\ntouch {marker}\nN=$(touch {marker}; echo 8)\n"
+              f"python3 -m verl.trainer.main_ppo data.train_batch_size=64 actor_rollout_ref.rollout.n=`touch {marker}`\n")
+    for action in ("check", "recommend", "explain"):
+        fetch(url + "/?" + urlencode({"action": action, "gpu": "h100", "model": "qwen2.5-7b", "config": script,
+                                      "error": f"$(touch {marker})"}))
+    assert not marker.exists()
+
+
 def test_a_pasted_word_naming_a_file_on_the_server_is_refused(tmp_path):
     secret = tmp_path / "accelerate.yaml"
     secret.write_text("num_processes: 8\n")
