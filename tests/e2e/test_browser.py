@@ -85,3 +85,15 @@ def test_bad_input_shows_the_one_paragraph_error(chrome, url):
     error = by_id(chrome, "error")
     assert error.is_displayed() and error.text.startswith("error: gpu: ") and "Fix:" in error.text
     assert len(chrome.find_elements("css selector", "p.error")) == 1
+
+
+def test_sweep_results_show_the_command_lines_pictures(chrome, url):
+    pytest.importorskip("matplotlib")
+    results = (README.parent / "docs/examples/grid-qwen2.5-7b-grpo.results.jsonl").read_text()
+    chrome.get(url + "/sweep")
+    # typing a results file key by key takes minutes: the box is filled as a paste fills it
+    chrome.execute_script("arguments[0].value = arguments[1]", by_id(chrome, "results"), results)
+    click(chrome, "do-sweep")
+    for picture in ("heatmap", "memory-plot"):  # drawn by the browser: the page's policy lets data: pictures in
+        assert chrome.execute_script("return arguments[0].naturalWidth", by_id(chrome, picture)) > 300
+    assert "best per model" in by_id(chrome, "cli-text").text
