@@ -4,6 +4,7 @@ GET /healthz. Standard library only: a thread per connection, each solve in a wo
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -133,6 +134,8 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], settings: Settings, quiet: bool = False) -> None:
+        if ":" in address[0]:  # an IPv6 address (::1, ::)
+            self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
         self.settings = settings
         self.workers = Workers(settings.limits)
