@@ -1,7 +1,8 @@
 """Every self-contained command README.md and docs/ show runs as shown: no input error (exit 2), no traceback.
 
 Commands that need the reader's own files (run.sh, a log, a profile, a GPU file, a results file) or stand for
-something (``<error line>``, ``...``) are left out, and so are sweeps (minutes); the rest run in-process."""
+something (``<error line>``, ``...``) are left out, and so are sweeps (minutes) and ``rlbatch serve`` (a server); the
+rest run in-process."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from clirun import run
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 NEEDS_THE_READERS_OWN = ("run.sh", "<", "...", "profile.yaml", "my-gpus.yaml", "results.jsonl", "$(",
-                         "rlbatch sweep")
+                         "rlbatch sweep", "rlbatch serve")  # serve: a server, it does not return
 LOG_FILE = re.compile(r"\.log(\s|$)")  # a run's log file (not log_prob_... keys)
 # files the pages name for an example of the reader's own, and the example they stand for (the page says which)
 STANDS_FOR = {"run.sh": "tests/data/scripts/swift/gspo.sh"}
