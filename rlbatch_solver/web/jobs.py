@@ -156,11 +156,14 @@ def _recommend(i: Inputs, folder: Path, console: Any, time_limit: float) -> dict
 
 
 def _best_copy(report: Any, script: str | None, folder: Path) -> str:
-    """What the copy button copies: the best config's arguments; from a pasted script, the script with the best
-    config written in, every other line as it was (``recommend --from run.sh --write best.sh``)."""
+    """What the copy button copies: the best config as a whole command (the one recommend prints); from a pasted
+    script, the script with the best config written in, every other line as it was (``recommend --from run.sh
+    --write best.sh``)."""
+    from ..commands.recommend import best_command, start_changes
+
     if script is None:
-        return " \\\n  ".join(render.shell_word(a) for a in report.best.native)
-    from ..commands.recommend import start_changes
+        head, *args = best_command(report)
+        return " \\\n  ".join([head, *(render.shell_word(a) for a in args)])
 
     changed, dropped = start_changes(report)
     if not changed and not dropped:  # the verdict is to keep the script as it is
