@@ -565,9 +565,10 @@ def short_keys(keys: list[str]) -> dict[str, str]:
 
 def differs(best: Choice, other: Choice) -> str:
     a, b = _pairs(best.native), _pairs(other.native)
-    keys = [k for k in b if a.get(k) != b.get(k)]
+    # what the other sets differently, then what it leaves out (the framework's default: TRL without --dtype)
+    keys = [k for k in b if a.get(k) != b.get(k)] + [k for k in a if k not in b]
     short = short_keys(keys[:4])
-    return ", ".join(f"{short[k]}={b[k]}" for k in keys[:4]) or "-"
+    return ", ".join(f"{short[k]}={b[k]}" if k in b else f"no {short[k]}" for k in keys[:4]) or "-"
 
 
 def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) -> None:

@@ -300,3 +300,15 @@ def test_a_set_train_batch_with_no_four_update_split_keeps_the_nearest_count():
     report = rb.recommend(sc, time_limit_s=20)
     assert _verl_batch(report.best) == (30, 6)
     assert "ppo_mini_batch_size=6" in report.batch_note and "as near as" in report.batch_note
+
+
+def test_an_alternative_that_leaves_a_flag_out_says_so():
+    """TRL's alternative without --dtype (fp32 weights) differs by a flag it does not set: 'no dtype', not '-'."""
+    from types import SimpleNamespace
+
+    from rlbatch_solver.render import differs
+
+    best = SimpleNamespace(native=["--zero_stage 2", "--dtype bfloat16", "--per_device_train_batch_size 8"])
+    other = SimpleNamespace(native=["--zero_stage 2", "--per_device_train_batch_size 4"])
+    assert differs(best, other) == "per_device_train_batch_size=4, no dtype"
+    assert differs(best, best) == "-"
