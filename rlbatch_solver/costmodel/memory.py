@@ -509,8 +509,28 @@ def _logit_rows(plan: Plan, tokens: float) -> float:
     return tokens * max(1, plan.response_len) / _seq_len(plan)
 
 
+def fused_linear_cross_entropy_bytes(plan: Plan, mc: ModelConsts, tokens: float, update: bool) -> float:
+    """verl's fused linear cross-entropy on Megatron ("megatron-fused", constants.py): per-token fp32 outputs and
+    per-vocab-split partials in the forward; in the update's backward, the reused bf16 d_logits slice, d_hidden and
+    the lm_head shard's bf16 d_weight. Every token of the micro batch goes through the kernel."""
+    tp = max(1, plan.tp)
+    v = mc.vocab / tp
+    splits = math.ceil(v / C.FUSED_LCE_VOCAB_PER_SPLIT)
+    gathered = tokens * C.BF16 * mc.hidden if tp > 1 else 0.0  # sequence parallel: hidden states gathered
+    out = tokens * C.FUSED_LCE_OUT_BYTES_PER_TOKEN
+    partials = tokens * splits * C.FP32 * (C.FUSED_LCE_SPLIT_PARTIALS + (1 if tp > 1 else 0))
+    forward = gathered + out + partials
+    if not update:
+        return forward
+    backward = (gathered + out + tokens * (C.FUSED_LCE_DLOGITS_COLUMNS + mc.hidden) * C.BF16
+                + v * mc.hidden * C.BF16)
+    return max(forward, backward)
+
+
 def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -> float:
     """Logits (and entropy) of a forward-only pass: old log-prob (entropy) or reference."""
+    if plan.logits_impl == "megatron-fused":
+        return fused_linear_cross_entropy_bytes(plan, mc, tokens, update=False)
     v = mc.vocab / max(1, plan.tp)
     tokens = _logit_rows(plan, tokens)
     if plan.logits_impl == "trl-fused":
@@ -538,6 +558,8 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
 
 def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     """Logits-related bytes at the peak of the actor update's loss forward and backward."""
+    if plan.logits_impl == "megatron-fused":
+        return fused_linear_cross_entropy_bytes(plan, mc, tokens, update=True)
     v = mc.vocab / max(1, plan.tp)
     tokens = _logit_rows(plan, tokens)
     if plan.logits_impl == "trl-fused":
