@@ -751,8 +751,12 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
 
 
 def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, float]:
-    """Other models' resident state and the sleeping engine, during a training phase."""
-    if not (plan.count_colocated_residents and plan.colocated):
+    """Other models' resident state and the sleeping engine, during a training phase. The other models live on the
+    training GPUs whether or not the engine does (``*_colocated``): in ms-swift's and TRL's server mode the reference
+    stays beside the policy (ms-swift 4.6.0 swift/rlhf_trainers/rlhf_mixin.py RLHFTrainerMixin.__init__ prepares it on
+    the training ranks: prepare_deepspeed, prepare_fsdp or accelerate); the engine counts only when it shares them
+    (``colocated`` and ``engine_colocated``)."""
+    if not plan.count_colocated_residents:
         return {}
     out: dict[str, float] = {}
     if running != "actor" and plan.actor_colocated:
@@ -769,7 +773,7 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
         out[T_REF_RES] = _ref_param_bytes(plan, mc)
     if plan.reward_model:
         out[T_RM_RES] = _ref_param_bytes(plan, mc, critic=True)
-    if plan.engine_colocated:
+    if plan.colocated and plan.engine_colocated:
         # what an engine keeps between rollouts: asleep (free_cache_engine), its CUDA graphs; awake, its whole
         # budget (vLLM's holds its graphs; SGLang's graphs and activations live outside it). vLLM's TP
         # all-reduce buffers are in the margin's fixed part (constants.ENGINE_TP_BUFFER_BYTES)
