@@ -292,6 +292,29 @@ def test_verl_fsdp_logits_bytes_per_logit():
     assert estimate_memory(eager).phases["old_log_prob"]["logits+entropy"] > 2 * logits_tensor_bytes(24_555, 152064)
 
 
+def test_megatron_fused_linear_cross_entropy_bytes():
+    """verl Megatron's fused kernel (model.use_fused_kernels, constants.py "megatron-fused"): no [tokens, vocab]
+    logits. Forward: 5 fp32 outputs per token, 3 fp32 partials per 1024-column vocab split (4 under TP); the update's
+    backward: a bf16 [tokens, 9504] d_logits slice, bf16 d_hidden, the vocab shard's bf16 d_weight; the hidden
+    states gathered from sequence parallel under TP."""
+    card = load_model("qwen2.5-7b")
+    t, v, h = 10_000, card.vocab_size, card.hidden_size
+    plan = make_plan(card, H100, n_gpus=8, logits_impl="megatron-fused", trainer="megatron", zero_stage=0,
+                     logprob_token_budget=t, train_token_budget=t, need_ref=True, entropy_in_update=True)
+    r = estimate_memory(plan)
+    splits = math.ceil(v / 1024)
+    assert r.phases["old_log_prob"]["logits+entropy"] == pytest.approx(t * (20 + 12 * splits))
+    assert r.phases["ref"]["logits"] == pytest.approx(t * (20 + 12 * splits))
+    assert r.phases["actor_update"]["logits+entropy"] == pytest.approx(t * (20 + 2 * (9504 + h)) + 2 * v * h)
+    tp2 = estimate_memory(plan.replace(tp=2))
+    splits2 = math.ceil(v / 2 / 1024)
+    assert tp2.phases["old_log_prob"]["logits+entropy"] == pytest.approx(t * (2 * h + 20 + 16 * splits2))
+    # the materialized path holds 8 B per logit in the same forward: two orders of magnitude more
+    materialized = estimate_memory(plan.replace(logits_impl="megatron"))
+    assert materialized.phases["old_log_prob"]["logits+entropy"] == pytest.approx(t * v * 8)
+    assert materialized.phases["old_log_prob"]["logits+entropy"] > 50 * r.phases["old_log_prob"]["logits+entropy"]
+
+
 def test_72b_full_finetune_on_one_24gb_gpu_does_not_fit():
     r = estimate_memory(make_plan("qwen2.5-72b", RTX3090, n_gpus=1, train_micro=1, logprob_micro=1))
     assert not r.rollout_fits_weights

@@ -372,3 +372,19 @@ def test_lora_is_ms_swift_default_and_full_trains_every_weight():
     # reference model; LoRA keeps the 2 B/param base and 20M adapter parameters' states, and no reference model
     assert f["actor_update"] - l_["actor_update"] > (6 + 2) * 7.5e9 / 2**20  # 7.6B params, less the adapter
     assert f["ref"] - l_["ref"] > 6 * 7.5e9 / 2**20
+
+
+def test_server_mode_keeps_the_reference_beside_the_policy():
+    """With vLLM on a server of its own, the reference model still lives on the training GPUs (ms-swift prepares it on
+    the training ranks, ZeRO-3 partitioned here): the actor update counts its params, and the sleeping engine is not
+    counted there (memory._colocated_extra). ms-swift's v3.4.0 multi-node 32B script warns that beta != 0 may OOM."""
+    flags = {"NPROC_PER_NODE": 8, "rlhf_type": "grpo", "model": "Qwen/Qwen2.5-32B-Instruct", "use_vllm": True,
+             "vllm_mode": "server", "vllm_server_host": "127.0.0.1", "train_type": "full", "torch_dtype": "bfloat16",
+             "max_completion_length": 2048, "per_device_train_batch_size": 1, "num_generations": 8,
+             "deepspeed": "zero3"}
+    with_ref = check({**flags, "beta": 0.04}, model="qwen2.5-32b", gpu="a100-80gb").memory
+    no_ref = check({**flags, "beta": 0.0}, model="qwen2.5-32b", gpu="a100-80gb").memory
+    update = with_ref.phases["actor_update"]
+    assert update["ref params (resident)"] == pytest.approx(2 * 32.76e9 / 8 / 2**20, rel=0.01)  # MiB: bf16 / 8 ranks
+    assert not any("engine" in t for t in update)
+    assert with_ref.verdict("actor_update") != "yes" and no_ref.verdict("actor_update") == "yes"

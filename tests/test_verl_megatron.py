@@ -287,3 +287,25 @@ def test_every_megatron_rule_has_id_stage_source_and_numbers():
 def test_rules_doc_is_in_sync():
     assert rules_page(get_framework("verl-megatron")) == (ROOT / "docs" / "rules-verl-megatron.md").read_text()
     assert rules_page(get_framework("verl")) == (ROOT / "docs" / "rules-verl.md").read_text()
+
+
+def test_fused_kernels_drop_the_logits_tensor():
+    """model.use_fused_kernels=True: verl's fused linear cross-entropy replaces the [tokens, vocab] logits in the
+    actor's passes; the engine workers (0.9.1) use it for the reference too, the legacy workers (0.6.1) patch the
+    actor only; without padding removal the 0.9.1 engine falls back to the logits (cost_megatron.fused_logits)."""
+    cfg = replace(parallel(tp=2, pp=1), **{f"{AR}.ref.log_prob_micro_batch_size_per_gpu": 4})
+    fused = replace(cfg, **{f"{AR}.model.use_fused_kernels": True})
+
+    def terms(args, framework="verl-megatron"):
+        return rb.check(args, framework=framework, model="qwen2.5-7b", gpu="h100").memory.phases
+
+    plain, on = terms(cfg), terms(fused)
+    assert on["old_log_prob"]["logits+entropy"] < plain["old_log_prob"]["logits+entropy"] / 50
+    assert on["actor_update"]["logits"] < plain["actor_update"]["logits"] / 4  # d_logits slice + lm_head grad
+    assert on["ref"]["logits"] < plain["ref"]["logits"] / 50
+    legacy = terms(fused, "verl-megatron==0.6.1")
+    assert legacy["old_log_prob"]["logits+entropy"] == on["old_log_prob"]["logits+entropy"]
+    assert legacy["ref"]["logits"] == terms(cfg, "verl-megatron==0.6.1")["ref"]["logits"]
+    padded = terms(replace(fused, **{f"{AR}.model.use_remove_padding": False}))
+    assert padded["old_log_prob"]["logits+entropy"] == terms(
+        replace(cfg, **{f"{AR}.model.use_remove_padding": False}))["old_log_prob"]["logits+entropy"]

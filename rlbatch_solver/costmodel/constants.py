@@ -119,6 +119,23 @@ LOGIT_BYTES = {
 # lm_head is trained (full fine-tuning; PEFT's q/v LoRA leaves it frozen).
 FUSED_LM_HEAD_TILE_BYTES = 4096 * 32768 * BF16
 FUSED_LM_HEAD_GRAD_BYTES_PER_WEIGHT = FP32 + BF16
+# verl Megatron with actor_rollout_ref.model.use_fused_kernels=True ("megatron-fused") never builds
+# [tokens, vocab] logits either: verl/models/mcore/model_forward_fused.py patches the GPT model's
+# output layer with verl/utils/kernel/linear_cross_entropy.py (the same code in verl 0.6.1 to 0.9.1),
+# whose Triton kernels (verl/utils/kernel/kernels.py) work per token on the rank's vocab shard:
+# - forward (efficient_entropy_forward): outputs logprobs, entropy, maximum and accumulate +
+#   entropy_b, five fp32 values per token (20 B, the last three saved for the backward); per
+#   vocab split of 1024 columns three fp32 partials (_max, _accu, _entropy_b), plus a clone of
+#   _max (_max_backup) when the vocab is split over TP ranks;
+# - backward (efficient_entropy_backward, default BackwardEnum._Split_Dlogits_N): a bf16 d_logits
+#   buffer of [tokens, 9504] reused for every vocab slice, the bf16 d_hidden [tokens, h] and the
+#   bf16 d_weight [vocab shard, h];
+# - with sequence parallel (TP > 1) the hidden states are first gathered to every token
+#   (gather_from_sequence_parallel_region): one bf16 [tokens, h] copy.
+FUSED_LCE_OUT_BYTES_PER_TOKEN = 5 * FP32
+FUSED_LCE_VOCAB_PER_SPLIT = 1024
+FUSED_LCE_SPLIT_PARTIALS = 3
+FUSED_LCE_DLOGITS_COLUMNS = 9504
 #
 # "generic" accounting, for a framework whose logits code we have not audited: verl docs/perf/perf_tuning.rst ("Memory optimization for
 # entropy calculation from logits") counts tokens*vocab*(4 + 2 + 1) bytes for entropy; logits

@@ -509,8 +509,28 @@ def _logit_rows(plan: Plan, tokens: float) -> float:
     return tokens * max(1, plan.response_len) / _seq_len(plan)
 
 
+def fused_linear_cross_entropy_bytes(plan: Plan, mc: ModelConsts, tokens: float, update: bool) -> float:
+    """verl's fused linear cross-entropy on Megatron ("megatron-fused", constants.py): per-token fp32 outputs and
+    per-vocab-split partials in the forward; in the update's backward, the reused bf16 d_logits slice, d_hidden and
+    the lm_head shard's bf16 d_weight. Every token of the micro batch goes through the kernel."""
+    tp = max(1, plan.tp)
+    v = mc.vocab / tp
+    splits = math.ceil(v / C.FUSED_LCE_VOCAB_PER_SPLIT)
+    gathered = tokens * C.BF16 * mc.hidden if tp > 1 else 0.0  # sequence parallel: hidden states gathered
+    out = tokens * C.FUSED_LCE_OUT_BYTES_PER_TOKEN
+    partials = tokens * splits * C.FP32 * (C.FUSED_LCE_SPLIT_PARTIALS + (1 if tp > 1 else 0))
+    forward = gathered + out + partials
+    if not update:
+        return forward
+    backward = (gathered + out + tokens * (C.FUSED_LCE_DLOGITS_COLUMNS + mc.hidden) * C.BF16
+                + v * mc.hidden * C.BF16)
+    return max(forward, backward)
+
+
 def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -> float:
     """Logits (and entropy) of a forward-only pass: old log-prob (entropy) or reference."""
+    if plan.logits_impl == "megatron-fused":
+        return fused_linear_cross_entropy_bytes(plan, mc, tokens, update=False)
     v = mc.vocab / max(1, plan.tp)
     tokens = _logit_rows(plan, tokens)
     if plan.logits_impl == "trl-fused":
@@ -538,6 +558,8 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
 
 def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     """Logits-related bytes at the peak of the actor update's loss forward and backward."""
+    if plan.logits_impl == "megatron-fused":
+        return fused_linear_cross_entropy_bytes(plan, mc, tokens, update=True)
     v = mc.vocab / max(1, plan.tp)
     tokens = _logit_rows(plan, tokens)
     if plan.logits_impl == "trl-fused":
@@ -729,8 +751,12 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
 
 
 def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, float]:
-    """Other models' resident state and the sleeping engine, during a training phase."""
-    if not (plan.count_colocated_residents and plan.colocated):
+    """Other models' resident state and the sleeping engine, during a training phase. The other models live on the
+    training GPUs whether or not the engine does (``*_colocated``): in ms-swift's and TRL's server mode the reference
+    stays beside the policy (ms-swift 4.6.0 swift/rlhf_trainers/rlhf_mixin.py RLHFTrainerMixin.__init__ prepares it on
+    the training ranks: prepare_deepspeed, prepare_fsdp or accelerate); the engine counts only when it shares them
+    (``colocated`` and ``engine_colocated``)."""
+    if not plan.count_colocated_residents:
         return {}
     out: dict[str, float] = {}
     if running != "actor" and plan.actor_colocated:
@@ -747,7 +773,7 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
         out[T_REF_RES] = _ref_param_bytes(plan, mc)
     if plan.reward_model:
         out[T_RM_RES] = _ref_param_bytes(plan, mc, critic=True)
-    if plan.engine_colocated:
+    if plan.colocated and plan.engine_colocated:
         # what an engine keeps between rollouts: asleep (free_cache_engine), its CUDA graphs; awake, its whole
         # budget (vLLM's holds its graphs; SGLang's graphs and activations live outside it). vLLM's TP
         # all-reduce buffers are in the margin's fixed part (constants.ENGINE_TP_BUFFER_BYTES)

@@ -119,7 +119,7 @@ class Plan:
     # verl 0.9.1's FSDP engine (bf16 logits under autocast, flash-attn cross-entropy, entropy under
     # torch.compile unless ``use_torch_compile`` is off); "generic" = verl's perf-tuning rule of
     # thumb, kept for the frameworks whose logits code we have not audited.
-    logits_impl: str = "generic"  # or a key of constants.LOGIT_BYTES, or "trl-fused"
+    logits_impl: str = "generic"  # or a key of constants.LOGIT_BYTES, "trl-fused" or "megatron-fused"
     # the loss's forward keeps logits for the response positions only (ms-swift: logits_to_keep = completion
     # length + 1, grpo_trainer._get_logps_via_local_forward), not for every token of the sequence
     logits_response_only: bool = False

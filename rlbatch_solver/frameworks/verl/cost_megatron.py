@@ -49,12 +49,13 @@ _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine",
 _RESIDENT = ["megatron_param_offload", "megatron_optimizer_offload", "megatron_cpu_optimizer_permille"]
 _OTHERS = ["need_ref", "ref_megatron_param_offload", "need_critic", "critic_megatron_param_offload",
            "critic_megatron_optimizer_offload", "enforce_eager"]
-_ACTOR = ["actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "megatron_recompute", "remove_padding"]
+_ACTOR = ["actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "megatron_recompute", "remove_padding",
+          "use_fused_kernels"]
 _CRITIC = ["critic_micro_per_gpu", "critic_max_tokens", "critic_tp", "critic_pp", "critic_cp", "critic_ep",
            "critic_etp", "critic_vpp", "megatron_recompute", "remove_padding"]
 _REF = ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_tp", "ref_pp", "ref_cp", "ref_ep", "ref_etp",
-        "ref_vpp", "remove_padding"]
-_LOGPROB = ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "remove_padding"]
+        "ref_vpp", "remove_padding", "use_fused_kernels"]
+_LOGPROB = ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "remove_padding", "use_fused_kernels"]
 
 MEMORY_INPUTS = {
     Phase.ROLLOUT: _HW + _LAYOUT + _SPLIT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
@@ -107,6 +108,21 @@ def _opt(v: Mapping[str, Value], name: str, default: int) -> int:
     return default if x is None else int(x)
 
 
+def fused_logits(v: Mapping[str, Value], phase: str, version: str) -> bool:
+    """Whether the phase's log-probs go through verl's fused linear cross-entropy (``model.use_fused_kernels``).
+    The engine workers (0.8.0 on) read the model's switch for the actor and the reference alike and fall back to the
+    materialized logits without padding removal (verl 0.9.1 workers/engine_workers.py TrainingWorker.__init__,
+    workers/engine/megatron/transformer_impl.py MegatronEngine._maybe_enable_fused_kernels; 0.8.0 the same file's
+    forward_step); the legacy workers of 0.7.1 and 0.6.1 patch the actor only (workers/actor/megatron_actor.py
+    MegatronPPOActor.__init__ reads its own config's use_fused_kernels, which the reference's config lacks:
+    trainer/config/_generated_ppo_megatron_trainer.yaml)."""
+    if not v.get("use_fused_kernels") or phase == Phase.CRITIC_UPDATE:
+        return False
+    if version in LEGACY_WORKERS:
+        return phase != Phase.REF
+    return bool(v.get("remove_padding", True))
+
+
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU,
               version: str = NEWEST) -> Plan:
     """The plan one phase of verl on Megatron runs with these values. The legacy workers of 0.7.1 and 0.6.1 build
@@ -148,7 +164,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         optimizer_offload=opt_off,
         entropy_chunking=False,
         entropy_checkpointing=False,
-        logits_impl="megatron",
+        logits_impl="megatron-fused" if fused_logits(v, phase, version) else "megatron",
         critic_micro=critic[0],
         # training phases: the engine's KV is freed (see the module docstring)
         free_cache_engine=bool(v["free_cache_engine"]) if phase == Phase.ROLLOUT else True,
