@@ -849,7 +849,11 @@ def print_calibration(console: Console, report: CalibrateReport) -> None:
                   f"{r['after_s'] or 0:.1f}{unit}", err(r["after_s"]))
     console.print(t)
     after = report.fit.efficiency.as_dict()
+    from .costmodel.efficiency import FITTED_NAMES
+
     for name, before in DEFAULT_EFFICIENCY.as_dict().items():
+        if name in FITTED_NAMES:  # fitted to the measured set, not to a user's log
+            continue
         if name == "train_memory_offset_bytes":
             if after[name]:
                 console.print(f"  training-phase memory offset: {after[name] / 2**30:+.2f} GiB")

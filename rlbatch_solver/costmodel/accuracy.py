@@ -2,7 +2,9 @@
 
 ``accuracy.yaml`` (beside this file) holds, per framework family and quantity, how the measured values
 of published runs compare with our predictions (measured / predicted: smallest, median, largest, and the
-number of points). It is generated from ``tests/data/measured/points.yaml`` by ``python tests/accuracy.py``,
+number of points). The time quantities are out of sample: each source predicted with the time model's fitted
+constants (``fitted.yaml``) fitted to the other sources only (leave-one-source-out, tests/crossval.py); memory
+has no fitted constant. It is generated from ``tests/data/measured/points.yaml`` by ``python tests/accuracy.py``,
 which also writes docs/accuracy.md (every point, predicted against measured); a test keeps the three in step.
 """
 
@@ -38,7 +40,7 @@ class ErrorBar:
     def text(self) -> str:
         where = "published runs" if self.family == POOLED else f"published {self.family} runs"
         return (f"measured/predicted {self.low:.2f}-{self.high:.2f} (median {self.median:.2f}) on {self.points} "
-                f"{where}, docs/accuracy.md")
+                f"{where}, out of sample, docs/accuracy.md")
 
 
 def families() -> dict[str, str]:

@@ -423,15 +423,16 @@ def estimate_time(plan: Plan) -> TimeReport:
     """Seconds per RL step for every phase of ``plan`` that runs (computed lazily)."""
     mc = model_consts(plan.model)
     info: dict[str, float] = {}
+    eff = plan.efficiency  # the fitted constants (costmodel/fitted.yaml) scale the derived seconds
     fns: dict[str, Callable[[], float]] = {
-        Phase.ROLLOUT: lambda: _rollout(plan, mc, info),
-        Phase.OLD_LOG_PROB: lambda: _old_log_prob(plan, mc),
+        Phase.ROLLOUT: lambda: _rollout(plan, mc, info) * eff.rollout_scale + eff.step_fixed_s,
+        Phase.OLD_LOG_PROB: lambda: _old_log_prob(plan, mc) * eff.forward_scale,
     }
     if plan.need_ref:
-        fns[Phase.REF] = lambda: _ref(plan, mc)
-    fns[Phase.ACTOR_UPDATE] = lambda: _update(plan, mc, critic=False)
+        fns[Phase.REF] = lambda: _ref(plan, mc) * eff.forward_scale
+    fns[Phase.ACTOR_UPDATE] = lambda: _update(plan, mc, critic=False) * eff.train_scale
     if plan.need_critic:
-        fns[Phase.CRITIC_UPDATE] = lambda: _update(plan, mc, critic=True)
+        fns[Phase.CRITIC_UPDATE] = lambda: _update(plan, mc, critic=True) * eff.train_scale
     fns[Phase.WEIGHT_SYNC] = lambda: _weight_sync(plan, mc)
     fns[Phase.OFFLOAD] = lambda: _offload(plan, mc)
     p, r, _ = _lengths(plan)
