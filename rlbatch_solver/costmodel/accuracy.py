@@ -36,11 +36,12 @@ class ErrorBar:
     median: float
     high: float
     family: str
+    out_of_sample: bool = False  # a time quantity: each source predicted by a fit that did not see it
 
     def text(self) -> str:
         where = "published runs" if self.family == POOLED else f"published {self.family} runs"
         return (f"measured/predicted {self.low:.2f}-{self.high:.2f} (median {self.median:.2f}) on {self.points} "
-                f"{where}, out of sample, docs/accuracy.md")
+                f"{where}{', out of sample' if self.out_of_sample else ''}, docs/accuracy.md")
 
 
 def families() -> dict[str, str]:
@@ -85,7 +86,8 @@ def error_bar(framework: str, quantity: str) -> ErrorBar | None:
     if found is None:
         return None
     fam, row = found
-    return ErrorBar(int(row["points"]), float(row["low"]), float(row["median"]), float(row["high"]), fam)
+    return ErrorBar(int(row["points"]), float(row["low"]), float(row["median"]), float(row["high"]), fam,
+                    quantity in TIME_QUANTITIES)
 
 
 def error_log(framework: str, quantity: str) -> float | None:
