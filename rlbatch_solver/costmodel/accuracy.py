@@ -110,8 +110,9 @@ def error_bars(framework: str, quantities: tuple[str, ...] = TIME_QUANTITIES + (
 
 
 def error_bars_dict(framework: str) -> dict[str, dict]:
-    """JSON form: quantity -> {points, low, median, high, family}."""
-    return {q: {"points": b.points, "low": b.low, "median": b.median, "high": b.high, "family": b.family}
+    """JSON form: quantity -> {points, low, median, high, family, out_of_sample}."""
+    return {q: {"points": b.points, "low": b.low, "median": b.median, "high": b.high, "family": b.family,
+                "out_of_sample": b.out_of_sample}
             for q, b in error_bars(framework).items()}
 
 
