@@ -110,17 +110,19 @@ def lengths_text(lengths: dict) -> str:
     """The mean lengths a step time assumes, and where they come from (check, recommend)."""
     if not lengths:
         return "at the default mean lengths (docs/cost-model.md section 4)"
-    from .costmodel.constants import DEFAULT_AVG_RESPONSE_FRACTION
-
     def one(kind: str) -> str:
         mean, top, src = lengths[kind], lengths[f"max_{kind}"], lengths[f"{kind}_from"]
         how = {"given": "given", "calibration": "from the calibration profile"}.get(src)
         if how is None:
-            how = (f"assumed: {DEFAULT_AVG_RESPONSE_FRACTION:g} of the limit" if kind == "response"
+            how = (f"assumed: {lengths.get('profile_fraction', 0):g} of the limit, "
+                   f"{lengths.get('profile_why', 'docs/cost-model.md section 4')}" if kind == "response"
                    else "assumed: the limit")
         return f"{kind} {mean:,.0f} of {top:,} ({how})"
 
     text = f"at mean {one('prompt')}, {one('response')}"
+    if lengths.get("longest"):
+        cap = " (the limit)" if lengths["longest"] >= lengths["max_response"] else ""
+        text += f"; a synchronous rollout waits for its longest response, ~{lengths['longest']:,.0f} tokens{cap}"
     if "assumed" in (lengths["prompt_from"], lengths["response_from"]):
         text += ("; set yours with --mean-prompt-len / --mean-response-len (a run's log has them, e.g. verl's "
                  "response_length/mean; `rlbatch calibrate` reads them)")
@@ -850,7 +852,11 @@ def print_calibration(console: Console, report: CalibrateReport) -> None:
                   f"{r['after_s'] or 0:.1f}{unit}", err(r["after_s"]))
     console.print(t)
     after = report.fit.efficiency.as_dict()
+    from .costmodel.efficiency import FITTED_NAMES
+
     for name, before in DEFAULT_EFFICIENCY.as_dict().items():
+        if name in FITTED_NAMES:  # fitted to the measured set, not to a user's log
+            continue
         if name == "train_memory_offset_bytes":
             if after[name]:
                 console.print(f"  training-phase memory offset: {after[name] / 2**30:+.2f} GiB")

@@ -85,9 +85,11 @@ def test_small_models_pay_for_width_in_the_plan():
 def _tiny_plan(gpu=None, **kw):
     from test_costmodel import H100, make_plan
 
-    # Qwen2.5-0.5B, one 64-token sequence per micro batch
+    from rlbatch_solver.costmodel.efficiency import DERIVED_EFFICIENCY
+
+    # Qwen2.5-0.5B, one 64-token sequence per micro batch; the derived terms alone (no fitted scale)
     base = dict(n_gpus=8, gpus_per_node=8, prompt_len=32, response_len=32, samples_per_step=64, train_micro=1,
-                logprob_micro=1, need_ref=False)
+                logprob_micro=1, need_ref=False, efficiency=DERIVED_EFFICIENCY)
     base.update(kw)
     return make_plan("qwen2.5-0.5b", gpu or H100, **base)
 

@@ -2,7 +2,9 @@
 
 ``accuracy.yaml`` (beside this file) holds, per framework family and quantity, how the measured values
 of published runs compare with our predictions (measured / predicted: smallest, median, largest, and the
-number of points). It is generated from ``tests/data/measured/points.yaml`` by ``python tests/accuracy.py``,
+number of points). The time quantities are out of sample: each source predicted with the time model's fitted
+constants (``fitted.yaml``) fitted to the other sources only (leave-one-source-out, tests/crossval.py); memory
+has no fitted constant. It is generated from ``tests/data/measured/points.yaml`` by ``python tests/accuracy.py``,
 which also writes docs/accuracy.md (every point, predicted against measured); a test keeps the three in step.
 """
 
@@ -34,11 +36,12 @@ class ErrorBar:
     median: float
     high: float
     family: str
+    out_of_sample: bool = False  # a time quantity: each source predicted by a fit that did not see it
 
     def text(self) -> str:
         where = "published runs" if self.family == POOLED else f"published {self.family} runs"
         return (f"measured/predicted {self.low:.2f}-{self.high:.2f} (median {self.median:.2f}) on {self.points} "
-                f"{where}, docs/accuracy.md")
+                f"{where}{', out of sample' if self.out_of_sample else ''}, docs/accuracy.md")
 
 
 def families() -> dict[str, str]:
@@ -83,7 +86,8 @@ def error_bar(framework: str, quantity: str) -> ErrorBar | None:
     if found is None:
         return None
     fam, row = found
-    return ErrorBar(int(row["points"]), float(row["low"]), float(row["median"]), float(row["high"]), fam)
+    return ErrorBar(int(row["points"]), float(row["low"]), float(row["median"]), float(row["high"]), fam,
+                    quantity in TIME_QUANTITIES)
 
 
 def error_log(framework: str, quantity: str) -> float | None:
@@ -106,8 +110,9 @@ def error_bars(framework: str, quantities: tuple[str, ...] = TIME_QUANTITIES + (
 
 
 def error_bars_dict(framework: str) -> dict[str, dict]:
-    """JSON form: quantity -> {points, low, median, high, family}."""
-    return {q: {"points": b.points, "low": b.low, "median": b.median, "high": b.high, "family": b.family}
+    """JSON form: quantity -> {points, low, median, high, family, out_of_sample}."""
+    return {q: {"points": b.points, "low": b.low, "median": b.median, "high": b.high, "family": b.family,
+                "out_of_sample": b.out_of_sample}
             for q, b in error_bars(framework).items()}
 
 

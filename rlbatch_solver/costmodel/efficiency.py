@@ -8,10 +8,27 @@ else in the model stays as derived.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
 from typing import Any, Mapping
+
+import yaml
 
 from . import constants as C
 from .constants import GIB
+
+# The constants fitted to the measured set (tests/data/measured/points.yaml) by `python tests/accuracy.py`:
+# leave-one-source-out cross-validated, their out-of-sample error is what the CLI prints (docs/accuracy.md).
+FITTED_PATH = Path(__file__).with_name("fitted.yaml")
+FITTED_NAMES = ("rollout_scale", "forward_scale", "train_scale", "step_fixed_s")
+
+
+def _fitted() -> dict[str, float]:
+    data = yaml.safe_load(FITTED_PATH.read_text()) if FITTED_PATH.exists() else {}
+    values = (data or {}).get("fitted") or {}
+    return {n: float(values[n]) for n in FITTED_NAMES if n in values}
+
+
+FITTED = _fitted()
 
 
 @dataclass(frozen=True)
@@ -23,6 +40,13 @@ class Efficiency:
     # bytes the training phases hold beyond the derived terms (allocator blocks, workspace, kernels' buffers);
     # may be negative where the derived terms over-count
     train_memory_offset_bytes: float = 0.0
+    # fitted to the measured set (FITTED_PATH): measured / derived seconds of the rollout (engine generation), the
+    # forward-only passes (old log-prob, reference) and the updates (actor, critic), and the seconds every step
+    # spends whatever the model's size (orchestration, engine wake/sleep, reward), added to the rollout
+    rollout_scale: float = FITTED.get("rollout_scale", 1.0)
+    forward_scale: float = FITTED.get("forward_scale", 1.0)
+    train_scale: float = FITTED.get("train_scale", 1.0)
+    step_fixed_s: float = FITTED.get("step_fixed_s", 0.0)
 
     def replace(self, **changes: Any) -> "Efficiency":
         return replace(self, **changes)
@@ -38,6 +62,8 @@ class Efficiency:
 
 
 DEFAULT_EFFICIENCY = Efficiency()
+# the derived model alone, none of the fitted constants applied (what the fit starts from)
+DERIVED_EFFICIENCY = Efficiency(rollout_scale=1.0, forward_scale=1.0, train_scale=1.0, step_fixed_s=0.0)
 
 # What calibrate may fit, and the bounds it keeps them in: efficiencies between 2% and the ceilings of
 # constants.py's sources (torchao's achievable GEMM and HBM fractions, 0.69 and 0.92); memory within +-16 GiB.

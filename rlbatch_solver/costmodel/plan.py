@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
-from .constants import DEFAULT_AVG_RESPONSE_FRACTION
 from .efficiency import DEFAULT_EFFICIENCY, Efficiency
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,7 +81,8 @@ class Plan:
     critic_colocated: bool = True
     engine_colocated: bool = True
     # ---- lengths actually generated (time model) and reached (memory model)
-    avg_response_fraction: float = DEFAULT_AVG_RESPONSE_FRACTION  # mean response / max (docs/cost-model.md)
+    # mean response / max (docs/cost-model.md); None: the model family's length profile (costmodel/lengths.py)
+    avg_response_fraction: Optional[float] = None
     avg_prompt_fraction: float = 1.0  # mean prompt / max prompt (unknown: 1.0)
     # Memory, with remove_padding: fraction of max prompt+response the longest micro
     # batch reaches. 1.0 = worst case (every sequence of a micro batch at the limits).

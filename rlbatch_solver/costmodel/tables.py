@@ -351,10 +351,15 @@ def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, float
     """The mean and maximum prompt and response lengths (tokens) the step time is predicted at."""
     from .time import _lengths
 
+    from .lengths import profile_for, straggler_tokens
+
     plan = spec.plan(values, Phase.ROLLOUT)
-    p, r, _ = _lengths(plan)
+    p, r, r_max = _lengths(plan)
+    profile = profile_for(plan.model.name)
     return {"prompt": round(p, 1), "response": round(r, 1), "max_prompt": plan.prompt_len,
-            "max_response": plan.response_len}
+            "max_response": plan.response_len, "profile": profile.name, "profile_why": profile.why,
+            "profile_fraction": profile.response_fraction,
+            "longest": round(straggler_tokens(r, r_max, int(plan.samples_per_step)), 1)}
 
 
 def with_efficiency(spec: CostSpec, efficiency: "Efficiency | None") -> CostSpec:

@@ -150,7 +150,12 @@ def _lengths(plan: Plan) -> tuple[float, float, float]:
     """(mean prompt, mean response, max response) in tokens."""
     p = max(1.0, plan.prompt_len * min(1.0, max(0.0, plan.avg_prompt_fraction)))
     r_max = float(max(0, plan.response_len))
-    r = r_max * min(1.0, max(0.0, plan.avg_response_fraction))
+    frac = plan.avg_response_fraction
+    if frac is None:
+        from .lengths import profile_for
+
+        frac = profile_for(plan.model.name).response_fraction
+    r = r_max * min(1.0, max(0.0, frac))
     return p, r, r_max
 
 
@@ -296,12 +301,14 @@ def drain_seconds(plan: Plan, mc: ModelConsts, active: float, total: int, p: flo
     """(seconds, decode steps) for the last ``active`` sequences of an engine to finish, once no more wait: response
     lengths exponential with the step's mean, capped at the limit (C.RESPONSE_LENGTHS), so that ``active x S(t)``
     remain after ``t`` steps, at context ``prompt + t``; the step ends with its longest response, the expected
-    largest of the step's ``total`` samples (the straggler engine holds it): ``lam x (ln total + 0.5772)``, at
-    most the cap (H_n ~ ln n + Euler's constant for the largest of n exponentials)."""
+    largest of the step's ``total`` samples (the straggler engine holds it): ``lam x H_total``, at most the cap
+    (lengths.harmonic: the expected largest of n exponentials)."""
+    from .lengths import harmonic
+
     lam = length_scale(r, r_max)
     if lam <= 0:
         return 0.0, 0.0
-    end = r_max if math.isinf(lam) else min(r_max, lam * (math.log(max(1, total)) + 0.5772156649))
+    end = r_max if math.isinf(lam) else min(r_max, lam * harmonic(total))
     bins = C.DRAIN_INTEGRATION_BINS
     seconds = 0.0
     for k in range(bins):
@@ -423,15 +430,16 @@ def estimate_time(plan: Plan) -> TimeReport:
     """Seconds per RL step for every phase of ``plan`` that runs (computed lazily)."""
     mc = model_consts(plan.model)
     info: dict[str, float] = {}
+    eff = plan.efficiency  # the fitted constants (costmodel/fitted.yaml) scale the derived seconds
     fns: dict[str, Callable[[], float]] = {
-        Phase.ROLLOUT: lambda: _rollout(plan, mc, info),
-        Phase.OLD_LOG_PROB: lambda: _old_log_prob(plan, mc),
+        Phase.ROLLOUT: lambda: _rollout(plan, mc, info) * eff.rollout_scale + eff.step_fixed_s,
+        Phase.OLD_LOG_PROB: lambda: _old_log_prob(plan, mc) * eff.forward_scale,
     }
     if plan.need_ref:
-        fns[Phase.REF] = lambda: _ref(plan, mc)
-    fns[Phase.ACTOR_UPDATE] = lambda: _update(plan, mc, critic=False)
+        fns[Phase.REF] = lambda: _ref(plan, mc) * eff.forward_scale
+    fns[Phase.ACTOR_UPDATE] = lambda: _update(plan, mc, critic=False) * eff.train_scale
     if plan.need_critic:
-        fns[Phase.CRITIC_UPDATE] = lambda: _update(plan, mc, critic=True)
+        fns[Phase.CRITIC_UPDATE] = lambda: _update(plan, mc, critic=True) * eff.train_scale
     fns[Phase.WEIGHT_SYNC] = lambda: _weight_sync(plan, mc)
     fns[Phase.OFFLOAD] = lambda: _offload(plan, mc)
     p, r, _ = _lengths(plan)

@@ -1,0 +1,250 @@
+"""Time on one GPU what the step-time model prices, and print measured against predicted.
+
+    python benchmarks/gpu_step_probe.py                       # qwen2.5-1.5b on the GPU named by --gpu (h100)
+    python benchmarks/gpu_step_probe.py --model qwen2.5-7b --skip-train --gpu h200
+
+Needs torch and transformers only: the model is built with random weights from one of our model cards
+(``models/*.yaml``, or a card file), nothing is downloaded, no inference engine is used. Terms timed, each beside
+the cost model's own formula for it (rlbatch_solver/costmodel/time.py):
+
+- ``train``: forward + backward of one micro batch of B sequences of S tokens (``_pass_time``, FLOPs x3, no
+  gradient checkpointing, one GPU: no FSDP gathers), derived and times the fitted ``train_scale``;
+- ``forward``: the same micro batch, forward only, no grad (the log-prob pass: FLOPs x1, ``forward_scale``);
+- ``optimizer``: one AdamW step over every parameter, fp32 states (``ADAM_BYTES_PER_PARAM`` over HBM);
+- ``prefill`` and ``decode``: Hugging Face ``generate`` of B prompts of P tokens, N new tokens each, sampled, eager
+  (``_hf_generate``: ``prefill_seconds`` and ``decode_step_seconds`` at mean context P + N/2, ``enforce_eager``);
+  one decode step is (time of N tokens - time of 1 token) / (N - 1).
+
+Each line prints measured / predicted; ``--json FILE`` writes every row. The default sizes (a 1.5B model, micro
+batches up to 8K tokens, generations up to 256 x 64 tokens, one warm-up and 3 timed repeats each) are sized to
+finish well under 10 minutes on one H100 (not yet run on one: the CPU smoke test is all that has run). ``tests/test_gpu_step_probe.py`` runs it on the
+CPU with a tiny card and tiny sizes (skipped where torch is absent; CI never needs a GPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_TRAIN = "1x512,4x1024,8x1024,2x4096,1x8192"
+DEFAULT_DECODE = "1x256x64,16x256x64,64x256x64,256x256x64"
+
+
+def _sizes(text: str, parts: int) -> list[tuple[int, ...]]:
+    out = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        try:
+            nums = tuple(int(x) for x in item.lower().split("x"))
+        except ValueError:
+            nums = ()
+        if len(nums) != parts or min(nums) < 1:
+            raise SystemExit(f"bad size {item!r}: expected {parts} positive integers joined by 'x'")
+        out.append(nums)
+    return out
+
+
+# ----------------------------------------------------------------------------- predictions (our cost model)
+def _plan(card, gpu, batch: int, prompt: int, response: int):
+    from rlbatch_solver.costmodel.plan import Plan
+
+    return Plan(model=card, gpu=gpu, n_gpus=1, gpus_per_node=1, prompt_len=prompt, response_len=response,
+                samples_per_step=batch, mini_batches=1, train_micro=batch, train_token_budget=None,
+                logprob_micro=batch, logprob_token_budget=None, sp=1, shard_degree=1, zero_stage=0,
+                grad_ckpt=False, param_offload=False, optimizer_offload=False, remove_padding=False,
+                entropy_chunking=False, entropy_checkpointing=False, need_ref=False, need_critic=False,
+                critic_micro=batch, engine="hf", rollout_tp=1, gpu_memory_utilization=0.5, free_cache_engine=False,
+                enforce_eager=True, max_num_seqs=batch, max_num_batched_tokens=batch * max(1, prompt))
+
+
+class Model:
+    """The cost model's prediction of each probed term (derived, and with the fitted constant that scales it)."""
+
+    def __init__(self, card, gpu_name: str):
+        from rlbatch_solver.catalog.gpus import load_gpu
+        from rlbatch_solver.costmodel.memory import model_consts
+
+        self.card, self.gpu = card, load_gpu(gpu_name)
+        self.mc = model_consts(card)
+
+    def passes(self, batch: int, seq: int, mult: float) -> float:
+        from rlbatch_solver.costmodel import time as T
+
+        plan = _plan(self.card, self.gpu, batch, seq, 0)
+        mfu = plan.efficiency.mfu_train if mult > 1 else plan.efficiency.mfu_forward
+        seconds, _ = T._pass_time(plan, self.mc, self.mc.params, self.mc.active, batch, batch, None, mult, mfu, 0.0)
+        return seconds
+
+    def optimizer(self) -> float:
+        from rlbatch_solver.costmodel import constants as C
+
+        return C.ADAM_BYTES_PER_PARAM * self.mc.params / (float(self.gpu.hbm_bandwidth_gbps) * 1e9
+                                                          * C.HBM_EFF_OPTIMIZER)
+
+    def prefill(self, batch: int, prompt: int) -> float:
+        from rlbatch_solver.costmodel import time as T
+
+        return T.prefill_seconds(_plan(self.card, self.gpu, batch, prompt, 1), self.mc, batch, prompt)
+
+    def decode_step(self, batch: int, prompt: int, new: int) -> float:
+        from rlbatch_solver.costmodel import constants as C
+        from rlbatch_solver.costmodel import time as T
+
+        kv = float(self.card.kv_bytes_per_token(1, C.KV_DTYPE_BYTES))
+        return T.decode_step_seconds(_plan(self.card, self.gpu, batch, prompt, new), self.mc, batch,
+                                     prompt + new / 2.0, kv)
+
+    @property
+    def scales(self) -> dict[str, float]:
+        from rlbatch_solver.costmodel.efficiency import DEFAULT_EFFICIENCY as E
+
+        return {"train": E.train_scale, "forward": E.forward_scale, "optimizer": E.train_scale,
+                "prefill": E.rollout_scale, "decode": E.rollout_scale}
+
+
+# ----------------------------------------------------------------------------- measurements (torch)
+def build(card, device: str, dtype):
+    """A causal LM of the card's architecture with random weights (transformers' config class for its model_type)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    if getattr(card, "num_experts", 0):
+        raise SystemExit(f"{card.name} is a mixture of experts: the probe builds dense models only")
+    keys = ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
+            "intermediate_size", "vocab_size", "tie_word_embeddings", "max_position_embeddings")
+    config = AutoConfig.for_model(card.model_type, **{k: getattr(card, k) for k in keys if getattr(card, k, None)})
+    config.use_cache = True
+    torch.manual_seed(0)
+    with torch.device(device):
+        try:
+            model = AutoModelForCausalLM.from_config(config, dtype=dtype)  # transformers >= 4.56
+        except TypeError:
+            model = AutoModelForCausalLM.from_config(config, torch_dtype=dtype)
+    return model.eval()
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def timed(fn, device: str, repeats: int, warmup: int = 1) -> float:
+    """The median seconds of ``repeats`` calls after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        fn()
+    _sync(device)
+    out = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        _sync(device)
+        out.append(time.perf_counter() - t)
+    return statistics.median(out)
+
+
+def probe(args) -> list[dict]:
+    import torch
+
+    from rlbatch_solver.catalog.models import load_model
+
+    card = load_model(args.model)
+    ours = Model(card, args.gpu)
+    dtype = torch.float32 if args.dtype == "fp32" else torch.bfloat16
+    model = build(card, args.device, dtype)
+    vocab = card.vocab_size
+    rows: list[dict] = []
+
+    def row(term: str, size: str, measured: float, predicted: float) -> None:
+        scaled = predicted * ours.scales[term]
+        rows.append({"term": term, "size": size, "measured_s": measured, "predicted_s": predicted,
+                     "predicted_fitted_s": scaled})
+        print(f"{term:9s} {size:14s} measured {measured * 1e3:10.2f} ms  predicted {predicted * 1e3:10.2f} ms "
+              f"(x{measured / predicted:5.2f})  with fitted scale {scaled * 1e3:10.2f} ms "
+              f"(x{measured / scaled:5.2f})", flush=True)
+
+    def ids(batch: int, seq: int):
+        return torch.randint(0, vocab, (batch, seq), device=args.device)
+
+    for batch, seq in _sizes(args.train_sizes, 2):
+        x = ids(batch, seq)
+        with torch.no_grad():
+            fwd = timed(lambda: model(input_ids=x, use_cache=False).logits, args.device, args.repeats)
+        row("forward", f"{batch}x{seq}", fwd, ours.passes(batch, seq, 1.0))
+        if args.skip_train:
+            continue
+        model.train()
+
+        def step():
+            model(input_ids=x, labels=x, use_cache=False).loss.backward()
+            model.zero_grad(set_to_none=True)
+
+        row("train", f"{batch}x{seq}", timed(step, args.device, args.repeats), ours.passes(batch, seq, 3.0))
+        model.eval()
+        if args.device.startswith("cuda"):
+            torch.cuda.empty_cache()
+
+    if not args.skip_train:
+        # fp32 parameters, gradients and AdamW states (what ADAM_BYTES_PER_PARAM counts), on a copy of the weights
+        master = [torch.nn.Parameter(p.detach().float()) for p in model.parameters()]
+        for p in master:
+            p.grad = torch.zeros_like(p)
+        opt = torch.optim.AdamW(master, lr=1e-6, foreach=True)
+        row("optimizer", "all params", timed(opt.step, args.device, args.repeats), ours.optimizer())
+        del opt, master
+        if args.device.startswith("cuda"):
+            torch.cuda.empty_cache()
+
+    for batch, prompt, new in _sizes(args.decode_sizes, 3):
+        x = ids(batch, prompt)
+        mask = torch.ones_like(x)
+
+        def gen(n: int):
+            with torch.no_grad():
+                model.generate(input_ids=x, attention_mask=mask, max_new_tokens=n, min_new_tokens=n, do_sample=True,
+                               top_k=0, top_p=1.0, temperature=1.0, pad_token_id=0)
+
+        one = timed(lambda: gen(1), args.device, args.repeats)
+        full = timed(lambda: gen(new), args.device, args.repeats)
+        row("prefill", f"{batch}x{prompt}", one, ours.prefill(batch, prompt))
+        row("decode", f"{batch}x{prompt}+{new}", max(1e-9, (full - one) / max(1, new - 1)),
+            ours.decode_step(batch, prompt, new))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="qwen2.5-1.5b", help="a model card name (models/) or a card YAML file")
+    ap.add_argument("--gpu", default="h100", help="the GPU type the predictions are for (rlbatch catalog gpus)")
+    ap.add_argument("--device", default="cuda", help="torch device (cpu for a smoke test)")
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp32"])
+    ap.add_argument("--train-sizes", default=DEFAULT_TRAIN, help="micro batches BxS (sequences x tokens), commas")
+    ap.add_argument("--decode-sizes", default=DEFAULT_DECODE, help="generations BxPxN (batch x prompt x new tokens)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--skip-train", action="store_true", help="forward and generate only (models too large to train)")
+    ap.add_argument("--json", help="write every row to this file")
+    args = ap.parse_args(argv)
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as err:
+        print(f"the probe needs torch and transformers: {err}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    rows = probe(args)
+    print(f"{len(rows)} terms in {time.perf_counter() - start:.0f} s on {args.device} (predicted for {args.gpu})")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"model": args.model, "gpu": args.gpu, "device": args.device,
+                                               "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
