@@ -98,9 +98,25 @@ def test_an_undated_config_is_checked_with_0_9_1_and_says_no_upgrade():
 
 
 def test_a_dated_config_that_0_9_1_also_passes_has_no_upgrade_line():
-    rep = rb.check(FAQ + ["trainer.use_legacy_worker_impl=auto"])
+    dynamic = [f"{AR}.actor.use_dynamic_bsz=True", f"{AR}.rollout.log_prob_use_dynamic_bsz=True"]
+    rep = rb.check(GLOBAL + dynamic)  # token budgets: 0.9.1 does not read the global micro batches either
     assert rep.version == "0.7.1" and rep.upgrade is not None and rep.upgrade.fails == []
-    assert rep.upgrade.text() is None and rep.to_dict()["upgrade"] == {"version": "0.9.1", "fails": []}
+    assert rep.upgrade.text() is None
+    assert rep.to_dict()["upgrade"] == {"version": "0.9.1", "fails": [], "unknown_keys": []}
+
+
+def test_keys_the_0_9_1_config_lacks_are_named_in_the_upgrade_line():
+    """verl 0.9.1's trainer config has no trainer.use_legacy_worker_impl, nor Megatron's grad_offload: Hydra
+    refuses an override of a key its struct config lacks."""
+    rep = rb.check(FAQ + ["trainer.use_legacy_worker_impl=auto"])
+    assert rep.upgrade.fails == [] and rep.upgrade.unknown_keys == ["trainer.use_legacy_worker_impl"]
+    assert rep.upgrade.text() == ("on verl 0.9.1 this config fails: its config has no trainer.use_legacy_worker_impl "
+                                  "(refused as an unknown key)")
+    mega = rb.check(GLOBAL + [f"{AR}.actor.megatron.grad_offload=True"], framework="verl-megatron")
+    assert mega.version == "0.7.1" and mega.upgrade.unknown_keys == [f"{AR}.actor.megatron.grad_offload"]
+    assert "verl.worker.actor_micro_per_gpu_required" in {r for r, _ in mega.upgrade.fails}
+    old = rb.check(FAQ + [f"{AR}.actor.fsdp_config.grad_offload=False"])  # verl 0.2's: no release we follow has it
+    assert old.version == "0.6.1" and old.upgrade.unknown_keys == [f"{AR}.actor.fsdp_config.grad_offload"]
 
 
 def test_the_upgrade_note_in_check_fix_and_explain_text_and_json():

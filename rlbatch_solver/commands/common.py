@@ -31,19 +31,25 @@ class Upgrade:
     framework: str
     version: str
     fails: list[tuple[str, str]] = field(default_factory=list)
+    unknown_keys: list[str] = field(default_factory=list)  # keys the newest release's config lacks (refused)
 
     def text(self) -> str | None:
         """One line, or None when the newest release passes what the older one passes."""
-        if not self.fails:
+        if not self.fails and not self.unknown_keys:
             return None
-        head = f"on {self.framework} {self.version} this config fails: "
+        parts = []
         if len(self.fails) == 1:
-            return head + ": ".join(self.fails[0])
-        return (head + ", ".join(rule for rule, _ in self.fails)
-                + f" (--framework {self.framework}=={self.version} prints them with their numbers)")
+            parts.append(": ".join(self.fails[0]))
+        elif self.fails:
+            parts.append(", ".join(rule for rule, _ in self.fails)
+                         + f" (--framework {self.framework}=={self.version} prints them with their numbers)")
+        if self.unknown_keys:
+            parts.append(f"its config has no {', '.join(self.unknown_keys)} (refused as an unknown key)")
+        return f"on {self.framework} {self.version} this config fails: " + "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "fails": [{"rule": r, "message": m} for r, m in self.fails]}
+        return {"version": self.version, "fails": [{"rule": r, "message": m} for r, m in self.fails],
+                "unknown_keys": self.unknown_keys}
 
 
 def upgrade_check(asked: Framework, chosen: Framework, flat: Mapping[str, Any], broken: set[str], *,
@@ -58,7 +64,8 @@ def upgrade_check(asked: Framework, chosen: Framework, flat: Mapping[str, Any], 
     except InputError:  # a value the newest release reads differently: its rules cannot say more than the note
         return None
     result = asked.ruleset.check(values)
-    return Upgrade(asked.name, asked.version, [(v.rule, v.message) for v in result.errors if v.rule not in broken])
+    return Upgrade(asked.name, asked.version, [(v.rule, v.message) for v in result.errors if v.rule not in broken],
+                   asked.unknown_keys(flat))
 
 
 def read_inputs(fw: Framework, flat: Mapping[str, Any], *, gpus: int | None, model: str | ModelCard | None,

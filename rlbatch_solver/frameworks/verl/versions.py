@@ -628,6 +628,21 @@ def _listed(versions: frozenset[str]) -> str:
     return ", ".join(sorted(versions))
 
 
+def missing_keys(flat: Mapping[str, object], version: str) -> list[str]:
+    """The keys of a config that ``version``'s trainer config lacks, of those we know to be version-specific: Hydra
+    refuses them ("Could not override '<key>'. ... Key '<name>' is not in struct"; a "+" in front adds one, but the
+    pasted config reads without it)."""
+    out = []
+    for key in flat:
+        bare = str(key).lstrip("+")
+        found = next((versions for prefix, versions in VERSION_KEYS if _matches(bare, prefix)), None)
+        if found is None and any(_matches(bare, prefix) for prefix in PRE_0_6_KEYS):
+            found = frozenset()
+        if found is not None and version not in found:
+            out.append(bare)
+    return out
+
+
 def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
     """The newest version whose trainer config accepts everything version-specific the config sets (keys, and
     values such as the deprecated global micro batches), and why; (None, why) when they disagree or nothing is
