@@ -75,11 +75,20 @@ def print_check(console: Console, report: CheckReport) -> None:
         console.print(f"  source: {v.source}")
     if getattr(report, "memory", None) is not None:
         print_memory_check(console, report.memory, report.framework, getattr(report, "host", None))
+    _print_upgrade(console, report, "\n")
     for note in report.notes:
         console.print(f"\nnote: {note}")
     if report.ignored:
         shown = " ".join(report.ignored[:6]) + (" ..." if len(report.ignored) > 6 else "")
         console.print(f"note: ignored {len(report.ignored)} tokens that are not key=value: {shown}")
+
+
+def _print_upgrade(console: Console, report: Any, before: str = "") -> None:
+    """A config checked with an older release its keys (or its error message) show: what the newest refuses."""
+    upgrade = getattr(report, "upgrade", None)
+    line = upgrade.text() if upgrade is not None else None
+    if line:
+        console.print(f"{before}upgrade: {line}", markup=False, highlight=False)
 
 
 def host_text(host: HostReport) -> str:
@@ -676,6 +685,7 @@ def print_fix(console: Console, report: FixReport) -> None:
     else:
         console.print(f"[bold green]VALID[/] — passes every {head} rule" +
                       (" and fits in memory." if report.memory_evaluated else "."))
+    _print_upgrade(console, report)
     for note in report.notes:
         console.print(f"note: {note}")
     if getattr(report, "host", None) is not None:
@@ -783,6 +793,7 @@ def print_explain(console: Console, report: ExplainReport) -> None:
                 console.print(f"  [bold]{v.rule}[/]: {v.message}")
         else:
             console.print("\nyour config passes every rule we know: the error came from values not pasted here.")
+        _print_upgrade(console, report.check)
     if report.fix is not None and report.fix.changes:
         console.print("\nsmallest fix:")
         for key, old, new in report.fix.diff:

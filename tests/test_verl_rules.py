@@ -71,7 +71,7 @@ def test_mini_larger_than_train():
 
 def test_deprecated_global_micro_passes_driver_fails_worker():
     cfg = replace(SEED_4090, f"{AR}.actor.ppo_micro_batch_size_per_gpu", None) + [f"{AR}.actor.ppo_micro_batch_size=32"]
-    r = rb.check(cfg, gpus=4)
+    r = rb.check(cfg, gpus=4, framework="verl==0.9.1")  # named: unnamed, the global key shows 0.7.1
     assert rules_of(r, Stage.DRIVER) == set()
     assert "verl.worker.actor_micro_per_gpu_required" in rules_of(r, Stage.WORKER_INIT)
 
@@ -207,7 +207,7 @@ def test_step_padding_sets_the_log_prob_batch():
 
 def test_ref_deprecated_global_micro_fails_at_the_first_ref_step():
     cfg = SEED_4090 + [f"{AR}.actor.use_kl_loss=True", f"{AR}.ref.log_prob_micro_batch_size=16"]
-    r = rb.check(cfg, gpus=4)
+    r = rb.check(cfg, gpus=4, framework="verl==0.9.1")
     assert rules_of(r) == {"verl.step.ref_micro_per_gpu_required"}
     assert r.violations[0].stage == Stage.FIRST_STEP
 

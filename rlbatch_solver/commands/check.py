@@ -15,7 +15,7 @@ from ..frameworks import Framework, get_framework
 from ..rules.base import RuleSet, Value, Violation
 from ..rules.ids import memory_rule_id
 from ..scenario import check_length_fraction, check_mean_lengths
-from .common import framework_for, read_inputs, read_config
+from .common import Upgrade, framework_for, read_inputs, read_config, upgrade_check
 
 
 @dataclass
@@ -29,6 +29,7 @@ class CheckReport:
     notes: list[str] = field(default_factory=list)
     memory: "MemoryCheck | None" = None
     host: "HostReport | None" = None  # the node's RAM (costmodel/host.py)
+    upgrade: "Upgrade | None" = None  # checked with an older release its keys show: what the newest refuses
 
     @property
     def valid(self) -> bool:
@@ -50,6 +51,7 @@ class CheckReport:
             "violations": [v.to_dict() for v in self.violations],
             "skipped_rules": [{"rule": r, "why": why} for r, why in self.skipped],
             "notes": self.notes,
+            "upgrade": self.upgrade.to_dict() if self.upgrade is not None else None,
         }
         if self.memory is not None:
             from ..costmodel.accuracy import error_bars_dict
@@ -201,6 +203,7 @@ def check(
     mean_response_len: float | None = None,
     mean_lengths_from: str = "given",
     host_mem_gib: float | None = None,
+    compare_with: str | None = None,
 ) -> CheckReport:
     """Every rule the config breaks, with its numbers, stage and source.
 
@@ -210,12 +213,14 @@ def check(
     max prompt + response (1.0: every one at the limits, the worst case). ``mean_prompt_len`` /
     ``mean_response_len``: the data's mean lengths (tokens) the step time is predicted at (``mean_lengths_from``
     says where they came from); unset, the default shares of the limits (docs/cost-model.md section 4).
+    Checked with an older release than the newest (its keys show it, or ``compare_with`` names the unpinned
+    framework when ``framework`` pins a release an error message showed), ``upgrade`` says what the newest refuses.
     """
     check_length_fraction(length_fraction)
     check_mean_lengths(mean_prompt_len, mean_response_len)
-    fw = get_framework(framework)
-    flat, ignored = read_config(fw, config)
-    fw, version_notes = framework_for(fw, flat)
+    asked = get_framework(framework)
+    flat, ignored = read_config(asked, config)
+    fw, version_notes = framework_for(asked, flat)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
     notes = version_notes + list(fw.config_notes(flat)) + list(fw.value_notes(values))
@@ -234,7 +239,8 @@ def check(
         violations.append(broken_host)
     if card is None:
         notes.append("no --model given: head-count and context-length rules were not checked")
-    return CheckReport(fw.name, fw.version, violations, values, result.skipped, ignored, notes, memory, host)
+    upgrade = upgrade_check(get_framework(compare_with) if compare_with else asked, fw, flat, {v.rule for v in result.errors}, gpus=gpus, model=card)
+    return CheckReport(fw.name, fw.version, violations, values, result.skipped, ignored, notes, memory, host, upgrade)
 
 
 def typical_peaks(spec: Any, values: Mapping[str, Value], length_fraction: float) -> dict[str, int]:

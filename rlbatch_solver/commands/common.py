@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -20,6 +21,51 @@ def framework_for(fw: Framework, flat: Mapping[str, Any]) -> tuple[Framework, li
     if note:
         notes.append(note)
     return chosen, notes
+
+
+@dataclass
+class Upgrade:
+    """A config checked with the older release its keys show: the rules of the newest release that it breaks and
+    the older one does not, (rule id, message) — what breaks on upgrading."""
+
+    framework: str
+    version: str
+    fails: list[tuple[str, str]] = field(default_factory=list)
+    unknown_keys: list[str] = field(default_factory=list)  # keys the newest release's config lacks (refused)
+
+    def text(self) -> str | None:
+        """One line, or None when the newest release passes what the older one passes."""
+        if not self.fails and not self.unknown_keys:
+            return None
+        parts = []
+        if len(self.fails) == 1:
+            parts.append(": ".join(self.fails[0]))
+        elif self.fails:
+            parts.append(", ".join(rule for rule, _ in self.fails)
+                         + f" (--framework {self.framework}=={self.version} prints them with their numbers)")
+        if self.unknown_keys:
+            parts.append(f"its config has no {', '.join(self.unknown_keys)} (refused as an unknown key)")
+        return f"on {self.framework} {self.version} this config fails: " + "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "fails": [{"rule": r, "message": m} for r, m in self.fails],
+                "unknown_keys": self.unknown_keys}
+
+
+def upgrade_check(asked: Framework, chosen: Framework, flat: Mapping[str, Any], broken: set[str], *,
+                  gpus: int | None, model: ModelCard | None) -> Upgrade | None:
+    """When ``chosen`` is an older release that the config's keys show (the user named none), ``asked``'s rules (the
+    newest release's) on the same config: what they refuse beyond ``broken`` (the rule ids the older release
+    refuses). None when the config is checked with the release asked for."""
+    if chosen is asked or chosen.version == asked.version or asked.pinned:
+        return None
+    try:
+        values = asked.to_values(flat, gpus=gpus, model=model)
+    except InputError:  # a value the newest release reads differently: its rules cannot say more than the note
+        return None
+    result = asked.ruleset.check(values)
+    return Upgrade(asked.name, asked.version, [(v.rule, v.message) for v in result.errors if v.rule not in broken],
+                   asked.unknown_keys(flat))
 
 
 def read_inputs(fw: Framework, flat: Mapping[str, Any], *, gpus: int | None, model: str | ModelCard | None,

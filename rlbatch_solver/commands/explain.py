@@ -50,6 +50,7 @@ class ExplainReport:
             "notes": self.notes,
             "rules": [r.__dict__ for r in self.rules],
             "config_breaks": [v.to_dict() for v in self.check.violations] if self.check else None,
+            "upgrade": self.check.upgrade.to_dict() if self.check and self.check.upgrade else None,
             "fix": self.fix.to_dict() if self.fix else None,
             "out_of_memory": self.oom.to_dict() if self.oom is not None else None,
         }
@@ -114,7 +115,9 @@ def explain(
         return report
     if config is not None:
         fw_name = checked_as or framework or found[0][0].framework
-        report.check = check(config, framework=fw_name, gpus=gpus, model=model)
+        # the release the message showed, and what the newest one would refuse on upgrading
+        newest = (framework or found[0][0].framework) if checked_as != framework else None
+        report.check = check(config, framework=fw_name, gpus=gpus, model=model, compare_with=newest)
         ids = {r.rule for r in rules}
         # keep only the matched rules the config actually breaks, when it breaks any of them
         broken = [r for r in rules if r.rule in {v.rule for v in report.check.violations}]

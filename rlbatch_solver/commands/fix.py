@@ -16,7 +16,7 @@ from ..rules.ids import is_memory_rule_id, memory_rule_id, table_phase
 from ..costmodel.efficiency import Efficiency
 from ..scenario import check_length_fraction
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
-from .common import framework_for, read_inputs, read_config, validate_solutions, waste_text
+from .common import Upgrade, framework_for, read_inputs, read_config, upgrade_check, validate_solutions, waste_text
 
 if TYPE_CHECKING:
     from ..costmodel.host import HostReport
@@ -74,6 +74,7 @@ class FixReport:
     partial_broken: list[str] = field(default_factory=list)
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (least MiB anywhere, usable MiB)
     host: HostReport | None = None  # of the answer: the node's RAM (with --gpu and --model)
+    upgrade: Upgrade | None = None  # checked with an older release its keys show: what the newest refuses
 
     @property
     def already_valid(self) -> bool:
@@ -101,6 +102,7 @@ class FixReport:
             "relaxations": self.relaxations,
             "relaxations_tried": self.relaxations_tried,
             "notes": self.notes,
+            "upgrade": self.upgrade.to_dict() if self.upgrade is not None else None,
             "search": {"method": self.method, "configs_evaluated": self.evaluated,
                        "wall_time_s": round(self.wall_time_s, 3)},
             "waste": self.waste,
@@ -321,6 +323,7 @@ class _Job:
     extra_gpus: str | Path | None
     length_fraction: float
     calibration: "Efficiency | None"
+    upgrade: Upgrade | None = None
 
 
 def _job(config: Any, framework: str, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
@@ -330,15 +333,17 @@ def _job(config: Any, framework: str, gpus: int | None, model: str | ModelCard |
     from ..frameworks.repair_policies import policy_for
 
     check_length_fraction(length_fraction)
-    fw = get_framework(framework)
-    flat, _ = read_config(fw, config)
-    fw, version_notes = framework_for(fw, flat)
+    asked = get_framework(framework)
+    flat, _ = read_config(asked, config)
+    fw, version_notes = framework_for(asked, flat)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     kept = _keep_names(fw, keep)
     policy = policy_for(fw.name, fw.ruleset, values)
     notes: list[str] = list(version_notes)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
-    return _Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration)
+    upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
+    return _Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
+                upgrade)
 
 
 def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_gpus: str | Path | None,
@@ -363,7 +368,8 @@ def _report(job: _Job, res: RepairResult, ruleset: RuleSet) -> FixReport:
     before = checked.errors + checked.tolerated  # fix repairs a peak inside the safety margin too
     native, diff, satisfies = _diff(job.fw, res.changes, res.rules_now_satisfied)
     report = FixReport(job.fw.name, job.fw.version, job.values, before, res.solution, res.changes, native, satisfies,
-                       res.status, res.proven, res.wall_time_s, job.memory, notes=job.notes, diff=diff)
+                       res.status, res.proven, res.wall_time_s, job.memory, notes=job.notes, diff=diff,
+                       upgrade=job.upgrade)
     report.method, report.evaluated = res.method, res.evaluated
     return report
 

@@ -252,6 +252,11 @@ class Framework(ABC):
         (verl's version packs); by default this one."""
         return self, None
 
+    def unknown_keys(self, flat: Mapping[str, Any]) -> list[str]:
+        """Keys of a pasted config that this version's own config does not have and its parser refuses (verl:
+        Hydra's struct mode), as far as we know them; none by default."""
+        return []
+
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         """What reading the config assumed or could not read, for ``check`` to print (none by default)."""
         return []

@@ -27,7 +27,7 @@ PP4_VPP2 = {f"{MG}.tensor_model_parallel_size": 2, f"{MG}.pipeline_model_paralle
 
 # rule, framework, config that breaks it, the same config repaired (the rule must not fire)
 VERL_CASES = [
-    ("verl.worker.logprob_micro_per_gpu_required", "verl",
+    ("verl.worker.logprob_micro_per_gpu_required", "verl==0.9.1",  # unnamed, the global key reads 0.7.1
      {**VERL, f"{AR}.rollout.log_prob_micro_batch_size_per_gpu": None, f"{AR}.rollout.log_prob_micro_batch_size": 128},
      VERL),
     ("verl.rollout.replica_fits_nodes", "verl",  # 4 GPUs per replica over nodes of 3 rollout GPUs

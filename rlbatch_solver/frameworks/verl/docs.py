@@ -31,17 +31,23 @@ INTRO_MEGATRON = (
 
 def versions_markdown() -> str:
     """docs/rules-verl.md's table of what each older version we follow does differently (versions.py)."""
-    from .versions import NEWEST, PACKS, VERSIONS, changes
+    from .versions import NEWEST, OLDEST, PACKS, VERSIONS, changes
 
     lines = ["## Other versions: what changes from 0.9.1", "",
              f"`--framework verl==0.8.0` (or 0.7.1, 0.6.1; a patch release we do not list reads its series' rules) "
-             f"checks with that version's rules; with no version, `check`, `fix` and `explain` read it from the "
-             f"config's keys that only some versions have (`trainer.use_legacy_worker_impl`: 0.6-0.7; "
-             f"`critic.model.fsdp_config.*`: 0.6-0.7; `critic.fsdp.*`: 0.8+; `trainer.use_v1`: 0.9; "
-             f"`rollout.mode=sync`: 0.6) or the error message, and say which they used; otherwise {NEWEST}. Each "
-             "version's default code path, and its rules against 0.9.1's (sources inside that version's wheel). "
-             "Upgrading: a rule under *added* is one your config meets for the last time; one under *absent* "
-             "is one 0.9.1 will hold it to.", ""]
+             f"checks with that version's rules; with no version, `check`, `fix` and `explain` read it from what "
+             f"dates the config: keys that only some versions have (`trainer.use_legacy_worker_impl`: 0.6-0.7; "
+             f"`critic.model.fsdp_config.*`: 0.6-0.7; `critic.fsdp.*`: 0.8+; `trainer.use_v1`: 0.9; Megatron's "
+             f"`*.megatron.grad_offload`, `*.load_weight`: up to 0.8; keys of verl 0.5 and older such as "
+             f"`actor.fsdp_config.grad_offload` or `ray_init.*`: {OLDEST}, the oldest we follow), values only some "
+             f"accept (the global `actor.ppo_micro_batch_size`, `rollout.log_prob_micro_batch_size`, "
+             f"`ref.log_prob_micro_batch_size`: 0.7.1, the newest whose legacy workers convert them, 0.8's engine "
+             f"workers refuse them; `rollout.mode=sync`: 0.6; `rollout.name=hf`: 0.6-0.7; `trtllm`: 0.7+), or the "
+             f"error message, and say which they used; otherwise {NEWEST}. A config checked with an older version "
+             f"also gets one line, `upgrade: on verl {NEWEST} this config fails: ...`, naming the {NEWEST} rules it "
+             "breaks that its own version does not (JSON: `upgrade`). Each version's default code path, and its "
+             "rules against 0.9.1's (sources inside that version's wheel). Upgrading: a rule under *added* is one "
+             "your config meets for the last time; one under *absent* is one 0.9.1 will hold it to.", ""]
     for version in VERSIONS[1:]:
         pack, diff = PACKS[version], changes(version)
         lines += [f"### verl {version}", "", f"Default code path: {pack.summary}.", "",

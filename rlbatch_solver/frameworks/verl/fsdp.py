@@ -843,6 +843,10 @@ class VersionPacks:
         return fw, (f"checked with the verl {version} rules: {why}; name another with --framework "
                     f"{self.name}==VERSION")
 
+    def unknown_keys(self, flat: Mapping[str, Any]) -> list[str]:
+        """The version-specific keys (versions.py) this version's trainer config lacks: Hydra refuses them."""
+        return versions.missing_keys(flat, self.version)
+
     def _keys(self) -> dict[str, str]:
         return {name: spec.key for name, spec in self.ruleset.variables.items()}
 

@@ -531,8 +531,9 @@ def resolve(text: str) -> tuple[str, str | None]:
     raise ValueError(v)
 
 
-# Keys that exist only in some versions' trainer config (their generated ppo_trainer.yaml): pasting one shows
-# which versions the config was written for. (key prefix, versions that have it)
+# Keys that exist only in some versions' trainer config (their generated ppo_trainer.yaml and
+# ppo_megatron_trainer.yaml): pasting one shows which versions the config was written for. (key prefix, versions)
+OLDEST = VERSIONS[-1]
 VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
     ("trainer.use_legacy_worker_impl", frozenset({"0.6.1", "0.7.1"})),
     ("trainer.use_v1", frozenset({"0.9.1"})),
@@ -554,28 +555,107 @@ VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
     ("reward.", frozenset({"0.7.1", "0.8.0", "0.9.1"})),
     ("distillation.", frozenset({"0.8.0", "0.9.1"})),
     ("transfer_queue.", frozenset({"0.8.0", "0.9.1"})),
+    # the Megatron trainer's: gone from 0.9.1's engine config (verl/trainer/config/engine/megatron.yaml) and actor
+    # and critic yaml (0.8.0: actor/megatron_actor.yaml, critic/megatron_critic.yaml load_weight)
+    (f"{AR}.actor.megatron.grad_offload", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
+    (f"{AR}.ref.megatron.grad_offload", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
+    ("critic.megatron.grad_offload", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
+    (f"{AR}.actor.load_weight", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
+    (f"{AR}.ref.load_weight", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
+    ("critic.load_weight", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
 )
+
+# Keys of verl 0.5 and older (verl/trainer/config/ppo_trainer.yaml of the 0.2.0.post2 and 0.4.1 wheels,
+# _generated_ppo_trainer.yaml of 0.5.0) that no release we follow has: such a config predates them all and is
+# checked with the oldest, 0.6.1 (its legacy workers and in-process rollout are the closest code path).
+PRE_0_6_KEYS: tuple[str, ...] = (
+    f"{AR}.actor.fsdp_config.grad_offload", "critic.model.fsdp_config.grad_offload",  # 0.2: offload split in two
+    f"{AR}.ref.param_offload", "reward_model.param_offload", "reward_model.model.fsdp_config.min_num_params",
+    f"{AR}.actor.megatron.num_layers_per_virtual_pipeline_stage", f"{AR}.ref.megatron.num_layers_per_virtual_pipeline_stage",
+    "critic.megatron.num_layers_per_virtual_pipeline_stage", "critic.kl_ctrl.",
+    "trainer.remove_previous_ckpt_in_save", "trainer.val_generations_to_log_to_wandb",
+    f"{AR}.actor.profile.", f"{AR}.ref.profile.", "trainer.profile_steps", "trainer.controller_nsight_options.",
+    "trainer.worker_nsight_options.", "trainer.npu_profile.", "ray_init.",  # 0.4-0.5 (0.6: global_profiler, ray_kwargs)
+    f"{AR}.rollout.use_fire_sampling", f"{AR}.model.gradient_checkpointing_kwargs.",
+    "critic.model.gradient_checkpointing_kwargs.", f"{AR}.rollout.multi_turn.completion_callback",
+)
+
+# Keys whose value dates a config. The deprecated global micro batches: the legacy workers, the default up to 0.7
+# (0.7.1 trainer.use_legacy_worker_impl: auto), divide them by the data-parallel size themselves (0.7.1
+# verl/workers/fsdp_workers.py:ActorRolloutRefWorker.__init__ "ppo_micro_batch_size //=", megatron_workers.py:
+# ActorRolloutRefWorker.__init__); 0.8.0 has only the engine workers, which need the _per_gpu keys
+# (verl/workers/engine_workers.py:ActorRolloutRefWorker.init_model asserts them). The newest that accepts them: 0.7.1.
+LEGACY_GLOBAL_MICRO = (f"{AR}.actor.ppo_micro_batch_size", f"{AR}.rollout.log_prob_micro_batch_size",
+                       f"{AR}.ref.log_prob_micro_batch_size")
+# rollout.name: the engines each version registers (verl/workers/rollout/base.py:_ROLLOUT_REGISTRY; "hf" is the
+# legacy workers' own, verl/workers/fsdp_workers.py:ActorRolloutRefWorker._build_rollout, 0.6.1 and 0.7.1;
+# "sglang_async" is 0.4's, fsdp_workers.py of the 0.4.1 wheel; "trtllm" is new in 0.7)
+ROLLOUT_NAMES = {"hf": frozenset({"0.6.1", "0.7.1"}), "sglang_async": frozenset({OLDEST}),
+                 "trtllm": frozenset({"0.7.1", "0.8.0", "0.9.1"})}
+
+
+def _matches(bare: str, prefix: str) -> bool:
+    return bare == prefix or (prefix.endswith(".") and bare.startswith(prefix)) or bare.startswith(prefix + ".")
+
+
+def _set(value: object) -> bool:
+    return value is not None and str(value).strip().strip("'\"").lower() not in ("", "null", "none", "~")
+
+
+def dating(flat: Mapping[str, object]) -> list[tuple[str, str, frozenset[str]]]:
+    """What in a pasted config only some versions accept: (what, why in words, those versions), in the config's
+    order."""
+    out: list[tuple[str, str, frozenset[str]]] = []
+    for key, value in flat.items():
+        bare = str(key).lstrip("+")
+        found = next((versions for prefix, versions in VERSION_KEYS if _matches(bare, prefix)), None)
+        name = str(value).strip().lower()
+        if found is not None:
+            out.append((bare, _listed(found), found))
+        elif any(_matches(bare, prefix) for prefix in PRE_0_6_KEYS):
+            out.append((bare, f"verl 0.5 or older; {OLDEST} is the oldest we follow", frozenset({OLDEST})))
+        elif bare in LEGACY_GLOBAL_MICRO and _set(value):
+            out.append((f"{bare}={value}", "global micro batches: the legacy workers of 0.6-0.7 convert them, 0.8 "
+                        "refuses them", frozenset({"0.6.1", "0.7.1"})))
+        elif bare == f"{AR}.rollout.mode" and name == "sync":
+            out.append((f"{bare}=sync", "0.6.1: removed in 0.7", frozenset({"0.6.1"})))
+        elif bare == f"{AR}.rollout.name" and name in ROLLOUT_NAMES:
+            out.append((f"{bare}={value}", _listed(ROLLOUT_NAMES[name]), ROLLOUT_NAMES[name]))
+    return out
+
+
+def _listed(versions: frozenset[str]) -> str:
+    return ", ".join(sorted(versions))
+
+
+def missing_keys(flat: Mapping[str, object], version: str) -> list[str]:
+    """The keys of a config that ``version``'s trainer config lacks, of those we know to be version-specific: Hydra
+    refuses them ("Could not override '<key>'. ... Key '<name>' is not in struct"; a "+" in front adds one, but the
+    pasted config reads without it)."""
+    out = []
+    for key in flat:
+        bare = str(key).lstrip("+")
+        found = next((versions for prefix, versions in VERSION_KEYS if _matches(bare, prefix)), None)
+        if found is None and any(_matches(bare, prefix) for prefix in PRE_0_6_KEYS):
+            found = frozenset()
+        if found is not None and version not in found:
+            out.append(bare)
+    return out
 
 
 def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
-    """The newest version whose trainer config has every version-specific key the config sets, and why; (None,
-    why) when the keys disagree or none is version-specific."""
+    """The newest version whose trainer config accepts everything version-specific the config sets (keys, and
+    values such as the deprecated global micro batches), and why; (None, why) when they disagree or nothing is
+    version-specific."""
     candidates = set(VERSIONS)
-    seen: list[str] = []
-    for key in flat:
-        bare = str(key).lstrip("+")
-        for prefix, versions in VERSION_KEYS:
-            if bare == prefix or (prefix.endswith(".") and bare.startswith(prefix)) or bare.startswith(prefix + "."):
-                candidates &= versions
-                seen.append(f"{bare} ({', '.join(sorted(versions))})")
-                break
-    mode = flat.get(f"{AR}.rollout.mode")
-    if str(mode).lower() == "sync":
-        candidates &= {"0.6.1"}
-        seen.append(f"{AR}.rollout.mode=sync (0.6.1: removed in 0.7)")
+    seen: dict[str, list[str]] = {}  # why -> what, said once per reason
+    for what, why, versions in dating(flat):
+        candidates &= versions
+        seen.setdefault(why, []).append(what)
+    said = "; ".join(f"{', '.join(whats)} ({why})" for why, whats in seen.items())
     if not seen:
         return None, "no key of the config is specific to a verl version"
     if not candidates:
-        return None, "its version-specific keys belong to no single version: " + "; ".join(seen)
+        return None, "its version-specific keys belong to no single version: " + said
     best = max(candidates, key=lambda v: tuple(int(x) for x in v.split(".")))
-    return best, "its keys " + "; ".join(seen)
+    return best, "its keys " + said

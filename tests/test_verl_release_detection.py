@@ -1,0 +1,145 @@
+"""With no release named, a real verl config is judged by the release its keys show (versions.detect), and a config
+judged by an older release says in one line what verl 0.9.1 refuses (the upgrade note). Cases: tests/verl_releases.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import rlbatch_solver as rb
+import verl_releases as vr
+from rlbatch_solver.frameworks.verl import versions as VV
+
+AR = "actor_rollout_ref"
+CASES = vr.cases()
+
+
+def test_the_cases_are_real_configs_with_their_source_and_release():
+    assert len(CASES) >= 40 and len({c.name for c in CASES}) == len(CASES)
+    assert sum(c.origin == "examples" for c in CASES) >= 20
+    for c in CASES:
+        assert c.source.startswith("https://") and c.release and c.family in ("verl", "verl-megatron"), c.name
+        assert c.framework.split("==")[1] in VV.VERSIONS, c.name
+    assert set(vr.UNDATED) <= {c.name for c in CASES}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_with_no_release_named_a_config_is_judged_as_on_its_release(case):
+    result = next(r for r in vr.results() if r[0] == case)
+    _, named, unnamed, detected = result
+    if case.name in vr.UNDATED:
+        assert named != unnamed and detected == VV.NEWEST, vr.UNDATED[case.name]
+    else:
+        assert named == unnamed, (detected, named, unnamed)
+
+
+def test_the_agreement_in_the_docs_is_todays():
+    doc = vr.DOC.read_text()
+    assert vr.agreement_line() in doc, "run: python tests/verl_releases.py"
+    res = vr.results()
+    assert sum(n == u for _, n, u, _ in res) == len(res) - len(vr.UNDATED)
+
+
+# ----------------------------------------------------------------------------- what dates a config
+FAQ = ["data.train_batch_size=64", f"{AR}.actor.ppo_mini_batch_size=16", "trainer.n_gpus_per_node=4",
+       f"{AR}.actor.ppo_micro_batch_size_per_gpu=4", f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=4",
+       "algorithm.adv_estimator=grpo", f"{AR}.rollout.n=4"]
+GLOBAL = [x for x in FAQ if "micro" not in x] + [f"{AR}.actor.ppo_micro_batch_size=16",
+                                                 f"{AR}.rollout.log_prob_micro_batch_size=16"]
+
+
+@pytest.mark.parametrize("keys,version", [
+    (GLOBAL, "0.7.1"),  # the newest whose (legacy) workers convert the global micro batches
+    (FAQ + [f"{AR}.ref.log_prob_micro_batch_size=8"], "0.7.1"),
+    (FAQ + [f"{AR}.actor.ppo_micro_batch_size=null"], None),  # unset: dates nothing
+    (FAQ + [f"{AR}.actor.fsdp_config.grad_offload=False"], "0.6.1"),  # verl 0.2's key: older than all we follow
+    (FAQ + ["ray_init.num_cpus=8"], "0.6.1"),
+    (FAQ + [f"{AR}.actor.megatron.grad_offload=True"], "0.8.0"),
+    (FAQ + [f"{AR}.rollout.name=hf"], "0.7.1"),
+    (FAQ + [f"{AR}.rollout.name=trtllm"], "0.9.1"),  # new in 0.7: the newest
+    (FAQ + [f"{AR}.rollout.name=trtllm", "trainer.use_legacy_worker_impl=auto"], "0.7.1"),
+    (GLOBAL + ["critic.fsdp.param_offload=True"], None),  # 0.6-0.7 and 0.8-0.9 at once: none
+])
+def test_keys_and_values_that_date_a_config(keys, version):
+    found, why = VV.detect(dict(k.split("=", 1) for k in keys))
+    assert found == version, why
+
+
+def test_the_global_micro_batches_are_refused_by_the_engine_workers_of_0_8_and_0_9():
+    """verl 0.8.0 has no legacy workers (its engine_workers.py asserts the _per_gpu keys): a config with only the
+    global micro batches runs on 0.7.1 at the newest, and fails on both newer packs."""
+    assert rb.check(GLOBAL, framework="verl==0.7.1").valid
+    for newer in ("0.8.0", "0.9.1"):
+        ids = {v.rule for v in rb.check(GLOBAL, framework=f"verl=={newer}").errors}
+        assert {"verl.worker.actor_micro_per_gpu_required", "verl.worker.logprob_micro_per_gpu_required"} <= ids
+
+
+# ----------------------------------------------------------------------------- the upgrade note
+def test_a_dated_config_valid_on_its_release_says_what_fails_on_0_9_1():
+    rep = rb.check(GLOBAL)
+    assert rep.version == "0.7.1" and rep.valid
+    assert any("checked with the verl 0.7.1 rules" in n and "global micro batches" in n for n in rep.notes)
+    assert [r for r, _ in rep.upgrade.fails] == ["verl.worker.actor_micro_per_gpu_required",
+                                                 "verl.worker.logprob_micro_per_gpu_required"]
+    line = rep.upgrade.text()
+    assert line.startswith("on verl 0.9.1 this config fails: verl.worker.actor_micro_per_gpu_required, ")
+    assert "\n" not in line
+    one = rb.check(FAQ + [f"{AR}.ref.log_prob_micro_batch_size=8", f"{AR}.actor.use_kl_loss=True"])
+    assert one.upgrade.text() == ("on verl 0.9.1 this config fails: verl.step.ref_micro_per_gpu_required: "
+                                  + one.upgrade.fails[0][1])
+
+
+def test_an_undated_config_is_checked_with_0_9_1_and_says_no_upgrade():
+    rep = rb.check(FAQ)
+    assert rep.version == VV.NEWEST and rep.upgrade is None and rep.to_dict()["upgrade"] is None
+    # named: the user's release, no upgrade note
+    assert rb.check(GLOBAL, framework="verl==0.7.1").upgrade is None
+
+
+def test_a_dated_config_that_0_9_1_also_passes_has_no_upgrade_line():
+    dynamic = [f"{AR}.actor.use_dynamic_bsz=True", f"{AR}.rollout.log_prob_use_dynamic_bsz=True"]
+    rep = rb.check(GLOBAL + dynamic)  # token budgets: 0.9.1 does not read the global micro batches either
+    assert rep.version == "0.7.1" and rep.upgrade is not None and rep.upgrade.fails == []
+    assert rep.upgrade.text() is None
+    assert rep.to_dict()["upgrade"] == {"version": "0.9.1", "fails": [], "unknown_keys": []}
+
+
+def test_keys_the_0_9_1_config_lacks_are_named_in_the_upgrade_line():
+    """verl 0.9.1's trainer config has no trainer.use_legacy_worker_impl, nor Megatron's grad_offload: Hydra
+    refuses an override of a key its struct config lacks."""
+    rep = rb.check(FAQ + ["trainer.use_legacy_worker_impl=auto"])
+    assert rep.upgrade.fails == [] and rep.upgrade.unknown_keys == ["trainer.use_legacy_worker_impl"]
+    assert rep.upgrade.text() == ("on verl 0.9.1 this config fails: its config has no trainer.use_legacy_worker_impl "
+                                  "(refused as an unknown key)")
+    mega = rb.check(GLOBAL + [f"{AR}.actor.megatron.grad_offload=True"], framework="verl-megatron")
+    assert mega.version == "0.7.1" and mega.upgrade.unknown_keys == [f"{AR}.actor.megatron.grad_offload"]
+    assert "verl.worker.actor_micro_per_gpu_required" in {r for r, _ in mega.upgrade.fails}
+    old = rb.check(FAQ + [f"{AR}.actor.fsdp_config.grad_offload=False"])  # verl 0.2's: no release we follow has it
+    assert old.version == "0.6.1" and old.upgrade.unknown_keys == [f"{AR}.actor.fsdp_config.grad_offload"]
+
+
+def test_the_upgrade_note_in_check_fix_and_explain_text_and_json():
+    from typer.testing import CliRunner
+
+    from rlbatch_solver.cli import app
+
+    runner = CliRunner()
+    out = runner.invoke(app, ["check", "--", *GLOBAL])
+    assert out.exit_code == 0 and "upgrade: on verl 0.9.1 this config fails: verl.worker.actor_micro" in out.output
+    data = json.loads(runner.invoke(app, ["check", "--json", "--", *GLOBAL]).stdout)
+    assert data["rules_version"] == "0.7.1" and data["upgrade"]["version"] == "0.9.1"
+    assert data["upgrade"]["fails"][0]["rule"] == "verl.worker.actor_micro_per_gpu_required"
+    fixed = runner.invoke(app, ["fix", "--", *GLOBAL])
+    assert "upgrade: on verl 0.9.1 this config fails:" in fixed.output
+    fix_json = json.loads(runner.invoke(app, ["fix", "--json", "--", *GLOBAL]).stdout)
+    assert [f["rule"] for f in fix_json["upgrade"]["fails"]][:1] == ["verl.worker.actor_micro_per_gpu_required"]
+    # explain: the legacy workers' message picks 0.7.1 from the message; the note says what 0.9.1 refuses
+    bad = [x for x in GLOBAL if "ppo_micro" not in x] + [f"{AR}.actor.ppo_micro_batch_size=12"]
+    msg = "AssertionError: normalized ppo_mini_batch_size should be divisible by ppo_micro_batch_size_per_gpu"
+    exp = rb.explain(msg, config=bad, time_limit_s=10)
+    assert exp.check.version == "0.7.1" and "verl.worker.actor_micro_per_gpu_required" in {
+        r for r, _ in exp.check.upgrade.fails}
+    assert exp.to_dict()["upgrade"]["version"] == "0.9.1"
+    text = runner.invoke(app, ["explain", msg, "--", *bad]).output
+    assert "upgrade: on verl 0.9.1 this config fails:" in text
