@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import yaml
-
-from ..errors import InputError, did_you_mean, shown
+from .. import safe_input
+from ..errors import InputError, did_you_mean
 
 GIB = 2**30
 MIB = 2**20
@@ -265,16 +264,7 @@ def _entries(data: Any, origin: str, where: str) -> list[Any]:
 
 
 def _load_yaml(text: str, origin: str, where: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None)
-        if mark is not None and problem:
-            detail = f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
-        else:
-            detail = " ".join(str(err).split())
-        raise InputError(origin, f"{where} is not valid YAML ({detail}).", "Fix the YAML syntax.") from None
+    return safe_input.load_yaml(text, origin, where)
 
 
 def _check_unique(gpus: Iterable[GPU], origin: str) -> None:
@@ -307,19 +297,7 @@ def _builtin() -> tuple[GPU, ...]:
 def _read_user_file(path: str | Path) -> tuple[list[Any], Path]:
     origin = "gpu-file"
     p = Path(path).expanduser()
-    try:
-        exists, is_file = p.exists(), p.is_file()
-    except (OSError, ValueError):  # a name too long for a path, or with a NUL byte
-        exists = is_file = False
-    if not exists:
-        raise InputError(origin, f"file not found: {shown(p, 60)}.", "Check the path passed with --gpu-file.")
-    if not is_file:
-        raise InputError(origin, f"{p} is not a file.", "Pass a YAML file with --gpu-file.")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        reason = getattr(err, "strerror", None) or str(err)
-        raise InputError(origin, f"cannot read {p}: {reason}.", "Check the file and its permissions.") from None
+    text = safe_input.read_text(p, origin, safe_input.MAX_CONFIG_BYTES, "a YAML file of GPU types (docs/gpus.md)")
     return _entries(_load_yaml(text, origin, str(p)), origin, str(p)), p
 
 
