@@ -40,6 +40,7 @@ MAX_CONFIG_BYTES = 1 * MiB
 MAX_SCRIPT_BYTES = 1 * MiB
 # Run logs (calibrate) and sweep results files: a long run's step lines or a sweep of many thousand points.
 MAX_LOG_BYTES = 32 * MiB
+MAX_LOG_LINE = 64 * KiB  # one line of a log or results file: longer lines are skipped (a step line is a few KiB)
 MAX_YAML_CHARS = MAX_CONFIG_BYTES
 MAX_DEPTH = 64  # levels of nesting: framework configs nest fewer than 10
 MAX_ALIASES = 100  # YAML aliases (*name) in one document: configs use a handful
@@ -50,6 +51,14 @@ MAX_SCRIPT_EXPANDED = 1 * MiB  # all of a script's lines after expansion
 
 def _where(path: Any) -> str:
     return shown(path, 60)
+
+
+def exists(path: str | Path) -> bool:
+    """Whether anything is at ``path`` (a name no file system takes, too long or with a NUL byte: nothing is)."""
+    try:
+        return Path(str(path)).expanduser().exists()
+    except (OSError, ValueError):
+        return False
 
 
 def regular_file(path: str | Path, field: str, what: str) -> Path:

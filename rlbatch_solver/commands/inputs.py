@@ -216,10 +216,12 @@ def write_script(script: str, native: List[str], framework: str, out: str, drop:
     from pathlib import Path
 
     from ..frameworks import get_framework
+    from ..safe_input import MAX_SCRIPT_BYTES, read_text
     from ..script_rewrite import rewrite_script
 
     fw = get_framework(framework)
-    done = rewrite_script(Path(script).expanduser().read_text(encoding="utf-8"), native, fw.syntax,
+    text = read_text(script, "script", MAX_SCRIPT_BYTES, "the shell script you launch the run with")
+    done = rewrite_script(text, native, fw.syntax,
                           fw.script_entries(), fw.launcher_entries, fw.launcher_keys, drop)
     try:
         Path(out).expanduser().write_text(done.text, encoding="utf-8")

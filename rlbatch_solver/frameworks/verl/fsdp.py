@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
+from ... import safe_input
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleSet, Value, VarSpec
@@ -452,8 +453,8 @@ def _yaml_value(raw: str) -> Any:
     text = raw.strip()
     if text[:1] in "[{":
         try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError:
+            return safe_input.load_yaml(text, "config")
+        except InputError:  # not YAML, or beyond its limits: passed on as the text it is
             pass
     return parse_scalar(raw)
 
