@@ -80,6 +80,17 @@ def regular_file(path: str | Path, field: str, what: str) -> Path:
     return p
 
 
+def output_file(path: str | Path, field: str, what: str) -> Path:
+    """``path`` as a file to write: new, or a regular file that is there (a pipe would block the write, a device
+    swallow it); else an ``InputError`` naming ``field``."""
+    if exists(path):
+        return regular_file(path, field, what)
+    p = Path(str(path)).expanduser()
+    if "\x00" in str(path):
+        raise InputError(field, f"{_where(path)!r} is not a path (it holds a NUL byte).", f"pass {what}.")
+    return p
+
+
 def _too_large(field: str, path: Any, limit: int, what: str) -> InputError:
     return InputError(field, f"{_where(path)!r} is larger than {limit:,} bytes, more than any {what} we read.",
                       f"pass {what}; cut the file to what it needs to hold.")

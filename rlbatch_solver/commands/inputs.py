@@ -213,18 +213,18 @@ def script_to_write(overrides: Optional[List[str]], write: Optional[str]) -> Opt
 def write_script(script: str, native: List[str], framework: str, out: str, drop: List[str] = ()) -> "Rewrite":
     """``script`` with the changed keys ``native`` written in and the keys of ``drop`` taken out
     (``script_rewrite``), saved to ``out``."""
-    from pathlib import Path
 
     from ..frameworks import get_framework
-    from ..safe_input import MAX_SCRIPT_BYTES, read_text
+    from ..safe_input import MAX_SCRIPT_BYTES, output_file, read_text
     from ..script_rewrite import rewrite_script
 
     fw = get_framework(framework)
     text = read_text(script, "script", MAX_SCRIPT_BYTES, "the shell script you launch the run with")
     done = rewrite_script(text, native, fw.syntax,
                           fw.script_entries(), fw.launcher_entries, fw.launcher_keys, drop)
+    target = output_file(out, "write", "a new file for the script (--write fixed.sh)")
     try:
-        Path(out).expanduser().write_text(done.text, encoding="utf-8")
+        target.write_text(done.text, encoding="utf-8")
     except OSError as err:
         raise InputError("write", f"cannot write {out}: {err.strerror}.", "pass a writable path.") from None
     return done
