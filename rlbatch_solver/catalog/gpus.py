@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .. import safe_input
-from ..errors import InputError, did_you_mean
+from ..errors import InputError, did_you_mean, shown
 
 GIB = 2**30
 MIB = 2**20
@@ -100,10 +100,14 @@ def _number(raw: Any, field: str, fix: str) -> float:
         except ValueError:
             raise InputError(field, f"must be a number, got {raw!r}.", fix) from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(field, f"must be a number, got {raw!r}.", fix)
-    if not math.isfinite(value):
-        raise InputError(field, f"must be a finite number, got {raw!r}.", fix)
-    return float(value)
+        raise InputError(field, f"must be a number, got {shown(repr(raw), 40)}.", fix)
+    try:
+        number = float(value)  # an integer of 400 digits is no float
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise InputError(field, f"must be a finite number, got {shown(repr(raw), 40)}.", fix)
+    return number
 
 
 def _parse_entry(entry: Any, index: int, origin: str, base: GPU | None = None,

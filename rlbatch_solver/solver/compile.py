@@ -13,9 +13,12 @@ CP-SAT's truncating division equals Python's floor division.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Union
 
 from ortools.sat.python import cp_model
+
+from ..errors import InputError
 
 from ..rules.expr import (
     BinOp,
@@ -35,6 +38,11 @@ from ..rules.expr import (
 
 Linear = Union[cp_model.LinearExpr, cp_model.IntVar, int]
 Lit = Union[cp_model.IntVar, "cp_model._NotBooleanVariable"]  # noqa: F821
+
+
+# Rows of one rule's table (the product of its inputs' domains): the frameworks' default spaces stay under 10,000;
+# beyond this a search would spend minutes and gigabytes tabling it.
+MAX_TABLE_ROWS = 100_000
 
 
 class CompileError(ValueError):
@@ -222,6 +230,11 @@ class Compiler:
             if i.name not in self.domains:
                 raise CompileError(f"table {e.name}: input {i.name} is not a decision variable")
             doms.append(self.domains[i.name])
+        combinations = math.prod(len(d) for d in doms)
+        if combinations > MAX_TABLE_ROWS:  # only searched lists this long get here: the defaults table < 10,000
+            raise InputError("search", f"the values searched make {combinations:,} combinations of "
+                             f"{', '.join(i.name for i in e.inputs)}, more than the {MAX_TABLE_ROWS:,} one rule may "
+                             "weigh.", "search fewer values (a handful per key) or fewer keys at once.")
         free = [k for k, d in enumerate(doms) if len(d) > 1]
         names = [i.name for i in e.inputs]
         keep = self.row_filter.predicate([names[k] for k in free]) if self.row_filter is not None and free else None
