@@ -82,17 +82,25 @@ def regular_file(path: str | Path, field: str, what: str) -> Path:
 
 def output_file(path: str | Path, field: str, what: str) -> Path:
     """``path`` as a file to write: new, or a regular file that is there (a pipe would block the write, a device
-    swallow it); else an ``InputError`` naming ``field``."""
-    if exists(path):
-        return regular_file(path, field, what)
+    swallow it); else an ``InputError`` naming ``field`` (a name too long or with a NUL byte too)."""
     p = Path(str(path)).expanduser()
-    if "\x00" in str(path):
-        raise InputError(field, f"{_where(path)!r} is not a path (it holds a NUL byte).", f"pass {what}.")
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        return p
+    except (OSError, ValueError) as err:
+        reason = getattr(err, "strerror", None) or "not a path"
+        raise InputError(field, f"cannot write {_where(path)!r}: {reason}.", f"pass {what}.") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(field, f"{_where(path)!r} is a directory, not a file.", f"pass {what}.")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(field, f"{_where(path)!r} is not a regular file (a device, a pipe or a socket).",
+                         f"pass {what}.")
     return p
 
 
 def _too_large(field: str, path: Any, limit: int, what: str) -> InputError:
-    return InputError(field, f"{_where(path)!r} is larger than {limit:,} bytes, more than any {what} we read.",
+    return InputError(field, f"{_where(path)!r} is larger than {limit:,} bytes, the most this option reads.",
                       f"pass {what}; cut the file to what it needs to hold.")
 
 

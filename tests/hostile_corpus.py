@@ -110,8 +110,8 @@ GOOD_SCRIPT = ("#!/bin/bash\nMICRO=4\npython3 -m verl.trainer.main_ppo trainer.n
                "  data.max_prompt_length=512 data.max_response_length=512\n")
 GOOD_LOG = ("step:1 - timing_s/gen:30 - timing_s/update_actor:20 - response_length/mean:400\n"
             "step:2 - timing_s/gen:30 - timing_s/update_actor:20 - response_length/mean:400\n")
-GOOD_GRID = ("framework: verl\nmodels: [qwen2.5-1.5b]\ngpus: [rtx4090]\ncounts: [4]\nalgorithms: [grpo]\n"
-             "prompt_length: 512\nresponse_length: 512\nn: 8\ntime_limit_s: 0.5\n")
+GOOD_GRID = ("framework: verl\ngpu: [rtx4090]\ngpus: [4]\nmodel: qwen2.5-1.5b\nalgorithm: grpo\nn: 8\n"
+             "prompt_length: 512\nresponse_length: 512\ntime_limit_s: 0.5\n")
 
 
 def _text_attacks() -> dict[str, str | bytes]:
@@ -157,7 +157,7 @@ def _text_attacks() -> dict[str, str | bytes]:
         "long_line.sh": "#!/bin/bash\npython3 -m verl.trainer.main_ppo data.train_batch_size=" + "9" * MB + "\n",
         "long_line_hashes.sh": "#!/bin/bash\necho " + "'#' #" * 12_000 + "\n",
         "many_continuations.sh": "#!/bin/bash\npython3 -m verl.trainer.main_ppo \\\n" + " a=1 \\\n" * 150_000,
-        "arith_bomb.sh": "#!/bin/bash\nA=999999999999\n" + "".join(f"A=$((A*A*A*A*A*A*A*A))\n" for _ in range(30))
+        "arith_bomb.sh": "#!/bin/bash\nA=999999999999\n" + "A=$((A*A*A*A*A*A*A*A))\n" * 30
                          + "python3 -m verl.trainer.main_ppo data.train_batch_size=$((A*A))\n",
         "paren_bomb.sh": "#!/bin/bash\nP=" + "(" * 5_000 + "1" + ")" * 5_000
                          + "\npython3 -m verl.trainer.main_ppo data.train_batch_size=$((P))\n",
@@ -182,8 +182,10 @@ def _text_attacks() -> dict[str, str | bytes]:
                                 + "]" * 3_000 + "}\n",
         "calibration_nan.yaml": "rlbatch_calibration: 1\ngpu: rtx4090\nefficiency: {mfu_train: .nan}\n",
         "scenario_bad.yaml": "framework: verl\ngpus: -4\nmodel: " + "q" * 10_000 + "\nn: 1e400\n",
-        "grid_huge.yaml": "framework: verl\nmodels: [qwen2.5-1.5b]\ngpus: [rtx4090]\ncounts: ["
-                          + ", ".join(str(i) for i in range(1, 5_000)) + "]\nalgorithms: [grpo]\n",
+        "grid_huge.yaml": "framework: verl\ngpu: [rtx4090, h100]\nmodel: qwen2.5-1.5b\nalgorithm: grpo\ngpus: ["
+                          + ", ".join(str(i) for i in range(1, 201)) + "]\nn: ["
+                          + ", ".join(str(i) for i in range(1, 101)) + "]\ntime_limit_s: .inf\n",
+        "grid_forever.yaml": GOOD_GRID.replace("time_limit_s: 0.5", "time_limit_s: 1e300"),
         "gpu_entries_bad.yaml": "- name: x1\n  memory_gib: " + "9" * 400 + "\n  bf16_tflops: .inf\n",
     }
 
@@ -220,6 +222,11 @@ NOT_REGULAR = ("fifo", "folder", "/dev/zero", "/dev/urandom", "/dev/null", "miss
 # Shapes that parse slowly where they are accepted (a legal 900 KB value, 120,000 keys, 150,000 continuation
 # lines): each goes to a sample of the slots, not to all of them.
 SLOW_SHAPES = ("long_value.yaml", "many_keys.yaml", "many_continuations.sh", "long_line.log", "oversize.yaml")
+
+# The attack shapes of issue 27 go to every slot; the other files to a sample of them.
+ALWAYS = NOT_REGULAR + ("deep_flow_seq.yaml", "deep_flow_map.yaml", "deep_block_map.yaml", "laughs_values.yaml",
+                        "laughs_keys.yaml", "alias_loop.yaml", "doubling.sh", "long_line.sh", "binary.bin",
+                        "latin1.yaml", "empty.yaml", "deep.json")
 
 HUGE = ["9" * 100, "1" + "0" * 80, "-1", "0", "-0", "nan", "inf", "-inf", "1e308", "1.5", "abc", "", "0x10", "\u0663"]
 NUMERIC_OPTIONS = {
@@ -307,7 +314,7 @@ def invocations(files: dict[str, str], new_path) -> list[list[str]]:
     cases: list[list[str]] = []
     for slot, template in SLOTS.items():
         for name in hostile:
-            if name in SLOW_SHAPES and rng.random() > 0.25:
+            if rng.random() > (0.25 if name in SLOW_SHAPES else 1.0 if name in ALWAYS else 0.7):
                 continue
             cases.append(_fill(template, files, files[name], new_path))
     for template in WRITE_SLOTS.values():

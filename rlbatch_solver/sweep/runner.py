@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import InputError, shown
-from ..safe_input import MAX_LOG_BYTES, MAX_LOG_LINE, exists, parse_json_line, read_text, regular_file
+from ..safe_input import MAX_LOG_BYTES, MAX_LOG_LINE, exists, output_file, parse_json_line, read_text
 from .grid import Grid, Point
 
 GIB = 2**30
@@ -233,9 +233,8 @@ def run_sweep(
     fn: Callable[[Point], dict] = evaluate_point,
 ) -> SweepSummary:
     """Evaluate every point not already in ``out``; append each result as it finishes."""
-    path = Path(out)
-    if exists(path):  # a pipe or a device would block or never end: only a results file is appended to
-        regular_file(path, "out", "a results file (JSON lines), new or from an earlier sweep")
+    # a pipe or a device would block or never end: only a results file, new or there, is appended to
+    path = output_file(out, "out", "a results file (JSON lines), new or from an earlier sweep")
     if exists(path) and path.stat().st_size and not resume:
         raise InputError("out", f"{path} already has results.", "pass --resume to continue it, or choose a new --out.")
     if backend not in ("local", "ray"):
@@ -252,7 +251,11 @@ def run_sweep(
     todo = [p for p in grid.points if p.id not in done]
     start = time.perf_counter()
     counts = {"ok": 0, "infeasible": 0, "error": 0}
-    writer = ResultWriter(path)
+    try:
+        writer = ResultWriter(path)
+    except (OSError, ValueError) as err:
+        raise InputError("out", f"cannot write {shown(path, 60)}: {getattr(err, 'strerror', None) or err}.",
+                         "pass a writable --out path.") from None
     stream = _local(todo, workers, fn) if backend == "local" else _ray(todo, workers, fn, ray_address)
     try:
         if progress and todo:
