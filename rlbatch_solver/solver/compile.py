@@ -231,10 +231,11 @@ class Compiler:
                 raise CompileError(f"table {e.name}: input {i.name} is not a decision variable")
             doms.append(self.domains[i.name])
         combinations = math.prod(len(d) for d in doms)
-        if combinations > MAX_TABLE_ROWS:  # only searched lists this long get here: the defaults table < 10,000
-            raise InputError("search", f"the values searched make {combinations:,} combinations of "
-                             f"{', '.join(i.name for i in e.inputs)}, more than the {MAX_TABLE_ROWS:,} one rule may "
-                             "weigh.", "search fewer values (a handful per key) or fewer keys at once.")
+        if combinations > MAX_TABLE_ROWS:  # long searched lists or huge sizes get here: the defaults table < 10,000
+            raise InputError(", ".join(i.name for i in e.inputs),
+                             f"their candidate values make {combinations:,} combinations, more than the "
+                             f"{MAX_TABLE_ROWS:,} one rule may weigh.",
+                             "search a handful of values per key, and give sizes a run uses (at most a few million).")
         free = [k for k, d in enumerate(doms) if len(d) > 1]
         names = [i.name for i in e.inputs]
         keep = self.row_filter.predicate([names[k] for k in free]) if self.row_filter is not None and free else None

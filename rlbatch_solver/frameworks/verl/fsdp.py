@@ -32,7 +32,7 @@ from ...rules.ids import tie_rule
 from . import columns, docs, errors, repair, versions
 from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
-from ..base import Framework, Space, attention_constants, of_absent_model, pow2
+from ..base import Framework, Space, attention_constants, divisors, of_absent_model, pow2
 from ..overrides import hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
 
 # algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
@@ -802,7 +802,8 @@ class VersionPacks:
             out[train_key] = max(step, step * round(default_train / step))
         train = fixed.get(train_key, out.get(train_key))
         if mini_key not in fixed and mini_key not in searched and isinstance(train, int) and train > 0:
-            minis = [d for d in range(unit, max(unit, train // updates) + 1, unit) if train % d == 0]
+            top = max(unit, train // updates)  # the multiples of unit up to it that divide the batch
+            minis = [d for d in divisors(train) if d % unit == 0 and d <= top]
             if minis:
                 out[mini_key] = minis[-1]
         return out
