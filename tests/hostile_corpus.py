@@ -291,6 +291,26 @@ def _argument_cases(rng: random.Random) -> list[list[str]]:
         out.append(["check", "--gpus", "4", "--", *FAQ, override])
         out.append(["fix", "--gpus", "4", *FAST, "--", *FAQ, override])
         out.append(["recommend", "--top", "1", *FAST, *SCENARIO, "--set", override])
+    big = ["data.train_batch_size=1000000000", "actor_rollout_ref.rollout.n=1000000000",
+           "actor_rollout_ref.actor.ppo_mini_batch_size=999999999",
+           "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=999999937"]  # sizes at the limit (10**9)
+    for gpus in ("4", "65536"):
+        out.append(["check", "--gpus", gpus, "--gpu", "h100", "--model", "qwen2.5-7b", "--", *big])
+        out.append(["fix", "--gpus", gpus, *FAST, "--", *big])
+        out.append(["fix", "--gpus", gpus, "--gpu", "h100", "--model", "qwen2.5-7b", *FAST, "--", *big])
+        out.append(["explain", RULE_ERROR.replace("size should", "size 999999999 should") + " 24", "--gpus", gpus,
+                    *FAST, "--", *big])
+        out.append(["recommend", "--top", "1", *FAST, "--gpus", gpus, "--gpu", "h100", "--model", "qwen2.5-7b",
+                    *[arg for item in big[:2] for arg in ("--set", item)]])
+        out.append(["enumerate", "--limit", "5", *FAST, "--gpus", gpus, "--set", big[0], "--set", big[1]])
+    for framework, args in (("openrlhf", ["--train.batch_size", "1000000000", "--rollout.batch_size", "999999999",
+                                          "--rollout.n_samples_per_prompt", "1000000000"]),
+                            ("swift", ["--per_device_train_batch_size", "1000000000", "--num_generations",
+                                       "999999937", "--gradient_accumulation_steps", "1000000000"]),
+                            ("trl", ["--num_processes", "65536", "--per_device_train_batch_size", "1000000000",
+                                     "--num_generations", "999999937"])):
+        out.append(["check", "--framework", framework, "--gpus", "65536", "--", *args])
+        out.append(["fix", "--framework", framework, "--gpus", "65536", *FAST, "--", *args])
     out.append(["check", "--gpus", "4", "--", *FAQ, *[f"k{i}=1" for i in range(20_000)]])
     out.append(["check", "--framework", "trl", "--", *TRL, "--lora_target_modules", DEEP_VALUE])
     out.append(["fix", "--gpus", "4", "--keep", "," * 100_000 + "data.train_batch_size", *FAST, "--", *FAQ])

@@ -19,8 +19,8 @@ from typing import Callable, Union
 from ortools.sat.python import cp_model
 
 from ..errors import InputError
-
 from ..rules.expr import (
+    variables,
     BinOp,
     BoolConst,
     BoolExpr,
@@ -43,6 +43,7 @@ Lit = Union[cp_model.IntVar, "cp_model._NotBooleanVariable"]  # noqa: F821
 # Rows of one rule's table (the product of its inputs' domains): the frameworks' default spaces stay under 10,000;
 # beyond this a search would spend minutes and gigabytes tabling it.
 MAX_TABLE_ROWS = 100_000
+MAX_SOLVER_INT = 2**62  # CP-SAT's integers are 64-bit: a product of sizes must stay inside them
 
 
 class CompileError(ValueError):
@@ -181,6 +182,10 @@ class Compiler:
         if op == "*":
             corners = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
             lo, hi = min(corners), max(corners)
+            if max(-lo, hi) > MAX_SOLVER_INT:
+                raise InputError(" * ".join(sorted(variables(e))), f"the sizes given make this product reach {max(-lo, hi):,}, beyond the "
+                                 "64-bit integers the solver holds.",
+                                 "give sizes a run uses (a batch, a count of responses: at most a few million).")
             if isinstance(b, int):
                 return a * b, lo, hi
             if isinstance(a, int):
