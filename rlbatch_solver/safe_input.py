@@ -131,10 +131,12 @@ def read_bytes(path: str | Path, field: str, limit: int, what: str) -> bytes:
 def read_text(path: str | Path, field: str, limit: int = MAX_CONFIG_BYTES, what: str = "a YAML file",
               lenient: bool = False) -> str:
     """The text of the regular file ``path``: at most ``limit`` bytes of UTF-8 without NUL bytes, else an
-    ``InputError`` naming ``field``. ``lenient``: bytes that are not UTF-8 read as U+FFFD (a log with a stray
-    byte is still a log); NUL bytes are still refused."""
+    ``InputError`` naming ``field``. ``lenient`` (logs, results files): bytes that are not UTF-8 read as U+FFFD and
+    NUL bytes are dropped (a log with a stray byte, or padded by a crash, is still a log)."""
     data = read_bytes(path, field, limit, what)
-    if b"\x00" in data:
+    if lenient:
+        data = data.replace(b"\x00", b"")  # a log cut by a crash is often padded with NUL bytes
+    elif b"\x00" in data:
         raise InputError(field, f"{_where(path)!r} is not a text file (it holds NUL bytes).", f"pass {what}.")
     try:
         return data.decode("utf-8", errors="replace" if lenient else "strict")
