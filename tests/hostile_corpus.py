@@ -334,7 +334,7 @@ def invocations(files: dict[str, str], new_path) -> list[list[str]]:
     cases: list[list[str]] = []
     for slot, template in SLOTS.items():
         for name in hostile:
-            if rng.random() > (0.25 if name in SLOW_SHAPES else 1.0 if name in ALWAYS else 0.7):
+            if rng.random() > (0.25 if name in SLOW_SHAPES else 1.0 if name in ALWAYS else 0.4):
                 continue
             cases.append(_fill(template, files, files[name], new_path))
     for template in WRITE_SLOTS.values():
