@@ -246,8 +246,8 @@ def run_sweep(
     except (OSError, ValueError) as err:
         raise InputError("out", f"cannot create the folder of {shown(path, 60)}: "
                          f"{getattr(err, 'strerror', None) or err}.", "pass a writable --out path.") from None
+    done = {r["id"] for r in read_results(path, "out")}  # first: it refuses a file beyond MAX_LOG_BYTES
     _drop_torn_tail(path)
-    done = {r["id"] for r in read_results(path, "out")}
     todo = [p for p in grid.points if p.id not in done]
     start = time.perf_counter()
     counts = {"ok": 0, "infeasible": 0, "error": 0}
