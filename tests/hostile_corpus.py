@@ -45,6 +45,7 @@ SLOTS: dict[str, list[str]] = {
     "fix script": ["fix", *FAST, "@F"],
     "fix --config": ["fix", "--gpus", "4", *FAST, "--config", "@F"],
     "fix --write": ["fix", *FAST, "@SCRIPT", "--write", "@F"],
+    "fix script --write": ["fix", *FAST, "@F", "--write", "@NEW"],
     "explain script": ["explain", RULE_ERROR, *FAST, "--", "@F"],
     "explain --config": ["explain", RULE_ERROR, "--gpus", "4", *FAST, "--config", "@F"],
     "explain --model": ["explain", OOM_ERROR, "--gpus", "4", "--gpu", "rtx4090", "--model", "@F", *FAST, "--",
@@ -163,6 +164,9 @@ def _text_attacks() -> dict[str, str | bytes]:
                          + "\npython3 -m verl.trainer.main_ppo data.train_batch_size=$((P))\n",
         "default_nest.sh": "#!/bin/bash\npython3 -m verl.trainer.main_ppo data.train_batch_size="
                            + "${A:-" * 2_000 + "64" + "}" * 2_000 + "\n",
+        "many_lines.sh": "#!/bin/bash\n" + "# a comment line of a long script\n" * 25_000 + GOOD_SCRIPT.split("\n", 1)[1],
+        "many_variables.sh": "#!/bin/bash\n" + "".join(f"V{i}=${{V{i - 1}:-{i}}}\n" for i in range(1, 30_000))
+                             + GOOD_SCRIPT.split("\n", 1)[1],
         "unbalanced.sh": "#!/bin/bash\npython3 -m verl.trainer.main_ppo 'data.train_batch_size=64 \"\n",
         "no_entry.sh": "#!/bin/bash\necho hello\n",
         "binary.sh": b"#!" + bytes(rng.randrange(256) for _ in range(4_096)),
@@ -221,7 +225,8 @@ def attack_files(directory: Path) -> dict[str, str]:
 NOT_REGULAR = ("fifo", "folder", "/dev/zero", "/dev/urandom", "/dev/null", "missing_dir", "too_long")
 # Shapes that parse slowly where they are accepted (a legal 900 KB value, 120,000 keys, 150,000 continuation
 # lines): each goes to a sample of the slots, not to all of them.
-SLOW_SHAPES = ("long_value.yaml", "many_keys.yaml", "many_continuations.sh", "long_line.log", "oversize.yaml")
+SLOW_SHAPES = ("long_value.yaml", "many_keys.yaml", "many_continuations.sh", "long_line.log", "oversize.yaml",
+               "many_lines.sh", "many_variables.sh")
 
 # The attack shapes of issue 27 go to every slot; the other files to a sample of them.
 ALWAYS = NOT_REGULAR + ("deep_flow_seq.yaml", "deep_flow_map.yaml", "deep_block_map.yaml", "laughs_values.yaml",
@@ -380,6 +385,8 @@ HEAVY = [
     ["check", "--gpus", "4", "arith_bomb.sh"],
     ["check", "--gpus", "4", "paren_bomb.sh"],
     ["check", "--gpus", "4", "many_continuations.sh"],
+    ["fix", *FAST, "many_variables.sh", "--write", "@NEW"],
+    ["fix", *FAST, "many_lines.sh", "--write", "@NEW"],
     ["recommend", "--top", "1", *FAST, "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--from", "doubling.sh"],
     ["enumerate", "--show", "1" + "0" * 80],
     ["enumerate", "--limit", "1" + "0" * 80],

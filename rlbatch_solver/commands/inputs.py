@@ -191,21 +191,21 @@ def calibrate_grid(grid, path: Optional[str]) -> None:
 def script_to_write(overrides: Optional[List[str]], write: Optional[str]) -> Optional[str]:
     """The launch script ``--write`` rewrites (the one given in place of the arguments); an input error when the
     config was not a script, or the target is the script itself."""
+    from pathlib import Path
+
     from ..launch_script import is_launch_script
+    from ..safe_input import exists, output_file
 
     if write is None:
         return None
-    from pathlib import Path
-
     if overrides and not overrides[1:] and "=" not in overrides[0] and not overrides[0].startswith("-") \
-            and not Path(overrides[0]).expanduser().exists():
+            and not exists(overrides[0]):
         return None  # a script path that names no file: the command says so itself
     if not overrides or not is_launch_script(overrides[0]) or overrides[1:]:
         raise InputError("write", "writes a launch script back, and the config was not one.",
                          "pass the script alone (rlbatch fix run.sh --write fixed.sh), or drop --write.")
-    from pathlib import Path
-
-    if Path(write).expanduser().resolve() == Path(overrides[0]).expanduser().resolve():
+    target = output_file(write, "write", "a new file for the script (--write fixed.sh)")
+    if target.resolve() == Path(overrides[0]).expanduser().resolve():
         raise InputError("write", f"{write} is the script itself.", "write to a new file: --write fixed.sh.")
     return overrides[0]
 
