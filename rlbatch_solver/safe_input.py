@@ -7,11 +7,12 @@ with the one-paragraph ``InputError`` (exit code 2) naming the option and saying
 
 - ``read_text``: only a regular file (checked with ``os.stat`` before it is opened, and again on the open file,
   which is opened without blocking), at most ``limit`` bytes (checked from its size and by reading at most
-  ``limit`` + 1 bytes), UTF-8 without NUL bytes;
+  ``limit`` + 1 bytes), UTF-8 without NUL bytes (``lenient``, for logs: stray bytes replaced, NUL bytes dropped);
+- ``output_file``: a file to write is new or a regular file (a pipe would block the write);
 - ``load_yaml``: at most ``MAX_YAML_CHARS``, nesting at most ``MAX_DEPTH`` levels, at most ``MAX_ALIASES``
   aliases, no alias of a node that holds itself, and at most ``MAX_YAML_VALUES`` values with every alias
   counted as the values it repeats (in keys too);
-- ``load_json``: the same size and depth limits;
+- ``load_json``: nesting at most ``MAX_DEPTH`` levels (its text comes from ``read_text``, within a size limit);
 - ``check_script_line`` and ``ExpansionBudget``: a launch script's lines at most ``MAX_SCRIPT_LINE`` characters
   before and after its variables are expanded, and at most ``MAX_SCRIPT_EXPANDED`` characters in all.
 

@@ -15,6 +15,7 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -101,8 +102,7 @@ def _run_measured(args: list[str], timeout_s: float) -> tuple[int | None, float,
     def cap_memory():
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
-    err_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"rlbatch-hostile-{os.getpid()}.err"
-    with open(err_path, "w+b") as err, open(os.devnull, "wb") as out:
+    with tempfile.TemporaryFile() as err, open(os.devnull, "wb") as out:
         started = time.monotonic()
         proc = subprocess.Popen([sys.executable, "-m", "rlbatch_solver.cli", *args], cwd=ROOT, stdout=out,
                                 stderr=err, stdin=subprocess.DEVNULL, preexec_fn=cap_memory)
@@ -123,7 +123,6 @@ def _run_measured(args: list[str], timeout_s: float) -> tuple[int | None, float,
         wall = time.monotonic() - started
         err.seek(0)
         stderr = err.read().decode("utf-8", errors="replace")
-    err_path.unlink(missing_ok=True)
     return code, wall, rss, stderr
 
 
