@@ -196,7 +196,8 @@ def scenario_from_dict(data: Mapping[str, Any], where: str = "scenario") -> Scen
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    return scenario_from_dict(load_yaml_file(path) or {}, where=str(path))
+    data = load_yaml_file(path, "scenario", "a scenario YAML file (framework, gpu, gpus, model, algorithm, ...)")
+    return scenario_from_dict(data or {}, where=str(path))
 
 
 def default_scenario() -> Scenario:

@@ -173,10 +173,10 @@ def is_file(path: Any) -> bool:
         return False
 
 
-def load_yaml_file(path: str | Path, field: str = "config") -> Any:
-    """A YAML file's content; ``field`` is what the one-paragraph error names when it cannot be read (the file's
-    limits: ``safe_input``)."""
-    return safe_input.load_yaml_file(path, field, "a YAML config file (key: value lines)")
+def load_yaml_file(path: str | Path, field: str = "config", what: str = "a YAML config file (key: value lines)") -> Any:
+    """A YAML file's content; ``field`` is what the one-paragraph error names when it cannot be read, ``what`` the
+    file its fix asks for (the file's limits: ``safe_input``)."""
+    return safe_input.load_yaml_file(path, field, what)
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:

@@ -119,4 +119,4 @@ def grid_from_dict(data: Mapping[str, Any], where: str = "grid") -> Grid:
 
 
 def load_grid(path: str | Path) -> Grid:
-    return grid_from_dict(load_yaml_file(path) or {}, where=str(path))
+    return grid_from_dict(load_yaml_file(path, "grid", "a grid YAML file (docs/sweeps.md)") or {}, where=str(path))
