@@ -17,9 +17,10 @@ from typing import Annotated, Any, List, Optional
 import typer
 from typer.core import TyperGroup, TyperOption
 
-from .cli_options import (AsJson, Algo, Calibration, Config, Framework, Gpu, GpuFile, Gpus, HostMem, LengthFraction,
-                          MeanPromptLen, MeanResponseLen, Model, N, Nnodes, Objective, Overrides, Placement, PromptLen,
-                          ResponseLen, ScenarioFile, Search, Set, TimeLimit)
+from .cli_options import (MAX_LIMIT, MAX_SHOW, MAX_TIME_LIMIT_S, MAX_TOP, MAX_WORKERS, AsJson, Algo, Calibration,
+                          Config, Framework, Gpu, GpuFile, Gpus, HostMem, LengthFraction, MeanPromptLen,
+                          MeanResponseLen, Model, N, Nnodes, Objective, Overrides, Placement, PromptLen, ResponseLen,
+                          ScenarioFile, Search, Set, TimeLimit, bounded)
 from .commands import entry
 from .errors import InputError
 from .frameworks.registry import FRAMEWORKS
@@ -191,7 +192,8 @@ def sweep(
     out: Annotated[Optional[str], typer.Option("--out", "-o", help="Results file (JSON lines), written as points "
                                                "finish.")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Skip the points already in --out.")] = False,
-    workers: Annotated[int, typer.Option("--workers", "-j", help="Processes (or Ray tasks) at once.")] = 1,
+    workers: Annotated[int, typer.Option("--workers", "-j", help="Processes (or Ray tasks) at once.",
+                                         **bounded("--workers", 1, MAX_WORKERS, "4"))] = 1,
     backend: Annotated[str, typer.Option("--backend", help="local | ray")] = "local",
     ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="Ray cluster address (default: "
                                                        "local).")] = None,
@@ -244,9 +246,13 @@ def enumerate(  # noqa: A001
     response_len: ResponseLen = None,
     set_: Set = None,
     search: Search = None,
-    limit: Annotated[int, typer.Option("--limit", help="Stop after this many configs.")] = 100_000,
-    show: Annotated[int, typer.Option("--show", help="Rows in the table (JSON prints all).")] = 30,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="Solver time limit, seconds.")] = 20.0,
+    limit: Annotated[int, typer.Option("--limit", help=f"Stop after this many configs (at most {MAX_LIMIT:,}).",
+                                       **bounded("--limit", 1, MAX_LIMIT, "1000"))] = MAX_LIMIT,
+    show: Annotated[int, typer.Option("--show", help=f"Rows in the table (at most {MAX_SHOW:,}; JSON prints all).",
+                                      **bounded("--show", 0, MAX_SHOW, "30"))] = 30,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Solver time limit, seconds.",
+                                              **bounded("--time-limit", 0, MAX_TIME_LIMIT_S, "20",
+                                                        above_low=True))] = 20.0,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines: one config a line (its native keys; with --gpu "
                                           "and --model also _memory: the phase with the least headroom, its peak and "
                                           "headroom in MiB), then one summary line.")] = False,
@@ -309,9 +315,11 @@ def recommend(
     set_: Set = None,
     search: Search = None,
     objective: Objective = None,
-    top: Annotated[int, typer.Option("--top", help="How many configs to rank.")] = 5,
+    top: Annotated[int, typer.Option("--top", help="How many configs to rank.",
+                                     **bounded("--top", 1, MAX_TOP, "5"))] = 5,
     time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds for all of the command's solves "
-                                              "together.")] = 10.0,
+                                              "together.", **bounded("--time-limit", 0, MAX_TIME_LIMIT_S, "10",
+                                                                     above_low=True))] = 10.0,
     extra_gpus: GpuFile = None,
     length_fraction: LengthFraction = None,
     from_: Annotated[Optional[str], typer.Option(

@@ -7,7 +7,7 @@ from typing import Annotated, Callable, Iterable, List, Optional
 
 import typer
 
-from .errors import InputError, did_you_mean
+from .errors import InputError, did_you_mean, shown
 from .frameworks.registry import FRAMEWORKS
 from .scenario import OBJECTIVES, PLACEMENTS
 
@@ -27,6 +27,30 @@ def choice(option: str, vocabulary: Iterable[str]) -> dict[str, Callable[[str], 
     # a callback, not a parser: click turns a parser's ValueError into its own usage box
     return {"callback": parse, "metavar": f"<{'|'.join(words)}>"}
 
+
+def bounded(option: str, low: float, high: float, example: str, *, above_low: bool = False) -> dict[str, Callable]:
+    """``typer.Option`` arguments for a number between ``low`` and ``high`` (``above_low``: ``low`` itself refused);
+    any other number (NaN and infinities too) is an input error naming the option, exit 2. The bounds keep every
+    run short and small: a time limit of a year, a table of 10**80 rows, a million workers are not asked for."""
+
+    def parse(value: float | None) -> float | None:
+        if value is None:
+            return None
+        inside = (value > low if above_low else value >= low) and value <= high  # False for NaN
+        if not inside:
+            lowest = f"more than {low:,g}" if above_low else f"at least {low:,g}"
+            raise InputError(option.lstrip("-"), f"{shown(value)} is out of range ({lowest}, at most {high:,g}).",
+                             f"pass {option} {example}.")
+        return value
+
+    return {"callback": parse}
+
+
+MAX_TIME_LIMIT_S = 3600.0  # an hour: the solves answer in seconds; a longer limit is a typo
+MAX_LIMIT = 100_000  # configs enumerate keeps
+MAX_SHOW = 1_000  # rows of enumerate's table (--json prints all)
+MAX_TOP = 100  # configs recommend ranks
+MAX_WORKERS = 1_024  # sweep processes or Ray tasks at once
 
 _FRAMEWORK_HELP = (f"{', '.join(FRAMEWORKS)}. Default: verl, or the one a launch script names "
                    "(explain: every framework's messages).")
@@ -56,7 +80,8 @@ MeanPromptLen = Annotated[Optional[float], typer.Option("--mean-prompt-len", hel
 MeanResponseLen = Annotated[Optional[float], typer.Option("--mean-response-len", help=_MEAN_RESPONSE_HELP)]
 HostMem = Annotated[Optional[float], typer.Option("--host-mem", help=_HOST_MEM_HELP)]
 TimeLimit = Annotated[float, typer.Option("--time-limit", help="Seconds for the whole command (it says whether "
-                                          "its answer is proven within them).")]
+                                          "its answer is proven within them).",
+                                          **bounded("--time-limit", 0, MAX_TIME_LIMIT_S, "10", above_low=True))]
 Overrides = Annotated[Optional[List[str]], typer.Argument(help="The framework's own arguments, pasted after --, "
                                                           "or a launch script (run.sh).")]
 

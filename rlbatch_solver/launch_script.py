@@ -29,6 +29,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import safe_input
 from .errors import InputError, shown
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
@@ -36,6 +37,7 @@ _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])((?:[^{}]|\$\{[^{}]*\})*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _ARITH = re.compile(r"\$\(\(((?:[^()]|\([^()]*\))*)\)\)")  # one level of inner parentheses: $(((a + b)))
 _SAFE_ARITH = re.compile(r"^[0-9+\-*/%() ]+$")
+_MAX_ARITH = 256  # characters of one $((expression)) with its variables in: a script's arithmetic is short
 _DECLARE = ("export", "readonly", "local", "declare", "typeset")
 
 
@@ -79,22 +81,22 @@ def _head(p: Path) -> str:
 
 
 def read_launch_script(path: str | Path) -> LaunchScript:
-    p = Path(path).expanduser()
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError("script", f"{shown(p, 60)} is not a text file (not UTF-8).",
-                         "pass the shell script you launch the run with.") from None
-    except OSError as err:
-        raise InputError("script", f"cannot read {shown(p, 60)}: {err.strerror}.", "check the path.") from None
+    text = safe_input.read_text(path, "script", safe_input.MAX_SCRIPT_BYTES,
+                                "the shell script you launch the run with")
     return parse_launch_script(text, name=str(path))
 
 
 def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     env: dict[str, str] = {}
     found: list[tuple[str, list[str], dict[str, str], list[str], list[str]]] = []
+    if len(text) > safe_input.MAX_SCRIPT_BYTES:
+        raise InputError("script", f"{shown(name, 60)} is longer than {safe_input.MAX_SCRIPT_BYTES:,} characters.",
+                         "pass the shell script you launch the run with.")
+    budget = safe_input.ExpansionBudget("script")
     for line in _logical_lines(text):
+        safe_input.check_script_line(line)
         expanded, unknown = _expand(_strip_comment(line), env)
+        budget.spend(expanded)
         try:
             tokens = [t for t in shlex.split(expanded) if t not in ("$@", "$*", '"$@"')]
         except ValueError:
@@ -151,18 +153,18 @@ def _model_of(args: list[str], keys: tuple[str, ...]) -> str | None:
 
 def _logical_lines(text: str) -> list[str]:
     """Lines with backslash-newline continuations joined (a comment line inside a command is dropped)."""
-    out, current = [], ""
+    out, current = [], []
     for raw in text.replace("\r\n", "\n").split("\n"):
         stripped = raw.strip()
         if current and stripped.startswith("#"):
             continue  # a commented-out argument in the middle of a continued command
         if raw.rstrip().endswith("\\"):
-            current += raw.rstrip()[:-1] + " "
+            current.append(raw.rstrip()[:-1] + " ")
             continue
-        out.append(current + raw)
-        current = ""
+        out.append("".join(current) + raw)
+        current = []
     if current:
-        out.append(current)
+        out.append("".join(current))
     return out
 
 
@@ -186,9 +188,13 @@ def _quoted_spans(line: str) -> list[tuple[int, int, str]]:
 
 def _strip_comment(line: str) -> str:
     """``line`` without its comment: a ``#`` that starts a word outside quotes (``data#1000`` stays)."""
-    spans = _quoted_spans(line)
+    spans, k = _quoted_spans(line), 0  # in order and apart: one pass over them
     for i, ch in enumerate(line):
-        if ch == "#" and (i == 0 or line[i - 1].isspace()) and not any(a <= i <= b for a, b, _ in spans):
+        if ch != "#" or (i > 0 and not line[i - 1].isspace()):
+            continue
+        while k < len(spans) and spans[k][1] < i:
+            k += 1
+        if k == len(spans) or not spans[k][0] <= i:
             return line[:i]
     return line
 
@@ -196,12 +202,20 @@ def _strip_comment(line: str) -> str:
 def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
     """``line`` with known variables expanded outside single quotes; the unknown names it uses."""
     unknown: list[str] = []
+    produced = [len(line)]  # the characters the line grows to: a line of $A$A$A... is refused as it grows
     parts = _single_quoted_split(line)  # single-quoted pieces stay as written
     for k, part in enumerate(parts):
         if part.startswith("'"):
             continue
 
         def var(m: re.Match) -> str:
+            text = _value(m)
+            produced[0] += len(text)
+            if produced[0] > safe_input.MAX_SCRIPT_LINE:
+                raise safe_input.script_line_error()
+            return text
+
+        def _value(m: re.Match) -> str:
             name = m.group(1) or m.group(4)
             op, default = m.group(2), m.group(3)
             value = env.get(name)
@@ -238,13 +252,15 @@ def _single_quoted_split(line: str) -> list[str]:
 def _arith(expr: str, original: str, env: dict[str, str]) -> str:
     """``$((expr))`` of integers and known integer variables (bare or with ``$``), else as written."""
     expr = re.sub(r"\$?([A-Za-z_][A-Za-z0-9_]*)", lambda m: env.get(m.group(1), m.group(0)), expr)
-    if not _SAFE_ARITH.match(expr) or "**" in expr:  # no powers: 9**9**9 would not finish
+    if len(expr) > _MAX_ARITH or not _SAFE_ARITH.match(expr) or "**" in expr:  # no powers: 9**9**9 would not finish
         return original
     try:
         value = eval(expr.replace("/", "//"), {"__builtins__": {}}, {})  # digits and + - * / % ( ) only
-    except (ArithmeticError, SyntaxError):
+    except (ArithmeticError, SyntaxError, ValueError, RecursionError, MemoryError):
         return original
-    return str(int(value))
+    if not isinstance(value, int) or abs(value) >= 2**63:  # bash's integers are 64-bit
+        return original
+    return str(value)
 
 
 _LAUNCHERS = ("nohup", "exec", "time", "env", "stdbuf")

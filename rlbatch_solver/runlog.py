@@ -24,13 +24,14 @@ a log's phase that covers several of ours (OpenRLHF's make_experience) is compar
 from __future__ import annotations
 
 import ast
-import json
 import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError
+from .safe_input import MAX_LOG_BYTES, MAX_LOG_LINE, parse_json_line, read_text
 
 # log key -> (our phases it covers). Keys that add up to one of our phases share it.
 VERL_PHASES: dict[str, tuple[str, ...]] = {
@@ -126,6 +127,15 @@ class RunLog:
         return None, self._median("completions/mean_length")
 
 
+def _step(value: Any) -> int | None:
+    """A step number as a log writes it (an integer, or up to 12 ASCII digits), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**12:
+        return value
+    if isinstance(value, str) and 0 < len(value) <= 12 and value.isascii() and value.isdigit():
+        return int(value)
+    return None
+
+
 def _numbers(d: dict) -> dict[str, float]:
     out = {}
     for k, v in d.items():
@@ -161,40 +171,39 @@ def parse_log(text: str) -> RunLog:
     swift_step = 0
     for line in text.splitlines():
         line = line.strip()
-        if not line:
+        if not line or len(line) > MAX_LOG_LINE:  # no step line is that long: not read (bounds time and memory)
             continue
         if line.startswith("{") and fmt in (None, "verl-jsonl", "swift"):
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                obj = None
+            obj = parse_json_line(line)
             if isinstance(obj, dict):
-                if isinstance(obj.get("data"), dict) and "step" in obj:
+                step = _step(obj.get("step"))
+                if isinstance(obj.get("data"), dict) and step is not None:
                     fmt = fmt or "verl-jsonl"
-                    steps.setdefault(int(obj["step"]), {}).update(_numbers(obj["data"]))
+                    steps.setdefault(step, {}).update(_numbers(obj["data"]))
                     continue
                 if any(k in obj for k in ("train_speed(s/it)", "memory(GiB)", "global_step/max_steps")):
                     fmt = fmt or "swift"
-                    gs = str(obj.get("global_step/max_steps", "")).split("/")[0]
-                    swift_step = int(gs) if gs.isdigit() else swift_step + 1
+                    gs = _step(str(obj.get("global_step/max_steps", "")).split("/")[0])
+                    swift_step = gs if gs is not None else swift_step + 1
                     steps.setdefault(swift_step, {}).update(_numbers(obj))
                     continue
-        m = _OPENRLHF_LINE.search(line)
-        if m and fmt in (None, "openrlhf"):
+        # a line that does not end in '}' is no OpenRLHF step line (and the search would scan it once per 'Global step')
+        m = _OPENRLHF_LINE.search(line) if line.endswith("}") else None
+        if m and fmt in (None, "openrlhf") and _step(m.group(1)) is not None:
             try:
                 d = ast.literal_eval(m.group(2))
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 d = None
             if isinstance(d, dict):
                 fmt = "openrlhf"
-                steps.setdefault(int(m.group(1)), {}).update(_numbers(d))
+                steps.setdefault(_step(m.group(1)), {}).update(_numbers(d))
                 continue
         m = _VERL_LINE.search(line)
-        if m and fmt in (None, "verl"):
+        if m and fmt in (None, "verl") and _step(m.group(1)) is not None:
             pairs = _verl_pairs(m.group(2))
             if pairs:
                 fmt = "verl"
-                steps.setdefault(int(m.group(1)), {}).update(pairs)
+                steps.setdefault(_step(m.group(1)), {}).update(pairs)
     if fmt is None or not steps:
         raise InputError("log", "no step metrics found in the log.",
                          "give verl's console output (lines 'step:N - timing_s/gen:... - ...') or its file logger's "
@@ -203,13 +212,6 @@ def parse_log(text: str) -> RunLog:
 
 
 def read_log(path: str | Path) -> RunLog:
-    from .frameworks.overrides import is_file
-
-    p = Path(path)
-    if not is_file(p):
-        raise InputError("log", f"{path} is not a readable file.", "give the path of the run's log file.")
-    try:
-        text = p.read_bytes().decode("utf-8", errors="replace")
-    except OSError as e:
-        raise InputError("log", f"{path} cannot be read ({e.strerror}).", "give the path of the run's log file.")
+    text = read_text(path, "log", MAX_LOG_BYTES, "the run's log file (its step lines: grep 'step' run.log)",
+                     lenient=True)
     return parse_log(text)

@@ -31,6 +31,7 @@ from .frameworks.overrides import load_yaml_file
 OBJECTIVES = ("time", "memory-headroom", "gpus")
 PLACEMENTS = ("colocate", "split", "auto")
 NODE_GPUS = 8  # GPUs per node assumed when more than 8 are given without a layout
+MAX_SEARCH_VALUES = 256  # values one searched key may list: the solver tables every combination of them
 
 
 @dataclass
@@ -147,6 +148,9 @@ class Scenario:
         for key, values in self.search.items():
             if not isinstance(values, list) or not values:
                 raise InputError(f"search.{key}", "must be a non-empty list of values.", f"write {key}: [1, 2, 4].")
+            if len(values) > MAX_SEARCH_VALUES:
+                raise InputError(f"search.{key}", f"lists {len(values):,} values, more than the {MAX_SEARCH_VALUES} "
+                                 "one key may search.", f"search the values that matter: {key}: [16, 32, 64, 128].")
             for v in values:
                 check_size(f"search.{key}", v, f"write {key} values of at most {MAX_SIZE:,}.")
         for key, value in self.fixed.items():
@@ -196,7 +200,8 @@ def scenario_from_dict(data: Mapping[str, Any], where: str = "scenario") -> Scen
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    return scenario_from_dict(load_yaml_file(path) or {}, where=str(path))
+    data = load_yaml_file(path, "scenario", "a scenario YAML file (framework, gpu, gpus, model, algorithm, ...)")
+    return scenario_from_dict(data or {}, where=str(path))
 
 
 def default_scenario() -> Scenario:

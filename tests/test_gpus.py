@@ -323,7 +323,7 @@ def test_malformed_user_file(tmp_path: Path, text: str, words: str) -> None:
 def test_missing_user_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         load_gpu("h100", tmp_path / "nope.yaml")
-    assert err.value.field == "gpu-file" and "not found" in err.value.problem
+    assert err.value.field == "gpu-file" and "does not exist" in err.value.problem
     with pytest.raises(InputError) as err:
         list_gpus(tmp_path)  # a directory
     assert err.value.field == "gpu-file"

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import yaml
-
+from .. import safe_input
 from ..errors import InputError, did_you_mean, shown
 
 GIB = 2**30
@@ -101,10 +100,14 @@ def _number(raw: Any, field: str, fix: str) -> float:
         except ValueError:
             raise InputError(field, f"must be a number, got {raw!r}.", fix) from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(field, f"must be a number, got {raw!r}.", fix)
-    if not math.isfinite(value):
-        raise InputError(field, f"must be a finite number, got {raw!r}.", fix)
-    return float(value)
+        raise InputError(field, f"must be a number, got {shown(repr(raw), 40)}.", fix)
+    try:
+        number = float(value)  # an integer of 400 digits is no float
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise InputError(field, f"must be a finite number, got {shown(repr(raw), 40)}.", fix)
+    return number
 
 
 def _parse_entry(entry: Any, index: int, origin: str, base: GPU | None = None,
@@ -265,16 +268,7 @@ def _entries(data: Any, origin: str, where: str) -> list[Any]:
 
 
 def _load_yaml(text: str, origin: str, where: str) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None)
-        if mark is not None and problem:
-            detail = f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
-        else:
-            detail = " ".join(str(err).split())
-        raise InputError(origin, f"{where} is not valid YAML ({detail}).", "Fix the YAML syntax.") from None
+    return safe_input.load_yaml(text, origin, where)
 
 
 def _check_unique(gpus: Iterable[GPU], origin: str) -> None:
@@ -307,19 +301,7 @@ def _builtin() -> tuple[GPU, ...]:
 def _read_user_file(path: str | Path) -> tuple[list[Any], Path]:
     origin = "gpu-file"
     p = Path(path).expanduser()
-    try:
-        exists, is_file = p.exists(), p.is_file()
-    except (OSError, ValueError):  # a name too long for a path, or with a NUL byte
-        exists = is_file = False
-    if not exists:
-        raise InputError(origin, f"file not found: {shown(p, 60)}.", "Check the path passed with --gpu-file.")
-    if not is_file:
-        raise InputError(origin, f"{p} is not a file.", "Pass a YAML file with --gpu-file.")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        reason = getattr(err, "strerror", None) or str(err)
-        raise InputError(origin, f"cannot read {p}: {reason}.", "Check the file and its permissions.") from None
+    text = safe_input.read_text(p, origin, safe_input.MAX_CONFIG_BYTES, "a YAML file of GPU types (docs/gpus.md)")
     return _entries(_load_yaml(text, origin, str(p)), origin, str(p)), p
 
 

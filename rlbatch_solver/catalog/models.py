@@ -15,15 +15,13 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import importlib.util
-import json
 import math
 import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
+from .. import safe_input
 from ..errors import InputError, did_you_mean, shown
 from ..identity_cache import by_identity
 
@@ -475,23 +473,13 @@ def _card_from_mapping(data: Any, source: str) -> ModelCard:
     return ModelCard(**values)
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise InputError("model", f"cannot read {path}: {err.strerror}.", "Check the path.") from None
-    except UnicodeDecodeError:
-        raise InputError("model", f"{path} is not a text file (not UTF-8).",
-                         "pass a model name (rlbatch catalog models), a HF config.json or a model card YAML.") from None
+_MODEL_FILE = "a model name (rlbatch catalog models), a HF config.json or a model card YAML"
 
 
 def load_card_file(path: str | Path) -> ModelCard:
     """Load one card YAML file."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(_read_text(path))
-    except yaml.YAMLError as err:
-        raise InputError("model", f"{path} is not valid YAML: {err}", "Fix the YAML syntax.") from None
+    data = safe_input.load_yaml_file(path, "model", _MODEL_FILE)
     return _card_from_mapping(data, str(path))
 
 
@@ -503,10 +491,8 @@ def load_hf_config_file(path: str | Path, name: str | None = None) -> ModelCard:
         if not path.is_file():
             raise InputError("model", f"{path.parent} has no config.json.",
                              "Point at a Hugging Face model directory or its config.json.")
-    try:
-        config = json.loads(_read_text(path))
-    except json.JSONDecodeError as err:
-        raise InputError("model", f"{path} is not valid JSON: {err}", "Fix the JSON syntax.") from None
+    text = safe_input.read_text(path, "model", safe_input.MAX_CONFIG_BYTES, _MODEL_FILE)
+    config = safe_input.load_json(text, "model", str(path))
     card_name = name or (path.parent.name if path.name == "config.json" else path.stem)
     return from_hf_config(config, card_name.lower())
 

@@ -11,6 +11,7 @@ from ..calibration import Fit, Observation, Profile, fit, make_run
 from ..costmodel.efficiency import DEFAULT_EFFICIENCY, GIB
 from ..errors import InputError
 from ..runlog import RunLog, read_log
+from ..safe_input import output_file
 
 
 @dataclass
@@ -83,7 +84,7 @@ def calibrate(log_path: str | Path, config: Sequence[str] | Mapping[str, Any], *
         out = None
         profile.path = ""
     if out is not None:
-        path = Path(out)
+        path = output_file(out, "out", "a new file for the profile (--out profile.yaml)")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(profile.to_yaml(result.phases), encoding="utf-8")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, List, Optional
 
-from ..errors import InputError
+from ..errors import InputError, shown
 from . import inputs
 
 
@@ -158,13 +158,12 @@ def started() -> float:
 def sweep_summary(console: Any, say: Callable[[str], None], summary: str, *, plot: Optional[str], metric: str,
                   memory_plot: Optional[str], point: Optional[str]) -> None:
     """``sweep --summary``: the table printed on ``console``; the plots written, each said with ``say``."""
-    from pathlib import Path
-
+    from ..safe_input import exists
     from ..sweep.runner import read_results
     from ..sweep.summary import plot_heatmap, plot_memory, print_summary, summary_rows
 
-    if not Path(summary).exists():
-        raise InputError("summary", f"{summary} does not exist.", "give the --out file of a sweep.")
+    if not exists(summary):
+        raise InputError("summary", f"{shown(summary, 60)} does not exist.", "give the --out file of a sweep.")
     rows = read_results(summary)
     print_summary(console, rows)
     if plot:

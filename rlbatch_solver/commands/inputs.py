@@ -191,21 +191,21 @@ def calibrate_grid(grid, path: Optional[str]) -> None:
 def script_to_write(overrides: Optional[List[str]], write: Optional[str]) -> Optional[str]:
     """The launch script ``--write`` rewrites (the one given in place of the arguments); an input error when the
     config was not a script, or the target is the script itself."""
+    from pathlib import Path
+
     from ..launch_script import is_launch_script
+    from ..safe_input import exists, output_file
 
     if write is None:
         return None
-    from pathlib import Path
-
     if overrides and not overrides[1:] and "=" not in overrides[0] and not overrides[0].startswith("-") \
-            and not Path(overrides[0]).expanduser().exists():
+            and not exists(overrides[0]):
         return None  # a script path that names no file: the command says so itself
     if not overrides or not is_launch_script(overrides[0]) or overrides[1:]:
         raise InputError("write", "writes a launch script back, and the config was not one.",
                          "pass the script alone (rlbatch fix run.sh --write fixed.sh), or drop --write.")
-    from pathlib import Path
-
-    if Path(write).expanduser().resolve() == Path(overrides[0]).expanduser().resolve():
+    target = output_file(write, "write", "a new file for the script (--write fixed.sh)")
+    if target.resolve() == Path(overrides[0]).expanduser().resolve():
         raise InputError("write", f"{write} is the script itself.", "write to a new file: --write fixed.sh.")
     return overrides[0]
 
@@ -213,16 +213,18 @@ def script_to_write(overrides: Optional[List[str]], write: Optional[str]) -> Opt
 def write_script(script: str, native: List[str], framework: str, out: str, drop: List[str] = ()) -> "Rewrite":
     """``script`` with the changed keys ``native`` written in and the keys of ``drop`` taken out
     (``script_rewrite``), saved to ``out``."""
-    from pathlib import Path
 
     from ..frameworks import get_framework
+    from ..safe_input import MAX_SCRIPT_BYTES, output_file, read_text
     from ..script_rewrite import rewrite_script
 
     fw = get_framework(framework)
-    done = rewrite_script(Path(script).expanduser().read_text(encoding="utf-8"), native, fw.syntax,
+    text = read_text(script, "script", MAX_SCRIPT_BYTES, "the shell script you launch the run with")
+    done = rewrite_script(text, native, fw.syntax,
                           fw.script_entries(), fw.launcher_entries, fw.launcher_keys, drop)
+    target = output_file(out, "write", "a new file for the script (--write fixed.sh)")
     try:
-        Path(out).expanduser().write_text(done.text, encoding="utf-8")
+        target.write_text(done.text, encoding="utf-8")
     except OSError as err:
         raise InputError("write", f"cannot write {out}: {err.strerror}.", "pass a writable path.") from None
     return done

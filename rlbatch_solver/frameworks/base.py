@@ -10,6 +10,7 @@ names, not CP-SAT.
 
 from __future__ import annotations
 
+import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -35,6 +36,20 @@ def of_absent_model(name: str, runs: Callable[[str], bool]) -> bool:
 def pow2(lo: int, hi: int) -> list[int]:
     """Powers of two in [lo, hi] (up to 2**20): the sizes people actually use."""
     return [2**i for i in range(0, 21) if lo <= 2**i <= hi]
+
+
+def divisors(n: int) -> list[int]:
+    """The divisors of ``n`` in ascending order, found up to its square root (a batch of 10**9 has 100 of them,
+    found in 31,623 steps rather than 10**9); none for ``n`` < 1."""
+    if n < 1:
+        return []
+    low, high = [], []
+    for d in range(1, math.isqrt(n) + 1):
+        if n % d == 0:
+            low.append(d)
+            if d != n // d:
+                high.append(n // d)
+    return low + high[::-1]
 
 
 def attention_constants(model: ModelCard) -> dict[str, int]:

@@ -10,8 +10,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import yaml
-
+from .. import safe_input
 from ..errors import MAX_SIZE, InputError, check_size, did_you_mean, shown
 
 _INT = re.compile(r"^[+-]?\d+$")
@@ -174,28 +173,10 @@ def is_file(path: Any) -> bool:
         return False
 
 
-def load_yaml_file(path: str | Path, field: str = "config") -> Any:
-    """A YAML file's content; ``field`` is what the one-paragraph error names when it cannot be read."""
-    p = Path(path)
-    if not is_file(path):
-        raise InputError(field, f"file '{shown(path, 60)}' does not exist.", "pass the path of a YAML config file.")
-    try:
-        return yaml.safe_load(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(field, f"'{path}' is not a text file (not UTF-8).",
-                         "pass a YAML config file (key: value lines).") from None
-    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
-        raise InputError(field, f"'{path}' could not be read: {shown(exc, 80)}.",
-                         "write every value as a number of at most a billion.") from None
-    except OSError as exc:
-        raise InputError(field, f"cannot read '{path}': {exc.strerror}.", "check the path.") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InputError(
-            field, f"'{path}' is not valid YAML{where}: {getattr(exc, 'problem', exc)}.",
-            "fix the YAML syntax (indentation, colons, quotes).",
-        ) from None
+def load_yaml_file(path: str | Path, field: str = "config", what: str = "a YAML config file (key: value lines)") -> Any:
+    """A YAML file's content; ``field`` is what the one-paragraph error names when it cannot be read, ``what`` the
+    file its fix asks for (the file's limits: ``safe_input``)."""
+    return safe_input.load_yaml_file(path, field, what)
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .base import divisors
+
 
 @dataclass(frozen=True)
 class RepairPolicy:
@@ -89,7 +91,7 @@ def references(policy: RepairPolicy, values: dict) -> dict[str, int]:
 
 
 def _divisors(x: int) -> set[int]:
-    return {d for d in range(1, x + 1) if x % d == 0} if x > 0 else set()
+    return set(divisors(x))
 
 
 def _pow2(lo: int, hi: int) -> set[int]:
@@ -165,13 +167,14 @@ def repair_domains(ruleset, policy: RepairPolicy, values: dict, *, keep: set[str
 # and the nearest valid one is often off the grid (341 -> 352, not 256). A change beyond it is at least three
 # doublings away, further than any one- or two-key repair inside it moves a key.
 DIRECT_SEARCH_FACTOR = 8
-DIRECT_SEARCH_MAX_VALUES = 2**16  # a bound on one key's range, so a huge value cannot stall the search
+DIRECT_SEARCH_MAX_VALUES = 2**16  # bounds one key's range (to twice this), so a huge value cannot stall the search
 
 
 def direct_search_domains(policy: RepairPolicy, domains: dict[str, list], ruleset) -> dict[str, list]:
     """``domains`` with each free batch-size key's candidates widened to every integer in
     [1, DIRECT_SEARCH_FACTOR x its value] (its current value first, as ``candidates`` orders them; an unset key's
-    range is that of 8). Parallel sizes (divisors of the GPU count), token budgets, memory shares and closed
+    range is that of 8; a value beyond DIRECT_SEARCH_MAX_VALUES searches the 2 x DIRECT_SEARCH_MAX_VALUES integers
+    below its range's top). Parallel sizes (divisors of the GPU count), token budgets, memory shares and closed
     choices keep their candidates: those already hold every value that can be valid or that anyone sets."""
     grid_only = set(policy.choices) | policy.parallel | policy.token_budgets | policy.permille | policy.unset_only
     out = dict(domains)
@@ -183,7 +186,8 @@ def direct_search_domains(policy: RepairPolicy, domains: dict[str, list], rulese
         base = int(current) if isinstance(current, int) and not isinstance(current, bool) and current > 0 else 8
         seen = set(vals)
         top = min(DIRECT_SEARCH_FACTOR * base, base + DIRECT_SEARCH_MAX_VALUES)
-        out[name] = list(vals) + [v for v in range(1, top + 1) if v not in seen]
+        low = max(1, top - 2 * DIRECT_SEARCH_MAX_VALUES)  # 1 unless the value is huge: then a window around it
+        out[name] = list(vals) + [v for v in range(low, top + 1) if v not in seen]
     return out
 
 

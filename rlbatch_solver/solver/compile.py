@@ -13,11 +13,14 @@ CP-SAT's truncating division equals Python's floor division.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Union
 
 from ortools.sat.python import cp_model
 
+from ..errors import InputError
 from ..rules.expr import (
+    variables,
     BinOp,
     BoolConst,
     BoolExpr,
@@ -35,6 +38,12 @@ from ..rules.expr import (
 
 Linear = Union[cp_model.LinearExpr, cp_model.IntVar, int]
 Lit = Union[cp_model.IntVar, "cp_model._NotBooleanVariable"]  # noqa: F821
+
+
+# Rows of one rule's table (the product of its inputs' domains): the frameworks' default spaces stay under 10,000;
+# beyond this a search would spend minutes and gigabytes tabling it.
+MAX_TABLE_ROWS = 100_000
+MAX_SOLVER_INT = 2**62  # CP-SAT's integers are 64-bit: a product of sizes must stay inside them
 
 
 class CompileError(ValueError):
@@ -173,6 +182,10 @@ class Compiler:
         if op == "*":
             corners = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
             lo, hi = min(corners), max(corners)
+            if max(-lo, hi) > MAX_SOLVER_INT:
+                raise InputError(" * ".join(sorted(variables(e))), f"the sizes given make this product reach {max(-lo, hi):,}, beyond the "
+                                 "64-bit integers the solver holds.",
+                                 "give sizes a run uses (a batch, a count of responses: at most a few million).")
             if isinstance(b, int):
                 return a * b, lo, hi
             if isinstance(a, int):
@@ -222,6 +235,12 @@ class Compiler:
             if i.name not in self.domains:
                 raise CompileError(f"table {e.name}: input {i.name} is not a decision variable")
             doms.append(self.domains[i.name])
+        combinations = math.prod(len(d) for d in doms)
+        if combinations > MAX_TABLE_ROWS:  # long searched lists or huge sizes get here: the defaults table < 10,000
+            raise InputError(", ".join(i.name for i in e.inputs),
+                             f"their candidate values make {combinations:,} combinations, more than the "
+                             f"{MAX_TABLE_ROWS:,} one rule may weigh.",
+                             "search a handful of values per key, and give sizes a run uses (at most a few million).")
         free = [k for k, d in enumerate(doms) if len(d) > 1]
         names = [i.name for i in e.inputs]
         keep = self.row_filter.predicate([names[k] for k in free]) if self.row_filter is not None and free else None

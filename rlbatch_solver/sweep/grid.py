@@ -26,11 +26,12 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..errors import InputError, did_you_mean
+from ..errors import InputError, did_you_mean, shown
 from ..frameworks.overrides import load_yaml_file
 from ..scenario import FIELD_NAMES, scenario_from_dict
 
@@ -38,6 +39,8 @@ AXES = ("framework", "gpu", "gpus", "model", "algorithm", "n", "prompt_length", 
         "placement")
 GRID_ONLY = ("price_per_gpu_hour", "time_limit_s", "gpus_per_node")
 DEFAULT_POINT_TIME_LIMIT_S = 20.0
+MAX_POINT_TIME_LIMIT_S = 3600.0  # an hour a point: the solves answer in seconds
+MAX_GRID_POINTS = 10_000  # points of one grid: at seconds a point, a day of solving
 
 
 @dataclass
@@ -83,9 +86,13 @@ def grid_from_dict(data: Mapping[str, Any], where: str = "grid") -> Grid:
     per_node = data.get("gpus_per_node")
     price = data.get("price_per_gpu_hour")
     limit = data.get("time_limit_s", DEFAULT_POINT_TIME_LIMIT_S)
-    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
-        raise InputError(f"{where}.time_limit_s", f"{limit!r} is not a positive number of seconds.",
-                         "write time_limit_s: 20.")
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or not 0 < limit <= MAX_POINT_TIME_LIMIT_S:
+        raise InputError(f"{where}.time_limit_s", f"{shown(repr(limit))} is not a number of seconds in "
+                         f"(0, {MAX_POINT_TIME_LIMIT_S:g}].", "write time_limit_s: 20.")
+    size = math.prod(len(values) for values in axes.values())
+    if size > MAX_GRID_POINTS:
+        raise InputError(where, f"its axes make {size:,} points, more than the {MAX_GRID_POINTS:,} one sweep runs.",
+                         "split it into several grids (one per model or GPU type), each with its own --out.")
     common = {k: v for k, v in data.items() if k not in AXES and k not in GRID_ONLY}
     names = list(axes)
     points: list[Point] = []
@@ -112,4 +119,4 @@ def grid_from_dict(data: Mapping[str, Any], where: str = "grid") -> Grid:
 
 
 def load_grid(path: str | Path) -> Grid:
-    return grid_from_dict(load_yaml_file(path) or {}, where=str(path))
+    return grid_from_dict(load_yaml_file(path, "grid", "a grid YAML file (docs/sweeps.md)") or {}, where=str(path))

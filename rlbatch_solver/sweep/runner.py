@@ -12,13 +12,15 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ..errors import InputError
+from ..errors import InputError, shown
+from ..safe_input import MAX_LOG_BYTES, MAX_LOG_LINE, exists, output_file, parse_json_line, read_text
 from .grid import Grid, Point
 
 GIB = 2**30
@@ -94,23 +96,57 @@ def _reason(ids: list[str], short: dict[str, Any], status: str) -> str:
 
 
 # ----------------------------------------------------------------------------- results file
-def read_results(path: str | Path) -> list[dict[str, Any]]:
-    """Complete result lines; a torn last line (killed mid-write) is ignored."""
+def read_results(path: str | Path, field: str = "summary") -> list[dict[str, Any]]:
+    """Complete result lines; a torn last line (killed mid-write), a line that is not JSON within ``safe_input``'s
+    limits and a row not shaped as a sweep writes it are ignored. ``field`` names the option in the errors
+    (a results file larger than ``MAX_LOG_BYTES``, or not a regular file)."""
     p = Path(path)
-    if not p.exists():
+    if not exists(p):
         return []
+    text = read_text(p, field, MAX_LOG_BYTES, "the --out file of a sweep (JSON lines)", lenient=True)
     rows = []
-    for line in p.read_text().splitlines():
+    for line in text.splitlines():
         line = line.strip()
-        if not line:
+        if not line or len(line) > MAX_LOG_LINE:
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict) and "id" in row:
+        row = parse_json_line(line)
+        if _well_formed(row):
             rows.append(row)
     return rows
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _numbers(value: Any) -> bool:
+    """None, or a mapping of names to finite numbers."""
+    return value is None or (isinstance(value, dict) and all(_number(v) for v in value.values()))
+
+
+def _well_formed(row: Any) -> bool:
+    """A row shaped as ``evaluate_point`` writes it, in the fields the summary and the plots read."""
+    if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("point"), dict):
+        return False
+    gpus = row["point"].get("gpus")
+    if gpus is not None and not (isinstance(gpus, int) and not isinstance(gpus, bool) and 0 <= gpus <= 10**9):
+        return False
+    if any(row.get(k) is not None and not _number(row[k])
+           for k in ("step_time_s", "tokens_per_s", "cost_per_step", "capacity_gib")):
+        return False
+    if not (_numbers(row.get("memory_gib")) and _numbers(row.get("capacity_gib_by_phase"))):
+        return False
+    terms = row.get("memory_terms_gib")
+    if terms is not None and not (isinstance(terms, dict) and all(_numbers(t) and t is not None
+                                                                  for t in terms.values())):
+        return False
+    if row.get("status") == "ok" and not _number(row.get("tokens_per_s")):
+        return False
+    host = row.get("host_memory")
+    if host is not None and not (isinstance(host, dict) and (host.get("fits") is not False or all(
+            _number(host.get(k)) for k in ("peak_gib", "limit_gib", "ram_gib")))):
+        return False
+    return row.get("placement") is None or isinstance(row["placement"], dict)
 
 
 def _drop_torn_tail(path: Path) -> None:
@@ -197,20 +233,29 @@ def run_sweep(
     fn: Callable[[Point], dict] = evaluate_point,
 ) -> SweepSummary:
     """Evaluate every point not already in ``out``; append each result as it finishes."""
-    path = Path(out)
-    if path.exists() and path.stat().st_size and not resume:
+    # a pipe or a device would block or never end: only a results file, new or there, is appended to
+    path = output_file(out, "out", "a results file (JSON lines), new or from an earlier sweep")
+    if exists(path) and path.stat().st_size and not resume:
         raise InputError("out", f"{path} already has results.", "pass --resume to continue it, or choose a new --out.")
     if backend not in ("local", "ray"):
         raise InputError("backend", f"unknown backend '{backend}'.", "use --backend local or --backend ray.")
     if workers < 1:
         raise InputError("workers", f"{workers} must be at least 1.", "pass --workers 2.")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as err:
+        raise InputError("out", f"cannot create the folder of {shown(path, 60)}: "
+                         f"{getattr(err, 'strerror', None) or err}.", "pass a writable --out path.") from None
+    done = {r["id"] for r in read_results(path, "out")}  # first: it refuses a file beyond MAX_LOG_BYTES
     _drop_torn_tail(path)
-    done = {r["id"] for r in read_results(path)}
     todo = [p for p in grid.points if p.id not in done]
     start = time.perf_counter()
     counts = {"ok": 0, "infeasible": 0, "error": 0}
-    writer = ResultWriter(path)
+    try:
+        writer = ResultWriter(path)
+    except (OSError, ValueError) as err:
+        raise InputError("out", f"cannot write {shown(path, 60)}: {getattr(err, 'strerror', None) or err}.",
+                         "pass a writable --out path.") from None
     stream = _local(todo, workers, fn) if backend == "local" else _ray(todo, workers, fn, ray_address)
     try:
         if progress and todo:

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from ..costmodel.phase import MEMORY_PHASES
-from ..errors import InputError
+from ..errors import InputError, shown
+from ..safe_input import output_file
 
 
 def _key(row: dict[str, Any]) -> tuple:
@@ -163,10 +164,7 @@ def plot_heatmap(rows: list[dict[str, Any]], out: str | Path, metric: str = "tok
                             color="black" if np.isnan(grid[i, j]) else "white")
         fig.colorbar(im, ax=ax, label=metric.replace("_", " "))
     fig.tight_layout()
-    path = Path(out)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, out, "plot")
 
 
 def plot_memory(row: dict[str, Any], out: str | Path) -> Path:
@@ -195,7 +193,19 @@ def plot_memory(row: dict[str, Any], out: str | Path) -> Path:
     ax.set_ylabel("GiB per GPU")
     ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
     fig.tight_layout()
-    path = Path(out)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return _save(fig, out, "memory-plot")
+
+
+def _save(fig: Any, out: str, field: str) -> Path:
+    """``fig`` written to ``out`` as PNG (a new or regular file: ``safe_input.output_file``)."""
+    import matplotlib.pyplot as plt
+
+    path = output_file(out, field, "a new PNG file")
+    try:
+        fig.savefig(path, dpi=120)
+    except (OSError, ValueError) as err:
+        raise InputError(field, f"cannot write {shown(out, 60)}: {getattr(err, 'strerror', None) or err}.",
+                         "pass a writable path ending in .png.") from None
+    finally:
+        plt.close(fig)
     return path

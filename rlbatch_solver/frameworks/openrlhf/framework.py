@@ -23,7 +23,7 @@ from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
 from . import columns, docs, errors, repair
 from .rules import RULESET, VARIABLES
-from ..base import Framework, Space, attention_constants, pow2
+from ..base import Framework, Space, attention_constants, divisors, pow2
 from ..overrides import memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
 
 # --algo.advantage.estimator choices of 0.11.2 (cli/train_ppo_ray.py)
@@ -328,7 +328,7 @@ def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | 
 
 # -- search space ----------------------------------------------------------------------
 def _divisors(x: int) -> list[int]:
-    return [d for d in range(1, x + 1) if x % d == 0]
+    return divisors(x)
 
 
 ASSUMED_REWARD = "YOUR_REWARD_FUNC.py"  # placeholder printed with the answer: replace it

@@ -4,6 +4,7 @@ rules. ``tests/test_explain.py`` checks that every rule id exists and that each 
 from __future__ import annotations
 
 from ...costmodel.phase import Phase
+from ..base import divisors
 from ..error_text import ErrorPattern
 
 n = r"\((?P<{}>\d+)\)".format
@@ -12,7 +13,7 @@ CONFIG = "trl/trainer/grpo_config.py:GRPOConfig.__post_init__"
 
 def _groups(x: dict[str, int]) -> str:
     total, g = x["gen"], x["g"]
-    ok = [d for d in range(2, total + 1) if total % d == 0]
+    ok = [d for d in divisors(total) if d >= 2]
     return (f"{total} completions per rollout do not split into groups of {g}; num_generations that divide it: "
             f"{', '.join(map(str, ok[:8]))}{' ...' if len(ok) > 8 else ''}")
 

@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
+from ... import safe_input
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import RuleSet, Value
@@ -388,8 +389,7 @@ class TrlFramework(SwiftFramework):
             key, _, raw = arg[2:].partition(" ")
             if key in ACCELERATE_FLAGS:
                 continue
-            value = yaml.safe_load(raw) if raw else True
-            fields[key] = value
+            fields[key] = _yaml_value(raw) if raw else True
         return yaml.safe_dump(fields, sort_keys=False)
 
     def assignment(self, name: str, value: Value) -> str:
@@ -443,3 +443,12 @@ class TrlFramework(SwiftFramework):
 
 
 __all__ = ["TrlFramework", "parse_trl_args"]
+
+
+def _yaml_value(raw: str) -> Any:
+    """An exported flag's value as the YAML config holds it (``0.5`` a number, ``[a, b]`` a list); text that is not
+    YAML within ``safe_input``'s limits stays the text it is."""
+    try:
+        return safe_input.load_yaml(raw, "config")
+    except InputError:
+        return raw

@@ -7,6 +7,7 @@ pattern matches the message the framework really prints (``example``).
 from __future__ import annotations
 
 from ...costmodel.phase import Phase
+from ..base import divisors
 from ..error_text import _MCORE, _MCORE_TC, _P, ErrorPattern, _n, _near
 
 PATTERNS: list[ErrorPattern] = [
@@ -78,7 +79,7 @@ PATTERNS: list[ErrorPattern] = [
         "AssertionError: normalized ppo_mini_batch_size 64 should be divisible by ppo_micro_batch_size_per_gpu 24",
         hint=lambda x: (f"each GPU's share of a mini batch, ppo_mini_batch_size*n//dp = {x['mini']} samples, must be "
                         f"a whole number of micro batches of {x['micro']}; divisors of {x['mini']} that work: "
-                        f"{', '.join(str(d) for d in range(1, x['mini'] + 1) if x['mini'] % d == 0)}."),
+                        f"{', '.join(str(d) for d in divisors(x['mini']))}."),
         numbers=("mini", "micro"),
         versions=("0.6.1", "0.7.1"),
     ),
@@ -273,7 +274,7 @@ PATTERNS: list[ErrorPattern] = [
         _MCORE_TC,
         "ValueError: num_attention_heads (28) must be a multiple of tensor_model_parallel_size (8).",
         hint=lambda x: (f"the actor's Megatron TP = {x['tp']} must divide the model's {x['heads']} attention heads; "
-                        f"divisors of {x['heads']}: {', '.join(str(d) for d in range(1, x['heads'] + 1) if x['heads'] % d == 0)}."),
+                        f"divisors of {x['heads']}: {', '.join(str(d) for d in divisors(x['heads']))}."),
         numbers=("heads", "tp"),
     ),
     ErrorPattern(

@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
+from ... import safe_input
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleSet, Value, VarSpec
@@ -31,7 +32,7 @@ from ...rules.ids import tie_rule
 from . import columns, docs, errors, repair, versions
 from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
-from ..base import Framework, Space, attention_constants, of_absent_model, pow2
+from ..base import Framework, Space, attention_constants, divisors, of_absent_model, pow2
 from ..overrides import hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
 
 # algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
@@ -457,8 +458,8 @@ def _yaml_value(raw: str) -> Any:
     text = raw.strip()
     if text[:1] in "[{":
         try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError:
+            return safe_input.load_yaml(text, "config")
+        except InputError:  # not YAML, or beyond its limits: passed on as the text it is
             pass
     return parse_scalar(raw)
 
@@ -808,7 +809,7 @@ class VersionPacks:
         train = fixed.get(train_key, out.get(train_key))
         if mini_key not in fixed and mini_key not in searched and isinstance(train, int) and train > 0:
             # the mini batch that splits the train batch into the updates nearest verl's 4 (fewer on a tie)
-            minis = [d for d in range(unit, train + 1, unit) if train % d == 0]
+            minis = [d for d in divisors(train) if d % unit == 0]
             if minis:
                 out[mini_key] = min(minis, key=lambda d: (abs(math.log(train / d / updates)), -d))
         return out
