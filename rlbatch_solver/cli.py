@@ -459,19 +459,20 @@ def mcp() -> None:
 @app.command()
 def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.",
+                                      **bounded("--port", 0, 65_535, "8000"))] = 8000,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds one request may take; a slower solve is "
-                                           "stopped.")] = 30.0,
-    memory: Annotated[int, typer.Option("--memory", help="MiB of memory one request's solve may use.")] = 4096,
-    workers: Annotated[int, typer.Option("--workers", help="Solves at once (each in a process of its own).")] = 4,
+                                           "stopped.", **bounded("--timeout", 0, MAX_TIME_LIMIT_S, "30",
+                                                                 above_low=True))] = 30.0,
+    memory: Annotated[int, typer.Option("--memory", help="MiB of memory one request's solve may use.",
+                                        **bounded("--memory", 256, 1 << 20, "4096"))] = 4096,
+    workers: Annotated[int, typer.Option("--workers", help="Solves at once (each in a process of its own).",
+                                         **bounded("--workers", 1, MAX_WORKERS, "4"))] = 4,
 ) -> None:
     """The web page: paste a launch script or fill a short form; the verdict, memory chart, fastest config (docs/web.md)."""
     from .web.server import Settings, serve as run_server
     from .web.worker import Limits
 
-    if timeout <= 0 or memory < 256 or workers < 1 or not 0 <= port < 65536:
-        raise InputError("serve", "--timeout must be positive, --memory at least 256 MiB, --workers at least 1 and "
-                         "--port a port number.", "run: rlbatch serve --port 8000.")
     run_server(host, port, Settings(Limits(timeout_s=timeout, memory_mib=memory, workers=workers)))
 
 

@@ -28,6 +28,11 @@ def choice(option: str, vocabulary: Iterable[str]) -> dict[str, Callable[[str], 
     return {"callback": parse, "metavar": f"<{'|'.join(words)}>"}
 
 
+def _number(x: float) -> str:
+    """A bound as people write it: 1,048,576 (not 1.04858e+06), 0.5."""
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:,g}"
+
+
 def bounded(option: str, low: float, high: float, example: str, *, above_low: bool = False) -> dict[str, Callable]:
     """``typer.Option`` arguments for a number between ``low`` and ``high`` (``above_low``: ``low`` itself refused);
     any other number (NaN and infinities too) is an input error naming the option, exit 2. The bounds keep every
@@ -38,8 +43,8 @@ def bounded(option: str, low: float, high: float, example: str, *, above_low: bo
             return None
         inside = (value > low if above_low else value >= low) and value <= high  # False for NaN
         if not inside:
-            lowest = f"more than {low:,g}" if above_low else f"at least {low:,g}"
-            raise InputError(option.lstrip("-"), f"{shown(value)} is out of range ({lowest}, at most {high:,g}).",
+            lowest = f"more than {_number(low)}" if above_low else f"at least {_number(low)}"
+            raise InputError(option.lstrip("-"), f"{shown(value)} is out of range ({lowest}, at most {_number(high)}).",
                              f"pass {option} {example}.")
         return value
 

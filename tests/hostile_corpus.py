@@ -259,6 +259,11 @@ NAMES = {"--gpu": ["rtx4909", "", "h100" * 5_000, "../gpus.yaml", "\x00"], "--mo
          "--algo": ["grpoo", "", "a" * 5_000], "--objective": ["fastest", ""], "--placement": ["both", ""],
          "--metric": ["speed", ""]}
 DEEP_VALUE = "[" * 20_000 + "]" * 20_000
+# rlbatch serve listens (and never returns) when its options are good, and rlbatch mcp reads its stdin: only bad ones
+SERVER_BAD = {"--port": ["-1", "65536", "9" * 100, "nan", "abc", "1.5", ""],
+              "--timeout": ["0", "-1", "nan", "inf", "-inf", "1e308", "abc", ""],
+              "--memory": ["0", "255", "-1", "9" * 100, "abc", "1.5"],
+              "--workers": ["0", "-1", "2000", "9" * 100, "abc", "nan"]}
 
 
 def _argument_cases(rng: random.Random) -> list[list[str]]:
@@ -279,6 +284,9 @@ def _argument_cases(rng: random.Random) -> list[list[str]]:
                 out.append(base[:cut] + [option, bad] + base[cut:])
         out.append(base + ["--no-such-flag"])
         out.append(base[:2])
+    for option, bads in SERVER_BAD.items():
+        out.extend(["serve", option, bad] for bad in bads)
+    out += [["serve", "--no-such-flag"], ["serve", "--host"], ["mcp", "--no-such-flag"], ["mcp", "extra"]]
     for command in ("enumerate", "recommend"):
         base = BASES[command]
         for value in (DEEP_VALUE, "x" * MB, "{a: " * 5_000, "9" * 5_000, "1e999", "-5", "[1,2]", "*a", "&a [*a]"):

@@ -150,8 +150,7 @@ def plot_heatmap(rows: list[dict[str, Any]], out: str | Path, metric: str = "tok
             else:
                 labels[i][j] = "OOM" if r.get("memory_short") else {"infeasible": "x", "timed_out": "?"}.get(
                     str(r.get("status")), "err")
-        cmap = plt.get_cmap("viridis" if metric == "tokens_per_s" else "viridis_r").copy()
-        cmap.set_bad("#dddddd")
+        cmap = plt.get_cmap("viridis" if metric == "tokens_per_s" else "viridis_r").with_extremes(bad="#dddddd")
         im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, aspect="auto")
         ax.set_xticks(range(len(counts)), [str(c) for c in counts])
         ax.set_yticks(range(len(gpus)), gpus)
