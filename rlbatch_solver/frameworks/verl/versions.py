@@ -36,8 +36,8 @@ from . import rules as R
 from . import rules_megatron as RM
 
 NEWEST = R.VERSION
-# (version, the pack it edits): the chain 0.9.1 <- 0.8.0 <- 0.7.1 <- 0.6.1
-VERSIONS = ("0.9.1", "0.8.0", "0.7.1", "0.6.1")
+# (version, the pack it edits): the chain 0.9.1 <- 0.8.0 <- 0.7.1 <- 0.6.1 <- 0.2.0
+VERSIONS = ("0.9.1", "0.8.0", "0.7.1", "0.6.1", "0.2.0")
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.7" -> "0.7.1": a patch we do not list reads its series'
 
 AR = R.AR
@@ -427,7 +427,79 @@ V061 = Pack(
             "rollout.mode=async; use_remove_padding off by default; balance_batch over all GPUs",
 )
 
-PACKS = {p.version: p for p in (V080, V071, V061)}
+# ---------------------------------------------------------------------------------------------- 0.2.0
+# verl 0.2.0.post2 (the base of TinyZero, Search-R1, Logic-RL, PRIME, SimpleRL): one trainer, the driver's checks in
+# verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._validate_config, the workers normalize in verl/workers/fsdp_workers.py.
+RAY_VALIDATE = "verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._validate_config"
+V02_ROLLOUT = "verl/workers/rollout/vllm_rollout/vllm_rollout.py:vLLMRollout.__init__"
+V020 = Pack(
+    "0.2.0", "0.6.1",
+    drop=frozenset({
+        # no mini <= train check: update_policy splits the batch by the mini batch (verl/workers/actor/dp_actor.py)
+        "verl.actor.mini_le_train", "verl.critic.mini_le_train",
+        # the driver checks train*n against the GPUs with or without dynamic batch (verl.driver.batch_divisible_by_gpus)
+        "verl.step.batch_divisible_by_world",
+    }),
+    shared=(
+        Rule(
+            "verl.vllm.free_cache_needs_eager",
+            ~V["free_cache_engine"] | V["enforce_eager"] | V["rollout_sglang"],
+            "rollout.free_cache_engine=True with rollout.enforce_eager=False: \"disable CUDA graph (enforce_eager = "
+            "False) if free cache engine\"",
+            Stage.WORKER_INIT, V02_ROLLOUT,
+        ),
+        Rule(
+            "verl.vllm.chunked_prefill_batched_tokens",
+            V["max_num_batched_tokens"] >= L,
+            "rollout.max_num_batched_tokens = {max_num_batched_tokens} is smaller than max_model_len = prompt + "
+            "response = {L} with chunked prefill off (vLLM: \"max_num_batched_tokens ... is smaller than "
+            "max_model_len\")",
+            Stage.WORKER_INIT, f"vLLM 0.6.3 vllm/config.py:SchedulerConfig._verify_args (via {V02_ROLLOUT}, "
+            "max_model_len = prompt_length + response_length)",
+            when=~V["rollout_sglang"] & ~V["enable_chunked_prefill"],
+            explanation="verl 0.2 passes max_model_len = prompt + response to its vLLM; vLLM refuses a token budget "
+                        "below it unless chunked prefill is on.",
+        ),
+    ),
+    fsdp=(
+        Rule(
+            "verl.driver.batch_divisible_by_gpus",
+            divides(N, D["B_n"]),
+            "real_train_batch_size ({B_n}) must be divisible by total n_gpus ({N}): train_batch_size*rollout.n = "
+            "{train_batch_size}*{n}",
+            Stage.DRIVER, RAY_VALIDATE,
+            explanation="verl 0.2 asserts this before anything else, dynamic batch or not.",
+        ),
+    ),
+    derived=(
+        # the critic worker divides the critic mini batch by the GPUs without multiplying it by rollout.n
+        Derived("critic_mini_n", V["critic_mini"],
+                "samples per critic mini batch before the worker divides it (verl 0.2: not multiplied by rollout.n, "
+                "verl/workers/fsdp_workers.py:CriticWorker.__init__)"),
+    ),
+    variables=(
+        ("enforce_eager", f"{AR}.rollout.enforce_eager", "bool", True, False, "no CUDA graphs in rollout"),
+    ),
+    sources=(
+        ("verl/workers/config/actor.py:ActorConfig.__post_init__", f"{RAY_VALIDATE} (check_mutually_exclusive)"),
+        ("verl/workers/config/actor.py:ActorConfig.validate", RAY_VALIDATE),
+        ("verl/workers/config/actor.py:FSDPActorConfig.validate", RAY_VALIDATE),
+        ("verl/utils/config.py:validate_config (check_mutually_exclusive)", f"{RAY_VALIDATE} (check_mutually_exclusive)"),
+        ("verl/workers/config/critic.py:CriticConfig.__post_init__", RAY_VALIDATE),
+        ("verl/workers/config/critic.py:FSDPCriticConfig.validate", RAY_VALIDATE),
+        ("verl/workers/config/critic.py:FSDPCriticConfig.__post_init__", RAY_VALIDATE),
+        (SYNC_VLLM, V02_ROLLOUT),
+    ),
+    summary="0.6.1's legacy path with verl 0.2's own driver checks (train*n divisible by the GPUs always; no "
+            "mini <= train check), critic.ppo_micro_batch_size accepted alone (no yaml copy into the per-GPU key), "
+            "the critic mini batch not multiplied by rollout.n, free_cache_engine needing enforce_eager (default "
+            "True), and its bundled vLLM: KV cache from free memory, weights dropped after each rollout",
+)
+
+PACKS = {p.version: p for p in (V080, V071, V061, V020)}
+# keys a version's yaml does not interpolate from another (fsdp.py INTERPOLATED): verl 0.2's critic yaml has
+# ppo_micro_batch_size_per_gpu: null, 0.6.1's ${oc.select:.ppo_micro_batch_size,null}
+NOT_INTERPOLATED = {"0.2.0": frozenset({"critic_micro_per_gpu"})}
 
 
 # ---------------------------------------------------------------------------------------------- assembly
@@ -533,7 +605,10 @@ def resolve(text: str) -> tuple[str, str | None]:
 
 # Keys that exist only in some versions' trainer config (their generated ppo_trainer.yaml and
 # ppo_megatron_trainer.yaml): pasting one shows which versions the config was written for. (key prefix, versions)
-OLDEST = VERSIONS[-1]
+# the oldest a pasted config is dated to: 0.2.0 is pinned only (--framework verl==0.2.0). Its trainer keys are
+# 0.3-0.5's too (grad_offload, ref.param_offload, ...), so no key tells a 0.2 config from a 0.4 one, whose code path
+# is nearer 0.6.1's
+OLDEST = "0.6.1"
 VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
     ("trainer.use_legacy_worker_impl", frozenset({"0.6.1", "0.7.1"})),
     ("trainer.use_v1", frozenset({"0.9.1"})),
