@@ -439,6 +439,11 @@ V020 = Pack(
         "verl.actor.mini_le_train", "verl.critic.mini_le_train",
         # the driver checks train*n against the GPUs with or without dynamic batch (verl.driver.batch_divisible_by_gpus)
         "verl.step.batch_divisible_by_world",
+        # keys 0.2's trainer config does not have (rollout expert/data/pipeline parallel, rollout.max_model_len,
+        # rollout.mode and its servers): their defaults are all 0.2 runs
+        "verl.rollout.ep_equals_tp_dp", "verl.rollout.pp_unsupported", "verl.rollout.replica_fits_nodes",
+        "verl.vllm.dp_needs_tp_within_node", "verl.vllm.model_len_le_positions", "verl.vllm.prompt_fits_model_len",
+        "verl.advice.async_modelled_for_0_9_only",
     }),
     shared=(
         Rule(
@@ -493,7 +498,8 @@ V020 = Pack(
     summary="0.6.1's legacy path with verl 0.2's own driver checks (train*n divisible by the GPUs always; no "
             "mini <= train check), critic.ppo_micro_batch_size accepted alone (no yaml copy into the per-GPU key), "
             "the critic mini batch not multiplied by rollout.n, free_cache_engine needing enforce_eager (default "
-            "True), and its bundled vLLM: KV cache from free memory, weights dropped after each rollout",
+            "True), and its bundled vLLM: KV cache from free memory, weights dropped after each rollout (the Megatron "
+            "backend's rules are 0.6.1's: not re-read from 0.2)",
 )
 
 PACKS = {p.version: p for p in (V080, V071, V061, V020)}
