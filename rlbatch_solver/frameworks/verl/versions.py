@@ -601,6 +601,9 @@ def resolve(text: str) -> tuple[str, str | None]:
     v = text.strip().lstrip("v")
     if v in VERSIONS:
         return v, None
+    base, _, post = v.partition(".post")
+    if post.isdigit() and base in VERSIONS:  # a post release (verl 0.2.0.post2): its release's code
+        return base, f"verl {v} is checked with the rules of {base}"
     parts = v.split(".")
     series = ".".join(parts[:2])
     if series in SERIES and all(x.isdigit() for x in parts):
