@@ -109,12 +109,24 @@ def test_the_engine_drops_its_weights_after_rollout_even_with_the_cache_kept():
     assert estimate_memory(plan6).phases["actor_update"][T_ENGINE_ASLEEP] >= eb6.budget
 
 
-def test_0_2_is_pinned_only_and_named_on_the_command_line():
-    """No key dates a config to 0.2 (its keys are 0.3-0.5's too): a config with verl 0.2's grad_offload key is checked
-    with 0.6.1 unless the user names 0.2.0; a 0.2 patch release reads the 0.2.0 pack."""
-    cfg = TINYZERO + [f"{AR}.actor.fsdp_config.grad_offload=False"]
-    assert api.check(cfg).version == "0.6.1"
+def test_0_2_is_dated_by_the_critics_global_micro_batch_alone():
+    """The critic's global micro batch without the per-GPU key, where a critic trains, is a 0.2 config (0.6.1-0.9.1
+    refuse it): TinyZero's PPO script is checked with 0.2.0 unasked. 0.2's other keys are 0.3-0.5's too: a GRPO config
+    with 0.2's grad_offload key is checked with 0.6.1, the nearest release after it."""
+    rep = api.check(TINYZERO + [f"{AR}.actor.fsdp_config.grad_offload=False"])
+    assert rep.version == "0.2.0" and rep.valid, (rep.version, _ids(rep))
+    assert any("critic's global micro batch alone" in n for n in rep.notes)
+    grpo = TINYZERO + ["algorithm.adv_estimator=grpo", f"{AR}.actor.fsdp_config.grad_offload=False"]
+    assert api.check(grpo).version == "0.6.1"
+    both = TINYZERO + ["critic.ppo_micro_batch_size_per_gpu=4"]
+    dated = VV.dating(dict(a.split("=", 1) for a in both))
+    assert dated and not any("critic's global micro batch alone" in why for _, why, _ in dated)
+    assert VV.detect(dict(a.split("=", 1) for a in both))[0] == "0.7.1"
+    assert VV.missing_keys({f"{AR}.actor.fsdp_config.grad_offload": False, "ray_init.num_cpus": 8}, "0.2.0") == [
+        "ray_init.num_cpus"]
+
+
+def test_a_0_2_post_release_is_named_on_the_command_line():
     proc = run("check", "--framework", "verl==0.2.0.post2", "--json", "--", *TINYZERO)
     out = json.loads(proc.stdout)
     assert out["rules_version"] == "0.2.0" and proc.returncode == 0
-    assert "0.2.0" not in {v for _, _, vs in VV.dating({k.split("=")[0]: k.split("=")[1] for k in cfg}) for v in vs}

@@ -49,8 +49,9 @@ def versions_markdown() -> str:
              "rules against 0.9.1's (sources inside that version's wheel). Upgrading: a rule under *added* is one "
              "your config meets for the last time; one under *absent* is one 0.9.1 will hold it to. verl 0.2.0 "
              "(0.2.0.post2, the base of TinyZero, Search-R1, Logic-RL, PRIME and SimpleRL; 0.1.x configs too) is "
-             "pinned only: its trainer keys are also 0.3-0.5's, so no key dates a config to it; name it with "
-             "`--framework verl==0.2.0`. Its memory differs too: its bundled vLLM sizes the KV cache as "
+             "read from a config only where the critic's global `critic.ppo_micro_batch_size` is set alone (a critic "
+             "trains; 0.6.1 and later refuse it): its trainer keys are also 0.3-0.5's, which read as 0.6.1; name it "
+             "with `--framework verl==0.2.0`. Its memory differs too: its bundled vLLM sizes the KV cache as "
              "gpu_memory_utilization x the memory free at start-up, and drops its weights after every rollout. "
              "verl 0.1's yaml had gradient checkpointing off (0.2's: on): a 0.1 config that does not set "
              "`enable_gradient_checkpointing` ran without it.", ""]
