@@ -82,6 +82,7 @@ def test_the_kv_cache_is_sized_from_the_memory_free_at_start_up():
     KV = util x (total - what the trainer's models hold at start-up - the engine's weights - its profile run)."""
     plan, mc, gpu = _plan("verl==0.2.0", "rollout")
     assert plan.engine_kv_of_free_memory and plan.engine_weights_released
+    assert plan.engine_max_len == 256 + 1024  # verl 0.2 passes max_model_len = prompt + response
     eb = engine_budget(plan, mc, 0.0)
     start = _resident_at_engine_start(plan, mc)
     weights, act = engine_weight_bytes(plan, mc), engine_activation_bytes(plan, mc)

@@ -267,8 +267,11 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         train_micro, train_budget = critic
         sp, grad_ckpt = int(v["critic_sp"]), bool(v["critic_grad_ckpt"])
         param_off, opt_off = bool(v["critic_param_offload"]), bool(v["critic_optimizer_offload"])
+    shared = shared_plan_fields(v, phase, model, gpu)
+    if version in BUNDLED_VLLM:  # verl 0.2 passes max_model_len = prompt + response (vllm_rollout.py vLLMRollout)
+        shared["engine_max_len"] = int(v["max_prompt_length"]) + int(v["max_response_length"])
     return Plan(
-        **shared_plan_fields(v, phase, model, gpu),
+        **shared,
         n_gpus=n_gpus,
         train_micro=train_micro,
         train_token_budget=train_budget,
