@@ -644,6 +644,23 @@ def trainer_resident_at_rollout(plan: Plan, mc: ModelConsts) -> dict[str, float]
     return out
 
 
+def _resident_at_engine_start(plan: Plan, mc: ModelConsts) -> float:
+    """What the trainer holds on each GPU when a colocated engine starts: the models' weights, no optimizer state yet
+    (torch's Adam allocates its moments at the first step). verl 0.1-0.2 build the critic, the reference and the actor
+    before the rollout (verl/trainer/ppo/ray_trainer.py:RayPPOTrainer.init_workers, the actor's rollout last)."""
+    if not plan.colocated:
+        return 0.0
+    a_param = plan.param_offload if plan.actor_param_offload is None else plan.actor_param_offload
+    out = _resident_states(plan, mc, False, a_param, True) if plan.actor_colocated else 0.0
+    if plan.need_critic and plan.critic_colocated:
+        out += _resident_states(plan, mc, True, plan.critic_param_offload, True)
+    if plan.need_ref and not plan.ref_param_offload and not plan.ref_in_actor and plan.ref_colocated:
+        out += _ref_param_bytes(plan, mc)
+    if plan.reward_model:
+        out += _ref_param_bytes(plan, mc, critic=True)
+    return out
+
+
 @dataclass
 class EngineBudget:
     budget: float  # bytes the engine may use for weights + KV (+ activations for vLLM)
@@ -664,7 +681,8 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
     weights - profile activations - non-torch increase - CUDA graphs (inside since v0.21). SGLang (model_runner_kv_cache_mixin
     profile_max_num_token): KV = free_after_load - free_before_load * (1 - frac), i.e.
     budget = frac * (total - what others hold), KV = budget - weights; activations and
-    CUDA graphs live in the remaining (1 - frac).
+    CUDA graphs live in the remaining (1 - frac). vLLM in verl 0.1-0.2 (``engine_kv_of_free_memory``): KV = util *
+    (total - the trainer's models at start-up - weights - profile activations - non-torch).
     """
     cap = float(plan.gpu.memory_bytes)
     util = min(1.0, max(0.0, float(plan.gpu_memory_utilization)))
@@ -676,6 +694,10 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
     if plan.engine == "sglang":
         budget = util * _pos(cap - resident)
         kv = budget - weights
+    elif plan.engine_kv_of_free_memory:
+        # KV = util x (free memory after the trainer's models at start-up, the engine's weights and its profile run)
+        kv = util * (cap - _resident_at_engine_start(plan, mc) - weights - act - non_torch)
+        budget = weights + act + non_torch + _pos(kv)
     else:
         budget = util * cap
         kv = budget - weights - act - non_torch - (graphs if plan.engine_graphs_in_budget else 0.0)
@@ -783,7 +805,7 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
             eb = engine_budget(plan, mc, sum(out.values()))
             outside = eb.graphs + eb.activations if plan.engine == "sglang" else (
                 0.0 if plan.engine_graphs_in_budget else eb.graphs)
-            out[T_ENGINE_ASLEEP] = eb.budget + outside
+            out[T_ENGINE_ASLEEP] = eb.budget + outside - (eb.weights if plan.engine_weights_released else 0.0)
     return out
 
 

@@ -145,6 +145,13 @@ class Plan:
     # vLLM counts its CUDA graphs inside ``gpu_memory_utilization`` (since 0.21: the profile includes the capture);
     # before, it captures them after sizing the KV cache, outside the budget
     engine_graphs_in_budget: bool = True
+    # vLLM sizes its KV cache as gpu_memory_utilization x the memory still *free* once the trainer's models and the
+    # engine's weights and profile run are in (verl 0.1-0.2's bundled vLLM 0.3-0.6 workers,
+    # verl/third_party/vllm/vllm_v_0_6_3/worker.py:Worker.determine_num_available_blocks), not of total memory
+    engine_kv_of_free_memory: bool = False
+    # the engine drops its weights after every rollout, whatever free_cache_engine says (verl 0.1-0.2:
+    # verl/workers/sharding_manager/fsdp_vllm.py:FSDPVLLMShardingManager.__exit__ offload_model_weights)
+    engine_weights_released: bool = False
     # the sleeping engine backs its weights up in host RAM (vLLM sleep level 1): read by the host-memory estimate only
     engine_sleep_host_weights: bool = False
     critic_param_offload: bool = False

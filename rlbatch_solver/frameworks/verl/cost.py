@@ -181,7 +181,11 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
 
 # The versions whose default path runs verl's legacy workers (trainer.use_legacy_worker_impl: auto in 0.7.1;
 # 0.6.1), as the rule packs say (versions.py).
-LEGACY_WORKERS = frozenset({"0.6.1", "0.7.1"})
+LEGACY_WORKERS = frozenset({"0.2.0", "0.6.1", "0.7.1"})
+# verl 0.1-0.2: the rollout runs verl's own copy of the vLLM 0.3-0.6 worker, which sizes the KV cache from the memory
+# free at start-up and captures CUDA graphs after sizing it, and the sharding manager drops the engine's weights after
+# every rollout (costmodel/plan.py engine_kv_of_free_memory, engine_weights_released)
+BUNDLED_VLLM = frozenset({"0.2.0"})
 # what the critic's update reads beyond the newest version's inputs, in the older versions
 CRITIC_BATCHING_OLDER = ["critic_dyn", "critic_train_max_tokens"]
 
@@ -263,8 +267,11 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         train_micro, train_budget = critic
         sp, grad_ckpt = int(v["critic_sp"]), bool(v["critic_grad_ckpt"])
         param_off, opt_off = bool(v["critic_param_offload"]), bool(v["critic_optimizer_offload"])
+    shared = shared_plan_fields(v, phase, model, gpu)
+    if version in BUNDLED_VLLM:  # verl 0.2 passes max_model_len = prompt + response (vllm_rollout.py vLLMRollout)
+        shared["engine_max_len"] = int(v["max_prompt_length"]) + int(v["max_response_length"])
     return Plan(
-        **shared_plan_fields(v, phase, model, gpu),
+        **shared,
         n_gpus=n_gpus,
         train_micro=train_micro,
         train_token_budget=train_budget,
@@ -290,6 +297,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         count_colocated_residents=True,
         engine_sleep_host_weights=engine_sleeps_to_host(v, version),
         engine_graphs_in_budget=version == NEWEST,
+        engine_kv_of_free_memory=version in BUNDLED_VLLM and not v.get("rollout_sglang"),
+        engine_weights_released=version in BUNDLED_VLLM and not v.get("rollout_sglang"),
         actor_param_offload=bool(v["param_offload"]),
         actor_optimizer_offload=bool(v["optimizer_offload"]),
         critic_param_offload=bool(v.get("critic_param_offload")),

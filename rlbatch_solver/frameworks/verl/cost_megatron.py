@@ -28,7 +28,7 @@ from ...rules.base import Value
 from .rules_megatron import ANY_VARIABLES
 from ..cost_common import token_budget
 from ..base import of_absent_model
-from .cost import (BATCH_SHARE, HOST_COPIES, LEGACY_GLOBAL_MICRO, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching,
+from .cost import (BATCH_SHARE, BUNDLED_VLLM, HOST_COPIES, LEGACY_GLOBAL_MICRO, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching,
                    engine_sleeps_to_host, inputs_of_version, per_gpu_micro, phases_run_verl, pipeline,
                    shared_plan_fields, tokens_per_step, unread_batch_share)
 
@@ -195,6 +195,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         budget_capped_by_batch=True,
         engine_sleep_host_weights=engine_sleeps_to_host(v, version),
         engine_graphs_in_budget=version == NEWEST,  # the older releases run vLLM before 0.21
+        engine_kv_of_free_memory=version in BUNDLED_VLLM,  # verl 0.1-0.2's own vLLM worker (cost.py)
+        engine_weights_released=version in BUNDLED_VLLM,
     )
 
 

@@ -341,8 +341,9 @@ def config_to_values(
         values.update({name: default for name, default in ONE_STEP_OFF_DEFAULTS.items() if name not in given})
     if "cluster_gpus" in variables and values.get("cluster_gpus") is None and not split:
         values["cluster_gpus"] = int(values["nnodes"]) * int(values["gpus_per_node"])
+    unlinked = versions.NOT_INTERPOLATED.get(ruleset.version, frozenset())
     for name, follows in INTERPOLATED.items():
-        if name in variables and name not in given:
+        if name in variables and name not in given and name not in unlinked:
             values[name] = values[follows]
     if "megatron" in variables:
         values["megatron"] = backend

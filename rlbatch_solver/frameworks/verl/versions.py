@@ -36,8 +36,8 @@ from . import rules as R
 from . import rules_megatron as RM
 
 NEWEST = R.VERSION
-# (version, the pack it edits): the chain 0.9.1 <- 0.8.0 <- 0.7.1 <- 0.6.1
-VERSIONS = ("0.9.1", "0.8.0", "0.7.1", "0.6.1")
+# (version, the pack it edits): the chain 0.9.1 <- 0.8.0 <- 0.7.1 <- 0.6.1 <- 0.2.0
+VERSIONS = ("0.9.1", "0.8.0", "0.7.1", "0.6.1", "0.2.0")
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.7" -> "0.7.1": a patch we do not list reads its series'
 
 AR = R.AR
@@ -427,7 +427,85 @@ V061 = Pack(
             "rollout.mode=async; use_remove_padding off by default; balance_batch over all GPUs",
 )
 
-PACKS = {p.version: p for p in (V080, V071, V061)}
+# ---------------------------------------------------------------------------------------------- 0.2.0
+# verl 0.2.0.post2 (the base of TinyZero, Search-R1, Logic-RL, PRIME, SimpleRL): one trainer, the driver's checks in
+# verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._validate_config, the workers normalize in verl/workers/fsdp_workers.py.
+RAY_VALIDATE = "verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._validate_config"
+V02_ROLLOUT = "verl/workers/rollout/vllm_rollout/vllm_rollout.py:vLLMRollout.__init__"
+V020 = Pack(
+    "0.2.0", "0.6.1",
+    drop=frozenset({
+        # no mini <= train check: update_policy splits the batch by the mini batch (verl/workers/actor/dp_actor.py)
+        "verl.actor.mini_le_train", "verl.critic.mini_le_train",
+        # the driver checks train*n against the GPUs with or without dynamic batch (verl.driver.batch_divisible_by_gpus)
+        "verl.step.batch_divisible_by_world",
+        # keys 0.2's trainer config does not have (rollout expert/data/pipeline parallel, rollout.max_model_len,
+        # rollout.mode and its servers): their defaults are all 0.2 runs
+        "verl.rollout.ep_equals_tp_dp", "verl.rollout.pp_unsupported", "verl.rollout.replica_fits_nodes",
+        "verl.vllm.dp_needs_tp_within_node", "verl.vllm.model_len_le_positions", "verl.vllm.prompt_fits_model_len",
+        "verl.advice.async_modelled_for_0_9_only",
+    }),
+    shared=(
+        Rule(
+            "verl.vllm.free_cache_needs_eager",
+            ~V["free_cache_engine"] | V["enforce_eager"] | V["rollout_sglang"],
+            "rollout.free_cache_engine=True with rollout.enforce_eager=False: \"disable CUDA graph (enforce_eager = "
+            "False) if free cache engine\"",
+            Stage.WORKER_INIT, V02_ROLLOUT,
+        ),
+        Rule(
+            "verl.vllm.chunked_prefill_batched_tokens",
+            V["max_num_batched_tokens"] >= L,
+            "rollout.max_num_batched_tokens = {max_num_batched_tokens} is smaller than max_model_len = prompt + "
+            "response = {L} with chunked prefill off (vLLM: \"max_num_batched_tokens ... is smaller than "
+            "max_model_len\")",
+            Stage.WORKER_INIT, f"vLLM 0.6.3 vllm/config.py:SchedulerConfig._verify_args (via {V02_ROLLOUT}, "
+            "max_model_len = prompt_length + response_length)",
+            when=~V["rollout_sglang"] & ~V["enable_chunked_prefill"],
+            explanation="verl 0.2 passes max_model_len = prompt + response to its vLLM; vLLM refuses a token budget "
+                        "below it unless chunked prefill is on.",
+        ),
+    ),
+    fsdp=(
+        Rule(
+            "verl.driver.batch_divisible_by_gpus",
+            divides(N, D["B_n"]),
+            "real_train_batch_size ({B_n}) must be divisible by total n_gpus ({N}): train_batch_size*rollout.n = "
+            "{train_batch_size}*{n}",
+            Stage.DRIVER, RAY_VALIDATE,
+            explanation="verl 0.2 asserts this before anything else, dynamic batch or not.",
+        ),
+    ),
+    derived=(
+        # the critic worker divides the critic mini batch by the GPUs without multiplying it by rollout.n
+        Derived("critic_mini_n", V["critic_mini"],
+                "samples per critic mini batch before the worker divides it (verl 0.2: not multiplied by rollout.n, "
+                "verl/workers/fsdp_workers.py:CriticWorker.__init__)"),
+    ),
+    variables=(
+        ("enforce_eager", f"{AR}.rollout.enforce_eager", "bool", True, False, "no CUDA graphs in rollout"),
+    ),
+    sources=(
+        ("verl/workers/config/actor.py:ActorConfig.__post_init__", f"{RAY_VALIDATE} (check_mutually_exclusive)"),
+        ("verl/workers/config/actor.py:ActorConfig.validate", RAY_VALIDATE),
+        ("verl/workers/config/actor.py:FSDPActorConfig.validate", RAY_VALIDATE),
+        ("verl/utils/config.py:validate_config (check_mutually_exclusive)", f"{RAY_VALIDATE} (check_mutually_exclusive)"),
+        ("verl/workers/config/critic.py:CriticConfig.__post_init__", RAY_VALIDATE),
+        ("verl/workers/config/critic.py:FSDPCriticConfig.validate", RAY_VALIDATE),
+        ("verl/workers/config/critic.py:FSDPCriticConfig.__post_init__", RAY_VALIDATE),
+        (SYNC_VLLM, V02_ROLLOUT),
+    ),
+    summary="0.6.1's legacy path with verl 0.2's own driver checks (train*n divisible by the GPUs always; no "
+            "mini <= train check), critic.ppo_micro_batch_size accepted alone (no yaml copy into the per-GPU key), "
+            "the critic mini batch not multiplied by rollout.n, free_cache_engine needing enforce_eager (default "
+            "True), and its bundled vLLM: KV cache from free memory, weights dropped after each rollout (the Megatron "
+            "backend's rules are 0.6.1's: not re-read from 0.2)",
+)
+
+PACKS = {p.version: p for p in (V080, V071, V061, V020)}
+# keys a version's yaml does not interpolate from another (fsdp.py INTERPOLATED): verl 0.2's critic yaml has
+# ppo_micro_batch_size_per_gpu: null, 0.6.1's ${oc.select:.ppo_micro_batch_size,null}
+NOT_INTERPOLATED = {"0.2.0": frozenset({"critic_micro_per_gpu"})}
 
 
 # ---------------------------------------------------------------------------------------------- assembly
@@ -523,6 +601,9 @@ def resolve(text: str) -> tuple[str, str | None]:
     v = text.strip().lstrip("v")
     if v in VERSIONS:
         return v, None
+    base, _, post = v.partition(".post")
+    if post.isdigit() and base in VERSIONS:  # a post release (verl 0.2.0.post2): its release's code
+        return base, f"verl {v} is checked with the rules of {base}"
     parts = v.split(".")
     series = ".".join(parts[:2])
     if series in SERIES and all(x.isdigit() for x in parts):
@@ -533,12 +614,15 @@ def resolve(text: str) -> tuple[str, str | None]:
 
 # Keys that exist only in some versions' trainer config (their generated ppo_trainer.yaml and
 # ppo_megatron_trainer.yaml): pasting one shows which versions the config was written for. (key prefix, versions)
-OLDEST = VERSIONS[-1]
+# the release a config with keys of verl 0.5 or older is dated to: 0.2's trainer keys are 0.3-0.5's too (grad_offload,
+# ref.param_offload, ...) and 0.3-0.5's code path is nearer 0.6.1's; 0.2.0 only where a value only 0.2 accepts
+# says so (the critic's global micro batch alone, _critic_micro_alone)
+OLDEST = "0.6.1"
 VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
     ("trainer.use_legacy_worker_impl", frozenset({"0.6.1", "0.7.1"})),
     ("trainer.use_v1", frozenset({"0.9.1"})),
     ("trainer.v1.", frozenset({"0.9.1"})),
-    ("critic.model.fsdp_config.", frozenset({"0.6.1", "0.7.1"})),
+    ("critic.model.fsdp_config.", frozenset({"0.2.0", "0.6.1", "0.7.1"})),
     ("critic.fsdp.", frozenset({"0.8.0", "0.9.1"})),
     (f"{AR}.rollout.skip.", frozenset({"0.8.0"})),
     (f"{AR}.rollout.skip_rollout", frozenset({"0.6.1", "0.7.1"})),
@@ -550,8 +634,8 @@ VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
     (f"{AR}.actor.pad_to_length", frozenset({"0.9.1"})),
     (f"{AR}.actor.entropy_from_logits_chunk_size", frozenset({"0.9.1"})),
     (f"{AR}.ref.model", frozenset({"0.6.1"})),
-    ("reward_model.micro_batch_size", frozenset({"0.6.1"})),
-    ("reward_model.strategy", frozenset({"0.6.1"})),
+    ("reward_model.micro_batch_size", frozenset({"0.2.0", "0.6.1"})),
+    ("reward_model.strategy", frozenset({"0.2.0", "0.6.1"})),
     ("reward.", frozenset({"0.7.1", "0.8.0", "0.9.1"})),
     ("distillation.", frozenset({"0.8.0", "0.9.1"})),
     ("transfer_queue.", frozenset({"0.8.0", "0.9.1"})),
@@ -560,14 +644,16 @@ VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
     (f"{AR}.actor.megatron.grad_offload", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
     (f"{AR}.ref.megatron.grad_offload", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
     ("critic.megatron.grad_offload", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
-    (f"{AR}.actor.load_weight", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
-    (f"{AR}.ref.load_weight", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
-    ("critic.load_weight", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
+    (f"{AR}.actor.load_weight", frozenset({"0.2.0", "0.6.1", "0.7.1", "0.8.0"})),
+    (f"{AR}.ref.load_weight", frozenset({"0.2.0", "0.6.1", "0.7.1", "0.8.0"})),
+    ("critic.load_weight", frozenset({"0.2.0", "0.6.1", "0.7.1", "0.8.0"})),
 )
 
 # Keys of verl 0.5 and older (verl/trainer/config/ppo_trainer.yaml of the 0.2.0.post2 and 0.4.1 wheels,
-# _generated_ppo_trainer.yaml of 0.5.0) that no release we follow has: such a config predates them all and is
-# checked with the oldest, 0.6.1 (its legacy workers and in-process rollout are the closest code path).
+# _generated_ppo_trainer.yaml of 0.5.0) that no release from 0.6.1 on has: such a config is checked with 0.6.1 (its
+# legacy workers and in-process rollout are the closest code path to 0.3-0.5's), or with 0.2.0 where something else in
+# it only 0.2 accepts (the critic's global micro batch alone, below). Those 0.2.0.post2's trainer yamls
+# (ppo_trainer.yaml, ppo_megatron_trainer.yaml) have too: PRE_0_6_IN_0_2.
 PRE_0_6_KEYS: tuple[str, ...] = (
     f"{AR}.actor.fsdp_config.grad_offload", "critic.model.fsdp_config.grad_offload",  # 0.2: offload split in two
     f"{AR}.ref.param_offload", "reward_model.param_offload", "reward_model.model.fsdp_config.min_num_params",
@@ -580,6 +666,14 @@ PRE_0_6_KEYS: tuple[str, ...] = (
     "critic.model.gradient_checkpointing_kwargs.", f"{AR}.rollout.multi_turn.completion_callback",
 )
 
+PRE_0_6_IN_0_2 = frozenset({
+    f"{AR}.actor.fsdp_config.grad_offload", "critic.model.fsdp_config.grad_offload", f"{AR}.ref.param_offload",
+    "reward_model.param_offload", "reward_model.model.fsdp_config.min_num_params",
+    f"{AR}.actor.megatron.num_layers_per_virtual_pipeline_stage",
+    f"{AR}.ref.megatron.num_layers_per_virtual_pipeline_stage", "critic.megatron.num_layers_per_virtual_pipeline_stage",
+    "critic.kl_ctrl.", "trainer.remove_previous_ckpt_in_save", "trainer.val_generations_to_log_to_wandb",
+})
+
 # Keys whose value dates a config. The deprecated global micro batches: the legacy workers, the default up to 0.7
 # (0.7.1 trainer.use_legacy_worker_impl: auto), divide them by the data-parallel size themselves (0.7.1
 # verl/workers/fsdp_workers.py:ActorRolloutRefWorker.__init__ "ppo_micro_batch_size //=", megatron_workers.py:
@@ -590,7 +684,7 @@ LEGACY_GLOBAL_MICRO = (f"{AR}.actor.ppo_micro_batch_size", f"{AR}.rollout.log_pr
 # rollout.name: the engines each version registers (verl/workers/rollout/base.py:_ROLLOUT_REGISTRY; "hf" is the
 # legacy workers' own, verl/workers/fsdp_workers.py:ActorRolloutRefWorker._build_rollout, 0.6.1 and 0.7.1;
 # "sglang_async" is 0.4's, fsdp_workers.py of the 0.4.1 wheel; "trtllm" is new in 0.7)
-ROLLOUT_NAMES = {"hf": frozenset({"0.6.1", "0.7.1"}), "sglang_async": frozenset({OLDEST}),
+ROLLOUT_NAMES = {"hf": frozenset({"0.2.0", "0.6.1", "0.7.1"}), "sglang_async": frozenset({OLDEST}),
                  "trtllm": frozenset({"0.7.1", "0.8.0", "0.9.1"})}
 
 
@@ -613,15 +707,34 @@ def dating(flat: Mapping[str, object]) -> list[tuple[str, str, frozenset[str]]]:
         if found is not None:
             out.append((bare, _listed(found), found))
         elif any(_matches(bare, prefix) for prefix in PRE_0_6_KEYS):
-            out.append((bare, f"verl 0.5 or older; {OLDEST} is the oldest we follow", frozenset({OLDEST})))
+            old = next(p for p in PRE_0_6_KEYS if _matches(bare, p)) in PRE_0_6_IN_0_2
+            out.append((bare, f"verl 0.5 or older; {OLDEST} is the nearest we follow after 0.2.0",
+                        frozenset({"0.2.0", OLDEST}) if old else frozenset({OLDEST})))
         elif bare in LEGACY_GLOBAL_MICRO and _set(value):
-            out.append((f"{bare}={value}", "global micro batches: the legacy workers of 0.6-0.7 convert them, 0.8 "
-                        "refuses them", frozenset({"0.6.1", "0.7.1"})))
+            out.append((f"{bare}={value}", "global micro batches: the workers of 0.2 and the legacy workers of 0.6-0.7 "
+                        "convert them, 0.8 refuses them", frozenset({"0.2.0", "0.6.1", "0.7.1"})))
+        elif bare == CRITIC_GLOBAL_MICRO and _set(value) and _critic_micro_alone(flat):
+            out.append((f"{bare}={value}", "the critic's global micro batch alone: verl 0.2's critic yaml leaves "
+                        "ppo_micro_batch_size_per_gpu null, 0.6.1 and later copy it there and refuse both set",
+                        frozenset({"0.2.0"})))
         elif bare == f"{AR}.rollout.mode" and name == "sync":
             out.append((f"{bare}=sync", "0.6.1: removed in 0.7", frozenset({"0.6.1"})))
         elif bare == f"{AR}.rollout.name" and name in ROLLOUT_NAMES:
             out.append((f"{bare}={value}", _listed(ROLLOUT_NAMES[name]), ROLLOUT_NAMES[name]))
     return out
+
+
+CRITIC_GLOBAL_MICRO = "critic.ppo_micro_batch_size"
+
+
+def _critic_micro_alone(flat: Mapping[str, object]) -> bool:
+    """critic.ppo_micro_batch_size set without the per-GPU key, where a critic trains with fixed micro batches
+    (adv_estimator gae, the default; no dynamic batch): 0.2.0 accepts it, 0.6.1-0.9.1 refuse it
+    (verl.critic.micro_exactly_one)."""
+    bare = {str(k).lstrip("+"): v for k, v in flat.items()}
+    estimator = str(bare.get("algorithm.adv_estimator", "gae")).strip().strip("'\"").lower()
+    dynamic = str(bare.get("critic.use_dynamic_bsz", bare.get(f"{AR}.actor.use_dynamic_bsz", False))).lower()
+    return estimator == "gae" and dynamic not in ("true", "1") and not _set(bare.get(f"{CRITIC_GLOBAL_MICRO}_per_gpu"))
 
 
 def _listed(versions: frozenset[str]) -> str:
@@ -636,8 +749,9 @@ def missing_keys(flat: Mapping[str, object], version: str) -> list[str]:
     for key in flat:
         bare = str(key).lstrip("+")
         found = next((versions for prefix, versions in VERSION_KEYS if _matches(bare, prefix)), None)
-        if found is None and any(_matches(bare, prefix) for prefix in PRE_0_6_KEYS):
-            found = frozenset()
+        prefix = next((p for p in PRE_0_6_KEYS if _matches(bare, p)), None)
+        if found is None and prefix is not None:
+            found = frozenset({"0.2.0"}) if prefix in PRE_0_6_IN_0_2 else frozenset()
         if found is not None and version not in found:
             out.append(bare)
     return out
