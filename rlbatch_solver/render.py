@@ -529,6 +529,10 @@ def print_start(console: Console, report: RecommendReport) -> None:
         console.print(f"  the best config below is only {100 * (1 - best.step_time_s / start.step_time_s):.1f}% faster "
                       f"({start.step_time_s - best.step_time_s:.1f} s less per step), far inside the cost model's "
                       "error (docs/accuracy.md): keep yours unless the changes below cost you nothing")
+    elif start.verdict == "tight":
+        console.print(f"  yours is {100 * (best.step_time_s / start.step_time_s - 1):.1f}% faster, but its peak is "
+                      "within the memory model's error of the GPU's usable memory (tight: it may run out of memory "
+                      "on a long batch); the best config below keeps that margin")
     else:
         console.print("  nothing in the search space is faster: keep your config")
     if start.verdict == "keep":

@@ -51,7 +51,7 @@ def test_answer_keeps_what_shapes_training_and_is_never_slower(script, gpu, mode
         assert best.values[name] == original[name], name
     # the answer passes every rule of the framework (the solver's answers are re-checked, here by the API)
     assert not fw.ruleset.check({**best.values}).errors
-    if start.runs:
+    if start.runs and start.verdict != "tight":  # tight: the best keeps the memory margin yours lacks, at a cost
         assert best.step_time_s <= start.step_time_s + 1e-6
     assert start.searched, "nothing was free to choose"
 
@@ -125,9 +125,13 @@ def test_every_published_script_gets_an_answer_no_slower_than_itself(script, gpu
     """Each example script runs upstream on its GPU: recommend --from must find a config for it, never slower than the
     script. Two used to come back "No valid config": ms-swift's server-mode examples (the rollout server's GPUs were
     not counted in the job's) and its ZeRO-3-offload MoE example (the search dropped the offload the script fits by)."""
+    from rlbatch_solver.commands.recommend import HEADROOM_COST
+
     _, _, report = _from(script, gpu, model)
     assert report.best is not None, (script, report.status)
-    if report.start.runs:
+    if report.start.runs and report.start.verdict == "tight":  # the best keeps the memory margin yours lacks
+        assert report.best.step_time_s <= report.start.step_time_s * (1 + HEADROOM_COST)
+    elif report.start.runs:
         assert report.best.step_time_s <= report.start.step_time_s + 1e-6
 
 

@@ -110,16 +110,20 @@ class Start:
 MATERIAL_GAIN = 0.02
 
 
-def start_verdict(start: Start, best: Choice | None) -> str:
+def start_verdict(start: Start, best: Choice | None, headroom: bool = False) -> str:
     """``recommend --from``: what to do with the user's config, beside the best config found.
 
     ``"no-config"``: no config was found; ``"does-not-run"``: yours breaks rules, the best one runs; ``"faster"``:
     the best one is materially faster (``MATERIAL_GAIN``); ``"within-error"``: faster by less, far inside the cost
-    model's error; ``"keep"``: nothing in the search space is faster (within 0.05 s)."""
+    model's error; ``"tight"``: yours is faster, but the best was chosen for its memory headroom (``headroom``: the
+    search kept the memory model's error free, and yours does not); ``"keep"``: nothing in the search space is
+    faster (within 0.05 s)."""
     if best is None:
         return "no-config"
     if start.broken:
         return "does-not-run"
+    if headroom and best.step_time_s > start.step_time_s + 0.05:
+        return "tight"
     if best.step_time_s < start.step_time_s * (1 - MATERIAL_GAIN):
         return "faster"
     if best.step_time_s < start.step_time_s - 0.05:
@@ -386,7 +390,7 @@ def recommend(
         # judged by the framework's rules and the memory model, not by our search space's own ties
         judge = fw.ruleset.extended(terms.rules, terms.derived)
         report.start = _judge_start(fw, judge, spec, space, *start)
-        report.start.verdict = start_verdict(report.start, report.best)
+        report.start.verdict = start_verdict(report.start, report.best, headroom=bool(report.margin_note))
     if not choices and res.status == "infeasible":
         from ..solver.explain import conflicting_rules
 
@@ -500,7 +504,7 @@ def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
     from the user's, and the keys the user gave that the best config leaves at the default (native spelling); none
     when the verdict is to keep the user's config (or no config was found)."""
     best, start = report.best, report.start
-    if best is None or start is None or start.verdict not in ("does-not-run", "faster", "within-error"):
+    if best is None or start is None or start.verdict not in ("does-not-run", "faster", "within-error", "tight"):
         return [], []
     changed = [x for x in best.native if x not in start.native]
     from ..frameworks.overrides import exported_pair
