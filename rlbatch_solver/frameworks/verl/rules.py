@@ -288,15 +288,17 @@ def shared_rules() -> list[Rule]:
     add(Rule(
         "verl.rollout.logprob_micro_exactly_one",
         exactly_one(is_set("logprob_micro"), is_set("logprob_micro_per_gpu")),
-        "set one of rollout.log_prob_micro_batch_size_per_gpu or the deprecated rollout.log_prob_micro_batch_size, "
-        "not both (now {logprob_micro_per_gpu} and {logprob_micro})",
+        "set one of rollout.log_prob_micro_batch_size_per_gpu or the deprecated rollout.log_prob_micro_batch_size, and "
+        "only one (now log_prob_micro_batch_size_per_gpu = {logprob_micro_per_gpu}, log_prob_micro_batch_size = "
+        "{logprob_micro})",
         Stage.DRIVER, f"{CONFIG} (check_mutually_exclusive)", when=not_dyn,
     ))
     add(Rule(
         "verl.ref.logprob_micro_exactly_one",
         exactly_one(is_set("ref_micro"), is_set("ref_micro_per_gpu")),
         "the reference model runs (KL is on): set one of ref.log_prob_micro_batch_size_per_gpu or the deprecated "
-        "ref.log_prob_micro_batch_size, not both (now {ref_micro_per_gpu} and {ref_micro})",
+        "ref.log_prob_micro_batch_size, and only one (now log_prob_micro_batch_size_per_gpu = {ref_micro_per_gpu}, "
+        "log_prob_micro_batch_size = {ref_micro})",
         Stage.DRIVER, f"{CONFIG} (check_mutually_exclusive)", when=not_dyn & V["need_ref"],
     ))
     critic_on = V["need_critic"]
@@ -305,7 +307,8 @@ def shared_rules() -> list[Rule]:
         "verl.critic.micro_exactly_one",
         exactly_one(is_set("critic_micro"), is_set("critic_micro_per_gpu")),
         "the algorithm trains a critic: set one of critic.ppo_micro_batch_size_per_gpu or the deprecated "
-        "critic.ppo_micro_batch_size, not both (now {critic_micro_per_gpu} and {critic_micro}; verl's yaml copies "
+        "critic.ppo_micro_batch_size, and only one (now ppo_micro_batch_size_per_gpu = {critic_micro_per_gpu}, "
+        "ppo_micro_batch_size = {critic_micro}; verl's yaml copies "
         "ppo_micro_batch_size into an unset ppo_micro_batch_size_per_gpu, so setting only the global one counts as "
         "both)",
         Stage.DRIVER, f"{CRITIC_CFG}:CriticConfig.__post_init__", when=critic_static,
