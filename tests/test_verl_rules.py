@@ -174,7 +174,7 @@ def test_critic_global_micro_alone_counts_as_both():
     r = rb.check(cfg, gpus=4, framework="verl==0.9.1")
     assert "verl.critic.micro_exactly_one" in rules_of(r, Stage.DRIVER)
     v = next(v for v in r.violations if v.rule == "verl.critic.micro_exactly_one")
-    assert "(now 8 and 8;" in v.message  # the yaml copied the global 8 into the per-GPU key: both are set
+    assert "(now ppo_micro_batch_size_per_gpu = 8, ppo_micro_batch_size = 8;" in v.message  # the yaml copied the global 8 into the per-GPU key: both are set
     # unpinned, only verl 0.2 accepts it (its yaml has no copy): checked with 0.2.0, the upgrade line names the rule
     dated = rb.check(cfg, gpus=4)
     assert dated.version == "0.2.0" and "verl.critic.micro_exactly_one" not in rules_of(dated)
