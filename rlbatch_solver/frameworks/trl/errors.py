@@ -36,6 +36,15 @@ def _tp(x: dict[str, int]) -> str:
 
 
 PATTERNS: list[ErrorPattern] = [
+    # TRL 0.14.0 (grpo_trainer.py GRPOTrainer.__init__): vllm_device 'auto' is the GPU after the training ranks
+    ErrorPattern("trl", r"requested device for vllm \(cuda:(?P<device>\d+)\) is not available",
+                 ("trl.gpus.budget",), "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (TRL 0.14.0)",
+                 "ValueError: The requested device for vllm (cuda:8) is not available. You are likely using vLLM "
+                 "without restricting the number of GPUs for training. Set the `--num_processes` argument to a value "
+                 "lower than the number of GPUs available on your machine—typically, reducing it by one is "
+                 "sufficient. In your case: `--num_processes 7`.",
+                 hint=lambda x: f"vLLM wants cuda:{x['device']}, the GPU after the {x['device']} training processes: "
+                                "leave one GPU out of --num_processes", numbers=("device",), versions=("0.14.0",)),
     ErrorPattern("trl", rf"generation_batch_size {n('gen')} must be divisible by num_generations {n('g')}",
                  ("trl.config.gen_divisible_by_num_generations",), CONFIG,
                  "ValueError: generation_batch_size (96) must be divisible by num_generations (7).",
