@@ -205,3 +205,56 @@ def _tiny():
         tokenizer.save_pretrained(path)
         _TINY = (path, tokenizer, Dataset.from_dict({"prompt": ["w1 w2", "w3 w4"] * 4}))
     return _TINY
+
+
+class ReleaseOracle:
+    """The installed older release's (0.29.1, 0.14.0) own script parser and GRPOConfig, as ``TrlOracle.config`` runs
+    1.16.0's: ``make_parser``'s dataclasses with a GRPOConfig that answers the case's world size. 0.14.0's
+    ``TrlParser.parse_args_and_config`` has no ``fail_with_unknown_args`` (a config file's unknown keys are dropped
+    there too). The trainer's checks are compared for 1.16.0 only (``TrlOracle.trainer``)."""
+
+    def __init__(self):
+        logging.getLogger("trl").setLevel(logging.ERROR)
+        import inspect
+
+        import trl.import_utils as flags
+
+        # 0.14.0 reads transformers' _is_package_available as a bool; transformers 5 returns (bool, version), a
+        # truthy tuple that would import vllm: take its bool
+        for name in dir(flags):
+            if name.endswith("_available") and isinstance(getattr(flags, name), tuple):
+                setattr(flags, name, getattr(flags, name)[0])
+        from trl import GRPOConfig
+        from trl.scripts.grpo import make_parser
+        from trl.scripts.utils import TrlParser
+
+        class _Config(GRPOConfig):
+            world = 1
+
+            @property
+            def world_size(self):
+                return type(self).world
+
+        self._cls = _Config
+        types = [(_Config if t is GRPOConfig else t) for t in make_parser().dataclass_types]
+        self._parser = TrlParser(types)
+        self._unknown_kw = "fail_with_unknown_args" in inspect.signature(self._parser.parse_args_and_config).parameters
+        self._out = tempfile.TemporaryDirectory(prefix="parity-trl-release-")
+
+    def _parse(self, flags: list[str], world: int) -> None:
+        self._cls.world = world
+        # 0.14.0's script requires --dataset_name (not a batch setting)
+        args = flags + ["--output_dir", self._out.name, "--report_to", "none", "--bf16", "false", "--use_cpu", "true",
+                        "--dataset_name", "parity"]
+        try:
+            if self._unknown_kw:
+                self._parser.parse_args_and_config(args, fail_with_unknown_args=False)
+            else:
+                self._parser.parse_args_and_config(args)
+        except SystemExit as exc:  # argparse's own errors exit
+            raise ValueError(f"argparse exited ({exc.code})") from exc
+
+    config = TrlOracle.config
+
+    def oracles(self) -> list[Oracle]:
+        return [Oracle("driver: GRPOConfig(...) and its __post_init__", self.config, CONFIG | PARSER, PATTERNS)]

@@ -97,12 +97,14 @@ def _removed_fields(version: str, source: str) -> Rule:
 # ---------------------------------------------------------------------------------------------- 0.29.1
 V0291 = Pack(
     "0.29.1", NEWEST,
+    # its GRPOConfig.__post_init__ takes auto_find_batch_size (1.16.0 refuses it)
+    drop=frozenset({"trl.config.auto_find_batch_size_unsupported"}),
     rules=(_removed_fields("0.29.1", "trl/scripts/utils.py:TrlParser.parse_args_and_config (fail_with_unknown_args)"),),
     variables=(
         ("vllm_server", "vllm_mode", "bool", True, False, "vllm_mode is server (the default in 0.29.1: "
          "`trl vllm-serve` on GPUs of its own)"),
     ),
-    summary="1.16.0's batch checks; vllm_mode defaults to server (vLLM on GPUs of its own), max_completion_length "
+    summary="1.16.0's batch checks but auto_find_batch_size (not refused); vllm_mode defaults to server (vLLM on GPUs of its own), max_completion_length "
             "to 256; log-probs from the whole logits tensor",
 )
 
