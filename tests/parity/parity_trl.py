@@ -254,7 +254,13 @@ class ReleaseOracle:
         except SystemExit as exc:  # argparse's own errors exit
             raise ValueError(f"argparse exited ({exc.code})") from exc
 
-    config = TrlOracle.config
+    def config(self, case: Mapping[str, Any]) -> Verdict:
+        """The ranks' GRPOConfig only: these releases' `trl grpo` parses the flags into an argparse namespace and
+        launches (0.29.1: trl/cli/main.py main; 0.14.0: trl/cli.py main, parser.parse_args()), building no GRPOConfig
+        at world size 1 as 1.16.0's TrainingCommand.run does."""
+        flags = [a for a in as_flags({k: v for k, v in case.items() if k != "num_processes"})
+                 if a not in ("trl", "grpo", "accelerate", "launch", "grpo.py")]
+        return Verdict.run(lambda: self._parse(flags, int(case["num_processes"])))
 
     def oracles(self) -> list[Oracle]:
         return [Oracle("driver: GRPOConfig(...) and its __post_init__", self.config, CONFIG | PARSER, PATTERNS)]

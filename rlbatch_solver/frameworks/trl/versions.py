@@ -3,10 +3,10 @@
 1.16.0's rules (``rules.py``) are written once. A release's pack names what its GRPO does differently, read from that
 release's wheel (paths below are inside it):
 
-* **0.29.1** (the last 0.x) has 1.16.0's batch checks, word for word (``GRPOConfig.__post_init__``: the generation
-  batch resolution, whole prompt groups per rollout, the eval batch against ``num_generations_eval``; ``trl grpo``'s
-  front-end at world size 1; ``GRPOTrainer.__init__``'s ``sync_ref_model`` checks; the colocated engine's
-  ``vllm_tensor_parallel_size`` dividing the world). What differs: ``vllm_mode`` defaults to ``"server"`` (vLLM on
+* **0.29.1** (the last 0.x) has 1.16.0's batch checks (``GRPOConfig.__post_init__``: the generation batch resolution,
+  whole prompt groups per rollout, the eval batch against ``num_generations_eval``; ``GRPOTrainer.__init__``'s
+  ``sync_ref_model`` checks; the colocated engine's ``vllm_tensor_parallel_size`` dividing the world) but two: it
+  takes ``auto_find_batch_size``, and ``trl grpo`` launches without building GRPOConfig at world size 1. Also ``vllm_mode`` defaults to ``"server"`` (vLLM on
   GPUs of its own, a ``trl vllm-serve`` process; 1.16.0: ``"colocate"``), ``max_completion_length`` to 256 (1.16.0:
   512), and the fields its GRPOConfig has (1.16.0 added the entropy and VESPO ones, among others).
 * **0.14.0** (the first GRPO release, open-r1's first recipes) checks no batch size at all: ``GRPOConfig`` has no
@@ -62,7 +62,7 @@ class Release:
 
 RELEASES = {
     "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300),
-    "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, True, 300),
+    "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300),
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
     "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900),
 }
@@ -95,16 +95,21 @@ def _removed_fields(version: str, source: str) -> Rule:
 
 
 # ---------------------------------------------------------------------------------------------- 0.29.1
+FRONTEND_RULES = frozenset({"trl.frontend.gen_divisible_by_num_generations",
+                            "trl.frontend.eval_batch_divisible_by_num_generations_eval"})
 V0291 = Pack(
     "0.29.1", NEWEST,
-    # its GRPOConfig.__post_init__ takes auto_find_batch_size (1.16.0 refuses it)
-    drop=frozenset({"trl.config.auto_find_batch_size_unsupported"}),
+    # its GRPOConfig.__post_init__ takes auto_find_batch_size (1.16.0 refuses it); its `trl grpo` parses the flags
+    # into an argparse namespace and launches (trl/cli/main.py main, trl/cli/commands/training.py TrainingCommand.run:
+    # no GRPOConfig at world size 1, which 1.16.0's TrainingCommand.run builds with make_parser)
+    drop=frozenset({"trl.config.auto_find_batch_size_unsupported"}) | FRONTEND_RULES,
     rules=(_removed_fields("0.29.1", "trl/scripts/utils.py:TrlParser.parse_args_and_config (fail_with_unknown_args)"),),
     variables=(
         ("vllm_server", "vllm_mode", "bool", True, False, "vllm_mode is server (the default in 0.29.1: "
          "`trl vllm-serve` on GPUs of its own)"),
     ),
-    summary="1.16.0's batch checks but auto_find_batch_size (not refused); vllm_mode defaults to server (vLLM on GPUs of its own), max_completion_length "
+    summary="1.16.0's GRPOConfig checks but auto_find_batch_size (not refused); `trl grpo` builds no GRPOConfig "
+            "before it launches; vllm_mode defaults to server (vLLM on GPUs of its own), max_completion_length "
             "to 256; log-probs from the whole logits tensor",
 )
 
