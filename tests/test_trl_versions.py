@@ -1,4 +1,5 @@
-"""TRL's rule packs for 0.14.0 and 0.29.1 (frameworks/trl/versions.py): each built from 1.16.0's rules by its own edits,
+"""TRL's rule packs for 0.29.1, 0.19.1, 0.16.1 and 0.14.0 (frameworks/trl/versions.py): each built from a newer one's
+rules by its own edits,
 the checker and the solver agreeing on each, the release read from a config's fields or named, each release's verdict
 on the configs of the threads users opened (open-r1 #249, trl #2858, #3061: read from each release's code), and each
 release's defaults in the memory model."""
@@ -19,7 +20,7 @@ from rlbatch_solver.frameworks.trl.rules import CONFIG as R_CONFIG
 from rlbatch_solver.frameworks.trl.rules import REMOVED_FIELDS
 from rlbatch_solver.rules.base import Stage
 
-OLD = ("0.29.1", "0.14.0")
+OLD = ("0.29.1", "0.19.1", "0.16.1", "0.14.0")
 # open-r1 #249 (and #236 with 3 GPUs): open-r1's first recipe, 8 GPUs with vLLM on the last one (vllm_device 'auto'),
 # 7 training processes, one prompt per GPU, 8 generations; TRL 0.14.0 ran it, 0.15's per-device batch of completions
 # made it "The global train batch size (7 x 1) must be evenly divisible by the number of generations per prompt (8)"
@@ -128,7 +129,7 @@ def test_resolve(text, version, note):
     assert get_framework(f"trl=={text}").version == version
 
 
-@pytest.mark.parametrize("text", ["0.16.1", "0.19.1", "0.15", "1.15.0"])
+@pytest.mark.parametrize("text", ["0.15.2", "0.18.0", "0.15", "1.15.0"])
 def test_a_release_we_do_not_follow_is_refused(text):
     with pytest.raises(InputError):
         get_framework(f"trl=={text}")
@@ -137,10 +138,10 @@ def test_a_release_we_do_not_follow_is_refused(text):
 @pytest.mark.parametrize("flags, version, why", [
     # no field that dates it: the newest
     (["--per_device_train_batch_size", "4"], None, "no field of the config is specific"),
-    # vllm_device and max_prompt_length: 0.14.0's and 0.16.1's; 0.16.1 is the newer, and not followed
-    (["--vllm_device", "cuda:7", "--max_prompt_length", "512"], None, "TRL 0.16.1's"),
-    # vllm_mode with max_prompt_length: 0.19.1's (not followed)
-    (["--vllm_mode", "colocate", "--max_prompt_length", "256"], None, "TRL 0.19.1's"),
+    # vllm_device and max_prompt_length: 0.14.0's and 0.16.1's; 0.16.1 is the newer
+    (["--vllm_device", "cuda:7", "--max_prompt_length", "512"], "0.16.1", "its fields"),
+    # vllm_mode with max_prompt_length: 0.19.1's
+    (["--vllm_mode", "colocate", "--max_prompt_length", "256"], "0.19.1", "its fields"),
     # num_generations_eval (0.2x) with a 1.16-only field
     (["--num_generations_eval", "4", "--use_adaptive_entropy", "true"], "1.16.0", "its fields"),
     # fields of no one release: vllm_device (removed in 0.18) with vllm_enable_sleep_mode (0.2x)
@@ -153,9 +154,15 @@ def test_detect(flags, version, why):
 
 
 def test_unpinned_trl_says_which_release_it_checked_with():
-    r = rb.check(["--vllm_device", "cuda:7", "--max_prompt_length", "512", "--per_device_train_batch_size", "8"],
-                 framework="trl", gpus=8)
-    assert any("checked with the TRL 1.16.0 rules" in n and "0.16.1" in n for n in r.notes)
+    """open-r1 #249's config as its recipe wrote it (vllm_device, max_prompt_length): dated to 0.16.1, whose trainer
+    stops it with the thread's message; with no dating field, 1.16.0."""
+    r = rb.check([*OPEN_R1_249, "--vllm_device", "auto", "--max_prompt_length", "512"], framework="trl", gpus=8)
+    assert any(n.startswith("checked with the TRL 0.16.1 rules") for n in r.notes), r.notes
+    assert _broken(r) == {"trl.trainer.global_batch_divisible_by_num_generations"}
+    assert "The global train batch size (7 x 1) must be evenly divisible by the number of generations per prompt (8)" \
+        in r.violations[0].message
+    plain = rb.check(OPEN_R1_249, framework="trl", gpus=8)
+    assert any("checked with the TRL 1.16.0 rules, the newest we follow" in n for n in plain.notes)
 
 
 def test_memory_follows_each_releases_defaults():
@@ -193,3 +200,36 @@ def test_commands_take_a_pinned_old_release(command):
     assert "trl.gpus.budget" in text
     if command == "fix":
         assert "num_processes" in text
+
+
+def test_0_19_checks_the_eval_batch_against_num_generations_and_0_16_the_step_batch_in_the_trainer():
+    evalc = ["--num_processes", "2", "--per_device_train_batch_size", "4", "--num_generations", "4",
+             "--eval_strategy", "steps", "--per_device_eval_batch_size", "3"]
+    for fw, rule in (("trl==0.19.1", "trl.config.eval_batch_divisible_by_num_generations_eval"),
+                     ("trl==0.16.1", "trl.trainer.eval_batch_divisible_by_num_generations"),
+                     ("trl==1.16.0", "trl.config.eval_batch_divisible_by_num_generations_eval")):
+        assert _broken(rb.check(evalc, framework=fw, gpus=2)) == {rule}, fw
+    # 1.16.0 and 0.29.1 read num_generations_eval; 0.19.1 has no such field
+    with_eval_g = [*evalc, "--num_generations_eval", "3"]
+    assert _broken(rb.check(with_eval_g, framework="trl==1.16.0", gpus=2)) == set()
+    assert _broken(rb.check(with_eval_g, framework="trl==0.19.1", gpus=2)) == {
+        "trl.config.removed_fields", "trl.config.eval_batch_divisible_by_num_generations_eval"}
+    # 0.16.1: no generation batch field, and num_generations 1 is refused by the same trainer check
+    assert "trl.config.removed_fields" in _broken(rb.check([*TRL_2858, "--generation_batch_size", "8"],
+                                                            framework="trl==0.16.1", gpus=1))
+    one = ["--num_processes", "2", "--per_device_train_batch_size", "2", "--num_generations", "1"]
+    assert _broken(rb.check(one, framework="trl==0.16.1", gpus=2)) == {
+        "trl.trainer.global_batch_divisible_by_num_generations"}
+    assert _broken(rb.check(one, framework="trl==0.19.1", gpus=2)) == {
+        "trl.config.num_generations_at_least_two"}
+
+
+def test_0_16_loads_a_reference_model_by_default_and_runs_vllm_on_a_server_only():
+    fw = get_framework("trl==0.16.1")
+    flags = ["--num_processes", "4", "--per_device_train_batch_size", "8", "--use_vllm", "true", "--vllm_mode",
+             "colocate"]
+    values = fw.to_values(fw.normalize(fw.parse(flags)[0]), gpus=8, model=None)
+    assert values["kl_on"] is True and values["vllm_server"] is True
+    assert values["max_completion_length"] == 256 and values["gmu_permille"] == 900
+    zero = fw.to_values(fw.parse([*flags, "--beta", "0"])[0], gpus=8, model=None)
+    assert zero["kl_on"] is False

@@ -44,6 +44,11 @@ PATTERNS = [
     (r"global eval batch size .* divisible by the number of generations used for evaluation",
      "trl.config.eval_batch_divisible_by_num_generations_eval"),
     (r"must be divisible by num_generations", "trl.config.gen_divisible_by_num_generations"),
+    # 0.19.1's wording (GRPOConfig.__post_init__)
+    (r"effective train batch size .* evenly divisible by the number of generations per prompt",
+     "trl.config.gen_divisible_by_num_generations"),
+    (r"global eval batch size .* evenly divisible by the number of generations per prompt",
+     "trl.config.eval_batch_divisible_by_num_generations_eval"),
     (r"at least 2 generations per prompt", "trl.config.num_generations_at_least_two"),
     (r"unexpected keyword argument|Some specified arguments are not used|Unknown arguments",
      "trl.config.removed_fields"),
@@ -208,7 +213,7 @@ def _tiny():
 
 
 class ReleaseOracle:
-    """The installed older release's (0.29.1, 0.14.0) own script parser and GRPOConfig, as ``TrlOracle.config`` runs
+    """The installed older release's (0.29.1, 0.19.1, 0.16.1, 0.14.0) own script parser and GRPOConfig, as ``TrlOracle.config`` runs
     1.16.0's: ``make_parser``'s dataclasses with a GRPOConfig that answers the case's world size. 0.14.0's
     ``TrlParser.parse_args_and_config`` has no ``fail_with_unknown_args`` (a config file's unknown keys are dropped
     there too). The trainer's checks are compared for 1.16.0 only (``TrlOracle.trainer``)."""
@@ -256,7 +261,8 @@ class ReleaseOracle:
 
     def config(self, case: Mapping[str, Any]) -> Verdict:
         """The ranks' GRPOConfig only: these releases' `trl grpo` parses the flags into an argparse namespace and
-        launches (0.29.1: trl/cli/main.py main; 0.14.0: trl/cli.py main, parser.parse_args()), building no GRPOConfig
+        launches (0.29.1: trl/cli/main.py main; 0.19.1: trl/cli.py main, a TrlParser without dataclasses; 0.16.1,
+        0.14.0: trl/cli.py main, parser.parse_args()), building no GRPOConfig
         at world size 1 as 1.16.0's TrainingCommand.run does."""
         flags = [a for a in as_flags({k: v for k, v in case.items() if k != "num_processes"})
                  if a not in ("trl", "grpo", "accelerate", "launch", "grpo.py")]

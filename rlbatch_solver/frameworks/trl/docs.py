@@ -23,17 +23,18 @@ def versions_markdown() -> str:
     from .versions import NEWEST, PACKS, RELEASES, VERSIONS, changes
 
     lines = ["## Other releases: what changes from 1.16.0", "",
-             "`--framework trl==0.29.1` (or 0.14.0; a patch release we do not list reads its series' rules) checks "
+             "`--framework trl==0.29.1` (or 0.19.1, 0.16.1, 0.14.0; a patch release we do not list reads its series' rules) checks "
              "with that release's rules and prices memory with its defaults. With no release named, `check`, `fix` "
              "and `explain` date the config by the GRPOConfig fields only some releases have (each release's own "
              "fields, read from its wheel: `frameworks/trl/release_fields.py`) and say which they used; when nothing "
              f"dates it, or the fields are those of a release we do not follow, {NEWEST}. TRL 0.14.0's fields are all "
-             "in 0.16's GRPOConfig too, and 0.29.1's all in 1.16.0's, so those two are used when named. Sources are "
+             "in 0.16's GRPOConfig too, and 0.29.1's all in 1.16.0's, so those two are used when named (a config with `vllm_device` and none of 0.16's new fields reads as 0.16.1). Sources are "
              "paths inside that release's wheel.", "",
              "| release | per_device_train_batch_size counts | beta (reference model) | `--use_vllm` without "
              "`--vllm_mode` | max_completion_length | max_prompt_length |", "|---|---|---|---|---|---|"]
     where = {"colocate": "colocate (in the training processes)", "server": "server (`trl vllm-serve`, GPUs of its own)",
-             "device": "one engine on `vllm_device` (default: the GPU after the training ranks)"}
+             "device": "one engine on `vllm_device` (default: the GPU after the training ranks)",
+             "server_only": "server (`trl vllm-serve`; no other mode)"}
     for version in VERSIONS:
         rel = RELEASES[version]
         ref = "always built (beta 0.04 weighs the KL)" if rel.ref_always else (

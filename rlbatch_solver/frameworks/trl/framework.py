@@ -352,6 +352,9 @@ class TrlFramework(SwiftFramework):
             if rel.vllm_mode == "device":
                 notes.append(f"TRL {rel.version} runs vLLM in the main process on a GPU of its own (vllm_device "
                              "'auto': the one after the training ranks): the training GPUs hold no engine")
+            elif rel.vllm_mode == "server_only":
+                notes.append(f"TRL {rel.version} generates with vLLM on a `trl vllm-serve` server only (GPUs of its "
+                             "own: give its sizes as --server.tensor_parallel_size / --server.data_parallel_size)")
             elif rel.vllm_mode == "server" and not _present(flat.get("vllm_mode")):
                 notes.append(f"TRL {rel.version}'s vllm_mode defaults to server: a `trl vllm-serve` on GPUs of its own "
                              "(give its sizes as --server.tensor_parallel_size / --server.data_parallel_size)")
@@ -378,7 +381,7 @@ class TrlFramework(SwiftFramework):
         removed = [k for k in versions.foreign_fields(self.version, flat)
                    if k not in from_file or flat.get(ENTRY) == TRL_CLI]
         rel = self.release
-        if rel.vllm_mode == "device":  # one engine on vllm_device, never in the training processes
+        if rel.vllm_mode in ("device", "server_only"):  # never in the training processes
             server = True
         else:
             given = flat.get("vllm_mode")

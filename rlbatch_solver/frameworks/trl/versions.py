@@ -1,4 +1,5 @@
-"""The TRL releases GRPO configs are written for: 0.14.0 and 0.29.1 beside 1.16.0, each a small edit of 1.16.0's rules.
+"""The TRL releases GRPO configs are written for: 0.29.1, 0.19.1, 0.16.1 and 0.14.0 beside 1.16.0, each a small edit
+of the next newer one's rules (0.14.0: of 1.16.0's).
 
 1.16.0's rules (``rules.py``) are written once. A release's pack names what its GRPO does differently, read from that
 release's wheel (paths below are inside it):
@@ -9,6 +10,15 @@ release's wheel (paths below are inside it):
   takes ``auto_find_batch_size``, and ``trl grpo`` launches without building GRPOConfig at world size 1. Also ``vllm_mode`` defaults to ``"server"`` (vLLM on
   GPUs of its own, a ``trl vllm-serve`` process; 1.16.0: ``"colocate"``), ``max_completion_length`` to 256 (1.16.0:
   512), and the fields its GRPOConfig has (1.16.0 added the entropy and VESPO ones, among others).
+* **0.19.1** checks the generation batch as 0.29.1 does (its messages: "The effective train batch size (W x B x
+  steps_per_generation) must be evenly divisible by the number of generations per prompt"), the eval batch against
+  ``num_generations`` (no ``num_generations_eval``), and nothing of ``sync_ref_model``; the colocated engine is built
+  in ``GRPOTrainer.__init__``. ``max_prompt_length`` (512) is still a field.
+* **0.16.1** checks in ``GRPOTrainer.__init__`` only, on the per-step batch: "The global train batch size (W x B) must
+  be evenly divisible by the number of generations per prompt" with ``num_generations`` from 2 up (the message of
+  open-r1 #249, trl #2858 and #3061; 0.15 brought it with per-device completions), the eval batch likewise. No
+  generation batch; ``use_vllm`` talks to a ``trl vllm-serve`` server (``vllm_device`` is deprecated and unused);
+  ``beta`` defaults to 0.04, so a reference model is loaded.
 * **0.14.0** (the first GRPO release, open-r1's first recipes) checks no batch size at all: ``GRPOConfig`` has no
   ``__post_init__`` and ``GRPOTrainer.__init__`` no batch check. ``per_device_train_batch_size`` counts *prompts*
   (default 1; each prompt generates ``num_generations`` completions on its own GPU, so a micro batch is
@@ -30,13 +40,13 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Stage, VarSpec, is_set
-from ...rules.expr import BoolVar, IntVar
+from ...rules.expr import BoolVar, IntVar, divides
 from . import rules as R
 from .fields import GRPO_SCRIPT_OPTIONS
 from .release_fields import RELEASE_FIELDS
 
 NEWEST = R.VERSION
-VERSIONS = ("1.16.0", "0.29.1", "0.14.0")  # the releases whose rules we follow, newest first
+VERSIONS = ("1.16.0", "0.29.1", "0.19.1", "0.16.1", "0.14.0")  # the releases whose rules we follow, newest first
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.29" -> "0.29.1": a patch we do not list reads its series'
 
 
@@ -49,7 +59,9 @@ class Release:
     """A release's defaults that decide what runs where (the memory model) and how its flags are read."""
 
     version: str
-    vllm_mode: str  # what --use_vllm runs without --vllm_mode: "colocate", "server", or "device" (vllm_device)
+    # what --use_vllm runs without --vllm_mode: "colocate", "server", "server_only" (no vllm_mode field: `trl
+    # vllm-serve` always), or "device" (one engine on vllm_device)
+    vllm_mode: str
     beta: float  # GRPOConfig.beta's default
     ref_always: bool  # the reference model is built whatever beta is (0.14: create_reference_model)
     completion_length: int  # GRPOConfig.max_completion_length's default
@@ -63,6 +75,9 @@ class Release:
 RELEASES = {
     "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300),
     "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300),
+    "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300),
+    # 0.16.1's server has its GPUs to itself (trl vllm-serve --gpu_memory_utilization 0.9)
+    "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900),
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
     "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900),
 }
@@ -164,7 +179,85 @@ V0140 = Pack(
             "(vllm_device 'auto')",
 )
 
-PACKS = {p.version: p for p in (V0291, V0140)}
+# ---------------------------------------------------------------------------------------------- 0.19.1
+CONFIG = R.CONFIG
+TRAINER = R.TRAINER
+G_, GEN_, EVAL_ = IntVar("num_generations"), IntVar("gen"), IntVar("eval_batch")
+V0191 = Pack(
+    "0.19.1", "0.29.1",
+    # GRPOTrainer.__init__ adds the SyncRefModelCallback without checking beta or PEFT
+    drop=frozenset({"trl.trainer.sync_ref_model_needs_beta", "trl.trainer.sync_ref_model_not_with_peft"}),
+    rules=(
+        _removed_fields("0.19.1", "trl/scripts/utils.py:TrlParser.parse_args_and_config (via "
+                        "HfArgumentParser.parse_args_into_dataclasses)"),
+        Rule(
+            "trl.config.gen_divisible_by_num_generations",
+            divides(G_, GEN_),
+            "The effective train batch size num_processes x per_device_train_batch_size x steps_per_generation = "
+            "{W} x {per_device_train_batch_size} x {spg} = {gen} must be evenly divisible by the number of "
+            "generations per prompt ({num_generations})",
+            Stage.DRIVER, CONFIG,
+            explanation="A rollout must hold whole prompt groups (0.19 moved the check from the per-step batch to the "
+                        "generation batch, which counts gradient_accumulation_steps).",
+        ),
+        Rule(
+            "trl.config.eval_batch_divisible_by_num_generations_eval",
+            divides(G_, EVAL_),
+            "The global eval batch size num_processes x per_device_eval_batch_size = {W} x "
+            "{per_device_eval_batch_size} = {eval_batch} must be evenly divisible by the number of generations per "
+            "prompt ({num_generations}) (0.19.1 has no num_generations_eval)",
+            Stage.DRIVER, CONFIG, when=BoolVar("eval_on"),
+        ),
+    ),
+    sources=(("trl/generation/vllm_generation.py:VLLMGeneration._init_vllm", TRAINER),),
+    summary="the generation batch's checks of 0.29.1, in its words; the eval batch against num_generations (no "
+            "num_generations_eval); no sync_ref_model check; the colocated engine built in GRPOTrainer.__init__; "
+            "max_prompt_length (default 512) still a field",
+)
+
+# ---------------------------------------------------------------------------------------------- 0.16.1
+B_, W_ = IntVar("per_device_train_batch_size"), IntVar("W")
+GLOBAL_016 = ("The global train batch size ({W} x {per_device_train_batch_size}) must be evenly divisible by the "
+              "number of generations per prompt ({num_generations})")
+V0161 = Pack(
+    "0.16.1", "0.19.1",
+    # GRPOConfig.__post_init__ only warns about deprecated vLLM fields; the batch checks are GRPOTrainer.__init__'s;
+    # no generation batch, no colocated vLLM (use_vllm talks to `trl vllm-serve`)
+    drop=frozenset({"trl.config.gen_and_spg_exclusive", "trl.config.gen_divisible_by_global_batch",
+                    "trl.config.gen_divisible_by_num_generations", "trl.config.num_generations_at_least_two",
+                    "trl.config.eval_batch_divisible_by_num_generations_eval", "trl.vllm.colocate_tp_divides_world"}),
+    rules=(
+        _removed_fields("0.16.1", "trl/scripts/utils.py:TrlParser.parse_args_and_config (via "
+                        "HfArgumentParser.parse_args_into_dataclasses)"),
+        Rule(
+            "trl.trainer.global_batch_divisible_by_num_generations",
+            (G_ >= 2) & divides(G_, B_ * W_),
+            GLOBAL_016 + ": each step's num_processes x per_device_train_batch_size completions must be whole "
+            "prompt groups of at least 2",
+            Stage.TRAINER_INIT, "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__",
+            explanation="The message of open-r1 #249 and trl #2858, #3061 (TRL 0.15-0.18): from 0.15 "
+                        "per_device_train_batch_size counts completions, and the per-step batch must hold whole "
+                        "groups; the valid values it lists are the divisors from 2 up.",
+        ),
+        Rule(
+            "trl.trainer.eval_batch_divisible_by_num_generations",
+            (G_ >= 2) & divides(G_, EVAL_),
+            "The global eval batch size ({W} x {per_device_eval_batch_size}) must be evenly divisible by the number "
+            "of generations per prompt ({num_generations})",
+            Stage.TRAINER_INIT, "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__", when=BoolVar("eval_on"),
+        ),
+    ),
+    variables=(
+        ("vllm_server", "(use_vllm)", "bool", True, False, "vLLM generates on a `trl vllm-serve` server (the only "
+         "vLLM mode of 0.16.1)"),
+        ("kl_on", "(beta != 0)", "bool", True, False, "a KL term: beta != 0 (default 0.04: a reference model)"),
+    ),
+    summary="the batch checks in GRPOTrainer.__init__, on the per-step batch num_processes x "
+            "per_device_train_batch_size (the message of open-r1 #249, trl #2858); no generation batch; vLLM only "
+            "on a `trl vllm-serve` server; beta 0.04 (a reference model)",
+)
+
+PACKS = {p.version: p for p in (V0291, V0191, V0161, V0140)}
 
 
 # ---------------------------------------------------------------------------------------------- assembly
