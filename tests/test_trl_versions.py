@@ -233,3 +233,22 @@ def test_0_16_loads_a_reference_model_by_default_and_runs_vllm_on_a_server_only(
     assert values["max_completion_length"] == 256 and values["gmu_permille"] == 900
     zero = fw.to_values(fw.parse([*flags, "--beta", "0"])[0], gpus=8, model=None)
     assert zero["kl_on"] is False
+
+
+@pytest.mark.parametrize("version", OLD)
+def test_recommend_for_an_old_release_prints_a_command_that_release_takes(version):
+    """The answer's flags are that release's (no vllm_mode where it has none, torch_dtype before 0.2x's dtype,
+    max_prompt_length where its prompts are cut at it), and they check back valid and fitting under its rules."""
+    fw = f"trl=={version}"
+    proc = run("recommend", "--framework", fw, "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--n", "8",
+               "--prompt-len", "512", "--response-len", "1024", "--time-limit", "10", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    command = json.loads(proc.stdout)["command"]
+    args = [w for a in command[1:] for w in a.split(" ") if not a.startswith("-m ")]
+    keys = {a.lstrip("-") for a in args if a.startswith("--")}
+    assert not TV.foreign_fields(version, keys), keys
+    assert ("max_prompt_length" in keys) == (TV.RELEASES[version].prompt_length is not None)
+    back = rb.check(args, framework=fw, gpus=8, model="qwen2.5-1.5b", gpu="h100")
+    assert back.valid, [v.rule for v in back.violations]
+    if version == "0.14.0":  # its defaults kept: one prompt per GPU, 8 accumulation steps
+        assert "--per_device_train_batch_size 1" in command and "--gradient_accumulation_steps 8" in command

@@ -439,19 +439,21 @@ class TrlFramework(SwiftFramework):
             out.append(f"--num_machines {solution['nnodes']}")
         if solution.get("ds_stage") not in (None, -1):  # accelerate launch's own DeepSpeed flags (plain DDP: none)
             out += ["--use_deepspeed", f"--zero_stage {solution['ds_stage']}"]
-        if solution.get("weights_fp32") is False:
-            out.append("--dtype bfloat16")
+        if solution.get("weights_fp32") is False:  # ModelConfig's torch_dtype before 0.2x's dtype
+            out.append("--torch_dtype bfloat16" if self.version in versions.TORCH_DTYPE_RELEASES else "--dtype bfloat16")
         extra = {k: v for k, v in (space.fixed_native if space else {}).items() if k != "rlhf_type"}
         specs = self.ruleset.variables
         for name in self.EXPORT_ORDER:
             if name in solution and self._exported(name, solution):
                 out.append(self._flag(specs[name].key, solution[name]))
-        if solution.get("use_vllm"):
-            out.append(self._flag("vllm_mode", "server" if solution.get("vllm_server") else "colocate"))
+        has_mode = "vllm_mode" in versions.RELEASE_FIELDS[self.version]
+        if solution.get("use_vllm") and self.release.vllm_mode != "device":
+            if has_mode:
+                out.append(self._flag("vllm_mode", "server" if solution.get("vllm_server") else "colocate"))
             if solution.get("vllm_server"):
                 for name in ("server_tp", "server_dp"):
                     out.append(self._flag(specs[name].key, solution[name]))
-        if solution.get("gmu_permille") not in (None, 300):
+        if solution.get("gmu_permille") not in (None, self.release.gmu_permille) and self._has_knob("gmu_permille"):
             out.append(f"--vllm_gpu_memory_utilization {int(solution['gmu_permille']) / 1000}")
         if solution.get("sleep_level"):
             out.append("--vllm_enable_sleep_mode true")
@@ -509,11 +511,45 @@ class TrlFramework(SwiftFramework):
             space.fixed_native.pop(algo_key, None)
         space.domains.pop("vllm_mode_given", None)
         space.domains.pop("server_host_given", None)
+        if not self.newest:
+            # the search's own flags (vllm_mode colocate) are not the config's: only the user's can be foreign fields
+            space.domains["removed_fields"] = [bool(versions.foreign_fields(self.version,
+                                                                            self.normalize(scenario.fixed)))]
+            if self.release.prompt_length is not None:  # its prompts are cut at max_prompt_length: carry the length
+                space.fixed_native["max_prompt_length"] = scenario.prompt_length
+            if self.release.vllm_mode == "device":  # one engine, on one GPU (vllm_device)
+                for name in ("server_tp", "server_dp"):
+                    space.domains[name] = [1]
         if with_knobs:
             for name, values in KNOB_SEARCH.items():
-                if not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
+                if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)
         return space
+
+    def kept_totals(self, scenario: Any) -> dict[str, int]:
+        """As ms-swift's HF path (completions per optimizer step), except where per_device_train_batch_size counts
+        prompts (0.14.0): there recommend keeps the two factors themselves (``kept_batch``)."""
+        return {} if self.release.batch_counts_prompts else super().kept_totals(scenario)
+
+    def kept_batch(self, scenario: Any) -> dict[str, Any]:
+        """0.14.0: prompts per GPU and accumulation at its defaults (1 and 8) where the user neither set nor searched
+        them (each micro batch is a prompt's num_generations completions: memory is not a free choice of batch);
+        other releases keep the total instead (``kept_totals``)."""
+        if not self.release.batch_counts_prompts:
+            return super().kept_batch(scenario)
+        fixed, searched = self.normalize(scenario.fixed), self.normalize(scenario.search)
+        return {k: self.ruleset.variables[k].default for k in ("per_device_train_batch_size",
+                                                               "gradient_accumulation_steps")
+                if k not in fixed and k not in searched}
+
+    def _has_knob(self, name: str) -> bool:
+        """Whether this release has the flag of a memory switch: vllm_enable_sleep_mode came in 0.2x; 0.16.1's
+        vllm_gpu_memory_utilization is deprecated and unused (its server sets its own)."""
+        if name == "sleep_level":
+            return "vllm_enable_sleep_mode" in versions.RELEASE_FIELDS[self.version]
+        if name == "gmu_permille":
+            return self.release.vllm_mode != "server_only"
+        return True
 
     def cost_spec(self, model: ModelCard, gpu: Any):
         bools = frozenset(n for n, s in self.ruleset.variables.items() if s.kind == "bool")

@@ -311,6 +311,8 @@ def changes(version: str) -> dict[str, list[tuple[str, str]]]:
 
 # ---------------------------------------------------------------------------------------------- fields and dating
 ALL_FIELDS = frozenset().union(*RELEASE_FIELDS.values())
+# ModelConfig names the weights' dtype torch_dtype in these releases (trl/trainer/model_config.py), dtype after
+TORCH_DTYPE_RELEASES = frozenset({"0.19.1", "0.16.1", "0.14.0"})
 # the options of the grpo script that are not GRPOConfig's own (TrainingArguments, ModelConfig, the script's): read as
 # every release's (their changes between transformers releases are not followed)
 OTHER_OPTIONS = GRPO_SCRIPT_OPTIONS - RELEASE_FIELDS[NEWEST]
