@@ -10,9 +10,10 @@ INTRO = (
     "`gradient_accumulation_steps`; `generation_batch_size` and `steps_per_generation` may not both be set. "
     "The default `beta` is 0.0, so no reference model is loaded unless `--beta` is given. In server mode "
     "`trl vllm-serve` runs on other GPUs: give its sizes as `--server.tensor_parallel_size` / "
-    "`--server.data_parallel_size` and the job's GPUs as `--gpus` to check the budget. TRL before 1.0 also "
-    "required the per-step global batch to hold whole prompt groups (trl #2858, #3061); 1.16 requires it of "
-    "the generation batch only. `GRPOConfig` refuses sequence-dimension parallelism (`parallelism_config` with "
+    "`--server.data_parallel_size` and the job's GPUs as `--gpus` to check the budget. TRL 0.15-0.18 "
+    "required the per-step global batch to hold whole prompt groups (open-r1 #249, trl #2858, #3061), 0.14 "
+    "nothing; 1.16 requires it of the generation batch only (the releases we follow before 1.16: the appendix). "
+    "`GRPOConfig` refuses sequence-dimension parallelism (`parallelism_config` with "
     "`cp_size` or `sp_size` > 1), which accelerate sets from Python only: not a flag, not a rule here. Sources "
     "are paths inside the trl 1.16.0 wheel."
 )
