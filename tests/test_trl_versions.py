@@ -122,6 +122,7 @@ def test_foreign_fields_of_1_16_are_exactly_the_removed_fields():
 
 @pytest.mark.parametrize("text, version, note", [
     ("0.14.0", "0.14.0", False), ("0.29.1", "0.29.1", False), ("0.29.0", "0.29.1", True), ("v0.14.0", "0.14.0", False),
+    ("0.19", "0.19.1", True), ("0.16.0", "0.16.1", True),
 ])
 def test_resolve(text, version, note):
     got, why = TV.resolve(text)

@@ -332,7 +332,7 @@ def resolve(text: str) -> tuple[str, str | None]:
         return v, None
     parts = v.split(".")
     series = ".".join(parts[:2])
-    if series in SERIES and len(parts) == 3 and all(x.isdigit() for x in parts):
+    if series in SERIES and len(parts) in (2, 3) and all(x.isdigit() for x in parts):
         pack = SERIES[series]
         return pack, f"TRL {v} is checked with the rules of {pack}, the {series}.x release we follow"
     raise ValueError(v)
