@@ -158,7 +158,8 @@ def test_unpinned_trl_says_which_release_it_checked_with():
     """open-r1 #249's config as its recipe wrote it (vllm_device, max_prompt_length): dated to 0.16.1, whose trainer
     stops it with the thread's message; with no dating field, 1.16.0."""
     r = rb.check([*OPEN_R1_249, "--vllm_device", "auto", "--max_prompt_length", "512"], framework="trl", gpus=8)
-    assert any(n.startswith("checked with the TRL 0.16.1 rules") for n in r.notes), r.notes
+    assert any(n.startswith("checked with the TRL 0.16.1 rules") and "(0.14.0 has them too)" in n for n in r.notes), \
+        r.notes
     assert _broken(r) == {"trl.trainer.global_batch_divisible_by_num_generations"}
     assert "The global train batch size (7 x 1) must be evenly divisible by the number of generations per prompt (8)" \
         in r.violations[0].message

@@ -355,4 +355,6 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
     if best not in VERSIONS:
         return None, (f"its fields ({shown}) are TRL {best}'s, the newest of the releases whose fields we know "
                       f"({known}) that has them all, and we do not follow its rules")
-    return best, f"its fields ({shown}): the newest release that has them all, of {known}"
+    older = sorted((v for v in have if v in VERSIONS and v != best), key=_key, reverse=True)
+    also = f" ({', '.join(older)} {'has' if len(older) == 1 else 'have'} them too)" if older else ""
+    return best, f"its fields ({shown}): the newest release that has them all, of {known}{also}"
