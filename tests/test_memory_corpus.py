@@ -160,11 +160,12 @@ def test_the_megatron_critic_packs_no_more_than_its_share_of_the_batch():
 
 
 def test_a_trl_config_of_an_older_release_runs_vllm_as_that_release_did():
-    """X-R1 (TRL 0.14): --use_vllm with vllm_device auto put vLLM on a GPU of its own; read with 1.16's colocate
-    default, the engine's budget sat on the training GPUs and the run that ran was called out of memory."""
+    """X-R1 (TRL 0.14, its record pinned trl==0.14.0): --use_vllm with vllm_device auto put vLLM on a GPU of its own;
+    read with 1.16's colocate default, the engine's budget sat on the training GPUs and the run that ran was called out
+    of memory."""
     r = _check("trl_xr1_qwen2_5_1_5b_grpo_4xrtx3090")
     assert r.values["vllm_server"] is True
-    assert any("vLLM on a GPU of its own" in n for n in r.notes)
+    assert any("vLLM in the main process on a GPU of its own" in n for n in r.notes)
     assert "rollout engine (kept between rollouts)" not in r.memory.phases["actor_update"]
 
 

@@ -31,6 +31,8 @@ CONFIG = frozenset({"trl.config.auto_find_batch_size_unsupported", "trl.config.g
 FRONT = "[world size 1, the trl grpo front-end] "
 PARSER = frozenset({"trl.config.removed_fields"})
 TRAINER = frozenset({"trl.trainer.sync_ref_model_needs_beta", "trl.trainer.sync_ref_model_not_with_peft"})
+TRAINER_0161 = frozenset({"trl.trainer.global_batch_divisible_by_num_generations",
+                          "trl.trainer.eval_batch_divisible_by_num_generations"})
 
 PATTERNS = [
     (r"^" + re.escape(FRONT) + r".*global eval batch size .* divisible by the number of generations used for evaluation",
@@ -44,10 +46,18 @@ PATTERNS = [
     (r"global eval batch size .* divisible by the number of generations used for evaluation",
      "trl.config.eval_batch_divisible_by_num_generations_eval"),
     (r"must be divisible by num_generations", "trl.config.gen_divisible_by_num_generations"),
+    # 0.19.1's wording (GRPOConfig.__post_init__)
+    (r"effective train batch size .* evenly divisible by the number of generations per prompt",
+     "trl.config.gen_divisible_by_num_generations"),
+    (r"global eval batch size .* evenly divisible by the number of generations per prompt",  # and 0.16.1's
+     ("trl.config.eval_batch_divisible_by_num_generations_eval", "trl.trainer.eval_batch_divisible_by_num_generations")),
     (r"at least 2 generations per prompt", "trl.config.num_generations_at_least_two"),
     (r"unexpected keyword argument|Some specified arguments are not used|Unknown arguments",
      "trl.config.removed_fields"),
     (r"sync_ref_model=True` while `beta=0\.0", "trl.trainer.sync_ref_model_needs_beta"),
+    # 0.16.1's GRPOTrainer.__init__
+    (r"global train batch size .* evenly divisible by the number of generations per prompt",
+     "trl.trainer.global_batch_divisible_by_num_generations"),
     (r"sync_ref_model=True` while using a PEFT model", "trl.trainer.sync_ref_model_not_with_peft"),
 ]
 
@@ -205,3 +215,96 @@ def _tiny():
         tokenizer.save_pretrained(path)
         _TINY = (path, tokenizer, Dataset.from_dict({"prompt": ["w1 w2", "w3 w4"] * 4}))
     return _TINY
+
+
+class ReleaseOracle:
+    """The installed older release's (0.29.1, 0.19.1, 0.16.1, 0.14.0) own script parser and GRPOConfig, as ``TrlOracle.config`` runs
+    1.16.0's: ``make_parser``'s dataclasses with a GRPOConfig that answers the case's world size. 0.14.0's
+    ``TrlParser.parse_args_and_config`` has no ``fail_with_unknown_args`` (a config file's unknown keys are dropped
+    there too). The trainer's checks are compared for 1.16.0 only (``TrlOracle.trainer``)."""
+
+    def __init__(self):
+        logging.getLogger("trl").setLevel(logging.ERROR)
+        import inspect
+
+        import trl.import_utils as flags
+
+        # 0.14.0 reads transformers' _is_package_available as a bool; transformers 5 returns (bool, version), a
+        # truthy tuple that would import vllm: take its bool
+        for name in dir(flags):
+            if name.endswith("_available") and isinstance(getattr(flags, name), tuple):
+                setattr(flags, name, getattr(flags, name)[0])
+        from trl import GRPOConfig
+        from trl.scripts.grpo import make_parser
+        from trl.scripts.utils import TrlParser
+
+        class _Config(GRPOConfig):
+            world = 1
+
+            @property
+            def world_size(self):
+                return type(self).world
+
+        self._cls = _Config
+        types = [(_Config if t is GRPOConfig else t) for t in make_parser().dataclass_types]
+        self._parser = TrlParser(types)
+        self._unknown_kw = "fail_with_unknown_args" in inspect.signature(self._parser.parse_args_and_config).parameters
+        self._out = tempfile.TemporaryDirectory(prefix="parity-trl-release-")
+
+    def _parse(self, flags: list[str], world: int) -> tuple:
+        self._cls.world = world
+        # 0.14.0's script requires --dataset_name (not a batch setting)
+        args = flags + ["--output_dir", self._out.name, "--report_to", "none", "--bf16", "false", "--use_cpu", "true",
+                        "--dataset_name", "parity"]
+        try:
+            if self._unknown_kw:
+                return self._parser.parse_args_and_config(args, fail_with_unknown_args=False)
+            return self._parser.parse_args_and_config(args)
+        except SystemExit as exc:  # argparse's own errors exit
+            raise ValueError(f"argparse exited ({exc.code})") from exc
+
+    def config(self, case: Mapping[str, Any]) -> Verdict:
+        """The ranks' GRPOConfig only: these releases' `trl grpo` parses the flags into an argparse namespace and
+        launches (0.29.1: trl/cli/main.py main; 0.19.1: trl/cli.py main, a TrlParser without dataclasses; 0.16.1,
+        0.14.0: trl/cli.py main, parser.parse_args()), building no GRPOConfig
+        at world size 1 as 1.16.0's TrainingCommand.run does."""
+        flags = [a for a in as_flags({k: v for k, v in case.items() if k != "num_processes"})
+                 if a not in ("trl", "grpo", "accelerate", "launch", "grpo.py")]
+        return Verdict.run(lambda: self._parse(flags, int(case["num_processes"])))
+
+    def trainer(self, case: Mapping[str, Any]) -> Verdict | None:
+        """0.16.1's batch checks, which GRPOTrainer.__init__ runs: the trainer on the tiny model with the case's parsed
+        GRPOConfig and accelerate's ``num_processes`` answering the case's world size (``None`` where the parser
+        refuses the case: the trainer never starts). vLLM is switched off (its client is built after the checks) and
+        ``use_cache`` given (0.16.1 passes None, which transformers 5 refuses)."""
+        from unittest.mock import PropertyMock, patch
+
+        from accelerate import Accelerator
+        from transformers import PreTrainedModel
+        from trl import GRPOTrainer
+
+        flags = [a for a in as_flags({k: v for k, v in case.items() if k != "num_processes"})
+                 if a not in ("trl", "grpo", "accelerate", "launch", "grpo.py")]
+        world = int(case["num_processes"])
+        try:
+            parsed = self._parse(flags, world)
+        except Exception:
+            return None
+        args = next(x for x in parsed if isinstance(x, self._cls))
+        args.use_vllm, args.model_init_kwargs = False, {"use_cache": False}
+        if not hasattr(PreTrainedModel, "warnings_issued"):  # 0.16.1 writes to it; transformers 5 dropped it
+            PreTrainedModel.warnings_issued = {}
+        model_dir, tokenizer, dataset = _tiny()
+        with patch.object(Accelerator, "num_processes", new_callable=PropertyMock, return_value=world):
+            return Verdict.run(lambda: GRPOTrainer(model=model_dir, reward_funcs=_zero_reward, args=args,
+                                                   train_dataset=dataset, eval_dataset=dataset,
+                                                   processing_class=tokenizer))
+
+    def oracles(self) -> list[Oracle]:
+        out = [Oracle("driver: GRPOConfig(...) and its __post_init__", self.config, CONFIG | PARSER, PATTERNS)]
+        import trl
+
+        if trl.__version__ == "0.16.1":
+            out.append(Oracle("trainer_init: GRPOTrainer.__init__ (tiny CPU model)", self.trainer, TRAINER_0161,
+                              PATTERNS))
+        return out

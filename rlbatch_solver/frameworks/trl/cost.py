@@ -28,12 +28,15 @@ residents), with TRL's own defaults.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping
 
+from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
 from ..overrides import flag_bool, memory_share_permille, whole_number
 from .rules import REMOVED_FIELDS
+from .versions import RELEASES, Release
 
 DEFAULT_PROMPT = 512
 
@@ -54,10 +57,12 @@ def _count(key: str, raw: Any) -> int:
     return value
 
 
-def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any]) -> dict[str, Value]:
-    """The cost-model inputs of a TRL command (``flat``: GRPOConfig flags, ``accel``: accelerate's settings)."""
-    out = dict(TRL_COST_DEFAULTS)
-    completion = _count("max_completion_length", flat.get("max_completion_length", 512))
+def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
+                release: Release = RELEASES["1.16.0"]) -> dict[str, Value]:
+    """The cost-model inputs of a TRL command (``flat``: GRPOConfig flags, ``accel``: accelerate's settings) with
+    ``release``'s defaults (max_completion_length, how log-probs are computed)."""
+    out = dict(TRL_COST_DEFAULTS, gmu_permille=release.gmu_permille)
+    completion = _count("max_completion_length", flat.get("max_completion_length", release.completion_length))
     out["max_completion_length"] = max(1, completion)
     if flat.get("max_prompt_length") not in (None, "None", "none", ""):
         out["max_length"] = max(1, _count("max_prompt_length", flat["max_prompt_length"]))
@@ -76,7 +81,8 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any]) -> dict[str, 
         out["lora_qv"] = targets in (None, "", "None", "none")
     # a config with fields 1.16.0 removed was written for TRL < 1.0, whose GRPOTrainer computed log-probs from the whole
     # logits tensor (selective_log_softmax, as ms-swift's pinned trl 0.29): priced so, not with 1.16's fused lm head
-    out["materialized_logits"] = any(k in flat for k in REMOVED_FIELDS)
+    # (a release before 1.0 named with --framework trl==VERSION computes them so whatever its fields)
+    out["materialized_logits"] = not release.fused_logits or any(k in flat for k in REMOVED_FIELDS)
     dtype = flat.get("dtype", flat.get("torch_dtype"))
     init = flat.get("model_init_kwargs")
     if isinstance(init, dict):
@@ -92,3 +98,30 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any]) -> dict[str, 
         out["ds_stage"] = 3
         out["ds_offload"] = flag_bool("fsdp_offload_params", accel.get("fsdp_offload_params", False))
     return out
+
+
+def _completions(values: Mapping[str, Value]) -> dict[str, Value]:
+    """TRL 0.14.0's values with ``per_device_train_batch_size`` in completions (it counts prompts there: each GPU
+    generates num_generations completions per prompt and trains on them in one micro batch, grpo_trainer.py
+    ``GRPOTrainer.compute_loss``)."""
+    out = dict(values)
+    out["per_device_train_batch_size"] = int(values.get("per_device_train_batch_size") or 1) * int(
+        values.get("num_generations") or 1)
+    return out
+
+
+def release_cost_spec(spec: CostSpec, release: Release) -> CostSpec:
+    """``spec`` for a release whose per-device batch counts prompts (0.14.0): every term reads it times
+    num_generations; other releases' spec unchanged."""
+    if not release.batch_counts_prompts:
+        return spec
+    plan, samples, tokens = spec.plan, spec.samples, spec.tokens_per_step
+
+    def inputs(table: Mapping[str, Any]) -> dict[str, list[str]]:
+        return {phase: list(names) + ["num_generations"] for phase, names in table.items()}
+
+    return dataclasses.replace(
+        spec, plan=lambda values, phase: plan(_completions(values), phase),
+        memory_inputs=inputs(spec.memory_inputs), time_inputs=inputs(spec.time_inputs),
+        samples=lambda values: samples(_completions(values)),
+        tokens_per_step=None if tokens is None else (lambda values: tokens(_completions(values))))

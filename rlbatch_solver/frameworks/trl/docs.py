@@ -10,9 +10,51 @@ INTRO = (
     "`gradient_accumulation_steps`; `generation_batch_size` and `steps_per_generation` may not both be set. "
     "The default `beta` is 0.0, so no reference model is loaded unless `--beta` is given. In server mode "
     "`trl vllm-serve` runs on other GPUs: give its sizes as `--server.tensor_parallel_size` / "
-    "`--server.data_parallel_size` and the job's GPUs as `--gpus` to check the budget. TRL before 1.0 also "
-    "required the per-step global batch to hold whole prompt groups (trl #2858, #3061); 1.16 requires it of "
-    "the generation batch only. `GRPOConfig` refuses sequence-dimension parallelism (`parallelism_config` with "
+    "`--server.data_parallel_size` and the job's GPUs as `--gpus` to check the budget. TRL 0.15-0.18 "
+    "required the per-step global batch to hold whole prompt groups (open-r1 #249, trl #2858, #3061), 0.14 "
+    "nothing; 1.16 requires it of the generation batch only (the releases we follow before 1.16: the appendix). "
+    "`GRPOConfig` refuses sequence-dimension parallelism (`parallelism_config` with "
     "`cp_size` or `sp_size` > 1), which accelerate sets from Python only: not a flag, not a rule here. Sources "
     "are paths inside the trl 1.16.0 wheel."
 )
+
+
+def versions_markdown() -> str:
+    """docs/rules-trl.md's appendix: what each older release we follow does differently (versions.py)."""
+    from .versions import NEWEST, PACKS, RELEASES, VERSIONS, changes
+
+    lines = ["## Other releases: what changes from 1.16.0", "",
+             "`--framework trl==0.29.1` (or 0.19.1, 0.16.1, 0.14.0; a patch release we do not list reads its series' rules) checks "
+             "with that release's rules and prices memory with its defaults. With no release named, `check`, `fix` "
+             "and `explain` date the config by the GRPOConfig fields only some releases have (each release's own "
+             "fields, read from its wheel: `frameworks/trl/release_fields.py`) and say which they used; when nothing "
+             f"dates it, or the fields are those of a release we do not follow, {NEWEST}. TRL 0.14.0's fields are all "
+             "in 0.16's GRPOConfig too, and 0.29.1's all in 1.16.0's, so those two are used when named (a config with `vllm_device` and none of 0.16's new fields reads as 0.16.1). Sources are "
+             "paths inside that release's wheel.", "",
+             "| release | per_device_train_batch_size counts | beta (reference model) | `--use_vllm` without "
+             "`--vllm_mode` | max_completion_length | max_prompt_length |", "|---|---|---|---|---|---|"]
+    where = {"colocate": "colocate (in the training processes)", "server": "server (`trl vllm-serve`, GPUs of its own)",
+             "device": "one engine on `vllm_device` (default: the GPU after the training ranks)",
+             "server_only": "server (`trl vllm-serve`; no other mode)"}
+    for version in VERSIONS:
+        rel = RELEASES[version]
+        ref = "always built (beta 0.04 weighs the KL)" if rel.ref_always else (
+            f"{rel.beta} ({'a reference model' if rel.beta else 'none'})")
+        lines.append(f"| {version} | {'prompts (x num_generations completions)' if rel.batch_counts_prompts else 'completions'}"
+                     f" | {ref} | {where[rel.vllm_mode]} | {rel.completion_length} | "
+                     f"{rel.prompt_length if rel.prompt_length else '(no such field)'} |")
+    lines.append("")
+    for version in VERSIONS[1:]:
+        pack, diff = PACKS[version], changes(version)
+        lines += [f"### TRL {version}", "", f"What differs: {pack.summary}.", ""]
+        if not any(diff.values()):
+            lines += [f"Its rules are {NEWEST}'s (messages name {version}); its defaults above change what runs "
+                      "where, and so the memory.", ""]
+            continue
+        lines += ["| change | rule | source in this release |", "|---|---|---|"]
+        for kind in ("added", "changed", "absent"):
+            for rule_id, source in diff[kind]:
+                shown = source if kind != "absent" else f"({NEWEST}: {source})"
+                lines.append(f"| {kind} | `{rule_id}` | `{shown.replace('|', '/')}` |")
+        lines.append("")
+    return "\n".join(lines)

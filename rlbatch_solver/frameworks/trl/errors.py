@@ -20,7 +20,8 @@ def _groups(x: dict[str, int]) -> str:
 
 def _old_groups(x: dict[str, int]) -> str:
     total = x["w"] * x["b"]
-    return _groups({"gen": total, "g": x["g"]}) + " (TRL before 1.0 checked the per-step global batch W x B)"
+    return _groups({"gen": total, "g": x["g"]}) + (" (TRL 0.15-0.18 checked the per-step global batch W x B; 0.19 "
+                                                   "and later check the generation batch, x steps_per_generation)")
 
 
 def _global(x: dict[str, int]) -> str:
@@ -37,17 +38,37 @@ def _tp(x: dict[str, int]) -> str:
 
 
 PATTERNS: list[ErrorPattern] = [
+    # TRL 0.14.0 (grpo_trainer.py GRPOTrainer.__init__): vllm_device 'auto' is the GPU after the training ranks
+    ErrorPattern("trl", r"requested device for vllm \(cuda:(?P<device>\d+)\) is not available",
+                 ("trl.gpus.budget",), "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (TRL 0.14.0)",
+                 "ValueError: The requested device for vllm (cuda:8) is not available. You are likely using vLLM "
+                 "without restricting the number of GPUs for training. Set the `--num_processes` argument to a value "
+                 "lower than the number of GPUs available on your machine—typically, reducing it by one is "
+                 "sufficient. In your case: `--num_processes 7`.",
+                 hint=lambda x: f"vLLM wants cuda:{x['device']}, the GPU after the {x['device']} training processes: "
+                                "leave one GPU out of --num_processes", numbers=("device",), versions=("0.14.0",)),
     ErrorPattern("trl", rf"generation_batch_size {n('gen')} must be divisible by num_generations {n('g')}",
                  ("trl.config.gen_divisible_by_num_generations",), CONFIG,
                  "ValueError: generation_batch_size (96) must be divisible by num_generations (7).",
                  hint=_groups, numbers=("gen", "g")),
     ErrorPattern("trl", rf"global train batch size \((?P<w>\d+) x (?P<b>\d+)\) must be evenly divisible by the "
                         rf"number of generations per prompt {n('g')}",
-                 ("trl.config.gen_divisible_by_num_generations",),
-                 "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (TRL 0.14-0.17; trl #2858, #3061)",
+                 ("trl.trainer.global_batch_divisible_by_num_generations",),
+                 "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (TRL 0.15-0.18; open-r1 #249, trl #2858, #3061)",
                  "ValueError: The global train batch size (3 x 4) must be evenly divisible by the number of "
                  "generations per prompt (8). Given the current train batch size, the valid values for the number "
-                 "of generations are: [2, 3, 4, 6, 12].", hint=_old_groups, numbers=("w", "b", "g")),
+                 "of generations are: [2, 3, 4, 6, 12].", hint=_old_groups, numbers=("w", "b", "g"),
+                 versions=("0.16.1",)),
+    ErrorPattern("trl", rf"effective train batch size \((?P<w>\d+) x (?P<b>\d+) x (?P<spg>\d+)\) must be evenly "
+                        rf"divisible by the number of generations per prompt {n('g')}",
+                 ("trl.config.gen_divisible_by_num_generations",),
+                 "trl/trainer/grpo_config.py:GRPOConfig.__post_init__ (TRL 0.19-0.2x)",
+                 "ValueError: The effective train batch size (3 x 2 x 1) must be evenly divisible by the number of "
+                 "generations per prompt (4). Given the current effective train batch size, the valid values for the "
+                 "number of generations are: [2, 3, 6].",
+                 hint=lambda x: f"num_processes x per_device_train_batch_size x steps_per_generation = {x['w']} x "
+                                f"{x['b']} x {x['spg']}: " + _groups({"gen": x["w"] * x["b"] * x["spg"], "g": x["g"]}),
+                 numbers=("w", "b", "spg", "g"), versions=("0.19.1",)),
     ErrorPattern("trl", rf"generation_batch_size {n('gen')} must be divisible by the global batch size {n('gbs')}",
                  ("trl.config.gen_divisible_by_global_batch",), CONFIG,
                  "ValueError: generation_batch_size (100) must be divisible by the global batch size (16).",

@@ -31,10 +31,11 @@ from ..base import Space
 from ..overrides import flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import SwiftFramework, _present, read_flags
-from . import columns, docs, errors, repair
-from .cost import cost_values
+from . import columns, docs, errors, repair, versions
+from .cost import cost_values, release_cost_spec
 from .fields import GRPO_SCRIPT_OPTIONS
 from .rules import REMOVED_FIELDS, RULESET
+from .versions import RELEASES
 
 # TRL's own accelerate configs, as `trl grpo --accelerate_config NAME` and the docs' --config_file paths name them
 # (trl/accelerate_configs/*.yaml: all with num_processes 8 and num_machines 1)
@@ -161,7 +162,7 @@ def resolve_flag(name: str) -> str:
 
 
 def _unknown(name: str) -> bool:
-    return resolve_flag(name) == name and name not in GRPO_SCRIPT_OPTIONS and name not in REMOVED_FIELDS and \
+    return resolve_flag(name) == name and name not in GRPO_SCRIPT_OPTIONS and name not in versions.ALL_FIELDS and \
         not _ours(name)
 
 
@@ -225,6 +226,52 @@ class TrlFramework(SwiftFramework):
     scenario_vars = {"prompt_length": "max_prompt_length", "response_length": "max_completion_length",
                      "n": "num_generations", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
 
+    versions = versions.VERSIONS
+
+    @property
+    def release(self) -> versions.Release:
+        """The defaults of the release whose rules this object follows (``versions.RELEASES``)."""
+        return RELEASES[self.version]
+
+    @property
+    def newest(self) -> bool:
+        return self.version == versions.NEWEST
+
+    @classmethod
+    def for_version(cls, version: str) -> "TrlFramework":
+        """This framework with the rules of another TRL release (``versions.py``), pinned to it."""
+        fw = cls()
+        fw.version = version
+        fw.ruleset = versions.ruleset_for(version)
+        fw.pinned = True
+        return fw
+
+    def resolve_version(self, text: str) -> tuple[str | None, str | None]:
+        try:
+            return versions.resolve(text)
+        except ValueError:
+            return None, None
+
+    def for_config(self, flat: Mapping[str, Any]):
+        """The release a pasted config's fields date it to (fields only some releases' GRPOConfig has), unless the user
+        named one; the newest we follow when nothing dates it."""
+        if self.pinned:
+            return self, None
+        from .. import get_framework
+
+        version, why = versions.detect(self._with_config(self.normalize(flat)))
+        others = ", ".join(versions.VERSIONS[1:])
+        if version is None:
+            return self, (f"checked with the TRL {self.version} rules, the newest we follow ({why}); name yours with "
+                          f"--framework trl==VERSION ({others}) if you run another")
+        if version == self.version:
+            return self, None
+        return get_framework(f"{self.name}=={version}"), (f"checked with the TRL {version} rules: {why}; name another "
+                                                          "with --framework trl==VERSION")
+
+    def doc_appendix(self) -> str:
+        return docs.versions_markdown() if self.newest else ""
+
     def error_patterns(self) -> list:
         return errors.PATTERNS
 
@@ -253,7 +300,7 @@ class TrlFramework(SwiftFramework):
         values.update(self._decided(flat))
         accel, _ = _accelerate(flat)
         accel.update({k: flat[k] for k in ("NPROC_PER_NODE", "NNODES") if k in flat and k not in accel})
-        values.update(cost_values(flat, accel))
+        values.update(cost_values(flat, accel, self.release))
         self._world(values, accel, gpus)
         if model is not None:
             values.update(self.model_constants(model))
@@ -265,31 +312,53 @@ class TrlFramework(SwiftFramework):
         cli = self.normalize(flat)
         unknown = [k for k in cli if _unknown(k)]
         if unknown:
-            notes.append("ignored, as flags no TRL 1.16.0 GRPO field has (TRL's own grpo.py refuses them at launch; "
+            notes.append(f"ignored, as flags no TRL {self.version} GRPO field has (TRL's own grpo.py refuses them at launch; "
                          "a script of your own may read them): " + ", ".join(f"--{k}" for k in unknown))
         if ENTRY not in cli:
             notes.append("the command is not given: checked as `accelerate launch grpo.py` runs it (each rank's "
                          "GRPOConfig); `trl grpo` also builds it at world size 1 first: paste the command to check that")
         flat = self._with_config(cli)
         notes += _accelerate(flat)[1]
-        removed = [k for k in REMOVED_FIELDS if k in flat]
+        removed = versions.foreign_fields(self.version, [k for k in flat if k != FILE_KEYS])
         if removed:
-            notes.append(f"fields TRL 1.16.0 no longer has: {', '.join(removed)}")
-        from_file = [k for k in flat.get(FILE_KEYS, ()) if k in REMOVED_FIELDS]
+            notes.append(f"fields TRL {self.version}'s GRPOConfig does not have: {', '.join(removed)}")
+        from_file = versions.foreign_fields(self.version, flat.get(FILE_KEYS, ()))
         if from_file and cli.get(ENTRY) != TRL_CLI:
             notes.append(f"--config sets {', '.join(from_file)}: TRL's grpo.py ignores keys of a config file its "
                          "fields do not have (parse_args_and_config(fail_with_unknown_args=False)); as flags, or under "
                          "`trl grpo` (which hands them to accelerate launch), they stop the launch")
-        if _before_0_18(flat) and "beta" not in flat:
+        if self.newest and _before_0_18(flat) and "beta" not in flat:
             notes.append(f"written for TRL 0.17 or before (vllm_device and its siblings) without --beta: priced with "
                          f"that release's default beta {OLD_BETA} (a reference model); 1.16.0's default is 0.0")
-        if _old_release_server(flat):
+        if self.newest and _old_release_server(flat):
             notes.append("written for TRL < 1.0 (fields it no longer has) with --use_vllm and no --vllm_mode: read as "
                          "that release ran it, vLLM on a GPU of its own (vllm_device 'auto' before 0.18, vllm_mode "
                          "'server' by default from 0.18); 1.16.0 would colocate it")
+        notes += self._release_notes(flat)
         cfg = flat.get("config")
         if _present(cfg) and not is_file(cfg):
             notes.append(f"--config {cfg} is not here: only the flags were read")
+        return notes
+
+    def _release_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        """What an older release's defaults decided for this config."""
+        rel, notes = self.release, []
+        if rel.batch_counts_prompts:
+            notes.append(f"TRL {rel.version}: per_device_train_batch_size counts prompts, each generating "
+                         "num_generations completions on its GPU (the memory model prices micro batches of their "
+                         "product); no batch size is checked by this release")
+        if rel.ref_always and not flag_bool("use_peft", flat.get("use_peft", False)):
+            notes.append(f"TRL {rel.version} builds a reference model whatever beta is (priced resident)")
+        if flag_bool("use_vllm", flat.get("use_vllm", False)):
+            if rel.vllm_mode == "device":
+                notes.append(f"TRL {rel.version} runs vLLM in the main process on a GPU of its own (vllm_device "
+                             "'auto': the one after the training ranks): the training GPUs hold no engine")
+            elif rel.vllm_mode == "server_only":
+                notes.append(f"TRL {rel.version} generates with vLLM on a `trl vllm-serve` server only (GPUs of its "
+                             "own: give its sizes as --server.tensor_parallel_size / --server.data_parallel_size)")
+            elif rel.vllm_mode == "server" and not _present(flat.get("vllm_mode")):
+                notes.append(f"TRL {rel.version}'s vllm_mode defaults to server: a `trl vllm-serve` on GPUs of its own "
+                             "(give its sizes as --server.tensor_parallel_size / --server.data_parallel_size)")
         return notes
 
     def _with_config(self, flat: dict[str, Any]) -> dict[str, Any]:
@@ -310,17 +379,27 @@ class TrlFramework(SwiftFramework):
         # a removed field stops the launch given as a flag (HfArgumentParser: "Some specified arguments are not used"),
         # or from a config file under `trl grpo` (its front-end hands unknown keys to accelerate launch); TRL's own
         # grpo.py ignores a config file's unknown keys
-        removed = [k for k in REMOVED_FIELDS if k in flat and (k not in from_file or flat.get(ENTRY) == TRL_CLI)]
+        removed = [k for k in versions.foreign_fields(self.version, flat)
+                   if k not in from_file or flat.get(ENTRY) == TRL_CLI]
+        rel = self.release
+        if rel.vllm_mode in ("device", "server_only"):  # never in the training processes
+            server = True
+        else:
+            given = flat.get("vllm_mode")
+            server = (given if _present(given) else rel.vllm_mode) == "server" or (
+                self.newest and _old_release_server(flat))
+        beta_default = OLD_BETA if self.newest and _before_0_18(flat) else rel.beta
         return {
             "removed_fields": bool(removed),
-            "vllm_server": mode == "server" or _old_release_server(flat),
+            "vllm_server": server,
             # TrainingArguments.__post_init__ turns do_eval on with an eval_strategy other than "no", whatever
             # --do_eval says (transformers/training_args.py: "if self.do_eval is False and self.eval_strategy !=
             # IntervalStrategy.NO: self.do_eval = True"), and GRPOConfig checks the eval batch when both hold
             "eval_on": eval_strategy != "no",
-            "frontend_check": flat.get(ENTRY) == TRL_CLI,
-            # beta defaulted to 0.04 up to TRL 0.18 (a reference model): such a config without --beta keeps it
-            "kl_on": flag_float("beta", flat.get("beta", OLD_BETA if _before_0_18(flat) else 0.0)) != 0.0,
+            "frontend_check": rel.frontend and flat.get(ENTRY) == TRL_CLI,
+            # beta defaulted to 0.04 up to TRL 0.18 (a reference model): such a config without --beta keeps it; 0.14
+            # builds the reference model whatever beta is
+            "kl_on": rel.ref_always or flag_float("beta", flat.get("beta", beta_default)) != 0.0,
         }
 
     def _world(self, values: dict[str, Value], accel: Mapping[str, Any], gpus: int | None) -> None:
@@ -361,19 +440,21 @@ class TrlFramework(SwiftFramework):
             out.append(f"--num_machines {solution['nnodes']}")
         if solution.get("ds_stage") not in (None, -1):  # accelerate launch's own DeepSpeed flags (plain DDP: none)
             out += ["--use_deepspeed", f"--zero_stage {solution['ds_stage']}"]
-        if solution.get("weights_fp32") is False:
-            out.append("--dtype bfloat16")
+        if solution.get("weights_fp32") is False:  # ModelConfig's torch_dtype before 0.2x's dtype
+            out.append("--torch_dtype bfloat16" if self.version in versions.TORCH_DTYPE_RELEASES else "--dtype bfloat16")
         extra = {k: v for k, v in (space.fixed_native if space else {}).items() if k != "rlhf_type"}
         specs = self.ruleset.variables
         for name in self.EXPORT_ORDER:
             if name in solution and self._exported(name, solution):
                 out.append(self._flag(specs[name].key, solution[name]))
-        if solution.get("use_vllm"):
-            out.append(self._flag("vllm_mode", "server" if solution.get("vllm_server") else "colocate"))
+        has_mode = "vllm_mode" in versions.RELEASE_FIELDS[self.version]
+        if solution.get("use_vllm") and self.release.vllm_mode != "device":
+            if has_mode:
+                out.append(self._flag("vllm_mode", "server" if solution.get("vllm_server") else "colocate"))
             if solution.get("vllm_server"):
                 for name in ("server_tp", "server_dp"):
                     out.append(self._flag(specs[name].key, solution[name]))
-        if solution.get("gmu_permille") not in (None, 300):
+        if solution.get("gmu_permille") not in (None, self.release.gmu_permille) and self._has_knob("gmu_permille"):
             out.append(f"--vllm_gpu_memory_utilization {int(solution['gmu_permille']) / 1000}")
         if solution.get("sleep_level"):
             out.append("--vllm_enable_sleep_mode true")
@@ -430,16 +511,50 @@ class TrlFramework(SwiftFramework):
             space.fixed_native.pop(algo_key, None)
         space.domains.pop("vllm_mode_given", None)
         space.domains.pop("server_host_given", None)
+        if not self.newest:
+            # the search's own flags (vllm_mode colocate) are not the config's: only the user's can be foreign fields
+            space.domains["removed_fields"] = [bool(versions.foreign_fields(self.version,
+                                                                            self.normalize(scenario.fixed)))]
+            if self.release.prompt_length is not None:  # its prompts are cut at max_prompt_length: carry the length
+                space.fixed_native["max_prompt_length"] = scenario.prompt_length
+            if self.release.vllm_mode == "device":  # one engine, on one GPU (vllm_device)
+                for name in ("server_tp", "server_dp"):
+                    space.domains[name] = [1]
         if with_knobs:
             for name, values in KNOB_SEARCH.items():
-                if not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
+                if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)
         return space
+
+    def kept_totals(self, scenario: Any) -> dict[str, int]:
+        """As ms-swift's HF path (completions per optimizer step), except where per_device_train_batch_size counts
+        prompts (0.14.0): there recommend keeps the two factors themselves (``kept_batch``)."""
+        return {} if self.release.batch_counts_prompts else super().kept_totals(scenario)
+
+    def kept_batch(self, scenario: Any) -> dict[str, Any]:
+        """0.14.0: prompts per GPU and accumulation at its defaults (1 and 8) where the user neither set nor searched
+        them (each micro batch is a prompt's num_generations completions: memory is not a free choice of batch);
+        other releases keep the total instead (``kept_totals``)."""
+        if not self.release.batch_counts_prompts:
+            return super().kept_batch(scenario)
+        fixed, searched = self.normalize(scenario.fixed), self.normalize(scenario.search)
+        return {k: self.ruleset.variables[k].default for k in ("per_device_train_batch_size",
+                                                               "gradient_accumulation_steps")
+                if k not in fixed and k not in searched}
+
+    def _has_knob(self, name: str) -> bool:
+        """Whether this release has the flag of a memory switch: vllm_enable_sleep_mode came in 0.2x; 0.16.1's
+        vllm_gpu_memory_utilization is deprecated and unused (its server sets its own)."""
+        if name == "sleep_level":
+            return "vllm_enable_sleep_mode" in versions.RELEASE_FIELDS[self.version]
+        if name == "gmu_permille":
+            return self.release.vllm_mode != "server_only"
+        return True
 
     def cost_spec(self, model: ModelCard, gpu: Any):
         bools = frozenset(n for n, s in self.ruleset.variables.items() if s.kind == "bool")
         optional = frozenset(n for n, s in self.ruleset.variables.items() if s.optional)
-        return swift_cost_spec(model, gpu, False, bools, optional, framework="trl")
+        return release_cost_spec(swift_cost_spec(model, gpu, False, bools, optional, framework="trl"), self.release)
 
 
 __all__ = ["TrlFramework", "parse_trl_args"]

@@ -1,0 +1,360 @@
+"""The TRL releases GRPO configs are written for: 0.29.1, 0.19.1, 0.16.1 and 0.14.0 beside 1.16.0, each a small edit
+of the next newer one's rules (0.14.0: of 1.16.0's).
+
+1.16.0's rules (``rules.py``) are written once. A release's pack names what its GRPO does differently, read from that
+release's wheel (paths below are inside it):
+
+* **0.29.1** (the last 0.x) has 1.16.0's batch checks (``GRPOConfig.__post_init__``: the generation batch resolution,
+  whole prompt groups per rollout, the eval batch against ``num_generations_eval``; ``GRPOTrainer.__init__``'s
+  ``sync_ref_model`` checks; the colocated engine's ``vllm_tensor_parallel_size`` dividing the world) but two: it
+  takes ``auto_find_batch_size``, and ``trl grpo`` launches without building GRPOConfig at world size 1. Also ``vllm_mode`` defaults to ``"server"`` (vLLM on
+  GPUs of its own, a ``trl vllm-serve`` process; 1.16.0: ``"colocate"``), ``max_completion_length`` to 256 (1.16.0:
+  512), and the fields its GRPOConfig has (1.16.0 added the entropy and VESPO ones, among others).
+* **0.19.1** checks the generation batch as 0.29.1 does (its messages: "The effective train batch size (W x B x
+  steps_per_generation) must be evenly divisible by the number of generations per prompt"), the eval batch against
+  ``num_generations`` (no ``num_generations_eval``), and nothing of ``sync_ref_model``; the colocated engine is built
+  in ``GRPOTrainer.__init__``. ``max_prompt_length`` (512) is still a field.
+* **0.16.1** checks in ``GRPOTrainer.__init__`` only, on the per-step batch: "The global train batch size (W x B) must
+  be evenly divisible by the number of generations per prompt" with ``num_generations`` from 2 up (the message of
+  open-r1 #249, trl #2858 and #3061; 0.15 brought it with per-device completions), the eval batch likewise. No
+  generation batch; ``use_vllm`` talks to a ``trl vllm-serve`` server (``vllm_device`` is deprecated and unused);
+  ``beta`` defaults to 0.04, so a reference model is loaded.
+* **0.14.0** (the first GRPO release, open-r1's first recipes) checks no batch size at all: ``GRPOConfig`` has no
+  ``__post_init__`` and ``GRPOTrainer.__init__`` no batch check. ``per_device_train_batch_size`` counts *prompts*
+  (default 1; each prompt generates ``num_generations`` completions on its own GPU, so a micro batch is
+  ``per_device_train_batch_size*num_generations`` completions), ``gradient_accumulation_steps`` defaults to 8. The
+  reference model is always built (``create_reference_model``; with ZeRO-3 loaded again), ``beta`` 0.04 only weighs
+  the KL term; with PEFT the adapter is disabled instead. ``use_vllm`` runs one vLLM engine, in the main process, on
+  ``vllm_device`` ("auto": ``cuda:{num_processes}``, the GPU after the training ones), which must exist: "The requested
+  device for vllm (...) is not available".
+
+A pack drops rules (ids), adds or replaces rules (same id), replaces derived quantities and variables (a default that
+changed), and names its release in messages ("TRL 1.16.0" becomes its version). ``ruleset_for(version)`` assembles it;
+``detect`` dates a pasted config from the fields only some releases' GRPOConfig has (``release_fields.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+from typing import Iterable, Mapping
+
+from ...rules.base import Derived, Rule, RuleSet, Stage, VarSpec, is_set
+from ...rules.expr import BoolVar, IntVar, divides
+from . import rules as R
+from .fields import GRPO_SCRIPT_OPTIONS
+from .release_fields import RELEASE_FIELDS
+
+NEWEST = R.VERSION
+VERSIONS = ("1.16.0", "0.29.1", "0.19.1", "0.16.1", "0.14.0")  # the releases whose rules we follow, newest first
+SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.29" -> "0.29.1": a patch we do not list reads its series'
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
+@dataclass(frozen=True)
+class Release:
+    """A release's defaults that decide what runs where (the memory model) and how its flags are read."""
+
+    version: str
+    # what --use_vllm runs without --vllm_mode: "colocate", "server", "server_only" (no vllm_mode field: `trl
+    # vllm-serve` always), or "device" (one engine on vllm_device)
+    vllm_mode: str
+    beta: float  # GRPOConfig.beta's default
+    ref_always: bool  # the reference model is built whatever beta is (0.14: create_reference_model)
+    completion_length: int  # GRPOConfig.max_completion_length's default
+    prompt_length: int | None  # GRPOConfig.max_prompt_length's default (None: no such field; the data decides)
+    batch_counts_prompts: bool  # per_device_train_batch_size counts prompts (0.14), not completions
+    fused_logits: bool  # log-probs through the fused lm head (1.16), not the whole logits tensor
+    frontend: bool  # `trl grpo` builds GRPOConfig at world size 1 before it launches the ranks
+    gmu_permille: int  # vllm_gpu_memory_utilization's default, per 1000
+
+
+RELEASES = {
+    "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300),
+    "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300),
+    "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300),
+    # 0.16.1's server has its GPUs to itself (trl vllm-serve --gpu_memory_utilization 0.9)
+    "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900),
+    # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
+    "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900),
+}
+
+
+@dataclass(frozen=True)
+class Pack:
+    """What one release's GRPO does differently from the next newer release's we follow."""
+
+    version: str
+    edits: str
+    drop: frozenset[str] = frozenset()
+    rules: tuple[Rule, ...] = ()  # new or replacing (same id)
+    derived: tuple[Derived, ...] = ()  # replacing (same name) or new, after the base's
+    variables: tuple[tuple, ...] = ()  # (name, key, kind, default, optional, description): replacing or new
+    sources: tuple[tuple[str, str], ...] = ()  # (old, new) substrings of the kept rules' sources
+    summary: str = ""
+
+
+def _removed_fields(version: str, source: str) -> Rule:
+    return Rule(
+        "trl.config.removed_fields",
+        ~BoolVar("removed_fields"),
+        f"the config sets fields that TRL {version}'s GRPOConfig does not have (the note names them): a --config "
+        "YAML under `trl grpo` or flags stop with HfArgumentParser's 'Some specified arguments are not used'",
+        Stage.DRIVER, source,
+        explanation="Written for another TRL release: drop them, or name the release you run with --framework "
+                    "trl==VERSION.",
+    )
+
+
+# ---------------------------------------------------------------------------------------------- 0.29.1
+FRONTEND_RULES = frozenset({"trl.frontend.gen_divisible_by_num_generations",
+                            "trl.frontend.eval_batch_divisible_by_num_generations_eval"})
+V0291 = Pack(
+    "0.29.1", NEWEST,
+    # its GRPOConfig.__post_init__ takes auto_find_batch_size (1.16.0 refuses it); its `trl grpo` parses the flags
+    # into an argparse namespace and launches (trl/cli/main.py main, trl/cli/commands/training.py TrainingCommand.run:
+    # no GRPOConfig at world size 1, which 1.16.0's TrainingCommand.run builds with make_parser)
+    drop=frozenset({"trl.config.auto_find_batch_size_unsupported"}) | FRONTEND_RULES,
+    rules=(_removed_fields("0.29.1", "trl/scripts/utils.py:TrlParser.parse_args_and_config (fail_with_unknown_args)"),),
+    variables=(
+        ("vllm_server", "vllm_mode", "bool", True, False, "vllm_mode is server (the default in 0.29.1: "
+         "`trl vllm-serve` on GPUs of its own)"),
+    ),
+    summary="1.16.0's GRPOConfig checks but auto_find_batch_size (not refused); `trl grpo` builds no GRPOConfig "
+            "before it launches; vllm_mode defaults to server (vLLM on GPUs of its own), max_completion_length "
+            "to 256; log-probs from the whole logits tensor",
+)
+
+# ---------------------------------------------------------------------------------------------- 0.14.0
+TRAINER_014 = "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__"
+B, G, GA, W = (IntVar(n) for n in ("per_device_train_batch_size", "num_generations", "gradient_accumulation_steps",
+                                    "W"))
+V0140 = Pack(
+    "0.14.0", NEWEST,
+    drop=frozenset({
+        # GRPOConfig has no __post_init__, GRPOTrainer.__init__ no batch check (0.15 added them), the `trl grpo`
+        # front-end only parses (trl/cli.py: parser.parse_args(), no dataclass is built)
+        "trl.config.auto_find_batch_size_unsupported", "trl.config.gen_and_spg_exclusive",
+        "trl.config.gen_divisible_by_global_batch", "trl.config.eval_batch_divisible_by_num_generations_eval",
+        "trl.config.gen_divisible_by_num_generations", "trl.config.num_generations_at_least_two",
+        "trl.frontend.gen_divisible_by_num_generations", "trl.frontend.eval_batch_divisible_by_num_generations_eval",
+        # no sync_ref_model field, no colocated engine
+        "trl.trainer.sync_ref_model_needs_beta", "trl.trainer.sync_ref_model_not_with_peft",
+        "trl.vllm.colocate_tp_divides_world",
+    }),
+    rules=(
+        _removed_fields("0.14.0", "trl/scripts/utils.py:TrlParser.parse_args_and_config (via "
+                        "HfArgumentParser.parse_args_into_dataclasses)"),
+        Rule(
+            "trl.gpus.budget",
+            IntVar("gpus_needed") <= IntVar("cluster_num_gpus"),
+            "the job needs {gpus_needed} GPUs (num_processes = {W} training ranks, plus the vLLM engine's GPU: "
+            "vllm_device 'auto' is cuda:{W}, the GPU after the training ones) but {cluster_num_gpus} are given: "
+            "\"The requested device for vllm (cuda:{W}) is not available\"",
+            Stage.TRAINER_INIT, TRAINER_014, when=is_set("cluster_num_gpus"),
+            explanation="Lower --num_processes by one (the message's own advice) or give the job another GPU.",
+        ),
+    ),
+    derived=(
+        Derived("gen_base", B * G * W, "completions one micro step generates and trains on: "
+                "per_device_train_batch_size*num_generations*W (per_device_train_batch_size counts prompts)"),
+        Derived("opt_batch", B * G * W * GA, "completions per optimizer step: "
+                "per_device_train_batch_size*num_generations*W*gradient_accumulation_steps"),
+    ),
+    variables=(
+        ("per_device_train_batch_size", "per_device_train_batch_size", "int", 1, False,
+         "prompts per GPU per forward/backward, each with num_generations completions (GRPOConfig 0.14.0 default 1)"),
+        ("gradient_accumulation_steps", "gradient_accumulation_steps", "int", 8, False,
+         "micro steps per optimizer step (GRPOConfig 0.14.0 default 8)"),
+        ("vllm_server", "(vllm_device)", "bool", True, False,
+         "vLLM generates on a GPU of its own (vllm_device, default the GPU after the training ones)"),
+        ("kl_on", "(reference model)", "bool", True, False,
+         "a reference model: always built in 0.14.0 (beta 0.04 only weighs the KL term), except with PEFT"),
+    ),
+    summary="no batch check at all (per_device_train_batch_size counts prompts, each with num_generations "
+            "completions); a reference model whatever beta is; vLLM on one GPU after the training ones "
+            "(vllm_device 'auto')",
+)
+
+# ---------------------------------------------------------------------------------------------- 0.19.1
+CONFIG = R.CONFIG
+TRAINER = R.TRAINER
+G_, GEN_, EVAL_ = IntVar("num_generations"), IntVar("gen"), IntVar("eval_batch")
+V0191 = Pack(
+    "0.19.1", "0.29.1",
+    # GRPOTrainer.__init__ adds the SyncRefModelCallback without checking beta or PEFT
+    drop=frozenset({"trl.trainer.sync_ref_model_needs_beta", "trl.trainer.sync_ref_model_not_with_peft"}),
+    rules=(
+        _removed_fields("0.19.1", "trl/scripts/utils.py:TrlParser.parse_args_and_config (via "
+                        "HfArgumentParser.parse_args_into_dataclasses)"),
+        Rule(
+            "trl.config.gen_divisible_by_num_generations",
+            divides(G_, GEN_),
+            "The effective train batch size num_processes x per_device_train_batch_size x steps_per_generation = "
+            "{W} x {per_device_train_batch_size} x {spg} = {gen} must be evenly divisible by the number of "
+            "generations per prompt ({num_generations})",
+            Stage.DRIVER, CONFIG,
+            explanation="A rollout must hold whole prompt groups (0.19 moved the check from the per-step batch to the "
+                        "generation batch, which counts gradient_accumulation_steps).",
+        ),
+        Rule(
+            "trl.config.eval_batch_divisible_by_num_generations_eval",
+            divides(G_, EVAL_),
+            "The global eval batch size num_processes x per_device_eval_batch_size = {W} x "
+            "{per_device_eval_batch_size} = {eval_batch} must be evenly divisible by the number of generations per "
+            "prompt ({num_generations}) (0.19.1 has no num_generations_eval)",
+            Stage.DRIVER, CONFIG, when=BoolVar("eval_on"),
+        ),
+    ),
+    sources=(("trl/generation/vllm_generation.py:VLLMGeneration._init_vllm", TRAINER),),
+    summary="the generation batch's checks of 0.29.1, in its words; the eval batch against num_generations (no "
+            "num_generations_eval); no sync_ref_model check; the colocated engine built in GRPOTrainer.__init__; "
+            "max_prompt_length (default 512) still a field",
+)
+
+# ---------------------------------------------------------------------------------------------- 0.16.1
+B_, W_ = IntVar("per_device_train_batch_size"), IntVar("W")
+GLOBAL_016 = ("The global train batch size ({W} x {per_device_train_batch_size}) must be evenly divisible by the "
+              "number of generations per prompt ({num_generations})")
+V0161 = Pack(
+    "0.16.1", "0.19.1",
+    # GRPOConfig.__post_init__ only warns about deprecated vLLM fields; the batch checks are GRPOTrainer.__init__'s;
+    # no generation batch, no colocated vLLM (use_vllm talks to `trl vllm-serve`)
+    drop=frozenset({"trl.config.gen_and_spg_exclusive", "trl.config.gen_divisible_by_global_batch",
+                    "trl.config.gen_divisible_by_num_generations", "trl.config.num_generations_at_least_two",
+                    "trl.config.eval_batch_divisible_by_num_generations_eval", "trl.vllm.colocate_tp_divides_world"}),
+    rules=(
+        _removed_fields("0.16.1", "trl/scripts/utils.py:TrlParser.parse_args_and_config (via "
+                        "HfArgumentParser.parse_args_into_dataclasses)"),
+        Rule(
+            "trl.trainer.global_batch_divisible_by_num_generations",
+            (G_ >= 2) & divides(G_, B_ * W_),
+            GLOBAL_016 + ": each step's num_processes x per_device_train_batch_size completions must be whole "
+            "prompt groups of at least 2",
+            Stage.TRAINER_INIT, "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__",
+            explanation="The message of open-r1 #249 and trl #2858, #3061 (TRL 0.15-0.18): from 0.15 "
+                        "per_device_train_batch_size counts completions, and the per-step batch must hold whole "
+                        "groups; the valid values it lists are the divisors from 2 up.",
+        ),
+        Rule(
+            "trl.trainer.eval_batch_divisible_by_num_generations",
+            (G_ >= 2) & divides(G_, EVAL_),
+            "The global eval batch size ({W} x {per_device_eval_batch_size}) must be evenly divisible by the number "
+            "of generations per prompt ({num_generations})",
+            Stage.TRAINER_INIT, "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__", when=BoolVar("eval_on"),
+        ),
+    ),
+    variables=(
+        ("vllm_server", "(use_vllm)", "bool", True, False, "vLLM generates on a `trl vllm-serve` server (the only "
+         "vLLM mode of 0.16.1)"),
+        ("kl_on", "(beta != 0)", "bool", True, False, "a KL term: beta != 0 (default 0.04: a reference model)"),
+    ),
+    summary="the batch checks in GRPOTrainer.__init__, on the per-step batch num_processes x "
+            "per_device_train_batch_size (the message of open-r1 #249, trl #2858); no generation batch; vLLM only "
+            "on a `trl vllm-serve` server; beta 0.04 (a reference model)",
+)
+
+PACKS = {p.version: p for p in (V0291, V0191, V0161, V0140)}
+
+
+# ---------------------------------------------------------------------------------------------- assembly
+def _edit_rules(rules: list[Rule], pack: Pack) -> list[Rule]:
+    by_id = {r.id: r for r in pack.rules}
+    out = []
+    for rule in rules:
+        if rule.id in pack.drop:
+            continue
+        if rule.id in by_id:
+            out.append(by_id.pop(rule.id))
+            continue
+        source = rule.source
+        for old, new in pack.sources:
+            source = source.replace(old, new)
+        message = rule.message.replace(f"TRL {NEWEST}", f"TRL {pack.version}")
+        explanation = (rule.explanation or "").replace(f"TRL {NEWEST}", f"TRL {pack.version}") or rule.explanation
+        same = (source, message, explanation) == (rule.source, rule.message, rule.explanation)
+        out.append(rule if same else replace(rule, source=source, message=message, explanation=explanation))
+    return out + [r for r in pack.rules if r.id in by_id]
+
+
+@functools.lru_cache(maxsize=None)
+def ruleset_for(version: str) -> RuleSet:
+    """The rules of a TRL release we follow."""
+    if version == NEWEST:
+        return R.RULESET
+    pack = PACKS[version]
+    base = ruleset_for(pack.edits)
+    variables = dict(base.variables)
+    for name, key, kind, default, optional, desc in pack.variables:
+        variables[name] = VarSpec(name, key, kind, default, optional, desc)
+    by_name = {d.name: d for d in pack.derived}
+    derived = [by_name.pop(d.name, d) for d in base.derived] + list(by_name.values())
+    return RuleSet("trl", version, variables, derived, _edit_rules(list(base.rules), pack))
+
+
+def changes(version: str) -> dict[str, list[tuple[str, str]]]:
+    """What a release's rules do differently from 1.16.0's: {"absent", "added", "changed"} -> (rule id, source)."""
+    from ...rules.expr import _source
+
+    def sig(r: Rule) -> tuple[str, str, str]:
+        return _source(r.holds), _source(r.when), r.source
+
+    base = {r.id: r for r in R.RULESET.rules}
+    here = {r.id: r for r in ruleset_for(version).rules}
+    return {"absent": [(i, base[i].source) for i in base if i not in here],
+            "added": [(i, here[i].source) for i in here if i not in base],
+            "changed": [(i, here[i].source) for i in here if i in base and sig(here[i]) != sig(base[i])]}
+
+
+# ---------------------------------------------------------------------------------------------- fields and dating
+ALL_FIELDS = frozenset().union(*RELEASE_FIELDS.values())
+# ModelConfig names the weights' dtype torch_dtype in these releases (trl/trainer/model_config.py), dtype after
+TORCH_DTYPE_RELEASES = frozenset({"0.19.1", "0.16.1", "0.14.0"})
+# the options of the grpo script that are not GRPOConfig's own (TrainingArguments, ModelConfig, the script's): read as
+# every release's (their changes between transformers releases are not followed)
+OTHER_OPTIONS = GRPO_SCRIPT_OPTIONS - RELEASE_FIELDS[NEWEST]
+
+
+def foreign_fields(version: str, keys: Iterable[str]) -> list[str]:
+    """The keys that are GRPOConfig fields of some release but not options of ``version``'s grpo script (for 1.16.0:
+    exactly ``rules.REMOVED_FIELDS``' names)."""
+    known = RELEASE_FIELDS[version] | OTHER_OPTIONS
+    return [k for k in keys if k in ALL_FIELDS and k not in known]
+
+
+def resolve(text: str) -> tuple[str, str | None]:
+    """A release a user names -> (our pack, a note when it is not the one named). Raises ValueError when none fits."""
+    v = text.strip().lstrip("v")
+    if v in VERSIONS:
+        return v, None
+    parts = v.split(".")
+    series = ".".join(parts[:2])
+    if series in SERIES and len(parts) in (2, 3) and all(x.isdigit() for x in parts):
+        pack = SERIES[series]
+        return pack, f"TRL {v} is checked with the rules of {pack}, the {series}.x release we follow"
+    raise ValueError(v)
+
+
+def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
+    """The newest release whose GRPOConfig has every GRPOConfig field the config sets that not all releases have, and
+    why; (None, why) when no release has them all, when the newest that does is one we do not follow, or when no field
+    dates the config."""
+    dating = sorted(k for k in flat if k in ALL_FIELDS and not all(k in f | OTHER_OPTIONS for f in
+                                                                   RELEASE_FIELDS.values()))
+    if not dating:
+        return None, "no field of the config is specific to a TRL release"
+    have = [v for v, f in RELEASE_FIELDS.items() if all(k in f | OTHER_OPTIONS for k in dating)]
+    known = ", ".join(sorted(RELEASE_FIELDS, key=_key))
+    shown = ", ".join(dating[:6]) + (" ..." if len(dating) > 6 else "")
+    if not have:
+        return None, f"its fields ({shown}) belong to no single release of those whose fields we know ({known})"
+    best = max(have, key=_key)
+    if best not in VERSIONS:
+        return None, (f"its fields ({shown}) are TRL {best}'s, the newest of the releases whose fields we know "
+                      f"({known}) that has them all, and we do not follow its rules")
+    older = sorted((v for v in have if v in VERSIONS and v != best), key=_key, reverse=True)
+    also = f" ({', '.join(older)} {'has' if len(older) == 1 else 'have'} them too)" if older else ""
+    return best, f"its fields ({shown}): the newest release that has them all, of {known}{also}"

@@ -1,0 +1,256 @@
+"""TRL's rule packs for 0.29.1, 0.19.1, 0.16.1 and 0.14.0 (frameworks/trl/versions.py): each built from a newer one's
+rules by its own edits,
+the checker and the solver agreeing on each, the release read from a config's fields or named, each release's verdict
+on the configs of the threads users opened (open-r1 #249, trl #2858, #3061: read from each release's code), and each
+release's defaults in the memory model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import rlbatch_solver as rb
+from clirun import run
+from rlbatch_solver.errors import InputError
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.trl import versions as TV
+from rlbatch_solver.frameworks.trl.release_fields import RELEASE_FIELDS
+from rlbatch_solver.frameworks.trl.rules import CONFIG as R_CONFIG
+from rlbatch_solver.frameworks.trl.rules import REMOVED_FIELDS
+from rlbatch_solver.rules.base import Stage
+
+OLD = ("0.29.1", "0.19.1", "0.16.1", "0.14.0")
+# open-r1 #249 (and #236 with 3 GPUs): open-r1's first recipe, 8 GPUs with vLLM on the last one (vllm_device 'auto'),
+# 7 training processes, one prompt per GPU, 8 generations; TRL 0.14.0 ran it, 0.15's per-device batch of completions
+# made it "The global train batch size (7 x 1) must be evenly divisible by the number of generations per prompt (8)"
+OPEN_R1_249 = ["accelerate", "launch", "--num_processes", "7", "grpo.py", "--per_device_train_batch_size", "1",
+               "--num_generations", "8", "--use_vllm", "true"]
+# trl #2858: one GPU, per_device_train_batch_size 1, gradient_accumulation_steps 8, num_generations 8 ("(1 x 1)")
+TRL_2858 = ["--num_processes", "1", "--per_device_train_batch_size", "1", "--gradient_accumulation_steps", "8",
+            "--num_generations", "8"]
+
+
+def _broken(result) -> set[str]:
+    return {v.rule for v in result.violations if ".memory." not in v.rule}
+
+
+@pytest.mark.parametrize("version", TV.VERSIONS)
+def test_every_pack_builds_and_cites_its_sources(version):
+    rs = TV.ruleset_for(version)
+    assert rs.version == version
+    assert all(r.source and isinstance(r.stage, Stage) for r in rs.rules)
+    known = set(rs.variables) | {d.name for d in rs.derived} | {f"{n}_set" for n in rs.variables}
+    for r in rs.rules:
+        assert r.reads() <= known, (r.id, r.reads() - known)
+    if version != TV.NEWEST:
+        assert not any(f"TRL {TV.NEWEST}" in r.message for r in rs.rules)
+
+
+def test_packs_differ_from_1_16_as_their_summaries_say():
+    # 1.16.0's rules but auto_find_batch_size, which 0.29.1's GRPOConfig takes (found by its parity run)
+    diff = TV.changes("0.29.1")
+    assert {i for i, _ in diff["absent"]} == {"trl.config.auto_find_batch_size_unsupported"} | TV.FRONTEND_RULES
+    assert diff["added"] == diff["changed"] == []
+    assert ("trl.config.auto_find_batch_size_unsupported", R_CONFIG) in diff["absent"]
+    diff = {kind: {i for i, _ in rows} for kind, rows in TV.changes("0.14.0").items()}
+    assert {"trl.config.gen_divisible_by_num_generations", "trl.config.num_generations_at_least_two",
+            "trl.frontend.gen_divisible_by_num_generations", "trl.trainer.sync_ref_model_needs_beta"} <= diff["absent"]
+    assert diff["changed"] == {"trl.gpus.budget", "trl.config.removed_fields"}
+
+
+@pytest.mark.parametrize("version", OLD)
+def test_enumerate_equals_the_checker_for_each_pack(version):
+    from bruteforce import assert_enumerate_equals_checker
+
+    rs = TV.ruleset_for(version)
+    base = {name: [spec.default] for name, spec in rs.variables.items()}
+    base.update({"num_heads": [12], "num_kv_heads": [2]})
+    spaces = [
+        {"gpus_per_node": [2, 3, 4, 7], "per_device_train_batch_size": [1, 2, 4],
+         "gradient_accumulation_steps": [1, 2], "num_generations": [1, 2, 8], "use_vllm": [False, True],
+         "cluster_num_gpus": [None, 4, 8], "removed_fields": [False, True]},
+        {"gpus_per_node": [2, 4], "generation_batch_size": [None, 8, 12], "steps_per_generation": [None, 2],
+         "eval_on": [False, True], "per_device_eval_batch_size": [1, 4], "sync_ref_model": [False, True],
+         "kl_on": [False, True], "removed_fields": [False, True]},
+    ]
+    for space in spaces:
+        assert_enumerate_equals_checker(rs, {**base, **space})
+
+
+def test_open_r1_249_runs_on_0_14_and_fails_on_the_later_releases_with_its_message():
+    ok = rb.check(OPEN_R1_249, framework="trl==0.14.0", gpus=8)
+    assert _broken(ok) == set()
+    for fw in ("trl==0.29.1", "trl"):
+        bad = rb.check(OPEN_R1_249, framework=fw, gpus=8)
+        assert _broken(bad) == {"trl.config.gen_divisible_by_num_generations"}, fw
+        (v,) = bad.violations
+        assert "generation_batch_size = 7 is not divisible by num_generations = 8" in v.message
+    # the 8th GPU is 0.14.0's vLLM engine: with 7 GPUs its 'auto' device does not exist
+    short = rb.check(OPEN_R1_249, framework="trl==0.14.0", gpus=7)
+    assert _broken(short) == {"trl.gpus.budget"}
+    assert "The requested device for vllm (cuda:7) is not available" in short.violations[0].message
+
+
+def test_trl_2858_runs_on_0_14_and_from_0_19_on():
+    """Its "(1 x 1)" was 0.15-0.18's check of the per-step batch W x B; 0.14.0 checked nothing, and from 0.19 the
+    generation batch (x gradient_accumulation_steps 8 = 8 completions) is what must hold whole groups."""
+    for fw in ("trl==0.14.0", "trl==0.29.1", "trl"):
+        assert _broken(rb.check(TRL_2858, framework=fw, gpus=1)) == set(), fw
+    fewer = [*TRL_2858[:5], "4", *TRL_2858[6:]]  # 4 steps: 4 completions per rollout
+    assert _broken(rb.check(fewer, framework="trl==0.29.1", gpus=1)) == {"trl.config.gen_divisible_by_num_generations"}
+    assert _broken(rb.check(fewer, framework="trl==0.14.0", gpus=1)) == set()
+
+
+def test_a_config_of_newer_fields_fails_on_0_14_and_passes_later():
+    """generation_batch_size (0.18+) and vllm_mode are not 0.14.0 GRPOConfig fields: its parser refuses them."""
+    flags = ["--num_processes", "4", "--per_device_train_batch_size", "4", "--num_generations", "8",
+             "--generation_batch_size", "32", "--vllm_mode", "colocate"]
+    old = rb.check(flags, framework="trl==0.14.0", gpus=4)
+    assert _broken(old) == {"trl.config.removed_fields"}
+    assert any("0.14.0's GRPOConfig does not have: generation_batch_size, vllm_mode" in n for n in old.notes)
+    for fw in ("trl==0.29.1", "trl"):
+        assert _broken(rb.check(flags, framework=fw, gpus=4)) == set(), fw
+
+
+def test_foreign_fields_of_1_16_are_exactly_the_removed_fields():
+    everything = set().union(*RELEASE_FIELDS.values())
+    assert set(TV.foreign_fields("1.16.0", everything)) == set(REMOVED_FIELDS)
+    assert set(TV.foreign_fields("0.29.1", everything)) == set(REMOVED_FIELDS) | (
+        RELEASE_FIELDS["1.16.0"] - RELEASE_FIELDS["0.29.1"])
+
+
+@pytest.mark.parametrize("text, version, note", [
+    ("0.14.0", "0.14.0", False), ("0.29.1", "0.29.1", False), ("0.29.0", "0.29.1", True), ("v0.14.0", "0.14.0", False),
+    ("0.19", "0.19.1", True), ("0.16.0", "0.16.1", True),
+])
+def test_resolve(text, version, note):
+    got, why = TV.resolve(text)
+    assert got == version and bool(why) == note
+    assert get_framework(f"trl=={text}").version == version
+
+
+@pytest.mark.parametrize("text", ["0.15.2", "0.18.0", "0.15", "1.15.0"])
+def test_a_release_we_do_not_follow_is_refused(text):
+    with pytest.raises(InputError):
+        get_framework(f"trl=={text}")
+
+
+@pytest.mark.parametrize("flags, version, why", [
+    # no field that dates it: the newest
+    (["--per_device_train_batch_size", "4"], None, "no field of the config is specific"),
+    # vllm_device and max_prompt_length: 0.14.0's and 0.16.1's; 0.16.1 is the newer
+    (["--vllm_device", "cuda:7", "--max_prompt_length", "512"], "0.16.1", "its fields"),
+    # vllm_mode with max_prompt_length: 0.19.1's
+    (["--vllm_mode", "colocate", "--max_prompt_length", "256"], "0.19.1", "its fields"),
+    # num_generations_eval (0.2x) with a 1.16-only field
+    (["--num_generations_eval", "4", "--use_adaptive_entropy", "true"], "1.16.0", "its fields"),
+    # fields of no one release: vllm_device (removed in 0.18) with vllm_enable_sleep_mode (0.2x)
+    (["--vllm_device", "cuda:1", "--vllm_enable_sleep_mode", "true"], None, "belong to no single release"),
+])
+def test_detect(flags, version, why):
+    flat = {flags[i].lstrip("-"): flags[i + 1] for i in range(0, len(flags), 2)}
+    got, text = TV.detect(flat)
+    assert got == version and why in text, text
+
+
+def test_unpinned_trl_says_which_release_it_checked_with():
+    """open-r1 #249's config as its recipe wrote it (vllm_device, max_prompt_length): dated to 0.16.1, whose trainer
+    stops it with the thread's message; with no dating field, 1.16.0."""
+    r = rb.check([*OPEN_R1_249, "--vllm_device", "auto", "--max_prompt_length", "512"], framework="trl", gpus=8)
+    assert any(n.startswith("checked with the TRL 0.16.1 rules") and "(0.14.0 has them too)" in n for n in r.notes), \
+        r.notes
+    assert _broken(r) == {"trl.trainer.global_batch_divisible_by_num_generations"}
+    assert "The global train batch size (7 x 1) must be evenly divisible by the number of generations per prompt (8)" \
+        in r.violations[0].message
+    plain = rb.check(OPEN_R1_249, framework="trl", gpus=8)
+    assert any("checked with the TRL 1.16.0 rules, the newest we follow" in n for n in plain.notes)
+
+
+def test_memory_follows_each_releases_defaults():
+    """0.14.0: micro batches of prompts x num_generations completions and a reference model whatever beta is; 0.29.1:
+    --use_vllm without a mode runs a server elsewhere (the training GPUs hold no engine), 1.16.0 colocates it."""
+    model = "Qwen/Qwen2.5-1.5B-Instruct"
+    flags = ["--num_processes", "4", "--per_device_train_batch_size", "2", "--num_generations", "8",
+             "--use_vllm", "true"]
+    fws = {v: get_framework(f"trl=={v}") for v in TV.VERSIONS}
+    values = {v: fw.to_values(fw.parse(flags)[0], gpus=8, model=None) for v, fw in fws.items()}
+    assert values["1.16.0"]["vllm_server"] is False and values["0.29.1"]["vllm_server"] is True
+    assert values["0.14.0"]["vllm_server"] is True and values["0.14.0"]["kl_on"] is True
+    assert values["1.16.0"]["kl_on"] is False and values["0.29.1"]["kl_on"] is False
+    assert values["0.29.1"]["max_completion_length"] == 256 and values["1.16.0"]["max_completion_length"] == 512
+    plans = {}
+    for v, fw in fws.items():
+        from rlbatch_solver.catalog.gpus import load_gpu
+        from rlbatch_solver.catalog.models import load_model
+
+        spec = fw.cost_spec(load_model(model), load_gpu("h100"))
+        plans[v] = spec.plan(values[v], "actor_update")
+    assert plans["0.14.0"].train_micro == 16 and plans["0.29.1"].train_micro == 2
+    assert plans["0.14.0"].need_ref and not plans["0.29.1"].need_ref
+    assert plans["1.16.0"].engine_colocated and not plans["0.29.1"].engine_colocated
+
+
+@pytest.mark.parametrize("command", ["check", "explain", "fix"])
+def test_commands_take_a_pinned_old_release(command):
+    message = ["ValueError: The requested device for vllm (cuda:7) is not available."] if command == "explain" else []
+    args = [command, "--framework", "trl==0.14.0", "--gpus", "7", "--json", *message, "--", *OPEN_R1_249]
+    proc = run(*args)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    out = json.loads(proc.stdout)
+    text = json.dumps(out)
+    assert "trl.gpus.budget" in text
+    if command == "fix":
+        assert "num_processes" in text
+
+
+def test_0_19_checks_the_eval_batch_against_num_generations_and_0_16_the_step_batch_in_the_trainer():
+    evalc = ["--num_processes", "2", "--per_device_train_batch_size", "4", "--num_generations", "4",
+             "--eval_strategy", "steps", "--per_device_eval_batch_size", "3"]
+    for fw, rule in (("trl==0.19.1", "trl.config.eval_batch_divisible_by_num_generations_eval"),
+                     ("trl==0.16.1", "trl.trainer.eval_batch_divisible_by_num_generations"),
+                     ("trl==1.16.0", "trl.config.eval_batch_divisible_by_num_generations_eval")):
+        assert _broken(rb.check(evalc, framework=fw, gpus=2)) == {rule}, fw
+    # 1.16.0 and 0.29.1 read num_generations_eval; 0.19.1 has no such field
+    with_eval_g = [*evalc, "--num_generations_eval", "3"]
+    assert _broken(rb.check(with_eval_g, framework="trl==1.16.0", gpus=2)) == set()
+    assert _broken(rb.check(with_eval_g, framework="trl==0.19.1", gpus=2)) == {
+        "trl.config.removed_fields", "trl.config.eval_batch_divisible_by_num_generations_eval"}
+    # 0.16.1: no generation batch field, and num_generations 1 is refused by the same trainer check
+    assert "trl.config.removed_fields" in _broken(rb.check([*TRL_2858, "--generation_batch_size", "8"],
+                                                            framework="trl==0.16.1", gpus=1))
+    one = ["--num_processes", "2", "--per_device_train_batch_size", "2", "--num_generations", "1"]
+    assert _broken(rb.check(one, framework="trl==0.16.1", gpus=2)) == {
+        "trl.trainer.global_batch_divisible_by_num_generations"}
+    assert _broken(rb.check(one, framework="trl==0.19.1", gpus=2)) == {
+        "trl.config.num_generations_at_least_two"}
+
+
+def test_0_16_loads_a_reference_model_by_default_and_runs_vllm_on_a_server_only():
+    fw = get_framework("trl==0.16.1")
+    flags = ["--num_processes", "4", "--per_device_train_batch_size", "8", "--use_vllm", "true", "--vllm_mode",
+             "colocate"]
+    values = fw.to_values(fw.normalize(fw.parse(flags)[0]), gpus=8, model=None)
+    assert values["kl_on"] is True and values["vllm_server"] is True
+    assert values["max_completion_length"] == 256 and values["gmu_permille"] == 900
+    zero = fw.to_values(fw.parse([*flags, "--beta", "0"])[0], gpus=8, model=None)
+    assert zero["kl_on"] is False
+
+
+@pytest.mark.parametrize("version", OLD)
+def test_recommend_for_an_old_release_prints_a_command_that_release_takes(version):
+    """The answer's flags are that release's (no vllm_mode where it has none, torch_dtype before 0.2x's dtype,
+    max_prompt_length where its prompts are cut at it), and they check back valid and fitting under its rules."""
+    fw = f"trl=={version}"
+    proc = run("recommend", "--framework", fw, "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--n", "8",
+               "--prompt-len", "512", "--response-len", "1024", "--time-limit", "10", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    command = json.loads(proc.stdout)["command"]
+    args = [w for a in command[1:] for w in a.split(" ") if not a.startswith("-m ")]
+    keys = {a.lstrip("-") for a in args if a.startswith("--")}
+    assert not TV.foreign_fields(version, keys), keys
+    assert ("max_prompt_length" in keys) == (TV.RELEASES[version].prompt_length is not None)
+    back = rb.check(args, framework=fw, gpus=8, model="qwen2.5-1.5b", gpu="h100")
+    assert back.valid, [v.rule for v in back.violations]
+    if version == "0.14.0":  # its defaults kept: one prompt per GPU, 8 accumulation steps
+        assert "--per_device_train_batch_size 1" in command and "--gradient_accumulation_steps 8" in command
