@@ -207,7 +207,9 @@ def test_the_server_logged_no_traceback(answers):
 def test_a_call_past_its_deadline_is_stopped_with_an_error():
     from rlbatch_solver.agent.worker import call
 
-    out = call("recommend", {"gpus": 64, "time_limit": 30}, deadline_s=0.05)
+    # a whole solve (a model named: it cannot end early on an input error), placed both ways: seconds, not 0.05 s
+    out = call("recommend", {"gpus": 64, "gpu": "h100", "model": "qwen2.5-7b", "placement": "auto",
+                             "time_limit": 30}, deadline_s=0.05)
     assert out.data is None and out.error.startswith("error: time_limit: the call ran past")
 
 
