@@ -36,11 +36,12 @@ changed), and names its release in messages ("TRL 1.16.0" becomes its version). 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Stage, VarSpec, is_set
 from ...rules.expr import BoolVar, IntVar, divides
+from ...rules.packs import edit_rules
 from . import rules as R
 from .fields import GRPO_SCRIPT_OPTIONS
 from .release_fields import RELEASE_FIELDS
@@ -262,22 +263,8 @@ PACKS = {p.version: p for p in (V0291, V0191, V0161, V0140)}
 
 # ---------------------------------------------------------------------------------------------- assembly
 def _edit_rules(rules: list[Rule], pack: Pack) -> list[Rule]:
-    by_id = {r.id: r for r in pack.rules}
-    out = []
-    for rule in rules:
-        if rule.id in pack.drop:
-            continue
-        if rule.id in by_id:
-            out.append(by_id.pop(rule.id))
-            continue
-        source = rule.source
-        for old, new in pack.sources:
-            source = source.replace(old, new)
-        message = rule.message.replace(f"TRL {NEWEST}", f"TRL {pack.version}")
-        explanation = (rule.explanation or "").replace(f"TRL {NEWEST}", f"TRL {pack.version}") or rule.explanation
-        same = (source, message, explanation) == (rule.source, rule.message, rule.explanation)
-        out.append(rule if same else replace(rule, source=source, message=message, explanation=explanation))
-    return out + [r for r in pack.rules if r.id in by_id]
+    return edit_rules(rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
+                      release=(f"TRL {NEWEST}", f"TRL {pack.version}"), explanations=True)
 
 
 @functools.lru_cache(maxsize=None)

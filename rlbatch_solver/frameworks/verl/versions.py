@@ -27,11 +27,12 @@ for the FSDP rules, the Megatron rules, or both (``--framework verl``). Detectio
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
 from ...rules.expr import BoolVar, Const, IntVar, Table, divides, if_then_else, maximum
+from ...rules.packs import edit_rules
 from . import rules as R
 from . import rules_megatron as RM
 
@@ -519,21 +520,8 @@ class _Parts:
 
 
 def _edit_rules(rules: list[Rule], pack: Pack, new: tuple[Rule, ...]) -> list[Rule]:
-    by_id = {r.id: r for r in new}
-    out = []
-    for rule in rules:
-        if rule.id in pack.drop:
-            continue
-        if rule.id in by_id:
-            out.append(by_id.pop(rule.id))
-            continue
-        source = rule.source
-        for old, repl in pack.sources:
-            source = source.replace(old, repl)
-        message = rule.message.replace(f"verl {NEWEST}", f"verl {pack.version}")
-        out.append(replace(rule, source=source, message=message) if (source, message) != (rule.source, rule.message)
-                   else rule)
-    return out + [r for r in new if r.id in by_id]
+    return edit_rules(rules, drop=pack.drop, new=new, sources=pack.sources,
+                      release=(f"verl {NEWEST}", f"verl {pack.version}"))
 
 
 def _edit_derived(derived: list[Derived], pack: Pack) -> list[Derived]:
