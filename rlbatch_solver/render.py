@@ -472,9 +472,11 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
     if report.placement is not None:
         print_placement(console, report.placement)
     if len(report.choices) > 1:
+        console.print()
         alt = Table(title="alternatives (next best, in proven order)" if report.proven else "alternatives")
-        for col in ("#", "step s", "why it lost"):
+        for col in ("#", "step s"):
             alt.add_column(col)
+        alt.add_column("why it lost", max_width=24)  # words wrap between words; the keys keep the room
         alt.add_column("differs in", overflow="fold")  # the keys the user types next: wrapped, never cut
         for c in report.choices[1:]:
             alt.add_row(str(c.rank), f"{c.step_time_s:.1f}", why_lost(best, c), differs(best, c).replace(", ", "\n"))
