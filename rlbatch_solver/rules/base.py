@@ -40,7 +40,7 @@ RuleStage = Union[Stage, Phase]
 
 STAGE_TEXT = {
     Stage.DRIVER: "at launch, in the driver's config validation (seconds)",
-    Stage.TRAINER_INIT: "when the trainer builds its workers (after Ray starts)",
+    Stage.TRAINER_INIT: "when the trainer is built, before the first rollout (verl, OpenRLHF: after Ray starts)",
     Stage.WORKER_INIT: "when the GPU workers start (after model loading begins)",
     Stage.FIRST_STEP: "in the first training step (after the first rollout)",
     Stage.RUNTIME: "during training, in code that does not validate up front",
