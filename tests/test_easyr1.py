@@ -130,6 +130,43 @@ def test_a_config_file_here_is_read_under_the_overrides(tmp_path):
     assert "config=nowhere.yaml is not here" in missing.stdout
 
 
+def test_recommend_from_the_example_keeps_its_batch_and_frees_the_rest(tmp_path):
+    """recommend --from reads the example file's keys as the user's: the rollout and update batches stay (512, 128),
+    the micro batches, offload and the rollout's memory share are searched, and the answer checks valid."""
+    script = tmp_path / "run.sh"
+    script.write_text(" \\\n    ".join(EXAMPLE) + "\n")
+    out = run("recommend", "--from", script, "--gpu", "h100", "--model", "qwen2.5-7b", "--json").stdout
+    import json
+
+    best = json.loads(out)["choices"][0]["native"]
+    assert "data.rollout_batch_size=512" in best and "worker.actor.global_batch_size=128" in best
+    assert "worker.rollout.n=5" in best
+    checked = run("check", "--framework", "easyr1", "config=examples/config.yaml", *best, "--gpu", "h100",
+                  "--model", "qwen2.5-7b")
+    assert checked.returncode == 0 and "will not fit" not in checked.stdout, checked.stdout
+
+
+def test_enumerate_equals_the_checker_on_small_spaces():
+    """CP-SAT (enumerate) and the checker agree on every config of small spaces over EasyR1's rules."""
+    from bruteforce import assert_enumerate_equals_checker
+
+    from rlbatch_solver.frameworks.easyr1.rules import RULESET
+
+    base = {name: [spec.default] for name, spec in RULESET.variables.items()}
+    base.update({"num_heads": [12], "num_kv_heads": [2], "max_position_embeddings": [32768], "n": [4]})
+    spaces = [
+        {"gpus_per_node": [2, 3, 4, 6, 8], "train_batch_size": [12, 16, 24, 32], "actor_mini": [4, 6, 8],
+         "actor_micro_per_gpu": [1, 2, 4], "logprob_micro_per_gpu": [2, 3, 8], "actor_dyn": [False, True]},
+        {"gpus_per_node": [4, 8], "actor_sp": [1, 2, 4, 8], "rollout_tp": [1, 2, 3, 16], "gen_batch": [None, 8, 12],
+         "actor_cpu_offload": [False, True], "actor_mini": [2, 8], "max_num_batched_tokens": [512, 1024, 8192]},
+        {"need_critic": [False, True], "critic_mini": [4, 6, 16], "critic_micro_per_gpu": [1, 3],
+         "critic_exp_micro": [2, 6], "critic_sp": [1, 2], "critic_cpu_offload": [False, True], "n": [1, 2, 5],
+         "group_estimator": [False, True]},
+    ]
+    for space in spaces:
+        assert_enumerate_equals_checker(RULESET, {**base, **space})
+
+
 SMALL = dict(search={"data.rollout_batch_size": [16, 32], "worker.actor.global_batch_size": [8, 16],
                      "worker.actor.micro_batch_size_per_device_for_update": [1, 2],
                      "worker.actor.micro_batch_size_per_device_for_experience": [2, 4],

@@ -22,7 +22,7 @@ from ..base import Framework, Space, attention_constants, pow2
 from ..overrides import (flatten, hydra_bool, is_file, load_yaml_file, memory_share_permille, parse_hydra_overrides,
                          resolve_algorithm, whole_number)
 from ..verl.fsdp import default_n, overrides_to_yaml
-from . import docs, errors, repair
+from . import columns, docs, errors, repair
 from .rules import DECIDED, RULESET, VARIABLES, VERSION
 
 EXAMPLE = "examples/config.yaml"
@@ -141,11 +141,8 @@ class EasyR1Framework(Framework):
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE
     shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
-    derived_columns = (("N", "GPUs"), ("mini_per_gpu", "update/GPU"), ("grad_accum", "grad accum"))
-    column_words = (("micro_batch_size_per_device_for_experience", "exp micro"),
-                    ("micro_batch_size_per_device_for_update", "upd micro"), ("gpu_memory_utilization", "gmu"),
-                    ("tensor_parallel_size", "TP"), ("rollout_batch_size", "rollout batch"),
-                    ("global_batch_size", "global batch"), ("ulysses_size", "SP"))
+    derived_columns = columns.DERIVED
+    column_words = columns.WORDS
     # none claimed: EasyR1's console logger prints its own metric lines, which runlog.py does not read
     log_formats = ()
 
@@ -167,6 +164,11 @@ class EasyR1Framework(Framework):
         if Path(str(cfg)).as_posix().removeprefix("./") == EXAMPLE:
             return [f"config={cfg} read as EasyR1 0.3.2's published {EXAMPLE} (the file is not here)"]
         return [f"config={cfg} is not here: only the overrides were read, over EasyR1 0.3.2's defaults"]
+
+    def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+        """The config as the run sees it (recommend --from keeps what it sets): the file's keys (or the published
+        example's) under the overrides; ``config`` null, so that the search space reads no example beneath them."""
+        return {**{k: v for k, v in _layered(flat).items() if v not in _NULL}, "config": None}
 
     def kept_batch(self, scenario: Any) -> dict[str, Any]:
         """The published example's batch sizes (the config every command we print starts from)."""

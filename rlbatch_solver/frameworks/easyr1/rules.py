@@ -243,7 +243,7 @@ def _rules() -> list[Rule]:
     ))
     add(Rule(
         "easyr1.actor.update_batches_split_step",
-        (D["local_batch"] % D["mini_per_gpu"]).eq(0),
+        (D["local_batch"] % maximum(1, D["mini_per_gpu"])).eq(0),
         "a GPU's {local_batch} samples of the step do not split into update batches of {mini_per_gpu} "
         "(global_batch_size * n // (N / ulysses_size)) (EasyR1: \"only support equal split. Got size of DataProto "
         "{local_batch} and split {mini_per_gpu}.\")",
@@ -261,7 +261,7 @@ def _rules() -> list[Rule]:
     ))
     add(Rule(
         "easyr1.critic.update_batches_split_step",
-        (D["critic_local_batch"] % D["critic_mini_per_gpu"]).eq(0),
+        (D["critic_local_batch"] % maximum(1, D["critic_mini_per_gpu"])).eq(0),
         "a GPU's {critic_local_batch} samples do not split into critic update batches of {critic_mini_per_gpu} "
         "(EasyR1: \"only support equal split. Got size of DataProto {critic_local_batch} and split "
         "{critic_mini_per_gpu}.\")",
