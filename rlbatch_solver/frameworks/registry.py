@@ -16,6 +16,7 @@ FRAMEWORKS: dict[str, str] = {
     "swift": "rlbatch_solver.frameworks.swift.framework:SwiftFramework",
     "swift-megatron": "rlbatch_solver.frameworks.swift.framework:SwiftMegatronFramework",
     "trl": "rlbatch_solver.frameworks.trl.framework:TrlFramework",
+    "easyr1": "rlbatch_solver.frameworks.easyr1.framework:EasyR1Framework",
 }
 
 _cache: dict[str, Framework] = {}
