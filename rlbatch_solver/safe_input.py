@@ -73,11 +73,7 @@ def regular_file(path: str | Path, field: str, what: str) -> Path:
     except (OSError, ValueError) as err:  # a name too long, a NUL byte, no permission on a folder
         reason = getattr(err, "strerror", None) or "not a path"
         raise InputError(field, f"cannot read {_where(path)!r}: {reason}.", f"check the path; pass {what}.") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise InputError(field, f"{_where(path)!r} is a directory, not a file.", f"pass {what}.")
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError(field, f"{_where(path)!r} is not a regular file (a device, a pipe or a socket).",
-                         f"pass {what}.")
+    _refuse_unless_regular(st, path, field, what)
     return p
 
 
@@ -92,12 +88,17 @@ def output_file(path: str | Path, field: str, what: str) -> Path:
     except (OSError, ValueError) as err:
         reason = getattr(err, "strerror", None) or "not a path"
         raise InputError(field, f"cannot write {_where(path)!r}: {reason}.", f"pass {what}.") from None
+    _refuse_unless_regular(st, path, field, what)
+    return p
+
+
+def _refuse_unless_regular(st: os.stat_result, path: Any, field: str, what: str) -> None:
+    """An ``InputError`` naming ``field`` unless ``st`` is a regular file's (a folder, a device, a pipe, a socket)."""
     if stat.S_ISDIR(st.st_mode):
         raise InputError(field, f"{_where(path)!r} is a directory, not a file.", f"pass {what}.")
     if not stat.S_ISREG(st.st_mode):
         raise InputError(field, f"{_where(path)!r} is not a regular file (a device, a pipe or a socket).",
                          f"pass {what}.")
-    return p
 
 
 def _too_large(field: str, path: Any, limit: int, what: str) -> InputError:
