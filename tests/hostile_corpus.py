@@ -284,6 +284,10 @@ def _argument_cases(rng: random.Random) -> list[list[str]]:
                 out.append(base[:cut] + [option, bad] + base[cut:])
         out.append(base + ["--no-such-flag"])
         out.append(base[:2])
+    for key in ("worker.actor.global_batch_size", "data.rollout_batch_size", "worker.rollout.n",
+                "worker.actor.fsdp.fsdp_size", "worker.rollout.gpu_memory_utilization"):  # EasyR1's keys
+        for value in ("-3", "0", "-1", "9" * 100, "1.5", "abc", "null", DEEP_VALUE[:2000]):
+            out.append(["check", "--framework", "easyr1", "--", f"{key}={value}"])
     for option, bads in SERVER_BAD.items():
         out.extend(["serve", option, bad] for bad in bads)
     out += [["serve", "--no-such-flag"], ["serve", "--host"], ["mcp", "--no-such-flag"], ["mcp", "extra"]]

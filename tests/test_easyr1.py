@@ -10,6 +10,8 @@
 
 import pytest
 
+import rlbatch_solver as rb
+
 from bruteforce import assert_tables_match_cost_model
 from clirun import run
 
@@ -193,3 +195,10 @@ def test_cpsat_optimum_equals_exhaustive_evaluation():
     assert res.proven and res.ranked[0].objective == best
     for r in res.ranked:
         assert ruleset.check(r.solution).valid
+
+
+@pytest.mark.parametrize("arg", ["worker.actor.global_batch_size=-3", "data.rollout_batch_size=0",
+                                 "worker.actor.fsdp.fsdp_size=0"])
+def test_a_size_below_one_is_an_input_error_naming_the_key(arg):
+    with pytest.raises(rb.InputError, match=arg.split("=")[0].replace(".", r"\.")):
+        rb.check([arg], framework="easyr1")

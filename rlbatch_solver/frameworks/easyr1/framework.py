@@ -95,7 +95,13 @@ def _value(name: str, raw: Any) -> Value:
         return hydra_bool(spec.key, raw)
     if name.endswith("_permille"):
         return memory_share_permille(spec.key, raw, f"set {spec.key} to a share in (0, 1], e.g. 0.6.")
-    return whole_number(spec.key, raw, spec.key)
+    value = whole_number(spec.key, raw, spec.key)
+    if name == "fsdp_size":  # -1: every GPU (verl/workers/fsdp_workers.py: the device mesh)
+        if value == 0 or value < -1:
+            raise InputError(spec.key, f"{value} is not a valid FSDP size.", "use -1 (all GPUs) or a positive size.")
+    elif value < 1:  # sizes and counts: EasyR1 divides by them
+        raise InputError(spec.key, f"{value} must be at least 1.", f"set {spec.key} to a positive number.")
+    return value
 
 
 def config_values(flat: Mapping[str, Any], gpus: int | None = None, model: ModelCard | None = None) -> dict[str, Value]:
