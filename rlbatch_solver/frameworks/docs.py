@@ -13,3 +13,14 @@ def rules_page(fw: Framework) -> str:
     page = rules_markdown(ruleset, f"{fw.name} {fw.version} rules", fw.doc_intro)
     appendix = fw.doc_appendix()
     return page + ("\n" + appendix if appendix else "")
+
+
+def rule_changes_table(diff: dict[str, list[tuple[str, str]]], newest: str, word: str) -> list[str]:
+    """A release's rule changes (``rules.packs.rule_changes``) as the lines of a markdown table: what it adds,
+    changes (with its own source) and lacks (with the ``newest`` release's source); ``word``: release or version."""
+    lines = [f"| change | rule | source in this {word} |", "|---|---|---|"]
+    for kind in ("added", "changed", "absent"):
+        for rule_id, source in diff[kind]:
+            where = source if kind != "absent" else f"({newest}: {source})"
+            lines.append(f"| {kind} | `{rule_id}` | `{where.replace('|', '/')}` |")
+    return lines

@@ -34,3 +34,17 @@ def edit_rules(rules: Iterable[Rule], *, drop: Iterable[str], new: Iterable[Rule
         same = (source, message, explanation) == (rule.source, rule.message, rule.explanation)
         out.append(rule if same else replace(rule, source=source, message=message, explanation=explanation))
     return out + [r for r in by_id.values()]
+
+
+def rule_changes(base: Iterable[Rule], here: Iterable[Rule]) -> dict[str, list[tuple[str, str]]]:
+    """What a release's rules (``here``) do differently from the newest's (``base``): {"absent", "added",
+    "changed"} -> (rule id, source); a rule changed when its condition, its test or its source file did."""
+    from .expr import _source
+
+    def sig(r: Rule) -> tuple[str, str, str]:
+        return _source(r.holds), _source(r.when), r.source
+
+    old, new = {r.id: r for r in base}, {r.id: r for r in here}
+    return {"absent": [(i, old[i].source) for i in old if i not in new],
+            "added": [(i, new[i].source) for i in new if i not in old],
+            "changed": [(i, new[i].source) for i in new if i in old and sig(new[i]) != sig(old[i])]}

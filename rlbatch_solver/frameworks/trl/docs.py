@@ -21,6 +21,7 @@ INTRO = (
 
 def versions_markdown() -> str:
     """docs/rules-trl.md's appendix: what each older release we follow does differently (versions.py)."""
+    from ..docs import rule_changes_table
     from .versions import NEWEST, PACKS, RELEASES, VERSIONS, changes
 
     lines = ["## Other releases: what changes from 1.16.0", "",
@@ -51,10 +52,5 @@ def versions_markdown() -> str:
             lines += [f"Its rules are {NEWEST}'s (messages name {version}); its defaults above change what runs "
                       "where, and so the memory.", ""]
             continue
-        lines += ["| change | rule | source in this release |", "|---|---|---|"]
-        for kind in ("added", "changed", "absent"):
-            for rule_id, source in diff[kind]:
-                shown = source if kind != "absent" else f"({NEWEST}: {source})"
-                lines.append(f"| {kind} | `{rule_id}` | `{shown.replace('|', '/')}` |")
-        lines.append("")
+        lines += [*rule_changes_table(diff, NEWEST, "release"), ""]
     return "\n".join(lines)

@@ -41,7 +41,7 @@ from typing import Iterable, Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Stage, VarSpec, is_set
 from ...rules.expr import BoolVar, IntVar, divides
-from ...rules.packs import edit_rules
+from ...rules.packs import edit_rules, rule_changes
 from . import rules as R
 from .fields import GRPO_SCRIPT_OPTIONS
 from .release_fields import RELEASE_FIELDS
@@ -284,16 +284,7 @@ def ruleset_for(version: str) -> RuleSet:
 
 def changes(version: str) -> dict[str, list[tuple[str, str]]]:
     """What a release's rules do differently from 1.16.0's: {"absent", "added", "changed"} -> (rule id, source)."""
-    from ...rules.expr import _source
-
-    def sig(r: Rule) -> tuple[str, str, str]:
-        return _source(r.holds), _source(r.when), r.source
-
-    base = {r.id: r for r in R.RULESET.rules}
-    here = {r.id: r for r in ruleset_for(version).rules}
-    return {"absent": [(i, base[i].source) for i in base if i not in here],
-            "added": [(i, here[i].source) for i in here if i not in base],
-            "changed": [(i, here[i].source) for i in here if i in base and sig(here[i]) != sig(base[i])]}
+    return rule_changes(R.RULESET.rules, ruleset_for(version).rules)
 
 
 # ---------------------------------------------------------------------------------------------- fields and dating

@@ -31,6 +31,7 @@ INTRO_MEGATRON = (
 
 def versions_markdown() -> str:
     """docs/rules-verl.md's table of what each older version we follow does differently (versions.py)."""
+    from ..docs import rule_changes_table
     from .versions import NEWEST, OLDEST, PACKS, VERSIONS, changes
 
     lines = ["## Other versions: what changes from 0.9.1", "",
@@ -58,10 +59,5 @@ def versions_markdown() -> str:
     for version in VERSIONS[1:]:
         pack, diff = PACKS[version], changes(version)
         lines += [f"### verl {version}", "", f"Default code path: {pack.summary}.", "",
-                  "| change | rule | source in this version |", "|---|---|---|"]
-        for kind in ("added", "changed", "absent"):
-            for rule_id, source in diff[kind]:
-                where = source if kind != "absent" else f"(0.9.1: {source})"
-                lines.append(f"| {kind} | `{rule_id}` | `{where.replace('|', '/')}` |")
-        lines.append("")
+                  *rule_changes_table(diff, NEWEST, "version"), ""]
     return "\n".join(lines)

@@ -32,7 +32,7 @@ from typing import Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
 from ...rules.expr import BoolVar, Const, IntVar, Table, divides, if_then_else, maximum
-from ...rules.packs import edit_rules
+from ...rules.packs import edit_rules, rule_changes
 from . import rules as R
 from . import rules_megatron as RM
 
@@ -570,17 +570,7 @@ def ruleset_for(version: str, part: str) -> RuleSet:
 
 def changes(version: str) -> dict[str, list[tuple[str, str]]]:
     """What ``version``'s rules do differently from 0.9.1's: {"absent", "added", "changed"} -> (rule id, source)."""
-    from ...rules.expr import _source
-
-    def sig(r: Rule) -> tuple[str, str, str]:
-        return _source(r.holds), _source(r.when), r.source
-
-    base = {r.id: r for r in ruleset_for(NEWEST, "any").rules}
-    here = {r.id: r for r in ruleset_for(version, "any").rules}
-    changed = [(i, here[i].source) for i in here if i in base and sig(here[i]) != sig(base[i])]
-    return {"absent": [(i, base[i].source) for i in base if i not in here],
-            "added": [(i, here[i].source) for i in here if i not in base],
-            "changed": changed}
+    return rule_changes(ruleset_for(NEWEST, "any").rules, ruleset_for(version, "any").rules)
 
 
 # ---------------------------------------------------------------------------------------------- the version
