@@ -12,12 +12,12 @@ the cost model's own formula for it (rlbatch_solver/costmodel/time.py):
 - ``forward``: the same micro batch, forward only, no grad (the log-prob pass: FLOPs x1, ``forward_scale``);
 - ``optimizer``: one AdamW step over every parameter, fp32 states (``ADAM_BYTES_PER_PARAM`` over HBM);
 - ``prefill`` and ``decode``: Hugging Face ``generate`` of B prompts of P tokens, N new tokens each, sampled, eager
-  (``_hf_generate``: ``prefill_seconds`` and ``decode_step_seconds`` at mean context P + N/2, ``enforce_eager``);
+  (``_hf_generate``: ``hf_prefill_seconds`` and ``hf_decode_step_seconds`` at mean context P + N/2);
   one decode step is (time of N tokens - time of 1 token) / (N - 1).
 
 Each line prints measured / predicted; ``--json FILE`` writes every row. The default sizes (a 1.5B model, micro
 batches up to 8K tokens, generations up to 256 x 64 tokens, one warm-up and 3 timed repeats each) are sized to
-finish well under 10 minutes on one H100 (not yet run on one: the CPU smoke test is all that has run). ``tests/test_gpu_step_probe.py`` runs it on the
+finish in about a minute on one H200 (benchmarks/results/ holds what it measured there, docs/accuracy.md the table). ``tests/test_gpu_step_probe.py`` runs it on the
 CPU with a tiny card and tiny sizes (skipped where torch is absent; CI never needs a GPU).
 """
 
@@ -90,15 +90,34 @@ class Model:
     def prefill(self, batch: int, prompt: int) -> float:
         from rlbatch_solver.costmodel import time as T
 
-        return T.prefill_seconds(_plan(self.card, self.gpu, batch, prompt, 1), self.mc, batch, prompt)
+        return T.hf_prefill_seconds(_plan(self.card, self.gpu, batch, prompt, 1), self.mc, batch, prompt)
 
     def decode_step(self, batch: int, prompt: int, new: int) -> float:
         from rlbatch_solver.costmodel import constants as C
         from rlbatch_solver.costmodel import time as T
 
         kv = float(self.card.kv_bytes_per_token(1, C.KV_DTYPE_BYTES))
-        return T.decode_step_seconds(_plan(self.card, self.gpu, batch, prompt, new), self.mc, batch,
-                                     prompt + new / 2.0, kv)
+        return T.hf_decode_step_seconds(_plan(self.card, self.gpu, batch, prompt, new), self.mc, batch,
+                                        prompt + new / 2.0, kv)
+
+    def update_bytes(self, batch: int, seq: int, ckpt: bool) -> float:
+        """Activations and logits bytes at the peak of one training micro batch (memory.py's update terms)."""
+        from rlbatch_solver.costmodel import memory as M
+
+        # the probe's loss is transformers' labels loss: fp32 logits and their gradients, as "swift-ddp" counts them
+        plan = _plan(self.card, self.gpu, batch, seq, 0).replace(logits_impl="swift-ddp")
+        tokens = float(batch * seq)
+        logits = M._logits_update(plan, self.mc, tokens)
+        return M._activations(plan, self.mc, tokens, ckpt, logits) + logits
+
+    def forward_bytes(self, batch: int, seq: int) -> float:
+        """A no-grad forward's activations and logits (memory.py's log-prob terms, no entropy)."""
+        from rlbatch_solver.costmodel import memory as M
+
+        # the probe's forward returns the bf16 logits only, as "verl-fsdp" counts them without entropy
+        plan = _plan(self.card, self.gpu, batch, seq, 0).replace(logits_impl="verl-fsdp")
+        tokens = float(batch * seq)
+        return M._forward_activations(plan, self.mc, tokens) + M._logits_forward(plan, self.mc, tokens, False)
 
     @property
     def scales(self) -> dict[str, float]:
@@ -170,6 +189,22 @@ def probe(args) -> list[dict]:
               f"(x{measured / predicted:5.2f})  with fitted scale {scaled * 1e3:10.2f} ms "
               f"(x{measured / scaled:5.2f})", flush=True)
 
+    def mem_row(term: str, size: str, measured: float, predicted: float) -> None:
+        rows.append({"term": term, "size": size, "measured_bytes": measured, "predicted_bytes": predicted})
+        print(f"{term:9s} {size:14s} measured {measured / 2**30:8.2f} GiB  predicted {predicted / 2**30:8.2f} GiB "
+              f"(x{measured / max(predicted, 1.0):5.2f})", flush=True)
+
+    def peak_above(fn) -> float:
+        """Bytes allocated at the peak of ``fn`` above what was allocated before it (CUDA only)."""
+        if not args.device.startswith("cuda"):
+            return 0.0
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        fn()
+        torch.cuda.synchronize()
+        return float(torch.cuda.max_memory_allocated() - base)
+
     def ids(batch: int, seq: int):
         return torch.randint(0, vocab, (batch, seq), device=args.device)
 
@@ -178,6 +213,11 @@ def probe(args) -> list[dict]:
         with torch.no_grad():
             fwd = timed(lambda: model(input_ids=x, use_cache=False).logits, args.device, args.repeats)
         row("forward", f"{batch}x{seq}", fwd, ours.passes(batch, seq, 1.0))
+        if args.device.startswith("cuda"):
+            def fwd_once():
+                with torch.no_grad():
+                    model(input_ids=x, use_cache=False).logits
+            mem_row("mem-fwd", f"{batch}x{seq}", peak_above(fwd_once), ours.forward_bytes(batch, seq))
         if args.skip_train:
             continue
         model.train()
@@ -187,11 +227,23 @@ def probe(args) -> list[dict]:
             model.zero_grad(set_to_none=True)
 
         row("train", f"{batch}x{seq}", timed(step, args.device, args.repeats), ours.passes(batch, seq, 3.0))
+        if args.device.startswith("cuda"):
+            # gradients kept allocated (zeroed, not freed), so the peak above the start is activations and logits
+            def keep_grads_step():
+                model(input_ids=x, labels=x, use_cache=False).loss.backward()
+                model.zero_grad(set_to_none=False)
+
+            keep_grads_step()
+            mem_row("mem-train", f"{batch}x{seq}", peak_above(keep_grads_step), ours.update_bytes(batch, seq, False))
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            mem_row("mem-ckpt", f"{batch}x{seq}", peak_above(keep_grads_step), ours.update_bytes(batch, seq, True))
+            model.gradient_checkpointing_disable()
+            model.zero_grad(set_to_none=True)
         model.eval()
         if args.device.startswith("cuda"):
             torch.cuda.empty_cache()
 
-    if not args.skip_train:
+    if not args.skip_train and not args.skip_optimizer:
         # fp32 parameters, gradients and AdamW states (what ADAM_BYTES_PER_PARAM counts), on a copy of the weights
         master = [torch.nn.Parameter(p.detach().float()) for p in model.parameters()]
         for p in master:
@@ -229,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--decode-sizes", default=DEFAULT_DECODE, help="generations BxPxN (batch x prompt x new tokens)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--skip-train", action="store_true", help="forward and generate only (models too large to train)")
+    ap.add_argument("--skip-optimizer", action="store_true", help="no AdamW step (its fp32 states need 16 B/param)")
     ap.add_argument("--json", help="write every row to this file")
     args = ap.parse_args(argv)
     try:
@@ -241,8 +294,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = probe(args)
     print(f"{len(rows)} terms in {time.perf_counter() - start:.0f} s on {args.device} (predicted for {args.gpu})")
     if args.json:
+        import torch
+        import transformers
+
+        name = torch.cuda.get_device_name() if args.device.startswith("cuda") else args.device
         Path(args.json).write_text(json.dumps({"model": args.model, "gpu": args.gpu, "device": args.device,
-                                               "rows": rows}, indent=1))
+                                               "device_name": name, "torch": torch.__version__,
+                                               "transformers": transformers.__version__, "rows": rows}, indent=1))
     return 0
 
 

@@ -269,8 +269,11 @@ ATTN_CAUSAL_FRACTION = 0.5
 # Decode is HBM-bound: llm-analysis warns HBM efficiency "0.6-0.7" in inference;
 # torchao's achievable HBM fraction (0.92) is the copy-kernel ceiling.
 HBM_EFF_DECODE = 0.70
-# Elementwise optimizer step (AdamW reads p, g, m, v and writes p, m, v in fp32).
-HBM_EFF_OPTIMIZER = 0.80
+# Elementwise optimizer step (AdamW reads p, g, m, v and writes p, m, v in fp32: 28 B a parameter at least). PyTorch's
+# default AdamW (foreach kernels, what verl's FSDP and the HF trainers build) makes several passes over the states:
+# measured on one H200 (benchmarks/gpu_step_probe.py, benchmarks/results/), one step over Qwen2.5-1.5B's 1.54e9 fp32
+# parameters took 36.6 ms, 1.18 TB/s of the 28 B count against the card's 4.8 TB/s: 0.25.
+HBM_EFF_OPTIMIZER = 0.25
 ADAM_BYTES_PER_PARAM = 7 * FP32
 # Micro-batch size efficiency: eff = MFU * t / (t + T_HALF), t = tokens per GPU per micro batch. A GEMM of t rows
 # runs as ceil(t/128) x ceil(N/128) output tiles spread over the GPU's SMs (NVIDIA Deep Learning Performance Guide,
@@ -319,6 +322,13 @@ DECODE_STEP_OVERHEAD_S = 1.5e-3
 # ~100 us per layer, in line with the ~5-25 us of CPU dispatch per PyTorch op times a layer's ~10-15 ops. (It was
 # 60 us, an assumption: eager engines in the measured set ran 2-4x slower than we predicted, docs/accuracy.md.)
 EAGER_LAUNCH_S_PER_LAYER = 100e-6
+# A Hugging Face transformers model's own Python code (the trainers' models outside Megatron, and `generate` when no
+# inference engine is used) costs far more host time per layer than an engine's eager kernels: measured on one H200
+# (benchmarks/gpu_step_probe.py, torch 2.11, transformers 5.17, benchmarks/results/), a `generate` decode step of
+# Qwen2.5-0.5B, 1.5B, 3B, 7B and 14B (24-48 layers) took 0.59-0.77 ms per layer whatever the batch (1 to 256
+# sequences; median 0.69 over 13 rows), while the GPU's work is 4-15 ms a step: host time per layer per forward. It bounds both a decode step of
+# `generate` and a training micro batch of an HF model (forward, and twice that per backward), from below.
+HF_EAGER_S_PER_LAYER = 0.69e-3
 # Weight sync trainer -> engine: engine wake-up (re-map weights, re-allocate KV) and
 # the bucketed transfer hand-shakes. Assumption (HybridFlow, arXiv 2409.19256 §8.4,
 # measured transitions of seconds to tens of seconds for 7B-70B with its older

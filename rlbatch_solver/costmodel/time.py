@@ -181,6 +181,12 @@ def _micro_layout(plan: Plan, samples: float, micro: int, budget: int | None, se
     return float(n), min(micro, samples) * seq_tokens / split
 
 
+def launch_s_per_layer(plan: Plan) -> float:
+    """Host time per layer of one eager forward of the trained model: Megatron's fused layers as an engine's eager
+    kernels (EAGER_LAUNCH_S_PER_LAYER), a Hugging Face model's Python layers as measured (HF_EAGER_S_PER_LAYER)."""
+    return C.EAGER_LAUNCH_S_PER_LAYER if plan.trainer == "megatron" else C.HF_EAGER_S_PER_LAYER
+
+
 def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, samples: float, micro: int,
                budget: int | None, flops_mult: float, mfu: float, gathers_per_micro: float,
                extra_comm_per_micro: float = 0.0) -> tuple[float, float]:
@@ -196,7 +202,7 @@ def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, sample
     # two gradient GEMMs): flops_mult forwards' worth per micro batch, EAGER_LAUNCH_S_PER_LAYER each. The GPU cannot
     # finish a micro batch before its kernels are launched.
     pp = max(1, plan.pp)
-    launches = n_micro * flops_mult * C.EAGER_LAUNCH_S_PER_LAYER * mc.layers / pp
+    launches = n_micro * flops_mult * launch_s_per_layer(plan) * mc.layers / pp
     compute = max(compute, launches)
     if pp > 1:
         # pipeline bubble of 1F1B: (PP-1)/n_micro of the compute idles; interleaving divides it by VPP
@@ -257,9 +263,23 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
     return t
 
 
+def hf_prefill_seconds(plan: Plan, mc: ModelConsts, seqs: float, prompt: float) -> float:
+    """``generate``'s prefill on one GPU: the compute, or the host time of one pass of the model's Python layers
+    (HF_EAGER_S_PER_LAYER, measured) when that is longer."""
+    return max(prefill_seconds(plan, mc, seqs, prompt), C.HF_EAGER_S_PER_LAYER * mc.layers)
+
+
+def hf_decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
+    """One decode step of ``generate`` on one GPU: the GPU's work (decode_step_seconds without an engine's launch
+    cost) or the host time of the model's Python layers, whichever is longer (measured: flat from 1 to 256
+    sequences, HF_EAGER_S_PER_LAYER)."""
+    gpu = decode_step_seconds(plan.replace(enforce_eager=False), mc, batch, ctx, kv_tok)
+    return max(gpu, C.HF_EAGER_S_PER_LAYER * mc.layers)
+
+
 def _hf_generate(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
-    """The trained model's own generate on each GPU: its whole local batch at once, eager (no CUDA graphs:
-    EAGER_LAUNCH_S_PER_LAYER per step), prefill then one decode step per token until the batch's longest
+    """The trained model's own generate on each GPU: its whole local batch at once, eager (each step at least
+    HF_EAGER_S_PER_LAYER per layer of host time), prefill then one decode step per token until the batch's longest
     response ends (the longest response of the step, as for an engine's tail)."""
     from .memory import hf_generate_batch
 
@@ -267,9 +287,9 @@ def _hf_generate(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     p, r, r_max = _lengths(plan)
     one = plan.replace(rollout_tp=1, enforce_eager=True)
     kv_tok = float(plan.model.kv_bytes_per_token(1, C.KV_DTYPE_BYTES))
-    prefill = prefill_seconds(one, mc, seqs, p)
+    prefill = hf_prefill_seconds(one, mc, seqs, p)
     gather = _gather_bytes(plan, mc.params) / _coll_bw(plan, max(1, plan.shard_degree))
-    decode = r_max * decode_step_seconds(one, mc, seqs, p + r_max / 2.0, kv_tok)
+    decode = r_max * hf_decode_step_seconds(one, mc, seqs, p + r_max / 2.0, kv_tok)
     info.update(engines=plan.n_gpus, decode_concurrency=seqs, decode_steps=r_max)
     return gather + prefill + decode
 
