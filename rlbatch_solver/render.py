@@ -54,11 +54,16 @@ def print_args(console: Console, args: list[str], prefix: str = "  ", sep: str =
     console.print(prefix + sep.join(shell_word(a) for a in args), markup=False, highlight=False, soft_wrap=True)
 
 
-def print_command(console: Console, words: list[str]) -> None:
-    """A whole command: its start words as they are (environment, launcher), then one argument per line."""
+def command_text(words: list[str], indent: str = "") -> str:
+    """A whole command as shell text: its start words as they are (environment, launcher), then one quoted argument
+    per continued line, each indented by ``indent`` more than the first."""
     head, *args = words
-    console.print("  " + " \\\n    ".join([head, *(shell_word(a) for a in args)]), markup=False, highlight=False,
-                  soft_wrap=True)
+    return f" \\\n{indent}  ".join([head, *(shell_word(a) for a in args)])
+
+
+def print_command(console: Console, words: list[str]) -> None:
+    """A whole command, indented under the text before it."""
+    console.print("  " + command_text(words, indent="  "), markup=False, highlight=False, soft_wrap=True)
 
 
 def print_check(console: Console, report: CheckReport) -> None:

@@ -162,8 +162,7 @@ def _best_copy(report: Any, script: str | None, folder: Path) -> str:
     from ..commands.recommend import best_command, start_changes
 
     if script is None:
-        head, *args = best_command(report)
-        return " \\\n  ".join([head, *(render.shell_word(a) for a in args)])
+        return render.command_text(best_command(report))
 
     changed, dropped = start_changes(report)
     if not changed and not dropped:  # the verdict is to keep the script as it is
