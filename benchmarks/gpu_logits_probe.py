@@ -21,10 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def paths():
+def paths(tokens: int):
     """name -> (grad?, function of (hidden, weight) returning a scalar to backward or None, our bytes per logit)."""
     import torch
     import torch.nn.functional as F
+
+    from rlbatch_solver.costmodel import constants as C
 
     def logits_of(h, w):
         return h @ w.t()  # [T, V] in the weights' dtype, as an lm_head returns it
@@ -72,6 +74,21 @@ def paths():
             return None
         return run
 
+    # verl's FSDP engine (constants.py "verl-fsdp"): the model runs under autocast(bf16), so softmax and logsumexp
+    # work in fp32 on bf16 logits; entropy eager, wrapped in torch.compile (use_torch_compile, the default) or in
+    # chunks of ENTROPY_CHUNK_ROWS rows (entropy_from_logits_with_chunking)
+    compiled_entropy = torch.compile(entropy, dynamic=True)
+
+    def chunked_entropy(logits):
+        rows = C.ENTROPY_CHUNK_ROWS
+        return torch.cat([entropy(logits[i:i + rows].float()) for i in range(0, logits.shape[0], rows)])
+
+    def verl(fn):
+        def run(h, w):
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=h.is_cuda):
+                return fn(logits_of(h, w)).sum()
+        return run
+
     fns = {"forward: bf16 logits only": (False, no_grad(lambda h, w: logits_of(h, w))),
            "forward: bf16 row log_softmax": (False, no_grad(bf16_logps)),
            "forward: bf16 + entropy": (False, no_grad(bf16_logps_entropy)),
@@ -80,16 +97,27 @@ def paths():
            "update: bf16 + entropy": (True, bf16_logps_entropy),
            "update: fp32 logsumexp": (True, fp32_logps),
            "update: fp32 + entropy": (True, fp32_logps_entropy),
-           "update: HF labels loss (fp32)": (True, hf_labels_loss)}
-    ours = ours_per_logit()
+           "update: HF labels loss (fp32)": (True, hf_labels_loss),
+           "verl forward: eager entropy": (False, no_grad(verl(entropy))),
+           "verl forward: compiled entropy": (False, no_grad(verl(compiled_entropy))),
+           "verl forward: chunked entropy": (False, no_grad(verl(chunked_entropy))),
+           "verl update: eager entropy": (True, verl(entropy)),
+           "verl update: compiled entropy": (True, verl(compiled_entropy)),
+           "verl update: chunked entropy": (True, verl(chunked_entropy))}
+    ours = ours_per_logit(tokens)
     return {name: (grad, fn, ours[name]) for name, (grad, fn) in fns.items()}
 
 
-def ours_per_logit() -> dict[str, float]:
-    """Each path's bytes per logit in our accounting (costmodel/constants.py), torch not needed."""
+def ours_per_logit(tokens: int) -> dict[str, float]:
+    """Each path's bytes per logit in our accounting (costmodel/constants.py) at ``tokens`` rows, torch not needed.
+    The verl rows price the entropy's own loss as the "verl-fsdp" accounting does (memory.py _logits_forward and
+    _logits_update without the cross-entropy's gradient, which the probe does not compute): the bf16 logits and the
+    entropy's extra."""
     from rlbatch_solver.costmodel import constants as C
 
     upd = C.LOGITS_UPDATE_BYTES_PER_LOGIT
+    base = C.LOGITS_BF16_BYTES_PER_LOGIT
+    chunk = min(tokens, C.ENTROPY_CHUNK_ROWS) / tokens * C.ENTROPY_CHUNK_BYTES_PER_LOGIT
     return {
         "forward: bf16 logits only": C.LOGITS_BF16_BYTES_PER_LOGIT,
         "forward: bf16 row log_softmax": C.LOGITS_FWD_BYTES_PER_LOGIT,
@@ -100,6 +128,12 @@ def ours_per_logit() -> dict[str, float]:
         "update: fp32 logsumexp": C.LOGIT_BYTES["openrlhf"][2],
         "update: fp32 + entropy": C.LOGIT_BYTES["openrlhf"][3],
         "update: HF labels loss (fp32)": C.LOGIT_BYTES["swift-ddp"][2],
+        "verl forward: eager entropy": base + C.ENTROPY_EAGER_FWD_EXTRA_BYTES_PER_LOGIT,
+        "verl forward: compiled entropy": base + C.ENTROPY_COMPILED_FWD_EXTRA_BYTES_PER_LOGIT,
+        "verl forward: chunked entropy": base + chunk,
+        "verl update: eager entropy": base + C.ENTROPY_EAGER_UPDATE_EXTRA_BYTES_PER_LOGIT,
+        "verl update: compiled entropy": base + C.ENTROPY_COMPILED_UPDATE_EXTRA_BYTES_PER_LOGIT,
+        "verl update: chunked entropy": base + C.ENTROPY_CHUNKED_UPDATE_EXTRA_BYTES_PER_LOGIT + chunk,
     }
 
 
@@ -120,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     logits = float(args.tokens * args.vocab)
     weight_grad = float(args.vocab * args.hidden * 2)
     rows = []
-    for name, (grad, fn, ours) in paths().items():
+    for name, (grad, fn, ours) in paths(args.tokens).items():
+        if cuda and "compiled" in name:
+            fn(h, w)  # compile outside the measured peak
+            h.grad = w.grad = None
         h.grad = w.grad = None
         if cuda:
             torch.cuda.synchronize()
@@ -134,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         peak = float(torch.cuda.max_memory_allocated() - base) if cuda else 0.0
         per_logit = (peak - (weight_grad if grad else 0.0)) / logits
         rows.append({"path": name, "peak_bytes": peak, "bytes_per_logit": per_logit, "ours_per_logit": ours})
-        print(f"{name:32s} peak {peak / 2**30:7.2f} GiB  {per_logit:6.2f} B/logit  ours {ours:5.1f}  "
+        print(f"{name:34s} peak {peak / 2**30:7.2f} GiB  {per_logit:6.2f} B/logit  ours {ours:5.1f}  "
               f"(x{per_logit / ours:4.2f})", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"tokens": args.tokens, "vocab": args.vocab, "hidden": args.hidden,

@@ -118,16 +118,17 @@ def memory_table() -> str:
 def logits_table() -> str:
     from gpu_logits_probe import ours_per_logit
 
-    ours = ours_per_logit()
     files = sorted(_logit_files(), key=lambda d: d["tokens"])
-    head = " | ".join(f"{d['tokens']:,} tokens" for d in files)
-    lines = [f"| path | {head} | our constant |", "| --- |" + " --- |" * len(files) + " --- |"]
-    for name in ours:
+    head = " | ".join(f"{d['tokens']:,} tokens: measured (ours)" for d in files)
+    lines = [f"| path | {head} |", "| --- |" + " --- |" * len(files)]
+    names = list(dict.fromkeys(r["path"] for d in files for r in d["rows"]))
+    for name in names:
         cells = []
         for d in files:
-            row = next(r for r in d["rows"] if r["path"] == name)
-            cells.append(f"{row['bytes_per_logit']:.1f}")
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {ours[name]} |")
+            row = next((r for r in d["rows"] if r["path"] == name), None)
+            ours = ours_per_logit(d["tokens"]).get(name)
+            cells.append("-" if row is None or ours is None else f"{row['bytes_per_logit']:.1f} ({ours:.1f})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -252,14 +252,14 @@ def test_seed_4090_grpo_fits(micro, util):
 def test_seed_4090_example_as_published_fits_with_verl_fsdp_logits():
     """The guide's 4x4090 example (micro 8, log-prob micro 16) at the maximum lengths. With verl
     0.9.1's FSDP engine (bf16 logits, compiled entropy: 2 B/logit) it fits; with eager entropy
-    (10 B/logit: 49 GiB for 16 x 2160 tokens) it cannot; the generic 7 B/logit rule of thumb
+    (14 B/logit, measured: 68 GiB for 16 x 2160 tokens) it cannot; the generic 7 B/logit rule of thumb
     (34 GiB) cannot either (docs/cost-model.md section 2)."""
     plan = make_plan(train_micro=8, logprob_micro=16, gpu_memory_utilization=0.35, logits_impl="verl-fsdp")
     r = estimate_memory(plan)
     assert all(r.peak(p) <= r.usable_bytes for p in r.phases), r.summary()
     assert r.phases["old_log_prob"]["logits+entropy"] == pytest.approx(16 * 2160 * 151936 * 2)
     eager = estimate_memory(plan.replace(use_torch_compile=False))
-    assert eager.phases["old_log_prob"]["logits+entropy"] == pytest.approx(16 * 2160 * 151936 * 10)
+    assert eager.phases["old_log_prob"]["logits+entropy"] == pytest.approx(16 * 2160 * 151936 * 14)
     assert eager.peak("old_log_prob") > eager.usable_bytes
     generic = estimate_memory(plan.replace(logits_impl="generic"))
     assert generic.peak("old_log_prob") > generic.usable_bytes
@@ -274,14 +274,14 @@ def test_verl_fsdp_logits_bytes_per_logit():
         return estimate_memory(plan).phases[phase][term] / (t * v)
 
     assert per_logit(base, "old_log_prob", "logits+entropy") == pytest.approx(2)  # compiled
-    assert per_logit(base.replace(use_torch_compile=False), "old_log_prob", "logits+entropy") == pytest.approx(10)
+    assert per_logit(base.replace(use_torch_compile=False), "old_log_prob", "logits+entropy") == pytest.approx(14)  # measured 14.0 on one H200
     chunked = base.replace(entropy_chunking=True)
     assert per_logit(chunked, "old_log_prob", "logits+entropy") == pytest.approx(2 + 12 * 2048 / t)
     assert per_logit(base, "ref", "logits") == pytest.approx(2)
     assert per_logit(base, "actor_update", "logits") == pytest.approx(2)  # in-place CE backward
     ent = base.replace(entropy_in_update=True)
     assert per_logit(ent, "actor_update", "logits+entropy") == pytest.approx(6)
-    assert per_logit(ent.replace(use_torch_compile=False), "actor_update", "logits+entropy") == pytest.approx(16)
+    assert per_logit(ent.replace(use_torch_compile=False), "actor_update", "logits+entropy") == pytest.approx(28)
     assert per_logit(ent.replace(entropy_chunking=True), "actor_update", "logits+entropy") == pytest.approx(
         14 + 12 * 2048 / t)
     # recomputing the entropy at the start of backward does not lower the peak

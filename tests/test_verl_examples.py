@@ -92,13 +92,14 @@ def test_seed_4090_example_fits_with_compiled_entropy():
 
 
 def test_seed_4090_example_without_torch_compile_does_not_fit():
-    """Eager entropy (fsdp_config.use_torch_compile=False): autocast's fp32 softmax copy and output
-    plus the fp32 product add 8 B per logit: 10 B/logit = 49 GiB for the log-prob micro batch of 16."""
+    """Eager entropy (fsdp_config.use_torch_compile=False): autocast's fp32 softmax, the product's fp32 copy of the
+    logits and the fp32 product add 12 B per logit (measured on one H200): 14 B/logit = 68 GiB for the log-prob
+    micro batch of 16."""
     r = _check(_seed(), [f"{AR}.actor.fsdp_config.use_torch_compile=False"])
     assert not r.memory.fits and not r.valid
     assert [v.rule for v in r.violations] == ["verl.memory.old_log_prob"]
     logits = r.memory.phases["old_log_prob"]["logits+entropy"]
-    assert logits == pytest.approx(16 * 2160 * 151936 * 10 / 2**20, abs=1)
+    assert logits == pytest.approx(16 * 2160 * 151936 * 14 / 2**20, abs=1)
     # chunked entropy brings the eager case back to the edge: under the limit but for the sleeping engine's CUDA
     # graphs, which stay on the GPU beside the log-prob pass (tight, not OOM)
     rc = _check(_seed(), [f"{AR}.actor.fsdp_config.use_torch_compile=False",

@@ -168,19 +168,26 @@ LOGITS_BF16_BYTES_PER_LOGIT = BF16
 #   Inductor fuses the fp32 upcast, softmax, logsumexp and sum(p*logits) into row reductions, no
 #   [tokens, vocab] intermediate (the same fusion allenai/open-instruct PR #584 and verl PR #3852
 #   measured for log_softmax + gather): 0 B.
-# - eager (use_torch_compile false): autocast runs softmax in fp32, so softmax holds an fp32 copy of
-#   the logits and its fp32 output at once (4 + 4), then the fp32 product softmax*logits (4) while
-#   the softmax output lives: 8 B beyond the logits (verl #2828's failed 13.91 GiB fp32 [24.6k,
-#   152064] allocation is one of these 4 B tensors).
+# - eager (use_torch_compile false): autocast runs softmax in fp32 (an fp32 output, 4), the product
+#   softmax*logits promotes the bf16 logits to an fp32 copy (4) and writes an fp32 product (4), all alive
+#   at once: 12 B beyond the logits (verl #2828's failed 13.91 GiB fp32 [24.6k, 152064] allocation is
+#   one of these 4 B tensors). Measured on one H200 (benchmarks/gpu_logits_probe.py, "verl forward: eager
+#   entropy", 2,048-16,384 tokens x 151,936 vocab): 14.0 B per logit with the logits; compiled 2.0, chunked
+#   2 + 12 x 2048/t exactly (docs/accuracy.md). It was 8, from reading the code, before that measurement.
 ENTROPY_COMPILED_FWD_EXTRA_BYTES_PER_LOGIT = 0
-ENTROPY_EAGER_FWD_EXTRA_BYTES_PER_LOGIT = FP32 + FP32
+ENTROPY_EAGER_FWD_EXTRA_BYTES_PER_LOGIT = 3 * FP32
 # Update pass (grad). Without entropy (verl 0.9.1 default: entropy_coeff 0, calculate_entropy
 # false) the cross-entropy gradient overwrites the logits: 2 B in all. With entropy the
 # cross-entropy keeps the logits and writes a separate bf16 gradient (2 B) and the entropy adds:
 # - compiled: the AOTAutograd partitioner saves only the bf16 logits and per-row reductions and
 #   recomputes the softmax inside the fused backward, whose output is one bf16 gradient: 2 B;
-# - eager: softmax's fp32 output is saved for backward (4) and the backward of softmax*logits and
-#   of the softmax hold two fp32 [tokens, vocab] gradients at once (8): 12 B;
+# - eager: the saved fp32 softmax output and fp32 logits copies (of the product and of logsumexp's
+#   autocast) and the backward's fp32 gradients of the product, the softmax and logsumexp before they are
+#   summed into the bf16 gradient: measured on one H200 (benchmarks/gpu_logits_probe.py, "verl update:
+#   eager entropy", the entropy's own loss): 22.5-23.8 B per logit beyond the logits at 2,048-16,384
+#   tokens, 24 B = 6 fp32 (it was 12, from reading the code, before that measurement); compiled: 1.6-1.8
+#   beyond the logits (2, the bf16 gradient, as read); chunked: 24.5 at 2,048 tokens, 10.6 at 8,192, 9.3 at
+#   16,384, about what the formula below gives (24 / 15 / 13.5);
 # - chunked (entropy_from_logits_with_chunking; torch.compile specializes on the loop's token
 #   count and falls back to eager after its recompile limit, so we count the eager chunks): every
 #   chunk's fp32 copy and fp32 softmax are saved (8), slicing's backward builds a full-size bf16
@@ -190,7 +197,7 @@ ENTROPY_EAGER_FWD_EXTRA_BYTES_PER_LOGIT = FP32 + FP32
 # between forward and backward).
 LOGITS_GRAD_BYTES_PER_LOGIT = BF16
 ENTROPY_COMPILED_UPDATE_EXTRA_BYTES_PER_LOGIT = BF16
-ENTROPY_EAGER_UPDATE_EXTRA_BYTES_PER_LOGIT = FP32 + 2 * FP32
+ENTROPY_EAGER_UPDATE_EXTRA_BYTES_PER_LOGIT = 6 * FP32
 ENTROPY_CHUNKED_UPDATE_EXTRA_BYTES_PER_LOGIT = 2 * FP32 + BF16
 
 # --------------------------------------------------------------------------- rollout engine
