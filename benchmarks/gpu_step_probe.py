@@ -117,7 +117,8 @@ class Model:
         # the probe's forward returns the bf16 logits only, as "verl-fsdp" counts them without entropy
         plan = _plan(self.card, self.gpu, batch, seq, 0).replace(logits_impl="verl-fsdp")
         tokens = float(batch * seq)
-        return M._forward_activations(plan, self.mc, tokens) + M._logits_forward(plan, self.mc, tokens, False)
+        logits = M._logits_forward(plan, self.mc, tokens, False)
+        return M._forward_activations(plan, self.mc, tokens, logits) + logits
 
     @property
     def scales(self) -> dict[str, float]:

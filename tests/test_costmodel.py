@@ -619,3 +619,21 @@ def test_response_lengths_are_capped_exponentials_and_the_drain_integral_converg
             fine, _ = T.drain_seconds(plan, mc, 256, 4096, 1024.0, 5734.0, 16384.0, kv)
         assert coarse == pytest.approx(fine, rel=0.01), model
         assert end == pytest.approx(16384.0)  # 4,096 samples at mean 0.35 of the cap: the longest reaches it
+
+
+def test_a_no_grad_forward_holds_a_layer_or_the_logits_not_both():
+    """A forward-only pass frees each layer's tensors before the lm_head: its activations term is the residual stream
+    plus the layer's excess over the logits (measured on one H200: the forward's peak is the logits and the residual,
+    docs/accuracy.md). With a huge vocabulary the logits hide the layer; with a tiny one the layer shows."""
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    t = 8192
+    plan = make_plan("qwen2.5-7b", logits_impl="verl-fsdp", logprob_token_budget=t)
+    mc = model_consts(plan.model)
+    ref = estimate_memory(plan).phases["ref"]
+    assert ref["logits"] == pytest.approx(2 * t * mc.vocab)
+    assert ref["activations (forward)"] == pytest.approx(t * 2 * C.BF16 * mc.hidden)
+    small_vocab = estimate_memory(plan.replace(logits_impl="trl-fused")).phases["ref"]
+    layer = t * mc.act_max_layer
+    assert small_vocab["activations (forward)"] == pytest.approx(
+        t * 2 * C.BF16 * mc.hidden + layer - small_vocab["logits"])

@@ -497,9 +497,14 @@ def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool, logits:
     return tokens * (mc.act_all_layers / split + mc.act_tail)
 
 
-def _forward_activations(plan: Plan, mc: ModelConsts, tokens: float) -> float:
-    # no_grad: one layer's tensors at a time plus the residual stream
-    return tokens * (mc.act_max_layer / max(1, plan.tp) + 2 * C.BF16 * mc.hidden)
+def _forward_activations(plan: Plan, mc: ModelConsts, tokens: float, logits: float = 0.0) -> float:
+    """A no-grad forward's activations: one layer's tensors at a time plus the residual stream. ``logits``, the
+    bytes of the loss's logits terms counted beside this one: a layer's tensors are freed before the lm_head runs,
+    so only their excess over the logits adds to the peak (measured on one H200, benchmarks/gpu_step_probe.py: the
+    forward's peak is the logits and the residual stream, Qwen2.5-0.5B to 14B, docs/accuracy.md)."""
+    residual = tokens * 2 * C.BF16 * mc.hidden
+    layer = tokens * mc.act_max_layer / max(1, plan.tp)
+    return residual + max(0.0, layer - logits)
 
 
 def _logit_rows(plan: Plan, tokens: float) -> float:
@@ -813,12 +818,13 @@ def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     w, g, o = _states(plan, mc, False)
     tokens = micro_tokens(plan, plan.logprob_micro, plan.logprob_token_budget, _dp_share(plan))
     keep_w = not (plan.param_offload and plan.offload_during_compute)
+    logits = _logits_forward(plan, mc, tokens, entropy=True)
     terms = {
         T_PARAMS: w if keep_w else 0.0,
         T_OPTIM: 0.0 if plan.optimizer_offload else o,
         T_GATHER: _gather_bytes(plan, mc, backward=False),
-        T_ACT_FWD: _forward_activations(plan, mc, tokens),
-        T_LOGITS_ENT: _logits_forward(plan, mc, tokens, entropy=True),
+        T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
+        T_LOGITS_ENT: logits,
     }
     # Megatron: the DDP grad buffer stays allocated, unless params are offloaded: verl's eval context then
     # loads the params alone (verl 0.9.1 workers/engine/base.py BaseEngineCtx._context_switch, mode "eval":
@@ -839,11 +845,12 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         params = 0.0 if counted or (plan.actor_param_offload and plan.offload_during_compute) else _states(plan, mc, False)[0]
     else:
         params = 0.0 if offloaded else _ref_param_bytes(plan, mc)
+    logits = _logits_forward(plan, mc, tokens, entropy=False)
     terms = {
         T_PARAMS: params,
         T_GATHER: _gather_bytes(plan, mc, backward=False),
-        T_ACT_FWD: _forward_activations(plan, mc, tokens),
-        T_LOGITS: _logits_forward(plan, mc, tokens, entropy=False),
+        T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
+        T_LOGITS: logits,
     }
     terms.update(_colocated_extra(plan, mc, Phase.REF))
     return terms
