@@ -129,6 +129,56 @@ def test_verl_prices_the_other_models_and_the_sleeping_engine_beside_each_phase(
     assert on["rollout engine (kept between rollouts)"] > 0
 
 
+def test_verl_0_2_keeps_the_entropy_in_every_update_and_always_runs_a_reference():
+    """verl 0.2 (and the forks of its time) computes the entropy with its gradient in every actor update, whatever
+    entropy_coeff, and builds a reference policy whatever the KL settings (dp_actor.py update_policy, main_ppo.py).
+    Logic-RL's 7B GRPO on 4x A800 and Search-R1's 0.5B on 2x A100-40GB ran out of memory: caught in the update (their
+    configs set gradient checkpointing, so 0.1's defaults do not change them); the
+    same configs under 0.6.1, where the update computes entropy only with entropy_coeff != 0, are priced without it."""
+    for name in ("verl_logicrl_75_qwen2_5_7b_grpo_4xa800", "verl_searchr1_62_qwen2_5_0_5b_grpo_2xa100_40gb"):
+        c = _case(name)
+        assert c.framework == "verl==0.1.0"  # the forks' verl; 0.2's update, as here, is theirs
+        mem = rb_check(c, "verl==0.2.0").memory
+        assert not mem.fits and mem.peaks["actor_update"] > mem.capacity_of("actor_update"), name
+        assert "logits+entropy" in mem.phases["actor_update"], name
+        newer = rb_check(c, "verl==0.6.1").memory.phases["actor_update"]
+        assert "logits+entropy" not in newer and "logits" in newer, name
+    ppo = _case("verl_searchr1_111_qwen2_5_7b_ppo_8xh100")  # no KL loss, no KL in the reward
+    assert "ref" in rb_check(ppo, "verl==0.2.0").memory.peaks and "ref" not in rb_check(ppo, "verl==0.6.1").memory.peaks
+
+
+def test_verl_0_2_keeps_only_the_kv_cache_of_an_engine_that_does_not_free_it():
+    """verl 0.2's sharding manager drops the vLLM weights and empties torch's cache after each rollout
+    (fsdp_vllm.py __exit__): with free_cache_engine=False the training phases hold the KV cache only. reft-exp's
+    author ran its 7B GRPO that way on 4x A100-80GB: it fits."""
+    mem = _check("verl_reftexp_7_qwen2_5_7b_grpo_4xa100_80gb_author").memory
+    assert mem.fits
+    kept = mem.phases["actor_update"]["rollout engine (kept between rollouts)"]
+    assert kept == pytest.approx(mem.phases["rollout"]["vLLM KV cache"], abs=1)
+
+
+def rb_check(c: mc.Case, framework: str):
+    """``check`` of a corpus case under another release."""
+    import rlbatch_solver as rb
+
+    return rb.check(c.args, framework=framework, gpus=c.gpus, model=c.model, gpu=c.gpu, length_fraction=c.length_fraction)
+
+
+def test_verl_0_1_forks_run_without_gradient_checkpointing_and_keep_the_reference_on_the_gpu():
+    """verl 0.1's yaml (and the forks of January 2025: TinyZero, Search-R1, Logic-RL, PRIME) has gradient checkpointing
+    off for the actor and the critic, and builds the reference without CPU offload. TinyZero's default 3B PPO recipe ran
+    out of memory on 2x H100 and a fork that halves its micro batches ran on 2x A100-80GB: both as the corpus says
+    under 0.1.0; under 0.2.0's defaults (checkpointing on) the default recipe would fit."""
+    default, halved = _case("verl_tinyzero30_qwen2_5_3b_ppo_2xh100"), _case("verl_tinyzero_jerrywu_fork_qwen2_5_3b_ppo_2xa100_80gb")
+    assert default.framework == halved.framework == "verl==0.1.0"
+    mem = _check(default.name).memory
+    assert not mem.fits and mem.peaks["actor_update"] > mem.capacity_of("actor_update")
+    assert "activations" in mem.phases["actor_update"] and "ref params (resident)" in mem.phases["rollout"]
+    assert _check(halved.name).memory.fits
+    assert rb_check(default, "verl==0.2.0").memory.fits
+    assert not _check("verl_prime_59_qwen2_5_7b_rloo_4xa800_bs64").memory.fits
+
+
 def test_a_small_vllm_budget_starts_where_verls_tuning_table_ran_it():
     """verl's LoRA tuning table runs a 7B at gpu_memory_utilization 0.2 on one 80 GB GPU: vLLM before 0.21 captures its
     CUDA graphs after sizing the KV cache, outside the budget, so the engine starts (we said it could not)."""

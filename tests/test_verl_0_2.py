@@ -1,4 +1,4 @@
-"""verl 0.2.0's pack (frameworks/verl/versions.py V020): the batch rules of verl 0.2.0.post2's driver and workers on
+"""verl 0.2.0's and 0.1.0's packs (frameworks/verl/versions.py V020, V010): the batch rules of verl 0.2.0.post2's driver and workers on
 the configs of the forks built on it (TinyZero, Search-R1, ...), and its bundled vLLM in the memory model (the KV cache
 sized from the memory free at start-up, the engine's weights dropped after each rollout)."""
 
@@ -98,13 +98,14 @@ def test_the_kv_cache_is_sized_from_the_memory_free_at_start_up():
 
 
 def test_the_engine_drops_its_weights_after_rollout_even_with_the_cache_kept():
-    """verl 0.2's sharding manager offloads the vLLM weights on exit whatever free_cache_engine says
-    (workers/sharding_manager/fsdp_vllm.py __exit__): with the cache kept, the training phases hold the KV cache
-    and the profile's memory but not the weights."""
+    """verl 0.2's sharding manager offloads the vLLM weights on exit whatever free_cache_engine says, then empties
+    torch's cache (workers/sharding_manager/fsdp_vllm.py __exit__: offload_model_weights, torch.cuda.empty_cache):
+    with the cache kept, the training phases hold the KV cache, neither the weights nor the profile run's memory."""
     kept = [f"{AR}.rollout.free_cache_engine=False"]
     plan, mc, _ = _plan("verl==0.2.0", "actor_update", kept)
     eb = engine_budget(plan, mc, 0.0)
-    assert estimate_memory(plan).phases["actor_update"][T_ENGINE_ASLEEP] == pytest.approx(eb.budget - eb.weights)
+    assert estimate_memory(plan).phases["actor_update"][T_ENGINE_ASLEEP] == pytest.approx(eb.kv_bytes)
+    assert eb.kv_bytes < eb.budget - eb.weights
     plan6, _, _ = _plan("verl==0.6.1", "actor_update", kept)
     eb6 = engine_budget(plan6, mc, 0.0)
     assert estimate_memory(plan6).phases["actor_update"][T_ENGINE_ASLEEP] >= eb6.budget
@@ -131,3 +132,18 @@ def test_a_0_2_post_release_is_named_on_the_command_line():
     proc = run("check", "--framework", "verl==0.2.0.post2", "--json", "--", *TINYZERO)
     out = json.loads(proc.stdout)
     assert out["rules_version"] == "0.2.0" and proc.returncode == 0
+
+
+def test_0_1_defaults_differ_from_0_2_in_checkpointing_and_the_reference():
+    """verl 0.1's yaml turns gradient checkpointing off (0.2's: on), and its reference has no CPU offload: its bf16
+    params stay on the GPU unless ref.fsdp_config.param_offload, which offloads them between its passes only."""
+    old, new = _plan("verl==0.1.0", "actor_update"), _plan("verl==0.2.0", "actor_update")
+    assert not old[0].grad_ckpt and new[0].grad_ckpt
+    on = estimate_memory(_plan("verl==0.1.0", "rollout")[0]).phases["rollout"]
+    assert on.get("ref params (resident)", 0) > 0
+    assert "ref params (resident)" not in estimate_memory(_plan("verl==0.2.0", "rollout")[0]).phases["rollout"]
+    off = [f"{AR}.ref.fsdp_config.param_offload=True"]
+    assert "ref params (resident)" not in estimate_memory(_plan("verl==0.1.0", "rollout", off)[0]).phases["rollout"]
+    ref_pass = estimate_memory(_plan("verl==0.1.0", "ref", off)[0]).phases["ref"]
+    assert ref_pass["params (sharded)"] > 0  # loaded for its own pass
+    assert api.check(TINYZERO, framework="verl==0.1").version == "0.1.0"

@@ -1,4 +1,4 @@
-"""verl's rule packs for 0.2.0, 0.6.1, 0.7.1 and 0.8.0 (frameworks/verl/versions.py): each built from 0.9.1's rules by its
+"""verl's rule packs for 0.1.0, 0.2.0, 0.6.1, 0.7.1 and 0.8.0 (frameworks/verl/versions.py): each built from 0.9.1's rules by its
 own edits, the checker and the solver agreeing on each, the version read from a config's keys or an error message,
 and each version's verdict on configs whose fate differs between versions (read from that version's code)."""
 
@@ -16,7 +16,7 @@ from rlbatch_solver.frameworks.verl import versions as VV
 from rlbatch_solver.rules.base import Stage
 
 AR = "actor_rollout_ref"
-PACKED = ("0.8.0", "0.7.1", "0.6.1", "0.2.0")
+PACKED = ("0.8.0", "0.7.1", "0.6.1", "0.2.0", "0.1.0")
 
 # the seed's FAQ mistake: micro 24 against a normalized mini batch of 64 samples per GPU
 FAQ = ["trainer.n_gpus_per_node=4", "data.train_batch_size=64", f"{AR}.rollout.n=8",
@@ -183,7 +183,7 @@ def test_versions_named_on_the_command_line():
     out = json.loads(proc.stdout)
     assert out["rules_version"] == "0.7.1" and any("0.7.0 is checked with the rules of 0.7.1" in n for n in out["notes"])
     bad = run("check", "--framework", "verl==0.5.0", "--", *FAQ)
-    assert bad.returncode == 2 and "0.9.1, 0.8.0, 0.7.1, 0.6.1, 0.2.0" in bad.stderr
+    assert bad.returncode == 2 and "0.9.1, 0.8.0, 0.7.1, 0.6.1, 0.2.0, 0.1.0" in bad.stderr
     assert get_framework("verl-megatron==0.8.0").ruleset.version == "0.8.0"
 
 

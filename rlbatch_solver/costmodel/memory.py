@@ -796,7 +796,7 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
         out[T_CRITIC_RES] = _resident_states(plan, mc, True, plan.critic_param_offload,
                                              plan.critic_optimizer_offload)
     if (plan.need_ref and not plan.ref_param_offload and not plan.ref_in_actor and running != Phase.REF
-            and plan.trainer != "fsdp" and plan.ref_colocated):
+            and (plan.trainer != "fsdp" or plan.ref_on_gpu) and plan.ref_colocated):
         out[T_REF_RES] = _ref_param_bytes(plan, mc)
     if plan.reward_model:
         out[T_RM_RES] = _ref_param_bytes(plan, mc, critic=True)
@@ -810,7 +810,11 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
             eb = engine_budget(plan, mc, sum(out.values()))
             outside = eb.graphs + eb.activations if plan.engine == "sglang" else (
                 0.0 if plan.engine_graphs_in_budget else eb.graphs)
-            out[T_ENGINE_ASLEEP] = eb.budget + outside - (eb.weights if plan.engine_weights_released else 0.0)
+            # verl 0.1-0.2's bundled vLLM: the sharding manager drops the weights and empties torch's cache after
+            # each rollout (verl 0.2.0.post2 workers/sharding_manager/fsdp_vllm.py FSDPVLLMShardingManager.__exit__:
+            # offload_model_weights, torch.cuda.empty_cache), so only the KV cache (and CUDA graphs) stay
+            kept = eb.kv_bytes if plan.engine_weights_released else eb.budget
+            out[T_ENGINE_ASLEEP] = kept + outside
     return out
 
 

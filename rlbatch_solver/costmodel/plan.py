@@ -131,6 +131,9 @@ class Plan:
     # The reference model's params live on the CPU (verl 0.9 forces CPUOffload for
     # forward-only engines: transformer_impl._build_fsdp_module).
     ref_param_offload: bool = True
+    # An FSDP reference that keeps its params on the GPU beside the other phases (verl 0.1: no CPUOffload on it;
+    # ``ref_param_offload`` then says whether it is offloaded between its passes)
+    ref_on_gpu: bool = False
     # LoRA: the actor trains ``lora_params`` adapter parameters over a frozen bf16 base (0 = full fine-tune);
     # ``ref_in_actor``: the reference log-probs come from the same model with its adapter disabled (TRL and
     # ms-swift with PEFT, verl with lora_rank > 0), so there is no separate reference model

@@ -181,11 +181,23 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
 
 # The versions whose default path runs verl's legacy workers (trainer.use_legacy_worker_impl: auto in 0.7.1;
 # 0.6.1), as the rule packs say (versions.py).
-LEGACY_WORKERS = frozenset({"0.2.0", "0.6.1", "0.7.1"})
+LEGACY_WORKERS = frozenset({"0.1.0", "0.2.0", "0.6.1", "0.7.1"})
 # verl 0.1-0.2: the rollout runs verl's own copy of the vLLM 0.3-0.6 worker, which sizes the KV cache from the memory
 # free at start-up and captures CUDA graphs after sizing it, and the sharding manager drops the engine's weights after
 # every rollout (costmodel/plan.py engine_kv_of_free_memory, engine_weights_released)
-BUNDLED_VLLM = frozenset({"0.2.0"})
+BUNDLED_VLLM = frozenset({"0.1.0", "0.2.0"})
+# verl 0.1-0.2: the actor's update always computes the entropy with its gradient, whatever actor.entropy_coeff
+# (policy_loss = pg_loss - entropy_loss * entropy_coeff, a 0 coefficient included), through torch.compile only on the
+# remove-padding path (eager verl_F.entropy_from_logits on the padded one); flash-attn's cross-entropy writes its own
+# gradient (no inplace_backward) (verl 0.2.0.post2 verl/workers/actor/dp_actor.py DataParallelPPOActor.update_policy,
+# _forward_micro_batch; verl/utils/torch_functional.py logprobs_from_logits_flash_attn). From 0.4 the update computes
+# it only with entropy_coeff != 0.
+ENTROPY_ALWAYS = frozenset({"0.1.0", "0.2.0"})
+# verl 0.1: the reference's FSDP module is built without CPUOffload (0.2.0.post2 forces CPUOffload(offload_params=True)
+# on it), so its bf16 params stay on the GPU beside every phase unless ref.fsdp_config.param_offload, which offloads
+# them between its passes and loads them for each (TinyZero's fork of verl verl/workers/fsdp_workers.py
+# ActorRolloutRefWorker._build_model_optimizer and compute_ref_log_prob; verl 0.1 verl/trainer/ppo/workers/fsdp_workers.py)
+REF_ON_GPU = frozenset({"0.1.0"})
 # what the critic's update reads beyond the newest version's inputs, in the older versions
 CRITIC_BATCHING_OLDER = ["critic_dyn", "critic_train_max_tokens"]
 
@@ -259,10 +271,12 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     lp_micro = per_gpu_micro(v, "logprob_micro_per_gpu", "logprob_micro", dp, version)
     train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
     critic = critic_batching(v, version)
+    ref_on_gpu = version in REF_ON_GPU
     if phase == Phase.REF:
         lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version)
         sp = int(v["ref_sp"])
-        param_off, opt_off = bool(v["ref_param_offload"]), True  # the ref model has no optimizer
+        # the ref model has no optimizer; verl 0.1 loads an offloaded reference for its pass
+        param_off, opt_off = bool(v["ref_param_offload"]) and not ref_on_gpu, True
     elif phase == Phase.CRITIC_UPDATE:
         train_micro, train_budget = critic
         sp, grad_ckpt = int(v["critic_sp"]), bool(v["critic_grad_ckpt"])
@@ -286,7 +300,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         entropy_checkpointing=bool(v.get("entropy_checkpointing", False)),
         logits_impl="verl-fsdp",
         budget_capped_by_batch=True,
-        use_torch_compile=bool(v.get("use_torch_compile", True)),
+        use_torch_compile=(bool(v.get("remove_padding")) if version in ENTROPY_ALWAYS
+                           else bool(v.get("use_torch_compile", True))),
+        entropy_in_update=version in ENTROPY_ALWAYS,
         critic_micro=critic[0],
         free_cache_engine=bool(v["free_cache_engine"]),
         lora_params=model.lora_params(int(v["lora_rank"]), "all-linear") if v.get("lora_rank") else 0,
@@ -295,6 +311,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # after a phase only with param_offload / optimizer_offload: workers/engine/base.py BaseEngineCtx), and the
         # sleeping engine keeps its CUDA graphs (memory._colocated_extra)
         count_colocated_residents=True,
+        ref_on_gpu=ref_on_gpu,
+        **({"ref_param_offload": bool(v["ref_param_offload"]) and phase != Phase.REF} if ref_on_gpu else {}),
         engine_sleep_host_weights=engine_sleeps_to_host(v, version),
         engine_graphs_in_budget=version == NEWEST,
         engine_kv_of_free_memory=version in BUNDLED_VLLM and not v.get("rollout_sglang"),

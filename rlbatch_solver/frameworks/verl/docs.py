@@ -35,7 +35,7 @@ def versions_markdown() -> str:
     from .versions import NEWEST, OLDEST, PACKS, VERSIONS, changes
 
     lines = ["## Other versions: what changes from 0.9.1", "",
-             f"`--framework verl==0.8.0` (or 0.7.1, 0.6.1, 0.2.0; a patch release we do not list reads its series' rules) "
+             f"`--framework verl==0.8.0` (or 0.7.1, 0.6.1, 0.2.0, 0.1.0; a patch release we do not list reads its series' rules) "
              f"checks with that version's rules; with no version, `check`, `fix` and `explain` read it from what "
              f"dates the config: keys that only some versions have (`trainer.use_legacy_worker_impl`: 0.6-0.7; "
              f"`critic.model.fsdp_config.*`: 0.6-0.7; `critic.fsdp.*`: 0.8+; `trainer.use_v1`: 0.9; Megatron's "
@@ -53,9 +53,11 @@ def versions_markdown() -> str:
              "read from a config only where the critic's global `critic.ppo_micro_batch_size` is set alone (a critic "
              "trains; 0.6.1 and later refuse it): its trainer keys are also 0.3-0.5's, which read as 0.6.1; name it "
              "with `--framework verl==0.2.0`. Its memory differs too: its bundled vLLM sizes the KV cache as "
-             "gpu_memory_utilization x the memory free at start-up, and drops its weights after every rollout. "
-             "verl 0.1's yaml had gradient checkpointing off (0.2's: on): a 0.1 config that does not set "
-             "`enable_gradient_checkpointing` ran without it.", ""]
+             "gpu_memory_utilization x the memory free at start-up, and drops its weights after every rollout; "
+             "its actor update always computes the entropy with its gradient (whatever `entropy_coeff`), and it always "
+             "runs a reference model. verl 0.1.0 (verl 0.1, and the verl of January 2025 the forks above ship as 0.1) "
+             "is 0.2.0 with 0.1's defaults: gradient checkpointing off for the actor and the critic, and a reference "
+             "kept on the GPU unless `ref.fsdp_config.param_offload`; name it with `--framework verl==0.1`.", ""]
     for version in VERSIONS[1:]:
         pack, diff = PACKS[version], changes(version)
         lines += [f"### verl {version}", "", f"Default code path: {pack.summary}.", "",

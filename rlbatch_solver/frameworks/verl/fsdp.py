@@ -348,6 +348,8 @@ def config_to_values(
     if "megatron" in variables:
         values["megatron"] = backend
     values.update(_need_flags(flat))
+    if ruleset.version in versions.ALWAYS_REFERENCE:
+        values["need_ref"] = True
     if model is not None:
         values.update(model_constants(model))
     return values

@@ -37,8 +37,8 @@ from . import rules as R
 from . import rules_megatron as RM
 
 NEWEST = R.VERSION
-# (version, the pack it edits): the chain 0.9.1 <- 0.8.0 <- 0.7.1 <- 0.6.1 <- 0.2.0
-VERSIONS = ("0.9.1", "0.8.0", "0.7.1", "0.6.1", "0.2.0")
+# (version, the pack it edits): the chain 0.9.1 <- 0.8.0 <- 0.7.1 <- 0.6.1 <- 0.2.0 <- 0.1.0
+VERSIONS = ("0.9.1", "0.8.0", "0.7.1", "0.6.1", "0.2.0", "0.1.0")
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.7" -> "0.7.1": a patch we do not list reads its series'
 
 AR = R.AR
@@ -503,10 +503,35 @@ V020 = Pack(
             "backend's rules are 0.6.1's: not re-read from 0.2)",
 )
 
-PACKS = {p.version: p for p in (V080, V071, V061, V020)}
+# ---------------------------------------------------------------------------------------------- 0.1.0
+# verl 0.1 (the PyPI release) and the verl of January 2025 that TinyZero, Search-R1, Logic-RL and PRIME forked (their
+# verl/version/version reads 0.1): 0.2's code path with 0.1's yaml defaults. verl 0.1's ppo_trainer.yaml (and the
+# forks', e.g. TinyZero verl/trainer/config/ppo_trainer.yaml) has actor_rollout_ref.model.enable_gradient_checkpointing
+# and critic.model.enable_gradient_checkpointing False (0.2.0.post2's: True). Its memory differs too (cost.py
+# REF_ON_GPU): the reference's FSDP module has no CPUOffload.
+V010 = Pack(
+    "0.1.0", "0.2.0",
+    variables=(
+        ("grad_ckpt", f"{AR}.model.enable_gradient_checkpointing", "bool", False, False,
+         "activation recompute (verl 0.1: off by default)"),
+        ("critic_grad_ckpt", "critic.model.enable_gradient_checkpointing", "bool", False, False,
+         "critic recompute (verl 0.1: off by default)"),
+    ),
+    summary="0.2.0's rules (not re-read from 0.1) with verl 0.1's defaults: gradient checkpointing off for the actor "
+            "and the critic, and a reference model kept on the GPU unless ref.fsdp_config.param_offload (0.2 forces "
+            "CPU offload on it)",
+)
+
+PACKS = {p.version: p for p in (V080, V071, V061, V020, V010)}
+# versions whose trainer always runs a reference policy: verl 0.2's main_ppo maps Role.RefPolicy unconditionally and
+# RayPPOTrainer.__init__ sets use_reference_policy = Role.RefPolicy in role_worker_mapping (verl 0.2.0.post2
+# verl/trainer/main_ppo.py main_task, verl/trainer/ppo/ray_trainer.py); later releases build it only for a KL term
+ALWAYS_REFERENCE = frozenset({"0.2.0", "0.1.0"})
+# a version whose trainer keys we read as another's (the version-specific key lists name the newer one)
+KEYS_AS = {"0.1.0": "0.2.0"}
 # keys a version's yaml does not interpolate from another (fsdp.py INTERPOLATED): verl 0.2's critic yaml has
 # ppo_micro_batch_size_per_gpu: null, 0.6.1's ${oc.select:.ppo_micro_batch_size,null}
-NOT_INTERPOLATED = {"0.2.0": frozenset({"critic_micro_per_gpu"})}
+NOT_INTERPOLATED = {"0.2.0": frozenset({"critic_micro_per_gpu"}), "0.1.0": frozenset({"critic_micro_per_gpu"})}
 
 
 # ---------------------------------------------------------------------------------------------- assembly
@@ -724,6 +749,7 @@ def missing_keys(flat: Mapping[str, object], version: str) -> list[str]:
     refuses them ("Could not override '<key>'. ... Key '<name>' is not in struct"; a "+" in front adds one, but the
     pasted config reads without it)."""
     out = []
+    version = KEYS_AS.get(version, version)
     for key in flat:
         bare = str(key).lstrip("+")
         found = next((versions for prefix, versions in VERSION_KEYS if _matches(bare, prefix)), None)
