@@ -250,7 +250,7 @@ def companion_commands(report: RecommendReport) -> list[list[str]]:
         return []
     card = model_card(report.scenario.model)
     model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
-    return get_framework(report.framework).companion_commands(report.best.values, model)
+    return get_framework(report.framework).companion_commands(report.best.native, report.best.values, model)
 
 
 def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], str]:

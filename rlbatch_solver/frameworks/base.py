@@ -239,7 +239,7 @@ class Framework(ABC):
     # ``launch_script.py`` hands their words to ``read_companion``
     companion_entries: tuple[tuple[str, ...], ...] = ()
 
-    def companion_commands(self, values: Mapping[str, Value], model: str) -> list[list[str]]:
+    def companion_commands(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[list[str]]:
         """Commands to start before ``run_command`` (a rollout server on GPUs of its own), each as ``run_command``'s
         items; none by default."""
         return []

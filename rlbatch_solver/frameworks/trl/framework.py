@@ -575,22 +575,28 @@ class TrlFramework(SwiftFramework):
         server = {"use_vllm": True, "vllm_mode": "server"}
         if scenario.placement not in ("split", "auto") or not admits(scenario, "split", server, notes):
             return out
-        if self.release.vllm_mode == "device":
-            notes.append(f"TRL {self.version} runs vLLM on one GPU of its own (vllm_device), not a server: no server "
-                         "layout was solved")
-            return out
         fixed = self.normalize(scenario.fixed)
         splits = placement.server_splits(scenario.total_gpus, scenario.nnodes, scenario.per_node)
         if "num_processes" in fixed:  # the user's trainer size: only that split
             world = flag_int("num_processes", fixed["num_processes"])
             splits = [s for s in splits if s.world == world]
-        if not splits:
-            notes.append(f"no server layout: {scenario.total_gpus} GPUs leave none for a `trl vllm-serve` beside "
-                         "the trainer")
+        why = (f"TRL {self.version} runs vLLM on one GPU of its own (vllm_device), not on a `trl vllm-serve` server"
+               if self.release.vllm_mode == "device" else
+               f"{scenario.total_gpus} GPU(s) leave none for a `trl vllm-serve` server beside "
+               + (f"{fixed['num_processes']} training processes" if "num_processes" in fixed else "the trainer")
+               if not splits else "")
+        if why:
+            if scenario.placement == "split":
+                raise InputError("placement", f"--placement split has no layout: {why}.",
+                                 "use --placement colocate or auto, or give more GPUs (--gpus).")
+            notes.append(f"no server layout was solved: {why}")
+            return out
         for i, split in enumerate(splits):
             keys = dict(server, num_processes=split.world, num_machines=split.machines)
+            # a server on a machine of its own: the trainer names its host (the user's, else a placeholder)
+            host = {"vllm_server_host": placement.SERVER_HOST} if split.machines < scenario.nnodes else {}
             label = f"server: {split.world} trainer + {split.server} vLLM-server GPUs"
-            out.append(Layout("split", label, sub_scenario(scenario, fixed=keys, layout_keys=keys),
+            out.append(Layout("split", label, sub_scenario(scenario, fixed={**host, **keys}, layout_keys=keys),
                               coarse=placement.is_coarse(i, len(splits)), family="trl.server"))
         return out
 
@@ -602,11 +608,12 @@ class TrlFramework(SwiftFramework):
 
     companion_entries = (("trl", "vllm-serve"),)
 
-    def companion_commands(self, values: Mapping[str, Value], model: str) -> list[list[str]]:
-        """Server mode: the ``trl vllm-serve`` command on the GPUs the trainer leaves (placement.server_command)."""
+    def companion_commands(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[list[str]]:
+        """Server mode: the ``trl vllm-serve`` command on the GPUs the trainer leaves, or on a machine of its own when
+        the trainer names the server's host (placement.server_command)."""
         if not placement.is_server(values) or self.release.vllm_mode == "device":
             return []
-        return [placement.server_command(values, model)]
+        return [placement.server_command(values, model, placement.remote_server(native))]
 
     def read_companion(self, words: Sequence[str], scope: Mapping[str, str]) -> tuple[list[str], int | None]:
         sizes, gpus = placement.read_server_line(list(words), scope)
@@ -618,7 +625,7 @@ class TrlFramework(SwiftFramework):
         if not placement.is_server(values) or self.release.vllm_mode == "device":
             return super().run_command(native, values, model)
         words = super().run_command([a for a in native if not a.startswith("--server.")], values, model)
-        if int(values.get("nnodes") or 1) == 1:
+        if int(values.get("nnodes") or 1) == 1 and not placement.remote_server(native):
             trainer, _ = placement.device_lists(values)
             words[0] = f"CUDA_VISIBLE_DEVICES={trainer} {words[0]}"
         return words

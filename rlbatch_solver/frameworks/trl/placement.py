@@ -17,7 +17,7 @@ launch script and its own batching (token-budget packing), which we do not model
 
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple, Sequence
 
 from ...rules.base import Value
 
@@ -77,20 +77,30 @@ def is_server(values: Mapping[str, Value]) -> bool:
     return bool(values.get("use_vllm")) and bool(values.get("vllm_server"))
 
 
-def device_lists(values: Mapping[str, Value]) -> tuple[str, str]:
-    """CUDA_VISIBLE_DEVICES of the trainer and of the server on a machine that holds both: the trainer's ranks on the
-    first GPUs, the server on the next ones (TRL's docs: "the vLLM server and the trainer must run on separate CUDA
-    devices"). On several machines the server's machine shows it every GPU, 0..k-1."""
+# the trainer's --vllm_server_host when the server has a machine of its own (GRPOConfig.vllm_server_host, default
+# "0.0.0.0": this machine): a placeholder for the server machine's address, as ms-swift's answers write ROLLOUT_HOST
+SERVER_HOST = "SERVER_HOST"
+
+
+def remote_server(native: Sequence[str]) -> bool:
+    """Whether a server-mode answer's trainer talks to a server on another machine (it names the server's host)."""
+    return any(a.split(" ", 1)[0] in ("--vllm_server_host", "--vllm_server_base_url") for a in native)
+
+
+def device_lists(values: Mapping[str, Value], remote: bool = False) -> tuple[str, str]:
+    """CUDA_VISIBLE_DEVICES of the trainer and of the server: on a machine that holds both, the trainer's ranks on the
+    first GPUs and the server on the next ones (TRL's docs: "the vLLM server and the trainer must run on separate CUDA
+    devices"); a server on a machine of its own (``remote``) on that machine's first k."""
     world, server = trainer_world(values), server_gpus(values)
-    if int(values.get("nnodes") or 1) > 1 or not world:
+    if remote:
         return ",".join(map(str, range(int(values.get("gpus_per_node") or 1)))), ",".join(map(str, range(server)))
     return ",".join(map(str, range(world))), ",".join(map(str, range(world, world + server)))
 
 
-def server_command(values: Mapping[str, Value], model: str) -> list[str]:
+def server_command(values: Mapping[str, Value], model: str, remote: bool = False) -> list[str]:
     """The ``trl vllm-serve`` command of a server-mode answer: its GPUs, the model, TP and DP (trl/scripts/vllm_serve.py
     ScriptArguments; TRL 1.16 runs vLLM's own ``vllm serve`` with them and warns that the command is deprecated)."""
-    _, devices = device_lists(values)
+    _, devices = device_lists(values, remote)
     return [f"CUDA_VISIBLE_DEVICES={devices} trl vllm-serve", f"--model {model}",
             f"--tensor-parallel-size {int(values.get('server_tp') or 1)}",
             f"--data-parallel-size {int(values.get('server_dp') or 1)}"]
