@@ -199,3 +199,12 @@ def test_the_server_prices_its_own_memory_share():
     colocated = TRL.to_values(TRL.parse(flags[:5] + ["colocate"] + flags[6:])[0], gpus=8, model=None)
     assert colocated["gmu_permille"] == 300
     assert not any("vllm_gpu_memory_utilization" in a for a in TRL.export(values))
+
+
+def test_the_users_trainer_size_keeps_one_split():
+    """--num_processes given with --gpus: the server layout is the split it leaves, and the colocated layout says it
+    trains on those processes only."""
+    sc = Scenario(framework="trl", gpu="h100", gpus=8, model="qwen2.5-1.5b", n=8, placement="auto",
+                  fixed={"num_processes": 6})
+    labels = [lay.label for lay in TRL.placements(sc, [])]
+    assert labels == ["colocated on 6 of the 8 GPUs", "server: 6 trainer + 2 vLLM-server GPUs"]

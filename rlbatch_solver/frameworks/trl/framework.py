@@ -301,9 +301,11 @@ class TrlFramework(SwiftFramework):
         accel, _ = _accelerate(flat)
         accel.update({k: flat[k] for k in ("NPROC_PER_NODE", "NNODES") if k in flat and k not in accel})
         values.update(cost_values(flat, accel, self.release))
-        if placement.is_server(values) and self.release.vllm_mode != "device":
+        if placement.is_server(values) and self.release.vllm_mode != "device" and not (
+                self.newest and _before_0_18(flat)):
             # a `trl vllm-serve` GPU holds the engine alone, at the server's own memory share (GRPOConfig's
-            # vllm_gpu_memory_utilization applies to colocate mode only)
+            # vllm_gpu_memory_utilization applies to colocate mode only); before 0.18 (vllm_device) the engine ran
+            # in the trainer's main process on its own GPU at GRPOConfig's share
             values["gmu_permille"] = placement.SERVER_GMU_PERMILLE
         self._world(values, accel, gpus)
         if model is not None:
@@ -568,14 +570,17 @@ class TrlFramework(SwiftFramework):
         from ...layout import Layout, admits, sub_scenario
 
         out = []
+        fixed = self.normalize(scenario.fixed)
         colocate = {"use_vllm": True, "vllm_mode": "colocate"}
         if scenario.placement in ("colocate", "auto") and admits(scenario, "colocate", colocate, notes):
-            out.append(Layout("colocate", f"colocated on {scenario.total_gpus} GPUs",
+            world = fixed.get("num_processes", scenario.total_gpus)  # the user's training processes, where given
+            where = (f"{scenario.total_gpus}" if str(world) == str(scenario.total_gpus)
+                     else f"{world} of the {scenario.total_gpus}")
+            out.append(Layout("colocate", f"colocated on {where} GPUs",
                               sub_scenario(scenario, fixed=colocate, layout_keys=colocate)))
         server = {"use_vllm": True, "vllm_mode": "server"}
         if scenario.placement not in ("split", "auto") or not admits(scenario, "split", server, notes):
             return out
-        fixed = self.normalize(scenario.fixed)
         splits = placement.server_splits(scenario.total_gpus, scenario.nnodes, scenario.per_node)
         if "num_processes" in fixed:  # the user's trainer size: only that split
             world = flag_int("num_processes", fixed["num_processes"])
