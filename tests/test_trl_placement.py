@@ -208,3 +208,13 @@ def test_the_users_trainer_size_keeps_one_split():
                   fixed={"num_processes": 6})
     labels = [lay.label for lay in TRL.placements(sc, [])]
     assert labels == ["colocated on 6 of the 8 GPUs", "server: 6 trainer + 2 vLLM-server GPUs"]
+
+
+def test_the_web_pages_copy_holds_both_commands(tmp_path):
+    """The web page's copy button copies the server command (in the background) and then the trainer's."""
+    from rlbatch_solver.web.jobs import _best_copy
+
+    report = recommend(Scenario(**ISSUE_4766, placement="split"), time_limit_s=30)
+    server, trainer = _best_copy(report, None, tmp_path).split(" &\n")
+    assert server.startswith("CUDA_VISIBLE_DEVICES=") and " trl vllm-serve" in server.split("\n")[0]
+    assert " accelerate launch" in trainer.split("\n")[0] and "--server." not in trainer

@@ -159,11 +159,14 @@ def _best_copy(report: Any, script: str | None, folder: Path) -> str:
     """What the copy button copies: the best config as a whole command (the one recommend prints); from a pasted
     script, the script with the best config written in, every other line as it was (``recommend --from run.sh
     --write best.sh``)."""
-    from ..commands.recommend import best_command, start_changes
+    from ..commands.recommend import best_command, companion_commands, start_changes
 
     if script is None:
+        # a server the run talks to first, in the background (TRL's trl vllm-serve), then the run
+        lines = [" \\\n  ".join([head, *(render.shell_word(a) for a in args)]) + " &"
+                 for head, *args in companion_commands(report)]
         head, *args = best_command(report)
-        return " \\\n  ".join([head, *(render.shell_word(a) for a in args)])
+        return "\n".join(lines + [" \\\n  ".join([head, *(render.shell_word(a) for a in args)])])
 
     changed, dropped = start_changes(report)
     if not changed and not dropped:  # the verdict is to keep the script as it is
