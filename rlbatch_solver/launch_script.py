@@ -89,6 +89,7 @@ def read_launch_script(path: str | Path) -> LaunchScript:
 def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     env: dict[str, str] = {}
     found: list[tuple[str, list[str], dict[str, str], list[str], list[str]]] = []
+    companions: list[tuple] = []  # (framework, the words after its command, the line's variables)
     if len(text) > safe_input.MAX_SCRIPT_BYTES:
         raise InputError("script", f"{shown(name, 60)} is longer than {safe_input.MAX_SCRIPT_BYTES:,} characters.",
                          "pass the shell script you launch the run with.")
@@ -118,6 +119,10 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
         if hit is not None:
             fw, launcher, args = hit
             found.append((fw, args, prefix, launcher, unknown))
+        else:
+            side = _companion(tokens[i:])
+            if side is not None:
+                companions.append((side[0], side[1], {**env, **prefix}))
     if not found:
         raise InputError("script", f"{shown(name, 60)} starts none of the entry points we know.",
                          "the script should run one of: " + ", ".join(entry_points()) + ".")
@@ -133,7 +138,20 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
         first = next((k for k, t in enumerate(launcher) if t.startswith("--")), len(launcher))
         args = launcher[first:] + args
     gpus, source = _launcher_gpus(launcher, scope)
-    framework, args, gpus = fw.from_script(args, scope, gpus, notes)
+    side_gpus = 0
+    for side_fw, words, side_scope in companions:
+        if side_fw.name != fw.name:
+            continue
+        extra, taken = fw.read_companion(words, side_scope)
+        args = args + [w for a in extra for w in a.split(" ", 1)]
+        notes.append(f"read the script's `{' '.join(fw.companion_entries[0])}` line: "
+                     + (", ".join(extra) or "its default sizes")
+                     + (f" on {taken} GPU(s) of its own" if taken else ""))
+        side_gpus += taken or 0
+    framework, args, launched = fw.from_script(args, scope, gpus, notes)
+    if launched is None and gpus is not None and side_gpus:  # the trainer's devices and the server's: the job's
+        launched, source = gpus + side_gpus, f"{source} and the server line's CUDA_VISIBLE_DEVICES"
+    gpus = launched
     if gpus is not None:
         notes.append(f"GPUs from {source}: {gpus}")
     return LaunchScript(framework, args, gpus, notes, _model_of(args, fw.model_keys))
@@ -280,6 +298,17 @@ def _entry(tokens: list[str]):
                 return fw, tokens[:i], tokens[i:] if fw.launcher_flags else tokens[i + 2:]
             if any(module.endswith(m) for m in fw.entry_modules):
                 return fw, tokens[:i], tokens[i + 1:]
+    return None
+
+
+def _companion(tokens: list[str]):
+    """(framework, the words after the command) when ``tokens`` start a command a framework runs beside its entry
+    point (``Framework.companion_entries``: TRL's ``trl vllm-serve``), after launcher words such as ``nohup``."""
+    for i, tok in enumerate(tokens[:4]):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+        for fw in _frameworks():
+            if (tok.rsplit("/", 1)[-1], nxt) in fw.companion_entries:
+                return fw, [t for t in tokens[i + 2:] if t != "&"]
     return None
 
 

@@ -54,16 +54,18 @@ def print_args(console: Console, args: list[str], prefix: str = "  ", sep: str =
     console.print(prefix + sep.join(shell_word(a) for a in args), markup=False, highlight=False, soft_wrap=True)
 
 
-def command_text(words: list[str], indent: str = "") -> str:
+def command_text(words: list[str], indent: str = "", background: bool = False) -> str:
     """A whole command as shell text: its start words as they are (environment, launcher), then one quoted argument
-    per continued line, each indented by ``indent`` more than the first."""
+    per continued line, each indented by ``indent`` more than the first; ``background``: ended by `` &`` (a server
+    the next command talks to)."""
     head, *args = words
-    return f" \\\n{indent}  ".join([head, *(shell_word(a) for a in args)])
+    return f" \\\n{indent}  ".join([head, *(shell_word(a) for a in args)]) + (" &" if background else "")
 
 
-def print_command(console: Console, words: list[str]) -> None:
+def print_command(console: Console, words: list[str], background: bool = False) -> None:
     """A whole command, indented under the text before it."""
-    console.print("  " + command_text(words, indent="  "), markup=False, highlight=False, soft_wrap=True)
+    console.print("  " + command_text(words, indent="  ", background=background), markup=False, highlight=False,
+                  soft_wrap=True)
 
 
 def print_check(console: Console, report: CheckReport) -> None:
@@ -413,7 +415,7 @@ def _recommend_details(console: Console, report: RecommendReport) -> None:
 
 
 def print_recommend(console: Console, report: RecommendReport, verbose: bool = False) -> None:
-    from .commands.recommend import best_command
+    from .commands.recommend import best_command, companion_commands
 
     """The answer first (the best config's step time and tightest phase, what was kept, the config to run), then
     the alternatives; ``verbose`` adds the details: the YAML copy, memory and time per phase, lengths, error bars."""
@@ -464,6 +466,11 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         if entry:
             console.print(f"run it with: {entry}")
     else:
+        first = companion_commands(report)
+        if first:
+            console.print("\n[bold green]Best config[/]: first start (on GPUs of its own; the trainer waits for it)")
+            for words in first:
+                print_command(console, words, background=True)
         console.print(f"\n[bold green]Best config[/], as a command to run (data and reward: "
                       f"{escape(fw.example_inputs_source)}; put yours):")
         print_command(console, best_command(report))
@@ -500,6 +507,8 @@ def print_placement(console: Console, summary: PlacementSummary) -> None:
         best = o.best
         if best is None:
             why = "no answer in its share of the time" if o.report.status == "unknown" else "nothing valid fits"
+            if o.report.status != "unknown" and o.report.conflict is not None and o.report.conflict.ids:
+                why += ": " + ", ".join(o.report.conflict.ids)  # the rules no config of the layout keeps together
             table.add_row(o.label, "-", "-", "-", "-", why)
             continue
         turns = "two pools, in turn" if o.placement == "split" else "one pool, phases in turn"
@@ -624,7 +633,7 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
 
 
 def recommend_dict(report: RecommendReport) -> dict[str, Any]:
-    from .commands.recommend import best_command
+    from .commands.recommend import best_command, companion_commands
 
     from .costmodel.accuracy import error_bars_dict
     from .frameworks import get_framework
@@ -661,6 +670,7 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         "choices": [choice(c) for c in report.choices],
         # the best config as a whole command (its start words, then one argument each), without the user's script
         "command": [] if report.start is not None else best_command(report),
+        "start_first": [] if report.start is not None else companion_commands(report),
         "conflict": report.conflict.ids if report.conflict else None,
         "memory_floor_mib": {k: {"least": a, "capacity": b} for k, (a, b) in report.memory_floor.items()},
         "error_bars": error_bars_dict(report.framework),

@@ -401,7 +401,7 @@ def test_placement_cli_prints_the_comparison_and_json_carries_it():
     trl = run("recommend", "--framework", "trl", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b",
               "--placement", "split", "--json")
     assert trl.returncode == 0, trl.stderr  # TRL's vllm-serve server, in turn (no async generation)
-    assert json.loads(trl.stdout)["placement"]["winner"].startswith("synchronous:")
+    assert json.loads(trl.stdout)["placement"]["winner"].startswith("server:")
 
 
 def test_openrlhf_async_split_puts_vllm_on_its_own_gpus_and_pipelines():

@@ -65,6 +65,8 @@ class PlacementOption:
         best = self.best
         out: dict[str, Any] = {"placement": self.placement, "layout": self.label, "status": self.report.status,
                                "proven": bool(best is not None and best.proven)}
+        if best is None and self.report.conflict is not None:
+            out["conflict"] = list(self.report.conflict.ids)  # the rules no config of the layout keeps together
         if best is not None:
             out.update(step_seconds=round(best.step_time_s, 3), samples=best.samples,
                        tokens_per_s=round(best.tokens_per_s, 1), seconds_per_sample=round(best.objective / 1e6, 6),

@@ -243,6 +243,16 @@ def best_command(report: RecommendReport) -> list[str]:
     return get_framework(report.framework).run_command(report.best.native, report.best.values, model)
 
 
+def companion_commands(report: RecommendReport) -> list[list[str]]:
+    """The commands to start before ``best_command`` (``Framework.companion_commands``: TRL's ``trl vllm-serve`` in
+    server mode), each as ``best_command``'s items; [] without an answer or none needed."""
+    if not report.choices:
+        return []
+    card = model_card(report.scenario.model)
+    model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
+    return get_framework(report.framework).companion_commands(report.best.native, report.best.values, model)
+
+
 def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], str]:
     """The scenario with the algorithm's batch sizes pinned (the user's, else the framework's defaults:
     ``Framework.kept_batch``), the defaults it pinned, and a sentence saying so. A throughput search would otherwise

@@ -235,6 +235,20 @@ class Framework(ABC):
             words = [self.entry_point(values) or self.command or f"python3 -m {self.entry_modules[0]}"]
         return [" ".join([*env, words[0]]), *words[1:], model_arg, *self.example_inputs, *rest]
 
+    # commands a run starts beside its entry point, as a launch script's lines begin them (TRL's ``trl vllm-serve``):
+    # ``launch_script.py`` hands their words to ``read_companion``
+    companion_entries: tuple[tuple[str, ...], ...] = ()
+
+    def companion_commands(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[list[str]]:
+        """Commands to start before ``run_command`` (a rollout server on GPUs of its own), each as ``run_command``'s
+        items; none by default."""
+        return []
+
+    def read_companion(self, words: Sequence[str], scope: Mapping[str, str]) -> tuple[list[str], int | None]:
+        """A ``companion_entries`` line of a launch script (its words after the command, its variables) -> arguments
+        for this framework's parser and the GPUs the line takes (None: it does not say)."""
+        return [], None
+
     def export_yaml(self, native: list[str]) -> str | None:
         """The exported arguments as a config-file fragment, where the framework reads one."""
         return None

@@ -159,10 +159,12 @@ def _best_copy(report: Any, script: str | None, folder: Path) -> str:
     """What the copy button copies: the best config as a whole command (the one recommend prints); from a pasted
     script, the script with the best config written in, every other line as it was (``recommend --from run.sh
     --write best.sh``)."""
-    from ..commands.recommend import best_command, start_changes
+    from ..commands.recommend import best_command, companion_commands, start_changes
 
     if script is None:
-        return render.command_text(best_command(report))
+        # a server the run talks to first, in the background (TRL's trl vllm-serve), then the run
+        lines = [render.command_text(words, background=True) for words in companion_commands(report)]
+        return "\n".join(lines + [render.command_text(best_command(report))])
 
     changed, dropped = start_changes(report)
     if not changed and not dropped:  # the verdict is to keep the script as it is

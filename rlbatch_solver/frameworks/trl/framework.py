@@ -31,7 +31,7 @@ from ..base import Space
 from ..overrides import flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import SwiftFramework, _present, read_flags
-from . import columns, docs, errors, repair, versions
+from . import columns, docs, errors, placement, repair, versions
 from .cost import cost_values, release_cost_spec
 from .fields import GRPO_SCRIPT_OPTIONS
 from .rules import REMOVED_FIELDS, RULESET
@@ -301,6 +301,12 @@ class TrlFramework(SwiftFramework):
         accel, _ = _accelerate(flat)
         accel.update({k: flat[k] for k in ("NPROC_PER_NODE", "NNODES") if k in flat and k not in accel})
         values.update(cost_values(flat, accel, self.release))
+        if placement.is_server(values) and self.release.vllm_mode != "device" and not (
+                self.newest and _before_0_18(flat)):
+            # a `trl vllm-serve` GPU holds the engine alone, at the server's own memory share (GRPOConfig's
+            # vllm_gpu_memory_utilization applies to colocate mode only); before 0.18 (vllm_device) the engine ran
+            # in the trainer's main process on its own GPU at GRPOConfig's share
+            values["gmu_permille"] = placement.SERVER_GMU_PERMILLE
         self._world(values, accel, gpus)
         if model is not None:
             values.update(self.model_constants(model))
@@ -454,7 +460,8 @@ class TrlFramework(SwiftFramework):
             if solution.get("vllm_server"):
                 for name in ("server_tp", "server_dp"):
                     out.append(self._flag(specs[name].key, solution[name]))
-        if solution.get("gmu_permille") not in (None, self.release.gmu_permille) and self._has_knob("gmu_permille"):
+        if solution.get("gmu_permille") not in (None, self.release.gmu_permille) and self._has_knob("gmu_permille") \
+                and not placement.is_server(solution):
             out.append(f"--vllm_gpu_memory_utilization {int(solution['gmu_permille']) / 1000}")
         if solution.get("sleep_level"):
             out.append("--vllm_enable_sleep_mode true")
@@ -503,6 +510,7 @@ class TrlFramework(SwiftFramework):
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
         space = super().space(scenario, model, with_knobs=False)
         space.fixed_native.pop("rlhf_type", None)
+        space.fixed_native.pop("num_processes", None)  # export writes the solution's own (the trainer's world)
         # the prompt length is the data's (GRPOConfig 1.16 has no prompt limit): the cost model reads it, the
         # exported command does not carry it
         for key in ("max_length", "max_prompt_length"):
@@ -520,11 +528,112 @@ class TrlFramework(SwiftFramework):
             if self.release.vllm_mode == "device":  # one engine, on one GPU (vllm_device)
                 for name in ("server_tp", "server_dp"):
                     space.domains[name] = [1]
+        server_only = space.domains.get("vllm_server") == [True] and True in space.domains.get("use_vllm", [])
+        if server_only:
+            self._pin_server_split(scenario, space)
+            # the colocated engine's TP and sleep mode do nothing in server mode (vllm_generation.py: sleep "if
+            # self.mode == 'colocate'"): one value each, not ties for the search to list
+            space.domains["vllm_tp"] = space.domains.get("vllm_tp", [1])[:1]
         if with_knobs:
             for name, values in KNOB_SEARCH.items():
+                if name in ("gmu_permille", "sleep_level") and server_only:  # the server's share; colocate only
+                    continue
                 if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)
         return space
+
+    def _pin_server_split(self, scenario: Any, space: Space) -> None:
+        """Server mode with the trainer's processes fixed (``--num_processes``: a ``recommend --placement`` layout, or
+        the user's): the server takes the other GPUs of ``--gpus``, as TP x DP (``placement.server_sizes``) unless the
+        user fixed them; the search's rule that every GPU is used ties the two."""
+        fixed = self.normalize(scenario.fixed)
+        if "num_processes" not in fixed or self.release.vllm_mode == "device":
+            return
+        world = flag_int("num_processes", fixed["num_processes"])
+        machines = flag_int("num_machines", fixed.get("num_machines", 1))
+        server = scenario.total_gpus - world
+        if server < 1 or world % max(1, machines):
+            return
+        space.domains["gpus_per_node"] = [world // machines]
+        space.domains["nnodes"] = [machines]
+        tps, dps = placement.server_sizes(server, scenario.per_node)
+        for name, key, sizes in (("server_tp", "server.tensor_parallel_size", tps),
+                                 ("server_dp", "server.data_parallel_size", dps)):
+            if key not in fixed:
+                space.domains[name] = sizes
+
+    # -- placement: colocated, or a `trl vllm-serve` on k GPUs of its own (placement.py) ---------------------
+    def placements(self, scenario: Any, notes: list[str]) -> list:
+        """Colocated (``--vllm_mode colocate``, every GPU trains) and one server layout per split of the GPUs between
+        the trainer and ``trl vllm-serve`` (``placement.server_splits``), each its own solve: the answer lists the
+        step time of every split. Server mode generates in turn with training (placement.py), never ahead."""
+        from ...layout import Layout, admits, sub_scenario
+
+        out = []
+        fixed = self.normalize(scenario.fixed)
+        colocate = {"use_vllm": True, "vllm_mode": "colocate"}
+        if scenario.placement in ("colocate", "auto") and admits(scenario, "colocate", colocate, notes):
+            world = fixed.get("num_processes", scenario.total_gpus)  # the user's training processes, where given
+            where = (f"{scenario.total_gpus}" if str(world) == str(scenario.total_gpus)
+                     else f"{world} of the {scenario.total_gpus}")
+            out.append(Layout("colocate", f"colocated on {where} GPUs",
+                              sub_scenario(scenario, fixed=colocate, layout_keys=colocate)))
+        server = {"use_vllm": True, "vllm_mode": "server"}
+        if scenario.placement not in ("split", "auto") or not admits(scenario, "split", server, notes):
+            return out
+        splits = placement.server_splits(scenario.total_gpus, scenario.nnodes, scenario.per_node)
+        if "num_processes" in fixed:  # the user's trainer size: only that split
+            world = flag_int("num_processes", fixed["num_processes"])
+            splits = [s for s in splits if s.world == world]
+        why = (f"TRL {self.version} runs vLLM on one GPU of its own (vllm_device), not on a `trl vllm-serve` server"
+               if self.release.vllm_mode == "device" else
+               f"{scenario.total_gpus} GPU(s) leave none for a `trl vllm-serve` server beside "
+               + (f"{fixed['num_processes']} training processes" if "num_processes" in fixed else "the trainer")
+               if not splits else "")
+        if why:
+            if scenario.placement == "split":
+                raise InputError("placement", f"--placement split has no layout: {why}.",
+                                 "use --placement colocate or auto, or give more GPUs (--gpus).")
+            notes.append(f"no server layout was solved: {why}")
+            return out
+        for i, split in enumerate(splits):
+            keys = dict(server, num_processes=split.world, num_machines=split.machines)
+            # a server on a machine of its own: the trainer names its host (the user's, else a placeholder)
+            host = {"vllm_server_host": placement.SERVER_HOST} if split.machines < scenario.nnodes else {}
+            label = f"server: {split.world} trainer + {split.server} vLLM-server GPUs"
+            out.append(Layout("split", label, sub_scenario(scenario, fixed={**host, **keys}, layout_keys=keys),
+                              coarse=placement.is_coarse(i, len(splits)), family="trl.server"))
+        return out
+
+    def describe_placement(self, values: Mapping[str, Value]) -> str | None:
+        if not placement.is_server(values):
+            return None
+        return (f"server: {placement.trainer_world(values)} trainer + {placement.server_gpus(values)} vLLM-server GPUs "
+                f"(TP {int(values.get('server_tp') or 1)} x DP {int(values.get('server_dp') or 1)})")
+
+    companion_entries = (("trl", "vllm-serve"),)
+
+    def companion_commands(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[list[str]]:
+        """Server mode: the ``trl vllm-serve`` command on the GPUs the trainer leaves, or on a machine of its own when
+        the trainer names the server's host (placement.server_command)."""
+        if not placement.is_server(values) or self.release.vllm_mode == "device":
+            return []
+        return [placement.server_command(values, model, placement.remote_server(native))]
+
+    def read_companion(self, words: Sequence[str], scope: Mapping[str, str]) -> tuple[list[str], int | None]:
+        sizes, gpus = placement.read_server_line(list(words), scope)
+        return [f"--{k} {v}" for k, v in sizes.items()], gpus
+
+    def run_command(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[str]:
+        """As the base class; in server mode without our ``--server.*`` sizes (they are the server command's, and TRL's
+        parser refuses unknown flags), on the GPUs the server leaves (one machine: ``CUDA_VISIBLE_DEVICES``)."""
+        if not placement.is_server(values) or self.release.vllm_mode == "device":
+            return super().run_command(native, values, model)
+        words = super().run_command([a for a in native if not a.startswith("--server.")], values, model)
+        if int(values.get("nnodes") or 1) == 1 and not placement.remote_server(native):
+            trainer, _ = placement.device_lists(values)
+            words[0] = f"CUDA_VISIBLE_DEVICES={trainer} {words[0]}"
+        return words
 
     def kept_totals(self, scenario: Any) -> dict[str, int]:
         """As ms-swift's HF path (completions per optimizer step), except where per_device_train_batch_size counts
