@@ -151,6 +151,7 @@ class SlimeFramework(Framework):
     accuracy_family = "verl"  # verl-megatron's cost terms price it: verl's published runs give the error bars
     entry_commands = (("python3", "train.py"), ("python", "train.py"), ("python3", "train_async.py"),
                       ("python", "train_async.py"))
+    entry_flags = ("--rollout-batch-size",)  # required by slime's parser: tells its train.py from another's
     model_keys = ("--hf-checkpoint",)
     example_inputs = EXAMPLE_INPUTS
     example_inputs_source = "slime's scripts/run-qwen3-4B.sh (dapo-math-17k, the deepscaler reward)"
@@ -175,6 +176,12 @@ class SlimeFramework(Framework):
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         return config_values(flat, gpus, model)
+
+    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        if "rollout-max-prompt-len" in flat:
+            return []
+        return ["no --rollout-max-prompt-len: a prompt may take the context less the response limit, and memory and "
+                "time are priced at that (give --rollout-max-prompt-len, or --mean-prompt-len for the time)"]
 
     def value_notes(self, values: Mapping[str, Value]) -> list[str]:
         notes = []
