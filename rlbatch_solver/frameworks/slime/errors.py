@@ -35,18 +35,22 @@ PATTERNS: list[ErrorPattern] = [
                  ("slime.args.global_batch_matches_steps_per_rollout",), ARGS,
                  "AssertionError: global_batch_size 128 is not equal to rollout_batch_size 32 * n_samples_per_prompt 8 "
                  "// num_steps_per_rollout 4",
-                 hint=lambda x: (f"--num-steps-per-rollout {x['steps']} already makes the global batch "
-                                 f"{x['rb'] * x['n'] // x['steps']}: drop --global-batch-size or make it that"),
+                 hint=lambda x: (f"--num-steps-per-rollout {x['steps']} already makes the global batch {x['rb']} x "
+                                 f"{x['n']} // {x['steps']} = {x['rb'] * x['n'] // x['steps']}, not {x['gbs']}: drop "
+                                 "--global-batch-size or make it that"),
                  numbers=("gbs", "rb", "n", "steps")),
     ErrorPattern("slime", r"over_sampling_batch_size (?P<osb>\d+) should be greater than or equal to rollout_batch_size "
                  r"(?P<rb>\d+)", ("slime.args.over_sampling_covers_rollout_batch",), ARGS,
                  "AssertionError: over_sampling_batch_size 16 should be greater than or equal to rollout_batch_size 32",
-                 numbers=("osb", "rb")),
+                 hint=lambda x: (f"--over-sampling-batch-size {x['osb']} samples fewer prompts than a rollout takes "
+                                 f"({x['rb']}): raise it to at least {x['rb']}"), numbers=("osb", "rb")),
     ErrorPattern("slime", r"rollout_max_prompt_len \((?P<prompt>\d+)\) must be smaller than "
                  r"args\.rollout_max_context_len \((?P<context>\d+)\)",
                  ("slime.args.prompt_shorter_than_context",), ARGS,
                  "AssertionError: args.rollout_max_prompt_len (4096) must be smaller than args.rollout_max_context_len "
                  "(4096) so that there is at least one generated token to compute loss.",
+                 hint=lambda x: (f"a prompt of {x['prompt']} tokens leaves no room to generate in a context of "
+                                 f"{x['context']}: --rollout-max-prompt-len at most {x['context'] - 1}"),
                  numbers=("prompt", "context")),
     ErrorPattern("slime", r"world size \((?P<world>\d+)\) is not divisible by total_model_size",
                  ("slime.megatron.world_divisible_by_model_parallel",), MG_ARGS,
@@ -64,7 +68,8 @@ PATTERNS: list[ErrorPattern] = [
                  r"sglang_pipeline_parallel_size \((?P<pp>\d+)\)",
                  ("slime.sglang.engine_gpus_divisible_by_pp",), SGL_ARGS,
                  "AssertionError: rollout_num_gpus_per_engine (2) must be divisible by sglang_pipeline_parallel_size (4)",
-                 numbers=("engine", "pp")),
+                 hint=lambda x: (f"an engine's {x['engine']} GPUs do not split into {x['pp']} pipeline stages: "
+                                 f"--sglang-pp-size one of {_ok(x['engine'])}"), numbers=("engine", "pp")),
     ErrorPattern("slime", r"unsupported operand type\(s\) for \+: 'int' and 'NoneType'",
                  ("slime.placement.separate_needs_rollout_gpus",), PLACEMENT,
                  "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'"),
@@ -77,7 +82,8 @@ PATTERNS: list[ErrorPattern] = [
     ErrorPattern("slime", r"world_size \((?P<world>\d+)\) is not divisible by expert_tensor_model_pipeline_parallel "
                  r"size \((?P<size>\d+)\)", ("slime.megatron.world_divisible_by_expert_parallel",), MG_PS,
                  "RuntimeError: world_size (8) is not divisible by expert_tensor_model_pipeline_parallel size (16)",
-                 numbers=("world", "size")),
+                 hint=lambda x: (f"ETP x EP x PP = {x['size']} must divide the actor's {x['world']} GPUs: products "
+                                 f"that do: {_ok(x['world'])}"), numbers=("world", "size")),
     ErrorPattern("slime", r"global batch size \((?P<gbs>\d+)\) is not divisible by micro batch size \((?P<micro>\d+)\) "
                  r"times data parallel size \((?P<dp>\d+)\)",
                  ("slime.megatron.global_batch_divisible_by_micro_dp",), MG_CALC,

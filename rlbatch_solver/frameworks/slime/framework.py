@@ -29,7 +29,7 @@ RECOMPUTE = {"full": 2, "selective": 1, "none": 0}
 RECOMPUTE_WORDS = {2: "full", 1: "selective"}
 # the published example scripts/run-qwen3-4B.sh (slime v0.3.1): its batch, the data and reward a run needs
 EXAMPLE_BATCH = {"rollout-batch-size": 32, "n-samples-per-prompt": 8, "global-batch-size": 256}
-EXAMPLE_INPUTS = ("--prompt-data /root/dapo-math-17k/dapo-math-17k.jsonl", "--input-key prompt",
+EXAMPLE_INPUTS = ("${MODEL_ARGS[@]}", "--prompt-data /root/dapo-math-17k/dapo-math-17k.jsonl", "--input-key prompt",
                   "--label-key label", "--apply-chat-template", "--rollout-shuffle", "--rm-type deepscaler",
                   "--num-rollout 3000")
 # what recommend searches when the user leaves it alone
@@ -154,7 +154,8 @@ class SlimeFramework(Framework):
     entry_flags = ("--rollout-batch-size",)  # required by slime's parser: tells its train.py from another's
     model_keys = ("--hf-checkpoint",)
     example_inputs = EXAMPLE_INPUTS
-    example_inputs_source = "slime's scripts/run-qwen3-4B.sh (dapo-math-17k, the deepscaler reward)"
+    example_inputs_source = ("slime's scripts/run-qwen3-4B.sh (dapo-math-17k, the deepscaler reward; MODEL_ARGS: the "
+                             "model's Megatron shape, `source scripts/models/<model>.sh` of slime's repository)")
     offload_switch = ("megatron_cpu_optimizer_permille", "--optimizer-cpu-offload --optimizer-offload-fraction 1.0")
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE
