@@ -237,9 +237,9 @@ def test_slime_arguments_feed_verl_megatrons_cost_terms():
     assert v["rollout_sglang"] and v["free_cache_engine"] and v["megatron_param_offload"]
     assert v["actor_dyn"] and v["actor_max_tokens"] == 9216 and v["logprob_max_tokens"] == 9216
     assert v["actor_mini"] == 256 // 8 and v["ref_megatron_param_offload"] and v["async_mode"] == 0
-    # one optimizer step per rollout without a KL reward: the loss pass's log-probs serve (no old-log-prob forward)
-    assert v["bypass_logprob"]
-    assert not verl_values(values(BASE + ["--global-batch-size", "64"]), gpu)["bypass_logprob"]
+    no_offload = values(BASE + ["--no-offload-train", "--no-offload-rollout"])
+    assert not no_offload["offload_train"] and not no_offload["offload_rollout"]
+    assert values(BASE + ["--no-offload-train", "--advantage-estimator", "ppo"])["offload_train"]  # a critic forces it
     separate = verl_values(values([t for t in BASE if t != "--colocate"] + ["--rollout-num-gpus", "8"]), gpu)
     assert (separate["async_mode"], separate["rollout_gpus_per_node"], separate["hybrid_engine"]) == (3, 8, False)
 

@@ -10,9 +10,10 @@ a step is priced by verl-megatron's ``make_plan`` once its variables are filled 
   token budgets are ``--micro-batch-size`` and ``--max-tokens-per-gpu`` (``--log-probs-max-tokens-per-gpu`` for the
   log-prob and reference forwards, unset: the same, slime_validate_args); packed sequences always (slime sets
   ``variable_seq_lengths``, slime/backends/megatron_utils/arguments.py:validate_args);
-* memory switches: ``--offload-train`` (on under ``--colocate``, and always with a critic: slime_validate_args)
+* memory switches: ``--offload-train`` (on under ``--colocate`` or ``--offload``, and always with a critic:
+  slime_validate_args)
   releases the Megatron states between phases (torch_memory_saver) like verl's param and optimizer offload;
-  ``--offload-rollout`` (on under ``--colocate``) releases the engine's KV cache and weights
+  ``--offload-rollout`` (on under ``--colocate`` or ``--offload``) releases the engine's KV cache and weights
   (``enable_memory_saver``, slime/backends/sglang_utils/sglang_engine.py) like verl's ``free_cache_engine``, with no
   host copy of the engine's weights (they are pushed again from Megatron); the reference's weights live in host
   memory and are swapped into the actor's model for its forward (slime/backends/megatron_utils/actor.py, the
@@ -74,10 +75,6 @@ def global_batch(v: Mapping[str, Value]) -> int:
     world = int(v["actor_nodes"]) * int(v["actor_gpus_per_node"])
     dp = max(1, world // max(1, int(v["tp"]) * int(v["pp"]) * int(v["cp"])))
     return int(v["micro_batch_size"]) * dp
-
-
-def offload_train(v: Mapping[str, Value]) -> bool:
-    return bool(v.get("colocate")) or bool(v.get("need_critic"))
 
 
 def rollout_pool(v: Mapping[str, Value]) -> int:
@@ -147,23 +144,18 @@ def fills(gpu: GPU) -> dict[str, Fill]:
         "logprob_max_tokens": (_LP_BUDGET, _lp_tokens),
         "ref_max_tokens": (_LP_BUDGET, _lp_tokens),
         "critic_max_tokens": (_BUDGET, _critic_tokens),
-        "megatron_param_offload": (("colocate", "need_critic"), offload_train),
-        "megatron_optimizer_offload": (("colocate", "need_critic"), offload_train),
+        "megatron_param_offload": _same("offload_train"),
+        "megatron_optimizer_offload": _same("offload_train"),
         "rollout_tp": (_ENGINE, engine_tp),
         "gmu_permille": (("gmu_permille", *_ENGINE), gmu),
         "max_num_batched_tokens": (_ENGINE, chunked),
         "max_num_seqs": (_ENGINE, max_bs),
-        "free_cache_engine": _same("colocate"),
+        "free_cache_engine": _same("offload_rollout"),
         "max_model_len": _same("max_context_length"),
         "async_mode": (("colocate",), lambda v: 0 if v.get("colocate") else 3),
         "hybrid_engine": _same("colocate"),
         "rollout_nnodes": (("colocate",), lambda v: 0 if v.get("colocate") else 1),
         "rollout_gpus_per_node": (_PLACE, lambda v: None if v.get("colocate") else max(1, rollout_pool(v))),
-        # MegatronTrainRayActor.train_actor reuses the loss pass's log-probs when one step trains on the whole
-        # rollout without a KL reward or a critic (can_reuse_log_probs_in_loss): no old-log-prob forward then
-        "bypass_logprob": ((*_BATCH, "kl_coef_on", "need_critic"),
-                           lambda v: samples(v) // max(1, global_batch(v)) == 1 and not v.get("kl_coef_on")
-                           and not v.get("need_critic")),
         "vpp": _const(None),
         "ref_vpp": _const(None),
         "critic_vpp": _const(None),
@@ -172,12 +164,14 @@ def fills(gpu: GPU) -> dict[str, Fill]:
 
 # verl-megatron variables with the one value slime runs: SGLang with CUDA graphs, packed sequences, the unfused
 # loss, the reference's weights on the host, the critic offloaded (slime_validate_args: use_critic -> offload_train),
-# synchronous generation (train.py), no LoRA
+# synchronous generation (train.py), no LoRA; the old-log-prob forward always (MegatronTrainRayActor.train_actor skips
+# it when one step trains on the whole rollout without a KL reward or a critic, can_reuse_log_probs_in_loss: that
+# depends on the searched batch sizes, which the solver's phase list does not, so its time is counted: an overestimate)
 FIXED: dict[str, Value] = {
     "rollout_sglang": True, "enforce_eager": False, "remove_padding": True, "use_fused_kernels": False,
     "ref_megatron_param_offload": True, "critic_megatron_param_offload": True,
     "critic_megatron_optimizer_offload": True, "pp_account_embedding": False, "pp_account_loss": False,
-    "partial_rollout": False, "sync_steps": 1, "staleness_permille": 0, "lora_rank": 0,
+    "partial_rollout": False, "sync_steps": 1, "bypass_logprob": False, "staleness_permille": 0, "lora_rank": 0,
     "actor_micro": None, "logprob_micro": None, "ref_micro": None, "critic_micro": None, "critic_dyn": True,
     "critic_train_max_tokens": None,
 }

@@ -89,6 +89,25 @@ def _nonzero(flat: Mapping[str, Any], key: str) -> bool:
     return flag_float(key, flat.get(key, 0.0)) != 0
 
 
+def _switch(flat: Mapping[str, Any], key: str) -> bool | None:
+    """An argparse BooleanOptionalAction: --key, --no-key, or unset (None)."""
+    if f"no-{key}" in flat and flag_bool(f"no-{key}", flat[f"no-{key}"]):
+        return False
+    return flag_bool(key, flat[key]) if key in flat else None
+
+
+def _offloads(flat: Mapping[str, Any], colocate: bool, critic: bool) -> tuple[bool, bool]:
+    """(offload_train, offload_rollout) as slime_validate_args resolves them: --offload sets both; under --colocate
+    an unset one is on; a critic forces offload_train."""
+    train, rollout = _switch(flat, "offload-train"), _switch(flat, "offload-rollout")
+    if flag_bool("offload", flat.get("offload", False)):
+        train = rollout = True
+    if colocate:
+        train = True if train is None else train
+        rollout = True if rollout is None else rollout
+    return bool(train) or critic, bool(rollout)
+
+
 def config_values(flat: Mapping[str, Any], gpus: int | None = None, model: ModelCard | None = None) -> dict[str, Value]:
     """slime flags -> rule values, slime 0.3.1's defaults where a flag is not given."""
     values: dict[str, Value] = {}
@@ -111,6 +130,8 @@ def config_values(flat: Mapping[str, Any], gpus: int | None = None, model: Model
     values["kl_loss_coef_on"] = _nonzero(flat, "kl-loss-coef")
     # MegatronTrainRayActor.init loads the reference when a KL term needs it (slime_validate_args checks ref_load then)
     values["need_ref"] = bool(values["use_kl_loss"]) or bool(values["kl_coef_on"])
+    values["offload_train"], values["offload_rollout"] = _offloads(flat, bool(values["colocate"]),
+                                                                   bool(values["need_critic"]))
     values["cluster_num_gpus"] = None
     if gpus is not None:
         if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:

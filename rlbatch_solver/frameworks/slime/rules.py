@@ -57,6 +57,10 @@ ROWS = [
     ("gpus_per_engine", "rollout-num-gpus-per-engine", "int", 1, False, "GPUs per SGLang engine (its TP x PP)"),
     ("num_gpus_per_node", "num-gpus-per-node", "int", 8, False, "GPUs per node for rollout"),
     ("colocate", "colocate", "bool", False, False, "engines on the actor's GPUs (offloads between phases)"),
+    ("offload_train", "offload-train", "bool", False, False,
+     "Megatron's states leave the GPU between phases (on with --colocate, --offload or a critic)"),
+    ("offload_rollout", "offload-rollout", "bool", False, False,
+     "SGLang releases its memory between rollouts (on with --colocate or --offload)"),
     # batch sizes (add_data_arguments)
     ("train_batch_size", "rollout-batch-size", "int", None, False, "prompts per rollout (required)"),
     ("n", "n-samples-per-prompt", "int", 1, False, "responses per prompt"),
@@ -104,7 +108,8 @@ ROWS = [
 ]
 VARIABLES = {name: VarSpec(name, key, kind, default, optional, desc) for name, key, kind, default, optional, desc in ROWS}
 # variables a config does not set by its own key: decided from other keys (or --gpus)
-DECIDED = frozenset({"need_critic", "need_ref", "reinforce_pp", "kl_coef_on", "kl_loss_coef_on", "cluster_num_gpus"})
+DECIDED = frozenset({"need_critic", "need_ref", "reinforce_pp", "kl_coef_on", "kl_loss_coef_on", "cluster_num_gpus",
+                     "offload_train", "offload_rollout"})
 V = rule_vars(VARIABLES)
 
 W = maximum(1, V["actor_nodes"] * V["actor_gpus_per_node"])
