@@ -4,9 +4,10 @@ Users paste the shell script they launch with, not the arguments. This module do
 shell would do to the parts that matter and nothing more:
 
 - lines joined at backslash-newlines, ``#`` comments dropped, quotes removed (``shlex``);
-- ``NAME=value`` lines (also ``export``/``readonly``/``local``/``declare``) recorded, and
+- ``NAME=value`` lines (also ``export``/``readonly``/``local``/``declare``) recorded, bash arrays ``NAME=( ... )``
+  (over several lines, as slime's scripts group their arguments) recorded as their words, and
   ``$NAME``, ``${NAME}``, ``${NAME:-default}``, ``${NAME:=default}``, ``${NAME-default}`` and
-  ``$((arithmetic))`` of known integers expanded where they are used (never inside single quotes; a single
+  ``$((arithmetic))`` of known integers expanded where they are used (``${NAME[@]}`` as the array's words) (never inside single quotes; a single
   quote inside double quotes is an ordinary character, as in bash: ``"['$DATA/a']"`` expands ``$DATA``);
 - the command that starts the framework found by its entry point, after any ``VAR=value``
   prefixes and launchers (``ray job submit ... --``, ``torchrun``, ``deepspeed``, ``python -m``,
@@ -39,6 +40,8 @@ _ARITH = re.compile(r"\$\(\(((?:[^()]|\([^()]*\))*)\)\)")  # one level of inner 
 _SAFE_ARITH = re.compile(r"^[0-9+\-*/%() ]+$")
 _MAX_ARITH = 256  # characters of one $((expression)) with its variables in: a script's arithmetic is short
 _DECLARE = ("export", "readonly", "local", "declare", "typeset")
+_ARRAY_OPEN = re.compile(r"^\s*(?:(?:export|declare|local|readonly|typeset)(?:\s+-\w+)*\s+)?([A-Za-z_][A-Za-z0-9_]*)=\((.*)$", re.S)
+_ARRAY_USE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
 
 
 def _frameworks() -> list:
@@ -94,9 +97,17 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
         raise InputError("script", f"{shown(name, 60)} is longer than {safe_input.MAX_SCRIPT_BYTES:,} characters.",
                          "pass the shell script you launch the run with.")
     budget = safe_input.ExpansionBudget("script")
+    missing_arrays: list[str] = []
     for line in _logical_lines(text):
         safe_input.check_script_line(line)
-        expanded, unknown = _expand(_strip_comment(line), env)
+        array = _ARRAY_OPEN.match(line)
+        if array and line.rstrip().endswith(")"):  # NAME=( words ): the words, expanded now, as bash does
+            words, unknown = _expand(array.group(2).rstrip()[:-1], env)
+            budget.spend(words)
+            env[array.group(1)] = " ".join(words.split())
+            continue
+        expanded, unknown = _expand(_ARRAY_USE.sub(lambda m: _array_use(m, env, missing_arrays), _strip_comment(line)),
+                                    env)
         budget.spend(expanded)
         try:
             tokens = [t for t in shlex.split(expanded) if t not in ("$@", "$*", '"$@"')]
@@ -133,6 +144,9 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     args, dropped = _drop_unknown(args, unknown)
     for arg, names in dropped:
         notes.append(f"{arg} uses {', '.join('$' + n for n in names)}, which the script does not set: left out")
+    for name in dict.fromkeys(missing_arrays):
+        notes.append(f"${{{name}[@]}} is an array the script does not set (sourced from another file?): its words are "
+                     "left out")
     scope = {**env, **prefix}
     if fw.launcher_flags:  # accelerate launch's own flags (--num_processes, --config_file) decide the world
         first = next((k for k, t in enumerate(launcher) if t.startswith("--")), len(launcher))
@@ -169,11 +183,30 @@ def _model_of(args: list[str], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+def _array_use(m: re.Match, env: dict[str, str], missing: list[str]) -> str:
+    """``${NAME[@]}``: the array's words when the script set it, else nothing (and ``missing`` names it)."""
+    if m.group(1) in env:
+        return "${" + m.group(1) + "}"
+    missing.append(m.group(1))
+    return ""
+
+
 def _logical_lines(text: str) -> list[str]:
-    """Lines with backslash-newline continuations joined (a comment line inside a command is dropped)."""
-    out, current = [], []
+    """Lines with backslash-newline continuations joined (a comment line inside a command is dropped), and a bash
+    array's lines ``NAME=(`` ... ``)`` joined into one line ``NAME=( words )`` without their comments."""
+    out, current, array = [], [], None
     for raw in text.replace("\r\n", "\n").split("\n"):
         stripped = raw.strip()
+        if array is not None:
+            if stripped.startswith(")"):
+                out.append(" ".join(array) + " )")
+                array = None
+            elif stripped and not stripped.startswith("#"):
+                array.append(_strip_comment(stripped.removesuffix("\\")))
+            continue
+        if not current and _ARRAY_OPEN.match(raw) and ")" not in _strip_comment(raw):
+            array = [_strip_comment(raw).rstrip()]
+            continue
         if current and stripped.startswith("#"):
             continue  # a commented-out argument in the middle of a continued command
         if raw.rstrip().endswith("\\"):
@@ -183,6 +216,8 @@ def _logical_lines(text: str) -> list[str]:
         current = []
     if current:
         out.append("".join(current))
+    if array is not None:  # an array never closed: its words as a line of their own (no command reads them)
+        out.append(" ".join(array))
     return out
 
 
@@ -292,7 +327,8 @@ def _entry(tokens: list[str]):
         base = tok.rsplit("/", 1)[-1]
         module = tok.removesuffix(".py").replace("/", ".")
         for fw in frameworks:
-            if (base, nxt) in fw.entry_commands:
+            if (base, nxt) in fw.entry_commands and (not fw.entry_flags or any(
+                    t.split("=", 1)[0] in fw.entry_flags for t in tokens[i + 2:])):
                 # a framework that reads its launcher's words keeps the command too (TRL: `trl grpo` checks
                 # GRPOConfig at world size 1 before the ranks do)
                 return fw, tokens[:i], tokens[i:] if fw.launcher_flags else tokens[i + 2:]

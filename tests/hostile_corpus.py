@@ -288,6 +288,11 @@ def _argument_cases(rng: random.Random) -> list[list[str]]:
                 "worker.actor.fsdp.fsdp_size", "worker.rollout.gpu_memory_utilization"):  # EasyR1's keys
         for value in ("-3", "0", "-1", "9" * 100, "1.5", "abc", "null", DEEP_VALUE[:2000]):
             out.append(["check", "--framework", "easyr1", "--", f"{key}={value}"])
+    for key in ("--rollout-batch-size", "--global-batch-size", "--tensor-model-parallel-size", "--rollout-num-gpus",
+                "--sglang-mem-fraction-static", "--max-tokens-per-gpu", "--recompute-granularity",
+                "--advantage-estimator", "--kl-coef"):  # slime's flags
+        for value in ("-3", "0", "-1", "9" * 100, "1.5", "abc", "null", DEEP_VALUE[:2000]):
+            out.append(["check", "--framework", "slime", "--", "--rollout-batch-size", "8", key, value])
     for option, bads in SERVER_BAD.items():
         out.extend(["serve", option, bad] for bad in bads)
     out += [["serve", "--no-such-flag"], ["serve", "--host"], ["mcp", "--no-such-flag"], ["mcp", "extra"]]

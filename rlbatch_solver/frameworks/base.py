@@ -104,6 +104,9 @@ class Framework(ABC):
     # (``("swift", "rlhf")``) that start this framework, and the arguments that name the trained model
     entry_modules: tuple[str, ...] = ()
     entry_commands: tuple[tuple[str, str], ...] = ()
+    # flags one of which a generic entry command's arguments must hold to be this framework's (slime's `python3
+    # train.py` is any project's; its --rollout-batch-size is required): empty, the command alone decides
+    entry_flags: tuple[str, ...] = ()
     # the launcher's flags belong to the framework's arguments (TRL: accelerate launch --num_processes ...)
     launcher_flags: bool = False
     model_keys: tuple[str, ...] = ()
