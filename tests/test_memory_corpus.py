@@ -236,3 +236,16 @@ def test_recommend_fix_and_sweep_rows_report_the_nodes_ram():
     row = {"id": 0, "point": {"model": "m", "algorithm": "grpo", "gpu": "h100", "gpus": 8}, "status": "ok",
            "tokens_per_s": 1.0, "host_memory": {**fixed.host.to_dict()}}
     assert summary_rows([row])[0]["status"] == "host RAM"
+
+
+def test_openrlhf_update_holds_the_fp32_logits_beside_flash_attns_gradient():
+    """OpenRLHF #908: a 7B GRPO on 16 H20 at 26k-token sequences ran at micro_train_batch_size 1 and ran out of memory
+    at 2. The update keeps the fp32 logits (training_step holds the forward's output until backward) while
+    flash-attn's cross-entropy backward writes a new fp32 gradient and the fp32 cast hands a bf16 one to the lm_head:
+    10 B per logit (we priced 8, and called micro 2 a fit)."""
+    from rlbatch_solver.costmodel import constants as C
+
+    assert C.LOGIT_BYTES["openrlhf"][2] == 4 + 4 + 2
+    ran, oom = _check("openrlhf_908_qwen2_5_7b_grpo_16xh20_micro1"), _check("openrlhf_908_qwen2_5_7b_grpo_16xh20_micro2")
+    assert ran.memory.fits and not oom.memory.fits
+    assert oom.memory.peaks["actor_update"] > oom.memory.capacity_of("actor_update")
