@@ -270,3 +270,15 @@ def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_
     on = rb.check(told.args + ["--gradient_checkpointing", "true"], framework=told.framework, gpus=told.gpus,
                   model=told.model, gpu=told.gpu)
     assert on.memory.fits
+
+
+def test_a_trl_0_2x_run_materializes_its_logits():
+    """trl #4585 (TRL 0.25, Qwen3-0.6B, 20,480-token completions, ZeRO-3 on 8 A10): out of memory in the backward. TRL
+    before 1.0 computes log-probs from the whole [tokens, vocab] logits (selective_log_softmax); its record names
+    trl==0.29.1, the release we follow with 0.22-0.29's memory defaults. Priced with 1.16.0's fused lm head (never a
+    logits tensor), the update came to 6 of 20 GiB."""
+    r = _check("trl_4585_qwen3_0_6b_grpo_colocate_zero3_8xa10")
+    assert _case("trl_4585_qwen3_0_6b_grpo_colocate_zero3_8xa10").framework == "trl==0.29.1"
+    upd = r.memory.phases["actor_update"]
+    assert upd["logits"] > 0.5 * r.memory.capacity_of("actor_update")
+    assert not r.memory.fits
