@@ -282,3 +282,18 @@ def test_a_trl_0_2x_run_materializes_its_logits():
     upd = r.memory.phases["actor_update"]
     assert upd["logits"] > 0.5 * r.memory.capacity_of("actor_update")
     assert not r.memory.fits
+
+
+def test_an_ms_swift_config_before_3_5_places_vllm_as_that_release_did():
+    """ms-swift's v3.4.0 examples: full_vllm.sh trains on 7 of 8 GPUs and lora_vllm.sh on 1 of 2, '--vllm_device auto'
+    putting vLLM on the GPU left over ("async mode": visible GPUs = training ranks + num_infer_workers);
+    train_72b_4gpu.sh colocates 4 engine workers at --tensor_parallel_size 4. Read as 4.6.0 reads them (no
+    --vllm_mode: colocated at TP 1) all three were out of memory; they ran as published."""
+    for name in ("swift_example_v3.4.0_full_vllm_qwen2_5_7b_full_8x80g",
+                 "swift_example_v3.4.0_lora_vllm_qwen2_5_7b_lora_2x80g"):
+        r = _check(name)
+        assert r.values["vllm_server"] is True and r.memory.fits, name
+        assert "rollout engine (kept between rollouts)" not in r.memory.phases["actor_update"]
+        assert any("ms-swift < 3.5" in n for n in r.notes)
+    r = _check("swift_example_v3.4.0_train_72b_4gpu_qwen2_5_72b_lora_4x80g")
+    assert r.values["vllm_server"] is False and r.values["vllm_tp"] == 4 and r.memory.fits
