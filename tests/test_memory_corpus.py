@@ -297,3 +297,14 @@ def test_an_ms_swift_config_before_3_5_places_vllm_as_that_release_did():
         assert any("ms-swift < 3.5" in n for n in r.notes)
     r = _check("swift_example_v3.4.0_train_72b_4gpu_qwen2_5_72b_lora_4x80g")
     assert r.values["vllm_server"] is False and r.values["vllm_tp"] == 4 and r.memory.fits
+
+
+def test_ms_swift_offloads_only_around_a_colocated_engine():
+    """ms-swift #3871: QwQ-32B full GRPO on 8 H20 with --use_vllm false and --offload_model/--offload_optimizer true ran
+    out of memory. The offload runs only around the colocated vLLM engine's generation (4.6.0 rollout_mixin
+    _prepare_vllm, colocate branch; 3.3.0 _fast_infer): with transformers' generate the ZeRO-3 optimizer states stay
+    on the GPU beside the gathered weights (we had moved them to the CPU and called it a fit)."""
+    r = _check("swift_3871_qwq_32b_grpo_full_novllm_8xh20")
+    rollout = r.memory.phases["rollout"]
+    assert rollout["actor params+optimizer (resident)"] > 40 * 1024
+    assert not r.memory.fits
