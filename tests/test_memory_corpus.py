@@ -308,3 +308,14 @@ def test_ms_swift_offloads_only_around_a_colocated_engine():
     rollout = r.memory.phases["rollout"]
     assert rollout["actor params+optimizer (resident)"] > 40 * 1024
     assert not r.memory.fits
+
+
+def test_the_head_node_holds_the_ray_driver_beside_the_workers():
+    """verl #224: 8 rollout ranks of a 7B at ~11 GB each filled 89 of a node's 96 GB and the node ran out of memory (at
+    1 TB it ran). The ranks alone came to 89 GiB, under Ray's 0.95 line; the head node also runs the trainer loop's
+    process (verl's TaskRunner, which #3453's memory list names). The torchrun stacks have none."""
+    oom, ran = _check("verl_224_qwen_7b_8xa800_96g_ram"), _check("verl_224_qwen_7b_8xa800_1tb_ram")
+    assert oom.host.steady["Ray driver process (verl's TaskRunner, OpenRLHF's and EasyR1's trainer loop)"] > 0
+    assert oom.host.fits is False and ran.host.fits is True
+    trl = _check("trl_3456_qwen3_4b_grpo_1xa100_80gb")
+    assert not any("Ray driver" in t for t in trl.host.steady)
