@@ -286,3 +286,86 @@ def test_recommend_fix_and_sweep_rows_report_the_nodes_ram():
     row = {"id": 0, "point": {"model": "m", "algorithm": "grpo", "gpu": "h100", "gpus": 8}, "status": "ok",
            "tokens_per_s": 1.0, "host_memory": {**fixed.host.to_dict()}}
     assert summary_rows([row])[0]["status"] == "host RAM"
+
+
+def test_openrlhf_update_holds_the_fp32_logits_beside_flash_attns_gradient():
+    """OpenRLHF #908: a 7B GRPO on 16 H20 at 26k-token sequences ran at micro_train_batch_size 1 and ran out of memory
+    at 2. The update keeps the fp32 logits (training_step holds the forward's output until backward) while
+    flash-attn's cross-entropy backward writes a new fp32 gradient and the fp32 cast hands a bf16 one to the lm_head:
+    10 B per logit (we priced 8, and called micro 2 a fit)."""
+    from rlbatch_solver.costmodel import constants as C
+
+    assert C.LOGIT_BYTES["openrlhf"][2] == 4 + 4 + 2
+    ran, oom = _check("openrlhf_908_qwen2_5_7b_grpo_16xh20_micro1"), _check("openrlhf_908_qwen2_5_7b_grpo_16xh20_micro2")
+    assert ran.memory.fits and not oom.memory.fits
+    assert oom.memory.peaks["actor_update"] > oom.memory.capacity_of("actor_update")
+
+
+def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_told():
+    """trl #3456 (TRL 0.17, one A100 80GB, no vLLM, batch 4 x 3,072 tokens): Qwen3-0.6B and 1.7B ran (49 and 78 GB
+    by nvidia-smi), 4B ran out of memory. GRPOConfig defaults gradient_checkpointing to True only from 0.22.0; before, it
+    inherits transformers' False. The config dates to 0.19.1 (max_prompt_length), so it is priced without
+    checkpointing: the 4B is over the GPU and the two that ran still fit (with checkpointing all three fit)."""
+    from rlbatch_solver.frameworks.trl.versions import RELEASES
+
+    assert [RELEASES[v].grad_ckpt for v in ("1.16.0", "0.29.1", "0.19.1", "0.16.1", "0.14.0")] == [
+        True, True, False, False, False]
+    oom = _check("trl_3456_qwen3_4b_grpo_1xa100_80gb")
+    assert "activations" in oom.memory.phases["actor_update"] and not oom.memory.fits
+    for name in ("trl_3456_qwen3_0_6b_grpo_1xa100_80gb", "trl_3456_qwen3_1_7b_grpo_1xa100_80gb"):
+        assert _check(name).memory.fits, name
+    told = _case("trl_3456_qwen3_4b_grpo_1xa100_80gb")
+    import rlbatch_solver as rb
+
+    on = rb.check(told.args + ["--gradient_checkpointing", "true"], framework=told.framework, gpus=told.gpus,
+                  model=told.model, gpu=told.gpu)
+    assert on.memory.fits
+
+
+def test_a_trl_0_2x_run_materializes_its_logits():
+    """trl #4585 (TRL 0.25, Qwen3-0.6B, 20,480-token completions, ZeRO-3 on 8 A10): out of memory in the backward. TRL
+    before 1.0 computes log-probs from the whole [tokens, vocab] logits (selective_log_softmax); its record names
+    trl==0.29.1, the release we follow with 0.22-0.29's memory defaults. Priced with 1.16.0's fused lm head (never a
+    logits tensor), the update came to 6 of 20 GiB."""
+    r = _check("trl_4585_qwen3_0_6b_grpo_colocate_zero3_8xa10")
+    assert _case("trl_4585_qwen3_0_6b_grpo_colocate_zero3_8xa10").framework == "trl==0.29.1"
+    upd = r.memory.phases["actor_update"]
+    assert upd["logits"] > 0.5 * r.memory.capacity_of("actor_update")
+    assert not r.memory.fits
+
+
+def test_an_ms_swift_config_before_3_5_places_vllm_as_that_release_did():
+    """ms-swift's v3.4.0 examples: full_vllm.sh trains on 7 of 8 GPUs and lora_vllm.sh on 1 of 2, '--vllm_device auto'
+    putting vLLM on the GPU left over ("async mode": visible GPUs = training ranks + num_infer_workers);
+    train_72b_4gpu.sh colocates 4 engine workers at --tensor_parallel_size 4. Read as 4.6.0 reads them (no
+    --vllm_mode: colocated at TP 1) all three were out of memory; they ran as published."""
+    for name in ("swift_example_v3.4.0_full_vllm_qwen2_5_7b_full_8x80g",
+                 "swift_example_v3.4.0_lora_vllm_qwen2_5_7b_lora_2x80g"):
+        r = _check(name)
+        assert r.values["vllm_server"] is True and r.memory.fits, name
+        assert "rollout engine (kept between rollouts)" not in r.memory.phases["actor_update"]
+        assert any("ms-swift < 3.5" in n for n in r.notes)
+    r = _check("swift_example_v3.4.0_train_72b_4gpu_qwen2_5_72b_lora_4x80g")
+    assert r.values["vllm_server"] is False and r.values["vllm_tp"] == 4 and r.memory.fits
+
+
+def test_ms_swift_offloads_only_around_a_colocated_engine():
+    """ms-swift #3871: QwQ-32B full GRPO on 8 H20 with --use_vllm false and --offload_model/--offload_optimizer true ran
+    out of memory. The offload runs only around the colocated vLLM engine's generation (4.6.0 rollout_mixin
+    _prepare_vllm, colocate branch; 3.3.0 _fast_infer): with transformers' generate the ZeRO-3 optimizer states stay
+    on the GPU beside the gathered weights (we had moved them to the CPU and called it a fit)."""
+    r = _check("swift_3871_qwq_32b_grpo_full_novllm_8xh20")
+    rollout = r.memory.phases["rollout"]
+    assert rollout["actor params+optimizer (resident)"] > 40 * 1024
+    assert not r.memory.fits
+
+
+def test_the_head_node_holds_the_ray_driver_beside_the_workers():
+    """verl #224: 8 rollout ranks of a 7B at ~11 GB each filled 89 of a node's 96 GB and the node ran out of memory (at
+    1 TB it ran). The ranks alone came to 89 GiB, under Ray's 0.95 line; the head node also runs the trainer loop's
+    process (verl's TaskRunner, which #3453's memory list names). The torchrun stacks have none."""
+    oom, ran = _check("verl_224_qwen_7b_8xa800_96g_ram"), _check("verl_224_qwen_7b_8xa800_1tb_ram")
+    assert oom.host.steady["Ray driver process (verl's TaskRunner, OpenRLHF's and EasyR1's trainer loop)"] > 0
+    assert oom.host.fits is False and ran.host.fits is True
+    trl = _check("trl_3456_qwen3_4b_grpo_1xa100_80gb")
+    assert not any("Ray driver" in t for t in trl.host.steady)

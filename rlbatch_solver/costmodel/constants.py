@@ -97,9 +97,13 @@ MCORE_MLP_BYTES_PER_FFN = 3 * BF16
 #   bf16: 2 + 2 + 4; the update saves the fp32 softmax (4) and its backward adds the bf16 cast (2);
 #   with entropy the saved logits and softmax (2 + 2) and the CE's fp32 softmax (4) and grad (2).
 # - "openrlhf" (0.11.2 models/actor.py forward -> log_probs_from_logits): bf16 logits cast to fp32
-#   (2 + 4 while both live); the update holds the fp32 logits and their fp32 gradient (4 + 4), and
-#   entropy (compute_entropy, torch.compile'd, only when --actor.entropy_coef is set) one more fp32
-#   gradient (4).
+#   (2 + 4 while both live); flash-attn is a dependency of every release since 0.5, so the log-probs take
+#   flash_attn/ops/triton/cross_entropy.py cross_entropy_loss (its ImportError fallback never runs). The
+#   update holds the fp32 logits (trainer/ray/ppo_actor.py training_step keeps `output`, return_output=True,
+#   until strategy.backward), the cross-entropy's fp32 gradient (CrossEntropyLoss.backward: empty_like(logits),
+#   inplace_backward False by default) and the bf16 gradient the .to(torch.float32) cast hands to the lm_head
+#   (4 + 4 + 2); entropy (compute_entropy, torch.compile'd, only when --actor.entropy_coef is set) one more
+#   fp32 gradient (4).
 # - "swift-deepspeed" / "swift-ddp" (ms-swift 4.6.0 grpo_trainer._get_logps_via_local_forward with
 #   trl 0.29.1's selective_log_softmax, as ms-swift pins trl<1.0): under DeepSpeed the logits stay
 #   bf16 (2; the per-row log_softmax saved, 2, and its gradients, up to 4, in the update); under
@@ -108,7 +112,7 @@ MCORE_MLP_BYTES_PER_FFN = 3 * BF16
 #   entropy_from_logits saves its chunks' log_softmax and exp, in the logits' dtype (2 + 2 or 4 + 4).
 LOGIT_BYTES = {
     "megatron": (BF16 + FP32, BF16 + BF16 + FP32, FP32 + BF16, BF16 + BF16 + FP32 + BF16),
-    "openrlhf": (BF16 + FP32, BF16 + FP32, FP32 + FP32, 3 * FP32),
+    "openrlhf": (BF16 + FP32, BF16 + FP32, FP32 + FP32 + BF16, 3 * FP32 + BF16),
     "swift-deepspeed": (BF16, BF16, 4 * BF16, 6 * BF16),
     "swift-ddp": (BF16 + FP32, BF16 + FP32, 3 * FP32, 5 * FP32),
 }

@@ -52,6 +52,14 @@ T_OFF_ACTOR = "actor states offloaded to the CPU"
 T_OFF_CRITIC = "critic states offloaded to the CPU"
 T_OFF_REF = "reference model on the CPU"
 T_ENGINE = "sleeping engine's weights (vLLM sleep level 1)"
+T_DRIVER = "Ray driver process (verl's TaskRunner, OpenRLHF's and EasyR1's trainer loop)"
+
+# The stacks that run their trainer loop in a Ray driver process on the head node beside the GPU workers: verl's
+# main_ppo.py starts a TaskRunner actor (ray::TaskRunner.run in verl #3453's memory list), EasyR1 its Runner,
+# OpenRLHF's train_ppo_ray.py drives the actor groups from the launching process. It imports torch and the trainer and
+# holds the dataset and each step's batch: priced as one more worker process (HOST_PROCESS_BYTES). torchrun stacks
+# (ms-swift, TRL) have no such process.
+RAY_DRIVER_FRAMEWORKS = frozenset({"verl", "verl-megatron", "openrlhf", "easyr1"})
 
 
 @dataclass
@@ -143,15 +151,19 @@ def gpus_on_node(plan: Plan) -> int:
     return max(1, min(plan.gpus_per_node, plan.n_gpus))
 
 
-def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from: str = "given") -> HostReport:
-    """The host memory of a node of this job, from its rollout and actor-update plans (which say what is offloaded
-    while the engine generates and while the actor trains, and whether the sleeping engine keeps its weights)."""
+def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from: str = "given",
+                  framework: str = "") -> HostReport:
+    """The host memory of a node of this job (the head node: the one with the Ray driver, where the framework runs
+    one), from its rollout and actor-update plans (which say what is offloaded while the engine generates and while
+    the actor trains, and whether the sleeping engine keeps its weights)."""
     rep = HostReport(ram_bytes, ram_from)
     per_node = gpus_on_node(update)
     nodes = max(1, -(-update.n_gpus // per_node))
     procs = per_node * HOST_PROCESS_BYTES
     rep.startup = {T_PROC: procs, T_LOAD: _startup_load(update)}
     steady: dict[str, float] = {T_PROC: procs}
+    if framework.split("==")[0] in RAY_DRIVER_FRAMEWORKS:
+        rep.startup[T_DRIVER] = steady[T_DRIVER] = HOST_PROCESS_BYTES
     # the actor: what is offloaded during its own update (DeepSpeed offload, FSDP2 CPU offload), or while the engine
     # generates (verl's and ms-swift's offload switches move the states out between phases)
     a_param = bool(update.param_offload and update.offload_during_compute) or bool(

@@ -6,8 +6,8 @@ colocate``, TP ``vllm_tensor_parallel_size``) or on a ``swift rollout`` server o
 (``server``). ``--sleep_level`` 1/2 frees the engine's KV cache (and weights) during training,
 0 keeps its whole ``vllm_gpu_memory_utilization`` share (swift/rlhf_trainers/rollout_mixin.py
 ``_prepare_vllm``, swift/rlhf_trainers/utils.py ``sleep_vllm_engine``); ``--offload_model`` /
-``--offload_optimizer`` move the policy (and reference) weights / optimizer to the CPU during
-rollout and back for training (rollout_mixin ``offload_context``).
+``--offload_optimizer`` move the policy (and reference) weights / optimizer to the CPU during a
+colocated engine's rollout and back for training (rollout_mixin ``offload_context``; without it nothing moves).
 
 HF path (swift/rlhf_trainers/grpo_trainer.py on transformers' Trainer): DeepSpeed ZeRO from
 ``--deepspeed zero0..zero3[_offload]`` (DeepSpeed's own byte counts, ``memory.deepspeed_states``;
@@ -194,6 +194,11 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     sleep = int(v.get("sleep_level") or 0)
     rollout = phase == Phase.ROLLOUT
     off_model, off_opt = bool(v.get("offload_model")), bool(v.get("offload_optimizer"))
+    if not megatron and (engine != "vllm" or server):
+        # the HF path offloads only around the colocated engine's generation: rollout_mixin.py _prepare_vllm sets
+        # enable_offload in its colocate branch alone (4.6.0; 3.3.0: GRPOTrainer._fast_infer, with a sleep_level), so
+        # with transformers' generate or a rollout server offload_model / offload_optimizer move nothing
+        off_model = off_opt = False
     common = dict(
         model=model, gpu=gpu, n_gpus=world, gpus_per_node=int(v.get("gpus_per_node") or 1),
         prompt_len=int(v.get("max_length") or DEFAULT_MAX_LENGTH),

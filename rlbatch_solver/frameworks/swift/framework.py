@@ -97,6 +97,33 @@ def normalize_keys(flat: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+# ms-swift before 3.5 had no --vllm_mode: these keys place its vLLM engine (swift/trainers/arguments.py of 3.4.0:
+# num_infer_workers 1, vllm_device ['auto'], tensor_parallel_size 1)
+LEGACY_VLLM_KEYS = ("vllm_device", "num_infer_workers")
+
+
+def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any]) -> dict[str, Value]:
+    """Where a config written for ms-swift < 3.5 (it sets ``--vllm_device`` or ``--num_infer_workers`` and no
+    ``--vllm_mode``) ran vLLM. 3.4.0 (swift/llm/argument/rlhf_args.py ``GRPOArguments._check_grpo``): colocated when
+    the visible GPUs equal ``num_infer_workers`` (and then NPROC_PER_NODE), with ``--tensor_parallel_size`` as the
+    engine's TP; otherwise "async mode", ``num_infer_workers`` engines on GPUs of their own (visible GPUs = training
+    ranks + workers, TP 1). 3.1.1 (swift/trainers/rlhf_trainer/grpo_trainer.py ``GRPOTrainer.__init__``): one engine on
+    ``vllm_device``, 'auto' = the GPU after the training ranks, shared only when one GPU is visible. The visible GPUs
+    per node are --gpus over the nodes when given, else NPROC_PER_NODE. Read as a server-mode engine of
+    ``num_infer_workers`` GPUs (none of the training GPUs holds it), or as the colocated engine at that TP."""
+    if _present(flat.get("vllm_mode")) or not values.get("use_vllm") or not any(k in flat for k in LEGACY_VLLM_KEYS):
+        return {}
+    per_node, nodes = int(values.get("gpus_per_node") or 1), int(values.get("nnodes") or 1)
+    cluster = values.get("cluster_num_gpus")
+    visible = int(cluster) // nodes if cluster else per_node
+    workers = flag_int("num_infer_workers", flat.get("num_infer_workers", 1))
+    if visible == workers or visible <= 1:
+        if "vllm_tensor_parallel_size" in flat or "tensor_parallel_size" not in flat:
+            return {}
+        return {"vllm_tp": flag_int("tensor_parallel_size", flat["tensor_parallel_size"])}
+    return {"vllm_server": True, "server_tp": 1, "server_dp": max(1, workers)}
+
+
 def _present(value: Any) -> bool:
     """A flag's value counts as given (not null, not an empty list or string)."""
     return value is not None and value != "" and value != [] and str(value).lower() not in ("none", "null")
@@ -236,6 +263,8 @@ class SwiftFramework(Framework):
         values.update(self._decided(flat))
         values.update(cost_values(flat, self.megatron))  # cost-model inputs (cost.py)
         self._gpus(values, flat, gpus)
+        if not self.megatron:
+            values.update(legacy_vllm_layout(values, flat))
         if model is not None:
             values.update(self.model_constants(model))
         return values
@@ -342,6 +371,16 @@ class SwiftFramework(Framework):
         if value is None:
             return f"(drop --{spec.key})"
         return self._flag(spec.key, value)
+
+    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        flat = normalize_keys(flat)
+        if (self.megatron or _present(flat.get("vllm_mode")) or not any(k in flat for k in LEGACY_VLLM_KEYS)
+                or not flag_bool("use_vllm", flat.get("use_vllm", False))):
+            return []
+        return ["written for ms-swift < 3.5 (--vllm_device / --num_infer_workers, no --vllm_mode): vLLM priced where that "
+                "release put it, on the training GPUs when the visible GPUs (--gpus per node, else NPROC_PER_NODE) "
+                "equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers engines on GPUs of their "
+                "own"]
 
     def native_key(self, name: str) -> str:
         if name in ("vllm_server", "vllm_mode_given"):

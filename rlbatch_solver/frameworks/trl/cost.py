@@ -14,7 +14,8 @@ residents), with TRL's own defaults.
   ``--offload_param_device`` or the config file's ``deepspeed_config``; FSDP (``distributed_type: FSDP``) is
   counted as ZeRO-3 (full sharding of params, grads and optimizer states), with ``fsdp_offload_params`` as
   ZeRO-3 offload.
-- Gradient checkpointing is on unless ``--gradient_checkpointing false`` (TRL's base config default True).
+- Gradient checkpointing is on unless ``--gradient_checkpointing false`` (TRL's base config default True; GRPOConfig
+  sets it True from 0.22.0, so a release pack before that, ``versions.Release.grad_ckpt``, prices it off unless set).
 - Weights' dtype: TRL loads the trained model in fp32 unless told (trl/trainer/model_config.py ModelConfig ``dtype``
   default "float32"; GRPOTrainer.__init__: "If `dtype` is not specified in `args.model_init_kwargs`, it defaults to
   `float32`"; before 1.0 ModelConfig ``torch_dtype`` default None, which transformers < 5 loads as fp32).
@@ -61,7 +62,7 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
                 release: Release = RELEASES["1.16.0"]) -> dict[str, Value]:
     """The cost-model inputs of a TRL command (``flat``: GRPOConfig flags, ``accel``: accelerate's settings) with
     ``release``'s defaults (max_completion_length, how log-probs are computed)."""
-    out = dict(TRL_COST_DEFAULTS, gmu_permille=release.gmu_permille)
+    out = dict(TRL_COST_DEFAULTS, gmu_permille=release.gmu_permille, grad_ckpt=release.grad_ckpt)
     completion = _count("max_completion_length", flat.get("max_completion_length", release.completion_length))
     out["max_completion_length"] = max(1, completion)
     if flat.get("max_prompt_length") not in (None, "None", "none", ""):

@@ -33,7 +33,8 @@ def versions_markdown() -> str:
              "in 0.16's GRPOConfig too, and 0.29.1's all in 1.16.0's, so those two are used when named (a config with `vllm_device` and none of 0.16's new fields reads as 0.16.1). Sources are "
              "paths inside that release's wheel.", "",
              "| release | per_device_train_batch_size counts | beta (reference model) | `--use_vllm` without "
-             "`--vllm_mode` | max_completion_length | max_prompt_length |", "|---|---|---|---|---|---|"]
+             "`--vllm_mode` | max_completion_length | max_prompt_length | gradient_checkpointing |",
+             "|---|---|---|---|---|---|---|"]
     where = {"colocate": "colocate (in the training processes)", "server": "server (`trl vllm-serve`, GPUs of its own)",
              "device": "one engine on `vllm_device` (default: the GPU after the training ranks)",
              "server_only": "server (`trl vllm-serve`; no other mode)"}
@@ -43,7 +44,8 @@ def versions_markdown() -> str:
             f"{rel.beta} ({'a reference model' if rel.beta else 'none'})")
         lines.append(f"| {version} | {'prompts (x num_generations completions)' if rel.batch_counts_prompts else 'completions'}"
                      f" | {ref} | {where[rel.vllm_mode]} | {rel.completion_length} | "
-                     f"{rel.prompt_length if rel.prompt_length else '(no such field)'} |")
+                     f"{rel.prompt_length if rel.prompt_length else '(no such field)'} | "
+                     f"{'on' if rel.grad_ckpt else 'off (transformers TrainingArguments default)'} |")
     lines.append("")
     for version in VERSIONS[1:]:
         pack, diff = PACKS[version], changes(version)

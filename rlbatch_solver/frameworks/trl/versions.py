@@ -71,16 +71,19 @@ class Release:
     fused_logits: bool  # log-probs through the fused lm head (1.16), not the whole logits tensor
     frontend: bool  # `trl grpo` builds GRPOConfig at world size 1 before it launches the ranks
     gmu_permille: int  # vllm_gpu_memory_utilization's default, per 1000
+    # gradient_checkpointing's default: GRPOConfig sets it True from 0.22.0 (trl/trainer/grpo_config.py; 0.29.1 and
+    # 1.16.0 in trl/trainer/base_config.py); before, GRPOConfig inherits transformers' TrainingArguments default False
+    grad_ckpt: bool = True
 
 
 RELEASES = {
     "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300),
     "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300),
-    "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300),
+    "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300, grad_ckpt=False),
     # 0.16.1's server has its GPUs to itself (trl vllm-serve --gpu_memory_utilization 0.9)
-    "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900),
+    "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
-    "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900),
+    "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900, grad_ckpt=False),
 }
 
 
