@@ -168,6 +168,27 @@ class Framework(ABC):
         alone (gradient checkpointing, offload, memory utilisation).
         """
 
+    def user_domains(self, scenario: Any, base: Mapping[str, Value], decided: Any, typed: Callable[[str, Any], Value],
+                     what: str, example: str) -> tuple[dict[str, list[Value]], set[str]]:
+        """The domains a space starts from: every variable at its value in ``base`` (the config's values), and each
+        key the user asked to search at the values given (``typed(name, value)`` reads one); and the variables the
+        user set or searched, which the framework's own search leaves alone. A searched key that is not one of
+        ours, or that the framework decides (``decided``), is an input error naming ``what`` ("a slime flag") and an
+        ``example`` of keys to search."""
+        from ..errors import did_you_mean
+
+        by_key = self.ruleset.by_key()
+        domains: dict[str, list[Value]] = {name: [value] for name, value in base.items()}
+        user_set = {by_key[k].name for k in scenario.fixed if k in by_key}
+        for key, values in scenario.search.items():
+            spec = by_key.get(key)
+            if spec is None or spec.name in decided:
+                raise InputError(f"search.{key}", f"is not {what} we search.{did_you_mean(key, by_key)}",
+                                 f"search over batch, micro-batch and parallel sizes ({example}, ...).")
+            domains[spec.name] = [typed(spec.name, v) for v in values]
+            user_set.add(spec.name)
+        return domains, user_set
+
     def kept_batch(self, scenario: Any) -> dict[str, Any]:
         """recommend: the algorithm's batch sizes (``shapes_learning``) the user neither set nor searched in the
         scenario, at this framework's defaults (native key -> value). recommend keeps them (and what the user set)

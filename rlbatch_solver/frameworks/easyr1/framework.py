@@ -199,15 +199,8 @@ class EasyR1Framework(Framework):
         native = self._native(scenario)
         base = config_values(native, model=model)
         by_key = self.ruleset.by_key()
-        domains: dict[str, list[Value]] = {name: [value] for name, value in base.items()}
-        user_set = {by_key[k].name for k in scenario.fixed if k in by_key}
-        for key, values in scenario.search.items():
-            spec = by_key.get(key)
-            if spec is None or spec.name in DECIDED:
-                raise InputError(f"search.{key}", f"is not an EasyR1 key we search.{did_you_mean(key, by_key)}",
-                                 "search over batch, micro-batch and parallel sizes (data.rollout_batch_size, ...).")
-            domains[spec.name] = [_value(spec.name, v) for v in values]
-            user_set.add(spec.name)
+        domains, user_set = self.user_domains(scenario, base, DECIDED, _value, "an EasyR1 key",
+                                              "data.rollout_batch_size")
         total = scenario.total_gpus
         search = {**SEARCH, **(CRITIC_SEARCH if base["need_critic"] else {}), **(KNOB_SEARCH if with_knobs else {})}
         odd = total

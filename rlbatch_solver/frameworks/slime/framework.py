@@ -248,16 +248,9 @@ class SlimeFramework(Framework):
         native = self._native(scenario)
         base = config_values(native, model=model)
         by_key = self.ruleset.by_key()
-        domains: dict[str, list[Value]] = {name: [value] for name, value in base.items()}
-        user_set = {by_key[k].name for k in scenario.fixed if k in by_key}
-        for key, values in scenario.search.items():
-            spec = by_key.get(key)
-            if spec is None or spec.name in DECIDED:
-                raise InputError(f"search.{key}", f"is not a slime flag we search.{did_you_mean(key, by_key)}",
-                                 "search over batch, micro-batch and parallel sizes (rollout-batch-size, ...).")
-            domains[spec.name] = [_typed(spec.name, v) if spec.name not in _INT_FLAGS_READ_ELSEWHERE else v
-                                  for v in values]
-            user_set.add(spec.name)
+        domains, user_set = self.user_domains(
+            scenario, base, DECIDED, lambda name, v: v if name in _INT_FLAGS_READ_ELSEWHERE else _typed(name, v),
+            "a slime flag", "rollout-batch-size")
         total = scenario.total_gpus
         search = {**SEARCH, **(KNOB_SEARCH if with_knobs else {})}
         for name, values in search.items():
