@@ -209,6 +209,7 @@ def sweep(
                                                  "point).")] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
     calibration: Calibration = None,
+    response_profile: ResponseProfile = None,
 ) -> None:
     """Best config for every point of a hardware/model grid; resumable; tables and plots."""
     if summary:
@@ -216,7 +217,7 @@ def sweep(
                             point=point)
         return
     result = entry.sweep(grid_file, out, resume=resume, workers=workers, backend=backend, ray_address=ray_address,
-                         progress=not no_progress, calibration=calibration)
+                         progress=not no_progress, calibration=calibration, response_profile=response_profile)
     typer.echo(f"{result.total} points: {result.skipped} already done, ran {result.ran} "
                f"({result.ok} ok, {result.infeasible} infeasible, "
                + (f"{result.timed_out} timed out (not proven infeasible: raise time_limit_s), " if result.timed_out else "")

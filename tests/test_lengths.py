@@ -100,3 +100,33 @@ def test_a_named_profile_is_printed_and_an_unknown_one_exits_2():
     proc = run("check", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--gpus", "8", "--response-profile", "long",
                "--", "data.train_batch_size=64")
     assert proc.returncode == 2 and "is not a length profile" in proc.stderr + proc.stdout
+
+
+def test_a_scenario_names_its_profile_or_its_data_and_recommend_times_with_it():
+    from rlbatch_solver.api import recommend
+    from rlbatch_solver.scenario import Scenario
+
+    def lengths(**kw):
+        sc = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", algorithm="grpo", n=8,
+                      prompt_length=512, response_length=4096, **kw)
+        return recommend(sc, time_limit_s=5).lengths
+
+    assert lengths(response_profile="math")["profile"] == "math"
+    by_data = lengths(dataset="openai/gsm8k")
+    assert by_data["profile"] == "gsm8k" and by_data["profile_chosen"] == "the data" and by_data["prompt"] == 93
+    assert lengths()["profile"] == "default"
+    with pytest.raises(InputError):
+        Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", response_profile="long")
+
+
+def test_sweep_applies_a_profile_to_the_points_that_name_none(tmp_path):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("framework: verl\ngpu: h100\ngpus: 8\nmodel: qwen2.5-1.5b\nalgorithm: grpo\nn: 8\n"
+                    "prompt_length: 512\nresponse_length: [2048, 4096]\nresponse_profile: [gsm8k, null]\n"
+                    "time_limit_s: 5\n")
+    out = tmp_path / "out.jsonl"
+    assert run("sweep", str(grid), "--out", str(out), "--no-progress", "--response-profile", "math").returncode == 0
+    import json
+
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["mean_lengths"]["profile"] for r in rows) == ["gsm8k", "gsm8k", "math", "math"]

@@ -182,7 +182,8 @@ def sweep_summary(console: Any, say: Callable[[str], None], summary: str, *, plo
 
 
 def sweep(grid_file: Optional[str], out: Optional[str], *, resume: bool, workers: int, backend: str,
-          ray_address: Optional[str], progress: bool, calibration: Optional[str]):
+          ray_address: Optional[str], progress: bool, calibration: Optional[str],
+          response_profile: Optional[str] = None):
     if not grid_file or not out:
         raise InputError("grid", "a sweep needs a grid file and --out.",
                          "run: rlbatch sweep grid.yaml --out results.jsonl (or --summary results.jsonl).")
@@ -191,5 +192,6 @@ def sweep(grid_file: Optional[str], out: Optional[str], *, resume: bool, workers
 
     grid = load_grid(grid_file)
     inputs.calibrate_grid(grid, calibration)
+    inputs.profile_grid(grid, response_profile)
     return run_sweep(grid, out, resume=resume, workers=workers, backend=backend, ray_address=ray_address,
                      progress=progress)
