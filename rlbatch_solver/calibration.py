@@ -41,6 +41,9 @@ class Run:
     response_mean: float | None = None
     # memory: the longest sequence the run reached, as a share of max prompt + response (None: the worst case)
     peak_fraction: float | None = None
+    # the training data its config names (costmodel/lengths.py dataset_of): where no mean is given, it chooses
+    # the length profile with the model's family
+    dataset: str = ""
 
     def predict(self, eff: Efficiency = DEFAULT_EFFICIENCY) -> "Prediction":
         """Seconds per phase and the training phases' largest peak, as check computes them (full_reports),
@@ -59,7 +62,7 @@ class Run:
         from .costmodel.tables import at_mean_lengths
 
         plan = at_mean_lengths(self.spec.plan(values, phase), self.prompt_mean, self.response_mean)
-        changes: dict[str, Any] = {"efficiency": eff}
+        changes: dict[str, Any] = {"efficiency": eff, "dataset": self.dataset}
         if self.peak_fraction is not None:
             changes["peak_length_fraction"] = min(1.0, max(1e-3, self.peak_fraction))
         return plan.replace(**changes)
@@ -87,8 +90,11 @@ def make_run(framework: str, args: Sequence[str] | Mapping[str, Any], *, gpu: st
     fw = get_framework(framework)
     flat, _ = read_config(fw, args)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=None)
+    from .costmodel.lengths import dataset_of
+
     g = load_gpu(gpu)
-    return Run(fw.name, g.name, card.name, dict(values), fw.cost_spec(card, g), prompt_mean, response_mean)
+    return Run(fw.name, g.name, card.name, dict(values), fw.cost_spec(card, g), prompt_mean, response_mean,
+               dataset=dataset_of(flat))
 
 
 # ----------------------------------------------------------------------------- the fit

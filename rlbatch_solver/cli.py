@@ -20,7 +20,7 @@ from typer.core import TyperGroup, TyperOption
 from .cli_options import (MAX_LIMIT, MAX_SHOW, MAX_TIME_LIMIT_S, MAX_TOP, MAX_WORKERS, AsJson, Algo, Calibration,
                           Config, Framework, Gpu, GpuFile, Gpus, HostMem, LengthFraction, MeanPromptLen,
                           MeanResponseLen, Model, N, Nnodes, Objective, Overrides, Placement, PromptLen, ResponseLen,
-                          ScenarioFile, Search, Set, TimeLimit, bounded)
+                          ResponseProfile, ScenarioFile, Search, Set, TimeLimit, bounded)
 from .commands import entry
 from .errors import InputError
 from .frameworks.registry import FRAMEWORKS
@@ -96,13 +96,15 @@ def check(
     calibration: Calibration = None,
     mean_prompt_len: MeanPromptLen = None,
     mean_response_len: MeanResponseLen = None,
+    response_profile: ResponseProfile = None,
     host_mem: HostMem = None,
     as_json: AsJson = False,
 ) -> None:
     """Check a config: every broken rule with its numbers, stage and source (and memory, given --gpu and --model)."""
     report = entry.check(overrides, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
                          config=config, length_fraction=length_fraction, calibration=calibration,
-                         mean_prompt_len=mean_prompt_len, mean_response_len=mean_response_len, host_mem=host_mem)
+                         mean_prompt_len=mean_prompt_len, mean_response_len=mean_response_len, host_mem=host_mem,
+                         response_profile=response_profile)
     _show(report, as_json, "print_check")
     raise typer.Exit(code=0 if report.valid else 1)
 
@@ -207,6 +209,7 @@ def sweep(
                                                  "point).")] = None,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
     calibration: Calibration = None,
+    response_profile: ResponseProfile = None,
 ) -> None:
     """Best config for every point of a hardware/model grid; resumable; tables and plots."""
     if summary:
@@ -214,7 +217,7 @@ def sweep(
                             point=point)
         return
     result = entry.sweep(grid_file, out, resume=resume, workers=workers, backend=backend, ray_address=ray_address,
-                         progress=not no_progress, calibration=calibration)
+                         progress=not no_progress, calibration=calibration, response_profile=response_profile)
     typer.echo(f"{result.total} points: {result.skipped} already done, ran {result.ran} "
                f"({result.ok} ok, {result.infeasible} infeasible, "
                + (f"{result.timed_out} timed out (not proven infeasible: raise time_limit_s), " if result.timed_out else "")
@@ -328,6 +331,7 @@ def recommend(
     calibration: Calibration = None,
     mean_prompt_len: MeanPromptLen = None,
     mean_response_len: MeanResponseLen = None,
+    response_profile: ResponseProfile = None,
     placement: Placement = None,
     host_mem: HostMem = None,
     free_batch: Annotated[bool, typer.Option(
@@ -347,7 +351,7 @@ def recommend(
     script = entry.inputs.script_to_write([from_] if from_ else None, write)
     common = dict(top=top, time_limit=time_limit, extra_gpus=extra_gpus, length_fraction=length_fraction,
                   calibration=calibration, mean_prompt_len=mean_prompt_len, mean_response_len=mean_response_len,
-                  placement=placement)
+                  placement=placement, response_profile=response_profile)
     if from_ is not None:
         report = entry.recommend_from(from_, framework=framework, gpu=gpu, gpus=gpus, model=model, objective=objective,
                                       scenario_given=[scenario_file, nnodes, algo, n, prompt_len, response_len, set_,

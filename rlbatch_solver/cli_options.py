@@ -65,6 +65,10 @@ _MEAN_PROMPT_HELP = ("Time: your data's mean prompt length in tokens (verl logs 
                      "the calibration profile's, else max_prompt_length.")
 _MEAN_RESPONSE_HELP = ("Time: your data's mean response length in tokens (verl logs response_length/mean); "
                        "default: the calibration profile's, else a share of max_response_length (docs/cost-model.md).")
+_RESPONSE_PROFILE_HELP = ("Time, where no mean is given: how long your model answers. default (0.35 of the limit), "
+                          "reasoning (0.55 of the limit), gsm8k (~270 tokens), math (~1,500 tokens), limit (every "
+                          "response at the limit); unset: chosen by the model's family and the config's training "
+                          "data (docs/cost-model.md section 4).")
 _HOST_MEM_HELP = ("RAM of one node in GiB: with --gpu and --model, checks the host memory (CPU offload, sleeping "
                   "engines' weights, model loading); unset, the standard cloud node's for the GPU type, said so.")
 _LENGTH_FRACTION_HELP = ("Memory: the longest micro batch's length as a share of max prompt+response "
@@ -83,6 +87,7 @@ LengthFraction = Annotated[Optional[float], typer.Option("--length-fraction", he
 Calibration = Annotated[Optional[str], typer.Option("--calibration", help=_CALIBRATION_HELP)]
 MeanPromptLen = Annotated[Optional[float], typer.Option("--mean-prompt-len", help=_MEAN_PROMPT_HELP)]
 MeanResponseLen = Annotated[Optional[float], typer.Option("--mean-response-len", help=_MEAN_RESPONSE_HELP)]
+ResponseProfile = Annotated[Optional[str], typer.Option("--response-profile", help=_RESPONSE_PROFILE_HELP)]
 HostMem = Annotated[Optional[float], typer.Option("--host-mem", help=_HOST_MEM_HELP)]
 TimeLimit = Annotated[float, typer.Option("--time-limit", help="Seconds for the whole command (it says whether "
                                           "its answer is proven within them).",

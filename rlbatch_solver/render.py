@@ -129,10 +129,12 @@ def lengths_text(lengths: dict) -> str:
     def one(kind: str) -> str:
         mean, top, src = lengths[kind], lengths[f"max_{kind}"], lengths[f"{kind}_from"]
         how = {"given": "given", "calibration": "from the calibration profile"}.get(src)
-        if how is None:
-            how = (f"assumed: {lengths.get('profile_fraction', 0):g} of the limit, "
-                   f"{lengths.get('profile_why', 'docs/cost-model.md section 4')}" if kind == "response"
-                   else "assumed: the limit")
+        if how is None and kind == "response":
+            how = (f"assumed: profile {lengths.get('profile', 'default')}{_chosen(lengths)}, "
+                   f"{lengths.get('profile_how', '')}; {lengths.get('profile_why', 'docs/cost-model.md section 4')}")
+        elif how is None:
+            how = (f"assumed: profile {lengths.get('profile')}'s data mean" if lengths.get("profile_prompt")
+                   and mean < top else "assumed: the limit")
         return f"{kind} {mean:,.0f} of {top:,} ({how})"
 
     text = f"at mean {one('prompt')}, {one('response')}"
@@ -141,8 +143,16 @@ def lengths_text(lengths: dict) -> str:
         text += f"; a synchronous rollout waits for its longest response, ~{lengths['longest']:,.0f} tokens{cap}"
     if "assumed" in (lengths["prompt_from"], lengths["response_from"]):
         text += ("; set yours with --mean-prompt-len / --mean-response-len (a run's log has them, e.g. verl's "
-                 "response_length/mean; `rlbatch calibrate` reads them)")
+                 "response_length/mean; `rlbatch calibrate` reads them) or name a profile with --response-profile")
     return text
+
+
+def _chosen(lengths: dict) -> str:
+    """What chose the length profile, for the lengths line: the model's family, the data the config names."""
+    by = lengths.get("profile_chosen")
+    if by == "the data" and lengths.get("dataset"):
+        return f" (from the data, {lengths['dataset'][:60]})"
+    return {"the model": " (from the model's family)", "named": " (named)"}.get(by, "")
 
 
 def pipeline_text(stages: list) -> str:

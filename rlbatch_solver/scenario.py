@@ -57,6 +57,11 @@ class Scenario:
     # time: the data's mean prompt and response lengths in tokens (None: the default shares of the limits)
     mean_prompt_length: float | None = None
     mean_response_length: float | None = None
+    # time, where no mean is given: the response-length profile (costmodel/lengths.py PROFILES: default, reasoning,
+    # gsm8k, math, limit; None: chosen by the model's family and the training data) and the training data's name or
+    # path (a config's data.train_files, --prompt_data, dataset_name or --dataset), which chooses a task's profile
+    response_profile: str | None = None
+    dataset: str | None = None
     # where rollout runs (recommend --placement): "colocate" (on the training GPUs, taking turns), "split" (a pool of
     # its own, pipelined with training), "auto" (both, compared); None: the framework's synchronous placements
     placement: str | None = None
@@ -162,6 +167,20 @@ class Scenario:
                              "give the price of one GPU-hour, e.g. 2.5.")
         check_length_fraction(self.length_fraction)
         check_mean_lengths(self.mean_prompt_length, self.mean_response_length)
+        check_response_profile(self.response_profile, self.dataset)
+
+
+def check_response_profile(profile: Any, dataset: Any) -> None:
+    """A length profile's name, when given, one of lengths.PROFILES; the data's name, text."""
+    from .costmodel.lengths import named
+
+    if profile is not None and not isinstance(profile, str):
+        raise InputError("response_profile", f"'{profile}' is not a profile name.",
+                         "write response_profile: gsm8k (or default, reasoning, math, limit).")
+    named(profile)
+    if dataset is not None and not isinstance(dataset, str):
+        raise InputError("dataset", f"'{dataset}' is not a dataset name or path.",
+                         "write dataset: openai/gsm8k (the name or path your config trains on).")
 
 
 def check_mean_lengths(prompt: Any, response: Any) -> None:

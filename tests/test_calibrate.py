@@ -268,7 +268,7 @@ def test_mean_lengths_are_one_input_shown_with_every_step_time(tmp_path):
     assert given["mean_lengths"]["response"] == 300 and given["mean_lengths"]["prompt_from"] == "given"
     assert given["step_seconds"] < assumed["step_seconds"]
     text = run("check", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--", *VERL).stdout
-    assert "assumed: 0.35 of the limit" in " ".join(text.split())
+    assert "assumed: profile default, 0.35 of the limit" in " ".join(text.split())
     # the calibrated profile carries the log's mean lengths (100 and 300) and later commands use them
     log = _model_log(tmp_path / "run.log")
     prof = tmp_path / "p.yaml"

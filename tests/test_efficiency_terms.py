@@ -95,16 +95,19 @@ def _tiny_plan(gpu=None, **kw):
 
 
 def test_a_micro_batch_cannot_beat_its_kernel_launches():
-    """Eager PyTorch launches each layer's kernels from the host (EAGER_LAUNCH_S_PER_LAYER a forward, a backward about
-    twice): on a fast GPU a small model's small micro batches are launch-bound, so their time follows the number of
-    micro batches and layers, not the FLOPs. One GPU: no FSDP gathers to hide behind."""
+    """Eager PyTorch launches each layer's kernels from the host (a Hugging Face model's Python layers:
+    HF_EAGER_S_PER_LAYER a forward, measured; a backward about twice): on a fast GPU a small model's small micro
+    batches are launch-bound, so their time follows the number of micro batches and layers, not the FLOPs. One GPU:
+    no FSDP gathers to hide behind."""
     from rlbatch_solver.costmodel.memory import model_consts
 
     plan = _tiny_plan(n_gpus=1, gpus_per_node=1, shard_degree=1)
     mc = model_consts(plan.model)
-    floor = plan.samples_per_step * C.EAGER_LAUNCH_S_PER_LAYER * mc.layers  # one sequence per micro batch
+    assert T.launch_s_per_layer(plan) == C.HF_EAGER_S_PER_LAYER  # an FSDP plan trains an HF model
+    assert T.launch_s_per_layer(plan.replace(trainer="megatron")) == C.EAGER_LAUNCH_S_PER_LAYER
+    floor = plan.samples_per_step * C.HF_EAGER_S_PER_LAYER * mc.layers  # one sequence per micro batch
     lp = T.estimate_time(plan).phases["old_log_prob"]
-    assert lp == pytest.approx(floor, rel=1e-6)  # 64 tokens of a 0.5B model take ~1.4 ms on an H100, launches 2.4 ms
+    assert lp == pytest.approx(floor, rel=1e-6)  # 64 tokens of a 0.5B model take ~1.4 ms on an H100, launches 17 ms
     upd = T.estimate_time(plan).phases["actor_update"]
     assert upd >= 4 * floor  # forward, recomputed forward, backward (two forwards' worth)
     # a larger micro batch amortises the launches
@@ -118,9 +121,9 @@ def test_fsdp_pays_a_collective_latency_per_layer(monkeypatch):
     plan = _tiny_plan(samples_per_step=512, logprob_micro=64)  # one micro batch per GPU
     layers = model_consts(plan.model).layers
     base = T.estimate_time(plan).phases["old_log_prob"]
-    monkeypatch.setitem(C.ALLREDUCE_LATENCY_S, "nvlink", 5e-3)
+    monkeypatch.setitem(C.ALLREDUCE_LATENCY_S, "nvlink", 20e-3)
     slow = T.estimate_time(plan).phases["old_log_prob"]
-    assert slow >= 5e-3 * layers > base  # the gathers' latency now hides the compute
+    assert slow >= 20e-3 * layers > base  # the gathers' latency now hides the compute and the launches
     # a single GPU gathers nothing
     one = plan.replace(n_gpus=1, gpus_per_node=1, shard_degree=1)
-    assert T.estimate_time(one).phases["old_log_prob"] < 5e-3 * layers
+    assert T.estimate_time(one).phases["old_log_prob"] < 20e-3 * layers

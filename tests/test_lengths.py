@@ -7,7 +7,10 @@ import pytest
 
 from clirun import run
 from rlbatch_solver.costmodel.constants import DEFAULT_AVG_RESPONSE_FRACTION
-from rlbatch_solver.costmodel.lengths import DEFAULT, REASONING, profile_for, straggler_tokens
+from rlbatch_solver.costmodel.lengths import (DEFAULT, GSM8K, MATH, PROFILES, REASONING, dataset_of, named,
+                                              profile_for, straggler_tokens)
+from rlbatch_solver.costmodel.time import length_scale
+from rlbatch_solver.errors import InputError
 
 
 @pytest.mark.parametrize("name", ["deepseek-r1-distill-qwen-1.5b", "deepseek-r1-distill-qwen-7b", "qwen3-8b",
@@ -28,22 +31,104 @@ def test_the_straggler_reaches_the_limit_in_a_large_step_and_not_in_a_tiny_one()
     assert straggler_tokens(0.0, 8192, 512) == 0.0
 
 
-def _check(model: str, *extra: str) -> str:
+def _check(model: str, *extra: str, config: tuple = ()) -> str:
     proc = run("check", "--gpu", "h100", "--model", model, "--gpus", "8", *extra, "--",
                "data.train_batch_size=64", "actor_rollout_ref.rollout.n=8",
                "actor_rollout_ref.actor.ppo_mini_batch_size=32", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
-               "data.max_prompt_length=1024", "data.max_response_length=8192")
+               "data.max_prompt_length=1024", "data.max_response_length=8192", *config)
     return " ".join(proc.stdout.split())
 
 
 def test_check_prints_the_profile_and_the_straggler():
     out = _check("deepseek-r1-distill-qwen-1.5b")
-    assert "response 4,506 of 8,192 (assumed: 0.55 of the limit, reasoning model" in out, out
+    assert ("response 4,506 of 8,192 (assumed: profile reasoning (from the model's family), 0.55 of the limit; "
+            "reasoning model") in out, out
     assert "waits for its longest response, ~8,192 tokens (the limit)" in out
     out = _check("qwen2.5-1.5b")
-    assert "response 2,867 of 8,192 (assumed: 0.35 of the limit" in out, out
+    assert "response 2,867 of 8,192 (assumed: profile default, 0.35 of the limit" in out, out
 
 
 def test_a_given_mean_replaces_the_profile():
     out = _check("deepseek-r1-distill-qwen-1.5b", "--mean-response-len", "1000")
     assert "response 1,000 of 8,192 (given)" in out, out
+
+
+@pytest.mark.parametrize("data, profile", [("$HOME/data/gsm8k/train.parquet", GSM8K), ("openai/gsm8k", GSM8K),
+                                           ("${RAY_DATA_HOME}/data/dapo-math-17k.parquet", MATH),
+                                           ("trl-lib/DeepMath-103K", MATH), ("AI-MO/NuminaMath-TIR#1000", MATH),
+                                           ("hiyouga/math12k@train", MATH), ("OpenRLHF/prompt-collection-v0.1", DEFAULT),
+                                           ("", DEFAULT)])
+def test_a_non_reasoning_model_takes_its_datas_profile(data, profile):
+    assert profile_for("qwen2.5-7b", data) is profile
+
+
+def test_a_reasoning_model_keeps_its_profile_whatever_the_data_and_a_named_one_wins():
+    assert profile_for("deepseek-r1-distill-qwen-1.5b", "openai/gsm8k") is REASONING
+    assert profile_for("deepseek-r1-distill-qwen-1.5b", "openai/gsm8k", "math") is MATH
+
+
+def test_a_natural_length_does_not_grow_with_the_limit_and_a_share_does():
+    assert MATH.mean_response(4096) < MATH.mean_response(32768) <= MATH.natural_tokens
+    assert MATH.mean_response(32768) == pytest.approx(MATH.natural_tokens, rel=1e-6)
+    assert REASONING.mean_response(32768) == pytest.approx(8 * REASONING.mean_response(4096))
+    # the capped mean is the exponential's: the scale the drain solves for is the profile's natural length
+    assert length_scale(GSM8K.mean_response(1024), 1024) == pytest.approx(GSM8K.natural_tokens, rel=1e-3)
+
+
+@pytest.mark.parametrize("flat, data", [({"data.train_files": "a/gsm8k.parquet"}, "a/gsm8k.parquet"),
+                                        ({"prompt_data": "x"}, "x"), ({"data.prompt_dataset": "y"}, "y"),
+                                        ({"dataset_name": "z"}, "z"), ({"dataset": ["p", "q"]}, "p q"),
+                                        ({"prompt-data": "s.jsonl"}, "s.jsonl"), ({"data.train_data": ["k"]}, "k"),
+                                        ({}, "")])
+def test_each_frameworks_data_key_is_read(flat, data):
+    assert dataset_of(flat) == data
+
+
+def test_an_unknown_profile_is_an_input_error_naming_the_known_ones():
+    with pytest.raises(InputError) as e:
+        named("long")
+    assert all(name in str(e.value) for name in PROFILES)
+
+
+def test_the_data_in_the_config_chooses_the_profile_and_prompts_take_its_mean():
+    out = _check("qwen2.5-1.5b", config=("data.train_files=$HOME/data/gsm8k/train.parquet",))
+    assert "prompt 93 of 1,024 (assumed: profile gsm8k's data mean)" in out, out
+    assert "response 266 of 8,192 (assumed: profile gsm8k (from the data, $HOME/data/gsm8k/train.parquet)" in out
+
+
+def test_a_named_profile_is_printed_and_an_unknown_one_exits_2():
+    out = _check("qwen2.5-1.5b", "--response-profile", "math")
+    assert "response 1,494 of 8,192 (assumed: profile math (named), a natural length of 1,500 tokens" in out, out
+    proc = run("check", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--gpus", "8", "--response-profile", "long",
+               "--", "data.train_batch_size=64")
+    assert proc.returncode == 2 and "is not a length profile" in proc.stderr + proc.stdout
+
+
+def test_a_scenario_names_its_profile_or_its_data_and_recommend_times_with_it():
+    from rlbatch_solver.api import recommend
+    from rlbatch_solver.scenario import Scenario
+
+    def lengths(**kw):
+        sc = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", algorithm="grpo", n=8,
+                      prompt_length=512, response_length=4096, **kw)
+        return recommend(sc, time_limit_s=5).lengths
+
+    assert lengths(response_profile="math")["profile"] == "math"
+    by_data = lengths(dataset="openai/gsm8k")
+    assert by_data["profile"] == "gsm8k" and by_data["profile_chosen"] == "the data" and by_data["prompt"] == 93
+    assert lengths()["profile"] == "default"
+    with pytest.raises(InputError):
+        Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", response_profile="long")
+
+
+def test_sweep_applies_a_profile_to_the_points_that_name_none(tmp_path):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("framework: verl\ngpu: h100\ngpus: 8\nmodel: qwen2.5-1.5b\nalgorithm: grpo\nn: 8\n"
+                    "prompt_length: 512\nresponse_length: [2048, 4096]\nresponse_profile: [gsm8k, null]\n"
+                    "time_limit_s: 5\n")
+    out = tmp_path / "out.jsonl"
+    assert run("sweep", str(grid), "--out", str(out), "--no-progress", "--response-profile", "math").returncode == 0
+    import json
+
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["mean_lengths"]["profile"] for r in rows) == ["gsm8k", "gsm8k", "math", "math"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..costmodel.lengths import PROFILES
 from ..errors import InputError, did_you_mean, shown
 from ..frameworks.registry import FRAMEWORKS
 from ..scenario import OBJECTIVES, PLACEMENTS
@@ -52,6 +53,10 @@ LENGTH_FRACTION = _num("Memory: the longest micro batch's length as a share of m
 MEAN_PROMPT = _num("Time: your data's mean prompt length in tokens (default: max_prompt_length).", maximum=10**9)
 MEAN_RESPONSE = _num("Time: your data's mean response length in tokens (default: a share of max_response_length).",
                      maximum=10**9)
+RESPONSE_PROFILE = {"type": "string", "enum": list(PROFILES),
+                    "description": "Time, where no mean is given: how long the model answers (default 0.35 of the "
+                    "limit, reasoning 0.55 of it, gsm8k ~270 tokens, math ~1,500 tokens, limit: every response at "
+                    "the limit); unset: chosen by the model's family and the config's training data."}
 HOST_MEM = _num("RAM of one node in GiB: with gpu and model, checks the host memory.", maximum=2**20)
 GPUS = _i("Total GPUs (or give them in the config).", maximum=65536)
 
@@ -65,7 +70,8 @@ def _input(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[s
 
 INPUTS: dict[str, dict[str, Any]] = {
     "check": _input({**PASTED, **HARDWARE, "length_fraction": LENGTH_FRACTION, "mean_prompt_len": MEAN_PROMPT,
-                     "mean_response_len": MEAN_RESPONSE, "host_mem": HOST_MEM}),
+                     "mean_response_len": MEAN_RESPONSE, "response_profile": RESPONSE_PROFILE,
+                     "host_mem": HOST_MEM}),
     "fix": _input({**PASTED, **HARDWARE, "keep": _words("Keys that must not change (native names)."),
                    "time_limit": TIME_LIMIT, "length_fraction": LENGTH_FRACTION, "host_mem": HOST_MEM}),
     "explain": _input({"error": _s("The error line (or traceback) the job died on.", maxLength=MAX_TEXT),
@@ -84,7 +90,7 @@ INPUTS: dict[str, dict[str, Any]] = {
                       "time (per sample, the default), memory-headroom or gpus (the fewest)."},
         "top": _i("How many configs to rank.", maximum=50, default=5),
         "time_limit": TIME_LIMIT, "length_fraction": LENGTH_FRACTION, "mean_prompt_len": MEAN_PROMPT,
-        "mean_response_len": MEAN_RESPONSE, "host_mem": HOST_MEM,
+        "mean_response_len": MEAN_RESPONSE, "response_profile": RESPONSE_PROFILE, "host_mem": HOST_MEM,
         "placement": {"type": "string", "enum": list(PLACEMENTS), "description": "colocate: rollout on the training "
                       "GPUs; split: rollout on a pool of its own, pipelined; auto: both, compared."},
         "free_batch": {"type": "boolean", "description": "Let the search choose the algorithm's batch sizes too."},

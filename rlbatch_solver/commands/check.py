@@ -14,6 +14,7 @@ from ..costmodel.efficiency import Efficiency
 from ..frameworks import Framework, get_framework
 from ..rules.base import RuleSet, Value, Violation
 from ..rules.ids import memory_rule_id
+from ..costmodel.lengths import dataset_of, named
 from ..scenario import check_length_fraction, check_mean_lengths
 from .common import Upgrade, framework_for, read_inputs, read_config, upgrade_check
 
@@ -205,6 +206,7 @@ def check(
     mean_lengths_from: str = "given",
     host_mem_gib: float | None = None,
     compare_with: str | None = None,
+    response_profile: str | None = None,
 ) -> CheckReport:
     """Every rule the config breaks, with its numbers, stage and source.
 
@@ -213,12 +215,14 @@ def check(
     ``length_fraction``: how long the longest micro batch's sequences are, as a fraction of
     max prompt + response (1.0: every one at the limits, the worst case). ``mean_prompt_len`` /
     ``mean_response_len``: the data's mean lengths (tokens) the step time is predicted at (``mean_lengths_from``
-    says where they came from); unset, the default shares of the limits (docs/cost-model.md section 4).
+    says where they came from); unset, the length profile's (``response_profile`` names one; else chosen by the model
+    and the training data the config names: docs/cost-model.md section 4).
     Checked with an older release than the newest (its keys show it, or ``compare_with`` names the unpinned
     framework when ``framework`` pins a release an error message showed), ``upgrade`` says what the newest refuses.
     """
     check_length_fraction(length_fraction)
     check_mean_lengths(mean_prompt_len, mean_response_len)
+    named(response_profile)
     asked = get_framework(framework)
     flat, ignored = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
@@ -228,7 +232,8 @@ def check(
     memory = host = None
     if gpu and card is not None:
         ruleset, memory, host = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,
-                                             (mean_prompt_len, mean_response_len, mean_lengths_from), host_mem_gib)
+                                             (mean_prompt_len, mean_response_len, mean_lengths_from), host_mem_gib,
+                                             (response_profile, dataset_of(flat)))
     elif gpu or card is not None:
         notes.append("memory was not evaluated: give both --gpu and --model to predict out-of-memory per phase")
     else:
@@ -271,16 +276,17 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                  extra_gpus: str | Path | None, length_fraction: float = 1.0,
                  calibration: "Efficiency | None" = None,
                  means: tuple = (None, None, "given"),
-                 host_mem_gib: float | None = None) -> tuple[RuleSet, MemoryCheck, HostReport]:
+                 host_mem_gib: float | None = None,
+                 profile: tuple = (None, None)) -> tuple[RuleSet, MemoryCheck, HostReport]:
     """The rule set plus memory rules for these exact values, and the per-phase breakdown."""
     from ..catalog.gpus import load_gpu
     from ..costmodel.tables import (MIB, build_cost_terms, full_reports, mean_lengths, stage_seconds, step_seconds,
-                                    with_efficiency, with_length_fraction, with_mean_lengths)
+                                    with_efficiency, with_length_fraction, with_mean_lengths, with_response_profile)
 
     gpu = load_gpu(gpu_name, extra_gpus)
     prompt_mean, response_mean, source = means
-    spec = with_mean_lengths(with_efficiency(with_length_fraction(fw.cost_spec(card, gpu), length_fraction), calibration),
-                             prompt_mean, response_mean)
+    spec = with_mean_lengths(with_response_profile(with_efficiency(with_length_fraction(
+        fw.cost_spec(card, gpu), length_fraction), calibration), *profile), prompt_mean, response_mean)
     terms = build_cost_terms(spec, {k: [v] for k, v in values.items()}, time=False)
     reports, seconds = full_reports(spec, values)
     phases = {p: {t: int(-(-b // MIB)) for t, b in r.phases[p].items()} for p, r in reports.items()}

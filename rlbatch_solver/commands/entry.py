@@ -13,7 +13,7 @@ from . import inputs
 def check(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int], model: Optional[str],
           gpu: Optional[str], extra_gpus: Optional[str], config: Optional[str], length_fraction: Optional[float],
           calibration: Optional[str], mean_prompt_len: Optional[float], mean_response_len: Optional[float],
-          host_mem: Optional[float]):
+          host_mem: Optional[float], response_profile: Optional[str] = None):
     from .. import api
 
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
@@ -23,7 +23,7 @@ def check(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Opt
                        length_fraction=1.0 if length_fraction is None else length_fraction,
                        calibration=inputs.calibration(calibration, gpu), mean_prompt_len=prompt_mean,
                        mean_response_len=response_mean, mean_lengths_from=source,
-                       host_mem_gib=inputs.host_mem(host_mem))
+                       host_mem_gib=inputs.host_mem(host_mem), response_profile=response_profile)
     report.ignored = ignored
     return report
 
@@ -92,7 +92,8 @@ def enumerate_configs(sc_flags: dict[str, Any], *, scenario_file: Optional[str],
 def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: Optional[List[str]],
               search: Optional[List[str]], top: int, time_limit: float, extra_gpus: Optional[str],
               length_fraction: Optional[float], calibration: Optional[str], mean_prompt_len: Optional[float],
-              mean_response_len: Optional[float], placement: Optional[str], host_mem: Optional[float]):
+              mean_response_len: Optional[float], placement: Optional[str], host_mem: Optional[float],
+              response_profile: Optional[str] = None):
     """recommend from flags (or a scenario file; none: the built-in default scenario)."""
     from .. import api
 
@@ -104,6 +105,8 @@ def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: O
         sc.mean_prompt_length, sc.mean_response_length = prompt_mean, response_mean
     if placement is not None:
         sc.placement = placement
+    if response_profile is not None:
+        sc.response_profile = response_profile
     if host_mem is not None:
         sc.host_mem_gib = inputs.host_mem(host_mem)
     sc.validate()
@@ -117,7 +120,7 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
                    model: Optional[str], objective: Optional[str], length_fraction: Optional[float], top: int,
                    time_limit: float, extra_gpus: Optional[str], scenario_given: list, placement: Optional[str],
                    calibration: Optional[str], mean_prompt_len: Optional[float],
-                   mean_response_len: Optional[float]):
+                   mean_response_len: Optional[float], response_profile: Optional[str] = None):
     """``recommend --from run.sh`` (or a YAML config with --framework): the run the user's config describes."""
     from .. import api
 
@@ -133,7 +136,8 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
     return api.recommend_from(name, flat, gpu=gpu, model=model, gpus=gpus, objective=objective or "time",
                               length_fraction=1.0 if length_fraction is None else length_fraction, top=top,
                               time_limit_s=time_limit, extra_gpus=extra_gpus,
-                              calibration=inputs.calibration(calibration, gpu), mean_lengths=means[:2])
+                              calibration=inputs.calibration(calibration, gpu), mean_lengths=means[:2],
+                              response_profile=response_profile)
 
 
 def calibrate(log: str, overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int],
@@ -178,7 +182,8 @@ def sweep_summary(console: Any, say: Callable[[str], None], summary: str, *, plo
 
 
 def sweep(grid_file: Optional[str], out: Optional[str], *, resume: bool, workers: int, backend: str,
-          ray_address: Optional[str], progress: bool, calibration: Optional[str]):
+          ray_address: Optional[str], progress: bool, calibration: Optional[str],
+          response_profile: Optional[str] = None):
     if not grid_file or not out:
         raise InputError("grid", "a sweep needs a grid file and --out.",
                          "run: rlbatch sweep grid.yaml --out results.jsonl (or --summary results.jsonl).")
@@ -187,5 +192,6 @@ def sweep(grid_file: Optional[str], out: Optional[str], *, resume: bool, workers
 
     grid = load_grid(grid_file)
     inputs.calibrate_grid(grid, calibration)
+    inputs.profile_grid(grid, response_profile)
     return run_sweep(grid, out, resume=resume, workers=workers, backend=backend, ray_address=ray_address,
                      progress=progress)

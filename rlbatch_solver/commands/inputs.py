@@ -188,6 +188,18 @@ def calibrate_grid(grid, path: Optional[str]) -> None:
     note(f"calibration {profile.path} ({profile.gpu or 'any GPU'}) applied to {hits} of {len(grid.points)} points")
 
 
+def profile_grid(grid, name: Optional[str]) -> None:
+    """``sweep --response-profile``: the length profile of every grid point that names none (each point records it)."""
+    if name is None:
+        return
+    from ..costmodel.lengths import named
+
+    named(name)
+    for p in grid.points:
+        if p.scenario.get("response_profile") is None:
+            p.scenario["response_profile"] = name
+
+
 def script_to_write(overrides: Optional[List[str]], write: Optional[str]) -> Optional[str]:
     """The launch script ``--write`` rewrites (the one given in place of the arguments); an input error when the
     config was not a script, or the target is the script itself."""

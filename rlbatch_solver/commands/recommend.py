@@ -297,7 +297,8 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
             start: tuple[Mapping[str, Value], set[str]] | None = None) -> Prepared:
     """Framework, model, GPU, search space and cost terms of a scenario (``start``: the values of a
     user's config and the variables free to change, from ``scenario_from_config``)."""
-    from ..costmodel.tables import build_cost_terms, with_efficiency, with_length_fraction, with_mean_lengths
+    from ..costmodel.tables import (build_cost_terms, with_efficiency, with_length_fraction, with_mean_lengths,
+                                    with_response_profile)
 
     fw = get_framework(scenario.framework)
     if not scenario.model:
@@ -312,6 +313,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     spec = with_length_fraction(fw.cost_spec(card, gpu), scenario.length_fraction)
     if scenario.calibration:
         spec = with_efficiency(spec, Efficiency.from_mapping(scenario.calibration))
+    spec = with_response_profile(spec, scenario.response_profile, scenario.dataset)
     spec = with_mean_lengths(spec, scenario.mean_prompt_length, scenario.mean_response_length)
     terms = build_cost_terms(spec, space.domains)
     ruleset = fw.ruleset.extended(space.extra_rules + terms.rules, terms.derived)
@@ -413,11 +415,16 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
                    gpus: int | None = None, objective: str = "time", length_fraction: float = 1.0, top: int = 5,
                    time_limit_s: float = DEFAULT_TIME_LIMIT_S, extra_gpus: str | Path | None = None,
                    calibration: Efficiency | None = None,
-                   mean_lengths: tuple[float | None, float | None] = (None, None)) -> RecommendReport:
-    """The best configs for the run a user's config describes, and that config judged beside them."""
+                   mean_lengths: tuple[float | None, float | None] = (None, None),
+                   response_profile: str | None = None) -> RecommendReport:
+    """The best configs for the run a user's config describes, and that config judged beside them (timed with the
+    length profile ``response_profile`` names, else the one its model and training data choose)."""
+    from ..costmodel.lengths import dataset_of
+
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
                                                   objective=objective, length_fraction=length_fraction)
     scenario.mean_prompt_length, scenario.mean_response_length = mean_lengths
+    scenario.response_profile, scenario.dataset = response_profile, dataset_of(flat) or None
     scenario.validate()
     if calibration is not None:
         scenario.calibration = calibration.as_dict()

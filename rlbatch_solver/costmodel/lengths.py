@@ -1,10 +1,21 @@
 """The response-length profile a step time assumes when the data's mean is not given (--mean-response-len).
 
-A profile is chosen by the model's family where a source says how long that family answers in RL training; other
-models take the default profile. Each profile states the mean response as a share of the limit; within a step
-the lengths are exponential with that mean, capped at the limit (constants.RESPONSE_LENGTHS), and a synchronous
-rollout waits for the step's longest response (``straggler_tokens``), which reaches the limit when the limit
-truncates: generation time then follows the limit, not the mean (docs/cost-model.md section 4).
+A profile says how long a model answers in RL training, from the published runs of docs/cost-model.md section 4
+(the table "Mean response lengths in published RL runs"). Two kinds:
+
+- a **share of the limit**: reasoning models think until the limit stops them, so their mean follows
+  max_response_length (``reasoning``); so does the ``default`` profile, for a model and data no source covers;
+- a **natural length** ``lam``: a non-reasoning model answers a task at its own length, which a larger limit does
+  not lengthen. Within a step the lengths are exponential with scale ``lam``, capped at the limit
+  (constants.RESPONSE_LENGTHS), so the mean is ``lam x (1 - e^(-limit/lam))``: short for GSM8K-style word
+  problems (``gsm8k``), longer for competition math (``math``).
+
+The profile is chosen by the user (``--response-profile NAME``), else by the model's family (a reasoning model
+takes ``reasoning`` whatever its data), else by the training data the config names (``dataset_of``: verl's
+``data.train_files``, OpenRLHF's ``--prompt_data``, TRL's ``dataset_name``, ms-swift's ``--dataset``), else
+``default``. A profile may also give the data's mean prompt (else prompts are timed at their limit). A
+synchronous rollout waits for the step's longest response (``straggler_tokens``), which reaches the limit when the
+limit truncates: generation time then follows the limit, not the mean.
 """
 
 from __future__ import annotations
@@ -13,7 +24,9 @@ import functools
 import math
 import re
 from dataclasses import dataclass
+from typing import Any, Mapping, Optional
 
+from ..errors import InputError
 from .constants import DEFAULT_AVG_RESPONSE_FRACTION
 
 EULER_GAMMA = 0.5772156649
@@ -22,26 +35,118 @@ EULER_GAMMA = 0.5772156649
 @dataclass(frozen=True)
 class LengthProfile:
     name: str
-    response_fraction: float  # mean response / max_response_length
     why: str  # the source, in a few words (printed with the assumption)
+    response_fraction: Optional[float] = None  # a share of the limit: mean response / max_response_length
+    natural_tokens: Optional[float] = None  # a natural length: the uncapped mean (the exponential's scale)
+    prompt_tokens: Optional[float] = None  # the data's mean prompt where a source gives it (None: the limit)
+
+    def mean_response(self, limit: float) -> float:
+        """The mean response (tokens) at this limit."""
+        limit = max(0.0, float(limit))
+        if self.natural_tokens is not None:
+            lam = self.natural_tokens
+            return lam * (1.0 - math.exp(-limit / lam)) if limit > 0 else 0.0
+        return limit * min(1.0, max(0.0, self.response_fraction or 0.0))
+
+    def fraction(self, limit: float) -> float:
+        """The mean response as a share of the limit (what Plan.avg_response_fraction holds)."""
+        return self.mean_response(limit) / limit if limit > 0 else 0.0
+
+    def how(self) -> str:
+        """The assumption in words: '0.35 of the limit' or 'a natural length of 1,500 tokens, capped at the limit'."""
+        if self.natural_tokens is not None:
+            return f"a natural length of {self.natural_tokens:,.0f} tokens, capped at the limit"
+        return f"{self.response_fraction:g} of the limit"
 
 
-DEFAULT = LengthProfile("default", DEFAULT_AVG_RESPONSE_FRACTION,
-                        "the median of four published runs' mean/limit, docs/cost-model.md section 4")
+DEFAULT = LengthProfile("default", "no source for this model and data: the median of four published runs' "
+                        "mean/limit, docs/cost-model.md section 4", response_fraction=DEFAULT_AVG_RESPONSE_FRACTION)
 # Reasoning models think before they answer and fill most of the limit. DeepScaleR (R1-Distill-Qwen-1.5B, GRPO at
 # an 8K limit; Agentica's DeepScaleR blog, Feb 2025, "Iterative Context Lengthening"): the mean response fell from
 # 5,500 to 3,500 tokens of 8,192 in that stage, 0.43-0.67 of the limit, with truncated responses common; we take
 # the middle, 4,500 / 8,192 = 0.55. Qwen3 models think by default (Qwen3 model cards: enable_thinking=True is the
-# chat template's default), so they take it too; a non-thinking variant (Instruct-2507) does not.
-REASONING = LengthProfile("reasoning", 0.55,
-                          "reasoning model: DeepScaleR's R1-Distill-1.5B answered 3,500-5,500 of 8,192 tokens")
+# chat template's default), so they take it too; a non-thinking variant (Instruct-2507) does not. (At 20-32K limits
+# the published reasoning runs answer 0.34-0.39 of the limit: docs/cost-model.md section 4's table.)
+REASONING = LengthProfile("reasoning", "reasoning model: DeepScaleR's R1-Distill-1.5B answered 3,500-5,500 of "
+                          "8,192 tokens", response_fraction=0.55)
+# GSM8K-style grade-school word problems, a non-reasoning model: the median natural length of four published verl
+# runs (exponential scale solving lam(1 - e^(-limit/lam)) = mean): verl #1208 325 of 1,024 tokens (342), verl's
+# MI300 baseline logs with deepseek-llm-7b 170 of 1,024 (171) and 176 of 512 (189), verl PR #7804 with
+# Qwen2.5-1.5B-Instruct 273 of 512 (359): 266. Their mean prompts: 103 (#1208) and 83 (MI300): 93.
+GSM8K = LengthProfile("gsm8k", "GSM8K-style word problems: four published verl runs answered 170-325 tokens "
+                      "at 512-1,024 limits", natural_tokens=266.0, prompt_tokens=93.0)
+# Competition math (MATH, DAPO-Math-17k, DeepScaleR's AIME/AMC data) answered by a non-reasoning model: verl #3816,
+# Qwen2.5-3B-Instruct on DAPO's recipe at a 20,480 limit, "~1000 tokens" mean; verl docs/perf/dpsk.md,
+# DeepSeek-V3 on verl's math example, 1,960 of 9,632 (scale 1,975): the middle, 1,500. A larger limit does not
+# lengthen them (Qwen3-4B on the same #3816 recipe, a reasoning model: ~7,000).
+MATH = LengthProfile("math", "competition math, non-reasoning model: verl #3816's Qwen2.5-3B answered ~1,000 "
+                     "tokens at a 20K limit, DeepSeek-V3 1,960 at 9.6K", natural_tokens=1500.0)
+# Every response runs to the limit: benchmarks that ignore the end-of-sequence token, the worst case.
+LIMIT = LengthProfile("limit", "every response runs to the limit (the worst case)", response_fraction=1.0)
+
+PROFILES: dict[str, LengthProfile] = {p.name: p for p in (DEFAULT, REASONING, GSM8K, MATH, LIMIT)}
+
 REASONING_MODELS = re.compile(r"(r1-distill|qwq|deepscaler|^qwen3(?!.*instruct))", re.IGNORECASE)
+# the task in the data's name or path, GSM8K's before math's ("gsm8k_math" mixes: the shorter answers first)
+TASKS = ((re.compile(r"gsm[-_]?8k", re.IGNORECASE), GSM8K),
+         (re.compile(r"math|aime|amc|deepscaler|olympiad|numina|\borz\b|competition", re.IGNORECASE), MATH))
+# The config keys that name the training data, per framework: verl and EasyR1 ``data.train_files``
+# (verl/trainer/config/data/legacy_data.yaml; EasyR1 verl/trainer/config.py DataConfig), OpenRLHF ``--prompt_data``
+# (0.8) and ``--data.prompt_dataset`` (0.11, openrlhf/cli/train_ppo_ray.py), TRL ``dataset_name``
+# (trl/scripts/utils.py ScriptArguments), ms-swift ``--dataset`` (swift/llm/argument/base_args/data_args.py), slime
+# ``--prompt-data`` (slime/utils/arguments.py add_data_arguments), SkyRL ``data.train_data``
+# (skyrl_train/config/ppo_base_config.yaml).
+DATASET_KEYS = ("data.train_files", "prompt_data", "data.prompt_dataset", "dataset_name", "dataset", "prompt-data",
+                "data.train_data")
 
 
-@functools.lru_cache(maxsize=256)
-def profile_for(model_name: str) -> LengthProfile:
-    """The length profile of a model card's name (the default where no source says how its family answers)."""
-    return REASONING if REASONING_MODELS.search(model_name or "") else DEFAULT
+def dataset_of(config: Mapping[str, Any]) -> str:
+    """The training data a framework's config names (its first key of DATASET_KEYS), as text ('' if none)."""
+    for key in DATASET_KEYS:
+        value = config.get(key)
+        if value not in (None, "", [], ()):
+            return " ".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
+    return ""
+
+
+def named(name: Optional[str]) -> Optional[LengthProfile]:
+    """The profile a user names (--response-profile), None for none; an unknown name is an input error."""
+    if name is None or name == "":
+        return None
+    found = PROFILES.get(str(name).strip().lower())
+    if found is None:
+        raise InputError("--response-profile", f"{name!r} is not a length profile.",
+                         f"use one of {', '.join(PROFILES)} (docs/cost-model.md section 4), or give the data's "
+                         "mean with --mean-response-len.")
+    return found
+
+
+@functools.lru_cache(maxsize=512)
+def profile_for(model_name: str, dataset: str = "", chosen: Optional[str] = None) -> LengthProfile:
+    """The length profile: the one ``chosen`` by name, else a reasoning model's, else the task's of the data the
+    config names, else the default."""
+    if chosen:
+        return named(chosen) or DEFAULT
+    if REASONING_MODELS.search(model_name or ""):
+        return REASONING
+    for pattern, profile in TASKS:
+        if pattern.search(dataset or ""):
+            return profile
+    return DEFAULT
+
+
+def plan_profile(plan: Any) -> LengthProfile:
+    """The profile of a cost-model Plan (its model, the data its config names, the profile its user named)."""
+    return profile_for(plan.model.name, plan.dataset or "", plan.response_profile)
+
+
+def chosen_by(plan: Any) -> str:
+    """What chose the plan's profile, in words: 'named', 'the model', 'the data' or 'no source' (the default)."""
+    if plan.response_profile:
+        return "named"
+    if REASONING_MODELS.search(plan.model.name or ""):
+        return "the model"
+    return "the data" if plan_profile(plan) is not DEFAULT else "no source"
 
 
 def harmonic(n: int) -> float:

@@ -83,7 +83,12 @@ class Plan:
     # ---- lengths actually generated (time model) and reached (memory model)
     # mean response / max (docs/cost-model.md); None: the model family's length profile (costmodel/lengths.py)
     avg_response_fraction: Optional[float] = None
-    avg_prompt_fraction: float = 1.0  # mean prompt / max prompt (unknown: 1.0)
+    # mean prompt / max prompt; None: the length profile's prompt where a source gives the data's, else 1.0
+    avg_prompt_fraction: Optional[float] = None
+    # the response-length profile a user names (--response-profile; lengths.PROFILES), and the training data the
+    # config names (lengths.dataset_of): with the model's family they choose the profile (lengths.profile_for)
+    response_profile: Optional[str] = None
+    dataset: str = ""
     # Memory, with remove_padding: fraction of max prompt+response the longest micro
     # batch reaches. 1.0 = worst case (every sequence of a micro batch at the limits).
     peak_length_fraction: float = 1.0

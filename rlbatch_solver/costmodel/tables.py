@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .phase import MEMORY_PHASES, TRAIN_PHASES, Phase
 from ..rules.base import Derived, Rule, RuleKind, Value
@@ -347,18 +347,34 @@ def with_mean_lengths(spec: CostSpec, prompt: float | None, response: float | No
     return replace(spec, plan=lambda values, phase: at_mean_lengths(plan(values, phase), prompt, response))
 
 
-def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, float]:
-    """The mean and maximum prompt and response lengths (tokens) the step time is predicted at."""
+def with_response_profile(spec: CostSpec, profile: str | None, dataset: str | None) -> CostSpec:
+    """The same cost model timing the step with the length profile a user names (``--response-profile``) and the
+    training data the config names (``lengths.dataset_of``), from which the default profile is chosen
+    (docs/cost-model.md section 4). Given mean lengths (``with_mean_lengths``) still take precedence."""
+    from dataclasses import replace
+
+    if not profile and not dataset:
+        return spec
+    plan = spec.plan
+    return replace(spec, plan=lambda values, phase: plan(values, phase).replace(response_profile=profile or None,
+                                                                                dataset=dataset or ""))
+
+
+def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, Any]:
+    """The mean and maximum prompt and response lengths (tokens) the step time is predicted at, and the length
+    profile that set them where no mean was given."""
     from .time import _lengths
 
-    from .lengths import profile_for, straggler_tokens
+    from .lengths import chosen_by, plan_profile, straggler_tokens
 
     plan = spec.plan(values, Phase.ROLLOUT)
     p, r, r_max = _lengths(plan)
-    profile = profile_for(plan.model.name)
+    profile = plan_profile(plan)
     return {"prompt": round(p, 1), "response": round(r, 1), "max_prompt": plan.prompt_len,
             "max_response": plan.response_len, "profile": profile.name, "profile_why": profile.why,
-            "profile_fraction": profile.response_fraction,
+            "profile_how": profile.how(), "profile_fraction": round(profile.fraction(r_max), 3),
+            "profile_prompt": profile.prompt_tokens, "profile_chosen": chosen_by(plan),
+            "dataset": plan.dataset or None,
             "longest": round(straggler_tokens(r, r_max, int(plan.samples_per_step)), 1)}
 
 

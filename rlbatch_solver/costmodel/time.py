@@ -148,13 +148,17 @@ def _dp(plan: Plan) -> float:
 
 def _lengths(plan: Plan) -> tuple[float, float, float]:
     """(mean prompt, mean response, max response) in tokens."""
-    p = max(1.0, plan.prompt_len * min(1.0, max(0.0, plan.avg_prompt_fraction)))
     r_max = float(max(0, plan.response_len))
-    frac = plan.avg_response_fraction
-    if frac is None:
-        from .lengths import profile_for
+    pfrac, frac = plan.avg_prompt_fraction, plan.avg_response_fraction
+    if pfrac is None or frac is None:
+        from .lengths import plan_profile
 
-        frac = profile_for(plan.model.name).response_fraction
+        profile = plan_profile(plan)
+        if frac is None:
+            frac = profile.fraction(r_max)
+        if pfrac is None:
+            pfrac = profile.prompt_tokens / plan.prompt_len if profile.prompt_tokens and plan.prompt_len > 0 else 1.0
+    p = max(1.0, plan.prompt_len * min(1.0, max(0.0, pfrac)))
     r = r_max * min(1.0, max(0.0, frac))
     return p, r, r_max
 

@@ -11,6 +11,7 @@
     prompt_length: [1024]
     response_length: [4096]
     placement: [colocate, split]   # optional: rollout on the training GPUs or on a pool of its own (docs/async.md)
+    response_profile: [gsm8k, math]  # optional: how long the model answers (docs/cost-model.md section 4)
     objective: time
     price_per_gpu_hour: {h100: 2.5, a100-80gb: 1.6}   # or one number
     fixed: {...}               # framework keys, as in a scenario
@@ -36,7 +37,7 @@ from ..frameworks.overrides import load_yaml_file
 from ..scenario import FIELD_NAMES, scenario_from_dict
 
 AXES = ("framework", "gpu", "gpus", "model", "algorithm", "n", "prompt_length", "response_length", "nnodes",
-        "placement")
+        "placement", "response_profile")
 GRID_ONLY = ("price_per_gpu_hour", "time_limit_s", "gpus_per_node")
 DEFAULT_POINT_TIME_LIMIT_S = 20.0
 MAX_POINT_TIME_LIMIT_S = 3600.0  # an hour a point: the solves answer in seconds

@@ -73,6 +73,8 @@ def evaluate_point(point: Point) -> dict[str, Any]:
                                    for n, s, i in best.stages]
             if rep.placement is not None:
                 row["placement"] = rep.placement.to_dict()
+            if rep.lengths:  # the mean lengths the step time assumed, and the length profile that set them
+                row["mean_lengths"] = rep.lengths
             if rep.host is not None:  # the node's RAM (host_mem_gib of the point, else the GPU type's standard node)
                 row["host_memory"] = rep.host.to_dict()
             price = point.scenario.get("price_per_gpu_hour")
