@@ -1,0 +1,304 @@
+"""Unsloth GRPO (``--framework unsloth``): TRL's GRPOTrainer as Unsloth patches it, a mode of the TRL framework.
+
+An Unsloth run is a Python script or notebook (``FastLanguageModel.from_pretrained(...)``,
+``FastLanguageModel.get_peft_model(...)``, ``GRPOConfig(...)``), not a command line, so its config is given as keys
+with Unsloth's own argument names: a YAML file (``--config unsloth.yaml``, flat or under the sections
+``from_pretrained``, ``get_peft_model`` and ``grpo_config``) or pasted ``--key value`` pairs, plus
+``UNSLOTH_VLLM_STANDBY=1`` as the script sets it. What they mean, from Unsloth 2026.10.9's code:
+
+* ``FastLanguageModel.from_pretrained`` (unsloth/models/loader.py): ``load_in_4bit`` (default True: bitsandbytes NF4
+  with double quantization), ``load_in_8bit``, ``load_in_16bit``, ``full_finetuning``, ``fast_inference`` (default
+  False: a colocated vLLM engine whose weights are the trained model's, unsloth_zoo/vllm_utils.py ``load_vllm``;
+  Unsloth's GRPOTrainer then turns ``use_vllm`` on, rl.py), ``gpu_memory_utilization`` (default 0.5: vLLM's share),
+  ``max_seq_length`` (default 2048: vLLM's max_model_len), ``max_lora_rank`` (vLLM's LoRA slots).
+* ``FastLanguageModel.get_peft_model`` (unsloth/models/llama.py): ``r`` (default 16) on every linear layer,
+  ``use_gradient_checkpointing`` (default "unsloth": checkpoints offloaded to host RAM,
+  unsloth_zoo/gradient_checkpointing.py; True: plain checkpointing; False: none).
+* ``UNSLOTH_VLLM_STANDBY=1``: the engine sleeps between rollouts, its KV cache released (unsloth_zoo/vllm_utils.py
+  ``patch_vllm_enable_sleep_mode``); the weights stay, shared with the trainer.
+* the ``GRPOConfig`` fields: TRL's (``rules.py``) with Unsloth's defaults and checks (``unsloth_rules.py``).
+
+Memory (``cost_spec``): TRL's cost terms (``cost.py``) with Unsloth's plan: the quantized base, one copy of the
+weights for the trainer and vLLM, offloaded checkpoints and the chunked log-probs (``Plan.base_weight_bytes``,
+``engine_shares_weights``, ``ckpt_offload``, ``logits_impl = "unsloth-chunked"``; docs/cost-model.md "Unsloth").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ...catalog.models import ModelCard
+from ...costmodel import constants as C
+from ...costmodel.tables import CostSpec
+from ...errors import InputError, did_you_mean
+from ...rules.base import RuleSet, Value
+from ..overrides import flag_bool, memory_share_permille, whole_number
+from . import unsloth_rules
+from .framework import TrlFramework
+
+# FastLanguageModel.from_pretrained's and get_peft_model's arguments we read, with their defaults (unsloth/models/
+# loader.py FastLanguageModel.from_pretrained; unsloth/models/llama.py FastLlamaModel.get_peft_model)
+MODEL_ARGS: dict[str, Any] = {
+    "max_seq_length": 2048, "load_in_4bit": True, "load_in_8bit": False, "load_in_16bit": False,
+    "full_finetuning": False, "fast_inference": False, "gpu_memory_utilization": 0.5, "max_lora_rank": 64,
+    "r": 16, "use_gradient_checkpointing": "unsloth",
+}
+# from_pretrained / get_peft_model arguments that do not change what we check or price
+IGNORED_ARGS = frozenset({"model_name", "dtype", "token", "device_map", "lora_alpha", "lora_dropout", "bias",
+                          "random_state", "use_rslora", "loftq_config", "target_modules", "float8_kv_cache",
+                          "trust_remote_code", "fix_tokenizer", "rope_scaling", "revision", "use_exact_model_name",
+                          "offload_embedding", "max_prompt_length"})
+STANDBY = "UNSLOTH_VLLM_STANDBY"
+SECTIONS = ("from_pretrained", "get_peft_model", "grpo_config", "GRPOConfig", "training_args", "args")
+INT8_BYTES = 1.0  # bitsandbytes LLM.int8 (load_in_8bit): one byte per weight
+BITS = {4: C.NF4_BYTES, 8: INT8_BYTES, 16: 0.0}  # frozen base bytes per decoder weight (0: 16-bit)
+
+
+def _trl() -> TrlFramework:
+    """TRL's own framework object (release 1.16.0, whose GRPOConfig reads the flags as the pinned 1.15.0 does)."""
+    from .. import get_framework
+    return get_framework("trl")
+
+
+def _own(key: str) -> bool:
+    return key in MODEL_ARGS or key in IGNORED_ARGS or key == STANDBY
+
+
+def _flat(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """Keys without their dashes and without a section prefix (``from_pretrained.load_in_4bit``)."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        k = (key[2:] if key.startswith("--") else key).replace("-", "_") if not key.isupper() else key
+        head, dot, rest = k.partition(".")
+        out[rest if dot and head in SECTIONS else k] = value
+    return out
+
+
+def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Value]]:
+    """Unsloth's keys -> (TRL's GRPOConfig flags, the cost values only Unsloth has)."""
+    rest = {k: v for k, v in _flat(flat).items() if k not in MODEL_ARGS and k not in IGNORED_ARGS and k != STANDBY}
+    args = {**MODEL_ARGS, **{k: v for k, v in _flat(flat).items() if k in MODEL_ARGS}}
+    full = flag_bool("full_finetuning", args["full_finetuning"])
+    if flag_bool("load_in_16bit", args["load_in_16bit"]) or full:
+        bits = 16
+    elif flag_bool("load_in_8bit", args["load_in_8bit"]):
+        bits = 8
+    else:
+        bits = 4 if flag_bool("load_in_4bit", args["load_in_4bit"]) else 16
+    ckpt = args["use_gradient_checkpointing"]
+    offload = isinstance(ckpt, str) and ckpt.strip().lower() == "unsloth"
+    if not offload and isinstance(ckpt, str) and ckpt.strip().lower() not in ("true", "false", "1", "0"):
+        raise InputError("use_gradient_checkpointing", f"'{ckpt}' is not one of Unsloth's settings."
+                         f"{did_you_mean(ckpt, ['unsloth', 'true', 'false'])}",
+                         'use use_gradient_checkpointing = "unsloth" (the default), true or false.')
+    trl = dict(rest)
+    trl["gradient_checkpointing"] = True if offload else flag_bool("use_gradient_checkpointing", ckpt)
+    trl.setdefault("dtype", "bfloat16")  # dtype None: the GPU's 16-bit type (bf16, or fp16 before Ampere)
+    if not full:
+        trl["use_peft"] = True
+        trl["lora_r"] = whole_number("r", args["r"], "r")
+        if trl["lora_r"] < 1:
+            raise InputError("r", f"{trl['lora_r']} must be at least 1.", "set r = 16 (get_peft_model's default).")
+    if flag_bool("fast_inference", args["fast_inference"]):
+        trl["use_vllm"] = True
+        trl.setdefault("vllm_mode", "colocate")
+        trl["vllm_gpu_memory_utilization"] = args["gpu_memory_utilization"]
+        trl["vllm_max_model_length"] = args["max_seq_length"]
+        standby = flat.get(STANDBY, 0)
+        trl["vllm_enable_sleep_mode"] = standby not in (None, "", "0", 0, False, "false", "False")
+    cost: dict[str, Value] = {
+        "load_bits": bits, "ckpt_offload": offload,
+        # the 0.5 default is read even without fast_inference (a permille, checked like the TRL flag)
+        "gmu_check": memory_share_permille("gpu_memory_utilization", args["gpu_memory_utilization"],
+                                           "write gpu_memory_utilization = 0.5 (vLLM's share of the GPU)."),
+    }
+    return trl, cost
+
+
+class UnslothFramework(TrlFramework):
+    """``FastLanguageModel`` + Unsloth's ``GRPOTrainer`` (one process per GPU; vLLM inside it with fast_inference)."""
+
+    name = "unsloth"
+    version = unsloth_rules.VERSION
+    ruleset: RuleSet = unsloth_rules.RULESET
+    command = "python"
+    versions = (unsloth_rules.VERSION,)
+    entry_commands = ()
+    entry_modules = ()
+    launcher_flags = False
+    model_keys = ("--model_name",)
+    example_inputs = ()
+    example_inputs_source = ""
+    doc_intro = ("Unsloth GRPO: TRL's GRPOConfig rules at TRL " + unsloth_rules.TRL_PIN + " (the newest release "
+                 "Unsloth " + unsloth_rules.VERSION + " accepts), with Unsloth's defaults and checks "
+                 "(frameworks/trl/unsloth_rules.py). Give the config as keys with Unsloth's argument names "
+                 "(FastLanguageModel.from_pretrained, get_peft_model, GRPOConfig) in a YAML file or pasted as "
+                 "--key value, and UNSLOTH_VLLM_STANDBY=1 where the script sets it.")
+    accuracy_family = "trl"
+
+    @property
+    def release(self):
+        from .versions import RELEASES
+        return RELEASES["1.16.0"]  # TRL 1.15.0's defaults are 1.16.0's (grpo_config.py: only pad_to_multiple_of)
+
+    @property
+    def newest(self) -> bool:
+        return True
+
+    @classmethod
+    def for_version(cls, version: str) -> "UnslothFramework":
+        return cls()
+
+    def resolve_version(self, text: str) -> tuple[str | None, str | None]:
+        return (self.version, None) if text.lstrip("v") == self.version else (None, None)
+
+    def for_config(self, flat: Mapping[str, Any]):
+        return self, None
+
+    def doc_appendix(self) -> str:
+        return ""
+
+    def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+        flat, ignored = super().parse(tokens)
+        flat.pop("__entry__", None)
+        return flat, ignored
+
+    def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+        """TRL's GRPOConfig keys as TRL's parser reads them; Unsloth's own (from_pretrained, get_peft_model, the
+        environment) as they are."""
+        keys = _flat(flat)
+        own = {k: v for k, v in keys.items() if _own(k)}
+        return {**super().normalize({k: v for k, v in keys.items() if k not in own}), **own}
+
+    # -- export: GRPOConfig keys and Unsloth's own names --------------------------------------------------
+    EXPORT_NAMES = {"--vllm_gpu_memory_utilization": "--gpu_memory_utilization", "--use_vllm": "--fast_inference"}
+    NOT_EXPORTED = ("--num_processes", "--num_machines", "--use_deepspeed", "--zero_stage", "--dtype", "--torch_dtype",
+                    "--vllm_mode")
+
+    def export(self, solution: Mapping[str, Value], space: Any = None) -> list[str]:
+        out = []
+        for arg in _trl().export(solution, space):
+            key, _, value = arg.partition(" ")
+            if key in self.NOT_EXPORTED:
+                continue
+            if key == "--vllm_enable_sleep_mode":
+                out.append(f"{STANDBY}=1")
+                continue
+            out.append(f"{self.EXPORT_NAMES.get(key, key)} {value}".strip())
+        return out
+
+    def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
+        trl, cost = unsloth_values(flat)
+        if gpus is None and "num_processes" not in trl and "NPROC_PER_NODE" not in trl:
+            gpus = 1  # a script on one GPU (python train.py, a notebook)
+        values = super().to_values(trl, gpus=gpus, model=model)
+        values["removed_fields"] = False  # Unsloth drops them with a warning (unsloth_rules.py)
+        values.update({k: v for k, v in cost.items() if k != "gmu_check"})
+        _rewrite_batch(values)
+        return values
+
+    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        trl, cost = unsloth_values(flat)
+        notes = []
+        gpus = {"gpus_per_node": 1, "nnodes": 1}
+        values = dict(gpus)
+        try:
+            values = super().to_values(trl, gpus=1 if "num_processes" not in trl else None, model=None)
+        except InputError:
+            pass
+        before = values.get("per_device_train_batch_size")
+        after = dict(values)
+        _rewrite_batch(after)
+        if before is not None and after.get("per_device_train_batch_size") != before:
+            notes.append(f"Unsloth changes per_device_train_batch_size {before} to num_generations = "
+                         f"{after['per_device_train_batch_size']}: gradient_accumulation_steps*WORLD_SIZE*"
+                         "per_device_train_batch_size is not a multiple of it (unsloth/models/rl.py, the generated "
+                         "UnslothGRPOConfig); checked and priced with the changed batch")
+        dropped = [k for k in ("max_prompt_length", "vllm_device", "vllm_dtype", "vllm_max_model_len",
+                               "vllm_guided_decoding_regex", "vllm_enable_prefix_caching", "wandb_log_unique_prompts",
+                               "use_liger_loss") if k in _flat(flat)]
+        if dropped:
+            notes.append(f"Unsloth drops {', '.join(dropped)} (fields TRL {unsloth_rules.TRL_PIN} removed) with a warning "
+                         "(unsloth/models/rl_config_compat.py)")
+        if not trl.get("use_vllm"):
+            notes.append("fast_inference is off (from_pretrained's default): rollouts use the model's own generate, "
+                         "not vLLM")
+        elif trl.get("vllm_enable_sleep_mode"):
+            notes.append(f"{STANDBY}=1: the vLLM engine releases its KV cache while the trainer runs")
+        if cost["load_bits"] == 4:
+            notes.append("load_in_4bit (from_pretrained's default): the frozen base is NF4 with double quantization, "
+                         "priced at %.3f bytes per decoder weight" % C.NF4_BYTES)
+        if cost["ckpt_offload"]:
+            notes.append('use_gradient_checkpointing = "unsloth": each layer\'s checkpoint is in host RAM, not on the GPU')
+        return notes
+
+    def _decided(self, flat: Mapping[str, Any]) -> dict[str, Value]:
+        return _trl()._decided(flat)  # TRL 1.16.0's (the pinned 1.15.0 decides them the same way)
+
+    def _has_knob(self, name: str) -> bool:
+        return name in ("gmu_permille", "sleep_level")
+
+    def native_key(self, name: str) -> str:
+        if name == "gmu_permille":
+            return "gpu_memory_utilization"
+        if name == "sleep_level":
+            return STANDBY
+        return super().native_key(name)
+
+    def assignment(self, name: str, value: Value) -> str:
+        if name == "gmu_permille":
+            return f"--gpu_memory_utilization {int(value or 0) / 1000}"
+        if name == "sleep_level":
+            return f"{STANDBY}={1 if value else 0}"
+        return super().assignment(name, value)
+
+    def cost_spec(self, model: ModelCard, gpu: Any) -> CostSpec:
+        base = super().cost_spec(model, gpu)
+        plan = base.plan
+
+        standby_share = standby_utilization(gpu.memory_bytes)
+
+        def unsloth_plan(values: Mapping[str, Value], phase: str):
+            p = plan(values, phase)
+            if p.engine == "vllm" and int(values.get("sleep_level") or 0):
+                p = p.replace(gpu_memory_utilization=standby_share)
+            return p.replace(
+                base_weight_bytes=BITS.get(int(values.get("load_bits") or 16), 0.0) if p.lora_params else 0.0,
+                engine_shares_weights=p.engine == "vllm" and p.colocated,
+                ckpt_offload=bool(values.get("ckpt_offload")) and p.grad_ckpt,
+                logits_impl="unsloth-chunked")
+
+        extra = ["load_bits", "ckpt_offload"]
+        memory_inputs = {phase: list(names) + extra for phase, names in base.memory_inputs.items()}
+        from dataclasses import replace
+        return replace(base, framework="unsloth", plan=unsloth_plan, memory_inputs=memory_inputs,
+                       bool_names=base.bool_names | {"ckpt_offload"})
+
+
+# UNSLOTH_VLLM_STANDBY replaces gpu_memory_utilization with a share by the GPU's size (unsloth_zoo/vllm_utils.py
+# load_vllm, vLLM >= 0.11: the tier of a tenth of the GPU's GiB, times 0.95), whatever the script asks, unless
+# UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE is set: (a tenth of the GiB at least, share)
+STANDBY_TIERS = ((4.0, 0.925), (2.5, 0.9), (2.0, 0.825), (1.4, 0.8), (1.0, 0.775), (0.0, 0.75))
+STANDBY_HEADROOM = 0.95
+
+
+def standby_utilization(memory_bytes: float) -> float:
+    """The vLLM memory share Unsloth's standby mode sets on a GPU of ``memory_bytes``."""
+    tenth = memory_bytes / 1024**3 * 0.1
+    return next(share for floor, share in STANDBY_TIERS if tenth >= floor) * STANDBY_HEADROOM
+
+
+def _rewrite_batch(values: dict[str, Value]) -> None:
+    """Unsloth's rewrite: with neither generation_batch_size nor steps_per_generation set, a batch whose
+    gradient_accumulation_steps*WORLD_SIZE*per_device_train_batch_size is not a multiple of num_generations becomes
+    num_generations per device (unsloth/models/rl.py, the generated UnslothGRPOConfig.__init__)."""
+    if values.get("generation_batch_size") is not None or values.get("steps_per_generation") is not None:
+        return
+    world = int(values.get("gpus_per_node") or 1) * int(values.get("nnodes") or 1)
+    b, ga, g = (int(values.get(k) or 1) for k in ("per_device_train_batch_size", "gradient_accumulation_steps",
+                                                  "num_generations"))
+    if g > 0 and (ga * world * b) % g:
+        values["per_device_train_batch_size"] = g
+
+
+__all__ = ["UnslothFramework", "unsloth_values"]
