@@ -498,13 +498,12 @@ def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool, logits:
     peak is ``checkpoints + max(logits, recomputed layer)``: this term holds the checkpoints and only the
     recomputed layer's excess over the logits term counted beside it (ACT_RECOMPUTE_OVERLAPS_LOGITS)."""
     split = max(1, plan.tp)  # Megatron TP with sequence parallel splits every term
-    if ckpt and plan.ckpt_offload:
-        # the checkpoints are in host RAM: one in transit (the next layer's input, prefetched) and the recomputed
-        # layer stay (unsloth_zoo/gradient_checkpointing.py Unsloth_Offloaded_Gradient_Checkpointer: forward saves
-        # the layer's input to the CPU, backward copies it back and recomputes the layer)
-        return tokens * (C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / split + mc.act_tail + mc.act_max_layer / split)
     if ckpt:
-        ckpts = tokens * (mc.layers * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / split + mc.act_tail)
+        # offloaded (Plan.ckpt_offload): the checkpoints are in host RAM but the one in transit, the next layer's
+        # input copied back (unsloth_zoo/gradient_checkpointing.py Unsloth_Offloaded_Gradient_Checkpointer: forward
+        # saves the layer's input to the CPU, backward copies it back and recomputes the layer)
+        on_gpu = 1 if plan.ckpt_offload else mc.layers
+        ckpts = tokens * (on_gpu * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / split + mc.act_tail)
         layer = tokens * mc.act_max_layer / split
         if C.ACT_RECOMPUTE_OVERLAPS_LOGITS:
             return ckpts + layer
