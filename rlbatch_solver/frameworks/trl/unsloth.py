@@ -32,6 +32,7 @@ from ...costmodel import constants as C
 from ...costmodel.tables import CostSpec
 from ...errors import InputError, did_you_mean
 from ...rules.base import RuleSet, Value
+from ..error_text import ErrorPattern
 from ..overrides import flag_bool, memory_share_permille, whole_number
 from . import unsloth_rules
 from .framework import TrlFramework
@@ -49,6 +50,14 @@ IGNORED_ARGS = frozenset({"model_name", "dtype", "token", "device_map", "lora_al
                           "trust_remote_code", "fix_tokenizer", "rope_scaling", "revision", "use_exact_model_name",
                           "offload_embedding", "max_prompt_length"})
 STANDBY = "UNSLOTH_VLLM_STANDBY"
+# Unsloth's own messages (explain); TRL's are TRL's (error_families)
+PATTERNS = [
+    ErrorPattern("unsloth", r"Unsloth GRPO mini batch size needs to be less than or equal to the effective generation "
+                            r"batch size", ("unsloth.config.grpo_mini_batch_within_generation_batch",),
+                 unsloth_rules.UNSLOTH_CONFIG,
+                 "ValueError: Unsloth GRPO mini batch size needs to be less than or equal to the effective generation "
+                 "batch size, which is self.per_device_train_batch_size * gradient_accumulation_steps."),
+]
 SECTIONS = ("from_pretrained", "get_peft_model", "grpo_config", "GRPOConfig", "training_args", "args")
 INT8_BYTES = 1.0  # bitsandbytes LLM.int8 (load_in_8bit): one byte per weight
 BITS = {4: C.NF4_BYTES, 8: INT8_BYTES, 16: 0.0}  # frozen base bytes per decoder weight (0: 16-bit)
@@ -121,20 +130,26 @@ class UnslothFramework(TrlFramework):
     name = "unsloth"
     version = unsloth_rules.VERSION
     ruleset: RuleSet = unsloth_rules.RULESET
-    command = "python"
+    # a run is the user's own script (a notebook saved as unsloth_grpo.py) passing these keys to from_pretrained,
+    # get_peft_model and GRPOConfig: recommend's whole command names it so, and a launch script running a file of
+    # that name is read as Unsloth's
+    command = "python unsloth_grpo.py"
+    launcher_keys = frozenset()
+    launcher_entries = ()
     versions = (unsloth_rules.VERSION,)
     entry_commands = ()
-    entry_modules = ()
+    entry_modules = ("unsloth_grpo",)
     launcher_flags = False
     model_keys = ("--model_name",)
     example_inputs = ()
-    example_inputs_source = ""
+    example_inputs_source = "your script's own (Unsloth's notebooks pass a dataset and reward functions to GRPOTrainer)"
     doc_intro = ("Unsloth GRPO: TRL's GRPOConfig rules at TRL " + unsloth_rules.TRL_PIN + " (the newest release "
                  "Unsloth " + unsloth_rules.VERSION + " accepts), with Unsloth's defaults and checks "
                  "(frameworks/trl/unsloth_rules.py). Give the config as keys with Unsloth's argument names "
                  "(FastLanguageModel.from_pretrained, get_peft_model, GRPOConfig) in a YAML file or pasted as "
                  "--key value, and UNSLOTH_VLLM_STANDBY=1 where the script sets it.")
     accuracy_family = "trl"
+    error_families = ("unsloth", "trl")
 
     @property
     def release(self):
@@ -173,7 +188,7 @@ class UnslothFramework(TrlFramework):
     # -- export: GRPOConfig keys and Unsloth's own names --------------------------------------------------
     EXPORT_NAMES = {"--vllm_gpu_memory_utilization": "--gpu_memory_utilization", "--use_vllm": "--fast_inference"}
     NOT_EXPORTED = ("--num_processes", "--num_machines", "--use_deepspeed", "--zero_stage", "--dtype", "--torch_dtype",
-                    "--vllm_mode")
+                    "--vllm_mode", "--vllm_tensor_parallel_size")
 
     def export(self, solution: Mapping[str, Value], space: Any = None) -> list[str]:
         out = []
@@ -185,6 +200,11 @@ class UnslothFramework(TrlFramework):
                 out.append(f"{STANDBY}=1")
                 continue
             out.append(f"{self.EXPORT_NAMES.get(key, key)} {value}".strip())
+        share = solution.get("gmu_permille")
+        if solution.get("use_vllm") and share is not None and not any(a.startswith("--gpu_memory_utilization")
+                                                                      for a in out):
+            # TRL's export leaves out TRL's default share (0.3); from_pretrained's is 0.5: always say it
+            out.append(f"--gpu_memory_utilization {int(share) / 1000}")
         return out
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
@@ -231,6 +251,9 @@ class UnslothFramework(TrlFramework):
         if cost["ckpt_offload"]:
             notes.append('use_gradient_checkpointing = "unsloth": each layer\'s checkpoint is in host RAM, not on the GPU')
         return notes
+
+    def error_patterns(self) -> list:
+        return PATTERNS + super().error_patterns()
 
     def _decided(self, flat: Mapping[str, Any]) -> dict[str, Value]:
         return _trl()._decided(flat)  # TRL 1.16.0's (the pinned 1.15.0 decides them the same way)
