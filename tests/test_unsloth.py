@@ -113,6 +113,19 @@ def _quantized(model) -> float:
     return NF4_BYTES * (model.total_params() - dense) + 2 * dense
 
 
+def test_offloaded_checkpoints_are_in_host_ram():
+    """The checkpoints Unsloth moves off the GPU land in the node's RAM: 31 of the 32 layers' [8 x 20480, 4096] bf16
+    inputs (39 GiB) for the table's run; a 32 GiB machine runs out."""
+    flat = {f"--{k.split('.')[-1]}": v for k, v in BLOG_UNSLOTH.items()}
+    args = [a for k, v in flat.items() for a in (k, str(v).lower() if isinstance(v, bool) else str(v))]
+    out = run("check", "--framework", "unsloth", "--model", "llama3.1-8b", "--gpu", "h100", "--host-mem", "32",
+              "--json", "--", *args)
+    host = __import__("json").loads(out.stdout)["host_memory"]
+    assert host["terms_gib"]["activation checkpoints offloaded to the CPU (Unsloth)"] == pytest.approx(
+        31 * GENERATIONS * (CONTEXT - PROMPT + PROMPT) * 4096 * 2 / GIB, rel=0.01)
+    assert host["fits"] is False
+
+
 def test_the_qwen3_4b_notebook_is_valid_and_fits_its_t4():
     out = run("check", "--framework", "unsloth", "--config", "docs/examples/unsloth-qwen3-4b-grpo.yaml",
               "--model", "qwen3-4b", "--gpu", "t4")

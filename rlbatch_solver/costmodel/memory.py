@@ -511,6 +511,16 @@ def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool, logits:
     return tokens * (mc.act_all_layers / split + mc.act_tail)
 
 
+def offloaded_checkpoint_bytes(plan: Plan) -> float:
+    """Host bytes of one rank's activation checkpoints offloaded to the CPU (``Plan.ckpt_offload``: every decoder
+    layer's input of the update's largest micro batch, the GPU keeping one of them)."""
+    if not (plan.ckpt_offload and plan.grad_ckpt):
+        return 0.0
+    mc = model_consts(plan.model)
+    tokens = micro_tokens(plan, plan.train_micro, plan.train_token_budget, _dp_share(plan, plan.mini_batches))
+    return tokens * (mc.layers - 1) * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / max(1, plan.tp)
+
+
 def _forward_activations(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     # no_grad: one layer's tensors at a time plus the residual stream
     return tokens * (mc.act_max_layer / max(1, plan.tp) + 2 * C.BF16 * mc.hidden)
