@@ -201,3 +201,14 @@ def test_check_on_a_pasted_config_is_fast():
               "--num_generations", "8", "--max_completion_length", "3584", "UNSLOTH_VLLM_STANDBY=1")
     assert out.returncode in (0, 1), out.stdout + out.stderr
     assert time.perf_counter() - start < 1.5
+
+
+def test_standby_is_read_from_pasted_text_and_from_a_launch_script(tmp_path):
+    flat, ignored = FW.parse(["export", "UNSLOTH_VLLM_STANDBY=1", "--fast_inference", "true"])
+    assert flat["UNSLOTH_VLLM_STANDBY"] == "1" and not ignored
+    script = tmp_path / "run.sh"
+    script.write_text("export UNSLOTH_VLLM_STANDBY=1\npython unsloth_grpo.py --fast_inference true --load_in_4bit true "
+                      "--max_seq_length 4096 --max_completion_length 3584 --num_generations 8\n")
+    out = run("check", "--framework", "unsloth", script, "--model", "llama3.1-8b", "--gpu", "rtx4090", "--json")
+    notes = " ".join(__import__("json").loads(out.stdout)["notes"])
+    assert "UNSLOTH_VLLM_STANDBY=1: the vLLM engine releases its KV cache" in notes and "load_in_4bit" in notes

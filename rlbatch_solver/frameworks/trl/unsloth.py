@@ -174,9 +174,25 @@ class UnslothFramework(TrlFramework):
         return ""
 
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+        """``--key value`` pairs, and ``UNSLOTH_VLLM_STANDBY=1`` (``export``-ed or not) as the script sets it."""
         flat, ignored = super().parse(tokens)
         flat.pop("__entry__", None)
+        for word in list(ignored):
+            key, eq, value = word.partition("=")
+            if eq and key == STANDBY:
+                flat[STANDBY] = value.strip("'\"")
+                ignored.remove(word)
+        if "export" in ignored and STANDBY in flat:
+            ignored.remove("export")
         return flat, ignored
+
+    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
+                    notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
+        """A launch script's own ``UNSLOTH_VLLM_STANDBY`` (its environment) joins the arguments."""
+        name, out, gpus = super().from_script(args, scope, gpus, notes)
+        if STANDBY in scope and not any(a.startswith(STANDBY + "=") for a in out):
+            out = [*out, f"{STANDBY}={scope[STANDBY]}"]
+        return name, out, gpus
 
     def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
         """TRL's GRPOConfig keys as TRL's parser reads them; Unsloth's own (from_pretrained, get_peft_model, the
