@@ -126,6 +126,30 @@ def test_offloaded_checkpoints_are_in_host_ram():
     assert host["fits"] is False
 
 
+# Unsloth's GRPO tutorial (docs.unsloth.ai "Tutorial: Train your own Reasoning model with GRPO", the Qwen2.5 GRPO
+# notebook): QLoRA rank 64, max_seq_length 1024, vLLM at half the GPU, 8 generations of 200 tokens for 256-token prompts
+FIVE_GB_CLAIM = ["--fast_inference", "true", "--load_in_4bit", "true", "--max_seq_length", "1024", "--r", "64",
+                 "--gpu_memory_utilization", "0.5", "--per_device_train_batch_size", "1",
+                 "--gradient_accumulation_steps", "1", "--num_generations", "8", "--max_prompt_length", "256",
+                 "--max_completion_length", "200"]
+
+
+def test_grpo_on_5_gb_for_qwen2_5_1_5b(tmp_path):
+    """"You can now train your own reasoning model with just 5GB VRAM for Qwen2.5 (1.5B)" (unsloth.ai/blog/grpo): on a
+    5 GB GPU (a GPU file of ours) every phase fits, the largest at about 3.6 GiB."""
+    gpu_file = tmp_path / "gpus.yaml"
+    gpu_file.write_text("gpus:\n  - name: gpu-5gb\n    display_name: a 5 GB GPU\n    memory_mib: 5120\n"
+                        "    bf16_tflops: 65\n    hbm_bandwidth_gbps: 320\n    intra_node: pcie\n"
+                        "    intra_node_bandwidth_gbps: 16\n    host_link_bandwidth_gbps: 16\n    hopper_fp8: false\n"
+                        "    source: \"datasheet: the blog's 5 GB\"\n")
+    out = run("check", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "gpu-5gb", "--gpu-file", gpu_file,
+              "--json", "--", *FIVE_GB_CLAIM)
+    memory = __import__("json").loads(out.stdout)["memory"]
+    assert memory["fits"] and memory["verdict"] == "yes", memory["phases"]
+    peak = max(p["peak_mib"] for p in memory["phases"].values())
+    assert peak <= 5e9 / 2**20 and peak > 0.6 * 5e9 / 2**20
+
+
 def test_the_qwen3_4b_notebook_is_valid_and_fits_its_t4():
     out = run("check", "--framework", "unsloth", "--config", "docs/examples/unsloth-qwen3-4b-grpo.yaml",
               "--model", "qwen3-4b", "--gpu", "t4")

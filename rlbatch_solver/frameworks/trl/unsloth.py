@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
 from ...costmodel import constants as C
+from ...costmodel.memory import engine_weight_bytes, model_consts
 from ...costmodel.tables import CostSpec
 from ...errors import InputError, did_you_mean
 from ...rules.base import RuleSet, Value
@@ -301,11 +302,16 @@ class UnslothFramework(TrlFramework):
             p = plan(values, phase)
             if p.engine == "vllm" and int(values.get("sleep_level") or 0):
                 p = p.replace(gpu_memory_utilization=standby_share)
-            return p.replace(
+            p = p.replace(
                 base_weight_bytes=BITS.get(int(values.get("load_bits") or 16), 0.0) if p.lora_params else 0.0,
                 engine_shares_weights=p.engine == "vllm" and p.colocated,
                 ckpt_offload=bool(values.get("ckpt_offload")) and p.grad_ckpt,
                 logits_impl="unsloth-chunked")
+            if p.engine != "vllm":
+                return p
+            tokens, seqs = engine_batch(p.gpu_memory_utilization * gpu.memory_bytes
+                                        - engine_weight_bytes(p, model_consts(model)))
+            return p.replace(max_num_batched_tokens=tokens, max_num_seqs=seqs)
 
         extra = ["load_bits", "ckpt_offload"]
         memory_inputs = {phase: list(names) + extra for phase, names in base.memory_inputs.items()}
@@ -325,6 +331,18 @@ def standby_utilization(memory_bytes: float) -> float:
     """The vLLM memory share Unsloth's standby mode sets on a GPU of ``memory_bytes``."""
     tenth = memory_bytes / 1024**3 * 0.1
     return next(share for floor, share in STANDBY_TIERS if tenth >= floor) * STANDBY_HEADROOM
+
+
+# load_vllm sizes vLLM's prefill chunk (max_num_batched_tokens) and max_num_seqs by the memory its budget leaves
+# for the KV cache after the weights (approximate_vllm_memory_usage): (GiB at most, tokens, sequences)
+ENGINE_TIERS = ((2, 2048, 8), (4, 2048, 16), (8, 4096, 32), (12, 4096, 48), (16, 6144, 64), (24, 6144, 80),
+                (40, 8192, 96), (48, 8192, 112), (80, 8192, 128), (float("inf"), 8192, 256))
+
+
+def engine_batch(left_bytes: float) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) Unsloth gives vLLM with ``left_bytes`` for its KV cache."""
+    left = left_bytes / 1024**3
+    return next((tokens, seqs) for most, tokens, seqs in ENGINE_TIERS if left <= most)
 
 
 def _rewrite_batch(values: dict[str, Value]) -> None:
