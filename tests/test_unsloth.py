@@ -236,3 +236,33 @@ def test_standby_is_read_from_pasted_text_and_from_a_launch_script(tmp_path):
     out = run("check", "--framework", "unsloth", script, "--model", "llama3.1-8b", "--gpu", "rtx4090", "--json")
     notes = " ".join(__import__("json").loads(out.stdout)["notes"])
     assert "UNSLOTH_VLLM_STANDBY=1: the vLLM engine releases its KV cache" in notes and "load_in_4bit" in notes
+
+
+def _small():
+    from rlbatch_solver.api import prepare
+    from rlbatch_solver.scenario import Scenario
+
+    sc = Scenario(framework="unsloth", gpu="rtx4090", gpus=1, model="qwen3-4b", algorithm="grpo", n=4,
+                  prompt_length=256, response_length=1024,
+                  fixed={"fast_inference": True, "load_in_4bit": True, "UNSLOTH_VLLM_STANDBY": "0"},
+                  search={"per_device_train_batch_size": [1, 2, 4, 8], "gradient_accumulation_steps": [1, 2]})
+    return prepare(sc)
+
+
+def test_tables_equal_the_full_cost_model():
+    """The solver's per-phase tables (Unsloth's plan switches among their inputs) are the full cost model's."""
+    from bruteforce import assert_tables_match_cost_model
+
+    _, _, _, space, spec, terms, ruleset = _small()
+    assert space.domains["load_bits"] == [4] and space.domains["vllm_shared"] == [True]
+    assert_tables_match_cost_model(space, spec, ruleset, configs=20, seed=3, label="unsloth", terms=terms)
+
+
+def test_cpsat_optimum_equals_exhaustive_evaluation():
+    from rlbatch_solver.solver.exhaustive import best_by_exhaustion
+    from rlbatch_solver.solver.optimize import optimize
+
+    _, _, _, space, spec, terms, ruleset = _small()
+    best, _ = best_by_exhaustion(ruleset, space, terms.time_us_per_sample)
+    res = optimize(ruleset, space.domains, terms.time_us_per_sample, top=2, time_limit_s=60)
+    assert best is not None and res.proven and res.ranked[0].objective == best

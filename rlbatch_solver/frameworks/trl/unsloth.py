@@ -109,19 +109,20 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
         trl["lora_r"] = whole_number("r", args["r"], "r")
         if trl["lora_r"] < 1:
             raise InputError("r", f"{trl['lora_r']} must be at least 1.", "set r = 16 (get_peft_model's default).")
-    if flag_bool("fast_inference", args["fast_inference"]):
+    # from_pretrained's share, checked like TRL's flag even where no engine reads it (0.5 by default)
+    memory_share_permille("gpu_memory_utilization", args["gpu_memory_utilization"],
+                          "write gpu_memory_utilization = 0.5 (vLLM's share of the GPU).")
+    shared = flag_bool("fast_inference", args["fast_inference"])
+    if shared:
         trl["use_vllm"] = True
         trl.setdefault("vllm_mode", "colocate")
         trl["vllm_gpu_memory_utilization"] = args["gpu_memory_utilization"]
         trl["vllm_max_model_length"] = args["max_seq_length"]
         standby = flat.get(STANDBY, 0)
         trl["vllm_enable_sleep_mode"] = standby not in (None, "", "0", 0, False, "false", "False")
-    cost: dict[str, Value] = {
-        "load_bits": bits, "ckpt_offload": offload,
-        # the 0.5 default is read even without fast_inference (a permille, checked like the TRL flag)
-        "gmu_check": memory_share_permille("gpu_memory_utilization", args["gpu_memory_utilization"],
-                                           "write gpu_memory_utilization = 0.5 (vLLM's share of the GPU)."),
-    }
+    # vllm_shared: the engine is fast_inference's, on the model's own weights (GRPOConfig's use_vllm without it starts
+    # TRL's own colocated engine, with a copy of its own)
+    cost: dict[str, Value] = {"load_bits": bits, "ckpt_offload": offload, "vllm_shared": shared}
     return trl, cost
 
 
@@ -230,7 +231,7 @@ class UnslothFramework(TrlFramework):
             gpus = 1  # a script on one GPU (python train.py, a notebook)
         values = super().to_values(trl, gpus=gpus, model=model)
         values["removed_fields"] = False  # Unsloth drops them with a warning (unsloth_rules.py)
-        values.update({k: v for k, v in cost.items() if k != "gmu_check"})
+        values.update(cost)
         _rewrite_batch(values)
         return values
 
@@ -300,24 +301,27 @@ class UnslothFramework(TrlFramework):
 
         def unsloth_plan(values: Mapping[str, Value], phase: str):
             p = plan(values, phase)
-            if p.engine == "vllm" and int(values.get("sleep_level") or 0):
+            if p.engine == "vllm" and values.get("vllm_shared") and int(values.get("sleep_level") or 0):
                 p = p.replace(gpu_memory_utilization=standby_share)
             p = p.replace(
                 base_weight_bytes=BITS.get(int(values.get("load_bits") or 16), 0.0) if p.lora_params else 0.0,
-                engine_shares_weights=p.engine == "vllm" and p.colocated,
+                engine_shares_weights=p.engine == "vllm" and p.colocated and bool(values.get("vllm_shared")),
                 ckpt_offload=bool(values.get("ckpt_offload")) and p.grad_ckpt,
                 logits_impl="unsloth-chunked")
-            if p.engine != "vllm":
+            if not p.engine_shares_weights:
                 return p
             tokens, seqs = engine_batch(p.gpu_memory_utilization * gpu.memory_bytes
                                         - engine_weight_bytes(p, model_consts(model)))
             return p.replace(max_num_batched_tokens=tokens, max_num_seqs=seqs)
 
-        extra = ["load_bits", "ckpt_offload"]
+        extra = ["load_bits", "ckpt_offload", "vllm_shared"]
         memory_inputs = {phase: list(names) + extra for phase, names in base.memory_inputs.items()}
+        # the engine's prefill chunk and sequence count (engine_batch) follow the weights' bytes and the engine's kind
+        time_inputs = {phase: list(names) + ["load_bits", "vllm_shared"] for phase, names in base.time_inputs.items()}
         from dataclasses import replace
         return replace(base, framework="unsloth", plan=unsloth_plan, memory_inputs=memory_inputs,
-                       bool_names=base.bool_names | {"ckpt_offload"})
+                       time_inputs=time_inputs,
+                       bool_names=base.bool_names | {"ckpt_offload", "vllm_shared"})
 
 
 # UNSLOTH_VLLM_STANDBY replaces gpu_memory_utilization with a share by the GPU's size (unsloth_zoo/vllm_utils.py
