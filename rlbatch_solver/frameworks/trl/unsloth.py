@@ -270,6 +270,15 @@ class UnslothFramework(TrlFramework):
             notes.append('use_gradient_checkpointing = "unsloth": each layer\'s checkpoint is in host RAM, not on the GPU')
         return notes
 
+    def entry_point(self, values: Mapping[str, Value]) -> str | None:
+        """More than one GPU: one process per GPU under torchrun (Unsloth's multi-GPU runs are DDP, each rank with its
+        own engine), whose --nproc_per_node the launch-script reader takes for the world size."""
+        per_node, nodes = int(values.get("gpus_per_node") or 1), int(values.get("nnodes") or 1)
+        if per_node * nodes == 1:
+            return None
+        return f"torchrun --nproc_per_node {per_node}" + (f" --nnodes {nodes}" if nodes > 1 else "") + \
+            " " + self.command.removeprefix("python ")
+
     def error_patterns(self) -> list:
         return PATTERNS + super().error_patterns()
 
