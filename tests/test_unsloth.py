@@ -266,3 +266,12 @@ def test_cpsat_optimum_equals_exhaustive_evaluation():
     best, _ = best_by_exhaustion(ruleset, space, terms.time_us_per_sample)
     res = optimize(ruleset, space.domains, terms.time_us_per_sample, top=2, time_limit_s=60)
     assert best is not None and res.proven and res.ranked[0].objective == best
+
+
+def test_recommend_keeps_the_share_and_standby_the_user_set():
+    out = run("recommend", "--framework", "unsloth", "--model", "qwen3-4b", "--gpu", "rtx4090", "--gpus", "1",
+              "--set", "fast_inference=true", "--set", "gpu_memory_utilization=0.6", "--set", "UNSLOTH_VLLM_STANDBY=1",
+              "--json")
+    words = __import__("json").loads(out.stdout)["command"]
+    assert words[0] == "UNSLOTH_VLLM_STANDBY=1 python unsloth_grpo.py"
+    assert words.count("--gpu_memory_utilization 0.6") == 1 and words.count("--fast_inference true") == 1

@@ -209,15 +209,23 @@ class UnslothFramework(TrlFramework):
                     "--vllm_mode", "--vllm_tensor_parallel_size")
 
     def export(self, solution: Mapping[str, Value], space: Any = None) -> list[str]:
-        out = []
+        out: list[str] = []
+        seen: set[str] = set()
         for arg in _trl().export(solution, space):
             key, _, value = arg.partition(" ")
             if key in self.NOT_EXPORTED:
                 continue
-            if key == "--vllm_enable_sleep_mode":
-                out.append(f"{STANDBY}=1")
+            if key in ("--vllm_enable_sleep_mode", f"--{STANDBY}"):  # the script's environment, said once
+                word = f"{STANDBY}={1 if key == '--vllm_enable_sleep_mode' else value}"
+                if STANDBY not in seen:
+                    out.insert(0, word)
+                    seen.add(STANDBY)
                 continue
-            out.append(f"{self.EXPORT_NAMES.get(key, key)} {value}".strip())
+            key = self.EXPORT_NAMES.get(key, key)
+            if key in seen:  # a key the user set comes back among the space's fixed ones: once is enough
+                continue
+            seen.add(key)
+            out.append(f"{key} {value}".strip())
         share = solution.get("gmu_permille")
         if solution.get("use_vllm") and share is not None and not any(a.startswith("--gpu_memory_utilization")
                                                                       for a in out):
@@ -269,6 +277,17 @@ class UnslothFramework(TrlFramework):
         if cost["ckpt_offload"]:
             notes.append('use_gradient_checkpointing = "unsloth": each layer\'s checkpoint is in host RAM, not on the GPU')
         return notes
+
+    def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False):
+        """TRL's search space; a memory share or standby the user set under Unsloth's names stays as set."""
+        space = super().space(scenario, model, with_knobs=with_knobs)
+        fixed = _flat(scenario.fixed)
+        if with_knobs and ("gpu_memory_utilization" in fixed or STANDBY in fixed):
+            base = self.to_values(dict(fixed), gpus=scenario.total_gpus, model=model)
+            for name, key in (("gmu_permille", "gpu_memory_utilization"), ("sleep_level", STANDBY)):
+                if key in fixed and name in space.domains:
+                    space.domains[name] = [base[name]]
+        return space
 
     def entry_point(self, values: Mapping[str, Value]) -> str | None:
         """More than one GPU: one process per GPU under torchrun (Unsloth's multi-GPU runs are DDP, each rank with its
