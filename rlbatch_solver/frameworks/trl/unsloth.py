@@ -77,7 +77,8 @@ def _own(key: str) -> bool:
 def _flat(flat: Mapping[str, Any]) -> dict[str, Any]:
     """Keys without their dashes and without a section prefix (``from_pretrained.load_in_4bit``)."""
     out: dict[str, Any] = {}
-    for key, value in flat.items():
+    for raw, value in flat.items():
+        key = str(raw)
         k = (key[2:] if key.startswith("--") else key).replace("-", "_") if not key.isupper() else key
         head, dot, rest = k.partition(".")
         out[rest if dot and head in SECTIONS else k] = value
@@ -117,7 +118,11 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
         trl["use_vllm"] = True
         trl.setdefault("vllm_mode", "colocate")
         trl["vllm_gpu_memory_utilization"] = args["gpu_memory_utilization"]
-        trl["vllm_max_model_length"] = args["max_seq_length"]
+        length = whole_number("max_seq_length", args["max_seq_length"], "max_seq_length")
+        if length < 1:
+            raise InputError("max_seq_length", f"{length} must be at least 1.",
+                             "set max_seq_length = 2048 (from_pretrained's default), the longest prompt + completion.")
+        trl["vllm_max_model_length"] = length
         standby = flat.get(STANDBY, 0)
         trl["vllm_enable_sleep_mode"] = standby not in (None, "", "0", 0, False, "false", "False")
     # vllm_shared: the engine is fast_inference's, on the model's own weights (GRPOConfig's use_vllm without it starts
