@@ -93,10 +93,12 @@ def test_trl_column_of_the_published_vram_table():
 
 
 def test_each_unsloth_saving_is_its_own_switch():
-    """4-bit base, shared weights, offloaded checkpoints: each one lowers its own term and nothing else."""
-    base = _terms(FW, _values(FW, BLOG_UNSLOTH))
-    bf16 = _terms(FW, _values(FW, {**BLOG_UNSLOTH, "from_pretrained.load_in_4bit": False}))
-    plain = _terms(FW, _values(FW, {**BLOG_UNSLOTH, "get_peft_model.use_gradient_checkpointing": True}))
+    """4-bit base, shared weights, offloaded checkpoints: each one lowers its own term and nothing else (the whole
+    micro batch in one pass: with unsloth_grpo_mini_batch set no pass is cut to fit)."""
+    whole = {**BLOG_UNSLOTH, "grpo_config.unsloth_grpo_mini_batch": GENERATIONS}
+    base = _terms(FW, _values(FW, whole))
+    bf16 = _terms(FW, _values(FW, {**whole, "from_pretrained.load_in_4bit": False}))
+    plain = _terms(FW, _values(FW, {**whole, "get_peft_model.use_gradient_checkpointing": True}))
     model = load_model("llama3.1-8b")
     # NF4 decoder weights, bf16 embeddings: 8.03B params in about 5.4 GiB instead of 15
     assert bf16["training"] - base["training"] == pytest.approx(
@@ -275,3 +277,38 @@ def test_recommend_keeps_the_share_and_standby_the_user_set():
     words = __import__("json").loads(out.stdout)["command"]
     assert words[0] == "UNSLOTH_VLLM_STANDBY=1 python unsloth_grpo.py"
     assert words.count("--gpu_memory_utilization 0.6") == 1 and words.count("--fast_inference true") == 1
+
+
+# Unsloth's docs on one 80 GB H100, with Standby: "Qwen3-32B LoRA 16-bit can attain 6,144 context lengths", "Llama-3.1-8B
+# QLoRA 4bit can attain 47,500 lengths" (docs.unsloth.ai, "Memory Efficient RL"), "Qwen3-8B GRPO reaches 110K context on
+# an 80GB VRAM H100 via vLLM and QLoRA" ("Reinforcement Learning GRPO with 7x Longer Context"; its runs: batch 4,
+# gradient accumulation 2). The memory of each fits: the log-prob and loss passes cut their rows to fit
+# (autotune_batch_and_chunks), Standby frees the KV cache while the trainer runs.
+@pytest.mark.parametrize("model, four_bit, context", [("qwen3-32b", False, 6144), ("llama3.1-8b", True, 47500),
+                                                      ("qwen3-8b", True, 110000)])
+def test_unsloths_long_context_claims_fit_one_h100(model, four_bit, context):
+    out = run("check", "--framework", "unsloth", "--model", model, "--gpu", "h100", "--json", "--",
+              "UNSLOTH_VLLM_STANDBY=1", "--fast_inference", "true", "--load_in_4bit", str(four_bit).lower(),
+              "--gpu_memory_utilization", "0.95", "--max_lora_rank", "32", "--r", "32",
+              "--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "2",
+              "--max_seq_length", str(context), "--max_completion_length", str(context - 512))
+    memory = __import__("json").loads(out.stdout)["memory"]
+    assert memory["fits"], {p: v["peak_mib"] for p, v in memory["phases"].items()}
+
+
+def test_the_autotuned_passes_shrink_only_what_does_not_fit():
+    """Qwen3-8B at 4K context: the micro batch of 4 runs whole; at 110K the log-prob and loss passes run 3 rows at a
+    time, the most that fit."""
+    from rlbatch_solver.frameworks.trl.unsloth import autotuned
+
+    model, gpu = load_model("qwen3-8b"), load_gpu("h100")
+    spec = FW.cost_spec(model, gpu)
+    for context, rows in ((4096, 4), (110000, 3)):
+        v = FW.to_values({"fast_inference": True, "max_seq_length": context, "max_completion_length": context - 512,
+                          "UNSLOTH_VLLM_STANDBY": "1", "per_device_train_batch_size": 4,
+                          "gradient_accumulation_steps": 2}, gpus=1, model=model)
+        old, update = spec.plan(v, Phase.OLD_LOG_PROB), spec.plan(v, Phase.ACTOR_UPDATE)
+        assert (old.logprob_micro, update.train_micro) == (rows, rows)
+        assert autotuned(update, Phase.ACTOR_UPDATE) == update  # what fits is left as it is
+        assert M.estimate_memory(update.replace(train_micro=rows + 1)).peak(Phase.ACTOR_UPDATE) > \
+            M.estimate_memory(update).usable_for(Phase.ACTOR_UPDATE) or rows == 4

@@ -29,7 +29,8 @@ from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
 from ...costmodel import constants as C
-from ...costmodel.memory import engine_weight_bytes, model_consts
+from ...costmodel.memory import engine_weight_bytes, estimate_memory, model_consts
+from ...costmodel.phase import Phase
 from ...costmodel.tables import CostSpec
 from ...errors import InputError, did_you_mean
 from ...rules.base import RuleSet, Value
@@ -341,11 +342,13 @@ class UnslothFramework(TrlFramework):
                 engine_shares_weights=p.engine == "vllm" and p.colocated and bool(values.get("vllm_shared")),
                 ckpt_offload=bool(values.get("ckpt_offload")) and p.grad_ckpt,
                 logits_impl="unsloth-chunked")
-            if not p.engine_shares_weights:
-                return p
-            tokens, seqs = engine_batch(p.gpu_memory_utilization * gpu.memory_bytes
-                                        - engine_weight_bytes(p, model_consts(model)))
-            return p.replace(max_num_batched_tokens=tokens, max_num_seqs=seqs)
+            if p.engine_shares_weights:
+                tokens, seqs = engine_batch(p.gpu_memory_utilization * gpu.memory_bytes
+                                            - engine_weight_bytes(p, model_consts(model)))
+                p = p.replace(max_num_batched_tokens=tokens, max_num_seqs=seqs)
+            if phase in AUTOTUNED and values.get("unsloth_grpo_mini_batch") is None:
+                p = autotuned(p, phase)
+            return p
 
         extra = ["load_bits", "ckpt_offload", "vllm_shared"]
         memory_inputs = {phase: list(names) + extra for phase, names in base.memory_inputs.items()}
@@ -380,6 +383,26 @@ def engine_batch(left_bytes: float) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) Unsloth gives vLLM with ``left_bytes`` for its KV cache."""
     left = left_bytes / 1024**3
     return next((tokens, seqs) for most, tokens, seqs in ENGINE_TIERS if left <= most)
+
+
+# the passes whose rows Unsloth splits into chunks that fit the free memory (unsloth_zoo/rl_replacements.py
+# autotune_batch_and_chunks: the most rows whose hidden states and logits take at most 80% of the free memory, called
+# by grpo_accumulated_loss for the loss and by _get_per_token_logps_and_entropies for the old and reference log-probs)
+AUTOTUNED = (Phase.OLD_LOG_PROB, Phase.REF, Phase.ACTOR_UPDATE)
+
+
+def autotuned(plan, phase: str):
+    """``plan`` with the rows of ``phase``'s pass cut to the most that fit the usable memory (one row at least: when
+    that does not fit, the run does not either)."""
+    update = phase == Phase.ACTOR_UPDATE
+    rows = int(plan.train_micro if update else plan.logprob_micro)
+    trial = plan
+    for b in range(rows, 0, -1):
+        trial = plan.replace(train_micro=b) if update else plan.replace(logprob_micro=b)
+        report = estimate_memory(trial)
+        if phase not in report.phases or report.peak(phase) <= report.usable_for(phase):
+            return trial
+    return trial
 
 
 def _rewrite_batch(values: dict[str, Value]) -> None:
