@@ -37,7 +37,7 @@ from ...rules.base import RuleSet, Value
 from ..error_text import ErrorPattern
 from ..overrides import flag_bool, memory_share_permille, whole_number
 from . import unsloth_rules
-from .framework import TrlFramework
+from .framework import TrlFramework, _unknown
 
 # FastLanguageModel.from_pretrained's and get_peft_model's arguments we read, with their defaults (unsloth/models/
 # loader.py FastLanguageModel.from_pretrained; unsloth/models/llama.py FastLlamaModel.get_peft_model)
@@ -52,6 +52,9 @@ IGNORED_ARGS = frozenset({"model_name", "dtype", "token", "device_map", "lora_al
                           "trust_remote_code", "fix_tokenizer", "rope_scaling", "revision", "use_exact_model_name",
                           "offload_embedding", "max_prompt_length"})
 STANDBY = "UNSLOTH_VLLM_STANDBY"
+# the fields UnslothGRPOConfig adds to TRL's (unsloth/models/rl.py, the generated config)
+UNSLOTH_FIELDS = frozenset({"vllm_sampling_params", "unsloth_num_chunks", "unsloth_logit_chunk_multiplier",
+                            "unsloth_grpo_mini_batch", "max_seq_length"})
 # Unsloth's own messages (explain); TRL's are TRL's (error_families)
 PATTERNS = [
     ErrorPattern("unsloth", r"Unsloth GRPO mini batch size needs to be less than or equal to the effective generation "
@@ -266,6 +269,10 @@ class UnslothFramework(TrlFramework):
                          f"{after['per_device_train_batch_size']}: gradient_accumulation_steps*WORLD_SIZE*"
                          "per_device_train_batch_size is not a multiple of it (unsloth/models/rl.py, the generated "
                          "UnslothGRPOConfig); checked and priced with the changed batch")
+        unknown = [k for k in _flat(flat) if not _own(k) and k not in UNSLOTH_FIELDS and _unknown(k)]
+        if unknown:
+            notes.append("ignored, as keys neither from_pretrained, get_peft_model nor Unsloth's GRPOConfig (TRL "
+                         f"{unsloth_rules.TRL_PIN}) has: " + ", ".join(unknown))
         dropped = [k for k in ("max_prompt_length", "vllm_device", "vllm_dtype", "vllm_max_model_len",
                                "vllm_guided_decoding_regex", "vllm_enable_prefix_caching", "wandb_log_unique_prompts",
                                "use_liger_loss") if k in _flat(flat)]
