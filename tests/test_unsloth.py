@@ -312,3 +312,9 @@ def test_the_autotuned_passes_shrink_only_what_does_not_fit():
         assert autotuned(update, Phase.ACTOR_UPDATE) == update  # what fits is left as it is
         assert M.estimate_memory(update.replace(train_micro=rows + 1)).peak(Phase.ACTOR_UPDATE) > \
             M.estimate_memory(update).usable_for(Phase.ACTOR_UPDATE) or rows == 4
+
+
+def test_a_key_no_config_has_is_named_as_ignored():
+    notes = " ".join(FW.config_notes({"per_device_train_batchsize": 4, "unsloth_num_chunks": 4, "lora_alpha": 64}))
+    assert "has: per_device_train_batchsize" in notes
+    assert "unsloth_num_chunks" not in notes and "lora_alpha" not in notes
