@@ -123,6 +123,19 @@ LOGIT_BYTES = {
 # lm_head is trained (full fine-tuning; PEFT's q/v LoRA leaves it frozen).
 FUSED_LM_HEAD_TILE_BYTES = 4096 * 32768 * BF16
 FUSED_LM_HEAD_GRAD_BYTES_PER_WEIGHT = FP32 + BF16
+# Unsloth 2026.10.9 GRPO ("unsloth-chunked") never builds [tokens, vocab] logits either: its log-probs go through
+# unsloth_zoo/fused_losses/chunked_logprob.py (unsloth_chunked_logprobs; rl_replacements.py
+# chunked_hidden_states_selective_log_softmax calls it), which projects a chunk of rows at a time to fp32 logits and,
+# in the backward, their fp32 gradient: chunked_logprob_rows sizes a chunk to 2 GiB at 8 bytes per logit
+# (_CHUNK_GB 2.0, _BYTES_PER_LOGIT 8.0), at most max(512, rows/8) rows (_MIN_ROWS). A forward-only pass holds the
+# fp32 logits of one chunk (4 of the 8 bytes).
+UNSLOTH_LOGPROB_CHUNK_BYTES = 2 * 1024**3
+UNSLOTH_LOGPROB_BYTES_PER_LOGIT = 8
+UNSLOTH_LOGPROB_MIN_ROWS = 512
+# bitsandbytes NF4 with double quantization (Unsloth's load_in_4bit: unsloth/models/loader.py
+# FastLanguageModel.from_pretrained, bnb_4bit_use_double_quant=True, bnb_4bit_quant_type "nf4"): 4 bits per weight,
+# one 8-bit absmax per 64 weights and one fp32 constant per 256 absmax (bitsandbytes' default blocksizes)
+NF4_BYTES = 0.5 + (1 + FP32 / 256) / 64
 # verl Megatron with actor_rollout_ref.model.use_fused_kernels=True ("megatron-fused") never builds
 # [tokens, vocab] logits either: verl/models/mcore/model_forward_fused.py patches the GPT model's
 # output layer with verl/utils/kernel/linear_cross_entropy.py (the same code in verl 0.6.1 to 0.9.1),

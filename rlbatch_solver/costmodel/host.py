@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import constants as C
-from .memory import _megatron_states, _states, engine_weight_bytes, model_consts
+from .memory import _megatron_states, _states, engine_weight_bytes, model_consts, offloaded_checkpoint_bytes
 from .plan import Plan
 
 GIB = 2**30
@@ -53,6 +53,7 @@ T_OFF_CRITIC = "critic states offloaded to the CPU"
 T_OFF_REF = "reference model on the CPU"
 T_ENGINE = "sleeping engine's weights (vLLM sleep level 1)"
 T_DRIVER = "Ray driver process (verl's TaskRunner, OpenRLHF's and EasyR1's trainer loop)"
+T_CKPT = "activation checkpoints offloaded to the CPU (Unsloth)"
 
 # The stacks that run their trainer loop in a Ray driver process on the head node beside the GPU workers: verl's
 # main_ppo.py starts a TaskRunner actor (ray::TaskRunner.run in verl #3453's memory list), EasyR1 its Runner,
@@ -178,6 +179,8 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         mc = model_consts(update.model)
         shard = max(1, update.shard_degree) if update.zero_stage >= 3 or update.trainer in ("fsdp", "mixed") else 1
         steady[T_OFF_REF] = per_node * C.REF_PARAM_BYTES * mc.params / shard
+    if update.ckpt_offload:  # Unsloth's use_gradient_checkpointing="unsloth": every layer's input in host RAM
+        steady[T_CKPT] = per_node * offloaded_checkpoint_bytes(update)
     if rollout.engine_sleep_host_weights:
         engine_gpus = rollout.rollout_gpus or rollout.n_gpus
         engines = max(1, engine_gpus // max(1, rollout.rollout_tp))

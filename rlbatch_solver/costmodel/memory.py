@@ -385,11 +385,21 @@ def _lora_states(plan: Plan, mc: ModelConsts) -> tuple[float, float, float]:
     sharded = plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed")
     weight_bytes = C.STATE_BYTES["fsdp"][0] if plan.trainer == "fsdp" else max(C.BF16, plan.model_dtype_bytes)
     base = weight_bytes * frozen / (max(1, plan.shard_degree) if sharded else 1)
+    if plan.base_weight_bytes:
+        base = quantized_base_bytes(plan, mc) / (max(1, plan.shard_degree) if sharded else 1)
     if plan.trainer == "deepspeed":
         w, g, o = deepspeed_states(lora / _mp(plan), plan.shard_degree, plan.zero_stage)
     else:
         w, g, o = _state_bytes(plan, lora)
     return base + w, g, o
+
+
+def quantized_base_bytes(plan: Plan, mc: ModelConsts) -> float:
+    """A quantized frozen base (``Plan.base_weight_bytes``) on one GPU: the decoder layers' weights quantized, the
+    embedding and lm_head in bf16 (bitsandbytes leaves them unquantized: transformers' bnb integration skips the
+    output embedding, and the input embedding is no Linear)."""
+    dense = float(mc.embed + mc.lm_head)
+    return (plan.base_weight_bytes * (float(mc.params) - dense) + C.BF16 * dense) / _mp(plan)
 
 
 def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool, opt_off: bool) -> float:
@@ -489,12 +499,26 @@ def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool, logits:
     recomputed layer's excess over the logits term counted beside it (ACT_RECOMPUTE_OVERLAPS_LOGITS)."""
     split = max(1, plan.tp)  # Megatron TP with sequence parallel splits every term
     if ckpt:
-        ckpts = tokens * (mc.layers * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / split + mc.act_tail)
+        # offloaded (Plan.ckpt_offload): the checkpoints are in host RAM but the one in transit, the next layer's
+        # input copied back (unsloth_zoo/gradient_checkpointing.py Unsloth_Offloaded_Gradient_Checkpointer: forward
+        # saves the layer's input to the CPU, backward copies it back and recomputes the layer)
+        on_gpu = 1 if plan.ckpt_offload else mc.layers
+        ckpts = tokens * (on_gpu * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / split + mc.act_tail)
         layer = tokens * mc.act_max_layer / split
         if C.ACT_RECOMPUTE_OVERLAPS_LOGITS:
             return ckpts + layer
         return ckpts + max(0.0, layer - logits)
     return tokens * (mc.act_all_layers / split + mc.act_tail)
+
+
+def offloaded_checkpoint_bytes(plan: Plan) -> float:
+    """Host bytes of one rank's activation checkpoints offloaded to the CPU (``Plan.ckpt_offload``: every decoder
+    layer's input of the update's largest micro batch, the GPU keeping one of them)."""
+    if not (plan.ckpt_offload and plan.grad_ckpt):
+        return 0.0
+    mc = model_consts(plan.model)
+    tokens = micro_tokens(plan, plan.train_micro, plan.train_token_budget, _dp_share(plan, plan.mini_batches))
+    return tokens * (mc.layers - 1) * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / max(1, plan.tp)
 
 
 def _forward_activations(plan: Plan, mc: ModelConsts, tokens: float, logits: float = 0.0) -> float:
@@ -540,6 +564,8 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
     tokens = _logit_rows(plan, tokens)
     if plan.logits_impl == "trl-fused":
         return C.FUSED_LM_HEAD_TILE_BYTES
+    if plan.logits_impl == "unsloth-chunked":
+        return unsloth_chunk_rows(tokens, mc.vocab) * v * C.FP32
     if plan.logits_impl in C.LOGIT_BYTES:
         fwd, fwd_entropy, _, _ = C.LOGIT_BYTES[plan.logits_impl]
         return tokens * v * (fwd_entropy if entropy else fwd)
@@ -570,6 +596,8 @@ def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     if plan.logits_impl == "trl-fused":
         head_grad = 0.0 if plan.lora_params else C.FUSED_LM_HEAD_GRAD_BYTES_PER_WEIGHT * mc.vocab * mc.hidden
         return C.FUSED_LM_HEAD_TILE_BYTES + head_grad
+    if plan.logits_impl == "unsloth-chunked":
+        return unsloth_chunk_rows(tokens, mc.vocab) * v * C.UNSLOTH_LOGPROB_BYTES_PER_LOGIT
     if plan.logits_impl in C.LOGIT_BYTES:
         _, _, upd, upd_entropy = C.LOGIT_BYTES[plan.logits_impl]
         return tokens * v * (upd_entropy if plan.entropy_in_update else upd)
@@ -597,6 +625,14 @@ def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     return base + (transient if plan.entropy_checkpointing else max(transient, saved))
 
 
+def unsloth_chunk_rows(rows: float, vocab: int) -> int:
+    """Rows of one chunk of Unsloth's chunked log-probs (unsloth_zoo/fused_losses/chunked_logprob.py
+    chunked_logprob_rows: logits of 2 GiB at 8 bytes each, at most max(512, rows/8), never more than there are)."""
+    cap = int(C.UNSLOTH_LOGPROB_CHUNK_BYTES / (max(1, vocab) * C.UNSLOTH_LOGPROB_BYTES_PER_LOGIT))
+    per_eighth = max(C.UNSLOTH_LOGPROB_MIN_ROWS, math.ceil(rows / 8))
+    return max(2, min(cap, per_eighth, math.ceil(rows)))
+
+
 def cuda_graph_bytes(plan: Plan, mc: ModelConsts) -> float:
     if plan.enforce_eager:
         return 0.0
@@ -613,6 +649,10 @@ def engine_activation_bytes(plan: Plan, mc: ModelConsts) -> float:
 
 
 def engine_weight_bytes(plan: Plan, mc: ModelConsts) -> float:
+    if plan.engine_shares_weights:  # the trainer's frozen base is the engine's weights (quantized or 16-bit)
+        if plan.base_weight_bytes:
+            return quantized_base_bytes(plan, mc) / max(1, plan.rollout_tp)
+        return C.BF16 * mc.params / max(1, plan.rollout_tp)
     return C.ROLLOUT_PARAM_BYTES * mc.params / max(1, plan.rollout_tp)
 
 
@@ -750,7 +790,8 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
     resident = sum(terms.values())
     eb = engine_budget(plan, mc, resident)
     name = "SGLang" if plan.engine == "sglang" else "vLLM"
-    terms[f"{name} weights (bf16, /TP)"] = min(eb.weights, eb.budget)
+    # shared with the trainer (Plan.engine_shares_weights): counted once, in the actor's resident states
+    terms[f"{name} weights (bf16, /TP)"] = 0.0 if plan.engine_shares_weights else min(eb.weights, eb.budget)
     if plan.engine == "sglang":
         terms[f"{name} KV cache"] = eb.kv_bytes
         terms[f"{name} activations (outside mem_fraction)"] = eb.activations + eb.non_torch
@@ -812,8 +853,14 @@ def _colocated_extra(plan: Plan, mc: ModelConsts, running: str) -> dict[str, flo
                 0.0 if plan.engine_graphs_in_budget else eb.graphs)
             # verl 0.1-0.2's bundled vLLM: the sharding manager drops the weights and empties torch's cache after
             # each rollout (verl 0.2.0.post2 workers/sharding_manager/fsdp_vllm.py FSDPVLLMShardingManager.__exit__:
-            # offload_model_weights, torch.cuda.empty_cache), so only the KV cache (and CUDA graphs) stay
-            kept = eb.kv_bytes if plan.engine_weights_released else eb.budget
+            # offload_model_weights, torch.cuda.empty_cache), so only the KV cache (and CUDA graphs) stay; an engine
+            # sharing the trainer's weights (Unsloth) keeps none of its own (counted as the actor's)
+            if plan.engine_weights_released:
+                kept = eb.kv_bytes
+            elif plan.engine_shares_weights:
+                kept = eb.budget - eb.weights
+            else:
+                kept = eb.budget
             out[T_ENGINE_ASLEEP] = kept + outside
     return out
 

@@ -124,7 +124,7 @@ class Plan:
     # verl 0.9.1's FSDP engine (bf16 logits under autocast, flash-attn cross-entropy, entropy under
     # torch.compile unless ``use_torch_compile`` is off); "generic" = verl's perf-tuning rule of
     # thumb, kept for the frameworks whose logits code we have not audited.
-    logits_impl: str = "generic"  # or a key of constants.LOGIT_BYTES, "trl-fused" or "megatron-fused"
+    logits_impl: str = "generic"  # or a key of constants.LOGIT_BYTES, "trl-fused", "megatron-fused" or "unsloth-chunked"
     # the loss's forward keeps logits for the response positions only (ms-swift: logits_to_keep = completion
     # length + 1, grpo_trainer._get_logps_via_local_forward), not for every token of the sequence
     logits_response_only: bool = False
@@ -164,6 +164,15 @@ class Plan:
     engine_sleep_host_weights: bool = False
     critic_param_offload: bool = False
     critic_optimizer_offload: bool = False
+    # Unsloth (frameworks/trl/unsloth.py, docs/cost-model.md "Unsloth"): ``base_weight_bytes``, the frozen base's
+    # bytes per decoder weight when it is quantized (bitsandbytes NF4 with double quantization: constants.NF4_BYTES;
+    # 0: the trainer's dtype), the embeddings and lm_head staying 16-bit; ``engine_shares_weights``, the colocated
+    # vLLM engine and the trainer hold one copy of the weights (fast_inference: the engine's tensors are the model's);
+    # ``ckpt_offload``, gradient checkpointing that moves each layer's saved input to host RAM
+    # (use_gradient_checkpointing="unsloth"), so only the recomputed layer and one checkpoint in transit stay
+    base_weight_bytes: float = 0.0
+    engine_shares_weights: bool = False
+    ckpt_offload: bool = False
     # Count, in the training phases, what the other colocated models and the sleeping
     # inference engine keep on the GPU (CUDA graphs; everything without free_cache_engine).
     # Off by default: a framework turns it on once its phase input lists include those knobs.

@@ -16,6 +16,7 @@ FRAMEWORKS: dict[str, str] = {
     "swift": "rlbatch_solver.frameworks.swift.framework:SwiftFramework",
     "swift-megatron": "rlbatch_solver.frameworks.swift.framework:SwiftMegatronFramework",
     "trl": "rlbatch_solver.frameworks.trl.framework:TrlFramework",
+    "unsloth": "rlbatch_solver.frameworks.trl.unsloth:UnslothFramework",
     "easyr1": "rlbatch_solver.frameworks.easyr1.framework:EasyR1Framework",
     "slime": "rlbatch_solver.frameworks.slime.framework:SlimeFramework",
 }

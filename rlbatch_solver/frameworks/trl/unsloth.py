@@ -1,0 +1,428 @@
+"""Unsloth GRPO (``--framework unsloth``): TRL's GRPOTrainer as Unsloth patches it, a mode of the TRL framework.
+
+An Unsloth run is a Python script or notebook (``FastLanguageModel.from_pretrained(...)``,
+``FastLanguageModel.get_peft_model(...)``, ``GRPOConfig(...)``), not a command line, so its config is given as keys
+with Unsloth's own argument names: a YAML file (``--config unsloth.yaml``, flat or under the sections
+``from_pretrained``, ``get_peft_model`` and ``grpo_config``) or pasted ``--key value`` pairs, plus
+``UNSLOTH_VLLM_STANDBY=1`` as the script sets it. What they mean, from Unsloth 2026.10.9's code:
+
+* ``FastLanguageModel.from_pretrained`` (unsloth/models/loader.py): ``load_in_4bit`` (default True: bitsandbytes NF4
+  with double quantization), ``load_in_8bit``, ``load_in_16bit``, ``full_finetuning``, ``fast_inference`` (default
+  False: a colocated vLLM engine whose weights are the trained model's, unsloth_zoo/vllm_utils.py ``load_vllm``;
+  Unsloth's GRPOTrainer then turns ``use_vllm`` on, rl.py), ``gpu_memory_utilization`` (default 0.5: vLLM's share),
+  ``max_seq_length`` (default 2048: vLLM's max_model_len), ``max_lora_rank`` (vLLM's LoRA slots).
+* ``FastLanguageModel.get_peft_model`` (unsloth/models/llama.py): ``r`` (default 16) on every linear layer,
+  ``use_gradient_checkpointing`` (default "unsloth": checkpoints offloaded to host RAM,
+  unsloth_zoo/gradient_checkpointing.py; True: plain checkpointing; False: none).
+* ``UNSLOTH_VLLM_STANDBY=1``: the engine sleeps between rollouts, its KV cache released (unsloth_zoo/vllm_utils.py
+  ``patch_vllm_enable_sleep_mode``); the weights stay, shared with the trainer.
+* the ``GRPOConfig`` fields: TRL's (``rules.py``) with Unsloth's defaults and checks (``unsloth_rules.py``).
+
+Memory (``cost_spec``): TRL's cost terms (``cost.py``) with Unsloth's plan: the quantized base, one copy of the
+weights for the trainer and vLLM, offloaded checkpoints and the chunked log-probs (``Plan.base_weight_bytes``,
+``engine_shares_weights``, ``ckpt_offload``, ``logits_impl = "unsloth-chunked"``; docs/cost-model.md "Unsloth").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ...catalog.models import ModelCard
+from ...costmodel import constants as C
+from ...costmodel.memory import engine_weight_bytes, estimate_memory, model_consts
+from ...costmodel.phase import Phase
+from ...costmodel.tables import CostSpec
+from ...errors import InputError, did_you_mean
+from ...rules.base import RuleSet, Value
+from ..error_text import ErrorPattern
+from ..overrides import flag_bool, memory_share_permille, whole_number
+from . import unsloth_rules
+from .framework import TrlFramework, _unknown
+
+# FastLanguageModel.from_pretrained's and get_peft_model's arguments we read, with their defaults (unsloth/models/
+# loader.py FastLanguageModel.from_pretrained; unsloth/models/llama.py FastLlamaModel.get_peft_model)
+MODEL_ARGS: dict[str, Any] = {
+    "max_seq_length": 2048, "load_in_4bit": True, "load_in_8bit": False, "load_in_16bit": False,
+    "full_finetuning": False, "fast_inference": False, "gpu_memory_utilization": 0.5, "max_lora_rank": 64,
+    "r": 16, "use_gradient_checkpointing": "unsloth",
+}
+# from_pretrained / get_peft_model arguments that do not change what we check or price
+IGNORED_ARGS = frozenset({"model_name", "dtype", "token", "device_map", "lora_alpha", "lora_dropout", "bias",
+                          "random_state", "use_rslora", "loftq_config", "target_modules", "float8_kv_cache",
+                          "trust_remote_code", "fix_tokenizer", "rope_scaling", "revision", "use_exact_model_name",
+                          "offload_embedding", "max_prompt_length"})
+STANDBY = "UNSLOTH_VLLM_STANDBY"
+# the fields UnslothGRPOConfig adds to TRL's (unsloth/models/rl.py, the generated config)
+UNSLOTH_FIELDS = frozenset({"vllm_sampling_params", "unsloth_num_chunks", "unsloth_logit_chunk_multiplier",
+                            "unsloth_grpo_mini_batch", "max_seq_length"})
+# Unsloth's own messages (explain); TRL's are TRL's (error_families)
+PATTERNS = [
+    ErrorPattern("unsloth", r"Unsloth GRPO mini batch size needs to be less than or equal to the effective generation "
+                            r"batch size", ("unsloth.config.grpo_mini_batch_within_generation_batch",),
+                 unsloth_rules.UNSLOTH_CONFIG,
+                 "ValueError: Unsloth GRPO mini batch size needs to be less than or equal to the effective generation "
+                 "batch size, which is self.per_device_train_batch_size * gradient_accumulation_steps."),
+]
+SECTIONS = ("from_pretrained", "get_peft_model", "grpo_config", "GRPOConfig", "training_args", "args")
+INT8_BYTES = 1.0  # bitsandbytes LLM.int8 (load_in_8bit): one byte per weight
+BITS = {4: C.NF4_BYTES, 8: INT8_BYTES, 16: 0.0}  # frozen base bytes per decoder weight (0: 16-bit)
+
+
+def _trl() -> TrlFramework:
+    """TRL's own framework object (release 1.16.0, whose GRPOConfig reads the flags as the pinned 1.15.0 does)."""
+    from .. import get_framework
+    return get_framework("trl")
+
+
+def _own(key: str) -> bool:
+    return key in MODEL_ARGS or key in IGNORED_ARGS or key == STANDBY
+
+
+def _flat(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """Keys without their dashes and without a section prefix (``from_pretrained.load_in_4bit``)."""
+    out: dict[str, Any] = {}
+    for raw, value in flat.items():
+        key = str(raw)
+        k = (key[2:] if key.startswith("--") else key).replace("-", "_") if not key.isupper() else key
+        head, dot, rest = k.partition(".")
+        out[rest if dot and head in SECTIONS else k] = value
+    return out
+
+
+def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Value]]:
+    """Unsloth's keys -> (TRL's GRPOConfig flags, the cost values only Unsloth has)."""
+    rest = {k: v for k, v in _flat(flat).items() if k not in MODEL_ARGS and k not in IGNORED_ARGS and k != STANDBY}
+    args = {**MODEL_ARGS, **{k: v for k, v in _flat(flat).items() if k in MODEL_ARGS}}
+    full = flag_bool("full_finetuning", args["full_finetuning"])
+    if flag_bool("load_in_16bit", args["load_in_16bit"]) or full:
+        bits = 16
+    elif flag_bool("load_in_8bit", args["load_in_8bit"]):
+        bits = 8
+    else:
+        bits = 4 if flag_bool("load_in_4bit", args["load_in_4bit"]) else 16
+    ckpt = args["use_gradient_checkpointing"]
+    offload = isinstance(ckpt, str) and ckpt.strip().lower() == "unsloth"
+    if not offload and isinstance(ckpt, str) and ckpt.strip().lower() not in ("true", "false", "1", "0"):
+        raise InputError("use_gradient_checkpointing", f"'{ckpt}' is not one of Unsloth's settings."
+                         f"{did_you_mean(ckpt, ['unsloth', 'true', 'false'])}",
+                         'use use_gradient_checkpointing = "unsloth" (the default), true or false.')
+    trl = dict(rest)
+    trl["gradient_checkpointing"] = True if offload else flag_bool("use_gradient_checkpointing", ckpt)
+    trl.setdefault("dtype", "bfloat16")  # dtype None: the GPU's 16-bit type (bf16, or fp16 before Ampere)
+    if not full:
+        trl["use_peft"] = True
+        trl["lora_r"] = whole_number("r", args["r"], "r")
+        if trl["lora_r"] < 1:
+            raise InputError("r", f"{trl['lora_r']} must be at least 1.", "set r = 16 (get_peft_model's default).")
+    # from_pretrained's share, checked like TRL's flag even where no engine reads it (0.5 by default)
+    memory_share_permille("gpu_memory_utilization", args["gpu_memory_utilization"],
+                          "write gpu_memory_utilization = 0.5 (vLLM's share of the GPU).")
+    shared = flag_bool("fast_inference", args["fast_inference"])
+    if shared:
+        trl["use_vllm"] = True
+        trl.setdefault("vllm_mode", "colocate")
+        trl["vllm_gpu_memory_utilization"] = args["gpu_memory_utilization"]
+        length = whole_number("max_seq_length", args["max_seq_length"], "max_seq_length")
+        if length < 1:
+            raise InputError("max_seq_length", f"{length} must be at least 1.",
+                             "set max_seq_length = 2048 (from_pretrained's default), the longest prompt + completion.")
+        trl["vllm_max_model_length"] = length
+        standby = flat.get(STANDBY, 0)
+        trl["vllm_enable_sleep_mode"] = standby not in (None, "", "0", 0, False, "false", "False")
+    # vllm_shared: the engine is fast_inference's, on the model's own weights (GRPOConfig's use_vllm without it starts
+    # TRL's own colocated engine, with a copy of its own)
+    cost: dict[str, Value] = {"load_bits": bits, "ckpt_offload": offload, "vllm_shared": shared}
+    return trl, cost
+
+
+class UnslothFramework(TrlFramework):
+    """``FastLanguageModel`` + Unsloth's ``GRPOTrainer`` (one process per GPU; vLLM inside it with fast_inference)."""
+
+    name = "unsloth"
+    version = unsloth_rules.VERSION
+    ruleset: RuleSet = unsloth_rules.RULESET
+    # a run is the user's own script (a notebook saved as unsloth_grpo.py) passing these keys to from_pretrained,
+    # get_peft_model and GRPOConfig: recommend's whole command names it so, and a launch script running a file of
+    # that name is read as Unsloth's
+    command = "python unsloth_grpo.py"
+    launcher_keys = frozenset()
+    launcher_entries = ()
+    versions = (unsloth_rules.VERSION,)
+    entry_commands = ()
+    entry_modules = ("unsloth_grpo",)
+    launcher_flags = False
+    model_keys = ("--model_name",)
+    example_inputs = ()
+    example_inputs_source = "your script's own (Unsloth's notebooks pass a dataset and reward functions to GRPOTrainer)"
+    doc_intro = ("Unsloth GRPO: TRL's GRPOConfig rules at TRL " + unsloth_rules.TRL_PIN + " (the newest release "
+                 "Unsloth " + unsloth_rules.VERSION + " accepts), with Unsloth's defaults and checks "
+                 "(frameworks/trl/unsloth_rules.py). Give the config as keys with Unsloth's argument names "
+                 "(FastLanguageModel.from_pretrained, get_peft_model, GRPOConfig) in a YAML file or pasted as "
+                 "--key value, and UNSLOTH_VLLM_STANDBY=1 where the script sets it.")
+    accuracy_family = "trl"
+    error_families = ("unsloth", "trl")
+
+    @property
+    def release(self):
+        from .versions import RELEASES
+        return RELEASES["1.16.0"]  # TRL 1.15.0's defaults are 1.16.0's (grpo_config.py: only pad_to_multiple_of)
+
+    @property
+    def newest(self) -> bool:
+        return True
+
+    @classmethod
+    def for_version(cls, version: str) -> "UnslothFramework":
+        return cls()
+
+    def resolve_version(self, text: str) -> tuple[str | None, str | None]:
+        return (self.version, None) if text.lstrip("v") == self.version else (None, None)
+
+    def for_config(self, flat: Mapping[str, Any]):
+        return self, None
+
+    def doc_appendix(self) -> str:
+        return ""
+
+    def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+        """``--key value`` pairs, and ``UNSLOTH_VLLM_STANDBY=1`` (``export``-ed or not) as the script sets it."""
+        flat, ignored = super().parse(tokens)
+        flat.pop("__entry__", None)
+        for word in list(ignored):
+            key, eq, value = word.partition("=")
+            if eq and key == STANDBY:
+                flat[STANDBY] = value.strip("'\"")
+                ignored.remove(word)
+        if "export" in ignored and STANDBY in flat:
+            ignored.remove("export")
+        return flat, ignored
+
+    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
+                    notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
+        """A launch script's own ``UNSLOTH_VLLM_STANDBY`` (its environment) joins the arguments."""
+        name, out, gpus = super().from_script(args, scope, gpus, notes)
+        if STANDBY in scope and not any(a.startswith(STANDBY + "=") for a in out):
+            out = [*out, f"{STANDBY}={scope[STANDBY]}"]
+        return name, out, gpus
+
+    def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+        """TRL's GRPOConfig keys as TRL's parser reads them; Unsloth's own (from_pretrained, get_peft_model, the
+        environment) as they are."""
+        keys = _flat(flat)
+        own = {k: v for k, v in keys.items() if _own(k)}
+        return {**super().normalize({k: v for k, v in keys.items() if k not in own}), **own}
+
+    # -- export: GRPOConfig keys and Unsloth's own names --------------------------------------------------
+    EXPORT_NAMES = {"--vllm_gpu_memory_utilization": "--gpu_memory_utilization", "--use_vllm": "--fast_inference"}
+    NOT_EXPORTED = ("--num_processes", "--num_machines", "--use_deepspeed", "--zero_stage", "--dtype", "--torch_dtype",
+                    "--vllm_mode", "--vllm_tensor_parallel_size")
+
+    def export(self, solution: Mapping[str, Value], space: Any = None) -> list[str]:
+        out: list[str] = []
+        seen: set[str] = set()
+        for arg in _trl().export(solution, space):
+            key, _, value = arg.partition(" ")
+            if key in self.NOT_EXPORTED:
+                continue
+            if key in ("--vllm_enable_sleep_mode", f"--{STANDBY}"):  # the script's environment, said once
+                word = f"{STANDBY}={1 if key == '--vllm_enable_sleep_mode' else value}"
+                if STANDBY not in seen:
+                    out.insert(0, word)
+                    seen.add(STANDBY)
+                continue
+            key = self.EXPORT_NAMES.get(key, key)
+            if key in seen:  # a key the user set comes back among the space's fixed ones: once is enough
+                continue
+            seen.add(key)
+            out.append(f"{key} {value}".strip())
+        share = solution.get("gmu_permille")
+        if solution.get("use_vllm") and share is not None and not any(a.startswith("--gpu_memory_utilization")
+                                                                      for a in out):
+            # TRL's export leaves out TRL's default share (0.3); from_pretrained's is 0.5: always say it
+            out.append(f"--gpu_memory_utilization {int(share) / 1000}")
+        return out
+
+    def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
+        trl, cost = unsloth_values(flat)
+        if gpus is None and "num_processes" not in trl and "NPROC_PER_NODE" not in trl:
+            gpus = 1  # a script on one GPU (python train.py, a notebook)
+        values = super().to_values(trl, gpus=gpus, model=model)
+        values["removed_fields"] = False  # Unsloth drops them with a warning (unsloth_rules.py)
+        values.update(cost)
+        _rewrite_batch(values)
+        return values
+
+    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        trl, cost = unsloth_values(flat)
+        notes = []
+        gpus = {"gpus_per_node": 1, "nnodes": 1}
+        values = dict(gpus)
+        try:
+            values = super().to_values(trl, gpus=1 if "num_processes" not in trl else None, model=None)
+        except InputError:
+            pass
+        before = values.get("per_device_train_batch_size")
+        after = dict(values)
+        _rewrite_batch(after)
+        if before is not None and after.get("per_device_train_batch_size") != before:
+            notes.append(f"Unsloth changes per_device_train_batch_size {before} to num_generations = "
+                         f"{after['per_device_train_batch_size']}: gradient_accumulation_steps*WORLD_SIZE*"
+                         "per_device_train_batch_size is not a multiple of it (unsloth/models/rl.py, the generated "
+                         "UnslothGRPOConfig); checked and priced with the changed batch")
+        unknown = [k for k in _flat(flat) if not _own(k) and k not in UNSLOTH_FIELDS and _unknown(k)]
+        if unknown:
+            notes.append("ignored, as keys neither from_pretrained, get_peft_model nor Unsloth's GRPOConfig (TRL "
+                         f"{unsloth_rules.TRL_PIN}) has: " + ", ".join(unknown))
+        dropped = [k for k in ("max_prompt_length", "vllm_device", "vllm_dtype", "vllm_max_model_len",
+                               "vllm_guided_decoding_regex", "vllm_enable_prefix_caching", "wandb_log_unique_prompts",
+                               "use_liger_loss") if k in _flat(flat)]
+        if dropped:
+            notes.append(f"Unsloth drops {', '.join(dropped)} (fields TRL {unsloth_rules.TRL_PIN} removed) with a warning "
+                         "(unsloth/models/rl_config_compat.py)")
+        if not trl.get("use_vllm"):
+            notes.append("fast_inference is off (from_pretrained's default): rollouts use the model's own generate, "
+                         "not vLLM")
+        elif trl.get("vllm_enable_sleep_mode"):
+            notes.append(f"{STANDBY}=1: the vLLM engine releases its KV cache while the trainer runs")
+        if cost["load_bits"] == 4:
+            notes.append("load_in_4bit (from_pretrained's default): the frozen base is NF4 with double quantization, "
+                         "priced at %.3f bytes per decoder weight" % C.NF4_BYTES)
+        if cost["ckpt_offload"]:
+            notes.append('use_gradient_checkpointing = "unsloth": each layer\'s checkpoint is in host RAM, not on the GPU')
+        return notes
+
+    def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False):
+        """TRL's search space; a memory share or standby the user set under Unsloth's names stays as set."""
+        space = super().space(scenario, model, with_knobs=with_knobs)
+        fixed = _flat(scenario.fixed)
+        if with_knobs and ("gpu_memory_utilization" in fixed or STANDBY in fixed):
+            base = self.to_values(dict(fixed), gpus=scenario.total_gpus, model=model)
+            for name, key in (("gmu_permille", "gpu_memory_utilization"), ("sleep_level", STANDBY)):
+                if key in fixed and name in space.domains:
+                    space.domains[name] = [base[name]]
+        return space
+
+    def entry_point(self, values: Mapping[str, Value]) -> str | None:
+        """More than one GPU: one process per GPU under torchrun (Unsloth's multi-GPU runs are DDP, each rank with its
+        own engine), whose --nproc_per_node the launch-script reader takes for the world size."""
+        per_node, nodes = int(values.get("gpus_per_node") or 1), int(values.get("nnodes") or 1)
+        if per_node * nodes == 1:
+            return None
+        return f"torchrun --nproc_per_node {per_node}" + (f" --nnodes {nodes}" if nodes > 1 else "") + \
+            " " + self.command.removeprefix("python ")
+
+    def error_patterns(self) -> list:
+        return PATTERNS + super().error_patterns()
+
+    def _decided(self, flat: Mapping[str, Any]) -> dict[str, Value]:
+        return _trl()._decided(flat)  # TRL 1.16.0's (the pinned 1.15.0 decides them the same way)
+
+    def _has_knob(self, name: str) -> bool:
+        return name in ("gmu_permille", "sleep_level")
+
+    def native_key(self, name: str) -> str:
+        if name == "gmu_permille":
+            return "gpu_memory_utilization"
+        if name == "sleep_level":
+            return STANDBY
+        return super().native_key(name)
+
+    def assignment(self, name: str, value: Value) -> str:
+        if name == "gmu_permille":
+            return f"--gpu_memory_utilization {int(value or 0) / 1000}"
+        if name == "sleep_level":
+            return f"{STANDBY}={1 if value else 0}"
+        return super().assignment(name, value)
+
+    def cost_spec(self, model: ModelCard, gpu: Any) -> CostSpec:
+        base = super().cost_spec(model, gpu)
+        plan = base.plan
+
+        standby_share = standby_utilization(gpu.memory_bytes)
+
+        def unsloth_plan(values: Mapping[str, Value], phase: str):
+            p = plan(values, phase)
+            if p.engine == "vllm" and values.get("vllm_shared") and int(values.get("sleep_level") or 0):
+                p = p.replace(gpu_memory_utilization=standby_share)
+            p = p.replace(
+                base_weight_bytes=BITS.get(int(values.get("load_bits") or 16), 0.0) if p.lora_params else 0.0,
+                engine_shares_weights=p.engine == "vllm" and p.colocated and bool(values.get("vllm_shared")),
+                ckpt_offload=bool(values.get("ckpt_offload")) and p.grad_ckpt,
+                logits_impl="unsloth-chunked")
+            if p.engine_shares_weights:
+                tokens, seqs = engine_batch(p.gpu_memory_utilization * gpu.memory_bytes
+                                            - engine_weight_bytes(p, model_consts(model)))
+                p = p.replace(max_num_batched_tokens=tokens, max_num_seqs=seqs)
+            if phase in AUTOTUNED and values.get("unsloth_grpo_mini_batch") is None:
+                p = autotuned(p, phase)
+            return p
+
+        extra = ["load_bits", "ckpt_offload", "vllm_shared"]
+        memory_inputs = {phase: list(names) + extra for phase, names in base.memory_inputs.items()}
+        # the engine's prefill chunk and sequence count (engine_batch) follow the weights' bytes and the engine's kind
+        time_inputs = {phase: list(names) + ["load_bits", "vllm_shared"] for phase, names in base.time_inputs.items()}
+        from dataclasses import replace
+        return replace(base, framework="unsloth", plan=unsloth_plan, memory_inputs=memory_inputs,
+                       time_inputs=time_inputs,
+                       bool_names=base.bool_names | {"ckpt_offload", "vllm_shared"})
+
+
+# UNSLOTH_VLLM_STANDBY replaces gpu_memory_utilization with a share by the GPU's size (unsloth_zoo/vllm_utils.py
+# load_vllm, vLLM >= 0.11: the tier of a tenth of the GPU's GiB, times 0.95), whatever the script asks, unless
+# UNSLOTH_VLLM_STANDBY_UTIL_OVERRIDE is set: (a tenth of the GiB at least, share)
+STANDBY_TIERS = ((4.0, 0.925), (2.5, 0.9), (2.0, 0.825), (1.4, 0.8), (1.0, 0.775), (0.0, 0.75))
+STANDBY_HEADROOM = 0.95
+
+
+def standby_utilization(memory_bytes: float) -> float:
+    """The vLLM memory share Unsloth's standby mode sets on a GPU of ``memory_bytes``."""
+    tenth = memory_bytes / 1024**3 * 0.1
+    return next(share for floor, share in STANDBY_TIERS if tenth >= floor) * STANDBY_HEADROOM
+
+
+# load_vllm sizes vLLM's prefill chunk (max_num_batched_tokens) and max_num_seqs by the memory its budget leaves
+# for the KV cache after the weights (approximate_vllm_memory_usage): (GiB at most, tokens, sequences)
+ENGINE_TIERS = ((2, 2048, 8), (4, 2048, 16), (8, 4096, 32), (12, 4096, 48), (16, 6144, 64), (24, 6144, 80),
+                (40, 8192, 96), (48, 8192, 112), (80, 8192, 128), (float("inf"), 8192, 256))
+
+
+def engine_batch(left_bytes: float) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) Unsloth gives vLLM with ``left_bytes`` for its KV cache."""
+    left = left_bytes / 1024**3
+    return next((tokens, seqs) for most, tokens, seqs in ENGINE_TIERS if left <= most)
+
+
+# the passes whose rows Unsloth splits into chunks that fit the free memory (unsloth_zoo/rl_replacements.py
+# autotune_batch_and_chunks: the most rows whose hidden states and logits take at most 80% of the free memory, called
+# by grpo_accumulated_loss for the loss and by _get_per_token_logps_and_entropies for the old and reference log-probs)
+AUTOTUNED = (Phase.OLD_LOG_PROB, Phase.REF, Phase.ACTOR_UPDATE)
+
+
+def autotuned(plan, phase: str):
+    """``plan`` with the rows of ``phase``'s pass cut to the most that fit the usable memory (one row at least: when
+    that does not fit, the run does not either)."""
+    update = phase == Phase.ACTOR_UPDATE
+    rows = int(plan.train_micro if update else plan.logprob_micro)
+    trial = plan
+    for b in range(rows, 0, -1):
+        trial = plan.replace(train_micro=b) if update else plan.replace(logprob_micro=b)
+        report = estimate_memory(trial)
+        if phase not in report.phases or report.peak(phase) <= report.usable_for(phase):
+            return trial
+    return trial
+
+
+def _rewrite_batch(values: dict[str, Value]) -> None:
+    """Unsloth's rewrite: with neither generation_batch_size nor steps_per_generation set, a batch whose
+    gradient_accumulation_steps*WORLD_SIZE*per_device_train_batch_size is not a multiple of num_generations becomes
+    num_generations per device (unsloth/models/rl.py, the generated UnslothGRPOConfig.__init__)."""
+    if values.get("generation_batch_size") is not None or values.get("steps_per_generation") is not None:
+        return
+    world = int(values.get("gpus_per_node") or 1) * int(values.get("nnodes") or 1)
+    b, ga, g = (int(values.get(k) or 1) for k in ("per_device_train_batch_size", "gradient_accumulation_steps",
+                                                  "num_generations"))
+    if g > 0 and (ga * world * b) % g:
+        values["per_device_train_batch_size"] = g
+
+
+__all__ = ["UnslothFramework", "unsloth_values"]

@@ -1,0 +1,320 @@
+"""Unsloth GRPO (``--framework unsloth``, frameworks/trl/unsloth.py): TRL's GRPOConfig rules at Unsloth's pinned TRL,
+Unsloth's keys, and its memory held to Unsloth's published figures.
+
+* the published VRAM table (unsloth.ai/blog/grpo, "Long-context GRPO", Feb 20 2025; the same table in Unsloth's
+  r/LocalLLaMA post): Llama 3.1 8B, 20K context, 8 generations per prompt, term by term, within 15%: training
+  memory 42 GB, inference (a second copy of the weights for vLLM) 0 GB, the KV cache of a 20K sequence 2.5 GB; the
+  chunked GRPO loss, 9.8 GB at that release, is smaller still at the release we follow (its chunk is capped at 2 GiB,
+  unsloth_zoo/fused_losses/chunked_logprob.py chunked_logprob_rows); the TRL + FA2 column's vLLM copy (16 GB) and KV
+  cache (2.5 GB) by TRL's own cost terms, which never price its training or loss below the table's;
+* Unsloth's Qwen3 (4B) GRPO notebook checks valid and fits the Tesla T4 it runs on;
+* Unsloth's rules: its defaults, its batch rewrite, its mini-batch check, removed TRL fields accepted; checker and
+  CP-SAT agree on a small space;
+* bad keys are input errors (exit 2); check on a pasted config stays under 1.5 s.
+"""
+
+import time
+
+import pytest
+
+from bruteforce import assert_enumerate_equals_checker
+from clirun import run
+
+from rlbatch_solver.catalog.gpus import load_gpu
+from rlbatch_solver.catalog.models import load_model
+from rlbatch_solver.costmodel import memory as M
+from rlbatch_solver.costmodel.phase import Phase
+from rlbatch_solver.costmodel.tables import full_reports
+from rlbatch_solver.errors import InputError
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.trl.unsloth import standby_utilization
+from rlbatch_solver.frameworks.trl.unsloth_rules import RULESET
+
+FW = get_framework("unsloth")
+GIB = 1024**3
+CONTEXT, GENERATIONS, PROMPT = 20 * 1024, 8, 512  # the blog's "20K context" (its 78.3 GB is 2*2*8*20480*128256 B)
+# Llama3.1_(8B)-GRPO.ipynb, the notebook the blog links: QLoRA 4-bit, vLLM, rank 32, Unsloth's checkpointing
+BLOG_UNSLOTH = {
+    "from_pretrained.max_seq_length": CONTEXT, "from_pretrained.load_in_4bit": True,
+    "from_pretrained.fast_inference": True, "from_pretrained.max_lora_rank": 32, "get_peft_model.r": 32,
+    "get_peft_model.use_gradient_checkpointing": "unsloth", "grpo_config.per_device_train_batch_size": GENERATIONS,
+    "grpo_config.gradient_accumulation_steps": 1, "grpo_config.num_generations": GENERATIONS,
+    "grpo_config.max_completion_length": CONTEXT - PROMPT,
+}
+# the same run on TRL with FlashAttention-2 and no checkpointing, as the table's right column prices it: LoRA over
+# a bf16 model, vLLM colocated with its own copy of the weights
+# (TRL 0.19.1: the oldest release we follow that colocates vLLM and, like the TRL of the blog, computes the log-probs
+# from the whole logits tensor; 1.16's fused lm head came later)
+TRL_RELEASE = "trl==0.19.1"
+BLOG_TRL = ["--use_peft", "--lora_r", "32", "--use_vllm", "--vllm_mode", "colocate", "--torch_dtype", "bfloat16",
+            "--per_device_train_batch_size", str(GENERATIONS), "--gradient_accumulation_steps", "1",
+            "--num_generations", str(GENERATIONS), "--max_prompt_length", str(PROMPT),
+            "--max_completion_length", str(CONTEXT - PROMPT), "--gradient_checkpointing", "false"]
+PUBLISHED = {  # GB as the blog counts them (GiB: 78.3 = 2*2*8*20480*128256 / 2**30)
+    "unsloth": {"training": 42.0, "grpo": 9.8, "inference": 0.0, "kv": 2.5},
+    "trl": {"training": 414.0, "grpo": 78.3, "inference": 16.0, "kv": 2.5},
+}
+
+
+def _terms(fw, values) -> dict[str, float]:
+    """The blog's four terms from our cost model (GiB): training (weights and activations in the update), the GRPO
+    loss's logits, vLLM's own copy of the weights at rollout, and the KV cache one 20K sequence needs."""
+    model = load_model("llama3.1-8b")
+    mem, _ = full_reports(fw.cost_spec(model, load_gpu("h100")), values)
+    update, rollout = mem[Phase.ACTOR_UPDATE].phases[Phase.ACTOR_UPDATE], mem[Phase.ROLLOUT].phases[Phase.ROLLOUT]
+    activations = update.get(M.T_ACT_CKPT, update.get(M.T_ACT, 0.0))
+    return {"training": (update[M.T_PARAMS] + activations) / GIB, "grpo": update[M.T_LOGITS] / GIB,
+            "inference": rollout["vLLM weights (bf16, /TP)"] / GIB,
+            "kv": model.kv_bytes_per_token(1, 2) * CONTEXT / GIB}
+
+
+def _values(fw, flat):
+    return fw.to_values(flat, gpus=1, model=load_model("llama3.1-8b"))
+
+
+def test_unsloth_column_of_the_published_vram_table():
+    ours, published = _terms(FW, _values(FW, BLOG_UNSLOTH)), PUBLISHED["unsloth"]
+    for term in ("training", "kv"):
+        assert ours[term] == pytest.approx(published[term], rel=0.15), (term, ours, published)
+    assert ours["inference"] == published["inference"] == 0.0  # vLLM reads the trainer's weights
+    # the loss at the release we follow: one chunk of at most 2 GiB of fp32 logits and their gradient (8 B each)
+    chunk = M.unsloth_chunk_rows((CONTEXT - PROMPT) * GENERATIONS, 128256) * 128256 * 8 / GIB
+    assert ours["grpo"] == pytest.approx(chunk) and chunk <= 2.0 < published["grpo"]
+
+
+def test_trl_column_of_the_published_vram_table():
+    trl = get_framework(TRL_RELEASE)
+    ours, published = _terms(trl, _values(trl, trl.parse(BLOG_TRL)[0])), PUBLISHED["trl"]
+    for term in ("inference", "kv"):
+        assert ours[term] == pytest.approx(published[term], rel=0.15), (term, ours, published)
+    # TRL's own terms (fp32 logits with their gradient; every activation kept) never price below the table's
+    for term in ("training", "grpo"):
+        assert ours[term] >= published[term] * 0.85, (term, ours, published)
+
+
+def test_each_unsloth_saving_is_its_own_switch():
+    """4-bit base, shared weights, offloaded checkpoints: each one lowers its own term and nothing else (the whole
+    micro batch in one pass: with unsloth_grpo_mini_batch set no pass is cut to fit)."""
+    whole = {**BLOG_UNSLOTH, "grpo_config.unsloth_grpo_mini_batch": GENERATIONS}
+    base = _terms(FW, _values(FW, whole))
+    bf16 = _terms(FW, _values(FW, {**whole, "from_pretrained.load_in_4bit": False}))
+    plain = _terms(FW, _values(FW, {**whole, "get_peft_model.use_gradient_checkpointing": True}))
+    model = load_model("llama3.1-8b")
+    # NF4 decoder weights, bf16 embeddings: 8.03B params in about 5.4 GiB instead of 15
+    assert bf16["training"] - base["training"] == pytest.approx(
+        (model.total_params() * 2 - _quantized(model)) / GIB, rel=1e-6)
+    # plain checkpointing keeps every layer's input on the GPU: 32 layers of [8 x 20480, 4096] bf16 = 40 GiB
+    assert plain["training"] - base["training"] == pytest.approx(
+        (model.num_hidden_layers - 1) * GENERATIONS * CONTEXT * model.hidden_size * 2 / GIB, rel=0.02)
+    assert base["grpo"] == plain["grpo"] == bf16["grpo"]
+
+
+def _quantized(model) -> float:
+    dense = model.embedding_params() + model.lm_head_params()
+    from rlbatch_solver.costmodel.constants import NF4_BYTES
+    return NF4_BYTES * (model.total_params() - dense) + 2 * dense
+
+
+def test_offloaded_checkpoints_are_in_host_ram():
+    """The checkpoints Unsloth moves off the GPU land in the node's RAM: 31 of the 32 layers' [8 x 20480, 4096] bf16
+    inputs (39 GiB) for the table's run; a 32 GiB machine runs out."""
+    flat = {f"--{k.split('.')[-1]}": v for k, v in BLOG_UNSLOTH.items()}
+    args = [a for k, v in flat.items() for a in (k, str(v).lower() if isinstance(v, bool) else str(v))]
+    out = run("check", "--framework", "unsloth", "--model", "llama3.1-8b", "--gpu", "h100", "--host-mem", "32",
+              "--json", "--", *args)
+    host = __import__("json").loads(out.stdout)["host_memory"]
+    assert host["terms_gib"]["activation checkpoints offloaded to the CPU (Unsloth)"] == pytest.approx(
+        31 * GENERATIONS * (CONTEXT - PROMPT + PROMPT) * 4096 * 2 / GIB, rel=0.01)
+    assert host["fits"] is False
+
+
+# Unsloth's GRPO tutorial (docs.unsloth.ai "Tutorial: Train your own Reasoning model with GRPO", the Qwen2.5 GRPO
+# notebook): QLoRA rank 64, max_seq_length 1024, vLLM at half the GPU, 8 generations of 200 tokens for 256-token prompts
+FIVE_GB_CLAIM = ["--fast_inference", "true", "--load_in_4bit", "true", "--max_seq_length", "1024", "--r", "64",
+                 "--gpu_memory_utilization", "0.5", "--per_device_train_batch_size", "1",
+                 "--gradient_accumulation_steps", "1", "--num_generations", "8", "--max_prompt_length", "256",
+                 "--max_completion_length", "200"]
+
+
+def test_grpo_on_5_gb_for_qwen2_5_1_5b(tmp_path):
+    """"You can now train your own reasoning model with just 5GB VRAM for Qwen2.5 (1.5B)" (unsloth.ai/blog/grpo): on a
+    5 GB GPU (a GPU file of ours) every phase fits, the largest at about 3.6 GiB."""
+    gpu_file = tmp_path / "gpus.yaml"
+    gpu_file.write_text("gpus:\n  - name: gpu-5gb\n    display_name: a 5 GB GPU\n    memory_mib: 5120\n"
+                        "    bf16_tflops: 65\n    hbm_bandwidth_gbps: 320\n    intra_node: pcie\n"
+                        "    intra_node_bandwidth_gbps: 16\n    host_link_bandwidth_gbps: 16\n    hopper_fp8: false\n"
+                        "    source: \"datasheet: the blog's 5 GB\"\n")
+    out = run("check", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "gpu-5gb", "--gpu-file", gpu_file,
+              "--json", "--", *FIVE_GB_CLAIM)
+    memory = __import__("json").loads(out.stdout)["memory"]
+    assert memory["fits"] and memory["verdict"] == "yes", memory["phases"]
+    peak = max(p["peak_mib"] for p in memory["phases"].values())
+    assert peak <= 5e9 / 2**20 and peak > 0.6 * 5e9 / 2**20
+
+
+def test_the_qwen3_4b_notebook_is_valid_and_fits_its_t4():
+    out = run("check", "--framework", "unsloth", "--config", "docs/examples/unsloth-qwen3-4b-grpo.yaml",
+              "--model", "qwen3-4b", "--gpu", "t4")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "VALID" in out.stdout and "will it OOM? fits" in out.stdout
+    # the notebook's per_device_train_batch_size 1 with 4 generations: Unsloth makes it 4, and says so
+    assert "Unsloth changes per_device_train_batch_size 1 to num_generations = 4" in out.stdout
+
+
+def test_standby_sets_the_memory_share_by_gpu_size():
+    """unsloth_zoo/vllm_utils.py load_vllm (vLLM >= 0.11): tiers of a tenth of the GPU's GiB, times 0.95."""
+    assert standby_utilization(load_gpu("t4").memory_bytes) == pytest.approx(0.8 * 0.95)
+    assert standby_utilization(load_gpu("rtx4090").memory_bytes) == pytest.approx(0.825 * 0.95)
+    assert standby_utilization(load_gpu("h100").memory_bytes) == pytest.approx(0.925 * 0.95)
+
+
+def test_unsloths_defaults_and_keys():
+    v = FW.to_values({"num_generations": 8}, gpus=None, model=None)
+    # UnslothGRPOConfig's replacements: 4 x 2 per device; one GPU when none is named (a script or a notebook)
+    assert (v["per_device_train_batch_size"], v["gradient_accumulation_steps"], v["gpus_per_node"]) == (4, 2, 1)
+    assert v["load_bits"] == 4 and v["ckpt_offload"] and v["lora_rank"] == 16 and not v["use_vllm"]
+    v = FW.to_values({"fast_inference": True, "load_in_16bit": True, "use_gradient_checkpointing": False,
+                      "UNSLOTH_VLLM_STANDBY": "1"}, gpus=None, model=None)
+    assert v["use_vllm"] and v["load_bits"] == 16 and not v["grad_ckpt"] and v["sleep_level"] == 2
+    assert v["gmu_permille"] == 500  # from_pretrained's gpu_memory_utilization default
+
+
+def test_the_batch_rewrite_and_the_mini_batch_check():
+    v = FW.to_values({"per_device_train_batch_size": 3, "gradient_accumulation_steps": 1, "num_generations": 8},
+                     gpus=2, model=None)
+    assert v["per_device_train_batch_size"] == 8 and FW.ruleset.check(v).valid
+    # with steps_per_generation set Unsloth leaves the batch alone, and TRL's check stands
+    v = FW.to_values({"per_device_train_batch_size": 3, "steps_per_generation": 1, "num_generations": 8}, gpus=2,
+                     model=None)
+    broken = {x.rule for x in FW.ruleset.check(v).errors}
+    assert broken == {"trl.config.gen_divisible_by_num_generations"}
+    v = FW.to_values({"per_device_train_batch_size": 4, "gradient_accumulation_steps": 2, "num_generations": 8,
+                      "unsloth_grpo_mini_batch": 16}, gpus=1, model=None)
+    errors = FW.ruleset.check(v).errors
+    assert [x.rule for x in errors] == ["unsloth.config.grpo_mini_batch_within_generation_batch"]
+    assert "unsloth_grpo_mini_batch = 16 is larger than the generation batch = 8" in errors[0].message
+
+
+def test_removed_trl_fields_are_dropped_not_fatal():
+    v = FW.to_values({"max_prompt_length": 256, "num_generations": 8}, gpus=1, model=None)
+    assert FW.ruleset.check(v).valid
+    assert "trl.config.removed_fields" not in {r.id for r in RULESET.rules}
+
+
+def test_checker_and_solver_agree():
+    defaults = FW.to_values({}, gpus=1, model=load_model("llama3.1-8b"))
+    base = {name: [defaults[name]] for name in RULESET.variables}
+    space = {"per_device_train_batch_size": [1, 2, 3, 4], "gradient_accumulation_steps": [1, 2],
+             "num_generations": [2, 3, 4], "gpus_per_node": [1, 2], "unsloth_grpo_mini_batch": [None, 4, 8]}
+    assert_enumerate_equals_checker(RULESET, {**base, **space})
+
+
+@pytest.mark.parametrize("key, value, field", [
+    ("use_gradient_checkpointing", "offload", "use_gradient_checkpointing"),
+    ("r", 0, "r"),
+    ("gpu_memory_utilization", 1.5, "gpu_memory_utilization"),
+])
+def test_bad_keys_are_input_errors(key, value, field):
+    with pytest.raises(InputError) as err:
+        FW.to_values({key: value, "fast_inference": True}, gpus=1, model=None)
+    assert err.value.field == field
+
+
+def test_check_on_a_pasted_config_is_fast():
+    start = time.perf_counter()
+    out = run("check", "--framework", "unsloth", "--model", "llama3.1-8b", "--gpu", "rtx4090", "--",
+              "--fast_inference", "true", "--load_in_4bit", "true", "--max_seq_length", "4096", "--r", "32",
+              "--num_generations", "8", "--max_completion_length", "3584", "UNSLOTH_VLLM_STANDBY=1")
+    assert out.returncode in (0, 1), out.stdout + out.stderr
+    assert time.perf_counter() - start < 1.5
+
+
+def test_standby_is_read_from_pasted_text_and_from_a_launch_script(tmp_path):
+    flat, ignored = FW.parse(["export", "UNSLOTH_VLLM_STANDBY=1", "--fast_inference", "true"])
+    assert flat["UNSLOTH_VLLM_STANDBY"] == "1" and not ignored
+    script = tmp_path / "run.sh"
+    script.write_text("export UNSLOTH_VLLM_STANDBY=1\npython unsloth_grpo.py --fast_inference true --load_in_4bit true "
+                      "--max_seq_length 4096 --max_completion_length 3584 --num_generations 8\n")
+    out = run("check", "--framework", "unsloth", script, "--model", "llama3.1-8b", "--gpu", "rtx4090", "--json")
+    notes = " ".join(__import__("json").loads(out.stdout)["notes"])
+    assert "UNSLOTH_VLLM_STANDBY=1: the vLLM engine releases its KV cache" in notes and "load_in_4bit" in notes
+
+
+def _small():
+    from rlbatch_solver.api import prepare
+    from rlbatch_solver.scenario import Scenario
+
+    sc = Scenario(framework="unsloth", gpu="rtx4090", gpus=1, model="qwen3-4b", algorithm="grpo", n=4,
+                  prompt_length=256, response_length=1024,
+                  fixed={"fast_inference": True, "load_in_4bit": True, "UNSLOTH_VLLM_STANDBY": "0"},
+                  search={"per_device_train_batch_size": [1, 2, 4, 8], "gradient_accumulation_steps": [1, 2]})
+    return prepare(sc)
+
+
+def test_tables_equal_the_full_cost_model():
+    """The solver's per-phase tables (Unsloth's plan switches among their inputs) are the full cost model's."""
+    from bruteforce import assert_tables_match_cost_model
+
+    _, _, _, space, spec, terms, ruleset = _small()
+    assert space.domains["load_bits"] == [4] and space.domains["vllm_shared"] == [True]
+    assert_tables_match_cost_model(space, spec, ruleset, configs=20, seed=3, label="unsloth", terms=terms)
+
+
+def test_cpsat_optimum_equals_exhaustive_evaluation():
+    from rlbatch_solver.solver.exhaustive import best_by_exhaustion
+    from rlbatch_solver.solver.optimize import optimize
+
+    _, _, _, space, spec, terms, ruleset = _small()
+    best, _ = best_by_exhaustion(ruleset, space, terms.time_us_per_sample)
+    res = optimize(ruleset, space.domains, terms.time_us_per_sample, top=2, time_limit_s=60)
+    assert best is not None and res.proven and res.ranked[0].objective == best
+
+
+def test_recommend_keeps_the_share_and_standby_the_user_set():
+    out = run("recommend", "--framework", "unsloth", "--model", "qwen3-4b", "--gpu", "rtx4090", "--gpus", "1",
+              "--set", "fast_inference=true", "--set", "gpu_memory_utilization=0.6", "--set", "UNSLOTH_VLLM_STANDBY=1",
+              "--json")
+    words = __import__("json").loads(out.stdout)["command"]
+    assert words[0] == "UNSLOTH_VLLM_STANDBY=1 python unsloth_grpo.py"
+    assert words.count("--gpu_memory_utilization 0.6") == 1 and words.count("--fast_inference true") == 1
+
+
+# Unsloth's docs on one 80 GB H100, with Standby: "Qwen3-32B LoRA 16-bit can attain 6,144 context lengths", "Llama-3.1-8B
+# QLoRA 4bit can attain 47,500 lengths" (docs.unsloth.ai, "Memory Efficient RL"), "Qwen3-8B GRPO reaches 110K context on
+# an 80GB VRAM H100 via vLLM and QLoRA" ("Reinforcement Learning GRPO with 7x Longer Context"; its runs: batch 4,
+# gradient accumulation 2). The memory of each fits: the log-prob and loss passes cut their rows to fit
+# (autotune_batch_and_chunks), Standby frees the KV cache while the trainer runs.
+@pytest.mark.parametrize("model, four_bit, context", [("qwen3-32b", False, 6144), ("llama3.1-8b", True, 47500),
+                                                      ("qwen3-8b", True, 110000)])
+def test_unsloths_long_context_claims_fit_one_h100(model, four_bit, context):
+    out = run("check", "--framework", "unsloth", "--model", model, "--gpu", "h100", "--json", "--",
+              "UNSLOTH_VLLM_STANDBY=1", "--fast_inference", "true", "--load_in_4bit", str(four_bit).lower(),
+              "--gpu_memory_utilization", "0.95", "--max_lora_rank", "32", "--r", "32",
+              "--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "2",
+              "--max_seq_length", str(context), "--max_completion_length", str(context - 512))
+    memory = __import__("json").loads(out.stdout)["memory"]
+    assert memory["fits"], {p: v["peak_mib"] for p, v in memory["phases"].items()}
+
+
+def test_the_autotuned_passes_shrink_only_what_does_not_fit():
+    """Qwen3-8B at 4K context: the micro batch of 4 runs whole; at 110K the log-prob and loss passes run 3 rows at a
+    time, the most that fit."""
+    from rlbatch_solver.frameworks.trl.unsloth import autotuned
+
+    model, gpu = load_model("qwen3-8b"), load_gpu("h100")
+    spec = FW.cost_spec(model, gpu)
+    for context, rows in ((4096, 4), (110000, 3)):
+        v = FW.to_values({"fast_inference": True, "max_seq_length": context, "max_completion_length": context - 512,
+                          "UNSLOTH_VLLM_STANDBY": "1", "per_device_train_batch_size": 4,
+                          "gradient_accumulation_steps": 2}, gpus=1, model=model)
+        old, update = spec.plan(v, Phase.OLD_LOG_PROB), spec.plan(v, Phase.ACTOR_UPDATE)
+        assert (old.logprob_micro, update.train_micro) == (rows, rows)
+        assert autotuned(update, Phase.ACTOR_UPDATE) == update  # what fits is left as it is
+        assert M.estimate_memory(update.replace(train_micro=rows + 1)).peak(Phase.ACTOR_UPDATE) > \
+            M.estimate_memory(update).usable_for(Phase.ACTOR_UPDATE) or rows == 4
+
+
+def test_a_key_no_config_has_is_named_as_ignored():
+    notes = " ".join(FW.config_notes({"per_device_train_batchsize": 4, "unsloth_num_chunks": 4, "lora_alpha": 64}))
+    assert "has: per_device_train_batchsize" in notes
+    assert "unsloth_num_chunks" not in notes and "lora_alpha" not in notes
