@@ -17,6 +17,7 @@ FRAMEWORKS: dict[str, str] = {
     "swift-megatron": "rlbatch_solver.frameworks.swift.framework:SwiftMegatronFramework",
     "trl": "rlbatch_solver.frameworks.trl.framework:TrlFramework",
     "easyr1": "rlbatch_solver.frameworks.easyr1.framework:EasyR1Framework",
+    "skyrl": "rlbatch_solver.frameworks.skyrl.framework:SkyRLFramework",
 }
 
 _cache: dict[str, Framework] = {}
