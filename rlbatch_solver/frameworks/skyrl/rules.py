@@ -140,7 +140,9 @@ DERIVED = [
     Derived("critic_mini_per_gpu", CRITIC_MINI_PG, "critic update samples per GPU"),
     Derived("critic_local_batch", V["train_batch_size"] * V["n"] // maximum(1, CRITIC_DP),
             "samples per critic GPU in a step"),
-    Derived("lcm_dp", if_then_else(V["need_ref"], if_then_else(DP.eq(REF_DP), DP, _lcm(DP, REF_DP)), DP),
+    # math.lcm(a, 0) is 0: a reference with sequence_parallel_size above its GPUs passes this check
+    Derived("lcm_dp", if_then_else(V["need_ref"], if_then_else(DP.eq(REF_DP), DP, if_then_else(
+        REF_DP.eq(0), 0, _lcm(DP, REF_DP))), DP),
             "least common multiple of the policy's and (with a reference) the reference's dp"),
     Derived("rollout_gpus", V["num_engines"] * V["rollout_tp"] * V["engine_pp"] * V["engine_dp"],
             "inference GPUs: engines x tp x pp x dp"),
