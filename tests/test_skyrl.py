@@ -95,6 +95,15 @@ def test_the_published_example_checks_valid_and_fits_its_four_h100s(tmp_path):
     assert "VALID" in out.stdout and "fits" in out.stdout and "OUT OF MEMORY" not in out.stdout
 
 
+def test_the_example_disaggregated_checks_valid_and_fits_eight_h100s():
+    """The same run with its four vLLM engines on four GPUs of their own (colocate_all=false): SkyRL's synchronous
+    trainer waits for them, so the step is the colocated one's without the offload transfers."""
+    split = ["trainer.placement.colocate_all=false", "trainer.policy.model.path=Qwen/Qwen2.5-1.5B-Instruct"]
+    out = run("check", "--framework", "skyrl", *BASE, *split, "--gpu", "h100", "--model", "qwen2.5-1.5b")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "VALID" in out.stdout and "OUT OF MEMORY" not in out.stdout and "offload transfers" not in out.stdout
+
+
 def test_the_example_reads_as_its_script_says():
     v = values(BASE + ["trainer.algorithm.use_kl_loss=true"])
     assert (v["train_batch_size"], v["actor_mini"], v["n"], v["actor_micro_per_gpu"]) == (1024, 256, 5, 64)

@@ -18,7 +18,9 @@ where SkyRL derives them (``FILLS``), or at the value SkyRL always runs (``FIXED
 * the loss: SkyRL's own logits accounting (``logits_impl="skyrl"``, costmodel/constants.py LOGIT_BYTES: bf16 logits,
   flash-attn's in-place cross entropy, entropy in chunks without grad).
 
-DeepSpeed (stage 3, the only stage SkyRL runs) shards as FSDP does. The Megatron strategy's tensor and pipeline
+A reference or critic on GPUs of their own (``colocate_policy_ref=false``, their own placement keys) is priced as
+verl prices them, beside the policy on its GPUs: the larger footprint. DeepSpeed (stage 3, the only stage SkyRL
+runs) shards as FSDP does. The Megatron strategy's tensor and pipeline
 split is not priced here: its memory is verl's FSDP sharding over the same GPUs (docs/rules-skyrl.md says so).
 """
 
