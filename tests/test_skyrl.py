@@ -1,13 +1,16 @@
 """SkyRL (skyrl-train 0.3.1): validate_cfg's batch, placement and strategy checks over verl's variable names, and
 verl's FSDP cost terms through a key map.
 
-* the published GSM8K example (examples/gsm8k/run_gsm8k.sh: 4 GPUs, Qwen2.5-1.5B-Instruct, colocated) and its
-  disaggregated form check valid and fit;
+* the published examples (examples/gsm8k/run_gsm8k.sh: GRPO, 4 GPUs, Qwen2.5-1.5B-Instruct, colocated;
+  examples/ppo/run_ppo.sh: with a critic; examples/gsm8k/run_32b_gsm8k.sh: 2 x 8 GPUs) and the GSM8K run
+  disaggregated check valid and fit;
 * broken configs report SkyRL's checks with their numbers (floored per-GPU sizes, the lcm of the dp sizes, the
   colocate_all GPU count), and explain maps SkyRL's messages back to them;
 * the key map: SkyRL's placement and shared micro sizes fill verl's cost variables;
 * the solver tables equal the full cost model on a small space, and CP-SAT agrees with the checker.
 """
+
+from pathlib import Path
 
 import pytest
 
@@ -25,53 +28,12 @@ from rlbatch_solver.solver.exhaustive import best_by_exhaustion
 from rlbatch_solver.solver.optimize import optimize
 
 FW = get_framework("skyrl")
-# skyrl-train 0.3.1 examples/gsm8k/run_gsm8k.sh as published (NUM_GPUS=4, INFERENCE_BACKEND=vllm)
-GSM8K = """set -x
-: "${DATA_DIR:="$HOME/data/gsm8k"}"
-: "${NUM_GPUS:=4}"
-: "${LOGGER:=wandb}" # change to "console" to print to stdout
-: "${INFERENCE_BACKEND:=vllm}"
-uv run --isolated --extra $INFERENCE_BACKEND -m skyrl_train.entrypoints.main_base \\
-  data.train_data="['$DATA_DIR/train.parquet']" \\
-  data.val_data="['$DATA_DIR/validation.parquet']" \\
-  trainer.algorithm.advantage_estimator="grpo" \\
-  trainer.policy.model.path="Qwen/Qwen2.5-1.5B-Instruct" \\
-  trainer.placement.colocate_all=true \\
-  trainer.strategy=fsdp2 \\
-  trainer.placement.policy_num_gpus_per_node=$NUM_GPUS \\
-  trainer.placement.critic_num_gpus_per_node=$NUM_GPUS \\
-  trainer.placement.ref_num_gpus_per_node=$NUM_GPUS \\
-  generator.num_inference_engines=$NUM_GPUS \\
-  generator.inference_engine_tensor_parallel_size=1 \\
-  trainer.epochs=20 \\
-  trainer.eval_batch_size=1024 \\
-  trainer.eval_before_train=true \\
-  trainer.eval_interval=5 \\
-  trainer.update_epochs_per_batch=1 \\
-  trainer.train_batch_size=1024 \\
-  trainer.policy_mini_batch_size=256 \\
-  trainer.micro_forward_batch_size_per_gpu=64 \\
-  trainer.micro_train_batch_size_per_gpu=64 \\
-  trainer.ckpt_interval=10 \\
-  trainer.max_prompt_length=512 \\
-  generator.sampling_params.max_generate_length=1024 \\
-  trainer.policy.optimizer_config.lr=1.0e-6 \\
-  trainer.algorithm.use_kl_loss=true \\
-  generator.backend=$INFERENCE_BACKEND \\
-  generator.run_engines_locally=true \\
-  generator.weight_sync_backend=nccl \\
-  generator.async_engine=true \\
-  generator.batched=true \\
-  environment.env_class=gsm8k \\
-  generator.n_samples_per_prompt=5 \\
-  generator.gpu_memory_utilization=0.8 \\
-  trainer.logger="$LOGGER" \\
-  trainer.project_name="gsm8k" \\
-  trainer.run_name="gsm8k_test" \\
-  trainer.resume_mode=null \\
-  trainer.ckpt_path="$HOME/ckpts/gsm8k_1.5B_ckpt" \\
-  $@
-"""
+DATA = Path(__file__).resolve().parent / "data" / "skyrl"
+# skyrl-train 0.3.1's example scripts as published (repository commit ce6def0e, skyrl-train/examples/): the GPU counts
+# are theirs (NUM_GPUS=4 by default; the 32B run on 2 nodes of 8), the GPU model is not named: an 80 GB H100
+EXAMPLES = {"run_gsm8k.sh": ("h100", "qwen2.5-1.5b"),  # examples/gsm8k/run_gsm8k.sh: GRPO, 4 GPUs, colocated
+            "run_ppo.sh": ("h100", "qwen2.5-1.5b"),  # examples/ppo/run_ppo.sh: PPO with a 1.5B critic, 4 GPUs
+            "run_32b_gsm8k.sh": ("h100", "qwen2.5-32b")}  # examples/gsm8k/run_32b_gsm8k.sh: 2 x 8 GPUs, 4 engines x TP 4
 BASE = ["trainer.train_batch_size=1024", "trainer.policy_mini_batch_size=256", "generator.n_samples_per_prompt=5",
         "trainer.micro_forward_batch_size_per_gpu=64", "trainer.micro_train_batch_size_per_gpu=64",
         "trainer.placement.policy_num_gpus_per_node=4", "trainer.placement.ref_num_gpus_per_node=4",
@@ -87,10 +49,10 @@ def errors(tokens):
     return [v.rule for v in FW.ruleset.check(values(tokens)).errors]
 
 
-def test_the_published_example_checks_valid_and_fits_its_four_h100s(tmp_path):
-    script = tmp_path / "run_gsm8k.sh"
-    script.write_text(GSM8K)
-    out = run("check", "--framework", "skyrl", script, "--gpu", "h100", "--model", "qwen2.5-1.5b")
+@pytest.mark.parametrize("script", sorted(EXAMPLES))
+def test_the_published_examples_check_valid_and_fit(script):
+    gpu, model = EXAMPLES[script]
+    out = run("check", "--framework", "skyrl", DATA / script, "--gpu", gpu, "--model", model)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "VALID" in out.stdout and "fits" in out.stdout and "OUT OF MEMORY" not in out.stdout
 
