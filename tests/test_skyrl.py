@@ -111,6 +111,22 @@ def test_the_lcm_of_policy_and_reference_dp():
     assert "skyrl.batch.samples_cover_lcm_dp" not in errors(tokens + ["trainer.algorithm.use_kl_loss=false"])
 
 
+def test_the_trainers_placement_checks():
+    """RayPPOTrainer.build_models, after validate_cfg: colocate_all puts the reference and the critic on the policy's
+    GPUs (their counts must match), and without it every group asks Ray for GPUs of its own."""
+    assert errors(BASE + ["trainer.placement.ref_num_gpus_per_node=2"]) == [
+        "skyrl.placement.colocate_all_ref_same_gpus"]
+    assert errors(BASE + ["trainer.algorithm.use_kl_loss=false", "trainer.placement.ref_num_gpus_per_node=2"]) == []
+    ppo = BASE + ["trainer.critic.model.path=Qwen/Qwen2.5-1.5B-Instruct", "trainer.placement.critic_num_gpus_per_node=2"]
+    assert errors(ppo) == ["skyrl.placement.colocate_all_critic_same_gpus"]
+    split = BASE + ["trainer.placement.colocate_all=false", "trainer.placement.colocate_policy_ref=false"]
+    flat, _ = FW.parse(split)
+    broken = FW.ruleset.check(FW.to_values(flat, gpus=8, model=None)).errors
+    assert [e.rule for e in broken] == ["skyrl.ray.gpu_budget"]  # policy 4 + reference 4 + engines 4 = 12 > 8
+    assert "needs 12 GPUs" in broken[0].message
+    assert FW.ruleset.check(FW.to_values(flat, gpus=12, model=None)).valid
+
+
 def test_strategy_and_backend_checks():
     assert errors(BASE + ["trainer.strategy=fsdp", "trainer.policy.fsdp_config.cpu_offload=true"]) == [
         "skyrl.fsdp1.no_cpu_offload"]
@@ -154,12 +170,14 @@ def test_enumerate_equals_the_checker_on_small_spaces():
     from rlbatch_solver.frameworks.skyrl.rules import RULESET
 
     base = {name: [spec.default] for name, spec in RULESET.variables.items()}
-    base.update({"num_heads": [12], "num_kv_heads": [2], "max_position_embeddings": [32768], "n": [4]})
+    base.update({"num_heads": [12], "num_kv_heads": [2], "max_position_embeddings": [32768], "n": [4],
+                 "cluster_num_gpus": [8]})
     spaces = [
         {"gpus_per_node": [2, 3, 4, 6], "train_batch_size": [4, 12, 16, 24], "actor_mini": [4, 6, 8],
          "actor_micro_per_gpu": [1, 2, 4], "num_engines": [1, 2, 4]},
         {"gpus_per_node": [4, 8], "actor_sp": [1, 2, 3, 8], "ref_gpus_per_node": [2, 3, 4], "need_ref": [False, True],
-         "colocate_all": [False, True], "train_batch_size": [1, 2, 3], "actor_mini": [1, 2]},
+         "colocate_all": [False, True], "train_batch_size": [1, 2, 3], "actor_mini": [1, 2],
+         "cluster_num_gpus": [8, 12], "colocate_policy_ref": [False, True]},
         {"need_critic": [False, True], "critic_mini": [4, 6, 16], "critic_sp": [1, 2], "gae": [False, True],
          "critic_gpus_per_node": [2, 3, 4], "n": [1, 2, 5], "fsdp1": [False, True], "critic_cpu_offload": [False, True]},
         {"megatron": [False, True], "policy_mtp": [1, 2, 3], "policy_mcp": [1, 2], "remove_padding": [False, True],

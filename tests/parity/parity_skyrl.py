@@ -37,6 +37,10 @@ PATTERNS = [(p.pattern, p.rules) for p in SKYRL_PATTERNS] + [
     (r"^ZeroDivisionError", ("skyrl.batch.sp_within_policy_gpus", "skyrl.batch.critic_sp_within_gpus")),
 ]
 ALLOWED = [
+    Allowed("skyrl.placement.colocate_all_ref_same_gpus", "trainer_init: RayPPOTrainer.build_models asserts it while "
+            "it creates the Ray actor groups; hand-made cases in tests/test_skyrl.py"),
+    Allowed("skyrl.placement.colocate_all_critic_same_gpus", "as above"),
+    Allowed("skyrl.ray.gpu_budget", "needs --gpus (the Ray cluster's size); Ray places the groups"),
     Allowed("skyrl.fsdp.sp_divides_gpus", "worker_init: torch's init_device_mesh (dp, sp) in the Ray workers"),
     Allowed("skyrl.ulysses.heads_divisible", "worker_init: the Ulysses monkey patch reads the model's config"),
     Allowed("skyrl.ulysses.kv_heads_divisible", "as above"),

@@ -9,7 +9,7 @@ from ...costmodel.phase import Phase
 from ..base import divisors
 from ..error_text import ErrorPattern
 from ..verl import errors as verl_errors
-from .rules import BATCH, CFG, GEN, MEGATRON, ULYSSES
+from .rules import BATCH, BUILD, CFG, GEN, MEGATRON, ULYSSES, UTILS
 
 
 def _ok(total: int) -> str:
@@ -129,6 +129,18 @@ PATTERNS: list[ErrorPattern] = [
        ("skyrl.placement.policy_ref_same_gpus_per_node",), CFG,
        "AssertionError: policy_num_gpus_per_node (4) and ref_num_gpus_per_node (2) must be the same when colocate "
        "policy and ref model."),
+    _p(r"num_policy_gpus and num_ref_gpus must be the same when colocating policy and ref model",
+       ("skyrl.placement.colocate_all_ref_same_gpus",), BUILD,
+       "AssertionError: num_policy_gpus and num_ref_gpus must be the same when colocating policy and ref model"),
+    _p(r"num_policy_gpus and num_critic_gpus must be the same when colocating policy and critic model",
+       ("skyrl.placement.colocate_all_critic_same_gpus",), BUILD,
+       "AssertionError: num_policy_gpus and num_critic_gpus must be the same when colocating policy and critic model"),
+    _p(r"Failed to create placement group with \d+ bundles \(requiring (?P<need>\d+) GPUs",
+       ("skyrl.ray.gpu_budget",), f"{UTILS}:get_ray_pg_ready_with_timeout",
+       "RuntimeError: Failed to create placement group with 8 bundles (requiring 8 GPUs, 8 CPUs total) in 180 "
+       "seconds. This might indicate insufficient GPU resources.",
+       hint=lambda x: f"a placement group asked for {x['need']} GPUs that the Ray cluster does not have free",
+       numbers=("need",)),
     _p(r"num_attention_heads \d+ must be divisible by ulysses_sp_size \d+", ("skyrl.ulysses.heads_divisible",),
        ULYSSES, "AssertionError: num_attention_heads 12 must be divisible by ulysses_sp_size 8"),
     _p(r"num_key_value_heads \d+ must be divisible by ulysses_sp_size \d+ ?or vise versa",

@@ -104,6 +104,10 @@ def config_values(flat: Mapping[str, Any], gpus: int | None = None, model: Model
     # validate_batch_sizes: a critic when its model path is set; a reference with either KL
     values["need_critic"] = flat.get("trainer.critic.model.path") not in (*_NULL, "")
     values["need_ref"] = bool(values["use_kl_loss"]) or bool(values["use_kl_in_reward"])
+    if gpus is not None:
+        if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+            raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus with a positive count.")
+        values["cluster_num_gpus"] = gpus  # unknown: the GPU budget rule is skipped (and listed as skipped)
     if gpus is not None and not any(k in flat for k in _PLACEMENT):
         # --gpus: every model on those GPUs, and (colocated) one engine per GPU at the tensor parallel size given
         for prefix in ("", "ref_", "critic_"):
@@ -177,6 +181,7 @@ class SkyRLFramework(Framework):
         base = config_values(native, model=model)
         by_key = self.ruleset.by_key()
         domains: dict[str, list[Value]] = {name: [value] for name, value in base.items()}
+        domains["cluster_num_gpus"] = [scenario.total_gpus]
         user_set = {by_key[k].name for k in scenario.fixed if k in by_key}
         for key, values in scenario.search.items():
             spec = by_key.get(key)

@@ -28,6 +28,7 @@ BATCH = f"{UTILS}:validate_batch_sizes"
 CFG = f"{UTILS}:validate_cfg"
 GEN = f"{UTILS}:validate_generator_cfg"
 MEGATRON = f"{UTILS}:validate_megatron_cfg"
+BUILD = "skyrl_train/trainer.py:RayPPOTrainer.build_models"
 ULYSSES = "skyrl_train/distributed/ulysses/monkey_patch.py:apply_monkey_patch"
 
 # name in rules (verl's name where the meaning is verl's) -> (SkyRL key, kind, default, optional, description);
@@ -84,6 +85,7 @@ ROWS = [
     ("enforce_eager", "generator.enforce_eager", "bool", True, False, "no CUDA graphs in the engine"),
     ("async_engine", "generator.async_engine", "bool", True, False, "the engines' async API"),
     ("batched", "generator.batched", "bool", False, False, "generate the batch in one call"),
+    ("cluster_num_gpus", "--gpus", "int", None, False, "GPUs in the Ray cluster (unknown: the budget is not checked)"),
     # decided from other keys (DECIDED)
     ("need_critic", "trainer.critic.model.path is set", "bool", False, False, "a critic is trained"),
     ("need_ref", "use_kl_loss or use_kl_in_reward", "bool", True, False, "a reference model runs"),
@@ -98,7 +100,7 @@ ROWS = [
     ("max_position_embeddings", "model.max_position_embeddings", "int", None, False, "model context"),
 ]
 VARIABLES = {name: VarSpec(name, key, kind, default, optional, desc) for name, key, kind, default, optional, desc in ROWS}
-DECIDED = frozenset({"need_critic", "need_ref", "gae", "fsdp1", "deepspeed", "megatron", "rollout_sglang",
+DECIDED = frozenset({"cluster_num_gpus", "need_critic", "need_ref", "gae", "fsdp1", "deepspeed", "megatron", "rollout_sglang",
                      "num_heads", "num_kv_heads", "max_position_embeddings"})
 V = rule_vars(VARIABLES)
 
@@ -146,6 +148,12 @@ DERIVED = [
             "least common multiple of the policy's and (with a reference) the reference's dp"),
     Derived("rollout_gpus", V["num_engines"] * V["rollout_tp"] * V["engine_pp"] * V["engine_dp"],
             "inference GPUs: engines x tp x pp x dp"),
+    # RayPPOTrainer.build_models: colocate_all shares one group of the engines' GPUs; otherwise the policy's group (the
+    # reference in it with colocate_policy_ref), the reference's own actors, the critic's, and the engines' group
+    Derived("gpus_needed", if_then_else(V["colocate_all"], WORLD, WORLD + if_then_else(
+        V["need_ref"] & ~V["colocate_policy_ref"], REF_WORLD, 0) + if_then_else(V["need_critic"], CRITIC_WORLD, 0)
+        + V["num_engines"] * V["rollout_tp"] * V["engine_pp"] * V["engine_dp"]),
+            "GPUs the placement groups and actors ask Ray for"),
     Derived("grad_accum", MINI_PG // maximum(1, V["actor_micro_per_gpu"]), "micro batches per policy update"),
     Derived("prompt_in", if_then_else(is_set("max_input_length"), V["max_input_length"], V["max_prompt_length"]),
             "generator.max_input_length (unset: trainer.max_prompt_length)"),
@@ -430,6 +438,32 @@ def _rules() -> list[Rule]:
         "ref_num_gpus_per_node = {ref_gpus_per_node} (SkyRL: \"policy_num_gpus_per_node ({gpus_per_node}) and "
         "ref_num_gpus_per_node ({ref_gpus_per_node}) must be the same when colocate policy and ref model.\")",
         Stage.DRIVER, f"{CFG} (utils.py:358)", when=~V["colocate_all"] & V["colocate_policy_ref"] & V["need_ref"],
+    ))
+    # ---------------- RayPPOTrainer.build_models: after validate_cfg, before any worker ----------------
+    add(Rule(
+        "skyrl.placement.colocate_all_ref_same_gpus",
+        D["N"].eq(D["ref_world"]),
+        "trainer.placement.colocate_all=true with {N} policy GPUs and {ref_world} reference GPUs "
+        "(ref_num_nodes x ref_num_gpus_per_node) (SkyRL: \"num_policy_gpus and num_ref_gpus must be the same when "
+        "colocating policy and ref model\")",
+        Stage.TRAINER_INIT, f"{BUILD} (trainer.py:413)", when=V["colocate_all"] & V["need_ref"],
+    ))
+    add(Rule(
+        "skyrl.placement.colocate_all_critic_same_gpus",
+        D["N"].eq(D["critic_world"]),
+        "trainer.placement.colocate_all=true with {N} policy GPUs and {critic_world} critic GPUs "
+        "(critic_num_nodes x critic_num_gpus_per_node) (SkyRL: \"num_policy_gpus and num_critic_gpus must be the same "
+        "when colocating policy and critic model\")",
+        Stage.TRAINER_INIT, f"{BUILD} (trainer.py:428)", when=V["colocate_all"] & V["need_critic"],
+    ))
+    add(Rule(
+        "skyrl.ray.gpu_budget",
+        D["gpus_needed"] <= V["cluster_num_gpus"],
+        "the placement needs {gpus_needed} GPUs (policy {N}, and without colocate_all the reference's own, the "
+        "critic's and the engines' {rollout_gpus}) but the cluster has {cluster_num_gpus}: Ray cannot place them "
+        "(SkyRL: \"Failed to create placement group ... This might indicate insufficient GPU resources.\" after "
+        "SKYRL_RAY_PG_TIMEOUT_IN_S, 180 s)",
+        Stage.TRAINER_INIT, f"{BUILD} and skyrl_train/utils/utils.py:get_ray_pg_ready_with_timeout",
     ))
     # ---------------- the workers: what validate_cfg does not check ----------------
     add(Rule(
