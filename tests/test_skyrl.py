@@ -143,6 +143,27 @@ def test_strategy_and_backend_checks():
         values(["trainer.strategy=fsdp3"])
 
 
+def test_recommend_compares_colocated_and_split_layouts():
+    """--placement auto: the colocated layout and the engines on GPUs of their own, each a valid SkyRL config; the
+    split one uses every GPU (policy and its reference on a share, the engines on the rest) and its stages run in
+    turn (SkyRL's synchronous trainer), so on one node the colocated layout wins."""
+    from rlbatch_solver.api import recommend
+
+    sc = Scenario(framework="skyrl", gpu="h100", gpus=8, model="qwen2.5-1.5b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=2048, placement="auto")
+    report = recommend(sc, time_limit_s=30)
+    kinds = {o.placement: o for o in report.placement.options if o.best is not None}
+    assert set(kinds) == {"colocate", "split"}
+    split = kinds["split"].best.values
+    assert not split["colocate_all"] and split["gpus_per_node"] < 8
+    assert split["gpus_per_node"] + split["num_engines"] * split["rollout_tp"] == 8
+    assert split["ref_gpus_per_node"] == split["gpus_per_node"]
+    for option in kinds.values():
+        for c in option.report.choices:
+            assert FW.ruleset.check(c.values).valid
+    assert report.placement.winner.placement == "colocate"
+
+
 def test_skyrl_keys_feed_verls_cost_terms():
     colocated = verl_values(values(BASE))
     assert colocated["hybrid_engine"] and colocated["async_mode"] == 0 and colocated["free_cache_engine"]

@@ -15,7 +15,9 @@ from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
-from ...rules.base import Value
+from ...rules.base import Rule, RuleKind, Stage, Value
+from ...rules.expr import IntVar
+from ...rules.ids import tie_rule
 from ..base import Framework, Space, attention_constants, pow2
 from ..overrides import hydra_bool, memory_share_permille, parse_hydra_overrides, resolve_algorithm, whole_number
 from ..verl.fsdp import default_n, overrides_to_yaml
@@ -204,11 +206,60 @@ class SkyRLFramework(Framework):
                 # GPUs that are not a power of two divide a batch only with their odd part in it
                 values = [odd * v for v in values if odd * v <= values[-1]]
             domains[name] = list(values)
-        # colocate_all: one engine per tensor-parallel group of the policy's GPUs (num_inference_engines x tp = GPUs)
+        extra: list[Rule] = []
         if "num_engines" not in user_set and base["colocate_all"]:
+            # colocate_all: one engine per tensor-parallel group of the policy's GPUs (engines x tp = GPUs)
             domains["num_engines"] = sorted({total // int(t) for t in domains["rollout_tp"] if total % int(t) == 0})
+        elif not base["colocate_all"]:
+            # engines on GPUs of their own (recommend --placement split): the reference follows the policy's layout
+            # (colocate_policy_ref, SkyRL's default), the engines and the critic take the rest of the cluster
+            if "num_engines" not in user_set:
+                domains["num_engines"] = list(range(1, total))
+            for follower in ("ref_gpus_per_node", "ref_nnodes"):
+                if follower not in user_set:
+                    leader = follower.removeprefix("ref_")
+                    domains[follower] = list(domains[leader])
+                    extra.append(tie_rule(follower, IntVar(follower).eq(IntVar(leader)),
+                                          f"{VARIABLES[follower].key} = {{{follower}}} follows {VARIABLES[leader].key}",
+                                          "rlbatch-solver search space: the reference on the policy's GPUs"))
+            extra.append(Rule(
+                "search.use_all_gpus", IntVar("gpus_needed").eq(IntVar("cluster_num_gpus")),
+                "the layout uses {gpus_needed} of the {cluster_num_gpus} GPUs", Stage.SEARCH,
+                "rlbatch-solver search space: the policy, critic and engines cover the GPUs", kind=RuleKind.SEARCH))
         fixed_native = {k: v for k, v in native.items() if k not in by_key}
-        return Space(domains, [], fixed_native)
+        return Space(domains, extra, fixed_native)
+
+    def placements(self, scenario: Any, notes: list[str]) -> list:
+        """Colocated (colocate_all, SkyRL's default): the models and the engines take turns on every GPU. Split: the
+        engines on GPUs of their own (colocate_all=false); SkyRL's synchronous trainer waits for them (no
+        pipelining), so a split pays for idle GPUs and saves the offload around generation. One split solve per
+        node count places the policy (with the reference) on a share of each node and the engines on the rest."""
+        from ...layout import Layout, admits, sub_scenario
+
+        out = []
+        colocate = {"trainer.placement.colocate_all": True}
+        if scenario.placement in ("colocate", "auto") and admits(scenario, "colocate", colocate, notes):
+            out.append(Layout("colocate", f"colocated on {scenario.total_gpus} GPUs",
+                              sub_scenario(scenario, fixed=colocate, layout_keys=colocate)))
+        split = {"trainer.placement.colocate_all": False}
+        if scenario.placement in ("split", "auto") and admits(scenario, "split", split, notes):
+            more = {}
+            key = "trainer.placement.policy_num_gpus_per_node"
+            if key not in scenario.fixed and key not in scenario.search:
+                per = scenario.per_node
+                more[key] = sorted({v for v in (*pow2(1, per), per - 1, per - 2) if 1 <= v < per}) or [per]
+            out.append(Layout("split", "engines on GPUs of their own (colocate_all=false)",
+                              sub_scenario(scenario, fixed=split, layout_keys=split, search=more)))
+        return out
+
+    def describe_placement(self, values: Mapping[str, Value]) -> str | None:
+        if values.get("colocate_all", True):
+            return None
+        policy = int(values["nnodes"]) * int(values["gpus_per_node"])
+        engines = int(values["num_engines"]) * int(values["rollout_tp"]) * int(values["engine_pp"]) * int(
+            values["engine_dp"])
+        critic = int(values["critic_nnodes"]) * int(values["critic_gpus_per_node"]) if values.get("need_critic") else 0
+        return f"{policy} policy{f' + {critic} critic' if critic else ''} + {engines} engine GPUs"
 
     def cost_spec(self, model: ModelCard, gpu: Any):
         from .cost import cost_spec
