@@ -164,6 +164,23 @@ def test_recommend_compares_colocated_and_split_layouts():
     assert report.placement.winner.placement == "colocate"
 
 
+def test_a_ppo_answer_is_a_command_whose_critic_is_the_model(tmp_path):
+    """recommend --algo ppo: the critic starts from the trained model, named by its id (not an interpolation a shell
+    would expand); the printed command, saved as a script, checks valid with the critic's rules in force."""
+    import json
+
+    args = ["recommend", "--framework", "skyrl", "--gpu", "h100", "--gpus", "4", "--model", "qwen2.5-1.5b",
+            "--algo", "ppo", "--json"]
+    words = json.loads(run(*args).stdout)["command"]
+    assert "trainer.critic.model.path=Qwen/Qwen2.5-1.5B" in words
+    script = tmp_path / "run.sh"
+    script.write_text(" \\\n".join(words) + "\n")
+    checked = run("check", "--framework", "skyrl", script, "--gpu", "h100", "--model", "qwen2.5-1.5b")
+    assert checked.returncode == 0 and "VALID" in checked.stdout, checked.stdout + checked.stderr
+    flat, _ = FW.parse(words)
+    assert FW.to_values(flat, gpus=None, model=None)["need_critic"]
+
+
 def test_skyrl_keys_feed_verls_cost_terms():
     colocated = verl_values(values(BASE))
     assert colocated["hybrid_engine"] and colocated["async_mode"] == 0 and colocated["free_cache_engine"]

@@ -32,7 +32,7 @@ BACKENDS = ("vllm", "sglang")
 # PPO: GAE with a critic of the policy's model)
 ALGORITHMS: dict[str, dict[str, Any]] = {
     "ppo": {"trainer.algorithm.advantage_estimator": "gae", "trainer.algorithm.use_kl_loss": False,
-            "trainer.critic.model.path": "${trainer.policy.model.path}"},
+            "trainer.critic.model.path": "${trainer.policy.model.path}"},  # _POLICY_PATH
     "grpo": {"trainer.algorithm.advantage_estimator": "grpo"},
     "dapo": {"trainer.algorithm.advantage_estimator": "grpo", "trainer.algorithm.use_kl_loss": False},
     "gspo": {"trainer.algorithm.advantage_estimator": "grpo", "trainer.algorithm.use_kl_loss": False,
@@ -50,6 +50,7 @@ CRITIC_SEARCH: dict[str, list[Value]] = {"critic_mini": pow2(4, 1024)}
 KNOB_SEARCH: dict[str, list[Value]] = {"gmu_permille": [500, 600, 700, 800, 900], "grad_ckpt": [True, False],
                                        "actor_cpu_offload": [False, True]}
 _NULL = (None, "null", "None", "~")
+_POLICY_PATH = "${trainer.policy.model.path}"
 _MEGATRON_VARS = frozenset({"policy_mtp", "policy_mpp", "policy_mcp", "ref_mtp", "ref_mpp", "ref_mcp"})
 _PLACEMENT = ("trainer.placement.policy_num_nodes", "trainer.placement.policy_num_gpus_per_node")
 
@@ -163,6 +164,11 @@ class SkyRLFramework(Framework):
     def _native(self, scenario: Any) -> dict[str, Any]:
         algo = resolve_algorithm(scenario.algorithm, ALIASES, ALGORITHMS, "skyrl") if scenario.algorithm else None
         native = {**(ALGORITHMS[algo] if algo else {}), **scenario.fixed}
+        if native.get("trainer.critic.model.path") == _POLICY_PATH and scenario.model:
+            # PPO's critic starts from the trained model: its id, not the interpolation (a shell would expand ${...})
+            from ...catalog.models import load_model
+
+            native["trainer.critic.model.path"] = load_model(scenario.model).hf_id
         n = scenario.n
         if n is None:
             given = scenario.fixed.get("generator.n_samples_per_prompt")
@@ -248,6 +254,9 @@ class SkyRLFramework(Framework):
             if key not in scenario.fixed and key not in scenario.search:
                 per = scenario.per_node
                 more[key] = sorted({v for v in (*pow2(1, per), per - 1, per - 2) if 1 <= v < per}) or [per]
+                critic = "trainer.placement.critic_num_gpus_per_node"
+                if config_values(self._native(scenario))["need_critic"] and critic not in scenario.fixed:
+                    more[critic] = list(more[key])  # the critic's own GPUs (RayPPOTrainer.build_models)
             out.append(Layout("split", "engines on GPUs of their own (colocate_all=false)",
                               sub_scenario(scenario, fixed=split, layout_keys=split, search=more)))
         return out
