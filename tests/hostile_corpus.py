@@ -293,6 +293,12 @@ def _argument_cases(rng: random.Random) -> list[list[str]]:
                 "--advantage-estimator", "--kl-coef"):  # slime's flags
         for value in ("-3", "0", "-1", "9" * 100, "1.5", "abc", "null", DEEP_VALUE[:2000]):
             out.append(["check", "--framework", "slime", "--", "--rollout-batch-size", "8", key, value])
+    for key in ("trainer.policy_mini_batch_size", "trainer.train_batch_size", "generator.n_samples_per_prompt",
+                "trainer.policy.fsdp_config.fsdp_size", "generator.gpu_memory_utilization",
+                "generator.num_inference_engines", "trainer.placement.policy_num_gpus_per_node",
+                "trainer.policy.model.lora.rank", "trainer.strategy"):  # SkyRL's keys
+        for value in ("-3", "0", "-1", "9" * 100, "1.5", "abc", "null", DEEP_VALUE[:2000]):
+            out.append(["check", "--framework", "skyrl", "--", f"{key}={value}"])
     for option, bads in SERVER_BAD.items():
         out.extend(["serve", option, bad] for bad in bads)
     out += [["serve", "--no-such-flag"], ["serve", "--host"], ["mcp", "--no-such-flag"], ["mcp", "extra"]]

@@ -271,7 +271,8 @@ def test_a_set_rollout_n_is_the_scenarios_n():
     ("swift", "a100-80gb", 8, "qwen2.5-7b"), ("swift-megatron", "h100", 8, "qwen2.5-7b"),
     ("trl", "h100", 8, "qwen2.5-7b"), ("openrlhf", "h100", 8, "qwen2.5-7b"), ("easyr1", "h100", 8, "qwen2.5-7b"),
     ("slime", "h100", 8, "qwen3-4b"),
-    ("unsloth", "rtx4090", 4, "qwen3-4b")])
+    ("unsloth", "rtx4090", 4, "qwen3-4b"),
+    ("skyrl", "h100", 4, "qwen2.5-1.5b")])
 def test_the_best_config_is_a_whole_command_that_checks_valid(tmp_path, framework, gpu, gpus, model):
     """recommend prints the best config as a command to run: the entry point, the model's Hugging Face id, the
     framework example's data and reward, the answer. Saved as a script as printed, check reads it as valid and fitting,

@@ -110,11 +110,16 @@ MCORE_MLP_BYTES_PER_FFN = 3 * BF16
 #   DDP/FSDP with bf16, accelerate's convert_outputs_to_fp32 makes them fp32 (2 + 4 forward; the update
 #   ~12: fp32 logits, the accumulated per-row gradient and the gather's). Entropy: trl's
 #   entropy_from_logits saves its chunks' log_softmax and exp, in the logits' dtype (2 + 2 or 4 + 4).
+# - "skyrl" (skyrl-train 0.3.1 model_wrapper.py HFModelWrapper.forward -> utils/torch_utils.py logprobs_from_logits):
+#   the bf16 logits go to flash-attn's Triton cross_entropy_loss with inplace_backward (2: the gradient overwrites
+#   them); chunked_entropy_from_logits works in chunks of rows without grad (transient), and with grad
+#   (trainer.algorithm.use_entropy_loss) saves each chunk's log_softmax and exp and adds their gradient (2 + 2 + 2).
 LOGIT_BYTES = {
     "megatron": (BF16 + FP32, BF16 + BF16 + FP32, FP32 + BF16, BF16 + BF16 + FP32 + BF16),
     "openrlhf": (BF16 + FP32, BF16 + FP32, FP32 + FP32 + BF16, 3 * FP32 + BF16),
     "swift-deepspeed": (BF16, BF16, 4 * BF16, 6 * BF16),
     "swift-ddp": (BF16 + FP32, BF16 + FP32, 3 * FP32, 5 * FP32),
+    "skyrl": (BF16, BF16, BF16, 4 * BF16),
 }
 # TRL 1.16.0 GRPO never builds [tokens, vocab] logits: GRPOTrainer.__init__ patches the model with
 # add_fused_lm_head (trl/trainer/utils.py) and trl/kernels/chunked_logprob.py projects in tiles of

@@ -19,6 +19,7 @@ FRAMEWORKS: dict[str, str] = {
     "unsloth": "rlbatch_solver.frameworks.trl.unsloth:UnslothFramework",
     "easyr1": "rlbatch_solver.frameworks.easyr1.framework:EasyR1Framework",
     "slime": "rlbatch_solver.frameworks.slime.framework:SlimeFramework",
+    "skyrl": "rlbatch_solver.frameworks.skyrl.framework:SkyRLFramework",
 }
 
 _cache: dict[str, Framework] = {}
