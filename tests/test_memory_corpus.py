@@ -177,6 +177,27 @@ def rb_check(c: mc.Case, framework: str):
     return rb.check(c.args, framework=framework, gpus=c.gpus, model=c.model, gpu=c.gpu, length_fraction=c.length_fraction)
 
 
+def test_verl_0_6_1_starts_its_engine_for_prompt_plus_response_not_the_model_context():
+    """verl 0.6.1 (0.5.0, which the DeepSeek-V3 256 x H100 script ran, alike) builds its in-process vLLM with
+    max_model_len = rollout.max_model_len or prompt + response (workers/rollout/vllm_rollout/vllm_rollout_spmd.py
+    vLLMRollout.__init__), and its rollout servers with prompt + response whatever it says (vllm_async_server.py
+    vLLMHttpServerBase.__init__); 0.7.1 on take the model's max_position_embeddings. DeepSeek-V3's 163,840 tokens of
+    MLA latent (10.7 GiB) do not fit the 6.4 GiB of KV that 0.6 of an H100 leaves beside the TP-32 weights; the
+    script's 6,144 do."""
+    c = _case("verl-megatron_example_deepseek_v3_grpo_256xh100")
+    assert c.framework == "verl-megatron==0.6.1" and c.outcome == "ran"
+    r = _check(c.name)
+    assert r.memory.verdict("rollout") == "yes" and r.memory.fits
+    assert rb_check(c, "verl-megatron").memory.verdict("rollout") == "no"  # 0.9.1: the model's context
+    import rlbatch_solver as rb
+
+    told = c.args + ["actor_rollout_ref.rollout.max_model_len=163840"]
+    sync = rb.check(told, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu)
+    server = rb.check(told + ["actor_rollout_ref.rollout.mode=async"], framework=c.framework, gpus=c.gpus,
+                      model=c.model, gpu=c.gpu)
+    assert sync.memory.verdict("rollout") == "no" and server.memory.verdict("rollout") == "yes"
+
+
 def test_verl_0_1_forks_run_without_gradient_checkpointing_and_keep_the_reference_on_the_gpu():
     """verl 0.1's yaml (and the forks of January 2025: TinyZero, Search-R1, Logic-RL, PRIME) has gradient checkpointing
     off for the actor and the critic, and builds the reference without CPU offload. TinyZero's default 3B PPO recipe ran

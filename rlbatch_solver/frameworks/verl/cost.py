@@ -21,7 +21,7 @@ from ..cost_common import phases_run, token_budget
 
 _HW = ["nnodes", "gpus_per_node", "max_prompt_length", "max_response_length", "fsdp_size"]
 _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine", "enforce_eager",
-            "max_num_seqs", "max_num_batched_tokens", "max_model_len"]
+            "max_num_seqs", "max_num_batched_tokens", "max_model_len", "rollout_sync"]
 _RESIDENT = ["param_offload", "optimizer_offload", "lora_rank"]
 _COLOCATED = ["need_ref", "ref_param_offload", "need_critic", "critic_param_offload", "critic_optimizer_offload"]
 # placement (docs/async.md): which GPUs generate, whether the trainer GPUs hold an engine too, whether the rollout
@@ -50,7 +50,7 @@ MEMORY_INPUTS = {
 }
 # an engine that frees its cache between rollouts keeps its CUDA graphs only: its budget's inputs are unread then
 _AWAKE_ENGINE = ["rollout_tp", "gmu_permille", "rollout_sglang", "max_num_seqs", "max_num_batched_tokens",
-                 "max_model_len"]
+                 "max_model_len", "rollout_sync"]
 # the switch whose token budget makes a phase's memory read the batch sizes (the critic always packs)
 _BUDGET_SWITCH = {Phase.OLD_LOG_PROB: "logprob_dyn", Phase.REF: "ref_dyn", Phase.ACTOR_UPDATE: "actor_dyn"}
 
@@ -102,7 +102,7 @@ TIME_INPUTS = {
 }
 
 
-def shared_plan_fields(v: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> dict:
+def shared_plan_fields(v: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU, version: str = NEWEST) -> dict:
     """``Plan`` fields verl fills the same way on its FSDP and Megatron engines: hardware and lengths,
     the step's batches (the critic's mini-batches in ``critic_update``), the log-prob token budget (the
     reference's in ``ref``), padding removal, which models run, and the rollout engine."""
@@ -130,10 +130,24 @@ def shared_plan_fields(v: Mapping[str, Value], phase: str, model: ModelCard, gpu
         enforce_eager=bool(v["enforce_eager"]),
         max_num_seqs=int(v["max_num_seqs"]),
         max_num_batched_tokens=int(v["max_num_batched_tokens"]),
-        # unset rollout.max_model_len: the model's max_position_embeddings (vllm_async_server.py _validate_configs)
-        engine_max_len=int(v["max_model_len"]) if v.get("max_model_len") else (model.max_position_embeddings or None),
+        engine_max_len=engine_max_len(v, model, version),
         **placement_fields(v),
     )
+
+
+def engine_max_len(v: Mapping[str, Value], model: ModelCard, version: str = NEWEST) -> int | None:
+    """The context the engine must hold one sequence of. From 0.7.1 an unset ``rollout.max_model_len`` is the model's
+    max_position_embeddings (0.9.1, 0.8.0 and 0.7.1 workers/rollout/vllm_rollout/vllm_async_server.py). verl 0.6.1 and
+    before pass prompt + response: the in-process ("sync") rollout unless ``max_model_len`` is set (0.6.1 and 0.5.0
+    workers/rollout/vllm_rollout/vllm_rollout_spmd.py vLLMRollout.__init__ "config.max_model_len or
+    config.prompt_length + config.response_length"; sglang_rollout/sglang_rollout.py SGLangRollout._verify_config),
+    0.6.1's rollout servers whatever it says (vllm_async_server.py vLLMHttpServerBase.__init__ overwrites it)."""
+    own = bool(v.get("rollout_sync") and v.get("max_model_len")) and version not in BUNDLED_VLLM  # 0.2: never read
+    if version in PROMPT_PLUS_RESPONSE_CONTEXT and not own:
+        return int(v["max_prompt_length"]) + int(v["max_response_length"])
+    if v.get("max_model_len"):
+        return int(v["max_model_len"])
+    return model.max_position_embeddings or None
 
 
 def placement_fields(v: Mapping[str, Value]) -> dict:
@@ -186,6 +200,8 @@ LEGACY_WORKERS = frozenset({"0.1.0", "0.2.0", "0.6.1", "0.7.1"})
 # free at start-up and captures CUDA graphs after sizing it, and the sharding manager drops the engine's weights after
 # every rollout (costmodel/plan.py engine_kv_of_free_memory, engine_weights_released)
 BUNDLED_VLLM = frozenset({"0.1.0", "0.2.0"})
+# the releases whose engine context is prompt + response (engine_max_len; verl 0.2's vllm_rollout.py vLLMRollout too)
+PROMPT_PLUS_RESPONSE_CONTEXT = frozenset({"0.1.0", "0.2.0", "0.6.1"})
 # verl 0.1-0.2: the actor's update always computes the entropy with its gradient, whatever actor.entropy_coeff
 # (policy_loss = pg_loss - entropy_loss * entropy_coeff, a 0 coefficient included), through torch.compile only on the
 # remove-padding path (eager verl_F.entropy_from_logits on the padded one); flash-attn's cross-entropy writes its own
@@ -281,9 +297,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         train_micro, train_budget = critic
         sp, grad_ckpt = int(v["critic_sp"]), bool(v["critic_grad_ckpt"])
         param_off, opt_off = bool(v["critic_param_offload"]), bool(v["critic_optimizer_offload"])
-    shared = shared_plan_fields(v, phase, model, gpu)
-    if version in BUNDLED_VLLM:  # verl 0.2 passes max_model_len = prompt + response (vllm_rollout.py vLLMRollout)
-        shared["engine_max_len"] = int(v["max_prompt_length"]) + int(v["max_response_length"])
+    shared = shared_plan_fields(v, phase, model, gpu, version)
     return Plan(
         **shared,
         n_gpus=n_gpus,

@@ -45,7 +45,7 @@ _LAYOUT = ["tp", "pp", "cp", "ep", "etp", "vpp"]
 # the actor's pipeline split (megatron-core get_num_layers_to_build): which decoder layers each stage holds
 _SPLIT = ["first_stage_layers", "last_stage_layers", "pp_account_embedding", "pp_account_loss"]
 _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine", "enforce_eager",
-            "max_num_seqs", "max_num_batched_tokens", "max_model_len"]
+            "max_num_seqs", "max_num_batched_tokens", "max_model_len", "rollout_sync"]
 _RESIDENT = ["megatron_param_offload", "megatron_optimizer_offload", "megatron_cpu_optimizer_permille"]
 _OTHERS = ["need_ref", "ref_megatron_param_offload", "need_critic", "critic_megatron_param_offload",
            "critic_megatron_optimizer_offload", "enforce_eager"]
@@ -151,7 +151,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         param_off = bool(v.get("critic_megatron_param_offload"))
         opt_off = bool(v.get("critic_megatron_optimizer_offload"))
     return Plan(
-        **shared_plan_fields(v, phase, model, gpu),
+        **shared_plan_fields(v, phase, model, gpu, version),
         n_gpus=n_gpus,
         train_micro=train_micro,
         train_token_budget=train_budget,
