@@ -39,6 +39,15 @@ def click(chrome, button: str) -> None:
     WebDriverWait(chrome, 60).until(ec.staleness_of(old))  # the answer is a new page
 
 
+def copy_status(chrome) -> str:
+    """The copy button's status once the clipboard's write has settled (it is a promise: under load it can take a
+    moment after the click)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(chrome, 20).until(lambda d: by_id(d, "copy-status").text != "")
+    return by_id(chrome, "copy-status").text
+
+
 def test_paste_the_readmes_failing_config_and_see_the_broken_rule(chrome, url):
     chrome.get(url + "/")
     fill(chrome, gpus=4, config=readme_failing_config())
@@ -57,7 +66,7 @@ def test_recommend_copy_paste_back_valid(chrome, url):
     chrome.execute_cdp_cmd("Browser.grantPermissions", {"origin": url, "permissions": ["clipboardReadWrite",
                                                                                         "clipboardSanitizedWrite"]})
     by_id(chrome, "copy").click()
-    assert by_id(chrome, "copy-status").text == "copied"
+    assert copy_status(chrome) == "copied"
     copied = chrome.execute_async_script("navigator.clipboard.readText().then(arguments[0], e => arguments[0]('!' + e))")
     assert copied == by_id(chrome, "best-config").text and "data.train_batch_size=" in copied
     chrome.get(url + "/")
