@@ -130,7 +130,7 @@ def test_resolve(text, version, note):
     assert get_framework(f"trl=={text}").version == version
 
 
-@pytest.mark.parametrize("text", ["0.15.2", "0.18.0", "0.15", "1.15.0"])
+@pytest.mark.parametrize("text", ["0.20.0", "0.25", "0.13.0", "1.15.0"])
 def test_a_release_we_do_not_follow_is_refused(text):
     with pytest.raises(InputError):
         get_framework(f"trl=={text}")
@@ -139,14 +139,23 @@ def test_a_release_we_do_not_follow_is_refused(text):
 @pytest.mark.parametrize("flags, version, why", [
     # no field that dates it: the newest
     (["--per_device_train_batch_size", "4"], None, "no field of the config is specific"),
-    # vllm_device and max_prompt_length: 0.14.0's and 0.16.1's; 0.16.1 is the newer
-    (["--vllm_device", "cuda:7", "--max_prompt_length", "512"], "0.16.1", "its fields"),
-    # vllm_mode with max_prompt_length: 0.19.1's
-    (["--vllm_mode", "colocate", "--max_prompt_length", "256"], "0.19.1", "its fields"),
+    # vllm_device and max_prompt_length: 0.14.0 to 0.17.0's; the oldest but 0.14.0 (only when named)
+    (["--vllm_device", "cuda:7", "--max_prompt_length", "512"], "0.15.2", "the oldest of them 0.15.2"),
+    # vllm_mode with max_prompt_length: 0.18 to 0.27's: 0.18.2 (open-r1's recipes ran 0.18)
+    (["--vllm_mode", "colocate", "--max_prompt_length", "256"], "0.18.2", "TRL 0.18.2 to 0.27.2"),
+    # max_prompt_length with a field of 0.23: 0.23.1, whose checks are 0.29.1's
+    (["--max_prompt_length", "256", "--vllm_importance_sampling_correction", "true"], "0.29.1",
+     "0.23.1 to 0.27.2, the oldest of them 0.23.1, whose checks are TRL 0.29.1's"),
+    # scale_rewards as a word (0.22 on) with max_prompt_length (to 0.27)
+    (["--scale_rewards", "batch", "--max_prompt_length", "256"], "0.29.1", "0.22.2 to 0.27.2"),
+    # a field every release from 0.16 on has: nothing dates it before the newest
+    (["--scale_rewards", "true", "--num_iterations", "2"], "1.16.0", "nothing dates it before 1.16.0"),
+    # vllm_dtype (0.15-0.17) with loss_type (0.17 on): 0.17.0 only
+    (["--vllm_dtype", "bfloat16", "--loss_type", "bnpo"], "0.17.0", "TRL 0.17.0 only"),
     # num_generations_eval (0.2x) with a 1.16-only field
     (["--num_generations_eval", "4", "--use_adaptive_entropy", "true"], "1.16.0", "its fields"),
     # fields of no one release: vllm_device (removed in 0.18) with vllm_enable_sleep_mode (0.2x)
-    (["--vllm_device", "cuda:1", "--vllm_enable_sleep_mode", "true"], None, "belong to no single release"),
+    (["--vllm_device", "cuda:1", "--vllm_enable_sleep_mode", "true"], None, "belong to no single TRL release"),
 ])
 def test_detect(flags, version, why):
     flat = {flags[i].lstrip("-"): flags[i + 1] for i in range(0, len(flags), 2)}
@@ -155,10 +164,10 @@ def test_detect(flags, version, why):
 
 
 def test_unpinned_trl_says_which_release_it_checked_with():
-    """open-r1 #249's config as its recipe wrote it (vllm_device, max_prompt_length): dated to 0.16.1, whose trainer
-    stops it with the thread's message; with no dating field, 1.16.0."""
+    """open-r1 #249's config as its recipe wrote it (vllm_device, max_prompt_length): dated to 0.15.2 (0.14.0 to
+    0.17.0 have the fields), whose trainer stops it with the thread's message; with no dating field, 1.16.0."""
     r = rb.check([*OPEN_R1_249, "--vllm_device", "auto", "--max_prompt_length", "512"], framework="trl", gpus=8)
-    assert any(n.startswith("checked with the TRL 0.16.1 rules") and "(0.14.0 has them too)" in n for n in r.notes), \
+    assert any(n.startswith("checked with the TRL 0.15.2 rules") and "TRL 0.14.0 to 0.17.0" in n for n in r.notes), \
         r.notes
     assert _broken(r) == {"trl.trainer.global_batch_divisible_by_num_generations"}
     assert "The global train batch size (7 x 1) must be evenly divisible by the number of generations per prompt (8)" \
