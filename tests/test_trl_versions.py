@@ -139,8 +139,10 @@ def test_a_release_we_do_not_follow_is_refused(text):
 @pytest.mark.parametrize("flags, version, why", [
     # no field that dates it: the newest
     (["--per_device_train_batch_size", "4"], None, "no field of the config is specific"),
-    # vllm_device and max_prompt_length: 0.14.0 to 0.17.0's; the oldest but 0.14.0 (only when named)
-    (["--vllm_device", "cuda:7", "--max_prompt_length", "512"], "0.15.2", "the oldest of them 0.15.2"),
+    # vllm_device and max_prompt_length: 0.14.0 to 0.17.0's; the oldest
+    (["--vllm_device", "cuda:7", "--max_prompt_length", "512"], "0.14.0", "the oldest of them 0.14.0"),
+    # with a field 0.15 added (sync_ref_model): 0.15.2
+    (["--vllm_device", "cuda:7", "--sync_ref_model", "true"], "0.15.2", "the oldest of them 0.15.2"),
     # vllm_mode with max_prompt_length: 0.18 to 0.27's: 0.18.2 (open-r1's recipes ran 0.18)
     (["--vllm_mode", "colocate", "--max_prompt_length", "256"], "0.18.2", "TRL 0.18.2 to 0.27.2"),
     # max_prompt_length with a field of 0.23: 0.23.1, whose checks are 0.29.1's
@@ -164,10 +166,12 @@ def test_detect(flags, version, why):
 
 
 def test_unpinned_trl_says_which_release_it_checked_with():
-    """open-r1 #249's config as its recipe wrote it (vllm_device, max_prompt_length): dated to 0.15.2 (0.14.0 to
-    0.17.0 have the fields), whose trainer stops it with the thread's message; with no dating field, 1.16.0."""
-    r = rb.check([*OPEN_R1_249, "--vllm_device", "auto", "--max_prompt_length", "512"], framework="trl", gpus=8)
-    assert any(n.startswith("checked with the TRL 0.15.2 rules") and "TRL 0.14.0 to 0.17.0" in n for n in r.notes), \
+    """open-r1 #249's config as its recipe wrote it (vllm_device, max_prompt_length, log_completions): dated to 0.15.2
+    (0.15.2 to 0.17.0 have the fields), whose trainer stops it with the thread's message; with no dating field,
+    1.16.0."""
+    r = rb.check([*OPEN_R1_249, "--vllm_device", "auto", "--max_prompt_length", "512", "--log_completions", "true"],
+                 framework="trl", gpus=8)
+    assert any(n.startswith("checked with the TRL 0.15.2 rules") and "TRL 0.15.2 to 0.17.0" in n for n in r.notes), \
         r.notes
     assert _broken(r) == {"trl.trainer.global_batch_divisible_by_num_generations"}
     assert "The global train batch size (7 x 1) must be evenly divisible by the number of generations per prompt (8)" \
