@@ -152,6 +152,10 @@ def test_a_release_we_do_not_follow_is_refused(text):
     (["--scale_rewards", "batch", "--max_prompt_length", "256"], "0.29.1", "0.22.2 to 0.27.2"),
     # a field every release from 0.16 on has: nothing dates it before the newest
     (["--scale_rewards", "true", "--num_iterations", "2"], "1.16.0", "nothing dates it before 1.16.0"),
+    # loss_type dapo (0.22 on) with max_prompt_length (to 0.27): 0.22.2, checked as 0.29.1
+    (["--loss_type", "dapo", "--max_prompt_length", "256"], "0.29.1", "loss_type=dapo) are those of TRL 0.22.2"),
+    # loss_type dapo with vllm_device (to 0.17): no release
+    (["--loss_type", "dapo", "--vllm_device", "auto"], None, "belong to no single TRL release"),
     # vllm_dtype (0.15-0.17) with loss_type (0.17 on): 0.17.0 only
     (["--vllm_dtype", "bfloat16", "--loss_type", "bnpo"], "0.17.0", "TRL 0.17.0 only"),
     # num_generations_eval (0.2x) with a 1.16-only field

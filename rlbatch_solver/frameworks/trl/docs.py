@@ -29,7 +29,7 @@ def versions_markdown() -> str:
              "list reads its series' rules) checks with that release's rules and prices memory with its defaults. "
              "With no release named, `check`, `fix` and `explain` date the config by the GRPOConfig fields only some "
              "releases have (each minor release's own fields from 0.14 to 0.29, 1.0.0 and 1.16.0, read from its "
-             "wheel: `frameworks/trl/release_fields.py`; a `scale_rewards` word dates it 0.22 or later) and say which "
+             "wheel: `frameworks/trl/release_fields.py`; a `scale_rewards` word dates it 0.22 or later, a `loss_type` the first minor release that has it) and say which "
              f"they used: {NEWEST} when it has them all (nothing says the config is old), else the *oldest* release "
              "that has them all (the fields were there when the config was written: open-r1's recipes with "
              "`max_prompt_length` and `vllm_mode` read as 0.18.2, which they ran). A release without a pack of its "

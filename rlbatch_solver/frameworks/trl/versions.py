@@ -420,9 +420,10 @@ RULES_OF = {
 }
 assert set(RULES_OF) == set(RELEASE_FIELDS), "every release whose fields we know is judged by one pack"
 
-# values only some releases take: scale_rewards became a string ("group", "batch", "none") in 0.22.0 (a bool before,
-# trl/trainer/grpo_config.py of each wheel)
+# values only some releases take (trl/trainer/grpo_config.py of each wheel): scale_rewards became a string ("group",
+# "batch", "none") in 0.22 (a bool before); loss_type's values by the first minor release whose GRPOConfig names them
 SCALE_REWARDS_WORDS = ("group", "batch", "none")
+LOSS_TYPE_SINCE = {"dapo": (0, 22), "cispo": (0, 26), "sapo": (0, 26), "luspo": (0, 28), "vespo": (1, 0)}
 
 
 def _value_dated(flat: Mapping[str, object]) -> tuple[list[str], set[str]]:
@@ -432,6 +433,10 @@ def _value_dated(flat: Mapping[str, object]) -> tuple[list[str], set[str]]:
     if value in SCALE_REWARDS_WORDS:
         words.append(f"scale_rewards={value}")
         allowed &= {v for v in RELEASE_FIELDS if _key(v) >= (0, 22, 0)}
+    loss = str(flat.get("loss_type", "")).strip().lower()
+    if loss in LOSS_TYPE_SINCE:
+        words.append(f"loss_type={loss}")
+        allowed &= {v for v in RELEASE_FIELDS if _key(v)[:2] >= LOSS_TYPE_SINCE[loss]}
     return words, allowed
 
 
