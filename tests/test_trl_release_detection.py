@@ -14,7 +14,8 @@ CASES = tr.cases()
 
 
 def test_the_cases_are_real_configs_with_their_source_and_release():
-    assert len(CASES) >= 30 and len({c.name for c in CASES}) == len(CASES)
+    assert len(CASES) >= 40 and len({c.name for c in CASES}) == len(CASES)
+    assert sum(c.origin == "recipes" for c in CASES) >= 10
     for c in CASES:
         assert c.source.startswith("https://") and c.release and c.pack in TV.VERSIONS, c.name
     assert set(tr.UNDATED) <= {c.name for c in CASES}
@@ -24,6 +25,8 @@ def test_the_cases_are_real_configs_with_their_source_and_release():
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_with_no_release_named_a_config_is_judged_as_on_its_release(case):
     _, named, unnamed, detected = next(r for r in tr.results() if r[0] == case)
+    if case.expect is not None:
+        assert named == case.expect, "the release's own verdict"
     if case.name in tr.UNDATED:
         assert named != unnamed, tr.UNDATED[case.name]
     else:
