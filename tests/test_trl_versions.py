@@ -20,7 +20,7 @@ from rlbatch_solver.frameworks.trl.rules import CONFIG as R_CONFIG
 from rlbatch_solver.frameworks.trl.rules import REMOVED_FIELDS
 from rlbatch_solver.rules.base import Stage
 
-OLD = ("0.29.1", "0.19.1", "0.16.1", "0.14.0")
+OLD = ("0.29.1", "0.19.1", "0.18.2", "0.17.0", "0.16.1", "0.15.2", "0.14.0")
 # open-r1 #249 (and #236 with 3 GPUs): open-r1's first recipe, 8 GPUs with vLLM on the last one (vllm_device 'auto'),
 # 7 training processes, one prompt per GPU, 8 generations; TRL 0.14.0 ran it, 0.15's per-device batch of completions
 # made it "The global train batch size (7 x 1) must be evenly divisible by the number of generations per prompt (8)"
@@ -269,5 +269,45 @@ def test_recommend_for_an_old_release_prints_a_command_that_release_takes(versio
     assert ("max_prompt_length" in keys) == (TV.RELEASES[version].prompt_length is not None)
     back = rb.check(args, framework=fw, gpus=8, model="qwen2.5-1.5b", gpu="h100")
     assert back.valid, [v.rule for v in back.violations]
+    if TV.RELEASES[version].vllm_mode == "device":  # vLLM in the main process on cuda:{W}: no server, every GPU seen
+        out = json.loads(proc.stdout)
+        assert not out["start_first"] and "CUDA_VISIBLE_DEVICES" not in " ".join(command), out["start_first"]
     if version == "0.14.0":  # its defaults kept: one prompt per GPU, 8 accumulation steps
         assert "--per_device_train_batch_size 1" in command and "--gradient_accumulation_steps 8" in command
+
+
+def test_0_17_checks_the_optimizer_steps_completions_in_the_trainer():
+    """TRL 0.17.0's GRPOTrainer.__init__: num_processes x per_device_train_batch_size x gradient_accumulation_steps must
+    be whole groups (0.16.1: without gradient_accumulation_steps)."""
+    flags = ["--num_processes", "3", "--per_device_train_batch_size", "2", "--num_generations", "4",
+             "--gradient_accumulation_steps", "2"]  # 3 x 2 = 6 (not groups of 4); x 2 = 12 (3 groups)
+    assert _broken(rb.check(flags, framework="trl==0.17.0", gpus=3)) == set()
+    assert _broken(rb.check(flags, framework="trl==0.16.1", gpus=3)) == {
+        "trl.trainer.global_batch_divisible_by_num_generations"}
+    odd = [*flags[:-1], "3"]  # 18 completions: not groups of 4
+    msg = rb.check(odd, framework="trl==0.17.0", gpus=3).errors[0].message
+    assert msg.startswith("The effective train batch size (3 x 2 x 3) = 18 must be evenly divisible"), msg
+
+
+def test_0_18_checks_generation_batch_size_against_the_per_device_batch_only():
+    """TRL 0.18.2's GRPOConfig.__post_init__ reads `generation_batch_size % per_device_train_batch_size *
+    num_processes`: 12 with 2 per device on 4 processes passes there (12 % 2 == 0), 0.19.1 refuses it (12 % 8)."""
+    flags = ["--num_processes", "4", "--per_device_train_batch_size", "2", "--num_generations", "4",
+             "--generation_batch_size", "12"]
+    assert "trl.config.gen_divisible_by_global_batch" not in _broken(rb.check(flags, framework="trl==0.18.2", gpus=4))
+    assert "trl.config.gen_divisible_by_global_batch" in _broken(rb.check(flags, framework="trl==0.19.1", gpus=4))
+    odd = [*flags[:-1], "13"]
+    assert "trl.config.gen_divisible_by_global_batch" in _broken(rb.check(odd, framework="trl==0.18.2", gpus=4))
+
+
+def test_0_15_runs_vllm_on_the_gpu_after_the_training_ranks_unless_the_machine_has_one():
+    """TRL 0.15.2's GRPOTrainer.__init__: vllm_device 'auto' is cuda:{num_processes}, which must exist; on a machine of
+    one GPU it shares cuda:0."""
+    flags = ["--per_device_train_batch_size", "4", "--num_generations", "4", "--use_vllm", "true"]
+    full = rb.check(["--num_processes", "4", *flags], framework="trl==0.15.2", gpus=4)
+    assert "trl.gpus.budget" in _broken(full)
+    assert "trl.gpus.budget" not in _broken(rb.check(["--num_processes", "3", *flags], framework="trl==0.15.2",
+                                                     gpus=4))
+    assert "trl.gpus.budget" not in _broken(rb.check(["--num_processes", "1", *flags], framework="trl==0.15.2",
+                                                     gpus=1))
+    assert "trl.gpus.budget" in _broken(rb.check(["--num_processes", "1", *flags], framework="trl==0.14.0", gpus=1))

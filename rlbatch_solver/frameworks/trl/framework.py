@@ -544,6 +544,7 @@ class TrlFramework(SwiftFramework):
             if self.release.vllm_mode == "device":  # one engine, on one GPU (vllm_device)
                 for name in ("server_tp", "server_dp"):
                     space.domains[name] = [1]
+                self._kept_accumulations(scenario, space)
         server_only = space.domains.get("vllm_server") == [True] and True in space.domains.get("use_vllm", [])
         if server_only:
             self._pin_server_split(scenario, space)
@@ -557,6 +558,18 @@ class TrlFramework(SwiftFramework):
                 if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)
         return space
+
+    def _kept_accumulations(self, scenario: Any, space: Space) -> None:
+        """The accumulations that reach a kept total on the world sizes the server split leaves (the base space
+        computes them on its own world sizes, before the split): 0.15.2's engine takes one GPU, and no placement
+        layout settles the trainer's size for it."""
+        kept = scenario.kept_totals.get("opt_batch")
+        user = set(self.normalize(scenario.fixed)) | set(self.normalize(scenario.search))
+        if kept and "gradient_accumulation_steps" not in user:
+            from ..swift.framework import _accumulations
+
+            space.domains["gradient_accumulation_steps"] = (_accumulations(kept, space.domains)
+                                                           or space.domains["gradient_accumulation_steps"])
 
     def _pin_server_split(self, scenario: Any, space: Space) -> None:
         """Server mode with the trainer's processes fixed (``--num_processes``: a ``recommend --placement`` layout, or
