@@ -93,7 +93,7 @@ def test_open_r1_249_runs_on_0_14_and_fails_on_the_later_releases_with_its_messa
 
 
 def test_trl_2858_runs_on_0_14_and_from_0_19_on():
-    """Its "(1 x 1)" was 0.15-0.18's check of the per-step batch W x B; 0.14.0 checked nothing, and from 0.19 the
+    """Its "(1 x 1)" was 0.15-0.16's check of the per-step batch W x B; 0.14.0 checked nothing, and from 0.19 the
     generation batch (x gradient_accumulation_steps 8 = 8 completions) is what must hold whole groups."""
     for fw in ("trl==0.14.0", "trl==0.29.1", "trl"):
         assert _broken(rb.check(TRL_2858, framework=fw, gpus=1)) == set(), fw

@@ -245,7 +245,7 @@ V0161 = Pack(
             GLOBAL_016 + ": each step's num_processes x per_device_train_batch_size completions must be whole "
             "prompt groups of at least 2",
             Stage.TRAINER_INIT, "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__",
-            explanation="The message of open-r1 #249 and trl #2858, #3061 (TRL 0.15-0.18): from 0.15 "
+            explanation="The message of open-r1 #249 and trl #2858, #3061 (TRL 0.15-0.16): from 0.15 "
                         "per_device_train_batch_size counts completions, and the per-step batch must hold whole "
                         "groups; the valid values it lists are the divisors from 2 up.",
         ),
