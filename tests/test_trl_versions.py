@@ -20,7 +20,7 @@ from rlbatch_solver.frameworks.trl.rules import CONFIG as R_CONFIG
 from rlbatch_solver.frameworks.trl.rules import REMOVED_FIELDS
 from rlbatch_solver.rules.base import Stage
 
-OLD = ("0.29.1", "0.19.1", "0.16.1", "0.14.0")
+OLD = ("0.29.1", "0.19.1", "0.18.2", "0.17.0", "0.16.1", "0.15.2", "0.14.0")
 # open-r1 #249 (and #236 with 3 GPUs): open-r1's first recipe, 8 GPUs with vLLM on the last one (vllm_device 'auto'),
 # 7 training processes, one prompt per GPU, 8 generations; TRL 0.14.0 ran it, 0.15's per-device batch of completions
 # made it "The global train batch size (7 x 1) must be evenly divisible by the number of generations per prompt (8)"
@@ -93,7 +93,7 @@ def test_open_r1_249_runs_on_0_14_and_fails_on_the_later_releases_with_its_messa
 
 
 def test_trl_2858_runs_on_0_14_and_from_0_19_on():
-    """Its "(1 x 1)" was 0.15-0.18's check of the per-step batch W x B; 0.14.0 checked nothing, and from 0.19 the
+    """Its "(1 x 1)" was 0.15-0.16's check of the per-step batch W x B; 0.14.0 checked nothing, and from 0.19 the
     generation batch (x gradient_accumulation_steps 8 = 8 completions) is what must hold whole groups."""
     for fw in ("trl==0.14.0", "trl==0.29.1", "trl"):
         assert _broken(rb.check(TRL_2858, framework=fw, gpus=1)) == set(), fw
@@ -130,7 +130,7 @@ def test_resolve(text, version, note):
     assert get_framework(f"trl=={text}").version == version
 
 
-@pytest.mark.parametrize("text", ["0.15.2", "0.18.0", "0.15", "1.15.0"])
+@pytest.mark.parametrize("text", ["0.20.0", "0.25", "0.13.0", "1.15.0"])
 def test_a_release_we_do_not_follow_is_refused(text):
     with pytest.raises(InputError):
         get_framework(f"trl=={text}")
@@ -139,14 +139,29 @@ def test_a_release_we_do_not_follow_is_refused(text):
 @pytest.mark.parametrize("flags, version, why", [
     # no field that dates it: the newest
     (["--per_device_train_batch_size", "4"], None, "no field of the config is specific"),
-    # vllm_device and max_prompt_length: 0.14.0's and 0.16.1's; 0.16.1 is the newer
-    (["--vllm_device", "cuda:7", "--max_prompt_length", "512"], "0.16.1", "its fields"),
-    # vllm_mode with max_prompt_length: 0.19.1's
-    (["--vllm_mode", "colocate", "--max_prompt_length", "256"], "0.19.1", "its fields"),
+    # vllm_device and max_prompt_length: 0.14.0 to 0.17.0's; the oldest
+    (["--vllm_device", "cuda:7", "--max_prompt_length", "512"], "0.14.0", "the oldest of them 0.14.0"),
+    # with a field 0.15 added (sync_ref_model): 0.15.2
+    (["--vllm_device", "cuda:7", "--sync_ref_model", "true"], "0.15.2", "the oldest of them 0.15.2"),
+    # vllm_mode with max_prompt_length: 0.18 to 0.27's: 0.18.2 (open-r1's recipes ran 0.18)
+    (["--vllm_mode", "colocate", "--max_prompt_length", "256"], "0.18.2", "TRL 0.18.2 to 0.27.2"),
+    # max_prompt_length with a field of 0.23: 0.23.1, whose checks are 0.29.1's
+    (["--max_prompt_length", "256", "--vllm_importance_sampling_correction", "true"], "0.29.1",
+     "0.23.1 to 0.27.2, the oldest of them 0.23.1, whose checks are TRL 0.29.1's"),
+    # scale_rewards as a word (0.22 on) with max_prompt_length (to 0.27)
+    (["--scale_rewards", "batch", "--max_prompt_length", "256"], "0.29.1", "0.22.2 to 0.27.2"),
+    # a field every release from 0.16 on has: nothing dates it before the newest
+    (["--scale_rewards", "true", "--num_iterations", "2"], "1.16.0", "nothing dates it before 1.16.0"),
+    # loss_type dapo (0.22 on) with max_prompt_length (to 0.27): 0.22.2, checked as 0.29.1
+    (["--loss_type", "dapo", "--max_prompt_length", "256"], "0.29.1", "loss_type=dapo) are those of TRL 0.22.2"),
+    # loss_type dapo with vllm_device (to 0.17): no release
+    (["--loss_type", "dapo", "--vllm_device", "auto"], None, "belong to no single TRL release"),
+    # vllm_dtype (0.15-0.17) with loss_type (0.17 on): 0.17.0 only
+    (["--vllm_dtype", "bfloat16", "--loss_type", "bnpo"], "0.17.0", "TRL 0.17.0 only"),
     # num_generations_eval (0.2x) with a 1.16-only field
     (["--num_generations_eval", "4", "--use_adaptive_entropy", "true"], "1.16.0", "its fields"),
     # fields of no one release: vllm_device (removed in 0.18) with vllm_enable_sleep_mode (0.2x)
-    (["--vllm_device", "cuda:1", "--vllm_enable_sleep_mode", "true"], None, "belong to no single release"),
+    (["--vllm_device", "cuda:1", "--vllm_enable_sleep_mode", "true"], None, "belong to no single TRL release"),
 ])
 def test_detect(flags, version, why):
     flat = {flags[i].lstrip("-"): flags[i + 1] for i in range(0, len(flags), 2)}
@@ -155,10 +170,12 @@ def test_detect(flags, version, why):
 
 
 def test_unpinned_trl_says_which_release_it_checked_with():
-    """open-r1 #249's config as its recipe wrote it (vllm_device, max_prompt_length): dated to 0.16.1, whose trainer
-    stops it with the thread's message; with no dating field, 1.16.0."""
-    r = rb.check([*OPEN_R1_249, "--vllm_device", "auto", "--max_prompt_length", "512"], framework="trl", gpus=8)
-    assert any(n.startswith("checked with the TRL 0.16.1 rules") and "(0.14.0 has them too)" in n for n in r.notes), \
+    """open-r1 #249's config as its recipe wrote it (vllm_device, max_prompt_length, log_completions): dated to 0.15.2
+    (0.15.2 to 0.17.0 have the fields), whose trainer stops it with the thread's message; with no dating field,
+    1.16.0."""
+    r = rb.check([*OPEN_R1_249, "--vllm_device", "auto", "--max_prompt_length", "512", "--log_completions", "true"],
+                 framework="trl", gpus=8)
+    assert any(n.startswith("checked with the TRL 0.15.2 rules") and "TRL 0.15.2 to 0.17.0" in n for n in r.notes), \
         r.notes
     assert _broken(r) == {"trl.trainer.global_batch_divisible_by_num_generations"}
     assert "The global train batch size (7 x 1) must be evenly divisible by the number of generations per prompt (8)" \
@@ -252,5 +269,45 @@ def test_recommend_for_an_old_release_prints_a_command_that_release_takes(versio
     assert ("max_prompt_length" in keys) == (TV.RELEASES[version].prompt_length is not None)
     back = rb.check(args, framework=fw, gpus=8, model="qwen2.5-1.5b", gpu="h100")
     assert back.valid, [v.rule for v in back.violations]
+    if TV.RELEASES[version].vllm_mode == "device":  # vLLM in the main process on cuda:{W}: no server, every GPU seen
+        out = json.loads(proc.stdout)
+        assert not out["start_first"] and "CUDA_VISIBLE_DEVICES" not in " ".join(command), out["start_first"]
     if version == "0.14.0":  # its defaults kept: one prompt per GPU, 8 accumulation steps
         assert "--per_device_train_batch_size 1" in command and "--gradient_accumulation_steps 8" in command
+
+
+def test_0_17_checks_the_optimizer_steps_completions_in_the_trainer():
+    """TRL 0.17.0's GRPOTrainer.__init__: num_processes x per_device_train_batch_size x gradient_accumulation_steps must
+    be whole groups (0.16.1: without gradient_accumulation_steps)."""
+    flags = ["--num_processes", "3", "--per_device_train_batch_size", "2", "--num_generations", "4",
+             "--gradient_accumulation_steps", "2"]  # 3 x 2 = 6 (not groups of 4); x 2 = 12 (3 groups)
+    assert _broken(rb.check(flags, framework="trl==0.17.0", gpus=3)) == set()
+    assert _broken(rb.check(flags, framework="trl==0.16.1", gpus=3)) == {
+        "trl.trainer.global_batch_divisible_by_num_generations"}
+    odd = [*flags[:-1], "3"]  # 18 completions: not groups of 4
+    msg = rb.check(odd, framework="trl==0.17.0", gpus=3).errors[0].message
+    assert msg.startswith("The effective train batch size (3 x 2 x 3) = 18 must be evenly divisible"), msg
+
+
+def test_0_18_checks_generation_batch_size_against_the_per_device_batch_only():
+    """TRL 0.18.2's GRPOConfig.__post_init__ reads `generation_batch_size % per_device_train_batch_size *
+    num_processes`: 12 with 2 per device on 4 processes passes there (12 % 2 == 0), 0.19.1 refuses it (12 % 8)."""
+    flags = ["--num_processes", "4", "--per_device_train_batch_size", "2", "--num_generations", "4",
+             "--generation_batch_size", "12"]
+    assert "trl.config.gen_divisible_by_global_batch" not in _broken(rb.check(flags, framework="trl==0.18.2", gpus=4))
+    assert "trl.config.gen_divisible_by_global_batch" in _broken(rb.check(flags, framework="trl==0.19.1", gpus=4))
+    odd = [*flags[:-1], "13"]
+    assert "trl.config.gen_divisible_by_global_batch" in _broken(rb.check(odd, framework="trl==0.18.2", gpus=4))
+
+
+def test_0_15_runs_vllm_on_the_gpu_after_the_training_ranks_unless_the_machine_has_one():
+    """TRL 0.15.2's GRPOTrainer.__init__: vllm_device 'auto' is cuda:{num_processes}, which must exist; on a machine of
+    one GPU it shares cuda:0."""
+    flags = ["--per_device_train_batch_size", "4", "--num_generations", "4", "--use_vllm", "true"]
+    full = rb.check(["--num_processes", "4", *flags], framework="trl==0.15.2", gpus=4)
+    assert "trl.gpus.budget" in _broken(full)
+    assert "trl.gpus.budget" not in _broken(rb.check(["--num_processes", "3", *flags], framework="trl==0.15.2",
+                                                     gpus=4))
+    assert "trl.gpus.budget" not in _broken(rb.check(["--num_processes", "1", *flags], framework="trl==0.15.2",
+                                                     gpus=1))
+    assert "trl.gpus.budget" in _broken(rb.check(["--num_processes", "1", *flags], framework="trl==0.14.0", gpus=1))

@@ -240,7 +240,7 @@ def best_command(report: RecommendReport) -> list[str]:
         return []
     card = model_card(report.scenario.model)
     model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
-    return get_framework(report.framework).run_command(report.best.native, report.best.values, model)
+    return _answer_framework(report).run_command(report.best.native, report.best.values, model)
 
 
 def companion_commands(report: RecommendReport) -> list[list[str]]:
@@ -250,7 +250,16 @@ def companion_commands(report: RecommendReport) -> list[list[str]]:
         return []
     card = model_card(report.scenario.model)
     model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
-    return get_framework(report.framework).companion_commands(report.best.native, report.best.values, model)
+    return _answer_framework(report).companion_commands(report.best.native, report.best.values, model)
+
+
+def _answer_framework(report: RecommendReport) -> Any:
+    """The framework at the release whose rules gave the answer (TRL 0.14/0.15 run vLLM on a GPU of their own, not a
+    `trl vllm-serve` server: their commands differ from the newest release's)."""
+    fw = get_framework(report.framework)
+    if report.version == fw.version or len(fw.versions) < 2:
+        return fw
+    return get_framework(f"{report.framework}=={report.version}")
 
 
 def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], str]:

@@ -46,12 +46,15 @@ PATTERNS = [
     (r"global eval batch size .* divisible by the number of generations used for evaluation",
      "trl.config.eval_batch_divisible_by_num_generations_eval"),
     (r"must be divisible by num_generations", "trl.config.gen_divisible_by_num_generations"),
-    # 0.19.1's wording (GRPOConfig.__post_init__)
+    # 0.19.1's wording (GRPOConfig.__post_init__), 0.17.0's (GRPOTrainer.__init__)
     (r"effective train batch size .* evenly divisible by the number of generations per prompt",
-     "trl.config.gen_divisible_by_num_generations"),
+     ("trl.config.gen_divisible_by_num_generations", "trl.trainer.global_batch_divisible_by_num_generations")),
+    (r"effective eval batch size .* evenly divisible by the number of generations per prompt",  # 0.17.0's
+     "trl.trainer.eval_batch_divisible_by_num_generations"),
     (r"global eval batch size .* evenly divisible by the number of generations per prompt",  # and 0.16.1's
      ("trl.config.eval_batch_divisible_by_num_generations_eval", "trl.trainer.eval_batch_divisible_by_num_generations")),
-    (r"at least 2 generations per prompt", "trl.config.num_generations_at_least_two"),
+    (r"at least 2 generations per prompt",  # 0.17.0's GRPOTrainer.__init__ says it too
+     ("trl.config.num_generations_at_least_two", "trl.trainer.global_batch_divisible_by_num_generations")),
     (r"unexpected keyword argument|Some specified arguments are not used|Unknown arguments",
      "trl.config.removed_fields"),
     (r"sync_ref_model=True` while `beta=0\.0", "trl.trainer.sync_ref_model_needs_beta"),
@@ -218,7 +221,7 @@ def _tiny():
 
 
 class ReleaseOracle:
-    """The installed older release's (0.29.1, 0.19.1, 0.16.1, 0.14.0) own script parser and GRPOConfig, as ``TrlOracle.config`` runs
+    """The installed older release's (0.29.1, 0.19.1, 0.18.2, 0.17.0, 0.16.1, 0.15.2, 0.14.0) own script parser and GRPOConfig, as ``TrlOracle.config`` runs
     1.16.0's: ``make_parser``'s dataclasses with a GRPOConfig that answers the case's world size. 0.14.0's
     ``TrlParser.parse_args_and_config`` has no ``fail_with_unknown_args`` (a config file's unknown keys are dropped
     there too). The trainer's checks are compared for 1.16.0 only (``TrlOracle.trainer``)."""
@@ -304,7 +307,7 @@ class ReleaseOracle:
         out = [Oracle("driver: GRPOConfig(...) and its __post_init__", self.config, CONFIG | PARSER, PATTERNS)]
         import trl
 
-        if trl.__version__ == "0.16.1":
+        if trl.__version__ in ("0.17.0", "0.16.1", "0.15.2"):  # their batch checks are GRPOTrainer.__init__'s
             out.append(Oracle("trainer_init: GRPOTrainer.__init__ (tiny CPU model)", self.trainer, TRAINER_0161,
                               PATTERNS))
         return out

@@ -1,4 +1,4 @@
-"""TRL 0.29.1, 0.19.1, 0.16.1 and 0.14.0: our release packs against that release's own GRPO script parser and GRPOConfig (needs that
+"""TRL 0.29.1, 0.19.1, 0.18.2, 0.17.0, 0.16.1, 0.15.2 and 0.14.0: our release packs against that release's own GRPO script parser and GRPOConfig (needs that
 trl release importable, e.g. installed with --no-deps into a directory on PYTHONPATH beside the 1.16.0 environment's
 torch and transformers; see docs/parity.md). The module runs for whichever of them is importable and skips
 otherwise."""
@@ -6,7 +6,7 @@ otherwise."""
 import pytest
 
 trl = pytest.importorskip("trl", reason="parity needs a real trl release")
-RELEASES = ("0.29.1", "0.19.1", "0.16.1", "0.14.0")
+RELEASES = ("0.29.1", "0.19.1", "0.18.2", "0.17.0", "0.16.1", "0.15.2", "0.14.0")
 if trl.__version__ not in RELEASES:
     pytest.skip(f"trl {trl.__version__} is installed; this module checks {', '.join(RELEASES)}", allow_module_level=True)
 

@@ -10,9 +10,9 @@ INTRO = (
     "`gradient_accumulation_steps`; `generation_batch_size` and `steps_per_generation` may not both be set. "
     "The default `beta` is 0.0, so no reference model is loaded unless `--beta` is given. In server mode "
     "`trl vllm-serve` runs on other GPUs: give its sizes as `--server.tensor_parallel_size` / "
-    "`--server.data_parallel_size` and the job's GPUs as `--gpus` to check the budget. TRL 0.15-0.18 "
-    "required the per-step global batch to hold whole prompt groups (open-r1 #249, trl #2858, #3061), 0.14 "
-    "nothing; 1.16 requires it of the generation batch only (the releases we follow before 1.16: the appendix). "
+    "`--server.data_parallel_size` and the job's GPUs as `--gpus` to check the budget. TRL 0.15-0.16 "
+    "required the per-step global batch to hold whole prompt groups (open-r1 #249, trl #2858, #3061), 0.17 the "
+    "optimizer step's (x gradient_accumulation_steps), 0.14 nothing; 1.16 requires it of the generation batch only (the releases we follow before 1.16: the appendix). "
     "`GRPOConfig` refuses sequence-dimension parallelism (`parallelism_config` with "
     "`cp_size` or `sp_size` > 1), which accelerate sets from Python only: not a flag, not a rule here. Sources "
     "are paths inside the trl 1.16.0 wheel."
@@ -25,13 +25,18 @@ def versions_markdown() -> str:
     from .versions import NEWEST, PACKS, RELEASES, VERSIONS, changes
 
     lines = ["## Other releases: what changes from 1.16.0", "",
-             "`--framework trl==0.29.1` (or 0.19.1, 0.16.1, 0.14.0; a patch release we do not list reads its series' rules) checks "
-             "with that release's rules and prices memory with its defaults. With no release named, `check`, `fix` "
-             "and `explain` date the config by the GRPOConfig fields only some releases have (each release's own "
-             "fields, read from its wheel: `frameworks/trl/release_fields.py`) and say which they used; when nothing "
-             f"dates it, or the fields are those of a release we do not follow, {NEWEST}. TRL 0.14.0's fields are all "
-             "in 0.16's GRPOConfig too, and 0.29.1's all in 1.16.0's, so those two are used when named (a config with `vllm_device` and none of 0.16's new fields reads as 0.16.1). Sources are "
-             "paths inside that release's wheel.", "",
+             "`--framework trl==0.29.1` (or 0.19.1, 0.18.2, 0.17.0, 0.16.1, 0.15.2, 0.14.0; a patch release we do not "
+             "list reads its series' rules) checks with that release's rules and prices memory with its defaults. "
+             "With no release named, `check`, `fix` and `explain` date the config by the GRPOConfig fields only some "
+             "releases have (each minor release's own fields from 0.14 to 0.29, 1.0.0 and 1.16.0, read from its "
+             "wheel: `frameworks/trl/release_fields.py`; a `scale_rewards` word dates it 0.22 or later, a `loss_type` the first minor release that has it) and say which "
+             f"they used: {NEWEST} when it has them all (nothing says the config is old), else the *oldest* release "
+             "that has them all (the fields were there when the config was written: open-r1's recipes with "
+             "`max_prompt_length` and `vllm_mode` read as 0.18.2, which they ran). A release without a pack of its "
+             "own is checked with its neighbour's (0.20-0.21: 0.19.1's; 0.22-0.28: 0.29.1's; 1.0: "
+             f"{NEWEST}'s), its own fields kept. Checked with an older release, the report's `upgrade:` line says what "
+             f"{NEWEST} refuses. When nothing dates the config, {NEWEST}. Sources are paths inside that release's "
+             "wheel.", "",
              "| release | per_device_train_batch_size counts | beta (reference model) | `--use_vllm` without "
              "`--vllm_mode` | max_completion_length | max_prompt_length | gradient_checkpointing |",
              "|---|---|---|---|---|---|---|"]

@@ -20,8 +20,9 @@ def _groups(x: dict[str, int]) -> str:
 
 def _old_groups(x: dict[str, int]) -> str:
     total = x["w"] * x["b"]
-    return _groups({"gen": total, "g": x["g"]}) + (" (TRL 0.15-0.18 checked the per-step global batch W x B; 0.19 "
-                                                   "and later check the generation batch, x steps_per_generation)")
+    return _groups({"gen": total, "g": x["g"]}) + (" (TRL 0.15-0.16 checked the per-step global batch W x B; 0.17 "
+                                                   "x gradient_accumulation_steps; 0.18 and later the generation "
+                                                   "batch, x steps_per_generation)")
 
 
 def _global(x: dict[str, int]) -> str:
@@ -54,21 +55,32 @@ PATTERNS: list[ErrorPattern] = [
     ErrorPattern("trl", rf"global train batch size \((?P<w>\d+) x (?P<b>\d+)\) must be evenly divisible by the "
                         rf"number of generations per prompt {n('g')}",
                  ("trl.trainer.global_batch_divisible_by_num_generations",),
-                 "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (TRL 0.15-0.18; open-r1 #249, trl #2858, #3061)",
+                 "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (TRL 0.15-0.16; open-r1 #249, trl #2858, #3061)",
                  "ValueError: The global train batch size (3 x 4) must be evenly divisible by the number of "
                  "generations per prompt (8). Given the current train batch size, the valid values for the number "
                  "of generations are: [2, 3, 4, 6, 12].", hint=_old_groups, numbers=("w", "b", "g"),
-                 versions=("0.16.1",)),
+                 versions=("0.16.1", "0.15.2")),
+    ErrorPattern("trl", rf"effective eval batch size \((?P<w>\d+) x (?P<b>\d+)\) must be evenly divisible by the "
+                        rf"number of generations per prompt {n('g')}",
+                 ("trl.trainer.eval_batch_divisible_by_num_generations",),
+                 "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (TRL 0.17)",
+                 "ValueError: The effective eval batch size (3 x 2) must be evenly divisible by the number of "
+                 "generations per prompt (4). Given the current effective eval batch size, the valid values for the "
+                 "number of generations are: [2, 3, 6].",
+                 hint=lambda x: f"num_processes x per_device_eval_batch_size = {x['w']} x {x['b']}: "
+                                + _groups({"gen": x["w"] * x["b"], "g": x["g"]}),
+                 numbers=("w", "b", "g"), versions=("0.17.0",)),
     ErrorPattern("trl", rf"effective train batch size \((?P<w>\d+) x (?P<b>\d+) x (?P<spg>\d+)\) must be evenly "
                         rf"divisible by the number of generations per prompt {n('g')}",
                  ("trl.config.gen_divisible_by_num_generations",),
-                 "trl/trainer/grpo_config.py:GRPOConfig.__post_init__ (TRL 0.19-0.2x)",
+                 "trl/trainer/grpo_config.py:GRPOConfig.__post_init__ (TRL 0.18-0.2x; 0.17's GRPOTrainer.__init__ "
+                 "prints it with gradient_accumulation_steps in the third place: --framework trl==0.17.0)",
                  "ValueError: The effective train batch size (3 x 2 x 1) must be evenly divisible by the number of "
                  "generations per prompt (4). Given the current effective train batch size, the valid values for the "
                  "number of generations are: [2, 3, 6].",
                  hint=lambda x: f"num_processes x per_device_train_batch_size x steps_per_generation = {x['w']} x "
                                 f"{x['b']} x {x['spg']}: " + _groups({"gen": x["w"] * x["b"] * x["spg"], "g": x["g"]}),
-                 numbers=("w", "b", "spg", "g"), versions=("0.19.1",)),
+                 numbers=("w", "b", "spg", "g"), versions=("0.19.1", "0.18.2")),
     ErrorPattern("trl", rf"generation_batch_size {n('gen')} must be divisible by the global batch size {n('gbs')}",
                  ("trl.config.gen_divisible_by_global_batch",), CONFIG,
                  "ValueError: generation_batch_size (100) must be divisible by the global batch size (16).",

@@ -233,6 +233,14 @@ class TrlFramework(SwiftFramework):
         """The defaults of the release whose rules this object follows (``versions.RELEASES``)."""
         return RELEASES[self.version]
 
+    fields_release: str | None = None  # the release a config's fields dated, where a pack of another judges it
+
+    @property
+    def fields_version(self) -> str:
+        """The release whose GRPOConfig fields the parser takes: the dated release (``versions.RULES_OF`` judges it by
+        a neighbour's pack), else the pack's own."""
+        return self.fields_release or self.version
+
     @property
     def newest(self) -> bool:
         return self.version == versions.NEWEST
@@ -259,15 +267,23 @@ class TrlFramework(SwiftFramework):
             return self, None
         from .. import get_framework
 
-        version, why = versions.detect(self._with_config(self.normalize(flat)))
+        release, why = versions.detect_release(self._with_config(self.normalize(flat)))
         others = ", ".join(versions.VERSIONS[1:])
-        if version is None:
+        if release is None:
             return self, (f"checked with the TRL {self.version} rules, the newest we follow ({why}); name yours with "
                           f"--framework trl==VERSION ({others}) if you run another")
-        if version == self.version:
+        version = versions.RULES_OF[release]
+        judged = f"the TRL {version} rules" + (f" (TRL {release} checks as {version} does)" if version != release
+                                               else "")
+        if version == self.version and release == version:
             return self, None
-        return get_framework(f"{self.name}=={version}"), (f"checked with the TRL {version} rules: {why}; name another "
-                                                          "with --framework trl==VERSION")
+        fw = get_framework(f"{self.name}=={version}")
+        if release != version:
+            import copy
+
+            fw = copy.copy(fw)
+            fw.fields_release = release
+        return fw, f"checked with {judged}: {why}; name another with --framework trl==VERSION"
 
     def doc_appendix(self) -> str:
         return docs.versions_markdown() if self.newest else ""
@@ -325,10 +341,10 @@ class TrlFramework(SwiftFramework):
                          "GRPOConfig); `trl grpo` also builds it at world size 1 first: paste the command to check that")
         flat = self._with_config(cli)
         notes += _accelerate(flat)[1]
-        removed = versions.foreign_fields(self.version, [k for k in flat if k != FILE_KEYS])
+        removed = versions.foreign_fields(self.fields_version, [k for k in flat if k != FILE_KEYS])
         if removed:
-            notes.append(f"fields TRL {self.version}'s GRPOConfig does not have: {', '.join(removed)}")
-        from_file = versions.foreign_fields(self.version, flat.get(FILE_KEYS, ()))
+            notes.append(f"fields TRL {self.fields_version}'s GRPOConfig does not have: {', '.join(removed)}")
+        from_file = versions.foreign_fields(self.fields_version, flat.get(FILE_KEYS, ()))
         if from_file and cli.get(ENTRY) != TRL_CLI:
             notes.append(f"--config sets {', '.join(from_file)}: TRL's grpo.py ignores keys of a config file its "
                          "fields do not have (parse_args_and_config(fail_with_unknown_args=False)); as flags, or under "
@@ -385,7 +401,7 @@ class TrlFramework(SwiftFramework):
         # a removed field stops the launch given as a flag (HfArgumentParser: "Some specified arguments are not used"),
         # or from a config file under `trl grpo` (its front-end hands unknown keys to accelerate launch); TRL's own
         # grpo.py ignores a config file's unknown keys
-        removed = [k for k in versions.foreign_fields(self.version, flat)
+        removed = [k for k in versions.foreign_fields(self.fields_version, flat)
                    if k not in from_file or flat.get(ENTRY) == TRL_CLI]
         rel = self.release
         if rel.vllm_mode in ("device", "server_only"):  # never in the training processes
@@ -521,13 +537,14 @@ class TrlFramework(SwiftFramework):
         space.domains.pop("server_host_given", None)
         if not self.newest:
             # the search's own flags (vllm_mode colocate) are not the config's: only the user's can be foreign fields
-            space.domains["removed_fields"] = [bool(versions.foreign_fields(self.version,
+            space.domains["removed_fields"] = [bool(versions.foreign_fields(self.fields_version,
                                                                             self.normalize(scenario.fixed)))]
             if self.release.prompt_length is not None:  # its prompts are cut at max_prompt_length: carry the length
                 space.fixed_native["max_prompt_length"] = scenario.prompt_length
             if self.release.vllm_mode == "device":  # one engine, on one GPU (vllm_device)
                 for name in ("server_tp", "server_dp"):
                     space.domains[name] = [1]
+                self._kept_accumulations(scenario, space)
         server_only = space.domains.get("vllm_server") == [True] and True in space.domains.get("use_vllm", [])
         if server_only:
             self._pin_server_split(scenario, space)
@@ -541,6 +558,18 @@ class TrlFramework(SwiftFramework):
                 if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)
         return space
+
+    def _kept_accumulations(self, scenario: Any, space: Space) -> None:
+        """The accumulations that reach a kept total on the world sizes the server split leaves (the base space
+        computes them on its own world sizes, before the split): 0.15.2's engine takes one GPU, and no placement
+        layout settles the trainer's size for it."""
+        kept = scenario.kept_totals.get("opt_batch")
+        user = set(self.normalize(scenario.fixed)) | set(self.normalize(scenario.search))
+        if kept and "gradient_accumulation_steps" not in user:
+            from ..swift.framework import _accumulations
+
+            space.domains["gradient_accumulation_steps"] = (_accumulations(kept, space.domains)
+                                                           or space.domains["gradient_accumulation_steps"])
 
     def _pin_server_split(self, scenario: Any, space: Space) -> None:
         """Server mode with the trainer's processes fixed (``--num_processes``: a ``recommend --placement`` layout, or

@@ -160,9 +160,10 @@ def _rules() -> list[Rule]:
             "(per_device_train_batch_size*num_processes = {gen_base}, steps_per_generation = {spg}): a rollout "
             "must hold whole prompt groups",
             Stage.DRIVER, CONFIG,
-            explanation="TRL 0.15-0.18 checked the per-step batch instead, in GRPOTrainer.__init__: 'The global train "
+            explanation="TRL 0.15-0.16 checked the per-step batch instead, in GRPOTrainer.__init__: 'The global train "
                         "batch size (W x B) must be evenly divisible by the number of generations per prompt' (trl "
-                        "#2858, #3061, open-r1 #249; --framework trl==0.16.1).",
+                        "#2858, #3061, open-r1 #249; --framework trl==0.16.1); 0.17 checked W x B x "
+                        "gradient_accumulation_steps there (--framework trl==0.17.0).",
         ),
         # ---------------- driver: `trl grpo`'s front-end, GRPOConfig at world size 1 ----------------
         # (its global-batch check at 1 holds whenever the ranks' does: per_device_train_batch_size divides

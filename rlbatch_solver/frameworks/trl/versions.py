@@ -47,7 +47,8 @@ from .fields import GRPO_SCRIPT_OPTIONS
 from .release_fields import RELEASE_FIELDS
 
 NEWEST = R.VERSION
-VERSIONS = ("1.16.0", "0.29.1", "0.19.1", "0.16.1", "0.14.0")  # the releases whose rules we follow, newest first
+# the releases whose rules we follow, newest first
+VERSIONS = ("1.16.0", "0.29.1", "0.19.1", "0.18.2", "0.17.0", "0.16.1", "0.15.2", "0.14.0")
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.29" -> "0.29.1": a patch we do not list reads its series'
 
 
@@ -81,7 +82,12 @@ RELEASES = {
     "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300),
     "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300, grad_ckpt=False),
     # 0.16.1's server has its GPUs to itself (trl vllm-serve --gpu_memory_utilization 0.9)
+    # 0.18.2: 0.19.1's GRPOConfig with beta 0.04 (GRPOConfig.beta's default until 0.19.0)
+    "0.18.2": Release("0.18.2", "server", 0.04, False, 256, 512, False, False, False, 300, grad_ckpt=False),
+    "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
     "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
+    # 0.15.2's engine runs in the main process on vllm_device (0.14.0's way) at vllm_gpu_memory_utilization 0.9
+    "0.15.2": Release("0.15.2", "device", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
     "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900, grad_ckpt=False),
 }
@@ -239,7 +245,7 @@ V0161 = Pack(
             GLOBAL_016 + ": each step's num_processes x per_device_train_batch_size completions must be whole "
             "prompt groups of at least 2",
             Stage.TRAINER_INIT, "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__",
-            explanation="The message of open-r1 #249 and trl #2858, #3061 (TRL 0.15-0.18): from 0.15 "
+            explanation="The message of open-r1 #249 and trl #2858, #3061 (TRL 0.15-0.16): from 0.15 "
                         "per_device_train_batch_size counts completions, and the per-step batch must hold whole "
                         "groups; the valid values it lists are the divisors from 2 up.",
         ),
@@ -261,7 +267,89 @@ V0161 = Pack(
             "on a `trl vllm-serve` server; beta 0.04 (a reference model)",
 )
 
-PACKS = {p.version: p for p in (V0291, V0191, V0161, V0140)}
+# ---------------------------------------------------------------------------------------------- 0.18.2
+V0182 = Pack(
+    "0.18.2", "0.19.1",
+    rules=(
+        _removed_fields("0.18.2", "trl/scripts/utils.py:TrlParser.parse_args_and_config (via "
+                        "HfArgumentParser.parse_args_into_dataclasses)"),
+        # GRPOConfig.__post_init__ writes `self.generation_batch_size % self.per_device_train_batch_size *
+        # num_processes != 0`: Python reads it as (generation_batch_size % per_device_train_batch_size) *
+        # num_processes, so only per_device_train_batch_size must divide it (0.19.0 added the parentheses)
+        Rule(
+            "trl.config.gen_divisible_by_global_batch",
+            divides(IntVar("per_device_train_batch_size"), IntVar("generation_batch_size")),
+            "generation_batch_size = {generation_batch_size} is not divisible by per_device_train_batch_size = "
+            "{per_device_train_batch_size} (TRL 0.18's check, which lacks the parentheses around the global batch)",
+            Stage.DRIVER, CONFIG, when=is_set("generation_batch_size") & ~is_set("steps_per_generation"),
+            explanation="TRL 0.18 checks generation_batch_size % per_device_train_batch_size (an operator-precedence "
+                        "slip); steps_per_generation = generation_batch_size / the global batch is then floored. "
+                        "0.19 checks the global batch.",
+        ),
+    ),
+    summary="0.19.1's generation batch checks, but generation_batch_size need only be divisible by "
+            "per_device_train_batch_size (0.18's check lacks the parentheses around the global batch); beta 0.04 (a "
+            "reference model)",
+)
+
+# ---------------------------------------------------------------------------------------------- 0.17.0
+GA_ = IntVar("gradient_accumulation_steps")
+V0170 = Pack(
+    "0.17.0", "0.16.1",
+    rules=(
+        _removed_fields("0.17.0", "trl/scripts/utils.py:TrlParser.parse_args_and_config (via "
+                        "HfArgumentParser.parse_args_into_dataclasses)"),
+        Rule(
+            "trl.trainer.global_batch_divisible_by_num_generations",
+            (IntVar("num_generations") >= 2) & divides(IntVar("num_generations"), IntVar("opt_batch")),
+            "The effective train batch size ({W} x {per_device_train_batch_size} x {gradient_accumulation_steps}) = "
+            "{opt_batch} must be evenly divisible by the number of generations per prompt ({num_generations}), "
+            "itself at least 2",
+            Stage.TRAINER_INIT, "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__",
+            explanation="TRL 0.17 generates once per gradient_accumulation_steps micro steps: the completions of an "
+                        "optimizer step (num_processes x per_device_train_batch_size x gradient_accumulation_steps) "
+                        "must be whole prompt groups of at least 2 (0.16 checked the per-step batch).",
+        ),
+        Rule(
+            "trl.trainer.eval_batch_divisible_by_num_generations",
+            (IntVar("num_generations") >= 2) & divides(IntVar("num_generations"), IntVar("eval_batch")),
+            "The effective eval batch size ({W} x {per_device_eval_batch_size}) must be evenly divisible by the number "
+            "of generations per prompt ({num_generations})",
+            Stage.TRAINER_INIT, "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__", when=BoolVar("eval_on"),
+        ),
+    ),
+    summary="the batch checks in GRPOTrainer.__init__ on the optimizer step's completions num_processes x "
+            "per_device_train_batch_size x gradient_accumulation_steps (0.16.1: without gradient_accumulation_steps); "
+            "vLLM only on a `trl vllm-serve` server; beta 0.04",
+)
+
+# ---------------------------------------------------------------------------------------------- 0.15.2
+V0152 = Pack(
+    "0.15.2", "0.16.1",
+    rules=(
+        _removed_fields("0.15.2", "trl/scripts/utils.py:TrlParser.parse_args_and_config (via "
+                        "HfArgumentParser.parse_args_into_dataclasses)"),
+        Rule(
+            "trl.gpus.budget",
+            (IntVar("gpus_needed") <= IntVar("cluster_num_gpus")) | IntVar("cluster_num_gpus").eq(1),
+            "the job needs {gpus_needed} GPUs (num_processes = {W} training ranks, plus the vLLM engine's GPU: "
+            "vllm_device 'auto' is cuda:{W}, the GPU after the training ones) but {cluster_num_gpus} are given: "
+            "\"The requested device for vllm (cuda:{W}) is not available\"",
+            Stage.TRAINER_INIT, "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__", when=is_set("cluster_num_gpus"),
+            explanation="Lower --num_processes by one (the message's own advice) or give the job another GPU. On a "
+                        "machine with one GPU, 0.15 shares it (vllm_device 'auto' is cuda:0).",
+        ),
+    ),
+    variables=(
+        ("vllm_server", "(vllm_device)", "bool", True, False,
+         "vLLM generates on a GPU of its own (vllm_device, default the GPU after the training ones)"),
+    ),
+    summary="0.16.1's batch checks (the per-step batch num_processes x per_device_train_batch_size); vLLM as in "
+            "0.14.0, one engine in the main process on vllm_device (default the GPU after the training ones, which "
+            "must exist; a machine of one GPU shares it); beta 0.04",
+)
+
+PACKS = {p.version: p for p in (V0291, V0191, V0182, V0161, V0170, V0152, V0140)}
 
 
 # ---------------------------------------------------------------------------------------------- assembly
@@ -293,7 +381,7 @@ def changes(version: str) -> dict[str, list[tuple[str, str]]]:
 # ---------------------------------------------------------------------------------------------- fields and dating
 ALL_FIELDS = frozenset().union(*RELEASE_FIELDS.values())
 # ModelConfig names the weights' dtype torch_dtype in these releases (trl/trainer/model_config.py), dtype after
-TORCH_DTYPE_RELEASES = frozenset({"0.19.1", "0.16.1", "0.14.0"})
+TORCH_DTYPE_RELEASES = frozenset({"0.19.1", "0.18.2", "0.17.0", "0.16.1", "0.15.2", "0.14.0"})
 # the options of the grpo script that are not GRPOConfig's own (TrainingArguments, ModelConfig, the script's): read as
 # every release's (their changes between transformers releases are not followed)
 OTHER_OPTIONS = GRPO_SCRIPT_OPTIONS - RELEASE_FIELDS[NEWEST]
@@ -319,23 +407,73 @@ def resolve(text: str) -> tuple[str, str | None]:
     raise ValueError(v)
 
 
-def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
-    """The newest release whose GRPOConfig has every GRPOConfig field the config sets that not all releases have, and
-    why; (None, why) when no release has them all, when the newest that does is one we do not follow, or when no field
-    dates the config."""
+# the pack that judges each release whose fields we know (release_fields.py): its own, or the nearest whose GRPOConfig
+# checks and memory defaults it shares. 0.20-0.21 check as 0.19.1 (their GRPOConfig.__post_init__ and GRPOTrainer
+# checks are 0.19.1's; gradient_checkpointing still False); 0.22-0.28 as 0.29.1 (gradient_checkpointing True, vllm_mode
+# server, log-probs from the whole logits tensor; 0.22-0.25 check the eval batch against num_generations as 0.19.1
+# does: num_generations_eval came in 0.26); 1.0.0 as 1.16.0 (vllm_mode colocate).
+RULES_OF = {
+    **{v: v for v in VERSIONS},
+    "0.20.0": "0.19.1", "0.21.0": "0.19.1",
+    **{v: "0.29.1" for v in ("0.22.2", "0.23.1", "0.24.0", "0.25.1", "0.26.2", "0.27.2", "0.28.0")},
+    "1.0.0": NEWEST,
+}
+assert set(RULES_OF) == set(RELEASE_FIELDS), "every release whose fields we know is judged by one pack"
+
+# values only some releases take (trl/trainer/grpo_config.py of each wheel): scale_rewards became a string ("group",
+# "batch", "none") in 0.22 (a bool before); loss_type's values by the first minor release whose GRPOConfig names them
+SCALE_REWARDS_WORDS = ("group", "batch", "none")
+LOSS_TYPE_SINCE = {"dapo": (0, 22), "cispo": (0, 26), "sapo": (0, 26), "luspo": (0, 28), "vespo": (1, 0)}
+
+
+def _value_dated(flat: Mapping[str, object]) -> tuple[list[str], set[str]]:
+    """(what dates the config by a value, the releases that take it)."""
+    words, allowed = [], set(RELEASE_FIELDS)
+    value = str(flat.get("scale_rewards", "")).strip().lower()
+    if value in SCALE_REWARDS_WORDS:
+        words.append(f"scale_rewards={value}")
+        allowed &= {v for v in RELEASE_FIELDS if _key(v) >= (0, 22, 0)}
+    loss = str(flat.get("loss_type", "")).strip().lower()
+    if loss in LOSS_TYPE_SINCE:
+        words.append(f"loss_type={loss}")
+        allowed &= {v for v in RELEASE_FIELDS if _key(v)[:2] >= LOSS_TYPE_SINCE[loss]}
+    return words, allowed
+
+
+def detect_release(flat: Mapping[str, object]) -> tuple[str | None, str]:
+    """The release a config was most likely written for, from the GRPOConfig fields it sets that not all releases
+    have (and the values that date it), and why; (None, why) when no release has them all or nothing dates it.
+
+    When the newest release has them all, nothing says the config is old: the newest. Otherwise a field it sets was
+    removed later, and the config is judged by the *oldest* release that has them all: the fields a config sets
+    were there when it was written, and most configs with removed fields were written when those fields were new
+    (open-r1's recipes with max_prompt_length and vllm_mode ran TRL 0.18; the vllm_device recipes of early 2025, 0.14).
+    On the memory corpus' TRL records this agrees with the release named 31 of 32 times (tests/trl_releases.py)."""
     dating = sorted(k for k in flat if k in ALL_FIELDS and not all(k in f | OTHER_OPTIONS for f in
                                                                    RELEASE_FIELDS.values()))
-    if not dating:
+    words, allowed = _value_dated(flat)
+    if not dating and not words:
         return None, "no field of the config is specific to a TRL release"
-    have = [v for v, f in RELEASE_FIELDS.items() if all(k in f | OTHER_OPTIONS for k in dating)]
-    known = ", ".join(sorted(RELEASE_FIELDS, key=_key))
-    shown = ", ".join(dating[:6]) + (" ..." if len(dating) > 6 else "")
+    have = sorted((v for v, f in RELEASE_FIELDS.items() if v in allowed and all(k in f | OTHER_OPTIONS
+                                                                                for k in dating)), key=_key)
+    shown = ", ".join((dating + words)[:6]) + (" ..." if len(dating + words) > 6 else "")
+    first, last = min(RELEASE_FIELDS, key=_key), max(RELEASE_FIELDS, key=_key)
     if not have:
-        return None, f"its fields ({shown}) belong to no single release of those whose fields we know ({known})"
-    best = max(have, key=_key)
-    if best not in VERSIONS:
-        return None, (f"its fields ({shown}) are TRL {best}'s, the newest of the releases whose fields we know "
-                      f"({known}) that has them all, and we do not follow its rules")
-    older = sorted((v for v in have if v in VERSIONS and v != best), key=_key, reverse=True)
-    also = f" ({', '.join(older)} {'has' if len(older) == 1 else 'have'} them too)" if older else ""
-    return best, f"its fields ({shown}): the newest release that has them all, of {known}{also}"
+        return None, f"its fields ({shown}) belong to no single TRL release from {first} to {last}"
+    span = f"TRL {have[0]} to {have[-1]}" if len(have) > 1 else f"TRL {have[0]} only"
+    if have[-1] == NEWEST:
+        return NEWEST, f"its fields ({shown}) are those of {span}: nothing dates it before {NEWEST}"
+    oldest = have[0]
+    return oldest, f"its fields ({shown}) are those of {span}, the oldest of them {oldest}"
+
+
+def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
+    """The pack that judges the release ``detect_release`` finds, and why; (None, why) when nothing dates the
+    config."""
+    release, why = detect_release(flat)
+    if release is None:
+        return None, why
+    pack = RULES_OF[release]
+    if pack != release:
+        why += f", whose checks are TRL {pack}'s"
+    return pack, why
