@@ -49,7 +49,8 @@ DRIVER = frozenset({
     "easyr1.trainer.critic_rollout_divisible_by_global", "easyr1.trainer.critic_samples_divisible_by_experience_micro",
     "easyr1.trainer.group_needs_n"})
 MESH = frozenset({
-    "easyr1.actor.global_covers_gpus", "easyr1.actor.micro_divides_per_device", "easyr1.actor.cpu_offload_no_accumulation",
+    "easyr1.actor.global_covers_gpus", "easyr1.actor.micro_divides_per_device",
+    "easyr1.actor.cpu_offload_no_accumulation",
     "easyr1.critic.global_covers_gpus", "easyr1.critic.micro_divides_per_device",
     "easyr1.critic.cpu_offload_no_accumulation"})
 ROLLOUT = frozenset({"easyr1.rollout.tp_divides_gpus", "easyr1.rollout.tp_le_gpus",
@@ -61,9 +62,11 @@ ALLOWED = [
     Allowed("easyr1.dispatch.prompts_divisible_by_gpus", "first_step: DataProto.chunk on the generation batch's "
             "tensors (verl/protocol.py); hand-made cases in tests/test_easyr1.py"),
     Allowed("easyr1.dispatch.samples_divisible_by_gpus", "first_step: DataProto.chunk, as above"),
-    Allowed("easyr1.actor.update_batches_split_step", "first_step: DataProto.split in dp_actor.update_policy, as above"),
+    Allowed("easyr1.actor.update_batches_split_step", "first_step: DataProto.split in dp_actor.update_policy, as "
+            "above"),
     Allowed("easyr1.actor.experience_micro_splits_local", "first_step: DataProto.split in dp_actor.compute_log_prob"),
     Allowed("easyr1.critic.update_batches_split_step", "first_step: DataProto.split in dp_critic.update_critic"),
+    Allowed("easyr1.critic.experience_micro_splits_local", "first_step: DataProto.split in dp_critic.compute_values"),
     Allowed("easyr1.ulysses.heads_divisible", "first_step: the Ulysses all-to-all over the model's heads"),
 ]
 
@@ -259,7 +262,8 @@ def overrides(case: Mapping[str, Any]) -> list[str]:
 OTHER_KEYS = [
     ("worker.actor.padding_free", (True, False)), ("worker.actor.fsdp.fsdp_size", (-1, 2, 8)),
     ("worker.actor.offload.offload_params", (True, False)), ("worker.actor.offload.offload_optimizer", (True, False)),
-    ("worker.actor.model.enable_gradient_checkpointing", (True, False)), ("worker.actor.use_torch_compile", (True, False)),
+    ("worker.actor.model.enable_gradient_checkpointing", (True, False)),
+    ("worker.actor.use_torch_compile", (True, False)),
     ("worker.ref.offload.offload_params", (True, False)), ("worker.ref.fsdp.enable_cpu_offload", (True, False)),
     ("worker.rollout.gpu_memory_utilization", (0.5, 0.8)), ("worker.rollout.enforce_eager", (True, False)),
     ("worker.rollout.max_model_len", (None, 8192)), ("worker.critic.offload.offload_params", (True, False)),
@@ -279,10 +283,12 @@ def easyr1_cases(seed: int, count: int) -> Iterator[tuple[dict[str, Any], dict[s
         nodes = rng.choice((1, 1, 1, 2))
         world = per_node * nodes
         n = rng.choice((1, 2, 4, 5, 8, 16))
-        sp = rng.choice([d for d in (1, 1, 1, 2, 4, 8) if world % d == 0]) if rng.random() < 0.9 else rng.choice((3, 16))
+        sp = (rng.choice([d for d in (1, 1, 1, 2, 4, 8) if world % d == 0]) if rng.random() < 0.9
+              else rng.choice((3, 16)))
         dp = max(1, world // sp)
         rollout = rng.choice((multiple_near(rng, world, 16), rng.choice((8, 64, 128, 512)), near(rng, 32)))
-        gbs = rng.choice((divisor_near(rng, rollout), divisor_near(rng, rollout), max(1, dp // n), rng.choice((1, 3, 64))))
+        gbs = rng.choice((divisor_near(rng, rollout), divisor_near(rng, rollout), max(1, dp // n),
+                          rng.choice((1, 3, 64))))
         per_dev = max(1, gbs * n // dp)
         micro = rng.choice((divisor_near(rng, per_dev), per_dev, 1, rng.choice((2, 4, 64))))
         exp_micro = rng.choice((divisor_near(rng, rollout * n), 1, 2, 16, rng.choice((3, 7, 32))))
@@ -320,5 +326,6 @@ def easyr1_cases(seed: int, count: int) -> Iterator[tuple[dict[str, Any], dict[s
                     (divisor_near(rng, rollout * n), 1, 16, 5)),
                 "worker.critic.ulysses_size": critic_sp,
                 "worker.critic.fsdp.enable_cpu_offload": rng.random() < 0.2,
+                "worker.critic.dynamic_batching": rng.random() < 0.7,
             })
         yield case, {}

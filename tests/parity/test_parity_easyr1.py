@@ -23,6 +23,10 @@ def src():
     found = source_dir()
     assert found, f"EASYR1_SRC={os.environ['EASYR1_SRC']} holds no verl/trainer/ray_trainer.py"
     assert source_version(found) == VERSION, f"EASYR1_SRC is EasyR1 {source_version(found)}, not {VERSION}"
+    # EasyR1 pins no omegaconf; 2.4 refuses its own TrainerConfig.logger default (a 2-tuple typed Tuple[str]), so
+    # main.py fails before any check: the oracle needs the 2.3 series (what hydra-core, and verl, pin)
+    omegaconf = __import__("omegaconf").__version__
+    assert omegaconf.startswith(("2.2.", "2.3.")), f"EasyR1 0.3.2 starts only under omegaconf<2.4, not {omegaconf}"
     return found
 
 

@@ -60,7 +60,7 @@ PATTERNS: list[ErrorPattern] = [
                                  f"multiples of {x['chunks']}"), numbers=("size", "chunks")),
     ErrorPattern("easyr1", r"only support equal split\. Got size of DataProto (?P<size>\d+) and split (?P<split>\d+)",
                  ("easyr1.actor.update_batches_split_step", "easyr1.actor.experience_micro_splits_local",
-                  "easyr1.critic.update_batches_split_step"), SPLIT,
+                  "easyr1.critic.update_batches_split_step", "easyr1.critic.experience_micro_splits_local"), SPLIT,
                  "AssertionError: only support equal split. Got size of DataProto 80 and split 48.",
                  hint=lambda x: (f"a GPU's {x['size']} samples do not split into batches of {x['split']}: sizes that do: "
                                  f"{_ok(x['size'])}"), numbers=("size", "split")),
