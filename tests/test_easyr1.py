@@ -215,7 +215,9 @@ def test_first_step_splits_that_the_parity_harness_leaves_to_these_cases():
     errs = _errors(["data.rollout_batch_size=12", "data.mini_rollout_batch_size=8", "worker.rollout.n=3",
                     "worker.actor.global_batch_size=12"])
     assert [e.rule for e in errs] == ["easyr1.dispatch.samples_divisible_by_gpus"]
-    assert "Got size of DataProto 36 and chunk 8." in errs[0].message
+    assert '"36 % 8 != 0"' in errs[0].message  # RayPPOTrainer._balance_batch asserts it before DataProto.chunk
+    assert [p.rules for p, _ in match_error("AssertionError: 36 % 8 != 0", "easyr1")] == [
+        ("easyr1.dispatch.samples_divisible_by_gpus",)]
     # without dynamic batching dp_actor.compute_log_prob splits a GPU's 2560 / 8 = 320 samples into 128s
     errs = _errors(["worker.actor.dynamic_batching=False",
                     "worker.actor.micro_batch_size_per_device_for_experience=128"])

@@ -27,6 +27,9 @@ ROLLOUT = "verl/workers/fsdp_workers.py:FSDPWorker._build_rollout"
 VLLM = "verl/workers/rollout/vllm_rollout_spmd.py:vLLMRollout.__init__"
 CHUNK = "verl/protocol.py:DataProto.chunk (Dispatch.DP_COMPUTE_PROTO, verl/single_controller/base/decorator.py)"
 SPLIT = "verl/protocol.py:DataProto.split"
+# RayPPOTrainer.fit balances every step's samples over the GPUs (equal_size=True) before dispatching them
+BALANCE = ("verl/utils/seqlen_balancing.py:karmarkar_karp (l.105), from verl/trainer/ray_trainer.py:"
+           "RayPPOTrainer._balance_batch (l.599)")
 
 # name in rules (verl's name where the meaning is verl's) -> (EasyR1 key, kind, default, optional, description);
 # defaults are EasyR1 0.3.2's dataclass defaults (verl/trainer/config.py, verl/workers/actor/config.py,
@@ -239,9 +242,9 @@ def _rules() -> list[Rule]:
     add(Rule(
         "easyr1.dispatch.samples_divisible_by_gpus",
         (D["B_n"] % D["N"]).eq(0),
-        "the step's {B_n} samples (rollout_batch_size * n) do not split over the {N} GPUs (EasyR1: \"only support "
-        "equal chunk. Got size of DataProto {B_n} and chunk {N}.\")",
-        Stage.FIRST_STEP, f"{CHUNK}: compute_log_prob / update_actor",
+        "the step's {B_n} samples (rollout_batch_size * n) do not split over the {N} GPUs (EasyR1 balances them "
+        "over the GPUs before it dispatches them: \"{B_n} % {N} != 0\")",
+        Stage.FIRST_STEP, f"{BALANCE}, then {CHUNK}: compute_log_prob / update_actor",
     ))
     add(Rule(
         "easyr1.actor.update_batches_split_step",
