@@ -202,3 +202,42 @@ def test_cpsat_optimum_equals_exhaustive_evaluation():
 def test_a_size_below_one_is_an_input_error_naming_the_key(arg):
     with pytest.raises(rb.InputError, match=arg.split("=")[0].replace(".", r"\.")):
         rb.check([arg], framework="easyr1")
+
+
+def _errors(extra):
+    return [e for e in FW.ruleset.check(values(EXAMPLE + extra)).errors]
+
+
+def test_first_step_splits_that_the_parity_harness_leaves_to_these_cases():
+    """The DataProto chunk/split asserts of the first step (verl/protocol.py: len % chunks, len % split_size), worked
+    by hand on the published example (8 GPUs, 512 prompts x 5) as EasyR1's dispatch and dp_actor/dp_critic cut it."""
+    # 12 prompts x 3 = 36 samples over 8 GPUs (the generation batch of 8 prompts chunks evenly)
+    errs = _errors(["data.rollout_batch_size=12", "data.mini_rollout_batch_size=8", "worker.rollout.n=3",
+                    "worker.actor.global_batch_size=12"])
+    assert [e.rule for e in errs] == ["easyr1.dispatch.samples_divisible_by_gpus"]
+    assert '"36 % 8 != 0"' in errs[0].message  # RayPPOTrainer._balance_batch asserts it before DataProto.chunk
+    assert [p.rules for p, _ in match_error("AssertionError: 36 % 8 != 0", "easyr1")] == [
+        ("easyr1.dispatch.samples_divisible_by_gpus",)]
+    # without dynamic batching dp_actor.compute_log_prob splits a GPU's 2560 / 8 = 320 samples into 128s
+    errs = _errors(["worker.actor.dynamic_batching=False",
+                    "worker.actor.micro_batch_size_per_device_for_experience=128"])
+    assert [e.rule for e in errs] == ["easyr1.actor.experience_micro_splits_local"]
+    assert "Got size of DataProto 320 and split 128." in errs[0].message
+    assert not _errors(["worker.actor.micro_batch_size_per_device_for_experience=128"])  # a token budget instead
+    # the critic's value pass (dp_critic.compute_values) the same way, under its own dynamic_batching switch
+    gae = ["algorithm.adv_estimator=gae", "worker.critic.micro_batch_size_per_device_for_experience=128"]
+    errs = _errors(gae + ["worker.critic.dynamic_batching=False"])
+    assert [e.rule for e in errs] == ["easyr1.critic.experience_micro_splits_local"]
+    assert "Got size of DataProto 320 and split 128." in errs[0].message
+    assert not _errors(gae)
+    # the critic's update: 12 x 5 // 8 = 7 samples per GPU per update, a GPU's 96 x 5 / 8 = 60 do not split into 7s
+    errs = _errors(["algorithm.adv_estimator=gae", "data.rollout_batch_size=96", "worker.actor.global_batch_size=96",
+                    "worker.critic.global_batch_size=12", "worker.critic.micro_batch_size_per_device_for_update=7"])
+    assert [e.rule for e in errs] == ["easyr1.critic.update_batches_split_step"]
+    assert "Got size of DataProto 60 and split 7." in errs[0].message
+
+
+def test_ulysses_sizes_the_device_mesh_and_the_heads_refuse():
+    assert [e.rule for e in _errors(["worker.actor.ulysses_size=3"])] == ["easyr1.fsdp.sp_divides_gpus"]
+    out = run("check", "--framework", "easyr1", *EXAMPLE[3:], "worker.actor.ulysses_size=8", "--model", "qwen2.5-7b")
+    assert out.returncode == 1 and "easyr1.ulysses.heads_divisible" in out.stdout  # 28 heads over 8

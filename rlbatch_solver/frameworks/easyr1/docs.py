@@ -11,4 +11,7 @@ a whole one), and the rest surfaces as `DataProto.chunk` / `split` assertions in
 (on by default) turns each micro batch size into a token budget of that many longest samples; the divisibility
 checks still apply. Memory and time are verl's FSDP cost terms with EasyR1's defaults (vLLM asleep at level 1,
 max_model_len = prompt + response). `--framework easyr1` reads `config=examples/config.yaml` as EasyR1 0.3.2's
-published example when that file is not on this machine; another config file is read when it is."""
+published example when that file is not on this machine; another config file is read when it is. The trainer's and
+workers' start-up rules are held to EasyR1's own code (its config merge, `RayPPOTrainer.__init__`,
+`FSDPWorker._init_dist_mesh`, `_build_rollout` and `vLLMRollout.__init__`) on 2,000 generated configs by
+`tests/parity/test_parity_easyr1.py` (docs/parity.md); v0.3.2 is EasyR1's newest release tag."""

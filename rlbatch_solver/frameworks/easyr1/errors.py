@@ -9,7 +9,7 @@ from ...costmodel.phase import Phase
 from ..base import divisors
 from ..error_text import ErrorPattern
 from ..verl import errors as verl_errors
-from .rules import CHUNK, MESH, ROLLOUT, SPLIT, TRAINER, VLLM
+from .rules import BALANCE, CHUNK, MESH, ROLLOUT, SPLIT, TRAINER, VLLM
 
 
 def _ok(total: int) -> str:
@@ -58,9 +58,15 @@ PATTERNS: list[ErrorPattern] = [
                  hint=lambda x: (f"a batch of {x['size']} does not split over {x['chunks']} GPUs: make "
                                  "data.rollout_batch_size (and mini_rollout_batch_size) and rollout_batch_size * n "
                                  f"multiples of {x['chunks']}"), numbers=("size", "chunks")),
+    ErrorPattern("easyr1", r"AssertionError: (?P<size>\d+) % (?P<chunks>\d+) != 0",
+                 ("easyr1.dispatch.samples_divisible_by_gpus",), BALANCE,
+                 "AssertionError: 36 % 8 != 0",
+                 hint=lambda x: (f"the step's {x['size']} samples do not split over {x['chunks']} GPUs: make "
+                                 f"data.rollout_batch_size * worker.rollout.n a multiple of {x['chunks']}"),
+                 numbers=("size", "chunks")),
     ErrorPattern("easyr1", r"only support equal split\. Got size of DataProto (?P<size>\d+) and split (?P<split>\d+)",
                  ("easyr1.actor.update_batches_split_step", "easyr1.actor.experience_micro_splits_local",
-                  "easyr1.critic.update_batches_split_step"), SPLIT,
+                  "easyr1.critic.update_batches_split_step", "easyr1.critic.experience_micro_splits_local"), SPLIT,
                  "AssertionError: only support equal split. Got size of DataProto 80 and split 48.",
                  hint=lambda x: (f"a GPU's {x['size']} samples do not split into batches of {x['split']}: sizes that do: "
                                  f"{_ok(x['size'])}"), numbers=("size", "split")),

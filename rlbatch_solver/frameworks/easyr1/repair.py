@@ -9,7 +9,8 @@ from ..repair_policies import RepairPolicy
 EASYR1 = RepairPolicy(
     rules=("actor_micro_per_gpu", "logprob_micro_per_gpu", "critic_micro_per_gpu", "critic_exp_micro",
            "train_batch_size", "gen_batch", "actor_mini", "critic_mini", "rollout_tp", "actor_sp", "critic_sp",
-           "max_num_batched_tokens", "actor_cpu_offload", "critic_cpu_offload", "actor_dyn"),
+           "max_num_batched_tokens", "actor_cpu_offload", "critic_cpu_offload", "actor_dyn",
+           "critic_dyn_batching"),
     memory=("gmu_permille", "grad_ckpt", "param_offload", "optimizer_offload", "ref_param_offload",
             "critic_grad_ckpt", "critic_param_offload", "critic_optimizer_offload"),
     ranks={"gmu_permille": 1, "actor_micro_per_gpu": 2, "critic_micro_per_gpu": 2, "logprob_micro_per_gpu": 3,
@@ -17,7 +18,7 @@ EASYR1 = RepairPolicy(
            "critic_grad_ckpt": 4, "max_num_batched_tokens": 4, "train_batch_size": 5, "gen_batch": 5,
            "actor_mini": 5, "critic_mini": 5, "rollout_tp": 6, "actor_sp": 7, "critic_sp": 7, "param_offload": 8,
            "optimizer_offload": 8, "ref_param_offload": 8, "critic_param_offload": 8, "critic_optimizer_offload": 8,
-           "actor_dyn": 9},
+           "actor_dyn": 9, "critic_dyn_batching": 9},
     parallel=frozenset({"rollout_tp", "actor_sp", "critic_sp"}),
     token_budgets=frozenset({"max_num_batched_tokens"}),
     permille=frozenset({"gmu_permille"}),

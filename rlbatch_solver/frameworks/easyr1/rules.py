@@ -27,6 +27,9 @@ ROLLOUT = "verl/workers/fsdp_workers.py:FSDPWorker._build_rollout"
 VLLM = "verl/workers/rollout/vllm_rollout_spmd.py:vLLMRollout.__init__"
 CHUNK = "verl/protocol.py:DataProto.chunk (Dispatch.DP_COMPUTE_PROTO, verl/single_controller/base/decorator.py)"
 SPLIT = "verl/protocol.py:DataProto.split"
+# RayPPOTrainer.fit balances every step's samples over the GPUs (equal_size=True) before dispatching them
+BALANCE = ("verl/utils/seqlen_balancing.py:karmarkar_karp (l.105), from verl/trainer/ray_trainer.py:"
+           "RayPPOTrainer._balance_batch (l.599)")
 
 # name in rules (verl's name where the meaning is verl's) -> (EasyR1 key, kind, default, optional, description);
 # defaults are EasyR1 0.3.2's dataclass defaults (verl/trainer/config.py, verl/workers/actor/config.py,
@@ -62,6 +65,8 @@ ROWS = [
     ("critic_micro_per_gpu", "worker.critic.micro_batch_size_per_device_for_update", "int", 4, False, "critic samples per forward/backward per GPU"),
     ("critic_exp_micro", "worker.critic.micro_batch_size_per_device_for_experience", "int", 16, False, "critic samples per value forward per GPU"),
     ("critic_sp", "worker.critic.ulysses_size", "int", 1, False, "critic Ulysses size"),
+    # not verl's critic_dyn (which the cost terms read): the critic is priced with token budgets either way (cost.py)
+    ("critic_dyn_batching", "worker.critic.dynamic_batching", "bool", True, False, "critic micro batches by tokens"),
     ("critic_cpu_offload", "worker.critic.fsdp.enable_cpu_offload", "bool", False, False, "critic FSDP CPU offload"),
     ("critic_param_offload", "worker.critic.offload.offload_params", "bool", False, False, "critic params on CPU"),
     ("critic_optimizer_offload", "worker.critic.offload.offload_optimizer", "bool", False, False, "critic optimizer on CPU"),
@@ -237,9 +242,9 @@ def _rules() -> list[Rule]:
     add(Rule(
         "easyr1.dispatch.samples_divisible_by_gpus",
         (D["B_n"] % D["N"]).eq(0),
-        "the step's {B_n} samples (rollout_batch_size * n) do not split over the {N} GPUs (EasyR1: \"only support "
-        "equal chunk. Got size of DataProto {B_n} and chunk {N}.\")",
-        Stage.FIRST_STEP, f"{CHUNK}: compute_log_prob / update_actor",
+        "the step's {B_n} samples (rollout_batch_size * n) do not split over the {N} GPUs (EasyR1 balances them "
+        "over the GPUs before it dispatches them: \"{B_n} % {N} != 0\")",
+        Stage.FIRST_STEP, f"{BALANCE}, then {CHUNK}: compute_log_prob / update_actor",
     ))
     add(Rule(
         "easyr1.actor.update_batches_split_step",
@@ -267,6 +272,15 @@ def _rules() -> list[Rule]:
         "{critic_mini_per_gpu}.\")",
         Stage.FIRST_STEP, f"{SPLIT} (verl/workers/critic/dp_critic.py:DataParallelPPOCritic.update_critic)",
         when=critic & (D["critic_mini_per_gpu"] >= 1),
+    ))
+    add(Rule(
+        "easyr1.critic.experience_micro_splits_local",
+        (D["critic_local_batch"] % V["critic_exp_micro"]).eq(0),
+        "without the critic's dynamic batching a GPU's {critic_local_batch} samples do not split into value micro "
+        "batches of {critic_exp_micro} (worker.critic.micro_batch_size_per_device_for_experience) (EasyR1: \"only "
+        "support equal split. Got size of DataProto {critic_local_batch} and split {critic_exp_micro}.\")",
+        Stage.FIRST_STEP, f"{SPLIT} (verl/workers/critic/dp_critic.py:DataParallelPPOCritic.compute_values, l.153)",
+        when=critic & ~V["critic_dyn_batching"],
     ))
     add(Rule(
         "easyr1.ulysses.heads_divisible",
