@@ -49,8 +49,8 @@ MEMORY_INPUTS = {
     Phase.ROLLOUT: _LAYOUT + _ENGINE,
     Phase.OLD_LOG_PROB: _LAYOUT + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.REF: _LAYOUT + ["ref_nnodes", "ref_gpus_per_node", "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
-    Phase.ACTOR_UPDATE: _LAYOUT + _TRAIN,
-    Phase.CRITIC_UPDATE: _LAYOUT + _TRAIN + ["critic_nnodes", "critic_gpus_per_node"],
+    Phase.ACTOR_UPDATE: _LAYOUT + _TRAIN + ["grad_accum_fp32"],
+    Phase.CRITIC_UPDATE: _LAYOUT + _TRAIN + ["grad_accum_fp32", "critic_nnodes", "critic_gpus_per_node"],
 }
 _STEP = ["rollout_batch_size", "n"]
 # Time reads the placement and the trainer layout, not what other models keep resident.
@@ -161,6 +161,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         colocated=colocated,
         rollout_gpus=None if vllm_shared else max(1, engines * vtp),
         trainer="deepspeed",
+        # OpenRLHF 0.4's DeepSpeed config accumulates gradients in fp32 (frameworks/openrlhf/versions.py)
+        deepspeed_grad_accum_fp32=bool(v.get("grad_accum_fp32")),
         logits_impl="openrlhf",
         offload_during_compute=True,
         ref_param_offload=ref_off,
@@ -228,7 +230,8 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         phases_run=phases_run,
         samples=lambda values: int(values["rollout_batch_size"]) * int(values["n"]),
         tokens_per_step=lambda values: int(values["rollout_batch_size"]) * int(values["n"]) * int(values["max_len"]),
-        bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool") | {"ds_sleep", "vllm_eager"},
+        bool_names=(frozenset(n for n, s in VARIABLES.items() if s.kind == "bool")
+                    | {"ds_sleep", "vllm_eager", "grad_accum_fp32"}),
         unread=unread,
         optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
         concurrency=concurrency,

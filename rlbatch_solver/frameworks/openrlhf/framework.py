@@ -21,7 +21,7 @@ from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, Stage, Value
 from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
-from . import columns, docs, errors, repair
+from . import columns, docs, errors, repair, versions
 from .rules import RULESET, VARIABLES
 from ..base import Framework, Space, attention_constants, divisors, pow2
 from ..overrides import memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
@@ -212,8 +212,10 @@ def _check_unused_groups(values: dict[str, Value]) -> None:
                              f"set --{key} to a positive number.")
 
 
-def _need_flags(flat: Mapping[str, Any]) -> dict[str, bool]:
-    """need_critic / need_ref / need_reward_model / group_estimator as train_ppo_ray decides them."""
+def _need_flags(flat: Mapping[str, Any], release: versions.Release | None = None) -> dict[str, bool]:
+    """need_critic / need_ref / need_reward_model / group_estimator as train_ppo_ray decides them (``release``:
+    an older release's, versions.RELEASES)."""
+    release = release or versions.RELEASES[versions.NEWEST]
     key = "algo.advantage.estimator"
     est = flat.get(key, "gae")
     est = LEGACY_ESTIMATORS.get(str(est), est)
@@ -225,7 +227,8 @@ def _need_flags(flat: Mapping[str, Any]) -> dict[str, bool]:
     remote = bool(flat.get("reward.remote_url")) or bool(flat.get("train.agent_func_path"))
     return {
         "need_critic": est == "gae",  # the driver clears critic.model_name_or_path for every other estimator
-        "need_ref": _number(flat, "algo.kl.init_coef", 0.01) > 0,  # train(): ref group only if init_coef > 0
+        # train(): ref group only if init_coef > 0 (0.4.0: always)
+        "need_ref": release.ref_always or _number(flat, "algo.kl.init_coef", 0.01) > 0,
         "need_reward_model": not remote,  # train(): reward group unless reward.remote_url (agent sets it)
         "group_estimator": est in GROUP_ESTIMATORS,
     }
@@ -236,12 +239,15 @@ def config_to_values(
     *,
     gpus: int | None = None,
     model: ModelCard | None = None,
+    version: str = versions.NEWEST,
 ) -> dict[str, Value]:
-    """train_ppo_ray flags -> rule variable values, 0.11.2's argparse defaults filled in."""
+    """train_ppo_ray flags -> rule variable values, the argparse defaults of ``version`` (0.11.2's unless another
+    release we follow is named) filled in."""
     flat, legacy = normalize_flags(flat)
-    by_key = RULESET.by_key()
+    ruleset = versions.ruleset_for(version)
+    by_key = ruleset.by_key()
     values: dict[str, Value] = {}
-    for name, spec in VARIABLES.items():
+    for name, spec in ruleset.variables.items():
         if name in DECIDED_BY_TOOL:
             continue
         values[name] = _typed(spec.key, name, flat[spec.key]) if spec.key in flat else spec.default
@@ -249,7 +255,7 @@ def config_to_values(
         spec = by_key.get(key)
         if spec is not None and spec.name in DECIDED_BY_TOOL:
             raise InputError(key, "is decided from other flags, not set directly.", "drop it.")
-    values.update(_need_flags(flat))
+    values.update(_need_flags(flat, versions.RELEASES[version]))
     _check_unused_groups(values)
     values["legacy_flag_names"] = legacy
     if gpus is not None:
@@ -445,11 +451,15 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     return Space(domains, extra, fixed_native)
 
 
-def _cost_flags(flat: Mapping[str, Any]) -> dict[str, Value]:
-    """Cost-model inputs no rule reads (cost.py): --ds.enable_sleep, --vllm.enforce_eager."""
+def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, Value]:
+    """Cost-model inputs no rule reads (cost.py): --ds.enable_sleep, --vllm.enforce_eager, and DeepSpeed's gradient
+    accumulation dtype (--grad_accum_dtype, or the release's default: fp32 in 0.4.0, versions.py)."""
     native, _ = normalize_flags(flat)
+    dtype = native.get("grad_accum_dtype", native.get("ds.grad_accum_dtype"))
+    fp32 = versions.RELEASES[version].grad_accum_fp32 if dtype in (None, "") else str(dtype) == "fp32"
     return {"ds_sleep": bool(native.get("ds.enable_sleep", False)),
-            "vllm_eager": bool(native.get("vllm.enforce_eager", False))}
+            "vllm_eager": bool(native.get("vllm.enforce_eager", False)),
+            "grad_accum_fp32": fp32}
 
 
 class OpenRLHFFramework(Framework):
@@ -478,6 +488,40 @@ class OpenRLHFFramework(Framework):
     shapes_learning = frozenset({"train_batch_size", "rollout_batch_size"})
     scenario_vars = {"response_length": "max_new_tokens", "n": "n", "nnodes": "actor_nnodes"}
 
+    versions = versions.VERSIONS
+
+    @classmethod
+    def for_version(cls, version: str) -> "OpenRLHFFramework":
+        """This framework with the rules and defaults of another OpenRLHF release (``versions.py``), pinned to it."""
+        fw = cls()
+        fw.version = version
+        fw.ruleset = versions.ruleset_for(version)
+        fw.pinned = True
+        return fw
+
+    def resolve_version(self, text: str) -> tuple[str | None, str | None]:
+        try:
+            return versions.resolve(text)
+        except ValueError:
+            return None, None
+
+    def for_config(self, flat: Mapping[str, Any]):
+        """The release a pasted config's flags date it to (flags only some releases' train_ppo_ray has), unless the
+        user named one; 0.11.2 when nothing dates it."""
+        if self.pinned:
+            return self, None
+        from .. import get_framework
+
+        version, why = versions.detect(flat)
+        if version is None or version == self.version:
+            return self, None
+        return get_framework(f"{self.name}=={version}"), (
+            f"checked with the OpenRLHF {version} rules and defaults: {why}; name another with --framework "
+            f"openrlhf==VERSION. {versions.upgrade_note(version, flat)}")
+
+    def doc_appendix(self) -> str:
+        return docs.versions_markdown() if self.version == versions.NEWEST else ""
+
     def error_patterns(self) -> list:
         return errors.PATTERNS
 
@@ -485,8 +529,8 @@ class OpenRLHFFramework(Framework):
         return parse_flag_args(tokens)
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
-        values = config_to_values(flat, gpus=gpus, model=model)
-        values.update(_cost_flags(flat))
+        values = config_to_values(flat, gpus=gpus, model=model, version=self.version)
+        values.update(_cost_flags(flat, self.version))
         return values
 
     def placements(self, scenario: Any, notes: list[str]) -> list:
@@ -527,7 +571,7 @@ class OpenRLHFFramework(Framework):
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
         space = build_space(scenario, model, with_knobs)
-        space.domains.update({k: [v] for k, v in _cost_flags(scenario.fixed).items()})
+        space.domains.update({k: [v] for k, v in _cost_flags(scenario.fixed, self.version).items()})
         return space
 
     def cost_spec(self, model: ModelCard, gpu: Any):
