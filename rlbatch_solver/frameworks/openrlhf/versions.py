@@ -5,7 +5,8 @@ newer one's rules (0.6.2: of 0.11.2's).
 read from that release's wheel (paths below are inside it; 0.4.0 is read from 0.4.0.post2, the first 0.4 wheel on
 PyPI):
 
-* **0.6.2** validates in ``openrlhf/cli/train_ppo_ray.py:_validate_args``: ``rollout_batch_size`` divisible by the
+* **0.6.2** validates in ``openrlhf/cli/train_ppo_ray.py:_validate_args``: ``--vllm_num_engines`` given (its default
+  None fails the comparison with 0 there), ``rollout_batch_size`` divisible by the
   actor's world size (each actor rank makes the experience of its share of the prompts, so there is no experience
   dispatch over the model groups, no EMA-free launcher split and no dynamic batch), ZeRO-3 only with vLLM engines,
   the actor's world and ``vllm_num_engines`` one a multiple of the other, the actor's world a multiple of the
@@ -13,7 +14,8 @@ PyPI):
   flags. Its flags are the underscore names (``--micro_train_batch_size``). Defaults that decide memory:
   ``--micro_train_batch_size 4``, ``--micro_rollout_batch_size 8``, ``--vllm_gpu_memory_utilization 0.9``.
 * **0.4.0** (``_validate_args``): the actor's and the critic's world sizes powers of two, the actor's a multiple of
-  the critic's, ZeRO-3 only with vLLM. PPO only (no ``--advantage_estimator``: a critic always runs), the
+  the critic's, ZeRO-3 only with vLLM; its ``__main__`` block compares ``--vllm_num_engines`` with 1, so it must be
+  given (0.6.2 too, in ``_validate_args``). PPO only (no ``--advantage_estimator``: a critic always runs), the
   reference model always built, no ``--colocate_all_models``, no packing, no ring attention. Its DeepSpeed config
   sets ``data_types.grad_accum_dtype`` to fp32 unless ``--grad_accum_dtype`` is given
   (``openrlhf/utils/deepspeed_utils.py:get_train_ds_config``); DeepSpeed 0.14.4 (the version it pins) then runs
@@ -32,7 +34,7 @@ import functools
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from ...rules.base import Rule, RuleSet, Stage, VarSpec
+from ...rules.base import Rule, RuleSet, Stage, VarSpec, is_set
 from ...rules.expr import divides
 from ...rules.packs import edit_rules, rule_changes
 from . import rules as R
@@ -129,12 +131,28 @@ V062 = Pack(
         ),
         ZERO3_NEEDS_VLLM,
         Rule(
+            "openrlhf.driver.vllm_num_engines_required",
+            is_set("vllm_num_engines"),
+            "--vllm_num_engines is not set: _validate_args compares it with 0 (`if args.vllm_num_engines > 0`) and "
+            "stops with TypeError: '>' not supported between instances of 'NoneType' and 'int'",
+            Stage.DRIVER, VALIDATE,
+            explanation="Its default is None; give --vllm_num_engines (0: the actor generates, without vLLM).",
+        ),
+        Rule(
             "openrlhf.driver.vllm_engines_match_actor_world",
             divides(D["engines"], D["actor_world"]) | divides(D["actor_world"], D["engines"]),
             "actor_world_size must be divisible by vllm_num_engines, got {actor_world} and {vllm_num_engines}",
             Stage.DRIVER, VALIDATE, when=D["engines"] >= 1,
         ),
         ACTOR_COVERS_CRITIC,
+        Rule(
+            "openrlhf.driver.packing_needs_vllm",
+            D["engines"] >= 1,
+            "--packing_samples is on but vllm_num_engines = {vllm_num_engines}: Only support `--packing_samples` "
+            "with vLLM",
+            Stage.DRIVER, "openrlhf/cli/train_ppo_ray.py (__main__ block)", when=V["packing_samples"],
+            explanation="0.6.2 packs only when asked: ring attention does not switch packing on.",
+        ),
     ),
     variables=OLD_DEFAULTS,
     sources=(("deepspeed 0.19.6", "deepspeed 0.16.4"),
@@ -163,6 +181,15 @@ V040 = Pack(
         "openrlhf.deepspeed.reward_mesh",
     }),
     rules=(
+        Rule(
+            "openrlhf.driver.vllm_num_engines_required",
+            is_set("vllm_num_engines"),
+            "--vllm_num_engines is not set: the __main__ block compares it with 1 (`if args.vllm_num_engines >= 1 "
+            "and args.n_samples_per_prompt > 1`) and stops with TypeError: '>=' not supported between instances of "
+            "'NoneType' and 'int'",
+            Stage.DRIVER, "openrlhf/cli/train_ppo_ray.py (__main__ block)",
+            explanation="Its default is None; give --vllm_num_engines (0: the actor generates, without vLLM).",
+        ),
         Rule(
             "openrlhf.driver.actor_world_power_of_two",
             divides(D["actor_world"], 1 << 20),
