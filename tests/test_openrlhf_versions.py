@@ -61,3 +61,40 @@ def test_flags_date_the_config():
     fw, note = get_framework("openrlhf").for_config(OLD)
     assert fw.version == "0.6.2" and "upgrade: on OpenRLHF 0.11.2 --" in note
     assert get_framework("openrlhf==0.6.3").version == "0.6.2"
+    assert versions.detect({"--use_kl_estimator_k3": True})[0] == "0.5.9"  # a flag of 0.5.x only
+    assert get_framework("openrlhf==0.5.9.post1").version == "0.5.9"
+
+
+def test_each_release_prices_its_own_log_prob_code():
+    from rlbatch_solver.costmodel import constants as C
+
+    flat = {"--actor_num_gpus_per_node": 4, "--vllm_num_engines": 4}
+    impl = {}
+    for version in ("0.11.2", "0.6.2", "0.5.9", "0.4.0"):
+        fw = get_framework(f"openrlhf=={version}")
+        values = fw.to_values(flat, gpus=None, model=None)
+        impl[version] = (values["logits_gather"], values["logits_fp32_model"])
+    assert impl == {"0.11.2": (False, False), "0.6.2": (False, False), "0.5.9": (True, False), "0.4.0": (True, True)}
+    # without flash-attn's cross-entropy the update holds more fp32 [tokens, vocab] tensors than 0.6.2 on
+    assert C.LOGIT_BYTES["openrlhf-0.5"][2] > C.LOGIT_BYTES["openrlhf"][2]
+    assert C.LOGIT_BYTES["openrlhf-0.4"][0] > C.LOGIT_BYTES["openrlhf"][0]  # the model's own fp32 upcast
+
+
+def test_059_colocated_engine_runs_at_0_4():
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.phase import Phase
+    from rlbatch_solver.frameworks.openrlhf.cost import make_plan
+
+    flat = {"--actor_num_gpus_per_node": 4, "--vllm_num_engines": 4, "--colocate_all_models": True}
+    model, gpu = load_model("qwen2.5-7b"), load_gpu("a100-80gb")
+    for version, share in (("0.5.9", 0.4), ("0.6.2", 0.9)):
+        fw = get_framework(f"openrlhf=={version}")
+        plan = make_plan(fw.to_values(flat, gpus=None, model=None), Phase.ROLLOUT, model, gpu)
+        assert plan.gpu_memory_utilization == share
+    # below 0.9 the share is the user's, and 0.5.9 checks the engines against the actor only at 0.9 or more
+    fw = get_framework("openrlhf==0.5.9")
+    low = {**flat, "--vllm_num_engines": 2, "--vllm_gpu_memory_utilization": 0.5}
+    assert make_plan(fw.to_values(low, gpus=None, model=None), Phase.ROLLOUT, model, gpu).gpu_memory_utilization == 0.5
+    assert "openrlhf.colocate.vllm_matches_actor" not in _failed(fw, low)
+    assert "openrlhf.colocate.vllm_matches_actor" in _failed(fw, {**low, "--vllm_gpu_memory_utilization": 0.9})

@@ -1,9 +1,9 @@
-"""OpenRLHF 0.6.2 and 0.4.0 parity: each release's own ``train_ppo_ray`` checks (the ``__main__`` block,
+"""OpenRLHF 0.6.2, 0.5.9 and 0.4.0 parity: each release's own ``train_ppo_ray`` checks (the ``__main__`` block,
 ``_validate_args`` and ``train()``'s layout asserts) and DeepSpeed's ``DeepSpeedConfig._batch_assertion`` on the batch
 keys that release's strategy writes, against our release packs (``frameworks/openrlhf/versions.py``).
 
-The harness reads ``openrlhf/cli/train_ppo_ray.py`` from the installed ``openrlhf`` (0.6.2, or 0.4.0.post2 for our
-0.4.0 pack; never a copy) and runs, as written:
+The harness reads ``openrlhf/cli/train_ppo_ray.py`` from the installed ``openrlhf`` (0.6.2; 0.5.9.post1 and 0.4.0.post2
+for our 0.5.9 and 0.4.0 packs; never a copy) and runs, as written:
 
 * the ``__main__`` block with ``parser.parse_args()`` given the case's flags and the final ``train(args)`` replaced by
   ``_validate_args(args)`` (``train()`` calls it first);
@@ -32,13 +32,19 @@ from parity_core import Allowed, Oracle, Verdict, multiple_near, near
 from parity_openrlhf import _ParseArgv, _source
 
 # the installed wheel -> our pack
-PACKS = {"0.6.2": "0.6.2", "0.4.0.post2": "0.4.0"}
+PACKS = {"0.6.2": "0.6.2", "0.5.9.post1": "0.5.9", "0.4.0.post2": "0.4.0"}
 
 DRIVER = {
     "0.6.2": frozenset({
         "openrlhf.driver.group_estimator_needs_n", "openrlhf.driver.packing_needs_vllm",
         "openrlhf.driver.vllm_num_engines_required", "openrlhf.driver.rollout_divisible_by_actor_world", "openrlhf.driver.zero3_needs_vllm",
         "openrlhf.driver.vllm_engines_match_actor_world", "openrlhf.driver.actor_world_divisible_by_critic_world",
+    }),
+    "0.5.9": frozenset({
+        "openrlhf.driver.group_estimator_needs_n", "openrlhf.driver.packing_needs_vllm",
+        "openrlhf.driver.vllm_num_engines_required", "openrlhf.driver.rollout_divisible_by_actor_world",
+        "openrlhf.driver.zero3_needs_vllm", "openrlhf.driver.vllm_engines_match_actor_world",
+        "openrlhf.driver.actor_world_divisible_by_critic_world",
     }),
     "0.4.0": frozenset({
         "openrlhf.driver.vllm_num_engines_required", "openrlhf.driver.actor_world_power_of_two", "openrlhf.driver.critic_world_power_of_two",
@@ -48,13 +54,15 @@ DRIVER = {
 TRAIN = {
     "0.6.2": frozenset({"openrlhf.colocate.actor_ref_same_size", "openrlhf.colocate.vllm_matches_actor",
                         "openrlhf.colocate.critic_reward_same_size"}),
+    "0.5.9": frozenset({"openrlhf.colocate.actor_ref_same_size", "openrlhf.colocate.vllm_matches_actor",
+                        "openrlhf.colocate.critic_reward_same_size"}),
     "0.4.0": frozenset({"openrlhf.colocate.actor_ref_same_size", "openrlhf.colocate.critic_reward_same_size"}),
 }
 DS_GROUPS = ("actor", "ref", "critic", "reward", "ema")
 DEEPSPEED = frozenset({f"openrlhf.deepspeed.{g}_batch" for g in DS_GROUPS})
 
 PATTERNS = [
-    (r"requires n_samples_per_prompt > 1", "openrlhf.driver.group_estimator_needs_n"),
+    (r"requires n_samples_per_prompt > 1", "openrlhf.driver.group_estimator_needs_n"),  # 0.5.9: "RLOO requires ..."
     # an unset --vllm_num_engines (None) compared with 0 (0.6.2's _validate_args) or 1 (0.4.0's __main__ block)
     (r"'>=?' not supported between instances of 'NoneType' and 'int'",
      ("openrlhf.driver.vllm_num_engines_required", "openrlhf.driver.zero3_needs_vllm")),
@@ -72,7 +80,14 @@ PATTERNS = [
     *[(rf"^AssertionError: \[{g}\] ", f"openrlhf.deepspeed.{g}_batch") for g in DS_GROUPS],
 ]
 
+_BUNDLES = [
+    Allowed("openrlhf.colocate.critic_fits_actor_bundles", "no assert: Ray rejects the bundle index when it "
+            "places the critic on the actor's placement group (mocked here)"),
+    Allowed("openrlhf.colocate.reward_fits_actor_bundles", "as above"),
+    Allowed("openrlhf.ray.gpu_budget", "needs --gpus (the Ray cluster's size); Ray waits for the placement group"),
+]
 ALLOWED = {
+    "0.5.9": _BUNDLES,
     "0.6.2": [
         Allowed("openrlhf.colocate.critic_fits_actor_bundles", "no assert: Ray rejects the bundle index when it "
                 "places the critic on the actor's placement group (mocked here)"),
@@ -159,7 +174,7 @@ class ReleaseOracle:
             return None
         ring = getattr(args, "ring_attn_size", 1)
         groups = [("actor", "actor")]
-        if self.pack == "0.4.0" or args.init_kl_coef > 0:
+        if self.pack in ("0.4.0", "0.5.9") or args.init_kl_coef > 0:
             groups.append(("ref", "ref"))
         if self.pack == "0.4.0" or args.critic_pretrain:
             groups.append(("critic", "critic"))
@@ -194,6 +209,7 @@ class ReleaseOracle:
 def release_case(rng: random.Random, pack: str) -> dict[str, Any]:
     """A config in the release's own underscore flags, on the boundaries of its checks."""
     new = pack != "0.4.0"
+    ring_ok = pack == "0.6.2"
     case: dict[str, Any] = {"pretrain": "m", "reward_pretrain": "rm"}
     gpn = rng.choice([1, 2, 3, 4, 6, 8, 8])
     nodes = rng.choice([1, 1, 1, 2, 4])
@@ -205,13 +221,13 @@ def release_case(rng: random.Random, pack: str) -> dict[str, Any]:
         elif r < 0.8:
             case[f"{g}_num_nodes"], case[f"{g}_num_gpus_per_node"] = rng.choice([1, 1, 2]), rng.choice([1, 2, 3, 4, 8])
     if new:
-        case["advantage_estimator"] = rng.choice(["gae", "gae", "group_norm", "rloo", "reinforce",
-                                                  "reinforce_baseline"])
+        case["advantage_estimator"] = rng.choice(["gae", "gae", "group_norm", "rloo", "reinforce", "reinforce_baseline"]
+                                                 if ring_ok else ["gae", "gae", "rloo", "reinforce"])
     if rng.random() < 0.5:
         case["init_kl_coef"] = rng.choice([0.0, 0.001, 0.01])
     if rng.random() < 0.3:
         case["remote_rm_url"] = "http://127.0.0.1:5000/get_reward"
-    ring = rng.choice([1, 2, 4]) if new and rng.random() < 0.2 else 1
+    ring = rng.choice([1, 2, 4]) if ring_ok and rng.random() < 0.2 else 1
     if ring != 1:
         case["ring_attn_size"] = ring
     w = nodes * gpn
@@ -235,6 +251,8 @@ def release_case(rng: random.Random, pack: str) -> dict[str, Any]:
     switches = [("colocate_actor_ref", 0.2), ("colocate_critic_reward", 0.15), ("enable_ema", 0.1)]
     if new:
         switches += [("colocate_all_models", 0.3), ("vllm_enable_sleep", 0.2), ("packing_samples", 0.2)]
+    if new and rng.random() < 0.3:
+        case["vllm_gpu_memory_utilization"] = rng.choice([0.5, 0.85, 0.9, 0.95])
     for flag, p in switches:
         if rng.random() < p:
             case[flag] = True

@@ -1,5 +1,5 @@
 """The flags of ``openrlhf/cli/train_ppo_ray.py`` per release (its ``parser.add_argument`` calls, read from each
-release's wheel; 0.4.0's from 0.4.0.post2, the first 0.4 wheel on PyPI): what dates a pasted config
+release's wheel; 0.4.0's from 0.4.0.post2, the first 0.4 wheel on PyPI, 0.5.9's from 0.5.9.post1): what dates a pasted config
 (``versions.detect``)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ RELEASE_FLAGS: dict[str, frozenset[str]] = {
         "use_wandb value_clip value_head_prefix vllm_num_engines vllm_sync_backend vllm_tensor_parallel_size "
         "wandb_group wandb_org wandb_project wandb_run_name zero_stage zpg "
     ),
-    "0.5.9.post1": _names(
+    "0.5.9": _names(
         "actor_init_on_gpu actor_learning_rate actor_num_gpus_per_node actor_num_nodes adam_betas adam_offload "
         "advantage_estimator apply_chat_template aux_loss_coef bf16 ckpt_path colocate_actor_ref "
         "colocate_all_models colocate_critic_reward critic_learning_rate critic_num_gpus_per_node "

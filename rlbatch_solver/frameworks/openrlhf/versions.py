@@ -1,9 +1,9 @@
-"""The OpenRLHF releases older configs are written for: 0.6.2 and 0.4.0 beside 0.11.2, each a small edit of the next
-newer one's rules (0.6.2: of 0.11.2's).
+"""The OpenRLHF releases older configs are written for: 0.6.2, 0.5.9 and 0.4.0 beside 0.11.2, each a small edit of the
+next newer one's rules (0.6.2: of 0.11.2's).
 
 0.11.2's rules (``rules.py``) are written once. A release's pack names what its ``train_ppo_ray`` does differently,
 read from that release's wheel (paths below are inside it; 0.4.0 is read from 0.4.0.post2, the first 0.4 wheel on
-PyPI):
+PyPI; 0.5.9 from 0.5.9.post1):
 
 * **0.6.2** validates in ``openrlhf/cli/train_ppo_ray.py:_validate_args``: ``--vllm_num_engines`` given (its default
   None fails the comparison with 0 there), ``rollout_batch_size`` divisible by the
@@ -13,6 +13,12 @@ PyPI):
   critic's. No async training, partial rollout, dynamic filtering, DeepSpeed tensor parallel or generation batch
   flags. Its flags are the underscore names (``--micro_train_batch_size``). Defaults that decide memory:
   ``--micro_train_batch_size 4``, ``--micro_rollout_batch_size 8``, ``--vllm_gpu_memory_utilization 0.9``.
+* **0.5.9** is 0.6.2 but: the reference model is always built (its layout checked when colocated), the actor's world
+  must be a multiple of ``vllm_num_engines`` (not either way), only ``rloo`` asks for ``n_samples_per_prompt > 1``
+  (the estimators are gae, reinforce, rloo), and ``--colocate_all_models`` lowers a vLLM share of 0.9 or more to 0.4,
+  checking the engines against the actor only in that branch (``train``). No ring attention. Its log-probs take the
+  fp32 logits through ``torch.gather`` and a per-row ``logsumexp`` (``openrlhf/models/utils.py:log_probs_from_logits``),
+  not flash-attn's cross-entropy (0.6.2 on): the update's backward holds more full-size fp32 gradients.
 * **0.4.0** (``_validate_args``): the actor's and the critic's world sizes powers of two, the actor's a multiple of
   the critic's, ZeRO-3 only with vLLM; its ``__main__`` block compares ``--vllm_num_engines`` with 1, so it must be
   given (0.6.2 too, in ``_validate_args``). PPO only (no ``--advantage_estimator``: a critic always runs), the
@@ -41,7 +47,7 @@ from . import rules as R
 from .release_flags import RELEASE_FLAGS
 
 NEWEST = R.VERSION
-VERSIONS = ("0.11.2", "0.6.2", "0.4.0")  # the releases whose rules we follow, newest first
+VERSIONS = ("0.11.2", "0.6.2", "0.5.9", "0.4.0")  # the releases whose rules we follow, newest first
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch we do not list reads its series'
 
 
@@ -59,12 +65,18 @@ class Release:
     grad_accum_fp32: bool
     ref_always: bool  # train() builds the reference model whatever the KL coefficient
     has_estimator: bool  # --advantage_estimator exists (without it: PPO with a critic)
+    # how the log-probs are computed (costmodel/constants.py LOGIT_BYTES): "openrlhf" (flash-attn's cross-entropy on
+    # fp32 logits, 0.6.2 on), "openrlhf-0.5" (gather + per-row logsumexp), "openrlhf-0.4" (log_softmax, fp32 model logits)
+    logits: str = "openrlhf"
+    # --colocate_all_models lowers a vLLM share of 0.9 or more to 0.4 (0.5.9's train())
+    colocate_lowers_gmu: bool = False
 
 
 RELEASES = {
     "0.11.2": Release("0.11.2", R.DEEPSPEED_VERSION, False, False, True),
     "0.6.2": Release("0.6.2", "0.16.4", False, False, True),
-    "0.4.0": Release("0.4.0", "0.14.4", True, True, False),
+    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True),
+    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4"),
 }
 
 
@@ -168,17 +180,57 @@ V062 = Pack(
             "vllm_gpu_memory_utilization 0.9 by default",
 )
 
-# 0.4.0 against 0.6.2: PPO only, no colocate_all_models, no packing; powers of two instead of the rollout check
+# 0.5.9 against 0.6.2: the reference model always built, the vLLM check one way, RLOO the only group estimator,
+# colocate_all_models's engine check only at the default memory share (which it then lowers to 0.4)
+V059 = Pack(
+    "0.5.9", "0.6.2",
+    drop=frozenset({
+        # no ring attention or DeepSpeed tensor parallel flag: setup_distributed builds no device mesh
+        "openrlhf.deepspeed.actor_mesh", "openrlhf.deepspeed.ref_mesh", "openrlhf.deepspeed.critic_mesh",
+        "openrlhf.deepspeed.reward_mesh",
+    }),
+    rules=(
+        Rule(
+            "openrlhf.driver.vllm_engines_match_actor_world",
+            divides(D["engines"], D["actor_world"]),
+            "actor_world_size must be divisible by vllm_num_engines, got {actor_world} and {vllm_num_engines}",
+            Stage.DRIVER, VALIDATE, when=D["engines"] >= 1,
+        ),
+        Rule(
+            "openrlhf.colocate.actor_ref_same_size",
+            V["actor_nnodes"].eq(V["ref_nnodes"]) & V["actor_gpus_per_node"].eq(V["ref_gpus_per_node"]),
+            "colocating actor and reference needs the same layout: actor {actor_nnodes}x{actor_gpus_per_node} vs "
+            "ref {ref_nnodes}x{ref_gpus_per_node} (num_nodes x num_gpus_per_node)",
+            Stage.TRAINER_INIT, "openrlhf/cli/train_ppo_ray.py:train",
+            when=V["colocate_actor_ref"] | V["colocate_all"],
+            explanation="0.5.9 builds the reference group whatever the KL coefficient, and checks its layout.",
+        ),
+        Rule(
+            "openrlhf.colocate.vllm_matches_actor",
+            D["actor_world"].eq(D["vllm_gpus"]),
+            "with --colocate_all_models and --vllm_gpu_memory_utilization {gmu_permille}/1000 (at least 0.9, "
+            "lowered to 0.4), actor_num_nodes*actor_num_gpus_per_node = {actor_world} must equal "
+            "vllm_num_engines*vllm_tensor_parallel_size = {engines}*{vllm_tp} = {vllm_gpus}",
+            Stage.TRAINER_INIT, "openrlhf/cli/train_ppo_ray.py:train",
+            when=V["colocate_all"] & (D["engines"] >= 1) & (V["gmu_permille"] >= 900),
+            explanation="0.5.9 asserts it inside its `if args.vllm_gpu_memory_utilization >= 0.9` branch only.",
+        ),
+    ),
+    sources=(("deepspeed 0.16.4", "deepspeed 0.16.3"),),
+    summary="as 0.6.2, but the reference model always runs; actor_world % vllm_num_engines == 0 (not either way); "
+            "only rloo needs n > 1; with colocate_all_models a vLLM share of 0.9 or more is lowered to 0.4 and only "
+            "then is the engines' size checked; no ring attention; log-probs of fp32 logits without flash-attn's "
+            "cross-entropy (models/utils.py log_probs_from_logits)",
+)
+
+# 0.4.0 against 0.5.9: PPO only, no colocate_all_models, no packing; powers of two instead of the rollout check
 V040 = Pack(
-    "0.4.0", "0.6.2",
+    "0.4.0", "0.5.9",
     drop=frozenset({
         "openrlhf.driver.rollout_divisible_by_actor_world", "openrlhf.driver.vllm_engines_match_actor_world",
         "openrlhf.driver.group_estimator_needs_n", "openrlhf.driver.packing_needs_vllm",
         "openrlhf.colocate.vllm_matches_actor", "openrlhf.colocate.critic_fits_actor_bundles",
         "openrlhf.colocate.reward_fits_actor_bundles",
-        # no ring attention or DeepSpeed tensor parallel: setup_distributed builds no device mesh
-        "openrlhf.deepspeed.actor_mesh", "openrlhf.deepspeed.ref_mesh", "openrlhf.deepspeed.critic_mesh",
-        "openrlhf.deepspeed.reward_mesh",
     }),
     rules=(
         Rule(
@@ -209,13 +261,13 @@ V040 = Pack(
             Stage.DRIVER, VALIDATE,
         ),
     ),
-    sources=(("deepspeed 0.16.4", "deepspeed 0.14.4"),
+    sources=(("deepspeed 0.16.3", "deepspeed 0.14.4"),
              ("openrlhf/utils/deepspeed/deepspeed.py", "openrlhf/utils/deepspeed.py")),
     summary="PPO only (a critic and a reference model always run); _validate_args asks for actor and critic world "
             "sizes that are powers of two, the actor's a multiple of the critic's, and ZeRO-3 with vLLM; DeepSpeed "
             "accumulates gradients in fp32 (ZeRO-1: unpartitioned fp32 gradients)",
 )
-PACKS = {p.version: p for p in (V062, V040)}
+PACKS = {p.version: p for p in (V062, V059, V040)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -273,10 +325,10 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
     if not have:
         return None, f"its flags ({shown}) belong to no single release of those whose flags we know ({known})"
     best = max(have, key=_key)
-    pack = SERIES.get(best.rsplit(".", 1)[0]) if best not in VERSIONS else best
-    if pack is None or best not in VERSIONS and _key(best) != _key(pack):
+    if best not in VERSIONS:
         return None, (f"its flags ({shown}) are OpenRLHF {best}'s, the newest of the releases whose flags we know "
                       f"({known}) that has them all, and we do not follow its rules")
+    pack = best
     return pack, f"its flags ({shown}): the newest release that has them all, of {known}"
 
 
