@@ -98,3 +98,16 @@ def test_059_colocated_engine_runs_at_0_4():
     assert make_plan(fw.to_values(low, gpus=None, model=None), Phase.ROLLOUT, model, gpu).gpu_memory_utilization == 0.5
     assert "openrlhf.colocate.vllm_matches_actor" not in _failed(fw, low)
     assert "openrlhf.colocate.vllm_matches_actor" in _failed(fw, {**low, "--vllm_gpu_memory_utilization": 0.9})
+
+
+def test_fix_writes_the_release_own_flag_names():
+    from rlbatch_solver.api import fix
+
+    flags = [f"--{k[2:]}" if v is True else f"{k} {v}" for k, v in {
+        "--actor_num_nodes": 1, "--actor_num_gpus_per_node": 8, "--critic_num_nodes": 1,
+        "--critic_num_gpus_per_node": 8, "--ref_num_gpus_per_node": 8, "--reward_num_gpus_per_node": 8,
+        "--rollout_batch_size": 100, "--train_batch_size": 64, "--micro_train_batch_size": 2,
+        "--vllm_num_engines": 4}.items()]
+    report = fix(" ".join(flags), framework="openrlhf==0.6.2")
+    assert report.native_after == ["--rollout_batch_size 96"]
+    assert get_framework("openrlhf").native_key("rollout_batch_size") == "rollout.batch_size"

@@ -84,6 +84,9 @@ LEGACY_FLAGS: dict[str, str] = {
     "deepspeed_enable_sleep": "ds.enable_sleep",
     "num_episodes": "train.num_episodes",
 }
+# 0.11.2 dotted flag -> the underscore flag the releases before 0.10.2 read (what fix and export write for them)
+OLD_NAMES: dict[str, str] = {new: old for old, new in LEGACY_FLAGS.items()}
+OLD_NAMES["rollout.max_new_tokens"] = "generate_max_len"
 # old flags with no one-to-one successor (still mark the config as using old names)
 LEGACY_ONLY = frozenset({
     "ref_reward_offload", "prompt_max_len", "generate_max_len", "bf16", "flash_attn", "save_path", "prompt_data",
@@ -303,6 +306,11 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def release_key(key: str, version: str) -> str:
+    """A 0.11.2 flag name as ``version`` spells it."""
+    return key if version == versions.NEWEST else OLD_NAMES.get(key, key)
+
+
 def flag(key: str, value: Any) -> str | None:
     """One ``--key value`` (a switch: bare ``--key`` when on, nothing when off)."""
     if value is None or value is False:
@@ -312,7 +320,9 @@ def flag(key: str, value: Any) -> str | None:
     return f"--{key} {_fmt(value)}"
 
 
-def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | None = None) -> list[str]:
+def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | None = None,
+                      version: str = versions.NEWEST) -> list[str]:
+    """Paste-ready flags, in the names of ``version`` (underscore names before 0.10.2)."""
     out: list[str] = []
     for name in _EXPORT_ORDER:
         if name not in solution or not _exported(name, solution):
@@ -322,7 +332,7 @@ def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | 
             value = value / 1000
         if name == "fp16":
             value = "fp16" if value else None
-        item = flag(VARIABLES[name].key, value)
+        item = flag(release_key(VARIABLES[name].key, version), value)
         if item:
             out.append(item)
     for key, value in (extra or {}).items():
@@ -585,15 +595,19 @@ class OpenRLHFFramework(Framework):
         return cost_spec(model, gpu)
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
-        return solution_to_flags(solution, space.fixed_native if space else None)
+        return solution_to_flags(solution, space.fixed_native if space else None, self.version)
 
     def native_value(self, name: str, value: Value) -> Any:
         if name == "fp16":
             return "fp16" if value else "bf16"
         return super().native_value(name, value)
 
+    def native_key(self, name: str) -> str:
+        """The flag as the release we follow spells it (underscore names before 0.10.2)."""
+        return release_key(self.ruleset.variables[name].key, self.version)
+
     def assignment(self, name: str, value: Value) -> str:
-        key = VARIABLES[name].key
+        key = self.native_key(name)
         if name == "fp16":
             return f"--{key} {self.native_value(name, value)}"
         if value is False:
