@@ -104,6 +104,14 @@ MCORE_MLP_BYTES_PER_FFN = 3 * BF16
 #   inplace_backward False by default) and the bf16 gradient the .to(torch.float32) cast hands to the lm_head
 #   (4 + 4 + 2); entropy (compute_entropy, torch.compile'd, only when --actor.entropy_coef is set) one more
 #   fp32 gradient (4).
+# - "openrlhf-0.5" (0.5.9 models/utils.py log_probs_from_logits, no flash-attn cross-entropy): the same bf16 -> fp32
+#   cast forward (2 + 4; its per-row logsumexp loop keeps one row's temporaries); the update holds the fp32 logits,
+#   the gather's fp32 gradient and, at the stack/unbind of the per-row logsumexp, the rows' fp32 gradients and their
+#   stacked copy (4 + 4 + 4 + 4). No entropy term in 0.5.9.
+# - "openrlhf-0.4" (0.4.0: transformers 4.43.1's LlamaForCausalLM/Qwen2ForCausalLM.forward upcast the logits,
+#   `logits = logits.float()`, and log_probs_from_logits is F.log_softmax over the whole tensor): forward the fp32
+#   logits and their fp32 log_softmax (4 + 4); the update the fp32 logits, the saved log_softmax, the gather's fp32
+#   gradient and log_softmax's fp32 input gradient (4 + 4 + 4 + 4). No entropy term.
 # - "swift-deepspeed" / "swift-ddp" (ms-swift 4.6.0 grpo_trainer._get_logps_via_local_forward with
 #   trl 0.29.1's selective_log_softmax, as ms-swift pins trl<1.0): under DeepSpeed the logits stay
 #   bf16 (2; the per-row log_softmax saved, 2, and its gradients, up to 4, in the update); under
@@ -117,6 +125,8 @@ MCORE_MLP_BYTES_PER_FFN = 3 * BF16
 LOGIT_BYTES = {
     "megatron": (BF16 + FP32, BF16 + BF16 + FP32, FP32 + BF16, BF16 + BF16 + FP32 + BF16),
     "openrlhf": (BF16 + FP32, BF16 + FP32, FP32 + FP32 + BF16, 3 * FP32 + BF16),
+    "openrlhf-0.5": (BF16 + FP32, BF16 + FP32, 4 * FP32, 4 * FP32),
+    "openrlhf-0.4": (2 * FP32, 2 * FP32, 4 * FP32, 4 * FP32),
     "swift-deepspeed": (BF16, BF16, 4 * BF16, 6 * BF16),
     "swift-ddp": (BF16 + FP32, BF16 + FP32, 3 * FP32, 5 * FP32),
     "skyrl": (BF16, BF16, BF16, 4 * BF16),

@@ -326,7 +326,7 @@ def _megatron_states(plan: Plan, mc: ModelConsts, critic: bool,
     return w, g, o
 
 
-def deepspeed_states(params: float, n: int, stage: int) -> tuple[float, float, float]:
+def deepspeed_states(params: float, n: int, stage: int, grad_accum_fp32: bool = False) -> tuple[float, float, float]:
     """DeepSpeed ZeRO bytes per GPU that live through the update (no offload), read from DeepSpeed 0.19.6.
 
     Its estimators (stage_1_and_2.py estimate_zero2_model_states_mem_needs: "2 * total_params +
@@ -339,7 +339,9 @@ def deepspeed_states(params: float, n: int, stage: int) -> tuple[float, float, f
     (``deepspeed_step_bytes``). So: 16-bit params (2, sharded at stage 3), 16-bit grads (2: whole at stage 1,
     whose gradients are reduced into the partition only at the step; sharded at stages 2-3), fp32 master and
     moments (12, sharded from stage 1). Stage 0 (BF16_Optimizer, engine._configure_bf16_optimizer) keeps fp32
-    gradients too: the estimator's 2 + 18 unpartitioned. With offload the update leaves 2 * total_params
+    gradients too: the estimator's 2 + 18 unpartitioned; so does stage 1 when the config sets
+    ``data_types.grad_accum_dtype`` fp32 (``grad_accum_fp32``: engine._do_optimizer_sanity_check picks the
+    BF16_Optimizer then), with the optimizer states still partitioned. With offload the update leaves 2 * total_params
     (stages 1-2) or 2 * total_params / total_gpus (stage 3) on the GPU, as the estimators say.
     """
     n = max(1, n)
@@ -347,6 +349,8 @@ def deepspeed_states(params: float, n: int, stage: int) -> tuple[float, float, f
         return C.BF16 * params / n, C.BF16 * params / n, 3 * C.FP32 * params / n
     if stage == 0:
         return C.BF16 * params, (C.BF16 + C.FP32) * params, 3 * C.FP32 * params
+    if stage == 1 and grad_accum_fp32:
+        return C.BF16 * params, (C.BF16 + C.FP32) * params, 3 * C.FP32 * params / n
     return C.BF16 * params, C.BF16 * params / (n if stage >= 2 else 1), 3 * C.FP32 * params / n
 
 
@@ -366,7 +370,8 @@ def _states(plan: Plan, mc: ModelConsts, critic: bool) -> tuple[float, float, fl
     if plan.trainer == "megatron":
         return _megatron_states(plan, mc, critic)
     if plan.trainer == "deepspeed":
-        return deepspeed_states(_trained_params(mc, plan, critic) / _mp(plan), plan.shard_degree, plan.zero_stage)
+        return deepspeed_states(_trained_params(mc, plan, critic) / _mp(plan), plan.shard_degree, plan.zero_stage,
+                                plan.deepspeed_grad_accum_fp32)
     return _state_bytes(plan, _trained_params(mc, plan, critic))
 
 

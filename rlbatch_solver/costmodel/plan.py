@@ -124,6 +124,10 @@ class Plan:
     # verl 0.9.1's FSDP engine (bf16 logits under autocast, flash-attn cross-entropy, entropy under
     # torch.compile unless ``use_torch_compile`` is off); "generic" = verl's perf-tuning rule of
     # thumb, kept for the frameworks whose logits code we have not audited.
+    # DeepSpeed's data_types.grad_accum_dtype is fp32 with bf16 weights (OpenRLHF 0.4's get_train_ds_config): at ZeRO-1
+    # the engine then runs the BF16_Optimizer, whose fp32 gradients are whole on every rank
+    # (deepspeed/runtime/engine.py _do_optimizer_sanity_check, DeepSpeed 0.14.4); ZeRO-2/3 ignore it
+    deepspeed_grad_accum_fp32: bool = False
     logits_impl: str = "generic"  # or a key of constants.LOGIT_BYTES, "trl-fused", "megatron-fused" or "unsloth-chunked"
     # the loss's forward keeps logits for the response positions only (ms-swift: logits_to_keep = completion
     # length + 1, grpo_trainer._get_logps_via_local_forward), not for every token of the sequence

@@ -40,17 +40,19 @@ _LAYOUT = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "
            "ring_attn_size", "packing_samples", "colocate_all", "colocate_actor_ref", "colocate_critic_reward",
            "need_ref", "need_critic", "need_reward_model", "ref_offload", "reward_offload", "adam_offload",
            "ds_sleep", "vllm_eager", "async_train"]
-_ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep"]
+_ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep", "colocate_lowers_gmu"]
+# the release's log-prob code (frameworks/openrlhf/versions.py Release.logits)
+_LOGITS = ["logits_gather", "logits_fp32_model"]
 _TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_ckpt"]
 # with --train.dynamic_batch_enable the experience forwards pack by tokens too (experience_maker.py
 # split_rollout_samples: rollout.max_tokens_per_gpu, x ring_attn_size x ds.tensor_parallel_size)
 _EXPERIENCE_BUDGET = ["dynamic_batch", "rollout_max_tokens", "train_max_tokens"]
 MEMORY_INPUTS = {
     Phase.ROLLOUT: _LAYOUT + _ENGINE,
-    Phase.OLD_LOG_PROB: _LAYOUT + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
-    Phase.REF: _LAYOUT + ["ref_nnodes", "ref_gpus_per_node", "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
-    Phase.ACTOR_UPDATE: _LAYOUT + _TRAIN,
-    Phase.CRITIC_UPDATE: _LAYOUT + _TRAIN + ["critic_nnodes", "critic_gpus_per_node"],
+    Phase.OLD_LOG_PROB: _LAYOUT + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET + _LOGITS,
+    Phase.REF: _LAYOUT + ["ref_nnodes", "ref_gpus_per_node", "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET + _LOGITS,
+    Phase.ACTOR_UPDATE: _LAYOUT + _TRAIN + ["grad_accum_fp32"] + _LOGITS,
+    Phase.CRITIC_UPDATE: _LAYOUT + _TRAIN + ["grad_accum_fp32", "critic_nnodes", "critic_gpus_per_node"],
 }
 _STEP = ["rollout_batch_size", "n"]
 # Time reads the placement and the trainer layout, not what other models keep resident.
@@ -58,7 +60,7 @@ _T = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_
       "packing_samples"] + _STEP
 TIME_INPUTS = {
     Phase.ROLLOUT: ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all", "async_train",
-                "vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_eager"] + _STEP,
+                "vllm_num_engines", "vllm_tp", "gmu_permille", "colocate_lowers_gmu", "vllm_eager"] + _STEP,
     Phase.OLD_LOG_PROB: _T + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.REF: _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
                  "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
@@ -125,6 +127,11 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     sleep = bool(v.get("ds_sleep"))
     ref_off = bool(v.get("ref_offload"))
     engines, vtp = int(v.get("vllm_num_engines") or 0), int(v.get("vllm_tp") or 1)
+    gmu = int(v.get("gmu_permille") or 900)
+    if v.get("colocate_lowers_gmu") and all_ and gmu >= 900:
+        gmu = 400  # 0.5.9 train(): "Set args.vllm_gpu_memory_utilization to 0.4 for colocate_all_models!"
+    logits = ("openrlhf-0.4" if v.get("logits_fp32_model") else "openrlhf-0.5") if v.get("logits_gather") \
+        else "openrlhf"
     return Plan(
         model=model,
         gpu=gpu,
@@ -152,7 +159,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         critic_micro=int(v.get("micro_train_batch_size") or 1),
         engine="vllm",
         rollout_tp=vtp,
-        gpu_memory_utilization=int(v.get("gmu_permille") or 900) / 1000,
+        gpu_memory_utilization=gmu / 1000,
         free_cache_engine=bool(v.get("vllm_sleep")) if phase == Phase.ROLLOUT else True,
         enforce_eager=bool(v.get("vllm_eager")),
         max_num_seqs=VLLM_MAX_NUM_SEQS,
@@ -161,7 +168,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         colocated=colocated,
         rollout_gpus=None if vllm_shared else max(1, engines * vtp),
         trainer="deepspeed",
-        logits_impl="openrlhf",
+        # OpenRLHF 0.4's DeepSpeed config accumulates gradients in fp32 (frameworks/openrlhf/versions.py)
+        deepspeed_grad_accum_fp32=bool(v.get("grad_accum_fp32")),
+        logits_impl=logits,
         offload_during_compute=True,
         ref_param_offload=ref_off,
         critic_param_offload=sleep,
@@ -228,7 +237,9 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         phases_run=phases_run,
         samples=lambda values: int(values["rollout_batch_size"]) * int(values["n"]),
         tokens_per_step=lambda values: int(values["rollout_batch_size"]) * int(values["n"]) * int(values["max_len"]),
-        bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool") | {"ds_sleep", "vllm_eager"},
+        bool_names=(frozenset(n for n, s in VARIABLES.items() if s.kind == "bool")
+                    | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
+                       "colocate_lowers_gmu"}),
         unread=unread,
         optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
         concurrency=concurrency,

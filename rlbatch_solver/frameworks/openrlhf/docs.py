@@ -10,3 +10,34 @@ INTRO = (
     "accepted, mapped, and reported by a warning (0.11.2 rejects them). `runtime` rules are hangs, not "
     "errors. Rules marked (warning) are ours on purpose: OpenRLHF does not check them."
 )
+
+
+def versions_markdown() -> str:
+    """docs/rules-openrlhf.md's appendix: what each older release we follow does differently (versions.py)."""
+    from ..docs import rule_changes_table
+    from .versions import NEWEST, PACKS, RELEASES, VERSIONS, changes, ruleset_for
+
+    lines = ["## Other releases: what changes from 0.11.2", "",
+             "`--framework openrlhf==0.6.2` (or 0.5.9, 0.4.0; a patch release we do not list reads its series' rules) checks "
+             "with that release's rules and prices memory with its defaults. With no release named, `check`, `fix` "
+             "and `explain` date the config by the train_ppo_ray flags only some releases have (read from each "
+             "release's wheel: `frameworks/openrlhf/release_flags.py`), say which release they used and what breaks "
+             f"on {NEWEST} (the `upgrade:` line); when nothing dates it, or the flags are those of a release we do "
+             f"not follow, {NEWEST}. Sources are paths inside that release's wheel.", "",
+             "| release | DeepSpeed | micro_train_batch_size | micro_rollout_batch_size | vLLM memory share | "
+             "gradient accumulation dtype | reference model | log-probs (costmodel `logits_impl`) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for version in VERSIONS:
+        rel, variables = RELEASES[version], ruleset_for(version).variables
+        lines.append(f"| {version} | {rel.deepspeed} | {variables['micro_train_batch_size'].default} | "
+                     f"{variables['micro_rollout_batch_size'].default} | "
+                     f"{variables['gmu_permille'].default / 1000:g} | "
+                     f"{'fp32 (ZeRO-1: unpartitioned fp32 gradients)' if rel.grad_accum_fp32 else 'the weights (bf16)'} | "
+                     f"{'always built' if rel.ref_always else 'when the KL coefficient > 0'} | `{rel.logits}` |")
+    lines.append("")
+    for version in VERSIONS[1:]:
+        pack = PACKS[version]
+        lines += [f"### OpenRLHF {version}", "", f"What differs: {pack.summary}.", ""]
+        lines += rule_changes_table(changes(version), NEWEST, "release")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""OpenRLHF 0.11.2's own error messages (and DeepSpeed's, as its model groups hit them), mapped to our rules.
+"""OpenRLHF 0.11.2's own error messages (and those of the older releases we follow, ``versions=``) (and DeepSpeed's, as its model groups hit them), mapped to our rules.
 
 ``tests/test_explain.py`` checks that every rule id exists in the OpenRLHF rule set and that each
 pattern matches the message the framework really prints (``example``).
@@ -10,6 +10,65 @@ from ...costmodel.phase import Phase
 from ..error_text import ErrorPattern, _n, _near
 
 PATTERNS: list[ErrorPattern] = [
+    # ---- OpenRLHF 0.6.2, 0.5.9 and 0.4.0 (frameworks/openrlhf/versions.py; cli/train_ppo_ray.py _validate_args)
+    ErrorPattern(
+        "openrlhf",
+        r"rollout_bach_size must be divisible by actor_world_size, got (?P<rollout>\d+) and (?P<world>\d+)",
+        ("openrlhf.driver.rollout_divisible_by_actor_world",),
+        "openrlhf/cli/train_ppo_ray.py:_validate_args",
+        "AssertionError: rollout_bach_size must be divisible by actor_world_size, got 100 and 8",
+        hint=lambda n: f"{n['rollout']} prompts do not split evenly over the {n['world']} actor ranks",
+        numbers=("rollout", "world"),
+        versions=("0.6.2", "0.5.9"),
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"ZeRO-3 is only supported when vLLM enabled",
+        ("openrlhf.driver.zero3_needs_vllm",),
+        "openrlhf/cli/train_ppo_ray.py:_validate_args",
+        "AssertionError: ZeRO-3 is only supported when vLLM enabled",
+        versions=("0.6.2", "0.5.9", "0.4.0"),
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"actor_world_size must be divisible by vllm_num_engines",
+        ("openrlhf.driver.vllm_engines_match_actor_world",),
+        "openrlhf/cli/train_ppo_ray.py:_validate_args",
+        "AssertionError: actor_world_size must be divisible by vllm_num_engines, got 8 and 3",
+        versions=("0.6.2", "0.5.9"),
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"actor_world_size must be divisible by critic_world_size",
+        ("openrlhf.driver.actor_world_divisible_by_critic_world",),
+        "openrlhf/cli/train_ppo_ray.py:_validate_args",
+        "AssertionError: actor_world_size must be divisible by critic_world_size, got 6 and 4",
+        versions=("0.6.2", "0.5.9", "0.4.0"),
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"actor_world_size must be power of 2",
+        ("openrlhf.driver.actor_world_power_of_two",),
+        "openrlhf/cli/train_ppo_ray.py:_validate_args",
+        "AssertionError: actor_world_size must be power of 2, got 6",
+        versions=("0.4.0",),
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"critic_world_size must be power of 2",
+        ("openrlhf.driver.critic_world_power_of_two",),
+        "openrlhf/cli/train_ppo_ray.py:_validate_args",
+        "AssertionError: critic_world_size must be power of 2, got 3",
+        versions=("0.4.0",),
+    ),
+    ErrorPattern(
+        "openrlhf",
+        r"'>=?' not supported between instances of 'NoneType' and 'int'",
+        ("openrlhf.driver.vllm_num_engines_required",),
+        "openrlhf/cli/train_ppo_ray.py:_validate_args (0.4.0: the __main__ block)",
+        "TypeError: '>' not supported between instances of 'NoneType' and 'int'",
+        versions=("0.6.2", "0.5.9", "0.4.0"),
+    ),
     # ---- OpenRLHF 0.11.2 (cli/train_ppo_ray.py, trainer/ray/launcher.py, utils/deepspeed/deepspeed.py)
     ErrorPattern(
         "openrlhf",

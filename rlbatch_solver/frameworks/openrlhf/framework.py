@@ -21,7 +21,7 @@ from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, Stage, Value
 from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
-from . import columns, docs, errors, repair
+from . import columns, docs, errors, repair, versions
 from .rules import RULESET, VARIABLES
 from ..base import Framework, Space, attention_constants, divisors, pow2
 from ..overrides import memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
@@ -84,6 +84,9 @@ LEGACY_FLAGS: dict[str, str] = {
     "deepspeed_enable_sleep": "ds.enable_sleep",
     "num_episodes": "train.num_episodes",
 }
+# 0.11.2 dotted flag -> the underscore flag the releases before 0.10.2 read (what fix and export write for them)
+OLD_NAMES: dict[str, str] = {new: old for old, new in LEGACY_FLAGS.items()}
+OLD_NAMES["rollout.max_new_tokens"] = "generate_max_len"
 # old flags with no one-to-one successor (still mark the config as using old names)
 LEGACY_ONLY = frozenset({
     "ref_reward_offload", "prompt_max_len", "generate_max_len", "bf16", "flash_attn", "save_path", "prompt_data",
@@ -212,8 +215,10 @@ def _check_unused_groups(values: dict[str, Value]) -> None:
                              f"set --{key} to a positive number.")
 
 
-def _need_flags(flat: Mapping[str, Any]) -> dict[str, bool]:
-    """need_critic / need_ref / need_reward_model / group_estimator as train_ppo_ray decides them."""
+def _need_flags(flat: Mapping[str, Any], release: versions.Release | None = None) -> dict[str, bool]:
+    """need_critic / need_ref / need_reward_model / group_estimator as train_ppo_ray decides them (``release``:
+    an older release's, versions.RELEASES)."""
+    release = release or versions.RELEASES[versions.NEWEST]
     key = "algo.advantage.estimator"
     est = flat.get(key, "gae")
     est = LEGACY_ESTIMATORS.get(str(est), est)
@@ -225,7 +230,8 @@ def _need_flags(flat: Mapping[str, Any]) -> dict[str, bool]:
     remote = bool(flat.get("reward.remote_url")) or bool(flat.get("train.agent_func_path"))
     return {
         "need_critic": est == "gae",  # the driver clears critic.model_name_or_path for every other estimator
-        "need_ref": _number(flat, "algo.kl.init_coef", 0.01) > 0,  # train(): ref group only if init_coef > 0
+        # train(): ref group only if init_coef > 0 (0.4.0: always)
+        "need_ref": release.ref_always or _number(flat, "algo.kl.init_coef", 0.01) > 0,
         "need_reward_model": not remote,  # train(): reward group unless reward.remote_url (agent sets it)
         "group_estimator": est in GROUP_ESTIMATORS,
     }
@@ -236,12 +242,15 @@ def config_to_values(
     *,
     gpus: int | None = None,
     model: ModelCard | None = None,
+    version: str = versions.NEWEST,
 ) -> dict[str, Value]:
-    """train_ppo_ray flags -> rule variable values, 0.11.2's argparse defaults filled in."""
+    """train_ppo_ray flags -> rule variable values, the argparse defaults of ``version`` (0.11.2's unless another
+    release we follow is named) filled in."""
     flat, legacy = normalize_flags(flat)
-    by_key = RULESET.by_key()
+    ruleset = versions.ruleset_for(version)
+    by_key = ruleset.by_key()
     values: dict[str, Value] = {}
-    for name, spec in VARIABLES.items():
+    for name, spec in ruleset.variables.items():
         if name in DECIDED_BY_TOOL:
             continue
         values[name] = _typed(spec.key, name, flat[spec.key]) if spec.key in flat else spec.default
@@ -249,7 +258,7 @@ def config_to_values(
         spec = by_key.get(key)
         if spec is not None and spec.name in DECIDED_BY_TOOL:
             raise InputError(key, "is decided from other flags, not set directly.", "drop it.")
-    values.update(_need_flags(flat))
+    values.update(_need_flags(flat, versions.RELEASES[version]))
     _check_unused_groups(values)
     values["legacy_flag_names"] = legacy
     if gpus is not None:
@@ -297,6 +306,11 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def release_key(key: str, version: str) -> str:
+    """A 0.11.2 flag name as ``version`` spells it."""
+    return key if version == versions.NEWEST else OLD_NAMES.get(key, key)
+
+
 def flag(key: str, value: Any) -> str | None:
     """One ``--key value`` (a switch: bare ``--key`` when on, nothing when off)."""
     if value is None or value is False:
@@ -306,7 +320,9 @@ def flag(key: str, value: Any) -> str | None:
     return f"--{key} {_fmt(value)}"
 
 
-def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | None = None) -> list[str]:
+def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | None = None,
+                      version: str = versions.NEWEST) -> list[str]:
+    """Paste-ready flags, in the names of ``version`` (underscore names before 0.10.2)."""
     out: list[str] = []
     for name in _EXPORT_ORDER:
         if name not in solution or not _exported(name, solution):
@@ -316,7 +332,7 @@ def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | 
             value = value / 1000
         if name == "fp16":
             value = "fp16" if value else None
-        item = flag(VARIABLES[name].key, value)
+        item = flag(release_key(VARIABLES[name].key, version), value)
         if item:
             out.append(item)
     for key, value in (extra or {}).items():
@@ -445,11 +461,20 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     return Space(domains, extra, fixed_native)
 
 
-def _cost_flags(flat: Mapping[str, Any]) -> dict[str, Value]:
-    """Cost-model inputs no rule reads (cost.py): --ds.enable_sleep, --vllm.enforce_eager."""
+def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, Value]:
+    """Cost-model inputs no rule reads (cost.py): --ds.enable_sleep, --vllm.enforce_eager, DeepSpeed's gradient
+    accumulation dtype (--grad_accum_dtype, or the release's default: fp32 in 0.4.0, versions.py), and what the
+    release's code decides: its log-prob path and 0.5.9's lowered colocated vLLM share."""
     native, _ = normalize_flags(flat)
+    dtype = native.get("grad_accum_dtype", native.get("ds.grad_accum_dtype"))
+    fp32 = versions.RELEASES[version].grad_accum_fp32 if dtype in (None, "") else str(dtype) == "fp32"
+    release = versions.RELEASES[version]
     return {"ds_sleep": bool(native.get("ds.enable_sleep", False)),
-            "vllm_eager": bool(native.get("vllm.enforce_eager", False))}
+            "vllm_eager": bool(native.get("vllm.enforce_eager", False)),
+            "grad_accum_fp32": fp32,
+            # the release's log-prob code (versions.Release.logits) and its colocated vLLM share
+            "logits_gather": release.logits != "openrlhf", "logits_fp32_model": release.logits == "openrlhf-0.4",
+            "colocate_lowers_gmu": release.colocate_lowers_gmu}
 
 
 class OpenRLHFFramework(Framework):
@@ -478,6 +503,40 @@ class OpenRLHFFramework(Framework):
     shapes_learning = frozenset({"train_batch_size", "rollout_batch_size"})
     scenario_vars = {"response_length": "max_new_tokens", "n": "n", "nnodes": "actor_nnodes"}
 
+    versions = versions.VERSIONS
+
+    @classmethod
+    def for_version(cls, version: str) -> "OpenRLHFFramework":
+        """This framework with the rules and defaults of another OpenRLHF release (``versions.py``), pinned to it."""
+        fw = cls()
+        fw.version = version
+        fw.ruleset = versions.ruleset_for(version)
+        fw.pinned = True
+        return fw
+
+    def resolve_version(self, text: str) -> tuple[str | None, str | None]:
+        try:
+            return versions.resolve(text)
+        except ValueError:
+            return None, None
+
+    def for_config(self, flat: Mapping[str, Any]):
+        """The release a pasted config's flags date it to (flags only some releases' train_ppo_ray has), unless the
+        user named one; 0.11.2 when nothing dates it."""
+        if self.pinned:
+            return self, None
+        from .. import get_framework
+
+        version, why = versions.detect(flat)
+        if version is None or version == self.version:
+            return self, None
+        return get_framework(f"{self.name}=={version}"), (
+            f"checked with the OpenRLHF {version} rules and defaults: {why}; name another with --framework "
+            f"openrlhf==VERSION. {versions.upgrade_note(version, flat)}")
+
+    def doc_appendix(self) -> str:
+        return docs.versions_markdown() if self.version == versions.NEWEST else ""
+
     def error_patterns(self) -> list:
         return errors.PATTERNS
 
@@ -485,8 +544,8 @@ class OpenRLHFFramework(Framework):
         return parse_flag_args(tokens)
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
-        values = config_to_values(flat, gpus=gpus, model=model)
-        values.update(_cost_flags(flat))
+        values = config_to_values(flat, gpus=gpus, model=model, version=self.version)
+        values.update(_cost_flags(flat, self.version))
         return values
 
     def placements(self, scenario: Any, notes: list[str]) -> list:
@@ -527,7 +586,7 @@ class OpenRLHFFramework(Framework):
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
         space = build_space(scenario, model, with_knobs)
-        space.domains.update({k: [v] for k, v in _cost_flags(scenario.fixed).items()})
+        space.domains.update({k: [v] for k, v in _cost_flags(scenario.fixed, self.version).items()})
         return space
 
     def cost_spec(self, model: ModelCard, gpu: Any):
@@ -536,15 +595,19 @@ class OpenRLHFFramework(Framework):
         return cost_spec(model, gpu)
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
-        return solution_to_flags(solution, space.fixed_native if space else None)
+        return solution_to_flags(solution, space.fixed_native if space else None, self.version)
 
     def native_value(self, name: str, value: Value) -> Any:
         if name == "fp16":
             return "fp16" if value else "bf16"
         return super().native_value(name, value)
 
+    def native_key(self, name: str) -> str:
+        """The flag as the release we follow spells it (underscore names before 0.10.2)."""
+        return release_key(self.ruleset.variables[name].key, self.version)
+
     def assignment(self, name: str, value: Value) -> str:
-        key = VARIABLES[name].key
+        key = self.native_key(name)
         if name == "fp16":
             return f"--{key} {self.native_value(name, value)}"
         if value is False:

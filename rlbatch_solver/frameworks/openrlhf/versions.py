@@ -1,0 +1,342 @@
+"""The OpenRLHF releases older configs are written for: 0.6.2, 0.5.9 and 0.4.0 beside 0.11.2, each a small edit of the
+next newer one's rules (0.6.2: of 0.11.2's).
+
+0.11.2's rules (``rules.py``) are written once. A release's pack names what its ``train_ppo_ray`` does differently,
+read from that release's wheel (paths below are inside it; 0.4.0 is read from 0.4.0.post2, the first 0.4 wheel on
+PyPI; 0.5.9 from 0.5.9.post1):
+
+* **0.6.2** validates in ``openrlhf/cli/train_ppo_ray.py:_validate_args``: ``--vllm_num_engines`` given (its default
+  None fails the comparison with 0 there), ``rollout_batch_size`` divisible by the
+  actor's world size (each actor rank makes the experience of its share of the prompts, so there is no experience
+  dispatch over the model groups, no EMA-free launcher split and no dynamic batch), ZeRO-3 only with vLLM engines,
+  the actor's world and ``vllm_num_engines`` one a multiple of the other, the actor's world a multiple of the
+  critic's. No async training, partial rollout, dynamic filtering, DeepSpeed tensor parallel or generation batch
+  flags. Its flags are the underscore names (``--micro_train_batch_size``). Defaults that decide memory:
+  ``--micro_train_batch_size 4``, ``--micro_rollout_batch_size 8``, ``--vllm_gpu_memory_utilization 0.9``.
+* **0.5.9** is 0.6.2 but: the reference model is always built (its layout checked when colocated), the actor's world
+  must be a multiple of ``vllm_num_engines`` (not either way), only ``rloo`` asks for ``n_samples_per_prompt > 1``
+  (the estimators are gae, reinforce, rloo), and ``--colocate_all_models`` lowers a vLLM share of 0.9 or more to 0.4,
+  checking the engines against the actor only in that branch (``train``). No ring attention. Its log-probs take the
+  fp32 logits through ``torch.gather`` and a per-row ``logsumexp`` (``openrlhf/models/utils.py:log_probs_from_logits``),
+  not flash-attn's cross-entropy (0.6.2 on): the update's backward holds more full-size fp32 gradients.
+* **0.4.0** (``_validate_args``): the actor's and the critic's world sizes powers of two, the actor's a multiple of
+  the critic's, ZeRO-3 only with vLLM; its ``__main__`` block compares ``--vllm_num_engines`` with 1, so it must be
+  given (0.6.2 too, in ``_validate_args``). PPO only (no ``--advantage_estimator``: a critic always runs), the
+  reference model always built, no ``--colocate_all_models``, no packing, no ring attention. Its DeepSpeed config
+  sets ``data_types.grad_accum_dtype`` to fp32 unless ``--grad_accum_dtype`` is given
+  (``openrlhf/utils/deepspeed_utils.py:get_train_ds_config``); DeepSpeed 0.14.4 (the version it pins) then runs
+  ZeRO-1 with the BF16_Optimizer, whose fp32 gradients are not partitioned
+  (``deepspeed/runtime/engine.py:DeepSpeedEngine._do_optimizer_sanity_check``). vLLM is built without a memory
+  share (``openrlhf/trainer/ray/vllm_engine.py:LLMRayActor``): vLLM's default 0.9.
+
+A pack drops rules (ids), adds or replaces rules (same id), replaces variables (a default that changed), rewrites
+source paths that moved, and names its release in messages. ``ruleset_for(version)`` assembles it; ``detect`` dates
+a pasted config from the flags only some releases have (``release_flags.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from ...rules.base import Rule, RuleSet, Stage, VarSpec, is_set
+from ...rules.expr import divides
+from ...rules.packs import edit_rules, rule_changes
+from . import rules as R
+from .release_flags import RELEASE_FLAGS
+
+NEWEST = R.VERSION
+VERSIONS = ("0.11.2", "0.6.2", "0.5.9", "0.4.0")  # the releases whose rules we follow, newest first
+SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch we do not list reads its series'
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split(".") if x.isdigit())
+
+
+@dataclass(frozen=True)
+class Release:
+    """A release's defaults that decide memory and how its flags are read."""
+
+    version: str
+    deepspeed: str  # the DeepSpeed release its wheel pins
+    # DeepSpeed's data_types.grad_accum_dtype as get_train_ds_config writes it without --grad_accum_dtype
+    grad_accum_fp32: bool
+    ref_always: bool  # train() builds the reference model whatever the KL coefficient
+    has_estimator: bool  # --advantage_estimator exists (without it: PPO with a critic)
+    # how the log-probs are computed (costmodel/constants.py LOGIT_BYTES): "openrlhf" (flash-attn's cross-entropy on
+    # fp32 logits, 0.6.2 on), "openrlhf-0.5" (gather + per-row logsumexp), "openrlhf-0.4" (log_softmax, fp32 model logits)
+    logits: str = "openrlhf"
+    # --colocate_all_models lowers a vLLM share of 0.9 or more to 0.4 (0.5.9's train())
+    colocate_lowers_gmu: bool = False
+
+
+RELEASES = {
+    "0.11.2": Release("0.11.2", R.DEEPSPEED_VERSION, False, False, True),
+    "0.6.2": Release("0.6.2", "0.16.4", False, False, True),
+    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True),
+    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4"),
+}
+
+
+@dataclass(frozen=True)
+class Pack:
+    """What one release's train_ppo_ray does differently from the next newer release's we follow."""
+
+    version: str
+    edits: str
+    drop: frozenset[str] = frozenset()
+    rules: tuple[Rule, ...] = ()  # new or replacing (same id)
+    variables: tuple[tuple, ...] = ()  # (name, key, kind, default, optional, description): replacing
+    sources: tuple[tuple[str, str], ...] = ()  # (old, new) substrings of the kept rules' sources
+    summary: str = ""
+
+
+V, D = R.V, R.D
+VALIDATE = "openrlhf/cli/train_ppo_ray.py:_validate_args"
+ZERO3_NEEDS_VLLM = Rule(
+    "openrlhf.driver.zero3_needs_vllm",
+    (V["zero_stage"] < 3) | (D["engines"] >= 1),
+    "ds.zero_stage = {zero_stage} with vllm.num_engines = {vllm_num_engines}: ZeRO-3 is only supported when vLLM "
+    "enabled",
+    Stage.DRIVER, VALIDATE,
+)
+ACTOR_COVERS_CRITIC = Rule(
+    "openrlhf.driver.actor_world_divisible_by_critic_world",
+    divides(D["critic_world"], D["actor_world"]),
+    "actor_world_size must be divisible by critic_world_size, got {actor_world} and {critic_world}",
+    Stage.DRIVER, VALIDATE, when=V["need_critic"],
+)
+
+# the 0.11.2 rules of features 0.6.2 does not have, or of the experience dispatch it does not do
+NOT_IN_062 = frozenset({
+    "openrlhf.driver.legacy_flag_names",  # the underscore names are 0.6.2's own
+    "openrlhf.driver.dynamic_filtering_needs_n", "openrlhf.driver.dynamic_filtering_needs_remote_reward",
+    "openrlhf.driver.generate_batch_needs_async", "openrlhf.driver.async_forbids_vllm_sleep",
+    "openrlhf.driver.partial_rollout_needs_async", "openrlhf.driver.sample_batches_cover_actor",
+    "openrlhf.deepspeed.tp_needs_bf16",
+    "openrlhf.vllm.engines_required",
+    "openrlhf.launcher.ref_batches_cover_group", "openrlhf.launcher.critic_batches_cover_group",
+    "openrlhf.launcher.reward_batches_cover_group",
+    "openrlhf.dynamic.actor_train_batch_covers_dp", "openrlhf.dynamic.critic_train_batch_covers_dp",
+    "openrlhf.zero3.actor_even_batches", "openrlhf.zero3.ref_even_batches", "openrlhf.zero3.critic_even_batches",
+    "openrlhf.zero3.reward_even_batches", "openrlhf.advice.even_actor_samples",
+})
+OLD_DEFAULTS = (
+    ("micro_train_batch_size", "train.micro_batch_size", "int", 4, False, "samples per forward/backward per GPU"),
+    ("micro_rollout_batch_size", "rollout.micro_batch_size", "int", 8, False, "samples per experience batch"),
+    ("gmu_permille", "vllm.gpu_memory_utilization", "int", 900, False, "vLLM memory fraction x1000"),
+)
+V062 = Pack(
+    "0.6.2", NEWEST,
+    drop=NOT_IN_062,
+    rules=(
+        Rule(
+            "openrlhf.driver.rollout_divisible_by_actor_world",
+            divides(D["actor_world"], V["rollout_batch_size"]),
+            "rollout_bach_size must be divisible by actor_world_size, got {rollout_batch_size} and {actor_world} "
+            "(actor_num_nodes*actor_num_gpus_per_node = {actor_nnodes}*{actor_gpus_per_node})",
+            Stage.DRIVER, VALIDATE,
+            explanation="Each actor rank generates and scores its own share of the prompts (0.11.2 dispatches "
+                        "the experience over the model groups instead).",
+        ),
+        ZERO3_NEEDS_VLLM,
+        Rule(
+            "openrlhf.driver.vllm_num_engines_required",
+            is_set("vllm_num_engines"),
+            "--vllm_num_engines is not set: _validate_args compares it with 0 (`if args.vllm_num_engines > 0`) and "
+            "stops with TypeError: '>' not supported between instances of 'NoneType' and 'int'",
+            Stage.DRIVER, VALIDATE,
+            explanation="Its default is None; give --vllm_num_engines (0: the actor generates, without vLLM).",
+        ),
+        Rule(
+            "openrlhf.driver.vllm_engines_match_actor_world",
+            divides(D["engines"], D["actor_world"]) | divides(D["actor_world"], D["engines"]),
+            "actor_world_size must be divisible by vllm_num_engines, got {actor_world} and {vllm_num_engines}",
+            Stage.DRIVER, VALIDATE, when=D["engines"] >= 1,
+        ),
+        ACTOR_COVERS_CRITIC,
+        Rule(
+            "openrlhf.driver.packing_needs_vllm",
+            D["engines"] >= 1,
+            "--packing_samples is on but vllm_num_engines = {vllm_num_engines}: Only support `--packing_samples` "
+            "with vLLM",
+            Stage.DRIVER, "openrlhf/cli/train_ppo_ray.py (__main__ block)", when=V["packing_samples"],
+            explanation="0.6.2 packs only when asked: ring attention does not switch packing on.",
+        ),
+    ),
+    variables=OLD_DEFAULTS,
+    sources=(("deepspeed 0.19.6", "deepspeed 0.16.4"),
+             ("openrlhf/cli/train_ppo_ray.py (__main__ block, after parse_args)",
+              "openrlhf/cli/train_ppo_ray.py (__main__ block)"),
+             ("ppo_actor.py:PolicyModelActor", "ppo_actor.py:ActorModelRayActor"),
+             ("ppo_critic.py:CriticModelActor", "ppo_critic.py:CriticModelRayActor"),
+             ("launcher.py:ReferenceModelActor", "launcher.py:ReferenceModelRayActor"),
+             ("launcher.py:RewardModelActor", "launcher.py:RewardModelRayActor")),
+    summary="underscore flags; _validate_args checks rollout_batch_size against the actor's world, ZeRO-3 against "
+            "vLLM, vllm_num_engines and the critic's world against the actor's; no async, dynamic batch or "
+            "experience dispatch over the groups; micro_train_batch_size 4, micro_rollout_batch_size 8, "
+            "vllm_gpu_memory_utilization 0.9 by default",
+)
+
+# 0.5.9 against 0.6.2: the reference model always built, the vLLM check one way, RLOO the only group estimator,
+# colocate_all_models's engine check only at the default memory share (which it then lowers to 0.4)
+V059 = Pack(
+    "0.5.9", "0.6.2",
+    drop=frozenset({
+        # no ring attention or DeepSpeed tensor parallel flag: setup_distributed builds no device mesh
+        "openrlhf.deepspeed.actor_mesh", "openrlhf.deepspeed.ref_mesh", "openrlhf.deepspeed.critic_mesh",
+        "openrlhf.deepspeed.reward_mesh",
+    }),
+    rules=(
+        Rule(
+            "openrlhf.driver.vllm_engines_match_actor_world",
+            divides(D["engines"], D["actor_world"]),
+            "actor_world_size must be divisible by vllm_num_engines, got {actor_world} and {vllm_num_engines}",
+            Stage.DRIVER, VALIDATE, when=D["engines"] >= 1,
+        ),
+        Rule(
+            "openrlhf.colocate.actor_ref_same_size",
+            V["actor_nnodes"].eq(V["ref_nnodes"]) & V["actor_gpus_per_node"].eq(V["ref_gpus_per_node"]),
+            "colocating actor and reference needs the same layout: actor {actor_nnodes}x{actor_gpus_per_node} vs "
+            "ref {ref_nnodes}x{ref_gpus_per_node} (num_nodes x num_gpus_per_node)",
+            Stage.TRAINER_INIT, "openrlhf/cli/train_ppo_ray.py:train",
+            when=V["colocate_actor_ref"] | V["colocate_all"],
+            explanation="0.5.9 builds the reference group whatever the KL coefficient, and checks its layout.",
+        ),
+        Rule(
+            "openrlhf.colocate.vllm_matches_actor",
+            D["actor_world"].eq(D["vllm_gpus"]),
+            "with --colocate_all_models and --vllm_gpu_memory_utilization {gmu_permille}/1000 (at least 0.9, "
+            "lowered to 0.4), actor_num_nodes*actor_num_gpus_per_node = {actor_world} must equal "
+            "vllm_num_engines*vllm_tensor_parallel_size = {engines}*{vllm_tp} = {vllm_gpus}",
+            Stage.TRAINER_INIT, "openrlhf/cli/train_ppo_ray.py:train",
+            when=V["colocate_all"] & (D["engines"] >= 1) & (V["gmu_permille"] >= 900),
+            explanation="0.5.9 asserts it inside its `if args.vllm_gpu_memory_utilization >= 0.9` branch only.",
+        ),
+    ),
+    sources=(("deepspeed 0.16.4", "deepspeed 0.16.3"),),
+    summary="as 0.6.2, but the reference model always runs; actor_world % vllm_num_engines == 0 (not either way); "
+            "only rloo needs n > 1; with colocate_all_models a vLLM share of 0.9 or more is lowered to 0.4 and only "
+            "then is the engines' size checked; no ring attention; log-probs of fp32 logits without flash-attn's "
+            "cross-entropy (models/utils.py log_probs_from_logits)",
+)
+
+# 0.4.0 against 0.5.9: PPO only, no colocate_all_models, no packing; powers of two instead of the rollout check
+V040 = Pack(
+    "0.4.0", "0.5.9",
+    drop=frozenset({
+        "openrlhf.driver.rollout_divisible_by_actor_world", "openrlhf.driver.vllm_engines_match_actor_world",
+        "openrlhf.driver.group_estimator_needs_n", "openrlhf.driver.packing_needs_vllm",
+        "openrlhf.colocate.vllm_matches_actor", "openrlhf.colocate.critic_fits_actor_bundles",
+        "openrlhf.colocate.reward_fits_actor_bundles",
+    }),
+    rules=(
+        Rule(
+            "openrlhf.driver.vllm_num_engines_required",
+            is_set("vllm_num_engines"),
+            "--vllm_num_engines is not set: the __main__ block compares it with 1 (`if args.vllm_num_engines >= 1 "
+            "and args.n_samples_per_prompt > 1`) and stops with TypeError: '>=' not supported between instances of "
+            "'NoneType' and 'int'",
+            Stage.DRIVER, "openrlhf/cli/train_ppo_ray.py (__main__ block)",
+            explanation="Its default is None; give --vllm_num_engines (0: the actor generates, without vLLM).",
+        ),
+        Rule(
+            "openrlhf.driver.actor_world_power_of_two",
+            divides(D["actor_world"], 1 << 20),
+            "actor_world_size must be power of 2, got {actor_world}",
+            Stage.DRIVER, VALIDATE,
+        ),
+        Rule(
+            "openrlhf.driver.critic_world_power_of_two",
+            divides(D["critic_world"], 1 << 20),
+            "critic_world_size must be power of 2, got {critic_world}",
+            Stage.DRIVER, VALIDATE,
+        ),
+        Rule(
+            "openrlhf.driver.actor_world_divisible_by_critic_world",
+            divides(D["critic_world"], D["actor_world"]),
+            "actor_world_size must be divisible by critic_world_size, got {actor_world} and {critic_world}",
+            Stage.DRIVER, VALIDATE,
+        ),
+    ),
+    sources=(("deepspeed 0.16.3", "deepspeed 0.14.4"),
+             ("openrlhf/utils/deepspeed/deepspeed.py", "openrlhf/utils/deepspeed.py")),
+    summary="PPO only (a critic and a reference model always run); _validate_args asks for actor and critic world "
+            "sizes that are powers of two, the actor's a multiple of the critic's, and ZeRO-3 with vLLM; DeepSpeed "
+            "accumulates gradients in fp32 (ZeRO-1: unpartitioned fp32 gradients)",
+)
+PACKS = {p.version: p for p in (V062, V059, V040)}
+
+
+@functools.lru_cache(maxsize=None)
+def ruleset_for(version: str) -> RuleSet:
+    """The rules of an OpenRLHF release we follow."""
+    if version == NEWEST:
+        return R.RULESET
+    pack = PACKS[version]
+    base = ruleset_for(pack.edits)
+    variables = dict(base.variables)
+    for name, key, kind, default, optional, desc in pack.variables:
+        variables[name] = VarSpec(name, key, kind, default, optional, desc)
+    rules = edit_rules(base.rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
+                       release=(f"OpenRLHF {pack.edits}", f"OpenRLHF {version}"))
+    return RuleSet("openrlhf", version, variables, list(base.derived), rules)
+
+
+def changes(version: str) -> dict[str, list[tuple[str, str]]]:
+    """What a release's rules do differently from 0.11.2's: {"absent", "added", "changed"} -> (rule id, source)."""
+    return rule_changes(R.RULESET.rules, ruleset_for(version).rules)
+
+
+def resolve(text: str) -> tuple[str, str | None]:
+    """A release a user names -> (our pack, a note when it is not the one named). Raises ValueError when none fits."""
+    v = text.strip().lstrip("v")
+    if v in VERSIONS:
+        return v, None
+    parts = v.split(".")
+    series = ".".join(parts[:2])
+    if series in SERIES and len(parts) >= 3:
+        pack = SERIES[series]
+        return pack, f"OpenRLHF {v} is checked with the rules of {pack}, the {series}.x release we follow"
+    raise ValueError(v)
+
+
+# ---------------------------------------------------------------------------------------------- dating
+ALL_FLAGS = frozenset().union(*RELEASE_FLAGS.values())
+
+
+def _plain(keys: Iterable[str]) -> list[str]:
+    return sorted({k[2:] if k.startswith("--") else k for k in keys})
+
+
+def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
+    """The newest release whose train_ppo_ray has every flag the config sets that not all releases have, and why;
+    (None, why) when nothing dates the config, when no release has them all, or when the newest that does is one
+    whose rules we do not follow."""
+    keys = [k for k in _plain(flat) if k in ALL_FLAGS]
+    dating = [k for k in keys if not all(k in f for f in RELEASE_FLAGS.values())]
+    if not dating:
+        return None, "no flag of the config is specific to an OpenRLHF release"
+    have = [v for v, f in RELEASE_FLAGS.items() if all(k in f for k in dating)]
+    known = ", ".join(sorted(RELEASE_FLAGS, key=_key))
+    shown = ", ".join(dating[:6]) + (" ..." if len(dating) > 6 else "")
+    if not have:
+        return None, f"its flags ({shown}) belong to no single release of those whose flags we know ({known})"
+    best = max(have, key=_key)
+    if best not in VERSIONS:
+        return None, (f"its flags ({shown}) are OpenRLHF {best}'s, the newest of the releases whose flags we know "
+                      f"({known}) that has them all, and we do not follow its rules")
+    pack = best
+    return pack, f"its flags ({shown}): the newest release that has them all, of {known}"
+
+
+def upgrade_note(version: str, flat: Mapping[str, object]) -> str:
+    """What breaks when this config, written for ``version``, runs on the newest release we follow."""
+    old = [k for k in _plain(flat) if k in ALL_FLAGS and k not in RELEASE_FLAGS[NEWEST]]
+    shown = ", ".join(f"--{k}" for k in old[:4]) + (" ..." if len(old) > 4 else "")
+    what = f"{shown} {'is' if len(old) == 1 else 'are'} not a flag there (0.10.2 renamed them to dotted names: " \
+           "--train.micro_batch_size for --micro_train_batch_size, and so on)" if old else "its flags are accepted"
+    return (f"upgrade: on OpenRLHF {NEWEST} {what}; its defaults differ too (micro_train_batch_size and "
+            "micro_rollout_batch_size 1, vllm.gpu_memory_utilization 0.95)")

@@ -1,0 +1,113 @@
+"""OpenRLHF release packs (frameworks/openrlhf/versions.py): each release's own checks and defaults, the release a
+config's flags date it to, and the 0.4 fp32 gradient accumulation reaching the memory model."""
+
+from rlbatch_solver.costmodel.memory import deepspeed_states
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.openrlhf import versions
+
+OLD = {"--actor_num_nodes": 1, "--actor_num_gpus_per_node": 6, "--critic_num_nodes": 1,
+       "--critic_num_gpus_per_node": 4, "--ref_num_nodes": 1, "--ref_num_gpus_per_node": 2,
+       "--reward_num_nodes": 1, "--reward_num_gpus_per_node": 2, "--rollout_batch_size": 64,
+       "--train_batch_size": 64, "--micro_train_batch_size": 2, "--micro_rollout_batch_size": 4,
+       "--vllm_num_engines": 2, "--pretrain_data": "x"}
+
+
+def _failed(fw, flat):
+    return set(fw.ruleset.failing_errors(fw.to_values(flat, gpus=None, model=None)))
+
+
+def test_each_release_checks_its_own_asserts():
+    v062, v040 = get_framework("openrlhf==0.6.2"), get_framework("openrlhf==0.4.0")
+    failed_062, failed_040 = _failed(v062, OLD), _failed(v040, OLD)
+    # 64 prompts over 6 actor ranks; 6 is not a multiple of the critic's 4
+    assert {"openrlhf.driver.rollout_divisible_by_actor_world",
+            "openrlhf.driver.actor_world_divisible_by_critic_world"} <= failed_062
+    assert "openrlhf.driver.legacy_flag_names" not in failed_062
+    # 0.4.0 asks for powers of two instead of the rollout check
+    assert "openrlhf.driver.actor_world_power_of_two" in failed_040
+    assert "openrlhf.driver.critic_world_power_of_two" not in failed_040
+    assert "openrlhf.driver.rollout_divisible_by_actor_world" not in failed_040
+    fixed = {**OLD, "--actor_num_gpus_per_node": 4}
+    assert not {"openrlhf.driver.rollout_divisible_by_actor_world", "openrlhf.driver.actor_world_power_of_two",
+                "openrlhf.driver.actor_world_divisible_by_critic_world"} & (_failed(v062, fixed) | _failed(v040, fixed))
+
+
+def test_release_defaults_reach_the_values():
+    flat = {"--actor_num_gpus_per_node": 4}
+    new = get_framework("openrlhf").to_values(flat, gpus=None, model=None)
+    old = get_framework("openrlhf==0.4.0").to_values(flat, gpus=None, model=None)
+    assert (new["micro_train_batch_size"], new["micro_rollout_batch_size"], new["gmu_permille"]) == (1, 1, 950)
+    assert (old["micro_train_batch_size"], old["micro_rollout_batch_size"], old["gmu_permille"]) == (4, 8, 900)
+    assert old["grad_accum_fp32"] and not new["grad_accum_fp32"]
+    assert old["need_ref"]  # 0.4.0 builds the reference model whatever the KL coefficient
+    assert not get_framework("openrlhf==0.4.0").to_values({**flat, "--grad_accum_dtype": "bf16"}, gpus=None,
+                                                          model=None)["grad_accum_fp32"]
+
+
+def test_fp32_grad_accumulation_only_changes_zero1():
+    p, n = 7e9, 8
+    assert deepspeed_states(p, n, 1, True)[1] == 6 * p > deepspeed_states(p, n, 1, False)[1]
+    assert deepspeed_states(p, n, 2, True) == deepspeed_states(p, n, 2, False)
+    assert deepspeed_states(p, n, 1, True)[2] == deepspeed_states(p, n, 1, False)[2]
+
+
+def test_flags_date_the_config():
+    assert versions.detect({"--micro_train_batch_size": 1, "--pretrain_data": "x"})[0] == "0.6.2"
+    assert versions.detect({"--disable_trace_cache": True})[0] == "0.4.0"
+    # --flash_attn was last a flag in 0.7.5, a release we do not follow: the newest, with the reason
+    version, why = versions.detect({"--flash_attn": True})
+    assert version is None and "0.7.5" in why
+    assert versions.detect({"--train.batch_size": 8})[0] == "0.11.2"
+    fw, note = get_framework("openrlhf").for_config(OLD)
+    assert fw.version == "0.6.2" and "upgrade: on OpenRLHF 0.11.2 --" in note
+    assert get_framework("openrlhf==0.6.3").version == "0.6.2"
+    assert versions.detect({"--use_kl_estimator_k3": True})[0] == "0.5.9"  # a flag of 0.5.x only
+    assert get_framework("openrlhf==0.5.9.post1").version == "0.5.9"
+
+
+def test_each_release_prices_its_own_log_prob_code():
+    from rlbatch_solver.costmodel import constants as C
+
+    flat = {"--actor_num_gpus_per_node": 4, "--vllm_num_engines": 4}
+    impl = {}
+    for version in ("0.11.2", "0.6.2", "0.5.9", "0.4.0"):
+        fw = get_framework(f"openrlhf=={version}")
+        values = fw.to_values(flat, gpus=None, model=None)
+        impl[version] = (values["logits_gather"], values["logits_fp32_model"])
+    assert impl == {"0.11.2": (False, False), "0.6.2": (False, False), "0.5.9": (True, False), "0.4.0": (True, True)}
+    # without flash-attn's cross-entropy the update holds more fp32 [tokens, vocab] tensors than 0.6.2 on
+    assert C.LOGIT_BYTES["openrlhf-0.5"][2] > C.LOGIT_BYTES["openrlhf"][2]
+    assert C.LOGIT_BYTES["openrlhf-0.4"][0] > C.LOGIT_BYTES["openrlhf"][0]  # the model's own fp32 upcast
+
+
+def test_059_colocated_engine_runs_at_0_4():
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.phase import Phase
+    from rlbatch_solver.frameworks.openrlhf.cost import make_plan
+
+    flat = {"--actor_num_gpus_per_node": 4, "--vllm_num_engines": 4, "--colocate_all_models": True}
+    model, gpu = load_model("qwen2.5-7b"), load_gpu("a100-80gb")
+    for version, share in (("0.5.9", 0.4), ("0.6.2", 0.9)):
+        fw = get_framework(f"openrlhf=={version}")
+        plan = make_plan(fw.to_values(flat, gpus=None, model=None), Phase.ROLLOUT, model, gpu)
+        assert plan.gpu_memory_utilization == share
+    # below 0.9 the share is the user's, and 0.5.9 checks the engines against the actor only at 0.9 or more
+    fw = get_framework("openrlhf==0.5.9")
+    low = {**flat, "--vllm_num_engines": 2, "--vllm_gpu_memory_utilization": 0.5}
+    assert make_plan(fw.to_values(low, gpus=None, model=None), Phase.ROLLOUT, model, gpu).gpu_memory_utilization == 0.5
+    assert "openrlhf.colocate.vllm_matches_actor" not in _failed(fw, low)
+    assert "openrlhf.colocate.vllm_matches_actor" in _failed(fw, {**low, "--vllm_gpu_memory_utilization": 0.9})
+
+
+def test_fix_writes_the_release_own_flag_names():
+    from rlbatch_solver.api import fix
+
+    flags = [f"--{k[2:]}" if v is True else f"{k} {v}" for k, v in {
+        "--actor_num_nodes": 1, "--actor_num_gpus_per_node": 8, "--critic_num_nodes": 1,
+        "--critic_num_gpus_per_node": 8, "--ref_num_gpus_per_node": 8, "--reward_num_gpus_per_node": 8,
+        "--rollout_batch_size": 100, "--train_batch_size": 64, "--micro_train_batch_size": 2,
+        "--vllm_num_engines": 4}.items()]
+    report = fix(" ".join(flags), framework="openrlhf==0.6.2")
+    assert report.native_after == ["--rollout_batch_size 96"]
+    assert get_framework("openrlhf").native_key("rollout_batch_size") == "rollout.batch_size"
