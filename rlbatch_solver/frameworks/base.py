@@ -61,6 +61,21 @@ def attention_constants(model: ModelCard) -> dict[str, int]:
     }
 
 
+def cumulative_names(changes: Mapping[str, tuple[Any, Any]]) -> dict[str, frozenset[str]]:
+    """Each release's names (a parser's flags, a config class's fields) from the changes each release made to the one
+    before it, in release order: ``release -> (added, removed)``, each a sequence of names or one space-separated
+    string."""
+    def names(x: Any) -> frozenset[str]:
+        return frozenset(x.split()) if isinstance(x, str) else frozenset(x)
+
+    current: frozenset[str] = frozenset()
+    out = {}
+    for release, (added, removed) in changes.items():
+        current = (current - names(removed)) | names(added)
+        out[release] = current
+    return out
+
+
 @dataclass
 class Space:
     """Domains of the rule variables plus search-space restrictions (ties)."""
