@@ -38,6 +38,18 @@ def pow2(lo: int, hi: int) -> list[int]:
     return [2**i for i in range(0, 21) if lo <= 2**i <= hi]
 
 
+def batches_for_gpus(values: Sequence[int], gpus: int, n: int) -> list[int]:
+    """A search domain of batch sizes (prompts) that ``gpus`` GPUs can split: GPUs that are not a power of two (6, 12,
+    24) divide no power-of-two batch unless n holds their odd part, so the sizes are then that odd part times the
+    given ones (48, 96, ... for 24 GPUs), up to the same largest; otherwise the given sizes."""
+    odd = gpus
+    while odd > 0 and odd % 2 == 0:
+        odd //= 2
+    if odd > 1 and n % odd:
+        return [odd * v for v in values if odd * v <= values[-1]]
+    return list(values)
+
+
 def divisors(n: int) -> list[int]:
     """The divisors of ``n`` in ascending order, found up to its square root (a batch of 10**9 has 100 of them,
     found in 31,623 steps rather than 10**9); none for ``n`` < 1."""

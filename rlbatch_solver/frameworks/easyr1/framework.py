@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Value
-from ..base import Framework, Space, attention_constants, pow2
+from ..base import Framework, Space, attention_constants, batches_for_gpus, pow2
 from ..overrides import (flatten, hydra_bool, is_file, load_yaml_file, memory_share_permille, parse_hydra_overrides,
                          resolve_algorithm, whole_number)
 from ..verl.fsdp import default_n, overrides_to_yaml
@@ -203,17 +203,13 @@ class EasyR1Framework(Framework):
                                               "data.rollout_batch_size")
         total = scenario.total_gpus
         search = {**SEARCH, **(CRITIC_SEARCH if base["need_critic"] else {}), **(KNOB_SEARCH if with_knobs else {})}
-        odd = total
-        while odd % 2 == 0:
-            odd //= 2
         for name, values in search.items():
             if name in user_set:
                 continue
             if name == "rollout_tp":
                 values = [v for v in values if v <= total]
-            elif name in ("train_batch_size", "actor_mini", "critic_mini") and odd > 1 and int(base["n"]) % odd:
-                # GPUs that are not a power of two divide a batch only with their odd part in it
-                values = [odd * v for v in values if odd * v <= values[-1]]
+            elif name in ("train_batch_size", "actor_mini", "critic_mini"):
+                values = batches_for_gpus(values, total, int(base["n"]))
             domains[name] = list(values)
         fixed_native = {k: v for k, v in native.items() if k not in by_key and k != "config"}
         return Space(domains, [], fixed_native)

@@ -18,7 +18,7 @@ from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, Stage, Value
 from ...rules.expr import IntVar
 from ...rules.ids import tie_rule
-from ..base import Framework, Space, attention_constants, pow2
+from ..base import Framework, Space, attention_constants, batches_for_gpus, pow2
 from ..overrides import hydra_bool, memory_share_permille, parse_hydra_overrides, resolve_algorithm, whole_number
 from ..verl.fsdp import default_n, overrides_to_yaml
 from . import columns, docs, errors, repair
@@ -188,29 +188,17 @@ class SkyRLFramework(Framework):
         native = self._native(scenario)
         base = config_values(native, model=model)
         by_key = self.ruleset.by_key()
-        domains: dict[str, list[Value]] = {name: [value] for name, value in base.items()}
-        domains["cluster_num_gpus"] = [scenario.total_gpus]
-        user_set = {by_key[k].name for k in scenario.fixed if k in by_key}
-        for key, values in scenario.search.items():
-            spec = by_key.get(key)
-            if spec is None or spec.name in DECIDED:
-                raise InputError(f"search.{key}", f"is not a SkyRL key we search.{did_you_mean(key, by_key)}",
-                                 "search over batch, micro-batch and parallel sizes (trainer.train_batch_size, ...).")
-            domains[spec.name] = [_value(spec.name, v) for v in values]
-            user_set.add(spec.name)
+        domains, user_set = self.user_domains(scenario, base, DECIDED, _value, "a SkyRL key", "trainer.train_batch_size")
+        domains["cluster_num_gpus"] = [scenario.total_gpus]  # decided: never the user's search
         total = scenario.total_gpus
         search = {**SEARCH, **(CRITIC_SEARCH if base["need_critic"] else {}), **(KNOB_SEARCH if with_knobs else {})}
-        odd = total
-        while odd % 2 == 0:
-            odd //= 2
         for name, values in search.items():
             if name in user_set:
                 continue
             if name == "rollout_tp":
                 values = [v for v in values if v <= total and total % v == 0]
-            elif name in ("train_batch_size", "actor_mini", "critic_mini") and odd > 1 and int(base["n"]) % odd:
-                # GPUs that are not a power of two divide a batch only with their odd part in it
-                values = [odd * v for v in values if odd * v <= values[-1]]
+            elif name in ("train_batch_size", "actor_mini", "critic_mini"):
+                values = batches_for_gpus(values, total, int(base["n"]))
             domains[name] = list(values)
         extra: list[Rule] = []
         if "num_engines" not in user_set and base["colocate_all"]:

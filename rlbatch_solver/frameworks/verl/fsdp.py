@@ -32,7 +32,7 @@ from ...rules.ids import tie_rule
 from . import columns, docs, errors, repair, versions
 from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
-from ..base import Framework, Space, attention_constants, divisors, of_absent_model, pow2
+from ..base import Framework, Space, attention_constants, batches_for_gpus, divisors, of_absent_model, pow2
 from ..overrides import hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
 
 # algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
@@ -608,16 +608,9 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
         if name in PARALLEL_CAPPED:
             values = [v for v in values if v <= total]
         domains[name] = list(values)
-    # GPUs that are not a power of two (6, 12, 24) divide no power-of-two batch unless n holds their odd part: the
-    # batch sizes are then that odd part times powers of two (48, 96, ... for 24 GPUs), up to the same largest
-    odd = total
-    while odd % 2 == 0:
-        odd //= 2
-    if odd > 1 and n % odd:
-        for name in ("train_batch_size", "actor_mini"):
-            if name not in user_set and name in search_defaults:
-                top = search_defaults[name][-1]
-                domains[name] = [odd * v for v in search_defaults[name] if odd * v <= top]
+    for name in ("train_batch_size", "actor_mini"):
+        if name not in user_set and name in search_defaults:
+            domains[name] = batches_for_gpus(search_defaults[name], total, n)
     # switch to per-GPU micro sizes (deprecated global ones stay unset)
     for name in ("actor_micro", "logprob_micro", "ref_micro", "critic_micro"):
         if name not in user_set:
