@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
 from ..costmodel.phase import Phase
 from ..rules.base import Value
@@ -23,3 +23,30 @@ def phases_run(values: Mapping[str, Value]) -> list[str]:
 def token_budget(values: Mapping[str, Value], dyn: str, tokens: str) -> int | None:
     """The per-GPU token budget ``values[tokens]`` when dynamic batching (``values[dyn]``) is on, else None."""
     return int(values[tokens]) if values.get(dyn) else None
+
+
+# A framework whose cost is another's (EasyR1 and SkyRL on verl's FSDP terms, slime on verl-megatron's) maps its rule
+# values onto that framework's: ``fixed`` values the mapped framework reads that this one never varies, and
+# ``fills``, each mapped name -> (its sources among this framework's variables, how it is computed from them).
+Fills = Mapping[str, tuple[tuple[str, ...], Callable[[Mapping[str, Value]], Any]]]
+
+
+def mapped_values(values: Mapping[str, Value], fixed: Mapping[str, Value], fills: Fills) -> dict[str, Any]:
+    """This framework's rule values as the mapped framework's: the fixed ones, the values, each fill computed."""
+    out: dict[str, Any] = {**fixed, **values}
+    for name, (_, fn) in fills.items():
+        out[name] = fn(values)
+    return out
+
+
+def mapped_inputs(table: Mapping[str, list[str]], fills: Fills, variables: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The mapped framework's phase inputs in this framework's variables: a filled name by its sources, a name of
+    its own as itself, a fixed one dropped."""
+    out = {}
+    for phase, names in table.items():
+        mine: list[str] = []
+        for name in names:
+            sources = fills[name][0] if name in fills else ((name,) if name in variables else ())
+            mine += [s for s in sources if s not in mine]
+        out[phase] = mine
+    return out

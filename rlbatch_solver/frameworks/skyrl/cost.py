@@ -33,6 +33,7 @@ from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.tables import CostSpec
 from ...rules.base import Value
+from ..cost_common import mapped_inputs, mapped_values
 from ..verl import cost as verl_cost
 from .rules import VARIABLES
 
@@ -94,22 +95,12 @@ FIXED: dict[str, Value] = {
 
 def verl_values(values: Mapping[str, Value]) -> dict[str, Any]:
     """SkyRL rule values -> the verl values its cost terms read."""
-    out: dict[str, Any] = {**FIXED, **values}
-    for name, (_, fn) in FILLS.items():
-        out[name] = fn(values)
-    return out
+    return mapped_values(values, FIXED, FILLS)
 
 
 def _inputs(table: Mapping[str, list[str]]) -> dict[str, list[str]]:
-    """verl's phase inputs in SkyRL's variables: a filled name by its sources, a fixed one dropped."""
-    out = {}
-    for phase, names in table.items():
-        mine: list[str] = []
-        for name in names:
-            sources = FILLS[name][0] if name in FILLS else ((name,) if name in VARIABLES else ())
-            mine += [s for s in sources if s not in mine]
-        out[phase] = mine
-    return out
+    """verl's phase inputs in SkyRL's variables."""
+    return mapped_inputs(table, FILLS, VARIABLES)
 
 
 def _unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:

@@ -42,6 +42,7 @@ from ...catalog.models import ModelCard
 from ...costmodel import sglang_defaults
 from ...costmodel.tables import CostSpec
 from ...rules.base import Value
+from ..cost_common import mapped_inputs, mapped_values
 from ..verl import cost_megatron as vm
 from .rules import VARIABLES
 
@@ -179,23 +180,12 @@ FIXED: dict[str, Value] = {
 
 def verl_values(values: Mapping[str, Value], gpu: GPU) -> dict[str, Any]:
     """slime rule values -> the verl-megatron values its cost terms read."""
-    out: dict[str, Any] = {**FIXED, **values}
-    for name, (_, fn) in fills(gpu).items():
-        out[name] = fn(values)
-    return out
+    return mapped_values(values, FIXED, fills(gpu))
 
 
 def _inputs(table: Mapping[str, list[str]], gpu: GPU) -> dict[str, list[str]]:
-    """verl-megatron's phase inputs in slime's variables: a filled name by its sources, a fixed one dropped."""
-    table_fills = fills(gpu)
-    out = {}
-    for phase, names in table.items():
-        mine: list[str] = []
-        for name in names:
-            sources = table_fills[name][0] if name in table_fills else ((name,) if name in VARIABLES else ())
-            mine += [s for s in sources if s not in mine]
-        out[phase] = mine
-    return out
+    """verl-megatron's phase inputs in slime's variables."""
+    return mapped_inputs(table, fills(gpu), VARIABLES)
 
 
 def _unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
