@@ -159,6 +159,10 @@ class Framework(ABC):
     # the run-log formats a run of this framework prints that ``calibrate`` reads (runlog.FORMATS)
     log_formats: tuple[str, ...] = ()
 
+    # the release packs of a framework that follows several releases (its versions.py: ``resolve(text)`` -> (pack,
+    # note) or ValueError, ``ruleset_for(version)``); None: one release only
+    releases: Any = None
+
     @property
     def accuracy_family(self) -> str:
         """Whose published runs give this framework's error bars (costmodel/accuracy.yaml): by default its own."""
@@ -171,13 +175,25 @@ class Framework(ABC):
 
     def resolve_version(self, text: str) -> tuple[str | None, str | None]:
         """A version the user names -> (the one of ``versions`` it is checked with, a note when that is not the one
-        named); (None, None) when none is."""
+        named); (None, None) when none is. With release packs, their ``resolve`` decides."""
+        if self.releases is not None:
+            try:
+                return self.releases.resolve(text)
+            except ValueError:
+                return None, None
         return (self.version, None) if text.strip().lstrip("v") == self.version else (None, None)
 
     @classmethod
     def for_version(cls, version: str) -> "Framework":
-        """This framework with the rules of another of its ``versions``, pinned to it (verl's packs)."""
-        raise LookupError(f"{cls.__name__} follows one version only")
+        """This framework with the rules of another of its ``versions`` (its release packs' ``ruleset_for``), pinned
+        to it."""
+        if cls.releases is None:
+            raise LookupError(f"{cls.__name__} follows one version only")
+        fw = cls()
+        fw.version = version
+        fw.ruleset = cls.releases.ruleset_for(version)
+        fw.pinned = True
+        return fw
 
     @abstractmethod
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:

@@ -503,22 +503,8 @@ class OpenRLHFFramework(Framework):
     shapes_learning = frozenset({"train_batch_size", "rollout_batch_size"})
     scenario_vars = {"response_length": "max_new_tokens", "n": "n", "nnodes": "actor_nnodes"}
 
+    releases = versions
     versions = versions.VERSIONS
-
-    @classmethod
-    def for_version(cls, version: str) -> "OpenRLHFFramework":
-        """This framework with the rules and defaults of another OpenRLHF release (``versions.py``), pinned to it."""
-        fw = cls()
-        fw.version = version
-        fw.ruleset = versions.ruleset_for(version)
-        fw.pinned = True
-        return fw
-
-    def resolve_version(self, text: str) -> tuple[str | None, str | None]:
-        try:
-            return versions.resolve(text)
-        except ValueError:
-            return None, None
 
     def for_config(self, flat: Mapping[str, Any]):
         """The release a pasted config's flags date it to (flags only some releases' train_ppo_ray has), unless the

@@ -226,6 +226,7 @@ class TrlFramework(SwiftFramework):
     scenario_vars = {"prompt_length": "max_prompt_length", "response_length": "max_completion_length",
                      "n": "num_generations", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
 
+    releases = versions
     versions = versions.VERSIONS
 
     @property
@@ -244,21 +245,6 @@ class TrlFramework(SwiftFramework):
     @property
     def newest(self) -> bool:
         return self.version == versions.NEWEST
-
-    @classmethod
-    def for_version(cls, version: str) -> "TrlFramework":
-        """This framework with the rules of another TRL release (``versions.py``), pinned to it."""
-        fw = cls()
-        fw.version = version
-        fw.ruleset = versions.ruleset_for(version)
-        fw.pinned = True
-        return fw
-
-    def resolve_version(self, text: str) -> tuple[str | None, str | None]:
-        try:
-            return versions.resolve(text)
-        except ValueError:
-            return None, None
 
     def for_config(self, flat: Mapping[str, Any]):
         """The release a pasted config's fields date it to (fields only some releases' GRPOConfig has), unless the user

@@ -778,6 +778,7 @@ class VersionPacks:
     name: str
     version: str
     ruleset: RuleSet
+    releases = versions
     versions = versions.VERSIONS
     part = "any"  # which rules of a pack (versions.ruleset_for): "any" (both backends) or "megatron"
     log_formats = ("verl", "verl-jsonl")  # the console logger's lines, the file logger's JSON lines
@@ -819,12 +820,6 @@ class VersionPacks:
         fw.doc_ruleset = versions.ruleset_for(version, "fsdp" if cls.part == "any" else cls.part)
         fw.pinned = True
         return fw
-
-    def resolve_version(self, text: str) -> tuple[str | None, str | None]:
-        try:
-            return versions.resolve(text)
-        except ValueError:
-            return None, None
 
     def for_config(self, flat: Mapping[str, Any]) -> tuple[Framework, str | None]:
         """The version pack a pasted config shows (keys only some versions have), unless the user pinned one."""
