@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import crossval as cv  # noqa: E402
 from rlbatch_solver.costmodel.accuracy import FAMILY, MEMORY, PATH, PEAK, POOLED, STEP  # noqa: E402
+from doc_sections import rewrite_marked  # noqa: E402
 from rlbatch_solver.costmodel.efficiency import FITTED_PATH  # noqa: E402
 
 # measured key -> our quantity (a phase, the step, or the training phases' peak memory)
@@ -270,9 +271,7 @@ def current_ceilings() -> dict[str, float]:
 def write() -> None:
     st = study()
     FITTED_PATH.write_text(fitted_yaml(st))
-    text = DOC.read_text()
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    DOC.write_text(text[:start] + doc_section(st) + text[end:])
+    rewrite_marked(DOC, BEGIN, END, doc_section(st))
     PATH.write_text(summary_yaml(st.rows, current_ceilings()))
 
 

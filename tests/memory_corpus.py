@@ -214,11 +214,7 @@ def write_floors(res: list[Result]) -> None:
 if __name__ == "__main__":
     if "--floors" in sys.argv[1:]:
         write_floors(results())
-    doc = HERE.parent / "docs" / "accuracy.md"
-    text = doc.read_text()
-    if TABLE_BEGIN in text:
-        start, end = text.index(TABLE_BEGIN), text.index(TABLE_END) + len(TABLE_END)
-        text = text[:start] + table() + text[end:]
-    else:
-        text += "\n\n## Will it OOM? The memory corpus\n\n" + table() + "\n"
-    doc.write_text(text)
+    from doc_sections import rewrite_marked
+
+    rewrite_marked(HERE.parent / "docs" / "accuracy.md", TABLE_BEGIN, TABLE_END, table(),
+                   append="\n\n## Will it OOM? The memory corpus\n\n")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import yaml
+from doc_sections import rewrite_marked
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -304,7 +305,4 @@ def measured_points() -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":  # rewrite the table in docs/cost-model.md
-    doc = DATA.parents[1] / "docs" / "cost-model.md"
-    text = doc.read_text()
-    start, end = text.index(TABLE_BEGIN), text.index(TABLE_END) + len(TABLE_END)
-    doc.write_text(text[:start] + memory_table() + text[end:])
+    rewrite_marked(DATA.parents[1] / "docs" / "cost-model.md", TABLE_BEGIN, TABLE_END, memory_table())

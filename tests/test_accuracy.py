@@ -14,6 +14,7 @@ import crossval as cv
 from rlbatch_solver.costmodel.efficiency import DEFAULT_EFFICIENCY
 from rlbatch_solver.cli import app
 from rlbatch_solver.costmodel import accuracy as bars
+from doc_sections import marked
 
 POINTS = acc.load_points()
 
@@ -48,9 +49,7 @@ def test_every_point_is_sourced_and_predictable(point):
 def test_doc_summary_and_fitted_constants_are_in_sync(study):
     """docs/accuracy.md, the error bars and the fitted constants the model ships are today's fit of today's
     measured set: a new point, a changed formula or a hand-edited constant fails here until regenerated."""
-    doc = acc.DOC.read_text()
-    start, end = doc.index(acc.BEGIN), doc.index(acc.END) + len(acc.END)
-    assert doc[start:end] == acc.doc_section(study), "run `python tests/accuracy.py`"
+    assert marked(acc.DOC.read_text(), acc.BEGIN, acc.END) == acc.doc_section(study), "run `python tests/accuracy.py`"
     packaged = yaml.safe_load(bars.PATH.read_text())
     assert packaged["families"] == acc.summary(study.rows), "run `python tests/accuracy.py`"
     fitted = yaml.safe_load(acc.FITTED_PATH.read_text())

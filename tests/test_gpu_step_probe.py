@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from doc_sections import marked
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "probe" / "tiny-qwen2.yaml"
@@ -64,9 +65,7 @@ def test_the_measured_table_in_the_docs_is_today_s_model_against_what_the_gpu_me
     """docs/accuracy.md's GPU table recomputes every prediction from the current model: a change to the cost model
     that moves it fails here until `python benchmarks/probe_report.py` rewrites the section."""
     rep = _report()
-    text = rep.DOC.read_text()
-    start, end = text.index(rep.BEGIN), text.index(rep.END) + len(rep.END)
-    assert text[start:end] == rep.section()
+    assert marked(rep.DOC.read_text(), rep.BEGIN, rep.END) == rep.section()
 
 
 def test_the_measurements_support_the_constants_they_are_cited_for():

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from rlbatch_solver.cli import app
 from rlbatch_solver.errors import InputError
 from rlbatch_solver.launch_script import is_launch_script, parse_launch_script
+from doc_sections import marked
 
 SCRIPTS = Path(__file__).resolve().parent / "data" / "scripts"
 
@@ -201,8 +202,7 @@ def test_published_memory_table_is_in_sync_and_scripts_fit_as_recorded():
     from published import TABLE_BEGIN, TABLE_END, check_script, measured_points, memory_table, script_hardware
 
     doc = (SCRIPTS.parents[2] / "docs" / "cost-model.md").read_text()
-    start, end = doc.index(TABLE_BEGIN), doc.index(TABLE_END) + len(TABLE_END)
-    assert doc[start:end] == memory_table()
+    assert marked(doc, TABLE_BEGIN, TABLE_END) == memory_table()
     for rel, hw in script_hardware().items():
         r = check_script(rel, hw)
         recorded = {True: "yes", False: "no"}.get(hw["fits"], hw["fits"])

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 import memory_corpus as mc
+from doc_sections import marked
 
 FLOORS = Path(__file__).resolve().parent / "data" / "memory_corpus_floors.yaml"
 REQUIRED = ("name", "framework", "release", "outcome", "memory", "phase", "source", "where", "gpus", "model", "args")
@@ -97,8 +98,7 @@ def test_recall_and_fit_rate_stay_above_their_floors():
 
 def test_accuracy_page_shows_todays_corpus_table():
     doc = (mc.HERE.parent / "docs" / "accuracy.md").read_text()
-    start, end = doc.index(mc.TABLE_BEGIN), doc.index(mc.TABLE_END) + len(mc.TABLE_END)
-    assert doc[start:end] == mc.table(list(_results()))
+    assert marked(doc, mc.TABLE_BEGIN, mc.TABLE_END) == mc.table(list(_results()))
 
 
 # ----------------------------------------------------------------------------- the classes of miss, pinned

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from doc_sections import rewrite_marked
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -113,12 +114,7 @@ def agreement_line() -> str:
 
 
 def main() -> None:
-    doc = DOC.read_text()
-    if LINE_BEGIN in doc:
-        start, end = doc.index(LINE_BEGIN), doc.index(LINE_END) + len(LINE_END)
-        DOC.write_text(doc[:start] + agreement_line() + doc[end:])
-    else:
-        DOC.write_text(doc.rstrip("\n") + "\n\n" + agreement_line() + "\n")
+    rewrite_marked(DOC, LINE_BEGIN, LINE_END, agreement_line(), append="\n\n")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from doc_sections import rewrite_marked
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -104,9 +105,7 @@ def agreement_line() -> str:
 
 
 def main() -> None:
-    doc = DOC.read_text()
-    start, end = doc.index(LINE_BEGIN), doc.index(LINE_END) + len(LINE_END)
-    DOC.write_text(doc[:start] + agreement_line() + doc[end:])
+    rewrite_marked(DOC, LINE_BEGIN, LINE_END, agreement_line())
 
 
 if __name__ == "__main__":
