@@ -73,6 +73,24 @@ def test_each_version_is_pinned_to_itself(name):
         assert pinned.pinned == (len(fw.versions) > 1), "only a framework with version packs pins a version"
 
 
+@pytest.mark.parametrize("name", [n for n in NAMES if get_framework(n).releases is not None])
+def test_a_named_release_resolves_the_same_way_in_every_framework(name):
+    """One policy for every framework with release packs (base.resolve_release): a post release is its release's
+    pack, an unlisted patch or a bare series its series' pack, each with a note; anything else none."""
+    fw = get_framework(name)
+    series_of = fw.releases.SERIES
+    for version in fw.versions:
+        assert fw.resolve_version(f"v{version}") == (version, None)
+        pack, note = fw.resolve_version(f"{version}.post2")
+        assert pack == version and note == f"{fw.releases.NAME} {version}.post2 is checked with the rules of {version}"
+        series = version.rsplit(".", 1)[0]
+        for named in (f"{series}.99", f"{series}.99.post1", series):
+            pack, note = fw.resolve_version(named)
+            assert pack == series_of[series] and note.endswith(f"the {series}.x release we follow"), named
+    for named in (f"{fw.version}.postx", f"{fw.version}rc1", f"{fw.version.rsplit('.', 1)[0]}.x", "99.0.0", ""):
+        assert fw.resolve_version(named) == (None, None), named
+
+
 def test_architecture_doc_lists_every_member():
     text = (ROOT / "docs" / "architecture.md").read_text()
     section = text[text.index("### The contract"):text.index("## Versions of a framework")]

@@ -14,6 +14,7 @@ import rlbatch_solver as rb
 from clirun import run
 from rlbatch_solver.errors import InputError
 from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.base import resolve_release
 from rlbatch_solver.frameworks.trl import versions as TV
 from rlbatch_solver.frameworks.trl.release_fields import RELEASE_FIELDS
 from rlbatch_solver.frameworks.trl.rules import CONFIG as R_CONFIG
@@ -125,7 +126,7 @@ def test_foreign_fields_of_1_16_are_exactly_the_removed_fields():
     ("0.19", "0.19.1", True), ("0.16.0", "0.16.1", True),
 ])
 def test_resolve(text, version, note):
-    got, why = TV.resolve(text)
+    got, why = resolve_release(text, TV)
     assert got == version and bool(why) == note
     assert get_framework(f"trl=={text}").version == version
 

@@ -64,6 +64,28 @@ def divisors(n: int) -> list[int]:
     return low + high[::-1]
 
 
+def resolve_release(text: str, releases: Any) -> tuple[str, str | None]:
+    """A release a user names -> (the pack of ``releases`` it is checked with, a note when that is not the one named);
+    ValueError when none fits. ``releases`` is a framework folder's versions.py: its ``NAME`` in messages, ``VERSIONS``
+    (the packs) and ``SERIES`` (a minor series -> the pack that judges its patches). A post release is its release's
+    code (verl 0.2.0.post2: 0.2.0's pack); a patch we do not list, or a series alone (trl 0.19), its series' pack;
+    "v" in front is dropped."""
+    v = text.strip().lstrip("v")
+    if v in releases.VERSIONS:
+        return v, None
+    release, dot_post, post = v.partition(".post")
+    if dot_post and not post.isdigit():
+        raise ValueError(v)
+    if release in releases.VERSIONS:
+        return release, f"{releases.NAME} {v} is checked with the rules of {release}"
+    parts = release.split(".")
+    series = ".".join(parts[:2])
+    if series in releases.SERIES and len(parts) >= 2 and all(x.isdigit() for x in parts):
+        pack = releases.SERIES[series]
+        return pack, f"{releases.NAME} {v} is checked with the rules of {pack}, the {series}.x release we follow"
+    raise ValueError(v)
+
+
 def attention_constants(model: ModelCard) -> dict[str, int]:
     """Rule variables the model card gives: attention heads and the position limit."""
     return {
@@ -159,8 +181,8 @@ class Framework(ABC):
     # the run-log formats a run of this framework prints that ``calibrate`` reads (runlog.FORMATS)
     log_formats: tuple[str, ...] = ()
 
-    # the release packs of a framework that follows several releases (its versions.py: ``resolve(text)`` -> (pack,
-    # note) or ValueError, ``ruleset_for(version)``); None: one release only
+    # the release packs of a framework that follows several releases (its versions.py: ``NAME``, ``VERSIONS`` and
+    # ``SERIES``, read by ``resolve_release``, and ``ruleset_for(version)``); None: one release only
     releases: Any = None
 
     @property
@@ -175,10 +197,10 @@ class Framework(ABC):
 
     def resolve_version(self, text: str) -> tuple[str | None, str | None]:
         """A version the user names -> (the one of ``versions`` it is checked with, a note when that is not the one
-        named); (None, None) when none is. With release packs, their ``resolve`` decides."""
+        named); (None, None) when none is. With release packs, ``resolve_release`` picks one of them."""
         if self.releases is not None:
             try:
-                return self.releases.resolve(text)
+                return resolve_release(text, self.releases)
             except ValueError:
                 return None, None
         return (self.version, None) if text.strip().lstrip("v") == self.version else (None, None)

@@ -46,6 +46,7 @@ from ...rules.packs import edit_rules, rule_changes
 from . import rules as R
 from .release_flags import RELEASE_FLAGS
 
+NAME = "OpenRLHF"  # in messages about a release (base.resolve_release)
 NEWEST = R.VERSION
 VERSIONS = ("0.11.2", "0.6.2", "0.5.9", "0.4.0")  # the releases whose rules we follow, newest first
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch we do not list reads its series'
@@ -288,19 +289,6 @@ def ruleset_for(version: str) -> RuleSet:
 def changes(version: str) -> dict[str, list[tuple[str, str]]]:
     """What a release's rules do differently from 0.11.2's: {"absent", "added", "changed"} -> (rule id, source)."""
     return rule_changes(R.RULESET.rules, ruleset_for(version).rules)
-
-
-def resolve(text: str) -> tuple[str, str | None]:
-    """A release a user names -> (our pack, a note when it is not the one named). Raises ValueError when none fits."""
-    v = text.strip().lstrip("v")
-    if v in VERSIONS:
-        return v, None
-    parts = v.split(".")
-    series = ".".join(parts[:2])
-    if series in SERIES and len(parts) >= 3:
-        pack = SERIES[series]
-        return pack, f"OpenRLHF {v} is checked with the rules of {pack}, the {series}.x release we follow"
-    raise ValueError(v)
 
 
 # ---------------------------------------------------------------------------------------------- dating

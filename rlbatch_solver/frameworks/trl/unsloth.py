@@ -148,6 +148,7 @@ class UnslothFramework(TrlFramework):
     launcher_keys = frozenset()
     launcher_entries = ()
     versions = (unsloth_rules.VERSION,)
+    releases = None  # one release: not TRL's packs (the base class resolves its one version)
     entry_commands = ()
     entry_modules = ("unsloth_grpo",)
     launcher_flags = False
@@ -170,13 +171,6 @@ class UnslothFramework(TrlFramework):
     @property
     def newest(self) -> bool:
         return True
-
-    @classmethod
-    def for_version(cls, version: str) -> "UnslothFramework":
-        return cls()
-
-    def resolve_version(self, text: str) -> tuple[str | None, str | None]:
-        return (self.version, None) if text.lstrip("v") == self.version else (None, None)
 
     def for_config(self, flat: Mapping[str, Any]):
         return self, None

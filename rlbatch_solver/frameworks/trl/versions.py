@@ -46,6 +46,7 @@ from . import rules as R
 from .fields import GRPO_SCRIPT_OPTIONS
 from .release_fields import RELEASE_FIELDS
 
+NAME = "TRL"  # in messages about a release (base.resolve_release)
 NEWEST = R.VERSION
 # the releases whose rules we follow, newest first
 VERSIONS = ("1.16.0", "0.29.1", "0.19.1", "0.18.2", "0.17.0", "0.16.1", "0.15.2", "0.14.0")
@@ -392,19 +393,6 @@ def foreign_fields(version: str, keys: Iterable[str]) -> list[str]:
     exactly ``rules.REMOVED_FIELDS``' names)."""
     known = RELEASE_FIELDS[version] | OTHER_OPTIONS
     return [k for k in keys if k in ALL_FIELDS and k not in known]
-
-
-def resolve(text: str) -> tuple[str, str | None]:
-    """A release a user names -> (our pack, a note when it is not the one named). Raises ValueError when none fits."""
-    v = text.strip().lstrip("v")
-    if v in VERSIONS:
-        return v, None
-    parts = v.split(".")
-    series = ".".join(parts[:2])
-    if series in SERIES and len(parts) in (2, 3) and all(x.isdigit() for x in parts):
-        pack = SERIES[series]
-        return pack, f"TRL {v} is checked with the rules of {pack}, the {series}.x release we follow"
-    raise ValueError(v)
 
 
 # the pack that judges each release whose fields we know (release_fields.py): its own, or the nearest whose GRPOConfig

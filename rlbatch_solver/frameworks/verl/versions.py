@@ -36,6 +36,7 @@ from ...rules.packs import edit_rules, rule_changes
 from . import rules as R
 from . import rules_megatron as RM
 
+NAME = "verl"  # in messages about a release (base.resolve_release)
 NEWEST = R.VERSION
 # (version, the pack it edits): the chain 0.9.1 <- 0.8.0 <- 0.7.1 <- 0.6.1 <- 0.2.0 <- 0.1.0
 VERSIONS = ("0.9.1", "0.8.0", "0.7.1", "0.6.1", "0.2.0", "0.1.0")
@@ -599,22 +600,6 @@ def changes(version: str) -> dict[str, list[tuple[str, str]]]:
 
 
 # ---------------------------------------------------------------------------------------------- the version
-def resolve(text: str) -> tuple[str, str | None]:
-    """A version a user names -> (our pack, a note when it is not the one named). Raises ValueError when none fits."""
-    v = text.strip().lstrip("v")
-    if v in VERSIONS:
-        return v, None
-    base, _, post = v.partition(".post")
-    if post.isdigit() and base in VERSIONS:  # a post release (verl 0.2.0.post2): its release's code
-        return base, f"verl {v} is checked with the rules of {base}"
-    parts = v.split(".")
-    series = ".".join(parts[:2])
-    if series in SERIES and all(x.isdigit() for x in parts):
-        pack = SERIES[series]
-        return pack, f"verl {v} is checked with the rules of {pack}, the {series}.x release we follow"
-    raise ValueError(v)
-
-
 # Keys that exist only in some versions' trainer config (their generated ppo_trainer.yaml and
 # ppo_megatron_trainer.yaml): pasting one shows which versions the config was written for. (key prefix, versions)
 # the release a config with keys of verl 0.5 or older is dated to: 0.2's trainer keys are 0.3-0.5's too (grad_offload,
