@@ -1,13 +1,30 @@
-"""A framework release's rules written as edits of a newer release's (frameworks/verl/versions.py and
-frameworks/trl/versions.py): rules dropped, rules replaced or added, and the rest kept with their source files and
-the release named in their texts moved to the older release."""
+"""A framework release's rules written as edits of a newer release's (the versions.py of frameworks/verl, trl and
+openrlhf): rules dropped, rules replaced or added, and the rest kept with their source files and the release named in
+their texts moved to the older release; variables and derived quantities replaced or added by name."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Iterable
+from typing import Iterable, Mapping
 
-from .base import Rule
+from .base import Derived, Rule, VarSpec
+
+
+def edit_variables(variables: Mapping[str, VarSpec], new: Iterable[tuple], *,
+                   drop: Iterable[str] = ()) -> dict[str, VarSpec]:
+    """``variables`` without the names in ``drop``, each of ``new`` ((name, key, kind, default, optional,
+    description), a release pack's) in place of the variable of its name, or added after them."""
+    drop = set(drop)
+    out = {k: v for k, v in variables.items() if k not in drop}
+    for name, key, kind, default, optional, desc in new:
+        out[name] = VarSpec(name, key, kind, default, optional, desc)
+    return out
+
+
+def edit_derived(derived: Iterable[Derived], new: Iterable[Derived]) -> list[Derived]:
+    """``derived`` with each of ``new`` in place of the quantity of its name, the rest of ``new`` after them."""
+    by_name = {d.name: d for d in new}
+    return [by_name.pop(d.name, d) for d in derived] + list(by_name.values())
 
 
 def edit_rules(rules: Iterable[Rule], *, drop: Iterable[str], new: Iterable[Rule], sources: Iterable[tuple[str, str]],

@@ -40,9 +40,9 @@ import functools
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from ...rules.base import Rule, RuleSet, Stage, VarSpec, is_set
+from ...rules.base import Rule, RuleSet, Stage, is_set
 from ...rules.expr import divides
-from ...rules.packs import edit_rules, rule_changes
+from ...rules.packs import edit_rules, edit_variables, rule_changes
 from . import rules as R
 from .release_flags import RELEASE_FLAGS
 
@@ -278,12 +278,9 @@ def ruleset_for(version: str) -> RuleSet:
         return R.RULESET
     pack = PACKS[version]
     base = ruleset_for(pack.edits)
-    variables = dict(base.variables)
-    for name, key, kind, default, optional, desc in pack.variables:
-        variables[name] = VarSpec(name, key, kind, default, optional, desc)
     rules = edit_rules(base.rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
                        release=(f"OpenRLHF {pack.edits}", f"OpenRLHF {version}"))
-    return RuleSet("openrlhf", version, variables, list(base.derived), rules)
+    return RuleSet("openrlhf", version, edit_variables(base.variables, pack.variables), list(base.derived), rules)
 
 
 def changes(version: str) -> dict[str, list[tuple[str, str]]]:

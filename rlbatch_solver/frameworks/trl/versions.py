@@ -39,9 +39,9 @@ import functools
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from ...rules.base import Derived, Rule, RuleSet, Stage, VarSpec, is_set
+from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
 from ...rules.expr import BoolVar, IntVar, divides
-from ...rules.packs import edit_rules, rule_changes
+from ...rules.packs import edit_derived, edit_rules, edit_variables, rule_changes
 from . import rules as R
 from .fields import GRPO_SCRIPT_OPTIONS
 from .release_fields import RELEASE_FIELDS
@@ -366,12 +366,8 @@ def ruleset_for(version: str) -> RuleSet:
         return R.RULESET
     pack = PACKS[version]
     base = ruleset_for(pack.edits)
-    variables = dict(base.variables)
-    for name, key, kind, default, optional, desc in pack.variables:
-        variables[name] = VarSpec(name, key, kind, default, optional, desc)
-    by_name = {d.name: d for d in pack.derived}
-    derived = [by_name.pop(d.name, d) for d in base.derived] + list(by_name.values())
-    return RuleSet("trl", version, variables, derived, _edit_rules(list(base.rules), pack))
+    return RuleSet("trl", version, edit_variables(base.variables, pack.variables),
+                   edit_derived(base.derived, pack.derived), _edit_rules(list(base.rules), pack))
 
 
 def changes(version: str) -> dict[str, list[tuple[str, str]]]:

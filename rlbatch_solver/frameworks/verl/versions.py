@@ -32,7 +32,7 @@ from typing import Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
 from ...rules.expr import BoolVar, Const, IntVar, Table, divides, if_then_else, maximum
-from ...rules.packs import edit_rules, rule_changes
+from ...rules.packs import edit_derived, edit_rules, edit_variables, rule_changes
 from . import rules as R
 from . import rules_megatron as RM
 
@@ -550,12 +550,6 @@ def _edit_rules(rules: list[Rule], pack: Pack, new: tuple[Rule, ...]) -> list[Ru
                       release=(f"verl {NEWEST}", f"verl {pack.version}"))
 
 
-def _edit_derived(derived: list[Derived], pack: Pack) -> list[Derived]:
-    names = {d.name for d in derived}
-    by_name = {d.name: d for d in pack.derived}
-    return [by_name.get(d.name, d) for d in derived] + [d for d in pack.derived if d.name not in names]
-
-
 @functools.lru_cache(maxsize=None)
 def _parts(version: str) -> _Parts:
     if version == NEWEST:
@@ -566,12 +560,10 @@ def _parts(version: str) -> _Parts:
         })
     pack = PACKS[version]
     base = _parts(pack.edits)
-    variables = {k: v for k, v in base.variables.items() if k not in pack.drop_variables}
-    for name, key, kind, default, optional, desc in pack.variables:
-        variables[name] = VarSpec(name, key, kind, default, optional, desc)
+    variables = edit_variables(base.variables, pack.variables, drop=pack.drop_variables)
     return _Parts(_edit_rules(base.shared, pack, pack.shared), _edit_rules(base.fsdp, pack, pack.fsdp),
                   _edit_rules(base.megatron, pack, pack.megatron), variables,
-                  {part: _edit_derived(d, pack) for part, d in base.derived.items()})
+                  {part: edit_derived(d, pack.derived) for part, d in base.derived.items()})
 
 
 def _keep(variables: dict[str, VarSpec], names: set[str]) -> dict[str, VarSpec]:
