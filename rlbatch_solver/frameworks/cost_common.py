@@ -50,3 +50,22 @@ def mapped_inputs(table: Mapping[str, list[str]], fills: Fills, variables: Mappi
             mine += [s for s in sources if s not in mine]
         out[phase] = mine
     return out
+
+
+def mapped_unread(unread: Callable[[str, str, Mapping[str, Any]], set], fixed: Mapping[str, Value], fills: Fills,
+                  variables: Mapping[str, Any]) -> Callable[[str, str, Mapping[str, Any]], set]:
+    """The ``unread`` of the mapped framework (its inputs no plan of a space reads) for this framework's spaces: a
+    filled name takes the values its sources' domains give it (where all its sources but the first have one value);
+    only names that are this framework's variables and no filled name's source come back, so nothing the plan reads
+    is dropped."""
+    sources = {s for srcs, _ in fills.values() for s in srcs}
+
+    def mine(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
+        full = {**{k: [v] for k, v in fixed.items()}, **domains}
+        for name, (srcs, fn) in fills.items():
+            if all(s in domains for s in srcs) and all(len(domains[s]) == 1 for s in srcs[1:]):
+                rest = {s: domains[s][0] for s in srcs[1:]}
+                full[name] = list(dict.fromkeys(fn({**rest, srcs[0]: x}) for x in domains[srcs[0]]))
+        return {n for n in unread(phase, kind, full) if n in variables and n not in sources}
+
+    return mine

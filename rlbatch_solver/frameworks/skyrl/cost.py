@@ -33,7 +33,7 @@ from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.tables import CostSpec
 from ...rules.base import Value
-from ..cost_common import mapped_inputs, mapped_values
+from ..cost_common import mapped_inputs, mapped_unread, mapped_values
 from ..verl import cost as verl_cost
 from .rules import VARIABLES
 
@@ -103,18 +103,6 @@ def _inputs(table: Mapping[str, list[str]]) -> dict[str, list[str]]:
     return mapped_inputs(table, FILLS, VARIABLES)
 
 
-def _unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
-    """verl's unread inputs for the same space (a filled name takes the values its sources' domains give it); only
-    names that are SkyRL variables and no filled name's source come back, so nothing the plan reads is dropped."""
-    full = {**{k: [v] for k, v in FIXED.items()}, **domains}
-    for name, (sources, fn) in FILLS.items():
-        if all(s in domains for s in sources) and all(len(domains[s]) == 1 for s in sources[1:]):
-            rest = {s: domains[s][0] for s in sources[1:]}
-            full[name] = list(dict.fromkeys(fn({**rest, sources[0]: x}) for x in domains[sources[0]]))
-    sources = {s for srcs, _ in FILLS.values() for s in srcs}
-    return {n for n in verl_cost.unread(phase, kind, full) if n in VARIABLES and n not in sources}
-
-
 def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
     return CostSpec(
         framework="skyrl",
@@ -123,7 +111,7 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         memory_inputs=_inputs(verl_cost.MEMORY_INPUTS),
         time_inputs=_inputs(verl_cost.TIME_INPUTS),
         phases_run=lambda values: verl_cost.phases_run_verl(verl_values(values)),
-        unread=_unread,
+        unread=mapped_unread(verl_cost.unread, FIXED, FILLS, VARIABLES),
         samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
         tokens_per_step=verl_cost.tokens_per_step,
         bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool"),
