@@ -19,6 +19,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests"))  # doc_sections: how every generated docs section is read and rewritten
 
 RESULTS = HERE / "results"
 DOC = ROOT / "docs" / "accuracy.md"
@@ -171,9 +172,9 @@ def _layers(model: str) -> int:
 
 
 def write() -> None:
-    text = DOC.read_text()
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    DOC.write_text(text[:start] + section() + text[end:])
+    from doc_sections import rewrite_marked
+
+    rewrite_marked(DOC, BEGIN, END, section())
 
 
 if __name__ == "__main__":
