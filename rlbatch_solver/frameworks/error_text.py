@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional
 
+from .base import divisors
+
 
 @dataclass(frozen=True)
 class ErrorPattern:
@@ -49,6 +51,11 @@ N = r"(?P<{}>-?\d+)"
 
 def _n(name: str) -> str:
     return N.format(name)
+
+
+def some_divisors(total: int) -> str:
+    """The first ten divisors of ``total``, listed ("1, 2, 3, 4, 6, 8, 12, 16, 24, 32"): the sizes a hint offers."""
+    return ", ".join(map(str, divisors(total)[:10]))
 
 
 def _near(value: int, step: int) -> str:

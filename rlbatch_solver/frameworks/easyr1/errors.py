@@ -6,14 +6,9 @@
 from __future__ import annotations
 
 from ...costmodel.phase import Phase
-from ..base import divisors
-from ..error_text import ErrorPattern
+from ..error_text import ErrorPattern, some_divisors
 from ..verl import errors as verl_errors
 from .rules import BALANCE, CHUNK, MESH, ROLLOUT, SPLIT, TRAINER, VLLM
-
-
-def _ok(total: int) -> str:
-    return ", ".join(map(str, divisors(total)[:10]))
 
 
 PATTERNS: list[ErrorPattern] = [
@@ -45,7 +40,7 @@ PATTERNS: list[ErrorPattern] = [
                  ("easyr1.rollout.tp_divides_gpus",), ROLLOUT,
                  "ValueError: rollout world size 6 is not divisible by tp size 4.",
                  hint=lambda x: (f"worker.rollout.tensor_parallel_size {x['tp']} does not divide the {x['world']} GPUs; "
-                                 f"sizes that do: {_ok(x['world'])}"), numbers=("world", "tp")),
+                                 f"sizes that do: {some_divisors(x['world'])}"), numbers=("world", "tp")),
     ErrorPattern("easyr1", r"Tensor parallelism size should be less than world size",
                  ("easyr1.rollout.tp_le_gpus",), VLLM,
                  "ValueError: Tensor parallelism size should be less than world size."),
@@ -69,7 +64,7 @@ PATTERNS: list[ErrorPattern] = [
                   "easyr1.critic.update_batches_split_step", "easyr1.critic.experience_micro_splits_local"), SPLIT,
                  "AssertionError: only support equal split. Got size of DataProto 80 and split 48.",
                  hint=lambda x: (f"a GPU's {x['size']} samples do not split into batches of {x['split']}: sizes that do: "
-                                 f"{_ok(x['size'])}"), numbers=("size", "split")),
+                                 f"{some_divisors(x['size'])}"), numbers=("size", "split")),
 ]
 
 # EasyR1's workers run verl's functions under verl's names (dp_actor.update_policy, compute_log_prob,

@@ -6,14 +6,9 @@
 from __future__ import annotations
 
 from ...costmodel.phase import Phase
-from ..base import divisors
-from ..error_text import ErrorPattern
+from ..error_text import ErrorPattern, some_divisors
 from ..verl import errors as verl_errors
 from .rules import BATCH, BUILD, CFG, GEN, MEGATRON, ULYSSES, UTILS
-
-
-def _ok(total: int) -> str:
-    return ", ".join(map(str, divisors(total)[:10]))
 
 
 def _p(regex: str, rules: tuple[str, ...], source: str, example: str, **kw) -> ErrorPattern:
@@ -65,7 +60,7 @@ PATTERNS: list[ErrorPattern] = [
        "AssertionError: policy_world_size 6 should be divisible by (pp * cp * tp) 4. This ensures that the data "
        "parallel size is an integer.",
        hint=lambda x: (f"tp x pp x cp = {x['mp']} does not divide the {x['world']} policy GPUs; products that do: "
-                       f"{_ok(int(x['world']))}"), numbers=("world", "mp")),
+                       f"{some_divisors(int(x['world']))}"), numbers=("world", "mp")),
     _p(r"ref_world_size \d+ should be divisible by \(pp \* cp \* tp\)", ("skyrl.megatron.ref_world_divisible",), BATCH,
        "AssertionError: ref_world_size 6 should be divisible by (pp * cp * tp) 4. This ensures that the data parallel "
        "size is an integer."),
@@ -73,7 +68,7 @@ PATTERNS: list[ErrorPattern] = [
        ("skyrl.batch.train_divisible_by_mini",), BATCH,
        "AssertionError: train_batch_size 1000 should be divisible by policy_mini_batch_size 256",
        hint=lambda x: (f"policy_mini_batch_size {x['mini']} does not divide train_batch_size {x['tbs']}; sizes that "
-                       f"do: {_ok(int(x['tbs']))}"),
+                       f"do: {some_divisors(int(x['tbs']))}"),
        numbers=("tbs", "mini")),
     _p(r"train_batch_size \d+ should be divisible by critic_mini_batch_size \d+",
        ("skyrl.batch.train_divisible_by_critic_mini",), BATCH,
@@ -89,7 +84,7 @@ PATTERNS: list[ErrorPattern] = [
        "AssertionError: normalized policy_mini_batch_size_per_gpu 320 should be divisible by "
        "micro_train_batch_size_per_gpu 64",
        hint=lambda x: (f"micro_train_batch_size_per_gpu {x['micro']} does not divide the {x['per_gpu']} update samples "
-                       f"per GPU; sizes that do: {_ok(int(x['per_gpu']))}"),
+                       f"per GPU; sizes that do: {some_divisors(int(x['per_gpu']))}"),
        numbers=("per_gpu", "micro")),
     _p(r"normalized critic_mini_batch_size_per_gpu \d+ should be divisible by micro_train_batch_size_per_gpu",
        ("skyrl.batch.critic_mini_divisible_by_micro",), BATCH,

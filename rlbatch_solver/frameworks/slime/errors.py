@@ -7,13 +7,8 @@
 from __future__ import annotations
 
 from ...costmodel.phase import Phase
-from ..base import divisors
-from ..error_text import ErrorPattern
+from ..error_text import ErrorPattern, some_divisors
 from .rules import ARGS, ENGINES, MG_ARGS, MG_CALC, MG_PS, MG_WRAP, PLACEMENT, SCHEDULE, SGL_ARGS
-
-
-def _ok(total: int) -> str:
-    return ", ".join(map(str, divisors(total)[:10]))
 
 
 PATTERNS: list[ErrorPattern] = [
@@ -56,7 +51,7 @@ PATTERNS: list[ErrorPattern] = [
                  ("slime.megatron.world_divisible_by_model_parallel",), MG_ARGS,
                  "AssertionError: world size (6) is not divisible by total_model_size (total_model_size=4)",
                  hint=lambda x: (f"TP*PP*CP must divide the actor's {x['world']} GPUs: products that do: "
-                                 f"{_ok(x['world'])}"), numbers=("world",)),
+                                 f"{some_divisors(x['world'])}"), numbers=("world",)),
     ErrorPattern("slime", r"Number of layers should be divisible by the pipeline-model-parallel size",
                  ("slime.megatron.layers_divisible_by_pp",), MG_ARGS,
                  "AssertionError: Number of layers should be divisible by the pipeline-model-parallel size"),
@@ -69,7 +64,7 @@ PATTERNS: list[ErrorPattern] = [
                  ("slime.sglang.engine_gpus_divisible_by_pp",), SGL_ARGS,
                  "AssertionError: rollout_num_gpus_per_engine (2) must be divisible by sglang_pipeline_parallel_size (4)",
                  hint=lambda x: (f"an engine's {x['engine']} GPUs do not split into {x['pp']} pipeline stages: "
-                                 f"--sglang-pp-size one of {_ok(x['engine'])}"), numbers=("engine", "pp")),
+                                 f"--sglang-pp-size one of {some_divisors(x['engine'])}"), numbers=("engine", "pp")),
     ErrorPattern("slime", r"unsupported operand type\(s\) for \+: 'int' and 'NoneType'",
                  ("slime.placement.separate_needs_rollout_gpus",), PLACEMENT,
                  "TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'"),
@@ -83,7 +78,7 @@ PATTERNS: list[ErrorPattern] = [
                  r"size \((?P<size>\d+)\)", ("slime.megatron.world_divisible_by_expert_parallel",), MG_PS,
                  "RuntimeError: world_size (8) is not divisible by expert_tensor_model_pipeline_parallel size (16)",
                  hint=lambda x: (f"ETP x EP x PP = {x['size']} must divide the actor's {x['world']} GPUs: products "
-                                 f"that do: {_ok(x['world'])}"), numbers=("world", "size")),
+                                 f"that do: {some_divisors(x['world'])}"), numbers=("world", "size")),
     ErrorPattern("slime", r"global batch size \((?P<gbs>\d+)\) is not divisible by micro batch size \((?P<micro>\d+)\) "
                  r"times data parallel size \((?P<dp>\d+)\)",
                  ("slime.megatron.global_batch_divisible_by_micro_dp",), MG_CALC,
