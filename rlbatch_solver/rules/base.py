@@ -87,6 +87,16 @@ class VarSpec:
         return f"{self.name}_set"
 
 
+def bool_names(variables: Mapping[str, VarSpec]) -> frozenset[str]:
+    """The names of the boolean variables (a cost spec's ``bool_names``)."""
+    return frozenset(n for n, s in variables.items() if s.kind == "bool")
+
+
+def optional_names(variables: Mapping[str, VarSpec]) -> frozenset[str]:
+    """The names of the variables that may be unset (a cost spec's ``optional``)."""
+    return frozenset(n for n, s in variables.items() if s.optional)
+
+
 @dataclass(frozen=True)
 class Derived:
     """A named quantity computed from variables, shown in messages and costs."""

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.tables import CostSpec
-from ...rules.base import Value
+from ...rules.base import Value, bool_names, optional_names
 from ..cost_common import mapped_inputs, mapped_unread, mapped_values
 from ..verl import cost as verl_cost
 from .rules import VARIABLES
@@ -92,8 +92,8 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         time_inputs=_inputs(verl_cost.TIME_INPUTS),
         phases_run=lambda values: verl_cost.phases_run_verl(verl_values(values)),
         unread=mapped_unread(verl_cost.unread, FIXED, FILLS, VARIABLES),
-        samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
+        samples=verl_cost.samples_per_step,
         tokens_per_step=verl_cost.tokens_per_step,
-        bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool"),
-        optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
+        bool_names=bool_names(VARIABLES),
+        optional=optional_names(VARIABLES),
     )

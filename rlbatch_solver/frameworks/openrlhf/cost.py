@@ -24,7 +24,7 @@ from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
-from ...rules.base import Value
+from ...rules.base import Value, bool_names, optional_names
 from .rules import VARIABLES
 from ..cost_common import phases_run
 
@@ -237,11 +237,11 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         phases_run=phases_run,
         samples=lambda values: int(values["rollout_batch_size"]) * int(values["n"]),
         tokens_per_step=lambda values: int(values["rollout_batch_size"]) * int(values["n"]) * int(values["max_len"]),
-        bool_names=(frozenset(n for n, s in VARIABLES.items() if s.kind == "bool")
+        bool_names=(bool_names(VARIABLES)
                     | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
                        "colocate_lowers_gmu"}),
         unread=unread,
-        optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
+        optional=optional_names(VARIABLES),
         concurrency=concurrency,
         concurrency_inputs=("colocate_all", "colocate_actor_ref", "ds_sleep", "async_train"),
         pipeline=pipeline,

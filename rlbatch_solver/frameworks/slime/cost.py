@@ -41,7 +41,7 @@ from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel import sglang_defaults
 from ...costmodel.tables import CostSpec
-from ...rules.base import Value
+from ...rules.base import Value, bool_names, optional_names
 from ..cost_common import mapped_inputs, mapped_values
 from ..verl import cost_megatron as vm
 from .rules import VARIABLES
@@ -209,7 +209,7 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         unread=_unread,
         samples=samples,
         tokens_per_step=vm.tokens_per_step,
-        bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool"),
-        optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
+        bool_names=bool_names(VARIABLES),
+        optional=optional_names(VARIABLES),
         pipeline=lambda values: vm.pipeline(verl_values(values, gpu)),
     )

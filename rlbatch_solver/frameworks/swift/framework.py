@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
-from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value
+from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value, bool_names, optional_names
 from ...rules.expr import BoolVar, IntVar
 from . import columns, docs, errors, repair
 from .rules import RULESET as HF_RULESET
@@ -544,8 +544,8 @@ class SwiftFramework(Framework):
         return rollout_layout(values, self.megatron)[1]
 
     def cost_spec(self, model: ModelCard, gpu: Any):
-        bools = frozenset(n for n, s in self.ruleset.variables.items() if s.kind == "bool")
-        optional = frozenset(n for n, s in self.ruleset.variables.items() if s.optional)
+        bools = bool_names(self.ruleset.variables)
+        optional = optional_names(self.ruleset.variables)
         return swift_cost_spec(model, gpu, self.megatron, bools, optional)
 
     def _typed_search(self, key: str, spec, value: Any) -> Value:

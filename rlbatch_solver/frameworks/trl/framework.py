@@ -26,7 +26,7 @@ import yaml
 from ... import safe_input
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
-from ...rules.base import RuleSet, Value
+from ...rules.base import RuleSet, Value, bool_names, optional_names
 from ..base import Space
 from ..overrides import flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
@@ -676,8 +676,8 @@ class TrlFramework(SwiftFramework):
         return True
 
     def cost_spec(self, model: ModelCard, gpu: Any):
-        bools = frozenset(n for n, s in self.ruleset.variables.items() if s.kind == "bool")
-        optional = frozenset(n for n, s in self.ruleset.variables.items() if s.optional)
+        bools = bool_names(self.ruleset.variables)
+        optional = optional_names(self.ruleset.variables)
         return release_cost_spec(swift_cost_spec(model, gpu, False, bools, optional, framework="trl"), self.release)
 
 

@@ -14,7 +14,7 @@ from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
-from ...rules.base import Value
+from ...rules.base import Value, bool_names, optional_names
 from .rules import VARIABLES
 from .rules import VERSION as NEWEST
 from ..cost_common import phases_run, token_budget
@@ -351,6 +351,11 @@ def inputs_of_version(inputs: Mapping[str, list[str]], version: str,
     return {phase: names + extra.get(phase, []) for phase, names in inputs.items()}
 
 
+def samples_per_step(values: Mapping[str, Value]) -> int:
+    """The responses one step trains on: train_batch_size prompts x n responses each (a cost spec's ``samples``)."""
+    return int(values["train_batch_size"]) * int(values["n"])
+
+
 def tokens_per_step(values: Mapping[str, Value]) -> int:
     """Prompt + response tokens (at their limits) of one step: train_batch_size prompts x n responses each."""
     samples = int(values.get("train_batch_size", 0)) * int(values.get("n", 1))
@@ -365,10 +370,10 @@ def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
         time_inputs=inputs_of_version(TIME_INPUTS, version, _LEGACY_FSDP),
         phases_run=phases_run_verl,
         unread=unread,
-        samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
+        samples=samples_per_step,
         tokens_per_step=tokens_per_step,
-        bool_names=frozenset(n for n, s in VARIABLES.items() if s.kind == "bool"),
-        optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
+        bool_names=bool_names(VARIABLES),
+        optional=optional_names(VARIABLES),
         pipeline=pipeline,
         concurrency_inputs=("async_mode", "staleness_permille"),
     )

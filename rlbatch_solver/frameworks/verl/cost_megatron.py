@@ -24,13 +24,13 @@ from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
 from ...costmodel.tables import CostSpec
-from ...rules.base import Value
+from ...rules.base import Value, bool_names, optional_names
 from .rules_megatron import ANY_VARIABLES
 from ..cost_common import token_budget
 from ..base import of_absent_model
 from .cost import (BATCH_SHARE, BUNDLED_VLLM, HOST_COPIES, LEGACY_GLOBAL_MICRO, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching,
                    engine_sleeps_to_host, inputs_of_version, per_gpu_micro, phases_run_verl, pipeline,
-                   shared_plan_fields, tokens_per_step, unread_batch_share)
+                   samples_per_step, shared_plan_fields, tokens_per_step, unread_batch_share)
 
 MG = "actor_rollout_ref.actor.megatron"
 RECOMPUTE_KEY = f"{MG}.override_transformer_config.recompute_granularity"
@@ -223,11 +223,11 @@ def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
         memory_inputs=inputs_of_version(MEMORY_INPUTS, version, _LEGACY),
         time_inputs=inputs_of_version(TIME_INPUTS, version, _LEGACY),
         phases_run=phases_run_verl,
-        samples=lambda values: int(values["train_batch_size"]) * int(values["n"]),
+        samples=samples_per_step,
         tokens_per_step=tokens_per_step,
-        bool_names=frozenset(n for n, s in ANY_VARIABLES.items() if s.kind == "bool"),
+        bool_names=bool_names(ANY_VARIABLES),
         unread=unread,
-        optional=frozenset(n for n, s in ANY_VARIABLES.items() if s.optional),
+        optional=optional_names(ANY_VARIABLES),
         pipeline=pipeline,
         concurrency_inputs=("async_mode", "staleness_permille"),
     )
