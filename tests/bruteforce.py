@@ -34,6 +34,20 @@ def assert_enumerate_equals_checker(ruleset: RuleSet, domains: dict, time_limit_
     assert 0 < len(want) < raw
 
 
+def assert_optimum_is_exhaustive(ruleset: RuleSet, space, objective, top: int = 2, time_limit_s: float = 60) -> None:
+    """CP-SAT's proven optimum of ``objective`` over the space is the best that exhaustive evaluation finds among
+    the configs the checker accepts (gap 0), the space has one that fits, and every config it ranks is valid."""
+    from rlbatch_solver.solver.exhaustive import best_by_exhaustion
+    from rlbatch_solver.solver.optimize import optimize
+
+    best, _ = best_by_exhaustion(ruleset, space, objective)
+    res = optimize(ruleset, space.domains, objective, top=top, time_limit_s=time_limit_s)
+    assert best is not None, "the small space has a config that fits"
+    assert res.proven and res.ranked[0].objective == best  # gap 0
+    for r in res.ranked:
+        assert ruleset.check(r.solution).valid
+
+
 def assert_tables_match_cost_model(space, spec, ruleset, configs: int, seed: int, label: str = "",
                                    terms=None) -> None:
     """On random configs of the space, the solver's per-phase MiB and microseconds per sample are

@@ -261,13 +261,10 @@ def test_tables_equal_the_full_cost_model():
 
 
 def test_cpsat_optimum_equals_exhaustive_evaluation():
-    from rlbatch_solver.solver.exhaustive import best_by_exhaustion
-    from rlbatch_solver.solver.optimize import optimize
+    from bruteforce import assert_optimum_is_exhaustive
 
-    _, _, _, space, spec, terms, ruleset = _small()
-    best, _ = best_by_exhaustion(ruleset, space, terms.time_us_per_sample)
-    res = optimize(ruleset, space.domains, terms.time_us_per_sample, top=2, time_limit_s=60)
-    assert best is not None and res.proven and res.ranked[0].objective == best
+    _, _, _, space, _, terms, ruleset = _small()
+    assert_optimum_is_exhaustive(ruleset, space, terms.time_us_per_sample)
 
 
 def test_recommend_keeps_the_share_and_standby_the_user_set():
