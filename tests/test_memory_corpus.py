@@ -83,6 +83,19 @@ def test_every_case_is_judged():
     assert not errors
 
 
+def test_a_host_case_is_unjudged_only_when_its_node_ram_is_unknown():
+    """A host report whose source gives no node RAM and names no GPU type with a standard node (PRIME #59 on A800s,
+    OpenRLHF #198 on unnamed GPUs) is no evidence either way: it is left out of the scores, not counted as caught
+    (it was, while a missing RAM read as "does not fit")."""
+    from rlbatch_solver.costmodel.host import DEFAULT_HOST_GIB_PER_GPU
+
+    unjudged = {r.case.name for r in _results() if r.unjudged}
+    assert unjudged == {r.case.name for r in _results() if r.case.memory == "host" and r.case.host_mem_gib is None
+                        and r.case.gpu not in DEFAULT_HOST_GIB_PER_GPU}
+    assert {"verl_prime_59_qwen2_5_7b_rloo_8xa800_host", "openrlhf_198_llama2_70b_ppo_adam_offload"} <= unjudged
+    assert all(r.case.memory == "host" for r in _results() if r.unjudged)
+
+
 # ----------------------------------------------------------------------------- the scores
 def test_recall_and_fit_rate_stay_above_their_floors():
     """The floors (tests/data/memory_corpus_floors.yaml) are today's scores: a change that loses a caught OOM or
