@@ -51,9 +51,10 @@ T_LOAD = "checkpoint loaded on the CPU at start-up"
 T_OFF_ACTOR = "actor states offloaded to the CPU"
 T_OFF_CRITIC = "critic states offloaded to the CPU"
 T_OFF_REF = "reference model on the CPU"
-T_ENGINE = "sleeping engine's weights (vLLM sleep level 1)"
+T_ENGINE = "rollout engine's weights in host RAM (vLLM sleep level 1; verl 0.1-0.2's CPU copy)"
 T_DRIVER = "Ray driver process (verl's TaskRunner, OpenRLHF's and EasyR1's trainer loop)"
 T_CKPT = "activation checkpoints offloaded to the CPU (Unsloth)"
+T_LOAD_OTHERS = "reference and reward checkpoints loaded on the CPU beside the actor's"
 
 # The stacks that run their trainer loop in a Ray driver process on the head node beside the GPU workers: verl's
 # main_ppo.py starts a TaskRunner actor (ray::TaskRunner.run in verl #3453's memory list), EasyR1 its Runner,
@@ -61,6 +62,19 @@ T_CKPT = "activation checkpoints offloaded to the CPU (Unsloth)"
 # holds the dataset and each step's batch: priced as one more worker process (HOST_PROCESS_BYTES). torchrun stacks
 # (ms-swift, TRL) have no such process.
 RAY_DRIVER_FRAMEWORKS = frozenset({"verl", "verl-megatron", "openrlhf", "easyr1"})
+
+
+@dataclass(frozen=True)
+class HostLayout:
+    """What a framework whose model groups are processes of their own (OpenRLHF's Ray actors, one per model and GPU)
+    runs on each of the actor's GPUs, beyond the actor's own worker: the default is one worker process per GPU that
+    loads the actor alone (verl's fused WorkerDict, torchrun's ranks)."""
+
+    processes_per_gpu: int = 1  # GPU worker processes per GPU of the actor's group (actor, ref, reward, engine...)
+    # bytes per GPU the other model groups on these GPUs load on the CPU at the same time as the actor
+    other_loads_per_gpu: float = 0.0
+    # the rollout engines went to sleep (weights in host RAM) before the models load: both at start-up
+    engines_asleep_at_load: bool = False
 
 
 @dataclass
@@ -153,15 +167,19 @@ def gpus_on_node(plan: Plan) -> int:
 
 
 def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from: str = "given",
-                  framework: str = "") -> HostReport:
+                  framework: str = "", layout: HostLayout | None = None) -> HostReport:
     """The host memory of a node of this job (the head node: the one with the Ray driver, where the framework runs
     one), from its rollout and actor-update plans (which say what is offloaded while the engine generates and while
-    the actor trains, and whether the sleeping engine keeps its weights)."""
+    the actor trains, and whether the sleeping engine keeps its weights) and, for a framework of one process per
+    model and GPU, its layout on the actor's GPUs."""
+    layout = layout or HostLayout()
     rep = HostReport(ram_bytes, ram_from)
     per_node = gpus_on_node(update)
     nodes = max(1, -(-update.n_gpus // per_node))
-    procs = per_node * HOST_PROCESS_BYTES
+    procs = per_node * layout.processes_per_gpu * HOST_PROCESS_BYTES
     rep.startup = {T_PROC: procs, T_LOAD: _startup_load(update)}
+    if layout.other_loads_per_gpu:
+        rep.startup[T_LOAD_OTHERS] = per_node * layout.other_loads_per_gpu
     steady: dict[str, float] = {T_PROC: procs}
     if framework.split("==")[0] in RAY_DRIVER_FRAMEWORKS:
         rep.startup[T_DRIVER] = steady[T_DRIVER] = HOST_PROCESS_BYTES
@@ -186,6 +204,8 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         engines = max(1, engine_gpus // max(1, rollout.rollout_tp))
         steady[T_ENGINE] = engines * engine_weight_bytes(rollout, model_consts(rollout.model)) * max(
             1, rollout.rollout_tp) / nodes
+        if layout.engines_asleep_at_load:
+            rep.startup[T_ENGINE] = steady[T_ENGINE]
     rep.steady = steady
     return rep
 

@@ -246,8 +246,17 @@ def engine_sleeps_to_host(v: Mapping[str, Value], version: str = NEWEST) -> bool
     vLLM before 0.8.5 and in its async colocated server (verl/third_party/vllm/__init__.py VLLM_SLEEP_LEVEL,
     vllm_async_server.py ``sleep(level=1)``); we price level 1 for them, the larger host footprint. 0.9.1 sleeps at
     level 2 unless the rollout holds a LoRA adapter (vllm_async_server.py ``_resolve_sleep_level``). SGLang releases
-    its memory instead."""
-    if not v.get("free_cache_engine", True) or v.get("rollout_sglang"):
+    its memory instead. verl 0.1-0.2's bundled vLLM keeps its weights in host RAM whatever free_cache_engine says:
+    every rollout ends in offload_model_weights (verl/workers/sharding_manager/fsdp_vllm.py:
+    FSDPVLLMShardingManager.__exit__), which points each parameter at a CPU tensor of its size kept for the run
+    (verl/third_party/vllm/vllm_v_0_6_3/worker.py:Worker.offload_model_weights, torch.empty_like(device="cpu")), and
+    the next sync writes the actor's weights into those CPU tensors before moving the model back to the GPU
+    (dtensor_weight_loaders.py:load_dtensor_weights): one TP shard of the weights per rank, as at sleep level 1."""
+    if v.get("rollout_sglang"):
+        return False
+    if version in BUNDLED_VLLM:
+        return True
+    if not v.get("free_cache_engine", True):
         return False
     return version in LEGACY_WORKERS or bool(v.get("lora_rank"))
 
