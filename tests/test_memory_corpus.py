@@ -462,3 +462,23 @@ def test_openrlhf_prices_a_process_per_model_and_gpu_and_engines_asleep_while_mo
     z3 = rb.check(local[:stage] + ["3"] + local[stage + 1:] + ["--init_kl_coef", "0.01", "--reward_pretrain", "m"],
                   framework=c.framework, gpus=c.gpus, model=c.model, gpu="h100", host_mem_gib=512)
     assert z3.values["zero_stage"] == 3 and T_LOAD_OTHERS not in z3.host.startup
+
+
+def test_a_verl_lora_actor_holds_the_whole_fp32_model_on_every_rank_at_its_first_weight_sync():
+    """verl #2950 (LoRA rank 8 on a 7B, 4 GPUs, 252 GB node; rollout ranks at ~56 GB RSS each): verl's legacy workers
+    send a dummy-loaded vLLM engine its base weights by moving the whole unsharded model to the CPU on every rank
+    (utils/fsdp_utils.py collect_lora_params, ``model.to("cpu")`` inside summon_full_params): 4 ranks x 4 B x 7.6B.
+    rollout.load_format=safetensors (base already loaded) or rollout.layered_summon=True avoid it; 0.9.1's engine
+    workers send the weights tensor by tensor."""
+    from rlbatch_solver.costmodel.host import GIB, T_LORA_SYNC
+
+    r = _check("verl_2950_qwen2_5_math_7b_dapo_lora_4gpu_252g")
+    assert r.host.when == "first LoRA weight sync"
+    assert 110 < r.host.first_sync[T_LORA_SYNC] / GIB < 116
+    c = _case("verl_2950_qwen2_5_math_7b_dapo_lora_4gpu_252g")
+    import rlbatch_solver as rb
+
+    for extra, fw in ((["actor_rollout_ref.rollout.load_format=safetensors"], c.framework),
+                      (["actor_rollout_ref.rollout.layered_summon=True"], c.framework), ([], "verl==0.9.1")):
+        other = rb.check(c.args + extra, framework=fw, gpus=c.gpus, model=c.model, gpu="h100", host_mem_gib=252)
+        assert not other.host.first_sync, (extra, fw)

@@ -12,8 +12,8 @@ A whole class of "out of memory" reports is the node's RAM, not the GPU's: Ray's
 - at start-up, the checkpoint loaded on the CPU before it is sharded or moved to the GPU: verl's rank 0 loads the
   model in fp32 while the other ranks build it on the meta device; a plain-DDP or ZeRO-1/2 process loads a whole copy.
 
-The peak is the larger of start-up (processes + loaded copies) and steady state (processes + offloaded states +
-sleeping engines), against the node's RAM less what the run's killer leaves (``host_limit_share``). Constants and
+The peak is the largest of start-up (processes + loaded copies), steady state (processes + offloaded states +
+sleeping engines) and, for verl's LoRA actors, the first weight sync (the whole model on every worker's CPU), against the node's RAM less what the run's killer leaves (``host_limit_share``). Constants and
 sources: docs/cost-model.md section 11.
 """
 
@@ -55,6 +55,7 @@ T_ENGINE = "rollout engine's weights in host RAM (vLLM sleep level 1; verl 0.1-0
 T_DRIVER = "Ray driver process (verl's TaskRunner, OpenRLHF's and EasyR1's trainer loop)"
 T_CKPT = "activation checkpoints offloaded to the CPU (Unsloth)"
 T_LOAD_OTHERS = "reference and reward checkpoints loaded on the CPU beside the actor's"
+T_LORA_SYNC = "LoRA's first weight sync: the whole fp32 model on the CPU of every worker"
 
 # The stacks that run their trainer loop in a Ray driver process on the head node beside the GPU workers: verl's
 # main_ppo.py starts a TaskRunner actor (ray::TaskRunner.run in verl #3453's memory list), EasyR1 its Runner,
@@ -75,6 +76,9 @@ class HostLayout:
     other_loads_per_gpu: float = 0.0
     # the rollout engines went to sleep (weights in host RAM) before the models load: both at start-up
     engines_asleep_at_load: bool = False
+    # bytes per GPU worker that the first weight sync of a LoRA actor holds on the CPU (verl's legacy workers move
+    # the whole unsharded model there to send the engine its base weights): 0 if none
+    lora_first_sync_bytes: float = 0.0
 
 
 @dataclass
@@ -86,14 +90,20 @@ class HostReport:
     ram_from: str = "given"  # "given", or the assumption the RAM came from
     startup: dict[str, float] = field(default_factory=dict)
     steady: dict[str, float] = field(default_factory=dict)
+    first_sync: dict[str, float] = field(default_factory=dict)  # a LoRA actor's first weight sync (empty: none)
+
+    def _states(self) -> dict[str, dict[str, float]]:
+        return {"start-up": self.startup, "steady state": self.steady, "first LoRA weight sync": self.first_sync}
 
     @property
     def peak_bytes(self) -> float:
-        return max(sum(self.startup.values()), sum(self.steady.values()))
+        return max(sum(terms.values()) for terms in self._states().values())
 
     @property
     def when(self) -> str:
-        return "start-up" if sum(self.startup.values()) >= sum(self.steady.values()) else "steady state"
+        """The state of the peak (the earliest of equal ones)."""
+        states = self._states()
+        return max(states, key=lambda k: (sum(states[k].values()), -list(states).index(k)))
 
     @property
     def ram_gib(self) -> float | None:
@@ -114,8 +124,7 @@ class HostReport:
     @property
     def terms_gib(self) -> dict[str, float]:
         """The terms of the peak, GiB."""
-        terms = self.startup if self.when == "start-up" else self.steady
-        return {t: b / GIB for t, b in terms.items() if b > 0}
+        return {t: b / GIB for t, b in self._states()[self.when].items() if b > 0}
 
     def largest_terms_text(self, digits: int = 0, k: int = 3) -> str:
         """The largest terms of the peak in words: "actor states offloaded to the CPU 85, ..." (GiB)."""
@@ -207,6 +216,11 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         if layout.engines_asleep_at_load:
             rep.startup[T_ENGINE] = steady[T_ENGINE]
     rep.steady = steady
+    if layout.lora_first_sync_bytes:
+        # the sync loads the actor's params onto the GPU first (an offloaded actor's too), then holds the whole model
+        # on the CPU of every worker; everything else is as in the steady state
+        rep.first_sync = {**steady, T_OFF_ACTOR: per_node * _offloaded(update, False, False, a_opt),
+                          T_LORA_SYNC: per_node * layout.lora_first_sync_bytes}
     return rep
 
 

@@ -12,6 +12,9 @@ from typing import Any, Mapping
 from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
+from ...costmodel import constants as C
+from ...costmodel.host import HostLayout
+from ...costmodel.memory import model_consts
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...rules.base import Value
@@ -366,6 +369,20 @@ def tokens_per_step(values: Mapping[str, Value]) -> int:
     return samples * (int(values.get("max_prompt_length", 0)) + int(values.get("max_response_length", 0)))
 
 
+def host_layout(v: Mapping[str, Value], model: ModelCard, version: str = NEWEST) -> HostLayout:
+    """verl FSDP on the actor's GPUs, for the host-memory estimate: one fused worker per GPU, and a LoRA actor's first
+    weight sync. The legacy workers (0.4.1 to 0.7.1) send a dummy-loaded vLLM engine its base weights once by moving
+    the whole unsharded model to the CPU inside FSDP.summon_full_params on every rank (verl/utils/fsdp_utils.py
+    collect_lora_params and, in 0.4.1-0.6.1's sync path, workers/sharding_manager/fsdp_vllm.py
+    ``model = model.to("cpu")`` when not base_sync_done; base_sync_done = "dummy" not in rollout.load_format), unless
+    rollout.layered_summon gathers it layer by layer. The actor's weights are fp32 (the FSDP workers load the actor
+    in fp32 unless fsdp_config.model_dtype says otherwise). 0.9.1's engine workers send it tensor by tensor."""
+    full_sync = (bool(v.get("lora_rank")) and version in LEGACY_WORKERS and version not in BUNDLED_VLLM
+                 and not v.get("rollout_sglang") and bool(v.get("rollout_dummy_load", True))
+                 and not v.get("layered_summon"))
+    return HostLayout(lora_first_sync_bytes=C.FP32 * model_consts(model).params if full_sync else 0.0)
+
+
 def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
     return CostSpec(
         framework="verl",
@@ -380,4 +397,5 @@ def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
         optional=frozenset(n for n, s in VARIABLES.items() if s.optional),
         pipeline=pipeline,
         concurrency_inputs=("async_mode", "staleness_permille"),
+        host_layout=lambda values: host_layout(values, model, version),
     )
