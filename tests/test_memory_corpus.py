@@ -419,22 +419,25 @@ def test_the_head_node_holds_the_ray_driver_beside_the_workers():
     assert not any("Ray driver" in t for t in trl.host.steady)
 
 
-def test_verl_0_2_keeps_the_engines_weights_in_host_ram_whatever_free_cache_engine_says():
+def test_verl_0_2_keeps_the_engines_weights_and_swap_space_in_host_ram_whatever_free_cache_engine_says():
     """reft-exp #7 (verl 0.2, free_cache_engine=False, 4 x L40, 125 GB node): verl 0.1-0.2's sharding manager ends
     every rollout in offload_model_weights, which keeps a CPU tensor per engine weight that the next sync fills
     (third_party/vllm/vllm_v_0_6_3/worker.py Worker.offload_model_weights): one TP shard per rank, 4 ranks x TP 1 x
-    a 7.6B model in bf16. We priced none with free_cache_engine off; 0.6.1 (vLLM's sleep) still prices none."""
-    from rlbatch_solver.costmodel.host import T_ENGINE
+    a 7.6B model in bf16. We priced none with free_cache_engine off; 0.6.1 (vLLM's sleep) still prices none. The
+    bundled vLLM is V0, built with its default swap space: 4 GiB of pinned CPU KV blocks per rank
+    (vllm/worker/cache_engine.py, v0.6.3)."""
+    from rlbatch_solver.costmodel.host import GIB, T_ENGINE, T_SWAP
 
     name = "verl_reftexp_7_qwen2_5_7b_grpo_4xl40_125g_host"
     assert _case(name).framework == "verl==0.2.0"
     r = _check(name)
-    assert 55 < r.host.steady[T_ENGINE] / 2**30 < 58
+    assert 55 < r.host.steady[T_ENGINE] / GIB < 58
+    assert r.host.steady[T_SWAP] == 4 * 4 * GIB
     c = _case(name)
     import rlbatch_solver as rb
 
     later = rb.check(c.args, framework="verl==0.6.1", gpus=c.gpus, model=c.model, gpu=c.gpu, host_mem_gib=125)
-    assert T_ENGINE not in later.host.steady
+    assert T_ENGINE not in later.host.steady and T_SWAP not in later.host.steady
 
 
 def test_openrlhf_prices_a_process_per_model_and_gpu_and_engines_asleep_while_models_load():

@@ -30,6 +30,10 @@ GIB = 2**30
 # Per GPU worker: torch, the CUDA runtime's host side, NCCL and an engine's libraries (an assumption, held to the
 # corpus's host runs: docs/cost-model.md section 11)
 HOST_PROCESS_BYTES = 4 * GIB
+# vLLM V0's CPU swap space: every GPU worker allocates swap_space GiB of pinned, zeroed KV-cache blocks on the CPU
+# (vllm/worker/cache_engine.py CacheEngine._allocate_kv_cache(num_cpu_blocks, "cpu"), v0.6.3; EngineArgs.swap_space
+# default 4 GiB "per GPU", which vllm/config.py _verify_cpu_swap_space counts x GPUs per node). V1 has no swap space.
+VLLM_V0_SWAP_BYTES = 4 * GIB
 # DeepSpeed's own estimators' headroom over the offloaded states ("additional_buffer_factor=1.5":
 # deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs, stage_1_and_2.py
 # estimate_zero2_model_states_mem_needs)
@@ -55,6 +59,7 @@ T_ENGINE = "rollout engine's weights in host RAM (vLLM sleep level 1; verl 0.1-0
 T_DRIVER = "Ray driver process (verl's TaskRunner, OpenRLHF's and EasyR1's trainer loop)"
 T_CKPT = "activation checkpoints offloaded to the CPU (Unsloth)"
 T_LOAD_OTHERS = "reference and reward checkpoints loaded on the CPU beside the actor's"
+T_SWAP = "vLLM V0's CPU swap space (pinned KV blocks per GPU worker)"
 T_LORA_SYNC = "LoRA's first weight sync: the whole fp32 model on the CPU of every worker"
 
 # The stacks that run their trainer loop in a Ray driver process on the head node beside the GPU workers: verl's
@@ -79,6 +84,8 @@ class HostLayout:
     # bytes per GPU worker that the first weight sync of a LoRA actor holds on the CPU (verl's legacy workers move
     # the whole unsharded model there to send the engine its base weights): 0 if none
     lora_first_sync_bytes: float = 0.0
+    # bytes per rollout-engine GPU of CPU swap space the engine allocates (vLLM V0: VLLM_V0_SWAP_BYTES): 0 if none
+    engine_swap_per_gpu: float = 0.0
 
 
 @dataclass
@@ -215,6 +222,8 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
             1, rollout.rollout_tp) / nodes
         if layout.engines_asleep_at_load:
             rep.startup[T_ENGINE] = steady[T_ENGINE]
+    if layout.engine_swap_per_gpu:
+        steady[T_SWAP] = min(per_node, rollout.rollout_gpus or rollout.n_gpus) * layout.engine_swap_per_gpu
     rep.steady = steady
     if layout.lora_first_sync_bytes:
         # the sync loads the actor's params onto the GPU first (an offloaded actor's too), then holds the whole model

@@ -13,7 +13,7 @@ from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel import constants as C
-from ...costmodel.host import HostLayout
+from ...costmodel.host import VLLM_V0_SWAP_BYTES, HostLayout
 from ...costmodel.memory import model_consts
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
@@ -370,8 +370,8 @@ def tokens_per_step(values: Mapping[str, Value]) -> int:
 
 
 def host_layout(v: Mapping[str, Value], model: ModelCard, version: str = NEWEST) -> HostLayout:
-    """verl FSDP on the actor's GPUs, for the host-memory estimate: one fused worker per GPU, and a LoRA actor's first
-    weight sync. The legacy workers (0.4.1 to 0.7.1) send a dummy-loaded vLLM engine its base weights once by moving
+    """verl FSDP on the actor's GPUs, for the host-memory estimate: one fused worker per GPU, the bundled vLLM's CPU
+    swap space (0.1-0.2) and a LoRA actor's first weight sync. The legacy workers (0.4.1 to 0.7.1) send a dummy-loaded vLLM engine its base weights once by moving
     the whole unsharded model to the CPU inside FSDP.summon_full_params on every rank (verl/utils/fsdp_utils.py
     collect_lora_params and, in 0.4.1-0.6.1's sync path, workers/sharding_manager/fsdp_vllm.py
     ``model = model.to("cpu")`` when not base_sync_done; base_sync_done = "dummy" not in rollout.load_format), unless
@@ -380,7 +380,11 @@ def host_layout(v: Mapping[str, Value], model: ModelCard, version: str = NEWEST)
     full_sync = (bool(v.get("lora_rank")) and version in LEGACY_WORKERS and version not in BUNDLED_VLLM
                  and not v.get("rollout_sglang") and bool(v.get("rollout_dummy_load", True))
                  and not v.get("layered_summon"))
-    return HostLayout(lora_first_sync_bytes=C.FP32 * model_consts(model).params if full_sync else 0.0)
+    # verl 0.1-0.2's bundled vLLM (0.3-0.6.3) is vLLM V0, built without swap_space: 4 GiB of pinned CPU KV blocks per
+    # rollout rank (third_party/vllm/vllm_v_0_6_3/llm.py LLM(swap_space=4); vLLMRollout.__init__ passes none)
+    swap = VLLM_V0_SWAP_BYTES if version in BUNDLED_VLLM and not v.get("rollout_sglang") else 0.0
+    return HostLayout(lora_first_sync_bytes=C.FP32 * model_consts(model).params if full_sync else 0.0,
+                      engine_swap_per_gpu=swap)
 
 
 def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
