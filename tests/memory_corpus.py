@@ -18,7 +18,8 @@ The prediction is one binary verdict per case, ``check``'s ``memory.fits``: the 
 phase's peak, at the config's maximum lengths, is within the usable memory. The scores also count the cases check
 calls "tight" (within the model's observed error of the line, or fitting only at the data's typical lengths): a
 warning, not a prediction. A host case (``memory: host``) is judged by the host-memory estimate against the node's
-RAM.
+RAM: the source's number, else the standard cloud node of the GPU type the source names; a case with neither is
+unjudged (counted neither as caught nor as missed).
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ class Result:
     peak_gib: float
     limit_gib: float
     error: str = ""  # an input error that kept the case from being judged
+    # why a host case is not judged: its node's RAM is unknown (counted neither as caught nor as missed)
+    unjudged: str = ""
     outlook: str = ""  # check's "fits" | "tight" | "OOM" (MemoryCheck.outlook)
     phases_over: list[str] = field(default_factory=list)
 
@@ -139,8 +142,13 @@ def judge(case: Case) -> Result:
         return Result(case, False, "error", "", 0.0, 0.0, error=str(err))
     if case.memory == "host":
         host = r.host
+        if host.fits is None or (case.host_mem_gib is None and not case.gpu):
+            # the node's RAM is unknown: neither the source's number nor a standard node of a named GPU type (the
+            # stand-in GPU of a source that names none has no node to speak for): unjudged, not counted either way
+            return Result(case, False, "unjudged", f"host ({host.when})", host.peak_gib, 0.0,
+                          unjudged="the node's RAM is unknown")
         return Result(case, not host.fits, "yes" if host.fits else "no", f"host ({host.when})", host.peak_gib,
-                      host.limit_gib or 0.0)
+                      host.limit_gib)
     mem = r.memory
     worst = max(mem.peaks, key=lambda p: mem.peaks[p] - mem.capacity_of(p))
     over = [p for p in mem.peaks if mem.verdict(p) != "yes"]
@@ -158,7 +166,7 @@ def scores(res: list[Result]) -> dict[str, dict[str, Any]]:
     predict to fit (the fit rate), over the cases that could be judged."""
     out: dict[str, dict[str, Any]] = {}
     for fam in FRAMEWORKS + ("host", "all"):
-        mine = [r for r in res if not r.error and (fam == "all" or (r.case.memory == "host") == (fam == "host")
+        mine = [r for r in res if not r.error and not r.unjudged and (fam == "all" or (r.case.memory == "host") == (fam == "host")
                                                    and (fam == "host" or r.case.family == fam))]
         oom = [r for r in mine if r.case.outcome == "oom"]
         ran = [r for r in mine if r.case.outcome == "ran"]
@@ -191,9 +199,10 @@ def table(res: list[Result] | None = None) -> str:
     case_rows = []
     for r in sorted(res, key=lambda r: (r.case.family, r.case.outcome, r.case.name)):
         c = r.case
-        mark = "" if r.error else (" right" if r.right else " **miss**")
+        mark = "" if r.error else f" ({r.unjudged})" if r.unjudged else (" right" if r.right else " **miss**")
         verdict = r.error.split(".")[0][:60] if r.error else r.verdict + mark
-        hw = f"{c.gpu or 'host ' + str(c.host_mem_gib) + ' GiB'} x {c.gpus or '?'}"
+        ram = f"host {c.host_mem_gib:g} GiB" if c.host_mem_gib else "host, RAM not stated"
+        hw = f"{c.gpu or ram} x {c.gpus or '?'}"
         case_rows.append(f"| {c.name} | {c.framework} | {hw} | {c.outcome} ({c.memory}) | {verdict} | "
                          f"{r.worst_phase} | {r.peak_gib:.1f} / {r.limit_gib:.1f} | {c.source} |")
     return (TABLE_BEGIN + "\n\n" + head + "\n".join(rows) + "\n\nEvery case:\n\n" + cases_head

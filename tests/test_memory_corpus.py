@@ -83,6 +83,19 @@ def test_every_case_is_judged():
     assert not errors
 
 
+def test_a_host_case_is_unjudged_only_when_its_node_ram_is_unknown():
+    """A host report whose source gives no node RAM and names no GPU type with a standard node (PRIME #59 on A800s,
+    OpenRLHF #198 on unnamed GPUs) is no evidence either way: it is left out of the scores, not counted as caught
+    (it was, while a missing RAM read as "does not fit")."""
+    from rlbatch_solver.costmodel.host import DEFAULT_HOST_GIB_PER_GPU
+
+    unjudged = {r.case.name for r in _results() if r.unjudged}
+    assert unjudged == {r.case.name for r in _results() if r.case.memory == "host" and r.case.host_mem_gib is None
+                        and r.case.gpu not in DEFAULT_HOST_GIB_PER_GPU}
+    assert {"verl_prime_59_qwen2_5_7b_rloo_8xa800_host", "openrlhf_198_llama2_70b_ppo_adam_offload"} <= unjudged
+    assert all(r.case.memory == "host" for r in _results() if r.unjudged)
+
+
 # ----------------------------------------------------------------------------- the scores
 def test_recall_and_fit_rate_stay_above_their_floors():
     """The floors (tests/data/memory_corpus_floors.yaml) are today's scores: a change that loses a caught OOM or
@@ -404,3 +417,71 @@ def test_the_head_node_holds_the_ray_driver_beside_the_workers():
     assert oom.host.fits is False and ran.host.fits is True
     trl = _check("trl_3456_qwen3_4b_grpo_1xa100_80gb")
     assert not any("Ray driver" in t for t in trl.host.steady)
+
+
+def test_verl_0_2_keeps_the_engines_weights_and_swap_space_in_host_ram_whatever_free_cache_engine_says():
+    """reft-exp #7 (verl 0.2, free_cache_engine=False, 4 x L40, 125 GB node): verl 0.1-0.2's sharding manager ends
+    every rollout in offload_model_weights, which keeps a CPU tensor per engine weight that the next sync fills
+    (third_party/vllm/vllm_v_0_6_3/worker.py Worker.offload_model_weights): one TP shard per rank, 4 ranks x TP 1 x
+    a 7.6B model in bf16. We priced none with free_cache_engine off; 0.6.1 (vLLM's sleep) still prices none. The
+    bundled vLLM is V0, built with its default swap space: 4 GiB of pinned CPU KV blocks per rank
+    (vllm/worker/cache_engine.py, v0.6.3)."""
+    from rlbatch_solver.costmodel.host import GIB, T_ENGINE, T_SWAP
+
+    name = "verl_reftexp_7_qwen2_5_7b_grpo_4xl40_125g_host"
+    assert _case(name).framework == "verl==0.2.0"
+    r = _check(name)
+    assert 55 < r.host.steady[T_ENGINE] / GIB < 58
+    assert r.host.steady[T_SWAP] == 4 * 4 * GIB
+    c = _case(name)
+    import rlbatch_solver as rb
+
+    later = rb.check(c.args, framework="verl==0.6.1", gpus=c.gpus, model=c.model, gpu=c.gpu, host_mem_gib=125)
+    assert T_ENGINE not in later.host.steady and T_SWAP not in later.host.steady
+
+
+def test_openrlhf_prices_a_process_per_model_and_gpu_and_engines_asleep_while_models_load():
+    """OpenRLHF #1013 (2 x 8 GPUs, 512 GB per node, --colocate_all_models): each model group is a Ray actor per GPU,
+    and create_vllm_engines puts the engines to sleep (weights to host RAM) before train_ppo_ray.py loads the
+    models. With --vllm_enable_sleep the start-up holds the engines' weights beside the actor's loads (the run
+    without it ran); a local reward model and a reference on the same GPUs are two more processes and two more bf16
+    copies per GPU, none under ZeRO-3."""
+    from rlbatch_solver.costmodel.host import GIB, T_ENGINE, T_LOAD_OTHERS, T_PROC
+
+    sleep, awake = _check("openrlhf_1013_7b_grpo_sleep_2x8gpu_512g"), _check("openrlhf_1013_7b_grpo_nosleep_2x8gpu_512g")
+    assert sleep.host.startup[T_PROC] == awake.host.startup[T_PROC] == 8 * 2 * 4 * GIB  # actor + engine per GPU
+    assert 110 < sleep.host.startup[T_ENGINE] / GIB < 116 and T_ENGINE not in awake.host.startup
+    assert sleep.host.peak_gib - awake.host.peak_gib > 110
+    c = _case("openrlhf_1013_7b_grpo_sleep_2x8gpu_512g")
+    import rlbatch_solver as rb
+
+    local = [a for a in c.args if not a.startswith(("--remote_rm_url", "http", "--init_kl_coef", "0.0"))]
+    full = rb.check(local + ["--init_kl_coef", "0.01", "--reward_pretrain", "m"], framework=c.framework, gpus=c.gpus,
+                    model=c.model, gpu="h100", host_mem_gib=512)
+    assert full.values["need_ref"] and full.values["need_reward_model"]
+    assert full.host.startup[T_PROC] == 8 * 4 * 4 * GIB
+    assert 220 < full.host.startup[T_LOAD_OTHERS] / GIB < 235  # ref + reward, 8 GPUs x 2 x 14.2 GiB
+    stage = local.index("--zero_stage") + 1
+    z3 = rb.check(local[:stage] + ["3"] + local[stage + 1:] + ["--init_kl_coef", "0.01", "--reward_pretrain", "m"],
+                  framework=c.framework, gpus=c.gpus, model=c.model, gpu="h100", host_mem_gib=512)
+    assert z3.values["zero_stage"] == 3 and T_LOAD_OTHERS not in z3.host.startup
+
+
+def test_a_verl_lora_actor_holds_the_whole_fp32_model_on_every_rank_at_its_first_weight_sync():
+    """verl #2950 (LoRA rank 8 on a 7B, 4 GPUs, 252 GB node; rollout ranks at ~56 GB RSS each): verl's legacy workers
+    send a dummy-loaded vLLM engine its base weights by moving the whole unsharded model to the CPU on every rank
+    (utils/fsdp_utils.py collect_lora_params, ``model.to("cpu")`` inside summon_full_params): 4 ranks x 4 B x 7.6B.
+    rollout.load_format=safetensors (base already loaded) or rollout.layered_summon=True avoid it; 0.9.1's engine
+    workers send the weights tensor by tensor."""
+    from rlbatch_solver.costmodel.host import GIB, T_LORA_SYNC
+
+    r = _check("verl_2950_qwen2_5_math_7b_dapo_lora_4gpu_252g")
+    assert r.host.when == "first LoRA weight sync"
+    assert 110 < r.host.first_sync[T_LORA_SYNC] / GIB < 116
+    c = _case("verl_2950_qwen2_5_math_7b_dapo_lora_4gpu_252g")
+    import rlbatch_solver as rb
+
+    for extra, fw in ((["actor_rollout_ref.rollout.load_format=safetensors"], c.framework),
+                      (["actor_rollout_ref.rollout.layered_summon=True"], c.framework), ([], "verl==0.9.1")):
+        other = rb.check(c.args + extra, framework=fw, gpus=c.gpus, model=c.model, gpu="h100", host_mem_gib=252)
+        assert not other.host.first_sync, (extra, fw)

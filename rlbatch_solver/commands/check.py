@@ -70,8 +70,9 @@ def host_check(spec: Any, values: Mapping[str, Value], gpu_name: str, host_mem_g
     from ..costmodel.host import estimate_host, gpus_on_node, node_ram
 
     rollout, update = spec.plan(values, Phase.ROLLOUT), spec.plan(values, Phase.ACTOR_UPDATE)
+    layout = spec.host_layout(values) if spec.host_layout is not None else None
     return estimate_host(rollout, update, *node_ram(gpu_name, gpus_on_node(update), host_mem_gib),
-                         framework=spec.framework)
+                         framework=spec.framework, layout=layout)
 
 
 def host_violation(fw: Framework, host: HostReport) -> Violation | None:

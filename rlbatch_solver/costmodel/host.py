@@ -12,8 +12,8 @@ A whole class of "out of memory" reports is the node's RAM, not the GPU's: Ray's
 - at start-up, the checkpoint loaded on the CPU before it is sharded or moved to the GPU: verl's rank 0 loads the
   model in fp32 while the other ranks build it on the meta device; a plain-DDP or ZeRO-1/2 process loads a whole copy.
 
-The peak is the larger of start-up (processes + loaded copies) and steady state (processes + offloaded states +
-sleeping engines), against the node's RAM less what the run's killer leaves (``host_limit_share``). Constants and
+The peak is the largest of start-up (processes + loaded copies), steady state (processes + offloaded states +
+sleeping engines) and, for verl's LoRA actors, the first weight sync (the whole model on every worker's CPU), against the node's RAM less what the run's killer leaves (``host_limit_share``). Constants and
 sources: docs/cost-model.md section 11.
 """
 
@@ -30,6 +30,10 @@ GIB = 2**30
 # Per GPU worker: torch, the CUDA runtime's host side, NCCL and an engine's libraries (an assumption, held to the
 # corpus's host runs: docs/cost-model.md section 11)
 HOST_PROCESS_BYTES = 4 * GIB
+# vLLM V0's CPU swap space: every GPU worker allocates swap_space GiB of pinned, zeroed KV-cache blocks on the CPU
+# (vllm/worker/cache_engine.py CacheEngine._allocate_kv_cache(num_cpu_blocks, "cpu"), v0.6.3; EngineArgs.swap_space
+# default 4 GiB "per GPU", which vllm/config.py _verify_cpu_swap_space counts x GPUs per node). V1 has no swap space.
+VLLM_V0_SWAP_BYTES = 4 * GIB
 # DeepSpeed's own estimators' headroom over the offloaded states ("additional_buffer_factor=1.5":
 # deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs, stage_1_and_2.py
 # estimate_zero2_model_states_mem_needs)
@@ -51,9 +55,12 @@ T_LOAD = "checkpoint loaded on the CPU at start-up"
 T_OFF_ACTOR = "actor states offloaded to the CPU"
 T_OFF_CRITIC = "critic states offloaded to the CPU"
 T_OFF_REF = "reference model on the CPU"
-T_ENGINE = "sleeping engine's weights (vLLM sleep level 1)"
+T_ENGINE = "rollout engine's weights in host RAM (vLLM sleep level 1; verl 0.1-0.2's CPU copy)"
 T_DRIVER = "Ray driver process (verl's TaskRunner, OpenRLHF's and EasyR1's trainer loop)"
 T_CKPT = "activation checkpoints offloaded to the CPU (Unsloth)"
+T_LOAD_OTHERS = "reference and reward checkpoints loaded on the CPU beside the actor's"
+T_SWAP = "vLLM V0's CPU swap space (pinned KV blocks per GPU worker)"
+T_LORA_SYNC = "LoRA's first weight sync: the whole fp32 model on the CPU of every worker"
 
 # The stacks that run their trainer loop in a Ray driver process on the head node beside the GPU workers: verl's
 # main_ppo.py starts a TaskRunner actor (ray::TaskRunner.run in verl #3453's memory list), EasyR1 its Runner,
@@ -61,6 +68,24 @@ T_CKPT = "activation checkpoints offloaded to the CPU (Unsloth)"
 # holds the dataset and each step's batch: priced as one more worker process (HOST_PROCESS_BYTES). torchrun stacks
 # (ms-swift, TRL) have no such process.
 RAY_DRIVER_FRAMEWORKS = frozenset({"verl", "verl-megatron", "openrlhf", "easyr1"})
+
+
+@dataclass(frozen=True)
+class HostLayout:
+    """What a framework whose model groups are processes of their own (OpenRLHF's Ray actors, one per model and GPU)
+    runs on each of the actor's GPUs, beyond the actor's own worker: the default is one worker process per GPU that
+    loads the actor alone (verl's fused WorkerDict, torchrun's ranks)."""
+
+    processes_per_gpu: int = 1  # GPU worker processes per GPU of the actor's group (actor, ref, reward, engine...)
+    # bytes per GPU the other model groups on these GPUs load on the CPU at the same time as the actor
+    other_loads_per_gpu: float = 0.0
+    # the rollout engines went to sleep (weights in host RAM) before the models load: both at start-up
+    engines_asleep_at_load: bool = False
+    # bytes per GPU worker that the first weight sync of a LoRA actor holds on the CPU (verl's legacy workers move
+    # the whole unsharded model there to send the engine its base weights): 0 if none
+    lora_first_sync_bytes: float = 0.0
+    # bytes per rollout-engine GPU of CPU swap space the engine allocates (vLLM V0: VLLM_V0_SWAP_BYTES): 0 if none
+    engine_swap_per_gpu: float = 0.0
 
 
 @dataclass
@@ -72,14 +97,20 @@ class HostReport:
     ram_from: str = "given"  # "given", or the assumption the RAM came from
     startup: dict[str, float] = field(default_factory=dict)
     steady: dict[str, float] = field(default_factory=dict)
+    first_sync: dict[str, float] = field(default_factory=dict)  # a LoRA actor's first weight sync (empty: none)
+
+    def _states(self) -> dict[str, dict[str, float]]:
+        return {"start-up": self.startup, "steady state": self.steady, "first LoRA weight sync": self.first_sync}
 
     @property
     def peak_bytes(self) -> float:
-        return max(sum(self.startup.values()), sum(self.steady.values()))
+        return max(sum(terms.values()) for terms in self._states().values())
 
     @property
     def when(self) -> str:
-        return "start-up" if sum(self.startup.values()) >= sum(self.steady.values()) else "steady state"
+        """The state of the peak (the earliest of equal ones)."""
+        states = self._states()
+        return max(states, key=lambda k: (sum(states[k].values()), -list(states).index(k)))
 
     @property
     def ram_gib(self) -> float | None:
@@ -100,8 +131,7 @@ class HostReport:
     @property
     def terms_gib(self) -> dict[str, float]:
         """The terms of the peak, GiB."""
-        terms = self.startup if self.when == "start-up" else self.steady
-        return {t: b / GIB for t, b in terms.items() if b > 0}
+        return {t: b / GIB for t, b in self._states()[self.when].items() if b > 0}
 
     def largest_terms_text(self, digits: int = 0, k: int = 3) -> str:
         """The largest terms of the peak in words: "actor states offloaded to the CPU 85, ..." (GiB)."""
@@ -153,15 +183,19 @@ def gpus_on_node(plan: Plan) -> int:
 
 
 def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from: str = "given",
-                  framework: str = "") -> HostReport:
+                  framework: str = "", layout: HostLayout | None = None) -> HostReport:
     """The host memory of a node of this job (the head node: the one with the Ray driver, where the framework runs
     one), from its rollout and actor-update plans (which say what is offloaded while the engine generates and while
-    the actor trains, and whether the sleeping engine keeps its weights)."""
+    the actor trains, and whether the sleeping engine keeps its weights) and, for a framework of one process per
+    model and GPU, its layout on the actor's GPUs."""
+    layout = layout or HostLayout()
     rep = HostReport(ram_bytes, ram_from)
     per_node = gpus_on_node(update)
     nodes = max(1, -(-update.n_gpus // per_node))
-    procs = per_node * HOST_PROCESS_BYTES
+    procs = per_node * layout.processes_per_gpu * HOST_PROCESS_BYTES
     rep.startup = {T_PROC: procs, T_LOAD: _startup_load(update)}
+    if layout.other_loads_per_gpu:
+        rep.startup[T_LOAD_OTHERS] = per_node * layout.other_loads_per_gpu
     steady: dict[str, float] = {T_PROC: procs}
     if framework.split("==")[0] in RAY_DRIVER_FRAMEWORKS:
         rep.startup[T_DRIVER] = steady[T_DRIVER] = HOST_PROCESS_BYTES
@@ -186,7 +220,16 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         engines = max(1, engine_gpus // max(1, rollout.rollout_tp))
         steady[T_ENGINE] = engines * engine_weight_bytes(rollout, model_consts(rollout.model)) * max(
             1, rollout.rollout_tp) / nodes
+        if layout.engines_asleep_at_load:
+            rep.startup[T_ENGINE] = steady[T_ENGINE]
+    if layout.engine_swap_per_gpu:
+        steady[T_SWAP] = min(per_node, rollout.rollout_gpus or rollout.n_gpus) * layout.engine_swap_per_gpu
     rep.steady = steady
+    if layout.lora_first_sync_bytes:
+        # the sync loads the actor's params onto the GPU first (an offloaded actor's too), then holds the whole model
+        # on the CPU of every worker; everything else is as in the steady state
+        rep.first_sync = {**steady, T_OFF_ACTOR: per_node * _offloaded(update, False, False, a_opt),
+                          T_LORA_SYNC: per_node * layout.lora_first_sync_bytes}
     return rep
 
 

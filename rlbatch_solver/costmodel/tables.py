@@ -71,6 +71,9 @@ class CostSpec:
     # one after another, concurrency groups inside it at their slowest); phases in no stage (the weight sync,
     # which holds both pools) follow. None or []: no pipeline (synchronous training).
     pipeline: Optional[Callable[[Mapping[str, Value]], list[tuple[str, tuple[str, ...]]]]] = None
+    # the host-memory layout on the actor's GPUs (costmodel/host.py HostLayout: worker processes per GPU, the other
+    # models' start-up loads), for a framework of one process per model and GPU; None: one worker per GPU
+    host_layout: Optional[Callable[[Mapping[str, Value]], Any]] = None
 
 
 def _combine(spec: CostSpec, values: Mapping[str, Value], times: Mapping[str, object], mx: Callable) -> object:

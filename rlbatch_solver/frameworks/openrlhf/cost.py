@@ -22,6 +22,9 @@ from typing import Any, Mapping
 from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
+from ...costmodel import constants as C
+from ...costmodel.host import HostLayout
+from ...costmodel.memory import model_consts
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...rules.base import Value, bool_names, optional_names
@@ -228,6 +231,32 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
     return TWO_POOLS
 
 
+def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
+    """OpenRLHF on the actor's GPUs, for the host-memory estimate. Every model group is a Ray actor per GPU, so each
+    model that shares the actor's GPUs (the reference with colocate_actor_ref or colocate_all, the critic, the reward
+    model and the vLLM engines with colocate_all) is a worker process of its own there (trainer/ray/launcher.py
+    PPORayActorGroup, num_gpus_per_actor 0.2 when colocated; vllm_engine.py create_vllm_engines: a TP-1 engine runs
+    in its own Ray actor with the "uni" executor, a TP-n engine in n Ray workers). train_ppo_ray.py loads the
+    reference, the actor and the reward model together (one ray.get over their init_model_from_pretrained; the
+    critic after them), each process a whole bf16 copy on the CPU below ZeRO-3 (models/actor.py Actor.__init__
+    from_pretrained(torch_dtype=bfloat16), the reference's eval config at stage 0: get_ds_eval_config); and
+    create_vllm_engines puts the engines to sleep before that (``batch_vllm_engine_call(vllm_engines, "sleep")``),
+    so with --vllm_enable_sleep their weights are in host RAM while the models load. Read at v0.6.3, v0.7.5 and
+    v0.11.2 (the same in each)."""
+    all_ = bool(v.get("colocate_all"))
+    ref_here = bool(v.get("need_ref")) and (all_ or bool(v.get("colocate_actor_ref")))
+    rm_here = bool(v.get("need_reward_model")) and all_
+    critic_here = bool(v.get("need_critic")) and all_
+    actor_gpus = max(1, _group(v, "actor"))
+    engine_gpus = int(v.get("vllm_num_engines") or 0) * int(v.get("vllm_tp") or 1)
+    engines_here = all_ and not bool(v.get("async_train"))
+    per_gpu = 1 + ref_here + rm_here + critic_here + (-(-engine_gpus // actor_gpus) if engines_here else 0)
+    whole = int(v.get("zero_stage") or 0) < 3  # ZeRO-3's zero.Init loads each rank's shard only
+    loads = (ref_here + rm_here) * C.BF16 * model_consts(model).params if whole else 0.0
+    return HostLayout(processes_per_gpu=per_gpu, other_loads_per_gpu=loads,
+                      engines_asleep_at_load=bool(v.get("vllm_sleep")))
+
+
 def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
     return CostSpec(
         framework="openrlhf",
@@ -245,4 +274,5 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         concurrency=concurrency,
         concurrency_inputs=("colocate_all", "colocate_actor_ref", "ds_sleep", "async_train"),
         pipeline=pipeline,
+        host_layout=lambda values: host_layout(values, model),
     )

@@ -12,6 +12,9 @@ from typing import Any, Mapping
 from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
+from ...costmodel import constants as C
+from ...costmodel.host import VLLM_V0_SWAP_BYTES, HostLayout
+from ...costmodel.memory import model_consts
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...rules.base import Value, bool_names, optional_names
@@ -246,8 +249,17 @@ def engine_sleeps_to_host(v: Mapping[str, Value], version: str = NEWEST) -> bool
     vLLM before 0.8.5 and in its async colocated server (verl/third_party/vllm/__init__.py VLLM_SLEEP_LEVEL,
     vllm_async_server.py ``sleep(level=1)``); we price level 1 for them, the larger host footprint. 0.9.1 sleeps at
     level 2 unless the rollout holds a LoRA adapter (vllm_async_server.py ``_resolve_sleep_level``). SGLang releases
-    its memory instead."""
-    if not v.get("free_cache_engine", True) or v.get("rollout_sglang"):
+    its memory instead. verl 0.1-0.2's bundled vLLM keeps its weights in host RAM whatever free_cache_engine says:
+    every rollout ends in offload_model_weights (verl/workers/sharding_manager/fsdp_vllm.py:
+    FSDPVLLMShardingManager.__exit__), which points each parameter at a CPU tensor of its size kept for the run
+    (verl/third_party/vllm/vllm_v_0_6_3/worker.py:Worker.offload_model_weights, torch.empty_like(device="cpu")), and
+    the next sync writes the actor's weights into those CPU tensors before moving the model back to the GPU
+    (dtensor_weight_loaders.py:load_dtensor_weights): one TP shard of the weights per rank, as at sleep level 1."""
+    if v.get("rollout_sglang"):
+        return False
+    if version in BUNDLED_VLLM:
+        return True
+    if not v.get("free_cache_engine", True):
         return False
     return version in LEGACY_WORKERS or bool(v.get("lora_rank"))
 
@@ -362,6 +374,24 @@ def tokens_per_step(values: Mapping[str, Value]) -> int:
     return samples * (int(values.get("max_prompt_length", 0)) + int(values.get("max_response_length", 0)))
 
 
+def host_layout(v: Mapping[str, Value], model: ModelCard, version: str = NEWEST) -> HostLayout:
+    """verl FSDP on the actor's GPUs, for the host-memory estimate: one fused worker per GPU, the bundled vLLM's CPU
+    swap space (0.1-0.2) and a LoRA actor's first weight sync. The legacy workers (0.4.1 to 0.7.1) send a dummy-loaded vLLM engine its base weights once by moving
+    the whole unsharded model to the CPU inside FSDP.summon_full_params on every rank (verl/utils/fsdp_utils.py
+    collect_lora_params and, in 0.4.1-0.6.1's sync path, workers/sharding_manager/fsdp_vllm.py
+    ``model = model.to("cpu")`` when not base_sync_done; base_sync_done = "dummy" not in rollout.load_format), unless
+    rollout.layered_summon gathers it layer by layer. The actor's weights are fp32 (the FSDP workers load the actor
+    in fp32 unless fsdp_config.model_dtype says otherwise). 0.9.1's engine workers send it tensor by tensor."""
+    full_sync = (bool(v.get("lora_rank")) and version in LEGACY_WORKERS and version not in BUNDLED_VLLM
+                 and not v.get("rollout_sglang") and bool(v.get("rollout_dummy_load", True))
+                 and not v.get("layered_summon"))
+    # verl 0.1-0.2's bundled vLLM (0.3-0.6.3) is vLLM V0, built without swap_space: 4 GiB of pinned CPU KV blocks per
+    # rollout rank (third_party/vllm/vllm_v_0_6_3/llm.py LLM(swap_space=4); vLLMRollout.__init__ passes none)
+    swap = VLLM_V0_SWAP_BYTES if version in BUNDLED_VLLM and not v.get("rollout_sglang") else 0.0
+    return HostLayout(lora_first_sync_bytes=C.FP32 * model_consts(model).params if full_sync else 0.0,
+                      engine_swap_per_gpu=swap)
+
+
 def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
     return CostSpec(
         framework="verl",
@@ -376,4 +406,5 @@ def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
         optional=optional_names(VARIABLES),
         pipeline=pipeline,
         concurrency_inputs=("async_mode", "staleness_permille"),
+        host_layout=lambda values: host_layout(values, model, version),
     )

@@ -220,6 +220,8 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise InputError(key, f"'{value}' is not a number.", f"write {key}=0.5 (a share of a sync's samples).")
         return int(round(value * 1000))
+    if name == "rollout_dummy_load":  # rollout.load_format: verl syncs the base model first when it holds "dummy"
+        return "dummy" in str(value).lower()
     if name == "rollout_sglang":
         if str(value).lower() not in ROLLOUT_ENGINES:
             raise InputError(key, f"rollout engine '{value}' is not modelled.{did_you_mean(str(value), ROLLOUT_ENGINES)}",

@@ -110,6 +110,9 @@ FSDP_VARS = [
     # PEFT LoRA on model.target_modules (default all-linear; workers/config/model.py HFModelConfig), the reference
     # log-probs from the actor with its adapter disabled (engine_workers.py no_lora_adapter)
     ("lora_rank", f"{AR}.model.lora_rank", "int", 0, False, "LoRA rank (0: full fine-tuning)"),
+    # how a LoRA's weights first reach the engine (host memory only: costmodel/host.py, verl's host_layout)
+    ("rollout_dummy_load", f"{AR}.rollout.load_format", "bool", True, False, "the engine starts from dummy weights (load_format dummy*): LoRA's first sync sends the whole base model"),
+    ("layered_summon", f"{AR}.rollout.layered_summon", "bool", False, False, "LoRA sync gathers the model one layer at a time"),
     ("entropy_checkpointing", f"{AR}.actor.entropy_checkpointing", "bool", False, False, "recompute entropy"),
     # the FSDP engine reads its own fsdp_config key (FSDPEngine.__init__); actor.use_torch_compile does not reach it
     ("use_torch_compile", f"{AR}.actor.fsdp_config.use_torch_compile", "bool", True, False, "entropy under torch.compile (fused, no [tokens, vocab] fp32 copies)"),
