@@ -335,6 +335,28 @@ def test_openrlhf_update_holds_the_fp32_logits_beside_flash_attns_gradient():
     assert oom.memory.peaks["actor_update"] > oom.memory.capacity_of("actor_update")
 
 
+def test_openrlhf_engines_hold_their_cuda_graphs_and_a_whole_weight_beside_their_budget():
+    """OpenRLHF #406 (0.4.0, Llama-3-8B PPO on 8 RTX 4090, two vLLM engines at TP 2): out of memory. Its vLLM 0.4.2
+    uses the default share 0.9 of 24 GiB, captures its CUDA graphs after sizing the KV cache (outside the share,
+    before vLLM 0.21), and at each weight sync every engine rank receives each weight whole into a new tensor
+    (vllm_worker_wrap.py WorkerWrap.update_weight) with its KV cache allocated: the 1 GiB embedding on top. We had
+    the graphs inside the share and no sync buffer, 0.6 GiB under the line."""
+    from rlbatch_solver.frameworks.openrlhf.versions import RELEASES
+
+    assert [RELEASES[v].vllm_graphs_in_budget for v in ("0.11.2", "0.6.2", "0.5.9", "0.4.0")] == [True, False, False,
+                                                                                                  False]
+    r = _check("openrlhf_406_llama3_8b_ppo_8xrtx4090")
+    rollout = r.memory.phases["rollout"]
+    assert rollout["CUDA graphs (outside budget)"] > 0
+    assert rollout["weight-sync receive buffer (largest tensor, unsharded; outside budget)"] == pytest.approx(
+        2 * 128256 * 4096 / 2**20, rel=0.01)
+    assert not r.memory.fits and r.memory.peaks["rollout"] > r.memory.capacity_of("rollout")
+    # 0.11.2 with sleep wakes only the weights for the sync (ppo_trainer.py broadcast_to_vllm): no buffer on the KV
+    c = _case("openrlhf_lmmr1_27_72b_rloo_4x8xa800")
+    assert "--vllm_enable_sleep" in c.args and c.framework == "openrlhf"
+    assert not any("weight-sync" in t for t in _check(c.name).memory.phases["rollout"])
+
+
 def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_told():
     """trl #3456 (TRL 0.17, one A100 80GB, no vLLM, batch 4 x 3,072 tokens): Qwen3-0.6B and 1.7B ran (49 and 78 GB
     by nvidia-smi), 4B ran out of memory. GRPOConfig defaults gradient_checkpointing to True only from 0.22.0; before, it
