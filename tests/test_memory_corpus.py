@@ -69,6 +69,38 @@ def test_a_run_the_published_scripts_hold_is_not_recorded_again():
     assert not again
 
 
+def test_a_measured_run_is_not_recorded_again():
+    # a run counts once: an OpenRLHF or ms-swift record on the hardware and model of a measured point
+    # (tests/data/measured/points.yaml), whose flags agree with the point's wherever both set them, is that point's
+    # report (OpenRLHF's README performance runs of 7B, 13B and 34B on 8 A100, ms-swift's Qwen3-8B best-practice GRPO
+    # and its Qwen3-30B-A3B server-mode example were each counted twice)
+    from published import measured_points
+
+    def flags(args) -> dict:
+        out, key = {}, None
+        for a in map(str, args):
+            if a.startswith("--"):
+                key = a[2:].replace("-", "_")
+                out[key] = True
+            elif key is not None:
+                out[key], key = a, None
+        return out
+
+    points = [(p["framework"].split("==")[0], p["model"], p["gpu"], p.get("gpus"), flags(p["args"]))
+              for p in measured_points()]
+    again = []
+    for c in mc._collected():
+        if c.outcome != "ran" or c.family not in ("openrlhf", "swift"):
+            continue
+        mine = flags(c.args)
+        for fam, model, gpu, gpus, theirs in points:
+            shared = set(mine) & set(theirs)
+            if ((fam, model, gpu, gpus) == (c.family, c.model, c.gpu, c.gpus) and len(shared) >= 8
+                    and all(mine[k] == theirs[k] for k in shared)):
+                again.append(c.name)
+    assert not again
+
+
 def test_the_corpus_is_sixty_reports_each_way_from_every_framework_with_reports():
     cases = mc.cases()
     oom = [c for c in cases if c.outcome == "oom"]
