@@ -389,6 +389,23 @@ def test_openrlhf_engines_hold_their_cuda_graphs_and_a_whole_weight_beside_their
     assert not any("weight-sync" in t for t in _check(c.name).memory.phases["rollout"])
 
 
+def test_openrlhf_0_5_packed_log_probs_take_the_whole_micro_batch_as_one_row():
+    """OpenRLHF #756 (0.5.9, Qwen2.5-7B PPO on 8 A100 40GB, --packing_samples, 32-sample micro rollout batches): out
+    of memory "when calculating reference logits". 0.5.9's log_probs_from_logits loops over rows "to reduce peak mem
+    consumption", but a packed micro batch is one row, so torch's logsumexp holds its difference and exp at full size
+    beside the fp32 logits: 12 B per logit in the reference and old log-prob forwards, twice the unpacked 6."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.costmodel import constants as C
+
+    assert C.LOGIT_BYTES["openrlhf-0.5-packed"][:2] == (12, 12) and C.LOGIT_BYTES["openrlhf-0.5"][:2] == (6, 6)
+    c = _case("openrlhf_756_qwen2_5_7b_ppo_8xa100_40g")
+    packed = _check(c.name)
+    unpacked = rb.check([a for a in c.args if a != "--packing_samples"], framework=c.framework, gpus=c.gpus,
+                        model=c.model, gpu=c.gpu)
+    assert packed.memory.phases["ref"]["logits"] == pytest.approx(2 * unpacked.memory.phases["ref"]["logits"])
+    assert packed.memory.verdict("ref") == "no"
+
+
 def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_told():
     """trl #3456 (TRL 0.17, one A100 80GB, no vLLM, batch 4 x 3,072 tokens): Qwen3-0.6B and 1.7B ran (49 and 78 GB
     by nvidia-smi), 4B ran out of memory. GRPOConfig defaults gradient_checkpointing to True only from 0.22.0; before, it

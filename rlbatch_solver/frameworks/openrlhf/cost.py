@@ -133,6 +133,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         gmu = 400  # 0.5.9 train(): "Set args.vllm_gpu_memory_utilization to 0.4 for colocate_all_models!"
     logits = ("openrlhf-0.4" if v.get("logits_fp32_model") else "openrlhf-0.5") if v.get("logits_gather") \
         else "openrlhf"
+    if logits == "openrlhf-0.5" and v.get("packing_samples"):
+        logits = "openrlhf-0.5-packed"  # one packed row: the per-row logsumexp at full size (constants.LOGIT_BYTES)
     return Plan(
         model=model,
         gpu=gpu,
