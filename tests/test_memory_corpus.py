@@ -380,13 +380,28 @@ def test_openrlhf_engines_hold_their_cuda_graphs_and_a_whole_weight_beside_their
     r = _check("openrlhf_406_llama3_8b_ppo_8xrtx4090")
     rollout = r.memory.phases["rollout"]
     assert rollout["CUDA graphs (outside budget)"] > 0
-    assert rollout["weight-sync receive buffer (largest tensor, unsharded; outside budget)"] == pytest.approx(
+    assert rollout["weight-sync receive buffer (outside budget)"] == pytest.approx(
         2 * 128256 * 4096 / 2**20, rel=0.01)
     assert not r.memory.fits and r.memory.peaks["rollout"] > r.memory.capacity_of("rollout")
     # 0.11.2 with sleep wakes only the weights for the sync (ppo_trainer.py broadcast_to_vllm): no buffer on the KV
     c = _case("openrlhf_lmmr1_27_72b_rloo_4x8xa800")
     assert "--vllm_enable_sleep" in c.args and c.framework == "openrlhf"
     assert not any("weight-sync" in t for t in _check(c.name).memory.phases["rollout"])
+
+
+def test_an_ms_swift_rollout_server_receives_a_whole_weight_bucket_beside_its_kv_cache():
+    """ms-swift #4486 (server mode, Qwen2.5-3B, `swift rollout` on 2 of 8 H20): the trainer sends the weights in
+    flat buckets of 512 MiB (SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE) and every server worker receives one whole into a new
+    tensor (rollout.py update_flattened_params) while its KV cache is allocated: on top of the server's share. TRL's
+    server (priced with the same terms) is left out."""
+    from rlbatch_solver.frameworks.swift.cost import SYNC_BUCKET_BYTES
+
+    r = _check("swift_4486_qwen2_5_3b_grpo_full_server_8xh20")
+    # a weight larger than a bucket goes alone: Qwen2.5-3B's 594 MiB embedding
+    buffer = r.memory.phases["rollout"]["weight-sync receive buffer (outside budget)"]
+    assert buffer == pytest.approx(max(SYNC_BUCKET_BYTES / 2**20, 2 * 151936 * 2048 / 2**20), abs=1)
+    colocated = _check("swift_example_v3.10.0_moe_full_qwen3_30b_a3b_full_colocate_8x80g")
+    assert "weight-sync receive buffer (outside budget)" not in colocated.memory.phases["rollout"]
 
 
 def test_openrlhf_0_5_packed_log_probs_take_the_whole_micro_batch_as_one_row():

@@ -162,6 +162,9 @@ class Plan:
     # WorkerWrap.update_weight: torch.empty(shape), broadcast, load_weights): the largest tensor (the embedding or
     # lm_head) on top of the engine's budget, on engine GPUs of their own
     engine_receives_whole_weights: bool = False
+    # ... or packs the weights into flat buckets of up to this many bytes, one received whole at a time (a weight
+    # larger than a bucket goes alone): ms-swift's server mode (rlhf_trainers/utils.py _create_parameter_buckets)
+    engine_sync_bucket_bytes: float = 0.0
     # vLLM sizes its KV cache as gpu_memory_utilization x the memory still *free* once the trainer's models and the
     # engine's weights and profile run are in (verl 0.1-0.2's bundled vLLM 0.3-0.6 workers,
     # verl/third_party/vllm/vllm_v_0_6_3/worker.py:Worker.determine_num_available_blocks), not of total memory
