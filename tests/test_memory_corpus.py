@@ -69,6 +69,38 @@ def test_a_run_the_published_scripts_hold_is_not_recorded_again():
     assert not again
 
 
+def test_a_measured_run_is_not_recorded_again():
+    # a run counts once: an OpenRLHF or ms-swift record on the hardware and model of a measured point
+    # (tests/data/measured/points.yaml), whose flags agree with the point's wherever both set them, is that point's
+    # report (OpenRLHF's README performance runs of 7B, 13B and 34B on 8 A100, ms-swift's Qwen3-8B best-practice GRPO
+    # and its Qwen3-30B-A3B server-mode example were each counted twice)
+    from published import measured_points
+
+    def flags(args) -> dict:
+        out, key = {}, None
+        for a in map(str, args):
+            if a.startswith("--"):
+                key = a[2:].replace("-", "_")
+                out[key] = True
+            elif key is not None:
+                out[key], key = a, None
+        return out
+
+    points = [(p["framework"].split("==")[0], p["model"], p["gpu"], p.get("gpus"), flags(p["args"]))
+              for p in measured_points()]
+    again = []
+    for c in mc._collected():
+        if c.outcome != "ran" or c.family not in ("openrlhf", "swift"):
+            continue
+        mine = flags(c.args)
+        for fam, model, gpu, gpus, theirs in points:
+            shared = set(mine) & set(theirs)
+            if ((fam, model, gpu, gpus) == (c.family, c.model, c.gpu, c.gpus) and len(shared) >= 8
+                    and all(mine[k] == theirs[k] for k in shared)):
+                again.append(c.name)
+    assert not again
+
+
 def test_the_corpus_is_sixty_reports_each_way_from_every_framework_with_reports():
     cases = mc.cases()
     oom = [c for c in cases if c.outcome == "oom"]
@@ -346,6 +378,60 @@ def test_openrlhf_update_holds_the_fp32_logits_beside_flash_attns_gradient():
     ran, oom = _check("openrlhf_908_qwen2_5_7b_grpo_16xh20_micro1"), _check("openrlhf_908_qwen2_5_7b_grpo_16xh20_micro2")
     assert ran.memory.fits and not oom.memory.fits
     assert oom.memory.peaks["actor_update"] > oom.memory.capacity_of("actor_update")
+
+
+def test_openrlhf_engines_hold_their_cuda_graphs_and_a_whole_weight_beside_their_budget():
+    """OpenRLHF #406 (0.4.0, Llama-3-8B PPO on 8 RTX 4090, two vLLM engines at TP 2): out of memory. Its vLLM 0.4.2
+    uses the default share 0.9 of 24 GiB, captures its CUDA graphs after sizing the KV cache (outside the share,
+    before vLLM 0.21), and at each weight sync every engine rank receives each weight whole into a new tensor
+    (vllm_worker_wrap.py WorkerWrap.update_weight) with its KV cache allocated: the 1 GiB embedding on top. We had
+    the graphs inside the share and no sync buffer, 0.6 GiB under the line."""
+    from rlbatch_solver.frameworks.openrlhf.versions import RELEASES
+
+    assert [RELEASES[v].vllm_graphs_in_budget for v in ("0.11.2", "0.6.2", "0.5.9", "0.4.0")] == [True, False, False,
+                                                                                                  False]
+    r = _check("openrlhf_406_llama3_8b_ppo_8xrtx4090")
+    rollout = r.memory.phases["rollout"]
+    assert rollout["CUDA graphs (outside budget)"] > 0
+    assert rollout["weight-sync receive buffer (outside budget)"] == pytest.approx(
+        2 * 128256 * 4096 / 2**20, rel=0.01)
+    assert not r.memory.fits and r.memory.peaks["rollout"] > r.memory.capacity_of("rollout")
+    # 0.11.2 with sleep wakes only the weights for the sync (ppo_trainer.py broadcast_to_vllm): no buffer on the KV
+    c = _case("openrlhf_lmmr1_27_72b_rloo_4x8xa800")
+    assert "--vllm_enable_sleep" in c.args and c.framework == "openrlhf"
+    assert not any("weight-sync" in t for t in _check(c.name).memory.phases["rollout"])
+
+
+def test_an_ms_swift_rollout_server_receives_a_whole_weight_bucket_beside_its_kv_cache():
+    """ms-swift #4486 (server mode, Qwen2.5-3B, `swift rollout` on 2 of 8 H20): the trainer sends the weights in
+    flat buckets of 512 MiB (SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE) and every server worker receives one whole into a new
+    tensor (rollout.py update_flattened_params) while its KV cache is allocated: on top of the server's share. TRL's
+    server (priced with the same terms) is left out."""
+    from rlbatch_solver.frameworks.swift.cost import SYNC_BUCKET_BYTES
+
+    r = _check("swift_4486_qwen2_5_3b_grpo_full_server_8xh20")
+    # a weight larger than a bucket goes alone: Qwen2.5-3B's 594 MiB embedding
+    buffer = r.memory.phases["rollout"]["weight-sync receive buffer (outside budget)"]
+    assert buffer == pytest.approx(max(SYNC_BUCKET_BYTES / 2**20, 2 * 151936 * 2048 / 2**20), abs=1)
+    colocated = _check("swift_example_v3.10.0_moe_full_qwen3_30b_a3b_full_colocate_8x80g")
+    assert "weight-sync receive buffer (outside budget)" not in colocated.memory.phases["rollout"]
+
+
+def test_openrlhf_0_5_packed_log_probs_take_the_whole_micro_batch_as_one_row():
+    """OpenRLHF #756 (0.5.9, Qwen2.5-7B PPO on 8 A100 40GB, --packing_samples, 32-sample micro rollout batches): out
+    of memory "when calculating reference logits". 0.5.9's log_probs_from_logits loops over rows "to reduce peak mem
+    consumption", but a packed micro batch is one row, so torch's logsumexp holds its difference and exp at full size
+    beside the fp32 logits: 12 B per logit in the reference and old log-prob forwards, twice the unpacked 6."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.costmodel import constants as C
+
+    assert C.LOGIT_BYTES["openrlhf-0.5-packed"][:2] == (12, 12) and C.LOGIT_BYTES["openrlhf-0.5"][:2] == (6, 6)
+    c = _case("openrlhf_756_qwen2_5_7b_ppo_8xa100_40g")
+    packed = _check(c.name)
+    unpacked = rb.check([a for a in c.args if a != "--packing_samples"], framework=c.framework, gpus=c.gpus,
+                        model=c.model, gpu=c.gpu)
+    assert packed.memory.phases["ref"]["logits"] == pytest.approx(2 * unpacked.memory.phases["ref"]["logits"])
+    assert packed.memory.verdict("ref") == "no"
 
 
 def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_told():

@@ -108,6 +108,11 @@ MCORE_MLP_BYTES_PER_FFN = 3 * BF16
 #   cast forward (2 + 4; its per-row logsumexp loop keeps one row's temporaries); the update holds the fp32 logits,
 #   the gather's fp32 gradient and, at the stack/unbind of the per-row logsumexp, the rows' fp32 gradients and their
 #   stacked copy (4 + 4 + 4 + 4). No entropy term in 0.5.9.
+# - "openrlhf-0.5-packed" (the same with --packing_samples): the micro batch is one row of all its samples' tokens
+#   (trainer/ppo_trainer.py training_step_actor: torch.cat(...).unsqueeze(0); experience_maker.py likewise), so the
+#   "loop to reduce peak mem consumption" runs once over the whole [tokens, vocab] and torch's logsumexp holds its
+#   temporaries at full size beside the fp32 logits (aten ReduceOps.cpp logsumexp_out_impl:
+#   at::exp(self - maxes), the difference and its exp alive together): 4 + 4 + 4 forward; the update as unpacked.
 # - "openrlhf-0.4" (0.4.0: transformers 4.43.1's LlamaForCausalLM/Qwen2ForCausalLM.forward upcast the logits,
 #   `logits = logits.float()`, and log_probs_from_logits is F.log_softmax over the whole tensor): forward the fp32
 #   logits and their fp32 log_softmax (4 + 4); the update the fp32 logits, the saved log_softmax, the gather's fp32
@@ -126,6 +131,7 @@ LOGIT_BYTES = {
     "megatron": (BF16 + FP32, BF16 + BF16 + FP32, FP32 + BF16, BF16 + BF16 + FP32 + BF16),
     "openrlhf": (BF16 + FP32, BF16 + FP32, FP32 + FP32 + BF16, 3 * FP32 + BF16),
     "openrlhf-0.5": (BF16 + FP32, BF16 + FP32, 4 * FP32, 4 * FP32),
+    "openrlhf-0.5-packed": (3 * FP32, 3 * FP32, 4 * FP32, 4 * FP32),
     "openrlhf-0.4": (2 * FP32, 2 * FP32, 4 * FP32, 4 * FP32),
     "swift-deepspeed": (BF16, BF16, 4 * BF16, 6 * BF16),
     "swift-ddp": (BF16 + FP32, BF16 + FP32, 3 * FP32, 5 * FP32),

@@ -40,6 +40,7 @@ T_RM_RES = "reward model params (resident)"
 T_ENGINE_ASLEEP = "rollout engine (kept between rollouts)"
 T_GRAPHS = "CUDA graphs (outside budget)"  # SGLang; vLLM >= 0.21 counts them inside its budget
 T_NO_FIT = "engine budget too small for weights (rollout cannot start)"
+T_SYNC_RECV = "weight-sync receive buffer (outside budget)"
 
 
 # ----------------------------------------------------------------------------- model constants
@@ -638,6 +639,13 @@ def unsloth_chunk_rows(rows: float, vocab: int) -> int:
     return max(2, min(cap, per_eighth, math.ceil(rows)))
 
 
+def sync_receive_bytes(plan: Plan, mc: ModelConsts) -> float:
+    """The largest buffer an engine rank receives whole at the weight sync (``Plan.engine_receives_whole_weights``):
+    the largest weight, the embedding or the lm_head ([vocab, hidden] in bf16, the largest tensor of the dense and MoE
+    cards we carry), or a flat bucket of weights where the trainer sends buckets (``engine_sync_bucket_bytes``)."""
+    return max(plan.engine_sync_bucket_bytes, C.BF16 * max(mc.embed, mc.lm_head))
+
+
 def cuda_graph_bytes(plan: Plan, mc: ModelConsts) -> float:
     if plan.enforce_eager:
         return 0.0
@@ -810,6 +818,8 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
             terms[f"{name} CUDA graphs (in budget)"] = min(eb.graphs, _pos(eb.budget - eb.weights - eb.activations
                                                                          - eb.non_torch))
         terms[f"{name} KV cache"] = eb.kv_bytes
+        if plan.engine_receives_whole_weights and not plan.engine_colocated:
+            terms[T_SYNC_RECV] = sync_receive_bytes(plan, mc)
     if not eb.fits:
         # The engine refuses to start: push the phase past capacity by the shortfall.
         others = sum(terms.values())

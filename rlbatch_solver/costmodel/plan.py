@@ -157,6 +157,14 @@ class Plan:
     # vLLM counts its CUDA graphs inside ``gpu_memory_utilization`` (since 0.21: the profile includes the capture);
     # before, it captures them after sizing the KV cache, outside the budget
     engine_graphs_in_budget: bool = True
+    # the trainer broadcasts each weight whole to every engine rank, which receives it into a fresh tensor of the
+    # unsharded shape while its KV cache is allocated (OpenRLHF trainer/ray/vllm_worker_wrap.py
+    # WorkerWrap.update_weight: torch.empty(shape), broadcast, load_weights): the largest tensor (the embedding or
+    # lm_head) on top of the engine's budget, on engine GPUs of their own
+    engine_receives_whole_weights: bool = False
+    # ... or packs the weights into flat buckets of up to this many bytes, one received whole at a time (a weight
+    # larger than a bucket goes alone): ms-swift's server mode (rlhf_trainers/utils.py _create_parameter_buckets)
+    engine_sync_bucket_bytes: float = 0.0
     # vLLM sizes its KV cache as gpu_memory_utilization x the memory still *free* once the trainer's models and the
     # engine's weights and profile run are in (verl 0.1-0.2's bundled vLLM 0.3-0.6 workers,
     # verl/third_party/vllm/vllm_v_0_6_3/worker.py:Worker.determine_num_available_blocks), not of total memory

@@ -43,7 +43,8 @@ _LAYOUT = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "
            "ring_attn_size", "packing_samples", "colocate_all", "colocate_actor_ref", "colocate_critic_reward",
            "need_ref", "need_critic", "need_reward_model", "ref_offload", "reward_offload", "adam_offload",
            "ds_sleep", "vllm_eager", "async_train"]
-_ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep", "colocate_lowers_gmu"]
+_ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep", "colocate_lowers_gmu", "vllm_graphs_in_budget",
+           "sync_wakes_weights_only"]
 # the release's log-prob code (frameworks/openrlhf/versions.py Release.logits)
 _LOGITS = ["logits_gather", "logits_fp32_model"]
 _TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_ckpt"]
@@ -135,6 +136,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         gmu = 400  # 0.5.9 train(): "Set args.vllm_gpu_memory_utilization to 0.4 for colocate_all_models!"
     logits = ("openrlhf-0.4" if v.get("logits_fp32_model") else "openrlhf-0.5") if v.get("logits_gather") \
         else "openrlhf"
+    if logits == "openrlhf-0.5" and v.get("packing_samples"):
+        logits = "openrlhf-0.5-packed"  # one packed row: the per-row logsumexp at full size (constants.LOGIT_BYTES)
     return Plan(
         model=model,
         gpu=gpu,
@@ -189,6 +192,13 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # --vllm_enable_sleep puts the engines to sleep at level 1: their weights go to host RAM
         # (openrlhf/trainer/ray/vllm_engine.py ``sleep(self, level=1)``, v0.7.5)
         engine_sleep_host_weights=bool(v.get("vllm_sleep")),
+        # the pinned vLLM: its CUDA graphs inside gpu_memory_utilization from 0.21 on (versions.Release.vllm)
+        engine_graphs_in_budget=bool(v.get("vllm_graphs_in_budget", True)),
+        # every release broadcasts each weight whole to every engine rank (trainer/ray/vllm_worker_wrap.py
+        # WorkerWrap.update_weight) with the KV cache allocated: 0.4.0-0.6.2 wake the engines fully before the
+        # broadcast (ppo_actor.py), 0.11.2 wakes only their weights when --vllm.enable_sleep
+        # (ppo_trainer.py broadcast_to_vllm: wake_up(tags=["weights"]))
+        engine_receives_whole_weights=not (bool(v.get("vllm_sleep")) and bool(v.get("sync_wakes_weights_only", True))),
     )
 
 
@@ -268,7 +278,7 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         tokens_per_step=lambda values: int(values["rollout_batch_size"]) * int(values["n"]) * int(values["max_len"]),
         bool_names=(bool_names(VARIABLES)
                     | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
-                       "colocate_lowers_gmu"}),
+                       "colocate_lowers_gmu", "vllm_graphs_in_budget", "sync_wakes_weights_only"}),
         unread=unread,
         optional=optional_names(VARIABLES),
         concurrency=concurrency,

@@ -464,7 +464,8 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
 def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, Value]:
     """Cost-model inputs no rule reads (cost.py): --ds.enable_sleep, --vllm.enforce_eager, DeepSpeed's gradient
     accumulation dtype (--grad_accum_dtype, or the release's default: fp32 in 0.4.0, versions.py), and what the
-    release's code decides: its log-prob path and 0.5.9's lowered colocated vLLM share."""
+    release's code decides: its log-prob path, 0.5.9's lowered colocated vLLM share and whether its pinned vLLM counts
+    its CUDA graphs inside its budget."""
     native, _ = normalize_flags(flat)
     dtype = native.get("grad_accum_dtype", native.get("ds.grad_accum_dtype"))
     fp32 = versions.RELEASES[version].grad_accum_fp32 if dtype in (None, "") else str(dtype) == "fp32"
@@ -474,7 +475,11 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             "grad_accum_fp32": fp32,
             # the release's log-prob code (versions.Release.logits) and its colocated vLLM share
             "logits_gather": release.logits != "openrlhf", "logits_fp32_model": release.logits == "openrlhf-0.4",
-            "colocate_lowers_gmu": release.colocate_lowers_gmu}
+            "colocate_lowers_gmu": release.colocate_lowers_gmu,
+            # the pinned vLLM counts its CUDA graphs inside gpu_memory_utilization (vLLM 0.21 on)
+            "vllm_graphs_in_budget": release.vllm_graphs_in_budget,
+            # with vLLM sleep, the weight sync wakes the engines' weights only (0.11.2), not their KV cache
+            "sync_wakes_weights_only": release.sync_wakes_weights_only}
 
 
 class OpenRLHFFramework(Framework):

@@ -28,6 +28,10 @@ PyPI; 0.5.9 from 0.5.9.post1):
   ZeRO-1 with the BF16_Optimizer, whose fp32 gradients are not partitioned
   (``deepspeed/runtime/engine.py:DeepSpeedEngine._do_optimizer_sanity_check``). vLLM is built without a memory
   share (``openrlhf/trainer/ray/vllm_engine.py:LLMRayActor``): vLLM's default 0.9.
+* The vLLM each wheel's ``vllm`` extra pins: 0.4.2 (0.4.0.post2), 0.7.2 (0.5.9.post1 and 0.6.2), 0.29.0 (0.11.2).
+  Before 0.21 vLLM captures its CUDA graphs after it has sized the KV cache (V0
+  ``LLMEngine._initialize_kv_caches``: ``determine_num_available_blocks``, then ``initialize_cache`` ->
+  ``Worker._warm_up_model`` -> ``capture_model``), so they come on top of ``gpu_memory_utilization``.
 
 A pack drops rules (ids), adds or replaces rules (same id), replaces variables (a default that changed), rewrites
 source paths that moved, and names its release in messages. ``ruleset_for(version)`` assembles it; ``detect`` dates
@@ -71,13 +75,25 @@ class Release:
     logits: str = "openrlhf"
     # --colocate_all_models lowers a vLLM share of 0.9 or more to 0.4 (0.5.9's train())
     colocate_lowers_gmu: bool = False
+    # the vLLM release its wheel pins (the ``vllm`` extra): before vLLM 0.21 the engine captures its CUDA graphs
+    # after sizing the KV cache, outside gpu_memory_utilization (Plan.engine_graphs_in_budget)
+    vllm: str = "0.29.0"
+    # with --vllm.enable_sleep the weight sync wakes only the engines' weights, not their KV cache (0.11.2
+    # trainer/ppo_trainer.py broadcast_to_vllm: wake_up(tags=["weights"])); 0.4.0-0.6.2 wake them fully
+    # (trainer/ray/ppo_actor.py ppo_train: wake_up() before _broadcast_to_vllm)
+    sync_wakes_weights_only: bool = False
+
+    @property
+    def vllm_graphs_in_budget(self) -> bool:
+        return _key(self.vllm) >= (0, 21)
 
 
 RELEASES = {
-    "0.11.2": Release("0.11.2", R.DEEPSPEED_VERSION, False, False, True),
-    "0.6.2": Release("0.6.2", "0.16.4", False, False, True),
-    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True),
-    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4"),
+    "0.11.2": Release("0.11.2", R.DEEPSPEED_VERSION, False, False, True, vllm="0.29.0",
+                      sync_wakes_weights_only=True),
+    "0.6.2": Release("0.6.2", "0.16.4", False, False, True, vllm="0.7.2"),
+    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True, vllm="0.7.2"),
+    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", vllm="0.4.2"),
 }
 
 

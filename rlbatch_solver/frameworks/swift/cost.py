@@ -179,10 +179,15 @@ def phases_run(values: Mapping[str, Value]) -> list[str]:
     return phases + [Phase.ACTOR_UPDATE]
 
 
+# ms-swift 4.6.0's weight-sync bucket (rollout_mixin.py: int(os.environ.get('SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE', 512)) MiB)
+SYNC_BUCKET_BYTES = 512 * 2**20
+
+
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU, megatron: bool,
-              logits_impl: str | None = None) -> Plan:
+              logits_impl: str | None = None, sync_bucket_bytes: float | None = SYNC_BUCKET_BYTES) -> Plan:
     """One phase's plan. ``logits_impl``: how the trainer's loss holds its logits (costmodel/constants.py
-    LOGIT_BYTES): ms-swift's own by default; TRL 1.16 passes its fused lm_head ("trl-fused")."""
+    LOGIT_BYTES): ms-swift's own by default; TRL 1.16 passes its fused lm_head ("trl-fused"). ``sync_bucket_bytes``:
+    the flat bucket a rollout server receives whole at the weight sync (ms-swift's); None: not priced (TRL)."""
     v = values
     world = int(v.get("gpus_per_node") or 1) * int(v.get("nnodes") or 1)
     gen, spg = rollout_layout(v, megatron)
@@ -214,6 +219,12 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         engine_sleep_host_weights=sleep == 1 and engine == "vllm" and not server,
         colocated=not server, rollout_gpus=(int(v.get("server_tp") or 1) * int(v.get("server_dp") or 1)) if server
         else None, engine_colocated=engine != "hf" and not server, count_colocated_residents=True,
+        # server mode: the trainer sends the weights in flat buckets of SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE (512 MiB)
+        # (rollout_mixin.py, enable_flattened_weight_sync default True; rlhf_trainers/utils.py
+        # _create_parameter_buckets) and each server worker receives a bucket whole into a new tensor while its KV
+        # cache stays allocated (pipelines/infer/rollout.py update_flattened_params: torch.empty(total_bytes))
+        engine_receives_whole_weights=server and sync_bucket_bytes is not None,
+        engine_sync_bucket_bytes=sync_bucket_bytes or 0.0,
         # during rollout the policy (and reference) weights / optimizer are on the CPU with offload_model /
         # offload_optimizer; training loads them back
         actor_param_offload=off_model if rollout else False,
@@ -323,7 +334,8 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
     return CostSpec(
         framework=framework or ("swift-megatron" if megatron else "swift"),
         plan=lambda values, phase: make_plan(values, phase, model, gpu, megatron,
-                                             "trl-fused" if framework == "trl" else None),
+                                             "trl-fused" if framework == "trl" else None,
+                                             None if framework == "trl" else SYNC_BUCKET_BYTES),
         memory_inputs=mem,
         time_inputs=time,
         phases_run=phases_run,
