@@ -55,6 +55,7 @@ class Cached:
     params: float = 0.0  # the model's parameters
     max_response: float = 0.0  # the response limit (tokens)
     host_s: float = 0.0  # the rollout's sourced host seconds (time.step_host_seconds): added unscaled, as estimate_time
+    engine_rollout: bool = True  # an inference engine generates (rollout_scale applies), not the model's own generate
 
 
 def scaled(c: Cached, k: Mapping[str, float]) -> dict[str, float]:
@@ -64,6 +65,8 @@ def scaled(c: Cached, k: Mapping[str, float]) -> dict[str, float]:
         name = SCALE_OF.get(phase)
         if phase == Phase.ROLLOUT:
             s -= c.host_s
+            if not c.engine_rollout:
+                name = None
         out[phase] = s * k[name] if name else s
     if Phase.ROLLOUT in out:
         out[Phase.ROLLOUT] += k["step_fixed_s"] + c.host_s
@@ -168,7 +171,8 @@ def cache(point: Mapping[str, Any], time_quantity: Mapping[str, str], memory_pre
                   lambda sec: step_seconds(spec, values, sec), measured, memory, str(point.get("series") or ""),
                   float(load_model(point["model"]).total_params()),
                   float(mean_lengths(spec, values)["max_response"]),
-                  step_host_seconds(spec.plan(values, Phase.ROLLOUT)) if Phase.ROLLOUT in pred.seconds else 0.0)
+                  step_host_seconds(spec.plan(values, Phase.ROLLOUT)) if Phase.ROLLOUT in pred.seconds else 0.0,
+                  spec.plan(values, Phase.ROLLOUT).engine != "hf")
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:

@@ -465,8 +465,11 @@ def estimate_time(plan: Plan) -> TimeReport:
     mc = model_consts(plan.model)
     info: dict[str, float] = {}
     eff = plan.efficiency  # the fitted constants (costmodel/fitted.yaml) scale the derived seconds
+    # rollout_scale is fitted to inference engines' rows; the trained model's own generate is host-bound at a
+    # measured per-layer cost (HF_EAGER_S_PER_LAYER, docs/accuracy.md's GPU probe), which the scale would distort
+    rollout_scale = eff.rollout_scale if plan.engine != "hf" else 1.0
     fns: dict[str, Callable[[], float]] = {
-        Phase.ROLLOUT: lambda: _rollout(plan, mc, info) * eff.rollout_scale + eff.step_fixed_s + step_host_seconds(plan),
+        Phase.ROLLOUT: lambda: _rollout(plan, mc, info) * rollout_scale + eff.step_fixed_s + step_host_seconds(plan),
         Phase.OLD_LOG_PROB: lambda: _old_log_prob(plan, mc) * eff.forward_scale,
     }
     if plan.need_ref:
