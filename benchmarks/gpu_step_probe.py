@@ -124,8 +124,10 @@ class Model:
     def scales(self) -> dict[str, float]:
         from rlbatch_solver.costmodel.efficiency import DEFAULT_EFFICIENCY as E
 
+        # generate is the trained model's own (engine "hf"), which the fitted rollout scale does not touch
+        # (costmodel/time.py estimate_time: the scale is fitted to inference engines' rows)
         return {"train": E.train_scale, "forward": E.forward_scale, "optimizer": E.train_scale,
-                "prefill": E.rollout_scale, "decode": E.rollout_scale}
+                "prefill": 1.0, "decode": 1.0}
 
 
 # ----------------------------------------------------------------------------- measurements (torch)

@@ -66,7 +66,7 @@ _MEAN_PROMPT_HELP = ("Time: your data's mean prompt length in tokens (verl logs 
 _MEAN_RESPONSE_HELP = ("Time: your data's mean response length in tokens (verl logs response_length/mean); "
                        "default: the calibration profile's, else a share of max_response_length (docs/cost-model.md).")
 _RESPONSE_PROFILE_HELP = ("Time, where no mean is given: how long your model answers. default (0.35 of the limit), "
-                          "reasoning (0.55 of the limit), gsm8k (~270 tokens), math (~1,500 tokens), limit (every "
+                          "reasoning (0.55 of an 8K limit, less of a longer one), gsm8k (~270 tokens), math (~1,500 tokens), limit (every "
                           "response at the limit); unset: chosen by the model's family and the config's training "
                           "data (docs/cost-model.md section 4).")
 _HOST_MEM_HELP = ("RAM of one node in GiB: with --gpu and --model, checks the host memory (CPU offload, sleeping "

@@ -54,6 +54,8 @@ class Cached:
     series: str = ""  # points of one source differing in the model or the response limit only
     params: float = 0.0  # the model's parameters
     max_response: float = 0.0  # the response limit (tokens)
+    host_s: float = 0.0  # the rollout's sourced host seconds (time.step_host_seconds): added unscaled, as estimate_time
+    engine_rollout: bool = True  # an inference engine generates (rollout_scale applies), not the model's own generate
 
 
 def scaled(c: Cached, k: Mapping[str, float]) -> dict[str, float]:
@@ -61,9 +63,13 @@ def scaled(c: Cached, k: Mapping[str, float]) -> dict[str, float]:
     out = {}
     for phase, s in c.seconds.items():
         name = SCALE_OF.get(phase)
+        if phase == Phase.ROLLOUT:
+            s -= c.host_s
+            if not c.engine_rollout:
+                name = None
         out[phase] = s * k[name] if name else s
     if Phase.ROLLOUT in out:
-        out[Phase.ROLLOUT] += k["step_fixed_s"]
+        out[Phase.ROLLOUT] += k["step_fixed_s"] + c.host_s
     return out
 
 
@@ -147,6 +153,7 @@ def derived_run(point: Mapping[str, Any]):
 def cache(point: Mapping[str, Any], time_quantity: Mapping[str, str], memory_prediction) -> Cached:
     from rlbatch_solver.catalog.models import load_model
     from rlbatch_solver.costmodel.tables import mean_lengths, step_seconds
+    from rlbatch_solver.costmodel.time import step_host_seconds
 
     run = derived_run(point)
     pred = run.predict(DERIVED_EFFICIENCY)
@@ -163,7 +170,9 @@ def cache(point: Mapping[str, Any], time_quantity: Mapping[str, str], memory_pre
     return Cached(point["name"], source_key(point), point["framework"], dict(pred.seconds),
                   lambda sec: step_seconds(spec, values, sec), measured, memory, str(point.get("series") or ""),
                   float(load_model(point["model"]).total_params()),
-                  float(mean_lengths(spec, values)["max_response"]))
+                  float(mean_lengths(spec, values)["max_response"]),
+                  step_host_seconds(spec.plan(values, Phase.ROLLOUT)) if Phase.ROLLOUT in pred.seconds else 0.0,
+                  spec.plan(values, Phase.ROLLOUT).engine != "hf")
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:

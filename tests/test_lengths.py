@@ -41,11 +41,23 @@ def _check(model: str, *extra: str, config: tuple = ()) -> str:
 
 def test_check_prints_the_profile_and_the_straggler():
     out = _check("deepseek-r1-distill-qwen-1.5b")
-    assert ("response 4,506 of 8,192 (assumed: profile reasoning (from the model's family), 0.55 of the limit; "
-            "reasoning model") in out, out
+    assert ("response 4,260 of 8,192 (assumed: profile reasoning (from the model's family), 0.52 of the limit at "
+            "8,192 tokens x (limit/8,192)^-0.28; reasoning model") in out, out
     assert "waits for its longest response, ~8,192 tokens (the limit)" in out
+    assert "prompt 287 of 1,024 (assumed: 0.28 of the limit, the published runs' mean prompt share)" in out, out
     out = _check("qwen2.5-1.5b")
     assert "response 2,867 of 8,192 (assumed: profile default, 0.35 of the limit" in out, out
+    out = _check("qwen2.5-1.5b", "--response-profile", "limit")
+    assert "prompt 1,024 of 1,024 (assumed: the limit)" in out, out
+
+
+def test_the_reasoning_share_falls_with_the_limit_through_its_published_runs():
+    # DeepScaleR 0.55 at 8K; verl #3816 0.34 at 20K, #3727 0.37 at 30K, v1_async_trainer 0.39 at 32K
+    for limit, published in ((8192, 0.55), (20480, 0.34), (30000, 0.37), (32768, 0.39)):
+        assert abs(REASONING.fraction(limit) / published - 1) < 0.2, (limit, REASONING.fraction(limit))
+    assert REASONING.fraction(1024) > REASONING.fraction(8192) > REASONING.fraction(32768)
+    assert REASONING.fraction(64) == 1.0  # a share never passes the limit
+    assert REASONING.mean_response(32768) > REASONING.mean_response(8192)  # a longer limit still answers longer
 
 
 def test_a_given_mean_replaces_the_profile():
@@ -70,7 +82,9 @@ def test_a_reasoning_model_keeps_its_profile_whatever_the_data_and_a_named_one_w
 def test_a_natural_length_does_not_grow_with_the_limit_and_a_share_does():
     assert MATH.mean_response(4096) < MATH.mean_response(32768) <= MATH.natural_tokens
     assert MATH.mean_response(32768) == pytest.approx(MATH.natural_tokens, rel=1e-6)
-    assert REASONING.mean_response(32768) == pytest.approx(8 * REASONING.mean_response(4096))
+    assert DEFAULT.mean_response(32768) == pytest.approx(8 * DEFAULT.mean_response(4096))
+    # a reasoning share falls with the limit: the mean grows, but less than the limit (limit^0.72)
+    assert 4 < REASONING.mean_response(32768) / REASONING.mean_response(4096) < 8
     # the capped mean is the exponential's: the scale the drain solves for is the profile's natural length
     assert length_scale(GSM8K.mean_response(1024), 1024) == pytest.approx(GSM8K.natural_tokens, rel=1e-3)
 

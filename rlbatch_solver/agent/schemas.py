@@ -55,7 +55,7 @@ MEAN_RESPONSE = _num("Time: your data's mean response length in tokens (default:
                      maximum=10**9)
 RESPONSE_PROFILE = {"type": "string", "enum": list(PROFILES),
                     "description": "Time, where no mean is given: how long the model answers (default 0.35 of the "
-                    "limit, reasoning 0.55 of it, gsm8k ~270 tokens, math ~1,500 tokens, limit: every response at "
+                    "limit, reasoning 0.55 of an 8K limit and less of a longer one, gsm8k ~270 tokens, math ~1,500 tokens, limit: every response at "
                     "the limit); unset: chosen by the model's family and the config's training data."}
 HOST_MEM = _num("RAM of one node in GiB: with gpu and model, checks the host memory.", maximum=2**20)
 GPUS = _i("Total GPUs (or give them in the config).", maximum=65536)

@@ -359,7 +359,14 @@ ALLREDUCE_LATENCY_S = {"nvlink": 10e-6, "infinity-fabric": 12e-6, "pcie": 40e-6}
 # and write (verl's default rollout sampling, temperature 1 / top_p 1 / top_k -1, skips
 # vLLM's top-k/top-p sort). Our count: 12 bytes per logit.
 DECODE_SAMPLER_BYTES_PER_LOGIT = 3 * FP32
-# Host-side cost per decode step (scheduler, sampler launch, detokenisation). Assumption.
+# Host-side cost per decode step (scheduling, input preparation, the sampled tokens' copy back and their output
+# processing), during which the GPU idles: 1.5 ms, an assumption for current engines. The published measurements
+# are of vLLM's V0 engine: its multi-step scheduling RFC (vllm-project/vllm#6854, July 2024, vLLM 0.5 on H100)
+# profiles "about 4ms of GPU bubble" per decode step ("5-13ms" over its runs), and vLLM's v0.6.0 performance blog
+# (blog.vllm.ai 2024-09-05) puts scheduling at 29% of Llama-3-8B's time on one H100 against 38% on the GPU, ~4 ms at
+# an 8B model's ~5 ms GPU step (vLLM V1 alpha blog, 2025-01-27: "as low as ~5ms"). V1 engines (vLLM >= 0.8) overlap
+# part of it with the GPU; we found no published per-step figure for them. Priced at V0's 4 ms, the measured set's
+# out-of-sample step error rose (0.377 -> 0.397, docs/accuracy.md item 10), so 1.5 ms stays.
 DECODE_STEP_OVERHEAD_S = 1.5e-3
 # Without CUDA graphs (enforce_eager) each layer's kernels are launched from Python every step. Measured: one decode
 # step of Llama-3.1-8B (32 layers) on an H100 SXM5 takes 8.4 ms eager and 5.1 ms as a CUDA graph
@@ -379,12 +386,28 @@ HF_EAGER_S_PER_LAYER = 0.69e-3
 # measured transitions of seconds to tens of seconds for 7B-70B with its older
 # resharding; verl's IPC path is faster).
 WEIGHT_SYNC_FIXED_S = 1.0
+# The step's host work outside its timed phases, whatever the model's size (docs/cost-model.md section 4.3): verl's
+# console logs time every phase, and the step less their sum is 0.076 s in verl #1208's (96.551 - 96.475), 0.117
+# and 0.147 s at steps 14 and 15 of verl's MI300 GRPO baseline log (78.501 - 78.384, 87.770 - 87.623) and 0.357 s
+# in verl #7412's (1163.957 - 1163.600, whose phases include update_weights): the median of the three logs, 0.13 s.
+STEP_HOST_S = 0.13
+# Reward and advantage per sample (a rule-based reward and GRPO's group statistics, on the driver): verl's MI300
+# GRPO baseline log (GSM8K, 1,024 prompts x 5 = 5,120 samples a step) times them together in `timing_s/adv`, 0.737
+# and 0.730 s at steps 14 and 15: 0.144 ms a sample.
+REWARD_ADV_S_PER_SAMPLE = 0.144e-3
 # Mean generated length over max_response_length when the data's is not given (--mean-response-len, or a
 # calibration profile): the median of the published RL runs that state both, 0.35. verl docs/perf/dpsk.md
 # (DeepSeek-V3 GRPO): 1,960 of 9,632 = 0.20; verl #1208's console log (GSM8K): 325 of 1,024 = 0.32; verl #3727
 # (Qwen3-VL-30B-A3B GSPO): 11,018 of 30,000 = 0.37; verl docs/advance/v1_async_trainer.md (Qwen3.5-35B-A3B DAPO):
 # 12,720 of 32,768 = 0.39. (0.6 before: a guess from verl's advice to keep clip_ratio under ~0.1.)
 DEFAULT_AVG_RESPONSE_FRACTION = 0.35
+# Mean prompt over max_prompt_length when neither the data's mean (--mean-prompt-len, a calibration profile) nor the
+# length profile's source gives it: the two published runs that state both, verl #1208's console log (GSM8K,
+# prompt_length/mean 102.5 of 256 = 0.40) and verl's MI300 baseline logs (GSM8K, 82.6 of 512 = 0.16): 0.28. A
+# limit is set to hold the longest prompt, so the mean sits well under it; timing every prompt at the limit (1.0,
+# before) priced a short-response step's prefill and training tokens as if its prompts were all at the cap. The
+# `limit` profile (every response at the limit, the worst case) keeps prompts at the limit too.
+DEFAULT_AVG_PROMPT_FRACTION = 0.28
 # Response lengths within a step: exponential with the step's mean, capped at max_response_length (the capped share
 # is what DAPO's overlong filter and verl's clip ratio count); at the default mean (0.35 of the cap) 7% of responses
 # reach the cap. The tail this gives (time.drain_seconds) is checked against Seer (arXiv 2511.14617): the last 10%

@@ -40,9 +40,10 @@ class Efficiency:
     # bytes the training phases hold beyond the derived terms (allocator blocks, workspace, kernels' buffers);
     # may be negative where the derived terms over-count
     train_memory_offset_bytes: float = 0.0
-    # fitted to the measured set (FITTED_PATH): measured / derived seconds of the rollout (engine generation), the
-    # forward-only passes (old log-prob, reference) and the updates (actor, critic), and the seconds every step
-    # spends whatever the model's size (orchestration, engine wake/sleep, reward), added to the rollout
+    # fitted to the measured set (FITTED_PATH): measured / derived seconds of the rollout (an inference engine's
+    # generation; not the trained model's own generate, whose cost is measured), the forward-only passes (old
+    # log-prob, reference) and the updates (actor, critic), and the seconds every step spends whatever the model's
+    # size beyond the sourced host and reward time (time.step_host_seconds), added to the rollout
     rollout_scale: float = FITTED.get("rollout_scale", 1.0)
     forward_scale: float = FITTED.get("forward_scale", 1.0)
     train_scale: float = FITTED.get("train_scale", 1.0)

@@ -13,7 +13,8 @@ A profile says how long a model answers in RL training, from the published runs 
 The profile is chosen by the user (``--response-profile NAME``), else by the model's family (a reasoning model
 takes ``reasoning`` whatever its data), else by the training data the config names (``dataset_of``: verl's
 ``data.train_files``, OpenRLHF's ``--prompt_data``, TRL's ``dataset_name``, ms-swift's ``--dataset``), else
-``default``. A profile may also give the data's mean prompt (else prompts are timed at their limit). A
+``default``. A profile may also give the data's mean prompt (else prompts are timed at DEFAULT_AVG_PROMPT_FRACTION
+of their limit, the published runs' share; the ``limit`` profile at the limit). A
 synchronous rollout waits for the step's longest response (``straggler_tokens``), which reaches the limit when the
 limit truncates: generation time then follows the limit, not the mean.
 """
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from ..errors import InputError
-from .constants import DEFAULT_AVG_RESPONSE_FRACTION
+from .constants import DEFAULT_AVG_PROMPT_FRACTION, DEFAULT_AVG_RESPONSE_FRACTION
 
 EULER_GAMMA = 0.5772156649
 
@@ -38,7 +39,19 @@ class LengthProfile:
     why: str  # the source, in a few words (printed with the assumption)
     response_fraction: Optional[float] = None  # a share of the limit: mean response / max_response_length
     natural_tokens: Optional[float] = None  # a natural length: the uncapped mean (the exponential's scale)
-    prompt_tokens: Optional[float] = None  # the data's mean prompt where a source gives it (None: the limit)
+    prompt_tokens: Optional[float] = None  # the data's mean prompt where a source gives it
+    # else the mean prompt as a share of max_prompt_length (None: every prompt at the limit)
+    prompt_fraction: Optional[float] = DEFAULT_AVG_PROMPT_FRACTION
+    # a share that falls as the limit grows: response_fraction at reference_limit, times (limit/reference)^-exponent
+    share_exponent: float = 0.0
+    reference_limit: float = 8192.0
+
+    def share(self, limit: float) -> float:
+        """A share-of-the-limit profile's mean / limit at this limit (at most 1)."""
+        f = max(0.0, self.response_fraction or 0.0)
+        if self.share_exponent and limit > 0:
+            f *= (limit / self.reference_limit) ** (-self.share_exponent)
+        return min(1.0, f)
 
     def mean_response(self, limit: float) -> float:
         """The mean response (tokens) at this limit."""
@@ -46,7 +59,7 @@ class LengthProfile:
         if self.natural_tokens is not None:
             lam = self.natural_tokens
             return lam * (1.0 - math.exp(-limit / lam)) if limit > 0 else 0.0
-        return limit * min(1.0, max(0.0, self.response_fraction or 0.0))
+        return limit * self.share(limit)
 
     def fraction(self, limit: float) -> float:
         """The mean response as a share of the limit (what Plan.avg_response_fraction holds)."""
@@ -56,19 +69,26 @@ class LengthProfile:
         """The assumption in words: '0.35 of the limit' or 'a natural length of 1,500 tokens, capped at the limit'."""
         if self.natural_tokens is not None:
             return f"a natural length of {self.natural_tokens:,.0f} tokens, capped at the limit"
+        if self.share_exponent:
+            return (f"{self.response_fraction:g} of the limit at {self.reference_limit:,.0f} tokens x "
+                    f"(limit/{self.reference_limit:,.0f})^-{self.share_exponent:g}")
         return f"{self.response_fraction:g} of the limit"
 
 
 DEFAULT = LengthProfile("default", "no source for this model and data: the median of four published runs' "
                         "mean/limit, docs/cost-model.md section 4", response_fraction=DEFAULT_AVG_RESPONSE_FRACTION)
-# Reasoning models think before they answer and fill most of the limit. DeepScaleR (R1-Distill-Qwen-1.5B, GRPO at
-# an 8K limit; Agentica's DeepScaleR blog, Feb 2025, "Iterative Context Lengthening"): the mean response fell from
-# 5,500 to 3,500 tokens of 8,192 in that stage, 0.43-0.67 of the limit, with truncated responses common; we take
-# the middle, 4,500 / 8,192 = 0.55. Qwen3 models think by default (Qwen3 model cards: enable_thinking=True is the
-# chat template's default), so they take it too; a non-thinking variant (Instruct-2507) does not. (At 20-32K limits
-# the published reasoning runs answer 0.34-0.39 of the limit: docs/cost-model.md section 4's table.)
-REASONING = LengthProfile("reasoning", "reasoning model: DeepScaleR's R1-Distill-1.5B answered 3,500-5,500 of "
-                          "8,192 tokens", response_fraction=0.55)
+# Reasoning models think before they answer and fill much of the limit, a share that falls as the limit grows (a
+# longer limit lets them think longer, but not in proportion). Four published runs (docs/cost-model.md section 4.2):
+# DeepScaleR (R1-Distill-Qwen-1.5B, GRPO at an 8K limit; Agentica's DeepScaleR blog, Feb 2025, "Iterative Context
+# Lengthening": 3,500-5,500 tokens of 8,192, the middle 4,500 = 0.55), verl #3816 (Qwen3-4B, DAPO recipe, ~7,000 of
+# 20,480 = 0.34), verl #3727 (Qwen3-VL-30B-A3B, 11,018 of 30,000 = 0.37), verl docs/advance/v1_async_trainer.md
+# (Qwen3.5-35B-A3B, 12,720 of 32,768 = 0.39). A least-squares line through their log share against log limit:
+# 0.52 at 8,192 and exponent 0.28 (0.93 at 1K, 0.40 at 20K, 0.35 at 32K; the four within 1.2x). Qwen3 models think
+# by default (Qwen3 model cards: enable_thinking=True is the chat template's default), so they take it too; a
+# non-thinking variant (Instruct-2507) does not. Prompts: the default share of the limit.
+REASONING = LengthProfile("reasoning", "reasoning model: four published runs answered 0.55 of an 8K limit "
+                          "(DeepScaleR) and 0.34-0.39 of 20-32K limits", response_fraction=0.52,
+                          share_exponent=0.28)
 # GSM8K-style grade-school word problems, a non-reasoning model: the median natural length of four published verl
 # runs (exponential scale solving lam(1 - e^(-limit/lam)) = mean): verl #1208 325 of 1,024 tokens (342), verl's
 # MI300 baseline logs with deepseek-llm-7b 170 of 1,024 (171) and 176 of 512 (189), verl PR #7804 with
@@ -82,7 +102,8 @@ GSM8K = LengthProfile("gsm8k", "GSM8K-style word problems: four published verl r
 MATH = LengthProfile("math", "competition math, non-reasoning model: verl #3816's Qwen2.5-3B answered ~1,000 "
                      "tokens at a 20K limit, DeepSeek-V3 1,960 at 9.6K", natural_tokens=1500.0)
 # Every response runs to the limit: benchmarks that ignore the end-of-sequence token, the worst case.
-LIMIT = LengthProfile("limit", "every response runs to the limit (the worst case)", response_fraction=1.0)
+LIMIT = LengthProfile("limit", "every response runs to the limit (the worst case)", response_fraction=1.0,
+                      prompt_fraction=None)
 
 PROFILES: dict[str, LengthProfile] = {p.name: p for p in (DEFAULT, REASONING, GSM8K, MATH, LIMIT)}
 

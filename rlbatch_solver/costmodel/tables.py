@@ -376,7 +376,8 @@ def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, Any]:
     return {"prompt": round(p, 1), "response": round(r, 1), "max_prompt": plan.prompt_len,
             "max_response": plan.response_len, "profile": profile.name, "profile_why": profile.why,
             "profile_how": profile.how(), "profile_fraction": round(profile.fraction(r_max), 3),
-            "profile_prompt": profile.prompt_tokens, "profile_chosen": chosen_by(plan),
+            "profile_prompt": profile.prompt_tokens, "profile_prompt_fraction": profile.prompt_fraction,
+            "profile_chosen": chosen_by(plan),
             "dataset": plan.dataset or None,
             "longest": round(straggler_tokens(r, r_max, int(plan.samples_per_step)), 1)}
 

@@ -157,7 +157,10 @@ def _lengths(plan: Plan) -> tuple[float, float, float]:
         if frac is None:
             frac = profile.fraction(r_max)
         if pfrac is None:
-            pfrac = profile.prompt_tokens / plan.prompt_len if profile.prompt_tokens and plan.prompt_len > 0 else 1.0
+            if profile.prompt_tokens and plan.prompt_len > 0:
+                pfrac = profile.prompt_tokens / plan.prompt_len
+            else:
+                pfrac = profile.prompt_fraction if profile.prompt_fraction is not None else 1.0
     p = max(1.0, plan.prompt_len * min(1.0, max(0.0, pfrac)))
     r = r_max * min(1.0, max(0.0, frac))
     return p, r, r_max
@@ -450,13 +453,23 @@ def _offload(plan: Plan, mc: ModelConsts) -> float:
     return moved / bw
 
 
+def step_host_seconds(plan: Plan) -> float:
+    """Seconds of the step's host work that no phase's model prices and no model size changes: the driver's own time
+    between phases (STEP_HOST_S) and the reward and advantages of every sample (REWARD_ADV_S_PER_SAMPLE), both from
+    verl's published console logs (docs/cost-model.md section 4.3). Added to the rollout, unscaled."""
+    return C.STEP_HOST_S + C.REWARD_ADV_S_PER_SAMPLE * max(0, plan.samples_per_step)
+
+
 def estimate_time(plan: Plan) -> TimeReport:
     """Seconds per RL step for every phase of ``plan`` that runs (computed lazily)."""
     mc = model_consts(plan.model)
     info: dict[str, float] = {}
     eff = plan.efficiency  # the fitted constants (costmodel/fitted.yaml) scale the derived seconds
+    # rollout_scale is fitted to inference engines' rows; the trained model's own generate is host-bound at a
+    # measured per-layer cost (HF_EAGER_S_PER_LAYER, docs/accuracy.md's GPU probe), which the scale would distort
+    rollout_scale = eff.rollout_scale if plan.engine != "hf" else 1.0
     fns: dict[str, Callable[[], float]] = {
-        Phase.ROLLOUT: lambda: _rollout(plan, mc, info) * eff.rollout_scale + eff.step_fixed_s,
+        Phase.ROLLOUT: lambda: _rollout(plan, mc, info) * rollout_scale + eff.step_fixed_s + step_host_seconds(plan),
         Phase.OLD_LOG_PROB: lambda: _old_log_prob(plan, mc) * eff.forward_scale,
     }
     if plan.need_ref:
