@@ -243,6 +243,15 @@ def test_verl_from_0_4_computes_the_entropy_in_the_update_when_its_coefficient_i
     with pytest.raises(InputError):
         rb.check(off[:-1] + ["actor_rollout_ref.actor.entropy_coeff=abc"], framework=c.framework, gpus=c.gpus,
                  model=c.model, gpu=c.gpu)
+    # the Megatron actor reads it the same way (0.6.1 megatron_actor.py update_policy); its unfused logits go from
+    # 6 to 10 bytes per logit (constants.LOGIT_BYTES["megatron"])
+    mg = ["actor_rollout_ref.actor.strategy=megatron", "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
+          "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "algorithm.adv_estimator=grpo",
+          "data.train_batch_size=64", "actor_rollout_ref.actor.ppo_mini_batch_size=32",
+          "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4", "trainer.n_gpus_per_node=8"]
+    terms = [rb.check(mg + [f"actor_rollout_ref.actor.entropy_coeff={e}"], framework="verl-megatron==0.6.1", gpus=8,
+                      model="qwen2.5-7b", gpu="h100").memory.phases["actor_update"] for e in ("0", "0.001")]
+    assert terms[1]["logits+entropy"] == pytest.approx(terms[0]["logits"] * 10 / 6, rel=0.01)
 
 
 def test_lora_under_fsdp_gathers_its_frozen_units_without_their_gradient():
