@@ -23,7 +23,7 @@ from rlbatch_solver.costmodel.phase import Phase
 # correction is a missing term, not an efficiency), the fixed seconds within what the measured sets' shortest
 # steps leave room for
 BOUNDS: dict[str, tuple[float, float]] = {"rollout_scale": (0.125, 8.0), "forward_scale": (0.125, 8.0),
-                                          "train_scale": (0.125, 8.0), "step_fixed_s": (0.0, 60.0)}
+                                          "train_scale": (0.125, 8.0), "step_fixed_s": (0.0, 2.0)}
 START = {"rollout_scale": 1.0, "forward_scale": 1.0, "train_scale": 1.0, "step_fixed_s": 0.0}
 SCALE_OF = {Phase.ROLLOUT: "rollout_scale", Phase.OLD_LOG_PROB: "forward_scale", Phase.REF: "forward_scale",
             Phase.ACTOR_UPDATE: "train_scale", Phase.CRITIC_UPDATE: "train_scale"}

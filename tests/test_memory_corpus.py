@@ -267,6 +267,66 @@ def test_a_small_vllm_budget_starts_where_verls_tuning_table_ran_it():
     assert terms["CUDA graphs (outside budget)"] > 0
 
 
+def test_verl_from_0_4_computes_the_entropy_in_the_update_when_its_coefficient_is_set():
+    """From 0.4 the actor's update computes the entropy (with its gradient, and the cross-entropy then keeps the
+    logits) only when actor.entropy_coeff != 0 (0.4.1/0.6.1 dp_actor.py update_policy) or actor.calculate_entropy
+    (0.9.1 ray_trainer.py _update_actor). verl's LoRA tuning scripts set 0.001: their update holds 6 bytes per logit,
+    not the 2 of the default."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.errors import InputError
+
+    c = _case("verl_tuning_lora_14b_bs58_2xh100")
+    assert "actor_rollout_ref.actor.entropy_coeff=0.001" in c.args
+    told = _check(c.name).memory.phases["actor_update"]
+    off = [a for a in c.args if "entropy_coeff" not in a] + ["actor_rollout_ref.actor.entropy_coeff=0"]
+    plain = rb.check(off, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory.phases["actor_update"]
+    assert "logits+entropy" in told and "logits" in plain and "logits+entropy" not in plain
+    assert told["logits+entropy"] == pytest.approx(3 * plain["logits"], rel=0.01)
+    asked = rb.check(off + ["actor_rollout_ref.actor.calculate_entropy=true"], framework="verl", gpus=c.gpus,
+                     model=c.model, gpu=c.gpu).memory.phases["actor_update"]
+    assert "logits+entropy" in asked
+    with pytest.raises(InputError):
+        rb.check(off[:-1] + ["actor_rollout_ref.actor.entropy_coeff=abc"], framework=c.framework, gpus=c.gpus,
+                 model=c.model, gpu=c.gpu)
+    # the Megatron actor reads it the same way (0.6.1 megatron_actor.py update_policy); its unfused logits go from
+    # 6 to 10 bytes per logit (constants.LOGIT_BYTES["megatron"])
+    mg = ["actor_rollout_ref.actor.strategy=megatron", "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2",
+          "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "algorithm.adv_estimator=grpo",
+          "data.train_batch_size=64", "actor_rollout_ref.actor.ppo_mini_batch_size=32",
+          "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4", "trainer.n_gpus_per_node=8"]
+    terms = [rb.check(mg + [f"actor_rollout_ref.actor.entropy_coeff={e}"], framework="verl-megatron==0.6.1", gpus=8,
+                      model="qwen2.5-7b", gpu="h100").memory.phases["actor_update"] for e in ("0", "0.001")]
+    assert terms[1]["logits+entropy"] == pytest.approx(terms[0]["logits"] * 10 / 6, rel=0.01)
+
+
+def test_lora_under_fsdp_gathers_its_frozen_units_without_their_gradient():
+    """Under LoRA the base is frozen: FSDP gathers a unit for the input gradient in backward but reduce-scatters no
+    gradient of it (torch fsdp _post_backward_hook runs for parameters that received one). The 14B LoRA run of verl's
+    tuning table holds two gathered units in its update, the same as in its no-grad passes; full fine-tuning adds the
+    unit's bf16 gradient and its fp32 copy."""
+    import rlbatch_solver as rb
+
+    c = _case("verl_tuning_lora_14b_bs58_2xh100")
+    mem = _check(c.name).memory
+    gather = "FSDP all-gathered layers"
+    assert mem.phases["actor_update"][gather] == mem.phases["old_log_prob"][gather]
+    full = [a for a in c.args if "lora_" not in a and "target_modules" not in a]
+    upd = rb.check(full, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory.phases["actor_update"]
+    assert upd[gather] == pytest.approx(mem.phases["old_log_prob"][gather] * (2 * 2 + 6) / (2 * 2), rel=0.01)
+
+
+def test_a_lora_bisection_at_gsm8k_lengths_is_tight_not_fits():
+    """verl's LoRA tuning table bisected its batch on GSM8K (512 + 1,024 tokens; 14B on 2x H100: 58 per GPU ran, 59
+    did not). The config allows 1,024-token answers, at which neither fits; at the GSM8K profile's lengths both fit:
+    check says "tight" for both sides of the edge, never a plain "fits" (the source states no lengths, so the corpus
+    prices them at the maximum)."""
+    for name in ("verl_tuning_lora_14b_bs58_2xh100", "verl_tuning_lora_14b_bs59_2xh100"):
+        mem = _check(name).memory
+        assert not mem.fits and mem.outlook() == "tight", name
+        assert mem.lengths["profile"] == "gsm8k", name
+        assert mem.typical_peaks["actor_update"] < mem.capacity_of("actor_update") < mem.peaks["actor_update"], name
+
+
 def test_the_megatron_critic_packs_no_more_than_its_share_of_the_batch():
     """verl's Megatron PPO example "runnable on H20 * 8" (deepseek-llm-7b): at the release it was published for (0.4.1,
     the legacy critic splits 4 samples per micro batch) it fits. verl 0.9.1's critic packs by a 32,768-token budget, but

@@ -454,12 +454,17 @@ def megatron_pipeline_factor(plan: Plan) -> float:
 
 
 def _gather_bytes(plan: Plan, mc: ModelConsts, backward: bool) -> float:
-    """Unsharded units in flight under ZeRO-3 / FSDP."""
+    """Unsharded units in flight under ZeRO-3 / FSDP. In backward a trained unit also has its unsharded gradient;
+    under LoRA the base weights are frozen (peft tuners/tuners_utils.py BaseTuner._mark_only_adapters_as_trainable),
+    so the largest unit (a decoder layer's base weights, the embedding or lm_head) is gathered for the input
+    gradient but gets no gradient of its own: FSDP reduce-scatters only parameters that received one
+    (torch/distributed/fsdp/_runtime_utils.py _post_backward_hook; FSDP2 FSDPParamGroup.post_backward), and the
+    adapters' gradients are rank-sized."""
     if plan.zero_stage < 3 or max(1, plan.shard_degree) <= 1:
         return 0.0
     unit = mc.largest_unit / _mp(plan)
     b = C.FSDP_UNITS_IN_FLIGHT * C.BF16 * unit
-    if backward:
+    if backward and not plan.lora_params:
         b += C.FSDP_BWD_GRAD_BYTES * unit
     return b
 

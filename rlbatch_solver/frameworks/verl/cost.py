@@ -47,7 +47,8 @@ MEMORY_INPUTS = {
                                           "remove_padding"],
     Phase.ACTOR_UPDATE: _HW + _BESIDE + BATCH_SHARE + ["actor_mini", "actor_micro_per_gpu", "actor_dyn",
                                                    "actor_max_tokens", "actor_sp", "grad_ckpt", "entropy_chunking",
-                                                   "entropy_checkpointing", "use_torch_compile", "remove_padding"],
+                                                   "entropy_checkpointing", "use_torch_compile", "remove_padding",
+                                                   "entropy_loss"],
     Phase.CRITIC_UPDATE: _HW + _BESIDE + BATCH_SHARE + ["critic_mini", "critic_micro_per_gpu", "critic_sp",
                                                     "critic_grad_ckpt", "critic_max_tokens", "remove_padding"],
 }
@@ -210,7 +211,7 @@ PROMPT_PLUS_RESPONSE_CONTEXT = frozenset({"0.1.0", "0.2.0", "0.6.1"})
 # remove-padding path (eager verl_F.entropy_from_logits on the padded one); flash-attn's cross-entropy writes its own
 # gradient (no inplace_backward) (verl 0.2.0.post2 verl/workers/actor/dp_actor.py DataParallelPPOActor.update_policy,
 # _forward_micro_batch; verl/utils/torch_functional.py logprobs_from_logits_flash_attn). From 0.4 the update computes
-# it only with entropy_coeff != 0.
+# it only with entropy_coeff != 0 (the entropy_loss input, fsdp.entropy_in_loss).
 ENTROPY_ALWAYS = frozenset({"0.1.0", "0.2.0"})
 # verl 0.1: the reference's FSDP module is built without CPUOffload (0.2.0.post2 forces CPUOffload(offload_params=True)
 # on it), so its bf16 params stay on the GPU beside every phase unless ref.fsdp_config.param_offload, which offloads
@@ -328,7 +329,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         budget_capped_by_batch=True,
         use_torch_compile=(bool(v.get("remove_padding")) if version in ENTROPY_ALWAYS
                            else bool(v.get("use_torch_compile", True))),
-        entropy_in_update=version in ENTROPY_ALWAYS,
+        entropy_in_update=version in ENTROPY_ALWAYS or bool(v.get("entropy_loss")),
         critic_micro=critic[0],
         free_cache_engine=bool(v["free_cache_engine"]),
         lora_params=model.lora_params(int(v["lora_rank"]), "all-linear") if v.get("lora_rank") else 0,

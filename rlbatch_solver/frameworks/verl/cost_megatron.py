@@ -61,7 +61,8 @@ MEMORY_INPUTS = {
     Phase.ROLLOUT: _HW + _LAYOUT + _SPLIT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
     Phase.OLD_LOG_PROB: _HW + _LAYOUT + _SPLIT + _RESIDENT + _LOGPROB + _OTHERS + BATCH_SHARE,
     Phase.REF: _HW + _REF + ["ref_megatron_param_offload"] + _RESIDENT + _OTHERS + BATCH_SHARE,
-    Phase.ACTOR_UPDATE: _HW + _LAYOUT + _SPLIT + _RESIDENT + _ACTOR + _OTHERS + BATCH_SHARE + ["actor_mini"],
+    Phase.ACTOR_UPDATE: _HW + _LAYOUT + _SPLIT + _RESIDENT + _ACTOR + _OTHERS + BATCH_SHARE + ["actor_mini",
+                                                                                       "entropy_loss"],
     Phase.CRITIC_UPDATE: _HW + _CRITIC + _RESIDENT + _OTHERS + BATCH_SHARE + ["critic_mini"],
 }
 _STEP = _HW + ["train_batch_size", "n"]
@@ -165,6 +166,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         entropy_chunking=False,
         entropy_checkpointing=False,
         logits_impl="megatron-fused" if fused_logits(v, phase, version) else "megatron",
+        # the update's entropy (with its gradient) only with actor.entropy_coeff != 0 (rules.SHARED_VARS entropy_loss);
+        # verl's fused kernel returns it from the same pass, so it changes only the unfused accounting
+        entropy_in_update=bool(v.get("entropy_loss")),
         critic_micro=critic[0],
         # training phases: the engine's KV is freed (see the module docstring)
         free_cache_engine=bool(v["free_cache_engine"]) if phase == Phase.ROLLOUT else True,

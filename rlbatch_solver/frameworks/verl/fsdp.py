@@ -82,7 +82,7 @@ INTERPOLATED = {
 
 # Variables not read from a key: the algorithm decides the flags, the model card the constants.
 DECIDED_BY_TOOL = {"need_critic", "need_ref", "group_estimator", "num_heads", "num_kv_heads",
-                   "max_position_embeddings", "num_layers", "num_experts"}
+                   "max_position_embeddings", "num_layers", "num_experts", "entropy_loss"}
 
 _ALIAS_KEYS = {  # older or alternative spellings users paste
     "actor_rollout_ref.actor.ppo_micro_batch_size_per_device": f"{AR}.actor.ppo_micro_batch_size_per_gpu",
@@ -114,6 +114,24 @@ def _need_flags(flat: Mapping[str, Any]) -> dict[str, bool]:
     need_critic = bool(enable) if enable is not None else est == "gae"
     need_ref = bool(flat.get("algorithm.use_kl_in_reward", False)) or bool(flat.get(f"{AR}.actor.use_kl_loss", False))
     return {"need_critic": need_critic, "need_ref": need_ref, "group_estimator": est in GROUP_ESTIMATORS}
+
+
+ENTROPY_COEFF_KEY = f"{AR}.actor.entropy_coeff"
+
+
+def entropy_in_loss(flat: Mapping[str, Any]) -> bool:
+    """Whether the actor's update computes the entropy (with its gradient): ``actor.entropy_coeff`` is not 0
+    (default 0 from verl 0.4) or ``actor.calculate_entropy`` (0.9.1) asks for it (verl 0.6.1
+    verl/workers/actor/dp_actor.py DataParallelPPOActor.update_policy; 0.9.1 verl/trainer/ppo/ray_trainer.py
+    RayPPOTrainer._update_actor)."""
+    raw = flat.get(ENTROPY_COEFF_KEY, 0)
+    try:
+        coeff = float(raw if raw is not None else 0)
+    except (TypeError, ValueError):
+        raise InputError(ENTROPY_COEFF_KEY, f"'{raw}' is not a number.",
+                         f"write {ENTROPY_COEFF_KEY}=0 (no entropy bonus) or a coefficient such as 0.001.") from None
+    asked = flat.get(f"{AR}.actor.calculate_entropy")
+    return coeff != 0 or (asked is not None and hydra_bool(f"{AR}.actor.calculate_entropy", asked))
 
 
 def is_megatron(flat: Mapping[str, Any]) -> bool:
@@ -350,6 +368,8 @@ def config_to_values(
     if "megatron" in variables:
         values["megatron"] = backend
     values.update(_need_flags(flat))
+    if "entropy_loss" in variables:
+        values["entropy_loss"] = entropy_in_loss(flat)
     if ruleset.version in versions.ALWAYS_REFERENCE:
         values["need_ref"] = True
     if model is not None:

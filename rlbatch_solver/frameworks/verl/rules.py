@@ -89,6 +89,11 @@ SHARED_VARS = [
     ("enforce_eager", f"{AR}.rollout.enforce_eager", "bool", False, False, "no CUDA graphs in rollout"),
     ("max_num_seqs", f"{AR}.rollout.max_num_seqs", "int", 256, False, "rollout concurrency cap"),
     ("max_num_batched_tokens", f"{AR}.rollout.max_num_batched_tokens", "int", 8192, False, "prefill token budget"),
+    # the update computes the entropy with its gradient only when it enters the loss (0.4 on; 0.1-0.2 always):
+    # verl 0.4.1/0.6.1 verl/workers/actor/dp_actor.py DataParallelPPOActor.update_policy and 0.6.1
+    # megatron_actor.py MegatronPPOActor.update_policy (calculate_entropy = entropy_coeff != 0), 0.9.1
+    # verl/trainer/ppo/ray_trainer.py _update_actor (actor.calculate_entropy or entropy_coeff != 0)
+    ("entropy_loss", f"{AR}.actor.entropy_coeff != 0 or {AR}.actor.calculate_entropy", "bool", False, False, "the actor's update computes the entropy with its gradient"),
     # model constants (from the model card), present only when a model is known
     ("num_heads", "model.num_attention_heads", "int", None, False, "attention heads"),
     ("num_kv_heads", "model.num_key_value_heads", "int", None, False, "key/value heads"),
