@@ -111,3 +111,68 @@ def test_fix_writes_the_release_own_flag_names():
     report = fix(" ".join(flags), framework="openrlhf==0.6.2")
     assert report.native_after == ["--rollout_batch_size 96"]
     assert get_framework("openrlhf").native_key("rollout_batch_size") == "rollout.batch_size"
+
+
+def _space(version: str, algo: str = "ppo", fixed: dict | None = None, knobs: bool = False):
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.scenario import Scenario
+
+    sc = Scenario(framework=f"openrlhf=={version}", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm=algo,
+                  fixed=fixed or {})
+    return get_framework(f"openrlhf=={version}").space(sc, load_model("qwen2.5-7b"), with_knobs=knobs).domains
+
+
+def test_recommend_searches_with_the_release_defaults():
+    """recommend for a pinned old release starts from its argparse defaults and its own model groups, and searches only
+    what its train_ppo_ray has a flag for."""
+    assert _space("0.11.2")["gmu_permille"] == [950] and _space("0.6.2")["gmu_permille"] == [900]
+    old = _space("0.4.0")
+    assert old["need_ref"] == [True]  # 0.4.0 always builds the reference model
+    # no --packing_samples, --colocate_all_models or --vllm_gpu_memory_utilization in 0.4.0: left at what it does
+    assert old["packing_samples"] == [False] and old["colocate_all"] == [False]
+    assert _space("0.4.0", knobs=True)["gmu_permille"] == [900] and len(_space("0.6.2", knobs=True)["gmu_permille"]) > 1
+    # no KL coefficient: 0.11.2 builds no reference model, 0.5.9 builds one all the same
+    assert _space("0.11.2", "rloo", {"algo.kl.init_coef": 0})["need_ref"] == [False]
+    assert _space("0.5.9", "rloo", {"init_kl_coef": 0})["need_ref"] == [True]
+
+
+def test_recommend_for_an_old_release_writes_only_its_flags():
+    import rlbatch_solver as rb
+    from rlbatch_solver.frameworks.openrlhf.release_flags import RELEASE_FLAGS
+    from rlbatch_solver.scenario import Scenario
+
+    for version, algo in (("0.6.2", "grpo"), ("0.5.9", "rloo"), ("0.4.0", "ppo")):
+        sc = Scenario(framework=f"openrlhf=={version}", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm=algo)
+        best = rb.recommend(sc, time_limit_s=20).best
+        flags = {w.split(" ")[0][2:] for w in best.native}
+        assert flags <= RELEASE_FLAGS[version], (version, flags - RELEASE_FLAGS[version])
+        assert "async_train" not in flags  # an older release's engines on GPUs of their own run synchronously
+
+
+def test_old_release_input_errors_name_its_flags():
+    import pytest
+
+    import rlbatch_solver as rb
+    from rlbatch_solver.scenario import Scenario
+
+    def error(framework, flat):
+        with pytest.raises(rb.InputError) as e:
+            get_framework(framework).to_values(flat, gpus=None, model=None)
+        return e.value
+
+    assert error("openrlhf==0.6.2", {"--micro_train_batch_size": 0}).field == "micro_train_batch_size"
+    assert error("openrlhf", {"--micro_train_batch_size": 0}).field == "train.micro_batch_size"
+    assert error("openrlhf==0.6.2", {"--init_kl_coef": -1}).field == "init_kl_coef"
+    e = error("openrlhf==0.5.9", {"--advantage_estimator": "group_norm"})
+    assert e.field == "advantage_estimator" and "0.5.9" in str(e) and "gae, reinforce, rloo" in str(e)
+    assert "0.4.0" in str(error("openrlhf==0.4.0", {"--advantage_estimator": "gae"}))
+    for version, algo, said in (("0.5.9", "grpo", "group_norm"), ("0.6.2", "dapo", "--dynamic_filtering"),
+                                ("0.4.0", "rloo", "rloo")):
+        sc = Scenario(framework=f"openrlhf=={version}", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm=algo)
+        with pytest.raises(rb.InputError, match=said) as e:
+            rb.recommend(sc, time_limit_s=5)
+        assert e.value.field == "algo" and version in str(e.value)
+    sc = Scenario(framework="openrlhf==0.4.0", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="ppo",
+                  placement="colocate")
+    with pytest.raises(rb.InputError, match="colocate_all_models"):
+        rb.recommend(sc, time_limit_s=5)

@@ -47,6 +47,10 @@ from . import rules as R
 from .release_flags import RELEASE_FLAGS
 
 NEWEST = R.VERSION
+# --algo.advantage.estimator choices of 0.11.2 (cli/train_ppo_ray.py)
+ESTIMATORS = ("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm", "dr_grpo", "flash_reinforce")
+# the driver asserts n_samples_per_prompt > 1 for these
+GROUP_ESTIMATORS = frozenset({"rloo", "reinforce_baseline", "group_norm", "dr_grpo"})
 VERSIONS = ("0.11.2", "0.6.2", "0.5.9", "0.4.0")  # the releases whose rules we follow, newest first
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch we do not list reads its series'
 
@@ -70,13 +74,22 @@ class Release:
     logits: str = "openrlhf"
     # --colocate_all_models lowers a vLLM share of 0.9 or more to 0.4 (0.5.9's train())
     colocate_lowers_gmu: bool = False
+    # --advantage_estimator's choices (its argparse), and those the driver asks n_samples_per_prompt > 1 for
+    estimators: tuple[str, ...] = ESTIMATORS
+    group_estimators: frozenset[str] = GROUP_ESTIMATORS
 
 
 RELEASES = {
     "0.11.2": Release("0.11.2", R.DEEPSPEED_VERSION, False, False, True),
-    "0.6.2": Release("0.6.2", "0.16.4", False, False, True),
-    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True),
-    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4"),
+    # train_ppo_ray.py: choices=[...] of --advantage_estimator; _validate_args: "... requires n_samples_per_prompt > 1"
+    "0.6.2": Release("0.6.2", "0.16.4", False, False, True,
+                     estimators=("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm"),
+                     group_estimators=frozenset({"rloo", "reinforce_baseline", "group_norm"})),
+    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True,
+                     estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"})),
+    # no --advantage_estimator: PPO with a critic (gae) only
+    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",),
+                     group_estimators=frozenset()),
 }
 
 
