@@ -16,6 +16,7 @@ copy), and runs:
 
 from __future__ import annotations
 
+import abc
 import argparse
 import ast
 import contextlib
@@ -93,13 +94,93 @@ class _ParseArgv(ast.NodeTransformer):
         return node
 
 
-class OpenRLHFOracle:
+def flag_argv(case: Mapping[str, Any]) -> list[str]:
+    """A case's flags as a command line: a switch bare when on, left out when off."""
+    out = []
+    for key, value in case.items():
+        if value is True:
+            out.append(f"--{key}")
+        elif value is not False and value is not None:
+            out += [f"--{key}", str(value)]
+    return out
+
+
+class TrainPPORayOracle(abc.ABC):
+    """What the oracles of every OpenRLHF release share: the installed ``train_ppo_ray.py``'s ``__main__`` block run
+    as written on a case's flags, its final ``train(args)`` handed to ``on_train``, one case's outcome kept for the
+    next oracle; and DeepSpeed's own batch assertion for each model group the release builds, on the batch keys its
+    strategy writes (``ds_groups``, ``ds_batch``)."""
+
+    argv = staticmethod(flag_argv)
+
     def __init__(self):
         text, path = _source()
-        tree = ast.parse(text, path)
-        main = next(n for n in tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test))
-        train = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "train")
+        self.tree = ast.parse(text, path)
+        self.path = path
+        main = next(n for n in self.tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test))
         self._main = compile(ast.fix_missing_locations(ast.Module([_ParseArgv().visit(main)], [])), path, "exec")
+        from deepspeed.runtime.config import DeepSpeedConfig
+
+        self._ds = type("_DSConfig", (), {name: getattr(DeepSpeedConfig, name) for name in (
+            "_configure_train_batch_size", "_set_batch_related_parameters", "_batch_assertion")})
+        self._cache: dict[str, tuple[Verdict, Any]] = {}
+
+    def on_train(self, args: argparse.Namespace) -> None:
+        """What the block's ``train(args)`` call does here (the parsed arguments are kept either way)."""
+
+    @abc.abstractmethod
+    def ds_groups(self, args: argparse.Namespace) -> list[tuple[str, int]]:
+        """(name, world size) of each model group whose DeepSpeed config asserts its batch."""
+
+    @abc.abstractmethod
+    def ds_batch(self, args: argparse.Namespace) -> tuple[int, int]:
+        """(train_batch_size, train_micro_batch_size_per_gpu) as the release's strategy writes them."""
+
+    def _run_main(self, case: Mapping[str, Any]) -> tuple[Verdict, Any]:
+        key = repr(sorted(case.items()))
+        if key not in self._cache:
+            seen = {}
+
+            def train(args):
+                seen["args"] = args
+                self.on_train(args)
+
+            ns = {"__name__": "__main__", "argparse": argparse, "os": os, "datetime": datetime,  # its top imports
+                  "__argv__": self.argv(case), "__train__": train}
+            with contextlib.redirect_stdout(io.StringIO()):
+                verdict = Verdict.run(lambda: exec(self._main, ns))
+            self._cache = {key: (verdict, seen.get("args"))}  # one case at a time
+        return self._cache[key]
+
+    def driver(self, case: Mapping[str, Any]) -> Verdict:
+        return self._run_main(case)[0]
+
+    def deepspeed(self, case: Mapping[str, Any]) -> Verdict | None:
+        """DeepSpeed's ``_configure_train_batch_size`` for every model group the release builds."""
+        verdict, args = self._run_main(case)
+        if not verdict.ok:
+            return None  # the driver stopped first
+        groups, (batch, micro) = self.ds_groups(args), self.ds_batch(args)
+
+        def run():
+            for name, world in groups:
+                cfg = self._ds()
+                cfg.train_batch_size = batch
+                cfg.train_micro_batch_size_per_gpu = micro
+                cfg.gradient_accumulation_steps = None
+                cfg.world_size = world
+                try:
+                    cfg._configure_train_batch_size()
+                except AssertionError as exc:
+                    raise AssertionError(f"[{name}] {exc}") from None
+
+        return Verdict.run(run)
+
+
+class OpenRLHFOracle(TrainPPORayOracle):
+    def __init__(self):
+        super().__init__()
+        train = next(n for n in self.tree.body if isinstance(n, ast.FunctionDef) and n.name == "train")
         ray = mock.MagicMock(name="ray")
         ray.is_initialized.return_value = True
         self._train_globals = {
@@ -108,40 +189,10 @@ class OpenRLHFOracle:
             "get_strategy": mock.MagicMock(), **{name: mock.MagicMock(name=name) for name in (
                 "PolicyModelActor", "CriticModelActor", "ReferenceModelActor", "RewardModelActor")},
         }
-        exec(compile(ast.Module([train], []), path, "exec"), self._train_globals)
-        from deepspeed.runtime.config import DeepSpeedConfig
-
-        self._ds = type("_DSConfig", (), {name: getattr(DeepSpeedConfig, name) for name in (
-            "_configure_train_batch_size", "_set_batch_related_parameters", "_batch_assertion")})
+        exec(compile(ast.Module([train], []), self.path, "exec"), self._train_globals)
         stop = types.ModuleType("openrlhf_trainer_stop")
         stop.__getattr__ = lambda name: (_ for _ in ()).throw(_Reached())
         self._stop = stop
-        self._cache: dict[str, tuple[Verdict, Any]] = {}
-
-    @staticmethod
-    def argv(case: Mapping[str, Any]) -> list[str]:
-        out = []
-        for key, value in case.items():
-            if value is True:
-                out.append(f"--{key}")
-            elif value is not False and value is not None:
-                out += [f"--{key}", str(value)]
-        return out
-
-    def _run_main(self, case: Mapping[str, Any]) -> tuple[Verdict, Any]:
-        key = repr(sorted(case.items()))
-        if key not in self._cache:
-            seen = {}
-            ns = {"__name__": "__main__", "argparse": argparse, "os": os, "datetime": datetime,  # its top imports
-                  "__argv__": self.argv(case),
-                  "__train__": lambda args: seen.setdefault("args", args)}
-            with contextlib.redirect_stdout(io.StringIO()):
-                verdict = Verdict.run(lambda: exec(self._main, ns))
-            self._cache = {key: (verdict, seen.get("args"))}  # one case at a time
-        return self._cache[key]
-
-    def driver(self, case: Mapping[str, Any]) -> Verdict:
-        return self._run_main(case)[0]
 
     def train(self, case: Mapping[str, Any]) -> Verdict | None:
         verdict, args = self._run_main(case)
@@ -158,37 +209,24 @@ class OpenRLHFOracle:
 
         return Verdict.run(run)
 
-    def deepspeed(self, case: Mapping[str, Any]) -> Verdict | None:
-        """DeepSpeed's batch assertion for every model group OpenRLHF builds, as its strategy configures it."""
-        verdict, args = self._run_main(case)
-        if not verdict.ok:
-            return None
-        ds, train = args.ds, args.train
-        groups = [("actor", args.actor, not train.dynamic_batch_enable)]
+    def ds_groups(self, args: argparse.Namespace) -> list[tuple[str, int]]:
+        # the actor and critic configs assert their batch unless dynamic batch is on; get_ds_eval_config (reference,
+        # reward, EMA) always
+        dynamic = args.train.dynamic_batch_enable
+        groups = [("actor", args.actor, not dynamic)]
         if args.algo.kl.init_coef > 0:
-            groups.append(("ref", args.ref, True))  # get_ds_eval_config: also under dynamic batch
+            groups.append(("ref", args.ref, True))
         if args.critic.model_name_or_path:
-            groups.append(("critic", args.critic, not train.dynamic_batch_enable))
+            groups.append(("critic", args.critic, not dynamic))
         if not args.reward.remote_url:
             groups.append(("reward", args.reward, True))
-        if train.enable_ema:
+        if args.train.enable_ema:
             groups.append(("ema", args.actor, True))
+        return [(name, g.num_nodes * g.num_gpus_per_node) for name, g, checked in groups if checked]
 
-        def run():
-            for name, group, checked in groups:
-                if not checked:
-                    continue
-                cfg = self._ds()
-                cfg.train_batch_size = train.batch_size * ds.ring_attn_size * ds.tensor_parallel_size
-                cfg.train_micro_batch_size_per_gpu = train.micro_batch_size
-                cfg.gradient_accumulation_steps = None
-                cfg.world_size = group.num_nodes * group.num_gpus_per_node
-                try:
-                    cfg._configure_train_batch_size()
-                except AssertionError as exc:
-                    raise AssertionError(f"[{name}] {exc}") from None
-
-        return Verdict.run(run)
+    def ds_batch(self, args: argparse.Namespace) -> tuple[int, int]:
+        ds, train = args.ds, args.train
+        return train.batch_size * ds.ring_attn_size * ds.tensor_parallel_size, train.micro_batch_size
 
     def oracles(self) -> list[Oracle]:
         return [
