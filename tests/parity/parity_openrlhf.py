@@ -20,6 +20,7 @@ import abc
 import argparse
 import ast
 import contextlib
+import functools
 import importlib.util
 import io
 import os
@@ -31,6 +32,8 @@ from typing import Any, Iterator, Mapping
 from unittest import mock
 
 from parity_core import Allowed, Oracle, Verdict, multiple_near, near
+
+from rlbatch_solver.frameworks.openrlhf.framework import release_key
 
 DRIVER = frozenset({
     "openrlhf.driver.group_estimator_needs_n", "openrlhf.driver.dynamic_filtering_needs_n",
@@ -51,8 +54,9 @@ PATTERNS = [
     (r"Only support `--packing_samples` with vLLM|'>' not supported between instances of 'NoneType' and 'int'",
      "openrlhf.driver.packing_needs_vllm"),
     (r"vllm_generate_batch_size > --rollout.batch_size requires", "openrlhf.driver.generate_batch_needs_async"),
-    (r"Async RLHF is not supported with --vllm.enable_sleep", "openrlhf.driver.async_forbids_vllm_sleep"),
-    (r"partial_rollout_enable requires", "openrlhf.driver.partial_rollout_needs_async"),
+    (r"Async RLHF is not supported with --vllm.enable_sleep|Async RLHF is not supported with --vllm_enable_sleep",
+     "openrlhf.driver.async_forbids_vllm_sleep"),
+    (r"partial_rollout_enable requires|--partial_rollout requires", "openrlhf.driver.partial_rollout_needs_async"),
     (r"number of sample batches must be greater than or equal", "openrlhf.driver.sample_batches_cover_actor"),
     (r"must be the same when colocate actor and ref", "openrlhf.colocate.actor_ref_same_size"),
     (r"must be equal to vllm_num_engines \* vllm_tensor_parallel_size", "openrlhf.colocate.vllm_matches_actor"),
@@ -178,8 +182,12 @@ class TrainPPORayOracle(abc.ABC):
 
 
 class OpenRLHFOracle(TrainPPORayOracle):
-    def __init__(self):
+    """0.11.2's train_ppo_ray, and the releases whose train() it shares (0.9.10, 0.10.4: the same model actors and
+    trainer modules); ``version``'s flag names (underscore before 0.10.2) and its compared driver rules."""
+
+    def __init__(self, version: str = "0.11.2", driver: frozenset[str] = None):
         super().__init__()
+        self.version, self.driver_rules = version, DRIVER if driver is None else driver
         train = next(n for n in self.tree.body if isinstance(n, ast.FunctionDef) and n.name == "train")
         ray = mock.MagicMock(name="ray")
         ray.is_initialized.return_value = True
@@ -209,28 +217,39 @@ class OpenRLHFOracle(TrainPPORayOracle):
 
         return Verdict.run(run)
 
+    def arg(self, args: argparse.Namespace, key: str) -> Any:
+        """The parsed value of the flag named ``key`` in 0.11.2, as the release holds it (``args.train.batch_size``;
+        ``args.train_batch_size`` before 0.10.2)."""
+        if self.version != "0.11.2" and release_key(key, self.version) != key:
+            return getattr(args, release_key(key, self.version))
+        for part in key.split("."):
+            args = getattr(args, part)
+        return args
+
     def ds_groups(self, args: argparse.Namespace) -> list[tuple[str, int]]:
         # the actor and critic configs assert their batch unless dynamic batch is on; get_ds_eval_config (reference,
         # reward, EMA) always
-        dynamic = args.train.dynamic_batch_enable
-        groups = [("actor", args.actor, not dynamic)]
-        if args.algo.kl.init_coef > 0:
-            groups.append(("ref", args.ref, True))
-        if args.critic.model_name_or_path:
-            groups.append(("critic", args.critic, not dynamic))
-        if not args.reward.remote_url:
-            groups.append(("reward", args.reward, True))
-        if args.train.enable_ema:
-            groups.append(("ema", args.actor, True))
-        return [(name, g.num_nodes * g.num_gpus_per_node) for name, g, checked in groups if checked]
+        a = functools.partial(self.arg, args)
+        dynamic = a("train.dynamic_batch_enable")
+        groups = [("actor", "actor", not dynamic)]
+        if a("algo.kl.init_coef") > 0:
+            groups.append(("ref", "ref", True))
+        if a("critic.model_name_or_path"):
+            groups.append(("critic", "critic", not dynamic))
+        if not a("reward.remote_url"):
+            groups.append(("reward", "reward", True))
+        if a("train.enable_ema"):
+            groups.append(("ema", "actor", True))
+        return [(name, a(f"{g}.num_nodes") * a(f"{g}.num_gpus_per_node")) for name, g, checked in groups if checked]
 
     def ds_batch(self, args: argparse.Namespace) -> tuple[int, int]:
-        ds, train = args.ds, args.train
-        return train.batch_size * ds.ring_attn_size * ds.tensor_parallel_size, train.micro_batch_size
+        a = functools.partial(self.arg, args)
+        return (a("train.batch_size") * a("ds.ring_attn_size") * a("ds.tensor_parallel_size"),
+                a("train.micro_batch_size"))
 
     def oracles(self) -> list[Oracle]:
         return [
-            Oracle("driver: train_ppo_ray.py __main__", self.driver, DRIVER, PATTERNS),
+            Oracle("driver: train_ppo_ray.py __main__", self.driver, self.driver_rules, PATTERNS),
             Oracle("trainer_init: train_ppo_ray.py:train (layout asserts)", self.train, TRAIN, PATTERNS),
             Oracle("worker_init: deepspeed DeepSpeedConfig._batch_assertion", self.deepspeed, DEEPSPEED, PATTERNS),
         ]

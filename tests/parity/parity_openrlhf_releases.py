@@ -1,4 +1,4 @@
-"""OpenRLHF 0.6.2, 0.5.9 and 0.4.0 parity: each release's own ``train_ppo_ray`` checks (the ``__main__`` block,
+"""OpenRLHF 0.10.4, 0.9.10, 0.6.2, 0.5.9 and 0.4.0 parity: each release's own ``train_ppo_ray`` checks (the ``__main__`` block,
 ``_validate_args`` and ``train()``'s layout asserts) and DeepSpeed's ``DeepSpeedConfig._batch_assertion`` on the batch
 keys that release's strategy writes, against our release packs (``frameworks/openrlhf/versions.py``).
 
@@ -28,12 +28,19 @@ from typing import Any, Iterator, Mapping
 from unittest import mock
 
 from parity_core import Allowed, Oracle, Verdict, multiple_near, near
-from parity_openrlhf import TrainPPORayOracle
+from parity_openrlhf import ALLOWED as NEWEST_ALLOWED, DRIVER as NEWEST_DRIVER, TRAIN as NEWEST_TRAIN
+from parity_openrlhf import OpenRLHFOracle, TrainPPORayOracle, flag_argv, openrlhf_case  # noqa: F401 (flag_argv: the tests)
+
+from rlbatch_solver.frameworks.openrlhf.framework import release_key
 
 # the installed wheel -> our pack
-PACKS = {"0.6.2": "0.6.2", "0.5.9.post1": "0.5.9", "0.4.0.post2": "0.4.0"}
+PACKS = {"0.10.4": "0.10.4", "0.9.10": "0.9.10", "0.6.2": "0.6.2", "0.5.9.post1": "0.5.9", "0.4.0.post2": "0.4.0"}
+# 0.9.10 and 0.10.4 validate as 0.11.2 does (its __main__ block and train(): parity_openrlhf.OpenRLHFOracle), in their
+# own flag names; 0.9.10 has no over-sampling check (--vllm_generate_batch_size against --rollout_batch_size)
+LIKE_NEWEST = {"0.10.4": NEWEST_DRIVER, "0.9.10": NEWEST_DRIVER - {"openrlhf.driver.generate_batch_needs_async"}}
 
 DRIVER = {
+    **LIKE_NEWEST,
     "0.6.2": frozenset({
         "openrlhf.driver.group_estimator_needs_n", "openrlhf.driver.packing_needs_vllm",
         "openrlhf.driver.vllm_num_engines_required", "openrlhf.driver.rollout_divisible_by_actor_world", "openrlhf.driver.zero3_needs_vllm",
@@ -51,6 +58,7 @@ DRIVER = {
     }),
 }
 TRAIN = {
+    **{pack: NEWEST_TRAIN for pack in LIKE_NEWEST},
     "0.6.2": frozenset({"openrlhf.colocate.actor_ref_same_size", "openrlhf.colocate.vllm_matches_actor",
                         "openrlhf.colocate.critic_reward_same_size"}),
     "0.5.9": frozenset({"openrlhf.colocate.actor_ref_same_size", "openrlhf.colocate.vllm_matches_actor",
@@ -86,6 +94,8 @@ _BUNDLES = [
     Allowed("openrlhf.ray.gpu_budget", "needs --gpus (the Ray cluster's size); Ray waits for the placement group"),
 ]
 ALLOWED = {
+    "0.10.4": NEWEST_ALLOWED,
+    "0.9.10": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"],  # its own names
     "0.5.9": _BUNDLES,
     "0.6.2": [
         Allowed("openrlhf.colocate.critic_fits_actor_bundles", "no assert: Ray rejects the bundle index when it "
@@ -211,7 +221,18 @@ def release_case(rng: random.Random, pack: str) -> dict[str, Any]:
     return case
 
 
+def release_oracle(pack: str) -> TrainPPORayOracle:
+    """The oracle for the installed release of our ``pack``."""
+    if pack in LIKE_NEWEST:
+        return OpenRLHFOracle(pack, DRIVER[pack])
+    return ReleaseOracle(pack)
+
+
 def release_cases(pack: str, seed: int, count: int) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """0.9.10 and 0.10.4: 0.11.2's generator in the release's names (it sets no flag they lack)."""
     rng = random.Random(seed)
     for _ in range(count):
-        yield release_case(rng, pack), {}
+        if pack in LIKE_NEWEST:
+            yield {release_key(k, pack): v for k, v in openrlhf_case(rng).items()}, {}
+        else:
+            yield release_case(rng, pack), {}

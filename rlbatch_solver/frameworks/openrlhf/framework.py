@@ -320,8 +320,8 @@ def _fmt(value: Any) -> str:
 
 
 def release_key(key: str, version: str) -> str:
-    """A 0.11.2 flag name as ``version`` spells it."""
-    return key if version == versions.NEWEST else OLD_NAMES.get(key, key)
+    """A 0.11.2 flag name as ``version`` spells it (0.10.2 renamed the underscore names to dotted ones)."""
+    return key if versions.dotted_names(version) else OLD_NAMES.get(key, key)
 
 
 def release_has(key: str, version: str) -> bool:
