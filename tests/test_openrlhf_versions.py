@@ -176,3 +176,36 @@ def test_old_release_input_errors_name_its_flags():
                   placement="colocate")
     with pytest.raises(rb.InputError, match="colocate_all_models"):
         rb.recommend(sc, time_limit_s=5)
+
+
+def test_packs_of_0_8_to_0_10_check_what_each_release_checks():
+    """0.10.4 asks no n > 1 of dr_grpo; 0.9.10 has no over-sampling check and fails an empty dynamic-batch step with
+    IndexError; 0.8.11 has no --partial_rollout; each dates the configs only it reads."""
+    base = {"--actor_num_gpus_per_node": 4, "--vllm_num_engines": 4, "--advantage_estimator": "dr_grpo",
+            "--n_samples_per_prompt": 1, "--remote_rm_url": "x"}
+    dotted = {"--actor.num_gpus_per_node": 4, "--vllm.num_engines": 4, "--algo.advantage.estimator": "dr_grpo",
+              "--rollout.n_samples_per_prompt": 1, "--reward.remote_url": "x"}
+    assert "openrlhf.driver.group_estimator_needs_n" in _failed(get_framework("openrlhf"), dotted)
+    assert "openrlhf.driver.group_estimator_needs_n" not in _failed(get_framework("openrlhf==0.10.4"), dotted)
+    over = {**base, "--advantage_estimator": "rloo", "--n_samples_per_prompt": 2, "--rollout_batch_size": 8,
+            "--vllm_generate_batch_size": 16}
+    assert "openrlhf.driver.generate_batch_needs_async" in _failed(get_framework("openrlhf==0.10.4"), {
+        "--actor.num_gpus_per_node": 4, "--vllm.num_engines": 4, "--algo.advantage.estimator": "rloo",
+        "--rollout.n_samples_per_prompt": 2, "--rollout.batch_size": 8, "--rollout.vllm_generate_batch_size": 16,
+        "--reward.remote_url": "x"})
+    assert "openrlhf.driver.generate_batch_needs_async" not in _failed(get_framework("openrlhf==0.9.10"), over)
+    # dynamic batch with 2 samples per step over 4 actor ranks: an empty slice per rank; with fewer samples in the
+    # whole rollout than one step, 0.9.10 runs no step (0.10 still divides by the empty slice)
+    dyn = {**base, "--advantage_estimator": "gae", "--critic_num_gpus_per_node": 4, "--use_dynamic_batch": True,
+           "--train_max_tokens_per_gpu": 4096, "--train_batch_size": 2, "--rollout_batch_size": 8,
+           "--micro_rollout_batch_size": 1}
+    rule = "openrlhf.dynamic.actor_train_batch_covers_dp"
+    assert rule in _failed(get_framework("openrlhf==0.9.10"), dyn)
+    assert rule not in _failed(get_framework("openrlhf==0.9.10"), {**dyn, "--train_batch_size": 3,
+                                                                     "--rollout_batch_size": 1})
+    partial = {**base, "--advantage_estimator": "rloo", "--n_samples_per_prompt": 2, "--partial_rollout": True}
+    assert "openrlhf.driver.partial_rollout_needs_async" in _failed(get_framework("openrlhf==0.9.10"), partial)
+    assert "openrlhf.driver.partial_rollout_needs_async" not in _failed(get_framework("openrlhf==0.8.11"), partial)
+    assert versions.detect({"--micro_train_batch_size": 2, "--generate_max_len": 100})[0] == "0.8.11"
+    assert versions.detect({"--micro_train_batch_size": 2, "--max_new_tokens": 100})[0] == "0.9.10"
+    assert versions.detect({"--train.batch_size": 8})[0] == "0.11.2"

@@ -182,7 +182,7 @@ class TrainPPORayOracle(abc.ABC):
 
 
 class OpenRLHFOracle(TrainPPORayOracle):
-    """0.11.2's train_ppo_ray, and the releases whose train() it shares (0.9.10, 0.10.4: the same model actors and
+    """0.11.2's train_ppo_ray, and the releases whose train() it shares (0.8.11 to 0.10.4: the same model actors and
     trainer modules); ``version``'s flag names (underscore before 0.10.2) and its compared driver rules."""
 
     def __init__(self, version: str = "0.11.2", driver: frozenset[str] = None):
@@ -208,8 +208,13 @@ class OpenRLHFOracle(TrainPPORayOracle):
             return None  # the driver stopped first
 
         def run():
+            # 0.8.11's train() imports its vLLM actor class (vLLM itself) before building the engines, which are
+            # mocked: a stand-in module answers the import
+            engines = mock.MagicMock(name="vllm_engine")
             with mock.patch.dict(sys.modules, {"openrlhf.trainer.ppo_trainer": self._stop,
-                                               "openrlhf.trainer.ppo_trainer_async": self._stop}):
+                                               "openrlhf.trainer.ppo_trainer_async": self._stop,
+                                               "openrlhf.trainer.ray.vllm_engine": engines,
+                                               "openrlhf.trainer.ray.vllm_engine_async": engines}):
                 try:
                     self._train_globals["train"](args)
                 except _Reached:

@@ -1,4 +1,4 @@
-"""OpenRLHF 0.10.4, 0.9.10, 0.6.2, 0.5.9 and 0.4.0 parity: each release's own ``train_ppo_ray`` checks (the ``__main__`` block,
+"""OpenRLHF 0.10.4, 0.9.10, 0.8.11, 0.6.2, 0.5.9 and 0.4.0 parity: each release's own ``train_ppo_ray`` checks (the ``__main__`` block,
 ``_validate_args`` and ``train()``'s layout asserts) and DeepSpeed's ``DeepSpeedConfig._batch_assertion`` on the batch
 keys that release's strategy writes, against our release packs (``frameworks/openrlhf/versions.py``).
 
@@ -31,13 +31,16 @@ from parity_core import Allowed, Oracle, Verdict, multiple_near, near
 from parity_openrlhf import ALLOWED as NEWEST_ALLOWED, DRIVER as NEWEST_DRIVER, TRAIN as NEWEST_TRAIN
 from parity_openrlhf import OpenRLHFOracle, TrainPPORayOracle, flag_argv, openrlhf_case  # noqa: F401 (flag_argv: the tests)
 
-from rlbatch_solver.frameworks.openrlhf.framework import release_key
+from rlbatch_solver.frameworks.openrlhf.framework import release_has, release_key
 
 # the installed wheel -> our pack
-PACKS = {"0.10.4": "0.10.4", "0.9.10": "0.9.10", "0.6.2": "0.6.2", "0.5.9.post1": "0.5.9", "0.4.0.post2": "0.4.0"}
+PACKS = {"0.10.4": "0.10.4", "0.9.10": "0.9.10", "0.8.11": "0.8.11", "0.6.2": "0.6.2", "0.5.9.post1": "0.5.9", "0.4.0.post2": "0.4.0"}
 # 0.9.10 and 0.10.4 validate as 0.11.2 does (its __main__ block and train(): parity_openrlhf.OpenRLHFOracle), in their
 # own flag names; 0.9.10 has no over-sampling check (--vllm_generate_batch_size against --rollout_batch_size)
-LIKE_NEWEST = {"0.10.4": NEWEST_DRIVER, "0.9.10": NEWEST_DRIVER - {"openrlhf.driver.generate_batch_needs_async"}}
+# (0.8.11 has no --partial_rollout either)
+LIKE_NEWEST = {"0.10.4": NEWEST_DRIVER, "0.9.10": NEWEST_DRIVER - {"openrlhf.driver.generate_batch_needs_async"},
+               "0.8.11": NEWEST_DRIVER - {"openrlhf.driver.generate_batch_needs_async",
+                                          "openrlhf.driver.partial_rollout_needs_async"}}
 
 DRIVER = {
     **LIKE_NEWEST,
@@ -96,6 +99,7 @@ _BUNDLES = [
 ALLOWED = {
     "0.10.4": NEWEST_ALLOWED,
     "0.9.10": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"],  # its own names
+    "0.8.11": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"],
     "0.5.9": _BUNDLES,
     "0.6.2": [
         Allowed("openrlhf.colocate.critic_fits_actor_bundles", "no assert: Ray rejects the bundle index when it "
@@ -229,10 +233,12 @@ def release_oracle(pack: str) -> TrainPPORayOracle:
 
 
 def release_cases(pack: str, seed: int, count: int) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """0.9.10 and 0.10.4: 0.11.2's generator in the release's names (it sets no flag they lack)."""
+    """0.8.11 to 0.10.4: 0.11.2's generator in the release's names, less the flags it lacks (0.8.11: no
+    --partial_rollout)."""
     rng = random.Random(seed)
     for _ in range(count):
         if pack in LIKE_NEWEST:
-            yield {release_key(k, pack): v for k, v in openrlhf_case(rng).items()}, {}
+            yield {release_key(k, pack): v for k, v in openrlhf_case(rng).items()
+                   if release_has(k, pack)}, {}
         else:
             yield release_case(rng, pack), {}

@@ -1,4 +1,4 @@
-"""The OpenRLHF releases older configs are written for: 0.10.4, 0.9.10, 0.6.2, 0.5.9 and 0.4.0 beside 0.11.2, each a
+"""The OpenRLHF releases older configs are written for: 0.10.4, 0.9.10, 0.8.11, 0.6.2, 0.5.9 and 0.4.0 beside 0.11.2, each a
 small edit of the next newer one's rules (0.10.4 and 0.6.2: of 0.11.2's).
 
 0.11.2's rules (``rules.py``) are written once. A release's pack names what its ``train_ppo_ray`` does differently,
@@ -12,6 +12,9 @@ PyPI; 0.5.9 from 0.5.9.post1):
   ``--micro_train_batch_size 4`` and ``--micro_rollout_batch_size 8`` by default, and a dynamic-batch step whose
   per-rank batch is 0 failing with IndexError in ``get_seqlen_balanced_partitions`` (0.10 divides by it); DeepSpeed
   0.18.9.
+* **0.8.11** is 0.9.10 without ``--partial_rollout`` (and its check); its launcher asserts that every rank of a
+  model group gets an experience batch ("Total length N must be greater than or equal to effective actors M", where
+  0.9 raises ValueError), and its samples generator sits in ``trainer/ppo_utils/experience_maker.py``; DeepSpeed 0.17.6.
 * **0.6.2** validates in ``openrlhf/cli/train_ppo_ray.py:_validate_args``: ``--vllm_num_engines`` given (its default
   None fails the comparison with 0 there), ``rollout_batch_size`` divisible by the
   actor's world size (each actor rank makes the experience of its share of the prompts, so there is no experience
@@ -44,7 +47,7 @@ a pasted config from the flags only some releases have (``release_flags.py``).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
 from ...rules.base import Rule, RuleSet, Stage, VarSpec, is_set
@@ -58,7 +61,7 @@ NEWEST = R.VERSION
 ESTIMATORS = ("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm", "dr_grpo", "flash_reinforce")
 # the driver asserts n_samples_per_prompt > 1 for these
 GROUP_ESTIMATORS = frozenset({"rloo", "reinforce_baseline", "group_norm", "dr_grpo"})
-VERSIONS = ("0.11.2", "0.10.4", "0.9.10", "0.6.2", "0.5.9", "0.4.0")  # the releases whose rules we follow, newest first
+VERSIONS = ("0.11.2", "0.10.4", "0.9.10", "0.8.11", "0.6.2", "0.5.9", "0.4.0")  # the releases whose rules we follow, newest first
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch we do not list reads its series'
 
 
@@ -99,6 +102,8 @@ RELEASES = {
     "0.10.4": Release("0.10.4", "0.19.1", False, False, True, estimators=ESTIMATORS_07,
                       group_estimators=GROUP_ESTIMATORS_06),
     "0.9.10": Release("0.9.10", "0.18.9", False, False, True, estimators=ESTIMATORS_07,
+                      group_estimators=GROUP_ESTIMATORS_06),
+    "0.8.11": Release("0.8.11", "0.17.6", False, False, True, estimators=ESTIMATORS_07,
                       group_estimators=GROUP_ESTIMATORS_06),
     # train_ppo_ray.py: choices=[...] of --advantage_estimator; _validate_args: "... requires n_samples_per_prompt > 1"
     "0.6.2": Release("0.6.2", "0.16.4", False, False, True,
@@ -251,6 +256,30 @@ V0910 = Pack(
             "ZeroDivisionError; micro_train_batch_size 4 and micro_rollout_batch_size 8 by default; DeepSpeed 0.18.9",
 )
 
+def _reworded(rule_id: str, message: str) -> Rule:
+    """0.11.2's rule ``rule_id`` (same condition, stage and source) with an older release's message."""
+    rule = next(r for r in R.RULESET.rules if r.id == rule_id)
+    return replace(rule, message=message)
+
+
+# 0.8.11 against 0.9.10: no --partial_rollout; the launcher asserts (not raises) that every rank gets a batch; the
+# samples generator lives in experience_maker.py
+V0811 = Pack(
+    "0.8.11", "0.9.10",
+    drop=frozenset({"openrlhf.driver.partial_rollout_needs_async"}),  # 0.9 added --partial_rollout
+    rules=tuple(
+        _reworded(f"openrlhf.launcher.{g}_batches_cover_group",
+                  f"Total length {{sample_batches_ceil}} must be greater than or equal to effective actors "
+                  f"{{{g}_dp}}: the {g} group's ranks each need one of the ceil(n_samples_per_prompt*"
+                  "rollout_batch_size/micro_rollout_batch_size) experience batches (AssertionError)")
+        for g in ("ref", "critic", "reward")),
+    sources=(("deepspeed 0.18.9", "deepspeed 0.17.6"),
+             ("openrlhf/trainer/ppo_utils/samples_generator.py:_dispatch_prompts_to_vllm",
+              "openrlhf/trainer/ppo_utils/experience_maker.py:SamplesGenerator._generate_vllm")),
+    summary="as 0.9.10, without --partial_rollout; the launcher's every-rank-gets-a-batch check is an assert "
+            "(\"Total length N must be greater than or equal to effective actors M\"); DeepSpeed 0.17.6",
+)
+
 # 0.5.9 against 0.6.2: the reference model always built, the vLLM check one way, RLOO the only group estimator,
 # colocate_all_models's engine check only at the default memory share (which it then lowers to 0.4)
 V059 = Pack(
@@ -338,7 +367,7 @@ V040 = Pack(
             "sizes that are powers of two, the actor's a multiple of the critic's, and ZeRO-3 with vLLM; DeepSpeed "
             "accumulates gradients in fp32 (ZeRO-1: unpartitioned fp32 gradients)",
 )
-PACKS = {p.version: p for p in (V0104, V0910, V062, V059, V040)}
+PACKS = {p.version: p for p in (V0104, V0910, V0811, V062, V059, V040)}
 
 
 @functools.lru_cache(maxsize=None)
