@@ -155,14 +155,18 @@ def test_seed_70b_layout_needs_more_than_48_gpus():
 
 
 def test_seed_hybrid_engine_with_old_flag_names():
-    """The seed's 8xA100 hybrid engine flags (underscore names): valid numbers, a warning for the names."""
+    """The seed's 8xA100 hybrid engine flags (underscore names): valid numbers, checked by 0.9.10 (the newest release
+    with those names) with the upgrade note; named 0.11.2, a warning for the names."""
     seed = ("--actor_num_gpus_per_node 8 --critic_num_gpus_per_node 8 --ref_num_gpus_per_node 8 "
             "--reward_num_gpus_per_node 8 --vllm_num_engines 4 --vllm_tensor_parallel_size 2 --colocate_all_models "
             "--vllm_gpu_memory_utilization 0.5 --vllm_enable_sleep --deepspeed_enable_sleep")
     r = check([seed], gpus=8)
+    assert r.valid and r.version == "0.9.10" and r.violations == []
+    assert any("upgrade: on OpenRLHF 0.11.2 --actor_num_gpus_per_node" in n for n in r.notes)
+    assert r.values["gmu_permille"] == 500 and r.values["colocate_all"] is True and r.values["vllm_num_engines"] == 4
+    r = rb.check([seed], framework="openrlhf==0.11.2", gpus=8)
     assert r.valid
     assert [(v.rule, v.severity) for v in r.violations] == [("openrlhf.driver.legacy_flag_names", Severity.WARNING)]
-    assert r.values["gmu_permille"] == 500 and r.values["colocate_all"] is True and r.values["vllm_num_engines"] == 4
 
 
 def test_old_and_new_names_give_the_same_values():

@@ -111,3 +111,101 @@ def test_fix_writes_the_release_own_flag_names():
     report = fix(" ".join(flags), framework="openrlhf==0.6.2")
     assert report.native_after == ["--rollout_batch_size 96"]
     assert get_framework("openrlhf").native_key("rollout_batch_size") == "rollout.batch_size"
+
+
+def _space(version: str, algo: str = "ppo", fixed: dict | None = None, knobs: bool = False):
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.scenario import Scenario
+
+    sc = Scenario(framework=f"openrlhf=={version}", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm=algo,
+                  fixed=fixed or {})
+    return get_framework(f"openrlhf=={version}").space(sc, load_model("qwen2.5-7b"), with_knobs=knobs).domains
+
+
+def test_recommend_searches_with_the_release_defaults():
+    """recommend for a pinned old release starts from its argparse defaults and its own model groups, and searches only
+    what its train_ppo_ray has a flag for."""
+    assert _space("0.11.2")["gmu_permille"] == [950] and _space("0.6.2")["gmu_permille"] == [900]
+    old = _space("0.4.0")
+    assert old["need_ref"] == [True]  # 0.4.0 always builds the reference model
+    # no --packing_samples, --colocate_all_models or --vllm_gpu_memory_utilization in 0.4.0: left at what it does
+    assert old["packing_samples"] == [False] and old["colocate_all"] == [False]
+    assert _space("0.4.0", knobs=True)["gmu_permille"] == [900] and len(_space("0.6.2", knobs=True)["gmu_permille"]) > 1
+    # no KL coefficient: 0.11.2 builds no reference model, 0.5.9 builds one all the same
+    assert _space("0.11.2", "rloo", {"algo.kl.init_coef": 0})["need_ref"] == [False]
+    assert _space("0.5.9", "rloo", {"init_kl_coef": 0})["need_ref"] == [True]
+
+
+def test_recommend_for_an_old_release_writes_only_its_flags():
+    import rlbatch_solver as rb
+    from rlbatch_solver.frameworks.openrlhf.release_flags import RELEASE_FLAGS
+    from rlbatch_solver.scenario import Scenario
+
+    for version, algo in (("0.6.2", "grpo"), ("0.5.9", "rloo"), ("0.4.0", "ppo")):
+        sc = Scenario(framework=f"openrlhf=={version}", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm=algo)
+        best = rb.recommend(sc, time_limit_s=20).best
+        flags = {w.split(" ")[0][2:] for w in best.native}
+        assert flags <= RELEASE_FLAGS[version], (version, flags - RELEASE_FLAGS[version])
+        assert "async_train" not in flags  # an older release's engines on GPUs of their own run synchronously
+
+
+def test_old_release_input_errors_name_its_flags():
+    import pytest
+
+    import rlbatch_solver as rb
+    from rlbatch_solver.scenario import Scenario
+
+    def error(framework, flat):
+        with pytest.raises(rb.InputError) as e:
+            get_framework(framework).to_values(flat, gpus=None, model=None)
+        return e.value
+
+    assert error("openrlhf==0.6.2", {"--micro_train_batch_size": 0}).field == "micro_train_batch_size"
+    assert error("openrlhf", {"--micro_train_batch_size": 0}).field == "train.micro_batch_size"
+    assert error("openrlhf==0.6.2", {"--init_kl_coef": -1}).field == "init_kl_coef"
+    e = error("openrlhf==0.5.9", {"--advantage_estimator": "group_norm"})
+    assert e.field == "advantage_estimator" and "0.5.9" in str(e) and "gae, reinforce, rloo" in str(e)
+    assert "0.4.0" in str(error("openrlhf==0.4.0", {"--advantage_estimator": "gae"}))
+    for version, algo, said in (("0.5.9", "grpo", "group_norm"), ("0.6.2", "dapo", "--dynamic_filtering"),
+                                ("0.4.0", "rloo", "rloo")):
+        sc = Scenario(framework=f"openrlhf=={version}", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm=algo)
+        with pytest.raises(rb.InputError, match=said) as e:
+            rb.recommend(sc, time_limit_s=5)
+        assert e.value.field == "algo" and version in str(e.value)
+    sc = Scenario(framework="openrlhf==0.4.0", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="ppo",
+                  placement="colocate")
+    with pytest.raises(rb.InputError, match="colocate_all_models"):
+        rb.recommend(sc, time_limit_s=5)
+
+
+def test_packs_of_0_8_to_0_10_check_what_each_release_checks():
+    """0.10.4 asks no n > 1 of dr_grpo; 0.9.10 has no over-sampling check and fails an empty dynamic-batch step with
+    IndexError; 0.8.11 has no --partial_rollout; each dates the configs only it reads."""
+    base = {"--actor_num_gpus_per_node": 4, "--vllm_num_engines": 4, "--advantage_estimator": "dr_grpo",
+            "--n_samples_per_prompt": 1, "--remote_rm_url": "x"}
+    dotted = {"--actor.num_gpus_per_node": 4, "--vllm.num_engines": 4, "--algo.advantage.estimator": "dr_grpo",
+              "--rollout.n_samples_per_prompt": 1, "--reward.remote_url": "x"}
+    assert "openrlhf.driver.group_estimator_needs_n" in _failed(get_framework("openrlhf"), dotted)
+    assert "openrlhf.driver.group_estimator_needs_n" not in _failed(get_framework("openrlhf==0.10.4"), dotted)
+    over = {**base, "--advantage_estimator": "rloo", "--n_samples_per_prompt": 2, "--rollout_batch_size": 8,
+            "--vllm_generate_batch_size": 16}
+    assert "openrlhf.driver.generate_batch_needs_async" in _failed(get_framework("openrlhf==0.10.4"), {
+        "--actor.num_gpus_per_node": 4, "--vllm.num_engines": 4, "--algo.advantage.estimator": "rloo",
+        "--rollout.n_samples_per_prompt": 2, "--rollout.batch_size": 8, "--rollout.vllm_generate_batch_size": 16,
+        "--reward.remote_url": "x"})
+    assert "openrlhf.driver.generate_batch_needs_async" not in _failed(get_framework("openrlhf==0.9.10"), over)
+    # dynamic batch with 2 samples per step over 4 actor ranks: an empty slice per rank; with fewer samples in the
+    # whole rollout than one step, 0.9.10 runs no step (0.10 still divides by the empty slice)
+    dyn = {**base, "--advantage_estimator": "gae", "--critic_num_gpus_per_node": 4, "--use_dynamic_batch": True,
+           "--train_max_tokens_per_gpu": 4096, "--train_batch_size": 2, "--rollout_batch_size": 8,
+           "--micro_rollout_batch_size": 1}
+    rule = "openrlhf.dynamic.actor_train_batch_covers_dp"
+    assert rule in _failed(get_framework("openrlhf==0.9.10"), dyn)
+    assert rule not in _failed(get_framework("openrlhf==0.9.10"), {**dyn, "--train_batch_size": 3,
+                                                                     "--rollout_batch_size": 1})
+    partial = {**base, "--advantage_estimator": "rloo", "--n_samples_per_prompt": 2, "--partial_rollout": True}
+    assert "openrlhf.driver.partial_rollout_needs_async" in _failed(get_framework("openrlhf==0.9.10"), partial)
+    assert "openrlhf.driver.partial_rollout_needs_async" not in _failed(get_framework("openrlhf==0.8.11"), partial)
+    assert versions.detect({"--micro_train_batch_size": 2, "--generate_max_len": 100})[0] == "0.8.11"
+    assert versions.detect({"--micro_train_batch_size": 2, "--max_new_tokens": 100})[0] == "0.9.10"
+    assert versions.detect({"--train.batch_size": 8})[0] == "0.11.2"

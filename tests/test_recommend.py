@@ -270,6 +270,7 @@ def test_a_set_rollout_n_is_the_scenarios_n():
     ("verl", "rtx4090", 4, "qwen2.5-1.5b"), ("verl-megatron", "h100", 8, "qwen2.5-7b"),
     ("swift", "a100-80gb", 8, "qwen2.5-7b"), ("swift-megatron", "h100", 8, "qwen2.5-7b"),
     ("trl", "h100", 8, "qwen2.5-7b"), ("openrlhf", "h100", 8, "qwen2.5-7b"), ("easyr1", "h100", 8, "qwen2.5-7b"),
+    ("openrlhf==0.6.2", "h100", 8, "qwen2.5-7b"),
     ("slime", "h100", 8, "qwen3-4b"),
     ("unsloth", "rtx4090", 4, "qwen3-4b"),
     ("skyrl", "h100", 4, "qwen2.5-1.5b")])

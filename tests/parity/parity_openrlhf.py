@@ -16,9 +16,11 @@ copy), and runs:
 
 from __future__ import annotations
 
+import abc
 import argparse
 import ast
 import contextlib
+import functools
 import importlib.util
 import io
 import os
@@ -30,6 +32,8 @@ from typing import Any, Iterator, Mapping
 from unittest import mock
 
 from parity_core import Allowed, Oracle, Verdict, multiple_near, near
+
+from rlbatch_solver.frameworks.openrlhf.framework import release_key
 
 DRIVER = frozenset({
     "openrlhf.driver.group_estimator_needs_n", "openrlhf.driver.dynamic_filtering_needs_n",
@@ -50,8 +54,9 @@ PATTERNS = [
     (r"Only support `--packing_samples` with vLLM|'>' not supported between instances of 'NoneType' and 'int'",
      "openrlhf.driver.packing_needs_vllm"),
     (r"vllm_generate_batch_size > --rollout.batch_size requires", "openrlhf.driver.generate_batch_needs_async"),
-    (r"Async RLHF is not supported with --vllm.enable_sleep", "openrlhf.driver.async_forbids_vllm_sleep"),
-    (r"partial_rollout_enable requires", "openrlhf.driver.partial_rollout_needs_async"),
+    (r"Async RLHF is not supported with --vllm.enable_sleep|Async RLHF is not supported with --vllm_enable_sleep",
+     "openrlhf.driver.async_forbids_vllm_sleep"),
+    (r"partial_rollout_enable requires|--partial_rollout requires", "openrlhf.driver.partial_rollout_needs_async"),
     (r"number of sample batches must be greater than or equal", "openrlhf.driver.sample_batches_cover_actor"),
     (r"must be the same when colocate actor and ref", "openrlhf.colocate.actor_ref_same_size"),
     (r"must be equal to vllm_num_engines \* vllm_tensor_parallel_size", "openrlhf.colocate.vllm_matches_actor"),
@@ -93,48 +98,59 @@ class _ParseArgv(ast.NodeTransformer):
         return node
 
 
-class OpenRLHFOracle:
+def flag_argv(case: Mapping[str, Any]) -> list[str]:
+    """A case's flags as a command line: a switch bare when on, left out when off."""
+    out = []
+    for key, value in case.items():
+        if value is True:
+            out.append(f"--{key}")
+        elif value is not False and value is not None:
+            out += [f"--{key}", str(value)]
+    return out
+
+
+class TrainPPORayOracle(abc.ABC):
+    """What the oracles of every OpenRLHF release share: the installed ``train_ppo_ray.py``'s ``__main__`` block run
+    as written on a case's flags, its final ``train(args)`` handed to ``on_train``, one case's outcome kept for the
+    next oracle; and DeepSpeed's own batch assertion for each model group the release builds, on the batch keys its
+    strategy writes (``ds_groups``, ``ds_batch``)."""
+
+    argv = staticmethod(flag_argv)
+
     def __init__(self):
         text, path = _source()
-        tree = ast.parse(text, path)
-        main = next(n for n in tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test))
-        train = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "train")
+        self.tree = ast.parse(text, path)
+        self.path = path
+        main = next(n for n in self.tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test))
         self._main = compile(ast.fix_missing_locations(ast.Module([_ParseArgv().visit(main)], [])), path, "exec")
-        ray = mock.MagicMock(name="ray")
-        ray.is_initialized.return_value = True
-        self._train_globals = {
-            "__name__": "openrlhf.cli.train_ppo_ray", "os": os, "ray": ray, "placement_group": mock.MagicMock(),
-            "create_vllm_engines": mock.MagicMock(), "RayActorGroup": mock.MagicMock(),
-            "get_strategy": mock.MagicMock(), **{name: mock.MagicMock(name=name) for name in (
-                "PolicyModelActor", "CriticModelActor", "ReferenceModelActor", "RewardModelActor")},
-        }
-        exec(compile(ast.Module([train], []), path, "exec"), self._train_globals)
         from deepspeed.runtime.config import DeepSpeedConfig
 
         self._ds = type("_DSConfig", (), {name: getattr(DeepSpeedConfig, name) for name in (
             "_configure_train_batch_size", "_set_batch_related_parameters", "_batch_assertion")})
-        stop = types.ModuleType("openrlhf_trainer_stop")
-        stop.__getattr__ = lambda name: (_ for _ in ()).throw(_Reached())
-        self._stop = stop
         self._cache: dict[str, tuple[Verdict, Any]] = {}
 
-    @staticmethod
-    def argv(case: Mapping[str, Any]) -> list[str]:
-        out = []
-        for key, value in case.items():
-            if value is True:
-                out.append(f"--{key}")
-            elif value is not False and value is not None:
-                out += [f"--{key}", str(value)]
-        return out
+    def on_train(self, args: argparse.Namespace) -> None:
+        """What the block's ``train(args)`` call does here (the parsed arguments are kept either way)."""
+
+    @abc.abstractmethod
+    def ds_groups(self, args: argparse.Namespace) -> list[tuple[str, int]]:
+        """(name, world size) of each model group whose DeepSpeed config asserts its batch."""
+
+    @abc.abstractmethod
+    def ds_batch(self, args: argparse.Namespace) -> tuple[int, int]:
+        """(train_batch_size, train_micro_batch_size_per_gpu) as the release's strategy writes them."""
 
     def _run_main(self, case: Mapping[str, Any]) -> tuple[Verdict, Any]:
         key = repr(sorted(case.items()))
         if key not in self._cache:
             seen = {}
+
+            def train(args):
+                seen["args"] = args
+                self.on_train(args)
+
             ns = {"__name__": "__main__", "argparse": argparse, "os": os, "datetime": datetime,  # its top imports
-                  "__argv__": self.argv(case),
-                  "__train__": lambda args: seen.setdefault("args", args)}
+                  "__argv__": self.argv(case), "__train__": train}
             with contextlib.redirect_stdout(io.StringIO()):
                 verdict = Verdict.run(lambda: exec(self._main, ns))
             self._cache = {key: (verdict, seen.get("args"))}  # one case at a time
@@ -143,46 +159,20 @@ class OpenRLHFOracle:
     def driver(self, case: Mapping[str, Any]) -> Verdict:
         return self._run_main(case)[0]
 
-    def train(self, case: Mapping[str, Any]) -> Verdict | None:
+    def deepspeed(self, case: Mapping[str, Any]) -> Verdict | None:
+        """DeepSpeed's ``_configure_train_batch_size`` for every model group the release builds."""
         verdict, args = self._run_main(case)
         if not verdict.ok:
             return None  # the driver stopped first
+        groups, (batch, micro) = self.ds_groups(args), self.ds_batch(args)
 
         def run():
-            with mock.patch.dict(sys.modules, {"openrlhf.trainer.ppo_trainer": self._stop,
-                                               "openrlhf.trainer.ppo_trainer_async": self._stop}):
-                try:
-                    self._train_globals["train"](args)
-                except _Reached:
-                    pass
-
-        return Verdict.run(run)
-
-    def deepspeed(self, case: Mapping[str, Any]) -> Verdict | None:
-        """DeepSpeed's batch assertion for every model group OpenRLHF builds, as its strategy configures it."""
-        verdict, args = self._run_main(case)
-        if not verdict.ok:
-            return None
-        ds, train = args.ds, args.train
-        groups = [("actor", args.actor, not train.dynamic_batch_enable)]
-        if args.algo.kl.init_coef > 0:
-            groups.append(("ref", args.ref, True))  # get_ds_eval_config: also under dynamic batch
-        if args.critic.model_name_or_path:
-            groups.append(("critic", args.critic, not train.dynamic_batch_enable))
-        if not args.reward.remote_url:
-            groups.append(("reward", args.reward, True))
-        if train.enable_ema:
-            groups.append(("ema", args.actor, True))
-
-        def run():
-            for name, group, checked in groups:
-                if not checked:
-                    continue
+            for name, world in groups:
                 cfg = self._ds()
-                cfg.train_batch_size = train.batch_size * ds.ring_attn_size * ds.tensor_parallel_size
-                cfg.train_micro_batch_size_per_gpu = train.micro_batch_size
+                cfg.train_batch_size = batch
+                cfg.train_micro_batch_size_per_gpu = micro
                 cfg.gradient_accumulation_steps = None
-                cfg.world_size = group.num_nodes * group.num_gpus_per_node
+                cfg.world_size = world
                 try:
                     cfg._configure_train_batch_size()
                 except AssertionError as exc:
@@ -190,9 +180,81 @@ class OpenRLHFOracle:
 
         return Verdict.run(run)
 
+
+class OpenRLHFOracle(TrainPPORayOracle):
+    """0.11.2's train_ppo_ray, and the releases whose train() it shares (0.8.11 to 0.10.4: the same model actors and
+    trainer modules); ``version``'s flag names (underscore before 0.10.2) and its compared driver rules."""
+
+    def __init__(self, version: str = "0.11.2", driver: frozenset[str] = None):
+        super().__init__()
+        self.version, self.driver_rules = version, DRIVER if driver is None else driver
+        train = next(n for n in self.tree.body if isinstance(n, ast.FunctionDef) and n.name == "train")
+        ray = mock.MagicMock(name="ray")
+        ray.is_initialized.return_value = True
+        self._train_globals = {
+            "__name__": "openrlhf.cli.train_ppo_ray", "os": os, "ray": ray, "placement_group": mock.MagicMock(),
+            "create_vllm_engines": mock.MagicMock(), "RayActorGroup": mock.MagicMock(),
+            "get_strategy": mock.MagicMock(), **{name: mock.MagicMock(name=name) for name in (
+                "PolicyModelActor", "CriticModelActor", "ReferenceModelActor", "RewardModelActor")},
+        }
+        exec(compile(ast.Module([train], []), self.path, "exec"), self._train_globals)
+        stop = types.ModuleType("openrlhf_trainer_stop")
+        stop.__getattr__ = lambda name: (_ for _ in ()).throw(_Reached())
+        self._stop = stop
+
+    def train(self, case: Mapping[str, Any]) -> Verdict | None:
+        verdict, args = self._run_main(case)
+        if not verdict.ok:
+            return None  # the driver stopped first
+
+        def run():
+            # 0.8.11's train() imports its vLLM actor class (vLLM itself) before building the engines, which are
+            # mocked: a stand-in module answers the import
+            engines = mock.MagicMock(name="vllm_engine")
+            with mock.patch.dict(sys.modules, {"openrlhf.trainer.ppo_trainer": self._stop,
+                                               "openrlhf.trainer.ppo_trainer_async": self._stop,
+                                               "openrlhf.trainer.ray.vllm_engine": engines,
+                                               "openrlhf.trainer.ray.vllm_engine_async": engines}):
+                try:
+                    self._train_globals["train"](args)
+                except _Reached:
+                    pass
+
+        return Verdict.run(run)
+
+    def arg(self, args: argparse.Namespace, key: str) -> Any:
+        """The parsed value of the flag named ``key`` in 0.11.2, as the release holds it (``args.train.batch_size``;
+        ``args.train_batch_size`` before 0.10.2)."""
+        if self.version != "0.11.2" and release_key(key, self.version) != key:
+            return getattr(args, release_key(key, self.version))
+        for part in key.split("."):
+            args = getattr(args, part)
+        return args
+
+    def ds_groups(self, args: argparse.Namespace) -> list[tuple[str, int]]:
+        # the actor and critic configs assert their batch unless dynamic batch is on; get_ds_eval_config (reference,
+        # reward, EMA) always
+        a = functools.partial(self.arg, args)
+        dynamic = a("train.dynamic_batch_enable")
+        groups = [("actor", "actor", not dynamic)]
+        if a("algo.kl.init_coef") > 0:
+            groups.append(("ref", "ref", True))
+        if a("critic.model_name_or_path"):
+            groups.append(("critic", "critic", not dynamic))
+        if not a("reward.remote_url"):
+            groups.append(("reward", "reward", True))
+        if a("train.enable_ema"):
+            groups.append(("ema", "actor", True))
+        return [(name, a(f"{g}.num_nodes") * a(f"{g}.num_gpus_per_node")) for name, g, checked in groups if checked]
+
+    def ds_batch(self, args: argparse.Namespace) -> tuple[int, int]:
+        a = functools.partial(self.arg, args)
+        return (a("train.batch_size") * a("ds.ring_attn_size") * a("ds.tensor_parallel_size"),
+                a("train.micro_batch_size"))
+
     def oracles(self) -> list[Oracle]:
         return [
-            Oracle("driver: train_ppo_ray.py __main__", self.driver, DRIVER, PATTERNS),
+            Oracle("driver: train_ppo_ray.py __main__", self.driver, self.driver_rules, PATTERNS),
             Oracle("trainer_init: train_ppo_ray.py:train (layout asserts)", self.train, TRAIN, PATTERNS),
             Oracle("worker_init: deepspeed DeepSpeedConfig._batch_assertion", self.deepspeed, DEEPSPEED, PATTERNS),
         ]

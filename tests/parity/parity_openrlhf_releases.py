@@ -1,4 +1,4 @@
-"""OpenRLHF 0.6.2, 0.5.9 and 0.4.0 parity: each release's own ``train_ppo_ray`` checks (the ``__main__`` block,
+"""OpenRLHF 0.10.4, 0.9.10, 0.8.11, 0.6.2, 0.5.9 and 0.4.0 parity: each release's own ``train_ppo_ray`` checks (the ``__main__`` block,
 ``_validate_args`` and ``train()``'s layout asserts) and DeepSpeed's ``DeepSpeedConfig._batch_assertion`` on the batch
 keys that release's strategy writes, against our release packs (``frameworks/openrlhf/versions.py``).
 
@@ -24,17 +24,26 @@ import io
 import os
 import random
 import types
-from datetime import datetime
 from typing import Any, Iterator, Mapping
 from unittest import mock
 
 from parity_core import Allowed, Oracle, Verdict, multiple_near, near
-from parity_openrlhf import _ParseArgv, _source
+from parity_openrlhf import ALLOWED as NEWEST_ALLOWED, DRIVER as NEWEST_DRIVER, TRAIN as NEWEST_TRAIN
+from parity_openrlhf import OpenRLHFOracle, TrainPPORayOracle, flag_argv, openrlhf_case  # noqa: F401 (flag_argv: the tests)
+
+from rlbatch_solver.frameworks.openrlhf.framework import release_has, release_key
 
 # the installed wheel -> our pack
-PACKS = {"0.6.2": "0.6.2", "0.5.9.post1": "0.5.9", "0.4.0.post2": "0.4.0"}
+PACKS = {"0.10.4": "0.10.4", "0.9.10": "0.9.10", "0.8.11": "0.8.11", "0.6.2": "0.6.2", "0.5.9.post1": "0.5.9", "0.4.0.post2": "0.4.0"}
+# 0.9.10 and 0.10.4 validate as 0.11.2 does (its __main__ block and train(): parity_openrlhf.OpenRLHFOracle), in their
+# own flag names; 0.9.10 has no over-sampling check (--vllm_generate_batch_size against --rollout_batch_size)
+# (0.8.11 has no --partial_rollout either)
+LIKE_NEWEST = {"0.10.4": NEWEST_DRIVER, "0.9.10": NEWEST_DRIVER - {"openrlhf.driver.generate_batch_needs_async"},
+               "0.8.11": NEWEST_DRIVER - {"openrlhf.driver.generate_batch_needs_async",
+                                          "openrlhf.driver.partial_rollout_needs_async"}}
 
 DRIVER = {
+    **LIKE_NEWEST,
     "0.6.2": frozenset({
         "openrlhf.driver.group_estimator_needs_n", "openrlhf.driver.packing_needs_vllm",
         "openrlhf.driver.vllm_num_engines_required", "openrlhf.driver.rollout_divisible_by_actor_world", "openrlhf.driver.zero3_needs_vllm",
@@ -52,6 +61,7 @@ DRIVER = {
     }),
 }
 TRAIN = {
+    **{pack: NEWEST_TRAIN for pack in LIKE_NEWEST},
     "0.6.2": frozenset({"openrlhf.colocate.actor_ref_same_size", "openrlhf.colocate.vllm_matches_actor",
                         "openrlhf.colocate.critic_reward_same_size"}),
     "0.5.9": frozenset({"openrlhf.colocate.actor_ref_same_size", "openrlhf.colocate.vllm_matches_actor",
@@ -87,6 +97,9 @@ _BUNDLES = [
     Allowed("openrlhf.ray.gpu_budget", "needs --gpus (the Ray cluster's size); Ray waits for the placement group"),
 ]
 ALLOWED = {
+    "0.10.4": NEWEST_ALLOWED,
+    "0.9.10": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"],  # its own names
+    "0.8.11": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"],
     "0.5.9": _BUNDLES,
     "0.6.2": [
         Allowed("openrlhf.colocate.critic_fits_actor_bundles", "no assert: Ray rejects the bundle index when it "
@@ -109,14 +122,11 @@ def installed() -> tuple[str, str] | None:
     return (version, PACKS[version]) if version in PACKS else None
 
 
-class ReleaseOracle:
+class ReleaseOracle(TrainPPORayOracle):
     def __init__(self, pack: str):
+        super().__init__()
         self.pack = pack
-        text, path = _source()
-        tree = ast.parse(text, path)
-        main = next(n for n in tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test))
-        funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-        self._main = compile(ast.fix_missing_locations(ast.Module([_ParseArgv().visit(main)], [])), path, "exec")
+        funcs = [n for n in self.tree.body if isinstance(n, ast.FunctionDef)]
         ray = mock.MagicMock(name="ray")
         self._globals = {
             "__name__": "openrlhf.cli.train_ppo_ray", "os": os, "ray": ray, "torch": mock.MagicMock(name="torch"),
@@ -125,41 +135,10 @@ class ReleaseOracle:
             **{name: mock.MagicMock(name=name) for name in (
                 "ActorModelRayActor", "CriticModelRayActor", "ReferenceModelRayActor", "RewardModelRayActor")},
         }
-        exec(compile(ast.Module(funcs, []), path, "exec"), self._globals)
-        from deepspeed.runtime.config import DeepSpeedConfig
+        exec(compile(ast.Module(funcs, []), self.path, "exec"), self._globals)
 
-        self._ds = type("_DSConfig", (), {name: getattr(DeepSpeedConfig, name) for name in (
-            "_configure_train_batch_size", "_set_batch_related_parameters", "_batch_assertion")})
-        self._cache: dict[str, tuple[Verdict, Any]] = {}
-
-    @staticmethod
-    def argv(case: Mapping[str, Any]) -> list[str]:
-        out = []
-        for key, value in case.items():
-            if value is True:
-                out.append(f"--{key}")
-            elif value is not False and value is not None:
-                out += [f"--{key}", str(value)]
-        return out
-
-    def _run_main(self, case: Mapping[str, Any]) -> tuple[Verdict, Any]:
-        key = repr(sorted(case.items()))
-        if key not in self._cache:
-            seen = {}
-
-            def validate(args):
-                seen["args"] = args
-                self._globals["_validate_args"](args)
-
-            ns = {"__name__": "__main__", "argparse": argparse, "os": os, "datetime": datetime,
-                  "__argv__": self.argv(case), "__train__": validate}
-            with contextlib.redirect_stdout(io.StringIO()):
-                verdict = Verdict.run(lambda: exec(self._main, ns))
-            self._cache = {key: (verdict, seen.get("args"))}
-        return self._cache[key]
-
-    def driver(self, case: Mapping[str, Any]) -> Verdict:
-        return self._run_main(case)[0]
+    def on_train(self, args: argparse.Namespace) -> None:
+        self._globals["_validate_args"](args)  # train() calls it first
 
     def train(self, case: Mapping[str, Any]) -> Verdict | None:
         verdict, args = self._run_main(case)
@@ -168,11 +147,7 @@ class ReleaseOracle:
         with contextlib.redirect_stdout(io.StringIO()):
             return Verdict.run(lambda: self._globals["train"](types.SimpleNamespace(**vars(args))))
 
-    def deepspeed(self, case: Mapping[str, Any]) -> Verdict | None:
-        verdict, args = self._run_main(case)
-        if not verdict.ok:
-            return None
-        ring = getattr(args, "ring_attn_size", 1)
+    def ds_groups(self, args: argparse.Namespace) -> list[tuple[str, int]]:
         groups = [("actor", "actor")]
         if self.pack in ("0.4.0", "0.5.9") or args.init_kl_coef > 0:
             groups.append(("ref", "ref"))
@@ -182,20 +157,11 @@ class ReleaseOracle:
             groups.append(("reward", "reward"))
         if args.enable_ema:
             groups.append(("ema", "actor"))
+        return [(name, getattr(args, f"{g}_num_nodes") * getattr(args, f"{g}_num_gpus_per_node"))
+                for name, g in groups]
 
-        def run():
-            for name, group in groups:
-                cfg = self._ds()
-                cfg.train_batch_size = args.train_batch_size * ring
-                cfg.train_micro_batch_size_per_gpu = args.micro_train_batch_size
-                cfg.gradient_accumulation_steps = None
-                cfg.world_size = getattr(args, f"{group}_num_nodes") * getattr(args, f"{group}_num_gpus_per_node")
-                try:
-                    cfg._configure_train_batch_size()
-                except AssertionError as exc:
-                    raise AssertionError(f"[{name}] {exc}") from None
-
-        return Verdict.run(run)
+    def ds_batch(self, args: argparse.Namespace) -> tuple[int, int]:
+        return args.train_batch_size * getattr(args, "ring_attn_size", 1), args.micro_train_batch_size
 
     def oracles(self) -> list[Oracle]:
         return [
@@ -259,7 +225,20 @@ def release_case(rng: random.Random, pack: str) -> dict[str, Any]:
     return case
 
 
+def release_oracle(pack: str) -> TrainPPORayOracle:
+    """The oracle for the installed release of our ``pack``."""
+    if pack in LIKE_NEWEST:
+        return OpenRLHFOracle(pack, DRIVER[pack])
+    return ReleaseOracle(pack)
+
+
 def release_cases(pack: str, seed: int, count: int) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """0.8.11 to 0.10.4: 0.11.2's generator in the release's names, less the flags it lacks (0.8.11: no
+    --partial_rollout)."""
     rng = random.Random(seed)
     for _ in range(count):
-        yield release_case(rng, pack), {}
+        if pack in LIKE_NEWEST:
+            yield {release_key(k, pack): v for k, v in openrlhf_case(rng).items()
+                   if release_has(k, pack)}, {}
+        else:
+            yield release_case(rng, pack), {}

@@ -14,4 +14,6 @@ max_model_len = prompt + response). `--framework easyr1` reads `config=examples/
 published example when that file is not on this machine; another config file is read when it is. The trainer's and
 workers' start-up rules are held to EasyR1's own code (its config merge, `RayPPOTrainer.__init__`,
 `FSDPWorker._init_dist_mesh`, `_build_rollout` and `vLLMRollout.__init__`) on 2,000 generated configs by
-`tests/parity/test_parity_easyr1.py` (docs/parity.md); v0.3.2 is EasyR1's newest release tag."""
+`tests/parity/test_parity_easyr1.py` (docs/parity.md), where EasyR1's source tree is at hand: EasyR1 is not on
+PyPI (its package builds as `verl` 0.3.2), so CI, which installs from PyPI only, does not run it and says so. v0.3.2
+is EasyR1's newest release tag."""

@@ -18,22 +18,30 @@ def versions_markdown() -> str:
     from .versions import NEWEST, PACKS, RELEASES, VERSIONS, changes, ruleset_for
 
     lines = ["## Other releases: what changes from 0.11.2", "",
-             "`--framework openrlhf==0.6.2` (or 0.5.9, 0.4.0; a patch release we do not list reads its series' rules) checks "
+             "`--framework openrlhf==0.10.4` (or 0.9.10, 0.8.11, 0.6.2, 0.5.9, 0.4.0; a patch release we do not list "
+             "reads its series' rules; 0.7 has no pack yet) checks "
              "with that release's rules and prices memory with its defaults. With no release named, `check`, `fix` "
              "and `explain` date the config by the train_ppo_ray flags only some releases have (read from each "
              "release's wheel: `frameworks/openrlhf/release_flags.py`), say which release they used and what breaks "
              f"on {NEWEST} (the `upgrade:` line); when nothing dates it, or the flags are those of a release we do "
-             f"not follow, {NEWEST}. Sources are paths inside that release's wheel.", "",
+             f"not follow, {NEWEST}. Sources are paths inside that release's wheel. `recommend` with a release "
+             "named searches from that release's defaults, writes only flags its train_ppo_ray has (in its names), "
+             "refuses an `--algo` whose advantage estimator or switches it lacks (an algorithm's KL placement it "
+             "lacks is left out), solves no colocated layout without `--colocate_all_models` (0.4.0), and runs "
+             "vLLM engines on GPUs of their own synchronously (no `--async_train` before 0.8); input errors name "
+             "the release's flags.", "",
              "| release | DeepSpeed | micro_train_batch_size | micro_rollout_batch_size | vLLM memory share | "
-             "gradient accumulation dtype | reference model | log-probs (costmodel `logits_impl`) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "gradient accumulation dtype | reference model | log-probs (costmodel `logits_impl`) | "
+             "advantage estimators |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for version in VERSIONS:
         rel, variables = RELEASES[version], ruleset_for(version).variables
         lines.append(f"| {version} | {rel.deepspeed} | {variables['micro_train_batch_size'].default} | "
                      f"{variables['micro_rollout_batch_size'].default} | "
                      f"{variables['gmu_permille'].default / 1000:g} | "
                      f"{'fp32 (ZeRO-1: unpartitioned fp32 gradients)' if rel.grad_accum_fp32 else 'the weights (bf16)'} | "
-                     f"{'always built' if rel.ref_always else 'when the KL coefficient > 0'} | `{rel.logits}` |")
+                     f"{'always built' if rel.ref_always else 'when the KL coefficient > 0'} | `{rel.logits}` | "
+                     f"{', '.join(rel.estimators) if rel.has_estimator else 'none (PPO with a critic)'} |")
     lines.append("")
     for version in VERSIONS[1:]:
         pack = PACKS[version]

@@ -69,6 +69,20 @@ PATTERNS: list[ErrorPattern] = [
         "TypeError: '>' not supported between instances of 'NoneType' and 'int'",
         versions=("0.6.2", "0.5.9", "0.4.0"),
     ),
+    # ---- OpenRLHF 0.8.11 (trainer/ray/launcher.py RayActorGroup.async_run_method_batch: an assert, 0.9 raises)
+    ErrorPattern(
+        "openrlhf",
+        rf"Total length {_n('batches')} must be greater than or equal to effective actors {_n('actors')}",
+        ("openrlhf.launcher.ref_batches_cover_group", "openrlhf.launcher.critic_batches_cover_group",
+         "openrlhf.launcher.reward_batches_cover_group"),
+        "openrlhf/trainer/ray/launcher.py:RayActorGroup.async_run_method_batch",
+        "AssertionError: Total length 2 must be greater than or equal to effective actors 4",
+        hint=lambda x: (f"{x['batches']} experience batches (n_samples_per_prompt*rollout_batch_size / "
+                        f"micro_rollout_batch_size) are dealt to {x['actors']} ranks of a model group; each needs "
+                        "at least one."),
+        numbers=("batches", "actors"),
+        versions=("0.8.11",),
+    ),
     # ---- OpenRLHF 0.11.2 (cli/train_ppo_ray.py, trainer/ray/launcher.py, utils/deepspeed/deepspeed.py)
     ErrorPattern(
         "openrlhf",

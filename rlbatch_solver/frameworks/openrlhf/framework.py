@@ -22,14 +22,12 @@ from ...rules.base import Rule, RuleKind, Stage, Value
 from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
 from . import columns, docs, errors, repair, versions
+from .release_flags import RELEASE_FLAGS
 from .rules import RULESET, VARIABLES
 from ..base import Framework, Space, attention_constants, divisors, pow2
 from ..overrides import memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
 
-# --algo.advantage.estimator choices of 0.11.2 (cli/train_ppo_ray.py)
-ESTIMATORS = ("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm", "dr_grpo", "flash_reinforce")
-# the driver asserts n_samples_per_prompt > 1 for these
-GROUP_ESTIMATORS = frozenset({"rloo", "reinforce_baseline", "group_norm", "dr_grpo"})
+ESTIMATORS, GROUP_ESTIMATORS = versions.ESTIMATORS, versions.GROUP_ESTIMATORS
 # estimator values of older releases
 LEGACY_ESTIMATORS = {"grpo": "group_norm"}
 
@@ -87,6 +85,11 @@ LEGACY_FLAGS: dict[str, str] = {
 # 0.11.2 dotted flag -> the underscore flag the releases before 0.10.2 read (what fix and export write for them)
 OLD_NAMES: dict[str, str] = {new: old for old, new in LEGACY_FLAGS.items()}
 OLD_NAMES["rollout.max_new_tokens"] = "generate_max_len"
+OLD_NAMES["algo.kl.estimator"] = "kl_estimator"  # read by no rule: an --algo's setting, exported as it is
+OLD_NAMES["actor.policy_loss_type"] = "policy_loss_type"
+# the example's data flags (run_command), as the releases before 0.10.2 name them
+OLD_NAMES.update({"data.prompt_dataset": "prompt_data", "data.input_key": "input_key",
+                  "data.apply_chat_template": "apply_chat_template"})
 # old flags with no one-to-one successor (still mark the config as using old names)
 LEGACY_ONLY = frozenset({
     "ref_reward_offload", "prompt_max_len", "generate_max_len", "bf16", "flash_attn", "save_path", "prompt_data",
@@ -194,46 +197,54 @@ def _typed(key: str, name: str, value: Any) -> Value:
     return value
 
 
-def _number(flat: Mapping[str, Any], key: str, default: float) -> float:
+def _number(flat: Mapping[str, Any], key: str, default: float, version: str = versions.NEWEST) -> float:
     value = flat.get(key, default)
+    shown = release_key(key, version)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(key, f"'{value}' is not a number.", f"write --{key} 0.01.")
+        raise InputError(shown, f"'{value}' is not a number.", f"write --{shown} 0.01.")
     if value < 0:
-        raise InputError(key, f"{value} must not be negative.", f"set --{key} to 0 or more.")
+        raise InputError(shown, f"{value} must not be negative.", f"set --{shown} to 0 or more.")
     return float(value)
 
 
-def _check_unused_groups(values: dict[str, Value]) -> None:
+def _check_unused_groups(values: dict[str, Value], version: str = versions.NEWEST) -> None:
     """A group sized 0 is fine for a model the run does not have (read as 1: no rule reads an absent model's group,
     and none may divide by 0), and an input error for one it has."""
     for name, group in _GROUP_SIZES.items():
         if values.get(name) == 0 and not values.get(_GROUP_RUNS[group]):
             values[name] = 1
         elif values.get(name) == 0:
-            key = VARIABLES[name].key
+            key = release_key(VARIABLES[name].key, version)
             raise InputError(key, f"0, but this run has a {group} model, which needs GPUs.",
                              f"set --{key} to a positive number.")
 
 
-def _need_flags(flat: Mapping[str, Any], release: versions.Release | None = None) -> dict[str, bool]:
-    """need_critic / need_ref / need_reward_model / group_estimator as train_ppo_ray decides them (``release``:
-    an older release's, versions.RELEASES)."""
-    release = release or versions.RELEASES[versions.NEWEST]
+def _need_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, bool]:
+    """need_critic / need_ref / need_reward_model / group_estimator as ``version``'s train_ppo_ray decides them
+    (versions.RELEASES: its estimators, and whether it always builds the reference model)."""
+    release = versions.RELEASES[version]
     key = "algo.advantage.estimator"
+    shown = release_key(key, version)
+    if not release.has_estimator and key in flat:
+        raise InputError(shown, f"is not a flag of OpenRLHF {version}: it trains PPO with a critic only (0.5 "
+                         "added --advantage_estimator).",
+                         "drop it, or name the release the config is for (--framework openrlhf==0.5.9 or newer).")
     est = flat.get(key, "gae")
-    est = LEGACY_ESTIMATORS.get(str(est), est)
-    if est not in ESTIMATORS:
+    if version == versions.NEWEST:
+        est = LEGACY_ESTIMATORS.get(str(est), est)
+    if est not in release.estimators:
+        choices = release.estimators
         raise InputError(
-            key, f"'{est}' is not an advantage estimator of OpenRLHF 0.11.2.{did_you_mean(str(est), ESTIMATORS)}",
-            f"use one of: {', '.join(ESTIMATORS)}.",
+            shown, f"'{est}' is not an advantage estimator of OpenRLHF {version}.{did_you_mean(str(est), choices)}",
+            f"use one of: {', '.join(choices)}.",
         )
     remote = bool(flat.get("reward.remote_url")) or bool(flat.get("train.agent_func_path"))
     return {
         "need_critic": est == "gae",  # the driver clears critic.model_name_or_path for every other estimator
-        # train(): ref group only if init_coef > 0 (0.4.0: always)
-        "need_ref": release.ref_always or _number(flat, "algo.kl.init_coef", 0.01) > 0,
+        # train(): ref group only if init_coef > 0 (0.4.0 and 0.5.9: always)
+        "need_ref": release.ref_always or _number(flat, "algo.kl.init_coef", 0.01, version) > 0,
         "need_reward_model": not remote,  # train(): reward group unless reward.remote_url (agent sets it)
-        "group_estimator": est in GROUP_ESTIMATORS,
+        "group_estimator": est in release.group_estimators,
     }
 
 
@@ -253,13 +264,15 @@ def config_to_values(
     for name, spec in ruleset.variables.items():
         if name in DECIDED_BY_TOOL:
             continue
-        values[name] = _typed(spec.key, name, flat[spec.key]) if spec.key in flat else spec.default
+        # an input error names the flag as the release spells it (underscore names before 0.10.2)
+        values[name] = _typed(release_key(spec.key, version), name, flat[spec.key]) if spec.key in flat \
+            else spec.default
     for key in flat:
         spec = by_key.get(key)
         if spec is not None and spec.name in DECIDED_BY_TOOL:
-            raise InputError(key, "is decided from other flags, not set directly.", "drop it.")
-    values.update(_need_flags(flat, versions.RELEASES[version]))
-    _check_unused_groups(values)
+            raise InputError(release_key(key, version), "is decided from other flags, not set directly.", "drop it.")
+    values.update(_need_flags(flat, version))
+    _check_unused_groups(values, version)
     values["legacy_flag_names"] = legacy
     if gpus is not None:
         if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
@@ -307,8 +320,58 @@ def _fmt(value: Any) -> str:
 
 
 def release_key(key: str, version: str) -> str:
-    """A 0.11.2 flag name as ``version`` spells it."""
-    return key if version == versions.NEWEST else OLD_NAMES.get(key, key)
+    """A 0.11.2 flag name as ``version`` spells it (0.10.2 renamed the underscore names to dotted ones)."""
+    return key if versions.dotted_names(version) else OLD_NAMES.get(key, key)
+
+
+def release_has(key: str, version: str) -> bool:
+    """Whether ``version``'s train_ppo_ray has the flag named ``key`` in 0.11.2 (release_flags.py)."""
+    return version == versions.NEWEST or release_key(key, version) in RELEASE_FLAGS[version]
+
+
+def release_flag(key: str, value: Any, version: str) -> str | None:
+    """One exported ``--key value`` as ``version`` reads it; 0.5.9 has a switch for the k3 KL estimator
+    (``--use_kl_estimator_k3``) where later releases have ``--kl_estimator``."""
+    if key == "algo.kl.estimator" and not release_has(key, version):
+        return flag("use_kl_estimator_k3", value == "k3")
+    return flag(release_key(key, version), value)
+
+
+# how an --algo places its KL term (ALGORITHMS): a release without the flag computes the KL its own way (0.5.9: in
+# the reward, k1 or --use_kl_estimator_k3), so the setting is left out rather than refused
+KL_DETAILS = frozenset({"algo.kl.use_loss", "algo.kl.estimator"})
+
+
+def check_release_flags(native: dict[str, Any], version: str, algo: str | None) -> None:
+    """A recommendation for an older release sets only flags it has: an ``--algo`` (or a fixed flag) that needs one
+    it lacks is an input error naming the release; an ``--algo``'s KL placement it lacks is left out."""
+    if version == versions.NEWEST:
+        return
+    for key in KL_DETAILS:
+        if algo and key in ALGORITHMS[algo] and key in native and not release_has(key, version) \
+                and not (key == "algo.kl.estimator" and "use_kl_estimator_k3" in RELEASE_FLAGS[version]):
+            del native[key]
+    release = versions.RELEASES[version]
+    est = native.get("algo.advantage.estimator", "gae")
+    field = "algo" if algo else release_key("algo.advantage.estimator", version)
+    if est not in release.estimators:
+        raise InputError(field, f"{'--algo ' + algo if algo else 'the config'} runs the {est} advantage estimator, "
+                         f"which OpenRLHF {version} does not have (its estimators: {', '.join(release.estimators)}).",
+                         "choose an algorithm of that release (--algo ppo runs on every release), or name a newer "
+                         "release with --framework openrlhf==VERSION.")
+    for key, value in native.items():
+        if key == "algo.advantage.estimator" and not release.has_estimator:
+            continue  # gae: PPO, the one algorithm 0.4.0 runs
+        if key == "algo.kl.estimator" and value in ("k1", "k3") and "use_kl_estimator_k3" in RELEASE_FLAGS[version]:
+            continue
+        if key == ASSUMED_REWARD_KEY or release_has(key, version) or value is False or value is None:
+            continue
+        shown = f"--{release_key(key, version)}" + ("" if value is True else f" {value}")
+        what = f"--algo {algo} sets {shown}" if algo and key in ALGORITHMS[algo] else f"{shown} is set"
+        raise InputError(field if algo and key in ALGORITHMS[algo] else key,
+                         f"{what}, but OpenRLHF {version}'s train_ppo_ray has no such flag.",
+                         "choose an algorithm of that release (--algo ppo runs on every release), or name a newer "
+                         "release with --framework openrlhf==VERSION.")
 
 
 def flag(key: str, value: Any) -> str | None:
@@ -325,7 +388,8 @@ def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | 
     """Paste-ready flags, in the names of ``version`` (underscore names before 0.10.2)."""
     out: list[str] = []
     for name in _EXPORT_ORDER:
-        if name not in solution or not _exported(name, solution):
+        # a flag the release does not have (0.6.2: no --ds_tensor_parallel_size) is left at what it does without it
+        if name not in solution or not _exported(name, solution) or not release_has(VARIABLES[name].key, version):
             continue
         value = solution[name]
         if name == "gmu_permille" and value is not None:
@@ -336,7 +400,7 @@ def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | 
         if item:
             out.append(item)
     for key, value in (extra or {}).items():
-        item = flag(key, value)
+        item = release_flag(key, value, version)
         if item:
             out.append(item)
     return out
@@ -348,6 +412,7 @@ def _divisors(x: int) -> list[int]:
 
 
 ASSUMED_REWARD = "YOUR_REWARD_FUNC.py"  # placeholder printed with the answer: replace it
+ASSUMED_REWARD_KEY = "reward.remote_url"  # --remote_rm_url before 0.10.2: every release has it
 
 # What people use (OpenRLHF's example scripts and docs): powers of two.
 DEFAULT_SEARCH: dict[str, list[Value]] = {
@@ -384,24 +449,30 @@ def _tie(name: str, follows: str) -> Rule:
                     "rlbatch-solver search space: OpenRLHF's examples give every model group one layout")
 
 
-def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False) -> Space:
-    """Domains for an OpenRLHF scenario: fixed values, the user's ranges, our defaults."""
+def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False,
+                version: str = versions.NEWEST) -> Space:
+    """Domains for an OpenRLHF scenario: fixed values, the user's ranges, our defaults; for an older release
+    (``version``) its defaults and only the flags its train_ppo_ray has."""
     # no algorithm (recommend --from): the config's own algorithm flags, in scenario.fixed, are all there is
     algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
     native = dict(ALGORITHMS[algo]) if scenario.algorithm else {}
     native.update(scenario.fixed)
     native, _ = normalize_flags(native)
+    check_release_flags(native, version, algo if scenario.algorithm else None)
+    if not versions.RELEASES[version].has_estimator:
+        native.pop("algo.advantage.estimator", None)  # gae (check_release_flags): 0.4.0 has no such flag
     if not native.get("reward.model_name_or_path") and not native.get("train.agent_func_path"):
         # a scenario names no reward model: assume a reward function (reward.remote_url), as the RLVR examples;
         # the exported flags carry a placeholder for it
-        native.setdefault("reward.remote_url", ASSUMED_REWARD)
+        native.setdefault(ASSUMED_REWARD_KEY, ASSUMED_REWARD)
     total, per_node, nnodes = scenario.total_gpus, scenario.per_node, scenario.nnodes
     n = scenario.n if scenario.n is not None else default_n(algo)
     lengths = {"data.max_len": scenario.prompt_length + scenario.response_length,
                "rollout.max_new_tokens": scenario.response_length, "rollout.n_samples_per_prompt": n}
     groups = {f"{g}.num_nodes": nnodes for g in ("actor", "ref", "critic", "reward")}
-    base = config_to_values({**groups, **lengths, **native}, gpus=total, model=model)
-    by_key = RULESET.by_key()
+    base = config_to_values({**groups, **lengths, **native}, gpus=total, model=model, version=version)
+    ruleset = versions.ruleset_for(version)
+    by_key = ruleset.by_key()
     user_set = {by_key[k].name for k in native if k in by_key}
     domains: dict[str, list[Value]] = {name: [value] for name, value in base.items()}
     for raw_key, values in scenario.search.items():
@@ -428,7 +499,9 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     if with_knobs:
         search.update(KNOB_SEARCH)
     for name, values in search.items():
-        if name not in user_set:
+        # an older release searches only what its train_ppo_ray has a flag for (0.4.0: no packing, no colocate_all,
+        # no vLLM memory share); the rest keeps its default
+        if name not in user_set and release_has(ruleset.variables[name].key, version):
             domains[name] = list(values)
     extra: list[Rule] = []
     for name, follows in GROUP_TIES.items():
@@ -548,11 +621,20 @@ class OpenRLHFFramework(Framework):
         from ...layout import Layout, admits, sub_scenario
 
         out = []
-        colocate = {"train.colocate_all": True, "train.async_enable": False}
-        if scenario.placement in ("colocate", "auto") and admits(scenario, "colocate", colocate, notes):
+        # an older release: colocated only where it has --colocate_all_models (0.5 on), and its engines on GPUs of
+        # their own synchronously (--async_train came in 0.8)
+        has_async = release_has("train.async_enable", self.version)
+        colocate = {"train.colocate_all": True, "train.async_enable": False} if has_async else \
+            {"train.colocate_all": True}
+        if scenario.placement in ("colocate", "auto") and not release_has("train.colocate_all", self.version):
+            if scenario.placement == "colocate":
+                raise InputError("placement", f"OpenRLHF {self.version} has no --colocate_all_models (0.5 added it).",
+                                 "use --placement split, or name a newer release with --framework openrlhf==VERSION.")
+            notes.append(f"no colocated layout was solved: OpenRLHF {self.version} has no --colocate_all_models")
+        elif scenario.placement in ("colocate", "auto") and admits(scenario, "colocate", colocate, notes):
             out.append(Layout("colocate", f"colocated on {scenario.total_gpus} GPUs",
                               sub_scenario(scenario, fixed=colocate, layout_keys=colocate)))
-        split = {"train.async_enable": True}
+        split = {"train.async_enable": True} if has_async else {"train.colocate_all": False}
         if scenario.placement in ("split", "auto") and admits(scenario, "split", split, notes):
             more = {}
             if "actor.num_gpus_per_node" not in scenario.fixed and "actor.num_gpus_per_node" not in scenario.search:
@@ -563,8 +645,19 @@ class OpenRLHFFramework(Framework):
                 if key not in scenario.fixed and key not in scenario.search:
                     values = DEFAULT_SEARCH[name]
                     more[key] = sorted(set(values) | {3 * v for v in values if 3 * v <= values[-1]})
-            out.append(Layout("split", "async: vLLM engines on GPUs of their own",
+            out.append(Layout("split", f"{'async' if has_async else 'synchronous'}: vLLM engines on GPUs of their own",
                               sub_scenario(scenario, fixed=split, layout_keys=split, search=more)))
+        return out
+
+    def run_command(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[str]:
+        """The whole command; for a release before 0.10.2 the model and the example's data in its flag names."""
+        words = super().run_command(native, values, model)
+        if self.version == versions.NEWEST:
+            return words
+        out = [words[0]]
+        for word in words[1:]:
+            key, _, rest = word[2:].partition(" ") if word.startswith("--") else ("", "", "")
+            out.append(f"--{release_key(key, self.version)}{' ' + rest if rest else ''}" if key else word)
         return out
 
     def describe_placement(self, values: Mapping[str, Value]) -> str | None:
@@ -576,7 +669,7 @@ class OpenRLHFFramework(Framework):
         return f"{kind}: {int(env.get('gpus_needed') or 0) - engines} training + {engines} vLLM GPUs"
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
-        space = build_space(scenario, model, with_knobs)
+        space = build_space(scenario, model, with_knobs, self.version)
         space.domains.update({k: [v] for k, v in _cost_flags(scenario.fixed, self.version).items()})
         return space
 

@@ -1,10 +1,20 @@
-"""The OpenRLHF releases older configs are written for: 0.6.2, 0.5.9 and 0.4.0 beside 0.11.2, each a small edit of the
-next newer one's rules (0.6.2: of 0.11.2's).
+"""The OpenRLHF releases older configs are written for: 0.10.4, 0.9.10, 0.8.11, 0.6.2, 0.5.9 and 0.4.0 beside 0.11.2, each a
+small edit of the next newer one's rules (0.10.4 and 0.6.2: of 0.11.2's).
 
 0.11.2's rules (``rules.py``) are written once. A release's pack names what its ``train_ppo_ray`` does differently,
 read from that release's wheel (paths below are inside it; 0.4.0 is read from 0.4.0.post2, the first 0.4 wheel on
 PyPI; 0.5.9 from 0.5.9.post1):
 
+* **0.10.4** checks what 0.11.2 checks, in the same places, but asks ``n_samples_per_prompt > 1`` of rloo,
+  reinforce_baseline and group_norm only (not dr_grpo), and has no flash_reinforce estimator; DeepSpeed 0.19.1.
+* **0.9.10** is 0.10.4 in the underscore flag names (0.10.2 renamed them) without the check of
+  ``--vllm_generate_batch_size`` against ``--rollout_batch_size`` (0.10 added it), with
+  ``--micro_train_batch_size 4`` and ``--micro_rollout_batch_size 8`` by default, and a dynamic-batch step whose
+  per-rank batch is 0 failing with IndexError in ``get_seqlen_balanced_partitions`` (0.10 divides by it); DeepSpeed
+  0.18.9.
+* **0.8.11** is 0.9.10 without ``--partial_rollout`` (and its check); its launcher asserts that every rank of a
+  model group gets an experience batch ("Total length N must be greater than or equal to effective actors M", where
+  0.9 raises ValueError), and its samples generator sits in ``trainer/ppo_utils/experience_maker.py``; DeepSpeed 0.17.6.
 * **0.6.2** validates in ``openrlhf/cli/train_ppo_ray.py:_validate_args``: ``--vllm_num_engines`` given (its default
   None fails the comparison with 0 there), ``rollout_batch_size`` divisible by the
   actor's world size (each actor rank makes the experience of its share of the prompts, so there is no experience
@@ -41,7 +51,7 @@ a pasted config from the flags only some releases have (``release_flags.py``).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
 from ...rules.base import Rule, RuleSet, Stage, is_set
@@ -52,12 +62,21 @@ from .release_flags import RELEASE_FLAGS
 
 NAME = "OpenRLHF"  # in messages about a release (base.resolve_release)
 NEWEST = R.VERSION
-VERSIONS = ("0.11.2", "0.6.2", "0.5.9", "0.4.0")  # the releases whose rules we follow, newest first
+# --algo.advantage.estimator choices of 0.11.2 (cli/train_ppo_ray.py)
+ESTIMATORS = ("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm", "dr_grpo", "flash_reinforce")
+# the driver asserts n_samples_per_prompt > 1 for these
+GROUP_ESTIMATORS = frozenset({"rloo", "reinforce_baseline", "group_norm", "dr_grpo"})
+VERSIONS = ("0.11.2", "0.10.4", "0.9.10", "0.8.11", "0.6.2", "0.5.9", "0.4.0")  # the releases whose rules we follow, newest first
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch we do not list reads its series'
 
 
 def _key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in version.split(".") if x.isdigit())
+
+
+def dotted_names(version: str) -> bool:
+    """Whether the release's flags are the dotted names (0.10.2 renamed every flag, keeping no aliases)."""
+    return _key(version) >= (0, 10, 2)
 
 
 @dataclass(frozen=True)
@@ -83,17 +102,38 @@ class Release:
     # (trainer/ray/ppo_actor.py ppo_train: wake_up() before _broadcast_to_vllm)
     sync_wakes_weights_only: bool = False
 
+    # --advantage_estimator's choices (its argparse), and those the driver asks n_samples_per_prompt > 1 for
+    estimators: tuple[str, ...] = ESTIMATORS
+    group_estimators: frozenset[str] = GROUP_ESTIMATORS
+
     @property
     def vllm_graphs_in_budget(self) -> bool:
         return _key(self.vllm) >= (0, 21)
 
 
+# 0.7.5 to 0.10.4: --advantage_estimator's choices; dr_grpo is not among those asking n_samples_per_prompt > 1 before 0.11
+ESTIMATORS_07 = ("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm", "dr_grpo")
+GROUP_ESTIMATORS_06 = frozenset({"rloo", "reinforce_baseline", "group_norm"})
 RELEASES = {
     "0.11.2": Release("0.11.2", R.DEEPSPEED_VERSION, False, False, True, vllm="0.29.0",
                       sync_wakes_weights_only=True),
-    "0.6.2": Release("0.6.2", "0.16.4", False, False, True, vllm="0.7.2"),
-    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True, vllm="0.7.2"),
-    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", vllm="0.4.2"),
+    # vLLM pins of the 0.8-0.10 wheels' ``vllm`` extra; 0.9.10 and 0.10.4 wake only the weights for the sync
+    # (trainer/ppo_trainer.py: wake_up(tags=["weights"])), 0.8.11 wakes the engines fully (wake_up())
+    "0.10.4": Release("0.10.4", "0.19.1", False, False, True, estimators=ESTIMATORS_07,
+                      group_estimators=GROUP_ESTIMATORS_06, vllm="0.22.1", sync_wakes_weights_only=True),
+    "0.9.10": Release("0.9.10", "0.18.9", False, False, True, estimators=ESTIMATORS_07,
+                      group_estimators=GROUP_ESTIMATORS_06, vllm="0.19.0", sync_wakes_weights_only=True),
+    "0.8.11": Release("0.8.11", "0.17.6", False, False, True, estimators=ESTIMATORS_07,
+                      group_estimators=GROUP_ESTIMATORS_06, vllm="0.10.2"),
+    # train_ppo_ray.py: choices=[...] of --advantage_estimator; _validate_args: "... requires n_samples_per_prompt > 1"
+    "0.6.2": Release("0.6.2", "0.16.4", False, False, True,
+                     estimators=("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm"),
+                     group_estimators=GROUP_ESTIMATORS_06, vllm="0.7.2"),
+    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True,
+                     estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2"),
+    # no --advantage_estimator: PPO with a critic (gae) only
+    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",),
+                     group_estimators=frozenset(), vllm="0.4.2"),
 }
 
 
@@ -197,6 +237,69 @@ V062 = Pack(
             "vllm_gpu_memory_utilization 0.9 by default",
 )
 
+# 0.10.4 against 0.11.2: the same checks in the same files (train_ppo_ray, launcher, replay buffer, strategy);
+# dr_grpo runs with n_samples_per_prompt = 1 (group_estimator: Release.group_estimators), no flash_reinforce
+V0104 = Pack(
+    "0.10.4", NEWEST,
+    sources=(("deepspeed 0.19.6", "deepspeed 0.19.1"),),
+    summary="0.11.2's checks; dr_grpo is not asked for n_samples_per_prompt > 1 and there is no flash_reinforce "
+            "estimator; DeepSpeed 0.19.1",
+)
+
+# 0.9.10 against 0.10.4: the underscore flags, no over-sampling check, and dynamic batch fails differently
+V0910 = Pack(
+    "0.9.10", "0.10.4",
+    drop=frozenset({
+        "openrlhf.driver.legacy_flag_names",  # the underscore names are 0.9.10's own
+        "openrlhf.driver.generate_batch_needs_async",  # 0.10 added the assert (0.9.10 accepts any generate batch)
+    }),
+    rules=tuple(
+        Rule(
+            f"openrlhf.dynamic.{g}_train_batch_covers_dp",
+            (V["train_batch_size"] >= D[f"{g}_dp"]) | (D["rollout_samples"] < V["train_batch_size"]),
+            f"with dynamic batch, train_batch_size // {g} dp = {{train_batch_size}} // {{{g}_dp}} = 0 with "
+            "rollout_batch_size*n_samples_per_prompt = {rollout_samples} samples: every training step's slice is "
+            "empty, no micro batch is made, and get_seqlen_balanced_partitions([], 0) stops with IndexError: list "
+            "index out of range",
+            Stage.FIRST_STEP, "openrlhf/trainer/ppo_utils/replay_buffer.py:NaiveReplayBuffer.setup_dynamic_batch "
+            "(openrlhf/utils/seqlen_balancing.py:get_seqlen_balanced_partitions)",
+            when=R._gate(g, V["dynamic_batch"]),
+            explanation="0.10 divides by the per-rank batch instead (ZeroDivisionError) and clamps the steps.",
+        ) for g in ("actor", "critic")),
+    variables=(
+        ("micro_train_batch_size", "train.micro_batch_size", "int", 4, False, "samples per forward/backward per GPU"),
+        ("micro_rollout_batch_size", "rollout.micro_batch_size", "int", 8, False, "samples per experience batch"),
+    ),
+    sources=(("deepspeed 0.19.1", "deepspeed 0.18.9"),),
+    summary="underscore flags (0.10.2 renamed them); no check of --vllm_generate_batch_size against "
+            "--rollout_batch_size; with dynamic batch a per-rank training batch of 0 fails with IndexError, not "
+            "ZeroDivisionError; micro_train_batch_size 4 and micro_rollout_batch_size 8 by default; DeepSpeed 0.18.9",
+)
+
+def _reworded(rule_id: str, message: str) -> Rule:
+    """0.11.2's rule ``rule_id`` (same condition, stage and source) with an older release's message."""
+    rule = next(r for r in R.RULESET.rules if r.id == rule_id)
+    return replace(rule, message=message)
+
+
+# 0.8.11 against 0.9.10: no --partial_rollout; the launcher asserts (not raises) that every rank gets a batch; the
+# samples generator lives in experience_maker.py
+V0811 = Pack(
+    "0.8.11", "0.9.10",
+    drop=frozenset({"openrlhf.driver.partial_rollout_needs_async"}),  # 0.9 added --partial_rollout
+    rules=tuple(
+        _reworded(f"openrlhf.launcher.{g}_batches_cover_group",
+                  f"Total length {{sample_batches_ceil}} must be greater than or equal to effective actors "
+                  f"{{{g}_dp}}: the {g} group's ranks each need one of the ceil(n_samples_per_prompt*"
+                  "rollout_batch_size/micro_rollout_batch_size) experience batches (AssertionError)")
+        for g in ("ref", "critic", "reward")),
+    sources=(("deepspeed 0.18.9", "deepspeed 0.17.6"),
+             ("openrlhf/trainer/ppo_utils/samples_generator.py:_dispatch_prompts_to_vllm",
+              "openrlhf/trainer/ppo_utils/experience_maker.py:SamplesGenerator._generate_vllm")),
+    summary="as 0.9.10, without --partial_rollout; the launcher's every-rank-gets-a-batch check is an assert "
+            "(\"Total length N must be greater than or equal to effective actors M\"); DeepSpeed 0.17.6",
+)
+
 # 0.5.9 against 0.6.2: the reference model always built, the vLLM check one way, RLOO the only group estimator,
 # colocate_all_models's engine check only at the default memory share (which it then lowers to 0.4)
 V059 = Pack(
@@ -284,7 +387,7 @@ V040 = Pack(
             "sizes that are powers of two, the actor's a multiple of the critic's, and ZeRO-3 with vLLM; DeepSpeed "
             "accumulates gradients in fp32 (ZeRO-1: unpartitioned fp32 gradients)",
 )
-PACKS = {p.version: p for p in (V062, V059, V040)}
+PACKS = {p.version: p for p in (V0104, V0910, V0811, V062, V059, V040)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -339,5 +442,16 @@ def upgrade_note(version: str, flat: Mapping[str, object]) -> str:
     shown = ", ".join(f"--{k}" for k in old[:4]) + (" ..." if len(old) > 4 else "")
     what = f"{shown} {'is' if len(old) == 1 else 'are'} not a flag there (0.10.2 renamed them to dotted names: " \
            "--train.micro_batch_size for --micro_train_batch_size, and so on)" if old else "its flags are accepted"
-    return (f"upgrade: on OpenRLHF {NEWEST} {what}; its defaults differ too (micro_train_batch_size and "
-            "micro_rollout_batch_size 1, vllm.gpu_memory_utilization 0.95)")
+    here, there = ruleset_for(version).variables, R.RULESET.variables
+    changed = [f"{there[n].key} {_shown_default(n, there[n].default)}" for n in DEFAULTS_THAT_MOVED
+               if here[n].default != there[n].default]
+    return f"upgrade: on OpenRLHF {NEWEST} {what}" + (f"; its defaults differ too ({', '.join(changed)})"
+                                                      if changed else "")
+
+
+# the argparse defaults that decide memory and changed between releases (OLD_DEFAULTS)
+DEFAULTS_THAT_MOVED = ("micro_train_batch_size", "micro_rollout_batch_size", "gmu_permille")
+
+
+def _shown_default(name: str, value: int) -> str:
+    return f"{value / 1000:g}" if name == "gmu_permille" else str(value)

@@ -10,4 +10,8 @@ unset global batch is `rollout_batch_size x n_samples_per_prompt // num_steps_pe
 `micro_batch_size x dp`. Memory and time are verl-megatron's cost terms read through slime's arguments (SGLang's
 KV pool from `--sglang-mem-fraction-static`, or SGLang's own default for the GPU; the reference's weights on the host;
 `--colocate` offloads Megatron and releases SGLang between phases). Pass `--gpus` with the Ray cluster's GPU count to
-check the placement: `--colocate` shares the actor's GPUs, otherwise the engines take `--rollout-num-gpus` more."""
+check the placement: `--colocate` shares the actor's GPUs, otherwise the engines take `--rollout-num-gpus` more.
+`tests/parity/test_parity_slime.py` (docs/parity.md) holds the start-up rules to slime's own `slime_validate_args`,
+its SGLang checks and `build_dp_schedule` where slime's source tree is at hand, and to megatron-core's micro-batch
+calculator everywhere: slime is not on PyPI (the name belongs to another project), so CI, which installs from PyPI
+only, runs the calculator alone and says so."""
