@@ -315,3 +315,40 @@ def test_an_alternative_that_leaves_a_flag_out_says_so():
     other = SimpleNamespace(native=["--zero_stage 2", "--per_device_train_batch_size 4"])
     assert differs(best, other) == "per_device_train_batch_size=4, no dtype"
     assert differs(best, best) == "-"
+
+
+def _command_keys(words):
+    from rlbatch_solver.frameworks.overrides import exported_pair
+
+    return [exported_pair(w)[0] for w in words[1:]]
+
+
+@pytest.mark.parametrize("framework, fixed, key, value", [
+    ("openrlhf", {}, "reward.remote_url", "examples/python/reward_func.py"),
+    ("openrlhf", {"reward.remote_url": "/d/rm.py", "data.prompt_dataset": "me/d"}, "reward.remote_url", "/d/rm.py"),
+    ("verl", {"data.train_files": "/d/train.parquet"}, "data.train_files", "/d/train.parquet")])
+def test_the_whole_command_sets_each_key_once_the_users_value_first(framework, fixed, key, value):
+    """recommend --framework openrlhf printed --reward.remote_url twice (the example's reward_func.py and a
+    YOUR_REWARD_FUNC.py placeholder), and a --set data key beside the example's (verl's data.train_files twice): each
+    key once now, the user's value where they gave one, else the example's."""
+    from rlbatch_solver.commands.recommend import best_command
+    from rlbatch_solver.frameworks.overrides import exported_pair
+
+    sc = Scenario(framework=framework, gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=1024, fixed=dict(fixed))
+    words = best_command(rb.recommend(sc, time_limit_s=20))
+    keys = _command_keys(words)
+    assert len(keys) == len(set(keys)), words
+    assert dict(map(exported_pair, words[1:]))[key] == value
+
+
+def test_a_reward_model_leaves_the_examples_reward_function_out():
+    """OpenRLHF with --set reward.model_name_or_path: the command named the example's reward function too (which
+    train_ppo_ray uses instead of the model); now the reward model alone."""
+    from rlbatch_solver.commands.recommend import best_command
+
+    sc = Scenario(framework="openrlhf", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=1024,
+                  fixed={"reward.model_name_or_path": "OpenRLHF/Llama-3-8b-rm-700k"})
+    keys = _command_keys(best_command(rb.recommend(sc, time_limit_s=20)))
+    assert "reward.model_name_or_path" in keys and "reward.remote_url" not in keys

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..rules.base import Rule, RuleSet, Value
+from .overrides import exported_pair
 
 _ENV_WORD = re.compile(r"^[A-Z_][A-Z0-9_]*=")  # an environment assignment before a command (NPROC_PER_NODE=8)
 
@@ -317,12 +318,14 @@ class Framework(ABC):
         env = [a for a in native if _ENV_WORD.match(a)]
         launcher = [a for a in native if a.startswith("--") and a[2:].split(" ")[0] in self.launcher_keys]
         rest = [a for a in native if a not in env and a not in launcher]
+        answer_keys = {exported_pair(a)[0] for a in rest}  # each key once: the answer's value (the user's) wins
+        examples = [a for a in self.example_inputs if exported_pair(a)[0] not in answer_keys]
         model_arg = f"{self.model_keys[0]} {model}" if self.syntax == "flags" else f"{self.model_keys[0]}={model}"
         if self.launcher_keys:  # a launcher runs the script as a module: accelerate launch --flags -m module
             words = [self.command, *launcher, f"-m {self.entry_modules[0]}"]
         else:
             words = [self.entry_point(values) or self.command or f"python3 -m {self.entry_modules[0]}"]
-        return [" ".join([*env, words[0]]), *words[1:], model_arg, *self.example_inputs, *rest]
+        return [" ".join([*env, words[0]]), *words[1:], model_arg, *examples, *rest]
 
     # commands a run starts beside its entry point, as a launch script's lines begin them (TRL's ``trl vllm-serve``):
     # ``launch_script.py`` hands their words to ``read_companion``
