@@ -6,7 +6,7 @@ import math
 
 import re
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from rich import box
 from rich.console import Console
@@ -591,14 +591,16 @@ def _pairs(native: list[str]) -> dict[str, str]:
     return {key: value or "" for key, value in map(exported_pair, native)}
 
 
-def short_keys(keys: list[str]) -> dict[str, str]:
-    """Each key's shortest dotted suffix that no other of ``keys`` shares (actor... and ref...param_offload)."""
+def short_keys(keys: list[str], among: Iterable[str] = ()) -> dict[str, str]:
+    """Each key's shortest dotted suffix that no other of ``keys`` (or of ``among``, the config's other keys)
+    shares (actor... and ref...param_offload)."""
     out = {}
+    others = {*keys, *among}
     for k in keys:
         parts = k.split(".")
         for n in range(1, len(parts) + 1):
             tail = ".".join(parts[-n:])
-            if not any(o != k and (o == tail or o.endswith("." + tail)) for o in keys):
+            if not any(o != k and (o == tail or o.endswith("." + tail)) for o in others):
                 break
         out[k] = tail
     return out
@@ -608,8 +610,12 @@ def differs(best: Choice, other: Choice) -> str:
     a, b = _pairs(best.native), _pairs(other.native)
     # what the other sets differently, then what it leaves out (the framework's default: TRL without --dtype)
     keys = [k for k in b if a.get(k) != b.get(k)] + [k for k in a if k not in b]
-    short = short_keys(keys[:4])
-    return ", ".join(f"{short[k]}={b[k]}" if k in b else f"no {short[k]}" for k in keys[:4]) or "-"
+    short = short_keys(keys[:4], among=[*a, *b])  # rollout. or train.micro_batch_size: the one that differs
+
+    def said(k: str) -> str:  # a bare --flag (a switch the best leaves off) is "on", not "flag="
+        return f"no {short[k]}" if k not in b else f"{short[k]}={b[k]}" if b[k] else f"{short[k]} on"
+
+    return ", ".join(said(k) for k in keys[:4]) or "-"
 
 
 def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) -> None:

@@ -317,6 +317,19 @@ def test_an_alternative_that_leaves_a_flag_out_says_so():
     assert differs(best, best) == "-"
 
 
+def test_an_alternative_that_turns_a_bare_switch_on_says_on():
+    """OpenRLHF's alternative with --ds.adam_offload (a bare flag) read "adam_offload=" in the table: now "on"; and
+    "micro_batch_size=4" did not say which of rollout. and train.micro_batch_size: now the config's keys decide."""
+    from types import SimpleNamespace
+
+    from rlbatch_solver.render import differs
+
+    best = SimpleNamespace(native=["--rollout.micro_batch_size 16", "--train.micro_batch_size 2"])
+    other = SimpleNamespace(native=["--rollout.micro_batch_size 16", "--train.micro_batch_size 4", "--ds.adam_offload"])
+    assert differs(best, other) == "train.micro_batch_size=4, adam_offload on"
+    assert differs(other, best) == "train.micro_batch_size=2, no adam_offload"
+
+
 def _command_keys(words):
     from rlbatch_solver.frameworks.overrides import exported_pair
 
