@@ -642,7 +642,8 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
         domains = getattr(report.space, "domains", {}) or {}
         searched = any(v not in (None, False, 0) for v in domains.get(variable, []))  # offload already tried
         console.print("  what would help: more GPUs (--gpus), a bigger GPU (--gpu), shorter responses (--response-len)"
-                      + (f", or offload (--set {offload})" if offload and not searched else ""), markup=False)
+                      + (f", or offload ({' '.join(f'--set {kv}' for kv in offload.split())})"
+                         if offload and not searched else ""), markup=False)
     elif report.conflict is not None and report.conflict.rules:
         console.print("  what would help: a different value of one of the keys these rules read (above), or --gpus if "
                       "a rule counts GPUs")

@@ -165,7 +165,8 @@ class Framework(ABC):
     scenario_vars: dict[str, str] = {"prompt_length": "max_prompt_length", "response_length": "max_response_length",
                                      "n": "n", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
     shapes_learning: frozenset[str] = frozenset()
-    # the switch that offloads the trained model's states: (its rule variable, the --set key=value that turns it on);
+    # the switch that offloads the trained model's states: (its rule variable, the --set key=value pairs, space-separated,
+    # that turn it on);
     # a proven out-of-memory answer suggests it where the search did not try it
     offload_switch: tuple[str, str] | None = None
     # out-of-memory tracebacks (explain, frameworks/oom_text.py): (regular expression over a traceback, phase) of the
