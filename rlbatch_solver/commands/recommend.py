@@ -488,6 +488,9 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
         cost = roomier.ranked[0].objective / best - 1 if best else 0.0
         return res, (f"tight: the peak is within the memory model's observed error ({pct}) of the usable memory; "
                      f"the fastest config with that headroom is {cost:.1%} slower")
+    if roomier.status == "infeasible":  # proven: the search space holds none
+        return res, (f"tight: the peak is within the memory model's observed error ({pct}) of the usable memory, and "
+                     f"no config of the search space has that headroom")
     return res, (f"tight: the peak is within the memory model's observed error ({pct}) of the usable memory, and no "
                  f"config with that headroom was found in the time left")
 
