@@ -386,8 +386,9 @@ def rules(
     if markdown:
         typer.echo(rules_page(fw), nl=False)
         return
-    for r in fw.ruleset.rules:
-        typer.echo(f"{r.id:48s} {r.stage.value:13s} {r.source}")
+    width = max((len(r.id) for r in fw.ruleset.rules), default=0)
+    for r in fw.ruleset.rules:  # the message under its id, stage and source ({names}: the config's values)
+        typer.echo(f"{r.id:{width}s}  {r.stage.value:13s} {r.source}\n    {r.message}")
 
 
 # -------------------------------------------------------------------------- calibrate
