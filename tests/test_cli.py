@@ -180,3 +180,13 @@ def test_a_pasted_word_that_is_no_argument_is_named():
     error names it rather than saying only that there is nothing to check."""
     proc = run("check", "--gpus", "8", "--", "data.train_batch_size")
     assert proc.returncode == 2 and "data.train_batch_size is not an argument it takes" in proc.stderr
+
+
+@pytest.mark.parametrize("framework, flag", [("openrlhf", "--train.batch_size"), ("slime", "--global-batch-size"),
+                                             ("swift", "--per_device_train_batch_size")])
+def test_a_size_flag_without_its_value_says_so(framework, flag):
+    """`check -- --train.batch_size` (the value forgotten) said "'True' is not an integer": the user wrote no True.
+    Now: given without a value, and the flag's spelling with N."""
+    proc = run("check", "--framework", framework, "--", flag)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "is given without a value" in proc.stderr and f"write {flag} N" in proc.stderr, proc.stderr
