@@ -147,3 +147,24 @@ def test_a_server_mode_job_counts_the_rollout_servers_gpus():
 def test_cli_from_a_missing_file_says_so():
     r = runner.invoke(app, ["recommend", "--from", "/no/such/run.sh", "--gpu", "h100"])
     assert r.exit_code == 2 and "does not exist" in r.output and "Traceback" not in r.output
+
+
+def test_a_tie_keeps_the_users_own_value():
+    """OpenRLHF 0.11.2, qwen2.5-7b on 8x H100 with --vllm.gpu_memory_utilization 0.5: the answer changed it to 0.4
+    at the same time per sample (0.5 was the next alternative, "ties on time"); now the tie keeps the user's 0.5 and
+    the change list holds only what buys time."""
+    args = ("--actor.model_name_or_path Qwen/Qwen2.5-7B-Instruct --actor.num_nodes 1 --actor.num_gpus_per_node 8 "
+            "--ref.num_nodes 1 --ref.num_gpus_per_node 8 --vllm.num_engines 4 --vllm.tensor_parallel_size 2 "
+            "--vllm.gpu_memory_utilization 0.5 --train.colocate_all --vllm.enable_sleep --ds.enable_sleep "
+            "--rollout.batch_size 128 --rollout.n_samples_per_prompt 8 --rollout.micro_batch_size 16 "
+            "--train.batch_size 1024 --train.micro_batch_size 4 --data.max_len 4096 --rollout.max_new_tokens 3072 "
+            "--ds.zero_stage 3 --ds.packing_samples --actor.gradient_checkpointing_enable "
+            "--algo.advantage.estimator group_norm --algo.kl.use_loss --algo.kl.estimator k3 "
+            "--reward.remote_url /root/reward.py").split()
+    fw = get_framework("openrlhf")
+    flat, _ = fw.parse(args)
+    report = api.recommend_from("openrlhf", flat, gpu="h100", model="qwen2.5-7b", gpus=8)
+    best = report.best
+    assert best.values["gmu_permille"] == 500, best.native
+    assert all(c.objective >= best.objective for c in report.choices)
+    assert [c.rank for c in report.choices] == list(range(1, len(report.choices) + 1))

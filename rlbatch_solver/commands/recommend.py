@@ -395,6 +395,8 @@ def recommend(
                               r.proven, tokens / total if total else 0.0,
                               waste_text(fw, ruleset, r.solution, r.solution),
                               stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution))))
+    if start is not None:
+        choices = prefer_kept(choices, start[0])
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
                              res.wall_time_s, terms.capacity_mib, space.raw_size, space=space,
                              margin_note=margin_note, batch_kept=batch_kept, batch_note=batch_note)
@@ -418,6 +420,23 @@ def recommend(
         report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=max(0.05, deadline.left()))
         report.memory_floor = memory_floor(ruleset, space.domains, terms)
     return report
+
+
+def prefer_kept(choices: list[Choice], kept: Mapping[str, Value]) -> list[Choice]:
+    """recommend --from: among the configs whose objective equals the best's (the same time per sample, padding
+    counted), the one that changes fewest of the user's values first (a vLLM memory share of 0.4 for the user's 0.5
+    buys nothing); ranks renumbered, the others in their order."""
+    if len(choices) < 2:
+        return choices
+    best = choices[0]
+
+    def changed(c: Choice) -> int:
+        return sum(1 for k, v in c.values.items() if k in kept and kept[k] != v)
+
+    ties = [c for c in choices if c.objective == best.objective]
+    first = min(ties, key=changed)  # the earliest of the fewest changes
+    order = [first] + [c for c in choices if c is not first]
+    return [replace(c, rank=i) for i, c in enumerate(order, 1)]
 
 
 def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, model: str | ModelCard | None,
