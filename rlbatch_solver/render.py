@@ -470,7 +470,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
 
     fw = get_framework(report.framework)
     if report.start is not None:  # recommend --from: the user's script has the rest (--write rewrites it)
-        console.print("\n[bold green]Best config[/] (the arguments that change; --write puts them in your script):")
+        console.print("\n[bold green]Best config[/] (your arguments with the changes above; --write puts them in your "
+                      "script):")
         print_args(console, best.native)
         entry = fw.entry_point(best.values)
         if entry:

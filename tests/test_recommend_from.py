@@ -71,6 +71,8 @@ def test_cli_from_script_prints_the_comparison_and_json():
     r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "swift/gspo.sh"), "--gpu", "a100-80gb"])
     assert r.exit_code == 0, r.output
     assert "Your config" in r.output and "x faster" in r.output and "change:" in r.output
+    # the block lists every argument, not only the changed ones (its header said "the arguments that change")
+    assert "Best config (your arguments with the changes above;" in " ".join(r.output.split())
     r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "swift/gspo.sh"), "--gpu", "a100-80gb", "--json"])
     data = json.loads(r.stdout[r.stdout.index("{"):])
     assert data["start"]["runs"] is True and data["start"]["step_time_s"] >= data["choices"][0]["step_time_s"]
