@@ -431,12 +431,14 @@ class Framework(ABC):
     def placements(self, scenario: Any, notes: list[str]) -> list:
         """The layouts ``recommend --placement`` may solve (``layout.Layout``), split layouts in order of
         trainer GPUs; ``notes`` gets what was left out and why. By default the colocated one only: split layouts are
-        modelled where a framework lists them (verl, OpenRLHF, ms-swift, TRL)."""
+        modelled where a framework lists them (verl, OpenRLHF, ms-swift, TRL, SkyRL and those built on them)."""
         from ..layout import Layout, sub_scenario
+        from .registry import FRAMEWORKS, get_framework
 
         if scenario.placement == "split":
+            split = [n for n in FRAMEWORKS if type(get_framework(n)).placements is not Framework.placements]
             raise InputError("placement", f"split placements are not modelled for {self.name}.",
-                             "use --placement colocate, or verl / openrlhf / swift / trl for a split (docs/async.md).")
+                             f"use --placement colocate, or {' / '.join(split)} for a split (docs/async.md).")
         return [Layout("colocate", f"colocated on {scenario.total_gpus} GPUs", sub_scenario(scenario))]
 
     def column_values(self, env: Mapping[str, Value]) -> dict[str, Value]:
