@@ -467,8 +467,10 @@ class TrlFramework(SwiftFramework):
             out.append(f"--vllm_gpu_memory_utilization {int(solution['gmu_permille']) / 1000}")
         if solution.get("sleep_level"):
             out.append("--vllm_enable_sleep_mode true")
+        written = {arg[2:].partition(" ")[0] for arg in out}
         for key, value in extra.items():
-            out.append(self._flag(key, value))
+            if key not in written:  # a switch the user set (--set zero_stage=3) is already written from the solution
+                out.append(self._flag(key, value))
         return out
 
     def export_yaml(self, native: list[str]) -> str | None:
