@@ -54,6 +54,28 @@ def print_args(console: Console, args: list[str], prefix: str = "  ", sep: str =
     console.print(prefix + sep.join(shell_word(a) for a in args), markup=False, highlight=False, soft_wrap=True)
 
 
+def _is_note(arg: str) -> bool:
+    """A change said in words, not an argument to paste (``(drop --train.colocate_all)``, ``(no --flag)``)."""
+    return arg.startswith("(") and arg.endswith(")")
+
+
+def diff_word(arg: str) -> str:
+    """One side of a change as ``fix`` prints it: an argument shell-quoted, a note in words as it is."""
+    return arg if _is_note(arg) else shell_word(arg)
+
+
+def print_paste(console: Console, args: list[str], prefix: str = "  ") -> None:
+    """The changed arguments to paste over the user's, on one line; what cannot be pasted (a flag to drop) said after
+    them in words, never quoted into the line."""
+    words = [a for a in args if not _is_note(a)]
+    notes = [a[1:-1] for a in args if _is_note(a)]
+    if words:
+        print_args(console, words, prefix=prefix, sep=" ")
+    if notes:
+        console.print(f"{' ' * (len(prefix) - len(prefix.lstrip()))}and in yours: " + "; ".join(notes),
+                      markup=False, highlight=False, soft_wrap=True)
+
+
 def command_text(words: list[str], indent: str = "", background: bool = False) -> str:
     """A whole command as shell text: its start words as they are (environment, launcher), then one quoted argument
     per continued line, each indented by ``indent`` more than the first; ``background``: ended by `` &`` (a server
@@ -743,8 +765,8 @@ def print_fix(console: Console, report: FixReport) -> None:
                   f"{report.wall_time_s:.1f} s):")
     for key, old, new in report.diff:
         fixes = ", ".join(report.satisfies.get(key, []))
-        console.print(f"  [red]- {escape(shell_word(old))}[/]")
-        console.print(f"  [green]+ {escape(shell_word(new))}[/]" + (f"   (satisfies {fixes})" if fixes else ""))
+        console.print(f"  [red]- {escape(diff_word(old))}[/]")
+        console.print(f"  [green]+ {escape(diff_word(new))}[/]" + (f"   (satisfies {fixes})" if fixes else ""))
     if report.memory_before:
         mem = Table(title="memory per GPU, by phase (GiB)")
         for col in ("phase", "before", "after", "capacity"):
@@ -757,7 +779,7 @@ def print_fix(console: Console, report: FixReport) -> None:
     if getattr(report, "waste", ""):
         console.print(f"[yellow]note:[/] the repaired config pads: {report.waste}")
     console.print("\npaste over yours:")
-    print_args(console, report.native_after, sep=" ")
+    print_paste(console, report.native_after)
 
 
 def print_fix_conflict(console: Console, report: FixReport) -> None:
@@ -836,8 +858,8 @@ def print_explain(console: Console, report: ExplainReport) -> None:
     if report.fix is not None and report.fix.changes:
         console.print("\nsmallest fix:")
         for key, old, new in report.fix.diff:
-            console.print(f"  {escape(shell_word(old))} -> [bold]{escape(shell_word(new))}[/]")
-        print_args(console, report.fix.native_after, prefix="  paste over yours: ", sep=" ")
+            console.print(f"  {escape(diff_word(old))} -> [bold]{escape(diff_word(new))}[/]")
+        print_paste(console, report.fix.native_after, prefix="  paste over yours: ")
     elif report.fix is not None and report.fix.after is None:
         print_fix_conflict(console, report.fix)
 
@@ -864,8 +886,8 @@ def print_oom(console: Console, exp: OomExplanation) -> None:
     if fix is not None and fix.changes:
         say("\nnearest change that fits (your algorithm's batch sizes kept):")
         for key, old, new in fix.diff:
-            say(f"  {shell_word(old)} -> {shell_word(new)}")
-        print_args(console, fix.native_after, prefix="  paste over yours: ", sep=" ")
+            say(f"  {diff_word(old)} -> {diff_word(new)}")
+        print_paste(console, fix.native_after, prefix="  paste over yours: ")
         if exp.fixed_fits is not None:
             say("  check on the changed config: " + ("fits" if exp.fixed_fits else "still over (see check)"))
     elif fix is not None and fix.after is None:
