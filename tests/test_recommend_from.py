@@ -170,3 +170,11 @@ def test_a_tie_keeps_the_users_own_value():
     assert best.values["gmu_permille"] == 500, best.native
     assert all(c.objective >= best.objective for c in report.choices)
     assert [c.rank for c in report.choices] == list(range(1, len(report.choices) + 1))
+
+
+def test_write_without_from_names_recommends_own_form():
+    """recommend --write without --from answered "pass the script alone (rlbatch fix run.sh --write fixed.sh)", fix's
+    form; now recommend's own."""
+    r = runner.invoke(app, ["recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", "--write", "x.sh"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "rlbatch recommend --from run.sh --gpu GPU --write fixed.sh" in text, r.output
