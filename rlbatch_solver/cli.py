@@ -348,7 +348,8 @@ def recommend(
     With no options it runs the built-in default scenario: ADPO, Qwen2.5-1.5B on 4x RTX 4090,
     prompt 880, response 1280, n 8 (the seed's worked example).
     """
-    script = entry.inputs.script_to_write([from_] if from_ else None, write)
+    script = entry.inputs.script_to_write([from_] if from_ else None, write,
+                                          "rlbatch recommend --from run.sh --gpu GPU --write fixed.sh")
     common = dict(top=top, time_limit=time_limit, extra_gpus=extra_gpus, length_fraction=length_fraction,
                   calibration=calibration, mean_prompt_len=mean_prompt_len, mean_response_len=mean_response_len,
                   placement=placement, response_profile=response_profile)
@@ -386,8 +387,9 @@ def rules(
     if markdown:
         typer.echo(rules_page(fw), nl=False)
         return
-    for r in fw.ruleset.rules:
-        typer.echo(f"{r.id:48s} {r.stage.value:13s} {r.source}")
+    width = max((len(r.id) for r in fw.ruleset.rules), default=0)
+    for r in fw.ruleset.rules:  # the message under its id, stage and source ({names}: the config's values)
+        typer.echo(f"{r.id:{width}s}  {r.stage.value:13s} {r.source}\n    {r.message}")
 
 
 # -------------------------------------------------------------------------- calibrate

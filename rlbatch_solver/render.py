@@ -6,7 +6,7 @@ import math
 
 import re
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from rich import box
 from rich.console import Console
@@ -52,6 +52,28 @@ def shell_word(arg: str) -> str:
 def print_args(console: Console, args: list[str], prefix: str = "  ", sep: str = " \\\n  ") -> None:
     """Paste-ready arguments: shell-quoted, printed as written (no markup, no wrapping inside an argument)."""
     console.print(prefix + sep.join(shell_word(a) for a in args), markup=False, highlight=False, soft_wrap=True)
+
+
+def _is_note(arg: str) -> bool:
+    """A change said in words, not an argument to paste (``(drop --train.colocate_all)``, ``(no --flag)``)."""
+    return arg.startswith("(") and arg.endswith(")")
+
+
+def diff_word(arg: str) -> str:
+    """One side of a change as ``fix`` prints it: an argument shell-quoted, a note in words as it is."""
+    return arg if _is_note(arg) else shell_word(arg)
+
+
+def print_paste(console: Console, args: list[str], prefix: str = "  ") -> None:
+    """The changed arguments to paste over the user's, on one line; what cannot be pasted (a flag to drop) said after
+    them in words, never quoted into the line."""
+    words = [a for a in args if not _is_note(a)]
+    notes = [a[1:-1] for a in args if _is_note(a)]
+    if words:
+        print_args(console, words, prefix=prefix, sep=" ")
+    if notes:
+        console.print(f"{' ' * (len(prefix) - len(prefix.lstrip()))}and in yours: " + "; ".join(notes),
+                      markup=False, highlight=False, soft_wrap=True)
 
 
 def command_text(words: list[str], indent: str = "", background: bool = False) -> str:
@@ -472,7 +494,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
 
     fw = get_framework(report.framework)
     if report.start is not None:  # recommend --from: the user's script has the rest (--write rewrites it)
-        console.print("\n[bold green]Best config[/] (the arguments that change; --write puts them in your script):")
+        console.print("\n[bold green]Best config[/] (your arguments with the changes above; --write puts them in your "
+                      "script):")
         print_args(console, best.native)
         entry = fw.entry_point(best.values)
         if entry:
@@ -593,14 +616,16 @@ def _pairs(native: list[str]) -> dict[str, str]:
     return {key: value or "" for key, value in map(exported_pair, native)}
 
 
-def short_keys(keys: list[str]) -> dict[str, str]:
-    """Each key's shortest dotted suffix that no other of ``keys`` shares (actor... and ref...param_offload)."""
+def short_keys(keys: list[str], among: Iterable[str] = ()) -> dict[str, str]:
+    """Each key's shortest dotted suffix that no other of ``keys`` (or of ``among``, the config's other keys)
+    shares (actor... and ref...param_offload)."""
     out = {}
+    others = {*keys, *among}
     for k in keys:
         parts = k.split(".")
         for n in range(1, len(parts) + 1):
             tail = ".".join(parts[-n:])
-            if not any(o != k and (o == tail or o.endswith("." + tail)) for o in keys):
+            if not any(o != k and (o == tail or o.endswith("." + tail)) for o in others):
                 break
         out[k] = tail
     return out
@@ -610,8 +635,12 @@ def differs(best: Choice, other: Choice) -> str:
     a, b = _pairs(best.native), _pairs(other.native)
     # what the other sets differently, then what it leaves out (the framework's default: TRL without --dtype)
     keys = [k for k in b if a.get(k) != b.get(k)] + [k for k in a if k not in b]
-    short = short_keys(keys[:4])
-    return ", ".join(f"{short[k]}={b[k]}" if k in b else f"no {short[k]}" for k in keys[:4]) or "-"
+    short = short_keys(keys[:4], among=[*a, *b])  # rollout. or train.micro_batch_size: the one that differs
+
+    def said(k: str) -> str:  # a bare --flag (a switch the best leaves off) is "on", not "flag="
+        return f"no {short[k]}" if k not in b else f"{short[k]}={b[k]}" if b[k] else f"{short[k]} on"
+
+    return ", ".join(said(k) for k in keys[:4]) or "-"
 
 
 def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) -> None:
@@ -638,7 +667,8 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
         domains = getattr(report.space, "domains", {}) or {}
         searched = any(v not in (None, False, 0) for v in domains.get(variable, []))  # offload already tried
         console.print("  what would help: more GPUs (--gpus), a bigger GPU (--gpu), shorter responses (--response-len)"
-                      + (f", or offload (--set {offload})" if offload and not searched else ""), markup=False)
+                      + (f", or offload ({' '.join(f'--set {kv}' for kv in offload.split())})"
+                         if offload and not searched else ""), markup=False)
     elif report.conflict is not None and report.conflict.rules:
         console.print("  what would help: a different value of one of the keys these rules read (above), or --gpus if "
                       "a rule counts GPUs")
@@ -737,8 +767,8 @@ def print_fix(console: Console, report: FixReport) -> None:
                   f"{report.wall_time_s:.1f} s):")
     for key, old, new in report.diff:
         fixes = ", ".join(report.satisfies.get(key, []))
-        console.print(f"  [red]- {escape(shell_word(old))}[/]")
-        console.print(f"  [green]+ {escape(shell_word(new))}[/]" + (f"   (satisfies {fixes})" if fixes else ""))
+        console.print(f"  [red]- {escape(diff_word(old))}[/]")
+        console.print(f"  [green]+ {escape(diff_word(new))}[/]" + (f"   (satisfies {fixes})" if fixes else ""))
     if report.memory_before:
         mem = Table(title="memory per GPU, by phase (GiB)")
         for col in ("phase", "before", "after", "capacity"):
@@ -751,7 +781,7 @@ def print_fix(console: Console, report: FixReport) -> None:
     if getattr(report, "waste", ""):
         console.print(f"[yellow]note:[/] the repaired config pads: {report.waste}")
     console.print("\npaste over yours:")
-    print_args(console, report.native_after, sep=" ")
+    print_paste(console, report.native_after)
 
 
 def print_fix_conflict(console: Console, report: FixReport) -> None:
@@ -830,8 +860,8 @@ def print_explain(console: Console, report: ExplainReport) -> None:
     if report.fix is not None and report.fix.changes:
         console.print("\nsmallest fix:")
         for key, old, new in report.fix.diff:
-            console.print(f"  {escape(shell_word(old))} -> [bold]{escape(shell_word(new))}[/]")
-        print_args(console, report.fix.native_after, prefix="  paste over yours: ", sep=" ")
+            console.print(f"  {escape(diff_word(old))} -> [bold]{escape(diff_word(new))}[/]")
+        print_paste(console, report.fix.native_after, prefix="  paste over yours: ")
     elif report.fix is not None and report.fix.after is None:
         print_fix_conflict(console, report.fix)
 
@@ -858,8 +888,8 @@ def print_oom(console: Console, exp: OomExplanation) -> None:
     if fix is not None and fix.changes:
         say("\nnearest change that fits (your algorithm's batch sizes kept):")
         for key, old, new in fix.diff:
-            say(f"  {shell_word(old)} -> {shell_word(new)}")
-        print_args(console, fix.native_after, prefix="  paste over yours: ", sep=" ")
+            say(f"  {diff_word(old)} -> {diff_word(new)}")
+        print_paste(console, fix.native_after, prefix="  paste over yours: ")
         if exp.fixed_fits is not None:
             say("  check on the changed config: " + ("fits" if exp.fixed_fits else "still over (see check)"))
     elif fix is not None and fix.after is None:

@@ -127,7 +127,8 @@ class Scenario:
             )
         if self.gpus is not None and self.gpus_per_node is None and self.gpus % self.nnodes:
             raise InputError("gpus", f"{self.gpus} GPUs do not split evenly over {self.nnodes} nodes.",
-                             "set gpus_per_node instead.")
+                             f"give a multiple of the node count (--gpus {self.nnodes * -(-self.gpus // self.nnodes)} "
+                             f"--nnodes {self.nnodes}), or gpus_per_node in a scenario file.")
         if self.host_mem_gib is not None and (isinstance(self.host_mem_gib, bool)
                                               or not isinstance(self.host_mem_gib, (int, float))
                                               or not 0 < self.host_mem_gib <= 2**20):

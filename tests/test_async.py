@@ -579,3 +579,22 @@ def test_every_placement_layout_trains_the_same_kept_batch():
     batches = {(o.best.values["train_batch_size"], o.best.values["actor_mini"])
                for o in report.placement.options if o.best is not None}
     assert batches == {(1024, 256)} and report.batch_kept
+
+
+def test_a_split_asked_of_a_framework_without_one_names_every_framework_that_has_one():
+    """--placement split for slime named only "verl / openrlhf / swift / trl", though verl-megatron, swift-megatron,
+    unsloth and skyrl model split layouts too; the list now comes from the frameworks that define them."""
+    from rlbatch_solver.errors import InputError
+    from rlbatch_solver.frameworks import get_framework
+    from rlbatch_solver.scenario import Scenario
+
+    sc = Scenario(framework="slime", gpu="h100", gpus=8, model="qwen2.5-7b", placement="split")
+    try:
+        get_framework("slime").placements(sc, [])
+    except InputError as e:
+        fix = e.fix
+    else:
+        raise AssertionError("slime has no split layouts: an input error was expected")
+    for name in ("verl", "verl-megatron", "openrlhf", "swift", "swift-megatron", "trl", "unsloth", "skyrl"):
+        assert f" {name} " in f" {fix.replace('/', ' ')} ", fix
+    assert " slime " not in f" {fix} " and "easyr1" not in fix

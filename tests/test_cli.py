@@ -114,6 +114,19 @@ def test_rules_doc_is_in_sync():
     assert proc.stdout == (ROOT / "docs" / "rules-verl.md").read_text()
 
 
+def test_rules_lists_each_rules_message_under_its_id():
+    """`rlbatch rules` said it lists "id, stage, message and the source" but printed no message (and ids over 48
+    characters pushed the stage out of its column); now each message, under the aligned id, stage and source."""
+    from rlbatch_solver.frameworks import get_framework
+
+    lines = run("rules", "--framework", "openrlhf").stdout.splitlines()
+    rules = get_framework("openrlhf").ruleset.rules
+    assert len(lines) == 2 * len(rules)
+    for r, head, message in zip(rules, lines[::2], lines[1::2]):
+        assert head.startswith(r.id) and head.split()[1] == r.stage.value and message == f"    {r.message}"
+    assert len({head.index(r.stage.value + " ") for r, head in zip(rules, lines[::2])}) == 1
+
+
 @pytest.mark.parametrize("framework,ok", [("verl==0.9.1", True), ("verl@v0.9.1", True), ("verl==0.5.0", False),
                                           ("openrlhf==0.11.2", True), ("swift==4.5.0", False)])
 def test_framework_version_is_checked(framework, ok):
@@ -167,3 +180,13 @@ def test_a_pasted_word_that_is_no_argument_is_named():
     error names it rather than saying only that there is nothing to check."""
     proc = run("check", "--gpus", "8", "--", "data.train_batch_size")
     assert proc.returncode == 2 and "data.train_batch_size is not an argument it takes" in proc.stderr
+
+
+@pytest.mark.parametrize("framework, flag", [("openrlhf", "--train.batch_size"), ("slime", "--global-batch-size"),
+                                             ("swift", "--per_device_train_batch_size")])
+def test_a_size_flag_without_its_value_says_so(framework, flag):
+    """`check -- --train.batch_size` (the value forgotten) said "'True' is not an integer": the user wrote no True.
+    Now: given without a value, and the flag's spelling with N."""
+    proc = run("check", "--framework", framework, "--", flag)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "is given without a value" in proc.stderr and f"write {flag} N" in proc.stderr, proc.stderr

@@ -144,3 +144,13 @@ def test_explain_without_config_names_the_numbers_it_needs():
     # the legacy workers' message (verl 0.6-0.7; 0.9.1's engine says "data size must be divisible by ..."): their rules
     assert p.returncode == 0 and "verl.legacy.mini_divisible_by_micro" in p.stdout and "0.7.1 rules" in p.stdout
     assert "{" not in p.stdout and "<legacy_critic_micro>" in p.stdout and "paste it after --" in p.stdout
+
+
+def test_openrlhf_unrecognized_underscore_flags_name_the_rename():
+    """OpenRLHF 0.10.2+ refusing an old script's --micro_train_batch_size ("unrecognized arguments") matched no
+    message; now the rename rule. A dotted flag refused (a new script on an old release) is not that rule."""
+    line = "train_ppo_ray.py: error: unrecognized arguments: --micro_train_batch_size 8 --train_batch_size 128"
+    r = explain(line, framework="openrlhf")
+    assert [x.rule for x in r.rules] == ["openrlhf.driver.legacy_flag_names"]
+    assert not explain("train_ppo_ray.py: error: unrecognized arguments: --train.micro_batch_size 8",
+                       framework="openrlhf").matched

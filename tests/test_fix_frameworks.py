@@ -273,3 +273,20 @@ def test_openrlhf_memory_repair_on_512_gpus_keeps_deepspeed_tp_in_a_node_and_zer
     again = rb.check(args + [t for a in rep.native_after for t in shlex.split(a)], framework="openrlhf", gpus=512,
                      gpu="a100-80gb", model="llama3.1-70b")
     assert again.valid, [v.message for v in again.violations]
+
+
+def test_a_flag_to_drop_is_said_in_words_not_quoted_into_the_paste_line():
+    """fix on an OpenRLHF config whose repair drops --train.colocate_all printed 'paste over yours:
+    "(drop --train.colocate_all)" --ds.tensor_parallel_size 4': pasted, the quoted note is an argument argparse
+    refuses. Now the line holds only arguments, the drop follows in words, and the diff shows the note unquoted."""
+    flags = ("--actor.num_nodes 1 --actor.num_gpus_per_node 8 --ref.num_nodes 1 --ref.num_gpus_per_node 8 "
+             "--vllm.num_engines 3 --vllm.tensor_parallel_size 2 --train.colocate_all --rollout.batch_size 100 "
+             "--rollout.n_samples_per_prompt 8 --train.batch_size 128 --train.micro_batch_size 4 "
+             "--rollout.micro_batch_size 16 --algo.advantage.estimator group_norm --reward.remote_url r.py "
+             "--data.max_len 4096 --rollout.max_new_tokens 3072").split()
+    p = run_cli("fix", "--framework", "openrlhf", "--gpu", "h100", "--model", "qwen2.5-7b", "--", *flags)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "+ (drop --train.colocate_all)" in p.stdout
+    paste = p.stdout.split("paste over yours:\n", 1)[1].splitlines()
+    assert '"(' not in paste[0] and "(drop" not in paste[0] and paste[0].strip().startswith("--")
+    assert paste[1] == "  and in yours: drop --train.colocate_all"

@@ -210,3 +210,24 @@ def test_the_import_check_resolves_relative_imports():
     path = PACKAGE / "frameworks" / "verl" / "fsdp.py"
     assert "rlbatch_solver.layout" in _imported_modules(path)
     assert "rlbatch_solver.frameworks.verl.columns" in _imported_modules(path)
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if get_framework(n).offload_switch])
+def test_the_offload_switch_is_set_pairs_that_turn_it_on(name):
+    """The no-fit answer prints `--set <pair>` for each of offload_switch's key=value pairs: slime's read
+    "--set --optimizer-cpu-offload --optimizer-offload-fraction 1.0", which --set refuses. Each pair, set, turns the
+    switch's variable on in the search space."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.frameworks.overrides import parse_scalar
+    from rlbatch_solver.scenario import Scenario
+
+    fw = get_framework(name)
+    variable, pairs = fw.offload_switch
+    fixed = {}
+    for pair in pairs.split():
+        assert re.fullmatch(r"[^\s=-][^\s=]*=\S+", pair), f"{name}: {pair!r} is not a --set key=value"
+        key, value = pair.split("=", 1)
+        fixed[key] = parse_scalar(value)  # as --set reads it
+    sc = Scenario(framework=name, gpu="h100", gpus=8, model="qwen2.5-7b", fixed=fixed)
+    domain = fw.space(sc, load_model("qwen2.5-7b"), with_knobs=True).domains[variable]
+    assert domain and all(v not in (None, False, 0) for v in domain), f"{name}: {variable} = {domain}"

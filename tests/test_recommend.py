@@ -316,3 +316,63 @@ def test_an_alternative_that_leaves_a_flag_out_says_so():
     other = SimpleNamespace(native=["--zero_stage 2", "--per_device_train_batch_size 4"])
     assert differs(best, other) == "per_device_train_batch_size=4, no dtype"
     assert differs(best, best) == "-"
+
+
+def test_an_alternative_that_turns_a_bare_switch_on_says_on():
+    """OpenRLHF's alternative with --ds.adam_offload (a bare flag) read "adam_offload=" in the table: now "on"; and
+    "micro_batch_size=4" did not say which of rollout. and train.micro_batch_size: now the config's keys decide."""
+    from types import SimpleNamespace
+
+    from rlbatch_solver.render import differs
+
+    best = SimpleNamespace(native=["--rollout.micro_batch_size 16", "--train.micro_batch_size 2"])
+    other = SimpleNamespace(native=["--rollout.micro_batch_size 16", "--train.micro_batch_size 4", "--ds.adam_offload"])
+    assert differs(best, other) == "train.micro_batch_size=4, adam_offload on"
+    assert differs(other, best) == "train.micro_batch_size=2, no adam_offload"
+
+
+def _command_keys(words):
+    from rlbatch_solver.frameworks.overrides import exported_pair
+
+    return [exported_pair(w)[0] for w in words[1:]]
+
+
+@pytest.mark.parametrize("framework, fixed, key, value", [
+    ("openrlhf", {}, "reward.remote_url", "examples/python/reward_func.py"),
+    ("openrlhf", {"reward.remote_url": "/d/rm.py", "data.prompt_dataset": "me/d"}, "reward.remote_url", "/d/rm.py"),
+    ("verl", {"data.train_files": "/d/train.parquet"}, "data.train_files", "/d/train.parquet")])
+def test_the_whole_command_sets_each_key_once_the_users_value_first(framework, fixed, key, value):
+    """recommend --framework openrlhf printed --reward.remote_url twice (the example's reward_func.py and a
+    YOUR_REWARD_FUNC.py placeholder), and a --set data key beside the example's (verl's data.train_files twice): each
+    key once now, the user's value where they gave one, else the example's."""
+    from rlbatch_solver.commands.recommend import best_command
+    from rlbatch_solver.frameworks.overrides import exported_pair
+
+    sc = Scenario(framework=framework, gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=1024, fixed=dict(fixed))
+    words = best_command(rb.recommend(sc, time_limit_s=20))
+    keys = _command_keys(words)
+    assert len(keys) == len(set(keys)), words
+    assert dict(map(exported_pair, words[1:]))[key] == value
+
+
+def test_a_reward_model_leaves_the_examples_reward_function_out():
+    """OpenRLHF with --set reward.model_name_or_path: the command named the example's reward function too (which
+    train_ppo_ray uses instead of the model); now the reward model alone."""
+    from rlbatch_solver.commands.recommend import best_command
+
+    sc = Scenario(framework="openrlhf", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=1024,
+                  fixed={"reward.model_name_or_path": "OpenRLHF/Llama-3-8b-rm-700k"})
+    keys = _command_keys(best_command(rb.recommend(sc, time_limit_s=20)))
+    assert "reward.model_name_or_path" in keys and "reward.remote_url" not in keys
+
+
+def test_a_tight_answer_says_no_config_has_the_headroom_when_that_is_proven():
+    """verl, qwen2.5-32b on 8x H100, response 4096: the headroom solve proves no config keeps one observed error
+    of headroom; the answer said "no config with that headroom was found in the time left" (a timeout's words,
+    after 0.15 s); now that the search space has none."""
+    sc = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-32b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=4096)
+    note = rb.recommend(sc, time_limit_s=20).margin_note
+    assert note.startswith("tight:") and "no config of the search space has that headroom" in note, note

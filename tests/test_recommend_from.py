@@ -71,6 +71,8 @@ def test_cli_from_script_prints_the_comparison_and_json():
     r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "swift/gspo.sh"), "--gpu", "a100-80gb"])
     assert r.exit_code == 0, r.output
     assert "Your config" in r.output and "x faster" in r.output and "change:" in r.output
+    # the block lists every argument, not only the changed ones (its header said "the arguments that change")
+    assert "Best config (your arguments with the changes above;" in " ".join(r.output.split())
     r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "swift/gspo.sh"), "--gpu", "a100-80gb", "--json"])
     data = json.loads(r.stdout[r.stdout.index("{"):])
     assert data["start"]["runs"] is True and data["start"]["step_time_s"] >= data["choices"][0]["step_time_s"]
@@ -147,3 +149,32 @@ def test_a_server_mode_job_counts_the_rollout_servers_gpus():
 def test_cli_from_a_missing_file_says_so():
     r = runner.invoke(app, ["recommend", "--from", "/no/such/run.sh", "--gpu", "h100"])
     assert r.exit_code == 2 and "does not exist" in r.output and "Traceback" not in r.output
+
+
+def test_a_tie_keeps_the_users_own_value():
+    """OpenRLHF 0.11.2, qwen2.5-7b on 8x H100 with --vllm.gpu_memory_utilization 0.5: the answer changed it to 0.4
+    at the same time per sample (0.5 was the next alternative, "ties on time"); now the tie keeps the user's 0.5 and
+    the change list holds only what buys time."""
+    args = ("--actor.model_name_or_path Qwen/Qwen2.5-7B-Instruct --actor.num_nodes 1 --actor.num_gpus_per_node 8 "
+            "--ref.num_nodes 1 --ref.num_gpus_per_node 8 --vllm.num_engines 4 --vllm.tensor_parallel_size 2 "
+            "--vllm.gpu_memory_utilization 0.5 --train.colocate_all --vllm.enable_sleep --ds.enable_sleep "
+            "--rollout.batch_size 128 --rollout.n_samples_per_prompt 8 --rollout.micro_batch_size 16 "
+            "--train.batch_size 1024 --train.micro_batch_size 4 --data.max_len 4096 --rollout.max_new_tokens 3072 "
+            "--ds.zero_stage 3 --ds.packing_samples --actor.gradient_checkpointing_enable "
+            "--algo.advantage.estimator group_norm --algo.kl.use_loss --algo.kl.estimator k3 "
+            "--reward.remote_url /root/reward.py").split()
+    fw = get_framework("openrlhf")
+    flat, _ = fw.parse(args)
+    report = api.recommend_from("openrlhf", flat, gpu="h100", model="qwen2.5-7b", gpus=8)
+    best = report.best
+    assert best.values["gmu_permille"] == 500, best.native
+    assert all(c.objective >= best.objective for c in report.choices)
+    assert [c.rank for c in report.choices] == list(range(1, len(report.choices) + 1))
+
+
+def test_write_without_from_names_recommends_own_form():
+    """recommend --write without --from answered "pass the script alone (rlbatch fix run.sh --write fixed.sh)", fix's
+    form; now recommend's own."""
+    r = runner.invoke(app, ["recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", "--write", "x.sh"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "rlbatch recommend --from run.sh --gpu GPU --write fixed.sh" in text, r.output

@@ -46,3 +46,11 @@ def test_shorter_sequences_need_less_memory():
     assert half.memory.peaks["rollout"] == worst.memory.peaks["rollout"]  # the engine's share does not move
     with pytest.raises(InputError):
         rb.check(cfg, gpus=4, model="qwen2.5-1.5b", gpu="rtx4090", length_fraction=2.0)
+
+
+def test_gpus_that_do_not_split_over_the_nodes_name_a_fix_the_cli_takes():
+    """--gpus 8 --nnodes 3 answered "Fix: set gpus_per_node instead", an option the CLI does not have; now the nearest
+    count that splits, as flags, and gpus_per_node where a scenario file can set it."""
+    with pytest.raises(InputError) as e:
+        scenario_from_dict({"framework": "verl", "gpu": "h100", "gpus": 8, "nnodes": 3, "model": "qwen2.5-7b"})
+    assert e.value.field == "gpus" and "--gpus 9 --nnodes 3" in e.value.fix

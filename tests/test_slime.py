@@ -303,3 +303,13 @@ def test_recommend_answers_a_command_that_checks_valid(tmp_path):
     checked = run("check", "--framework", "slime", "--gpus", "8", "--gpu", "h100", "--model", "qwen3-4b", "--",
                   *" ".join(best).split())
     assert checked.returncode == 0 and "will not fit" not in checked.stdout, checked.stdout
+
+
+def test_a_space_where_nothing_fits_says_the_floor_not_a_traceback():
+    """recommend --framework slime on one RTX 4090 (qwen2.5-1.5b) ended in a TypeError traceback: the memory floor
+    tried prompt and response lengths unset (their tables' `_set` flags at False), which a scenario always sets. Now
+    the proven no-fit answer with the phase's least memory, exit 1."""
+    out = run("recommend", "--framework", "slime", "--gpu", "rtx4090", "--gpus", "1", "--model", "qwen2.5-1.5b")
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "No valid config fits" in out.stdout
+    assert "slime.memory.actor_update: needs at least" in out.stdout

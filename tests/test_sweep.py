@@ -80,6 +80,26 @@ def test_summary_marks_best_per_model():
     assert len(best) == 1 and best[0]["gpus"] == 4
 
 
+def test_summary_names_the_grids_other_axes():
+    """A grid over frameworks (or lengths) printed one table per model whose lines showed only the GPU type and count:
+    three "h100 4" lines, no word on which framework each was. Now a table per framework, named in its title; a
+    price per GPU type and nodes per count split nothing."""
+    import io
+
+    from rich.console import Console
+
+    from rlbatch_solver.sweep.summary import print_summary
+
+    grid = {**GRID, "framework": ["verl", "openrlhf"], "gpus": [8, 16], "gpus_per_node": 8,
+            "price_per_gpu_hour": {"a100-80gb": 1.6, "rtx4090": 0.4}}
+    rows = [fake_eval(p) for p in grid_from_dict(grid).points]
+    console = Console(file=io.StringIO(), width=80)
+    print_summary(console, rows)
+    text = console.file.getvalue()
+    titles = [line.strip() for line in text.splitlines() if line.startswith("qwen2.5-0.5b")]
+    assert titles == ["qwen2.5-0.5b · grpo · framework openrlhf", "qwen2.5-0.5b · grpo · framework verl"], text
+
+
 def run_cli(*args):
     return run(*args)
 

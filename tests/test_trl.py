@@ -298,3 +298,18 @@ def test_recommend_chooses_the_distribution_and_dtype_and_prints_them_as_flags()
     assert back.valid
     for phase, peak in back.memory.peaks.items():
         assert peak == pytest.approx(best.memory[phase].peak(phase) / 2**20, abs=1)  # check prints whole MiB
+
+
+@pytest.mark.parametrize("key, value", [("vllm_enable_sleep_mode", True), ("zero_stage", 3), ("use_deepspeed", True),
+                                        ("dtype", "bfloat16")])
+def test_a_memory_switch_the_user_sets_is_printed_once(key, value):
+    """recommend --framework trl --set zero_stage=3 (or vllm_enable_sleep_mode, use_deepspeed, dtype) printed the flag
+    twice: written from the answer and again as the user's fixed key."""
+    from rlbatch_solver.commands.recommend import best_command
+    from rlbatch_solver.frameworks.overrides import exported_pair
+    from rlbatch_solver.scenario import Scenario
+
+    sc = Scenario(framework="trl", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=1024, fixed={key: value})
+    keys = [exported_pair(w)[0] for w in best_command(rb.recommend(sc, time_limit_s=20))[1:]]
+    assert keys.count(key) == 1, keys

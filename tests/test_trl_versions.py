@@ -312,3 +312,22 @@ def test_0_15_runs_vllm_on_the_gpu_after_the_training_ranks_unless_the_machine_h
     assert "trl.gpus.budget" not in _broken(rb.check(["--num_processes", "1", *flags], framework="trl==0.15.2",
                                                      gpus=1))
     assert "trl.gpus.budget" in _broken(rb.check(["--num_processes", "1", *flags], framework="trl==0.14.0", gpus=1))
+
+
+@pytest.mark.parametrize("version", ["0.14.0", "0.15.2"])
+def test_recommend_turns_gradient_checkpointing_on_where_the_release_leaves_it_off(version):
+    """qwen2.5-7b on 8x H100 with TRL 0.14.0/0.15.2 (gradient_checkpointing off by default before 0.22) answered
+    "No valid config fits": the actor update's activations (123 GiB) with no checkpointing, a switch the search never
+    tried. Now it searches --gradient_checkpointing there, and 1.16.0 (on by default) neither searches nor prints it."""
+    from rlbatch_solver.commands.recommend import best_command
+    from rlbatch_solver.scenario import Scenario
+
+    def best(framework):
+        sc = Scenario(framework=framework, gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="grpo", n=8,
+                      prompt_length=1024, response_length=1024)
+        return rb.recommend(sc, time_limit_s=20)
+
+    report = best(f"trl=={version}")
+    assert report.best is not None, report.status
+    assert "--gradient_checkpointing true" in best_command(report)
+    assert not any("gradient_checkpointing" in w for w in best_command(best("trl")))

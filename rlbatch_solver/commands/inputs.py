@@ -200,7 +200,8 @@ def profile_grid(grid, name: Optional[str]) -> None:
             p.scenario["response_profile"] = name
 
 
-def script_to_write(overrides: Optional[List[str]], write: Optional[str]) -> Optional[str]:
+def script_to_write(overrides: Optional[List[str]], write: Optional[str],
+                    example: str = "rlbatch fix run.sh --write fixed.sh") -> Optional[str]:
     """The launch script ``--write`` rewrites (the one given in place of the arguments); an input error when the
     config was not a script, or the target is the script itself."""
     from pathlib import Path
@@ -215,7 +216,7 @@ def script_to_write(overrides: Optional[List[str]], write: Optional[str]) -> Opt
         return None  # a script path that names no file: the command says so itself
     if not overrides or not is_launch_script(overrides[0]) or overrides[1:]:
         raise InputError("write", "writes a launch script back, and the config was not one.",
-                         "pass the script alone (rlbatch fix run.sh --write fixed.sh), or drop --write.")
+                         f"pass the script alone ({example}), or drop --write.")
     target = output_file(write, "write", "a new file for the script (--write fixed.sh)")
     if target.resolve() == Path(overrides[0]).expanduser().resolve():
         raise InputError("write", f"{write} is the script itself.", "write to a new file: --write fixed.sh.")

@@ -395,6 +395,8 @@ def recommend(
                               r.proven, tokens / total if total else 0.0,
                               waste_text(fw, ruleset, r.solution, r.solution),
                               stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution))))
+    if start is not None:
+        choices = prefer_kept(choices, start[0])
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
                              res.wall_time_s, terms.capacity_mib, space.raw_size, space=space,
                              margin_note=margin_note, batch_kept=batch_kept, batch_note=batch_note)
@@ -418,6 +420,23 @@ def recommend(
         report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=max(0.05, deadline.left()))
         report.memory_floor = memory_floor(ruleset, space.domains, terms)
     return report
+
+
+def prefer_kept(choices: list[Choice], kept: Mapping[str, Value]) -> list[Choice]:
+    """recommend --from: among the configs whose objective equals the best's (the same time per sample, padding
+    counted), the one that changes fewest of the user's values first (a vLLM memory share of 0.4 for the user's 0.5
+    buys nothing); ranks renumbered, the others in their order."""
+    if len(choices) < 2:
+        return choices
+    best = choices[0]
+
+    def changed(c: Choice) -> int:
+        return sum(1 for k, v in c.values.items() if k in kept and kept[k] != v)
+
+    ties = [c for c in choices if c.objective == best.objective]
+    first = min(ties, key=changed)  # the earliest of the fewest changes
+    order = [first] + [c for c in choices if c is not first]
+    return [replace(c, rank=i) for i, c in enumerate(order, 1)]
 
 
 def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, model: str | ModelCard | None,
@@ -488,6 +507,9 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
         cost = roomier.ranked[0].objective / best - 1 if best else 0.0
         return res, (f"tight: the peak is within the memory model's observed error ({pct}) of the usable memory; "
                      f"the fastest config with that headroom is {cost:.1%} slower")
+    if roomier.status == "infeasible":  # proven: the search space holds none
+        return res, (f"tight: the peak is within the memory model's observed error ({pct}) of the usable memory, and "
+                     f"no config of the search space has that headroom")
     return res, (f"tight: the peak is within the memory model's observed error ({pct}) of the usable memory, and no "
                  f"config with that headroom was found in the time left")
 

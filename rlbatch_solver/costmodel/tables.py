@@ -277,10 +277,17 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
     """
     import itertools
 
+    def domain(name: str) -> list:
+        base = name.removesuffix("_set")
+        if name not in domains and base != name and base in domains:
+            # an optional variable's flag (table_inputs): set where its domain has a value, unset where it has None
+            return sorted({v is not None for v in domains[base]})
+        return [v for v in domains.get(name, [False, True]) if v is not None] or [None]
+
     tables = []
     for d in derived:
         if d.name.startswith("mem_"):
-            doms = [[v for v in domains.get(i.name, [False, True]) if v is not None] or [None] for i in d.expr.inputs]
+            doms = [domain(i.name) for i in d.expr.inputs]
             tables.append((math.prod(len(x) for x in doms), d, doms))
     out: dict[str, int | None] = {}
     for _, d, doms in sorted(tables, key=lambda t: t[0]):

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..rules.base import Rule, RuleSet, Value
+from .overrides import exported_pair
 
 _ENV_WORD = re.compile(r"^[A-Z_][A-Z0-9_]*=")  # an environment assignment before a command (NPROC_PER_NODE=8)
 
@@ -164,7 +165,8 @@ class Framework(ABC):
     scenario_vars: dict[str, str] = {"prompt_length": "max_prompt_length", "response_length": "max_response_length",
                                      "n": "n", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
     shapes_learning: frozenset[str] = frozenset()
-    # the switch that offloads the trained model's states: (its rule variable, the --set key=value that turns it on);
+    # the switch that offloads the trained model's states: (its rule variable, the --set key=value pairs, space-separated,
+    # that turn it on);
     # a proven out-of-memory answer suggests it where the search did not try it
     offload_switch: tuple[str, str] | None = None
     # out-of-memory tracebacks (explain, frameworks/oom_text.py): (regular expression over a traceback, phase) of the
@@ -317,12 +319,14 @@ class Framework(ABC):
         env = [a for a in native if _ENV_WORD.match(a)]
         launcher = [a for a in native if a.startswith("--") and a[2:].split(" ")[0] in self.launcher_keys]
         rest = [a for a in native if a not in env and a not in launcher]
+        answer_keys = {exported_pair(a)[0] for a in rest}  # each key once: the answer's value (the user's) wins
+        examples = [a for a in self.example_inputs if exported_pair(a)[0] not in answer_keys]
         model_arg = f"{self.model_keys[0]} {model}" if self.syntax == "flags" else f"{self.model_keys[0]}={model}"
         if self.launcher_keys:  # a launcher runs the script as a module: accelerate launch --flags -m module
             words = [self.command, *launcher, f"-m {self.entry_modules[0]}"]
         else:
             words = [self.entry_point(values) or self.command or f"python3 -m {self.entry_modules[0]}"]
-        return [" ".join([*env, words[0]]), *words[1:], model_arg, *self.example_inputs, *rest]
+        return [" ".join([*env, words[0]]), *words[1:], model_arg, *examples, *rest]
 
     # commands a run starts beside its entry point, as a launch script's lines begin them (TRL's ``trl vllm-serve``):
     # ``launch_script.py`` hands their words to ``read_companion``
@@ -427,12 +431,14 @@ class Framework(ABC):
     def placements(self, scenario: Any, notes: list[str]) -> list:
         """The layouts ``recommend --placement`` may solve (``layout.Layout``), split layouts in order of
         trainer GPUs; ``notes`` gets what was left out and why. By default the colocated one only: split layouts are
-        modelled where a framework lists them (verl, OpenRLHF, ms-swift, TRL)."""
+        modelled where a framework lists them (verl, OpenRLHF, ms-swift, TRL, SkyRL and those built on them)."""
         from ..layout import Layout, sub_scenario
+        from .registry import FRAMEWORKS, get_framework
 
         if scenario.placement == "split":
+            split = [n for n in FRAMEWORKS if type(get_framework(n)).placements is not Framework.placements]
             raise InputError("placement", f"split placements are not modelled for {self.name}.",
-                             "use --placement colocate, or verl / openrlhf / swift / trl for a split (docs/async.md).")
+                             f"use --placement colocate, or {' / '.join(split)} for a split (docs/async.md).")
         return [Layout("colocate", f"colocated on {scenario.total_gpus} GPUs", sub_scenario(scenario))]
 
     def column_values(self, env: Mapping[str, Value]) -> dict[str, Value]:

@@ -221,6 +221,8 @@ def whole_number(key: str, value: Any, spelled: str) -> int:
         elif isinstance(value, str) and value.strip().lstrip("+-").isdigit():  # too many digits to be read
             raise InputError(key, f"{shown(value)} is out of range (at most {MAX_SIZE:,}).",
                              f"write {spelled} as a whole number of at most {MAX_SIZE:,}.")
+        elif value is True and spelled.startswith("--"):  # a bare --flag: the parser reads it as a switch
+            raise InputError(key, "is given without a value.", f"write {spelled} N, with N a whole number.")
         else:
             hint = " (a shell variable that was not expanded?)" if isinstance(value, str) and "$" in value else ""
             raise InputError(key, f"'{shown(value)}' is not an integer{hint}.", f"write {spelled} as a whole number.")

@@ -10,10 +10,22 @@ from ..errors import InputError, shown
 from ..safe_input import output_file
 
 
+# the point fields a summary line shows (the table's title, the GPU columns, the placement column), and those that
+# go with the GPU type and count (a price per GPU type, $/step shows it; nodes for a count)
+_SHOWN = ("model", "algorithm", "gpu", "gpus", "placement", "price_per_gpu_hour", "nnodes", "gpus_per_node")
+
+
 def _key(row: dict[str, Any]) -> tuple:
     p = row["point"]
-    return (str(p.get("model")), str(p.get("algorithm")), str(p.get("gpu")), int(p.get("gpus") or 0),
-            str(p.get("placement") or ""))
+    return (str(p.get("model")), str(p.get("algorithm")), *(f"{k}={p[k]}" for k in sorted(p) if k not in _SHOWN),
+            str(p.get("gpu")), int(p.get("gpus") or 0), str(p.get("placement") or ""))
+
+
+def varying(points: list[dict[str, Any]]) -> list[str]:
+    """The grid's other axes (framework, n, lengths...): the point fields whose values differ among ``points``; a
+    summary gives each combination of them a table of its own, named in its title."""
+    keys = sorted({k for p in points for k in p if k not in _SHOWN})
+    return [k for k in keys if len({str(p.get(k)) for p in points}) > 1]
 
 
 def layout_text(row: dict[str, Any]) -> str:
@@ -49,7 +61,7 @@ def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "model": p.get("model"), "algorithm": p.get("algorithm"), "gpu": p.get("gpu"), "gpus": p.get("gpus"),
             "status": r.get("status"), "step_s": r.get("step_time_s"), "tokens_per_s": r.get("tokens_per_s"),
             "cost_per_step": r.get("cost_per_step"), "peak_gib": peak, "capacity_gib": cap,
-            "reason": r.get("reason", ""), "best": False, "id": r["id"], "layout": layout_text(r),
+            "reason": r.get("reason", ""), "best": False, "id": r["id"], "layout": layout_text(r), "point": p,
         }
         host = r.get("host_memory") or {}
         if r.get("status") == "ok" and host.get("fits") is False:
@@ -77,12 +89,18 @@ def print_summary(console, rows: list[dict[str, Any]]) -> None:
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for x in lines:
         groups.setdefault((x["model"], x["algorithm"]), []).append(x)
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for (model, algo), group in groups.items():
+        axes = varying([x["point"] for x in group])
+        for x in group:  # one table per value of the grid's other axes: a line's GPU type and count name it
+            title = " · ".join([str(model), str(algo), *(f"{a} {shown(x['point'].get(a))}" for a in axes)])
+            tables.setdefault(title, []).append(x)
 
     def f(v, fmt):
         return "" if v is None else format(v, fmt)
 
-    for (model, algo), group in groups.items():
-        table = Table(title=f"{model} · {algo}", title_justify="left")
+    for title, group in tables.items():
+        table = Table(title=title, title_justify="left")
         placed = any(x["layout"] for x in group)
         cols = ("GPU", "#") + (("placement",) if placed else ()) + ("status", "step s", "tokens/s", "$/step",
                                                                     "peak/cap GiB")

@@ -86,6 +86,15 @@ PATTERNS: list[ErrorPattern] = [
     # ---- OpenRLHF 0.11.2 (cli/train_ppo_ray.py, trainer/ray/launcher.py, utils/deepspeed/deepspeed.py)
     ErrorPattern(
         "openrlhf",
+        # argparse's refusal of a pre-0.10.2 underscore flag (--micro_train_batch_size): a name with an underscore
+        # before any dot; the dotted names (--train.micro_batch_size) of a newer script on an old release do not match
+        r"unrecognized arguments:[^\n]*?--[a-z0-9]+_[a-z0-9_]*(?=[\s=]|$)",
+        ("openrlhf.driver.legacy_flag_names",),
+        "openrlhf/cli/train_ppo_ray.py (argparse: only the dotted names exist since 0.10.2)",
+        "train_ppo_ray.py: error: unrecognized arguments: --micro_train_batch_size 8 --train_batch_size 128",
+    ),
+    ErrorPattern(
+        "openrlhf",
         r"The number of sample batches must be greater than or equal to the effective number of actor processes",
         ("openrlhf.driver.sample_batches_cover_actor",),
         "openrlhf/cli/train_ppo_ray.py (the __main__ block)",

@@ -411,7 +411,9 @@ def _divisors(x: int) -> list[int]:
     return divisors(x)
 
 
-ASSUMED_REWARD = "YOUR_REWARD_FUNC.py"  # placeholder printed with the answer: replace it
+# the reward function of OpenRLHF's examples (examples/python/reward_func.py, run from its repository's folder),
+# assumed where a config names no reward: printed with the answer, once, for the user to replace
+ASSUMED_REWARD = "examples/python/reward_func.py"
 ASSUMED_REWARD_KEY = "reward.remote_url"  # --remote_rm_url before 0.10.2: every release has it
 
 # What people use (OpenRLHF's example scripts and docs): powers of two.
@@ -571,8 +573,9 @@ class OpenRLHFFramework(Framework):
     model_keys = ("--actor.model_name_or_path", "--pretrain")
     # a whole command (run_command): the data and the reward function of OpenRLHF's examples
     # (examples/scripts/train_ppo_with_reward_fn.sh and examples/python/reward_func.py, in its repository)
+    # (the reward function comes with the answer, ASSUMED_REWARD, unless the user names a reward model or an agent)
     example_inputs = ("--data.prompt_dataset OpenRLHF/prompt-collection-v0.1", "--data.input_key context_messages",
-                      "--data.apply_chat_template", "--reward.remote_url examples/python/reward_func.py")
+                      "--data.apply_chat_template")
     example_inputs_source = "OpenRLHF's examples, run from its repository's folder"
     offload_switch = ("adam_offload", "ds.adam_offload=true")
     oom_frames = errors.OOM_FRAMES

@@ -177,7 +177,7 @@ class SlimeFramework(Framework):
     example_inputs = EXAMPLE_INPUTS
     example_inputs_source = ("slime's scripts/run-qwen3-4B.sh (dapo-math-17k, the deepscaler reward; MODEL_ARGS: the "
                              "model's Megatron shape, `source scripts/models/<model>.sh` of slime's repository)")
-    offload_switch = ("megatron_cpu_optimizer_permille", "--optimizer-cpu-offload --optimizer-offload-fraction 1.0")
+    offload_switch = ("megatron_cpu_optimizer_permille", "optimizer-cpu-offload=true optimizer-offload-fraction=1.0")
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE
     shapes_learning = frozenset({"train_batch_size", "global_batch_size", "steps_per_rollout"})

@@ -63,11 +63,12 @@ TRL_CLI, ACCELERATE = "trl grpo", "accelerate launch"
 # the memory switches recommend searches when the user leaves them alone, and the flags that set them
 # (the distribution: plain DDP, accelerate's DeepSpeed ZeRO-2 or ZeRO-3, -1/2/3; the weights' dtype: TRL loads fp32
 # unless --dtype says otherwise, which an expert sets to bfloat16 for a bf16 checkpoint)
+# (gradient checkpointing: searched where the release's GRPOConfig leaves it off, before 0.22.0, versions.Release.grad_ckpt)
 KNOB_SEARCH: dict[str, list[Value]] = {"gmu_permille": [300, 500, 700], "sleep_level": [0, 2], "ds_stage": [-1, 2, 3],
-                                       "weights_fp32": [True, False]}
+                                       "weights_fp32": [True, False], "grad_ckpt": [False, True]}
 KNOB_FLAGS = {"gmu_permille": ("vllm_gpu_memory_utilization",), "sleep_level": ("vllm_enable_sleep_mode",),
               "ds_stage": ("zero_stage", "use_deepspeed", "use_fsdp", "config_file", "accelerate_config"),
-              "weights_fp32": ("dtype", "torch_dtype", "model_init_kwargs")}
+              "weights_fp32": ("dtype", "torch_dtype", "model_init_kwargs"), "grad_ckpt": ("gradient_checkpointing",)}
 
 
 def parse_trl_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
@@ -282,11 +283,15 @@ class TrlFramework(SwiftFramework):
         option (argparse's allow_abbrev: ``--vllm_max_model_len`` is ``--vllm_max_model_length``)."""
         return {resolve_flag(k): v for k, v in _plain(flat).items()}
 
+    def _knobs(self) -> list[str]:
+        """The memory switches recommend searches (gradient checkpointing only where the release leaves it off)."""
+        return [n for n in KNOB_SEARCH if n != "grad_ckpt" or self._has_knob(n)]
+
     def searchable(self, values: Mapping[str, Value]) -> set[str]:
-        return super(SwiftFramework, self).searchable(values) | set(KNOB_SEARCH)
+        return super(SwiftFramework, self).searchable(values) | set(self._knobs())
 
     def free_keys(self, values: Mapping[str, Value]) -> set[str]:
-        return super(SwiftFramework, self).free_keys(values) | {f for n in KNOB_SEARCH for f in KNOB_FLAGS[n]}
+        return super(SwiftFramework, self).free_keys(values) | {f for n in self._knobs() for f in KNOB_FLAGS[n]}
 
     def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
                     notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
@@ -467,8 +472,12 @@ class TrlFramework(SwiftFramework):
             out.append(f"--vllm_gpu_memory_utilization {int(solution['gmu_permille']) / 1000}")
         if solution.get("sleep_level"):
             out.append("--vllm_enable_sleep_mode true")
+        if solution.get("grad_ckpt") and not self.release.grad_ckpt:  # on where the release leaves it off
+            out.append("--gradient_checkpointing true")
+        written = {arg[2:].partition(" ")[0] for arg in out}
         for key, value in extra.items():
-            out.append(self._flag(key, value))
+            if key not in written:  # a switch the user set (--set zero_stage=3) is already written from the solution
+                out.append(self._flag(key, value))
         return out
 
     def export_yaml(self, native: list[str]) -> str | None:
@@ -494,6 +503,8 @@ class TrlFramework(SwiftFramework):
             return f"--vllm_gpu_memory_utilization {int(value or 0) / 1000}"
         if name == "sleep_level":
             return f"--vllm_enable_sleep_mode {'true' if value else 'false'}"
+        if name == "grad_ckpt":
+            return f"--gradient_checkpointing {'true' if value else 'false'}"
         spec = self.ruleset.variables[name]
         if value is None:
             return f"(drop --{spec.key})"
@@ -673,6 +684,8 @@ class TrlFramework(SwiftFramework):
             return "vllm_enable_sleep_mode" in versions.RELEASE_FIELDS[self.version]
         if name == "gmu_permille":
             return self.release.vllm_mode != "server_only"
+        if name == "grad_ckpt":  # on by default from 0.22.0: searched where it is off
+            return not self.release.grad_ckpt
         return True
 
     def cost_spec(self, model: ModelCard, gpu: Any):
