@@ -101,6 +101,45 @@ def test_a_measured_run_is_not_recorded_again():
     assert not again
 
 
+def _table_row(source: str, where: str = "") -> tuple[str, str, int] | None:
+    """(repository, table file, row number) of a record citing one row of a published results table: a measured point
+    writes "<table url> (row number N ...)", a collected record the table URL in ``source`` and "row N" or
+    "<file> row 'N,..." in ``where``. The commit in the URL is dropped: the same row read at two commits is one run."""
+    import re
+
+    m = re.search(r"github\.com/([^/\s]+/[^/\s]+)/blob/[^/\s]+/(\S+\.(?:csv|md))", source)
+    row = re.search(r"\(row number (\d+)", source) or re.search(r"\brow '*(\d+)", where)
+    return (m.group(1), m.group(2), int(row.group(1))) if m and row else None
+
+
+def test_a_row_of_a_results_table_is_recorded_once():
+    # a run counts once: a collected record citing the same row of the same published table as a measured point
+    # (tests/data/measured/points.yaml) is that point's report, whatever flags either assumed for what the table leaves
+    # out (verl_megatron_practice's grpo_qwen2.5_7b.csv rows 2-14 and dapo7b.csv rows 9-22 were each counted twice:
+    # grpo row 9 as a miss twice)
+    from published import measured_points
+
+    rows = {k: p["name"] for p in measured_points() if (k := _table_row(p["source"]))}
+    again = []
+    for path in sorted(mc.CORPUS.glob("*.yaml")):
+        for rec in yaml.safe_load(path.read_text()) or []:
+            key = _table_row(str(rec["source"]), str(rec.get("where", "")))
+            if key in rows:
+                again.append((rec["name"], rows[key]))
+    assert not again
+
+
+def test_the_table_row_of_a_point_and_of_a_record_agree():
+    point = ("https://github.com/ISEEKYAN/verl_megatron_practice/blob/dfd811a/grpo_qwen2.5_7b.csv "
+             "(row number 9; contributor NV)")
+    record = "https://github.com/ISEEKYAN/verl_megatron_practice/blob/9976592/grpo_qwen2.5_7b.csv"
+    key = ("ISEEKYAN/verl_megatron_practice", "grpo_qwen2.5_7b.csv", 9)
+    assert _table_row(point) == key
+    assert _table_row(record, "row 9: 'megatron+vllm,H100,8,tp2pp1cp1'") == key
+    assert _table_row(record.replace("grpo_qwen2.5_7b", "dapo7b"), "dapo7b.csv row '9,megatron+vllm'")[2] == 9
+    assert _table_row(record, "the table's first row") is None
+
+
 def test_the_corpus_is_sixty_reports_each_way_from_every_framework_with_reports():
     cases = mc.cases()
     oom = [c for c in cases if c.outcome == "oom"]
@@ -147,6 +186,19 @@ def test_accuracy_page_shows_todays_corpus_table():
 
 
 # ----------------------------------------------------------------------------- the classes of miss, pinned
+def test_verl_megatron_context_parallel_keeps_the_per_gpu_token_budget():
+    """verl_megatron_practice's Qwen3-30B-A3B ep8 rows 12, 15 and 16 (CP 1, 2, 4; mini batch 64, 30k-token budget, all
+    ran on 32 H100): verl's Megatron actor multiplies ppo_max_token_len_per_gpu by context_parallel_size before it packs
+    micro batches (verl 0.5.0 workers/actor/megatron_actor.py update_policy, compute_log_prob), so each GPU holds the
+    budget's tokens at any CP: one per-GPU price, and it fits once the scripts' fused kernels are read (no full logits)."""
+    names = ("verlmp_dapo_moe30b_row12_megatron_ep8_gen_tp4_32xh100",
+             "verlmp_dapo_moe30b_row15_megatron_ep8cp2_gen_tp4_32xh100",
+             "verlmp_dapo_moe30b_row16_megatron_ep8cp4_gen_tp4_32xh100")
+    mems = [_check(n).memory for n in names]
+    assert len({m.peaks["actor_update"] for m in mems}) == 1
+    assert all(m.fits for m in mems)
+
+
 def test_verl_legacy_global_micro_batches_reach_the_memory_model():
     """verl's tuning sweep (PR #1985: 58 prompts per GPU ran, 59 ran out of memory): the legacy workers convert the
     global ppo_micro_batch_size / log_prob_micro_batch_size per GPU, so the peak grows with them (it was flat: every
