@@ -91,7 +91,7 @@ def test_the_step_grows_with_the_response_limit_at_least_as_recorded():
     """Growth of the step from a 1K to an 8K limit where no data is named (docs/accuracy.md): measured 7.6-17.9x on
     the issue's held-out table. It was 3.2-4.8x; prompts at their share and the sourced step costs made it 4.7-7.7x:
     it may not fall back, and no model may pass the measured top by more than 1.5x. Since the fixed seconds are
-    bounded by what the sources measure outside their phases (item 11), every model is within 1.5x of the lowest
+    bounded by what the sources measure outside their phases (item 12), every model is within 1.5x of the lowest
     measured growth: the issue's bar."""
     lo, hi = acc.LIMIT_GROWTH_MEASURED
     for g in acc.limit_growth():
