@@ -68,6 +68,11 @@ FSDP_BWD_GRAD_BYTES = BF16 + FP32
 #              as llm-analysis counts layernorm inputs in fp32 (4sbh per norm).
 ACT_LSE_BYTES_PER_HEAD = FP32
 ACT_NORM_BYTES_PER_HIDDEN = FP32
+# A trained RMSNorm weight: HF's `self.weight * hidden_states.to(input_dtype)` keeps the bf16 normalized input for
+# the weight's gradient (2h per norm), saved only when the weight trains (full fine-tune; frozen under LoRA).
+# Measured (benchmarks/saved_activations.py, Llama-3.1-8B layer, transformers 5.24.0): 200,840 B per token per
+# layer with every weight trained, 184,456 B with the norms frozen; the 16,384 B between them is 2 norms x 2 x 4,096.
+ACT_TRAINED_NORM_BYTES_PER_HIDDEN = BF16
 # MoE routing: router logits in bf16 and fp32 softmax (2 + 4 per expert per token),
 # and one dispatched bf16 copy of the token's hidden state per selected expert.
 ACT_ROUTER_BYTES_PER_EXPERT = BF16 + FP32
