@@ -125,9 +125,9 @@ def ours_per_logit(tokens: int) -> dict[str, float]:
         "forward: fp32 logsumexp": C.LOGIT_BYTES["openrlhf"][0],
         "update: bf16 row log_softmax": upd,
         "update: bf16 + entropy": upd + C.ENTROPY_FWD_BYTES_PER_LOGIT - C.LOGITS_FWD_BYTES_PER_LOGIT,
-        "update: fp32 logsumexp": C.LOGIT_BYTES["openrlhf"][2],
+        "update: fp32 logsumexp": C.LOGIT_BYTES["swift-ddp"][2],  # TRL's selective_log_softmax on fp32 logits
         "update: fp32 + entropy": C.LOGIT_BYTES["openrlhf"][3],
-        "update: HF labels loss (fp32)": C.LOGIT_BYTES["swift-ddp"][2],
+        "update: HF labels loss (fp32)": C.LOGIT_BYTES["hf-labels"][2],
         "verl forward: eager entropy": base + C.ENTROPY_EAGER_FWD_EXTRA_BYTES_PER_LOGIT,
         "verl forward: compiled entropy": base + C.ENTROPY_COMPILED_FWD_EXTRA_BYTES_PER_LOGIT,
         "verl forward: chunked entropy": base + chunk,

@@ -104,8 +104,8 @@ class Model:
         """Activations and logits bytes at the peak of one training micro batch (memory.py's update terms)."""
         from rlbatch_solver.costmodel import memory as M
 
-        # the probe's loss is transformers' labels loss: fp32 logits and their gradients, as "swift-ddp" counts them
-        plan = _plan(self.card, self.gpu, batch, seq, 0).replace(logits_impl="swift-ddp")
+        # the probe's loss is transformers' labels loss: fp32 logits and their gradients, as "hf-labels" counts them
+        plan = _plan(self.card, self.gpu, batch, seq, 0).replace(logits_impl="hf-labels")
         tokens = float(batch * seq)
         logits = M._logits_update(plan, self.mc, tokens)
         return M._activations(plan, self.mc, tokens, ckpt, logits) + logits

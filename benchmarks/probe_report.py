@@ -152,7 +152,7 @@ def section() -> str:
         " `HF_EAGER_S_PER_LAYER`.",
         "",
         "Peak bytes above the weights and gradients (activations and the loss's logits; the probe's loss is"
-        " transformers' own `labels` loss on fp32 logits, priced as the `swift-ddp` accounting counts those"
+        " transformers' own `labels` loss on fp32 logits, priced as the `hf-labels` accounting counts those"
         " operations, its forward the bf16 logits alone):",
         "",
         memory_table(),

@@ -14,8 +14,9 @@ Needs torch and transformers (not dependencies of rlbatch-solver)::
 
 prints the bytes per token of one layer and the same over the hidden size, beside our model's figure. Measured
 (torch 2.13.0 CPU, transformers 5.24.0, Llama-3.1-8B's layer, 512 tokens): 200,840 B per token (49.0 x hidden) with
-every weight trained; 184,456 B (45.0 x hidden) with ``--frozen-norms``, as under LoRA; ours: 184,448 B. The 4 x hidden
-between them is each RMSNorm's bf16 normalized input, which ``weight * x`` keeps when the norm's weight trains.
+every weight trained (ours: 200,832 B); 184,456 B (45.0 x hidden) with ``--frozen-norms``, as under LoRA (ours:
+184,448 B). The 4 x hidden between them is each RMSNorm's bf16 normalized input, which ``weight * x`` keeps when the
+norm's weight trains (constants.py ACT_TRAINED_NORM_BYTES_PER_HIDDEN); the 8 B left is each norm's fp32 1/rms.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def saved_bytes(layers: int, args: argparse.Namespace) -> int:
 
 
 def ours(args: argparse.Namespace) -> int:
-    """Our training activation bytes per token of the same layer (costmodel/memory.py model_consts)."""
+    """Our training activation bytes per token of the same layer (costmodel/memory.py model_consts), with the
+    trained norms' bf16 inputs unless ``--frozen-norms`` (costmodel/memory.py _activations)."""
     from rlbatch_solver.catalog.models import from_hf_config
     from rlbatch_solver.costmodel.memory import model_consts
 
@@ -62,7 +64,8 @@ def ours(args: argparse.Namespace) -> int:
                            "num_key_value_heads": args.kv_heads, "num_hidden_layers": 1, "vocab_size": args.vocab,
                            "max_position_embeddings": max(4096, args.tokens), "tie_word_embeddings": False},
                           "saved-activations")
-    return model_consts(card).act_max_layer
+    mc = model_consts(card)
+    return mc.act_max_layer + (0 if args.frozen_norms else mc.act_trained_norms)
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:

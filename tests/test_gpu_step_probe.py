@@ -92,3 +92,18 @@ def test_the_measurements_support_the_constants_they_are_cited_for():
     for d, r in steps:
         derived = _probe().Model(load_model(d["model"]), d["gpu"]).optimizer()
         assert 0.9 <= r["measured_s"] / derived <= 1.1, (d["model"], r["measured_s"], derived)
+
+
+def test_the_fp32_log_prob_accountings_are_what_the_h200_measured():
+    """TRL's fp32 log-probs (selective_log_softmax: gather minus logsumexp, accounting "swift-ddp") and transformers'
+    labels loss ("hf-labels", the step probe's loss) are priced at the H200 probe's update peak at long inputs: within
+    5% above the largest measured, never below (benchmarks/results/h200-2026-11-26/logits_*.json)."""
+    from rlbatch_solver.costmodel import constants as C
+
+    files = sorted((ROOT / "benchmarks" / "results" / "h200-2026-11-26").glob("logits_*.json"))
+    rows = [r for f in files for r in json.loads(f.read_text())["rows"]]
+    for path, ours in (("update: fp32 logsumexp", C.LOGIT_BYTES["swift-ddp"][2]),
+                       ("update: HF labels loss (fp32)", C.LOGIT_BYTES["hf-labels"][2])):
+        measured = max(r["bytes_per_logit"] for r in rows if r["path"] == path)
+        assert measured <= ours <= 1.05 * measured, (path, measured, ours)
+    assert C.LOGIT_BYTES["swift-ddp"][2] == C.LOGIT_BYTES["openrlhf-0.5"][2]  # the same per-row logsumexp code

@@ -32,3 +32,4 @@ def test_saved_activations_of_a_layer_are_what_we_price():
     assert lora["saved_bytes_per_token_per_layer"] == lora["ours_bytes_per_token_per_layer"] + rsqrt
     # trained norm weights: `weight * x` keeps x (bf16, hidden wide) in both norms
     assert full["saved_bytes_per_token_per_layer"] == lora["saved_bytes_per_token_per_layer"] + 2 * 2 * 64
+    assert full["saved_bytes_per_token_per_layer"] == full["ours_bytes_per_token_per_layer"] + rsqrt

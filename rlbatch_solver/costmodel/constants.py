@@ -68,6 +68,11 @@ FSDP_BWD_GRAD_BYTES = BF16 + FP32
 #              as llm-analysis counts layernorm inputs in fp32 (4sbh per norm).
 ACT_LSE_BYTES_PER_HEAD = FP32
 ACT_NORM_BYTES_PER_HIDDEN = FP32
+# A trained RMSNorm weight: HF's `self.weight * hidden_states.to(input_dtype)` keeps the bf16 normalized input for
+# the weight's gradient (2h per norm), saved only when the weight trains (full fine-tune; frozen under LoRA).
+# Measured (benchmarks/saved_activations.py, Llama-3.1-8B layer, transformers 5.24.0): 200,840 B per token per
+# layer with every weight trained, 184,456 B with the norms frozen; the 16,384 B between them is 2 norms x 2 x 4,096.
+ACT_TRAINED_NORM_BYTES_PER_HIDDEN = BF16
 # MoE routing: router logits in bf16 and fp32 softmax (2 + 4 per expert per token),
 # and one dispatched bf16 copy of the token's hidden state per selected expert.
 ACT_ROUTER_BYTES_PER_EXPERT = BF16 + FP32
@@ -121,8 +126,16 @@ MCORE_MLP_BYTES_PER_FFN = 3 * BF16
 #   trl 0.29.1's selective_log_softmax, as ms-swift pins trl<1.0): under DeepSpeed the logits stay
 #   bf16 (2; the per-row log_softmax saved, 2, and its gradients, up to 4, in the update); under
 #   DDP/FSDP with bf16, accelerate's convert_outputs_to_fp32 makes them fp32 (2 + 4 forward; the update
-#   ~12: fp32 logits, the accumulated per-row gradient and the gather's). Entropy: trl's
-#   entropy_from_logits saves its chunks' log_softmax and exp, in the logits' dtype (2 + 2 or 4 + 4).
+#   16: fp32 logits, the gather's fp32 gradient and the per-row logsumexp's fp32 gradients with their stacked
+#   copy, 4 + 4 + 4 + 4, the same code and count as "openrlhf-0.5"). Measured: benchmarks/gpu_logits_probe.py's
+#   "update: fp32 logsumexp" (gather minus logsumexp on fp32 logits, one H200, benchmarks/results/h200-2026-11-26)
+#   holds 14.5, 15.6 and 15.8 B per logit at 2,048, 8,192 and 16,384 tokens (the 12 read before missed the
+#   backward's second full-size fp32 tensor). Entropy: trl's entropy_from_logits saves its chunks' log_softmax
+#   and exp, in the logits' dtype (2 + 2 or 4 + 4), on top of the same log-prob backward (16 + 8 = 24).
+# - "hf-labels" (transformers loss_utils.py ForCausalLMLoss: `logits.float()` then F.cross_entropy; no RL framework's
+#   log-probs, the loss of benchmarks/gpu_step_probe.py): forward 2 + 4; the update the saved fp32 log_softmax, the
+#   nll's fp32 gradient and log_softmax's (4 + 4 + 4), measured 10.5-11.8 B per logit on one H200
+#   (benchmarks/gpu_logits_probe.py "update: HF labels loss (fp32)", benchmarks/results/h200-2026-11-26).
 # - "skyrl" (skyrl-train 0.3.1 model_wrapper.py HFModelWrapper.forward -> utils/torch_utils.py logprobs_from_logits):
 #   the bf16 logits go to flash-attn's Triton cross_entropy_loss with inplace_backward (2: the gradient overwrites
 #   them); chunked_entropy_from_logits works in chunks of rows without grad (transient), and with grad
@@ -134,8 +147,9 @@ LOGIT_BYTES = {
     "openrlhf-0.5-packed": (3 * FP32, 3 * FP32, 4 * FP32, 4 * FP32),
     "openrlhf-0.4": (2 * FP32, 2 * FP32, 4 * FP32, 4 * FP32),
     "swift-deepspeed": (BF16, BF16, 4 * BF16, 6 * BF16),
-    "swift-ddp": (BF16 + FP32, BF16 + FP32, 3 * FP32, 5 * FP32),
+    "swift-ddp": (BF16 + FP32, BF16 + FP32, 4 * FP32, 6 * FP32),
     "skyrl": (BF16, BF16, BF16, 4 * BF16),
+    "hf-labels": (BF16 + FP32, BF16 + FP32, 3 * FP32, 3 * FP32),
 }
 # TRL 1.16.0 GRPO never builds [tokens, vocab] logits: GRPOTrainer.__init__ patches the model with
 # add_fused_lm_head (trl/trainer/utils.py) and trl/kernels/chunked_logprob.py projects in tiles of

@@ -70,6 +70,7 @@ class ModelConsts:
     engine_act_split: int  # inference forward transient per token, split by TP
     attn_flops_coeff: int  # forward attention FLOPs per sequence = coeff * s^2
     act_all_layers_mcore: int = 0  # the same per token, as megatron-core saves it (bf16 norms, fused SwiGLU)
+    act_trained_norms: int = 0  # one layer's extra bytes per token when its RMSNorm weights train (full fine-tune)
 
 
 _CONSTS: dict = {}
@@ -100,6 +101,11 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
     norms = m._norms_per_layer() * C.ACT_NORM_BYTES_PER_HIDDEN * h
     if m.qk_norm:
         norms += C.ACT_NORM_BYTES_PER_HIDDEN * (q_dim + k_dim)
+    # a trained RMSNorm weight's `weight * x` also keeps x in bf16 (ACT_TRAINED_NORM_BYTES_PER_HIDDEN): every
+    # norm of the layer, the q/k norms and MLA's latent norms included
+    trained_norms = C.ACT_TRAINED_NORM_BYTES_PER_HIDDEN * (
+        m._norms_per_layer() * h + ((q_dim + k_dim) if m.qk_norm else 0)
+        + ((m.q_lora_rank + m.kv_lora_rank) if m.is_mla else 0))
     dense_mlp = C.BF16 * h + 4 * C.BF16 * m.intermediate_size
     shared = m.shared_expert_intermediate_size or m.moe_intermediate_size
     moe_mlp = (C.BF16 * h + C.ACT_ROUTER_BYTES_PER_EXPERT * m.num_experts
@@ -154,6 +160,7 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
         engine_act_split=C.BF16 * (2 * q_dim + k_dim + v_dim) + C.BF16 * 3 * ffn_eff_max,
         attn_flops_coeff=4 * q_dim * L,
         act_all_layers_mcore=mcore_total,
+        act_trained_norms=trained_norms,
     )
 
 
@@ -498,7 +505,14 @@ def _dp_share(plan: Plan, batches: int = 1) -> float:
     return plan.samples_per_step / max(1, batches) / dp
 
 
-def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool, logits: float = 0.0) -> float:
+def _norms_train(plan: Plan, critic: bool) -> bool:
+    """Do the RMSNorm weights train? Yes in a full fine-tune; no under LoRA, where PEFT trains the adapters only
+    (peft tuners/tuners_utils.py BaseTuner._mark_only_adapters_as_trainable) — the actor's, as ``_states`` reads it."""
+    return critic or not plan.lora_params
+
+
+def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool, logits: float = 0.0,
+                 critic: bool = False) -> float:
     """Training activations of a micro batch of ``tokens`` tokens.
 
     With gradient checkpointing, ``logits`` (the logits-related bytes of the same pass) and the one
@@ -507,19 +521,21 @@ def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool, logits:
     non-reentrant checkpoint: the forward is re-run when backward first unpacks a saved tensor; verl
     passes use_reentrant=False, workers/engine/fsdp/transformer_impl.py FSDPEngine._build_module). The
     peak is ``checkpoints + max(logits, recomputed layer)``: this term holds the checkpoints and only the
-    recomputed layer's excess over the logits term counted beside it (ACT_RECOMPUTE_OVERLAPS_LOGITS)."""
+    recomputed layer's excess over the logits term counted beside it (ACT_RECOMPUTE_OVERLAPS_LOGITS). When the
+    norm weights train (``_norms_train``), each layer also keeps its norms' bf16 inputs (``act_trained_norms``)."""
     split = max(1, plan.tp)  # Megatron TP with sequence parallel splits every term
+    norms = mc.act_trained_norms if _norms_train(plan, critic) else 0
     if ckpt:
         # offloaded (Plan.ckpt_offload): the checkpoints are in host RAM but the one in transit, the next layer's
         # input copied back (unsloth_zoo/gradient_checkpointing.py Unsloth_Offloaded_Gradient_Checkpointer: forward
         # saves the layer's input to the CPU, backward copies it back and recomputes the layer)
         on_gpu = 1 if plan.ckpt_offload else mc.layers
         ckpts = tokens * (on_gpu * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / split + mc.act_tail)
-        layer = tokens * mc.act_max_layer / split
+        layer = tokens * (mc.act_max_layer + norms) / split
         if C.ACT_RECOMPUTE_OVERLAPS_LOGITS:
             return ckpts + layer
         return ckpts + max(0.0, layer - logits)
-    return tokens * (mc.act_all_layers / split + mc.act_tail)
+    return tokens * ((mc.act_all_layers + mc.layers * norms) / split + mc.act_tail)
 
 
 def offloaded_checkpoint_bytes(plan: Plan) -> float:
@@ -947,7 +963,7 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
         T_GRADS: g,
         T_OPTIM: o,
         T_GATHER: _gather_bytes(plan, mc, backward=True),
-        (T_ACT_CKPT if plan.grad_ckpt else T_ACT): _activations(plan, mc, tokens, plan.grad_ckpt, logits),
+        (T_ACT_CKPT if plan.grad_ckpt else T_ACT): _activations(plan, mc, tokens, plan.grad_ckpt, logits, critic),
     }
     if not critic:
         terms[T_LOGITS_ENT if plan.entropy_in_update else T_LOGITS] = logits
