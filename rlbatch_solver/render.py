@@ -763,6 +763,9 @@ def print_fix(console: Console, report: FixReport) -> None:
     if not report.changes:
         return
     proof = "proven nearest" if report.proven else f"nearest found, not proven ({report.status})"
+    if report.proven and report.memory_evaluated:  # priced candidates only: the grid, not every integer
+        proof += (" among the candidates: powers of two, divisors, doubles and triples and +-2 of each value "
+                  "(of an unset key: of the related value the framework would use, else of 8)")
     console.print(f"\n[bold green]Nearest valid config[/] ({len(report.diff)} change(s), {proof}, "
                   f"{report.wall_time_s:.1f} s):")
     for key, old, new in report.diff:

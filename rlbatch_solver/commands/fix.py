@@ -172,10 +172,13 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
         ruleset = ruleset.extended(terms.rules, terms.derived)
         capacity = terms.phase_capacity_mib
     refs = references(policy, dict(values))
-    # rules only, every integer of a wide range is cheap to check; with memory each candidate prices the phases
-    wide = direct_search_domains(policy, domains, ruleset) if spec is None else None
+    # every integer of a wide range: by rules alone always (cheap to check); with memory (each candidate then
+    # prices the phases) only when the grid holds no repair of one or two keys, screened by the rules first;
+    # a repair found on the grid with memory is the nearest among the grid's values (render.py says so)
+    wide = direct_search_domains(policy, domains, ruleset)
     near = nearest_small_repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline,
-                                grows=policy.grows_memory, wide_domains=wide)
+                                grows=policy.grows_memory, wide_domains=wide,
+                                rules_only=fw.ruleset if spec is not None else None, wide_when_found=spec is None)
     from ..solver.repair import RepairResult, repair, repair_result
 
     extra = dict(method="direct", evaluated=near.evaluated)

@@ -99,12 +99,14 @@ def _pow2(lo: int, hi: int) -> set[int]:
 
 
 def candidates(name: str, kind: str, optional: bool, current, policy: RepairPolicy, *, total_gpus: int,
-               seq_len: int, narrow: bool, gpu_counts: tuple[int, ...] = (), node_gpus: int = 8) -> list:
+               seq_len: int, narrow: bool, gpu_counts: tuple[int, ...] = (), node_gpus: int = 8,
+               reference: int | None = None) -> list:
     """Values ``fix`` may give one variable: the current one first, then its neighbours.
 
-    ``narrow`` (memory evaluated: every candidate fills cost tables) keeps
-    powers of two, divisors and simple multiples; otherwise small steps
-    (64 -> 66) are candidates too, since they are often the nearest fix.
+    Neighbours of the value (an unset key: of ``reference``, the value the framework would use, else of 8):
+    powers of two, divisors, simple multiples and the small steps around it (4 -> 3, the nearest change
+    whenever it is valid). ``narrow`` (memory evaluated: every candidate fills cost tables) keeps steps of
+    one and two; otherwise steps up to four (64 -> 68) and multiples of the GPU count are candidates too.
     """
     if kind == "bool":
         return [current, not current] if current is not None else [False, True]
@@ -128,10 +130,11 @@ def candidates(name: str, kind: str, optional: bool, current, policy: RepairPoli
     elif name in policy.permille:
         vals |= set(range(300, 951, 50))
     else:
-        base = int(current) if current else 8
+        base = int(current) if current else int(reference) if reference else 8
         vals |= _pow2(1, max(4 * base, 64 if narrow else 1024)) | _divisors(base) | {2 * base, 3 * base}
+        step = 2 if narrow else 4
+        vals |= {base + k for k in range(-step, step + 1) if base + k >= 1}
         if not narrow:
-            vals |= {base + k for k in range(-4, 5) if base + k >= 1}
             vals |= {k * total_gpus for k in range(1, 9)}
     rest = sorted(v for v in vals if v is not None and v != current and v != 0)
     return [current] + ([None] if optional and current is not None else []) + rest
@@ -147,6 +150,7 @@ def repair_domains(ruleset, policy: RepairPolicy, values: dict, *, keep: set[str
     per_node = [int(values[k]) for k, kind in policy.hardware.items()
                 if kind == "per_node" and isinstance(values.get(k), int) and not isinstance(values.get(k), bool)]
     node_gpus = max(per_node, default=8)
+    refs = references(policy, values)
     domains = {}
     for name, value in values.items():
         spec = ruleset.variables.get(name)
@@ -154,7 +158,8 @@ def repair_domains(ruleset, policy: RepairPolicy, values: dict, *, keep: set[str
             domains[name] = [value]
             continue
         domains[name] = candidates(name, spec.kind, spec.optional, value, policy, total_gpus=total_gpus,
-                                   seq_len=seq_len, narrow=memory, gpu_counts=counts, node_gpus=node_gpus)
+                                   seq_len=seq_len, narrow=memory, gpu_counts=counts, node_gpus=node_gpus,
+                                   reference=refs.get(name))
     if memory:
         for name, options in policy.cost_knobs.items():
             if name in values and name not in keep:

@@ -110,6 +110,8 @@ def nearest_small_repair(
     grows: frozenset[str] = frozenset(),
     wide_domains: Mapping[str, Sequence[Value]] | None = None,
     wide_share: float = 0.3,
+    rules_only: RuleSet | None = None,
+    wide_when_found: bool = True,
 ) -> NearestResult:
     """The cheapest valid config of ``domains`` that differs from ``current`` in at most ``max_keys`` keys.
 
@@ -118,7 +120,11 @@ def nearest_small_repair(
     is the nearest over the wide domains (``complete`` says both searches finished). With none on the grid, the wide
     domains are searched for one within ``wide_share`` of the time left; ``complete`` then still says the grid
     holds no repair of at most two keys (what a larger search is told), and ``wide_complete`` whether the wide
-    domains were searched to the end (a larger repair is proven nearest only then)."""
+    domains were searched to the end (a larger repair is proven nearest only then). ``rules_only`` (``ruleset`` without its memory rules) screens
+    the wide domains' candidates: one it rejects is not priced (its memory rules are not evaluated).
+    ``wide_when_found=False`` searches the wide domains only when the grid holds no repair: the repair found on
+    the grid is then the nearest among the grid's values (memory priced: bettering it off the grid would price
+    every cheaper move's phases)."""
     start = time.monotonic()
     deadline = deadline or Deadline(10.0)
     search = _Search(ruleset, current, ranks or {}, references or {}, grows, deadline)
@@ -126,11 +132,12 @@ def nearest_small_repair(
         return NearestResult(search.base, search.cost(search.base), 0, True, search.ev.count, time.monotonic() - start)
     best, keys, complete = search.run(domains, max_keys, None)
     wide_complete = complete
-    if complete and wide_domains is not None:
+    if complete and wide_domains is not None and (best is None or wide_when_found):
         # bounded by the grid's best, the wide pass is short; with none, it may search long: a share of the time
         search.deadline = deadline if best is not None else Deadline(deadline.share(wide_share))
+        search.screen = rules_only
         wide_best, wide_keys, wide_complete = search.run(wide_domains, keys if best else max_keys, best)
-        search.deadline = deadline
+        search.deadline, search.screen = deadline, None
         if wide_best is not None and (best is None or wide_best[0] < best[0]):
             best, keys = wide_best, wide_keys
         if best is not None:  # found (on the grid or off it): proven only if the wide pass finished
@@ -153,6 +160,9 @@ class _Search:
         self.broken0 = self.ev.failing(self.base)
         self.partial = (len(self.broken0), 0, self.base, self.broken0)
         self._failing: dict[tuple, frozenset[str]] = {}
+        # rules without memory: a candidate they reject is not priced (its broken rules are then only theirs, a
+        # subset of its broken rules: a pair's second key is then looked for among more keys, never fewer)
+        self.screen: RuleSet | None = None
 
     def cost(self, values: Mapping[str, Value]) -> int:
         return candidate_cost(self.ruleset, self.current, values, self.ranks, self.references, self.grows)
@@ -165,6 +175,10 @@ class _Search:
         """Error rules ``changes`` leaves broken; the candidate breaking the fewest is kept (``partial``)."""
         if changes not in self._failing:
             values = {**self.base, **dict(changes)}
+            if self.screen is not None:
+                screened = frozenset(self.screen.failing_errors(values))
+                if screened:
+                    return screened  # not cached: a full evaluation later may find more broken rules
             broken = self._failing[changes] = self.ev.failing(values)
             if broken and len(broken) < self.partial[0]:
                 self.partial = (len(broken), 0, values, broken)

@@ -22,4 +22,7 @@ TRL = RepairPolicy(
     grows_memory=frozenset({"per_device_train_batch_size", "gmu_permille"}),
     # vLLM's memory share and sleep mode (cost-model inputs; frameworks/trl/cost.py)
     cost_knobs={"gmu_permille": (300, 400, 500, 600, 700), "sleep_level": (0, 2)},
+    # unset, steps_per_generation is gradient_accumulation_steps (trl/trainer/grpo_config.py:GRPOConfig.__post_init__):
+    # setting it near that value changes the least of what TRL does
+    anchors={"steps_per_generation": "gradient_accumulation_steps"},
 )
