@@ -114,7 +114,7 @@ def test_rules_doc_is_in_sync():
     assert proc.stdout == (ROOT / "docs" / "rules-verl.md").read_text()
 
 
-@pytest.mark.parametrize("framework,ok", [("verl==0.9.1", True), ("verl@v0.9.1", True), ("verl==0.5.0", False),
+@pytest.mark.parametrize("framework,ok", [("verl==0.9.1", True), ("verl@v0.9.1", True), ("verl==0.5.0", True), ("verl==0.4.2", True), ("verl==0.10.0", False),
                                           ("openrlhf==0.11.2", True), ("swift==4.5.0", False)])
 def test_framework_version_is_checked(framework, ok):
     proc = run("check", "--framework", framework, "--gpus", "4", "--", *SEED)
