@@ -127,7 +127,8 @@ def test_rules_lists_each_rules_message_under_its_id():
     assert len({head.index(r.stage.value + " ") for r, head in zip(rules, lines[::2])}) == 1
 
 
-@pytest.mark.parametrize("framework,ok", [("verl==0.9.1", True), ("verl@v0.9.1", True), ("verl==0.5.0", False),
+@pytest.mark.parametrize("framework,ok", [("verl==0.9.1", True), ("verl@v0.9.1", True), ("verl==0.5.0", True),
+                                          ("verl==0.4.2", True), ("verl==0.10.0", False),
                                           ("openrlhf==0.11.2", True), ("swift==4.5.0", False)])
 def test_framework_version_is_checked(framework, ok):
     proc = run("check", "--framework", framework, "--gpus", "4", "--", *SEED)

@@ -257,6 +257,40 @@ def test_verl_0_2_keeps_the_entropy_in_every_update_and_always_runs_a_reference(
     assert "ref" in rb_check(ppo, "verl==0.2.0").memory.peaks and "ref" not in rb_check(ppo, "verl==0.6.1").memory.peaks
 
 
+def test_verl_0_3_to_0_5_price_their_own_defaults_eager_rollout_and_0_3s_entropy():
+    """verl up to 0.5.0 defaulted rollout.enforce_eager to True (0.3.0.post1/0.4.1 trainer/config/ppo_trainer.yaml,
+    0.5.0 trainer/config/rollout/rollout.yaml; False from verl PR #2956 of 2025-08-08, in 0.6.0), so vLLM captured no
+    CUDA graphs; verl 0.3 computes the entropy in every actor update whatever actor.entropy_coeff (0.3.0.post1
+    dp_actor.py DataParallelPPOActor.update_policy). A record dated to such a release is checked with its defaults:
+    issue 855's 14B GRPO (0.3.0.rc0, entropy_coeff=0) keeps the entropy in its update and no graphs; the Megatron PPO
+    example run on 8 x H20 at 0.4.1 holds no graphs either. Priced with 0.6.1's defaults both held ~0.6-0.8 GiB of
+    graphs. Records labelled 0.5.0 that ran main after 2025-08-08 (issue 3124 at 9f4161e, ...) keep 0.6.1's default."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.frameworks import get_framework
+
+    graphs = "CUDA graphs (outside budget)"
+    c = _case("verl_855_r1_distill_qwen_14b_grpo_8xh100")
+    assert c.framework == "verl==0.3.0" and c.release == "0.3.0.rc0"
+    assert "actor_rollout_ref.actor.entropy_coeff=0" in c.args
+    own, later = _check(c.name).memory, rb_check(c, "verl==0.6.1").memory
+    assert own.phases["rollout"].get(graphs, 0) == 0 < later.phases["rollout"][graphs]
+    assert "logits+entropy" in own.phases["actor_update"] and "logits+entropy" not in later.phases["actor_update"]
+    assert own.peaks["actor_update"] > later.peaks["actor_update"]
+    mg = _case("verl-megatron_example_deepseek_llm_7b_ppo_gsm8k_8xh20")
+    assert mg.framework == "verl-megatron==0.4.1" and not any("enforce_eager" in a for a in mg.args)
+    own, later = _check(mg.name).memory, rb_check(mg, "verl-megatron==0.6.1").memory
+    assert own.phases["rollout"].get(graphs, 0) == 0 < later.phases["rollout"][graphs]
+    assert later.peaks["rollout"] - own.peaks["rollout"] == pytest.approx(later.phases["rollout"][graphs])
+    assert "logits+entropy" not in own.phases["actor_update"]  # 0.4: entropy only with a coefficient
+    # 0.4.x reads 0.5.0's pack; a setting still wins over the default
+    fw = get_framework("verl==0.4.1")
+    assert fw.version == "0.5.0" and fw.ruleset.variables["enforce_eager"].default is True
+    on = rb.check(mg.args + ["actor_rollout_ref.rollout.enforce_eager=False"], framework=mg.framework, gpus=mg.gpus,
+                  model=mg.model, gpu=mg.gpu).memory
+    assert on.phases["rollout"][graphs] == later.phases["rollout"][graphs]
+    assert _case("verl-megatron_3124_qwen2_5_32b_grpo_8xh20").framework == "verl-megatron==0.6.1"
+
+
 def test_verl_0_2_keeps_only_the_kv_cache_of_an_engine_that_does_not_free_it():
     """verl 0.2's sharding manager drops the vLLM weights and empties torch's cache after each rollout
     (fsdp_vllm.py __exit__): with free_cache_engine=False the training phases hold the KV cache only. reft-exp's
@@ -312,11 +346,14 @@ def test_verl_0_1_forks_run_without_gradient_checkpointing_and_keep_the_referenc
 
 def test_a_small_vllm_budget_starts_where_verls_tuning_table_ran_it():
     """verl's LoRA tuning table runs a 7B at gpu_memory_utilization 0.2 on one 80 GB GPU: vLLM before 0.21 captures its
-    CUDA graphs after sizing the KV cache, outside the budget, so the engine starts (we said it could not)."""
-    r = _check("verl_tuning_lora_7b_bs16_1xh100")
-    terms = r.memory.phases["rollout"]
-    assert not any("cannot start" in t for t, b in terms.items() if b > 0), terms
-    assert terms["CUDA graphs (outside budget)"] > 0
+    CUDA graphs after sizing the KV cache, outside the budget, so the engine starts (we said it could not). At the
+    table's release (0.4.0, rollout.enforce_eager True by default) it captures none; with 0.6.1's default it does."""
+    c = _case("verl_tuning_lora_7b_bs16_1xh100")
+    assert c.framework == "verl==0.4.0"
+    own, later = _check(c.name).memory.phases["rollout"], rb_check(c, "verl==0.6.1").memory.phases["rollout"]
+    for terms in (own, later):
+        assert not any("cannot start" in t for t, b in terms.items() if b > 0), terms
+    assert own.get("CUDA graphs (outside budget)", 0) == 0 < later["CUDA graphs (outside budget)"]
 
 
 def test_verl_from_0_4_computes_the_entropy_in_the_update_when_its_coefficient_is_set():
@@ -388,7 +425,7 @@ def test_the_megatron_critic_packs_no_more_than_its_share_of_the_batch():
     import rlbatch_solver as rb
 
     c = _case("verl-megatron_example_deepseek_llm_7b_ppo_gsm8k_8xh20")
-    assert c.framework == "verl-megatron==0.6.1" and _check(c.name).memory.fits
+    assert c.framework == "verl-megatron==0.4.1" and _check(c.name).memory.fits
     later = {"data.train_batch_size": "256", "actor_rollout_ref.actor.ppo_mini_batch_size": "64", "trainer.nnodes": "2",
              "actor_rollout_ref.rollout.gpu_memory_utilization": "0.8", "actor_rollout_ref.rollout.tensor_model_parallel_size": "2"}
     args = [a for a in c.args if a.split("=")[0] not in later] + [f"{k}={v}" for k, v in later.items()]

@@ -9,6 +9,7 @@ import pytest
 
 import rlbatch_solver as rb
 import verl_releases as vr
+from rlbatch_solver.frameworks import get_framework
 from rlbatch_solver.frameworks.verl import versions as VV
 
 AR = "actor_rollout_ref"
@@ -20,7 +21,7 @@ def test_the_cases_are_real_configs_with_their_source_and_release():
     assert sum(c.origin == "examples" for c in CASES) >= 20
     for c in CASES:
         assert c.source.startswith("https://") and c.release and c.family in ("verl", "verl-megatron"), c.name
-        assert c.framework.split("==")[1] in VV.VERSIONS, c.name
+        assert get_framework(c.framework).version in VV.VERSIONS, c.name
     assert set(vr.UNDATED) | set(vr.DATED_0_6_1) <= {c.name for c in CASES}
 
 

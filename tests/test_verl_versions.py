@@ -182,8 +182,10 @@ def test_versions_named_on_the_command_line():
     proc = run("check", "--framework", "verl==0.7.0", "--json", "--", *FAQ)
     out = json.loads(proc.stdout)
     assert out["rules_version"] == "0.7.1" and any("0.7.0 is checked with the rules of 0.7.1" in n for n in out["notes"])
-    bad = run("check", "--framework", "verl==0.5.0", "--", *FAQ)
-    assert bad.returncode == 2 and "0.9.1, 0.8.0, 0.7.1, 0.6.1, 0.2.0, 0.1.0" in bad.stderr
+    older = json.loads(run("check", "--framework", "verl==0.4.1", "--json", "--", *FAQ).stdout)
+    assert older["rules_version"] == "0.5.0" and any("0.4.1 is checked with the rules of 0.5.0" in n for n in older["notes"])
+    bad = run("check", "--framework", "verl==0.4.1rc1", "--", *FAQ)
+    assert bad.returncode == 2 and "0.9.1, 0.8.0, 0.7.1, 0.6.1, 0.5.0, 0.3.0, 0.2.0, 0.1.0" in bad.stderr
     assert get_framework("verl-megatron==0.8.0").ruleset.version == "0.8.0"
 
 

@@ -199,20 +199,25 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
 
 # The versions whose default path runs verl's legacy workers (trainer.use_legacy_worker_impl: auto in 0.7.1;
 # 0.6.1), as the rule packs say (versions.py).
-LEGACY_WORKERS = frozenset({"0.1.0", "0.2.0", "0.6.1", "0.7.1"})
+LEGACY_WORKERS = frozenset({"0.1.0", "0.2.0", "0.3.0", "0.5.0", "0.6.1", "0.7.1"})
 # verl 0.1-0.2: the rollout runs verl's own copy of the vLLM 0.3-0.6 worker, which sizes the KV cache from the memory
 # free at start-up and captures CUDA graphs after sizing it, and the sharding manager drops the engine's weights after
 # every rollout (costmodel/plan.py engine_kv_of_free_memory, engine_weights_released)
 BUNDLED_VLLM = frozenset({"0.1.0", "0.2.0"})
 # the releases whose engine context is prompt + response (engine_max_len; verl 0.2's vllm_rollout.py vLLMRollout too)
-PROMPT_PLUS_RESPONSE_CONTEXT = frozenset({"0.1.0", "0.2.0", "0.6.1"})
+PROMPT_PLUS_RESPONSE_CONTEXT = frozenset({"0.1.0", "0.2.0", "0.3.0", "0.5.0", "0.6.1"})
 # verl 0.1-0.2: the actor's update always computes the entropy with its gradient, whatever actor.entropy_coeff
 # (policy_loss = pg_loss - entropy_loss * entropy_coeff, a 0 coefficient included), through torch.compile only on the
 # remove-padding path (eager verl_F.entropy_from_logits on the padded one); flash-attn's cross-entropy writes its own
 # gradient (no inplace_backward) (verl 0.2.0.post2 verl/workers/actor/dp_actor.py DataParallelPPOActor.update_policy,
 # _forward_micro_batch; verl/utils/torch_functional.py logprobs_from_logits_flash_attn). From 0.4 the update computes
 # it only with entropy_coeff != 0 (the entropy_loss input, fsdp.entropy_in_loss).
-ENTROPY_ALWAYS = frozenset({"0.1.0", "0.2.0"})
+ENTROPY_ALWAYS = frozenset({"0.1.0", "0.2.0", "0.3.0"})
+# verl 0.3 computes it always too (0.3.0.post1 verl/workers/actor/dp_actor.py DataParallelPPOActor.update_policy:
+# entropy from _forward_micro_batch, policy_loss = pg_loss - entropy_loss * entropy_coeff; megatron_actor.py
+# MegatronPPOActor.forward_backward_batch loss_func: vocab_parallel_compute_entropy_loss), but compiles the entropy
+# whenever actor.use_torch_compile (default True; _forward_micro_batch's compute_entropy_from_logits), as later ones do
+ENTROPY_COMPILED_ON_RMPAD_ONLY = frozenset({"0.1.0", "0.2.0"})
 # verl 0.1: the reference's FSDP module is built without CPUOffload (0.2.0.post2 forces CPUOffload(offload_params=True)
 # on it), so its bf16 params stay on the GPU beside every phase unless ref.fsdp_config.param_offload, which offloads
 # them between its passes and loads them for each (TinyZero's fork of verl verl/workers/fsdp_workers.py
@@ -327,7 +332,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         entropy_checkpointing=bool(v.get("entropy_checkpointing", False)),
         logits_impl="verl-fsdp",
         budget_capped_by_batch=True,
-        use_torch_compile=(bool(v.get("remove_padding")) if version in ENTROPY_ALWAYS
+        use_torch_compile=(bool(v.get("remove_padding")) if version in ENTROPY_COMPILED_ON_RMPAD_ONLY
                            else bool(v.get("use_torch_compile", True))),
         entropy_in_update=version in ENTROPY_ALWAYS or bool(v.get("entropy_loss")),
         critic_micro=critic[0],

@@ -27,6 +27,12 @@ from ...costmodel.tables import CostSpec
 from ...rules.base import Value, bool_names, optional_names
 from .rules_megatron import ANY_VARIABLES
 from ..cost_common import token_budget
+
+# verl 0.3's Megatron actor computes the entropy in every update whatever actor.entropy_coeff (0.3.0.post1
+# verl/workers/actor/megatron_actor.py:MegatronPPOActor.forward_backward_batch loss_func,
+# vocab_parallel_compute_entropy_loss); from 0.4 only when asked (the entropy_loss input). The Megatron backend of 0.1-0.2
+# is priced as 0.6.1's (not re-read).
+ENTROPY_ALWAYS = frozenset({"0.3.0"})
 from ..base import of_absent_model
 from .cost import (BATCH_SHARE, BUNDLED_VLLM, HOST_COPIES, LEGACY_GLOBAL_MICRO, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching,
                    engine_sleeps_to_host, inputs_of_version, per_gpu_micro, phases_run_verl, pipeline,
@@ -168,7 +174,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         logits_impl="megatron-fused" if fused_logits(v, phase, version) else "megatron",
         # the update's entropy (with its gradient) only with actor.entropy_coeff != 0 (rules.SHARED_VARS entropy_loss);
         # verl's fused kernel returns it from the same pass, so it changes only the unfused accounting
-        entropy_in_update=bool(v.get("entropy_loss")),
+        entropy_in_update=version in ENTROPY_ALWAYS or bool(v.get("entropy_loss")),
         critic_micro=critic[0],
         # training phases: the engine's KV is freed (see the module docstring)
         free_cache_engine=bool(v["free_cache_engine"]) if phase == Phase.ROLLOUT else True,

@@ -35,7 +35,7 @@ def versions_markdown() -> str:
     from .versions import NEWEST, OLDEST, PACKS, VERSIONS, changes
 
     lines = ["## Other versions: what changes from 0.9.1", "",
-             f"`--framework verl==0.8.0` (or 0.7.1, 0.6.1, 0.2.0, 0.1.0; a patch release we do not list reads its series' rules) "
+             f"`--framework verl==0.8.0` (or 0.7.1, 0.6.1, 0.5.0, 0.3.0, 0.2.0, 0.1.0; a patch release we do not list reads its series' rules) "
              f"checks with that version's rules; with no version, `check`, `fix` and `explain` read it from what "
              f"dates the config: keys that only some versions have (`trainer.use_legacy_worker_impl`: 0.6-0.7; "
              f"`critic.model.fsdp_config.*`: 0.6-0.7; `critic.fsdp.*`: 0.8+; `trainer.use_v1`: 0.9; Megatron's "
@@ -57,7 +57,11 @@ def versions_markdown() -> str:
              "its actor update always computes the entropy with its gradient (whatever `entropy_coeff`), and it always "
              "runs a reference model. verl 0.1.0 (verl 0.1, and the verl of January 2025 the forks above ship as 0.1) "
              "is 0.2.0 with 0.1's defaults: gradient checkpointing off for the actor and the critic, and a reference "
-             "kept on the GPU unless `ref.fsdp_config.param_offload`; name it with `--framework verl==0.1`.", ""]
+             "kept on the GPU unless `ref.fsdp_config.param_offload`; name it with `--framework verl==0.1`. verl 0.5.0 "
+             "(0.4.x too: `--framework verl==0.4.1`) is 0.6.1's rules with its defaults: `rollout.enforce_eager` True, "
+             "so vLLM captures no CUDA graphs (False from verl PR #2956, 2025-08-08: a run of main after that date "
+             "is 0.6.1's); verl 0.3.0 is 0.5.0 with an actor update that computes the entropy whatever "
+             "`entropy_coeff`. Neither is read from a config's keys (those read as 0.6.1): name it.", ""]
     for version in VERSIONS[1:]:
         pack, diff = PACKS[version], changes(version)
         lines += [f"### verl {version}", "", f"Default code path: {pack.summary}.", "",

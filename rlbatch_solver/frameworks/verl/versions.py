@@ -38,9 +38,11 @@ from . import rules_megatron as RM
 
 NAME = "verl"  # in messages about a release (base.resolve_release)
 NEWEST = R.VERSION
-# (version, the pack it edits): the chain 0.9.1 <- 0.8.0 <- 0.7.1 <- 0.6.1 <- 0.2.0 <- 0.1.0
-VERSIONS = ("0.9.1", "0.8.0", "0.7.1", "0.6.1", "0.2.0", "0.1.0")
+# (version, the pack it edits): the chain 0.9.1 <- 0.8.0 <- 0.7.1 <- 0.6.1 <- 0.2.0 <- 0.1.0, and 0.6.1 <- 0.5.0 <-
+# 0.3.0 (0.6.1's code path with those releases' defaults)
+VERSIONS = ("0.9.1", "0.8.0", "0.7.1", "0.6.1", "0.5.0", "0.3.0", "0.2.0", "0.1.0")
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.7" -> "0.7.1": a patch we do not list reads its series'
+SERIES["0.4"] = "0.5.0"  # 0.4.1's rollout.enforce_eager and actor.entropy_coeff defaults are 0.5.0's (V050)
 
 AR = R.AR
 V = {**RM.V, "critic_train_max_tokens": IntVar("critic_train_max_tokens"),
@@ -523,13 +525,38 @@ V010 = Pack(
             "CPU offload on it)",
 )
 
-PACKS = {p.version: p for p in (V080, V071, V061, V020, V010)}
+# ---------------------------------------------------------------------------------------------- 0.5.0, 0.3.0
+# verl 0.3-0.5: 0.6.1's rules (not re-read from these releases) with their defaults where the memory model reads them.
+# rollout.enforce_eager defaulted True up to 0.5.0 (0.3.0.post1 and 0.4.1 verl/trainer/config/ppo_trainer.yaml,
+# 0.5.0 verl/trainer/config/rollout/rollout.yaml): vLLM captured no CUDA graphs. It became False with verl PR #2956
+# (2025-08-08), first released in 0.6.0.
+V050 = Pack(
+    "0.5.0", "0.6.1",
+    variables=(
+        ("enforce_eager", f"{AR}.rollout.enforce_eager", "bool", True, False,
+         "no CUDA graphs in rollout (verl 0.5 and older: on by default)"),
+    ),
+    summary="0.6.1's rules (not re-read from 0.3-0.5) with the defaults of verl 0.4 and 0.5: rollout.enforce_eager "
+            "True (no CUDA graphs captured)",
+)
+# verl 0.3 computes the entropy in every actor update whatever actor.entropy_coeff (cost.py ENTROPY_ALWAYS, with the
+# sources); 0.4 only for a coefficient other than 0 (fsdp.entropy_in_loss)
+V030 = Pack(
+    "0.3.0", "0.5.0",
+    summary="0.5.0's (0.6.1's rules with rollout.enforce_eager True) with verl 0.3's actor update, which computes the "
+            "entropy (and keeps its graph) whatever actor.entropy_coeff",
+)
+
+PACKS = {p.version: p for p in (V080, V071, V061, V050, V030, V020, V010)}
 # versions whose trainer always runs a reference policy: verl 0.2's main_ppo maps Role.RefPolicy unconditionally and
 # RayPPOTrainer.__init__ sets use_reference_policy = Role.RefPolicy in role_worker_mapping (verl 0.2.0.post2
 # verl/trainer/main_ppo.py main_task, verl/trainer/ppo/ray_trainer.py); later releases build it only for a KL term
 ALWAYS_REFERENCE = frozenset({"0.2.0", "0.1.0"})
+OLDEST_KEYS = "0.6.1"  # the keys of VERSION_KEYS that 0.3-0.5 configs have, read as 0.6.1's
 # a version whose trainer keys we read as another's (the version-specific key lists name the newer one)
-KEYS_AS = {"0.1.0": "0.2.0"}
+KEYS_AS = {"0.1.0": "0.2.0", "0.5.0": OLDEST_KEYS, "0.3.0": OLDEST_KEYS}
+# the packs of releases before 0.6 whose trainer config has the keys of PRE_0_6_KEYS (below)
+BEFORE_0_6 = frozenset({"0.5.0", "0.3.0"})
 # keys a version's yaml does not interpolate from another (fsdp.py INTERPOLATED): verl 0.2's critic yaml has
 # ppo_micro_batch_size_per_gpu: null, 0.6.1's ${oc.select:.ppo_micro_batch_size,null}
 NOT_INTERPOLATED = {"0.2.0": frozenset({"critic_micro_per_gpu"}), "0.1.0": frozenset({"critic_micro_per_gpu"})}
@@ -726,11 +753,14 @@ def missing_keys(flat: Mapping[str, object], version: str) -> list[str]:
     refuses them ("Could not override '<key>'. ... Key '<name>' is not in struct"; a "+" in front adds one, but the
     pasted config reads without it)."""
     out = []
+    before_0_6 = version in BEFORE_0_6
     version = KEYS_AS.get(version, version)
     for key in flat:
         bare = str(key).lstrip("+")
         found = next((versions for prefix, versions in VERSION_KEYS if _matches(bare, prefix)), None)
         prefix = next((p for p in PRE_0_6_KEYS if _matches(bare, p)), None)
+        if before_0_6 and prefix is not None:
+            continue
         if found is None and prefix is not None:
             found = frozenset({"0.2.0"}) if prefix in PRE_0_6_IN_0_2 else frozenset()
         if found is not None and version not in found:
