@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .costmodel.phase import Phase
+from .frameworks.overrides import ListFlag
 from .rules.base import RuleKind, stage_text
 from .rules.ids import tied_followers
 
@@ -39,6 +40,8 @@ def shell_word(arg: str) -> str:
     expand or glob it (``data.val_files=['a', 'b']``, ``trainer.logger=[console,wandb]``); a ``--flag value``
     pair quotes its value only. Double quotes where they suffice (a ``$NAME`` the script left unset still expands
     as it did there), else single quotes."""
+    if isinstance(arg, ListFlag):
+        return " ".join([arg.flag, *(shell_word(item) for item in arg.items)])
     if arg.startswith("-") and " " in arg:
         flag, _, value = arg.partition(" ")
         return f"{flag} {shell_word(value)}"
