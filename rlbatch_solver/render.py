@@ -800,8 +800,13 @@ def print_fix_conflict(console: Console, report: FixReport) -> None:
             console.print(f"  {escape(shell_word(old))} -> {escape(shell_word(new))}")
     conflict = report.conflict
     if conflict is not None and conflict.rules:
-        minimal = "a minimal set" if conflict.proven_minimal else "a set"
-        console.print(f"These rules cannot all hold ({minimal}; drop any one and the rest can):")
+        if report.status != "infeasible" and conflict.status != "infeasible":
+            # nothing is proven: the rules no candidate met, not a claim that they cannot hold (the line above
+            # says a repair may exist)
+            console.print("The rules no candidate searched met:")
+        else:
+            minimal = "a minimal set" if conflict.proven_minimal else "a set"
+            console.print(f"These rules cannot all hold ({minimal}; drop any one and the rest can):")
         texts = dict(report.conflict_text)
         for r in conflict.rules:
             console.print(f"  [bold]{r.id}[/] ({r.stage.value}): {texts.get(r.id) or r.explanation or r.message}")
