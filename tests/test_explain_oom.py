@@ -170,7 +170,7 @@ def test_full_fine_tuning_that_fits_no_24gb_gpu_is_offered_lora(tmp_path):
               "capacity of 23.65 GiB of which 2.02 GiB is free.", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090",
               "--time-limit", "5", script)
     out = res.stdout
-    assert "LoRA instead of full fine-tuning" in out and "actor_rollout_ref.model.lora_rank=64" in out
+    assert "LoRA instead of full fine-tuning" in out and "actor_rollout_ref.model.lora_rank=32" in out
     held = next(line for line in out.splitlines() if "held fixed" in line)
     for unset in ("use_torch_compile", "partial_rollout", "rollout.nnodes", "entropy_checkpointing"):
         assert unset not in held

@@ -477,7 +477,9 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
     return res
 
 
-LORA_RANK = 64  # verl examples/grpo_trainer/run_qwen2_5-3b_gsm8k_grpo_lora.sh: actor_rollout_ref.model.lora_rank=64
+# verl docs/advance/ppo_lora.rst: "set lora_rank to be >= 32" (a 0.5B model at 32 trained as without LoRA); its
+# reference config sets lora_rank=32, lora_alpha=32, target_modules=all-linear, rollout.load_format=safetensors
+LORA_RANK = 32
 
 
 def _relax(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
@@ -531,10 +533,11 @@ def _relax(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, 
     hw = {n: c for n, c in hw.items() if n not in kept}
     memory_conflict = any(is_memory_rule_id(i) for i in conflict_ids)
     if memory_conflict and spec is not None and values.get("lora_rank") == 0 and "lora_rank" not in kept:
-        # full fine-tuning does not fit: LoRA keeps gradients and optimizer states for the adapter only (rank 64,
-        # verl's examples/grpo_trainer/run_qwen2_5-3b_gsm8k_grpo_lora.sh), the usual way to train on one small GPU
-        attempt("lora", "LoRA instead of full fine-tuning (gradients and optimizer states of the adapter only)",
-                new_values={**values, "lora_rank": LORA_RANK})
+        # full fine-tuning does not fit: LoRA keeps gradients and optimizer states for the adapter only, the usual
+        # way to train on one small GPU
+        attempt("lora", "LoRA instead of full fine-tuning (gradients and optimizer states of the adapter only; "
+                "with it a LoRA alpha, target modules and a learning rate ~10x higher, as the framework's LoRA guide "
+                "sets them)", new_values={**values, "lora_rank": LORA_RANK})
     if hw and (memory_conflict or involved & set(hw) or not tried or not any(t["feasible"] for t in tried)):
         attempt("gpus", "another GPU count (now " + ", ".join(f"{fw.native_key(n)} = {values[n]}" for n in hw) + ")",
                 free=hw)
