@@ -328,3 +328,8 @@ def test_list_flags_survive_to_the_recommended_command(tmp_path):
     out = run("recommend", "--from", script, "--gpu", "h100", "--model", "qwen2.5-7b").stdout
     assert "--reward_funcs accuracy_reward think_format_reward \\\n" in out
     assert "--lora_target_modules q_proj v_proj \\\n" in out
+    # the --config YAML recommend also writes: a YAML list, as TrlParser fills a List field from it
+    from rlbatch_solver.frameworks.overrides import ListFlag
+
+    fragment = get_framework("trl").export_yaml([ListFlag("--reward_funcs", ["accuracy_reward", "think_format_reward"])])
+    assert "reward_funcs:\n- accuracy_reward\n- think_format_reward\n" in fragment
