@@ -212,6 +212,11 @@ def test_list_flag_exports_one_shell_word_per_item():
     assert shell_word(fw._flag("dataset", flat["dataset"])) == '--dataset a#100 "my data/b.jsonl"'
     assert shell_word(fw._flag("reward_weights", flat["reward_weights"])) == "--reward_weights 1.0 0.5"
     assert shell_word(fw._flag("target_modules", ["all-linear"])) == "--target_modules all-linear"
+    # a list ends where the command does: its output redirected or piped is no item of the last flag
+    flat, ignored = parse_swift_args(["--reward_funcs", "accuracy", "format", "--vllm_mode", "colocate", "2>&1", "|",
+                                      "tee", "train.log"])
+    assert flat["reward_funcs"] == ["accuracy", "format"] and flat["vllm_mode"] == "colocate"
+    assert ignored == ["2>&1", "|", "tee", "train.log"]
 
 
 def test_gpus_replaces_the_prefix():

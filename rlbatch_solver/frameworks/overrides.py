@@ -123,6 +123,10 @@ def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[s
     return values, ignored
 
 
+# where the command's arguments end: a redirection or a pipe/list operator (``2>&1 | tee train.log``, ``> log``, ``&``)
+_SHELL_OPERATOR = re.compile(r"^(\d*(>>?|<|>&|<&)\S*|&>>?\S*|\|\|?|&&?|;;?)$")
+
+
 class ListFlag(str):
     """An exported ``--flag a b``: a flag of several values (argparse nargs='+'), its text as one string, with the
     flag and its items kept apart so that the shell gets one word per item (``--reward_funcs accuracy format``, never
@@ -162,7 +166,8 @@ def parse_flag_args(tokens: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
             # HfArgumentParser gives a List field nargs='+'): every item is kept, in order
             items = [parse_scalar(toks[i + 1])]
             i += 2
-            while i < len(toks) and not toks[i].startswith("--") and "=" not in toks[i]:
+            while (i < len(toks) and not toks[i].startswith("--") and "=" not in toks[i]
+                   and not _SHELL_OPERATOR.match(toks[i])):
                 items.append(parse_scalar(toks[i]))
                 i += 1
             values[name] = items if len(items) > 1 else items[0]
