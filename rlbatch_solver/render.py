@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .costmodel.phase import Phase
+from .frameworks.overrides import ListFlag
 from .rules.base import RuleKind, stage_text
 from .rules.ids import tied_followers
 
@@ -39,6 +40,8 @@ def shell_word(arg: str) -> str:
     expand or glob it (``data.val_files=['a', 'b']``, ``trainer.logger=[console,wandb]``); a ``--flag value``
     pair quotes its value only. Double quotes where they suffice (a ``$NAME`` the script left unset still expands
     as it did there), else single quotes."""
+    if isinstance(arg, ListFlag):
+        return " ".join([arg.flag, *(shell_word(item) for item in arg.items)])
     if arg.startswith("-") and " " in arg:
         flag, _, value = arg.partition(" ")
         return f"{flag} {shell_word(value)}"
@@ -800,8 +803,13 @@ def print_fix_conflict(console: Console, report: FixReport) -> None:
             console.print(f"  {escape(shell_word(old))} -> {escape(shell_word(new))}")
     conflict = report.conflict
     if conflict is not None and conflict.rules:
-        minimal = "a minimal set" if conflict.proven_minimal else "a set"
-        console.print(f"These rules cannot all hold ({minimal}; drop any one and the rest can):")
+        if report.status != "infeasible" and conflict.status != "infeasible":
+            # nothing is proven: the rules no candidate met, not a claim that they cannot hold (the line above
+            # says a repair may exist)
+            console.print("The rules no candidate searched met:")
+        else:
+            minimal = "a minimal set" if conflict.proven_minimal else "a set"
+            console.print(f"These rules cannot all hold ({minimal}; drop any one and the rest can):")
         texts = dict(report.conflict_text)
         for r in conflict.rules:
             console.print(f"  [bold]{r.id}[/] ({r.stage.value}): {texts.get(r.id) or r.explanation or r.message}")

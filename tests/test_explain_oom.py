@@ -144,3 +144,36 @@ def test_the_most_specific_frame_names_the_phase_not_the_innermost():
             'File "trl/trainer/grpo_trainer.py", in _get_per_token_logps\n' + CUDA)
     assert read_oom(ref)[0].phase == "ref"
     assert read_oom(loss)[0].phase == "actor_update"
+
+
+ONE_4090_SCRIPT = """python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\
+    data.train_batch_size=32 data.max_prompt_length=512 data.max_response_length=1024 \\
+    actor_rollout_ref.model.path=Qwen/Qwen2.5-1.5B-Instruct actor_rollout_ref.model.use_remove_padding=True \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=16 actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\
+    actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.model.enable_gradient_checkpointing=True \\
+    actor_rollout_ref.actor.fsdp_config.param_offload=True actor_rollout_ref.actor.fsdp_config.optimizer_offload=True \\
+    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.rollout.tensor_model_parallel_size=1 \\
+    actor_rollout_ref.rollout.name=vllm actor_rollout_ref.rollout.gpu_memory_utilization=0.5 actor_rollout_ref.rollout.n=4 \\
+    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 actor_rollout_ref.ref.fsdp_config.param_offload=True \\
+    trainer.n_gpus_per_node=1 trainer.nnodes=1
+"""
+
+
+def test_full_fine_tuning_that_fits_no_24gb_gpu_is_offered_lora(tmp_path):
+    """Qwen2.5-1.5B fully fine-tuned on one RTX 4090 (offload on): the actor update's states alone exceed the GPU.
+    The answer said a repair may exist and, in the next line, that the rules cannot all hold; named as held fixed keys
+    the script never set (use_torch_compile=True, partial_rollout=True, rollout.nnodes=0); and never offered LoRA,
+    the usual way to train 1.5B on one 24 GB GPU."""
+    script = tmp_path / "run.sh"
+    script.write_text(ONE_4090_SCRIPT)
+    res = run("explain", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.64 GiB. GPU 0 has a total "
+              "capacity of 23.65 GiB of which 2.02 GiB is free.", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090",
+              "--time-limit", "5", script)
+    out = res.stdout
+    assert "LoRA instead of full fine-tuning" in out and "actor_rollout_ref.model.lora_rank=32" in out
+    held = next(line for line in out.splitlines() if "held fixed" in line)
+    for unset in ("use_torch_compile", "partial_rollout", "rollout.nnodes", "entropy_checkpointing"):
+        assert unset not in held
+    assert "trainer.n_gpus_per_node=1" in held and "data.max_response_length=1024" in held
+    assert not ("one may exist" in out and "cannot all hold" in out)
+    assert "the fix below is the nearest config that fits" not in out

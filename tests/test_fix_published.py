@@ -194,6 +194,8 @@ def test_every_value_fix_may_propose_is_one_the_framework_accepts(cfg):
             if value is None:
                 continue
             token = fw.assignment(name, value)
+            if token.startswith("("):  # a change said in words ("(drop --vllm_mode)"), never pasted
+                continue
             try:
                 again, _ = fw.parse([*cfg.args(), *token.split()])
                 fw.to_values(again, gpus=cfg.gpus, model=card)

@@ -402,3 +402,17 @@ def test_idle_cluster_gpus_are_warned_and_counted_as_waste():
     full = rb.check(args, framework="openrlhf", gpus=8)
     assert not [v for v in full.violations if v.rule == "openrlhf.advice.gpus_idle"]
     assert waste_of(ORL, full.values) == 0
+
+
+def test_list_flag_survives_to_the_recommended_command(tmp_path):
+    """OpenRLHF's --target_modules is nargs='*' (openrlhf/cli/train_ppo_ray.py): 'v_proj' was read as a stray token
+    and the command recommend printed kept --target_modules q_proj alone."""
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m openrlhf.cli.train_ppo_ray --pretrain Qwen/Qwen2.5-7B-Instruct "
+                      "--actor_num_gpus_per_node 8 --vllm_num_engines 4 --colocate_all_models --lora_rank 16 "
+                      "--target_modules q_proj v_proj --micro_train_batch_size 2 --train_batch_size 128 "
+                      "--rollout_batch_size 128 --n_samples_per_prompt 8 --micro_rollout_batch_size 4\n")
+    checked = run("check", script, "--gpu", "h100", "--model", "qwen2.5-7b")
+    assert "not key=value" not in checked.stdout + checked.stderr
+    out = run("recommend", "--from", script, "--gpu", "h100", "--model", "qwen2.5-7b").stdout
+    assert "--target_modules q_proj v_proj \\\n" in out

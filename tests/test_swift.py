@@ -23,6 +23,7 @@ from clirun import run
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data" / "swift"
+SCRIPTS = ROOT / "tests" / "data" / "scripts" / "swift"
 EXAMPLES = yaml.safe_load((DATA / "hf_examples.yaml").read_text())
 BROKEN = yaml.safe_load((DATA / "broken.yaml").read_text())
 
@@ -187,6 +188,35 @@ def test_parses_pasted_script_forms():
     values = get_framework("swift").to_values(flat, gpus=None, model=None)
     assert values["gpus_per_node"] == 4 and values["nnodes"] == 2 and values["num_generations"] == 8
     assert values["vllm_mode_given"] and not values["vllm_server"]
+    # --reward_funcs is nargs='+' (ms-swift 4.6.0 swift/arguments/rlhf_args.py reward_funcs: List[str]): both kept
+    assert flat["reward_funcs"] == ["accuracy", "format"] and "format" not in ignored
+
+
+@pytest.mark.parametrize("script", ["internal_transformers_1gpu.sh", "vllm_72b_4gpu.sh"])
+def test_list_flags_of_an_example_script_reach_the_exported_command(script):
+    """ms-swift's own examples write --reward_funcs accuracy format: check read 'format' as a stray token, and the
+    command recommend printed kept --reward_funcs accuracy alone (pasting it dropped the format reward)."""
+    path = SCRIPTS / script
+    checked = run("check", path, "--gpu", "a100-80gb", "--model", "qwen2.5-7b")
+    assert "not key=value" not in checked.stdout + checked.stderr
+    out = run("recommend", "--from", path, "--gpu", "a100-80gb", "--model", "qwen2.5-7b").stdout
+    assert "--reward_funcs accuracy format \\" in out
+
+
+def test_list_flag_exports_one_shell_word_per_item():
+    from rlbatch_solver.render import shell_word
+
+    fw = get_framework("swift")
+    flat, ignored = parse_swift_args(["--dataset a#100 'my data/b.jsonl' --reward_weights 1.0 0.5 --lora_rank 8"])
+    assert flat["dataset"] == ["a#100", "my data/b.jsonl"] and flat["reward_weights"] == [1.0, 0.5] and not ignored
+    assert shell_word(fw._flag("dataset", flat["dataset"])) == '--dataset a#100 "my data/b.jsonl"'
+    assert shell_word(fw._flag("reward_weights", flat["reward_weights"])) == "--reward_weights 1.0 0.5"
+    assert shell_word(fw._flag("target_modules", ["all-linear"])) == "--target_modules all-linear"
+    # a list ends where the command does: its output redirected or piped is no item of the last flag
+    flat, ignored = parse_swift_args(["--reward_funcs", "accuracy", "format", "--vllm_mode", "colocate", "2>&1", "|",
+                                      "tee", "train.log"])
+    assert flat["reward_funcs"] == ["accuracy", "format"] and flat["vllm_mode"] == "colocate"
+    assert ignored == ["2>&1", "|", "tee", "train.log"]
 
 
 def test_gpus_replaces_the_prefix():

@@ -313,3 +313,23 @@ def test_a_memory_switch_the_user_sets_is_printed_once(key, value):
                   prompt_length=1024, response_length=1024, fixed={key: value})
     keys = [exported_pair(w)[0] for w in best_command(rb.recommend(sc, time_limit_s=20))[1:]]
     assert keys.count(key) == 1, keys
+
+
+def test_list_flags_survive_to_the_recommended_command(tmp_path):
+    """TRL's HfArgumentParser gives a List field nargs='+' (--reward_funcs a b, --lora_target_modules q v): the second
+    item was read as a stray token and dropped from the command recommend printed."""
+    script = tmp_path / "run.sh"
+    script.write_text("accelerate launch --num_processes 8 -m trl.scripts.grpo --model_name_or_path Qwen/Qwen2.5-7B "
+                      "--dataset_name trl-lib/DeepMath-103K --reward_funcs accuracy_reward think_format_reward "
+                      "--use_peft --lora_target_modules q_proj v_proj --per_device_train_batch_size 4 "
+                      "--num_generations 8 --use_vllm --vllm_mode colocate\n")
+    checked = run("check", script, "--gpu", "h100", "--model", "qwen2.5-7b")
+    assert "not key=value" not in checked.stdout + checked.stderr
+    out = run("recommend", "--from", script, "--gpu", "h100", "--model", "qwen2.5-7b").stdout
+    assert "--reward_funcs accuracy_reward think_format_reward \\\n" in out
+    assert "--lora_target_modules q_proj v_proj \\\n" in out
+    # the --config YAML recommend also writes: a YAML list, as TrlParser fills a List field from it
+    from rlbatch_solver.frameworks.overrides import ListFlag
+
+    fragment = get_framework("trl").export_yaml([ListFlag("--reward_funcs", ["accuracy_reward", "think_format_reward"])])
+    assert "reward_funcs:\n- accuracy_reward\n- think_format_reward\n" in fragment

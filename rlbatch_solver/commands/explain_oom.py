@@ -156,7 +156,7 @@ def _compare(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, m
     _engine_lines(exp, msg, mem)
     _kv_change(exp, report, model)
     if exp.predicted_oom:
-        exp.lines.append("we predicted this out-of-memory: the fix below is the nearest config that fits")
+        exp.lines.append("we predicted this out-of-memory")  # what the fix found is said with it, below
     else:
         exp.lines.append("we predicted this phase fits: a miss of ours, worth reporting with this message and the "
                          "config (docs/accuracy.md lists the misses we know)")

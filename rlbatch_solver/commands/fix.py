@@ -327,6 +327,7 @@ class _Job:
     length_fraction: float
     calibration: "Efficiency | None"
     upgrade: Upgrade | None = None
+    given: frozenset[str] = frozenset()  # the config's own keys (as written, less a leading --)
 
 
 def _job(config: Any, framework: str, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
@@ -345,8 +346,9 @@ def _job(config: Any, framework: str, gpus: int | None, model: str | ModelCard |
     notes: list[str] = list(version_notes)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
+    given = frozenset(str(k).removeprefix("--") for k in flat)
     return _Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
-                upgrade)
+                upgrade, given | {k.replace("-", "_") for k in given})
 
 
 def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_gpus: str | Path | None,
@@ -403,8 +405,12 @@ def _not_answered(report: FixReport, job: _Job, res: RepairResult, ruleset: Rule
     pinned = {n for n, d in domains.items() if len(d) == 1}
     involved = set().union(*(reads_through(ruleset, r) for r in report.conflict.rules))
     variables = job.fw.ruleset.variables
-    report.pinned_in_conflict = {job.fw.native_key(n) if n in variables else n: job.fw.native_value(n, values[n])
-                                 for n in sorted(involved & pinned) if n in values}
+    # only what the user chose is named as held: a key of the config, a --keep pin, the GPU count; a default the
+    # config never mentions (verl's use_torch_compile=True) is no setting of theirs to reconsider
+    report.pinned_in_conflict = {job.fw.native_key(n): job.fw.native_value(n, values[n])
+                                 for n in sorted(involved & pinned) if n in values and n in variables
+                                 and (n in job.kept or job.fw.native_key(n) in job.given
+                                      or (job.fw.is_gpu_count_key(job.fw.native_key(n)) and values[n]))}
     env = ruleset.full_env(values)
     report.conflict_text = [(r.id, format_message(r.message, env)) for r in report.conflict.rules]
     report.relaxations_tried = _relax(job.fw, job.policy, values, kept=job.kept, involved=involved & pinned,
@@ -474,6 +480,11 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
     return res
 
 
+# verl docs/advance/ppo_lora.rst: "set lora_rank to be >= 32" (a 0.5B model at 32 trained as without LoRA); its
+# reference config sets lora_rank=32, lora_alpha=32, target_modules=all-linear, rollout.load_format=safetensors
+LORA_RANK = 32
+
+
 def _relax(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
            spec: CostSpec | None, gpu: str | None, card: ModelCard | None, conflict_ids: list[str], deadline: Deadline,
            extra_gpus: str | Path | None, length_fraction: float = 1.0,
@@ -524,6 +535,12 @@ def _relax(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, 
     hw = hardware_candidates(policy, dict(values))
     hw = {n: c for n, c in hw.items() if n not in kept}
     memory_conflict = any(is_memory_rule_id(i) for i in conflict_ids)
+    if memory_conflict and spec is not None and values.get("lora_rank") == 0 and "lora_rank" not in kept:
+        # full fine-tuning does not fit: LoRA keeps gradients and optimizer states for the adapter only, the usual
+        # way to train on one small GPU
+        attempt("lora", "LoRA instead of full fine-tuning (gradients and optimizer states of the adapter only; "
+                "with it a LoRA alpha, target modules and a learning rate ~10x higher, as the framework's LoRA guide "
+                "sets them)", new_values={**values, "lora_rank": LORA_RANK})
     if hw and (memory_conflict or involved & set(hw) or not tried or not any(t["feasible"] for t in tried)):
         attempt("gpus", "another GPU count (now " + ", ".join(f"{fw.native_key(n)} = {values[n]}" for n in hw) + ")",
                 free=hw)

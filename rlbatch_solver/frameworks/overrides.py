@@ -123,6 +123,25 @@ def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[s
     return values, ignored
 
 
+# where the command's arguments end: a redirection or a pipe/list operator (``2>&1 | tee train.log``, ``> log``, ``&``)
+_SHELL_OPERATOR = re.compile(r"^(\d*(>>?|<|>&|<&)\S*|&>>?\S*|\|\|?|&&?|;;?)$")
+
+
+class ListFlag(str):
+    """An exported ``--flag a b``: a flag of several values (argparse nargs='+'), its text as one string, with the
+    flag and its items kept apart so that the shell gets one word per item (``--reward_funcs accuracy format``, never
+    ``--reward_funcs "accuracy format"``, which the framework would read as one reward function's name)."""
+
+    flag: str
+    items: tuple[str, ...]
+
+    def __new__(cls, flag: str, items: Iterable[Any]) -> ListFlag:
+        words = tuple(str(item) for item in items)
+        obj = super().__new__(cls, " ".join([flag, *words]))
+        obj.flag, obj.items = flag, words
+        return obj
+
+
 def parse_flag_args(tokens: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
     """``--flag value`` / ``--flag=value`` / bare ``--switch`` -> (dict, ignored tokens)."""
     toks = split_tokens(tokens)
@@ -142,12 +161,16 @@ def parse_flag_args(tokens: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
             values[name] = parse_scalar(raw)
             i += 1
         elif i + 1 < len(toks) and not toks[i + 1].startswith("--"):
-            # a value may be a list (``--target_modules a b``): keep the first
-            values[name] = parse_scalar(toks[i + 1])
+            # a value may be a list, an argparse nargs='+' flag (ms-swift's ``--reward_funcs accuracy format``,
+            # swift/arguments/rlhf_args.py ``reward_funcs: List[str]``; TRL's ``--lora_target_modules q_proj v_proj``,
+            # HfArgumentParser gives a List field nargs='+'): every item is kept, in order
+            items = [parse_scalar(toks[i + 1])]
             i += 2
-            while i < len(toks) and not toks[i].startswith("--") and "=" not in toks[i]:
-                ignored.append(toks[i])
+            while (i < len(toks) and not toks[i].startswith("--") and "=" not in toks[i]
+                   and not _SHELL_OPERATOR.match(toks[i])):
+                items.append(parse_scalar(toks[i]))
                 i += 1
+            values[name] = items if len(items) > 1 else items[0]
         else:
             values[name] = True
             i += 1

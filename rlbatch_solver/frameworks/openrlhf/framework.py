@@ -25,7 +25,7 @@ from . import columns, docs, errors, repair, versions
 from .release_flags import RELEASE_FLAGS
 from .rules import RULESET, VARIABLES
 from ..base import Framework, Space, attention_constants, divisors, pow2
-from ..overrides import memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
+from ..overrides import ListFlag, memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
 
 ESTIMATORS, GROUP_ESTIMATORS = versions.ESTIMATORS, versions.GROUP_ESTIMATORS
 # estimator values of older releases
@@ -380,6 +380,8 @@ def flag(key: str, value: Any) -> str | None:
         return None
     if value is True:
         return f"--{key}"
+    if isinstance(value, list):  # an nargs='+' flag (--target_modules q_proj v_proj): one word per item
+        return ListFlag(f"--{key}", [_fmt(v) for v in value])
     return f"--{key} {_fmt(value)}"
 
 

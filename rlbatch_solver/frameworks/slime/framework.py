@@ -17,7 +17,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Value
 from ..base import Framework, Space, pow2
-from ..overrides import flag_bool, flag_float, flag_int, memory_share_permille, parse_flag_args, whole_number
+from ..overrides import ListFlag, flag_bool, flag_float, flag_int, memory_share_permille, parse_flag_args, whole_number
 from . import columns, docs, errors, repair
 from .rules import DECIDED, RULESET, VARIABLES, VERSION
 
@@ -303,7 +303,10 @@ class SlimeFramework(Framework):
         for key, value in (space.fixed_native if space else {}).items():
             if value is None or value is False:
                 continue
-            out.append(f"--{key}" if value is True else f"--{key} {value}")
+            if isinstance(value, list):  # an nargs='+' flag: one word per item
+                out.append(ListFlag(f"--{key}", [str(v) for v in value]))
+            else:
+                out.append(f"--{key}" if value is True else f"--{key} {value}")
         return out
 
     def is_gpu_count_key(self, key: str) -> bool:

@@ -29,7 +29,7 @@ from . import columns, docs, errors, repair
 from .rules import RULESET as HF_RULESET
 from .rules_megatron import RULESET as MEGATRON_RULESET
 from ..base import Framework, Space, pow2
-from ..overrides import flag_bool, flag_float, flag_int, parse_flag_args, parse_scalar, resolve_algorithm, split_tokens
+from ..overrides import ListFlag, flag_bool, flag_float, flag_int, parse_flag_args, parse_scalar, resolve_algorithm, split_tokens
 
 ENV_KEYS = ("NPROC_PER_NODE", "NNODES")
 _ENV = re.compile(r"^([A-Z_][A-Z0-9_]*)=(.*)$")
@@ -320,9 +320,13 @@ class SwiftFramework(Framework):
                     "sequence_parallel_size", "padding_free", "use_vllm", "vllm_tp"]
 
     def _flag(self, key: str, value: Any) -> str:
-        if isinstance(value, bool):
-            value = "true" if value else "false"
-        return f"--{key} {value}"
+        if isinstance(value, list):  # an nargs='+' flag (--reward_funcs accuracy format): one word per item
+            return ListFlag(f"--{key}", [self._word(v) for v in value])
+        return f"--{key} {self._word(value)}"
+
+    @staticmethod
+    def _word(value: Any) -> str:
+        return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
     ALWAYS = {"per_device_train_batch_size", "gradient_accumulation_steps", "num_generations", "use_vllm"}
 

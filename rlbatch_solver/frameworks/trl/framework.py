@@ -28,7 +28,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import RuleSet, Value, bool_names, optional_names
 from ..base import Space
-from ..overrides import flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
+from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import SwiftFramework, _present, read_flags
 from . import columns, docs, errors, placement, repair, versions
@@ -487,6 +487,9 @@ class TrlFramework(SwiftFramework):
         for arg in native:
             key, _, raw = arg[2:].partition(" ")
             if key in ACCELERATE_FLAGS:
+                continue
+            if isinstance(arg, ListFlag):  # a List field (--reward_funcs a b): a YAML list, one entry per item
+                fields[key] = [_yaml_value(item) for item in arg.items]
                 continue
             fields[key] = _yaml_value(raw) if raw else True
         return yaml.safe_dump(fields, sort_keys=False)
