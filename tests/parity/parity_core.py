@@ -123,6 +123,17 @@ class Report:
         return "\n".join(lines)
 
 
+def flag_argv(case: Mapping[str, Any]) -> list[str]:
+    """A case's flags as a command line (argparse's form): a switch bare when on, left out when off."""
+    out: list[str] = []
+    for key, value in case.items():
+        if value is True:
+            out.append(f"--{key}")
+        elif value is not False and value is not None:
+            out += [f"--{key}", str(value)]
+    return out
+
+
 def near(rng: random.Random, x: int, lo: int = 1) -> int:
     """``x`` or one of its neighbours (a divisibility edge), at least ``lo``."""
     return max(lo, x + rng.choice((-1, 0, 0, 0, 1)))

@@ -31,7 +31,7 @@ from datetime import datetime
 from typing import Any, Iterator, Mapping
 from unittest import mock
 
-from parity_core import Allowed, Oracle, Verdict, multiple_near, near
+from parity_core import Allowed, Oracle, Verdict, flag_argv, multiple_near, near
 
 from rlbatch_solver.frameworks.openrlhf.framework import release_key
 
@@ -96,17 +96,6 @@ class _ParseArgv(ast.NodeTransformer):
         elif isinstance(f, ast.Name) and f.id == "train":
             node.func = ast.Name("__train__", ast.Load())
         return node
-
-
-def flag_argv(case: Mapping[str, Any]) -> list[str]:
-    """A case's flags as a command line: a switch bare when on, left out when off."""
-    out = []
-    for key, value in case.items():
-        if value is True:
-            out.append(f"--{key}")
-        elif value is not False and value is not None:
-            out += [f"--{key}", str(value)]
-    return out
 
 
 class TrainPPORayOracle(abc.ABC):

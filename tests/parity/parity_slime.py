@@ -35,7 +35,7 @@ import types
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from parity_core import Allowed, Oracle, Verdict, divisor_near, multiple_near, near
+from parity_core import Allowed, Oracle, Verdict, divisor_near, flag_argv, multiple_near, near
 
 SLIME_ARGS = frozenset({
     "slime.args.dynamic_batch_needs_max_tokens", "slime.args.balance_by_flops_needs_dynamic_batch",
@@ -133,16 +133,6 @@ def slime_cases(seed: int, count: int) -> Iterator[tuple[dict[str, Any], dict[st
         yield case, {"lengths_seed": rng.randrange(1 << 30)}
 
 
-def argv(case: Mapping[str, Any]) -> list[str]:
-    out: list[str] = []
-    for key, value in case.items():
-        if value is True:
-            out.append(f"--{key}")
-        elif value is not False and value is not None:
-            out += [f"--{key}", str(value)]
-    return out
-
-
 @contextlib.contextmanager
 def _stubbed(names: Mapping[str, Mapping[str, Any]]):
     """``sys.modules`` entries for the modules slime's argument module imports at its top and no check reads."""
@@ -201,7 +191,7 @@ class SlimeOracle:
                          ("--debug-rollout-only", {"action": "store_true"}),
                          ("--debug-train-only", {"action": "store_true"})):
             parser.add_argument(flag, **kw)
-        args, _ = parser.parse_known_args(argv(case) + ["--ref-load", self._ref, "--num-rollout", "1"])
+        args, _ = parser.parse_known_args(flag_argv(case) + ["--ref-load", self._ref, "--num-rollout", "1"])
         return args
 
     def _validated(self, case: Mapping[str, Any]) -> tuple[Verdict, argparse.Namespace | None]:
