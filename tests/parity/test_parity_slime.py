@@ -10,8 +10,8 @@ if not (os.environ.get("SLIME_SRC") or os.environ.get("MEGATRON_CORE_DIR")):
     pytest.skip("slime parity needs SLIME_SRC (slime v0.3.1's source) and/or MEGATRON_CORE_DIR (megatron-core "
                 "0.16.0 installed with --target): see docs/parity.md", allow_module_level=True)
 
-from parity_core import assert_parity, run_parity  # noqa: E402
-from parity_slime import (ALLOWED, CALCULATOR, SCHEDULE, SGLANG_ARGS, SLIME_ARGS, argv,  # noqa: E402
+from parity_core import assert_parity, flag_argv, run_parity  # noqa: E402
+from parity_slime import (ALLOWED, CALCULATOR, SCHEDULE, SGLANG_ARGS, SLIME_ARGS,  # noqa: E402
                           oracle_from_environment, slime_cases)
 
 from rlbatch_solver.frameworks import get_framework  # noqa: E402
@@ -21,7 +21,7 @@ from rlbatch_solver.rules.base import Stage  # noqa: E402
 def test_parity_slime(parity_budget):
     count, seed = parity_budget
     oracle = oracle_from_environment()
-    report = run_parity("slime", slime_cases(seed, count), oracle.oracles(), seed=seed, ours_input=argv)
+    report = run_parity("slime", slime_cases(seed, count), oracle.oracles(), seed=seed, ours_input=flag_argv)
     assert_parity(report, count)
 
 

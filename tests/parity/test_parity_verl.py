@@ -10,10 +10,12 @@ from parity_core import assert_parity, run_parity  # noqa: E402
 from parity_verl import (ALLOWED, DRIVER_FSDP, DRIVER_MEGATRON, LEGACY_DRIVER_FSDP, VERSION, VerlOracle,  # noqa: E402
                          verl_cases)
 
-from rlbatch_solver.frameworks.verl.versions import resolve, ruleset_for  # noqa: E402
+from rlbatch_solver.frameworks.base import resolve_release  # noqa: E402
+from rlbatch_solver.frameworks.verl import versions  # noqa: E402
+from rlbatch_solver.frameworks.verl.versions import ruleset_for  # noqa: E402
 from rlbatch_solver.rules.base import Severity, Stage  # noqa: E402
 
-PACK, _ = resolve(".".join(str(x) for x in VERSION))
+PACK, _ = resolve_release(".".join(str(x) for x in VERSION), versions)
 LEGACY = VERSION < (0, 8)
 
 
