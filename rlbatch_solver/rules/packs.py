@@ -4,10 +4,25 @@ their texts moved to the older release; variables and derived quantities replace
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
 from .base import Derived, Rule, VarSpec
+
+
+@dataclass(frozen=True)
+class Pack:
+    """What one release does differently from the next newer release's we follow (TRL's and OpenRLHF's packs; verl's
+    edits its FSDP and Megatron rules apart and has its own)."""
+
+    version: str
+    edits: str  # the release this pack edits
+    drop: frozenset[str] = frozenset()
+    rules: tuple[Rule, ...] = ()  # new or replacing (same id)
+    derived: tuple[Derived, ...] = ()  # replacing (same name) or new, after the base's
+    variables: tuple[tuple, ...] = ()  # (name, key, kind, default, optional, description): replacing or new
+    sources: tuple[tuple[str, str], ...] = ()  # (old, new) substrings of the kept rules' sources
+    summary: str = ""
 
 
 def edit_variables(variables: Mapping[str, VarSpec], new: Iterable[tuple], *,

@@ -56,7 +56,7 @@ from typing import Iterable, Mapping
 
 from ...rules.base import Rule, RuleSet, Stage, is_set
 from ...rules.expr import divides
-from ...rules.packs import edit_rules, edit_variables, rule_changes
+from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
 from . import rules as R
 from .release_flags import RELEASE_FLAGS
 
@@ -135,19 +135,6 @@ RELEASES = {
     "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",),
                      group_estimators=frozenset(), vllm="0.4.2"),
 }
-
-
-@dataclass(frozen=True)
-class Pack:
-    """What one release's train_ppo_ray does differently from the next newer release's we follow."""
-
-    version: str
-    edits: str
-    drop: frozenset[str] = frozenset()
-    rules: tuple[Rule, ...] = ()  # new or replacing (same id)
-    variables: tuple[tuple, ...] = ()  # (name, key, kind, default, optional, description): replacing
-    sources: tuple[tuple[str, str], ...] = ()  # (old, new) substrings of the kept rules' sources
-    summary: str = ""
 
 
 V, D = R.V, R.D
@@ -399,7 +386,8 @@ def ruleset_for(version: str) -> RuleSet:
     base = ruleset_for(pack.edits)
     rules = edit_rules(base.rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
                        release=(f"OpenRLHF {pack.edits}", f"OpenRLHF {version}"))
-    return RuleSet("openrlhf", version, edit_variables(base.variables, pack.variables), list(base.derived), rules)
+    return RuleSet("openrlhf", version, edit_variables(base.variables, pack.variables),
+                   edit_derived(base.derived, pack.derived), rules)
 
 
 def changes(version: str) -> dict[str, list[tuple[str, str]]]:

@@ -41,7 +41,7 @@ from typing import Iterable, Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
 from ...rules.expr import BoolVar, IntVar, divides
-from ...rules.packs import edit_derived, edit_rules, edit_variables, rule_changes
+from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
 from . import rules as R
 from .fields import GRPO_SCRIPT_OPTIONS
 from .release_fields import RELEASE_FIELDS
@@ -92,20 +92,6 @@ RELEASES = {
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
     "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900, grad_ckpt=False),
 }
-
-
-@dataclass(frozen=True)
-class Pack:
-    """What one release's GRPO does differently from the next newer release's we follow."""
-
-    version: str
-    edits: str
-    drop: frozenset[str] = frozenset()
-    rules: tuple[Rule, ...] = ()  # new or replacing (same id)
-    derived: tuple[Derived, ...] = ()  # replacing (same name) or new, after the base's
-    variables: tuple[tuple, ...] = ()  # (name, key, kind, default, optional, description): replacing or new
-    sources: tuple[tuple[str, str], ...] = ()  # (old, new) substrings of the kept rules' sources
-    summary: str = ""
 
 
 def _removed_fields(version: str, source: str) -> Rule:
