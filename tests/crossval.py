@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -120,14 +121,12 @@ def fixed_ceiling(points: Sequence[Cached]) -> float:
     absorbs the phases' own misses (the step totals ask for 22 s where the sources that time their phases measure a
     median of 6 s), and a step that large flattens the growth with the response limit that the sources measure.
     Without such points, BOUNDS."""
-    rest = sorted(c.measured["step"] - sum(c.measured[str(p)] for p in timed)
-                  for c in points for timed in [[p for p in c.seconds if p in SCALE_OF and c.seconds[p] > 0]]
-                  if "step" in c.measured and timed and all(str(p) in c.measured for p in timed))
+    rest = [c.measured["step"] - sum(c.measured[str(p)] for p in timed)
+            for c in points for timed in [[p for p in c.seconds if p in SCALE_OF and c.seconds[p] > 0]]
+            if "step" in c.measured and timed and all(str(p) in c.measured for p in timed)]
     if not rest:
         return BOUNDS["step_fixed_s"][1]
-    mid = len(rest) // 2
-    median = rest[mid] if len(rest) % 2 else (rest[mid - 1] + rest[mid]) / 2
-    return min(max(median, 0.0), BOUNDS["step_fixed_s"][1])
+    return min(max(statistics.median(rest), 0.0), BOUNDS["step_fixed_s"][1])
 
 
 def fit(points: Sequence[Cached]) -> dict[str, float]:
