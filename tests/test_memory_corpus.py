@@ -291,6 +291,24 @@ def test_verl_0_3_to_0_5_price_their_own_defaults_eager_rollout_and_0_3s_entropy
     assert _case("verl-megatron_3124_qwen2_5_32b_grpo_8xh20").framework == "verl-megatron==0.6.1"
 
 
+def test_verl_megatron_reports_of_the_0_5_0_code_keep_its_eager_rollout():
+    """Issue 3104's traceback is verl 0.5.0's pip release line for line (site-packages verl/trainer/main_ppo.py lines
+    40, 74, 239; ppo/ray_trainer.py line 917 ``self.actor_rollout_wg.init_model()``) and issue 2865 ran the Qwen3-30B-A3B
+    example of 2025-07-22 on 2025-08-01, before verl PR #2956 (2025-08-08) turned rollout.enforce_eager off: both run
+    0.5.0's default, no CUDA graphs, which 0.6.1's pack priced (0.8-0.9 GiB in every phase). 3104 (died at start-up
+    while vLLM built its weights) stays predicted OOM without them."""
+    graphs = "CUDA graphs (outside budget)"
+    for name in ("verl-megatron_3104_qwen3_30b_a3b_grpo_2x8xh20", "verl-megatron_2865_qwen3_30b_a3b_grpo_4x8xh100"):
+        c = _case(name)
+        assert c.framework == "verl-megatron==0.5.0" and c.release == "0.5.0", name
+        assert not any("enforce_eager" in a for a in c.args), name
+        own, later = _check(name).memory, rb_check(c, "verl-megatron==0.6.1").memory
+        assert own.phases["rollout"].get(graphs, 0) == 0 < later.phases["rollout"][graphs], name
+        assert later.peaks["rollout"] - own.peaks["rollout"] == pytest.approx(later.phases["rollout"][graphs]), name
+    c = _case("verl-megatron_3104_qwen3_30b_a3b_grpo_2x8xh20")
+    assert c.phase == "engine_init" and not _check(c.name).memory.fits
+
+
 def test_verl_0_2_keeps_only_the_kv_cache_of_an_engine_that_does_not_free_it():
     """verl 0.2's sharding manager drops the vLLM weights and empties torch's cache after each rollout
     (fsdp_vllm.py __exit__): with free_cache_engine=False the training phases hold the KV cache only. reft-exp's

@@ -36,6 +36,11 @@ UNDATED = {
         "a Megatron PPO run of verl 0.4.1 whose critic keeps the default layout (TP=PP=1) under an actor of TP 2 x "
         "PP 2: the legacy workers ran the critic on the actor's layout, 0.9.1's engines refuse the mismatch "
         "(verl.megatron.critic_parallel_matches_actor); every key it sets is in 0.9.1's config",
+    "verl-megatron_3104_qwen3_30b_a3b_grpo_2x8xh20":
+        "a Megatron GRPO run of verl 0.5.0 whose reference keeps the example's PP 2 under an actor of PP 1: 0.5.0's "
+        "megatron_workers.py builds the reference on the actor's parallel state (mpu.initialize_model_parallel with the "
+        "actor's sizes), 0.9.1's engines refuse the mismatch (verl.megatron.ref_parallel_matches_actor); every key it "
+        "sets is in 0.9.1's config",
 }
 
 # verl 0.2 configs whose keys show only "0.5 or older" (0.2's keys are 0.3-0.5's too): checked with 0.6.1, the nearest
