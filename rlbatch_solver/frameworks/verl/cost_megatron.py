@@ -23,16 +23,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ...costmodel.constants import MCORE_RECOMPUTE_MODULES
 from ...costmodel.phase import Phase
-from ...errors import InputError
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
 from ...costmodel.tables import CostSpec
 from ...rules.base import Value, bool_names, optional_names
 from .rules_megatron import ANY_VARIABLES
-from ..cost_common import token_budget
+from ..cost_common import DEFAULT_RECOMPUTE_MODULES, modules_code, recompute_modules, token_budget
 
 # verl 0.3's Megatron actor computes the entropy in every update whatever actor.entropy_coeff (0.3.0.post1
 # verl/workers/actor/megatron_actor.py:MegatronPPOActor.forward_backward_batch loss_func,
@@ -119,29 +117,6 @@ def recompute_modules_code(flat: Mapping[str, Any]) -> int:
     return modules_code(flat.get(RECOMPUTE_MODULES_KEY), RECOMPUTE_MODULES_KEY)
 
 
-def modules_code(raw: Any, field: str) -> int:
-    """A recompute_modules value (a list, or its Hydra/CLI text ``[core_attn,moe]``) as a bit set."""
-    if raw is None:
-        names = ["core_attn"]
-    elif isinstance(raw, (list, tuple)):
-        names = [str(x) for x in raw]
-    else:
-        names = [x.strip().strip("'\"") for x in str(raw).strip().strip("[]").replace(" ", ",").split(",")]
-    code = 0
-    for name in (n for n in names if n and n.lower() not in ("none", "null")):
-        if name not in MCORE_RECOMPUTE_MODULES:
-            raise InputError(field, f"'{name}' is not a megatron-core recompute module.",
-                             f"use names from {', '.join(MCORE_RECOMPUTE_MODULES)}.")
-        code |= 1 << MCORE_RECOMPUTE_MODULES.index(name)
-    return code
-
-
-def recompute_modules(code: int) -> tuple[str, ...]:
-    """The module names of a ``megatron_recompute_modules`` bit set."""
-    return tuple(n for i, n in enumerate(MCORE_RECOMPUTE_MODULES) if int(code) >> i & 1)
-
-
-DEFAULT_RECOMPUTE_MODULES = modules_code(None, "")
 
 
 def _unset_none(v: Mapping[str, Value], name: str) -> int | None:
