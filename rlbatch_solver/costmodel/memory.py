@@ -212,7 +212,9 @@ def _mcore_recompute_drops(m: "ModelCard", h: int, qkv_dim: int, mc_moe: int, mc
         "mla_up_proj": up_proj,
     }
     dense = {"mlp": mc_dense, "layernorm": mla_in, "mla_up_proj": up_proj}
-    return tuple((k, v) for k, v in moe.items() if v > 0), tuple((k, v) for k, v in dense.items() if v > 0)
+    moe_layers = any(m.is_moe_layer(i) for i in range(m.num_hidden_layers))
+    return (tuple((k, v) for k, v in moe.items() if v > 0 and moe_layers),
+            tuple((k, v) for k, v in dense.items() if v > 0))
 
 
 def mcore_recompute_drop(mc: ModelConsts, modules) -> tuple[float, float]:
