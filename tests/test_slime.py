@@ -15,6 +15,7 @@ import pytest
 from bruteforce import assert_enumerate_equals_checker, assert_tables_match_cost_model
 from clirun import run
 
+import rlbatch_solver as rb
 from rlbatch_solver.api import prepare
 from rlbatch_solver.catalog.gpus import load_gpu as get_gpu
 from rlbatch_solver.costmodel import sglang_defaults
@@ -313,3 +314,25 @@ def test_a_space_where_nothing_fits_says_the_floor_not_a_traceback():
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert "No valid config fits" in out.stdout
     assert "slime.memory.actor_update: needs at least" in out.stdout
+
+
+def test_recompute_modules_reach_verl_megatrons_cost_terms_and_export_as_flags():
+    """Megatron-LM's --recompute-modules (nargs='*', default megatron-core's ["core_attn"]) with selective recompute:
+    "mlp" drops a dense model's MLP activations; export writes the names back; an unknown name is an input error."""
+    sel = BASE + ["--recompute-granularity", "selective"]
+
+    def update(tokens):
+        r = rb.check(tokens, framework="slime", model="qwen3-4b", gpu="h100")
+        phase = r.memory.phases["actor_update"]
+        return sum(b for t, b in phase.items() if t.startswith("activations"))
+
+    assert values(sel)["megatron_recompute_modules"] == 1
+    assert update(sel + ["--recompute-modules", "core_attn"]) == update(sel)
+    assert update(sel + ["--recompute-modules", "core_attn", "mlp"]) < update(sel)
+    v = values(sel + ["--recompute-modules", "core_attn", "mlp"])
+    assert FW.assignment("megatron_recompute_modules", v["megatron_recompute_modules"]) == \
+        "--recompute-modules core_attn mlp"
+    assert FW.assignment("megatron_recompute_modules", 1) == ""
+    with pytest.raises(InputError) as exc:
+        values(sel + ["--recompute-modules", "attention"])
+    assert exc.value.field == "recompute-modules"

@@ -250,3 +250,21 @@ def test_rules_doc_is_in_sync():
 def test_framework_names():
     assert get_framework("swift-megatron").version == "4.6.0"
     assert get_framework("Swift").name == "swift"
+
+
+def test_recompute_modules_reach_the_memory_model():
+    """--recompute_modules (MegatronArguments default ['core_attn'], copied into megatron-core's TransformerConfig by
+    name): with ms-swift's default selective recompute, "moe" on a MoE model drops each MoE layer's block, and a name
+    megatron-core does not know is refused."""
+    flags = tokens(BASE_FLAGS) + ["--micro_batch_size", "2", "--expert_model_parallel_size", "8"]
+
+    def update(*extra):
+        r = check(flags + list(extra), model="qwen3-30b-a3b", gpu="h100")
+        return r.memory.phases["actor_update"]["activations"]
+
+    default = update()
+    assert update("--recompute_modules", "core_attn") == default
+    assert update("--recompute_modules", "core_attn", "moe") < 0.5 * default
+    with pytest.raises(rb.InputError) as exc:
+        update("--recompute_modules", "attention")
+    assert exc.value.field == "recompute_modules"

@@ -309,3 +309,39 @@ def test_fused_kernels_drop_the_logits_tensor():
     padded = terms(replace(fused, **{f"{AR}.model.use_remove_padding": False}))
     assert padded["old_log_prob"]["logits+entropy"] == terms(
         replace(cfg, **{f"{AR}.model.use_remove_padding": False}))["old_log_prob"]["logits+entropy"]
+
+
+def test_recompute_modules_reach_the_memory_model_and_an_unknown_one_is_refused():
+    """override_transformer_config.recompute_modules (megatron-core TransformerConfig.recompute_modules, default
+    [core_attn]) is read with selective recompute: on a MoE model "moe" drops each MoE layer's block but its input,
+    "moe_act" only the experts' SwiGLU outputs (less), "mlp" nothing (it skips MoE layers); on a dense model "mlp"
+    drops the MLP's; full recompute ignores the list. megatron-core refuses a name it does not know, so do we."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.memory import mcore_recompute_drop, model_consts
+
+    moe = model_consts(load_model("qwen3-30b-a3b"))
+    dense = model_consts(load_model("qwen2.5-7b"))
+    assert mcore_recompute_drop(moe, ["core_attn"]) == (0, 0) == mcore_recompute_drop(moe, ["mlp"])
+    whole, act = mcore_recompute_drop(moe, ["moe"])[0], mcore_recompute_drop(moe, ["moe_act"])[0]
+    assert 0 < act < whole == mcore_recompute_drop(moe, ["moe", "moe_act"])[0]
+    assert mcore_recompute_drop(dense, ["mlp"])[0] > 0 == mcore_recompute_drop(dense, ["moe", "moe_act"])[0]
+
+    key = f"{MG}.override_transformer_config"
+    cfg = parallel(pp=1, **{f"+{key}.recompute_granularity": "selective"})  # one stage: its activations term
+
+    def update_activations(*extra):
+        r = rb.check(cfg + list(extra), framework="verl-megatron", model="qwen2.5-7b", gpu="h100")
+        return r.memory.phases["actor_update"]["activations"]
+
+    default = update_activations()
+    assert update_activations(f"{key}.recompute_modules=[core_attn]") == default
+    assert update_activations(f"{key}.recompute_modules=[core_attn,mlp]") < default
+    full = [f"{key}.recompute_granularity=full", f"{key}.recompute_method=uniform", f"{key}.recompute_num_layers=1"]
+    r = rb.check(cfg + full, framework="verl-megatron", model="qwen2.5-7b", gpu="h100")
+    r2 = rb.check(cfg + full + [f"{key}.recompute_modules=[mlp]"], framework="verl-megatron", model="qwen2.5-7b",
+                  gpu="h100")
+    assert r.memory.peaks == r2.memory.peaks
+    with pytest.raises(rb.InputError) as exc:
+        rb.check(cfg + [f"{key}.recompute_modules=[core_attn,attention]"], framework="verl-megatron",
+                 model="qwen2.5-7b", gpu="h100")
+    assert exc.value.field == f"{key}.recompute_modules" and "attention" in str(exc.value)

@@ -88,6 +88,14 @@ ACT_RECOMPUTE_OVERLAPS_LOGITS = False
 # megatron-core's gated MLP saves fc1's output (gate and up, 2 x ffn) and the SwiGLU output (ffn)
 # in bf16 (megatron/core/transformer/mlp.py MLP.forward): 6 bytes per ffn unit per token.
 MCORE_MLP_BYTES_PER_FFN = 3 * BF16
+# Of those, the SwiGLU output (bf16, ffn): what megatron-core's ``moe_act`` selective recompute discards for the
+# routed experts (megatron/core/transformer/moe/experts.py TEGroupedMLP.forward: CheckpointWithoutOutput around
+# the activation, its output freed after linear_fc2 and recomputed in backward; fc1's output stays saved).
+MCORE_SWIGLU_OUT_BYTES_PER_FFN = BF16
+# megatron-core selective recompute_modules (TransformerConfig.recompute_modules; default ["core_attn"]; 0.12-0.13
+# allow the first six, 0.14 adds "shared_experts"): the names a config may give, in the bit order of the
+# frameworks' module-set variable (verl ``megatron_recompute_modules``).
+MCORE_RECOMPUTE_MODULES = ("core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts")
 
 # --------------------------------------------------------------------------- logits / entropy
 # Bytes per logit (one entry of the [tokens, vocab/tp] logits of a micro batch).

@@ -71,6 +71,11 @@ class ModelConsts:
     attn_flops_coeff: int  # forward attention FLOPs per sequence = coeff * s^2
     act_all_layers_mcore: int = 0  # the same per token, as megatron-core saves it (bf16 norms, fused SwiGLU)
     act_trained_norms: int = 0  # one layer's extra bytes per token when its RMSNorm weights train (full fine-tune)
+    # megatron-core selective recompute: bytes per token each recompute module drops from one MoE / one dense layer
+    # of ``act_all_layers_mcore`` ((module, bytes) pairs; ``mcore_recompute_drop``), and how many layers are MoE
+    mcore_drops_moe: tuple = ()
+    mcore_drops_dense: tuple = ()
+    moe_layers: int = 0
 
 
 _CONSTS: dict = {}
@@ -119,6 +124,7 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
     mc_moe = (C.BF16 * h + C.ACT_ROUTER_BYTES_PER_EXPERT * m.num_experts
               + m.num_experts_per_tok * (C.BF16 * h + C.MCORE_MLP_BYTES_PER_FFN * m.moe_intermediate_size)
               + m.num_shared_experts * C.MCORE_MLP_BYTES_PER_FFN * shared)
+    drops_moe, drops_dense = _mcore_recompute_drops(m, h, q_dim + k_dim + v_dim, mc_moe, mc_dense, shared)
     mcore_total = 0
     per_layer = []
     ffn_eff_max = 0
@@ -161,7 +167,67 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
         attn_flops_coeff=4 * q_dim * L,
         act_all_layers_mcore=mcore_total,
         act_trained_norms=trained_norms,
+        mcore_drops_moe=drops_moe,
+        mcore_drops_dense=drops_dense,
+        moe_layers=sum(1 for i in range(L) if m.is_moe_layer(i)),
     )
+
+
+def _mcore_recompute_drops(m: "ModelCard", h: int, qkv_dim: int, mc_moe: int, mc_dense: int,
+                           shared: int) -> tuple[tuple, tuple]:
+    """What each megatron-core selective recompute module drops from one MoE layer's and one dense layer's saved
+    activations (bytes per token, of ``act_all_layers_mcore``), read from megatron-core 0.13.0 (0.12.2 the same;
+    0.14.0 adds shared_experts) with the Transformer Engine layer spec verl and ms-swift build
+    (models/gpt/gpt_layer_specs.py get_gpt_layer_with_transformer_engine_spec: the norm before attention and a dense
+    MLP's norm are fused into their first linear, IdentityOp in the layer; a MoE layer's pre-MLP norm and an MLA
+    layer's input norm are separate TENorms):
+
+    - ``moe`` (transformer/moe/moe_layer.py MoELayer.forward: tensor_parallel.checkpoint of route, dispatch, experts
+      and combine): the layer keeps only its input, the pre-MLP norm's output; router, permuted tokens, the experts'
+      fc1/SwiGLU outputs and the shared experts go (``mc_moe - 2h``).
+    - ``moe_act`` (moe/experts.py TEGroupedMLP.forward, CheckpointWithoutOutput): the routed experts' SwiGLU outputs.
+    - ``shared_experts`` (0.14.0 moe_layer.py, tensor_parallel.checkpoint of the shared experts): their fc1/SwiGLU.
+    - ``mlp`` (transformer_layer.py TransformerLayer._forward_mlp; dense MLPs only, not a MoELayer): the checkpoint
+      keeps the MLP's input, which the fused norm keeps anyway; the norm's output and fc1/SwiGLU outputs go.
+    - ``layernorm`` (TransformerLayer._forward_attention / _forward_mlp, CheckpointWithoutOutput on input_layernorm
+      and pre_mlp_layernorm unless IdentityOp): the separate norms' bf16 outputs (a MoE layer's pre-MLP norm, MLA's
+      input norm); a fused norm has none to drop.
+    - ``mla_up_proj`` (multi_latent_attention.py MLASelfAttention.get_query_key_value_tensors,
+      CheckpointWithoutOutput): q, k and v after the up projections and RoPE.
+    - ``core_attn`` (attention.py Attention._checkpointed_attention_forward): nothing, as selective recompute always
+      was here: the flash kernel saves q, k, v, its output and the softmax statistics; the checkpoint keeps q, k, v
+      and linear_proj keeps the output, so only the statistics go (4 B per head, a rounding).
+
+    ``tensor_parallel.checkpoint`` saves its inputs and reruns the function in backward; ``CheckpointWithoutOutput``
+    frees its output's storage, every saved reference to it, until the consumer's backward
+    (core/tensor_parallel/random.py CheckpointFunction, CheckpointWithoutOutput)."""
+    norm_out = C.BF16 * h
+    mla_in = norm_out if m.is_mla else 0
+    up_proj = C.BF16 * qkv_dim if m.is_mla else 0
+    moe = {
+        "moe": mc_moe - norm_out,
+        "moe_act": m.num_experts_per_tok * C.MCORE_SWIGLU_OUT_BYTES_PER_FFN * m.moe_intermediate_size,
+        "shared_experts": m.num_shared_experts * C.MCORE_MLP_BYTES_PER_FFN * shared,
+        "layernorm": norm_out + mla_in,
+        "mla_up_proj": up_proj,
+    }
+    dense = {"mlp": mc_dense, "layernorm": mla_in, "mla_up_proj": up_proj}
+    moe_layers = any(m.is_moe_layer(i) for i in range(m.num_hidden_layers))
+    return (tuple((k, v) for k, v in moe.items() if v > 0 and moe_layers),
+            tuple((k, v) for k, v in dense.items() if v > 0))
+
+
+def mcore_recompute_drop(mc: ModelConsts, modules) -> tuple[float, float]:
+    """Bytes per token that megatron-core's selective recompute of ``modules`` drops: over all layers, and the most
+    one layer drops (what its backward recomputes). ``moe`` checkpoints the whole MoE layer, so ``moe_act`` and
+    ``shared_experts`` drop nothing more beside it."""
+    chosen = set(modules)
+    if "moe" in chosen:
+        chosen -= {"moe_act", "shared_experts"}
+    moe = sum(v for k, v in mc.mcore_drops_moe if k in chosen)
+    dense = sum(v for k, v in mc.mcore_drops_dense if k in chosen)
+    n_dense = mc.layers - mc.moe_layers
+    return moe * mc.moe_layers + dense * n_dense, max(moe if mc.moe_layers else 0, dense if n_dense else 0)
 
 
 # ----------------------------------------------------------------------------- report
@@ -436,14 +502,34 @@ def _ref_param_bytes(plan: Plan, mc: ModelConsts, critic: bool = False) -> float
 def megatron_layer_activation_bytes(plan: Plan, mc: ModelConsts) -> float:
     """Saved activation bytes per token of one average decoder layer on one GPU (Korthikanti et
     al. 2022, Table 2): sequence parallel splits every term by TP; without it only 24 of the 34
-    units are split; full recompute keeps the layer input (2 B x h, split by TP with SP)."""
+    units are split; full recompute keeps the layer input (2 B x h, split by TP with SP); selective
+    recompute drops what its ``recompute_modules`` drop (``mcore_recompute_drop``)."""
     tp = max(1, plan.tp)
     sp = plan.sequence_parallel or tp == 1
     if plan.recompute == "full":
         return C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / (tp if sp else 1)
-    layer = mc.act_all_layers_mcore / max(1, mc.layers)
-    # selective recompute drops attention's s^2 terms, which flash attention never stores: same count
-    return layer / tp if sp else layer * (10 + 24 / tp) / 34
+    total = mc.act_all_layers_mcore
+    if plan.recompute == "selective":
+        total -= mcore_recompute_drop(mc, plan.recompute_modules)[0]
+    layer = total / max(1, mc.layers)
+    return _megatron_split(plan, layer)
+
+
+def _megatron_split(plan: Plan, per_token: float) -> float:
+    """One GPU's share of per-token layer activations under TP: all of them split with sequence parallel, only 24
+    of Korthikanti's 34 units without."""
+    tp = max(1, plan.tp)
+    return per_token / tp if plan.sequence_parallel or tp == 1 else per_token * (10 + 24 / tp) / 34
+
+
+def megatron_recomputed_layer_bytes(plan: Plan, mc: ModelConsts) -> float:
+    """Bytes per token of the one layer a Megatron backward recomputes on top of the saved activations: the whole
+    largest layer with full recompute, the most one layer's selective modules drop, nothing without recompute."""
+    if plan.recompute == "full":
+        return mc.act_max_layer / max(1, plan.tp)
+    if plan.recompute == "selective":
+        return _megatron_split(plan, mcore_recompute_drop(mc, plan.recompute_modules)[1])
+    return 0.0
 
 
 def megatron_pipeline_factor(plan: Plan) -> float:
@@ -1008,7 +1094,7 @@ def _megatron_update_activations(plan: Plan, mc: ModelConsts, tokens: float, ter
     logits = sum(terms.pop(n) for n in logit_names)
     pp, vpp = max(1, plan.pp), max(1, plan.vpp)
     per_layer = megatron_layer_activation_bytes(plan, mc)
-    working = mc.act_max_layer / max(1, plan.tp) if plan.recompute == "full" else 0.0  # one layer recomputed
+    working = megatron_recomputed_layer_bytes(plan, mc)  # one layer recomputed
     split = megatron_stage_layers(plan, mc.layers)
     n_mb = pp if plan.pp_in_flight is None else max(1, min(pp, plan.pp_in_flight))
     same_states = bool(plan.lora_params) and not critic  # LoRA: the adapter states of the most loaded stage

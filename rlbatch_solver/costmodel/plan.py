@@ -60,6 +60,8 @@ class Plan:
     etp: int = 0  # Megatron expert tensor parallel (0: follows ``tp``)
     vpp: int = 1  # Megatron virtual pipeline stages per PP rank (1: plain 1F1B)
     recompute: str = "none"  # Megatron recompute_granularity: "none" | "selective" | "full"
+    # Megatron recompute_modules, read with recompute == "selective" (megatron-core's default: core_attn only)
+    recompute_modules: tuple = ("core_attn",)
     sequence_parallel: bool = True  # Megatron sequence parallel with TP > 1 (verl and ms-swift default)
     # Megatron HybridDeviceOptimizer: share of the optimizer kept on the CPU (with optimizer_offload
     # and offload_during_compute); 1.0 = all of it

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
+from ..costmodel.constants import MCORE_RECOMPUTE_MODULES
 from ..costmodel.phase import Phase
+from ..errors import InputError
 from ..rules.base import Value
 
 
@@ -69,3 +71,31 @@ def mapped_unread(unread: Callable[[str, str, Mapping[str, Any]], set], fixed: M
         return {n for n in unread(phase, kind, full) if n in variables and n not in sources}
 
     return mine
+
+
+def modules_code(raw: Any, field: str) -> int:
+    """A megatron-core recompute_modules value (a list, or its Hydra text ``[core_attn,moe]``) as a bit set over
+    ``MCORE_RECOMPUTE_MODULES`` (unset: megatron-core's ["core_attn"]). A name megatron-core does not know is an
+    input error: its TransformerConfig refuses it (transformer_config.py __post_init__, "Invalid choices for
+    recompute_modules")."""
+    if raw is None:
+        names = ["core_attn"]
+    elif isinstance(raw, (list, tuple)):
+        names = [str(x) for x in raw]
+    else:
+        names = [x.strip().strip("'\"") for x in str(raw).strip().strip("[]").replace(" ", ",").split(",")]
+    code = 0
+    for name in (n for n in names if n and n.lower() not in ("none", "null")):
+        if name not in MCORE_RECOMPUTE_MODULES:
+            raise InputError(field, f"'{name}' is not a megatron-core recompute module.",
+                             f"use names from {', '.join(MCORE_RECOMPUTE_MODULES)}.")
+        code |= 1 << MCORE_RECOMPUTE_MODULES.index(name)
+    return code
+
+
+def recompute_modules(code: int) -> tuple[str, ...]:
+    """The module names of a ``modules_code`` bit set."""
+    return tuple(n for i, n in enumerate(MCORE_RECOMPUTE_MODULES) if int(code) >> i & 1)
+
+
+DEFAULT_RECOMPUTE_MODULES = modules_code(None, "")

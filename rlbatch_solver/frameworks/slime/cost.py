@@ -17,7 +17,7 @@ a step is priced by verl-megatron's ``make_plan`` once its variables are filled 
   (``enable_memory_saver``, slime/backends/sglang_utils/sglang_engine.py) like verl's ``free_cache_engine``, with no
   host copy of the engine's weights (they are pushed again from Megatron); the reference's weights live in host
   memory and are swapped into the actor's model for its forward (slime/backends/megatron_utils/actor.py, the
-  weights backuper), so they add nothing on the GPU; ``--recompute-granularity`` and
+  weights backuper), so they add nothing on the GPU; ``--recompute-granularity``, ``--recompute-modules`` and
   ``--optimizer-cpu-offload``/``--optimizer-offload-fraction`` as verl-megatron reads them;
 * the engine: SGLang with TP ``rollout_num_gpus_per_engine // sglang_pp_size``; ``--sglang-mem-fraction-static``
   (unset: SGLang's own, costmodel/sglang_defaults.py) is the KV pool's share: SGLang's ``_profile_available_bytes``

@@ -17,6 +17,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Value
 from ..base import Framework, Space, pow2
+from ..cost_common import DEFAULT_RECOMPUTE_MODULES, modules_code, recompute_modules
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, memory_share_permille, parse_flag_args, whole_number
 from . import columns, docs, errors, repair
 from .rules import DECIDED, RULESET, VARIABLES, VERSION
@@ -40,7 +41,8 @@ SEARCH: dict[str, list[Value]] = {
 KNOB_SEARCH: dict[str, list[Value]] = {"gmu_permille": [500, 600, 700, 800, 850], "megatron_recompute": [0, 2]}
 # flags whose value may be 0 (no engines: routers only, slime's --rollout-num-gpus help)
 _ZERO_OK = {"rollout_gpus"}
-_INT_FLAGS_READ_ELSEWHERE = {"megatron_recompute", "megatron_cpu_optimizer_permille", "gmu_permille"}
+_INT_FLAGS_READ_ELSEWHERE = {"megatron_recompute", "megatron_recompute_modules", "megatron_cpu_optimizer_permille",
+                             "gmu_permille"}
 
 
 def _recompute(flat: Mapping[str, Any]) -> int:
@@ -119,6 +121,9 @@ def config_values(flat: Mapping[str, Any], gpus: int | None = None, model: Model
         raise InputError("rollout-batch-size", "is required by slime's parser (required=True).",
                          "pass --rollout-batch-size, the prompts of one rollout.")
     values["megatron_recompute"] = _recompute(flat)
+    # Megatron-LM's --recompute-modules (nargs='*', default None: megatron-core's ["core_attn"]), read as
+    # verl-megatron's override_transformer_config.recompute_modules is (cost_common.modules_code)
+    values["megatron_recompute_modules"] = modules_code(flat.get("recompute-modules"), "recompute-modules")
     values["megatron_cpu_optimizer_permille"] = _cpu_optimizer(flat)
     raw_gmu = flat.get("sglang-mem-fraction-static")
     values["gmu_permille"] = None if raw_gmu is None else memory_share_permille(
@@ -262,7 +267,7 @@ class SlimeFramework(Framework):
                 values = [v for v in values if v <= total]
             domains[name] = list(values)
         fixed_native = {k: v for k, v in native.items() if k not in by_key and k not in (
-            "recompute-granularity", "optimizer-cpu-offload", "optimizer-offload-fraction", "advantage-estimator",
+            "recompute-granularity", "recompute-modules", "optimizer-cpu-offload", "optimizer-offload-fraction", "advantage-estimator",
             "kl-coef", "kl-loss-coef")}
         if "advantage-estimator" in native:
             fixed_native["advantage-estimator"] = native["advantage-estimator"]
@@ -276,6 +281,8 @@ class SlimeFramework(Framework):
     def native_value(self, name: str, value: Value) -> Any:
         if name == "megatron_recompute":
             return RECOMPUTE_WORDS.get(int(value or 0))
+        if name == "megatron_recompute_modules":
+            return list(recompute_modules(int(value if value is not None else DEFAULT_RECOMPUTE_MODULES)))
         return super().native_value(name, value)
 
     def assignment(self, name: str, value: Value) -> str:
@@ -289,6 +296,10 @@ class SlimeFramework(Framework):
         if name == "megatron_recompute":
             word = RECOMPUTE_WORDS.get(int(value or 0))
             return f"--recompute-granularity {word}" if word else ""
+        if name == "megatron_recompute_modules":
+            if value is None or int(value) == DEFAULT_RECOMPUTE_MODULES:
+                return ""
+            return " ".join(["--recompute-modules", *self.native_value(name, value)])
         v = self.native_value(name, value)
         return "" if v is None else f"--{spec.key} {v}"
 

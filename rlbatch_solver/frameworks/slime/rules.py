@@ -87,6 +87,8 @@ ROWS = [
     ("last_pp_layers", "decoder-last-pipeline-num-layers", "int", None, True, "layers of the last PP stage"),
     ("num_layers", "num-layers", "int", None, True, "decoder layers (the model's when not given)"),
     ("megatron_recompute", "recompute-granularity", "int", 0, False, "activation recompute: 0 none, 1 selective, 2 full"),
+    ("megatron_recompute_modules", "recompute-modules", "int", 1, False,
+     "modules selective recompute reruns: a bit per megatron-core name (1 = core_attn, the default)"),
     ("megatron_cpu_optimizer_permille", "optimizer-offload-fraction", "int", 0, False,
      "share x1000 of the optimizer on the CPU (--optimizer-cpu-offload)"),
     # SGLang (--sglang-* ServerArgs)

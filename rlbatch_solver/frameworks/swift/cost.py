@@ -20,7 +20,8 @@ distributed optimizer on, sequence parallel off, ``recompute_granularity`` selec
 Cost-only variables (no rule reads them; parsed from the flags, printed by export):
 ``max_length`` (prompt limit), ``max_completion_length``, ``ds_stage`` / ``ds_offload`` (HF),
 ``gmu_permille``, ``sleep_level``, ``offload_model``, ``offload_optimizer``, ``grad_ckpt`` (HF),
-``kl_on`` (HF: beta != 0), ``recompute`` / ``cpu_optimizer_permille`` (Megatron).
+``kl_on`` (HF: beta != 0), ``recompute`` / ``recompute_modules`` (bit set, cost_common.modules_code) /
+``cpu_optimizer_permille`` (Megatron).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...errors import InputError
 from ...rules.base import Value
+from ..cost_common import DEFAULT_RECOMPUTE_MODULES, modules_code, recompute_modules
 from ..overrides import flag_bool, memory_share_permille
 
 DEFAULT_MAX_LENGTH = 2048  # --max_length unset: the template keeps the model's limit; we assume 2048
@@ -55,6 +57,9 @@ HF_COST_DEFAULTS: dict[str, Value] = {
 MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "gmu_permille": 900, "sleep_level": 0,
     "offload_model": False, "offload_optimizer": False, "recompute": 1, "cpu_optimizer_permille": 0,
+    # --recompute_modules (MegatronArguments default ['core_attn']), copied into megatron-core's TransformerConfig
+    # by name (swift/megatron/model/utils.py: every provider field from the matching argument)
+    "recompute_modules": DEFAULT_RECOMPUTE_MODULES,
     "weights_fp32": False, "materialized_logits": True,
     # ``megatron rlhf`` trains the full model unless told otherwise (swift/megatron/arguments/megatron_args.py:
     # tuner_type default 'full', lora_rank 8)
@@ -110,6 +115,8 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
         gran = flat.get("recompute_granularity")
         if gran is not None:
             out["recompute"] = {"none": 0, "null": 0, "selective": 1, "full": 2}.get(str(gran).lower(), 1)
+        if flat.get("recompute_modules") is not None:
+            out["recompute_modules"] = modules_code(flat["recompute_modules"], "recompute_modules")
         if _bool("optimizer_cpu_offload", flat.get("optimizer_cpu_offload", False)):
             out["cpu_optimizer_permille"] = int(round(_num("optimizer_offload_fraction",
                                                            flat.get("optimizer_offload_fraction", 1.0), float) * 1000))
@@ -248,6 +255,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
             param_offload=False, optimizer_offload=phase == Phase.REF, remove_padding=True, critic_micro=micro,
             tp=tp, pp=pp, cp=cp, ep=int(v.get("ep") or 1), etp=int(v.get("etp") or tp), vpp=int(v.get("vpp") or 1),
             recompute=recompute, sequence_parallel=False, distributed_optimizer=True, trainer="megatron",
+            recompute_modules=recompute_modules(int(v.get("recompute_modules", DEFAULT_RECOMPUTE_MODULES))),
             logits_impl="megatron",
             cpu_optimizer=permille > 0, optimizer_offload_fraction=permille / 1000,
         )
@@ -279,7 +287,8 @@ _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "gene
              "steps_per_generation"]
 _HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt"]
 _BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation"]
-_MG = ["micro_batch_size", "tp", "pp", "cp", "ep", "etp", "vpp", "recompute", "cpu_optimizer_permille"]
+_MG = ["micro_batch_size", "tp", "pp", "cp", "ep", "etp", "vpp", "recompute", "recompute_modules",
+       "cpu_optimizer_permille"]
 TIME_PHASES = (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF, Phase.ACTOR_UPDATE, Phase.WEIGHT_SYNC, Phase.OFFLOAD)
 
 
@@ -302,11 +311,11 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
         out |= {"vllm_tp"}
     if kind == "time" and phase == Phase.ROLLOUT:  # vLLM's time reads the engine, not the trainer
         out |= {"sleep_level", "offload_model", "offload_optimizer", "ds_stage", "ds_offload", "grad_ckpt",
-                "recompute", "cpu_optimizer_permille", "padding_free", "sequence_parallel_size", "kl_on", "tp", "pp",
-                "cp", "ep", "etp", "vpp", "micro_batch_size"}
+                "recompute", "recompute_modules", "cpu_optimizer_permille", "padding_free", "sequence_parallel_size",
+                "kl_on", "tp", "pp", "cp", "ep", "etp", "vpp", "micro_batch_size"}
     elif kind == "time":  # training time reads the dense layout and batches, not what stays resident
         out |= {"gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "ep", "etp",
-                "cpu_optimizer_permille"}
+                "cpu_optimizer_permille", "recompute_modules"}
         if phase != Phase.WEIGHT_SYNC:
             out |= {"vllm_tp", "server_tp", "server_dp"}
     return out

@@ -5,7 +5,11 @@ Same phases and rollout engine as verl FSDP (``cost.py``); the trainer is megatr
 (experts: PP x EP x ETP), the distributed optimizer over DP (verl's engine/megatron.yaml
 ``use_distributed_optimizer: True``), sequence parallel on (``sequence_parallel: True``),
 recompute from ``override_transformer_config.recompute_granularity`` (cost variable
-``megatron_recompute``: 0 none, 1 selective, 2 full), 1F1B / interleaved pipeline activations.
+``megatron_recompute``: 0 none, 1 selective, 2 full) and, for selective, ``recompute_modules`` (cost variable
+``megatron_recompute_modules``: a bit per megatron-core module name, ``MCORE_RECOMPUTE_MODULES``; verl 0.5.0
+trainer/config/actor/megatron_actor.yaml defaults it to ["core_attn"], megatron-core's default, and
+models/mcore/config_converter.py passes override_transformer_config to TransformerConfig as it is),
+1F1B / interleaved pipeline activations.
 verl 0.9.1 offloads Megatron params (with the grad buffers) and optimizer between phases and loads
 them back for compute (verl/utils/megatron_utils.py offload_megatron_model_to_cpu,
 offload_megatron_optimizer), as its FSDP engine does.
@@ -26,7 +30,7 @@ from ...costmodel.plan import Plan
 from ...costmodel.tables import CostSpec
 from ...rules.base import Value, bool_names, optional_names
 from .rules_megatron import ANY_VARIABLES
-from ..cost_common import token_budget
+from ..cost_common import DEFAULT_RECOMPUTE_MODULES, modules_code, recompute_modules, token_budget
 
 # verl 0.3's Megatron actor computes the entropy in every update whatever actor.entropy_coeff (0.3.0.post1
 # verl/workers/actor/megatron_actor.py:MegatronPPOActor.forward_backward_batch loss_func,
@@ -40,6 +44,7 @@ from .cost import (BATCH_SHARE, BUNDLED_VLLM, HOST_COPIES, LEGACY_GLOBAL_MICRO, 
 
 MG = "actor_rollout_ref.actor.megatron"
 RECOMPUTE_KEY = f"{MG}.override_transformer_config.recompute_granularity"
+RECOMPUTE_MODULES_KEY = f"{MG}.override_transformer_config.recompute_modules"
 RECOMPUTE = {0: "none", 1: "selective", 2: "full"}
 RECOMPUTE_CODE = {None: 0, "null": 0, "none": 0, "selective": 1, "full": 2}
 # megatron-core's CPU optimizer (HybridDeviceOptimizer), passed through verl's optimizer overrides
@@ -55,10 +60,10 @@ _ROLLOUT = ["rollout_tp", "gmu_permille", "rollout_sglang", "free_cache_engine",
 _RESIDENT = ["megatron_param_offload", "megatron_optimizer_offload", "megatron_cpu_optimizer_permille"]
 _OTHERS = ["need_ref", "ref_megatron_param_offload", "need_critic", "critic_megatron_param_offload",
            "critic_megatron_optimizer_offload", "enforce_eager"]
-_ACTOR = ["actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "megatron_recompute", "remove_padding",
-          "use_fused_kernels"]
+_ACTOR = ["actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "megatron_recompute", "megatron_recompute_modules",
+          "remove_padding", "use_fused_kernels"]
 _CRITIC = ["critic_micro_per_gpu", "critic_max_tokens", "critic_tp", "critic_pp", "critic_cp", "critic_ep",
-           "critic_etp", "critic_vpp", "megatron_recompute", "remove_padding"]
+           "critic_etp", "critic_vpp", "megatron_recompute", "megatron_recompute_modules", "remove_padding"]
 _REF = ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_tp", "ref_pp", "ref_cp", "ref_ep", "ref_etp",
         "ref_vpp", "remove_padding", "use_fused_kernels"]
 _LOGPROB = ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "remove_padding", "use_fused_kernels"]
@@ -103,6 +108,15 @@ def recompute_code(flat: Mapping[str, Any]) -> int:
     """0/1/2 from ``override_transformer_config.recompute_granularity`` (null/selective/full)."""
     raw = flat.get(RECOMPUTE_KEY)
     return RECOMPUTE_CODE.get(None if raw is None else str(raw).lower(), 0)
+
+
+def recompute_modules_code(flat: Mapping[str, Any]) -> int:
+    """``override_transformer_config.recompute_modules`` as a bit set over ``MCORE_RECOMPUTE_MODULES`` (unset:
+    megatron-core's ["core_attn"]). A name megatron-core does not know is an input error: its TransformerConfig
+    refuses it (transformer_config.py __post_init__, "Invalid choices for recompute_modules")."""
+    return modules_code(flat.get(RECOMPUTE_MODULES_KEY), RECOMPUTE_MODULES_KEY)
+
+
 
 
 def _unset_none(v: Mapping[str, Value], name: str) -> int | None:
@@ -190,6 +204,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         pp_first_layers=None if prefix else _unset_none(v, "first_stage_layers"),
         pp_last_layers=None if prefix else _unset_none(v, "last_stage_layers"),
         recompute=recompute,
+        recompute_modules=recompute_modules(_opt(v, "megatron_recompute_modules", DEFAULT_RECOMPUTE_MODULES)),
         cpu_optimizer=bool(v.get("megatron_cpu_optimizer_permille")),
         optimizer_offload_fraction=int(v.get("megatron_cpu_optimizer_permille") or 0) / 1000,
         distributed_optimizer=True,

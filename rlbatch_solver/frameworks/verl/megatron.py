@@ -23,7 +23,7 @@ from ..base import Framework, Space
 from .fsdp import (EXAMPLE_INPUTS, EXAMPLE_SOURCE, SEARCH_TIES, STRATEGY_KEY, VersionPacks, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
                    solution_to_overrides)
 from .cost_megatron import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, RECOMPUTE, RECOMPUTE_KEY, cpu_optimizer_permille,
-                                 recompute_code)
+                                 recompute_code, recompute_modules_code)
 
 # Memory and speed switches ``recommend`` searches when the user leaves them alone. Param offload is
 # left as given: it only frees memory between phases (verl loads params back for compute).
@@ -93,6 +93,7 @@ class VerlMegatronFramework(VersionPacks, Framework):
         _require_megatron(flat)
         values = config_to_values(flat, gpus=gpus, model=model, ruleset=self.ruleset, megatron=True)
         values["megatron_recompute"] = recompute_code(flat)  # cost-model inputs, no rule reads them
+        values["megatron_recompute_modules"] = recompute_modules_code(flat)
         values["megatron_cpu_optimizer_permille"] = cpu_optimizer_permille(flat)
         return values
 
@@ -100,6 +101,7 @@ class VerlMegatronFramework(VersionPacks, Framework):
         _require_megatron(scenario.fixed)
         space = build_space(scenario, model, with_knobs, ruleset=self.ruleset, megatron=True)
         space.domains["megatron_recompute"] = [recompute_code(scenario.fixed)]
+        space.domains["megatron_recompute_modules"] = [recompute_modules_code(scenario.fixed)]
         space.domains["megatron_cpu_optimizer_permille"] = [cpu_optimizer_permille(scenario.fixed)]
         if with_knobs:
             given = set(scenario.fixed) | set(scenario.search)
