@@ -447,6 +447,31 @@ def test_a_trl_config_of_an_older_release_runs_vllm_as_that_release_did():
     assert "rollout engine (kept between rollouts)" not in r.memory.phases["actor_update"]
 
 
+def test_trl_0_14s_vllm_device_engine_sizes_its_kv_cache_from_total_memory_with_its_weights_on_top():
+    """TRL 0.14 starts ``LLM(device=vllm_device)`` in training rank 0's process (current GPU cuda:0); vLLM 0.7.0-0.7.2
+    (X-R1 pins 0.7.1) profile the current GPU, so the engine sees none of its own weights (TRL #2788: "the model size
+    would always be 0") and its KV cache is util x total, weights, activations and CUDA graphs on top. TRL #2688
+    (4 x L4, Llama-3.2-1B at the default share 0.9): out of memory in ``LLM(...)``; the fix given there, 0.7, starts.
+    We had the weights inside the share: 0.9 fitted."""
+    import rlbatch_solver as rb
+
+    r = _check("trl_xr1_qwen2_5_3b_grpo_4xrtx3090")  # ran at 0.5 of a 24 GiB RTX 3090
+    rollout = r.memory.phases["rollout"]
+    total = r.memory.total_mib
+    assert rollout["vLLM KV cache"] == pytest.approx(0.5 * total, rel=0.01)
+    assert rollout["vLLM weights (bf16, /TP)"] > 5 * 1024 and rollout["CUDA graphs (outside budget)"] > 0
+    assert r.memory.peaks["rollout"] > 0.5 * total + 5 * 1024 and r.memory.fits
+    args = ["--num_processes", "3", "--use_vllm", "true", "--bf16", "true", "--vllm_gpu_memory_utilization"]
+    peak = {}
+    for gmu in ("0.9", "0.7"):
+        m = rb.check(args + [gmu], framework="trl==0.14.0", gpus=4, gpu="l4", model="llama3.2-1b").memory
+        peak[gmu] = (m.peaks["rollout"], m.capacity_of("rollout"))
+    assert peak["0.9"][0] > peak["0.9"][1] and peak["0.7"][0] < peak["0.7"][1], peak
+    # 0.15.2 shipped beside vLLM 0.7.3, which profiles the engine's own GPU: its budget holds the weights
+    m = rb.check(args + ["0.9"], framework="trl==0.15.2", gpus=4, gpu="l4", model="llama3.2-1b").memory
+    assert m.peaks["rollout"] <= 0.9 * m.total_mib + 1, m.phases["rollout"]
+
+
 def test_host_ram_is_checked_against_the_node():
     """OpenRLHF #332: a 70B PPO with CPU Adam on 2 nodes of 8 A800 with 1,600 GB each ran out of host memory at the
     first optimizer step: the offloaded fp32 master weights, moments and gradients (DeepSpeed's 16 B per parameter,

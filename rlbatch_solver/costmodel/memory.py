@@ -761,7 +761,8 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
     profile_max_num_token): KV = free_after_load - free_before_load * (1 - frac), i.e.
     budget = frac * (total - what others hold), KV = budget - weights; activations and
     CUDA graphs live in the remaining (1 - frac). vLLM in verl 0.1-0.2 (``engine_kv_of_free_memory``): KV = util *
-    (total - the trainer's models at start-up - weights - profile activations - non-torch).
+    (total - the trainer's models at start-up - weights - profile activations - non-torch). vLLM 0.6.5-0.7.2 on a GPU
+    other than its process's current one (``engine_kv_of_total``): KV = util * total, everything else on top.
     """
     cap = float(plan.gpu.memory_bytes)
     util = min(1.0, max(0.0, float(plan.gpu_memory_utilization)))
@@ -773,6 +774,10 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
     if plan.engine == "sglang":
         budget = util * _pos(cap - resident)
         kv = budget - weights
+    elif plan.engine_kv_of_total:
+        # KV = util x total: the profile, read on another GPU, saw no weights, activations or non-torch memory
+        kv = util * cap
+        budget = weights + act + non_torch + kv
     elif plan.engine_kv_of_free_memory:
         # KV = util x (free memory after the trainer's models at start-up, the engine's weights and its profile run)
         kv = util * (cap - _resident_at_engine_start(plan, mc) - weights - act - non_torch)
@@ -831,8 +836,9 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
         terms[f"{name} activations (outside mem_fraction)"] = eb.activations + eb.non_torch
         terms[T_GRAPHS] = eb.graphs
     else:
-        terms[f"{name} activations+workspaces (in budget)"] = min(eb.activations + eb.non_torch,
-                                                                   _pos(eb.budget - eb.weights))
+        where = "on top: its profile read another GPU" if plan.engine_kv_of_total else "in budget"
+        terms[f"{name} activations+workspaces ({where})"] = min(eb.activations + eb.non_torch,
+                                                                 _pos(eb.budget - eb.weights))
         if not plan.engine_graphs_in_budget:  # captured after the KV cache is sized (vLLM before 0.21)
             terms[T_GRAPHS] = eb.graphs
         else:

@@ -169,6 +169,13 @@ class Plan:
     # engine's weights and profile run are in (verl 0.1-0.2's bundled vLLM 0.3-0.6 workers,
     # verl/third_party/vllm/vllm_v_0_6_3/worker.py:Worker.determine_num_available_blocks), not of total memory
     engine_kv_of_free_memory: bool = False
+    # vLLM 0.6.5-0.7.2 started by ``LLM(device="cuda:N")`` in a process whose current GPU is another one (TRL 0.14's
+    # main process, training rank 0 on cuda:0): its memory profile reads the current GPU, so it sees none of its own
+    # weights, profile activations or non-torch memory (vllm/executor/uniproc_executor.py local_rank 0 ->
+    # worker.py Worker.init_device sets cuda:0; model_runner.py load_model DeviceMemoryProfiler() on the current GPU;
+    # utils.py memory_profiling) and sizes the KV cache as util x total with all of them on top. vLLM 0.7.3 fixed
+    # it (local_rank = the device's index, DeviceMemoryProfiler(self.device))
+    engine_kv_of_total: bool = False
     # the engine drops its weights after every rollout, whatever free_cache_engine says (verl 0.1-0.2:
     # verl/workers/sharding_manager/fsdp_vllm.py:FSDPVLLMShardingManager.__exit__ offload_model_weights)
     engine_weights_released: bool = False

@@ -111,9 +111,29 @@ def _completions(values: Mapping[str, Value]) -> dict[str, Value]:
     return out
 
 
+def _engine_of_release(plan_of: Any, release: Release) -> Any:
+    """``plan_of`` with the rollout engine the release's vLLM ran: for 0.14.0 (``Release.engine_kv_of_total``) the
+    vllm_device engine's KV cache is util x total with its weights, profile activations and CUDA graphs on top
+    (vLLM 0.7.0-0.7.2 profile the process's current GPU, training rank 0's cuda:0: executor/uniproc_executor.py
+    ``UniProcExecutor._init_executor`` local_rank 0, worker/worker.py ``Worker.init_device``,
+    worker/model_runner.py ``GPUModelRunnerBase.load_model`` ``DeviceMemoryProfiler()``; TRL #2788 "the model size
+    would always be 0"; vLLM 0.7.x captures CUDA graphs after sizing the KV cache)."""
+    if not release.engine_kv_of_total:
+        return plan_of
+
+    def plan(values: Mapping[str, Any], phase: str) -> Any:
+        p = plan_of(values, phase)
+        if p.engine != "vllm" or p.colocated:
+            return p
+        return dataclasses.replace(p, engine_kv_of_total=True, engine_graphs_in_budget=False)
+    return plan
+
+
 def release_cost_spec(spec: CostSpec, release: Release) -> CostSpec:
     """``spec`` for a release whose per-device batch counts prompts (0.14.0): every term reads it times
-    num_generations; other releases' spec unchanged."""
+    num_generations; its vllm_device engine as that release's vLLM sized it (``_engine_of_release``); other
+    releases' spec unchanged."""
+    spec = dataclasses.replace(spec, plan=_engine_of_release(spec.plan, release))
     if not release.batch_counts_prompts:
         return spec
     plan, samples, tokens = spec.plan, spec.samples, spec.tokens_per_step
