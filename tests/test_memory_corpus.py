@@ -472,6 +472,32 @@ def test_trl_0_14s_vllm_device_engine_sizes_its_kv_cache_from_total_memory_with_
     assert m.peaks["rollout"] <= 0.9 * m.total_mib + 1, m.phases["rollout"]
 
 
+def test_trl_0_14_runs_the_reference_beside_the_policys_graph_and_the_gathered_model():
+    """TRL 0.14.0's compute_loss runs the reference forward after the policy's, whose graph waits for the backward, and
+    under ZeRO-3 with vLLM keeps the state_dict it gathered for the weight load (every parameter, 16 bits) until it
+    returns. X-R1 #14 (Qwen2.5-3B, ZeRO-3 offload, 4 x A10): out of memory with a DeepSpeed fetch in the traceback;
+    the two terms add 7.7 GiB to its reference pass, still 10 of 20.4 GiB: the record stays a miss (its RTX 3090 twin,
+    the same recipe with 1.4 GiB more per GPU, ran)."""
+    r = _check("trl_xr1_14_qwen2_5_3b_grpo_4xa10")
+    ref = r.memory.phases["ref"]
+    held = next(v for t, v in ref.items() if t.startswith("whole model gathered"))
+    graph = next(v for t, v in ref.items() if t.startswith("policy forward's graph"))
+    assert held == pytest.approx(2 * 3.09e9 / 2**20, rel=0.02)
+    # 4 completions x 1024 response rows x 151,936 logits of 2 bytes, and the 36 layers' checkpoints
+    assert graph > 4 * 1024 * 151936 * 2 / 2**20
+    assert r.memory.peaks["ref"] < r.memory.capacity_of("ref")
+    # without vLLM nothing is gathered for a weight load (open-r1 #100, ZeRO-3, transformers' generate)
+    plain = _check("trl_openr1_100_distill_qwen_7b_grpo_zero3_8xh100").memory.phases["ref"]
+    assert not any(t.startswith("whole model gathered") for t in plain)
+    assert any(t.startswith("policy forward's graph") for t in plain)
+    # 0.15 computes the reference log-probs before the loss (_prepare_inputs), the weight load's state_dict freed
+    c = _case("trl_xr1_14_qwen2_5_3b_grpo_4xa10")
+    import rlbatch_solver as rb
+
+    later = rb.check(c.args, framework="trl==0.15.2", gpus=c.gpus, model=c.model, gpu=c.gpu).memory.phases["ref"]
+    assert not any(t.startswith(("whole model gathered", "policy forward's graph")) for t in later)
+
+
 def test_host_ram_is_checked_against_the_node():
     """OpenRLHF #332: a 70B PPO with CPU Adam on 2 nodes of 8 A800 with 1,600 GB each ran out of host memory at the
     first optimizer step: the offloaded fp32 master weights, moments and gradients (DeepSpeed's 16 B per parameter,

@@ -945,8 +945,29 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
         T_LOGITS: logits,
     }
+    if plan.ref_beside_policy_graph:
+        terms[T_POLICY_GRAPH] = _policy_graph_bytes(plan, mc, tokens)
+    if plan.held_gathered_model:
+        terms[T_HELD_MODEL] = C.BF16 * mc.params / _mp(plan)
     terms.update(_colocated_extra(plan, mc, Phase.REF))
     return terms
+
+
+T_POLICY_GRAPH = "policy forward's graph, kept for its backward (reference pass inside the loss)"
+T_HELD_MODEL = "whole model gathered for the vLLM weight load, still held (compute_loss's state_dict)"
+
+
+def _policy_graph_bytes(plan: Plan, mc: ModelConsts, tokens: float) -> float:
+    """What the policy's forward of ``tokens`` keeps for its backward while another pass runs (``Plan
+    .ref_beside_policy_graph``): its activation checkpoints (every activation without checkpointing) and the
+    log_softmax output of every response row (TRL 0.14's per-row loop saves each row's output for its backward), in
+    the trainer's logits dtype (``model_dtype_bytes``)."""
+    if plan.grad_ckpt:
+        on_gpu = 1 if plan.ckpt_offload else mc.layers
+        saved = tokens * (on_gpu * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / max(1, plan.tp) + mc.act_tail)
+    else:
+        saved = _activations(plan, mc, tokens, False)
+    return saved + _logit_rows(plan, tokens) * mc.vocab / max(1, plan.tp) * plan.model_dtype_bytes
 
 
 def _computing_states(plan: Plan, w: float, g: float, o: float) -> tuple[float, float, float]:

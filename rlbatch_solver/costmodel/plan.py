@@ -176,6 +176,14 @@ class Plan:
     # utils.py memory_profiling) and sizes the KV cache as util x total with all of them on top. vLLM 0.7.3 fixed
     # it (local_rank = the device's index, DeviceMemoryProfiler(self.device))
     engine_kv_of_total: bool = False
+    # TRL 0.14.0 computes the reference log-probs inside compute_loss, after the policy's forward whose autograd graph
+    # (checkpoints, or every activation without checkpointing, and the per-row log_softmax outputs) waits there for
+    # the backward (trl/trainer/grpo_trainer.py GRPOTrainer.compute_loss): the reference pass holds it
+    ref_beside_policy_graph: bool = False
+    # ... and, with vLLM under ZeRO-3, the ``state_dict`` it took inside ``GatheredParameters`` of every parameter
+    # for the weight load (models/utils.py unwrap_model_for_generation) is a local of compute_loss: the whole model in
+    # 16 bits stays on every training rank through both forwards, until the loss returns
+    held_gathered_model: bool = False
     # the engine drops its weights after every rollout, whatever free_cache_engine says (verl 0.1-0.2:
     # verl/workers/sharding_manager/fsdp_vllm.py:FSDPVLLMShardingManager.__exit__ offload_model_weights)
     engine_weights_released: bool = False

@@ -82,6 +82,11 @@ class Release:
     # only vLLM releases while 0.14.0 was TRL's newest (0.14.0 2025-01-29, 0.15.0 2025-02-13; vLLM 0.7.3, 2025-02-20,
     # profiles the engine's own GPU). 0.15.2 shipped beside vLLM 0.7.3: which one ran is not in a config (not priced)
     engine_kv_of_total: bool = False
+    # compute_loss runs the reference forward beside the policy's autograd graph and, with vLLM under ZeRO-3, holds the
+    # gathered state_dict of the weight load through both forwards (0.14.0 grpo_trainer.py GRPOTrainer.compute_loss;
+    # 0.15 moved the reference pass into _prepare_inputs, before the loss, and the state_dict into
+    # _move_model_to_vllm, freed on return): Plan.ref_beside_policy_graph / held_gathered_model
+    ref_in_loss: bool = False
 
 
 RELEASES = {
@@ -97,7 +102,7 @@ RELEASES = {
     "0.15.2": Release("0.15.2", "device", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
     "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900, grad_ckpt=False,
-                      engine_kv_of_total=True),
+                      engine_kv_of_total=True, ref_in_loss=True),
 }
 
 
