@@ -994,6 +994,12 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
     }
     if not critic:
         terms[T_LOGITS_ENT if plan.entropy_in_update else T_LOGITS] = logits
+    if plan.no_grads_at_backward and plan.trainer in DDP_TRAINERS and g > 0:
+        # no gradient exists when the backward starts (Plan.no_grads_at_backward): each is made as the backward
+        # frees the activations and logits before it, so only its excess over them adds to the peak
+        working = sum(v for t, v in terms.items() if t in (T_ACT, T_ACT_CKPT, T_LOGITS, T_LOGITS_ENT))
+        del terms[T_GRADS]
+        terms[T_GRADS_FREED] = max(0.0, g - working)
     if plan.trainer in DDP_TRAINERS and plan.n_gpus > 1 and g > 0:
         # torch DDP copies every gradient into its all-reduce buckets unless gradient_as_bucket_view (default
         # False; accelerate passes DDP's defaults): "the saved memory size will be equal to the total gradients
@@ -1010,6 +1016,9 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
         _megatron_update_activations(plan, mc, tokens, terms, critic)
     terms.update(_colocated_extra(plan, mc, "critic" if critic else "actor"))
     return terms
+
+
+T_GRADS_FREED = "gradients (beyond the activations the backward frees; zeroed after each step)"
 
 
 T_ACT_PP = "activations (micro batches in flight on a PP stage)"

@@ -184,6 +184,12 @@ class Plan:
     # for the weight load (models/utils.py unwrap_model_for_generation) is a local of compute_loss: the whole model in
     # 16 bits stays on every training rank through both forwards, until the loss returns
     held_gathered_model: bool = False
+    # the backward starts with no gradient allocated: transformers' Trainer frees them after every optimizer step
+    # (trainer.py Trainer._inner_training_loop: ``model.zero_grad()`` after ``optimizer.step()``; torch's
+    # Module.zero_grad set_to_none=True), so with one micro batch per step (gradient_accumulation_steps 1) a plain
+    # data-parallel trainer (``DDP_TRAINERS``: TRL and ms-swift without DeepSpeed or FSDP) makes each gradient as the
+    # backward frees the activations before it
+    no_grads_at_backward: bool = False
     # the engine drops its weights after every rollout, whatever free_cache_engine says (verl 0.1-0.2:
     # verl/workers/sharding_manager/fsdp_vllm.py:FSDPVLLMShardingManager.__exit__ offload_model_weights)
     engine_weights_released: bool = False
