@@ -448,8 +448,8 @@ def test_a_trl_config_of_an_older_release_runs_vllm_as_that_release_did():
 
 
 def test_trl_0_14s_vllm_device_engine_sizes_its_kv_cache_from_total_memory_with_its_weights_on_top():
-    """TRL 0.14 starts ``LLM(device=vllm_device)`` in training rank 0's process (current GPU cuda:0); vLLM 0.7.0-0.7.2
-    (X-R1 pins 0.7.1) profile the current GPU, so the engine sees none of its own weights (TRL #2788: "the model size
+    """TRL 0.14 and 0.15 start ``LLM(device=vllm_device)`` in training rank 0's process (current GPU cuda:0); vLLM
+    0.7.0-0.7.2 (X-R1 pins 0.7.1, TRL 0.15.2's extra 0.7.2) profile the current GPU, so the engine sees none of its own weights (TRL #2788: "the model size
     would always be 0") and its KV cache is util x total, weights, activations and CUDA graphs on top. TRL #2688
     (4 x L4, Llama-3.2-1B at the default share 0.9): out of memory in ``LLM(...)``; the fix given there, 0.7, starts.
     We had the weights inside the share: 0.9 fitted."""
@@ -473,8 +473,14 @@ def test_trl_0_14s_vllm_device_engine_sizes_its_kv_cache_from_total_memory_with_
     fixed = rb.fix(args + ["0.9"] + small, framework="trl==0.14.0", gpus=4, gpu="l4", model="llama3.2-1b",
                    time_limit_s=20)
     assert [d[0] for d in fixed.diff] == ["vllm_gpu_memory_utilization"], fixed.diff
-    # 0.15.2 shipped beside vLLM 0.7.3, which profiles the engine's own GPU: its budget holds the weights
+    # 0.15.2 pins vLLM 0.7.2 (its `vllm` extra): the same engine; 0.17.0 serves with `trl vllm-serve` (vLLM >= 0.8.3,
+    # its own process on its own GPU), whose budget holds the weights
+    from rlbatch_solver.frameworks.trl.versions import RELEASES
+
+    assert [v for v, r in RELEASES.items() if r.engine_kv_of_total] == ["0.15.2", "0.14.0"]
     m = rb.check(args + ["0.9"], framework="trl==0.15.2", gpus=4, gpu="l4", model="llama3.2-1b").memory
+    assert m.peaks["rollout"] > m.capacity_of("rollout")
+    m = rb.check(args + ["0.9"], framework="trl==0.17.0", gpus=4, gpu="l4", model="llama3.2-1b").memory
     assert m.peaks["rollout"] <= 0.9 * m.total_mib + 1, m.phases["rollout"]
 
 

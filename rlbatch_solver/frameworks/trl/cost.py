@@ -112,8 +112,8 @@ def _completions(values: Mapping[str, Value]) -> dict[str, Value]:
 
 
 def _engine_of_release(plan_of: Any, release: Release) -> Any:
-    """``plan_of`` with the rollout engine the release's vLLM ran: for 0.14.0 (``Release.engine_kv_of_total``) the
-    vllm_device engine's KV cache is util x total with its weights, profile activations and CUDA graphs on top
+    """``plan_of`` with the rollout engine the release's vLLM ran: for 0.14.0 and 0.15.2 (``Release.engine_kv_of_total``)
+    the vllm_device engine's KV cache is util x total with its weights, profile activations and CUDA graphs on top
     (vLLM 0.7.0-0.7.2 profile the process's current GPU, training rank 0's cuda:0: executor/uniproc_executor.py
     ``UniProcExecutor._init_executor`` local_rank 0, worker/worker.py ``Worker.init_device``,
     worker/model_runner.py ``GPUModelRunnerBase.load_model`` ``DeviceMemoryProfiler()``; TRL #2788 "the model size

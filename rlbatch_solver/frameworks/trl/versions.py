@@ -76,11 +76,12 @@ class Release:
     # gradient_checkpointing's default: GRPOConfig sets it True from 0.22.0 (trl/trainer/grpo_config.py; 0.29.1 and
     # 1.16.0 in trl/trainer/base_config.py); before, GRPOConfig inherits transformers' TrainingArguments default False
     grad_ckpt: bool = True
-    # the vLLM of the release's time sizes a vllm_device engine's KV cache as util x total with its weights,
-    # activations and CUDA graphs on top (Plan.engine_kv_of_total): 0.14.0 starts ``LLM(device=vllm_device)`` in
-    # training rank 0's process (current GPU cuda:0), and vLLM 0.7.0-0.7.2 profile the current GPU; they were the
-    # only vLLM releases while 0.14.0 was TRL's newest (0.14.0 2025-01-29, 0.15.0 2025-02-13; vLLM 0.7.3, 2025-02-20,
-    # profiles the engine's own GPU). 0.15.2 shipped beside vLLM 0.7.3: which one ran is not in a config (not priced)
+    # the vLLM of the release sizes a vllm_device engine's KV cache as util x total with its weights, activations and
+    # CUDA graphs on top (Plan.engine_kv_of_total): 0.14.0 and 0.15.2 start ``LLM(device=vllm_device)`` in training
+    # rank 0's process (current GPU cuda:0), and vLLM 0.7.0-0.7.2 profile the current GPU. 0.15.2's ``vllm`` extra
+    # pins vllm==0.7.2 (its wheel's METADATA); 0.14.0's pins none, and vLLM 0.7.0-0.7.2 were the only vLLM releases
+    # while it was TRL's newest (0.14.0 2025-01-29, 0.15.0 2025-02-13; vLLM 0.7.3, 2025-02-20, profiles the engine's
+    # own GPU)
     engine_kv_of_total: bool = False
     # compute_loss runs the reference forward beside the policy's autograd graph and, with vLLM under ZeRO-3, holds the
     # gathered state_dict of the weight load through both forwards (0.14.0 grpo_trainer.py GRPOTrainer.compute_loss;
@@ -99,7 +100,8 @@ RELEASES = {
     "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
     "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
     # 0.15.2's engine runs in the main process on vllm_device (0.14.0's way) at vllm_gpu_memory_utilization 0.9
-    "0.15.2": Release("0.15.2", "device", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
+    "0.15.2": Release("0.15.2", "device", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
+                      engine_kv_of_total=True),
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
     "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900, grad_ckpt=False,
                       engine_kv_of_total=True, ref_in_loss=True),
