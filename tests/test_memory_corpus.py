@@ -474,14 +474,28 @@ def test_trl_0_14s_vllm_device_engine_sizes_its_kv_cache_from_total_memory_with_
                    time_limit_s=20)
     assert [d[0] for d in fixed.diff] == ["vllm_gpu_memory_utilization"], fixed.diff
     # 0.15.2 pins vLLM 0.7.2 (its `vllm` extra): the same engine; 0.17.0 serves with `trl vllm-serve` (vLLM >= 0.8.3,
-    # its own process on its own GPU), whose budget holds the weights
+    # its own process on its own GPU), whose budget holds the weights (its CUDA graphs outside it)
     from rlbatch_solver.frameworks.trl.versions import RELEASES
 
     assert [v for v, r in RELEASES.items() if r.engine_kv_of_total] == ["0.15.2", "0.14.0"]
     m = rb.check(args + ["0.9"], framework="trl==0.15.2", gpus=4, gpu="l4", model="llama3.2-1b").memory
     assert m.peaks["rollout"] > m.capacity_of("rollout")
     m = rb.check(args + ["0.9"], framework="trl==0.17.0", gpus=4, gpu="l4", model="llama3.2-1b").memory
-    assert m.peaks["rollout"] <= 0.9 * m.total_mib + 1, m.phases["rollout"]
+    rollout = m.phases["rollout"]
+    assert m.peaks["rollout"] - rollout["CUDA graphs (outside budget)"] <= 0.9 * m.total_mib + 1, rollout
+
+
+def test_trl_before_1_0_runs_a_vllm_that_captures_its_cuda_graphs_outside_its_share():
+    """The `vllm` extra of every TRL release before 1.0 allows only vLLM before 0.21 (0.29.1: <0.13; 0.18.2: >=0.8.3),
+    which captures its CUDA graphs after sizing the KV cache, outside gpu_memory_utilization; 1.16.0's (0.22-0.31)
+    counts them inside. open-r1's codeforces recipe (TRL 0.18, `trl vllm-serve` at 0.9 of an H100) ran."""
+    from rlbatch_solver.frameworks.trl.versions import RELEASES
+
+    assert [v for v, r in RELEASES.items() if r.vllm_graphs_in_budget] == ["1.16.0"]
+    r = _check("trl_open_r1_qwen2_5_coder_7b_codeforces_2x8xh100")
+    rollout = r.memory.phases["rollout"]
+    assert rollout["CUDA graphs (outside budget)"] > 0 and "vLLM CUDA graphs (in budget)" not in rollout
+    assert r.memory.peaks["rollout"] > 0.9 * r.memory.total_mib and r.memory.fits
 
 
 def test_trl_0_14_runs_the_reference_beside_the_policys_graph_and_the_gathered_model():

@@ -118,11 +118,13 @@ def _engine_of_release(plan_of: Any, release: Release) -> Any:
     ``UniProcExecutor._init_executor`` local_rank 0, worker/worker.py ``Worker.init_device``,
     worker/model_runner.py ``GPUModelRunnerBase.load_model`` ``DeviceMemoryProfiler()``; TRL #2788 "the model size
     would always be 0"; vLLM 0.7.x captures CUDA graphs after sizing the KV cache)."""
-    if not (release.engine_kv_of_total or release.ref_in_loss):
+    if release.vllm_graphs_in_budget and not (release.engine_kv_of_total or release.ref_in_loss):
         return plan_of
 
     def plan(values: Mapping[str, Any], phase: str) -> Any:
         p = plan_of(values, phase)
+        if not release.vllm_graphs_in_budget:
+            p = dataclasses.replace(p, engine_graphs_in_budget=False)
         if release.ref_in_loss:
             # the reference pass inside compute_loss (``Release.ref_in_loss``): beside the policy's graph, and with
             # vLLM under ZeRO-3 beside the whole gathered model of the weight load

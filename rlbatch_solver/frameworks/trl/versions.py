@@ -88,10 +88,14 @@ class Release:
     # 0.15 moved the reference pass into _prepare_inputs, before the loss, and the state_dict into
     # _move_model_to_vllm, freed on return): Plan.ref_beside_policy_graph / held_gathered_model
     ref_in_loss: bool = False
+    # the vLLM the release's ``vllm`` extra allows counts its CUDA graphs inside gpu_memory_utilization (vLLM >= 0.21:
+    # 1.16.0 pins 0.22-0.31); before, they are captured after the KV cache is sized, outside it
+    # (Plan.engine_graphs_in_budget; 0.29.1 pins vllm<0.13, 0.18.2/0.19.1 >=0.8.3, 0.16.1 >=0.7.0, 0.15.2 ==0.7.2)
+    vllm_graphs_in_budget: bool = False
 
 
 RELEASES = {
-    "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300),
+    "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300, vllm_graphs_in_budget=True),
     "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300),
     "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300, grad_ckpt=False),
     # 0.16.1's server has its GPUs to itself (trl vllm-serve --gpu_memory_utilization 0.9)
