@@ -847,7 +847,8 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
     profile_max_num_token): KV = free_after_load - free_before_load * (1 - frac), i.e.
     budget = frac * (total - what others hold), KV = budget - weights; activations and
     CUDA graphs live in the remaining (1 - frac). vLLM in verl 0.1-0.2 (``engine_kv_of_free_memory``): KV = util *
-    (total - the trainer's models at start-up - weights - profile activations - non-torch).
+    (total - the trainer's models at start-up - weights - profile activations - non-torch). vLLM 0.6.5-0.7.2 on a GPU
+    other than its process's current one (``engine_kv_of_total``): KV = util * total, everything else on top.
     """
     cap = float(plan.gpu.memory_bytes)
     util = min(1.0, max(0.0, float(plan.gpu_memory_utilization)))
@@ -859,6 +860,10 @@ def engine_budget(plan: Plan, mc: ModelConsts, resident: float) -> EngineBudget:
     if plan.engine == "sglang":
         budget = util * _pos(cap - resident)
         kv = budget - weights
+    elif plan.engine_kv_of_total:
+        # KV = util x total: the profile, read on another GPU, saw no weights, activations or non-torch memory
+        kv = util * cap
+        budget = weights + act + non_torch + kv
     elif plan.engine_kv_of_free_memory:
         # KV = util x (free memory after the trainer's models at start-up, the engine's weights and its profile run)
         kv = util * (cap - _resident_at_engine_start(plan, mc) - weights - act - non_torch)
@@ -917,8 +922,9 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
         terms[f"{name} activations (outside mem_fraction)"] = eb.activations + eb.non_torch
         terms[T_GRAPHS] = eb.graphs
     else:
-        terms[f"{name} activations+workspaces (in budget)"] = min(eb.activations + eb.non_torch,
-                                                                   _pos(eb.budget - eb.weights))
+        where = "on top: its profile read another GPU" if plan.engine_kv_of_total else "in budget"
+        terms[f"{name} activations+workspaces ({where})"] = min(eb.activations + eb.non_torch,
+                                                                 _pos(eb.budget - eb.weights))
         if not plan.engine_graphs_in_budget:  # captured after the KV cache is sized (vLLM before 0.21)
             terms[T_GRAPHS] = eb.graphs
         else:
@@ -1025,8 +1031,29 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
         T_LOGITS: logits,
     }
+    if plan.ref_beside_policy_graph:
+        terms[T_POLICY_GRAPH] = _policy_graph_bytes(plan, mc, tokens)
+    if plan.held_gathered_model:
+        terms[T_HELD_MODEL] = C.BF16 * mc.params / _mp(plan)
     terms.update(_colocated_extra(plan, mc, Phase.REF))
     return terms
+
+
+T_POLICY_GRAPH = "policy forward's graph, kept for its backward (reference pass inside the loss)"
+T_HELD_MODEL = "whole model gathered for the vLLM weight load, still held (compute_loss's state_dict)"
+
+
+def _policy_graph_bytes(plan: Plan, mc: ModelConsts, tokens: float) -> float:
+    """What the policy's forward of ``tokens`` keeps for its backward while another pass runs (``Plan
+    .ref_beside_policy_graph``): its activation checkpoints (every activation without checkpointing) and the
+    log_softmax output of every response row (TRL 0.14's per-row loop saves each row's output for its backward), in
+    the trainer's logits dtype (``model_dtype_bytes``)."""
+    if plan.grad_ckpt:
+        on_gpu = 1 if plan.ckpt_offload else mc.layers
+        saved = tokens * (on_gpu * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / max(1, plan.tp) + mc.act_tail)
+    else:
+        saved = _activations(plan, mc, tokens, False)
+    return saved + _logit_rows(plan, tokens) * mc.vocab / max(1, plan.tp) * plan.model_dtype_bytes
 
 
 def _computing_states(plan: Plan, w: float, g: float, o: float) -> tuple[float, float, float]:
@@ -1053,6 +1080,12 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
     }
     if not critic:
         terms[T_LOGITS_ENT if plan.entropy_in_update else T_LOGITS] = logits
+    if plan.no_grads_at_backward and plan.trainer in DDP_TRAINERS and g > 0:
+        # no gradient exists when the backward starts (Plan.no_grads_at_backward): each is made as the backward
+        # frees the activations and logits before it, so only its excess over them adds to the peak
+        working = sum(v for t, v in terms.items() if t in (T_ACT, T_ACT_CKPT, T_LOGITS, T_LOGITS_ENT))
+        del terms[T_GRADS]
+        terms[T_GRADS_FREED] = max(0.0, g - working)
     if plan.trainer in DDP_TRAINERS and plan.n_gpus > 1 and g > 0:
         # torch DDP copies every gradient into its all-reduce buckets unless gradient_as_bucket_view (default
         # False; accelerate passes DDP's defaults): "the saved memory size will be equal to the total gradients
@@ -1069,6 +1102,9 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
         _megatron_update_activations(plan, mc, tokens, terms, critic)
     terms.update(_colocated_extra(plan, mc, "critic" if critic else "actor"))
     return terms
+
+
+T_GRADS_FREED = "gradients (beyond the activations the backward frees; zeroed after each step)"
 
 
 T_ACT_PP = "activations (micro batches in flight on a PP stage)"

@@ -171,6 +171,27 @@ class Plan:
     # engine's weights and profile run are in (verl 0.1-0.2's bundled vLLM 0.3-0.6 workers,
     # verl/third_party/vllm/vllm_v_0_6_3/worker.py:Worker.determine_num_available_blocks), not of total memory
     engine_kv_of_free_memory: bool = False
+    # vLLM 0.6.5-0.7.2 started by ``LLM(device="cuda:N")`` in a process whose current GPU is another one (TRL 0.14's
+    # main process, training rank 0 on cuda:0): its memory profile reads the current GPU, so it sees none of its own
+    # weights, profile activations or non-torch memory (vllm/executor/uniproc_executor.py local_rank 0 ->
+    # worker.py Worker.init_device sets cuda:0; model_runner.py load_model DeviceMemoryProfiler() on the current GPU;
+    # utils.py memory_profiling) and sizes the KV cache as util x total with all of them on top. vLLM 0.7.3 fixed
+    # it (local_rank = the device's index, DeviceMemoryProfiler(self.device))
+    engine_kv_of_total: bool = False
+    # TRL 0.14.0 computes the reference log-probs inside compute_loss, after the policy's forward whose autograd graph
+    # (checkpoints, or every activation without checkpointing, and the per-row log_softmax outputs) waits there for
+    # the backward (trl/trainer/grpo_trainer.py GRPOTrainer.compute_loss): the reference pass holds it
+    ref_beside_policy_graph: bool = False
+    # ... and, with vLLM under ZeRO-3, the ``state_dict`` it took inside ``GatheredParameters`` of every parameter
+    # for the weight load (models/utils.py unwrap_model_for_generation) is a local of compute_loss: the whole model in
+    # 16 bits stays on every training rank through both forwards, until the loss returns
+    held_gathered_model: bool = False
+    # the backward starts with no gradient allocated: transformers' Trainer frees them after every optimizer step
+    # (trainer.py Trainer._inner_training_loop: ``model.zero_grad()`` after ``optimizer.step()``; torch's
+    # Module.zero_grad set_to_none=True), so with one micro batch per step (gradient_accumulation_steps 1) a plain
+    # data-parallel trainer (``DDP_TRAINERS``: TRL and ms-swift without DeepSpeed or FSDP) makes each gradient as the
+    # backward frees the activations before it
+    no_grads_at_backward: bool = False
     # the engine drops its weights after every rollout, whatever free_cache_engine says (verl 0.1-0.2:
     # verl/workers/sharding_manager/fsdp_vllm.py:FSDPVLLMShardingManager.__exit__ offload_model_weights)
     engine_weights_released: bool = False

@@ -272,6 +272,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         remove_padding=bool(v.get("padding_free")), critic_micro=micro,
         trainer=("fp32" if v.get("weights_fp32") else "bf16") if stage < 0 else "deepspeed",
         offload_during_compute=True, model_dtype_bytes=4 if v.get("weights_fp32") and stage < 0 else 2,
+        # transformers' Trainer frees the gradients after each optimizer step: one micro batch per step starts its
+        # backward without any (Plan.no_grads_at_backward)
+        no_grads_at_backward=int(v.get("gradient_accumulation_steps") or 1) <= 1,
         load_dtype_bytes=4 if v.get("weights_fp32") else 2,
         # a TRL config of a release before 1.0 (``materialized_logits``) computes its log-probs as ms-swift's pinned
         # trl 0.29 does, from the whole logits tensor: 1.16's fused lm head came later
@@ -297,7 +300,7 @@ def _inputs(megatron: bool) -> tuple[dict, dict]:
         mem = _HW + _MG
         time = mem + _BATCH_MG
     else:
-        mem = _HW + _HF + ["per_device_train_batch_size"]
+        mem = _HW + _HF + ["per_device_train_batch_size", "gradient_accumulation_steps"]
         time = mem + _BATCH_HF
     return ({p: mem for p in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF, Phase.ACTOR_UPDATE)},
             {p: time for p in TIME_PHASES})

@@ -111,9 +111,36 @@ def _completions(values: Mapping[str, Value]) -> dict[str, Value]:
     return out
 
 
+def _engine_of_release(plan_of: Any, release: Release) -> Any:
+    """``plan_of`` with the rollout engine the release's vLLM ran: for 0.14.0 and 0.15.2 (``Release.engine_kv_of_total``)
+    the vllm_device engine's KV cache is util x total with its weights, profile activations and CUDA graphs on top
+    (vLLM 0.7.0-0.7.2 profile the process's current GPU, training rank 0's cuda:0: executor/uniproc_executor.py
+    ``UniProcExecutor._init_executor`` local_rank 0, worker/worker.py ``Worker.init_device``,
+    worker/model_runner.py ``GPUModelRunnerBase.load_model`` ``DeviceMemoryProfiler()``; TRL #2788 "the model size
+    would always be 0"; vLLM 0.7.x captures CUDA graphs after sizing the KV cache)."""
+    if release.vllm_graphs_in_budget and not (release.engine_kv_of_total or release.ref_in_loss):
+        return plan_of
+
+    def plan(values: Mapping[str, Any], phase: str) -> Any:
+        p = plan_of(values, phase)
+        if not release.vllm_graphs_in_budget:
+            p = dataclasses.replace(p, engine_graphs_in_budget=False)
+        if release.ref_in_loss:
+            # the reference pass inside compute_loss (``Release.ref_in_loss``): beside the policy's graph, and with
+            # vLLM under ZeRO-3 beside the whole gathered model of the weight load
+            held = bool(values.get("use_vllm")) and int(values.get("ds_stage", -1)) >= 3
+            p = dataclasses.replace(p, ref_beside_policy_graph=True, held_gathered_model=held)
+        if release.engine_kv_of_total and p.engine == "vllm" and not p.colocated:
+            p = dataclasses.replace(p, engine_kv_of_total=True, engine_graphs_in_budget=False)
+        return p
+    return plan
+
+
 def release_cost_spec(spec: CostSpec, release: Release) -> CostSpec:
     """``spec`` for a release whose per-device batch counts prompts (0.14.0): every term reads it times
-    num_generations; other releases' spec unchanged."""
+    num_generations; its vllm_device engine as that release's vLLM sized it (``_engine_of_release``); other
+    releases' spec unchanged."""
+    spec = dataclasses.replace(spec, plan=_engine_of_release(spec.plan, release))
     if not release.batch_counts_prompts:
         return spec
     plan, samples, tokens = spec.plan, spec.samples, spec.tokens_per_step

@@ -468,7 +468,7 @@ class TrlFramework(SwiftFramework):
                 for name in ("server_tp", "server_dp"):
                     out.append(self._flag(specs[name].key, solution[name]))
         if solution.get("gmu_permille") not in (None, self.release.gmu_permille) and self._has_knob("gmu_permille") \
-                and not placement.is_server(solution):
+                and (not placement.is_server(solution) or self.release.vllm_mode == "device"):
             out.append(f"--vllm_gpu_memory_utilization {int(solution['gmu_permille']) / 1000}")
         if solution.get("sleep_level"):
             out.append("--vllm_enable_sleep_mode true")
@@ -553,7 +553,9 @@ class TrlFramework(SwiftFramework):
             space.domains["vllm_tp"] = space.domains.get("vllm_tp", [1])[:1]
         if with_knobs:
             for name, values in KNOB_SEARCH.items():
-                if name in ("gmu_permille", "sleep_level") and server_only:  # the server's share; colocate only
+                # a `trl vllm-serve` server's share is its own flag (GRPOConfig's applies to colocate only); the
+                # engine of a release that runs one on vllm_device (0.14, 0.15) takes GRPOConfig's
+                if name in ("gmu_permille", "sleep_level") and server_only and self.release.vllm_mode != "device":
                     continue
                 if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)

@@ -76,10 +76,26 @@ class Release:
     # gradient_checkpointing's default: GRPOConfig sets it True from 0.22.0 (trl/trainer/grpo_config.py; 0.29.1 and
     # 1.16.0 in trl/trainer/base_config.py); before, GRPOConfig inherits transformers' TrainingArguments default False
     grad_ckpt: bool = True
+    # the vLLM of the release sizes a vllm_device engine's KV cache as util x total with its weights, activations and
+    # CUDA graphs on top (Plan.engine_kv_of_total): 0.14.0 and 0.15.2 start ``LLM(device=vllm_device)`` in training
+    # rank 0's process (current GPU cuda:0), and vLLM 0.7.0-0.7.2 profile the current GPU. 0.15.2's ``vllm`` extra
+    # pins vllm==0.7.2 (its wheel's METADATA); 0.14.0's pins none, and vLLM 0.7.0-0.7.2 were the only vLLM releases
+    # while it was TRL's newest (0.14.0 2025-01-29, 0.15.0 2025-02-13; vLLM 0.7.3, 2025-02-20, profiles the engine's
+    # own GPU)
+    engine_kv_of_total: bool = False
+    # compute_loss runs the reference forward beside the policy's autograd graph and, with vLLM under ZeRO-3, holds the
+    # gathered state_dict of the weight load through both forwards (0.14.0 grpo_trainer.py GRPOTrainer.compute_loss;
+    # 0.15 moved the reference pass into _prepare_inputs, before the loss, and the state_dict into
+    # _move_model_to_vllm, freed on return): Plan.ref_beside_policy_graph / held_gathered_model
+    ref_in_loss: bool = False
+    # the vLLM the release's ``vllm`` extra allows counts its CUDA graphs inside gpu_memory_utilization (vLLM >= 0.21:
+    # 1.16.0 pins 0.22-0.31); before, they are captured after the KV cache is sized, outside it
+    # (Plan.engine_graphs_in_budget; 0.29.1 pins vllm<0.13, 0.18.2/0.19.1 >=0.8.3, 0.16.1 >=0.7.0, 0.15.2 ==0.7.2)
+    vllm_graphs_in_budget: bool = False
 
 
 RELEASES = {
-    "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300),
+    "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300, vllm_graphs_in_budget=True),
     "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300),
     "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300, grad_ckpt=False),
     # 0.16.1's server has its GPUs to itself (trl vllm-serve --gpu_memory_utilization 0.9)
@@ -88,9 +104,11 @@ RELEASES = {
     "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
     "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
     # 0.15.2's engine runs in the main process on vllm_device (0.14.0's way) at vllm_gpu_memory_utilization 0.9
-    "0.15.2": Release("0.15.2", "device", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
+    "0.15.2": Release("0.15.2", "device", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
+                      engine_kv_of_total=True),
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
-    "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900, grad_ckpt=False),
+    "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900, grad_ckpt=False,
+                      engine_kv_of_total=True, ref_in_loss=True),
 }
 
 
