@@ -485,6 +485,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         console.print(f"memory: {report.margin_note}", markup=False, highlight=False)
     if report.batch_note:
         console.print(f"batch: {report.batch_note}", markup=False, highlight=False)
+    for note in report.key_notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
     if getattr(report, "host", None) is not None:
         console.print(host_text(report.host), markup=False, highlight=False)
     if report.start is not None:
@@ -711,6 +713,8 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         "headroom": getattr(report, "margin_note", ""),
         "batch": report.batch_note,
         "batch_kept": report.batch_kept,
+        "unknown_keys": [u.to_dict() for u in report.unknown_keys],
+        "key_notes": report.key_notes,
         "host_memory": report.host.to_dict() if getattr(report, "host", None) is not None else None,
         "choices": [choice(c) for c in report.choices],
         # the best config as a whole command (its start words, then one argument each), without the user's script
@@ -763,7 +767,7 @@ def print_fix(console: Console, report: FixReport) -> None:
     if report.after is None:
         print_fix_conflict(console, report)
         return
-    if not report.changes:
+    if not report.diff:
         return
     proof = "proven nearest" if report.proven else f"nearest found, not proven ({report.status})"
     if report.proven and report.memory_evaluated:  # priced candidates only: the grid, not every integer

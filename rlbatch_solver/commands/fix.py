@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..frameworks import Framework, get_framework
+from ..frameworks.key_names import UnknownKey, findings
 from ..rules.base import Value, Violation
 from ..rules.ids import is_memory_rule_id, memory_rule_id, table_phase
 from ..costmodel.efficiency import Efficiency
@@ -75,10 +76,11 @@ class FixReport:
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (least MiB anywhere, usable MiB)
     host: HostReport | None = None  # of the answer: the node's RAM (with --gpu and --model)
     upgrade: Upgrade | None = None  # checked with an older release its keys show: what the newest refuses
+    unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys the release lacks: refused or misspelt
 
     @property
     def already_valid(self) -> bool:
-        return not self.before_violations and not self.changes and self.after is not None
+        return not self.before_violations and not self.changes and self.after is not None and not self.diff
 
     def to_dict(self) -> dict[str, Any]:
         args = {k: (o, n) for k, o, n in self.diff}
@@ -103,6 +105,7 @@ class FixReport:
             "relaxations_tried": self.relaxations_tried,
             "notes": self.notes,
             "upgrade": self.upgrade.to_dict() if self.upgrade is not None else None,
+            "unknown_keys": [u.to_dict() for u in self.unknown_keys],
             "search": {"method": self.method, "configs_evaluated": self.evaluated,
                        "wall_time_s": round(self.wall_time_s, 3)},
             "waste": self.waste,
@@ -328,6 +331,9 @@ class _Job:
     calibration: "Efficiency | None"
     upgrade: Upgrade | None = None
     given: frozenset[str] = frozenset()  # the config's own keys (as written, less a leading --)
+    unknown: list[UnknownKey] = field(default_factory=list)  # keys the release lacks (key_names.py)
+    refused: list[Violation] = field(default_factory=list)  # those its parser refuses, as violations
+    renames: list[tuple[str, str, str]] = field(default_factory=list)  # refused keys renamed: diff lines
 
 
 def _job(config: Any, framework: str, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
@@ -340,15 +346,50 @@ def _job(config: Any, framework: str, gpus: int | None, model: str | ModelCard |
     asked = get_framework(framework)
     flat, _ = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
+    unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
+    flat, renames = _renamed(fw, flat, unknown)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     kept = _keep_names(fw, keep)
     policy = policy_for(fw.name, fw.ruleset, values)
-    notes: list[str] = list(version_notes)
+    renamed = {old_arg: new_arg for _, old_arg, new_arg in renames}
+    notes: list[str] = typos + [
+        f"read {old_arg} as {new_arg}, the flag it misspells (the change below renames it)"
+        for old_arg, new_arg in renamed.items()] + [
+        f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
+        for u in unknown if u.refused and not any(o.startswith(u.shown) for o in renamed)] + list(version_notes)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
     given = frozenset(str(k).removeprefix("--") for k in flat)
     return _Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
-                upgrade, given | {k.replace("-", "_") for k in given})
+                upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused, renames)
+
+
+def _renamed(fw: Framework, flat: dict[str, Any], unknown: list[UnknownKey]) -> tuple[dict[str, Any], list[tuple]]:
+    """The config with each key the release refuses renamed to the one it misspells (where the config does not set
+    that one too), and the renames as diff lines (key, old argument, new argument): the framework stops on the
+    misspelt key, so the value can only have been meant for the other."""
+    renames = {u.key: u.suggestion for u in unknown if u.refused and u.suggestion and u.suggestion not in flat}
+    if not renames:
+        return flat, []
+    lines = []
+    for old, new in renames.items():
+        word = _arg_text(fw, old, flat[old])
+        lines.append((new, word, _arg_text(fw, new, flat[old])))
+    return {renames.get(k, k): v for k, v in flat.items()}, lines
+
+
+def _with_renames(renames: list[tuple[str, str, str]], diff: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """The diff with each renamed key first: a key the repair also changes is one line, from the misspelt argument to
+    the repaired one."""
+    changed = {key: new for key, _, new in diff}
+    lines = [(key, old, changed.get(key, new)) for key, old, new in renames]
+    return lines + [line for line in diff if line[0] not in {key for key, _, _ in renames}]
+
+
+def _arg_text(fw: Framework, key: str, value: Any) -> str:
+    """One pasted key and value as the framework's syntax writes it."""
+    text = "" if value is True and fw.syntax == "flags" else f" {value}"
+    return f"--{key}{text}" if fw.syntax == "flags" else f"{key}={value}"
 
 
 def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_gpus: str | Path | None,
@@ -372,9 +413,9 @@ def _report(job: _Job, res: RepairResult, ruleset: RuleSet) -> FixReport:
     checked = ruleset.check(job.values)
     before = checked.errors + checked.tolerated  # fix repairs a peak inside the safety margin too
     native, diff, satisfies = _diff(job.fw, res.changes, res.rules_now_satisfied)
-    report = FixReport(job.fw.name, job.fw.version, job.values, before, res.solution, res.changes, native, satisfies,
-                       res.status, res.proven, res.wall_time_s, job.memory, notes=job.notes, diff=diff,
-                       upgrade=job.upgrade)
+    report = FixReport(job.fw.name, job.fw.version, job.values, job.refused + before, res.solution, res.changes,
+                       native, satisfies, res.status, res.proven, res.wall_time_s, job.memory, notes=job.notes,
+                       diff=_with_renames(job.renames, diff), upgrade=job.upgrade, unknown_keys=job.unknown)
     report.method, report.evaluated = res.method, res.evaluated
     return report
 
