@@ -285,6 +285,42 @@ def enum_columns(fw: Framework, space: Space | None, solutions: list[dict[str, A
     return cols
 
 
+def _table(titles: list[str], rows: list[list[str]]) -> Table:
+    table = Table(show_lines=False)
+    for title in titles:
+        table.add_column(title, justify="right")
+    for cells in rows:
+        table.add_row(*cells)
+    return table
+
+
+def _natural_width(console: Console, table: Table) -> int:
+    """The width a table takes unconstrained (rich's own measure stops at the console's width)."""
+    from rich.measure import Measurement
+
+    return Measurement.get(console, console.options.update_width(10_000), table).maximum
+
+
+def short_titles(titles: list[str]) -> list[str]:
+    """Column titles of a few letters for a narrow table, each once (a legend spells them out): a one-word title's
+    first five letters, else each word's initial, a word in capitals whole ("rollout TP" -> "rTP", "logprob micro" ->
+    "lm", "micro/gpu" -> "mg"); a title met twice gets a number."""
+    out: list[str] = []
+    for title in titles:
+        words = [w for w in re.split(r"[\s/_.]+", title) if w]
+        short = words[0][:5] if len(words) == 1 else "".join(w if w.isupper() else w[0] for w in words)
+        taken, n = short, 2
+        while taken in out:
+            taken, n = f"{short}{n}", n + 1
+        out.append(taken)
+    return out
+
+
+def _column_key(fw: Framework, name: str) -> str:
+    """The native key a column shows, where it is a rule variable ('' for a derived value)."""
+    return fw.native_key(name) if name in fw.ruleset.variables else ""
+
+
 def solution_columns(fw: Framework, sol: dict[str, Any], ruleset, columns: list[tuple[str, str]]) -> dict[str, Any]:
     env = ruleset.full_env(sol)
     row = {name: sol.get(name, env.get(name)) for name, _ in columns}
@@ -322,20 +358,28 @@ def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenari
         return
     ruleset = fw.ruleset.extended(getattr(report.space, "extra_rules", []) or [])
     cols = enum_columns(fw, report.space, report.solutions)
-    table = Table(show_lines=False)
-    for _, title in cols:
-        table.add_column(title, justify="right")
-    if memory:
-        for title in ("peak", "spare"):  # GiB of the phase with the least headroom
-            table.add_column(title, justify="right")
+    titles = [title for _, title in cols] + (["peak", "spare"] if memory else [])  # GiB of the tightest phase
+    rows = []
     for i, sol in enumerate(report.solutions[:show]):
         row = solution_columns(fw, sol, ruleset, cols)
         cells = [_cell(fw, k, row.get(k)) for k, _ in cols]
         if memory:
             fit = report.fits[i]
             cells += [f"{fit['peak_mib'] / 1024:.1f}", f"{fit['headroom_mib'] / 1024:.1f}"]
-        table.add_row(*cells)
-    console.print(table)
+        rows.append(cells)
+    table = _table(titles, rows)
+    if _natural_width(console, table) > console.width:  # a pipe or a narrow terminal: rich would cut the titles
+        short = short_titles(titles)
+        table = _table(short, rows)
+        keys = [_column_key(fw, name) for name, _ in cols] + ["", ""]
+        console.print(table)
+        width = max(len(a) for a in short)
+        console.print("columns:", markup=False, highlight=False)
+        for a, t, k in zip(short, titles, keys):
+            if a != t:
+                console.print(f"  {a:<{width}}  {t}" + (f": {k}" if k else ""), markup=False, highlight=False)
+    else:
+        console.print(table)
     if report.count > show:
         console.print(f"... {report.count - show} more (--show N, or --json for all).")
     console.print("\nfirst config as " + ("overrides:" if fw.syntax == "hydra" else "arguments:"))
