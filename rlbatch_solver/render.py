@@ -850,7 +850,17 @@ def print_fix_conflict(console: Console, report: FixReport) -> None:
         for key, old, new in report.partial_diff:
             console.print(f"  {escape(shell_word(old))} -> {escape(shell_word(new))}")
     conflict = report.conflict
-    if conflict is not None and conflict.rules:
+    floors = getattr(report, "memory_floor", {})
+    if floors:  # proven by the least memory anywhere: no set of rules to drop, a phase that fits nowhere
+        texts = dict(report.conflict_text)
+        for rule, (least, cap) in floors.items():
+            r = next((r for r in conflict.rules if r.id == rule), None) if conflict is not None else None
+            console.print(f"  [bold]{rule}[/]: at least {least / 1024:.1f} GiB per GPU with any values fix may "
+                          f"change; {cap / 1024:.1f} GiB usable")
+            if r is not None:
+                console.print(f"     yours: {texts.get(r.id) or r.explanation or r.message}")
+                console.print(f"     source: {r.source}")
+    elif conflict is not None and conflict.rules:
         if report.status != "infeasible" and conflict.status != "infeasible":
             # nothing is proven: the rules no candidate met, not a claim that they cannot hold (the line above
             # says a repair may exist)
@@ -864,9 +874,6 @@ def print_fix_conflict(console: Console, report: FixReport) -> None:
             console.print(f"     source: {r.source}")
     elif conflict is not None:
         console.print(f"  (no conflict set: solver status {conflict.status})")
-    for rule, (least, cap) in getattr(report, "memory_floor", {}).items():
-        console.print(f"  {rule}: at least {least / 1024:.1f} GiB per GPU with any values fix may change; "
-                      f"{cap / 1024:.1f} GiB usable")
     if report.pinned_in_conflict:
         console.print("  held fixed and part of the conflict: " +
                       ", ".join(f"{k}={_shown(v)}" for k, v in report.pinned_in_conflict.items()))

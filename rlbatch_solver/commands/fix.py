@@ -174,6 +174,20 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
         terms = build_cost_terms(spec, domains, time=False)  # tables are filled lazily: only rows asked for
         ruleset = ruleset.extended(terms.rules, terms.derived)
         capacity = terms.phase_capacity_mib
+    if spec is not None and any(is_memory_rule_id(r) for r in ruleset.failing_errors(values)):
+        # a phase that fits nowhere in the domains proves at once that there is no repair (a config that fits is
+        # itself in the domains: nothing to scan for)
+        from ..costmodel.tables import least_memory
+        from ..solver.repair import RepairResult
+
+        started = time.monotonic()
+        floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity,
+                              grows=policy.grows_memory | policy.batch_grows_memory)
+        over = {memory_rule_id(fw.ruleset.framework, table_phase(n)): (least, capacity[table_phase(n)])
+                for n, least in floors.items() if least is not None and least > capacity[table_phase(n)]}
+        if over:
+            return Attempt(RepairResult(None, [], None, "infeasible", time.monotonic() - started, method="floor",
+                                        memory_floor=over), ruleset, domains, capacity)
     refs = references(policy, dict(values))
     # every integer of a wide range: by rules alone always (cheap to check); with memory (each candidate then
     # prices the phases) only when the grid holds no repair of one or two keys, screened by the rules first;
@@ -200,16 +214,6 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
 
         greedy = greedy_repair(ruleset, domains, values, near.partial, capacity_mib=capacity, ranks=policy.ranks,
                                references=refs, deadline=Deadline(deadline.share(0.3)), grows=policy.grows_memory)
-    if spec is not None and greedy is None:  # a phase that fits nowhere in the domains proves there is no repair
-        from ..costmodel.tables import least_memory
-
-        floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity)
-        over = {memory_rule_id(fw.ruleset.framework, table_phase(n)): (least, capacity[table_phase(n)])
-                for n, least in floors.items() if least is not None and least > capacity[table_phase(n)]}
-        if over:
-            return Attempt(RepairResult(None, [], None, "infeasible", near.wall_time_s, partial=near.partial,
-                                        partial_broken=near.partial_broken, memory_floor=over, **extra),
-                           ruleset, domains, capacity)
     # with the greedy answer in hand, the exact search only tries to beat it: a bounded share, so that the
     # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget
     exact = Deadline(min(deadline.left(), max(0.5, 0.1 * deadline.left()))) if greedy is not None else deadline
@@ -612,14 +616,16 @@ def relaxations(fw: Framework, report: FixReport, kept: set[str], memory: bool) 
     if kept and not any(t["kind"] == "unpin" and t["feasible"] for t in report.relaxations_tried):
         out.append("drop some --keep pins (they are held fixed): " + ", ".join(sorted(kept)))
     if any(is_memory_rule_id(i) for i in ids):
-        tried = {t["kind"] for t in report.relaxations_tried if t["feasible"]}
+        tried = {t["kind"] for t in report.relaxations_tried}  # one tried and not feasible is no help either
         if "gpus" not in tried:
             out.append("more GPUs (shards the training state further)")
         if "bigger_gpu" not in tried:
             out.append("a GPU with more memory (--gpu)")
         if "shorter" not in tried:
             out.append("a shorter max response length")
-        out.append("CPU offload of params/optimizer (fix already tried the offload switches it may move)")
+        switch = fw.offload_switch
+        if switch is None or not report.before.get(switch[0]):  # advice the config has taken already is none
+            out.append("CPU offload of params/optimizer (fix already tried the offload switches it may move)")
     if not out and any(k for k in report.pinned_in_conflict if fw.is_gpu_count_key(k)):
         out.append("a different GPU count (the pinned count is part of the conflict)")
     if not out:
