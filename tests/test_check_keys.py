@@ -98,6 +98,7 @@ def test_fix_renames_a_refused_flag_to_the_one_it_misspells():
     data = json.loads(run("fix", "--framework", "openrlhf", "--json", "--", *args).stdout)
     assert "--train.batch_size 8" in data["fixed_config"]
     assert data["valid_before"] is False and data["unknown_keys"][0]["did_you_mean"] == "train.batch_size"
+    assert data["renamed_keys"] == ["train.bach_size"]
 
 
 def test_recommend_notes_a_verl_typo_in_set():
@@ -145,3 +146,17 @@ def test_trl_grpo_refuses_an_unknown_flag_and_pasted_flags_get_a_note():
     assert not any(v["rule"] == "trl.launch.unknown_key" for v in data["violations"])
     assert any("--per_device_train_bach_size (did you mean --per_device_train_batch_size?)" in n
                for n in data["notes"])
+
+
+def test_fix_write_takes_the_misspelt_flag_out_of_the_script(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "python3 -m openrlhf.cli.train_ppo_ray --actor.num_nodes 1 --actor.num_gpus_per_node 4 --vllm.num_engines 4 "
+        "--actor.model_name_or_path Qwen/Qwen2.5-1.5B-Instruct --train.micro_batch_size 4 --train.bach_size 64 "
+        "--rollout.micro_batch_size 8 --rollout.batch_size 64 --rollout.n_samples_per_prompt 4\n")
+    out = tmp_path / "fixed.sh"
+    res = run("fix", script, "--write", out)
+    assert res.returncode == 0
+    text = out.read_text()
+    assert "--train.bach_size" not in text and "--train.batch_size 64" in text
+    assert run("check", out).returncode == 0

@@ -77,6 +77,7 @@ class FixReport:
     host: HostReport | None = None  # of the answer: the node's RAM (with --gpu and --model)
     upgrade: Upgrade | None = None  # checked with an older release its keys show: what the newest refuses
     unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys the release lacks: refused or misspelt
+    renamed: list[str] = field(default_factory=list)  # those renamed to the key they misspell (--write drops them)
 
     @property
     def already_valid(self) -> bool:
@@ -106,6 +107,7 @@ class FixReport:
             "notes": self.notes,
             "upgrade": self.upgrade.to_dict() if self.upgrade is not None else None,
             "unknown_keys": [u.to_dict() for u in self.unknown_keys],
+            "renamed_keys": self.renamed,
             "search": {"method": self.method, "configs_evaluated": self.evaluated,
                        "wall_time_s": round(self.wall_time_s, 3)},
             "waste": self.waste,
@@ -419,7 +421,9 @@ def _report(job: _Job, res: RepairResult, ruleset: RuleSet) -> FixReport:
     native, diff, satisfies = _diff(job.fw, res.changes, res.rules_now_satisfied)
     report = FixReport(job.fw.name, job.fw.version, job.values, job.refused + before, res.solution, res.changes,
                        native, satisfies, res.status, res.proven, res.wall_time_s, job.memory, notes=job.notes,
-                       diff=_with_renames(job.renames, diff), upgrade=job.upgrade, unknown_keys=job.unknown)
+                       diff=_with_renames(job.renames, diff), upgrade=job.upgrade, unknown_keys=job.unknown,
+                       renamed=[u.key for u in job.unknown if u.refused and any(r[0] == u.suggestion
+                                                                                 for r in job.renames)])
     report.method, report.evaluated = res.method, res.evaluated
     return report
 
