@@ -23,6 +23,9 @@ def test_a_slip_in_a_verl_key_is_matched_to_the_key_it_misspells():
     assert nearest("actor_rollout_ref.acter.ppo_mini_batch_size", VERL_KNOWN, complete=False) == \
         "actor_rollout_ref.actor.ppo_mini_batch_size"
     assert slips("bach", "batch") == 1 and slips("actor", "atcor") == 1 and slips("port", "host") == 2
+    slime = get_framework("slime").key_list({}).keys  # dashed flags: words between dashes
+    assert nearest("rollout-bach-size", slime, complete=False) == "rollout-batch-size"
+    assert nearest("train-batch-size", slime, complete=False) is None  # a whole word apart
 
 
 @pytest.mark.parametrize("key", [

@@ -391,7 +391,8 @@ class Framework(ABC):
         known = {spec.key for spec in self.ruleset.variables.values()}
         known |= {k.lstrip("-") for k in self.model_keys} | set(self.launcher_keys)
         known |= {exported_pair(a)[0] for a in self.example_inputs}
-        known |= {k for k in (*self.legacy_flags, *self.legacy_flags.values()) if _KEY_WORD.match(k)}
+        known |= {*self.legacy_flags, *self.legacy_flags.values()}
+        known = {k.lstrip("-") for k in known if _KEY_WORD.match(k)}  # names only: not a shell word or a note
         given = tuple(str(k) for k in self.normalize(flat) if not str(k).startswith(("+", "__")))
         return KeyList(given, frozenset(known), complete=False, flags=self.syntax == "flags")
 

@@ -20,7 +20,7 @@ from ..rules.base import Stage, Violation
 # misspelt: train_bach_size / train_batch_size 0.97, acter / actor 0.8
 SIMILAR = 0.8
 # where the list is not complete, a suspected misspelling differs from a known key in one word (the parts between
-# dots and underscores) by one typing slip (a letter missing, extra, wrong, or two neighbours swapped), two in a word
+# dots, underscores and dashes) by one typing slip (a letter missing, extra, wrong, or two neighbours swapped), two in a word
 # of ``LONG_WORD`` letters or more: real keys we do not follow are often as alike by difflib's ratio (verl's
 # data.val_batch_size / data.train_batch_size 0.8, fsdp_config.grad_offload / param_offload 0.8, ms-swift's
 # vllm_server_port / vllm_server_host 0.88) but differ in a whole word
@@ -77,7 +77,7 @@ def _dots(key: str) -> list[str]:
 
 
 def _words(key: str) -> list[str]:
-    return re.split(r"([._])", key)  # the separators kept: data.x is not data_x
+    return re.split(r"([._-])", key)  # the separators kept: data.x is not data_x
 
 
 def _one_slip(a: str, b: str) -> bool:
