@@ -163,3 +163,10 @@ def test_fix_write_takes_the_misspelt_flag_out_of_the_script(tmp_path):
     text = out.read_text()
     assert "--train.bach_size" not in text and "--train.batch_size 64" in text
     assert run("check", out).returncode == 0
+
+
+def test_recommend_search_of_a_refused_key_names_the_one_it_misspells_with_its_values():
+    res = run("recommend", "--framework", "openrlhf", "--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-1.5b",
+              "--search", "train.bach_size=8,16")
+    text = " ".join((res.stdout + res.stderr).split())
+    assert res.returncode == 2 and "--search train.batch_size=8,16." in text

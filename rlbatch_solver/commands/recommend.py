@@ -439,7 +439,7 @@ def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:
     unknown, _, notes = findings(key_list, fw.name, fw.version)
     for found in (u for u in unknown if u.refused):
         option = "--search" if found.key in scenario.search and found.key not in scenario.fixed else "--set"
-        value = scenario.fixed.get(found.key, "...")
+        value = scenario.fixed[found.key] if option == "--set" else ",".join(map(str, scenario.search[found.key]))
         raise InputError(option, f"{found.key} is not an option of {fw.name} {fw.version}"
                          + (f" (did you mean {found.suggestion}?)" if found.suggestion else "")
                          + f": the command printed with it would stop with \"{refusal_text(found, key_list)}\".",
