@@ -923,7 +923,7 @@ def print_explain(console: Console, report: ExplainReport) -> None:
         else:
             console.print("\nyour config passes every rule we know: the error came from values not pasted here.")
         _print_upgrade(console, report.check)
-    if report.fix is not None and report.fix.changes:
+    if report.fix is not None and report.fix.diff:  # changes, or a refused key renamed
         console.print("\nsmallest fix:")
         for key, old, new in report.fix.diff:
             console.print(f"  {escape(diff_word(old))} -> [bold]{escape(diff_word(new))}[/]")

@@ -156,3 +156,50 @@ def findings(key_list: KeyList, framework: str, version: str) -> tuple[list[Unkn
     found = unknown_keys(key_list)
     return (found, [violation(u, key_list, framework, version) for u in found if u.refused],
             [note(u, key_list, framework, version) for u in found if not u.refused])
+
+
+# how a framework's parser says it refuses keys, and the framework whose parser says so (None: the one asked about)
+REFUSALS = (
+    # argparse (OpenRLHF's train_ppo_ray, slime's train.py): "train_ppo_ray.py: error: unrecognized arguments: --x 8"
+    (re.compile(r"unrecognized arguments:([^\n]*)"), None, "argparse"),
+    # Hydra / OmegaConf struct mode (verl): "Could not override 'data.x'." ... "full_key: data.x"
+    (re.compile(r"Could not override '([^']+)'"), "verl", "hydra"),
+    (re.compile(r"full_key: (\S+)"), "verl", "hydra"),
+    # HfArgumentParser (TRL, ms-swift): "Some specified arguments are not used by the HfArgumentParser: ['--x', '8']"
+    (re.compile(r"not used by the HfArgumentParser: \[([^\]]*)\]"), "trl", "hf"),
+)
+
+
+def refused_in_message(text: str) -> tuple[str | None, list[str]]:
+    """The keys a pasted parser error says it refused, and the framework whose parser prints it (None: not known
+    from the message alone; OpenRLHF's when it names train_ppo_ray)."""
+    for pattern, framework, kind in REFUSALS:
+        found = pattern.search(text)
+        if not found:
+            continue
+        words = found.group(1)
+        if kind == "argparse":
+            keys = [w[2:].split("=")[0] for w in words.split() if w.startswith("--")]
+            framework = "openrlhf" if "train_ppo_ray" in text else None
+        elif kind == "hf":
+            keys = [w.strip(" '\"")[2:].split("=")[0] for w in words.split(",") if w.strip(" '\"").startswith("--")]
+        else:
+            keys = [words.lstrip("+")]
+        if keys:
+            return framework, list(dict.fromkeys(keys))
+    return None, []
+
+
+def refused_keys(fw: Any, keys: Iterable[str]) -> list[UnknownKey]:
+    """Keys a framework's parser refused (its own error says so) that no release we know has, each with the known
+    key it likely misspells; a key some release has was refused by another release (the release notes' matter, not
+    a misspelling) and is left out."""
+    key_list = fw.key_list({k: None for k in keys}, command=True)
+    dash = "--" if key_list.flags else ""
+    out = []
+    for key in keys:
+        if key in key_list.keys or key in key_list.others:
+            continue
+        near = nearest(key, key_list.keys, key_list.complete)
+        out.append(UnknownKey(key, near, True, f"{dash}{key}", near and f"{dash}{near}"))
+    return out
