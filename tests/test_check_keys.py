@@ -170,3 +170,9 @@ def test_recommend_search_of_a_refused_key_names_the_one_it_misspells_with_its_v
               "--search", "train.bach_size=8,16")
     text = " ".join((res.stdout + res.stderr).split())
     assert res.returncode == 2 and "--search train.batch_size=8,16." in text
+
+
+def test_a_misspelt_required_slime_flag_is_named_in_the_error():
+    res = run("check", "--framework", "slime", "--gpus", "8", "--", "--rollout-bach-size", "8")
+    text = " ".join((res.stdout + res.stderr).split())
+    assert res.returncode == 2 and "--rollout-bach-size is no slime flag: did you mean --rollout-batch-size?" in text
