@@ -136,7 +136,8 @@ def fix(
                        calibration=calibration, host_mem=host_mem, started=started)
     _show(report, as_json, "print_fix", default=str)
     if script is not None and report.after is not None:
-        _wrote(entry.inputs.write_script(script, report.native_after, report.framework, write), write, as_json)
+        _wrote(entry.inputs.write_script(script, report.native_after, report.framework, write,
+                                         drop=report.renamed), write, as_json)
     raise typer.Exit(code=0 if report.after is not None else 1)
 
 

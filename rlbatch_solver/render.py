@@ -285,6 +285,42 @@ def enum_columns(fw: Framework, space: Space | None, solutions: list[dict[str, A
     return cols
 
 
+def _table(titles: list[str], rows: list[list[str]]) -> Table:
+    table = Table(show_lines=False)
+    for title in titles:
+        table.add_column(title, justify="right")
+    for cells in rows:
+        table.add_row(*cells)
+    return table
+
+
+def _natural_width(console: Console, table: Table) -> int:
+    """The width a table takes unconstrained (rich's own measure stops at the console's width)."""
+    from rich.measure import Measurement
+
+    return Measurement.get(console, console.options.update_width(10_000), table).maximum
+
+
+def short_titles(titles: list[str]) -> list[str]:
+    """Column titles of a few letters for a narrow table, each once (a legend spells them out): a one-word title's
+    first five letters, else each word's initial, a word in capitals whole ("rollout TP" -> "rTP", "logprob micro" ->
+    "lm", "micro/gpu" -> "mg"); a title met twice gets a number."""
+    out: list[str] = []
+    for title in titles:
+        words = [w for w in re.split(r"[\s/_.]+", title) if w]
+        short = words[0][:5] if len(words) == 1 else "".join(w if w.isupper() else w[0] for w in words)
+        taken, n = short, 2
+        while taken in out:
+            taken, n = f"{short}{n}", n + 1
+        out.append(taken)
+    return out
+
+
+def _column_key(fw: Framework, name: str) -> str:
+    """The native key a column shows, where it is a rule variable ('' for a derived value)."""
+    return fw.native_key(name) if name in fw.ruleset.variables else ""
+
+
 def solution_columns(fw: Framework, sol: dict[str, Any], ruleset, columns: list[tuple[str, str]]) -> dict[str, Any]:
     env = ruleset.full_env(sol)
     row = {name: sol.get(name, env.get(name)) for name, _ in columns}
@@ -322,20 +358,28 @@ def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenari
         return
     ruleset = fw.ruleset.extended(getattr(report.space, "extra_rules", []) or [])
     cols = enum_columns(fw, report.space, report.solutions)
-    table = Table(show_lines=False)
-    for _, title in cols:
-        table.add_column(title, justify="right")
-    if memory:
-        for title in ("peak", "spare"):  # GiB of the phase with the least headroom
-            table.add_column(title, justify="right")
+    titles = [title for _, title in cols] + (["peak", "spare"] if memory else [])  # GiB of the tightest phase
+    rows = []
     for i, sol in enumerate(report.solutions[:show]):
         row = solution_columns(fw, sol, ruleset, cols)
         cells = [_cell(fw, k, row.get(k)) for k, _ in cols]
         if memory:
             fit = report.fits[i]
             cells += [f"{fit['peak_mib'] / 1024:.1f}", f"{fit['headroom_mib'] / 1024:.1f}"]
-        table.add_row(*cells)
-    console.print(table)
+        rows.append(cells)
+    table = _table(titles, rows)
+    if _natural_width(console, table) > console.width:  # a pipe or a narrow terminal: rich would cut the titles
+        short = short_titles(titles)
+        table = _table(short, rows)
+        keys = [_column_key(fw, name) for name, _ in cols] + ["", ""]
+        console.print(table)
+        width = max(len(a) for a in short)
+        console.print("columns:", markup=False, highlight=False)
+        for a, t, k in zip(short, titles, keys):
+            if a != t:
+                console.print(f"  {a:<{width}}  {t}" + (f": {k}" if k else ""), markup=False, highlight=False)
+    else:
+        console.print(table)
     if report.count > show:
         console.print(f"... {report.count - show} more (--show N, or --json for all).")
     console.print("\nfirst config as " + ("overrides:" if fw.syntax == "hydra" else "arguments:"))
@@ -485,6 +529,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         console.print(f"memory: {report.margin_note}", markup=False, highlight=False)
     if report.batch_note:
         console.print(f"batch: {report.batch_note}", markup=False, highlight=False)
+    for note in report.key_notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
     if getattr(report, "host", None) is not None:
         console.print(host_text(report.host), markup=False, highlight=False)
     if report.start is not None:
@@ -711,6 +757,8 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         "headroom": getattr(report, "margin_note", ""),
         "batch": report.batch_note,
         "batch_kept": report.batch_kept,
+        "unknown_keys": [u.to_dict() for u in report.unknown_keys],
+        "key_notes": report.key_notes,
         "host_memory": report.host.to_dict() if getattr(report, "host", None) is not None else None,
         "choices": [choice(c) for c in report.choices],
         # the best config as a whole command (its start words, then one argument each), without the user's script
@@ -763,7 +811,7 @@ def print_fix(console: Console, report: FixReport) -> None:
     if report.after is None:
         print_fix_conflict(console, report)
         return
-    if not report.changes:
+    if not report.diff:
         return
     proof = "proven nearest" if report.proven else f"nearest found, not proven ({report.status})"
     if report.proven and report.memory_evaluated:  # priced candidates only: the grid, not every integer
@@ -802,7 +850,17 @@ def print_fix_conflict(console: Console, report: FixReport) -> None:
         for key, old, new in report.partial_diff:
             console.print(f"  {escape(shell_word(old))} -> {escape(shell_word(new))}")
     conflict = report.conflict
-    if conflict is not None and conflict.rules:
+    floors = getattr(report, "memory_floor", {})
+    if floors:  # proven by the least memory anywhere: no set of rules to drop, a phase that fits nowhere
+        texts = dict(report.conflict_text)
+        for rule, (least, cap) in floors.items():
+            r = next((r for r in conflict.rules if r.id == rule), None) if conflict is not None else None
+            console.print(f"  [bold]{rule}[/]: at least {least / 1024:.1f} GiB per GPU with any values fix may "
+                          f"change; {cap / 1024:.1f} GiB usable")
+            if r is not None:
+                console.print(f"     yours: {texts.get(r.id) or r.explanation or r.message}")
+                console.print(f"     source: {r.source}")
+    elif conflict is not None and conflict.rules:
         if report.status != "infeasible" and conflict.status != "infeasible":
             # nothing is proven: the rules no candidate met, not a claim that they cannot hold (the line above
             # says a repair may exist)
@@ -816,9 +874,6 @@ def print_fix_conflict(console: Console, report: FixReport) -> None:
             console.print(f"     source: {r.source}")
     elif conflict is not None:
         console.print(f"  (no conflict set: solver status {conflict.status})")
-    for rule, (least, cap) in getattr(report, "memory_floor", {}).items():
-        console.print(f"  {rule}: at least {least / 1024:.1f} GiB per GPU with any values fix may change; "
-                      f"{cap / 1024:.1f} GiB usable")
     if report.pinned_in_conflict:
         console.print("  held fixed and part of the conflict: " +
                       ", ".join(f"{k}={_shown(v)}" for k, v in report.pinned_in_conflict.items()))
@@ -868,7 +923,7 @@ def print_explain(console: Console, report: ExplainReport) -> None:
         else:
             console.print("\nyour config passes every rule we know: the error came from values not pasted here.")
         _print_upgrade(console, report.check)
-    if report.fix is not None and report.fix.changes:
+    if report.fix is not None and report.fix.diff:  # changes, or a refused key renamed
         console.print("\nsmallest fix:")
         for key, old, new in report.fix.diff:
             console.print(f"  {escape(diff_word(old))} -> [bold]{escape(diff_word(new))}[/]")

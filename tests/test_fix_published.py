@@ -79,7 +79,9 @@ def _memory_cases():
 @pytest.mark.parametrize("cfg", _memory_cases())
 def test_memory_grows_with_every_grows_memory_value(cfg):
     """The repair widens a memory cut to every larger value of the policy's ``grows_memory`` keys
-    (solver/repair.py ``_exclude``): sound only if no phase needs less memory at a larger value."""
+    (solver/repair.py ``_exclude``), and fix's proof that no repair fits reads the least memory at the smallest value
+    of those and of ``batch_grows_memory`` (costmodel/tables.py ``least_memory``): sound only if no phase needs less
+    memory at a larger value, with the token budgets on or off."""
     from rlbatch_solver.api import read_config
     from rlbatch_solver.catalog.gpus import load_gpu
     from rlbatch_solver.catalog.models import load_model
@@ -94,16 +96,19 @@ def test_memory_grows_with_every_grows_memory_value(cfg):
     policy = policy_for(fw.name, fw.ruleset, values)
     spec = fw.cost_spec(card, load_gpu(gpu_of(cfg)))
     checked = 0
-    for name in sorted(policy.grows_memory):
-        base = values.get(name)
-        if not isinstance(base, int) or isinstance(base, bool):
-            continue
-        ladder = [300, 450, 600, 750, 900] if name == "gmu_permille" else \
-            sorted({max(1, base // 4), max(1, base // 2), base, base * 2, base * 4})
-        for phase in spec.phases_run(values):
-            peaks = [estimate_memory(spec.plan({**values, name: v}, phase)).peak(phase) for v in ladder]
-            assert peaks == sorted(peaks), (name, phase, list(zip(ladder, peaks)))
-            checked += 1
+    budgets = [n for n in policy.rules if n.endswith("_dyn") and n in values]  # verl's token-budget switches
+    for dyn in ([False, True] if budgets else [None]):
+        config = {**values, **({n: dyn for n in budgets} if dyn is not None else {})}
+        for name in sorted(policy.grows_memory | policy.batch_grows_memory):
+            base = config.get(name)
+            if not isinstance(base, int) or isinstance(base, bool):
+                continue
+            ladder = [300, 450, 600, 750, 900] if name == "gmu_permille" else \
+                sorted({max(1, base // 4), max(1, base // 2), base, base * 2, base * 4})
+            for phase in spec.phases_run(config):
+                peaks = [estimate_memory(spec.plan({**config, name: v}, phase)).peak(phase) for v in ladder]
+                assert peaks == sorted(peaks), (name, dyn, phase, list(zip(ladder, peaks)))
+                checked += 1
     assert checked
 
 

@@ -12,6 +12,7 @@ from ..catalog.models import ModelCard
 from ..costmodel.host import HostReport
 from ..costmodel.efficiency import Efficiency
 from ..frameworks import Framework, get_framework
+from ..frameworks.key_names import UnknownKey, findings
 from ..rules.base import RuleSet, Value, Violation
 from ..rules.ids import memory_rule_id
 from ..costmodel.lengths import dataset_of, named
@@ -31,6 +32,7 @@ class CheckReport:
     memory: "MemoryCheck | None" = None
     host: "HostReport | None" = None  # the node's RAM (costmodel/host.py)
     upgrade: "Upgrade | None" = None  # checked with an older release its keys show: what the newest refuses
+    unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys the release lacks: refused or misspelt
 
     @property
     def valid(self) -> bool:
@@ -53,6 +55,7 @@ class CheckReport:
             "skipped_rules": [{"rule": r, "why": why} for r, why in self.skipped],
             "notes": self.notes,
             "upgrade": self.upgrade.to_dict() if self.upgrade is not None else None,
+            "unknown_keys": [u.to_dict() for u in self.unknown_keys],
         }
         if self.memory is not None:
             from ..costmodel.accuracy import error_bars_dict
@@ -229,7 +232,8 @@ def check(
     fw, version_notes = framework_for(asked, flat)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
-    notes = version_notes + list(fw.config_notes(flat)) + list(fw.value_notes(values))
+    unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
+    notes = typos + version_notes + list(fw.config_notes(flat)) + list(fw.value_notes(values))
     memory = host = None
     if gpu and card is not None:
         ruleset, memory, host = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,
@@ -240,14 +244,15 @@ def check(
     else:
         notes.append("memory was not evaluated (no --gpu/--model): this is a pure rule check")
     result = ruleset.check(values)
-    violations = list(result.violations)
+    violations = refused + list(result.violations)
     broken_host = host_violation(fw, host) if host is not None else None
     if broken_host is not None:
         violations.append(broken_host)
     if card is None:
         notes.append("no --model given: head-count and context-length rules were not checked")
     upgrade = upgrade_check(get_framework(compare_with) if compare_with else asked, fw, flat, {v.rule for v in result.errors}, gpus=gpus, model=card)
-    return CheckReport(fw.name, fw.version, violations, values, result.skipped, ignored, notes, memory, host, upgrade)
+    return CheckReport(fw.name, fw.version, violations, values, result.skipped, ignored, notes, memory, host, upgrade,
+                       unknown)
 
 
 def typical_peaks(spec: Any, values: Mapping[str, Value], length_fraction: float) -> dict[str, int]:

@@ -63,6 +63,11 @@ def _framework_of_message(error: str) -> Optional[str]:
     found = match_error(error)
     if found:
         return found[0][0].framework
+    from ..frameworks.key_names import refused_in_message
+
+    by, keys = refused_in_message(error)  # a parser refusing keys: its framework, where the message shows it
+    if keys and by:
+        return by
     from .explain_oom import read_oom
 
     oom = read_oom(error)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..frameworks import get_framework
+from ..frameworks.key_names import UnknownKey, refused_in_message, refused_keys
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .check import CheckReport, check
 from .fix import FixReport, fix
@@ -37,10 +38,11 @@ class ExplainReport:
     meaning: list[str] = field(default_factory=list)  # the message in plain words, with its numbers
     oom: OomExplanation | None = None  # an out-of-memory message, its phase and numbers
     notes: list[str] = field(default_factory=list)  # how it was explained (which release's rules), not what it means
+    unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys a parser's message says it refused
 
     @property
     def matched(self) -> bool:
-        return bool(self.rules) or self.oom is not None
+        return bool(self.rules) or self.oom is not None or bool(self.unknown_keys)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -53,6 +55,7 @@ class ExplainReport:
             "upgrade": self.check.upgrade.to_dict() if self.check and self.check.upgrade else None,
             "fix": self.fix.to_dict() if self.fix else None,
             "out_of_memory": self.oom.to_dict() if self.oom is not None else None,
+            "unknown_keys": [u.to_dict() for u in self.unknown_keys],
         }
 
 
@@ -107,16 +110,26 @@ def explain(
     if not meaning and rules:  # a message without numbers: what its first rule says happens
         meaning.append(rules[0].why)
     report = ExplainReport(text, numbers, rules, meaning=meaning, notes=notes)
-    if not found:  # not a rule's message: an out-of-memory one, from torch, the engine, Ray or the kernel?
+    found_framework = None
+    if not found:  # a parser refusing keys the release does not have (a misspelling, most often)?
+        by, keys = refused_in_message(text)
+        if keys:
+            fw = get_framework(framework or by or "openrlhf")
+            report.unknown_keys = refused_keys(fw, keys)
+            report.meaning = [f"{fw.name} {fw.version}'s parser has no {u.shown}"
+                              + (f": did you mean {u.suggestion_shown}?" if u.suggestion else "")
+                              for u in report.unknown_keys]
+            found_framework = fw.name
+    if not found and not report.unknown_keys:  # an out-of-memory message, from torch, the engine, Ray or the kernel?
         from .explain_oom import explain_oom
 
         report.oom = explain_oom(text, framework=framework, config=config, gpus=gpus, model=model, gpu=gpu,
                                  time_limit_s=time_limit_s, started=started)
         return report
     if config is not None:
-        fw_name = checked_as or framework or found[0][0].framework
+        fw_name = checked_as or framework or (found[0][0].framework if found else found_framework)
         # the release the message showed, and what the newest one would refuse on upgrading
-        newest = (framework or found[0][0].framework) if checked_as != framework else None
+        newest = (framework or found[0][0].framework) if checked_as != framework and found else None
         report.check = check(config, framework=fw_name, gpus=gpus, model=model, compare_with=newest)
         ids = {r.rule for r in rules}
         # keep only the matched rules the config actually breaks, when it breaks any of them

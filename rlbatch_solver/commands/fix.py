@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..frameworks import Framework, get_framework
+from ..frameworks.key_names import UnknownKey, findings
 from ..rules.base import Value, Violation
 from ..rules.ids import is_memory_rule_id, memory_rule_id, table_phase
 from ..costmodel.efficiency import Efficiency
@@ -75,10 +76,12 @@ class FixReport:
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (least MiB anywhere, usable MiB)
     host: HostReport | None = None  # of the answer: the node's RAM (with --gpu and --model)
     upgrade: Upgrade | None = None  # checked with an older release its keys show: what the newest refuses
+    unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys the release lacks: refused or misspelt
+    renamed: list[str] = field(default_factory=list)  # those renamed to the key they misspell (--write drops them)
 
     @property
     def already_valid(self) -> bool:
-        return not self.before_violations and not self.changes and self.after is not None
+        return not self.before_violations and not self.changes and self.after is not None and not self.diff
 
     def to_dict(self) -> dict[str, Any]:
         args = {k: (o, n) for k, o, n in self.diff}
@@ -103,6 +106,8 @@ class FixReport:
             "relaxations_tried": self.relaxations_tried,
             "notes": self.notes,
             "upgrade": self.upgrade.to_dict() if self.upgrade is not None else None,
+            "unknown_keys": [u.to_dict() for u in self.unknown_keys],
+            "renamed_keys": self.renamed,
             "search": {"method": self.method, "configs_evaluated": self.evaluated,
                        "wall_time_s": round(self.wall_time_s, 3)},
             "waste": self.waste,
@@ -171,6 +176,20 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
         terms = build_cost_terms(spec, domains, time=False)  # tables are filled lazily: only rows asked for
         ruleset = ruleset.extended(terms.rules, terms.derived)
         capacity = terms.phase_capacity_mib
+    if spec is not None and any(is_memory_rule_id(r) for r in ruleset.failing_errors(values)):
+        # a phase that fits nowhere in the domains proves at once that there is no repair (a config that fits is
+        # itself in the domains: nothing to scan for)
+        from ..costmodel.tables import least_memory
+        from ..solver.repair import RepairResult
+
+        started = time.monotonic()
+        floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity,
+                              grows=policy.grows_memory | policy.batch_grows_memory)
+        over = {memory_rule_id(fw.ruleset.framework, table_phase(n)): (least, capacity[table_phase(n)])
+                for n, least in floors.items() if least is not None and least > capacity[table_phase(n)]}
+        if over:
+            return Attempt(RepairResult(None, [], None, "infeasible", time.monotonic() - started, method="floor",
+                                        memory_floor=over), ruleset, domains, capacity)
     refs = references(policy, dict(values))
     # every integer of a wide range: by rules alone always (cheap to check); with memory (each candidate then
     # prices the phases) only when the grid holds no repair of one or two keys, screened by the rules first;
@@ -197,16 +216,6 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
 
         greedy = greedy_repair(ruleset, domains, values, near.partial, capacity_mib=capacity, ranks=policy.ranks,
                                references=refs, deadline=Deadline(deadline.share(0.3)), grows=policy.grows_memory)
-    if spec is not None and greedy is None:  # a phase that fits nowhere in the domains proves there is no repair
-        from ..costmodel.tables import least_memory
-
-        floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity)
-        over = {memory_rule_id(fw.ruleset.framework, table_phase(n)): (least, capacity[table_phase(n)])
-                for n, least in floors.items() if least is not None and least > capacity[table_phase(n)]}
-        if over:
-            return Attempt(RepairResult(None, [], None, "infeasible", near.wall_time_s, partial=near.partial,
-                                        partial_broken=near.partial_broken, memory_floor=over, **extra),
-                           ruleset, domains, capacity)
     # with the greedy answer in hand, the exact search only tries to beat it: a bounded share, so that the
     # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget
     exact = Deadline(min(deadline.left(), max(0.5, 0.1 * deadline.left()))) if greedy is not None else deadline
@@ -328,6 +337,9 @@ class _Job:
     calibration: "Efficiency | None"
     upgrade: Upgrade | None = None
     given: frozenset[str] = frozenset()  # the config's own keys (as written, less a leading --)
+    unknown: list[UnknownKey] = field(default_factory=list)  # keys the release lacks (key_names.py)
+    refused: list[Violation] = field(default_factory=list)  # those its parser refuses, as violations
+    renames: list[tuple[str, str, str]] = field(default_factory=list)  # refused keys renamed: diff lines
 
 
 def _job(config: Any, framework: str, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
@@ -340,15 +352,50 @@ def _job(config: Any, framework: str, gpus: int | None, model: str | ModelCard |
     asked = get_framework(framework)
     flat, _ = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
+    unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
+    flat, renames = _renamed(fw, flat, unknown)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     kept = _keep_names(fw, keep)
     policy = policy_for(fw.name, fw.ruleset, values)
-    notes: list[str] = list(version_notes)
+    renamed = {old_arg: new_arg for _, old_arg, new_arg in renames}
+    notes: list[str] = typos + [
+        f"read {old_arg} as {new_arg}, the flag it misspells (the change below renames it)"
+        for old_arg, new_arg in renamed.items()] + [
+        f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
+        for u in unknown if u.refused and not any(o.startswith(u.shown) for o in renamed)] + list(version_notes)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
     given = frozenset(str(k).removeprefix("--") for k in flat)
     return _Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
-                upgrade, given | {k.replace("-", "_") for k in given})
+                upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused, renames)
+
+
+def _renamed(fw: Framework, flat: dict[str, Any], unknown: list[UnknownKey]) -> tuple[dict[str, Any], list[tuple]]:
+    """The config with each key the release refuses renamed to the one it misspells (where the config does not set
+    that one too), and the renames as diff lines (key, old argument, new argument): the framework stops on the
+    misspelt key, so the value can only have been meant for the other."""
+    renames = {u.key: u.suggestion for u in unknown if u.refused and u.suggestion and u.suggestion not in flat}
+    if not renames:
+        return flat, []
+    lines = []
+    for old, new in renames.items():
+        word = _arg_text(fw, old, flat[old])
+        lines.append((new, word, _arg_text(fw, new, flat[old])))
+    return {renames.get(k, k): v for k, v in flat.items()}, lines
+
+
+def _with_renames(renames: list[tuple[str, str, str]], diff: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """The diff with each renamed key first: a key the repair also changes is one line, from the misspelt argument to
+    the repaired one."""
+    changed = {key: new for key, _, new in diff}
+    lines = [(key, old, changed.get(key, new)) for key, old, new in renames]
+    return lines + [line for line in diff if line[0] not in {key for key, _, _ in renames}]
+
+
+def _arg_text(fw: Framework, key: str, value: Any) -> str:
+    """One pasted key and value as the framework's syntax writes it."""
+    text = "" if value is True and fw.syntax == "flags" else f" {value}"
+    return f"--{key}{text}" if fw.syntax == "flags" else f"{key}={value}"
 
 
 def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_gpus: str | Path | None,
@@ -372,9 +419,11 @@ def _report(job: _Job, res: RepairResult, ruleset: RuleSet) -> FixReport:
     checked = ruleset.check(job.values)
     before = checked.errors + checked.tolerated  # fix repairs a peak inside the safety margin too
     native, diff, satisfies = _diff(job.fw, res.changes, res.rules_now_satisfied)
-    report = FixReport(job.fw.name, job.fw.version, job.values, before, res.solution, res.changes, native, satisfies,
-                       res.status, res.proven, res.wall_time_s, job.memory, notes=job.notes, diff=diff,
-                       upgrade=job.upgrade)
+    report = FixReport(job.fw.name, job.fw.version, job.values, job.refused + before, res.solution, res.changes,
+                       native, satisfies, res.status, res.proven, res.wall_time_s, job.memory, notes=job.notes,
+                       diff=_with_renames(job.renames, diff), upgrade=job.upgrade, unknown_keys=job.unknown,
+                       renamed=[u.key for u in job.unknown if u.refused and any(r[0] == u.suggestion
+                                                                                 for r in job.renames)])
     report.method, report.evaluated = res.method, res.evaluated
     return report
 
@@ -571,14 +620,16 @@ def relaxations(fw: Framework, report: FixReport, kept: set[str], memory: bool) 
     if kept and not any(t["kind"] == "unpin" and t["feasible"] for t in report.relaxations_tried):
         out.append("drop some --keep pins (they are held fixed): " + ", ".join(sorted(kept)))
     if any(is_memory_rule_id(i) for i in ids):
-        tried = {t["kind"] for t in report.relaxations_tried if t["feasible"]}
+        tried = {t["kind"] for t in report.relaxations_tried}  # one tried and not feasible is no help either
         if "gpus" not in tried:
             out.append("more GPUs (shards the training state further)")
         if "bigger_gpu" not in tried:
             out.append("a GPU with more memory (--gpu)")
         if "shorter" not in tried:
             out.append("a shorter max response length")
-        out.append("CPU offload of params/optimizer (fix already tried the offload switches it may move)")
+        switch = fw.offload_switch
+        if switch is None or not report.before.get(switch[0]):  # advice the config has taken already is none
+            out.append("CPU offload of params/optimizer (fix already tried the offload switches it may move)")
     if not out and any(k for k in report.pinned_in_conflict if fw.is_gpu_count_key(k)):
         out.append("a different GPU count (the pinned count is part of the conflict)")
     if not out:

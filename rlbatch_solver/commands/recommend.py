@@ -11,6 +11,7 @@ from ..costmodel.efficiency import Efficiency
 from ..errors import InputError
 from ..frameworks import get_framework
 from ..frameworks.base import of_absent_model
+from ..frameworks.key_names import UnknownKey, findings, refusal_text
 from ..rules.base import Rule, RuleKind, RuleSet, Stage, Value
 from ..rules.expr import IntVar
 from ..rules.ids import memory_rule_id, table_phase, tied_followers
@@ -76,6 +77,9 @@ class RecommendReport:
     # or --free-batch), and how it says so
     batch_kept: dict[str, Any] = field(default_factory=dict)
     batch_note: str = ""
+    # keys of --set / --search or of the --from config the release lacks (key_names.py), and the notes saying so
+    unknown_keys: list[UnknownKey] = field(default_factory=list)
+    key_notes: list[str] = field(default_factory=list)
 
     @property
     def best(self) -> Choice | None:
@@ -348,6 +352,7 @@ def recommend(
 
     if top < 1:
         raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
+    unknown, key_notes = set_keys(scenario) if start is None else ([], [])
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
     if scenario.placement is not None and start is None:
@@ -356,6 +361,7 @@ def recommend(
         report = recommend_placement(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus,
                                      solver_workers=solver_workers, recommend_one=recommend)
         report.batch_kept, report.batch_note = batch_kept, batch_note
+        report.unknown_keys, report.key_notes = unknown, key_notes
         return report
     fw, card, gpu, space, spec, terms, ruleset = prepare(scenario, extra_gpus=extra_gpus, start=start)
     objective_name = scenario.objective
@@ -399,7 +405,8 @@ def recommend(
         choices = prefer_kept(choices, start[0])
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
                              res.wall_time_s, terms.capacity_mib, space.raw_size, space=space,
-                             margin_note=margin_note, batch_kept=batch_kept, batch_note=batch_note)
+                             margin_note=margin_note, batch_kept=batch_kept, batch_note=batch_note,
+                             unknown_keys=unknown, key_notes=key_notes)
     if choices:
         from ..costmodel.tables import mean_lengths
         from .check import host_check
@@ -420,6 +427,26 @@ def recommend(
         report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=max(0.05, deadline.left()))
         report.memory_floor = memory_floor(ruleset, space.domains, terms)
     return report
+
+
+def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:
+    """The keys of --set and --search the release lacks: one its parser refuses would stop the printed command, an
+    input error naming the key it likely misspells; a suspected misspelling (a key we do not know, near one we do)
+    is a note."""
+    fw = get_framework(scenario.framework)
+    keys = {**{k: v for k, v in scenario.fixed.items()}, **{k: None for k in scenario.search}}
+    key_list = fw.key_list(keys, command=True)
+    unknown, _, notes = findings(key_list, fw.name, fw.version)
+    for found in (u for u in unknown if u.refused):
+        option = "--search" if found.key in scenario.search and found.key not in scenario.fixed else "--set"
+        value = scenario.fixed[found.key] if option == "--set" else ",".join(map(str, scenario.search[found.key]))
+        raise InputError(option, f"{found.key} is not an option of {fw.name} {fw.version}"
+                         + (f" (did you mean {found.suggestion}?)" if found.suggestion else "")
+                         + f": the command printed with it would stop with \"{refusal_text(found, key_list)}\".",
+                         f"write {option} {found.suggestion or 'KEY'}={value}" + (
+                             "" if found.suggestion else f" with a key of {fw.name} {fw.version} ({key_list.source})")
+                         + ".")
+    return unknown, notes
 
 
 def prefer_kept(choices: list[Choice], kept: Mapping[str, Value]) -> list[Choice]:
@@ -460,6 +487,10 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     fw = get_framework(framework)
     drop = fw.free_keys(values)
     report.start.given = [k for k in fw.normalize(flat) if k in drop]
+    chosen, _ = fw.for_config(flat)
+    report.unknown_keys, refused, report.key_notes = findings(chosen.key_list(flat), chosen.name, chosen.version)
+    report.key_notes = [f"{v.message}; the best config below keeps your arguments, this one included: rename or remove "
+                        f"it ({v.rule})" for v in refused] + report.key_notes
     return report
 
 

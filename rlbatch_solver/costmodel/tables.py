@@ -265,8 +265,13 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
 
 
 def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Value]], *,
-                 deadline=None, stop_above: int | Mapping[str, int] | None = None) -> dict[str, int | None]:
+                 deadline=None, stop_above: int | Mapping[str, int] | None = None,
+                 grows: frozenset[str] = frozenset()) -> dict[str, int | None]:
     """For each memory table (``mem_<phase>``): the least MiB its phase needs anywhere in ``domains``.
+
+    ``grows``: inputs no phase needs less memory at a larger value of (a repair policy's ``grows_memory`` and
+    ``batch_grows_memory``): only their smallest value is evaluated, where the least is (a scan of tens of
+    millions of rows becomes one of thousands).
 
     Exact: every combination of the table's inputs is evaluated, smallest tables first. With a
     ``deadline`` a table not finished in time is None (unknown). With ``stop_above`` only the answer
@@ -282,7 +287,8 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
         if name not in domains and base != name and base in domains:
             # an optional variable's flag (table_inputs): set where its domain has a value, unset where it has None
             return sorted({v is not None for v in domains[base]})
-        return [v for v in domains.get(name, [False, True]) if v is not None] or [None]
+        values = [v for v in domains.get(name, [False, True]) if v is not None] or [None]
+        return [min(values)] if name in grows and values != [None] else values
 
     tables = []
     for d in derived:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..rules.base import Rule, RuleSet, Value
+from .key_names import KeyList
 from .overrides import exported_pair
 
 _ENV_WORD = re.compile(r"^[A-Z_][A-Z0-9_]*=")  # an environment assignment before a command (NPROC_PER_NODE=8)
@@ -109,6 +110,9 @@ def cumulative_names(changes: Mapping[str, tuple[Any, Any]]) -> dict[str, frozen
         current = (current - names(removed)) | names(added)
         out[release] = current
     return out
+
+
+_KEY_WORD = re.compile(r"^[\w.-]+$")  # a key's name (not an explanation in parentheses)
 
 
 @dataclass
@@ -378,6 +382,19 @@ class Framework(ABC):
         """Keys of a pasted config that this version's own config does not have and its parser refuses (verl:
         Hydra's struct mode), as far as we know them; none by default."""
         return []
+
+    def key_list(self, flat: Mapping[str, Any], command: bool = False) -> KeyList:
+        """What we know of this release's keys, and the config's keys as its parser reads them (key_names.py): by
+        default some of them (the rule variables', the model's, the launcher's, the example's, the old names), so
+        only a near miss of one is suspected a misspelling. ``command``: the keys are set in the command recommend
+        prints (the framework's own entry point), not in a script that may be the user's own."""
+        known = {spec.key for spec in self.ruleset.variables.values()}
+        known |= {k.lstrip("-") for k in self.model_keys} | set(self.launcher_keys)
+        known |= {exported_pair(a)[0] for a in self.example_inputs}
+        known |= {*self.legacy_flags, *self.legacy_flags.values()}
+        known = {k.lstrip("-") for k in known if _KEY_WORD.match(k)}  # names only: not a shell word or a note
+        given = tuple(str(k) for k in self.normalize(flat) if not str(k).startswith(("+", "__")))
+        return KeyList(given, frozenset(known), complete=False, flags=self.syntax == "flags")
 
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         """What reading the config assumed or could not read, for ``check`` to print (none by default)."""

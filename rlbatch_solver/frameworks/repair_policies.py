@@ -57,6 +57,10 @@ class RepairPolicy:
     # a phase that misfits at a value misfits at every larger one, which widens the repair's memory cuts
     # (solver/repair.py; tests/test_fix.py checks that the memory model grows with each of them)
     grows_memory: frozenset[str] = frozenset()
+    # batch sizes memory never shrinks with either (a token budget's share of a larger batch is no smaller), priced
+    # by fix as any other key: the least memory anywhere (fix's proof that no repair fits) is at their smallest
+    # values, as at the ``grows_memory`` keys' (tests/test_fix_published.py checks the model grows with them)
+    batch_grows_memory: frozenset[str] = frozenset()
     # memory switches that are cost-model inputs, not rule variables (verl Megatron's recompute granularity):
     # name -> the values fix may try when memory is evaluated; the framework spells them (``native_key``)
     cost_knobs: dict[str, tuple] = field(default_factory=dict)

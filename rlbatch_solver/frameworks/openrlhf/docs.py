@@ -8,7 +8,10 @@ INTRO = (
     "run), the first rollout. Sizes: `rollout.batch_size` counts prompts; `train.batch_size` and the micro "
     "batch sizes count samples. Flags are the dotted 0.11.2 names; the pre-0.10.2 underscore names are "
     "accepted, mapped, and reported by a warning (0.11.2 rejects them). `runtime` rules are hangs, not "
-    "errors. Rules marked (warning) are ours on purpose: OpenRLHF does not check them."
+    "errors. Rules marked (warning) are ours on purpose: OpenRLHF does not check them. A flag the release's "
+    "`train_ppo_ray` does not have at all (`release_flags.py` lists every release's) is "
+    "`openrlhf.launch.unknown_key` (argparse: `error: unrecognized arguments`), named with the flag it likely "
+    "misspells."
 )
 
 

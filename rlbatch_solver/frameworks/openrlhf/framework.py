@@ -23,7 +23,10 @@ from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
 from . import columns, docs, errors, repair, versions
 from .release_flags import RELEASE_FLAGS
-from .rules import RULESET, VARIABLES
+
+ALL_RELEASE_FLAGS = frozenset().union(*RELEASE_FLAGS.values())
+from .rules import CLI, RULESET, VARIABLES
+from ..key_names import KeyList
 from ..base import Framework, Space, attention_constants, divisors, pow2
 from ..overrides import ListFlag, memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
 
@@ -707,6 +710,17 @@ class OpenRLHFFramework(Framework):
 
     def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
         return normalize_flags(flat)[0]
+
+    def key_list(self, flat: Mapping[str, Any], command: bool = False) -> KeyList:
+        """Every flag of this release's train_ppo_ray (release_flags.py): argparse refuses any other. A flag of another
+        release is not judged here (the release's own checks say what it does there, legacy_flag_names), nor one
+        argparse reads as the single flag it begins (allow_abbrev)."""
+        flags = RELEASE_FLAGS[self.version]
+        given = tuple(k for k in map(str, flat)
+                      if sum(1 for f in flags if f.startswith(k)) != 1 or k in flags)
+        return KeyList(given, flags, complete=True, others=ALL_RELEASE_FLAGS, flags=True,
+                       refusal="train_ppo_ray.py: error: unrecognized arguments: {key}",
+                       source=f"{CLI}: parser.parse_args (argparse refuses a flag it does not define)")
 
     def scenario_fields(self, values: Mapping[str, Value]) -> dict[str, Any]:
         # --data.max_len bounds prompt + response (--rollout.max_new_tokens the response); the GPUs are the

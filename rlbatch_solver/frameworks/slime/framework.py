@@ -118,7 +118,11 @@ def config_values(flat: Mapping[str, Any], gpus: int | None = None, model: Model
             continue
         values[name] = _typed(name, flat[spec.key]) if spec.key in flat else spec.default
     if values["train_batch_size"] is None:
-        raise InputError("rollout-batch-size", "is required by slime's parser (required=True).",
+        from ..key_names import nearest
+
+        typo = [k for k in map(str, flat) if nearest(k, {"rollout-batch-size"}, complete=False)]
+        raise InputError("rollout-batch-size", "is required by slime's parser (required=True)"
+                         + (f"; --{typo[0]} is no slime flag: did you mean --rollout-batch-size?" if typo else "."),
                          "pass --rollout-batch-size, the prompts of one rollout.")
     values["megatron_recompute"] = _recompute(flat)
     # Megatron-LM's --recompute-modules (nargs='*', default None: megatron-core's ["core_attn"]), read as

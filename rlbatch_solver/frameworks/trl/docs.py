@@ -14,8 +14,10 @@ INTRO = (
     "required the per-step global batch to hold whole prompt groups (open-r1 #249, trl #2858, #3061), 0.17 the "
     "optimizer step's (x gradient_accumulation_steps), 0.14 nothing; 1.16 requires it of the generation batch only (the releases we follow before 1.16: the appendix). "
     "`GRPOConfig` refuses sequence-dimension parallelism (`parallelism_config` with "
-    "`cp_size` or `sp_size` > 1), which accelerate sets from Python only: not a flag, not a rule here. Sources "
-    "are paths inside the trl 1.16.0 wheel."
+    "`cp_size` or `sp_size` > 1), which accelerate sets from Python only: not a flag, not a rule here. Under "
+    "`trl grpo` a flag that is no option of its grpo script is `trl.launch.unknown_key` (HfArgumentParser: "
+    "`Some specified arguments are not used`), named with the flag it likely misspells; pasted flags that a "
+    "script of your own may read get a note instead. Sources are paths inside the trl 1.16.0 wheel."
 )
 
 

@@ -28,6 +28,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import RuleSet, Value, bool_names, optional_names
 from ..base import Space
+from ..key_names import KeyList, nearest
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import SwiftFramework, _present, read_flags
@@ -167,6 +168,12 @@ def _unknown(name: str) -> bool:
         not _ours(name)
 
 
+def _guess(name: str) -> str:
+    """ `` (did you mean --x?)`` for a flag one slip from an option of TRL's grpo script, else ''."""
+    near = nearest(name, GRPO_SCRIPT_OPTIONS, complete=True)
+    return f" (did you mean --{near}?)" if near else ""
+
+
 def _config_data(flat: Mapping[str, Any]) -> dict[str, Any]:
     cfg = flat.get("config")
     if not _present(cfg) or not is_file(cfg):
@@ -283,6 +290,18 @@ class TrlFramework(SwiftFramework):
         option (argparse's allow_abbrev: ``--vllm_max_model_len`` is ``--vllm_max_model_length``)."""
         return {resolve_flag(k): v for k, v in _plain(flat).items()}
 
+    def key_list(self, flat: Mapping[str, Any], command: bool = False) -> KeyList:
+        """Every option of TRL's grpo script (fields.py), which refuses any other: judged where the command is TRL's
+        (``trl grpo``, or recommend's own command); pasted flags that a script of the user's own may read (under
+        ``accelerate launch``, or no command given) get config_notes' note instead. A GRPOConfig field of another
+        release is not judged here (``foreign_fields``' notes), nor ours and the launcher's."""
+        cli = self.normalize(flat)
+        given = tuple(k for k in cli if not _ours(k)) if command or cli.get(ENTRY) == TRL_CLI else ()
+        return KeyList(given, GRPO_SCRIPT_OPTIONS, complete=True, others=versions.ALL_FIELDS, flags=True,
+                       refusal="ValueError: Some specified arguments are not used by the HfArgumentParser: ['{key}']",
+                       source="transformers/hf_argparser.py:HfArgumentParser.parse_args_into_dataclasses (TRL's "
+                              "grpo.py: TrlParser.parse_args_and_config)")
+
     def _knobs(self) -> list[str]:
         """The memory switches recommend searches (gradient checkpointing only where the release leaves it off)."""
         return [n for n in KNOB_SEARCH if n != "grad_ckpt" or self._has_knob(n)]
@@ -323,10 +342,10 @@ class TrlFramework(SwiftFramework):
         notes = [f"--{k} read as --{resolve_flag(k)} (TRL's parser takes an unambiguous prefix of an option)"
                  for k in _plain(flat) if resolve_flag(k) != k]
         cli = self.normalize(flat)
-        unknown = [k for k in cli if _unknown(k)]
+        unknown = [k for k in cli if _unknown(k)] if cli.get(ENTRY) != TRL_CLI else []
         if unknown:
             notes.append(f"ignored, as flags no TRL {self.version} GRPO field has (TRL's own grpo.py refuses them at launch; "
-                         "a script of your own may read them): " + ", ".join(f"--{k}" for k in unknown))
+                         "a script of your own may read them): " + ", ".join(f"--{k}" + _guess(k) for k in unknown))
         if ENTRY not in cli:
             notes.append("the command is not given: checked as `accelerate launch grpo.py` runs it (each rank's "
                          "GRPOConfig); `trl grpo` also builds it at world size 1 first: paste the command to check that")

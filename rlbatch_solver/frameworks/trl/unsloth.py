@@ -25,6 +25,7 @@ weights for the trainer and vLLM, offloaded checkpoints and the chunked log-prob
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
@@ -34,10 +35,13 @@ from ...costmodel.phase import Phase
 from ...costmodel.tables import CostSpec
 from ...errors import InputError, did_you_mean
 from ...rules.base import RuleSet, Value
+from ..base import Framework
 from ..error_text import ErrorPattern
+from ..key_names import KeyList
 from ..overrides import flag_bool, memory_share_permille, whole_number
 from . import unsloth_rules
-from .framework import TrlFramework, _unknown
+from .fields import GRPO_SCRIPT_OPTIONS
+from .framework import TrlFramework, _ours, _unknown
 
 # FastLanguageModel.from_pretrained's and get_peft_model's arguments we read, with their defaults (unsloth/models/
 # loader.py FastLanguageModel.from_pretrained; unsloth/models/llama.py FastLlamaModel.get_peft_model)
@@ -205,6 +209,13 @@ class UnslothFramework(TrlFramework):
         keys = _flat(flat)
         own = {k: v for k, v in keys.items() if _own(k)}
         return {**super().normalize({k: v for k, v in keys.items() if k not in own}), **own}
+
+    def key_list(self, flat: Mapping[str, Any], command: bool = False) -> KeyList:
+        """Unsloth runs from the user's own Python script, which may read any name: only a near miss of a known key
+        (TRL's script options, the rule variables', Unsloth's own) is suspected, never refused."""
+        base = Framework.key_list(self, flat, command)
+        return replace(base, keys=base.keys | GRPO_SCRIPT_OPTIONS,
+                       given=tuple(k for k in base.given if not _ours(k)))
 
     # -- export: GRPOConfig keys and Unsloth's own names --------------------------------------------------
     EXPORT_NAMES = {"--vllm_gpu_memory_utilization": "--gpu_memory_utilization", "--use_vllm": "--fast_inference"}

@@ -17,6 +17,7 @@ Export: a solution -> paste-ready Hydra overrides and a YAML fragment.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from typing import Any, Mapping, Sequence
 
@@ -32,6 +33,7 @@ from ...rules.ids import tie_rule
 from . import columns, docs, errors, repair, versions
 from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
+from ..key_names import KeyList
 from ..base import Framework, Space, attention_constants, batches_for_gpus, divisors, of_absent_model, pow2
 from ..overrides import hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
 
@@ -860,6 +862,13 @@ class VersionPacks:
     def unknown_keys(self, flat: Mapping[str, Any]) -> list[str]:
         """The version-specific keys (versions.py) this version's trainer config lacks: Hydra refuses them."""
         return versions.missing_keys(flat, self.version)
+
+    def key_list(self, flat: Mapping[str, Any], command: bool = False) -> KeyList:
+        """Some of verl's keys (the base class's); Hydra's struct config refuses a key the trainer config lacks."""
+        return replace(super().key_list(flat, command),
+                       refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",
+                       source="verl/trainer/main_ppo.py: hydra.main (the trainer config is a struct: OmegaConf "
+                              "refuses an override of a key it lacks unless it starts with +)")
 
     def _keys(self) -> dict[str, str]:
         return {name: spec.key for name, spec in self.ruleset.variables.items()}

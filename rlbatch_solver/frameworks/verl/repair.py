@@ -57,6 +57,8 @@ VERL = RepairPolicy(
     lengths=("max_response_length",),
     grows_memory=frozenset({"gmu_permille", "actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu",
                             "critic_micro_per_gpu", "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens"}),
+    # read by memory through the token budgets' share of a batch (cost.py BATCH_SHARE)
+    batch_grows_memory=frozenset({"train_batch_size", "actor_mini", "critic_mini", "n"}),
 )
 
 # verl 0.9.1, Megatron backend (rules_megatron.py). The batch keys move as under FSDP; then the
@@ -99,6 +101,7 @@ VERL_MEGATRON = RepairPolicy(
     algorithm=VERL.algorithm,
     lengths=VERL.lengths,
     grows_memory=VERL.grows_memory,
+    batch_grows_memory=VERL.batch_grows_memory,
     # full activation recompute (the FSDP policy's gradient checkpointing, rank 4 there too) and megatron-core's
     # CPU optimizer for all of the optimizer states (HybridDeviceOptimizer, offload fraction 1.0), as verl's
     # large-MoE examples set them (run_qwen3-235b_megatron_96gb.sh: optimizer_cpu_offload, fraction 1.)

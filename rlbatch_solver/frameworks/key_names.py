@@ -1,0 +1,205 @@
+"""Keys a config sets that the framework's release does not have: a misspelt key ("did you mean
+data.train_batch_size?") or one its parser refuses at launch.
+
+A framework states what it knows of a release's keys (``Framework.key_list``): all of them (OpenRLHF's argparse
+flags per release, TRL's script options), so that a key outside the list is refused by the framework itself, or only
+some (verl's Hydra config: the keys our rules and search read), so that only a key one small edit away from a known
+one is suspected, and an unknown key far from every known one is never flagged (it may be a real key we do not
+follow)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..rules.base import Stage, Violation
+
+# two spellings of one key part this alike (difflib's ratio: 2 x matched characters / both lengths) may be one key
+# misspelt: train_bach_size / train_batch_size 0.97, acter / actor 0.8
+SIMILAR = 0.8
+# where the list is not complete, a suspected misspelling differs from a known key in one word (the parts between
+# dots, underscores and dashes) by one typing slip (a letter missing, extra, wrong, or two neighbours swapped), two in a word
+# of ``LONG_WORD`` letters or more: real keys we do not follow are often as alike by difflib's ratio (verl's
+# data.val_batch_size / data.train_batch_size 0.8, fsdp_config.grad_offload / param_offload 0.8, ms-swift's
+# vllm_server_port / vllm_server_host 0.88) but differ in a whole word
+LONG_WORD = 8
+# and a word this short is not judged there: top_k / top_p are two real keys one slip apart
+MIN_WORD = 4
+
+
+def slips(a: str, b: str) -> int:
+    """Typing slips between two words: letters inserted, deleted, replaced, or two neighbours swapped (the optimal
+    string alignment distance)."""
+    prev2, prev = [], list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+@dataclass(frozen=True)
+class KeyList:
+    """What we know of the keys a framework release reads."""
+
+    given: tuple[str, ...]  # the config's keys as the framework's parser reads them (judged in this order)
+    keys: frozenset[str]  # keys the release has
+    complete: bool  # ``keys`` is every key its parser takes: a key outside it is refused at launch
+    others: frozenset[str] = frozenset()  # keys never judged here: other releases' (the release notes say what they
+    # do), ours and the launcher's
+    refusal: str = ""  # what the framework prints when it refuses a key: {key} the key as written, {leaf} its last part
+    source: str = ""  # where it refuses it (file:function)
+    flags: bool = False  # the framework's syntax writes keys as --flags
+
+
+@dataclass(frozen=True)
+class UnknownKey:
+    """One key of the config the release does not have (``refused``: the release's parser stops on it, else a
+    suspected misspelling), and the known key it is nearest, if any."""
+
+    key: str
+    suggestion: str | None
+    refused: bool
+    shown: str  # the key as the user writes it (--key for a flag)
+    suggestion_shown: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "did_you_mean": self.suggestion, "refused": self.refused}
+
+
+def _dots(key: str) -> list[str]:
+    return key.split(".")
+
+
+def _words(key: str) -> list[str]:
+    return re.split(r"([._-])", key)  # the separators kept: data.x is not data_x
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Whether two words are one slip apart (two in long words), both at least ``MIN_WORD`` letters."""
+    if min(len(a), len(b)) < MIN_WORD:
+        return False
+    return slips(a, b) <= (2 if min(len(a), len(b)) >= LONG_WORD else 1)
+
+
+def nearest(key: str, known: Iterable[str], complete: bool) -> str | None:
+    """The known key ``key`` most likely misspells: one part of the dotted key differs, by a small edit (difflib's
+    ratio at least ``SIMILAR``; where ``known`` is not complete, one word by one slip, ``_one_slip``); None when no
+    known key is that near."""
+    split = _dots if complete else _words
+    parts = split(key)
+    best, score = None, 0.0
+    for other in known:
+        theirs = split(other)
+        if len(theirs) != len(parts):
+            continue
+        differ = [(a, b) for a, b in zip(parts, theirs) if a != b]
+        if len(differ) != 1:
+            continue
+        a, b = differ[0]
+        if not complete and not _one_slip(a, b):
+            continue
+        ratio = difflib.SequenceMatcher(None, key, other).ratio() if not complete else \
+            difflib.SequenceMatcher(None, a, b).ratio()
+        if ratio >= SIMILAR and (ratio, other) > (score, best or ""):
+            best, score = other, ratio
+    if best is None and complete:  # argparse flags: a whole-name slip (train_bach_size for train_batch_size)
+        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.85)
+        best = close[0] if close else None
+    return best
+
+
+def unknown_keys(key_list: KeyList) -> list[UnknownKey]:
+    """The config's keys the release does not have: every one outside a complete list, else the near misses."""
+    out = []
+    for key in dict.fromkeys(key_list.given):
+        if key in key_list.keys or key in key_list.others:
+            continue
+        near = nearest(key, key_list.keys, key_list.complete)
+        if near is None and not key_list.complete:
+            continue  # far from every key we know: perhaps a real key we do not follow, never flagged
+        dash = "--" if key_list.flags else ""
+        out.append(UnknownKey(key, near, key_list.complete, f"{dash}{key}", near and f"{dash}{near}"))
+    return out
+
+
+def refusal_text(found: UnknownKey, key_list: KeyList) -> str:
+    """What the framework prints when it refuses ``found``."""
+    return key_list.refusal.format(key=found.shown, leaf=found.key.rsplit(".", 1)[-1])
+
+
+def note(found: UnknownKey, key_list: KeyList, framework: str, version: str) -> str:
+    """A suspected misspelling in words (a note: the key may be one we do not follow)."""
+    stops = f"; if {framework} {version} has no such key, the launch stops with \"{refusal_text(found, key_list)}\"" \
+        if key_list.refusal else ""
+    return (f"{found.shown} is not a {framework} {version} key we know: did you mean {found.suggestion_shown}? "
+            f"(as written it sets nothing we check{stops})")
+
+
+def violation(found: UnknownKey, key_list: KeyList, framework: str, version: str) -> Violation:
+    """A key the release's parser refuses: an error at launch, with the framework's own message."""
+    guess = f" (did you mean {found.suggestion_shown}?)" if found.suggestion else ""
+    return Violation(
+        f"{framework}.launch.unknown_key",
+        f"{found.shown} is not an option of {framework} {version}{guess}: the launch stops with "
+        f"\"{refusal_text(found, key_list)}\"",
+        Stage.DRIVER, key_list.source)
+
+
+def findings(key_list: KeyList, framework: str, version: str) -> tuple[list[UnknownKey], list[Violation], list[str]]:
+    """The unknown keys, as violations (refused) and notes (suspected)."""
+    found = unknown_keys(key_list)
+    return (found, [violation(u, key_list, framework, version) for u in found if u.refused],
+            [note(u, key_list, framework, version) for u in found if not u.refused])
+
+
+# how a framework's parser says it refuses keys, and the framework whose parser says so (None: the one asked about)
+REFUSALS = (
+    # argparse (OpenRLHF's train_ppo_ray, slime's train.py): "train_ppo_ray.py: error: unrecognized arguments: --x 8"
+    (re.compile(r"unrecognized arguments:([^\n]*)"), None, "argparse"),
+    # Hydra / OmegaConf struct mode (verl): "Could not override 'data.x'." ... "full_key: data.x"
+    (re.compile(r"Could not override '([^']+)'"), "verl", "hydra"),
+    (re.compile(r"full_key: (\S+)"), "verl", "hydra"),
+    # HfArgumentParser (TRL, ms-swift): "Some specified arguments are not used by the HfArgumentParser: ['--x', '8']"
+    (re.compile(r"not used by the HfArgumentParser: \[([^\]]*)\]"), "trl", "hf"),
+)
+
+
+def refused_in_message(text: str) -> tuple[str | None, list[str]]:
+    """The keys a pasted parser error says it refused, and the framework whose parser prints it (None: not known
+    from the message alone; OpenRLHF's when it names train_ppo_ray)."""
+    for pattern, framework, kind in REFUSALS:
+        found = pattern.search(text)
+        if not found:
+            continue
+        words = found.group(1)
+        if kind == "argparse":
+            keys = [w[2:].split("=")[0] for w in words.split() if w.startswith("--")]
+            framework = "openrlhf" if "train_ppo_ray" in text else None
+        elif kind == "hf":
+            keys = [w.strip(" '\"")[2:].split("=")[0] for w in words.split(",") if w.strip(" '\"").startswith("--")]
+        else:
+            keys = [words.lstrip("+")]
+        if keys:
+            return framework, list(dict.fromkeys(keys))
+    return None, []
+
+
+def refused_keys(fw: Any, keys: Iterable[str]) -> list[UnknownKey]:
+    """Keys a framework's parser refused (its own error says so) that no release we know has, each with the known
+    key it likely misspells; a key some release has was refused by another release (the release notes' matter, not
+    a misspelling) and is left out."""
+    key_list = fw.key_list({k: None for k in keys}, command=True)
+    dash = "--" if key_list.flags else ""
+    out = []
+    for key in keys:
+        if key in key_list.keys or key in key_list.others:
+            continue
+        near = nearest(key, key_list.keys, key_list.complete)
+        out.append(UnknownKey(key, near, True, f"{dash}{key}", near and f"{dash}{near}"))
+    return out

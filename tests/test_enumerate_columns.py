@@ -1,0 +1,39 @@
+"""The enumerate table in a pipe or a narrow terminal: short column titles with a legend instead of titles rich cuts
+to "tra…" / "mic…"; a wide terminal keeps the full titles."""
+
+from __future__ import annotations
+
+from clirun import run
+from rlbatch_solver.render import short_titles
+
+ARGS = ("enumerate", "--framework", "verl", "--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-1.5b", "--show", "3")
+
+
+def _table_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line[:1] in "┏┃┡│└"]
+
+
+def test_at_80_columns_every_title_is_whole_and_the_legend_spells_it_out(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    res = run(*ARGS)
+    assert res.returncode == 0
+    table = _table_lines(res.stdout)
+    assert table and "…" not in res.stdout
+    assert all(len(line) <= 80 for line in table)
+    header = table[1].replace("┃", " ").split()
+    assert header == ["train", "mini", "mg", "ga", "lm", "rm", "us", "rTP", "rDP", "peak", "spare"]
+    lines = res.stdout.splitlines()
+    legend = lines[lines.index("columns:") + 1:]
+    assert "  mg     micro/gpu: actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu" in legend
+    assert "  rTP    rollout TP: actor_rollout_ref.rollout.tensor_model_parallel_size" in legend
+    assert "  ga     grad acc" in legend  # a derived value: no key of its own
+
+
+def test_a_wide_terminal_keeps_the_full_titles(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    res = run(*ARGS)
+    assert "logprob micro" in _table_lines(res.stdout)[1] and "columns:" not in res.stdout
+
+
+def test_short_titles_are_unique_and_keep_capitals():
+    assert short_titles(["rollout TP", "ref micro", "rollout micro", "train"]) == ["rTP", "rm", "rm2", "train"]
