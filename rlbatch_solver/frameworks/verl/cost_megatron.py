@@ -157,8 +157,15 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         train_micro, train_budget = critic
         param_off = bool(v.get("critic_megatron_param_offload"))
         opt_off = bool(v.get("critic_megatron_optimizer_offload"))
+    shared = shared_plan_fields(v, phase, model, gpu, version)
+    if version in LEGACY_WORKERS:
+        # the legacy Megatron actor packs every micro batch without its padding whatever model.use_remove_padding
+        # says (verl 0.6.1 workers/actor/megatron_actor.py forward_step -> models/mcore/model_forward.py
+        # model_forward: preprocess_packed_seqs to THD); only the engine workers read the switch
+        # (0.9.1 workers/engine/megatron/transformer_impl.py: data_format "thd" if use_remove_padding else "bshd")
+        shared["remove_padding"] = True
     return Plan(
-        **shared_plan_fields(v, phase, model, gpu, version),
+        **shared,
         n_gpus=n_gpus,
         train_micro=train_micro,
         train_token_budget=train_budget,
