@@ -161,7 +161,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     if version in LEGACY_WORKERS:
         # the legacy Megatron actor packs every micro batch without its padding whatever model.use_remove_padding
         # says (verl 0.6.1 workers/actor/megatron_actor.py forward_step -> models/mcore/model_forward.py
-        # model_forward: preprocess_packed_seqs to THD); only the engine workers read the switch
+        # model_forward: preprocess_packed_seqs to THD; 0.7.1 the same unless actor.megatron.use_remove_padding,
+        # default True, is turned off); the engine workers read the model's switch
         # (0.9.1 workers/engine/megatron/transformer_impl.py: data_format "thd" if use_remove_padding else "bshd")
         shared["remove_padding"] = True
     return Plan(
