@@ -73,14 +73,15 @@ MEMORY_INPUTS = {
 }
 _STEP = _HW + ["train_batch_size", "n"]
 # Compute time reads the dense layout (TP, PP, CP, VPP), not EP/ETP (expert all-to-all is not modelled)
-# nor the offload switches (their copies are the "offload" phase).
+# nor the offload switches (their copies are the "offload" phase); an update's gradient reduction and optimizer step
+# read EP/ETP too (the experts' share of a GPU: time._grad_sync_and_adam).
 _TIME_LAYOUT = ["tp", "pp", "cp", "vpp"]
 TIME_INPUTS = {
     Phase.ROLLOUT: _STEP + _LAYOUT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
     Phase.OLD_LOG_PROB: _STEP + _TIME_LAYOUT + _LOGPROB,
     Phase.REF: _STEP + [n for n in _REF if n not in ("ref_ep", "ref_etp")],
-    Phase.ACTOR_UPDATE: _STEP + _TIME_LAYOUT + _ACTOR + ["actor_mini"],
-    Phase.CRITIC_UPDATE: _STEP + [n for n in _CRITIC if n not in ("critic_ep", "critic_etp")] + ["critic_mini"],
+    Phase.ACTOR_UPDATE: _STEP + _TIME_LAYOUT + ["ep", "etp"] + _ACTOR + ["actor_mini"],
+    Phase.CRITIC_UPDATE: _STEP + _CRITIC + ["critic_mini"],
     Phase.WEIGHT_SYNC: _STEP + ["tp", "pp", "rollout_tp"] + PLACEMENT,
     Phase.OFFLOAD: _STEP + _LAYOUT + _RESIDENT + HOST_COPIES + ["need_critic", "critic_megatron_param_offload",
                                                             "critic_megatron_optimizer_offload"],
