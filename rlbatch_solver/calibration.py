@@ -44,6 +44,9 @@ class Run:
     # the training data its config names (costmodel/lengths.py dataset_of): where no mean is given, it chooses
     # the length profile with the model's family
     dataset: str = ""
+    # the length profile the user names (check's --response-profile; costmodel/lengths.py PROFILES), None: chosen
+    # by the model's family and the data
+    response_profile: str | None = None
 
     def predict(self, eff: Efficiency = DEFAULT_EFFICIENCY) -> "Prediction":
         """Seconds per phase and the training phases' largest peak, as check computes them (full_reports),
@@ -63,6 +66,8 @@ class Run:
 
         plan = at_mean_lengths(self.spec.plan(values, phase), self.prompt_mean, self.response_mean)
         changes: dict[str, Any] = {"efficiency": eff, "dataset": self.dataset}
+        if self.response_profile:
+            changes["response_profile"] = self.response_profile
         if self.peak_fraction is not None:
             changes["peak_length_fraction"] = min(1.0, max(1e-3, self.peak_fraction))
         return plan.replace(**changes)
@@ -81,8 +86,10 @@ class Prediction:
 
 
 def make_run(framework: str, args: Sequence[str] | Mapping[str, Any], *, gpu: str, model: str, gpus: int | None,
-             prompt_mean: float | None = None, response_mean: float | None = None) -> Run:
-    """A run from the framework's own arguments (as ``check`` reads them)."""
+             prompt_mean: float | None = None, response_mean: float | None = None,
+             response_profile: str | None = None) -> Run:
+    """A run from the framework's own arguments (as ``check`` reads them; ``response_profile`` as its
+    ``--response-profile``)."""
     from .catalog.gpus import load_gpu
     from .commands.common import read_config, read_inputs
     from .frameworks import get_framework
@@ -94,7 +101,7 @@ def make_run(framework: str, args: Sequence[str] | Mapping[str, Any], *, gpu: st
 
     g = load_gpu(gpu)
     return Run(fw.name, g.name, card.name, dict(values), fw.cost_spec(card, g), prompt_mean, response_mean,
-               dataset=dataset_of(flat))
+               dataset=dataset_of(flat), response_profile=response_profile)
 
 
 # ----------------------------------------------------------------------------- the fit

@@ -365,6 +365,17 @@ WIDTH_REF_HIDDEN = 4096
 #   fit's per-GPU optimum: 0.40 on A100, 0.28 on H100, FlashAttention-2 being less efficient on Hopper): it is why
 #   MPT-7B's MFU falls from 62% at 2K tokens a sequence to 30% at 64K on A100.
 ATTN_EFF_RATIO = 0.32
+# - A GPU whose FLOPs outrun its memory bandwidth reaches less of its peak: MPT's 37 runs on both GPUs (the same model,
+#   length, micro batch and checkpointing) reached a median 0.68 of their A100 MFU on H100 (0.57-0.90), H100's peak /
+#   bandwidth being 295 FLOP/B against A100's 153 (the work that does not scale with tensor-core FLOPs: norms,
+#   elementwise, softmax, communication). Taking 1/MFU linear in that ratio, a + b x ratio (the form of a step that is
+#   part compute-bound, part bandwidth-bound), the two GPUs give a/b = 149 FLOP/B; MFU_TRAIN and MFU_FORWARD describe
+#   an H100, so a GPU's training and forward passes run at (149 + 295) / (149 + its ratio) of them
+#   (``time.gpu_compute_factor``): A100 1.47, H200 1.25, H20 (148 TFLOPs, 4.0 TB/s: 37 FLOP/B) 2.39. Against
+#   measurement: verl's logged actor MFU (its own FLOP count over its peak) in one contributor's tables of the same
+#   jobs (ISEEKYAN/verl_megatron_practice dapo7b.csv) is 0.78-0.83 on H20 and 0.27-0.44 on H100, about 2.1x.
+RIDGE_HALF_FLOP_PER_BYTE = 149.0
+RIDGE_REF_FLOP_PER_BYTE = 989.0 / 3.35  # H100 SXM5: 989 TFLOPs bf16, 3.35 TB/s
 # Collectives: achieved bus bandwidth as a fraction of the link's (NCCL ring).
 COLLECTIVE_EFF = 0.70
 # Between nodes: 200 Gb/s InfiniBand per GPU (DGX A100: 8x HDR) = 25 GB/s; the GPU
@@ -396,6 +407,13 @@ DECODE_STEP_OVERHEAD_S = 1.5e-3
 # ~100 us per layer, in line with the ~5-25 us of CPU dispatch per PyTorch op times a layer's ~10-15 ops. (It was
 # 60 us, an assumption: eager engines in the measured set ran 2-4x slower than we predicted, docs/accuracy.md.)
 EAGER_LAUNCH_S_PER_LAYER = 100e-6
+# A CUDA-graph engine replays a captured graph only for batches up to its largest capture size; a larger decode batch
+# runs without one, its kernels launched from the host every step (vLLM V1 gpu_model_runner: a batch above
+# ``max_capture_size`` is not padded to a graph). vLLM V1's default capture sizes are [1, 2, 4] + range(8, 513, 8)
+# (vllm/config.py VllmConfig._set_cudagraph_sizes, vLLM 0.8-0.10; capped at 512 since, as
+# ``max_cudagraph_capture_size`` = min(2 x max_num_seqs, 512), when max_num_batched_tokens allows; the vLLM forum's
+# "V1 default max CUDA graph size"): verl's max_num_seqs of 1024 lets an engine decode up to twice that batch.
+VLLM_CUDA_GRAPH_MAX_BATCH = 512
 # A Hugging Face transformers model's own Python code (the trainers' models outside Megatron, and `generate` when no
 # inference engine is used) costs far more host time per layer than an engine's eager kernels: measured on one H200
 # (benchmarks/gpu_step_probe.py, torch 2.11, transformers 5.17, benchmarks/results/), a `generate` decode step of

@@ -104,6 +104,14 @@ def width_efficiency(hidden: float) -> float:
     return min(1.0, h / (h + h0) * (C.WIDTH_REF_HIDDEN + h0) / C.WIDTH_REF_HIDDEN)
 
 
+def gpu_compute_factor(gpu) -> float:
+    """How much more of its peak a GPU's training and forward passes reach than an H100's (MFU_TRAIN, MFU_FORWARD):
+    (a + ratio_H100) / (a + ratio_gpu), ratio = peak FLOPs / HBM bytes per second (constants.RIDGE_HALF_FLOP_PER_BYTE,
+    from MPT's A100 and H100 benchmarks)."""
+    ratio = float(gpu.bf16_tflops) * 1e12 / (float(gpu.hbm_bandwidth_gbps) * 1e9)
+    return (C.RIDGE_HALF_FLOP_PER_BYTE + C.RIDGE_REF_FLOP_PER_BYTE) / (C.RIDGE_HALF_FLOP_PER_BYTE + ratio)
+
+
 def compute_seconds(gemm_flops: float, attn_flops: float, hidden: float, tokens_per_micro: float, peak: float,
                     mfu: float) -> float:
     """Seconds of a training or forward pass's compute on one GPU: the GEMM FLOPs at the pass's efficiency
@@ -204,7 +212,7 @@ def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, sample
     n_micro, tok_micro = _micro_layout(plan, samples, micro, budget, seq, actual)
     per_gpu = samples * flops_mult / (_seq_split(plan) * _mp(plan))
     compute = compute_seconds(per_gpu * 2.0 * active * seq, per_gpu * attention_flops(mc, seq), mc.hidden, tok_micro,
-                              _peak(plan), mfu)
+                              _peak(plan), mfu * gpu_compute_factor(plan.gpu))
     # Eager PyTorch launches every layer's kernels from the host, a backward about twice a forward's (each GEMM has
     # two gradient GEMMs): flops_mult forwards' worth per micro batch, EAGER_LAUNCH_S_PER_LAYER each. The GPU cannot
     # finish a micro batch before its kernels are launched.
@@ -265,7 +273,9 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
     if tp > 1:
         msg = batch * mc.hidden * C.BF16
         t += 2 * mc.layers * (_collective_latency(plan) + 2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp))
-    if plan.enforce_eager:
+    if plan.enforce_eager or (plan.engine == "vllm" and batch > C.VLLM_CUDA_GRAPH_MAX_BATCH):
+        # no CUDA graph: every layer's kernels launched from the host (eager, or a batch above vLLM's largest
+        # captured graph)
         t += C.EAGER_LAUNCH_S_PER_LAYER * mc.layers
     return t
 
@@ -405,18 +415,42 @@ def _update(plan: Plan, mc: ModelConsts, critic: bool) -> float:
     # one mini batch, times the number of mini batches
     t_mini, _ = _pass_time(plan, mc, params, active, samples / mini, micro, plan.train_token_budget, mult,
                            plan.efficiency.mfu_train, 2.0)
-    n = max(1, plan.shard_degree)
-    grad_sync = C.FP32 * params / _mp(plan) * (n - 1) / n / _coll_bw(plan, n)  # once per mini batch
-    _, _, ob = C.STATE_BYTES.get(plan.trainer, C.STATE_BYTES["fsdp"])
-    shard = n if plan.zero_stage >= 1 or plan.distributed_optimizer else 1
-    adam = C.ADAM_BYTES_PER_PARAM * params / _mp(plan) / shard / (
-        float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * C.HBM_EFF_OPTIMIZER)
+    grad_sync, adam = _grad_sync_and_adam(plan, mc, params, critic)  # once per mini batch
     total += mini * (t_mini + grad_sync + adam)
     if critic:  # the critic's value forward over the batch (compute_values)
         t_val, _ = _pass_time(plan, mc, params, active, samples, micro, plan.train_token_budget, 1.0,
                               plan.efficiency.mfu_forward, 1.0)
         total += t_val
     return total
+
+
+def _grad_sync_and_adam(plan: Plan, mc: ModelConsts, params: float, critic: bool) -> tuple[float, float]:
+    """(seconds, seconds) of one mini batch's gradient reduction over the data-parallel ranks and its AdamW step
+    on one GPU. FSDP / ZeRO: the model's parameters over TP x PP, sharded over ``shard_degree`` GPUs. Megatron: the
+    dense parameters over TP x PP and the routed experts over EP x ETP x PP (memory.megatron_shard_params, the
+    layout the memory model holds, at an even pipeline split), each reduced and its optimizer sharded over its own data-parallel group (the
+    dense over data x context parallel ranks, the experts over the expert-data-parallel ranks: Megatron-core's
+    ``_get_param_groups``/DistributedOptimizer per group, as memory._megatron_states shards them). Megatron orders
+    its ranks tensor, context, expert, data, pipeline (megatron/core/parallel_state.py ``order="tp-cp-ep-dp-pp"``),
+    so both data-parallel groups span all of one pipeline stage's GPUs: they cross nodes when a stage does, whatever
+    their own size (``_coll_bw`` by the group's size alone would keep a TP 4 x DP 8 group on 32 GPUs in one node)."""
+    hbm = float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * C.HBM_EFF_OPTIMIZER
+    if plan.trainer == "megatron":
+        from .memory import megatron_shard_params
+
+        tp, pp = max(1, plan.tp), max(1, plan.pp)
+        ep, etp = max(1, plan.ep), max(1, plan.etp or plan.tp)
+        dense, expert = megatron_shard_params(mc, tp, pp, ep, etp, critic)  # an even pipeline split
+        groups = [(dense, max(1, plan.n_gpus // (tp * pp))), (expert, max(1, plan.n_gpus // (ep * etp * pp)))]
+        span = _coll_bw(plan, max(1, plan.n_gpus // pp))
+        sync = sum(C.FP32 * b * (n - 1) / n / span for b, n in groups if b > 0)
+        shard = [n if plan.distributed_optimizer else 1 for _, n in groups]
+        adam = C.ADAM_BYTES_PER_PARAM * sum(b / k for (b, _), k in zip(groups, shard)) / hbm
+        return sync, adam
+    n = max(1, plan.shard_degree)
+    sync = C.FP32 * params / _mp(plan) * (n - 1) / n / _coll_bw(plan, n)
+    shard = n if plan.zero_stage >= 1 or plan.distributed_optimizer else 1
+    return sync, C.ADAM_BYTES_PER_PARAM * params / _mp(plan) / shard / hbm
 
 
 def _weight_sync(plan: Plan, mc: ModelConsts) -> float:

@@ -317,8 +317,10 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
                 "recompute", "recompute_modules", "cpu_optimizer_permille", "padding_free", "sequence_parallel_size",
                 "kl_on", "tp", "pp", "cp", "ep", "etp", "vpp", "micro_batch_size"}
     elif kind == "time":  # training time reads the dense layout and batches, not what stays resident
-        out |= {"gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "ep", "etp",
-                "cpu_optimizer_permille", "recompute_modules"}
+        out |= {"gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "cpu_optimizer_permille",
+                "recompute_modules"}
+        if phase != Phase.ACTOR_UPDATE:  # the update's gradient reduction reads the experts' split
+            out |= {"ep", "etp"}
         if phase != Phase.WEIGHT_SYNC:
             out |= {"vllm_tp", "server_tp", "server_dp"}
     return out

@@ -78,14 +78,15 @@ MEMORY_INPUTS = {
 }
 _STEP = _HW + ["train_batch_size", "n"]
 # Compute time reads the dense layout (TP, PP, CP, VPP), not EP/ETP (expert all-to-all is not modelled)
-# nor the offload switches (their copies are the "offload" phase).
+# nor the offload switches (their copies are the "offload" phase); an update's gradient reduction and optimizer step
+# read EP/ETP too (the experts' share of a GPU: time._grad_sync_and_adam).
 _TIME_LAYOUT = ["tp", "pp", "cp", "vpp"]
 TIME_INPUTS = {
     Phase.ROLLOUT: _STEP + _LAYOUT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
     Phase.OLD_LOG_PROB: _STEP + _TIME_LAYOUT + _LOGPROB,
     Phase.REF: _STEP + [n for n in _REF if n not in ("ref_ep", "ref_etp")],
-    Phase.ACTOR_UPDATE: _STEP + _TIME_LAYOUT + _ACTOR + ["actor_mini"],
-    Phase.CRITIC_UPDATE: _STEP + [n for n in _CRITIC if n not in ("critic_ep", "critic_etp")] + ["critic_mini"],
+    Phase.ACTOR_UPDATE: _STEP + _TIME_LAYOUT + ["ep", "etp"] + _ACTOR + ["actor_mini"],
+    Phase.CRITIC_UPDATE: _STEP + _CRITIC + ["critic_mini"],
     Phase.WEIGHT_SYNC: _STEP + ["tp", "pp", "rollout_tp"] + PLACEMENT,
     Phase.OFFLOAD: _STEP + _LAYOUT + _RESIDENT + HOST_COPIES + ["need_critic", "critic_megatron_param_offload",
                                                             "critic_megatron_optimizer_offload"],
@@ -171,8 +172,16 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         train_micro, train_budget = critic
         param_off = bool(v.get("critic_megatron_param_offload"))
         opt_off = bool(v.get("critic_megatron_optimizer_offload"))
+    shared = shared_plan_fields(v, phase, model, gpu, version)
+    if version in LEGACY_WORKERS:
+        # the legacy Megatron actor packs every micro batch without its padding whatever model.use_remove_padding
+        # says (verl 0.6.1 workers/actor/megatron_actor.py forward_step -> models/mcore/model_forward.py
+        # model_forward: preprocess_packed_seqs to THD; 0.7.1 the same unless actor.megatron.use_remove_padding,
+        # default True, is turned off); the engine workers read the model's switch
+        # (0.9.1 workers/engine/megatron/transformer_impl.py: data_format "thd" if use_remove_padding else "bshd")
+        shared["remove_padding"] = True
     return Plan(
-        **shared_plan_fields(v, phase, model, gpu, version),
+        **shared,
         n_gpus=n_gpus,
         train_micro=train_micro,
         train_token_budget=train_budget,
