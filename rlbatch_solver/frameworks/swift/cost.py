@@ -312,6 +312,10 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
         out |= {"server_tp", "server_dp"}
     if False not in domains.get("vllm_server", [False]) and phase != Phase.ROLLOUT:
         out |= {"vllm_tp"}
+    if kind == "mem" and (phase != Phase.ACTOR_UPDATE or -1 not in domains.get("ds_stage", [-1])):
+        # the gradient steps matter to memory only where a plain-DDP update frees its gradients after each step
+        # (make_plan no_grads_at_backward; memory.py reads it for DDP trainers alone)
+        out |= {"gradient_accumulation_steps"}
     if kind == "time" and phase == Phase.ROLLOUT:  # vLLM's time reads the engine, not the trainer
         out |= {"sleep_level", "offload_model", "offload_optimizer", "ds_stage", "ds_offload", "grad_ckpt",
                 "recompute", "recompute_modules", "cpu_optimizer_permille", "padding_free", "sequence_parallel_size",
