@@ -119,6 +119,8 @@ class Space:
     extra_rules: list[Rule] = field(default_factory=list)
     # native keys the export should print besides the decided values (e.g. algorithm settings)
     fixed_native: dict[str, Any] = field(default_factory=dict)
+    # what the answer could not say in the framework's flags (a setting the release has no flag for), and why
+    notes: list[str] = field(default_factory=list)
 
     @property
     def raw_size(self) -> int:

@@ -58,6 +58,7 @@ from ...rules.base import Rule, RuleSet, Stage, is_set
 from ...rules.expr import divides
 from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
 from . import rules as R
+from .names import spelled
 from .release_flags import RELEASE_FLAGS
 
 NAME = "OpenRLHF"  # in messages about a release (base.resolve_release)
@@ -378,16 +379,28 @@ PACKS = {p.version: p for p in (V0104, V0910, V0811, V062, V059, V040)}
 
 
 @functools.lru_cache(maxsize=None)
-def ruleset_for(version: str) -> RuleSet:
-    """The rules of an OpenRLHF release we follow."""
+def _in_dotted_names(version: str) -> RuleSet:
+    """A release's rules with their messages in 0.11.2's flag names (the packs are written so)."""
     if version == NEWEST:
         return R.RULESET
     pack = PACKS[version]
-    base = ruleset_for(pack.edits)
+    base = _in_dotted_names(pack.edits)
     rules = edit_rules(base.rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
                        release=(f"OpenRLHF {pack.edits}", f"OpenRLHF {version}"))
     return RuleSet("openrlhf", version, edit_variables(base.variables, pack.variables),
                    edit_derived(base.derived, pack.derived), rules)
+
+
+@functools.lru_cache(maxsize=None)
+def ruleset_for(version: str) -> RuleSet:
+    """The rules of an OpenRLHF release we follow, their messages naming its own flags (names.spelled: a release
+    before 0.10.2 reads --train_batch_size, not --train.batch_size)."""
+    rs = _in_dotted_names(version)
+    if dotted_names(version):
+        return rs
+    rules = [replace(r, message=spelled(r.message, version), explanation=spelled(r.explanation, version),
+                     tolerance_message=spelled(r.tolerance_message, version)) for r in rs.rules]
+    return RuleSet(rs.framework, rs.version, rs.variables, rs.derived, rules)
 
 
 def changes(version: str) -> dict[str, list[tuple[str, str]]]:
