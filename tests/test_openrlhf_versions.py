@@ -280,3 +280,15 @@ def test_packs_of_0_8_to_0_10_check_what_each_release_checks():
     assert versions.detect({"--micro_train_batch_size": 2, "--generate_max_len": 100})[0] == "0.8.11"
     assert versions.detect({"--micro_train_batch_size": 2, "--max_new_tokens": 100})[0] == "0.9.10"
     assert versions.detect({"--train.batch_size": 8})[0] == "0.11.2"
+
+
+def test_releases_sort_by_their_numbers():
+    """One sort key for releases (frameworks/base.py version_key), used by the dating of verl, TRL and OpenRLHF and
+    by explain: 0.10.4 after 0.9.10, a post release with its release; each folder lists its packs newest first."""
+    from rlbatch_solver.frameworks.base import version_key
+    from rlbatch_solver.frameworks.trl import versions as trl_versions
+    from rlbatch_solver.frameworks.verl import versions as verl_versions
+
+    assert version_key("0.10.4") > version_key("0.9.10") and version_key("0.2.0.post2") == (0, 2, 0)
+    for module in (versions, trl_versions, verl_versions):
+        assert list(module.VERSIONS) == sorted(module.VERSIONS, key=version_key, reverse=True), module.NAME

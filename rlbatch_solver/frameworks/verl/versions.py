@@ -33,6 +33,7 @@ from typing import Mapping
 from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
 from ...rules.expr import BoolVar, Const, IntVar, Table, divides, if_then_else, maximum
 from ...rules.packs import edit_derived, edit_rules, edit_variables, rule_changes
+from ..base import version_key
 from . import rules as R
 from . import rules_megatron as RM
 
@@ -761,10 +762,6 @@ def _listed(versions: frozenset[str]) -> str:
     if versions <= set(RELEASES_OF):
         return "verl " + ", ".join(RELEASES_OF[v] for v in ordered) + " only"
     return ", ".join(RELEASES_OF.get(v, v) for v in ordered)
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in version.split("."))
 
 
 def missing_keys(flat: Mapping[str, object], version: str) -> list[str]:
