@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
-from ...rules.expr import BoolVar, Const, IntVar, Table, divides, if_then_else, maximum
+from ...rules.expr import BoolVar, Const, IntVar, Table, divides, exactly_one, if_then_else, maximum
 from ...rules.packs import edit_derived, edit_rules, edit_variables, rule_changes
 from ..base import version_key
 from . import rules as R
@@ -469,6 +469,15 @@ V020 = Pack(
             when=~V["rollout_sglang"] & ~V["enable_chunked_prefill"],
             explanation="verl 0.2 passes max_model_len = prompt + response to its vLLM; vLLM refuses a token budget "
                         "below it unless chunked prefill is on.",
+        ),
+        Rule(
+            "verl.critic.micro_exactly_one",
+            exactly_one(is_set("critic_micro"), is_set("critic_micro_per_gpu")),
+            "the algorithm trains a critic: set one of critic.ppo_micro_batch_size_per_gpu or the deprecated "
+            "critic.ppo_micro_batch_size, and only one (now ppo_micro_batch_size_per_gpu = {critic_micro_per_gpu}, "
+            "ppo_micro_batch_size = {critic_micro}; verl 0.2's critic yaml leaves the per-GPU key null, and its driver "
+            "refuses neither set, \"Please set at least one of ...\", and both, \"You have set both ...\")",
+            Stage.DRIVER, f"{RAY_VALIDATE} (check_mutually_exclusive)", when=critic_on & ~V["critic_dyn"],
         ),
     ),
     fsdp=(
