@@ -529,7 +529,7 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         console.print(f"memory: {report.margin_note}", markup=False, highlight=False)
     if report.batch_note:
         console.print(f"batch: {report.batch_note}", markup=False, highlight=False)
-    for note in report.key_notes:
+    for note in [*report.key_notes, *(getattr(report.space, "notes", None) or [])]:
         console.print(f"note: {note}", markup=False, highlight=False)
     if getattr(report, "host", None) is not None:
         console.print(host_text(report.host), markup=False, highlight=False)
@@ -756,6 +756,8 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         "capacity_gib": round(report.capacity_mib / 1024, 3),
         "headroom": getattr(report, "margin_note", ""),
         "batch": report.batch_note,
+        # what the command could not say in the framework's flags (a setting the release has no flag for)
+        "notes": list(getattr(report.space, "notes", None) or []),
         "batch_kept": report.batch_kept,
         "unknown_keys": [u.to_dict() for u in report.unknown_keys],
         "key_notes": report.key_notes,

@@ -1,6 +1,11 @@
 """OpenRLHF release packs (frameworks/openrlhf/versions.py): each release's own checks and defaults, the release a
 config's flags date it to, and the 0.4 fp32 gradient accumulation reaching the memory model."""
 
+import json
+
+import pytest
+from clirun import run
+
 from rlbatch_solver.costmodel.memory import deepspeed_states
 from rlbatch_solver.frameworks import get_framework
 from rlbatch_solver.frameworks.openrlhf import versions
@@ -136,17 +141,83 @@ def test_recommend_searches_with_the_release_defaults():
     assert _space("0.5.9", "rloo", {"init_kl_coef": 0})["need_ref"] == [True]
 
 
-def test_recommend_for_an_old_release_writes_only_its_flags():
-    import rlbatch_solver as rb
+def _release_argparse(version):
+    """An argparse parser with the flags of ``version``'s train_ppo_ray (release_flags.py, read from its wheel), each
+    taking any number of values: what it refuses is a flag the release does not have."""
+    import argparse
+
     from rlbatch_solver.frameworks.openrlhf.release_flags import RELEASE_FLAGS
+
+    parser = argparse.ArgumentParser(prog=f"train_ppo_ray {version}", allow_abbrev=False, add_help=False)
+    for name in sorted(RELEASE_FLAGS[version]):
+        parser.add_argument(f"--{name}", nargs="*")
+    return parser
+
+
+# the algorithm each release's answer is asked for: GRPO where it has group_norm, else RLOO (0.5.9: its KL in the
+# loss has no flag there), else PPO (0.4.0: no --advantage_estimator)
+def _algo(version):
+    estimators = versions.RELEASES[version].estimators
+    return "grpo" if "group_norm" in estimators else "rloo" if "rloo" in estimators else "ppo"
+
+
+@pytest.mark.parametrize("version", versions.VERSIONS)
+def test_recommends_whole_command_parses_with_the_releases_own_flags(version):
+    """The command recommend prints for a release (model, the example's data and reward, the answer, the
+    algorithm's flags) is parsed by that release's own flag list with nothing left over, and says every setting the
+    release has a flag for (0.9.10 renamed --generate_max_len to --max_new_tokens: the response length is not
+    dropped); a setting it cannot say is a note."""
+    import shlex
+
+    import rlbatch_solver as rb
+    from rlbatch_solver.commands.recommend import best_command
+    from rlbatch_solver.frameworks.openrlhf.names import release_key
     from rlbatch_solver.scenario import Scenario
 
-    for version, algo in (("0.6.2", "grpo"), ("0.5.9", "rloo"), ("0.4.0", "ppo")):
-        sc = Scenario(framework=f"openrlhf=={version}", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm=algo)
-        best = rb.recommend(sc, time_limit_s=20).best
-        flags = {w.split(" ")[0][2:] for w in best.native}
-        assert flags <= RELEASE_FLAGS[version], (version, flags - RELEASE_FLAGS[version])
-        assert "async_train" not in flags  # an older release's engines on GPUs of their own run synchronously
+    algo = _algo(version)
+    sc = Scenario(framework=f"openrlhf=={version}", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm=algo)
+    report = rb.recommend(sc, time_limit_s=10)
+    words = best_command(report)
+    assert words and words[0] == "python3 -m openrlhf.cli.train_ppo_ray"
+    args, unknown = _release_argparse(version).parse_known_args(shlex.split(" ".join(words[1:])))
+    assert unknown == [], (version, unknown)
+    said = {k: v for k, v in vars(args).items() if v is not None}
+    assert said[release_key("rollout.max_new_tokens", version)] == ["1024"]
+    assert said[release_key("actor.model_name_or_path", version)] == ["Qwen/Qwen2.5-7B"]
+    if version == "0.5.9":  # rloo puts its KL in the loss from 0.6; 0.5.9 has no --use_kl_loss
+        assert len(report.space.notes) == 1 and "no --use_kl_loss" in report.space.notes[0]
+    else:
+        assert report.space.notes == []
+
+
+def test_a_setting_the_release_cannot_say_is_a_note_in_text_and_json():
+    out = run("recommend", "--framework", "openrlhf==0.5.9", "--gpu", "h100", "--gpus", "8", "--model",
+              "qwen2.5-7b", "--algo", "rloo", "--json")
+    data = json.loads(out.stdout)
+    assert data["notes"] and "no --use_kl_loss" in data["notes"][0]
+    assert "--use_kl_loss" not in " ".join(data["command"])
+    assert "kept rollout_batch_size=" in data["batch"]  # 0.5.9's own name, not rollout.batch_size
+    text = run("recommend", "--framework", "openrlhf==0.5.9", "--gpu", "h100", "--gpus", "8", "--model",
+               "qwen2.5-7b", "--algo", "rloo").stdout
+    assert "note: --algo rloo sets --algo.kl.use_loss on the newest OpenRLHF; 0.5.9's train_ppo_ray has no " \
+           "--use_kl_loss" in " ".join(text.split())
+
+
+@pytest.mark.parametrize("version", [v for v in versions.VERSIONS if not versions.dotted_names(v)])
+def test_old_releases_rule_messages_name_their_own_flags(version):
+    """A release before 0.10.2 reads --train_batch_size: its rules' messages say that, not 0.11.2's
+    --train.batch_size (names.spelled)."""
+    import re
+
+    from rlbatch_solver.frameworks.openrlhf.names import LEGACY_FLAGS
+
+    dotted = re.compile(r"(?<![\w./-])(" + "|".join(re.escape(k) for k in set(LEGACY_FLAGS.values())) + r")(?!\w)")
+    rules = versions.ruleset_for(version).rules
+    for rule in rules:
+        for text in (rule.message, rule.explanation, rule.tolerance_message):
+            assert not dotted.search(text or ""), (rule.id, dotted.search(text).group(1))
+    by_id = {r.id: r for r in rules}
+    assert "train_batch_size" in by_id["openrlhf.deepspeed.actor_batch"].message
 
 
 def test_old_release_input_errors_name_its_flags():
@@ -209,3 +280,15 @@ def test_packs_of_0_8_to_0_10_check_what_each_release_checks():
     assert versions.detect({"--micro_train_batch_size": 2, "--generate_max_len": 100})[0] == "0.8.11"
     assert versions.detect({"--micro_train_batch_size": 2, "--max_new_tokens": 100})[0] == "0.9.10"
     assert versions.detect({"--train.batch_size": 8})[0] == "0.11.2"
+
+
+def test_releases_sort_by_their_numbers():
+    """One sort key for releases (frameworks/base.py version_key), used by the dating of verl, TRL and OpenRLHF and
+    by explain: 0.10.4 after 0.9.10, a post release with its release; each folder lists its packs newest first."""
+    from rlbatch_solver.frameworks.base import version_key
+    from rlbatch_solver.frameworks.trl import versions as trl_versions
+    from rlbatch_solver.frameworks.verl import versions as verl_versions
+
+    assert version_key("0.10.4") > version_key("0.9.10") and version_key("0.2.0.post2") == (0, 2, 0)
+    for module in (versions, trl_versions, verl_versions):
+        assert list(module.VERSIONS) == sorted(module.VERSIONS, key=version_key, reverse=True), module.NAME

@@ -113,13 +113,14 @@ def test_the_engine_drops_its_weights_after_rollout_even_with_the_cache_kept():
 
 def test_0_2_is_dated_by_the_critics_global_micro_batch_alone():
     """The critic's global micro batch without the per-GPU key, where a critic trains, is a 0.2 config (0.6.1-0.9.1
-    refuse it): TinyZero's PPO script is checked with 0.2.0 unasked. 0.2's other keys are 0.3-0.5's too: a GRPO config
-    with 0.2's grad_offload key is checked with 0.6.1, the nearest release after it."""
+    refuse it): TinyZero's PPO script is checked with 0.2.0 unasked. A GRPO config (no critic) is dated by 0.2's own
+    keys: actor.fsdp_config.grad_offload is gone from 0.3.0.post1's trainer yaml."""
     rep = api.check(TINYZERO + [f"{AR}.actor.fsdp_config.grad_offload=False"])
     assert rep.version == "0.2.0" and rep.valid, (rep.version, _ids(rep))
     assert any("critic's global micro batch alone" in n for n in rep.notes)
     grpo = TINYZERO + ["algorithm.adv_estimator=grpo", f"{AR}.actor.fsdp_config.grad_offload=False"]
-    assert api.check(grpo).version == "0.6.1"
+    assert api.check(grpo).version == "0.2.0"
+    assert api.check(["algorithm.adv_estimator=grpo", *TINYZERO]).version == "0.7.1"  # global micro batches alone
     both = TINYZERO + ["critic.ppo_micro_batch_size_per_gpu=4"]
     dated = VV.dating(dict(a.split("=", 1) for a in both))
     assert dated and not any("critic's global micro batch alone" in why for _, why, _ in dated)

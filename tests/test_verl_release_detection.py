@@ -22,7 +22,7 @@ def test_the_cases_are_real_configs_with_their_source_and_release():
     for c in CASES:
         assert c.source.startswith("https://") and c.release and c.family in ("verl", "verl-megatron"), c.name
         assert get_framework(c.framework).version in VV.VERSIONS, c.name
-    assert set(vr.UNDATED) | set(vr.DATED_0_6_1) <= {c.name for c in CASES}
+    assert set(vr.UNDATED) <= {c.name for c in CASES}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -31,9 +31,6 @@ def test_with_no_release_named_a_config_is_judged_as_on_its_release(case):
     _, named, unnamed, detected = result
     if case.name in vr.UNDATED:
         assert named != unnamed and detected == VV.NEWEST, vr.UNDATED[case.name]
-    elif case.name in vr.DATED_0_6_1:
-        assert named != unnamed and detected == "0.6.1" and case.framework in ("verl==0.2.0", "verl==0.1.0"), \
-            vr.DATED_0_6_1[case.name]
     else:
         assert named == unnamed, (detected, named, unnamed)
 
@@ -42,7 +39,7 @@ def test_the_agreement_in_the_docs_is_todays():
     doc = vr.DOC.read_text()
     assert vr.agreement_line() in doc, "run: python tests/verl_releases.py"
     res = vr.results()
-    assert sum(n == u for _, n, u, _ in res) == len(res) - len(vr.UNDATED) - len(vr.DATED_0_6_1)
+    assert sum(n == u for _, n, u, _ in res) == len(res) - len(vr.UNDATED)
 
 
 # ----------------------------------------------------------------------------- what dates a config
@@ -57,8 +54,17 @@ GLOBAL = [x for x in FAQ if "micro" not in x] + [f"{AR}.actor.ppo_micro_batch_si
     (GLOBAL, "0.7.1"),  # the newest whose (legacy) workers convert the global micro batches
     (FAQ + [f"{AR}.ref.log_prob_micro_batch_size=8"], "0.7.1"),
     (FAQ + [f"{AR}.actor.ppo_micro_batch_size=null"], None),  # unset: dates nothing
-    (FAQ + [f"{AR}.actor.fsdp_config.grad_offload=False"], "0.6.1"),  # verl 0.2's key: older than all we follow
-    (FAQ + ["ray_init.num_cpus=8"], "0.6.1"),
+    (FAQ + [f"{AR}.actor.fsdp_config.grad_offload=False"], "0.2.0"),  # gone from 0.3.0.post1's yaml
+    (FAQ + ["ray_init.num_cpus=8"], "0.5.0"),  # 0.4.1 and 0.5.0 (0.6: ray_kwargs)
+    (FAQ + [f"{AR}.rollout.engine_kwargs.vllm.swap_space=32"], "0.5.0"),  # 0.6.1's engine_kwargs.vllm is {}
+    (FAQ + [f"+{AR}.rollout.engine_kwargs.vllm.swap_space=32"], None),  # added: any release from 0.6.1 takes it
+    (FAQ + [f"{AR}.ref.param_offload=True"], "0.3.0"),  # 0.2.0.post2 and 0.3.0.post1 (0.4: ref.fsdp_config)
+    (FAQ + [f"{AR}.actor.checkpoint.contents=[model]"], "0.3.0"),  # 0.3.0.post1 only (0.4: save_contents)
+    (FAQ + [f"{AR}.rollout.use_fire_sampling=False", "critic.kl_ctrl.kl_coef=0.001"], "0.5.0"),  # 0.3 and 0.4
+    (GLOBAL + ["ray_init.num_cpus=8"], "0.5.0"),  # 0.4-0.5's workers convert the global micro batches too
+    (FAQ + ["ray_init.num_cpus=8", f"{AR}.rollout.mode=sync", "trainer.use_legacy_worker_impl=auto"], "0.5.0"),
+    (FAQ + ["ray_init.num_cpus=8", f"{AR}.rollout.name=sglang_async"], "0.5.0"),
+    (FAQ + [f"{AR}.ref.param_offload=True", "ray_init.num_cpus=8"], None),  # 0.3's and 0.4-0.5's: none
     (FAQ + [f"{AR}.actor.megatron.grad_offload=True"], "0.8.0"),
     (FAQ + [f"{AR}.rollout.name=hf"], "0.7.1"),
     (FAQ + [f"{AR}.rollout.name=trtllm"], "0.9.1"),  # new in 0.7: the newest
@@ -119,8 +125,8 @@ def test_keys_the_0_9_1_config_lacks_are_named_in_the_upgrade_line():
     mega = rb.check(GLOBAL + [f"{AR}.actor.megatron.grad_offload=True"], framework="verl-megatron")
     assert mega.version == "0.7.1" and mega.upgrade.unknown_keys == [f"{AR}.actor.megatron.grad_offload"]
     assert "verl.worker.actor_micro_per_gpu_required" in {r for r, _ in mega.upgrade.fails}
-    old = rb.check(FAQ + [f"{AR}.actor.fsdp_config.grad_offload=False"])  # verl 0.2's: no release we follow has it
-    assert old.version == "0.6.1" and old.upgrade.unknown_keys == [f"{AR}.actor.fsdp_config.grad_offload"]
+    old = rb.check(FAQ + [f"{AR}.actor.fsdp_config.grad_offload=False"])  # verl 0.2's: gone from 0.3 on
+    assert old.version == "0.2.0" and old.upgrade.unknown_keys == [f"{AR}.actor.fsdp_config.grad_offload"]
 
 
 def test_the_upgrade_note_in_check_fix_and_explain_text_and_json():
@@ -147,3 +153,19 @@ def test_the_upgrade_note_in_check_fix_and_explain_text_and_json():
     assert exp.to_dict()["upgrade"]["version"] == "0.9.1"
     text = runner.invoke(app, ["explain", msg, "--", *bad]).output
     assert "upgrade: on verl 0.9.1 this config fails:" in text
+
+
+def test_a_config_with_keys_of_verl_0_4_is_judged_by_the_0_5_pack_and_told_what_0_9_1_refuses():
+    """ray_init.* and rollout.engine_kwargs.vllm.swap_space are in the 0.4.1 and 0.5.0 wheels' trainer yaml and in no
+    later one: such a config runs 0.5.0's defaults (rollout.enforce_eager True) and says so in its note; the upgrade
+    line names the keys 0.9.1's struct config refuses."""
+    keys = FAQ + ["ray_init.num_cpus=8", f"{AR}.rollout.engine_kwargs.vllm.swap_space=32"]
+    rep = rb.check(keys)
+    assert rep.version == "0.5.0" and rep.valid
+    assert any("checked with the verl 0.5.0 rules" in n and "(verl 0.4-0.5 only)" in n for n in rep.notes)
+    assert rep.upgrade.fails == []
+    assert rep.upgrade.unknown_keys == ["ray_init.num_cpus", f"{AR}.rollout.engine_kwargs.vllm.swap_space"]
+    assert "\n" not in rep.upgrade.text()
+    assert VV.missing_keys(dict(k.split("=", 1) for k in keys), "0.5.0") == []
+    assert VV.missing_keys({f"{AR}.ref.param_offload": True}, "0.5.0") == [f"{AR}.ref.param_offload"]
+    assert VV.missing_keys({f"{AR}.ref.param_offload": True}, "0.3.0") == []

@@ -43,17 +43,6 @@ UNDATED = {
         "sets is in 0.9.1's config",
 }
 
-# verl 0.2 configs whose keys show only "0.5 or older" (0.2's keys are 0.3-0.5's too): checked with 0.6.1, the nearest
-# after 0.2.0, whose rules differ from 0.2's on them. Each with why.
-DATED_0_6_1 = {
-    name: "a GRPO config of a fork on verl 0.2 with ppo_mini_batch_size above data.train_batch_size: 0.2 has no "
-          "such check (dp_actor.py update_policy splits by the mini batch), 0.6.1 refuses it (verl.actor.mini_le_train); "
-          "nothing in it dates it to 0.2 rather than 0.3-0.5"
-    for name in ("verl_logicrl_75_qwen2_5_7b_grpo_4xa800", "verl_prime_59_qwen2_5_7b_rloo_4xa800_bs64",
-                 "verl_searchr1_80_qwen2_5_14b_grpo_4xa800_bs1")
-}
-
-
 @dataclass(frozen=True)
 class Case:
     name: str

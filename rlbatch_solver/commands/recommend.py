@@ -281,7 +281,8 @@ def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], 
     pinned = replace(scenario, fixed={**kept, **scenario.fixed}, kept_totals=totals)
     by_key = fw.ruleset.by_key()
     as_default = all(fw.native_value(by_key[k].name, by_key[k].default) == v for k, v in kept.items())
-    words = [f"{k}={v}" for k, v in kept.items()]
+    # in the release's own names (OpenRLHF before 0.10.2: rollout_batch_size)
+    words = [f"{fw.native_key(by_key[k].name) if k in by_key else k}={v}" for k, v in kept.items()]
     for name, value in totals.items():
         what, product = _derived_text(fw, name)
         words.append(f"{value} {what} (= {product}: the search picks the factors)")

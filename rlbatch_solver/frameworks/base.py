@@ -88,6 +88,12 @@ def resolve_release(text: str, releases: Any) -> tuple[str, str | None]:
     raise ValueError(v)
 
 
+def version_key(version: str) -> tuple[int, ...]:
+    """A release's numbers, for sorting releases ("0.10.4" after "0.9.10"; a part that is not a number, such as a
+    "post1", is left out)."""
+    return tuple(int(x) for x in version.split(".") if x.isdigit())
+
+
 def attention_constants(model: ModelCard) -> dict[str, int]:
     """Rule variables the model card gives: attention heads and the position limit."""
     return {
@@ -123,6 +129,8 @@ class Space:
     extra_rules: list[Rule] = field(default_factory=list)
     # native keys the export should print besides the decided values (e.g. algorithm settings)
     fixed_native: dict[str, Any] = field(default_factory=dict)
+    # what the answer could not say in the framework's flags (a setting the release has no flag for), and why
+    notes: list[str] = field(default_factory=list)
 
     @property
     def raw_size(self) -> int:

@@ -22,6 +22,7 @@ from ...rules.base import Rule, RuleKind, Stage, Value
 from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
 from . import columns, docs, errors, repair, versions
+from .names import LEGACY_FLAGS, release_has, release_key
 from .release_flags import RELEASE_FLAGS
 
 ALL_RELEASE_FLAGS = frozenset().union(*RELEASE_FLAGS.values())
@@ -34,65 +35,6 @@ ESTIMATORS, GROUP_ESTIMATORS = versions.ESTIMATORS, versions.GROUP_ESTIMATORS
 # estimator values of older releases
 LEGACY_ESTIMATORS = {"grpo": "group_norm"}
 
-# pre-0.10.2 underscore flag -> 0.11.2 dotted flag (same default and meaning; checked against both wheels)
-LEGACY_FLAGS: dict[str, str] = {
-    "ref_num_nodes": "ref.num_nodes",
-    "ref_num_gpus_per_node": "ref.num_gpus_per_node",
-    "reward_num_nodes": "reward.num_nodes",
-    "reward_num_gpus_per_node": "reward.num_gpus_per_node",
-    "actor_num_nodes": "actor.num_nodes",
-    "actor_num_gpus_per_node": "actor.num_gpus_per_node",
-    "critic_num_nodes": "critic.num_nodes",
-    "critic_num_gpus_per_node": "critic.num_gpus_per_node",
-    "colocate_actor_ref": "train.colocate_actor_ref",
-    "colocate_critic_reward": "train.colocate_critic_reward",
-    "colocate_all_models": "train.colocate_all",
-    "vllm_num_engines": "vllm.num_engines",
-    "vllm_tensor_parallel_size": "vllm.tensor_parallel_size",
-    "vllm_enable_sleep": "vllm.enable_sleep",
-    "vllm_gpu_memory_utilization": "vllm.gpu_memory_utilization",
-    "async_train": "train.async_enable",
-    "partial_rollout": "train.partial_rollout_enable",
-    "zero_stage": "ds.zero_stage",
-    "gradient_checkpointing": "actor.gradient_checkpointing_enable",
-    "enable_ema": "train.enable_ema",
-    "adam_offload": "ds.adam_offload",
-    "ds_tensor_parallel_size": "ds.tensor_parallel_size",
-    "packing_samples": "ds.packing_samples",
-    "use_dynamic_batch": "train.dynamic_batch_enable",
-    "rollout_max_tokens_per_gpu": "rollout.max_tokens_per_gpu",
-    "train_max_tokens_per_gpu": "train.max_tokens_per_gpu",
-    "rollout_batch_size": "rollout.batch_size",
-    "vllm_generate_batch_size": "rollout.vllm_generate_batch_size",
-    "micro_rollout_batch_size": "rollout.micro_batch_size",
-    "max_epochs": "train.max_epochs",
-    "max_len": "data.max_len",
-    "max_new_tokens": "rollout.max_new_tokens",
-    "micro_train_batch_size": "train.micro_batch_size",
-    "train_batch_size": "train.batch_size",
-    "n_samples_per_prompt": "rollout.n_samples_per_prompt",
-    "init_kl_coef": "algo.kl.init_coef",
-    "advantage_estimator": "algo.advantage.estimator",
-    "use_kl_loss": "algo.kl.use_loss",
-    "ring_attn_size": "ds.ring_attn_size",
-    "ring_head_stride": "ds.ring_attn_head_stride",
-    "pretrain": "actor.model_name_or_path",
-    "reward_pretrain": "reward.model_name_or_path",
-    "remote_rm_url": "reward.remote_url",
-    "critic_pretrain": "critic.model_name_or_path",
-    "agent_func_path": "train.agent_func_path",
-    "dynamic_filtering": "algo.dynamic_filtering_enable",
-    "deepspeed_enable_sleep": "ds.enable_sleep",
-    "num_episodes": "train.num_episodes",
-}
-# 0.11.2 dotted flag -> the underscore flag the releases before 0.10.2 read (what fix and export write for them)
-OLD_NAMES: dict[str, str] = {new: old for old, new in LEGACY_FLAGS.items()}
-OLD_NAMES["rollout.max_new_tokens"] = "generate_max_len"
-OLD_NAMES["algo.kl.estimator"] = "kl_estimator"  # read by no rule: an --algo's setting, exported as it is
-OLD_NAMES["actor.policy_loss_type"] = "policy_loss_type"
-# the example's data flags (run_command), as the releases before 0.10.2 name them
-OLD_NAMES.update({"data.prompt_dataset": "prompt_data", "data.input_key": "input_key",
-                  "data.apply_chat_template": "apply_chat_template"})
 # old flags with no one-to-one successor (still mark the config as using old names)
 LEGACY_ONLY = frozenset({
     "ref_reward_offload", "prompt_max_len", "generate_max_len", "bf16", "flash_attn", "save_path", "prompt_data",
@@ -322,16 +264,6 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def release_key(key: str, version: str) -> str:
-    """A 0.11.2 flag name as ``version`` spells it (0.10.2 renamed the underscore names to dotted ones)."""
-    return key if versions.dotted_names(version) else OLD_NAMES.get(key, key)
-
-
-def release_has(key: str, version: str) -> bool:
-    """Whether ``version``'s train_ppo_ray has the flag named ``key`` in 0.11.2 (release_flags.py)."""
-    return version == versions.NEWEST or release_key(key, version) in RELEASE_FLAGS[version]
-
-
 def release_flag(key: str, value: Any, version: str) -> str | None:
     """One exported ``--key value`` as ``version`` reads it; 0.5.9 has a switch for the k3 KL estimator
     (``--use_kl_estimator_k3``) where later releases have ``--kl_estimator``."""
@@ -345,15 +277,19 @@ def release_flag(key: str, value: Any, version: str) -> str | None:
 KL_DETAILS = frozenset({"algo.kl.use_loss", "algo.kl.estimator"})
 
 
-def check_release_flags(native: dict[str, Any], version: str, algo: str | None) -> None:
+def check_release_flags(native: dict[str, Any], version: str, algo: str | None) -> list[str]:
     """A recommendation for an older release sets only flags it has: an ``--algo`` (or a fixed flag) that needs one
-    it lacks is an input error naming the release; an ``--algo``'s KL placement it lacks is left out."""
+    it lacks is an input error naming the release; an ``--algo``'s KL placement it lacks is left out, and the notes
+    returned say so."""
+    notes: list[str] = []
     if version == versions.NEWEST:
-        return
-    for key in KL_DETAILS:
+        return notes
+    for key in sorted(KL_DETAILS):
         if algo and key in ALGORITHMS[algo] and key in native and not release_has(key, version) \
                 and not (key == "algo.kl.estimator" and "use_kl_estimator_k3" in RELEASE_FLAGS[version]):
-            del native[key]
+            value = native.pop(key)
+            if value is not False:
+                notes.append(_kl_left_out(key, value, algo, version))
     release = versions.RELEASES[version]
     est = native.get("algo.advantage.estimator", "gae")
     field = "algo" if algo else release_key("algo.advantage.estimator", version)
@@ -375,6 +311,21 @@ def check_release_flags(native: dict[str, Any], version: str, algo: str | None) 
                          f"{what}, but OpenRLHF {version}'s train_ppo_ray has no such flag.",
                          "choose an algorithm of that release (--algo ppo runs on every release), or name a newer "
                          "release with --framework openrlhf==VERSION.")
+    return notes
+
+
+def _kl_left_out(key: str, value: Any, algo: str, version: str) -> str:
+    """Why the answer for an older release lacks one of the ``--algo``'s KL settings (KL_DETAILS)."""
+    shown = f"--{key}" + ("" if value is True else f" {value}")
+    k3 = "use_kl_estimator_k3" in RELEASE_FLAGS[version]
+    if key == "algo.kl.use_loss":
+        how = ("its KL penalty goes into the reward, weighted by --init_kl_coef (openrlhf/models/utils.py "
+               "compute_reward, from trainer/ppo_utils/experience_maker.py), "
+               + ("k1, or k3 with --use_kl_estimator_k3" if k3 else "k1"))
+    else:
+        how = "its KL estimate is k1, the only one it has (openrlhf/models/utils.py compute_approx_kl)"
+    return (f"--algo {algo} sets {shown} on the newest OpenRLHF; {version}'s train_ppo_ray has no --"
+            f"{release_key(key, version)}, so the command leaves it out: {how}")
 
 
 def flag(key: str, value: Any) -> str | None:
@@ -465,7 +416,7 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     native = dict(ALGORITHMS[algo]) if scenario.algorithm else {}
     native.update(scenario.fixed)
     native, _ = normalize_flags(native)
-    check_release_flags(native, version, algo if scenario.algorithm else None)
+    notes = check_release_flags(native, version, algo if scenario.algorithm else None)
     if not versions.RELEASES[version].has_estimator:
         native.pop("algo.advantage.estimator", None)  # gae (check_release_flags): 0.4.0 has no such flag
     if not native.get("reward.model_name_or_path") and not native.get("train.agent_func_path"):
@@ -538,7 +489,7 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
             kind=RuleKind.SEARCH,
         ))
     fixed_native = {k: v for k, v in native.items() if k not in by_key}
-    return Space(domains, extra, fixed_native)
+    return Space(domains, extra, fixed_native, notes)
 
 
 def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, Value]:

@@ -57,7 +57,9 @@ from typing import Iterable, Mapping
 from ...rules.base import Rule, RuleSet, Stage, is_set
 from ...rules.expr import divides
 from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
+from ..base import version_key
 from . import rules as R
+from .names import spelled
 from .release_flags import RELEASE_FLAGS
 
 NAME = "OpenRLHF"  # in messages about a release (base.resolve_release)
@@ -70,13 +72,11 @@ VERSIONS = ("0.11.2", "0.10.4", "0.9.10", "0.8.11", "0.6.2", "0.5.9", "0.4.0")  
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch we do not list reads its series'
 
 
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in version.split(".") if x.isdigit())
 
 
 def dotted_names(version: str) -> bool:
     """Whether the release's flags are the dotted names (0.10.2 renamed every flag, keeping no aliases)."""
-    return _key(version) >= (0, 10, 2)
+    return version_key(version) >= (0, 10, 2)
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class Release:
 
     @property
     def vllm_graphs_in_budget(self) -> bool:
-        return _key(self.vllm) >= (0, 21)
+        return version_key(self.vllm) >= (0, 21)
 
 
 # 0.7.5 to 0.10.4: --advantage_estimator's choices; dr_grpo is not among those asking n_samples_per_prompt > 1 before 0.11
@@ -378,16 +378,28 @@ PACKS = {p.version: p for p in (V0104, V0910, V0811, V062, V059, V040)}
 
 
 @functools.lru_cache(maxsize=None)
-def ruleset_for(version: str) -> RuleSet:
-    """The rules of an OpenRLHF release we follow."""
+def _in_dotted_names(version: str) -> RuleSet:
+    """A release's rules with their messages in 0.11.2's flag names (the packs are written so)."""
     if version == NEWEST:
         return R.RULESET
     pack = PACKS[version]
-    base = ruleset_for(pack.edits)
+    base = _in_dotted_names(pack.edits)
     rules = edit_rules(base.rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
                        release=(f"OpenRLHF {pack.edits}", f"OpenRLHF {version}"))
     return RuleSet("openrlhf", version, edit_variables(base.variables, pack.variables),
                    edit_derived(base.derived, pack.derived), rules)
+
+
+@functools.lru_cache(maxsize=None)
+def ruleset_for(version: str) -> RuleSet:
+    """The rules of an OpenRLHF release we follow, their messages naming its own flags (names.spelled: a release
+    before 0.10.2 reads --train_batch_size, not --train.batch_size)."""
+    rs = _in_dotted_names(version)
+    if dotted_names(version):
+        return rs
+    rules = [replace(r, message=spelled(r.message, version), explanation=spelled(r.explanation, version),
+                     tolerance_message=spelled(r.tolerance_message, version)) for r in rs.rules]
+    return RuleSet(rs.framework, rs.version, rs.variables, rs.derived, rules)
 
 
 def changes(version: str) -> dict[str, list[tuple[str, str]]]:
@@ -412,11 +424,11 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
     if not dating:
         return None, "no flag of the config is specific to an OpenRLHF release"
     have = [v for v, f in RELEASE_FLAGS.items() if all(k in f for k in dating)]
-    known = ", ".join(sorted(RELEASE_FLAGS, key=_key))
+    known = ", ".join(sorted(RELEASE_FLAGS, key=version_key))
     shown = ", ".join(dating[:6]) + (" ..." if len(dating) > 6 else "")
     if not have:
         return None, f"its flags ({shown}) belong to no single release of those whose flags we know ({known})"
-    best = max(have, key=_key)
+    best = max(have, key=version_key)
     if best not in VERSIONS:
         return None, (f"its flags ({shown}) are OpenRLHF {best}'s, the newest of the releases whose flags we know "
                       f"({known}) that has them all, and we do not follow its rules")

@@ -32,27 +32,29 @@ INTRO_MEGATRON = (
 def versions_markdown() -> str:
     """docs/rules-verl.md's table of what each older version we follow does differently (versions.py)."""
     from ..docs import rule_changes_table
-    from .versions import NEWEST, OLDEST, PACKS, VERSIONS, changes
+    from .versions import NEWEST, PACKS, VERSIONS, changes
 
     lines = ["## Other versions: what changes from 0.9.1", "",
              f"`--framework verl==0.8.0` (or 0.7.1, 0.6.1, 0.5.0, 0.3.0, 0.2.0, 0.1.0; a patch release we do not list reads its series' rules) "
              f"checks with that version's rules; with no version, `check`, `fix` and `explain` read it from what "
-             f"dates the config: keys that only some versions have (`trainer.use_legacy_worker_impl`: 0.6-0.7; "
-             f"`critic.model.fsdp_config.*`: 0.6-0.7; `critic.fsdp.*`: 0.8+; `trainer.use_v1`: 0.9; Megatron's "
-             f"`*.megatron.grad_offload`, `*.load_weight`: up to 0.8; keys of verl 0.5 and older such as "
-             f"`actor.fsdp_config.grad_offload` or `ray_init.*`: {OLDEST}, the oldest we follow), values only some "
-             f"accept (the global `actor.ppo_micro_batch_size`, `rollout.log_prob_micro_batch_size`, "
-             f"`ref.log_prob_micro_batch_size`: 0.7.1, the newest whose legacy workers convert them, 0.8's engine "
-             f"workers refuse them; `rollout.mode=sync`: 0.6; `rollout.name=hf`: 0.6-0.7; `trtllm`: 0.7+), or the "
+             f"dates the config: keys that only some versions have (`trainer.use_legacy_worker_impl`: 0.5-0.7; "
+             f"`critic.model.fsdp_config.*`: up to 0.7; `critic.fsdp.*`: 0.8+; `trainer.use_v1`: 0.9; Megatron's "
+             f"`*.megatron.grad_offload`, `*.load_weight`: up to 0.8; keys only releases before 0.6 have: "
+             f"`actor.fsdp_config.grad_offload`, `*.megatron.num_layers_per_virtual_pipeline_stage`: 0.2.0; "
+             f"`ref.param_offload`, `reward_model.param_offload`, `actor.checkpoint.contents`: 0.3.0; `ray_init.*`, "
+             f"`actor.profile.*`, `trainer.profile_steps`, `rollout.engine_kwargs.vllm.swap_space`: 0.5.0, which "
+             f"reads 0.4.x too), values only some accept (the global `actor.ppo_micro_batch_size`, "
+             f"`rollout.log_prob_micro_batch_size`, `ref.log_prob_micro_batch_size`: 0.7.1, the newest whose legacy "
+             f"workers convert them, 0.8's engine workers refuse them; `rollout.mode=sync`: 0.4-0.6; `rollout.name=hf`: "
+             f"up to 0.7; `sglang_async`: 0.4; `trtllm`: 0.7+), or the "
              f"error message, and say which they used; otherwise {NEWEST}. A config checked with an older version "
              f"also gets one line, `upgrade: on verl {NEWEST} this config fails: ...`, naming the {NEWEST} rules it "
              "breaks that its own version does not (JSON: `upgrade`). Each version's default code path, and its "
              "rules against 0.9.1's (sources inside that version's wheel). Upgrading: a rule under *added* is one "
              "your config meets for the last time; one under *absent* is one 0.9.1 will hold it to. verl 0.2.0 "
              "(0.2.0.post2, the base of TinyZero, Search-R1, Logic-RL, PRIME and SimpleRL; 0.1.x configs too) is "
-             "read from a config only where the critic's global `critic.ppo_micro_batch_size` is set alone (a critic "
-             "trains; 0.6.1 and later refuse it): its trainer keys are also 0.3-0.5's, which read as 0.6.1; name it "
-             "with `--framework verl==0.2.0`. Its memory differs too: its bundled vLLM sizes the KV cache as "
+             "read from a config by its own keys or where the critic's global `critic.ppo_micro_batch_size` is set "
+             "alone (a critic trains; 0.6.1 and later refuse it). Its memory differs too: its bundled vLLM sizes the KV cache as "
              "gpu_memory_utilization x the memory free at start-up, and drops its weights after every rollout; "
              "its actor update always computes the entropy with its gradient (whatever `entropy_coeff`), and it always "
              "runs a reference model. verl 0.1.0 (verl 0.1, and the verl of January 2025 the forks above ship as 0.1) "
@@ -61,7 +63,8 @@ def versions_markdown() -> str:
              "(0.4.x too: `--framework verl==0.4.1`) is 0.6.1's rules with its defaults: `rollout.enforce_eager` True, "
              "so vLLM captures no CUDA graphs (False from verl PR #2956, 2025-08-08: a run of main after that date "
              "is 0.6.1's); verl 0.3.0 is 0.5.0 with an actor update that computes the entropy whatever "
-             "`entropy_coeff`. Neither is read from a config's keys (those read as 0.6.1): name it.", ""]
+             "`entropy_coeff`. A config with no key of a release before 0.6 is never dated to one (most 0.3-0.5 "
+             "configs set only keys 0.6.1 has too): name it.", ""]
     for version in VERSIONS[1:]:
         pack, diff = PACKS[version], changes(version)
         lines += [f"### verl {version}", "", f"Default code path: {pack.summary}.", "",

@@ -365,8 +365,9 @@ def config_to_values(
         values["cluster_gpus"] = int(values["nnodes"]) * int(values["gpus_per_node"])
     unlinked = versions.NOT_INTERPOLATED.get(ruleset.version, frozenset())
     for name, follows in INTERPOLATED.items():
-        if name in variables and name not in given and name not in unlinked:
-            values[name] = values[follows]
+        if name in variables and name not in given:
+            # a key the version's yaml leaves at its own default (verl 0.2's critic per-GPU micro batch: null)
+            values[name] = variables[name].default if name in unlinked else values[follows]
     if "megatron" in variables:
         values["megatron"] = backend
     values.update(_need_flags(flat))

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
-from ...rules.expr import BoolVar, Const, IntVar, Table, divides, if_then_else, maximum
+from ...rules.expr import BoolVar, Const, IntVar, Table, divides, exactly_one, if_then_else, maximum
 from ...rules.packs import edit_derived, edit_rules, edit_variables, rule_changes
+from ..base import version_key
 from . import rules as R
 from . import rules_megatron as RM
 
@@ -469,6 +470,15 @@ V020 = Pack(
             explanation="verl 0.2 passes max_model_len = prompt + response to its vLLM; vLLM refuses a token budget "
                         "below it unless chunked prefill is on.",
         ),
+        Rule(
+            "verl.critic.micro_exactly_one",
+            exactly_one(is_set("critic_micro"), is_set("critic_micro_per_gpu")),
+            "the algorithm trains a critic: set one of critic.ppo_micro_batch_size_per_gpu or the deprecated "
+            "critic.ppo_micro_batch_size, and only one (now ppo_micro_batch_size_per_gpu = {critic_micro_per_gpu}, "
+            "ppo_micro_batch_size = {critic_micro}; verl 0.2's critic yaml leaves the per-GPU key null, and its driver "
+            "refuses neither set, \"Please set at least one of ...\", and both, \"You have set both ...\")",
+            Stage.DRIVER, f"{RAY_VALIDATE} (check_mutually_exclusive)", when=critic_on & ~V["critic_dyn"],
+        ),
     ),
     fsdp=(
         Rule(
@@ -552,11 +562,8 @@ PACKS = {p.version: p for p in (V080, V071, V061, V050, V030, V020, V010)}
 # RayPPOTrainer.__init__ sets use_reference_policy = Role.RefPolicy in role_worker_mapping (verl 0.2.0.post2
 # verl/trainer/main_ppo.py main_task, verl/trainer/ppo/ray_trainer.py); later releases build it only for a KL term
 ALWAYS_REFERENCE = frozenset({"0.2.0", "0.1.0"})
-OLDEST_KEYS = "0.6.1"  # the keys of VERSION_KEYS that 0.3-0.5 configs have, read as 0.6.1's
 # a version whose trainer keys we read as another's (the version-specific key lists name the newer one)
-KEYS_AS = {"0.1.0": "0.2.0", "0.5.0": OLDEST_KEYS, "0.3.0": OLDEST_KEYS}
-# the packs of releases before 0.6 whose trainer config has the keys of PRE_0_6_KEYS (below)
-BEFORE_0_6 = frozenset({"0.5.0", "0.3.0"})
+KEYS_AS = {"0.1.0": "0.2.0"}
 # keys a version's yaml does not interpolate from another (fsdp.py INTERPOLATED): verl 0.2's critic yaml has
 # ppo_micro_batch_size_per_gpu: null, 0.6.1's ${oc.select:.ppo_micro_batch_size,null}
 NOT_INTERPOLATED = {"0.2.0": frozenset({"critic_micro_per_gpu"}), "0.1.0": frozenset({"critic_micro_per_gpu"})}
@@ -619,80 +626,85 @@ def changes(version: str) -> dict[str, list[tuple[str, str]]]:
 
 
 # ---------------------------------------------------------------------------------------------- the version
-# Keys that exist only in some versions' trainer config (their generated ppo_trainer.yaml and
-# ppo_megatron_trainer.yaml): pasting one shows which versions the config was written for. (key prefix, versions)
-# the release a config with keys of verl 0.5 or older is dated to: 0.2's trainer keys are 0.3-0.5's too (grad_offload,
-# ref.param_offload, ...) and 0.3-0.5's code path is nearer 0.6.1's; 0.2.0 only where a value only 0.2 accepts
-# says so (the critic's global micro batch alone, _critic_micro_alone)
-OLDEST = "0.6.1"
-VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("trainer.use_legacy_worker_impl", frozenset({"0.6.1", "0.7.1"})),
+# Keys that exist only in some versions' trainer config: pasting one shows which versions the config was written for.
+# Read from each release's trainer yaml (verl/trainer/config/ppo_trainer.yaml and ppo_megatron_trainer.yaml of the
+# 0.2.0.post2, 0.3.0.post1 and 0.4.1 wheels; _generated_ppo_trainer.yaml and _generated_ppo_megatron_trainer.yaml of
+# 0.5.0 to 0.9.1). A set names our packs: "0.2.0" for 0.2.0.post2's keys (0.1's read as 0.2's: KEYS_AS), "0.3.0" for
+# 0.3.0.post1's, "0.5.0" for 0.4.1's or 0.5.0's (the 0.5.0 pack serves 0.4.x: SERIES). (key prefix, versions); the
+# first prefix that matches a key is the one read, so a key's own entry comes before its parent's.
+TO_0_2, TO_0_3, TO_0_5 = frozenset({"0.2.0"}), frozenset({"0.2.0", "0.3.0"}), frozenset({"0.2.0", "0.3.0", "0.5.0"})
+ONLY_0_3, ONLY_0_4_5 = frozenset({"0.3.0"}), frozenset({"0.5.0"})
+PRE_0_6_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
+    # 0.2: offload split in two, gone in 0.3 (ref.param_offload and reward_model.param_offload stayed until 0.4)
+    (f"{AR}.actor.fsdp_config.grad_offload", TO_0_2), ("critic.model.fsdp_config.grad_offload", TO_0_2),
+    ("reward_model.model.fsdp_config.min_num_params", TO_0_2), ("trainer.remove_previous_ckpt_in_save", TO_0_2),
+    (f"{AR}.actor.megatron.num_layers_per_virtual_pipeline_stage", TO_0_2),
+    (f"{AR}.ref.megatron.num_layers_per_virtual_pipeline_stage", TO_0_2),
+    ("critic.megatron.num_layers_per_virtual_pipeline_stage", TO_0_2),
+    (f"{AR}.ref.param_offload", TO_0_3), ("reward_model.param_offload", TO_0_3),
+    ("trainer.val_generations_to_log_to_wandb", TO_0_3),  # 0.4: trainer.log_val_generations
+    (f"{AR}.actor.checkpoint.contents", ONLY_0_3), ("critic.checkpoint.contents", ONLY_0_3),  # 0.4: save_contents
+    ("critic.kl_ctrl.", TO_0_5),
+    (f"{AR}.rollout.use_fire_sampling", frozenset({"0.3.0", "0.5.0"})),
+    # 0.4-0.5: the profiler keys before 0.6's global_profiler, ray_init before ray_kwargs, the engine keyword arguments
+    # before 0.6 emptied engine_kwargs.vllm / .sglang (a "+" key there is 0.6's: ADDED_LATER)
+    (f"{AR}.actor.profile.", ONLY_0_4_5), (f"{AR}.ref.profile.", ONLY_0_4_5), ("trainer.profile_steps", ONLY_0_4_5),
+    ("trainer.controller_nsight_options.", ONLY_0_4_5), ("trainer.worker_nsight_options.", ONLY_0_4_5),
+    ("trainer.npu_profile.", ONLY_0_4_5), ("ray_init.", ONLY_0_4_5),
+    (f"{AR}.model.gradient_checkpointing_kwargs.", ONLY_0_4_5), ("critic.model.gradient_checkpointing_kwargs.", ONLY_0_4_5),
+    (f"{AR}.rollout.multi_turn.completion_callback", ONLY_0_4_5),
+    (f"{AR}.rollout.engine_kwargs.vllm.swap_space", ONLY_0_4_5),
+    (f"{AR}.rollout.engine_kwargs.vllm.disable_mm_preprocessor_cache", ONLY_0_4_5),
+    (f"{AR}.rollout.engine_kwargs.sglang.attention_backend", ONLY_0_4_5),
+)
+# keys that 0.6.1 and later add with a "+" (their parent is an empty dict there): written so, they date nothing
+ADDED_LATER = (f"{AR}.rollout.engine_kwargs.",)
+VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = PRE_0_6_KEYS + (
+    ("trainer.use_legacy_worker_impl", frozenset({"0.5.0", "0.6.1", "0.7.1"})),
     ("trainer.use_v1", frozenset({"0.9.1"})),
     ("trainer.v1.", frozenset({"0.9.1"})),
-    ("critic.model.fsdp_config.", frozenset({"0.2.0", "0.6.1", "0.7.1"})),
+    ("critic.model.fsdp_config.", TO_0_5 | {"0.6.1", "0.7.1"}),
     ("critic.fsdp.", frozenset({"0.8.0", "0.9.1"})),
     (f"{AR}.rollout.skip.", frozenset({"0.8.0"})),
     (f"{AR}.rollout.skip_rollout", frozenset({"0.6.1", "0.7.1"})),
     ("skip.", frozenset({"0.9.1"})),
-    (f"{AR}.rollout.update_weights_bucket_megabytes", frozenset({"0.6.1"})),
+    (f"{AR}.rollout.update_weights_bucket_megabytes", frozenset({"0.5.0", "0.6.1"})),
     (f"{AR}.rollout.n_gpus_per_node", frozenset({"0.7.1", "0.8.0", "0.9.1"})),
     (f"{AR}.rollout.checkpoint_engine.", frozenset({"0.7.1", "0.8.0", "0.9.1"})),
     (f"{AR}.model.lora.", frozenset({"0.8.0", "0.9.1"})),
     (f"{AR}.actor.pad_to_length", frozenset({"0.9.1"})),
     (f"{AR}.actor.entropy_from_logits_chunk_size", frozenset({"0.9.1"})),
     (f"{AR}.ref.model", frozenset({"0.6.1"})),
-    ("reward_model.micro_batch_size", frozenset({"0.2.0", "0.6.1"})),
-    ("reward_model.strategy", frozenset({"0.2.0", "0.6.1"})),
+    ("reward_model.micro_batch_size", TO_0_5 | {"0.6.1"}),
+    ("reward_model.strategy", TO_0_5 | {"0.6.1"}),
     ("reward.", frozenset({"0.7.1", "0.8.0", "0.9.1"})),
     ("distillation.", frozenset({"0.8.0", "0.9.1"})),
     ("transfer_queue.", frozenset({"0.8.0", "0.9.1"})),
     # the Megatron trainer's: gone from 0.9.1's engine config (verl/trainer/config/engine/megatron.yaml) and actor
     # and critic yaml (0.8.0: actor/megatron_actor.yaml, critic/megatron_critic.yaml load_weight)
-    (f"{AR}.actor.megatron.grad_offload", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
+    (f"{AR}.actor.megatron.grad_offload", frozenset({"0.5.0", "0.6.1", "0.7.1", "0.8.0"})),
     (f"{AR}.ref.megatron.grad_offload", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
-    ("critic.megatron.grad_offload", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
-    (f"{AR}.actor.load_weight", frozenset({"0.2.0", "0.6.1", "0.7.1", "0.8.0"})),
-    (f"{AR}.ref.load_weight", frozenset({"0.2.0", "0.6.1", "0.7.1", "0.8.0"})),
-    ("critic.load_weight", frozenset({"0.2.0", "0.6.1", "0.7.1", "0.8.0"})),
+    ("critic.megatron.grad_offload", frozenset({"0.5.0", "0.6.1", "0.7.1", "0.8.0"})),
+    (f"{AR}.actor.load_weight", TO_0_5 | {"0.6.1", "0.7.1", "0.8.0"}),
+    (f"{AR}.ref.load_weight", TO_0_5 | {"0.6.1", "0.7.1", "0.8.0"}),
+    ("critic.load_weight", TO_0_5 | {"0.6.1", "0.7.1", "0.8.0"}),
 )
 
-# Keys of verl 0.5 and older (verl/trainer/config/ppo_trainer.yaml of the 0.2.0.post2 and 0.4.1 wheels,
-# _generated_ppo_trainer.yaml of 0.5.0) that no release from 0.6.1 on has: such a config is checked with 0.6.1 (its
-# legacy workers and in-process rollout are the closest code path to 0.3-0.5's), or with 0.2.0 where something else in
-# it only 0.2 accepts (the critic's global micro batch alone, below). Those 0.2.0.post2's trainer yamls
-# (ppo_trainer.yaml, ppo_megatron_trainer.yaml) have too: PRE_0_6_IN_0_2.
-PRE_0_6_KEYS: tuple[str, ...] = (
-    f"{AR}.actor.fsdp_config.grad_offload", "critic.model.fsdp_config.grad_offload",  # 0.2: offload split in two
-    f"{AR}.ref.param_offload", "reward_model.param_offload", "reward_model.model.fsdp_config.min_num_params",
-    f"{AR}.actor.megatron.num_layers_per_virtual_pipeline_stage", f"{AR}.ref.megatron.num_layers_per_virtual_pipeline_stage",
-    "critic.megatron.num_layers_per_virtual_pipeline_stage", "critic.kl_ctrl.",
-    "trainer.remove_previous_ckpt_in_save", "trainer.val_generations_to_log_to_wandb",
-    f"{AR}.actor.profile.", f"{AR}.ref.profile.", "trainer.profile_steps", "trainer.controller_nsight_options.",
-    "trainer.worker_nsight_options.", "trainer.npu_profile.", "ray_init.",  # 0.4-0.5 (0.6: global_profiler, ray_kwargs)
-    f"{AR}.rollout.use_fire_sampling", f"{AR}.model.gradient_checkpointing_kwargs.",
-    "critic.model.gradient_checkpointing_kwargs.", f"{AR}.rollout.multi_turn.completion_callback",
-)
-
-PRE_0_6_IN_0_2 = frozenset({
-    f"{AR}.actor.fsdp_config.grad_offload", "critic.model.fsdp_config.grad_offload", f"{AR}.ref.param_offload",
-    "reward_model.param_offload", "reward_model.model.fsdp_config.min_num_params",
-    f"{AR}.actor.megatron.num_layers_per_virtual_pipeline_stage",
-    f"{AR}.ref.megatron.num_layers_per_virtual_pipeline_stage", "critic.megatron.num_layers_per_virtual_pipeline_stage",
-    "critic.kl_ctrl.", "trainer.remove_previous_ckpt_in_save", "trainer.val_generations_to_log_to_wandb",
-})
-
-# Keys whose value dates a config. The deprecated global micro batches: the legacy workers, the default up to 0.7
-# (0.7.1 trainer.use_legacy_worker_impl: auto), divide them by the data-parallel size themselves (0.7.1
-# verl/workers/fsdp_workers.py:ActorRolloutRefWorker.__init__ "ppo_micro_batch_size //=", megatron_workers.py:
-# ActorRolloutRefWorker.__init__); 0.8.0 has only the engine workers, which need the _per_gpu keys
-# (verl/workers/engine_workers.py:ActorRolloutRefWorker.init_model asserts them). The newest that accepts them: 0.7.1.
+# Keys whose value dates a config. The deprecated global micro batches: the workers up to 0.5 and the legacy workers,
+# the default up to 0.7 (0.7.1 trainer.use_legacy_worker_impl: auto), divide them by the data-parallel size themselves
+# (verl/workers/fsdp_workers.py:ActorRolloutRefWorker.__init__ "ppo_micro_batch_size //=" in the 0.2.0.post2 to 0.7.1
+# wheels, megatron_workers.py:ActorRolloutRefWorker.__init__); 0.8.0 has only the engine workers, which need the
+# _per_gpu keys (verl/workers/engine_workers.py:ActorRolloutRefWorker.init_model asserts them). The newest that
+# accepts them: 0.7.1.
 LEGACY_GLOBAL_MICRO = (f"{AR}.actor.ppo_micro_batch_size", f"{AR}.rollout.log_prob_micro_batch_size",
                        f"{AR}.ref.log_prob_micro_batch_size")
 # rollout.name: the engines each version registers (verl/workers/rollout/base.py:_ROLLOUT_REGISTRY; "hf" is the
-# legacy workers' own, verl/workers/fsdp_workers.py:ActorRolloutRefWorker._build_rollout, 0.6.1 and 0.7.1;
-# "sglang_async" is 0.4's, fsdp_workers.py of the 0.4.1 wheel; "trtllm" is new in 0.7)
-ROLLOUT_NAMES = {"hf": frozenset({"0.2.0", "0.6.1", "0.7.1"}), "sglang_async": frozenset({OLDEST}),
+# workers' own up to 0.7, verl/workers/fsdp_workers.py:ActorRolloutRefWorker._build_rollout; "sglang_async" is 0.4's,
+# fsdp_workers.py of the 0.4.1 wheel; "trtllm" is new in 0.7)
+ROLLOUT_NAMES = {"hf": TO_0_5 | {"0.6.1", "0.7.1"}, "sglang_async": ONLY_0_4_5,
                  "trtllm": frozenset({"0.7.1", "0.8.0", "0.9.1"})}
+# rollout.mode: new in 0.4 (ppo_trainer.yaml of the 0.4.1 wheel, default sync); "sync" removed in 0.7
+SYNC_MODE = frozenset({"0.5.0", "0.6.1"})
 
 
 def _matches(bare: str, prefix: str) -> bool:
@@ -703,29 +715,34 @@ def _set(value: object) -> bool:
     return value is not None and str(value).strip().strip("'\"").lower() not in ("", "null", "none", "~")
 
 
+def _versions_of(key: str) -> frozenset[str] | None:
+    """The versions whose trainer config has ``key`` (as written, a leading "+" included), of those we know to be
+    version-specific; None for any other key."""
+    bare = key.lstrip("+")
+    if key.startswith("+") and any(bare.startswith(p) for p in ADDED_LATER):
+        return None
+    return next((versions for prefix, versions in VERSION_KEYS if _matches(bare, prefix)), None)
+
+
 def dating(flat: Mapping[str, object]) -> list[tuple[str, str, frozenset[str]]]:
     """What in a pasted config only some versions accept: (what, why in words, those versions), in the config's
     order."""
     out: list[tuple[str, str, frozenset[str]]] = []
     for key, value in flat.items():
         bare = str(key).lstrip("+")
-        found = next((versions for prefix, versions in VERSION_KEYS if _matches(bare, prefix)), None)
+        found = _versions_of(str(key))
         name = str(value).strip().lower()
         if found is not None:
             out.append((bare, _listed(found), found))
-        elif any(_matches(bare, prefix) for prefix in PRE_0_6_KEYS):
-            old = next(p for p in PRE_0_6_KEYS if _matches(bare, p)) in PRE_0_6_IN_0_2
-            out.append((bare, f"verl 0.5 or older; {OLDEST} is the nearest we follow after 0.2.0",
-                        frozenset({"0.2.0", OLDEST}) if old else frozenset({OLDEST})))
         elif bare in LEGACY_GLOBAL_MICRO and _set(value):
-            out.append((f"{bare}={value}", "global micro batches: the workers of 0.2 and the legacy workers of 0.6-0.7 "
-                        "convert them, 0.8 refuses them", frozenset({"0.2.0", "0.6.1", "0.7.1"})))
+            out.append((f"{bare}={value}", "global micro batches: the workers up to 0.5 and the legacy workers of "
+                        "0.6-0.7 convert them, 0.8 refuses them", TO_0_5 | {"0.6.1", "0.7.1"}))
         elif bare == CRITIC_GLOBAL_MICRO and _set(value) and _critic_micro_alone(flat):
             out.append((f"{bare}={value}", "the critic's global micro batch alone: verl 0.2's critic yaml leaves "
                         "ppo_micro_batch_size_per_gpu null, 0.6.1 and later copy it there and refuse both set",
                         frozenset({"0.2.0"})))
         elif bare == f"{AR}.rollout.mode" and name == "sync":
-            out.append((f"{bare}=sync", "0.6.1: removed in 0.7", frozenset({"0.6.1"})))
+            out.append((f"{bare}=sync", "0.4-0.6: removed in 0.7", SYNC_MODE))
         elif bare == f"{AR}.rollout.name" and name in ROLLOUT_NAMES:
             out.append((f"{bare}={value}", _listed(ROLLOUT_NAMES[name]), ROLLOUT_NAMES[name]))
     return out
@@ -744,27 +761,28 @@ def _critic_micro_alone(flat: Mapping[str, object]) -> bool:
     return estimator == "gae" and dynamic not in ("true", "1") and not _set(bare.get(f"{CRITIC_GLOBAL_MICRO}_per_gpu"))
 
 
+# the releases an older pack's key set stands for, in words
+RELEASES_OF = {"0.2.0": "0.1-0.2", "0.3.0": "0.3", "0.5.0": "0.4-0.5"}
+
+
 def _listed(versions: frozenset[str]) -> str:
-    return ", ".join(sorted(versions))
+    """The versions in words, oldest first: "verl 0.4-0.5 only" for keys of the releases before 0.6 alone."""
+    ordered = sorted(versions, key=version_key)
+    if versions <= set(RELEASES_OF):
+        return "verl " + ", ".join(RELEASES_OF[v] for v in ordered) + " only"
+    return ", ".join(RELEASES_OF.get(v, v) for v in ordered)
 
 
 def missing_keys(flat: Mapping[str, object], version: str) -> list[str]:
     """The keys of a config that ``version``'s trainer config lacks, of those we know to be version-specific: Hydra
     refuses them ("Could not override '<key>'. ... Key '<name>' is not in struct"; a "+" in front adds one, but the
     pasted config reads without it)."""
-    out = []
-    before_0_6 = version in BEFORE_0_6
     version = KEYS_AS.get(version, version)
+    out = []
     for key in flat:
-        bare = str(key).lstrip("+")
-        found = next((versions for prefix, versions in VERSION_KEYS if _matches(bare, prefix)), None)
-        prefix = next((p for p in PRE_0_6_KEYS if _matches(bare, p)), None)
-        if before_0_6 and prefix is not None:
-            continue
-        if found is None and prefix is not None:
-            found = frozenset({"0.2.0"}) if prefix in PRE_0_6_IN_0_2 else frozenset()
+        found = _versions_of(str(key))
         if found is not None and version not in found:
-            out.append(bare)
+            out.append(str(key).lstrip("+"))
     return out
 
 
@@ -782,5 +800,5 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
         return None, "no key of the config is specific to a verl version"
     if not candidates:
         return None, "its version-specific keys belong to no single version: " + said
-    best = max(candidates, key=lambda v: tuple(int(x) for x in v.split(".")))
+    best = max(candidates, key=version_key)
     return best, "its keys " + said
