@@ -751,6 +751,37 @@ def test_transformers_trainer_builds_the_gradients_while_the_backward_frees_the_
     assert "gradients (sharded)" in update(["--zero_stage", "2"])
 
 
+def test_verl_fsdp_frees_its_sharded_gradients_before_each_mini_batch():
+    """verl zeroes the gradients before each mini batch's micro batches (0.3.0.post1 dp_actor.py
+    DataParallelPPOActor.update_policy and dp_critic.py update_critic: ``zero_grad()`` before the micro loop; torch's
+    set_to_none=True frees FSDP's sharded gradients). verl #1141 (Llama-3.2-3B PPO on 4x A10, mini batch 4 = one
+    sample per GPU, micro batch 1) runs one micro batch per mini batch: each backward starts with no gradient and
+    makes each unit's fp32 shard as it frees activations, so the 3 GiB of sharded gradients add only their excess over
+    the activations and logits, in the actor and the critic. Two samples per GPU (two micro batches, or a token
+    budget holding one sequence) keep the first micro batch's gradients through the second backward; TinyZero #62's
+    1.5B on one A100 80GB (16 micro batches per mini batch) keeps them too."""
+    c = _case("verl_1141_llama3_2_3b_ppo_4xa10")
+    assert c.framework == "verl==0.3.0.post1"
+    freed, kept = "gradients (beyond the activations the backward frees; zeroed after each step)", "gradients (sharded)"
+    mem = _check(c.name).memory
+    for phase in ("actor_update", "critic_update"):
+        terms = mem.phases[phase]
+        assert kept not in terms, phase
+        working = sum(v for k, v in terms.items() if k.startswith(("activations", "logits")))
+        assert terms[freed] == pytest.approx(terms["params (sharded)"] - working, abs=2), phase  # fp32 as the weights
+        assert 0 < terms[freed] < terms["params (sharded)"], phase
+
+    two = ["actor_rollout_ref.actor.ppo_mini_batch_size=8", "critic.ppo_mini_batch_size=8"]
+    for extra in (two, two + ["actor_rollout_ref.actor.use_dynamic_bsz=True",
+                              "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=768"]):
+        terms = _check_args(c.name, c.args + extra).memory.phases["actor_update"]
+        assert terms[kept] == terms["params (sharded)"] and freed not in terms, extra
+    packed = _check_args(c.name, c.args + two + ["actor_rollout_ref.actor.use_dynamic_bsz=True",
+                                                 "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=1536"])
+    assert freed in packed.memory.phases["actor_update"]  # both 768-token sequences in one micro batch
+    assert kept in _check("verl_tinyzero62_qwen2_5_1_5b_ppo_1xa100_80gb").memory.phases["actor_update"]
+
+
 def test_a_trl_0_2x_run_materializes_its_logits():
     """trl #4585 (TRL 0.25, Qwen3-0.6B, 20,480-token completions, ZeRO-3 on 8 A10): out of memory in the backward. TRL
     before 1.0 computes log-probs from the whole [tokens, vocab] logits (selective_log_softmax); its record names

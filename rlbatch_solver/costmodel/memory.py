@@ -1080,9 +1080,10 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
     }
     if not critic:
         terms[T_LOGITS_ENT if plan.entropy_in_update else T_LOGITS] = logits
-    if plan.no_grads_at_backward and plan.trainer in DDP_TRAINERS and g > 0:
+    if plan.no_grads_at_backward and plan.trainer in DDP_TRAINERS + ("fsdp",) and g > 0:
         # no gradient exists when the backward starts (Plan.no_grads_at_backward): each is made as the backward
-        # frees the activations and logits before it, so only its excess over them adds to the peak
+        # frees the activations and logits before it (FSDP: each unit's sharded gradient after its reduce-scatter),
+        # so only its excess over them adds to the peak
         working = sum(v for t, v in terms.items() if t in (T_ACT, T_ACT_CKPT, T_LOGITS, T_LOGITS_ENT))
         del terms[T_GRADS]
         terms[T_GRADS_FREED] = max(0.0, g - working)

@@ -190,7 +190,9 @@ class Plan:
     # (trainer.py Trainer._inner_training_loop: ``model.zero_grad()`` after ``optimizer.step()``; torch's
     # Module.zero_grad set_to_none=True), so with one micro batch per step (gradient_accumulation_steps 1) a plain
     # data-parallel trainer (``DDP_TRAINERS``: TRL and ms-swift without DeepSpeed or FSDP) makes each gradient as the
-    # backward frees the activations before it
+    # backward frees the activations before it; verl's FSDP actor and critic zero (free) their sharded gradients
+    # before every mini batch (frameworks/verl/cost.py one_micro_per_mini_batch), so with one micro batch per mini
+    # batch each unit's sharded gradient is made by its reduce-scatter in the backward
     no_grads_at_backward: bool = False
     # the engine drops its weights after every rollout, whatever free_cache_engine says (verl 0.1-0.2:
     # verl/workers/sharding_manager/fsdp_vllm.py:FSDPVLLMShardingManager.__exit__ offload_model_weights)

@@ -71,7 +71,9 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     """Inputs no plan of this space reads: the batch sizes in a phase's memory table when no token budget can be on;
     at rollout, the trainer states' switches where the engine's budget does not depend on them (vLLM's time) or
     where no trainer state shares the rollout GPUs (a split placement without the hybrid engine)."""
-    out = unread_batch_share(phase, kind, domains)
+    # the FSDP update reads a GPU's share of the mini batch whatever the budget: one micro batch per mini batch starts
+    # its backward without gradients (one_micro_per_mini_batch)
+    out = set() if phase == Phase.ACTOR_UPDATE else unread_batch_share(phase, kind, domains)
     if kind == "mem" and phase != Phase.ROLLOUT:
         if False not in domains.get("free_cache_engine", [True]):
             out |= set(_AWAKE_ENGINE)
@@ -291,6 +293,27 @@ def critic_batching(v: Mapping[str, Value], version: str = NEWEST, dp: int | Non
     return micro, int(budget) if budget else None
 
 
+def one_micro_per_mini_batch(v: Mapping[str, Value], phase: str, dp: int, micro: int, budget: int | None,
+                             sp: int) -> bool:
+    """Does each mini batch run as a single micro batch on a GPU, at the maximum lengths?
+
+    verl zeroes the gradients before each mini batch's micro batches (torch's ``Optimizer.zero_grad``,
+    ``set_to_none=True`` since torch 2.0, so FSDP's sharded gradients are freed): verl/workers/actor/dp_actor.py:
+    DataParallelPPOActor.update_policy and verl/workers/critic/dp_critic.py:DataParallelPPOCritic.update_critic
+    (0.2.0.post2 to 0.7.1, and the 0.1 forks: ``zero_grad()`` after the micro batch split, before the loop), and
+    verl/workers/engine/base.py:BaseEngine.train_batch (0.8.0, 0.9.1: ``optimizer_zero_grad()`` then
+    ``forward_backward_batch`` per mini batch). A GPU's share of a mini batch is ``ppo_mini_batch_size * n // dp``
+    (the workers' normalization); it is one micro batch when the micro batch holds it all, or with dynamic batching
+    when its tokens at the maximum lengths fit the budget times the Ulysses size (verl/utils/seqlen_balancing.py:
+    rearrange_micro_batches, ``ceil(total tokens / max_token_len)`` micro batches)."""
+    mini = int(v.get("critic_mini" if phase == Phase.CRITIC_UPDATE else "actor_mini") or 1)
+    share = max(1, mini * int(v.get("n", 1)) // max(1, dp))
+    if budget:
+        seq = int(v["max_prompt_length"]) + int(v["max_response_length"])
+        return share * seq <= budget * max(1, sp)
+    return micro >= share
+
+
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU,
               version: str = NEWEST) -> Plan:
     """The plan one phase of verl FSDP runs with these values (with the critic batching of ``version``)."""
@@ -316,6 +339,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         sp, grad_ckpt = int(v["critic_sp"]), bool(v["critic_grad_ckpt"])
         param_off, opt_off = bool(v["critic_param_offload"]), bool(v["critic_optimizer_offload"])
     shared = shared_plan_fields(v, phase, model, gpu, version)
+    update_dp = n_gpus // max(1, sp)  # the training model's Ulysses groups (the critic's in critic_update)
     return Plan(
         **shared,
         n_gpus=n_gpus,
@@ -335,6 +359,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         use_torch_compile=(bool(v.get("remove_padding")) if version in ENTROPY_COMPILED_ON_RMPAD_ONLY
                            else bool(v.get("use_torch_compile", True))),
         entropy_in_update=version in ENTROPY_ALWAYS or bool(v.get("entropy_loss")),
+        # the gradients are zeroed (freed) before every mini batch: one micro batch per mini batch starts its backward
+        # without any (Plan.no_grads_at_backward)
+        no_grads_at_backward=one_micro_per_mini_batch(v, phase, update_dp, train_micro, train_budget, sp),
         critic_micro=critic[0],
         free_cache_engine=bool(v["free_cache_engine"]),
         lora_params=model.lora_params(int(v["lora_rank"]), "all-linear") if v.get("lora_rank") else 0,
