@@ -866,3 +866,37 @@ def test_a_verl_lora_actor_holds_the_whole_fp32_model_on_every_rank_at_its_first
                       (["actor_rollout_ref.rollout.layered_summon=True"], c.framework), ([], "verl==0.9.1")):
         other = rb.check(c.args + extra, framework=fw, gpus=c.gpus, model=c.model, gpu="h100", host_mem_gib=252)
         assert not other.host.first_sync, (extra, fw)
+
+
+def test_a_verl_checkpoint_save_holds_each_ranks_weight_and_adam_shards_on_the_cpu():
+    """verl 0.2.0 to 0.9.1 save a checkpoint (trainer.save_freq > 0) with every rank building its sharded model and
+    optimizer state dicts on the CPU (utils/checkpoint/fsdp_checkpoint_manager.py save_checkpoint,
+    ShardedStateDictConfig/ShardedOptimStateDictConfig offload_to_cpu=True): per node, the fp32 weights' and Adam's
+    two fp32 moments' shards of its ranks, on top of the steady state. reft-exp #7 (verl 0.2, 4 x L40, 7B, 125 GB
+    node) died in the rollout and its script saves none: priced without a save state (the verdict is not this
+    term's); with trainer.save_freq=10 its 4 ranks hold 12 B x 7.6B = 85 GiB more at the save. A LoRA actor (verl
+    #2950) saves its fp32 weights' shards only (the adapter's optimizer is tiny); verl 0.1.0 saves otherwise, and FSDP2
+    keeps its state dicts on the GPU (utils/fsdp_utils.py get_fsdp_state_ctx: a null context)."""
+    from rlbatch_solver.costmodel.host import GIB, T_SAVE
+
+    import rlbatch_solver as rb
+
+    name = "verl_reftexp_7_qwen2_5_7b_grpo_4xl40_125g_host"
+    assert not _check(name).host.save
+    c = _case(name)
+    saves = rb.check(c.args + ["trainer.save_freq=10"], framework=c.framework, gpus=c.gpus, model=c.model,
+                     gpu=c.gpu, host_mem_gib=c.host_mem_gib)
+    assert saves.host.when == "checkpoint save"
+    assert 84 < saves.host.save[T_SAVE] / GIB < 86
+    assert saves.host.peak_gib > _check(name).host.peak_gib + 80
+    lora = _case("verl_2950_qwen2_5_math_7b_dapo_lora_4gpu_252g")
+    lsave = rb.check(lora.args + ["trainer.save_freq=10"], framework=lora.framework, gpus=lora.gpus,
+                     model=lora.model, gpu="h100", host_mem_gib=252)
+    assert 28 < lsave.host.save[T_SAVE] / GIB < 29.5  # 4 ranks x 4 B x 7.6B / 4
+    old = rb.check(c.args + ["trainer.save_freq=10"], framework="verl==0.1.0", gpus=c.gpus, model=c.model,
+                   gpu=c.gpu, host_mem_gib=c.host_mem_gib)
+    assert not old.host.save
+    fsdp2 = rb.check(c.args + ["trainer.save_freq=10", "actor_rollout_ref.actor.strategy=fsdp2",
+                               "actor_rollout_ref.ref.strategy=fsdp2"], framework=c.framework, gpus=c.gpus,
+                     model=c.model, gpu=c.gpu, host_mem_gib=c.host_mem_gib)
+    assert fsdp2.values["fsdp2"] and not fsdp2.host.save  # DTensors on the GPU, torch.save copies one at a time
