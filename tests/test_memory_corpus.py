@@ -900,3 +900,29 @@ def test_a_verl_checkpoint_save_holds_each_ranks_weight_and_adam_shards_on_the_c
                                "actor_rollout_ref.ref.strategy=fsdp2"], framework=c.framework, gpus=c.gpus,
                      model=c.model, gpu=c.gpu, host_mem_gib=c.host_mem_gib)
     assert fsdp2.values["fsdp2"] and not fsdp2.host.save  # DTensors on the GPU, torch.save copies one at a time
+
+
+def test_an_openrlhf_save_holds_the_zero_partition_or_the_whole_bf16_model_on_the_cpu():
+    """OpenRLHF #911 (7B, ZeRO-2, 4 actor GPUs, --save_steps 20, 250 GB node; OpenRLHF 0.6.3): every save_steps each
+    rank torch.saves its ZeRO partition, copying its GPU storages to the CPU one at a time, the largest the fp32
+    master partition (4 B x 7.6B / 4 = 7.1 GiB per rank, 28 GiB on the node); the end of training's save_model
+    gathers the bf16 model onto rank 0 (0.4.0-0.6.2: 14 GiB) or, from 0.7.5 below ZeRO-3, clones it on every rank
+    (57 GiB). The kill's step is not shown, and neither state is the node's peak: the verdict does not move. With
+    --adam_offload the partition is on the CPU already: only the rank-0 model is new."""
+    from rlbatch_solver.costmodel.host import GIB, T_SAVE
+
+    import rlbatch_solver as rb
+
+    name = "openrlhf_911_7b_reinforce_8xa800_host250g"
+    c = _case(name)
+
+    def save_gib(framework: str, extra: list[str]) -> float:
+        r = rb.check(c.args + extra, framework=framework, gpus=c.gpus, model=c.model, gpu=c.gpu,
+                     host_mem_gib=c.host_mem_gib)
+        return r.host.save[T_SAVE] / GIB
+
+    assert 28 < save_gib("openrlhf==0.6.2", []) < 29
+    assert 14 < save_gib("openrlhf==0.6.2", ["--adam_offload"]) < 14.5
+    assert 14 < save_gib("openrlhf==0.6.2", ["--save_steps", "-1"]) < 14.5  # the final save_model only
+    assert 56 < save_gib("openrlhf", []) < 57.5
+    assert _check(name).host.when == "start-up"

@@ -63,7 +63,7 @@ T_CKPT = "activation checkpoints offloaded to the CPU (Unsloth)"
 T_LOAD_OTHERS = "reference and reward checkpoints loaded on the CPU beside the actor's"
 T_SWAP = "vLLM V0's CPU swap space (pinned KV blocks per GPU worker)"
 T_LORA_SYNC = "LoRA's first weight sync: the whole fp32 model on the CPU of every worker"
-T_SAVE = "checkpoint save: each worker's state-dict shards copied to the CPU"
+T_SAVE = "checkpoint save: state dicts copied to the CPU to be written"
 
 # The stacks that run their trainer loop in a Ray driver process on the head node beside the GPU workers: verl's
 # main_ppo.py starts a TaskRunner actor (ray::TaskRunner.run in verl #3453's memory list), EasyR1 its Runner,
@@ -94,6 +94,9 @@ class HostLayout:
     save_bytes_per_gpu: float = 0.0
     # the save moves the actor's offloaded parameters back to the GPU first (verl's save_checkpoint)
     save_loads_params: bool = False
+    # bytes the first rank of the node alone holds on the CPU at a save, one after the other with the per-worker ones
+    # (a whole state dict gathered on rank 0): the save holds the larger of the two
+    save_rank0_bytes: float = 0.0
 
 
 @dataclass
@@ -240,9 +243,9 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         # on the CPU of every worker; everything else is as in the steady state
         rep.first_sync = {**steady, T_OFF_ACTOR: per_node * _offloaded(update, False, False, a_opt),
                           T_LORA_SYNC: per_node * layout.lora_first_sync_bytes}
-    if layout.save_bytes_per_gpu:
+    if layout.save_bytes_per_gpu or layout.save_rank0_bytes:
         # every worker on the node writes its own shards at the same step; the rest is as in the steady state
-        rep.save = {**steady, T_SAVE: per_node * layout.save_bytes_per_gpu}
+        rep.save = {**steady, T_SAVE: max(per_node * layout.save_bytes_per_gpu, layout.save_rank0_bytes)}
         if layout.save_loads_params:
             rep.save[T_OFF_ACTOR] = per_node * _offloaded(update, False, False, a_opt)
     return rep
