@@ -926,3 +926,30 @@ def test_an_openrlhf_save_holds_the_zero_partition_or_the_whole_bf16_model_on_th
     assert 14 < save_gib("openrlhf==0.6.2", ["--save_steps", "-1"]) < 14.5  # the final save_model only
     assert 56 < save_gib("openrlhf", []) < 57.5
     assert _check(name).host.when == "start-up"
+
+
+def test_a_trainer_save_on_deepspeed_clones_the_model_on_every_rank_below_zero3():
+    """transformers' Trainer saves every save_steps and at the end (save_strategy "steps") through accelerate's
+    get_state_dict on every rank: below ZeRO-3 each rank clones the whole model's state dict to the CPU
+    (clone_tensors_for_torch_save), at ZeRO-3 rank 0 gathers the 16-bit model (ms-swift: only an adapter's trained
+    parameters), then DeepSpeed's checkpoint copies each rank's fp32 partition storage by storage. ms-swift #8193 (a
+    32B on 4 GPUs with zero2) saw its save spike past 250 GB: 4 ranks x 2 B x 32.8B is 244 GiB. Pinned on ms-swift's
+    external_grpo_7b.sh (7B full, zero2, 6 training ranks: 6 x 14.2 GiB) and open-r1 #100 (TRL 0.14, 7B in fp32,
+    ZeRO-3, 8 GPUs: the gathered fp32 model, 28 GiB, as large as the 8 ranks' fp32 partitions)."""
+    from rlbatch_solver.costmodel.host import GIB, T_SAVE
+
+    import rlbatch_solver as rb
+
+    def save(c: mc.Case, extra: list[str]) -> dict:
+        r = rb.check(c.args + extra, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu,
+                     length_fraction=c.length_fraction, host_mem_gib=2048)
+        return r.host.save
+
+    swift = _case("swift/external_grpo_7b.sh")
+    assert 84 < save(swift, [])[T_SAVE] / GIB < 86
+    assert not save(swift, ["--save_strategy", "no"])
+    assert 84 < save(swift, ["--save_only_model", "true"])[T_SAVE] / GIB < 86  # the clone, not the partition
+    lora = save(swift, ["--tuner_type", "lora", "--deepspeed", "zero3"])  # the adapter only: its tiny partition
+    assert lora[T_SAVE] / GIB < 1
+    trl = _case("trl_openr1_100_distill_qwen_7b_grpo_zero3_8xh100")
+    assert 28 < save(trl, [])[T_SAVE] / GIB < 29

@@ -97,6 +97,11 @@ class HostLayout:
     # bytes the first rank of the node alone holds on the CPU at a save, one after the other with the per-worker ones
     # (a whole state dict gathered on rank 0): the save holds the larger of the two
     save_rank0_bytes: float = 0.0
+    # the save ends in DeepSpeed's save_checkpoint (runtime/engine.py _save_zero_checkpoint): every rank torch.saves its
+    # ZeRO partition, and torch.save copies a GPU storage to the CPU one at a time (torch/serialization.py _save), the
+    # largest the fp32 master partition (stage_1_and_2.py single_partition_of_fp32_groups): one fp32 copy of the
+    # rank's share of the trained parameters, none when the optimizer is offloaded (already on the CPU)
+    save_zero_partition: bool = False
 
 
 @dataclass
@@ -243,9 +248,14 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         # on the CPU of every worker; everything else is as in the steady state
         rep.first_sync = {**steady, T_OFF_ACTOR: per_node * _offloaded(update, False, False, a_opt),
                           T_LORA_SYNC: per_node * layout.lora_first_sync_bytes}
-    if layout.save_bytes_per_gpu or layout.save_rank0_bytes:
+    partition = 0.0
+    if layout.save_zero_partition and update.trainer == "deepspeed" and not update.optimizer_offload:
+        _, _, o = _states(update, model_consts(update.model), False)  # 12 B per trained parameter of the rank's share
+        partition = o / 3
+    per_gpu = max(layout.save_bytes_per_gpu, partition)  # the model's state dict, then the optimizer's partition
+    if per_gpu or layout.save_rank0_bytes:
         # every worker on the node writes its own shards at the same step; the rest is as in the steady state
-        rep.save = {**steady, T_SAVE: max(per_node * layout.save_bytes_per_gpu, layout.save_rank0_bytes)}
+        rep.save = {**steady, T_SAVE: max(per_node * per_gpu, layout.save_rank0_bytes)}
         if layout.save_loads_params:
             rep.save[T_OFF_ACTOR] = per_node * _offloaded(update, False, False, a_opt)
     return rep
