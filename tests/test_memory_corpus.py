@@ -897,3 +897,90 @@ def test_a_verl_lora_actor_holds_the_whole_fp32_model_on_every_rank_at_its_first
                       (["actor_rollout_ref.rollout.layered_summon=True"], c.framework), ([], "verl==0.9.1")):
         other = rb.check(c.args + extra, framework=fw, gpus=c.gpus, model=c.model, gpu="h100", host_mem_gib=252)
         assert not other.host.first_sync, (extra, fw)
+
+
+def test_a_verl_checkpoint_save_holds_each_ranks_weight_and_adam_shards_on_the_cpu():
+    """verl 0.2.0 to 0.9.1 save a checkpoint (trainer.save_freq > 0) with every rank building its sharded model and
+    optimizer state dicts on the CPU (utils/checkpoint/fsdp_checkpoint_manager.py save_checkpoint,
+    ShardedStateDictConfig/ShardedOptimStateDictConfig offload_to_cpu=True): per node, the fp32 weights' and Adam's
+    two fp32 moments' shards of its ranks, on top of the steady state. reft-exp #7 (verl 0.2, 4 x L40, 7B, 125 GB
+    node) died in the rollout and its script saves none: priced without a save state (the verdict is not this
+    term's); with trainer.save_freq=10 its 4 ranks hold 12 B x 7.6B = 85 GiB more at the save. A LoRA actor (verl
+    #2950) saves its fp32 weights' shards only (the adapter's optimizer is tiny); verl 0.1.0 saves otherwise, and FSDP2
+    keeps its state dicts on the GPU (utils/fsdp_utils.py get_fsdp_state_ctx: a null context)."""
+    from rlbatch_solver.costmodel.host import GIB, T_SAVE
+
+    import rlbatch_solver as rb
+
+    name = "verl_reftexp_7_qwen2_5_7b_grpo_4xl40_125g_host"
+    assert not _check(name).host.save
+    c = _case(name)
+    saves = rb.check(c.args + ["trainer.save_freq=10"], framework=c.framework, gpus=c.gpus, model=c.model,
+                     gpu=c.gpu, host_mem_gib=c.host_mem_gib)
+    assert saves.host.when == "checkpoint save"
+    assert 84 < saves.host.save[T_SAVE] / GIB < 86
+    assert saves.host.peak_gib > _check(name).host.peak_gib + 80
+    lora = _case("verl_2950_qwen2_5_math_7b_dapo_lora_4gpu_252g")
+    lsave = rb.check(lora.args + ["trainer.save_freq=10"], framework=lora.framework, gpus=lora.gpus,
+                     model=lora.model, gpu="h100", host_mem_gib=252)
+    assert 28 < lsave.host.save[T_SAVE] / GIB < 29.5  # 4 ranks x 4 B x 7.6B / 4
+    old = rb.check(c.args + ["trainer.save_freq=10"], framework="verl==0.1.0", gpus=c.gpus, model=c.model,
+                   gpu=c.gpu, host_mem_gib=c.host_mem_gib)
+    assert not old.host.save
+    fsdp2 = rb.check(c.args + ["trainer.save_freq=10", "actor_rollout_ref.actor.strategy=fsdp2",
+                               "actor_rollout_ref.ref.strategy=fsdp2"], framework=c.framework, gpus=c.gpus,
+                     model=c.model, gpu=c.gpu, host_mem_gib=c.host_mem_gib)
+    assert fsdp2.values["fsdp2"] and not fsdp2.host.save  # DTensors on the GPU, torch.save copies one at a time
+
+
+def test_an_openrlhf_save_holds_the_zero_partition_or_the_whole_bf16_model_on_the_cpu():
+    """OpenRLHF #911 (7B, ZeRO-2, 4 actor GPUs, --save_steps 20, 250 GB node; OpenRLHF 0.6.3): every save_steps each
+    rank torch.saves its ZeRO partition, copying its GPU storages to the CPU one at a time, the largest the fp32
+    master partition (4 B x 7.6B / 4 = 7.1 GiB per rank, 28 GiB on the node); the end of training's save_model
+    gathers the bf16 model onto rank 0 (0.4.0-0.6.2: 14 GiB) or, from 0.7.5 below ZeRO-3, clones it on every rank
+    (57 GiB). The kill's step is not shown, and neither state is the node's peak: the verdict does not move. With
+    --adam_offload the partition is on the CPU already: only the rank-0 model is new."""
+    from rlbatch_solver.costmodel.host import GIB, T_SAVE
+
+    import rlbatch_solver as rb
+
+    name = "openrlhf_911_7b_reinforce_8xa800_host250g"
+    c = _case(name)
+
+    def save_gib(framework: str, extra: list[str]) -> float:
+        r = rb.check(c.args + extra, framework=framework, gpus=c.gpus, model=c.model, gpu=c.gpu,
+                     host_mem_gib=c.host_mem_gib)
+        return r.host.save[T_SAVE] / GIB
+
+    assert 28 < save_gib("openrlhf==0.6.2", []) < 29
+    assert 14 < save_gib("openrlhf==0.6.2", ["--adam_offload"]) < 14.5
+    assert 14 < save_gib("openrlhf==0.6.2", ["--save_steps", "-1"]) < 14.5  # the final save_model only
+    assert 56 < save_gib("openrlhf", []) < 57.5
+    assert _check(name).host.when == "start-up"
+
+
+def test_a_trainer_save_on_deepspeed_clones_the_model_on_every_rank_below_zero3():
+    """transformers' Trainer saves every save_steps and at the end (save_strategy "steps") through accelerate's
+    get_state_dict on every rank: below ZeRO-3 each rank clones the whole model's state dict to the CPU
+    (clone_tensors_for_torch_save), at ZeRO-3 rank 0 gathers the 16-bit model (ms-swift: only an adapter's trained
+    parameters), then DeepSpeed's checkpoint copies each rank's fp32 partition storage by storage. ms-swift #8193 (a
+    32B on 4 GPUs with zero2) saw its save spike past 250 GB: 4 ranks x 2 B x 32.8B is 244 GiB. Pinned on ms-swift's
+    external_grpo_7b.sh (7B full, zero2, 6 training ranks: 6 x 14.2 GiB) and open-r1 #100 (TRL 0.14, 7B in fp32,
+    ZeRO-3, 8 GPUs: the gathered fp32 model, 28 GiB, as large as the 8 ranks' fp32 partitions)."""
+    from rlbatch_solver.costmodel.host import GIB, T_SAVE
+
+    import rlbatch_solver as rb
+
+    def save(c: mc.Case, extra: list[str]) -> dict:
+        r = rb.check(c.args + extra, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu,
+                     length_fraction=c.length_fraction, host_mem_gib=2048)
+        return r.host.save
+
+    swift = _case("swift/external_grpo_7b.sh")
+    assert 84 < save(swift, [])[T_SAVE] / GIB < 86
+    assert not save(swift, ["--save_strategy", "no"])
+    assert 84 < save(swift, ["--save_only_model", "true"])[T_SAVE] / GIB < 86  # the clone, not the partition
+    lora = save(swift, ["--tuner_type", "lora", "--deepspeed", "zero3"])  # the adapter only: its tiny partition
+    assert lora[T_SAVE] / GIB < 1
+    trl = _case("trl_openr1_100_distill_qwen_7b_grpo_zero3_8xh100")
+    assert 28 < save(trl, [])[T_SAVE] / GIB < 29

@@ -13,8 +13,10 @@ A whole class of "out of memory" reports is the node's RAM, not the GPU's: Ray's
   model in fp32 while the other ranks build it on the meta device; a plain-DDP or ZeRO-1/2 process loads a whole copy.
 
 The peak is the largest of start-up (processes + loaded copies), steady state (processes + offloaded states +
-sleeping engines) and, for verl's LoRA actors, the first weight sync (the whole model on every worker's CPU), against the node's RAM less what the run's killer leaves (``host_limit_share``). Constants and
-sources: docs/cost-model.md section 11.
+sleeping engines), for verl's LoRA actors the first weight sync (the whole model on every worker's CPU) and, when the
+config saves checkpoints, the checkpoint save (the state dicts each worker copies to the CPU to write them), against
+the node's RAM less what the run's killer leaves (``host_limit_share``). Constants and sources: docs/cost-model.md
+section 11.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ T_CKPT = "activation checkpoints offloaded to the CPU (Unsloth)"
 T_LOAD_OTHERS = "reference and reward checkpoints loaded on the CPU beside the actor's"
 T_SWAP = "vLLM V0's CPU swap space (pinned KV blocks per GPU worker)"
 T_LORA_SYNC = "LoRA's first weight sync: the whole fp32 model on the CPU of every worker"
+T_SAVE = "checkpoint save: state dicts copied to the CPU to be written"
 
 # The stacks that run their trainer loop in a Ray driver process on the head node beside the GPU workers: verl's
 # main_ppo.py starts a TaskRunner actor (ray::TaskRunner.run in verl #3453's memory list), EasyR1 its Runner,
@@ -86,6 +89,19 @@ class HostLayout:
     lora_first_sync_bytes: float = 0.0
     # bytes per rollout-engine GPU of CPU swap space the engine allocates (vLLM V0: VLLM_V0_SWAP_BYTES): 0 if none
     engine_swap_per_gpu: float = 0.0
+    # bytes per GPU worker that a checkpoint save holds on the CPU at once (the state dicts it writes): 0 if the config
+    # does not save
+    save_bytes_per_gpu: float = 0.0
+    # the save moves the actor's offloaded parameters back to the GPU first (verl's save_checkpoint)
+    save_loads_params: bool = False
+    # bytes the first rank of the node alone holds on the CPU at a save, one after the other with the per-worker ones
+    # (a whole state dict gathered on rank 0): the save holds the larger of the two
+    save_rank0_bytes: float = 0.0
+    # the save ends in DeepSpeed's save_checkpoint (runtime/engine.py _save_zero_checkpoint): every rank torch.saves its
+    # ZeRO partition, and torch.save copies a GPU storage to the CPU one at a time (torch/serialization.py _save), the
+    # largest the fp32 master partition (stage_1_and_2.py single_partition_of_fp32_groups): one fp32 copy of the
+    # rank's share of the trained parameters, none when the optimizer is offloaded (already on the CPU)
+    save_zero_partition: bool = False
 
 
 @dataclass
@@ -98,9 +114,11 @@ class HostReport:
     startup: dict[str, float] = field(default_factory=dict)
     steady: dict[str, float] = field(default_factory=dict)
     first_sync: dict[str, float] = field(default_factory=dict)  # a LoRA actor's first weight sync (empty: none)
+    save: dict[str, float] = field(default_factory=dict)  # a checkpoint save (empty: the config saves none)
 
     def _states(self) -> dict[str, dict[str, float]]:
-        return {"start-up": self.startup, "steady state": self.steady, "first LoRA weight sync": self.first_sync}
+        return {"start-up": self.startup, "steady state": self.steady, "first LoRA weight sync": self.first_sync,
+                "checkpoint save": self.save}
 
     @property
     def peak_bytes(self) -> float:
@@ -230,6 +248,16 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         # on the CPU of every worker; everything else is as in the steady state
         rep.first_sync = {**steady, T_OFF_ACTOR: per_node * _offloaded(update, False, False, a_opt),
                           T_LORA_SYNC: per_node * layout.lora_first_sync_bytes}
+    partition = 0.0
+    if layout.save_zero_partition and update.trainer == "deepspeed" and not update.optimizer_offload:
+        _, _, o = _states(update, model_consts(update.model), False)  # 12 B per trained parameter of the rank's share
+        partition = o / 3
+    per_gpu = max(layout.save_bytes_per_gpu, partition)  # the model's state dict, then the optimizer's partition
+    if per_gpu or layout.save_rank0_bytes:
+        # every worker on the node writes its own shards at the same step; the rest is as in the steady state
+        rep.save = {**steady, T_SAVE: max(per_node * per_gpu, layout.save_rank0_bytes)}
+        if layout.save_loads_params:
+            rep.save[T_OFF_ACTOR] = per_node * _offloaded(update, False, False, a_opt)
     return rep
 
 

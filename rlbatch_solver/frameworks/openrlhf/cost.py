@@ -263,8 +263,24 @@ def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
     per_gpu = 1 + ref_here + rm_here + critic_here + (-(-engine_gpus // actor_gpus) if engines_here else 0)
     whole = int(v.get("zero_stage") or 0) < 3  # ZeRO-3's zero.Init loads each rank's shard only
     loads = (ref_here + rm_here) * C.BF16 * model_consts(model).params if whole else 0.0
+    params = model_consts(model).params
+    # a DeepSpeed checkpoint (--save_steps > 0): PPORayActor._save_checkpoint -> strategy.save_ckpt ->
+    # DeepSpeedEngine.save_checkpoint, every rank torch.saves its ZeRO partition (runtime/engine.py
+    # _save_zero_checkpoint); torch.save copies a GPU storage to the CPU one at a time (torch/serialization.py _save),
+    # the largest the fp32 master partition of a parameter group: 4 B x P / actor GPUs (stage_1_and_2.py
+    # single_partition_of_fp32_groups). Already on the CPU with --adam_offload: no copy. A colocated critic saves at
+    # the same time (critic.save_checkpoint.remote before the actor's save_ckpt).
+    partition = C.FP32 * params / (actor_gpus if int(v.get("zero_stage") or 0) >= 1 else 1)
+    ckpt = 0.0 if int(v.get("save_steps") or -1) <= 0 or v.get("adam_offload") else partition * (1 + critic_here)
+    # save_model, at the end of training (train_ppo_ray.py: ray.get(actor_model.async_save_model())) and at each save
+    # with --save_hf_ckpt: the whole bf16 model on the CPU, cloned on every rank below ZeRO-3 from 0.7.5
+    # (versions.Release.save_clones_every_rank), else gathered onto rank 0
+    clones = bool(v.get("save_clones_every_rank", True)) and int(v.get("zero_stage") or 0) < 3
+    whole = C.BF16 * params
     return HostLayout(processes_per_gpu=per_gpu, other_loads_per_gpu=loads,
-                      engines_asleep_at_load=bool(v.get("vllm_sleep")))
+                      engines_asleep_at_load=bool(v.get("vllm_sleep")),
+                      save_bytes_per_gpu=max(ckpt, whole if clones else 0.0),
+                      save_rank0_bytes=0.0 if clones else whole)
 
 
 def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
@@ -278,7 +294,8 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         tokens_per_step=lambda values: int(values["rollout_batch_size"]) * int(values["n"]) * int(values["max_len"]),
         bool_names=(bool_names(VARIABLES)
                     | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
-                       "colocate_lowers_gmu", "vllm_graphs_in_budget", "sync_wakes_weights_only"}),
+                       "colocate_lowers_gmu", "vllm_graphs_in_budget", "sync_wakes_weights_only",
+                       "save_clones_every_rank"}),
         unread=unread,
         optional=optional_names(VARIABLES),
         concurrency=concurrency,

@@ -510,7 +510,27 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             # the pinned vLLM counts its CUDA graphs inside gpu_memory_utilization (vLLM 0.21 on)
             "vllm_graphs_in_budget": release.vllm_graphs_in_budget,
             # with vLLM sleep, the weight sync wakes the engines' weights only (0.11.2), not their KV cache
-            "sync_wakes_weights_only": release.sync_wakes_weights_only}
+            "sync_wakes_weights_only": release.sync_wakes_weights_only,
+            # checkpoints (host memory only, cost.py host_layout): --save_steps / --ckpt.save_steps (-1: none) and
+            # how the release's save_model gathers the model (--save_hf_ckpt repeats that save at each checkpoint:
+            # the same bytes)
+            "save_steps": _save_steps(flat), "save_clones_every_rank": release.save_clones_every_rank}
+
+
+def _flag(flat: Mapping[str, Any], old: str, new: str, default: Any) -> Any:
+    """A flag's value under its old or its dotted name, with or without the dashes."""
+    for key in (new, old, f"--{new}", f"--{old}"):
+        if key in flat:
+            return flat[key]
+    return default
+
+
+def _save_steps(flat: Mapping[str, Any]) -> int:
+    """--save_steps (--ckpt.save_steps from 0.10.2): the steps between DeepSpeed checkpoints; -1, the default, saves
+    none (ppo_trainer.py: save_steps = inf)."""
+    raw = _flag(flat, "save_steps", "ckpt.save_steps", -1)
+    key = "ckpt.save_steps" if "ckpt.save_steps" in flat or "--ckpt.save_steps" in flat else "save_steps"
+    return whole_number(key, raw, f"--{key}")
 
 
 class OpenRLHFFramework(Framework):

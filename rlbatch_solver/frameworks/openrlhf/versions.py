@@ -101,6 +101,11 @@ class Release:
     # trainer/ppo_trainer.py broadcast_to_vllm: wake_up(tags=["weights"])); 0.4.0-0.6.2 wake them fully
     # (trainer/ray/ppo_actor.py ppo_train: wake_up() before _broadcast_to_vllm)
     sync_wakes_weights_only: bool = False
+    # save_model (the end of training; each save with --save_hf_ckpt) clones the whole bf16 state dict to the CPU on
+    # every rank below ZeRO-3 (utils/deepspeed/deepspeed.py save_model: deepspeed's clone_tensors_for_torch_save, whose
+    # device defaults to the CPU; read at 0.7.5, 0.8.11, 0.10.4, 0.11.2); 0.4.0-0.6.2 gather it parameter by parameter
+    # and keep it on rank 0 only (``vv = v.data.cpu()``, kept ``if self.is_rank_0()``), as ZeRO-3 does in every release
+    save_clones_every_rank: bool = True
 
     # --advantage_estimator's choices (its argparse), and those the driver asks n_samples_per_prompt > 1 for
     estimators: tuple[str, ...] = ESTIMATORS
@@ -126,13 +131,13 @@ RELEASES = {
     "0.8.11": Release("0.8.11", "0.17.6", False, False, True, estimators=ESTIMATORS_07,
                       group_estimators=GROUP_ESTIMATORS_06, vllm="0.10.2"),
     # train_ppo_ray.py: choices=[...] of --advantage_estimator; _validate_args: "... requires n_samples_per_prompt > 1"
-    "0.6.2": Release("0.6.2", "0.16.4", False, False, True,
+    "0.6.2": Release("0.6.2", "0.16.4", False, False, True, save_clones_every_rank=False,
                      estimators=("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm"),
                      group_estimators=GROUP_ESTIMATORS_06, vllm="0.7.2"),
-    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True,
+    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True, save_clones_every_rank=False,
                      estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2"),
     # no --advantage_estimator: PPO with a critic (gae) only
-    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",),
+    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",), save_clones_every_rank=False,
                      group_estimators=frozenset(), vllm="0.4.2"),
 }
 

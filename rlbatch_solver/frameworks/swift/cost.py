@@ -28,6 +28,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ...costmodel import constants as C
+from ...costmodel.host import HostLayout
+from ...costmodel.memory import model_consts
 from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
@@ -53,6 +56,10 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     # ``swift rlhf`` trains LoRA unless told otherwise: swift/arguments/base_args/base_args.py BaseArguments
     # (tuner_type default 'lora'), swift/arguments/tuner_args.py TunerArguments (lora_rank 8, all-linear)
     "lora_rank": 8,
+    # transformers' Trainer saves every save_steps and at the end (trainer_callback.py DefaultFlowCallback: the last
+    # step saves with save_strategy "steps", the default) unless save_strategy is "no"; save_only_model (default
+    # False) skips DeepSpeed's optimizer checkpoint
+    "saves": True, "save_optimizer": True,
 }
 MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "gmu_permille": 900, "sleep_level": 0,
@@ -121,6 +128,7 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
             out["cpu_optimizer_permille"] = int(round(_num("optimizer_offload_fraction",
                                                            flat.get("optimizer_offload_fraction", 1.0), float) * 1000))
         return out
+    out.update(save_values(flat))
     ds = flat.get("deepspeed")
     key = None if ds is None else str(ds)
     if key not in _DS:
@@ -335,6 +343,37 @@ def tokens_per_step(values: Mapping[str, Value], megatron: bool) -> int:
     return gen * (int(values.get("max_length") or DEFAULT_MAX_LENGTH) + int(values.get("max_completion_length") or 512))
 
 
+def save_values(flat: Mapping[str, Any]) -> dict[str, Value]:
+    """Whether the run saves checkpoints (--save_strategy, TrainingArguments' default "steps") and with them
+    DeepSpeed's optimizer states (--save_only_model, default False)."""
+    out: dict[str, Value] = {}
+    if "save_strategy" in flat:
+        out["saves"] = str(flat["save_strategy"]).lower() != "no"
+    if "save_only_model" in flat:
+        out["save_optimizer"] = not flag_bool("save_only_model", flat["save_only_model"])
+    return out
+
+
+def host_layout(v: Mapping[str, Value], model: ModelCard, trl: bool = False) -> HostLayout:
+    """A transformers Trainer's checkpoint save on DeepSpeed, for the host-memory estimate (ms-swift's trainers and
+    TRL's GRPOTrainer save through it). Trainer.save_model asks accelerate for the state dict on every rank
+    (accelerator.py get_state_dict, read at accelerate 1.6.0; transformers 4.57.3 trainer.py save_model): below
+    ZeRO-3 each rank clones the whole model's state dict to the CPU (deepspeed.checkpoint.utils
+    clone_tensors_for_torch_save, device default CPU), frozen base weights included; at ZeRO-3 rank 0 gathers the
+    16-bit model on the CPU (engine.py _zero3_consolidated_16bit_state_dict; ms-swift's zero3 presets set
+    stage3_gather_16bit_weights_on_model_save), which ms-swift limits to the trained parameters of an adapter
+    (trainers/mixin.py _fix_zero3_gather_all_parameters: exclude_frozen_parameters for PeftModel, ms-swift 4.6.0).
+    Then DeepSpeed's own checkpoint (the ZeRO partition, HostLayout.save_zero_partition) unless save_only_model.
+    Not priced: DDP saves (rank 0 writes the GPU state dict shard by shard) and FSDP (TRL's accelerate FSDP)."""
+    stage = int(v.get("ds_stage") if v.get("ds_stage") is not None else -1)
+    if not v.get("saves", True) or stage < 0 or v.get("fsdp"):
+        return HostLayout()
+    whole = (C.FP32 if v.get("weights_fp32") else C.BF16) * model_consts(model).params
+    gathered = 0.0 if stage < 3 or (v.get("lora_rank") and not trl) else whole
+    return HostLayout(save_bytes_per_gpu=whole if stage < 3 else 0.0, save_rank0_bytes=gathered,
+                      save_zero_partition=bool(v.get("save_optimizer", True)))
+
+
 def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
     """``--async_generate`` (server mode only): the trainer submits the next batch's generation to the `swift rollout`
     server and trains on the one before (rollout_mixin.py ``_prepare_async_generate``, one batch ahead), so a step
@@ -360,9 +399,10 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         samples=lambda values: rollout_layout(values, megatron)[0],
         tokens_per_step=lambda values: tokens_per_step(values, megatron),
         bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv",
-                                 "weights_fp32", "materialized_logits"},
+                                 "weights_fp32", "materialized_logits", "saves", "save_optimizer", "fsdp"},
         unread=unread,
         optional=optional,
         pipeline=pipeline,
         concurrency_inputs=("async_generate",),
+        host_layout=None if megatron else (lambda values: host_layout(values, model, framework == "trl")),
     )

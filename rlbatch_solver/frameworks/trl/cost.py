@@ -36,6 +36,7 @@ from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
 from ..overrides import flag_bool, memory_share_permille, whole_number
+from ..swift.cost import save_values
 from .rules import REMOVED_FIELDS
 from .versions import RELEASES, Release
 
@@ -46,6 +47,8 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     "gmu_permille": 300, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
     "lora_rank": 0, "lora_qv": False, "sequence_parallel_size": 1, "padding_free": False, "weights_fp32": True,
     "materialized_logits": False,
+    # GRPOConfig's save_strategy "steps" and save_only_model False (swift/cost.py host_layout), accelerate's FSDP
+    "saves": True, "save_optimizer": True, "fsdp": False,
 }
 HALF_DTYPES = ("bfloat16", "float16", "bf16", "fp16", "half", "auto")
 
@@ -84,6 +87,7 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
     # logits tensor (selective_log_softmax, as ms-swift's pinned trl 0.29): priced so, not with 1.16's fused lm head
     # (a release before 1.0 named with --framework trl==VERSION computes them so whatever its fields)
     out["materialized_logits"] = not release.fused_logits or any(k in flat for k in REMOVED_FIELDS)
+    out.update(save_values(flat))
     dtype = flat.get("dtype", flat.get("torch_dtype"))
     init = flat.get("model_init_kwargs")
     if isinstance(init, dict):
@@ -96,7 +100,7 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["ds_offload"] = any(str(accel.get(k) or "none").lower() not in ("none", "") for k in
                                 ("offload_optimizer_device", "offload_param_device"))
     elif dist == "FSDP":
-        out["ds_stage"] = 3
+        out["ds_stage"], out["fsdp"] = 3, True
         out["ds_offload"] = flag_bool("fsdp_offload_params", accel.get("fsdp_offload_params", False))
     return out
 

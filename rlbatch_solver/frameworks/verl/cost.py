@@ -422,7 +422,38 @@ def host_layout(v: Mapping[str, Value], model: ModelCard, version: str = NEWEST)
     # rollout rank (third_party/vllm/vllm_v_0_6_3/llm.py LLM(swap_space=4); vLLMRollout.__init__ passes none)
     swap = VLLM_V0_SWAP_BYTES if version in BUNDLED_VLLM and not v.get("rollout_sglang") else 0.0
     return HostLayout(lora_first_sync_bytes=C.FP32 * model_consts(model).params if full_sync else 0.0,
-                      engine_swap_per_gpu=swap)
+                      engine_swap_per_gpu=swap, save_bytes_per_gpu=save_bytes_per_gpu(v, model, version),
+                      save_loads_params=True)
+
+
+# Adam's two fp32 moments per trained parameter (exp_avg, exp_avg_sq)
+ADAM_MOMENT_BYTES = 2 * C.FP32
+
+
+def save_bytes_per_gpu(v: Mapping[str, Value], model: ModelCard, version: str = NEWEST) -> float:
+    """Bytes one FSDP worker holds on the CPU while it saves a checkpoint (trainer.save_freq > 0; verl's default -1
+    saves none). verl 0.2.0 to 0.9.1's FSDPCheckpointManager.save_checkpoint (verl/utils/checkpoint/
+    fsdp_checkpoint_manager.py) has every rank build its sharded model state dict and its sharded optimizer state
+    dict with offload_to_cpu=True (ShardedStateDictConfig, ShardedOptimStateDictConfig) and torch.save them; the model
+    state dict is still held while the optimizer's is built (0.2.0 builds both before saving). The worker first moves
+    offloaded parameters back to the GPU (fsdp_workers.py save_checkpoint: load_fsdp_model_to_gpu), so the copies are
+    new. Per rank: the fp32 weights' shard (the actor is loaded in fp32: fsdp_config.model_dtype) and, with a
+    full-parameter optimizer, Adam's two fp32 moments of it; a LoRA actor's optimizer holds the adapter's only. The
+    critic saves after the actor, in a call of its own: the larger of the two. The state dicts are priced as copies
+    whether or not the optimizer is offloaded (an assumption: FSDP builds each sharded state as a tensor of its
+    own). FSDP2 (actor.strategy=fsdp2) saves under a null context (utils/fsdp_utils.py get_fsdp_state_ctx): its state
+    dicts are DTensors on the GPU that torch.save copies one tensor at a time: not priced. The hf_model content
+    (checkpoint contents, not in the default ['model', 'optimizer', 'extra']) is not priced. verl 0.1.0 saves
+    differently: not priced."""
+    if int(v.get("save_freq", -1) or -1) <= 0 or version == "0.1.0" or v.get("fsdp2"):
+        return 0.0
+    params = model_consts(model).params
+    world = max(1, int(v.get("nnodes", 1) or 1) * int(v.get("gpus_per_node", 1) or 1))
+    fsdp = int(v.get("fsdp_size", -1) or -1)
+    shard = min(world, fsdp) if fsdp > 0 else world
+    actor = C.FP32 + (0 if v.get("lora_rank") else ADAM_MOMENT_BYTES)
+    critic = C.FP32 + ADAM_MOMENT_BYTES if v.get("need_critic") else 0
+    return max(actor, critic) * params / shard
 
 
 def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:

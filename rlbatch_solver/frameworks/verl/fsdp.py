@@ -240,6 +240,8 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise InputError(key, f"'{value}' is not a number.", f"write {key}=0.5 (a share of a sync's samples).")
         return int(round(value * 1000))
+    if name == "fsdp2":  # actor.strategy, checked by _strategy: fsdp (the default), fsdp2 or megatron
+        return str(value).lower() == "fsdp2"
     if name == "rollout_dummy_load":  # rollout.load_format: verl syncs the base model first when it holds "dummy"
         return "dummy" in str(value).lower()
     if name == "rollout_sglang":
@@ -257,6 +259,8 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
     if name == "lora_rank":  # 0: full fine-tuning (the default)
         if value < 0:
             raise InputError(key, f"{value} is not a LoRA rank.", f"set {key}=0 (no LoRA) or a positive rank.")
+        return value
+    if name == "save_freq":  # ray_trainer.py saves when save_freq > 0; 0 and -1 (the default) save none
         return value
     if name in _ZERO_ALLOWED:
         if value < 0:
@@ -321,6 +325,8 @@ def config_to_values(
         spec = by_key.get(key)
         if spec is not None and spec.name not in DECIDED_BY_TOOL and spec.name != "megatron":
             given[spec.name] = _typed(key, spec, value)
+    if "fsdp2" in variables and STRATEGY_KEY in flat:  # actor.strategy: the Megatron switch's key too
+        given["fsdp2"] = _typed(STRATEGY_KEY, variables["fsdp2"], flat[STRATEGY_KEY])
     split = fully_async or one_step_off or given.get("async_mode", 0) >= 2
     if gpus is not None and split:
         # a split placement: --gpus is the cluster, the trainer and rollout pools are the config's
@@ -508,6 +514,8 @@ def _native_value(name: str, value: Value) -> Any:
         return value / 1000
     if name == "megatron":
         return "megatron" if value else "fsdp"
+    if name == "fsdp2":
+        return "fsdp2" if value else "fsdp"
     return value
 
 

@@ -118,6 +118,9 @@ FSDP_VARS = [
     # how a LoRA's weights first reach the engine (host memory only: costmodel/host.py, verl's host_layout)
     ("rollout_dummy_load", f"{AR}.rollout.load_format", "bool", True, False, "the engine starts from dummy weights (load_format dummy*): LoRA's first sync sends the whole base model"),
     ("layered_summon", f"{AR}.rollout.layered_summon", "bool", False, False, "LoRA sync gathers the model one layer at a time"),
+    # checkpoints (host memory only: costmodel/host.py, verl's host_layout)
+    ("save_freq", "trainer.save_freq", "int", -1, False, "steps between checkpoint saves (-1: none)"),
+    ("fsdp2", f"{AR}.actor.strategy", "bool", False, False, "FSDP2 (actor.strategy=fsdp2): its checkpoint save copies no state dict to the CPU at once"),
     ("entropy_checkpointing", f"{AR}.actor.entropy_checkpointing", "bool", False, False, "recompute entropy"),
     # the FSDP engine reads its own fsdp_config key (FSDPEngine.__init__); actor.use_torch_compile does not reach it
     ("use_torch_compile", f"{AR}.actor.fsdp_config.use_torch_compile", "bool", True, False, "entropy under torch.compile (fused, no [tokens, vocab] fp32 copies)"),
