@@ -661,10 +661,16 @@ def test_openrlhf_engines_hold_their_cuda_graphs_and_a_whole_weight_beside_their
     assert rollout["weight-sync receive buffer (outside budget)"] == pytest.approx(
         2 * 128256 * 4096 / 2**20, rel=0.01)
     assert not r.memory.fits and r.memory.peaks["rollout"] > r.memory.capacity_of("rollout")
-    # 0.11.2 with sleep wakes only the weights for the sync (ppo_trainer.py broadcast_to_vllm): no buffer on the KV
+    # 0.11.2 with sleep wakes only the weights for the sync (ppo_trainer.py broadcast_to_vllm): no buffer on the KV;
+    # 0.7.5 (lmm-r1's --flash_attn dates it there) wakes the engines fully (trainer/ppo_trainer.py: wake_up())
     c = _case("openrlhf_lmmr1_27_72b_rloo_4x8xa800")
     assert "--vllm_enable_sleep" in c.args and c.framework == "openrlhf"
-    assert not any("weight-sync" in t for t in _check(c.name).memory.phases["rollout"])
+    dated = _check(c.name)
+    assert dated.version == "0.7.5" and any("weight-sync" in t for t in dated.memory.phases["rollout"])
+    import rlbatch_solver as rb
+
+    r = rb.check(c.args, framework="openrlhf==0.11.2", gpus=c.gpus, model=c.model, gpu=c.gpu)
+    assert not any("weight-sync" in t for t in r.memory.phases["rollout"])
 
 
 def test_an_ms_swift_rollout_server_receives_a_whole_weight_bucket_beside_its_kv_cache():

@@ -59,9 +59,10 @@ def test_fp32_grad_accumulation_only_changes_zero1():
 def test_flags_date_the_config():
     assert versions.detect({"--micro_train_batch_size": 1, "--pretrain_data": "x"})[0] == "0.6.2"
     assert versions.detect({"--disable_trace_cache": True})[0] == "0.4.0"
-    # --flash_attn was last a flag in 0.7.5, a release we do not follow: the newest, with the reason
-    version, why = versions.detect({"--flash_attn": True})
-    assert version is None and "0.7.5" in why
+    # --flash_attn was last a flag in 0.7.5 (0.8 replaced it by --attn_implementation)
+    assert versions.detect({"--flash_attn": True})[0] == "0.7.5"
+    assert versions.detect({"--flash_attn": True, "--ema_beta": 0.99})[0] == "0.7.5"
+    assert get_framework("openrlhf==0.7.3").version == "0.7.5"
     assert versions.detect({"--train.batch_size": 8})[0] == "0.11.2"
     fw, note = get_framework("openrlhf").for_config(OLD)
     assert fw.version == "0.6.2" and "upgrade: on OpenRLHF 0.11.2 --" in note
@@ -280,6 +281,51 @@ def test_packs_of_0_8_to_0_10_check_what_each_release_checks():
     assert versions.detect({"--micro_train_batch_size": 2, "--generate_max_len": 100})[0] == "0.8.11"
     assert versions.detect({"--micro_train_batch_size": 2, "--max_new_tokens": 100})[0] == "0.9.10"
     assert versions.detect({"--train.batch_size": 8})[0] == "0.11.2"
+
+
+def _issue_1013_args(*extra: str) -> list[str]:
+    """OpenRLHF #1013's command (0.7.5: GRPO on a 7B, 2x8 GPUs, colocated, vLLM sleep), from the memory corpus."""
+    from memory_corpus import cases
+
+    case = next(c for c in cases() if c.name == "openrlhf_1013_7b_grpo_sleep_2x8gpu_512g")
+    assert case.release == "0.7.5"
+    return case.args + list(extra)
+
+
+def _violated(args: list[str], framework: str) -> tuple[str, set[str]]:
+    import rlbatch_solver as rb
+
+    r = rb.check(args, framework=framework, gpus=16, model="qwen2.5-7b", gpu="h100")
+    return r.version, {v.rule for v in r.violations}
+
+
+def test_pack_0_7_5_checks_what_its_train_ppo_ray_checks_on_issue_1013():
+    """0.7.5's __main__ block divides the actor's world by ring_attn_size only in its sample-batch assert (0.8 also
+    by ds_tensor_parallel_size), ring attention does not switch packing on there (0.8 forces packing, which asks for
+    vLLM engines), and without engines its experience maker stops at the first rollout (_generate_with_hf)."""
+    rule = "openrlhf.driver.sample_batches_cover_actor"
+    # 2 prompts x 8 samples / 8 per batch = 2 batches; 16 actor ranks, 2 with DeepSpeed TP 8
+    small = _issue_1013_args("--rollout_batch_size", "2", "--micro_rollout_batch_size", "8",
+                             "--ds_tensor_parallel_size", "8")
+    version, violated = _violated(small, "openrlhf==0.7.5")
+    assert version == "0.7.5" and rule in violated
+    assert rule not in _violated(small, "openrlhf==0.8.11")[1]
+    assert rule not in _violated(_issue_1013_args(), "openrlhf==0.7.5")[1]
+    ring = _issue_1013_args("--ring_attn_size", "2", "--vllm_num_engines", "0")
+    v075, v0811 = _violated(ring, "openrlhf==0.7.5")[1], _violated(ring, "openrlhf==0.8.11")[1]
+    assert "openrlhf.vllm.engines_required" in v075 and "openrlhf.driver.packing_needs_vllm" not in v075
+    assert "openrlhf.driver.packing_needs_vllm" in v0811
+    assert "openrlhf.driver.packing_needs_vllm" in _violated(ring + ["--packing_samples"], "openrlhf==0.7.5")[1]
+    rs = versions.ruleset_for("0.7.5")
+    ids = {r.id for r in rs.rules}
+    assert not ids & {"openrlhf.driver.async_forbids_vllm_sleep", "openrlhf.driver.dynamic_filtering_needs_n",
+                      "openrlhf.dynamic.actor_train_batch_covers_dp"}
+    assert all("deepspeed 0.16.7" in r.source for r in rs.rules if r.id.startswith("openrlhf.deepspeed.")
+               and r.id.endswith("_batch"))
+    release = versions.RELEASES["0.7.5"]
+    # vLLM 0.8.5.post1: graphs outside the share; the sync wakes the engines fully; save_model clones on every rank
+    assert (release.vllm, release.vllm_graphs_in_budget, release.sync_wakes_weights_only,
+            release.save_clones_every_rank) == ("0.8.5.post1", False, False, True)
 
 
 def test_releases_sort_by_their_numbers():

@@ -22,7 +22,7 @@ def test_an_explicit_layout_is_kept():
 def test_framework_version_is_stored_as_the_bare_name():
     assert Scenario(framework="verl==0.9.1", gpus=4).framework == "verl"
     with pytest.raises(InputError) as e:
-        Scenario(framework="openrlhf==0.7.0", gpus=4)  # a release of a series we do not follow
+        Scenario(framework="openrlhf==0.3.6", gpus=4)  # a release of a series we do not follow
     assert e.value.field == "framework" and "0.11.2" in str(e.value)
 
 

@@ -171,8 +171,9 @@ class TrainPPORayOracle(abc.ABC):
 
 
 class OpenRLHFOracle(TrainPPORayOracle):
-    """0.11.2's train_ppo_ray, and the releases whose train() it shares (0.8.11 to 0.10.4: the same model actors and
-    trainer modules); ``version``'s flag names (underscore before 0.10.2) and its compared driver rules."""
+    """0.11.2's train_ppo_ray, and the releases whose train() it shares (0.7.5 to 0.10.4: the same layout asserts;
+    0.7.5 names its actor groups PPORayActorGroup and imports PPOTrainer at the top, mocked here, so its train()
+    runs to its end); ``version``'s flag names (underscore before 0.10.2) and its compared driver rules."""
 
     def __init__(self, version: str = "0.11.2", driver: frozenset[str] = None):
         super().__init__()
@@ -184,7 +185,10 @@ class OpenRLHFOracle(TrainPPORayOracle):
             "__name__": "openrlhf.cli.train_ppo_ray", "os": os, "ray": ray, "placement_group": mock.MagicMock(),
             "create_vllm_engines": mock.MagicMock(), "RayActorGroup": mock.MagicMock(),
             "get_strategy": mock.MagicMock(), **{name: mock.MagicMock(name=name) for name in (
-                "PolicyModelActor", "CriticModelActor", "ReferenceModelActor", "RewardModelActor")},
+                "PolicyModelActor", "CriticModelActor", "ReferenceModelActor", "RewardModelActor",
+                # 0.7.5's names (its module-level imports)
+                "PPORayActorGroup", "PPOTrainer", "ActorModelRayActor", "CriticModelRayActor",
+                "ReferenceModelRayActor", "RewardModelRayActor")},
         }
         exec(compile(ast.Module([train], []), self.path, "exec"), self._train_globals)
         stop = types.ModuleType("openrlhf_trainer_stop")
@@ -215,7 +219,8 @@ class OpenRLHFOracle(TrainPPORayOracle):
         """The parsed value of the flag named ``key`` in 0.11.2, as the release holds it (``args.train.batch_size``;
         ``args.train_batch_size`` before 0.10.2)."""
         if self.version != "0.11.2" and release_key(key, self.version) != key:
-            return getattr(args, release_key(key, self.version))
+            # a flag the release does not have (0.7.5: no dynamic batch) is off
+            return getattr(args, release_key(key, self.version), None)
         for part in key.split("."):
             args = getattr(args, part)
         return args

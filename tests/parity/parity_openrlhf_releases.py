@@ -1,4 +1,4 @@
-"""OpenRLHF 0.10.4, 0.9.10, 0.8.11, 0.6.2, 0.5.9 and 0.4.0 parity: each release's own ``train_ppo_ray`` checks (the ``__main__`` block,
+"""OpenRLHF 0.10.4, 0.9.10, 0.8.11, 0.7.5, 0.6.2, 0.5.9 and 0.4.0 parity: each release's own ``train_ppo_ray`` checks (the ``__main__`` block,
 ``_validate_args`` and ``train()``'s layout asserts) and DeepSpeed's ``DeepSpeedConfig._batch_assertion`` on the batch
 keys that release's strategy writes, against our release packs (``frameworks/openrlhf/versions.py``).
 
@@ -34,13 +34,18 @@ from parity_openrlhf import OpenRLHFOracle, TrainPPORayOracle, flag_argv, openrl
 from rlbatch_solver.frameworks.openrlhf.framework import release_has, release_key
 
 # the installed wheel -> our pack
-PACKS = {"0.10.4": "0.10.4", "0.9.10": "0.9.10", "0.8.11": "0.8.11", "0.6.2": "0.6.2", "0.5.9.post1": "0.5.9", "0.4.0.post2": "0.4.0"}
+PACKS = {"0.10.4": "0.10.4", "0.9.10": "0.9.10", "0.8.11": "0.8.11", "0.7.5": "0.7.5",
+         "0.6.2": "0.6.2", "0.5.9.post1": "0.5.9", "0.4.0.post2": "0.4.0"}
 # 0.9.10 and 0.10.4 validate as 0.11.2 does (its __main__ block and train(): parity_openrlhf.OpenRLHFOracle), in their
 # own flag names; 0.9.10 has no over-sampling check (--vllm_generate_batch_size against --rollout_batch_size)
 # (0.8.11 has no --partial_rollout either)
 LIKE_NEWEST = {"0.10.4": NEWEST_DRIVER, "0.9.10": NEWEST_DRIVER - {"openrlhf.driver.generate_batch_needs_async"},
                "0.8.11": NEWEST_DRIVER - {"openrlhf.driver.generate_batch_needs_async",
                                           "openrlhf.driver.partial_rollout_needs_async"}}
+# 0.7.5 has no async training or dynamic filtering either (its flags: release_flags.py)
+LIKE_NEWEST["0.7.5"] = LIKE_NEWEST["0.8.11"] - {"openrlhf.driver.dynamic_filtering_needs_n",
+                                                "openrlhf.driver.dynamic_filtering_needs_remote_reward",
+                                                "openrlhf.driver.async_forbids_vllm_sleep"}
 
 DRIVER = {
     **LIKE_NEWEST,
@@ -100,6 +105,7 @@ ALLOWED = {
     "0.10.4": NEWEST_ALLOWED,
     "0.9.10": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"],  # its own names
     "0.8.11": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"],
+    "0.7.5": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"],
     "0.5.9": _BUNDLES,
     "0.6.2": [
         Allowed("openrlhf.colocate.critic_fits_actor_bundles", "no assert: Ray rejects the bundle index when it "
@@ -233,8 +239,8 @@ def release_oracle(pack: str) -> TrainPPORayOracle:
 
 
 def release_cases(pack: str, seed: int, count: int) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """0.8.11 to 0.10.4: 0.11.2's generator in the release's names, less the flags it lacks (0.8.11: no
-    --partial_rollout)."""
+    """0.7.5 to 0.10.4: 0.11.2's generator in the release's names, less the flags it lacks (0.8.11: no
+    --partial_rollout; 0.7.5: no async training, dynamic batch or dynamic filtering either)."""
     rng = random.Random(seed)
     for _ in range(count):
         if pack in LIKE_NEWEST:

@@ -1,4 +1,4 @@
-"""OpenRLHF 0.10.4, 0.9.10, 0.8.11, 0.6.2, 0.5.9 and 0.4.0 (+ the DeepSpeed each pins): our release packs against that release's own
+"""OpenRLHF 0.10.4, 0.9.10, 0.8.11, 0.7.5, 0.6.2, 0.5.9 and 0.4.0 (+ the DeepSpeed each pins): our release packs against that release's own
 train_ppo_ray checks and DeepSpeed's batch assertion (needs that openrlhf release importable, e.g. its wheel installed
 with --no-deps into a directory on PYTHONPATH, beside the DeepSpeed it pins; see docs/parity.md). The module runs
 for whichever of them is installed and skips otherwise."""
@@ -12,7 +12,7 @@ from parity_openrlhf_releases import (ALLOWED, DEEPSPEED, DRIVER, TRAIN, flag_ar
 
 RELEASE = installed()
 if RELEASE is None:
-    pytest.skip("parity needs openrlhf 0.10.4, 0.9.10, 0.8.11, 0.6.2, 0.5.9.post1 or 0.4.0.post2 (see docs/parity.md)", allow_module_level=True)
+    pytest.skip("parity needs openrlhf 0.10.4, 0.9.10, 0.8.11, 0.7.5, 0.6.2, 0.5.9.post1 or 0.4.0.post2 (see docs/parity.md)", allow_module_level=True)
 
 from parity_core import assert_parity, run_parity  # noqa: E402
 

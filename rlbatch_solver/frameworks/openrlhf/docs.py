@@ -21,8 +21,8 @@ def versions_markdown() -> str:
     from .versions import NEWEST, PACKS, RELEASES, VERSIONS, changes, ruleset_for
 
     lines = ["## Other releases: what changes from 0.11.2", "",
-             "`--framework openrlhf==0.10.4` (or 0.9.10, 0.8.11, 0.6.2, 0.5.9, 0.4.0; a patch release we do not list "
-             "reads its series' rules; 0.7 has no pack yet) checks "
+             "`--framework openrlhf==0.10.4` (or 0.9.10, 0.8.11, 0.7.5, 0.6.2, 0.5.9, 0.4.0; a patch release we do not list "
+             "reads its series' rules) checks "
              "with that release's rules and prices memory with its defaults. With no release named, `check`, `fix` "
              "and `explain` date the config by the train_ppo_ray flags only some releases have (read from each "
              "release's wheel: `frameworks/openrlhf/release_flags.py`), say which release they used and what breaks "

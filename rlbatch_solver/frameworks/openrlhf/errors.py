@@ -69,7 +69,8 @@ PATTERNS: list[ErrorPattern] = [
         "TypeError: '>' not supported between instances of 'NoneType' and 'int'",
         versions=("0.6.2", "0.5.9", "0.4.0"),
     ),
-    # ---- OpenRLHF 0.8.11 (trainer/ray/launcher.py RayActorGroup.async_run_method_batch: an assert, 0.9 raises)
+    # ---- OpenRLHF 0.8.11, 0.7.5 (trainer/ray/launcher.py RayActorGroup.async_run_method_batch, PPORayActorGroup in
+    # 0.7.5: an assert, 0.9 raises)
     ErrorPattern(
         "openrlhf",
         rf"Total length {_n('batches')} must be greater than or equal to effective actors {_n('actors')}",
@@ -81,7 +82,7 @@ PATTERNS: list[ErrorPattern] = [
                         f"micro_rollout_batch_size) are dealt to {x['actors']} ranks of a model group; each needs "
                         "at least one."),
         numbers=("batches", "actors"),
-        versions=("0.8.11",),
+        versions=("0.8.11", "0.7.5"),
     ),
     # ---- OpenRLHF 0.11.2 (cli/train_ppo_ray.py, trainer/ray/launcher.py, utils/deepspeed/deepspeed.py)
     ErrorPattern(

@@ -1,4 +1,4 @@
-"""The OpenRLHF releases older configs are written for: 0.10.4, 0.9.10, 0.8.11, 0.6.2, 0.5.9 and 0.4.0 beside 0.11.2, each a
+"""The OpenRLHF releases older configs are written for: 0.10.4, 0.9.10, 0.8.11, 0.7.5, 0.6.2, 0.5.9 and 0.4.0 beside 0.11.2, each a
 small edit of the next newer one's rules (0.10.4 and 0.6.2: of 0.11.2's).
 
 0.11.2's rules (``rules.py``) are written once. A release's pack names what its ``train_ppo_ray`` does differently,
@@ -15,6 +15,12 @@ PyPI; 0.5.9 from 0.5.9.post1):
 * **0.8.11** is 0.9.10 without ``--partial_rollout`` (and its check); its launcher asserts that every rank of a
   model group gets an experience batch ("Total length N must be greater than or equal to effective actors M", where
   0.9 raises ValueError), and its samples generator sits in ``trainer/ppo_utils/experience_maker.py``; DeepSpeed 0.17.6.
+* **0.7.5** is 0.8.11 without async training, dynamic filtering or dynamic batch (no such flags); in its ``__main__``
+  block ring attention does not switch packing on (only ``--packing_samples`` asks for vLLM engines) and the
+  sample-batch assert divides the actor's world by ``ring_attn_size`` only, not by ``ds_tensor_parallel_size``;
+  without vLLM engines the first rollout stops in ``trainer/ppo_utils/experience_maker.py:
+  RemoteExperienceMaker._generate_with_hf`` (NotImplementedError). Its actor groups are ``PPORayActorGroup`` of
+  ``ActorModelRayActor`` and the others (0.8 renamed them); DeepSpeed 0.16.7.
 * **0.6.2** validates in ``openrlhf/cli/train_ppo_ray.py:_validate_args``: ``--vllm_num_engines`` given (its default
   None fails the comparison with 0 there), ``rollout_batch_size`` divisible by the
   actor's world size (each actor rank makes the experience of its share of the prompts, so there is no experience
@@ -38,7 +44,8 @@ PyPI; 0.5.9 from 0.5.9.post1):
   ZeRO-1 with the BF16_Optimizer, whose fp32 gradients are not partitioned
   (``deepspeed/runtime/engine.py:DeepSpeedEngine._do_optimizer_sanity_check``). vLLM is built without a memory
   share (``openrlhf/trainer/ray/vllm_engine.py:LLMRayActor``): vLLM's default 0.9.
-* The vLLM each wheel's ``vllm`` extra pins: 0.4.2 (0.4.0.post2), 0.7.2 (0.5.9.post1 and 0.6.2), 0.29.0 (0.11.2).
+* The vLLM each wheel's ``vllm`` extra pins: 0.4.2 (0.4.0.post2), 0.7.2 (0.5.9.post1 and 0.6.2), 0.8.5.post1 (0.7.5),
+  0.29.0 (0.11.2).
   Before 0.21 vLLM captures its CUDA graphs after it has sized the KV cache (V0
   ``LLMEngine._initialize_kv_caches``: ``determine_num_available_blocks``, then ``initialize_cache`` ->
   ``Worker._warm_up_model`` -> ``capture_model``), so they come on top of ``gpu_memory_utilization``.
@@ -68,7 +75,7 @@ NEWEST = R.VERSION
 ESTIMATORS = ("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm", "dr_grpo", "flash_reinforce")
 # the driver asserts n_samples_per_prompt > 1 for these
 GROUP_ESTIMATORS = frozenset({"rloo", "reinforce_baseline", "group_norm", "dr_grpo"})
-VERSIONS = ("0.11.2", "0.10.4", "0.9.10", "0.8.11", "0.6.2", "0.5.9", "0.4.0")  # the releases whose rules we follow, newest first
+VERSIONS = ("0.11.2", "0.10.4", "0.9.10", "0.8.11", "0.7.5", "0.6.2", "0.5.9", "0.4.0")  # the releases whose rules we follow, newest first
 SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch we do not list reads its series'
 
 
@@ -130,6 +137,11 @@ RELEASES = {
                       group_estimators=GROUP_ESTIMATORS_06, vllm="0.19.0", sync_wakes_weights_only=True),
     "0.8.11": Release("0.8.11", "0.17.6", False, False, True, estimators=ESTIMATORS_07,
                       group_estimators=GROUP_ESTIMATORS_06, vllm="0.10.2"),
+    # setup.py: deepspeed==0.16.7, extra vllm: vllm==0.8.5.post1; trainer/ppo_trainer.py and
+    # ppo_utils/experience_maker.py wake the engines fully (batch_vllm_engine_call(..., "wake_up"), no tags);
+    # utils/deepspeed/deepspeed.py save_model clones on every rank (clone_tensors_for_torch_save)
+    "0.7.5": Release("0.7.5", "0.16.7", False, False, True, estimators=ESTIMATORS_07,
+                     group_estimators=GROUP_ESTIMATORS_06, vllm="0.8.5.post1"),
     # train_ppo_ray.py: choices=[...] of --advantage_estimator; _validate_args: "... requires n_samples_per_prompt > 1"
     "0.6.2": Release("0.6.2", "0.16.4", False, False, True, save_clones_every_rank=False,
                      estimators=("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm"),
@@ -292,6 +304,58 @@ V0811 = Pack(
             "(\"Total length N must be greater than or equal to effective actors M\"); DeepSpeed 0.17.6",
 )
 
+# 0.7.5 against 0.8.11 (openrlhf/cli/train_ppo_ray.py __main__ block and train()): no --async_train,
+# --dynamic_filtering or --use_dynamic_batch; ring attention does not switch packing on; the sample-batch assert
+# divides by ring_attn_size only; no vLLM engines -> NotImplementedError at the first rollout
+MAIN_075 = "openrlhf/cli/train_ppo_ray.py (__main__ block, after parse_args)"
+V075 = Pack(
+    "0.7.5", "0.8.11",
+    drop=frozenset({
+        "openrlhf.driver.dynamic_filtering_needs_n", "openrlhf.driver.dynamic_filtering_needs_remote_reward",
+        "openrlhf.driver.async_forbids_vllm_sleep",
+        "openrlhf.dynamic.actor_train_batch_covers_dp", "openrlhf.dynamic.critic_train_batch_covers_dp",
+    }),
+    rules=(
+        Rule(
+            "openrlhf.driver.packing_needs_vllm",
+            D["engines"] >= 1,
+            "--packing_samples is on but vllm_num_engines = {vllm_num_engines}: Only support `--packing_samples` "
+            "with vLLM (unset vllm_num_engines fails the same check with a TypeError)",
+            Stage.DRIVER, MAIN_075, when=V["packing_samples"],
+            explanation="0.7.5 packs only when asked: ring attention does not switch packing on (0.8 does).",
+        ),
+        Rule(
+            "openrlhf.driver.sample_batches_cover_actor",
+            D["sample_batches"] >= D["actor_world"] // V["ring_attn_size"],
+            "n_samples_per_prompt*rollout_batch_size//micro_rollout_batch_size = {n}*{rollout_batch_size}//"
+            "{micro_rollout_batch_size} = {sample_batches} is less than the effective actor processes "
+            "actor_world//ring_attn_size = {actor_world}//{ring_attn_size}: The number of sample batches must be "
+            "greater than or equal to the effective number of actor processes",
+            Stage.DRIVER, MAIN_075,
+            explanation="0.7.5 does not divide by ds_tensor_parallel_size here (0.8 does).",
+        ),
+        Rule(
+            "openrlhf.vllm.engines_required",
+            D["engines"] >= 1,
+            "vllm_num_engines = {vllm_num_engines}: without vLLM engines the first rollout stops with "
+            "NotImplementedError: HF generation is not implemented yet",
+            Stage.FIRST_STEP, "openrlhf/trainer/ppo_utils/experience_maker.py:RemoteExperienceMaker._generate_with_hf",
+            when=~V["packing_samples"],
+            explanation="With --packing_samples the driver stops earlier (openrlhf.driver.packing_needs_vllm).",
+        ),
+    ),
+    sources=(("deepspeed 0.17.6", "deepspeed 0.16.7"),
+             ("ppo_actor.py:PolicyModelActor", "ppo_actor.py:ActorModelRayActor"),
+             ("ppo_critic.py:CriticModelActor", "ppo_critic.py:CriticModelRayActor"),
+             ("launcher.py:ReferenceModelActor", "launcher.py:ReferenceModelRayActor"),
+             ("launcher.py:RewardModelActor", "launcher.py:RewardModelRayActor"),
+             ("launcher.py:RayActorGroup", "launcher.py:PPORayActorGroup"),
+             ("(RayActorGroup on", "(PPORayActorGroup on")),
+    summary="as 0.8.11, without async training, dynamic filtering or dynamic batch; ring attention does not switch "
+            "packing on; the sample-batch check divides the actor's world by ring_attn_size only; no vLLM engines "
+            "fails at the first rollout (NotImplementedError); DeepSpeed 0.16.7, vLLM 0.8.5.post1",
+)
+
 # 0.5.9 against 0.6.2: the reference model always built, the vLLM check one way, RLOO the only group estimator,
 # colocate_all_models's engine check only at the default memory share (which it then lowers to 0.4)
 V059 = Pack(
@@ -379,7 +443,7 @@ V040 = Pack(
             "sizes that are powers of two, the actor's a multiple of the critic's, and ZeRO-3 with vLLM; DeepSpeed "
             "accumulates gradients in fp32 (ZeRO-1: unpartitioned fp32 gradients)",
 )
-PACKS = {p.version: p for p in (V0104, V0910, V0811, V062, V059, V040)}
+PACKS = {p.version: p for p in (V0104, V0910, V0811, V075, V062, V059, V040)}
 
 
 @functools.lru_cache(maxsize=None)
