@@ -55,6 +55,8 @@ class KeyList:
     refusal: str = ""  # what the framework prints when it refuses a key: {key} the key as written, {leaf} its last part
     source: str = ""  # where it refuses it (file:function)
     flags: bool = False  # the framework's syntax writes keys as --flags
+    refused: frozenset[str] = frozenset()  # keys of ``given`` the release's parser refuses though ``keys`` is not
+    # complete (verl: a key under a section of its struct config that the section lacks)
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,10 @@ def unknown_keys(key_list: KeyList) -> list[UnknownKey]:
     out = []
     for key in dict.fromkeys(key_list.given):
         if key in key_list.keys or key in key_list.others:
+            continue
+        if key in key_list.refused:
+            near = nearest(key, key_list.keys, complete=False)
+            out.append(UnknownKey(key, near, True, key, near))
             continue
         near = nearest(key, key_list.keys, key_list.complete)
         if near is None and not key_list.complete:
