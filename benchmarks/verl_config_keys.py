@@ -7,8 +7,8 @@ verl/trainer/main_ppo.py's hydra.main loads). This script reads those files from
 key path: a mapping with keys as ``path.`` (a section: Hydra's struct mode refuses a key it lacks), any other value
 (a scalar, a list, null or an empty mapping ``{}``, which takes keys of the user's own) as ``path``.
 
-    pip download --no-deps verl==0.9.1 -d /tmp/v091 && cd /tmp/v091 && unzip -q verl-0.9.1-py3-none-any.whl
-    python benchmarks/verl_config_keys.py 0.9.1 /tmp/v091
+    pip download --no-deps verl==0.9.1 -d verl-0.9.1 && unzip -q verl-0.9.1/verl-0.9.1-py3-none-any.whl -d verl-0.9.1
+    python benchmarks/verl_config_keys.py 0.9.1 verl-0.9.1
 """
 
 from __future__ import annotations
