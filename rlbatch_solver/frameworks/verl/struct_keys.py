@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..key_names import nearest
+from ..key_names import nearest, split_index
 
 HERE = Path(__file__).resolve().parent / "config_keys"
 BACKENDS = ("fsdp", "megatron")
@@ -84,13 +84,20 @@ def refused(flat: Mapping[str, Any], keys: Iterable[str], version: str) -> list[
     known, others = release_keys(version), _all_keys()
     out = []
     for key in keys:
-        if key in others or nearest(key, known, complete=False) is None:
+        if key in others:
             continue
         parts = key.split(".")
         if any(_free_form(p) for p in parts):
             continue
         inside = next((".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)
                        if ".".join(parts[:i]) in sections or ".".join(parts[:i]) in values), None)
-        if inside in sections:  # under a value (null, {}, a scalar) or outside every section: not judged
+        if inside not in sections:  # under a value (null, {}, a scalar) or outside every section: not judged
+            continue
+        if nearest(key, known, complete=False, index=_index(version)) is not None:
             out.append(key)
     return out
+
+
+@lru_cache(maxsize=None)
+def _index(version: str) -> dict:
+    return split_index(release_keys(version), complete=False)
