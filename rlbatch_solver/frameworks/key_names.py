@@ -55,6 +55,8 @@ class KeyList:
     refusal: str = ""  # what the framework prints when it refuses a key: {key} the key as written, {leaf} its last part
     source: str = ""  # where it refuses it (file:function)
     flags: bool = False  # the framework's syntax writes keys as --flags
+    refused: frozenset[str] = frozenset()  # keys of ``given`` the release's parser refuses though ``keys`` is not
+    # complete (verl: a key under a section of its struct config that the section lacks)
 
 
 @dataclass(frozen=True)
@@ -87,17 +89,25 @@ def _one_slip(a: str, b: str) -> bool:
     return slips(a, b) <= (2 if min(len(a), len(b)) >= LONG_WORD else 1)
 
 
-def nearest(key: str, known: Iterable[str], complete: bool) -> str | None:
+def split_index(known: Iterable[str], complete: bool) -> dict[int, list[tuple[str, list[str]]]]:
+    """The known keys split into their parts (``nearest``'s reading), by number of parts: built once for many keys."""
+    split = _dots if complete else _words
+    index: dict[int, list[tuple[str, list[str]]]] = {}
+    for other in known:
+        theirs = split(other)
+        index.setdefault(len(theirs), []).append((other, theirs))
+    return index
+
+
+def nearest(key: str, known: Iterable[str], complete: bool,
+            index: dict[int, list[tuple[str, list[str]]]] | None = None) -> str | None:
     """The known key ``key`` most likely misspells: one part of the dotted key differs, by a small edit (difflib's
     ratio at least ``SIMILAR``; where ``known`` is not complete, one word by one slip, ``_one_slip``); None when no
-    known key is that near."""
+    known key is that near. ``index``: ``split_index(known, complete)``, when many keys are judged."""
     split = _dots if complete else _words
     parts = split(key)
     best, score = None, 0.0
-    for other in known:
-        theirs = split(other)
-        if len(theirs) != len(parts):
-            continue
+    for other, theirs in (index if index is not None else split_index(known, complete)).get(len(parts), []):
         differ = [(a, b) for a, b in zip(parts, theirs) if a != b]
         if len(differ) != 1:
             continue
@@ -117,10 +127,15 @@ def nearest(key: str, known: Iterable[str], complete: bool) -> str | None:
 def unknown_keys(key_list: KeyList) -> list[UnknownKey]:
     """The config's keys the release does not have: every one outside a complete list, else the near misses."""
     out = []
+    index = split_index(key_list.keys, key_list.complete)
     for key in dict.fromkeys(key_list.given):
         if key in key_list.keys or key in key_list.others:
             continue
-        near = nearest(key, key_list.keys, key_list.complete)
+        if key in key_list.refused:
+            near = nearest(key, key_list.keys, complete=False)
+            out.append(UnknownKey(key, near, True, key, near))
+            continue
+        near = nearest(key, key_list.keys, key_list.complete, index)
         if near is None and not key_list.complete:
             continue  # far from every key we know: perhaps a real key we do not follow, never flagged
         dash = "--" if key_list.flags else ""

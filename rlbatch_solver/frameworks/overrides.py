@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+import yaml
+
 from .. import safe_input
 from ..errors import MAX_SIZE, InputError, check_size, did_you_mean, shown
 
@@ -109,6 +111,7 @@ def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[s
             ignored.append(tok)
             continue
         key, _, raw = tok.partition("=")
+        added = key.startswith("+")
         key = key.lstrip("+").strip()
         if key.startswith("~"):
             ignored.append(tok)
@@ -119,8 +122,16 @@ def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[s
                 f"'{tok}' is not a Hydra override of the form key=value.",
                 "write overrides like data.train_batch_size=64, separated by spaces.",
             )
-        values[key] = parse_scalar(raw)
+        values[AddedKey(key) if added else key] = parse_scalar(raw)
     return values, ignored
+
+
+class AddedKey(str):
+    """A key written ``+key`` / ``++key``: it adds a key the struct config may lack, so Hydra never refuses it
+    (equal to the plain key everywhere else)."""
+
+
+yaml.SafeDumper.add_representer(AddedKey, lambda dumper, key: dumper.represent_str(str(key)))  # written as plain keys
 
 
 # where the command's arguments end: a redirection or a pipe/list operator (``2>&1 | tee train.log``, ``> log``, ``&``)
@@ -180,7 +191,7 @@ def parse_flag_args(tokens: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
 def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in tree.items():
-        key = f"{prefix}{k}"
+        key = f"{prefix}{k}" if prefix else k  # an already flat key kept as it is (an AddedKey stays one)
         if isinstance(v, Mapping):
             out.update(flatten(v, key + "."))
         else:

@@ -10,7 +10,14 @@ INTRO = (
     "model (docs/cost-model.md) when a GPU and model are given. A pasted config that selects the Megatron "
     "backend (`model_engine=megatron`, `actor_rollout_ref.actor.strategy=megatron` or "
     "`--config-name=ppo_megatron_trainer`) is checked against the Megatron rules instead of the FSDP-only "
-    "ones: see docs/rules-verl-megatron.md. Sources are paths inside the verl 0.9.1 wheel."
+    "ones: see docs/rules-verl-megatron.md. Sources are paths inside the verl 0.9.1 wheel. "
+    "A key one typing slip from a key of the release's trainer config, under a section that config "
+    "holds completely (`trainer.totl_epochs`), is `verl.launch.unknown_key` (did you mean `trainer.total_epochs`?): "
+    "Hydra's struct config refuses it at launch (`Could not override ... is not in struct`). Free-form "
+    "mappings (`*_kwargs`, `override_*`, `custom_reward_function`), `+` keys, other releases' keys and keys far "
+    "from every key of the release are never flagged. The key lists (0.5.0 to 0.9.1) are the releases' own "
+    "`verl/trainer/config/_generated_ppo_trainer.yaml` and `_generated_ppo_megatron_trainer.yaml`, written to "
+    "`rlbatch_solver/frameworks/verl/config_keys/` by `benchmarks/verl_config_keys.py`."
 )
 
 
@@ -25,7 +32,14 @@ INTRO_MEGATRON = (
     "reference and actor engines must use the same TP/PP/CP/EP/ETP/VPP. Head, layer and expert rules need "
     "`--model`. Dynamic context parallel and custom pipeline layouts (`pipeline_model_parallel_layout`) are "
     "not modelled. Sources are paths inside the verl 0.9.1 wheel and megatron-core 0.16.1. There is no "
-    "Megatron memory model yet."
+    "Megatron memory model yet. "
+    "A key one typing slip from a key of the release's trainer config, under a section that config "
+    "holds completely (`trainer.totl_epochs`), is `verl-megatron.launch.unknown_key` (did you mean `trainer.total_epochs`?): "
+    "Hydra's struct config refuses it at launch (`Could not override ... is not in struct`). Free-form "
+    "mappings (`*_kwargs`, `override_*`, `custom_reward_function`), `+` keys, other releases' keys and keys far "
+    "from every key of the release are never flagged. The key lists (0.5.0 to 0.9.1) are the releases' own "
+    "`verl/trainer/config/_generated_ppo_trainer.yaml` and `_generated_ppo_megatron_trainer.yaml`, written to "
+    "`rlbatch_solver/frameworks/verl/config_keys/` by `benchmarks/verl_config_keys.py`."
 )
 
 

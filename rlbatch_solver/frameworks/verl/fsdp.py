@@ -30,12 +30,12 @@ from ...rules.base import Rule, RuleSet, Value, VarSpec
 from ...rules.expr import BoolVar, IntVar
 from ...rules.base import is_set
 from ...rules.ids import tie_rule
-from . import columns, docs, errors, repair, versions
+from . import columns, docs, errors, repair, struct_keys, versions
 from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
 from ..key_names import KeyList
 from ..base import Framework, Space, attention_constants, batches_for_gpus, divisors, of_absent_model, pow2
-from ..overrides import hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
+from ..overrides import AddedKey, hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
 
 # algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
 # that compare responses within a group of n, so n > 1 is required for a signal.
@@ -873,11 +873,17 @@ class VersionPacks:
         return versions.missing_keys(flat, self.version)
 
     def key_list(self, flat: Mapping[str, Any], command: bool = False) -> KeyList:
-        """Some of verl's keys (the base class's); Hydra's struct config refuses a key the trainer config lacks."""
-        return replace(super().key_list(flat, command),
+        """The release's trainer-config keys (struct_keys.py) with the base class's; Hydra's struct config refuses a
+        key under a section that lacks it (``refused``), and any other key near a known one is suspected a typo."""
+        base = super().key_list(flat, command)
+        added = frozenset(str(k) for k in flat if isinstance(k, AddedKey))  # +key: Hydra adds it, never refuses it
+        return replace(base, keys=base.keys | struct_keys.release_keys(self.version), others=base.others | added,
+                       refused=frozenset(struct_keys.refused(flat, [k for k in base.given if k not in added],
+                                                             self.version)),
                        refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",
                        source="verl/trainer/main_ppo.py: hydra.main (the trainer config is a struct: OmegaConf "
-                              "refuses an override of a key it lacks unless it starts with +)")
+                              "refuses an override of a key it lacks unless it starts with +; the release's keys: "
+                              "verl/trainer/config/_generated_ppo_trainer.yaml, _generated_ppo_megatron_trainer.yaml)")
 
     def _keys(self) -> dict[str, str]:
         return {name: spec.key for name, spec in self.ruleset.variables.items()}

@@ -1,0 +1,103 @@
+"""The keys of a verl release's trainer config, and the keys of a config that its Hydra struct config refuses.
+
+verl/trainer/main_ppo.py's ``hydra.main`` loads the trainer config (ppo_trainer.yaml composed with its defaults); Hydra
+sets it to struct mode, so an override of a key the config lacks, written without a leading ``+``, stops the launch:
+"Could not override '<key>'. ... Key '<name>' is not in struct". The key lists are the release's own composed config
+(verl/trainer/config/_generated_ppo_trainer.yaml and _generated_ppo_megatron_trainer.yaml), written to
+config_keys/<version>_<backend>.txt by benchmarks/verl_config_keys.py: ``a.b.`` is a section (a mapping with keys),
+``a.b`` any other value. A key is refused only under a section the list holds completely: never under a value that
+takes keys of the user's own (``{}``, null: engine_kwargs, override_config) or a free-form part (``*_kwargs``,
+``override_*``, custom_reward_function), never a Hydra key (hydra.*), never a key some other release has (the release
+notes' matter, and the release a pasted config is checked with may be inferred), and not at all in a config that picks
+another config group (model_engine=torchtitan, a group/option or pkg@group override): its composed config is another.
+And a key is refused only where it is one typing slip (key_names.nearest) from a key of the release: a recipe's entry
+point (recipe/dapo's main_dapo, dapo_trainer.yaml) composes the trainer config with keys of its own
+(algorithm.filter_groups.*), and a pull request's branch adds keys (fsdp_config.optimizer_offload_step), neither
+of them a misspelling; a key far from every key of the release is never flagged."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..key_names import nearest, split_index
+
+HERE = Path(__file__).resolve().parent / "config_keys"
+BACKENDS = ("fsdp", "megatron")
+# parts whose keys are the user's own (verl passes them on as keyword arguments or merges them into a model config)
+FREE_FORM_NAMES = ("custom_reward_function", "kw_args")
+FREE_FORM_PREFIXES = ("override_",)
+FREE_FORM_SUFFIXES = ("kwargs",)
+# the backends whose keys the lists hold (both together): model_engine's other choices compose other configs
+ENGINES = ("dp", "megatron")
+
+
+@lru_cache(maxsize=None)
+def release_paths(version: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(sections, other keys) of ``version``'s trainer config, both backends together; None without a list."""
+    sections: set[str] = set()
+    values: set[str] = set()
+    found = False
+    for backend in BACKENDS:
+        path = HERE / f"{version}_{backend}.txt"
+        if not path.exists():
+            continue
+        found = True
+        for line in path.read_text().splitlines():
+            if not line or line.startswith("#"):
+                continue
+            (sections if line.endswith(".") else values).add(line.rstrip("."))
+    return (frozenset(sections), frozenset(values)) if found else None
+
+
+def release_keys(version: str) -> frozenset[str]:
+    """Every key path of ``version``'s trainer config (empty without a list)."""
+    paths = release_paths(version)
+    return paths[0] | paths[1] if paths else frozenset()
+
+
+def _free_form(part: str) -> bool:
+    return part in FREE_FORM_NAMES or part.startswith(FREE_FORM_PREFIXES) or part.endswith(FREE_FORM_SUFFIXES)
+
+
+def picks_group(flat: Mapping[str, Any]) -> bool:
+    """Whether a config chooses config groups our lists do not hold (its composed config is then another)."""
+    engine = flat.get("model_engine")
+    return (engine is not None and str(engine) not in ENGINES) or any("/" in str(k) or "@" in str(k) for k in flat)
+
+
+@lru_cache(maxsize=None)
+def _all_keys() -> frozenset[str]:
+    versions = {p.name.rsplit("_", 1)[0] for p in HERE.glob("*.txt")}
+    return frozenset().union(*(release_keys(v) for v in versions))
+
+
+def refused(flat: Mapping[str, Any], keys: Iterable[str], version: str) -> list[str]:
+    """The ``keys`` of config ``flat`` (as Hydra reads them: no +, ~ or hydra.) that ``version``'s struct trainer
+    config refuses and that misspell one of its keys."""
+    paths = release_paths(version)
+    keys = [k for k in keys if not k.startswith(("+", "~", "hydra."))]
+    if paths is None or picks_group(flat):
+        return []
+    sections, values = paths
+    known, others = release_keys(version), _all_keys()
+    out = []
+    for key in keys:
+        if key in others:
+            continue
+        parts = key.split(".")
+        if any(_free_form(p) for p in parts):
+            continue
+        inside = next((".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)
+                       if ".".join(parts[:i]) in sections or ".".join(parts[:i]) in values), None)
+        if inside not in sections:  # under a value (null, {}, a scalar) or outside every section: not judged
+            continue
+        if nearest(key, known, complete=False, index=_index(version)) is not None:
+            out.append(key)
+    return out
+
+
+@lru_cache(maxsize=None)
+def _index(version: str) -> dict:
+    return split_index(release_keys(version), complete=False)

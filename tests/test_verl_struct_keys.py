@@ -1,0 +1,112 @@
+"""verl's struct trainer config (frameworks/verl/struct_keys.py): a key one typing slip from a key of the release,
+under a section the release's own composed config holds completely, is refused at launch (verl.launch.unknown_key);
+free-form mappings, + keys, other releases' keys and keys far from every known one are never flagged."""
+
+from __future__ import annotations
+
+import json
+
+from clirun import run
+from memory_corpus import cases
+from rlbatch_solver.commands.common import framework_for, read_config
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.key_names import findings
+from rlbatch_solver.frameworks.verl import struct_keys
+
+BATCH = ["data.train_batch_size=16", "actor_rollout_ref.actor.ppo_mini_batch_size=8"]
+
+
+def _check(*args):
+    res = run("check", "--framework", "verl", "--json", *BATCH, *args)
+    return res.returncode, json.loads(res.stdout)
+
+
+def test_a_typo_under_a_struct_section_is_refused_with_the_key_it_misspells():
+    rc, data = _check("trainer.totl_epochs=3")
+    assert rc == 1
+    broken = [v for v in data["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert len(broken) == 1
+    assert "trainer.totl_epochs is not an option of verl 0.9.1 (did you mean trainer.total_epochs?)" in \
+        broken[0]["message"]
+    assert "Could not override 'trainer.totl_epochs'. ... Key 'totl_epochs' is not in struct" in broken[0]["message"]
+    assert broken[0]["source"].startswith("verl/trainer/main_ppo.py: hydra.main")
+    assert data["unknown_keys"] == [{"key": "trainer.totl_epochs", "did_you_mean": "trainer.total_epochs",
+                                     "refused": True}]
+
+
+def test_the_same_config_without_the_typo_has_no_key_error():
+    _, data = _check("trainer.total_epochs=3")
+    assert data["unknown_keys"] == [] and not any(v["rule"].endswith("unknown_key") for v in data["violations"])
+
+
+def test_keys_of_free_form_mappings_and_plus_keys_are_never_flagged():
+    for key in ("actor_rollout_ref.rollout.engine_kwargs.vllm.enable_prefx_caching=True",
+                "actor_rollout_ref.model.override_config.max_position_embedings=32768",
+                "reward.reward_kwargs.max_resp_len=512",
+                "+trainer.totl_epochs=3",  # + adds a key Hydra's struct config lacks
+                "custom_reward_function.pth=x.py"):
+        _, data = _check(key)
+        assert data["unknown_keys"] == [], key
+
+
+def test_a_key_of_another_release_or_far_from_every_key_is_not_refused():
+    assert struct_keys.refused({}, ["actor_rollout_ref.actor.fsdp_config.model_dtype"], "0.5.0") == []  # 0.6.1+
+    # a recipe's own key (recipe/dapo's dapo_trainer.yaml) and a pull request's: no misspelling of a 0.9.1 key
+    assert struct_keys.refused({}, ["algorithm.filter_groups.enable",
+                                    "actor_rollout_ref.actor.fsdp_config.optimizer_offload_step"], "0.9.1") == []
+    assert struct_keys.refused({}, ["trainer.totl_epochs"], "0.9.1") == ["trainer.totl_epochs"]
+    assert struct_keys.refused({"model_engine": "torchtitan"}, ["trainer.totl_epochs"], "0.9.1") == []  # not held
+    assert struct_keys.refused({}, ["trainer.totl_epochs"], "0.3.0") == []  # no list of 0.3.0's keys
+
+
+def test_each_verl_pack_since_050_has_its_key_list():
+    for version in ("0.9.1", "0.8.0", "0.7.1", "0.6.1", "0.5.0"):
+        sections, values = struct_keys.release_paths(version)
+        assert {"trainer", "data", "actor_rollout_ref.actor"} <= sections
+        assert "trainer.total_epochs" in values and "actor_rollout_ref.rollout.engine_kwargs" in sections | values
+        assert "actor_rollout_ref.actor.megatron.tensor_model_parallel_size" in values  # the Megatron config's
+    assert "actor_rollout_ref.actor.fsdp_config.model_dtype" not in struct_keys.release_keys("0.5.0")
+
+
+def test_no_verl_config_of_the_corpus_is_refused_a_key_and_every_absent_key_is_explained():
+    """Every verl/verl-megatron script, published config, measured point and memory-corpus record, at the release it
+    is checked with: no key refused or suspected; each key its release's list lacks is a free-form one, outside
+    every section of the trainer config (a recipe's: async_training.*, top-level rollout.*; model_engine from
+    --config-name), another release's, or far from every key (a recipe's or a pull request's own)."""
+    judged, flagged, far = 0, [], set()
+    for case in cases():
+        if not case.framework.startswith("verl"):
+            continue
+        fw = get_framework(case.framework)
+        flat = read_config(fw, case.args)[0]
+        chosen, _ = framework_for(fw, flat)
+        key_list = chosen.key_list(flat)
+        flagged += [(case.name, u.key) for u in findings(key_list, chosen.name, chosen.version)[0]]
+        paths = struct_keys.release_paths(chosen.version)
+        if paths is None or struct_keys.picks_group(flat):
+            continue
+        judged += 1
+        sections, values = paths
+        for key in key_list.given:
+            parts = key.split(".")
+            if key in sections | values or any(struct_keys._free_form(p) for p in parts):
+                continue
+            if parts[0] not in sections or key in struct_keys._all_keys():
+                continue
+            far.add(key)
+    assert judged > 100  # 120 on writing (of 150; the rest 0.1.0-0.3.0 packs, no list)
+    assert flagged == []
+    # algorithm.filter_groups.* (recipe/dapo's dapo_megatron_trainer at 0.5.0) are later releases' keys
+    assert far == {"actor_rollout_ref.actor.fsdp_config.optimizer_offload_step"}  # verl PR #7804's branch
+
+
+def test_the_key_list_is_the_generators_reading_of_the_composed_config():
+    from importlib import util
+    from pathlib import Path
+
+    spec = util.spec_from_file_location("gen", Path(__file__).parent.parent / "benchmarks" / "verl_config_keys.py")
+    gen = util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert gen.paths({"a": {"b": 1, "c": {}, "d": {"e": None}}}) == ["a.", "a.b", "a.c", "a.d.", "a.d.e"]
+    head = (struct_keys.HERE / "0.9.1_fsdp.txt").read_text().splitlines()[0]
+    assert head == "# verl==0.9.1 verl/trainer/config/_generated_ppo_trainer.yaml, written by benchmarks/verl_config_keys.py"
