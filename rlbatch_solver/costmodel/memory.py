@@ -615,13 +615,19 @@ def _activations(plan: Plan, mc: ModelConsts, tokens: float, ckpt: bool, logits:
         # offloaded (Plan.ckpt_offload): the checkpoints are in host RAM but the one in transit, the next layer's
         # input copied back (unsloth_zoo/gradient_checkpointing.py Unsloth_Offloaded_Gradient_Checkpointer: forward
         # saves the layer's input to the CPU, backward copies it back and recomputes the layer)
-        on_gpu = 1 if plan.ckpt_offload else mc.layers
-        ckpts = tokens * (on_gpu * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / split + mc.act_tail)
+        ckpts = _checkpoint_bytes(plan, mc, tokens)
         layer = tokens * (mc.act_max_layer + norms) / split
         if C.ACT_RECOMPUTE_OVERLAPS_LOGITS:
             return ckpts + layer
         return ckpts + max(0.0, layer - logits)
     return tokens * ((mc.act_all_layers + mc.layers * norms) / split + mc.act_tail)
+
+
+def _checkpoint_bytes(plan: Plan, mc: ModelConsts, tokens: float) -> float:
+    """The activation checkpoints a gradient-checkpointed pass of ``tokens`` keeps on the GPU: every decoder layer's
+    input (one, in transit, when offloaded: ``Plan.ckpt_offload``) and the tail after the last layer."""
+    on_gpu = 1 if plan.ckpt_offload else mc.layers
+    return tokens * (on_gpu * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / max(1, plan.tp) + mc.act_tail)
 
 
 def offloaded_checkpoint_bytes(plan: Plan) -> float:
@@ -1048,11 +1054,7 @@ def _policy_graph_bytes(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     .ref_beside_policy_graph``): its activation checkpoints (every activation without checkpointing) and the
     log_softmax output of every response row (TRL 0.14's per-row loop saves each row's output for its backward), in
     the trainer's logits dtype (``model_dtype_bytes``)."""
-    if plan.grad_ckpt:
-        on_gpu = 1 if plan.ckpt_offload else mc.layers
-        saved = tokens * (on_gpu * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.hidden / max(1, plan.tp) + mc.act_tail)
-    else:
-        saved = _activations(plan, mc, tokens, False)
+    saved = _checkpoint_bytes(plan, mc, tokens) if plan.grad_ckpt else _activations(plan, mc, tokens, False)
     return saved + _logit_rows(plan, tokens) * mc.vocab / max(1, plan.tp) * plan.model_dtype_bytes
 
 

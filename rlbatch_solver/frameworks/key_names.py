@@ -131,8 +131,8 @@ def unknown_keys(key_list: KeyList) -> list[UnknownKey]:
     for key in dict.fromkeys(key_list.given):
         if key in key_list.keys or key in key_list.others:
             continue
-        if key in key_list.refused:
-            near = nearest(key, key_list.keys, complete=False)
+        if key in key_list.refused:  # judged by words (complete=False): the index is that reading where the list is
+            near = nearest(key, key_list.keys, complete=False, index=None if key_list.complete else index)
             out.append(UnknownKey(key, near, True, key, near))
             continue
         near = nearest(key, key_list.keys, key_list.complete, index)
