@@ -308,9 +308,12 @@ def _inputs(megatron: bool) -> tuple[dict, dict]:
         mem = _HW + _MG
         time = mem + _BATCH_MG
     else:
-        mem = _HW + _HF + ["per_device_train_batch_size", "gradient_accumulation_steps"]
+        mem = _HW + _HF + ["per_device_train_batch_size"]
         time = mem + _BATCH_HF
-    return ({p: mem for p in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF, Phase.ACTOR_UPDATE)},
+    # the gradient steps move memory only in the update, where a plain-DDP trainer frees its gradients after each
+    # step (make_plan no_grads_at_backward)
+    update = mem if megatron else mem + ["gradient_accumulation_steps"]
+    return ({Phase.ROLLOUT: mem, Phase.OLD_LOG_PROB: mem, Phase.REF: mem, Phase.ACTOR_UPDATE: update},
             {p: time for p in TIME_PHASES})
 
 
@@ -320,9 +323,9 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
         out |= {"server_tp", "server_dp"}
     if False not in domains.get("vllm_server", [False]) and phase != Phase.ROLLOUT:
         out |= {"vllm_tp"}
-    if kind == "mem" and (phase != Phase.ACTOR_UPDATE or -1 not in domains.get("ds_stage", [-1])):
-        # the gradient steps matter to memory only where a plain-DDP update frees its gradients after each step
-        # (make_plan no_grads_at_backward; memory.py reads it for DDP trainers alone)
+    if kind == "mem" and -1 not in domains.get("ds_stage", [-1]):
+        # no plain-DDP trainer among the candidates: the update's gradient steps move no memory (memory.py reads
+        # no_grads_at_backward for DDP trainers alone)
         out |= {"gradient_accumulation_steps"}
     if kind == "time" and phase == Phase.ROLLOUT:  # vLLM's time reads the engine, not the trainer
         out |= {"sleep_level", "offload_model", "offload_optimizer", "ds_stage", "ds_offload", "grad_ckpt",
