@@ -61,9 +61,10 @@ _FRAMEWORK_HELP = (f"{', '.join(FRAMEWORKS)}. Default: verl, or the one a launch
                    "(explain: every framework's messages).")
 _CALIBRATION_HELP = ("A calibration profile (rlbatch calibrate); default: the per-user profile if there is one. "
                      "Applied where its GPU type is the one asked about.")
-_MEAN_PROMPT_HELP = ("Time: your data's mean prompt length in tokens (verl logs prompt_length/mean); default: "
-                     "the calibration profile's, else max_prompt_length.")
-_MEAN_RESPONSE_HELP = ("Time: your data's mean response length in tokens (verl logs response_length/mean); "
+_MEAN_PROMPT_HELP = ("Time and tokens/s: your data's mean prompt length in tokens (verl logs prompt_length/mean); "
+                     "default: the calibration profile's, else the length profile's data mean, else 0.28 of "
+                     "max_prompt_length (docs/cost-model.md).")
+_MEAN_RESPONSE_HELP = ("Time and tokens/s: your data's mean response length in tokens (verl logs response_length/mean); "
                        "default: the calibration profile's, else a share of max_response_length (docs/cost-model.md).")
 _RESPONSE_PROFILE_HELP = ("Time, where no mean is given: how long your model answers. default (0.35 of the limit), "
                           "reasoning (0.55 of an 8K limit, less of a longer one), gsm8k (~270 tokens), math (~1,500 tokens), limit (every "

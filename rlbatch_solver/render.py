@@ -174,6 +174,16 @@ def lengths_text(lengths: dict) -> str:
     return text
 
 
+def throughput_text(tokens_per_s: float, samples: int, step_s: float, lengths: dict) -> str:
+    """The throughput line: tokens/s, and the tokens per step it counts, at the mean lengths the step is priced at
+    (``tables.tokens_per_step``), not at the limits."""
+    text = f"throughput: {tokens_per_s:,.0f} tokens/s at the mean lengths priced"
+    if not lengths or not samples:
+        return text + " (prompt + response tokens per step / step time)"
+    return (f"{text}: {samples:,} samples x (prompt {lengths['prompt']:,.0f} + response {lengths['response']:,.0f}) "
+            f"tokens per step / {step_s:.1f} s per step")
+
+
 def _chosen(lengths: dict) -> str:
     """What chose the length profile, for the lengths line: the model's family, the data the config names."""
     by = lengths.get("profile_chosen")
@@ -491,7 +501,7 @@ def _recommend_details(console: Console, report: RecommendReport) -> None:
     if best.stages:
         console.print(pipeline_text(best.stages))
     console.print(f"step times {lengths_text(report.lengths)}")
-    console.print(f"throughput: {best.tokens_per_s:,.0f} tokens/s (prompt+response tokens per step / step time)")
+    console.print(throughput_text(best.tokens_per_s, best.samples, best.step_time_s, report.lengths))
     _error_lines(console, report.framework, split=bool(best.stages))
 
 

@@ -50,8 +50,10 @@ TIME_LIMIT = _num("Seconds for the call's solves (it says whether its answer is 
                   maximum=MAX_TIME_LIMIT, default=10)
 LENGTH_FRACTION = _num("Memory: the longest micro batch's length as a share of max prompt+response (default 1.0, the "
                        "worst case).", maximum=1)
-MEAN_PROMPT = _num("Time: your data's mean prompt length in tokens (default: max_prompt_length).", maximum=10**9)
-MEAN_RESPONSE = _num("Time: your data's mean response length in tokens (default: a share of max_response_length).",
+MEAN_PROMPT = _num("Time and tokens/s: your data's mean prompt length in tokens (default: the length profile's data "
+                   "mean, else 0.28 of max_prompt_length).", maximum=10**9)
+MEAN_RESPONSE = _num("Time and tokens/s: your data's mean response length in tokens (default: a share of "
+                     "max_response_length).",
                      maximum=10**9)
 RESPONSE_PROFILE = {"type": "string", "enum": list(PROFILES),
                     "description": "Time, where no mean is given: how long the model answers (default 0.35 of the "

@@ -566,9 +566,12 @@ def _with_waste(ruleset: RuleSet, objective: Any, objective_name: str, terms: An
     return objective + (terms.time_us_per_sample * IntVar(WASTE_NAME)) // 1000
 
 
-def _tokens_per_step(values: Mapping[str, Value], spec: Any) -> int:
-    """Prompt + response tokens (at their limits) of one RL step: the framework's cost spec knows its keys."""
-    return int(spec.tokens_per_step(values))
+def _tokens_per_step(values: Mapping[str, Value], spec: Any) -> float:
+    """Prompt + response tokens of one RL step at the mean lengths its step time is priced at
+    (``tables.tokens_per_step``: one definition for every framework)."""
+    from ..costmodel.tables import tokens_per_step
+
+    return tokens_per_step(spec, values)
 
 
 def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> dict[str, tuple[int, int]]:

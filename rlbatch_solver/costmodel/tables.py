@@ -53,8 +53,6 @@ class CostSpec:
     bool_names: frozenset = field(default_factory=frozenset)
     # samples (responses) one step processes; every time input list must hold what it reads
     samples: Callable[[Mapping[str, Value]], int] = lambda values: 1
-    # prompt + response tokens (at their limits) one step processes, for tokens/s (every framework's spec sets it)
-    tokens_per_step: Optional[Callable[[Mapping[str, Value]], int]] = None
     # (phase, "mem" | "time", domains) -> input names the phase cannot read in this space (e.g. the
     # critic's switches when no critic runs): a smaller table, the same function on the space
     unread: Optional[Callable[[str, str, Mapping[str, Sequence[Value]]], set]] = None
@@ -374,6 +372,23 @@ def with_response_profile(spec: CostSpec, profile: str | None, dataset: str | No
     plan = spec.plan
     return replace(spec, plan=lambda values, phase: plan(values, phase).replace(response_profile=profile or None,
                                                                                 dataset=dataset or ""))
+
+
+def priced_lengths(spec: CostSpec, values: Mapping[str, Value]) -> tuple[float, float]:
+    """(mean prompt, mean response) in tokens: the lengths every phase's time is priced at for these values (the
+    data's given means, a calibration's, or the length profile's shares of the limits: ``with_mean_lengths``)."""
+    from .time import _lengths
+
+    p, r, _ = _lengths(spec.plan(values, Phase.ROLLOUT))
+    return p, r
+
+
+def tokens_per_step(spec: CostSpec, values: Mapping[str, Value]) -> float:
+    """Prompt + response tokens one RL step trains on: samples x (mean prompt + mean response), at the same mean
+    lengths its step time is priced at (``priced_lengths``), so tokens/s x step time = tokens per step. The one
+    definition every framework's tokens/s uses (not the limits: a step does not train every sample at max length)."""
+    p, r = priced_lengths(spec, values)
+    return float(spec.samples(values)) * (p + r)
 
 
 def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, Any]:

@@ -123,7 +123,7 @@ def _recommend(result: dict, i: Inputs) -> str:
     back = i.query(action="check", config=best["copy"], algo="", n=None, prompt_len=None, response_len=None,
                    **result["check_with"])
     out = (f'<h2 id="verdict" class="verdict valid">best: {best["step_time_s"]:.1f} s per step, '
-           f'{best["tokens_per_s"]:,} tokens/s</h2> <span class="meta">{escape(result["framework"])}</span>'
+           f'{best["tokens_per_s"]:,} tokens/s at the mean lengths</h2> <span class="meta">{escape(result["framework"])}</span>'
            + _notes(result) +
            f'<h2>the fastest config{" (your script with it written in)" if best["script"] else ""}</h2><p><button type="button" id="copy" onclick="copyConfig()">Copy</button>'
            f'<span id="copy-status"></span> <a id="check-it" href="/?{escape(back)}">check it</a></p>'

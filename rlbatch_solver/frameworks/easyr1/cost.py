@@ -95,7 +95,6 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         phases_run=lambda values: verl_cost.phases_run_verl(verl_values(values)),
         unread=mapped_unread(verl_cost.unread, FIXED, FILLS, VARIABLES),
         samples=verl_cost.samples_per_step,
-        tokens_per_step=verl_cost.tokens_per_step,
         bool_names=bool_names(VARIABLES),
         optional=optional_names(VARIABLES),
     )

@@ -291,7 +291,6 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         time_inputs=TIME_INPUTS,
         phases_run=phases_run,
         samples=lambda values: int(values["rollout_batch_size"]) * int(values["n"]),
-        tokens_per_step=lambda values: int(values["rollout_batch_size"]) * int(values["n"]) * int(values["max_len"]),
         bool_names=(bool_names(VARIABLES)
                     | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
                        "colocate_lowers_gmu", "vllm_graphs_in_budget", "sync_wakes_weights_only",

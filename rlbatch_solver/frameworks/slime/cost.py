@@ -208,7 +208,6 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         phases_run=lambda values: vm.phases_run_verl(verl_values(values, gpu)),
         unread=_unread,
         samples=samples,
-        tokens_per_step=vm.tokens_per_step,
         bool_names=bool_names(VARIABLES),
         optional=optional_names(VARIABLES),
         pipeline=lambda values: vm.pipeline(verl_values(values, gpu)),

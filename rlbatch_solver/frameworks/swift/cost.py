@@ -341,11 +341,6 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     return out
 
 
-def tokens_per_step(values: Mapping[str, Value], megatron: bool) -> int:
-    gen, _ = rollout_layout(values, megatron)
-    return gen * (int(values.get("max_length") or DEFAULT_MAX_LENGTH) + int(values.get("max_completion_length") or 512))
-
-
 def save_values(flat: Mapping[str, Any]) -> dict[str, Value]:
     """Whether the run saves checkpoints (--save_strategy, TrainingArguments' default "steps") and with them
     DeepSpeed's optimizer states (--save_only_model, default False)."""
@@ -400,7 +395,6 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         time_inputs=time,
         phases_run=phases_run,
         samples=lambda values: rollout_layout(values, megatron)[0],
-        tokens_per_step=lambda values: tokens_per_step(values, megatron),
         bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv",
                                  "weights_fp32", "materialized_logits", "saves", "save_optimizer", "fsdp"},
         unread=unread,

@@ -147,7 +147,7 @@ def release_cost_spec(spec: CostSpec, release: Release) -> CostSpec:
     spec = dataclasses.replace(spec, plan=_engine_of_release(spec.plan, release))
     if not release.batch_counts_prompts:
         return spec
-    plan, samples, tokens = spec.plan, spec.samples, spec.tokens_per_step
+    plan, samples = spec.plan, spec.samples
 
     def inputs(table: Mapping[str, Any]) -> dict[str, list[str]]:
         return {phase: list(names) + ["num_generations"] for phase, names in table.items()}
@@ -155,5 +155,4 @@ def release_cost_spec(spec: CostSpec, release: Release) -> CostSpec:
     return dataclasses.replace(
         spec, plan=lambda values, phase: plan(_completions(values), phase),
         memory_inputs=inputs(spec.memory_inputs), time_inputs=inputs(spec.time_inputs),
-        samples=lambda values: samples(_completions(values)),
-        tokens_per_step=None if tokens is None else (lambda values: tokens(_completions(values))))
+        samples=lambda values: samples(_completions(values)))

@@ -401,12 +401,6 @@ def samples_per_step(values: Mapping[str, Value]) -> int:
     return int(values["train_batch_size"]) * int(values["n"])
 
 
-def tokens_per_step(values: Mapping[str, Value]) -> int:
-    """Prompt + response tokens (at their limits) of one step: train_batch_size prompts x n responses each."""
-    samples = int(values.get("train_batch_size", 0)) * int(values.get("n", 1))
-    return samples * (int(values.get("max_prompt_length", 0)) + int(values.get("max_response_length", 0)))
-
-
 def host_layout(v: Mapping[str, Value], model: ModelCard, version: str = NEWEST) -> HostLayout:
     """verl FSDP on the actor's GPUs, for the host-memory estimate: one fused worker per GPU, the bundled vLLM's CPU
     swap space (0.1-0.2) and a LoRA actor's first weight sync. The legacy workers (0.4.1 to 0.7.1) send a dummy-loaded vLLM engine its base weights once by moving
@@ -465,7 +459,6 @@ def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
         phases_run=phases_run_verl,
         unread=unread,
         samples=samples_per_step,
-        tokens_per_step=tokens_per_step,
         bool_names=bool_names(VARIABLES),
         optional=optional_names(VARIABLES),
         pipeline=pipeline,

@@ -40,7 +40,7 @@ ENTROPY_ALWAYS = frozenset({"0.3.0"})
 from ..base import of_absent_model
 from .cost import (BATCH_SHARE, BUNDLED_VLLM, HOST_COPIES, LEGACY_GLOBAL_MICRO, LEGACY_WORKERS, NEWEST, PLACEMENT, critic_batching,
                    engine_sleeps_to_host, inputs_of_version, per_gpu_micro, phases_run_verl, pipeline,
-                   samples_per_step, shared_plan_fields, tokens_per_step, unread_batch_share)
+                   samples_per_step, shared_plan_fields, unread_batch_share)
 
 MG = "actor_rollout_ref.actor.megatron"
 RECOMPUTE_KEY = f"{MG}.override_transformer_config.recompute_granularity"
@@ -258,7 +258,6 @@ def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
         time_inputs=inputs_of_version(TIME_INPUTS, version, _LEGACY),
         phases_run=phases_run_verl,
         samples=samples_per_step,
-        tokens_per_step=tokens_per_step,
         bool_names=bool_names(ANY_VARIABLES),
         unread=unread,
         optional=optional_names(ANY_VARIABLES),
