@@ -199,7 +199,7 @@ def _micro_layout(plan: Plan, samples: float, micro: int, budget: int | None, se
 def launch_s_per_layer(plan: Plan) -> float:
     """Host time per layer of one eager forward of the trained model: its layers are Python modules (a Hugging Face
     model's, or megatron-core's Transformer Engine modules), HF_EAGER_S_PER_LAYER as measured (docs/cost-model.md
-    section 4.1)."""
+    section 4, "Kernel launches")."""
     return C.HF_EAGER_S_PER_LAYER
 
 
