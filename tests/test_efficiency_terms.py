@@ -104,7 +104,8 @@ def test_a_micro_batch_cannot_beat_its_kernel_launches():
     plan = _tiny_plan(n_gpus=1, gpus_per_node=1, shard_degree=1)
     mc = model_consts(plan.model)
     assert T.launch_s_per_layer(plan) == C.HF_EAGER_S_PER_LAYER  # an FSDP plan trains an HF model
-    assert T.launch_s_per_layer(plan.replace(trainer="megatron")) == C.EAGER_LAUNCH_S_PER_LAYER
+    # megatron-core's layers are Python modules too (Transformer Engine's): the same measured host time
+    assert T.launch_s_per_layer(plan.replace(trainer="megatron")) == C.HF_EAGER_S_PER_LAYER
     floor = plan.samples_per_step * C.HF_EAGER_S_PER_LAYER * mc.layers  # one sequence per micro batch
     lp = T.estimate_time(plan).phases["old_log_prob"]
     assert lp == pytest.approx(floor, rel=1e-6)  # 64 tokens of a 0.5B model take ~1.4 ms on an H100, launches 17 ms
@@ -112,6 +113,37 @@ def test_a_micro_batch_cannot_beat_its_kernel_launches():
     assert upd >= 4 * floor  # forward, recomputed forward, backward (two forwards' worth)
     # a larger micro batch amortises the launches
     assert T.estimate_time(plan.replace(logprob_micro=8)).phases["old_log_prob"] < lp / 2
+
+
+def test_a_loop_that_waits_for_the_gpu_every_micro_batch_adds_its_host_time():
+    """verl's Megatron actor reads the micro batch's lengths and its loss back to the host inside every micro batch
+    (Plan.host_syncs_per_micro): the GPU's queue empties each time, so the launches add to the compute instead of the
+    larger of the two: a launch-bound pass (a 0.5B model's 4,096-token micro batch) takes its launches free, its
+    launches and its compute synced."""
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    plan = _tiny_plan(n_gpus=1, gpus_per_node=1, shard_degree=1, logprob_micro=64)
+    layers = model_consts(plan.model).layers
+    free = T.estimate_time(plan).phases["old_log_prob"]
+    synced = T.estimate_time(plan.replace(host_syncs_per_micro=True)).phases["old_log_prob"]
+    n_micro = -(-plan.samples_per_step // 64)
+    launches = n_micro * C.HF_EAGER_S_PER_LAYER * layers
+    assert free == pytest.approx(launches, rel=1e-6)  # launch-bound: the compute hides under the launches
+    compute = synced - launches  # the sum: the compute no longer hides
+    assert 0 < compute < launches
+    big = plan.replace(samples_per_step=64 * 64, prompt_len=512, response_len=512)  # compute-bound now
+    free, synced = (T.estimate_time(p).phases["old_log_prob"] for p in (big, big.replace(host_syncs_per_micro=True)))
+    assert synced - free == pytest.approx(64 * C.HF_EAGER_S_PER_LAYER * layers, rel=1e-6)  # 64 micro batches' launches
+
+
+def test_verl_megatron_waits_for_the_gpu_every_micro_batch_fsdp_keeps_the_larger():
+    from rlbatch_solver.calibration import make_run
+    from rlbatch_solver.costmodel.phase import Phase
+
+    for framework, synced in (("verl-megatron", True), ("verl-megatron==0.6.1", True), ("verl", False)):
+        run = make_run(framework, ["trainer.n_gpus_per_node=8"], gpu="h100", model="qwen2.5-7b", gpus=8)
+        for phase in (Phase.OLD_LOG_PROB, Phase.ACTOR_UPDATE):
+            assert run.spec.plan(run.values, phase).host_syncs_per_micro is synced, (framework, phase)
 
 
 def test_fsdp_pays_a_collective_latency_per_layer(monkeypatch):

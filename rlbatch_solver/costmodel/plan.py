@@ -119,6 +119,13 @@ class Plan:
     # FSDP2 CPUOffloadPolicy). False = verl 0.9 FSDP engine: train_mode/eval_mode load
     # them back to the GPU for the phase and offload them afterwards.
     offload_during_compute: bool = False
+    # The training loop waits for the GPU inside every micro batch, so a micro batch's host time (the Python layers'
+    # launches, ``time.launch_s_per_layer``) adds to its GPU time instead of hiding behind it: verl's Megatron actor
+    # reads each micro batch's sequence lengths back to the host before its forward (models/mcore/util.py
+    # preprocess_packed_seqs: ``.tolist()``) and its loss after it (``.item()``; 0.6.1 workers/actor/megatron_actor.py
+    # loss_func, 0.9.1 workers/engine/megatron/transformer_impl.py). False: the host may run ahead (the larger of the
+    # two counts).
+    host_syncs_per_micro: bool = False
     # The update also computes entropy (entropy_coeff != 0 or actor.calculate_entropy);
     # verl 0.9 defaults: entropy_coeff 0, calculate_entropy false.
     entropy_in_update: bool = False

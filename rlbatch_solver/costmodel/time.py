@@ -197,9 +197,10 @@ def _micro_layout(plan: Plan, samples: float, micro: int, budget: int | None, se
 
 
 def launch_s_per_layer(plan: Plan) -> float:
-    """Host time per layer of one eager forward of the trained model: Megatron's fused layers as an engine's eager
-    kernels (EAGER_LAUNCH_S_PER_LAYER), a Hugging Face model's Python layers as measured (HF_EAGER_S_PER_LAYER)."""
-    return C.EAGER_LAUNCH_S_PER_LAYER if plan.trainer == "megatron" else C.HF_EAGER_S_PER_LAYER
+    """Host time per layer of one eager forward of the trained model: its layers are Python modules (a Hugging Face
+    model's, or megatron-core's Transformer Engine modules), HF_EAGER_S_PER_LAYER as measured (docs/cost-model.md
+    section 4, "Kernel launches")."""
+    return C.HF_EAGER_S_PER_LAYER
 
 
 def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, samples: float, micro: int,
@@ -214,11 +215,12 @@ def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, sample
     compute = compute_seconds(per_gpu * 2.0 * active * seq, per_gpu * attention_flops(mc, seq), mc.hidden, tok_micro,
                               _peak(plan), mfu * gpu_compute_factor(plan.gpu))
     # Eager PyTorch launches every layer's kernels from the host, a backward about twice a forward's (each GEMM has
-    # two gradient GEMMs): flops_mult forwards' worth per micro batch, EAGER_LAUNCH_S_PER_LAYER each. The GPU cannot
-    # finish a micro batch before its kernels are launched.
+    # two gradient GEMMs): flops_mult forwards' worth per micro batch, launch_s_per_layer each. The GPU cannot
+    # finish a micro batch before its kernels are launched; where the loop waits for the GPU inside every micro batch
+    # (Plan.host_syncs_per_micro) the GPU's queue empties each time and the host time adds to the GPU's.
     pp = max(1, plan.pp)
     launches = n_micro * flops_mult * launch_s_per_layer(plan) * mc.layers / pp
-    compute = max(compute, launches)
+    compute = compute + launches if plan.host_syncs_per_micro else max(compute, launches)
     if pp > 1:
         # pipeline bubble of 1F1B: (PP-1)/n_micro of the compute idles; interleaving divides it by VPP
         # (Narayanan et al. 2021, arXiv 2104.04473, section 2.2)

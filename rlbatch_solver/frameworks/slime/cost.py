@@ -196,9 +196,10 @@ def _unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
 
 def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
     def plan(values: Mapping[str, Value], phase: str):
-        # SGLang releases its memory (enable_memory_saver): no host copy of the engine's weights
+        # SGLang releases its memory (enable_memory_saver): no host copy of the engine's weights; slime's own
+        # training loop (not verl's Megatron actor) is not known to wait for the GPU in every micro batch
         return dataclasses.replace(vm.make_plan(verl_values(values, gpu), phase, model, gpu),
-                                   engine_sleep_host_weights=False)
+                                   engine_sleep_host_weights=False, host_syncs_per_micro=False)
 
     return CostSpec(
         framework="slime",

@@ -218,6 +218,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         optimizer_offload_fraction=int(v.get("megatron_cpu_optimizer_permille") or 0) / 1000,
         distributed_optimizer=True,
         trainer="megatron",
+        host_syncs_per_micro=True,  # preprocess_packed_seqs' .tolist() and the loss's .item() (Plan's comment)
         ref_param_offload=bool(v.get("ref_megatron_param_offload")),
         critic_param_offload=bool(v.get("critic_megatron_param_offload")),
         critic_optimizer_offload=bool(v.get("critic_megatron_optimizer_offload")),
