@@ -221,8 +221,9 @@ def outlook_text(mem: MemoryCheck) -> str:
     typical = mem.typical_peaks.get(phase)
     if typical is not None and typical != mem.peaks[phase]:
         lengths = mem.lengths
-        text += (f"; at the data's typical lengths (prompt {lengths.get('prompt', 0):,.0f}, response "
-                 f"{lengths.get('response', 0):,.0f}: --mean-prompt-len / --mean-response-len) {typical / 1024:.1f} GiB")
+        text += (f"; at the data's typical lengths (mean prompt {lengths.get('prompt', 0):,.0f}, response "
+                 f"{lengths.get('response', 0):,.0f}: --mean-prompt-len / --mean-response-len; a packed micro batch "
+                 f"at the 99.9th percentile of its summed lengths) {typical / 1024:.1f} GiB")
     return text
 
 

@@ -645,3 +645,24 @@ def test_a_no_grad_forward_holds_a_layer_or_the_logits_not_both():
     layer = t * mc.act_max_layer
     assert small_vocab["activations (forward)"] == pytest.approx(
         t * 2 * C.BF16 * mc.hidden + layer - small_vocab["logits"])
+
+
+def test_packed_tokens_take_the_quantile_of_the_sum_only_where_asked_and_never_above_the_limits():
+    """memory.packed_tokens: padded micro batches hold n x the limits whatever Plan.packed_sum_z says; packed ones
+    hold n x the limits x peak_length_fraction, and with packed_sum_z at most lengths.packed_sum_tokens of them."""
+    from rlbatch_solver.costmodel.lengths import packed_sum_tokens
+    from rlbatch_solver.costmodel.memory import packed_tokens
+    from rlbatch_solver.costmodel.time import _lengths
+
+    plan = make_plan()
+    seq = plan.prompt_len + plan.response_len
+    padded = plan.replace(remove_padding=False, packed_sum_z=3.09)
+    assert packed_tokens(padded, 64) == 64 * seq
+    packed = plan.replace(remove_padding=True)
+    assert packed_tokens(packed, 64) == 64 * seq
+    p, r, r_max = _lengths(packed)
+    quantile = packed_sum_tokens(64, p, r, plan.prompt_len, r_max, 3.09)
+    assert p * 64 < quantile < 64 * seq
+    assert packed_tokens(packed.replace(packed_sum_z=3.09), 64) == pytest.approx(quantile)
+    short = packed.replace(packed_sum_z=3.09, peak_length_fraction=0.1)  # a fraction below the quantile still caps
+    assert packed_tokens(short, 64) == pytest.approx(64 * seq * 0.1)

@@ -146,3 +146,43 @@ def test_sweep_applies_a_profile_to_the_points_that_name_none(tmp_path):
 
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(r["mean_lengths"]["profile"] for r in rows) == ["gsm8k", "gsm8k", "math", "math"]
+
+
+def test_the_length_laws_moments_match_its_integral():
+    """capped_moments: mean and variance of min(X, cap) for X exponential with the scale that gives the capped mean,
+    checked against a numerical integral of the same law."""
+    import math
+
+    from rlbatch_solver.costmodel.lengths import capped_moments
+
+    cap = 1024.0
+    for mean in (0.1 * cap, 260.0, 0.35 * cap, 0.8 * cap):
+        lam = length_scale(mean, cap)
+        steps = 20000
+        dx = cap / steps
+        m1 = sum((i + 0.5) * dx * math.exp(-(i + 0.5) * dx / lam) / lam * dx for i in range(steps))
+        m2 = sum(((i + 0.5) * dx) ** 2 * math.exp(-(i + 0.5) * dx / lam) / lam * dx for i in range(steps))
+        tail = math.exp(-cap / lam)  # the share of responses cut at the cap
+        m1, m2 = m1 + cap * tail, m2 + cap * cap * tail
+        got_mean, got_var = capped_moments(mean, cap)
+        assert got_mean == pytest.approx(mean, rel=1e-6) == pytest.approx(m1, rel=1e-3)
+        assert got_var == pytest.approx(m2 - m1 * m1, rel=1e-3)
+    assert capped_moments(cap, cap) == (cap, 0.0)  # every response at the cap
+
+
+def test_a_packed_micro_batch_is_priced_at_a_high_quantile_of_its_summed_lengths():
+    """packed_sum_tokens: n prompts at their mean plus the 99.9th percentile of n responses' sum (constants
+    PACKED_SUM_Z), never more than n responses at the cap. One sequence reaches the cap at the default mean (two nearly);
+    many concentrate towards n x the mean (the excess falls as 1/sqrt(n))."""
+    from rlbatch_solver.costmodel.constants import PACKED_SUM_Z
+    from rlbatch_solver.costmodel.lengths import capped_moments, packed_sum_tokens
+
+    cap, mean = 1024.0, DEFAULT_AVG_RESPONSE_FRACTION * 1024.0
+    assert packed_sum_tokens(1, 93, mean, 512, cap, PACKED_SUM_Z) == 93 + cap
+    assert packed_sum_tokens(2, 93, mean, 512, cap, PACKED_SUM_Z) == pytest.approx(2 * (93 + cap), rel=0.002)
+    _, var = capped_moments(mean, cap)
+    excess = [packed_sum_tokens(n, 0, mean, 512, cap, PACKED_SUM_Z) / (n * mean) - 1 for n in (8, 32, 128)]
+    assert excess[0] > excess[1] > excess[2] > 0
+    assert excess[2] == pytest.approx(PACKED_SUM_Z * (var / 128) ** 0.5 / mean, rel=1e-9)
+    assert packed_sum_tokens(128, 93, mean, 512, cap, 0.0) == pytest.approx(128 * (93 + mean))  # z 0: the mean
+    assert packed_sum_tokens(4, 600, mean, 512, cap, PACKED_SUM_Z) <= 4 * (512 + cap)  # a mean over the limit: cut

@@ -990,3 +990,30 @@ def test_a_trainer_save_on_deepspeed_clones_the_model_on_every_rank_below_zero3(
     assert lora[T_SAVE] / GIB < 1
     trl = _case("trl_openr1_100_distill_qwen_7b_grpo_zero3_8xh100")
     assert 28 < save(trl, [])[T_SAVE] / GIB < 29
+
+
+def test_the_typical_peak_of_a_packed_micro_batch_is_its_high_quantile_not_its_median():
+    """check's typical peak prices a packed micro batch of n sequences at the 99.9th percentile of their summed
+    lengths (constants.PACKED_SUM_Z; lengths.packed_sum_tokens), not n x the mean (the median micro batch, which half
+    of a run's micro batches exceed). verl's LoRA tuning 14B row (116 sequences per micro batch, Ulysses SP 2, GSM8K):
+    the update sits between the two, 64 of 74.7 GiB, still "tight" on both sides of the bisection edge. PRIME #59's
+    OOM report (two sequences per GPU per micro batch, 1,024 + 3,072 tokens allowed) was under the line at n x the
+    mean; at the quantile two responses are at the cap and it is over, as the run found."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.costmodel.lengths import packed_sum_tokens
+
+    c = _case("verl_tuning_lora_14b_bs58_2xh100")
+    mem = _check(c.name).memory
+    ml = mem.lengths
+    mean_fraction = (ml["prompt"] + ml["response"]) / (ml["max_prompt"] + ml["max_response"])
+    median = rb.check(c.args, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu,
+                      length_fraction=mean_fraction).memory.peaks["actor_update"]
+    typical = mem.typical_peaks["actor_update"]
+    assert median < typical < mem.capacity_of("actor_update") < mem.peaks["actor_update"]
+    # the excess over the median is the logits' and checkpoints' share of the quantile's extra tokens
+    extra = packed_sum_tokens(116, ml["prompt"], ml["response"], 512, 1024, 3.09) / (116 * (ml["prompt"] + ml["response"]))
+    assert 1.15 < extra < 1.25 and typical / 1024 == pytest.approx(64.2, abs=0.2)
+    assert mem.outlook() == "tight"
+    prime = _check("verl_prime_59_qwen2_5_7b_rloo_4xa800_bs64").memory
+    upd = "actor_update"
+    assert prime.typical_peaks[upd] > prime.capacity_of(upd) and not prime.fits

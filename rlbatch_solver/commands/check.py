@@ -116,7 +116,8 @@ class MemoryCheck:
     # asynchronous training on separate pools: (pool, seconds of its stage per step, idle ratio) (tables.stage_seconds)
     stages: list[tuple[str, float, float]] = field(default_factory=list)
     # phase -> MiB at the data's typical lengths (the mean prompt and response, ``lengths``) where the micro batches
-    # are packed (remove padding): the peaks above are at the config's maximum lengths, the worst case it allows
+    # are packed (remove padding): a micro batch at the 99.9th percentile of its summed lengths (typical_peaks); the
+    # peaks above are at the config's maximum lengths, the worst case it allows
     typical_peaks: dict[str, int] = field(default_factory=dict)
     # the memory model's observed error, median |log(measured/predicted)| of a phase's peak (costmodel/accuracy.py)
     error_log: float = 0.0
@@ -256,17 +257,22 @@ def check(
 
 
 def typical_peaks(spec: Any, values: Mapping[str, Value], length_fraction: float) -> dict[str, int]:
-    """Each phase's peak (MiB) with packed micro batches at the data's mean lengths instead of the maximum ones
-    (the mean prompt and response the step time uses: given, calibrated or the default shares of the limits)."""
+    """Each phase's peak (MiB) with packed micro batches at the data's typical lengths instead of the maximum ones:
+    a micro batch of n sequences holds the 99.9th percentile of the sum of n lengths at the data's means (the mean
+    prompt and response the step time uses: given, calibrated or the default shares of the limits; responses drawn
+    from the length law, constants.PACKED_SUM_Z), never more than the maximum lengths allow."""
+    from dataclasses import replace
+
+    from ..costmodel import constants as C
     from ..costmodel.memory import estimate_memory
-    from ..costmodel.tables import MIB, mean_lengths, with_length_fraction
+    from ..costmodel.tables import MIB, mean_lengths
 
     ml = mean_lengths(spec, values)
     longest = max(1.0, float(ml["max_prompt"] + ml["max_response"]))
-    fraction = min(length_fraction, (ml["prompt"] + ml["response"]) / longest)
-    if fraction >= length_fraction:
+    if (ml["prompt"] + ml["response"]) / longest >= length_fraction:
         return {}
-    typical = with_length_fraction(spec, fraction)
+    plan = spec.plan
+    typical = replace(spec, plan=lambda v, phase: plan(v, phase).replace(packed_sum_z=C.PACKED_SUM_Z))
     return {p: int(-(-estimate_memory(typical.plan(values, p)).peak(p) // MIB)) for p in spec.phases_run(values)}
 
 

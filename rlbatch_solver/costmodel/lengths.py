@@ -190,3 +190,31 @@ def straggler_tokens(mean: float, cap: float, samples: int) -> float:
     if math.isinf(lam):
         return float(cap)
     return min(float(cap), lam * harmonic(samples))
+
+
+def capped_moments(mean: float, cap: float) -> tuple[float, float]:
+    """Mean and variance of one response under the length law (exponential with capped mean ``mean``, at most
+    ``cap``): E[min(X, c)] = lam (1 - e^-c/lam), E[min(X, c)^2] = 2 lam^2 (1 - e^-c/lam (1 + c/lam))."""
+    from .time import length_scale
+
+    lam = length_scale(mean, cap)
+    if lam <= 0:
+        return 0.0, 0.0
+    if math.isinf(lam):
+        return float(cap), 0.0
+    tail = math.exp(-cap / lam)
+    first = lam * (1 - tail)
+    second = 2 * lam * lam * (1 - tail * (1 + cap / lam))
+    return first, max(0.0, second - first * first)
+
+
+def packed_sum_tokens(n: float, prompt: float, response: float, max_prompt: float, max_response: float,
+                      z: float) -> float:
+    """Tokens of ``n`` sequences packed into one micro batch at the ``z`` quantile of their sum: each prompt at the
+    data's mean ``prompt`` (at most ``max_prompt``), the responses' sum at its ``z`` quantile under the length law
+    with mean ``response`` capped at ``max_response`` (normal approximation of the sum), at most ``n`` x
+    ``max_response`` (constants.PACKED_SUM_Z)."""
+    n = max(1.0, float(n))
+    mean, var = capped_moments(response, max_response)
+    responses = min(n * max_response, n * mean + z * math.sqrt(n * var))
+    return n * min(prompt, max_prompt) + responses

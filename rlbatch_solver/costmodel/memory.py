@@ -573,16 +573,31 @@ def micro_tokens(plan: Plan, micro: int, budget: int | None, share_samples: floa
     token budget and ``Plan.budget_capped_by_batch``, a micro batch holds at most all of them.
     """
     sp = max(1, plan.sp) * max(1, plan.cp)
-    seq = float(_seq_len(plan))
-    if plan.remove_padding:
-        seq = max(1.0, seq * min(1.0, max(0.0, plan.peak_length_fraction)))
     if budget:
         # verl's dynamic batching packs up to the per-GPU token budget (times sp per SP group).
         tokens = float(max(1, budget))
         if plan.budget_capped_by_batch and share_samples:
-            tokens = min(tokens, max(1.0, share_samples) * seq / sp)
+            tokens = min(tokens, packed_tokens(plan, max(1.0, share_samples)) / sp)
         return tokens
-    return max(1, micro) * seq / sp
+    return packed_tokens(plan, max(1, micro)) / sp
+
+
+def packed_tokens(plan: Plan, n: float) -> float:
+    """Tokens of ``n`` sequences in one micro batch, before sequence parallelism: padded, n x (max prompt + max
+    response); packed (``remove_padding``), each at ``peak_length_fraction`` of the limits, and with
+    ``packed_sum_z`` at most that quantile of the sum at the data's mean lengths (lengths.packed_sum_tokens)."""
+    seq = float(_seq_len(plan))
+    if not plan.remove_padding:
+        return n * seq
+    tokens = n * max(1.0, seq * min(1.0, max(0.0, plan.peak_length_fraction)))
+    if plan.packed_sum_z is not None:
+        from .lengths import packed_sum_tokens
+        from .time import _lengths
+
+        prompt, response, max_response = _lengths(plan)
+        tokens = min(tokens, max(1.0, packed_sum_tokens(n, prompt, response, max(1, plan.prompt_len),
+                                                        max_response, plan.packed_sum_z)))
+    return tokens
 
 
 def _dp_share(plan: Plan, batches: int = 1) -> float:

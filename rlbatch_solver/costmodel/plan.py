@@ -94,6 +94,10 @@ class Plan:
     # Memory, with remove_padding: fraction of max prompt+response the longest micro
     # batch reaches. 1.0 = worst case (every sequence of a micro batch at the limits).
     peak_length_fraction: float = 1.0
+    # Memory, with remove_padding: price a micro batch of n sequences at this quantile (a z score) of the sum of its
+    # sequences' tokens at the data's mean lengths (lengths.packed_sum_tokens) instead of n x max x
+    # peak_length_fraction, whichever is smaller; None: not (the verdict's worst case). check's typical peaks set it.
+    packed_sum_z: Optional[float] = None
     # Dynamic batching packs a GPU's share of the batch being split (the step for a log-prob pass,
     # one mini-batch for an update) up to the token budget: a micro batch never holds more than that
     # share (verl's prepare_dynamic_batch / rearrange_micro_batches). Set by frameworks that do this.
