@@ -691,18 +691,26 @@ def test_an_ms_swift_rollout_server_receives_a_whole_weight_bucket_beside_its_kv
 def test_openrlhf_0_5_packed_log_probs_take_the_whole_micro_batch_as_one_row():
     """OpenRLHF #756 (0.5.9, Qwen2.5-7B PPO on 8 A100 40GB, --packing_samples, 32-sample micro rollout batches): out
     of memory "when calculating reference logits". 0.5.9's log_probs_from_logits loops over rows "to reduce peak mem
-    consumption", but a packed micro batch is one row, so torch's logsumexp holds its difference and exp at full size
-    beside the fp32 logits: 12 B per logit in the reference and old log-prob forwards, twice the unpacked 6."""
+    consumption", but a packed micro batch is one row, so torch's logsumexp holds its difference at full size beside
+    the fp32 logits (its exp works in place): 8 B per logit in the reference and old log-prob forwards, as measured
+    on one H200 (benchmarks/results/h200-2026-11-26 "forward: fp32 logsumexp": 8.0 at 2K-16K tokens), not the 12 a
+    reading of torch <= 1.6's logsumexp gave. The Llama-3-8B run of the same thread ran: its old log-prob forward of 32
+    packed samples at their 2,048-token limits is now 62.6 GiB of logits (was 93.9), 80.5 GiB in all (was 111.9) of
+    37: still over at max lengths (it ran on the data's shorter samples)."""
     import rlbatch_solver as rb
     from rlbatch_solver.costmodel import constants as C
 
-    assert C.LOGIT_BYTES["openrlhf-0.5-packed"][:2] == (12, 12) and C.LOGIT_BYTES["openrlhf-0.5"][:2] == (6, 6)
+    assert C.LOGIT_BYTES["openrlhf-0.5-packed"][:2] == (8, 8) and C.LOGIT_BYTES["openrlhf-0.5"][:2] == (6, 6)
     c = _case("openrlhf_756_qwen2_5_7b_ppo_8xa100_40g")
     packed = _check(c.name)
     unpacked = rb.check([a for a in c.args if a != "--packing_samples"], framework=c.framework, gpus=c.gpus,
                         model=c.model, gpu=c.gpu)
-    assert packed.memory.phases["ref"]["logits"] == pytest.approx(2 * unpacked.memory.phases["ref"]["logits"])
+    assert packed.memory.phases["ref"]["logits"] == pytest.approx(8 / 6 * unpacked.memory.phases["ref"]["logits"])
     assert packed.memory.verdict("ref") == "no"
+    ran = _check("openrlhf_756_llama3_8b_ppo_8xa100_40g").memory
+    logits = ran.phases["old_log_prob"]["logits+entropy"] / 1024
+    assert logits == pytest.approx(32 * 2048 * 128256 * 8 / 2**30, rel=0.01)
+    assert ran.peaks["old_log_prob"] / 1024 == pytest.approx(80.5, abs=0.5)
 
 
 def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_told():
