@@ -160,11 +160,26 @@ def test_a_host_case_is_unjudged_only_when_its_node_ram_is_unknown():
     (it was, while a missing RAM read as "does not fit")."""
     from rlbatch_solver.costmodel.host import DEFAULT_HOST_GIB_PER_GPU
 
-    unjudged = {r.case.name for r in _results() if r.unjudged}
+    unjudged = {r.case.name for r in _results() if r.unjudged and r.case.memory == "host"}
     assert unjudged == {r.case.name for r in _results() if r.case.memory == "host" and r.case.host_mem_gib is None
                         and r.case.gpu not in DEFAULT_HOST_GIB_PER_GPU}
     assert {"verl_prime_59_qwen2_5_7b_rloo_8xa800_host", "openrlhf_198_llama2_70b_ppo_adam_offload"} <= unjudged
-    assert all(r.case.memory == "host" for r in _results() if r.unjudged)
+    assert all(r.case.memory == "host" or r.case.unjudged for r in _results() if r.unjudged)
+
+
+def test_a_gpu_record_is_unjudged_only_when_it_says_why_and_then_counts_neither_way():
+    """ms-swift #7999: one script, OOM on 3.12.4 and ran on 3.10.3 (8 H800), but the post is cut at '--per_dev...', so
+    the flags that decide a 32B full fine-tune's memory are not visible. What is visible trains with plain DDP
+    (3.10.3 swift/llm/argument/train_args.py TrainArguments._init_deepspeed acts only when --deepspeed is set): every
+    rank would hold the whole 32B model, its gradients and AdamW states (424 GiB at the update), which cannot have run
+    on 80 GB. Both records carry ``unjudged``: still checked and listed, counted neither as caught nor as missed."""
+
+    marked = {r.case.name: r for r in _results() if r.unjudged and r.case.memory == "gpu"}
+    assert set(marked) == {"swift_7999_qwen3_32b_grpo_full_colocate_tp8_8xh800_v3_10_3",
+                           "swift_7999_qwen3_32b_grpo_full_colocate_tp8_8xh800_v3_12_4"}
+    assert all(r.case.unjudged and r.predicted_oom and r.peak_gib > 5 * r.limit_gib for r in marked.values())
+    counted = mc.scores([r for r in _results() if r.case.name not in marked])
+    assert mc.scores(_results())["swift"] == counted["swift"]
 
 
 # ----------------------------------------------------------------------------- the scores
