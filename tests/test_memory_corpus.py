@@ -1013,3 +1013,26 @@ def test_a_trainer_save_on_deepspeed_clones_the_model_on_every_rank_below_zero3(
     assert lora[T_SAVE] / GIB < 1
     trl = _case("trl_openr1_100_distill_qwen_7b_grpo_zero3_8xh100")
     assert 28 < save(trl, [])[T_SAVE] / GIB < 29
+
+
+def test_swift_multi_turn_trains_the_whole_conversation_up_to_the_engines_context():
+    """ms-swift #4961 (3.6.1, Qwen3-8B LoRA multi-turn GRPO, 7 A100 80GB, per_device_train_batch_size 2,
+    max_completion_length 8192, max_length 16384, no vllm_max_model_len): memory rose suddenly mid-training, OOM.
+    With a multi-turn scheduler and the default completion_length_limit_scope 'per_round', max_completion_length
+    bounds one round; the conversation grows to the engine's context (Qwen3-8B's 40,960) and the trainer encodes and
+    scores all of it after the first prompt. Scope 'total' (colocate) caps the rounds together: single-turn pricing;
+    --vllm_max_model_len bounds the context."""
+    c = _case("swift_4961_qwen3_8b_grpo_lora_colocate_multiturn_7xa100_80g")
+    multi = _check(c.name).memory
+    assert multi.lengths["max_response"] == 40960 - 16384
+    assert multi.verdict("actor_update") == "no"
+    single = _check_args(c.name, c.args[:-2]).memory
+    assert single.lengths["max_response"] == 8192 and single.verdict("actor_update") != "no"
+    total = _check_args(c.name, c.args + ["--completion_length_limit_scope", "total"]).memory
+    assert total.peaks == single.peaks
+    capped = _check_args(c.name, c.args + ["--vllm_max_model_len", "32768"]).memory
+    assert capped.lengths["max_response"] == 32768 - 16384
+    assert single.peaks["actor_update"] < capped.peaks["actor_update"] < multi.peaks["actor_update"]
+    # a rollout server's limit is not in the trainer's command: the model's context, whatever scope
+    server = _check_args(c.name, c.args + ["--completion_length_limit_scope", "total", "--vllm_mode", "server"]).memory
+    assert server.lengths["max_response"] == 40960 - 16384
