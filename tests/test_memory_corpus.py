@@ -1023,7 +1023,9 @@ def test_swift_multi_turn_trains_the_whole_conversation_up_to_the_engines_contex
     scores all of it after the first prompt. Scope 'total' (colocate) caps the rounds together: single-turn pricing;
     --vllm_max_model_len bounds the context."""
     c = _case("swift_4961_qwen3_8b_grpo_lora_colocate_multiturn_7xa100_80g")
-    multi = _check(c.name).memory
+    checked = _check(c.name)
+    assert any("multi-turn rollout" in n for n in checked.notes)
+    multi = checked.memory
     assert multi.lengths["max_response"] == 40960 - 16384
     assert multi.verdict("actor_update") == "no"
     single = _check_args(c.name, c.args[:-2]).memory
