@@ -122,7 +122,7 @@ def ours_per_logit(tokens: int) -> dict[str, float]:
         "forward: bf16 logits only": C.LOGITS_BF16_BYTES_PER_LOGIT,
         "forward: bf16 row log_softmax": C.LOGITS_FWD_BYTES_PER_LOGIT,
         "forward: bf16 + entropy": C.ENTROPY_FWD_BYTES_PER_LOGIT,
-        "forward: fp32 logsumexp": C.LOGIT_BYTES["openrlhf"][0],
+        "forward: fp32 logsumexp": C.LOGIT_BYTES["openrlhf-0.5-packed"][0],  # one whole-tensor logsumexp: 0.5.9 packed
         "update: bf16 row log_softmax": upd,
         "update: bf16 + entropy": upd + C.ENTROPY_FWD_BYTES_PER_LOGIT - C.LOGITS_FWD_BYTES_PER_LOGIT,
         "update: fp32 logsumexp": C.LOGIT_BYTES["swift-ddp"][2],  # TRL's selective_log_softmax on fp32 logits

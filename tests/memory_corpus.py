@@ -6,7 +6,9 @@ from:
 
 - tests/data/memory_corpus/*.yaml: reports collected from the frameworks' trackers, docs and papers (one record per
   report: ``name``, ``framework``, ``release``, ``outcome``, ``memory`` gpu|host, ``phase``, ``source``, ``where``,
-  ``gpu``, ``gpus``, ``model``, ``args``, optional ``host_mem_gib``, ``length_fraction``, ``note``);
+  ``gpu``, ``gpus``, ``model``, ``args``, optional ``host_mem_gib``, ``length_fraction``, ``note``, and
+  ``unjudged``: why the record, as its source shows it, cannot be judged, e.g. a command cut before the flags that
+  decide its memory; such a record is checked and listed but counted neither as caught nor as missed);
 - the runs the other test data already holds as published and running (tests/published.py: the example scripts
   with their hardware, the measured set, the published configs whose source names the GPU) and the out-of-memory
   reports of tests/data/<framework>/oom_reports.yaml.
@@ -60,6 +62,9 @@ class Case:
     host_mem_gib: float | None = None
     length_fraction: float = 1.0
     origin: str = ""  # the file the case comes from
+    # why a collected record cannot be judged as its source shows it (the record's ``unjudged``): checked and listed,
+    # counted neither as caught nor as missed
+    unjudged: str = ""
 
     @property
     def family(self) -> str:
@@ -93,7 +98,8 @@ def _collected() -> list[Case]:
             out.append(Case(rec["name"], rec["framework"], rec["outcome"], rec["source"], rec.get("gpu") or "",
                             rec.get("model") or "", [str(a) for a in rec.get("args") or []], rec.get("gpus"),
                             rec.get("memory", "gpu"), rec.get("phase", "unknown"), str(rec.get("release", "")),
-                            rec.get("host_mem_gib"), float(rec.get("length_fraction", 1.0)), path.name))
+                            rec.get("host_mem_gib"), float(rec.get("length_fraction", 1.0)), path.name,
+                            str(rec.get("unjudged") or "")))
     return out
 
 
@@ -154,7 +160,7 @@ def judge(case: Case) -> Result:
     over = [p for p in mem.peaks if mem.verdict(p) != "yes"]
     verdict = mem.verdict()
     return Result(case, not mem.fits, verdict, worst, mem.peaks[worst] / 1024, mem.capacity_of(worst) / 1024,
-                  phases_over=over, outlook=mem.outlook())
+                  phases_over=over, outlook=mem.outlook(), unjudged=case.unjudged)
 
 
 def results() -> list[Result]:

@@ -160,11 +160,26 @@ def test_a_host_case_is_unjudged_only_when_its_node_ram_is_unknown():
     (it was, while a missing RAM read as "does not fit")."""
     from rlbatch_solver.costmodel.host import DEFAULT_HOST_GIB_PER_GPU
 
-    unjudged = {r.case.name for r in _results() if r.unjudged}
+    unjudged = {r.case.name for r in _results() if r.unjudged and r.case.memory == "host"}
     assert unjudged == {r.case.name for r in _results() if r.case.memory == "host" and r.case.host_mem_gib is None
                         and r.case.gpu not in DEFAULT_HOST_GIB_PER_GPU}
     assert {"verl_prime_59_qwen2_5_7b_rloo_8xa800_host", "openrlhf_198_llama2_70b_ppo_adam_offload"} <= unjudged
-    assert all(r.case.memory == "host" for r in _results() if r.unjudged)
+    assert all(r.case.memory == "host" or r.case.unjudged for r in _results() if r.unjudged)
+
+
+def test_a_gpu_record_is_unjudged_only_when_it_says_why_and_then_counts_neither_way():
+    """ms-swift #7999: one script, OOM on 3.12.4 and ran on 3.10.3 (8 H800), but the post is cut at '--per_dev...', so
+    the flags that decide a 32B full fine-tune's memory are not visible. What is visible trains with plain DDP
+    (3.10.3 swift/llm/argument/train_args.py TrainArguments._init_deepspeed acts only when --deepspeed is set): every
+    rank would hold the whole 32B model, its gradients and AdamW states (424 GiB at the update), which cannot have run
+    on 80 GB. Both records carry ``unjudged``: still checked and listed, counted neither as caught nor as missed."""
+
+    marked = {r.case.name: r for r in _results() if r.unjudged and r.case.memory == "gpu"}
+    assert set(marked) == {"swift_7999_qwen3_32b_grpo_full_colocate_tp8_8xh800_v3_10_3",
+                           "swift_7999_qwen3_32b_grpo_full_colocate_tp8_8xh800_v3_12_4"}
+    assert all(r.case.unjudged and r.predicted_oom and r.peak_gib > 5 * r.limit_gib for r in marked.values())
+    counted = mc.scores([r for r in _results() if r.case.name not in marked])
+    assert mc.scores(_results())["swift"] == counted["swift"]
 
 
 # ----------------------------------------------------------------------------- the scores
@@ -691,18 +706,26 @@ def test_an_ms_swift_rollout_server_receives_a_whole_weight_bucket_beside_its_kv
 def test_openrlhf_0_5_packed_log_probs_take_the_whole_micro_batch_as_one_row():
     """OpenRLHF #756 (0.5.9, Qwen2.5-7B PPO on 8 A100 40GB, --packing_samples, 32-sample micro rollout batches): out
     of memory "when calculating reference logits". 0.5.9's log_probs_from_logits loops over rows "to reduce peak mem
-    consumption", but a packed micro batch is one row, so torch's logsumexp holds its difference and exp at full size
-    beside the fp32 logits: 12 B per logit in the reference and old log-prob forwards, twice the unpacked 6."""
+    consumption", but a packed micro batch is one row, so torch's logsumexp holds its difference at full size beside
+    the fp32 logits (its exp works in place): 8 B per logit in the reference and old log-prob forwards, as measured
+    on one H200 (benchmarks/results/h200-2026-11-26 "forward: fp32 logsumexp": 8.0 at 2K-16K tokens), not the 12 a
+    reading of torch <= 1.6's logsumexp gave. The Llama-3-8B run of the same thread ran: its old log-prob forward of 32
+    packed samples at their 2,048-token limits is now 62.6 GiB of logits (was 93.9), 80.5 GiB in all (was 111.9) of
+    37: still over at max lengths (it ran on the data's shorter samples)."""
     import rlbatch_solver as rb
     from rlbatch_solver.costmodel import constants as C
 
-    assert C.LOGIT_BYTES["openrlhf-0.5-packed"][:2] == (12, 12) and C.LOGIT_BYTES["openrlhf-0.5"][:2] == (6, 6)
+    assert C.LOGIT_BYTES["openrlhf-0.5-packed"][:2] == (8, 8) and C.LOGIT_BYTES["openrlhf-0.5"][:2] == (6, 6)
     c = _case("openrlhf_756_qwen2_5_7b_ppo_8xa100_40g")
     packed = _check(c.name)
     unpacked = rb.check([a for a in c.args if a != "--packing_samples"], framework=c.framework, gpus=c.gpus,
                         model=c.model, gpu=c.gpu)
-    assert packed.memory.phases["ref"]["logits"] == pytest.approx(2 * unpacked.memory.phases["ref"]["logits"])
+    assert packed.memory.phases["ref"]["logits"] == pytest.approx(8 / 6 * unpacked.memory.phases["ref"]["logits"])
     assert packed.memory.verdict("ref") == "no"
+    ran = _check("openrlhf_756_llama3_8b_ppo_8xa100_40g").memory
+    logits = ran.phases["old_log_prob"]["logits+entropy"] / 1024
+    assert logits == pytest.approx(32 * 2048 * 128256 * 8 / 2**30, rel=0.01)
+    assert ran.peaks["old_log_prob"] / 1024 == pytest.approx(80.5, abs=0.5)
 
 
 def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_told():
@@ -1017,3 +1040,28 @@ def test_the_typical_peak_of_a_packed_micro_batch_is_its_high_quantile_not_its_m
     prime = _check("verl_prime_59_qwen2_5_7b_rloo_4xa800_bs64").memory
     upd = "actor_update"
     assert prime.typical_peaks[upd] > prime.capacity_of(upd) and not prime.fits
+
+
+def test_swift_multi_turn_trains_the_whole_conversation_up_to_the_engines_context():
+    """ms-swift #4961 (3.6.1, Qwen3-8B LoRA multi-turn GRPO, 7 A100 80GB, per_device_train_batch_size 2,
+    max_completion_length 8192, max_length 16384, no vllm_max_model_len): memory rose suddenly mid-training, OOM.
+    With a multi-turn scheduler and the default completion_length_limit_scope 'per_round', max_completion_length
+    bounds one round; the conversation grows to the engine's context (Qwen3-8B's 40,960) and the trainer encodes and
+    scores all of it after the first prompt. Scope 'total' (colocate) caps the rounds together: single-turn pricing;
+    --vllm_max_model_len bounds the context."""
+    c = _case("swift_4961_qwen3_8b_grpo_lora_colocate_multiturn_7xa100_80g")
+    checked = _check(c.name)
+    assert any("multi-turn rollout" in n for n in checked.notes)
+    multi = checked.memory
+    assert multi.lengths["max_response"] == 40960 - 16384
+    assert multi.verdict("actor_update") == "no"
+    single = _check_args(c.name, c.args[:-2]).memory
+    assert single.lengths["max_response"] == 8192 and single.verdict("actor_update") != "no"
+    total = _check_args(c.name, c.args + ["--completion_length_limit_scope", "total"]).memory
+    assert total.peaks == single.peaks
+    capped = _check_args(c.name, c.args + ["--vllm_max_model_len", "32768"]).memory
+    assert capped.lengths["max_response"] == 32768 - 16384
+    assert single.peaks["actor_update"] < capped.peaks["actor_update"] < multi.peaks["actor_update"]
+    # a rollout server's limit is not in the trainer's command: the model's context, whatever scope
+    server = _check_args(c.name, c.args + ["--completion_length_limit_scope", "total", "--vllm_mode", "server"]).memory
+    assert server.lengths["max_response"] == 40960 - 16384

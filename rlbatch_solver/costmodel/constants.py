@@ -124,8 +124,11 @@ MCORE_RECOMPUTE_MODULES = ("core_attn", "moe_act", "layernorm", "mla_up_proj", "
 # - "openrlhf-0.5-packed" (the same with --packing_samples): the micro batch is one row of all its samples' tokens
 #   (trainer/ppo_trainer.py training_step_actor: torch.cat(...).unsqueeze(0); experience_maker.py likewise), so the
 #   "loop to reduce peak mem consumption" runs once over the whole [tokens, vocab] and torch's logsumexp holds its
-#   temporaries at full size beside the fp32 logits (aten ReduceOps.cpp logsumexp_out_impl:
-#   at::exp(self - maxes), the difference and its exp alive together): 4 + 4 + 4 forward; the update as unpacked.
+#   difference at full size beside the fp32 logits (aten/src/ATen/native/ReduceOps.cpp logsumexp_out_impl:
+#   `(self - maxes).exp_()`, the exp in place since at::amax replaced at::max_values; only torch <= 1.6 had
+#   at::exp(self - maxes) with both alive, and 0.5.9 runs vLLM 0.7's torch 2.5): 4 + 4 forward, measured 8.0 B per
+#   logit at 2,048-16,384 tokens (benchmarks/gpu_logits_probe.py "forward: fp32 logsumexp", one H200,
+#   benchmarks/results/h200-2026-11-26); the update as unpacked.
 # - "openrlhf-0.4" (0.4.0: transformers 4.43.1's LlamaForCausalLM/Qwen2ForCausalLM.forward upcast the logits,
 #   `logits = logits.float()`, and log_probs_from_logits is F.log_softmax over the whole tensor): forward the fp32
 #   logits and their fp32 log_softmax (4 + 4); the update the fp32 logits, the saved log_softmax, the gather's fp32
@@ -152,7 +155,7 @@ LOGIT_BYTES = {
     "megatron": (BF16 + FP32, BF16 + BF16 + FP32, FP32 + BF16, BF16 + BF16 + FP32 + BF16),
     "openrlhf": (BF16 + FP32, BF16 + FP32, FP32 + FP32 + BF16, 3 * FP32 + BF16),
     "openrlhf-0.5": (BF16 + FP32, BF16 + FP32, 4 * FP32, 4 * FP32),
-    "openrlhf-0.5-packed": (3 * FP32, 3 * FP32, 4 * FP32, 4 * FP32),
+    "openrlhf-0.5-packed": (2 * FP32, 2 * FP32, 4 * FP32, 4 * FP32),
     "openrlhf-0.4": (2 * FP32, 2 * FP32, 4 * FP32, 4 * FP32),
     "swift-deepspeed": (BF16, BF16, 4 * BF16, 6 * BF16),
     "swift-ddp": (BF16 + FP32, BF16 + FP32, 4 * FP32, 6 * FP32),

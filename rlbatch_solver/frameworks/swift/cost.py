@@ -52,6 +52,8 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "ds_stage": 0, "ds_offload": False,
     "gmu_permille": 900, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
     "kl_on": True, "weights_fp32": False,  # ms-swift loads the checkpoint's dtype (bf16)
+    # single-turn rollouts (no --multi_turn_scheduler); see multi_turn_context
+    "multi_turn_len": 0,
     "materialized_logits": True,  # trl 0.29's selective_log_softmax over the whole logits (LOGIT_BYTES "swift-*")
     # ``swift rlhf`` trains LoRA unless told otherwise: swift/arguments/base_args/base_args.py BaseArguments
     # (tuner_type default 'lora'), swift/arguments/tuner_args.py TunerArguments (lora_rank 8, all-linear)
@@ -67,7 +69,7 @@ MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     # --recompute_modules (MegatronArguments default ['core_attn']), copied into megatron-core's TransformerConfig
     # by name (swift/megatron/model/utils.py: every provider field from the matching argument)
     "recompute_modules": DEFAULT_RECOMPUTE_MODULES,
-    "weights_fp32": False, "materialized_logits": True,
+    "weights_fp32": False, "materialized_logits": True, "multi_turn_len": 0,
     # ``megatron rlhf`` trains the full model unless told otherwise (swift/megatron/arguments/megatron_args.py:
     # tuner_type default 'full', lora_rank 8)
     "lora_rank": 0,
@@ -93,6 +95,30 @@ def _num(key: str, raw: Any, kind=int):
         return kind(raw)
     except (TypeError, ValueError):
         raise InputError(key, f"'{raw}' is not a number.", f"write --{key} as a number.") from None
+
+
+def multi_turn_context(flat: Mapping[str, Any]) -> int:
+    """How long a multi-turn trajectory may grow: 0 for single-turn rollouts (or a colocated multi-turn run whose
+    ``--completion_length_limit_scope total`` caps all rounds together at max_completion_length), else the engine's
+    context: ``--vllm_max_model_len``, or -1 for the model's own limit (max_position_embeddings).
+
+    With ``--multi_turn_scheduler`` each round may answer max_completion_length tokens, and the default scope is
+    'per_round' (4.6.0 rlhf_trainers/args_mixin.py GRPOArgumentsMixin completion_length_limit_scope; 3.6.1
+    trainers/arguments.py the same): only rollout_mixin.py ``multi_turn_completion_length_context`` (colocate, scope
+    'total') caps the total, and a server-mode rollout is never capped there. The rounds stop when a round ends
+    at its length limit or max_turns (default None) is reached (MultiTurnScheduler.check_finished), so the
+    conversation grows up to the engine's context. The trainer then encodes the whole conversation without a length
+    limit (``_template_context`` sets template.max_length to None) and computes log-probs from the first response
+    token to the end (``logits_to_keep``): the trained response is the whole trajectory after the first prompt."""
+    # 3.x's deprecated --multi_turn_func becomes the scheduler (3.6.1 llm/argument/rlhf_args.py _deprecated_warning)
+    if flat.get("multi_turn_scheduler", flat.get("multi_turn_func")) in (None, "", "None", "none"):
+        return 0
+    server = str(flat.get("vllm_mode") or "").lower() == "server"
+    if str(flat.get("completion_length_limit_scope") or "per_round").lower() == "total" and not server:
+        return 0
+    if not server and flat.get("vllm_max_model_len") not in (None, "", "None", "none"):
+        return max(1, _num("vllm_max_model_len", flat["vllm_max_model_len"]))
+    return -1  # the rollout server's own limit is not in the trainer's command: the model's
 
 
 def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
@@ -129,6 +155,7 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
                                                            flat.get("optimizer_offload_fraction", 1.0), float) * 1000))
         return out
     out.update(save_values(flat))
+    out["multi_turn_len"] = multi_turn_context(flat)
     ds = flat.get("deepspeed")
     key = None if ds is None else str(ds)
     if key not in _DS:
@@ -194,6 +221,16 @@ def phases_run(values: Mapping[str, Value]) -> list[str]:
     return phases + [Phase.ACTOR_UPDATE]
 
 
+def _response_len(v: Mapping[str, Value], model: ModelCard) -> int:
+    """The longest trained response: max_completion_length, or for a multi-turn rollout that only the engine's
+    context bounds (``multi_turn_context``) the rest of that context after a prompt at its max_length."""
+    response = int(v.get("max_completion_length") or 512)
+    context = int(v.get("multi_turn_len") or 0)
+    if context < 0:
+        context = model.max_position_embeddings
+    return max(response, context - int(v.get("max_length") or DEFAULT_MAX_LENGTH))
+
+
 # ms-swift 4.6.0's weight-sync bucket (rollout_mixin.py: int(os.environ.get('SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE', 512)) MiB)
 SYNC_BUCKET_BYTES = 512 * 2**20
 
@@ -222,7 +259,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     common = dict(
         model=model, gpu=gpu, n_gpus=world, gpus_per_node=int(v.get("gpus_per_node") or 1),
         prompt_len=int(v.get("max_length") or DEFAULT_MAX_LENGTH),
-        response_len=int(v.get("max_completion_length") or 512),
+        response_len=_response_len(v, model),
         samples_per_step=gen, mini_batches=spg,
         train_token_budget=None, logprob_token_budget=None,
         entropy_chunking=False, entropy_checkpointing=False,
@@ -293,7 +330,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
 
 _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vllm", "vllm_server", "vllm_tp",
        "server_tp", "server_dp", "gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on",
-       "lora_rank", "lora_qv", "weights_fp32", "materialized_logits"]
+       "lora_rank", "lora_qv", "weights_fp32", "materialized_logits", "multi_turn_len"]
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
              "steps_per_generation"]
 _HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt"]

@@ -154,7 +154,8 @@ def read_flags(ruleset: RuleSet, flat: Mapping[str, Any], decided: set[str]) -> 
 
 
 
-from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, cost_values, export_flags)  # noqa: E402
+from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, cost_values, export_flags,  # noqa: E402
+                   multi_turn_context)
 from .cost import cost_spec as swift_cost_spec  # noqa: E402
 
 # flags the cost model reads and export prints from the solution (not from fixed_native)
@@ -378,13 +379,20 @@ class SwiftFramework(Framework):
 
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         flat = normalize_keys(flat)
+        notes = []
+        if not self.megatron and multi_turn_context(flat):
+            notes.append("multi-turn rollout with max_completion_length per round (completion_length_limit_scope "
+                         "per_round, or a rollout server): the trained response is priced up to the engine's context "
+                         "(--vllm_max_model_len, else the model's), not max_completion_length; set "
+                         "--completion_length_limit_scope total (colocate) or --vllm_max_model_len to bound it")
         if (self.megatron or _present(flat.get("vllm_mode")) or not any(k in flat for k in LEGACY_VLLM_KEYS)
                 or not flag_bool("use_vllm", flat.get("use_vllm", False))):
-            return []
-        return ["written for ms-swift < 3.5 (--vllm_device / --num_infer_workers, no --vllm_mode): vLLM priced where that "
-                "release put it, on the training GPUs when the visible GPUs (--gpus per node, else NPROC_PER_NODE) "
-                "equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers engines on GPUs of their "
-                "own"]
+            return notes
+        return notes + [
+            "written for ms-swift < 3.5 (--vllm_device / --num_infer_workers, no --vllm_mode): vLLM priced where that "
+            "release put it, on the training GPUs when the visible GPUs (--gpus per node, else NPROC_PER_NODE) "
+            "equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers engines on GPUs of their "
+            "own"]
 
     def native_key(self, name: str) -> str:
         if name in ("vllm_server", "vllm_mode_given"):
