@@ -882,6 +882,25 @@ def test_pinned_host_copies_are_rounded_up_to_a_power_of_two_block_by_block():
     assert _check("verl_224_qwen_7b_8xa800_1tb_ram").host.fits and _check("openrlhf_1013_7b_grpo_nosleep_2x8gpu_512g").host.fits
 
 
+def test_zero_1_2_builds_its_flat_parameter_buffer_on_the_cpu_of_every_rank_at_start_up():
+    """DeepSpeed's ZeRO-1/2 optimizer copies every trained parameter to the CPU and flattens them there before the
+    flat buffer moves to the GPU (runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer.__init__, 0.16.4): two
+    16-bit copies per rank at once, DeepSpeed's own estimator's 4 B x P per GPU. OpenRLHF #1013 (ZeRO-1, 8 actor
+    ranks per node of a 7B) holds 8 x 4 B x 7.6B = 227 GiB of them at start-up. ZeRO-3 loads a shard; a LoRA's
+    optimizer holds the adapter only."""
+    from rlbatch_solver.costmodel.host import GIB, T_LOAD
+
+    awake = _check("openrlhf_1013_7b_grpo_nosleep_2x8gpu_512g")
+    assert 225 < awake.host.startup[T_LOAD] / GIB < 229
+    c = _case("openrlhf_1013_7b_grpo_nosleep_2x8gpu_512g")
+    import rlbatch_solver as rb
+
+    i = c.args.index("--zero_stage")
+    z3 = c.args[:i + 1] + ["3"] + c.args[i + 2:]
+    r = rb.check(z3, framework=c.framework, gpus=c.gpus, model=c.model, gpu="h100", host_mem_gib=512)
+    assert r.host.startup[T_LOAD] == 0
+
+
 def test_openrlhf_prices_a_process_per_model_and_gpu_and_engines_asleep_while_models_load():
     """OpenRLHF #1013 (2 x 8 GPUs, 512 GB per node, --colocate_all_models): each model group is a Ray actor per GPU,
     and create_vllm_engines puts the engines to sleep (weights to host RAM) before train_ppo_ray.py loads the
@@ -895,6 +914,9 @@ def test_openrlhf_prices_a_process_per_model_and_gpu_and_engines_asleep_while_mo
     # 8 engines' bf16 weights (113.5 GiB) backed up in pinned blocks rounded up to powers of two (x1.89)
     assert 210 < sleep.host.startup[T_ENGINE] / GIB < 218 and T_ENGINE not in awake.host.startup
     assert sleep.host.peak_gib - awake.host.peak_gib > 210
+    # the record's outcome: with sleep the start-up is over the node (ZeRO-1's flat buffers on the CPU beside the
+    # engines' pinned backups), without it the same start-up fits
+    assert sleep.host.fits is False and sleep.host.when == "start-up" and awake.host.fits is True
     c = _case("openrlhf_1013_7b_grpo_sleep_2x8gpu_512g")
     import rlbatch_solver as rb
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import constants as C
-from .memory import _megatron_states, _states, engine_weight_bytes, model_consts, offloaded_checkpoint_bytes
+from .memory import (_megatron_states, _states, _trained_params, engine_weight_bytes, model_consts,
+                     offloaded_checkpoint_bytes)
 from .plan import Plan
 from ..identity_cache import by_identity
 
@@ -259,9 +260,15 @@ def _startup_load(plan: Plan) -> float:
         return copies * C.FP32 * mc.params
     if plan.trainer == "megatron" or (plan.trainer == "deepspeed" and plan.zero_stage >= 3):
         return 0.0  # each rank loads its own shard (ZeRO-3's zero.Init, megatron's distributed checkpoint)
-    # plain DDP and ZeRO-1/2: every process loads a whole copy in the dtype it loads the checkpoint in (DeepSpeed's
-    # estimators count "4 * num_gpus_per_node" bytes per parameter for it, an fp32 load)
+    # plain DDP and ZeRO-1/2: every process loads a whole copy in the dtype it loads the checkpoint in
     load_bytes = max(C.BF16, plan.load_dtype_bytes, plan.model_dtype_bytes)
+    if plan.trainer == "deepspeed" and plan.zero_stage in (1, 2) and not plan.lora_params:
+        # then ZeRO-1/2's optimizer builds its flat 16-bit buffer on the CPU: every trained parameter copied to the
+        # CPU (param.cpu_data = param.data.cpu()) and flattened there beside it before the buffer moves to the GPU
+        # (deepspeed/runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer.__init__, "create flat buffer in CPU",
+        # 0.16.4): two 16-bit copies per rank at once, DeepSpeed's own estimators' "4 * num_gpus_per_node" bytes per
+        # parameter (estimate_zero2_model_states_mem_needs without offload). A LoRA's optimizer holds the adapter only.
+        load_bytes = max(load_bytes, 2 * C.BF16 * _trained_params(mc, plan, False) / mc.params)
     return per_node * load_bytes * mc.params
 
 
