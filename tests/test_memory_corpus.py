@@ -866,19 +866,62 @@ def test_verl_0_2_keeps_the_engines_weights_and_swap_space_in_host_ram_whatever_
     (third_party/vllm/vllm_v_0_6_3/worker.py Worker.offload_model_weights): one TP shard per rank, 4 ranks x TP 1 x
     a 7.6B model in bf16. We priced none with free_cache_engine off; 0.6.1 (vLLM's sleep) still prices none. The
     bundled vLLM is V0, built with its default swap space: 4 GiB of pinned CPU KV blocks per rank
-    (vllm/worker/cache_engine.py, v0.6.3)."""
+    (vllm/worker/cache_engine.py, v0.6.3), one block per layer, each rounded up to a power of two by torch's pinned
+    allocator: 28 x 256 MiB = 7 GiB per rank. The engine's own weights here are pageable (torch.empty_like on the
+    CPU): no rounding."""
     from rlbatch_solver.costmodel.host import GIB, T_ENGINE, T_SWAP
 
     name = "verl_reftexp_7_qwen2_5_7b_grpo_4xl40_125g_host"
     assert _case(name).framework == "verl==0.2.0"
     r = _check(name)
     assert 55 < r.host.steady[T_ENGINE] / GIB < 58
-    assert r.host.steady[T_SWAP] == 4 * 4 * GIB
+    assert r.host.steady[T_SWAP] == 4 * 28 * 256 * 2**20
     c = _case(name)
     import rlbatch_solver as rb
 
     later = rb.check(c.args, framework="verl==0.6.1", gpus=c.gpus, model=c.model, gpu=c.gpu, host_mem_gib=125)
     assert T_ENGINE not in later.host.steady and T_SWAP not in later.host.steady
+
+
+def test_pinned_host_copies_are_rounded_up_to_a_power_of_two_block_by_block():
+    """torch's CachingHostAllocator rounds each pinned block up to a power of two (pytorch #95823; vllm #53042 and PR
+    50094 measured 2.08 GiB -> 4, 6 -> 8, 10 -> 16 GiB). vLLM's sleep level 1 backs each weight allocation up in a
+    pinned tensor of its own (vllm/device_allocator/cumem.py CuMemAllocator.sleep, 0.8.3): Qwen2.5-7B's 259 MiB
+    gate_up_proj takes 512 MiB, its 1.02 GiB embedding 2 GiB: 1.89x its weights at TP 1. reft-exp #7 (verl 0.2, 4 x
+    L40, 125 GB node, host OOM during rollout) was priced at 107 of 119 GiB; its V0 swap space (28 layers x 146 MiB ->
+    256 MiB per rank) brings it to 118.9 GiB: caught (by 0.2 GiB: the 4 GiB per process is an assumption). verl
+    0.1-0.2's own CPU copy of the engine's weights is pageable: not rounded."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.host import GIB, pinned_bytes, pinned_swap_bytes, pinned_weight_ratio
+
+    assert pinned_bytes(6 * GIB) == 8 * GIB and pinned_bytes(2.0832 * GIB) == 4 * GIB and pinned_bytes(4 * GIB) == 4 * GIB
+    assert pinned_bytes(1000) == 1000  # under 1 MiB: the CUDA allocator's shared 2 MiB segments
+    q7 = load_model("qwen2.5-7b")
+    assert 1.85 < pinned_weight_ratio(q7, 1) < 1.92
+    assert pinned_swap_bytes(4 * GIB, q7) == 7 * GIB
+    r = _check("verl_reftexp_7_qwen2_5_7b_grpo_4xl40_125g_host")
+    assert r.host.fits is False and 118.75 < r.host.peak_gib < 119.5
+    # the host runs still fit: verl #224 at 1 TB, OpenRLHF #1013 without --vllm_enable_sleep
+    assert _check("verl_224_qwen_7b_8xa800_1tb_ram").host.fits and _check("openrlhf_1013_7b_grpo_nosleep_2x8gpu_512g").host.fits
+
+
+def test_zero_1_2_builds_its_flat_parameter_buffer_on_the_cpu_of_every_rank_at_start_up():
+    """DeepSpeed's ZeRO-1/2 optimizer copies every trained parameter to the CPU and flattens them there before the
+    flat buffer moves to the GPU (runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer.__init__, 0.16.4): two
+    16-bit copies per rank at once, DeepSpeed's own estimator's 4 B x P per GPU. OpenRLHF #1013 (ZeRO-1, 8 actor
+    ranks per node of a 7B) holds 8 x 4 B x 7.6B = 227 GiB of them at start-up. ZeRO-3 loads a shard; a LoRA's
+    optimizer holds the adapter only."""
+    from rlbatch_solver.costmodel.host import GIB, T_LOAD
+
+    awake = _check("openrlhf_1013_7b_grpo_nosleep_2x8gpu_512g")
+    assert 225 < awake.host.startup[T_LOAD] / GIB < 229
+    c = _case("openrlhf_1013_7b_grpo_nosleep_2x8gpu_512g")
+    import rlbatch_solver as rb
+
+    i = c.args.index("--zero_stage")
+    z3 = c.args[:i + 1] + ["3"] + c.args[i + 2:]
+    r = rb.check(z3, framework=c.framework, gpus=c.gpus, model=c.model, gpu="h100", host_mem_gib=512)
+    assert r.host.startup[T_LOAD] == 0
 
 
 def test_openrlhf_prices_a_process_per_model_and_gpu_and_engines_asleep_while_models_load():
@@ -891,8 +934,12 @@ def test_openrlhf_prices_a_process_per_model_and_gpu_and_engines_asleep_while_mo
 
     sleep, awake = _check("openrlhf_1013_7b_grpo_sleep_2x8gpu_512g"), _check("openrlhf_1013_7b_grpo_nosleep_2x8gpu_512g")
     assert sleep.host.startup[T_PROC] == awake.host.startup[T_PROC] == 8 * 2 * 4 * GIB  # actor + engine per GPU
-    assert 110 < sleep.host.startup[T_ENGINE] / GIB < 116 and T_ENGINE not in awake.host.startup
-    assert sleep.host.peak_gib - awake.host.peak_gib > 110
+    # 8 engines' bf16 weights (113.5 GiB) backed up in pinned blocks rounded up to powers of two (x1.89)
+    assert 210 < sleep.host.startup[T_ENGINE] / GIB < 218 and T_ENGINE not in awake.host.startup
+    assert sleep.host.peak_gib - awake.host.peak_gib > 210
+    # the record's outcome: with sleep the start-up is over the node (ZeRO-1's flat buffers on the CPU beside the
+    # engines' pinned backups), without it the same start-up fits
+    assert sleep.host.fits is False and sleep.host.when == "start-up" and awake.host.fits is True
     c = _case("openrlhf_1013_7b_grpo_sleep_2x8gpu_512g")
     import rlbatch_solver as rb
 

@@ -9,6 +9,8 @@ A whole class of "out of memory" reports is the node's RAM, not the GPU's: Ray's
   (OpenRLHF's --adam_offload, ms-swift's and TRL's zero*_offload configs);
 - a sleeping vLLM engine's weights at sleep level 1 ("the model weights are backed up in CPU memory", vLLM's sleep
   mode docs): OpenRLHF's --vllm_enable_sleep, ms-swift's --sleep_level 1, verl's legacy rollouts and LoRA rollouts;
+  pinned host memory, whose allocator rounds every block up to a power of two (pinned_bytes), as it does vLLM V0's
+  CPU swap space;
 - at start-up, the checkpoint loaded on the CPU before it is sharded or moved to the GPU: verl's rank 0 loads the
   model in fp32 while the other ranks build it on the meta device; a plain-DDP or ZeRO-1/2 process loads a whole copy.
 
@@ -22,10 +24,16 @@ section 11.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import constants as C
-from .memory import _megatron_states, _states, engine_weight_bytes, model_consts, offloaded_checkpoint_bytes
+from .memory import (_megatron_states, _states, _trained_params, engine_weight_bytes, model_consts,
+                     offloaded_checkpoint_bytes)
 from .plan import Plan
+from ..identity_cache import by_identity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..catalog.models import ModelCard
 
 GIB = 2**30
 
@@ -64,6 +72,13 @@ T_LOAD_OTHERS = "reference and reward checkpoints loaded on the CPU beside the a
 T_SWAP = "vLLM V0's CPU swap space (pinned KV blocks per GPU worker)"
 T_LORA_SYNC = "LoRA's first weight sync: the whole fp32 model on the CPU of every worker"
 T_SAVE = "checkpoint save: state dicts copied to the CPU to be written"
+
+# torch's pinned-memory allocator (CachingHostAllocator, behind torch.empty/zeros(pin_memory=True)) rounds every
+# block up to the next power of two (aten/src/ATen/core/CachingHostAllocator.h: ``c10::llvm::PowerOf2Ceil(size)``,
+# since torch 1.11: pytorch/pytorch#95823) and keeps freed blocks cached; measured: vllm-project/vllm#53042 (2.08 GiB
+# tensors take 4 GiB of Shmem), vllm PR 50094 (6 GiB -> 8, 10 GiB -> 16). Blocks under 1 MiB share the CUDA caching
+# allocator's 2 MiB segments, whose backups are powers of two already (docs/cost-model.md section 11).
+PINNED_ROUND_FROM_BYTES = 2**20
 
 # The stacks that run their trainer loop in a Ray driver process on the head node beside the GPU workers: verl's
 # main_ppo.py starts a TaskRunner actor (ray::TaskRunner.run in verl #3453's memory list), EasyR1 its Runner,
@@ -161,6 +176,62 @@ class HostReport:
                 "terms_gib": {t: round(b, 2) for t, b in self.terms_gib.items()}}
 
 
+def pinned_bytes(request: float) -> float:
+    """Host bytes one pinned block of ``request`` bytes takes (CachingHostAllocator's power-of-two rounding)."""
+    n = int(request)
+    return float(request) if n < PINNED_ROUND_FROM_BYTES else float(1 << (n - 1).bit_length())
+
+
+def _vllm_weight_numels(card: ModelCard, tp: int) -> list[float]:
+    """Elements of each large weight tensor one TP rank of a vLLM engine allocates, in vLLM's fused layout: the
+    vocab-parallel embedding and lm_head, per layer the merged qkv_proj and o_proj (MLA: its projections as they
+    are), the merged gate_up_proj and down_proj, a MoE layer's experts as FusedMoE's two stacked tensors (w13, w2)
+    plus its shared experts (vllm/model_executor/models/qwen2.py, llama.py, qwen2_moe.py, deepseek_v2.py). Norms and
+    biases (small) are left out."""
+    h, L = card.hidden_size, card.num_hidden_layers
+    out = [card.embedding_params() / tp] + ([] if card.tie_word_embeddings else [card.lm_head_params() / tp])
+    if card.is_mla:
+        attn = [a * b * k / tp for a, b, k in card._attention_linears()]
+    else:
+        q, kv = card.num_attention_heads * card.head_dim, card.num_key_value_heads * card.head_dim
+        attn = [h * (q + 2 * kv) / tp, q * h / tp]
+    for i in range(L):
+        out += attn
+        if card.is_moe_layer(i):
+            inter, e = card.moe_intermediate_size, card.num_experts
+            out += [e * 2 * inter * h / tp, e * inter * h / tp]
+            if card.num_shared_experts:
+                shared = (card.shared_expert_intermediate_size or inter) * card.num_shared_experts
+                out += [2 * shared * h / tp, shared * h / tp]
+        else:
+            out += [2 * card.intermediate_size * h / tp, card.intermediate_size * h / tp]
+    return out
+
+
+_PINNED_RATIO: dict = {}
+
+
+def pinned_weight_ratio(card: ModelCard, tp: int) -> float:
+    """Pinned host bytes over weight bytes of one engine rank's weights backed up tensor by tensor (vLLM sleep level
+    1: vllm/device_allocator/cumem.py CuMemAllocator.sleep, one ``torch.empty(size, pin_memory=True)`` per CUDA
+    allocation of the "weights" pool, one per weight tensor), each rounded up to a power of two (pinned_bytes): about
+    1.9 for Qwen2.5-7B at TP 1 (its 259 MiB gate_up_proj takes 512). Counted at 16-bit; the ratio is applied to the
+    engine's weight bytes as priced (quantized too)."""
+    def ratio() -> float:
+        sizes = [C.BF16 * n for n in _vllm_weight_numels(card, max(1, tp))]
+        total = sum(sizes)
+        return sum(pinned_bytes(b) for b in sizes) / total if total else 1.0
+    return by_identity(_PINNED_RATIO, card, ratio, tp, limit=1024)
+
+
+def pinned_swap_bytes(swap_bytes: float, card: ModelCard) -> float:
+    """Host bytes of vLLM V0's CPU swap space on one GPU worker: one pinned KV tensor per attention layer
+    (vllm/worker/cache_engine.py CacheEngine._allocate_kv_cache(num_cpu_blocks, "cpu"), ``torch.zeros(...,
+    pin_memory=True)`` per layer, v0.6.3 to 0.8.5), each of swap_space / layers bytes, rounded up to a power of two."""
+    layers = max(1, card.num_hidden_layers)
+    return layers * pinned_bytes(swap_bytes / layers)
+
+
 def _offloaded(plan: Plan, critic: bool, params_off: bool, opt_off: bool) -> float:
     """Host bytes of one rank's offloaded share of a trained model."""
     mc = model_consts(plan.model)
@@ -189,9 +260,15 @@ def _startup_load(plan: Plan) -> float:
         return copies * C.FP32 * mc.params
     if plan.trainer == "megatron" or (plan.trainer == "deepspeed" and plan.zero_stage >= 3):
         return 0.0  # each rank loads its own shard (ZeRO-3's zero.Init, megatron's distributed checkpoint)
-    # plain DDP and ZeRO-1/2: every process loads a whole copy in the dtype it loads the checkpoint in (DeepSpeed's
-    # estimators count "4 * num_gpus_per_node" bytes per parameter for it, an fp32 load)
+    # plain DDP and ZeRO-1/2: every process loads a whole copy in the dtype it loads the checkpoint in
     load_bytes = max(C.BF16, plan.load_dtype_bytes, plan.model_dtype_bytes)
+    if plan.trainer == "deepspeed" and plan.zero_stage in (1, 2) and not plan.lora_params:
+        # then ZeRO-1/2's optimizer builds its flat 16-bit buffer on the CPU: every trained parameter copied to the
+        # CPU (param.cpu_data = param.data.cpu()) and flattened there beside it before the buffer moves to the GPU
+        # (deepspeed/runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer.__init__, "create flat buffer in CPU",
+        # 0.16.4): two 16-bit copies per rank at once, DeepSpeed's own estimators' "4 * num_gpus_per_node" bytes per
+        # parameter (estimate_zero2_model_states_mem_needs without offload). A LoRA's optimizer holds the adapter only.
+        load_bytes = max(load_bytes, 2 * C.BF16 * _trained_params(mc, plan, False) / mc.params)
     return per_node * load_bytes * mc.params
 
 
@@ -236,12 +313,16 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
     if rollout.engine_sleep_host_weights:
         engine_gpus = rollout.rollout_gpus or rollout.n_gpus
         engines = max(1, engine_gpus // max(1, rollout.rollout_tp))
+        # sleep level 1 backs the weights up in pinned blocks (pinned_weight_ratio); verl 0.1-0.2's bundled vLLM
+        # points them at pageable CPU tensors instead (torch.empty_like(device="cpu"): engine_weights_released)
+        pinned = 1.0 if rollout.engine_weights_released else pinned_weight_ratio(rollout.model, max(1, rollout.rollout_tp))
         steady[T_ENGINE] = engines * engine_weight_bytes(rollout, model_consts(rollout.model)) * max(
-            1, rollout.rollout_tp) / nodes
+            1, rollout.rollout_tp) / nodes * pinned
         if layout.engines_asleep_at_load:
             rep.startup[T_ENGINE] = steady[T_ENGINE]
     if layout.engine_swap_per_gpu:
-        steady[T_SWAP] = min(per_node, rollout.rollout_gpus or rollout.n_gpus) * layout.engine_swap_per_gpu
+        steady[T_SWAP] = min(per_node, rollout.rollout_gpus or rollout.n_gpus) * pinned_swap_bytes(
+            layout.engine_swap_per_gpu, rollout.model)
     rep.steady = steady
     if layout.lora_first_sync_bytes:
         # the sync loads the actor's params onto the GPU first (an offloaded actor's too), then holds the whole model
