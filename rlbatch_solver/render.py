@@ -795,7 +795,7 @@ def print_fix(console: Console, report: FixReport) -> None:
         for v in report.before_violations:
             console.print(f"  [bold]{v.rule}[/]: {v.message}")
     elif report.before_violations:
-        console.print(f"[bold red]INVALID[/] — breaks {len(report.before_violations)} {head} rules:")
+        console.print(f"[bold red]INVALID[/] — breaks {len(report.before_violations)} of the {head} rules:")
         for v in report.before_violations:
             console.print(f"  [bold]{v.rule}[/]: {v.message}")
     else:

@@ -191,3 +191,10 @@ def test_a_size_flag_without_its_value_says_so(framework, flag):
     proc = run("check", "--framework", framework, "--", flag)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "is given without a value" in proc.stderr and f"write {flag} N" in proc.stderr, proc.stderr
+
+
+def test_fix_counts_the_broken_rules_as_check_does():
+    res = run("fix", "--gpus", "4", "--", "data.train_batch_size=64", "actor_rollout_ref.rollout.n=8",
+              "actor_rollout_ref.actor.ppo_mini_batch_size=32", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=24",
+              "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16", "algorithm.adv_estimator=grpo")
+    assert "INVALID — breaks 1 of the verl 0.9.1 rules:" in res.stdout, res.stdout
