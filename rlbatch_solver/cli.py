@@ -357,7 +357,7 @@ def recommend(
     if from_ is not None:
         report = entry.recommend_from(from_, framework=framework, gpu=gpu, gpus=gpus, model=model, objective=objective,
                                       scenario_given=[scenario_file, nnodes, algo, n, prompt_len, response_len, set_,
-                                                      search], **common)
+                                                      search], host_mem=host_mem, free_batch=free_batch, **common)
     else:
         flags = _scenario_flags(framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len, objective)
         flags["free_batch"] = free_batch or None

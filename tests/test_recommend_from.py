@@ -88,6 +88,17 @@ def test_cli_from_needs_a_gpu_and_takes_no_scenario_flags():
     assert r.exit_code == 2 and "--from" in r.output
 
 
+def test_cli_from_takes_host_mem_and_refuses_free_batch():
+    # both were dropped without a word: the host line assumed the standard node, the batch stayed kept
+    script = str(SCRIPTS / "swift/gspo.sh")
+    r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--host-mem", "64", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout[r.stdout.index("{"):])
+    assert data["host_memory"]["ram_gib"] == 64 and data["host_memory"]["ram_from"] == "given", data["host_memory"]
+    r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--free-batch"])
+    assert r.exit_code == 2 and "--free-batch" in r.output and "rlbatch fix" in r.output, r.output
+
+
 def test_cli_from_a_script_whose_algorithm_cannot_run_exits_1_with_the_rule():
     # OpenRLHF's hybrid-engine GRPO example sets --advantage_estimator group_norm with one sample per prompt
     r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "openrlhf/train_grpo_ray_hybrid_engine.sh"),

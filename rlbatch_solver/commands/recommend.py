@@ -472,15 +472,17 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
                    time_limit_s: float = DEFAULT_TIME_LIMIT_S, extra_gpus: str | Path | None = None,
                    calibration: Efficiency | None = None,
                    mean_lengths: tuple[float | None, float | None] = (None, None),
-                   response_profile: str | None = None) -> RecommendReport:
+                   response_profile: str | None = None, host_mem_gib: float | None = None) -> RecommendReport:
     """The best configs for the run a user's config describes, and that config judged beside them (timed with the
-    length profile ``response_profile`` names, else the one its model and training data choose)."""
+    length profile ``response_profile`` names, else the one its model and training data choose; the node's RAM
+    ``host_mem_gib``, None: the GPU type's standard node)."""
     from ..costmodel.lengths import dataset_of
 
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
                                                   objective=objective, length_fraction=length_fraction)
     scenario.mean_prompt_length, scenario.mean_response_length = mean_lengths
     scenario.response_profile, scenario.dataset = response_profile, dataset_of(flat) or None
+    scenario.host_mem_gib = host_mem_gib
     scenario.validate()
     if calibration is not None:
         scenario.calibration = calibration.as_dict()
