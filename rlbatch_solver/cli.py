@@ -273,7 +273,9 @@ def enumerate(  # noqa: A001
 
         print_enumerate(_console(), report, sc, show)
         if conflict is not None:
-            print_conflict(_console(), conflict, report.space)
+            from .commands.recommend import answer_framework
+
+            print_conflict(_console(), conflict, report.space, answer_framework(report))
         elif report.memory_applied and not report.count and report.status == "infeasible":
             print_no_fit(_console(), report)
     raise typer.Exit(code=0 if report.count else 1)

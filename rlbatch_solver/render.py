@@ -386,7 +386,9 @@ def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenari
     print_args(console, report.native[0])
 
 
-def print_conflict(console: Console, conflict: Conflict, space: Space | None) -> None:
+def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw: Any = None) -> None:
+    """The rules no config can satisfy together: each with its numbers where the fixed values give them all (else its
+    explanation), and the fixed values they read under the framework's own keys (``fw``; None: the variables')."""
     if not conflict.rules:
         console.print(f"[red]No valid config[/] (solver status: {conflict.status}).")
         return
@@ -396,19 +398,27 @@ def print_conflict(console: Console, conflict: Conflict, space: Space | None) ->
     # and a derived quantity whose inputs are all fixed (a job's training ranks from NPROC_PER_NODE x NNODES)
     fixed.update({k: v for k, v in getattr(conflict, "fixed", {}).items()
                   if k not in fixed and isinstance(v, (int, float)) and not isinstance(v, bool)})
+    missing: set[str] = set()
 
     class _Named(dict):  # a fixed value shows its number, a searched one its name
         def __missing__(self, key: str) -> str:
+            missing.add(key)
             return key
 
     for r in conflict.rules:
-        text = r.explanation or r.message.format_map(_Named(fixed))
+        missing.clear()
+        numbers = r.message.format_map(_Named(fixed))
+        text = numbers + (f" ({r.explanation})" if r.explanation else "") if not missing else r.explanation or numbers
         console.print(f"  [bold]{r.id}[/] ({r.stage.value}): {escape(text)}")
         console.print(f"     source: {r.source}")
     names = set().union(*[r.reads() for r in conflict.rules])
-    shown = {k: fixed[k] for k in sorted(names) if k in fixed}
+    variables = fw.ruleset.variables if fw is not None else {}
+    derived = {d.name: d.description for d in fw.ruleset.derived} if fw is not None else {}
+    shown = {(variables[k].key if k in variables else derived.get(k) or k):
+             fw.native_value(k, fixed[k]) if k in variables else fixed[k] for k in sorted(names) if k in fixed}
     if shown:
-        console.print("  with fixed values: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
+        console.print("  with fixed values: " + ", ".join(f"{k}={v}" for k, v in shown.items()), markup=False,
+                      highlight=False)
 
 
 def _catalog_table(names: list[str], columns: tuple[str, ...]) -> Table:
@@ -702,7 +712,9 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
         return
     console.print("\n[bold red]No valid config fits.[/]")
     if report.conflict is not None:
-        print_conflict(console, report.conflict, report.space)
+        from .commands.recommend import answer_framework
+
+        print_conflict(console, report.conflict, report.space, answer_framework(report))
     for rule_id, (least, cap) in report.memory_floor.items():
         if least > cap:
             console.print(f"  {rule_id}: needs at least {least / 1024:.1f} GiB per GPU anywhere in the search space, "
@@ -718,6 +730,9 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
         console.print("  what would help: more GPUs (--gpus), a bigger GPU (--gpu), shorter responses (--response-len)"
                       + (f", or offload ({' '.join(f'--set {kv}' for kv in offload.split())})"
                          if offload and not searched else ""), markup=False)
+    elif report.conflict is not None and report.conflict.rules and getattr(report, "start", None) is not None:
+        console.print("  what would help: `rlbatch fix` on your script, which finds the nearest valid config (recommend "
+                      "--from keeps your batch per step, which these rules refuse)", markup=False)
     elif report.conflict is not None and report.conflict.rules:
         console.print("  what would help: a different value of one of the keys these rules read (above), or --gpus if "
                       "a rule counts GPUs")

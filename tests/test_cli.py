@@ -198,3 +198,23 @@ def test_fix_counts_the_broken_rules_as_check_does():
               "actor_rollout_ref.actor.ppo_mini_batch_size=32", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=24",
               "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16", "algorithm.adv_estimator=grpo")
     assert "INVALID — breaks 1 of the verl 0.9.1 rules:" in res.stdout, res.stdout
+
+
+def test_a_conflict_says_its_numbers_and_the_frameworks_keys():
+    # the rule's explanation without numbers and internal names (B_n=300, N=8, async_mode=0) were printed
+    res = run("recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b", "--n", "5",
+              "--set", "data.train_batch_size=60")
+    assert res.returncode == 1
+    out = " ".join(res.stdout.split())
+    assert "train_batch_size*rollout.n = 60*5 = 300 is not divisible by n_gpus_per_node*nnodes = 8" in out, out
+    assert "B_n" not in out and "async_mode" not in out and "trainer.v1.trainer_mode=sync" in out, out
+
+
+def test_recommend_from_a_config_whose_kept_batch_breaks_a_rule_points_to_fix(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo data.train_batch_size=60 "
+                      "actor_rollout_ref.model.path=Qwen/Qwen2.5-1.5B-Instruct actor_rollout_ref.rollout.n=5 "
+                      "actor_rollout_ref.actor.ppo_mini_batch_size=30 trainer.n_gpus_per_node=8\n")
+    res = run("recommend", "--from", script, "--gpu", "h100")
+    assert res.returncode == 1
+    assert "`rlbatch fix` on your script" in " ".join(res.stdout.split()), res.stdout

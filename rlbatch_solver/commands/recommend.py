@@ -244,7 +244,7 @@ def best_command(report: RecommendReport) -> list[str]:
         return []
     card = model_card(report.scenario.model)
     model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
-    return _answer_framework(report).run_command(report.best.native, report.best.values, model)
+    return answer_framework(report).run_command(report.best.native, report.best.values, model)
 
 
 def companion_commands(report: RecommendReport) -> list[list[str]]:
@@ -254,12 +254,12 @@ def companion_commands(report: RecommendReport) -> list[list[str]]:
         return []
     card = model_card(report.scenario.model)
     model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
-    return _answer_framework(report).companion_commands(report.best.native, report.best.values, model)
+    return answer_framework(report).companion_commands(report.best.native, report.best.values, model)
 
 
-def _answer_framework(report: RecommendReport) -> Any:
-    """The framework at the release whose rules gave the answer (TRL 0.14/0.15 run vLLM on a GPU of their own, not a
-    `trl vllm-serve` server: their commands differ from the newest release's)."""
+def answer_framework(report: Any) -> Any:
+    """The framework at the release whose rules gave the answer (a recommend's or enumerate's report): TRL 0.14/0.15
+    run vLLM on a GPU of their own, not a `trl vllm-serve` server; OpenRLHF's releases spell their flags their way."""
     fw = get_framework(report.framework)
     if report.version == fw.version or len(fw.versions) < 2:
         return fw
