@@ -191,3 +191,32 @@ def test_write_without_from_names_recommends_own_form():
     r = runner.invoke(app, ["recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", "--write", "x.sh"])
     text = " ".join(r.output.split())
     assert r.exit_code == 2 and "rlbatch recommend --from run.sh --gpu GPU --write fixed.sh" in text, r.output
+
+
+def test_every_scenario_variable_is_a_value_the_config_gives():
+    # TRL named max_prompt_length, which its values never hold (max_length is the prompt): --from then solved at the
+    # default prompt of 1024 while the user's own config was priced at TRL's 512, and called the slower one best
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.frameworks.registry import FRAMEWORKS
+
+    card = load_model("qwen2.5-7b")
+    for name in FRAMEWORKS:
+        fw = get_framework(name)
+        values = fw.to_values({"rollout-batch-size": 8} if name == "slime" else {}, gpus=8, model=card)
+        assert set(fw.scenario_vars.values()) <= set(values), (name, set(fw.scenario_vars.values()) - set(values))
+
+
+def test_a_trl_script_is_solved_at_the_prompt_length_its_own_config_is_priced_at(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("accelerate launch --num_processes 4 --config_file deepspeed_zero2.yaml -m trl.scripts.grpo "
+                      "--model_name_or_path Qwen/Qwen2.5-1.5B-Instruct --per_device_train_batch_size 4 "
+                      "--gradient_accumulation_steps 4 --num_generations 8 --max_completion_length 1024 --use_vllm "
+                      "--vllm_mode colocate --bf16 --gradient_checkpointing --output_dir out\n")
+    s = read_launch_script(script)
+    flat, _ = get_framework(s.framework).parse(s.args)
+    report = api.recommend_from(s.framework, flat, gpu="h100", model="qwen2.5-1.5b", gpus=s.gpus)
+    assert report.scenario.prompt_length == 512
+    start, best = report.start, report.best
+    # the same training batch and ZeRO stage: the same training phases, whatever the rollout's layout
+    assert best.phase_seconds["actor_update"] == pytest.approx(start.phase_seconds["actor_update"])
+    assert best.step_time_s <= start.step_time_s + 1e-6
