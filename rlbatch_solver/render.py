@@ -506,7 +506,7 @@ def _recommend_details(console: Console, report: RecommendReport) -> None:
 
 
 def print_recommend(console: Console, report: RecommendReport, verbose: bool = False) -> None:
-    from .commands.recommend import best_command, companion_commands
+    from .commands.recommend import best_command, companion_commands, from_command
 
     """The answer first (the best config's step time and tightest phase, what was kept, the config to run), then
     the alternatives; ``verbose`` adds the details: the YAML copy, memory and time per phase, lengths, error bars."""
@@ -552,7 +552,12 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
     from .frameworks import get_framework
 
     fw = get_framework(report.framework)
-    if report.start is not None:  # recommend --from: the user's script has the rest (--write rewrites it)
+    whole = from_command(report) if report.start is not None else None
+    if whole:  # recommend --from, arguments that paste only as a whole command (environment words, a launcher's)
+        console.print("\n[bold green]Best config[/] (your command with the changes above; --write puts them in your "
+                      "script):")
+        print_command(console, whole)
+    elif report.start is not None:  # recommend --from: the user's script has the rest (--write rewrites it)
         console.print("\n[bold green]Best config[/] (your arguments with the changes above; --write puts them in your "
                       "script):")
         print_args(console, best.native)

@@ -74,7 +74,10 @@ def test_cli_from_script_prints_the_comparison_and_json():
     assert r.exit_code == 0, r.output
     assert "Your config" in r.output and "x faster" in r.output and "change:" in r.output
     # the block lists every argument, not only the changed ones (its header said "the arguments that change")
-    assert "Best config (your arguments with the changes above;" in " ".join(r.output.split())
+    assert "Best config (your command with the changes above;" in " ".join(r.output.split())
+    # the whole command, as it pastes: the environment word before ms-swift's entry point, not alone on a line
+    # before the flags (it printed "NPROC_PER_NODE=8 \\" then "--rlhf_type grpo", which runs nothing)
+    assert "\n  NPROC_PER_NODE=8 swift rlhf \\\n" in r.output, r.output
     r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "swift/gspo.sh"), "--gpu", "a100-80gb", "--json"])
     data = json.loads(r.stdout[r.stdout.index("{"):])
     assert data["start"]["runs"] is True and data["start"]["step_time_s"] >= data["choices"][0]["step_time_s"]
@@ -220,3 +223,19 @@ def test_a_trl_script_is_solved_at_the_prompt_length_its_own_config_is_priced_at
     # the same training batch and ZeRO stage: the same training phases, whatever the rollout's layout
     assert best.phase_seconds["actor_update"] == pytest.approx(start.phase_seconds["actor_update"])
     assert best.step_time_s <= start.step_time_s + 1e-6
+
+
+def test_a_trl_script_answer_is_its_whole_accelerate_command(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("accelerate launch --num_processes 4 --config_file deepspeed_zero2.yaml -m trl.scripts.grpo "
+                      "--model_name_or_path Qwen/Qwen2.5-1.5B-Instruct --per_device_train_batch_size 4 "
+                      "--gradient_accumulation_steps 4 --num_generations 8 --max_completion_length 1024 --use_vllm "
+                      "--vllm_mode colocate --bf16 --gradient_checkpointing --output_dir out\n")
+    r = runner.invoke(app, ["recommend", "--from", str(script), "--gpu", "h100"])
+    assert r.exit_code == 0, r.output
+    block = r.stdout[r.stdout.index("Best config"):]
+    words = block.split()
+    # accelerate's flags before the module, the script's after it; the user's model once; no example dataset
+    assert words.index("launch") < words.index("--num_processes") < words.index("-m") < words.index(
+        "--per_device_train_batch_size"), block
+    assert block.count("--model_name_or_path") == 1 and "DeepMath" not in block, block

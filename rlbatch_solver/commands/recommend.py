@@ -247,6 +247,34 @@ def best_command(report: RecommendReport) -> list[str]:
     return answer_framework(report).run_command(report.best.native, report.best.values, model)
 
 
+def from_command(report: RecommendReport) -> list[str] | None:
+    """``recommend --from``: the best config as the user's whole command where its arguments alone do not paste (an
+    environment word such as ``NPROC_PER_NODE=8``, accelerate's ``--num_processes``): the framework's start words
+    and launcher, then the user's arguments, with no example data or reward; None where the arguments paste after
+    the user's own entry point as they are (Hydra overrides, plain flags)."""
+    import re
+
+    from ..frameworks.overrides import exported_pair
+
+    if not report.choices:
+        return None
+    fw = answer_framework(report)
+    native = report.best.native
+    env = [a for a in native if re.match(r"^[A-Z_][A-Z0-9_]*=", a)]
+    launcher = [a for a in native if a.startswith("--") and exported_pair(a)[0] in fw.launcher_keys]
+    if not env and not launcher:
+        return None
+    keys = {k.lstrip("-") for k in fw.model_keys}
+    model = next((exported_pair(a)[1] for a in native if exported_pair(a)[0] in keys), None)
+    words = fw.run_command(native, report.best.values, model or "")
+    out: list[str] = []
+    for w in words:  # the user's model once, where the framework writes it; no example inputs
+        if w in out or (w in fw.example_inputs and w not in native) or (model is None and exported_pair(w)[0] in keys):
+            continue
+        out.append(w)
+    return out
+
+
 def companion_commands(report: RecommendReport) -> list[list[str]]:
     """The commands to start before ``best_command`` (``Framework.companion_commands``: TRL's ``trl vllm-serve`` in
     server mode), each as ``best_command``'s items; [] without an answer or none needed."""
