@@ -154,3 +154,10 @@ def test_openrlhf_unrecognized_underscore_flags_name_the_rename():
     assert [x.rule for x in r.rules] == ["openrlhf.driver.legacy_flag_names"]
     assert not explain("train_ppo_ray.py: error: unrecognized arguments: --train.micro_batch_size 8",
                        framework="openrlhf").matched
+
+
+def test_a_mini_batch_of_zero_per_gpu_is_said_in_words_not_placeholders():
+    res = run("explain", "AssertionError: ppo_mini_batch_size 0 should be larger than 0 after normalization")
+    assert res.returncode == 0
+    words = next(line for line in res.stdout.splitlines() if line.startswith("in plain words:"))
+    assert "<" not in words and "is 0" in words and "at least dp" in words, words
