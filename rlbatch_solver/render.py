@@ -390,7 +390,11 @@ def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw
     """The rules no config can satisfy together: each with its numbers where the fixed values give them all (else its
     explanation), and the fixed values they read under the framework's own keys (``fw``; None: the variables')."""
     if not conflict.rules:
-        console.print(f"[red]No valid config[/] (solver status: {conflict.status}).")
+        if conflict.status == "unknown":  # the whole search was proven infeasible; isolating its rules ran out of time
+            console.print("  the rules that conflict were not isolated within the time limit (a longer --time-limit "
+                          "names them)", markup=False)
+        else:
+            console.print(f"[red]No valid config[/] (solver status: {conflict.status}).")
         return
     minimal = "a minimal set" if conflict.proven_minimal else "a set"
     console.print(f"[bold red]No valid config.[/] These rules conflict ({minimal}; drop any one and the rest can hold):")
@@ -708,6 +712,7 @@ def differs(best: Choice, other: Choice) -> str:
 
 
 def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) -> None:
+    from .costmodel.phase import Phase
     from .solver.proof import no_fit_is_proven
 
     if not no_fit_is_proven(report):
@@ -724,8 +729,15 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
         if least > cap:
             console.print(f"  {rule_id}: needs at least {least / 1024:.1f} GiB per GPU anywhere in the search space, "
                           f"{(least - cap) / 1024:.1f} GiB more than the {cap / 1024:.1f} GiB usable")
+    unnamed = report.conflict is None or not report.conflict.rules
+    if unnamed and report.memory_floor and all(least <= cap for least, cap in report.memory_floor.values()):
+        # each phase fits alone somewhere: it is the phases and rules together that no config satisfies
+        console.print("  each phase fits alone in some config (least per GPU: " + ", ".join(
+            f"{Phase(rule_id.rsplit('.', 1)[-1]).label} {least / 1024:.1f} of {cap / 1024:.1f} GiB"
+            for rule_id, (least, cap) in report.memory_floor.items()) + "), but no config fits them all and keeps "
+            "every rule", markup=False)
     memory = any(r.kind is RuleKind.MEMORY for r in getattr(report.conflict, "rules", [])) or any(
-        least > cap for least, cap in report.memory_floor.values())
+        least > cap for least, cap in report.memory_floor.values()) or (unnamed and bool(report.memory_floor))
     if memory:
         from .frameworks import get_framework
 

@@ -218,3 +218,24 @@ def test_recommend_from_a_config_whose_kept_batch_breaks_a_rule_points_to_fix(tm
     res = run("recommend", "--from", script, "--gpu", "h100")
     assert res.returncode == 1
     assert "`rlbatch fix` on your script" in " ".join(res.stdout.split()), res.stdout
+
+
+def test_a_proven_no_fit_whose_conflict_was_not_isolated_says_what_is_known():
+    # qwen3-30b-a3b on 8x L40S (verl-megatron, response 4096): proven infeasible, the conflict search ran out of time;
+    # it printed "No valid config (solver status: unknown)" and nothing else
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from rlbatch_solver.render import print_no_fit
+    from rlbatch_solver.solver.explain import Conflict
+
+    report = SimpleNamespace(status="infeasible", framework="verl-megatron", version="0.9.1", wall_time_s=9.0,
+                             conflict=Conflict([], "unknown", False), space=None,
+                             memory_floor={"verl-megatron.memory.rollout": (19808, 45044),
+                                           "verl-megatron.memory.actor_update": (5016, 42740)})
+    console = Console(record=True, width=200)
+    print_no_fit(console, report)
+    out = console.export_text()
+    assert "solver status: unknown" not in out, out
+    assert "--time-limit" in out and "rollout 19.3 of 44.0 GiB" in out and "what would help" in out, out
