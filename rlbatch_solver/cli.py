@@ -217,8 +217,13 @@ def sweep(
         entry.sweep_summary(_console(), typer.echo, summary, plot=plot, metric=metric, memory_plot=memory_plot,
                             point=point)
         return
-    result = entry.sweep(grid_file, out, resume=resume, workers=workers, backend=backend, ray_address=ray_address,
-                         progress=not no_progress, calibration=calibration, response_profile=response_profile)
+    try:
+        result = entry.sweep(grid_file, out, resume=resume, workers=workers, backend=backend, ray_address=ray_address,
+                             progress=not no_progress, calibration=calibration, response_profile=response_profile)
+    except KeyboardInterrupt:  # Ctrl-C: every finished point is in the results file already, one line each
+        typer.echo(f"interrupted: the points finished so far are in {out}; `rlbatch sweep {grid_file} --out {out} "
+                   "--resume` runs the rest.", err=True)
+        raise typer.Exit(code=130) from None
     typer.echo(f"{result.total} points: {result.skipped} already done, ran {result.ran} "
                f"({result.ok} ok, {result.infeasible} infeasible, "
                + (f"{result.timed_out} timed out (not proven infeasible: raise time_limit_s), " if result.timed_out else "")
