@@ -223,7 +223,14 @@ def sweep(
     except KeyboardInterrupt:  # Ctrl-C: every finished point is in the results file already, one line each
         typer.echo(f"interrupted: the points finished so far are in {out}; `rlbatch sweep {grid_file} --out {out} "
                    "--resume` runs the rest.", err=True)
-        raise typer.Exit(code=130) from None
+        import os
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # at once: the results file is closed; the interpreter's shutdown after a Ctrl-C caught mid-solve sometimes
+        # ended in SIGINT's default action (-2) instead of this exit code
+        os._exit(130)
     typer.echo(f"{result.total} points: {result.skipped} already done, ran {result.ran} "
                f"({result.ok} ok, {result.infeasible} infeasible, "
                + (f"{result.timed_out} timed out (not proven infeasible: raise time_limit_s), " if result.timed_out else "")
