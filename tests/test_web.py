@@ -166,6 +166,15 @@ def test_recommend_from_a_pasted_script_copies_the_script_with_the_answer_in(url
     assert status == 200 and 'class="verdict valid">VALID' in page and "read pasted.sh: verl" in page
 
 
+def test_recommend_from_a_script_with_a_list_flag(url):
+    # ms-swift's '--reward_funcs accuracy format' is a ListFlag: it did not unpickle on its way back from the worker
+    # process (TypeError in ListFlag.__new__), and the browser got an empty reply
+    script = (ROOT / "tests/data/scripts/swift/vllm_72b_4gpu.sh").read_text()
+    assert "--reward_funcs accuracy format" in script
+    status, page = fetch(url + "/?" + urlencode({"action": "recommend", "gpu": "h100", "config": script}))
+    assert status == 200 and "(your script with it written in)" in page, page[-2000:]
+
+
 def test_explain_an_error_line(url):
     line = "real_train_batch_size (260) must be divisible by minimal possible batch size (8)"
     status, page = fetch(url + "/?" + urlencode({"action": "explain", "error": line}))
