@@ -102,6 +102,26 @@ def test_an_answer_that_cannot_be_sent_back_is_an_error_not_a_hang():
     assert out["status"] == 500 and "could not be sent back" in out["error"]
 
 
+def _cannot_rebuild():
+    raise TypeError("cannot rebuild")
+
+
+class _Unreadable:
+    """Pickles in the worker; rebuilding it in the server raises (as ListFlag once did)."""
+
+    def __reduce__(self):
+        return _cannot_rebuild, ()
+
+
+def _unreadable(_):
+    return _Unreadable()
+
+
+def test_an_answer_that_cannot_be_read_back_is_an_error_not_an_empty_reply():
+    out = Workers(Limits(timeout_s=20.0)).run(_unreadable, None)
+    assert out["status"] == 500 and "could not be read back" in out["error"], out
+
+
 def test_a_greedy_solve_is_stopped_at_the_memory_cap():
     out = Workers(Limits(memory_mib=2048)).run(bytearray, 8 * 2**30)
     assert out["status"] == 503 and "memory" in out["error"]
