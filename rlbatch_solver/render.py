@@ -396,8 +396,13 @@ def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw
         else:
             console.print(f"[red]No valid config[/] (solver status: {conflict.status}).")
         return
-    minimal = "a minimal set" if conflict.proven_minimal else "a set"
-    console.print(f"[bold red]No valid config.[/] These rules conflict ({minimal}; drop any one and the rest can hold):")
+    if conflict.each_alone:
+        console.print("[bold red]No valid config.[/] The fixed values break " + (
+            "this rule:" if len(conflict.rules) == 1 else "each of these rules on its own:"))
+    else:
+        minimal = "a minimal set" if conflict.proven_minimal else "a set"
+        console.print(f"[bold red]No valid config.[/] These rules conflict ({minimal}; drop any one and the rest can "
+                      "hold):")
     fixed = {k: v[0] for k, v in space.domains.items() if len(v) == 1 and v[0] is not None}
     # and a derived quantity whose inputs are all fixed (a job's training ranks from NPROC_PER_NODE x NNODES)
     fixed.update({k: v for k, v in getattr(conflict, "fixed", {}).items()
@@ -899,6 +904,9 @@ def print_fix_conflict(console: Console, report: FixReport) -> None:
             # nothing is proven: the rules no candidate met, not a claim that they cannot hold (the line above
             # says a repair may exist)
             console.print("The rules no candidate searched met:")
+        elif conflict.each_alone:
+            console.print("The values held fixed break " + ("this rule:" if len(conflict.rules) == 1 else
+                                                            "each of these rules on its own:"))
         else:
             minimal = "a minimal set" if conflict.proven_minimal else "a set"
             console.print(f"These rules cannot all hold ({minimal}; drop any one and the rest can):")

@@ -239,3 +239,14 @@ def test_a_proven_no_fit_whose_conflict_was_not_isolated_says_what_is_known():
     out = console.export_text()
     assert "solver status: unknown" not in out, out
     assert "--time-limit" in out and "rollout 19.3 of 44.0 GiB" in out and "what would help" in out, out
+
+
+def test_rules_each_broken_by_the_fixed_values_are_not_called_one_minimal_set():
+    # TP 3 on 8 GPUs of a 28-head model breaks two rules, each on its own: "drop any one and the rest can hold" was
+    # false
+    res = run("recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b",
+              "--set", "actor_rollout_ref.rollout.tensor_model_parallel_size=3")
+    assert res.returncode == 1
+    out = " ".join(res.stdout.split())
+    assert "The fixed values break each of these rules on its own:" in out and "drop any one" not in out, out
+    assert "verl.vllm.heads_divisible_by_tp" in out and "verl.worker.rollout_world_divides_gpus" in out

@@ -24,6 +24,8 @@ class Conflict:
     proven_minimal: bool
     # the values the domains fix, with every derived quantity whose inputs they fix (the messages' numbers)
     fixed: dict = field(default_factory=dict)
+    # each rule is broken by the fixed values on its own (several conflicts of one rule, not one set of several)
+    each_alone: bool = False
 
     @property
     def ids(self) -> list[str]:
@@ -52,7 +54,7 @@ def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) 
     errors = [r for r in built.rules if r.severity is Severity.ERROR]
     broken = [r for r in errors if built.rule_lits[r.id] is False]
     if broken:  # fixed values alone break these rules: each is a conflict of one
-        return Conflict(broken, "infeasible", True)
+        return Conflict(broken, "infeasible", True, each_alone=True)
     errors = [r for r in errors if built.rule_lits[r.id] is not True]
     lits = [built.rule_lits[r.id] for r in errors]
     built.model.AddAssumptions(lits)
