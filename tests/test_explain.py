@@ -161,3 +161,13 @@ def test_a_mini_batch_of_zero_per_gpu_is_said_in_words_not_placeholders():
     assert res.returncode == 0
     words = next(line for line in res.stdout.splitlines() if line.startswith("in plain words:"))
     assert "<" not in words and "is 0" in words and "at least dp" in words, words
+
+
+def test_trl_015_016_eval_batch_message_is_known():
+    # TRL 0.16.1 grpo_trainer.py GRPOTrainer.__init__ (with an eval_strategy); it was "No known message matched"
+    res = run("explain", "ValueError: The global eval batch size (4 x 8) must be evenly divisible by the number of "
+              "generations per prompt (6). Given the current eval batch size, the valid values for the number of "
+              "generations are: [2, 4, 8, 16, 32].")
+    assert res.returncode == 0, res.stdout
+    assert "trl.trainer.eval_batch_divisible_by_num_generations" in res.stdout
+    assert "32 completions per eval batch do not split into groups of 6" in " ".join(res.stdout.split())
