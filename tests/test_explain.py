@@ -171,3 +171,11 @@ def test_trl_015_016_eval_batch_message_is_known():
     assert res.returncode == 0, res.stdout
     assert "trl.trainer.eval_batch_divisible_by_num_generations" in res.stdout
     assert "32 completions per eval batch do not split into groups of 6" in " ".join(res.stdout.split())
+
+
+def test_trl_eval_batch_message_of_grpo_config_says_its_numbers():
+    # TRL 1.16.0 grpo_config.py:1125 (per_device_eval_batch_size first); plain words were the rule's <placeholders>
+    res = run("explain", "ValueError: The global eval batch size (4 * 3) must be divisible by the number of "
+              "generations used for evaluation (8).")
+    words = next(line for line in res.stdout.splitlines() if line.startswith("in plain words:"))
+    assert "<" not in words and "12 completions per eval batch do not split into groups of 8" in words, words

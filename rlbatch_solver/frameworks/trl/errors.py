@@ -100,10 +100,17 @@ PATTERNS: list[ErrorPattern] = [
                  ("trl.config.gen_and_spg_exclusive",), CONFIG,
                  "ValueError: 'generation_batch_size' and 'steps_per_generation' can not be both configured at the "
                  "same time"),
-    ErrorPattern("trl", r"global eval batch size .{0,40}must be divisible by the number of generations used for "
-                        r"evaluation", ("trl.config.eval_batch_divisible_by_num_generations_eval",), CONFIG,
+    # grpo_config.py GRPOConfig.__post_init__ prints per_device_eval_batch_size first, then num_processes
+    ErrorPattern("trl", rf"global eval batch size (?:\((?P<b>\d+) \* (?P<w>\d+)\) )?.{{0,40}}must be divisible by the "
+                        rf"number of generations used for evaluation(?: {n('g')})?",
+                 ("trl.config.eval_batch_divisible_by_num_generations_eval",), CONFIG,
                  "ValueError: The global eval batch size (4 * 3) must be divisible by the number of generations "
-                 "used for evaluation (8)."),
+                 "used for evaluation (8).",
+                 hint=lambda x: f"per_device_eval_batch_size x num_processes = {x['b']} x {x['w']}: "
+                                + _groups({"gen": x["w"] * x["b"], "g": x["g"]}).replace(
+                                    "per rollout", "per eval batch").replace("num_generations that", "values that")
+                                + " (num_generations_eval, else num_generations; or change per_device_eval_batch_size)",
+                 numbers=("b", "w", "g")),
     ErrorPattern("trl", r"GRPO requires at least 2 generations per prompt", ("trl.config.num_generations_at_least_two",),
                  CONFIG, "ValueError: GRPO requires at least 2 generations per prompt to calculate the advantages. "
                  "You provided 1, which is less than the minimum required."),
