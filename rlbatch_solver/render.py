@@ -544,6 +544,16 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
                       f"solved in {report.wall_time_s:.2f} s")
     if report.choices:
         console.print(_best_line(report.best), markup=False, highlight=False)
+        if sc.objective == "gpus" and report.placement is None:  # the answer to "how few GPUs?", said first
+            from .commands.recommend import answer_framework
+
+            fw = answer_framework(report)
+            used = fw.hardware(report.best.values)[0]
+            why = ("" if used < sc.total_gpus else
+                   f" (the count is fixed: --search {fw.native_key('gpus_per_node')}=1,2,4,8 lets it choose fewer)"
+                   if "gpus_per_node" in fw.ruleset.variables else f" ({fw.name} runs on the --gpus given)")
+            console.print(f"gpus: the best config uses {used} of the {sc.total_gpus} GPUs{why}", markup=False,
+                          highlight=False)
     if getattr(report, "margin_note", ""):
         console.print(f"memory: {report.margin_note}", markup=False, highlight=False)
     if report.batch_note:

@@ -250,3 +250,14 @@ def test_rules_each_broken_by_the_fixed_values_are_not_called_one_minimal_set():
     out = " ".join(res.stdout.split())
     assert "The fixed values break each of these rules on its own:" in out and "drop any one" not in out, out
     assert "verl.vllm.heads_divisible_by_tp" in out and "verl.worker.rollout_world_divides_gpus" in out
+
+
+def test_objective_gpus_says_how_many_gpus_and_runs_for_every_framework():
+    # OpenRLHF (no gpus_per_node/nnodes variables) ended in a CompileError traceback; verl's answer on 2 of the 8 GPUs
+    # only said "on 8x A100" in its header
+    res = run("recommend", "--gpu", "a100-80gb", "--gpus", "8", "--model", "qwen2.5-7b", "--objective", "gpus",
+              "--search", "trainer.n_gpus_per_node=1,2,4,8")
+    assert res.returncode == 0 and "gpus: the best config uses 2 of the 8 GPUs" in res.stdout, res.stdout
+    res = run("recommend", "--framework", "openrlhf", "--gpu", "a100-80gb", "--gpus", "8", "--model", "qwen2.5-7b",
+              "--objective", "gpus")
+    assert res.returncode == 0 and "gpus: the best config uses 8 of the 8 GPUs" in res.stdout, res.stdout

@@ -396,11 +396,13 @@ def recommend(
     objective_name = scenario.objective
     if objective_name == "memory-headroom":
         objective = terms.headroom_mib
-    elif objective_name == "gpus":
+    elif objective_name == "gpus" and {"gpus_per_node", "nnodes"} <= set(ruleset.variables):
         from ..rules.expr import IntVar
 
         # fewest GPUs first; among equal counts, the fastest (time per sample is far below 10^12 us)
         objective = IntVar("gpus_per_node") * IntVar("nnodes") * 10**12 + terms.time_us_per_sample
+    elif objective_name == "gpus":  # OpenRLHF, slime: the job's GPUs are --gpus, which the search does not vary
+        objective = terms.time_us_per_sample
     else:
         objective = terms.time_us_per_sample
     objective = _with_waste(ruleset, objective, objective_name, terms)
