@@ -217,8 +217,20 @@ def sweep(
         entry.sweep_summary(_console(), typer.echo, summary, plot=plot, metric=metric, memory_plot=memory_plot,
                             point=point)
         return
-    result = entry.sweep(grid_file, out, resume=resume, workers=workers, backend=backend, ray_address=ray_address,
-                         progress=not no_progress, calibration=calibration, response_profile=response_profile)
+    try:
+        result = entry.sweep(grid_file, out, resume=resume, workers=workers, backend=backend, ray_address=ray_address,
+                             progress=not no_progress, calibration=calibration, response_profile=response_profile)
+    except KeyboardInterrupt:  # Ctrl-C: every finished point is in the results file already, one line each
+        typer.echo(f"interrupted: the points finished so far are in {out}; `rlbatch sweep {grid_file} --out {out} "
+                   "--resume` runs the rest.", err=True)
+        import os
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # at once: the results file is closed; the interpreter's shutdown after a Ctrl-C caught mid-solve sometimes
+        # ended in SIGINT's default action (-2) instead of this exit code
+        os._exit(130)
     typer.echo(f"{result.total} points: {result.skipped} already done, ran {result.ran} "
                f"({result.ok} ok, {result.infeasible} infeasible, "
                + (f"{result.timed_out} timed out (not proven infeasible: raise time_limit_s), " if result.timed_out else "")
@@ -273,7 +285,9 @@ def enumerate(  # noqa: A001
 
         print_enumerate(_console(), report, sc, show)
         if conflict is not None:
-            print_conflict(_console(), conflict, report.space)
+            from .commands.recommend import answer_framework
+
+            print_conflict(_console(), conflict, report.space, answer_framework(report))
         elif report.memory_applied and not report.count and report.status == "infeasible":
             print_no_fit(_console(), report)
     raise typer.Exit(code=0 if report.count else 1)
@@ -357,7 +371,7 @@ def recommend(
     if from_ is not None:
         report = entry.recommend_from(from_, framework=framework, gpu=gpu, gpus=gpus, model=model, objective=objective,
                                       scenario_given=[scenario_file, nnodes, algo, n, prompt_len, response_len, set_,
-                                                      search], **common)
+                                                      search], host_mem=host_mem, free_batch=free_batch, **common)
     else:
         flags = _scenario_flags(framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len, objective)
         flags["free_batch"] = free_batch or None

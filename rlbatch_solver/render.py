@@ -397,29 +397,48 @@ def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenari
     print_args(console, report.native[0])
 
 
-def print_conflict(console: Console, conflict: Conflict, space: Space | None) -> None:
+def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw: Any = None) -> None:
+    """The rules no config can satisfy together: each with its numbers where the fixed values give them all (else its
+    explanation), and the fixed values they read under the framework's own keys (``fw``; None: the variables')."""
     if not conflict.rules:
-        console.print(f"[red]No valid config[/] (solver status: {conflict.status}).")
+        if conflict.status == "unknown":  # the whole search was proven infeasible; isolating its rules ran out of time
+            console.print("  the rules that conflict were not isolated within the time limit (a longer --time-limit "
+                          "names them)", markup=False)
+        else:
+            console.print(f"[red]No valid config[/] (solver status: {conflict.status}).")
         return
-    minimal = "a minimal set" if conflict.proven_minimal else "a set"
-    console.print(f"[bold red]No valid config.[/] These rules conflict ({minimal}; drop any one and the rest can hold):")
+    if conflict.each_alone:
+        console.print("[bold red]No valid config.[/] The fixed values break " + (
+            "this rule:" if len(conflict.rules) == 1 else "each of these rules on its own:"))
+    else:
+        minimal = "a minimal set" if conflict.proven_minimal else "a set"
+        console.print(f"[bold red]No valid config.[/] These rules conflict ({minimal}; drop any one and the rest can "
+                      "hold):")
     fixed = {k: v[0] for k, v in space.domains.items() if len(v) == 1 and v[0] is not None}
     # and a derived quantity whose inputs are all fixed (a job's training ranks from NPROC_PER_NODE x NNODES)
     fixed.update({k: v for k, v in getattr(conflict, "fixed", {}).items()
                   if k not in fixed and isinstance(v, (int, float)) and not isinstance(v, bool)})
+    missing: set[str] = set()
 
     class _Named(dict):  # a fixed value shows its number, a searched one its name
         def __missing__(self, key: str) -> str:
+            missing.add(key)
             return key
 
     for r in conflict.rules:
-        text = r.explanation or r.message.format_map(_Named(fixed))
+        missing.clear()
+        numbers = r.message.format_map(_Named(fixed))
+        text = numbers + (f" ({r.explanation})" if r.explanation else "") if not missing else r.explanation or numbers
         console.print(f"  [bold]{r.id}[/] ({r.stage.value}): {escape(text)}")
         console.print(f"     source: {r.source}")
     names = set().union(*[r.reads() for r in conflict.rules])
-    shown = {k: fixed[k] for k in sorted(names) if k in fixed}
+    variables = fw.ruleset.variables if fw is not None else {}
+    derived = {d.name: d.description for d in fw.ruleset.derived} if fw is not None else {}
+    shown = {(variables[k].key if k in variables else derived.get(k) or k):
+             fw.native_value(k, fixed[k]) if k in variables else fixed[k] for k in sorted(names) if k in fixed}
     if shown:
-        console.print("  with fixed values: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
+        console.print("  with fixed values: " + ", ".join(f"{k}={v}" for k, v in shown.items()), markup=False,
+                      highlight=False)
 
 
 def _catalog_table(names: list[str], columns: tuple[str, ...]) -> Table:
@@ -507,7 +526,7 @@ def _recommend_details(console: Console, report: RecommendReport) -> None:
 
 
 def print_recommend(console: Console, report: RecommendReport, verbose: bool = False) -> None:
-    from .commands.recommend import best_command, companion_commands
+    from .commands.recommend import best_command, companion_commands, from_command
 
     """The answer first (the best config's step time and tightest phase, what was kept, the config to run), then
     the alternatives; ``verbose`` adds the details: the YAML copy, memory and time per phase, lengths, error bars."""
@@ -536,6 +555,16 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
                       f"solved in {report.wall_time_s:.2f} s")
     if report.choices:
         console.print(_best_line(report.best), markup=False, highlight=False)
+        if sc.objective == "gpus" and report.placement is None:  # the answer to "how few GPUs?", said first
+            from .commands.recommend import answer_framework
+
+            fw = answer_framework(report)
+            used = fw.hardware(report.best.values)[0]
+            why = ("" if used < sc.total_gpus else
+                   f" (the count is fixed: --search {fw.native_key('gpus_per_node')}=1,2,4,8 lets it choose fewer)"
+                   if "gpus_per_node" in fw.ruleset.variables else f" ({fw.name} runs on the --gpus given)")
+            console.print(f"gpus: the best config uses {used} of the {sc.total_gpus} GPUs{why}", markup=False,
+                          highlight=False)
     if getattr(report, "margin_note", ""):
         console.print(f"memory: {report.margin_note}", markup=False, highlight=False)
     if report.batch_note:
@@ -553,7 +582,12 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
     from .frameworks import get_framework
 
     fw = get_framework(report.framework)
-    if report.start is not None:  # recommend --from: the user's script has the rest (--write rewrites it)
+    whole = from_command(report) if report.start is not None else None
+    if whole:  # recommend --from, arguments that paste only as a whole command (environment words, a launcher's)
+        console.print("\n[bold green]Best config[/] (your command with the changes above; --write puts them in your "
+                      "script):")
+        print_command(console, whole)
+    elif report.start is not None:  # recommend --from: the user's script has the rest (--write rewrites it)
         console.print("\n[bold green]Best config[/] (your arguments with the changes above; --write puts them in your "
                       "script):")
         print_args(console, best.native)
@@ -704,6 +738,7 @@ def differs(best: Choice, other: Choice) -> str:
 
 
 def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) -> None:
+    from .costmodel.phase import Phase
     from .solver.proof import no_fit_is_proven
 
     if not no_fit_is_proven(report):
@@ -713,13 +748,22 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
         return
     console.print("\n[bold red]No valid config fits.[/]")
     if report.conflict is not None:
-        print_conflict(console, report.conflict, report.space)
+        from .commands.recommend import answer_framework
+
+        print_conflict(console, report.conflict, report.space, answer_framework(report))
     for rule_id, (least, cap) in report.memory_floor.items():
         if least > cap:
             console.print(f"  {rule_id}: needs at least {least / 1024:.1f} GiB per GPU anywhere in the search space, "
                           f"{(least - cap) / 1024:.1f} GiB more than the {cap / 1024:.1f} GiB usable")
+    unnamed = report.conflict is None or not report.conflict.rules
+    if unnamed and report.memory_floor and all(least <= cap for least, cap in report.memory_floor.values()):
+        # each phase fits alone somewhere: it is the phases and rules together that no config satisfies
+        console.print("  each phase fits alone in some config (least per GPU: " + ", ".join(
+            f"{Phase(rule_id.rsplit('.', 1)[-1]).label} {least / 1024:.1f} of {cap / 1024:.1f} GiB"
+            for rule_id, (least, cap) in report.memory_floor.items()) + "), but no config fits them all and keeps "
+            "every rule", markup=False)
     memory = any(r.kind is RuleKind.MEMORY for r in getattr(report.conflict, "rules", [])) or any(
-        least > cap for least, cap in report.memory_floor.values())
+        least > cap for least, cap in report.memory_floor.values()) or (unnamed and bool(report.memory_floor))
     if memory:
         from .frameworks import get_framework
 
@@ -729,6 +773,9 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
         console.print("  what would help: more GPUs (--gpus), a bigger GPU (--gpu), shorter responses (--response-len)"
                       + (f", or offload ({' '.join(f'--set {kv}' for kv in offload.split())})"
                          if offload and not searched else ""), markup=False)
+    elif report.conflict is not None and report.conflict.rules and getattr(report, "start", None) is not None:
+        console.print("  what would help: `rlbatch fix` on your script, which finds the nearest valid config (recommend "
+                      "--from keeps your batch per step, which these rules refuse)", markup=False)
     elif report.conflict is not None and report.conflict.rules:
         console.print("  what would help: a different value of one of the keys these rules read (above), or --gpus if "
                       "a rule counts GPUs")
@@ -806,7 +853,7 @@ def print_fix(console: Console, report: FixReport) -> None:
         for v in report.before_violations:
             console.print(f"  [bold]{v.rule}[/]: {v.message}")
     elif report.before_violations:
-        console.print(f"[bold red]INVALID[/] — breaks {len(report.before_violations)} {head} rules:")
+        console.print(f"[bold red]INVALID[/] — breaks {len(report.before_violations)} of the {head} rules:")
         for v in report.before_violations:
             console.print(f"  [bold]{v.rule}[/]: {v.message}")
     else:
@@ -878,6 +925,9 @@ def print_fix_conflict(console: Console, report: FixReport) -> None:
             # nothing is proven: the rules no candidate met, not a claim that they cannot hold (the line above
             # says a repair may exist)
             console.print("The rules no candidate searched met:")
+        elif conflict.each_alone:
+            console.print("The values held fixed break " + ("this rule:" if len(conflict.rules) == 1 else
+                                                            "each of these rules on its own:"))
         else:
             minimal = "a minimal set" if conflict.proven_minimal else "a set"
             console.print(f"These rules cannot all hold ({minimal}; drop any one and the rest can):")

@@ -191,3 +191,73 @@ def test_a_size_flag_without_its_value_says_so(framework, flag):
     proc = run("check", "--framework", framework, "--", flag)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "is given without a value" in proc.stderr and f"write {flag} N" in proc.stderr, proc.stderr
+
+
+def test_fix_counts_the_broken_rules_as_check_does():
+    res = run("fix", "--gpus", "4", "--", "data.train_batch_size=64", "actor_rollout_ref.rollout.n=8",
+              "actor_rollout_ref.actor.ppo_mini_batch_size=32", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=24",
+              "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16", "algorithm.adv_estimator=grpo")
+    assert "INVALID — breaks 1 of the verl 0.9.1 rules:" in res.stdout, res.stdout
+
+
+def test_a_conflict_says_its_numbers_and_the_frameworks_keys():
+    # the rule's explanation without numbers and internal names (B_n=300, N=8, async_mode=0) were printed
+    res = run("recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b", "--n", "5",
+              "--set", "data.train_batch_size=60")
+    assert res.returncode == 1
+    out = " ".join(res.stdout.split())
+    assert "train_batch_size*rollout.n = 60*5 = 300 is not divisible by n_gpus_per_node*nnodes = 8" in out, out
+    assert "B_n" not in out and "async_mode" not in out and "trainer.v1.trainer_mode=sync" in out, out
+
+
+def test_recommend_from_a_config_whose_kept_batch_breaks_a_rule_points_to_fix(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo data.train_batch_size=60 "
+                      "actor_rollout_ref.model.path=Qwen/Qwen2.5-1.5B-Instruct actor_rollout_ref.rollout.n=5 "
+                      "actor_rollout_ref.actor.ppo_mini_batch_size=30 trainer.n_gpus_per_node=8\n")
+    res = run("recommend", "--from", script, "--gpu", "h100")
+    assert res.returncode == 1
+    assert "`rlbatch fix` on your script" in " ".join(res.stdout.split()), res.stdout
+
+
+def test_a_proven_no_fit_whose_conflict_was_not_isolated_says_what_is_known():
+    # qwen3-30b-a3b on 8x L40S (verl-megatron, response 4096): proven infeasible, the conflict search ran out of time;
+    # it printed "No valid config (solver status: unknown)" and nothing else
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from rlbatch_solver.render import print_no_fit
+    from rlbatch_solver.solver.explain import Conflict
+
+    report = SimpleNamespace(status="infeasible", framework="verl-megatron", version="0.9.1", wall_time_s=9.0,
+                             conflict=Conflict([], "unknown", False), space=None,
+                             memory_floor={"verl-megatron.memory.rollout": (19808, 45044),
+                                           "verl-megatron.memory.actor_update": (5016, 42740)})
+    console = Console(record=True, width=200)
+    print_no_fit(console, report)
+    out = console.export_text()
+    assert "solver status: unknown" not in out, out
+    assert "--time-limit" in out and "rollout 19.3 of 44.0 GiB" in out and "what would help" in out, out
+
+
+def test_rules_each_broken_by_the_fixed_values_are_not_called_one_minimal_set():
+    # TP 3 on 8 GPUs of a 28-head model breaks two rules, each on its own: "drop any one and the rest can hold" was
+    # false
+    res = run("recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b",
+              "--set", "actor_rollout_ref.rollout.tensor_model_parallel_size=3")
+    assert res.returncode == 1
+    out = " ".join(res.stdout.split())
+    assert "The fixed values break each of these rules on its own:" in out and "drop any one" not in out, out
+    assert "verl.vllm.heads_divisible_by_tp" in out and "verl.worker.rollout_world_divides_gpus" in out
+
+
+def test_objective_gpus_says_how_many_gpus_and_runs_for_every_framework():
+    # OpenRLHF (no gpus_per_node/nnodes variables) ended in a CompileError traceback; verl's answer on 2 of the 8 GPUs
+    # only said "on 8x A100" in its header
+    res = run("recommend", "--gpu", "a100-80gb", "--gpus", "8", "--model", "qwen2.5-7b", "--objective", "gpus",
+              "--search", "trainer.n_gpus_per_node=1,2,4,8")
+    assert res.returncode == 0 and "gpus: the best config uses 2 of the 8 GPUs" in res.stdout, res.stdout
+    res = run("recommend", "--framework", "openrlhf", "--gpu", "a100-80gb", "--gpus", "8", "--model", "qwen2.5-7b",
+              "--objective", "gpus")
+    assert res.returncode == 0 and "gpus: the best config uses 8 of the 8 GPUs" in res.stdout, res.stdout

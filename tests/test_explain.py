@@ -154,3 +154,28 @@ def test_openrlhf_unrecognized_underscore_flags_name_the_rename():
     assert [x.rule for x in r.rules] == ["openrlhf.driver.legacy_flag_names"]
     assert not explain("train_ppo_ray.py: error: unrecognized arguments: --train.micro_batch_size 8",
                        framework="openrlhf").matched
+
+
+def test_a_mini_batch_of_zero_per_gpu_is_said_in_words_not_placeholders():
+    res = run("explain", "AssertionError: ppo_mini_batch_size 0 should be larger than 0 after normalization")
+    assert res.returncode == 0
+    words = next(line for line in res.stdout.splitlines() if line.startswith("in plain words:"))
+    assert "<" not in words and "is 0" in words and "at least dp" in words, words
+
+
+def test_trl_015_016_eval_batch_message_is_known():
+    # TRL 0.16.1 grpo_trainer.py GRPOTrainer.__init__ (with an eval_strategy); it was "No known message matched"
+    res = run("explain", "ValueError: The global eval batch size (4 x 8) must be evenly divisible by the number of "
+              "generations per prompt (6). Given the current eval batch size, the valid values for the number of "
+              "generations are: [2, 4, 8, 16, 32].")
+    assert res.returncode == 0, res.stdout
+    assert "trl.trainer.eval_batch_divisible_by_num_generations" in res.stdout
+    assert "32 completions per eval batch do not split into groups of 6" in " ".join(res.stdout.split())
+
+
+def test_trl_eval_batch_message_of_grpo_config_says_its_numbers():
+    # TRL 1.16.0 grpo_config.py:1125 (per_device_eval_batch_size first); plain words were the rule's <placeholders>
+    res = run("explain", "ValueError: The global eval batch size (4 * 3) must be divisible by the number of "
+              "generations used for evaluation (8).")
+    words = next(line for line in res.stdout.splitlines() if line.startswith("in plain words:"))
+    assert "<" not in words and "12 completions per eval batch do not split into groups of 8" in words, words

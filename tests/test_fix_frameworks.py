@@ -234,6 +234,19 @@ def test_memory_conflict_offers_a_bigger_gpu_and_shorter_responses():
     assert any("GPU" in t or "gpu" in t for t in r.relaxations)
 
 
+def test_more_gpus_are_asked_of_the_node_before_another_node():
+    # a full fine-tune of 1.5B on one 4090: one more GPU in the box shards it as well as a second node would
+    cfg = ["trainer.n_gpus_per_node=1", "trainer.nnodes=1", "data.train_batch_size=32", f"{AR}.rollout.n=5",
+           f"{AR}.actor.ppo_mini_batch_size=16", f"{AR}.actor.ppo_micro_batch_size_per_gpu=4",
+           f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=8", f"{AR}.rollout.tensor_model_parallel_size=1",
+           f"{AR}.actor.fsdp_config.param_offload=True", f"{AR}.actor.fsdp_config.optimizer_offload=True",
+           "data.max_prompt_length=512", "data.max_response_length=1024", "algorithm.adv_estimator=grpo"]
+    r = fix(cfg, model="qwen2.5-1.5b", gpu="rtx4090", time_limit_s=10)
+    gpus = [t for t in r.relaxations_tried if t["kind"] == "gpus"]
+    assert len(gpus) == 1 and gpus[0]["feasible"], r.relaxations_tried
+    assert gpus[0]["changes"] == ["trainer.n_gpus_per_node=2"], gpus
+
+
 # ----------------------------------------------------------------------------- CLI
 def run_cli(*args):
     return run(*args)

@@ -71,6 +71,16 @@ def test_flags_date_the_config():
     assert get_framework("openrlhf==0.5.9.post1").version == "0.5.9"
 
 
+def test_flags_of_no_single_release_say_which_rules_and_the_nearest_releases():
+    # OpenRLHF's examples/scripts/train_grpo_ray_hybrid_engine.sh at 00ef17c (between releases): --use_kl_loss came
+    # after 0.5.9, --use_kl_estimator_k3 went before 0.6; the check used 0.11.2's rules and said nothing
+    flat = {"--use_kl_loss": True, "--use_kl_estimator_k3": True, "--colocate_all_models": True}
+    fw, note = get_framework("openrlhf").for_config(flat)
+    assert fw.version == "0.11.2"
+    assert "checked with the OpenRLHF 0.11.2 rules" in note
+    assert "0.6.2 (no --use_kl_estimator_k3)" in note and "0.5.9 (no --use_kl_loss)" in note
+
+
 def test_each_release_prices_its_own_log_prob_code():
     from rlbatch_solver.costmodel import constants as C
 

@@ -74,7 +74,10 @@ def test_cli_from_script_prints_the_comparison_and_json():
     assert r.exit_code == 0, r.output
     assert "Your config" in r.output and "x faster" in r.output and "change:" in r.output
     # the block lists every argument, not only the changed ones (its header said "the arguments that change")
-    assert "Best config (your arguments with the changes above;" in " ".join(r.output.split())
+    assert "Best config (your command with the changes above;" in " ".join(r.output.split())
+    # the whole command, as it pastes: the environment word before ms-swift's entry point, not alone on a line
+    # before the flags (it printed "NPROC_PER_NODE=8 \\" then "--rlhf_type grpo", which runs nothing)
+    assert "\n  NPROC_PER_NODE=8 swift rlhf \\\n" in r.output, r.output
     r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "swift/gspo.sh"), "--gpu", "a100-80gb", "--json"])
     data = json.loads(r.stdout[r.stdout.index("{"):])
     assert data["start"]["runs"] is True and data["start"]["step_time_s"] >= data["choices"][0]["step_time_s"]
@@ -86,6 +89,17 @@ def test_cli_from_needs_a_gpu_and_takes_no_scenario_flags():
     assert r.exit_code == 2 and "gpu" in r.output
     r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--n", "4"])
     assert r.exit_code == 2 and "--from" in r.output
+
+
+def test_cli_from_takes_host_mem_and_refuses_free_batch():
+    # both were dropped without a word: the host line assumed the standard node, the batch stayed kept
+    script = str(SCRIPTS / "swift/gspo.sh")
+    r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--host-mem", "64", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout[r.stdout.index("{"):])
+    assert data["host_memory"]["ram_gib"] == 64 and data["host_memory"]["ram_from"] == "given", data["host_memory"]
+    r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--free-batch"])
+    assert r.exit_code == 2 and "--free-batch" in r.output and "rlbatch fix" in r.output, r.output
 
 
 def test_cli_from_a_script_whose_algorithm_cannot_run_exits_1_with_the_rule():
@@ -180,3 +194,48 @@ def test_write_without_from_names_recommends_own_form():
     r = runner.invoke(app, ["recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", "--write", "x.sh"])
     text = " ".join(r.output.split())
     assert r.exit_code == 2 and "rlbatch recommend --from run.sh --gpu GPU --write fixed.sh" in text, r.output
+
+
+def test_every_scenario_variable_is_a_value_the_config_gives():
+    # TRL named max_prompt_length, which its values never hold (max_length is the prompt): --from then solved at the
+    # default prompt of 1024 while the user's own config was priced at TRL's 512, and called the slower one best
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.frameworks.registry import FRAMEWORKS
+
+    card = load_model("qwen2.5-7b")
+    for name in FRAMEWORKS:
+        fw = get_framework(name)
+        values = fw.to_values({"rollout-batch-size": 8} if name == "slime" else {}, gpus=8, model=card)
+        assert set(fw.scenario_vars.values()) <= set(values), (name, set(fw.scenario_vars.values()) - set(values))
+
+
+def test_a_trl_script_is_solved_at_the_prompt_length_its_own_config_is_priced_at(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("accelerate launch --num_processes 4 --config_file deepspeed_zero2.yaml -m trl.scripts.grpo "
+                      "--model_name_or_path Qwen/Qwen2.5-1.5B-Instruct --per_device_train_batch_size 4 "
+                      "--gradient_accumulation_steps 4 --num_generations 8 --max_completion_length 1024 --use_vllm "
+                      "--vllm_mode colocate --bf16 --gradient_checkpointing --output_dir out\n")
+    s = read_launch_script(script)
+    flat, _ = get_framework(s.framework).parse(s.args)
+    report = api.recommend_from(s.framework, flat, gpu="h100", model="qwen2.5-1.5b", gpus=s.gpus)
+    assert report.scenario.prompt_length == 512
+    start, best = report.start, report.best
+    # the same training batch and ZeRO stage: the same training phases, whatever the rollout's layout
+    assert best.phase_seconds["actor_update"] == pytest.approx(start.phase_seconds["actor_update"])
+    assert best.step_time_s <= start.step_time_s + 1e-6
+
+
+def test_a_trl_script_answer_is_its_whole_accelerate_command(tmp_path):
+    script = tmp_path / "run.sh"
+    script.write_text("accelerate launch --num_processes 4 --config_file deepspeed_zero2.yaml -m trl.scripts.grpo "
+                      "--model_name_or_path Qwen/Qwen2.5-1.5B-Instruct --per_device_train_batch_size 4 "
+                      "--gradient_accumulation_steps 4 --num_generations 8 --max_completion_length 1024 --use_vllm "
+                      "--vllm_mode colocate --bf16 --gradient_checkpointing --output_dir out\n")
+    r = runner.invoke(app, ["recommend", "--from", str(script), "--gpu", "h100"])
+    assert r.exit_code == 0, r.output
+    block = r.stdout[r.stdout.index("Best config"):]
+    words = block.split()
+    # accelerate's flags before the module, the script's after it; the user's model once; no example dataset
+    assert words.index("launch") < words.index("--num_processes") < words.index("-m") < words.index(
+        "--per_device_train_batch_size"), block
+    assert block.count("--model_name_or_path") == 1 and "DeepMath" not in block, block

@@ -278,6 +278,22 @@ def test_recommend_keeps_the_share_and_standby_the_user_set():
     assert words.count("--gpu_memory_utilization 0.6") == 1 and words.count("--fast_inference true") == 1
 
 
+def test_recommend_prices_the_fast_inference_engine_it_prints():
+    # the answer prints --fast_inference true (vLLM on the model's own weights) but was priced as GRPOConfig's own
+    # vLLM engine with a copy of the weights: Qwen3-8B QLoRA on one 24 GB GPU was "No valid config fits" (rollout
+    # 25.0 GiB), though the config it would print fits
+    out = run("recommend", "--framework", "unsloth", "--model", "qwen3-8b", "--gpu", "rtx4090", "--gpus", "1", "--json")
+    assert out.returncode == 0, out.stdout[-2000:]
+    data = __import__("json").loads(out.stdout)
+    assert "--fast_inference true" in data["command"]
+    printed = run("check", "--framework", "unsloth", "--model", "qwen3-8b", "--gpu", "rtx4090", "--json", "--",
+                  *" ".join(data["command"][1:]).split())
+    checked = __import__("json").loads(printed.stdout)["memory"]
+    assert checked["fits"], checked
+    for phase, mem in data["choices"][0]["memory_gib"].items():  # the same peaks as check of the printed command
+        assert abs(checked["phases"][phase]["peak_mib"] / 1024 - mem["peak"]) < 0.05, phase
+
+
 # Unsloth's docs on one 80 GB H100, with Standby: "Qwen3-32B LoRA 16-bit can attain 6,144 context lengths", "Llama-3.1-8B
 # QLoRA 4bit can attain 47,500 lengths" (docs.unsloth.ai, "Memory Efficient RL"), "Qwen3-8B GRPO reaches 110K context on
 # an 80GB VRAM H100 via vLLM and QLoRA" ("Reinforcement Learning GRPO with 7x Longer Context"; its runs: batch 4,

@@ -102,6 +102,26 @@ def test_an_answer_that_cannot_be_sent_back_is_an_error_not_a_hang():
     assert out["status"] == 500 and "could not be sent back" in out["error"]
 
 
+def _cannot_rebuild():
+    raise TypeError("cannot rebuild")
+
+
+class _Unreadable:
+    """Pickles in the worker; rebuilding it in the server raises (as ListFlag once did)."""
+
+    def __reduce__(self):
+        return _cannot_rebuild, ()
+
+
+def _unreadable(_):
+    return _Unreadable()
+
+
+def test_an_answer_that_cannot_be_read_back_is_an_error_not_an_empty_reply():
+    out = Workers(Limits(timeout_s=20.0)).run(_unreadable, None)
+    assert out["status"] == 500 and "could not be read back" in out["error"], out
+
+
 def test_a_greedy_solve_is_stopped_at_the_memory_cap():
     out = Workers(Limits(memory_mib=2048)).run(bytearray, 8 * 2**30)
     assert out["status"] == 503 and "memory" in out["error"]
@@ -164,6 +184,15 @@ def test_recommend_from_a_pasted_script_copies_the_script_with_the_answer_in(url
     assert parse_qs(back)["config"] == [copied]
     status, page = fetch(url + "/?" + back)
     assert status == 200 and 'class="verdict valid">VALID' in page and "read pasted.sh: verl" in page
+
+
+def test_recommend_from_a_script_with_a_list_flag(url):
+    # ms-swift's '--reward_funcs accuracy format' is a ListFlag: it did not unpickle on its way back from the worker
+    # process (TypeError in ListFlag.__new__), and the browser got an empty reply
+    script = (ROOT / "tests/data/scripts/swift/vllm_72b_4gpu.sh").read_text()
+    assert "--reward_funcs accuracy format" in script
+    status, page = fetch(url + "/?" + urlencode({"action": "recommend", "gpu": "h100", "config": script}))
+    assert status == 200 and "(your script with it written in)" in page, page[-2000:]
 
 
 def test_explain_an_error_line(url):

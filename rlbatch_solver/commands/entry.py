@@ -125,13 +125,18 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
                    model: Optional[str], objective: Optional[str], length_fraction: Optional[float], top: int,
                    time_limit: float, extra_gpus: Optional[str], scenario_given: list, placement: Optional[str],
                    calibration: Optional[str], mean_prompt_len: Optional[float],
-                   mean_response_len: Optional[float], response_profile: Optional[str] = None):
+                   mean_response_len: Optional[float], response_profile: Optional[str] = None,
+                   host_mem: Optional[float] = None, free_batch: bool = False):
     """``recommend --from run.sh`` (or a YAML config with --framework): the run the user's config describes."""
     from .. import api
 
     if placement is not None:
         raise InputError("--placement", "recommend --from keeps the placement of your config.",
                          "drop --placement, or describe the scenario with flags instead of --from.")
+    if free_batch:
+        raise InputError("--free-batch", "recommend --from keeps your config's batch per step and per update.",
+                         f"drop --free-batch: `rlbatch fix {path}` changes them to the nearest valid ones, or describe "
+                         "the scenario with flags (recommend --free-batch, without --from) to let the search choose.")
     means = inputs.means(calibration, gpu, mean_prompt_len, mean_response_len)
     if any(g for g in scenario_given):
         raise InputError("--from", "the scenario comes from the config: --scenario, --nnodes, --algo, --n, "
@@ -142,7 +147,7 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
                               length_fraction=1.0 if length_fraction is None else length_fraction, top=top,
                               time_limit_s=time_limit, extra_gpus=extra_gpus,
                               calibration=inputs.calibration(calibration, gpu), mean_lengths=means[:2],
-                              response_profile=response_profile)
+                              response_profile=response_profile, host_mem_gib=inputs.host_mem(host_mem))
 
 
 def calibrate(log: str, overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int],

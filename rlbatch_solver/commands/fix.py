@@ -591,8 +591,14 @@ def _relax(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, 
                 "with it a LoRA alpha, target modules and a learning rate ~10x higher, as the framework's LoRA guide "
                 "sets them)", new_values={**values, "lora_rank": LORA_RANK})
     if hw and (memory_conflict or involved & set(hw) or not tried or not any(t["feasible"] for t in tried)):
-        attempt("gpus", "another GPU count (now " + ", ".join(f"{fw.native_key(n)} = {values[n]}" for n in hw) + ")",
-                free=hw)
+        what = "another GPU count (now " + ", ".join(f"{fw.native_key(n)} = {values[n]}" for n in hw) + ")"
+        # more GPUs in the node before another node (whose every all-reduce crosses the network): the node count held
+        in_node = {n: c for n, c in hw.items() if policy.hardware[n] == "per_node" and int(values[n]) < 8}
+        if not in_node or len(in_node) == len(hw):
+            attempt("gpus", what, free=hw)
+        elif not attempt("gpus", what, free={**{n: [values[n]] for n in hw}, **in_node}):
+            tried.pop()
+            attempt("gpus", what, free=hw)
     if memory_conflict and spec is not None:
         lengths = [n for n in policy.lengths if isinstance(values.get(n), int) and n not in kept]
         for n in lengths:

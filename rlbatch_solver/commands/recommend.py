@@ -244,7 +244,35 @@ def best_command(report: RecommendReport) -> list[str]:
         return []
     card = model_card(report.scenario.model)
     model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
-    return _answer_framework(report).run_command(report.best.native, report.best.values, model)
+    return answer_framework(report).run_command(report.best.native, report.best.values, model)
+
+
+def from_command(report: RecommendReport) -> list[str] | None:
+    """``recommend --from``: the best config as the user's whole command where its arguments alone do not paste (an
+    environment word such as ``NPROC_PER_NODE=8``, accelerate's ``--num_processes``): the framework's start words
+    and launcher, then the user's arguments, with no example data or reward; None where the arguments paste after
+    the user's own entry point as they are (Hydra overrides, plain flags)."""
+    import re
+
+    from ..frameworks.overrides import exported_pair
+
+    if not report.choices:
+        return None
+    fw = answer_framework(report)
+    native = report.best.native
+    env = [a for a in native if re.match(r"^[A-Z_][A-Z0-9_]*=", a)]
+    launcher = [a for a in native if a.startswith("--") and exported_pair(a)[0] in fw.launcher_keys]
+    if not env and not launcher:
+        return None
+    keys = {k.lstrip("-") for k in fw.model_keys}
+    model = next((exported_pair(a)[1] for a in native if exported_pair(a)[0] in keys), None)
+    words = fw.run_command(native, report.best.values, model or "")
+    out: list[str] = []
+    for w in words:  # the user's model once, where the framework writes it; no example inputs
+        if w in out or (w in fw.example_inputs and w not in native) or (model is None and exported_pair(w)[0] in keys):
+            continue
+        out.append(w)
+    return out
 
 
 def companion_commands(report: RecommendReport) -> list[list[str]]:
@@ -254,12 +282,12 @@ def companion_commands(report: RecommendReport) -> list[list[str]]:
         return []
     card = model_card(report.scenario.model)
     model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
-    return _answer_framework(report).companion_commands(report.best.native, report.best.values, model)
+    return answer_framework(report).companion_commands(report.best.native, report.best.values, model)
 
 
-def _answer_framework(report: RecommendReport) -> Any:
-    """The framework at the release whose rules gave the answer (TRL 0.14/0.15 run vLLM on a GPU of their own, not a
-    `trl vllm-serve` server: their commands differ from the newest release's)."""
+def answer_framework(report: Any) -> Any:
+    """The framework at the release whose rules gave the answer (a recommend's or enumerate's report): TRL 0.14/0.15
+    run vLLM on a GPU of their own, not a `trl vllm-serve` server; OpenRLHF's releases spell their flags their way."""
     fw = get_framework(report.framework)
     if report.version == fw.version or len(fw.versions) < 2:
         return fw
@@ -368,11 +396,13 @@ def recommend(
     objective_name = scenario.objective
     if objective_name == "memory-headroom":
         objective = terms.headroom_mib
-    elif objective_name == "gpus":
+    elif objective_name == "gpus" and {"gpus_per_node", "nnodes"} <= set(ruleset.variables):
         from ..rules.expr import IntVar
 
         # fewest GPUs first; among equal counts, the fastest (time per sample is far below 10^12 us)
         objective = IntVar("gpus_per_node") * IntVar("nnodes") * 10**12 + terms.time_us_per_sample
+    elif objective_name == "gpus":  # OpenRLHF, slime: the job's GPUs are --gpus, which the search does not vary
+        objective = terms.time_us_per_sample
     else:
         objective = terms.time_us_per_sample
     objective = _with_waste(ruleset, objective, objective_name, terms)
@@ -472,15 +502,17 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
                    time_limit_s: float = DEFAULT_TIME_LIMIT_S, extra_gpus: str | Path | None = None,
                    calibration: Efficiency | None = None,
                    mean_lengths: tuple[float | None, float | None] = (None, None),
-                   response_profile: str | None = None) -> RecommendReport:
+                   response_profile: str | None = None, host_mem_gib: float | None = None) -> RecommendReport:
     """The best configs for the run a user's config describes, and that config judged beside them (timed with the
-    length profile ``response_profile`` names, else the one its model and training data choose)."""
+    length profile ``response_profile`` names, else the one its model and training data choose; the node's RAM
+    ``host_mem_gib``, None: the GPU type's standard node)."""
     from ..costmodel.lengths import dataset_of
 
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
                                                   objective=objective, length_fraction=length_fraction)
     scenario.mean_prompt_length, scenario.mean_response_length = mean_lengths
     scenario.response_profile, scenario.dataset = response_profile, dataset_of(flat) or None
+    scenario.host_mem_gib = host_mem_gib
     scenario.validate()
     if calibration is not None:
         scenario.calibration = calibration.as_dict()

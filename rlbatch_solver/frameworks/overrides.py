@@ -152,6 +152,10 @@ class ListFlag(str):
         obj.flag, obj.items = flag, words
         return obj
 
+    def __getnewargs__(self) -> tuple[str, tuple[str, ...]]:
+        """What pickle and copy rebuild it from (the web page's worker processes send answers back pickled)."""
+        return self.flag, self.items
+
 
 def parse_flag_args(tokens: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
     """``--flag value`` / ``--flag=value`` / bare ``--switch`` -> (dict, ignored tokens)."""

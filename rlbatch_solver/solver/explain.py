@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from ..rules.base import Rule, RuleSet, Severity
+from .settings import new_solver
 from .model import STATUS_TEXT, Domains, build_model
 
 
@@ -23,6 +24,8 @@ class Conflict:
     proven_minimal: bool
     # the values the domains fix, with every derived quantity whose inputs they fix (the messages' numbers)
     fixed: dict = field(default_factory=dict)
+    # each rule is broken by the fixed values on its own (several conflicts of one rule, not one set of several)
+    each_alone: bool = False
 
     @property
     def ids(self) -> list[str]:
@@ -33,7 +36,7 @@ def _infeasible_with(ruleset: RuleSet, domains: Domains, ids: list[str], time_li
     built = build_model(ruleset, domains, enforce=False, rule_filter=ids)
     for rid in ids:
         built.compiler.enforce(built.rule_lits[rid])
-    solver = cp_model.CpSolver()
+    solver = new_solver()
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = 1
     return solver.Solve(built.model)
@@ -51,11 +54,11 @@ def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) 
     errors = [r for r in built.rules if r.severity is Severity.ERROR]
     broken = [r for r in errors if built.rule_lits[r.id] is False]
     if broken:  # fixed values alone break these rules: each is a conflict of one
-        return Conflict(broken, "infeasible", True)
+        return Conflict(broken, "infeasible", True, each_alone=True)
     errors = [r for r in errors if built.rule_lits[r.id] is not True]
     lits = [built.rule_lits[r.id] for r in errors]
     built.model.AddAssumptions(lits)
-    solver = cp_model.CpSolver()
+    solver = new_solver()
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = 1  # assumption cores need a single worker
     status = solver.Solve(built.model)

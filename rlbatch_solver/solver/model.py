@@ -17,7 +17,7 @@ from ..rules.base import UNSET_PLACEHOLDER, Rule, RuleSet, Severity, Value
 from ..rules.expr import variables
 from .compile import Compiler
 
-from .settings import DEFAULT_TIME_LIMIT_S  # noqa: F401 - re-exported
+from .settings import DEFAULT_TIME_LIMIT_S, new_solver  # noqa: F401 - re-exported
 
 STATUS_TEXT = {
     cp_model.OPTIMAL: "optimal",
@@ -216,7 +216,7 @@ def enumerate_solutions(
 ) -> EnumerateResult:
     """Every assignment of ``domains`` that satisfies the rules (up to ``limit``)."""
     built = build_model(ruleset, domains, include_warnings=include_warnings)
-    solver = cp_model.CpSolver()
+    solver = new_solver()
     solver.parameters.enumerate_all_solutions = True
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = 1

@@ -18,7 +18,7 @@ from ortools.sat.python import cp_model
 
 from ..rules.base import RuleSet, Value
 from ..rules.expr import IntExpr
-from .settings import tune_for_optimization
+from .settings import new_solver, tune_for_optimization
 from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, _Collector, _decode, build_model, \
     tune_for_enumeration
 
@@ -135,7 +135,7 @@ def _solve_next(built, target, time_limit_s: float, workers: int, result: Optimi
             var, value = built.decision[name], last.solution.get(name)
             if value is not None and not isinstance(var, (bool, int)):
                 built.model.AddHint(var, int(value))
-    solver = cp_model.CpSolver()
+    solver = new_solver()
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = workers
     tune_for_optimization(solver.parameters)
@@ -175,7 +175,7 @@ def _band(ruleset: RuleSet, domains: Domains, objective: IntExpr, maximize: bool
     width = max(1, int(abs(best) * band))
     if not isinstance(target, int):
         built.model.Add(target >= best - width) if maximize else built.model.Add(target <= best + width)
-    solver = cp_model.CpSolver()
+    solver = new_solver()
     solver.parameters.enumerate_all_solutions = True
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = time_limit_s

@@ -28,6 +28,7 @@ from .costs import (  # noqa: F401 - re-exported: the tests and api import them 
     CHANGE_WEIGHT, DISTANCE_SCALE, MAX_DISTANCE, MAX_RANK, RANK_WEIGHT, WASTE_BASE, WASTE_NAME, WASTE_PER_PERMILLE,
     candidate_cost, change_cost, reads_through, same_value, total_cost, waste_cost,
 )
+from .settings import new_solver
 from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, build_model
 
 
@@ -234,7 +235,7 @@ def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str
     while True:
         if deadline.expired():
             return LazySolve("unknown", None, None, wall)
-        solver = cp_model.CpSolver()
+        solver = new_solver()
         solver.parameters.max_time_in_seconds = max(0.01, deadline.left())
         solver.parameters.num_workers = 2
         status = solver.Solve(model)

@@ -3,6 +3,18 @@
 DEFAULT_TIME_LIMIT_S = 10.0  # seconds per CP-SAT solve; every answer reports whether it is proven
 
 
+def new_solver():
+    """A CP-SAT solver that leaves Ctrl-C to Python. By default CP-SAT catches SIGINT during a solve (it stops the
+    search early, and the answer looks like a time-out) and resets SIGINT to the default action when the solve ends
+    (ortools/util/sigint.cc: SigintHandler's destructor), so any later Ctrl-C killed the process with no word: a
+    sweep lost its summary and a point interrupted mid-solve was recorded as if it had finished."""
+    from ortools.sat.python import cp_model
+
+    solver = cp_model.CpSolver()
+    solver.parameters.catch_sigint_signal = False
+    return solver
+
+
 def tune_for_optimization(parameters) -> None:
     """Lighter presolve for the cost-model objectives. Their tables give CP-SAT a tight bound from
     the domains alone, so most of a solve went to presolve probing: without it (and with one

@@ -94,6 +94,10 @@ class Workers:
                     return ours.recv()
                 except EOFError:
                     pass
+                except Exception as err:  # sent, but it does not rebuild here: an error page, not an empty reply
+                    return {"status": 500, "error": f"the answer could not be read back from the solve "
+                            f"({type(err).__name__}: {str(err)[:200]}). Fix: run rlbatch on your own machine with "
+                            "the same input."}
                 proc.join(5)
                 return {"status": 503, "error": f"the solve stopped without an answer (exit code {proc.exitcode}), "
                         f"most likely past the memory this server gives one request ({limits.memory_mib:,} MiB). "

@@ -571,7 +571,10 @@ class OpenRLHFFramework(Framework):
         from .. import get_framework
 
         version, why = versions.detect(flat)
-        if version is None or version == self.version:
+        if version is None:
+            return self, (f"checked with the OpenRLHF {self.version} rules, the newest we follow: {why}; name yours with "
+                          f"--framework openrlhf==VERSION if you run another")
+        if version == self.version:
             return self, None
         return get_framework(f"{self.name}=={version}"), (
             f"checked with the OpenRLHF {version} rules and defaults: {why}; name another with --framework "

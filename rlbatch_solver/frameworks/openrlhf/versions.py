@@ -496,7 +496,14 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
     known = ", ".join(sorted(RELEASE_FLAGS, key=version_key))
     shown = ", ".join(dating[:6]) + (" ..." if len(dating) > 6 else "")
     if not have:
-        return None, f"its flags ({shown}) belong to no single release of those whose flags we know ({known})"
+        lacks = {v: tuple(k for k in dating if k not in f) for v, f in RELEASE_FLAGS.items()}
+        fewest = min(len(m) for m in lacks.values())
+        near = sorted((v for v, m in lacks.items() if len(m) == fewest), key=version_key, reverse=True)
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for v in near:
+            groups.setdefault(lacks[v], []).append(v)
+        nearest = "; ".join(f"{', '.join(vs)} (no {', '.join('--' + k for k in m)})" for m, vs in groups.items())
+        return None, f"no release of those whose flags we know ({known}) has every flag it sets; nearest: {nearest}"
     best = max(have, key=version_key)
     if best not in VERSIONS:
         return None, (f"its flags ({shown}) are OpenRLHF {best}'s, the newest of the releases whose flags we know "

@@ -60,6 +60,17 @@ PATTERNS: list[ErrorPattern] = [
                  "generations per prompt (8). Given the current train batch size, the valid values for the number "
                  "of generations are: [2, 3, 4, 6, 12].", hint=_old_groups, numbers=("w", "b", "g"),
                  versions=("0.16.1", "0.15.2")),
+    ErrorPattern("trl", rf"global eval batch size \((?P<w>\d+) x (?P<b>\d+)\) must be evenly divisible by the "
+                        rf"number of generations per prompt {n('g')}",
+                 ("trl.trainer.eval_batch_divisible_by_num_generations",),
+                 "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (TRL 0.15-0.16, with an eval_strategy)",
+                 "ValueError: The global eval batch size (4 x 8) must be evenly divisible by the number of "
+                 "generations per prompt (6). Given the current eval batch size, the valid values for the number "
+                 "of generations are: [2, 4, 8, 16, 32].",
+                 hint=lambda x: f"num_processes x per_device_eval_batch_size = {x['w']} x {x['b']}: "
+                                + _groups({"gen": x["w"] * x["b"], "g": x["g"]}).replace("per rollout", "per eval batch")
+                                + " (or change per_device_eval_batch_size; only runs with an eval_strategy check it)",
+                 numbers=("w", "b", "g"), versions=("0.16.1", "0.15.2")),
     ErrorPattern("trl", rf"effective eval batch size \((?P<w>\d+) x (?P<b>\d+)\) must be evenly divisible by the "
                         rf"number of generations per prompt {n('g')}",
                  ("trl.trainer.eval_batch_divisible_by_num_generations",),
@@ -89,10 +100,17 @@ PATTERNS: list[ErrorPattern] = [
                  ("trl.config.gen_and_spg_exclusive",), CONFIG,
                  "ValueError: 'generation_batch_size' and 'steps_per_generation' can not be both configured at the "
                  "same time"),
-    ErrorPattern("trl", r"global eval batch size .{0,40}must be divisible by the number of generations used for "
-                        r"evaluation", ("trl.config.eval_batch_divisible_by_num_generations_eval",), CONFIG,
+    # grpo_config.py GRPOConfig.__post_init__ prints per_device_eval_batch_size first, then num_processes
+    ErrorPattern("trl", rf"global eval batch size (?:\((?P<b>\d+) \* (?P<w>\d+)\) )?.{{0,40}}must be divisible by the "
+                        rf"number of generations used for evaluation(?: {n('g')})?",
+                 ("trl.config.eval_batch_divisible_by_num_generations_eval",), CONFIG,
                  "ValueError: The global eval batch size (4 * 3) must be divisible by the number of generations "
-                 "used for evaluation (8)."),
+                 "used for evaluation (8).",
+                 hint=lambda x: f"per_device_eval_batch_size x num_processes = {x['b']} x {x['w']}: "
+                                + _groups({"gen": x["w"] * x["b"], "g": x["g"]}).replace(
+                                    "per rollout", "per eval batch").replace("num_generations that", "values that")
+                                + " (num_generations_eval, else num_generations; or change per_device_eval_batch_size)",
+                 numbers=("b", "w", "g")),
     ErrorPattern("trl", r"GRPO requires at least 2 generations per prompt", ("trl.config.num_generations_at_least_two",),
                  CONFIG, "ValueError: GRPO requires at least 2 generations per prompt to calculate the advantages. "
                  "You provided 1, which is less than the minimum required."),

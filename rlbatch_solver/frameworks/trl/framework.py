@@ -231,7 +231,7 @@ class TrlFramework(SwiftFramework):
     oom_advice = errors.OOM_ADVICE
     shapes_learning = frozenset({"generation_batch_size", "steps_per_generation", "per_device_train_batch_size",
                                  "gradient_accumulation_steps"})
-    scenario_vars = {"prompt_length": "max_prompt_length", "response_length": "max_completion_length",
+    scenario_vars = {"prompt_length": "max_length", "response_length": "max_completion_length",
                      "n": "num_generations", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
 
     releases = versions

@@ -300,6 +300,10 @@ class UnslothFramework(TrlFramework):
         """TRL's search space; a memory share or standby the user set under Unsloth's names stays as set."""
         space = super().space(scenario, model, with_knobs=with_knobs)
         fixed = _flat(scenario.fixed)
+        if "fast_inference" not in fixed and "use_vllm" not in fixed and space.domains.get("use_vllm") == [True]:
+            # the answer's vLLM is written --fast_inference (EXPORT_NAMES): price that engine, on the model's own
+            # weights, not GRPOConfig's use_vllm engine with a copy of its own
+            space.domains["vllm_shared"] = [True]
         if with_knobs and ("gpu_memory_utilization" in fixed or STANDBY in fixed):
             base = self.to_values(dict(fixed), gpus=scenario.total_gpus, model=model)
             for name, key in (("gmu_permille", "gpu_memory_utilization"), ("sleep_level", STANDBY)):

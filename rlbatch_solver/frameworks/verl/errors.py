@@ -89,6 +89,11 @@ PATTERNS: list[ErrorPattern] = [
         ("verl.legacy.actor_mini_positive",),
         "verl/workers/fsdp_workers.py:ActorRolloutRefWorker.__init__",
         "AssertionError: ppo_mini_batch_size 0 should be larger than 0 after normalization",
+        hint=lambda x: (f"each GPU's share of a mini batch, ppo_mini_batch_size*rollout.n // dp, is {x['mini']}: the "
+                        "mini batch has fewer samples than the actor's data-parallel size dp (the GPU count over "
+                        "ulysses_sequence_parallel_size); raise actor.ppo_mini_batch_size until "
+                        "ppo_mini_batch_size*rollout.n is at least dp."),
+        numbers=("mini",),
         versions=("0.6.1", "0.7.1"),
     ),
     ErrorPattern(
