@@ -8,10 +8,17 @@ proven, in two solves instead of ``top``. If the band holds too many configs
 (ties by the thousand), it falls back to excluding each answer and solving
 again, ``top`` times; each of those solves that ends OPTIMAL is proven too.
 Every solve has a time limit; its status travels with its answer.
+
+Ties: configs of the same objective are ordered by a second expression (``then``, smallest first: recommend passes
+the sum of the phases' peak MiB, so the roomier of two equally fast configs comes first), then by their values (the
+band's order). The solver minimizes ``objective x span + then`` (``span``: the range of ``then``), so an optimum
+of that is unique up to configs equal in both: CP-SAT with several workers returns any optimum of what it
+minimizes, so without ``then`` the same command could answer either of two tied configs from run to run.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
@@ -24,6 +31,9 @@ from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, _Collector, _deco
 
 BANDS = (0.001, 0.01, 0.05, 0.25)  # relative width of the objective band enumerated for the runners-up
 BAND_LIMIT = 2000  # configs in a band beyond which enumeration gives way to exclusion
+# the largest magnitude the objective with its tie-break may reach: CP-SAT's integer variables are 64-bit and its
+# presolve scales objectives, so stay well inside (beyond it, ties are left to the solver)
+COMBINED_LIMIT = 2**52
 
 
 @dataclass
@@ -31,6 +41,7 @@ class Ranked:
     solution: dict[str, Value]
     objective: int
     status: str  # "optimal" when proven, "feasible" when the time limit cut the proof short
+    then: int = 0  # the tie-break's value (``optimize``'s ``then``), 0 without one
 
     @property
     def proven(self) -> bool:
@@ -83,17 +94,17 @@ def optimize(
     top: int = 1,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     workers: int = 2,
+    then: IntExpr | tuple[IntExpr, ...] | None = None,
 ) -> OptimizeResult:
-    """The ``top`` best assignments by ``objective``, best first; ``time_limit_s`` bounds every solve together."""
+    """The ``top`` best assignments by ``objective``, best first; ``time_limit_s`` bounds every solve together.
+    ``then``: among configs of equal objective, the smallest of it first (several: compared in turn; the module's
+    text)."""
     from ..deadline import Deadline
 
     deadline = Deadline(time_limit_s)
     built = build_model(ruleset, domains)
-    target, _, _ = built.compiler.int(objective)
-    if maximize:
-        built.model.Maximize(target)
-    else:
-        built.model.Minimize(target)
+    target = _Target(built, objective, then, maximize)
+    built.model.Minimize(target.combined)
     result = OptimizeResult([], "unknown", 0.0, built.skipped)
     _solve_next(built, target, max(0.01, deadline.left()), workers, result, maximize)
     if top == 1 or not result.ranked:
@@ -103,13 +114,13 @@ def optimize(
         # a band is worth at most half of what the optimum cost: beyond that, exclusion is as fast
         band_limit_s = min(deadline.left(), max(0.25, 0.5 * result.wall_time_s))
         for band in BANDS:
-            found, wall = _band(ruleset, domains, objective, maximize, best, band, band_limit_s)
+            found, wall = _band(ruleset, domains, objective, maximize, best, band, band_limit_s, then)
             result.wall_time_s += wall
             if found is None:  # too many configs in the band, or out of time: exclusion instead
                 break
             if len(found) >= top or band == BANDS[-1]:
                 # everything outside the band is worse than everything in it: a proven prefix
-                result.ranked = [Ranked(sol, value, "optimal") for value, sol in found[:top]]
+                result.ranked = [Ranked(sol, value, "optimal", tie) for value, tie, sol in found[:top]]
                 break
     for r in result.ranked:
         _exclude(built.model, built, r.solution)
@@ -127,9 +138,9 @@ def _solve_next(built, target, time_limit_s: float, workers: int, result: Optimi
     bounded by the last, so a tie is proven the moment it is found, and the last answer is the
     search's starting hint.
     """
-    if result.ranked and not isinstance(target, int):
+    if result.ranked and not isinstance(target.combined, int):
         last = result.ranked[-1]
-        built.model.Add(target <= last.objective if maximize else target >= last.objective)
+        built.model.Add(target.combined >= target.value_of(last.objective, last.then))
         built.model.ClearHints()
         for name in built.free:
             var, value = built.decision[name], last.solution.get(name)
@@ -147,31 +158,60 @@ def _solve_next(built, target, time_limit_s: float, workers: int, result: Optimi
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return False
     sol = built.solution(solver)
-    value = int(target) if isinstance(target, int) else int(solver.Value(target))
-    result.ranked.append(Ranked(sol, value, text))
+    result.ranked.append(Ranked(sol, target.read(solver, target.primary), text, target.read(solver, target.then)))
     _exclude(built.model, built, sol)
     return True
 
 
-class _ObjectiveCollector(_Collector):
-    """Free-variable values and the objective of each solution."""
+class _Target:
+    """What the solver minimizes: the objective (negated to maximize) times the span of the tie-break, plus the
+    tie-break less its least value. ``then`` is one expression or several, compared in turn (each scaled by the
+    spans of those after it); the last ones are dropped where the product could outgrow COMBINED_LIMIT (the ties
+    they would settle are then left to the solver)."""
 
-    def __init__(self, built, target, limit: int) -> None:
+    def __init__(self, built, objective: IntExpr, then, maximize: bool) -> None:
+        self.primary, lo, hi = built.compiler.int(objective)
+        self.sign = -1 if maximize else 1
+        levels = [built.compiler.int(e) for e in ((then,) if isinstance(then, IntExpr) else (then or ()))]
+        levels = [(lin, t_lo, t_hi - t_lo + 1) for lin, t_lo, t_hi in levels if not isinstance(lin, int)]
+        while levels and max(abs(lo), abs(hi)) * math.prod(n for _, _, n in levels) >= COMBINED_LIMIT:
+            levels.pop()
+        self.then, self.low, self.span = 0, 0, 1
+        for lin, t_lo, n in levels:  # lexicographic: the first level weighs most
+            self.then = self.then * n + lin
+            self.low, self.span = self.low * n + t_lo, self.span * n
+        self.combined = self.sign * self.primary * self.span + (self.then - self.low if self.span > 1 else 0)
+
+    def value_of(self, objective: int, then: int) -> int:
+        return self.sign * objective * self.span + (then - self.low if self.span > 1 else 0)
+
+    @staticmethod
+    def read(solver, expr) -> int:
+        return int(expr) if isinstance(expr, int) else int(solver.Value(expr))
+
+
+class _ObjectiveCollector(_Collector):
+    """Free-variable values, the objective and the tie-break of each solution."""
+
+    def __init__(self, built, target: _Target, limit: int) -> None:
         super().__init__(built, limit)
         self.target = target
-        self.values: list[int] = []
+        self.values: list[tuple[int, int]] = []
 
     def on_solution_callback(self) -> None:
-        self.values.append(int(self.target) if isinstance(self.target, int) else int(self.Value(self.target)))
+        self.values.append((self.target.read(self, self.target.primary), self.target.read(self, self.target.then)))
         super().on_solution_callback()
 
 
 def _band(ruleset: RuleSet, domains: Domains, objective: IntExpr, maximize: bool, best: int, band: float,
-          time_limit_s: float) -> tuple[list[tuple[int, dict[str, Value]]] | None, float]:
-    """Every config whose objective is within ``band`` of ``best``, best first (ties by value),
-    or None when there are more than BAND_LIMIT of them or the enumeration did not finish."""
+          time_limit_s: float, then: IntExpr | tuple[IntExpr, ...] | None = None) -> tuple[list[tuple[int, int, dict[str, Value]]] | None,
+                                                                     float]:
+    """Every config whose objective is within ``band`` of ``best``: (objective, tie-break, values), best first (ties
+    by the tie-break, then by value), or None when there are more than BAND_LIMIT of them or the enumeration did not
+    finish."""
     built = build_model(ruleset, domains)
-    target, _, _ = built.compiler.int(objective)
+    tied = _Target(built, objective, then, maximize)
+    target = tied.primary
     width = max(1, int(abs(best) * band))
     if not isinstance(target, int):
         built.model.Add(target >= best - width) if maximize else built.model.Add(target <= best + width)
@@ -180,13 +220,13 @@ def _band(ruleset: RuleSet, domains: Domains, objective: IntExpr, maximize: bool
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = time_limit_s
     tune_for_enumeration(built, solver.parameters)
-    collector = _ObjectiveCollector(built, target, BAND_LIMIT + 1)
+    collector = _ObjectiveCollector(built, tied, BAND_LIMIT + 1)
     status = solver.Solve(built.model, collector)
     if status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE) or collector.hit_limit:
         return None, solver.WallTime()
-    unique: dict[tuple, tuple[int, dict[str, Value]]] = {}
-    for value, sol in zip(collector.values, _decode(built, collector)):
+    unique: dict[tuple, tuple[int, int, dict[str, Value]]] = {}
+    for (value, tie), sol in zip(collector.values, _decode(built, collector)):
         key = tuple(sorted((k, -1 if v is None else int(v)) for k, v in sol.items()))
-        unique[key] = (value, sol)
-    order = sorted(unique.items(), key=lambda kv: ((-kv[1][0] if maximize else kv[1][0]), kv[0]))
+        unique[key] = (value, tie, sol)
+    order = sorted(unique.items(), key=lambda kv: ((-kv[1][0] if maximize else kv[1][0]), kv[1][1], kv[0]))
     return [item for _, item in order], solver.WallTime()
