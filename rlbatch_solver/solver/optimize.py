@@ -9,11 +9,11 @@ proven, in two solves instead of ``top``. If the band holds too many configs
 again, ``top`` times; each of those solves that ends OPTIMAL is proven too.
 Every solve has a time limit; its status travels with its answer.
 
-Ties: configs of the same objective are ordered by a second expression (``then``, smallest first: recommend passes
-the sum of the phases' peak MiB, so the roomier of two equally fast configs comes first), then by their values (the
-band's order). The solver minimizes ``objective x span + then`` (``span``: the range of ``then``), so an optimum
-of that is unique up to configs equal in both: CP-SAT with several workers returns any optimum of what it
-minimizes, so without ``then`` the same command could answer either of two tied configs from run to run.
+Ties: CP-SAT with several workers returns any optimum of what it minimizes, so the same command could answer either
+of two equally fast configs from run to run. With a tie-break (``then``: recommend's fewest changed values, then
+least memory) the optimum is settled in a second solve over the configs of the optimal objective only (minimizing
+``then``, several expressions folded into one by their ranges), and the band orders its configs by objective, then
+``then``, then value. The first solve, which proves the objective, is the one it was without a tie-break.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, _Collector, _deco
 
 BANDS = (0.001, 0.01, 0.05, 0.25)  # relative width of the objective band enumerated for the runners-up
 BAND_LIMIT = 2000  # configs in a band beyond which enumeration gives way to exclusion
-# the largest magnitude the objective with its tie-break may reach: CP-SAT's integer variables are 64-bit and its
-# presolve scales objectives, so stay well inside (beyond it, ties are left to the solver)
+# the largest range the folded tie-break may span: CP-SAT's integer variables are 64-bit and its presolve scales
+# objectives, so stay well inside (beyond it, the last levels' ties are left to the solver)
 COMBINED_LIMIT = 2**52
 
 
@@ -104,9 +104,11 @@ def optimize(
     deadline = Deadline(time_limit_s)
     built = build_model(ruleset, domains)
     target = _Target(built, objective, then, maximize)
-    built.model.Minimize(target.combined)
+    built.model.Minimize(target.sign * target.primary)
     result = OptimizeResult([], "unknown", 0.0, built.skipped)
     _solve_next(built, target, max(0.01, deadline.left()), workers, result, maximize)
+    if result.status == "optimal" and target.span > 1:
+        _settle_tie(built, target, result, deadline.left() * 0.5, workers)
     if top == 1 or not result.ranked:
         return result
     if result.status == "optimal":
@@ -127,6 +129,8 @@ def optimize(
     while len(result.ranked) < top and not deadline.expired():
         if not _solve_next(built, target, max(0.01, deadline.left()), workers, result, maximize):
             break
+        if result.ranked[-1].proven and target.span > 1:
+            _settle_tie(built, target, result, deadline.left() * 0.5, workers)
     return result
 
 
@@ -138,14 +142,10 @@ def _solve_next(built, target, time_limit_s: float, workers: int, result: Optimi
     bounded by the last, so a tie is proven the moment it is found, and the last answer is the
     search's starting hint.
     """
-    if result.ranked and not isinstance(target.combined, int):
+    if result.ranked and not isinstance(target.primary, int):
         last = result.ranked[-1]
-        built.model.Add(target.combined >= target.value_of(last.objective, last.then))
-        built.model.ClearHints()
-        for name in built.free:
-            var, value = built.decision[name], last.solution.get(name)
-            if value is not None and not isinstance(var, (bool, int)):
-                built.model.AddHint(var, int(value))
+        built.model.Add(target.sign * target.primary >= target.sign * last.objective)
+        _hint(built.model, built, last.solution)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = workers
@@ -163,27 +163,52 @@ def _solve_next(built, target, time_limit_s: float, workers: int, result: Optimi
     return True
 
 
+def _hint(model: cp_model.CpModel, built, solution: dict[str, Value]) -> None:
+    model.ClearHints()
+    for name in built.free:
+        var, value = built.decision[name], solution.get(name)
+        if value is not None and not isinstance(var, (bool, int)):
+            model.AddHint(var, int(value))
+
+
+def _settle_tie(built, target: "_Target", result: OptimizeResult, time_limit_s: float, workers: int) -> None:
+    """Replace the last answer by the config of least tie-break among those of its objective not yet answered (in a
+    copy of the model: the runners-up are searched in the first). Out of time, the best found so far (the tie then
+    left unsettled)."""
+    best = result.ranked[-1]
+    model = built.model.Clone()
+    if not isinstance(target.primary, int):
+        model.Add(target.primary == best.objective)
+    model.Minimize(target.then)
+    _hint(model, built, best.solution)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(0.05, time_limit_s)
+    solver.parameters.num_workers = workers
+    tune_for_optimization(solver.parameters)
+    status = solver.Solve(model)
+    result.wall_time_s += solver.WallTime()
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        sol = built.solution(solver)
+        result.ranked[-1] = Ranked(sol, best.objective, best.status, target.read(solver, target.then))
+        _exclude(built.model, built, sol)
+
+
 class _Target:
-    """What the solver minimizes: the objective (negated to maximize) times the span of the tie-break, plus the
-    tie-break less its least value. ``then`` is one expression or several, compared in turn (each scaled by the
-    spans of those after it); the last ones are dropped where the product could outgrow COMBINED_LIMIT (the ties
-    they would settle are then left to the solver)."""
+    """The objective (``sign``: -1 to maximize) and the tie-break: ``then`` is one expression or several, compared
+    in turn, folded into one (each scaled by the ranges of those after it: ``span`` in all); the last ones are
+    dropped where the fold could outgrow COMBINED_LIMIT (the ties they would settle are then left to the solver)."""
 
     def __init__(self, built, objective: IntExpr, then, maximize: bool) -> None:
-        self.primary, lo, hi = built.compiler.int(objective)
+        self.primary, _, _ = built.compiler.int(objective)
         self.sign = -1 if maximize else 1
         levels = [built.compiler.int(e) for e in ((then,) if isinstance(then, IntExpr) else (then or ()))]
         levels = [(lin, t_lo, t_hi - t_lo + 1) for lin, t_lo, t_hi in levels if not isinstance(lin, int)]
-        while levels and max(abs(lo), abs(hi)) * math.prod(n for _, _, n in levels) >= COMBINED_LIMIT:
+        while levels and math.prod(n for _, _, n in levels) >= COMBINED_LIMIT:
             levels.pop()
         self.then, self.low, self.span = 0, 0, 1
         for lin, t_lo, n in levels:  # lexicographic: the first level weighs most
             self.then = self.then * n + lin
             self.low, self.span = self.low * n + t_lo, self.span * n
-        self.combined = self.sign * self.primary * self.span + (self.then - self.low if self.span > 1 else 0)
-
-    def value_of(self, objective: int, then: int) -> int:
-        return self.sign * objective * self.span + (then - self.low if self.span > 1 else 0)
 
     @staticmethod
     def read(solver, expr) -> int:
