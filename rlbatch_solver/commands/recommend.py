@@ -508,8 +508,9 @@ HEADROOM_COST = 0.10
 def tie_break(terms: Any, domains: Mapping[str, Any], kept: Mapping[str, Value] | None = None) -> tuple:
     """How recommend orders configs equally fast (``optimize``'s ``then``; without it CP-SAT's workers return any
     of them, run to run): with a user's config (``recommend --from``), fewest of its values changed first (a vLLM
-    memory share of 0.4 for the user's 0.5 buys nothing: ``prefer_kept``); then the least sum of every phase's peak
-    MiB per GPU (of two configs equally fast, the one with more memory to spare)."""
+    memory share of 0.4 for the user's 0.5 buys nothing: ``prefer_kept``); then the most memory left in the phase
+    with the least (``headroom_mib``, what --objective memory-headroom maximizes); then the least sum of every
+    phase's peak MiB per GPU (of two configs equally fast, the one with more memory to spare)."""
     from ..rules.expr import BoolVar, IntVar, if_then_else
 
     levels = []
@@ -525,6 +526,8 @@ def tie_break(terms: Any, domains: Mapping[str, Any], kept: Mapping[str, Value] 
                 changed.append(if_then_else(IntVar(name).ne(value), 1, 0))
         if changed:
             levels.append(sum(changed[1:], changed[0]))
+    if terms.headroom_mib is not None:  # --objective memory-headroom's measure: the least any phase has left
+        levels.append(0 - terms.headroom_mib)
     peaks = [IntVar(d.name) for d in terms.derived if d.name.startswith("mem_")]
     if peaks:
         levels.append(sum(peaks[1:], peaks[0]))

@@ -106,9 +106,7 @@ def optimize(
     target = _Target(built, objective, then, maximize)
     built.model.Minimize(target.sign * target.primary)
     result = OptimizeResult([], "unknown", 0.0, built.skipped)
-    _solve_next(built, target, max(0.01, deadline.left()), workers, result, maximize)
-    if result.status == "optimal" and target.span > 1:
-        _settle_tie(built, target, result, deadline.left() * 0.5, workers)
+    _solve_next(built, target, deadline, workers, result, maximize)
     if top == 1 or not result.ranked:
         return result
     if result.status == "optimal":
@@ -127,21 +125,19 @@ def optimize(
     for r in result.ranked:
         _exclude(built.model, built, r.solution)
     while len(result.ranked) < top and not deadline.expired():
-        if not _solve_next(built, target, max(0.01, deadline.left()), workers, result, maximize):
+        if not _solve_next(built, target, deadline, workers, result, maximize):
             break
-        if result.ranked[-1].proven and target.span > 1:
-            _settle_tie(built, target, result, deadline.left() * 0.5, workers)
     return result
 
 
-def _solve_next(built, target, time_limit_s: float, workers: int, result: OptimizeResult,
-                maximize: bool = False) -> bool:
+def _solve_next(built, target, deadline, workers: int, result: OptimizeResult, maximize: bool = False) -> bool:
     """Solve once more; append the answer (and exclude it from later solves).
 
     After an answer, the next one cannot be better (only configs were removed): its objective is
     bounded by the last, so a tie is proven the moment it is found, and the last answer is the
-    search's starting hint.
+    search's starting hint. A proven answer's tie is settled (``_settle_tie``) before it is excluded.
     """
+    time_limit_s = max(0.01, deadline.left())
     if result.ranked and not isinstance(target.primary, int):
         last = result.ranked[-1]
         built.model.Add(target.sign * target.primary >= target.sign * last.objective)
@@ -159,7 +155,9 @@ def _solve_next(built, target, time_limit_s: float, workers: int, result: Optimi
         return False
     sol = built.solution(solver)
     result.ranked.append(Ranked(sol, target.read(solver, target.primary), text, target.read(solver, target.then)))
-    _exclude(built.model, built, sol)
+    if status == cp_model.OPTIMAL and target.span > 1:
+        _settle_tie(built, target, result, deadline.left() * 0.5, workers)
+    _exclude(built.model, built, result.ranked[-1].solution)
     return True
 
 
@@ -172,7 +170,7 @@ def _hint(model: cp_model.CpModel, built, solution: dict[str, Value]) -> None:
 
 
 def _settle_tie(built, target: "_Target", result: OptimizeResult, time_limit_s: float, workers: int) -> None:
-    """Replace the last answer by the config of least tie-break among those of its objective not yet answered (in a
+    """Replace the last answer by the config of least tie-break among those of its objective not yet excluded (in a
     copy of the model: the runners-up are searched in the first). Out of time, the best found so far (the tie then
     left unsettled)."""
     best = result.ranked[-1]
@@ -190,7 +188,6 @@ def _settle_tie(built, target: "_Target", result: OptimizeResult, time_limit_s: 
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         sol = built.solution(solver)
         result.ranked[-1] = Ranked(sol, best.objective, best.status, target.read(solver, target.then))
-        _exclude(built.model, built, sol)
 
 
 class _Target:
