@@ -391,3 +391,5 @@ def test_equally_fast_configs_come_roomiest_first_whatever_the_solvers_threads()
     assert len(tied) >= 2 and all(c.proven for c in tied)
     peaks = [sum(-(-c.memory[p].peak(p) // MIB) for p in c.memory) for c in tied]
     assert peaks == sorted(peaks) and peaks[0] < peaks[-1]
+    # asked for the best alone (no band of runners-up to sort), the same config
+    assert rb.recommend(sc, top=1, time_limit_s=20).best.native == choices[0].native
