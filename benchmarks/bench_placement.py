@@ -6,8 +6,9 @@ For each scenario it runs the real command line (``python -m rlbatch_solver.cli 
 as a fresh process and reads its verdict: the winning layout's throughput, how many layouts it answered, its wall
 time against the target (10 s, the default --time-limit).
 
-The baseline is the question answered by hand: every layout the framework lists (``Framework.placements``) solved in
-this process, one after the other, each with ``--baseline-limit`` seconds, and the best throughput of all of them.
+The baseline is the question answered by hand: every layout the framework lists (``placement_layouts``: the
+framework's ``placements`` of the job with the algorithm's batch settled, as the command settles it) solved in this
+process, one after the other, each with ``--baseline-limit`` seconds, and the best throughput of all of them.
 The command must pick a layout within 1% of that best (printed "same verdict"); the ratio is the baseline's time over
 the command's.
 """
@@ -49,8 +50,8 @@ def command(framework: str, gpu: str, gpus: int) -> tuple[float, dict]:
 
 def baseline(framework: str, gpu: str, gpus: int, limit: float) -> tuple[float, float, int]:
     """(seconds, best tokens/s over every layout, layouts with an answer)."""
+    from rlbatch_solver.commands.placement import placement_layouts
     from rlbatch_solver.commands.recommend import recommend
-    from rlbatch_solver.frameworks import get_framework
     from rlbatch_solver.scenario import scenario_from_dict
 
     sc = scenario_from_dict({"framework": framework, "gpu": gpu, "gpus": gpus, "model": "qwen2.5-7b",
@@ -58,7 +59,7 @@ def baseline(framework: str, gpu: str, gpus: int, limit: float) -> tuple[float, 
                              "placement": "auto"})
     start = time.perf_counter()
     best, answered = 0.0, 0
-    for layout in get_framework(framework).placements(sc, []):
+    for layout in placement_layouts(sc, []):  # the command's layouts: the algorithm's batch settled on the whole job
         report = recommend(layout.scenario, top=1, time_limit_s=limit)
         if report.best is not None:
             answered += 1

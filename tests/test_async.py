@@ -371,6 +371,29 @@ def test_recommend_auto_compares_the_best_of_each_kind_and_says_why():
     assert ("generation is" in text) and ("bottleneck" in text)
 
 
+def test_each_layout_of_auto_trains_the_jobs_batch_and_solved_on_its_own_gives_autos_answer():
+    """The algorithm's batch is settled on the whole job before the layouts are made (``placement_layouts``): asked
+    of the bare job, OpenRLHF's split layout searched train_batch_size (and took 1024: one update per step, not the
+    kept 128's eight) and ms-swift's counted its completions per optimizer step on the split's trainer GPUs (56, not
+    the job's 32), so benchmarks/bench_placement.py's per-layout baseline beat the command's split option."""
+    from rlbatch_solver.commands.placement import placement_layouts
+
+    common = dict(gpu="h100", gpus=32, model="qwen2.5-7b", algorithm="grpo", n=8, prompt_length=1024,
+                  response_length=4096, placement="auto")
+    split = next(lay for lay in placement_layouts(Scenario(framework="openrlhf", **common), [])
+                 if lay.placement == "split")
+    assert split.scenario.fixed["train.batch_size"] == 128 and split.scenario.fixed["rollout.batch_size"] == 1024
+    assert "train.batch_size" not in split.scenario.search
+    sc = Scenario(framework="swift", **common)
+    layouts = placement_layouts(sc, [])
+    assert [lay.scenario.kept_totals for lay in layouts] == [{"opt_batch": 32}] * 2
+    auto = {o.placement: o for o in recommend(sc, top=1, time_limit_s=30).placement.options}
+    for lay in layouts:
+        alone = recommend(lay.scenario, top=1, time_limit_s=30).best
+        assert alone.proven and auto[lay.placement].best.proven
+        assert (alone.samples, alone.objective) == (auto[lay.placement].samples, auto[lay.placement].best.objective)
+
+
 def test_a_split_that_wins_inside_the_models_error_is_a_tie_the_colocated_config_wins():
     """The model's colocated/split ratio is off the published one by a median factor (docs/async.md's comparisons,
     placement_accuracy.yaml): a split predicted faster by less than that is a tie, and the simpler colocated config

@@ -239,3 +239,21 @@ def test_a_trl_script_answer_is_its_whole_accelerate_command(tmp_path):
     assert words.index("launch") < words.index("--num_processes") < words.index("-m") < words.index(
         "--per_device_train_batch_size"), block
     assert block.count("--model_name_or_path") == 1 and "DeepMath" not in block, block
+
+
+def test_equally_fast_configs_are_ordered_the_same_whatever_the_solvers_threads():
+    """verl's fully-async DAPO script on 8 H100: the rollout pool is not the bottleneck, so its tensor parallel size and
+    vLLM memory share do not change the step time, and thousands of configs tie. CP-SAT's workers returned any of them
+    (rollout TP 4 and a 55.8 GiB rollout peak with two threads, TP 1 and 63.7 GiB with eight); recommend orders ties
+    by fewest of the user's values changed, then the least memory (``recommend.tie_break``): the script's own TP 1
+    and 0.8 share, with one thread or eight."""
+    s = read_launch_script(SCRIPTS / "verl/fully_async_dapo_7b_math_fsdp2_4_4.sh")
+    fw = get_framework(s.framework)
+    flat, _ = fw.parse(s.args)
+    answers = [api.recommend_from(s.framework, flat, gpu="h100", model="qwen2.5-7b", gpus=8, top=3,
+                                  solver_workers=w) for w in (1, 2, 8)]
+    assert all(r.best is not None and r.best.proven for r in answers)
+    assert len({tuple(tuple(c.native) for c in r.choices) for r in answers}) == 1
+    best = answers[0].best.native
+    assert "actor_rollout_ref.rollout.tensor_model_parallel_size=1" in best
+    assert "actor_rollout_ref.rollout.gpu_memory_utilization=0.8" in best

@@ -213,6 +213,20 @@ def _likeliest_first(splits: list[int], layouts: list[Layout], scenario: Scenari
     return sorted(splits, key=lambda i: abs(layouts[i].scenario.total_gpus / total - target))
 
 
+def placement_layouts(scenario: Scenario, notes: list[str]) -> list[Layout]:
+    """The layouts ``recommend --placement`` solves (``Framework.placements``), made from the job with the
+    algorithm's batch settled first (``keep_algorithm_batch``: the user's, else the framework's defaults, counted on
+    every GPU of the job), so that every layout trains the same batch and a layout solved on its own gives the answer
+    the command gives for it. Asked before the batch is settled, a framework would let a layout search the batch
+    (OpenRLHF's split adds batch sizes that 6-GPU groups divide) or count it on the layout's own trainer GPUs
+    (ms-swift's completions per optimizer step): another algorithm, not another layout."""
+    from ..frameworks import get_framework
+    from .recommend import keep_algorithm_batch
+
+    settled = keep_algorithm_batch(scenario)[0]  # idempotent: recommend() settles it before it asks for the layouts
+    return get_framework(scenario.framework).placements(settled, notes)
+
+
 def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, extra_gpus: str | Path | None,
                         solver_workers: int, recommend_one) -> RecommendReport:
     """One solve per layout, coarse to fine: the layouts the framework marks coarse first (a quarter, a half and
@@ -230,7 +244,7 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
                          "use --objective time with --placement, or drop --placement.")
     fw = get_framework(scenario.framework)
     notes: list[str] = []
-    layouts = fw.placements(scenario, notes)
+    layouts = placement_layouts(scenario, notes)
     deadline = Deadline(time_limit_s)
     solved: dict[int, PlacementOption] = {}
 

@@ -411,12 +411,14 @@ def recommend(
     deadline = Deadline(time_limit_s)
     # two more than asked: assignments that differ only in values the config does not use (micro batch sizes
     # under dynamic batching) print the same config and are shown once
+    then = tie_break(terms, space.domains, start[0] if start else None) if objective_name == "time" else None
     res = optimize(ruleset, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
-                   top=top if top <= 1 else top + 2, time_limit_s=time_limit_s * 0.8, workers=solver_workers)
+                   top=top if top <= 1 else top + 2, time_limit_s=time_limit_s * 0.8, workers=solver_workers,
+                   then=then)
     margin_note = ""
     if objective_name == "time" and res.ranked:
         res, margin_note = _prefer_headroom(fw, ruleset, space, spec, terms, objective, res, top, deadline,
-                                            solver_workers)
+                                            solver_workers, then)
     validate_solutions(ruleset, [r.solution for r in res.ranked])
     choices = []
     printed: set[tuple[str, ...]] = set()
@@ -502,10 +504,12 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
                    time_limit_s: float = DEFAULT_TIME_LIMIT_S, extra_gpus: str | Path | None = None,
                    calibration: Efficiency | None = None,
                    mean_lengths: tuple[float | None, float | None] = (None, None),
-                   response_profile: str | None = None, host_mem_gib: float | None = None) -> RecommendReport:
+                   response_profile: str | None = None, host_mem_gib: float | None = None,
+                   solver_workers: int = 2) -> RecommendReport:
     """The best configs for the run a user's config describes, and that config judged beside them (timed with the
     length profile ``response_profile`` names, else the one its model and training data choose; the node's RAM
-    ``host_mem_gib``, None: the GPU type's standard node)."""
+    ``host_mem_gib``, None: the GPU type's standard node). ``solver_workers``: CP-SAT threads (the answer does not
+    depend on them: ``tie_break``)."""
     from ..costmodel.lengths import dataset_of
 
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
@@ -516,7 +520,8 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     scenario.validate()
     if calibration is not None:
         scenario.calibration = calibration.as_dict()
-    report = recommend(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus, start=(values, free))
+    report = recommend(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus, start=(values, free),
+                       solver_workers=solver_workers)
     fw = get_framework(framework)
     drop = fw.free_keys(values)
     report.start.given = [k for k in fw.normalize(flat) if k in drop]
@@ -533,8 +538,37 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
 HEADROOM_COST = 0.10
 
 
+def tie_break(terms: Any, domains: Mapping[str, Any], kept: Mapping[str, Value] | None = None) -> tuple:
+    """How recommend orders configs equally fast (``optimize``'s ``then``; without it CP-SAT's workers return any
+    of them, run to run): with a user's config (``recommend --from``), fewest of its values changed first (a vLLM
+    memory share of 0.4 for the user's 0.5 buys nothing: ``prefer_kept``); then the most memory left in the phase
+    with the least (``headroom_mib``, what --objective memory-headroom maximizes); then the least sum of every
+    phase's peak MiB per GPU (of two configs equally fast, the one with more memory to spare)."""
+    from ..rules.expr import BoolVar, IntVar, if_then_else
+
+    levels = []
+    if kept:
+        changed = []
+        for name, value in kept.items():
+            domain = domains.get(name, ())
+            if len(domain) < 2 or value is None or None in domain:
+                continue  # fixed, or optional (unset is a value the expression cannot name): prefer_kept's
+            if all(isinstance(v, bool) for v in domain):
+                changed.append(if_then_else(BoolVar(name), int(not value), int(bool(value))))
+            elif all(isinstance(v, int) and not isinstance(v, bool) for v in (value, *domain)):
+                changed.append(if_then_else(IntVar(name).ne(value), 1, 0))
+        if changed:
+            levels.append(sum(changed[1:], changed[0]))
+    if terms.headroom_mib is not None:  # --objective memory-headroom's measure: the least any phase has left
+        levels.append(0 - terms.headroom_mib)
+    peaks = [IntVar(d.name) for d in terms.derived if d.name.startswith("mem_")]
+    if peaks:
+        levels.append(sum(peaks[1:], peaks[0]))
+    return tuple(levels)
+
+
 def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: Any, objective: Any, res: Any,
-                     top: int, deadline: Any, workers: int) -> tuple[Any, str]:
+                     top: int, deadline: Any, workers: int, then: Any = None) -> tuple[Any, str]:
     """The ranking to answer with, and what it says about headroom. When the best config is tight, solve again with
     every phase held one observed error under its line (``log(line / peak) >= e``); take that answer when it is at
     most ``HEADROOM_COST`` slower, else keep the fastest and say what headroom would cost."""
@@ -561,7 +595,7 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
                   kind=RuleKind.SEARCH)
              for p in memory]
     roomier = optimize(ruleset.extended(rules), space.domains, objective, top=top if top <= 1 else top + 2,
-                       time_limit_s=max(0.05, deadline.left() * 0.8), workers=workers)
+                       time_limit_s=max(0.05, deadline.left() * 0.8), workers=workers, then=then)
     best = res.ranked[0].objective
     if roomier.ranked and roomier.ranked[0].objective <= best * (1 + HEADROOM_COST):
         cost = roomier.ranked[0].objective / best - 1 if best else 0.0

@@ -8,10 +8,17 @@ proven, in two solves instead of ``top``. If the band holds too many configs
 (ties by the thousand), it falls back to excluding each answer and solving
 again, ``top`` times; each of those solves that ends OPTIMAL is proven too.
 Every solve has a time limit; its status travels with its answer.
+
+Ties: CP-SAT with several workers returns any optimum of what it minimizes, so the same command could answer either
+of two equally fast configs from run to run. With a tie-break (``then``: recommend's fewest changed values, then
+least memory) the optimum is settled in a second solve over the configs of the optimal objective only (minimizing
+``then``, several expressions folded into one by their ranges), and the band orders its configs by objective, then
+``then``, then value. The first solve, which proves the objective, is the one it was without a tie-break.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
@@ -24,6 +31,9 @@ from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, _Collector, _deco
 
 BANDS = (0.001, 0.01, 0.05, 0.25)  # relative width of the objective band enumerated for the runners-up
 BAND_LIMIT = 2000  # configs in a band beyond which enumeration gives way to exclusion
+# the largest range the folded tie-break may span: CP-SAT's integer variables are 64-bit and its presolve scales
+# objectives, so stay well inside (beyond it, the last levels' ties are left to the solver)
+COMBINED_LIMIT = 2**52
 
 
 @dataclass
@@ -31,6 +41,7 @@ class Ranked:
     solution: dict[str, Value]
     objective: int
     status: str  # "optimal" when proven, "feasible" when the time limit cut the proof short
+    then: int = 0  # the tie-break's value (``optimize``'s ``then``), 0 without one
 
     @property
     def proven(self) -> bool:
@@ -83,19 +94,19 @@ def optimize(
     top: int = 1,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     workers: int = 2,
+    then: IntExpr | tuple[IntExpr, ...] | None = None,
 ) -> OptimizeResult:
-    """The ``top`` best assignments by ``objective``, best first; ``time_limit_s`` bounds every solve together."""
+    """The ``top`` best assignments by ``objective``, best first; ``time_limit_s`` bounds every solve together.
+    ``then``: among configs of equal objective, the smallest of it first (several: compared in turn; the module's
+    text)."""
     from ..deadline import Deadline
 
     deadline = Deadline(time_limit_s)
     built = build_model(ruleset, domains)
-    target, _, _ = built.compiler.int(objective)
-    if maximize:
-        built.model.Maximize(target)
-    else:
-        built.model.Minimize(target)
+    target = _Target(built, objective, then, maximize)
+    built.model.Minimize(target.sign * target.primary)
     result = OptimizeResult([], "unknown", 0.0, built.skipped)
-    _solve_next(built, target, max(0.01, deadline.left()), workers, result, maximize)
+    _solve_next(built, target, deadline, workers, result, maximize)
     if top == 1 or not result.ranked:
         return result
     if result.status == "optimal":
@@ -103,38 +114,34 @@ def optimize(
         # a band is worth at most half of what the optimum cost: beyond that, exclusion is as fast
         band_limit_s = min(deadline.left(), max(0.25, 0.5 * result.wall_time_s))
         for band in BANDS:
-            found, wall = _band(ruleset, domains, objective, maximize, best, band, band_limit_s)
+            found, wall = _band(ruleset, domains, objective, maximize, best, band, band_limit_s, then)
             result.wall_time_s += wall
             if found is None:  # too many configs in the band, or out of time: exclusion instead
                 break
             if len(found) >= top or band == BANDS[-1]:
                 # everything outside the band is worse than everything in it: a proven prefix
-                result.ranked = [Ranked(sol, value, "optimal") for value, sol in found[:top]]
+                result.ranked = [Ranked(sol, value, "optimal", tie) for value, tie, sol in found[:top]]
                 break
     for r in result.ranked:
         _exclude(built.model, built, r.solution)
     while len(result.ranked) < top and not deadline.expired():
-        if not _solve_next(built, target, max(0.01, deadline.left()), workers, result, maximize):
+        if not _solve_next(built, target, deadline, workers, result, maximize):
             break
     return result
 
 
-def _solve_next(built, target, time_limit_s: float, workers: int, result: OptimizeResult,
-                maximize: bool = False) -> bool:
+def _solve_next(built, target, deadline, workers: int, result: OptimizeResult, maximize: bool = False) -> bool:
     """Solve once more; append the answer (and exclude it from later solves).
 
     After an answer, the next one cannot be better (only configs were removed): its objective is
     bounded by the last, so a tie is proven the moment it is found, and the last answer is the
-    search's starting hint.
+    search's starting hint. A proven answer's tie is settled (``_settle_tie``) before it is excluded.
     """
-    if result.ranked and not isinstance(target, int):
+    time_limit_s = max(0.01, deadline.left())
+    if result.ranked and not isinstance(target.primary, int):
         last = result.ranked[-1]
-        built.model.Add(target <= last.objective if maximize else target >= last.objective)
-        built.model.ClearHints()
-        for name in built.free:
-            var, value = built.decision[name], last.solution.get(name)
-            if value is not None and not isinstance(var, (bool, int)):
-                built.model.AddHint(var, int(value))
+        built.model.Add(target.sign * target.primary >= target.sign * last.objective)
+        _hint(built.model, built, last.solution)
     solver = new_solver()
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = workers
@@ -147,31 +154,86 @@ def _solve_next(built, target, time_limit_s: float, workers: int, result: Optimi
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return False
     sol = built.solution(solver)
-    value = int(target) if isinstance(target, int) else int(solver.Value(target))
-    result.ranked.append(Ranked(sol, value, text))
-    _exclude(built.model, built, sol)
+    result.ranked.append(Ranked(sol, target.read(solver, target.primary), text, target.read(solver, target.then)))
+    if status == cp_model.OPTIMAL and target.span > 1:
+        _settle_tie(built, target, result, deadline.left() * 0.5, workers)
+    _exclude(built.model, built, result.ranked[-1].solution)
     return True
 
 
-class _ObjectiveCollector(_Collector):
-    """Free-variable values and the objective of each solution."""
+def _hint(model: cp_model.CpModel, built, solution: dict[str, Value]) -> None:
+    model.ClearHints()
+    for name in built.free:
+        var, value = built.decision[name], solution.get(name)
+        if value is not None and not isinstance(var, (bool, int)):
+            model.AddHint(var, int(value))
 
-    def __init__(self, built, target, limit: int) -> None:
+
+def _settle_tie(built, target: "_Target", result: OptimizeResult, time_limit_s: float, workers: int) -> None:
+    """Replace the last answer by the config of least tie-break among those of its objective not yet excluded (in a
+    copy of the model: the runners-up are searched in the first). Out of time, the best found so far (the tie then
+    left unsettled)."""
+    best = result.ranked[-1]
+    model = built.model.Clone()
+    if not isinstance(target.primary, int):
+        model.Add(target.primary == best.objective)
+    model.Minimize(target.then)
+    _hint(model, built, best.solution)
+    solver = new_solver()
+    solver.parameters.max_time_in_seconds = max(0.05, time_limit_s)
+    solver.parameters.num_workers = workers
+    tune_for_optimization(solver.parameters)
+    status = solver.Solve(model)
+    result.wall_time_s += solver.WallTime()
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        sol = built.solution(solver)
+        result.ranked[-1] = Ranked(sol, best.objective, best.status, target.read(solver, target.then))
+
+
+class _Target:
+    """The objective (``sign``: -1 to maximize) and the tie-break: ``then`` is one expression or several, compared
+    in turn, folded into one (each scaled by the ranges of those after it: ``span`` in all); the last ones are
+    dropped where the fold could outgrow COMBINED_LIMIT (the ties they would settle are then left to the solver)."""
+
+    def __init__(self, built, objective: IntExpr, then, maximize: bool) -> None:
+        self.primary, _, _ = built.compiler.int(objective)
+        self.sign = -1 if maximize else 1
+        levels = [built.compiler.int(e) for e in ((then,) if isinstance(then, IntExpr) else (then or ()))]
+        levels = [(lin, t_lo, t_hi - t_lo + 1) for lin, t_lo, t_hi in levels if not isinstance(lin, int)]
+        while levels and math.prod(n for _, _, n in levels) >= COMBINED_LIMIT:
+            levels.pop()
+        self.then, self.low, self.span = 0, 0, 1
+        for lin, t_lo, n in levels:  # lexicographic: the first level weighs most
+            self.then = self.then * n + lin
+            self.low, self.span = self.low * n + t_lo, self.span * n
+
+    @staticmethod
+    def read(solver, expr) -> int:
+        return int(expr) if isinstance(expr, int) else int(solver.Value(expr))
+
+
+class _ObjectiveCollector(_Collector):
+    """Free-variable values, the objective and the tie-break of each solution."""
+
+    def __init__(self, built, target: _Target, limit: int) -> None:
         super().__init__(built, limit)
         self.target = target
-        self.values: list[int] = []
+        self.values: list[tuple[int, int]] = []
 
     def on_solution_callback(self) -> None:
-        self.values.append(int(self.target) if isinstance(self.target, int) else int(self.Value(self.target)))
+        self.values.append((self.target.read(self, self.target.primary), self.target.read(self, self.target.then)))
         super().on_solution_callback()
 
 
 def _band(ruleset: RuleSet, domains: Domains, objective: IntExpr, maximize: bool, best: int, band: float,
-          time_limit_s: float) -> tuple[list[tuple[int, dict[str, Value]]] | None, float]:
-    """Every config whose objective is within ``band`` of ``best``, best first (ties by value),
-    or None when there are more than BAND_LIMIT of them or the enumeration did not finish."""
+          time_limit_s: float, then: IntExpr | tuple[IntExpr, ...] | None = None) -> tuple[list[tuple[int, int, dict[str, Value]]] | None,
+                                                                     float]:
+    """Every config whose objective is within ``band`` of ``best``: (objective, tie-break, values), best first (ties
+    by the tie-break, then by value), or None when there are more than BAND_LIMIT of them or the enumeration did not
+    finish."""
     built = build_model(ruleset, domains)
-    target, _, _ = built.compiler.int(objective)
+    tied = _Target(built, objective, then, maximize)
+    target = tied.primary
     width = max(1, int(abs(best) * band))
     if not isinstance(target, int):
         built.model.Add(target >= best - width) if maximize else built.model.Add(target <= best + width)
@@ -180,13 +242,13 @@ def _band(ruleset: RuleSet, domains: Domains, objective: IntExpr, maximize: bool
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = time_limit_s
     tune_for_enumeration(built, solver.parameters)
-    collector = _ObjectiveCollector(built, target, BAND_LIMIT + 1)
+    collector = _ObjectiveCollector(built, tied, BAND_LIMIT + 1)
     status = solver.Solve(built.model, collector)
     if status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE) or collector.hit_limit:
         return None, solver.WallTime()
-    unique: dict[tuple, tuple[int, dict[str, Value]]] = {}
-    for value, sol in zip(collector.values, _decode(built, collector)):
+    unique: dict[tuple, tuple[int, int, dict[str, Value]]] = {}
+    for (value, tie), sol in zip(collector.values, _decode(built, collector)):
         key = tuple(sorted((k, -1 if v is None else int(v)) for k, v in sol.items()))
-        unique[key] = (value, sol)
-    order = sorted(unique.items(), key=lambda kv: ((-kv[1][0] if maximize else kv[1][0]), kv[0]))
+        unique[key] = (value, tie, sol)
+    order = sorted(unique.items(), key=lambda kv: ((-kv[1][0] if maximize else kv[1][0]), kv[1][1], kv[0]))
     return [item for _, item in order], solver.WallTime()
