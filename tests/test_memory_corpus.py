@@ -1058,3 +1058,29 @@ def test_verl_fsdp_root_unit_stays_gathered_beside_the_layers_in_flight():
     r = _check(name).memory
     assert r.phases["old_log_prob"][gathered] == pytest.approx(2 * (embed + 2 * layer) / 2**20, abs=1)
     assert r.phases["old_log_prob"][gathered] == pytest.approx(888, abs=1)
+
+
+def test_verl_megatron_weight_sync_loads_the_offloaded_actor_beside_the_engine_weights():
+    """verl's Megatron sharding manager (megatron_vllm.py __enter__) loads an offloaded actor back beside vLLM's woken
+    weights, before the KV cache wakes: 0.5.0 the params and the fp32 grad buffer (load_grad default True), 0.6.1
+    the params only (verl PR #2678). verl #3360 (235B on 32 H100, 0.6.1, param offload): the params exceed the
+    generation's KV cache + activations by 0.9 GiB; the same run on 0.5.0 loads 27.8 GiB of grads too; 0.7.1 (not
+    read) prices no sync term."""
+    import rlbatch_solver as rb
+
+    c = _case("verl-megatron_3360_qwen3_235b_a22b_grpo_4x8xh100")
+    sync = "actor loaded for the weight sync (its excess over KV cache + activations)"
+
+    def report(fw):
+        return rb.check(c.args, framework=fw, gpus=c.gpus, model=c.model, gpu=c.gpu,
+                        length_fraction=c.length_fraction).memory
+
+    mem = report(c.framework)
+    roll, upd = mem.phases["rollout"], mem.phases["actor_update"]
+    generation = roll["vLLM KV cache"] + roll["vLLM activations+workspaces (in budget)"]
+    assert roll[sync] == pytest.approx(upd["params (sharded)"] - generation, abs=1)
+    assert roll[sync] / 1024 == pytest.approx(0.94, abs=0.02)
+    assert mem.peaks["rollout"] / 1024 == pytest.approx(68.6, abs=0.1) and mem.fits  # the run's OOM stays missed
+    old = report("verl-megatron==0.5.0").phases["rollout"]
+    assert old[sync] == pytest.approx(upd["params (sharded)"] + upd["gradients (sharded)"] - generation, abs=1)
+    assert sync not in report("verl-megatron==0.7.1").phases["rollout"]

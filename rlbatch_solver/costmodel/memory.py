@@ -41,6 +41,7 @@ T_ENGINE_ASLEEP = "rollout engine (kept between rollouts)"
 T_GRAPHS = "CUDA graphs (outside budget)"  # SGLang; vLLM >= 0.21 counts them inside its budget
 T_NO_FIT = "engine budget too small for weights (rollout cannot start)"
 T_SYNC_RECV = "weight-sync receive buffer (outside budget)"
+T_SYNC_LOAD = "actor loaded for the weight sync (its excess over KV cache + activations)"
 
 
 # ----------------------------------------------------------------------------- model constants
@@ -803,6 +804,22 @@ def sync_receive_bytes(plan: Plan, mc: ModelConsts) -> float:
     return max(plan.engine_sync_bucket_bytes, C.BF16 * max(mc.embed, mc.lm_head))
 
 
+def _sync_load_excess(plan: Plan, mc: ModelConsts, generation_only: float) -> float:
+    """The weight sync's excess over generation (``Plan.sync_loads_trainer``). verl's Megatron sharding manager
+    (workers/sharding_manager/megatron_vllm.py MegatronVLLMShardingManager.__enter__) loads an offloaded actor back
+    to the GPU (load_megatron_model_to_gpu), wakes the engine's weights only (``wake_up(tags=["weights"])``), streams
+    the weights into it, offloads the actor again and only then wakes the KV cache. verl 0.5.0 loads the params and
+    the fp32 grad buffer (``load_grad`` default True); verl PR #2678 (0.6.0 on) passes ``load_grad=False``. While
+    the KV cache sleeps the sync adds only what exceeds the generation's own KV cache and activations
+    (``generation_only``); with ``free_cache_engine=False`` the engine never sleeps and the load adds whole."""
+    a_param = plan.param_offload if plan.actor_param_offload is None else plan.actor_param_offload
+    if not plan.sync_loads_trainer or not (plan.colocated and plan.actor_colocated and a_param):
+        return 0.0
+    w, g, _ = _states(plan, mc, False)
+    loaded = w + (g if plan.sync_loads_trainer == "params+grads" else 0.0)
+    return loaded if not plan.free_cache_engine else max(0.0, loaded - generation_only)
+
+
 def cuda_graph_bytes(plan: Plan, mc: ModelConsts) -> float:
     if plan.enforce_eager:
         return 0.0
@@ -983,6 +1000,9 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
         terms[f"{name} KV cache"] = eb.kv_bytes
         if plan.engine_receives_whole_weights and not plan.engine_colocated:
             terms[T_SYNC_RECV] = sync_receive_bytes(plan, mc)
+        excess = _sync_load_excess(plan, mc, terms[f"{name} KV cache"] + terms[f"{name} activations+workspaces ({where})"])
+        if excess > 0:
+            terms[T_SYNC_LOAD] = excess
     if not eb.fits:
         # The engine refuses to start: push the phase past capacity by the shortfall.
         others = sum(terms.values())
