@@ -41,6 +41,7 @@ T_ENGINE_ASLEEP = "rollout engine (kept between rollouts)"
 T_GRAPHS = "CUDA graphs (outside budget)"  # SGLang; vLLM >= 0.21 counts them inside its budget
 T_NO_FIT = "engine budget too small for weights (rollout cannot start)"
 T_SYNC_RECV = "weight-sync receive buffer (outside budget)"
+T_SYNC_LOAD = "actor loaded for the weight sync (its excess over KV cache + activations)"
 
 
 # ----------------------------------------------------------------------------- model constants
@@ -60,6 +61,7 @@ class ModelConsts:
     embed: int
     lm_head: int
     largest_unit: int  # largest FSDP unit: a decoder layer or the (untied) embedding / lm_head
+    layer_unit: int  # largest decoder layer (the unit a layer-wise FSDP wrap policy gathers)
     routed_expert_params: int  # all routed experts (MoE), 0 for dense
     expert_hit_fraction: float  # top-k / experts
     decode_weight_params: int  # params read per decode step (all but the embedding table when untied)
@@ -156,6 +158,7 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
         embed=embed,
         lm_head=lm_head,
         largest_unit=max(layer_params_max, embed, lm_head),
+        layer_unit=layer_params_max,
         routed_expert_params=routed,
         expert_hit_fraction=(m.num_experts_per_tok / m.num_experts) if m.is_moe else 1.0,
         decode_weight_params=total - (embed if lm_head else 0),
@@ -546,20 +549,47 @@ def megatron_pipeline_factor(plan: Plan) -> float:
     return factor
 
 
-def _gather_bytes(plan: Plan, mc: ModelConsts, backward: bool) -> float:
+def _gather_bytes(plan: Plan, mc: ModelConsts, backward: bool, critic: bool = False) -> float:
     """Unsharded units in flight under ZeRO-3 / FSDP. In backward a trained unit also has its unsharded gradient;
     under LoRA the base weights are frozen (peft tuners/tuners_utils.py BaseTuner._mark_only_adapters_as_trainable),
     so the largest unit (a decoder layer's base weights, the embedding or lm_head) is gathered for the input
     gradient but gets no gradient of its own: FSDP reduce-scatters only parameters that received one
     (torch/distributed/fsdp/_runtime_utils.py _post_backward_hook; FSDP2 FSDPParamGroup.post_backward), and the
-    adapters' gradients are rank-sized."""
+    adapters' gradients are rank-sized.
+
+    With ``Plan.fsdp_root`` the wrap policy is known: the parameters no policy wraps sit in the ROOT unit, which
+    stays gathered from the forward's start to the backward's end (FSDP1 torch/distributed/fsdp/_runtime_utils.py
+    _post_forward_reshard returns early for the root; FSDP2 fully_shard leaves the root unresharded after forward),
+    beside the wrapped units in flight (_root_and_units)."""
     if plan.zero_stage < 3 or max(1, plan.shard_degree) <= 1:
         return 0.0
-    unit = mc.largest_unit / _mp(plan)
-    b = C.FSDP_UNITS_IN_FLIGHT * C.BF16 * unit
+    mp = _mp(plan)
+    root, in_flight = _root_and_units(plan, mc, critic)
+    b = C.BF16 * (root + in_flight) / mp
     if backward and not plan.lora_params:
-        b += C.FSDP_BWD_GRAD_BYTES * unit
+        b += C.FSDP_BWD_GRAD_BYTES * mc.largest_unit / mp
     return b
+
+
+def _root_and_units(plan: Plan, mc: ModelConsts, critic: bool) -> tuple[float, float]:
+    """(root unit's params, params of the ``FSDP_UNITS_IN_FLIGHT`` wrapped units gathered at once) under the FSDP
+    wrap policy ``Plan.fsdp_root`` names.
+
+    "fsdp1": verl's get_fsdp_wrap_policy (verl/utils/fsdp_utils.py, read at 0.2.0, 0.5.0, 0.6.1) wraps the
+    ``_no_split_modules`` decoder layers (and, with LoRA, the trainable adapter leaves) only, so the embedding and an
+    untied lm_head stay in the root; two decoder layers are in flight. "fsdp2": verl's apply_fsdp2 (same file) also
+    shards an untied ``nn.Embedding`` on its own (``not model.config.tie_word_embeddings``), so only the lm_head (or,
+    tied, the shared embedding) stays in the root and the embedding is in flight with the first layer. The critic's
+    head is hidden -> 1 (no lm_head). "" (a wrap policy not read): no root, two units of the largest of layer,
+    embedding and lm_head in flight (the bound for any layer-wise policy)."""
+    pair = C.FSDP_UNITS_IN_FLIGHT
+    if plan.fsdp_root not in ("fsdp1", "fsdp2"):
+        return 0.0, float(pair * mc.largest_unit)
+    head = 0 if critic else mc.lm_head
+    layers = float(pair * mc.layer_unit)
+    if plan.fsdp_root == "fsdp2" and mc.lm_head:  # untied: the embedding is a unit of its own
+        return float(head), max(layers, float(mc.embed + (pair - 1) * mc.layer_unit))
+    return float(mc.embed + head), layers
 
 
 def _seq_len(plan: Plan) -> int:
@@ -774,6 +804,22 @@ def sync_receive_bytes(plan: Plan, mc: ModelConsts) -> float:
     return max(plan.engine_sync_bucket_bytes, C.BF16 * max(mc.embed, mc.lm_head))
 
 
+def _sync_load_excess(plan: Plan, mc: ModelConsts, generation_only: float) -> float:
+    """The weight sync's excess over generation (``Plan.sync_loads_trainer``). verl's Megatron sharding manager
+    (workers/sharding_manager/megatron_vllm.py MegatronVLLMShardingManager.__enter__) loads an offloaded actor back
+    to the GPU (load_megatron_model_to_gpu), wakes the engine's weights only (``wake_up(tags=["weights"])``), streams
+    the weights into it, offloads the actor again and only then wakes the KV cache. verl 0.5.0 loads the params and
+    the fp32 grad buffer (``load_grad`` default True); verl PR #2678 (0.6.0 on) passes ``load_grad=False``. While
+    the KV cache sleeps the sync adds only what exceeds the generation's own KV cache and activations
+    (``generation_only``); with ``free_cache_engine=False`` the engine never sleeps and the load adds whole."""
+    a_param = plan.param_offload if plan.actor_param_offload is None else plan.actor_param_offload
+    if not plan.sync_loads_trainer or not (plan.colocated and plan.actor_colocated and a_param):
+        return 0.0
+    w, g, _ = _states(plan, mc, False)
+    loaded = w + (g if plan.sync_loads_trainer == "params+grads" else 0.0)
+    return loaded if not plan.free_cache_engine else max(0.0, loaded - generation_only)
+
+
 def cuda_graph_bytes(plan: Plan, mc: ModelConsts) -> float:
     if plan.enforce_eager:
         return 0.0
@@ -954,6 +1000,9 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
         terms[f"{name} KV cache"] = eb.kv_bytes
         if plan.engine_receives_whole_weights and not plan.engine_colocated:
             terms[T_SYNC_RECV] = sync_receive_bytes(plan, mc)
+        excess = _sync_load_excess(plan, mc, terms[f"{name} KV cache"] + terms[f"{name} activations+workspaces ({where})"])
+        if excess > 0:
+            terms[T_SYNC_LOAD] = excess
     if not eb.fits:
         # The engine refuses to start: push the phase past capacity by the shortfall.
         others = sum(terms.values())
@@ -1092,7 +1141,7 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
         T_PARAMS: w,
         T_GRADS: g,
         T_OPTIM: o,
-        T_GATHER: _gather_bytes(plan, mc, backward=True),
+        T_GATHER: _gather_bytes(plan, mc, backward=True, critic=critic),
         (T_ACT_CKPT if plan.grad_ckpt else T_ACT): _activations(plan, mc, tokens, plan.grad_ckpt, logits, critic),
     }
     if not critic:

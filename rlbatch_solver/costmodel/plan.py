@@ -161,6 +161,14 @@ class Plan:
     # ms-swift with PEFT, verl with lora_rank > 0), so there is no separate reference model
     lora_params: int = 0
     ref_in_actor: bool = False
+    # FSDP wrap policy whose root unit stays gathered through forward and backward (memory._root_and_unit):
+    # "fsdp1" (verl get_fsdp_wrap_policy: decoder layers only), "fsdp2" (verl apply_fsdp2: layers + untied
+    # embedding), "" (policy not read: two units of the largest of layer, embedding and lm_head in flight)
+    fsdp_root: str = ""
+    # What a colocated trainer with offloaded params loads back beside the woken engine weights to sync them
+    # (memory._sync_load_excess): "params", "params+grads" (verl Megatron <= 0.5.0 loads the fp32 grad buffer too),
+    # "" (not priced)
+    sync_loads_trainer: str = ""
     # bytes per weight of a model loaded but not trained (the reference model, a LoRA's frozen base) where the trainer
     # keeps the dtype it was loaded in (plain DDP; TRL loads fp32 unless told)
     model_dtype_bytes: int = 2

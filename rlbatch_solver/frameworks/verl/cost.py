@@ -349,6 +349,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         sp=sp,
         shard_degree=shard,
         zero_stage=3,
+        # the wrap policy (verl/utils/fsdp_utils.py get_fsdp_wrap_policy for strategy fsdp, the default through
+        # 0.9.1; apply_fsdp2 for fsdp2) leaves the embedding / lm_head in the root unit, gathered all pass long
+        fsdp_root="fsdp2" if v.get("fsdp2") else "fsdp1",
         grad_ckpt=grad_ckpt,
         param_offload=param_off,
         optimizer_offload=opt_off,

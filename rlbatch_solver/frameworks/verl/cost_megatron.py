@@ -130,6 +130,11 @@ def _opt(v: Mapping[str, Value], name: str, default: int) -> int:
     return default if x is None else int(x)
 
 
+# what verl's Megatron sharding manager loads to sync an offloaded actor into vLLM: 0.5.0 load_megatron_model_to_gpu's
+# default load_grad=True (params + fp32 grad buffer); PR #2678 (first in 0.6.0) passes load_grad=False
+SYNC_LOADS = {"0.5.0": "params+grads", "0.6.1": "params"}
+
+
 def fused_logits(v: Mapping[str, Value], phase: str, version: str) -> bool:
     """Whether the phase's log-probs go through verl's fused linear cross-entropy (``model.use_fused_kernels``).
     The engine workers (0.8.0 on) read the model's switch for the actor and the reference alike and fall back to the
@@ -201,6 +206,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         critic_micro=critic[0],
         # training phases: the engine's KV is freed (see the module docstring)
         free_cache_engine=bool(v["free_cache_engine"]) if phase == Phase.ROLLOUT else True,
+        # the weight sync loads an offloaded actor beside the woken vLLM weights (memory._sync_load_excess; read at
+        # 0.5.0 and 0.6.1: workers/sharding_manager/megatron_vllm.py MegatronVLLMShardingManager.__enter__)
+        sync_loads_trainer=SYNC_LOADS.get(version, "") if not v.get("rollout_sglang") else "",
         tp=tp,
         pp=pp,
         cp=cp,
