@@ -43,7 +43,7 @@ def test_no_config_fits_the_node_exits_1_with_the_estimate_terms_and_what_would_
     out = p.stdout
     assert "No valid config fits the node's RAM (24 GiB given, 23 usable" in out, out
     assert "GPU worker processes (torch, CUDA, NCCL, engine libraries): 32.0 GiB" in out, out
-    assert "a node with at least 34 GiB of RAM (--host-mem)" in out and "fewer GPU ranks per node" in out, out
+    assert "a node with at least 34 GiB of RAM (--host-mem)" in out and "fewer GPU ranks per node (one worker process each: 32.0 GiB here)" in out, out
     assert "Best config" not in out
     data = json.loads(run(*SWIFT_7B, "--host-mem", "24", "--json").stdout)
     assert not data["choices"] and data["host_memory_unfit"]["fits"] is False

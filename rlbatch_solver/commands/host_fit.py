@@ -100,11 +100,18 @@ def fit_host(res: Any, ruleset: Any, domains: Mapping[str, Sequence[Value]], sol
     return res, ruleset, first
 
 
-def fitting(choices: list, spec: Any, gpu_name: str, host_mem_gib: float | None) -> list:
-    """``choices`` less those whose host estimate does not fit the given RAM (all of them without --host-mem)."""
-    if host_mem_gib is None:
-        return choices
+def fitting(choices: list, spec: Any, gpu_name: str, host_mem_gib: float | None) -> tuple[list, HostReport | None]:
+    """``choices`` less those whose host estimate does not fit the given RAM (all of them without --host-mem),
+    renumbered, and the least estimate of those dropped (None: none was)."""
     from dataclasses import replace
 
-    kept = [c for c in choices if host_report(spec, c.values, gpu_name, host_mem_gib).fits is not False]
-    return [replace(c, rank=i) for i, c in enumerate(kept, 1)]
+    if host_mem_gib is None:
+        return choices, None
+    kept, least = [], None
+    for c in choices:
+        host = host_report(spec, c.values, gpu_name, host_mem_gib)
+        if host.fits is not False:
+            kept.append(c)
+        elif least is None or host.peak_bytes < least.peak_bytes:
+            least = host
+    return [replace(c, rank=i) for i, c in enumerate(kept, 1)], least

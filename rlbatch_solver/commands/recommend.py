@@ -443,7 +443,8 @@ def recommend(
                               r.proven, tokens / total if total else 0.0,
                               waste_text(fw, ruleset, r.solution, r.solution),
                               stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution))))
-    choices = fitting(choices, spec, gpu.name, scenario.host_mem_gib)
+    choices, dropped = fitting(choices, spec, gpu.name, scenario.host_mem_gib)
+    host_unfit = host_unfit or dropped
     if start is not None:
         choices = prefer_kept(choices, start[0])
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
