@@ -65,3 +65,16 @@ def test_host_keys_are_the_choices_the_host_estimate_reads():
     # and the micro batch move nothing on the host
     assert {"ds_stage", "ds_offload", "sleep_level"} <= set(keys), keys
     assert "gmu_permille" not in keys and "per_device_train_batch_size" not in keys, keys
+
+
+def test_a_sweep_point_no_config_of_which_fits_the_node_says_host_ram():
+    from rlbatch_solver.sweep.grid import Point
+    from rlbatch_solver.sweep.runner import evaluate_point
+
+    scenario = {"framework": "swift", "gpu": "a100-80gb", "gpus": 8, "model": "qwen2.5-7b", "response_length": 8192}
+    row = evaluate_point(Point("0", {**scenario, "host_mem_gib": 24}, 10.0))
+    assert row["status"] == "infeasible" and row["reason"].startswith("host RAM: the least any config excluded needs "
+                                                                      "is 32 GiB per node"), row
+    assert row["host_memory"]["fits"] is False and row["host_memory"]["ram_gib"] == 24
+    ok = evaluate_point(Point("1", {**scenario, "host_mem_gib": 64}, 10.0))
+    assert ok["status"] == "ok" and ok["host_memory"]["fits"] and "--deepspeed zero3" in ok["native"], ok

@@ -19,10 +19,6 @@ from ..costmodel.host import HostReport
 from ..rules.base import Rule, RuleKind, Stage, Value
 from ..rules.expr import BoolExpr, BoolVar, IntVar, all_of
 
-# solves after the first: each excludes every ranked config that does not fit, so a handful covers the host-relevant
-# choices of any search space we build (a few ZeRO stages x offload switches x sleep levels)
-MAX_ROUNDS = 8
-
 
 def host_report(spec: Any, values: Mapping[str, Value], gpu_name: str, host_mem_gib: float | None) -> HostReport:
     from .check import host_check
@@ -72,13 +68,13 @@ def fit_host(res: Any, ruleset: Any, domains: Mapping[str, Sequence[Value]], sol
              gpu_name: str, host_mem_gib: float | None, time_left: Callable[[], float]
              ) -> tuple[Any, Any, HostReport | None]:
     """The solve ``res`` and its ``ruleset``, re-solved (``solve(ruleset)``) with every ranked config whose host
-    estimate does not fit the given RAM excluded, until all ranked fit or none is left; and the least estimate of the
+    estimate does not fit the given RAM excluded, until all ranked fit, none is left or the time is up; and the least estimate of the
     configs excluded (None: none was), which explains an empty answer."""
     if host_mem_gib is None:
         return res, ruleset, None
     first: HostReport | None = None
     excluded: set[frozenset] = set()
-    for _ in range(MAX_ROUNDS):
+    while True:  # ends: every round excludes a new combination of the host keys' values, of which there are finitely many
         rules = []
         for r in res.ranked:
             host = host_report(spec, r.solution, gpu_name, host_mem_gib)
