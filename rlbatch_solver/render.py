@@ -737,10 +737,36 @@ def differs(best: Choice, other: Choice) -> str:
     return ", ".join(said(k) for k in keys[:4]) or "-"
 
 
+def print_host_unfit(console: Console, host: HostReport) -> None:
+    """recommend --host-mem with no config whose host estimate fits the node: the best one's estimate term by term,
+    and what would help."""
+    from .costmodel.host import HOST_LIMIT_SHARE, T_CKPT, T_ENGINE, T_OFF_ACTOR, T_OFF_CRITIC, T_OFF_REF, T_PROC
+
+    console.print(f"\n[bold red]No valid config fits the node's RAM[/] ({host.ram_gib:.0f} GiB given, "
+                  f"{host.limit_gib:.0f} usable: the OOM killer keeps {1 - HOST_LIMIT_SHARE:.0%}).")
+    console.print(f"  the config the search excluded with the least host memory needs {host.peak_gib:.1f} GiB per node "
+                  f"at {host.when}:",
+                  markup=False, highlight=False)
+    for term, gib in sorted(host.terms_gib.items(), key=lambda kv: -kv[1]):
+        console.print(f"    {term}: {gib:.1f} GiB", markup=False, highlight=False)
+    terms = host.terms_gib
+    helps = [f"a node with at least {host.peak_gib / HOST_LIMIT_SHARE:.0f} GiB of RAM (--host-mem)",
+             f"fewer GPU ranks per node (one worker process each: {terms.get(T_PROC, 0.0):.1f} GiB here)"]
+    offloaded = sum(terms.get(t, 0.0) for t in (T_OFF_ACTOR, T_OFF_CRITIC, T_OFF_REF, T_CKPT))
+    if offloaded:
+        helps.append(f"no CPU offload ({offloaded:.1f} GiB of the peak: turn the offload switches off)")
+    if terms.get(T_ENGINE):
+        helps.append(f"no sleeping engine's weights in host RAM ({terms[T_ENGINE]:.1f} GiB: sleep level 2 or none)")
+    console.print("  what would help: " + "; ".join(helps), markup=False, highlight=False)
+
+
 def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) -> None:
     from .costmodel.phase import Phase
     from .solver.proof import no_fit_is_proven
 
+    if getattr(report, "host_unfit", None) is not None:
+        print_host_unfit(console, report.host_unfit)
+        return
     if not no_fit_is_proven(report):
         console.print(f"\n[bold yellow]No config found within the time limit[/] ({report.wall_time_s:.1f} s, solver "
                       f"status {report.status}): the search did not finish, so this is no proof that none fits. "
@@ -820,6 +846,7 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         "unknown_keys": [u.to_dict() for u in report.unknown_keys],
         "key_notes": report.key_notes,
         "host_memory": report.host.to_dict() if getattr(report, "host", None) is not None else None,
+        "host_memory_unfit": report.host_unfit.to_dict() if getattr(report, "host_unfit", None) is not None else None,
         "choices": [choice(c) for c in report.choices],
         # the best config as a whole command (its start words, then one argument each), without the user's script
         "command": [] if report.start is not None else best_command(report),

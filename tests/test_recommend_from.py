@@ -94,10 +94,15 @@ def test_cli_from_needs_a_gpu_and_takes_no_scenario_flags():
 def test_cli_from_takes_host_mem_and_refuses_free_batch():
     # both were dropped without a word: the host line assumed the standard node, the batch stayed kept
     script = str(SCRIPTS / "swift/gspo.sh")
-    r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--host-mem", "64", "--json"])
+    r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--host-mem", "512", "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout[r.stdout.index("{"):])
-    assert data["host_memory"]["ram_gib"] == 64 and data["host_memory"]["ram_from"] == "given", data["host_memory"]
+    assert data["host_memory"]["ram_gib"] == 512 and data["host_memory"]["ram_from"] == "given", data["host_memory"]
+    # the script's kept offload switches put 192 GiB of actor states on the CPU: no config fits a 64 GiB node
+    r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--host-mem", "64", "--json"])
+    assert r.exit_code == 1, r.output
+    data = json.loads(r.stdout[r.stdout.index("{"):])
+    assert data["host_memory_unfit"]["ram_gib"] == 64 and not data["choices"], data["host_memory_unfit"]
     r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--free-batch"])
     assert r.exit_code == 2 and "--free-batch" in r.output and "rlbatch fix" in r.output, r.output
 

@@ -146,6 +146,7 @@ CHOICE = _out({"rank": {"type": "integer"}, "native": STRS, "yaml": STR, "step_t
                "pipeline": {"type": "array", "items": OBJ}, "entry_point": {}})
 RECOMMEND = _out({"framework": STR, "rules_version": STR, "status": STR, "proven": BOOL, "capacity_gib": NUM,
                   "headroom": STR, "batch": {}, "batch_kept": {}, "host_memory": _maybe(OBJ),
+                  "host_memory_unfit": _maybe(OBJ),
                   "choices": {"type": "array", "items": CHOICE}, "conflict": _maybe(STRS), "memory_floor_mib": OBJ,
                   "error_bars": {}, "mean_lengths": {}, "placement": _maybe(OBJ), "start": _maybe(OBJ)})
 GPU_ROW = _out({"name": STR, "display_name": STR, "memory_bytes": {"type": "integer"}, "bf16_tflops": NUM,

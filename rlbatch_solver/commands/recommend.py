@@ -73,6 +73,8 @@ class RecommendReport:
     # how the answer stands to the memory model's observed error: headroom kept, or why the best is tight ('' none)
     margin_note: str = ""
     host: HostReport | None = None  # of the best config: the node's RAM
+    # when nothing fits the given node's RAM (--host-mem): the least host estimate of the configs it excluded
+    host_unfit: HostReport | None = None
     # the algorithm's batch sizes recommend kept at the framework's defaults (native key -> value; empty: all given,
     # or --free-batch), and how it says so
     batch_kept: dict[str, Any] = field(default_factory=dict)
@@ -415,6 +417,15 @@ def recommend(
     res = optimize(ruleset, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
                    top=top if top <= 1 else top + 2, time_limit_s=time_limit_s * 0.8, workers=solver_workers,
                    then=then)
+    from .host_fit import fit_host, fitting
+
+    # the node's RAM (--host-mem) as a constraint: configs whose host estimate does not fit are excluded, re-solved
+    res, ruleset, host_unfit = fit_host(
+        res, ruleset, space.domains,
+        lambda rs: optimize(rs, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
+                            top=top if top <= 1 else top + 2, time_limit_s=max(0.05, deadline.left() * 0.5),
+                            workers=solver_workers, then=then),
+        spec, gpu.name, scenario.host_mem_gib, deadline.left)
     margin_note = ""
     if objective_name == "time" and res.ranked:
         res, margin_note = _prefer_headroom(fw, ruleset, space, spec, terms, objective, res, top, deadline,
@@ -434,6 +445,8 @@ def recommend(
                               r.proven, tokens / total if total else 0.0,
                               waste_text(fw, ruleset, r.solution, r.solution),
                               stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution))))
+    choices, dropped = fitting(choices, spec, gpu.name, scenario.host_mem_gib)
+    host_unfit = host_unfit or dropped
     if start is not None:
         choices = prefer_kept(choices, start[0])
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
@@ -454,7 +467,9 @@ def recommend(
         judge = fw.ruleset.extended(terms.rules, terms.derived)
         report.start = _judge_start(fw, judge, spec, space, *start)
         report.start.verdict = start_verdict(report.start, report.best, headroom=bool(report.margin_note))
-    if not choices and res.status == "infeasible":
+    if not choices and host_unfit is not None:
+        report.host_unfit = host_unfit  # the RAM, not the rules or the GPUs: the estimate says what would help
+    elif not choices and res.status == "infeasible":
         from ..solver.explain import conflicting_rules
 
         report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=max(0.05, deadline.left()))

@@ -55,6 +55,11 @@ def evaluate_point(point: Point) -> dict[str, Any]:
             row["conflict"] = ids
             row["memory_short"] = short
             row["reason"] = _reason(ids, short, rep.status)
+            host = getattr(rep, "host_unfit", None)  # no config fits the point's host_mem_gib (commands/host_fit.py)
+            if host is not None:
+                row["host_memory"] = host.to_dict()
+                row["reason"] = (f"host RAM: the least any config excluded needs is {host.peak_gib:.0f} GiB per node at "
+                                 f"{host.when}, over the {host.limit_gib:.0f} GiB usable of {host.ram_gib:.0f}")
         else:
             row.update(
                 status="ok",

@@ -1,0 +1,80 @@
+"""recommend with --host-mem: the node's RAM is a constraint (commands/host_fit.py), not a line printed beside an
+answer that runs the node out of memory."""
+
+import json
+
+from clirun import run
+
+from rlbatch_solver.commands.check import host_check
+from rlbatch_solver.commands.host_fit import host_keys
+from rlbatch_solver.commands.recommend import prepare, recommend
+from rlbatch_solver.scenario import Scenario
+
+# issue 25: ZeRO-2 loads a whole copy of the 7B model per rank at start-up (8 x 14 GiB) beside 8 worker processes
+SWIFT_7B = ["recommend", "--framework", "swift", "--gpu", "a100-80gb", "--gpus", "8", "--model", "qwen2.5-7b",
+            "--response-len", "8192"]
+
+
+def _scenario(host_mem_gib):
+    return Scenario(framework="swift", gpu="a100-80gb", gpus=8, model="qwen2.5-7b", response_length=8192,
+                    host_mem_gib=host_mem_gib)
+
+
+def _host(report, choice, ram):
+    spec = prepare(report.scenario).spec
+    return host_check(spec, choice.values, report.gpu.name, ram)
+
+
+def test_issue_25_recommend_picks_a_config_whose_host_estimate_fits_64_gib():
+    unconstrained = recommend(_scenario(None), top=3)
+    # the answer without the RAM given does not fit a 64 GiB node (what recommend printed, exit 0, before)
+    assert _host(unconstrained, unconstrained.best, 64).fits is False
+    report = recommend(_scenario(64), top=3)
+    assert report.choices and report.host.fits and report.host.ram_from == "given"
+    assert all(_host(report, c, 64).fits for c in report.choices)  # alternatives too
+    assert report.host.peak_gib < unconstrained.host.peak_gib
+    p = run(*SWIFT_7B, "--host-mem", "64")
+    assert p.returncode == 0 and "OUT OF MEMORY" not in p.stdout and "--deepspeed zero3" in p.stdout, p.stdout
+
+
+def test_no_config_fits_the_node_exits_1_with_the_estimate_terms_and_what_would_help():
+    p = run(*SWIFT_7B, "--host-mem", "24")
+    assert p.returncode == 1, p.stdout
+    out = p.stdout
+    assert "No valid config fits the node's RAM (24 GiB given, 23 usable" in out, out
+    assert "GPU worker processes (torch, CUDA, NCCL, engine libraries): 32.0 GiB" in out, out
+    assert "a node with at least 34 GiB of RAM (--host-mem)" in out and "fewer GPU ranks per node (one worker process each: 32.0 GiB here)" in out, out
+    assert "Best config" not in out
+    data = json.loads(run(*SWIFT_7B, "--host-mem", "24", "--json").stdout)
+    assert not data["choices"] and data["host_memory_unfit"]["fits"] is False
+    assert data["host_memory_unfit"]["peak_gib"] > data["host_memory_unfit"]["limit_gib"] == 0.95 * 24
+
+
+def test_ample_host_ram_leaves_the_answer_unchanged():
+    free, ample = recommend(_scenario(None), top=5), recommend(_scenario(2048), top=5)
+    assert [c.native for c in ample.choices] == [c.native for c in free.choices]
+    assert [c.objective for c in ample.choices] == [c.objective for c in free.choices]
+    assert ample.host.fits and ample.host_unfit is None
+
+
+def test_host_keys_are_the_choices_the_host_estimate_reads():
+    report = recommend(_scenario(None), top=1)
+    prep = prepare(report.scenario)
+    keys = host_keys(prep.spec, prep.space.domains, report.best.values, report.gpu.name, 64)
+    # the ZeRO stage moves the start-up copy, offload and sleep level the steady state; the engine's GPU memory share
+    # and the micro batch move nothing on the host
+    assert {"ds_stage", "ds_offload", "sleep_level"} <= set(keys), keys
+    assert "gmu_permille" not in keys and "per_device_train_batch_size" not in keys, keys
+
+
+def test_a_sweep_point_no_config_of_which_fits_the_node_says_host_ram():
+    from rlbatch_solver.sweep.grid import Point
+    from rlbatch_solver.sweep.runner import evaluate_point
+
+    scenario = {"framework": "swift", "gpu": "a100-80gb", "gpus": 8, "model": "qwen2.5-7b", "response_length": 8192}
+    row = evaluate_point(Point("0", {**scenario, "host_mem_gib": 24}, 10.0))
+    assert row["status"] == "infeasible" and row["reason"].startswith("host RAM: the least any config excluded needs "
+                                                                      "is 32 GiB per node"), row
+    assert row["host_memory"]["fits"] is False and row["host_memory"]["ram_gib"] == 24
+    ok = evaluate_point(Point("1", {**scenario, "host_mem_gib": 64}, 10.0))
+    assert ok["status"] == "ok" and ok["host_memory"]["fits"] and "--deepspeed zero3" in ok["native"], ok
