@@ -104,16 +104,22 @@ def run_cli(*args):
     return run(*args)
 
 
-def test_real_sweep_killed_midway_then_resumed(tmp_path):
+def _sweep_with_rows(tmp_path, rows: int):
+    """A real 9-point sweep started in its own process group, returned once it has written ``rows`` results."""
     grid = {**GRID, "gpus": [1, 2, 4], "gpu": ["rtx4090", "a100-80gb", "h100"]}
     gfile = tmp_path / "grid.yaml"
     gfile.write_text(yaml.safe_dump(grid))
     out = tmp_path / "res.jsonl"
     cmd = [sys.executable, "-m", "rlbatch_solver.cli", "sweep", str(gfile), "--out", str(out), "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.time() + 120
-    while time.time() < deadline and len(read_results(out)) < 2:
+    while time.time() < deadline and len(read_results(out)) < rows:
         time.sleep(0.05)
+    return gfile, out, proc
+
+
+def test_real_sweep_killed_midway_then_resumed(tmp_path):
+    gfile, out, proc = _sweep_with_rows(tmp_path, 2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     before = read_results(out)
@@ -135,15 +141,7 @@ def test_real_sweep_killed_midway_then_resumed(tmp_path):
 def test_ctrl_c_stops_a_sweep_with_a_word_on_resuming(tmp_path):
     # after its first solve CP-SAT had reset SIGINT to the default action: Ctrl-C killed the sweep with no word
     # (exit -2), and one caught mid-solve stopped that point's search early, recorded as if it had finished
-    grid = {**GRID, "gpus": [1, 2, 4], "gpu": ["rtx4090", "a100-80gb", "h100"]}
-    gfile = tmp_path / "grid.yaml"
-    gfile.write_text(yaml.safe_dump(grid))
-    out = tmp_path / "res.jsonl"
-    cmd = [sys.executable, "-m", "rlbatch_solver.cli", "sweep", str(gfile), "--out", str(out), "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and len(read_results(out)) < 1:
-        time.sleep(0.05)
+    _, _, proc = _sweep_with_rows(tmp_path, 1)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (proc.returncode, err)
