@@ -65,11 +65,14 @@ def test_check_yaml_file(tmp_path):
     (["enumerate", "--gpus", "4", "--algo", "grpoo"], "algo"),
     (["enumerate", "--gpus", "4", "--search", "data.train_batch_size"], "--search"),
     (["recommend", "--gpu", "rtx9090", "--gpus", "4", "--model", "qwen2.5-1.5b"], "gpu"),
+    # a GPU name typo is the first error, not found only after --gpus and --model are given (with --from as without)
+    (["recommend", "--gpu", "h1000"], "gpu"),
+    (["recommend", "--from", "tests/data/scripts/verl/fully_async_dapo_7b_math_fsdp2_4_4.sh", "--gpu", "h1000"], "gpu"),
 ])
 def test_bad_input_exit_2_names_field(args, field):
     proc = run(*args)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert proc.stderr.startswith(f"error: {field}"), proc.stderr
+    assert proc.stderr.startswith(f"error: {field}:"), proc.stderr  # the field itself, not one it prefixes
     assert "Fix:" in proc.stderr
 
 

@@ -94,6 +94,15 @@ def enumerate_configs(sc_flags: dict[str, Any], *, scenario_file: Optional[str],
     return sc, report, conflict
 
 
+def _known_gpu(gpu: Optional[str], extra_gpus: Optional[str]) -> None:
+    """A GPU named on the command line is looked up first: an unknown one is the error a user meets, before what
+    else is missing (``--gpus``, ``--model``), so a typo is not found only after fixing two other errors."""
+    if gpu:
+        from ..catalog.gpus import load_gpu
+
+        load_gpu(gpu, extra_gpus)
+
+
 def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: Optional[List[str]],
               search: Optional[List[str]], top: int, time_limit: float, extra_gpus: Optional[str],
               length_fraction: Optional[float], calibration: Optional[str], mean_prompt_len: Optional[float],
@@ -102,6 +111,7 @@ def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: O
     """recommend from flags (or a scenario file; none: the built-in default scenario)."""
     from .. import api
 
+    _known_gpu(sc_flags.get("gpu"), extra_gpus)
     sc = inputs.scenario(scenario_file, sc_flags, set_, search)
     if length_fraction is not None:
         sc.length_fraction = length_fraction
@@ -130,6 +140,7 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
     """``recommend --from run.sh`` (or a YAML config with --framework): the run the user's config describes."""
     from .. import api
 
+    _known_gpu(gpu, extra_gpus)
     if placement is not None:
         raise InputError("--placement", "recommend --from keeps the placement of your config.",
                          "drop --placement, or describe the scenario with flags instead of --from.")
