@@ -403,9 +403,7 @@ def recommend(
 
         # fewest GPUs first; among equal counts, the fastest (time per sample is far below 10^12 us)
         objective = IntVar("gpus_per_node") * IntVar("nnodes") * 10**12 + terms.time_us_per_sample
-    elif objective_name == "gpus":  # OpenRLHF, slime: the job's GPUs are --gpus, which the search does not vary
-        objective = terms.time_us_per_sample
-    else:
+    else:  # time; and gpus on OpenRLHF, slime: the job's GPUs are --gpus, which the search does not vary
         objective = terms.time_us_per_sample
     objective = _with_waste(ruleset, objective, objective_name, terms)
     from ..deadline import Deadline
@@ -414,18 +412,17 @@ def recommend(
     # two more than asked: assignments that differ only in values the config does not use (micro batch sizes
     # under dynamic batching) print the same config and are shown once
     then = tie_break(terms, space.domains, start[0] if start else None) if objective_name == "time" else None
-    res = optimize(ruleset, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
-                   top=top if top <= 1 else top + 2, time_limit_s=time_limit_s * 0.8, workers=solver_workers,
-                   then=then)
+    def solve(rules: RuleSet, limit_s: float):
+        return optimize(rules, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
+                        top=top if top <= 1 else top + 2, time_limit_s=limit_s, workers=solver_workers, then=then)
+
+    res = solve(ruleset, time_limit_s * 0.8)
     from .host_fit import fit_host, fitting
 
     # the node's RAM (--host-mem) as a constraint: configs whose host estimate does not fit are excluded, re-solved
-    res, ruleset, host_unfit = fit_host(
-        res, ruleset, space.domains,
-        lambda rs: optimize(rs, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
-                            top=top if top <= 1 else top + 2, time_limit_s=max(0.05, deadline.left() * 0.5),
-                            workers=solver_workers, then=then),
-        spec, gpu.name, scenario.host_mem_gib, deadline.left)
+    res, ruleset, host_unfit = fit_host(res, ruleset, space.domains,
+                                        lambda rs: solve(rs, max(0.05, deadline.left() * 0.5)),
+                                        spec, gpu.name, scenario.host_mem_gib, deadline.left)
     margin_note = ""
     if objective_name == "time" and res.ranked:
         res, margin_note = _prefer_headroom(fw, ruleset, space, spec, terms, objective, res, top, deadline,

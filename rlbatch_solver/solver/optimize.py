@@ -142,10 +142,7 @@ def _solve_next(built, target, deadline, workers: int, result: OptimizeResult, m
         last = result.ranked[-1]
         built.model.Add(target.sign * target.primary >= target.sign * last.objective)
         _hint(built.model, built, last.solution)
-    solver = new_solver()
-    solver.parameters.max_time_in_seconds = time_limit_s
-    solver.parameters.num_workers = workers
-    tune_for_optimization(solver.parameters)
+    solver = _optimizer(time_limit_s, workers)
     status = solver.Solve(built.model)
     result.wall_time_s += solver.WallTime()
     text = STATUS_TEXT.get(status, str(status))
@@ -159,6 +156,15 @@ def _solve_next(built, target, deadline, workers: int, result: OptimizeResult, m
         _settle_tie(built, target, result, deadline.left() * 0.5, workers)
     _exclude(built.model, built, result.ranked[-1].solution)
     return True
+
+
+def _optimizer(time_limit_s: float, workers: int):
+    """The solver of an optimizing solve: its time limit, its workers, the lighter presolve."""
+    solver = new_solver()
+    solver.parameters.max_time_in_seconds = time_limit_s
+    solver.parameters.num_workers = workers
+    tune_for_optimization(solver.parameters)
+    return solver
 
 
 def _hint(model: cp_model.CpModel, built, solution: dict[str, Value]) -> None:
@@ -179,10 +185,7 @@ def _settle_tie(built, target: "_Target", result: OptimizeResult, time_limit_s: 
         model.Add(target.primary == best.objective)
     model.Minimize(target.then)
     _hint(model, built, best.solution)
-    solver = new_solver()
-    solver.parameters.max_time_in_seconds = max(0.05, time_limit_s)
-    solver.parameters.num_workers = workers
-    tune_for_optimization(solver.parameters)
+    solver = _optimizer(max(0.05, time_limit_s), workers)
     status = solver.Solve(model)
     result.wall_time_s += solver.WallTime()
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -199,13 +202,13 @@ class _Target:
         self.primary, _, _ = built.compiler.int(objective)
         self.sign = -1 if maximize else 1
         levels = [built.compiler.int(e) for e in ((then,) if isinstance(then, IntExpr) else (then or ()))]
-        levels = [(lin, t_lo, t_hi - t_lo + 1) for lin, t_lo, t_hi in levels if not isinstance(lin, int)]
-        while levels and math.prod(n for _, _, n in levels) >= COMBINED_LIMIT:
+        levels = [(lin, t_hi - t_lo + 1) for lin, t_lo, t_hi in levels if not isinstance(lin, int)]
+        while levels and math.prod(n for _, n in levels) >= COMBINED_LIMIT:
             levels.pop()
-        self.then, self.low, self.span = 0, 0, 1
-        for lin, t_lo, n in levels:  # lexicographic: the first level weighs most
+        self.then, self.span = 0, 1
+        for lin, n in levels:  # lexicographic: the first level weighs most
             self.then = self.then * n + lin
-            self.low, self.span = self.low * n + t_lo, self.span * n
+            self.span *= n
 
     @staticmethod
     def read(solver, expr) -> int:
