@@ -13,6 +13,7 @@ the constant in rlbatch_solver/costmodel/constants.py that prices it. Needs torc
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from pathlib import Path
@@ -174,8 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:34s} peak {peak / 2**30:7.2f} GiB  {per_logit:6.2f} B/logit  ours {ours:5.1f}  "
               f"(x{per_logit / ours:4.2f})", flush=True)
     if args.json:
+        name = torch.cuda.get_device_name() if cuda else args.device
         Path(args.json).write_text(json.dumps({"tokens": args.tokens, "vocab": args.vocab, "hidden": args.hidden,
-                                               "rows": rows}, indent=1))
+                                               "device_name": name, "torch": torch.__version__,
+                                               "date": datetime.date.today().isoformat(), "rows": rows}, indent=1))
     return 0
 
 

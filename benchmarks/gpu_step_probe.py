@@ -24,6 +24,7 @@ CPU with a tiny card and tiny sizes (skipped where torch is absent; CI never nee
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import statistics
 import sys
@@ -303,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
         name = torch.cuda.get_device_name() if args.device.startswith("cuda") else args.device
         Path(args.json).write_text(json.dumps({"model": args.model, "gpu": args.gpu, "device": args.device,
                                                "device_name": name, "torch": torch.__version__,
-                                               "transformers": transformers.__version__, "rows": rows}, indent=1))
+                                               "transformers": transformers.__version__,
+                                               "date": datetime.date.today().isoformat(), "rows": rows}, indent=1))
     return 0
 
 

@@ -33,7 +33,9 @@ def _step_files() -> list[dict]:
 
 
 def _logit_files() -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*/logits_*.json"))]
+    """Each logits probe's record, with the GPU type its folder is named after (``h200-2026-11-26``)."""
+    return [{"gpu": p.parent.name.split("-")[0], **json.loads(p.read_text())}
+            for p in sorted(RESULTS.glob("*/logits_*.json"))]
 
 
 def _size(text: str) -> tuple[int, ...]:
@@ -68,17 +70,22 @@ def _span(xs: list[float]) -> str:
     return f"{lo:.2f}" if abs(hi - lo) < 0.005 else f"{lo:.2f}-{hi:.2f}"
 
 
-def ratios() -> dict[str, dict[str, list[float]]]:
-    """model -> term -> measured / predicted over the probed sizes (train/forward: micro batches of 4,096 tokens or
-    more, where the GPU's work and not the host's launches binds)."""
+def _gpus() -> list[str]:
+    """The GPU types probed, in the order their folders sort."""
+    return list(dict.fromkeys(d["gpu"] for d in _step_files()))
+
+
+def ratios() -> dict[tuple[str, str], dict[str, list[float]]]:
+    """(model, GPU) -> term -> measured / predicted over the probed sizes (train/forward: micro batches of 4,096
+    tokens or more, where the GPU's work and not the host's launches binds)."""
     from gpu_step_probe import Model
 
     from rlbatch_solver.catalog.models import load_model
 
-    out: dict[str, dict[str, list[float]]] = {}
+    out: dict[tuple[str, str], dict[str, list[float]]] = {}
     for d in _step_files():
         ours = Model(load_model(d["model"]), d["gpu"])
-        per = out.setdefault(d["model"], {})
+        per = out.setdefault((d["model"], d["gpu"]), {})
         for r in d["rows"]:
             measured = r.get("measured_s", r.get("measured_bytes"))
             if r["term"] in ("train", "forward", "mem-train", "mem-ckpt") and _size(r["size"])[0] * _size(
@@ -88,39 +95,44 @@ def ratios() -> dict[str, dict[str, list[float]]]:
     return out
 
 
+def _ordered(by: dict) -> list[tuple[str, str]]:
+    from rlbatch_solver.catalog.models import load_model
+
+    gpus = _gpus()
+    return sorted(by, key=lambda k: (load_model(k[0]).total_params(), gpus.index(k[1])))
+
+
 def step_table() -> str:
     from rlbatch_solver.catalog.models import load_model
 
-    by_model = ratios()
-    order = sorted(by_model, key=lambda m: load_model(m).total_params())
-    lines = ["| model (layers) | train micro batch | forward | AdamW step | `generate` prefill | `generate` decode step |",
-             "| --- | --- | --- | --- | --- | --- |"]
-    for m in order:
-        t = by_model[m]
-        lines.append(f"| {m} ({load_model(m).num_hidden_layers}) | " + " | ".join(
+    by = ratios()
+    lines = ["| model (layers) | GPU | train micro batch | forward | AdamW step | `generate` prefill |"
+             " `generate` decode step |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for m, gpu in _ordered(by):
+        t = by[(m, gpu)]
+        lines.append(f"| {m} ({load_model(m).num_hidden_layers}) | {gpu.upper()} | " + " | ".join(
             _span(t.get(k, [])) for k in ("train", "forward", "optimizer", "prefill", "decode")) + " |")
     return "\n".join(lines)
 
 
 def memory_table() -> str:
-    from rlbatch_solver.catalog.models import load_model
-
-    by_model = ratios()
-    order = sorted(by_model, key=lambda m: load_model(m).total_params())
-    lines = ["| model | update, no checkpointing | update, checkpointing | no-grad forward |", "| --- | --- | --- | --- |"]
-    for m in order:
-        t = by_model[m]
+    by = ratios()
+    lines = ["| model | GPU | update, no checkpointing | update, checkpointing | no-grad forward |",
+             "| --- | --- | --- | --- | --- |"]
+    for m, gpu in _ordered(by):
+        t = by[(m, gpu)]
         if "mem-train" in t or "mem-fwd" in t:
-            lines.append(f"| {m} | " + " | ".join(_span(t.get(k, [])) for k in ("mem-train", "mem-ckpt", "mem-fwd"))
-                         + " |")
+            lines.append(f"| {m} | {gpu.upper()} | " + " | ".join(
+                _span(t.get(k, [])) for k in ("mem-train", "mem-ckpt", "mem-fwd")) + " |")
     return "\n".join(lines)
 
 
 def logits_table() -> str:
     from gpu_logits_probe import ours_per_logit
 
-    files = sorted(_logit_files(), key=lambda d: d["tokens"])
-    head = " | ".join(f"{d['tokens']:,} tokens: measured (ours)" for d in files)
+    files = sorted(_logit_files(), key=lambda d: (d["gpu"], d["tokens"]))
+    head = " | ".join(f"{d['gpu'].upper()}, {d['tokens']:,} tokens: measured (ours)" for d in files)
     lines = [f"| path | {head} |", "| --- |" + " --- |" * len(files)]
     names = list(dict.fromkeys(r["path"] for d in files for r in d["rows"]))
     for name in names:
@@ -134,12 +146,27 @@ def logits_table() -> str:
 
 
 def _meta() -> str:
-    d = _step_files()[0]
-    return f"{d['device_name']}, torch {d['torch']}, transformers {d['transformers']}, {d['date']}"
+    seen = {}
+    for d in _step_files() + _logit_files():
+        seen.setdefault(d["device_name"], f"{d['device_name']} (torch {d['torch']}, "
+                                          f"transformers {d.get('transformers', '-')}, {d['date']})")
+    return " and one ".join(seen.values())
+
+
+def decode_per_layer() -> dict[str, list[float]]:
+    """GPU -> seconds per layer of each measured ``generate`` decode step."""
+    out: dict[str, list[float]] = {}
+    for d in _step_files():
+        out.setdefault(d["gpu"], []).extend(r["measured_s"] / _layers(d["model"]) for r in d["rows"]
+                                            if r["term"] == "decode")
+    return out
 
 
 def section() -> str:
-    decode = [r["measured_s"] / _layers(d["model"]) for d in _step_files() for r in d["rows"] if r["term"] == "decode"]
+    per_gpu = decode_per_layer()
+    decode = [x for xs in per_gpu.values() for x in xs]
+    each = "; ".join(f"{gpu.upper()} machine {min(xs) * 1e3:.2f}-{max(xs) * 1e3:.2f} ms (median "
+                     f"{statistics.median(xs) * 1e3:.2f}, {len(xs)} rows)" for gpu, xs in per_gpu.items())
     return "\n".join([
         BEGIN,
         f"Measured on one {_meta()} (`benchmarks/results/`); each cell is measured / predicted by today's model with"
@@ -147,9 +174,9 @@ def section() -> str:
         "",
         step_table(),
         "",
-        f"A decode step of `generate` took {min(decode) * 1e3:.2f}-{max(decode) * 1e3:.2f} ms per layer whatever the"
-        f" batch (median {statistics.median(decode) * 1e3:.2f} ms over {len(decode)} rows): host time, the source of"
-        " `HF_EAGER_S_PER_LAYER`.",
+        f"A decode step of `generate` took, per layer and whatever the batch: {each}. That is host time, set by"
+        f" the machine's CPU more than its GPU; the median of all {len(decode)} rows,"
+        f" {statistics.median(decode) * 1e3:.2f} ms, is `HF_EAGER_S_PER_LAYER`.",
         "",
         "Peak bytes above the weights and gradients (activations and the loss's logits; the probe's loss is"
         " transformers' own `labels` loss on fp32 logits, priced as the `hf-labels` accounting counts those"

@@ -419,14 +419,15 @@ EAGER_LAUNCH_S_PER_LAYER = 100e-6
 VLLM_CUDA_GRAPH_MAX_BATCH = 512
 # A Hugging Face transformers model's own Python code (the trainers' models outside Megatron, and `generate` when no
 # inference engine is used) costs far more host time per layer than an engine's eager kernels: measured on one H200
-# (benchmarks/gpu_step_probe.py, torch 2.11, transformers 5.17, benchmarks/results/), a `generate` decode step of
-# Qwen2.5-0.5B, 1.5B, 3B, 7B and 14B (24-48 layers) took 0.59-0.77 ms per layer whatever the batch (1 to 256
-# sequences; median 0.69 over 13 rows), while the GPU's work is 4-15 ms a step: host time per layer per forward. It bounds both a decode step of
+# and one H100 machine (benchmarks/gpu_step_probe.py, torch 2.11, transformers 5.17, benchmarks/results/), a
+# `generate` decode step of Qwen2.5-0.5B, 1.5B, 3B, 7B and 14B (24-48 layers) took 0.59-0.77 ms per layer on the
+# H200 machine and 0.85-1.07 ms on the H100 machine whatever the batch (1 to 256 sequences; the host's CPU sets it,
+# not the GPU), median 0.72 over the 20 rows, while the GPU's work is 4-15 ms a step: host time per layer per forward. It bounds both a decode step of
 # `generate` and a training micro batch of an HF model (forward, and twice that per backward), from below, and is the
 # host time of a megatron-core layer too (Python modules as well, Transformer Engine's; no measurement of their own),
 # added to the micro batch's compute where the loop waits for the GPU in every micro batch (Plan.host_syncs_per_micro:
 # verl's Megatron actor; docs/cost-model.md section 4).
-HF_EAGER_S_PER_LAYER = 0.69e-3
+HF_EAGER_S_PER_LAYER = 0.72e-3
 # Weight sync trainer -> engine: engine wake-up (re-map weights, re-allocate KV) and
 # the bucketed transfer hand-shakes. Assumption (HybridFlow, arXiv 2409.19256 §8.4,
 # measured transitions of seconds to tens of seconds for 7B-70B with its older
