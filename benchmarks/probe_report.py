@@ -38,6 +38,10 @@ def _logit_files() -> list[dict]:
             for p in sorted(RESULTS.glob("*/logits_*.json"))]
 
 
+def _lora_files() -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*/lora_*.json"))]
+
+
 def _size(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split("+")[0].split("x"))
 
@@ -145,6 +149,28 @@ def logits_table() -> str:
     return "\n".join(lines)
 
 
+def lora_table() -> str:
+    """LoRA micro batches (benchmarks/gpu_lora_probe.py): time as a share of the same model's full fine-tune, peak
+    bytes above weights and gradients measured / ours (memory.py with ``Plan.lora_params``), recomputed here."""
+    from gpu_lora_probe import predicted_bytes
+
+    from rlbatch_solver.catalog.models import load_model
+
+    lines = ["| model | GPU | adapters | checkpointing | time, of the full fine-tune's | peak, measured / ours |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for d in sorted(_lora_files(), key=lambda d: load_model(d["model"]).total_params()):
+        card = load_model(d["model"])
+        lora = card.lora_params(d["rank"])
+        for mode in dict.fromkeys(r["mode"] for r in d["rows"] if r["mode"] != "full"):
+            for ckpt in (False, True):
+                rows = [r for r in d["rows"] if r["mode"] == mode and r["ckpt"] == ckpt]
+                mem = [r["measured_bytes"] / predicted_bytes(card, d["gpu"], *_size(r["size"]), ckpt, lora)
+                       for r in rows]
+                lines.append(f"| {d['model']} | {d['gpu'].upper()} | {mode.removeprefix('lora ')} (rank {d['rank']}) |"
+                             f" {'yes' if ckpt else 'no'} | {_span([r['of_full'] for r in rows])} | {_span(mem)} |")
+    return "\n".join(lines)
+
+
 def _meta() -> str:
     seen = {}
     for d in _step_files() + _logit_files():
@@ -188,6 +214,12 @@ def section() -> str:
         " 151,936-word vocabulary, hidden 1,536), beside the constant that prices the same operations:",
         "",
         logits_table(),
+        "",
+        "LoRA (peft, every linear layer of every decoder layer, `benchmarks/gpu_lora_probe.py`) against the same model"
+        " trained in full, the same micro batches (4 x 1,024 and 1 x 4,096 tokens): a LoRA micro batch's forward and"
+        " backward as a share of the full fine-tune's, and its peak above weights and gradients against ours:",
+        "",
+        lora_table(),
         END,
     ])
 
