@@ -60,6 +60,12 @@ def some_divisors(total: int) -> str:
     return ", ".join(map(str, divisors(total)[:10]))
 
 
+def group_sizes(total: int) -> str:
+    """The group sizes (num_generations, 2 and up) that split ``total`` completions into whole groups, the first
+    ten ("2, 3, 4, 6, 8, 12, 16, 24, 32, 48")."""
+    return ", ".join([str(d) for d in divisors(total) if d > 1][:10])
+
+
 def _near(value: int, step: int) -> str:
     """The multiples of ``step`` either side of ``value`` ("512 or 528")."""
     lo, hi = (value // step) * step, -(-value // step) * step

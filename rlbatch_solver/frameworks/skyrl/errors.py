@@ -157,8 +157,8 @@ PATTERNS: list[ErrorPattern] = [
        "policy_dp_size) 213 should be divisible by policy_mini_batch_size_per_gpu (policy_mini_batch_size * "
        "n_samples_per_prompt // policy_dp_size) 53",
        hint=lambda x: (f"each policy GPU's {x['local']} samples of a step are not a whole number of its "
-                       f"{x['per_gpu']}-sample mini batches; pick trainer.policy_mini_batch_size so that its "
-                       f"per-GPU share (x n_samples_per_prompt / dp) divides {x['local']}: "
+                       f"{x['per_gpu']}-sample mini batches (trainer.policy_mini_batch_size x n_samples_per_prompt "
+                       f"/ dp); pick a policy_mini_batch_size whose per-GPU share divides {x['local']}: "
                        f"{some_divisors(x['local'])}."),
        numbers=("local", "per_gpu")),
     _p(r"normalized critic_train_batch_size_per_gpu (?:\([^)]*\) )?(?P<local>\d+) should be divisible by "
@@ -168,8 +168,8 @@ PATTERNS: list[ErrorPattern] = [
        "critic_dp_size) 213 should be divisible by critic_mini_batch_size_per_gpu (critic_mini_batch_size * "
        "n_samples_per_prompt // critic_dp_size) 53",
        hint=lambda x: (f"each critic GPU's {x['local']} samples of a step are not a whole number of its "
-                       f"{x['per_gpu']}-sample mini batches; pick trainer.critic_mini_batch_size so that its "
-                       f"per-GPU share (x n_samples_per_prompt / dp) divides {x['local']}: "
+                       f"{x['per_gpu']}-sample mini batches (trainer.critic_mini_batch_size x n_samples_per_prompt "
+                       f"/ dp); pick a critic_mini_batch_size whose per-GPU share divides {x['local']}: "
                        f"{some_divisors(x['local'])}."),
        numbers=("local", "per_gpu")),
     _p(r"(?:\((?P<samples>\d+)\) )?should be larger than or equal to the least common multiple of the data "
@@ -221,9 +221,9 @@ PATTERNS: list[ErrorPattern] = [
     _p(r"num_policy_gpus and num_ref_gpus must be the same when colocating policy and ref model",
        ("skyrl.placement.colocate_all_ref_same_gpus",), BUILD,
        "AssertionError: num_policy_gpus and num_ref_gpus must be the same when colocating policy and ref model",
-       hint=lambda x: ("trainer.placement.colocate_all=true: the reference needs as many GPUs as the policy "
-                       "(ref_num_nodes x ref_num_gpus_per_node = policy_num_nodes x policy_num_gpus_per_node); "
-                       "make them equal.")),
+       hint=lambda x: ("trainer.placement.colocate_all=true with a reference (use_kl_loss or use_kl_in_reward): "
+                       "it needs as many GPUs as the policy (ref_num_nodes x ref_num_gpus_per_node = "
+                       "policy_num_nodes x policy_num_gpus_per_node); make them equal.")),
     _p(r"num_policy_gpus and num_critic_gpus must be the same when colocating policy and critic model",
        ("skyrl.placement.colocate_all_critic_same_gpus",), BUILD,
        "AssertionError: num_policy_gpus and num_critic_gpus must be the same when colocating policy and critic model",

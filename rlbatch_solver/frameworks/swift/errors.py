@@ -7,7 +7,7 @@ pattern matches the message the framework really prints (``example``).
 from __future__ import annotations
 
 from ...costmodel.phase import Phase
-from ..error_text import ErrorPattern, _near, some_divisors
+from ..error_text import ErrorPattern, _near, group_sizes, some_divisors
 
 
 n = r"\((?P<{}>\d+)\)".format
@@ -45,9 +45,9 @@ PATTERNS: list[ErrorPattern] = [
                  "Valid values: [2, 4, 8, 16].",
                  hint=lambda x: (f"--generation_batch_size {x['gen']} completions do not split into groups of "
                                  f"--num_generations {x['g']}; use a num_generations that divides {x['gen']} "
-                                 f"({some_divisors(x['gen'])}), or a generation batch that is a multiple of "
-                                 f"{x['g']} (unset, it is per_device_train_batch_size x world size x "
-                                 "steps_per_generation, which defaults to gradient_accumulation_steps)."),
+                                 f"({group_sizes(x['gen'])}), or a generation batch that is a multiple of {x['g']} "
+                                 "(unset, it is per_device_train_batch_size x world size x steps_per_generation, "
+                                 "which defaults to gradient_accumulation_steps)."),
                  numbers=("gen", "g")),
     ErrorPattern("swift", r"global eval batch size .{0,40}must be\s+evenly divisible by num_generations_eval",
                  ("swift.args.eval_batch_divisible_by_num_generations_eval",), hf_gen,
@@ -105,8 +105,8 @@ PATTERNS: list[ErrorPattern] = [
                  "ValueError: generation_batch_size (16) must be divisible by num_generations (3).",
                  hint=lambda x: (f"--generation_batch_size {x['gen']} completions do not split into groups of "
                                  f"--num_generations {x['g']}; use a num_generations that divides {x['gen']} "
-                                 f"({some_divisors(x['gen'])}), or a generation batch that is a multiple of "
-                                 f"{x['g']} (unset, it is --global_batch_size x --steps_per_generation)."),
+                                 f"({group_sizes(x['gen'])}), or a generation batch that is a multiple of {x['g']} "
+                                 "(unset, it is --global_batch_size x --steps_per_generation)."),
                  numbers=("gen", "g")),
     ErrorPattern("swift-megatron", rf"num_rollout_prompt {n('prompts')} = generation_batch_size .{{0,80}}must be "
                  rf"divisible by dp_size {n('dp')}",
