@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 import test_openrlhf
+import test_skyrl
 import test_swift
 import yaml
 
 from clirun import run
 from rlbatch_solver.api import explain
 from rlbatch_solver.frameworks.error_text import all_patterns
+from test_verl_rules import SEED_4090, replace
 
 PATTERNS = all_patterns()
 DATA = Path(__file__).resolve().parent / "data"
@@ -85,6 +87,32 @@ def test_the_hint_names_the_keys_the_fix_changes(framework_dir, framework, case,
     said = " ".join(r.meaning)
     changed = [key for key, _, _ in r.fix.diff] if r.fix else []
     assert all(_norm(key) in _norm(said) for key in changed), (changed, said)
+
+
+_SKYRL_PPO = test_skyrl.BASE + ["trainer.critic.model.path=Qwen/Qwen2.5-1.5B-Instruct",
+                               "trainer.algorithm.advantage_estimator=gae", "trainer.placement.critic_num_gpus_per_node=4"]
+_SKYRL_SMALL = [t for t in test_skyrl.BASE if not t.startswith(("generator.n_samples", "trainer.policy_mini",
+                                                                "trainer.train_batch", "trainer.micro_"))]
+
+
+@pytest.mark.parametrize("framework, message, config, gpus", [
+    ("verl", "ValueError: train_batch_size (16) must be >= actor.ppo_mini_batch_size (32)",
+     replace(SEED_4090, "data.train_batch_size", 16), 4),
+    ("skyrl", "AssertionError: train_batch_size 1024 should be divisible by critic_mini_batch_size 300",
+     _SKYRL_PPO + ["trainer.critic_mini_batch_size=300"], 4),
+    ("skyrl", "AssertionError: Invalid policy_mini_batch_size_per_gpu: 0. mini_batch_size=1, n_samples_per_prompt=2, "
+     "dp_size=4", _SKYRL_SMALL + ["generator.n_samples_per_prompt=2", "trainer.policy_mini_batch_size=1",
+                                 "trainer.train_batch_size=4", "trainer.micro_train_batch_size_per_gpu=1",
+                                 "trainer.micro_forward_batch_size_per_gpu=1"], 4),
+    ("skyrl", "AssertionError: num_attention_heads 12 must be divisible by ulysses_sp_size 8",
+     test_skyrl.BASE + ["trainer.policy.sequence_parallel_size=8"], 8),
+    ("easyr1", "ValueError: Rollout batch size must be divisible by actor global batch size.",
+     ["config=examples/config.yaml", "worker.actor.global_batch_size=96", "data.rollout_batch_size=500"], 8),
+], ids=["verl-mini-over-train", "skyrl-critic-mini", "skyrl-mini-under-dp", "skyrl-ulysses-heads", "easyr1-global"])
+def test_the_hint_names_the_keys_the_fix_changes_elsewhere(framework, message, config, gpus):
+    r = explain(message, framework=framework, config=config, gpus=gpus, time_limit_s=10)
+    changed = [key for key, _, _ in r.fix.diff]
+    assert changed and all(_norm(key) in _norm(" ".join(r.meaning)) for key in changed), (changed, r.meaning)
 
 
 def test_the_swift_megatron_faq_message_prints_its_hint_and_a_fix_it_names():

@@ -95,8 +95,8 @@ PATTERNS: list[ErrorPattern] = [
         "ValueError: ppo_micro_batch_size (4) * ulysses_sequence_parallel_size (1) must be >= n_gpus (8)",
         hint=lambda x: (f"the deprecated global ppo_micro_batch_size = {x['micro']} (times "
                         f"ulysses_sequence_parallel_size) is fewer than the {x['gpus']} GPUs, so some GPU gets no "
-                        f"sample; raise it to at least {x['gpus']} over the Ulysses size, or remove it and set "
-                        "ppo_micro_batch_size_per_gpu (actor_rollout_ref.actor. or critic.) instead."),
+                        f"sample; raise it to at least {x['gpus']} / ulysses_sequence_parallel_size, or remove it "
+                        "and set ppo_micro_batch_size_per_gpu (actor_rollout_ref.actor. or critic.) instead."),
         numbers=("micro", "gpus"),
     ),
     ErrorPattern(
