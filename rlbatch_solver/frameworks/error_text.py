@@ -25,8 +25,9 @@ class ErrorPattern:
     rules: tuple[str, ...]
     source: str
     example: str  # the framework's message with sample numbers (tested to match)
-    # the message in plain words, from the numbers it names (None: the rule's own explanation is enough)
-    hint: Optional[Callable[[dict[str, int]], str]] = None
+    # the message in plain words, from the numbers (and names, such as "actor") it picks out: what it means and the
+    # one setting to change, in the framework's own key syntax (tests/test_explain_hints.py: every pattern has one)
+    hint: Optional[Callable[[dict[str, int | str]], str]] = None
     numbers: tuple[str, ...] = ()  # the named numbers the example must yield (tested)
     # the framework versions whose code prints this message, where only some do (verl's version packs): explain
     # checks with the newest of them unless the user named a version
@@ -36,12 +37,13 @@ class ErrorPattern:
         return re.search(self.pattern, text, re.IGNORECASE | re.DOTALL)
 
     def explain(self, numbers: Mapping[str, str]) -> str:
-        """The hint, given the numbers picked out of a message ('' without a hint or numbers)."""
+        """The hint, given the numbers and names picked out of a message ('' without a hint, or without a number
+        it needs)."""
         if self.hint is None:
             return ""
         try:
-            return self.hint({k: int(v) for k, v in numbers.items() if re.fullmatch(r"-?\d+", str(v))})
-        except (KeyError, ZeroDivisionError, ValueError):
+            return self.hint({k: int(v) if re.fullmatch(r"-?\d+", str(v)) else str(v) for k, v in numbers.items()})
+        except (KeyError, ZeroDivisionError, ValueError, TypeError):
             return ""
 
 
@@ -56,6 +58,12 @@ def _n(name: str) -> str:
 def some_divisors(total: int) -> str:
     """The first ten divisors of ``total``, listed ("1, 2, 3, 4, 6, 8, 12, 16, 24, 32"): the sizes a hint offers."""
     return ", ".join(map(str, divisors(total)[:10]))
+
+
+def group_sizes(total: int) -> str:
+    """The group sizes (num_generations, 2 and up) that split ``total`` completions into whole groups, the first
+    ten ("2, 3, 4, 6, 8, 12, 16, 24, 32, 48")."""
+    return ", ".join([str(d) for d in divisors(total) if d > 1][:10])
 
 
 def _near(value: int, step: int) -> str:

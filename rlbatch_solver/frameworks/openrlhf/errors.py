@@ -7,7 +7,14 @@ pattern matches the message the framework really prints (``example``).
 from __future__ import annotations
 
 from ...costmodel.phase import Phase
-from ..error_text import ErrorPattern, _n, _near
+from ..error_text import ErrorPattern, _n, _near, some_divisors
+from .names import LEGACY_FLAGS
+
+
+def _pow2(world: int) -> str:
+    """The powers of two either side of ``world`` (\"4 or 8\")."""
+    lo = 1 << (max(world, 1).bit_length() - 1)
+    return str(lo) if lo == world else f"{lo} or {lo * 2}"
 
 PATTERNS: list[ErrorPattern] = [
     # ---- OpenRLHF 0.6.2, 0.5.9 and 0.4.0 (frameworks/openrlhf/versions.py; cli/train_ppo_ray.py _validate_args)
@@ -17,7 +24,9 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.driver.rollout_divisible_by_actor_world",),
         "openrlhf/cli/train_ppo_ray.py:_validate_args",
         "AssertionError: rollout_bach_size must be divisible by actor_world_size, got 100 and 8",
-        hint=lambda n: f"{n['rollout']} prompts do not split evenly over the {n['world']} actor ranks",
+        hint=lambda n: (f"--rollout_batch_size {n['rollout']} prompts do not split evenly over the {n['world']} "
+                        f"actor ranks (--actor_num_nodes x --actor_num_gpus_per_node); use a multiple of "
+                        f"{n['world']}: {_near(n['rollout'], n['world'])}."),
         numbers=("rollout", "world"),
         versions=("0.6.2", "0.5.9"),
     ),
@@ -27,38 +36,56 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.driver.zero3_needs_vllm",),
         "openrlhf/cli/train_ppo_ray.py:_validate_args",
         "AssertionError: ZeRO-3 is only supported when vLLM enabled",
+        hint=lambda x: ("--zero_stage 3 needs vLLM engines to generate (this release): give --vllm_num_engines 1 "
+                        "or more, or use --zero_stage 2."),
         versions=("0.6.2", "0.5.9", "0.4.0"),
     ),
     ErrorPattern(
         "openrlhf",
-        r"actor_world_size must be divisible by vllm_num_engines",
+        r"actor_world_size must be divisible by vllm_num_engines"
+        r"(?:, got (?P<actor>\d+) and (?P<engines>\d+))?",
         ("openrlhf.driver.vllm_engines_match_actor_world",),
         "openrlhf/cli/train_ppo_ray.py:_validate_args",
         "AssertionError: actor_world_size must be divisible by vllm_num_engines, got 8 and 3",
+        hint=lambda x: (f"the {x['actor']} actor GPUs (--actor_num_nodes x --actor_num_gpus_per_node) do not split "
+                        f"evenly over --vllm_num_engines {x['engines']}; use an engine count that divides "
+                        f"{x['actor']}: {some_divisors(x['actor'])} (0.6.2 also takes a multiple of {x['actor']})."),
+        numbers=("actor", "engines"),
         versions=("0.6.2", "0.5.9"),
     ),
     ErrorPattern(
         "openrlhf",
-        r"actor_world_size must be divisible by critic_world_size",
+        r"actor_world_size must be divisible by critic_world_size"
+        r"(?:, got (?P<actor>\d+) and (?P<critic>\d+))?",
         ("openrlhf.driver.actor_world_divisible_by_critic_world",),
         "openrlhf/cli/train_ppo_ray.py:_validate_args",
         "AssertionError: actor_world_size must be divisible by critic_world_size, got 6 and 4",
+        hint=lambda x: (f"the {x['actor']} actor GPUs are not a multiple of the {x['critic']} critic GPUs "
+                        "(--critic_num_nodes x --critic_num_gpus_per_node); give the critic a divisor of "
+                        f"{x['actor']}: {some_divisors(x['actor'])}."),
+        numbers=("actor", "critic"),
         versions=("0.6.2", "0.5.9", "0.4.0"),
     ),
     ErrorPattern(
         "openrlhf",
-        r"actor_world_size must be power of 2",
+        r"actor_world_size must be power of 2(?:, got (?P<world>\d+))?",
         ("openrlhf.driver.actor_world_power_of_two",),
         "openrlhf/cli/train_ppo_ray.py:_validate_args",
         "AssertionError: actor_world_size must be power of 2, got 6",
+        hint=lambda x: ("this release needs a power-of-two actor world (--actor_num_nodes x "
+                        f"--actor_num_gpus_per_node), not {x['world']}; use {_pow2(x['world'])} actor GPUs."),
+        numbers=("world",),
         versions=("0.4.0",),
     ),
     ErrorPattern(
         "openrlhf",
-        r"critic_world_size must be power of 2",
+        r"critic_world_size must be power of 2(?:, got (?P<world>\d+))?",
         ("openrlhf.driver.critic_world_power_of_two",),
         "openrlhf/cli/train_ppo_ray.py:_validate_args",
         "AssertionError: critic_world_size must be power of 2, got 3",
+        hint=lambda x: ("this release needs a power-of-two critic world (--critic_num_nodes x "
+                        f"--critic_num_gpus_per_node), not {x['world']}; use {_pow2(x['world'])} critic GPUs."),
+        numbers=("world",),
         versions=("0.4.0",),
     ),
     ErrorPattern(
@@ -67,6 +94,9 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.driver.vllm_num_engines_required",),
         "openrlhf/cli/train_ppo_ray.py:_validate_args (0.4.0: the __main__ block)",
         "TypeError: '>' not supported between instances of 'NoneType' and 'int'",
+        hint=lambda x: ("--vllm_num_engines is not set (its default None is compared with 0); give "
+                        "--vllm_num_engines with the engine count, or --vllm_num_engines 0 for the actor to "
+                        "generate itself."),
         versions=("0.6.2", "0.5.9", "0.4.0"),
     ),
     # ---- OpenRLHF 0.8.11, 0.7.5 (trainer/ray/launcher.py RayActorGroup.async_run_method_batch, PPORayActorGroup in
@@ -89,10 +119,16 @@ PATTERNS: list[ErrorPattern] = [
         "openrlhf",
         # argparse's refusal of a pre-0.10.2 underscore flag (--micro_train_batch_size): a name with an underscore
         # before any dot; the dotted names (--train.micro_batch_size) of a newer script on an old release do not match
-        r"unrecognized arguments:[^\n]*?--[a-z0-9]+_[a-z0-9_]*(?=[\s=]|$)",
+        r"unrecognized arguments:[^\n]*?--(?P<flag>[a-z0-9]+_[a-z0-9_]*)(?=[\s=]|$)",
         ("openrlhf.driver.legacy_flag_names",),
         "openrlhf/cli/train_ppo_ray.py (argparse: only the dotted names exist since 0.10.2)",
         "train_ppo_ray.py: error: unrecognized arguments: --micro_train_batch_size 8 --train_batch_size 128",
+        hint=lambda x: (f"--{x['flag']} "
+                        + (f"is --{LEGACY_FLAGS[x['flag']]} " if x["flag"] in LEGACY_FLAGS else "is an old name ")
+                        + "since OpenRLHF 0.10.2 (every train_ppo_ray flag got a dotted name, with no alias); rename "
+                        "the script's flags (--train_batch_size -> --train.batch_size), or pin the release it was "
+                        "written for."),
+        numbers=("flag",),
     ),
     ErrorPattern(
         "openrlhf",
@@ -101,6 +137,10 @@ PATTERNS: list[ErrorPattern] = [
         "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
         "AssertionError: The number of sample batches must be greater than or equal to the effective number of "
         "actor processes.",
+        hint=lambda x: ("every actor data-parallel rank needs one experience batch: "
+                        "--rollout.n_samples_per_prompt x --rollout.batch_size / --rollout.micro_batch_size must "
+                        "reach the actor GPUs / (--ds.ring_attn_size x --ds.tensor_parallel_size); lower "
+                        "--rollout.micro_batch_size or raise --rollout.batch_size."),
     ),
     ErrorPattern(
         "openrlhf",
@@ -108,6 +148,8 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.driver.group_estimator_needs_n",),
         "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
         "AssertionError: group_norm requires n_samples_per_prompt > 1",
+        hint=lambda x: (f"--algo.advantage.estimator {x['estimator']} compares several answers to one prompt; set "
+                        "--rollout.n_samples_per_prompt to 2 or more (or use the gae or reinforce estimator)."),
     ),
     ErrorPattern(
         "openrlhf",
@@ -115,6 +157,8 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.driver.dynamic_filtering_needs_n",),
         "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
         "AssertionError: n_samples_per_prompt must be greater than 1 when using dynamic filtering",
+        hint=lambda x: ("--algo.dynamic_filtering_enable keeps prompts by the spread of their answers' rewards; "
+                        "set --rollout.n_samples_per_prompt to 2 or more, or drop dynamic filtering."),
     ),
     ErrorPattern(
         "openrlhf",
@@ -122,6 +166,8 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.driver.dynamic_filtering_needs_remote_reward",),
         "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
         "AssertionError: remote_rm_url or agent_func_path must be specified when using dynamic filtering",
+        hint=lambda x: ("dynamic filtering needs rewards from --reward.remote_url or --train.agent_func_path, not "
+                        "a reward model; give one of them, or drop --algo.dynamic_filtering_enable."),
     ),
     ErrorPattern(
         "openrlhf",
@@ -129,6 +175,9 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.driver.packing_needs_vllm",),
         "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
         "AssertionError: Only support `--packing_samples` with vLLM.",
+        hint=lambda x: ("sample packing (--ds.packing_samples, also switched on by --ds.ring_attn_size > 1 and "
+                        "--train.dynamic_batch_enable) needs vLLM engines; set --vllm.num_engines to 1 or more, "
+                        "or turn those off."),
     ),
     ErrorPattern(
         "openrlhf",
@@ -137,6 +186,9 @@ PATTERNS: list[ErrorPattern] = [
         "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
         "AssertionError: --rollout.vllm_generate_batch_size > --rollout.batch_size requires --train.async_enable "
         "(over-sampling needs async queue to buffer extra batches).",
+        hint=lambda x: ("--rollout.vllm_generate_batch_size above --rollout.batch_size over-samples prompts, "
+                        "which needs the async queue; add --train.async_enable, or lower "
+                        "--rollout.vllm_generate_batch_size to --rollout.batch_size."),
     ),
     ErrorPattern(
         "openrlhf",
@@ -144,6 +196,8 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.driver.async_forbids_vllm_sleep",),
         "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
         "AssertionError: Async RLHF is not supported with --vllm.enable_sleep.",
+        hint=lambda x: ("with --train.colocate_all, async training cannot put vLLM to sleep; drop "
+                        "--vllm.enable_sleep (or --train.async_enable)."),
     ),
     ErrorPattern(
         "openrlhf",
@@ -151,6 +205,8 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.driver.partial_rollout_needs_async",),
         "openrlhf/cli/train_ppo_ray.py (the __main__ block)",
         "AssertionError: --train.partial_rollout_enable requires --train.async_enable.",
+        hint=lambda x: ("--train.partial_rollout_enable only works with async training; add --train.async_enable, "
+                        "or drop partial rollout."),
     ),
     ErrorPattern(
         "openrlhf",
@@ -158,6 +214,10 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.colocate.actor_ref_same_size",),
         "openrlhf/cli/train_ppo_ray.py:train",
         "AssertionError: num_nodes and num_gpus_per_node must be the same when colocate actor and ref model.",
+        hint=lambda x: ("--train.colocate_actor_ref (or --train.colocate_all) puts actor and reference on the "
+                        "same GPUs (when the reference runs, --algo.kl.init_coef > 0): --ref.num_nodes and "
+                        "--ref.num_gpus_per_node must equal --actor.num_nodes and --actor.num_gpus_per_node; make "
+                        "them equal."),
     ),
     ErrorPattern(
         "openrlhf",
@@ -165,6 +225,10 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.colocate.critic_reward_same_size",),
         "openrlhf/cli/train_ppo_ray.py:train",
         "AssertionError: num_nodes and num_gpus_per_node must be the same when colocate critic and reward model.",
+        hint=lambda x: ("--train.colocate_critic_reward puts critic and reward model on the same GPUs: "
+                        "--reward.num_nodes and --reward.num_gpus_per_node must equal --critic.num_nodes and "
+                        "--critic.num_gpus_per_node (checked even with a remote reward); make them equal, or drop "
+                        "--train.colocate_critic_reward."),
     ),
     ErrorPattern(
         "openrlhf",
@@ -197,6 +261,8 @@ PATTERNS: list[ErrorPattern] = [
         ("openrlhf.deepspeed.tp_needs_bf16",),
         "openrlhf/utils/deepspeed/deepspeed.py:DeepspeedStrategy.__init__",
         "AssertionError: BF16 is required for tensor parallel training",
+        hint=lambda x: ("DeepSpeed tensor parallel (--ds.tensor_parallel_size > 1) needs bf16 parameters; set "
+                        "--ds.param_dtype bf16, or --ds.tensor_parallel_size 1."),
     ),
     # ---- DeepSpeed 0.19.8 (runtime/config.py), as OpenRLHF's model groups hit it
     ErrorPattern(

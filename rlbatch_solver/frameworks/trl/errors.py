@@ -99,7 +99,9 @@ PATTERNS: list[ErrorPattern] = [
     ErrorPattern("trl", r"'generation_batch_size' and 'steps_per_generation' can not be both configured",
                  ("trl.config.gen_and_spg_exclusive",), CONFIG,
                  "ValueError: 'generation_batch_size' and 'steps_per_generation' can not be both configured at the "
-                 "same time"),
+                 "same time",
+                 hint=lambda x: ("TRL takes --generation_batch_size or --steps_per_generation, never both (even "
+                                 "when they agree); remove one of them.")),
     # grpo_config.py GRPOConfig.__post_init__ prints per_device_eval_batch_size first, then num_processes
     ErrorPattern("trl", rf"global eval batch size (?:\((?P<b>\d+) \* (?P<w>\d+)\) )?.{{0,40}}must be divisible by the "
                         rf"number of generations used for evaluation(?: {n('g')})?",
@@ -113,11 +115,16 @@ PATTERNS: list[ErrorPattern] = [
                  numbers=("b", "w", "g")),
     ErrorPattern("trl", r"GRPO requires at least 2 generations per prompt", ("trl.config.num_generations_at_least_two",),
                  CONFIG, "ValueError: GRPO requires at least 2 generations per prompt to calculate the advantages. "
-                 "You provided 1, which is less than the minimum required."),
+                 "You provided 1, which is less than the minimum required.",
+                 hint=lambda x: ("GRPO computes advantages by comparing answers to one prompt; set "
+                                 "--num_generations to 2 or more.")),
     ErrorPattern("trl", r"auto_find_batch_size is not supported by GRPO", ("trl.config.auto_find_batch_size_unsupported",),
                  CONFIG, "ValueError: auto_find_batch_size is not supported by GRPO, because the generation batch must "
                  "contain full prompt groups of num_generations completions, and reducing the batch size on "
-                 "out-of-memory breaks this invariant."),
+                 "out-of-memory breaks this invariant.",
+                 hint=lambda x: ("GRPO cannot halve the batch on out-of-memory (it would break the "
+                                 "num_generations groups); remove --auto_find_batch_size and lower "
+                                 "--per_device_train_batch_size yourself.")),
     ErrorPattern("trl", rf"tensor_parallel_size {n('tp')} must divide world size {n('world')} evenly",
                  ("trl.vllm.colocate_tp_divides_world",), "trl/generation/vllm_generation.py:VLLMGeneration._init_vllm",
                  "ValueError: tensor_parallel_size (3) must divide world size (8) evenly.", hint=_tp,
@@ -125,11 +132,15 @@ PATTERNS: list[ErrorPattern] = [
     ErrorPattern("trl", r"sync_ref_model=True` while `beta=0\.0", ("trl.trainer.sync_ref_model_needs_beta",),
                  "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__",
                  "ValueError: You passed `sync_ref_model=True` while `beta=0.0`, which means the reference model is "
-                 "not used during training."),
+                 "not used during training.",
+                 hint=lambda x: ("--sync_ref_model true with --beta 0.0: no reference model runs, so there is "
+                                 "nothing to sync; set --beta above 0, or drop --sync_ref_model.")),
     ErrorPattern("trl", r"sync_ref_model=True` while using a PEFT model", ("trl.trainer.sync_ref_model_not_with_peft",),
                  "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__",
                  "NotImplementedError: You passed `sync_ref_model=True` while using a PEFT model, which is currently "
-                 "not supported."),
+                 "not supported.",
+                 hint=lambda x: ("with a PEFT (LoRA) model the reference is the policy with its adapter off, so "
+                                 "nothing can be synced; drop --sync_ref_model.")),
 ]
 
 

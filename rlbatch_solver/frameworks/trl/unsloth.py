@@ -65,7 +65,11 @@ PATTERNS = [
                             r"batch size", ("unsloth.config.grpo_mini_batch_within_generation_batch",),
                  unsloth_rules.UNSLOTH_CONFIG,
                  "ValueError: Unsloth GRPO mini batch size needs to be less than or equal to the effective generation "
-                 "batch size, which is self.per_device_train_batch_size * gradient_accumulation_steps."),
+                 "batch size, which is self.per_device_train_batch_size * gradient_accumulation_steps.",
+                 hint=lambda x: ("unsloth_grpo_mini_batch is larger than the generation batch "
+                                 "(per_device_train_batch_size x GPUs x steps_per_generation, which defaults to "
+                                 "gradient_accumulation_steps); lower unsloth_grpo_mini_batch, or raise "
+                                 "gradient_accumulation_steps.")),
 ]
 SECTIONS = ("from_pretrained", "get_peft_model", "grpo_config", "GRPOConfig", "training_args", "args")
 INT8_BYTES = 1.0  # bitsandbytes LLM.int8 (load_in_8bit): one byte per weight
