@@ -34,7 +34,7 @@ PATTERNS: list[ErrorPattern] = [
         rf"real_train_batch_size \({_n('samples')}\) must be divisible by minimal possible batch size \({_n('minimal')}\)",
         ("verl.driver.batch_divisible_by_gpus", "verl.megatron.driver_batch_divisible"),
         "verl/utils/config.py:validate_config",
-        "AssertionError: real_train_batch_size (520) must be divisible by minimal possible batch size (8)",
+        "AssertionError: real_train_batch_size (260) must be divisible by minimal possible batch size (8)",
         hint=lambda x: (f"data.train_batch_size*rollout.n = {x['samples']} samples per step must be a multiple of "
                         f"{x['minimal']} (FSDP: the GPU count; Megatron: dp*ppo_micro_batch_size_per_gpu); "
                         f"the nearest multiples are {_near(x['samples'], x['minimal'])}."),
