@@ -549,6 +549,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
             proof = "proven infeasible: no config of the space is valid"
         elif report.proven:
             proof = "proven optimal"
+        elif not report.choices:
+            proof = f"none found within the time limit ({report.status})"
         else:
             proof = f"best found, not proven ({report.status})"
         console.print(f"objective: {sc.objective} · {proof} · {report.raw_size:,} raw combinations · "
