@@ -363,7 +363,7 @@ def recommend(
     With no options it runs the built-in default scenario: ADPO, Qwen2.5-1.5B on 4x RTX 4090,
     prompt 880, response 1280, n 8 (the seed's worked example).
     """
-    started = entry.process_started()
+    started = entry.command_started()
     script = entry.inputs.script_to_write([from_] if from_ else None, write,
                                           "rlbatch recommend --from run.sh --gpu GPU --write fixed.sh")
     common = dict(top=top, time_limit=time_limit, extra_gpus=extra_gpus, length_fraction=length_fraction,
@@ -500,6 +500,7 @@ def serve(
 
 def main() -> None:
     """Entry point (``rlbatch``)."""
+    entry.mark_process_start()
     app()
 
 

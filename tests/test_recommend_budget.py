@@ -94,3 +94,16 @@ def test_an_answer_after_an_unproven_one_is_not_called_proven(monkeypatch):
     assert [r.status for r in res.ranked] == ["feasible"] * 3 and not res.proven
     objectives = [r.objective for r in res.ranked]
     assert objectives == sorted(objectives)
+
+
+def test_the_budget_counts_from_the_process_start_only_under_the_entry_point(monkeypatch):
+    """``rlbatch recommend`` (cli.main) counts the interpreter's start and the imports; a command run in-process (the
+    tests' CliRunner, a server, long after the process began) counts from its own start."""
+    from rlbatch_solver.commands import entry
+
+    monkeypatch.setattr(entry, "_PROCESS_START", [])
+    monkeypatch.setattr(entry, "started", lambda: 123.0)
+    monkeypatch.setattr(entry, "process_started", lambda: 7.0)
+    assert entry.command_started() == 123.0
+    entry.mark_process_start()
+    assert entry.command_started() == 7.0

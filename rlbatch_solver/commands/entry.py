@@ -196,6 +196,22 @@ def started() -> float:
     return time.monotonic()
 
 
+# when this process began, set by the command line's entry point (cli.main) alone: a command run in-process (the
+# tests' CliRunner, a server) counts its --time-limit from its own start
+_PROCESS_START: list[float] = []
+
+
+def mark_process_start() -> None:
+    """The entry point's first act: remember when the process began (``process_started``)."""
+    _PROCESS_START[:] = [process_started()]
+
+
+def command_started() -> float:
+    """When the user began to wait: the process's start where the entry point marked it (``rlbatch ...``), else
+    now (``started``)."""
+    return _PROCESS_START[0] if _PROCESS_START else started()
+
+
 def process_started() -> float:
     """When this process began, on ``time.monotonic()``'s clock: ``recommend``'s --time-limit covers the
     interpreter's start and the imports too (what the user waits for). Read from Linux's /proc (the process's start

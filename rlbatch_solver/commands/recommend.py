@@ -479,7 +479,7 @@ def recommend(
         from ..solver.explain import conflicting_rules
 
         # its models are built outside their solves' limits, and the memory floor scans the tables after it
-        report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=deadline.share(0.75))
+        report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=deadline.share(0.7))
         report.memory_floor = memory_floor(ruleset, space.domains, terms, deadline)
     return report
 

@@ -104,6 +104,8 @@ def optimize(
     from ..deadline import Deadline
 
     deadline = Deadline(time_limit_s)
+    if deadline.expired():  # no time left for even the model's construction (the command's budget is spent)
+        return OptimizeResult([], "unknown", 0.0)
     built = build_model(ruleset, domains)
     target = _Target(built, objective, then, maximize)
     built.model.Minimize(target.sign * target.primary)
