@@ -202,13 +202,13 @@ def _key_of(fw: Any, name: str) -> str:
 
 def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mapping[str, Value],
                  free: set[str]) -> Start:
-    from ..costmodel.tables import full_reports, step_seconds
+    from ..costmodel.tables import full_reports, step_seconds, tokens_per_step
 
     full = {**{k: v[0] for k, v in space.domains.items() if len(v) == 1}, **values}
     broken = ruleset.check(full).errors
     memory, seconds = full_reports(spec, full)
     total = step_seconds(spec, full, seconds)
-    tokens = _tokens_per_step(full, spec)
+    tokens = tokens_per_step(spec, full)
     followers = tied_followers(space.extra_rules)
     keys = sorted({_key_of(fw, n) for n in free - followers
                    if n in space.domains and len(space.domains[n]) > 1
@@ -385,7 +385,7 @@ def recommend(
     command's ``Deadline`` when it started before this call (else ``time_limit_s`` from now): every step takes a
     share of what is left of it, so the whole call ends within it (plus the printing).
     """
-    from ..costmodel.tables import full_reports, stage_seconds, step_seconds
+    from ..costmodel.tables import full_reports, stage_seconds, step_seconds, tokens_per_step
     from ..deadline import Deadline
     from ..solver.optimize import optimize
 
@@ -446,7 +446,7 @@ def recommend(
         printed.add(tuple(native))
         memory, seconds = full_reports(spec, r.solution)
         total = step_seconds(spec, r.solution, seconds)
-        tokens = _tokens_per_step(r.solution, spec)
+        tokens = tokens_per_step(spec, r.solution)
         choices.append(Choice(len(choices) + 1, r.solution, native, total, seconds, memory, r.objective,
                               r.proven, tokens / total if total else 0.0,
                               waste_text(fw, ruleset, r.solution, r.solution),
@@ -655,14 +655,6 @@ def _with_waste(ruleset: RuleSet, objective: Any, objective_name: str, terms: An
     if not any(d.name == WASTE_NAME for d in ruleset.derived):
         return objective
     return objective + (terms.time_us_per_sample * IntVar(WASTE_NAME)) // 1000
-
-
-def _tokens_per_step(values: Mapping[str, Value], spec: Any) -> float:
-    """Prompt + response tokens of one RL step at the mean lengths its step time is priced at
-    (``tables.tokens_per_step``: one definition for every framework)."""
-    from ..costmodel.tables import tokens_per_step
-
-    return tokens_per_step(spec, values)
 
 
 def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any,
