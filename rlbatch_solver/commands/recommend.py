@@ -327,6 +327,34 @@ def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], 
         "--free-batch to let the search change it (and what each step trains on)")
 
 
+def gpu_count_keys(fw: Any) -> dict[str, str]:
+    """The flags that set the framework's GPU count, by variable (``gpus_per_node``, ``nnodes``), where a search may
+    vary them; {} where the count is the job's --gpus or decided from other flags (TRL: accelerate's
+    num_processes)."""
+    variables = fw.ruleset.variables
+    if not {"gpus_per_node", "nnodes"} <= set(variables):
+        return {}
+    keys = {name: fw.native_key(name) for name in ("gpus_per_node", "nnodes")}
+    return keys if all(variables[n].key == k for n, k in keys.items()) else {}
+
+
+def search_gpu_counts(scenario: Scenario) -> Scenario:
+    """``--objective gpus`` asks how few of the GPUs given will do: where the framework's GPU count is its own keys
+    (verl's trainer.n_gpus_per_node and trainer.nnodes, ms-swift's NPROC_PER_NODE and NNODES), the search tries
+    each power of two up to the GPUs per node (and the count given), on 1 to the nodes given, unless the user set or
+    searched those keys. Frameworks whose job takes --gpus whole (OpenRLHF, slime) rank by time, and say so."""
+    fw = get_framework(scenario.framework)
+    keys = gpu_count_keys(fw)
+    if scenario.objective != "gpus" or not keys or any(k in scenario.fixed or k in scenario.search
+                                                        for k in keys.values()):
+        return scenario
+    per_node, nodes = scenario.per_node, scenario.nnodes
+    search = {keys["gpus_per_node"]: sorted({1 << i for i in range(per_node.bit_length())} | {per_node})}
+    if nodes > 1:
+        search[keys["nnodes"]] = list(range(1, nodes + 1))
+    return replace(scenario, search={**scenario.search, **search})
+
+
 def _derived_text(fw: Any, name: str) -> tuple[str, str]:
     """A derived quantity's description as what it counts and its formula (``completions per optimizer step:
     a*b``)."""
@@ -397,6 +425,7 @@ def recommend(
     unknown, key_notes = set_keys(scenario) if start is None else ([], [])
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
+    scenario = search_gpu_counts(scenario)
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
