@@ -363,11 +363,12 @@ def recommend(
     With no options it runs the built-in default scenario: ADPO, Qwen2.5-1.5B on 4x RTX 4090,
     prompt 880, response 1280, n 8 (the seed's worked example).
     """
+    started = entry.command_started()
     script = entry.inputs.script_to_write([from_] if from_ else None, write,
                                           "rlbatch recommend --from run.sh --gpu GPU --write fixed.sh")
     common = dict(top=top, time_limit=time_limit, extra_gpus=extra_gpus, length_fraction=length_fraction,
                   calibration=calibration, mean_prompt_len=mean_prompt_len, mean_response_len=mean_response_len,
-                  placement=placement, response_profile=response_profile)
+                  placement=placement, response_profile=response_profile, started=started)
     if from_ is not None:
         report = entry.recommend_from(from_, framework=framework, gpu=gpu, gpus=gpus, model=model, objective=objective,
                                       scenario_given=[scenario_file, nnodes, algo, n, prompt_len, response_len, set_,
@@ -499,6 +500,7 @@ def serve(
 
 def main() -> None:
     """Entry point (``rlbatch``)."""
+    entry.mark_process_start()
     app()
 
 

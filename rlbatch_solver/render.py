@@ -549,6 +549,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
             proof = "proven infeasible: no config of the space is valid"
         elif report.proven:
             proof = "proven optimal"
+        elif not report.choices:
+            proof = f"none found within the time limit ({report.status})"
         else:
             proof = f"best found, not proven ({report.status})"
         console.print(f"objective: {sc.objective} · {proof} · {report.raw_size:,} raw combinations · "
@@ -556,13 +558,16 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
     if report.choices:
         console.print(_best_line(report.best), markup=False, highlight=False)
         if sc.objective == "gpus" and report.placement is None:  # the answer to "how few GPUs?", said first
-            from .commands.recommend import answer_framework
+            from .commands.recommend import answer_framework, gpu_count_keys
 
             fw = answer_framework(report)
             used = fw.hardware(report.best.values)[0]
+            domains = getattr(report.space, "domains", None) or {}
+            searched = len(domains.get("gpus_per_node", ())) > 1 or len(domains.get("nnodes", ())) > 1
             why = ("" if used < sc.total_gpus else
+                   " (fewer break a rule or do not fit)" if searched else
                    f" (the count is fixed: --search {fw.native_key('gpus_per_node')}=1,2,4,8 lets it choose fewer)"
-                   if "gpus_per_node" in fw.ruleset.variables else f" ({fw.name} runs on the --gpus given)")
+                   if gpu_count_keys(fw) else f" ({fw.name} runs on the --gpus given)")
             console.print(f"gpus: the best config uses {used} of the {sc.total_gpus} GPUs{why}", markup=False,
                           highlight=False)
     if getattr(report, "margin_note", ""):

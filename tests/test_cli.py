@@ -264,3 +264,31 @@ def test_objective_gpus_says_how_many_gpus_and_runs_for_every_framework():
     res = run("recommend", "--framework", "openrlhf", "--gpu", "a100-80gb", "--gpus", "8", "--model", "qwen2.5-7b",
               "--objective", "gpus")
     assert res.returncode == 0 and "gpus: the best config uses 8 of the 8 GPUs" in res.stdout, res.stdout
+
+
+def test_objective_gpus_alone_searches_the_gpu_count():
+    # "how few GPUs?" answered with all 8 and a hint to --search trainer.n_gpus_per_node=1,2,4,8
+    res = run("recommend", "--gpu", "a100-80gb", "--gpus", "8", "--model", "qwen2.5-7b", "--objective", "gpus")
+    assert res.returncode == 0 and "gpus: the best config uses 2 of the 8 GPUs" in res.stdout, res.stdout
+
+
+def test_objective_gpus_searches_nodes_too_and_keeps_a_count_the_user_set():
+    from rlbatch_solver.commands.recommend import search_gpu_counts
+    from rlbatch_solver.scenario import Scenario
+
+    sc = Scenario(framework="verl", gpu="h100", gpus=16, model="qwen2.5-7b", objective="gpus")
+    sc.validate()
+    assert search_gpu_counts(sc).search == {"trainer.n_gpus_per_node": [1, 2, 4, 8], "trainer.nnodes": [1, 2]}
+    six = Scenario(framework="swift", gpu="h100", gpus=6, model="qwen2.5-7b", objective="gpus")
+    assert search_gpu_counts(six).search == {"NPROC_PER_NODE": [1, 2, 4, 6]}
+    given = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-7b", objective="gpus",
+                     search={"trainer.n_gpus_per_node": [4, 8]})
+    assert search_gpu_counts(given).search == {"trainer.n_gpus_per_node": [4, 8]}
+    timed = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-7b")
+    assert search_gpu_counts(timed).search == {}
+    # TRL's count is accelerate's num_processes, decided, not searched (a --search of it is an input error)
+    trl = Scenario(framework="trl", gpu="h100", gpus=8, model="qwen2.5-7b", objective="gpus")
+    assert search_gpu_counts(trl).search == {}
+    res = run("recommend", "--framework", "trl", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b",
+              "--objective", "gpus")
+    assert res.returncode == 0 and "8 of the 8 GPUs (trl runs on the --gpus given)" in res.stdout, res.stdout

@@ -459,7 +459,7 @@ def test_time_positive_finite_and_decreasing_in_gpus():
     for n in (1, 2, 4, 8):
         t = estimate_time(make_plan("qwen2.5-7b", A100_80, n_gpus=n, gpus_per_node=8, samples_per_step=1024))
         assert all(math.isfinite(v) and v >= 0 for v in t.phases.values())
-        assert t.total > 0 and t.tokens_per_s > 0
+        assert t.total > 0
         totals.append(t.total)
     assert totals == sorted(totals, reverse=True) and totals[-1] < totals[0] / 3
 
@@ -564,7 +564,7 @@ def test_random_plans_terms_finite_and_nonnegative(plan):
     t = estimate_time(plan)
     for name, s in t.phases.items():
         assert math.isfinite(s) and s >= 0, (name, s)
-    assert t.total > 0 and math.isfinite(t.tokens_per_s)
+    assert t.total > 0 and math.isfinite(t.total)
 
 
 def test_every_catalog_gpu_works_with_the_cost_model():

@@ -47,3 +47,16 @@ def test_assumed_mean_lengths_are_the_ones_counted_and_printed(fw):
     line = throughput_text(best.tokens_per_s, best.samples, best.step_time_s, lengths)
     assert (f"{best.tokens_per_s:,.0f} tokens/s at the mean lengths priced: {best.samples:,} samples x "
             f"(prompt {lengths['prompt']:,.0f} + response {lengths['response']:,.0f})") in line
+
+
+def test_tokens_per_step_has_one_definition():
+    """The plan-level time report counted a step's tokens too (samples_per_step x its own lengths), beside
+    tables.tokens_per_step: one definition now, read by recommend for the answer and for the user's own config."""
+    import inspect
+
+    from rlbatch_solver.commands import recommend
+    from rlbatch_solver.costmodel.time import TimeReport
+
+    assert not any(hasattr(TimeReport, name) for name in ("tokens_per_s", "tokens_per_step"))
+    source = inspect.getsource(recommend)
+    assert source.count("tokens_per_step(spec, ") == 2 and "def _tokens_per_step" not in source

@@ -333,3 +333,65 @@ def test_a_key_no_config_has_is_named_as_ignored():
     notes = " ".join(FW.config_notes({"per_device_train_batchsize": 4, "unsloth_num_chunks": 4, "lora_alpha": 64}))
     assert "has: per_device_train_batchsize" in notes
     assert "unsloth_num_chunks" not in notes and "lora_alpha" not in notes
+
+
+# ------------------------------------------------------------------------- max_seq_length vs prompt + completion
+SEQ_RULE = "unsloth.model.max_seq_length_fits_prompt_and_completion"
+
+
+def test_max_seq_length_under_prompt_plus_completion_is_refused_with_its_numbers():
+    """from_pretrained's max_seq_length bounds every sequence (vLLM's max_model_len under fast_inference, and the
+    forward cuts longer ones): a 256-token prompt and 1024-token completions do not fit 1024."""
+    broken = FW.ruleset.check(FW.to_values({"fast_inference": True, "max_seq_length": 1024, "max_prompt_length": 256,
+                                            "max_completion_length": 1024}, gpus=1, model=None))
+    [v] = [v for v in broken.errors if v.rule == SEQ_RULE]
+    assert "max_seq_length = 1024" in v.message and "256 + 1024" in v.message, v.message
+    # without a prompt length the least a prompt has is a token: completions as long as max_seq_length do not fit
+    alone = FW.ruleset.check(FW.to_values({"max_seq_length": 512, "max_completion_length": 512}, gpus=1, model=None))
+    assert SEQ_RULE in {v.rule for v in alone.errors}
+    # Unsloth's GRPO notebook: 256 + 200 within 1024; from_pretrained's 2048 holds TRL's 512-token default
+    assert FW.ruleset.check(FW.to_values(FW.parse(FIVE_GB_CLAIM)[0], gpus=1, model=None)).valid
+    assert FW.ruleset.check(FW.to_values({}, gpus=1, model=None)).valid
+
+
+def test_checker_and_solver_agree_on_the_lengths():
+    defaults = FW.to_values({}, gpus=1, model=load_model("llama3.1-8b"))
+    base = {name: [defaults[name]] for name in RULESET.variables}
+    space = {"max_seq_length": [512, 1024, 2048], "max_prompt_length": [None, 256, 1024],
+             "max_completion_length": [256, 1024], "per_device_train_batch_size": [4, 8]}
+    assert_enumerate_equals_checker(RULESET, {**base, **space})
+
+
+def test_recommend_prints_a_max_seq_length_that_holds_prompt_and_completion():
+    # from_pretrained's default 2048 under a 512-token prompt and 4096-token completions: the printed command cut
+    # every completion at 1536 tokens
+    out = run("recommend", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--gpus", "1",
+              "--prompt-len", "512", "--response-len", "4096", "--json")
+    assert out.returncode == 0, out.stdout[-2000:]
+    command = __import__("json").loads(out.stdout)["command"]
+    assert "--max_seq_length 4608" in command and "--max_completion_length 4096" in command, command
+    # the user's own max_seq_length stays as given, and one too short is no config
+    short = run("recommend", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--gpus", "1",
+                "--prompt-len", "512", "--response-len", "4096", "--set", "max_seq_length=2048")
+    assert short.returncode == 1 and SEQ_RULE in short.stdout, short.stdout[-2000:]
+
+
+@pytest.mark.parametrize("text, numbers", [
+    ("Unsloth: Input IDs of shape torch.Size([8, 4608]) with length 4608 > the model's max sequence length of 2048.",
+     {"length": "4608", "max_seq_length": "2048"}),
+    ("ValueError: The decoder prompt (length 2300) is longer than the maximum model length of 2048.",
+     {"prompt": "2300", "max_seq_length": "2048"}),
+])
+def test_explain_names_the_lengths_rule_for_unsloths_and_vllms_messages(text, numbers):
+    out = run("explain", "--framework", "unsloth", text, "--json")
+    data = __import__("json").loads(out.stdout)
+    assert SEQ_RULE in [r["rule"] for r in data["rules"]], data
+    assert {k: str(v) for k, v in data["numbers"].items()} == numbers, data
+
+
+def test_fix_raises_max_seq_length_to_hold_prompt_and_completion():
+    out = run("fix", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--json", "--",
+              "--fast_inference", "true", "--max_seq_length", "1024", "--max_prompt_length", "256",
+              "--max_completion_length", "1024")
+    data = __import__("json").loads(out.stdout)
+    assert [(c["key"], c["old"], c["new"]) for c in data["changes"]] == [("max_seq_length", 1024, 1280)], data["changes"]

@@ -107,8 +107,9 @@ def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: O
               search: Optional[List[str]], top: int, time_limit: float, extra_gpus: Optional[str],
               length_fraction: Optional[float], calibration: Optional[str], mean_prompt_len: Optional[float],
               mean_response_len: Optional[float], placement: Optional[str], host_mem: Optional[float],
-              response_profile: Optional[str] = None):
-    """recommend from flags (or a scenario file; none: the built-in default scenario)."""
+              response_profile: Optional[str] = None, started: Optional[float] = None):
+    """recommend from flags (or a scenario file; none: the built-in default scenario); ``--time-limit`` counted from
+    ``started`` (``started()``: the command's start) when given."""
     from .. import api
 
     _known_gpu(sc_flags.get("gpu"), extra_gpus)
@@ -128,7 +129,21 @@ def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: O
     eff = inputs.calibration(calibration, sc.gpu)
     if eff is not None:
         sc.calibration = eff.as_dict()
-    return api.recommend(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus)
+    return api.recommend(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus,
+                         deadline=_deadline(time_limit, started))
+
+
+# of a command's --time-limit, what printing the answer and the interpreter's exit take (0.2-0.4 s measured on two
+# loaded cores, with OR-Tools loaded): the searches end this much before the limit, a tenth of it at most
+EXIT_RESERVE_S = 0.5
+
+
+def _deadline(time_limit: float, started: Optional[float]) -> Any:
+    """The command's one time budget (deadline.py), counted from ``started`` when given, less ``EXIT_RESERVE_S``."""
+    from ..deadline import Deadline
+
+    seconds = time_limit - min(EXIT_RESERVE_S, 0.1 * time_limit)
+    return Deadline(seconds) if started is None else Deadline(seconds, started)
 
 
 def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
@@ -136,7 +151,7 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
                    time_limit: float, extra_gpus: Optional[str], scenario_given: list, placement: Optional[str],
                    calibration: Optional[str], mean_prompt_len: Optional[float],
                    mean_response_len: Optional[float], response_profile: Optional[str] = None,
-                   host_mem: Optional[float] = None, free_batch: bool = False):
+                   host_mem: Optional[float] = None, free_batch: bool = False, started: Optional[float] = None):
     """``recommend --from run.sh`` (or a YAML config with --framework): the run the user's config describes."""
     from .. import api
 
@@ -158,7 +173,8 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
                               length_fraction=1.0 if length_fraction is None else length_fraction, top=top,
                               time_limit_s=time_limit, extra_gpus=extra_gpus,
                               calibration=inputs.calibration(calibration, gpu), mean_lengths=means[:2],
-                              response_profile=response_profile, host_mem_gib=inputs.host_mem(host_mem))
+                              response_profile=response_profile, host_mem_gib=inputs.host_mem(host_mem),
+                              deadline=_deadline(time_limit, started))
 
 
 def calibrate(log: str, overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int],
@@ -178,6 +194,41 @@ def calibrate(log: str, overrides: Optional[List[str]], *, framework: Optional[s
 def started() -> float:
     """When a command with a --time-limit began (its limit covers its input reading too)."""
     return time.monotonic()
+
+
+# when this process began, set by the command line's entry point (cli.main) alone: a command run in-process (the
+# tests' CliRunner, a server) counts its --time-limit from its own start
+_PROCESS_START: list[float] = []
+
+
+def mark_process_start() -> None:
+    """The entry point's first act: remember when the process began (``process_started``)."""
+    _PROCESS_START[:] = [process_started()]
+
+
+def command_started() -> float:
+    """When the user began to wait: the process's start where the entry point marked it (``rlbatch ...``), else
+    now (``started``)."""
+    return _PROCESS_START[0] if _PROCESS_START else started()
+
+
+def process_started() -> float:
+    """When this process began, on ``time.monotonic()``'s clock: ``recommend``'s --time-limit covers the
+    interpreter's start and the imports too (what the user waits for). Read from Linux's /proc (the process's start
+    in clock ticks since boot, beside the seconds since boot); where that cannot be read, now."""
+    import os
+
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            ticks = int(f.read().rpartition(")")[2].split()[19])  # field 22, starttime (proc(5))
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        age = uptime - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
+    if not 0.0 <= age <= 30.0:  # a long-lived process (a server, tests calling the command line in-process): now
+        return time.monotonic()
+    return time.monotonic() - age
 
 
 def sweep_summary(console: Any, say: Callable[[str], None], summary: str, *, plot: Optional[str], metric: str,

@@ -137,6 +137,10 @@ def start_verdict(start: Start, best: Choice | None, headroom: bool = False) -> 
     return "keep"
 
 
+# the share of the command's time left that its first solve may take; the runners-up, ties, host-RAM re-solves and
+# the headroom solve share the rest (each a share of what is left: the command ends within --time-limit)
+FIRST_SOLVE_SHARE = 0.8
+
 OBJECTIVE_SENSE = {"time": False, "memory-headroom": True, "gpus": False}
 
 
@@ -198,13 +202,13 @@ def _key_of(fw: Any, name: str) -> str:
 
 def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mapping[str, Value],
                  free: set[str]) -> Start:
-    from ..costmodel.tables import full_reports, step_seconds
+    from ..costmodel.tables import full_reports, step_seconds, tokens_per_step
 
     full = {**{k: v[0] for k, v in space.domains.items() if len(v) == 1}, **values}
     broken = ruleset.check(full).errors
     memory, seconds = full_reports(spec, full)
     total = step_seconds(spec, full, seconds)
-    tokens = _tokens_per_step(full, spec)
+    tokens = tokens_per_step(spec, full)
     followers = tied_followers(space.extra_rules)
     keys = sorted({_key_of(fw, n) for n in free - followers
                    if n in space.domains and len(space.domains[n]) > 1
@@ -323,6 +327,34 @@ def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], 
         "--free-batch to let the search change it (and what each step trains on)")
 
 
+def gpu_count_keys(fw: Any) -> dict[str, str]:
+    """The flags that set the framework's GPU count, by variable (``gpus_per_node``, ``nnodes``), where a search may
+    vary them; {} where the count is the job's --gpus or decided from other flags (TRL: accelerate's
+    num_processes)."""
+    variables = fw.ruleset.variables
+    if not {"gpus_per_node", "nnodes"} <= set(variables):
+        return {}
+    keys = {name: fw.native_key(name) for name in ("gpus_per_node", "nnodes")}
+    return keys if all(variables[n].key == k for n, k in keys.items()) else {}
+
+
+def search_gpu_counts(scenario: Scenario) -> Scenario:
+    """``--objective gpus`` asks how few of the GPUs given will do: where the framework's GPU count is its own keys
+    (verl's trainer.n_gpus_per_node and trainer.nnodes, ms-swift's NPROC_PER_NODE and NNODES), the search tries
+    each power of two up to the GPUs per node (and the count given), on 1 to the nodes given, unless the user set or
+    searched those keys. Frameworks whose job takes --gpus whole (OpenRLHF, slime) rank by time, and say so."""
+    fw = get_framework(scenario.framework)
+    keys = gpu_count_keys(fw)
+    if scenario.objective != "gpus" or not keys or any(k in scenario.fixed or k in scenario.search
+                                                        for k in keys.values()):
+        return scenario
+    per_node, nodes = scenario.per_node, scenario.nnodes
+    search = {keys["gpus_per_node"]: sorted({1 << i for i in range(per_node.bit_length())} | {per_node})}
+    if nodes > 1:
+        search[keys["nnodes"]] = list(range(1, nodes + 1))
+    return replace(scenario, search={**scenario.search, **search})
+
+
 def _derived_text(fw: Any, name: str) -> tuple[str, str]:
     """A derived quantity's description as what it counts and its formula (``completions per optimizer step:
     a*b``)."""
@@ -372,24 +404,32 @@ def recommend(
     extra_gpus: str | Path | None = None,
     solver_workers: int = 2,
     start: tuple[Mapping[str, Value], set[str]] | None = None,
+    deadline: Any = None,
 ) -> RecommendReport:
     """The fastest (or roomiest) valid configs that fit, best first, with their memory and time.
 
     ``solver_workers``: CP-SAT threads per solve (a sweep runs one per process). ``start``: a user's
-    config and what may change in it (``scenario_from_config``; ``recommend_from`` does both).
+    config and what may change in it (``scenario_from_config``; ``recommend_from`` does both). ``deadline``: the
+    command's ``Deadline`` when it started before this call (else ``time_limit_s`` from now): every step takes a
+    share of what is left of it, so the whole call ends within it (plus the printing).
     """
-    from ..costmodel.tables import full_reports, stage_seconds, step_seconds
+    from ..costmodel.tables import full_reports, stage_seconds, step_seconds, tokens_per_step
+    from ..deadline import Deadline
     from ..solver.optimize import optimize
 
+    # one budget for the whole command: building the space and its cost tables, every solve (the first, its tie,
+    # the runners-up, the host-RAM re-solves, the headroom solve), and the conflict explained when none fits
+    deadline = deadline or Deadline(time_limit_s)
     if top < 1:
         raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
     unknown, key_notes = set_keys(scenario) if start is None else ([], [])
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
+    scenario = search_gpu_counts(scenario)
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
-        report = recommend_placement(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus,
+        report = recommend_placement(scenario, top=top, time_limit_s=deadline.left(), extra_gpus=extra_gpus,
                                      solver_workers=solver_workers, recommend_one=recommend)
         report.batch_kept, report.batch_note = batch_kept, batch_note
         report.unknown_keys, report.key_notes = unknown, key_notes
@@ -406,9 +446,6 @@ def recommend(
     else:  # time; and gpus on OpenRLHF, slime: the job's GPUs are --gpus, which the search does not vary
         objective = terms.time_us_per_sample
     objective = _with_waste(ruleset, objective, objective_name, terms)
-    from ..deadline import Deadline
-
-    deadline = Deadline(time_limit_s)
     # two more than asked: assignments that differ only in values the config does not use (micro batch sizes
     # under dynamic batching) print the same config and are shown once
     then = tie_break(terms, space.domains, start[0] if start else None) if objective_name == "time" else None
@@ -416,12 +453,13 @@ def recommend(
         return optimize(rules, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
                         top=top if top <= 1 else top + 2, time_limit_s=limit_s, workers=solver_workers, then=then)
 
-    res = solve(ruleset, time_limit_s * 0.8)
+    # the first solve may take most of what is left: the steps after it are shares of the rest
+    res = solve(ruleset, deadline.share(FIRST_SOLVE_SHARE))
     from .host_fit import fit_host, fitting
 
     # the node's RAM (--host-mem) as a constraint: configs whose host estimate does not fit are excluded, re-solved
     res, ruleset, host_unfit = fit_host(res, ruleset, space.domains,
-                                        lambda rs: solve(rs, max(0.05, deadline.left() * 0.5)),
+                                        lambda rs: solve(rs, deadline.share(0.5)),
                                         spec, gpu.name, scenario.host_mem_gib, deadline.left)
     margin_note = ""
     if objective_name == "time" and res.ranked:
@@ -437,7 +475,7 @@ def recommend(
         printed.add(tuple(native))
         memory, seconds = full_reports(spec, r.solution)
         total = step_seconds(spec, r.solution, seconds)
-        tokens = _tokens_per_step(r.solution, spec)
+        tokens = tokens_per_step(spec, r.solution)
         choices.append(Choice(len(choices) + 1, r.solution, native, total, seconds, memory, r.objective,
                               r.proven, tokens / total if total else 0.0,
                               waste_text(fw, ruleset, r.solution, r.solution),
@@ -469,8 +507,9 @@ def recommend(
     elif not choices and res.status == "infeasible":
         from ..solver.explain import conflicting_rules
 
-        report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=max(0.05, deadline.left()))
-        report.memory_floor = memory_floor(ruleset, space.domains, terms)
+        # its models are built outside their solves' limits, and the memory floor scans the tables after it
+        report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=deadline.share(0.7))
+        report.memory_floor = memory_floor(ruleset, space.domains, terms, deadline)
     return report
 
 
@@ -517,12 +556,15 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
                    calibration: Efficiency | None = None,
                    mean_lengths: tuple[float | None, float | None] = (None, None),
                    response_profile: str | None = None, host_mem_gib: float | None = None,
-                   solver_workers: int = 2) -> RecommendReport:
+                   solver_workers: int = 2, deadline: Any = None) -> RecommendReport:
     """The best configs for the run a user's config describes, and that config judged beside them (timed with the
     length profile ``response_profile`` names, else the one its model and training data choose; the node's RAM
     ``host_mem_gib``, None: the GPU type's standard node). ``solver_workers``: CP-SAT threads (the answer does not
-    depend on them: ``tie_break``)."""
+    depend on them: ``tie_break``). ``deadline``: as ``recommend``'s."""
     from ..costmodel.lengths import dataset_of
+    from ..deadline import Deadline
+
+    deadline = deadline or Deadline(time_limit_s)
 
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
                                                   objective=objective, length_fraction=length_fraction)
@@ -533,7 +575,7 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     if calibration is not None:
         scenario.calibration = calibration.as_dict()
     report = recommend(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus, start=(values, free),
-                       solver_workers=solver_workers)
+                       solver_workers=solver_workers, deadline=deadline)
     fw = get_framework(framework)
     drop = fw.free_keys(values)
     report.start.given = [k for k in fw.normalize(flat) if k in drop]
@@ -607,7 +649,7 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
                   kind=RuleKind.SEARCH)
              for p in memory]
     roomier = optimize(ruleset.extended(rules), space.domains, objective, top=top if top <= 1 else top + 2,
-                       time_limit_s=max(0.05, deadline.left() * 0.8), workers=workers, then=then)
+                       time_limit_s=deadline.share(0.8), workers=workers, then=then)
     best = res.ranked[0].objective
     if roomier.ranked and roomier.ranked[0].objective <= best * (1 + HEADROOM_COST):
         cost = roomier.ranked[0].objective / best - 1 if best else 0.0
@@ -644,20 +686,14 @@ def _with_waste(ruleset: RuleSet, objective: Any, objective_name: str, terms: An
     return objective + (terms.time_us_per_sample * IntVar(WASTE_NAME)) // 1000
 
 
-def _tokens_per_step(values: Mapping[str, Value], spec: Any) -> float:
-    """Prompt + response tokens of one RL step at the mean lengths its step time is priced at
-    (``tables.tokens_per_step``: one definition for every framework)."""
-    from ..costmodel.tables import tokens_per_step
-
-    return tokens_per_step(spec, values)
-
-
-def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any) -> dict[str, tuple[int, int]]:
-    """For each memory rule: the least MiB its phase needs anywhere in the space, vs capacity."""
+def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any,
+                 deadline: Any = None) -> dict[str, tuple[int, int]]:
+    """For each memory rule: the least MiB its phase needs anywhere in the space, vs capacity (a phase whose scan
+    the ``deadline`` cut short is left out)."""
     from ..costmodel.tables import least_memory
 
     return {memory_rule_id(ruleset.framework, table_phase(name)): (least, terms.capacity_of(table_phase(name)))
-            for name, least in least_memory(terms.derived, domains).items()}
+            for name, least in least_memory(terms.derived, domains, deadline=deadline).items() if least is not None}
 
 
 def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:

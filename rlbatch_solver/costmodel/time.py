@@ -2,7 +2,8 @@
 
 ``estimate_time(plan)`` returns a ``TimeReport`` with ``phases`` (rollout,
 old_log_prob, ref (if the plan needs one), actor_update, critic_update (if it needs
-one), weight_sync, offload), their ``total`` and ``tokens_per_s``. Roofline-style:
+one), weight_sync, offload) and their ``total`` (tokens per step, and so tokens/s, have one
+definition: ``tables.tokens_per_step``). Roofline-style:
 compute-bound passes are FLOPs / (GPUs * peak * MFU), decode is HBM-bound; see
 ``docs/cost-model.md`` for every formula and source.
 """
@@ -53,21 +54,15 @@ class LazyPhases(Mapping):
 
 
 class TimeReport:
-    """Seconds per RL step by phase; ``total``; ``tokens_per_s``; rollout details."""
+    """Seconds per RL step by phase; ``total``; rollout details."""
 
-    def __init__(self, phases: Mapping[str, float], tokens_per_step: float, rollout_info: dict[str, float]):
+    def __init__(self, phases: Mapping[str, float], rollout_info: dict[str, float]):
         self.phases = phases
-        self.tokens_per_step = tokens_per_step  # prompt + generated tokens per RL step (means)
         self._rollout_info = rollout_info
 
     @property
     def total(self) -> float:
         return sum(self.phases.values())
-
-    @property
-    def tokens_per_s(self) -> float:
-        t = self.total
-        return self.tokens_per_step / t if t > 0 else 0.0
 
     def _info(self, key: str) -> float:
         if "rollout" in self.phases:
@@ -515,5 +510,4 @@ def estimate_time(plan: Plan) -> TimeReport:
         fns[Phase.CRITIC_UPDATE] = lambda: _update(plan, mc, critic=True) * eff.train_scale
     fns[Phase.WEIGHT_SYNC] = lambda: _weight_sync(plan, mc)
     fns[Phase.OFFLOAD] = lambda: _offload(plan, mc)
-    p, r, _ = _lengths(plan)
-    return TimeReport(LazyPhases(fns), plan.samples_per_step * (p + r), info)
+    return TimeReport(LazyPhases(fns), info)

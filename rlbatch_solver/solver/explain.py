@@ -36,20 +36,23 @@ def _infeasible_with(ruleset: RuleSet, domains: Domains, ids: list[str], time_li
     built = build_model(ruleset, domains, enforce=False, rule_filter=ids)
     for rid in ids:
         built.compiler.enforce(built.rule_lits[rid])
-    solver = new_solver()
-    solver.parameters.max_time_in_seconds = time_limit_s
+    solver = new_solver(time_limit_s)
     solver.parameters.num_workers = 1
     return solver.Solve(built.model)
 
 
 def conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float = 10.0) -> Conflict:
-    """A minimal set of error rules that no value in ``domains`` satisfies together."""
+    """A minimal set of error rules that no value in ``domains`` satisfies together; ``time_limit_s`` bounds every
+    solve together (out of time, the set found so far, not proven minimal)."""
     conflict = _conflicting_rules(ruleset, domains, time_limit_s)
     conflict.fixed = ruleset.full_env({k: v[0] for k, v in domains.items() if len(v) == 1 and v[0] is not None})
     return conflict
 
 
 def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) -> Conflict:
+    from ..deadline import Deadline
+
+    deadline = Deadline(time_limit_s)
     built = build_model(ruleset, domains, enforce=False)
     errors = [r for r in built.rules if r.severity is Severity.ERROR]
     broken = [r for r in errors if built.rule_lits[r.id] is False]
@@ -58,8 +61,7 @@ def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) 
     errors = [r for r in errors if built.rule_lits[r.id] is not True]
     lits = [built.rule_lits[r.id] for r in errors]
     built.model.AddAssumptions(lits)
-    solver = new_solver()
-    solver.parameters.max_time_in_seconds = time_limit_s
+    solver = new_solver(deadline.left())
     solver.parameters.num_workers = 1  # assumption cores need a single worker
     status = solver.Solve(built.model)
     if status != cp_model.INFEASIBLE:
@@ -73,9 +75,12 @@ def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) 
     # deletion filter: try to drop each rule
     keep = [r.id for r in core]
     minimal = True
-    for rid in list(keep):
+    for i, rid in enumerate(list(keep)):
+        if deadline.expired():  # the rest stay in: a conflict still, perhaps not a minimal one
+            minimal = False
+            break
         trial = [k for k in keep if k != rid]
-        st = _infeasible_with(ruleset, domains, trial, time_limit_s / max(1, len(core)))
+        st = _infeasible_with(ruleset, domains, trial, deadline.left() / (len(core) - i))
         if st == cp_model.INFEASIBLE:
             keep = trial
         elif st != cp_model.OPTIMAL and st != cp_model.FEASIBLE:

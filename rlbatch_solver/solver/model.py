@@ -216,9 +216,8 @@ def enumerate_solutions(
 ) -> EnumerateResult:
     """Every assignment of ``domains`` that satisfies the rules (up to ``limit``)."""
     built = build_model(ruleset, domains, include_warnings=include_warnings)
-    solver = new_solver()
+    solver = new_solver(time_limit_s)
     solver.parameters.enumerate_all_solutions = True
-    solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = 1
     tune_for_enumeration(built, solver.parameters)
     collector = _Collector(built, limit)

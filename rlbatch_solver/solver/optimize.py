@@ -96,12 +96,16 @@ def optimize(
     workers: int = 2,
     then: IntExpr | tuple[IntExpr, ...] | None = None,
 ) -> OptimizeResult:
-    """The ``top`` best assignments by ``objective``, best first; ``time_limit_s`` bounds every solve together.
+    """The ``top`` best assignments by ``objective``, best first; ``time_limit_s`` bounds every solve together (each
+    is given what is left of it; an answer is "optimal" only where its solve proved it and every answer before it
+    was proven).
     ``then``: among configs of equal objective, the smallest of it first (several: compared in turn; the module's
     text)."""
     from ..deadline import Deadline
 
     deadline = Deadline(time_limit_s)
+    if deadline.expired():  # no time left for even the model's construction (the command's budget is spent)
+        return OptimizeResult([], "unknown", 0.0)
     built = build_model(ruleset, domains)
     target = _Target(built, objective, then, maximize)
     built.model.Minimize(target.sign * target.primary)
@@ -112,9 +116,11 @@ def optimize(
     if result.status == "optimal":
         best = result.ranked[0].objective
         # a band is worth at most half of what the optimum cost: beyond that, exclusion is as fast
-        band_limit_s = min(deadline.left(), max(0.25, 0.5 * result.wall_time_s))
+        bands = deadline.within(max(0.25, 0.5 * result.wall_time_s))  # all the bands together
         for band in BANDS:
-            found, wall = _band(ruleset, domains, objective, maximize, best, band, band_limit_s, then)
+            if bands.expired():
+                break
+            found, wall = _band(ruleset, domains, objective, maximize, best, band, bands.left(), then)
             result.wall_time_s += wall
             if found is None:  # too many configs in the band, or out of time: exclusion instead
                 break
@@ -127,6 +133,8 @@ def optimize(
     while len(result.ranked) < top and not deadline.expired():
         if not _solve_next(built, target, deadline, workers, result, maximize):
             break
+    if not all(r.proven for r in result.ranked):  # unproven answers bound nothing: a later one may be better
+        result.ranked.sort(key=lambda r: (target.sign * r.objective, r.then))
     return result
 
 
@@ -137,12 +145,14 @@ def _solve_next(built, target, deadline, workers: int, result: OptimizeResult, m
     bounded by the last, so a tie is proven the moment it is found, and the last answer is the
     search's starting hint. A proven answer's tie is settled (``_settle_tie``) before it is excluded.
     """
-    time_limit_s = max(0.01, deadline.left())
+    if result.ranked and deadline.expired():
+        return False
     if result.ranked and not isinstance(target.primary, int):
         last = result.ranked[-1]
-        built.model.Add(target.sign * target.primary >= target.sign * last.objective)
+        if last.proven:  # a bound only from a proven answer: an unproven one may have better configs left
+            built.model.Add(target.sign * target.primary >= target.sign * last.objective)
         _hint(built.model, built, last.solution)
-    solver = _optimizer(time_limit_s, workers)
+    solver = _optimizer(deadline.left(), workers)
     status = solver.Solve(built.model)
     result.wall_time_s += solver.WallTime()
     text = STATUS_TEXT.get(status, str(status))
@@ -150,9 +160,12 @@ def _solve_next(built, target, deadline, workers: int, result: OptimizeResult, m
         result.status = text
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return False
+    if status == cp_model.OPTIMAL and result.ranked and not result.ranked[-1].proven:
+        # optimal among the configs not yet ranked, but an earlier answer was not proven: the order is not
+        text = STATUS_TEXT[cp_model.FEASIBLE]
     sol = built.solution(solver)
     result.ranked.append(Ranked(sol, target.read(solver, target.primary), text, target.read(solver, target.then)))
-    if status == cp_model.OPTIMAL and target.span > 1:
+    if status == cp_model.OPTIMAL and target.span > 1 and not deadline.expired():
         _settle_tie(built, target, result, deadline.left() * 0.5, workers)
     _exclude(built.model, built, result.ranked[-1].solution)
     return True
@@ -160,8 +173,7 @@ def _solve_next(built, target, deadline, workers: int, result: OptimizeResult, m
 
 def _optimizer(time_limit_s: float, workers: int):
     """The solver of an optimizing solve: its time limit, its workers, the lighter presolve."""
-    solver = new_solver()
-    solver.parameters.max_time_in_seconds = time_limit_s
+    solver = new_solver(time_limit_s)
     solver.parameters.num_workers = workers
     tune_for_optimization(solver.parameters)
     return solver
@@ -185,7 +197,7 @@ def _settle_tie(built, target: "_Target", result: OptimizeResult, time_limit_s: 
         model.Add(target.primary == best.objective)
     model.Minimize(target.then)
     _hint(model, built, best.solution)
-    solver = _optimizer(max(0.05, time_limit_s), workers)
+    solver = _optimizer(time_limit_s, workers)
     status = solver.Solve(model)
     result.wall_time_s += solver.WallTime()
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -240,10 +252,9 @@ def _band(ruleset: RuleSet, domains: Domains, objective: IntExpr, maximize: bool
     width = max(1, int(abs(best) * band))
     if not isinstance(target, int):
         built.model.Add(target >= best - width) if maximize else built.model.Add(target <= best + width)
-    solver = new_solver()
+    solver = new_solver(time_limit_s)
     solver.parameters.enumerate_all_solutions = True
     solver.parameters.num_workers = 1
-    solver.parameters.max_time_in_seconds = time_limit_s
     tune_for_enumeration(built, solver.parameters)
     collector = _ObjectiveCollector(built, tied, BAND_LIMIT + 1)
     status = solver.Solve(built.model, collector)

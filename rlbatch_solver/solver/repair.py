@@ -235,8 +235,7 @@ def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str
     while True:
         if deadline.expired():
             return LazySolve("unknown", None, None, wall)
-        solver = new_solver()
-        solver.parameters.max_time_in_seconds = max(0.01, deadline.left())
+        solver = new_solver(max(0.01, deadline.left()))
         solver.parameters.num_workers = 2
         status = solver.Solve(model)
         wall += solver.WallTime()

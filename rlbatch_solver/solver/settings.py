@@ -3,8 +3,9 @@
 DEFAULT_TIME_LIMIT_S = 10.0  # seconds per CP-SAT solve; every answer reports whether it is proven
 
 
-def new_solver():
-    """A CP-SAT solver that leaves Ctrl-C to Python. By default CP-SAT catches SIGINT during a solve (it stops the
+def new_solver(time_limit_s: float):
+    """A CP-SAT solver with its time limit (every solve has one: a command's solves share its ``--time-limit``,
+    deadline.py, so each is given what is left of it) that leaves Ctrl-C to Python. By default CP-SAT catches SIGINT during a solve (it stops the
     search early, and the answer looks like a time-out) and resets SIGINT to the default action when the solve ends
     (ortools/util/sigint.cc: SigintHandler's destructor), so any later Ctrl-C killed the process with no word: a
     sweep lost its summary and a point interrupted mid-solve was recorded as if it had finished."""
@@ -12,6 +13,7 @@ def new_solver():
 
     solver = cp_model.CpSolver()
     solver.parameters.catch_sigint_signal = False
+    solver.parameters.max_time_in_seconds = max(0.0, float(time_limit_s))
     return solver
 
 

@@ -70,6 +70,27 @@ PATTERNS = [
                                  "(per_device_train_batch_size x GPUs x steps_per_generation, which defaults to "
                                  "gradient_accumulation_steps); lower unsloth_grpo_mini_batch, or raise "
                                  "gradient_accumulation_steps.")),
+    # Unsloth's forward cuts a longer sequence (a warning; the run goes on with the completion cut)
+    ErrorPattern("unsloth", r"Input IDs of shape .{0,60}? with length (?P<length>\d+) > the model's max sequence "
+                            r"length of (?P<max_seq_length>\d+)",
+                 ("unsloth.model.max_seq_length_fits_prompt_and_completion",),
+                 "unsloth/models/llama.py:LlamaModel_fast_forward",
+                 "Unsloth: Input IDs of shape torch.Size([8, 1536]) with length 1536 > the model's max sequence length "
+                 "of 1024.\nWe shall truncate it ourselves. It's imperative if you correct this issue first.",
+                 hint=lambda x: f"a sequence of {x['length']} tokens, over max_seq_length = {x['max_seq_length']}: "
+                                f"set max_seq_length (from_pretrained) to at least the longest prompt + "
+                                f"max_completion_length, {x['length']} or more", numbers=("length", "max_seq_length")),
+    # under fast_inference vLLM's max_model_len is max_seq_length: a longer prompt stops the run
+    ErrorPattern("unsloth", r"decoder prompt \(length (?P<prompt>\d+)\) is longer than the maximum model length of "
+                            r"(?P<max_seq_length>\d+)",
+                 ("unsloth.model.max_seq_length_fits_prompt_and_completion",),
+                 "vllm/v1/engine/processor.py:Processor._validate_model_input (max_model_len = max_seq_length: "
+                 "unsloth_zoo/vllm_utils.py:load_vllm)",
+                 "ValueError: The decoder prompt (length 2300) is longer than the maximum model length of 2048. Make "
+                 "sure that `max_model_len` is no smaller than the number of text tokens.",
+                 hint=lambda x: f"a {x['prompt']}-token prompt against max_seq_length = {x['max_seq_length']} (vLLM's "
+                                f"max_model_len under fast_inference): set max_seq_length to at least the longest prompt "
+                                f"+ max_completion_length", numbers=("prompt", "max_seq_length")),
 ]
 SECTIONS = ("from_pretrained", "get_peft_model", "grpo_config", "GRPOConfig", "training_args", "args")
 INT8_BYTES = 1.0  # bitsandbytes LLM.int8 (load_in_8bit): one byte per weight
@@ -130,17 +151,28 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
         trl["use_vllm"] = True
         trl.setdefault("vllm_mode", "colocate")
         trl["vllm_gpu_memory_utilization"] = args["gpu_memory_utilization"]
-        length = whole_number("max_seq_length", args["max_seq_length"], "max_seq_length")
-        if length < 1:
-            raise InputError("max_seq_length", f"{length} must be at least 1.",
-                             "set max_seq_length = 2048 (from_pretrained's default), the longest prompt + completion.")
-        trl["vllm_max_model_length"] = length
+        trl["vllm_max_model_length"] = _length("max_seq_length", args["max_seq_length"])
         standby = flat.get(STANDBY, 0)
         trl["vllm_enable_sleep_mode"] = standby not in (None, "", "0", 0, False, "false", "False")
     # vllm_shared: the engine is fast_inference's, on the model's own weights (GRPOConfig's use_vllm without it starts
     # TRL's own colocated engine, with a copy of its own)
-    cost: dict[str, Value] = {"load_bits": bits, "ckpt_offload": offload, "vllm_shared": shared}
+    cost: dict[str, Value] = {"load_bits": bits, "ckpt_offload": offload, "vllm_shared": shared,
+                              "max_seq_length": _length("max_seq_length", args["max_seq_length"])}
+    prompt = _flat(flat).get("max_prompt_length")
+    if prompt not in (None, "", "None", "none"):
+        # Unsloth drops the field (TRL 1.15 has none), but it is the script's own word on its longest prompt: the
+        # lengths rule and the cost model read it
+        cost["max_prompt_length"] = cost["max_length"] = _length("max_prompt_length", prompt)
     return trl, cost
+
+
+def _length(key: str, raw: Any) -> int:
+    """A token count of at least 1."""
+    length = whole_number(key, raw, key)
+    if length < 1:
+        raise InputError(key, f"{length} must be at least 1.",
+                         f"set {key} to a token count (max_seq_length: the longest prompt + completion).")
+    return length
 
 
 class UnslothFramework(TrlFramework):
@@ -244,6 +276,9 @@ class UnslothFramework(TrlFramework):
                 continue
             seen.add(key)
             out.append(f"{key} {value}".strip())
+        if solution.get("max_seq_length") is not None and "--max_seq_length" not in seen:
+            # from_pretrained's: every sequence's bound (unsloth.model.max_seq_length_fits_prompt_and_completion)
+            out.append(f"--max_seq_length {solution['max_seq_length']}")
         share = solution.get("gmu_permille")
         if solution.get("use_vllm") and share is not None and not any(a.startswith("--gpu_memory_utilization")
                                                                       for a in out):
@@ -304,6 +339,12 @@ class UnslothFramework(TrlFramework):
         """TRL's search space; a memory share or standby the user set under Unsloth's names stays as set."""
         space = super().space(scenario, model, with_knobs=with_knobs)
         fixed = _flat(scenario.fixed)
+        # the lengths: the scenario's longest prompt, and from_pretrained's max_seq_length as given, else the
+        # longest prompt + completion the run needs (unsloth.model.max_seq_length_fits_prompt_and_completion)
+        completion = max(int(v) for v in space.domains.get("max_completion_length", [scenario.response_length]))
+        space.domains["max_prompt_length"] = [scenario.prompt_length]
+        space.domains["max_seq_length"] = [_length("max_seq_length", fixed["max_seq_length"])
+                                           if "max_seq_length" in fixed else scenario.prompt_length + completion]
         if "fast_inference" not in fixed and "use_vllm" not in fixed and space.domains.get("use_vllm") == [True]:
             # the answer's vLLM is written --fast_inference (EXPORT_NAMES): price that engine, on the model's own
             # weights, not GRPOConfig's use_vllm engine with a copy of its own
@@ -326,6 +367,18 @@ class UnslothFramework(TrlFramework):
 
     def error_patterns(self) -> list:
         return PATTERNS + super().error_patterns()
+
+    def repair_policy(self, values: Mapping[str, Value] | None = None):
+        """TRL's, and from_pretrained's max_seq_length: the least that holds the longest prompt + max_completion_length
+        (unsloth.model.max_seq_length_fits_prompt_and_completion), or that rounded up to a power of two."""
+        from .repair import TRL
+
+        if not values or values.get("max_completion_length") is None:
+            return TRL
+        need = int(values.get("max_prompt_length") or 1) + int(values["max_completion_length"])
+        options = tuple(sorted({need, 1 << (need - 1).bit_length()}))
+        return replace(TRL, rules=(*TRL.rules, "max_seq_length"), ranks={**TRL.ranks, "max_seq_length": 1},
+                       choices={**TRL.choices, "max_seq_length": options})
 
     def _decided(self, flat: Mapping[str, Any]) -> dict[str, Value]:
         return _trl()._decided(flat)  # TRL 1.16.0's (the pinned 1.15.0 decides them the same way)
