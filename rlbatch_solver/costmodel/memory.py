@@ -1093,7 +1093,8 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         # the actor's own weights, adapter disabled. Streamed from the CPU (offload during compute): none; kept on
         # the GPU between phases and counted as the actor's resident state below: not twice; offloaded between
         # phases: loaded back for this pass (verl 0.4.0 fsdp_workers.py compute_ref_log_prob -> compute_log_prob
-        # -> load_fsdp_model_to_gpu; ms-swift's offload_model context ends with the rollout, before the ref pass)
+        # -> load_fsdp_model_to_gpu; ms-swift 3.6.1 grpo_trainer.py offload_context reloads the model when the generation
+        # it wraps ends, before _generate_and_score_completions' ref pass)
         counted = plan.count_colocated_residents and plan.colocated and plan.actor_colocated
         streamed = bool(plan.actor_param_offload) and plan.offload_during_compute
         resident = counted and not plan.actor_param_offload
