@@ -475,6 +475,18 @@ def test_a_lora_bisection_at_gsm8k_lengths_is_tight_not_fits():
         assert mem.typical_peaks["actor_update"] < mem.capacity_of("actor_update") < mem.peaks["actor_update"], name
 
 
+def test_a_lora_reference_pass_loads_the_offloaded_actor_it_runs_on():
+    """A LoRA actor is its own reference (adapter disabled). verl 0.4.0 fsdp_workers.py compute_ref_log_prob calls
+    compute_log_prob, which loads the offloaded FSDP actor back to the GPU (load_fsdp_model_to_gpu) for the pass:
+    the 14B LoRA tuning run (param_offload=True) holds its fp32 shard in the reference pass as in the old log-prob
+    pass; it was priced without any weights."""
+    mem = _check("verl_tuning_lora_14b_bs58_2xh100").memory
+    ref, old = mem.phases["ref"], mem.phases["old_log_prob"]
+    assert ref["params (sharded)"] == old["params (sharded)"] > 27 * 1024  # 14.8e9 x 4 B / 2 GPUs
+    # the same micro batch and no entropy in the no-grad pass (compiled: fused): the two passes peak alike
+    assert mem.peaks["ref"] == pytest.approx(mem.peaks["old_log_prob"], rel=0.02)
+
+
 def test_the_megatron_critic_packs_no_more_than_its_share_of_the_batch():
     """verl's Megatron PPO example "runnable on H20 * 8" (deepseek-llm-7b): at the release it was published for (0.4.1,
     the legacy critic splits 4 samples per micro batch) it fits. verl 0.9.1's critic packs by a 32,768-token budget, but

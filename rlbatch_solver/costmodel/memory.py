@@ -1089,9 +1089,16 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     # FSDP CPUOffload and DeepSpeed ZeRO-3 param offload stream from the CPU copy; verl Megatron loads
     # offloaded params back to the GPU for the forward
     offloaded = (plan.ref_param_offload or plan.param_offload) and plan.trainer in ("fsdp", "deepspeed")
-    if plan.ref_in_actor:  # the actor's own weights, adapter disabled: counted below when residents are
+    if plan.ref_in_actor:
+        # the actor's own weights, adapter disabled. Streamed from the CPU (offload during compute): none; kept on
+        # the GPU between phases and counted as the actor's resident state below: not twice; offloaded between
+        # phases: loaded back for this pass (verl 0.4.0 fsdp_workers.py compute_ref_log_prob -> compute_log_prob
+        # -> load_fsdp_model_to_gpu; ms-swift 3.6.1 grpo_trainer.py offload_context reloads the model when the generation
+        # it wraps ends, before _generate_and_score_completions' ref pass)
         counted = plan.count_colocated_residents and plan.colocated and plan.actor_colocated
-        params = 0.0 if counted or (plan.actor_param_offload and plan.offload_during_compute) else _states(plan, mc, False)[0]
+        streamed = bool(plan.actor_param_offload) and plan.offload_during_compute
+        resident = counted and not plan.actor_param_offload
+        params = 0.0 if streamed or resident else _states(plan, mc, False)[0]
     else:
         params = 0.0 if offloaded else _ref_param_bytes(plan, mc)
     logits = _logits_forward(plan, mc, tokens, entropy=False)
