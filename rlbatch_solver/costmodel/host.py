@@ -104,6 +104,9 @@ class HostLayout:
     lora_first_sync_bytes: float = 0.0
     # bytes per rollout-engine GPU of CPU swap space the engine allocates (vLLM V0: VLLM_V0_SWAP_BYTES): 0 if none
     engine_swap_per_gpu: float = 0.0
+    # the rollout engines are built while the trained models load (OpenRLHF creates them first): their swap space is
+    # held at start-up too
+    engines_built_at_load: bool = False
     # bytes per GPU worker that a checkpoint save holds on the CPU at once (the state dicts it writes): 0 if the config
     # does not save
     save_bytes_per_gpu: float = 0.0
@@ -323,6 +326,8 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
     if layout.engine_swap_per_gpu:
         steady[T_SWAP] = min(per_node, rollout.rollout_gpus or rollout.n_gpus) * pinned_swap_bytes(
             layout.engine_swap_per_gpu, rollout.model)
+        if layout.engines_built_at_load:
+            rep.startup[T_SWAP] = steady[T_SWAP]
     rep.steady = steady
     if layout.lora_first_sync_bytes:
         # the sync loads the actor's params onto the GPU first (an offloaded actor's too), then holds the whole model
