@@ -1053,6 +1053,39 @@ def test_openrlhf_engines_on_vllm_v0_hold_their_cpu_swap_space_from_start_up():
                     host_mem_gib=c.host_mem_gib).host.startup.get(T_SWAP) is None
 
 
+def test_a_scripts_ray_memory_usage_threshold_moves_the_host_line():
+    """Ray kills a worker above memory_usage_threshold of the node's RAM (src/ray/common/ray_config_def.h, default
+    0.95; verl #2950's message: "246.41GB / 251.54GB (0.979583), which exceeds the memory usage threshold of 0.95"),
+    which RAY_memory_usage_threshold in the environment sets when Ray starts (verl's main_ppo ray.init, a script's
+    ``ray start``): read from the launch script for verl and OpenRLHF, the line moves with it; a value that is not a
+    share of the RAM is refused."""
+    import pytest
+
+    import rlbatch_solver as rb
+    from rlbatch_solver.errors import InputError
+    from rlbatch_solver.launch_script import parse_launch_script
+
+    for name, entry in (("verl_2950_qwen2_5_math_7b_dapo_lora_4gpu_252g", "verl.trainer.main_ppo"),
+                        ("openrlhf_911_7b_reinforce_8xa800_host250g", "openrlhf.cli.train_ppo_ray")):
+        c = _case(name)
+        base = _check(name).host
+        assert base.limit_gib == pytest.approx(0.95 * c.host_mem_gib) and base.fits  # both misses at 0.95
+        cmd = f"python3 -m {entry} " + " ".join(a for a in c.args if not a.startswith("VLLM_USE_V1="))
+        env = "export VLLM_USE_V1=0\n" if name.startswith("verl") else ""
+
+        def host(share: str):
+            script = parse_launch_script(f"{env}export RAY_memory_usage_threshold={share}\n{cmd}\n")
+            return rb.check(script.args, framework=c.framework, gpus=c.gpus, model=c.model,
+                            gpu=c.gpu or mc.HOST_ONLY_GPU, host_mem_gib=c.host_mem_gib)
+
+        low = host("0.6")
+        assert low.host.limit_gib == pytest.approx(0.6 * c.host_mem_gib) and not low.host.fits
+        assert low.host.peak_gib == pytest.approx(base.peak_gib)
+        assert any("RAY_memory_usage_threshold=0.6" in v.message for v in low.violations)
+        with pytest.raises(InputError):
+            host("95")
+
+
 def test_a_verl_checkpoint_save_holds_each_ranks_weight_and_adam_shards_on_the_cpu():
     """verl 0.2.0 to 0.9.1 save a checkpoint (trainer.save_freq > 0) with every rank building its sharded model and
     optimizer state dicts on the CPU (utils/checkpoint/fsdp_checkpoint_manager.py save_checkpoint,

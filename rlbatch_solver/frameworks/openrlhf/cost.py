@@ -23,7 +23,7 @@ from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel import constants as C
-from ...costmodel.host import VLLM_V0_SWAP_BYTES, HostLayout
+from ...costmodel.host import HOST_LIMIT_SHARE, VLLM_V0_SWAP_BYTES, HostLayout
 from ...costmodel.memory import model_consts
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
@@ -284,6 +284,7 @@ def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
     swap = VLLM_V0_SWAP_BYTES if v.get("vllm_v0") and engine_gpus else 0.0
     return HostLayout(processes_per_gpu=per_gpu, other_loads_per_gpu=loads, engine_swap_per_gpu=swap,
                       engines_built_at_load=True,
+                      limit_share=int(v["ray_kill_permille"]) / 1000 if v.get("ray_kill_permille") else HOST_LIMIT_SHARE,
                       engines_asleep_at_load=bool(v.get("vllm_sleep")),
                       save_bytes_per_gpu=max(ckpt, whole if clones else 0.0),
                       save_rank0_bytes=0.0 if clones else whole)

@@ -13,7 +13,7 @@ from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel import constants as C
-from ...costmodel.host import VLLM_V0_SWAP_BYTES, HostLayout
+from ...costmodel.host import HOST_LIMIT_SHARE, VLLM_V0_SWAP_BYTES, HostLayout
 from ...costmodel.memory import model_consts
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
@@ -425,7 +425,9 @@ def host_layout(v: Mapping[str, Value], model: ModelCard, version: str = NEWEST)
     # (vllm_rollout_spmd.py vLLMRollout.__init__ passes no swap_space, 0.3.0 to 0.6.1)
     v0 = version in BUNDLED_VLLM or (bool(v.get("vllm_v0")) and version in V0_BY_ENVIRONMENT)
     swap = VLLM_V0_SWAP_BYTES if v0 and not v.get("rollout_sglang") else 0.0
+    kill = v.get("ray_kill_permille")  # the script's RAY_memory_usage_threshold (Ray's memory monitor line)
     return HostLayout(lora_first_sync_bytes=C.FP32 * model_consts(model).params if full_sync else 0.0,
+                      limit_share=int(kill) / 1000 if kill else HOST_LIMIT_SHARE,
                       engine_swap_per_gpu=swap, save_bytes_per_gpu=save_bytes_per_gpu(v, model, version),
                       save_loads_params=True)
 
