@@ -745,17 +745,17 @@ def differs(best: Choice, other: Choice) -> str:
 def print_host_unfit(console: Console, host: HostReport) -> None:
     """recommend --host-mem with no config whose host estimate fits the node: the best one's estimate term by term,
     and what would help."""
-    from .costmodel.host import HOST_LIMIT_SHARE, T_CKPT, T_ENGINE, T_OFF_ACTOR, T_OFF_CRITIC, T_OFF_REF, T_PROC
+    from .costmodel.host import T_CKPT, T_ENGINE, T_OFF_ACTOR, T_OFF_CRITIC, T_OFF_REF, T_PROC
 
     console.print(f"\n[bold red]No valid config fits the node's RAM[/] ({host.ram_gib:.0f} GiB given, "
-                  f"{host.limit_gib:.0f} usable: the OOM killer keeps {1 - HOST_LIMIT_SHARE:.0%}).")
+                  f"{host.limit_gib:.0f} usable: the OOM killer keeps {1 - host.limit_share:.0%}).")
     console.print(f"  the config the search excluded with the least host memory needs {host.peak_gib:.1f} GiB per node "
                   f"at {host.when}:",
                   markup=False, highlight=False)
     for term, gib in sorted(host.terms_gib.items(), key=lambda kv: -kv[1]):
         console.print(f"    {term}: {gib:.1f} GiB", markup=False, highlight=False)
     terms = host.terms_gib
-    helps = [f"a node with at least {host.peak_gib / HOST_LIMIT_SHARE:.0f} GiB of RAM (--host-mem)",
+    helps = [f"a node with at least {host.peak_gib / host.limit_share:.0f} GiB of RAM (--host-mem)",
              f"fewer GPU ranks per node (one worker process each: {terms.get(T_PROC, 0.0):.1f} GiB here)"]
     offloaded = sum(terms.get(t, 0.0) for t in (T_OFF_ACTOR, T_OFF_CRITIC, T_OFF_REF, T_CKPT))
     if offloaded:

@@ -997,6 +997,107 @@ def test_a_verl_lora_actor_holds_the_whole_fp32_model_on_every_rank_at_its_first
         assert not other.host.first_sync, (extra, fw)
 
 
+def test_vllm_use_v1_0_in_a_verl_script_prices_the_v0_engines_cpu_swap_space():
+    """verl #2950's script exports VLLM_USE_V1=0 (verl 0.4.1 on an installed vLLM <= 0.8.5, whose default engine is
+    V1): vLLM's V0 workers then allocate EngineArgs' default 4 GiB swap space each as one pinned CPU tensor per layer
+    (vllm/worker/cache_engine.py CacheEngine._allocate_kv_cache; verl's vllm_rollout_spmd.py passes no swap_space),
+    28 layers x 256 MiB after the pinned allocator's rounding = 7 GiB per rollout rank. The script's own line (an
+    ``export``, or a prefix of the command) reaches the estimate; without it (V1) there is none. 2950's workers: 46
+    GiB each priced (first sync, weights' pinned backup, swap, process) against ~52 GiB (55.7-56.6 GB) observed."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.costmodel.host import GIB, T_SWAP
+    from rlbatch_solver.launch_script import parse_launch_script
+
+    name = "verl_2950_qwen2_5_math_7b_dapo_lora_4gpu_252g"
+    r = _check(name)
+    assert r.values["vllm_v0"] and r.host.first_sync[T_SWAP] / GIB == 28.0
+    c = _case(name)
+    args = [a for a in c.args if not a.startswith("VLLM_USE_V1=")]
+    v1 = rb.check(args, framework=c.framework, gpus=c.gpus, model=c.model, gpu=mc.HOST_ONLY_GPU,
+                  host_mem_gib=c.host_mem_gib)
+    assert T_SWAP not in v1.host.steady and r.host.peak_gib - v1.host.peak_gib == 28.0
+    per_worker = (r.host.peak_gib - 4) / c.gpus  # less the Ray driver
+    assert 45 < per_worker < 52  # observed ~52 GiB each
+    cmd = "python3 -m verl.trainer.main_ppo " + " ".join(args)
+    for text in (f"export VLLM_USE_V1=0\n{cmd}\n", f"VLLM_USE_V1=0 {cmd}\n"):
+        script = parse_launch_script(text)
+        assert script.args[0] == "VLLM_USE_V1=0"
+        got = rb.check(script.args, framework=c.framework, gpus=c.gpus, model=c.model, gpu=mc.HOST_ONLY_GPU,
+                       host_mem_gib=c.host_mem_gib)
+        assert got.host.first_sync[T_SWAP] / GIB == 28.0
+    assert parse_launch_script(cmd).args == args
+    # verl 0.9.1 runs vLLM 0.11+, which has no V0 engine: the variable changes nothing there
+    new = rb.check(c.args, framework="verl==0.9.1", gpus=c.gpus, model=c.model, gpu=mc.HOST_ONLY_GPU,
+                   host_mem_gib=c.host_mem_gib)
+    assert T_SWAP not in new.host.steady
+
+
+def test_openrlhf_engines_on_vllm_v0_hold_their_cpu_swap_space_from_start_up():
+    """OpenRLHF #911 (7B, 2 engines x TP 2 beside 4 actor GPUs, 250 GB node), checked as 0.6.2, whose wheel pins vLLM
+    0.7.2: V0 is that vLLM's default engine (V1 by default from vLLM 0.8), and create_vllm_engines passes no
+    swap_space, so each of the 4 engine workers allocates the default 4 GiB as one pinned tensor per layer (vLLM
+    cache_engine.py _allocate_kv_cache): 28 layers x 256 MiB = 7 GiB each. train_ppo_ray.py creates the engines
+    before it loads the models: the swap space is held at start-up. The launch script's VLLM_USE_V1 (an export line)
+    decides where it is given: 1 -> V1, no swap; 0 on 0.7.5 (vLLM 0.8.5) -> V0; the newest (vLLM 0.29) has no V0."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.costmodel.host import GIB, T_SWAP
+    from rlbatch_solver.launch_script import parse_launch_script
+
+    name = "openrlhf_911_7b_reinforce_8xa800_host250g"
+    r = _check(name)
+    assert r.values["vllm_v0"] and r.host.startup[T_SWAP] / GIB == 28.0 and r.host.when == "start-up"
+    assert 161 < r.host.peak_gib < 162  # still under the 237.5 GiB usable: a miss
+    c = _case(name)
+    cmd = "python3 -m openrlhf.cli.train_ppo_ray " + " ".join(c.args)
+
+    def swap(env: str, framework: str) -> float:
+        script = parse_launch_script(f"export VLLM_USE_V1={env}\n{cmd}\n")
+        got = rb.check(script.args, framework=framework, gpus=c.gpus, model=c.model, gpu=c.gpu,
+                       host_mem_gib=c.host_mem_gib)
+        assert not any(v.rule == "openrlhf.launch.unknown_key" for v in got.violations)
+        return got.host.startup.get(T_SWAP, 0.0) / GIB
+
+    assert swap("1", c.framework) == 0.0
+    assert swap("0", c.framework) == 28.0
+    assert swap("0", "openrlhf==0.7.5") == 28.0
+    assert swap("0", "openrlhf==0.11.2") == 0.0
+    assert rb.check(c.args, framework="openrlhf==0.7.5", gpus=c.gpus, model=c.model, gpu=c.gpu,
+                    host_mem_gib=c.host_mem_gib).host.startup.get(T_SWAP) is None
+
+
+def test_a_scripts_ray_memory_usage_threshold_moves_the_host_line():
+    """Ray kills a worker above memory_usage_threshold of the node's RAM (src/ray/common/ray_config_def.h, default
+    0.95; verl #2950's message: "246.41GB / 251.54GB (0.979583), which exceeds the memory usage threshold of 0.95"),
+    which RAY_memory_usage_threshold in the environment sets when Ray starts (verl's main_ppo ray.init, a script's
+    ``ray start``): read from the launch script for verl and OpenRLHF, the line moves with it; a value that is not a
+    share of the RAM is refused."""
+    import pytest
+
+    import rlbatch_solver as rb
+    from rlbatch_solver.errors import InputError
+    from rlbatch_solver.launch_script import parse_launch_script
+
+    for name, entry in (("verl_2950_qwen2_5_math_7b_dapo_lora_4gpu_252g", "verl.trainer.main_ppo"),
+                        ("openrlhf_911_7b_reinforce_8xa800_host250g", "openrlhf.cli.train_ppo_ray")):
+        c = _case(name)
+        base = _check(name).host
+        assert base.limit_gib == pytest.approx(0.95 * c.host_mem_gib) and base.fits  # both misses at 0.95
+        cmd = f"python3 -m {entry} " + " ".join(a for a in c.args if not a.startswith("VLLM_USE_V1="))
+        env = "export VLLM_USE_V1=0\n" if name.startswith("verl") else ""
+
+        def host(share: str):
+            script = parse_launch_script(f"{env}export RAY_memory_usage_threshold={share}\n{cmd}\n")
+            return rb.check(script.args, framework=c.framework, gpus=c.gpus, model=c.model,
+                            gpu=c.gpu or mc.HOST_ONLY_GPU, host_mem_gib=c.host_mem_gib)
+
+        low = host("0.6")
+        assert low.host.limit_gib == pytest.approx(0.6 * c.host_mem_gib) and not low.host.fits
+        assert low.host.peak_gib == pytest.approx(base.peak_gib)
+        assert any("RAY_memory_usage_threshold=0.6" in v.message for v in low.violations)
+        with pytest.raises(InputError):
+            host("95")
+
+
 def test_a_verl_checkpoint_save_holds_each_ranks_weight_and_adam_shards_on_the_cpu():
     """verl 0.2.0 to 0.9.1 save a checkpoint (trainer.save_freq > 0) with every rank building its sharded model and
     optimizer state dicts on the CPU (utils/checkpoint/fsdp_checkpoint_manager.py save_checkpoint,

@@ -85,10 +85,14 @@ def host_violation(fw: Framework, host: HostReport) -> Violation | None:
     if host.fits is None or host.fits:
         return None
     assumed = "" if host.ram_from == "given" else f" (RAM assumed: {host.ram_from}; give yours with --host-mem)"
+    from ..costmodel.host import HOST_LIMIT_SHARE
+
+    line = ("" if host.limit_share == HOST_LIMIT_SHARE else
+            f" (the script's RAY_memory_usage_threshold={host.limit_share:g})")
     return Violation(
         memory_rule_id(fw.name, Phase.HOST),
         f"a node needs {host.peak_gib:.0f} GiB of RAM at {host.when} ({host.largest_terms_text()} GiB); "
-        f"{host.ram_gib:.0f} GiB less the share the OOM killer keeps is {host.limit_gib:.0f} GiB{assumed}: host out "
+        f"{host.ram_gib:.0f} GiB less the share the OOM killer keeps{line} is {host.limit_gib:.0f} GiB{assumed}: host out "
         f"of memory",
         Stage.WORKER_INIT if host.when == "start-up" else Stage.RUNTIME,
         "rlbatch-solver host-memory model (docs/cost-model.md section 11)",

@@ -49,8 +49,10 @@ VLLM_V0_SWAP_BYTES = 4 * GIB
 # estimate_zero2_model_states_mem_needs)
 DS_HOST_BUFFER_FACTOR = 1.5
 # Ray's memory monitor kills a worker when the node's memory use exceeds 0.95 of its RAM (Ray docs, "Out-Of-Memory
-# Prevention", memory_usage_threshold default 0.95); without Ray, the kernel's OOM killer: the same share is kept
-# for the OS and page cache
+# Prevention", memory_usage_threshold default 0.95: src/ray/common/ray_config_def.h RAY_CONFIG(float,
+# memory_usage_threshold, 0.95), which the environment's RAY_memory_usage_threshold overrides when Ray starts);
+# without Ray, or with its monitor off (RAY_memory_monitor_refresh_ms=0), the kernel's OOM killer: the same share is
+# kept for the OS and page cache
 HOST_LIMIT_SHARE = 0.95
 
 # Node RAM of the standard 8-GPU cloud shapes, per GPU (an assumption the output states; --host-mem overrides it):
@@ -104,6 +106,12 @@ class HostLayout:
     lora_first_sync_bytes: float = 0.0
     # bytes per rollout-engine GPU of CPU swap space the engine allocates (vLLM V0: VLLM_V0_SWAP_BYTES): 0 if none
     engine_swap_per_gpu: float = 0.0
+    # the rollout engines are built while the trained models load (OpenRLHF creates them first): their swap space is
+    # held at start-up too
+    engines_built_at_load: bool = False
+    # the share of the node's RAM the run may use before it is killed: Ray's memory_usage_threshold as the launch
+    # script's environment sets it (RAY_memory_usage_threshold), else HOST_LIMIT_SHARE
+    limit_share: float = HOST_LIMIT_SHARE
     # bytes per GPU worker that a checkpoint save holds on the CPU at once (the state dicts it writes): 0 if the config
     # does not save
     save_bytes_per_gpu: float = 0.0
@@ -126,6 +134,7 @@ class HostReport:
 
     ram_bytes: float | None
     ram_from: str = "given"  # "given", or the assumption the RAM came from
+    limit_share: float = HOST_LIMIT_SHARE  # of the RAM, the run's killer's line (Ray's memory_usage_threshold)
     startup: dict[str, float] = field(default_factory=dict)
     steady: dict[str, float] = field(default_factory=dict)
     first_sync: dict[str, float] = field(default_factory=dict)  # a LoRA actor's first weight sync (empty: none)
@@ -155,7 +164,7 @@ class HostReport:
 
     @property
     def limit_gib(self) -> float | None:
-        return None if self.ram_gib is None else HOST_LIMIT_SHARE * self.ram_gib
+        return None if self.ram_gib is None else self.limit_share * self.ram_gib
 
     @property
     def fits(self) -> bool | None:
@@ -284,7 +293,7 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
     the actor trains, and whether the sleeping engine keeps its weights) and, for a framework of one process per
     model and GPU, its layout on the actor's GPUs."""
     layout = layout or HostLayout()
-    rep = HostReport(ram_bytes, ram_from)
+    rep = HostReport(ram_bytes, ram_from, layout.limit_share)
     per_node = gpus_on_node(update)
     nodes = max(1, -(-update.n_gpus // per_node))
     procs = per_node * layout.processes_per_gpu * HOST_PROCESS_BYTES
@@ -323,6 +332,8 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
     if layout.engine_swap_per_gpu:
         steady[T_SWAP] = min(per_node, rollout.rollout_gpus or rollout.n_gpus) * pinned_swap_bytes(
             layout.engine_swap_per_gpu, rollout.model)
+        if layout.engines_built_at_load:
+            rep.startup[T_SWAP] = steady[T_SWAP]
     rep.steady = steady
     if layout.lora_first_sync_bytes:
         # the sync loads the actor's params onto the GPU first (an offloaded actor's too), then holds the whole model

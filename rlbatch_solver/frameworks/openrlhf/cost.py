@@ -23,7 +23,7 @@ from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel import constants as C
-from ...costmodel.host import HostLayout
+from ...costmodel.host import HOST_LIMIT_SHARE, VLLM_V0_SWAP_BYTES, HostLayout
 from ...costmodel.memory import model_consts
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
@@ -277,7 +277,14 @@ def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
     # (versions.Release.save_clones_every_rank), else gathered onto rank 0
     clones = bool(v.get("save_clones_every_rank", True)) and int(v.get("zero_stage") or 0) < 3
     whole = C.BF16 * params
-    return HostLayout(processes_per_gpu=per_gpu, other_loads_per_gpu=loads,
+    # vLLM V0 (the pinned vLLM before 0.8, or VLLM_USE_V1=0): every engine worker allocates EngineArgs' default
+    # swap_space of pinned CPU KV blocks; vllm_engine.py create_vllm_engines passes none (read at 0.5.9, 0.6.2, 0.6.3).
+    # train_ppo_ray.py creates the engines before it loads the models (their Ray actors build them meanwhile; with
+    # --vllm_enable_sleep the driver waits for them first): the swap space is there at start-up
+    swap = VLLM_V0_SWAP_BYTES if v.get("vllm_v0") and engine_gpus else 0.0
+    return HostLayout(processes_per_gpu=per_gpu, other_loads_per_gpu=loads, engine_swap_per_gpu=swap,
+                      engines_built_at_load=True,
+                      limit_share=int(v["ray_kill_permille"]) / 1000 if v.get("ray_kill_permille") else HOST_LIMIT_SHARE,
                       engines_asleep_at_load=bool(v.get("vllm_sleep")),
                       save_bytes_per_gpu=max(ckpt, whole if clones else 0.0),
                       save_rank0_bytes=0.0 if clones else whole)
@@ -294,7 +301,7 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         bool_names=(bool_names(VARIABLES)
                     | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
                        "colocate_lowers_gmu", "vllm_graphs_in_budget", "sync_wakes_weights_only",
-                       "save_clones_every_rank"}),
+                       "save_clones_every_rank", "vllm_v0"}),
         unread=unread,
         optional=optional_names(VARIABLES),
         concurrency=concurrency,

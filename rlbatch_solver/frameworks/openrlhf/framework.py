@@ -492,6 +492,14 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     return Space(domains, extra, fixed_native, notes)
 
 
+# the environment variables a launch script sets that the host estimate reads (cost only): the one that picks vLLM's
+# engine (vllm/envs.py) and Ray's memory monitor line (src/ray/common/ray_config_def.h memory_usage_threshold, read
+# from RAY_memory_usage_threshold when Ray starts)
+VLLM_USE_V1 = "VLLM_USE_V1"
+RAY_THRESHOLD = "RAY_memory_usage_threshold"
+SCRIPT_ENV = (VLLM_USE_V1, RAY_THRESHOLD)
+
+
 def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, Value]:
     """Cost-model inputs no rule reads (cost.py): --ds.enable_sleep, --vllm.enforce_eager, DeepSpeed's gradient
     accumulation dtype (--grad_accum_dtype, or the release's default: fp32 in 0.4.0, versions.py), and what the
@@ -514,7 +522,31 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             # checkpoints (host memory only, cost.py host_layout): --save_steps / --ckpt.save_steps (-1: none) and
             # how the release's save_model gathers the model (--save_hf_ckpt repeats that save at each checkpoint:
             # the same bytes)
-            "save_steps": _save_steps(flat), "save_clones_every_rank": release.save_clones_every_rank}
+            "save_steps": _save_steps(flat), "save_clones_every_rank": release.save_clones_every_rank,
+            # the engines run vLLM's V0 engine, whose workers allocate a CPU swap space (host memory only): the pinned
+            # vLLM's default, or the launch script's VLLM_USE_V1 (vllm/envs.py)
+            "vllm_v0": _vllm_v0(flat, release), **_ray_threshold(flat)}
+
+
+def _ray_threshold(flat: Mapping[str, Any]) -> dict[str, Value]:
+    """The script's RAY_memory_usage_threshold as per mille of the node's RAM (none when unset)."""
+    if flat.get(RAY_THRESHOLD) is None:
+        return {}
+    try:
+        share = float(str(flat[RAY_THRESHOLD]).strip("'\""))
+    except ValueError:
+        share = -1.0
+    return {"ray_kill_permille": memory_share_permille(RAY_THRESHOLD, share, f"write {RAY_THRESHOLD}=0.95 (a share "
+                                                                           "of the node's RAM).")}
+
+
+def _vllm_v0(flat: Mapping[str, Any], release: versions.Release) -> bool:
+    """Whether the engines run vLLM's V0 engine: VLLM_USE_V1 as the script's environment sets it (0/false: V0, where
+    the pinned vLLM still has it), else the pinned vLLM's default (V0 before vLLM 0.8)."""
+    env = flat.get(VLLM_USE_V1)
+    if env is None:
+        return release.vllm_v0_default
+    return release.vllm_has_v0 and str(env).strip().strip("'\"").lower() in ("0", "false")
 
 
 def _flag(flat: Mapping[str, Any], old: str, new: str, default: Any) -> Any:
@@ -587,7 +619,24 @@ class OpenRLHFFramework(Framework):
         return errors.PATTERNS
 
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
-        return parse_flag_args(tokens)
+        """``--flag value`` arguments, and the environment words ``VLLM_USE_V1=...`` and
+        ``RAY_memory_usage_threshold=...`` (a launch script's own)."""
+        flat, ignored = parse_flag_args(tokens)
+        for word in list(ignored):
+            key, eq, value = word.partition("=")
+            if eq and key in SCRIPT_ENV:
+                flat[key] = value.strip("'\"")
+                ignored.remove(word)
+        return flat, ignored
+
+    def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
+                    notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
+        """A launch script's own ``VLLM_USE_V1`` and ``RAY_memory_usage_threshold`` (an ``export`` line or the
+        command's prefix) join the arguments."""
+        name, out, gpus = super().from_script(args, scope, gpus, notes)
+        env = [f"{key}={scope[key]}" for key in SCRIPT_ENV
+               if key in scope and not any(a.startswith(key + "=") for a in out)]
+        return name, [*env, *out], gpus
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         values = config_to_values(flat, gpus=gpus, model=model, version=self.version)
@@ -690,8 +739,8 @@ class OpenRLHFFramework(Framework):
         release is not judged here (the release's own checks say what it does there, legacy_flag_names), nor one
         argparse reads as the single flag it begins (allow_abbrev)."""
         flags = RELEASE_FLAGS[self.version]
-        given = tuple(k for k in map(str, flat)
-                      if sum(1 for f in flags if f.startswith(k)) != 1 or k in flags)
+        given = tuple(k for k in map(str, flat) if k not in SCRIPT_ENV  # the environment's, not flags
+                      and (sum(1 for f in flags if f.startswith(k)) != 1 or k in flags))
         return KeyList(given, flags, complete=True, others=ALL_RELEASE_FLAGS, flags=True,
                        refusal="train_ppo_ray.py: error: unrecognized arguments: {key}",
                        source=f"{CLI}: parser.parse_args (argparse refuses a flag it does not define)")

@@ -122,6 +122,17 @@ class Release:
     def vllm_graphs_in_budget(self) -> bool:
         return version_key(self.vllm) >= (0, 21)
 
+    @property
+    def vllm_v0_default(self) -> bool:
+        """The pinned vLLM runs its V0 engine unless the environment says VLLM_USE_V1=1: V1 became the default in
+        vLLM 0.8.0 (vllm/envs.py VLLM_USE_V1)."""
+        return version_key(self.vllm) < (0, 8)
+
+    @property
+    def vllm_has_v0(self) -> bool:
+        """The pinned vLLM still has the V0 engine that VLLM_USE_V1=0 selects (vLLM 0.11 removed it)."""
+        return version_key(self.vllm) < (0, 11)
+
 
 # 0.7.5 to 0.10.4: --advantage_estimator's choices; dr_grpo is not among those asking n_samples_per_prompt > 1 before 0.11
 ESTIMATORS_07 = ("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm", "dr_grpo")

@@ -13,7 +13,7 @@ from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel import constants as C
-from ...costmodel.host import VLLM_V0_SWAP_BYTES, HostLayout
+from ...costmodel.host import HOST_LIMIT_SHARE, VLLM_V0_SWAP_BYTES, HostLayout
 from ...costmodel.memory import model_consts
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
@@ -206,6 +206,9 @@ LEGACY_WORKERS = frozenset({"0.1.0", "0.2.0", "0.3.0", "0.5.0", "0.6.1", "0.7.1"
 # free at start-up and captures CUDA graphs after sizing it, and the sharding manager drops the engine's weights after
 # every rollout (costmodel/plan.py engine_kv_of_free_memory, engine_weights_released)
 BUNDLED_VLLM = frozenset({"0.1.0", "0.2.0"})
+# the releases on an installed vLLM whose supported versions still have the V0 engine (VLLM_USE_V1=0 selects it; vLLM
+# 0.11 removed it): the extras' vllm pins, 0.3.0 <=0.8.2, 0.4.1 and 0.5.0 0.7.3-0.8.5, 0.6.1 0.8.5-0.11.0
+V0_BY_ENVIRONMENT = frozenset({"0.3.0", "0.5.0", "0.6.1"})
 # the releases whose engine context is prompt + response (engine_max_len; verl 0.2's vllm_rollout.py vLLMRollout too)
 PROMPT_PLUS_RESPONSE_CONTEXT = frozenset({"0.1.0", "0.2.0", "0.3.0", "0.5.0", "0.6.1"})
 # verl 0.1-0.2: the actor's update always computes the entropy with its gradient, whatever actor.entropy_coeff
@@ -416,9 +419,15 @@ def host_layout(v: Mapping[str, Value], model: ModelCard, version: str = NEWEST)
                  and not v.get("rollout_sglang") and bool(v.get("rollout_dummy_load", True))
                  and not v.get("layered_summon"))
     # verl 0.1-0.2's bundled vLLM (0.3-0.6.3) is vLLM V0, built without swap_space: 4 GiB of pinned CPU KV blocks per
-    # rollout rank (third_party/vllm/vllm_v_0_6_3/llm.py LLM(swap_space=4); vLLMRollout.__init__ passes none)
-    swap = VLLM_V0_SWAP_BYTES if version in BUNDLED_VLLM and not v.get("rollout_sglang") else 0.0
+    # rollout rank (third_party/vllm/vllm_v_0_6_3/llm.py LLM(swap_space=4); vLLMRollout.__init__ passes none). The
+    # releases on an installed vLLM run its V1 engine (the default from vLLM 0.8) unless the environment says
+    # VLLM_USE_V1=0: then V0's workers allocate EngineArgs' default swap space, which verl does not set
+    # (vllm_rollout_spmd.py vLLMRollout.__init__ passes no swap_space, 0.3.0 to 0.6.1)
+    v0 = version in BUNDLED_VLLM or (bool(v.get("vllm_v0")) and version in V0_BY_ENVIRONMENT)
+    swap = VLLM_V0_SWAP_BYTES if v0 and not v.get("rollout_sglang") else 0.0
+    kill = v.get("ray_kill_permille")  # the script's RAY_memory_usage_threshold (Ray's memory monitor line)
     return HostLayout(lora_first_sync_bytes=C.FP32 * model_consts(model).params if full_sync else 0.0,
+                      limit_share=int(kill) / 1000 if kill else HOST_LIMIT_SHARE,
                       engine_swap_per_gpu=swap, save_bytes_per_gpu=save_bytes_per_gpu(v, model, version),
                       save_loads_params=True)
 

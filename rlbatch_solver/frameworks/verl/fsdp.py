@@ -194,6 +194,12 @@ EXAMPLE_INPUTS = ("data.train_files=$HOME/data/gsm8k/train.parquet", "data.val_f
 EXAMPLE_SOURCE = "verl's GSM8K example, written by its examples/data_preprocess/gsm8k.py"
 
 
+# environment variables of a launch script that change what the run holds or where it is killed: VLLM_USE_V1 (0: vLLM's
+# V0 engine, whose workers allocate a CPU swap space; rules.py vllm_v0), RAY_memory_usage_threshold (Ray's memory
+# monitor line, read when main_ppo's ray.init starts Ray; rules.py ray_kill_permille)
+SCRIPT_ENV = ("VLLM_USE_V1", "RAY_memory_usage_threshold")
+
+
 def is_fully_async(flat: Mapping[str, Any]) -> bool:
     """A config of the fully_async recipe: it sets keys only that recipe reads (async_training.*)."""
     return any(str(k).startswith("async_training.") for k in flat)
@@ -242,6 +248,10 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
         return int(round(value * 1000))
     if name == "fsdp2":  # actor.strategy, checked by _strategy: fsdp (the default), fsdp2 or megatron
         return str(value).lower() == "fsdp2"
+    if name == "ray_kill_permille":  # the environment's RAY_memory_usage_threshold, a share of the node's RAM
+        return memory_share_permille(key, value, f"write {key}=0.95 (a share of the node's RAM).")
+    if name == "vllm_v0":  # the environment's VLLM_USE_V1: 0 (or false) selects vLLM's V0 engine
+        return str(value).strip().strip("'\"").lower() in ("0", "false")
     if name == "rollout_dummy_load":  # rollout.load_format: verl syncs the base model first when it holds "dummy"
         return "dummy" in str(value).lower()
     if name == "rollout_sglang":
@@ -516,6 +526,10 @@ def _native_value(name: str, value: Value) -> Any:
         return "megatron" if value else "fsdp"
     if name == "fsdp2":
         return "fsdp2" if value else "fsdp"
+    if name == "vllm_v0":
+        return 0 if value else 1
+    if name == "ray_kill_permille":
+        return value / 1000
     return value
 
 
@@ -948,7 +962,11 @@ class VerlFramework(VersionPacks, Framework):
         # verl's GPU count is trainer.n_gpus_per_node * trainer.nnodes, in the arguments; the Megatron
         # trainer config or strategy selects the Megatron backend
         megatron = any(a.endswith("=megatron") and "strategy" in a for a in args) or "ppo_megatron_trainer" in " ".join(args)
-        return ("verl-megatron" if megatron else "verl"), args, None
+        # the environment variables the cost model reads (an ``export`` line or the command's own prefix) join the
+        # arguments as the environment words they are
+        env = [f"{name}={scope[name]}" for name in SCRIPT_ENV
+               if name in scope and not any(a.startswith(name + "=") for a in args)]
+        return ("verl-megatron" if megatron else "verl"), [*env, *args], None
 
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
         return parse_verl_tokens(tokens)

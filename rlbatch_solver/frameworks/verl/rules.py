@@ -118,6 +118,10 @@ FSDP_VARS = [
     # how a LoRA's weights first reach the engine (host memory only: costmodel/host.py, verl's host_layout)
     ("rollout_dummy_load", f"{AR}.rollout.load_format", "bool", True, False, "the engine starts from dummy weights (load_format dummy*): LoRA's first sync sends the whole base model"),
     ("layered_summon", f"{AR}.rollout.layered_summon", "bool", False, False, "LoRA sync gathers the model one layer at a time"),
+    # the launch script's environment (host memory only): VLLM_USE_V1=0 runs vLLM's V0 engine, whose workers allocate a
+    # CPU swap space (costmodel/host.py VLLM_V0_SWAP_BYTES; verl's host_layout)
+    ("vllm_v0", "VLLM_USE_V1", "bool", False, False, "vLLM's V0 engine (VLLM_USE_V1=0 in the environment): pinned CPU swap space per rollout GPU"),
+    ("ray_kill_permille", "RAY_memory_usage_threshold", "int", None, True, "Ray's memory monitor line, per mille of the node's RAM (the environment's; unset: 950)"),
     # checkpoints (host memory only: costmodel/host.py, verl's host_layout)
     ("save_freq", "trainer.save_freq", "int", -1, False, "steps between checkpoint saves (-1: none)"),
     ("fsdp2", f"{AR}.actor.strategy", "bool", False, False, "FSDP2 (actor.strategy=fsdp2): its checkpoint save copies no state dict to the CPU at once"),
