@@ -904,8 +904,15 @@ def print_fix(console: Console, report: FixReport) -> None:
     if report.proven and report.memory_evaluated:  # priced candidates only: the grid, not every integer
         proof += (" among the candidates: powers of two, divisors, doubles and triples and +-2 of each value "
                   "(of an unset key: of the related value the framework would use, else of 8)")
-    console.print(f"\n[bold green]Nearest valid config[/] ({len(report.diff)} change(s), {proof}, "
-                  f"{report.wall_time_s:.1f} s):")
+    nearest = getattr(report, "nearest_diff", [])
+    if nearest:  # the nearest repair, plus one key for memory headroom: not itself the nearest valid config
+        proved = "proven nearest" if report.nearest_proven else "nearest found, not proven"
+        console.print(f"\n[bold green]Valid config with memory headroom[/] ({len(report.diff)} change(s), "
+                      f"{report.wall_time_s:.1f} s): the nearest repair ({proved}) is "
+                      + escape(" ".join(new for _, _, new in nearest)) + "; this one keeps the memory headroom:")
+    else:
+        console.print(f"\n[bold green]Nearest valid config[/] ({len(report.diff)} change(s), {proof}, "
+                      f"{report.wall_time_s:.1f} s):")
     for key, old, new in report.diff:
         fixes = ", ".join(report.satisfies.get(key, []))
         console.print(f"  [red]- {escape(diff_word(old))}[/]")

@@ -78,6 +78,9 @@ class FixReport:
     upgrade: Upgrade | None = None  # checked with an older release its keys show: what the newest refuses
     unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys the release lacks: refused or misspelt
     renamed: list[str] = field(default_factory=list)  # those renamed to the key they misspell (--write drops them)
+    # the answer adds a key to the nearest repair for memory headroom: that repair's diff, and whether it was proven
+    nearest_diff: list[tuple[str, str, str]] = field(default_factory=list)
+    nearest_proven: bool = False
 
     @property
     def already_valid(self) -> bool:
@@ -108,6 +111,8 @@ class FixReport:
             "upgrade": self.upgrade.to_dict() if self.upgrade is not None else None,
             "unknown_keys": [u.to_dict() for u in self.unknown_keys],
             "renamed_keys": self.renamed,
+            "nearest_repair": {"changes": [new for _, _, new in self.nearest_diff], "proven_nearest": self.nearest_proven}
+            if self.nearest_diff else None,
             "search": {"method": self.method, "configs_evaluated": self.evaluated,
                        "wall_time_s": round(self.wall_time_s, 3)},
             "waste": self.waste,
@@ -299,10 +304,14 @@ def fix(
     attempt = _repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec,
                            deadline=Deadline(min(deadline.left(), time_limit_s * 0.6)))
     res, ruleset, capacity = attempt.result, attempt.ruleset, attempt.capacity
+    nearest = None  # the nearest repair, when the answer adds to it for memory headroom
     if job.memory and res.solution is not None and res.changes:
-        res = _with_headroom(job.fw, job.policy, job.values, job.kept, job.spec, res, capacity, job.notes,
-                             Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)))
+        res, nearest = _with_headroom(job.fw, job.policy, job.values, job.kept, job.spec, res, capacity, job.notes,
+                                      Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)))
     report = _report(job, res, ruleset)
+    if nearest is not None:
+        _, report.nearest_diff, _ = _diff(job.fw, nearest.changes)
+        report.nearest_proven = nearest.proven
     if job.memory:
         from .check import host_check
 
@@ -490,26 +499,37 @@ def _conflict(report: FixReport, res: RepairResult, ruleset: RuleSet, domains: d
 
 
 def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], kept: set[str], spec: CostSpec,
-                   res: RepairResult, capacity: dict[str, int], notes: list[str], deadline: Deadline) -> RepairResult:
+                   res: RepairResult, capacity: dict[str, int], notes: list[str], deadline: Deadline
+                   ) -> tuple[RepairResult, RepairResult | None]:
     """A repair whose training phases end within the memory model's observed error of the GPU's usable memory is
-    "tight" (check's outlook): repair again with those phases priced one error higher, and take that repair when it
-    changes no more keys (the nearest repair's size is what fix promises); else keep the nearest one and say it is
-    tight."""
-    import math
+    "tight" (check's outlook): repair again with those phases priced one error higher, and return that repair with
+    the nearest one when it keeps the headroom (else the nearest one, said tight, and None).
+
+    Two such repairs are weighed, by the plain repair's own cost (``solver/costs.py``): the nearest config with the
+    headroom (from the pasted values) and the nearest one to the nearest repair (from its values: the repair, then
+    the least step that buys the headroom). What counts is, first, how many keys each changes beyond those the
+    nearest repair changes anyway (at most one more is taken), then how far the numbers move from the pasted ones
+    (log distance, waste, rank), then the number of keys. So a tight OpenRLHF repair ``num_engines 3 -> 4,
+    train.batch_size 100 -> 128`` gains ``rollout.micro_batch_size 16 -> 8`` (one doubling) rather than turning into
+    ``num_engines 4, ds.tensor_parallel_size 1 -> 8`` (two keys, but three doublings of a size the user never set,
+    data parallelism 8 -> 1)."""
     from dataclasses import replace
 
     from ..costmodel.tables import full_reports
+    from ..deadline import Deadline
+    from ..frameworks.repair_policies import references
+    from ..solver.repair import CHANGE_WEIGHT, changes_between, repair_result
     from .check import memory_error_log
 
     error = memory_error_log(fw.name)
     if not error or deadline.left() < 0.05:
-        return res
+        return res, None
     reports, _ = full_reports(spec, res.solution)
     lines = {p: int(capacity[p]) for p in reports if p in capacity}
     tight = [p for p, r in reports.items()
              if p != "rollout" and p in lines and r.peak(p) / 2**20 > lines[p] * math.exp(-error)]
     if not tight:
-        return res
+        return res, None
     pct = f"{math.exp(error) - 1:.0%}"
     offset = max(lines[p] for p in tight) * (1 - math.exp(-error)) * 2**20
     base = spec.plan
@@ -519,14 +539,39 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
         eff = plan.efficiency
         return plan.replace(efficiency=eff.replace(train_memory_offset_bytes=eff.train_memory_offset_bytes + offset))
 
-    roomier = _repair_once(fw, policy, values, kept=kept, spec=replace(spec, plan=priced), deadline=deadline).result
-    if roomier.solution is not None and len(roomier.changes) <= len(res.changes):
-        notes.append(f"the nearest repair left the {', '.join(tight)} within the memory model's observed error ({pct}) "
-                     f"of the usable memory; this one keeps that headroom")
-        return roomier
-    notes.append(f"tight: the repair leaves the {', '.join(tight)} within the memory model's observed error ({pct}) "
-                 "of the usable memory; no repair of as few keys keeps that headroom")
-    return res
+    roomy = replace(spec, plan=priced)
+    scratch = _repair_once(fw, policy, values, kept=kept, spec=roomy, deadline=Deadline(deadline.share(0.5)))
+    step = _repair_once(fw, policy, res.solution, kept=kept, spec=roomy, deadline=deadline)
+    nearest_keys = {c.name for c in res.changes}
+    refs = references(policy, dict(values))
+    weighed = []
+    for attempt, from_nearest in ((scratch, False), (step, True)):
+        sol = attempt.result.solution
+        if sol is None:
+            continue
+        changed = changes_between(values, sol)
+        extra = {c.name for c in changed} - nearest_keys
+        distance = _cost_of(attempt.ruleset, values, sol, policy, refs) - CHANGE_WEIGHT * len(changed)
+        weighed.append(((len(extra), distance, len(changed), from_nearest), attempt))
+    shown = ", ".join(tight)
+    if not weighed or min(weighed, key=lambda w: w[0])[0][0] > 1:
+        notes.append(f"tight: the repair leaves the {shown} within the memory model's observed error ({pct}) "
+                     "of the usable memory; no repair of at most one more key keeps that headroom")
+        return res, None
+    (extra, distance, count, from_nearest), chosen = min(weighed, key=lambda w: w[0])
+    got = chosen.result
+    if not from_nearest and count <= len(res.changes):  # as few keys as the nearest: its own solve's proof holds
+        notes.append(f"the nearest repair left the {shown} within the memory model's observed error ({pct}) of the "
+                     "usable memory; this one keeps that headroom")
+        return got, None
+    more = "with one more key" if count > len(res.changes) else "with as many keys"
+    notes.append(f"the nearest repair leaves the {shown} within the memory model's observed error ({pct}) of the "
+                 f"usable memory; the answer below keeps that headroom {more}")
+    # found from the nearest repair, or with more keys than it: not the nearest valid config, whatever its solve proved
+    answer = repair_result(chosen.ruleset, values, got.solution, distance + CHANGE_WEIGHT * count,
+                           "feasible", res.wall_time_s + got.wall_time_s, method=got.method,
+                           evaluated=res.evaluated + got.evaluated)
+    return answer, res
 
 
 # verl docs/advance/ppo_lora.rst: "set lora_rank to be >= 32" (a 0.5B model at 32 trained as without LoRA); its
