@@ -545,7 +545,11 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         console.print(f"objective: {sc.objective} · --placement {report.placement.asked} · {proof} · "
                       f"{solved} layout{'' if solved == 1 else 's'} solved")
     else:
-        if not report.choices and no_fit_is_proven(report):
+        unfit = getattr(report, "host_unfit", None)
+        if not report.choices and unfit is not None:  # the rules and the GPUs hold: the node's RAM excluded them all
+            proof = (f"valid configs exist, but none fits the node's RAM (the least of those excluded needs "
+                     f"{unfit.peak_gib:.1f} GiB, {unfit.limit_gib:.1f} usable)")
+        elif not report.choices and no_fit_is_proven(report):
             proof = "proven infeasible: no config of the space is valid"
         elif report.proven:
             proof = "proven optimal"

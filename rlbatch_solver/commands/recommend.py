@@ -447,7 +447,7 @@ def recommend(
     if start is not None:
         choices = prefer_kept(choices, start[0])
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
-                             res.wall_time_s, terms.capacity_mib, space.raw_size, space=space,
+                             deadline.elapsed(), terms.capacity_mib, space.raw_size, space=space,
                              margin_note=margin_note, batch_kept=batch_kept, batch_note=batch_note,
                              unknown_keys=unknown, key_notes=key_notes)
     if choices:
