@@ -601,8 +601,8 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
     nearest repair changes anyway (at most one more is taken, and only when the step from the nearest repair moves its
     numbers ``HEADROOM_STEP_DOUBLINGS`` or less), then how far the numbers move from the pasted ones (log distance,
     waste, rank), then the number of keys. A repair of no more keys than the nearest one is taken as before. Neither
-    may move a batch size that shapes the learning (``Framework.shapes_learning``) off both the pasted value and the
-    nearest repair's: the algorithm's batch is the last thing to change, never for headroom alone. So a tight OpenRLHF repair ``num_engines 3 -> 4,
+    may move a batch size that shapes the learning (``Framework.shapes_learning``) that the nearest repair left as the
+    user set it: the algorithm's batch is the last thing to change, never for headroom alone. So a tight OpenRLHF repair ``num_engines 3 -> 4,
     train.batch_size 100 -> 128`` gains ``rollout.micro_batch_size 16 -> 8`` (one doubling) rather than turning into
     ``num_engines 4, ds.tensor_parallel_size 1 -> 8`` (two keys, but three doublings of a size the user never set,
     data parallelism 8 -> 1)."""
@@ -647,9 +647,9 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
         extra = {c.name for c in changed} - nearest_keys
         distance = _cost_of(attempt.ruleset, values, sol, policy, refs) - CHANGE_WEIGHT * len(changed)
         entry = ((len(extra), distance, len(changed), from_nearest), attempt)
-        if any(not same_value(sol.get(k), values.get(k)) and not same_value(sol.get(k), res.solution.get(k))
+        if any(same_value(res.solution.get(k), values.get(k)) and not same_value(sol.get(k), values.get(k))
                for k in fw.shapes_learning):
-            too_far.append(entry)  # the algorithm's batch sizes change last: for the GPUs' memory, never for headroom
+            too_far.append(entry)  # the algorithm's batch sizes change last: one the nearest repair kept stays kept
             continue
         if not from_nearest and len(changed) <= len(res.changes):
             weighed.append(entry)  # as few keys as the nearest repair: taken as before, however far
@@ -662,8 +662,8 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
         more = ""
         if too_far:
             _, far = min(too_far, key=lambda w: w[0])
-            _, far_diff, _ = _diff(fw, far.result.changes)
-            more = ("; keeping it takes a larger change, or one of the algorithm's batch sizes: "
+            _, far_diff, _ = _diff(fw, changes_between(res.solution, far.result.solution))
+            more = ("; keeping it takes a larger change, or one of the algorithm's batch sizes, on top of this repair: "
                     + " ".join(new for _, _, new in far_diff))
         notes.append(f"tight: the repair leaves the {shown} within the memory model's observed error ({pct}) of the "
                      f"usable memory; no repair of as few keys, or of one more key moving its numbers at most "
