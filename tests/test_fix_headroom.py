@@ -84,3 +84,20 @@ def test_a_repair_without_memory_is_the_plain_nearest_one():
     r = rb.fix(ORL, framework="openrlhf")
     assert r.proven and not r.nearest_diff
     assert {k for k, _, _ in r.diff} == {"vllm.num_engines", "train.batch_size"}
+
+
+def test_the_fix_tools_schema_carries_the_nearest_repair_and_the_host_fields():
+    import jsonschema
+
+    from rlbatch_solver.agent.schemas import FIX
+
+    d = json.loads(json.dumps(rb.fix(ORL, framework="openrlhf", model="qwen2.5-7b", gpu="h100").to_dict(), default=str))
+    jsonschema.validate(d, FIX)
+    assert {"nearest_repair", "host_memory_unfit"} <= set(FIX["properties"])
+    with_bad = {**d, "nearest_repair": {"changes": "not a list", "proven_nearest": True}}
+    try:
+        jsonschema.validate(with_bad, FIX)
+    except jsonschema.ValidationError:
+        pass
+    else:
+        raise AssertionError("a nearest_repair of the wrong shape passed the schema")
