@@ -138,7 +138,8 @@ def fix(
     if script is not None and report.after is not None:
         _wrote(entry.inputs.write_script(script, report.native_after, report.framework, write,
                                          drop=report.renamed), write, as_json)
-    raise typer.Exit(code=0 if report.after is not None else 1)
+    # a repair that no node of the given RAM runs (--host-mem) is no answer either
+    raise typer.Exit(code=0 if report.after is not None and report.host_unfit is None else 1)
 
 
 def _write_best(script: str, report: Any, path: str, as_json: bool) -> None:

@@ -545,7 +545,11 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         console.print(f"objective: {sc.objective} · --placement {report.placement.asked} · {proof} · "
                       f"{solved} layout{'' if solved == 1 else 's'} solved")
     else:
-        if not report.choices and no_fit_is_proven(report):
+        unfit = getattr(report, "host_unfit", None)
+        if not report.choices and unfit is not None:  # the rules and the GPUs hold: the node's RAM excluded them all
+            proof = (f"valid configs exist, but none fits the node's RAM (the least of those excluded needs "
+                     f"{unfit.peak_gib:.1f} GiB, {unfit.limit_gib:.1f} usable)")
+        elif not report.choices and no_fit_is_proven(report):
             proof = "proven infeasible: no config of the space is valid"
         elif report.proven:
             proof = "proven optimal"
@@ -745,8 +749,6 @@ def differs(best: Choice, other: Choice) -> str:
 def print_host_unfit(console: Console, host: HostReport) -> None:
     """recommend --host-mem with no config whose host estimate fits the node: the best one's estimate term by term,
     and what would help."""
-    from .costmodel.host import T_CKPT, T_ENGINE, T_OFF_ACTOR, T_OFF_CRITIC, T_OFF_REF, T_PROC
-
     console.print(f"\n[bold red]No valid config fits the node's RAM[/] ({host.ram_gib:.0f} GiB given, "
                   f"{host.limit_gib:.0f} usable: the OOM killer keeps {1 - host.limit_share:.0%}).")
     console.print(f"  the config the search excluded with the least host memory needs {host.peak_gib:.1f} GiB per node "
@@ -754,6 +756,13 @@ def print_host_unfit(console: Console, host: HostReport) -> None:
                   markup=False, highlight=False)
     for term, gib in sorted(host.terms_gib.items(), key=lambda kv: -kv[1]):
         console.print(f"    {term}: {gib:.1f} GiB", markup=False, highlight=False)
+    console.print("  what would help: " + "; ".join(host_helps(host)), markup=False, highlight=False)
+
+
+def host_helps(host: HostReport) -> list[str]:
+    """What would let a config whose host estimate is ``host`` fit the node, from its largest terms."""
+    from .costmodel.host import T_CKPT, T_ENGINE, T_OFF_ACTOR, T_OFF_CRITIC, T_OFF_REF, T_PROC
+
     terms = host.terms_gib
     helps = [f"a node with at least {host.peak_gib / host.limit_share:.0f} GiB of RAM (--host-mem)",
              f"fewer GPU ranks per node (one worker process each: {terms.get(T_PROC, 0.0):.1f} GiB here)"]
@@ -762,7 +771,7 @@ def print_host_unfit(console: Console, host: HostReport) -> None:
         helps.append(f"no CPU offload ({offloaded:.1f} GiB of the peak: turn the offload switches off)")
     if terms.get(T_ENGINE):
         helps.append(f"no sleeping engine's weights in host RAM ({terms[T_ENGINE]:.1f} GiB: sleep level 2 or none)")
-    console.print("  what would help: " + "; ".join(helps), markup=False, highlight=False)
+    return helps
 
 
 def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) -> None:
@@ -896,10 +905,15 @@ def print_fix(console: Console, report: FixReport) -> None:
         console.print(f"note: {note}")
     if getattr(report, "host", None) is not None:
         console.print(host_text(report.host), markup=False, highlight=False)
-        if report.host.fits is False:
-            console.print("  fix repairs the GPUs' memory, not the node's RAM: fewer offloaded states or sleeping "
-                          "engines per node (each framework's switches: `rlbatch explain` on the node's OOM message "
-                          "lists them), or a node with more RAM", markup=False, highlight=False)
+        unfit = getattr(report, "host_unfit", None)
+        if unfit is not None:  # --host-mem given: every repair the search reached was excluded by the RAM
+            console.print(f"  no repair within the values fix may change fits the node's RAM: the least of those "
+                          f"excluded needs {unfit.peak_gib:.1f} GiB at {unfit.when} ({unfit.largest_terms_text(1)} "
+                          f"GiB); what would help: " + "; ".join(host_helps(unfit)), markup=False, highlight=False)
+        elif report.host.fits is False:
+            console.print("  the RAM is assumed: give your node's with --host-mem and fix searches for a repair that "
+                          "fits it (fewer offloaded states or sleeping engines per node), or use a node with more RAM",
+                          markup=False, highlight=False)
     if report.after is None:
         print_fix_conflict(console, report)
         return
@@ -909,8 +923,15 @@ def print_fix(console: Console, report: FixReport) -> None:
     if report.proven and report.memory_evaluated:  # priced candidates only: the grid, not every integer
         proof += (" among the candidates: powers of two, divisors, doubles and triples and +-2 of each value "
                   "(of an unset key: of the related value the framework would use, else of 8)")
-    console.print(f"\n[bold green]Nearest valid config[/] ({len(report.diff)} change(s), {proof}, "
-                  f"{report.wall_time_s:.1f} s):")
+    nearest = getattr(report, "nearest_diff", [])
+    if nearest:  # the nearest repair, plus one key for memory headroom: not itself the nearest valid config
+        proved = "proven nearest" if report.nearest_proven else "nearest found, not proven"
+        console.print(f"\n[bold green]Valid config with memory headroom[/] ({len(report.diff)} change(s), "
+                      f"{report.wall_time_s:.1f} s): the nearest repair ({proved}) is "
+                      + escape(" ".join(new for _, _, new in nearest)) + "; this one keeps the memory headroom:")
+    else:
+        console.print(f"\n[bold green]Nearest valid config[/] ({len(report.diff)} change(s), {proof}, "
+                      f"{report.wall_time_s:.1f} s):")
     for key, old, new in report.diff:
         fixes = ", ".join(report.satisfies.get(key, []))
         console.print(f"  [red]- {escape(diff_word(old))}[/]")

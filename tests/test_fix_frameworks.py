@@ -303,3 +303,18 @@ def test_a_flag_to_drop_is_said_in_words_not_quoted_into_the_paste_line():
     paste = p.stdout.split("paste over yours:\n", 1)[1].splitlines()
     assert '"(' not in paste[0] and "(drop" not in paste[0] and paste[0].strip().startswith("--")
     assert paste[1] == "  and in yours: drop --train.colocate_all"
+
+
+@pytest.mark.parametrize("name, lora", [
+    ("trl_3456_qwen3_4b_grpo_1xa100_80gb", "--use_peft true --lora_r 32 --lora_target_modules all-linear"),
+    ("swift_example_v3.4.0_multinode_qwen2_5_32b_full_server_ref_10x80g", "--tuner_type lora --lora_rank 32"),
+])
+def test_a_full_fine_tune_that_fits_nowhere_is_offered_lora_in_the_frameworks_flags(name, lora):
+    """TRL and ms-swift price LoRA as a cost input, no rule variable: fix's LoRA relaxation stopped with a KeyError
+    traceback ('lora_rank') on 13 corpus configs. Now it says the flags that switch LoRA on."""
+    import memory_corpus as mc
+
+    case = next(c for c in mc.cases() if c.name == name)
+    r = fix(case.args, framework=case.framework, gpus=case.gpus, model=case.model, gpu=case.gpu)
+    texts = [t["text"] for t in r.relaxations_tried if t["kind"] == "lora"]
+    assert texts and f"): {lora}" in texts[0]

@@ -42,6 +42,9 @@ def test_no_config_fits_the_node_exits_1_with_the_estimate_terms_and_what_would_
     assert p.returncode == 1, p.stdout
     out = p.stdout
     assert "No valid config fits the node's RAM (24 GiB given, 23 usable" in out, out
+    # the header says the RAM excluded them, not that no config of the space is valid (the rules and GPUs hold)
+    assert "proven infeasible" not in out and ("valid configs exist, but none fits the node's RAM (the least of those "
+                                               "excluded needs 32.1 GiB, 22.8 usable)") in out, out
     assert "GPU worker processes (torch, CUDA, NCCL, engine libraries): 32.0 GiB" in out, out
     assert "a node with at least 34 GiB of RAM (--host-mem)" in out and "fewer GPU ranks per node (one worker process each: 32.0 GiB here)" in out, out
     assert "Best config" not in out
@@ -78,3 +81,66 @@ def test_a_sweep_point_no_config_of_which_fits_the_node_says_host_ram():
     assert row["host_memory"]["fits"] is False and row["host_memory"]["ram_gib"] == 24
     ok = evaluate_point(Point("1", {**scenario, "host_mem_gib": 64}, 10.0))
     assert ok["status"] == "ok" and ok["host_memory"]["fits"] and "--deepspeed zero3" in ok["native"], ok
+
+
+def test_zero3_offload_puts_a_loras_frozen_base_on_the_host_pinned():
+    """ms-swift's zero3_offload (offload_param and offload_optimizer on the CPU, pinned) partitions every parameter,
+    trained or not, onto the CPU: a 7B LoRA (ms-swift's default tuner) on 8 ranks holds its 14.2 GiB bf16 base there,
+    each parameter's partition pinned (power-of-two blocks): ~27 GiB, where the estimate counted the adapter's states
+    alone (0.5 GiB). Full fine-tuning stays DeepSpeed's estimator: 18 B per parameter x 1.5."""
+    import rlbatch_solver as rb
+
+    base = ["NPROC_PER_NODE=8", "swift", "rlhf", "--rlhf_type", "grpo", "--model", "Qwen/Qwen2.5-7B",
+            "--per_device_train_batch_size", "1", "--num_generations", "8", "--use_vllm", "true",
+            "--vllm_mode", "colocate", "--vllm_tensor_parallel_size", "4", "--max_completion_length", "8192"]
+    term = "actor states offloaded to the CPU"
+
+    def offloaded(*extra):
+        host = rb.check(base + list(extra), framework="swift", model="qwen2.5-7b", gpu="a100-80gb", host_mem_gib=64).host
+        return host.steady.get(term, 0.0) / 2**30
+
+    lora = offloaded("--deepspeed", "zero3_offload")
+    params = 7.62e9  # Qwen2.5-7B
+    assert 2 * params / 2**30 < lora < 2 * 2 * params / 2**30, lora  # bf16 base, at most doubled by pinning
+    assert 25 < lora < 29, lora
+    assert offloaded("--deepspeed", "zero3") == 0.0
+    assert offloaded("--deepspeed", "zero2_offload") < 1.0  # the base stays on the GPU: the adapter's states only
+    full = offloaded("--deepspeed", "zero3_offload", "--tuner_type", "full")
+    assert 18 * 1.5 * params / 2**30 * 0.98 < full < 18 * 1.5 * params / 2**30 * 1.02, full
+
+
+OFFLOADED_VERL = ["data.train_batch_size=256", "actor_rollout_ref.rollout.n=8",
+                  "actor_rollout_ref.actor.ppo_mini_batch_size=64", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+                  "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8",
+                  "actor_rollout_ref.actor.fsdp_config.param_offload=True",
+                  "actor_rollout_ref.actor.fsdp_config.optimizer_offload=True", "algorithm.adv_estimator=grpo"]
+
+
+def test_fix_with_host_mem_searches_for_a_repair_that_fits_the_node():
+    """fix printed the host excess (121 GiB of a 100 GiB node, the actor's offloaded states) and 'fix repairs the
+    GPUs' memory, not the node's RAM'. With --host-mem it now repairs the RAM too, as recommend does: the offloaded
+    params come back to the GPU (93 GiB), not proven nearest (configs that do not fit were excluded)."""
+    import rlbatch_solver as rb
+
+    r = rb.fix(OFFLOADED_VERL, framework="verl", gpus=8, model="qwen2.5-7b", gpu="h100", host_mem_gib=100)
+    assert r.native_after == ["actor_rollout_ref.actor.fsdp_config.param_offload=False"], r.native_after
+    assert r.host.fits and r.host.peak_gib < r.host.limit_gib and r.host_unfit is None
+    assert not r.proven and any(v.rule == "verl.memory.host" for v in r.before_violations)
+    assert r.satisfies == {"actor_rollout_ref.actor.fsdp_config.param_offload": ["verl.memory.host"]}
+    assert any("this repair fits the node" in n for n in r.notes)
+    # the answer checks as fitting the node
+    fixed = [a for a in OFFLOADED_VERL if "param_offload" not in a] + r.native_after
+    assert rb.check(fixed, framework="verl", gpus=8, model="qwen2.5-7b", gpu="h100", host_mem_gib=100).host.fits
+
+
+def test_fix_says_no_repair_fits_a_node_too_small_for_any_and_exits_1():
+    # 64 GiB: every config needs at least 64.4 (8 worker processes, rank 0's fp32 copy at start-up, the Ray driver)
+    args = ["fix", "--framework", "verl", "--gpus", "8", "--model", "qwen2.5-7b", "--gpu", "h100", "--host-mem", "64",
+            "--", *OFFLOADED_VERL]
+    p = run(*args)
+    assert p.returncode == 1, p.stdout
+    out = " ".join(p.stdout.split())
+    assert ("no repair within the values fix may change fits the node's RAM: the least of those excluded needs 64.4 "
+            "GiB at start-up") in out and "a node with at least 68 GiB of RAM (--host-mem)" in out, out
+    data = json.loads(run(*args[:1], "--json", *args[1:]).stdout)
+    assert data["host_memory_unfit"]["peak_gib"] == 64.37 and data["host_memory"]["fits"] is False

@@ -107,6 +107,23 @@ def test_cli_from_takes_host_mem_and_refuses_free_batch():
     assert r.exit_code == 2 and "--free-batch" in r.output and "rlbatch fix" in r.output, r.output
 
 
+def test_from_judges_your_config_against_the_nodes_ram_as_the_choices_are():
+    """The 'runs' line said 'runs: step 389.7 s' for gspo.sh on a 64 GiB node whose RAM (--host-mem) it needs 466 GiB
+    of: the choices are held to the given RAM, so is yours."""
+    script = str(SCRIPTS / "swift/gspo.sh")
+    r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--host-mem", "400"])
+    out = " ".join(r.output.split())
+    assert "vllm_tensor_parallel_size): runs: step" not in out and "does not run: breaks 1 rule(s)" in out, out
+    assert "swift.memory.host: a node needs 466 GiB of RAM at checkpoint save" in out and "host out of memory" in out
+    assert "the best config below runs: step" in out
+    r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb", "--host-mem", "400", "--json"])
+    data = json.loads(r.stdout[r.stdout.index("{"):])
+    assert data["start"]["runs"] is False and data["host_memory"]["fits"] is True
+    # without --host-mem the RAM is assumed (the standard node): a line of the answer, not a verdict on yours
+    r = runner.invoke(app, ["recommend", "--from", script, "--gpu", "a100-80gb"])
+    assert "runs: step" in r.output, r.output
+
+
 def test_cli_from_a_script_whose_algorithm_cannot_run_exits_1_with_the_rule():
     # OpenRLHF's hybrid-engine GRPO example sets --advantage_estimator group_norm with one sample per prompt
     r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "openrlhf/train_grpo_ray_hybrid_engine.sh"),

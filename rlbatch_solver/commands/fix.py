@@ -12,7 +12,7 @@ from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..frameworks import Framework, get_framework
 from ..frameworks.key_names import UnknownKey, findings
-from ..rules.base import Value, Violation
+from ..rules.base import Rule, Value, Violation
 from ..rules.ids import is_memory_rule_id, memory_rule_id, table_phase
 from ..costmodel.efficiency import Efficiency
 from ..scenario import check_length_fraction
@@ -75,9 +75,14 @@ class FixReport:
     partial_broken: list[str] = field(default_factory=list)
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule -> (least MiB anywhere, usable MiB)
     host: HostReport | None = None  # of the answer: the node's RAM (with --gpu and --model)
+    # --host-mem given and no repair fits the node: the least host estimate of the configs the search excluded
+    host_unfit: HostReport | None = None
     upgrade: Upgrade | None = None  # checked with an older release its keys show: what the newest refuses
     unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys the release lacks: refused or misspelt
     renamed: list[str] = field(default_factory=list)  # those renamed to the key they misspell (--write drops them)
+    # the answer adds a key to the nearest repair for memory headroom: that repair's diff, and whether it was proven
+    nearest_diff: list[tuple[str, str, str]] = field(default_factory=list)
+    nearest_proven: bool = False
 
     @property
     def already_valid(self) -> bool:
@@ -108,11 +113,14 @@ class FixReport:
             "upgrade": self.upgrade.to_dict() if self.upgrade is not None else None,
             "unknown_keys": [u.to_dict() for u in self.unknown_keys],
             "renamed_keys": self.renamed,
+            "nearest_repair": {"changes": [new for _, _, new in self.nearest_diff], "proven_nearest": self.nearest_proven}
+            if self.nearest_diff else None,
             "search": {"method": self.method, "configs_evaluated": self.evaluated,
                        "wall_time_s": round(self.wall_time_s, 3)},
             "waste": self.waste,
             "memory_floor_mib": {r: {"least": a, "usable": b} for r, (a, b) in self.memory_floor.items()},
             "host_memory": self.host.to_dict() if self.host is not None else None,
+            "host_memory_unfit": self.host_unfit.to_dict() if self.host_unfit is not None else None,
             "partial": {"changes": [{"key": k, "old_arg": o, "new_arg": n} for k, o, n in self.partial_diff],
                         "still_breaks": self.partial_broken} if self.after is None else None,
         }
@@ -154,12 +162,14 @@ def _phase_mib(spec: CostSpec, values: Mapping[str, Value], capacity_mib: Mappin
 
 
 def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str],
-                 spec: CostSpec | None, deadline: Deadline, free: Mapping[str, list] | None = None) -> Attempt:
+                 spec: CostSpec | None, deadline: Deadline, free: Mapping[str, list] | None = None,
+                 excluded: Sequence[Rule] = ()) -> Attempt:
     """One nearest repair (``Attempt``).
 
     First every one- and two-key move is evaluated directly (checker and memory model, no
     solver model to build: ``solver/nearest.py``); only when none is valid does CP-SAT look for
     a larger repair, told that fewer than three changes cannot work. ``deadline`` bounds both.
+    ``excluded``: search rules added to the framework's (the host-RAM exclusions, ``_host_repair``).
     """
     from ..deadline import Deadline
     from ..frameworks.repair_policies import direct_search_domains, references, repair_domains
@@ -169,7 +179,8 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
     domains = repair_domains(fw.ruleset, policy, dict(values), keep=kept, memory=spec is not None, total_gpus=total,
                              seq_len=seq_len)
     domains.update(free or {})
-    ruleset, capacity = fw.ruleset, {}
+    rules = fw.ruleset.extended(list(excluded), []) if excluded else fw.ruleset
+    ruleset, capacity = rules, {}
     if spec is not None:
         from ..costmodel.tables import build_cost_terms
 
@@ -197,7 +208,7 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
     wide = direct_search_domains(policy, domains, ruleset)
     near = nearest_small_repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline,
                                 grows=policy.grows_memory, wide_domains=wide,
-                                rules_only=fw.ruleset if spec is not None else None, wide_when_found=spec is None)
+                                rules_only=rules if spec is not None else None, wide_when_found=spec is None)
     from ..solver.repair import RepairResult, repair, repair_result
 
     extra = dict(method="direct", evaluated=near.evaluated)
@@ -299,10 +310,20 @@ def fix(
     attempt = _repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec,
                            deadline=Deadline(min(deadline.left(), time_limit_s * 0.6)))
     res, ruleset, capacity = attempt.result, attempt.ruleset, attempt.capacity
+    nearest = None  # the nearest repair, when the answer adds to it for memory headroom
     if job.memory and res.solution is not None and res.changes:
-        res = _with_headroom(job.fw, job.policy, job.values, job.kept, job.spec, res, capacity, job.notes,
-                             Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)))
+        res, nearest = _with_headroom(job.fw, job.policy, job.values, job.kept, job.spec, res, capacity, job.notes,
+                                      Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)))
+    host_search = None
+    if job.memory and host_mem_gib is not None:
+        host_search = _host_repair(job, res, attempt, host_mem_gib,
+                                   Deadline(min(deadline.left() * 0.6, time_limit_s * 0.3)))
+        if host_search.result is not None:
+            res, nearest = host_search.result, None
     report = _report(job, res, ruleset)
+    if nearest is not None:
+        _, report.nearest_diff, _ = _diff(job.fw, nearest.changes)
+        report.nearest_proven = nearest.proven
     if job.memory:
         from .check import host_check
 
@@ -310,12 +331,90 @@ def fix(
         # the node's RAM of the config fix answers with (or of the pasted one, when nothing is repaired)
         answer = res.solution if res.solution is not None else job.values
         report.host = host_check(job.spec, answer, gpu, host_mem_gib)
+    if host_search is not None and host_search.pasted is not None:
+        _host_said(report, job, host_search)
     if res.solution is not None:
         _answered(report, job, res, ruleset, capacity)
     else:
         _not_answered(report, job, res, ruleset, attempt.domains, deadline)
     report.wall_time_s = deadline.elapsed()
     return report
+
+
+@dataclass
+class _HostSearch:
+    """fix with the node's RAM given (--host-mem): the host estimate of what the GPU repair answered (``pasted``: of
+    the pasted config when it needs no repair; None when it fits), the repair found with the configs that do not fit
+    the RAM excluded (``result``, None if none was), and the least estimate of the excluded ones (``least``)."""
+
+    pasted: HostReport | None = None
+    result: RepairResult | None = None
+    least: HostReport | None = None
+    of_repair: bool = False  # ``pasted`` is of the GPU repair's answer, not of the pasted config
+
+
+def _host_repair(job: _Job, res: RepairResult, attempt: Attempt, host_mem_gib: float, deadline: Deadline
+                 ) -> _HostSearch:
+    """The nearest repair whose host estimate fits the given RAM, as recommend holds its answers to it
+    (commands/host_fit.py): each answer that does not fit is excluded by a search rule on the values it holds of the
+    keys its host estimate reads (offload switches, ZeRO stage, sleep level...), and the repair is solved again,
+    until one fits, none is left or the time is up. Not proven nearest: a rule may exclude a config whose estimate
+    moves only with keys outside it."""
+    from ..deadline import Deadline
+    from .host_fit import exclusion_rule, host_keys, host_report
+
+    answer = res.solution if res.solution is not None else dict(job.values)
+    host = host_report(job.spec, answer, job.gpu, host_mem_gib)
+    if host.fits is not False:
+        return _HostSearch()
+    search = _HostSearch(pasted=host, least=host, of_repair=bool(res.changes))
+    rules: list[Rule] = []
+    held_before: set[frozenset] = set()
+    current, current_host = answer, host
+    while deadline.left() > 0.05:
+        keys = host_keys(job.spec, attempt.domains, current, job.gpu, host_mem_gib)
+        held = frozenset((k, current.get(k)) for k in keys)
+        rule = None if held in held_before else exclusion_rule(len(rules), current, keys, current_host)
+        if rule is None:
+            break
+        held_before.add(held)
+        rules.append(rule)
+        again = _repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec,
+                             deadline=Deadline(deadline.share(0.5)), excluded=rules).result
+        if again.solution is None:
+            break
+        current, current_host = again.solution, host_report(job.spec, again.solution, job.gpu, host_mem_gib)
+        if current_host.fits is not False:
+            again.status = {"optimal": "feasible"}.get(again.status, again.status)  # see the docstring
+            host_rule = memory_rule_id(job.fw.name, "host")
+            again.rules_now_satisfied = {
+                n: list(dict.fromkeys(host_rule if r.startswith("search.host_ram.") else r for r in ids))
+                for n, ids in again.rules_now_satisfied.items()}
+            search.result = again
+            return search
+        if current_host.peak_bytes < search.least.peak_bytes:
+            search.least = current_host
+    return search
+
+
+def _host_said(report: FixReport, job: _Job, search: _HostSearch) -> None:
+    """What the host search found, in the report: the pasted config's host excess as a broken rule, and a note (or,
+    with no repair that fits the node, the least estimate the search excluded: render.py says what would help)."""
+    from .check import host_violation
+    from .host_fit import host_report
+
+    over = host_violation(job.fw, host_report(job.spec, job.values, job.gpu, search.pasted.ram_gib))
+    if over is not None and not any(v.rule == over.rule for v in report.before_violations):
+        report.before_violations.append(over)
+    host = search.pasted
+    whose = "the nearest repair of the rules and GPU memory" if search.of_repair else "your config"
+    said = (f"{whose} needs {host.peak_gib:.0f} GiB of the node's RAM at {host.when}, over the {host.limit_gib:.0f} "
+            f"usable of {host.ram_gib:.0f} given (--host-mem)")
+    if search.result is not None:
+        report.notes.append(f"{said}; this repair fits the node (the configs that do not were excluded from the "
+                            "search, so it is not proven nearest)")
+    else:
+        report.host_unfit = search.least
 
 
 @dataclass
@@ -490,26 +589,41 @@ def _conflict(report: FixReport, res: RepairResult, ruleset: RuleSet, domains: d
 
 
 def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], kept: set[str], spec: CostSpec,
-                   res: RepairResult, capacity: dict[str, int], notes: list[str], deadline: Deadline) -> RepairResult:
+                   res: RepairResult, capacity: dict[str, int], notes: list[str], deadline: Deadline
+                   ) -> tuple[RepairResult, RepairResult | None]:
     """A repair whose training phases end within the memory model's observed error of the GPU's usable memory is
-    "tight" (check's outlook): repair again with those phases priced one error higher, and take that repair when it
-    changes no more keys (the nearest repair's size is what fix promises); else keep the nearest one and say it is
-    tight."""
-    import math
+    "tight" (check's outlook): repair again with those phases priced one error higher, and return that repair with
+    the nearest one when it keeps the headroom (else the nearest one, said tight, and None).
+
+    Two such repairs are weighed, by the plain repair's own cost (``solver/costs.py``): the nearest config with the
+    headroom (from the pasted values) and the nearest one to the nearest repair (from its values: the repair, then
+    the least step that buys the headroom). What counts is, first, how many keys each changes beyond those the
+    nearest repair changes anyway (at most one more is taken, and only when the step from the nearest repair moves its
+    numbers ``HEADROOM_STEP_DOUBLINGS`` or less), then how far the numbers move from the pasted ones (log distance,
+    waste, rank), then the number of keys. A repair of no more keys than the nearest one is taken as before. Neither
+    may move a batch size that shapes the learning (``Framework.shapes_learning``) that the nearest repair left as the
+    user set it: the algorithm's batch is the last thing to change, never for headroom alone. So a tight OpenRLHF repair ``num_engines 3 -> 4,
+    train.batch_size 100 -> 128`` gains ``rollout.micro_batch_size 16 -> 8`` (one doubling) rather than turning into
+    ``num_engines 4, ds.tensor_parallel_size 1 -> 8`` (two keys, but three doublings of a size the user never set,
+    data parallelism 8 -> 1)."""
     from dataclasses import replace
 
     from ..costmodel.tables import full_reports
+    from ..deadline import Deadline
+    from ..frameworks.repair_policies import references
+    from ..solver.costs import DOUBLING, same_value, total_cost
+    from ..solver.repair import CHANGE_WEIGHT, changes_between, repair_result
     from .check import memory_error_log
 
     error = memory_error_log(fw.name)
     if not error or deadline.left() < 0.05:
-        return res
+        return res, None
     reports, _ = full_reports(spec, res.solution)
     lines = {p: int(capacity[p]) for p in reports if p in capacity}
     tight = [p for p, r in reports.items()
              if p != "rollout" and p in lines and r.peak(p) / 2**20 > lines[p] * math.exp(-error)]
     if not tight:
-        return res
+        return res, None
     pct = f"{math.exp(error) - 1:.0%}"
     offset = max(lines[p] for p in tight) * (1 - math.exp(-error)) * 2**20
     base = spec.plan
@@ -519,14 +633,62 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
         eff = plan.efficiency
         return plan.replace(efficiency=eff.replace(train_memory_offset_bytes=eff.train_memory_offset_bytes + offset))
 
-    roomier = _repair_once(fw, policy, values, kept=kept, spec=replace(spec, plan=priced), deadline=deadline).result
-    if roomier.solution is not None and len(roomier.changes) <= len(res.changes):
-        notes.append(f"the nearest repair left the {', '.join(tight)} within the memory model's observed error ({pct}) "
-                     f"of the usable memory; this one keeps that headroom")
-        return roomier
-    notes.append(f"tight: the repair leaves the {', '.join(tight)} within the memory model's observed error ({pct}) "
-                 "of the usable memory; no repair of as few keys keeps that headroom")
-    return res
+    roomy = replace(spec, plan=priced)
+    scratch = _repair_once(fw, policy, values, kept=kept, spec=roomy, deadline=Deadline(deadline.share(0.5)))
+    step = _repair_once(fw, policy, res.solution, kept=kept, spec=roomy, deadline=deadline)
+    nearest_keys = {c.name for c in res.changes}
+    refs = references(policy, dict(values))
+    weighed, too_far = [], []
+    for attempt, from_nearest in ((scratch, False), (step, True)):
+        sol = attempt.result.solution
+        if sol is None:
+            continue
+        changed = changes_between(values, sol)
+        extra = {c.name for c in changed} - nearest_keys
+        distance = _cost_of(attempt.ruleset, values, sol, policy, refs) - CHANGE_WEIGHT * len(changed)
+        entry = ((len(extra), distance, len(changed), from_nearest), attempt)
+        if any(same_value(res.solution.get(k), values.get(k)) and not same_value(sol.get(k), values.get(k))
+               for k in fw.shapes_learning):
+            too_far.append(entry)  # the algorithm's batch sizes change last: one the nearest repair kept stays kept
+            continue
+        if not from_nearest and len(changed) <= len(res.changes):
+            weighed.append(entry)  # as few keys as the nearest repair: taken as before, however far
+            continue
+        moved = changes_between(res.solution, sol)  # the step from the nearest repair, in its own distance
+        step_distance = total_cost(res.solution, sol, policy.ranks, refs, policy.grows_memory) - CHANGE_WEIGHT * len(moved)
+        (weighed if len(extra) <= 1 and step_distance <= HEADROOM_STEP_DOUBLINGS * DOUBLING else too_far).append(entry)
+    shown = ", ".join(tight)
+    if not weighed:
+        more = ""
+        if too_far:
+            _, far = min(too_far, key=lambda w: w[0])
+            _, far_diff, _ = _diff(fw, changes_between(res.solution, far.result.solution))
+            more = ("; keeping it takes a larger change, or one of the algorithm's batch sizes, on top of this repair: "
+                    + " ".join(new for _, _, new in far_diff))
+        notes.append(f"tight: the repair leaves the {shown} within the memory model's observed error ({pct}) of the "
+                     f"usable memory; no repair of as few keys, or of one more key moving its numbers at most "
+                     f"{HEADROOM_STEP_DOUBLINGS} doublings further, keeps that headroom{more}")
+        return res, None
+    (extra, distance, count, from_nearest), chosen = min(weighed, key=lambda w: w[0])
+    got = chosen.result
+    if not from_nearest and count <= len(res.changes):  # as few keys as the nearest: its own solve's proof holds
+        notes.append(f"the nearest repair left the {shown} within the memory model's observed error ({pct}) of the "
+                     "usable memory; this one keeps that headroom")
+        return got, None
+    more = "with one more key" if count > len(res.changes) else "with as many keys"
+    notes.append(f"the nearest repair leaves the {shown} within the memory model's observed error ({pct}) of the "
+                 f"usable memory; the answer below keeps that headroom {more}")
+    # found from the nearest repair, or with more keys than it: not the nearest valid config, whatever its solve proved
+    answer = repair_result(chosen.ruleset, values, got.solution, distance + CHANGE_WEIGHT * count,
+                           "feasible", res.wall_time_s + got.wall_time_s, method=got.method,
+                           evaluated=res.evaluated + got.evaluated)
+    return answer, res
+
+
+# fix's headroom step (``_with_headroom``): a repair that keeps the memory model's observed error free may add one key to
+# the nearest repair, and move the nearest repair's numbers by at most this many doublings in all (16 -> 4, or two
+# values halved): further, the user is better served by the nearest repair and a word that it is tight
+HEADROOM_STEP_DOUBLINGS = 2
 
 
 # verl docs/advance/ppo_lora.rst: "set lora_rank to be >= 32" (a 0.5B model at 32 trained as without LoRA); its

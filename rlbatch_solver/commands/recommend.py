@@ -201,11 +201,18 @@ def _key_of(fw: Any, name: str) -> str:
 
 
 def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mapping[str, Value],
-                 free: set[str]) -> Start:
+                 free: set[str], gpu_name: str = "", host_mem_gib: float | None = None) -> Start:
+    """The user's config judged as the choices are: the rules, the memory model and, with the node's RAM given
+    (--host-mem, the constraint the choices are held to: commands/host_fit.py), the host estimate."""
     from ..costmodel.tables import full_reports, step_seconds, tokens_per_step
 
     full = {**{k: v[0] for k, v in space.domains.items() if len(v) == 1}, **values}
     broken = ruleset.check(full).errors
+    if host_mem_gib is not None:
+        from .check import host_check, host_violation
+
+        over = host_violation(fw, host_check(spec, full, gpu_name, host_mem_gib))
+        broken = broken + ([over] if over is not None else [])
     memory, seconds = full_reports(spec, full)
     total = step_seconds(spec, full, seconds)
     tokens = tokens_per_step(spec, full)
@@ -485,7 +492,7 @@ def recommend(
     if start is not None:
         choices = prefer_kept(choices, start[0])
     report = RecommendReport(fw.name, fw.version, scenario, gpu, card, choices, res.status, res.proven,
-                             res.wall_time_s, terms.capacity_mib, space.raw_size, space=space,
+                             deadline.elapsed(), terms.capacity_mib, space.raw_size, space=space,
                              margin_note=margin_note, batch_kept=batch_kept, batch_note=batch_note,
                              unknown_keys=unknown, key_notes=key_notes)
     if choices:
@@ -500,7 +507,7 @@ def recommend(
     if start is not None:
         # judged by the framework's rules and the memory model, not by our search space's own ties
         judge = fw.ruleset.extended(terms.rules, terms.derived)
-        report.start = _judge_start(fw, judge, spec, space, *start)
+        report.start = _judge_start(fw, judge, spec, space, *start, gpu.name, scenario.host_mem_gib)
         report.start.verdict = start_verdict(report.start, report.best, headroom=bool(report.margin_note))
     if not choices and host_unfit is not None:
         report.host_unfit = host_unfit  # the RAM, not the rules or the GPUs: the estimate says what would help

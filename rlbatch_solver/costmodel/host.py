@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import constants as C
-from .memory import (_megatron_states, _states, _trained_params, engine_weight_bytes, model_consts,
-                     offloaded_checkpoint_bytes)
+from .memory import (_megatron_states, _mp, _states, _trained_params, engine_weight_bytes, model_consts,
+                     offloaded_checkpoint_bytes, quantized_base_bytes)
 from .plan import Plan
 from ..identity_cache import by_identity
 
@@ -251,10 +251,65 @@ def _offloaded(plan: Plan, critic: bool, params_off: bool, opt_off: bool) -> flo
         if not (opt_off or params_off):
             return 0.0
         _, _, o = _states(plan, mc, critic)  # 12 B per parameter of this rank's partition
-        return o / (3 * C.FP32) * (18 if params_off else 16) * DS_HOST_BUFFER_FACTOR
+        trained = o / (3 * C.FP32) * (18 if params_off else 16) * DS_HOST_BUFFER_FACTOR
+        frozen = _offloaded_frozen_base(plan, mc) if params_off and plan.lora_params and not critic else 0.0
+        return trained + frozen
     w, g, o = _megatron_states(plan, mc, critic) if plan.trainer == "megatron" else _states(plan, mc, critic)
     keep_g = plan.trainer == "megatron"  # Megatron offloads its fp32 grad buffer with the params
     return (w + (g if keep_g else 0.0) if params_off else 0.0) + (o if opt_off else 0.0)
+
+
+def _hf_weight_numels(card: ModelCard) -> list[float]:
+    """Elements of each large weight tensor of the model as transformers builds it (one parameter per projection: q, k,
+    v, o, gate, up, down; a MoE layer's experts one module each, plus its shared experts; MLA's projections as they
+    are), the embedding and an untied lm_head. Norms and biases (small: ZeRO-3 keeps them on the GPU, below
+    stage3_param_persistence_threshold) are left out."""
+    h, L = card.hidden_size, card.num_hidden_layers
+    out = [float(card.embedding_params())] + ([] if card.tie_word_embeddings else [float(card.lm_head_params())])
+    if card.is_mla:
+        attn = [float(a * b * k) for a, b, k in card._attention_linears()]
+    else:
+        q, kv = card.num_attention_heads * card.head_dim, card.num_key_value_heads * card.head_dim
+        attn = [float(h * q), float(h * kv), float(h * kv), float(q * h)]
+    for i in range(L):
+        out += attn
+        if card.is_moe_layer(i):
+            out += [float(card.moe_intermediate_size * h)] * (3 * card.num_experts)
+            if card.num_shared_experts:
+                shared = (card.shared_expert_intermediate_size or card.moe_intermediate_size) * card.num_shared_experts
+                out += [float(shared * h)] * 3
+        else:
+            out += [float(card.intermediate_size * h)] * 3
+    return out
+
+
+_ZERO3_PINNED_RATIO: dict = {}
+
+
+def zero3_pinned_ratio(card: ModelCard, shards: int, dtype_bytes: int) -> float:
+    """Pinned host bytes over the bytes of one rank's ZeRO-3 partitions of the model's weights: each parameter's
+    partition (numel / shards) is pinned on its own, rounded up to a power of two (pinned_bytes)."""
+    def ratio() -> float:
+        sizes = [dtype_bytes * -(-n // max(1, shards)) for n in _hf_weight_numels(card)]
+        total = sum(sizes)
+        return sum(pinned_bytes(b) for b in sizes) / total if total else 1.0
+    return by_identity(_ZERO3_PINNED_RATIO, card, ratio, (shards, dtype_bytes), limit=1024)
+
+
+def _offloaded_frozen_base(plan: Plan, mc) -> float:
+    """Host bytes of one rank's share of a LoRA's frozen base under ZeRO-3 parameter offload. DeepSpeed partitions
+    every parameter, trained or not, onto the offload device: zero.Init's _partition_param allocates each partition
+    with ``torch.empty(partition_size, dtype=param.dtype, device=remote_device)`` and pins it when offload_param's
+    pin_memory is set (deepspeed/runtime/zero/partition_parameters.py, 0.16.3; remote_device is offload_param.device),
+    as ms-swift's zero3_offload.json sets it (offload_param and offload_optimizer: device cpu, pin_memory true;
+    swift/config/zero3_offload.json, 4.6.0). The optimizer holds the adapter alone (the 18 B per trained parameter of
+    DeepSpeed's estimator cover it); the base adds its own dtype's bytes per parameter, pinned tensor by tensor."""
+    shards = max(1, plan.shard_degree)
+    frozen = _trained_params(mc, plan, False) / _mp(plan)
+    if plan.base_weight_bytes:
+        return quantized_base_bytes(plan, mc) / shards
+    dtype_bytes = max(C.BF16, plan.model_dtype_bytes)
+    return dtype_bytes * frozen / shards * zero3_pinned_ratio(plan.model, shards, dtype_bytes)
 
 
 def _startup_load(plan: Plan) -> float:

@@ -366,6 +366,9 @@ class SwiftFramework(Framework):
         return out
 
     def assignment(self, name: str, value: Value) -> str:
+        if name == "lora_rank" and name not in self.ruleset.variables:  # a cost input: fix's LoRA relaxation sets it
+            tuner = self.native_key(name)
+            return f"--{tuner} lora --lora_rank {value}" if value else f"--{tuner} full"
         spec = self.ruleset.variables[name]
         if spec.key in ENV_KEYS:
             return f"{spec.key}={value}"
@@ -397,6 +400,10 @@ class SwiftFramework(Framework):
     def native_key(self, name: str) -> str:
         if name in ("vllm_server", "vllm_mode_given"):
             return "vllm_mode"
+        if name == "lora_rank" and name not in self.ruleset.variables:
+            # LoRA or full: --tuner_type since ms-swift 4.0 (swift/arguments/base_args/base_args.py), --train_type
+            # before (swift/llm/argument/base_args/base_args.py, 3.x)
+            return "tuner_type" if int(str(self.version).split(".")[0]) >= 4 else "train_type"
         if name in KNOB_FLAGS and name not in self.ruleset.variables:  # cost-only switches, set by their flag
             return KNOB_FLAGS[name][0]
         return super().native_key(name)

@@ -527,6 +527,10 @@ class TrlFramework(SwiftFramework):
             return f"--vllm_enable_sleep_mode {'true' if value else 'false'}"
         if name == "grad_ckpt":
             return f"--gradient_checkpointing {'true' if value else 'false'}"
+        if name == "lora_rank" and name not in self.ruleset.variables:  # a cost input: fix's LoRA relaxation sets it
+            # TRL's ModelConfig (trl/trainer/model_config.py): use_peft, lora_r, lora_target_modules
+            return (f"--use_peft true --lora_r {value} --lora_target_modules all-linear" if value
+                    else "--use_peft false")
         spec = self.ruleset.variables[name]
         if value is None:
             return f"(drop --{spec.key})"
@@ -539,6 +543,8 @@ class TrlFramework(SwiftFramework):
             return "vllm_mode"
         if name in KNOB_FLAGS and name not in self.ruleset.variables:
             return KNOB_FLAGS[name][0]
+        if name == "lora_rank" and name not in self.ruleset.variables:
+            return "use_peft"
         return self.ruleset.variables[name].key
 
     # -- search space (default_search: ms-swift's HF one, the same flags) ----------------------
