@@ -126,8 +126,9 @@ class Model:
         from rlbatch_solver.costmodel.efficiency import DEFAULT_EFFICIENCY as E
 
         # generate is the trained model's own (engine "hf"), which the fitted rollout scale does not touch
-        # (costmodel/time.py estimate_time: the scale is fitted to inference engines' rows)
-        return {"train": E.train_scale, "forward": E.forward_scale, "optimizer": E.train_scale,
+        # (costmodel/time.py estimate_time: the scale is fitted to inference engines' rows); nor does train_scale
+        # touch the optimizer step (costmodel/time.py PassSeconds)
+        return {"train": E.train_scale, "forward": E.forward_scale, "optimizer": 1.0,
                 "prefill": 1.0, "decode": 1.0}
 
 

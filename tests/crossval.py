@@ -2,7 +2,9 @@
 
 The derived model (costmodel/time.py, every number sourced in docs/cost-model.md) is corrected by four constants
 fitted to the measured set (costmodel/efficiency.py ``FITTED_NAMES``): a scale on the rollout, on the forward-only
-passes and on the updates, and the seconds each step spends whatever the model's size. The fit minimises the
+passes and on the updates (on their compute and host time, not their collectives or optimizer step:
+costmodel/time.py ``PassSeconds``, cached per point as ``Cached.passes``), and the seconds each step spends whatever
+the model's size. The fit minimises the
 squared log error of every measured quantity (the step and each timed phase), each source weighted equally
 (a source with twelve rows counts as much as one with one row). Leave-one-source-out: for each source, the
 constants are fitted to the other sources and that source is predicted with them; these out-of-sample predictions
@@ -14,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from rlbatch_solver.costmodel.efficiency import DERIVED_EFFICIENCY, FITTED_NAMES
@@ -57,6 +59,7 @@ class Cached:
     max_response: float = 0.0  # the response limit (tokens)
     host_s: float = 0.0  # the rollout's sourced host seconds (time.step_host_seconds): added unscaled, as estimate_time
     engine_rollout: bool = True  # an inference engine generates (rollout_scale applies), not the model's own generate
+    passes: dict[str, Any] = field(default_factory=dict)  # phase -> time.PassSeconds (what the pass scales multiply)
 
 
 def scaled(c: Cached, k: Mapping[str, float]) -> dict[str, float]:
@@ -64,6 +67,9 @@ def scaled(c: Cached, k: Mapping[str, float]) -> dict[str, float]:
     out = {}
     for phase, s in c.seconds.items():
         name = SCALE_OF.get(phase)
+        if phase in c.passes:
+            out[phase] = c.passes[phase].at(k[name])
+            continue
         if phase == Phase.ROLLOUT:
             s -= c.host_s
             if not c.engine_rollout:
@@ -170,7 +176,7 @@ def derived_run(point: Mapping[str, Any]):
 def cache(point: Mapping[str, Any], time_quantity: Mapping[str, str], memory_prediction) -> Cached:
     from rlbatch_solver.catalog.models import load_model
     from rlbatch_solver.costmodel.tables import mean_lengths, step_seconds
-    from rlbatch_solver.costmodel.time import step_host_seconds
+    from rlbatch_solver.costmodel.time import pass_seconds, step_host_seconds
 
     run = derived_run(point)
     pred = run.predict(DERIVED_EFFICIENCY)
@@ -184,12 +190,18 @@ def cache(point: Mapping[str, Any], time_quantity: Mapping[str, str], memory_pre
             memory[q] = (memory_prediction[q](pred), float(value))
         else:
             measured[q] = float(value)
+    passes = {}
+    for phase in pred.seconds:
+        parts = pass_seconds(run._plan(values, phase, DERIVED_EFFICIENCY), phase) if phase in SCALE_OF else None
+        if parts is not None:
+            assert math.isclose(parts.at(1.0), pred.seconds[phase], rel_tol=1e-9, abs_tol=1e-12), (point["name"], phase)
+            passes[phase] = parts
     return Cached(point["name"], source_key(point), point["framework"], dict(pred.seconds),
                   lambda sec: step_seconds(spec, values, sec), measured, memory, str(point.get("series") or ""),
                   float(load_model(point["model"]).total_params()),
                   float(mean_lengths(spec, values)["max_response"]),
                   step_host_seconds(spec.plan(values, Phase.ROLLOUT)) if Phase.ROLLOUT in pred.seconds else 0.0,
-                  spec.plan(values, Phase.ROLLOUT).engine != "hf")
+                  spec.plan(values, Phase.ROLLOUT).engine != "hf", passes)
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:

@@ -356,9 +356,16 @@ def test_moe_weights_use_total_params_compute_uses_active():
     r = estimate_memory(plan)
     assert r.phases["rollout"]["vLLM weights (bf16, /TP)"] == pytest.approx(2 * moe.total_params() / 4)
     dense = load_model("qwen2.5-32b")
+    from rlbatch_solver.costmodel.memory import model_consts
+    from rlbatch_solver.costmodel.time import sequence_flops
+
+    mc_moe, mc_dense = model_consts(moe), model_consts(dense)
+    assert sequence_flops(mc_moe, mc_moe.active, 4096) < sequence_flops(mc_dense, mc_dense.active, 4096) / 8
     t_moe = estimate_time(plan).phases["actor_update"]
     t_dense = estimate_time(make_plan(dense, H100, n_gpus=8, rollout_tp=4)).phases["actor_update"]
-    assert t_moe < t_dense / 3  # 3.3B active vs 32.8B
+    # 3.3B active vs 32.8B; the update also pays what does not shrink with the active share: the host time of 48
+    # layers against 64 (each micro batch waits for the GPU) and the gathers and AdamW step of all 30.5B parameters
+    assert t_moe < t_dense / 2.5
 
 
 # ============================================================================ monotonicity

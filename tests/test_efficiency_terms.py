@@ -98,10 +98,11 @@ def test_a_micro_batch_cannot_beat_its_kernel_launches():
     """Eager PyTorch launches each layer's kernels from the host (a Hugging Face model's Python layers:
     HF_EAGER_S_PER_LAYER a forward, measured; a backward about twice): on a fast GPU a small model's small micro
     batches are launch-bound, so their time follows the number of micro batches and layers, not the FLOPs. One GPU:
-    no FSDP gathers to hide behind."""
+    no FSDP gathers to hide behind. A loop that runs ahead of the GPU (host_syncs_per_micro False: slime's) pays the
+    larger of launches and compute; one that waits for it every micro batch (every other trainer) their sum."""
     from rlbatch_solver.costmodel.memory import model_consts
 
-    plan = _tiny_plan(n_gpus=1, gpus_per_node=1, shard_degree=1)
+    plan = _tiny_plan(n_gpus=1, gpus_per_node=1, shard_degree=1, host_syncs_per_micro=False)
     mc = model_consts(plan.model)
     assert T.launch_s_per_layer(plan) == C.HF_EAGER_S_PER_LAYER  # an FSDP plan trains an HF model
     # megatron-core's layers are Python modules too (Transformer Engine's): the same measured host time
@@ -113,6 +114,7 @@ def test_a_micro_batch_cannot_beat_its_kernel_launches():
     assert upd >= 4 * floor  # forward, recomputed forward, backward (two forwards' worth)
     # a larger micro batch amortises the launches
     assert T.estimate_time(plan.replace(logprob_micro=8)).phases["old_log_prob"] < lp / 2
+    assert T.estimate_time(plan.replace(host_syncs_per_micro=True)).phases["old_log_prob"] > floor  # the sum
 
 
 def test_a_loop_that_waits_for_the_gpu_every_micro_batch_adds_its_host_time():
@@ -122,7 +124,7 @@ def test_a_loop_that_waits_for_the_gpu_every_micro_batch_adds_its_host_time():
     launches and its compute synced."""
     from rlbatch_solver.costmodel.memory import model_consts
 
-    plan = _tiny_plan(n_gpus=1, gpus_per_node=1, shard_degree=1, logprob_micro=64)
+    plan = _tiny_plan(n_gpus=1, gpus_per_node=1, shard_degree=1, logprob_micro=64, host_syncs_per_micro=False)
     layers = model_consts(plan.model).layers
     free = T.estimate_time(plan).phases["old_log_prob"]
     synced = T.estimate_time(plan.replace(host_syncs_per_micro=True)).phases["old_log_prob"]
@@ -136,12 +138,19 @@ def test_a_loop_that_waits_for_the_gpu_every_micro_batch_adds_its_host_time():
     assert synced - free == pytest.approx(64 * C.HF_EAGER_S_PER_LAYER * layers, rel=1e-6)  # 64 micro batches' launches
 
 
-def test_verl_megatron_waits_for_the_gpu_every_micro_batch_fsdp_keeps_the_larger():
+def test_verl_megatron_and_fsdp_wait_for_the_gpu_every_micro_batch_slime_keeps_the_larger():
+    """verl's Megatron actor reads lengths and loss back every micro batch, its FSDP actor the loss (Plan's comment);
+    slime's loop is not known to: the larger of launches and compute."""
     from rlbatch_solver.calibration import make_run
     from rlbatch_solver.costmodel.phase import Phase
 
-    for framework, synced in (("verl-megatron", True), ("verl-megatron==0.6.1", True), ("verl", False)):
-        run = make_run(framework, ["trainer.n_gpus_per_node=8"], gpu="h100", model="qwen2.5-7b", gpus=8)
+    slime = ["--actor-num-nodes", "1", "--actor-num-gpus-per-node", "8", "--colocate", "--rollout-batch-size", "32",
+             "--n-samples-per-prompt", "8", "--global-batch-size", "256", "--rollout-max-prompt-len", "1024",
+             "--rollout-max-response-len", "4096"]
+    for framework, args, synced in (("verl-megatron", ["trainer.n_gpus_per_node=8"], True),
+                                    ("verl-megatron==0.6.1", ["trainer.n_gpus_per_node=8"], True),
+                                    ("verl", ["trainer.n_gpus_per_node=8"], True), ("slime", slime, False)):
+        run = make_run(framework, args, gpu="h100", model="qwen2.5-7b", gpus=8)
         for phase in (Phase.OLD_LOG_PROB, Phase.ACTOR_UPDATE):
             assert run.spec.plan(run.values, phase).host_syncs_per_micro is synced, (framework, phase)
 

@@ -318,14 +318,17 @@ DEEPSPEED_SUB_GROUP_SIZE = 1_000_000_000
 MARGIN_FRACTION = 0.05
 
 # --------------------------------------------------------------------------- time
-# Model FLOPs utilisation, at large micro batches.
-# Training: verl #965 reports actor MFU ~0.33 on H100; OpenRLHF's benchmark shows
-# 52-115 TFLOP/s per A800 (312 peak: 0.17-0.37); Megatron 2021 (52%), PaLM (46%) and
-# Llama 3 (38-43%) are well-tuned pre-training ceilings. We use 0.35.
-MFU_TRAIN = 0.35
-# Forward-only log-prob passes: no backward, the same kernels; between training MFU
-# and llm-analysis's README ceiling for inference (<= 0.7). Our choice: 0.40.
-MFU_FORWARD = 0.40
+# Model FLOPs utilisation of one GPU's pass at large micro batches, on an H100 SXM (the GPU catalog's 989 TFLOPs bf16
+# dense). Measured (benchmarks/gpu_step_probe.py on one H100 80GB HBM3, torch 2.11, transformers 5.17, SDPA attention,
+# random-weight Qwen2.5-1.5B/3B/7B; benchmarks/results/h100-2026-11-26): the MFU at which compute_seconds (with the
+# micro-batch, width and attention efficiencies below) reproduces each measured pass, median over the micro batches
+# of 4,096 tokens or more: 0.585 for forward + backward (9 rows, 0.51-0.66), 0.633 for a forward alone (9 rows,
+# 0.46-0.72). Counted plainly (6ND + causal attention at 989 TFLOPs) the 7B passes ran at 0.52-0.53 and 0.56. They
+# were 0.35 and 0.40, read from multi-GPU RL runs (verl #965's ~0.33 actor MFU on H100; OpenRLHF's benchmark,
+# 0.17-0.37 on A800), which priced one GPU's pass 1.6-1.7x slow; what a multi-GPU run spends beyond its GPUs' passes
+# is the fitted forward_scale / train_scale (costmodel/time.py PassSeconds, docs/accuracy.md).
+MFU_TRAIN = 0.585
+MFU_FORWARD = 0.633
 # Prefill in the inference engine (compute-bound, large fused GEMMs): 0.5, under
 # torchao roofline_utils.py's achievable bf16 GEMM fraction (0.69 on H100).
 MFU_PREFILL = 0.50

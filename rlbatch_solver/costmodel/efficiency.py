@@ -42,8 +42,10 @@ class Efficiency:
     train_memory_offset_bytes: float = 0.0
     # fitted to the measured set (FITTED_PATH): measured / derived seconds of the rollout (an inference engine's
     # generation; not the trained model's own generate, whose cost is measured), the forward-only passes (old
-    # log-prob, reference) and the updates (actor, critic), and the seconds every step spends whatever the model's
-    # size beyond the sourced host and reward time (time.step_host_seconds), added to the rollout
+    # log-prob, reference) and the updates (actor, critic) -- of their compute and host time, which mfu_train and
+    # mfu_forward price as one GPU measured them, not of their collectives or optimizer step (time.PassSeconds) --
+    # and the seconds every step spends whatever the model's size beyond the sourced host and reward time
+    # (time.step_host_seconds), added to the rollout
     rollout_scale: float = FITTED.get("rollout_scale", 1.0)
     forward_scale: float = FITTED.get("forward_scale", 1.0)
     train_scale: float = FITTED.get("train_scale", 1.0)

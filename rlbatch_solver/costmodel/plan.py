@@ -127,9 +127,12 @@ class Plan:
     # launches, ``time.launch_s_per_layer``) adds to its GPU time instead of hiding behind it: verl's Megatron actor
     # reads each micro batch's sequence lengths back to the host before its forward (models/mcore/util.py
     # preprocess_packed_seqs: ``.tolist()``) and its loss after it (``.item()``; 0.6.1 workers/actor/megatron_actor.py
-    # loss_func, 0.9.1 workers/engine/megatron/transformer_impl.py). False: the host may run ahead (the larger of the
-    # two counts).
-    host_syncs_per_micro: bool = False
+    # loss_func, 0.9.1 workers/engine/megatron/transformer_impl.py); verl's FSDP actor logs each micro batch's loss
+    # (workers/actor/dp_actor.py update_policy: ``pg_loss.detach().item()``), OpenRLHF's actor its status
+    # (training_step: ``actor_loss.detach().item()``) and TRL's GRPO trainer its clip ratios (_compute_loss:
+    # ``.nanmean().item()``), each inside the micro-batch loop. False: the host may run ahead (the larger of the two
+    # counts).
+    host_syncs_per_micro: bool = True
     # The update also computes entropy (entropy_coeff != 0 or actor.calculate_entropy);
     # verl 0.9 defaults: entropy_coeff 0, calculate_entropy false.
     entropy_in_update: bool = False

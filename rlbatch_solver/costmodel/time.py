@@ -198,10 +198,45 @@ def launch_s_per_layer(plan: Plan) -> float:
     return C.HF_EAGER_S_PER_LAYER
 
 
+class PassSeconds:
+    """Seconds of a phase made of passes, as a function of the fitted scale on them (``forward_scale``,
+    ``train_scale``): each pass is ``max(scale x gpu + waits, floor)`` (``gpu``: its compute and the host time its
+    loop spends per micro batch; ``waits``: the collectives it waits for inside its layers, Ulysses' all-to-alls and
+    Megatron's tensor-parallel all-reduces; ``floor``: FSDP's gathers, which it cannot finish before), plus ``fixed``
+    seconds no scale touches (the gradient reduction and the optimizer step). MFU_TRAIN and MFU_FORWARD are one
+    GPU's passes as measured (docs/cost-model.md section 5): the scale is what the measured multi-GPU runs spend beyond
+    them per pass, and leaves alone the collectives (priced from NCCL's bandwidth and latency) and the AdamW step
+    (measured on one GPU, HBM_EFF_OPTIMIZER)."""
+
+    __slots__ = ("terms", "fixed")
+
+    def __init__(self, terms: tuple[tuple[float, float, float], ...] = (), fixed: float = 0.0):
+        self.terms = terms  # (gpu, waits, floor) seconds of each pass
+        self.fixed = fixed
+
+    def at(self, scale: float) -> float:
+        return sum(max(scale * a + b, f) for a, b, f in self.terms) + self.fixed
+
+    def __add__(self, other: "PassSeconds") -> "PassSeconds":
+        return PassSeconds(self.terms + other.terms, self.fixed + other.fixed)
+
+    def times(self, n: float) -> "PassSeconds":
+        return PassSeconds(tuple((n * a, n * b, n * f) for a, b, f in self.terms), n * self.fixed)
+
+
 def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, samples: float, micro: int,
                budget: int | None, flops_mult: float, mfu: float, gathers_per_micro: float,
                extra_comm_per_micro: float = 0.0) -> tuple[float, float]:
-    """(seconds, micro batches) of a forward (mult 1) or training (mult 3/4) pass on one GPU."""
+    """(seconds, micro batches) of a forward (mult 1) or training (mult 3/4) pass on one GPU, no fitted scale."""
+    parts, n_micro = _pass_parts(plan, mc, params, active, samples, micro, budget, flops_mult, mfu,
+                                 gathers_per_micro, extra_comm_per_micro)
+    return parts.at(1.0), n_micro
+
+
+def _pass_parts(plan: Plan, mc: ModelConsts, params: float, active: float, samples: float, micro: int,
+                budget: int | None, flops_mult: float, mfu: float, gathers_per_micro: float,
+                extra_comm_per_micro: float = 0.0) -> tuple[PassSeconds, float]:
+    """(PassSeconds, micro batches) of a forward (mult 1) or training (mult 3/4) pass on one GPU."""
     p, r, _ = _lengths(plan)
     actual = p + r
     seq = actual if plan.remove_padding or budget else float(max(1, plan.prompt_len) + max(0, plan.response_len))
@@ -215,24 +250,34 @@ def _pass_time(plan: Plan, mc: ModelConsts, params: float, active: float, sample
     # (Plan.host_syncs_per_micro) the GPU's queue empties each time and the host time adds to the GPU's.
     pp = max(1, plan.pp)
     launches = n_micro * flops_mult * launch_s_per_layer(plan) * mc.layers / pp
-    compute = compute + launches if plan.host_syncs_per_micro else max(compute, launches)
+    gpu = compute + launches if plan.host_syncs_per_micro else max(compute, launches)
     if pp > 1:
         # pipeline bubble of 1F1B: (PP-1)/n_micro of the compute idles; interleaving divides it by VPP
         # (Narayanan et al. 2021, arXiv 2104.04473, section 2.2)
-        compute *= 1.0 + (pp - 1) / (max(1, plan.vpp) * n_micro)
+        gpu *= 1.0 + (pp - 1) / (max(1, plan.vpp) * n_micro)
+    waits = 0.0
     sp = max(1, plan.sp)
     if sp > 1:
         # Ulysses: 4 all-to-alls per layer (q, k, v, attention output) per forward, again in
         # backward; not overlapped with compute.
-        a2a = (tok_micro * C.BF16 * (2 * mc.q_dim + 2 * mc.kv_dim) * mc.layers * (sp - 1) / sp
+        one = (tok_micro * C.BF16 * (2 * mc.q_dim + 2 * mc.kv_dim) * mc.layers * (sp - 1) / sp
                / _coll_bw(plan, sp))
-        compute += n_micro * a2a * (1.0 if flops_mult <= 1.0 else flops_mult - 1.0)
+        waits = n_micro * one * (1.0 if flops_mult <= 1.0 else flops_mult - 1.0)
+    tp = max(1, plan.tp)
+    if tp > 1:
+        # Megatron tensor parallelism: 2 all-reduces of the layer's activations ([tokens, hidden], bf16) per layer in
+        # a forward, 2 more in the backward (Shoeybi et al. 2019, arXiv 1909.08053, section 3 and figure 4; with
+        # sequence parallelism an all-gather and a reduce-scatter of the same bytes), not overlapped with compute
+        # (megatron-core overlaps them only with tp_comm_overlap, off by default)
+        calls = 2.0 * mc.layers / pp * (1.0 if flops_mult <= 1.0 else flops_mult - 1.0)
+        msg = tok_micro * mc.hidden * C.BF16
+        waits += n_micro * calls * (2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp) + _collective_latency(plan))
     gather = _gather_bytes(plan, params)
     # FSDP gathers one decoder layer at a time: a collective's latency per layer and gather
     latency = _collective_latency(plan) * mc.layers / pp if gather > 0 else 0.0
     comm = n_micro * (gathers_per_micro * (gather / _coll_bw(plan, plan.shard_degree) + latency)
                       + extra_comm_per_micro)
-    return max(compute, comm), n_micro
+    return PassSeconds(((gpu, waits, comm),)), n_micro
 
 
 def attention_flops(mc: ModelConsts, seq: float) -> float:
@@ -383,41 +428,40 @@ def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     return prefill + decode
 
 
-def _old_log_prob(plan: Plan, mc: ModelConsts) -> float:
+def _old_log_prob(plan: Plan, mc: ModelConsts) -> PassSeconds:
     samples = plan.samples_per_step / _dp(plan)
-    t, _ = _pass_time(plan, mc, mc.params, mc.active, samples, plan.logprob_micro, plan.logprob_token_budget,
-                      1.0, plan.efficiency.mfu_forward, 1.0)
+    t, _ = _pass_parts(plan, mc, mc.params, mc.active, samples, plan.logprob_micro, plan.logprob_token_budget,
+                       1.0, plan.efficiency.mfu_forward, 1.0)
     return t
 
 
-def _ref(plan: Plan, mc: ModelConsts) -> float:
+def _ref(plan: Plan, mc: ModelConsts) -> PassSeconds:
     samples = plan.samples_per_step / _dp(plan)
     h2d = 0.0
     if plan.ref_param_offload or plan.param_offload:
         # CPU-offloaded FSDP streams its shard to the GPU every forward
         h2d = C.REF_PARAM_BYTES * mc.params / _mp(plan) / max(1, plan.shard_degree) / _host_bw(plan)
-    t, _ = _pass_time(plan, mc, mc.params, mc.active, samples, plan.logprob_micro, plan.logprob_token_budget,
-                      1.0, plan.efficiency.mfu_forward, 1.0, h2d)
+    t, _ = _pass_parts(plan, mc, mc.params, mc.active, samples, plan.logprob_micro, plan.logprob_token_budget,
+                       1.0, plan.efficiency.mfu_forward, 1.0, h2d)
     return t
 
 
-def _update(plan: Plan, mc: ModelConsts, critic: bool) -> float:
+def _update(plan: Plan, mc: ModelConsts, critic: bool) -> PassSeconds:
     params = float(mc.critic_params if critic else mc.params)
     active = float(mc.active - (mc.lm_head - mc.hidden if critic else 0))
     samples = plan.samples_per_step / _dp(plan)
     mini = max(1, plan.mini_batches)
     micro = plan.critic_micro if critic else plan.train_micro
     mult = 4.0 if plan.grad_ckpt else 3.0
-    total = 0.0
     # one mini batch, times the number of mini batches
-    t_mini, _ = _pass_time(plan, mc, params, active, samples / mini, micro, plan.train_token_budget, mult,
-                           plan.efficiency.mfu_train, 2.0)
+    t_mini, _ = _pass_parts(plan, mc, params, active, samples / mini, micro, plan.train_token_budget, mult,
+                            plan.efficiency.mfu_train, 2.0)
     grad_sync, adam = _grad_sync_and_adam(plan, mc, params, critic)  # once per mini batch
-    total += mini * (t_mini + grad_sync + adam)
+    total = (t_mini + PassSeconds(fixed=grad_sync + adam)).times(mini)
     if critic:  # the critic's value forward over the batch (compute_values)
-        t_val, _ = _pass_time(plan, mc, params, active, samples, micro, plan.train_token_budget, 1.0,
-                              plan.efficiency.mfu_forward, 1.0)
-        total += t_val
+        t_val, _ = _pass_parts(plan, mc, params, active, samples, micro, plan.train_token_budget, 1.0,
+                               plan.efficiency.mfu_forward, 1.0)
+        total = total + t_val
     return total
 
 
@@ -491,23 +535,37 @@ def step_host_seconds(plan: Plan) -> float:
     return C.STEP_HOST_S + C.REWARD_ADV_S_PER_SAMPLE * max(0, plan.samples_per_step)
 
 
+def pass_seconds(plan: Plan, phase: str) -> PassSeconds | None:
+    """The passes of a forward-only or update phase as a function of its fitted scale (``PassSeconds``: what
+    estimate_time applies forward_scale and train_scale to); None for the other phases."""
+    mc = model_consts(plan.model)
+    if phase == Phase.OLD_LOG_PROB:
+        return _old_log_prob(plan, mc)
+    if phase == Phase.REF:
+        return _ref(plan, mc)
+    if phase in (Phase.ACTOR_UPDATE, Phase.CRITIC_UPDATE):
+        return _update(plan, mc, critic=phase == Phase.CRITIC_UPDATE)
+    return None
+
+
 def estimate_time(plan: Plan) -> TimeReport:
     """Seconds per RL step for every phase of ``plan`` that runs (computed lazily)."""
     mc = model_consts(plan.model)
     info: dict[str, float] = {}
-    eff = plan.efficiency  # the fitted constants (costmodel/fitted.yaml) scale the derived seconds
+    eff = plan.efficiency  # the fitted constants (costmodel/fitted.yaml) scale the derived seconds (the passes' as
+    # PassSeconds says: their compute and host time, not their collectives or optimizer step)
     # rollout_scale is fitted to inference engines' rows; the trained model's own generate is host-bound at a
     # measured per-layer cost (HF_EAGER_S_PER_LAYER, docs/accuracy.md's GPU probe), which the scale would distort
     rollout_scale = eff.rollout_scale if plan.engine != "hf" else 1.0
     fns: dict[str, Callable[[], float]] = {
         Phase.ROLLOUT: lambda: _rollout(plan, mc, info) * rollout_scale + eff.step_fixed_s + step_host_seconds(plan),
-        Phase.OLD_LOG_PROB: lambda: _old_log_prob(plan, mc) * eff.forward_scale,
+        Phase.OLD_LOG_PROB: lambda: _old_log_prob(plan, mc).at(eff.forward_scale),
     }
     if plan.need_ref:
-        fns[Phase.REF] = lambda: _ref(plan, mc) * eff.forward_scale
-    fns[Phase.ACTOR_UPDATE] = lambda: _update(plan, mc, critic=False) * eff.train_scale
+        fns[Phase.REF] = lambda: _ref(plan, mc).at(eff.forward_scale)
+    fns[Phase.ACTOR_UPDATE] = lambda: _update(plan, mc, critic=False).at(eff.train_scale)
     if plan.need_critic:
-        fns[Phase.CRITIC_UPDATE] = lambda: _update(plan, mc, critic=True) * eff.train_scale
+        fns[Phase.CRITIC_UPDATE] = lambda: _update(plan, mc, critic=True).at(eff.train_scale)
     fns[Phase.WEIGHT_SYNC] = lambda: _weight_sync(plan, mc)
     fns[Phase.OFFLOAD] = lambda: _offload(plan, mc)
     return TimeReport(LazyPhases(fns), info)
