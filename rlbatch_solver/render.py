@@ -397,9 +397,12 @@ def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenari
     print_args(console, report.native[0])
 
 
-def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw: Any = None) -> None:
+def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw: Any = None,
+                   headed: bool = False) -> None:
     """The rules no config can satisfy together: each with its numbers where the fixed values give them all (else its
-    explanation), and the fixed values they read under the framework's own keys (``fw``; None: the variables')."""
+    explanation), and the fixed values they read under the framework's own keys (``fw``; None: the variables').
+    ``headed``: the caller has printed its own "No valid config" line."""
+    lead = "" if headed else "[bold red]No valid config.[/] "
     if not conflict.rules:
         if conflict.status == "unknown":  # the whole search was proven infeasible; isolating its rules ran out of time
             console.print("  the rules that conflict were not isolated within the time limit (a longer --time-limit "
@@ -408,11 +411,11 @@ def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw
             console.print(f"[red]No valid config[/] (solver status: {conflict.status}).")
         return
     if conflict.each_alone:
-        console.print("[bold red]No valid config.[/] The fixed values break " + (
+        console.print(lead + ("The fixed values break " if lead else "  The fixed values break ") + (
             "this rule:" if len(conflict.rules) == 1 else "each of these rules on its own:"))
     else:
         minimal = "a minimal set" if conflict.proven_minimal else "a set"
-        console.print(f"[bold red]No valid config.[/] These rules conflict ({minimal}; drop any one and the rest can "
+        console.print(lead + ("" if lead else "  ") + f"These rules conflict ({minimal}; drop any one and the rest can "
                       "hold):")
     fixed = {k: v[0] for k, v in space.domains.items() if len(v) == 1 and v[0] is not None}
     # and a derived quantity whose inputs are all fixed (a job's training ranks from NPROC_PER_NODE x NNODES)
@@ -790,7 +793,7 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
     if report.conflict is not None:
         from .commands.recommend import answer_framework
 
-        print_conflict(console, report.conflict, report.space, answer_framework(report))
+        print_conflict(console, report.conflict, report.space, answer_framework(report), headed=True)
     for rule_id, (least, cap) in report.memory_floor.items():
         if least > cap:
             console.print(f"  {rule_id}: needs at least {least / 1024:.1f} GiB per GPU anywhere in the search space, "
