@@ -31,12 +31,15 @@ def fill(chrome, **fields) -> None:
 
 
 def click(chrome, button: str) -> None:
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
     old = chrome.find_element("tag name", "html")
     by_id(chrome, button).click()
-    WebDriverWait(chrome, 60).until(ec.staleness_of(old))  # the answer is a new page
+    # the answer is a new page; polling the old one mid-navigation can meet chromedriver's "unhandled inspector
+    # error" (a WebDriverException that is not the stale reference staleness_of waits for): poll again
+    WebDriverWait(chrome, 60, ignored_exceptions=(WebDriverException,)).until(ec.staleness_of(old))
 
 
 def copy_status(chrome) -> str:
