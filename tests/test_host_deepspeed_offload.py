@@ -77,12 +77,15 @@ SWIFT_7B = ["NPROC_PER_NODE=8", "swift", "rlhf", "--rlhf_type", "grpo", "--model
 def test_states_moved_out_between_phases_openrlhf_pins_them_ms_swift_does_not():
     """Without ZeRO-Offload: OpenRLHF's --deepspeed_enable_sleep calls DeepSpeed's offload_states(hp_params,
     optim_states, pin_memory=True): fp32 master and both moments pinned per sub-group (7.62e9 / 8 ranks: 3.8 GB ->
-    4 GiB each, 12 GiB per rank), 16-bit params left on the GPU. ms-swift's --offload_optimizer copies the moments into
+    4 GiB each, 12 GiB per rank), 16-bit params left on the GPU; from DeepSpeed 0.16.5 the bf16 gradients too. ms-swift's --offload_optimizer copies the moments into
     pageable CPU tensors (8 B per element) and --offload_model the parameters (ZeRO-3: the bf16 partition; ZeRO-2:
     the whole model on every rank)."""
     n = model_consts(load_model("qwen2.5-7b")).params / 8
     orl = rb.check(SLEEP_OPENRLHF, framework="openrlhf==0.6.2", gpus=8, model="qwen2.5-7b", gpu="a100-80gb").host
     assert abs(orl.steady[ACTOR] - 8 * 3 * pow2(4 * n)) < 1e-3 * orl.steady[ACTOR]
+    # OpenRLHF 0.7.5 on DeepSpeed 0.16.7 adds the bf16 gradient partitions (lp_grads, from DeepSpeed 0.16.5)
+    new = rb.check(SLEEP_OPENRLHF, framework="openrlhf==0.7.5", gpus=8, model="qwen2.5-7b", gpu="a100-80gb").host
+    assert abs(new.steady[ACTOR] - 8 * (3 * pow2(4 * n) + pow2(2 * n))) < 1e-3 * new.steady[ACTOR]
     z3 = rb.check(SWIFT_7B + ["--deepspeed", "zero3"], framework="swift", gpus=8, model="qwen2.5-7b",
                   gpu="a100-80gb").host
     assert abs(z3.steady[ACTOR] - 8 * (8 * n + 2 * n)) < 1e-3 * z3.steady[ACTOR]

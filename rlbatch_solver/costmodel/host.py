@@ -125,6 +125,8 @@ class HostLayout:
     # offload_states into pinned buffers (OpenRLHF's --deepspeed_enable_sleep), False = the Adam moments copied into
     # plain CPU tensors (ms-swift's --offload_optimizer): _deepspeed_offloaded
     ds_offload_states_pinned: bool = False
+    # ... and the 16-bit gradient partitions with them (offload_states' lp_grads: OpenRLHF on DeepSpeed >= 0.16.5)
+    ds_offload_states_lp_grads: bool = False
 
 
 @dataclass
@@ -265,7 +267,8 @@ def _sub_groups(numel: float) -> list[float]:
 
 def _deepspeed_offloaded(plan: Plan, mc, critic: bool, params_off: bool, layout: HostLayout) -> float:
     """Host bytes of one rank's trained states that DeepSpeed keeps on the CPU, buffer by buffer as DeepSpeed 0.16.4
-    allocates them; ``numel`` is the rank's partition of the trained parameters. Every buffer made with
+    allocates them (the same allocations at 0.14.4 and 0.19.6, the oldest and newest the packs pin); ``numel`` is the
+    rank's partition of the trained parameters. Every buffer made with
     ``get_accelerator().pin_memory(t)`` (``t.pin_memory()``, accelerator/cuda_accelerator.py) is a pinned block,
     rounded up to a power of two (pinned_bytes); the frameworks' offload configs all set ``pin_memory: true``
     (OpenRLHF's get_train_ds_config, ms-swift's zero2_offload.json / zero3_offload.json). CPU Adam's moments are
@@ -287,7 +290,9 @@ def _deepspeed_offloaded(plan: Plan, mc, critic: bool, params_off: bool, layout:
     Without ZeRO-Offload, the states the trainer moves out between phases: OpenRLHF's --deepspeed_enable_sleep
     (``layout.ds_offload_states_pinned``; utils/deepspeed/deepspeed_utils.py offload_deepspeed_states, 0.6.2, calls
     stage3.py offload_states(hp_params, optim_states, pin_memory=True)) pins the fp32 master and both Adam moments,
-    each sub-group's copy on its own (offload_states.py offload_adam_states), and leaves the 16-bit parameters out;
+    each sub-group's copy on its own (offload_states.py offload_adam_states), from DeepSpeed 0.16.5 (OpenRLHF 0.7.5 on)
+    the 16-bit gradient partitions too (lp_grads: ``lp_grad_partitions_flat_pin_buffers``), never the 16-bit
+    parameters (lp_params stays commented out, read to 0.11.2);
     ms-swift's --offload_optimizer (rlhf_trainers/rollout_mixin.py offload_optimizer, 4.6.0) copies the Adam moments
     into plain ``torch.empty_like(value, device="cpu")`` tensors, and --offload_model its parameters
     (``tensor.data.to("cpu")``)."""
@@ -298,7 +303,11 @@ def _deepspeed_offloaded(plan: Plan, mc, critic: bool, params_off: bool, layout:
     dtype = max(C.BF16, plan.model_dtype_bytes)
     if not plan.optimizer_offload:  # states moved out between phases, no ZeRO-Offload
         if layout.ds_offload_states_pinned:
-            return 3 * sum(pinned_bytes(C.FP32 * n) for n in _sub_groups(numel))
+            # one fp32 partition per sub-group at ZeRO-3, per param group below it
+            groups = _sub_groups(numel) if plan.zero_stage >= 3 else [numel]
+            grad_dtype = C.FP32 if plan.deepspeed_grad_accum_fp32 else dtype
+            lp_grads = pinned_bytes(grad_dtype * numel) if layout.ds_offload_states_lp_grads else 0.0
+            return 3 * sum(pinned_bytes(C.FP32 * n) for n in groups) + lp_grads
         # --offload_model moves each parameter's data to the CPU (rollout_mixin.py offload_model: ZeRO-3's
         # ds_tensor partition, below ZeRO-3 the whole parameter every rank holds)
         whole = numel * (1 if plan.zero_stage >= 3 else max(1, plan.shard_degree))
