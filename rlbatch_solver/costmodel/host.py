@@ -44,10 +44,6 @@ HOST_PROCESS_BYTES = 4 * GIB
 # (vllm/worker/cache_engine.py CacheEngine._allocate_kv_cache(num_cpu_blocks, "cpu"), v0.6.3; EngineArgs.swap_space
 # default 4 GiB "per GPU", which vllm/config.py _verify_cpu_swap_space counts x GPUs per node). V1 has no swap space.
 VLLM_V0_SWAP_BYTES = 4 * GIB
-# DeepSpeed's own estimators' headroom over the offloaded states ("additional_buffer_factor=1.5":
-# deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs, stage_1_and_2.py
-# estimate_zero2_model_states_mem_needs)
-DS_HOST_BUFFER_FACTOR = 1.5
 # Ray's memory monitor kills a worker when the node's memory use exceeds 0.95 of its RAM (Ray docs, "Out-Of-Memory
 # Prevention", memory_usage_threshold default 0.95: src/ray/common/ray_config_def.h RAY_CONFIG(float,
 # memory_usage_threshold, 0.95), which the environment's RAY_memory_usage_threshold overrides when Ray starts);
@@ -125,6 +121,12 @@ class HostLayout:
     # largest the fp32 master partition (stage_1_and_2.py single_partition_of_fp32_groups): one fp32 copy of the
     # rank's share of the trained parameters, none when the optimizer is offloaded (already on the CPU)
     save_zero_partition: bool = False
+    # how the trainer moves a DeepSpeed optimizer without ZeRO-Offload to the CPU between phases: True = DeepSpeed's
+    # offload_states into pinned buffers (OpenRLHF's --deepspeed_enable_sleep), False = the Adam moments copied into
+    # plain CPU tensors (ms-swift's --offload_optimizer): _deepspeed_offloaded
+    ds_offload_states_pinned: bool = False
+    # ... and the 16-bit gradient partitions with them (offload_states' lp_grads: OpenRLHF on DeepSpeed >= 0.16.5)
+    ds_offload_states_lp_grads: bool = False
 
 
 @dataclass
@@ -241,22 +243,89 @@ def pinned_swap_bytes(swap_bytes: float, card: ModelCard) -> float:
     return layers * pinned_bytes(swap_bytes / layers)
 
 
-def _offloaded(plan: Plan, critic: bool, params_off: bool, opt_off: bool) -> float:
+def _offloaded(plan: Plan, critic: bool, params_off: bool, opt_off: bool, layout: HostLayout | None = None) -> float:
     """Host bytes of one rank's offloaded share of a trained model."""
     mc = model_consts(plan.model)
     if plan.trainer == "deepspeed":
-        # ZeRO-Offload keeps the fp32 master weights, Adam moments and fp32 gradients on the CPU: 16 B per parameter
-        # (18 with the parameters offloaded too: the estimators' counts), partitioned as the optimizer states are,
-        # times the estimators' buffer factor
         if not (opt_off or params_off):
             return 0.0
-        _, _, o = _states(plan, mc, critic)  # 12 B per parameter of this rank's partition
-        trained = o / (3 * C.FP32) * (18 if params_off else 16) * DS_HOST_BUFFER_FACTOR
         frozen = _offloaded_frozen_base(plan, mc) if params_off and plan.lora_params and not critic else 0.0
-        return trained + frozen
+        return _deepspeed_offloaded(plan, mc, critic, params_off, layout or HostLayout()) + frozen
     w, g, o = _megatron_states(plan, mc, critic) if plan.trainer == "megatron" else _states(plan, mc, critic)
     keep_g = plan.trainer == "megatron"  # Megatron offloads its fp32 grad buffer with the params
     return (w + (g if keep_g else 0.0) if params_off else 0.0) + (o if opt_off else 0.0)
+
+
+def _sub_groups(numel: float) -> list[float]:
+    """ZeRO-3's optimizer sub-groups of one rank's partition: closed once they reach ``sub_group_size`` elements
+    (deepspeed/runtime/zero/stage3.py _create_fp16_sub_groups; zero/config.py default 1e9)."""
+    size = float(C.DEEPSPEED_SUB_GROUP_SIZE)
+    full = int(numel // size)
+    rest = numel - full * size
+    return [size] * full + ([rest] if rest > 0 else [])
+
+
+def _deepspeed_offloaded(plan: Plan, mc, critic: bool, params_off: bool, layout: HostLayout) -> float:
+    """Host bytes of one rank's trained states that DeepSpeed keeps on the CPU, buffer by buffer as DeepSpeed 0.16.4
+    allocates them (the same allocations at 0.14.4 and 0.19.6, the oldest and newest the packs pin); ``numel`` is the
+    rank's partition of the trained parameters. Every buffer made with
+    ``get_accelerator().pin_memory(t)`` (``t.pin_memory()``, accelerator/cuda_accelerator.py) is a pinned block,
+    rounded up to a power of two (pinned_bytes); the frameworks' offload configs all set ``pin_memory: true``
+    (OpenRLHF's get_train_ds_config, ms-swift's zero2_offload.json / zero3_offload.json). CPU Adam's moments are
+    plain ``torch.zeros_like`` of the CPU master weights (ops/adam/cpu_adam.py DeepSpeedCPUAdam.step): 8 bytes per
+    element, not pinned. Optimizer param groups other than the first (OpenRLHF's no-decay group: norms and biases)
+    hold well under 1 MiB per rank and are counted with the first.
+
+    ZeRO-Offload (the config's offload_optimizer device cpu: OpenRLHF's --adam_offload, zero*_offload configs):
+      stages 1-2 (stage_1_and_2.py DeepSpeedZeroOptimizer.__init__ and initialize_optimizer_states): the fp32 master
+      partition (``single_partition_of_fp32_groups``, pinned whatever pin_memory says), its fp32 gradient partition
+      (pinned), CPU Adam's moments, and ``temp_grad_buffer_for_cpu_offload`` (the largest parameter in the 16-bit
+      dtype, pinned);
+      stage 3 (stage3.py _create_fp32_partitions, _setup_for_real_optimizer, initialize_optimizer_states): the fp32
+      master per sub-group (``.to("cpu").clone().float()``: not pinned), the 16-bit gradient partitions
+      (``grad_partitions_flat_buffer``, pinned; fp32 when data_types.grad_accum_dtype is), each sub-group's fp32
+      gradient buffer (pinned), CPU Adam's moments, and with offload_param the 16-bit parameter partitions
+      (_create_param_groups_fp16_flat_cpu_memory: one pinned flat buffer, whatever pin_memory says) besides
+      zero.Init's per-parameter pinned partitions, freed into the pinned allocator's cache (zero3_pinned_ratio).
+    Without ZeRO-Offload, the states the trainer moves out between phases: OpenRLHF's --deepspeed_enable_sleep
+    (``layout.ds_offload_states_pinned``; utils/deepspeed/deepspeed_utils.py offload_deepspeed_states, 0.6.2, calls
+    stage3.py offload_states(hp_params, optim_states, pin_memory=True)) pins the fp32 master and both Adam moments,
+    each sub-group's copy on its own (offload_states.py offload_adam_states), from DeepSpeed 0.16.5 (OpenRLHF 0.7.5 on)
+    the 16-bit gradient partitions too (lp_grads: ``lp_grad_partitions_flat_pin_buffers``), never the 16-bit
+    parameters (lp_params stays commented out, read to 0.11.2);
+    ms-swift's --offload_optimizer (rlhf_trainers/rollout_mixin.py offload_optimizer, 4.6.0) copies the Adam moments
+    into plain ``torch.empty_like(value, device="cpu")`` tensors, and --offload_model its parameters
+    (``tensor.data.to("cpu")``)."""
+    _, _, o = _states(plan, mc, critic)
+    numel = o / (3 * C.FP32)  # _states counts 12 B (fp32 master + two moments) per element of the partition
+    if numel <= 0:
+        return 0.0
+    dtype = max(C.BF16, plan.model_dtype_bytes)
+    if not plan.optimizer_offload:  # states moved out between phases, no ZeRO-Offload
+        if layout.ds_offload_states_pinned:
+            # one fp32 partition per sub-group at ZeRO-3, per param group below it
+            groups = _sub_groups(numel) if plan.zero_stage >= 3 else [numel]
+            grad_dtype = C.FP32 if plan.deepspeed_grad_accum_fp32 else dtype
+            lp_grads = pinned_bytes(grad_dtype * numel) if layout.ds_offload_states_lp_grads else 0.0
+            return 3 * sum(pinned_bytes(C.FP32 * n) for n in groups) + lp_grads
+        # --offload_model moves each parameter's data to the CPU (rollout_mixin.py offload_model: ZeRO-3's
+        # ds_tensor partition, below ZeRO-3 the whole parameter every rank holds)
+        whole = numel * (1 if plan.zero_stage >= 3 else max(1, plan.shard_degree))
+        return 2 * C.FP32 * numel + (dtype * whole if params_off else 0.0)
+    lp_params = 0.0
+    if params_off:  # stage 3's offload_param: the flat pinned buffer, and zero.Init's per-parameter partitions
+        # (pinned when offload_param's pin_memory is: partition_parameters.py _partition_param), which the move into
+        # the flat buffer frees into the pinned allocator's cache, where they stay (a LoRA's adapters: a few MiB)
+        per_param = 0.0 if plan.lora_params and not critic else zero3_pinned_ratio(plan.model, plan.shard_degree, dtype)
+        lp_params = pinned_bytes(dtype * numel) + per_param * dtype * numel
+    adam = 2 * C.FP32 * numel
+    if plan.zero_stage >= 3:
+        grad_dtype = C.FP32 if plan.deepspeed_grad_accum_fp32 else dtype
+        return (C.FP32 * numel + adam + pinned_bytes(grad_dtype * numel) + lp_params
+                + sum(pinned_bytes(C.FP32 * n) for n in _sub_groups(numel)))
+    # the largest trained parameter, whole (stage_1_and_2.py largest_param_numel); a LoRA's adapters are a few MiB
+    largest = 0.0 if plan.lora_params and not critic else max(_hf_weight_numels(plan.model)) / _mp(plan)
+    return 2 * pinned_bytes(C.FP32 * numel) + adam + pinned_bytes(dtype * largest)
 
 
 def _hf_weight_numels(card: ModelCard) -> list[float]:
@@ -364,10 +433,10 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         rollout.actor_param_offload if rollout.actor_param_offload is not None else rollout.param_offload)
     a_opt = bool(update.optimizer_offload) or bool(
         rollout.actor_optimizer_offload if rollout.actor_optimizer_offload is not None else rollout.optimizer_offload)
-    steady[T_OFF_ACTOR] = per_node * _offloaded(update, False, a_param, a_opt)
+    steady[T_OFF_ACTOR] = per_node * _offloaded(update, False, a_param, a_opt, layout)
     if update.need_critic:
         steady[T_OFF_CRITIC] = per_node * _offloaded(update, True, update.critic_param_offload,
-                                                     update.critic_optimizer_offload)
+                                                     update.critic_optimizer_offload, layout)
     if update.need_ref and not update.ref_in_actor and update.ref_param_offload:
         mc = model_consts(update.model)
         shard = max(1, update.shard_degree) if update.zero_stage >= 3 or update.trainer in ("fsdp", "mixed") else 1
@@ -393,7 +462,7 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
     if layout.lora_first_sync_bytes:
         # the sync loads the actor's params onto the GPU first (an offloaded actor's too), then holds the whole model
         # on the CPU of every worker; everything else is as in the steady state
-        rep.first_sync = {**steady, T_OFF_ACTOR: per_node * _offloaded(update, False, False, a_opt),
+        rep.first_sync = {**steady, T_OFF_ACTOR: per_node * _offloaded(update, False, False, a_opt, layout),
                           T_LORA_SYNC: per_node * layout.lora_first_sync_bytes}
     partition = 0.0
     if layout.save_zero_partition and update.trainer == "deepspeed" and not update.optimizer_offload:
@@ -404,7 +473,7 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         # every worker on the node writes its own shards at the same step; the rest is as in the steady state
         rep.save = {**steady, T_SAVE: max(per_node * per_gpu, layout.save_rank0_bytes)}
         if layout.save_loads_params:
-            rep.save[T_OFF_ACTOR] = per_node * _offloaded(update, False, False, a_opt)
+            rep.save[T_OFF_ACTOR] = per_node * _offloaded(update, False, False, a_opt, layout)
     return rep
 
 

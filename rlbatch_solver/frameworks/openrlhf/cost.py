@@ -287,7 +287,10 @@ def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
                       limit_share=int(v["ray_kill_permille"]) / 1000 if v.get("ray_kill_permille") else HOST_LIMIT_SHARE,
                       engines_asleep_at_load=bool(v.get("vllm_sleep")),
                       save_bytes_per_gpu=max(ckpt, whole if clones else 0.0),
-                      save_rank0_bytes=0.0 if clones else whole)
+                      save_rank0_bytes=0.0 if clones else whole,
+                      # --deepspeed_enable_sleep: offload_deepspeed_states pins the optimizer's states on the CPU
+                      # (utils/deepspeed/deepspeed_utils.py, 0.6.2; costmodel/host.py _deepspeed_offloaded)
+                      ds_offload_states_pinned=True, ds_offload_states_lp_grads=bool(v.get("ds_sleep_lp_grads")))
 
 
 def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
@@ -301,7 +304,7 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         bool_names=(bool_names(VARIABLES)
                     | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
                        "colocate_lowers_gmu", "vllm_graphs_in_budget", "sync_wakes_weights_only",
-                       "save_clones_every_rank", "vllm_v0"}),
+                       "save_clones_every_rank", "vllm_v0", "ds_sleep_lp_grads"}),
         unread=unread,
         optional=optional_names(VARIABLES),
         concurrency=concurrency,

@@ -523,6 +523,9 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             # how the release's save_model gathers the model (--save_hf_ckpt repeats that save at each checkpoint:
             # the same bytes)
             "save_steps": _save_steps(flat), "save_clones_every_rank": release.save_clones_every_rank,
+            # --deepspeed_enable_sleep also offloads the 16-bit gradient partitions on DeepSpeed 0.16.5 and later
+            # (utils/deepspeed/deepspeed_utils.py offload_deepspeed_states, 0.7.5: OffloadStateTypeEnum.lp_grads)
+            "ds_sleep_lp_grads": tuple(int(x) for x in release.deepspeed.split(".")[:3]) >= (0, 16, 5),
             # the engines run vLLM's V0 engine, whose workers allocate a CPU swap space (host memory only): the pinned
             # vLLM's default, or the launch script's VLLM_USE_V1 (vllm/envs.py)
             "vllm_v0": _vllm_v0(flat, release), **_ray_threshold(flat)}

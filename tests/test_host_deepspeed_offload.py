@@ -1,0 +1,94 @@
+"""Host RAM of DeepSpeed's offloaded optimizer (issue 25), priced buffer by buffer as DeepSpeed 0.16.4 allocates them
+(costmodel/host.py _deepspeed_offloaded; docs/cost-model.md section 11.3, row "offloaded trained states") instead of
+its estimators' 16-18 B per parameter x 1.5. Each expected value below is rebuilt here from the allocation list: a
+pinned buffer takes the next power of two of its bytes, CPU Adam's moments are pageable."""
+
+import memory_corpus as mc
+
+import rlbatch_solver as rb
+from rlbatch_solver.costmodel.host import _sub_groups
+from rlbatch_solver.costmodel.memory import model_consts
+from rlbatch_solver.catalog.models import load_model
+
+GIB = 2**30
+ACTOR = "actor states offloaded to the CPU"
+CRITIC = "critic states offloaded to the CPU"
+
+
+def pow2(nbytes: float) -> float:
+    return float(1 << (int(nbytes) - 1).bit_length())
+
+
+def _case(name):
+    return next(c for c in mc.cases() if c.name == name)
+
+
+def _host(case):
+    return rb.check(case.args, framework=case.framework, gpus=case.gpus, model=case.model,
+                    gpu=case.gpu or mc.HOST_ONLY_GPU, length_fraction=case.length_fraction,
+                    host_mem_gib=case.host_mem_gib).host
+
+
+def test_zero2_adam_offload_is_the_pinned_master_and_grad_partitions_plus_pageable_moments():
+    """OpenRLHF's README run (Llama-2-7B PPO, actor on 4 A100s, --zero_stage 2 --adam_offload): per rank the fp32
+    master partition (pinned: stage_1_and_2.py single_partition_of_fp32_groups), its fp32 gradient partition (pinned:
+    get_train_ds_config sets pin_memory), CPU Adam's two moments (pageable) and the bf16 temp buffer of the largest
+    parameter (the 32000 x 4096 embedding, pinned). 6.74e9 / 4 ranks: 6.7 GB fp32 partitions take 8 GiB each; 115
+    GiB on the node, where DeepSpeed's estimate (24 B per parameter) said 151."""
+    case = _case("openrlhf_readme2024_llama2_7b_ray_ppo_8xa100")
+    n = model_consts(load_model("llama2-7b")).params / 4
+    per_rank = 2 * pow2(4 * n) + 8 * n + pow2(2 * 32000 * 4096)
+    got = _host(case).steady[ACTOR]
+    assert abs(got - 4 * per_rank) < 1e-3 * got, (got / GIB, 4 * per_rank / GIB)
+    assert got < 0.8 * 4 * 24 * n  # the estimator's x1.5 overstated it by a quarter
+
+
+def test_zero3_adam_offload_issue_332_still_caught_with_the_allocated_buffers():
+    """OpenRLHF #332 (Llama-2-70B PPO, ZeRO-3 --adam_offload, actor and critic on 4 GPUs each of one 1.6 TB node,
+    killed for host memory): per rank the fp32 master (pageable at stage 3: stage3.py _create_fp32_partitions), the
+    moments, the bf16 gradient partitions (one pinned buffer: 34.5 GB -> 64 GiB) and each 1e9-element sub-group's
+    fp32 gradient buffer (pinned: 4 GB -> 4 GiB). 2,623 GiB at the save (was 3,226) against 1,520 usable: caught."""
+    case = _case("openrlhf_332_llama2_70b_ppo_2x8xa800")
+    host = _host(case)
+    n = model_consts(load_model("llama2-70b")).params / 4
+    per_rank = 12 * n + pow2(2 * n) + sum(pow2(4 * g) for g in _sub_groups(n))
+    assert abs(host.steady[ACTOR] - 4 * per_rank) < 1e-3 * host.steady[ACTOR]
+    assert host.fits is False and host.peak_gib > host.limit_gib > 0
+
+
+def test_sub_groups_close_at_sub_group_size():
+    assert _sub_groups(2.5e9) == [1e9, 1e9, 0.5e9]
+    assert _sub_groups(0.9e9) == [0.9e9]
+    assert _sub_groups(2e9) == [1e9, 1e9]
+
+
+SLEEP_OPENRLHF = ["--actor_num_gpus_per_node", "8", "--ref_num_gpus_per_node", "8", "--colocate_all_models",
+                  "--vllm_num_engines", "8", "--vllm_tensor_parallel_size", "1", "--vllm_enable_sleep",
+                  "--deepspeed_enable_sleep", "--zero_stage", "3", "--bf16", "--micro_train_batch_size", "2",
+                  "--train_batch_size", "128", "--micro_rollout_batch_size", "4", "--rollout_batch_size", "128",
+                  "--n_samples_per_prompt", "8", "--prompt_max_len", "1024", "--generate_max_len", "2048",
+                  "--advantage_estimator", "group_norm"]
+SWIFT_7B = ["NPROC_PER_NODE=8", "swift", "rlhf", "--rlhf_type", "grpo", "--model", "Qwen/Qwen2.5-7B",
+            "--tuner_type", "full", "--per_device_train_batch_size", "1", "--num_generations", "8", "--use_vllm",
+            "true", "--vllm_mode", "colocate", "--vllm_tensor_parallel_size", "4", "--max_completion_length", "8192",
+            "--sleep_level", "1", "--offload_optimizer", "true", "--offload_model", "true"]
+
+
+def test_states_moved_out_between_phases_openrlhf_pins_them_ms_swift_does_not():
+    """Without ZeRO-Offload: OpenRLHF's --deepspeed_enable_sleep calls DeepSpeed's offload_states(hp_params,
+    optim_states, pin_memory=True): fp32 master and both moments pinned per sub-group (7.62e9 / 8 ranks: 3.8 GB ->
+    4 GiB each, 12 GiB per rank), 16-bit params left on the GPU; from DeepSpeed 0.16.5 the bf16 gradients too. ms-swift's --offload_optimizer copies the moments into
+    pageable CPU tensors (8 B per element) and --offload_model the parameters (ZeRO-3: the bf16 partition; ZeRO-2:
+    the whole model on every rank)."""
+    n = model_consts(load_model("qwen2.5-7b")).params / 8
+    orl = rb.check(SLEEP_OPENRLHF, framework="openrlhf==0.6.2", gpus=8, model="qwen2.5-7b", gpu="a100-80gb").host
+    assert abs(orl.steady[ACTOR] - 8 * 3 * pow2(4 * n)) < 1e-3 * orl.steady[ACTOR]
+    # OpenRLHF 0.7.5 on DeepSpeed 0.16.7 adds the bf16 gradient partitions (lp_grads, from DeepSpeed 0.16.5)
+    new = rb.check(SLEEP_OPENRLHF, framework="openrlhf==0.7.5", gpus=8, model="qwen2.5-7b", gpu="a100-80gb").host
+    assert abs(new.steady[ACTOR] - 8 * (3 * pow2(4 * n) + pow2(2 * n))) < 1e-3 * new.steady[ACTOR]
+    z3 = rb.check(SWIFT_7B + ["--deepspeed", "zero3"], framework="swift", gpus=8, model="qwen2.5-7b",
+                  gpu="a100-80gb").host
+    assert abs(z3.steady[ACTOR] - 8 * (8 * n + 2 * n)) < 1e-3 * z3.steady[ACTOR]
+    z2 = rb.check(SWIFT_7B + ["--deepspeed", "zero2"], framework="swift", gpus=8, model="qwen2.5-7b",
+                  gpu="a100-80gb").host
+    assert abs(z2.steady[ACTOR] - 8 * (8 * n + 2 * 8 * n)) < 1e-3 * z2.steady[ACTOR]
