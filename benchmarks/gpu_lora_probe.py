@@ -6,7 +6,7 @@
 What it answers: how much of a full fine-tune's forward + backward a LoRA micro batch costs (a frozen base layer
 needs the gradient of its input but not of its weight: torch's autograd computes only the gradients an input
 requires, so one of the backward's two GEMMs per linear layer is skipped), and what a LoRA micro batch holds at its
-peak against our activation terms with ``Plan.lora_params`` set (memory.py ``_activations``: the norms' inputs are
+peak against our activation terms with ``Plan.lora_params`` set (``gpu_step_probe.Model.update_bytes``, memory.py ``_activations``: the norms' inputs are
 not kept when the norm weights are frozen). Two ways of holding the adapters are measured, the two the frameworks
 use: ``bf16`` (the adapters in the base's dtype, as under verl's FSDP mixed precision, which computes in bf16) and
 ``fp32+autocast`` (peft's default: adapters kept in fp32 over a bf16 base, the pass under torch.autocast bf16, as
@@ -30,22 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from gpu_step_probe import _sizes, build, timed  # noqa: E402
-
-
-def predicted_bytes(card, gpu: str, batch: int, seq: int, ckpt: bool, lora: int) -> float:
-    """Our activations and logits bytes of one training micro batch (``gpu_step_probe.Model.update_bytes``, with
-    the adapters' parameter count set when ``lora``)."""
-    from gpu_step_probe import _plan
-
-    from rlbatch_solver.catalog.gpus import load_gpu
-    from rlbatch_solver.costmodel import memory as M
-
-    mc = M.model_consts(card)
-    plan = _plan(card, load_gpu(gpu), batch, seq, 0).replace(logits_impl="hf-labels", lora_params=lora)
-    tokens = float(batch * seq)
-    logits = M._logits_update(plan, mc, tokens)
-    return M._activations(plan, mc, tokens, ckpt, logits) + logits
+from gpu_step_probe import Model, _sizes, build, timed  # noqa: E402
 
 
 def probe(args) -> list[dict]:
@@ -55,6 +40,7 @@ def probe(args) -> list[dict]:
     from rlbatch_solver.catalog.models import load_model
 
     card = load_model(args.model)
+    ours_of = Model(card, args.gpu)
     rows: list[dict] = []
     sizes = _sizes(args.sizes, 2)
 
@@ -82,7 +68,7 @@ def probe(args) -> list[dict]:
                     model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
                 seconds = timed(step, "cuda", args.repeats)
                 peak = peak_above(step)
-                ours = predicted_bytes(card, args.gpu, batch, seq, ckpt, lora)
+                ours = ours_of.update_bytes(batch, seq, ckpt, lora)
                 size = f"{batch}x{seq}"
                 full = next((r["measured_s"] for r in rows if r["mode"] == "full" and r["size"] == size
                              and r["ckpt"] == ckpt), seconds)

@@ -101,12 +101,13 @@ class Model:
         return T.hf_decode_step_seconds(_plan(self.card, self.gpu, batch, prompt, new), self.mc, batch,
                                         prompt + new / 2.0, kv)
 
-    def update_bytes(self, batch: int, seq: int, ckpt: bool) -> float:
-        """Activations and logits bytes at the peak of one training micro batch (memory.py's update terms)."""
+    def update_bytes(self, batch: int, seq: int, ckpt: bool, lora: int = 0) -> float:
+        """Activations and logits bytes at the peak of one training micro batch (memory.py's update terms); ``lora``:
+        the adapters' parameter count of a LoRA update (``Plan.lora_params``; 0: a full fine-tune)."""
         from rlbatch_solver.costmodel import memory as M
 
         # the probe's loss is transformers' labels loss: fp32 logits and their gradients, as "hf-labels" counts them
-        plan = _plan(self.card, self.gpu, batch, seq, 0).replace(logits_impl="hf-labels")
+        plan = _plan(self.card, self.gpu, batch, seq, 0).replace(logits_impl="hf-labels", lora_params=lora)
         tokens = float(batch * seq)
         logits = M._logits_update(plan, self.mc, tokens)
         return M._activations(plan, self.mc, tokens, ckpt, logits) + logits

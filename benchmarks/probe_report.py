@@ -106,10 +106,10 @@ def _ordered(by: dict) -> list[tuple[str, str]]:
     return sorted(by, key=lambda k: (load_model(k[0]).total_params(), gpus.index(k[1])))
 
 
-def step_table() -> str:
+def step_table(by: dict[tuple[str, str], dict[str, list[float]]]) -> str:
+    """The time ratios of ``ratios()`` per model and GPU."""
     from rlbatch_solver.catalog.models import load_model
 
-    by = ratios()
     lines = ["| model (layers) | GPU | train micro batch | forward | AdamW step | `generate` prefill |"
              " `generate` decode step |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -120,8 +120,8 @@ def step_table() -> str:
     return "\n".join(lines)
 
 
-def memory_table() -> str:
-    by = ratios()
+def memory_table(by: dict[tuple[str, str], dict[str, list[float]]]) -> str:
+    """The memory ratios of ``ratios()`` per model and GPU."""
     lines = ["| model | GPU | update, no checkpointing | update, checkpointing | no-grad forward |",
              "| --- | --- | --- | --- | --- |"]
     for m, gpu in _ordered(by):
@@ -152,7 +152,7 @@ def logits_table() -> str:
 def lora_table() -> str:
     """LoRA micro batches (benchmarks/gpu_lora_probe.py): time as a share of the same model's full fine-tune, peak
     bytes above weights and gradients measured / ours (memory.py with ``Plan.lora_params``), recomputed here."""
-    from gpu_lora_probe import predicted_bytes
+    from gpu_step_probe import Model
 
     from rlbatch_solver.catalog.models import load_model
 
@@ -160,11 +160,11 @@ def lora_table() -> str:
              "| --- | --- | --- | --- | --- | --- |"]
     for d in sorted(_lora_files(), key=lambda d: load_model(d["model"]).total_params()):
         card = load_model(d["model"])
-        lora = card.lora_params(d["rank"])
+        ours, lora = Model(card, d["gpu"]), card.lora_params(d["rank"])
         for mode in dict.fromkeys(r["mode"] for r in d["rows"] if r["mode"] != "full"):
             for ckpt in (False, True):
                 rows = [r for r in d["rows"] if r["mode"] == mode and r["ckpt"] == ckpt]
-                mem = [r["measured_bytes"] / predicted_bytes(card, d["gpu"], *_size(r["size"]), ckpt, lora)
+                mem = [r["measured_bytes"] / ours.update_bytes(*_size(r["size"]), ckpt, lora)
                        for r in rows]
                 lines.append(f"| {d['model']} | {d['gpu'].upper()} | {mode.removeprefix('lora ')} (rank {d['rank']}) |"
                              f" {'yes' if ckpt else 'no'} | {_span([r['of_full'] for r in rows])} | {_span(mem)} |")
@@ -189,6 +189,7 @@ def decode_per_layer() -> dict[str, list[float]]:
 
 
 def section() -> str:
+    by = ratios()  # every step file's rows against today's model, once for both tables
     per_gpu = decode_per_layer()
     decode = [x for xs in per_gpu.values() for x in xs]
     each = "; ".join(f"{gpu.upper()} machine {min(xs) * 1e3:.2f}-{max(xs) * 1e3:.2f} ms (median "
@@ -198,7 +199,7 @@ def section() -> str:
         f"Measured on one {_meta()} (`benchmarks/results/`); each cell is measured / predicted by today's model with"
         " its fitted scales, over the sizes probed (train and forward: micro batches of 4,096 tokens or more).",
         "",
-        step_table(),
+        step_table(by),
         "",
         f"A decode step of `generate` took, per layer and whatever the batch: {each}. That is host time, set by"
         f" the machine's CPU more than its GPU; the median of all {len(decode)} rows,"
@@ -208,7 +209,7 @@ def section() -> str:
         " transformers' own `labels` loss on fp32 logits, priced as the `hf-labels` accounting counts those"
         " operations, its forward the bf16 logits alone):",
         "",
-        memory_table(),
+        memory_table(by),
         "",
         "Bytes per logit held at the peak of each log-prob path (`benchmarks/gpu_logits_probe.py`, Qwen2.5's"
         " 151,936-word vocabulary, hidden 1,536), beside the constant that prices the same operations:",

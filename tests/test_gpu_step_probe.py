@@ -116,18 +116,17 @@ def test_a_lora_micro_batch_is_priced_as_the_h100_measured_it():
     was never under 0.85 of the same model's full fine-tune (the frozen weights' gradients saved, the adapters'
     small GEMMs spent), which is why the step-time model prices a LoRA update as a full one's passes."""
     rep = _report()
-    from gpu_lora_probe import predicted_bytes
-
     from rlbatch_solver.catalog.models import load_model
 
     files = rep._lora_files()
     assert len(files) >= 2
     for d in files:
         card = load_model(d["model"])
+        model = _probe().Model(card, d["gpu"])
         for r in d["rows"]:
             if r["mode"] == "full":
                 continue
-            ours = predicted_bytes(card, d["gpu"], *rep._size(r["size"]), r["ckpt"], card.lora_params(d["rank"]))
+            ours = model.update_bytes(*rep._size(r["size"]), r["ckpt"], card.lora_params(d["rank"]))
             ratio = r["measured_bytes"] / ours
             if r["ckpt"] or r["mode"] == "lora bf16":
                 assert 0.95 <= ratio <= 1.05, (d["model"], r)
