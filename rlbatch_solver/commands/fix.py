@@ -361,7 +361,7 @@ def _host_repair(job: _Job, res: RepairResult, attempt: Attempt, host_mem_gib: f
     until one fits, none is left or the time is up. Not proven nearest: a rule may exclude a config whose estimate
     moves only with keys outside it."""
     from ..deadline import Deadline
-    from .host_fit import exclusion_rule, host_keys, host_report
+    from .host_fit import exclude, host_report
 
     answer = res.solution if res.solution is not None else dict(job.values)
     host = host_report(job.spec, answer, job.gpu, host_mem_gib)
@@ -369,15 +369,12 @@ def _host_repair(job: _Job, res: RepairResult, attempt: Attempt, host_mem_gib: f
         return _HostSearch()
     search = _HostSearch(pasted=host, least=host, of_repair=bool(res.changes))
     rules: list[Rule] = []
-    held_before: set[frozenset] = set()
+    excluded: set[frozenset] = set()
     current, current_host = answer, host
     while deadline.left() > 0.05:
-        keys = host_keys(job.spec, attempt.domains, current, job.gpu, host_mem_gib)
-        held = frozenset((k, current.get(k)) for k in keys)
-        rule = None if held in held_before else exclusion_rule(len(rules), current, keys, current_host)
+        rule = exclude(job.spec, attempt.domains, current, current_host, job.gpu, host_mem_gib, excluded)
         if rule is None:
             break
-        held_before.add(held)
         rules.append(rule)
         again = _repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec,
                              deadline=Deadline(deadline.share(0.5)), excluded=rules).result

@@ -64,6 +64,19 @@ def exclusion_rule(n: int, values: Mapping[str, Value], keys: Sequence[str], hos
                 Stage.SEARCH, "rlbatch-solver host-memory model (docs/cost-model.md section 11)", kind=RuleKind.SEARCH)
 
 
+def exclude(spec: Any, domains: Mapping[str, Sequence[Value]], values: Mapping[str, Value], host: HostReport,
+            gpu_name: str, host_mem_gib: float | None, excluded: set[frozenset]) -> Rule | None:
+    """The search rule that excludes ``values`` (whose host estimate is ``host``) on its ``host_keys``, numbered after
+    the ``excluded`` combinations of those keys' values so far, to which it adds its own; None when that combination
+    is already excluded or there is nothing to hold (no new rule: the search cannot go on)."""
+    keys = host_keys(spec, domains, values, gpu_name, host_mem_gib)
+    held = frozenset((k, values.get(k)) for k in keys)
+    rule = None if held in excluded else exclusion_rule(len(excluded), values, keys, host)
+    if rule is not None:
+        excluded.add(held)
+    return rule
+
+
 def fit_host(res: Any, ruleset: Any, domains: Mapping[str, Sequence[Value]], solve: Callable[[Any], Any], spec: Any,
              gpu_name: str, host_mem_gib: float | None, time_left: Callable[[], float]
              ) -> tuple[Any, Any, HostReport | None]:
@@ -81,11 +94,8 @@ def fit_host(res: Any, ruleset: Any, domains: Mapping[str, Sequence[Value]], sol
             if host.fits is not False:
                 continue
             first = host if first is None or host.peak_bytes < first.peak_bytes else first
-            keys = host_keys(spec, domains, r.solution, gpu_name, host_mem_gib)
-            held = frozenset((k, r.solution.get(k)) for k in keys)
-            rule = None if held in excluded else exclusion_rule(len(excluded), r.solution, keys, host)
+            rule = exclude(spec, domains, r.solution, host, gpu_name, host_mem_gib, excluded)
             if rule is not None:
-                excluded.add(held)
                 rules.append(rule)
         if not rules or time_left() <= 0:
             break
