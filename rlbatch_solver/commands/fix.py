@@ -400,7 +400,9 @@ def _host_said(report: FixReport, job: _Job, search: _HostSearch) -> None:
     from .check import host_violation
     from .host_fit import host_report
 
-    over = host_violation(job.fw, host_report(job.spec, job.values, job.gpu, search.pasted.ram_gib))
+    # the pasted config's own estimate: ``pasted`` is it unless the GPU repair changed the config
+    mine = host_report(job.spec, job.values, job.gpu, search.pasted.ram_gib) if search.of_repair else search.pasted
+    over = host_violation(job.fw, mine)
     if over is not None and not any(v.rule == over.rule for v in report.before_violations):
         report.before_violations.append(over)
     host = search.pasted
