@@ -68,6 +68,9 @@ def test_check_yaml_file(tmp_path):
     # a GPU name typo is the first error, not found only after --gpus and --model are given (with --from as without)
     (["recommend", "--gpu", "h1000"], "gpu"),
     (["recommend", "--from", "tests/data/scripts/verl/fully_async_dapo_7b_math_fsdp2_4_4.sh", "--gpu", "h1000"], "gpu"),
+    # explain's --gpu and --model are checked even when the message alone is explained (they were silently unused)
+    (["explain", "CUDA out of memory", "--gpu", "h1000", "--model", "qwen2.5-7b", "--gpus", "8"], "gpu"),
+    (["explain", "CUDA out of memory", "--gpu", "h100", "--model", "qwen-7", "--gpus", "8"], "model"),
 ])
 def test_bad_input_exit_2_names_field(args, field):
     proc = run(*args)

@@ -46,8 +46,13 @@ def explain(error: str, overrides: Optional[List[str]], *, framework: Optional[s
             model: Optional[str], gpu: Optional[str], config: Optional[str], time_limit: float, started: float):
     from .. import api
 
+    _known_gpu(gpu, None)  # a typo in --gpu or --model is an input error here too, not silently left unused
     cfg = None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model, default=None)
+    if model:
+        from ..catalog.models import load_model
+
+        load_model(model)
     if overrides or config:
         if framework is None:  # the config is read in the syntax of the framework whose message matched
             framework = _framework_of_message(error)
