@@ -55,6 +55,8 @@ HOST_LIMIT_SHARE = 0.95
 # AWS p4d/p4de.24xlarge 1152 GiB for 8 A100, p5/p5e.48xlarge 2048 GiB for 8 H100/H200
 # (github.com/meta-pytorch/torchx torchx/specs/named_resources_aws.py)
 DEFAULT_HOST_GIB_PER_GPU = {"a100-40gb": 144, "a100-80gb": 144, "h100": 256, "h200": 256}
+# ... each of 8 GPUs: the node a job's model groups share when it is not told otherwise (OpenRLHF: HostLayout.node_gpus)
+STANDARD_NODE_GPUS = 8
 DEFAULT_HOST_SOURCE = {"a100-40gb": "AWS p4d (1152 GiB for 8)", "a100-80gb": "AWS p4de (1152 GiB for 8)",
                        "h100": "AWS p5 (2048 GiB for 8)", "h200": "AWS p5e (2048 GiB for 8)"}
 
@@ -127,6 +129,16 @@ class HostLayout:
     ds_offload_states_pinned: bool = False
     # ... and the 16-bit gradient partitions with them (offload_states' lp_grads: OpenRLHF on DeepSpeed >= 0.16.5)
     ds_offload_states_lp_grads: bool = False
+    # the GPUs of the node the estimate is for, all model groups' (the assumed standard node's RAM is for them): 0 =
+    # the actor's GPUs on the node (a framework whose only GPU workers are the actor's)
+    node_gpus: int = 0
+    # GPU worker processes on this node's GPUs that are not the actor's (OpenRLHF's groups with GPUs of their own:
+    # the reference, the critic, the reward model, the vLLM engines), and the bytes they load on the CPU at start-up
+    # at the same time as the actor
+    other_processes: float = 0.0
+    other_startup_loads: float = 0.0
+    # the rollout engines' GPUs on this node (their swap space): None = as many as the actor's GPUs on the node
+    engine_gpus_on_node: float | None = None
 
 
 @dataclass
@@ -420,10 +432,10 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
     rep = HostReport(ram_bytes, ram_from, layout.limit_share)
     per_node = gpus_on_node(update)
     nodes = max(1, -(-update.n_gpus // per_node))
-    procs = per_node * layout.processes_per_gpu * HOST_PROCESS_BYTES
+    procs = (per_node * layout.processes_per_gpu + layout.other_processes) * HOST_PROCESS_BYTES
     rep.startup = {T_PROC: procs, T_LOAD: _startup_load(update)}
-    if layout.other_loads_per_gpu:
-        rep.startup[T_LOAD_OTHERS] = per_node * layout.other_loads_per_gpu
+    if layout.other_loads_per_gpu or layout.other_startup_loads:
+        rep.startup[T_LOAD_OTHERS] = per_node * layout.other_loads_per_gpu + layout.other_startup_loads
     steady: dict[str, float] = {T_PROC: procs}
     if framework.split("==")[0] in RAY_DRIVER_FRAMEWORKS:
         rep.startup[T_DRIVER] = steady[T_DRIVER] = HOST_PROCESS_BYTES
@@ -454,7 +466,9 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         if layout.engines_asleep_at_load:
             rep.startup[T_ENGINE] = steady[T_ENGINE]
     if layout.engine_swap_per_gpu:
-        steady[T_SWAP] = min(per_node, rollout.rollout_gpus or rollout.n_gpus) * pinned_swap_bytes(
+        engines_here = layout.engine_gpus_on_node if layout.engine_gpus_on_node is not None else min(
+            per_node, rollout.rollout_gpus or rollout.n_gpus)
+        steady[T_SWAP] = engines_here * pinned_swap_bytes(
             layout.engine_swap_per_gpu, rollout.model)
         if layout.engines_built_at_load:
             rep.startup[T_SWAP] = steady[T_SWAP]
