@@ -23,7 +23,7 @@ from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel import constants as C
-from ...costmodel.host import HOST_LIMIT_SHARE, STANDARD_NODE_GPUS, VLLM_V0_SWAP_BYTES, HostLayout
+from ...costmodel.host import DS_READ_AT, HOST_LIMIT_SHARE, STANDARD_NODE_GPUS, VLLM_V0_SWAP_BYTES, HostLayout
 from ...costmodel.memory import model_consts
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
@@ -241,6 +241,12 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
     return TWO_POOLS
 
 
+def _deepspeed_release(v: Mapping[str, Value]) -> tuple[int, ...]:
+    """The DeepSpeed release the values' OpenRLHF release pins (framework.py: major x 10000 + minor x 100 + patch)."""
+    n = int(v.get("deepspeed_release") or 0)
+    return (n // 10000, n // 100 % 100, n % 100) if n else DS_READ_AT
+
+
 def _node_groups(v: Mapping[str, Value], model: ModelCard, actor_gpus: int, engine_gpus: int,
                  engines_colocated: bool) -> tuple[int, float, float, float]:
     """The node the host estimate is for, beside the actor's GPUs: its GPUs, the GPU worker processes of the groups
@@ -330,7 +336,10 @@ def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
                       save_rank0_bytes=0.0 if clones else whole,
                       # --deepspeed_enable_sleep: offload_deepspeed_states pins the optimizer's states on the CPU
                       # (utils/deepspeed/deepspeed_utils.py, 0.6.2; costmodel/host.py _deepspeed_offloaded)
-                      ds_offload_states_pinned=True, ds_offload_states_lp_grads=bool(v.get("ds_sleep_lp_grads")))
+                      ds_offload_states_pinned=True, ds_offload_states_lp_grads=bool(v.get("ds_sleep_lp_grads")),
+                      # get_train_ds_config sets offload_optimizer pin_memory True (0.4.0-0.11.2), on the DeepSpeed
+                      # the release's wheel pins
+                      ds_offload_pin_memory=True, deepspeed=_deepspeed_release(v))
 
 
 def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
