@@ -47,7 +47,7 @@ def test_zero3_adam_offload_issue_332_still_caught_with_the_allocated_buffers():
     """OpenRLHF #332 (Llama-2-70B PPO, ZeRO-3 --adam_offload, actor and critic on 4 GPUs each of one 1.6 TB node,
     killed for host memory): per rank the fp32 master (pageable at stage 3: stage3.py _create_fp32_partitions), the
     moments, the bf16 gradient partitions (one pinned buffer: 34.5 GB -> 64 GiB) and each 1e9-element sub-group's
-    fp32 gradient buffer (pinned: 4 GB -> 4 GiB). 2,623 GiB at the save (was 3,226) against 1,520 usable: caught."""
+    fp32 gradient buffer (pinned: 4 GB -> 4 GiB). 2,639 GiB at the save (was 3,226) against 1,520 usable: caught."""
     case = _case("openrlhf_332_llama2_70b_ppo_2x8xa800")
     host = _host(case)
     n = model_consts(load_model("llama2-70b")).params / 4
@@ -92,3 +92,28 @@ def test_states_moved_out_between_phases_openrlhf_pins_them_ms_swift_does_not():
     z2 = rb.check(SWIFT_7B + ["--deepspeed", "zero2"], framework="swift", gpus=8, model="qwen2.5-7b",
                   gpu="a100-80gb").host
     assert abs(z2.steady[ACTOR] - 8 * (8 * n + 2 * 8 * n)) < 1e-3 * z2.steady[ACTOR]
+
+
+def test_trl_runs_the_deepspeed_config_accelerate_generates_whose_pin_memory_deepspeed_decides_by_release():
+    """open-r1 #59's TRL run (Qwen2.5-7B, accelerate ZeRO-2 with offload_optimizer_device cpu, 4 ranks): accelerate's
+    DeepSpeedPlugin writes offload_optimizer {device, nvme_path}, no pin_memory (accelerate 1.6.0 / 1.10.1
+    utils/dataclasses.py DeepSpeedPlugin.__post_init__), and DeepSpeed's default is False before 0.19.5
+    (runtime/zero/offload_config.py). TRL 0.14.0 accepts DeepSpeed 0.14.4 on: the fp32 master partition is pinned
+    anyway (stage_1_and_2.py before 0.18.3), the gradient partition and the embedding's temp buffer are not. TRL
+    1.16.0 asks for DeepSpeed 0.18.6 on: nothing pinned, and the 16-bit copy of the partition DeepSpeed keeps on the
+    CPU from 0.17.0 (param_buffer_of_bit16_for_cpu_offload_groups). OpenRLHF sets pin_memory itself: the release's
+    pinned DeepSpeed adds that copy, pinned, from 0.17.6 (OpenRLHF 0.8.11) on."""
+    case = _case("trl_openr1_59_qwen2_5_coder_7b_grpo_zero2_offload_4xh100")
+    n = model_consts(load_model("qwen2.5-7b")).params / 4
+    embed = 2 * 152064 * 3584
+    old = rb.check(case.args, framework="trl==0.14.0", gpus=4, model=case.model, gpu=case.gpu).host.steady[ACTOR]
+    assert abs(old - 4 * (pow2(4 * n) + 4 * n + 8 * n + embed)) < 1e-3 * old
+    new = rb.check(case.args, framework="trl==1.16.0", gpus=4, model=case.model, gpu=case.gpu).host.steady[ACTOR]
+    assert abs(new - 4 * (4 * n + 4 * n + 8 * n + embed + 2 * n)) < 1e-3 * new
+    args = ["--actor_num_gpus_per_node", "4", "--zero_stage", "2", "--adam_offload", "--bf16"]
+
+    def openrlhf(release: str) -> float:
+        return rb.check(args, framework=f"openrlhf=={release}", gpus=8, model="qwen2.5-7b",
+                        gpu="a100-80gb").host.steady[ACTOR]
+
+    assert abs(openrlhf("0.8.11") - openrlhf("0.7.5") - 4 * pow2(2 * n)) < 1e-3 * openrlhf("0.7.5")

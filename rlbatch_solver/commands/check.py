@@ -74,7 +74,8 @@ def host_check(spec: Any, values: Mapping[str, Value], gpu_name: str, host_mem_g
 
     rollout, update = spec.plan(values, Phase.ROLLOUT), spec.plan(values, Phase.ACTOR_UPDATE)
     layout = spec.host_layout(values) if spec.host_layout is not None else None
-    return estimate_host(rollout, update, *node_ram(gpu_name, gpus_on_node(update), host_mem_gib),
+    node_gpus = (layout.node_gpus if layout is not None else 0) or gpus_on_node(update)
+    return estimate_host(rollout, update, *node_ram(gpu_name, node_gpus, host_mem_gib),
                          framework=spec.framework, layout=layout)
 
 

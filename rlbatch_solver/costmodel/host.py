@@ -55,6 +55,8 @@ HOST_LIMIT_SHARE = 0.95
 # AWS p4d/p4de.24xlarge 1152 GiB for 8 A100, p5/p5e.48xlarge 2048 GiB for 8 H100/H200
 # (github.com/meta-pytorch/torchx torchx/specs/named_resources_aws.py)
 DEFAULT_HOST_GIB_PER_GPU = {"a100-40gb": 144, "a100-80gb": 144, "h100": 256, "h200": 256}
+# ... each of 8 GPUs: the node a job's model groups share when it is not told otherwise (OpenRLHF: HostLayout.node_gpus)
+STANDARD_NODE_GPUS = 8
 DEFAULT_HOST_SOURCE = {"a100-40gb": "AWS p4d (1152 GiB for 8)", "a100-80gb": "AWS p4de (1152 GiB for 8)",
                        "h100": "AWS p5 (2048 GiB for 8)", "h200": "AWS p5e (2048 GiB for 8)"}
 
@@ -84,6 +86,29 @@ PINNED_ROUND_FROM_BYTES = 2**20
 # holds the dataset and each step's batch: priced as one more worker process (HOST_PROCESS_BYTES). torchrun stacks
 # (ms-swift, TRL) have no such process.
 RAY_DRIVER_FRAMEWORKS = frozenset({"verl", "verl-megatron", "openrlhf", "easyr1"})
+
+# DeepSpeed's ZeRO-Offload host buffers by release (runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer.__init__,
+# offload_config.py; the releases holding each change, from the DeepSpeed repository's tags):
+# - from 0.17.0 stages 1-2 keep a 16-bit copy of the rank's partition on the CPU (param_buffer_of_bit16_for_cpu_offload
+#   _groups, pinned when pin_memory; deepspeedai/DeepSpeed#7309);
+# - before 0.18.3 they pin the fp32 master partition whatever pin_memory says, from 0.18.3 only when it is set
+#   ("stage 1-2: don't pin memory if not configured", #7689);
+# - offload_optimizer / offload_param pin_memory default to False before 0.19.5 and True from it (#8207).
+DS_BIT16_OFFLOAD_BUFFER_FROM = (0, 17, 0)
+DS_MASTER_PINNED_ONLY_IF_SET_FROM = (0, 18, 3)
+DS_PIN_MEMORY_DEFAULT_TRUE_FROM = (0, 19, 5)
+# the release the DeepSpeed terms were read at when a framework does not say which one it runs
+DS_READ_AT = (0, 16, 4)
+
+
+def release_tuple(version: str) -> tuple[int, ...]:
+    """"0.16.4" -> (0, 16, 4) (a part that is not a number ends it)."""
+    out: list[int] = []
+    for part in version.split(".")[:3]:
+        if not part.isdigit():
+            break
+        out.append(int(part))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -127,6 +152,20 @@ class HostLayout:
     ds_offload_states_pinned: bool = False
     # ... and the 16-bit gradient partitions with them (offload_states' lp_grads: OpenRLHF on DeepSpeed >= 0.16.5)
     ds_offload_states_lp_grads: bool = False
+    # the DeepSpeed release the trainer runs (DS_READ_AT when the framework does not say) and the offload config's
+    # pin_memory (None: left out, DeepSpeed's default for that release: a config accelerate generates, TRL's)
+    deepspeed: tuple[int, ...] = DS_READ_AT
+    ds_offload_pin_memory: bool | None = True
+    # the GPUs of the node the estimate is for, all model groups' (the assumed standard node's RAM is for them): 0 =
+    # the actor's GPUs on the node (a framework whose only GPU workers are the actor's)
+    node_gpus: int = 0
+    # GPU worker processes on this node's GPUs that are not the actor's (OpenRLHF's groups with GPUs of their own:
+    # the reference, the critic, the reward model, the vLLM engines), and the bytes they load on the CPU at start-up
+    # at the same time as the actor
+    other_processes: float = 0.0
+    other_startup_loads: float = 0.0
+    # the rollout engines' GPUs on this node (their swap space): None = as many as the actor's GPUs on the node
+    engine_gpus_on_node: float | None = None
 
 
 @dataclass
@@ -266,27 +305,33 @@ def _sub_groups(numel: float) -> list[float]:
 
 
 def _deepspeed_offloaded(plan: Plan, mc, critic: bool, params_off: bool, layout: HostLayout) -> float:
-    """Host bytes of one rank's trained states that DeepSpeed keeps on the CPU, buffer by buffer as DeepSpeed 0.16.4
-    allocates them (the same allocations at 0.14.4 and 0.19.6, the oldest and newest the packs pin); ``numel`` is the
-    rank's partition of the trained parameters. Every buffer made with
-    ``get_accelerator().pin_memory(t)`` (``t.pin_memory()``, accelerator/cuda_accelerator.py) is a pinned block,
-    rounded up to a power of two (pinned_bytes); the frameworks' offload configs all set ``pin_memory: true``
-    (OpenRLHF's get_train_ds_config, ms-swift's zero2_offload.json / zero3_offload.json). CPU Adam's moments are
+    """Host bytes of one rank's trained states that DeepSpeed keeps on the CPU, buffer by buffer as DeepSpeed
+    allocates them (read at 0.16.4; 0.14.4 allocates the same; the later changes by release in DS_*_FROM above, read
+    at 0.19.6), for ``layout.deepspeed``; ``numel`` is the rank's partition of the trained parameters. Every buffer
+    made with ``get_accelerator().pin_memory(t)`` (``t.pin_memory()``, accelerator/cuda_accelerator.py) is a pinned
+    block, rounded up to a power of two (pinned_bytes); OpenRLHF's and ms-swift's offload configs set ``pin_memory:
+    true`` (OpenRLHF's get_train_ds_config, 0.4.0-0.11.2; ms-swift's zero2_offload.json / zero3_offload.json); the
+    config accelerate generates from its DeepSpeed plugin (TRL's: ``zero_stage``, ``offload_optimizer_device``)
+    leaves it out (accelerate 1.6.0 and 1.10.1 utils/dataclasses.py DeepSpeedPlugin.__post_init__:
+    ``offload_optimizer: {device, nvme_path}``), so DeepSpeed's default decides (``layout.ds_offload_pin_memory``
+    None). CPU Adam's moments are
     plain ``torch.zeros_like`` of the CPU master weights (ops/adam/cpu_adam.py DeepSpeedCPUAdam.step): 8 bytes per
     element, not pinned. Optimizer param groups other than the first (OpenRLHF's no-decay group: norms and biases)
     hold well under 1 MiB per rank and are counted with the first.
 
     ZeRO-Offload (the config's offload_optimizer device cpu: OpenRLHF's --adam_offload, zero*_offload configs):
       stages 1-2 (stage_1_and_2.py DeepSpeedZeroOptimizer.__init__ and initialize_optimizer_states): the fp32 master
-      partition (``single_partition_of_fp32_groups``, pinned whatever pin_memory says), its fp32 gradient partition
-      (pinned), CPU Adam's moments, and ``temp_grad_buffer_for_cpu_offload`` (the largest parameter in the 16-bit
-      dtype, pinned);
+      partition (``single_partition_of_fp32_groups``, pinned whatever pin_memory says before DeepSpeed 0.18.3), its
+      fp32 gradient partition, CPU Adam's moments, ``temp_grad_buffer_for_cpu_offload`` (the largest parameter in
+      the 16-bit dtype) and from DeepSpeed 0.17.0 a 16-bit copy of the partition
+      (``param_buffer_of_bit16_for_cpu_offload_groups``), each pinned when pin_memory is;
       stage 3 (stage3.py _create_fp32_partitions, _setup_for_real_optimizer, initialize_optimizer_states): the fp32
       master per sub-group (``.to("cpu").clone().float()``: not pinned), the 16-bit gradient partitions
-      (``grad_partitions_flat_buffer``, pinned; fp32 when data_types.grad_accum_dtype is), each sub-group's fp32
-      gradient buffer (pinned), CPU Adam's moments, and with offload_param the 16-bit parameter partitions
-      (_create_param_groups_fp16_flat_cpu_memory: one pinned flat buffer, whatever pin_memory says) besides
-      zero.Init's per-parameter pinned partitions, freed into the pinned allocator's cache (zero3_pinned_ratio).
+      (``grad_partitions_flat_buffer``; fp32 when data_types.grad_accum_dtype is), each sub-group's fp32 gradient
+      buffer (both pinned when pin_memory is), CPU Adam's moments, and with offload_param the 16-bit parameter
+      partitions (_create_param_groups_fp16_flat_cpu_memory: one pinned flat buffer, whatever pin_memory says)
+      besides zero.Init's per-parameter partitions, pinned when pin_memory is and then freed into the pinned
+      allocator's cache (zero3_pinned_ratio).
     Without ZeRO-Offload, the states the trainer moves out between phases: OpenRLHF's --deepspeed_enable_sleep
     (``layout.ds_offload_states_pinned``; utils/deepspeed/deepspeed_utils.py offload_deepspeed_states, 0.6.2, calls
     stage3.py offload_states(hp_params, optim_states, pin_memory=True)) pins the fp32 master and both Adam moments,
@@ -312,20 +357,31 @@ def _deepspeed_offloaded(plan: Plan, mc, critic: bool, params_off: bool, layout:
         # ds_tensor partition, below ZeRO-3 the whole parameter every rank holds)
         whole = numel * (1 if plan.zero_stage >= 3 else max(1, plan.shard_degree))
         return 2 * C.FP32 * numel + (dtype * whole if params_off else 0.0)
+    pin = layout.ds_offload_pin_memory
+    if pin is None:
+        pin = layout.deepspeed >= DS_PIN_MEMORY_DEFAULT_TRUE_FROM
+
+    def held(b: float) -> float:  # a buffer pinned only when the offload config's pin_memory is
+        return pinned_bytes(b) if pin else b
+
     lp_params = 0.0
     if params_off:  # stage 3's offload_param: the flat pinned buffer, and zero.Init's per-parameter partitions
         # (pinned when offload_param's pin_memory is: partition_parameters.py _partition_param), which the move into
         # the flat buffer frees into the pinned allocator's cache, where they stay (a LoRA's adapters: a few MiB)
-        per_param = 0.0 if plan.lora_params and not critic else zero3_pinned_ratio(plan.model, plan.shard_degree, dtype)
+        per_param = 0.0 if plan.lora_params and not critic or not pin else zero3_pinned_ratio(
+            plan.model, plan.shard_degree, dtype)
         lp_params = pinned_bytes(dtype * numel) + per_param * dtype * numel
     adam = 2 * C.FP32 * numel
     if plan.zero_stage >= 3:
         grad_dtype = C.FP32 if plan.deepspeed_grad_accum_fp32 else dtype
-        return (C.FP32 * numel + adam + pinned_bytes(grad_dtype * numel) + lp_params
-                + sum(pinned_bytes(C.FP32 * n) for n in _sub_groups(numel)))
+        return (C.FP32 * numel + adam + held(grad_dtype * numel) + lp_params
+                + sum(held(C.FP32 * n) for n in _sub_groups(numel)))
     # the largest trained parameter, whole (stage_1_and_2.py largest_param_numel); a LoRA's adapters are a few MiB
     largest = 0.0 if plan.lora_params and not critic else max(_hf_weight_numels(plan.model)) / _mp(plan)
-    return 2 * pinned_bytes(C.FP32 * numel) + adam + pinned_bytes(dtype * largest)
+    master = pinned_bytes(C.FP32 * numel) if pin or layout.deepspeed < DS_MASTER_PINNED_ONLY_IF_SET_FROM else (
+        C.FP32 * numel)
+    bit16 = held(dtype * numel) if layout.deepspeed >= DS_BIT16_OFFLOAD_BUFFER_FROM else 0.0
+    return master + held(C.FP32 * numel) + adam + held(dtype * largest) + bit16
 
 
 def _hf_weight_numels(card: ModelCard) -> list[float]:
@@ -420,10 +476,10 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
     rep = HostReport(ram_bytes, ram_from, layout.limit_share)
     per_node = gpus_on_node(update)
     nodes = max(1, -(-update.n_gpus // per_node))
-    procs = per_node * layout.processes_per_gpu * HOST_PROCESS_BYTES
+    procs = (per_node * layout.processes_per_gpu + layout.other_processes) * HOST_PROCESS_BYTES
     rep.startup = {T_PROC: procs, T_LOAD: _startup_load(update)}
-    if layout.other_loads_per_gpu:
-        rep.startup[T_LOAD_OTHERS] = per_node * layout.other_loads_per_gpu
+    if layout.other_loads_per_gpu or layout.other_startup_loads:
+        rep.startup[T_LOAD_OTHERS] = per_node * layout.other_loads_per_gpu + layout.other_startup_loads
     steady: dict[str, float] = {T_PROC: procs}
     if framework.split("==")[0] in RAY_DRIVER_FRAMEWORKS:
         rep.startup[T_DRIVER] = steady[T_DRIVER] = HOST_PROCESS_BYTES
@@ -454,7 +510,9 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         if layout.engines_asleep_at_load:
             rep.startup[T_ENGINE] = steady[T_ENGINE]
     if layout.engine_swap_per_gpu:
-        steady[T_SWAP] = min(per_node, rollout.rollout_gpus or rollout.n_gpus) * pinned_swap_bytes(
+        engines_here = layout.engine_gpus_on_node if layout.engine_gpus_on_node is not None else min(
+            per_node, rollout.rollout_gpus or rollout.n_gpus)
+        steady[T_SWAP] = engines_here * pinned_swap_bytes(
             layout.engine_swap_per_gpu, rollout.model)
         if layout.engines_built_at_load:
             rep.startup[T_SWAP] = steady[T_SWAP]

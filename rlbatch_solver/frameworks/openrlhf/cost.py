@@ -23,7 +23,7 @@ from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel import constants as C
-from ...costmodel.host import HOST_LIMIT_SHARE, VLLM_V0_SWAP_BYTES, HostLayout
+from ...costmodel.host import DS_READ_AT, HOST_LIMIT_SHARE, STANDARD_NODE_GPUS, VLLM_V0_SWAP_BYTES, HostLayout
 from ...costmodel.memory import model_consts
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
@@ -241,6 +241,49 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
     return TWO_POOLS
 
 
+def _deepspeed_release(v: Mapping[str, Value]) -> tuple[int, ...]:
+    """The DeepSpeed release the values' OpenRLHF release pins (framework.py: major x 10000 + minor x 100 + patch)."""
+    n = int(v.get("deepspeed_release") or 0)
+    return (n // 10000, n // 100 % 100, n % 100) if n else DS_READ_AT
+
+
+def _node_groups(v: Mapping[str, Value], model: ModelCard, actor_gpus: int, engine_gpus: int,
+                 engines_colocated: bool) -> tuple[int, float, float, float]:
+    """The node the host estimate is for, beside the actor's GPUs: its GPUs, the GPU worker processes of the groups
+    with GPUs of their own on it, what those load on the CPU at start-up with the actor, and the engines' GPUs on it.
+    Each group is a Ray placement group of its own, one bundle per GPU, packed onto as few nodes as Ray can
+    (trainer/ray/launcher.py PPORayActorGroup._initiate_actors ``placement_group(bundles, strategy="PACK")``,
+    vllm_engine.py create_vllm_engines the same for all engines; read at 0.6.2): a job of at most one node's GPUs
+    (the cluster's --gpus, else the standard 8-GPU node) shares one node, a larger one fills the actor's node with
+    the other groups' GPUs in proportion (which group Ray puts there is not in the flags). One process per GPU of a
+    group (the reward model's too when it shares the critic's GPUs with --colocate_critic_reward; an engine's GPU
+    worker: the LLMRayActor itself at TP 1, vLLM's Ray workers at TP > 1); the reference and the reward model load
+    a whole bf16 copy each below ZeRO-3 under the same ray.get as the actor (cli/train_ppo_ray.py), the critic after
+    them."""
+    all_ = bool(v.get("colocate_all"))
+    whole = C.BF16 * model_consts(model).params if int(v.get("zero_stage") or 0) < 3 else 0.0
+    need_rm = bool(v.get("need_reward_model"))
+    groups: list[tuple[int, float, float]] = []  # (GPUs, processes per GPU, bytes loaded per GPU at start-up)
+    if v.get("need_ref") and not (all_ or v.get("colocate_actor_ref")):
+        groups.append((_group(v, "ref"), 1.0, whole))
+    rm_with_critic = need_rm and bool(v.get("colocate_critic_reward"))
+    if v.get("need_critic") and not all_:
+        groups.append((_group(v, "critic"), 1.0 + rm_with_critic, whole if rm_with_critic else 0.0))
+    if need_rm and not all_ and not rm_with_critic:
+        groups.append((_group(v, "reward"), 1.0, whole))
+    engines_own = engine_gpus if not engines_colocated else 0
+    if engines_own:
+        groups.append((engines_own, 1.0, 0.0))
+    per_node = int(v.get("actor_gpus_per_node") or 1)
+    other_gpus = sum(g for g, _, _ in groups)
+    cluster = int(v.get("cluster_num_gpus") or 0) or STANDARD_NODE_GPUS
+    node_gpus = max(per_node, min(per_node + other_gpus, cluster, STANDARD_NODE_GPUS))
+    share = (node_gpus - per_node) / other_gpus if other_gpus else 0.0
+    engines_on_node = engines_own * share if engines_own else min(per_node, engine_gpus)
+    return (node_gpus, share * sum(g * p for g, p, _ in groups), share * sum(g * b for g, _, b in groups),
+            engines_on_node)
+
+
 def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
     """OpenRLHF on the actor's GPUs, for the host-memory estimate. Every model group is a Ray actor per GPU, so each
     model that shares the actor's GPUs (the reference with colocate_actor_ref or colocate_all, the critic, the reward
@@ -282,7 +325,10 @@ def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
     # train_ppo_ray.py creates the engines before it loads the models (their Ray actors build them meanwhile; with
     # --vllm_enable_sleep the driver waits for them first): the swap space is there at start-up
     swap = VLLM_V0_SWAP_BYTES if v.get("vllm_v0") and engine_gpus else 0.0
+    node_gpus, others, other_loads, engines_on_node = _node_groups(v, model, actor_gpus, engine_gpus, engines_here)
     return HostLayout(processes_per_gpu=per_gpu, other_loads_per_gpu=loads, engine_swap_per_gpu=swap,
+                      node_gpus=node_gpus, other_processes=others, other_startup_loads=other_loads,
+                      engine_gpus_on_node=engines_on_node,
                       engines_built_at_load=True,
                       limit_share=int(v["ray_kill_permille"]) / 1000 if v.get("ray_kill_permille") else HOST_LIMIT_SHARE,
                       engines_asleep_at_load=bool(v.get("vllm_sleep")),
@@ -290,7 +336,10 @@ def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
                       save_rank0_bytes=0.0 if clones else whole,
                       # --deepspeed_enable_sleep: offload_deepspeed_states pins the optimizer's states on the CPU
                       # (utils/deepspeed/deepspeed_utils.py, 0.6.2; costmodel/host.py _deepspeed_offloaded)
-                      ds_offload_states_pinned=True, ds_offload_states_lp_grads=bool(v.get("ds_sleep_lp_grads")))
+                      ds_offload_states_pinned=True, ds_offload_states_lp_grads=bool(v.get("ds_sleep_lp_grads")),
+                      # get_train_ds_config sets offload_optimizer pin_memory True (0.4.0-0.11.2), on the DeepSpeed
+                      # the release's wheel pins
+                      ds_offload_pin_memory=True, deepspeed=_deepspeed_release(v))
 
 
 def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
+from ...costmodel.host import release_tuple
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, Stage, Value
 from ...rules.ids import tie_rule
@@ -526,9 +527,18 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             # --deepspeed_enable_sleep also offloads the 16-bit gradient partitions on DeepSpeed 0.16.5 and later
             # (utils/deepspeed/deepspeed_utils.py offload_deepspeed_states, 0.7.5: OffloadStateTypeEnum.lp_grads)
             "ds_sleep_lp_grads": tuple(int(x) for x in release.deepspeed.split(".")[:3]) >= (0, 16, 5),
+            # the DeepSpeed its wheel pins, as major x 10000 + minor x 100 + patch: which ZeRO-Offload host buffers
+            # that release allocates (host memory only, costmodel/host.py DS_*_FROM)
+            "deepspeed_release": _release_number(release.deepspeed),
             # the engines run vLLM's V0 engine, whose workers allocate a CPU swap space (host memory only): the pinned
             # vLLM's default, or the launch script's VLLM_USE_V1 (vllm/envs.py)
             "vllm_v0": _vllm_v0(flat, release), **_ray_threshold(flat)}
+
+
+def _release_number(version: str) -> int:
+    """"0.17.6" -> 1706 (major x 10000 + minor x 100 + patch)."""
+    parts = (list(release_tuple(version)) + [0, 0, 0])[:3]
+    return parts[0] * 10000 + parts[1] * 100 + parts[2]
 
 
 def _ray_threshold(flat: Mapping[str, Any]) -> dict[str, Value]:

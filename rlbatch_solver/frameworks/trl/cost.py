@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
+from ...costmodel.host import release_tuple
 from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
@@ -140,11 +141,26 @@ def _engine_of_release(plan_of: Any, release: Release) -> Any:
     return plan
 
 
+def _deepspeed_of_release(host_layout: Any, release: Release) -> Any:
+    """``host_layout`` with the DeepSpeed config TRL runs: accelerate generates it from its DeepSpeed plugin's settings
+    (``zero_stage``, ``offload_optimizer_device``, ``offload_param_device``), with no ``pin_memory`` (accelerate 1.6.0
+    and 1.10.1 utils/dataclasses.py DeepSpeedPlugin.__post_init__), so DeepSpeed's default decides it, on the oldest
+    DeepSpeed the release accepts (``Release.deepspeed``)."""
+    if host_layout is None:
+        return None
+
+    def layout(values: Mapping[str, Any]) -> Any:
+        return dataclasses.replace(host_layout(values), ds_offload_pin_memory=None,
+                                   deepspeed=release_tuple(release.deepspeed))
+    return layout
+
+
 def release_cost_spec(spec: CostSpec, release: Release) -> CostSpec:
     """``spec`` for a release whose per-device batch counts prompts (0.14.0): every term reads it times
     num_generations; its vllm_device engine as that release's vLLM sized it (``_engine_of_release``); other
     releases' spec unchanged."""
-    spec = dataclasses.replace(spec, plan=_engine_of_release(spec.plan, release))
+    spec = dataclasses.replace(spec, plan=_engine_of_release(spec.plan, release),
+                               host_layout=_deepspeed_of_release(spec.host_layout, release))
     if not release.batch_counts_prompts:
         return spec
     plan, samples = spec.plan, spec.samples

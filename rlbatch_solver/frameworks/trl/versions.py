@@ -91,10 +91,15 @@ class Release:
     # 1.16.0 pins 0.22-0.31); before, they are captured after the KV cache is sized, outside it
     # (Plan.engine_graphs_in_budget; 0.29.1 pins vllm<0.13, 0.18.2/0.19.1 >=0.8.3, 0.16.1 >=0.7.0, 0.15.2 ==0.7.2)
     vllm_graphs_in_budget: bool = False
+    # the oldest DeepSpeed its ``deepspeed`` extra accepts (the wheel's METADATA: ``deepspeed>=0.14.4`` for 0.14.0 to
+    # 0.29.1, ``deepspeed>=0.18.6`` for 1.16.0): which ZeRO-Offload host buffers the run allocates (host memory only,
+    # costmodel/host.py DS_*_FROM)
+    deepspeed: str = "0.14.4"
 
 
 RELEASES = {
-    "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300, vllm_graphs_in_budget=True),
+    "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300, vllm_graphs_in_budget=True,
+                      deepspeed="0.18.6"),
     "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300),
     "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300, grad_ckpt=False),
     # 0.16.1's server has its GPUs to itself (trl vllm-serve --gpu_memory_utilization 0.9)
