@@ -159,7 +159,8 @@ def lengths_text(lengths: dict) -> str:
                    f"{lengths.get('profile_how', '')}; {lengths.get('profile_why', 'docs/cost-model.md section 4')}")
         elif how is None:
             share = lengths.get("profile_prompt_fraction")
-            how = (f"assumed: profile {lengths.get('profile')}'s data mean" if lengths.get("profile_prompt")
+            how = (f"assumed: {lengths['data_prompt_why']}" if lengths.get("data_prompt") and mean < top
+                   else f"assumed: profile {lengths.get('profile')}'s data mean" if lengths.get("profile_prompt")
                    and mean < top else f"assumed: {share:g} of the limit, the published runs' mean prompt share"
                    if share and mean < top else "assumed: the limit")
         return f"{kind} {mean:,.0f} of {top:,} ({how})"

@@ -7,8 +7,8 @@ import pytest
 
 from clirun import run
 from rlbatch_solver.costmodel.constants import DEFAULT_AVG_RESPONSE_FRACTION
-from rlbatch_solver.costmodel.lengths import (DEFAULT, GSM8K, MATH, PROFILES, REASONING, dataset_of, named,
-                                              profile_for, straggler_tokens)
+from rlbatch_solver.costmodel.lengths import (DAPO_MATH_PROMPT, DEFAULT, GSM8K, MATH, PROFILES, REASONING,
+                                              data_prompt, dataset_of, named, profile_for, straggler_tokens)
 from rlbatch_solver.costmodel.time import length_scale
 from rlbatch_solver.errors import InputError
 
@@ -107,7 +107,26 @@ def test_an_unknown_profile_is_an_input_error_naming_the_known_ones():
 def test_the_data_in_the_config_chooses_the_profile_and_prompts_take_its_mean():
     out = _check("qwen2.5-1.5b", config=("data.train_files=$HOME/data/gsm8k/train.parquet",))
     assert "prompt 93 of 1,024 (assumed: profile gsm8k's data mean)" in out, out
-    assert "response 266 of 8,192 (assumed: profile gsm8k (from the data, $HOME/data/gsm8k/train.parquet)" in out
+    assert "response 232 of 8,192 (assumed: profile gsm8k (from the data, $HOME/data/gsm8k/train.parquet)" in out
+
+
+@pytest.mark.parametrize("data", ["${RAY_DATA_HOME}/data/dapo-math-17k.parquet", "BytedTsinghua-SIA/DAPO-Math-17k",
+                                  "/data/dapo_math_train.parquet"])
+def test_dapo_math_data_names_its_published_mean_prompt(data):
+    assert data_prompt(data) is DAPO_MATH_PROMPT and DAPO_MATH_PROMPT.tokens == 156
+    assert data_prompt("$HOME/data/gsm8k/train.parquet") is None and data_prompt("") is None
+
+
+def test_the_datas_mean_prompt_holds_whatever_profile_the_model_takes_but_not_the_limit_profile():
+    dapo = ("data.train_files=$HOME/data/dapo-math-17k.parquet",)
+    for model in ("qwen2.5-7b", "qwen3-8b"):  # the math profile (the data's task) and the reasoning one (the model)
+        out = _check(model, config=dapo)
+        assert "prompt 156 of 1,024 (assumed: DAPO-Math-17k's mean prompt: 154-160 tokens" in out, out
+    assert "prompt 156 of 1,024" in _check("qwen2.5-7b", "--response-profile", "gsm8k", config=dapo)
+    worst = _check("qwen2.5-7b", "--response-profile", "limit", config=dapo)
+    assert "prompt 1,024 of 1,024 (assumed: the limit)" in worst, worst
+    given = _check("qwen2.5-7b", "--mean-prompt-len", "300", config=dapo)
+    assert "prompt 300 of 1,024 (given)" in given, given
 
 
 def test_a_named_profile_is_printed_and_an_unknown_one_exits_2():

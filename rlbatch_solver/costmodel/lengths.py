@@ -13,8 +13,9 @@ A profile says how long a model answers in RL training, from the published runs 
 The profile is chosen by the user (``--response-profile NAME``), else by the model's family (a reasoning model
 takes ``reasoning`` whatever its data), else by the training data the config names (``dataset_of``: verl's
 ``data.train_files``, OpenRLHF's ``--prompt_data``, TRL's ``dataset_name``, ms-swift's ``--dataset``), else
-``default``. A profile may also give the data's mean prompt (else prompts are timed at DEFAULT_AVG_PROMPT_FRACTION
-of their limit, the published runs' share; the ``limit`` profile at the limit). A
+``default``. The mean prompt is the training data's where a source gives it (``data_prompt``: DAPO-Math-17k),
+else the profile's (``gsm8k``), else DEFAULT_AVG_PROMPT_FRACTION of the limit, the published runs' share (the
+``limit`` profile: at the limit). A
 synchronous rollout waits for the step's longest response (``straggler_tokens``), which reaches the limit when the
 limit truncates: generation time then follows the limit, not the mean.
 """
@@ -89,12 +90,15 @@ DEFAULT = LengthProfile("default", "no source for this model and data: the media
 REASONING = LengthProfile("reasoning", "reasoning model: four published runs answered 0.55 of an 8K limit "
                           "(DeepScaleR) and 0.34-0.39 of 20-32K limits", response_fraction=0.52,
                           share_exponent=0.28)
-# GSM8K-style grade-school word problems, a non-reasoning model: the median natural length of four published verl
+# GSM8K-style grade-school word problems, a non-reasoning model: the median natural length of seven published verl
 # runs (exponential scale solving lam(1 - e^(-limit/lam)) = mean): verl #1208 325 of 1,024 tokens (342), verl's
 # MI300 baseline logs with deepseek-llm-7b 170 of 1,024 (171) and 176 of 512 (189), verl PR #7804 with
-# Qwen2.5-1.5B-Instruct 273 of 512 (359): 266. Their mean prompts: 103 (#1208) and 83 (MI300): 93.
-GSM8K = LengthProfile("gsm8k", "GSM8K-style word problems: four published verl runs answered 170-325 tokens "
-                      "at 512-1,024 limits", natural_tokens=266.0, prompt_tokens=93.0)
+# Qwen2.5-1.5B-Instruct 273 of 512 (359), and the PPO logs verl's docs/algo/baseline.md links
+# (eric-haibin-lin/verl-data, branch experiments, gsm8k/: each run's median response_length/mean over its steps):
+# Qwen2.5-0.5B-Instruct 276.5 of 512 (368) and 155.0 of 256 (232), gemma-2-2b-it 145.4 of 512 (150): 232. Their mean
+# prompts: 103 (#1208), 83 (MI300), 104 (Qwen2.5-0.5B, both runs), 84 (gemma): 93 (docs/cost-model.md section 4.2).
+GSM8K = LengthProfile("gsm8k", "GSM8K-style word problems: seven published verl runs answered 145-325 tokens "
+                      "at 256-1,024 limits", natural_tokens=232.0, prompt_tokens=93.0)
 # Competition math (MATH, DAPO-Math-17k, DeepScaleR's AIME/AMC data) answered by a non-reasoning model: verl #3816,
 # Qwen2.5-3B-Instruct on DAPO's recipe at a 20,480 limit, "~1000 tokens" mean; verl docs/perf/dpsk.md,
 # DeepSeek-V3 on verl's math example, 1,960 of 9,632 (scale 1,975): the middle, 1,500. A larger limit does not
@@ -106,6 +110,40 @@ LIMIT = LengthProfile("limit", "every response runs to the limit (the worst case
                       prompt_fraction=None)
 
 PROFILES: dict[str, LengthProfile] = {p.name: p for p in (DEFAULT, REASONING, GSM8K, MATH, LIMIT)}
+
+
+@dataclass(frozen=True)
+class DataPrompt:
+    """A training set's mean prompt (tokens, chat template included) where a source gives it: a property of the
+    data, so it holds whichever response profile the model and task choose."""
+
+    name: str
+    pattern: re.Pattern
+    tokens: float
+    why: str  # the source, in a few words (printed with the assumption)
+
+
+# DAPO-Math-17k (BytedTsinghua-SIA; verl's DAPO recipe and its fully_async / one_step_off / ISEEKYAN scripts train on
+# it with max_prompt_length=2048): every prompt is one competition problem inside the same two-sentence answer-format
+# instruction, so the mean sits far under the limit. verl docs/advance/v1_async_trainer.md (section Benchmark, both
+# tables: Qwen3.5-35B-A3B, train_batch_size 64, DAPO-Math-17k, max_prompt_length 2048) gives per run the training
+# time, the aggregate tokens/s (verl's throughput counts prompt and response tokens: trainer/ppo/metric_utils.py
+# compute_throughout_metrics) and the mean response. Tokens per step / (64 prompts x 8 samples) - mean response:
+# 156 (sync: 22.79 h / 150 steps x 12,053 tokens/s / 512 - 12,720), 154 (colocate_async), 157 (separate_async), 160
+# (no-switch), 155 (switch). The doc does not state n; 8 is the only group size that puts every run's prompt between
+# 0 and its 2,048 limit (16 gives negative prompts, 7 over 2,048). The median of the five: 156 tokens.
+DAPO_MATH_PROMPT = DataPrompt("DAPO-Math-17k", re.compile(r"dapo[-_ ]?math", re.IGNORECASE), 156.0,
+                              "DAPO-Math-17k's mean prompt: 154-160 tokens in five runs of verl's "
+                              "v1_async_trainer benchmark, docs/cost-model.md section 4.2")
+DATA_PROMPTS = (DAPO_MATH_PROMPT,)
+
+
+def data_prompt(dataset: str) -> Optional[DataPrompt]:
+    """The mean prompt of the training data the config names, where a source gives it (DATA_PROMPTS)."""
+    for known in DATA_PROMPTS:
+        if known.pattern.search(dataset or ""):
+            return known
+    return None
 
 REASONING_MODELS = re.compile(r"(r1-distill|qwq|deepscaler|^qwen3(?!.*instruct))", re.IGNORECASE)
 # the task in the data's name or path, GSM8K's before math's ("gsm8k_math" mixes: the shorter answers first)
@@ -159,6 +197,12 @@ def profile_for(model_name: str, dataset: str = "", chosen: Optional[str] = None
 def plan_profile(plan: Any) -> LengthProfile:
     """The profile of a cost-model Plan (its model, the data its config names, the profile its user named)."""
     return profile_for(plan.model.name, plan.dataset or "", plan.response_profile)
+
+
+def plan_data_prompt(plan: Any) -> Optional[DataPrompt]:
+    """The data's mean prompt that times a Plan's prompts (none under the ``limit`` profile: every prompt at the
+    limit, the worst case)."""
+    return data_prompt(plan.dataset or "") if plan_profile(plan).prompt_fraction is not None else None
 
 
 def chosen_by(plan: Any) -> str:

@@ -396,16 +396,18 @@ def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, Any]:
     profile that set them where no mean was given."""
     from .time import _lengths
 
-    from .lengths import chosen_by, plan_profile, straggler_tokens
+    from .lengths import chosen_by, plan_data_prompt, plan_profile, straggler_tokens
 
     plan = spec.plan(values, Phase.ROLLOUT)
     p, r, r_max = _lengths(plan)
     profile = plan_profile(plan)
+    data = plan_data_prompt(plan)
     return {"prompt": round(p, 1), "response": round(r, 1), "max_prompt": plan.prompt_len,
             "max_response": plan.response_len, "profile": profile.name, "profile_why": profile.why,
             "profile_how": profile.how(), "profile_fraction": round(profile.fraction(r_max), 3),
             "profile_prompt": profile.prompt_tokens, "profile_prompt_fraction": profile.prompt_fraction,
             "profile_chosen": chosen_by(plan),
+            "data_prompt": data.name if data else None, "data_prompt_why": data.why if data else None,
             "dataset": plan.dataset or None,
             "longest": round(straggler_tokens(r, r_max, int(plan.samples_per_step)), 1)}
 

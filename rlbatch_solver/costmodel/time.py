@@ -154,14 +154,16 @@ def _lengths(plan: Plan) -> tuple[float, float, float]:
     r_max = float(max(0, plan.response_len))
     pfrac, frac = plan.avg_prompt_fraction, plan.avg_response_fraction
     if pfrac is None or frac is None:
-        from .lengths import plan_profile
+        from .lengths import plan_data_prompt, plan_profile
 
         profile = plan_profile(plan)
         if frac is None:
             frac = profile.fraction(r_max)
         if pfrac is None:
-            if profile.prompt_tokens and plan.prompt_len > 0:
-                pfrac = profile.prompt_tokens / plan.prompt_len
+            known = plan_data_prompt(plan)
+            tokens = known.tokens if known is not None else profile.prompt_tokens
+            if tokens and plan.prompt_len > 0:
+                pfrac = tokens / plan.prompt_len
             else:
                 pfrac = profile.prompt_fraction if profile.prompt_fraction is not None else 1.0
     p = max(1.0, plan.prompt_len * min(1.0, max(0.0, pfrac)))
