@@ -937,8 +937,10 @@ def print_fix(console: Console, report: FixReport) -> None:
                       f"{report.wall_time_s:.1f} s):")
     for key, old, new in report.diff:
         fixes = ", ".join(report.satisfies.get(key, []))
+        why = "; ".join(([f"satisfies {fixes}"] if fixes else [])
+                        + ([report.headroom[key]] if key in getattr(report, "headroom", {}) else []))
         console.print(f"  [red]- {escape(diff_word(old))}[/]")
-        console.print(f"  [green]+ {escape(diff_word(new))}[/]" + (f"   (satisfies {fixes})" if fixes else ""))
+        console.print(f"  [green]+ {escape(diff_word(new))}[/]" + (f"   ({escape(why)})" if why else ""))
     if report.memory_before:
         mem = Table(title="memory per GPU, by phase (GiB)")
         for col in ("phase", "before", "after", "capacity"):
