@@ -172,6 +172,11 @@ def test_regular_values_are_the_divisors_of_the_batches_a_size_divides_else_powe
     assert not reg.allows("micro_train_batch_size", 12) and reg.allows("micro_train_batch_size", 32)
     assert "vllm_generate_batch_size" not in reg.batches  # divides nothing: powers of two
     assert reg.allows("vllm_generate_batch_size", 64) and not reg.allows("vllm_generate_batch_size", 48)
+    # ... and the divisors of the user's own value (80 -> 40: halved)
+    mine = regular_values(job.fw.ruleset, values, keys, own={"vllm_generate_batch_size": 80})
+    assert mine.allows("vllm_generate_batch_size", 40) and not mine.allows("vllm_generate_batch_size", 48)
+    assert mine.why("vllm_generate_batch_size", 40) == "40 divides your 80"
+    assert mine.why("vllm_generate_batch_size", 32) == "32 is a power of two"
     assert reg.allows("vllm_generate_batch_size", None) and reg.allows("rollout_batch_size", 1000)  # not covered
     filtered = reg.filtered({"micro_rollout_batch_size": [16, 15, 14, 12, 8, 4]}, {"micro_rollout_batch_size": 16})
     assert filtered == {"micro_rollout_batch_size": [16, 8, 4]}

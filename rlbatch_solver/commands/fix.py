@@ -621,7 +621,7 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
     Two such repairs are weighed, by the plain repair's own cost (``solver/costs.py``): the nearest config with the
     headroom (from the pasted values) and the nearest one to the nearest repair (from its values: the repair, then
     the least step that buys the headroom, among the values an engineer would pick: divisors of the batches the
-    rules divide by a size, else powers of two, ``headroom_values.py``). What counts is, first, how many sizes each
+    rules divide by a size, else powers of two and divisors of the user's value, ``headroom_values.py``). What counts is, first, how many sizes each
     moves beyond the nearest repair to a value nobody would pick (16 -> 15), then how many keys each changes beyond
     those the nearest repair changes anyway (at most one more is taken, and only when the step from the nearest
     repair moves its numbers ``HEADROOM_STEP_DOUBLINGS`` or less), then how far the numbers move from the pasted ones
@@ -661,7 +661,7 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
         return plan.replace(efficiency=eff.replace(train_memory_offset_bytes=eff.train_memory_offset_bytes + offset))
 
     roomy = replace(spec, plan=priced)
-    regular = regular_values(fw.ruleset, res.solution, _batch_keys(policy, fw.ruleset))
+    regular = regular_values(fw.ruleset, res.solution, _batch_keys(policy, fw.ruleset), own=values)
     scratch = _repair_once(fw, policy, values, kept=kept, spec=roomy, deadline=Deadline(deadline.share(0.5)))
     step = _repair_once(fw, policy, res.solution, kept=kept, spec=roomy, deadline=deadline, regular=regular)
     nearest_keys = {c.name for c in res.changes}

@@ -7,7 +7,8 @@ The step is searched among *regular* values instead:
 
 - a key the rules divide a batch by (``divides(k * other, batch)`` in any rule, error or advice, that applies to
   the config): the divisors of that batch over ``other``, so every division the framework makes stays exact;
-- any other batch size: powers of two (the sizes GPU kernels and every framework's examples use).
+- any other batch size: powers of two (the sizes GPU kernels and every framework's examples use), and the divisors
+  of the user's own value (80 -> 40: halved, as one halves a micro batch that does not fit).
 
 The key's value in the config the step starts from is always kept, and so is an unset value. Parallel sizes, token
 budgets, memory shares and closed choices keep their own candidates (those are already regular).
@@ -37,21 +38,27 @@ class RegularValues:
 
     keys: frozenset[str]
     batches: dict[str, list[Batch]] = field(default_factory=dict)
+    own: dict[str, int] = field(default_factory=dict)  # the user's own value of each key (its divisors are regular)
 
     def allows(self, name: str, value: Value) -> bool:
         if name not in self.keys or not isinstance(value, int) or isinstance(value, bool) or value < 1:
             return True
         if self.batches.get(name):
             return all(b.size % value == 0 for b in self.batches[name])
-        return value & (value - 1) == 0
+        return value & (value - 1) == 0 or self._divides_own(name, value)
+
+    def _divides_own(self, name: str, value: int) -> bool:
+        return name in self.own and self.own[name] % value == 0
 
     def why(self, name: str, value: Value) -> str:
         """Why ``value`` is a value an engineer would pick, in words ("" for a key this does not cover)."""
-        if name not in self.keys or not isinstance(value, int) or isinstance(value, bool):
+        if name not in self.keys or not isinstance(value, int) or isinstance(value, bool) or value < 1:
             return ""
         if self.batches.get(name):
             return "; ".join(f"{value} divides the {b.size} {b.what} ({b.rule})" for b in self.batches[name])
-        return f"{value} is a power of two" if value >= 1 and value & (value - 1) == 0 else ""
+        if value & (value - 1) == 0:
+            return f"{value} is a power of two"
+        return f"{value} divides your {self.own[name]}" if self._divides_own(name, value) else ""
 
     def filtered(self, domains: Mapping[str, list[Value]], start: Mapping[str, Value]) -> dict[str, list[Value]]:
         """``domains`` with each covered key's candidates cut to its regular values (its ``start`` value kept)."""
@@ -79,11 +86,13 @@ def _what(ruleset: RuleSet, expr) -> str:
     return "batch"
 
 
-def regular_values(ruleset: RuleSet, values: Mapping[str, Value], keys: set[str]) -> RegularValues:
+def regular_values(ruleset: RuleSet, values: Mapping[str, Value], keys: set[str],
+                   own: Mapping[str, Value] | None = None) -> RegularValues:
     """The batches each of ``keys`` divides at ``values``: every ``divides(divisor, batch)`` conjunct of a rule that
     applies there (its ``when`` holds) whose divisor is the key times factors that do not read it and whose batch
-    does not read it (so ``batch / other`` is what the key must divide)."""
-    out = RegularValues(frozenset(keys))
+    does not read it (so ``batch / other`` is what the key must divide). ``own``: the config the user pasted."""
+    out = RegularValues(frozenset(keys), own={n: v for n, v in (own or {}).items() if n in keys and isinstance(v, int)
+                                              and not isinstance(v, bool) and v > 0})
     env = ruleset.full_env(values)
     reads: dict[str, set[str]] = {}
     for d in ruleset.derived:  # each derived name's variables, through other derived names (defined in order)
