@@ -123,13 +123,15 @@ def test_the_headroom_step_halves_the_micro_batch_rather_than_taking_one_off():
     r = _fix_275()
     moved = {k: n for k, _, n in r.diff}
     assert moved["micro_rollout_batch_size"] == "--micro_rollout_batch_size 8"
+    # the greedy descent's steepest step (micro batch 8 -> 1) is walked back to what the fit needs (4)
+    assert moved["micro_train_batch_size"] == "--micro_train_batch_size 4"
     assert "micro_rollout_batch_size" not in {k for k, _, _ in r.nearest_diff}  # the step added it
     after = rb.check(_fixed(ORL_275, r.native_after), framework="openrlhf", gpus=4, model="llama2-7b", gpu="rtx4090")
     assert after.valid and "openrlhf.advice.even_actor_samples" not in {v.rule for v in after.violations}
 
 
 def test_a_headroom_change_says_the_margin_it_buys_not_a_rule_the_config_met():
-    """Before: ``(satisfies openrlhf.memory.old_log_prob, openrlhf.memory.ref)`` beside the headroom change, though
+    """Before: ``(satisfies openrlhf.memory.old_log_prob, ...)`` beside the headroom change, though
     the pasted config meets both (18.9 of 21.8 GiB): the rules came from the search priced one error higher."""
     r = _fix_275()
     met = {v.rule for v in rb.check(ORL_275, framework="openrlhf", gpus=4, model="llama2-7b",
@@ -138,7 +140,7 @@ def test_a_headroom_change_says_the_margin_it_buys_not_a_rule_the_config_met():
     for key, rules in r.satisfies.items():
         assert set(rules) <= met, (key, set(rules) - met)
     text = r.headroom["micro_rollout_batch_size"]
-    assert text.startswith("margin ") and "GiB in old_log_prob and ref (" in text and " at the nearest repair)" in text
+    assert text.startswith("margin ") and "GiB in old_log_prob (" in text and " at the nearest repair)" in text
     assert "8 divides the 1024 samples per rollout" in text
     assert set(r.headroom) == {"micro_rollout_batch_size"}  # the nearest repair's own changes keep their rules
     change = {c["key"]: c for c in r.to_dict()["changes"]}["micro_rollout_batch_size"]
