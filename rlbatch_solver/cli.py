@@ -273,11 +273,15 @@ def enumerate(  # noqa: A001
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines: one config a line (its native keys; with --gpu "
                                           "and --model also _memory: the phase with the least headroom, its peak and "
                                           "headroom in MiB), then one summary line.")] = False,
+    host_mem: Annotated[Optional[float], typer.Option("--host-mem", help=(
+        "RAM of one node in GiB: with --gpu and --model, lists only the configs whose host memory (CPU offload, "
+        "sleeping engines' weights, model loading) fits it, and says how many it left out; unset, not checked."))]
+    = None,
 ) -> None:
     """List every valid batch-size tuple in the search space; with --gpu and --model, every one that fits in memory."""
     flags = _scenario_flags(framework, gpu, gpus, nnodes, model, algo, n, prompt_len, response_len)
     sc, report, conflict = entry.enumerate_configs(flags, scenario_file=scenario_file, set_=set_, search=search,
-                                                   limit=limit, time_limit=time_limit)
+                                                   limit=limit, time_limit=time_limit, host_mem=host_mem)
     if as_json:
         for line in _enumerate_json(report, conflict):
             typer.echo(json.dumps(line))
@@ -308,6 +312,8 @@ def _enumerate_json(report: Any, conflict: Any) -> list[dict[str, Any]]:
                   "rules_version": report.version,
                   "memory_applied": report.memory_applied,
                   "memory_floor_mib": {k: {"least": a, "line": b} for k, (a, b) in report.memory_floor.items()},
+                  "host_mem_gib": report.host_mem_gib, "host_excluded": report.host_excluded,
+                  "host_least_excluded": report.host_least.to_dict() if report.host_least is not None else None,
                   "conflict": conflict.ids if conflict else None})
     return lines
 

@@ -356,14 +356,16 @@ def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenari
     fw = get_framework(report.framework)
     done = "complete" if report.complete else f"incomplete ({report.status})"
     memory = getattr(report, "memory_applied", False)
+    ram = getattr(report, "host_mem_gib", None)
     what = (f"valid configs that fit {report.gpu} ({report.capacity_mib / 1024:.1f} GiB usable per GPU, every phase)"
-            if memory else "valid configs")
+            + (f" and a node's {ram:g} GiB of RAM" if ram is not None else "") if memory else "valid configs")
     console.print(
         f"{report.count} {what} for {fw.name} {fw.version} on {scenario.total_gpus} GPUs "
         f"({done}; {report.raw_size:,} raw combinations, {report.wall_time_s:.2f} s)."
     )
     if memory:
         console.print("peak / spare: GiB per GPU of each config's phase with the least headroom (--json names it)")
+        _print_enumerate_host(console, report)
     else:
         console.print("memory not applied: the rules only (give --gpu and --model to list only configs that fit)")
     if not report.solutions:
@@ -396,6 +398,32 @@ def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenari
         console.print(f"... {report.count - show} more (--show N, or --json for all).")
     console.print("\nfirst config as " + ("overrides:" if fw.syntax == "hydra" else "arguments:"))
     print_args(console, report.native[0])
+
+
+def _print_enumerate_host(console: Console, report: EnumerateReport) -> None:
+    """enumerate's host-RAM line: whether the node's RAM was checked, and what it left out (with what would help
+    when it left out every config)."""
+    ram = getattr(report, "host_mem_gib", None)
+    if ram is None:
+        console.print("host RAM not checked: --host-mem GiB (or the scenario's host_mem_gib) lists only the configs "
+                      "whose host memory (CPU offload, sleeping engines' weights, model loading) fits a node",
+                      markup=False, highlight=False)
+        return
+    least, most = report.host_least, report.host_most
+    usable = (least or most).limit_gib if (least or most) is not None else None
+    line = f"host RAM checked against {ram:g} GiB per node" + (f" ({usable:.0f} usable)" if usable else "") + ": "
+    if report.host_excluded:
+        line += (f"{report.host_excluded} valid config(s) that fit the GPUs left out, the least of them needs "
+                 f"{least.peak_gib:.1f} GiB at {least.when} ({least.largest_terms_text(1)} GiB)")
+        if most is not None:
+            line += f"; the most any listed config needs: {most.peak_gib:.1f} GiB at {most.when}"
+    elif most is not None:
+        line += f"every valid config fits; the most any needs: {most.peak_gib:.1f} GiB at {most.when}"
+    else:
+        line += "no valid config to check"
+    console.print(line, markup=False, highlight=False)
+    if report.host_excluded and not report.solutions:
+        console.print("  what would help: " + "; ".join(host_helps(least)), markup=False, highlight=False)
 
 
 def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw: Any = None,
@@ -938,8 +966,10 @@ def print_fix(console: Console, report: FixReport) -> None:
                       f"{report.wall_time_s:.1f} s):")
     for key, old, new in report.diff:
         fixes = ", ".join(report.satisfies.get(key, []))
+        why = "; ".join(([f"satisfies {fixes}"] if fixes else [])
+                        + ([report.headroom[key]] if key in getattr(report, "headroom", {}) else []))
         console.print(f"  [red]- {escape(diff_word(old))}[/]")
-        console.print(f"  [green]+ {escape(diff_word(new))}[/]" + (f"   (satisfies {fixes})" if fixes else ""))
+        console.print(f"  [green]+ {escape(diff_word(new))}[/]" + (f"   ({escape(why)})" if why else ""))
     if report.memory_before:
         mem = Table(title="memory per GPU, by phase (GiB)")
         for col in ("phase", "before", "after", "capacity"):

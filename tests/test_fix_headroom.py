@@ -101,3 +101,84 @@ def test_the_fix_tools_schema_carries_the_nearest_repair_and_the_host_fields():
         pass
     else:
         raise AssertionError("a nearest_repair of the wrong shape passed the schema")
+
+
+# OpenRLHF issue 275 (tests/data/memory_corpus/openrlhf.yaml, openrlhf_275): 7B PPO, one RTX 4090 per model
+ORL_275 = ["--ref_num_nodes", "1", "--ref_num_gpus_per_node", "1", "--reward_num_nodes", "1",
+           "--reward_num_gpus_per_node", "1", "--critic_num_nodes", "1", "--critic_num_gpus_per_node", "1",
+           "--actor_num_nodes", "1", "--actor_num_gpus_per_node", "1", "--micro_train_batch_size", "8",
+           "--train_batch_size", "64", "--micro_rollout_batch_size", "16", "--rollout_batch_size", "1024",
+           "--max_epochs", "1", "--prompt_max_len", "1024", "--generate_max_len", "1024", "--zero_stage", "2", "--bf16",
+           "--actor_learning_rate", "5e-7", "--critic_learning_rate", "9e-6", "--init_kl_coef", "0.01",
+           "--normalize_reward", "--actor_init_on_gpu", "--adam_offload", "--flash_attn"]
+
+
+def _fix_275():
+    return rb.fix(ORL_275, framework="openrlhf", gpus=4, model="llama2-7b", gpu="rtx4090")
+
+
+def test_the_headroom_step_halves_the_micro_batch_rather_than_taking_one_off():
+    """Before: ``--micro_rollout_batch_size 16 -> 15`` (nearest by distance), which splits the 1024 samples of a
+    rollout unevenly (openrlhf.advice.even_actor_samples). Now 8: a divisor of the 1024 samples."""
+    r = _fix_275()
+    moved = {k: n for k, _, n in r.diff}
+    assert moved["micro_rollout_batch_size"] == "--micro_rollout_batch_size 8"
+    # the greedy descent's steepest step (micro batch 8 -> 1) is walked back to what the fit needs (4)
+    assert moved["micro_train_batch_size"] == "--micro_train_batch_size 4"
+    assert "micro_rollout_batch_size" not in {k for k, _, _ in r.nearest_diff}  # the step added it
+    after = rb.check(_fixed(ORL_275, r.native_after), framework="openrlhf", gpus=4, model="llama2-7b", gpu="rtx4090")
+    assert after.valid and "openrlhf.advice.even_actor_samples" not in {v.rule for v in after.violations}
+
+
+def test_a_headroom_change_says_the_margin_it_buys_not_a_rule_the_config_met():
+    """Before: ``(satisfies openrlhf.memory.old_log_prob, ...)`` beside the headroom change, though
+    the pasted config meets both (18.9 of 21.8 GiB): the rules came from the search priced one error higher."""
+    r = _fix_275()
+    met = {v.rule for v in rb.check(ORL_275, framework="openrlhf", gpus=4, model="llama2-7b",
+                                    gpu="rtx4090").violations}
+    assert "openrlhf.memory.old_log_prob" not in met
+    for key, rules in r.satisfies.items():
+        assert set(rules) <= met, (key, set(rules) - met)
+    text = r.headroom["micro_rollout_batch_size"]
+    assert text.startswith("margin ") and "GiB in old_log_prob (" in text and " at the nearest repair)" in text
+    assert "8 divides the 1024 samples per rollout" in text
+    assert set(r.headroom) == {"micro_rollout_batch_size"}  # the nearest repair's own changes keep their rules
+    change = {c["key"]: c for c in r.to_dict()["changes"]}["micro_rollout_batch_size"]
+    assert change["satisfies"] == [] and change["headroom"] == text
+
+
+def test_cli_prints_the_margin_beside_the_headroom_change():
+    from typer.testing import CliRunner
+
+    from rlbatch_solver.cli import app
+
+    res = CliRunner().invoke(app, ["fix", "--framework", "openrlhf", "--gpus", "4", "--model", "llama2-7b", "--gpu",
+                                   "rtx4090", "--", *ORL_275])
+    out = " ".join(res.output.split())
+    assert "+ --micro_rollout_batch_size 8 (margin " in out, out
+    assert "satisfies openrlhf.memory.old_log_prob" not in out
+
+
+def test_regular_values_are_the_divisors_of_the_batches_a_size_divides_else_powers_of_two():
+    from rlbatch_solver.commands.fix import _job
+    from rlbatch_solver.commands.headroom_values import regular_values
+
+    job = _job(ORL_275, "openrlhf", 4, None, None, (), None, 1.0, None)
+    values = job.values
+    keys = {"micro_rollout_batch_size", "micro_train_batch_size", "vllm_generate_batch_size"}
+    reg = regular_values(job.fw.ruleset, values, keys)
+    # 1024 samples per rollout / rollout micro batch (advice), DeepSpeed's 64 / (train micro * world 1) (error)
+    assert [b.size for b in reg.batches["micro_rollout_batch_size"]] == [1024]
+    assert [b.size for b in reg.batches["micro_train_batch_size"]] == [64]
+    assert reg.allows("micro_rollout_batch_size", 8) and not reg.allows("micro_rollout_batch_size", 15)
+    assert not reg.allows("micro_train_batch_size", 12) and reg.allows("micro_train_batch_size", 32)
+    assert "vllm_generate_batch_size" not in reg.batches  # divides nothing: powers of two
+    assert reg.allows("vllm_generate_batch_size", 64) and not reg.allows("vllm_generate_batch_size", 48)
+    # ... and the divisors of the user's own value (80 -> 40: halved)
+    mine = regular_values(job.fw.ruleset, values, keys, own={"vllm_generate_batch_size": 80})
+    assert mine.allows("vllm_generate_batch_size", 40) and not mine.allows("vllm_generate_batch_size", 48)
+    assert mine.why("vllm_generate_batch_size", 40) == "40 divides your 80"
+    assert mine.why("vllm_generate_batch_size", 32) == "32 is a power of two"
+    assert reg.allows("vllm_generate_batch_size", None) and reg.allows("rollout_batch_size", 1000)  # not covered
+    filtered = reg.filtered({"micro_rollout_batch_size": [16, 15, 14, 12, 8, 4]}, {"micro_rollout_batch_size": 16})
+    assert filtered == {"micro_rollout_batch_size": [16, 8, 4]}

@@ -395,3 +395,29 @@ def test_fix_raises_max_seq_length_to_hold_prompt_and_completion():
               "--max_completion_length", "1024")
     data = __import__("json").loads(out.stdout)
     assert [(c["key"], c["old"], c["new"]) for c in data["changes"]] == [("max_seq_length", 1024, 1280)], data["changes"]
+
+
+def test_fix_gives_max_seq_length_a_round_value_that_holds_prompt_and_completion():
+    """A 300-token prompt and 1000-token completions need 1300: fix printed --max_seq_length 1300 (the exact need,
+    else 2048); an engineer writes 1536, the least multiple of 256 that holds them (Unsloth sizes vLLM's token budget
+    in 256s; any count is accepted)."""
+    out = run("fix", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--json", "--",
+              "--fast_inference", "true", "--max_seq_length", "1024", "--max_prompt_length", "300",
+              "--max_completion_length", "1000")
+    data = __import__("json").loads(out.stdout)
+    assert [(c["key"], c["old"], c["new"]) for c in data["changes"]] == [("max_seq_length", 1024, 1536)], data["changes"]
+    from rlbatch_solver.frameworks.trl.unsloth import seq_length_options
+
+    assert seq_length_options(1300) == (1536, 2048) and seq_length_options(1280) == (1280, 2048)
+    assert seq_length_options(2160) == (2304, 3072, 4096)
+    for need in range(2, 9000, 37):
+        options = seq_length_options(need)
+        assert all(o >= need for o in options) and options[0] % 256 == 0 and options[0] - need < 256
+
+
+def test_recommend_rounds_max_seq_length_up_to_a_multiple_of_256():
+    out = run("recommend", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--gpus", "1",
+              "--prompt-len", "880", "--response-len", "1280", "--json")
+    assert out.returncode == 0, out.stdout[-2000:]
+    command = __import__("json").loads(out.stdout)["command"]
+    assert "--max_seq_length 2304" in command and "--max_completion_length 1280" in command, command

@@ -129,7 +129,7 @@ FIX = _out({
     "framework": STR, "rules_version": STR, "status": STR, "proven_nearest": BOOL, "valid_before": BOOL,
     "violations_before": VIOLATIONS,
     "changes": {"type": "array", "items": _out({"key": STR, "old": {}, "new": {}, "old_arg": STR, "new_arg": STR,
-                                                "satisfies": STRS})},
+                                                "satisfies": STRS, "headroom": STR})},
     "fixed_config": STRS, "memory_evaluated": BOOL, "memory_mib": OBJ, "conflict": _maybe(STRS),
     "conflict_text": {"type": "array", "items": _out({"rule": STR, "text": STR})}, "pinned_in_conflict": OBJ,
     "relaxations": STRS, "relaxations_tried": {"type": "array", "items": OBJ}, "notes": STRS,

@@ -80,13 +80,17 @@ def _framework_of_message(error: str) -> Optional[str]:
 
 
 def enumerate_configs(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: Optional[List[str]],
-                      search: Optional[List[str]], limit: int, time_limit: float):
-    """enumerate: (scenario, report, the conflicting rules when no config of the space is valid, else None)."""
+                      search: Optional[List[str]], limit: int, time_limit: float, host_mem: Optional[float] = None):
+    """enumerate: (scenario, report, the conflicting rules when no config of the space is valid, else None);
+    ``host_mem`` (--host-mem) overrides the scenario's host_mem_gib."""
     from .. import api
 
     if limit < 1 or time_limit <= 0:
         raise InputError("--limit/--time-limit", "must be positive.", "pass --limit 100 --time-limit 20.")
     sc = inputs.scenario(scenario_file, sc_flags, set_, search)
+    if host_mem is not None:
+        sc.host_mem_gib = inputs.host_mem(host_mem)
+        sc.validate()
     report = api.enumerate(sc, limit=limit, time_limit_s=time_limit * 0.8)
     conflict = None
     if report.count == 0 and report.status == "infeasible" and not report.memory_applied:

@@ -13,6 +13,7 @@ from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .common import model_card, validate_solutions
 
 if TYPE_CHECKING:
+    from ..costmodel.host import HostReport
     from ..solver.explain import Conflict
 
 
@@ -35,6 +36,13 @@ class EnumerateReport:
     capacity_mib: int = 0
     conflict: Conflict | None = None  # when nothing is valid
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule id -> (least MiB, its line)
+    # the node's RAM (--host-mem, or the scenario's host_mem_gib) every listed config's host estimate was held to;
+    # None: not checked. ``host_excluded``: the valid configs that fit the GPUs but not the node (left out of the
+    # list); ``host_least``: the least estimate among them; ``host_most``: the largest estimate listed
+    host_mem_gib: float | None = None
+    host_excluded: int = 0
+    host_least: HostReport | None = None
+    host_most: HostReport | None = None
 
     @property
     def count(self) -> int:
@@ -48,7 +56,9 @@ def enumerate(  # noqa: A001 - the public name users expect
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
 ) -> EnumerateReport:
     """Every valid config in the scenario's search space (up to ``limit``); with a GPU and a model, every valid
-    config whose every phase fits (``check``'s memory rules and margin)."""
+    config whose every phase fits (``check``'s memory rules and margin); with the node's RAM too
+    (``scenario.host_mem_gib``), every one of those whose host estimate fits it (``check``'s host estimate, config by
+    config: the others are counted in ``host_excluded``, not listed)."""
     from ..solver.model import enumerate_solutions
 
     fw = get_framework(scenario.framework)
@@ -61,6 +71,12 @@ def enumerate(  # noqa: A001 - the public name users expect
     space = fw.space(scenario, card)
     ruleset = fw.ruleset.extended(space.extra_rules)
     terms = None
+    if scenario.host_mem_gib is not None and (gpu is None or card is None):
+        from ..errors import InputError
+
+        raise InputError("host-mem", f"the node's RAM ({scenario.host_mem_gib:g} GiB) is held against each config's "
+                         "host estimate, which needs the model and the GPU type (the states offloaded, the engines' "
+                         "weights, the GPUs of a node).", "add --gpu and --model, or drop --host-mem.")
     if gpu is not None and card is not None:
         from ..costmodel.tables import build_cost_terms, with_length_fraction, with_mean_lengths
 
@@ -70,12 +86,18 @@ def enumerate(  # noqa: A001 - the public name users expect
         ruleset = ruleset.extended(terms.rules, terms.derived)
     res = enumerate_solutions(ruleset, space.domains, limit=limit, time_limit_s=time_limit_s)
     validate_solutions(ruleset, res.solutions)
-    native = [fw.export(s, space) for s in res.solutions]
-    report = EnumerateReport(fw.name, fw.version, res.solutions, native, res.complete, res.status,
+    solutions, host = res.solutions, None
+    if terms is not None and scenario.host_mem_gib is not None:
+        solutions, host = _fit_host(spec, gpu.name, scenario.host_mem_gib, res.solutions)
+    native = [fw.export(s, space) for s in solutions]
+    report = EnumerateReport(fw.name, fw.version, solutions, native, res.complete, res.status,
                              space.raw_size, res.wall_time_s, space)
+    if host is not None:
+        report.host_mem_gib = scenario.host_mem_gib
+        report.host_excluded, report.host_least, report.host_most = host
     if terms is not None:
         report.memory_applied, report.gpu, report.capacity_mib = True, gpu.name, terms.capacity_mib
-        report.fits = [_headroom(ruleset, terms, s) for s in res.solutions]
+        report.fits = [_headroom(ruleset, terms, s) for s in solutions]
         if not res.solutions and res.status == "infeasible":
             from .recommend import memory_floor
 
@@ -89,3 +111,22 @@ def _headroom(ruleset: Any, terms: Any, solution: dict[str, Value]) -> dict[str,
     margins = {p: terms.capacity_of(p) - int(env[f"mem_{p}"]) for p in terms.phases if f"mem_{p}" in env}
     phase = min(margins, key=margins.get)
     return {"phase": phase, "peak_mib": int(env[f"mem_{phase}"]), "headroom_mib": margins[phase]}
+
+
+def _fit_host(spec: Any, gpu_name: str, host_mem_gib: float, solutions: list[dict[str, Value]]
+              ) -> tuple[list[dict[str, Value]], tuple[int, HostReport | None, HostReport | None]]:
+    """The configs whose host estimate fits the node's RAM, and (how many did not, the least estimate of those,
+    the largest of the ones that fit). Each config is estimated (``check.host_check``, about 0.2 ms), so the list is
+    exact: no config is left out or kept by a rule on a few keys."""
+    from .check import host_check
+
+    kept, excluded, least, most = [], 0, None, None
+    for s in solutions:
+        host = host_check(spec, s, gpu_name, host_mem_gib)
+        if host.fits is False:
+            excluded += 1
+            least = host if least is None or host.peak_bytes < least.peak_bytes else least
+        else:
+            kept.append(s)
+            most = host if most is None or host.peak_bytes > most.peak_bytes else most
+    return kept, (excluded, least, most)

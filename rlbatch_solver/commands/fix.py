@@ -16,10 +16,12 @@ from ..rules.base import Rule, Value, Violation
 from ..rules.ids import is_memory_rule_id, memory_rule_id, table_phase
 from ..costmodel.efficiency import Efficiency
 from ..scenario import check_length_fraction
+from ..solver.costs import same_value
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .common import Upgrade, framework_for, read_inputs, read_config, upgrade_check, validate_solutions, waste_text
 
 if TYPE_CHECKING:
+    from .headroom_values import RegularValues
     from ..costmodel.host import HostReport
     from ..costmodel.tables import CostSpec
     from ..deadline import Deadline
@@ -83,6 +85,8 @@ class FixReport:
     # the answer adds a key to the nearest repair for memory headroom: that repair's diff, and whether it was proven
     nearest_diff: list[tuple[str, str, str]] = field(default_factory=list)
     nearest_proven: bool = False
+    # native key -> what a change made for memory headroom buys (the margin per tight phase) and why its value
+    headroom: dict[str, str] = field(default_factory=dict)
 
     @property
     def already_valid(self) -> bool:
@@ -98,7 +102,7 @@ class FixReport:
             "valid_before": not self.before_violations,
             "violations_before": [v.to_dict() for v in self.before_violations],
             "changes": [{"key": k, "old": o, "new": n, "old_arg": args.get(k, ("", ""))[0],
-                         "new_arg": args.get(k, ("", ""))[1], "satisfies": self.satisfies.get(k, [])}
+                         "new_arg": args.get(k, ("", ""))[1], "satisfies": self.satisfies.get(k, []), "headroom": self.headroom.get(k, "")}
                         for k, o, n in self.native_changes],
             "fixed_config": self.native_after,
             "memory_evaluated": self.memory_evaluated,
@@ -163,13 +167,15 @@ def _phase_mib(spec: CostSpec, values: Mapping[str, Value], capacity_mib: Mappin
 
 def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str],
                  spec: CostSpec | None, deadline: Deadline, free: Mapping[str, list] | None = None,
-                 excluded: Sequence[Rule] = ()) -> Attempt:
+                 excluded: Sequence[Rule] = (), regular: RegularValues | None = None) -> Attempt:
     """One nearest repair (``Attempt``).
 
     First every one- and two-key move is evaluated directly (checker and memory model, no
     solver model to build: ``solver/nearest.py``); only when none is valid does CP-SAT look for
     a larger repair, told that fewer than three changes cannot work. ``deadline`` bounds both.
     ``excluded``: search rules added to the framework's (the host-RAM exclusions, ``_host_repair``).
+    ``regular``: the batch sizes' candidates cut to the values an engineer would pick (the headroom step,
+    ``headroom_values.py``); the nearest repair is then the nearest among those.
     """
     from ..deadline import Deadline
     from ..frameworks.repair_policies import direct_search_domains, references, repair_domains
@@ -179,6 +185,8 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
     domains = repair_domains(fw.ruleset, policy, dict(values), keep=kept, memory=spec is not None, total_gpus=total,
                              seq_len=seq_len)
     domains.update(free or {})
+    if regular is not None:
+        domains = regular.filtered(domains, values)
     rules = fw.ruleset.extended(list(excluded), []) if excluded else fw.ruleset
     ruleset, capacity = rules, {}
     if spec is not None:
@@ -206,6 +214,8 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
     # prices the phases) only when the grid holds no repair of one or two keys, screened by the rules first;
     # a repair found on the grid with memory is the nearest among the grid's values (render.py says so)
     wide = direct_search_domains(policy, domains, ruleset)
+    if regular is not None:
+        wide = regular.filtered(wide, values)
     near = nearest_small_repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline,
                                 grows=policy.grows_memory, wide_domains=wide,
                                 rules_only=rules if spec is not None else None, wide_when_found=spec is None)
@@ -311,15 +321,16 @@ def fix(
                            deadline=Deadline(min(deadline.left(), time_limit_s * 0.6)))
     res, ruleset, capacity = attempt.result, attempt.ruleset, attempt.capacity
     nearest = None  # the nearest repair, when the answer adds to it for memory headroom
+    step = None  # what the headroom step moved, when it did
     if job.memory and res.solution is not None and res.changes:
-        res, nearest = _with_headroom(job.fw, job.policy, job.values, job.kept, job.spec, res, capacity, job.notes,
-                                      Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)))
+        res, nearest, step = _with_headroom(job.fw, job.policy, job.values, job.kept, job.spec, res, ruleset,
+                                            capacity, job.notes, Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)))
     host_search = None
     if job.memory and host_mem_gib is not None:
         host_search = _host_repair(job, res, attempt, host_mem_gib,
                                    Deadline(min(deadline.left() * 0.6, time_limit_s * 0.3)))
         if host_search.result is not None:
-            res, nearest = host_search.result, None
+            res, nearest, step = host_search.result, None, None
     report = _report(job, res, ruleset)
     if nearest is not None:
         _, report.nearest_diff, _ = _diff(job.fw, nearest.changes)
@@ -335,6 +346,8 @@ def fix(
         _host_said(report, job, host_search)
     if res.solution is not None:
         _answered(report, job, res, ruleset, capacity)
+        if step is not None:
+            _headroom_said(report, job, step, capacity)
     else:
         _not_answered(report, job, res, ruleset, attempt.domains, deadline)
     report.wall_time_s = deadline.elapsed()
@@ -587,42 +600,57 @@ def _conflict(report: FixReport, res: RepairResult, ruleset: RuleSet, domains: d
     return conflict
 
 
+@dataclass
+class _Headroom:
+    """What fix's headroom step did: the phases the nearest repair left tight, the nearest repair's values, and each
+    variable the answer moves beyond them for that headroom, with why its value (``headroom_values.py``; "" for a
+    switch or a size those do not cover)."""
+
+    tight: list[str]
+    nearest: dict[str, Value]
+    moved: dict[str, str]
+
+
 def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], kept: set[str], spec: CostSpec,
-                   res: RepairResult, capacity: dict[str, int], notes: list[str], deadline: Deadline
-                   ) -> tuple[RepairResult, RepairResult | None]:
+                   res: RepairResult, ruleset: RuleSet, capacity: dict[str, int], notes: list[str], deadline: Deadline
+                   ) -> tuple[RepairResult, RepairResult | None, _Headroom | None]:
     """A repair whose training phases end within the memory model's observed error of the GPU's usable memory is
     "tight" (check's outlook): repair again with those phases priced one error higher, and return that repair with
-    the nearest one when it keeps the headroom (else the nearest one, said tight, and None).
+    the nearest one when it keeps the headroom (else the nearest one, said tight, and None), and what the step did.
 
     Two such repairs are weighed, by the plain repair's own cost (``solver/costs.py``): the nearest config with the
     headroom (from the pasted values) and the nearest one to the nearest repair (from its values: the repair, then
-    the least step that buys the headroom). What counts is, first, how many keys each changes beyond those the
-    nearest repair changes anyway (at most one more is taken, and only when the step from the nearest repair moves its
-    numbers ``HEADROOM_STEP_DOUBLINGS`` or less), then how far the numbers move from the pasted ones (log distance,
-    waste, rank), then the number of keys. A repair of no more keys than the nearest one is taken as before. Neither
-    may move a batch size that shapes the learning (``Framework.shapes_learning``) that the nearest repair left as the
-    user set it: the algorithm's batch is the last thing to change, never for headroom alone. So a tight OpenRLHF repair ``num_engines 3 -> 4,
-    train.batch_size 100 -> 128`` gains ``rollout.micro_batch_size 16 -> 8`` (one doubling) rather than turning into
-    ``num_engines 4, ds.tensor_parallel_size 1 -> 8`` (two keys, but three doublings of a size the user never set,
-    data parallelism 8 -> 1)."""
+    the least step that buys the headroom, among the values an engineer would pick: divisors of the batches the
+    rules divide by a size, else powers of two and divisors of the user's value, ``headroom_values.py``). What counts is, first, how many sizes each
+    moves beyond the nearest repair to a value nobody would pick (16 -> 15), then how many keys each changes beyond
+    those the nearest repair changes anyway (at most one more is taken, and only when the step from the nearest
+    repair moves its numbers ``HEADROOM_STEP_DOUBLINGS`` or less), then how far the numbers move from the pasted ones
+    (log distance, waste, rank), then the number of keys. A repair of no more keys than the nearest one is taken as
+    before. Neither may move a batch size that shapes the learning (``Framework.shapes_learning``) that the nearest
+    repair left as the user set it: the algorithm's batch is the last thing to change, never for headroom alone. So
+    a tight OpenRLHF repair ``num_engines 3 -> 4, train.batch_size 100 -> 128`` gains ``rollout.micro_batch_size
+    16 -> 8`` (one doubling) rather than turning into ``num_engines 4, ds.tensor_parallel_size 1 -> 8`` (two keys,
+    but three doublings of a size the user never set, data parallelism 8 -> 1). The changes' rules are those the
+    pasted config breaks at the plain pricing (``ruleset``): the margin is no rule, and is said beside the change."""
     from dataclasses import replace
 
     from ..costmodel.tables import full_reports
     from ..deadline import Deadline
     from ..frameworks.repair_policies import references
-    from ..solver.costs import DOUBLING, same_value, total_cost
+    from ..solver.costs import DOUBLING, total_cost
     from ..solver.repair import CHANGE_WEIGHT, changes_between, repair_result
     from .check import memory_error_log
+    from .headroom_values import regular_values
 
     error = memory_error_log(fw.name)
     if not error or deadline.left() < 0.05:
-        return res, None
+        return res, None, None
     reports, _ = full_reports(spec, res.solution)
     lines = {p: int(capacity[p]) for p in reports if p in capacity}
     tight = [p for p, r in reports.items()
              if p != "rollout" and p in lines and r.peak(p) / 2**20 > lines[p] * math.exp(-error)]
     if not tight:
-        return res, None
+        return res, None, None
     pct = f"{math.exp(error) - 1:.0%}"
     offset = max(lines[p] for p in tight) * (1 - math.exp(-error)) * 2**20
     base = spec.plan
@@ -633,10 +661,16 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
         return plan.replace(efficiency=eff.replace(train_memory_offset_bytes=eff.train_memory_offset_bytes + offset))
 
     roomy = replace(spec, plan=priced)
+    regular = regular_values(fw.ruleset, res.solution, _batch_keys(policy, fw.ruleset), own=values)
     scratch = _repair_once(fw, policy, values, kept=kept, spec=roomy, deadline=Deadline(deadline.share(0.5)))
-    step = _repair_once(fw, policy, res.solution, kept=kept, spec=roomy, deadline=deadline)
+    step = _repair_once(fw, policy, res.solution, kept=kept, spec=roomy, deadline=deadline, regular=regular)
     nearest_keys = {c.name for c in res.changes}
     refs = references(policy, dict(values))
+
+    def beyond(sol: Mapping[str, Value]) -> list[str]:  # what a repair moves beyond the nearest one's values
+        return [n for n in sol if not same_value(sol.get(n), res.solution.get(n))
+                and not same_value(sol.get(n), values.get(n))]
+
     weighed, too_far = [], []
     for attempt, from_nearest in ((scratch, False), (step, True)):
         sol = attempt.result.solution
@@ -645,7 +679,8 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
         changed = changes_between(values, sol)
         extra = {c.name for c in changed} - nearest_keys
         distance = _cost_of(attempt.ruleset, values, sol, policy, refs) - CHANGE_WEIGHT * len(changed)
-        entry = ((len(extra), distance, len(changed), from_nearest), attempt)
+        irregular = sum(1 for n in beyond(sol) if not regular.allows(n, sol[n]))
+        entry = ((irregular, len(extra), distance, len(changed), from_nearest), attempt)
         if any(same_value(res.solution.get(k), values.get(k)) and not same_value(sol.get(k), values.get(k))
                for k in fw.shapes_learning):
             too_far.append(entry)  # the algorithm's batch sizes change last: one the nearest repair kept stays kept
@@ -667,21 +702,52 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
         notes.append(f"tight: the repair leaves the {shown} within the memory model's observed error ({pct}) of the "
                      f"usable memory; no repair of as few keys, or of one more key moving its numbers at most "
                      f"{HEADROOM_STEP_DOUBLINGS} doublings further, keeps that headroom{more}")
-        return res, None
-    (extra, distance, count, from_nearest), chosen = min(weighed, key=lambda w: w[0])
+        return res, None, None
+    (_, extra, distance, count, from_nearest), chosen = min(weighed, key=lambda w: w[0])
     got = chosen.result
+    step_done = _Headroom(tight, dict(res.solution), {n: regular.why(n, got.solution[n]) for n in beyond(got.solution)})
     if not from_nearest and count <= len(res.changes):  # as few keys as the nearest: its own solve's proof holds
         notes.append(f"the nearest repair left the {shown} within the memory model's observed error ({pct}) of the "
                      "usable memory; this one keeps that headroom")
-        return got, None
+        plain = repair_result(ruleset, values, got.solution, got.objective, got.status, got.wall_time_s,
+                              method=got.method, evaluated=got.evaluated)
+        return plain, None, step_done
     more = "with one more key" if count > len(res.changes) else "with as many keys"
     notes.append(f"the nearest repair leaves the {shown} within the memory model's observed error ({pct}) of the "
                  f"usable memory; the answer below keeps that headroom {more}")
     # found from the nearest repair, or with more keys than it: not the nearest valid config, whatever its solve proved
-    answer = repair_result(chosen.ruleset, values, got.solution, distance + CHANGE_WEIGHT * count,
+    answer = repair_result(ruleset, values, got.solution, distance + CHANGE_WEIGHT * count,
                            "feasible", res.wall_time_s + got.wall_time_s, method=got.method,
                            evaluated=res.evaluated + got.evaluated)
-    return answer, res
+    return answer, res, step_done
+
+
+def _batch_keys(policy: RepairPolicy, rules: RuleSet) -> set[str]:
+    """The batch sizes fix may move (integers that are no parallel size, token budget, memory share or choice)."""
+    grid = set(policy.choices) | policy.parallel | policy.token_budgets | policy.permille | policy.unset_only
+    return {n for n in (*policy.rules, *policy.memory) if n not in grid and n in rules.variables
+            and rules.variables[n].kind == "int"}
+
+
+def _headroom_said(report: FixReport, job: _Job, step: _Headroom, capacity: dict[str, int]) -> None:
+    """Beside each change the headroom step made: the margin it buys in the tight phases (usable less peak, the
+    nearest repair's in brackets) and why that value; the JSON carries it as the change's ``headroom``. A key only
+    the step moves satisfies no rule: the nearest repair met them all."""
+    before = _phase_mib(job.spec, step.nearest, capacity)
+    after = report.memory_after
+    groups: dict[tuple[str, str], list[str]] = {}
+    for p in step.tight:
+        if p in after and p in before:
+            groups.setdefault((f"{(after[p][1] - after[p][0]) / 1024:.1f}",
+                               f"{(before[p][1] - before[p][0]) / 1024:.1f}"), []).append(p)
+    parts = [f"{now} GiB in {' and '.join(ps)} ({was}{' at the nearest repair' if not i else ''})"
+             for i, ((now, was), ps) in enumerate(groups.items())]
+    text = "margin " + ", ".join(parts) if parts else "memory headroom"
+    for name, why in step.moved.items():
+        key = job.fw.native_key(name)
+        report.headroom[key] = text + (f"; {why}" if why else "")
+        if same_value(step.nearest.get(name), job.values.get(name)):
+            report.satisfies[key] = []
 
 
 # fix's headroom step (``_with_headroom``): a repair that keeps the memory model's observed error free may add one key to

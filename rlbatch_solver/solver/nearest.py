@@ -341,4 +341,15 @@ def greedy_repair(
             return None
         here = step[2]
         best, broken_here = score(here)
+    # the descent takes the steepest step (micro batch 8 -> 1 lowers memory most), often further than a fit needs:
+    # each changed key is moved back toward the pasted value while the config stays valid and costs less
+    while not deadline.expired():
+        now = cost(here)
+        back = [(cost(v), v) for n in names if not same_value(here.get(n), current.get(n))
+                for v in ({**here, n: x} for _, x in _changes(domains, here, [n]))]
+        back = sorted(((c, v) for c, v in back if c < now), key=lambda cv: cv[0])
+        here_next = next((v for _, v in back if not ev.failing(v)), None)
+        if here_next is None:
+            break
+        here = here_next
     return here

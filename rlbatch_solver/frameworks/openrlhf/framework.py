@@ -354,7 +354,7 @@ def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | 
         if name == "fp16":
             value = "fp16" if value else None
         item = flag(release_key(VARIABLES[name].key, version), value)
-        if item:
+        if item and item not in out:  # before 0.10.2 --ref_reward_offload is both offloads' flag
             out.append(item)
     for key, value in (extra or {}).items():
         item = release_flag(key, value, version)

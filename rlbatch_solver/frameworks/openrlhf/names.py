@@ -84,6 +84,10 @@ _SPELLINGS: dict[str, list[str]] = {new: [old] for new, old in OLD_NAMES.items()
 for _old, _new in LEGACY_FLAGS.items():
     if _old not in _SPELLINGS.setdefault(_new, []):
         _SPELLINGS[_new].append(_old)
+# before 0.10.2 one flag offloaded both models (train_ppo_ray.py: --ref_reward_offload, read by the reference and the
+# reward model actors alike); 0.10.2 split it in two. The legacy rules hold the two equal (versions.py V0910)
+for _new in ("ref.offload", "reward.offload"):
+    _SPELLINGS.setdefault(_new, []).append("ref_reward_offload")
 
 
 def release_key(key: str, version: str) -> str:

@@ -195,6 +195,18 @@ NOT_IN_062 = frozenset({
     "openrlhf.zero3.actor_even_batches", "openrlhf.zero3.ref_even_batches", "openrlhf.zero3.critic_even_batches",
     "openrlhf.zero3.reward_even_batches", "openrlhf.advice.even_actor_samples",
 })
+# before 0.10.2 one flag offloads the reference and the reward model (names.py spells both as it): every release
+# from 0.4.0 to 0.9.10 holds them equal (V0910, and V062 for 0.6.2 and the releases its pack starts)
+ONE_OFFLOAD_FLAG = Rule(
+    "openrlhf.driver.ref_reward_offload_one_flag",
+    (V["ref_offload"] & V["reward_offload"]) | (~V["ref_offload"] & ~V["reward_offload"]),
+    "the reference and the reward model are offloaded together or not at all: before 0.10.2 one flag, "
+    "--ref_reward_offload, sets both (ref.offload = {ref_offload}, reward.offload = {reward_offload})",
+    Stage.DRIVER, "openrlhf/cli/train_ppo_ray.py (argparse: --ref_reward_offload, read by ReferenceModelActor and "
+    "RewardModelActor alike; 0.10.2 split it into --ref.offload and --reward.offload)",
+    when=V["need_ref"] & V["need_reward_model"],
+    explanation="A config of these releases cannot set one without the other; fix and recommend move them together.",
+)
 OLD_DEFAULTS = (
     ("micro_train_batch_size", "train.micro_batch_size", "int", 4, False, "samples per forward/backward per GPU"),
     ("micro_rollout_batch_size", "rollout.micro_batch_size", "int", 8, False, "samples per experience batch"),
@@ -204,6 +216,7 @@ V062 = Pack(
     "0.6.2", NEWEST,
     drop=NOT_IN_062,
     rules=(
+        ONE_OFFLOAD_FLAG,
         Rule(
             "openrlhf.driver.rollout_divisible_by_actor_world",
             divides(D["actor_world"], V["rollout_batch_size"]),
@@ -246,8 +259,8 @@ V062 = Pack(
              ("ppo_critic.py:CriticModelActor", "ppo_critic.py:CriticModelRayActor"),
              ("launcher.py:ReferenceModelActor", "launcher.py:ReferenceModelRayActor"),
              ("launcher.py:RewardModelActor", "launcher.py:RewardModelRayActor")),
-    summary="underscore flags; _validate_args checks rollout_batch_size against the actor's world, ZeRO-3 against "
-            "vLLM, vllm_num_engines and the critic's world against the actor's; no async, dynamic batch or "
+    summary="underscore flags (one --ref_reward_offload for both offloads); _validate_args checks "
+            "rollout_batch_size against the actor's world, ZeRO-3 against vLLM, vllm_num_engines and the critic's world against the actor's; no async, dynamic batch or "
             "experience dispatch over the groups; micro_train_batch_size 4, micro_rollout_batch_size 8, "
             "vllm_gpu_memory_utilization 0.9 by default",
 )
@@ -280,14 +293,14 @@ V0910 = Pack(
             "(openrlhf/utils/seqlen_balancing.py:get_seqlen_balanced_partitions)",
             when=R._gate(g, V["dynamic_batch"]),
             explanation="0.10 divides by the per-rank batch instead (ZeroDivisionError) and clamps the steps.",
-        ) for g in ("actor", "critic")),
+        ) for g in ("actor", "critic")) + (ONE_OFFLOAD_FLAG,),
     variables=(
         ("micro_train_batch_size", "train.micro_batch_size", "int", 4, False, "samples per forward/backward per GPU"),
         ("micro_rollout_batch_size", "rollout.micro_batch_size", "int", 8, False, "samples per experience batch"),
     ),
     sources=(("deepspeed 0.19.1", "deepspeed 0.18.9"),),
-    summary="underscore flags (0.10.2 renamed them); no check of --vllm_generate_batch_size against "
-            "--rollout_batch_size; with dynamic batch a per-rank training batch of 0 fails with IndexError, not "
+    summary="underscore flags (0.10.2 renamed them; one --ref_reward_offload for both offloads); no check of "
+            "--vllm_generate_batch_size against --rollout_batch_size; with dynamic batch a per-rank training batch of 0 fails with IndexError, not "
             "ZeroDivisionError; micro_train_batch_size 4 and micro_rollout_batch_size 8 by default; DeepSpeed 0.18.9",
 )
 

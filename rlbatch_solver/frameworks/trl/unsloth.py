@@ -344,7 +344,8 @@ class UnslothFramework(TrlFramework):
         completion = max(int(v) for v in space.domains.get("max_completion_length", [scenario.response_length]))
         space.domains["max_prompt_length"] = [scenario.prompt_length]
         space.domains["max_seq_length"] = [_length("max_seq_length", fixed["max_seq_length"])
-                                           if "max_seq_length" in fixed else scenario.prompt_length + completion]
+                                           if "max_seq_length" in fixed else
+                                           seq_length_options(scenario.prompt_length + completion)[0]]
         if "fast_inference" not in fixed and "use_vllm" not in fixed and space.domains.get("use_vllm") == [True]:
             # the answer's vLLM is written --fast_inference (EXPORT_NAMES): price that engine, on the model's own
             # weights, not GRPOConfig's use_vllm engine with a copy of its own
@@ -369,14 +370,14 @@ class UnslothFramework(TrlFramework):
         return PATTERNS + super().error_patterns()
 
     def repair_policy(self, values: Mapping[str, Value] | None = None):
-        """TRL's, and from_pretrained's max_seq_length: the least that holds the longest prompt + max_completion_length
-        (unsloth.model.max_seq_length_fits_prompt_and_completion), or that rounded up to a power of two."""
+        """TRL's, and from_pretrained's max_seq_length: the round values that hold the longest prompt +
+        max_completion_length (unsloth.model.max_seq_length_fits_prompt_and_completion), ``seq_length_options``."""
         from .repair import TRL
 
         if not values or values.get("max_completion_length") is None:
             return TRL
         need = int(values.get("max_prompt_length") or 1) + int(values["max_completion_length"])
-        options = tuple(sorted({need, 1 << (need - 1).bit_length()}))
+        options = seq_length_options(need)
         return replace(TRL, rules=(*TRL.rules, "max_seq_length"), ranks={**TRL.ranks, "max_seq_length": 1},
                        choices={**TRL.choices, "max_seq_length": options})
 
@@ -492,3 +493,20 @@ def _rewrite_batch(values: dict[str, Value]) -> None:
 
 
 __all__ = ["UnslothFramework", "unsloth_values"]
+
+
+# from_pretrained's max_seq_length as an engineer writes it: a multiple of this many tokens. Unsloth accepts any
+# count (unsloth/models/loader.py FastLanguageModel.from_pretrained passes it on; vLLM's max_model_len takes any
+# integer), and itself sizes vLLM's token budget in 256s (unsloth_zoo/vllm_utils.py
+# approximate_vllm_memory_usage: "Round by 256"); its notebooks set 1024 or 2048
+SEQ_LENGTH_STEP = 256
+
+
+def seq_length_options(need: int) -> tuple[int, ...]:
+    """The max_seq_length values fix may give a run whose longest prompt + completion is ``need`` tokens: the least
+    multiple of ``SEQ_LENGTH_STEP`` that holds it, the least multiple of 1024, and the least power of two (at least
+    ``SEQ_LENGTH_STEP``): 1300 -> 1536, 2048; 1280 -> 1280, 2048; smallest first."""
+    def up(step: int) -> int:
+        return -(-need // step) * step
+
+    return tuple(sorted({up(SEQ_LENGTH_STEP), up(1024), max(SEQ_LENGTH_STEP, 1 << max(0, need - 1).bit_length())}))
