@@ -589,6 +589,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         print_start(console, report)
     if not report.choices:
         print_no_fit(console, report)
+        if report.placement is not None:  # which layouts were solved, and which the time left out
+            print_placement(console, report.placement)
         return
     best = report.best
     from .frameworks import get_framework

@@ -436,7 +436,7 @@ def recommend(
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
-        report = recommend_placement(scenario, top=top, time_limit_s=deadline.left(), extra_gpus=extra_gpus,
+        report = recommend_placement(scenario, top=top, deadline=deadline, extra_gpus=extra_gpus,
                                      solver_workers=solver_workers, recommend_one=recommend)
         report.batch_kept, report.batch_note = batch_kept, batch_note
         report.unknown_keys, report.key_notes = unknown, key_notes
