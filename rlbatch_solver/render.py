@@ -565,16 +565,17 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
     if report.choices:
         console.print(_best_line(report.best), markup=False, highlight=False)
         if sc.objective == "gpus" and report.placement is None:  # the answer to "how few GPUs?", said first
-            from .commands.recommend import answer_framework, gpu_count_keys
+            from .commands.recommend import answer_framework, gpu_count_keys, gpus_used
 
             fw = answer_framework(report)
-            used = fw.hardware(report.best.values)[0]
+            used = gpus_used(fw, report.best.values)
             domains = getattr(report.space, "domains", None) or {}
-            searched = len(domains.get("gpus_per_node", ())) > 1 or len(domains.get("nnodes", ())) > 1
+            searched = any(len(domains.get(name, ())) > 1 for name in fw.gpu_count_vars)
+            keys = gpu_count_keys(fw)
             why = ("" if used < sc.total_gpus else
                    " (fewer break a rule or do not fit)" if searched else
-                   f" (the count is fixed: --search {fw.native_key('gpus_per_node')}=1,2,4,8 lets it choose fewer)"
-                   if gpu_count_keys(fw) else f" ({fw.name} runs on the --gpus given)")
+                   f" (the count is fixed: --search {keys['gpus_per_node']}=1,2,4,8 lets it choose fewer)"
+                   if keys else f" ({fw.name} runs on the --gpus given)")
             console.print(f"gpus: the best config uses {used} of the {sc.total_gpus} GPUs{why}", markup=False,
                           highlight=False)
     if getattr(report, "margin_note", ""):
