@@ -106,11 +106,12 @@ def optimize(
     deadline = Deadline(time_limit_s)
     if deadline.expired():  # no time left for even the model's construction (the command's budget is spent)
         return OptimizeResult([], "unknown", 0.0)
-    try:  # pricing the cost tables counts against the same limit
+    try:  # pricing the cost tables (the rules', the objective's) counts against the same limit
         built = build_model(ruleset, domains, deadline=deadline)
+        target = _Target(built, objective, then, maximize)
     except OutOfTime:
         return OptimizeResult([], "unknown", deadline.elapsed())
-    target = _Target(built, objective, then, maximize)
+    built.compiler.deadline = None  # the model is built: what follows is solves, each with its own limit
     built.model.Minimize(target.sign * target.primary)
     result = OptimizeResult([], "unknown", 0.0, built.skipped)
     _solve_next(built, target, deadline, workers, result, maximize)
