@@ -414,9 +414,10 @@ def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw
         console.print(lead + ("The fixed values break " if lead else "  The fixed values break ") + (
             "this rule:" if len(conflict.rules) == 1 else "each of these rules on its own:"))
     else:
-        minimal = "a minimal set" if conflict.proven_minimal else "a set"
-        console.print(lead + ("" if lead else "  ") + f"These rules conflict ({minimal}; drop any one and the rest can "
-                      "hold):")
+        # a set the time limit left unnarrowed holds rules that may not matter: "drop any one" is not said of it
+        why = ("a minimal set; drop any one and the rest can hold" if conflict.proven_minimal else
+               "together; the time limit ran out before they were narrowed to a minimal set")
+        console.print(lead + ("" if lead else "  ") + f"These rules conflict ({why}):")
     fixed = {k: v[0] for k, v in space.domains.items() if len(v) == 1 and v[0] is not None}
     # and a derived quantity whose inputs are all fixed (a job's training ranks from NPROC_PER_NODE x NNODES)
     fixed.update({k: v for k, v in getattr(conflict, "fixed", {}).items()
@@ -988,8 +989,9 @@ def print_fix_conflict(console: Console, report: FixReport) -> None:
             console.print("The values held fixed break " + ("this rule:" if len(conflict.rules) == 1 else
                                                             "each of these rules on its own:"))
         else:
-            minimal = "a minimal set" if conflict.proven_minimal else "a set"
-            console.print(f"These rules cannot all hold ({minimal}; drop any one and the rest can):")
+            why = ("a minimal set; drop any one and the rest can" if conflict.proven_minimal else
+                   "together; the time limit ran out before they were narrowed to a minimal set")
+            console.print(f"These rules cannot all hold ({why}):")
         texts = dict(report.conflict_text)
         for r in conflict.rules:
             console.print(f"  [bold]{r.id}[/] ({r.stage.value}): {texts.get(r.id) or r.explanation or r.message}")

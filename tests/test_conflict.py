@@ -96,3 +96,24 @@ def test_every_solve_of_the_isolation_ends_within_its_budget(moe_on_l40s, monkey
     conflict = conflicting_rules(ruleset, domains, time_limit_s=2.0)
     assert limits and all(start + limit <= 2.0 + 1e-9 for start, limit in limits), limits
     assert conflict.ids  # a conflict named, proven minimal or not
+
+
+def test_a_set_not_narrowed_in_time_is_not_called_minimal(moe_on_l40s):
+    """A conflict whose deletion pass the time limit cut short may hold rules that do not matter: before, it was
+    printed as "a set; drop any one and the rest can hold", which only a minimal set earns."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from rlbatch_solver.render import print_conflict
+    from rlbatch_solver.solver.explain import Conflict
+
+    ruleset, domains = moe_on_l40s
+    rules = [ruleset.rule(i) for i in MOE_L40S]
+    for minimal, said in ((True, "a minimal set; drop any one and the rest can hold"),
+                          (False, "the time limit ran out before they were narrowed to a minimal set")):
+        out = io.StringIO()
+        print_conflict(Console(file=out, width=200), Conflict(rules, "infeasible", minimal),
+                       SimpleNamespace(domains=domains), None, headed=True)
+        assert said in out.getvalue() and ("drop any one" in out.getvalue()) == minimal, out.getvalue()

@@ -7,7 +7,8 @@ Two steps, both under one time budget:
    CP-SAT's presolve and LP relaxation: with assumptions, presolve must keep every solution, and its probing over
    the cost tables was most of the work (a MoE on 8x L40S, verl-megatron: 7.5 of CP-SAT's deterministic seconds
    with presolve, 1.4 without; 3.4 s of wall time, 0.46 s; benchmarks/bench_conflict.py), for the same set. Out of
-   time, the set is every error rule, if one ordinary solve proves they cannot hold together.
+   time, the set is every error rule, if one ordinary solve proves they cannot hold together (and if deletion does
+   not narrow that to a minimal set in time, no set is named: "not isolated within the time limit").
 2. Deletion. Each rule of the set is dropped in turn and the rest solved as an ordinary model (the rules enforced,
    so cost-table rows they break are not priced: solver/row_filter.py); if still infeasible the rule stays out. The
    set printed is then minimal: every rule in it matters. Each of these solves gets a share of what is left; one
@@ -24,8 +25,9 @@ from ..rules.base import Rule, RuleSet, Severity
 from .settings import new_solver
 from .model import STATUS_TEXT, Domains, build_model
 
-# the sufficient set's solve may take this share of the budget; deletion has the rest (and whatever it leaves)
-CORE_SHARE = 0.5
+# the sufficient set's solve may take this share of the budget; deletion has the rest (and whatever it leaves): its
+# trials are ordinary solves of 0.01-0.1 s, a few for a small set
+CORE_SHARE = 0.8
 
 
 @dataclass
@@ -87,7 +89,8 @@ def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) 
     status, core = _sufficient(built, errors, deadline.share(CORE_SHARE))
     if core is None and status != cp_model.UNKNOWN:
         return Conflict([], STATUS_TEXT.get(status, str(status)), False)  # the rules can hold together
-    if core is None:  # out of its share: every error rule, if they are proven not to hold together
+    fallback = core is None
+    if fallback:  # out of its share: every error rule, if they are proven not to hold together
         core = errors
         status = _solve_with(ruleset, domains, [r.id for r in core], deadline.share(CORE_SHARE))
         if status != cp_model.INFEASIBLE:
@@ -106,4 +109,6 @@ def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) 
             keep = trial
         elif st != cp_model.OPTIMAL and st != cp_model.FEASIBLE:
             minimal = False
+    if fallback and not minimal:  # most of every error rule: no isolation to speak of (the caller says so)
+        return Conflict([], "unknown", False)
     return Conflict([ruleset.rule(k) for k in keep], "infeasible", minimal)
