@@ -6,7 +6,8 @@ For each scenario and limit it prints the wall time of the real command line (``
 recommend ... --time-limit T``), its ratio to the limit (target: under 1, the margin the command keeps for
 printing and exiting: commands/entry.py EXIT_RESERVE_S) and how the answer stands (proven or not). The scenarios
 are the ones whose solves add up: a MoE on GPUs where nothing fits (the conflict explained after the search), the
-64-GPU Megatron MoE (runners-up, ties, headroom) and the node's RAM as a constraint (host re-solves).
+64-GPU Megatron MoE (runners-up, ties, headroom), the layouts of --placement auto (one solve each, in turn) and the
+node's RAM as a constraint (host re-solves).
 The unit test of the same budget, without timing: tests/test_recommend_budget.py.
 """
 
@@ -25,6 +26,9 @@ SCENARIOS = [
     ("MoE on 8x L40S: nothing fits, the conflict explained", [*MOE, "--gpu", "l40s", "--gpus", "8"]),
     ("MoE on 64x H100", [*MOE, "--gpu", "h100", "--gpus", "64"]),
     ("MoE on 16x A100 80GB, 128 GiB of host RAM", [*MOE, "--gpu", "a100-80gb", "--gpus", "16", "--host-mem", "128"]),
+    ("verl-megatron 7B on 16x H100, --placement auto", ["--framework", "verl-megatron", "--model", "qwen2.5-7b",
+                                                         "--gpu", "h100", "--gpus", "16", "--n", "8",
+                                                         "--response-len", "4096", "--placement", "auto"]),
     ("swift 7B on 8x A100 80GB, 64 GiB of host RAM", ["--framework", "swift", "--model", "qwen2.5-7b", "--gpu",
                                                       "a100-80gb", "--gpus", "8", "--response-len", "8192",
                                                       "--host-mem", "64"]),

@@ -42,3 +42,8 @@ class Deadline:
 
     def elapsed(self) -> float:
         return now() - self.start
+
+
+class OutOfTime(Exception):
+    """A step that is not a solve (pricing a cost table's rows) found its deadline passed: its caller answers
+    "unknown", as a solve out of time would."""

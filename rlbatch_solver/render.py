@@ -443,9 +443,10 @@ def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw
         console.print(lead + ("The fixed values break " if lead else "  The fixed values break ") + (
             "this rule:" if len(conflict.rules) == 1 else "each of these rules on its own:"))
     else:
-        minimal = "a minimal set" if conflict.proven_minimal else "a set"
-        console.print(lead + ("" if lead else "  ") + f"These rules conflict ({minimal}; drop any one and the rest can "
-                      "hold):")
+        # a set the time limit left unnarrowed holds rules that may not matter: "drop any one" is not said of it
+        why = ("a minimal set; drop any one and the rest can hold" if conflict.proven_minimal else
+               "together; the time limit ran out before they were narrowed to a minimal set")
+        console.print(lead + ("" if lead else "  ") + f"These rules conflict ({why}):")
     fixed = {k: v[0] for k, v in space.domains.items() if len(v) == 1 and v[0] is not None}
     # and a derived quantity whose inputs are all fixed (a job's training ranks from NPROC_PER_NODE x NNODES)
     fixed.update({k: v for k, v in getattr(conflict, "fixed", {}).items()
@@ -594,16 +595,17 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
     if report.choices:
         console.print(_best_line(report.best), markup=False, highlight=False)
         if sc.objective == "gpus" and report.placement is None:  # the answer to "how few GPUs?", said first
-            from .commands.recommend import answer_framework, gpu_count_keys
+            from .commands.recommend import answer_framework, gpu_count_keys, gpus_used
 
             fw = answer_framework(report)
-            used = fw.hardware(report.best.values)[0]
+            used = gpus_used(fw, report.best.values)
             domains = getattr(report.space, "domains", None) or {}
-            searched = len(domains.get("gpus_per_node", ())) > 1 or len(domains.get("nnodes", ())) > 1
+            searched = any(len(domains.get(name, ())) > 1 for name in fw.gpu_count_vars)
+            keys = gpu_count_keys(fw)
             why = ("" if used < sc.total_gpus else
                    " (fewer break a rule or do not fit)" if searched else
-                   f" (the count is fixed: --search {fw.native_key('gpus_per_node')}=1,2,4,8 lets it choose fewer)"
-                   if gpu_count_keys(fw) else f" ({fw.name} runs on the --gpus given)")
+                   f" (the count is fixed: --search {keys['gpus_per_node']}=1,2,4,8 lets it choose fewer)"
+                   if keys else f" ({fw.name} runs on the --gpus given)")
             console.print(f"gpus: the best config uses {used} of the {sc.total_gpus} GPUs{why}", markup=False,
                           highlight=False)
     if getattr(report, "margin_note", ""):
@@ -618,6 +620,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         print_start(console, report)
     if not report.choices:
         print_no_fit(console, report)
+        if report.placement is not None:  # which layouts were solved, and which the time left out
+            print_placement(console, report.placement)
         return
     best = report.best
     from .frameworks import get_framework
@@ -1016,8 +1020,9 @@ def print_fix_conflict(console: Console, report: FixReport) -> None:
             console.print("The values held fixed break " + ("this rule:" if len(conflict.rules) == 1 else
                                                             "each of these rules on its own:"))
         else:
-            minimal = "a minimal set" if conflict.proven_minimal else "a set"
-            console.print(f"These rules cannot all hold ({minimal}; drop any one and the rest can):")
+            why = ("a minimal set; drop any one and the rest can" if conflict.proven_minimal else
+                   "together; the time limit ran out before they were narrowed to a minimal set")
+            console.print(f"These rules cannot all hold ({why}):")
         texts = dict(report.conflict_text)
         for r in conflict.rules:
             console.print(f"  [bold]{r.id}[/] ({r.stage.value}): {texts.get(r.id) or r.explanation or r.message}")

@@ -265,14 +265,37 @@ def test_objective_gpus_says_how_many_gpus_and_runs_for_every_framework():
               "--search", "trainer.n_gpus_per_node=1,2,4,8")
     assert res.returncode == 0 and "gpus: the best config uses 2 of the 8 GPUs" in res.stdout, res.stdout
     res = run("recommend", "--framework", "openrlhf", "--gpu", "a100-80gb", "--gpus", "8", "--model", "qwen2.5-7b",
-              "--objective", "gpus")
-    assert res.returncode == 0 and "gpus: the best config uses 8 of the 8 GPUs" in res.stdout, res.stdout
+              "--objective", "gpus", "--time-limit", "30")
+    assert res.returncode == 0 and "gpus: the best config uses" in res.stdout, res.stdout
 
 
 def test_objective_gpus_alone_searches_the_gpu_count():
     # "how few GPUs?" answered with all 8 and a hint to --search trainer.n_gpus_per_node=1,2,4,8
     res = run("recommend", "--gpu", "a100-80gb", "--gpus", "8", "--model", "qwen2.5-7b", "--objective", "gpus")
     assert res.returncode == 0 and "gpus: the best config uses 2 of the 8 GPUs" in res.stdout, res.stdout
+
+
+@pytest.mark.parametrize("framework", ["slime", "openrlhf"])
+def test_objective_gpus_on_ray_frameworks_counts_every_gpu_the_placement_groups_ask_for(framework):
+    """OpenRLHF and slime answered "uses 8 of the 8 GPUs (runs on the --gpus given)": their job is Ray placement
+    groups on a cluster of --gpus, and OpenRLHF's space made them cover it. Now the actor's GPUs are searched (the
+    other groups and the rollout engines follow), fewer GPUs than the cluster's are allowed (the budget rule still
+    holds: no group asks for more than it has), and the count is every GPU the groups ask for."""
+    from rlbatch_solver.commands.recommend import gpus_used, recommend
+    from rlbatch_solver.frameworks import get_framework
+    from rlbatch_solver.scenario import Scenario
+
+    fw = get_framework(framework)
+    sc = Scenario(framework=framework, gpu="a100-80gb", gpus=8, model="qwen2.5-1.5b", objective="gpus")
+    report = recommend(sc, top=1, time_limit_s=60)
+    best = report.best
+    assert report.proven and best is not None
+    used = gpus_used(fw, best.values)
+    assert used < 8 and used == fw.ruleset.full_env(best.values)["gpus_needed"]
+    assert fw.ruleset.check(best.values).valid, best.values  # the cluster of 8 holds it (the budget rule)
+    timed = recommend(Scenario(framework=framework, gpu="a100-80gb", gpus=8, model="qwen2.5-1.5b"), top=1,
+                      time_limit_s=60)
+    assert gpus_used(fw, timed.best.values) >= used  # by time, the fastest; by GPUs, the fewest
 
 
 def test_objective_gpus_searches_nodes_too_and_keeps_a_count_the_user_set():
@@ -290,6 +313,11 @@ def test_objective_gpus_searches_nodes_too_and_keeps_a_count_the_user_set():
     timed = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-7b")
     assert search_gpu_counts(timed).search == {}
     # TRL's count is accelerate's num_processes, decided, not searched (a --search of it is an input error)
+    # slime's and OpenRLHF's: the actor group's flags (the other groups and the engines follow)
+    slime = Scenario(framework="slime", gpu="h100", gpus=16, model="qwen2.5-7b", objective="gpus")
+    assert search_gpu_counts(slime).search == {"actor-num-gpus-per-node": [1, 2, 4, 8], "actor-num-nodes": [1, 2]}
+    orlhf = Scenario(framework="openrlhf", gpu="h100", gpus=8, model="qwen2.5-7b", objective="gpus")
+    assert search_gpu_counts(orlhf).search == {"actor.num_gpus_per_node": [1, 2, 4, 8]}
     trl = Scenario(framework="trl", gpu="h100", gpus=8, model="qwen2.5-7b", objective="gpus")
     assert search_gpu_counts(trl).search == {}
     res = run("recommend", "--framework", "trl", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b",

@@ -31,7 +31,7 @@ MEMBERS: dict[str, object] = {
     "name": str, "version": str, "ruleset": RuleSet, "syntax": str, "pinned": bool, "version_note": str,
     "versions": tuple, "doc_intro": str, "doc_ruleset": (RuleSet, type(None)), "legacy_flags": Mapping,
     "error_families": tuple, "entry_modules": tuple, "entry_commands": tuple, "launcher_flags": bool,
-    "model_keys": tuple, "scenario_vars": Mapping, "shapes_learning": frozenset, "offload_switch": (tuple, type(None)),
+    "model_keys": tuple, "scenario_vars": Mapping, "gpu_count_vars": tuple, "shapes_learning": frozenset, "offload_switch": (tuple, type(None)),
     "oom_frames": tuple, "oom_advice": Mapping, "table_columns": PAIRS, "derived_columns": PAIRS,
     "column_words": PAIRS, "log_formats": tuple, "accuracy_family": str,
 }

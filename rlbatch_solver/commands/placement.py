@@ -13,7 +13,6 @@ another batch per step.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,13 +23,15 @@ from ..scenario import Scenario
 from ..solver.proof import no_fit_is_proven
 
 if TYPE_CHECKING:
+    from ..deadline import Deadline
     from .recommend import RecommendReport
 
-# the colocated solve's share of the time when it runs beside split layouts: the answer every split is held to
+# the colocated solve's share of what is left when it runs beside split layouts: the answer every split is held to
 COLOCATED_TIME_SHARE = 0.35
-# the least time a layout's solve is given: a second, or 1.25 x the longest solve so far (layouts of one scenario
-# cost about the same: a verl-megatron layout on 16 H100 takes 3-4 s on two cores, a verl FSDP one under a second);
-# a layout that cannot get it is not solved, and said to be, rather than solved too briefly to answer
+# the least time a split layout's solve is given: a second, or 1.25 x the longest solve so far (layouts of one
+# scenario cost about the same: a verl-megatron layout on 16 H100 takes 3-4 s on two cores, a verl FSDP one under a
+# second); a layout that cannot get it is not solved, and named as such, rather than solved too briefly to answer.
+# A layout is never given more than what is left of the command's --time-limit
 MIN_LAYOUT_S = 1.0
 LAYOUT_TIME_MARGIN = 1.25
 
@@ -84,7 +85,8 @@ class PlacementSummary:
     asked: str
     options: list[PlacementOption] = field(default_factory=list)
     skipped: int = 0  # layouts of the framework's list not solved: neither coarse nor next to the best split
-    starved: int = 0  # layouts that would have been solved, but less time was left than a solve takes
+    starved: list[str] = field(default_factory=list)  # layouts that would have been solved, but less time was left
+    # than a solve takes: their labels
     notes: list[str] = field(default_factory=list)  # what the framework left out, and why
 
     @property
@@ -126,13 +128,16 @@ class PlacementSummary:
     def scope(self) -> str:
         """What the answer is the best of: the layouts solved, proven or not, and those left out."""
         solved = [o for o in self.options if o.best is not None]
-        proven = sum(1 for o in solved if o.best.proven)
-        text = f"best of {_plural(len(solved), 'layout')} with an answer ({proven} proven)"
-        timed = sum(1 for o in self.options if o.timed_out)
+        unproven = [o.label for o in solved if not o.best.proven]
+        text = f"best of {_plural(len(solved), 'layout')} with an answer ({len(solved) - len(unproven)} proven"
+        text += f"; not proven: {', '.join(unproven)})" if unproven else ")"
+        timed = [o.label for o in self.options if o.timed_out]
         if timed:
-            text += f"; {timed} found no answer in {'its' if timed == 1 else 'their'} share of the time"
+            text += (f"; {_plural(len(timed), 'layout')} found no answer in {'its' if len(timed) == 1 else 'their'} "
+                     f"share of the time: {', '.join(timed)}")
         if self.starved:
-            text += f"; {_plural(self.starved, 'layout')} not solved: the time ran out (raise --time-limit)"
+            text += (f"; {_plural(len(self.starved), 'layout')} not solved, the time ran out (raise --time-limit): "
+                     + ", ".join(self.starved))
         if self.skipped:
             text += (f"; {_plural(self.skipped, 'layout')} further from the best split "
                      f"{'was' if self.skipped == 1 else 'were'} not solved (coarse to fine over the trainer's share)")
@@ -176,6 +181,7 @@ class PlacementSummary:
         win = self.winner
         return {"asked": self.asked, "winner": None if win is None else win.label, "verdict": self.verdict(),
                 "proven": self.proven, "scope": self.scope(), "layouts_not_solved": self.skipped,
+                "layouts_out_of_time": list(self.starved),
                 "notes": list(self.notes), "options": [o.to_dict() for o in self.options]}
 
 
@@ -227,15 +233,16 @@ def placement_layouts(scenario: Scenario, notes: list[str]) -> list[Layout]:
     return get_framework(scenario.framework).placements(settled, notes)
 
 
-def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, extra_gpus: str | Path | None,
+def recommend_placement(scenario: Scenario, *, top: int, deadline: Deadline, extra_gpus: str | Path | None,
                         solver_workers: int, recommend_one) -> RecommendReport:
     """One solve per layout, coarse to fine: the layouts the framework marks coarse first (a quarter, a half and
     three quarters of the GPUs to the trainer), then, in each family of splits (the framework's order, trainer GPUs
     ascending), the neighbours of its best, until they are solved or the time is spent. The colocated solve, the
-    answer every split is held to, gets its own share of the time; the others an even share of what is left (at
-    least a second each). Returns the best layout's report, its choices merged with the other layouts' (best
+    answer every split is held to, gets its own share of what is left; the others an even share of the rest (a layout
+    that cannot get at least a second, or 1.25x the longest solve so far, is not solved and is named). Every layout's
+    solve ends within ``deadline``, the command's one --time-limit. Returns the best layout's report, its choices merged with the other layouts' (best
     first), and a ``PlacementSummary`` of every layout solved."""
-    from ..deadline import Deadline
+    from .. import deadline as clock
     from ..frameworks import get_framework
 
     if scenario.objective != "time":
@@ -245,18 +252,25 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
     fw = get_framework(scenario.framework)
     notes: list[str] = []
     layouts = placement_layouts(scenario, notes)
-    deadline = Deadline(time_limit_s)
     solved: dict[int, PlacementOption] = {}
 
     longest = 0.0  # the longest solve so far, wall seconds
+    # the most a layout ran past its share so far (building its cost tables and pricing its answers are not bounded
+    # by its solves' limits): held back from the next layouts' shares, so that they end by the command's deadline
+    overrun = 0.0
+
+    def left() -> float:
+        return max(0.0, deadline.left() - overrun)
 
     def solve(i: int, seconds: float) -> None:
-        nonlocal longest
+        nonlocal longest, overrun
         lay = layouts[i]
-        started = time.monotonic()
-        report = recommend_one(lay.scenario, top=top, time_limit_s=max(1.0, seconds), extra_gpus=extra_gpus,
-                               solver_workers=solver_workers)
-        longest = max(longest, time.monotonic() - started)
+        started = clock.now()
+        share = deadline.within(min(seconds, left()))  # never past the command's deadline
+        report = recommend_one(lay.scenario, top=top, time_limit_s=share.seconds, extra_gpus=extra_gpus,
+                               solver_workers=solver_workers, deadline=share)
+        took = clock.now() - started
+        longest, overrun = max(longest, took), max(overrun, took - share.seconds)
         label = (fw.describe_placement(report.best.values) if report.best is not None else None) or lay.label
         solved[i] = PlacementOption(lay.placement, label, report)
 
@@ -264,25 +278,26 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
 
     def solve_in_turn(todo: list[int]) -> None:
         """Each an even share of the time left, at least MIN_LAYOUT_S or 1.25x the longest solve so far; the layouts
-        that cannot get it are starved (counted, not solved)."""
+        that cannot get it are starved (named, not solved)."""
         for k, i in enumerate(todo):
-            left, least = deadline.left(), max(MIN_LAYOUT_S, LAYOUT_TIME_MARGIN * longest)
-            if left < least and solved:
+            now_left, least = left(), max(MIN_LAYOUT_S, LAYOUT_TIME_MARGIN * longest)
+            if now_left < least and solved:
                 starved.update(todo[k:])
                 return
-            solve(i, min(left, max(least, left / (len(todo) - k))))
+            solve(i, min(now_left, max(least, now_left / (len(todo) - k))))
 
     first = [i for i, lay in enumerate(layouts) if lay.coarse]
     colocated = [i for i in first if layouts[i].placement == "colocate"]
     splits = [i for i in first if i not in colocated]
     for i in colocated:
-        solve(i, time_limit_s * (COLOCATED_TIME_SHARE if splits else 1.0))
+        # its share, at least the least a layout is given, never more than is left
+        solve(i, max(MIN_LAYOUT_S, deadline.share(COLOCATED_TIME_SHARE)) if splits else left())
     solve_in_turn(_likeliest_first(splits, layouts, scenario, [solved[i] for i in colocated if i in solved]))
     families: dict[Any, list[int]] = {}
     for i, lay in enumerate(layouts):
         if lay.placement == "split":
             families.setdefault(lay.family, []).append(i)
-    while families and deadline.left() > 1.0:
+    while families and left() > MIN_LAYOUT_S:
         todo = set()
         for order in families.values():
             done = [i for i in order if i in solved and solved[i].best is not None]
@@ -300,7 +315,8 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
     options = [solved[i] for i in sorted(solved)]
     starved -= set(solved)
     summary = PlacementSummary(scenario.placement or "colocate", options,
-                               skipped=len(layouts) - len(options) - len(starved), starved=len(starved), notes=notes)
+                               skipped=len(layouts) - len(options) - len(starved),
+                               starved=[layouts[i].label for i in sorted(starved)], notes=notes)
     win = summary.winner or options[0]
     report = win.report
     # the winner's best first (a tie keeps the colocated config ahead of a split predicted faster), then by objective
@@ -308,6 +324,7 @@ def recommend_placement(scenario: Scenario, *, top: int, time_limit_s: float, ex
     merged = ([win.best] if win.best is not None else [])[:top] + rest[:top - 1]
     report.choices = [replace(c, rank=i + 1) for i, c in enumerate(merged)]
     report.proven = summary.proven
+    report.wall_time_s = deadline.elapsed()  # the command's, every layout's solve included
     report.scenario = scenario
     report.placement = summary
     return report

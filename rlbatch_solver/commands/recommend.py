@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
@@ -335,21 +336,51 @@ def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], 
 
 
 def gpu_count_keys(fw: Any) -> dict[str, str]:
-    """The flags that set the framework's GPU count, by variable (``gpus_per_node``, ``nnodes``), where a search may
-    vary them; {} where the count is the job's --gpus or decided from other flags (TRL: accelerate's
+    """The flags that set the framework's GPU count (``Framework.gpu_count_vars``: verl's trainer.n_gpus_per_node
+    and trainer.nnodes, slime's and OpenRLHF's actor GPUs per node and nodes), by role (``gpus_per_node``,
+    ``nnodes``), where a search may vary them; {} where the count is decided from other flags (TRL: accelerate's
     num_processes)."""
     variables = fw.ruleset.variables
-    if not {"gpus_per_node", "nnodes"} <= set(variables):
+    names = dict(zip(("gpus_per_node", "nnodes"), fw.gpu_count_vars))
+    if not set(names.values()) <= set(variables):
         return {}
-    keys = {name: fw.native_key(name) for name in ("gpus_per_node", "nnodes")}
-    return keys if all(variables[n].key == k for n, k in keys.items()) else {}
+    keys = {role: variables[name].key for role, name in names.items()}
+    # a flag of its own (TRL's per-node count is accelerate's num_processes / num_machines: decided, not searched)
+    return keys if all(_is_flag(k) for k in keys.values()) else {}
+
+
+def _is_flag(key: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z0-9_.\-]+", key))
+
+
+def gpus_used_expr(fw: Any, ruleset: RuleSet) -> Any:
+    """The GPUs a config runs on, as ``--objective gpus`` minimizes it: the trainer's GPUs per node x nodes, or,
+    where the count's variables are the actor group's (slime, OpenRLHF), the GPUs its Ray placement groups ask for
+    (``gpus_needed``: the rollout engines, reference and critic included); None where the rule set has neither."""
+    per_node, nodes = fw.gpu_count_vars
+    if (per_node, nodes) != ("gpus_per_node", "nnodes") and any(d.name == "gpus_needed" for d in ruleset.derived):
+        return IntVar("gpus_needed")
+    if {per_node, nodes} <= set(ruleset.variables):
+        return IntVar(per_node) * IntVar(nodes)
+    return None
+
+
+def gpus_used(fw: Any, values: Mapping[str, Value]) -> int:
+    """``gpus_used_expr`` of one config (OpenRLHF's ``hardware`` is the cluster's count: some of it may be idle)."""
+    per_node, nodes = fw.gpu_count_vars
+    if (per_node, nodes) != ("gpus_per_node", "nnodes") and any(d.name == "gpus_needed" for d in fw.ruleset.derived):
+        needed = fw.ruleset.full_env(values).get("gpus_needed")
+        if needed:
+            return int(needed)
+    return fw.hardware(values)[0]
 
 
 def search_gpu_counts(scenario: Scenario) -> Scenario:
     """``--objective gpus`` asks how few of the GPUs given will do: where the framework's GPU count is its own keys
-    (verl's trainer.n_gpus_per_node and trainer.nnodes, ms-swift's NPROC_PER_NODE and NNODES), the search tries
-    each power of two up to the GPUs per node (and the count given), on 1 to the nodes given, unless the user set or
-    searched those keys. Frameworks whose job takes --gpus whole (OpenRLHF, slime) rank by time, and say so."""
+    (verl's trainer.n_gpus_per_node and trainer.nnodes, ms-swift's NPROC_PER_NODE and NNODES, slime's and OpenRLHF's
+    actor-num-gpus-per-node and actor-num-nodes, whose other groups follow), the search tries each power of two up to
+    the GPUs per node (and the count given), on 1 to the nodes given, unless the user set or searched those keys.
+    TRL's count is decided (accelerate's num_processes): it runs on the --gpus given, and says so."""
     fw = get_framework(scenario.framework)
     keys = gpu_count_keys(fw)
     if scenario.objective != "gpus" or not keys or any(k in scenario.fixed or k in scenario.search
@@ -436,7 +467,7 @@ def recommend(
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
-        report = recommend_placement(scenario, top=top, time_limit_s=deadline.left(), extra_gpus=extra_gpus,
+        report = recommend_placement(scenario, top=top, deadline=deadline, extra_gpus=extra_gpus,
                                      solver_workers=solver_workers, recommend_one=recommend)
         report.batch_kept, report.batch_note = batch_kept, batch_note
         report.unknown_keys, report.key_notes = unknown, key_notes
@@ -445,12 +476,10 @@ def recommend(
     objective_name = scenario.objective
     if objective_name == "memory-headroom":
         objective = terms.headroom_mib
-    elif objective_name == "gpus" and {"gpus_per_node", "nnodes"} <= set(ruleset.variables):
-        from ..rules.expr import IntVar
-
+    elif objective_name == "gpus" and gpus_used_expr(fw, ruleset) is not None:
         # fewest GPUs first; among equal counts, the fastest (time per sample is far below 10^12 us)
-        objective = IntVar("gpus_per_node") * IntVar("nnodes") * 10**12 + terms.time_us_per_sample
-    else:  # time; and gpus on OpenRLHF, slime: the job's GPUs are --gpus, which the search does not vary
+        objective = gpus_used_expr(fw, ruleset) * 10**12 + terms.time_us_per_sample
+    else:  # time
         objective = terms.time_us_per_sample
     objective = _with_waste(ruleset, objective, objective_name, terms)
     # two more than asked: assignments that differ only in values the config does not use (micro batch sizes

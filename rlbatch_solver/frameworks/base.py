@@ -177,6 +177,10 @@ class Framework(ABC):
     scenario_vars: dict[str, str] = {"prompt_length": "max_prompt_length", "response_length": "max_response_length",
                                      "n": "n", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
     shapes_learning: frozenset[str] = frozenset()
+    # the rule variables of the job's GPUs per node and nodes, which ``recommend --objective gpus`` searches (through
+    # their flags) to find how few GPUs will do: the trainer's (verl's trainer.n_gpus_per_node, trainer.nnodes), or
+    # the actor group's where the job is Ray placement groups on a cluster of --gpus (slime, OpenRLHF)
+    gpu_count_vars: tuple[str, str] = ("gpus_per_node", "nnodes")
     # the switch that offloads the trained model's states: (its rule variable, the --set key=value pairs, space-separated,
     # that turn it on);
     # a proven out-of-memory answer suggests it where the search did not try it

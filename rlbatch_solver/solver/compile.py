@@ -43,6 +43,8 @@ Lit = Union[cp_model.IntVar, "cp_model._NotBooleanVariable"]  # noqa: F821
 # Rows of one rule's table (the product of its inputs' domains): the frameworks' default spaces stay under 10,000;
 # beyond this a search would spend minutes and gigabytes tabling it.
 MAX_TABLE_ROWS = 100_000
+# how often pricing a table's rows looks at the clock (a row is one cost-model call, tens of microseconds)
+TABLE_DEADLINE_ROWS = 64
 MAX_SOLVER_INT = 2**62  # CP-SAT's integers are 64-bit: a product of sizes must stay inside them
 
 
@@ -67,6 +69,8 @@ class Compiler:
         self._deferred: dict[str, IntExpr | BoolExpr] = {}
         # rows of a cost table that break an enforced rule are left out (solver/row_filter.py); set by build_model
         self.row_filter = None
+        # pricing a cost table's rows stops (deadline.OutOfTime) once this Deadline has passed; set by build_model
+        self.deadline = None
 
     # -- registration ----------------------------------------------------------
     def add_int(self, name: str, values: list[int]) -> Linear:
@@ -245,7 +249,11 @@ class Compiler:
         names = [i.name for i in e.inputs]
         keep = self.row_filter.predicate([names[k] for k in free]) if self.row_filter is not None and free else None
         rows = {}
-        for combo in itertools.product(*doms):
+        for count, combo in enumerate(itertools.product(*doms)):
+            if self.deadline is not None and count % TABLE_DEADLINE_ROWS == 0 and self.deadline.expired():
+                from ..deadline import OutOfTime
+
+                raise OutOfTime(f"table {e.name}")
             if keep is not None and not keep(dict(zip(names, combo))):
                 continue  # breaks a rule the model enforces: no solution selects it
             rows[tuple(combo[k] for k in free)] = int(e.fn(*combo))

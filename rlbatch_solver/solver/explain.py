@@ -1,9 +1,18 @@
 """Why a search space has no valid config: a small set of conflicting rules.
 
-Each rule's literal is assumed true; CP-SAT's
-``SufficientAssumptionsForInfeasibility`` returns a subset that cannot hold
-together. We then shrink it by deletion (drop a rule, re-solve; keep it out if
-still infeasible) so the set printed is minimal: every rule in it matters.
+Two steps, both under one time budget:
+
+1. A sufficient set. Each error rule's literal is assumed true in one solve; CP-SAT's
+   ``SufficientAssumptionsForInfeasibility`` returns a subset that cannot hold together. That solve runs without
+   CP-SAT's presolve and LP relaxation: with assumptions, presolve must keep every solution, and its probing over
+   the cost tables was most of the work (a MoE on 8x L40S, verl-megatron: 7.5 of CP-SAT's deterministic seconds
+   with presolve, 1.4 without; 3.4 s of wall time, 0.46 s; benchmarks/bench_conflict.py), for the same set. Out of
+   time, the set is every error rule, if one ordinary solve proves they cannot hold together (and if deletion does
+   not narrow that to a minimal set in time, no set is named: "not isolated within the time limit").
+2. Deletion. Each rule of the set is dropped in turn and the rest solved as an ordinary model (the rules enforced,
+   so cost-table rows they break are not priced: solver/row_filter.py); if still infeasible the rule stays out. The
+   set printed is then minimal: every rule in it matters. Each of these solves gets a share of what is left; one
+   that runs out of it keeps its rule in (a conflict still, not proven minimal).
 """
 
 from __future__ import annotations
@@ -15,6 +24,10 @@ from ortools.sat.python import cp_model
 from ..rules.base import Rule, RuleSet, Severity
 from .settings import new_solver
 from .model import STATUS_TEXT, Domains, build_model
+
+# the sufficient set's solve may take this share of the budget; deletion has the rest (and whatever it leaves): its
+# trials are ordinary solves of 0.01-0.1 s, a few for a small set
+CORE_SHARE = 0.8
 
 
 @dataclass
@@ -32,10 +45,9 @@ class Conflict:
         return [r.id for r in self.rules]
 
 
-def _infeasible_with(ruleset: RuleSet, domains: Domains, ids: list[str], time_limit_s: float):
-    built = build_model(ruleset, domains, enforce=False, rule_filter=ids)
-    for rid in ids:
-        built.compiler.enforce(built.rule_lits[rid])
+def _solve_with(ruleset: RuleSet, domains: Domains, ids: list[str], time_limit_s: float) -> int:
+    """The status of the model with only the error rules ``ids``, enforced."""
+    built = build_model(ruleset, domains, rule_filter=ids)
     solver = new_solver(time_limit_s)
     solver.parameters.num_workers = 1
     return solver.Solve(built.model)
@@ -49,6 +61,21 @@ def conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float = 
     return conflict
 
 
+def _sufficient(built, errors: list[Rule], time_limit_s: float) -> tuple[int, list[Rule] | None]:
+    """(status, the error rules CP-SAT's assumption core names; None when it did not finish)."""
+    lits = [built.rule_lits[r.id] for r in errors]
+    built.model.AddAssumptions(lits)
+    solver = new_solver(time_limit_s)
+    solver.parameters.num_workers = 1  # assumption cores need a single worker
+    solver.parameters.cp_model_presolve = False  # see the module's docstring
+    solver.parameters.linearization_level = 0
+    status = solver.Solve(built.model)
+    if status != cp_model.INFEASIBLE:
+        return status, None
+    core = {lit.Index() for lit in lits} & set(solver.SufficientAssumptionsForInfeasibility())
+    return status, [r for r in errors if built.rule_lits[r.id].Index() in core]
+
+
 def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) -> Conflict:
     from ..deadline import Deadline
 
@@ -59,20 +86,17 @@ def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) 
     if broken:  # fixed values alone break these rules: each is a conflict of one
         return Conflict(broken, "infeasible", True, each_alone=True)
     errors = [r for r in errors if built.rule_lits[r.id] is not True]
-    lits = [built.rule_lits[r.id] for r in errors]
-    built.model.AddAssumptions(lits)
-    solver = new_solver(deadline.left())
-    solver.parameters.num_workers = 1  # assumption cores need a single worker
-    status = solver.Solve(built.model)
-    if status != cp_model.INFEASIBLE:
-        return Conflict([], STATUS_TEXT.get(status, str(status)), False)
-    core_idx = {lit.Index() for lit in [built.rule_lits[r.id] for r in errors]} & set(
-        solver.SufficientAssumptionsForInfeasibility()
-    )
-    core = [r for r in errors if built.rule_lits[r.id].Index() in core_idx]
+    status, core = _sufficient(built, errors, deadline.share(CORE_SHARE))
+    if core is None and status != cp_model.UNKNOWN:
+        return Conflict([], STATUS_TEXT.get(status, str(status)), False)  # the rules can hold together
+    fallback = core is None
+    if fallback:  # out of its share: every error rule, if they are proven not to hold together
+        core = errors
+        status = _solve_with(ruleset, domains, [r.id for r in core], deadline.share(CORE_SHARE))
+        if status != cp_model.INFEASIBLE:
+            return Conflict([], STATUS_TEXT.get(status, str(status)), False)
     if not core:  # the domains alone are empty after propagation
         return Conflict([], "infeasible", True)
-    # deletion filter: try to drop each rule
     keep = [r.id for r in core]
     minimal = True
     for i, rid in enumerate(list(keep)):
@@ -80,9 +104,11 @@ def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) 
             minimal = False
             break
         trial = [k for k in keep if k != rid]
-        st = _infeasible_with(ruleset, domains, trial, deadline.left() / (len(core) - i))
+        st = _solve_with(ruleset, domains, trial, deadline.left() / (len(core) - i))
         if st == cp_model.INFEASIBLE:
             keep = trial
         elif st != cp_model.OPTIMAL and st != cp_model.FEASIBLE:
             minimal = False
+    if fallback and not minimal:  # most of every error rule: no isolation to speak of (the caller says so)
+        return Conflict([], "unknown", False)
     return Conflict([ruleset.rule(k) for k in keep], "infeasible", minimal)

@@ -77,15 +77,18 @@ def build_model(
     enforce: bool = True,
     include_warnings: bool = False,
     rule_filter: Iterable[str] | None = None,
+    deadline=None,
 ) -> BuiltModel:
     """Variables from ``domains``, derived quantities, and one literal per rule.
 
     With ``enforce`` every applicable error rule (and warning rule when
     ``include_warnings``) must hold; otherwise the literals are left free for
-    callers that assume or count them (repair, explain).
+    callers that assume or count them (repair, explain). ``deadline``: pricing the cost tables' rows stops with
+    ``deadline.OutOfTime`` once it has passed (the model's construction, like its solves, within a command's time).
     """
     model = cp_model.CpModel()
     comp = Compiler(model)
+    comp.deadline = deadline
     decision: dict[str, cp_model.IntVar] = {}
     set_flags: dict[str, cp_model.IntVar] = {}
     for name, values in domains.items():

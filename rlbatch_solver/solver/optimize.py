@@ -101,13 +101,17 @@ def optimize(
     was proven).
     ``then``: among configs of equal objective, the smallest of it first (several: compared in turn; the module's
     text)."""
-    from ..deadline import Deadline
+    from ..deadline import Deadline, OutOfTime
 
     deadline = Deadline(time_limit_s)
     if deadline.expired():  # no time left for even the model's construction (the command's budget is spent)
         return OptimizeResult([], "unknown", 0.0)
-    built = build_model(ruleset, domains)
-    target = _Target(built, objective, then, maximize)
+    try:  # pricing the cost tables (the rules', the objective's) counts against the same limit
+        built = build_model(ruleset, domains, deadline=deadline)
+        target = _Target(built, objective, then, maximize)
+    except OutOfTime:
+        return OptimizeResult([], "unknown", deadline.elapsed())
+    built.compiler.deadline = None  # the model is built: what follows is solves, each with its own limit
     built.model.Minimize(target.sign * target.primary)
     result = OptimizeResult([], "unknown", 0.0, built.skipped)
     _solve_next(built, target, deadline, workers, result, maximize)

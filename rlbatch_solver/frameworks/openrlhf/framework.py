@@ -476,12 +476,13 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
         "(colocate_actor_ref = {colocate_actor_ref}, colocate_critic_reward = {colocate_critic_reward})",
         Stage.SEARCH, "rlbatch-solver search space: no duplicate layouts", kind=RuleKind.SEARCH,
     ))
-    extra.append(Rule(
-        "search.use_all_gpus", IntVar("gpus_needed").eq(IntVar("cluster_num_gpus")),
-        "the layout uses {gpus_needed} of the {cluster_num_gpus} GPUs",
-        Stage.SEARCH, "rlbatch-solver search space: engines x TP and the model groups cover the GPUs",
-        kind=RuleKind.SEARCH,
-    ))
+    if scenario.objective != "gpus":  # --objective gpus asks how few of them will do: some may stay idle
+        extra.append(Rule(
+            "search.use_all_gpus", IntVar("gpus_needed").eq(IntVar("cluster_num_gpus")),
+            "the layout uses {gpus_needed} of the {cluster_num_gpus} GPUs",
+            Stage.SEARCH, "rlbatch-solver search space: engines x TP and the model groups cover the GPUs",
+            kind=RuleKind.SEARCH,
+        ))
     if not {"train_batch_size", "rollout_batch_size"} & user_set:
         extra.append(Rule(
             "search.whole_train_batches", divides(IntVar("train_batch_size"), IntVar("rollout_samples")),
@@ -604,6 +605,8 @@ class OpenRLHFFramework(Framework):
     # samples per policy update and prompts per rollout decide the training; micro batches only split it
     shapes_learning = frozenset({"train_batch_size", "rollout_batch_size"})
     scenario_vars = {"response_length": "max_new_tokens", "n": "n", "nnodes": "actor_nnodes"}
+    # the actor group's; the other groups follow it (GROUP_TIES) and vLLM's engines are searched (gpus_needed)
+    gpu_count_vars = ("actor_gpus_per_node", "actor_nnodes")
 
     releases = versions
     versions = versions.VERSIONS

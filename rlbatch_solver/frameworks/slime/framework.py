@@ -194,6 +194,7 @@ class SlimeFramework(Framework):
     column_words = columns.WORDS
     scenario_vars = {"prompt_length": "max_prompt_length", "response_length": "max_response_length", "n": "n",
                      "gpus_per_node": "actor_gpus_per_node", "nnodes": "actor_nodes"}
+    gpu_count_vars = ("actor_gpus_per_node", "actor_nodes")  # the actor's; the rollout's GPUs follow (gpus_needed)
     # none claimed: slime logs its metrics to wandb/tensorboard and its own logger lines, which runlog.py does not read
     log_formats = ()
 
