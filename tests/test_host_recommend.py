@@ -150,3 +150,15 @@ def test_fix_says_no_repair_fits_a_node_too_small_for_any_and_exits_1():
             "GiB at start-up") in out and "a node with at least 68 GiB of RAM (--host-mem)" in out, out
     data = json.loads(run(*args[:1], "--json", *args[1:]).stdout)
     assert data["host_memory_unfit"]["peak_gib"] == 64.37 and data["host_memory"]["fits"] is False
+
+
+def test_an_answer_on_fewer_gpus_than_named_is_judged_against_the_named_nodes_ram():
+    # --objective gpus on 8x A100 answers 1 GPU for OpenRLHF 7B: the user's node still has the RAM of 8 GPUs' node
+    # (it was assumed for the 1 GPU the answer uses, 144 GiB, and the answer printed a host out-of-memory line)
+    report = recommend(Scenario(framework="openrlhf", gpu="a100-80gb", gpus=8, model="qwen2.5-7b",
+                                objective="gpus"), top=1)
+    assert report.choices and report.host.ram_from.endswith("x 8, the RAM of AWS p4de (1152 GiB for 8)"), \
+        report.host.ram_from
+    assert report.host.fits
+    spec = prepare(report.scenario).spec
+    assert host_check(spec, report.best.values, report.gpu.name, None).ram_gib < report.host.ram_gib

@@ -67,14 +67,18 @@ class CheckReport:
         return out
 
 
-def host_check(spec: Any, values: Mapping[str, Value], gpu_name: str, host_mem_gib: float | None) -> HostReport:
+def host_check(spec: Any, values: Mapping[str, Value], gpu_name: str, host_mem_gib: float | None,
+               node_gpus_given: int = 0) -> HostReport:
     """The host-memory estimate of a config (its rollout and actor-update plans), against the node's RAM: the given
-    one, else the standard cloud shape's for the GPU type (said so), else none (the estimate alone)."""
+    one, else the standard cloud shape's for the GPU type (said so), else none (the estimate alone).
+
+    ``node_gpus_given``: the GPUs per node of the hardware the user named (recommend's --gpus / --nnodes), where an
+    answer may use fewer: the node's RAM is assumed for the node they have, not for the GPUs the answer uses."""
     from ..costmodel.host import estimate_host, gpus_on_node, node_ram
 
     rollout, update = spec.plan(values, Phase.ROLLOUT), spec.plan(values, Phase.ACTOR_UPDATE)
     layout = spec.host_layout(values) if spec.host_layout is not None else None
-    node_gpus = (layout.node_gpus if layout is not None else 0) or gpus_on_node(update)
+    node_gpus = max((layout.node_gpus if layout is not None else 0) or gpus_on_node(update), node_gpus_given)
     return estimate_host(rollout, update, *node_ram(gpu_name, node_gpus, host_mem_gib),
                          framework=spec.framework, layout=layout)
 

@@ -528,7 +528,7 @@ def recommend(
         from ..costmodel.tables import mean_lengths
         from .check import host_check
 
-        report.host = host_check(spec, choices[0].values, gpu.name, scenario.host_mem_gib)
+        report.host = host_check(spec, choices[0].values, gpu.name, scenario.host_mem_gib, scenario.per_node)
 
         report.lengths = {**mean_lengths(spec, choices[0].values),
                           "prompt_from": "given" if scenario.mean_prompt_length is not None else "assumed",
