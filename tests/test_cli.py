@@ -275,12 +275,14 @@ def test_objective_gpus_alone_searches_the_gpu_count():
     assert res.returncode == 0 and "gpus: the best config uses 2 of the 8 GPUs" in res.stdout, res.stdout
 
 
-@pytest.mark.parametrize("framework", ["slime", "openrlhf"])
+@pytest.mark.parametrize("framework", ["slime", "openrlhf", "skyrl"])
 def test_objective_gpus_on_ray_frameworks_counts_every_gpu_the_placement_groups_ask_for(framework):
     """OpenRLHF and slime answered "uses 8 of the 8 GPUs (runs on the --gpus given)": their job is Ray placement
     groups on a cluster of --gpus, and OpenRLHF's space made them cover it. Now the actor's GPUs are searched (the
     other groups and the rollout engines follow), fewer GPUs than the cluster's are allowed (the budget rule still
-    holds: no group asks for more than it has), and the count is every GPU the groups ask for."""
+    holds: no group asks for more than it has), and the count is every GPU the groups ask for. SkyRL answered "8 of 8
+    (fewer break a rule)": colocate_all's engines were tied to the cluster's GPUs, not the policy's, and the reference
+    and critic to the GPUs per node; now they follow the policy's searched count."""
     from rlbatch_solver.commands.recommend import gpus_used, recommend
     from rlbatch_solver.frameworks import get_framework
     from rlbatch_solver.scenario import Scenario

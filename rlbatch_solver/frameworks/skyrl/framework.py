@@ -201,9 +201,26 @@ class SkyRLFramework(Framework):
                 values = batches_for_gpus(values, total, int(base["n"]))
             domains[name] = list(values)
         extra: list[Rule] = []
-        if "num_engines" not in user_set and base["colocate_all"]:
-            # colocate_all: one engine per tensor-parallel group of the policy's GPUs (engines x tp = GPUs)
-            domains["num_engines"] = sorted({total // int(t) for t in domains["rollout_tp"] if total % int(t) == 0})
+        if base["colocate_all"]:
+            # colocate_all: one engine per tensor-parallel group of the policy's GPUs (engines x tp = GPUs); where the
+            # policy's GPU count is searched (recommend --objective gpus), the reference and critic share its GPUs
+            # (skyrl.placement.colocate_all_*_same_gpus), so they follow it
+            counts = sorted({int(g) * int(n) for g in domains.get("gpus_per_node", [base["gpus_per_node"]])
+                             for n in domains.get("nnodes", [base["nnodes"]])})
+            if "num_engines" not in user_set:
+                domains["num_engines"] = sorted({c // int(t) for c in counts for t in domains["rollout_tp"]
+                                                 if c % int(t) == 0})
+            if len(counts) > 1:
+                for role in ("ref_", "critic_"):
+                    for leader in ("gpus_per_node", "nnodes"):
+                        follower = role + leader
+                        if follower in user_set or len(domains.get(leader, ())) < 2:
+                            continue
+                        domains[follower] = list(domains[leader])
+                        extra.append(tie_rule(
+                            follower, IntVar(follower).eq(IntVar(leader)),
+                            f"{VARIABLES[follower].key} = {{{follower}}} follows {VARIABLES[leader].key}",
+                            "rlbatch-solver search space: colocate_all puts every model on the policy's GPUs"))
         elif not base["colocate_all"]:
             # engines on GPUs of their own (recommend --placement split): the reference follows the policy's layout
             # (colocate_policy_ref, SkyRL's default), the engines and the critic take the rest of the cluster
