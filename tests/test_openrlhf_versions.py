@@ -381,13 +381,23 @@ def test_without_vllm_engines_0_4_to_0_6_price_the_actors_own_generate():
         assert rollout["generate KV cache (transformers, whole local batch)"] / 1024 == pytest.approx(16.0, abs=0.01)
         assert rollout["actor params+optimizer (resident)"] / 1024 == pytest.approx(12.55, abs=0.05)
         assert r.memory.fits and not r.violations
-    # 0.7.5 stops in _generate_with_hf (NotImplementedError) and 0.8 on require engines: no transformers path there
-    for fw in ("openrlhf==0.7.5", "openrlhf"):
-        values = get_framework(fw).to_values({"--actor_num_gpus_per_node": 4, "--vllm_num_engines": 0}, gpus=None,
-                                             model=None)
-        assert not values["hf_generate"]
-    # with engines the release runs vLLM
-    assert not get_framework("openrlhf==0.4.0").to_values({"--vllm_num_engines": 2}, gpus=None, model=None)["hf_generate"]
+    # 0.7.5 stops in _generate_with_hf (NotImplementedError) and 0.8 on require engines: no transformers path there;
+    # with engines the release runs vLLM; the other phases keep their engine whatever the count
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.phase import Phase
+    from rlbatch_solver.frameworks.openrlhf.cost import make_plan
+
+    model, gpu = load_model("qwen2.5-7b"), load_gpu("a100-80gb")
+
+    def engine(fw, engines, phase=Phase.ROLLOUT):
+        values = get_framework(fw).to_values({"--actor_num_gpus_per_node": 4, "--vllm_num_engines": engines},
+                                             gpus=None, model=None)
+        return make_plan(values, phase, model, gpu).engine
+
+    assert [engine(f"openrlhf=={v}", 0) for v in ("0.4.0", "0.5.9", "0.6.2", "0.7.5")] == ["hf"] * 3 + ["vllm"]
+    assert engine("openrlhf", 0) == engine("openrlhf==0.4.0", 2) == engine("openrlhf==0.4.0", 0, Phase.ACTOR_UPDATE) \
+        == "vllm"
 
 
 def test_2024_vllm_rows_are_priced_with_vllms_own_default_share():

@@ -42,9 +42,9 @@ VLLM_MAX_BATCHED_TOKENS = 2048
 _LAYOUT = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp",
            "ring_attn_size", "packing_samples", "colocate_all", "colocate_actor_ref", "colocate_critic_reward",
            "need_ref", "need_critic", "need_reward_model", "ref_offload", "reward_offload", "adam_offload",
-           "ds_sleep", "vllm_eager", "async_train", "hf_generate"]
+           "ds_sleep", "vllm_eager", "async_train"]
 _ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep", "colocate_lowers_gmu", "vllm_graphs_in_budget",
-           "sync_wakes_weights_only"]
+           "sync_wakes_weights_only", "hf_generate"]
 # the release's log-prob code (frameworks/openrlhf/versions.py Release.logits)
 _LOGITS = ["logits_gather", "logits_fp32_model"]
 _TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_ckpt"]
@@ -71,7 +71,7 @@ TIME_INPUTS = {
                  "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.ACTOR_UPDATE: _T + _TRAIN + ["train_batch_size"],
     Phase.CRITIC_UPDATE: _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node"],
-    Phase.WEIGHT_SYNC: _T + ["colocate_all", "async_train", "vllm_tp", "hf_generate"],
+    Phase.WEIGHT_SYNC: _T + ["colocate_all", "async_train", "vllm_tp", "vllm_num_engines", "hf_generate"],
     Phase.OFFLOAD: _T + ["adam_offload", "need_critic"],
 }
 
@@ -96,9 +96,10 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     # vLLM shares the actor's GPUs with colocate_all, except in async training, where its engines always get GPUs of
     # their own (train_ppo_ray.py: shared_pg = pg if colocate_all and not async_enable)
     vllm_shared = all_ and not bool(v.get("async_train"))
+    engines = int(v.get("vllm_num_engines") or 0)
     # no vLLM engines on 0.4-0.6: the actor generates with transformers, micro_rollout_batch_size prompts per call
-    # (versions.Release.hf_generate)
-    hf = bool(v.get("hf_generate"))
+    # (versions.Release.hf_generate); the phases that read the engine count (rollout, weight sync) price that
+    hf = bool(v.get("hf_generate")) and engines == 0 and phase in (Phase.ROLLOUT, Phase.WEIGHT_SYNC)
     actor_ref = all_ or bool(v.get("colocate_actor_ref"))
     critic_reward = all_ or bool(v.get("colocate_critic_reward"))
     need_rm = bool(v.get("need_reward_model"))
@@ -134,7 +135,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     # (openrlhf/trainer/ray/ppo_actor.py, offload_deepspeed_states / reload_deepspeed_states)
     sleep = bool(v.get("ds_sleep"))
     ref_off = bool(v.get("ref_offload"))
-    engines, vtp = int(v.get("vllm_num_engines") or 0), int(v.get("vllm_tp") or 1)
+    vtp = int(v.get("vllm_tp") or 1)
     gmu = int(v.get("gmu_permille") or 900)
     if v.get("colocate_lowers_gmu") and all_ and gmu >= 900:
         gmu = 400  # 0.5.9 train(): "Set args.vllm_gpu_memory_utilization to 0.4 for colocate_all_models!"

@@ -500,15 +500,6 @@ RAY_THRESHOLD = "RAY_memory_usage_threshold"
 SCRIPT_ENV = (VLLM_USE_V1, RAY_THRESHOLD)
 
 
-def _engines_given(native: Mapping[str, Any]) -> bool:
-    """Whether the flags ask for vLLM engines (--vllm_num_engines / --vllm.num_engines above 0; unset: none)."""
-    raw = native.get("vllm.num_engines")
-    try:
-        return raw not in (None, "") and int(raw) > 0
-    except (TypeError, ValueError):
-        return False  # the rules report a value that is not a number
-
-
 def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, Value]:
     """Cost-model inputs no rule reads (cost.py): --ds.enable_sleep, --vllm.enforce_eager, DeepSpeed's gradient
     accumulation dtype (--grad_accum_dtype, or the release's default: fp32 in 0.4.0, versions.py), and what the
@@ -528,8 +519,8 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             "vllm_graphs_in_budget": release.vllm_graphs_in_budget,
             # with vLLM sleep, the weight sync wakes the engines' weights only (0.11.2), not their KV cache
             "sync_wakes_weights_only": release.sync_wakes_weights_only,
-            # no vLLM engines on a release whose actor then generates itself (versions.Release.hf_generate)
-            "hf_generate": release.hf_generate and not _engines_given(native),
+            # without vLLM engines the release's actor generates itself (versions.Release.hf_generate)
+            "hf_generate": release.hf_generate,
             # checkpoints (host memory only, cost.py host_layout): --save_steps / --ckpt.save_steps (-1: none) and
             # how the release's save_model gathers the model (--save_hf_ckpt repeats that save at each checkpoint:
             # the same bytes)
