@@ -217,6 +217,10 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
         out |= {"ref_nnodes", "ref_gpus_per_node", "ref_offload", "colocate_actor_ref"}
     if True not in domains.get("need_reward_model", [False]):
         out |= {"reward_offload"}
+    if phase == Phase.ROLLOUT and (True not in domains.get("hf_generate", [False])
+                                   or 0 not in domains.get("vllm_num_engines", [0])):
+        # only the actor's own generate (no engines, 0.4-0.6) reads the batch it generates per call
+        out |= {"micro_rollout_batch_size"} | ({"rollout_batch_size", "n"} if kind == "mem" else {"zero_stage"})
     return out
 
 
