@@ -10,7 +10,8 @@ from:
   ``unjudged``: why the record, as its source shows it, cannot be judged, e.g. a command cut before the flags that
   decide its memory; such a record is checked and listed but counted neither as caught nor as missed);
 - the runs the other test data already holds as published and running (tests/published.py: the example scripts
-  with their hardware, the measured set, the published configs whose source names the GPU) and the out-of-memory
+  with their hardware, the measured set (a point may carry ``unjudged`` too), the published configs whose source
+  names the GPU) and the out-of-memory
   reports of tests/data/<framework>/oom_reports.yaml.
 
 ``python tests/memory_corpus.py`` rewrites the corpus table in docs/accuracy.md (``--floors`` also the floors);
@@ -115,7 +116,8 @@ def _published_runs() -> list[Case]:
                         origin="scripts"))
     for point in measured_points():
         out.append(Case(point["name"], point["framework"], "ran", point["source"].split()[0], point["gpu"],
-                        point["model"], list(point["args"]), point.get("gpus"), origin="measured"))
+                        point["model"], list(point["args"]), point.get("gpus"), origin="measured",
+                        unjudged=str(point.get("unjudged") or "")))
     for cfg in published_configs():
         gpu = gpu_of(cfg)
         if gpu and cfg.model and cfg.framework in ("verl", "trl", "openrlhf"):

@@ -348,3 +348,79 @@ def test_releases_sort_by_their_numbers():
     assert version_key("0.10.4") > version_key("0.9.10") and version_key("0.2.0.post2") == (0, 2, 0)
     for module in (versions, trl_versions, verl_versions):
         assert list(module.VERSIONS) == sorted(module.VERSIONS, key=version_key, reverse=True), module.NAME
+
+
+def _measured(name):
+    import yaml
+    from pathlib import Path
+
+    points = yaml.safe_load((Path(__file__).parent / "data" / "measured" / "points.yaml").read_text())
+    return next(p for p in points if p["name"] == name)
+
+
+def _check_point(point, framework=None):
+    import rlbatch_solver as rb
+
+    return rb.check(point["args"], framework=framework or point["framework"], gpus=point.get("gpus"),
+                    model=point["model"], gpu=point["gpu"])
+
+
+def test_without_vllm_engines_0_4_to_0_6_price_the_actors_own_generate():
+    """OpenRLHF's benchmark row "OpenRLHF(ray) 1:1:4:2" (v0.2.2, no vLLM: 4 actor GPUs, Llama-2-7B, ZeRO-2 with Adam
+    offload on A800) ran with the actor generating through transformers, micro_rollout_batch_size prompts per call
+    (experience_maker.py: 0.4.0.post2 _generate_local, 0.6.2 generate_samples). It was priced with a vLLM engine
+    filling 0.95 of a GPU it never had (rollout 76.9 of 79 GiB)."""
+    point = _measured("openrlhf_bench_llama2_7b_ray_nonvllm_8xa800")
+    assert point["framework"] == "openrlhf==0.4.0" and point["args"][-2:] == ["--vllm_num_engines", "0"]
+    for version in ("0.4.0", "0.5.9", "0.6.2"):
+        r = _check_point(point, f"openrlhf=={version}")
+        rollout = r.memory.phases["rollout"]
+        assert not any("vLLM" in term for term in rollout), (version, rollout)
+        # the actor's bf16 params stay (ZeRO-2 shards only grads and optimizer, the optimizer is on the CPU) beside
+        # the KV cache of 16 sequences (micro_rollout_batch_size) of 1024 + 1024 tokens: 16 x 2048 x 0.5 MiB = 16 GiB
+        assert rollout["generate KV cache (transformers, whole local batch)"] / 1024 == pytest.approx(16.0, abs=0.01)
+        assert rollout["actor params+optimizer (resident)"] / 1024 == pytest.approx(12.55, abs=0.05)
+        assert r.memory.fits and not r.violations
+    # 0.7.5 stops in _generate_with_hf (NotImplementedError) and 0.8 on require engines: no transformers path there;
+    # with engines the release runs vLLM; the other phases keep their engine whatever the count
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.phase import Phase
+    from rlbatch_solver.frameworks.openrlhf.cost import make_plan
+
+    model, gpu = load_model("qwen2.5-7b"), load_gpu("a100-80gb")
+
+    def engine(fw, engines, phase=Phase.ROLLOUT):
+        values = get_framework(fw).to_values({"--actor_num_gpus_per_node": 4, "--vllm_num_engines": engines},
+                                             gpus=None, model=None)
+        return make_plan(values, phase, model, gpu).engine
+
+    assert [engine(f"openrlhf=={v}", 0) for v in ("0.4.0", "0.5.9", "0.6.2", "0.7.5")] == ["hf"] * 3 + ["vllm"]
+    assert engine("openrlhf", 0) == engine("openrlhf==0.4.0", 2) == engine("openrlhf==0.4.0", 0, Phase.ACTOR_UPDATE) \
+        == "vllm"
+
+
+def test_2024_vllm_rows_are_priced_with_vllms_own_default_share():
+    """OpenRLHF passed its own --vllm_gpu_memory_utilization to vLLM from c10f02bd (2025-02-07, v0.5.8) on; the
+    benchmark's vLLM rows (v0.2.2, create_vllm_engines passing none) ran with vLLM's default 0.9, as the 0.4.0 pack
+    has it: 4 GiB less KV cache per A800 than under the newest release's 0.95."""
+    point = _measured("openrlhf_bench_llama2_7b_ray_vllm_8xa800")
+    assert point["framework"] == "openrlhf==0.4.0"
+    old, new = _check_point(point), _check_point(point, "openrlhf")
+    kv_old, kv_new = old.memory.phases["rollout"]["vLLM KV cache"], new.memory.phases["rollout"]["vLLM KV cache"]
+    assert (kv_new - kv_old) / 1024 == pytest.approx(0.05 * 80, abs=0.1)
+    assert (old.memory.peaks["rollout"] - kv_old) == pytest.approx(new.memory.peaks["rollout"] - kv_new, abs=64)
+
+
+def test_measured_rows_a_release_cannot_run_as_written_are_unjudged():
+    """The benchmark's DeepSpeed row runs examples/train_ppo.py without Ray (not modelled); the vLLM rows whose engines
+    are not published give none, which their release reads as no vLLM (and refuses with ZeRO-3): listed unjudged, not
+    counted as right fits on a rollout they never ran."""
+    import memory_corpus as mc
+
+    names = ["openrlhf_bench_llama2_7b_deepspeed_8xa800", "openrlhf_bench_codellama_34b_ray_vllm_8xa800",
+             "openrlhf_readme_llama2_7b_ppo_16xa800", "openrlhf_readme_llama2_70b_ppo_32xa800"]
+    cases = {c.name: c for c in mc.cases()}
+    for name in names:
+        assert cases[name].unjudged and _measured(name)["unjudged"] == cases[name].unjudged
+        assert mc.judge(cases[name]).unjudged

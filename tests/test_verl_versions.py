@@ -154,6 +154,41 @@ def test_0_6_1_checks_the_model_context_of_its_in_process_engine():
     assert "verl.rollout.sync_mode_removed" in _ids(api.check(cfg + [f"{AR}.rollout.mode=sync"], framework="verl==0.7.1"))
 
 
+# A blog's verl-megatron GRPO run of Qwen2.5-7B on one node of 8 x 80 GB (longls777/blog
+# source/_posts/Work/LLM_reasoning_model_practice.md, 2025-06-18, --config-name ppo_megatron_trainer.yaml): 1K + 15K
+# tokens with the default rollout.max_num_batched_tokens (8192); it ran.
+BLOG_MEGATRON_16K = [
+    "algorithm.adv_estimator=grpo", "data.train_batch_size=32", "data.max_prompt_length=1024",
+    "data.max_response_length=15360", f"{AR}.actor.ppo_mini_batch_size=16", f"{AR}.actor.ppo_micro_batch_size_per_gpu=1",
+    f"{AR}.actor.megatron.pipeline_model_parallel_size=2", f"{AR}.actor.megatron.tensor_model_parallel_size=2",
+    f"{AR}.actor.use_kl_loss=True", f"{AR}.actor.kl_loss_coef=0.001", f"{AR}.actor.kl_loss_type=low_var_kl",
+    f"{AR}.actor.entropy_coeff=0", f"{AR}.model.enable_gradient_checkpointing=True",
+    f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=1", f"{AR}.rollout.tensor_model_parallel_size=2",
+    f"{AR}.rollout.name=vllm", f"{AR}.rollout.gpu_memory_utilization=0.45", f"{AR}.rollout.n=3",
+    f"{AR}.ref.log_prob_micro_batch_size_per_gpu=1", f"{AR}.ref.megatron.pipeline_model_parallel_size=2",
+    f"{AR}.ref.megatron.tensor_model_parallel_size=2", "algorithm.use_kl_in_reward=False", "trainer.critic_warmup=0",
+    "trainer.n_gpus_per_node=8", "trainer.nnodes=1",
+]
+
+
+@pytest.mark.parametrize("release", ["0.3.0", "0.4.1", "0.5.0"])
+def test_the_megatron_trainer_of_0_3_to_0_5_runs_vllm_without_chunked_prefill(release):
+    """verl 0.3.0.post1-0.5.0's ppo_megatron_trainer.yaml sets rollout.enable_chunked_prefill False (ppo_trainer.yaml:
+    True); 0.6.1's rollout.yaml sets True for both. vLLMRollout.__init__ refuses max_num_batched_tokens <
+    max_model_len only with chunked prefill on: the blog's 16K run is valid at its release, not at 0.6.1."""
+    chunked = "verl.vllm.chunked_prefill_batched_tokens"
+    kw = dict(model="Qwen/Qwen2.5-7B", gpu="H100-80GB")
+    assert chunked not in _ids(api.check(BLOG_MEGATRON_16K, framework=f"verl-megatron=={release}", **kw))
+    on = BLOG_MEGATRON_16K + [f"{AR}.rollout.enable_chunked_prefill=True"]
+    assert chunked in _ids(api.check(on, framework=f"verl-megatron=={release}", **kw))  # turned on: refused
+    assert chunked in _ids(api.check(BLOG_MEGATRON_16K, framework="verl-megatron==0.6.1", **kw))
+    # the FSDP trainer of the same release had it on; --framework verl reads the backend from actor.strategy
+    assert VV.ruleset_for(VV.SERIES.get(release[:3], release), "fsdp").variables["enable_chunked_prefill"].default
+    mega = BLOG_MEGATRON_16K + [f"{AR}.actor.strategy=megatron"]
+    assert chunked not in _ids(api.check(mega, framework=f"verl=={release}", model="Qwen/Qwen2.5-7B"))
+    assert chunked in _ids(api.check(mega, framework="verl==0.6.1", model="Qwen/Qwen2.5-7B"))
+
+
 # ----------------------------------------------------------------------------- which version
 @pytest.mark.parametrize("keys,version", [
     (["trainer.use_legacy_worker_impl=auto"], "0.7.1"),

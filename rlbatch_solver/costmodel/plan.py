@@ -240,6 +240,9 @@ class Plan:
     # None = ``param_offload`` / ``optimizer_offload``.
     actor_param_offload: Optional[bool] = None
     actor_optimizer_offload: Optional[bool] = None
+    # engine "hf": sequences per ``generate`` call when the trainer calls it chunk by chunk (OpenRLHF 0.4-0.6 without
+    # vLLM engines: micro_rollout_batch_size prompts at a time); None: the process's whole share at once
+    hf_generate_micro: Optional[int] = None
     # the named efficiencies (a calibration profile replaces the defaults: costmodel/efficiency.py)
     efficiency: Efficiency = DEFAULT_EFFICIENCY
 

@@ -339,10 +339,11 @@ def hf_decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float
 
 
 def _hf_generate(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
-    """The trained model's own generate on each GPU: its whole local batch at once, eager (each step at least
-    HF_EAGER_S_PER_LAYER per layer of host time), prefill then one decode step per token until the batch's longest
-    response ends (the longest response of the step, as for an engine's tail)."""
-    from .memory import hf_generate_batch
+    """The trained model's own generate on each GPU: its whole local batch at once (or ``Plan.hf_generate_micro``
+    sequences per call, one call after another), eager (each step at least HF_EAGER_S_PER_LAYER per layer of host
+    time), prefill then one decode step per token until the batch's longest response ends (the longest response of
+    the step, as for an engine's tail)."""
+    from .memory import hf_generate_batch, hf_generate_calls
 
     seqs = hf_generate_batch(plan)
     p, r, r_max = _lengths(plan)
@@ -351,8 +352,9 @@ def _hf_generate(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     prefill = hf_prefill_seconds(one, mc, seqs, p)
     gather = _gather_bytes(plan, mc.params) / _coll_bw(plan, max(1, plan.shard_degree))
     decode = r_max * hf_decode_step_seconds(one, mc, seqs, p + r_max / 2.0, kv_tok)
-    info.update(engines=plan.n_gpus, decode_concurrency=seqs, decode_steps=r_max)
-    return gather + prefill + decode
+    calls = hf_generate_calls(plan)
+    info.update(engines=plan.n_gpus, decode_concurrency=seqs, decode_steps=r_max * calls)
+    return calls * (gather + prefill + decode)
 
 
 def length_scale(mean: float, cap: float) -> float:

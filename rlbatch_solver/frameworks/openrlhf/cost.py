@@ -44,7 +44,7 @@ _LAYOUT = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "
            "need_ref", "need_critic", "need_reward_model", "ref_offload", "reward_offload", "adam_offload",
            "ds_sleep", "vllm_eager", "async_train"]
 _ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep", "colocate_lowers_gmu", "vllm_graphs_in_budget",
-           "sync_wakes_weights_only"]
+           "sync_wakes_weights_only", "hf_generate"]
 # the release's log-prob code (frameworks/openrlhf/versions.py Release.logits)
 _LOGITS = ["logits_gather", "logits_fp32_model"]
 _TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_ckpt"]
@@ -52,7 +52,7 @@ _TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_c
 # split_rollout_samples: rollout.max_tokens_per_gpu, x ring_attn_size x ds.tensor_parallel_size)
 _EXPERIENCE_BUDGET = ["dynamic_batch", "rollout_max_tokens", "train_max_tokens"]
 MEMORY_INPUTS = {
-    Phase.ROLLOUT: _LAYOUT + _ENGINE,
+    Phase.ROLLOUT: _LAYOUT + _ENGINE + ["micro_rollout_batch_size", "rollout_batch_size", "n"],
     Phase.OLD_LOG_PROB: _LAYOUT + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET + _LOGITS,
     Phase.REF: _LAYOUT + ["ref_nnodes", "ref_gpus_per_node", "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET + _LOGITS,
     Phase.ACTOR_UPDATE: _LAYOUT + _TRAIN + ["grad_accum_fp32"] + _LOGITS,
@@ -64,13 +64,14 @@ _T = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_
       "packing_samples"] + _STEP
 TIME_INPUTS = {
     Phase.ROLLOUT: ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all", "async_train",
-                "vllm_num_engines", "vllm_tp", "gmu_permille", "colocate_lowers_gmu", "vllm_eager"] + _STEP,
+                "vllm_num_engines", "vllm_tp", "gmu_permille", "colocate_lowers_gmu", "vllm_eager", "hf_generate",
+                "micro_rollout_batch_size", "zero_stage"] + _STEP,
     Phase.OLD_LOG_PROB: _T + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.REF: _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
                  "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.ACTOR_UPDATE: _T + _TRAIN + ["train_batch_size"],
     Phase.CRITIC_UPDATE: _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node"],
-    Phase.WEIGHT_SYNC: _T + ["colocate_all", "async_train", "vllm_tp"],
+    Phase.WEIGHT_SYNC: _T + ["colocate_all", "async_train", "vllm_tp", "vllm_num_engines", "hf_generate"],
     Phase.OFFLOAD: _T + ["adam_offload", "need_critic"],
 }
 
@@ -95,6 +96,10 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     # vLLM shares the actor's GPUs with colocate_all, except in async training, where its engines always get GPUs of
     # their own (train_ppo_ray.py: shared_pg = pg if colocate_all and not async_enable)
     vllm_shared = all_ and not bool(v.get("async_train"))
+    engines = int(v.get("vllm_num_engines") or 0)
+    # no vLLM engines on 0.4-0.6: the actor generates with transformers, micro_rollout_batch_size prompts per call
+    # (versions.Release.hf_generate); the phases that read the engine count (rollout, weight sync) price that
+    hf = bool(v.get("hf_generate")) and engines == 0 and phase in (Phase.ROLLOUT, Phase.WEIGHT_SYNC)
     actor_ref = all_ or bool(v.get("colocate_actor_ref"))
     critic_reward = all_ or bool(v.get("colocate_critic_reward"))
     need_rm = bool(v.get("need_reward_model"))
@@ -110,7 +115,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     on_actor = (phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.ACTOR_UPDATE) or (phase == Phase.REF and actor_ref)
                 or (phase == Phase.CRITIC_UPDATE and all_))
     if phase == Phase.ROLLOUT:
-        colocated = vllm_shared
+        colocated = vllm_shared or hf  # transformers' generate runs in the actor, beside its states
         actor_c, ref_c, critic_c = True, actor_ref, all_
         rm = all_ and need_rm
     elif on_actor:
@@ -130,7 +135,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     # (openrlhf/trainer/ray/ppo_actor.py, offload_deepspeed_states / reload_deepspeed_states)
     sleep = bool(v.get("ds_sleep"))
     ref_off = bool(v.get("ref_offload"))
-    engines, vtp = int(v.get("vllm_num_engines") or 0), int(v.get("vllm_tp") or 1)
+    vtp = int(v.get("vllm_tp") or 1)
     gmu = int(v.get("gmu_permille") or 900)
     if v.get("colocate_lowers_gmu") and all_ and gmu >= 900:
         gmu = 400  # 0.5.9 train(): "Set args.vllm_gpu_memory_utilization to 0.4 for colocate_all_models!"
@@ -163,7 +168,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         need_ref=bool(v.get("need_ref")),
         need_critic=bool(v.get("need_critic")),
         critic_micro=int(v.get("micro_train_batch_size") or 1),
-        engine="vllm",
+        engine="hf" if hf else "vllm",
+        hf_generate_micro=int(v.get("micro_rollout_batch_size") or 1) if hf else None,
         rollout_tp=vtp,
         gpu_memory_utilization=gmu / 1000,
         free_cache_engine=bool(v.get("vllm_sleep")) if phase == Phase.ROLLOUT else True,
@@ -172,7 +178,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         max_num_batched_tokens=VLLM_MAX_BATCHED_TOKENS,
         tp=tp,
         colocated=colocated,
-        rollout_gpus=None if vllm_shared else max(1, engines * vtp),
+        rollout_gpus=None if vllm_shared or hf else max(1, engines * vtp),
         trainer="deepspeed",
         # OpenRLHF 0.4's DeepSpeed config accumulates gradients in fp32 (frameworks/openrlhf/versions.py)
         deepspeed_grad_accum_fp32=bool(v.get("grad_accum_fp32")),
@@ -188,7 +194,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         actor_colocated=actor_c,
         ref_colocated=ref_c,
         critic_colocated=critic_c,
-        engine_colocated=vllm_shared,
+        engine_colocated=vllm_shared and not hf,
         # --vllm_enable_sleep puts the engines to sleep at level 1: their weights go to host RAM
         # (openrlhf/trainer/ray/vllm_engine.py ``sleep(self, level=1)``, v0.7.5)
         engine_sleep_host_weights=bool(v.get("vllm_sleep")),
@@ -211,6 +217,10 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
         out |= {"ref_nnodes", "ref_gpus_per_node", "ref_offload", "colocate_actor_ref"}
     if True not in domains.get("need_reward_model", [False]):
         out |= {"reward_offload"}
+    if phase == Phase.ROLLOUT and (True not in domains.get("hf_generate", [False])
+                                   or 0 not in domains.get("vllm_num_engines", [0])):
+        # only the actor's own generate (no engines, 0.4-0.6) reads the batch it generates per call
+        out |= {"micro_rollout_batch_size"} | ({"rollout_batch_size", "n"} if kind == "mem" else {"zero_stage"})
     return out
 
 
@@ -353,7 +363,7 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         bool_names=(bool_names(VARIABLES)
                     | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
                        "colocate_lowers_gmu", "vllm_graphs_in_budget", "sync_wakes_weights_only",
-                       "save_clones_every_rank", "vllm_v0", "ds_sleep_lp_grads"}),
+                       "save_clones_every_rank", "vllm_v0", "ds_sleep_lp_grads", "hf_generate"}),
         unread=unread,
         optional=optional_names(VARIABLES),
         concurrency=concurrency,

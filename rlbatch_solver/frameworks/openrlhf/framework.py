@@ -521,6 +521,8 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             "vllm_graphs_in_budget": release.vllm_graphs_in_budget,
             # with vLLM sleep, the weight sync wakes the engines' weights only (0.11.2), not their KV cache
             "sync_wakes_weights_only": release.sync_wakes_weights_only,
+            # without vLLM engines the release's actor generates itself (versions.Release.hf_generate)
+            "hf_generate": release.hf_generate,
             # checkpoints (host memory only, cost.py host_layout): --save_steps / --ckpt.save_steps (-1: none) and
             # how the release's save_model gathers the model (--save_hf_ckpt repeats that save at each checkpoint:
             # the same bytes)

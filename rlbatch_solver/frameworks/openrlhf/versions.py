@@ -113,6 +113,12 @@ class Release:
     # device defaults to the CPU; read at 0.7.5, 0.8.11, 0.10.4, 0.11.2); 0.4.0-0.6.2 gather it parameter by parameter
     # and keep it on rank 0 only (``vv = v.data.cpu()``, kept ``if self.is_rank_0()``), as ZeRO-3 does in every release
     save_clones_every_rank: bool = True
+    # without vLLM engines (--vllm_num_engines 0 or unset) the actor generates with transformers' generate,
+    # micro_rollout_batch_size prompts per call (trainer/ppo_utils/experience_maker.py: 0.4.0.post2
+    # RemoteExperienceMaker._generate_local; 0.5.9/0.6.2 generate_samples "if self.vllm_engines is None", the base
+    # class's loop over micro_rollout_batch_size); 0.7.5 raises NotImplementedError in _generate_with_hf, 0.8 on
+    # require engines (openrlhf.vllm.engines_required)
+    hf_generate: bool = False
 
     # --advantage_estimator's choices (its argparse), and those the driver asks n_samples_per_prompt > 1 for
     estimators: tuple[str, ...] = ESTIMATORS
@@ -154,13 +160,13 @@ RELEASES = {
     "0.7.5": Release("0.7.5", "0.16.7", False, False, True, estimators=ESTIMATORS_07,
                      group_estimators=GROUP_ESTIMATORS_06, vllm="0.8.5.post1"),
     # train_ppo_ray.py: choices=[...] of --advantage_estimator; _validate_args: "... requires n_samples_per_prompt > 1"
-    "0.6.2": Release("0.6.2", "0.16.4", False, False, True, save_clones_every_rank=False,
+    "0.6.2": Release("0.6.2", "0.16.4", False, False, True, save_clones_every_rank=False, hf_generate=True,
                      estimators=("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm"),
                      group_estimators=GROUP_ESTIMATORS_06, vllm="0.7.2"),
-    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True, save_clones_every_rank=False,
+    "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True, save_clones_every_rank=False, hf_generate=True,
                      estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2"),
     # no --advantage_estimator: PPO with a critic (gae) only
-    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",), save_clones_every_rank=False,
+    "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",), save_clones_every_rank=False, hf_generate=True,
                      group_estimators=frozenset(), vllm="0.4.2"),
 }
 

@@ -365,6 +365,10 @@ def config_to_values(
             continue  # filled below
         else:
             values[name] = spec.default
+    if backend:  # the Megatron trainer's own defaults at this release (versions.megatron_defaults)
+        for name, spec in versions.megatron_defaults(ruleset.version).items():
+            if name in variables and name not in given:
+                values[name] = spec.default
     if fully_async and "async_mode" in variables:
         values["async_mode"] = 3
         for name, default in FULLY_ASYNC_DEFAULTS.items():

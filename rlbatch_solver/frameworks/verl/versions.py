@@ -68,6 +68,8 @@ class Pack:
     megatron: tuple[Rule, ...] = ()
     derived: tuple[Derived, ...] = ()  # new or replacing (same name), after the base's
     variables: tuple[tuple, ...] = ()  # (name, key, kind, default, optional, description): new or replacing
+    # the same, where only the Megatron trainer's yaml (ppo_megatron_trainer.yaml) has another default
+    megatron_variables: tuple[tuple, ...] = ()
     drop_variables: frozenset[str] = frozenset()
     sources: tuple[tuple[str, str], ...] = ()  # (old, new) substrings of the kept rules' sources
     summary: str = ""
@@ -540,14 +542,24 @@ V010 = Pack(
 # rollout.enforce_eager defaulted True up to 0.5.0 (0.3.0.post1 and 0.4.1 verl/trainer/config/ppo_trainer.yaml,
 # 0.5.0 verl/trainer/config/rollout/rollout.yaml): vLLM captured no CUDA graphs. It became False with verl PR #2956
 # (2025-08-08), first released in 0.6.0.
+# The Megatron trainer's yaml turned vLLM's chunked prefill off up to 0.5.0 (0.3.0.post1 and 0.4.1
+# verl/trainer/config/ppo_megatron_trainer.yaml actor_rollout_ref.rollout.enable_chunked_prefill: False; 0.5.0's
+# ppo_megatron_trainer.yaml overrides rollout/rollout.yaml's True with False), while ppo_trainer.yaml (FSDP) had True;
+# 0.6.1 reads rollout/rollout.yaml (True) for both. vLLMRollout.__init__ (vllm_rollout_spmd.py) refuses
+# max_num_batched_tokens < max_model_len only with chunked prefill on, so a long-context 0.3-0.5 Megatron run needs no
+# larger token budget.
 V050 = Pack(
     "0.5.0", "0.6.1",
     variables=(
         ("enforce_eager", f"{AR}.rollout.enforce_eager", "bool", True, False,
          "no CUDA graphs in rollout (verl 0.5 and older: on by default)"),
     ),
+    megatron_variables=(
+        ("enable_chunked_prefill", f"{AR}.rollout.enable_chunked_prefill", "bool", False, False,
+         "vLLM chunked prefill (verl 0.5 and older, Megatron trainer: off by default)"),
+    ),
     summary="0.6.1's rules (not re-read from 0.3-0.5) with the defaults of verl 0.4 and 0.5: rollout.enforce_eager "
-            "True (no CUDA graphs captured)",
+            "True (no CUDA graphs captured); with the Megatron trainer, rollout.enable_chunked_prefill False",
 )
 # verl 0.3 computes the entropy in every actor update whatever actor.entropy_coeff (cost.py ENTROPY_ALWAYS, with the
 # sources); 0.4 only for a coefficient other than 0 (fsdp.entropy_in_loss)
@@ -577,6 +589,7 @@ class _Parts:
     megatron: list[Rule]
     variables: dict[str, VarSpec]
     derived: dict[str, list[Derived]] = field(default_factory=dict)  # part -> derived list
+    megatron_variables: dict[str, VarSpec] = field(default_factory=dict)  # the Megatron trainer's other defaults
 
 
 def _edit_rules(rules: list[Rule], pack: Pack, new: tuple[Rule, ...]) -> list[Rule]:
@@ -595,13 +608,23 @@ def _parts(version: str) -> _Parts:
     pack = PACKS[version]
     base = _parts(pack.edits)
     variables = edit_variables(base.variables, pack.variables, drop=pack.drop_variables)
+    # a newer pack's Megatron-only default stays unless this pack sets the variable for both trainers
+    megatron_variables = edit_variables(base.megatron_variables, pack.megatron_variables,
+                                        drop={v[0] for v in pack.variables} | pack.drop_variables)
     return _Parts(_edit_rules(base.shared, pack, pack.shared), _edit_rules(base.fsdp, pack, pack.fsdp),
                   _edit_rules(base.megatron, pack, pack.megatron), variables,
-                  {part: edit_derived(d, pack.derived) for part, d in base.derived.items()})
+                  {part: edit_derived(d, pack.derived) for part, d in base.derived.items()}, megatron_variables)
 
 
 def _keep(variables: dict[str, VarSpec], names: set[str]) -> dict[str, VarSpec]:
     return {k: v for k, v in variables.items() if k in names}
+
+
+def megatron_defaults(version: str) -> dict[str, VarSpec]:
+    """The variables whose default differs with the Megatron trainer at ``version`` (its ppo_megatron_trainer.yaml):
+    ``verl-megatron``'s rule set has them; ``--framework verl`` fills them in for a Megatron config
+    (``fsdp.config_to_values``)."""
+    return _parts(version).megatron_variables if version in PACKS or version == NEWEST else {}
 
 
 @functools.lru_cache(maxsize=None)
@@ -614,8 +637,8 @@ def ruleset_for(version: str, part: str) -> RuleSet:
     if part == "fsdp":
         return RuleSet("verl", version, _keep(p.variables, fsdp_names), p.derived["fsdp"], p.shared + p.fsdp)
     if part == "megatron":
-        return RuleSet("verl-megatron", version, _keep(p.variables, mega_names), p.derived["megatron"],
-                       p.shared + p.megatron)
+        variables = {**_keep(p.variables, mega_names), **p.megatron_variables}
+        return RuleSet("verl-megatron", version, variables, p.derived["megatron"], p.shared + p.megatron)
     rules = p.shared + RM._only_when(~RM.IS_MEGATRON, p.fsdp) + RM._only_when(RM.IS_MEGATRON, p.megatron)
     return RuleSet("verl", version, p.variables, p.derived["any"], rules)
 
