@@ -295,3 +295,28 @@ def test_objective_gpus_searches_nodes_too_and_keeps_a_count_the_user_set():
     res = run("recommend", "--framework", "trl", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b",
               "--objective", "gpus")
     assert res.returncode == 0 and "8 of the 8 GPUs (trl runs on the --gpus given)" in res.stdout, res.stdout
+
+
+def test_a_yaml_config_given_in_place_of_the_arguments_is_read_as_its_frameworks(tmp_path):
+    """`rlbatch check run.yaml` said "nothing to check (run.yaml is not an argument it takes)", and
+    `check --config unsloth.yaml` without --framework checked Unsloth's keys against verl's rules (5 verl errors)."""
+    example = Path(__file__).resolve().parent.parent / "docs" / "examples" / "unsloth-qwen3-4b-grpo.yaml"
+    for args in ([str(example)], ["--config", str(example)]):
+        res = run("check", *args)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "read as unsloth's config" in res.stderr and "VALID — passes every one of the unsloth" in res.stdout
+    trl = tmp_path / "grpo.yaml"
+    trl.write_text("per_device_train_batch_size: 4\nnum_generations: 8\nuse_vllm: true\n")
+    res = run("check", str(trl))
+    assert res.returncode == 2 and "(swift, trl or unsloth)" in res.stderr, res.stderr
+    verl = tmp_path / "verl.yaml"
+    verl.write_text("data:\n  train_batch_size: 64\n")
+    res = run("check", "--gpus", "8", str(verl))
+    assert "of the verl" in res.stdout and "read as" not in res.stderr, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("name", ["run.sh", "run.yaml"])
+def test_a_script_or_config_that_does_not_exist_is_said_so(name):
+    # was: "nothing to check (run.sh is not an argument it takes)"
+    res = run("check", f"no-such-dir/{name}")
+    assert res.returncode == 2 and f"{name}' does not exist" in res.stderr, res.stderr

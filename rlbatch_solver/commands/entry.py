@@ -16,7 +16,9 @@ def check(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Opt
           host_mem: Optional[float], response_profile: Optional[str] = None):
     from .. import api
 
+    named = framework is not None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
+    framework, config, overrides = inputs.config_file(framework, named, config, overrides)
     flat, ignored = inputs.pasted(framework, config, overrides, "check")
     prompt_mean, response_mean, source = inputs.means(calibration, gpu, mean_prompt_len, mean_response_len)
     report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
@@ -34,7 +36,9 @@ def fix(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optio
         host_mem: Optional[float], started: float):
     from .. import api
 
+    named = framework is not None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
+    framework, config, overrides = inputs.config_file(framework, named, config, overrides)
     flat, _ = inputs.pasted(framework, config, overrides, "fix")
     return api.fix(flat, framework=framework, gpus=gpus, model=model, gpu=gpu,
                    keep=(keep or "").split(","), time_limit_s=time_limit, extra_gpus=extra_gpus,
@@ -187,7 +191,9 @@ def calibrate(log: str, overrides: Optional[List[str]], *, framework: Optional[s
     from ..calibration import user_profile_path
     from .calibrate import calibrate as run_calibrate
 
+    named = framework is not None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
+    framework, config, overrides = inputs.config_file(framework, named, config, overrides)
     if not gpu or not model:
         raise InputError("gpu" if not gpu else "model", "calibrate needs the GPU type and the model the run used.",
                          "pass --gpu (e.g. h100) and --model (e.g. qwen2.5-7b).")

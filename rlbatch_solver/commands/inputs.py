@@ -75,6 +75,63 @@ def script(framework: Optional[str], overrides: Optional[List[str]], gpus: Optio
     return name, found.args + list(overrides[1:]), gpus if gpus is not None else found.gpus, model
 
 
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def config_file(framework: str, named: bool, config: Optional[str],
+                overrides: Optional[List[str]]) -> tuple[str, Optional[str], Optional[List[str]]]:
+    """A YAML config given in place of the arguments (``rlbatch check run.yaml``) read as ``--config``; a script or
+    config path that does not exist said so (it was read as a pasted word: "nothing to check"); and, without
+    --framework, a YAML config whose keys are no verl key read as the framework that knows them."""
+    from pathlib import PurePath
+
+    from ..frameworks.overrides import is_file
+
+    first = overrides[0] if overrides else None
+    if first is not None and "=" not in first and not first.startswith("-"):
+        suffix = PurePath(first).suffix.lower() if len(first) < 4096 and "\0" not in first else ""
+        if suffix in CONFIG_SUFFIXES and config is None and is_file(first):
+            config, overrides = first, list(overrides[1:])
+        elif suffix in CONFIG_SUFFIXES + (".sh", ".bash") and not is_file(first):
+            raise InputError("config", f"file '{shown(first, 60)}' does not exist.",
+                             "pass the path of your launch script (run.sh) or YAML config, or paste the arguments "
+                             "after --.")
+    if not named and config and PurePath(config).suffix.lower() in CONFIG_SUFFIXES and is_file(config):
+        framework = _framework_of_config(framework, config)
+    return framework, config, overrides
+
+
+def _framework_of_config(default: str, path: str) -> str:
+    """The framework whose keys a YAML config given without --framework sets: the default while it knows one of
+    them; else the one framework that knows the most (said in a note), or an input error naming the candidates."""
+    from ..commands.common import load_config_file
+    from ..frameworks import FRAMEWORKS, get_framework
+
+    flat = load_config_file(path)
+
+    def known(name: str) -> int:
+        fw = get_framework(name)
+        kl, own = fw.key_list(flat, command=True), set(fw.normalize({}))  # own: what the reading adds by itself
+        return sum(1 for k in kl.given if k in kl.keys and k not in own)
+
+    if not flat or known(default):
+        return default
+    scores = {name: known(name) for name in FRAMEWORKS}
+    best = max(scores.values())
+    top = [n for n, s in scores.items() if s == best]
+    if best == 0:
+        raise InputError("framework", f"none of the {len(flat)} keys of {shown(path, 60)} (e.g. "
+                         f"{shown(next(iter(flat)), 40)}) is a key of a framework we know.",
+                         f"pass --framework (one of: {', '.join(FRAMEWORKS)}).")
+    if len(top) > 1:
+        raise InputError("framework", f"{shown(path, 60)} sets no {default} key; its keys are those of "
+                         f"{', '.join(top[:-1])} and {top[-1]} ({best} of {len(flat)}).",
+                         f"pass --framework with the one you run it with ({', '.join(top[:-1])} or {top[-1]}).")
+    note(f"{path} sets no {default} key: read as {top[0]}'s config ({best} of its {len(flat)} keys are "
+         f"{top[0]}'s); --framework to name another")
+    return top[0]
+
+
 def _script_framework(framework: Optional[str], runs: str, path: str) -> Optional[str]:
     """--framework beside a launch script: the script's framework (verl names the Megatron backend it runs)."""
     given = framework.split("==")[0].split("@")[0].strip().lower() if framework else None
@@ -168,7 +225,7 @@ def from_config(path: str, framework: Optional[str], gpu: Optional[str], gpus: O
         name, args, gpus, model = script(framework, [path], gpus, model)
         flat, _ = pasted(name, None, args, "recommend from")
     else:
-        name = framework or "verl"
+        name = config_file(framework or "verl", framework is not None, path, None)[0]
         flat, _ = pasted(name, path, None, "recommend from")
     return name, flat, gpus, model
 
