@@ -89,6 +89,15 @@ def read_launch_script(path: str | Path) -> LaunchScript:
     return parse_launch_script(text, name=str(path))
 
 
+def read_pasted_command(tokens: list[str]) -> LaunchScript | None:
+    """Arguments pasted with the command that starts the run (``check -- python3 -m verl.trainer.main_ppo k=v``,
+    ``-- NPROC_PER_NODE=8 swift rlhf ...``, ``-- accelerate launch ... -m trl.scripts.grpo ...``), read as a
+    one-line script: its launcher's words are not the framework's arguments. None when no entry point is pasted."""
+    if _entry(list(tokens)) is None:
+        return None
+    return parse_launch_script(shlex.join(tokens), name="the pasted command")
+
+
 def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     env: dict[str, str] = {}
     found: list[tuple[str, list[str], dict[str, str], list[str], list[str]]] = []

@@ -320,3 +320,22 @@ def test_a_script_or_config_that_does_not_exist_is_said_so(name):
     # was: "nothing to check (run.sh is not an argument it takes)"
     res = run("check", f"no-such-dir/{name}")
     assert res.returncode == 2 and f"{name}' does not exist" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("framework, command, ok", [
+    ("verl", ["python3", "-m", "verl.trainer.main_ppo", "data.train_batch_size=64"], None),
+    ("swift", ["NPROC_PER_NODE=8", "swift", "rlhf", "--rlhf_type", "grpo", "--per_device_train_batch_size", "2",
+               "--num_generations", "8"], 0),
+    ("trl", ["accelerate", "launch", "--num_processes", "8", "-m", "trl.scripts.grpo", "--per_device_train_batch_size",
+             "2", "--num_generations", "8"], 0),
+    ("openrlhf", ["ray", "job", "submit", "--", "python3", "-m", "openrlhf.cli.train_ppo_ray", "--train_batch_size",
+                  "64", "--micro_train_batch_size", "2"], None)])
+def test_a_command_line_pasted_after_the_dashes_is_read_as_its_script_would_be(framework, command, ok):
+    """`check -- accelerate launch --num_processes 8 -m trl.scripts.grpo ...` said "'[8, 'trl.scripts.grpo']' is not
+    an integer", OpenRLHF's `ray job submit -- python3 -m ...` "'--' has no flag name", and verl's and ms-swift's
+    entry words were "ignored ... tokens that are not key=value"."""
+    res = run("check", "--framework", framework, "--gpus", "8", "--", *command)
+    assert res.returncode in (0, 1) and f"read the pasted command: {framework}" in res.stderr, res.stdout + res.stderr
+    assert "ignored" not in res.stdout and "error:" not in res.stderr, res.stdout + res.stderr
+    if ok is not None:
+        assert res.returncode == ok, res.stdout

@@ -331,9 +331,12 @@ def test_cli_check_exit_codes():
     data = json.loads(proc.stdout)
     assert proc.returncode == 1 and data["violations"][0]["rule"] == "swift.args.gen_divisible_by_num_generations"
     proc = run("check", "--framework", "swift", "--", *GOOD, "--per_device_train_batch_size", "0")
-    assert proc.returncode == 2 and proc.stderr.startswith("error: per_device_train_batch_size")
+    assert proc.returncode == 2 and proc.stderr.splitlines()[-1].startswith("error: per_device_train_batch_size")
+    proc = run("check", "--framework", "swift", "--", "--num_generations", "8")
+    assert proc.returncode == 2 and proc.stderr.splitlines()[-1].startswith("error: gpus")
+    # the whole command pasted is read as its script is: no NPROC_PER_NODE/NNODES, `swift rlhf` runs one process
     proc = run("check", "--framework", "swift", "--", "swift", "rlhf", "--num_generations", "8")
-    assert proc.returncode == 2 and proc.stderr.startswith("error: gpus")
+    assert proc.returncode == 1 and "runs one training process" in proc.stderr
 
 
 def test_cli_enumerate_exit_codes():

@@ -59,20 +59,23 @@ def script(framework: Optional[str], overrides: Optional[List[str]], gpus: Optio
     """A launch script given in place of the arguments (``rlbatch check run.sh``): its framework, its
     arguments, its launcher's GPU count, its model when the catalog knows it; its notes printed first.
     Otherwise the arguments as they are."""
-    from ..launch_script import is_launch_script, read_launch_script
+    from ..launch_script import is_launch_script, read_launch_script, read_pasted_command
 
-    if not overrides or not is_launch_script(overrides[0]):
+    if overrides and is_launch_script(overrides[0]):
+        found, path, rest = read_launch_script(overrides[0]), overrides[0], list(overrides[1:])
+    elif overrides and (found := read_pasted_command(overrides)) is not None:  # the command line pasted after --
+        path, rest = "the pasted command", []
+    else:
         return framework or default, overrides, gpus, model
-    found = read_launch_script(overrides[0])
-    framework = _script_framework(framework, found.framework, overrides[0])
-    notes = [f"read {overrides[0]}: {found.framework}"] + found.notes
+    framework = _script_framework(framework, found.framework, path)
+    notes = [f"read {path}: {found.framework}"] + found.notes
     if model is None and found.model:
         model = _script_model(found.model, notes)
     for text in notes:
         note(text)
     # a version named with --framework (verl==0.7.1) is kept: the script says which framework, not which release
     name = framework.strip() if framework and any(sep in framework for sep in ("==", "@")) else found.framework
-    return name, found.args + list(overrides[1:]), gpus if gpus is not None else found.gpus, model
+    return name, found.args + rest, gpus if gpus is not None else found.gpus, model
 
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
