@@ -252,6 +252,10 @@ def sweep_summary(console: Any, say: Callable[[str], None], summary: str, *, plo
     if not exists(summary):
         raise InputError("summary", f"{shown(summary, 60)} does not exist.", "give the --out file of a sweep.")
     rows = read_results(summary)
+    if not rows:  # a grid YAML, another file, or a sweep that has not finished a point yet: not "0 points"
+        raise InputError("summary", f"{shown(summary, 60)} holds no sweep result (no line as `rlbatch sweep --out` "
+                         "writes them).", "give the --out file of a sweep (JSON lines); a grid YAML is run with "
+                         "`rlbatch sweep grid.yaml --out results.jsonl`.")
     print_summary(console, rows)
     if plot:
         say(f"wrote {plot_heatmap(rows, plot, metric)}")
