@@ -189,8 +189,10 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
 def calibrate(log: str, overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int],
               model: Optional[str], gpu: Optional[str], config: Optional[str], out: Optional[str]):
     from ..calibration import user_profile_path
+    from ..runlog import read_log
     from .calibrate import calibrate as run_calibrate
 
+    read_log(log)  # a log path that does not exist (or has no step line) is said first, not "nothing to calibrate"
     named = framework is not None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
     framework, config, overrides = inputs.config_file(framework, named, config, overrides)
