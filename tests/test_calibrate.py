@@ -296,8 +296,6 @@ def test_recommend_times_its_answer_at_the_given_mean_lengths():
 def test_a_log_that_is_missing_or_has_no_step_is_said_before_the_config(tmp_path):
     """`rlbatch calibrate run.log --gpu h100 --model qwen2.5-7b` with a mistyped log path (and the config still to
     paste) said "config: nothing to calibrate"; the log named on the command line is the first thing wrong."""
-    from clirun import run
-
     res = run("calibrate", str(tmp_path / "run.log"), "--gpu", "h100", "--model", "qwen2.5-7b")
     assert res.returncode == 2 and res.stderr.startswith("error: log: file") and "does not exist" in res.stderr
     junk = tmp_path / "junk.log"
