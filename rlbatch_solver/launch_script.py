@@ -159,6 +159,12 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     scope = {**env, **prefix}
     if fw.launcher_flags:  # accelerate launch's own flags (--num_processes, --config_file) decide the world
         first = next((k for k, t in enumerate(launcher) if t.startswith("--")), len(launcher))
+        for entry in fw.launcher_entries:  # the launcher's own words (`accelerate launch`): they say the command
+            words = entry.split()
+            at = next((k for k in range(first) if launcher[k:k + len(words)] == words), None)
+            if at is not None:
+                first = at
+                break
         args = launcher[first:] + args
     gpus, source = _launcher_gpus(launcher, scope)
     side_gpus = 0
