@@ -320,6 +320,8 @@ def test_a_script_or_config_that_does_not_exist_is_said_so(name):
     # was: "nothing to check (run.sh is not an argument it takes)"
     res = run("check", f"no-such-dir/{name}")
     assert res.returncode == 2 and f"{name}' does not exist" in res.stderr, res.stderr
+    res = run("check", "tests")  # a folder named without a suffix is still a pasted word; with one, it is said
+    assert res.returncode == 2 and "nothing to check" in res.stderr
 
 
 @pytest.mark.parametrize("framework, command, ok", [

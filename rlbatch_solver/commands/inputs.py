@@ -5,6 +5,7 @@ Notes on where a value came from go to stderr as ``note: ...`` lines; bad input 
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any, List, Optional
 
@@ -96,7 +97,9 @@ def config_file(framework: str, named: bool, config: Optional[str],
         if suffix in CONFIG_SUFFIXES and config is None and is_file(first):
             config, overrides = first, list(overrides[1:])
         elif suffix in CONFIG_SUFFIXES + (".sh", ".bash") and not is_file(first):
-            raise InputError("config", f"file '{shown(first, 60)}' does not exist.",
+            there = os.path.isdir(first)
+            raise InputError("config", f"'{shown(first, 60)}' is a directory, not a file." if there else
+                             f"file '{shown(first, 60)}' does not exist.",
                              "pass the path of your launch script (run.sh) or YAML config, or paste the arguments "
                              "after --.")
     if not named and config and PurePath(config).suffix.lower() in CONFIG_SUFFIXES and is_file(config):
