@@ -341,3 +341,10 @@ def test_a_command_line_pasted_after_the_dashes_is_read_as_its_script_would_be(f
     assert "ignored" not in res.stdout and "error:" not in res.stderr, res.stdout + res.stderr
     if ok is not None:
         assert res.returncode == ok, res.stdout
+
+
+def test_a_script_path_that_is_a_directory_is_said_so(tmp_path):
+    folder = tmp_path / "run.sh"
+    folder.mkdir()
+    res = run("check", str(folder))
+    assert res.returncode == 2 and "is a directory, not a file" in res.stderr, res.stderr
