@@ -51,6 +51,7 @@ def explain(error: str, overrides: Optional[List[str]], *, framework: Optional[s
     from .. import api
 
     _known_gpu(gpu, None)  # a typo in --gpu or --model is an input error here too, not silently left unused
+    error = inputs.error_text(error)
     cfg = None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model, default=None)
     if model:

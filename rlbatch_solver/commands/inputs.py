@@ -20,6 +20,29 @@ def note(text: str) -> None:
     print(f"note: {text}", file=sys.stderr, flush=True)
 
 
+# explain reads the end of a log file: the error a job died on, with its traceback, is in its last lines
+ERROR_TAIL_CHARS = 256 * 1024
+
+
+def error_text(text: str) -> str:
+    """explain's error: the pasted text, or the job's log when it names a file (``rlbatch explain job.log``) or is
+    ``-`` (the log on stdin): its last ERROR_TAIL_CHARS characters, said in a note when cut."""
+    from ..frameworks.overrides import is_file
+    from ..safe_input import MAX_LOG_BYTES, read_text
+
+    if text == "-":
+        data, name = sys.stdin.read(MAX_LOG_BYTES).replace("\0", ""), "stdin"
+    elif text and "\n" not in text and len(text) < 4096 and is_file(text):
+        data, name = read_text(text, "error", MAX_LOG_BYTES, "the job's log, or its error line in quotes",
+                               lenient=True), text
+    else:
+        return text
+    if len(data) > ERROR_TAIL_CHARS:
+        note(f"read the last {ERROR_TAIL_CHARS:,} characters of {name} ({len(data):,}): the error is at its end")
+        data = data[-ERROR_TAIL_CHARS:]
+    return data
+
+
 def calibration(path: Optional[str], gpu: Optional[str]):
     """The profile's efficiencies for this GPU (or None), with a note on stderr when a profile was found."""
     from ..calibration import efficiency_for, resolve_profile
