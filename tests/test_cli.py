@@ -348,3 +348,11 @@ def test_a_script_path_that_is_a_directory_is_said_so(tmp_path):
     folder.mkdir()
     res = run("check", str(folder))
     assert res.returncode == 2 and "is a directory, not a file" in res.stderr, res.stderr
+
+
+def test_memory_not_evaluated_names_the_one_input_missing():
+    """A script whose model is not in the catalog, checked with --gpu, was told "give both --gpu and --model"."""
+    res = run("check", "--gpu", "h100", "--gpus", "8", "--", "data.train_batch_size=64")
+    assert "memory was not evaluated: give --model (a catalog name or the model's config.json) too" in res.stdout
+    res = run("check", "--model", "qwen2.5-7b", "--gpus", "8", "--", "data.train_batch_size=64")
+    assert "memory was not evaluated: give --gpu too" in res.stdout, res.stdout
