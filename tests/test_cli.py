@@ -305,6 +305,12 @@ def test_a_yaml_config_given_in_place_of_the_arguments_is_read_as_its_frameworks
         res = run("check", *args)
         assert res.returncode == 0, res.stdout + res.stderr
         assert "read as unsloth's config" in res.stderr and "VALID — passes every one of the unsloth" in res.stdout
+    easyr1 = tmp_path / "easyr1.yaml"  # shares data.max_prompt_length, trainer.n_gpus_per_node ... with verl
+    easyr1.write_text("data:\n  rollout_batch_size: 512\n  max_prompt_length: 2048\n  max_response_length: 2048\n"
+                      "worker:\n  actor:\n    global_batch_size: 128\n  rollout:\n    n: 5\n"
+                      "trainer:\n  n_gpus_per_node: 8\n  nnodes: 1\n")
+    res = run("check", str(easyr1))
+    assert "read as easyr1's config" in res.stderr and "of the easyr1" in res.stdout, res.stdout + res.stderr
     trl = tmp_path / "grpo.yaml"
     trl.write_text("per_device_train_batch_size: 4\nnum_generations: 8\nuse_vllm: true\n")
     res = run("check", str(trl))

@@ -131,8 +131,9 @@ def config_file(framework: str, named: bool, config: Optional[str],
 
 
 def _framework_of_config(default: str, path: str) -> str:
-    """The framework whose keys a YAML config given without --framework sets: the default while it knows one of
-    them; else the one framework that knows the most (said in a note), or an input error naming the candidates."""
+    """The framework whose keys a YAML config given without --framework sets: the default while no framework knows
+    more of them (an EasyR1 config shares data.* and trainer.* keys with verl's); else the one that knows the most
+    (said in a note), or an input error naming the candidates."""
     from ..commands.common import load_config_file
     from ..frameworks import FRAMEWORKS, get_framework
 
@@ -143,21 +144,25 @@ def _framework_of_config(default: str, path: str) -> str:
         kl, own = fw.key_list(flat, command=True), set(fw.normalize({}))  # own: what the reading adds by itself
         return sum(1 for k in kl.given if k in kl.keys and k not in own)
 
-    if not flat or known(default):
+    base = known(default) if flat else 0
+    if not flat or base == len(flat):
         return default
     scores = {name: known(name) for name in FRAMEWORKS}
     best = max(scores.values())
+    if best == base and base:
+        return default
     top = [n for n, s in scores.items() if s == best]
     if best == 0:
         raise InputError("framework", f"none of the {len(flat)} keys of {shown(path, 60)} (e.g. "
                          f"{shown(next(iter(flat)), 40)}) is a key of a framework we know.",
                          f"pass --framework (one of: {', '.join(FRAMEWORKS)}).")
+    theirs = f"{best} of its {len(flat)} keys are"
     if len(top) > 1:
-        raise InputError("framework", f"{shown(path, 60)} sets no {default} key; its keys are those of "
-                         f"{', '.join(top[:-1])} and {top[-1]} ({best} of {len(flat)}).",
+        raise InputError("framework", f"{shown(path, 60)} reads as the config of {', '.join(top[:-1])} or "
+                         f"{top[-1]} ({theirs} theirs, {base} {default}'s).",
                          f"pass --framework with the one you run it with ({', '.join(top[:-1])} or {top[-1]}).")
-    note(f"{path} sets no {default} key: read as {top[0]}'s config ({best} of its {len(flat)} keys are "
-         f"{top[0]}'s); --framework to name another")
+    note(f"{path} read as {top[0]}'s config ({theirs} {top[0]}'s, {base} {default}'s); --framework to name "
+         "another")
     return top[0]
 
 
