@@ -87,8 +87,8 @@ def script(framework: Optional[str], overrides: Optional[List[str]], gpus: Optio
 
     if overrides and is_launch_script(overrides[0]):
         found, path, rest = read_launch_script(overrides[0]), overrides[0], list(overrides[1:])
-    elif overrides and (found := read_pasted_command(overrides)) is not None:  # the command line pasted after --
-        path, rest = "the pasted command", []
+    elif overrides and (found := read_pasted_command(overrides)) is not None and _pasted_for(framework, found):
+        path, rest = "the pasted command", []  # the command line pasted after --
     else:
         return framework or default, overrides, gpus, model
     framework = _script_framework(framework, found.framework, path)
@@ -164,6 +164,16 @@ def _framework_of_config(default: str, path: str) -> str:
     note(f"{path} read as {top[0]}'s config ({theirs} {top[0]}'s, {base} {default}'s); --framework to name "
          "another")
     return top[0]
+
+
+def _pasted_for(framework: Optional[str], found) -> bool:
+    """Whether a pasted command line is read as its script: yes unless --framework names another framework than its
+    entry point's (``--framework swift-megatron -- swift rlhf ...``): then --framework decides, its words skipped."""
+    try:
+        _script_framework(framework, found.framework, "the pasted command")
+        return True
+    except InputError:
+        return False
 
 
 def _script_framework(framework: Optional[str], runs: str, path: str) -> Optional[str]:
