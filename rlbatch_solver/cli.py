@@ -168,7 +168,8 @@ def _wrote(done: Any, path: str, as_json: bool) -> None:
 # ----------------------------------------------------------------------------- explain
 @app.command()
 def explain(
-    error: Annotated[str, typer.Argument(help="The error line your job died on, in quotes.")],
+    error: Annotated[str, typer.Argument(help="The error line your job died on, in quotes; or the job's log file "
+                                              "(its end is read), or - to read it from stdin.")],
     overrides: Annotated[Optional[List[str]], typer.Argument(help="Optionally the config, pasted after --.")] = None,
     framework: Framework = None,
     gpus: Gpus = None,

@@ -89,6 +89,15 @@ def read_launch_script(path: str | Path) -> LaunchScript:
     return parse_launch_script(text, name=str(path))
 
 
+def read_pasted_command(tokens: list[str]) -> LaunchScript | None:
+    """Arguments pasted with the command that starts the run (``check -- python3 -m verl.trainer.main_ppo k=v``,
+    ``-- NPROC_PER_NODE=8 swift rlhf ...``, ``-- accelerate launch ... -m trl.scripts.grpo ...``), read as a
+    one-line script: its launcher's words are not the framework's arguments. None when no entry point is pasted."""
+    if _entry(list(tokens)) is None:
+        return None
+    return parse_launch_script(shlex.join(tokens), name="the pasted command")
+
+
 def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     env: dict[str, str] = {}
     found: list[tuple[str, list[str], dict[str, str], list[str], list[str]]] = []
@@ -150,6 +159,12 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     scope = {**env, **prefix}
     if fw.launcher_flags:  # accelerate launch's own flags (--num_processes, --config_file) decide the world
         first = next((k for k, t in enumerate(launcher) if t.startswith("--")), len(launcher))
+        for entry in fw.launcher_entries:  # the launcher's own words (`accelerate launch`): they say the command
+            words = entry.split()
+            at = next((k for k in range(first) if launcher[k:k + len(words)] == words), None)
+            if at is not None:
+                first = at
+                break
         args = launcher[first:] + args
     gpus, source = _launcher_gpus(launcher, scope)
     side_gpus = 0

@@ -291,3 +291,14 @@ def test_recommend_times_its_answer_at_the_given_mean_lengths():
     default = json.loads(run(*args).stdout)
     assert default["mean_lengths"]["response_from"] == "assumed"
     assert short["choices"][0]["step_time_s"] < default["choices"][0]["step_time_s"]
+
+
+def test_a_log_that_is_missing_or_has_no_step_is_said_before_the_config(tmp_path):
+    """`rlbatch calibrate run.log --gpu h100 --model qwen2.5-7b` with a mistyped log path (and the config still to
+    paste) said "config: nothing to calibrate"; the log named on the command line is the first thing wrong."""
+    res = run("calibrate", str(tmp_path / "run.log"), "--gpu", "h100", "--model", "qwen2.5-7b")
+    assert res.returncode == 2 and res.stderr.startswith("error: log: file") and "does not exist" in res.stderr
+    junk = tmp_path / "junk.log"
+    junk.write_text("hello\n")
+    res = run("calibrate", str(junk), "--gpu", "h100", "--model", "qwen2.5-7b")
+    assert res.returncode == 2 and res.stderr.startswith("error: log: no step metrics"), res.stderr

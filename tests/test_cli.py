@@ -325,3 +325,70 @@ def test_objective_gpus_searches_nodes_too_and_keeps_a_count_the_user_set():
     res = run("recommend", "--framework", "trl", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-1.5b",
               "--objective", "gpus")
     assert res.returncode == 0 and "8 of the 8 GPUs (trl runs on the --gpus given)" in res.stdout, res.stdout
+
+
+def test_a_yaml_config_given_in_place_of_the_arguments_is_read_as_its_frameworks(tmp_path):
+    """`rlbatch check run.yaml` said "nothing to check (run.yaml is not an argument it takes)", and
+    `check --config unsloth.yaml` without --framework checked Unsloth's keys against verl's rules (5 verl errors)."""
+    example = Path(__file__).resolve().parent.parent / "docs" / "examples" / "unsloth-qwen3-4b-grpo.yaml"
+    for args in ([str(example)], ["--config", str(example)]):
+        res = run("check", *args)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert "read as unsloth's config" in res.stderr and "VALID — passes every one of the unsloth" in res.stdout
+    easyr1 = tmp_path / "easyr1.yaml"  # shares data.max_prompt_length, trainer.n_gpus_per_node ... with verl
+    easyr1.write_text("data:\n  rollout_batch_size: 512\n  max_prompt_length: 2048\n  max_response_length: 2048\n"
+                      "worker:\n  actor:\n    global_batch_size: 128\n  rollout:\n    n: 5\n"
+                      "trainer:\n  n_gpus_per_node: 8\n  nnodes: 1\n")
+    res = run("check", str(easyr1))
+    assert "read as easyr1's config" in res.stderr and "of the easyr1" in res.stdout, res.stdout + res.stderr
+    trl = tmp_path / "grpo.yaml"
+    trl.write_text("per_device_train_batch_size: 4\nnum_generations: 8\nuse_vllm: true\n")
+    res = run("check", str(trl))
+    assert res.returncode == 2 and "(swift, trl or unsloth)" in res.stderr, res.stderr
+    verl = tmp_path / "verl.yaml"
+    verl.write_text("data:\n  train_batch_size: 64\n")
+    res = run("check", "--gpus", "8", str(verl))
+    assert "of the verl" in res.stdout and "read as" not in res.stderr, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("name", ["run.sh", "run.yaml"])
+def test_a_script_or_config_that_does_not_exist_is_said_so(name):
+    # was: "nothing to check (run.sh is not an argument it takes)"
+    res = run("check", f"no-such-dir/{name}")
+    assert res.returncode == 2 and f"{name}' does not exist" in res.stderr, res.stderr
+    res = run("check", "tests")  # a folder named without a suffix is still a pasted word; with one, it is said
+    assert res.returncode == 2 and "nothing to check" in res.stderr
+
+
+@pytest.mark.parametrize("framework, command, ok", [
+    ("verl", ["python3", "-m", "verl.trainer.main_ppo", "data.train_batch_size=64"], None),
+    ("swift", ["NPROC_PER_NODE=8", "swift", "rlhf", "--rlhf_type", "grpo", "--per_device_train_batch_size", "2",
+               "--num_generations", "8"], 0),
+    ("trl", ["accelerate", "launch", "--num_processes", "8", "-m", "trl.scripts.grpo", "--per_device_train_batch_size",
+             "2", "--num_generations", "8"], 0),
+    ("openrlhf", ["ray", "job", "submit", "--", "python3", "-m", "openrlhf.cli.train_ppo_ray", "--train_batch_size",
+                  "64", "--micro_train_batch_size", "2"], None)])
+def test_a_command_line_pasted_after_the_dashes_is_read_as_its_script_would_be(framework, command, ok):
+    """`check -- accelerate launch --num_processes 8 -m trl.scripts.grpo ...` said "'[8, 'trl.scripts.grpo']' is not
+    an integer", OpenRLHF's `ray job submit -- python3 -m ...` "'--' has no flag name", and verl's and ms-swift's
+    entry words were "ignored ... tokens that are not key=value"."""
+    res = run("check", "--framework", framework, "--gpus", "8", "--", *command)
+    assert res.returncode in (0, 1) and f"read the pasted command: {framework}" in res.stderr, res.stdout + res.stderr
+    assert "ignored" not in res.stdout and "error:" not in res.stderr, res.stdout + res.stderr
+    if ok is not None:
+        assert res.returncode == ok, res.stdout
+
+
+def test_a_script_path_that_is_a_directory_is_said_so(tmp_path):
+    folder = tmp_path / "run.sh"
+    folder.mkdir()
+    res = run("check", str(folder))
+    assert res.returncode == 2 and "is a directory, not a file" in res.stderr, res.stderr
+
+
+def test_memory_not_evaluated_names_the_one_input_missing():
+    """A script whose model is not in the catalog, checked with --gpu, was told "give both --gpu and --model"."""
+    res = run("check", "--gpu", "h100", "--gpus", "8", "--", "data.train_batch_size=64")
+    assert "memory was not evaluated: give --model (a catalog name or the model's config.json) too" in res.stdout
+    res = run("check", "--model", "qwen2.5-7b", "--gpus", "8", "--", "data.train_batch_size=64")
+    assert "memory was not evaluated: give --gpu too" in res.stdout, res.stdout

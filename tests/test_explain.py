@@ -179,3 +179,16 @@ def test_trl_eval_batch_message_of_grpo_config_says_its_numbers():
               "generations used for evaluation (8).")
     words = next(line for line in res.stdout.splitlines() if line.startswith("in plain words:"))
     assert "<" not in words and "12 completions per eval batch do not split into groups of 8" in words, words
+
+
+def test_a_log_file_or_stdin_is_read_as_the_error(tmp_path):
+    """`rlbatch explain job.log` matched the words "job.log" ("No known message matched"), and `explain - < job.log`
+    the word "-": a log is where the error is. Now its end is read (a note says when it is cut)."""
+    tail = ("Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\ntorch.OutOfMemoryError: CUDA out "
+            "of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 1.20 GiB is free.\n")
+    log = tmp_path / "job.log"
+    log.write_text("step:1 - x\n" * 40000 + tail)
+    for args, stdin in (([str(log)], None), (["-"], log.read_text())):
+        res = run("explain", *args, stdin=stdin)
+        assert res.returncode == 0 and "CUDA out of memory" in res.stdout, res.stdout + res.stderr
+        assert "tried 2.00 GiB, capacity 79.10 GiB" in res.stdout and "read the last 262,144 characters" in res.stderr

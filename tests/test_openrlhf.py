@@ -416,3 +416,18 @@ def test_list_flag_survives_to_the_recommended_command(tmp_path):
     assert "not key=value" not in checked.stdout + checked.stderr
     out = run("recommend", "--from", script, "--gpu", "h100", "--model", "qwen2.5-7b").stdout
     assert "--target_modules q_proj v_proj \\\n" in out
+
+
+@pytest.mark.parametrize("flags, said", [(["--lora_rank", "64", "--load_in_4bit"], "--lora_rank 64 and --load_in_4bit"),
+                                         (["--ds.lora.rank", "16"], "--ds.lora.rank 16"),
+                                         (["--lora_rank", "0"], None)])
+def test_lora_and_4bit_are_said_to_be_priced_as_full_training(flags, said):
+    """An OpenRLHF LoRA/QLoRA script (--lora_rank 64 --load_in_4bit) was priced as full-parameter bf16 training
+    (138 GiB of offloaded actor optimizer states for an 8B LoRA) without a word."""
+    res = run("check", "--framework", "openrlhf", "--gpus", "8", "--", "--train_batch_size", "128",
+              "--micro_train_batch_size", "8", *flags)
+    text = " ".join((res.stdout + res.stderr).split())
+    if said:
+        assert f"{said}: LoRA and 4-bit loading are not modelled for OpenRLHF" in text, text
+    else:
+        assert "not modelled for OpenRLHF" not in text

@@ -80,6 +80,20 @@ def test_summary_marks_best_per_model():
     assert len(best) == 1 and best[0]["gpus"] == 4
 
 
+def test_summary_of_a_grid_without_an_algorithm_names_its_framework_not_none(tmp_path):
+    """The table of a grid that names no algorithm was titled "qwen2.5-0.5b · None"; a --summary of a file with no
+    result line (a grid YAML given by mistake) printed "0 points" and exited 0."""
+    grid = {k: v for k, v in GRID.items() if k != "algorithm"}
+    out = tmp_path / "r.jsonl"
+    out.write_text("".join(json.dumps(fake_eval(p)) + "\n" for p in grid_from_dict(grid).points))
+    res = run("sweep", "--summary", str(out))
+    assert res.returncode == 0 and "qwen2.5-0.5b · verl\n" in res.stdout and "None" not in res.stdout, res.stdout
+    grid_file = tmp_path / "grid.yaml"
+    grid_file.write_text(yaml.safe_dump(grid))
+    res = run("sweep", "--summary", str(grid_file))
+    assert res.returncode == 2 and "holds no sweep result" in res.stderr, res.stdout + res.stderr
+
+
 def test_summary_names_the_grids_other_axes():
     """A grid over frameworks (or lengths) printed one table per model whose lines showed only the GPU type and count:
     three "h100 4" lines, no word on which framework each was. Now a table per framework, named in its title; a

@@ -331,9 +331,12 @@ def test_cli_check_exit_codes():
     data = json.loads(proc.stdout)
     assert proc.returncode == 1 and data["violations"][0]["rule"] == "swift.args.gen_divisible_by_num_generations"
     proc = run("check", "--framework", "swift", "--", *GOOD, "--per_device_train_batch_size", "0")
-    assert proc.returncode == 2 and proc.stderr.startswith("error: per_device_train_batch_size")
+    assert proc.returncode == 2 and proc.stderr.splitlines()[-1].startswith("error: per_device_train_batch_size")
+    proc = run("check", "--framework", "swift", "--", "--num_generations", "8")
+    assert proc.returncode == 2 and proc.stderr.splitlines()[-1].startswith("error: gpus")
+    # the whole command pasted is read as its script is: no NPROC_PER_NODE/NNODES, `swift rlhf` runs one process
     proc = run("check", "--framework", "swift", "--", "swift", "rlhf", "--num_generations", "8")
-    assert proc.returncode == 2 and proc.stderr.startswith("error: gpus")
+    assert proc.returncode == 1 and "runs one training process" in proc.stderr
 
 
 def test_cli_enumerate_exit_codes():
@@ -418,3 +421,14 @@ def test_server_mode_keeps_the_reference_beside_the_policy():
     assert update["ref params (resident)"] == pytest.approx(2 * 32.76e9 / 8 / 2**20, rel=0.01)  # MiB: bf16 / 8 ranks
     assert not any("engine" in t for t in update)
     assert with_ref.verdict("actor_update") != "yes" and no_ref.verdict("actor_update") == "yes"
+
+
+def test_a_quantized_base_is_said_to_be_priced_in_bf16():
+    """`swift rlhf ... --train_type lora --quant_bits 4 --quant_method bnb` (QLoRA) was priced with a bf16 base
+    without a word."""
+    cmd = ["NPROC_PER_NODE=1", "swift", "rlhf", "--rlhf_type", "grpo", "--train_type", "lora", "--quant_bits", "4",
+           "--quant_method", "bnb", "--per_device_train_batch_size", "4", "--num_generations", "4"]
+    res = run("check", "--framework", "swift", "--", *cmd)
+    assert "--quant_bits 4: a quantized base (QLoRA) is not modelled for ms-swift" in " ".join(res.stdout.split())
+    res = run("check", "--framework", "swift", "--", *cmd[:6], *cmd[10:])
+    assert "quant_bits" not in res.stdout

@@ -333,3 +333,18 @@ def test_list_flags_survive_to_the_recommended_command(tmp_path):
 
     fragment = get_framework("trl").export_yaml([ListFlag("--reward_funcs", ["accuracy_reward", "think_format_reward"])])
     assert "reward_funcs:\n- accuracy_reward\n- think_format_reward\n" in fragment
+
+
+def test_a_script_under_accelerate_launch_is_not_told_its_command_is_missing(tmp_path):
+    """An open-r1 script (`accelerate launch --config_file zero3.yaml --num_processes=7 src/open_r1/grpo.py ...`)
+    was told "the command is not given: checked as `accelerate launch grpo.py` runs it ... paste the command":
+    the reader dropped the launcher's words. Pasted flags alone still get the note."""
+    script = tmp_path / "run.sh"
+    script.write_text("accelerate launch --config_file recipes/accelerate_configs/zero3.yaml --num_processes=7 "
+                      "src/open_r1/grpo.py --model_name_or_path Qwen/Qwen2.5-1.5B-Instruct --per_device_train_batch_size 1 "
+                      "--gradient_accumulation_steps 16 --num_generations 8 --max_completion_length 1024\n")
+    res = run("check", str(script))
+    assert res.returncode == 0 and "the command is not given" not in res.stdout + res.stderr, res.stdout
+    res = run("check", "--framework", "trl", "--gpus", "8", "--", "--per_device_train_batch_size", "1",
+              "--num_generations", "8")
+    assert "the command is not given" in res.stdout

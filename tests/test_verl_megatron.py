@@ -345,3 +345,18 @@ def test_recompute_modules_reach_the_memory_model_and_an_unknown_one_is_refused(
         rb.check(cfg + [f"{key}.recompute_modules=[core_attn,attention]"], framework="verl-megatron",
                  model="qwen2.5-7b", gpu="h100")
     assert exc.value.field == f"{key}.recompute_modules" and "attention" in str(exc.value)
+
+
+@pytest.mark.parametrize("path, read", [(["--config-path=config"], True), (["--config-path", "./config/"], True),
+                                        (["--config-path=/home/me/cfg"], False)])
+def test_hydra_config_path_at_verls_own_folder_is_not_reported_ignored(path, read):
+    """verl's Megatron examples start `main_ppo --config-path=config --config-name='ppo_megatron_trainer.yaml'`: the
+    check said "ignored 1 tokens that are not key=value: --config-path=config", the folder of the yaml it checks
+    against. A folder of the user's own stays reported (its yaml is not read)."""
+    from rlbatch_solver.frameworks.verl.fsdp import parse_verl_tokens
+
+    flat, ignored = parse_verl_tokens(path + ["--config-name=ppo_megatron_trainer", "data.train_batch_size=64"])
+    assert flat["model_engine"] == "megatron" and flat["data.train_batch_size"] == 64
+    assert (ignored == []) is read, ignored
+    flat, ignored = parse_verl_tokens(path + ["data.train_batch_size=64"])
+    assert (ignored == []) is read, ignored

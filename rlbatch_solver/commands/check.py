@@ -250,7 +250,8 @@ def check(
                                              (mean_prompt_len, mean_response_len, mean_lengths_from), host_mem_gib,
                                              (response_profile, dataset_of(flat)))
     elif gpu or card is not None:
-        notes.append("memory was not evaluated: give both --gpu and --model to predict out-of-memory per phase")
+        missing = "--model (a catalog name or the model's config.json)" if gpu else "--gpu"
+        notes.append(f"memory was not evaluated: give {missing} too, to predict out-of-memory per phase")
     else:
         notes.append("memory was not evaluated (no --gpu/--model): this is a pure rule check")
     result = ruleset.check(values)

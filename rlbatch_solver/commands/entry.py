@@ -16,7 +16,9 @@ def check(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Opt
           host_mem: Optional[float], response_profile: Optional[str] = None):
     from .. import api
 
+    named = framework is not None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
+    framework, config, overrides = inputs.config_file(framework, named, config, overrides)
     flat, ignored = inputs.pasted(framework, config, overrides, "check")
     prompt_mean, response_mean, source = inputs.means(calibration, gpu, mean_prompt_len, mean_response_len)
     report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
@@ -34,7 +36,9 @@ def fix(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optio
         host_mem: Optional[float], started: float):
     from .. import api
 
+    named = framework is not None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
+    framework, config, overrides = inputs.config_file(framework, named, config, overrides)
     flat, _ = inputs.pasted(framework, config, overrides, "fix")
     return api.fix(flat, framework=framework, gpus=gpus, model=model, gpu=gpu,
                    keep=(keep or "").split(","), time_limit_s=time_limit, extra_gpus=extra_gpus,
@@ -47,6 +51,7 @@ def explain(error: str, overrides: Optional[List[str]], *, framework: Optional[s
     from .. import api
 
     _known_gpu(gpu, None)  # a typo in --gpu or --model is an input error here too, not silently left unused
+    error = inputs.error_text(error)
     cfg = None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model, default=None)
     if model:
@@ -189,9 +194,13 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
 def calibrate(log: str, overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int],
               model: Optional[str], gpu: Optional[str], config: Optional[str], out: Optional[str]):
     from ..calibration import user_profile_path
+    from ..runlog import read_log
     from .calibrate import calibrate as run_calibrate
 
+    read_log(log)  # a log path that does not exist (or has no step line) is said first, not "nothing to calibrate"
+    named = framework is not None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
+    framework, config, overrides = inputs.config_file(framework, named, config, overrides)
     if not gpu or not model:
         raise InputError("gpu" if not gpu else "model", "calibrate needs the GPU type and the model the run used.",
                          "pass --gpu (e.g. h100) and --model (e.g. qwen2.5-7b).")
@@ -250,6 +259,10 @@ def sweep_summary(console: Any, say: Callable[[str], None], summary: str, *, plo
     if not exists(summary):
         raise InputError("summary", f"{shown(summary, 60)} does not exist.", "give the --out file of a sweep.")
     rows = read_results(summary)
+    if not rows:  # a grid YAML, another file, or a sweep that has not finished a point yet: not "0 points"
+        raise InputError("summary", f"{shown(summary, 60)} holds no sweep result (no line as `rlbatch sweep --out` "
+                         "writes them).", "give the --out file of a sweep (JSON lines); a grid YAML is run with "
+                         "`rlbatch sweep grid.yaml --out results.jsonl`.")
     print_summary(console, rows)
     if plot:
         say(f"wrote {plot_heatmap(rows, plot, metric)}")

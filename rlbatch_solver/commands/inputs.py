@@ -5,6 +5,7 @@ Notes on where a value came from go to stderr as ``note: ...`` lines; bad input 
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any, List, Optional
 
@@ -17,6 +18,29 @@ if TYPE_CHECKING:
 
 def note(text: str) -> None:
     print(f"note: {text}", file=sys.stderr, flush=True)
+
+
+# explain reads the end of a log file: the error a job died on, with its traceback, is in its last lines
+ERROR_TAIL_CHARS = 256 * 1024
+
+
+def error_text(text: str) -> str:
+    """explain's error: the pasted text, or the job's log when it names a file (``rlbatch explain job.log``) or is
+    ``-`` (the log on stdin): its last ERROR_TAIL_CHARS characters, said in a note when cut."""
+    from ..frameworks.overrides import is_file
+    from ..safe_input import MAX_LOG_BYTES, read_text
+
+    if text == "-":
+        data, name = sys.stdin.read(MAX_LOG_BYTES).replace("\0", ""), "stdin"
+    elif text and "\n" not in text and len(text) < 4096 and is_file(text):
+        data, name = read_text(text, "error", MAX_LOG_BYTES, "the job's log, or its error line in quotes",
+                               lenient=True), text
+    else:
+        return text
+    if len(data) > ERROR_TAIL_CHARS:
+        note(f"read the last {ERROR_TAIL_CHARS:,} characters of {name} ({len(data):,}): the error is at its end")
+        data = data[-ERROR_TAIL_CHARS:]
+    return data
 
 
 def calibration(path: Optional[str], gpu: Optional[str]):
@@ -59,20 +83,97 @@ def script(framework: Optional[str], overrides: Optional[List[str]], gpus: Optio
     """A launch script given in place of the arguments (``rlbatch check run.sh``): its framework, its
     arguments, its launcher's GPU count, its model when the catalog knows it; its notes printed first.
     Otherwise the arguments as they are."""
-    from ..launch_script import is_launch_script, read_launch_script
+    from ..launch_script import is_launch_script, read_launch_script, read_pasted_command
 
-    if not overrides or not is_launch_script(overrides[0]):
+    if overrides and is_launch_script(overrides[0]):
+        found, path, rest = read_launch_script(overrides[0]), overrides[0], list(overrides[1:])
+    elif overrides and (found := read_pasted_command(overrides)) is not None and _pasted_for(framework, found):
+        path, rest = "the pasted command", []  # the command line pasted after --
+    else:
         return framework or default, overrides, gpus, model
-    found = read_launch_script(overrides[0])
-    framework = _script_framework(framework, found.framework, overrides[0])
-    notes = [f"read {overrides[0]}: {found.framework}"] + found.notes
+    framework = _script_framework(framework, found.framework, path)
+    notes = [f"read {path}: {found.framework}"] + found.notes
     if model is None and found.model:
         model = _script_model(found.model, notes)
     for text in notes:
         note(text)
     # a version named with --framework (verl==0.7.1) is kept: the script says which framework, not which release
     name = framework.strip() if framework and any(sep in framework for sep in ("==", "@")) else found.framework
-    return name, found.args + list(overrides[1:]), gpus if gpus is not None else found.gpus, model
+    return name, found.args + rest, gpus if gpus is not None else found.gpus, model
+
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def config_file(framework: str, named: bool, config: Optional[str],
+                overrides: Optional[List[str]]) -> tuple[str, Optional[str], Optional[List[str]]]:
+    """A YAML config given in place of the arguments (``rlbatch check run.yaml``) read as ``--config``; a script or
+    config path that does not exist said so (it was read as a pasted word: "nothing to check"); and, without
+    --framework, a YAML config whose keys are no verl key read as the framework that knows them."""
+    from pathlib import PurePath
+
+    from ..frameworks.overrides import is_file
+
+    first = overrides[0] if overrides else None
+    if first is not None and "=" not in first and not first.startswith("-"):
+        suffix = PurePath(first).suffix.lower() if len(first) < 4096 and "\0" not in first else ""
+        if suffix in CONFIG_SUFFIXES and config is None and is_file(first):
+            config, overrides = first, list(overrides[1:])
+        elif suffix in CONFIG_SUFFIXES + (".sh", ".bash") and not is_file(first):
+            there = os.path.isdir(first)
+            raise InputError("config", f"'{shown(first, 60)}' is a directory, not a file." if there else
+                             f"file '{shown(first, 60)}' does not exist.",
+                             "pass the path of your launch script (run.sh) or YAML config, or paste the arguments "
+                             "after --.")
+    if not named and config and PurePath(config).suffix.lower() in CONFIG_SUFFIXES and is_file(config):
+        framework = _framework_of_config(framework, config)
+    return framework, config, overrides
+
+
+def _framework_of_config(default: str, path: str) -> str:
+    """The framework whose keys a YAML config given without --framework sets: the default while no framework knows
+    more of them (an EasyR1 config shares data.* and trainer.* keys with verl's); else the one that knows the most
+    (said in a note), or an input error naming the candidates."""
+    from ..commands.common import load_config_file
+    from ..frameworks import FRAMEWORKS, get_framework
+
+    flat = load_config_file(path)
+
+    def known(name: str) -> int:
+        fw = get_framework(name)
+        kl, own = fw.key_list(flat, command=True), set(fw.normalize({}))  # own: what the reading adds by itself
+        return sum(1 for k in kl.given if k in kl.keys and k not in own)
+
+    base = known(default) if flat else 0
+    if not flat or base == len(flat):
+        return default
+    scores = {name: known(name) for name in FRAMEWORKS}
+    best = max(scores.values())
+    if best == base and base:
+        return default
+    top = [n for n, s in scores.items() if s == best]
+    if best == 0:
+        raise InputError("framework", f"none of the {len(flat)} keys of {shown(path, 60)} (e.g. "
+                         f"{shown(next(iter(flat)), 40)}) is a key of a framework we know.",
+                         f"pass --framework (one of: {', '.join(FRAMEWORKS)}).")
+    theirs = f"{best} of its {len(flat)} keys are"
+    if len(top) > 1:
+        raise InputError("framework", f"{shown(path, 60)} reads as the config of {', '.join(top[:-1])} or "
+                         f"{top[-1]} ({theirs} theirs, {base} {default}'s).",
+                         f"pass --framework with the one you run it with ({', '.join(top[:-1])} or {top[-1]}).")
+    note(f"{path} read as {top[0]}'s config ({theirs} {top[0]}'s, {base} {default}'s); --framework to name "
+         "another")
+    return top[0]
+
+
+def _pasted_for(framework: Optional[str], found) -> bool:
+    """Whether a pasted command line is read as its script: yes unless --framework names another framework than its
+    entry point's (``--framework swift-megatron -- swift rlhf ...``): then --framework decides, its words skipped."""
+    try:
+        _script_framework(framework, found.framework, "the pasted command")
+        return True
+    except InputError:
+        return False
 
 
 def _script_framework(framework: Optional[str], runs: str, path: str) -> Optional[str]:
@@ -168,7 +269,7 @@ def from_config(path: str, framework: Optional[str], gpu: Optional[str], gpus: O
         name, args, gpus, model = script(framework, [path], gpus, model)
         flat, _ = pasted(name, None, args, "recommend from")
     else:
-        name = framework or "verl"
+        name = config_file(framework or "verl", framework is not None, path, None)[0]
         flat, _ = pasted(name, path, None, "recommend from")
     return name, flat, gpus, model
 

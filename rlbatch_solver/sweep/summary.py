@@ -21,6 +21,17 @@ def _key(row: dict[str, Any]) -> tuple:
             str(p.get("gpu")), int(p.get("gpus") or 0), str(p.get("placement") or ""))
 
 
+def _run_words(point: dict[str, Any], axes: list[str]) -> list[str]:
+    """The model, the framework (unless an axis names it) and the algorithm a grid gives (none: the framework's
+    default, not written as 'None')."""
+    words = [str(point.get("model"))]
+    if point.get("framework") and "framework" not in axes:
+        words.append(shown(point["framework"]))
+    if point.get("algorithm") is not None:
+        words.append(shown(point["algorithm"]))
+    return words
+
+
 def varying(points: list[dict[str, Any]]) -> list[str]:
     """The grid's other axes (framework, n, lengths...): the point fields whose values differ among ``points``; a
     summary gives each combination of them a table of its own, named in its title."""
@@ -93,7 +104,7 @@ def print_summary(console, rows: list[dict[str, Any]]) -> None:
     for (model, algo), group in groups.items():
         axes = varying([x["point"] for x in group])
         for x in group:  # one table per value of the grid's other axes: a line's GPU type and count name it
-            title = " · ".join([str(model), str(algo), *(f"{a} {shown(x['point'].get(a))}" for a in axes)])
+            title = " · ".join([*_run_words(x["point"], axes), *(f"{a} {shown(x['point'].get(a))}" for a in axes)])
             tables.setdefault(title, []).append(x)
 
     def f(v, fmt):
@@ -206,7 +217,7 @@ def plot_memory(row: dict[str, Any], out: str | Path) -> Path:
     if cap:
         ax.axhline(cap, color="red", linestyle="--", label=f"usable {cap:.1f} GiB")
     p = row["point"]
-    ax.set_title(f"{p.get('model')} {p.get('algorithm')} on {p.get('gpus')}x {p.get('gpu')}: memory per GPU")
+    ax.set_title(f"{' '.join(_run_words(p, []))} on {p.get('gpus')}x {p.get('gpu')}: memory per GPU")
     ax.set_ylabel("GiB per GPU")
     ax.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
     fig.tight_layout()

@@ -11,7 +11,8 @@ INTRO = (
     "errors. Rules marked (warning) are ours on purpose: OpenRLHF does not check them. A flag the release's "
     "`train_ppo_ray` does not have at all (`release_flags.py` lists every release's) is "
     "`openrlhf.launch.unknown_key` (argparse: `error: unrecognized arguments`), named with the flag it likely "
-    "misspells."
+    "misspells. LoRA (`--ds.lora.rank`) and 4-bit loading (`--ds.load_in_4bit`) are not modelled: a config "
+    "that sets them is checked by the rules and priced as full-parameter bf16 training, which its check says."
 )
 
 

@@ -656,6 +656,23 @@ class OpenRLHFFramework(Framework):
                if key in scope and not any(a.startswith(key + "=") for a in out)]
         return name, [*env, *out], gpus
 
+    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        """LoRA and 4-bit loading (``--lora_rank``/``--ds.lora.rank``, ``--load_in_4bit``/``--ds.load_in_4bit``,
+        openrlhf/models/actor.py Actor.__init__) are not priced: said, not silently priced as full bf16 training."""
+        plain = {str(k).removeprefix("--"): v for k, v in flat.items()}
+        given = []
+        for key in ("lora_rank", "ds.lora.rank"):
+            if key in plain and _positive(plain[key]):
+                given.append(f"--{key} {plain[key]}")
+        for key in ("load_in_4bit", "ds.load_in_4bit"):
+            if key in plain and _true(plain[key]):
+                given.append(f"--{key}")
+        if not given:
+            return []
+        return [f"{' and '.join(given)}: LoRA and 4-bit loading are not modelled for OpenRLHF; memory and time are "
+                "priced as full-parameter bf16 training (the actor's weights, gradients and optimizer states: an "
+                "over-estimate of what this run holds)"]
+
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         values = config_to_values(flat, gpus=gpus, model=model, version=self.version)
         values.update(_cost_flags(flat, self.version))
@@ -780,3 +797,14 @@ class OpenRLHFFramework(Framework):
         if not gpus:
             gpus = RULESET.full_env(values).get("gpus_needed") or 1
         return int(gpus), int(values.get("max_len") or 0)
+
+
+def _positive(value: Any) -> bool:
+    try:
+        return float(str(value)) > 0
+    except ValueError:
+        return False
+
+
+def _true(value: Any) -> bool:
+    return value is True or str(value).strip().lower() in ("true", "1", "yes")

@@ -383,6 +383,12 @@ class SwiftFramework(Framework):
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         flat = normalize_keys(flat)
         notes = []
+        bits = flat.get("quant_bits")
+        if _present(bits) and str(bits).strip().lower() not in ("none", "null", "0"):
+            # ms-swift's --quant_bits/--quant_method (swift/arguments/base_args/quant_args.py QuantizeArguments: the
+            # model loaded quantized by bitsandbytes/hqq/eetq) is not read by the memory model
+            notes.append(f"--quant_bits {bits}: a quantized base (QLoRA) is not modelled for ms-swift; memory and time "
+                         "are priced with the base model in bf16 (an over-estimate of its weights)")
         if not self.megatron and multi_turn_context(flat):
             notes.append("multi-turn rollout with max_completion_length per round (completion_length_limit_scope "
                          "per_round, or a rollout server): the trained response is priced up to the engine's context "

@@ -691,6 +691,10 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     return Space(domains, ties, fixed_native)
 
 
+# the folder of verl's own trainer yamls, as its example scripts name it for Hydra's --config-path
+_VERL_CONFIG_DIRS = frozenset({"config", "verl/trainer/config"})
+
+
 def parse_verl_tokens(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
     """Hydra overrides, plus ``--config-name=ppo_megatron_trainer`` read as ``model_engine=megatron``."""
     flat, ignored = parse_hydra_overrides(tokens)
@@ -700,6 +704,15 @@ def parse_verl_tokens(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]
             name, used = tok.partition("=")[2], {i}
         elif tok == "--config-name" and i + 1 < len(ignored):
             name, used = ignored[i + 1], {i, i + 1}
+    for i, tok in enumerate(ignored):  # Hydra's --config-path at verl's own folder (its Megatron examples'
+        # `--config-path=config`, relative to verl/trainer/main_ppo.py): understood, as the yaml it holds is the one
+        # checked; another folder (a user's own yaml) stays reported as not read
+        path = tok.partition("=")[2] if tok.startswith("--config-path=") else (
+            ignored[i + 1] if tok == "--config-path" and i + 1 < len(ignored) else None)
+        if path is not None and path.strip("'\"").rstrip("/").removeprefix("./") in _VERL_CONFIG_DIRS:
+            used |= {i} if "=" in tok else {i, i + 1}
+    if used and name is None:
+        ignored = [tok for i, tok in enumerate(ignored) if i not in used]
     if name is not None:
         name = name.strip("'\"")
         if name.endswith(".yaml"):
