@@ -696,9 +696,11 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
         more = ""
         if too_far:
             _, far = min(too_far, key=lambda w: w[0])
-            _, far_diff, _ = _diff(fw, changes_between(res.solution, far.result.solution))
-            more = ("; keeping it takes a larger change, or one of the algorithm's batch sizes, on top of this repair: "
-                    + " ".join(new for _, _, new in far_diff))
+            # the whole alternative, from the pasted config: a diff from the nearest repair would list the pasted
+            # values the alternative keeps (micro batch 40 where the repair said 20) as if they were further moves
+            _, far_diff, _ = _diff(fw, changes_between(values, far.result.solution))
+            more = ("; a repair that keeps it changes more keys, or one of the algorithm's batch sizes, instead of "
+                    "this one: " + " ".join(new for _, _, new in far_diff))
         notes.append(f"tight: the repair leaves the {shown} within the memory model's observed error ({pct}) of the "
                      f"usable memory; no repair of as few keys, or of one more key moving its numbers at most "
                      f"{HEADROOM_STEP_DOUBLINGS} doublings further, keeps that headroom{more}")
