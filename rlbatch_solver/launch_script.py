@@ -183,10 +183,10 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     gpus = launched
     if gpus is not None:
         notes.append(f"GPUs from {source}: {gpus}")
-    return LaunchScript(framework, args, gpus, notes, _model_of(args, fw.model_keys))
+    return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys))
 
 
-def _model_of(args: list[str], keys: tuple[str, ...]) -> str | None:
+def model_named(args: list[str], keys: tuple[str, ...]) -> str | None:
     """The trained model's id as the script names it (under one of the framework's ``model_keys``)."""
     for i, tok in enumerate(args):
         key, eq, value = tok.lstrip("+").partition("=")

@@ -392,3 +392,25 @@ def test_memory_not_evaluated_names_the_one_input_missing():
     assert "memory was not evaluated: give --model (a catalog name or the model's config.json) too" in res.stdout
     res = run("check", "--model", "qwen2.5-7b", "--gpus", "8", "--", "data.train_batch_size=64")
     assert "memory was not evaluated: give --gpu too" in res.stdout, res.stdout
+    # fix said "give both --gpu and --model" with --gpu given
+    res = run("fix", "--gpu", "h100", "--gpus", "8", "--", "data.train_batch_size=60", "actor_rollout_ref.rollout.n=5")
+    assert "memory was not evaluated: give --model (a catalog name or the model's config.json) too" in res.stdout, \
+        res.stdout
+
+
+def test_the_model_key_of_pasted_arguments_is_read_as_a_scripts_is():
+    """``check --gpu h100 -- actor_rollout_ref.model.path=Qwen/Qwen2.5-14B ...`` (the overrides without the entry
+    point) said "give --model too", where the same keys in a script or after ``python3 -m verl.trainer.main_ppo`` had
+    the model read from them; --model, when given, still decides."""
+    keys = ["data.train_batch_size=64", "trainer.n_gpus_per_node=8"]
+    res = run("check", "--gpu", "h100", "--", "actor_rollout_ref.model.path=Qwen/Qwen2.5-14B", *keys)
+    assert "model from the arguments: Qwen/Qwen2.5-14B (catalog card qwen2.5-14b)" in res.stderr, res.stderr
+    assert "predicted memory per GPU on h100 (qwen2.5-14b)" in res.stdout, res.stdout
+    res = run("check", "--gpu", "h100", "--model", "qwen2.5-7b", "--", "actor_rollout_ref.model.path=Qwen/Qwen2.5-14B",
+              *keys)
+    assert "(qwen2.5-7b)" in res.stdout and "model from the arguments" not in res.stderr, res.stdout
+    res = run("check", "--gpu", "h100", "--", "actor_rollout_ref.model.path=/ckpt/step_100", *keys)
+    assert "the model /ckpt/step_100 of the arguments is not in the catalog" in res.stderr, res.stderr
+    res = run("check", "--framework", "openrlhf", "--gpu", "h100", "--", "--pretrain", "Qwen/Qwen2.5-7B",
+              "--train_batch_size", "64")
+    assert "catalog card qwen2.5-7b" in res.stderr, res.stderr

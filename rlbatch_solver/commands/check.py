@@ -67,6 +67,12 @@ class CheckReport:
         return out
 
 
+def half_given_note(gpu_given: bool) -> str:
+    """What to add when one of --gpu and --model was given and memory needs both (check and fix say the same)."""
+    missing = "--model (a catalog name or the model's config.json)" if gpu_given else "--gpu"
+    return f"memory was not evaluated: give {missing} too, to predict out-of-memory per phase"
+
+
 def host_check(spec: Any, values: Mapping[str, Value], gpu_name: str, host_mem_gib: float | None,
                node_gpus_given: int = 0) -> HostReport:
     """The host-memory estimate of a config (its rollout and actor-update plans), against the node's RAM: the given
@@ -250,8 +256,7 @@ def check(
                                              (mean_prompt_len, mean_response_len, mean_lengths_from), host_mem_gib,
                                              (response_profile, dataset_of(flat)))
     elif gpu or card is not None:
-        missing = "--model (a catalog name or the model's config.json)" if gpu else "--gpu"
-        notes.append(f"memory was not evaluated: give {missing} too, to predict out-of-memory per phase")
+        notes.append(half_given_note(bool(gpu)))
     else:
         notes.append("memory was not evaluated (no --gpu/--model): this is a pure rule check")
     result = ruleset.check(values)

@@ -521,7 +521,9 @@ def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_g
         return with_efficiency(with_length_fraction(fw.cost_spec(card, load_gpu(gpu, extra_gpus)),
                                                     length_fraction), calibration), True
     if gpu or card:
-        notes.append("memory was not evaluated: give both --gpu and --model")
+        from .check import half_given_note
+
+        notes.append(half_given_note(bool(gpu)))
     return None, False
 
 

@@ -90,6 +90,8 @@ def script(framework: Optional[str], overrides: Optional[List[str]], gpus: Optio
     elif overrides and (found := read_pasted_command(overrides)) is not None and _pasted_for(framework, found):
         path, rest = "the pasted command", []  # the command line pasted after --
     else:
+        if model is None and overrides and (framework or default):
+            model = _pasted_model(framework or default, overrides)
         return framework or default, overrides, gpus, model
     framework = _script_framework(framework, found.framework, path)
     notes = [f"read {path}: {found.framework}"] + found.notes
@@ -188,16 +190,36 @@ def _script_framework(framework: Optional[str], runs: str, path: str) -> Optiona
     return framework
 
 
-def _script_model(name: str, notes: list[str]) -> Optional[str]:
+def _pasted_model(framework: str, overrides: List[str]) -> Optional[str]:
+    """The catalog card of the model pasted arguments name under the framework's model key (as a script's is read:
+    ``actor_rollout_ref.model.path=Qwen/Qwen2.5-14B`` after ``--``), said on stderr; None without one."""
+    from ..frameworks import get_framework
+    from ..launch_script import model_named
+
+    try:
+        keys = get_framework(framework).model_keys
+    except InputError:
+        return None  # an unknown --framework is said where it is resolved
+    name = model_named([str(a) for a in overrides], keys)
+    if name is None:
+        return None
+    notes: list[str] = []
+    model = _script_model(name, notes, "the arguments")
+    for text in notes:
+        note(text)
+    return model
+
+
+def _script_model(name: str, notes: list[str], where: str = "the script") -> Optional[str]:
     """The catalog card of the model a script names, or None (each said in ``notes``)."""
     from ..catalog.models import load_model
 
     try:
         model = load_model(name).name
-        notes.append(f"model from the script: {name} (catalog card {model})")
+        notes.append(f"model from {where}: {name} (catalog card {model})")
         return model
     except InputError:
-        notes.append(f"the script's model {name} is not in the catalog: pass --model for the head, "
+        notes.append(f"the model {name} of {where} is not in the catalog: pass --model for the head, "
                      "length and memory rules")
         return None
 
