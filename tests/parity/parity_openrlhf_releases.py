@@ -101,20 +101,26 @@ _BUNDLES = [
     Allowed("openrlhf.colocate.reward_fits_actor_bundles", "as above"),
     Allowed("openrlhf.ray.gpu_budget", "needs --gpus (the Ray cluster's size); Ray waits for the placement group"),
 ]
+# before 0.10.2 one flag (--ref_reward_offload) sets both offloads: no config of these releases can break the rule
+# that keeps our two variables equal, so their parser has nothing to compare it with
+_ONE_OFFLOAD_FLAG = Allowed("openrlhf.driver.ref_reward_offload_one_flag", "no config of the release breaks it: one "
+                            "flag, --ref_reward_offload, sets the reference's and the reward model's offload")
 ALLOWED = {
     "0.10.4": NEWEST_ALLOWED,
-    "0.9.10": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"],  # its own names
-    "0.8.11": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"],
-    "0.7.5": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"],
-    "0.5.9": _BUNDLES,
+    "0.9.10": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"] + [_ONE_OFFLOAD_FLAG],
+    "0.8.11": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"] + [_ONE_OFFLOAD_FLAG],
+    "0.7.5": [a for a in NEWEST_ALLOWED if a.rule != "openrlhf.driver.legacy_flag_names"] + [_ONE_OFFLOAD_FLAG],
+    "0.5.9": _BUNDLES + [_ONE_OFFLOAD_FLAG],
     "0.6.2": [
         Allowed("openrlhf.colocate.critic_fits_actor_bundles", "no assert: Ray rejects the bundle index when it "
                 "places the critic on the actor's placement group (mocked here)"),
         Allowed("openrlhf.colocate.reward_fits_actor_bundles", "as above"),
         Allowed("openrlhf.ray.gpu_budget", "needs --gpus (the Ray cluster's size); Ray waits for the placement group"),
+        _ONE_OFFLOAD_FLAG,
     ],
     "0.4.0": [
         Allowed("openrlhf.ray.gpu_budget", "needs --gpus (the Ray cluster's size); Ray waits for the placement group"),
+        _ONE_OFFLOAD_FLAG,
     ],
 }
 
