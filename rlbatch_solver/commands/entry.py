@@ -16,9 +16,7 @@ def check(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Opt
           host_mem: Optional[float], response_profile: Optional[str] = None):
     from .. import api
 
-    named = framework is not None
-    framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
-    framework, config, overrides = inputs.config_file(framework, named, config, overrides)
+    framework, config, overrides, gpus, model = inputs.arguments(framework, config, overrides, gpus, model)
     flat, ignored = inputs.pasted(framework, config, overrides, "check")
     prompt_mean, response_mean, source = inputs.means(calibration, gpu, mean_prompt_len, mean_response_len)
     report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
@@ -36,9 +34,7 @@ def fix(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optio
         host_mem: Optional[float], started: float):
     from .. import api
 
-    named = framework is not None
-    framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
-    framework, config, overrides = inputs.config_file(framework, named, config, overrides)
+    framework, config, overrides, gpus, model = inputs.arguments(framework, config, overrides, gpus, model)
     flat, _ = inputs.pasted(framework, config, overrides, "fix")
     return api.fix(flat, framework=framework, gpus=gpus, model=model, gpu=gpu,
                    keep=(keep or "").split(","), time_limit_s=time_limit, extra_gpus=extra_gpus,
@@ -198,9 +194,7 @@ def calibrate(log: str, overrides: Optional[List[str]], *, framework: Optional[s
     from .calibrate import calibrate as run_calibrate
 
     read_log(log)  # a log path that does not exist (or has no step line) is said first, not "nothing to calibrate"
-    named = framework is not None
-    framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model)
-    framework, config, overrides = inputs.config_file(framework, named, config, overrides)
+    framework, config, overrides, gpus, model = inputs.arguments(framework, config, overrides, gpus, model)
     if not gpu or not model:
         raise InputError("gpu" if not gpu else "model", "calibrate needs the GPU type and the model the run used.",
                          "pass --gpu (e.g. h100) and --model (e.g. qwen2.5-7b).")

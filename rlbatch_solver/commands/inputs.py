@@ -104,6 +104,17 @@ def script(framework: Optional[str], overrides: Optional[List[str]], gpus: Optio
     return name, found.args + rest, gpus if gpus is not None else found.gpus, model
 
 
+def arguments(framework: Optional[str], config: Optional[str], overrides: Optional[List[str]], gpus: Optional[int],
+              model: Optional[str]):
+    """What check, fix and calibrate read: a launch script or pasted command (``script``), then a YAML config given
+    in place of the arguments (``config_file``, its framework by its keys unless --framework named one) ->
+    (framework, config, overrides, gpus, model)."""
+    named = framework is not None
+    framework, overrides, gpus, model = script(framework, overrides, gpus, model)
+    framework, config, overrides = config_file(framework, named, config, overrides)
+    return framework, config, overrides, gpus, model
+
+
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
 
