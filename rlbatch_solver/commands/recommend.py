@@ -353,12 +353,19 @@ def _is_flag(key: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z0-9_.\-]+", key))
 
 
+def _counts_placement_groups(fw: Any, ruleset: RuleSet) -> bool:
+    """Whether the GPUs used are every GPU the Ray placement groups ask for (``gpus_needed``), the count's variables
+    being the actor group's (slime, OpenRLHF), not the trainer's GPUs per node and nodes."""
+    return (tuple(fw.gpu_count_vars) != ("gpus_per_node", "nnodes")
+            and any(d.name == "gpus_needed" for d in ruleset.derived))
+
+
 def gpus_used_expr(fw: Any, ruleset: RuleSet) -> Any:
     """The GPUs a config runs on, as ``--objective gpus`` minimizes it: the trainer's GPUs per node x nodes, or,
     where the count's variables are the actor group's (slime, OpenRLHF), the GPUs its Ray placement groups ask for
     (``gpus_needed``: the rollout engines, reference and critic included); None where the rule set has neither."""
     per_node, nodes = fw.gpu_count_vars
-    if (per_node, nodes) != ("gpus_per_node", "nnodes") and any(d.name == "gpus_needed" for d in ruleset.derived):
+    if _counts_placement_groups(fw, ruleset):
         return IntVar("gpus_needed")
     if {per_node, nodes} <= set(ruleset.variables):
         return IntVar(per_node) * IntVar(nodes)
@@ -367,8 +374,7 @@ def gpus_used_expr(fw: Any, ruleset: RuleSet) -> Any:
 
 def gpus_used(fw: Any, values: Mapping[str, Value]) -> int:
     """``gpus_used_expr`` of one config (OpenRLHF's ``hardware`` is the cluster's count: some of it may be idle)."""
-    per_node, nodes = fw.gpu_count_vars
-    if (per_node, nodes) != ("gpus_per_node", "nnodes") and any(d.name == "gpus_needed" for d in fw.ruleset.derived):
+    if _counts_placement_groups(fw, fw.ruleset):
         needed = fw.ruleset.full_env(values).get("gpus_needed")
         if needed:
             return int(needed)
@@ -476,9 +482,9 @@ def recommend(
     objective_name = scenario.objective
     if objective_name == "memory-headroom":
         objective = terms.headroom_mib
-    elif objective_name == "gpus" and gpus_used_expr(fw, ruleset) is not None:
+    elif objective_name == "gpus" and (used := gpus_used_expr(fw, ruleset)) is not None:
         # fewest GPUs first; among equal counts, the fastest (time per sample is far below 10^12 us)
-        objective = gpus_used_expr(fw, ruleset) * 10**12 + terms.time_us_per_sample
+        objective = used * 10**12 + terms.time_us_per_sample
     else:  # time
         objective = terms.time_us_per_sample
     objective = _with_waste(ruleset, objective, objective_name, terms)
