@@ -950,14 +950,18 @@ def hf_generate_batch(plan: Plan) -> int:
     """Sequences one process generates at once with the trained model's own ``generate`` (TRL 1.16
     GRPOTrainer._generate_single_turn, and ms-swift's transformers engine: the process's whole share of the
     generation batch), or ``Plan.hf_generate_micro`` of them per call when the trainer generates chunk by chunk."""
-    local = max(1, math.ceil(plan.samples_per_step / max(1, plan.n_gpus)))
+    local = _hf_generate_share(plan)
     return min(local, max(1, plan.hf_generate_micro)) if plan.hf_generate_micro else local
 
 
 def hf_generate_calls(plan: Plan) -> int:
     """``generate`` calls one process makes per step (one unless ``Plan.hf_generate_micro`` chunks its share)."""
-    local = max(1, math.ceil(plan.samples_per_step / max(1, plan.n_gpus)))
-    return math.ceil(local / hf_generate_batch(plan))
+    return math.ceil(_hf_generate_share(plan) / hf_generate_batch(plan))
+
+
+def _hf_generate_share(plan: Plan) -> int:
+    """The sequences one process generates per step: its share of the step's samples."""
+    return max(1, math.ceil(plan.samples_per_step / max(1, plan.n_gpus)))
 
 
 def _hf_generate_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:

@@ -529,7 +529,7 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             "save_steps": _save_steps(flat), "save_clones_every_rank": release.save_clones_every_rank,
             # --deepspeed_enable_sleep also offloads the 16-bit gradient partitions on DeepSpeed 0.16.5 and later
             # (utils/deepspeed/deepspeed_utils.py offload_deepspeed_states, 0.7.5: OffloadStateTypeEnum.lp_grads)
-            "ds_sleep_lp_grads": tuple(int(x) for x in release.deepspeed.split(".")[:3]) >= (0, 16, 5),
+            "ds_sleep_lp_grads": release_tuple(release.deepspeed) >= (0, 16, 5),
             # the DeepSpeed its wheel pins, as major x 10000 + minor x 100 + patch: which ZeRO-Offload host buffers
             # that release allocates (host memory only, costmodel/host.py DS_*_FROM)
             "deepspeed_release": _release_number(release.deepspeed),
