@@ -362,13 +362,18 @@ def test_checker_and_solver_agree_on_the_lengths():
     assert_enumerate_equals_checker(RULESET, {**base, **space})
 
 
+def _recommended_command(prompt: int, response: int) -> str:
+    """The command recommend prints for Qwen2.5-1.5B with Unsloth on one RTX 4090, at these lengths."""
+    out = run("recommend", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--gpus", "1",
+              "--prompt-len", str(prompt), "--response-len", str(response), "--json")
+    assert out.returncode == 0, out.stdout[-2000:]
+    return __import__("json").loads(out.stdout)["command"]
+
+
 def test_recommend_prints_a_max_seq_length_that_holds_prompt_and_completion():
     # from_pretrained's default 2048 under a 512-token prompt and 4096-token completions: the printed command cut
     # every completion at 1536 tokens
-    out = run("recommend", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--gpus", "1",
-              "--prompt-len", "512", "--response-len", "4096", "--json")
-    assert out.returncode == 0, out.stdout[-2000:]
-    command = __import__("json").loads(out.stdout)["command"]
+    command = _recommended_command(512, 4096)
     assert "--max_seq_length 4608" in command and "--max_completion_length 4096" in command, command
     # the user's own max_seq_length stays as given, and one too short is no config
     short = run("recommend", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--gpus", "1",
@@ -416,8 +421,5 @@ def test_fix_gives_max_seq_length_a_round_value_that_holds_prompt_and_completion
 
 
 def test_recommend_rounds_max_seq_length_up_to_a_multiple_of_256():
-    out = run("recommend", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--gpus", "1",
-              "--prompt-len", "880", "--response-len", "1280", "--json")
-    assert out.returncode == 0, out.stdout[-2000:]
-    command = __import__("json").loads(out.stdout)["command"]
+    command = _recommended_command(880, 1280)
     assert "--max_seq_length 2304" in command and "--max_completion_length 1280" in command, command
