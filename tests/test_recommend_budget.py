@@ -107,3 +107,21 @@ def test_the_budget_counts_from_the_process_start_only_under_the_entry_point(mon
     assert entry.command_started() == 123.0
     entry.mark_process_start()
     assert entry.command_started() == 7.0
+
+
+def test_a_process_a_shell_execs_after_other_work_counts_from_its_own_start():
+    """``bash -c 'pip install . && rlbatch recommend'`` execs rlbatch in the shell's process, whose start /proc gives:
+    the install's minutes were counted against --time-limit, and the README's first command answered "none found
+    within the time limit" (rc 1). The age is bounded by the CPU time the process has used."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("bash") is None or not __import__("os").path.exists("/proc/self/stat"):
+        pytest.skip("needs bash and Linux's /proc")
+    probe = ("import time; from rlbatch_solver.commands.entry import process_started; "
+             "print(time.monotonic() - process_started())")
+    # the shell spends 2 s before it execs the interpreter (its last command)
+    out = subprocess.run(["bash", "-c", f"sleep 2 && {sys.executable} -c '{probe}'"], capture_output=True, text=True,
+                         check=True)
+    assert 0.0 <= float(out.stdout) < 1.5, out.stdout

@@ -227,7 +227,13 @@ def command_started() -> float:
 def process_started() -> float:
     """When this process began, on ``time.monotonic()``'s clock: ``recommend``'s --time-limit covers the
     interpreter's start and the imports too (what the user waits for). Read from Linux's /proc (the process's start
-    in clock ticks since boot, beside the seconds since boot); where that cannot be read, now."""
+    in clock ticks since boot, beside the seconds since boot); where that cannot be read, now.
+
+    /proc gives the fork, not the exec: a shell that runs other commands first and then execs this one as its last
+    (``bash -c 'pip install . && rlbatch recommend'``) hands over its own start, minutes before the interpreter
+    began, and the whole --time-limit was spent before the search. The interpreter's start and imports are CPU
+    work, so the CPU time the process has used (``time.process_time``: the shell's own share of it is milliseconds)
+    bounds the age."""
     import os
 
     try:
@@ -235,7 +241,7 @@ def process_started() -> float:
             ticks = int(f.read().rpartition(")")[2].split()[19])  # field 22, starttime (proc(5))
         with open("/proc/uptime", encoding="ascii") as f:
             uptime = float(f.read().split()[0])
-        age = uptime - ticks / os.sysconf("SC_CLK_TCK")
+        age = min(uptime - ticks / os.sysconf("SC_CLK_TCK"), time.process_time())
     except (OSError, ValueError, IndexError):
         return time.monotonic()
     if not 0.0 <= age <= 30.0:  # a long-lived process (a server, tests calling the command line in-process): now
