@@ -348,7 +348,9 @@ def _entry(tokens: list[str]):
                 # GRPOConfig at world size 1 before the ranks do)
                 return fw, tokens[:i], tokens[i:] if fw.launcher_flags else tokens[i + 2:]
             if any(module.endswith(m) for m in fw.entry_modules):
-                return fw, tokens[:i], tokens[i + 1:]
+                # a framework that reads its launcher's words keeps the script's too: the command printed back
+                # runs the user's own entry point (TRL: ``src/open_r1/grpo.py`` under accelerate launch)
+                return fw, tokens[:i], tokens[i:] if fw.launcher_flags else tokens[i + 1:]
     return None
 
 

@@ -266,6 +266,37 @@ def test_a_trl_script_answer_is_its_whole_accelerate_command(tmp_path):
     assert block.count("--model_name_or_path") == 1 and "DeepMath" not in block, block
 
 
+def _best_words(script) -> list[str]:
+    r = runner.invoke(app, ["recommend", "--from", str(script), "--gpu", "h100"])
+    assert r.exit_code == 0, r.output
+    block = r.stdout[r.stdout.index("Best config"):]
+    command = block[block.index("\n"):block.index("\n\n")]  # the lines under the header
+    return command.replace("\\", " ").split()
+
+
+def test_a_script_of_the_users_own_is_the_command_an_answer_prints(tmp_path):
+    """open-r1's launch (`accelerate launch --config_file recipes/accelerate_configs/zero2.yaml src/open_r1/grpo.py
+    --config recipes/...yaml`) was answered with `-m trl.scripts.grpo` (TRL's script, not the user's: another
+    program, which refuses open-r1's own fields), without the accelerate config file, and with our internal
+    `--__entry__ "accelerate launch"` at its end: the printed command did not run as is. It keeps the user's
+    launcher, config file and script; `trl grpo` stays `trl grpo`."""
+    script = tmp_path / "run.sh"
+    script.write_text("ACCELERATE_LOG_LEVEL=info accelerate launch --config_file recipes/accelerate_configs/zero2.yaml "
+                      "--num_processes=7 src/open_r1/grpo.py --config recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml "
+                      "--model_name_or_path Qwen/Qwen2.5-1.5B-Instruct --per_device_train_batch_size 4 "
+                      "--num_generations 7 --max_completion_length 1024 --output_dir out\n")
+    words = _best_words(script)
+    assert not any(w.startswith("--__") for w in words) and "trl.scripts.grpo" not in words, words
+    assert words[:2] == ["accelerate", "launch"], words
+    at = words.index("src/open_r1/grpo.py")
+    assert words.index("--config_file") < at < words.index("--config") and at < words.index("--per_device_train_batch_size")
+    assert words[words.index("--config_file") + 1] == "recipes/accelerate_configs/zero2.yaml"
+    script.write_text("trl grpo --num_processes 4 --model_name_or_path Qwen/Qwen2.5-1.5B-Instruct "
+                      "--per_device_train_batch_size 4 --num_generations 8 --max_completion_length 1024\n")
+    words = _best_words(script)
+    assert words[:2] == ["trl", "grpo"] and "-m" not in words and "accelerate" not in words, words
+
+
 def test_equally_fast_configs_are_ordered_the_same_whatever_the_solvers_threads():
     """verl's fully-async DAPO script on 8 H100: the rollout pool is not the bottleneck, so its tensor parallel size and
     vLLM memory share do not change the step time, and thousands of configs tie. CP-SAT's workers returned any of them

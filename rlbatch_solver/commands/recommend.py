@@ -280,7 +280,7 @@ def from_command(report: RecommendReport) -> list[str] | None:
         return None
     keys = {k.lstrip("-") for k in fw.model_keys}
     model = next((exported_pair(a)[1] for a in native if exported_pair(a)[0] in keys), None)
-    words = fw.run_command(native, report.best.values, model or "")
+    words = fw.user_command(fw.run_command(native, report.best.values, model or ""), report.scenario.fixed)
     out: list[str] = []
     for w in words:  # the user's model once, where the framework writes it; no example inputs
         if w in out or (w in fw.example_inputs and w not in native) or (model is None and exported_pair(w)[0] in keys):

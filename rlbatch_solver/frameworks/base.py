@@ -344,6 +344,11 @@ class Framework(ABC):
             words = [self.entry_point(values) or self.command or f"python3 -m {self.entry_modules[0]}"]
         return [" ".join([*env, words[0]]), *words[1:], model_arg, *examples, *rest]
 
+    def user_command(self, words: list[str], fixed: Mapping[str, Any]) -> list[str]:
+        """``run_command``'s words as the user's own command starts them (its launcher, its entry script), where the
+        config ``fixed`` names one (``recommend --from``); as they are by default."""
+        return words
+
     # commands a run starts beside its entry point, as a launch script's lines begin them (TRL's ``trl vllm-serve``):
     # ``launch_script.py`` hands their words to ``read_companion``
     companion_entries: tuple[tuple[str, ...], ...] = ()

@@ -61,12 +61,16 @@ DECIDED = {"gpus_per_node", "cluster_num_gpus", "eval_on", "vllm_server", "kl_on
 # which command the pasted text starts (parse_trl_args): `trl grpo` checks GRPOConfig at world size 1 first
 ENTRY = "__entry__"
 TRL_CLI, ACCELERATE = "trl grpo", "accelerate launch"
+# the script accelerate launch runs, as the text names it (``src/open_r1/grpo.py``, ``-m trl.scripts.grpo``): a
+# printed command keeps the user's own entry point (``user_command``)
+SCRIPT = "__script__"
 # the memory switches recommend searches when the user leaves them alone, and the flags that set them
 # (the distribution: plain DDP, accelerate's DeepSpeed ZeRO-2 or ZeRO-3, -1/2/3; the weights' dtype: TRL loads fp32
 # unless --dtype says otherwise, which an expert sets to bfloat16 for a bf16 checkpoint)
 # (gradient checkpointing: searched where the release's GRPOConfig leaves it off, before 0.22.0, versions.Release.grad_ckpt)
 KNOB_SEARCH: dict[str, list[Value]] = {"gmu_permille": [300, 500, 700], "sleep_level": [0, 2], "ds_stage": [-1, 2, 3],
                                        "weights_fp32": [True, False], "grad_ckpt": [False, True]}
+CONFIG_FILE_FLAGS = ("config_file", "accelerate_config")  # accelerate's config file, TRL's own name for it
 KNOB_FLAGS = {"gmu_permille": ("vllm_gpu_memory_utilization",), "sleep_level": ("vllm_enable_sleep_mode",),
               "ds_stage": ("zero_stage", "use_deepspeed", "use_fsdp", "config_file", "accelerate_config"),
               "weights_fp32": ("dtype", "torch_dtype", "model_init_kwargs"), "grad_ckpt": ("gradient_checkpointing",)}
@@ -76,7 +80,9 @@ def parse_trl_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
     """Pasted launch text -> ({flag: value}, ignored tokens): launcher words and the script path are read past; the
     command that starts the run is kept under ``ENTRY`` when the text names it."""
     all_toks = split_tokens(tokens)
-    toks = [t for t in all_toks if t not in _SKIP and not t.endswith(".py")]
+    script = _script(all_toks)
+    module = script.split()[-1] if script and script.startswith("-m ") else None
+    toks = [t for t in all_toks if t not in _SKIP and not t.endswith(".py") and t != module]
     values, ignored = parse_flag_args(toks)
     out = {k.replace("-", "_"): v for k, v in values.items()}
     words = [t for t in all_toks if not t.startswith("-")]
@@ -84,7 +90,19 @@ def parse_trl_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
         out[ENTRY] = TRL_CLI
     elif "accelerate" in words or any(t.endswith(".py") for t in all_toks):
         out[ENTRY] = ACCELERATE
+    if script and out.get(ENTRY) == ACCELERATE:
+        out[SCRIPT] = script
     return out, ignored
+
+
+def _script(tokens: Sequence[str]) -> str | None:
+    """The entry point accelerate launch runs, as written: its first ``.py`` word, or ``-m`` and the module."""
+    for i, tok in enumerate(tokens):
+        if tok.endswith(".py"):
+            return tok
+        if tok == "-m" and i + 1 < len(tokens) and not tokens[i + 1].startswith("-"):
+            return f"-m {tokens[i + 1]}"
+    return None
 
 
 def _accelerate(flat: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -310,7 +328,10 @@ class TrlFramework(SwiftFramework):
         return super(SwiftFramework, self).searchable(values) | set(self._knobs())
 
     def free_keys(self, values: Mapping[str, Value]) -> set[str]:
-        return super(SwiftFramework, self).free_keys(values) | {f for n in self._knobs() for f in KNOB_FLAGS[n]}
+        """The knobs' flags, less an accelerate config file: the user's launcher setup (its distribution, mixed
+        precision, offload) stays whole on the command recommend --from prints, and decides ZeRO."""
+        return super(SwiftFramework, self).free_keys(values) | {f for n in self._knobs() for f in KNOB_FLAGS[n]
+                                                               if f not in CONFIG_FILE_FLAGS}
 
     def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
                     notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
@@ -474,7 +495,9 @@ class TrlFramework(SwiftFramework):
             out += ["--use_deepspeed", f"--zero_stage {solution['ds_stage']}"]
         if solution.get("weights_fp32") is False:  # ModelConfig's torch_dtype before 0.2x's dtype
             out.append("--torch_dtype bfloat16" if self.version in versions.TORCH_DTYPE_RELEASES else "--dtype bfloat16")
-        extra = {k: v for k, v in (space.fixed_native if space else {}).items() if k != "rlhf_type"}
+        # the config's own keys: not ours (the command's words, ``ENTRY``/``SCRIPT``: ``user_command`` writes them)
+        extra = {k: v for k, v in (space.fixed_native if space else {}).items()
+                 if k != "rlhf_type" and not k.startswith("__")}
         specs = self.ruleset.variables
         for name in self.EXPORT_ORDER:
             if name in solution and self._exported(name, solution):
@@ -689,6 +712,21 @@ class TrlFramework(SwiftFramework):
         if int(values.get("nnodes") or 1) == 1 and not placement.remote_server(native):
             trainer, _ = placement.device_lists(values)
             words[0] = f"CUDA_VISIBLE_DEVICES={trainer} {words[0]}"
+        return words
+
+    def user_command(self, words: list[str], fixed: Mapping[str, Any]) -> list[str]:
+        """``run_command``'s words started as the user's command starts (``parse_trl_args``): ``trl grpo`` for that
+        front-end, else accelerate launch with the user's own script (open-r1's ``src/open_r1/grpo.py``) in place
+        of TRL's module."""
+        ours = f"-m {self.entry_modules[0]}"
+        if ours not in words:
+            return words
+        entry, script = fixed.get(ENTRY), fixed.get(SCRIPT)
+        if entry == TRL_CLI:
+            at = words.index(ours)
+            return [words[0].replace(ACCELERATE, TRL_CLI), *words[1:at], *words[at + 1:]]
+        if entry == ACCELERATE and script:
+            return [str(script) if w == ours else w for w in words]
         return words
 
     def kept_totals(self, scenario: Any) -> dict[str, int]:
