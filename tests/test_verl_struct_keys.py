@@ -1,6 +1,7 @@
 """verl's struct trainer config (frameworks/verl/struct_keys.py): a key one typing slip from a key of the release,
-under a section the release's own composed config holds completely, is refused at launch (verl.launch.unknown_key);
-free-form mappings, + keys, other releases' keys and keys far from every known one are never flagged."""
+under a section the release's own composed config holds completely, or a key outside every section, is refused at
+launch (verl.launch.unknown_key); free-form mappings, + keys, other releases' keys and keys under a section far from
+every known one are never flagged."""
 
 from __future__ import annotations
 
@@ -57,6 +58,30 @@ def test_a_key_of_another_release_or_far_from_every_key_is_not_refused():
     assert struct_keys.refused({}, ["trainer.totl_epochs"], "0.9.1") == ["trainer.totl_epochs"]
     assert struct_keys.refused({"model_engine": "torchtitan"}, ["trainer.totl_epochs"], "0.9.1") == []  # not held
     assert struct_keys.refused({}, ["trainer.totl_epochs"], "0.3.0") == []  # no list of 0.3.0's keys
+
+
+def test_a_key_outside_every_section_is_refused_naming_the_part_hydra_names():
+    """`foo.bar=1` and `trainr.total_epochs=2` set a top-level key the trainer config lacks: Hydra stops with
+    "Could not override 'foo.bar'. ... Key 'foo' is not in struct" (the first part it lacks, not the leaf); they
+    passed as valid. +foo.bar adds it; a recipe's own sections, a config group and a script's environment words are
+    no such keys."""
+    rc, data = _check("foo.bar=1", "trainr.total_epochs=2", "+extra.seed=1")
+    assert rc == 1
+    assert data["unknown_keys"] == [{"key": "foo.bar", "did_you_mean": None, "refused": True},
+                                    {"key": "trainr.total_epochs", "did_you_mean": "trainer.total_epochs",
+                                     "refused": True}]
+    messages = [v["message"] for v in data["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert any("Could not override 'foo.bar'. ... Key 'foo' is not in struct" in m for m in messages), messages
+    assert any("(did you mean trainer.total_epochs?)" in m and "Key 'trainr' is not in struct" in m for m in messages)
+    # a part missing under a known section is the one named, not the leaf below it
+    _, data = _check("actor_rollout_ref.actor.fsdp_confg.param_offload=True")
+    assert "Key 'fsdp_confg' is not in struct" in json.dumps(data["violations"])
+    # judged at the release the config is checked with
+    for version in ("0.5.0", "0.9.1"):
+        assert struct_keys.refused({}, ["foo.bar", "foo"], version) == ["foo.bar", "foo"]
+        assert struct_keys.refused({}, ["async_training.staleness_threshold", "rollout.nnodes", "model_engine",
+                                        "VLLM_USE_V1", "+foo.bar", "hydra.run.dir"], version) == []
+    assert struct_keys.refused({}, ["foo.bar"], "0.3.0") == []  # no list of 0.3.0's keys
 
 
 def test_each_verl_pack_since_050_has_its_key_list():

@@ -145,7 +145,15 @@ def unknown_keys(key_list: KeyList) -> list[UnknownKey]:
 
 def refusal_text(found: UnknownKey, key_list: KeyList) -> str:
     """What the framework prints when it refuses ``found``."""
-    return key_list.refusal.format(key=found.shown, leaf=found.key.rsplit(".", 1)[-1])
+    return key_list.refusal.format(key=found.shown, leaf=missing_part(found.key, key_list.keys))
+
+
+def missing_part(key: str, known: frozenset[str]) -> str:
+    """The first part of a dotted key that the config lacks, the one OmegaConf names ("Key 'foo' is not in struct"
+    for foo.bar): its leaf where every section above it is known."""
+    parts = key.split(".")
+    sections = {k.rsplit(".", i)[0] for k in known for i in range(k.count(".") + 1)}  # each known key's sections
+    return next((p for i, p in enumerate(parts) if ".".join(parts[:i + 1]) not in sections), parts[-1])
 
 
 def note(found: UnknownKey, key_list: KeyList, framework: str, version: str) -> str:

@@ -10,10 +10,13 @@ takes keys of the user's own (``{}``, null: engine_kwargs, override_config) or a
 ``override_*``, custom_reward_function), never a Hydra key (hydra.*), never a key some other release has (the release
 notes' matter, and the release a pasted config is checked with may be inferred), and not at all in a config that picks
 another config group (model_engine=torchtitan, a group/option or pkg@group override): its composed config is another.
-And a key is refused only where it is one typing slip (key_names.nearest) from a key of the release: a recipe's entry
-point (recipe/dapo's main_dapo, dapo_trainer.yaml) composes the trainer config with keys of its own
-(algorithm.filter_groups.*), and a pull request's branch adds keys (fsdp_config.optimizer_offload_step), neither
-of them a misspelling; a key far from every key of the release is never flagged."""
+And a key under a section is refused only where it is one typing slip (key_names.nearest) from a key of the
+release: a recipe's entry point (recipe/dapo's main_dapo, dapo_trainer.yaml) composes the trainer config with keys of
+its own (algorithm.filter_groups.*), and a pull request's branch adds keys (fsdp_config.optimizer_offload_step),
+neither of them a misspelling; such a key far from every key of the release is never flagged. A key outside every
+section (``foo.bar``, ``trainr.total_epochs``: its first part is no top-level key of any release's trainer config) is
+refused whatever it is near: Hydra names its first part ("Key 'foo' is not in struct"), unless it is a section verl's
+own recipe entry points add (``RECIPE_SECTIONS``) or an environment word a script exports."""
 
 from __future__ import annotations
 
@@ -29,6 +32,13 @@ BACKENDS = ("fsdp", "megatron")
 FREE_FORM_NAMES = ("custom_reward_function", "kw_args")
 FREE_FORM_PREFIXES = ("override_",)
 FREE_FORM_SUFFIXES = ("kwargs",)
+# the top-level sections verl's recipe entry points compose beside the trainer config's (verl 0.8.0 and 0.9.1:
+# verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml async_training and rollout,
+# verl/experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml rollout; recipe/ before)
+RECIPE_SECTIONS = frozenset({"async_training", "rollout"})
+# a config group the trainer config's defaults list chooses without a package (verl 0.9.1
+# verl/trainer/config/ppo_trainer.yaml: "- model_engine: dp"): its override picks a group, it is no key
+CONFIG_GROUPS = frozenset({"model_engine"})
 # the backends whose keys the lists hold (both together): model_engine's other choices compose other configs
 ENGINES = ("dp", "megatron")
 
@@ -91,11 +101,26 @@ def refused(flat: Mapping[str, Any], keys: Iterable[str], version: str) -> list[
             continue
         inside = next((".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)
                        if ".".join(parts[:i]) in sections or ".".join(parts[:i]) in values), None)
-        if inside not in sections:  # under a value (null, {}, a scalar) or outside every section: not judged
+        if key not in known and _unknown_top(parts[0]):  # outside every section of any release's config
+            out.append(key)
+            continue
+        if inside not in sections:  # under a value (null, {}, a scalar) or a section we do not hold: not judged
             continue
         if nearest(key, known, complete=False, index=_index(version)) is not None:
             out.append(key)
     return out
+
+
+@lru_cache(maxsize=None)
+def _tops() -> frozenset[str]:
+    """The top-level keys of every release's trainer config we hold."""
+    return frozenset(k.split(".", 1)[0] for k in _all_keys())
+
+
+def _unknown_top(part: str) -> bool:
+    """A top-level key no release's trainer config has, no recipe adds, no config group, and no environment word
+    (VLLM_USE_V1)."""
+    return part not in _tops() | RECIPE_SECTIONS | CONFIG_GROUPS and not part.isupper()
 
 
 @lru_cache(maxsize=None)
