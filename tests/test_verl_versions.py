@@ -189,6 +189,42 @@ def test_the_megatron_trainer_of_0_3_to_0_5_runs_vllm_without_chunked_prefill(re
     assert chunked in _ids(api.check(mega, framework="verl==0.6.1", model="Qwen/Qwen2.5-7B"))
 
 
+@pytest.mark.parametrize("version", ["0.5.0", "0.3.0"])
+def test_the_0_3_to_0_5_packs_cite_their_releases_files(version):
+    """verl 0.3.0.post1-0.5.0's wheels have no verl/workers/config/ (0.6's config dataclasses), no
+    verl/utils/config.py:validate_config, no rollout replica (verl/workers/rollout/replica.py), and 0.5.0's
+    MegatronWorker is in verl/single_controller/base/megatron/worker.py: the packs cited 0.6.1's files. Their checks
+    are in RayPPOTrainer._validate_config (and the workers' __init__)."""
+    moved = ("verl/workers/config/", "verl/utils/config.py", "verl/workers/rollout/replica.py", "vLLMHttpServerBase",
+             "SGLangHttpServer", "verl/workers/megatron_workers.py:MegatronWorker")
+    for part in ("fsdp", "megatron"):
+        rules = {r.id: r for r in VV.ruleset_for(version, part).rules}
+        assert [(i, r.source) for i, r in rules.items() if any(m in r.source for m in moved)] == []
+        assert rules["verl.actor.micro_exactly_one"].source == f"{VV.RAY_VALIDATE} (check_mutually_exclusive)"
+        # the rollout's expert / data / pipeline parallel sizes are no keys of these releases' config
+        assert not {"verl.rollout.ep_equals_tp_dp", "verl.rollout.pp_unsupported",
+                    "verl.vllm.dp_needs_tp_within_node"} & set(rules)
+    megatron = {r.id: r for r in VV.ruleset_for(version, "megatron").rules}
+    assert ("verl.megatron.driver_batch_divisible" in megatron) == (version == "0.5.0")  # dp * micro came in 0.4
+
+
+def test_the_0_3_to_0_5_driver_checks_the_batch_with_dynamic_batch_too():
+    """RayPPOTrainer._validate_config of 0.3.0.post1-0.5.0 asserts train_batch_size*rollout.n against the GPUs before
+    anything else, use_dynamic_bsz or not (0.6.1's validate_config only without it)."""
+    dyn = ["trainer.n_gpus_per_node=8", "data.train_batch_size=12", f"{AR}.rollout.n=1",
+           f"{AR}.actor.ppo_mini_batch_size=12", f"{AR}.actor.use_dynamic_bsz=True",
+           f"{AR}.actor.ppo_max_token_len_per_gpu=16384"]
+    rule = "verl.driver.batch_divisible_by_gpus"
+    for version in ("0.5.0", "0.3.0"):
+        r = api.check(dyn, framework=f"verl=={version}")
+        assert rule in _ids(r) and "12*1 = 12" in next(v.message for v in r.violations if v.rule == rule)
+    assert rule not in _ids(api.check(dyn, framework="verl==0.6.1"))
+    # on Megatron, 0.5.0 multiplies dp by the per-GPU micro batch, dynamic batch or not (None: a TypeError)
+    mega = dyn + [f"{AR}.actor.strategy=megatron", "data.train_batch_size=16", f"{AR}.actor.ppo_mini_batch_size=16"]
+    assert "verl.megatron.driver_micro_per_gpu_required" in _ids(api.check(mega, framework="verl==0.5.0"))
+    assert "verl.megatron.driver_micro_per_gpu_required" not in _ids(api.check(mega, framework="verl==0.6.1"))
+
+
 # ----------------------------------------------------------------------------- which version
 @pytest.mark.parametrize("keys,version", [
     (["trainer.use_legacy_worker_impl=auto"], "0.7.1"),

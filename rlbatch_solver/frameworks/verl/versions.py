@@ -438,6 +438,18 @@ V061 = Pack(
 # verl 0.2.0.post2 (the base of TinyZero, Search-R1, Logic-RL, PRIME, SimpleRL): one trainer, the driver's checks in
 # verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._validate_config, the workers normalize in verl/workers/fsdp_workers.py.
 RAY_VALIDATE = "verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._validate_config"
+# 0.6's config dataclasses (verl/workers/config/*.py) and verl/utils/config.py:validate_config hold checks that verl
+# 0.5.0 and older make in the driver, RayPPOTrainer._validate_config (its nested check_mutually_exclusive for the
+# micro batch keys)
+RAY_VALIDATE_SOURCES = (
+    ("verl/workers/config/actor.py:ActorConfig.__post_init__", f"{RAY_VALIDATE} (check_mutually_exclusive)"),
+    ("verl/workers/config/actor.py:ActorConfig.validate", RAY_VALIDATE),
+    ("verl/workers/config/actor.py:FSDPActorConfig.validate", RAY_VALIDATE),
+    ("verl/utils/config.py:validate_config (check_mutually_exclusive)", f"{RAY_VALIDATE} (check_mutually_exclusive)"),
+    ("verl/workers/config/critic.py:CriticConfig.__post_init__", RAY_VALIDATE),
+    ("verl/workers/config/critic.py:FSDPCriticConfig.validate", RAY_VALIDATE),
+    ("verl/workers/config/critic.py:FSDPCriticConfig.__post_init__", RAY_VALIDATE),
+)
 V02_ROLLOUT = "verl/workers/rollout/vllm_rollout/vllm_rollout.py:vLLMRollout.__init__"
 V020 = Pack(
     "0.2.0", "0.6.1",
@@ -501,16 +513,7 @@ V020 = Pack(
     variables=(
         ("enforce_eager", f"{AR}.rollout.enforce_eager", "bool", True, False, "no CUDA graphs in rollout"),
     ),
-    sources=(
-        ("verl/workers/config/actor.py:ActorConfig.__post_init__", f"{RAY_VALIDATE} (check_mutually_exclusive)"),
-        ("verl/workers/config/actor.py:ActorConfig.validate", RAY_VALIDATE),
-        ("verl/workers/config/actor.py:FSDPActorConfig.validate", RAY_VALIDATE),
-        ("verl/utils/config.py:validate_config (check_mutually_exclusive)", f"{RAY_VALIDATE} (check_mutually_exclusive)"),
-        ("verl/workers/config/critic.py:CriticConfig.__post_init__", RAY_VALIDATE),
-        ("verl/workers/config/critic.py:FSDPCriticConfig.validate", RAY_VALIDATE),
-        ("verl/workers/config/critic.py:FSDPCriticConfig.__post_init__", RAY_VALIDATE),
-        (SYNC_VLLM, V02_ROLLOUT),
-    ),
+    sources=(*RAY_VALIDATE_SOURCES, (SYNC_VLLM, V02_ROLLOUT)),
     summary="0.6.1's legacy path with verl 0.2's own driver checks (train*n divisible by the GPUs always; no "
             "mini <= train check), critic.ppo_micro_batch_size accepted alone (no yaml copy into the per-GPU key), "
             "the critic mini batch not multiplied by rollout.n, free_cache_engine needing enforce_eager (default "
@@ -548,8 +551,68 @@ V010 = Pack(
 # 0.6.1 reads rollout/rollout.yaml (True) for both. vLLMRollout.__init__ (vllm_rollout_spmd.py) refuses
 # max_num_batched_tokens < max_model_len only with chunked prefill on, so a long-context 0.3-0.5 Megatron run needs no
 # larger token budget.
+# The rules' sources are where 0.5.0's wheel holds each check (0.4.1's the same): the driver's in
+# RayPPOTrainer._validate_config (RAY_VALIDATE_SOURCES, with the Megatron checks and the critic's mini <= train),
+# the Megatron TransformerConfig built in MegatronWorker._init_hf_config_and_tf_config of
+# verl/single_controller/base/megatron/worker.py, async mode's servers in AgentLoopManager (one per rollout TP group,
+# placed on its first worker's node, no replica of its own). The rollout's expert, data and pipeline parallel sizes
+# are no keys of 0.3-0.5's trainer config (rollout.yaml, ppo_trainer.yaml): 0.6.1's rules on them have nothing to
+# check, nor the RolloutReplica placement that reads them.
+V050_SOURCES = (
+    *RAY_VALIDATE_SOURCES,
+    ("verl/utils/config.py:validate_config", RAY_VALIDATE),
+    ("verl/workers/config/critic.py:CriticConfig.validate", RAY_VALIDATE),
+    ("verl/workers/megatron_workers.py:MegatronWorker._init_hf_config_and_tf_config",
+     "verl/single_controller/base/megatron/worker.py:MegatronWorker._init_hf_config_and_tf_config"),
+    ("verl/workers/rollout/sglang_rollout/async_sglang_server.py:SGLangHttpServer.generate",
+     "SGLang (in-process; async mode: verl/workers/rollout/sglang_rollout/async_sglang_server.py:"
+     "AsyncSGLangServer.generate hands the prompt to it)"),
+)
+# 0.4.1 and 0.5.0's _validate_config checks the step's batch first, whatever use_dynamic_bsz: against the GPUs, or on
+# Megatron against dp * actor.ppo_micro_batch_size_per_gpu (a None there is a TypeError, dynamic batch or not)
+V050_MP_OK = divides(M["mp"], N)
+V050_DRIVER_FSDP = (
+    Rule(
+        "verl.driver.batch_divisible_by_gpus",
+        divides(N, D["B_n"]),
+        "real_train_batch_size = train_batch_size*rollout.n = {train_batch_size}*{n} = {B_n} is not divisible by "
+        "the minimal possible batch size, n_gpus = {N} (checked with dynamic batch too)",
+        Stage.DRIVER, RAY_VALIDATE,
+        explanation="verl 0.4-0.5 assert this before anything else, dynamic batch or not.",
+    ),
+)
+V050_DRIVER_MEGATRON = (
+    Rule(
+        "verl.megatron.driver_micro_per_gpu_required",
+        is_set("actor_micro_per_gpu"),
+        "actor.ppo_micro_batch_size_per_gpu = {actor_micro_per_gpu}: the Megatron driver check multiplies dp by it, "
+        "dynamic batch or not (a None here is a TypeError; the deprecated ppo_micro_batch_size = {actor_micro} is not "
+        "used)",
+        Stage.DRIVER, RAY_VALIDATE,
+    ),
+    Rule(
+        "verl.megatron.driver_gpus_divisible_by_model_parallel",
+        V050_MP_OK,
+        "n_gpus = {N} is not divisible by actor TP*PP*CP = {tp}*{pp}*{cp} = {mp}",
+        Stage.DRIVER, RAY_VALIDATE,
+    ),
+    Rule(
+        "verl.megatron.driver_batch_divisible",
+        divides(M["min_bsz"], D["B_n"]),
+        "real_train_batch_size = train_batch_size*rollout.n = {train_batch_size}*{n} = {B_n} is not divisible by the "
+        "minimal possible batch size, Megatron dp*ppo_micro_batch_size_per_gpu = {dp}*{actor_micro_per_gpu} = "
+        "{min_bsz}",
+        Stage.DRIVER, RAY_VALIDATE, when=is_set("actor_micro_per_gpu") & V050_MP_OK,
+        explanation="dp = N/(TP*PP*CP); each data-parallel rank must get whole micro batches.",
+    ),
+)
 V050 = Pack(
     "0.5.0", "0.6.1",
+    drop=frozenset({"verl.rollout.ep_equals_tp_dp", "verl.rollout.pp_unsupported", "verl.rollout.replica_fits_nodes",
+                    "verl.vllm.dp_needs_tp_within_node"}),
+    fsdp=V050_DRIVER_FSDP,
+    megatron=V050_DRIVER_MEGATRON,
+    sources=V050_SOURCES,
     variables=(
         ("enforce_eager", f"{AR}.rollout.enforce_eager", "bool", True, False,
          "no CUDA graphs in rollout (verl 0.5 and older: on by default)"),
@@ -558,15 +621,47 @@ V050 = Pack(
         ("enable_chunked_prefill", f"{AR}.rollout.enable_chunked_prefill", "bool", False, False,
          "vLLM chunked prefill (verl 0.5 and older, Megatron trainer: off by default)"),
     ),
-    summary="0.6.1's rules (not re-read from 0.3-0.5) with the defaults of verl 0.4 and 0.5: rollout.enforce_eager "
-            "True (no CUDA graphs captured); with the Megatron trainer, rollout.enable_chunked_prefill False",
+    summary="0.6.1's rules with the defaults of verl 0.4 and 0.5: rollout.enforce_eager True (no CUDA graphs "
+            "captured); with the Megatron trainer, rollout.enable_chunked_prefill False. Re-read from 0.5.0: the "
+            "driver's checks are RayPPOTrainer._validate_config's, the step's batch checked dynamic batch or not (on "
+            "Megatron against dp * ppo_micro_batch_size_per_gpu, which must be set); no rollout expert, data or "
+            "pipeline parallel keys, so none of 0.6.1's rules on them",
 )
 # verl 0.3 computes the entropy in every actor update whatever actor.entropy_coeff (cost.py ENTROPY_ALWAYS, with the
 # sources); 0.4 only for a coefficient other than 0 (fsdp.entropy_in_loss)
+# 0.3.0.post1's wheel: no async mode (AgentLoopManager came in 0.4); the Megatron TransformerConfig built by
+# verl/utils/megatron_utils.py:convert_config in the model classes (verl/models/llama, qwen2 megatron) that
+# ActorRolloutRefWorker._build_model_optimizer makes; SGLang's context check in SGLangRollout.__init__; the log-prob
+# micro batches split by tensordict (DataParallelPPOActor.compute_log_prob: batch.split), not DataProto.split.
+# Its driver (RayPPOTrainer._validate_config) checks train_batch_size*rollout.n against the GPUs on both backends,
+# dynamic batch or not, and has no Megatron check of its own (dp * micro came in 0.4).
+V030_BATCH = Rule(
+    "verl.driver.batch_divisible_by_gpus",
+    divides(N, D["B_n"]),
+    "real_train_batch_size = train_batch_size*rollout.n = {train_batch_size}*{n} = {B_n} must be divisible by total "
+    "n_gpus = {N} (checked with dynamic batch too, on either backend)",
+    Stage.DRIVER, RAY_VALIDATE,
+    explanation="verl 0.3 asserts this before anything else, dynamic batch or not.",
+)
 V030 = Pack(
     "0.3.0", "0.5.0",
+    drop=frozenset({"verl.megatron.driver_micro_per_gpu_required", "verl.megatron.driver_gpus_divisible_by_model_parallel",
+                    "verl.megatron.driver_batch_divisible", V030_BATCH.id,  # the FSDP-only one: shared here
+                    "verl.step.batch_divisible_by_world"}),  # its dynamic-batch case: the driver's, as in 0.2
+    shared=(V030_BATCH,),
+    sources=(
+        ("verl/single_controller/base/megatron/worker.py:MegatronWorker._init_hf_config_and_tf_config",
+         "verl/utils/megatron_utils.py:convert_config, in the model classes of verl/models/*/megatron built by "
+         "verl/workers/megatron_workers.py:ActorRolloutRefWorker._build_model_optimizer"),
+        ("; async mode: verl/workers/rollout/sglang_rollout/async_sglang_server.py:AsyncSGLangServer.generate hands "
+         "the prompt to it", ""),
+        ("sglang_rollout.py:SGLangRollout._verify_config", "sglang_rollout.py:SGLangRollout.__init__"),
+        ("verl/protocol.py:DataProto.split (via verl/workers/actor/dp_actor.py:DataParallelPPOActor.compute_log_prob",
+         "tensordict TensorDict.split (via verl/workers/actor/dp_actor.py:DataParallelPPOActor.compute_log_prob"),
+    ),
     summary="0.5.0's (0.6.1's rules with rollout.enforce_eager True) with verl 0.3's actor update, which computes the "
-            "entropy (and keeps its graph) whatever actor.entropy_coeff",
+            "entropy (and keeps its graph) whatever actor.entropy_coeff, and its driver: train_batch_size*rollout.n "
+            "divisible by the GPUs on either backend, dynamic batch or not, and no Megatron driver checks",
 )
 
 PACKS = {p.version: p for p in (V080, V071, V061, V050, V030, V020, V010)}
