@@ -451,6 +451,13 @@ RAY_VALIDATE_SOURCES = (
     ("verl/workers/config/critic.py:FSDPCriticConfig.__post_init__", RAY_VALIDATE),
 )
 V02_ROLLOUT = "verl/workers/rollout/vllm_rollout/vllm_rollout.py:vLLMRollout.__init__"
+
+
+def driver_batch(message: str, release: str) -> Rule:
+    """RayPPOTrainer._validate_config's first check up to 0.5.0: train_batch_size*rollout.n against the GPUs, dynamic
+    batch or not (0.6's validate_config: only without it)."""
+    return Rule("verl.driver.batch_divisible_by_gpus", divides(N, D["B_n"]), message, Stage.DRIVER, RAY_VALIDATE,
+                explanation=f"verl {release} asserts this before anything else, dynamic batch or not.")
 V020 = Pack(
     "0.2.0", "0.6.1",
     drop=frozenset({
@@ -495,14 +502,8 @@ V020 = Pack(
         ),
     ),
     fsdp=(
-        Rule(
-            "verl.driver.batch_divisible_by_gpus",
-            divides(N, D["B_n"]),
-            "real_train_batch_size ({B_n}) must be divisible by total n_gpus ({N}): train_batch_size*rollout.n = "
-            "{train_batch_size}*{n}",
-            Stage.DRIVER, RAY_VALIDATE,
-            explanation="verl 0.2 asserts this before anything else, dynamic batch or not.",
-        ),
+        driver_batch("real_train_batch_size ({B_n}) must be divisible by total n_gpus ({N}): train_batch_size*rollout.n "
+                     "= {train_batch_size}*{n}", "0.2"),
     ),
     derived=(
         # the critic worker divides the critic mini batch by the GPUs without multiplying it by rollout.n
@@ -572,14 +573,8 @@ V050_SOURCES = (
 # Megatron against dp * actor.ppo_micro_batch_size_per_gpu (a None there is a TypeError, dynamic batch or not)
 V050_MP_OK = divides(M["mp"], N)
 V050_DRIVER_FSDP = (
-    Rule(
-        "verl.driver.batch_divisible_by_gpus",
-        divides(N, D["B_n"]),
-        "real_train_batch_size = train_batch_size*rollout.n = {train_batch_size}*{n} = {B_n} is not divisible by "
-        "the minimal possible batch size, n_gpus = {N} (checked with dynamic batch too)",
-        Stage.DRIVER, RAY_VALIDATE,
-        explanation="verl 0.4-0.5 assert this before anything else, dynamic batch or not.",
-    ),
+    driver_batch("real_train_batch_size = train_batch_size*rollout.n = {train_batch_size}*{n} = {B_n} is not "
+                 "divisible by the minimal possible batch size, n_gpus = {N} (checked with dynamic batch too)", "0.4-0.5"),
 )
 V050_DRIVER_MEGATRON = (
     Rule(
@@ -635,14 +630,8 @@ V050 = Pack(
 # micro batches split by tensordict (DataParallelPPOActor.compute_log_prob: batch.split), not DataProto.split.
 # Its driver (RayPPOTrainer._validate_config) checks train_batch_size*rollout.n against the GPUs on both backends,
 # dynamic batch or not, and has no Megatron check of its own (dp * micro came in 0.4).
-V030_BATCH = Rule(
-    "verl.driver.batch_divisible_by_gpus",
-    divides(N, D["B_n"]),
-    "real_train_batch_size = train_batch_size*rollout.n = {train_batch_size}*{n} = {B_n} must be divisible by total "
-    "n_gpus = {N} (checked with dynamic batch too, on either backend)",
-    Stage.DRIVER, RAY_VALIDATE,
-    explanation="verl 0.3 asserts this before anything else, dynamic batch or not.",
-)
+V030_BATCH = driver_batch("real_train_batch_size = train_batch_size*rollout.n = {train_batch_size}*{n} = {B_n} must be "
+                          "divisible by total n_gpus = {N} (checked with dynamic batch too, on either backend)", "0.3")
 V030 = Pack(
     "0.3.0", "0.5.0",
     drop=frozenset({"verl.megatron.driver_micro_per_gpu_required", "verl.megatron.driver_gpus_divisible_by_model_parallel",
