@@ -339,15 +339,17 @@ def test_pack_0_7_5_checks_what_its_train_ppo_ray_checks_on_issue_1013():
 
 
 def test_releases_sort_by_their_numbers():
-    """One sort key for releases (frameworks/base.py version_key), used by the dating of verl, TRL and OpenRLHF and
-    by explain: 0.10.4 after 0.9.10, a post release with its release; each folder lists its packs newest first."""
-    from rlbatch_solver.frameworks.base import version_key
+    """One reading of a release as numbers (release_numbers.py), used by the dating of verl, TRL and OpenRLHF, by
+    explain and for the DeepSpeed and vLLM releases the cost model compares: 0.10.4 after 0.9.10, a post release
+    with its release; each folder lists its packs newest first."""
     from rlbatch_solver.frameworks.trl import versions as trl_versions
     from rlbatch_solver.frameworks.verl import versions as verl_versions
+    from rlbatch_solver.release_numbers import release_numbers
 
-    assert version_key("0.10.4") > version_key("0.9.10") and version_key("0.2.0.post2") == (0, 2, 0)
+    assert release_numbers("0.10.4") > release_numbers("0.9.10") and release_numbers("0.2.0.post2") == (0, 2, 0)
+    assert release_numbers("0.16.4") == (0, 16, 4) and release_numbers("0.8.5.post1") == (0, 8, 5)
     for module in (versions, trl_versions, verl_versions):
-        assert list(module.VERSIONS) == sorted(module.VERSIONS, key=version_key, reverse=True), module.NAME
+        assert list(module.VERSIONS) == sorted(module.VERSIONS, key=release_numbers, reverse=True), module.NAME
 
 
 def _measured(name):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..frameworks import get_framework
-from ..frameworks.base import version_key
+from ..release_numbers import release_numbers
 from ..frameworks.key_names import UnknownKey, refused_in_message, refused_keys
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .check import CheckReport, check
@@ -92,7 +92,7 @@ def explain(
         fw = get_framework(framework or pattern.framework)
         if pattern.versions and not fw.pinned and fw.version not in pattern.versions:
             # a message only some versions print: their rules (verl's legacy workers, 0.6's sync rollout)
-            newest = max(pattern.versions, key=version_key)
+            newest = max(pattern.versions, key=release_numbers)
             fw = get_framework(f"{fw.name}=={newest}")
             checked_as = f"{fw.name}=={newest}"
             note = (f"this message is printed by {fw.name} {', '.join(pattern.versions)} (not {NEWEST_NOTE}): "

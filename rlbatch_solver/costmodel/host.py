@@ -101,16 +101,6 @@ DS_PIN_MEMORY_DEFAULT_TRUE_FROM = (0, 19, 5)
 DS_READ_AT = (0, 16, 4)
 
 
-def release_tuple(version: str) -> tuple[int, ...]:
-    """"0.16.4" -> (0, 16, 4) (a part that is not a number ends it)."""
-    out: list[int] = []
-    for part in version.split(".")[:3]:
-        if not part.isdigit():
-            break
-        out.append(int(part))
-    return tuple(out)
-
-
 @dataclass(frozen=True)
 class HostLayout:
     """What a framework whose model groups are processes of their own (OpenRLHF's Ray actors, one per model and GPU)

@@ -88,12 +88,6 @@ def resolve_release(text: str, releases: Any) -> tuple[str, str | None]:
     raise ValueError(v)
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    """A release's numbers, for sorting releases ("0.10.4" after "0.9.10"; a part that is not a number, such as a
-    "post1", is left out)."""
-    return tuple(int(x) for x in version.split(".") if x.isdigit())
-
-
 def attention_constants(model: ModelCard) -> dict[str, int]:
     """Rule variables the model card gives: attention heads and the position limit."""
     return {

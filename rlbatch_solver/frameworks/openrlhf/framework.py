@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
-from ...costmodel.host import release_tuple
+from ...release_numbers import release_numbers
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, Stage, Value
 from ...rules.ids import tie_rule
@@ -529,7 +529,7 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             "save_steps": _save_steps(flat), "save_clones_every_rank": release.save_clones_every_rank,
             # --deepspeed_enable_sleep also offloads the 16-bit gradient partitions on DeepSpeed 0.16.5 and later
             # (utils/deepspeed/deepspeed_utils.py offload_deepspeed_states, 0.7.5: OffloadStateTypeEnum.lp_grads)
-            "ds_sleep_lp_grads": release_tuple(release.deepspeed) >= (0, 16, 5),
+            "ds_sleep_lp_grads": release_numbers(release.deepspeed) >= (0, 16, 5),
             # the DeepSpeed its wheel pins, as major x 10000 + minor x 100 + patch: which ZeRO-Offload host buffers
             # that release allocates (host memory only, costmodel/host.py DS_*_FROM)
             "deepspeed_release": _release_number(release.deepspeed),
@@ -540,7 +540,7 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
 
 def _release_number(version: str) -> int:
     """"0.17.6" -> 1706 (major x 10000 + minor x 100 + patch)."""
-    parts = (list(release_tuple(version)) + [0, 0, 0])[:3]
+    parts = (list(release_numbers(version)) + [0, 0, 0])[:3]
     return parts[0] * 10000 + parts[1] * 100 + parts[2]
 
 

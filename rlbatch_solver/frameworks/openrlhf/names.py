@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from ..base import version_key
+from ...release_numbers import release_numbers
 from .release_flags import RELEASE_FLAGS
 
-NEWEST = max(RELEASE_FLAGS, key=version_key)
+NEWEST = max(RELEASE_FLAGS, key=release_numbers)
 
 # pre-0.10.2 underscore flag -> 0.11.2 dotted flag (same default and meaning; checked against both wheels)
 LEGACY_FLAGS: dict[str, str] = {

@@ -64,7 +64,7 @@ from typing import Iterable, Mapping
 from ...rules.base import Rule, RuleSet, Stage, is_set
 from ...rules.expr import divides
 from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
-from ..base import version_key
+from ...release_numbers import release_numbers
 from . import rules as R
 from .names import spelled
 from .release_flags import RELEASE_FLAGS
@@ -83,7 +83,7 @@ SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch
 
 def dotted_names(version: str) -> bool:
     """Whether the release's flags are the dotted names (0.10.2 renamed every flag, keeping no aliases)."""
-    return version_key(version) >= (0, 10, 2)
+    return release_numbers(version) >= (0, 10, 2)
 
 
 @dataclass(frozen=True)
@@ -126,18 +126,18 @@ class Release:
 
     @property
     def vllm_graphs_in_budget(self) -> bool:
-        return version_key(self.vllm) >= (0, 21)
+        return release_numbers(self.vllm) >= (0, 21)
 
     @property
     def vllm_v0_default(self) -> bool:
         """The pinned vLLM runs its V0 engine unless the environment says VLLM_USE_V1=1: V1 became the default in
         vLLM 0.8.0 (vllm/envs.py VLLM_USE_V1)."""
-        return version_key(self.vllm) < (0, 8)
+        return release_numbers(self.vllm) < (0, 8)
 
     @property
     def vllm_has_v0(self) -> bool:
         """The pinned vLLM still has the V0 engine that VLLM_USE_V1=0 selects (vLLM 0.11 removed it)."""
-        return version_key(self.vllm) < (0, 11)
+        return release_numbers(self.vllm) < (0, 11)
 
 
 # 0.7.5 to 0.10.4: --advantage_estimator's choices; dr_grpo is not among those asking n_samples_per_prompt > 1 before 0.11
@@ -523,18 +523,18 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
     if not dating:
         return None, "no flag of the config is specific to an OpenRLHF release"
     have = [v for v, f in RELEASE_FLAGS.items() if all(k in f for k in dating)]
-    known = ", ".join(sorted(RELEASE_FLAGS, key=version_key))
+    known = ", ".join(sorted(RELEASE_FLAGS, key=release_numbers))
     shown = ", ".join(dating[:6]) + (" ..." if len(dating) > 6 else "")
     if not have:
         lacks = {v: tuple(k for k in dating if k not in f) for v, f in RELEASE_FLAGS.items()}
         fewest = min(len(m) for m in lacks.values())
-        near = sorted((v for v, m in lacks.items() if len(m) == fewest), key=version_key, reverse=True)
+        near = sorted((v for v, m in lacks.items() if len(m) == fewest), key=release_numbers, reverse=True)
         groups: dict[tuple[str, ...], list[str]] = {}
         for v in near:
             groups.setdefault(lacks[v], []).append(v)
         nearest = "; ".join(f"{', '.join(vs)} (no {', '.join('--' + k for k in m)})" for m, vs in groups.items())
         return None, f"no release of those whose flags we know ({known}) has every flag it sets; nearest: {nearest}"
-    best = max(have, key=version_key)
+    best = max(have, key=release_numbers)
     if best not in VERSIONS:
         return None, (f"its flags ({shown}) are OpenRLHF {best}'s, the newest of the releases whose flags we know "
                       f"({known}) that has them all, and we do not follow its rules")

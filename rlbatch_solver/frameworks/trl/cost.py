@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ...costmodel.host import release_tuple
+from ...release_numbers import release_numbers
 from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
@@ -151,7 +151,7 @@ def _deepspeed_of_release(host_layout: Any, release: Release) -> Any:
 
     def layout(values: Mapping[str, Any]) -> Any:
         return dataclasses.replace(host_layout(values), ds_offload_pin_memory=None,
-                                   deepspeed=release_tuple(release.deepspeed))
+                                   deepspeed=release_numbers(release.deepspeed))
     return layout
 
 

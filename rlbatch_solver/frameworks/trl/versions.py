@@ -42,7 +42,7 @@ from typing import Iterable, Mapping
 from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
 from ...rules.expr import BoolVar, IntVar, divides
 from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
-from ..base import version_key
+from ...release_numbers import release_numbers
 from . import rules as R
 from .fields import GRPO_SCRIPT_OPTIONS
 from .release_fields import RELEASE_FIELDS
@@ -424,11 +424,11 @@ def _value_dated(flat: Mapping[str, object]) -> tuple[list[str], set[str]]:
     value = str(flat.get("scale_rewards", "")).strip().lower()
     if value in SCALE_REWARDS_WORDS:
         words.append(f"scale_rewards={value}")
-        allowed &= {v for v in RELEASE_FIELDS if version_key(v) >= (0, 22, 0)}
+        allowed &= {v for v in RELEASE_FIELDS if release_numbers(v) >= (0, 22, 0)}
     loss = str(flat.get("loss_type", "")).strip().lower()
     if loss in LOSS_TYPE_SINCE:
         words.append(f"loss_type={loss}")
-        allowed &= {v for v in RELEASE_FIELDS if version_key(v)[:2] >= LOSS_TYPE_SINCE[loss]}
+        allowed &= {v for v in RELEASE_FIELDS if release_numbers(v)[:2] >= LOSS_TYPE_SINCE[loss]}
     return words, allowed
 
 
@@ -447,9 +447,9 @@ def detect_release(flat: Mapping[str, object]) -> tuple[str | None, str]:
     if not dating and not words:
         return None, "no field of the config is specific to a TRL release"
     have = sorted((v for v, f in RELEASE_FIELDS.items() if v in allowed and all(k in f | OTHER_OPTIONS
-                                                                                for k in dating)), key=version_key)
+                                                                                for k in dating)), key=release_numbers)
     shown = ", ".join((dating + words)[:6]) + (" ..." if len(dating + words) > 6 else "")
-    first, last = min(RELEASE_FIELDS, key=version_key), max(RELEASE_FIELDS, key=version_key)
+    first, last = min(RELEASE_FIELDS, key=release_numbers), max(RELEASE_FIELDS, key=release_numbers)
     if not have:
         return None, f"its fields ({shown}) belong to no single TRL release from {first} to {last}"
     span = f"TRL {have[0]} to {have[-1]}" if len(have) > 1 else f"TRL {have[0]} only"

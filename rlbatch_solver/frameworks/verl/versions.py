@@ -33,7 +33,7 @@ from typing import Mapping
 from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
 from ...rules.expr import BoolVar, Const, IntVar, Table, divides, exactly_one, if_then_else, maximum
 from ...rules.packs import edit_derived, edit_rules, edit_variables, rule_changes
-from ..base import version_key
+from ...release_numbers import release_numbers
 from . import rules as R
 from . import rules_megatron as RM
 
@@ -874,7 +874,7 @@ RELEASES_OF = {"0.2.0": "0.1-0.2", "0.3.0": "0.3", "0.5.0": "0.4-0.5"}
 
 def _listed(versions: frozenset[str]) -> str:
     """The versions in words, oldest first: "verl 0.4-0.5 only" for keys of the releases before 0.6 alone."""
-    ordered = sorted(versions, key=version_key)
+    ordered = sorted(versions, key=release_numbers)
     if versions <= set(RELEASES_OF):
         return "verl " + ", ".join(RELEASES_OF[v] for v in ordered) + " only"
     return ", ".join(RELEASES_OF.get(v, v) for v in ordered)
@@ -907,5 +907,5 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
         return None, "no key of the config is specific to a verl version"
     if not candidates:
         return None, "its version-specific keys belong to no single version: " + said
-    best = max(candidates, key=version_key)
+    best = max(candidates, key=release_numbers)
     return best, "its keys " + said
