@@ -439,6 +439,11 @@ V061 = Pack(
 # verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._validate_config, the workers normalize in verl/workers/fsdp_workers.py.
 RAY_VALIDATE = "verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._validate_config"
 V02_ROLLOUT = "verl/workers/rollout/vllm_rollout/vllm_rollout.py:vLLMRollout.__init__"
+# the Megatron driver check real_train_batch_size % (megatron_dp * actor.ppo_micro_batch_size_per_gpu) first appears
+# in verl 0.4 (v0.4.1 verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._validate_config, minimal_bsz); 0.2 and 0.3.0.post1
+# check train*n against the GPUs only, and their megatron_workers.py ActorRolloutRefWorker.__init__ converts a global
+# actor.ppo_micro_batch_size into the per-GPU key (//= the data-parallel size), so it needs no per-GPU key
+NO_MEGATRON_MINIMAL_BSZ = ("verl.megatron.driver_micro_per_gpu_required", "verl.megatron.driver_batch_divisible")
 V020 = Pack(
     "0.2.0", "0.6.1",
     drop=frozenset({
@@ -451,6 +456,7 @@ V020 = Pack(
         "verl.rollout.ep_equals_tp_dp", "verl.rollout.pp_unsupported", "verl.rollout.replica_fits_nodes",
         "verl.vllm.dp_needs_tp_within_node", "verl.vllm.model_len_le_positions", "verl.vllm.prompt_fits_model_len",
         "verl.advice.async_modelled_for_0_9_only",
+        *NO_MEGATRON_MINIMAL_BSZ,
     }),
     shared=(
         Rule(
@@ -515,7 +521,7 @@ V020 = Pack(
             "mini <= train check), critic.ppo_micro_batch_size accepted alone (no yaml copy into the per-GPU key), "
             "the critic mini batch not multiplied by rollout.n, free_cache_engine needing enforce_eager (default "
             "True), and its bundled vLLM: KV cache from free memory, weights dropped after each rollout (the Megatron "
-            "backend's rules are 0.6.1's: not re-read from 0.2)",
+            "backend's rules are 0.6.1's less the driver's minimal-batch check of 0.4: not re-read from 0.2)",
 )
 
 # ---------------------------------------------------------------------------------------------- 0.1.0
@@ -565,8 +571,10 @@ V050 = Pack(
 # sources); 0.4 only for a coefficient other than 0 (fsdp.entropy_in_loss)
 V030 = Pack(
     "0.3.0", "0.5.0",
+    drop=frozenset(NO_MEGATRON_MINIMAL_BSZ),
     summary="0.5.0's (0.6.1's rules with rollout.enforce_eager True) with verl 0.3's actor update, which computes the "
-            "entropy (and keeps its graph) whatever actor.entropy_coeff",
+            "entropy (and keeps its graph) whatever actor.entropy_coeff, and without the Megatron driver's "
+            "minimal-batch check (0.4 on)",
 )
 
 PACKS = {p.version: p for p in (V080, V071, V061, V050, V030, V020, V010)}
