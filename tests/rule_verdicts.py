@@ -69,6 +69,7 @@ class Case:
 class Verdict:
     errors: tuple[str, ...]
     version: str  # the release the check judged it by
+    upgrade: tuple[str, ...] = ()  # the rules its `upgrade:` line names (what the newest release refuses)
 
     def agrees(self, case: Case) -> bool:
         return bool(self.errors) == (case.outcome == "died")
@@ -99,7 +100,8 @@ def verdict(case: Case, framework: str) -> Verdict:
     import rlbatch_solver as rb
 
     rep = rb.check(list(case.args), framework=framework, gpus=case.gpus, model=case.model)
-    return Verdict(tuple(sorted({v.rule for v in rep.errors if ".memory." not in v.rule})), rep.version)
+    upgrade = tuple(sorted({rule for rule, _ in rep.upgrade.fails})) if rep.upgrade else ()
+    return Verdict(tuple(sorted({v.rule for v in rep.errors if ".memory." not in v.rule})), rep.version, upgrade)
 
 
 def judge(case: Case) -> Result:
@@ -125,6 +127,10 @@ def scores(res: tuple[Result, ...] | None = None) -> dict[str, dict[str, int]]:
             "unnamed_rule": sum(r.unnamed.names_rule(r.case) for r in mine),
             "named": sum(r.named.agrees(r.case) for r in mine),
             "named_rule": sum(r.named.names_rule(r.case) for r in mine),
+            # runs that died, judged valid with no release named by an older release whose `upgrade:` line names
+            # the rule they died on (the source ran a newer release than its config was written for)
+            "upgrade_names_rule": sum(r.case.outcome == "died" and not r.unnamed.agrees(r.case)
+                                      and bool(set(r.case.rules) & set(r.unnamed.upgrade)) for r in mine),
         }
     return out
 
@@ -136,15 +142,22 @@ def _shown(v: Verdict) -> str:
 def table(res: tuple[Result, ...] | None = None) -> str:
     res = results() if res is None else res
     head = ("| framework | configs | died on a rule | no release named: verdict agrees | names the rule | "
-            "release named: verdict agrees | names the rule |\n|---|---|---|---|---|---|---|\n")
-    rows = [f"| {fam} | {s['cases']} | {s['died']} | {s['unnamed']} | {s['unnamed_rule']} | {s['named']} | "
-            f"{s['named_rule']} |" for fam, s in scores(res).items()]
+            "died, judged valid, its upgrade: line names the rule | release named: verdict agrees | names the rule |"
+            "\n|---|---|---|---|---|---|---|---|\n")
+    rows = [f"| {fam} | {s['cases']} | {s['died']} | {s['unnamed']} | {s['unnamed_rule']} | "
+            f"{s['upgrade_names_rule']} | {s['named']} | {s['named_rule']} |" for fam, s in scores(res).items()]
     case_head = ("| case | release it ran | outcome | no release named (judged as) | release named | source |\n"
                  "|---|---|---|---|---|---|\n")
     case_rows = []
     for r in sorted(res, key=lambda r: (r.case.family, r.case.outcome, r.case.name)):
         c = r.case
-        mark = lambda v: "" if v.names_rule(c) else (" **disagrees**" if not v.agrees(c) else " (another rule)")
+        def mark(v: Verdict) -> str:
+            if v.names_rule(c):
+                return ""
+            if v.agrees(c):
+                return " (another rule)"
+            return " **disagrees**" + (" (its upgrade: line names the rule)" if set(c.rules) & set(v.upgrade) else "")
+
         named = _shown(r.named) + mark(r.named) if c.pack else "(one rule set)"
         case_rows.append(f"| {c.name} | {c.framework} {c.release} | {c.outcome} | {_shown(r.unnamed)} "
                          f"({r.unnamed.version}){mark(r.unnamed)} | {named} | {c.source} |")
