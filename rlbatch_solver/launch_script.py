@@ -7,7 +7,8 @@ shell would do to the parts that matter and nothing more:
 - ``NAME=value`` lines (also ``export``/``readonly``/``local``/``declare``) recorded, bash arrays ``NAME=( ... )``
   (over several lines, as slime's scripts group their arguments) recorded as their words, and
   ``$NAME``, ``${NAME}``, ``${NAME:-default}``, ``${NAME:=default}``, ``${NAME-default}`` and
-  ``$((arithmetic))`` of known integers expanded where they are used (``${NAME[@]}`` as the array's words) (never inside single quotes; a single
+  ``$((arithmetic))`` of known integers expanded where they are used (``${1:-default}``, a positional parameter,
+  as its default: the script is read as run without arguments) (``${NAME[@]}`` as the array's words) (never inside single quotes; a single
   quote inside double quotes is an ordinary character, as in bash: ``"['$DATA/a']"`` expands ``$DATA``);
 - the command that starts the framework found by its entry point, after any ``VAR=value``
   prefixes and launchers (``ray job submit ... --``, ``torchrun``, ``deepspeed``, ``python -m``,
@@ -34,8 +35,9 @@ from . import safe_input
 from .errors import InputError, shown
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
-# ${A}, ${A:-default} (the default may hold one level of ${B}: ${A:-"${HOME}/verl"}), $A
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])((?:[^{}]|\$\{[^{}]*\})*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+# ${A}, ${A:-default} (the default may hold one level of ${B}: ${A:-"${HOME}/verl"}), $A; ${1:-vllm}: a positional
+# parameter, never set in the script as read (no arguments), so its default
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(?:(:?[-=])((?:[^{}]|\$\{[^{}]*\})*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _ARITH = re.compile(r"\$\(\(((?:[^()]|\([^()]*\))*)\)\)")  # one level of inner parentheses: $(((a + b)))
 _SAFE_ARITH = re.compile(r"^[0-9+\-*/%() ]+$")
 _MAX_ARITH = 256  # characters of one $((expression)) with its variables in: a script's arithmetic is short

@@ -1,7 +1,7 @@
 """The generated sections of the docs: a block between a begin and an end marker line that a script writes
 (``python tests/accuracy.py``, ``memory_corpus.py``, ``published.py``, ``verl_releases.py``, ``trl_releases.py``,
-``async_evidence.py``, ``python benchmarks/probe_report.py``) and a test compares with what the script would write
-today."""
+``rule_verdicts.py``, ``async_evidence.py``, ``python benchmarks/probe_report.py``) and a test compares with what the
+script would write today."""
 
 from __future__ import annotations
 

@@ -39,6 +39,15 @@ def test_continuations_comments_and_variables():
     assert "$@" not in s.args
 
 
+def test_a_positional_parameter_reads_as_its_default():
+    """verl v0.3.0.post1 examples/grpo_trainer/run_qwen2_5_vl-7b.sh: ``ENGINE=${1:-vllm}``, run with no arguments."""
+    s = parse_launch_script("ENGINE=${1:-vllm}\npython3 -m verl.trainer.main_ppo \\\n"
+                            "    actor_rollout_ref.rollout.name=$ENGINE data.train_batch_size=${2} $@\n")
+    assert "actor_rollout_ref.rollout.name=vllm" in s.args
+    assert not any(a.startswith("data.train_batch_size") for a in s.args)
+    assert any("$2" in n or "${2}" in n or "'2'" in n or " 2 " in n for n in s.notes), s.notes
+
+
 def test_env_prefix_and_launchers_give_the_gpu_count():
     s = parse_launch_script("CUDA_VISIBLE_DEVICES=0,1,2,3 ray job submit --address=http://x:8265 -- "
                             "python3 -m openrlhf.cli.train_ppo_ray --actor.num_gpus_per_node 4\n")

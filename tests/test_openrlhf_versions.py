@@ -338,6 +338,16 @@ def test_pack_0_7_5_checks_what_its_train_ppo_ray_checks_on_issue_1013():
             release.save_clones_every_rank) == ("0.8.5.post1", False, False, True)
 
 
+def test_0_10_4_takes_the_optimizer_flags_it_adds_in_a_loop():
+    """train_ppo_ray.py of 0.10.4 adds --{actor,critic}.adam.lr and its neighbours in a loop over the two models (the
+    v0.10.4 example examples/scripts/train_ppo_ray_hybrid_engine.sh passes --actor.adam.lr and --critic.adam.lr)."""
+    from rlbatch_solver.frameworks.openrlhf.release_flags import RELEASE_FLAGS
+
+    for who in ("actor", "critic"):
+        assert {f"{who}.adam.lr", f"{who}.max_norm", f"{who}.optim", f"{who}.lr_warmup_ratio"} <= RELEASE_FLAGS["0.10.4"]
+    assert "actor.adam.lr" not in RELEASE_FLAGS["0.9.10"]
+
+
 def test_releases_sort_by_their_numbers():
     """One reading of a release as numbers (release_numbers.py), used by the dating of verl, TRL and OpenRLHF, by
     explain and for the DeepSpeed and vLLM releases the cost model compares: 0.10.4 after 0.9.10, a post release

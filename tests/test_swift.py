@@ -106,6 +106,21 @@ def test_vllm_mode_without_use_vllm():
     assert rules_of(r) == {"swift.args.vllm_mode_needs_use_vllm"}
 
 
+def test_a_config_written_for_3_4_has_the_vllm_mode_that_release_decided():
+    """ms-swift 3.4.0 had no --vllm_mode: GRPOArguments._check_grpo ran vLLM colocated when the visible GPUs equal
+    num_infer_workers, else in "async mode" on GPUs of its own, and refused async_generate only when colocated
+    (examples/train/grpo/internal/full_vllm_qwenvl.sh at v3.4.0: 8 GPUs, 6 training ranks, async_generate)."""
+    legacy = ["NPROC_PER_NODE=6", "--rlhf_type", "grpo", "--use_vllm", "true", "--num_infer_workers", "2",
+              "--per_device_train_batch_size", "4", "--num_generations", "24", "--async_generate", "true"]
+    r = api.check(legacy, framework="swift", gpus=8)
+    assert r.valid, rules_of(r)
+    colocated = [t.replace("NPROC_PER_NODE=6", "NPROC_PER_NODE=8").replace("24", "16") for t in legacy]
+    colocated[colocated.index("--num_infer_workers") + 1] = "8"
+    assert rules_of(api.check(colocated, framework="swift", gpus=8)) == {"swift.args.async_generate_needs_server"}
+    stale = [t for t in legacy if t not in ("--num_infer_workers", "2")]  # no key dates it: 3.12's rule
+    assert "swift.args.vllm_mode_required" in rules_of(api.check(stale, framework="swift", gpus=8))
+
+
 def test_async_generate_needs_server():
     r = check({"NPROC_PER_NODE": 8, "use_vllm": True, "vllm_mode": "colocate", "async_generate": True})
     assert rules_of(r) == {"swift.args.async_generate_needs_server"}

@@ -59,3 +59,16 @@ def test_a_0_2x_config_is_judged_by_the_0_29_1_pack_with_its_own_fields():
     assert any("TRL 0.23.1 checks as 0.29.1 does" in n for n in old.notes), old.notes
     pinned = rb.check(flags, framework="trl==0.29.1", model="Qwen/Qwen2.5-1.5B-Instruct", gpu="a100-80gb")
     assert "trl.config.removed_fields" in {v.rule for v in pinned.errors}
+
+
+def test_a_named_release_a_neighbours_pack_judges_reads_its_own_fields():
+    """TRL's own examples/scripts/grpo_vlm.py at v0.23.1 (max_prompt_length, vllm_mode): --framework trl==0.23.1 is
+    checked with 0.29.1's pack (versions.RULES_OF) and 0.23.1's GRPOConfig fields, as when its fields date it; naming
+    0.29.1 itself refuses max_prompt_length (gone from its GRPOConfig)."""
+    flags = ["--num_processes", "8", "--max_prompt_length", "2048", "--max_completion_length", "1024", "--use_vllm",
+             "true", "--vllm_mode", "colocate", "--use_peft", "true"]
+    for named in ("0.23.1", "0.23.0", "0.23"):
+        rep = rb.check(flags, framework=f"trl=={named}", gpus=8)
+        assert rep.version == "0.29.1" and rep.valid, (named, [v.rule for v in rep.errors])
+        assert any(f"TRL {named} is checked with the rules of 0.29.1" in n for n in rep.notes), rep.notes
+    assert "trl.config.removed_fields" in {v.rule for v in rb.check(flags, framework="trl==0.29.1", gpus=8).errors}

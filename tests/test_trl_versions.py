@@ -124,6 +124,8 @@ def test_foreign_fields_of_1_16_are_exactly_the_removed_fields():
 @pytest.mark.parametrize("text, version, note", [
     ("0.14.0", "0.14.0", False), ("0.29.1", "0.29.1", False), ("0.29.0", "0.29.1", True), ("v0.14.0", "0.14.0", False),
     ("0.19", "0.19.1", True), ("0.16.0", "0.16.1", True),
+    # releases whose fields we know, judged by a neighbour's pack (RULES_OF), as when their fields date a config
+    ("0.20.0", "0.19.1", True), ("0.25", "0.29.1", True), ("1.0.0", "1.16.0", True),
 ])
 def test_resolve(text, version, note):
     got, why = resolve_release(text, TV)
@@ -131,7 +133,13 @@ def test_resolve(text, version, note):
     assert get_framework(f"trl=={text}").version == version
 
 
-@pytest.mark.parametrize("text", ["0.20.0", "0.25", "0.13.0", "1.15.0"])
+def test_a_named_release_reads_its_own_fields():
+    """--framework trl==0.25: 0.29.1's pack with 0.25.1's GRPOConfig fields (max_prompt_length still a field)."""
+    assert get_framework("trl==0.25").fields_version == "0.25.1"
+    assert get_framework("trl==0.29.1").fields_version == "0.29.1"
+
+
+@pytest.mark.parametrize("text", ["0.13.0", "1.15.0", "0.12"])
 def test_a_release_we_do_not_follow_is_refused(text):
     with pytest.raises(InputError):
         get_framework(f"trl=={text}")

@@ -140,6 +140,18 @@ def test_deprecated_global_micro_keys_run_on_the_legacy_workers():
     assert "verl.legacy.logprob_global_micro_covers_dp" in _ids(api.check(small, framework="verl==0.7.1"))
 
 
+@pytest.mark.parametrize("version,checked", [("0.1.0", False), ("0.2.0", False), ("0.3.0", False), ("0.5.0", True)])
+def test_the_megatron_driver_checks_the_minimal_batch_from_0_4_on(version, checked):
+    """verl v0.1 examples/ppo_trainer/run_deepseek_full_hh_rlhf.sh (Megatron, global micro batches): 0.2 and 0.3's
+    _validate_config has no minimal_bsz = megatron_dp * ppo_micro_batch_size_per_gpu (v0.4.1 ray_trainer.py has), and
+    their megatron_workers.py converts the global micro batch."""
+    cfg = ["trainer.n_gpus_per_node=8", "data.train_batch_size=512", f"{AR}.actor.ppo_mini_batch_size=128",
+           f"{AR}.actor.ppo_micro_batch_size=16", f"{AR}.rollout.log_prob_micro_batch_size=16",
+           f"{AR}.ref.log_prob_micro_batch_size=16", f"{AR}.rollout.tensor_model_parallel_size=4"]
+    found = _ids(api.check(cfg, framework=f"verl-megatron=={version}"))
+    assert ("verl.megatron.driver_micro_per_gpu_required" in found) == checked, found
+
+
 def test_0_6_1_checks_the_model_context_of_its_in_process_engine():
     cfg = FAQ[:-3] + [f"{AR}.actor.ppo_micro_batch_size_per_gpu=8", f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=8",
                       "data.max_prompt_length=2048", "data.max_response_length=4096", "algorithm.adv_estimator=grpo"]

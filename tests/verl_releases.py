@@ -41,6 +41,10 @@ UNDATED = {
         "megatron_workers.py builds the reference on the actor's parallel state (mpu.initialize_model_parallel with the "
         "actor's sizes), 0.9.1's engines refuse the mismatch (verl.megatron.ref_parallel_matches_actor); every key it "
         "sets is in 0.9.1's config",
+    "verl-megatron_388_qwen2_5_32b_ppo_4x8xh800":
+        "a Megatron PPO run of verl 0.2 (a post of 2025-02-26) with ppo_mini_batch_size 2 on 32 GPUs: 0.2's driver "
+        "checks train_batch_size*rollout.n against the GPUs only (the Megatron minimal-batch check came in 0.4), 0.9.1 "
+        "refuses a mini batch its data-parallel size does not divide; every key it sets is in 0.9.1's config",
 }
 
 @dataclass(frozen=True)

@@ -84,6 +84,9 @@ def resolve_release(text: str, releases: Any) -> tuple[str, str | None]:
     series = ".".join(parts[:2])
     if series in releases.SERIES and len(parts) >= 2 and all(x.isdigit() for x in parts):
         pack = releases.SERIES[series]
+        if pack.rsplit(".", 1)[0] != series:  # a series whose checks are another release's (trl versions.RULES_OF)
+            return pack, (f"{releases.NAME} {v} is checked with the rules of {pack}, whose checks the {series}.x "
+                          "releases share")
         return pack, f"{releases.NAME} {v} is checked with the rules of {pack}, the {series}.x release we follow"
     raise ValueError(v)
 
@@ -216,6 +219,11 @@ class Framework(ABC):
             except ValueError:
                 return None, None
         return (self.version, None) if text.strip().lstrip("v") == self.version else (None, None)
+
+    def with_named_release(self, named: str) -> "Framework":
+        """This framework, pinned to the pack of a release the user named, as that release reads a config (by default
+        the pack's own reading; TRL: the named release's GRPOConfig fields where a neighbour's pack judges it)."""
+        return self
 
     @classmethod
     def for_version(cls, version: str) -> "Framework":

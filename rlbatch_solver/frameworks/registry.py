@@ -49,7 +49,7 @@ def get_framework(name: str) -> Framework:
     if len(packs) > 1:  # a framework with rule packs per version (verl: frameworks/verl/versions.py)
         pack, note = fw.resolve_version(version)
         if pack is not None:
-            return _pinned(fw, key, pack, note)
+            return _pinned(fw, key, pack, note).with_named_release(version)
     if version.lstrip("v") != fw.version:
         known = ", ".join(packs)
         raise InputError(

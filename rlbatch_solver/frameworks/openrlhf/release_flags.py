@@ -89,6 +89,11 @@ CHANGES: dict[str, tuple[str, str]] = {
         "train.num_episodes train.partial_rollout_enable train.seed vllm.enable_prefix_caching "
         "vllm.enable_sleep vllm.enforce_eager vllm.gpu_memory_utilization vllm.num_engines vllm.sync_backend "
         "vllm.sync_with_ray vllm.tensor_parallel_size "
+        # the optimizer, scheduler and clip flags train_ppo_ray.py adds in a loop over ("actor", "critic")
+        # (parser.add_argument(f"--{prefix}.adam.lr", ...) and its neighbours)
+        + " ".join(f"{who}.{flag}" for who in ("actor", "critic") for flag in (
+            "optim muon.lr muon.momentum muon.ns_steps muon.nesterov muon.no_nesterov adam.lr adam.betas adam.eps "
+            "adam.weight_decay lr_scheduler lr_warmup_ratio min_lr_ratio max_norm").split()) + " "
     ),
               (
         "actor_init_on_gpu actor_learning_rate actor_num_gpus_per_node actor_num_nodes adam_betas "

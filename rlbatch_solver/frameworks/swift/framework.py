@@ -110,7 +110,10 @@ def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any]) -> 
     ranks + workers, TP 1). 3.1.1 (swift/trainers/rlhf_trainer/grpo_trainer.py ``GRPOTrainer.__init__``): one engine on
     ``vllm_device``, 'auto' = the GPU after the training ranks, shared only when one GPU is visible. The visible GPUs
     per node are --gpus over the nodes when given, else NPROC_PER_NODE. Read as a server-mode engine of
-    ``num_infer_workers`` GPUs (none of the training GPUs holds it), or as the colocated engine at that TP."""
+    ``num_infer_workers`` GPUs (none of the training GPUs holds it), or as the colocated engine at that TP. Either
+    way the release decided the mode (3.4.0 has no --vllm_mode), so the mode counts as given: the checks of a mode
+    (async_generate only in async mode: 3.4.0 ``_check_grpo`` "async_generate requires async mode") apply, 3.12's
+    "vllm_mode is required" does not."""
     if _present(flat.get("vllm_mode")) or not values.get("use_vllm") or not any(k in flat for k in LEGACY_VLLM_KEYS):
         return {}
     per_node, nodes = int(values.get("gpus_per_node") or 1), int(values.get("nnodes") or 1)
@@ -118,10 +121,14 @@ def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any]) -> 
     visible = int(cluster) // nodes if cluster else per_node
     workers = flag_int("num_infer_workers", flat.get("num_infer_workers", 1))
     if visible == workers or visible <= 1:
+        colocated: dict[str, Value] = {"vllm_mode_given": True, "vllm_server": False}
         if "vllm_tensor_parallel_size" in flat or "tensor_parallel_size" not in flat:
-            return {}
-        return {"vllm_tp": flag_int("tensor_parallel_size", flat["tensor_parallel_size"])}
-    return {"vllm_server": True, "server_tp": 1, "server_dp": max(1, workers)}
+            return colocated
+        return {**colocated, "vllm_tp": flag_int("tensor_parallel_size", flat["tensor_parallel_size"])}
+    # async mode: the trainer starts its num_infer_workers engines itself on the GPUs past the training ranks (3.4.0
+    # swift/trainers/rlhf_trainer/grpo_trainer.py), so there is no server host to give
+    return {"vllm_mode_given": True, "vllm_server": True, "server_host_given": True, "server_tp": 1,
+            "server_dp": max(1, workers)}
 
 
 def _present(value: Any) -> bool:

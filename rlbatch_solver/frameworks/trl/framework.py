@@ -272,6 +272,18 @@ class TrlFramework(SwiftFramework):
     def newest(self) -> bool:
         return self.version == versions.NEWEST
 
+    def with_named_release(self, named: str):
+        """A named release a neighbour's pack judges (versions.RULES_OF: TRL 0.23.1 checks as 0.29.1 does) reads a
+        config with its own GRPOConfig fields, as when its fields date the config (for_config)."""
+        release = versions.fields_release_of(named)
+        if release is None or release == self.version:
+            return self
+        import copy
+
+        fw = copy.copy(self)
+        fw.fields_release = release
+        return fw
+
     def for_config(self, flat: Mapping[str, Any]):
         """The release a pasted config's fields date it to (fields only some releases' GRPOConfig has), unless the user
         named one; the newest we follow when nothing dates it."""

@@ -411,6 +411,17 @@ RULES_OF = {
     "1.0.0": NEWEST,
 }
 assert set(RULES_OF) == set(RELEASE_FIELDS), "every release whose fields we know is judged by one pack"
+# a minor series whose fields we know but a neighbour's pack judges ("0.23" -> "0.23.1", checked as 0.29.1): naming
+# any of its releases (--framework trl==0.23.0) resolves to that pack (base.resolve_release) with the series' fields
+FIELDS_OF_SERIES = {v.rsplit(".", 1)[0]: v for v in RULES_OF}
+SERIES.update({series: RULES_OF[v] for series, v in FIELDS_OF_SERIES.items() if series not in SERIES})
+
+
+def fields_release_of(named: str) -> str | None:
+    """The release whose GRPOConfig fields a release the user names has (release_fields.py): itself, or its series'
+    listed release; None when we know no release of its series."""
+    v = named.strip().lstrip("v").partition(".post")[0]
+    return v if v in RULES_OF else FIELDS_OF_SERIES.get(".".join(v.split(".")[:2]))
 
 # values only some releases take (trl/trainer/grpo_config.py of each wheel): scale_rewards became a string ("group",
 # "batch", "none") in 0.22 (a bool before); loss_type's values by the first minor release whose GRPOConfig names them

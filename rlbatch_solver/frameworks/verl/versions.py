@@ -458,6 +458,11 @@ def driver_batch(message: str, release: str) -> Rule:
     batch or not (0.6's validate_config: only without it)."""
     return Rule("verl.driver.batch_divisible_by_gpus", divides(N, D["B_n"]), message, Stage.DRIVER, RAY_VALIDATE,
                 explanation=f"verl {release} asserts this before anything else, dynamic batch or not.")
+# the Megatron driver check real_train_batch_size % (megatron_dp * actor.ppo_micro_batch_size_per_gpu) first appears
+# in verl 0.4 (v0.4.1 verl/trainer/ppo/ray_trainer.py:RayPPOTrainer._validate_config, minimal_bsz); 0.2 and 0.3.0.post1
+# check train*n against the GPUs only, and their megatron_workers.py ActorRolloutRefWorker.__init__ converts a global
+# actor.ppo_micro_batch_size into the per-GPU key (//= the data-parallel size), so it needs no per-GPU key
+NO_MEGATRON_MINIMAL_BSZ = ("verl.megatron.driver_micro_per_gpu_required", "verl.megatron.driver_batch_divisible")
 V020 = Pack(
     "0.2.0", "0.6.1",
     drop=frozenset({
@@ -470,6 +475,7 @@ V020 = Pack(
         "verl.rollout.ep_equals_tp_dp", "verl.rollout.pp_unsupported", "verl.rollout.replica_fits_nodes",
         "verl.vllm.dp_needs_tp_within_node", "verl.vllm.model_len_le_positions", "verl.vllm.prompt_fits_model_len",
         "verl.advice.async_modelled_for_0_9_only",
+        *NO_MEGATRON_MINIMAL_BSZ,
     }),
     shared=(
         Rule(
@@ -519,7 +525,7 @@ V020 = Pack(
             "mini <= train check), critic.ppo_micro_batch_size accepted alone (no yaml copy into the per-GPU key), "
             "the critic mini batch not multiplied by rollout.n, free_cache_engine needing enforce_eager (default "
             "True), and its bundled vLLM: KV cache from free memory, weights dropped after each rollout (the Megatron "
-            "backend's rules are 0.6.1's: not re-read from 0.2)",
+            "backend's rules are 0.6.1's less the driver's minimal-batch check of 0.4: not re-read from 0.2)",
 )
 
 # ---------------------------------------------------------------------------------------------- 0.1.0
