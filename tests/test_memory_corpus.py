@@ -182,6 +182,8 @@ def test_a_gpu_record_is_unjudged_only_when_it_says_why_and_then_counts_neither_
     openrlhf = {"openrlhf_bench_llama2_7b_deepspeed_8xa800", "openrlhf_bench_codellama_34b_ray_vllm_8xa800",
                 *(f"openrlhf_readme_{m}_ppo_{g}xa800" for m, g in (("llama2_7b", 16), ("llama2_13b", 32),
                                                                     ("codellama_34b", 32), ("llama2_70b", 32)))}
+    # OpenRLHF reports run with the DeepSpeed launcher without Ray (#519, #858)
+    openrlhf |= {"openrlhf_519_llama3_8b_ppo_deepspeed_8xh100", "openrlhf_858_llama3_8b_ppo_deepspeed_4xa40"}
     assert set(marked) == swift | openrlhf
     assert all(r.case.unjudged and r.predicted_oom and r.peak_gib > 5 * r.limit_gib for n, r in marked.items()
                if n in swift)
