@@ -113,3 +113,37 @@ def test_reference_offload_counts_its_own_group_and_only_at_zero3():
     zero2 = _host(base + ["--zero_stage", "2", "--colocate_actor_ref"], gpus=16, host_mem_gib=None,
                   model="qwen2.5-7b", framework="openrlhf==0.6.2")
     assert zero2.steady.get(REF, 0.0) == 0.0
+
+
+def test_issue_360_the_critics_own_node_is_over_its_ram():
+    """OpenRLHF #360 (Qwen2-72B PPO on four 8-GPU nodes of 1 TB; actor and reference 2 x 8 colocated, critic and reward
+    8 colocated, two TP-4 engines; ZeRO-3 --adam_offload): the maintainer reads the host OOM in the log. The actor's
+    node holds 8 of the actor's 16 ranks (822 GiB of states, under 973 usable until the final save); the critic's
+    eight ranks fill a node of their own, each with an eighth of the critic's CPU Adam states: 1,599 GiB there, with
+    16 worker processes (critic and reward) 1,663, over the node's 973 usable. Priced on the actor's node alone, the
+    case was caught only by the end-of-training save."""
+    case = next(c for c in mc.cases() if c.name == "openrlhf_360_qwen2_72b_ppo_4x8gpu_1tb")
+    host = rb.check(case.args, framework=case.framework, gpus=case.gpus, model=case.model, gpu=mc.HOST_ONLY_GPU,
+                    host_mem_gib=case.host_mem_gib).host
+    critic_params = model_consts(load_model("qwen2.5-72b")).critic_params
+    per_rank = zero3_adam_offload_rank(critic_params / 8, grad_bytes=4)  # 0.4.0 accumulates gradients in fp32
+    assert abs(host.critic_node[CRITIC] - 8 * per_rank) < 1e-3 * host.critic_node[CRITIC]
+    assert host.when == "steady state on the critic's own node" and host.fits is False
+    assert sum(host.steady.values()) / GIB < host.limit_gib  # the actor's node alone is under the line
+
+
+def test_a_critic_on_the_actors_node_has_no_node_of_its_own():
+    """#332's 16 GPUs leave the critic a share of the actor's node and a node of its own (4 ranks, 1,188 GiB, under
+    the 1,520 usable: the save on the actor's node stays the peak); a one-node job (OpenRLHF's README Llama-2-7B on 8
+    A100s) has every group on the actor's node: no separate critic node."""
+    one_node = next(c for c in mc.cases() if c.name == "openrlhf_readme2024_llama2_7b_ray_ppo_8xa100")
+    host = rb.check(one_node.args, framework=one_node.framework, gpus=one_node.gpus, model=one_node.model,
+                    gpu=one_node.gpu).host
+    assert host.critic_node == {}
+    case = next(c for c in mc.cases() if c.name == "openrlhf_332_llama2_70b_ppo_2x8xa800")
+    host = rb.check(case.args, framework=case.framework, gpus=case.gpus, model=case.model, gpu=case.gpu,
+                    host_mem_gib=case.host_mem_gib).host
+    critic_params = model_consts(load_model("llama2-70b")).critic_params
+    got = host.critic_node[CRITIC]
+    assert abs(got - 4 * zero3_adam_offload_rank(critic_params / 4)) < 1e-3 * got
+    assert host.when == "checkpoint save"

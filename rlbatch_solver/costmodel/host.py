@@ -180,6 +180,10 @@ class HostLayout:
     # actor (verl's critic and reference share the actor's GPUs), else their own group's workers on this node
     critic_group: GroupOnNode | None = None
     ref_group: GroupOnNode | None = None
+    # a node the critic's group fills apart from the actor's (OpenRLHF's critic placement group off the actor's node):
+    # its workers there, and the GPU worker processes per critic GPU (2 with the reward model on the critic's GPUs)
+    critic_node: GroupOnNode | None = None
+    critic_node_processes: float = 1.0
 
 
 @dataclass
@@ -194,10 +198,12 @@ class HostReport:
     steady: dict[str, float] = field(default_factory=dict)
     first_sync: dict[str, float] = field(default_factory=dict)  # a LoRA actor's first weight sync (empty: none)
     save: dict[str, float] = field(default_factory=dict)  # a checkpoint save (empty: the config saves none)
+    # the node of a critic with GPUs of its own, beside the actor's node (empty: none): what its workers alone hold
+    critic_node: dict[str, float] = field(default_factory=dict)
 
     def _states(self) -> dict[str, dict[str, float]]:
         return {"start-up": self.startup, "steady state": self.steady, "first LoRA weight sync": self.first_sync,
-                "checkpoint save": self.save}
+                "checkpoint save": self.save, "steady state on the critic's own node": self.critic_node}
 
     @property
     def peak_bytes(self) -> float:
@@ -510,6 +516,14 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
         critic_plan = update if critic is None else replace(update, shard_degree=max(1, critic.shards))
         steady[T_OFF_CRITIC] = (per_node if critic is None else critic.ranks) * _offloaded(
             critic_plan, True, update.critic_param_offload, update.critic_optimizer_offload, layout)
+    own = layout.critic_node
+    if update.need_critic and own is not None and own.ranks > 0:
+        # the critic's node holds at least its own workers and their offloaded states (a lower bound: whatever else
+        # Ray puts on that node is left out); its peak is compared with the same node RAM
+        own_plan = replace(update, shard_degree=max(1, own.shards))
+        rep.critic_node = {T_PROC: own.ranks * layout.critic_node_processes * HOST_PROCESS_BYTES,
+                           T_OFF_CRITIC: own.ranks * _offloaded(own_plan, True, update.critic_param_offload,
+                                                                update.critic_optimizer_offload, layout)}
     # DeepSpeed offloads parameters at ZeRO-3 only (its config docs: offload_param "Valid only with stage 3")
     ref_offloads = update.zero_stage >= 3 if update.trainer == "deepspeed" else True
     if update.need_ref and not update.ref_in_actor and update.ref_param_offload and ref_offloads:

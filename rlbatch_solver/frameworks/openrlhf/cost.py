@@ -300,13 +300,27 @@ def _group_on_node(v: Mapping[str, Value], g: str, colocated: bool, share: float
     """The critic's or the reference's workers on the actor's node and the ZeRO partitions of its states. On the
     actor's placement group (colocated): one per actor GPU of the node, partitioned over the actor's GPUs; else its
     own group's GPUs in the node's share (_node_groups), partitioned over its own GPUs (each group is a DeepSpeed
-    world of its own: trainer/ray/launcher.py PPORayActorGroup, one torch.distributed world per model: read at 0.3.8 and 0.6.2).
+    world of its own: trainer/ray/launcher.py PPORayActorGroup, one torch.distributed world per model: read at 0.3.8
+    and 0.6.2).
     A 70B critic on a node of its own adds none of its offloaded Adam states to the actor's node (OpenRLHF #198, the
     maintainer: actor and critic are scheduled onto two nodes, so each needs 840 GB)."""
     tp = max(1, int(v.get("ds_tp") or 1))
     if colocated:
         return GroupOnNode(float(v.get("actor_gpus_per_node") or 1), max(1, _group(v, "actor") // tp))
     return GroupOnNode(share * _group(v, g), max(1, _group(v, g) // tp))
+
+
+def _critic_node(v: Mapping[str, Value], colocated: bool, share: float, node_gpus: int) -> GroupOnNode | None:
+    """The node a critic with GPUs of its own fills when not all of the other groups fit on the actor's node: its
+    GPUs of one node, together (0.3.8: one bundle of ``critic_num_gpus_per_node`` GPUs per node, STRICT_SPREAD; 0.6.2:
+    one bundle per GPU, PACK onto as few nodes as Ray can: trainer/ray/launcher.py PPORayActorGroup._initiate_actors),
+    up to the node's GPUs. #198's maintainer: the 70B script's actor and critic 'should be scheduled onto two nodes,
+    so each node needs at least 840 GB' (translated). None when the critic is on the actor's GPUs or node."""
+    if not v.get("need_critic") or colocated or share >= 1.0:
+        return None
+    tp = max(1, int(v.get("ds_tp") or 1))
+    return GroupOnNode(float(min(int(v.get("critic_gpus_per_node") or 1), node_gpus)),
+                       max(1, _group(v, "critic") // tp))
 
 
 def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
@@ -356,6 +370,9 @@ def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
                       node_gpus=node_gpus, other_processes=others, other_startup_loads=other_loads,
                       engine_gpus_on_node=engines_on_node,
                       critic_group=_group_on_node(v, "critic", all_, share),
+                      critic_node=_critic_node(v, all_, share, node_gpus),
+                      critic_node_processes=1.0 + (bool(v.get("need_reward_model"))
+                                                   and bool(v.get("colocate_critic_reward"))),
                       ref_group=_group_on_node(v, "ref", all_ or bool(v.get("colocate_actor_ref")), share),
                       engines_built_at_load=True,
                       limit_share=int(v["ray_kill_permille"]) / 1000 if v.get("ray_kill_permille") else HOST_LIMIT_SHARE,
