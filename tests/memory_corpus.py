@@ -150,6 +150,10 @@ def judge(case: Case) -> Result:
         return Result(case, False, "error", "", 0.0, 0.0, error=str(err))
     if case.memory == "host":
         host = r.host
+        if case.unjudged:
+            # the source shows no config to price (the record's ``unjudged`` says why): listed, counted neither way
+            return Result(case, False, "unjudged", f"host ({host.when})", host.peak_gib, host.limit_gib or 0.0,
+                          unjudged=case.unjudged)
         if host.fits is None or (case.host_mem_gib is None and not case.gpu):
             # the node's RAM is unknown: neither the source's number nor a standard node of a named GPU type (the
             # stand-in GPU of a source that names none has no node to speak for): unjudged, not counted either way

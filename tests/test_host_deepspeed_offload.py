@@ -44,10 +44,11 @@ def test_zero2_adam_offload_is_the_pinned_master_and_grad_partitions_plus_pageab
 
 
 def test_zero3_adam_offload_issue_332_still_caught_with_the_allocated_buffers():
-    """OpenRLHF #332 (Llama-2-70B PPO, ZeRO-3 --adam_offload, actor and critic on 4 GPUs each of one 1.6 TB node,
+    """OpenRLHF #332 (Llama-2-70B PPO, ZeRO-3 --adam_offload, actor and critic on 4 GPUs each, two 1.6 TB nodes,
     killed for host memory): per rank the fp32 master (pageable at stage 3: stage3.py _create_fp32_partitions), the
     moments, the bf16 gradient partitions (one pinned buffer: 34.5 GB -> 64 GiB) and each 1e9-element sub-group's
-    fp32 gradient buffer (pinned: 4 GB -> 4 GiB). 2,639 GiB at the save (was 3,226) against 1,520 usable: caught."""
+    fp32 gradient buffer (pinned: 4 GB -> 4 GiB). 1,858 GiB at the save (3,226 before these buffers; 2,639 with all
+    four critic ranks on the actor's node: tests/test_host_placement.py) against 1,520 usable: caught."""
     case = _case("openrlhf_332_llama2_70b_ppo_2x8xa800")
     host = _host(case)
     n = model_consts(load_model("llama2-70b")).params / 4

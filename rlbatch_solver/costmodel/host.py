@@ -23,7 +23,7 @@ section 11.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from . import constants as C
@@ -102,6 +102,16 @@ DS_READ_AT = (0, 16, 4)
 
 
 @dataclass(frozen=True)
+class GroupOnNode:
+    """A trained or reference model whose GPUs are a group of their own (OpenRLHF's critic and reference without
+    colocation): its GPU workers on the node the estimate is for (a share of one where the flags leave open which node
+    Ray puts them on) and the ZeRO partitions its states are split into (its GPUs over DeepSpeed's TP)."""
+
+    ranks: float
+    shards: int
+
+
+@dataclass(frozen=True)
 class HostLayout:
     """What a framework whose model groups are processes of their own (OpenRLHF's Ray actors, one per model and GPU)
     runs on each of the actor's GPUs, beyond the actor's own worker: the default is one worker process per GPU that
@@ -156,6 +166,14 @@ class HostLayout:
     other_startup_loads: float = 0.0
     # the rollout engines' GPUs on this node (their swap space): None = as many as the actor's GPUs on the node
     engine_gpus_on_node: float | None = None
+    # where the critic's and the reference's offloaded states are: None = one worker per actor GPU, partitioned as the
+    # actor (verl's critic and reference share the actor's GPUs), else their own group's workers on this node
+    critic_group: GroupOnNode | None = None
+    ref_group: GroupOnNode | None = None
+    # a node the critic's group fills apart from the actor's (OpenRLHF's critic placement group off the actor's node):
+    # its workers there, and the GPU worker processes per critic GPU (2 with the reward model on the critic's GPUs)
+    critic_node: GroupOnNode | None = None
+    critic_node_processes: float = 1.0
 
 
 @dataclass
@@ -170,10 +188,12 @@ class HostReport:
     steady: dict[str, float] = field(default_factory=dict)
     first_sync: dict[str, float] = field(default_factory=dict)  # a LoRA actor's first weight sync (empty: none)
     save: dict[str, float] = field(default_factory=dict)  # a checkpoint save (empty: the config saves none)
+    # the node of a critic with GPUs of its own, beside the actor's node (empty: none): what its workers alone hold
+    critic_node: dict[str, float] = field(default_factory=dict)
 
     def _states(self) -> dict[str, dict[str, float]]:
         return {"start-up": self.startup, "steady state": self.steady, "first LoRA weight sync": self.first_sync,
-                "checkpoint save": self.save}
+                "checkpoint save": self.save, "steady state on the critic's own node": self.critic_node}
 
     @property
     def peak_bytes(self) -> float:
@@ -480,13 +500,28 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
     a_opt = bool(update.optimizer_offload) or bool(
         rollout.actor_optimizer_offload if rollout.actor_optimizer_offload is not None else rollout.optimizer_offload)
     steady[T_OFF_ACTOR] = per_node * _offloaded(update, False, a_param, a_opt, layout)
-    if update.need_critic:
-        steady[T_OFF_CRITIC] = per_node * _offloaded(update, True, update.critic_param_offload,
-                                                     update.critic_optimizer_offload, layout)
-    if update.need_ref and not update.ref_in_actor and update.ref_param_offload:
+    # a model on GPUs of its own counts only its workers on this node, each its own group's partition
+    critic, ref = layout.critic_group, layout.ref_group
+    if update.need_critic and (critic is None or critic.ranks > 0):
+        critic_plan = update if critic is None else replace(update, shard_degree=max(1, critic.shards))
+        steady[T_OFF_CRITIC] = (per_node if critic is None else critic.ranks) * _offloaded(
+            critic_plan, True, update.critic_param_offload, update.critic_optimizer_offload, layout)
+    own = layout.critic_node
+    if update.need_critic and own is not None and own.ranks > 0:
+        # the critic's node holds at least its own workers and their offloaded states (a lower bound: whatever else
+        # Ray puts on that node is left out); its peak is compared with the same node RAM
+        own_plan = replace(update, shard_degree=max(1, own.shards))
+        rep.critic_node = {T_PROC: own.ranks * layout.critic_node_processes * HOST_PROCESS_BYTES,
+                           T_OFF_CRITIC: own.ranks * _offloaded(own_plan, True, update.critic_param_offload,
+                                                                update.critic_optimizer_offload, layout)}
+    # DeepSpeed offloads parameters at ZeRO-3 only (its config docs: offload_param "Valid only with stage 3")
+    ref_offloads = update.zero_stage >= 3 if update.trainer == "deepspeed" else True
+    if update.need_ref and not update.ref_in_actor and update.ref_param_offload and ref_offloads:
         mc = model_consts(update.model)
         shard = max(1, update.shard_degree) if update.zero_stage >= 3 or update.trainer in ("fsdp", "mixed") else 1
-        steady[T_OFF_REF] = per_node * C.REF_PARAM_BYTES * mc.params / shard
+        if ref is not None:
+            shard = max(1, ref.shards)
+        steady[T_OFF_REF] = (per_node if ref is None else ref.ranks) * C.REF_PARAM_BYTES * mc.params / shard
     if update.ckpt_offload:  # Unsloth's use_gradient_checkpointing="unsloth": every layer's input in host RAM
         steady[T_CKPT] = per_node * offloaded_checkpoint_bytes(update)
     if rollout.engine_sleep_host_weights:

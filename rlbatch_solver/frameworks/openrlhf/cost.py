@@ -23,7 +23,8 @@ from ...costmodel.phase import Phase
 from ...catalog.gpus import GPU
 from ...catalog.models import ModelCard
 from ...costmodel import constants as C
-from ...costmodel.host import DS_READ_AT, HOST_LIMIT_SHARE, STANDARD_NODE_GPUS, VLLM_V0_SWAP_BYTES, HostLayout
+from ...costmodel.host import (DS_READ_AT, HOST_LIMIT_SHARE, STANDARD_NODE_GPUS, VLLM_V0_SWAP_BYTES, GroupOnNode,
+                              HostLayout)
 from ...costmodel.memory import model_consts
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
@@ -258,9 +259,10 @@ def _deepspeed_release(v: Mapping[str, Value]) -> tuple[int, ...]:
 
 
 def _node_groups(v: Mapping[str, Value], model: ModelCard, actor_gpus: int, engine_gpus: int,
-                 engines_colocated: bool) -> tuple[int, float, float, float]:
+                 engines_colocated: bool) -> tuple[int, float, float, float, float]:
     """The node the host estimate is for, beside the actor's GPUs: its GPUs, the GPU worker processes of the groups
-    with GPUs of their own on it, what those load on the CPU at start-up with the actor, and the engines' GPUs on it.
+    with GPUs of their own on it, what those load on the CPU at start-up with the actor, the engines' GPUs on it and
+    the share of each such group's GPUs that is on it.
     Each group is a Ray placement group of its own, one bundle per GPU, packed onto as few nodes as Ray can
     (trainer/ray/launcher.py PPORayActorGroup._initiate_actors ``placement_group(bundles, strategy="PACK")``,
     vllm_engine.py create_vllm_engines the same for all engines; read at 0.6.2): a job of at most one node's GPUs
@@ -291,7 +293,34 @@ def _node_groups(v: Mapping[str, Value], model: ModelCard, actor_gpus: int, engi
     share = (node_gpus - per_node) / other_gpus if other_gpus else 0.0
     engines_on_node = engines_own * share if engines_own else min(per_node, engine_gpus)
     return (node_gpus, share * sum(g * p for g, p, _ in groups), share * sum(g * b for g, _, b in groups),
-            engines_on_node)
+            engines_on_node, share)
+
+
+def _group_on_node(v: Mapping[str, Value], g: str, colocated: bool, share: float) -> GroupOnNode:
+    """The critic's or the reference's workers on the actor's node and the ZeRO partitions of its states. On the
+    actor's placement group (colocated): one per actor GPU of the node, partitioned over the actor's GPUs; else its
+    own group's GPUs in the node's share (_node_groups), partitioned over its own GPUs (each group is a DeepSpeed
+    world of its own: trainer/ray/launcher.py PPORayActorGroup, one torch.distributed world per model: read at 0.3.8
+    and 0.6.2).
+    A 70B critic on a node of its own adds none of its offloaded Adam states to the actor's node (OpenRLHF #198, the
+    maintainer: actor and critic are scheduled onto two nodes, so each needs 840 GB)."""
+    tp = max(1, int(v.get("ds_tp") or 1))
+    if colocated:
+        return GroupOnNode(float(v.get("actor_gpus_per_node") or 1), max(1, _group(v, "actor") // tp))
+    return GroupOnNode(share * _group(v, g), max(1, _group(v, g) // tp))
+
+
+def _critic_node(v: Mapping[str, Value], colocated: bool, share: float, node_gpus: int) -> GroupOnNode | None:
+    """The node a critic with GPUs of its own fills when not all of the other groups fit on the actor's node: its
+    GPUs of one node, together (0.3.8: one bundle of ``critic_num_gpus_per_node`` GPUs per node, STRICT_SPREAD; 0.6.2:
+    one bundle per GPU, PACK onto as few nodes as Ray can: trainer/ray/launcher.py PPORayActorGroup._initiate_actors),
+    up to the node's GPUs. #198's maintainer: the 70B script's actor and critic 'should be scheduled onto two nodes,
+    so each node needs at least 840 GB' (translated). None when the critic is on the actor's GPUs or node."""
+    if not v.get("need_critic") or colocated or share >= 1.0:
+        return None
+    tp = max(1, int(v.get("ds_tp") or 1))
+    return GroupOnNode(float(min(int(v.get("critic_gpus_per_node") or 1), node_gpus)),
+                       max(1, _group(v, "critic") // tp))
 
 
 def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
@@ -335,10 +364,16 @@ def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
     # train_ppo_ray.py creates the engines before it loads the models (their Ray actors build them meanwhile; with
     # --vllm_enable_sleep the driver waits for them first): the swap space is there at start-up
     swap = VLLM_V0_SWAP_BYTES if v.get("vllm_v0") and engine_gpus else 0.0
-    node_gpus, others, other_loads, engines_on_node = _node_groups(v, model, actor_gpus, engine_gpus, engines_here)
+    node_gpus, others, other_loads, engines_on_node, share = _node_groups(v, model, actor_gpus, engine_gpus,
+                                                                          engines_here)
     return HostLayout(processes_per_gpu=per_gpu, other_loads_per_gpu=loads, engine_swap_per_gpu=swap,
                       node_gpus=node_gpus, other_processes=others, other_startup_loads=other_loads,
                       engine_gpus_on_node=engines_on_node,
+                      critic_group=_group_on_node(v, "critic", all_, share),
+                      critic_node=_critic_node(v, all_, share, node_gpus),
+                      critic_node_processes=1.0 + (bool(v.get("need_reward_model"))
+                                                   and bool(v.get("colocate_critic_reward"))),
+                      ref_group=_group_on_node(v, "ref", all_ or bool(v.get("colocate_actor_ref")), share),
                       engines_built_at_load=True,
                       limit_share=int(v["ray_kill_permille"]) / 1000 if v.get("ray_kill_permille") else HOST_LIMIT_SHARE,
                       engines_asleep_at_load=bool(v.get("vllm_sleep")),
