@@ -457,14 +457,16 @@ def test_verl_padded_path_slices_its_logits_and_never_compiles_the_entropy():
     is eager (verl_F.entropy_from_logits, never the compiled one, in 0.1 to 0.9.1). The update held 28 B per logit on
     all 1,280 rows; it holds the bf16 logits on every row and the copy, its gradient (0.1: beside it) and the eager
     entropy's 24 B on the 1,024 response rows. verl 0.6.1 writes the cross-entropy's gradient into its copy, and
-    stays eager with use_torch_compile at its default."""
+    stays eager with use_torch_compile at its default. verl 0.1-0.3's reference pass computes the entropy as well."""
     c = _case("verl_tinyzero62_qwen2_5_1_5b_ppo_1xa100_80gb")
     vocab, micro, rows, resp = 151_936, 8, 256 + 1024, 1024
     logits_mib = lambda per_row, per_resp: micro * vocab * (per_row * rows + per_resp * resp) / 2**20  # noqa: E731
     mem = _check(c.name).memory
     assert mem.phases["actor_update"]["logits+entropy"] == pytest.approx(logits_mib(2, 2 + 2 + 24), abs=1)
-    # the no-grad old log-prob: the copy is freed before the eager entropy's 12 B temporaries
+    # the no-grad old log-prob: the copy is freed before the eager entropy's 12 B temporaries; verl 0.1-0.3 compute the
+    # entropy in the reference pass too (_forward_micro_batch returns it on every call), here 4 sequences a micro batch
     assert mem.phases["old_log_prob"]["logits+entropy"] == pytest.approx(logits_mib(2, 12), abs=1)
+    assert mem.phases["ref"]["logits+entropy"] == pytest.approx(logits_mib(2, 12) / 2, abs=1)
     packed = _check_args(c.name, c.args + ["actor_rollout_ref.model.use_remove_padding=True"]).memory
     assert packed.phases["actor_update"]["logits+entropy"] == pytest.approx(logits_mib(6, 0), abs=1)  # compiled
     later = rb_check(replace(c, args=c.args + ["actor_rollout_ref.actor.entropy_coeff=0.001"]), "verl==0.6.1").memory

@@ -1133,12 +1133,12 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         params = 0.0 if streamed or resident else _states(plan, mc, False)[0]
     else:
         params = 0.0 if offloaded else _ref_param_bytes(plan, mc)
-    logits = _logits_forward(plan, mc, tokens, entropy=False)
+    logits = _logits_forward(plan, mc, tokens, entropy=plan.ref_entropy)
     terms = {
         T_PARAMS: params,
         T_GATHER: _gather_bytes(plan, mc, backward=False),
         T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
-        T_LOGITS: logits,
+        (T_LOGITS_ENT if plan.ref_entropy else T_LOGITS): logits,
     }
     if plan.ref_beside_policy_graph:
         terms[T_POLICY_GRAPH] = _policy_graph_bytes(plan, mc, tokens)

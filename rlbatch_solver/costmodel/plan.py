@@ -162,6 +162,9 @@ class Plan:
     # flash-attn's cross_entropy_loss with its default inplace_backward=False).
     verl_padded_logprobs: str = ""
     ce_inplace_backward: bool = True
+    # the reference pass computes the entropy too, without grad (verl 0.1-0.3: DataParallelPPOActor._forward_micro_batch
+    # returns it on every call, the reference's compute_log_prob included)
+    ref_entropy: bool = False
     # The reference model's params live on the CPU (verl 0.9 forces CPUOffload for
     # forward-only engines: transformer_impl._build_fsdp_module).
     ref_param_offload: bool = True

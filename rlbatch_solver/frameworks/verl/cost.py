@@ -375,6 +375,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         verl_padded_logprobs="" if packed else "response" if version in LEGACY_WORKERS else "all",
         ce_inplace_backward=version not in CE_GRAD_BESIDE,
         entropy_in_update=version in ENTROPY_ALWAYS or bool(v.get("entropy_loss")),
+        ref_entropy=version in ENTROPY_ALWAYS,
         # the gradients are zeroed (freed) before every mini batch: one micro batch per mini batch starts its backward
         # without any (Plan.no_grads_at_backward)
         no_grads_at_backward=one_micro_per_mini_batch(v, phase, update_dp, train_micro, train_budget, sp),
