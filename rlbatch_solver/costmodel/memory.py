@@ -785,12 +785,10 @@ def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
         if plan.verl_padded_logprobs:
             # padded: the cross-entropy works on its own bf16 copy of its rows, with the gradient in place or beside
             base += rows * v * C.BF16 * (1 if plan.ce_inplace_backward else 2)
-            if not plan.entropy_in_update:
-                return base
-        else:
-            if not plan.entropy_in_update:
-                return base
+        elif plan.entropy_in_update:
             base += tokens * v * C.LOGITS_GRAD_BYTES_PER_LOGIT  # cross-entropy grad, not in place
+        if not plan.entropy_in_update:
+            return base
         if plan.entropy_chunking:
             return (base + rows * v * C.ENTROPY_CHUNKED_UPDATE_EXTRA_BYTES_PER_LOGIT
                     + min(rows, C.ENTROPY_CHUNK_ROWS) * v * C.ENTROPY_CHUNK_BYTES_PER_LOGIT)
