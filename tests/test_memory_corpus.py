@@ -462,6 +462,31 @@ def test_verl_from_0_4_computes_the_entropy_in_the_update_when_its_coefficient_i
     assert terms[1]["logits+entropy"] == pytest.approx(terms[0]["logits"] * 10 / 6, rel=0.01)
 
 
+def test_verl_padded_path_slices_its_logits_and_never_compiles_the_entropy():
+    """TinyZero #62 (verl 0.1 fork, Qwen2.5-1.5B PPO on one A100, micro batch 8 of 256 + 1,024 padded tokens): without
+    use_remove_padding verl's actor slices the logits to the response rows before its log-probs and entropy
+    (dp_actor.py _forward_micro_batch), flash-attn's cross-entropy copies that non-contiguous slice, and the entropy
+    is eager (verl_F.entropy_from_logits, never the compiled one, in 0.1 to 0.9.1). The update held 28 B per logit on
+    all 1,280 rows; it holds the bf16 logits on every row and the copy, its gradient (0.1: beside it) and the eager
+    entropy's 24 B on the 1,024 response rows. verl 0.6.1 writes the cross-entropy's gradient into its copy, and
+    stays eager with use_torch_compile at its default. verl 0.1-0.3's reference pass computes the entropy as well."""
+    c = _case("verl_tinyzero62_qwen2_5_1_5b_ppo_1xa100_80gb")
+    vocab, micro, rows, resp = 151_936, 8, 256 + 1024, 1024
+    logits_mib = lambda per_row, per_resp: micro * vocab * (per_row * rows + per_resp * resp) / 2**20  # noqa: E731
+    mem = _check(c.name).memory
+    assert mem.phases["actor_update"]["logits+entropy"] == pytest.approx(logits_mib(2, 2 + 2 + 24), abs=1)
+    # the no-grad old log-prob: the copy is freed before the eager entropy's 12 B temporaries; verl 0.1-0.3 compute the
+    # entropy in the reference pass too (_forward_micro_batch returns it on every call), here 4 sequences a micro batch
+    assert mem.phases["old_log_prob"]["logits+entropy"] == pytest.approx(logits_mib(2, 12), abs=1)
+    assert mem.phases["ref"]["logits+entropy"] == pytest.approx(logits_mib(2, 12) / 2, abs=1)
+    packed = _check_args(c.name, c.args + ["actor_rollout_ref.model.use_remove_padding=True"]).memory
+    assert packed.phases["actor_update"]["logits+entropy"] == pytest.approx(logits_mib(6, 0), abs=1)  # compiled
+    later = rb_check(replace(c, args=c.args + ["actor_rollout_ref.actor.entropy_coeff=0.001"]), "verl==0.6.1").memory
+    assert later.phases["actor_update"]["logits+entropy"] == pytest.approx(logits_mib(2, 2 + 24), abs=1)
+    # the 40 GB card of the same report stays out of memory
+    assert not _check("verl_tinyzero62_qwen2_5_1_5b_ppo_1xa100_40gb").memory.fits
+
+
 def test_lora_under_fsdp_gathers_its_frozen_units_without_their_gradient():
     """Under LoRA the base is frozen: FSDP gathers a unit for the input gradient in backward but reduce-scatters no
     gradient of it (torch fsdp _post_backward_hook runs for parameters that received one). The 14B LoRA run of verl's

@@ -702,6 +702,17 @@ def _logit_rows(plan: Plan, tokens: float) -> float:
     return tokens * max(1, plan.response_len) / _seq_len(plan)
 
 
+def _verl_logprob_rows(plan: Plan, tokens: float) -> float:
+    """verl FSDP: the logit rows its log-probs and entropy work on. The packed path (use_remove_padding) and the
+    engine's padded path ("all") use every token's; the legacy actor's padded path ("response") first slices the
+    logits to the response positions (verl 0.1 to 0.7.1 workers/actor/dp_actor.py
+    DataParallelPPOActor._forward_micro_batch, ``logits[:, -response_length - 1 : -1]``), so only those rows get the
+    cross-entropy's copy and the entropy's temporaries; the logits themselves hold every token's row."""
+    if plan.verl_padded_logprobs != "response":
+        return tokens
+    return tokens * max(1, plan.response_len) / _seq_len(plan)
+
+
 def fused_linear_cross_entropy_bytes(plan: Plan, mc: ModelConsts, tokens: float, update: bool) -> float:
     """verl's fused linear cross-entropy on Megatron ("megatron-fused", constants.py): per-token fp32 outputs and
     per-vocab-split partials in the forward; in the update's backward, the reused bf16 d_logits slice, d_hidden and
@@ -734,15 +745,18 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
         fwd, fwd_entropy, _, _ = C.LOGIT_BYTES[plan.logits_impl]
         return tokens * v * (fwd_entropy if entropy else fwd)
     if plan.logits_impl == "verl-fsdp":
-        # verl 0.9.1 FSDP engine (constants.py, docs/cost-model.md section 2)
+        # verl 0.9.1 FSDP engine (constants.py, docs/cost-model.md section 2); on the padded path the log-prob's
+        # copy of its rows, made and freed on the other side of the entropy (no grad: nothing saved)
         base = tokens * v * C.LOGITS_BF16_BYTES_PER_LOGIT
+        rows = _verl_logprob_rows(plan, tokens)
+        copy = rows * v * C.BF16 if plan.verl_padded_logprobs else 0.0
         if not entropy:
-            return base
+            return base + copy
         if plan.entropy_chunking:
-            return base + min(tokens, C.ENTROPY_CHUNK_ROWS) * v * C.ENTROPY_CHUNK_BYTES_PER_LOGIT
+            return base + max(copy, min(rows, C.ENTROPY_CHUNK_ROWS) * v * C.ENTROPY_CHUNK_BYTES_PER_LOGIT)
         extra = (C.ENTROPY_COMPILED_FWD_EXTRA_BYTES_PER_LOGIT if plan.use_torch_compile
                  else C.ENTROPY_EAGER_FWD_EXTRA_BYTES_PER_LOGIT)
-        return base + tokens * v * extra
+        return base + max(copy, rows * v * extra)
     if not entropy:
         return tokens * v * C.LOGITS_FWD_BYTES_PER_LOGIT
     if plan.entropy_chunking:
@@ -766,16 +780,21 @@ def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
         _, _, upd, upd_entropy = C.LOGIT_BYTES[plan.logits_impl]
         return tokens * v * (upd_entropy if plan.entropy_in_update else upd)
     if plan.logits_impl == "verl-fsdp":
-        base = tokens * v * C.LOGITS_BF16_BYTES_PER_LOGIT  # the gradient overwrites the logits
+        base = tokens * v * C.LOGITS_BF16_BYTES_PER_LOGIT  # packed: the gradient overwrites the logits
+        rows = _verl_logprob_rows(plan, tokens)
+        if plan.verl_padded_logprobs:
+            # padded: the cross-entropy works on its own bf16 copy of its rows, with the gradient in place or beside
+            base += rows * v * C.BF16 * (1 if plan.ce_inplace_backward else 2)
+        elif plan.entropy_in_update:
+            base += tokens * v * C.LOGITS_GRAD_BYTES_PER_LOGIT  # cross-entropy grad, not in place
         if not plan.entropy_in_update:
             return base
-        base += tokens * v * C.LOGITS_GRAD_BYTES_PER_LOGIT  # cross-entropy grad, not in place
         if plan.entropy_chunking:
-            return (base + tokens * v * C.ENTROPY_CHUNKED_UPDATE_EXTRA_BYTES_PER_LOGIT
-                    + min(tokens, C.ENTROPY_CHUNK_ROWS) * v * C.ENTROPY_CHUNK_BYTES_PER_LOGIT)
+            return (base + rows * v * C.ENTROPY_CHUNKED_UPDATE_EXTRA_BYTES_PER_LOGIT
+                    + min(rows, C.ENTROPY_CHUNK_ROWS) * v * C.ENTROPY_CHUNK_BYTES_PER_LOGIT)
         extra = (C.ENTROPY_COMPILED_UPDATE_EXTRA_BYTES_PER_LOGIT if plan.use_torch_compile
                  else C.ENTROPY_EAGER_UPDATE_EXTRA_BYTES_PER_LOGIT)
-        return base + tokens * v * extra  # entropy_checkpointing: same peak (constants.py)
+        return base + rows * v * extra  # entropy_checkpointing: same peak (constants.py)
     base = tokens * v * C.LOGITS_UPDATE_BYTES_PER_LOGIT
     if not plan.entropy_in_update:
         return base
@@ -1112,12 +1131,12 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         params = 0.0 if streamed or resident else _states(plan, mc, False)[0]
     else:
         params = 0.0 if offloaded else _ref_param_bytes(plan, mc)
-    logits = _logits_forward(plan, mc, tokens, entropy=False)
+    logits = _logits_forward(plan, mc, tokens, entropy=plan.ref_entropy)
     terms = {
         T_PARAMS: params,
         T_GATHER: _gather_bytes(plan, mc, backward=False),
         T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
-        T_LOGITS: logits,
+        (T_LOGITS_ENT if plan.ref_entropy else T_LOGITS): logits,
     }
     if plan.ref_beside_policy_graph:
         terms[T_POLICY_GRAPH] = _policy_graph_bytes(plan, mc, tokens)

@@ -153,6 +153,18 @@ class Plan:
     # verl actor_rollout_ref.actor.fsdp_config.use_torch_compile (default true): torch.compile
     # wraps the entropy function (FSDPEngine.__init__). Read only with logits_impl="verl-fsdp".
     use_torch_compile: bool = True
+    # verl FSDP with use_remove_padding off (logits_impl "verl-fsdp"): "" on the packed path; "response" where the
+    # legacy actor slices the logits to the response rows before its log-probs and entropy, "all" where the engine
+    # computes them on every row. Either way flash-attn's cross-entropy gets a contiguous bf16 copy of its rows (the
+    # legacy slice is not contiguous: logprobs_from_logits' reshape copies it; the engine concatenates the valid rows,
+    # verl 0.9.1 workers/engine/fsdp/transformer_impl.py prepare_model_outputs), whose gradient it writes in place
+    # (``ce_inplace_backward``: verl's logprobs_from_logits default from 0.4) or beside it (verl 0.1-0.3 call
+    # flash-attn's cross_entropy_loss with its default inplace_backward=False).
+    verl_padded_logprobs: str = ""
+    ce_inplace_backward: bool = True
+    # the reference pass computes the entropy too, without grad (verl 0.1-0.3: DataParallelPPOActor._forward_micro_batch
+    # returns it on every call, the reference's compute_log_prob included)
+    ref_entropy: bool = False
     # The reference model's params live on the CPU (verl 0.9 forces CPUOffload for
     # forward-only engines: transformer_impl._build_fsdp_module).
     ref_param_offload: bool = True

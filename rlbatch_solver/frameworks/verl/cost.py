@@ -223,6 +223,13 @@ ENTROPY_ALWAYS = frozenset({"0.1.0", "0.2.0", "0.3.0"})
 # MegatronPPOActor.forward_backward_batch loss_func: vocab_parallel_compute_entropy_loss), but compiles the entropy
 # whenever actor.use_torch_compile (default True; _forward_micro_batch's compute_entropy_from_logits), as later ones do
 ENTROPY_COMPILED_ON_RMPAD_ONLY = frozenset({"0.1.0", "0.2.0"})
+# The padded path (use_remove_padding off) never compiles the entropy, in any release: it calls
+# verl_F.entropy_from_logits itself (0.1 to 0.7.1 workers/actor/dp_actor.py _forward_micro_batch, "not using rmpad";
+# 0.9.1 workers/engine/fsdp/transformer_impl.py prepare_model_outputs, the same branch), whatever use_torch_compile.
+# flash-attn's cross-entropy writes its gradient beside its input in verl 0.1-0.3 (utils/torch_functional.py
+# logprobs_from_logits_flash_attn calls cross_entropy_loss with flash-attn's default inplace_backward=False); from
+# 0.4 verl's logprobs_from_logits defaults inplace_backward=True, which the padded path keeps.
+CE_GRAD_BESIDE = frozenset({"0.1.0", "0.2.0", "0.3.0"})
 # verl 0.1: the reference's FSDP module is built without CPUOffload (0.2.0.post2 forces CPUOffload(offload_params=True)
 # on it), so its bf16 params stay on the GPU beside every phase unless ref.fsdp_config.param_offload, which offloads
 # them between its passes and loads them for each (TinyZero's fork of verl verl/workers/fsdp_workers.py
@@ -332,6 +339,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
     critic = critic_batching(v, version)
     ref_on_gpu = version in REF_ON_GPU
+    packed = bool(v.get("remove_padding", True))
     if phase == Phase.REF:
         lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version)
         sp = int(v["ref_sp"])
@@ -362,9 +370,12 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         entropy_checkpointing=bool(v.get("entropy_checkpointing", False)),
         logits_impl="verl-fsdp",
         budget_capped_by_batch=True,
-        use_torch_compile=(bool(v.get("remove_padding")) if version in ENTROPY_COMPILED_ON_RMPAD_ONLY
-                           else bool(v.get("use_torch_compile", True))),
+        use_torch_compile=packed and (version in ENTROPY_COMPILED_ON_RMPAD_ONLY
+                                      or bool(v.get("use_torch_compile", True))),
+        verl_padded_logprobs="" if packed else "response" if version in LEGACY_WORKERS else "all",
+        ce_inplace_backward=version not in CE_GRAD_BESIDE,
         entropy_in_update=version in ENTROPY_ALWAYS or bool(v.get("entropy_loss")),
+        ref_entropy=version in ENTROPY_ALWAYS,
         # the gradients are zeroed (freed) before every mini batch: one micro batch per mini batch starts its backward
         # without any (Plan.no_grads_at_backward)
         no_grads_at_backward=one_micro_per_mini_batch(v, phase, update_dp, train_micro, train_budget, sp),
