@@ -49,6 +49,7 @@ def test_fix_keeps_the_train_batch_and_sets_the_mini_batches_rather_than_pad_mos
     r = fix(SIXTY)
     _keeps_sixty(r)
     assert r.proven and "each 10% of the step wasted" in r.counted and "data.train_batch_size" in r.counted
+    assert r.to_dict()["nearest_counts"] == r.counted
     out = run("fix", "--", *SIXTY)
     assert "proven nearest (counting as a change each 10% of the step wasted" in out.stdout, out.stdout
 

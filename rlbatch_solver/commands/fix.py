@@ -102,6 +102,7 @@ class FixReport:
             "rules_version": self.version,
             "status": self.status,
             "proven_nearest": self.proven,
+            "nearest_counts": self.counted,  # what "nearest" counts as changes besides the keys ("" when nothing)
             "valid_before": not self.before_violations,
             "violations_before": [v.to_dict() for v in self.before_violations],
             "changes": [{"key": k, "old": o, "new": n, "old_arg": args.get(k, ("", ""))[0],

@@ -150,11 +150,15 @@ def repair(
     minutes on verl's 25 free variables), so it is solved in two steps: the nearest repair that
     wastes nothing (the waste fixed at 0: no waste term), then any wasteful repair strictly
     cheaper than that, all costs counted (waste beyond the tolerance priced as keys, ``costs.waste_cost``).
-    Both proven: the cheaper of the two is the optimum.
+    Both proven: the cheaper of the two is the optimum. A valid ``current`` is its own repair, however much it
+    wastes (a config that runs needs no change; check warns about its padding).
     """
     ranks = ranks or {}
     references = references or {}
     deadline = deadline or Deadline(time_limit_s)
+    if min_changes == 0 and below is None and not ruleset.failing_errors(current):
+        return repair_result(ruleset, current, dict(current), candidate_cost(
+            ruleset, current, current, ranks, references, grows, held), "optimal", 0.0)
     model_rs, lazy = _lazy_split(ruleset)
     built = build_model(model_rs, domains)
     model = built.model
