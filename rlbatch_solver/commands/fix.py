@@ -279,7 +279,8 @@ def _beyond_keys(ruleset: RuleSet, values: Mapping[str, Value], candidate: Mappi
     from ..solver.costs import CHANGE_WEIGHT
     from ..solver.repair import changes_between
 
-    return _cost_of(ruleset, values, candidate, policy, refs) > CHANGE_WEIGHT * (len(changes_between(values, candidate)) + 1)
+    keys = len(changes_between(values, candidate))
+    return _cost_of(ruleset, values, candidate, policy, refs) > CHANGE_WEIGHT * (keys + 1)
 
 
 def _larger_than(ruleset: RuleSet, domains: Mapping[str, list[Value]], values: Mapping[str, Value],
@@ -595,7 +596,8 @@ def _counted(fw: Framework, policy: RepairPolicy, ruleset: RuleSet) -> str:
                      f"{WASTE_TOLERANCE_PERMILLE // 10}%")
     held = sorted(fw.native_key(n) for n in policy.algorithm_batch if n in policy.rules)
     if held:
-        parts.append(f"each doubling of {', '.join(held)} past {'one' if FREE_BATCH_DOUBLINGS == 1 else FREE_BATCH_DOUBLINGS}")
+        free = "one" if FREE_BATCH_DOUBLINGS == 1 else str(FREE_BATCH_DOUBLINGS)
+        parts.append(f"each doubling of {', '.join(held)} past {free}")
     return ("counting as a change " + " and ".join(parts)) if parts else ""
 
 

@@ -10,10 +10,12 @@ A repair's cost, in this order of importance:
    verl's ``data.train_batch_size``) beyond one doubling costs one change per further doubling (1 -> 64: five more).
    So a repair of four keys that pads 76% of the step (7.6 changes) loses to a clean one of six, and a repair that
    keeps the user's 60 prompts and mends the mini batch beats one that makes them 256. The tolerance is 10%: the
-   padded samples go through the log-prob and update phases only (the rollout generates the real prompts alone),
-   so 10% of them is a few percent of the step, less than the step time varies with the responses' lengths; and
-   it is the least padding some layouts cannot avoid without another parallel layout (60 prompts x 5 on 8 GPUs:
-   the mini batch is a multiple of 8, the step pads to 64 prompts, 6%). A move of the batch within a doubling
+   padded samples go through the log-prob and update phases only (the rollout generates the real prompts alone:
+   verl 0.9.1 trainer/ppo/v1/trainer_base.py _step_once pads in _balance_batch after "gen"), so 10% of them is
+   less than 10% of the step, by generation's share (61% of the step in verl's ReTool run, docs/async.md); and
+   it is above the
+   least padding some layouts cannot avoid without another parallel layout (60 prompts x 5 on 8 GPUs: the mini
+   batch is a multiple of 8, the step pads to 64 prompts, 6%). A move of the batch within a doubling
    (64 -> 60, 341 -> 352) is an ordinary change: halving or doubling the batch keeps the experiment;
 2. waste within the tolerance costs ``WASTE_BASE`` plus one doubling per percent, so between two repairs of the
    same size the one that makes the framework pad loses to one that moves a value further (the seed's FAQ config
