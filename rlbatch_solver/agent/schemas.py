@@ -126,7 +126,8 @@ CHECK = _out({"valid": BOOL, "framework": STR, "rules_version": STR, "violations
               "skipped_rules": {"type": "array", "items": _out({"rule": STR, "why": STR})}, "notes": STRS,
               "memory": OBJ, "host_memory": OBJ}, optional=("memory", "host_memory"))
 FIX = _out({
-    "framework": STR, "rules_version": STR, "status": STR, "proven_nearest": BOOL, "valid_before": BOOL,
+    "framework": STR, "rules_version": STR, "status": STR, "proven_nearest": BOOL, "nearest_counts": STR,
+    "valid_before": BOOL,
     "violations_before": VIOLATIONS,
     "changes": {"type": "array", "items": _out({"key": STR, "old": {}, "new": {}, "old_arg": STR, "new_arg": STR,
                                                 "satisfies": STRS, "headroom": STR})},

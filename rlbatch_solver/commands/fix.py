@@ -87,6 +87,9 @@ class FixReport:
     nearest_proven: bool = False
     # native key -> what a change made for memory headroom buys (the margin per tight phase) and why its value
     headroom: dict[str, str] = field(default_factory=dict)
+    # what the repair's cost counts as changes besides the changed keys, in words ("" when nothing): the objective
+    # "proven nearest" is proven for (solver/costs.py)
+    counted: str = ""
 
     @property
     def already_valid(self) -> bool:
@@ -99,6 +102,7 @@ class FixReport:
             "rules_version": self.version,
             "status": self.status,
             "proven_nearest": self.proven,
+            "nearest_counts": self.counted,  # what "nearest" counts as changes besides the keys ("" when nothing)
             "valid_before": not self.before_violations,
             "violations_before": [v.to_dict() for v in self.before_violations],
             "changes": [{"key": k, "old": o, "new": n, "old_arg": args.get(k, ("", ""))[0],
@@ -217,15 +221,17 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
     if regular is not None:
         wide = regular.filtered(wide, values)
     near = nearest_small_repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline,
-                                grows=policy.grows_memory, wide_domains=wide,
+                                grows=policy.grows_memory, held=policy.algorithm_batch, wide_domains=wide,
                                 rules_only=rules if spec is not None else None, wide_when_found=spec is None)
     from ..solver.repair import RepairResult, repair, repair_result
 
     extra = dict(method="direct", evaluated=near.evaluated)
     if near.solution is not None:
         status = "optimal" if near.complete else "feasible"
-        return Attempt(repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s, **extra),
-                       ruleset, domains, capacity)
+        found = repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s, **extra)
+        if near.beatable:  # its waste or its move of the algorithm's batch costs a key or more: a larger repair may
+            found = _larger_than(ruleset, domains, values, policy, refs, near, found, deadline)  # cost less
+        return Attempt(found, ruleset, domains, capacity)
     if not near.complete or deadline.expired():
         return Attempt(RepairResult(None, [], None, "unknown", near.wall_time_s, partial=near.partial,
                                     partial_broken=near.partial_broken, **extra), ruleset, domains, capacity)
@@ -236,12 +242,16 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
         from ..solver.nearest import greedy_repair
 
         greedy = greedy_repair(ruleset, domains, values, near.partial, capacity_mib=capacity, ranks=policy.ranks,
-                               references=refs, deadline=Deadline(deadline.share(0.3)), grows=policy.grows_memory)
+                               references=refs, deadline=Deadline(deadline.share(0.3)), grows=policy.grows_memory,
+                               held=policy.algorithm_batch)
     # with the greedy answer in hand, the exact search only tries to beat it: a bounded share, so that the
-    # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget
-    exact = Deadline(min(deadline.left(), max(0.5, 0.1 * deadline.left()))) if greedy is not None else deadline
+    # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget; half of
+    # what is left when that answer pads beyond the tolerance (its waste costs a key or more: a descent by memory
+    # and rules never moves the mini batches that would end it)
+    share = 0.5 if greedy is not None and _beyond_keys(ruleset, values, greedy, policy, refs) else 0.1
+    exact = Deadline(min(deadline.left(), max(0.5, share * deadline.left()))) if greedy is not None else deadline
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
-                 hint=greedy or near.partial, grows=policy.grows_memory)
+                 hint=greedy or near.partial, grows=policy.grows_memory, held=policy.algorithm_batch)
     res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
     if not near.wide_complete:  # a two-key repair off the grid was not ruled out in time: nothing is proven
         res.status = {"optimal": "feasible", "infeasible": "unknown"}.get(res.status, res.status)
@@ -259,7 +269,41 @@ def _cost_of(ruleset: RuleSet, values: Mapping[str, Value], candidate: Mapping[s
              refs: Mapping[str, int]) -> int:
     from ..solver.costs import candidate_cost
 
-    return candidate_cost(ruleset, values, candidate, policy.ranks, refs, policy.grows_memory)
+    return candidate_cost(ruleset, values, candidate, policy.ranks, refs, policy.grows_memory, policy.algorithm_batch)
+
+
+def _beyond_keys(ruleset: RuleSet, values: Mapping[str, Value], candidate: Mapping[str, Value], policy: RepairPolicy,
+                 refs: Mapping[str, int]) -> bool:
+    """``candidate`` costs a changed key or more beyond its own keys (waste beyond the tolerance, a far move of
+    the algorithm's batch): a repair of more keys may be nearer."""
+    from ..solver.costs import CHANGE_WEIGHT
+    from ..solver.repair import changes_between
+
+    keys = len(changes_between(values, candidate))
+    return _cost_of(ruleset, values, candidate, policy, refs) > CHANGE_WEIGHT * (keys + 1)
+
+
+def _larger_than(ruleset: RuleSet, domains: Mapping[str, list[Value]], values: Mapping[str, Value],
+                 policy: RepairPolicy, refs: Mapping[str, int], near, found: RepairResult, deadline: Deadline
+                 ) -> RepairResult:
+    """The direct search's repair (``found``), or a repair of more keys that costs less (``solver/costs.py``: a
+    one-key repair that pads most of the step loses to a clean one of three keys). CP-SAT looks for one, told
+    how few keys cannot work and what it must beat; "proven nearest" stays only when it proves none exists."""
+    from ..deadline import Deadline
+    from ..solver.repair import repair
+
+    res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs,
+                 deadline=Deadline(deadline.share(0.5)), min_changes=near.max_keys + 1, hint=near.solution,
+                 grows=policy.grows_memory, held=policy.algorithm_batch, below=near.cost)
+    if res.solution is not None:
+        res.method, res.evaluated = "cp-sat", near.evaluated
+        res.wall_time_s += found.wall_time_s
+        res.status = res.status if found.status == "optimal" else "feasible"
+        return res
+    if res.status != "infeasible":  # not ruled out in time: the direct search's repair, not proven nearest
+        found.status = "feasible"
+    found.wall_time_s += res.wall_time_s
+    return found
 
 
 def _diff(fw: Framework, changes: Sequence[Change], readers: Mapping[str, list[str]] | None = None):
@@ -538,7 +582,30 @@ def _report(job: _Job, res: RepairResult, ruleset: RuleSet) -> FixReport:
                        renamed=[u.key for u in job.unknown if u.refused and any(r[0] == u.suggestion
                                                                                  for r in job.renames)])
     report.method, report.evaluated = res.method, res.evaluated
+    report.counted = _counted(job.fw, job.policy, ruleset)
     return report
+
+
+def _counted(fw: Framework, policy: RepairPolicy, ruleset: RuleSet) -> str:
+    """What the repair's cost counts as changed keys besides the keys themselves (``solver/costs.py``), in words."""
+    from ..solver.costs import FREE_BATCH_DOUBLINGS, WASTE_NAME, WASTE_PERMILLE_PER_KEY, WASTE_TOLERANCE_PERMILLE
+
+    parts = []
+    if any(d.name == WASTE_NAME for d in ruleset.derived) and not _constant(ruleset, WASTE_NAME):
+        parts.append(f"each {WASTE_PERMILLE_PER_KEY // 10}% of the step wasted (padded, idle) past "
+                     f"{WASTE_TOLERANCE_PERMILLE // 10}%")
+    held = sorted(fw.native_key(n) for n in policy.algorithm_batch if n in policy.rules)
+    if held:
+        free = "one" if FREE_BATCH_DOUBLINGS == 1 else str(FREE_BATCH_DOUBLINGS)
+        parts.append(f"each doubling of {', '.join(held)} past {free}")
+    return ("counting as a change " + " and ".join(parts)) if parts else ""
+
+
+def _constant(ruleset: RuleSet, name: str) -> bool:
+    """The derived quantity ``name`` is a constant in this rule set (verl 0.8's waste: no padding, a failure)."""
+    from ..rules.expr import Const
+
+    return any(d.name == name and isinstance(d.expr, Const) for d in ruleset.derived)
 
 
 def _answered(report: FixReport, job: _Job, res: RepairResult, ruleset: RuleSet, capacity: dict[str, int]) -> None:
@@ -691,7 +758,8 @@ def _with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Val
             weighed.append(entry)  # as few keys as the nearest repair: taken as before, however far
             continue
         moved = changes_between(res.solution, sol)  # the step from the nearest repair, in its own distance
-        step_distance = total_cost(res.solution, sol, policy.ranks, refs, policy.grows_memory) - CHANGE_WEIGHT * len(moved)
+        step_distance = (total_cost(res.solution, sol, policy.ranks, refs, policy.grows_memory, policy.algorithm_batch)
+                         - CHANGE_WEIGHT * len(moved))
         (weighed if len(extra) <= 1 and step_distance <= HEADROOM_STEP_DOUBLINGS * DOUBLING else too_far).append(entry)
     shown = ", ".join(tight)
     if not weighed:

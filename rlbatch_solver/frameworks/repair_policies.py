@@ -50,6 +50,9 @@ class RepairPolicy:
     hardware: dict[str, str] = field(default_factory=dict)
     # algorithm settings: never changed by fix, named when they are part of a conflict
     algorithm: tuple[str, ...] = ()
+    # the algorithm's batch the user set, which fix may move: each doubling it moves beyond the first costs as a
+    # changed key (solver/costs.py), so a repair that keeps the user's batch wins at a cost of a key or two
+    algorithm_batch: frozenset[str] = frozenset()
     # response/sequence length variables a "shorter response" relaxation may lower
     lengths: tuple[str, ...] = ()
     # values memory grows with (vLLM's memory share, micro batches, token budgets): raising one costs a

@@ -2,14 +2,24 @@
 
 A repair's cost, in this order of importance:
 
-1. how many variables change (``CHANGE_WEIGHT`` each);
-2. the waste the repaired config makes the framework carry: samples it pads or
-   drops, in permille of the step (``waste_permille``, a derived quantity of the
-   framework's rules, e.g. verl's padding to whole mini batches). Any waste costs
-   ``WASTE_BASE`` plus one doubling per percent, so between two repairs of the
-   same size the one that makes the framework pad loses to one that moves a value
-   further (the seed's FAQ config is mended by its micro batch, not by a mini batch
-   that pads every step);
+1. how many variables change (``CHANGE_WEIGHT`` each), counting as changes two things an expert weighs like them:
+   the waste the repaired config makes the framework carry beyond ``WASTE_TOLERANCE_PERMILLE`` (samples it pads or
+   drops, in permille of the step: ``waste_permille``, a derived quantity of the framework's rules, e.g. verl's
+   padding to whole mini batches) costs one change per ``WASTE_PERMILLE_PER_KEY`` (each 10% of the step's samples
+   beyond the first 10%), and a move of the algorithm's batch the user set (the policy's ``algorithm_batch``,
+   verl's ``data.train_batch_size``) beyond one doubling costs one change per further doubling (1 -> 64: five more).
+   So a repair of four keys that pads 76% of the step (7.6 changes) loses to a clean one of six, and a repair that
+   keeps the user's 60 prompts and mends the mini batch beats one that makes them 256. The tolerance is 10%: the
+   padded samples go through the log-prob and update phases only (the rollout generates the real prompts alone:
+   verl 0.9.1 trainer/ppo/v1/trainer_base.py _step_once pads in _balance_batch after "gen"), so 10% of them is
+   less than 10% of the step, by generation's share (61% of the step in verl's ReTool run, docs/async.md); and
+   it is above the
+   least padding some layouts cannot avoid without another parallel layout (60 prompts x 5 on 8 GPUs: the mini
+   batch is a multiple of 8, the step pads to 64 prompts, 6%). A move of the batch within a doubling
+   (64 -> 60, 341 -> 352) is an ordinary change: halving or doubling the batch keeps the experiment;
+2. waste within the tolerance costs ``WASTE_BASE`` plus one doubling per percent, so between two repairs of the
+   same size the one that makes the framework pad loses to one that moves a value further (the seed's FAQ config
+   is mended by its micro batch, not by a mini batch that pads every step);
 3. how far each variable moves, ``|log2(new / old)|`` in hundredths (64 -> 66 is
    cheaper than 64 -> 32); raising a value that memory grows with (a micro batch,
    a token budget: the policy's ``grows_memory``) costs half a doubling more than
@@ -18,6 +28,7 @@ A repair's cost, in this order of importance:
 4. the framework's order of what to try first (``rank``, smaller first), so
    that among equally small changes the seeds' advice wins.
 
+"Proven nearest" is proven for this cost: the fewest changes so counted.
 No OR-Tools here: the direct search (``solver/nearest.py``) runs without it.
 """
 
@@ -28,7 +39,7 @@ from typing import Mapping
 
 from ..rules.base import RuleSet, Value
 
-CHANGE_WEIGHT = 1_000_000  # one more changed key always costs more than any distance and waste
+CHANGE_WEIGHT = 1_000_000  # one more changed key always costs more than any distance and waste within the tolerance
 DISTANCE_SCALE = 100  # hundredths of a doubling
 MAX_DISTANCE = 2_000  # 20 doublings: caps the distance term below CHANGE_WEIGHT / (keys * 10)
 RANK_WEIGHT = 1  # ranks are 0..9; distances are multiplied by 10 to leave room for them
@@ -38,6 +49,11 @@ WASTE_NAME = "waste_permille"  # the derived quantity a framework's rules may de
 WASTE_BASE = 3 * DOUBLING  # any padding or dropped samples: three doublings ...
 WASTE_PER_PERMILLE = DOUBLING // 10  # ... plus one doubling per percent of the step wasted
 UPWARD_EXTRA = DISTANCE_SCALE // 2  # raising a memory-bearing value: half a doubling more than lowering it
+WASTE_TOLERANCE_PERMILLE = 100  # waste up to 10% of the step is priced as a distance (item 2 above) ...
+WASTE_PERMILLE_PER_KEY = 100  # ... beyond it, each 10% of the step costs as one changed key
+WASTE_EXCESS_PER_PERMILLE = CHANGE_WEIGHT // WASTE_PERMILLE_PER_KEY
+FREE_BATCH_DOUBLINGS = 1  # the algorithm's batch moves this many doublings as an ordinary key; each further one
+# costs one more changed key
 
 
 def _distance(a: int, b: int) -> int:
@@ -53,12 +69,15 @@ def same_value(old: Value, new: Value) -> bool:
     return old == new and isinstance(old, bool) == isinstance(new, bool)
 
 
-def change_cost(old: Value, new: Value, rank: int = 0, reference: int | None = None, grows: bool = False) -> int:
+def change_cost(old: Value, new: Value, rank: int = 0, reference: int | None = None, grows: bool = False,
+                held: bool = False) -> int:
     """Cost of moving one variable from ``old`` to ``new`` (0 when unchanged).
 
     Setting a key that was unset costs one doubling plus the distance from
     ``reference`` (a related value the user did set, e.g. the actor's micro
     batch for the critic's), so the new value resembles the user's others.
+    ``held``: the variable is the algorithm's batch, whose every doubling beyond ``FREE_BATCH_DOUBLINGS`` costs
+    one changed key more.
     """
     if same_value(old, new):
         return 0
@@ -70,21 +89,31 @@ def change_cost(old: Value, new: Value, rank: int = 0, reference: int | None = N
     elif old is None:
         distance = DISTANCE_SCALE + (_distance(int(reference), int(new)) if reference else 0)
     else:
-        distance = _distance(int(old), int(new)) + (UPWARD_EXTRA if grows and int(new) > int(old) else 0)
+        moved = _distance(int(old), int(new))
+        distance = moved + (UPWARD_EXTRA if grows and int(new) > int(old) else 0)
+        if held:
+            return (CHANGE_WEIGHT + CHANGE_WEIGHT * max(0, moved - FREE_BATCH_DOUBLINGS * DISTANCE_SCALE)
+                    // DISTANCE_SCALE + 10 * distance + RANK_WEIGHT * rank)
     return CHANGE_WEIGHT + 10 * distance + RANK_WEIGHT * rank
 
 
 def waste_cost(permille: int) -> int:
     """Cost of a repaired config that makes the framework pad or drop ``permille`` of its samples."""
     permille = max(0, int(permille))
-    return 0 if permille == 0 else WASTE_BASE + WASTE_PER_PERMILLE * permille
+    if permille == 0:
+        return 0
+    return (WASTE_BASE + WASTE_PER_PERMILLE * permille
+            + WASTE_EXCESS_PER_PERMILLE * max(0, permille - WASTE_TOLERANCE_PERMILLE))
 
 
 def total_cost(current: Mapping[str, Value], candidate: Mapping[str, Value], ranks: Mapping[str, int],
-               references: Mapping[str, int] | None = None, grows: frozenset[str] = frozenset()) -> int:
-    """Change cost of ``candidate`` (no waste term): sum of ``change_cost`` over its variables."""
+               references: Mapping[str, int] | None = None, grows: frozenset[str] = frozenset(),
+               held: frozenset[str] = frozenset()) -> int:
+    """Change cost of ``candidate`` (no waste term): sum of ``change_cost`` over its variables (``held``: the
+    algorithm's batch, ``change_cost``)."""
     references = references or {}
-    return sum(change_cost(current.get(n), candidate[n], ranks.get(n, MAX_RANK), references.get(n), n in grows)
+    return sum(change_cost(current.get(n), candidate[n], ranks.get(n, MAX_RANK), references.get(n), n in grows,
+                           n in held)
                for n in candidate)
 
 
@@ -97,9 +126,10 @@ def waste_of(ruleset: RuleSet, values: Mapping[str, Value]) -> int:
 
 def candidate_cost(ruleset: RuleSet, current: Mapping[str, Value], candidate: Mapping[str, Value],
                    ranks: Mapping[str, int], references: Mapping[str, int] | None = None,
-                   grows: frozenset[str] = frozenset()) -> int:
+                   grows: frozenset[str] = frozenset(), held: frozenset[str] = frozenset()) -> int:
     """The full repair cost of ``candidate``: changes, distances, ranks and waste."""
-    return total_cost(current, candidate, ranks, references, grows) + waste_cost(waste_of(ruleset, candidate))
+    return total_cost(current, candidate, ranks, references, grows, held) + waste_cost(waste_of(ruleset, candidate))
+
 
 
 def reads_through(ruleset: RuleSet, rule) -> set[str]:

@@ -12,10 +12,11 @@ proven:
 * so a one-key repair changes a variable read by every broken rule, and in a
   two-key repair ``{a, b}`` the second key is read by every rule still broken
   after the first move (``a`` is the key listed first in the domains);
-* ``repair.total_cost`` puts the number of changed keys first, so the cheapest
-  one-key repair beats every two-key one, and once every one- and two-key move
-  has been evaluated (or bounded by the cheapest found) the best is the
-  nearest within the domains.
+* ``repair.total_cost`` puts the number of changed keys first (waste beyond the tolerance, and far moves of the
+  algorithm's batch, counted as keys: ``solver/costs.py``), so once every one- and two-key move has been
+  evaluated (or bounded by the cheapest found) the best is the nearest among them; a repair found costing less
+  than two keys beats every two-key one, and one costing less than three is the nearest of all (``fix`` asks
+  CP-SAT for a larger, cheaper one otherwise: ``NearestResult.beatable``).
 
 Every repair of one or two keys is first searched on ``fix``'s candidate grid, then bettered over wide domains
 (``repair_policies.direct_search_domains``: every integer from 1 to 8x each batch size), bounded by the grid's best:
@@ -57,6 +58,13 @@ class NearestResult:
     partial_broken: list[str] = field(default_factory=list)
     # the wide domains' one- and two-key moves were all evaluated or bounded (True without wide domains)
     wide_complete: bool = True
+    max_keys: int = 2  # the most keys a move searched changes
+
+    @property
+    def beatable(self) -> bool:
+        """A repair of more keys than were searched could cost less than the one found (its waste or its move of
+        the algorithm's batch counts as a key or more): it is the nearest only if none does."""
+        return self.cost is not None and self.keys >= 1 and self.cost > (self.max_keys + 1) * CHANGE_WEIGHT
 
 
 class _Evaluator:
@@ -108,6 +116,7 @@ def nearest_small_repair(
     deadline: Deadline | None = None,
     max_keys: int = 2,
     grows: frozenset[str] = frozenset(),
+    held: frozenset[str] = frozenset(),
     wide_domains: Mapping[str, Sequence[Value]] | None = None,
     wide_share: float = 0.3,
     rules_only: RuleSet | None = None,
@@ -127,7 +136,7 @@ def nearest_small_repair(
     every cheaper move's phases)."""
     start = time.monotonic()
     deadline = deadline or Deadline(10.0)
-    search = _Search(ruleset, current, ranks or {}, references or {}, grows, deadline)
+    search = _Search(ruleset, current, ranks or {}, references or {}, grows, deadline, held)
     if not search.broken0:
         return NearestResult(search.base, search.cost(search.base), 0, True, search.ev.count, time.monotonic() - start)
     best, keys, complete = search.run(domains, max_keys, None)
@@ -136,14 +145,14 @@ def nearest_small_repair(
         # bounded by the grid's best, the wide pass is short; with none, it may search long: a share of the time
         search.deadline = deadline if best is not None else Deadline(deadline.share(wide_share))
         search.screen = rules_only
-        wide_best, wide_keys, wide_complete = search.run(wide_domains, keys if best else max_keys, best)
+        wide_best, wide_keys, wide_complete = search.run(wide_domains, max_keys, best)
         search.deadline, search.screen = deadline, None
         if wide_best is not None and (best is None or wide_best[0] < best[0]):
             best, keys = wide_best, wide_keys
         if best is not None:  # found (on the grid or off it): proven only if the wide pass finished
             complete = wide_complete
     result = _result(best, keys if best else 0, complete, search.ev, start, search.partial)
-    result.wide_complete = wide_complete
+    result.wide_complete, result.max_keys = wide_complete, max_keys
     return result
 
 
@@ -152,8 +161,10 @@ class _Search:
     beat the best repair found (its change cost alone is a lower bound of its full cost)."""
 
     def __init__(self, ruleset: RuleSet, current: Mapping[str, Value], ranks: Mapping[str, int],
-                 references: Mapping[str, int], grows: frozenset[str], deadline: Deadline) -> None:
+                 references: Mapping[str, int], grows: frozenset[str], deadline: Deadline,
+                 held: frozenset[str] = frozenset()) -> None:
         self.ruleset, self.current, self.ranks, self.references, self.grows = ruleset, current, ranks, references, grows
+        self.held = held
         self.deadline = deadline
         self.ev = _Evaluator(ruleset, current)
         self.base = dict(current)
@@ -165,11 +176,11 @@ class _Search:
         self.screen: RuleSet | None = None
 
     def cost(self, values: Mapping[str, Value]) -> int:
-        return candidate_cost(self.ruleset, self.current, values, self.ranks, self.references, self.grows)
+        return candidate_cost(self.ruleset, self.current, values, self.ranks, self.references, self.grows, self.held)
 
     def move_cost(self, name: str, value: Value) -> int:
         return change_cost(self.current.get(name), value, self.ranks.get(name, MAX_RANK), self.references.get(name),
-                           name in self.grows)
+                           name in self.grows, name in self.held)
 
     def failing(self, changes: tuple) -> frozenset[str]:
         """Error rules ``changes`` leaves broken; the candidate breaking the fewest is kept (``partial``)."""
@@ -209,8 +220,8 @@ class _Search:
                 return best, keys, False
             if n in alone:
                 best, keys = self._better(((n, v),), best, keys)
-        if max_keys < 2 or (best is not None and keys == 1):
-            return best, keys, True
+        if max_keys < 2 or (best is not None and best[0] <= 2 * CHANGE_FLOOR):
+            return best, keys, True  # no pair costs less than two keys
         return self._pairs(names, moves, by_name, best, keys)
 
     def _pairs(self, names: list[str], moves: list, by_name: dict, best, keys: int):
@@ -276,6 +287,7 @@ def greedy_repair(
     references: Mapping[str, int] | None = None,
     deadline: Deadline | None = None,
     grows: frozenset[str] = frozenset(),
+    held: frozenset[str] = frozenset(),
 ) -> dict[str, Value] | None:
     """A valid config reached from ``start`` by moves of one key (or two, when the first breaks a rule the
     second mends: tied layouts such as verl's reference and actor Megatron sizes), each lowering (broken
@@ -304,7 +316,7 @@ def greedy_repair(
         return (len(other), over), other
 
     def cost(values: Mapping[str, Value]) -> int:
-        return candidate_cost(ruleset, current, values, ranks, references, grows)
+        return candidate_cost(ruleset, current, values, ranks, references, grows, held)
 
     here = dict(start)
     best, broken_here = score(here)

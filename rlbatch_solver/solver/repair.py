@@ -25,8 +25,8 @@ from ortools.sat.python import cp_model
 from ..deadline import Deadline
 from ..rules.base import UNSET_PLACEHOLDER, RuleKind, RuleSet, Value
 from .costs import (  # noqa: F401 - re-exported: the tests and api import them from here
-    CHANGE_WEIGHT, DISTANCE_SCALE, MAX_DISTANCE, MAX_RANK, RANK_WEIGHT, WASTE_BASE, WASTE_NAME, WASTE_PER_PERMILLE,
-    candidate_cost, change_cost, reads_through, same_value, total_cost, waste_cost,
+    CHANGE_WEIGHT, DISTANCE_SCALE, MAX_DISTANCE, MAX_RANK, RANK_WEIGHT, WASTE_BASE, WASTE_EXCESS_PER_PERMILLE,
+    WASTE_NAME, WASTE_PER_PERMILLE, WASTE_TOLERANCE_PERMILLE, candidate_cost, change_cost, reads_through, same_value, total_cost, waste_cost,
 )
 from .settings import new_solver
 from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, build_model
@@ -137,20 +137,28 @@ def repair(
     hint: Mapping[str, Value] | None = None,
     on_cut: Callable[[str], None] | None = None,
     grows: frozenset[str] = frozenset(),
+    held: frozenset[str] = frozenset(),
+    below: int | None = None,
 ) -> RepairResult:
     """The valid assignment of ``domains`` closest to ``current`` by ``costs.candidate_cost``.
 
     ``min_changes``: a lower bound on the changed keys already proven (the direct search found
-    no smaller repair), which prunes the search. ``deadline`` bounds every solve together.
+    no smaller repair), which prunes the search. ``deadline`` bounds every solve together. ``below``: only a
+    repair cheaper than this is sought (one already found costs that much); "infeasible" then says none is.
 
     Waste (padding) in the objective makes CP-SAT's bound weak (a solve of seconds became
     minutes on verl's 25 free variables), so it is solved in two steps: the nearest repair that
     wastes nothing (the waste fixed at 0: no waste term), then any wasteful repair strictly
-    cheaper than that, all costs counted. Both proven: the cheaper of the two is the optimum.
+    cheaper than that, all costs counted (waste beyond the tolerance priced as keys, ``costs.waste_cost``).
+    Both proven: the cheaper of the two is the optimum. A valid ``current`` is its own repair, however much it
+    wastes (a config that runs needs no change; check warns about its padding).
     """
     ranks = ranks or {}
     references = references or {}
     deadline = deadline or Deadline(time_limit_s)
+    if min_changes == 0 and below is None and not ruleset.failing_errors(current):
+        return repair_result(ruleset, current, dict(current), candidate_cost(
+            ruleset, current, current, ranks, references, grows, held), "optimal", 0.0)
     model_rs, lazy = _lazy_split(ruleset)
     built = build_model(model_rs, domains)
     model = built.model
@@ -160,8 +168,8 @@ def repair(
         cols, rows = _value_lits(built, name, values)
         if not cols:
             continue
-        per_value = [change_cost(current.get(name), v, ranks.get(name, MAX_RANK), references.get(name), name in grows)
-                     for v in values]
+        per_value = [change_cost(current.get(name), v, ranks.get(name, MAX_RANK), references.get(name), name in grows,
+                                 name in held) for v in values]
         cost = model.NewIntVar(0, max(per_value), f"chg_{name}")
         model.AddAllowedAssignments(cols + [cost], [r + (c,) for r, c in zip(rows, per_value)])
         changed = model.NewBoolVar(f"changed_{name}")  # the key count, stated apart: it propagates well
@@ -191,8 +199,18 @@ def repair(
         wasteful = model.Clone()
         wasteful.Add(waste[0] >= 1)
         stages = [clean, wasteful]
-        full_objective = changes_cost + WASTE_PER_PERMILLE * waste[0] + WASTE_BASE
+        # waste beyond the tolerance costs as keys: its excess, stated as the max it is
+        excess = wasteful.NewIntVar(0, max(0, waste[2] - WASTE_TOLERANCE_PERMILLE), "waste_excess")
+        wasteful.AddMaxEquality(excess, [waste[0] - WASTE_TOLERANCE_PERMILLE, 0])
+        full_objective = (changes_cost + WASTE_PER_PERMILLE * waste[0] + WASTE_BASE
+                          + WASTE_EXCESS_PER_PERMILLE * excess)
         wasteful.Minimize(full_objective)
+    if below is not None and costs:  # a repair costing this much is in hand: only a cheaper one is news
+        stages[0].Add(changes_cost <= below - 1)
+        stages[0].Add(sum(changed_keys) <= (below - 1) // CHANGE_WEIGHT)  # the same as a count: it prunes at once
+        if len(stages) > 1:
+            stages[1].Add(full_objective <= below - 1)
+            stages[1].Add(sum(changed_keys) <= (below - 1 - WASTE_BASE) // CHANGE_WEIGHT)
     best: tuple[int, dict[str, Value], str] | None = None
     wall, statuses = 0.0, []
     for i, stage in enumerate(stages):

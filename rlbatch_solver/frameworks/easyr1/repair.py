@@ -26,6 +26,7 @@ EASYR1 = RepairPolicy(
              "critic_exp_micro": "logprob_micro_per_gpu"},
     hardware={"gpus_per_node": "per_node", "nnodes": "count"},
     algorithm=("n",),
+    algorithm_batch=frozenset({"train_batch_size"}),  # data.rollout_batch_size: the prompts per step
     lengths=("max_response_length",),
     grows_memory=frozenset({"gmu_permille", "actor_micro_per_gpu", "logprob_micro_per_gpu", "critic_micro_per_gpu",
                             "critic_exp_micro"}),

@@ -30,6 +30,7 @@ OPENRLHF = RepairPolicy(
     unset_only=frozenset({"vllm_generate_batch_size"}),
     hardware={"actor_gpus_per_node": "per_node", "cluster_num_gpus": "count"},
     algorithm=("n",),
+    algorithm_batch=frozenset({"rollout_batch_size"}),  # rollout.batch_size: the prompts per rollout
     lengths=("max_new_tokens",),
     grows_memory=frozenset({"gmu_permille", "micro_train_batch_size", "micro_rollout_batch_size", "train_max_tokens"}),
     choices={"zero_stage": (0, 1, 2, 3)},

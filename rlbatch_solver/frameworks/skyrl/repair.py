@@ -19,6 +19,7 @@ SKYRL = RepairPolicy(
     anchors={"logprob_micro_per_gpu": "actor_micro_per_gpu", "ref_sp": "actor_sp", "critic_sp": "actor_sp"},
     hardware={"gpus_per_node": "per_node", "nnodes": "count"},
     algorithm=("n",),
+    algorithm_batch=frozenset({"train_batch_size"}),  # trainer.train_batch_size: the prompts per step
     lengths=("max_response_length",),
     grows_memory=frozenset({"gmu_permille", "actor_micro_per_gpu", "logprob_micro_per_gpu"}),
 )

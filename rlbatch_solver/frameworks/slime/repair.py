@@ -20,6 +20,7 @@ SLIME = RepairPolicy(
     permille=frozenset({"gmu_permille", "megatron_cpu_optimizer_permille"}),
     hardware={"actor_gpus_per_node": "per_node", "actor_nodes": "count", "rollout_gpus": "count"},
     algorithm=("n",),
+    algorithm_batch=frozenset({"train_batch_size"}),  # --rollout-batch-size: the prompts per rollout
     lengths=("max_response_length",),
     grows_memory=frozenset({"gmu_permille", "micro_batch_size", "max_tokens_per_gpu"}),
 )

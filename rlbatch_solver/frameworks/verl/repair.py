@@ -54,6 +54,8 @@ VERL = RepairPolicy(
                 "ref_micro_per_gpu": "ref_micro", "critic_micro_per_gpu": "critic_micro"},
     hardware={"gpus_per_node": "per_node", "nnodes": "count"},
     algorithm=("n",),
+    # the prompts per step (n never moves): verl's data.train_batch_size
+    algorithm_batch=frozenset({"train_batch_size"}),
     lengths=("max_response_length",),
     grows_memory=frozenset({"gmu_permille", "actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu",
                             "critic_micro_per_gpu", "actor_max_tokens", "logprob_max_tokens", "ref_max_tokens", "critic_max_tokens"}),
@@ -99,6 +101,7 @@ VERL_MEGATRON = RepairPolicy(
     anchors=dict(VERL.anchors),
     hardware=dict(VERL.hardware),
     algorithm=VERL.algorithm,
+    algorithm_batch=VERL.algorithm_batch,
     lengths=VERL.lengths,
     grows_memory=VERL.grows_memory,
     batch_grows_memory=VERL.batch_grows_memory,
