@@ -308,6 +308,15 @@ def prefill_seconds(plan: Plan, mc: ModelConsts, seqs: float, prompt: float) -> 
     return seqs * sequence_flops(mc, mc.active, prompt) / (tp * _peak(plan) * plan.efficiency.mfu_prefill)
 
 
+def decode_host_seconds(plan: Plan, batch: float) -> float:
+    """The host's seconds between two decode steps of ``batch`` sequences, which the GPU waits for: vLLM's V0 engine
+    the larger of its per-step floor and its per-sequence work (constants.VLLM_V0_STEP_HOST_S), other engines
+    DECODE_STEP_OVERHEAD_S."""
+    if plan.engine == "vllm" and plan.engine_v0:
+        return max(C.VLLM_V0_STEP_HOST_S, C.VLLM_V0_HOST_S_PER_SEQ * batch)
+    return C.DECODE_STEP_OVERHEAD_S
+
+
 def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
     """One decode step of ``batch`` sequences at mean context ``ctx`` on one engine: HBM
     roofline (weights/TP + KV + sampler logits) vs compute, plus 2 TP all-reduces per layer."""
@@ -321,7 +330,7 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
     t_mem = bytes_read / (float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * plan.efficiency.hbm_decode)
     flops = 2.0 * mc.active * batch + mc.attn_flops_coeff * batch * ctx
     t_cmp = flops / (tp * _peak(plan) * C.MFU_DECODE)
-    t = max(t_mem, t_cmp) + C.DECODE_STEP_OVERHEAD_S
+    t = max(t_mem, t_cmp) + decode_host_seconds(plan, batch)
     if tp > 1:
         msg = batch * mc.hidden * C.BF16
         t += 2 * mc.layers * (_collective_latency(plan) + 2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp))
