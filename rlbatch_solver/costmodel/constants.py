@@ -380,6 +380,7 @@ ATTN_EFF_RATIO = 0.32
 #   (``time.gpu_compute_factor``): A100 1.47, H200 1.25, H20 (148 TFLOPs, 4.0 TB/s: 37 FLOP/B) 2.39. Against
 #   measurement: verl's logged actor MFU (its own FLOP count over its peak) in one contributor's tables of the same
 #   jobs (ISEEKYAN/verl_megatron_practice dapo7b.csv) is 0.78-0.83 on H20 and 0.27-0.44 on H100, about 2.1x.
+#   A pass is held at the GPU's peak (``time.pass_efficiency``): on the H20, 2.39 x 0.585 would be 1.40 of it.
 RIDGE_HALF_FLOP_PER_BYTE = 149.0
 RIDGE_REF_FLOP_PER_BYTE = 989.0 / 3.35  # H100 SXM5: 989 TFLOPs bf16, 3.35 TB/s
 # Collectives: achieved bus bandwidth as a fraction of the link's (NCCL ring).
@@ -407,6 +408,13 @@ DECODE_SAMPLER_BYTES_PER_LOGIT = 3 * FP32
 # part of it with the GPU; we found no published per-step figure for them. Priced at V0's 4 ms, the measured set's
 # out-of-sample step error rose (0.377 -> 0.397, docs/accuracy.md item 10), so 1.5 ms stays.
 DECODE_STEP_OVERHEAD_S = 1.5e-3
+# vLLM's V0 engine (every vLLM before 0.8; VLLM_USE_V1=0 up to 0.10): the host's work between two decode steps, which
+# the GPU waits for, is at least 4 ms (vllm-project/vllm#6854: "about 4ms of GPU bubble" per decode step profiled on
+# H100) and grows with the running sequences: sampling, input preparation, output processing and scheduling "when BS
+# is 200, all this together can be 20ms" (vllm-project/vllm#6801, 2024-08-08), 100 us a sequence. A V0 engine's step
+# pays the larger of the two instead of DECODE_STEP_OVERHEAD_S.
+VLLM_V0_STEP_HOST_S = 4e-3
+VLLM_V0_HOST_S_PER_SEQ = 20e-3 / 200
 # Without CUDA graphs (enforce_eager) each layer's kernels are launched from Python every step. Measured: one decode
 # step of Llama-3.1-8B (32 layers) on an H100 SXM5 takes 8.4 ms eager and 5.1 ms as a CUDA graph
 # (https://cloudai.pt/tag/cuda-graphs/, "CUDA Graphs + torch.compile: 1.65x LLM Decode Speedup"): 3.3 ms / 32 layers,

@@ -255,6 +255,9 @@ class Plan:
     # engine "hf": sequences per ``generate`` call when the trainer calls it chunk by chunk (OpenRLHF 0.4-0.6 without
     # vLLM engines: micro_rollout_batch_size prompts at a time); None: the process's whole share at once
     hf_generate_micro: Optional[int] = None
+    # engine "vllm": vLLM's V0 engine (the only one before vLLM 0.8, VLLM_USE_V1=0 after), whose host work between
+    # decode steps the GPU waits for (time.decode_step_seconds, constants.VLLM_V0_STEP_HOST_S)
+    engine_v0: bool = False
     # the named efficiencies (a calibration profile replaces the defaults: costmodel/efficiency.py)
     efficiency: Efficiency = DEFAULT_EFFICIENCY
 

@@ -107,6 +107,14 @@ def gpu_compute_factor(gpu) -> float:
     return (C.RIDGE_HALF_FLOP_PER_BYTE + C.RIDGE_REF_FLOP_PER_BYTE) / (C.RIDGE_HALF_FLOP_PER_BYTE + ratio)
 
 
+def pass_efficiency(mfu: float, gpu) -> float:
+    """The fraction of ``gpu``'s peak a pass reaches at large micro batches: ``mfu`` (an H100's) times
+    ``gpu_compute_factor``, at most the peak itself. The factor's relation was measured between the A100 (153 FLOP/B)
+    and the H100 (295); extrapolated to a GPU whose FLOPs its bandwidth far outruns (H20, 37 FLOP/B: 2.39x) it would
+    put a training pass at 1.40 of the GPU's peak (docs/cost-model.md section 4.1)."""
+    return min(1.0, mfu * gpu_compute_factor(gpu))
+
+
 def compute_seconds(gemm_flops: float, attn_flops: float, hidden: float, tokens_per_micro: float, peak: float,
                     mfu: float) -> float:
     """Seconds of a training or forward pass's compute on one GPU: the GEMM FLOPs at the pass's efficiency
@@ -245,7 +253,7 @@ def _pass_parts(plan: Plan, mc: ModelConsts, params: float, active: float, sampl
     n_micro, tok_micro = _micro_layout(plan, samples, micro, budget, seq, actual)
     per_gpu = samples * flops_mult / (_seq_split(plan) * _mp(plan))
     compute = compute_seconds(per_gpu * 2.0 * active * seq, per_gpu * attention_flops(mc, seq), mc.hidden, tok_micro,
-                              _peak(plan), mfu * gpu_compute_factor(plan.gpu))
+                              _peak(plan), pass_efficiency(mfu, plan.gpu))
     # Eager PyTorch launches every layer's kernels from the host, a backward about twice a forward's (each GEMM has
     # two gradient GEMMs): flops_mult forwards' worth per micro batch, launch_s_per_layer each. The GPU cannot
     # finish a micro batch before its kernels are launched; where the loop waits for the GPU inside every micro batch
@@ -300,6 +308,15 @@ def prefill_seconds(plan: Plan, mc: ModelConsts, seqs: float, prompt: float) -> 
     return seqs * sequence_flops(mc, mc.active, prompt) / (tp * _peak(plan) * plan.efficiency.mfu_prefill)
 
 
+def decode_host_seconds(plan: Plan, batch: float) -> float:
+    """The host's seconds between two decode steps of ``batch`` sequences, which the GPU waits for: vLLM's V0 engine
+    the larger of its per-step floor and its per-sequence work (constants.VLLM_V0_STEP_HOST_S), other engines
+    DECODE_STEP_OVERHEAD_S."""
+    if plan.engine == "vllm" and plan.engine_v0:
+        return max(C.VLLM_V0_STEP_HOST_S, C.VLLM_V0_HOST_S_PER_SEQ * batch)
+    return C.DECODE_STEP_OVERHEAD_S
+
+
 def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
     """One decode step of ``batch`` sequences at mean context ``ctx`` on one engine: HBM
     roofline (weights/TP + KV + sampler logits) vs compute, plus 2 TP all-reduces per layer."""
@@ -313,7 +330,7 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
     t_mem = bytes_read / (float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * plan.efficiency.hbm_decode)
     flops = 2.0 * mc.active * batch + mc.attn_flops_coeff * batch * ctx
     t_cmp = flops / (tp * _peak(plan) * C.MFU_DECODE)
-    t = max(t_mem, t_cmp) + C.DECODE_STEP_OVERHEAD_S
+    t = max(t_mem, t_cmp) + decode_host_seconds(plan, batch)
     if tp > 1:
         msg = batch * mc.hidden * C.BF16
         t += 2 * mc.layers * (_collective_latency(plan) + 2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp))

@@ -65,7 +65,8 @@ _T = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_
       "packing_samples"] + _STEP
 TIME_INPUTS = {
     Phase.ROLLOUT: ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all", "async_train",
-                "vllm_num_engines", "vllm_tp", "gmu_permille", "colocate_lowers_gmu", "vllm_eager", "hf_generate",
+                "vllm_num_engines", "vllm_tp", "gmu_permille", "colocate_lowers_gmu", "vllm_eager", "vllm_v0",
+                "hf_generate",
                 "micro_rollout_batch_size", "zero_stage"] + _STEP,
     Phase.OLD_LOG_PROB: _T + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.REF: _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
@@ -175,6 +176,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         gpu_memory_utilization=gmu / 1000,
         free_cache_engine=bool(v.get("vllm_sleep")) if phase == Phase.ROLLOUT else True,
         enforce_eager=bool(v.get("vllm_eager")),
+        engine_v0=bool(v.get("vllm_v0")),
         max_num_seqs=VLLM_MAX_NUM_SEQS,
         max_num_batched_tokens=VLLM_MAX_BATCHED_TOKENS,
         tp=tp,

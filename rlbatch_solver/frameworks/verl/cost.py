@@ -91,7 +91,7 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
 _STEP = _HW + ["train_batch_size", "n"]
 TIME_INPUTS = {
     # SGLang's reservation is a share of the memory left free, which the colocated trainer states decide
-    Phase.ROLLOUT: _STEP + _ROLLOUT + _RESIDENT + _COLOCATED + PLACEMENT,
+    Phase.ROLLOUT: _STEP + _ROLLOUT + _RESIDENT + _COLOCATED + PLACEMENT + ["vllm_v0"],
     Phase.OLD_LOG_PROB: _STEP + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens", "actor_sp",
                              "remove_padding"],
     Phase.REF: _STEP + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload",
@@ -134,6 +134,7 @@ def shared_plan_fields(v: Mapping[str, Value], phase: str, model: ModelCard, gpu
         rollout_tp=int(v["rollout_tp"]),
         gpu_memory_utilization=int(v["gmu_permille"]) / 1000,
         enforce_eager=bool(v["enforce_eager"]),
+        engine_v0=vllm_v0_engine(v, version),
         max_num_seqs=int(v["max_num_seqs"]),
         max_num_batched_tokens=int(v["max_num_batched_tokens"]),
         engine_max_len=engine_max_len(v, model, version),
@@ -209,6 +210,15 @@ BUNDLED_VLLM = frozenset({"0.1.0", "0.2.0"})
 # the releases on an installed vLLM whose supported versions still have the V0 engine (VLLM_USE_V1=0 selects it; vLLM
 # 0.11 removed it): the extras' vllm pins, 0.3.0 <=0.8.2, 0.4.1 and 0.5.0 0.7.3-0.8.5, 0.6.1 0.8.5-0.11.0
 V0_BY_ENVIRONMENT = frozenset({"0.3.0", "0.5.0", "0.6.1"})
+
+
+def vllm_v0_engine(v: Mapping[str, Value], version: str) -> bool:
+    """Whether the rollout runs vLLM's V0 engine: verl 0.1-0.2's bundled vLLM, or VLLM_USE_V1=0 on a release whose
+    vLLM still has it (not SGLang)."""
+    v0 = version in BUNDLED_VLLM or (bool(v.get("vllm_v0")) and version in V0_BY_ENVIRONMENT)
+    return v0 and not v.get("rollout_sglang")
+
+
 # the releases whose engine context is prompt + response (engine_max_len; verl 0.2's vllm_rollout.py vLLMRollout too)
 PROMPT_PLUS_RESPONSE_CONTEXT = frozenset({"0.1.0", "0.2.0", "0.3.0", "0.5.0", "0.6.1"})
 # verl 0.1-0.2: the actor's update always computes the entropy with its gradient, whatever actor.entropy_coeff
@@ -434,8 +444,7 @@ def host_layout(v: Mapping[str, Value], model: ModelCard, version: str = NEWEST)
     # releases on an installed vLLM run its V1 engine (the default from vLLM 0.8) unless the environment says
     # VLLM_USE_V1=0: then V0's workers allocate EngineArgs' default swap space, which verl does not set
     # (vllm_rollout_spmd.py vLLMRollout.__init__ passes no swap_space, 0.3.0 to 0.6.1)
-    v0 = version in BUNDLED_VLLM or (bool(v.get("vllm_v0")) and version in V0_BY_ENVIRONMENT)
-    swap = VLLM_V0_SWAP_BYTES if v0 and not v.get("rollout_sglang") else 0.0
+    swap = VLLM_V0_SWAP_BYTES if vllm_v0_engine(v, version) else 0.0
     kill = v.get("ray_kill_permille")  # the script's RAY_memory_usage_threshold (Ray's memory monitor line)
     return HostLayout(lora_first_sync_bytes=C.FP32 * model_consts(model).params if full_sync else 0.0,
                       limit_share=int(kill) / 1000 if kill else HOST_LIMIT_SHARE,

@@ -82,7 +82,7 @@ _STEP = _HW + ["train_batch_size", "n"]
 # read EP/ETP too (the experts' share of a GPU: time._grad_sync_and_adam).
 _TIME_LAYOUT = ["tp", "pp", "cp", "vpp"]
 TIME_INPUTS = {
-    Phase.ROLLOUT: _STEP + _LAYOUT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT,
+    Phase.ROLLOUT: _STEP + _LAYOUT + _ROLLOUT + _RESIDENT + _OTHERS + PLACEMENT + ["vllm_v0"],
     Phase.OLD_LOG_PROB: _STEP + _TIME_LAYOUT + _LOGPROB,
     Phase.REF: _STEP + [n for n in _REF if n not in ("ref_ep", "ref_etp")],
     Phase.ACTOR_UPDATE: _STEP + _TIME_LAYOUT + ["ep", "etp"] + _ACTOR + ["actor_mini"],
