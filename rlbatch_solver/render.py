@@ -629,8 +629,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
     fw = get_framework(report.framework)
     whole = from_command(report) if report.start is not None else None
     if report.start is not None and report.start.verdict == "keep":  # the answer is the user's config, unchanged
-        console.print("\n[bold green]Best config[/]: yours, as it is (nothing in the search space is faster; --write "
-                      "leaves your script as it is):")
+        script = "; --write leaves your script as it is" if report.start.command else ""
+        console.print(f"\n[bold green]Best config[/]: yours, as it is (nothing in the search space is faster{script}):")
         if report.start.command:
             print_args(console, report.start.command, sep=" ")
         else:
@@ -732,6 +732,9 @@ def print_start(console: Console, report: RecommendReport) -> None:
         console.print(f"  yours is {faster}, but its peak is "
                       "within the memory model's error of the GPU's usable memory (tight: it may run out of memory "
                       "on a long batch); the best config below keeps that margin")
+    elif start.verdict == "objective":
+        console.print(f"  nothing in the search space is faster; the best config below is the best by --objective "
+                      f"{report.scenario.objective}")
     else:
         console.print("  nothing in the search space is faster: keep your config")
     if start.verdict == "keep":
@@ -926,6 +929,10 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
             "memory_peak_gib": {p: round(r.peak(p) / GIB, 3) for p, r in report.start.memory.items()},
             "waste": report.start.waste,
             "samples": report.start.samples,
+            # what the user wrote (the config's own arguments; a launch script's command line): the answer, unchanged,
+            # when the verdict is "keep"
+            "own": report.start.own,
+            "command": report.start.command,
             "verdict": report.start.verdict,
         },
     }

@@ -394,3 +394,19 @@ def test_keep_never_sits_beside_another_best(script, gpu, model):
         assert report.best.native == start.native
     if start.verdict == "tight":  # yours is as fast or faster, but the best keeps a margin yours lacks
         assert report.best.native != start.native and report.margin_note.startswith("kept")
+
+
+def test_keep_is_not_said_of_an_answer_another_objective_chose():
+    """--objective gpus: verl's fully-async script without its trainer GPU count, on 16 H100, is answered with 2
+    trainer GPUs; not faster than the script, it was "keep your config" beside that answer. The verdict says the
+    best is the best by the objective, and lists its changes."""
+    from rlbatch_solver.commands.recommend import start_changes
+
+    s = read_launch_script(SCRIPTS / "verl/fully_async_dapo_7b_math_fsdp2_8_8.sh")
+    fw = get_framework(s.framework)
+    flat, _ = fw.parse(s.args)
+    flat = {k: v for k, v in flat.items() if k not in ("trainer.n_gpus_per_node", "trainer.nnodes")}
+    report = api.recommend_from(s.framework, flat, gpu="h100", model="qwen2.5-7b", gpus=16, objective="gpus")
+    assert report.best.native != report.start.native
+    assert report.start.verdict == "objective"
+    assert "trainer.n_gpus_per_node=2" in start_changes(report)[0]

@@ -130,7 +130,9 @@ def start_verdict(start: Start, best: Choice | None, headroom: bool = False) -> 
     the best one is materially faster (``MATERIAL_GAIN``); ``"within-error"``: faster by less, far inside the cost
     model's error; ``"tight"``: yours is as fast or faster, but the best was chosen for its memory headroom
     (``headroom``: the search kept the memory model's error free, and yours does not); ``"keep"``: nothing in the
-    search space is faster (within 0.05 s), and the answer is the user's config (``yours_first``)."""
+    search space is faster (within 0.05 s), and the answer is the user's config (``yours_first``); ``recommend``
+    turns it into ``"objective"`` where an objective other than time chose another config (fewer GPUs, more memory
+    to spare)."""
     if best is None:
         return "no-config"
     if start.broken:
@@ -455,7 +457,10 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     space = fw.space(scenario, card, with_knobs=with_knobs)
     space.extra_rules += kept_total_rules(scenario)
     if start is not None:
-        _start_domains(space.domains, *start)
+        # what the scenario searches (--objective gpus: the GPU count keys) stays searched
+        by_key = fw.ruleset.by_key()
+        searched = {by_key[k].name for k in fw.normalize(scenario.search) if k in by_key}
+        _start_domains(space.domains, start[0], start[1] | searched)
         space.extra_rules = [r for r in space.extra_rules if not _tie_the_config_breaks(r, start[0])]
     spec = with_length_fraction(fw.cost_spec(card, gpu), scenario.length_fraction)
     if scenario.calibration:
@@ -575,6 +580,8 @@ def recommend(
         report.start.verdict = start_verdict(report.start, report.best, headroom=margin)
         if report.start.verdict == "keep" and objective_name == "time":
             report.choices = yours_first(report.choices, report.start, spec, objective, ruleset)
+        elif report.start.verdict == "keep" and report.best.native != report.start.native:
+            report.start.verdict = "objective"  # not faster, but better by --objective gpus / memory-headroom
     if not choices and host_unfit is not None:
         report.host_unfit = host_unfit  # the RAM, not the rules or the GPUs: the estimate says what would help
     elif not choices and res.status == "infeasible":
@@ -804,7 +811,8 @@ def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
     from the user's, and the keys the user gave that the best config leaves at the default (native spelling); none
     when the verdict is to keep the user's config (or no config was found)."""
     best, start = report.best, report.start
-    if best is None or start is None or start.verdict not in ("does-not-run", "faster", "within-error", "tight"):
+    if best is None or start is None or start.verdict not in ("does-not-run", "faster", "within-error", "tight",
+                                                               "objective"):
         return [], []
     changed = [x for x in best.native if x not in start.native]
     from ..frameworks.overrides import exported_pair
