@@ -186,13 +186,12 @@ def _start_domains(domains: dict[str, list[Value]], values: Mapping[str, Value],
     gradient_accumulation_steps for a kept total: the config's own, or GRPOConfig's default 1, is the batch per step
     recommend --from keeps)."""
     for name in set(domains) & set(values):
-        mine = values[name]
-        if name not in free and len(domains[name]) == 1:
-            continue  # the space's one value: the scenario's (the lengths, the GPUs)
-        if name not in free or len(domains[name]) == 1:
+        mine, domain = values[name], domains[name]
+        if name in free and len(domain) > 1:
+            if mine not in domain:
+                domains[name] = [*domain, mine]
+        elif name in free or len(domain) > 1:  # not free, one value: the scenario's (the lengths, the GPUs)
             domains[name] = [mine]
-        elif mine not in domains[name]:
-            domains[name] = [*domains[name], mine]
 
 
 def _tie_the_config_breaks(rule: Any, values: Mapping[str, Value]) -> bool:
@@ -562,15 +561,6 @@ def recommend(
                              deadline.elapsed(), terms.capacity_mib, space.raw_size, space=space,
                              margin_note=margin_note, batch_kept=batch_kept, batch_note=batch_note,
                              unknown_keys=unknown, key_notes=key_notes)
-    if choices:
-        from ..costmodel.tables import mean_lengths
-        from .check import host_check
-
-        report.host = host_check(spec, choices[0].values, gpu.name, scenario.host_mem_gib, scenario.per_node)
-
-        report.lengths = {**mean_lengths(spec, choices[0].values),
-                          "prompt_from": "given" if scenario.mean_prompt_length is not None else "assumed",
-                          "response_from": "given" if scenario.mean_response_length is not None else "assumed"}
     if start is not None:
         # judged by the framework's rules and the memory model, not by our search space's own ties
         judge = fw.ruleset.extended(terms.rules, terms.derived)
@@ -582,6 +572,15 @@ def recommend(
             report.choices = yours_first(report.choices, report.start, spec, objective, ruleset)
         elif report.start.verdict == "keep" and report.best.native != report.start.native:
             report.start.verdict = "objective"  # not faster, but better by --objective gpus / memory-headroom
+    if report.choices:  # the best's (the user's config, where it is the answer)
+        from ..costmodel.tables import mean_lengths
+        from .check import host_check
+
+        best_values = report.choices[0].values
+        report.host = host_check(spec, best_values, gpu.name, scenario.host_mem_gib, scenario.per_node)
+        report.lengths = {**mean_lengths(spec, best_values),
+                          "prompt_from": "given" if scenario.mean_prompt_length is not None else "assumed",
+                          "response_from": "given" if scenario.mean_response_length is not None else "assumed"}
     if not choices and host_unfit is not None:
         report.host_unfit = host_unfit  # the RAM, not the rules or the GPUs: the estimate says what would help
     elif not choices and res.status == "infeasible":
