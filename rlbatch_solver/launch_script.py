@@ -67,6 +67,7 @@ class LaunchScript:
     gpus: int | None = None  # from the launcher, when it says
     notes: list[str] = field(default_factory=list)
     model: str | None = None  # the model the script trains (a HF id or a path), as written
+    command: list[str] = field(default_factory=list)  # the run's command line, its variables expanded
 
 
 def is_launch_script(arg: str) -> bool:
@@ -140,7 +141,7 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
         hit = _entry(tokens[i:])
         if hit is not None:
             fw, launcher, args = hit
-            found.append((fw, args, prefix, launcher, unknown))
+            found.append((fw, args, prefix, launcher, unknown, tokens))
         else:
             side = _companion(tokens[i:])
             if side is not None:
@@ -148,7 +149,7 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     if not found:
         raise InputError("script", f"{shown(name, 60)} starts none of the entry points we know.",
                          "the script should run one of: " + ", ".join(entry_points()) + ".")
-    fw, args, prefix, launcher, unknown = found[-1]
+    fw, args, prefix, launcher, unknown, command = found[-1]
     notes = []
     if len(found) > 1:
         notes.append(f"the script starts {len(found)} runs; the last one ({fw.name}) is read")
@@ -185,7 +186,7 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     gpus = launched
     if gpus is not None:
         notes.append(f"GPUs from {source}: {gpus}")
-    return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys))
+    return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys), command)
 
 
 def model_named(args: list[str], keys: tuple[str, ...]) -> str | None:

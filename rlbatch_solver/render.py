@@ -628,7 +628,14 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
 
     fw = get_framework(report.framework)
     whole = from_command(report) if report.start is not None else None
-    if whole:  # recommend --from, arguments that paste only as a whole command (environment words, a launcher's)
+    if report.start is not None and report.start.verdict == "keep":  # the answer is the user's config, unchanged
+        script = "; --write leaves your script as it is" if report.start.command else ""
+        console.print(f"\n[bold green]Best config[/]: yours, as it is (nothing in the search space is faster{script}):")
+        if report.start.command:
+            print_args(console, report.start.command, sep=" ")
+        else:
+            print_args(console, report.start.own)
+    elif whole:  # recommend --from, arguments that paste only as a whole command (environment words, a launcher's)
         console.print("\n[bold green]Best config[/] (your command with the changes above; --write puts them in your "
                       "script):")
         print_command(console, whole)
@@ -720,9 +727,14 @@ def print_start(console: Console, report: RecommendReport) -> None:
                       f"({start.step_time_s - best.step_time_s:.1f} s less per step), far inside the cost model's "
                       "error (docs/accuracy.md): keep yours unless the changes below cost you nothing")
     elif start.verdict == "tight":
-        console.print(f"  yours is {100 * (best.step_time_s / start.step_time_s - 1):.1f}% faster, but its peak is "
+        faster = (f"{100 * (best.step_time_s / start.step_time_s - 1):.1f}% faster"
+                  if best.step_time_s > start.step_time_s + 0.05 else "as fast")
+        console.print(f"  yours is {faster}, but its peak is "
                       "within the memory model's error of the GPU's usable memory (tight: it may run out of memory "
                       "on a long batch); the best config below keeps that margin")
+    elif start.verdict == "objective":
+        console.print(f"  nothing in the search space is faster; the best config below is the best by --objective "
+                      f"{report.scenario.objective}")
     else:
         console.print("  nothing in the search space is faster: keep your config")
     if start.verdict == "keep":
@@ -916,6 +928,11 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
             "tokens_per_s": round(report.start.tokens_per_s, 1),
             "memory_peak_gib": {p: round(r.peak(p) / GIB, 3) for p, r in report.start.memory.items()},
             "waste": report.start.waste,
+            "samples": report.start.samples,
+            # what the user wrote (the config's own arguments; a launch script's command line): the answer, unchanged,
+            # when the verdict is "keep"
+            "own": report.start.own,
+            "command": report.start.command,
             "verdict": report.start.verdict,
         },
     }

@@ -267,11 +267,15 @@ def test_a_trl_script_answer_is_its_whole_accelerate_command(tmp_path):
 
 
 def _best_words(script) -> list[str]:
-    r = runner.invoke(app, ["recommend", "--from", str(script), "--gpu", "h100"])
-    assert r.exit_code == 0, r.output
-    block = r.stdout[r.stdout.index("Best config"):]
-    command = block[block.index("\n"):block.index("\n\n")]  # the lines under the header
-    return command.replace("\\", " ").split()
+    """The best config as the whole command an answer that changes the script prints (``from_command``; an answer
+    that keeps it prints the script's own line: test_keep_prints_the_users_command_unchanged)."""
+    from rlbatch_solver.commands import inputs
+    from rlbatch_solver.commands.recommend import from_command
+
+    name, flat, gpus, model = inputs.from_config(str(script), None, "h100", None, None)
+    report = api.recommend_from(name, flat, gpu="h100", model=model, gpus=gpus)
+    assert report.best is not None, report.status
+    return " ".join(from_command(report)).split()
 
 
 def test_a_script_of_the_users_own_is_the_command_an_answer_prints(tmp_path):
@@ -291,8 +295,10 @@ def test_a_script_of_the_users_own_is_the_command_an_answer_prints(tmp_path):
     at = words.index("src/open_r1/grpo.py")
     assert words.index("--config_file") < at < words.index("--config") and at < words.index("--per_device_train_batch_size")
     assert words[words.index("--config_file") + 1] == "recipes/accelerate_configs/zero2.yaml"
+    # 8 a rank: `trl grpo` builds GRPOConfig at world size 1 first (8 x 1 x 1 divides by num_generations 8; 4 does
+    # not, and recommend --from keeps the batch per step: `rlbatch fix` changes it)
     script.write_text("trl grpo --num_processes 4 --model_name_or_path Qwen/Qwen2.5-1.5B-Instruct "
-                      "--per_device_train_batch_size 4 --num_generations 8 --max_completion_length 1024\n")
+                      "--per_device_train_batch_size 8 --num_generations 8 --max_completion_length 1024\n")
     words = _best_words(script)
     assert words[:2] == ["trl", "grpo"] and "-m" not in words and "accelerate" not in words, words
 
@@ -313,3 +319,94 @@ def test_equally_fast_configs_are_ordered_the_same_whatever_the_solvers_threads(
     best = answers[0].best.native
     assert "actor_rollout_ref.rollout.tensor_model_parallel_size=1" in best
     assert "actor_rollout_ref.rollout.gpu_memory_utilization=0.8" in best
+
+
+OPEN_R1 = ("ACCELERATE_LOG_LEVEL=info accelerate launch --config_file recipes/accelerate_configs/zero2.yaml "
+           "--num_processes=7 src/open_r1/grpo.py --config recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml "
+           "--model_name_or_path Qwen/Qwen2.5-1.5B-Instruct --per_device_train_batch_size 4 --num_generations 7 "
+           "--max_completion_length 1024 --output_dir out")
+
+
+def test_trl_batch_per_step_is_the_users_own(tmp_path):
+    """open-r1's launch on 7 H100 (per_device_train_batch_size 4, no gradient_accumulation_steps: GRPOConfig 1.16
+    inherits TrainingArguments' default 1, so 7 x 4 x 1 = 28 completions a step) was answered with
+    --gradient_accumulation_steps 16 (448 a step, 39.1 s against the script's 27.6 s), under a header that says the
+    batch per step is kept: TRL's search space tries accumulations the script did not free. The answer keeps 28."""
+    script = tmp_path / "run.sh"
+    script.write_text(OPEN_R1 + "\n")
+    s = read_launch_script(script)
+    fw = get_framework(s.framework)
+    flat, _ = fw.parse(s.args)
+    report = api.recommend_from(s.framework, flat, gpu="h100", model="qwen2.5-1.5b", gpus=s.gpus)
+    assert report.start.samples == 7 * 4 * 1
+    assert all(c.samples == report.start.samples for c in report.choices), [c.samples for c in report.choices]
+    assert all(c.values["gradient_accumulation_steps"] == 1 for c in report.choices)
+
+
+def test_keep_prints_the_users_command_unchanged(tmp_path):
+    """When nothing in the search space is faster, the best config is the user's: "keep your config" sat beside a
+    "Best config" with --gradient_accumulation_steps 16 and --use_vllm false added. Now the answer is the script's own
+    command line, no flag added, and --write leaves the script as it is."""
+    script = tmp_path / "run.sh"
+    script.write_text(OPEN_R1 + "\n")
+    r = runner.invoke(app, ["recommend", "--from", str(script), "--gpu", "h100"])
+    assert r.exit_code == 0, r.output
+    assert "keep your config" in r.stdout, r.stdout
+    block = r.stdout[r.stdout.index("Best config"):]
+    lines = block.splitlines()
+    assert lines[1].split() == OPEN_R1.split(), block
+    assert "--gradient_accumulation_steps" not in block.split("alternatives")[0], block
+    out = tmp_path / "fixed.sh"
+    r = runner.invoke(app, ["recommend", "--from", str(script), "--gpu", "h100", "--write", str(out)])
+    assert "nothing written" in r.output and not out.exists(), r.output
+
+
+def test_recommend_says_what_the_config_reading_could_not_read(tmp_path):
+    """check said "--config recipes/...yaml is not here: only the flags were read"; recommend --from and fix, whose
+    answers are built on the same reading, said nothing of it."""
+    script = tmp_path / "run.sh"
+    script.write_text(OPEN_R1 + "\n")
+    note = "note: --config recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml is not here: only the flags were read"
+    for command in ("recommend", "fix"):  # fix's repair too
+        args = ["recommend", "--from", str(script)] if command == "recommend" else ["fix", str(script)]
+        r = runner.invoke(app, [*args, "--gpu", "h100"])
+        assert note in r.stdout, r.stdout
+
+
+# the frameworks' example scripts with the GPU their header names: swift's external-server script ties its vLLM memory
+# share (the best was chosen for headroom, yours is tight), verl's and ms-swift's keep cases
+KEEP_CASES = [
+    ("swift/external_grpo_7b.sh", "a100-80gb", "qwen2.5-7b"),
+    ("swift/multi_node_qwen2_5_32b_full.sh", "a100-80gb", "qwen2.5-32b"),
+    ("verl/fully_async_dapo_7b_math_fsdp2_8_8.sh", "h100", "qwen2.5-7b"),
+    ("openrlhf/train_ppo_llama_ray.sh", "a100-80gb", "llama3.1-8b"),
+]
+
+
+@pytest.mark.parametrize("script,gpu,model", KEEP_CASES, ids=[c[0] for c in KEEP_CASES])
+def test_keep_never_sits_beside_another_best(script, gpu, model):
+    """A "keep your config" verdict answers with the user's config itself; every answer trains the user's batch per
+    step."""
+    _, _, report = _from(script, gpu, model)
+    start = report.start
+    assert all(c.samples == start.samples for c in report.choices)
+    if start.verdict == "keep":
+        assert report.best.native == start.native
+    if start.verdict == "tight":  # yours is as fast or faster, but the best keeps a margin yours lacks
+        assert report.best.native != start.native and report.margin_note.startswith("kept")
+
+
+def test_keep_is_not_said_of_an_answer_another_objective_chose():
+    """--objective gpus: verl's fully-async script without its trainer GPU count, on 16 H100, is answered with 2
+    trainer GPUs; not faster than the script, it was "keep your config" beside that answer. The verdict says the
+    best is the best by the objective, and lists its changes."""
+    from rlbatch_solver.commands.recommend import start_changes
+
+    s = read_launch_script(SCRIPTS / "verl/fully_async_dapo_7b_math_fsdp2_8_8.sh")
+    fw = get_framework(s.framework)
+    flat, _ = fw.parse(s.args)
+    flat = {k: v for k, v in flat.items() if k not in ("trainer.n_gpus_per_node", "trainer.nnodes")}
+    report = api.recommend_from(s.framework, flat, gpu="h100", model="qwen2.5-7b", gpus=16, objective="gpus")
+    assert report.best.native != report.start.native
+    assert report.start.verdict == "objective"
+    assert "trainer.n_gpus_per_node=2" in start_changes(report)[0]

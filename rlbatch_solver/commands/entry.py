@@ -179,12 +179,17 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
                          "--prompt-len, --response-len, --set and --search do not apply.",
                          "edit the script (or drop --from and describe the scenario with flags).")
     name, flat, gpus, model = inputs.from_config(path, framework, gpu, gpus, model)
-    return api.recommend_from(name, flat, gpu=gpu, model=model, gpus=gpus, objective=objective or "time",
-                              length_fraction=1.0 if length_fraction is None else length_fraction, top=top,
-                              time_limit_s=time_limit, extra_gpus=extra_gpus,
-                              calibration=inputs.calibration(calibration, gpu), mean_lengths=means[:2],
-                              response_profile=response_profile, host_mem_gib=inputs.host_mem(host_mem),
-                              deadline=_deadline(time_limit, started))
+    report = api.recommend_from(name, flat, gpu=gpu, model=model, gpus=gpus, objective=objective or "time",
+                                length_fraction=1.0 if length_fraction is None else length_fraction, top=top,
+                                time_limit_s=time_limit, extra_gpus=extra_gpus,
+                                calibration=inputs.calibration(calibration, gpu), mean_lengths=means[:2],
+                                response_profile=response_profile, host_mem_gib=inputs.host_mem(host_mem),
+                                deadline=_deadline(time_limit, started))
+    from ..launch_script import is_launch_script, read_launch_script
+
+    if report.start is not None and is_launch_script(path):  # its command line, to print back as it is
+        report.start.command = read_launch_script(path).command
+    return report
 
 
 def calibrate(log: str, overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int],

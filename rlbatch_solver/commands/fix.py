@@ -518,6 +518,7 @@ def _job(config: Any, framework: str, gpus: int | None, model: str | ModelCard |
         for old_arg, new_arg in renamed.items()] + [
         f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
         for u in unknown if u.refused and not any(o.startswith(u.shown) for o in renamed)] + list(version_notes)
+    notes += fw.config_notes(flat)  # what reading the config assumed or could not read (check says it too)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
     given = frozenset(str(k).removeprefix("--") for k in flat)

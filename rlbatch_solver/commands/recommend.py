@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from ..catalog.models import ModelCard, load_model
 from ..costmodel.efficiency import Efficiency
@@ -103,6 +103,12 @@ class Start:
     waste: str = ""
     given: list[str] = field(default_factory=list)  # the free keys the config sets (native spelling)
     verdict: str = ""  # how it stands against the best config: start_verdict
+    values: dict[str, Value] = field(default_factory=dict)  # its rule values, the space's fixed ones filled in
+    samples: int = 0  # samples (responses) one step processes: the batch per step recommend --from keeps
+    # what the user wrote, to print back unchanged when it is the answer (verdict "keep"): the arguments the config
+    # sets, and the launch script's whole command line where the config was one (``entry.recommend_from``)
+    own: list[str] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)
 
     @property
     def runs(self) -> bool:
@@ -122,14 +128,16 @@ def start_verdict(start: Start, best: Choice | None, headroom: bool = False) -> 
 
     ``"no-config"``: no config was found; ``"does-not-run"``: yours breaks rules, the best one runs; ``"faster"``:
     the best one is materially faster (``MATERIAL_GAIN``); ``"within-error"``: faster by less, far inside the cost
-    model's error; ``"tight"``: yours is faster, but the best was chosen for its memory headroom (``headroom``: the
-    search kept the memory model's error free, and yours does not); ``"keep"``: nothing in the search space is
-    faster (within 0.05 s)."""
+    model's error; ``"tight"``: yours is as fast or faster, but the best was chosen for its memory headroom
+    (``headroom``: the search kept the memory model's error free, and yours does not); ``"keep"``: nothing in the
+    search space is faster (within 0.05 s), and the answer is the user's config (``yours_first``); ``recommend``
+    turns it into ``"objective"`` where an objective other than time chose another config (fewer GPUs, more memory
+    to spare)."""
     if best is None:
         return "no-config"
     if start.broken:
         return "does-not-run"
-    if headroom and best.step_time_s > start.step_time_s + 0.05:
+    if headroom and best.step_time_s >= start.step_time_s - 0.05:
         return "tight"
     if best.step_time_s < start.step_time_s * (1 - MATERIAL_GAIN):
         return "faster"
@@ -173,15 +181,17 @@ def scenario_from_config(framework: str, flat: Mapping[str, Any], *, gpu: str | 
 
 def _start_domains(domains: dict[str, list[Value]], values: Mapping[str, Value], free: set[str]) -> None:
     """The user's values join the search: a free variable the space searches also tries the user's value
-    (so the best is never worse than the config, when that runs); one the space does not search keeps it."""
-    for name in free:
-        if name not in domains or name not in values:
-            continue
-        mine = values[name]
-        if len(domains[name]) == 1:
+    (so the best is never worse than the config, when that runs); one the space does not search keeps it. A variable
+    that is not free keeps the config's value even where the space would search it (TRL's space searches
+    gradient_accumulation_steps for a kept total: the config's own, or GRPOConfig's default 1, is the batch per step
+    recommend --from keeps)."""
+    for name in set(domains) & set(values):
+        mine, domain = values[name], domains[name]
+        if name in free and len(domain) > 1:
+            if mine not in domain:
+                domains[name] = [*domain, mine]
+        elif name in free or len(domain) > 1:  # not free, one value: the scenario's (the lengths, the GPUs)
             domains[name] = [mine]
-        elif mine not in domains[name]:
-            domains[name] = [*domains[name], mine]
 
 
 def _tie_the_config_breaks(rule: Any, values: Mapping[str, Value]) -> bool:
@@ -222,7 +232,25 @@ def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mappi
                    if n in space.domains and len(space.domains[n]) > 1
                    and not of_absent_model(n, lambda switch: switch not in full or bool(full[switch]))})
     return Start(fw.export(full, space), keys, broken, total, seconds, memory, tokens / total if total else 0.0,
-                 waste_text(fw, ruleset, full, full))
+                 waste_text(fw, ruleset, full, full), values=full, samples=int(spec.samples(full)))
+
+
+def yours_first(choices: list[Choice], start: Start, spec: Any, objective: Any, ruleset: RuleSet) -> list[Choice]:
+    """recommend --from with nothing faster than the user's config (verdict ``keep``): the answer is that config, as
+    the user wrote it, first; the configs the search found as fast follow as alternatives (ranks renumbered, one
+    the same as the user's left out)."""
+    from ..costmodel.tables import stage_seconds
+    from ..rules.expr import evaluate
+
+    try:
+        score = int(evaluate(objective, ruleset.full_env(start.values)))
+    except KeyError:  # a cost term the config's values do not reach: the best's, which it ties
+        score = choices[0].objective
+    yours = Choice(1, dict(start.values), list(start.native), start.step_time_s, start.phase_seconds, start.memory,
+                   score, choices[0].proven, start.tokens_per_s, start.waste,
+                   stage_seconds(spec, start.values, start.phase_seconds), start.samples)
+    others = [c for c in choices if c.native != start.native]
+    return [yours] + [replace(c, rank=i) for i, c in enumerate(others, 2)]
 
 
 def _gpu(scenario: Scenario, extra_gpus: str | Path | None = None):
@@ -428,7 +456,10 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     space = fw.space(scenario, card, with_knobs=with_knobs)
     space.extra_rules += kept_total_rules(scenario)
     if start is not None:
-        _start_domains(space.domains, *start)
+        # what the scenario searches (--objective gpus: the GPU count keys) stays searched
+        by_key = fw.ruleset.by_key()
+        searched = {by_key[k].name for k in fw.normalize(scenario.search) if k in by_key}
+        _start_domains(space.domains, start[0], start[1] | searched)
         space.extra_rules = [r for r in space.extra_rules if not _tie_the_config_breaks(r, start[0])]
     spec = with_length_fraction(fw.cost_spec(card, gpu), scenario.length_fraction)
     if scenario.calibration:
@@ -503,7 +534,7 @@ def recommend(
     res, ruleset, host_unfit = fit_host(res, ruleset, space.domains,
                                         lambda rs: solve(rs, deadline.share(0.5)),
                                         spec, gpu.name, scenario.host_mem_gib, deadline.left)
-    margin_note = ""
+    margin_note, fastest = "", res
     if objective_name == "time" and res.ranked:
         res, margin_note = _prefer_headroom(fw, ruleset, space, spec, terms, objective, res, top, deadline,
                                             solver_workers, then)
@@ -530,20 +561,26 @@ def recommend(
                              deadline.elapsed(), terms.capacity_mib, space.raw_size, space=space,
                              margin_note=margin_note, batch_kept=batch_kept, batch_note=batch_note,
                              unknown_keys=unknown, key_notes=key_notes)
-    if choices:
-        from ..costmodel.tables import mean_lengths
-        from .check import host_check
-
-        report.host = host_check(spec, choices[0].values, gpu.name, scenario.host_mem_gib, scenario.per_node)
-
-        report.lengths = {**mean_lengths(spec, choices[0].values),
-                          "prompt_from": "given" if scenario.mean_prompt_length is not None else "assumed",
-                          "response_from": "given" if scenario.mean_response_length is not None else "assumed"}
     if start is not None:
         # judged by the framework's rules and the memory model, not by our search space's own ties
         judge = fw.ruleset.extended(terms.rules, terms.derived)
         report.start = _judge_start(fw, judge, spec, space, *start, gpu.name, scenario.host_mem_gib)
-        report.start.verdict = start_verdict(report.start, report.best, headroom=bool(report.margin_note))
+        # the best was chosen for a margin the user's config lacks (not merely noted as tight itself)
+        margin = res is not fastest and lacks_headroom(fw, terms, report.start.memory)
+        report.start.verdict = start_verdict(report.start, report.best, headroom=margin)
+        if report.start.verdict == "keep" and objective_name == "time":
+            report.choices = yours_first(report.choices, report.start, spec, objective, ruleset)
+        elif report.start.verdict == "keep" and report.best.native != report.start.native:
+            report.start.verdict = "objective"  # not faster, but better by --objective gpus / memory-headroom
+    if report.choices:  # the best's (the user's config, where it is the answer)
+        from ..costmodel.tables import mean_lengths
+        from .check import host_check
+
+        best_values = report.choices[0].values
+        report.host = host_check(spec, best_values, gpu.name, scenario.host_mem_gib, scenario.per_node)
+        report.lengths = {**mean_lengths(spec, best_values),
+                          "prompt_from": "given" if scenario.mean_prompt_length is not None else "assumed",
+                          "response_from": "given" if scenario.mean_response_length is not None else "assumed"}
     if not choices and host_unfit is not None:
         report.host_unfit = host_unfit  # the RAM, not the rules or the GPUs: the estimate says what would help
     elif not choices and res.status == "infeasible":
@@ -621,11 +658,24 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     fw = get_framework(framework)
     drop = fw.free_keys(values)
     report.start.given = [k for k in fw.normalize(flat) if k in drop]
+    report.start.own = own_arguments(report.start.native, fw.normalize(flat))
     chosen, _ = fw.for_config(flat)
     report.unknown_keys, refused, report.key_notes = findings(chosen.key_list(flat), chosen.name, chosen.version)
     report.key_notes = [f"{v.message}; the best config below keeps your arguments, this one included: rename or remove "
                         f"it ({v.rule})" for v in refused] + report.key_notes
+    # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the
+    # answer is built on the same reading
+    report.key_notes += [n for n in chosen.config_notes(flat) if n not in report.key_notes]
     return report
+
+
+def own_arguments(native: list[str], keys: Iterable[str]) -> list[str]:
+    """The exported arguments of the keys a config sets (``--per_device_train_batch_size 4``, ``data.x=1``): the
+    config as the user wrote it, without the defaults the export spells out."""
+    from ..frameworks.overrides import exported_pair
+
+    own = {str(k).lstrip("-+") for k in keys}
+    return [a for a in native if exported_pair(a)[0].lstrip("-+") in own]
 
 
 # A config whose peak is within the memory model's observed error of its GPU's usable memory is "tight" (check's
@@ -663,6 +713,23 @@ def tie_break(terms: Any, domains: Mapping[str, Any], kept: Mapping[str, Value] 
     return tuple(levels)
 
 
+def roomy_lines(fw: Any, terms: Any, memory: Mapping[str, Any]) -> dict[str, int]:
+    """Each phase's usable MiB less one observed error of the memory model (``log(line / peak) >= e``)."""
+    import math
+
+    from .check import memory_error_log
+
+    error = memory_error_log(fw.name)
+    return {p: int(math.floor(terms.capacity_of(p) * math.exp(-error))) for p in memory}
+
+
+def lacks_headroom(fw: Any, terms: Any, memory: Mapping[str, Any]) -> bool:
+    """Whether a config's peak (``memory``: phase -> its report) reaches within the memory model's observed error of
+    the usable memory in some phase (``roomy_lines``)."""
+    roomy = roomy_lines(fw, terms, memory)
+    return any(-(-r.peak(p) // 2**20) > roomy[p] for p, r in memory.items())
+
+
 def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: Any, objective: Any, res: Any,
                      top: int, deadline: Any, workers: int, then: Any = None) -> tuple[Any, str]:
     """The ranking to answer with, and what it says about headroom. When the best config is tight, solve again with
@@ -681,8 +748,8 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
         return res, ""
     memory, _ = full_reports(spec, res.ranked[0].solution)
     lines = {p: terms.capacity_of(p) for p in memory}
-    roomy = {p: int(math.floor(line * math.exp(-error))) for p, line in lines.items()}
-    if all(-(-r.peak(p) // 2**20) <= roomy[p] for p, r in memory.items()):
+    roomy = roomy_lines(fw, terms, memory)
+    if not lacks_headroom(fw, terms, memory):
         return res, ""
     pct = f"{math.exp(error) - 1:.0%}"
     rules = [Rule(f"search.headroom.{p}", IntVar(f"mem_{p}") <= roomy[p],
@@ -743,7 +810,8 @@ def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
     from the user's, and the keys the user gave that the best config leaves at the default (native spelling); none
     when the verdict is to keep the user's config (or no config was found)."""
     best, start = report.best, report.start
-    if best is None or start is None or start.verdict not in ("does-not-run", "faster", "within-error", "tight"):
+    if best is None or start is None or start.verdict not in ("does-not-run", "faster", "within-error", "tight",
+                                                               "objective"):
         return [], []
     changed = [x for x in best.native if x not in start.native]
     from ..frameworks.overrides import exported_pair
