@@ -63,8 +63,9 @@ def test_a_script_that_does_not_run_is_said_to_with_its_rules():
     # RayPPOTrainer._validate_config refuses ("Please set at least one of ...")
     assert report.version == "0.2.0"
     broken = {v.rule for v in report.start.broken}
-    # and 0.2's actor update keeps the entropy's graph (16 x 1024 tokens x 152k vocabulary per GPU): out of memory
-    assert broken == {"verl.critic.micro_exactly_one", "verl.memory.actor_update"}
+    # its actor update (0.2's padded path: the logits sliced to the 16 x 1024 response rows, the entropy eager, its graph
+    # kept) is within the memory model's error of the A100's usable memory: tight, not a broken rule
+    assert broken == {"verl.critic.micro_exactly_one"}
     assert report.best is not None
     assert "actor_rollout_ref.actor.ppo_micro_batch_size" in report.start.given
 
