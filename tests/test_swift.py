@@ -119,6 +119,10 @@ def test_a_config_written_for_3_4_has_the_vllm_mode_that_release_decided():
     assert rules_of(api.check(colocated, framework="swift", gpus=8)) == {"swift.args.async_generate_needs_server"}
     stale = [t for t in legacy if t not in ("--num_infer_workers", "2")]  # no key dates it: 3.12's rule
     assert "swift.args.vllm_mode_required" in rules_of(api.check(stale, framework="swift", gpus=8))
+    # its async-mode engines were the trainer's own (no `swift rollout` server): they took its memory share
+    values = get_framework("swift").to_values(parse_swift_args(legacy + ["--vllm_gpu_memory_utilization", "0.5"])[0],
+                                              gpus=8, model=None)
+    assert values["vllm_server"] and values["server_gmu_permille"] == 500
 
 
 def test_async_generate_needs_server():

@@ -620,6 +620,11 @@ class TrlFramework(SwiftFramework):
                     space.domains[name] = list(values)
         return space
 
+    @property
+    def server_rollout_title(self) -> str:  # type: ignore[override]
+        """0.14/0.15 run vLLM in the trainer's main process on a GPU of its own (vllm_device), not on a server."""
+        return "rollout (vLLM's own GPU)" if self.release.vllm_mode == "device" else "rollout (server's GPU)"
+
     def inert(self, domains: Mapping[str, Sequence[Value]]) -> set[str]:
         """As ms-swift's: a `trl vllm-serve` server's share is its own flag (GRPOConfig's vllm_gpu_memory_utilization
         and vllm_enable_sleep_mode apply to colocate mode only, trl/trainer/grpo_config.py; vllm_generation.py sleeps
