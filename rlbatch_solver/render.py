@@ -211,7 +211,7 @@ def outlook_text(mem: MemoryCheck) -> str:
     """Will it OOM? The verdict of the worst phase with its margin, in GiB and in units of the model's observed
     error, and the same phase's peak at the data's typical lengths where packing makes them differ."""
     phase = min(mem.peaks, key=mem.margin_gib)
-    title = PHASE_TITLE.get(phase, phase)
+    title = mem.titles.get(phase) or PHASE_TITLE.get(phase, phase)
     margin, errors = mem.margin_gib(phase), mem.margin_errors(phase)
     side = f"{margin:.1f} GiB to spare" if margin >= 0 else f"{-margin:.1f} GiB over"
     in_errors = "" if errors is None else (f", {abs(errors):.1f}x the model's observed error of "
@@ -238,7 +238,7 @@ def print_memory_check(console: Console, mem: MemoryCheck, framework: str = "", 
         terms = ", ".join(f"{t} {v / 1024:.1f}" for t, v in mem.largest_terms(phase))
         fits = {"yes": "[green]yes[/]", "tight": f"[yellow]tight: {over:.1f} into the margin[/]",
                 "no": f"[red]no, {over:.1f} over[/]"}[mem.verdict(phase)]
-        table.add_row(PHASE_TITLE.get(phase, phase), f"{peak / 1024:.1f}", fits, terms)
+        table.add_row(mem.titles.get(phase) or PHASE_TITLE.get(phase, phase), f"{peak / 1024:.1f}", fits, terms)
     if host is not None:  # the node's RAM: per node, against its own line
         fits = ("[dim]RAM not given[/]" if host.fits is None else "[green]yes[/]" if host.fits else
                 f"[red]no, {host.peak_gib - host.limit_gib:.0f} over[/]")

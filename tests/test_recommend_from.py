@@ -411,3 +411,38 @@ def test_keep_is_not_said_of_an_answer_another_objective_chose():
     assert report.best.native != report.start.native
     assert report.start.verdict == "objective"
     assert "trainer.n_gpus_per_node=2" in start_changes(report)[0]
+
+
+
+TRL_VLLM_FLAGS = {"vllm_gpu_memory_utilization", "vllm_enable_sleep_mode", "vllm_tensor_parallel_size"}
+
+
+def _open_r1(tmp_path, extra: str, gpus=None):
+    """recommend --from open-r1's grpo.py on 7 training processes with ``extra`` flags; the report and the TRL vLLM
+    settings each answer changes."""
+    script = tmp_path / "run.sh"
+    script.write_text("accelerate launch --num_processes=7 src/open_r1/grpo.py --model_name_or_path "
+                      "Qwen/Qwen2.5-1.5B-Instruct --per_device_train_batch_size 4 --num_generations 7 "
+                      f"--max_completion_length 1024 {extra} --output_dir out\n")
+    s = read_launch_script(script)
+    flat, _ = get_framework(s.framework).parse(s.args)
+    report = api.recommend_from(s.framework, flat, gpu="h100", model="qwen2.5-1.5b", gpus=gpus or s.gpus)
+    changed = [{w.lstrip("-").split("=")[0].split(" ")[0] for w in c.native} & TRL_VLLM_FLAGS for c in report.choices]
+    return report, changed
+
+
+def test_vllm_settings_are_not_free_when_vllm_is_off(tmp_path):
+    """A TRL script without --use_vllm generates with transformers' generate: vLLM's memory share, sleep mode and
+    tensor-parallel size move nothing, so recommend --from neither lists them as free nor offers them as tied
+    alternatives (open-r1's grpo.py on 7 GPUs listed all three and showed vllm_enable_sleep_mode=true as a tie)."""
+    report, changed = _open_r1(tmp_path, "")
+    assert not TRL_VLLM_FLAGS & set(report.start.searched), report.start.searched
+    assert not any(c.values["use_vllm"] for c in report.choices) and not any(changed), changed
+
+
+def test_trl_server_mode_searches_no_trainer_side_vllm_share(tmp_path):
+    """TRL's --vllm_gpu_memory_utilization and --vllm_enable_sleep_mode apply in colocate mode only (a `trl
+    vllm-serve` server has its own): recommend --from a server-mode script leaves them alone."""
+    report, changed = _open_r1(tmp_path, "--use_vllm true --vllm_mode server", gpus=8)
+    assert not TRL_VLLM_FLAGS & set(report.start.searched), report.start.searched
+    assert not any(changed), changed

@@ -119,6 +119,10 @@ def test_a_config_written_for_3_4_has_the_vllm_mode_that_release_decided():
     assert rules_of(api.check(colocated, framework="swift", gpus=8)) == {"swift.args.async_generate_needs_server"}
     stale = [t for t in legacy if t not in ("--num_infer_workers", "2")]  # no key dates it: 3.12's rule
     assert "swift.args.vllm_mode_required" in rules_of(api.check(stale, framework="swift", gpus=8))
+    # its async-mode engines were the trainer's own (no `swift rollout` server): they took its memory share
+    values = get_framework("swift").to_values(parse_swift_args(legacy + ["--vllm_gpu_memory_utilization", "0.5"])[0],
+                                              gpus=8, model=None)
+    assert values["vllm_server"] and values["server_gmu_permille"] == 500
 
 
 def test_async_generate_needs_server():
@@ -447,3 +451,41 @@ def test_a_quantized_base_is_said_to_be_priced_in_bf16():
     assert "--quant_bits 4: a quantized base (QLoRA) is not modelled for ms-swift" in " ".join(res.stdout.split())
     res = run("check", "--framework", "swift", "--", *cmd[:6], *cmd[10:])
     assert "quant_bits" not in res.stdout
+
+
+def test_a_rollout_server_is_priced_at_its_own_memory_share_not_the_trainers():
+    """``--vllm_mode server``: the engine is the `swift rollout` process, sized by its own --vllm_gpu_memory_utilization
+    (VllmArguments default 0.9; the trainer's applies in colocate mode only: rollout_mixin.py ``_prepare_vllm`` builds
+    an engine in its colocate branch alone). The trainer's 0.4 dropped the rollout row's KV cache from 55.4 to 33.0
+    GiB; the server's share, given as --rollout.vllm_gpu_memory_utilization, moves it."""
+    flags = {"NPROC_PER_NODE": 6, "rlhf_type": "grpo", "model": "Qwen/Qwen2.5-7B-Instruct", "use_vllm": True,
+             "vllm_mode": "server", "vllm_server_host": "127.0.0.1", "tuner_type": "full", "deepspeed": "zero2",
+             "max_completion_length": 2048, "per_device_train_batch_size": 2, "num_generations": 8}
+    kw = dict(gpus=8, model="qwen2.5-7b", gpu="a100-80gb")
+    default = check(flags, **kw).memory
+    trainer = check({**flags, "vllm_gpu_memory_utilization": 0.4}, **kw).memory
+    given = check({**flags, "rollout.vllm_gpu_memory_utilization": 0.5}, **kw)
+    server = given.memory
+    assert not given.unknown_keys  # a flag of ours for the server's command, as --rollout.vllm_tensor_parallel_size
+    kv = "vLLM KV cache"
+    assert trainer.phases["rollout"] == default.phases["rollout"]
+    assert server.phases["rollout"][kv] < default.phases["rollout"][kv] - 15 * 1024  # 0.5 of 80 GiB, not 0.9
+    assert "server" in default.titles["rollout"]
+    colocated = check({**flags, "vllm_mode": "colocate", "NPROC_PER_NODE": 8}, **kw).memory
+    assert "rollout" not in colocated.titles
+    assert "server's GPU" in " ".join(run("check", SCRIPTS / "external_grpo_7b.sh", "--gpu", "a100-80gb").stdout.split())
+
+
+def test_recommend_from_a_server_mode_script_searches_no_trainer_side_vllm_share():
+    """In server mode the trainer's --vllm_gpu_memory_utilization and --sleep_level move nothing: recommend --from
+    neither lists them as free nor changes them (it chose 0.4 "for headroom" from a rollout row it priced with it)."""
+    from rlbatch_solver.launch_script import read_launch_script
+
+    s = read_launch_script(SCRIPTS / "external_grpo_7b.sh")
+    flat, _ = get_framework("swift").parse(s.args)
+    report = api.recommend_from("swift", flat, gpu="a100-80gb", model="qwen2.5-7b", gpus=8)
+    assert not {"vllm_gpu_memory_utilization", "sleep_level"} & set(report.start.searched), report.start.searched
+    for choice in report.choices:
+        assert choice.values["gmu_permille"] == 900 and choice.values["sleep_level"] == 0, choice.native
+        assert not any(w.startswith("--vllm_gpu_memory_utilization") or w.startswith("--sleep_level")
+                       for w in choice.native), choice.native

@@ -136,6 +136,9 @@ class MemoryCheck:
     typical_peaks: dict[str, int] = field(default_factory=dict)
     # the memory model's observed error, median |log(measured/predicted)| of a phase's peak (costmodel/accuracy.py)
     error_log: float = 0.0
+    # phase -> its title in the tables where the framework names the GPUs it runs on
+    # (``Framework.server_rollout_title``: a rollout server's GPU, not a training GPU)
+    titles: dict[str, str] = field(default_factory=dict)
 
     def capacity_of(self, phase: str) -> int:
         return self.phase_capacity_mib.get(phase, self.capacity_mib)
@@ -194,6 +197,7 @@ class MemoryCheck:
             "verdict": self.verdict(),
             "outlook": self.outlook(),
             "error_log": self.error_log,
+            "phase_titles": dict(self.titles),
             "step_seconds": round(self.step_s, 3),
             "mean_lengths": self.lengths,
             "phase_seconds": self.seconds,
@@ -291,6 +295,16 @@ def typical_peaks(spec: Any, values: Mapping[str, Value], length_fraction: float
     return {p: int(-(-estimate_memory(typical.plan(values, p)).peak(p) // MIB)) for p in spec.phases_run(values)}
 
 
+def server_titles(fw: Framework, spec: Any, values: Mapping[str, Value], reports: Mapping[str, Any]) -> dict[str, str]:
+    """The rollout row's title where its engine runs on GPUs of its own that the framework names (a rollout server's:
+    ``Framework.server_rollout_title``): that row is the server's GPU, the others the trainer's."""
+    title = fw.server_rollout_title
+    if not title or Phase.ROLLOUT not in reports:
+        return {}
+    plan = spec.plan(values, Phase.ROLLOUT)
+    return {Phase.ROLLOUT: title} if plan.engine != "hf" and not plan.colocated else {}
+
+
 def memory_error_log(framework: str) -> float:
     """The memory model's observed error for a framework: median |log(measured / predicted)| of the training phases'
     peak over the measured set (costmodel/accuracy.yaml), its family's where it has points, else pooled."""
@@ -327,5 +341,5 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                        "prompt_from": source if prompt_mean is not None else "assumed",
                        "response_from": source if response_mean is not None else "assumed"},
                       stage_seconds(spec, values, seconds), typical_peaks(spec, values, length_fraction),
-                      memory_error_log(fw.name))
+                      memory_error_log(fw.name), server_titles(fw, spec, values, reports))
     return fw.ruleset.extended(terms.rules, terms.derived), mem, host_check(spec, values, gpu.name, host_mem_gib)

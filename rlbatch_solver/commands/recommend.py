@@ -194,6 +194,14 @@ def _start_domains(domains: dict[str, list[Value]], values: Mapping[str, Value],
             domains[name] = [mine]
 
 
+def _pin_inert(fw: Any, domains: dict[str, list[Value]], values: Mapping[str, Value]) -> None:
+    """Variables no candidate reads (``Framework.inert``: vLLM's settings with vLLM off) keep one value, the config's
+    (else the space's first), so the search neither lists them as free nor offers their values as ties."""
+    for name in fw.inert(domains) & set(domains):
+        if len(domains[name]) > 1:
+            domains[name] = [values[name] if name in values else domains[name][0]]
+
+
 def _tie_the_config_breaks(rule: Any, values: Mapping[str, Value]) -> bool:
     """A search-space tie (``search.tie.X``: X follows another key, as the framework's defaults do) that the user's
     own config does not keep (its log-prob token budget differs from the actor's): the config's choice stands."""
@@ -461,6 +469,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
         searched = {by_key[k].name for k in fw.normalize(scenario.search) if k in by_key}
         _start_domains(space.domains, start[0], start[1] | searched)
         space.extra_rules = [r for r in space.extra_rules if not _tie_the_config_breaks(r, start[0])]
+    _pin_inert(fw, space.domains, start[0] if start is not None else {})
     spec = with_length_fraction(fw.cost_spec(card, gpu), scenario.length_fraction)
     if scenario.calibration:
         spec = with_efficiency(spec, Efficiency.from_mapping(scenario.calibration))

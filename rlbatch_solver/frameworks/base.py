@@ -186,6 +186,9 @@ class Framework(ABC):
     # functions that run each phase, the most specific first (the first that matches names the phase); and what
     # usually helps in each phase, in the framework's own keys, most helpful first (explain without a config)
     oom_frames: tuple[tuple[str, str], ...] = ()
+    # the memory table's title of the rollout row where the engine runs on a server's GPUs of its own (check.py
+    # server_titles); None: the phase's own title
+    server_rollout_title: str | None = None
     oom_advice: Mapping[str, tuple[str, ...]] = {}
     # the enumerate table (render.py): columns always shown, in this order (verl FSDP: the seed guide's; empty: the
     # space's free variables), derived values worth a column after those (rule variables or ``column_values``), and
@@ -455,6 +458,12 @@ class Framework(ABC):
         policy = self.repair_policy(values)
         keep = set(self.shapes_learning) | set(policy.algorithm) | set(policy.hardware) | set(policy.unset_only)
         return (set(policy.rules) | set(policy.memory)) - keep
+
+    def inert(self, domains: Mapping[str, Sequence[Value]]) -> set[str]:
+        """Variables that no candidate of these domains reads: their switch is off in every one (vLLM's settings
+        where vLLM is off, a colocated engine's where the engine is a server). The search keeps them at one value
+        (``recommend.prepare``) instead of listing them as free or offering them as ties. None by default."""
+        return set()
 
     def free_keys(self, values: Mapping[str, Value]) -> set[str]:
         """The native keys of ``searchable``: dropped from a user's config so that the search space

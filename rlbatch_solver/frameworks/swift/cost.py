@@ -48,9 +48,18 @@ for _stage in range(4):
     _DS[f"zero{_stage}"] = (_stage, False)
     _DS[f"zero{_stage}_offload"] = (_stage, True)
 
+# The `swift rollout` server's vLLM memory share: its own --vllm_gpu_memory_utilization (arguments/deploy_args.py
+# RolloutArguments < InferArguments < VllmArguments, default 0.9; pipelines/infer/rollout.py passes
+# args.get_vllm_engine_kwargs() to its engines). The trainer's --vllm_gpu_memory_utilization sizes the colocated
+# engine alone: rlhf_trainers/rollout_mixin.py ``_prepare_vllm`` builds an engine in its colocate branch only (the
+# server branch asks the server for its settings), ms-swift 4.6.0. Our flag for it, beside
+# --rollout.vllm_tensor_parallel_size: --rollout.vllm_gpu_memory_utilization.
+SERVER_GMU_PERMILLE = 900
+
 HF_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "ds_stage": 0, "ds_offload": False,
     "gmu_permille": 900, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
+    "server_gmu_permille": SERVER_GMU_PERMILLE,
     "kl_on": True, "weights_fp32": False,  # ms-swift loads the checkpoint's dtype (bf16)
     # single-turn rollouts (no --multi_turn_scheduler); see multi_turn_context
     "multi_turn_len": 0,
@@ -65,7 +74,7 @@ HF_COST_DEFAULTS: dict[str, Value] = {
 }
 MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "gmu_permille": 900, "sleep_level": 0,
-    "offload_model": False, "offload_optimizer": False, "recompute": 1, "cpu_optimizer_permille": 0,
+    "server_gmu_permille": SERVER_GMU_PERMILLE, "offload_model": False, "offload_optimizer": False, "recompute": 1, "cpu_optimizer_permille": 0,
     # --recompute_modules (MegatronArguments default ['core_attn']), copied into megatron-core's TransformerConfig
     # by name (swift/megatron/model/utils.py: every provider field from the matching argument)
     "recompute_modules": DEFAULT_RECOMPUTE_MODULES,
@@ -131,6 +140,10 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
     if "vllm_gpu_memory_utilization" in flat:
         out["gmu_permille"] = memory_share_permille("vllm_gpu_memory_utilization", flat["vllm_gpu_memory_utilization"],
                                                     "write --vllm_gpu_memory_utilization 0.9 (vLLM's memory share).")
+    if "rollout.vllm_gpu_memory_utilization" in flat:
+        out["server_gmu_permille"] = memory_share_permille(
+            "rollout.vllm_gpu_memory_utilization", flat["rollout.vllm_gpu_memory_utilization"],
+            "write --rollout.vllm_gpu_memory_utilization 0.9 (the `swift rollout` server's memory share).")
     if "sleep_level" in flat:
         out["sleep_level"] = _num("sleep_level", flat["sleep_level"])
     # --train_type is the name older ms-swift scripts use for --tuner_type (4.6.0 knows only the new one)
@@ -264,7 +277,10 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         train_token_budget=None, logprob_token_budget=None,
         entropy_chunking=False, entropy_checkpointing=False,
         need_ref=bool(v.get("kl_on")), need_critic=False, engine=engine, rollout_tp=engine_tp,
-        gpu_memory_utilization=int(v.get("gmu_permille") or 900) / 1000,
+        # a rollout server's engine runs at the server's own share, not the trainer's (SERVER_GMU_PERMILLE); TRL's
+        # values hold the share of the engine its mode runs in gmu_permille (trl/framework.py to_values)
+        gpu_memory_utilization=int(v.get("server_gmu_permille" if server and "server_gmu_permille" in v else
+                                         "gmu_permille") or 900) / 1000,
         free_cache_engine=sleep >= 1 if not rollout else True, enforce_eager=False,
         max_num_seqs=256, max_num_batched_tokens=8192,  # vllm_max_num_seqs 256; vLLM's chunked-prefill default
         # --sleep_level 1 backs the colocated engine's weights up in host RAM (vLLM's sleep level 1)
@@ -329,7 +345,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
 
 
 _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vllm", "vllm_server", "vllm_tp",
-       "server_tp", "server_dp", "gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on",
+       "server_tp", "server_dp", "gmu_permille", "server_gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on",
        "lora_rank", "lora_qv", "weights_fp32", "materialized_logits", "multi_turn_len"]
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
              "steps_per_generation"]
@@ -357,7 +373,9 @@ def _inputs(megatron: bool) -> tuple[dict, dict]:
 def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     out: set = set()
     if True not in domains.get("vllm_server", [False]):
-        out |= {"server_tp", "server_dp"}
+        out |= {"server_tp", "server_dp", "server_gmu_permille"}
+    if False not in domains.get("vllm_server", [False]):  # the trainer's share sizes a colocated engine only
+        out |= {"gmu_permille"}
     if False not in domains.get("vllm_server", [False]) and phase != Phase.ROLLOUT:
         out |= {"vllm_tp"}
     if kind == "mem" and -1 not in domains.get("ds_stage", [-1]):
@@ -369,7 +387,8 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
                 "recompute", "recompute_modules", "cpu_optimizer_permille", "padding_free", "sequence_parallel_size",
                 "kl_on", "tp", "pp", "cp", "ep", "etp", "vpp", "micro_batch_size"}
     elif kind == "time":  # training time reads the dense layout and batches, not what stays resident
-        out |= {"gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "cpu_optimizer_permille",
+        out |= {"gmu_permille", "server_gmu_permille", "sleep_level", "offload_model", "offload_optimizer",
+                "cpu_optimizer_permille",
                 "recompute_modules"}
         if phase != Phase.ACTOR_UPDATE:  # the update's gradient reduction reads the experts' split
             out |= {"ep", "etp"}

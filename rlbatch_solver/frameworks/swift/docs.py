@@ -9,8 +9,9 @@ INTRO = (
     "`generation_batch_size` is `per_device_train_batch_size*W`, without gradient accumulation (so a "
     "prompt's completions may span ranks). `generation_batch_size` and `steps_per_generation` may both be "
     "set when they agree. In server mode the `swift rollout` server runs on other GPUs: give its sizes as "
-    "`--rollout.vllm_tensor_parallel_size` / `--rollout.vllm_data_parallel_size` and the job's GPUs as "
-    "`--gpus` to check the budget. The docs' advice to make `steps_per_generation` a multiple of "
+    "`--rollout.vllm_tensor_parallel_size` / `--rollout.vllm_data_parallel_size`, its vLLM memory share as "
+    "`--rollout.vllm_gpu_memory_utilization` (default 0.9, as its own; the trainer's `vllm_gpu_memory_utilization` "
+    "sizes a colocated engine only) and the job's GPUs as `--gpus` to check the budget. The docs' advice to make `steps_per_generation` a multiple of "
     "`gradient_accumulation_steps` (for mini-batch updates) is not enforced and not a rule. Sources are "
     "paths inside the ms-swift 4.6.0 wheel."
 )

@@ -9,8 +9,9 @@ is absent. Flags we do not model (datasets, learning rate, ...) are read past.
 
 In server mode the ``swift rollout`` server is a separate command: give its sizes
 as ``--rollout.vllm_tensor_parallel_size`` / ``--rollout.vllm_data_parallel_size``
-(our names; they default to 1, as ``swift rollout``'s do) and the GPUs of the
-whole job with ``--gpus``.
+(our names; they default to 1, as ``swift rollout``'s do), its memory share as
+``--rollout.vllm_gpu_memory_utilization`` (default 0.9, as its own) and the GPUs of
+the whole job with ``--gpus``.
 
 Export: a solution -> paste-ready ``NPROC_PER_NODE=.. --flag value`` arguments.
 """
@@ -126,9 +127,10 @@ def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any]) -> 
             return colocated
         return {**colocated, "vllm_tp": flag_int("tensor_parallel_size", flat["tensor_parallel_size"])}
     # async mode: the trainer starts its num_infer_workers engines itself on the GPUs past the training ranks (3.4.0
-    # swift/trainers/rlhf_trainer/grpo_trainer.py), so there is no server host to give
+    # swift/trainers/rlhf_trainer/grpo_trainer.py), so there is no server host to give, and they take the trainer's
+    # --vllm_gpu_memory_utilization (not a `swift rollout` server's own share)
     return {"vllm_mode_given": True, "vllm_server": True, "server_host_given": True, "server_tp": 1,
-            "server_dp": max(1, workers)}
+            "server_dp": max(1, workers), "server_gmu_permille": values.get("gmu_permille")}
 
 
 def _present(value: Any) -> bool:
@@ -161,8 +163,8 @@ def read_flags(ruleset: RuleSet, flat: Mapping[str, Any], decided: set[str]) -> 
 
 
 
-from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, cost_values, export_flags,  # noqa: E402
-                   multi_turn_context)
+from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, SERVER_GMU_PERMILLE, cost_values,  # noqa: E402
+                   export_flags, multi_turn_context)
 from .cost import cost_spec as swift_cost_spec  # noqa: E402
 
 # flags the cost model reads and export prints from the solution (not from fixed_native)
@@ -196,6 +198,7 @@ class SwiftFramework(Framework):
     example_inputs = ("--dataset AI-MO/NuminaMath-TIR#1000", "--reward_funcs accuracy")
     example_inputs_source = "ms-swift's GRPO examples (NuminaMath-TIR, the built-in accuracy reward)"
     offload_switch = ("ds_offload", "deepspeed=zero3_offload")
+    server_rollout_title = "rollout (server's GPU)"
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE
     # completions per rollout, per optimizer step and optimizer steps per rollout decide the training: on the
@@ -401,6 +404,13 @@ class SwiftFramework(Framework):
                          "per_round, or a rollout server): the trained response is priced up to the engine's context "
                          "(--vllm_max_model_len, else the model's), not max_completion_length; set "
                          "--completion_length_limit_scope total (colocate) or --vllm_max_model_len to bound it")
+        if (flat.get("vllm_mode") == "server" and flag_bool("use_vllm", flat.get("use_vllm", self.megatron))
+                and not _present(flat.get("rollout.vllm_gpu_memory_utilization"))):
+            ignored = (f"; this command's {flat['vllm_gpu_memory_utilization']} sizes a colocated engine only"
+                       if _present(flat.get("vllm_gpu_memory_utilization")) else "")
+            notes.append(f"the `swift rollout` server's GPU is priced at that server's default vLLM memory share, "
+                         f"{SERVER_GMU_PERMILLE / 1000} (its own --vllm_gpu_memory_utilization{ignored}): give yours "
+                         "as --rollout.vllm_gpu_memory_utilization")
         if (self.megatron or _present(flat.get("vllm_mode")) or not any(k in flat for k in LEGACY_VLLM_KEYS)
                 or not flag_bool("use_vllm", flat.get("use_vllm", False))):
             return notes
@@ -456,6 +466,27 @@ class SwiftFramework(Framework):
 
     def is_gpu_count_key(self, key: str) -> bool:
         return key == "NPROC_PER_NODE" or super().is_gpu_count_key(key)
+
+    # the colocated engine's settings: its memory share, sleep level and TP (cost.py make_plan reads them only for an
+    # engine in the training processes)
+    COLOCATED_ENGINE = ("gmu_permille", "sleep_level", "vllm_tp")
+    SERVER_ENGINE = ("server_tp", "server_dp", "server_gmu_permille")
+
+    def inert(self, domains: Mapping[str, Sequence[Value]]) -> set[str]:
+        """With vLLM off in every candidate (``--use_vllm false``: transformers' generate) no vLLM setting does
+        anything; with a rollout server in every one, the colocated engine's do nothing: rlhf_trainers/
+        rollout_mixin.py ``_prepare_vllm`` (megatron/trainers/rollout_mixin.py ``_init_rollout_engine``) builds an
+        engine from --vllm_gpu_memory_utilization / --vllm_tensor_parallel_size and sleeps it at --sleep_level in
+        its colocate branch only (ms-swift 4.6.0); the server's are its own (cost.py SERVER_GMU_PERMILLE). Without a
+        server in any candidate, the server's settings do nothing."""
+        vllm = True in domains.get("use_vllm", [True])
+        servers = set(domains.get("vllm_server", [False]))
+        out: set[str] = set()
+        if not vllm or servers == {True}:
+            out |= set(self.COLOCATED_ENGINE)
+        if not vllm or True not in servers:
+            out |= set(self.SERVER_ENGINE)
+        return out
 
     def describe_placement(self, values: Mapping[str, Value]) -> str | None:
         if not (values.get("use_vllm") and values.get("vllm_server")):
@@ -539,8 +570,9 @@ class SwiftFramework(Framework):
             domains[key] = [int(fixed_native[key])]
         fixed_native = {k: v for k, v in fixed_native.items() if k not in COST_FLAGS}
         if with_knobs:
+            inert = self.inert(domains)  # a server's engine: the trainer's vLLM share and sleep level do nothing
             for name, values in (MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH).items():
-                if not set(KNOB_FLAGS.get(name, (name,))) & set(fixed):
+                if name not in inert and not set(KNOB_FLAGS.get(name, (name,))) & set(fixed):
                     domains[name] = list(values)
         return Space(domains, extra, fixed_native)
 

@@ -612,14 +612,28 @@ class TrlFramework(SwiftFramework):
             # self.mode == 'colocate'"): one value each, not ties for the search to list
             space.domains["vllm_tp"] = space.domains.get("vllm_tp", [1])[:1]
         if with_knobs:
+            inert = self.inert(space.domains)
             for name, values in KNOB_SEARCH.items():
-                # a `trl vllm-serve` server's share is its own flag (GRPOConfig's applies to colocate only); the
-                # engine of a release that runs one on vllm_device (0.14, 0.15) takes GRPOConfig's
-                if name in ("gmu_permille", "sleep_level") and server_only and self.release.vllm_mode != "device":
+                if name in inert:
                     continue
                 if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)
         return space
+
+    @property
+    def server_rollout_title(self) -> str:  # type: ignore[override]
+        """0.14/0.15 run vLLM in the trainer's main process on a GPU of its own (vllm_device), not on a server."""
+        return "rollout (vLLM's own GPU)" if self.release.vllm_mode == "device" else "rollout (server's GPU)"
+
+    def inert(self, domains: Mapping[str, Sequence[Value]]) -> set[str]:
+        """As ms-swift's: a `trl vllm-serve` server's share is its own flag (GRPOConfig's vllm_gpu_memory_utilization
+        and vllm_enable_sleep_mode apply to colocate mode only, trl/trainer/grpo_config.py; vllm_generation.py sleeps
+        "if self.mode == 'colocate'"), and with use_vllm off no vLLM setting does anything; but the engine of a
+        release that runs one on vllm_device (0.14, 0.15) takes GRPOConfig's share."""
+        out = super().inert(domains)
+        if self.release.vllm_mode == "device" and True in domains.get("use_vllm", [True]):
+            out -= {"gmu_permille", "sleep_level"}
+        return out
 
     def _kept_accumulations(self, scenario: Any, space: Space) -> None:
         """The accumulations that reach a kept total on the world sizes the server split leaves (the base space
