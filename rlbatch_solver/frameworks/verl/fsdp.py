@@ -434,11 +434,13 @@ _OPTIONAL_OMITTED = {"etp", "vpp", "ref_etp", "ref_vpp", "critic_etp", "critic_v
 
 
 def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any] | None = None,
-                          *, megatron: bool | None = None, keys: Mapping[str, str] | None = None) -> list[str]:
+                          *, megatron: bool | None = None, keys: Mapping[str, str] | None = None,
+                          model_engine: bool = True) -> list[str]:
     """Paste-ready Hydra overrides for the values we decided (plus ``extra`` native keys).
 
     A Megatron solution starts with ``model_engine=megatron`` (verl 0.9.1 selects the Megatron
-    actor/ref/critic configs with it) and prints ``*.megatron.*`` parallel sizes.
+    actor/ref/critic configs with it; ``model_engine`` False: a release whose Megatron trainer config is selected by
+    ``--config-name`` alone, ``versions.MODEL_ENGINE_IN_MEGATRON_CONFIG``) and prints ``*.megatron.*`` parallel sizes.
     """
     out: list[str] = []
     backend = bool(solution.get("megatron")) if megatron is None else megatron
@@ -447,7 +449,8 @@ def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any
     if backend:
         extra.pop("model_engine", None)
         extra.pop(STRATEGY_KEY, None)
-        out.append("model_engine=megatron")
+        if model_engine:
+            out.append("model_engine=megatron")
     skip = FSDP_ONLY if backend else MEGATRON_ONLY
     mode = int(solution.get("async_mode") or 0)
     if mode == 0:

@@ -666,6 +666,12 @@ V030 = Pack(
 )
 
 PACKS = {p.version: p for p in (V080, V071, V061, V050, V030, V020, V010)}
+# versions whose Megatron trainer config (verl/trainer/config/ppo_megatron_trainer.yaml) composes ppo_trainer with
+# "override model_engine: megatron" in its defaults list, so a model_engine=megatron override is accepted beside
+# --config-name=ppo_megatron_trainer.yaml: 0.8.0 and 0.9.1. 0.7.1's file lists megatron_actor and the other groups
+# itself, without model_engine (Hydra: "Could not override 'model_engine'. No match in the defaults list"); 0.6.1 and
+# older have no model_engine group at all ("Key 'model_engine' is not in struct")
+MODEL_ENGINE_IN_MEGATRON_CONFIG = frozenset({"0.8.0", "0.9.1"})
 # versions whose trainer always runs a reference policy: verl 0.2's main_ppo maps Role.RefPolicy unconditionally and
 # RayPPOTrainer.__init__ sets use_reference_policy = Role.RefPolicy in role_worker_mapping (verl 0.2.0.post2
 # verl/trainer/main_ppo.py main_task, verl/trainer/ppo/ray_trainer.py); later releases build it only for a KL term
