@@ -10,6 +10,8 @@ shell would do to the parts that matter and nothing more:
   ``$((arithmetic))`` of known integers expanded where they are used (``${1:-default}``, a positional parameter,
   as its default: the script is read as run without arguments) (``${NAME[@]}`` as the array's words) (never inside single quotes; a single
   quote inside double quotes is an ordinary character, as in bash: ``"['$DATA/a']"`` expands ``$DATA``);
+- ``if`` / ``elif`` / ``else`` / ``fi`` blocks: where the script's own variables settle the condition (``[ "$A" = x ]``,
+  ``[[ $A == x ]]``, ``!=``), only the branch bash runs is read; any other block is read whole;
 - the command that starts the framework found by its entry point, after any ``VAR=value``
   prefixes and launchers (``ray job submit ... --``, ``torchrun``, ``deepspeed``, ``python -m``,
   ``nohup``, ``accelerate launch``). Each framework names its entry points
