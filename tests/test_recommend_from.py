@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from clirun import run
 from rlbatch_solver import api
 from rlbatch_solver.cli import app
 from rlbatch_solver.frameworks import get_framework
@@ -411,3 +412,18 @@ def test_keep_is_not_said_of_an_answer_another_objective_chose():
     assert report.best.native != report.start.native
     assert report.start.verdict == "objective"
     assert "trainer.n_gpus_per_node=2" in start_changes(report)[0]
+
+def test_the_printed_verl_command_names_its_rollout_engine_and_keeps_the_users_other_keys():
+    """verl 0.6.1 to 0.9.1 leave actor_rollout_ref.rollout.name mandatory (rollout/rollout.yaml "name: ???";
+    RolloutConfig.name = MISSING): a command without it stops at launch, and every verl example sets it. The printed
+    commands had none: recommend's own, and recommend --from's, which also dropped keys of the user's that the answer
+    keeps but does not print (one_step_off's load_format=safetensors, layered_summon=True, save_freq=-1)."""
+    r = run("recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", "--top", "1")
+    assert r.returncode == 0 and "actor_rollout_ref.rollout.name=vllm" in r.stdout, r.stdout
+    r = run("recommend", "--from", str(SCRIPTS / "verl/one_step_off_grpo_3b_gsm8k_fsdp2_2_6.sh"), "--gpu", "h100",
+            "--model", "qwen2.5-3b", "--top", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    best = r.stdout[r.stdout.index("Best config"):]
+    for kept in ("actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.rollout.load_format=safetensors",
+                 "actor_rollout_ref.rollout.layered_summon=True", "trainer.save_freq=-1"):
+        assert kept in best, kept
