@@ -427,3 +427,18 @@ def test_the_printed_verl_command_names_its_rollout_engine_and_keeps_the_users_o
     for kept in ("actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.rollout.load_format=safetensors",
                  "actor_rollout_ref.rollout.layered_summon=True", "trainer.save_freq=-1"):
         assert kept in best, kept
+
+
+def test_an_old_openrlhf_script_keeps_its_own_flags_in_the_printed_answer():
+    """OpenRLHF's train_ppo_llama_ray.sh (0.5.9's underscore flags): the printed "your arguments with the changes
+    above" lost every flag of the old releases with no dotted successor: --prompt_data (the run has no data without
+    it), --bf16 (the model would load in fp32), --save_path, --actor_learning_rate, --apply_chat_template ..."""
+    r = run("recommend", "--from", str(SCRIPTS / "openrlhf/train_ppo_llama_ray.sh"), "--gpu", "a100-80gb",
+            "--model", "llama3.1-8b", "--top", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    best = r.stdout[r.stdout.index("Best config"):]
+    for kept in ("--prompt_data OpenRLHF/prompt-collection-v0.1", "--bf16", "--flash_attn", "--save_path ",
+                 "--actor_learning_rate 5e-07", "--critic_learning_rate 9e-06", "--input_key context_messages",
+                 "--apply_chat_template", "--normalize_reward", "--max_samples 100000", "--load_checkpoint"):
+        assert kept in best, kept
+    assert best.count("--bf16") == 1
