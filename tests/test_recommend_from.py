@@ -442,3 +442,15 @@ def test_an_old_openrlhf_script_keeps_its_own_flags_in_the_printed_answer():
                  "--apply_chat_template", "--normalize_reward", "--max_samples 100000", "--load_checkpoint"):
         assert kept in best, kept
     assert best.count("--bf16") == 1
+
+
+def test_what_the_answer_drops_is_what_its_printed_flags_leave_out():
+    """train_ppo_llama_ray.sh's answer prints --ref_num_gpus_per_node 2, --vllm_num_engines 2 and
+    --colocate_critic_reward (0.5.9's names) but said "drop: ref.num_gpus_per_node ... vllm.num_engines ...
+    train.colocate_critic_reward" (the same flags, dotted), and --write took them out of the script."""
+    from rlbatch_solver.commands.recommend import start_changes
+
+    _, _, report = _from("openrlhf/train_ppo_llama_ray.sh", "a100-80gb", "llama3.1-8b")
+    _, dropped = start_changes(report)
+    for kept in ("ref.num_gpus_per_node", "vllm.num_engines", "train.colocate_critic_reward"):
+        assert kept not in dropped, dropped
