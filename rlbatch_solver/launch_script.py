@@ -10,6 +10,8 @@ shell would do to the parts that matter and nothing more:
   ``$((arithmetic))`` of known integers expanded where they are used (``${1:-default}``, a positional parameter,
   as its default: the script is read as run without arguments) (``${NAME[@]}`` as the array's words) (never inside single quotes; a single
   quote inside double quotes is an ordinary character, as in bash: ``"['$DATA/a']"`` expands ``$DATA``);
+- ``if`` / ``elif`` / ``else`` / ``fi`` blocks: where the script's own variables settle the condition (``[ "$A" = x ]``,
+  ``[[ $A == x ]]``, ``!=``), only the branch bash runs is read; any other block is read whole;
 - the command that starts the framework found by its entry point, after any ``VAR=value``
   prefixes and launchers (``ray job submit ... --``, ``torchrun``, ``deepspeed``, ``python -m``,
   ``nohup``, ``accelerate launch``). Each framework names its entry points
@@ -110,8 +112,11 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
                          "pass the shell script you launch the run with.")
     budget = safe_input.ExpansionBudget("script")
     missing_arrays: list[str] = []
+    branches = _Branches()
     for line in _logical_lines(text):
         safe_input.check_script_line(line)
+        if not branches.reads(_strip_comment(line).strip(), env):
+            continue
         array = _ARRAY_OPEN.match(line)
         if array and line.rstrip().endswith(")"):  # NAME=( words ): the words, expanded now, as bash does
             words, unknown = _expand(array.group(2).rstrip()[:-1], env)
@@ -207,6 +212,74 @@ def _array_use(m: re.Match, env: dict[str, str], missing: list[str]) -> str:
         return "${" + m.group(1) + "}"
     missing.append(m.group(1))
     return ""
+
+
+_IF_LINE = re.compile(r"^(if|elif)\s+(.+?)\s*(?:;\s*then)?$", re.S)
+
+
+def _condition(text: str, env: dict[str, str]) -> bool | None:
+    """A test the script's own variables settle: ``[ A = B ]``, ``[ A == B ]``, ``[[ A == B ]]`` and ``!=`` (bash's
+    string comparisons, a pattern in ``[[ ]]`` excepted); None for any other condition, or one that reads a variable
+    the script does not set."""
+    expanded, unknown = _expand(text, dict(env))
+    try:
+        words = shlex.split(expanded)
+    except ValueError:
+        return None
+    if unknown or len(words) != 5 or (words[0], words[4]) not in (("[", "]"), ("[[", "]]")):
+        return None
+    if words[2] not in ("=", "==", "!=") or (words[0] == "[[" and any(c in words[3] for c in "*?[")):
+        return None
+    return (words[1] == words[3]) != (words[2] == "!=")
+
+
+@dataclass
+class _Block:
+    state: bool | None  # the branch being read runs (True), does not (False), or cannot be told (None: read it)
+    done: bool = False  # an earlier branch of the block ran
+    unsure: bool = False  # an earlier condition could not be told: every later branch is read
+    outer: bool = True  # the block itself is read (not inside a branch that does not run)
+
+
+class _Branches:
+    """Which lines of ``if`` / ``elif`` / ``else`` / ``fi`` blocks run, as bash runs them where the script's own
+    variables decide the condition (``_condition``); a block whose condition depends on anything else is read whole,
+    every branch, as before. A one-line ``if ...; then ...; fi`` is read as written."""
+
+    def __init__(self) -> None:
+        self.blocks: list[_Block] = []
+
+    def _running(self) -> bool:
+        return all(b.state is not False for b in self.blocks)
+
+    def reads(self, line: str, env: dict[str, str]) -> bool:
+        head = line.split(maxsplit=1)[0] if line else ""
+        m = _IF_LINE.match(line)
+        if m and not re.search(r"(^|[;\s])fi$", line) and "; then " not in line:
+            if m.group(1) == "if":
+                outer = self._running()
+                state = _condition(m.group(2), env) if outer else False
+                self.blocks.append(_Block(state, done=state is True, unsure=state is None, outer=outer))
+            elif self.blocks:
+                block = self.blocks[-1]
+                if not block.outer:
+                    block.state = False
+                elif block.unsure:
+                    block.state = None
+                elif block.done:
+                    block.state = False
+                else:
+                    block.state = _condition(m.group(2), env)
+                    block.done, block.unsure = block.state is True, block.state is None
+            return False
+        if head in ("else", "fi", "then") and line == head and self.blocks:
+            if head == "else":
+                block = self.blocks[-1]
+                block.state = False if not block.outer else None if block.unsure else not block.done
+            elif head == "fi":
+                self.blocks.pop()
+            return False
+        return self._running()
 
 
 def _logical_lines(text: str) -> list[str]:

@@ -1130,7 +1130,12 @@ def print_oom(console: Console, exp: OomExplanation) -> None:
         for key, old, new in fix.diff:
             say(f"  {diff_word(old)} -> {diff_word(new)}")
         print_paste(console, fix.native_after, prefix="  paste over yours: ")
-        if exp.fixed_fits is not None:
+        if exp.fixed_tight:
+            say("  check on the changed config: fits, but still tight (within the memory model's observed error)")
+            for note in fix.notes:
+                if note.startswith("tight:"):
+                    say(f"  {note}")
+        elif exp.fixed_fits is not None:
             say("  check on the changed config: " + ("fits" if exp.fixed_fits else "still over (see check)"))
     elif fix is not None and fix.after is None:
         print_fix_conflict(console, fix)

@@ -48,6 +48,34 @@ def test_a_positional_parameter_reads_as_its_default():
     assert any("$2" in n or "${2}" in n or "'2'" in n or " 2 " in n for n in s.notes), s.notes
 
 
+def test_an_if_whose_condition_the_script_settles_reads_only_its_taken_branch():
+    """verl's run_qwen2-7b_math_megatron.sh sets rollout_mode="sync" and exports VLLM_USE_V1=1 and
+    return_raw_chat=True only `if [ "$rollout_mode" = "async" ]`: the branch not taken was read as run (the printed
+    command started with VLLM_USE_V1=1 and said data.return_raw_chat=True). A condition the script's own variables
+    decide reads the taken branch (elif and else too); one that depends on anything else is read as before."""
+    s = parse_launch_script(
+        'mode="sync"\n'
+        'if [ "$mode" = "async" ]; then\n'
+        '    export VLLM_USE_V1=1\n'
+        '    raw="True"\n'
+        'elif [[ $mode == sync ]]; then\n'
+        '    n=4\n'
+        'else\n'
+        '    n=2\n'
+        'fi\n'
+        'if [ "$UNSET" != "x" ]; then\n'
+        '    bs=64\n'
+        'fi\n'
+        "python3 -m verl.trainer.main_ppo data.return_raw_chat=$raw actor_rollout_ref.rollout.n=$n "
+        "data.train_batch_size=$bs\n")
+    assert "actor_rollout_ref.rollout.n=4" in s.args
+    assert not any(a.startswith("data.return_raw_chat") or a.startswith("VLLM_USE_V1") for a in s.args), s.args
+    assert "data.train_batch_size=64" in s.args  # $UNSET: not decided by the script, read as before
+    script = (SCRIPTS / "verl-megatron" / "run_qwen2-7b_math_megatron.sh").read_text()
+    read = parse_launch_script(script)
+    assert not any(a.startswith("VLLM_USE_V1") or a.startswith("data.return_raw_chat=True") for a in read.args)
+
+
 def test_env_prefix_and_launchers_give_the_gpu_count():
     s = parse_launch_script("CUDA_VISIBLE_DEVICES=0,1,2,3 ray job submit --address=http://x:8265 -- "
                             "python3 -m openrlhf.cli.train_ppo_ray --actor.num_gpus_per_node 4\n")

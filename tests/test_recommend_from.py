@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from clirun import run
 from rlbatch_solver import api
 from rlbatch_solver.cli import app
 from rlbatch_solver.frameworks import get_framework
@@ -446,3 +447,46 @@ def test_trl_server_mode_searches_no_trainer_side_vllm_share(tmp_path):
     report, changed = _open_r1(tmp_path, "--use_vllm true --vllm_mode server", gpus=8)
     assert not TRL_VLLM_FLAGS & set(report.start.searched), report.start.searched
     assert not any(changed), changed
+
+
+def test_the_printed_verl_command_names_its_rollout_engine_and_keeps_the_users_other_keys():
+    """verl 0.6.1 to 0.9.1 leave actor_rollout_ref.rollout.name mandatory (rollout/rollout.yaml "name: ???";
+    RolloutConfig.name = MISSING): a command without it stops at launch, and every verl example sets it. The printed
+    commands had none: recommend's own, and recommend --from's, which also dropped keys of the user's that the answer
+    keeps but does not print (one_step_off's load_format=safetensors, layered_summon=True, save_freq=-1)."""
+    r = run("recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", "--top", "1")
+    assert r.returncode == 0 and "actor_rollout_ref.rollout.name=vllm" in r.stdout, r.stdout
+    r = run("recommend", "--from", str(SCRIPTS / "verl/one_step_off_grpo_3b_gsm8k_fsdp2_2_6.sh"), "--gpu", "h100",
+            "--model", "qwen2.5-3b", "--top", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    best = r.stdout[r.stdout.index("Best config"):]
+    for kept in ("actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.rollout.load_format=safetensors",
+                 "actor_rollout_ref.rollout.layered_summon=True", "trainer.save_freq=-1"):
+        assert kept in best, kept
+
+
+def test_an_old_openrlhf_script_keeps_its_own_flags_in_the_printed_answer():
+    """OpenRLHF's train_ppo_llama_ray.sh (0.5.9's underscore flags): the printed "your arguments with the changes
+    above" lost every flag of the old releases with no dotted successor: --prompt_data (the run has no data without
+    it), --bf16 (the model would load in fp32), --save_path, --actor_learning_rate, --apply_chat_template ..."""
+    r = run("recommend", "--from", str(SCRIPTS / "openrlhf/train_ppo_llama_ray.sh"), "--gpu", "a100-80gb",
+            "--model", "llama3.1-8b", "--top", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    best = r.stdout[r.stdout.index("Best config"):]
+    for kept in ("--prompt_data OpenRLHF/prompt-collection-v0.1", "--bf16", "--flash_attn", "--save_path ",
+                 "--actor_learning_rate 5e-07", "--critic_learning_rate 9e-06", "--input_key context_messages",
+                 "--apply_chat_template", "--normalize_reward", "--max_samples 100000", "--load_checkpoint"):
+        assert kept in best, kept
+    assert best.count("--bf16") == 1
+
+
+def test_what_the_answer_drops_is_what_its_printed_flags_leave_out():
+    """train_ppo_llama_ray.sh's answer prints --ref_num_gpus_per_node 2, --vllm_num_engines 2 and
+    --colocate_critic_reward (0.5.9's names) but said "drop: ref.num_gpus_per_node ... vllm.num_engines ...
+    train.colocate_critic_reward" (the same flags, dotted), and --write took them out of the script."""
+    from rlbatch_solver.commands.recommend import start_changes
+
+    _, _, report = _from("openrlhf/train_ppo_llama_ray.sh", "a100-80gb", "llama3.1-8b")
+    _, dropped = start_changes(report)
+    for kept in ("ref.num_gpus_per_node", "vllm.num_engines", "train.colocate_critic_reward"):
+        assert kept not in dropped, dropped

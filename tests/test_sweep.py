@@ -228,3 +228,20 @@ def test_the_peak_column_holds_each_phase_against_its_own_line():
     assert (line["peak_gib"], line["capacity_gib"]) == (76.6, 78.6)
     old = {k: v for k, v in row.items() if k != "capacity_gib_by_phase"}  # a results file of an older release
     assert summary_rows([old])[0]["capacity_gib"] == 75.0
+
+
+def test_a_point_whose_peak_is_within_the_memory_models_error_is_said_tight():
+    """recommend says "memory: tight" for 2x A100 80GB at 73.3 of 75.0 GiB (within the memory model's observed error),
+    but the sweep's summary of the same point said a plain "ok" beside the points with room to spare. Now "tight",
+    with a note that says why; a point with room stays "ok", and a tight point can still be the best."""
+    from rlbatch_solver.commands.check import memory_error_log
+    from rlbatch_solver.sweep.summary import summary_rows
+
+    def row(peak):
+        return {"id": peak, "point": {"model": "qwen2.5-7b", "algorithm": "grpo", "framework": "verl",
+                                      "gpu": "a100-80gb", "gpus": 2}, "status": "ok", "tokens_per_s": 1.0,
+                "capacity_gib": 75.0, "memory_gib": {"actor_update": peak}, "capacity_gib_by_phase": {"actor_update": 75.0}}
+    assert memory_error_log("verl") > 0
+    tight, roomy = summary_rows([row(73.3)])[0], summary_rows([row(50.0)])[0]
+    assert tight["status"] == "tight" and "observed error" in tight["reason"] and "73.3 of 75.0" in tight["reason"]
+    assert tight["best"] and roomy["status"] == "ok"

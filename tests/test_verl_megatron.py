@@ -360,3 +360,17 @@ def test_hydra_config_path_at_verls_own_folder_is_not_reported_ignored(path, rea
     assert (ignored == []) is read, ignored
     flat, ignored = parse_verl_tokens(path + ["data.train_batch_size=64"])
     assert (ignored == []) is read, ignored
+
+
+@pytest.mark.parametrize("version,selects", [("0.9.1", True), ("0.8.0", True), ("0.7.1", False), ("0.6.1", False),
+                                             ("0.5.0", False)])
+def test_the_printed_command_names_model_engine_only_where_the_megatron_config_has_it(version, selects):
+    """The printed command starts main_ppo with --config-name=ppo_megatron_trainer.yaml. From 0.8.0 that file's defaults
+    are ppo_trainer with "override model_engine: megatron", so model_engine=megatron is accepted; 0.7.1's file lists
+    megatron_actor itself and no model_engine (Hydra: "Could not override 'model_engine'. No match in the defaults
+    list"), and 0.6.1 and older have no model_engine group at all ("Key 'model_engine' is not in struct"): printed
+    there, the command stops at launch."""
+    fw = get_framework(f"verl-megatron=={version}")
+    sol = {**{n: s.default for n, s in fw.ruleset.variables.items()}, "megatron": True}
+    out = fw.export(sol)
+    assert ("model_engine=megatron" in out) is selects

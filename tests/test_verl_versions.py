@@ -282,6 +282,19 @@ def test_the_legacy_message_is_explained_and_fixed_with_the_legacy_rules():
     assert [k for k, _, _ in rep.fix.native_changes] == [f"{AR}.actor.ppo_micro_batch_size_per_gpu"]
 
 
+@pytest.mark.parametrize("version", ["0.2.0", "0.1.0", "0.3.0"])
+def test_fix_proposes_no_memory_feature_the_release_lacks(version):
+    """verl's entropy chunking and entropy checkpointing keys came in 0.4.1 (its ppo_trainer.yaml; the 0.2.0.post2,
+    0.3.0.post1 and 0.4.0 wheels have neither): fix must not propose them for an older release's config, whose Hydra
+    struct config would refuse them, nor price them."""
+    rs = get_framework(f"verl=={version}").ruleset
+    assert "entropy_chunking" not in rs.variables and "entropy_checkpointing" not in rs.variables
+    res = run("fix", "--framework", f"verl=={version}", "--gpu", "a100-80gb", "--model", "qwen2.5-7b",
+              "tests/data/scripts/verl/run_qwen2-7b.sh")
+    assert res.returncode in (0, 1), res.stdout + res.stderr
+    assert "entropy_from_logits_with_chunking" not in res.stdout and "entropy_checkpointing" not in res.stdout
+
+
 def test_recommend_exports_the_keys_of_the_version():
     """The critic's Ulysses size is critic.ulysses_sequence_parallel_size on the legacy workers, critic.fsdp.* on 0.8+."""
     old, new = get_framework("verl==0.7.1"), get_framework("verl==0.8.0")

@@ -12,6 +12,7 @@ the framework's own keys.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -54,6 +55,7 @@ class OomExplanation:
     check: CheckReport | None = None  # of the pasted config
     fix: FixReport | None = None  # memory, the user's algorithm kept
     fixed_fits: bool | None = None  # check on the fixed config: fits (None: no fix)
+    fixed_tight: bool = False  # ... but within the memory model's observed error, as the run that died may have been
     offset_gib: float = 0.0  # what the fix was priced with beyond our model, from the message's numbers
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,7 +63,8 @@ class OomExplanation:
                 "framework": self.framework, "phase": self.phase, "phase_from": self.phase_from, "gpu": self.gpu,
                 "gpu_from": self.gpu_from, "prediction": self.lines, "predicted_oom": self.predicted_oom,
                 "advice": self.advice, "offset_gib": round(self.offset_gib, 2),
-                "fix": None if self.fix is None else self.fix.to_dict(), "fixed_config_fits": self.fixed_fits}
+                "fix": None if self.fix is None else self.fix.to_dict(), "fixed_config_fits": self.fixed_fits,
+                "fixed_config_tight": self.fixed_tight}
 
 
 def read_oom(text: str, framework: str | None = None) -> tuple[OomMessage, str | None] | None:
@@ -157,6 +160,9 @@ def _compare(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, m
     _kv_change(exp, report, model)
     if exp.predicted_oom:
         exp.lines.append("we predicted this out-of-memory")  # what the fix found is said with it, below
+    elif mem.outlook(phase) == "tight":  # check's "TIGHT: may run out of memory": one we warned of
+        exp.lines.append(f"we predicted this phase tight: {mem.margin_gib(phase):.1f} GiB to spare, within the memory "
+                         f"model's observed error ({math.exp(mem.error_log) - 1:.0%}): an out-of-memory we warned of")
     else:
         exp.lines.append("we predicted this phase fits: a miss of ours, worth reporting with this message and the "
                          "config (docs/accuracy.md lists the misses we know)")
@@ -231,6 +237,7 @@ def _fix(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, model
         changed = {**flat, **{key: new for key, _, new in exp.fix.native_changes}}
         after = check(changed, framework=fw_name, gpus=gpus, model=model, gpu=exp.gpu)
         exp.fixed_fits = after.memory is not None and after.memory.fits
+        exp.fixed_tight = exp.fixed_fits and after.memory.outlook() == "tight"
 
 
 def _compare_host(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, model: Any) -> None:

@@ -825,6 +825,9 @@ def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
     changed = [x for x in best.native if x not in start.native]
     from ..frameworks.overrides import exported_pair
 
-    kept = {exported_pair(x)[0].lstrip("+") for x in best.native}
+    pairs = dict(exported_pair(x) for x in best.native)
+    # the answer's keys as written (a release's own spelling: OpenRLHF 0.5.9's --ref_num_gpus_per_node) and as the
+    # user's given keys are (normalized: ref.num_gpus_per_node)
+    kept = {k.lstrip("+") for k in pairs} | set(answer_framework(report).normalize(pairs))
     dropped = [k for k in start.given if k.lstrip("+-") not in kept]
     return changed, dropped

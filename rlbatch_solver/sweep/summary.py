@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
+from ..commands.check import memory_error_log
 from ..costmodel.phase import MEMORY_PHASES
 from ..errors import InputError, shown
 from ..safe_input import output_file
@@ -60,6 +62,12 @@ def _tightest(row: dict[str, Any]) -> tuple[float | None, float | None]:
     return peaks[phase], lines.get(phase, default)
 
 
+def _within_error(peak: float | None, cap: float | None, framework: str) -> bool:
+    """The peak is under its line by less than the memory model's observed error (log(line / peak) < it)."""
+    error = memory_error_log(framework)
+    return bool(peak and cap and error) and math.log(cap / peak) < error
+
+
 def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One line per point, sorted by model, GPU type and count; the best point per model marked."""
     out = []
@@ -79,8 +87,15 @@ def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             line["status"] = "host RAM"  # fits the GPUs, not the node's RAM (costmodel/host.py)
             line["reason"] = (f"a node needs {host['peak_gib']:.0f} GiB of RAM at {host['when']}, over the "
                               f"{host['limit_gib']:.0f} GiB usable of {host['ram_gib']:.0f} ({host['ram_from']})")
+        elif r.get("status") == "ok" and _within_error(peak, cap, str(p.get("framework") or "verl")):
+            # recommend's "memory: tight" (commands/check.py MemoryCheck.outlook): it fits, with less room than the
+            # memory model's observed error
+            line["status"] = "tight"
+            line["reason"] = (f"peak {peak:.1f} of {cap:.1f} GiB usable, within the memory model's observed error "
+                              f"({math.exp(memory_error_log(str(p.get('framework') or 'verl'))) - 1:.0%}): may run "
+                              "out of memory")
         out.append(line)
-        if line["status"] == "ok":
+        if line["status"] in ("ok", "tight"):
             score = r["cost_per_step"] if by_cost and r.get("cost_per_step") else -r["tokens_per_s"]
             k = (line["model"], line["algorithm"])
             if k not in best or score < best[k][0]:
@@ -121,7 +136,7 @@ def print_summary(console, rows: list[dict[str, Any]]) -> None:
         why = []
         for x in group:
             status = ("* " if x["best"] else "") + str(x["status"])
-            if x["status"] != "ok" and x["reason"]:
+            if x["status"] != "ok" and x["reason"]:  # why a point has no config, or is tight
                 why.append(x)
                 status += f" [{len(why)}]"
             peak = f"{f(x['peak_gib'], '.1f')}/{f(x['capacity_gib'], '.1f')}" if x["peak_gib"] is not None else \

@@ -23,7 +23,7 @@ from ...rules.base import Rule, RuleKind, Stage, Value
 from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
 from . import columns, docs, errors, repair, versions
-from .names import LEGACY_FLAGS, release_has, release_key
+from .names import DOTTED_OF, LEGACY_FLAGS, release_has, release_key
 from .release_flags import RELEASE_FLAGS
 
 ALL_RELEASE_FLAGS = frozenset().union(*RELEASE_FLAGS.values())
@@ -79,6 +79,15 @@ def canonical_algorithm(name: str) -> str:
     return resolve_algorithm(name, ALGORITHM_ALIASES, ALGORITHMS, "OpenRLHF")
 
 
+# old flags of LEGACY_ONLY read back into the config, so that a printed answer keeps them where its release has them:
+# those that spell a later dotted flag no rule reads under its dotted name (--prompt_data: data.prompt_dataset, printed
+# as the release spells it), the others under their own names (--bf16, --save_path ...); prompt_max_len,
+# generate_max_len and ref_reward_offload are converted (normalize_flags), and kl_estimator is the algorithm's
+CONVERTED_LEGACY = frozenset({"ref_reward_offload", "prompt_max_len", "generate_max_len", "kl_estimator"})
+RENAMED_LEGACY = {old: new for old, new in DOTTED_OF.items() if old in LEGACY_ONLY - CONVERTED_LEGACY}
+KEPT_LEGACY = LEGACY_ONLY - CONVERTED_LEGACY - set(RENAMED_LEGACY)
+
+
 def normalize_flags(flat: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
     """Flags (with or without ``--``) in 0.11.2's dotted names, and whether old names were used."""
     out: dict[str, Any] = {}
@@ -105,7 +114,9 @@ def normalize_flags(flat: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
         if isinstance(gen, int) and isinstance(prompt, int) and not isinstance(gen, bool):
             old.setdefault("data.max_len", prompt + gen)
     for k in LEGACY_ONLY:
-        old.pop(k, None)
+        value = old.pop(k, None)
+        if value is not None and (k in KEPT_LEGACY or k in RENAMED_LEGACY):  # the config's own setting
+            out.setdefault(RENAMED_LEGACY.get(k, k), value)
     for k, v in old.items():  # a dotted flag given as well wins
         out.setdefault(k, v)
     return out, legacy
@@ -357,6 +368,8 @@ def solution_to_flags(solution: Mapping[str, Value], extra: Mapping[str, Any] | 
         if item and item not in out:  # before 0.10.2 --ref_reward_offload is both offloads' flag
             out.append(item)
     for key, value in (extra or {}).items():
+        if key in KEPT_LEGACY and key not in RELEASE_FLAGS[version]:  # an old release's flag: argparse refuses it here
+            continue
         item = release_flag(key, value, version)
         if item:
             out.append(item)

@@ -84,6 +84,8 @@ _SPELLINGS: dict[str, list[str]] = {new: [old] for new, old in OLD_NAMES.items()
 for _old, _new in LEGACY_FLAGS.items():
     if _old not in _SPELLINGS.setdefault(_new, []):
         _SPELLINGS[_new].append(_old)
+# an underscore name -> the dotted flag it spells
+DOTTED_OF = {name: new for new, names in _SPELLINGS.items() for name in names}
 # before 0.10.2 one flag offloaded both models (train_ppo_ray.py: --ref_reward_offload, read by the reference and the
 # reward model actors alike); 0.10.2 split it in two. The legacy rules hold the two equal (versions.py V0910)
 for _new in ("ref.offload", "reward.offload"):

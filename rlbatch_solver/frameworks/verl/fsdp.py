@@ -412,7 +412,10 @@ def model_constants(model: ModelCard) -> dict[str, int]:
 _EXPORT_ORDER = [
     "train_batch_size", "max_prompt_length", "max_response_length", "n", "actor_mini",
     "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp", "logprob_micro_per_gpu",
-    "logprob_dyn", "logprob_max_tokens", "ref_micro_per_gpu", "ref_sp", "rollout_tp", "rollout_dp",
+    "logprob_dyn", "logprob_max_tokens", "ref_micro_per_gpu", "ref_sp",
+    # the engine: verl 0.6.1 to 0.9.1 leave rollout.name mandatory (verl/trainer/config/rollout/rollout.yaml
+    # "name: ???", verl/workers/config/rollout.py RolloutConfig.name = MISSING): a command without it stops at launch
+    "rollout_sglang", "rollout_tp", "rollout_dp",
     "rollout_ep", "gmu_permille", "grad_ckpt", "param_offload", "optimizer_offload", "ref_param_offload",
     "critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_param_offload", "critic_optimizer_offload",
     # Megatron backend
@@ -434,11 +437,13 @@ _OPTIONAL_OMITTED = {"etp", "vpp", "ref_etp", "ref_vpp", "critic_etp", "critic_v
 
 
 def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any] | None = None,
-                          *, megatron: bool | None = None, keys: Mapping[str, str] | None = None) -> list[str]:
+                          *, megatron: bool | None = None, keys: Mapping[str, str] | None = None,
+                          model_engine: bool = True) -> list[str]:
     """Paste-ready Hydra overrides for the values we decided (plus ``extra`` native keys).
 
     A Megatron solution starts with ``model_engine=megatron`` (verl 0.9.1 selects the Megatron
-    actor/ref/critic configs with it) and prints ``*.megatron.*`` parallel sizes.
+    actor/ref/critic configs with it; ``model_engine`` False: a release whose Megatron trainer config is selected by
+    ``--config-name`` alone, ``versions.MODEL_ENGINE_IN_MEGATRON_CONFIG``) and prints ``*.megatron.*`` parallel sizes.
     """
     out: list[str] = []
     backend = bool(solution.get("megatron")) if megatron is None else megatron
@@ -447,7 +452,8 @@ def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any
     if backend:
         extra.pop("model_engine", None)
         extra.pop(STRATEGY_KEY, None)
-        out.append("model_engine=megatron")
+        if model_engine:
+            out.append("model_engine=megatron")
     skip = FSDP_ONLY if backend else MEGATRON_ONLY
     mode = int(solution.get("async_mode") or 0)
     if mode == 0:
@@ -687,7 +693,11 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
             name, holds, f"{variables[name].key} = {{{name}}} follows {variables[follows].key} = {{{follows}}}",
             "rlbatch-solver search space: verl's yaml interpolation / examples",
         ))
-    fixed_native = {k: v for k, v in native.items() if k not in by_key and k != "model_engine"}
+    # the config's own keys go into the printed command as it has them: those of no rule variable, and those of a
+    # variable the search keeps at the config's value and the export does not write (rollout.load_format,
+    # rollout.layered_summon, trainer.save_freq, ...)
+    fixed_native = {k: v for k, v in native.items() if k != "model_engine" and (
+        k not in by_key or (by_key[k].name not in _EXPORT_ORDER and len(domains.get(by_key[k].name, ())) == 1))}
     return Space(domains, ties, fixed_native)
 
 

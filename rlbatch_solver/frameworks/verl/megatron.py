@@ -17,7 +17,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError
 from ...rules.base import Value
 from ...rules.ids import tied_followers
-from . import columns, docs, errors, repair
+from . import columns, docs, errors, repair, versions
 from .rules_megatron import MEGATRON_RULESET
 from ..base import Framework, Space
 from .fsdp import (EXAMPLE_INPUTS, EXAMPLE_SOURCE, SEARCH_TIES, STRATEGY_KEY, VersionPacks, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
@@ -146,7 +146,10 @@ class VerlMegatronFramework(VersionPacks, Framework):
         return overrides_to_yaml(native)
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
-        out = solution_to_overrides(solution, space.fixed_native if space else None, megatron=True, keys=self._keys())
+        # the command names --config-name=ppo_megatron_trainer.yaml (run_command): model_engine=megatron only where
+        # that file's defaults hold the group
+        out = solution_to_overrides(solution, space.fixed_native if space else None, megatron=True, keys=self._keys(),
+                                    model_engine=self.version in versions.MODEL_ENGINE_IN_MEGATRON_CONFIG)
         out += recompute_overrides(solution)
         out += cpu_optimizer_overrides(int(solution.get("megatron_cpu_optimizer_permille") or 0))
         return out

@@ -463,6 +463,10 @@ def driver_batch(message: str, release: str) -> Rule:
 # check train*n against the GPUs only, and their megatron_workers.py ActorRolloutRefWorker.__init__ converts a global
 # actor.ppo_micro_batch_size into the per-GPU key (//= the data-parallel size), so it needs no per-GPU key
 NO_MEGATRON_MINIMAL_BSZ = ("verl.megatron.driver_micro_per_gpu_required", "verl.megatron.driver_batch_divisible")
+# memory features whose keys came in 0.4.1 (verl/trainer/config/ppo_trainer.yaml actor.entropy_from_logits_with_chunking
+# and actor.entropy_checkpointing, read by verl/workers/actor/dp_actor.py:DataParallelPPOActor.__init__ and _forward_micro_batch;
+# neither is in the 0.2.0.post2 or 0.3.0.post1 yaml): an older release neither has them to set nor prices them
+BEFORE_0_4_1_MEMORY = frozenset({"entropy_chunking", "entropy_checkpointing"})
 V020 = Pack(
     "0.2.0", "0.6.1",
     drop=frozenset({
@@ -520,6 +524,7 @@ V020 = Pack(
     variables=(
         ("enforce_eager", f"{AR}.rollout.enforce_eager", "bool", True, False, "no CUDA graphs in rollout"),
     ),
+    drop_variables=BEFORE_0_4_1_MEMORY,
     sources=(*RAY_VALIDATE_SOURCES, (SYNC_VLLM, V02_ROLLOUT)),
     summary="0.6.1's legacy path with verl 0.2's own driver checks (train*n divisible by the GPUs always; no "
             "mini <= train check), critic.ppo_micro_batch_size accepted alone (no yaml copy into the per-GPU key), "
@@ -644,6 +649,7 @@ V030 = Pack(
                     "verl.megatron.driver_batch_divisible", V030_BATCH.id,  # the FSDP-only one: shared here
                     "verl.step.batch_divisible_by_world"}),  # its dynamic-batch case: the driver's, as in 0.2
     shared=(V030_BATCH,),
+    drop_variables=BEFORE_0_4_1_MEMORY,
     sources=(
         ("verl/single_controller/base/megatron/worker.py:MegatronWorker._init_hf_config_and_tf_config",
          "verl/utils/megatron_utils.py:convert_config, in the model classes of verl/models/*/megatron built by "
@@ -660,6 +666,12 @@ V030 = Pack(
 )
 
 PACKS = {p.version: p for p in (V080, V071, V061, V050, V030, V020, V010)}
+# versions whose Megatron trainer config (verl/trainer/config/ppo_megatron_trainer.yaml) composes ppo_trainer with
+# "override model_engine: megatron" in its defaults list, so a model_engine=megatron override is accepted beside
+# --config-name=ppo_megatron_trainer.yaml: 0.8.0 and 0.9.1. 0.7.1's file lists megatron_actor and the other groups
+# itself, without model_engine (Hydra: "Could not override 'model_engine'. No match in the defaults list"); 0.6.1 and
+# older have no model_engine group at all ("Key 'model_engine' is not in struct")
+MODEL_ENGINE_IN_MEGATRON_CONFIG = frozenset({"0.8.0", "0.9.1"})
 # versions whose trainer always runs a reference policy: verl 0.2's main_ppo maps Role.RefPolicy unconditionally and
 # RayPPOTrainer.__init__ sets use_reference_policy = Role.RefPolicy in role_worker_mapping (verl 0.2.0.post2
 # verl/trainer/main_ppo.py main_task, verl/trainer/ppo/ray_trainer.py); later releases build it only for a KL term
