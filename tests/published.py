@@ -289,8 +289,8 @@ def margin_evidence() -> dict[str, Any]:
         if hw["fits"] is True:
             ran.append((*free_share(check_script(rel, hw).memory), rel))
     for point in measured_points():
-        if point.get("predicted_memory", "yes") != "yes":
-            continue  # a known miss of ours (its reason beside it): no evidence either way
+        if point.get("predicted_memory", "yes") != "yes" or point.get("unjudged"):
+            continue  # a known miss of ours (its reason beside it), or a config its source does not give: no evidence
         r = rb.check(point["args"], framework=point["framework"], gpus=point.get("gpus"), model=point["model"],
                      gpu=point["gpu"])
         ran.append((*free_share(r.memory), point["name"]))

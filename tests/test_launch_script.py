@@ -248,6 +248,8 @@ def test_published_memory_table_is_in_sync_and_scripts_fit_as_recorded():
         assert r.valid and r.memory.verdict() != "no", (rel, r.memory.peaks)
     for point in measured_points():  # the runs of the measured set ran as published: each fits, but for the
         # known misses a point records (`predicted_memory`, with the reason beside it and in docs/accuracy.md)
+        if point.get("unjudged"):
+            continue  # its source does not give the config it ran (the point's `unjudged` says what is missing)
         r = rb.check(point["args"], framework=point["framework"], gpus=point.get("gpus"), model=point["model"],
                      gpu=point["gpu"])
         expected = point.get("predicted_memory", "yes")

@@ -10,6 +10,7 @@ follow)."""
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -152,8 +153,14 @@ def missing_part(key: str, known: frozenset[str]) -> str:
     """The first part of a dotted key that the config lacks, the one OmegaConf names ("Key 'foo' is not in struct"
     for foo.bar): its leaf where every section above it is known."""
     parts = key.split(".")
-    sections = {k.rsplit(".", i)[0] for k in known for i in range(k.count(".") + 1)}  # each known key's sections
+    sections = _sections(known)
     return next((p for i, p in enumerate(parts) if ".".join(parts[:i + 1]) not in sections), parts[-1])
+
+
+@functools.lru_cache(maxsize=32)
+def _sections(known: frozenset[str]) -> frozenset[str]:
+    """Every known key and each section above it (a.b.c: a, a.b, a.b.c), once per key list."""
+    return frozenset(k.rsplit(".", i)[0] for k in known for i in range(k.count(".") + 1))
 
 
 def note(found: UnknownKey, key_list: KeyList, framework: str, version: str) -> str:
@@ -177,8 +184,20 @@ def violation(found: UnknownKey, key_list: KeyList, framework: str, version: str
 def findings(key_list: KeyList, framework: str, version: str) -> tuple[list[UnknownKey], list[Violation], list[str]]:
     """The unknown keys, as violations (refused) and notes (suspected)."""
     found = unknown_keys(key_list)
-    return (found, [violation(u, key_list, framework, version) for u in found if u.refused],
-            [note(u, key_list, framework, version) for u in found if not u.refused])
+    refused = [u for u in found if u.refused]
+    violations = [violation(u, key_list, framework, version) for u in refused[:SHOWN_REFUSED]]
+    if len(refused) > SHOWN_REFUSED:  # one more line for the rest (a pasted file of thousands of stray keys)
+        rest = refused[SHOWN_REFUSED:]
+        violations.append(Violation(
+            f"{framework}.launch.unknown_key",
+            f"{len(rest):,} more keys are not options of {framework} {version} either ({', '.join(u.shown for u in rest[:3])}, "
+            f"...; the JSON output lists them all): the launch stops at the first",
+            Stage.DRIVER, key_list.source))
+    return found, violations, [note(u, key_list, framework, version) for u in found if not u.refused]
+
+
+# refused keys shown one violation each; the rest are counted in one
+SHOWN_REFUSED = 10
 
 
 # how a framework's parser says it refuses keys, and the framework whose parser says so (None: the one asked about)
