@@ -8,14 +8,13 @@ A repair's cost, in this order of importance:
    padding to whole mini batches) costs one change per ``WASTE_PERMILLE_PER_KEY`` (each 10% of the step's samples
    beyond the first 10%), and a move of the algorithm's batch the user set (the policy's ``algorithm_batch``,
    verl's ``data.train_batch_size``) beyond one doubling costs one change per further doubling (1 -> 64: five more).
-   So a repair of four keys that pads 76% of the step (7.6 changes) loses to a clean one of six, and a repair that
-   keeps the user's 60 prompts and mends the mini batch beats one that makes them 256. The tolerance is 10%: the
+   So a repair of four keys that pads 76% of the step (its waste 6.7 changes more: 10.7 in all) loses to a clean
+   one of six, and a repair that keeps the user's 60 prompts and mends the mini batch beats one that makes them 256. The tolerance is 10%: the
    padded samples go through the log-prob and update phases only (the rollout generates the real prompts alone:
    verl 0.9.1 trainer/ppo/v1/trainer_base.py _step_once pads in _balance_batch after "gen"), so 10% of them is
-   less than 10% of the step, by generation's share (61% of the step in verl's ReTool run, docs/async.md); and
-   it is above the
-   least padding some layouts cannot avoid without another parallel layout (60 prompts x 5 on 8 GPUs: the mini
-   batch is a multiple of 8, the step pads to 64 prompts, 6%). A move of the batch within a doubling
+   less than 10% of the step, by generation's share (61% of the step in verl's ReTool run, docs/async.md); and it
+   is above the least padding some layouts cannot avoid without another parallel layout (60 prompts x 5 on 8 GPUs:
+   the mini batch is a multiple of 8, the step pads to 64 prompts, 6%). A move of the batch within a doubling
    (64 -> 60, 341 -> 352) is an ordinary change: halving or doubling the batch keeps the experiment;
 2. waste within the tolerance costs ``WASTE_BASE`` plus one doubling per percent, so between two repairs of the
    same size the one that makes the framework pad loses to one that moves a value further (the seed's FAQ config
@@ -82,6 +81,7 @@ def change_cost(old: Value, new: Value, rank: int = 0, reference: int | None = N
     if same_value(old, new):
         return 0
     rank = min(max(rank, 0), MAX_RANK)
+    beyond = 0
     if isinstance(old, bool) or isinstance(new, bool):
         distance = 2 * DISTANCE_SCALE  # switching a feature changes behaviour: two doublings
     elif new is None:
@@ -91,10 +91,9 @@ def change_cost(old: Value, new: Value, rank: int = 0, reference: int | None = N
     else:
         moved = _distance(int(old), int(new))
         distance = moved + (UPWARD_EXTRA if grows and int(new) > int(old) else 0)
-        if held:
-            return (CHANGE_WEIGHT + CHANGE_WEIGHT * max(0, moved - FREE_BATCH_DOUBLINGS * DISTANCE_SCALE)
-                    // DISTANCE_SCALE + 10 * distance + RANK_WEIGHT * rank)
-    return CHANGE_WEIGHT + 10 * distance + RANK_WEIGHT * rank
+        if held:  # the algorithm's batch: each doubling beyond the free ones, a changed key more
+            beyond = CHANGE_WEIGHT * max(0, moved - FREE_BATCH_DOUBLINGS * DISTANCE_SCALE) // DISTANCE_SCALE
+    return CHANGE_WEIGHT + beyond + 10 * distance + RANK_WEIGHT * rank
 
 
 def waste_cost(permille: int) -> int:
@@ -129,7 +128,6 @@ def candidate_cost(ruleset: RuleSet, current: Mapping[str, Value], candidate: Ma
                    grows: frozenset[str] = frozenset(), held: frozenset[str] = frozenset()) -> int:
     """The full repair cost of ``candidate``: changes, distances, ranks and waste."""
     return total_cost(current, candidate, ranks, references, grows, held) + waste_cost(waste_of(ruleset, candidate))
-
 
 
 def reads_through(ruleset: RuleSet, rule) -> set[str]:
