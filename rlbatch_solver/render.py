@@ -972,8 +972,8 @@ def print_fix(console: Console, report: FixReport) -> None:
         return
     if not report.diff:
         return
-    counted = getattr(report, "counted", "")  # what "nearest" counts as changes besides the keys (solver/costs.py)
-    proof = ("proven nearest" + (f" ({counted})" if counted else "")) if report.proven else \
+    # what "nearest" counts as changes besides the keys (solver/costs.py)
+    proof = ("proven nearest" + (f" ({report.counted})" if report.counted else "")) if report.proven else \
         f"nearest found, not proven ({report.status})"
     if report.proven and report.memory_evaluated:  # priced candidates only: the grid, not every integer
         proof += (" among the candidates: powers of two, divisors, doubles and triples and +-2 of each value "
