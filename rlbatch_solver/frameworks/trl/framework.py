@@ -72,7 +72,7 @@ KNOB_SEARCH: dict[str, list[Value]] = {"gmu_permille": [300, 500, 700], "sleep_l
                                        "weights_fp32": [True, False], "grad_ckpt": [False, True]}
 CONFIG_FILE_FLAGS = ("config_file", "accelerate_config")  # accelerate's config file, TRL's own name for it
 KNOB_FLAGS = {"gmu_permille": ("vllm_gpu_memory_utilization",), "sleep_level": ("vllm_enable_sleep_mode",),
-              "ds_stage": ("zero_stage", "use_deepspeed", "use_fsdp", "config_file", "accelerate_config"),
+              "ds_stage": ("zero_stage", "use_deepspeed", "use_fsdp", *CONFIG_FILE_FLAGS),
               "weights_fp32": ("dtype", "torch_dtype", "model_init_kwargs"), "grad_ckpt": ("gradient_checkpointing",)}
 
 
