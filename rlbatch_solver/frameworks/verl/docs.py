@@ -1,5 +1,21 @@
 """The introduction of this framework's rules page (docs/rules-*.md, written by ``rlbatch rules``)."""
 
+
+def _unknown_keys(framework: str) -> str:
+    """The pages' paragraph on keys the release's trainer config lacks (struct_keys.py), with the rule's id."""
+    return (
+        "A key one typing slip from a key of the release's trainer config, under a section that config holds "
+        f"completely (`trainer.totl_epochs`), is `{framework}.launch.unknown_key` (did you mean "
+        "`trainer.total_epochs`?): Hydra's struct config refuses it at launch (`Could not override ... is not in "
+        "struct`); so is a key outside every section (`foo.bar`: Key 'foo' is not in struct), unless verl's recipe "
+        "entry points add its section (`async_training`, `rollout`). Free-form mappings (`*_kwargs`, `override_*`, "
+        "`custom_reward_function`), `+` keys, other releases' keys and keys under a section far from every key of "
+        "the release are never flagged. The key lists (0.5.0 to 0.9.1) are the releases' own "
+        "`verl/trainer/config/_generated_ppo_trainer.yaml` and `_generated_ppo_megatron_trainer.yaml`, written to "
+        "`rlbatch_solver/frameworks/verl/config_keys/` by `benchmarks/verl_config_keys.py`."
+    )
+
+
 INTRO = (
     "Every batch-size and parallelism rule verl 0.9.1 enforces on the FSDP/FSDP2 path, in the order a "
     "run meets them: the driver's `validate_config` at launch, the GPU workers starting (model engines, "
@@ -11,15 +27,7 @@ INTRO = (
     "backend (`model_engine=megatron`, `actor_rollout_ref.actor.strategy=megatron` or "
     "`--config-name=ppo_megatron_trainer`) is checked against the Megatron rules instead of the FSDP-only "
     "ones: see docs/rules-verl-megatron.md. Sources are paths inside the verl 0.9.1 wheel. "
-    "A key one typing slip from a key of the release's trainer config, under a section that config "
-    "holds completely (`trainer.totl_epochs`), is `verl.launch.unknown_key` (did you mean `trainer.total_epochs`?): "
-    "Hydra's struct config refuses it at launch (`Could not override ... is not in struct`); so is a key outside "
-    "every section (`foo.bar`: Key 'foo' is not in struct), unless verl's recipe entry points add its section "
-    "(`async_training`, `rollout`). Free-form "
-    "mappings (`*_kwargs`, `override_*`, `custom_reward_function`), `+` keys, other releases' keys and keys under "
-    "a section far from every key of the release are never flagged. The key lists (0.5.0 to 0.9.1) are the releases' own "
-    "`verl/trainer/config/_generated_ppo_trainer.yaml` and `_generated_ppo_megatron_trainer.yaml`, written to "
-    "`rlbatch_solver/frameworks/verl/config_keys/` by `benchmarks/verl_config_keys.py`."
+    + _unknown_keys("verl")
 )
 
 
@@ -35,15 +43,7 @@ INTRO_MEGATRON = (
     "`--model`. Dynamic context parallel and custom pipeline layouts (`pipeline_model_parallel_layout`) are "
     "not modelled. Sources are paths inside the verl 0.9.1 wheel and megatron-core 0.16.1. There is no "
     "Megatron memory model yet. "
-    "A key one typing slip from a key of the release's trainer config, under a section that config "
-    "holds completely (`trainer.totl_epochs`), is `verl-megatron.launch.unknown_key` (did you mean `trainer.total_epochs`?): "
-    "Hydra's struct config refuses it at launch (`Could not override ... is not in struct`); so is a key outside "
-    "every section (`foo.bar`: Key 'foo' is not in struct), unless verl's recipe entry points add its section "
-    "(`async_training`, `rollout`). Free-form "
-    "mappings (`*_kwargs`, `override_*`, `custom_reward_function`), `+` keys, other releases' keys and keys under "
-    "a section far from every key of the release are never flagged. The key lists (0.5.0 to 0.9.1) are the releases' own "
-    "`verl/trainer/config/_generated_ppo_trainer.yaml` and `_generated_ppo_megatron_trainer.yaml`, written to "
-    "`rlbatch_solver/frameworks/verl/config_keys/` by `benchmarks/verl_config_keys.py`."
+    + _unknown_keys("verl-megatron")
 )
 
 
