@@ -18,6 +18,7 @@ Export: a solution -> paste-ready ``--num_processes N --flag value`` arguments.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -272,14 +273,12 @@ class TrlFramework(SwiftFramework):
     def newest(self) -> bool:
         return self.version == versions.NEWEST
 
-    def with_named_release(self, named: str):
+    def with_named_release(self, named: str) -> "TrlFramework":
         """A named release a neighbour's pack judges (versions.RULES_OF: TRL 0.23.1 checks as 0.29.1 does) reads a
         config with its own GRPOConfig fields, as when its fields date the config (for_config)."""
         release = versions.fields_release_of(named)
         if release is None or release == self.version:
             return self
-        import copy
-
         fw = copy.copy(self)
         fw.fields_release = release
         return fw
@@ -301,12 +300,7 @@ class TrlFramework(SwiftFramework):
                                                else "")
         if version == self.version and release == version:
             return self, None
-        fw = get_framework(f"{self.name}=={version}")
-        if release != version:
-            import copy
-
-            fw = copy.copy(fw)
-            fw.fields_release = release
+        fw = get_framework(f"{self.name}=={version}").with_named_release(release)
         return fw, f"checked with {judged}: {why}; name another with --framework trl==VERSION"
 
     def doc_appendix(self) -> str:
