@@ -697,8 +697,11 @@ def _forward_activations(plan: Plan, mc: ModelConsts, tokens: float, logits: flo
 
 def _logit_rows(plan: Plan, tokens: float) -> float:
     """Token positions whose logits the loss holds: every token, or the response's share of them."""
-    if not plan.logits_response_only:
-        return tokens
+    return _response_rows(plan, tokens) if plan.logits_response_only else tokens
+
+
+def _response_rows(plan: Plan, tokens: float) -> float:
+    """The response's share of ``tokens`` positions (response length over the sequence's)."""
     return tokens * max(1, plan.response_len) / _seq_len(plan)
 
 
@@ -708,9 +711,7 @@ def _verl_logprob_rows(plan: Plan, tokens: float) -> float:
     logits to the response positions (verl 0.1 to 0.7.1 workers/actor/dp_actor.py
     DataParallelPPOActor._forward_micro_batch, ``logits[:, -response_length - 1 : -1]``), so only those rows get the
     cross-entropy's copy and the entropy's temporaries; the logits themselves hold every token's row."""
-    if plan.verl_padded_logprobs != "response":
-        return tokens
-    return tokens * max(1, plan.response_len) / _seq_len(plan)
+    return _response_rows(plan, tokens) if plan.verl_padded_logprobs == "response" else tokens
 
 
 def fused_linear_cross_entropy_bytes(plan: Plan, mc: ModelConsts, tokens: float, update: bool) -> float:
