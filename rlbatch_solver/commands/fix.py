@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..frameworks.repair_policies import RepairPolicy
     from ..rules.base import RuleSet
     from ..solver.explain import Conflict
+    from ..solver.nearest import NearestResult
     from ..solver.repair import Change, RepairResult
 
 
@@ -284,8 +285,8 @@ def _beyond_keys(ruleset: RuleSet, values: Mapping[str, Value], candidate: Mappi
 
 
 def _larger_than(ruleset: RuleSet, domains: Mapping[str, list[Value]], values: Mapping[str, Value],
-                 policy: RepairPolicy, refs: Mapping[str, int], near, found: RepairResult, deadline: Deadline
-                 ) -> RepairResult:
+                 policy: RepairPolicy, refs: Mapping[str, int], near: NearestResult, found: RepairResult,
+                 deadline: Deadline) -> RepairResult:
     """The direct search's repair (``found``), or a repair of more keys that costs less (``solver/costs.py``: a
     one-key repair that pads most of the step loses to a clean one of three keys). CP-SAT looks for one, told
     how few keys cannot work and what it must beat; "proven nearest" stays only when it proves none exists."""
