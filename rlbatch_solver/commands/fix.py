@@ -231,7 +231,8 @@ def _repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value
         status = "optimal" if near.complete else "feasible"
         found = repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s, **extra)
         if near.beatable:  # its waste or its move of the algorithm's batch costs a key or more: a larger repair may
-            found = _larger_than(ruleset, domains, values, policy, refs, near, found, deadline)  # cost less
+            # cost less
+            found = _cheaper_with_more_keys(ruleset, domains, values, policy, refs, near, found, deadline)
         return Attempt(found, ruleset, domains, capacity)
     if not near.complete or deadline.expired():
         return Attempt(RepairResult(None, [], None, "unknown", near.wall_time_s, partial=near.partial,
@@ -284,9 +285,9 @@ def _beyond_keys(ruleset: RuleSet, values: Mapping[str, Value], candidate: Mappi
     return _cost_of(ruleset, values, candidate, policy, refs) > CHANGE_WEIGHT * (keys + 1)
 
 
-def _larger_than(ruleset: RuleSet, domains: Mapping[str, list[Value]], values: Mapping[str, Value],
-                 policy: RepairPolicy, refs: Mapping[str, int], near: NearestResult, found: RepairResult,
-                 deadline: Deadline) -> RepairResult:
+def _cheaper_with_more_keys(ruleset: RuleSet, domains: Mapping[str, list[Value]], values: Mapping[str, Value],
+                            policy: RepairPolicy, refs: Mapping[str, int], near: NearestResult, found: RepairResult,
+                            deadline: Deadline) -> RepairResult:
     """The direct search's repair (``found``), or a repair of more keys that costs less (``solver/costs.py``: a
     one-key repair that pads most of the step loses to a clean one of three keys). CP-SAT looks for one, told
     how few keys cannot work and what it must beat; "proven nearest" stays only when it proves none exists."""
@@ -593,7 +594,7 @@ def _counted(fw: Framework, policy: RepairPolicy, ruleset: RuleSet) -> str:
     from ..solver.costs import FREE_BATCH_DOUBLINGS, WASTE_NAME, WASTE_PERMILLE_PER_KEY, WASTE_TOLERANCE_PERMILLE
 
     parts = []
-    if any(d.name == WASTE_NAME for d in ruleset.derived) and not _constant(ruleset, WASTE_NAME):
+    if any(d.name == WASTE_NAME for d in ruleset.derived) and not _derived_is_constant(ruleset, WASTE_NAME):
         parts.append(f"each {WASTE_PERMILLE_PER_KEY // 10}% of the step wasted (padded, idle) past "
                      f"{WASTE_TOLERANCE_PERMILLE // 10}%")
     held = sorted(fw.native_key(n) for n in policy.algorithm_batch if n in policy.rules)
@@ -603,7 +604,7 @@ def _counted(fw: Framework, policy: RepairPolicy, ruleset: RuleSet) -> str:
     return ("counting as a change " + " and ".join(parts)) if parts else ""
 
 
-def _constant(ruleset: RuleSet, name: str) -> bool:
+def _derived_is_constant(ruleset: RuleSet, name: str) -> bool:
     """The derived quantity ``name`` is a constant in this rule set (verl 0.8's waste: no padding, a failure)."""
     from ..rules.expr import Const
 
