@@ -203,7 +203,7 @@ def memory_table() -> str:
     for rel, hw in script_hardware().items():
         r = check_script(rel, hw)
         rows.append(row(rel, "tests/data/scripts", hw["gpu"], hw.get("length_fraction", 1.0), r))
-    for point in measured_points():  # known misses (``predicted_memory``) included: the table shows them
+    for point in memory_points():  # known misses (``predicted_memory``) included: the table shows them
         r = rb.check(point["args"], framework=point["framework"], gpus=point.get("gpus"), model=point["model"],
                      gpu=point["gpu"])
         rows.append(row(point["name"], "tests/data/measured, ran as published", point["gpu"], 1.0, r, point.get("gpus")))
@@ -288,9 +288,9 @@ def margin_evidence() -> dict[str, Any]:
     for rel, hw in script_hardware().items():
         if hw["fits"] is True:
             ran.append((*free_share(check_script(rel, hw).memory), rel))
-    for point in measured_points():
-        if point.get("predicted_memory", "yes") != "yes" or point.get("unjudged"):
-            continue  # a known miss of ours (its reason beside it), or a config its source does not give: no evidence
+    for point in memory_points():
+        if point.get("predicted_memory", "yes") != "yes":
+            continue  # a known miss of ours (its reason beside it): no evidence either way
         r = rb.check(point["args"], framework=point["framework"], gpus=point.get("gpus"), model=point["model"],
                      gpu=point["gpu"])
         ran.append((*free_share(r.memory), point["name"]))
@@ -302,6 +302,13 @@ def margin_evidence() -> dict[str, Any]:
 def measured_points() -> list[dict[str, Any]]:
     """The measured set (tests/data/measured/points.yaml): runs that ran as published, so they fit."""
     return yaml.safe_load((DATA / "measured" / "points.yaml").read_text())
+
+
+def memory_points() -> list[dict[str, Any]]:
+    """The measured points whose args are what ran, the memory evidence: not those a record marks ``unjudged`` (its
+    source leaves out what decides memory, e.g. OpenRLHF's 2024 README rows give no vLLM engines), which the memory
+    corpus counts neither way either."""
+    return [p for p in measured_points() if not p.get("unjudged")]
 
 
 if __name__ == "__main__":  # rewrite the table in docs/cost-model.md

@@ -236,7 +236,7 @@ def test_published_memory_table_is_in_sync_and_scripts_fit_as_recorded():
     """docs/cost-model.md section 10 is today's prediction; a script's `fits` in hardware.yaml is what the
     model predicts (a change of the model that flips one must update the record and the doc)."""
     import rlbatch_solver as rb
-    from published import TABLE_BEGIN, TABLE_END, check_script, measured_points, memory_table, script_hardware
+    from published import TABLE_BEGIN, TABLE_END, check_script, memory_points, memory_table, script_hardware
 
     doc = (SCRIPTS.parents[2] / "docs" / "cost-model.md").read_text()
     assert marked(doc, TABLE_BEGIN, TABLE_END) == memory_table()
@@ -246,10 +246,8 @@ def test_published_memory_table_is_in_sync_and_scripts_fit_as_recorded():
         assert r.memory is not None and r.memory.verdict() == recorded, (rel, r.memory.peaks)
         # a published working script is never predicted to OOM: at worst it reaches into the safety margin
         assert r.valid and r.memory.verdict() != "no", (rel, r.memory.peaks)
-    for point in measured_points():  # the runs of the measured set ran as published: each fits, but for the
+    for point in memory_points():  # the runs of the measured set ran as published: each fits, but for the
         # known misses a point records (`predicted_memory`, with the reason beside it and in docs/accuracy.md)
-        if point.get("unjudged"):
-            continue  # its source does not give the config it ran (the point's `unjudged` says what is missing)
         r = rb.check(point["args"], framework=point["framework"], gpus=point.get("gpus"), model=point["model"],
                      gpu=point["gpu"])
         expected = point.get("predicted_memory", "yes")
