@@ -214,3 +214,17 @@ def test_inter_node_bandwidth_is_the_catalogs_or_the_default():
     assert T.inter_node_gbps(load_gpu("h800")) == 50
     assert load_gpu("rtx4090").inter_node_bandwidth_gbps == 0.0  # not stated: the model's default
     assert T.inter_node_gbps(load_gpu("rtx4090")) == C.INTER_NODE_BANDWIDTH_GBPS
+
+
+def test_a_pass_never_outruns_the_gpus_measured_matmul():
+    """The ridge line would put an MI300X pass at 0.585 x 1.12 = 0.66 of its peak, above the 668.4 of 1,307 TFLOP/s
+    (0.51) its best bf16 matmul reaches (the catalog's matmul_tflops): held there. A GPU the catalog gives no matmul
+    figure (H20) is held at its peak; an H100 pass (0.585) stays under its 0.80."""
+    from rlbatch_solver.catalog.gpus import load_gpu
+
+    mi300x, h20, h100 = load_gpu("mi300x"), load_gpu("h20"), load_gpu("h100")
+    assert C.MFU_TRAIN * T.gpu_compute_factor(mi300x) > 0.6
+    assert T.pass_efficiency(C.MFU_TRAIN, mi300x) == pytest.approx(668.4 / 1307.4)
+    assert h20.matmul_tflops == 0.0 and T.pass_efficiency(C.MFU_TRAIN, h20) == 1.0
+    assert T.pass_efficiency(C.MFU_TRAIN, h100) == pytest.approx(C.MFU_TRAIN)
+    assert T.pass_efficiency(C.MFU_FORWARD, load_gpu("a100-80gb")) == pytest.approx(271.2 / 312)

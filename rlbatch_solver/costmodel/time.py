@@ -109,10 +109,14 @@ def gpu_compute_factor(gpu) -> float:
 
 def pass_efficiency(mfu: float, gpu) -> float:
     """The fraction of ``gpu``'s peak a pass reaches at large micro batches: ``mfu`` (an H100's) times
-    ``gpu_compute_factor``, at most the peak itself. The factor's relation was measured between the A100 (153 FLOP/B)
-    and the H100 (295); extrapolated to a GPU whose FLOPs its bandwidth far outruns (H20, 37 FLOP/B: 2.39x) it would
-    put a training pass at 1.40 of the GPU's peak (docs/cost-model.md section 4.1)."""
-    return min(1.0, mfu * gpu_compute_factor(gpu))
+    ``gpu_compute_factor``, at most what a bf16 matmul measurably reaches on that GPU (the catalog's
+    ``matmul_tflops`` over its peak; the peak itself where the catalog states none). The factor's relation was
+    measured between the A100 (153 FLOP/B) and the H100 (295); extrapolated to a GPU whose FLOPs its bandwidth far
+    outruns (H20, 37 FLOP/B: 2.39x) it would put a training pass at 1.40 of the GPU's peak, and to the MI300X (247
+    FLOP/B: 1.12x) at 0.66 of it, above the 0.51 its best matmul reaches (docs/cost-model.md section 4.1)."""
+    peak = float(gpu.bf16_tflops)
+    matmul = float(getattr(gpu, "matmul_tflops", 0.0) or peak)
+    return min(min(matmul, peak) / peak, mfu * gpu_compute_factor(gpu))
 
 
 def compute_seconds(gemm_flops: float, attn_flops: float, hidden: float, tokens_per_micro: float, peak: float,
