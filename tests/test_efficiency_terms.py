@@ -197,6 +197,10 @@ def test_moe_all_to_all_prices_each_token_to_its_experts_over_the_nodes_network(
     assert across == pytest.approx(rows * 8 / 16 / (50e9 * C.COLLECTIVE_EFF) + lat)
     assert across > 4 * in_node
     assert T.expert_all_to_all_seconds(plan.replace(ep=1), mc, tokens) == 0.0
+    # an unset expert TP follows the TP size: EP 8 x ETP 2 spans two nodes, half its rows leave the node
+    spread = T.expert_all_to_all_seconds(plan.replace(tp=2, etp=0), mc, tokens)
+    assert spread == pytest.approx(rows * 4 / 8 / (50e9 * C.COLLECTIVE_EFF) + lat)
+    assert T.expert_all_to_all_seconds(plan.replace(tp=2, etp=1), mc, tokens) == pytest.approx(in_node)
     dense = make_plan("qwen2.5-7b", H100, **kw)
     assert T.expert_all_to_all_seconds(dense, model_consts(dense.model), tokens) == 0.0
     # the passes wait for them: forward 2 per MoE layer, a training pass twice that (three times with recompute)

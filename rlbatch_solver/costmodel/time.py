@@ -157,9 +157,10 @@ def expert_all_to_all_seconds(plan: Plan, mc: ModelConsts, tokens: float) -> flo
     if ep <= 1 or not mc.moe_layers or tokens <= 0:
         return 0.0
     topk = mc.moe_topk
-    span = ep * max(1, plan.etp or 1)
+    etp = max(1, plan.etp or plan.tp)  # megatron-core: expert_tensor_parallel_size unset follows the TP size
+    span = ep * etp
     gpn = max(1, plan.gpus_per_node)
-    local = min(ep, max(1, gpn // max(1, plan.etp or 1)))  # group members in the GPU's node
+    local = min(ep, max(1, gpn // etp))  # group members in the GPU's node
     rows = tokens * topk * mc.hidden * C.BF16
     intra = rows * (local - 1) / ep / (float(plan.gpu.intra_node_bandwidth_gbps) * 1e9 * C.COLLECTIVE_EFF)
     inter = (rows * (ep - local) / ep / (inter_node_gbps(plan.gpu) * 1e9 * C.COLLECTIVE_EFF)
