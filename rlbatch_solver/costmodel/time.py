@@ -149,7 +149,9 @@ def expert_all_to_all_seconds(plan: Plan, mc: ModelConsts, tokens: float) -> flo
     """Seconds of one of megatron-core's token all-to-alls (dispatch or combine) of one MoE layer, ``tokens`` tokens
     on each GPU of the expert-parallel group: every token goes to its top-k experts as a bf16 row of ``hidden``
     (megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher; verl sets that dispatcher for
-    every model, verl/models/mcore/config_converter.py _get_base_transformer_config). The group's ranks are
+    every model, verl/models/mcore/config_converter.py _get_base_transformer_config, and it is ms-swift's default,
+    swift/megatron/arguments MegatronArguments.moe_token_dispatcher_type; megatron-core's own default, "allgather",
+    which slime inherits unless its script names one, is priced the same). The group's ranks are
     consecutive (megatron/core/parallel_state.py: experts ordered tp-ep-dp-pp, EP x ETP ranks a group): the rows
     bound for the GPU's own node cross NVLink, the others the node's network (``inter_node_gbps``), both at once;
     the slower sets the time. An expert tensor-parallel group (ETP > 1) receives the rows once per group."""
