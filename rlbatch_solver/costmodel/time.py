@@ -137,7 +137,7 @@ def inter_node_gbps(gpu) -> float:
 def _coll_bw(plan: Plan, group: int) -> float:
     """Achieved bytes/s of a collective over ``group`` GPUs. Between nodes INTER_NODE_BANDWIDTH_GBPS, not the catalog's
     figure (``inter_node_gbps``): priced at it, FSDP's gathers across nodes made the measured set's out-of-sample step
-    error worse (0.306 -> 0.347, docs/cost-model.md section 4.1, "MoE all-to-all"), the Qwen3-30B-A3B FSDP run
+    error worse (0.306 -> 0.347, docs/cost-model.md section 4, "MoE all-to-all"), the Qwen3-30B-A3B FSDP run
     of ISEEKYAN's tables turning from 1.16x to 1.53x under its measured step: its Hugging Face MoE layers' per-expert
     loop is not priced, and the slower gathers hid it."""
     if group > max(1, plan.gpus_per_node):
