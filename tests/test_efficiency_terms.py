@@ -168,3 +168,67 @@ def test_fsdp_pays_a_collective_latency_per_layer(monkeypatch):
     # a single GPU gathers nothing
     one = plan.replace(n_gpus=1, gpus_per_node=1, shard_degree=1)
     assert T.estimate_time(one).phases["old_log_prob"] < 20e-3 * layers
+
+
+def test_moe_all_to_all_prices_each_token_to_its_experts_over_the_nodes_network(monkeypatch):
+    """Megatron's MoE layers send every token to its top-k experts and back (dispatch and combine all-to-alls,
+    verl's alltoall dispatcher): bytes t x k x h bf16, the share bound for other nodes over the catalog's network
+    figure, the GPU's own node over NVLink; nothing without expert parallelism or for a dense model."""
+    from test_costmodel import make_plan
+
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.costmodel.efficiency import DERIVED_EFFICIENCY
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    H100 = load_gpu("h100")
+    kw = dict(n_gpus=16, gpus_per_node=8, prompt_len=1024, response_len=3072, samples_per_step=256, train_micro=1,
+              logprob_micro=4, need_ref=False, efficiency=DERIVED_EFFICIENCY, trainer="megatron", tp=1, pp=1, ep=8,
+              etp=1, shard_degree=1, zero_stage=0)
+    plan = make_plan("qwen3-30b-a3b", H100, **kw)
+    mc = model_consts(plan.model)
+    assert (mc.moe_topk, mc.hidden, mc.moe_layers) == (8, 2048, 48)
+    tokens = 4096.0
+    rows = tokens * 8 * 2048 * C.BF16
+    lat = C.ALLREDUCE_LATENCY_S["nvlink"]
+    in_node = T.expert_all_to_all_seconds(plan, mc, tokens)  # EP 8 within one node: 7/8 of the rows over NVLink
+    assert in_node == pytest.approx(rows * 7 / 8 / (450e9 * C.COLLECTIVE_EFF) + lat)
+    across = T.expert_all_to_all_seconds(plan.replace(ep=16), mc, tokens)  # EP 16 over two nodes: half leave it
+    assert load_gpu("h100").inter_node_bandwidth_gbps == 50
+    assert across == pytest.approx(rows * 8 / 16 / (50e9 * C.COLLECTIVE_EFF) + lat)
+    assert across > 4 * in_node
+    assert T.expert_all_to_all_seconds(plan.replace(ep=1), mc, tokens) == 0.0
+    # an unset expert TP follows the TP size: EP 8 x ETP 2 spans two nodes, half its rows leave the node
+    spread = T.expert_all_to_all_seconds(plan.replace(tp=2, etp=0), mc, tokens)
+    assert spread == pytest.approx(rows * 4 / 8 / (50e9 * C.COLLECTIVE_EFF) + lat)
+    assert T.expert_all_to_all_seconds(plan.replace(tp=2, etp=1), mc, tokens) == pytest.approx(in_node)
+    dense = make_plan("qwen2.5-7b", H100, **kw)
+    assert T.expert_all_to_all_seconds(dense, model_consts(dense.model), tokens) == 0.0
+    # the passes wait for them: forward 2 per MoE layer, a training pass twice that (three times with recompute)
+    with_a2a = T.estimate_time(plan.replace(ep=16)).as_dict()  # computed now: the phases are lazy
+    monkeypatch.setattr(T, "expert_all_to_all_seconds", lambda *a: 0.0)
+    no_a2a = T.estimate_time(plan.replace(ep=16)).phases
+    assert with_a2a["old_log_prob"] > no_a2a["old_log_prob"]
+    assert with_a2a["actor_update"] > no_a2a["actor_update"]
+
+
+def test_inter_node_bandwidth_is_the_catalogs_or_the_default():
+    from rlbatch_solver.catalog.gpus import load_gpu
+
+    assert T.inter_node_gbps(load_gpu("a100-80gb")) == 25
+    assert T.inter_node_gbps(load_gpu("h800")) == 50
+    assert load_gpu("rtx4090").inter_node_bandwidth_gbps == 0.0  # not stated: the model's default
+    assert T.inter_node_gbps(load_gpu("rtx4090")) == C.INTER_NODE_BANDWIDTH_GBPS
+
+
+def test_a_pass_never_outruns_the_gpus_measured_matmul():
+    """The ridge line would put an MI300X pass at 0.585 x 1.12 = 0.66 of its peak, above the 668.4 of 1,307 TFLOP/s
+    (0.51) its best bf16 matmul reaches (the catalog's matmul_tflops): held there. A GPU the catalog gives no matmul
+    figure (H20) is held at its peak; an H100 pass (0.585) stays under its 0.80."""
+    from rlbatch_solver.catalog.gpus import load_gpu
+
+    mi300x, h20, h100 = load_gpu("mi300x"), load_gpu("h20"), load_gpu("h100")
+    assert C.MFU_TRAIN * T.gpu_compute_factor(mi300x) > 0.6
+    assert T.pass_efficiency(C.MFU_TRAIN, mi300x) == pytest.approx(668.4 / 1307.4)
+    assert h20.matmul_tflops == 0.0 and T.pass_efficiency(C.MFU_TRAIN, h20) == 1.0
+    assert T.pass_efficiency(C.MFU_TRAIN, h100) == pytest.approx(C.MFU_TRAIN)
+    assert T.pass_efficiency(C.MFU_FORWARD, load_gpu("a100-80gb")) == pytest.approx(271.2 / 312)

@@ -198,6 +198,7 @@ def test_user_file_overrides_a_builtin(tmp_path: Path) -> None:
     assert gpu.name == "a100-80gb"
     assert gpu.intra_node == "pcie" and gpu.intra_node_bandwidth_gbps == 32
     assert gpu.memory_bytes == 81920 * MIB and gpu.bf16_tflops == 312  # kept from the built-in
+    assert gpu.inter_node_bandwidth_gbps == 25 and gpu.matmul_tflops == 271.2  # the optional ones too
     assert "override" in gpu.source
     assert [g.name for g in list_gpus(path)].count("a100-80gb") == 1
     assert load_gpu("a100-80gb").intra_node == "nvlink"  # built-in unchanged
@@ -286,6 +287,9 @@ def entry_yaml(**changes) -> str:
     ({"aliases": {"a": 1}}, "gpu-file: x1.aliases", "list"),
     ({"bf16_tflop": 100}, "gpu-file: x1.bf16_tflop", "bf16_tflops"),
     ({"name": ...}, "gpu-file: entry 1.name", "missing"),
+    ({"inter_node_bandwidth_gbps": 0}, "gpu-file: x1.inter_node_bandwidth_gbps", "positive"),
+    ({"matmul_tflops": 1e6}, "gpu-file: x1.matmul_tflops", "wrong unit"),
+    ({"matmul_tflops": 900}, "gpu-file: x1.matmul_tflops", "above bf16_tflops"),
 ])
 def test_user_file_bad_field_is_named(tmp_path: Path, changes: dict, field: str, words: str) -> None:
     path = write(tmp_path, entry_yaml(**changes))

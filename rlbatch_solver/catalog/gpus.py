@@ -34,8 +34,11 @@ INTRA_NODE_KINDS = ("nvlink", "pcie", "infinity-fabric")
 # Fields a GPU entry may hold (memory comes as exactly one of the three memory_* keys).
 MEMORY_KEYS = {"memory_mib": MIB, "memory_gib": GIB, "memory_bytes": 1}
 NUMBER_KEYS = ("bf16_tflops", "hbm_bandwidth_gbps", "intra_node_bandwidth_gbps", "host_link_bandwidth_gbps")
+# optional: a GPU without inter_node_bandwidth_gbps takes the model's default (costmodel/constants.py
+# INTER_NODE_BANDWIDTH_GBPS), one without matmul_tflops is held at its peak (costmodel/time.py pass_efficiency)
+OPTIONAL_NUMBER_KEYS = ("inter_node_bandwidth_gbps", "matmul_tflops")
 KNOWN_KEYS = {"name", "display_name", "intra_node", "hopper_fp8", "source", "aliases",
-              *MEMORY_KEYS, *NUMBER_KEYS}
+              *MEMORY_KEYS, *NUMBER_KEYS, *OPTIONAL_NUMBER_KEYS}
 
 # Plausibility bounds that catch unit mix-ups (MiB given as GiB, FLOP/s given as TFLOP/s).
 _MEMORY_RANGE = (1 * GIB, 4096 * GIB)
@@ -44,12 +47,16 @@ _UPPER = {
     "hbm_bandwidth_gbps": 100_000.0,
     "intra_node_bandwidth_gbps": 100_000.0,
     "host_link_bandwidth_gbps": 10_000.0,
+    "inter_node_bandwidth_gbps": 10_000.0,
+    "matmul_tflops": 100_000.0,
 }
 _UNITS = {
     "bf16_tflops": "TFLOP/s (dense BF16, e.g. 989 for H100 SXM)",
     "hbm_bandwidth_gbps": "GB/s (e.g. 3350 for H100 SXM)",
     "intra_node_bandwidth_gbps": "GB/s per GPU per direction (e.g. 450 for NVLink 4, 32 for PCIe 4.0 x16)",
     "host_link_bandwidth_gbps": "GB/s per direction (32 for PCIe 4.0 x16, 64 for PCIe 5.0 x16)",
+    "inter_node_bandwidth_gbps": "GB/s per GPU per direction between nodes (50 for one 400 Gb/s NIC a GPU)",
+    "matmul_tflops": "TFLOP/s a bf16 matmul measurably reaches, at most bf16_tflops (e.g. 794.5 for H100 SXM)",
 }
 
 _GPU_FILE_FIX = ("use one of: {names} (rlbatch catalog gpus), or describe your GPU in a YAML "
@@ -69,6 +76,8 @@ class GPU:
     intra_node_bandwidth_gbps: float
     host_link_bandwidth_gbps: float
     hopper_fp8: bool = False
+    inter_node_bandwidth_gbps: float = 0.0  # the standard node's network per GPU; 0: not stated
+    matmul_tflops: float = 0.0  # the largest bf16 matmul throughput measured on it; 0: not stated
     source: str = ""
     aliases: tuple[str, ...] = ()
 
@@ -120,6 +129,7 @@ def _parse_entry(entry: Any, index: int, origin: str, base: GPU | None = None,
     values["name"] = name if base is None else base.name  # an override keeps the built-in's id
     _entry_memory(entry, prefix, values, base)
     _entry_numbers(entry, prefix, values, base)
+    _check_matmul(prefix, values)
     _entry_intra_node(entry, prefix, values, base)
     _entry_texts(entry, prefix, values, base, name, source_default)
     _entry_aliases(entry, prefix, values)
@@ -176,10 +186,10 @@ def _entry_memory(entry: Mapping, prefix: str, values: dict[str, Any], base: GPU
 
 def _entry_numbers(entry: Mapping, prefix: str, values: dict[str, Any], base: GPU | None) -> None:
     """The speeds: positive numbers, below a plausible bound (an override may leave them out)."""
-    for key in NUMBER_KEYS:
+    for key in NUMBER_KEYS + OPTIONAL_NUMBER_KEYS:
         fix = f"Write {key}: <number> in {_UNITS[key]}."
         if entry.get(key) is None:
-            if base is None:
+            if base is None and key in NUMBER_KEYS:
                 raise InputError(f"{prefix}.{key}", "missing.", f"Add {key}: <number> in {_UNITS[key]}.")
             continue
         value = _number(entry[key], f"{prefix}.{key}", fix)
@@ -189,6 +199,15 @@ def _entry_numbers(entry: Mapping, prefix: str, values: dict[str, Any], base: GP
             raise InputError(f"{prefix}.{key}", f"{entry[key]!r} is implausibly large: probably the wrong unit.",
                              fix)
         values[key] = value
+
+
+def _check_matmul(prefix: str, values: dict[str, Any]) -> None:
+    """A measured matmul throughput cannot exceed the peak it is measured against."""
+    matmul, peak = values.get("matmul_tflops") or 0.0, values.get("bf16_tflops") or 0.0
+    if matmul > peak > 0:
+        raise InputError(f"{prefix}.matmul_tflops", f"{matmul:g} TFLOP/s is above bf16_tflops ({peak:g}).",
+                         "Write the matmul throughput measured on the GPU (at most its dense bf16 peak), or leave "
+                         "matmul_tflops out.")
 
 
 def _entry_intra_node(entry: Mapping, prefix: str, values: dict[str, Any], base: GPU | None) -> None:

@@ -380,7 +380,8 @@ ATTN_EFF_RATIO = 0.32
 #   (``time.gpu_compute_factor``): A100 1.47, H200 1.25, H20 (148 TFLOPs, 4.0 TB/s: 37 FLOP/B) 2.39. Against
 #   measurement: verl's logged actor MFU (its own FLOP count over its peak) in one contributor's tables of the same
 #   jobs (ISEEKYAN/verl_megatron_practice dapo7b.csv) is 0.78-0.83 on H20 and 0.27-0.44 on H100, about 2.1x.
-#   A pass is held at the GPU's peak (``time.pass_efficiency``): on the H20, 2.39 x 0.585 would be 1.40 of it.
+#   A pass is held at what a bf16 matmul measurably reaches on the GPU (the catalog's matmul_tflops), else at its
+#   peak (``time.pass_efficiency``): on the H20, 2.39 x 0.585 would be 1.40 of it; on the MI300X 0.66, its matmul 0.51.
 RIDGE_HALF_FLOP_PER_BYTE = 149.0
 RIDGE_REF_FLOP_PER_BYTE = 989.0 / 3.35  # H100 SXM5: 989 TFLOPs bf16, 3.35 TB/s
 # Collectives: achieved bus bandwidth as a fraction of the link's (NCCL ring).

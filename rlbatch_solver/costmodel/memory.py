@@ -78,6 +78,7 @@ class ModelConsts:
     mcore_drops_moe: tuple = ()
     mcore_drops_dense: tuple = ()
     moe_layers: int = 0
+    moe_topk: int = 0  # routed experts per token (num_experts_per_tok), 0 for dense
 
 
 _CONSTS: dict = {}
@@ -173,6 +174,7 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
         mcore_drops_moe=drops_moe,
         mcore_drops_dense=drops_dense,
         moe_layers=sum(1 for i in range(L) if m.is_moe_layer(i)),
+        moe_topk=m.num_experts_per_tok if m.is_moe else 0,
     )
 
 

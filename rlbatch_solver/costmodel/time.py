@@ -109,10 +109,14 @@ def gpu_compute_factor(gpu) -> float:
 
 def pass_efficiency(mfu: float, gpu) -> float:
     """The fraction of ``gpu``'s peak a pass reaches at large micro batches: ``mfu`` (an H100's) times
-    ``gpu_compute_factor``, at most the peak itself. The factor's relation was measured between the A100 (153 FLOP/B)
-    and the H100 (295); extrapolated to a GPU whose FLOPs its bandwidth far outruns (H20, 37 FLOP/B: 2.39x) it would
-    put a training pass at 1.40 of the GPU's peak (docs/cost-model.md section 4.1)."""
-    return min(1.0, mfu * gpu_compute_factor(gpu))
+    ``gpu_compute_factor``, at most what a bf16 matmul measurably reaches on that GPU (the catalog's
+    ``matmul_tflops`` over its peak; the peak itself where the catalog states none). The factor's relation was
+    measured between the A100 (153 FLOP/B) and the H100 (295); extrapolated to a GPU whose FLOPs its bandwidth far
+    outruns (H20, 37 FLOP/B: 2.39x) it would put a training pass at 1.40 of the GPU's peak, and to the MI300X (247
+    FLOP/B: 1.12x) at 0.66 of it, above the 0.51 its best matmul reaches (docs/cost-model.md section 4.1)."""
+    peak = float(gpu.bf16_tflops)
+    matmul = float(getattr(gpu, "matmul_tflops", 0.0) or peak)
+    return min(min(matmul, peak) / peak, mfu * gpu_compute_factor(gpu))
 
 
 def compute_seconds(gemm_flops: float, attn_flops: float, hidden: float, tokens_per_micro: float, peak: float,
@@ -124,11 +128,46 @@ def compute_seconds(gemm_flops: float, attn_flops: float, hidden: float, tokens_
     return gemm_flops / (eff * width_efficiency(hidden)) + attn_flops / (eff * C.ATTN_EFF_RATIO)
 
 
+def inter_node_gbps(gpu) -> float:
+    """GB/s per GPU per direction between two nodes: the catalog's figure for the GPU's standard node
+    (``inter_node_bandwidth_gbps``, docs/gpus.md), else INTER_NODE_BANDWIDTH_GBPS."""
+    return float(getattr(gpu, "inter_node_bandwidth_gbps", 0.0) or C.INTER_NODE_BANDWIDTH_GBPS)
+
+
 def _coll_bw(plan: Plan, group: int) -> float:
-    """Achieved bytes/s of a collective over ``group`` GPUs."""
+    """Achieved bytes/s of a collective over ``group`` GPUs. Between nodes INTER_NODE_BANDWIDTH_GBPS, not the catalog's
+    figure (``inter_node_gbps``): priced at it, FSDP's gathers across nodes made the measured set's out-of-sample step
+    error worse (0.306 -> 0.347, docs/cost-model.md section 4, "MoE all-to-all"), the Qwen3-30B-A3B FSDP run
+    of ISEEKYAN's tables turning from 1.16x to 1.53x under its measured step: its Hugging Face MoE layers' per-expert
+    loop is not priced, and the slower gathers hid it."""
     if group > max(1, plan.gpus_per_node):
         return C.INTER_NODE_BANDWIDTH_GBPS * 1e9 * C.COLLECTIVE_EFF
     return float(plan.gpu.intra_node_bandwidth_gbps) * 1e9 * C.COLLECTIVE_EFF
+
+
+def expert_all_to_all_seconds(plan: Plan, mc: ModelConsts, tokens: float) -> float:
+    """Seconds of one of megatron-core's token all-to-alls (dispatch or combine) of one MoE layer, ``tokens`` tokens
+    on each GPU of the expert-parallel group: every token goes to its top-k experts as a bf16 row of ``hidden``
+    (megatron/core/transformer/moe/token_dispatcher.py MoEAlltoAllTokenDispatcher; verl sets that dispatcher for
+    every model, verl/models/mcore/config_converter.py _get_base_transformer_config, and it is ms-swift's default,
+    swift/megatron/arguments MegatronArguments.moe_token_dispatcher_type; megatron-core's own default, "allgather",
+    which slime inherits unless its script names one, is priced the same). The group's ranks are
+    consecutive (megatron/core/parallel_state.py: experts ordered tp-ep-dp-pp, EP x ETP ranks a group): the rows
+    bound for the GPU's own node cross NVLink, the others the node's network (``inter_node_gbps``), both at once;
+    the slower sets the time. An expert tensor-parallel group (ETP > 1) receives the rows once per group."""
+    ep = max(1, plan.ep)
+    if ep <= 1 or not mc.moe_layers or tokens <= 0:
+        return 0.0
+    topk = mc.moe_topk
+    etp = max(1, plan.etp or plan.tp)  # megatron-core: expert_tensor_parallel_size unset follows the TP size
+    span = ep * etp
+    gpn = max(1, plan.gpus_per_node)
+    local = min(ep, max(1, gpn // etp))  # group members in the GPU's node
+    rows = tokens * topk * mc.hidden * C.BF16
+    intra = rows * (local - 1) / ep / (float(plan.gpu.intra_node_bandwidth_gbps) * 1e9 * C.COLLECTIVE_EFF)
+    inter = (rows * (ep - local) / ep / (inter_node_gbps(plan.gpu) * 1e9 * C.COLLECTIVE_EFF)
+             if span > gpn else 0.0)
+    return max(intra, inter) + _collective_latency(plan)
 
 
 def _collective_latency(plan: Plan) -> float:
@@ -282,6 +321,14 @@ def _pass_parts(plan: Plan, mc: ModelConsts, params: float, active: float, sampl
         calls = 2.0 * mc.layers / pp * (1.0 if flops_mult <= 1.0 else flops_mult - 1.0)
         msg = tok_micro * mc.hidden * C.BF16
         waits += n_micro * calls * (2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp) + _collective_latency(plan))
+    if plan.trainer == "megatron" and plan.ep > 1 and mc.moe_layers:
+        # MoE: each MoE layer's dispatch and combine all-to-alls per forward, again in the backward (their
+        # gradients), not overlapped with compute (megatron-core overlaps them only with
+        # overlap_moe_expert_parallel_comm, which verl does not set); the tokens of a TP rank are its sequence-
+        # parallel share
+        tokens = tok_micro / (tp if plan.sequence_parallel else 1)
+        calls = 2.0 * mc.moe_layers / pp * (1.0 if flops_mult <= 1.0 else flops_mult - 1.0)
+        waits += n_micro * calls * expert_all_to_all_seconds(plan, mc, tokens)
     gather = _gather_bytes(plan, params)
     # FSDP gathers one decoder layer at a time: a collective's latency per layer and gather
     latency = _collective_latency(plan) * mc.layers / pp if gather > 0 else 0.0
