@@ -170,8 +170,11 @@ def expert_all_to_all_seconds(plan: Plan, mc: ModelConsts, tokens: float) -> flo
     return max(intra, inter) + _collective_latency(plan)
 
 
-def _collective_latency(plan: Plan) -> float:
-    """Seconds one collective call costs whatever its size, by the GPUs' link (ALLREDUCE_LATENCY_S)."""
+def _collective_latency(plan: Plan, group: int = 0) -> float:
+    """Seconds one collective call costs whatever its size, by the GPUs' link (ALLREDUCE_LATENCY_S); over
+    INTER_NODE_LATENCY_S where a ``group`` given spans nodes."""
+    if group > max(1, plan.gpus_per_node):
+        return C.INTER_NODE_LATENCY_S
     link = getattr(plan.gpu, "intra_node", "pcie")
     return C.ALLREDUCE_LATENCY_S.get(link, C.ALLREDUCE_LATENCY_S["pcie"])
 
@@ -380,7 +383,7 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
     t = max(t_mem, t_cmp) + decode_host_seconds(plan, batch)
     if tp > 1:
         msg = batch * mc.hidden * C.BF16
-        t += 2 * mc.layers * (_collective_latency(plan) + 2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp))
+        t += 2 * mc.layers * (_collective_latency(plan, tp) + 2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp))
     if plan.enforce_eager or (plan.engine == "vllm" and batch > C.VLLM_CUDA_GRAPH_MAX_BATCH):
         # no CUDA graph: every layer's kernels launched from the host (eager, or a batch above vLLM's largest
         # captured graph)
