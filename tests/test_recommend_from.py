@@ -490,3 +490,24 @@ def test_what_the_answer_drops_is_what_its_printed_flags_leave_out():
     _, dropped = start_changes(report)
     for kept in ("ref.num_gpus_per_node", "vllm.num_engines", "train.colocate_critic_reward"):
         assert kept not in dropped, dropped
+
+
+@pytest.mark.parametrize("script,gpu,model", CASES, ids=[c[0] for c in CASES])
+def test_the_answer_is_judged_by_the_release_the_script_is(script, gpu, model):
+    """The keys whose value dates a config (verl 0.6.1's rollout.mode=sync: 0.7 removed it) stay as the user wrote
+    them: run_qwen2-7b_math_megatron.sh's answer dropped rollout.mode, and `check` of the printed answer then judged
+    it by verl 0.9.1's rules where the script's own were 0.6.1's."""
+    fw, flat, report = _from(script, gpu, model)
+    printed, _ = fw.parse(report.best.native)
+    assert fw.for_config(printed)[0].version == fw.for_config(flat)[0].version
+
+
+def test_a_0_6_1_script_written_back_is_checked_as_0_6_1(tmp_path):
+    script = SCRIPTS / "verl-megatron/run_qwen2-7b_math_megatron.sh"
+    out = tmp_path / "best.sh"
+    r = run("recommend", "--from", script, "--gpu", "h100", "--model", "qwen2.5-7b", "--top", "1", "--write", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "drop" not in r.stdout or "rollout.mode" not in r.stdout.split("drop", 1)[1].split("\n", 1)[0], r.stdout
+    assert "actor_rollout_ref.rollout.mode=sync" in r.stdout[r.stdout.index("Best config"):]
+    r = run("check", out, "--gpu", "h100", "--model", "qwen2.5-7b")
+    assert "verl-megatron 0.6.1 rules" in r.stdout, r.stdout

@@ -169,14 +169,26 @@ def scenario_from_config(framework: str, flat: Mapping[str, Any], *, gpu: str | 
         raise InputError("model", "no model given, and the config names none the catalog knows.",
                          "pass --model (e.g. qwen2.5-7b) or a path to a config.json.")
     values = fw.to_values(flat, gpus=gpus, model=card)
-    free = fw.searchable(values)
-    drop = fw.free_keys(values)
+    free, drop = free_of_config(fw, flat, values)
     fixed = {k: v for k, v in fw.normalize(flat).items() if k not in drop}
     fields = fw.scenario_fields(values)
     scenario = Scenario(framework=f"{fw.name}=={fw.version}" if fw.pinned else fw.name, gpu=gpu,
                         model=card,
                         algorithm=None, fixed=fixed, objective=objective, length_fraction=length_fraction, **fields)
     return scenario, values, free
+
+
+def free_of_config(fw: Any, flat: Mapping[str, Any], values: Mapping[str, Value]) -> tuple[set[str], set[str]]:
+    """The variables recommend --from may choose for a config (``Framework.searchable``) and the native keys dropped
+    from it so that the search chooses them (``Framework.free_keys``), less the keys whose value dates the config's
+    release (``Framework.dated_by_value``: verl 0.6.1's rollout.mode=sync): they stay as the config has them, so that
+    the answer is judged by the release the config is. A deprecated key the search replaces (verl's global micro
+    batches: the repair policy's ``unset_only``) is still replaced."""
+    variables = fw.ruleset.variables
+    replaced = {variables[n].key for n in fw.repair_policy(values).unset_only if n in variables}
+    dated = fw.dated_by_value(flat) - replaced
+    free = {n for n in fw.searchable(values) if n not in variables or variables[n].key not in dated}
+    return free, fw.free_keys(values) - dated
 
 
 def _start_domains(domains: dict[str, list[Value]], values: Mapping[str, Value], free: set[str]) -> None:
@@ -665,7 +677,7 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     report = recommend(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus, start=(values, free),
                        solver_workers=solver_workers, deadline=deadline)
     fw = get_framework(framework)
-    drop = fw.free_keys(values)
+    _, drop = free_of_config(fw, flat, values)
     report.start.given = [k for k in fw.normalize(flat) if k in drop]
     report.start.own = own_arguments(report.start.native, fw.normalize(flat))
     chosen, _ = fw.for_config(flat)
