@@ -329,8 +329,9 @@ def short_titles(titles: list[str]) -> list[str]:
 
 
 def _column_key(fw: Framework, name: str) -> str:
-    """The native key a column shows, where it is a rule variable ('' for a derived value)."""
-    return fw.native_key(name) if name in fw.ruleset.variables else ""
+    """The native key a column shows, where it is a rule variable; for a derived value, what it holds
+    (``Framework.column_notes``), else ''."""
+    return fw.native_key(name) if name in fw.ruleset.variables else dict(fw.column_notes).get(name, "")
 
 
 def solution_columns(fw: Framework, sol: dict[str, Any], ruleset, columns: list[tuple[str, str]]) -> dict[str, Any]:

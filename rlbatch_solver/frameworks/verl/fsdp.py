@@ -938,6 +938,8 @@ class VersionPacks:
     def describe_placement(self, values: Mapping[str, Value]) -> str | None:
         return describe_verl_placement(values)
 
+    column_notes = columns.COLUMN_NOTES
+
     def column_values(self, env: Mapping[str, Value]) -> dict[str, Value]:
         return columns.column_values(env)
 
