@@ -109,6 +109,8 @@ class Start:
     # sets, and the launch script's whole command line where the config was one (``entry.recommend_from``)
     own: list[str] = field(default_factory=list)
     command: list[str] = field(default_factory=list)
+    # the environment that command starts with (``LaunchScript.environment``): the answer printed whole keeps it
+    environment: list[str] = field(default_factory=list)
 
     @property
     def runs(self) -> bool:
@@ -309,14 +311,16 @@ def best_command(report: RecommendReport) -> list[str]:
     return answer_framework(report).run_command(report.best.native, report.best.values, model)
 
 
-def from_command(report: RecommendReport) -> list[str] | None:
+def from_command(report: RecommendReport, notes: list[str] | None = None) -> list[str] | None:
     """``recommend --from``: the best config as the user's whole command where its arguments alone do not paste (an
     environment word such as ``NPROC_PER_NODE=8``, accelerate's ``--num_processes``): the framework's start words
-    and launcher, then the user's arguments, with no example data or reward; None where the arguments paste after
-    the user's own entry point as they are (Hydra overrides, plain flags)."""
+    and launcher, then the user's arguments, with no example data or reward, started with the environment of the
+    user's script (``script_rewrite.with_environment``; ``notes`` gets what it changed there); None where the
+    arguments paste after the user's own entry point as they are (Hydra overrides, plain flags)."""
     import re
 
     from ..frameworks.overrides import exported_pair
+    from ..script_rewrite import with_environment
 
     if not report.choices:
         return None
@@ -334,6 +338,9 @@ def from_command(report: RecommendReport) -> list[str] | None:
         if w in out or (w in fw.example_inputs and w not in native) or (model is None and exported_pair(w)[0] in keys):
             continue
         out.append(w)
+    out[0], changed = with_environment(out[0], report.start.environment if report.start is not None else [])
+    if notes is not None:
+        notes.extend(changed)
     return out
 
 
