@@ -595,7 +595,7 @@ def _counted(fw: Framework, policy: RepairPolicy, ruleset: RuleSet) -> str:
 
     parts = []
     if any(d.name == WASTE_NAME for d in ruleset.derived) and not _derived_is_constant(ruleset, WASTE_NAME):
-        parts.append(f"each {WASTE_PERMILLE_PER_KEY // 10}% of the step wasted (padded, idle) past "
+        parts.append(f"each {WASTE_PERMILLE_PER_KEY // 10}% of {fw.waste_words(ruleset)} past "
                      f"{WASTE_TOLERANCE_PERMILLE // 10}%")
     held = sorted(fw.native_key(n) for n in policy.algorithm_batch if n in policy.rules)
     if held:

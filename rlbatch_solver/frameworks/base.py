@@ -401,6 +401,11 @@ class Framework(ABC):
         (verl's version packs); by default this one."""
         return self, None
 
+    def waste_words(self, ruleset: RuleSet) -> str:
+        """What ``fix``'s header counts as waste in this framework (the rule set's ``waste_permille``, solver/costs.py),
+        as "each 10% of <these words>": by default the step's share wasted."""
+        return "the step wasted"
+
     def dated_by_value(self, flat: Mapping[str, Any]) -> set[str]:
         """The keys of a pasted config (as ``normalize`` spells them) whose value ``for_config`` reads to date its
         release (verl 0.6.1's rollout.mode=sync): recommend --from keeps them at the config's values, so that its
