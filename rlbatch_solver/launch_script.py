@@ -261,7 +261,6 @@ class _Branches:
         return all(b.state is not False for b in self.blocks)
 
     def reads(self, line: str, env: dict[str, str]) -> bool:
-        head = line.split(maxsplit=1)[0] if line else ""
         m = _IF_LINE.match(line)
         if m and not re.search(r"(^|[;\s])fi$", line) and "; then " not in line:
             if m.group(1) == "if":
@@ -280,11 +279,11 @@ class _Branches:
                     block.state = _condition(m.group(2), env)
                     block.done, block.unsure = block.state is True, block.state is None
             return False
-        if head in ("else", "fi", "then") and line == head and self.blocks:
-            if head == "else":
+        if line in ("else", "fi", "then") and self.blocks:  # a line of that word alone
+            if line == "else":
                 block = self.blocks[-1]
                 block.state = False if not block.outer else None if block.unsure else not block.done
-            elif head == "fi":
+            elif line == "fi":
                 self.blocks.pop()
             return False
         return self._running()
