@@ -548,3 +548,21 @@ def test_an_environment_word_the_answer_changes_is_said_and_the_devices_follow_t
     assert any("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" in n and "0,1,2,3" in n for n in notes), notes
     head, notes = with_environment("swift rlhf", ["CUDA_VISIBLE_DEVICES=0,1", "NPROC_PER_NODE=2"])
     assert head == "CUDA_VISIBLE_DEVICES=0,1 NPROC_PER_NODE=2 swift rlhf" and not notes
+
+
+def test_an_answer_that_replaces_the_keys_dating_the_config_says_how_to_check_it(tmp_path):
+    """verl's run_qwen2-7b.sh without its 0.1-0.2 key is dated only by its global micro batches (0.7.1: the legacy
+    workers convert them, 0.8 refuses them); the search replaces them with the per-GPU keys by design, so the
+    written script checks as 0.9.1: the answer says so and names the release to check it with. A config whose
+    dating keys the answer keeps (the 0.6.1 Megatron script) gets no such note."""
+    script = tmp_path / "run.sh"
+    text = (SCRIPTS / "verl/run_qwen2-7b.sh").read_text()
+    script.write_text("\n".join(line for line in text.splitlines() if "grad_offload" not in line) + "\n")
+    r = run("recommend", "--from", script, "--gpu", "a100-80gb", "--model", "qwen2.5-7b", "--top", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "verl 0.7.1 ·" in r.stdout, r.stdout
+    assert ("replaces actor_rollout_ref.actor.ppo_micro_batch_size" in r.stdout
+            and "check it with --framework verl==0.7.1" in r.stdout), r.stdout
+    r = run("recommend", "--from", SCRIPTS / "verl-megatron/run_qwen2-7b_math_megatron.sh", "--gpu", "h100",
+            "--model", "qwen2.5-7b", "--top", "1")
+    assert r.returncode == 0 and "check it with --framework" not in r.stdout, r.stdout

@@ -694,7 +694,29 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the
     # answer is built on the same reading
     report.key_notes += [n for n in chosen.config_notes(flat) if n not in report.key_notes]
+    if report.best is not None and not fw.pinned:
+        note = _judged_otherwise(fw, chosen, flat, report)
+        report.key_notes += [note] if note else []
     return report
+
+
+def _judged_otherwise(fw: Any, chosen: Any, flat: Mapping[str, Any], report: RecommendReport) -> str | None:
+    """recommend --from: where the best config dates itself to another release than the config's, as printed or as
+    --write writes the script (the config less the keys dropped, with the changes), how to check it as the release
+    the answer was judged by (a deprecated key the search replaces dated the config: verl 0.7.1's global micro
+    batches); None where both date it the same (the keys whose value dates it are kept: ``free_of_config``)."""
+    changed, dropped = start_changes(report)
+    written = {k: v for k, v in fw.normalize(flat).items() if k not in set(dropped)}
+    written.update(fw.normalize(fw.parse(changed)[0]))
+    for config in (written, fw.normalize(fw.parse(list(report.best.native))[0])):
+        judged, _ = fw.for_config(config)
+        if judged.version != chosen.version:
+            gone = sorted(k for k in fw.dated_by_value(flat) if k not in config)
+            what = f"replaces {', '.join(gone)}, which dated your config" if gone else "is dated otherwise"
+            return (f"your config was judged by the {chosen.name} {chosen.version} rules; the best config below {what}: "
+                    f"check it with --framework {chosen.name}=={chosen.version} (without it, check judges it by "
+                    f"{judged.version}'s)")
+    return None
 
 
 def own_arguments(native: list[str], keys: Iterable[str]) -> list[str]:
