@@ -70,6 +70,9 @@ class LaunchScript:
     notes: list[str] = field(default_factory=list)
     model: str | None = None  # the model the script trains (a HF id or a path), as written
     command: list[str] = field(default_factory=list)  # the run's command line, its variables expanded
+    # the environment the run starts with, as NAME=value words: the script's `export` lines before it, then the
+    # command's own NAME=value words (ACCELERATE_LOG_LEVEL=info accelerate launch ...)
+    environment: list[str] = field(default_factory=list)
 
 
 def is_launch_script(arg: str) -> bool:
@@ -105,7 +108,8 @@ def read_pasted_command(tokens: list[str]) -> LaunchScript | None:
 
 def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     env: dict[str, str] = {}
-    found: list[tuple[str, list[str], dict[str, str], list[str], list[str]]] = []
+    exported: dict[str, str] = {}  # the variables of `export NAME=value` lines
+    found: list[tuple] = []  # (framework, args, prefix, launcher, unknown, command, exported so far)
     companions: list[tuple] = []  # (framework, the words after its command, the line's variables)
     if len(text) > safe_input.MAX_SCRIPT_BYTES:
         raise InputError("script", f"{shown(name, 60)} is longer than {safe_input.MAX_SCRIPT_BYTES:,} characters.",
@@ -132,6 +136,7 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
             continue  # an unbalanced quote: not a line we can read; a command line would be reported missing
         if not tokens:
             continue
+        exports = tokens[0] == "export"
         if tokens[0] in _DECLARE:
             tokens = [t for t in tokens[1:] if not t.startswith("-")]
         prefix: dict[str, str] = {}
@@ -142,11 +147,13 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
             i += 1
         if i == len(tokens):  # only assignments: the script's variables
             env.update(prefix)
+            if exports:
+                exported.update(prefix)
             continue
         hit = _entry(tokens[i:])
         if hit is not None:
             fw, launcher, args = hit
-            found.append((fw, args, prefix, launcher, unknown, tokens))
+            found.append((fw, args, prefix, launcher, unknown, tokens, dict(exported)))
         else:
             side = _companion(tokens[i:])
             if side is not None:
@@ -154,7 +161,7 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     if not found:
         raise InputError("script", f"{shown(name, 60)} starts none of the entry points we know.",
                          "the script should run one of: " + ", ".join(entry_points()) + ".")
-    fw, args, prefix, launcher, unknown, command = found[-1]
+    fw, args, prefix, launcher, unknown, command, environment = found[-1]
     notes = []
     if len(found) > 1:
         notes.append(f"the script starts {len(found)} runs; the last one ({fw.name}) is read")
@@ -191,7 +198,8 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     gpus = launched
     if gpus is not None:
         notes.append(f"GPUs from {source}: {gpus}")
-    return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys), command)
+    return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys), command,
+                        [f"{k}={v}" for k, v in {**environment, **prefix}.items()])
 
 
 def model_named(args: list[str], keys: tuple[str, ...]) -> str | None:
@@ -253,7 +261,6 @@ class _Branches:
         return all(b.state is not False for b in self.blocks)
 
     def reads(self, line: str, env: dict[str, str]) -> bool:
-        head = line.split(maxsplit=1)[0] if line else ""
         m = _IF_LINE.match(line)
         if m and not re.search(r"(^|[;\s])fi$", line) and "; then " not in line:
             if m.group(1) == "if":
@@ -272,11 +279,11 @@ class _Branches:
                     block.state = _condition(m.group(2), env)
                     block.done, block.unsure = block.state is True, block.state is None
             return False
-        if head in ("else", "fi", "then") and line == head and self.blocks:
-            if head == "else":
+        if line in ("else", "fi", "then") and self.blocks:  # a line of that word alone
+            if line == "else":
                 block = self.blocks[-1]
                 block.state = False if not block.outer else None if block.unsure else not block.done
-            elif head == "fi":
+            elif line == "fi":
                 self.blocks.pop()
             return False
         return self._running()

@@ -329,8 +329,9 @@ def short_titles(titles: list[str]) -> list[str]:
 
 
 def _column_key(fw: Framework, name: str) -> str:
-    """The native key a column shows, where it is a rule variable ('' for a derived value)."""
-    return fw.native_key(name) if name in fw.ruleset.variables else ""
+    """The native key a column shows, where it is a rule variable; for a derived value, what it holds
+    (``Framework.column_notes``), else ''."""
+    return fw.native_key(name) if name in fw.ruleset.variables else dict(fw.column_notes).get(name, "")
 
 
 def solution_columns(fw: Framework, sol: dict[str, Any], ruleset, columns: list[tuple[str, str]]) -> dict[str, Any]:
@@ -627,7 +628,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
     from .frameworks import get_framework
 
     fw = get_framework(report.framework)
-    whole = from_command(report) if report.start is not None else None
+    changed_env: list[str] = []
+    whole = from_command(report, changed_env) if report.start is not None else None
     if report.start is not None and report.start.verdict == "keep":  # the answer is the user's config, unchanged
         script = "; --write leaves your script as it is" if report.start.command else ""
         console.print(f"\n[bold green]Best config[/]: yours, as it is (nothing in the search space is faster{script}):")
@@ -639,6 +641,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         console.print("\n[bold green]Best config[/] (your command with the changes above; --write puts them in your "
                       "script):")
         print_command(console, whole)
+        for note in changed_env:
+            console.print(f"note: {note}", markup=False, highlight=False)
     elif report.start is not None:  # recommend --from: the user's script has the rest (--write rewrites it)
         console.print("\n[bold green]Best config[/] (your arguments with the changes above; --write puts them in your "
                       "script):")
@@ -933,6 +937,7 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
             # when the verdict is "keep"
             "own": report.start.own,
             "command": report.start.command,
+            "environment": report.start.environment,  # the script's exports and the command's NAME=value words
             "verdict": report.start.verdict,
         },
     }

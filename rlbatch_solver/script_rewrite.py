@@ -14,6 +14,7 @@ paths, ``rollout.name``, the keys we do not model, comments, variables) and chan
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -158,3 +159,35 @@ def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Seque
             lines[i] = lines[i][:col] + " " + " ".join(items) + lines[i][col:]
     out.text = "\n".join(lines)
     return out
+
+
+_ENV_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+DEVICES = "CUDA_VISIBLE_DEVICES"
+
+
+def with_environment(head: str, environment: Sequence[str]) -> tuple[str, list[str]]:
+    """A printed command's start words (``NPROC_PER_NODE=8 swift rlhf``) with the user's own environment in front:
+    ``environment``, the script's exported variables and its command's ``NAME=value`` words as it runs them
+    (``LaunchScript.environment``), which the answer would otherwise drop (``ACCELERATE_LOG_LEVEL=info``,
+    ``CUDA_VISIBLE_DEVICES=0,1``). A name the answer sets keeps the answer's value; a ``CUDA_VISIBLE_DEVICES`` that
+    listed as many devices as a count the answer changes (``NPROC_PER_NODE=8`` -> ``4``) lists that many, its first.
+    Returns the start words and a note for each value that differs from the user's."""
+    words = head.split(" ")
+    at = next((i for i, w in enumerate(words) if not _ENV_WORD.match(w)), len(words))
+    ours = dict(_ENV_WORD.match(w).groups() for w in words[:at])
+    mine = dict(_ENV_WORD.match(w).groups() for w in environment if _ENV_WORD.match(w))
+    notes: list[str] = []
+    changed = {k: v for k, v in ours.items() if k in mine and mine[k] != v}
+    for name, value in changed.items():
+        notes.append(f"{name}={mine[name]} in your script is {value} in the answer")
+    devices = mine.get(DEVICES, "").split(",")
+    if DEVICES in mine and DEVICES not in ours:
+        for name, value in changed.items():
+            if mine[name] == str(len(devices)) and value.isdigit() and 0 < int(value) < len(devices):
+                ours[DEVICES] = ",".join(devices[:int(value)])
+                notes.append(f"{DEVICES}={mine[DEVICES]} listed {len(devices)} devices for {name}={mine[name]}: "
+                             f"the answer's {name}={value} runs on {ours[DEVICES]}")
+                break
+    merged = {**{k: ours.get(k, v) for k, v in mine.items()}, **ours}
+    start = [f"{k}={v if k in ours else shlex.quote(v)}" for k, v in merged.items()]
+    return " ".join([*start, *words[at:]]), notes

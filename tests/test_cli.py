@@ -189,6 +189,25 @@ def test_a_pasted_word_that_is_no_argument_is_named():
     assert proc.returncode == 2 and "data.train_batch_size is not an argument it takes" in proc.stderr
 
 
+@pytest.mark.parametrize("text, what", [("root:x:0:0:root:/root:/bin/bash\nbin:x:1:1::/:/sbin/nologin\n",
+                                          "plain text"), ("- a\n- b\n", "a list")])
+@pytest.mark.parametrize("name", ["passwd", "config.yaml"])
+def test_a_config_file_that_is_no_yaml_config_is_named_as_such(tmp_path, text, what, name):
+    """`check --config /etc/passwd` said "config: nothing to check" (a file not ending in .yaml was read as one
+    pasted word); a list said "must hold a mapping". One paragraph: the option, what the file reads as, a fix."""
+    path = tmp_path / name
+    path.write_text(text)
+    proc = run("check", "--config", str(path))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error: --config: '"), proc.stderr  # the path, shortened where it is long
+    assert f"' is not a YAML config: it reads as {what}" in proc.stderr and "not as key: value pairs" in proc.stderr
+    assert "Fix: pass a YAML file of the framework's keys" in proc.stderr and proc.stderr.count("\n") == 1
+    proc = run("check", "--config", str(tmp_path))
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --config:") and "is a directory" in proc.stderr
+    proc = run("check", "--config", str(tmp_path / "absent"))
+    assert proc.returncode == 2 and "does not exist" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("framework, flag", [("openrlhf", "--train.batch_size"), ("slime", "--global-batch-size"),
                                              ("swift", "--per_device_train_batch_size")])
 def test_a_size_flag_without_its_value_says_so(framework, flag):

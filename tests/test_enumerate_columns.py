@@ -21,7 +21,7 @@ def test_at_80_columns_every_title_is_whole_and_the_legend_spells_it_out(monkeyp
     assert table and "…" not in res.stdout
     assert all(len(line) <= 80 for line in table)
     header = table[1].replace("┃", " ").split()
-    assert header == ["train", "mini", "mg", "ga", "lm", "rm", "us", "rTP", "rDP", "peak", "spare"]
+    assert header == ["train", "mini", "mg", "ga", "lm", "rm", "us", "rTP", "rr", "peak", "spare"]
     lines = res.stdout.splitlines()
     legend = lines[lines.index("columns:") + 1:]
     assert "  mg     micro/gpu: actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu" in legend
@@ -33,6 +33,21 @@ def test_a_wide_terminal_keeps_the_full_titles(monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     res = run(*ARGS)
     assert "logprob micro" in _table_lines(res.stdout)[1] and "columns:" not in res.stdout
+
+
+def test_the_rollout_replicas_are_not_called_the_rollout_dp(monkeypatch):
+    """The column counts inference engines (rollout GPUs / engine size): titled "rollout DP", it read 4 beside the
+    first config's actor_rollout_ref.rollout.data_parallel_size=1, verl's own rollout DP key."""
+    monkeypatch.setenv("COLUMNS", "200")
+    res = run(*ARGS)
+    header = _table_lines(res.stdout)[1]
+    assert "rollout replicas" in header and "rollout DP" not in header, header
+    monkeypatch.setenv("COLUMNS", "80")
+    res = run(*ARGS)
+    lines = res.stdout.splitlines()
+    legend = [line for line in lines[lines.index("columns:") + 1:] if line.startswith("  rr ")]
+    assert legend and "inference engines" in legend[0]
+    assert "not actor_rollout_ref.rollout.data_parallel_size" in legend[0], legend
 
 
 def test_short_titles_are_unique_and_keep_capitals():

@@ -160,10 +160,10 @@ def test_cli_prints_the_margin_beside_the_headroom_change():
 
 
 def test_regular_values_are_the_divisors_of_the_batches_a_size_divides_else_powers_of_two():
-    from rlbatch_solver.commands.fix import _job
+    from rlbatch_solver.commands.fix_job import read_job
     from rlbatch_solver.commands.headroom_values import regular_values
 
-    job = _job(ORL_275, "openrlhf", 4, None, None, (), None, 1.0, None)
+    job = read_job(ORL_275, "openrlhf", 4, None, None, (), None, 1.0, None)
     values = job.values
     keys = {"micro_rollout_batch_size", "micro_train_batch_size", "vllm_generate_batch_size"}
     reg = regular_values(job.fw.ruleset, values, keys)

@@ -45,7 +45,7 @@ def test_recommend_writes_the_one_flag_once():
 
 
 def _values(version: str, *, ref: bool, reward: bool) -> dict:
-    from rlbatch_solver.commands.fix import _job
+    from rlbatch_solver.commands.fix_job import read_job
 
-    values = _job(ORL_275, f"openrlhf=={version}", 4, None, None, (), None, 1.0, None).values
+    values = read_job(ORL_275, f"openrlhf=={version}", 4, None, None, (), None, 1.0, None).values
     return {**values, "ref_offload": ref, "reward_offload": reward}

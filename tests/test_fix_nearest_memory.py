@@ -15,7 +15,8 @@ import random
 import pytest
 
 import rlbatch_solver as rb
-from rlbatch_solver.commands.fix import _job, _repair_once
+from rlbatch_solver.commands.fix_job import read_job
+from rlbatch_solver.commands.fix_search import repair_once
 from rlbatch_solver.deadline import Deadline
 from rlbatch_solver.frameworks.repair_policies import references
 from rlbatch_solver.solver.costs import candidate_cost
@@ -32,8 +33,8 @@ def _args(procs: int, per_device: int, accum: int, gens: int) -> list[str]:
 
 def _nearest_with_memory(args: list[str]):
     """The repair and the memory-extended rule set it was searched on, with the cost it is ranked by."""
-    job = _job(args, "trl", None, MODEL, GPU, (), None, 1.0, None)
-    attempt = _repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec, deadline=Deadline(20.0))
+    job = read_job(args, "trl", None, MODEL, GPU, (), None, 1.0, None)
+    attempt = repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec, deadline=Deadline(20.0))
     refs = references(job.policy, dict(job.values))
 
     def cost(values) -> int:

@@ -48,10 +48,25 @@ def test_fix_keeps_the_train_batch_and_sets_the_mini_batches_rather_than_pad_mos
     by the count the header names."""
     r = fix(SIXTY)
     _keeps_sixty(r)
-    assert r.proven and "each 10% of the step wasted" in r.counted and "data.train_batch_size" in r.counted
+    assert r.proven and "each 10% of the step padded with synthetic samples" in r.counted
+    assert "data.train_batch_size" in r.counted
     assert r.to_dict()["nearest_counts"] == r.counted
     out = run("fix", "--", *SIXTY)
-    assert "proven nearest (counting as a change each 10% of the step wasted" in out.stdout, out.stdout
+    assert "proven nearest (counting as a change each 10% of the step padded with synthetic samples" in out.stdout, \
+        out.stdout
+
+
+def test_the_header_says_what_the_release_does_with_a_step_that_is_not_whole_mini_batches():
+    """fix's header said "(padded, idle)" for every framework: verl 0.9.1's v1 trainer pads the step with synthetic
+    samples, 0.7.1's legacy workers pad nothing (the last mini batch is short), 0.8.0's trainer refuses the step (no
+    waste to count), and OpenRLHF's waste is idle GPUs of the cluster."""
+    from rlbatch_solver.frameworks import get_framework
+
+    legacy = fix(SIXTY, framework="verl==0.7.1")
+    assert "short last mini batch (not padded)" in legacy.counted and "padded with" not in legacy.counted
+    assert "wasted" not in fix(SIXTY, framework="verl==0.8.0").counted
+    openrlhf = get_framework("openrlhf")
+    assert "GPUs left idle" in openrlhf.waste_words(openrlhf.ruleset)
 
 
 def test_fix_with_memory_keeps_the_train_batch_and_pads_within_the_tolerance():

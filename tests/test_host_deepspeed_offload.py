@@ -4,9 +4,9 @@ its estimators' 16-18 B per parameter x 1.5. Each expected value below is rebuil
 pinned buffer takes the next power of two of its bytes, CPU Adam's moments are pageable."""
 
 import memory_corpus as mc
+from test_host_placement import zero3_adam_offload_rank
 
 import rlbatch_solver as rb
-from rlbatch_solver.costmodel.host import _sub_groups
 from rlbatch_solver.costmodel.memory import model_consts
 from rlbatch_solver.catalog.models import load_model
 
@@ -48,19 +48,16 @@ def test_zero3_adam_offload_issue_332_still_caught_with_the_allocated_buffers():
     killed for host memory): per rank the fp32 master (pageable at stage 3: stage3.py _create_fp32_partitions), the
     moments, the bf16 gradient partitions (one pinned buffer: 34.5 GB -> 64 GiB) and each 1e9-element sub-group's
     fp32 gradient buffer (pinned: 4 GB -> 4 GiB). 1,858 GiB at the save (3,226 before these buffers; 2,639 with all
-    four critic ranks on the actor's node: tests/test_host_placement.py) against 1,520 usable: caught."""
+    four critic ranks on the actor's node: tests/test_host_placement.py) against 1,520 usable: caught. The sub-groups
+    close at sub_group_size elements (stage3.py _create_fp16_sub_groups; zero/config.py default 1e9): 17 full ones
+    and the 0.25e9 left of the rank's 17.25e9 elements, each buffer pinned on its own."""
     case = _case("openrlhf_332_llama2_70b_ppo_2x8xa800")
     host = _host(case)
     n = model_consts(load_model("llama2-70b")).params / 4
-    per_rank = 12 * n + pow2(2 * n) + sum(pow2(4 * g) for g in _sub_groups(n))
+    assert 17e9 < n < 18e9
+    per_rank = zero3_adam_offload_rank(n)
     assert abs(host.steady[ACTOR] - 4 * per_rank) < 1e-3 * host.steady[ACTOR]
     assert host.fits is False and host.peak_gib > host.limit_gib > 0
-
-
-def test_sub_groups_close_at_sub_group_size():
-    assert _sub_groups(2.5e9) == [1e9, 1e9, 0.5e9]
-    assert _sub_groups(0.9e9) == [0.9e9]
-    assert _sub_groups(2e9) == [1e9, 1e9]
 
 
 SLEEP_OPENRLHF = ["--actor_num_gpus_per_node", "8", "--ref_num_gpus_per_node", "8", "--colocate_all_models",

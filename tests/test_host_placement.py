@@ -8,7 +8,6 @@ import memory_corpus as mc
 
 import rlbatch_solver as rb
 from rlbatch_solver.catalog.models import load_model
-from rlbatch_solver.costmodel.host import _sub_groups
 from rlbatch_solver.costmodel.memory import model_consts
 
 GIB = 2**30
@@ -21,12 +20,19 @@ def pow2(nbytes: float) -> float:
     return float(1 << (int(nbytes) - 1).bit_length())
 
 
+def sub_groups(n: float) -> list[float]:
+    """ZeRO-3's optimizer sub-groups of a rank's n elements as DeepSpeed closes them (deepspeed/runtime/zero/stage3.py
+    _create_fp16_sub_groups, at zero/config.py's default sub_group_size of 1e9 elements): whole ones, then the rest."""
+    full = int(n // 1e9)
+    return [1e9] * full + ([n - full * 1e9] if n > full * 1e9 else [])
+
+
 def zero3_adam_offload_rank(n: float, grad_bytes: int = 2) -> float:
     """One rank's ZeRO-3 --adam_offload host buffers for a partition of n parameters: fp32 master and the two
     moments pageable, the gradient partitions one pinned buffer (bf16; fp32 where the release accumulates in fp32,
     OpenRLHF 0.4), each sub-group's fp32 gradient buffer pinned (as tests/test_host_deepspeed_offload.py rebuilds
     them)."""
-    return 12 * n + pow2(grad_bytes * n) + sum(pow2(4 * g) for g in _sub_groups(n))
+    return 12 * n + pow2(grad_bytes * n) + sum(pow2(4 * g) for g in sub_groups(n))
 
 
 # OpenRLHF #329 (github.com/OpenRLHF/OpenRLHF/issues/329, 2024-06-20): Qwen2-72B PPO on 4 nodes x 8 80 GB GPUs,

@@ -79,7 +79,7 @@ def test_cli_from_script_prints_the_comparison_and_json():
     assert "Best config (your command with the changes above;" in " ".join(r.output.split())
     # the whole command, as it pastes: the environment word before ms-swift's entry point, not alone on a line
     # before the flags (it printed "NPROC_PER_NODE=8 \\" then "--rlhf_type grpo", which runs nothing)
-    assert "\n  NPROC_PER_NODE=8 swift rlhf \\\n" in r.output, r.output
+    assert "\n  CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 NPROC_PER_NODE=8 swift rlhf \\\n" in r.output, r.output
     r = runner.invoke(app, ["recommend", "--from", str(SCRIPTS / "swift/gspo.sh"), "--gpu", "a100-80gb", "--json"])
     data = json.loads(r.stdout[r.stdout.index("{"):])
     assert data["start"]["runs"] is True and data["start"]["step_time_s"] >= data["choices"][0]["step_time_s"]
@@ -490,3 +490,79 @@ def test_what_the_answer_drops_is_what_its_printed_flags_leave_out():
     _, dropped = start_changes(report)
     for kept in ("ref.num_gpus_per_node", "vllm.num_engines", "train.colocate_critic_reward"):
         assert kept not in dropped, dropped
+
+
+@pytest.mark.parametrize("script,gpu,model", CASES, ids=[c[0] for c in CASES])
+def test_the_answer_is_judged_by_the_release_the_script_is(script, gpu, model):
+    """The keys whose value dates a config (verl 0.6.1's rollout.mode=sync: 0.7 removed it) stay as the user wrote
+    them: run_qwen2-7b_math_megatron.sh's answer dropped rollout.mode, and `check` of the printed answer then judged
+    it by verl 0.9.1's rules where the script's own were 0.6.1's."""
+    fw, flat, report = _from(script, gpu, model)
+    printed, _ = fw.parse(report.best.native)
+    assert fw.for_config(printed)[0].version == fw.for_config(flat)[0].version
+
+
+def test_a_0_6_1_script_written_back_is_checked_as_0_6_1(tmp_path):
+    script = SCRIPTS / "verl-megatron/run_qwen2-7b_math_megatron.sh"
+    out = tmp_path / "best.sh"
+    r = run("recommend", "--from", script, "--gpu", "h100", "--model", "qwen2.5-7b", "--top", "1", "--write", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "drop" not in r.stdout or "rollout.mode" not in r.stdout.split("drop", 1)[1].split("\n", 1)[0], r.stdout
+    assert "actor_rollout_ref.rollout.mode=sync" in r.stdout[r.stdout.index("Best config"):]
+    r = run("check", out, "--gpu", "h100", "--model", "qwen2.5-7b")
+    assert "verl-megatron 0.6.1 rules" in r.stdout, r.stdout
+
+
+def test_the_answer_printed_whole_keeps_the_scripts_environment(tmp_path):
+    """The environment a script starts its run with (`export` lines, NAME=value words before the command) was
+    dropped from the whole command recommend prints: `CUDA_VISIBLE_DEVICES=0,...,7 NPROC_PER_NODE=8 swift rlhf`
+    came back as `NPROC_PER_NODE=8 swift rlhf`, and `ACCELERATE_LOG_LEVEL=info accelerate launch ...` lost its
+    log level."""
+    text = (SCRIPTS / "swift/gspo.sh").read_text().replace("CUDA_VISIBLE_DEVICES=", "export WANDB_PROJECT=gspo\n"
+                                                                "CUDA_VISIBLE_DEVICES=", 1)
+    script = tmp_path / "gspo.sh"
+    script.write_text(text.replace("NPROC_PER_NODE=8 \\\n", "NPROC_PER_NODE=8 \\\nMASTER_PORT=29501 \\\n", 1))
+    r = run("recommend", "--from", script, "--gpu", "a100-80gb", "--model", "qwen2.5-7b", "--top", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    block = r.stdout[r.stdout.index("Best config"):]
+    assert "(your command with the changes above" in block, block  # the answer changes the script
+    assert ("WANDB_PROJECT=gspo CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 NPROC_PER_NODE=8 MASTER_PORT=29501 swift rlhf"
+            in block), block
+    script.write_text("ACCELERATE_LOG_LEVEL=info accelerate launch --num_processes 4 --config_file "
+                      "deepspeed_zero2.yaml -m trl.scripts.grpo --model_name_or_path Qwen/Qwen2.5-1.5B-Instruct "
+                      "--per_device_train_batch_size 4 --gradient_accumulation_steps 4 --num_generations 8 "
+                      "--max_completion_length 1024 --use_vllm --vllm_mode colocate --bf16 --gradient_checkpointing "
+                      "--output_dir out\n")
+    r = run("recommend", "--from", script, "--gpu", "h100")
+    block = r.stdout[r.stdout.index("Best config"):]
+    assert "(your command with the changes above" in block and "ACCELERATE_LOG_LEVEL=info accelerate launch" in block
+
+
+def test_an_environment_word_the_answer_changes_is_said_and_the_devices_follow_the_count():
+    from rlbatch_solver.script_rewrite import with_environment
+
+    head, notes = with_environment("NPROC_PER_NODE=4 swift rlhf",
+                                   ["CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7", "NPROC_PER_NODE=8", "X=a b"])  # as read: unquoted
+    assert head == "CUDA_VISIBLE_DEVICES=0,1,2,3 NPROC_PER_NODE=4 X='a b' swift rlhf", head
+    assert any("NPROC_PER_NODE=8 in your script is 4" in n for n in notes)
+    assert any("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" in n and "0,1,2,3" in n for n in notes), notes
+    head, notes = with_environment("swift rlhf", ["CUDA_VISIBLE_DEVICES=0,1", "NPROC_PER_NODE=2"])
+    assert head == "CUDA_VISIBLE_DEVICES=0,1 NPROC_PER_NODE=2 swift rlhf" and not notes
+
+
+def test_an_answer_that_replaces_the_keys_dating_the_config_says_how_to_check_it(tmp_path):
+    """verl's run_qwen2-7b.sh without its 0.1-0.2 key is dated only by its global micro batches (0.7.1: the legacy
+    workers convert them, 0.8 refuses them); the search replaces them with the per-GPU keys by design, so the
+    written script checks as 0.9.1: the answer says so and names the release to check it with. A config whose
+    dating keys the answer keeps (the 0.6.1 Megatron script) gets no such note."""
+    script = tmp_path / "run.sh"
+    text = (SCRIPTS / "verl/run_qwen2-7b.sh").read_text()
+    script.write_text("\n".join(line for line in text.splitlines() if "grad_offload" not in line) + "\n")
+    r = run("recommend", "--from", script, "--gpu", "a100-80gb", "--model", "qwen2.5-7b", "--top", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "verl 0.7.1 ·" in r.stdout, r.stdout
+    assert ("replaces actor_rollout_ref.actor.ppo_micro_batch_size" in r.stdout
+            and "check it with --framework verl==0.7.1" in r.stdout), r.stdout
+    r = run("recommend", "--from", SCRIPTS / "verl-megatron/run_qwen2-7b_math_megatron.sh", "--gpu", "h100",
+            "--model", "qwen2.5-7b", "--top", "1")
+    assert r.returncode == 0 and "check it with --framework" not in r.stdout, r.stdout

@@ -108,7 +108,7 @@ def test_output_file_refuses_what_is_no_regular_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args,field", [
-    (["check", "--gpus", "4", "--config", "@deep"], "config"),
+    (["check", "--gpus", "4", "--config", "@deep"], "--config"),
     (["enumerate", "--scenario", "@laughs"], "scenario"),
     (["check", "--gpus", "4", "--gpu", "h100", "--model", "/dev/zero", "--", "data.train_batch_size=64"], "model"),
     (["sweep", "--summary", "/dev/urandom"], "summary"),

@@ -188,7 +188,8 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
     from ..launch_script import is_launch_script, read_launch_script
 
     if report.start is not None and is_launch_script(path):  # its command line, to print back as it is
-        report.start.command = read_launch_script(path).command
+        script = read_launch_script(path)
+        report.start.command, report.start.environment = script.command, script.environment
     return report
 
 

@@ -1,6 +1,6 @@
 """The values ``fix``'s headroom step may give a batch size: those an engineer would pick.
 
-When the nearest repair is tight and fix moves one more size to keep a margin (``fix._with_headroom``), the move is
+When the nearest repair is tight and fix moves one more size to keep a margin (``fix_headroom.with_headroom``), the move is
 for memory, not for a rule, so any value that fits would do; the nearest one by distance alone is often a value
 nobody sets (``--micro_rollout_batch_size 16 -> 15``, which splits OpenRLHF's 1024 samples per rollout unevenly).
 The step is searched among *regular* values instead:

@@ -118,11 +118,12 @@ def arguments(framework: Optional[str], config: Optional[str], overrides: Option
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def config_file(framework: str, named: bool, config: Optional[str],
-                overrides: Optional[List[str]]) -> tuple[str, Optional[str], Optional[List[str]]]:
+def config_file(framework: str, named: bool, config: Optional[str], overrides: Optional[List[str]],
+                field: str = "--config") -> tuple[str, Optional[str], Optional[List[str]]]:
     """A YAML config given in place of the arguments (``rlbatch check run.yaml``) read as ``--config``; a script or
     config path that does not exist said so (it was read as a pasted word: "nothing to check"); and, without
-    --framework, a YAML config whose keys are no verl key read as the framework that knows them."""
+    --framework, a YAML config whose keys are no verl key read as the framework that knows them (``field``: the
+    option that named the file, in the error when it is no YAML config)."""
     from pathlib import PurePath
 
     from ..frameworks.overrides import is_file
@@ -139,18 +140,18 @@ def config_file(framework: str, named: bool, config: Optional[str],
                              "pass the path of your launch script (run.sh) or YAML config, or paste the arguments "
                              "after --.")
     if not named and config and PurePath(config).suffix.lower() in CONFIG_SUFFIXES and is_file(config):
-        framework = _framework_of_config(framework, config)
+        framework = _framework_of_config(framework, config, field)
     return framework, config, overrides
 
 
-def _framework_of_config(default: str, path: str) -> str:
+def _framework_of_config(default: str, path: str, field: str) -> str:
     """The framework whose keys a YAML config given without --framework sets: the default while no framework knows
     more of them (an EasyR1 config shares data.* and trainer.* keys with verl's); else the one that knows the most
     (said in a note), or an input error naming the candidates."""
     from ..commands.common import load_config_file
     from ..frameworks import FRAMEWORKS, get_framework
 
-    flat = load_config_file(path)
+    flat = load_config_file(path, field)
 
     def known(name: str) -> int:
         fw = get_framework(name)
@@ -235,16 +236,15 @@ def _script_model(name: str, notes: list[str], where: str = "the script") -> Opt
         return None
 
 
-def pasted(framework: str, config: Optional[str], overrides: Optional[List[str]], verb: str):
-    """A YAML file and/or pasted arguments -> (flat native config, ignored tokens)."""
-    from .. import api
+def pasted(framework: str, config: Optional[str], overrides: Optional[List[str]], verb: str, field: str = "--config"):
+    """A YAML file (named by the option ``field``) and/or pasted arguments -> (flat native config, ignored tokens)."""
     from ..frameworks import get_framework
 
     fw = get_framework(framework)
     flat: dict[str, Any] = {}
     ignored: list[str] = []
     if config:
-        flat.update(api.read_config(fw, config)[0])
+        flat.update(_config_keys(config, field))
     if overrides:
         more, ignored = fw.parse(overrides)
         flat.update(more)
@@ -255,6 +255,24 @@ def pasted(framework: str, config: Optional[str], overrides: Optional[List[str]]
                          "paste the arguments after -- (key=value for verl, --flag value for the others) or pass "
                          "--config FILE.")
     return flat, ignored
+
+
+def _config_keys(path: str, field: str) -> dict[str, Any]:
+    """The keys of the YAML config file ``path`` the option ``field`` names, whatever its name ends with (it was read
+    as one pasted word where it did not end in .yaml: "nothing to check")."""
+    from pathlib import Path
+
+    from ..frameworks.overrides import is_file, load_config_file
+
+    if not is_file(path):
+        try:
+            there = Path(path).is_dir()
+        except (OSError, ValueError):  # a name no file system takes: no file
+            there = False
+        raise InputError(field, f"'{shown(path, 60)}' is a directory, not a file." if there else
+                         f"file '{shown(path, 60)}' does not exist.",
+                         "pass the path of a YAML config file (key: value lines).")
+    return load_config_file(path, field)
 
 
 def scenario(scenario_file: Optional[str], flags: dict[str, Any], set_: Optional[List[str]],
@@ -302,8 +320,8 @@ def from_config(path: str, framework: Optional[str], gpu: Optional[str], gpus: O
         name, args, gpus, model = script(framework, [path], gpus, model)
         flat, _ = pasted(name, None, args, "recommend from")
     else:
-        name = config_file(framework or "verl", framework is not None, path, None)[0]
-        flat, _ = pasted(name, path, None, "recommend from")
+        name = config_file(framework or "verl", framework is not None, path, None, field="--from")[0]
+        flat, _ = pasted(name, path, None, "recommend from", field="--from")
     return name, flat, gpus, model
 
 

@@ -109,6 +109,8 @@ class Start:
     # sets, and the launch script's whole command line where the config was one (``entry.recommend_from``)
     own: list[str] = field(default_factory=list)
     command: list[str] = field(default_factory=list)
+    # the environment that command starts with (``LaunchScript.environment``): the answer printed whole keeps it
+    environment: list[str] = field(default_factory=list)
 
     @property
     def runs(self) -> bool:
@@ -169,14 +171,26 @@ def scenario_from_config(framework: str, flat: Mapping[str, Any], *, gpu: str | 
         raise InputError("model", "no model given, and the config names none the catalog knows.",
                          "pass --model (e.g. qwen2.5-7b) or a path to a config.json.")
     values = fw.to_values(flat, gpus=gpus, model=card)
-    free = fw.searchable(values)
-    drop = fw.free_keys(values)
+    free, drop = free_of_config(fw, flat, values)
     fixed = {k: v for k, v in fw.normalize(flat).items() if k not in drop}
     fields = fw.scenario_fields(values)
     scenario = Scenario(framework=f"{fw.name}=={fw.version}" if fw.pinned else fw.name, gpu=gpu,
                         model=card,
                         algorithm=None, fixed=fixed, objective=objective, length_fraction=length_fraction, **fields)
     return scenario, values, free
+
+
+def free_of_config(fw: Any, flat: Mapping[str, Any], values: Mapping[str, Value]) -> tuple[set[str], set[str]]:
+    """The variables recommend --from may choose for a config (``Framework.searchable``) and the native keys dropped
+    from it so that the search chooses them (``Framework.free_keys``), less the keys whose value dates the config's
+    release (``Framework.dated_by_value``: verl 0.6.1's rollout.mode=sync): they stay as the config has them, so that
+    the answer is judged by the release the config is. A deprecated key the search replaces (verl's global micro
+    batches: the repair policy's ``unset_only``) is still replaced."""
+    variables = fw.ruleset.variables
+    replaced = {variables[n].key for n in fw.repair_policy(values).unset_only if n in variables}
+    dated = fw.dated_by_value(flat) - replaced
+    free = {n for n in fw.searchable(values) if n not in variables or variables[n].key not in dated}
+    return free, fw.free_keys(values) - dated
 
 
 def _start_domains(domains: dict[str, list[Value]], values: Mapping[str, Value], free: set[str]) -> None:
@@ -297,14 +311,16 @@ def best_command(report: RecommendReport) -> list[str]:
     return answer_framework(report).run_command(report.best.native, report.best.values, model)
 
 
-def from_command(report: RecommendReport) -> list[str] | None:
+def from_command(report: RecommendReport, notes: list[str] | None = None) -> list[str] | None:
     """``recommend --from``: the best config as the user's whole command where its arguments alone do not paste (an
     environment word such as ``NPROC_PER_NODE=8``, accelerate's ``--num_processes``): the framework's start words
-    and launcher, then the user's arguments, with no example data or reward; None where the arguments paste after
-    the user's own entry point as they are (Hydra overrides, plain flags)."""
+    and launcher, then the user's arguments, with no example data or reward, started with the environment of the
+    user's script (``script_rewrite.with_environment``; ``notes`` gets what it changed there); None where the
+    arguments paste after the user's own entry point as they are (Hydra overrides, plain flags)."""
     import re
 
     from ..frameworks.overrides import exported_pair
+    from ..script_rewrite import with_environment
 
     if not report.choices:
         return None
@@ -322,6 +338,9 @@ def from_command(report: RecommendReport) -> list[str] | None:
         if w in out or (w in fw.example_inputs and w not in native) or (model is None and exported_pair(w)[0] in keys):
             continue
         out.append(w)
+    out[0], changed = with_environment(out[0], report.start.environment if report.start is not None else [])
+    if notes is not None:
+        notes.extend(changed)
     return out
 
 
@@ -665,7 +684,7 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     report = recommend(scenario, top=top, time_limit_s=time_limit_s, extra_gpus=extra_gpus, start=(values, free),
                        solver_workers=solver_workers, deadline=deadline)
     fw = get_framework(framework)
-    drop = fw.free_keys(values)
+    _, drop = free_of_config(fw, flat, values)
     report.start.given = [k for k in fw.normalize(flat) if k in drop]
     report.start.own = own_arguments(report.start.native, fw.normalize(flat))
     chosen, _ = fw.for_config(flat)
@@ -675,7 +694,29 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the
     # answer is built on the same reading
     report.key_notes += [n for n in chosen.config_notes(flat) if n not in report.key_notes]
+    if report.best is not None and not fw.pinned:
+        note = _judged_otherwise(fw, chosen, flat, report)
+        report.key_notes += [note] if note else []
     return report
+
+
+def _judged_otherwise(fw: Any, chosen: Any, flat: Mapping[str, Any], report: RecommendReport) -> str | None:
+    """recommend --from: where the best config dates itself to another release than the config's, as printed or as
+    --write writes the script (the config less the keys dropped, with the changes), how to check it as the release
+    the answer was judged by (a deprecated key the search replaces dated the config: verl 0.7.1's global micro
+    batches); None where both date it the same (the keys whose value dates it are kept: ``free_of_config``)."""
+    changed, dropped = start_changes(report)
+    written = {k: v for k, v in fw.normalize(flat).items() if k not in set(dropped)}
+    written.update(fw.normalize(fw.parse(changed)[0]))
+    for config in (written, fw.normalize(fw.parse(list(report.best.native))[0])):
+        judged, _ = fw.for_config(config)
+        if judged.version != chosen.version:
+            gone = sorted(k for k in fw.dated_by_value(flat) if k not in config)
+            what = f"replaces {', '.join(gone)}, which dated your config" if gone else "is dated otherwise"
+            return (f"your config was judged by the {chosen.name} {chosen.version} rules; the best config below {what}: "
+                    f"check it with --framework {chosen.name}=={chosen.version} (without it, check judges it by "
+                    f"{judged.version}'s)")
+    return None
 
 
 def own_arguments(native: list[str], keys: Iterable[str]) -> list[str]:

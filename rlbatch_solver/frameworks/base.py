@@ -195,6 +195,7 @@ class Framework(ABC):
     # native key words -> column words, longest first (the folder's columns.py)
     table_columns: tuple[tuple[str, str], ...] = ()
     derived_columns: tuple[tuple[str, str], ...] = ()
+    column_notes: tuple[tuple[str, str], ...] = ()  # (derived column, what it holds) for the table's legend
     column_words: tuple[tuple[str, str], ...] = ()
     # the run-log formats a run of this framework prints that ``calibrate`` reads (runlog.FORMATS)
     log_formats: tuple[str, ...] = ()
@@ -399,6 +400,22 @@ class Framework(ABC):
         """The framework (version) a pasted config is checked with, and why, when the framework has several
         (verl's version packs); by default this one."""
         return self, None
+
+    def waste_words(self, ruleset: RuleSet) -> str:
+        """What ``fix``'s header counts as waste in this framework (the rule set's ``waste_permille``, solver/costs.py),
+        as "each 10% of <these words>": by default the step's share wasted."""
+        return "the step wasted"
+
+    def dated_by_value(self, flat: Mapping[str, Any]) -> set[str]:
+        """The keys of a pasted config (as ``normalize`` spells them) whose value ``for_config`` reads to date its
+        release (verl 0.6.1's rollout.mode=sync): recommend --from keeps them at the config's values, so that its
+        answer is judged by the same release. Those the release module's ``dated_by_value`` names, where the
+        framework has one; none otherwise (OpenRLHF's flags date a config by being there, whatever their value)."""
+        read = getattr(self.releases, "dated_by_value", None)
+        if read is None:
+            return set()
+        own = read(flat)
+        return set(self.normalize({k: v for k, v in flat.items() if str(k) in own}))
 
     def unknown_keys(self, flat: Mapping[str, Any]) -> list[str]:
         """Keys of a pasted config that this version's own config does not have and its parser refuses (verl:

@@ -171,14 +171,17 @@ def note(found: UnknownKey, key_list: KeyList, framework: str, version: str) -> 
             f"(as written it sets nothing we check{stops})")
 
 
+def _refused(message: str, key_list: KeyList, framework: str) -> Violation:
+    """Keys the release's parser refuses, said in ``message``: an error at launch (the id, stage and source of
+    every such violation)."""
+    return Violation(f"{framework}.launch.unknown_key", message, Stage.DRIVER, key_list.source)
+
+
 def violation(found: UnknownKey, key_list: KeyList, framework: str, version: str) -> Violation:
     """A key the release's parser refuses: an error at launch, with the framework's own message."""
     guess = f" (did you mean {found.suggestion_shown}?)" if found.suggestion else ""
-    return Violation(
-        f"{framework}.launch.unknown_key",
-        f"{found.shown} is not an option of {framework} {version}{guess}: the launch stops with "
-        f"\"{refusal_text(found, key_list)}\"",
-        Stage.DRIVER, key_list.source)
+    return _refused(f"{found.shown} is not an option of {framework} {version}{guess}: the launch stops with "
+                    f"\"{refusal_text(found, key_list)}\"", key_list, framework)
 
 
 def findings(key_list: KeyList, framework: str, version: str) -> tuple[list[UnknownKey], list[Violation], list[str]]:
@@ -188,11 +191,10 @@ def findings(key_list: KeyList, framework: str, version: str) -> tuple[list[Unkn
     violations = [violation(u, key_list, framework, version) for u in refused[:SHOWN_REFUSED]]
     if len(refused) > SHOWN_REFUSED:  # one more line for the rest (a pasted file of thousands of stray keys)
         rest = refused[SHOWN_REFUSED:]
-        violations.append(Violation(
-            f"{framework}.launch.unknown_key",
-            f"{len(rest):,} more keys are not options of {framework} {version} either ({', '.join(u.shown for u in rest[:3])}, "
-            f"...; the JSON output lists them all): the launch stops at the first",
-            Stage.DRIVER, key_list.source))
+        violations.append(_refused(
+            f"{len(rest):,} more keys are not options of {framework} {version} either "
+            f"({', '.join(u.shown for u in rest[:3])}, ...; the JSON output lists them all): the launch stops at the "
+            "first", key_list, framework))
     return found, violations, [note(u, key_list, framework, version) for u in found if not u.refused]
 
 

@@ -217,13 +217,20 @@ def load_yaml_file(path: str | Path, field: str = "config", what: str = "a YAML 
     return safe_input.load_yaml_file(path, field, what)
 
 
-def load_config_file(path: str | Path) -> dict[str, Any]:
-    """A YAML config (nested like the framework's own, or flat dotted keys) -> flat dict."""
-    data = load_yaml_file(path)
+def load_config_file(path: str | Path, field: str = "config") -> dict[str, Any]:
+    """A YAML config (nested like the framework's own, or flat dotted keys) -> flat dict; ``field``: the option
+    that named the file, in the one-paragraph error when it is not one (``--config``, ``--from``)."""
+    data = load_yaml_file(path, field)
     if data is None:
         return {}
     if not isinstance(data, Mapping):
-        raise InputError("config", f"'{path}' must hold a mapping of config keys.", "write key: value pairs.")
+        kind = ("a list" if isinstance(data, list) else "plain text (one YAML string)" if isinstance(data, str)
+                else f"a single value ({type(data).__name__})")
+        raise InputError(field, f"'{shown(str(path), 60)}' is not a YAML config: it reads as {kind}, not as "
+                         "key: value pairs of config keys.",
+                         "pass a YAML file of the framework's keys (data.train_batch_size: 256, or nested as the "
+                         "framework's own yaml)" + ("; a launch script or arguments go without --config (rlbatch "
+                                                    "check run.sh, or after --)." if field == "--config" else "."))
     return flatten(data)
 
 

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from ...catalog.models import ModelCard
 from ...release_numbers import release_numbers
 from ...errors import InputError, did_you_mean
-from ...rules.base import Rule, RuleKind, Stage, Value
+from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value
 from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
 from . import columns, docs, errors, repair, versions
@@ -642,6 +642,9 @@ class OpenRLHFFramework(Framework):
         return get_framework(f"{self.name}=={version}"), (
             f"checked with the OpenRLHF {version} rules and defaults: {why}; name another with --framework "
             f"openrlhf==VERSION. {versions.upgrade_note(version, flat)}")
+
+    def waste_words(self, ruleset: RuleSet) -> str:
+        return "the cluster's GPUs left idle (no placement group asks for them)"  # rules.py idle_gpus
 
     def doc_appendix(self) -> str:
         return docs.versions_markdown() if self.version == versions.NEWEST else ""

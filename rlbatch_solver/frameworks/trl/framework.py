@@ -309,6 +309,9 @@ class TrlFramework(SwiftFramework):
     def error_patterns(self) -> list:
         return errors.PATTERNS
 
+    def dated_by_value(self, flat: Mapping[str, Any]) -> set[str]:
+        return versions.dated_by_value(self.normalize(flat))  # the fields as TRL's parser reads them, as detection does
+
     def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
         """Flags as TRL's script parser reads them: dashes as underscores, an unambiguous prefix of an option as that
         option (argparse's allow_abbrev: ``--vllm_max_model_len`` is ``--vllm_max_model_length``)."""

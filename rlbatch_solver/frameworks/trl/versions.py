@@ -443,6 +443,11 @@ def _value_dated(flat: Mapping[str, object]) -> tuple[list[str], set[str]]:
     return words, allowed
 
 
+def dated_by_value(flat: Mapping[str, object]) -> set[str]:
+    """The fields of a config whose value ``detect_release`` reads to date it (``_value_dated``)."""
+    return {w.partition("=")[0] for w in _value_dated(flat)[0]}
+
+
 def detect_release(flat: Mapping[str, object]) -> tuple[str | None, str]:
     """The release a config was most likely written for, from the GRPOConfig fields it sets that not all releases
     have (and the values that date it), and why; (None, why) when no release has them all or nothing dates it.

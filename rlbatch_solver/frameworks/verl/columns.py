@@ -16,11 +16,17 @@ TABLE_COLUMNS = (
     ("ref_micro_per_gpu", "ref micro"),
     ("actor_sp", "ulysses sp"),
     ("rollout_tp", "rollout TP"),
-    ("rollout_replicas", "rollout DP"),
+    ("rollout_replicas", "rollout replicas"),
 )
 
-FSDP_DERIVED = (("grad_accum", "grad acc"), ("rollout_replicas", "rollout DP"))
+FSDP_DERIVED = (("grad_accum", "grad acc"), ("rollout_replicas", "rollout replicas"))
 MEGATRON_DERIVED = (("dp", "dp"), ("grad_accum", "grad acc"), ("rollout_replicas", "rollout replicas"))
+# what a derived column holds, in the table's legend: the replicas are not a key of verl's, and its key
+# rollout.data_parallel_size is the data parallel inside one engine (verl/workers/rollout/replica.py:
+# RolloutReplica.__init__: a replica's world size is tensor x data x pipeline parallel), which the printed overrides
+# show beside them
+COLUMN_NOTES = (("rollout_replicas", "inference engines: the rollout GPUs / (rollout TP x DP x PP); not "
+                                     "actor_rollout_ref.rollout.data_parallel_size, the DP inside one engine"),)
 
 # native key words -> column words, longest first: the Megatron backend's keys, and verl's (both backends)
 _PARALLEL_WORDS = (

@@ -938,6 +938,20 @@ class VersionPacks:
     def describe_placement(self, values: Mapping[str, Value]) -> str | None:
         return describe_verl_placement(values)
 
+    column_notes = columns.COLUMN_NOTES
+
+    def waste_words(self, ruleset: RuleSet) -> str:
+        """verl refuses a step that is not whole mini batches everywhere but in two places: 0.9.1's v1 trainer pads it
+        with synthetic samples (verl.advice.batch_padded: trainer/ppo/v1/trainer_base.py
+        _get_required_batch_multiple), the legacy workers of 0.7 and before split it with a short last mini batch
+        (verl.advice.short_mini_batch: dp_actor.py update_policy); 0.8.0's trainer fails instead (no waste)."""
+        ids = {r.id for r in ruleset.rules}
+        if "verl.advice.batch_padded" in ids:
+            return "the step padded with synthetic samples (the v1 trainer's, to whole mini batches)"
+        if "verl.advice.short_mini_batch" in ids:
+            return "the step's prompts missing from its short last mini batch (not padded)"
+        return super().waste_words(ruleset)
+
     def column_values(self, env: Mapping[str, Value]) -> dict[str, Value]:
         return columns.column_values(env)
 

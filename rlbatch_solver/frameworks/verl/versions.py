@@ -849,28 +849,40 @@ def _versions_of(key: str) -> frozenset[str] | None:
     return next((versions for prefix, versions in VERSION_KEYS if _matches(bare, prefix)), None)
 
 
+def _dates(key: object, value: object, flat: Mapping[str, object]) -> tuple[str, str, frozenset[str]] | None:
+    """What one key of a pasted config says of its version: (what, why in words, the versions that accept it), or
+    None when every version does."""
+    bare = str(key).lstrip("+")
+    found = _versions_of(str(key))
+    name = str(value).strip().lower()
+    if found is not None:
+        return bare, _listed(found), found
+    if bare in LEGACY_GLOBAL_MICRO and _set(value):
+        return (f"{bare}={value}", "global micro batches: the workers up to 0.5 and the legacy workers of 0.6-0.7 "
+                "convert them, 0.8 refuses them", TO_0_5 | {"0.6.1", "0.7.1"})
+    if bare == CRITIC_GLOBAL_MICRO and _set(value) and _critic_micro_alone(flat):
+        return (f"{bare}={value}", "the critic's global micro batch alone: verl 0.2's critic yaml leaves "
+                "ppo_micro_batch_size_per_gpu null, 0.6.1 and later copy it there and refuse both set",
+                frozenset({"0.2.0"}))
+    if bare == f"{AR}.rollout.mode" and name == "sync":
+        return f"{bare}=sync", "0.4-0.6: removed in 0.7", SYNC_MODE
+    if bare == f"{AR}.rollout.name" and name in ROLLOUT_NAMES:
+        return f"{bare}={value}", _listed(ROLLOUT_NAMES[name]), ROLLOUT_NAMES[name]
+    return None
+
+
 def dating(flat: Mapping[str, object]) -> list[tuple[str, str, frozenset[str]]]:
     """What in a pasted config only some versions accept: (what, why in words, those versions), in the config's
     order."""
-    out: list[tuple[str, str, frozenset[str]]] = []
-    for key, value in flat.items():
-        bare = str(key).lstrip("+")
-        found = _versions_of(str(key))
-        name = str(value).strip().lower()
-        if found is not None:
-            out.append((bare, _listed(found), found))
-        elif bare in LEGACY_GLOBAL_MICRO and _set(value):
-            out.append((f"{bare}={value}", "global micro batches: the workers up to 0.5 and the legacy workers of "
-                        "0.6-0.7 convert them, 0.8 refuses them", TO_0_5 | {"0.6.1", "0.7.1"}))
-        elif bare == CRITIC_GLOBAL_MICRO and _set(value) and _critic_micro_alone(flat):
-            out.append((f"{bare}={value}", "the critic's global micro batch alone: verl 0.2's critic yaml leaves "
-                        "ppo_micro_batch_size_per_gpu null, 0.6.1 and later copy it there and refuse both set",
-                        frozenset({"0.2.0"})))
-        elif bare == f"{AR}.rollout.mode" and name == "sync":
-            out.append((f"{bare}=sync", "0.4-0.6: removed in 0.7", SYNC_MODE))
-        elif bare == f"{AR}.rollout.name" and name in ROLLOUT_NAMES:
-            out.append((f"{bare}={value}", _listed(ROLLOUT_NAMES[name]), ROLLOUT_NAMES[name]))
-    return out
+    return [found for key, value in flat.items() if (found := _dates(key, value, flat)) is not None]
+
+
+def dated_by_value(flat: Mapping[str, object]) -> set[str]:
+    """The keys of a pasted config whose value ``detect`` reads to date it (rollout.mode=sync, rollout.name=hf, a
+    global micro batch set): the same key with another value dates it otherwise. The keys that date it by being
+    there at all are not among them (any value of theirs dates it the same)."""
+    return {str(key) for key, value in flat.items()
+            if _versions_of(str(key)) is None and _dates(key, value, flat) is not None}
 
 
 CRITIC_GLOBAL_MICRO = "critic.ppo_micro_batch_size"

@@ -1,0 +1,140 @@
+"""The pasted config ``fix`` works on (``Job``): read and checked, its misspelt keys renamed, its ``--keep`` pins,
+its repair policy and its memory model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ..catalog.models import ModelCard
+from ..errors import InputError
+from ..frameworks import Framework, get_framework
+from ..frameworks.key_names import UnknownKey, findings
+from ..rules.base import Value, Violation
+from ..costmodel.efficiency import Efficiency
+from ..scenario import check_length_fraction
+from .common import Upgrade, framework_for, read_inputs, read_config, upgrade_check
+
+if TYPE_CHECKING:
+    from ..costmodel.tables import CostSpec
+    from ..frameworks.repair_policies import RepairPolicy
+
+
+@dataclass
+class Job:
+    """What one fix works on: the framework version, the pasted config's values, the pins, the repair policy,
+    the memory model (``spec``, None without --gpu and --model) and the notes said so far."""
+
+    fw: Framework
+    card: ModelCard | None
+    values: dict[str, Value]
+    kept: set[str]
+    policy: RepairPolicy
+    notes: list[str]
+    spec: CostSpec | None
+    memory: bool
+    gpu: str | None
+    extra_gpus: str | Path | None
+    length_fraction: float
+    calibration: "Efficiency | None"
+    upgrade: Upgrade | None = None
+    given: frozenset[str] = frozenset()  # the config's own keys (as written, less a leading --)
+    unknown: list[UnknownKey] = field(default_factory=list)  # keys the release lacks (key_names.py)
+    refused: list[Violation] = field(default_factory=list)  # those its parser refuses, as violations
+    renames: list[tuple[str, str, str]] = field(default_factory=list)  # refused keys renamed: diff lines
+
+
+def read_job(config: Any, framework: str, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
+             keep: Sequence[str], extra_gpus: str | Path | None, length_fraction: float,
+             calibration: "Efficiency | None") -> Job:
+    """The pasted config read and checked, its pins, its repair policy and its memory model."""
+    from ..frameworks.repair_policies import policy_for
+
+    check_length_fraction(length_fraction)
+    asked = get_framework(framework)
+    flat, _ = read_config(asked, config)
+    fw, version_notes = framework_for(asked, flat)
+    unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
+    flat, renames = _renamed(fw, flat, unknown)
+    card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
+    kept = _keep_names(fw, keep)
+    policy = policy_for(fw.name, fw.ruleset, values)
+    renamed = {old_arg: new_arg for _, old_arg, new_arg in renames}
+    notes: list[str] = typos + [
+        f"read {old_arg} as {new_arg}, the flag it misspells (the change below renames it)"
+        for old_arg, new_arg in renamed.items()] + [
+        f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
+        for u in unknown if u.refused and not any(o.startswith(u.shown) for o in renamed)] + list(version_notes)
+    notes += fw.config_notes(flat)  # what reading the config assumed or could not read (check says it too)
+    spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
+    upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
+    given = frozenset(str(k).removeprefix("--") for k in flat)
+    return Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
+               upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused, renames)
+
+
+def _renamed(fw: Framework, flat: dict[str, Any], unknown: list[UnknownKey]) -> tuple[dict[str, Any], list[tuple]]:
+    """The config with each key the release refuses renamed to the one it misspells (where the config does not set
+    that one too), and the renames as diff lines (key, old argument, new argument): the framework stops on the
+    misspelt key, so the value can only have been meant for the other."""
+    renames = {u.key: u.suggestion for u in unknown if u.refused and u.suggestion and u.suggestion not in flat}
+    if not renames:
+        return flat, []
+    lines = []
+    for old, new in renames.items():
+        word = _arg_text(fw, old, flat[old])
+        lines.append((new, word, _arg_text(fw, new, flat[old])))
+    return {renames.get(k, k): v for k, v in flat.items()}, lines
+
+
+def _arg_text(fw: Framework, key: str, value: Any) -> str:
+    """One pasted key and value as the framework's syntax writes it."""
+    text = "" if value is True and fw.syntax == "flags" else f" {value}"
+    return f"--{key}{text}" if fw.syntax == "flags" else f"{key}={value}"
+
+
+def _keep_names(fw: Framework, keep: Sequence[str]) -> set[str]:
+    """``--keep`` keys (as written in the config: ``--flag``, dashes, old flag names) -> variable names."""
+    by_native: dict[str, set[str]] = {}
+    for name in fw.ruleset.variables:
+        by_native.setdefault(fw.native_key(name), set()).add(name)
+    legacy = fw.legacy_flags
+    out = set()
+    for k in keep:
+        k = k.strip()
+        if not k:
+            continue
+        bare = k[2:] if k.startswith("--") else k
+        bare = bare.partition("=")[0].strip()
+        for cand in (bare, bare.replace("-", "_"), legacy.get(bare, ""), legacy.get(bare.replace("-", "_"), "")):
+            if cand in fw.ruleset.variables:
+                out.add(cand)
+                break
+            if cand in by_native:
+                out |= by_native[cand]
+                break
+        else:
+            from ..errors import did_you_mean
+
+            raise InputError("keep", f"'{k}' is not a {fw.name} key we know.{did_you_mean(bare, by_native)}",
+                             "name keys as in your config, comma-separated (e.g. data.train_batch_size).")
+    return out
+
+
+def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_gpus: str | Path | None,
+                 length_fraction: float, calibration: "Efficiency | None", notes: list[str]) -> tuple[CostSpec | None, bool]:
+    """The cost spec memory is checked with, and whether it is (given both --gpu and --model; else said in
+    ``notes``)."""
+    memory = bool(gpu and card)
+    if memory:
+        from ..catalog.gpus import load_gpu
+        from ..costmodel.tables import with_efficiency, with_length_fraction
+
+        return with_efficiency(with_length_fraction(fw.cost_spec(card, load_gpu(gpu, extra_gpus)),
+                                                    length_fraction), calibration), True
+    if gpu or card:
+        from .check import half_given_note
+
+        notes.append(half_given_note(bool(gpu)))
+    return None, False

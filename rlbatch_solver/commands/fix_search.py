@@ -1,0 +1,159 @@
+"""``fix``'s search for the nearest repair: every one- and two-key move evaluated directly, then CP-SAT for a
+larger one, and the cost that orders them (``solver/costs.py``)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from ..frameworks import Framework
+from ..rules.base import Rule, Value
+from ..rules.ids import is_memory_rule_id, memory_rule_id, table_phase
+from .fix_report import Attempt
+
+if TYPE_CHECKING:
+    from .headroom_values import RegularValues
+    from ..costmodel.tables import CostSpec
+    from ..deadline import Deadline
+    from ..frameworks.repair_policies import RepairPolicy
+    from ..rules.base import RuleSet
+    from ..solver.nearest import NearestResult
+    from ..solver.repair import RepairResult
+
+
+def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str],
+                spec: CostSpec | None, deadline: Deadline, free: Mapping[str, list] | None = None,
+                excluded: Sequence[Rule] = (), regular: RegularValues | None = None) -> Attempt:
+    """One nearest repair (``Attempt``).
+
+    First every one- and two-key move is evaluated directly (checker and memory model, no
+    solver model to build: ``solver/nearest.py``); only when none is valid does CP-SAT look for
+    a larger repair, told that fewer than three changes cannot work. ``deadline`` bounds both.
+    ``excluded``: search rules added to the framework's (the host-RAM exclusions, ``host_repair``).
+    ``regular``: the batch sizes' candidates cut to the values an engineer would pick (the headroom step,
+    ``headroom_values.py``); the nearest repair is then the nearest among those.
+    """
+    from ..deadline import Deadline
+    from ..frameworks.repair_policies import direct_search_domains, references, repair_domains
+    from ..solver.nearest import nearest_small_repair
+
+    total, seq_len = fw.hardware(values)
+    domains = repair_domains(fw.ruleset, policy, dict(values), keep=kept, memory=spec is not None, total_gpus=total,
+                             seq_len=seq_len)
+    domains.update(free or {})
+    if regular is not None:
+        domains = regular.filtered(domains, values)
+    rules = fw.ruleset.extended(list(excluded), []) if excluded else fw.ruleset
+    ruleset, capacity = rules, {}
+    if spec is not None:
+        from ..costmodel.tables import build_cost_terms
+
+        terms = build_cost_terms(spec, domains, time=False)  # tables are filled lazily: only rows asked for
+        ruleset = ruleset.extended(terms.rules, terms.derived)
+        capacity = terms.phase_capacity_mib
+    if spec is not None and any(is_memory_rule_id(r) for r in ruleset.failing_errors(values)):
+        # a phase that fits nowhere in the domains proves at once that there is no repair (a config that fits is
+        # itself in the domains: nothing to scan for)
+        from ..costmodel.tables import least_memory
+        from ..solver.repair import RepairResult
+
+        started = time.monotonic()
+        floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity,
+                              grows=policy.grows_memory | policy.batch_grows_memory)
+        over = {memory_rule_id(fw.ruleset.framework, table_phase(n)): (least, capacity[table_phase(n)])
+                for n, least in floors.items() if least is not None and least > capacity[table_phase(n)]}
+        if over:
+            return Attempt(RepairResult(None, [], None, "infeasible", time.monotonic() - started, method="floor",
+                                        memory_floor=over), ruleset, domains, capacity)
+    refs = references(policy, dict(values))
+    # every integer of a wide range: by rules alone always (cheap to check); with memory (each candidate then
+    # prices the phases) only when the grid holds no repair of one or two keys, screened by the rules first;
+    # a repair found on the grid with memory is the nearest among the grid's values (render.py says so)
+    wide = direct_search_domains(policy, domains, ruleset)
+    if regular is not None:
+        wide = regular.filtered(wide, values)
+    near = nearest_small_repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline,
+                                grows=policy.grows_memory, held=policy.algorithm_batch, wide_domains=wide,
+                                rules_only=rules if spec is not None else None, wide_when_found=spec is None)
+    from ..solver.repair import RepairResult, repair, repair_result
+
+    extra = dict(method="direct", evaluated=near.evaluated)
+    if near.solution is not None:
+        status = "optimal" if near.complete else "feasible"
+        found = repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s, **extra)
+        if near.beatable:  # its waste or its move of the algorithm's batch costs a key or more: a larger repair may
+            # cost less
+            found = _cheaper_with_more_keys(ruleset, domains, values, policy, refs, near, found, deadline)
+        return Attempt(found, ruleset, domains, capacity)
+    if not near.complete or deadline.expired():
+        return Attempt(RepairResult(None, [], None, "unknown", near.wall_time_s, partial=near.partial,
+                                    partial_broken=near.partial_broken, **extra), ruleset, domains, capacity)
+    greedy = None
+    if spec is not None and near.partial is not None:
+        # memory that needs three keys or more: a greedy descent first (a fair share of the budget), so that
+        # the exact search has a solution to beat and the user an answer if it runs out of time
+        from ..solver.nearest import greedy_repair
+
+        greedy = greedy_repair(ruleset, domains, values, near.partial, capacity_mib=capacity, ranks=policy.ranks,
+                               references=refs, deadline=Deadline(deadline.share(0.3)), grows=policy.grows_memory,
+                               held=policy.algorithm_batch)
+    # with the greedy answer in hand, the exact search only tries to beat it: a bounded share, so that the
+    # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget; half of
+    # what is left when that answer pads beyond the tolerance (its waste costs a key or more: a descent by memory
+    # and rules never moves the mini batches that would end it)
+    share = 0.5 if greedy is not None and _beyond_keys(ruleset, values, greedy, policy, refs) else 0.1
+    exact = Deadline(min(deadline.left(), max(0.5, share * deadline.left()))) if greedy is not None else deadline
+    res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
+                 hint=greedy or near.partial, grows=policy.grows_memory, held=policy.algorithm_batch)
+    res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
+    if not near.wide_complete:  # a two-key repair off the grid was not ruled out in time: nothing is proven
+        res.status = {"optimal": "feasible", "infeasible": "unknown"}.get(res.status, res.status)
+    if greedy is not None:
+        greedy_cost = cost_of(ruleset, values, greedy, policy, refs)
+        if res.solution is None or (res.status != "optimal" and greedy_cost < (res.objective or 0)):
+            res = repair_result(ruleset, values, greedy, greedy_cost, "feasible", res.wall_time_s, method="greedy",
+                                evaluated=near.evaluated)
+    if res.solution is None:
+        res.partial, res.partial_broken = near.partial, near.partial_broken
+    return Attempt(res, ruleset, domains, capacity)
+
+
+def cost_of(ruleset: RuleSet, values: Mapping[str, Value], candidate: Mapping[str, Value], policy: RepairPolicy,
+            refs: Mapping[str, int]) -> int:
+    from ..solver.costs import candidate_cost
+
+    return candidate_cost(ruleset, values, candidate, policy.ranks, refs, policy.grows_memory, policy.algorithm_batch)
+
+
+def _beyond_keys(ruleset: RuleSet, values: Mapping[str, Value], candidate: Mapping[str, Value], policy: RepairPolicy,
+                 refs: Mapping[str, int]) -> bool:
+    """``candidate`` costs a changed key or more beyond its own keys (waste beyond the tolerance, a far move of
+    the algorithm's batch): a repair of more keys may be nearer."""
+    from ..solver.costs import CHANGE_WEIGHT
+    from ..solver.repair import changes_between
+
+    keys = len(changes_between(values, candidate))
+    return cost_of(ruleset, values, candidate, policy, refs) > CHANGE_WEIGHT * (keys + 1)
+
+
+def _cheaper_with_more_keys(ruleset: RuleSet, domains: Mapping[str, list[Value]], values: Mapping[str, Value],
+                            policy: RepairPolicy, refs: Mapping[str, int], near: NearestResult, found: RepairResult,
+                            deadline: Deadline) -> RepairResult:
+    """The direct search's repair (``found``), or a repair of more keys that costs less (``solver/costs.py``: a
+    one-key repair that pads most of the step loses to a clean one of three keys). CP-SAT looks for one, told
+    how few keys cannot work and what it must beat; "proven nearest" stays only when it proves none exists."""
+    from ..deadline import Deadline
+    from ..solver.repair import repair
+
+    res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs,
+                 deadline=Deadline(deadline.share(0.5)), min_changes=near.max_keys + 1, hint=near.solution,
+                 grows=policy.grows_memory, held=policy.algorithm_batch, below=near.cost)
+    if res.solution is not None:
+        res.method, res.evaluated = "cp-sat", near.evaluated
+        res.wall_time_s += found.wall_time_s
+        res.status = res.status if found.status == "optimal" else "feasible"
+        return res
+    if res.status != "infeasible":  # not ruled out in time: the direct search's repair, not proven nearest
+        found.status = "feasible"
+    found.wall_time_s += res.wall_time_s
+    return found
