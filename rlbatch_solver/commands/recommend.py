@@ -510,6 +510,8 @@ def recommend(
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
     scenario = search_gpu_counts(scenario)
+    if start is None and scenario.dataset is None:
+        scenario = replace(scenario, dataset=printed_dataset(scenario) or None)
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
@@ -599,6 +601,18 @@ def recommend(
         report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=deadline.share(0.7))
         report.memory_floor = memory_floor(ruleset, space.domains, terms, deadline)
     return report
+
+
+def printed_dataset(scenario: Scenario) -> str:
+    """The training data the printed command names, as ``check`` reads it from that command (``lengths.dataset_of``
+    of its parsed arguments): the user's own (``--set data.train_files=...``), else the framework example's
+    (``Framework.example_inputs``, which ``best_command`` prints). Its length profile times the answer, so that the
+    command, checked, gets the step time recommend printed ('' where the command names no data)."""
+    from ..costmodel.lengths import dataset_of
+
+    fw = get_framework(scenario.framework)
+    example, _ = fw.parse(list(fw.example_inputs))
+    return dataset_of({**example, **{str(k).lstrip("-"): v for k, v in scenario.fixed.items()}})
 
 
 def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:

@@ -522,11 +522,25 @@ class TrlFramework(SwiftFramework):
             out.append("--vllm_enable_sleep_mode true")
         if solution.get("grad_ckpt") and not self.release.grad_ckpt:  # on where the release leaves it off
             out.append("--gradient_checkpointing true")
+        out += self._length_flag(solution, extra)
         written = {arg[2:].partition(" ")[0] for arg in out}
         for key, value in extra.items():
             if key not in written:  # a switch the user set (--set zero_stage=3) is already written from the solution
                 out.append(self._flag(key, value))
         return out
+
+    def _length_flag(self, solution: Mapping[str, Value], extra: Mapping[str, Any]) -> list[str]:
+        """The prompt length the answer is priced at, as a flag the release reads: a release without
+        max_prompt_length (0.28 removed it) whose colocated engine takes GRPOConfig's vllm_max_model_length (1.16:
+        GRPOTrainer.__init__ hands it to VLLMGeneration, whose _init_vllm makes it the engine's max_model_len) carries longest prompt + max_completion_length
+        there, which check reads back as the prompt limit (cost.cost_values); none where the user set it, the engine
+        is a server's (its own flags) or vLLM is off (no flag holds the prompt length)."""
+        if (not solution.get("use_vllm") or solution.get("vllm_server") or self.release.prompt_length is not None
+                or "vllm_max_model_length" not in versions.RELEASE_FIELDS[self.version]
+                or "vllm_max_model_length" in extra or not solution.get("max_length")):
+            return []
+        total = int(solution["max_length"]) + int(solution.get("max_completion_length") or 0)
+        return [f"--vllm_max_model_length {total}"]
 
     def export_yaml(self, native: list[str]) -> str | None:
         """The GRPOConfig fields as a ``--config`` YAML (TrlParser reads it; accelerate's flags stay on the
