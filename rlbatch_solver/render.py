@@ -676,8 +676,14 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
             console.print("\n[bold green]Best config[/]: first start (on GPUs of its own; the trainer waits for it)")
             for words in first:
                 print_command(console, words, background=True)
+        from .costmodel.lengths import dataset_of
+
+        example_timed = (report.lengths.get("profile_chosen") == "the data" or report.lengths.get("data_prompt")) \
+            and not dataset_of({k.lstrip("-"): v for k, v in sc.fixed.items()})
+        data = ("; the time above is at this data's lengths: put yours and check it, or --set its key"
+                if example_timed else "; put yours")
         console.print(f"\n[bold green]Best config[/], as a command to run (data and reward: "
-                      f"{escape(fw.example_inputs_source)}; put yours):")
+                      f"{escape(fw.example_inputs_source)}{data}):")
         print_command(console, best_command(report))
     if verbose:
         _recommend_details(console, report)
