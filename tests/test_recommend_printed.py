@@ -1,6 +1,7 @@
 """What recommend prices is what it prints: the command it prints, pasted back into ``check`` as the docs give it
-(``rlbatch check -- <the command>``, the shell having expanded it; a script file where the answer is two commands,
-a rollout server and the trainer), gets the same memory verdict, the same peaks and the same step time.
+(saved as a script, ``rlbatch check run.sh``, with a rollout server's line where the answer has one; and
+``rlbatch check -- <the command>``, the shell having expanded it), gets the same memory verdict, the same peaks and
+the same step time.
 
 The cases that found it: the printed command names the framework example's data (verl's GSM8K, ms-swift's
 NuminaMath-TIR, TRL's DeepMath-103K, slime's DAPO-Math-17k), whose length profile check prices, while recommend priced
@@ -27,20 +28,21 @@ def _pasted(words: list[str], home: str) -> list[str]:
     return shlex.split(text.replace("$HOME", home))
 
 
-def _round_trip(scenario: Scenario, tmp_path) -> tuple:
+def _round_trip(scenario: Scenario, tmp_path) -> None:
+    """recommend, then check of what it printed in both forms a user pastes it: saved as the script it is (the
+    commands one a line, a server's in the background), and, where it is one command, after ``--`` as the shell
+    passes it on."""
     report = api.recommend(scenario, top=1, time_limit_s=30)
     assert report.choices, f"{scenario.framework}: no answer"
     first = companion_commands(report)
-    if first:  # two commands: saved as the script that starts both, and checked as a script
-        script = tmp_path / "run.sh"
-        script.write_text("".join(command_text(w) + " &\n" for w in first) + command_text(best_command(report)) + "\n")
-        pasted = [str(script)]
-    else:
-        pasted = _pasted(best_command(report), str(tmp_path))
-    checked = entry.check(pasted, framework=scenario.framework if "==" in scenario.framework else None, gpus=None,
-                          model=scenario.model, gpu=scenario.gpu, extra_gpus=None, config=None, length_fraction=None,
-                          calibration=None, mean_prompt_len=None, mean_response_len=None, host_mem=None)
-    return report, checked
+    script = tmp_path / "run.sh"
+    script.write_text("".join(command_text(w) + " &\n" for w in first) + command_text(best_command(report)) + "\n")
+    forms = [[str(script)]] + ([] if first else [_pasted(best_command(report), str(tmp_path))])
+    for pasted in forms:
+        _same(report, entry.check(pasted, framework=scenario.framework if "==" in scenario.framework else None,
+                                  gpus=None, model=scenario.model, gpu=scenario.gpu, extra_gpus=None, config=None,
+                                  length_fraction=None, calibration=None, mean_prompt_len=None,
+                                  mean_response_len=None, host_mem=None))
 
 
 def _same(report, checked) -> None:
@@ -68,7 +70,7 @@ def _default_of(framework: str) -> Scenario:
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_the_printed_command_checks_back_as_priced(framework, tmp_path):
-    _same(*_round_trip(_default_of(framework), tmp_path))
+    _round_trip(_default_of(framework), tmp_path)
 
 
 NON_DEFAULT = {
@@ -90,7 +92,7 @@ NON_DEFAULT = {
 
 @pytest.mark.parametrize("case", NON_DEFAULT)
 def test_a_non_default_answer_checks_back_as_priced(case, tmp_path):
-    _same(*_round_trip(NON_DEFAULT[case], tmp_path))
+    _round_trip(NON_DEFAULT[case], tmp_path)
 
 
 def test_the_price_names_the_data_the_command_trains_on():
