@@ -23,7 +23,8 @@ shell would do to the parts that matter and nothing more:
   ms-swift's ``NPROC_PER_NODE``/``NNODES`` passed on as its own parser reads them).
 
 A value that depends on a variable the script does not set is not guessed: the argument is left
-out and a note names the variable.
+out and a note names the variable; the training data's path is kept as written (no number is read from it, and its
+name chooses the length profile).
 """
 
 from __future__ import annotations
@@ -448,14 +449,30 @@ def _companion(tokens: list[str]):
     return None
 
 
+def _data_word(tok: str, flag: str | None) -> bool:
+    """Whether an argument names the training data (``lengths.DATASET_KEYS``: ``data.train_files=...``,
+    ``--dataset_name X``): a path, from which no number is read, whose name chooses the length profile."""
+    from .costmodel.lengths import DATASET_KEYS
+
+    key = tok.partition("=")[0] if "=" in tok and not tok.startswith("-") else (flag or "")
+    return key.lstrip("+-") in DATASET_KEYS
+
+
 def _drop_unknown(args: list[str], unknown: list[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """Arguments whose value still holds an unexpanded ``$VAR`` are left out (with their flag)."""
+    """Arguments whose value still holds an unexpanded ``$VAR`` are left out (with their flag); the training data's
+    are kept as written (``$HOME/data/gsm8k/train.parquet``: the shell expands it where the run starts, and its name,
+    not its folder, chooses the length profile the step time is priced with)."""
     out: list[str] = []
     dropped: list[tuple[str, list[str]]] = []
     i = 0
     while i < len(args):
         tok = args[i]
         names = list(dict.fromkeys(n for n in unknown if "$" + n in tok or "${" + n in tok))
+        flag = out[-1] if out and out[-1].startswith("--") and "=" not in out[-1] else None
+        if names and _data_word(tok, flag if not tok.startswith("-") else None):
+            out.append(tok)
+            i += 1
+            continue
         if names:
             if out and out[-1].startswith("--") and "=" not in out[-1] and not tok.startswith("-"):
                 flag = out.pop()

@@ -217,8 +217,9 @@ def outlook_text(mem: MemoryCheck) -> str:
     in_errors = "" if errors is None else (f", {abs(errors):.1f}x the model's observed error of "
                                            f"{math.exp(mem.error_log) - 1:.0%}")
     head = {"fits": "fits", "tight": "TIGHT: may run out of memory", "OOM": "OUT OF MEMORY"}[mem.outlook()]
+    lines = {p: mem.capacity_of(p) for p in mem.peaks}
     text = (f"will it OOM? {head}: the {title} peaks at {mem.peaks[phase] / 1024:.1f} of {mem.capacity_of(phase) / 1024:.1f}"
-            f" GiB usable ({side}{in_errors}), at the config's maximum lengths")
+            f" GiB usable{usable_by(phase, lines)} ({side}{in_errors}), at the config's maximum lengths")
     typical = mem.typical_peaks.get(phase)
     if typical is not None and typical != mem.peaks[phase]:
         lengths = mem.lengths
@@ -229,8 +230,11 @@ def outlook_text(mem: MemoryCheck) -> str:
 
 
 def print_memory_check(console: Console, mem: MemoryCheck, framework: str = "", host: HostReport | None = None) -> None:
-    table = Table(title=f"predicted memory per GPU on {mem.gpu} ({mem.model}): "
-                        f"{mem.capacity_mib / 1024:.1f} GiB usable of {mem.total_mib / 1024:.1f} GiB")
+    lines = {p: mem.capacity_of(p) for p in mem.peaks}
+    usable = f"{mem.capacity_mib / 1024:.1f} GiB usable{usable_by('', lines)}" + "".join(
+        f", {lines[p] / 1024:.1f}{usable_by(p, lines)}," for p in mem.peaks if lines[p] != mem.capacity_mib)
+    table = Table(title=f"predicted memory per GPU on {mem.gpu} ({mem.model}): {usable} of {mem.total_mib / 1024:.1f} "
+                        "GiB")
     for col in ("phase", "peak GiB", "fits", "largest terms (GiB)"):
         table.add_column(col)
     for phase, peak in mem.peaks.items():
@@ -521,12 +525,32 @@ def _gib(x: float) -> str:
     return f"{x / GIB:.1f}"
 
 
+def usable_by(phase: str, lines: dict[str, float]) -> str:
+    """Whose usable memory a figure is, where one answer has two (``lines``: phase -> its line): the training phases'
+    (the GPU less the safety margin) or the rollout engine's (vLLM reserves its budget whole at start-up: only the
+    margin's fixed part is kept, MemoryReport.usable_for); '' where every phase has the same line."""
+    if len(set(lines.values())) < 2:
+        return ""
+    training = {v for p, v in lines.items() if p != Phase.ROLLOUT}
+    if phase == Phase.ROLLOUT and lines[phase] not in training:
+        return " by the rollout engine (vLLM's own budget: only the fixed margin kept)"
+    return " by the training phases"
+
+
 def _best_line(best: Choice) -> str:
-    """The one number and the edge: step time, throughput, and the phase closest to its memory line."""
+    """The one number and the edge: step time, throughput, and the phase closest to its memory line (whose line it
+    is, where the rollout's differs from the training phases'; and where that phase runs on GPUs of its own)."""
     tight = max(best.memory, key=lambda p: best.memory[p].peak(p) / max(1.0, best.memory[p].usable_for(p)))
     r = best.memory[tight]
+    lines = {p: round(m.usable_for(p) / 2**20) for p, m in best.memory.items()}
+    titles = getattr(best, "titles", None) or {}
+    where = f"{PHASE_TITLE.get(tight, tight)}, the tightest phase"
+    if tight in titles:  # a rollout server's GPU (check.server_titles): not one the trainer runs on
+        own = re.search(r"\((.*)\)", titles[tight])
+        where = (f"{PHASE_TITLE.get(tight, tight)} on the {own.group(1) if own else titles[tight]}, apart from the "
+                 "training GPUs: the tightest phase")
     return (f"best: {best.step_time_s:.1f} s per step, {best.tokens_per_s:,.0f} tokens/s; peak {_gib(r.peak(tight))} of "
-            f"{_gib(r.usable_for(tight))} GiB usable ({PHASE_TITLE.get(tight, tight)}, the tightest phase)")
+            f"{_gib(r.usable_for(tight))} GiB usable{usable_by(tight, lines)} ({where})")
 
 
 def _recommend_details(console: Console, report: RecommendReport) -> None:
@@ -656,8 +680,14 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
             console.print("\n[bold green]Best config[/]: first start (on GPUs of its own; the trainer waits for it)")
             for words in first:
                 print_command(console, words, background=True)
+        from .costmodel.lengths import dataset_of
+
+        example_timed = (report.lengths.get("profile_chosen") == "the data" or report.lengths.get("data_prompt")) \
+            and not dataset_of({k.lstrip("-"): v for k, v in sc.fixed.items()})
+        data = ("; the time above is at this data's lengths: put yours and check it, or --set its key"
+                if example_timed else "; put yours")
         console.print(f"\n[bold green]Best config[/], as a command to run (data and reward: "
-                      f"{escape(fw.example_inputs_source)}; put yours):")
+                      f"{escape(fw.example_inputs_source)}{data}):")
         print_command(console, best_command(report))
     if verbose:
         _recommend_details(console, report)

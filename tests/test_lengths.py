@@ -149,7 +149,9 @@ def test_a_scenario_names_its_profile_or_its_data_and_recommend_times_with_it():
     assert lengths(response_profile="math")["profile"] == "math"
     by_data = lengths(dataset="openai/gsm8k")
     assert by_data["profile"] == "gsm8k" and by_data["profile_chosen"] == "the data" and by_data["prompt"] == 93
-    assert lengths()["profile"] == "default"
+    # no data named: the data of the command recommend prints, verl's GSM8K example (check prices that command so)
+    unnamed = lengths()
+    assert unnamed["profile"] == "gsm8k" and "gsm8k/train.parquet" in unnamed["dataset"]
     with pytest.raises(InputError):
         Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", response_profile="long")
 

@@ -102,7 +102,9 @@ def test_the_answer_is_two_commands_on_disjoint_gpus():
     text = run("recommend", "--framework", "trl", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", "--n", "8",
                "--response-len", "2048", "--set", "per_device_train_batch_size=8", "--set",
                "gradient_accumulation_steps=2", "--placement", "split").stdout
-    assert text.index(server[0]) < text.index(command[0]) and f"--data-parallel-size {dp} &" in text
+    assert text.index(server[0]) < text.index(command[0]) and f"{server[-1]} &" in text
+    # the server's max_model_len holds the prompt and completion the answer is priced at (TRL 1.16 has no prompt flag)
+    assert server[-1] == "--max-model-len 3072"
 
 
 def test_the_printed_pair_checks_back_as_one_valid_job(tmp_path):

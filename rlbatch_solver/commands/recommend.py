@@ -47,6 +47,8 @@ class Choice:
     # asynchronous training on separate pools: (pool, seconds per step, idle ratio) (tables.stage_seconds)
     stages: list[tuple[str, float, float]] = field(default_factory=list)
     samples: int = 0  # samples (responses) one step processes (CostSpec.samples)
+    # phase -> its title where the framework names the GPUs it runs on (check.server_titles: a rollout server's GPU)
+    titles: dict[str, str] = field(default_factory=dict)
 
     def peak_mib(self) -> dict[str, float]:
         return {p: r.peak(p) / 2**20 for p, r in self.memory.items()}
@@ -111,6 +113,7 @@ class Start:
     command: list[str] = field(default_factory=list)
     # the environment that command starts with (``LaunchScript.environment``): the answer printed whole keeps it
     environment: list[str] = field(default_factory=list)
+    titles: dict[str, str] = field(default_factory=dict)  # as Choice.titles
 
     @property
     def runs(self) -> bool:
@@ -253,8 +256,11 @@ def _judge_start(fw: Any, ruleset: RuleSet, spec: Any, space: Any, values: Mappi
     keys = sorted({_key_of(fw, n) for n in free - followers
                    if n in space.domains and len(space.domains[n]) > 1
                    and not of_absent_model(n, lambda switch: switch not in full or bool(full[switch]))})
+    from .check import server_titles
+
     return Start(fw.export(full, space), keys, broken, total, seconds, memory, tokens / total if total else 0.0,
-                 waste_text(fw, ruleset, full, full), values=full, samples=int(spec.samples(full)))
+                 waste_text(fw, ruleset, full, full), values=full, samples=int(spec.samples(full)),
+                 titles=server_titles(fw, spec, full, memory))
 
 
 def yours_first(choices: list[Choice], start: Start, spec: Any, objective: Any, ruleset: RuleSet) -> list[Choice]:
@@ -270,7 +276,7 @@ def yours_first(choices: list[Choice], start: Start, spec: Any, objective: Any, 
         score = choices[0].objective
     yours = Choice(1, dict(start.values), list(start.native), start.step_time_s, start.phase_seconds, start.memory,
                    score, choices[0].proven, start.tokens_per_s, start.waste,
-                   stage_seconds(spec, start.values, start.phase_seconds), start.samples)
+                   stage_seconds(spec, start.values, start.phase_seconds), start.samples, start.titles)
     others = [c for c in choices if c.native != start.native]
     return [yours] + [replace(c, rank=i) for i, c in enumerate(others, 2)]
 
@@ -519,6 +525,7 @@ def recommend(
     from ..costmodel.tables import full_reports, stage_seconds, step_seconds, tokens_per_step
     from ..deadline import Deadline
     from ..solver.optimize import optimize
+    from .check import server_titles
 
     # one budget for the whole command: building the space and its cost tables, every solve (the first, its tie,
     # the runners-up, the host-RAM re-solves, the headroom solve), and the conflict explained when none fits
@@ -529,6 +536,8 @@ def recommend(
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
     scenario = search_gpu_counts(scenario)
+    if start is None and scenario.dataset is None:
+        scenario = replace(scenario, dataset=printed_dataset(scenario) or None)
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
@@ -580,7 +589,8 @@ def recommend(
         choices.append(Choice(len(choices) + 1, r.solution, native, total, seconds, memory, r.objective,
                               r.proven, tokens / total if total else 0.0,
                               waste_text(fw, ruleset, r.solution, r.solution),
-                              stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution))))
+                              stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution)),
+                              server_titles(fw, spec, r.solution, memory)))
     choices, dropped = fitting(choices, spec, gpu.name, scenario.host_mem_gib)
     host_unfit = host_unfit or dropped
     if start is not None:
@@ -618,6 +628,18 @@ def recommend(
         report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=deadline.share(0.7))
         report.memory_floor = memory_floor(ruleset, space.domains, terms, deadline)
     return report
+
+
+def printed_dataset(scenario: Scenario) -> str:
+    """The training data the printed command names, as ``check`` reads it from that command (``lengths.dataset_of``
+    of its parsed arguments): the user's own (``--set data.train_files=...``), else the framework example's
+    (``Framework.example_inputs``, which ``best_command`` prints). Its length profile times the answer, so that the
+    command, checked, gets the step time recommend printed ('' where the command names no data)."""
+    from ..costmodel.lengths import dataset_of
+
+    fw = get_framework(scenario.framework)
+    example, _ = fw.parse(list(fw.example_inputs))
+    return dataset_of({**example, **{str(k).lstrip("-"): v for k, v in scenario.fixed.items()}})
 
 
 def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:

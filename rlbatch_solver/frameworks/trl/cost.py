@@ -23,8 +23,8 @@ residents), with TRL's own defaults.
   it in 16 bits. Without DeepSpeed or FSDP (plain DDP) the fp32 model trains with fp32 gradients and AdamW moments
   (``Plan.trainer = "fp32"``); DeepSpeed casts the module to bf16 itself (the ZeRO byte counts are unchanged).
 - Prompt length: TRL 1.16 has no prompt limit of its own; ``--max_prompt_length`` (older TRL's, and open-r1's
-  recipes) is read when given, else ``vllm_max_model_length - max_completion_length``, else the scenario's
-  prompt length (512).
+  recipes) is read when given, else ``vllm_max_model_length - max_completion_length`` (or the server line's
+  ``--max-model-len``, ``server.max_model_len``, less it), else the scenario's prompt length (512).
 """
 
 from __future__ import annotations
@@ -73,6 +73,8 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["max_length"] = max(1, _count("max_prompt_length", flat["max_prompt_length"]))
     elif flat.get("vllm_max_model_length") not in (None, "None", "none", ""):
         out["max_length"] = max(1, _count("vllm_max_model_length", flat["vllm_max_model_length"]) - completion)
+    elif flat.get("server.max_model_len") not in (None, "None", "none", ""):  # a `trl vllm-serve` line's
+        out["max_length"] = max(1, _count("server.max_model_len", flat["server.max_model_len"]) - completion)
     if "vllm_gpu_memory_utilization" in flat:
         out["gmu_permille"] = memory_share_permille("vllm_gpu_memory_utilization", flat["vllm_gpu_memory_utilization"],
                                                     "write --vllm_gpu_memory_utilization 0.3 (vLLM's memory share).")

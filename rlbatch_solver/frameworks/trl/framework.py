@@ -525,11 +525,38 @@ class TrlFramework(SwiftFramework):
             out.append("--vllm_enable_sleep_mode true")
         if solution.get("grad_ckpt") and not self.release.grad_ckpt:  # on where the release leaves it off
             out.append("--gradient_checkpointing true")
+        out += self._length_flag(solution, extra)
+        if not self.newest and "beta" not in extra and not self.release.ref_always:
+            # the release's own default, said: a command that the fields of several releases fit is dated by check to
+            # the oldest of them (versions.detect_release), whose beta may differ (0.04 until 0.19.0: a reference model)
+            out.append(f"--beta {self.release.beta}")
         written = {arg[2:].partition(" ")[0] for arg in out}
         for key, value in extra.items():
             if key not in written:  # a switch the user set (--set zero_stage=3) is already written from the solution
                 out.append(self._flag(key, value))
         return out
+
+    def _model_length(self, solution: Mapping[str, Value], given: Any = ()) -> int | None:
+        """The longest prompt + max_completion_length the answer is priced at, where a release has no
+        max_prompt_length (0.28 removed it) and the engine's max_model_len is the only flag to say it: check reads it
+        back as the prompt limit (cost.cost_values); None where the user's config (``given``) sets one."""
+        if (self.release.prompt_length is not None or not solution.get("max_length")
+                or any(str(k).lstrip("-").split(" ")[0] in ("vllm_max_model_length", "server.max_model_len")
+                       for k in given)):
+            return None
+        return int(solution["max_length"]) + int(solution.get("max_completion_length") or 0)
+
+    def _length_flag(self, solution: Mapping[str, Value], extra: Mapping[str, Any]) -> list[str]:
+        """The prompt length the answer is priced at, as a flag the release reads: a release without
+        max_prompt_length (0.28 removed it) whose colocated engine takes GRPOConfig's vllm_max_model_length (1.16:
+        GRPOTrainer.__init__ hands it to VLLMGeneration, whose _init_vllm makes it the engine's max_model_len) carries longest prompt + max_completion_length
+        there, which check reads back as the prompt limit (cost.cost_values); none where the user set it, the engine
+        is a server's (its own flags) or vLLM is off (no flag holds the prompt length)."""
+        total = self._model_length(solution, extra)
+        if (not solution.get("use_vllm") or solution.get("vllm_server") or total is None
+                or "vllm_max_model_length" not in versions.RELEASE_FIELDS[self.version]):
+            return []
+        return [f"--vllm_max_model_length {total}"]
 
     def export_yaml(self, native: list[str]) -> str | None:
         """The GRPOConfig fields as a ``--config`` YAML (TrlParser reads it; accelerate's flags stay on the
@@ -720,7 +747,8 @@ class TrlFramework(SwiftFramework):
         the trainer names the server's host (placement.server_command)."""
         if not placement.is_server(values) or self.release.vllm_mode == "device":
             return []
-        return [placement.server_command(values, model, placement.remote_server(native))]
+        return [placement.server_command(values, model, placement.remote_server(native),
+                                         self._model_length(values, native))]
 
     def read_companion(self, words: Sequence[str], scope: Mapping[str, str]) -> tuple[list[str], int | None]:
         sizes, gpus = placement.read_server_line(list(words), scope)

@@ -97,23 +97,29 @@ def device_lists(values: Mapping[str, Value], remote: bool = False) -> tuple[str
     return ",".join(map(str, range(world))), ",".join(map(str, range(world, world + server)))
 
 
-def server_command(values: Mapping[str, Value], model: str, remote: bool = False) -> list[str]:
+def server_command(values: Mapping[str, Value], model: str, remote: bool = False,
+                   max_model_len: int | None = None) -> list[str]:
     """The ``trl vllm-serve`` command of a server-mode answer: its GPUs, the model, TP and DP (trl/scripts/vllm_serve.py
-    ScriptArguments; TRL 1.16 runs vLLM's own ``vllm serve`` with them and warns that the command is deprecated)."""
+    ScriptArguments; TRL 1.16 runs vLLM's own ``vllm serve`` with them and warns that the command is deprecated), and
+    ``max_model_len`` where given (ScriptArguments.max_model_len, passed on as vLLM's --max-model-len): the longest
+    prompt + completion the answer is priced at, where the trainer has no flag for the prompt's length."""
     _, devices = device_lists(values, remote)
     return [f"CUDA_VISIBLE_DEVICES={devices} trl vllm-serve", f"--model {model}",
             f"--tensor-parallel-size {int(values.get('server_tp') or 1)}",
-            f"--data-parallel-size {int(values.get('server_dp') or 1)}"]
+            f"--data-parallel-size {int(values.get('server_dp') or 1)}",
+            *([f"--max-model-len {max_model_len}"] if max_model_len else [])]
 
 
 def read_server_line(tokens: list[str], scope: Mapping[str, Any]) -> tuple[dict[str, int], int | None]:
-    """A ``trl vllm-serve`` line of a launch script (its words after ``vllm-serve``) -> its sizes as our keys and the
+    """A ``trl vllm-serve`` line of a launch script (its words after ``vllm-serve``) -> its sizes (and max_model_len)
+    as our keys and the
     GPUs its ``CUDA_VISIBLE_DEVICES`` shows (None when the line does not say). ``--tensor-parallel-size`` and
     ``--tensor_parallel_size`` (the dataclass field; HfArgumentParser takes both), ``--flag value`` and ``--flag=value``."""
     from ..overrides import flag_int, parse_scalar
 
     sizes: dict[str, int] = {}
-    names = {"tensor_parallel_size": "server.tensor_parallel_size", "data_parallel_size": "server.data_parallel_size"}
+    names = {"tensor_parallel_size": "server.tensor_parallel_size", "data_parallel_size": "server.data_parallel_size",
+             "max_model_len": "server.max_model_len"}
     for i, tok in enumerate(tokens):
         key, eq, value = tok.partition("=")
         key = key.lstrip("-").replace("-", "_")

@@ -163,6 +163,14 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
         # Unsloth drops the field (TRL 1.15 has none), but it is the script's own word on its longest prompt: the
         # lengths rule and the cost model read it
         cost["max_prompt_length"] = cost["max_length"] = _length("max_prompt_length", prompt)
+    else:
+        # no word on the prompt: from_pretrained's max_seq_length bounds every sequence, vLLM's or not
+        # (unsloth.model.max_seq_length_fits_prompt_and_completion), so the longest prompt is what it leaves the
+        # completion (as TRL's cost values read vllm_max_model_length under fast_inference)
+        completion = whole_number("max_completion_length", trl.get("max_completion_length",
+                                                                   _trl().release.completion_length),
+                                  "max_completion_length")
+        cost["max_length"] = max(1, cost["max_seq_length"] - completion)
     return trl, cost
 
 
@@ -255,8 +263,9 @@ class UnslothFramework(TrlFramework):
 
     # -- export: GRPOConfig keys and Unsloth's own names --------------------------------------------------
     EXPORT_NAMES = {"--vllm_gpu_memory_utilization": "--gpu_memory_utilization", "--use_vllm": "--fast_inference"}
+    # (--vllm_max_model_length: from_pretrained's max_seq_length is the engine's length here, written below)
     NOT_EXPORTED = ("--num_processes", "--num_machines", "--use_deepspeed", "--zero_stage", "--dtype", "--torch_dtype",
-                    "--vllm_mode", "--vllm_tensor_parallel_size")
+                    "--vllm_mode", "--vllm_tensor_parallel_size", "--vllm_max_model_length")
 
     def export(self, solution: Mapping[str, Value], space: Any = None) -> list[str]:
         out: list[str] = []
@@ -342,10 +351,17 @@ class UnslothFramework(TrlFramework):
         # the lengths: the scenario's longest prompt, and from_pretrained's max_seq_length as given, else the
         # longest prompt + completion the run needs (unsloth.model.max_seq_length_fits_prompt_and_completion)
         completion = max(int(v) for v in space.domains.get("max_completion_length", [scenario.response_length]))
-        space.domains["max_prompt_length"] = [scenario.prompt_length]
-        space.domains["max_seq_length"] = [_length("max_seq_length", fixed["max_seq_length"])
-                                           if "max_seq_length" in fixed else
-                                           seq_length_options(scenario.prompt_length + completion)[0]]
+        seq = (_length("max_seq_length", fixed["max_seq_length"]) if "max_seq_length" in fixed else
+               seq_length_options(scenario.prompt_length + completion)[0])
+        space.domains["max_seq_length"] = [seq]
+        # priced at what the printed command says (it cannot carry max_prompt_length: Unsloth drops it): prompts up to
+        # what max_seq_length leaves the completion, as check reads the command back (unsloth_values)
+        prompt = (_length("max_prompt_length", fixed["max_prompt_length"]) if "max_prompt_length" in fixed
+                  else max(1, seq - completion))
+        space.domains["max_prompt_length"] = space.domains["max_length"] = [prompt]
+        # fast_inference's engine lives in each process (entry_point: one per GPU), at TP 1: the export writes no
+        # --vllm_tensor_parallel_size (NOT_EXPORTED)
+        space.domains["vllm_tp"] = [1]
         if "fast_inference" not in fixed and "use_vllm" not in fixed and space.domains.get("use_vllm") == [True]:
             # the answer's vLLM is written --fast_inference (EXPORT_NAMES): price that engine, on the model's own
             # weights, not GRPOConfig's use_vllm engine with a copy of its own

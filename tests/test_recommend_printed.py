@@ -1,0 +1,110 @@
+"""What recommend prices is what it prints: the command it prints, pasted back into ``check`` as the docs give it
+(saved as a script, ``rlbatch check run.sh``, with a rollout server's line where the answer has one; and
+``rlbatch check -- <the command>``, the shell having expanded it), gets the same memory verdict, the same peaks and
+the same step time.
+
+The cases that found it: the printed command names the framework example's data (verl's GSM8K, ms-swift's
+NuminaMath-TIR, TRL's DeepMath-103K, slime's DAPO-Math-17k), whose length profile check prices, while recommend priced
+the default profile (verl's default scenario: 57.5 s recommended, 39.3 s checked); TRL 1.16 has no prompt-length flag
+(check read 512 for the 880 priced); Unsloth's engine was priced at TP 4 where the command runs TP 1."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from rlbatch_solver import api
+from rlbatch_solver.commands import entry
+from rlbatch_solver.commands.recommend import best_command, companion_commands
+from rlbatch_solver.frameworks.registry import FRAMEWORKS
+from rlbatch_solver.render import command_text
+from rlbatch_solver.scenario import Scenario, default_scenario
+
+
+def _pasted(words: list[str], home: str) -> list[str]:
+    """The printed command as the shell hands it to ``rlbatch check --``: lines joined, variables expanded."""
+    text = command_text(words).replace("\\\n", " ")
+    return shlex.split(text.replace("$HOME", home))
+
+
+def _round_trip(scenario: Scenario, tmp_path) -> None:
+    """recommend, then check of what it printed in both forms a user pastes it: saved as the script it is (the
+    commands one a line, a server's in the background), and, where it is one command, after ``--`` as the shell
+    passes it on."""
+    report = api.recommend(scenario, top=1, time_limit_s=30)
+    assert report.choices, f"{scenario.framework}: no answer"
+    first = companion_commands(report)
+    script = tmp_path / "run.sh"
+    script.write_text("".join(command_text(w) + " &\n" for w in first) + command_text(best_command(report)) + "\n")
+    forms = [[str(script)]] + ([] if first else [_pasted(best_command(report), str(tmp_path))])
+    for pasted in forms:
+        _same(report, entry.check(pasted, framework=scenario.framework if "==" in scenario.framework else None,
+                                  gpus=None, model=scenario.model, gpu=scenario.gpu, extra_gpus=None, config=None,
+                                  length_fraction=None, calibration=None, mean_prompt_len=None,
+                                  mean_response_len=None, host_mem=None))
+
+
+def _same(report, checked) -> None:
+    best, mem = report.best, checked.memory
+    name = report.framework
+    assert checked.valid, f"{name}: the printed command breaks {[v.rule for v in checked.errors]}"
+    assert mem is not None and mem.verdict() == "yes", f"{name}: check says {mem and mem.verdict()}"
+    peaks = {p: -(-r.peak(p) // 2**20) for p, r in best.memory.items()}
+    assert set(peaks) == set(mem.peaks), f"{name}: phases {sorted(peaks)} priced, {sorted(mem.peaks)} checked"
+    for phase, peak in peaks.items():  # each rounded up to a MiB on its own
+        assert abs(peak - mem.peaks[phase]) <= 1, f"{name} {phase}: {peak} MiB priced, {mem.peaks[phase]} checked"
+    assert mem.step_s == pytest.approx(best.step_time_s, abs=0.05), (
+        f"{name}: {best.step_time_s:.2f} s priced, {mem.step_s:.2f} s checked (lengths priced {report.lengths}, "
+        f"checked {mem.lengths})")
+
+
+def _default_of(framework: str) -> Scenario:
+    """The built-in default scenario (verl's), on another framework: the same GPUs, model, lengths and samples."""
+    base = default_scenario()
+    if framework == "verl":
+        return base
+    return Scenario(framework=framework, gpu=base.gpu, gpus=base.gpus, model=base.model, algorithm="grpo", n=base.n,
+                    prompt_length=base.prompt_length, response_length=base.response_length)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_the_printed_command_checks_back_as_priced(framework, tmp_path):
+    _round_trip(_default_of(framework), tmp_path)
+
+
+NON_DEFAULT = {
+    # a rollout server of its own: two commands, the server's line carrying the length TRL has no flag for
+    "trl-server": Scenario(framework="trl", gpu="h100", gpus=8, model="qwen2.5-7b", n=8, prompt_length=1024,
+                           response_length=2048, fixed={"vllm_mode": "server"}),
+    # an older release: its default beta (0.0) said, not the oldest of the releases its fields fit (0.04)
+    "trl-0.19.1": Scenario(framework="trl==0.19.1", gpu="a100-80gb", gpus=4, model="qwen2.5-3b", n=8,
+                           prompt_length=512, response_length=1024),
+    # the user's own data: its profile and its mean prompt (DAPO-Math-17k's), not the example's
+    "verl-own-data": Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-7b", n=8, prompt_length=2048,
+                              response_length=4096, fixed={"data.train_files": "/data/dapo-math-17k.parquet"}),
+    "unsloth-one-gpu": Scenario(framework="unsloth", gpu="rtx4090", gpus=1, model="qwen2.5-3b", n=8,
+                                prompt_length=256, response_length=1024),
+    "swift-server": Scenario(framework="swift", gpu="h100", gpus=8, model="qwen2.5-7b", n=8, prompt_length=1024,
+                             response_length=2048, fixed={"vllm_mode": "server"}),
+}
+
+
+@pytest.mark.parametrize("case", NON_DEFAULT)
+def test_a_non_default_answer_checks_back_as_priced(case, tmp_path):
+    _round_trip(NON_DEFAULT[case], tmp_path)
+
+
+def test_the_price_names_the_data_the_command_trains_on():
+    """The lengths an answer is timed at name the data its command carries (verl's example: GSM8K's profile)."""
+    report = api.recommend(default_scenario(), top=1, time_limit_s=30)
+    assert report.lengths["profile"] == "gsm8k" and "gsm8k" in report.lengths["dataset"]
+    assert any("gsm8k/train.parquet" in w for w in best_command(report))
+
+
+def test_pasting_expands_as_the_shell_does():
+    """The helper above pastes as bash would: $HOME expanded, the continuation lines joined, quotes removed."""
+    words = _pasted(["python3 -m verl.trainer.main_ppo", "data.train_files=$HOME/d.parquet",
+                     "trainer.logger=['console']"], "/h")
+    assert words == ["python3", "-m", "verl.trainer.main_ppo", "data.train_files=/h/d.parquet",
+                     "trainer.logger=['console']"]
