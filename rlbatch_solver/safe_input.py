@@ -211,9 +211,10 @@ def _yaml_problem(err: yaml.YAMLError) -> str:
     return " ".join(str(err).split())
 
 
-def load_yaml(text: str, field: str, where: str = "the value") -> Any:
+def load_yaml(text: str, field: str, where: str = "the value", *, strict: bool = True) -> Any:
     """``text`` parsed as one YAML document within the limits above; ``where`` says what held it (a file's path)
-    in the one-paragraph error that names ``field``."""
+    in the one-paragraph error that names ``field``. ``strict=False``: a text that is no YAML document gives None
+    (a paste that may be something else); the limits refuse it all the same."""
     if len(text) > MAX_YAML_CHARS:
         raise InputError(field, f"{_where(where)} is longer than {MAX_YAML_CHARS:,} characters.",
                          "cut it to what it needs to hold.")
@@ -223,9 +224,13 @@ def load_yaml(text: str, field: str, where: str = "the value") -> Any:
     except _LimitExceeded as err:
         raise InputError(field, f"{_where(where)} is refused: {err.problem}", err.fix) from None
     except yaml.YAMLError as err:
+        if not strict:
+            return None
         raise InputError(field, f"{_where(where)} is not valid YAML ({shown(_yaml_problem(err), 200)}).",
                          "fix the YAML syntax (indentation, colons, quotes).") from None
     except (ValueError, OverflowError, TypeError) as err:  # an integer of more than 4,300 digits, a bad date
+        if not strict:
+            return None
         raise InputError(field, f"{_where(where)} could not be read: {shown(err, 80)}.",
                          "write every value as a plain number or word.") from None
     except RecursionError:  # the depth limit stops this first; kept so no nesting ends in a traceback

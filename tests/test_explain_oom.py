@@ -77,6 +77,26 @@ def test_the_cuda_message_numbers_in_both_torch_wordings():
     assert old.needed_gib == pytest.approx(74.31 + (76.02 - 74.31) + 2.0)
 
 
+def test_a_full_gpus_message_in_bytes_a_rocm_message_and_torch_2_1s_spelling_keep_their_numbers():
+    # torch prints a size of at most 1 KiB in bytes ("of which 0 bytes is free": the GPU is full, the commonest case),
+    # ROCm builds say "HIP out of memory", torch 2.1 printed "total capacty"; each wording seen in users' pastes
+    full = parse_oom("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total "
+                     "capacity of 79.11 GiB of which 0 bytes is free. Including non-PyTorch memory, this process has "
+                     "79.10 GiB memory in use. Of the allocated memory 77.50 GiB is allocated by PyTorch, and 1.02 GiB "
+                     "is reserved by PyTorch but unallocated.")
+    assert full.numbers == pytest.approx({"tried_gib": 20 / 1024, "capacity_gib": 79.11, "free_gib": 0.0,
+                                          "in_use_gib": 79.10, "allocated_gib": 77.50,
+                                          "reserved_unallocated_gib": 1.02})
+    rocm = parse_oom("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 978.00 MiB. GPU 0 has a total "
+                     "capacity of 191.98 GiB of which 630.00 MiB is free. Of the allocated memory 0 bytes is allocated "
+                     "by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.")
+    assert rocm.kind == CUDA_OOM and rocm.numbers["capacity_gib"] == pytest.approx(191.98)
+    assert rocm.numbers["allocated_gib"] == 0.0 and infer_gpu(rocm)[0] == "mi300x"
+    typo = parse_oom("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 314.00 MiB. GPU 0 has a "
+                     "total capacty of 39.39 GiB of which 0 bytes is free.")
+    assert typo.numbers["capacity_gib"] == pytest.approx(39.39) and infer_gpu(typo)[0] == "a100-40gb"
+
+
 def test_the_capacity_names_the_gpu_as_an_inference():
     for total, want in ((79.11, {"h100", "a100-80gb", "a800", "h800", "h100-pcie"}), (95.0, {"h20"}),
                         (23.65, {"rtx4090", "rtx3090"}), (39.39, {"a100-40gb"})):

@@ -59,6 +59,19 @@ def test_pasted_text_becomes_the_command_lines_arguments(tmp_path):
         materialize("a='1", tmp_path)
 
 
+def test_a_pasted_yaml_past_the_limits_is_the_one_paragraph_error_not_an_internal_error(tmp_path):
+    # the page's own test of "is this YAML?" read the paste with no limits: 5,000 nested lists were a RecursionError
+    # (HTTP 500 "internal error"), an alias bomb was refused later naming the server's temporary file
+    with pytest.raises(InputError, match="the pasted text.*nests deeper than 64 levels"):
+        materialize("[" * 5000 + "]" * 5000, tmp_path)
+    bomb = "a: &a [1,1,1,1,1,1,1,1,1]\n" + "".join(
+        f"{n}: &{n} [{', '.join(['*' + p] * 9)}]\n" for p, n in zip("abcdefg", "bcdefgh"))
+    with pytest.raises(InputError, match="the pasted text is refused: it holds more than") as err:
+        materialize(bomb, tmp_path)
+    assert str(tmp_path) not in str(err.value)
+    assert not list(tmp_path.iterdir())  # refused before anything was written
+
+
 def test_nothing_pasted_is_executed(url, tmp_path):
     marker = tmp_path / "ran"
     script = (f"#!/bin/bash\ntouch {marker}\nN=$(touch {marker}; echo 8)\n"

@@ -26,9 +26,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-UNIT = {"b": 1 / 2**30, "kib": 1 / 2**20, "mib": 1 / 2**10, "gib": 1.0, "tib": 2**10,
+UNIT = {"b": 1 / 2**30, "bytes": 1 / 2**30, "kib": 1 / 2**20, "mib": 1 / 2**10, "gib": 1.0, "tib": 2**10,
         "kb": 1 / 2**20, "mb": 1 / 2**10, "gb": 1.0, "tb": 2**10}  # torch prints binary units with "GiB"
-_NUM = r"(\d+(?:\.\d+)?)\s*([KMGT]?i?B)"
+# torch's format_size (c10/cuda/CUDACachingAllocator.cpp) prints a size of at most 1 KiB as "N bytes": a full GPU's
+# message says "of which 0 bytes is free"
+_NUM = r"(\d+(?:\.\d+)?)\s*(bytes|[KMGT]?i?B)"
+# ROCm builds of torch say "HIP out of memory" (hipify renames the message); torch 2.1 printed "total capacty"
+_DEVICE_OOM = r"(?:CUDA|HIP) out of memory"
 
 # (kind, pattern, the named numbers in GiB or as counts) — the first match wins
 CUDA_OOM = "cuda_oom"
@@ -40,10 +44,10 @@ RAY_NODE = "ray_node_oom"
 KILLED = "host_killed"
 
 _TORCH_NEW = re.compile(
-    r"CUDA out of memory\.\s*Tried to allocate " + _NUM + r"\.\s*GPU\s*\d*\s*has a total capacity of " + _NUM
+    _DEVICE_OOM + r"\.\s*Tried to allocate " + _NUM + r"\.\s*GPU\s*\d*\s*has a total capaci?ty of " + _NUM
     + r" of which " + _NUM + r" is free\.(?P<rest>.{0,600})", re.I | re.S)
 _TORCH_OLD = re.compile(
-    r"CUDA out of memory\.\s*Tried to allocate " + _NUM + r"\s*\(GPU\s*\d+;\s*" + _NUM + r" total capacity;\s*"
+    _DEVICE_OOM + r"\.\s*Tried to allocate " + _NUM + r"\s*\(GPU\s*\d+;\s*" + _NUM + r" total capacity;\s*"
     + _NUM + r" already allocated;\s*" + _NUM + r" free;\s*" + _NUM + r" reserved in total by PyTorch", re.I | re.S)
 _IN_USE = re.compile(r"this process has " + _NUM + r" memory in use", re.I)
 _ALLOC = re.compile(r"Of the allocated memory " + _NUM + r" is allocated by PyTorch, and " + _NUM
@@ -58,8 +62,8 @@ _ENGINE_FREE = re.compile(r"Free memory on device[^\n]{0,200}?\(?(\d+(?:\.\d+)?)
                           + r"\)? on startup is less than desired GPU memory utilization "
                           r"\((?P<util>\d+(?:\.\d+)?),\s*" + _NUM, re.I | re.S)
 # the exception's name alone (a Ray task error wrapping it, a message cut before its numbers, a thread's title)
-_CUDA_NAMED = re.compile(r"OutOfMemoryError\)|torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory|"
-                         r"CUDA error: out of memory|\bCUDA OOM\b", re.I)
+_CUDA_NAMED = re.compile(r"OutOfMemoryError\)|torch\.(?:cuda\.)?OutOfMemoryError|(?:CUDA|HIP) out of memory|"
+                         r"(?:CUDA|HIP) error: out of memory|\bCUDA OOM\b", re.I)
 _SGLANG = re.compile(r"Not enough memory\.?\s*Please try to increase --mem-fraction-static", re.I)
 _RAY = re.compile(r"Memory on the node.{0,400}?was\s*" + _NUM + r"\s*/\s*" + _NUM + r"\s*\((?P<frac>\d+(?:\.\d+)?)\),?\s*which "
                   r"exceeds the memory usage threshold of (?P<thr>\d+(?:\.\d+)?)", re.I | re.S)

@@ -9,10 +9,9 @@ import shlex
 from pathlib import Path
 from typing import Optional
 
-import yaml
-
 from ..errors import InputError
 from ..frameworks.overrides import is_file
+from ..safe_input import load_yaml
 
 
 def _tokens(text: str) -> list[str]:
@@ -45,10 +44,7 @@ def _is_script(text: str) -> bool:
 def _yaml_mapping(text: str) -> bool:
     if "=" in text.split("\n", 1)[0] and ":" not in text.split("\n", 1)[0]:
         return False
-    try:
-        data = yaml.safe_load(text)
-    except (yaml.YAMLError, ValueError):
-        return False
+    data = load_yaml(text, "config", "the pasted text", strict=False)  # a YAML bomb or nesting is refused here
     return isinstance(data, dict) and bool(data)
 
 
