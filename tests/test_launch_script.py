@@ -28,14 +28,18 @@ def test_continuations_comments_and_variables():
         "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=${MICRO} \\\n"
         "    actor_rollout_ref.actor.ppo_mini_batch_size=$((BS/2)) \\\n"
         "    '+trainer.tag=$BS' \\\n"
+        "    trainer.default_local_dir=$DATA/ckpt \\\n"
         "    data.train_files=$DATA/train.parquet $@\n")
     assert s.framework == "verl"
     assert "data.train_batch_size=64" in s.args
     assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in s.args
     assert "actor_rollout_ref.actor.ppo_mini_batch_size=32" in s.args
     assert "+trainer.tag=$BS" in s.args  # single quotes: not expanded, as the shell does
-    assert not any(a.startswith("data.train_files") for a in s.args)
-    assert any("$DATA" in n and "left out" in n for n in s.notes)
+    # a value on a variable the script does not set is left out, and said; the training data's is kept as written
+    # (its name chooses the length profile; no number is read from it)
+    assert not any(a.startswith("trainer.default_local_dir") for a in s.args)
+    assert any("$DATA" in n and "left out" in n and "default_local_dir" in n for n in s.notes)
+    assert "data.train_files=$DATA/train.parquet" in s.args
     assert "$@" not in s.args
 
 
