@@ -245,3 +245,20 @@ def test_a_point_whose_peak_is_within_the_memory_models_error_is_said_tight():
     tight, roomy = summary_rows([row(73.3)])[0], summary_rows([row(50.0)])[0]
     assert tight["status"] == "tight" and "observed error" in tight["reason"] and "73.3 of 75.0" in tight["reason"]
     assert tight["best"] and roomy["status"] == "ok"
+
+
+def test_a_grid_without_data_is_priced_at_its_own_response_length_not_the_example_datas():
+    """A sweep prints no command: a grid naming no dataset takes the default share of its response_length (or its
+    response_profile, or the model's), never the GSM8K lengths of the example data recommend's command prints."""
+    from rlbatch_solver.sweep.grid import grid_from_dict
+    from rlbatch_solver.sweep.runner import evaluate_point
+
+    base = {"framework": "verl", "gpu": "h100", "gpus": 8, "model": "qwen2.5-7b", "algorithm": "grpo", "n": 8,
+            "prompt_length": 1024, "response_length": 4096, "fixed": {"data.train_batch_size": 128}}
+    rows = {name: evaluate_point(grid_from_dict({**base, **extra}).points[0])
+            for name, extra in (("none", {}), ("gsm8k", {"dataset": "openai/gsm8k"}))}
+    none, gsm8k = rows["none"]["mean_lengths"], rows["gsm8k"]["mean_lengths"]
+    assert (none["profile"], none["profile_chosen"], none["dataset"]) == ("default", "no source", None)
+    assert none["response"] == pytest.approx(0.35 * 4096, rel=0.01)
+    assert (gsm8k["profile"], gsm8k["response"]) == ("gsm8k", 232.0)
+    assert rows["none"]["step_time_s"] > 2 * rows["gsm8k"]["step_time_s"]

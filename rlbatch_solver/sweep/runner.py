@@ -15,7 +15,7 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -35,7 +35,7 @@ def evaluate_point(point: Point) -> dict[str, Any]:
     start = time.perf_counter()
     row: dict[str, Any] = {"id": point.id, "point": point.scenario}
     try:
-        sc = scenario_from_dict(point.scenario)
+        sc = priced_lengths(scenario_from_dict(point.scenario))
         # one CP-SAT thread per point: the points are what runs in parallel
         rep = api.recommend(sc, top=1, time_limit_s=point.time_limit_s, solver_workers=1)
     except InputError as err:
@@ -87,6 +87,15 @@ def evaluate_point(point: Point) -> dict[str, Any]:
                 row["cost_per_step"] = round(best.step_time_s / 3600 * sc.total_gpus * price, 6)
     row["wall_s"] = round(time.perf_counter() - start, 3)
     return row
+
+
+def priced_lengths(sc: Any) -> Any:
+    """The point's scenario with the data its step time is priced for: a grid that names no ``dataset`` names
+    none (``""``), so its lengths come from its ``response_profile``, or the model's, or the ``default`` share of
+    its own response_length (docs/cost-model.md section 4), not from the example data a recommend command would
+    print (commands/recommend.py printed_dataset): a sweep prints no command to check, and its grid's
+    response_length is the user's stated answer."""
+    return replace(sc, dataset="") if sc.dataset is None else sc
 
 
 def _reason(ids: list[str], short: dict[str, Any], status: str) -> str:
