@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -242,6 +243,21 @@ def load_yaml(text: str, field: str, where: str = "the value", *, strict: bool =
 def load_yaml_file(path: str | Path, field: str, what: str = "a YAML file") -> Any:
     """The YAML document of the file ``path`` (``read_text`` then ``load_yaml``)."""
     return load_yaml(read_text(path, field, MAX_CONFIG_BYTES, what), field, where=f"'{_where(path)}'")
+
+
+def refuse_named_files(text: str, field: str, reader: str, fix: str, base: Path) -> None:
+    """A server that is given texts opens no file of its own: a word of ``text`` (or a value after '=', or in
+    quotes) that names a file here is refused before any reader opens it (an accelerate --config_file, a DeepSpeed
+    config, a local dataset). A relative word is read from ``base``, the request's own folder the call runs in, so
+    '../../etc/x' is caught as '/etc/x' is. ``reader`` says who reads only what is pasted."""
+    for part in re.split(r"[\s'\"=,;]+", text):
+        try:
+            named = bool(part) and (base / Path(part).expanduser()).is_file()
+        except (OSError, ValueError, RuntimeError):  # a name no file system takes; '~user' of no user
+            named = False
+        if named:
+            raise InputError(field, f"'{shown(part, 60)}' names a file on the server; {reader} reads only what is "
+                             "pasted.", fix)
 
 
 # ----------------------------------------------------------------------------- JSON

@@ -192,3 +192,18 @@ def test_a_log_file_or_stdin_is_read_as_the_error(tmp_path):
         res = run("explain", *args, stdin=stdin)
         assert res.returncode == 0 and "CUDA out of memory" in res.stdout, res.stdout + res.stderr
         assert "tried 2.00 GiB, capacity 79.10 GiB" in res.stdout and "read the last 262,144 characters" in res.stderr
+
+
+def test_a_yaml_config_or_a_missing_script_after_the_message_is_read_as_check_reads_it(tmp_path):
+    """`rlbatch explain "<line>" -- cfg.yaml` said "nothing to explain (cfg.yaml is not an argument it takes)" where
+    `rlbatch check cfg.yaml` reads the file, and a mistyped script path got the same words instead of "does not
+    exist"."""
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("data:\n  train_batch_size: 64\nactor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 32\n"
+                   "    ppo_micro_batch_size_per_gpu: 24\n  rollout:\n    n: 8\nalgorithm:\n  adv_estimator: grpo\n")
+    line = "AssertionError: normalized ppo_mini_batch_size should be divisible by ppo_micro_batch_size_per_gpu"
+    out = run("explain", line, "--gpus", "4", "--", str(cfg))
+    assert out.returncode == 0, out.stderr
+    assert "ppo_micro_batch_size_per_gpu=16" in out.stdout
+    missing = run("explain", line, "--", str(tmp_path / "run_typo.sh"))
+    assert missing.returncode == 2 and "' does not exist" in missing.stderr, missing.stderr

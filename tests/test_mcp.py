@@ -51,6 +51,12 @@ CALLS = {
     "too_big": ("check", {"script": "#" * (300 * 1024)}),
     "script_path": ("check", {"args": [str(ROOT / "tests" / "data" / "scripts" / "swift" / "gspo.sh")]}),
     "model_file": ("check", {"args": README_CHECK, "model": "config.json"}),
+    # a file of the server named inside the pasted text, absolute or climbing out of the call's folder: not read
+    "file_in_args": ("check", {"framework": "trl", "gpu": "h100", "args": [
+        "--config_file", "../" * 40 + str(ROOT / "docs" / "examples" / "unsloth-qwen3-4b-grpo.yaml").lstrip("/"),
+        "--per_device_train_batch_size", "4"]}),
+    "script_is_a_path": ("check", {"script": str(ROOT / "tests" / "data" / "scripts" / "swift" / "gspo.sh")}),
+    "from_config_nested": ("recommend", {"gpu": "h100", "from_config": "[" * 5000 + "]" * 5000}),
     "time_limit_too_long": ("fix", {"args": README_CHECK, "time_limit": 3600}),
     "unknown_tool": ("sweep", {}),
     # a pasted script is read, never run: its command substitution stays text
@@ -184,6 +190,7 @@ def test_the_catalogs_are_the_command_lines_lists(answers):
     ("bad_gpu", "gpu"), ("bad_type", "gpus"), ("bad_enum", "objective"), ("unknown_argument", "gpu_type"),
     ("missing_error", "error"), ("nothing_pasted", "config"), ("too_big", "arguments"), ("script_path", "args"),
     ("model_file", "model"), ("time_limit_too_long", "time_limit"), ("unknown_tool", "tool"),
+    ("file_in_args", "args"), ("script_is_a_path", "script"), ("from_config_nested", "from_config"),
 ])
 def test_bad_input_is_a_tool_error_naming_the_field(answers, key, field):
     assert _error(answers[key]).startswith(f"error: {field}: ")

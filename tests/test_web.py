@@ -87,6 +87,12 @@ def test_a_pasted_word_naming_a_file_on_the_server_is_refused(tmp_path):
     secret.write_text("num_processes: 8\n")
     with pytest.raises(InputError, match="names a file on the server"):
         materialize(f"accelerate launch --config_file={secret} grpo.py --per_device_train_batch_size 4", tmp_path)
+    # a relative name climbing out of the request's folder (where the solve runs) names it as well: it was read
+    request = tmp_path / "request"
+    request.mkdir()
+    with pytest.raises(InputError, match="names a file on the server"):
+        materialize("accelerate launch --config_file ../accelerate.yaml grpo.py --per_device_train_batch_size 4",
+                    request)
 
 
 # ----------------------------------------------------------------------------------------------- worker caps

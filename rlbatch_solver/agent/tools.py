@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..errors import InputError, shown
+from ..safe_input import load_yaml, refuse_named_files
 
 SCRIPT, CONFIG, MODEL_CONFIG = "run.sh", "config.yaml", "model-config.json"
 
@@ -26,9 +27,19 @@ class Answer:
     texts: list[str] = field(default_factory=list)
 
 
+# the arguments that carry pasted text a reader may take a file name from (not ``error``: a traceback names the
+# framework's files, which the explanation reads as text)
+PASTED = ("args", "script", "config_yaml", "from_config", "scenario_yaml")
+
+
 def run_tool(name: str, arguments: dict[str, Any]) -> Answer:
     """Tool ``name`` on ``arguments`` (already checked against its input schema), in the current folder (the
     caller's fresh one)."""
+    for key in PASTED:
+        value = arguments.get(key)
+        if value:
+            refuse_named_files(" ".join(value) if isinstance(value, list) else value, key, "the server",
+                               "paste that file's text instead (as script, config_yaml or model_config).", Path.cwd())
     return TOOLS[name](**arguments)
 
 
@@ -141,12 +152,7 @@ def recommend(*, framework=None, gpu=None, gpus=None, nnodes=None, model=None, m
 
 def _from_name(text: str) -> str:
     """A pasted --from: a YAML config when it reads as a mapping, else a launch script."""
-    import yaml
-
-    try:
-        return CONFIG if isinstance(yaml.safe_load(text), dict) else SCRIPT
-    except yaml.YAMLError:
-        return SCRIPT
+    return CONFIG if isinstance(load_yaml(text, "from_config", "the pasted config", strict=False), dict) else SCRIPT
 
 
 def catalog_gpus() -> Answer:

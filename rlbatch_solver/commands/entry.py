@@ -57,7 +57,10 @@ def explain(error: str, overrides: Optional[List[str]], *, framework: Optional[s
     if overrides or config:
         if framework is None:  # the config is read in the syntax of the framework whose message matched
             framework = _framework_of_message(error)
-        cfg, _ = inputs.pasted(framework or "verl", config, overrides, "explain")
+        # a YAML config in place of the arguments, or a path that does not exist, as check reads them
+        framework, config, overrides = inputs.config_file(framework or "verl", framework is not None, config,
+                                                          overrides)
+        cfg, _ = inputs.pasted(framework, config, overrides, "explain")
     return api.explain(error, framework=framework, config=cfg, gpus=gpus, model=model, time_limit_s=time_limit,
                        started=started, gpu=gpu)
 

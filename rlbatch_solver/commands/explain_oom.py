@@ -4,9 +4,10 @@ A message (``frameworks/oom_text.py``) says how much memory the process held whe
 traceback pasted with it says which phase. Given the config (and the GPU, or the GPU the message's capacity
 identifies) we price that phase: the largest terms, whether we predicted this OOM (when we did not, it is a miss of
 ours and the output says so), and the nearest change that fits, keeping the user's algorithm (``fix`` with memory,
-whose policy never moves the batch semantics). When our peak is below what the message shows the process held, the
-fix is searched with the training phases priced at least that high (a calibration offset), so that the change it
-proposes would have held the memory the run really needed. Without the config: what usually helps in that phase, in
+whose policy never moves the batch semantics). The run went out of memory, so it needed at least what the phase may
+use (our line) and at least what the message shows the process held: when our peak is below either, the fix is
+searched with the training phases priced that high (a calibration offset), so that the change it proposes would have
+held the memory the run really needed (a rule repair that moves no memory is no answer to an OOM). Without the config: what usually helps in that phase, in
 the framework's own keys.
 """
 
@@ -166,11 +167,22 @@ def _compare(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, m
     else:
         exp.lines.append("we predicted this phase fits: a miss of ours, worth reporting with this message and the "
                          "config (docs/accuracy.md lists the misses we know)")
-    offset = 0.0
-    if need is not None and phase != Phase.ROLLOUT and need > peak:
-        offset = need - peak  # what the run really held beyond our prediction: price the fix at least that high
+    offset, why = 0.0, ""
+    if phase != Phase.ROLLOUT:
+        # the run went out of memory in this phase: it needed at least the memory it may use there (our line), and
+        # at least what the message shows it held. Priced that high, the fix moves memory: a phase we called tight
+        # (70.5 of 75.0 GiB) got a rule repair moving none, the OOM the user pasted left as it was
+        tried = msg.numbers.get("tried_gib", 0.0)
+        over = line + max(tried, 0.01)  # more than the line, by the allocation that failed where the message says it
+        if need is not None and need > over:
+            offset, why = need - peak, "what the message shows the run needed"
+        elif over > peak:
+            offset = over - peak
+            why = (f"the run went out of memory there: it needed the {line:.1f} GiB usable and the {tried:.2f} GiB "
+                   "it asked for" if tried else f"the run went out of memory there: it needed more than the "
+                   f"{line:.1f} GiB usable")
         exp.offset_gib = offset
-    _fix(exp, fw_name, config, gpus, model, offset, time_limit_s, started)
+    _fix(exp, fw_name, config, gpus, model, offset, why, time_limit_s, started)
 
 
 def _engine_refuses(msg: OomMessage, mem: Any, phase: str) -> bool:
@@ -216,7 +228,7 @@ def _kv_change(exp: OomExplanation, report: Any, model: Any) -> None:
                      f"of at most {n['kv_tokens']:,.0f}")
 
 
-def _fix(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, model: Any, offset_gib: float,
+def _fix(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, model: Any, offset_gib: float, why: str,
          time_limit_s: float, started: float) -> None:
     """The nearest fitting config (the user's algorithm kept), priced ``offset_gib`` higher in the training phases
     where the message showed the run needed that much more than we predict; checked afterwards by plain ``check``."""
@@ -226,8 +238,8 @@ def _fix(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, model
 
     calibration = Efficiency(train_memory_offset_bytes=offset_gib * 2**30) if offset_gib > 0 else None
     if calibration is not None:
-        exp.lines.append(f"the fix is searched with the training phases {offset_gib:.2f} GiB higher than we predict, "
-                         "what the message shows the run needed")
+        exp.lines.append(f"the fix is searched with the training phases {offset_gib:.2f} GiB higher than we predict: "
+                         f"{why}")
     exp.fix = fix(config, framework=fw_name, gpus=gpus, model=model, gpu=exp.gpu, time_limit_s=time_limit_s,
                   started=started, calibration=calibration)
     if exp.fix.after is not None and exp.fix.changes:

@@ -4,14 +4,12 @@ would split them. Nothing pasted is executed; a pasted word that names a file on
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 from typing import Optional
 
 from ..errors import InputError
-from ..frameworks.overrides import is_file
-from ..safe_input import load_yaml
+from ..safe_input import load_yaml, refuse_named_files
 
 
 def _tokens(text: str) -> list[str]:
@@ -20,15 +18,6 @@ def _tokens(text: str) -> list[str]:
     except ValueError as err:
         raise InputError("config", f"the pasted text could not be split into arguments ({err}).",
                          "close the quote that is left open, or paste the launch script as it is.") from None
-
-
-def _refuse_server_files(text: str) -> None:
-    """A pasted word (or a value after '=', or in quotes) that names a file here would make the page read it."""
-    for part in re.split(r"[\s'\"=,;]+", text):
-        if part.startswith(("/", "~")) and is_file(Path(part).expanduser()):
-                raise InputError("config", f"'{part[:60]}' names a file on the server; the web page reads only what "
-                                 "is pasted.", "paste that file's content instead (a YAML config goes in the box "
-                                 "on its own).")
 
 
 def _is_script(text: str) -> bool:
@@ -53,7 +42,8 @@ def materialize(text: str, folder: Path) -> tuple[Optional[list[str]], Optional[
     config as ``folder/pasted.yaml``, anything else as the arguments it splits into; (None, None) when empty."""
     if not text.strip():
         return None, None
-    _refuse_server_files(text)
+    refuse_named_files(text, "config", "the web page", "paste that file's content instead (a YAML config goes in the "
+                       "box on its own).", folder)
     if _is_script(text):
         path = folder / "pasted.sh"
         path.write_text(text, encoding="utf-8")
