@@ -60,6 +60,20 @@ def test_a_key_of_another_release_or_far_from_every_key_is_not_refused():
     assert struct_keys.refused({}, ["trainer.totl_epochs"], "0.3.0") == []  # no list of 0.3.0's keys
 
 
+def test_a_key_the_named_release_lacks_is_refused_though_a_later_release_has_it():
+    """--framework verl==0.5.0 with trainer.use_v1 (0.9.1's only): Hydra's struct config of 0.5.0 refuses it at
+    launch; it was VALID with no word. Unnamed, the config is dated 0.9.1 by that key and passes."""
+    res = run("check", "--framework", "verl==0.5.0", "--json", *BATCH, "trainer.use_v1=True")
+    data = json.loads(res.stdout)
+    broken = [v for v in data["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert res.returncode == 1 and len(broken) == 1, data["violations"]
+    assert "trainer.use_v1 is not an option of verl 0.5.0" in broken[0]["message"]
+    assert "Key 'use_v1' is not in struct" in broken[0]["message"]
+    rc, data = _check("trainer.use_v1=True")
+    assert data["unknown_keys"] == [] and data["rules_version"] == "0.9.1"
+    assert not any(v["rule"] == "verl.launch.unknown_key" for v in data["violations"])
+
+
 def test_a_key_outside_every_section_is_refused_naming_the_part_hydra_names():
     """`foo.bar=1` and `trainr.total_epochs=2` set a top-level key the trainer config lacks: Hydra stops with
     "Could not override 'foo.bar'. ... Key 'foo' is not in struct" (the first part it lacks, not the leaf); they

@@ -130,11 +130,13 @@ def unknown_keys(key_list: KeyList) -> list[UnknownKey]:
     out = []
     index = split_index(key_list.keys, key_list.complete)
     for key in dict.fromkeys(key_list.given):
-        if key in key_list.keys or key in key_list.others:
-            continue
         if key in key_list.refused:  # judged by words (complete=False): the index is that reading where the list is
+            # (a key another release has, that this one lacks, is refused though ``keys`` holds every release's)
             near = nearest(key, key_list.keys, complete=False, index=None if key_list.complete else index)
+            near = None if near == key else near
             out.append(UnknownKey(key, near, True, key, near))
+            continue
+        if key in key_list.keys or key in key_list.others:
             continue
         near = nearest(key, key_list.keys, key_list.complete, index)
         if near is None and not key_list.complete:
@@ -171,10 +173,16 @@ def note(found: UnknownKey, key_list: KeyList, framework: str, version: str) -> 
             f"(as written it sets nothing we check{stops})")
 
 
+def unknown_key_rule(framework: str) -> str:
+    """The id of a key the release's parser refuses at launch (a rule of every framework with a key list, beside
+    its rule set's)."""
+    return f"{framework}.launch.unknown_key"
+
+
 def _refused(message: str, key_list: KeyList, framework: str) -> Violation:
     """Keys the release's parser refuses, said in ``message``: an error at launch (the id, stage and source of
     every such violation)."""
-    return Violation(f"{framework}.launch.unknown_key", message, Stage.DRIVER, key_list.source)
+    return Violation(unknown_key_rule(framework), message, Stage.DRIVER, key_list.source)
 
 
 def violation(found: UnknownKey, key_list: KeyList, framework: str, version: str) -> Violation:

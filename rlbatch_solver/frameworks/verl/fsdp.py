@@ -918,9 +918,12 @@ class VersionPacks:
         key under a section that lacks it (``refused``), and any other key near a known one is suspected a typo."""
         base = super().key_list(flat, command)
         added = frozenset(str(k) for k in flat if isinstance(k, AddedKey))  # +key: Hydra adds it, never refuses it
+        given = [k for k in base.given if k not in added]
+        # a release the user named: a key we know other releases to have and this one to lack stops its launch too
+        # (an inferred release is one that has them all, versions.detect)
+        lacks = set(versions.missing_keys({k: None for k in given}, self.version)) if self.pinned else set()
         return replace(base, keys=base.keys | struct_keys.release_keys(self.version), others=base.others | added,
-                       refused=frozenset(struct_keys.refused(flat, [k for k in base.given if k not in added],
-                                                             self.version)),
+                       refused=frozenset(struct_keys.refused(flat, given, self.version)) | frozenset(lacks),
                        refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",
                        source="verl/trainer/main_ppo.py: hydra.main (the trainer config is a struct: OmegaConf "
                               "refuses an override of a key it lacks unless it starts with +; the release's keys: "
