@@ -187,3 +187,15 @@ def test_openrlhf_default_vllm_share_on_its_own_gpus_fits():
     rollout = mem["phases"]["rollout"]
     assert rollout["peak_mib"] > mem["capacity_mib"]  # above the trainer phases' line ...
     assert rollout["verdict"] == "yes" and rollout["capacity_mib"] == mem["hard_limit_mib"]  # ... under its own
+
+
+def test_a_peak_past_the_margin_but_within_the_error_is_not_called_merely_tight():
+    """The 30B MoE script on H100: the actor update is 15.4 GiB over the usable memory and past the margin, so the
+    memory rule breaks (INVALID) while the peak is within the model's error: 'will it OOM?' says it is likely out
+    of memory, not only 'may run out of memory' under an ERROR line; on H20 (into the margin, tolerated) it stays
+    'TIGHT: may run out of memory'."""
+    over = CliRunner().invoke(app, ["check", str(Q30), "--gpu", "h100", "--model", "qwen3-30b-a3b"])
+    assert over.exit_code == 1, over.output
+    assert "TIGHT, over the line: likely out of memory" in over.output
+    margin = CliRunner().invoke(app, ["check", str(Q30), "--gpu", "h20", "--model", "qwen3-30b-a3b"])
+    assert margin.exit_code == 0 and "TIGHT: may run out of memory" in margin.output
