@@ -1,0 +1,30 @@
+"""Which release a config was written for, from the keys it sets that only some releases have: one policy for every
+framework that follows several releases (TRL, OpenRLHF, ms-swift; docs/releases.md).
+
+When the newest release we follow has every such key, nothing says the config is old: the newest. Otherwise one of
+its keys was removed later, and the config is dated to the *oldest* release that has them all: a key is in a config
+because the release it was written for had it, and a config with a key that a later release removed was written while
+that key was new, not in the last release before it went (open-r1's recipes with max_prompt_length and vllm_mode ran
+TRL 0.18; OpenRLHF's example scripts at a tag are dated to that tag's series 11 of 22 times this way, 2 of 22 by the
+newest release that has them all; ms-swift's 3.4.0 examples with --num_infer_workers are 3.4's, not 3.5's)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..release_numbers import release_numbers
+
+
+def pick(have: Iterable[str], newest: str) -> str | None:
+    """The release a config is dated to, of the releases ``have`` whose keys include all of the config's dating
+    keys: ``newest`` when it is one of them, else the oldest; None when there are none."""
+    have = sorted(set(have), key=release_numbers)
+    if not have:
+        return None
+    return newest if newest in have else have[0]
+
+
+def span(have: Iterable[str], name: str) -> str:
+    """"TRL 0.18.2 to 0.19.1" / "TRL 0.19.1 only": the releases that have a config's keys, for a report's why."""
+    have = sorted(set(have), key=release_numbers)
+    return f"{name} {have[0]} to {have[-1]}" if len(have) > 1 else f"{name} {have[0]} only"
