@@ -41,7 +41,7 @@ from ...release_numbers import release_numbers
 from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
 from ...rules.expr import BoolVar, IntVar, divides, if_then_else
 from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
-from ..dating import pick, span
+from ..dating import dated
 from . import rules as R
 
 NAME = "ms-swift"  # in messages about a release (base.resolve_release)
@@ -298,20 +298,17 @@ def has_key(release: str, key: str) -> bool:
 
 
 def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
-    """The pack that judges the release a config's flags date it to (``dating.pick``: the newest when it has them
+    """The pack that judges the release a config's flags date it to (``dating.dated``: the newest when it has them
     all, else the oldest release that has them all), and why; (None, why) when nothing dates it."""
     keys = sorted(k for k in flat if k in KEY_RELEASES)
     if not keys:
         return None, "no flag of the config is specific to an ms-swift release"
     have = [r for r in KNOWN if all(has_key(r, k) for k in keys)]
     shown = ", ".join(f"--{k}" for k in keys[:6]) + (" ..." if len(keys) > 6 else "")
-    release = pick(have, NEWEST)
-    if release is None:
-        return None, f"its flags ({shown}) belong to no single ms-swift release"
-    if release == NEWEST:
-        return NEWEST, f"its flags ({shown}) are those of {span(have, NAME)}: nothing dates it before {NEWEST}"
+    release, why = dated(have, NEWEST, NAME, shown)
+    if release is None or release == NEWEST:
+        return release, why
     pack = _pack_of(release)
     if pack is None:
-        return None, f"its flags ({shown}) are those of {span(have, NAME)}, and we follow no release that old"
-    why = f"its flags ({shown}) are those of {span(have, NAME)}, the oldest of them {release}"
+        return None, f"{why}, and we follow no release that old"
     return pack, why + (f", checked with the rules of {pack}" if pack != release else "")
