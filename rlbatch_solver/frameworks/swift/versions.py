@@ -39,7 +39,7 @@ from typing import Mapping
 
 from ...release_numbers import release_numbers
 from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
-from ...rules.expr import BoolVar, IntVar, divides, if_then_else
+from ...rules.expr import BoolConst, BoolVar, IntVar, divides, if_then_else
 from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
 from ..dating import dated
 from . import rules as R
@@ -130,16 +130,18 @@ COLOCATED = VISIBLE.eq(WORKERS)
 LEGACY = USE_VLLM & ~BoolVar("server_host_given")
 
 
-def _trainer_batch_rule(batch: str, shown: str, what: str) -> Rule:
+def _trainer_batch_rule(batch: str, shown: str, what: str, from_two: bool = False) -> Rule:
+    """GRPOTrainer.__init__'s check of the batch it generates for. Its valid values start at 2; 3.4's _check_grpo
+    refuses num_generations < 2 first (swift.args.num_generations_at_least_two), 3.2-3.3's does not (``from_two``:
+    the trainer's check is then the one that refuses it)."""
     return Rule(
         "swift.trainer.batch_divisible_by_num_generations",
-        divides(G, IntVar(batch)),
+        ((G >= 2) & divides(G, IntVar(batch))) if from_two else divides(G, IntVar(batch)),
         f"The {what} ({shown}) must be evenly divisible by the number of generations per prompt "
-        "({num_generations})",
-        Stage.TRAINER_INIT, TRAINER_3, when=G > 1,
+        "({num_generations})" + (", itself at least 2" if from_two else ""),
+        Stage.TRAINER_INIT, TRAINER_3, when=BoolConst(True) if from_two else G > 1,
         explanation="Before the generation batch (3.5), the trainer generates for the batch it trains on: it must "
-                    "hold whole prompt groups (its valid values start at 2: num_generations < 2 stops at "
-                    "_check_grpo first, swift.args.num_generations_at_least_two).",
+                    "hold whole prompt groups of at least 2 completions.",
     )
 
 
@@ -221,11 +223,23 @@ V340 = Pack(
 # ---------------------------------------------------------------------------------------------- 3.3.1
 V331 = Pack(
     "3.3.1", "3.4.0",
-    rules=(_trainer_batch_rule("step_batch", "{W} x {per_device_train_batch_size} = {step_batch}",
-                               "global train batch size"),),
+    # _check_grpo has no num_generations check before 3.4: the trainer's possible values (from 2) refuse 1
+    drop=frozenset({"swift.args.num_generations_at_least_two"}),
+    rules=(
+        _trainer_batch_rule("step_batch", "{W} x {per_device_train_batch_size} = {step_batch}",
+                            "global train batch size", from_two=True),
+        Rule(
+            "swift.trainer.eval_batch_divisible_by_num_generations",
+            (G >= 2) & divides(G, IntVar("eval_batch")),
+            "The global eval batch size ({W} x {per_device_eval_batch_size} = {eval_batch}) must be evenly "
+            "divisible by the number of generations per prompt ({num_generations}), itself at least 2",
+            Stage.TRAINER_INIT, TRAINER_3, when=BoolVar("eval_on"),
+        ),
+    ),
     derived=(Derived("step_batch", B * W, "completions per step: per_device_train_batch_size*W"),),
     summary="3.4.0's, but GRPOTrainer.__init__ checks the per-step batch W x per_device_train_batch_size (the "
-            "global train batch) against num_generations",
+            "global train batch) against num_generations, and is the one to refuse num_generations < 2 (_check_grpo "
+            "does not before 3.4)",
 )
 
 PACKS = {p.version: p for p in (V3126, V3103, V340, V331)}
