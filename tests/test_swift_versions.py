@@ -104,3 +104,20 @@ def test_one_dating_policy():
     assert pick(["0.18.2", "0.19.1"], "1.16.0") == "0.18.2"
     assert pick(["0.19.1", "1.16.0"], "1.16.0") == "1.16.0"
     assert pick([], "1.16.0") is None
+
+
+def test_3_5_to_3_10_read_the_host_as_server_mode_for_the_memory_model():
+    """3.5-3.10 overwrite --vllm_mode from the host: --vllm_mode colocate with --vllm_server_host runs on the server
+    (RLHFArguments._init_grpo: 'set vllm_mode to `server` since vllm_server_host is provided'), so the trainer's GPUs
+    hold no engine."""
+    flat = {"NPROC_PER_NODE": 8, "use_vllm": True, "vllm_mode": "colocate", "vllm_server_host": "10.0.0.1"}
+    values = get_framework("swift==3.10.3").to_values(flat, gpus=None, model=None)
+    assert values["vllm_server"] and values["vllm_mode_given"]
+    assert not get_framework("swift==4.6.0").to_values(flat, gpus=None, model=None)["vllm_server"]
+
+
+def test_the_upgrade_line_names_the_flags_4_6_refuses():
+    r = api.check(["NPROC_PER_NODE=8", *BASE, "--train_type", "lora", "--vllm_mode", "colocate", "--use_vllm", "true"],
+                  framework="swift")
+    assert r.version == "3.10.3"
+    assert r.upgrade is not None and "--train_type" in r.upgrade.unknown_keys

@@ -27,8 +27,11 @@ release's wheel (paths below are inside it):
 * **3.3.1** (judges 3.2 and 3.3): 3.4.0's, but ``GRPOTrainer.__init__`` checks the per-step batch
   ``num_processes x per_device_train_batch_size`` (the global train batch) against ``num_generations``.
 
-``beta`` (0.04 for GRPO when unset: ``RLHFArguments._init_grpo``) and ``num_iterations`` (1) have the same defaults in
-every release here. ``ruleset_for(version)`` assembles a pack; ``detect`` dates a pasted config from the flags only
+The defaults the memory model reads are the same in every release here: ``beta`` 0.04 for GRPO when unset
+(``RLHFArguments._init_grpo``: a reference model unless ``--beta 0``), ``num_iterations`` 1,
+``max_completion_length`` 512 (``GRPOArguments``), ``vllm_gpu_memory_utilization`` 0.9, ``sleep_level`` 0,
+``offload_model`` off and ``gradient_checkpointing`` on (swift/trainers/arguments.py); what differs for memory is
+where vLLM runs, which the framework reads per release (``legacy_layout``, ``mode_follows_host``). ``ruleset_for(version)`` assembles a pack; ``detect`` dates a pasted config from the flags only
 some releases have (``KEY_RELEASES``).
 """
 
