@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 from unittest import mock
 
-from parity_core import Allowed, Oracle, Verdict, divisor_near, near
+from parity_core import Allowed, Oracle, Verdict, near
+from parity_swift import hf_batch_case
 
 from rlbatch_solver.frameworks.swift import versions as V
 from rlbatch_solver.release_numbers import release_numbers
@@ -335,18 +336,8 @@ class ReleaseOracle:
 
 # ------------------------------------------------------------------ cases
 def _case(rng: random.Random, version: str) -> dict[str, Any]:
-    nproc = rng.choice([1, 2, 3, 4, 6, 7, 8, 8])
-    nnodes = rng.choice([1, 1, 1, 2])
-    w = nproc * nnodes
-    case: dict[str, Any] = {"NPROC_PER_NODE": nproc}
-    if nnodes > 1:
-        case["NNODES"] = nnodes
-    g = rng.choice([1, 2, 3, 4, 5, 8, 8, 16])
-    if g != 8 or rng.random() < 0.5:
-        case["num_generations"] = g
-    b = rng.choice([1, 1, 2, 3, 4, 8, divisor_near(rng, max(1, 16 // w))])
-    if b != 1 or rng.random() < 0.3:
-        case["per_device_train_batch_size"] = b
+    case, w, g, b = hf_batch_case(rng)  # 4.6.0's harness's world, num_generations and per-device batch
+    nproc = case["NPROC_PER_NODE"]
     if rng.random() < 0.4:
         case["gradient_accumulation_steps"] = rng.choice([1, 2, 3, 4, 8])
     legacy = release_numbers(version) < (3, 5, 0)

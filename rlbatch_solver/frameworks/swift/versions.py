@@ -43,7 +43,7 @@ from typing import Mapping
 from ...release_numbers import release_numbers
 from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
 from ...rules.expr import BoolConst, BoolVar, IntVar, divides, if_then_else
-from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
+from ...rules.packs import Pack, pack_ruleset, rule_changes
 from ..dating import dated
 from . import rules as R
 
@@ -254,11 +254,7 @@ def ruleset_for(version: str) -> RuleSet:
     if version == NEWEST:
         return R.RULESET
     pack = PACKS[version]
-    base = ruleset_for(pack.edits)
-    rules = edit_rules(list(base.rules), drop=pack.drop, new=pack.rules, sources=pack.sources,
-                       release=(f"ms-swift {pack.edits}", f"ms-swift {version}"))
-    return RuleSet("swift", version, edit_variables(base.variables, pack.variables),
-                   edit_derived(base.derived, pack.derived), rules)
+    return pack_ruleset("swift", pack, ruleset_for(pack.edits), (f"ms-swift {pack.edits}", f"ms-swift {version}"))
 
 
 def changes(version: str) -> dict[str, list[tuple[str, str]]]:

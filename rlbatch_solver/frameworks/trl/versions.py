@@ -41,7 +41,7 @@ from typing import Iterable, Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
 from ...rules.expr import BoolVar, IntVar, divides
-from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
+from ...rules.packs import Pack, pack_ruleset, rule_changes
 from ...release_numbers import release_numbers
 from . import rules as R
 from .fields import GRPO_SCRIPT_OPTIONS
@@ -363,20 +363,14 @@ PACKS = {p.version: p for p in (V0291, V0191, V0182, V0161, V0170, V0152, V0140)
 
 
 # ---------------------------------------------------------------------------------------------- assembly
-def _edit_rules(rules: list[Rule], pack: Pack) -> list[Rule]:
-    return edit_rules(rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
-                      release=(f"TRL {NEWEST}", f"TRL {pack.version}"), explanations=True)
-
-
 @functools.lru_cache(maxsize=None)
 def ruleset_for(version: str) -> RuleSet:
     """The rules of a TRL release we follow."""
     if version == NEWEST:
         return R.RULESET
     pack = PACKS[version]
-    base = ruleset_for(pack.edits)
-    return RuleSet("trl", version, edit_variables(base.variables, pack.variables),
-                   edit_derived(base.derived, pack.derived), _edit_rules(list(base.rules), pack))
+    return pack_ruleset("trl", pack, ruleset_for(pack.edits), (f"TRL {NEWEST}", f"TRL {pack.version}"),
+                        explanations=True)
 
 
 def changes(version: str) -> dict[str, list[tuple[str, str]]]:
