@@ -307,7 +307,8 @@ def test_a_flag_to_drop_is_said_in_words_not_quoted_into_the_paste_line():
 
 @pytest.mark.parametrize("name, lora", [
     ("trl_3456_qwen3_4b_grpo_1xa100_80gb", "--use_peft true --lora_r 32 --lora_target_modules all-linear"),
-    ("swift_example_v3.4.0_multinode_qwen2_5_32b_full_server_ref_10x80g", "--tuner_type lora --lora_rank 32"),
+    # its --vllm_mode with --num_infer_workers date it 3.5: 3.x switches LoRA on with --train_type (4.0: --tuner_type)
+    ("swift_example_v3.4.0_multinode_qwen2_5_32b_full_server_ref_10x80g", "--train_type lora --lora_rank 32"),
 ])
 def test_a_full_fine_tune_that_fits_nowhere_is_offered_lora_in_the_frameworks_flags(name, lora):
     """TRL and ms-swift price LoRA as a cost input, no rule variable: fix's LoRA relaxation stopped with a KeyError

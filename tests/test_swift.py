@@ -116,7 +116,8 @@ def test_a_config_written_for_3_4_has_the_vllm_mode_that_release_decided():
     assert r.valid, rules_of(r)
     colocated = [t.replace("NPROC_PER_NODE=6", "NPROC_PER_NODE=8").replace("24", "16") for t in legacy]
     colocated[colocated.index("--num_infer_workers") + 1] = "8"
-    assert rules_of(api.check(colocated, framework="swift", gpus=8)) == {"swift.args.async_generate_needs_server"}
+    # dated by --num_infer_workers (3.2-3.5), the release's own check refuses it
+    assert rules_of(api.check(colocated, framework="swift", gpus=8)) == {"swift.legacy.async_generate_needs_async_mode"}
     stale = [t for t in legacy if t not in ("--num_infer_workers", "2")]  # no key dates it: 3.12's rule
     assert "swift.args.vllm_mode_required" in rules_of(api.check(stale, framework="swift", gpus=8))
     # its async-mode engines were the trainer's own (no `swift rollout` server): they took its memory share

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
-from .base import Derived, Rule, VarSpec
+from .base import Derived, Rule, RuleSet, VarSpec
 
 
 @dataclass(frozen=True)
@@ -80,3 +80,13 @@ def rule_changes(base: Iterable[Rule], here: Iterable[Rule]) -> dict[str, list[t
     return {"absent": [(i, old[i].source) for i in old if i not in new],
             "added": [(i, new[i].source) for i in new if i not in old],
             "changed": [(i, new[i].source) for i in new if i in old and sig(new[i]) != sig(old[i])]}
+
+
+def pack_ruleset(framework: str, pack: Pack, base: RuleSet, release: tuple[str, str], *,
+                 explanations: bool = False) -> RuleSet:
+    """The rule set of ``pack``'s release: ``base`` (the release it edits) with the pack's variables, derived
+    quantities and rules (``edit_rules``, ``release`` the names to replace in messages)."""
+    return RuleSet(framework, pack.version, edit_variables(base.variables, pack.variables),
+                   edit_derived(base.derived, pack.derived),
+                   edit_rules(list(base.rules), drop=pack.drop, new=pack.rules, sources=pack.sources, release=release,
+                              explanations=explanations))

@@ -260,7 +260,8 @@ def _generation(rng: random.Random, case: dict, base: int, g: int) -> None:
         case["steps_per_generation"] = spg
 
 
-def swift_case(rng: random.Random) -> dict[str, Any]:
+def hf_batch_case(rng: random.Random) -> tuple[dict[str, Any], int, int, int]:
+    """The HF path's world, num_generations and per-device batch: (case, world size, G, per-device batch)."""
     nproc, nnodes = _world(rng)
     w = nproc * nnodes
     case: dict[str, Any] = {"NPROC_PER_NODE": nproc}
@@ -272,6 +273,11 @@ def swift_case(rng: random.Random) -> dict[str, Any]:
     b = rng.choice([1, 1, 2, 3, 4, 8, divisor_near(rng, max(1, 16 // w))])
     if b != 1 or rng.random() < 0.3:
         case["per_device_train_batch_size"] = b
+    return case, w, g, b
+
+
+def swift_case(rng: random.Random) -> dict[str, Any]:
+    case, w, g, b = hf_batch_case(rng)
     if rng.random() < 0.3:
         case["gradient_accumulation_steps"] = rng.choice([1, 2, 4])
     _generation(rng, case, b * w, g)

@@ -32,3 +32,30 @@ INTRO_MEGATRON = (
     "pipeline (`--use_ray`) is not modelled. Sources are paths inside the ms-swift 4.6.0 wheel, or inside "
     "megatron-core (>= 0.16, which ms-swift's megatron extra requires) where ms-swift delegates."
 )
+
+
+def versions_markdown() -> str:
+    """docs/rules-swift.md's appendix: what each older release we follow does differently (versions.py)."""
+    from ..docs import rule_changes_table
+    from .versions import NEWEST, PACKS, SERIES, VERSIONS, changes
+
+    judged = {v: sorted((s for s, p in SERIES.items() if p == v), key=lambda s: tuple(map(int, s.split("."))))
+              for v in VERSIONS}
+    lines = [f"## Other releases: what changes from {NEWEST}", "",
+             f"`--framework swift=={VERSIONS[1]}` (or {', '.join(VERSIONS[2:])}; any release of a series below reads "
+             "its pack's rules) checks with that release's rules. With no release named, `check`, `fix` and "
+             "`explain` date the config by the flags only some releases have (`--num_infer_workers`, "
+             "`--vllm_device`, `--mini_batch_size`, `--vllm_mode`, `--generation_batch_size`, "
+             "`--num_generations_eval`, `--train_type`, `--tuner_type`, ...: `frameworks/swift/versions.py` "
+             "KEY_RELEASES, read from each wheel's argument classes) and say which release judged it: the newest when "
+             "it has them all, else the oldest release that has them all (as TRL's; docs/architecture.md). Only the HF/DeepSpeed "
+             f"path (`swift rlhf`) has older packs; `swift-megatron` follows {NEWEST}. Sources are paths inside that "
+             "release's wheel, or inside the TRL it installs where ms-swift hands the check to TRL.", "",
+             "| pack | judges the series |", "|---|---|"]
+    lines += [f"| {v} | {', '.join(judged[v])} |" for v in VERSIONS]
+    lines.append("")
+    for version in VERSIONS[1:]:
+        pack, diff = PACKS[version], changes(version)
+        lines += [f"### ms-swift {version}", "", f"What differs: {pack.summary}.", "",
+                  *rule_changes_table(diff, NEWEST, "release"), ""]
+    return "\n".join(lines)

@@ -26,7 +26,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value, bool_names, optional_names
 from ...rules.expr import BoolVar, IntVar
-from . import columns, docs, errors, repair
+from . import columns, docs, errors, repair, versions as swift_versions
 from .rules import RULESET as HF_RULESET
 from .rules_megatron import RULESET as MEGATRON_RULESET
 from ..base import Framework, Space, pow2
@@ -103,7 +103,7 @@ def normalize_keys(flat: Mapping[str, Any]) -> dict[str, Any]:
 LEGACY_VLLM_KEYS = ("vllm_device", "num_infer_workers")
 
 
-def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any]) -> dict[str, Value]:
+def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any], always: bool = False) -> dict[str, Value]:
     """Where a config written for ms-swift < 3.5 (it sets ``--vllm_device`` or ``--num_infer_workers`` and no
     ``--vllm_mode``) ran vLLM. 3.4.0 (swift/llm/argument/rlhf_args.py ``GRPOArguments._check_grpo``): colocated when
     the visible GPUs equal ``num_infer_workers`` (and then NPROC_PER_NODE), with ``--tensor_parallel_size`` as the
@@ -114,8 +114,11 @@ def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any]) -> 
     ``num_infer_workers`` GPUs (none of the training GPUs holds it), or as the colocated engine at that TP. Either
     way the release decided the mode (3.4.0 has no --vllm_mode), so the mode counts as given: the checks of a mode
     (async_generate only in async mode: 3.4.0 ``_check_grpo`` "async_generate requires async mode") apply, 3.12's
-    "vllm_mode is required" does not."""
-    if _present(flat.get("vllm_mode")) or not values.get("use_vllm") or not any(k in flat for k in LEGACY_VLLM_KEYS):
+    "vllm_mode is required" does not. ``always``: the release has no --vllm_mode (3.2-3.4: versions.legacy_layout), so
+    its layout applies without those keys too; a --vllm_server_host (3.3-3.4: an external server) skips it."""
+    if _present(flat.get("vllm_mode")) or not values.get("use_vllm"):
+        return {}
+    if not (always or any(k in flat for k in LEGACY_VLLM_KEYS)) or values.get("server_host_given"):
         return {}
     per_node, nodes = int(values.get("gpus_per_node") or 1), int(values.get("nnodes") or 1)
     cluster = values.get("cluster_num_gpus")
@@ -129,7 +132,9 @@ def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any]) -> 
     # async mode: the trainer starts its num_infer_workers engines itself on the GPUs past the training ranks (3.4.0
     # swift/trainers/rlhf_trainer/grpo_trainer.py), so there is no server host to give, and they take the trainer's
     # --vllm_gpu_memory_utilization (not a `swift rollout` server's own share)
-    return {"vllm_mode_given": True, "vllm_server": True, "server_host_given": True, "server_tp": 1,
+    # (read by 4.6.0's rules, the engines count as a server with its host; 3.2-3.4's packs drop that rule and test
+    # the host the user gave: an external server skips the device checks)
+    return {"vllm_mode_given": True, "vllm_server": True, "server_host_given": not always, "server_tp": 1,
             "server_dp": max(1, workers), "server_gmu_permille": values.get("gmu_permille")}
 
 
@@ -209,6 +214,36 @@ class SwiftFramework(Framework):
     scenario_vars = {"prompt_length": "max_length", "response_length": "max_completion_length",
                      "n": "num_generations", "gpus_per_node": "gpus_per_node", "nnodes": "nnodes"}
 
+    releases = swift_versions
+    versions = swift_versions.VERSIONS
+
+    def for_config(self, flat: Mapping[str, Any]):
+        """The release a pasted config's flags date it to (flags only some releases have: versions.KEY_RELEASES),
+        unless the user named one; the newest we follow when nothing dates it."""
+        if self.pinned or self.megatron:
+            return self, None
+        from .. import get_framework
+
+        version, why = swift_versions.detect(normalize_keys(flat))
+        if version is None:
+            return self, (f"checked with the ms-swift {self.version} rules, the newest we follow ({why}); name yours "
+                          "with --framework swift==VERSION if you run another")
+        if version == self.version:
+            return self, None
+        return get_framework(f"{self.name}=={version}"), (
+            f"checked with the ms-swift {version} rules: {why}; name another with --framework swift==VERSION")
+
+    def unknown_keys(self, flat: Mapping[str, Any]) -> list[str]:
+        """The dating flags (versions.KEY_RELEASES) this release's arguments lack: 4.6.0's parser stops on them
+        (swift/pipelines/base.py SwiftPipeline._parse_args: "ValueError: remaining_argv: [...]")."""
+        if self.megatron:
+            return []
+        return [f"--{k}" for k in sorted(normalize_keys(flat)) if k in swift_versions.KEY_RELEASES
+                and not swift_versions.has_key(self.version, k)]
+
+    def doc_appendix(self) -> str:
+        return docs.versions_markdown() if not self.megatron and self.version == swift_versions.NEWEST else ""
+
     def scenario_fields(self, values: Mapping[str, Value]) -> dict[str, Any]:
         """As the base class, but a server-mode config's job also holds the `swift rollout` server's GPUs: NPROC_PER_NODE
         counts the training ranks only (ms-swift's external examples: 6 of 8 GPUs train, the server takes 2). The
@@ -275,10 +310,21 @@ class SwiftFramework(Framework):
         values.update(cost_values(flat, self.megatron))  # cost-model inputs (cost.py)
         self._gpus(values, flat, gpus)
         if not self.megatron:
-            values.update(legacy_vllm_layout(values, flat))
+            values.update(self._release_vllm_mode(values, flat))
         if model is not None:
             values.update(self.model_constants(model))
         return values
+
+    def _release_vllm_mode(self, values: Mapping[str, Value], flat: Mapping[str, Any]) -> dict[str, Value]:
+        """Where the release this object follows runs vLLM when ``--vllm_mode`` does not say: 3.2-3.4 by
+        num_infer_workers and the visible GPUs (legacy_vllm_layout), 3.5-3.10 by the host (server with
+        --vllm_server_host or --vllm_server_base_url, else colocate: RLHFArguments._init_grpo / _init_rollout
+        overwrite vllm_mode), 3.11 on as given (versions.py)."""
+        if swift_versions.legacy_layout(self.version):
+            return legacy_vllm_layout(values, flat, always=True)
+        if swift_versions.mode_follows_host(self.version) and values.get("use_vllm"):
+            return {"vllm_mode_given": True, "vllm_server": bool(values.get("server_host_given"))}
+        return legacy_vllm_layout(values, flat)
 
     def _decided(self, flat: Mapping[str, Any]) -> dict[str, Value]:
         mode = flat.get("vllm_mode")
@@ -625,6 +671,8 @@ class SwiftMegatronFramework(SwiftFramework):
 
     name = "swift-megatron"
     version = MEGATRON_RULESET.version
+    releases = None  # the Megatron path follows 4.6.0 only
+    versions = (MEGATRON_RULESET.version,)
     ruleset = MEGATRON_RULESET
     command = "megatron rlhf"
     megatron = True

@@ -41,11 +41,12 @@ from typing import Iterable, Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
 from ...rules.expr import BoolVar, IntVar, divides
-from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
+from ...rules.packs import Pack, pack_ruleset, rule_changes
 from ...release_numbers import release_numbers
 from . import rules as R
 from .fields import GRPO_SCRIPT_OPTIONS
 from .release_fields import RELEASE_FIELDS
+from ..dating import dated
 
 NAME = "TRL"  # in messages about a release (base.resolve_release)
 NEWEST = R.VERSION
@@ -362,20 +363,14 @@ PACKS = {p.version: p for p in (V0291, V0191, V0182, V0161, V0170, V0152, V0140)
 
 
 # ---------------------------------------------------------------------------------------------- assembly
-def _edit_rules(rules: list[Rule], pack: Pack) -> list[Rule]:
-    return edit_rules(rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
-                      release=(f"TRL {NEWEST}", f"TRL {pack.version}"), explanations=True)
-
-
 @functools.lru_cache(maxsize=None)
 def ruleset_for(version: str) -> RuleSet:
     """The rules of a TRL release we follow."""
     if version == NEWEST:
         return R.RULESET
     pack = PACKS[version]
-    base = ruleset_for(pack.edits)
-    return RuleSet("trl", version, edit_variables(base.variables, pack.variables),
-                   edit_derived(base.derived, pack.derived), _edit_rules(list(base.rules), pack))
+    return pack_ruleset("trl", pack, ruleset_for(pack.edits), (f"TRL {NEWEST}", f"TRL {pack.version}"),
+                        explanations=True)
 
 
 def changes(version: str) -> dict[str, list[tuple[str, str]]]:
@@ -452,8 +447,9 @@ def detect_release(flat: Mapping[str, object]) -> tuple[str | None, str]:
     """The release a config was most likely written for, from the GRPOConfig fields it sets that not all releases
     have (and the values that date it), and why; (None, why) when no release has them all or nothing dates it.
 
-    When the newest release has them all, nothing says the config is old: the newest. Otherwise a field it sets was
-    removed later, and the config is judged by the *oldest* release that has them all: the fields a config sets
+    The policy of TRL and ms-swift (``dating.dated``, docs/architecture.md): when the newest release has them all,
+    nothing says the config is old: the newest. Otherwise a field it sets was removed later, and the config is judged
+    by the *oldest* release that has them all: the fields a config sets
     were there when it was written, and most configs with removed fields were written when those fields were new
     (open-r1's recipes with max_prompt_length and vllm_mode ran TRL 0.18; the vllm_device recipes of early 2025, 0.14).
     On the memory corpus' TRL records this agrees with the release named 31 of 32 times (tests/trl_releases.py)."""
@@ -468,11 +464,7 @@ def detect_release(flat: Mapping[str, object]) -> tuple[str | None, str]:
     first, last = min(RELEASE_FIELDS, key=release_numbers), max(RELEASE_FIELDS, key=release_numbers)
     if not have:
         return None, f"its fields ({shown}) belong to no single TRL release from {first} to {last}"
-    span = f"TRL {have[0]} to {have[-1]}" if len(have) > 1 else f"TRL {have[0]} only"
-    if have[-1] == NEWEST:
-        return NEWEST, f"its fields ({shown}) are those of {span}: nothing dates it before {NEWEST}"
-    oldest = have[0]
-    return oldest, f"its fields ({shown}) are those of {span}, the oldest of them {oldest}"
+    return dated(have, NEWEST, NAME, shown, "fields")
 
 
 def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:

@@ -1,0 +1,123 @@
+"""ms-swift 3.x release packs (frameworks/swift/versions.py): each pack's rules as read from that release's wheel,
+the dating of a pasted config by its flags, and --framework swift==VERSION."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlbatch_solver import api
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.dating import pick
+from rlbatch_solver.frameworks.swift import versions as V
+
+
+def errors(report) -> set[str]:
+    return {v.rule for v in report.errors if ".memory." not in v.rule}
+
+
+BASE = ["--rlhf_type", "grpo", "--num_generations", "8"]
+
+
+def test_every_pack_assembles_and_names_its_release():
+    for version in V.VERSIONS:
+        rs = V.ruleset_for(version)
+        assert rs.version == version
+        for rule in rs.rules:
+            assert rule.source and rule.message
+            assert "4.6.0" not in rule.message or version == V.NEWEST, (version, rule.id, rule.message)
+
+
+@pytest.mark.parametrize("version,ok", [("3.3.1", False), ("3.4.0", True), ("3.10.3", True), ("4.6.0", True)])
+def test_the_batch_check_of_each_release(version, ok):
+    """W=4, B=1, GA=8, G=8: the per-step batch 4 is not whole groups of 8 (3.1-3.3's check: 'The global train batch
+    size (4 x 1) must be evenly divisible'), the optimizer step's 32 is (3.4), and so is the rollout of 3.5 on."""
+    args = ["NPROC_PER_NODE=4", *BASE, "--per_device_train_batch_size", "1", "--gradient_accumulation_steps", "8"]
+    r = api.check(args, framework=f"swift=={version}")
+    assert r.version == version
+    assert (errors(r) == set()) == ok, errors(r)
+    if not ok:
+        v = next(v for v in r.errors if v.rule == "swift.trainer.batch_divisible_by_num_generations")
+        assert "(4 x 1 = 4)" in v.message and "grpo_trainer.py:GRPOTrainer.__init__" in v.source
+
+
+def test_3_4_optimizer_batch_and_sequence_parallel():
+    args = ["NPROC_PER_NODE=3", *BASE, "--per_device_train_batch_size", "1", "--gradient_accumulation_steps", "2",
+            "--sequence_parallel_size", "2"]
+    r = api.check(args, framework="swift==3.4.0")
+    assert errors(r) >= {"swift.trainer.batch_divisible_by_num_generations", "swift.args.rlhf_no_sequence_parallel"}
+    assert any("3 x 1 x 2 = 6" in v.message for v in r.errors)
+
+
+def test_3_x_takes_no_generation_batch_and_spg_together():
+    args = ["NPROC_PER_NODE=8", *BASE, "--per_device_train_batch_size", "2", "--generation_batch_size", "32",
+            "--steps_per_generation", "2"]
+    assert errors(api.check(args, framework="swift==4.6.0")) == set()  # 32 = 2*8*2: they agree
+    assert errors(api.check(args, framework="swift==3.12.6")) == {"swift.args.gen_equals_base_times_spg"}
+
+
+def test_before_3_11_the_host_decides_the_vllm_mode():
+    plain = ["NPROC_PER_NODE=8", *BASE, "--use_vllm", "true"]
+    assert "swift.args.vllm_mode_required" in errors(api.check(plain, framework="swift==3.12.6"))
+    assert errors(api.check(plain, framework="swift==3.10.3")) == set()
+    # async_generate without a host: 3.5-3.10 set colocate and refuse it
+    r = api.check(plain + ["--async_generate", "true"], framework="swift==3.10.3")
+    assert errors(r) == {"swift.args.async_generate_needs_server"}
+    host = plain + ["--async_generate", "true", "--vllm_server_host", "10.0.0.1"]
+    assert errors(api.check(host, framework="swift==3.10.3")) == set()
+
+
+def test_3_4_vllm_device_counts():
+    """3.4.0 _check_grpo: async mode needs visible GPUs = NPROC_PER_NODE + num_infer_workers and TP 1."""
+    args = ["NPROC_PER_NODE=6", *BASE, "--per_device_train_batch_size", "4", "--use_vllm", "true",
+            "--num_infer_workers", "2"]
+    assert errors(api.check(args, framework="swift==3.4.0", gpus=8)) == set()
+    assert errors(api.check(args, framework="swift==3.4.0", gpus=7)) >= {"swift.legacy.async_device_count"}
+    tp = args + ["--tensor_parallel_size", "2"]
+    assert "swift.legacy.async_no_tensor_parallel" in errors(api.check(tp, framework="swift==3.4.0", gpus=8))
+
+
+@pytest.mark.parametrize("flags,pack", [
+    ({"num_infer_workers": 2}, "3.3.1"),  # 3.2-3.5: the oldest, 3.2, is 3.3.1's to judge
+    ({"num_infer_workers": 2, "vllm_mode": "colocate"}, "3.10.3"),  # 3.5 only
+    ({"train_type": "lora", "generation_batch_size": 16}, "3.10.3"),  # 3.5 to 4.0
+    ({"num_generations_eval": 4}, "4.6.0"),  # the newest has it: nothing dates it older
+    ({"tuner_type": "lora"}, "4.6.0"),
+])
+def test_dating(flags, pack):
+    assert V.detect(flags)[0] == pack
+
+
+def test_nothing_dates_it_and_the_report_says_which_release_judged():
+    assert V.detect({"per_device_train_batch_size": 2})[0] is None
+    r = api.check(["NPROC_PER_NODE=8", *BASE, "--num_infer_workers", "8", "--use_vllm", "true"], framework="swift")
+    assert r.version == "3.3.1"
+    assert any("ms-swift 3.3.1 rules" in n for n in r.notes), r.notes
+
+
+def test_a_named_patch_reads_its_series_pack():
+    fw = get_framework("swift==3.7.0")
+    assert fw.version == "3.10.3"
+    assert get_framework("swift==3.11.2").version == "3.12.6"
+
+
+def test_one_dating_policy():
+    assert pick(["0.18.2", "0.19.1"], "1.16.0") == "0.18.2"
+    assert pick(["0.19.1", "1.16.0"], "1.16.0") == "1.16.0"
+    assert pick([], "1.16.0") is None
+
+
+def test_3_5_to_3_10_read_the_host_as_server_mode_for_the_memory_model():
+    """3.5-3.10 overwrite --vllm_mode from the host: --vllm_mode colocate with --vllm_server_host runs on the server
+    (RLHFArguments._init_grpo: 'set vllm_mode to `server` since vllm_server_host is provided'), so the trainer's GPUs
+    hold no engine."""
+    flat = {"NPROC_PER_NODE": 8, "use_vllm": True, "vllm_mode": "colocate", "vllm_server_host": "10.0.0.1"}
+    values = get_framework("swift==3.10.3").to_values(flat, gpus=None, model=None)
+    assert values["vllm_server"] and values["vllm_mode_given"]
+    assert not get_framework("swift==4.6.0").to_values(flat, gpus=None, model=None)["vllm_server"]
+
+
+def test_the_upgrade_line_names_the_flags_4_6_refuses():
+    r = api.check(["NPROC_PER_NODE=8", *BASE, "--train_type", "lora", "--vllm_mode", "colocate", "--use_vllm", "true"],
+                  framework="swift")
+    assert r.version == "3.10.3"
+    assert r.upgrade is not None and "--train_type" in r.upgrade.unknown_keys
