@@ -436,3 +436,26 @@ def test_measured_rows_a_release_cannot_run_as_written_are_unjudged():
     for name in names:
         assert cases[name].unjudged and _measured(name)["unjudged"] == cases[name].unjudged
         assert mc.judge(cases[name]).unjudged
+
+
+def _bench_rollout(version: str, micro: int) -> float:
+    """The rollout of OpenRLHF's benchmark 7B row (2 vLLM engines of TP 1, 1,024 prompts a step) at ``version``."""
+    from rlbatch_solver.calibration import make_run
+
+    args = ["--ref_num_gpus_per_node", "1", "--reward_num_gpus_per_node", "1", "--critic_num_gpus_per_node", "2",
+            "--actor_num_gpus_per_node", "2", "--vllm_num_engines", "2", "--vllm_tensor_parallel_size", "1",
+            "--micro_rollout_batch_size", str(micro), "--micro_train_batch_size", "8", "--rollout_batch_size", "1024",
+            "--train_batch_size", "128", "--prompt_max_len", "1024", "--generate_max_len", "1024", "--bf16",
+            "--flash_attn", "--gradient_checkpointing", "--adam_offload"]
+    return make_run(f"openrlhf=={version}", args, gpu="a800", model="llama2-7b", gpus=8).predict().seconds["rollout"]
+
+
+def test_openrlhf_0_4_calls_its_engines_micro_batch_by_micro_batch():
+    """0.4.0.post2's ranks each generate micro_rollout_batch_size samples per call on a Ray actor that serves one
+    call at a time (ppo_trainer.py fit, experience_maker.py _generate_vllm): 1,024 prompts over 2 engines in calls of
+    16 are 32 calls an engine, each drained to its own longest response, so the rollout grows as the calls shrink;
+    0.5.9 sends each rank's share at once, whatever the micro batch."""
+    small, large = _bench_rollout("0.4.0", 8), _bench_rollout("0.4.0", 64)
+    assert small > 1.5 * large
+    assert _bench_rollout("0.5.9", 8) == pytest.approx(_bench_rollout("0.5.9", 64))
+    assert _bench_rollout("0.5.9", 16) < _bench_rollout("0.4.0", 16) / 2

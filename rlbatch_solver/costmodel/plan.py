@@ -255,6 +255,10 @@ class Plan:
     # engine "hf": sequences per ``generate`` call when the trainer calls it chunk by chunk (OpenRLHF 0.4-0.6 without
     # vLLM engines: micro_rollout_batch_size prompts at a time); None: the process's whole share at once
     hf_generate_micro: Optional[int] = None
+    # an inference engine: samples per generate call where the trainer's ranks call the engines chunk by chunk and
+    # each engine serves one call at a time (OpenRLHF 0.4: micro_rollout_batch_size samples a call, each drained to
+    # its longest response before the engine takes the next); None: each engine gets its whole share at once
+    engine_call_samples: Optional[int] = None
     # engine "vllm": vLLM's V0 engine (the only one before vLLM 0.8, VLLM_USE_V1=0 after), whose host work between
     # decode steps the GPU waits for (time.decode_step_seconds, constants.VLLM_V0_STEP_HOST_S)
     engine_v0: bool = False

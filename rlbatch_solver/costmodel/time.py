@@ -472,13 +472,19 @@ def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     """Prefill, then continuous-batching decode at the engine's concurrency while sequences wait; a synchronous step
     then drains its last sequences to the longest response (``drain_seconds``). A streaming rollout (partial
     rollout) pauses the unfinished ones at the weight sync and goes on with new ones: it decodes at full
-    concurrency throughout."""
+    concurrency throughout. Where the engines are called chunk by chunk (``Plan.engine_call_samples``), each engine
+    runs its calls one after another, each its own prefill and decode drained to the call's longest response."""
     if plan.engine == "hf":
         return _hf_generate(plan, mc, info)
     tp = max(1, plan.rollout_tp)
     gpus = plan.rollout_gpus or plan.n_gpus
     engines = max(1, int(gpus) // tp)
     seqs = max(1, math.ceil(plan.samples_per_step / engines))
+    calls, total = 1, plan.samples_per_step  # generate calls per engine; the samples whose longest ends a call
+    if plan.engine_call_samples:
+        per_call = max(1, min(seqs, plan.engine_call_samples))
+        calls, seqs = math.ceil(seqs / per_call), per_call
+        total = per_call
     p, r, r_max = _lengths(plan)
     resident = sum(trainer_resident_at_rollout(plan, mc).values()) if plan.engine == "sglang" else 0.0
     eb = engine_budget(plan, mc, resident)
@@ -492,11 +498,11 @@ def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     else:
         queued = max(0.0, seqs - conc) * r / conc  # steps at full concurrency while sequences wait
         decode = queued * decode_step_seconds(plan, mc, conc, p + r / 2.0, kv_tok)
-        drain, end = drain_seconds(plan, mc, conc, plan.samples_per_step, p, r, r_max, kv_tok)
+        drain, end = drain_seconds(plan, mc, conc, total, p, r, r_max, kv_tok)
         decode += drain
         steps = queued + end
-    info.update(engines=engines, decode_concurrency=conc, decode_steps=steps)
-    return prefill + decode
+    info.update(engines=engines, decode_concurrency=conc, decode_steps=steps * calls)
+    return calls * (prefill + decode)
 
 
 def _old_log_prob(plan: Plan, mc: ModelConsts) -> PassSeconds:

@@ -66,7 +66,7 @@ _T = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_
 TIME_INPUTS = {
     Phase.ROLLOUT: ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all", "async_train",
                 "vllm_num_engines", "vllm_tp", "gmu_permille", "colocate_lowers_gmu", "vllm_eager", "vllm_v0",
-                "hf_generate",
+                "hf_generate", "vllm_micro_calls",
                 "micro_rollout_batch_size", "zero_stage"] + _STEP,
     Phase.OLD_LOG_PROB: _T + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.REF: _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
@@ -172,6 +172,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         critic_micro=int(v.get("micro_train_batch_size") or 1),
         engine="hf" if hf else "vllm",
         hf_generate_micro=int(v.get("micro_rollout_batch_size") or 1) if hf else None,
+        engine_call_samples=(int(v.get("micro_rollout_batch_size") or 1) if v.get("vllm_micro_calls") and not hf
+                             else None),
         rollout_tp=vtp,
         gpu_memory_utilization=gmu / 1000,
         free_cache_engine=bool(v.get("vllm_sleep")) if phase == Phase.ROLLOUT else True,
@@ -222,8 +224,11 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
         out |= {"reward_offload"}
     if phase == Phase.ROLLOUT and (True not in domains.get("hf_generate", [False])
                                    or 0 not in domains.get("vllm_num_engines", [0])):
-        # only the actor's own generate (no engines, 0.4-0.6) reads the batch it generates per call
-        out |= {"micro_rollout_batch_size"} | ({"rollout_batch_size", "n"} if kind == "mem" else {"zero_stage"})
+        # only the actor's own generate (no engines, 0.4-0.6) reads the batch it generates per call, and the time of
+        # engines called micro batch by micro batch (0.4)
+        micro_calls = kind == "time" and True in domains.get("vllm_micro_calls", [False])
+        out |= ({"micro_rollout_batch_size"} if not micro_calls else set()) | (
+            {"rollout_batch_size", "n"} if kind == "mem" else {"zero_stage"})
     return out
 
 
@@ -400,7 +405,8 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         bool_names=(bool_names(VARIABLES)
                     | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
                        "colocate_lowers_gmu", "vllm_graphs_in_budget", "sync_wakes_weights_only",
-                       "save_clones_every_rank", "vllm_v0", "ds_sleep_lp_grads", "hf_generate"}),
+                       "save_clones_every_rank", "vllm_v0", "ds_sleep_lp_grads", "hf_generate",
+                       "vllm_micro_calls"}),
         unread=unread,
         optional=optional_names(VARIABLES),
         concurrency=concurrency,

@@ -536,6 +536,8 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             "sync_wakes_weights_only": release.sync_wakes_weights_only,
             # without vLLM engines the release's actor generates itself (versions.Release.hf_generate)
             "hf_generate": release.hf_generate,
+            # with engines, the release's ranks call them micro batch by micro batch (Release.engine_calls_per_micro_batch)
+            "vllm_micro_calls": release.engine_calls_per_micro_batch,
             # checkpoints (host memory only, cost.py host_layout): --save_steps / --ckpt.save_steps (-1: none) and
             # how the release's save_model gathers the model (--save_hf_ckpt repeats that save at each checkpoint:
             # the same bytes)

@@ -119,6 +119,13 @@ class Release:
     # class's loop over micro_rollout_batch_size); 0.7.5 raises NotImplementedError in _generate_with_hf, 0.8 on
     # require engines (openrlhf.vllm.engines_required)
     hf_generate: bool = False
+    # with vLLM engines, each actor rank generates micro_rollout_batch_size samples per call and makes their
+    # experience before its next call (0.4.0.post2 trainer/ppo_trainer.py fit: the prompts dataloader yields
+    # micro_rollout_batch_size samples a rank, make_experience each; trainer/ppo_utils/experience_maker.py
+    # RemoteExperienceMaker._generate_vllm: ray.get(llm.generate.remote(...)) on engine rank % engines, a
+    # @ray.remote LLMRayActor that serves one call at a time, trainer/ray/vllm_engine.py); 0.4.6 on generates the
+    # rank's rollout_batch_size // world_size at once (make_experience_list; 0.4.5's wheel still has make_experience)
+    engine_calls_per_micro_batch: bool = False
 
     # --advantage_estimator's choices (its argparse), and those the driver asks n_samples_per_prompt > 1 for
     estimators: tuple[str, ...] = ESTIMATORS
@@ -167,7 +174,7 @@ RELEASES = {
                      estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2"),
     # no --advantage_estimator: PPO with a critic (gae) only
     "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",), save_clones_every_rank=False, hf_generate=True,
-                     group_estimators=frozenset(), vllm="0.4.2"),
+                     group_estimators=frozenset(), vllm="0.4.2", engine_calls_per_micro_batch=True),
 }
 
 
