@@ -31,7 +31,6 @@ def _packs(framework: str) -> tuple[str, ...]:
 
 def test_every_record_names_its_source_release_and_outcome():
     from rlbatch_solver.frameworks import get_framework
-    from rlbatch_solver.frameworks.key_names import unknown_key_rule
 
     for path in sorted(rv.DATA.glob("*.yaml")):
         for rec in yaml.safe_load(path.read_text()):
