@@ -161,6 +161,20 @@ def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Seque
     return out
 
 
+_SHELL_SPECIAL = re.compile(r"""[\s'"\\$`\[\]{}()*?;&|<>]""")
+
+
+def shell_quoted(text: str) -> str:
+    """``text`` as one shell word that the shell passes on unchanged: as it is where the shell would not split,
+    expand or glob it; else in double quotes where they suffice (a ``$NAME`` the script left unset still expands
+    as it did there), else in single quotes."""
+    if not text or not _SHELL_SPECIAL.search(text):
+        return text
+    if not re.search(r'["\\`]', text):
+        return f'"{text}"'
+    return shlex.quote(text)
+
+
 _ENV_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 DEVICES = "CUDA_VISIBLE_DEVICES"
 
@@ -189,5 +203,5 @@ def with_environment(head: str, environment: Sequence[str]) -> tuple[str, list[s
                              f"the answer's {name}={value} runs on {ours[DEVICES]}")
                 break
     merged = {**{k: ours.get(k, v) for k, v in mine.items()}, **ours}
-    start = [f"{k}={v if k in ours else shlex.quote(v)}" for k, v in merged.items()]
+    start = [f"{k}={v if k in ours else shell_quoted(v)}" for k, v in merged.items()]
     return " ".join([*start, *words[at:]]), notes
