@@ -184,7 +184,8 @@ def with_environment(head: str, environment: Sequence[str]) -> tuple[str, list[s
     ``environment``, the script's exported variables and its command's ``NAME=value`` words as it runs them
     (``LaunchScript.environment``), which the answer would otherwise drop (``ACCELERATE_LOG_LEVEL=info``,
     ``CUDA_VISIBLE_DEVICES=0,1``). A name the answer sets keeps the answer's value; a ``CUDA_VISIBLE_DEVICES`` that
-    listed as many devices as a count the answer changes (``NPROC_PER_NODE=8`` -> ``4``) lists that many, its first.
+    listed as many devices as a count the answer changes (``NPROC_PER_NODE=8`` -> ``4``) lists that many, its first;
+    one the answer's larger count outgrows is left out, with a note.
     Returns the start words and a note for each value that differs from the user's."""
     words = head.split(" ")
     at = next((i for i, w in enumerate(words) if not _ENV_WORD.match(w)), len(words))
@@ -195,13 +196,20 @@ def with_environment(head: str, environment: Sequence[str]) -> tuple[str, list[s
     for name, value in changed.items():
         notes.append(f"{name}={mine[name]} in your script is {value} in the answer")
     devices = mine.get(DEVICES, "").split(",")
+    dropped = False
     if DEVICES in mine and DEVICES not in ours:
         for name, value in changed.items():
-            if mine[name] == str(len(devices)) and value.isdigit() and 0 < int(value) < len(devices):
+            if mine[name] != str(len(devices)) or not value.isdigit() or int(value) <= 0:
+                continue
+            said = f"{DEVICES}={mine[DEVICES]} listed {len(devices)} devices for {name}={mine[name]}: "
+            if int(value) < len(devices):
                 ours[DEVICES] = ",".join(devices[:int(value)])
-                notes.append(f"{DEVICES}={mine[DEVICES]} listed {len(devices)} devices for {name}={mine[name]}: "
-                             f"the answer's {name}={value} runs on {ours[DEVICES]}")
-                break
-    merged = {**{k: ours.get(k, v) for k, v in mine.items()}, **ours}
+                notes.append(said + f"the answer's {name}={value} runs on {ours[DEVICES]}")
+            else:  # more than it listed: which others are free is the user's to say
+                dropped = True
+                notes.append(said + f"the answer's {name}={value} needs {value}, so it is left out (every GPU of "
+                             f"the node visible); list {value} of yours if the node has more")
+            break
+    merged = {**{k: ours.get(k, v) for k, v in mine.items() if not (dropped and k == DEVICES)}, **ours}
     start = [f"{k}={v if k in ours else shell_quoted(v)}" for k, v in merged.items()]
     return " ".join([*start, *words[at:]]), notes
