@@ -248,6 +248,10 @@ def pasted(framework: str, config: Optional[str], overrides: Optional[List[str]]
     if overrides:
         more, ignored = fw.parse(overrides)
         flat.update(more)
+    if not flat and config and not overrides:
+        raise InputError(field, f"'{shown(config, 60)}' holds no config keys (it is empty, or only comments).",
+                         "write the config's keys in it (key: value lines)"
+                         + (", or paste the arguments after --." if field == "--config" else "."))
     if not flat:
         read_past = f" ({', '.join(shown(t, 40) for t in ignored[:3])} {'is' if len(ignored) == 1 else 'are'} not " \
             "an argument it takes)" if ignored else ""
@@ -266,11 +270,12 @@ def _config_keys(path: str, field: str) -> dict[str, Any]:
 
     if not is_file(path):
         try:
-            there = Path(path).is_dir()
+            there = "directory" if Path(path).is_dir() else "other" if Path(path).exists() else ""
         except (OSError, ValueError):  # a name no file system takes: no file
-            there = False
-        raise InputError(field, f"'{shown(path, 60)}' is a directory, not a file." if there else
-                         f"file '{shown(path, 60)}' does not exist.",
+            there = ""
+        what = {"directory": "is a directory, not a file", "other": "is not a regular file (a device or a pipe)",
+                "": "does not exist"}[there]
+        raise InputError(field, f"'{shown(path, 60)}' {what}." if there else f"file '{shown(path, 60)}' {what}.",
                          "pass the path of a YAML config file (key: value lines).")
     return load_config_file(path, field)
 
