@@ -219,6 +219,8 @@ def test_an_empty_config_file_or_a_device_is_named_as_such(tmp_path):
     assert "holds no config keys" in proc.stderr and "pass --config FILE" not in proc.stderr, proc.stderr
     proc = run("check", "--config", os.devnull)
     assert proc.returncode == 2 and "is not a regular file" in proc.stderr, proc.stderr
+    proc = run("recommend", "--from", os.devnull, "--gpu", "h100")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --from: '") and "not a regular file" in proc.stderr
     proc = run("check", "--config", str(empty), "--", "data.train_batch_size=8")
     assert proc.returncode in (0, 1) and "verl" in proc.stdout, proc.stdout + proc.stderr
 
