@@ -349,9 +349,9 @@ def _cell(fw: Framework, name: str, value: Any) -> str:
 
 
 def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenario, show: int) -> None:
-    from .frameworks import get_framework
+    from .commands.recommend import answer_framework
 
-    fw = get_framework(report.framework)
+    fw = answer_framework(report)  # the release whose rules listed them (--framework verl==0.7.1: 0.7.1)
     done = "complete" if report.complete else f"incomplete ({report.status})"
     memory = getattr(report, "memory_applied", False)
     ram = getattr(report, "host_mem_gib", None)
