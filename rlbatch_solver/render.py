@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import re
-import shlex
 from typing import TYPE_CHECKING, Any, Iterable
 
 from rich import box
@@ -17,6 +16,7 @@ from .costmodel.phase import Phase
 from .frameworks.overrides import ListFlag
 from .rules.base import RuleKind, stage_text
 from .rules.ids import tied_followers
+from .script_rewrite import shell_quoted
 
 if TYPE_CHECKING:
     from .commands.calibrate import CalibrateReport
@@ -32,9 +32,6 @@ if TYPE_CHECKING:
     from .scenario import Scenario
     from .solver.explain import Conflict
 
-_SHELL_SPECIAL = re.compile(r"""[\s'"\\$`\[\]{}()*?;&|<>]""")
-
-
 def shell_word(arg: str) -> str:
     """One exported argument as the shell must see it to pass it on unchanged: quoted when the shell would split,
     expand or glob it (``data.val_files=['a', 'b']``, ``trainer.logger=[console,wandb]``); a ``--flag value``
@@ -45,11 +42,7 @@ def shell_word(arg: str) -> str:
     if arg.startswith("-") and " " in arg:
         flag, _, value = arg.partition(" ")
         return f"{flag} {shell_word(value)}"
-    if not arg or not _SHELL_SPECIAL.search(arg):
-        return arg
-    if not re.search(r'["\\`]', arg):
-        return f'"{arg}"'
-    return shlex.quote(arg)
+    return shell_quoted(arg)
 
 
 def print_args(console: Console, args: list[str], prefix: str = "  ", sep: str = " \\\n  ") -> None:
@@ -358,9 +351,9 @@ def _cell(fw: Framework, name: str, value: Any) -> str:
 
 
 def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenario, show: int) -> None:
-    from .frameworks import get_framework
+    from .commands.recommend import answer_framework
 
-    fw = get_framework(report.framework)
+    fw = answer_framework(report)  # the release whose rules listed them (--framework verl==0.7.1: 0.7.1)
     done = "complete" if report.complete else f"incomplete ({report.status})"
     memory = getattr(report, "memory_applied", False)
     ram = getattr(report, "host_mem_gib", None)

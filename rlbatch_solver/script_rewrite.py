@@ -161,6 +161,20 @@ def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Seque
     return out
 
 
+_SHELL_SPECIAL = re.compile(r"""[\s'"\\$`\[\]{}()*?;&|<>]""")
+
+
+def shell_quoted(text: str) -> str:
+    """``text`` as one shell word that the shell passes on unchanged: as it is where the shell would not split,
+    expand or glob it; else in double quotes where they suffice (a ``$NAME`` the script left unset still expands
+    as it did there), else in single quotes."""
+    if not text or not _SHELL_SPECIAL.search(text):
+        return text
+    if not re.search(r'["\\`]', text):
+        return f'"{text}"'
+    return shlex.quote(text)
+
+
 _ENV_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 DEVICES = "CUDA_VISIBLE_DEVICES"
 
@@ -170,24 +184,41 @@ def with_environment(head: str, environment: Sequence[str]) -> tuple[str, list[s
     ``environment``, the script's exported variables and its command's ``NAME=value`` words as it runs them
     (``LaunchScript.environment``), which the answer would otherwise drop (``ACCELERATE_LOG_LEVEL=info``,
     ``CUDA_VISIBLE_DEVICES=0,1``). A name the answer sets keeps the answer's value; a ``CUDA_VISIBLE_DEVICES`` that
-    listed as many devices as a count the answer changes (``NPROC_PER_NODE=8`` -> ``4``) lists that many, its first.
+    listed as many devices as a count the answer changes (``NPROC_PER_NODE=8`` -> ``4``) lists that many, its first;
+    one the answer's larger count outgrows is left out, with a note.
     Returns the start words and a note for each value that differs from the user's."""
     words = head.split(" ")
     at = next((i for i, w in enumerate(words) if not _ENV_WORD.match(w)), len(words))
-    ours = dict(_ENV_WORD.match(w).groups() for w in words[:at])
-    mine = dict(_ENV_WORD.match(w).groups() for w in environment if _ENV_WORD.match(w))
-    notes: list[str] = []
-    changed = {k: v for k, v in ours.items() if k in mine and mine[k] != v}
-    for name, value in changed.items():
-        notes.append(f"{name}={mine[name]} in your script is {value} in the answer")
-    devices = mine.get(DEVICES, "").split(",")
-    if DEVICES in mine and DEVICES not in ours:
-        for name, value in changed.items():
-            if mine[name] == str(len(devices)) and value.isdigit() and 0 < int(value) < len(devices):
-                ours[DEVICES] = ",".join(devices[:int(value)])
-                notes.append(f"{DEVICES}={mine[DEVICES]} listed {len(devices)} devices for {name}={mine[name]}: "
-                             f"the answer's {name}={value} runs on {ours[DEVICES]}")
-                break
-    merged = {**{k: ours.get(k, v) for k, v in mine.items()}, **ours}
-    start = [f"{k}={v if k in ours else shlex.quote(v)}" for k, v in merged.items()]
+    answer_env = dict(_ENV_WORD.match(w).groups() for w in words[:at])
+    user_env = dict(_ENV_WORD.match(w).groups() for w in environment if _ENV_WORD.match(w))
+    changed = {k: v for k, v in answer_env.items() if k in user_env and user_env[k] != v}
+    notes = [f"{name}={user_env[name]} in your script is {value} in the answer" for name, value in changed.items()]
+    if DEVICES in user_env and DEVICES not in answer_env:
+        devices, said = _devices_for(user_env, changed)
+        if said:
+            notes.append(said)
+            if devices is None:
+                user_env.pop(DEVICES)
+            else:
+                answer_env[DEVICES] = devices
+    merged = {**{k: answer_env.get(k, v) for k, v in user_env.items()}, **answer_env}
+    start = [f"{k}={v if k in answer_env else shell_quoted(v)}" for k, v in merged.items()]
     return " ".join([*start, *words[at:]]), notes
+
+
+def _devices_for(user_env: dict[str, str], changed: dict[str, str]) -> tuple[str | None, str]:
+    """The user's CUDA_VISIBLE_DEVICES where it listed as many devices as a count the answer changes (``changed``:
+    name -> the answer's value): its first that many for a smaller count, None (left out) for a larger one, and the
+    note that says so; ('', '') where no changed count was its length."""
+    devices = user_env[DEVICES].split(",")
+    for name, value in changed.items():
+        if user_env[name] != str(len(devices)) or not value.isdigit() or int(value) <= 0:
+            continue
+        said = f"{DEVICES}={user_env[DEVICES]} listed {len(devices)} devices for {name}={user_env[name]}: "
+        if int(value) < len(devices):
+            kept = ",".join(devices[:int(value)])
+            return kept, said + f"the answer's {name}={value} runs on {kept}"
+        # more than it listed: which others are free is the user's to say
+        return None, said + (f"the answer's {name}={value} needs {value}, so it is left out (every GPU of the node "
+                             f"visible); list {value} of yours if the node has more")
+    return "", ""

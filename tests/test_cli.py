@@ -1,6 +1,7 @@
 """The command line as a user runs it: exit codes, messages, no tracebacks."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -206,6 +207,22 @@ def test_a_config_file_that_is_no_yaml_config_is_named_as_such(tmp_path, text, w
     assert proc.returncode == 2 and proc.stderr.startswith("error: --config:") and "is a directory" in proc.stderr
     proc = run("check", "--config", str(tmp_path / "absent"))
     assert proc.returncode == 2 and "does not exist" in proc.stderr, proc.stderr
+
+
+def test_an_empty_config_file_or_a_device_is_named_as_such(tmp_path):
+    """An empty --config file said "config: nothing to check ... or pass --config FILE", the option just given; a
+    device (/dev/null) said the file does not exist. Pasted arguments beside an empty file are still checked."""
+    empty = tmp_path / "run.yaml"
+    empty.write_text("# nothing yet\n")
+    proc = run("check", "--config", str(empty))
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --config: '"), proc.stderr
+    assert "holds no config keys" in proc.stderr and "pass --config FILE" not in proc.stderr, proc.stderr
+    proc = run("check", "--config", os.devnull)
+    assert proc.returncode == 2 and "is not a regular file" in proc.stderr, proc.stderr
+    proc = run("recommend", "--from", os.devnull, "--gpu", "h100")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --from: '") and "not a regular file" in proc.stderr
+    proc = run("check", "--config", str(empty), "--", "data.train_batch_size=8")
+    assert proc.returncode in (0, 1) and "verl" in proc.stdout, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("framework, flag", [("openrlhf", "--train.batch_size"), ("slime", "--global-batch-size"),

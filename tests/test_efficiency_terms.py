@@ -232,3 +232,25 @@ def test_a_pass_never_outruns_the_gpus_measured_matmul():
     assert h20.matmul_tflops == 0.0 and T.pass_efficiency(C.MFU_TRAIN, h20) == 1.0
     assert T.pass_efficiency(C.MFU_TRAIN, h100) == pytest.approx(C.MFU_TRAIN)
     assert T.pass_efficiency(C.MFU_FORWARD, load_gpu("a100-80gb")) == pytest.approx(271.2 / 312)
+
+
+def test_a_rollout_engine_spanning_nodes_pays_the_networks_latency_per_all_reduce(monkeypatch):
+    """A vLLM engine whose tensor parallelism spans nodes pays INTER_NODE_LATENCY_S (25 us: nccl-tests#150's
+    19.0-20.7 us between two HDR InfiniBand nodes, plus the call's launch) per all-reduce, two a layer, not NVLink's
+    10 us; an engine within its node keeps NVLink's."""
+    from test_costmodel import make_plan
+
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.costmodel.memory import kv_bytes_per_token, model_consts
+
+    plan = make_plan("qwen2.5-32b", load_gpu("h100"), n_gpus=16, gpus_per_node=8, rollout_tp=16)
+    mc = model_consts(plan.model)
+    kv_tok = kv_bytes_per_token(plan)
+    across = T.decode_step_seconds(plan, mc, 64, 2048, kv_tok)
+    monkeypatch.setattr(C, "INTER_NODE_LATENCY_S", C.ALLREDUCE_LATENCY_S["nvlink"])
+    assert across - T.decode_step_seconds(plan, mc, 64, 2048, kv_tok) == pytest.approx(
+        2 * mc.layers * (25e-6 - 10e-6))
+    within = plan.replace(rollout_tp=8)
+    step = T.decode_step_seconds(within, mc, 64, 2048, kv_tok)
+    monkeypatch.setattr(C, "INTER_NODE_LATENCY_S", 1.0)  # not read within a node
+    assert T.decode_step_seconds(within, mc, 64, 2048, kv_tok) == step

@@ -52,3 +52,11 @@ def test_the_rollout_replicas_are_not_called_the_rollout_dp(monkeypatch):
 
 def test_short_titles_are_unique_and_keep_capitals():
     assert short_titles(["rollout TP", "ref micro", "rollout micro", "train"]) == ["rTP", "rm", "rm2", "train"]
+
+
+def test_the_header_names_the_release_whose_rules_listed_the_configs():
+    """`enumerate --framework verl==0.7.1` listed 0.7.1's configs under the title 'for verl 0.9.1' (the header read
+    the framework by its name alone)."""
+    for pinned, words in (("verl==0.7.1", "for verl 0.7.1 on"), ("trl==0.19.1", "for trl 0.19.1 on")):
+        res = run("enumerate", "--framework", pinned, "--gpus", "8", "--model", "qwen2.5-7b", "--show", "0")
+        assert words in res.stdout.splitlines()[0], res.stdout

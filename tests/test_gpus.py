@@ -204,6 +204,18 @@ def test_user_file_overrides_a_builtin(tmp_path: Path) -> None:
     assert load_gpu("a100-80gb").intra_node == "nvlink"  # built-in unchanged
 
 
+def test_user_file_override_of_the_peak_drops_the_builtin_matmul(tmp_path: Path) -> None:
+    # a power-capped H100: its peak below the built-in's measured matmul (794.5), which was measured at 989
+    gpu = load_gpu("h100", write(tmp_path, "- {name: h100, bf16_tflops: 500}\n"))
+    assert gpu.bf16_tflops == 500 and gpu.matmul_tflops == 0.0  # held at its own peak, as a GPU without one
+    gpu = load_gpu("h100", write(tmp_path, "- {name: h100, bf16_tflops: 500, matmul_tflops: 400}\n"))
+    assert gpu.matmul_tflops == 400
+    with pytest.raises(InputError) as err:  # a matmul written above the peak written is still refused
+        load_gpu("h100", write(tmp_path, "- {name: h100, bf16_tflops: 500, matmul_tflops: 600}\n"))
+    assert err.value.field == "gpu-file: h100.matmul_tflops"
+    assert load_gpu("h100", write(tmp_path, "- {name: h100, memory_gib: 80}\n")).matmul_tflops == 794.5
+
+
 def test_user_file_full_override_and_alias_precedence(tmp_path: Path) -> None:
     path = write(tmp_path, """\
 gpus:

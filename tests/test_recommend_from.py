@@ -543,11 +543,19 @@ def test_an_environment_word_the_answer_changes_is_said_and_the_devices_follow_t
 
     head, notes = with_environment("NPROC_PER_NODE=4 swift rlhf",
                                    ["CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7", "NPROC_PER_NODE=8", "X=a b"])  # as read: unquoted
-    assert head == "CUDA_VISIBLE_DEVICES=0,1,2,3 NPROC_PER_NODE=4 X='a b' swift rlhf", head
+    assert head == 'CUDA_VISIBLE_DEVICES=0,1,2,3 NPROC_PER_NODE=4 X="a b" swift rlhf', head
     assert any("NPROC_PER_NODE=8 in your script is 4" in n for n in notes)
     assert any("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" in n and "0,1,2,3" in n for n in notes), notes
     head, notes = with_environment("swift rlhf", ["CUDA_VISIBLE_DEVICES=0,1", "NPROC_PER_NODE=2"])
     assert head == "CUDA_VISIBLE_DEVICES=0,1 NPROC_PER_NODE=2 swift rlhf" and not notes
+    # a count the answer raises past the devices listed: they are left out, and the note says why
+    head, notes = with_environment("NPROC_PER_NODE=8 swift rlhf", ["CUDA_VISIBLE_DEVICES=0,1,2,3", "NPROC_PER_NODE=4"])
+    assert head == "NPROC_PER_NODE=8 swift rlhf", head
+    assert any("CUDA_VISIBLE_DEVICES=0,1,2,3 listed 4 devices" in n and "needs 8" in n for n in notes), notes
+    # a value holding a variable the script leaves unset still expands where the run starts: double quotes
+    # (single quotes set HF_HOME to the text '$HOME/hf')
+    head, _ = with_environment("swift rlhf", ["HF_HOME=$HOME/hf", "PYTHONPATH=$PYTHONPATH:/opt/x y", 'Q=say "hi"'])
+    assert head == """HF_HOME="$HOME/hf" PYTHONPATH="$PYTHONPATH:/opt/x y" Q='say "hi"' swift rlhf""", head
 
 
 def test_an_answer_that_replaces_the_keys_dating_the_config_says_how_to_check_it(tmp_path):

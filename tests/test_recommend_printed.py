@@ -103,7 +103,7 @@ def test_the_price_names_the_data_the_command_trains_on():
 
 
 def test_pasting_expands_as_the_shell_does():
-    """The helper above pastes as bash would: $HOME expanded, the continuation lines joined, quotes removed."""
+    """_pasted pastes as bash would: $HOME expanded, the continuation lines joined, quotes removed."""
     words = _pasted(["python3 -m verl.trainer.main_ppo", "data.train_files=$HOME/d.parquet",
                      "trainer.logger=['console']"], "/h")
     assert words == ["python3", "-m", "verl.trainer.main_ppo", "data.train_files=/h/d.parquet",

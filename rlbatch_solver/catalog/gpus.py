@@ -129,6 +129,8 @@ def _parse_entry(entry: Any, index: int, origin: str, base: GPU | None = None,
     values["name"] = name if base is None else base.name  # an override keeps the built-in's id
     _entry_memory(entry, prefix, values, base)
     _entry_numbers(entry, prefix, values, base)
+    if base is not None and entry.get("bf16_tflops") is not None and entry.get("matmul_tflops") is None:
+        values["matmul_tflops"] = 0.0  # the built-in's matmul was measured against its own peak, not this one
     _check_matmul(prefix, values)
     _entry_intra_node(entry, prefix, values, base)
     _entry_texts(entry, prefix, values, base, name, source_default)

@@ -5,7 +5,6 @@ Notes on where a value came from go to stderr as ``note: ...`` lines; bad input 
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING, Any, List, Optional
 
@@ -134,9 +133,7 @@ def config_file(framework: str, named: bool, config: Optional[str], overrides: O
         if suffix in CONFIG_SUFFIXES and config is None and is_file(first):
             config, overrides = first, list(overrides[1:])
         elif suffix in CONFIG_SUFFIXES + (".sh", ".bash") and not is_file(first):
-            there = os.path.isdir(first)
-            raise InputError("config", f"'{shown(first, 60)}' is a directory, not a file." if there else
-                             f"file '{shown(first, 60)}' does not exist.",
+            raise InputError("config", not_a_file(first),
                              "pass the path of your launch script (run.sh) or YAML config, or paste the arguments "
                              "after --.")
     if not named and config and PurePath(config).suffix.lower() in CONFIG_SUFFIXES and is_file(config):
@@ -248,6 +245,10 @@ def pasted(framework: str, config: Optional[str], overrides: Optional[List[str]]
     if overrides:
         more, ignored = fw.parse(overrides)
         flat.update(more)
+    if not flat and config and not overrides:
+        raise InputError(field, f"'{shown(config, 60)}' holds no config keys (it is empty, or only comments).",
+                         "write the config's keys in it (key: value lines)"
+                         + (", or paste the arguments after --." if field == "--config" else "."))
     if not flat:
         read_past = f" ({', '.join(shown(t, 40) for t in ignored[:3])} {'is' if len(ignored) == 1 else 'are'} not " \
             "an argument it takes)" if ignored else ""
@@ -260,19 +261,26 @@ def pasted(framework: str, config: Optional[str], overrides: Optional[List[str]]
 def _config_keys(path: str, field: str) -> dict[str, Any]:
     """The keys of the YAML config file ``path`` the option ``field`` names, whatever its name ends with (it was read
     as one pasted word where it did not end in .yaml: "nothing to check")."""
-    from pathlib import Path
 
     from ..frameworks.overrides import is_file, load_config_file
 
     if not is_file(path):
-        try:
-            there = Path(path).is_dir()
-        except (OSError, ValueError):  # a name no file system takes: no file
-            there = False
-        raise InputError(field, f"'{shown(path, 60)}' is a directory, not a file." if there else
-                         f"file '{shown(path, 60)}' does not exist.",
-                         "pass the path of a YAML config file (key: value lines).")
+        raise InputError(field, not_a_file(path), "pass the path of a YAML config file (key: value lines).")
     return load_config_file(path, field)
+
+
+def not_a_file(path: str) -> str:
+    """What a path that is no regular file is, in words: a directory, a device or pipe (/dev/null), or nothing."""
+    from pathlib import Path
+
+    try:
+        if Path(path).is_dir():
+            return f"'{shown(path, 60)}' is a directory, not a file."
+        if Path(path).exists():
+            return f"'{shown(path, 60)}' is not a regular file (a device or a pipe)."
+    except (OSError, ValueError):  # a name no file system takes: no file
+        pass
+    return f"file '{shown(path, 60)}' does not exist."
 
 
 def scenario(scenario_file: Optional[str], flags: dict[str, Any], set_: Optional[List[str]],
@@ -314,7 +322,7 @@ def from_config(path: str, framework: Optional[str], gpu: Optional[str], gpus: O
         raise InputError("gpu", "a launch script does not say which GPU it runs on.",
                          "pass --gpu (e.g. a100-80gb, h100, rtx4090).")
     if not is_file(path):  # else the path would be read as a pasted argument and "nothing to recommend from" said
-        raise InputError("--from", f"file '{shown(path, 60)}' does not exist.",
+        raise InputError("--from", not_a_file(path),
                          "pass the path of your launch script (run.sh) or of a YAML config.")
     if is_launch_script(path):
         name, args, gpus, model = script(framework, [path], gpus, model)
