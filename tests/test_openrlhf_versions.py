@@ -444,3 +444,11 @@ def test_measured_rows_a_release_cannot_run_as_written_are_unjudged():
     for name in names:
         assert cases[name].unjudged and _measured(name)["unjudged"] == cases[name].unjudged
         assert mc.judge(cases[name]).unjudged
+
+
+def test_every_release_whose_flags_date_a_config_is_one_we_follow():
+    """detect dates a config to a release of RELEASE_FLAGS (dating.pick) and reads its estimators (RELEASES): a
+    release whose flags were added without its pack would be a KeyError, or a --framework we refuse, on a paste."""
+    from rlbatch_solver.frameworks.openrlhf.release_flags import RELEASE_FLAGS
+
+    assert set(RELEASE_FLAGS) <= set(versions.RELEASES) and set(RELEASE_FLAGS) <= set(versions.VERSIONS)
