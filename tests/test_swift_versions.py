@@ -128,3 +128,26 @@ def test_the_upgrade_line_names_the_flags_4_6_refuses():
                   framework="swift")
     assert r.version == "3.10.3"
     assert r.upgrade is not None and "--train_type" in r.upgrade.unknown_keys
+
+
+def test_fix_offers_no_flag_the_release_lacks():
+    """fix took its repair policy by the framework's name, so a config dated to 3.3.1 was offered 4.6.0's flags:
+    '--vllm_mode colocate -> --vllm_mode server' (3.3.1's arguments have no --vllm_mode; the 3.x series places vLLM
+    by num_infer_workers). Each 3.x pack's policy leaves out the flags its release lacks (versions.KEY_RELEASES)."""
+    from rlbatch_solver.commands.fix import fix
+    from rlbatch_solver.frameworks.repair_policies import policy_for
+
+    for version in ("3.3.1", "3.4.0", "3.10.3"):
+        fw = get_framework(f"swift=={version}")
+        policy = policy_for("swift", fw.ruleset)
+        keys = {fw.ruleset.variables[n].key.strip("()").split(" ")[0].removeprefix("rollout.")
+                for n in (*policy.rules, *policy.memory) if n in fw.ruleset.variables}
+        assert all(V.has_key(version, k) for k in keys if k in V.KEY_RELEASES), (version, keys)
+    assert "vllm_server" in policy_for("swift", get_framework("swift").ruleset).rules  # 4.6.0 keeps its own
+    args = ["NPROC_PER_NODE=8", *BASE, "--per_device_train_batch_size", "16", "--use_vllm", "true",
+            "--num_infer_workers", "8", "--train_type", "full", "--max_completion_length", "4096"]
+    r = fix(args, framework="swift", gpu="a100-80gb", model="qwen2.5-7b", time_limit_s=20)
+    assert r.version == "3.3.1"
+    offered = [str(k) for k, _, _ in r.native_changes] + list(r.relaxations) + [
+        " ".join(x.get("changes", [])) for x in r.relaxations_tried]
+    assert not any("vllm_mode" in w for w in offered), offered

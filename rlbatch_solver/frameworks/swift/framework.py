@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
@@ -240,6 +241,27 @@ class SwiftFramework(Framework):
             return []
         return [f"--{k}" for k in sorted(normalize_keys(flat)) if k in swift_versions.KEY_RELEASES
                 and not swift_versions.has_key(self.version, k)]
+
+    def repair_policy(self, values: Mapping[str, Value] | None = None):
+        """The class's policy, less the variables whose flag this release's arguments lack (versions.KEY_RELEASES:
+        3.3.1 has no --vllm_mode, --generation_batch_size or --vllm_tensor_parallel_size; 3.10.3 no
+        --num_generations_eval): fix and recommend --from never offer a flag the release's parser refuses."""
+        policy = super().repair_policy(values)
+        if self.releases is not swift_versions or self.version == swift_versions.NEWEST:
+            return policy  # ms-swift's newest, its Megatron path and TRL (their own policies)
+        lacks = {n for n in (*policy.rules, *policy.memory) if not self._release_has(n)}
+        return replace(policy, rules=tuple(n for n in policy.rules if n not in lacks),
+                       memory=tuple(n for n in policy.memory if n not in lacks),
+                       ranks={n: r for n, r in policy.ranks.items() if n not in lacks}) if lacks else policy
+
+    def _release_has(self, name: str) -> bool:
+        """Whether this release's arguments take the flag of variable ``name`` (as a server's ``rollout.X`` or a
+        ``(X is set)`` switch: X's)."""
+        spec = self.ruleset.variables.get(name)
+        if spec is None:
+            return True
+        flag = spec.key.strip("()").split(" ")[0].removeprefix("rollout.")
+        return flag not in swift_versions.KEY_RELEASES or swift_versions.has_key(self.version, flag)
 
     def doc_appendix(self) -> str:
         return docs.versions_markdown() if not self.megatron and self.version == swift_versions.NEWEST else ""
