@@ -151,3 +151,21 @@ def test_fix_offers_no_flag_the_release_lacks():
     offered = [str(k) for k, _, _ in r.native_changes] + list(r.relaxations) + [
         " ".join(x.get("changes", [])) for x in r.relaxations_tried]
     assert not any("vllm_mode" in w for w in offered), offered
+
+
+def test_recommend_for_a_release_without_vllm_mode_prints_its_own_flags():
+    """recommend --framework swift==3.4.0 said 'proven infeasible': its space held 4.6.0's --vllm_mode colocate,
+    which 3.4.0 reads as async mode with num_infer_workers 1 (8 + 1 GPUs wanted of 8); a found answer printed
+    --vllm_mode and --vllm_tensor_parallel_size, which 3.2-3.4's arguments lack. Colocated as those releases' examples
+    run it (--num_infer_workers = NPROC_PER_NODE), and the printed command checks back valid by its own release."""
+    from rlbatch_solver.scenario import Scenario
+
+    for version in ("3.4.0", "3.3.1"):
+        report = api.recommend(Scenario(framework=f"swift=={version}", gpu="a100-80gb", gpus=8, model="qwen2.5-7b"),
+                               top=1)
+        assert report.best is not None, version
+        words = " ".join(report.best.native)
+        assert "--num_infer_workers 8" in words and "--vllm_mode" not in words, words
+        assert "--vllm_tensor_parallel_size" not in words, words
+        back = api.check(list(report.best.native), framework=f"swift=={version}", gpus=8)
+        assert errors(back) == set(), errors(back)
