@@ -459,3 +459,11 @@ def test_openrlhf_0_4_calls_its_engines_micro_batch_by_micro_batch():
     assert small > 1.5 * large
     assert _bench_rollout("0.5.9", 8) == pytest.approx(_bench_rollout("0.5.9", 64))
     assert _bench_rollout("0.5.9", 16) < _bench_rollout("0.4.0", 16) / 2
+
+
+def test_every_release_whose_flags_date_a_config_is_one_we_follow():
+    """detect dates a config to a release of RELEASE_FLAGS (dating.pick) and reads its estimators (RELEASES): a
+    release whose flags were added without its pack would be a KeyError, or a --framework we refuse, on a paste."""
+    from rlbatch_solver.frameworks.openrlhf.release_flags import RELEASE_FLAGS
+
+    assert set(RELEASE_FLAGS) <= set(versions.RELEASES) and set(RELEASE_FLAGS) <= set(versions.VERSIONS)

@@ -71,7 +71,14 @@ def test_3_4_vllm_device_counts():
     args = ["NPROC_PER_NODE=6", *BASE, "--per_device_train_batch_size", "4", "--use_vllm", "true",
             "--num_infer_workers", "2"]
     assert errors(api.check(args, framework="swift==3.4.0", gpus=8)) == set()
-    assert errors(api.check(args, framework="swift==3.4.0", gpus=7)) >= {"swift.legacy.async_device_count"}
+    # said once, in 3.4.0's words: 4.6.0's job budget (a `swift rollout` server's, cited to a method 3.4.0 lacks)
+    # is implied by it
+    assert errors(api.check(args, framework="swift==3.4.0", gpus=7)) == {"swift.legacy.async_device_count"}
+    server = [a for a in args if "infer_workers" not in a and a != "2"] + ["--vllm_server_host", "10.0.0.1"]
+    for version in ("3.4.0", "3.3.1"):  # an external server's: the job's budget, with no 4.6.0 method cited
+        r = api.check(server, framework=f"swift=={version}", gpus=5)
+        assert errors(r) == {"swift.gpus.budget"}, errors(r)
+        assert "_check_device_count" not in next(v for v in r.errors if v.rule == "swift.gpus.budget").source
     tp = args + ["--tensor_parallel_size", "2"]
     assert "swift.legacy.async_no_tensor_parallel" in errors(api.check(tp, framework="swift==3.4.0", gpus=8))
 
@@ -121,3 +128,44 @@ def test_the_upgrade_line_names_the_flags_4_6_refuses():
                   framework="swift")
     assert r.version == "3.10.3"
     assert r.upgrade is not None and "--train_type" in r.upgrade.unknown_keys
+
+
+def test_fix_offers_no_flag_the_release_lacks():
+    """fix took its repair policy by the framework's name, so a config dated to 3.3.1 was offered 4.6.0's flags:
+    '--vllm_mode colocate -> --vllm_mode server' (3.3.1's arguments have no --vllm_mode; the 3.x series places vLLM
+    by num_infer_workers). Each 3.x pack's policy leaves out the flags its release lacks (versions.KEY_RELEASES)."""
+    from rlbatch_solver.commands.fix import fix
+    from rlbatch_solver.frameworks.repair_policies import policy_for
+
+    for version in ("3.3.1", "3.4.0", "3.10.3"):
+        fw = get_framework(f"swift=={version}")
+        policy = policy_for("swift", fw.ruleset)
+        keys = {fw.ruleset.variables[n].key.strip("()").split(" ")[0].removeprefix("rollout.")
+                for n in (*policy.rules, *policy.memory) if n in fw.ruleset.variables}
+        assert all(V.has_key(version, k) for k in keys if k in V.KEY_RELEASES), (version, keys)
+    assert "vllm_server" in policy_for("swift", get_framework("swift").ruleset).rules  # 4.6.0 keeps its own
+    args = ["NPROC_PER_NODE=8", *BASE, "--per_device_train_batch_size", "16", "--use_vllm", "true",
+            "--num_infer_workers", "8", "--train_type", "full", "--max_completion_length", "4096"]
+    r = fix(args, framework="swift", gpu="a100-80gb", model="qwen2.5-7b", time_limit_s=20)
+    assert r.version == "3.3.1"
+    offered = [str(k) for k, _, _ in r.native_changes] + list(r.relaxations) + [
+        " ".join(x.get("changes", [])) for x in r.relaxations_tried]
+    assert not any("vllm_mode" in w for w in offered), offered
+
+
+def test_recommend_for_a_release_without_vllm_mode_prints_its_own_flags():
+    """recommend --framework swift==3.4.0 said 'proven infeasible': its space held 4.6.0's --vllm_mode colocate,
+    which 3.4.0 reads as async mode with num_infer_workers 1 (8 + 1 GPUs wanted of 8); a found answer printed
+    --vllm_mode and --vllm_tensor_parallel_size, which 3.2-3.4's arguments lack. Colocated as those releases' examples
+    run it (--num_infer_workers = NPROC_PER_NODE), and the printed command checks back valid by its own release."""
+    from rlbatch_solver.scenario import Scenario
+
+    for version in ("3.4.0", "3.3.1"):
+        report = api.recommend(Scenario(framework=f"swift=={version}", gpu="a100-80gb", gpus=8, model="qwen2.5-7b"),
+                               top=1)
+        assert report.best is not None, version
+        words = " ".join(report.best.native)
+        assert "--num_infer_workers 8" in words and "--vllm_mode" not in words, words
+        assert "--vllm_tensor_parallel_size" not in words, words
+        back = api.check(list(report.best.native), framework=f"swift=={version}", gpus=8)
+        assert errors(back) == set(), errors(back)

@@ -77,9 +77,12 @@ class RepairPolicy:
 
 def policy_for(framework: str, ruleset=None, values: dict | None = None) -> RepairPolicy:
     """The framework's own policy (``Framework.repair_policy``; verl: the Megatron one when the config
-    selects that backend). Every framework folder defines its policy in its ``repair.py``."""
+    selects that backend), of the release ``ruleset`` follows where one is given (an ms-swift 3.x release's leaves out
+    the flags its arguments lack). Every framework folder defines its policy in its ``repair.py``."""
     from .registry import get_framework
 
+    if ruleset is not None and "==" not in framework:
+        framework = f"{framework}=={ruleset.version}"
     return get_framework(framework).repair_policy(values)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
@@ -241,6 +242,31 @@ class SwiftFramework(Framework):
         return [f"--{k}" for k in sorted(normalize_keys(flat)) if k in swift_versions.KEY_RELEASES
                 and not swift_versions.has_key(self.version, k)]
 
+    def repair_policy(self, values: Mapping[str, Value] | None = None):
+        """The class's policy, less the variables whose flag this release's arguments lack (versions.KEY_RELEASES:
+        3.3.1 has no --vllm_mode, --generation_batch_size or --vllm_tensor_parallel_size; 3.10.3 no
+        --num_generations_eval): fix and recommend --from never offer a flag the release's parser refuses."""
+        policy = super().repair_policy(values)
+        if self.releases is not swift_versions or self.version == swift_versions.NEWEST:
+            return policy  # ms-swift's newest, its Megatron path and TRL (their own policies)
+        lacks = {n for n in (*policy.rules, *policy.memory) if not self._release_has(n)}
+        return replace(policy, rules=tuple(n for n in policy.rules if n not in lacks),
+                       memory=tuple(n for n in policy.memory if n not in lacks),
+                       ranks={n: r for n, r in policy.ranks.items() if n not in lacks}) if lacks else policy
+
+    def _legacy_layout(self) -> bool:
+        """Whether this is an ms-swift release without --vllm_mode (3.2-3.4: versions.legacy_layout); never TRL's."""
+        return self.releases is swift_versions and swift_versions.legacy_layout(self.version)
+
+    def _release_has(self, name: str) -> bool:
+        """Whether this release's arguments take the flag of variable ``name`` (as a server's ``rollout.X`` or a
+        ``(X is set)`` switch: X's); always for a class that follows other releases (TRL)."""
+        spec = self.ruleset.variables.get(name)
+        if spec is None or self.releases is not swift_versions:
+            return True
+        flag = spec.key.strip("()").split(" ")[0].removeprefix("rollout.")
+        return flag not in swift_versions.KEY_RELEASES or swift_versions.has_key(self.version, flag)
+
     def doc_appendix(self) -> str:
         return docs.versions_markdown() if not self.megatron and self.version == swift_versions.NEWEST else ""
 
@@ -320,7 +346,7 @@ class SwiftFramework(Framework):
         num_infer_workers and the visible GPUs (legacy_vllm_layout), 3.5-3.10 by the host (server with
         --vllm_server_host or --vllm_server_base_url, else colocate: RLHFArguments._init_grpo / _init_rollout
         overwrite vllm_mode), 3.11 on as given (versions.py)."""
-        if swift_versions.legacy_layout(self.version):
+        if self._legacy_layout():
             return legacy_vllm_layout(values, flat, always=True)
         if swift_versions.mode_follows_host(self.version) and values.get("use_vllm"):
             return {"vllm_mode_given": True, "vllm_server": bool(values.get("server_host_given"))}
@@ -406,9 +432,13 @@ class SwiftFramework(Framework):
         out.append(self._flag("rlhf_type", extra.pop("rlhf_type", "grpo")))
         specs = self.ruleset.variables
         for name in self.EXPORT_ORDER:
-            if name in solution and self._exported(name, solution):
+            if name in solution and self._exported(name, solution) and self._release_has(name):
                 out.append(self._flag(specs[name].key, solution[name]))
-        if solution.get("use_vllm") and solution.get("vllm_mode_given"):
+        if solution.get("use_vllm") and self._legacy_layout():
+            # 3.2-3.4: no --vllm_mode; num_infer_workers places the engine (space: colocated on the node's GPUs)
+            if not solution.get("server_host_given") and solution.get("num_infer_workers") is not None:
+                out.append(self._flag("num_infer_workers", solution["num_infer_workers"]))
+        elif solution.get("use_vllm") and solution.get("vllm_mode_given"):
             out.append(self._flag("vllm_mode", "server" if solution.get("vllm_server") else "colocate"))
             if solution.get("vllm_server"):
                 extra.setdefault("vllm_server_host", "ROLLOUT_HOST")
@@ -548,6 +578,11 @@ class SwiftFramework(Framework):
         native: dict[str, Any] = {"rlhf_type": "grpo", **(ALGORITHMS[algo] if scenario.algorithm else {}),
                                   "use_vllm": True, "vllm_mode": "colocate",
                                   "num_generations": scenario.n if scenario.n is not None else 8}
+        if self._legacy_layout():
+            # 3.2-3.4 have no --vllm_mode: the engine is colocated where num_infer_workers equals the node's GPUs
+            # (their GRPO examples: NPROC_PER_NODE=8 with --num_infer_workers 8), rlhf_args.py _check_grpo
+            del native["vllm_mode"]
+            native["num_infer_workers"] = scenario.per_node
         fixed = normalize_keys(scenario.fixed)
         native.update(fixed)
         native.setdefault("NPROC_PER_NODE", scenario.per_node)
@@ -575,7 +610,7 @@ class SwiftFramework(Framework):
             user_set.add(spec.name)
         per_node, total = scenario.per_node, scenario.total_gpus
         for name, values in self.default_search(per_node, total, model).items():
-            if name not in user_set and values:
+            if name not in user_set and values and self._release_has(name):
                 domains[name] = list(values)
         kept = scenario.kept_totals.get("opt_batch")
         if kept and by_key[ACCUMULATION].name not in user_set:  # the accumulations that reach the kept total

@@ -38,6 +38,7 @@ some releases have (``KEY_RELEASES``).
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import Mapping
 
 from ...release_numbers import release_numbers
@@ -148,6 +149,16 @@ def _trainer_batch_rule(batch: str, shown: str, what: str, from_two: bool = Fals
     )
 
 
+# The whole job's GPU count (4.6.0's swift.gpus.budget, cited to RolloutArguments._check_device_count, which 3.3.1 and
+# 3.4.0 do not have): torchrun's training ranks plus an external server's engines. In async mode the trainer's own
+# engines are counted by _check_grpo's "Async mode requires total GPUs" (swift.legacy.async_device_count), which
+# implies it: the budget is not said twice, in 4.6.0's words of a `swift rollout` server.
+_BUDGET = next(r for r in R.RULESET.rules if r.id == "swift.gpus.budget")
+BUDGET_3 = replace(
+    _BUDGET, when=_BUDGET.when & ~(LEGACY & ~COLOCATED),
+    source="the job's GPUs: torchrun needs one per training rank, an external vLLM server (--vllm_server_host) its "
+           "tensor_parallel_size*data_parallel_size of its own (3.3.1 and 3.4.0 check no device count for it)")
+
 V340 = Pack(
     "3.4.0", "3.10.3",
     drop=GEN_RULES | {"swift.args.num_generations_at_least_two", "swift.args.async_generate_needs_server",
@@ -156,6 +167,7 @@ V340 = Pack(
     rules=(
         _trainer_batch_rule("opt_batch", "{W} x {per_device_train_batch_size} x {gradient_accumulation_steps} = "
                             "{opt_batch}", "effective train batch size"),
+        BUDGET_3,
         Rule(
             "swift.trainer.eval_batch_divisible_by_num_generations",
             divides(G, IntVar("eval_batch")),
