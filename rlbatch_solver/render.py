@@ -839,7 +839,7 @@ def print_host_unfit(console: Console, host: HostReport) -> None:
                   f"at {host.when}:",
                   markup=False, highlight=False)
     for term, gib in sorted(host.terms_gib.items(), key=lambda kv: -kv[1]):
-        console.print(f"    {term}: {gib:.1f} GiB", markup=False, highlight=False)
+        console.print(f"    {host.label(term)}: {gib:.1f} GiB", markup=False, highlight=False)
     console.print("  what would help: " + "; ".join(host_helps(host)), markup=False, highlight=False)
 
 
