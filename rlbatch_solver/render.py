@@ -832,7 +832,7 @@ def print_host_unfit(console: Console, host: HostReport) -> None:
                   f"at {host.when}:",
                   markup=False, highlight=False)
     for term, gib in sorted(host.terms_gib.items(), key=lambda kv: -kv[1]):
-        console.print(f"    {term}: {gib:.1f} GiB", markup=False, highlight=False)
+        console.print(f"    {host.label(term)}: {gib:.1f} GiB", markup=False, highlight=False)
     console.print("  what would help: " + "; ".join(host_helps(host)), markup=False, highlight=False)
 
 
@@ -1100,8 +1100,8 @@ def print_explain(console: Console, report: ExplainReport) -> None:
 
         fws = sorted({p.framework for p in all_patterns()})
         console.print("[yellow]No known message matched.[/] We map the batch-size and parallelism errors of: "
-                      + ", ".join(fws) + ", and out-of-memory messages (CUDA, vLLM's and SGLang's KV cache, Ray's "
-                      "node memory). Paste the line with the numbers, or run `rlbatch check` on the config.")
+                      + ", ".join(fws) + ", and out-of-memory messages (CUDA, NCCL's and cuBLAS's, vLLM's and "
+                      "SGLang's KV cache, Ray's node memory). Paste the line with the numbers, or run `rlbatch check` on the config.")
         return
     if getattr(report, "oom", None) is not None:
         print_oom(console, report.oom)

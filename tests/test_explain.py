@@ -207,3 +207,19 @@ def test_a_yaml_config_or_a_missing_script_after_the_message_is_read_as_check_re
     assert "ppo_micro_batch_size_per_gpu=16" in out.stdout
     missing = run("explain", line, "--", str(tmp_path / "run_typo.sh"))
     assert missing.returncode == 2 and "' does not exist" in missing.stderr, missing.stderr
+
+
+@pytest.mark.parametrize("message, kept, left", [
+    ("ValueError: train_batch_size (32) must be >= actor.ppo_mini_batch_size (64)",
+     "verl.actor.mini_le_train", "verl.critic.mini_le_train"),
+    ("ValueError: train_batch_size (32) must be >= critic.ppo_mini_batch_size (64)",
+     "verl.critic.mini_le_train", "verl.actor.mini_le_train"),
+    ("ValueError: [actor] You have set both 'actor.ppo_micro_batch_size' AND 'actor.ppo_micro_batch_size_per_gpu'.",
+     "verl.actor.micro_exactly_one", "verl.critic.micro_exactly_one"),
+    ("[rollout] Please set at least one of 'rollout.log_prob_micro_batch_size' or "
+     "'rollout.log_prob_micro_batch_size_per_gpu' if use_dynamic_bsz is not enabled.",
+     "verl.rollout.logprob_micro_exactly_one", "verl.ref.logprob_micro_exactly_one"),
+])
+def test_a_message_naming_its_section_lists_only_that_sections_rules(message, kept, left):
+    ids = [r.rule for r in explain(message).rules]
+    assert kept in ids and left not in ids

@@ -12,12 +12,13 @@ import yaml
 import rlbatch_solver as rb
 from clirun import run
 from rlbatch_solver.commands.explain_oom import infer_gpu, read_oom
-from rlbatch_solver.frameworks.oom_text import CUDA_OOM, KV_NONE, KV_SHORT, RAY_NODE, parse_oom
+from rlbatch_solver.frameworks.oom_text import CUDA_OOM, KV_NONE, KV_SHORT, LIBRARY_OOM, RAY_NODE, parse_oom
 
 MESSAGES = yaml.safe_load((Path(__file__).parent / "data" / "oom_messages.yaml").read_text())
 KINDS = {"cuda_oom": CUDA_OOM, "vllm_no_kv_blocks": KV_NONE, "vllm_max_len_gt_kv": KV_SHORT,
          "vllm_util_gt_free": "engine_util_above_free", "sglang_not_enough": "sglang_not_enough_memory",
-         "ray_node_oom": RAY_NODE, "host_killed": "host_killed"}
+         "ray_node_oom": RAY_NODE, "host_killed": "host_killed", "nccl_oom": LIBRARY_OOM,
+         "cublas_alloc_failed": LIBRARY_OOM}
 
 # the README's "Will it OOM?" example
 README_CONFIG = ["data.train_batch_size=64", "data.max_prompt_length=880", "data.max_response_length=1280",
@@ -214,3 +215,18 @@ def test_an_oom_in_a_phase_we_called_tight_is_no_miss_and_its_fix_moves_that_pha
     assert "it needed the 75.0 GiB usable and the 2.50 GiB it asked for" in out.stdout
     paste = next(line for line in out.stdout.splitlines() if "paste over yours:" in line)
     assert "actor_rollout_ref.model.use_remove_padding=True" in paste, out.stdout
+
+
+@pytest.mark.parametrize("message", [
+    "TENCENT64:47604:53083 [0] include/alloc.h:103 NCCL WARN Cuda failure 2 'out of memory'",
+    "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+])
+def test_nccls_and_cublass_out_of_memory_are_explained_as_a_full_gpu_without_sizes(message):
+    """NCCL's and cuBLAS's own allocations fail once torch's caching allocator holds the whole GPU (Megatron-LM
+    #1509): a GPU out-of-memory, said as one outside torch's allocator, with no capacity or sizes read."""
+    msg = parse_oom(message)
+    assert msg is not None and msg.kind == LIBRARY_OOM and msg.numbers == {} and msg.gpu_memory
+    out = run("explain", message)
+    assert out.returncode == 0 and "No known message matched" not in out.stdout
+    assert "out of memory" in out.stdout and "caching allocator)" not in out.stdout
+    assert "numbers in the message" not in out.stdout and "inferred from the message" not in out.stdout

@@ -162,3 +162,24 @@ def test_an_answer_on_fewer_gpus_than_named_is_judged_against_the_named_nodes_ra
     assert report.host.fits
     spec = prepare(report.scenario).spec
     assert host_check(spec, report.best.values, report.gpu.name, None).ram_gib < report.host.ram_gib
+
+
+FRAMEWORK_NAMES = {"verl": "verl", "openrlhf": "OpenRLHF", "easyr1": "EasyR1", "swift": "ms-swift", "trl": "TRL",
+                   "unsloth": "Unsloth"}
+
+
+def test_the_host_terms_printed_for_a_framework_name_no_other_framework():
+    """A term's name says where the bytes come from in the framework it is printed for: ms-swift's sleeping vLLM
+    engine is 'vLLM sleep level 1', not verl 0.1-0.2's copy; verl's Ray driver is its TaskRunner, not OpenRLHF's or
+    EasyR1's trainer loop."""
+    for framework in ("swift", "verl", "easyr1"):
+        proc = run("recommend", "--framework", framework, "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b",
+                   "--json")
+        assert proc.returncode == 0, proc.stderr
+        terms = " | ".join(json.loads(proc.stdout)["host_memory"]["terms_gib"])
+        others = [name for fw, name in FRAMEWORK_NAMES.items() if fw != framework and name in terms]
+        assert not others, f"{framework}: {terms}"
+        if framework == "swift":
+            assert "vLLM sleep level 1" in terms
+        if framework == "verl":
+            assert "verl's TaskRunner" in terms

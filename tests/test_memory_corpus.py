@@ -920,7 +920,9 @@ def test_the_head_node_holds_the_ray_driver_beside_the_workers():
     1 TB it ran). The ranks alone came to 89 GiB, under Ray's 0.95 line; the head node also runs the trainer loop's
     process (verl's TaskRunner, which #3453's memory list names). The torchrun stacks have none."""
     oom, ran = _check("verl_224_qwen_7b_8xa800_96g_ram"), _check("verl_224_qwen_7b_8xa800_1tb_ram")
-    assert oom.host.steady["Ray driver process (verl's TaskRunner, OpenRLHF's and EasyR1's trainer loop)"] > 0
+    from rlbatch_solver.costmodel.host import T_DRIVER
+
+    assert oom.host.steady[T_DRIVER] > 0 and oom.host.label(T_DRIVER) == "Ray driver process (verl's TaskRunner)"
     assert oom.host.fits is False and ran.host.fits is True
     trl = _check("trl_3456_qwen3_4b_grpo_1xa100_80gb")
     assert not any("Ray driver" in t for t in trl.host.steady)
@@ -942,6 +944,7 @@ def test_verl_0_2_keeps_the_engines_weights_and_swap_space_in_host_ram_whatever_
     r = _check(name)
     assert 55 < r.host.steady[T_ENGINE] / GIB < 58
     assert r.host.steady[T_SWAP] == 4 * 28 * 256 * 2**20
+    assert r.host.label(T_ENGINE).endswith("(verl 0.1-0.2's CPU copy)")  # not vLLM's sleep: the bundled vLLM's own
     c = _case(name)
     import rlbatch_solver as rb
 

@@ -228,6 +228,20 @@ def test_a_body_over_the_cap_is_refused_with_413():
         assert status == 413
 
 
+def test_a_negative_content_length_is_a_bad_request_naming_the_header(url):
+    import http.client
+    from urllib.parse import urlsplit
+
+    conn = http.client.HTTPConnection(urlsplit(url).netloc, timeout=30)
+    conn.putrequest("POST", "/sweep")
+    conn.putheader("Content-Length", "-5")
+    conn.endheaders()
+    resp = conn.getresponse()
+    page = resp.read().decode("utf-8")
+    conn.close()
+    assert resp.status == 400 and "Content-Length" in page and "-5" in page and "more than" not in page
+
+
 def test_a_request_past_the_time_cap_gets_an_error_page():
     with running(Settings(limits=Limits(timeout_s=0.01))) as base:
         status, page = fetch(base + "/?" + urlencode({"action": "check", "gpus": 4, "config": readme_failing_config()}))
@@ -246,6 +260,19 @@ def test_sweep_results_as_the_command_lines_table_and_pictures(url):
     assert status == 200 and 'id="heatmap"' in page and 'id="memory-plot"' in page and "data:image/png;base64," in page
     status, page = fetch(url + "/sweep", data=urlencode({"results": "not json"}).encode())
     assert status == 400 and "no result lines" in page
+
+
+def test_a_results_file_posted_as_the_whole_body_is_summarized(url):
+    pytest.importorskip("matplotlib")
+    results = (ROOT / "docs/examples/grid-qwen2.5-7b-grpo.results.jsonl").read_text()
+    status, page = fetch(url + "/sweep", data=results.encode())
+    assert status == 200 and 'id="heatmap"' in page and "data:image/png;base64," in page
+
+
+def test_a_post_to_sweep_without_the_results_field_is_an_error_naming_it(url):
+    status, page = fetch(url + "/sweep", data=urlencode({"result": '{"a": 1}'}).encode())
+    text = html.unescape(page)
+    assert status == 400 and 'id="error"' in page and "no 'results' field" in text and "Fix:" in text
 
 
 # ----------------------------------------------------------------------------------------------- chart, Space

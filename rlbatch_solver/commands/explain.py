@@ -102,7 +102,7 @@ def explain(
         said = pattern.explain(nums)
         if said and said not in meaning:
             meaning.append(said)
-        for rid in pattern.rules:
+        for rid in pattern.rules_for(nums):
             if rid not in {r.id for r in fw.ruleset.rules}:
                 continue  # e.g. an FSDP-only rule of a verl message, asked about a Megatron config
             r = fw.ruleset.rule(rid)

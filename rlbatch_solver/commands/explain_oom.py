@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ..costmodel.phase import Phase
 from ..catalog.gpus import load_gpu
 from ..frameworks import get_framework
-from ..frameworks.oom_text import (CUDA_OOM, ENGINE_FREE, KILLED, KV_NONE, KV_SHORT, RAY_NODE, SGLANG, OomMessage,
-                                   gpus_with_capacity, parse_oom, phase_of)
+from ..frameworks.oom_text import (CUDA_OOM, ENGINE_FREE, KILLED, KV_NONE, KV_SHORT, LIBRARY_OOM, RAY_NODE, SGLANG,
+                                   OomMessage, gpus_with_capacity, parse_oom, phase_of)
 from ..frameworks.registry import FRAMEWORKS
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 GIB_MIB = 1024
 KIND_TEXT = {
     CUDA_OOM: "CUDA out of memory (torch's caching allocator)",
+    LIBRARY_OOM: "CUDA out of memory in a library's own allocation (NCCL's buffers, cuBLAS's handle), outside torch's "
+                 "caching allocator: the GPU was already full; the message says no sizes",
     KV_NONE: "the inference engine found no memory for its KV cache at start-up",
     KV_SHORT: "the inference engine's KV cache cannot hold one sequence of its max_model_len",
     ENGINE_FREE: "the GPU had less free memory at the engine's start than its gpu_memory_utilization asks for",

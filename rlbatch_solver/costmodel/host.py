@@ -65,8 +65,8 @@ T_LOAD = "checkpoint loaded on the CPU at start-up"
 T_OFF_ACTOR = "actor states offloaded to the CPU"
 T_OFF_CRITIC = "critic states offloaded to the CPU"
 T_OFF_REF = "reference model on the CPU"
-T_ENGINE = "rollout engine's weights in host RAM (vLLM sleep level 1; verl 0.1-0.2's CPU copy)"
-T_DRIVER = "Ray driver process (verl's TaskRunner, OpenRLHF's and EasyR1's trainer loop)"
+T_ENGINE = "rollout engine's weights in host RAM"  # printed with whose copy it is (HostReport.labels)
+T_DRIVER = "Ray driver process"  # printed with the framework's own process (RAY_DRIVERS)
 T_CKPT = "activation checkpoints offloaded to the CPU (Unsloth)"
 T_LOAD_OTHERS = "reference and reward checkpoints loaded on the CPU beside the actor's"
 T_SWAP = "vLLM V0's CPU swap space (pinned KV blocks per GPU worker)"
@@ -85,7 +85,8 @@ PINNED_ROUND_FROM_BYTES = 2**20
 # OpenRLHF's train_ppo_ray.py drives the actor groups from the launching process. It imports torch and the trainer and
 # holds the dataset and each step's batch: priced as one more worker process (HOST_PROCESS_BYTES). torchrun stacks
 # (ms-swift, TRL) have no such process.
-RAY_DRIVER_FRAMEWORKS = frozenset({"verl", "verl-megatron", "openrlhf", "easyr1"})
+RAY_DRIVERS = {"verl": "verl's TaskRunner", "verl-megatron": "verl's TaskRunner",
+               "openrlhf": "OpenRLHF's trainer loop", "easyr1": "EasyR1's Runner"}
 
 # DeepSpeed's ZeRO-Offload host buffers by release (runtime/zero/stage_1_and_2.py DeepSpeedZeroOptimizer.__init__,
 # offload_config.py; the releases holding each change, from the DeepSpeed repository's tags):
@@ -190,6 +191,11 @@ class HostReport:
     save: dict[str, float] = field(default_factory=dict)  # a checkpoint save (empty: the config saves none)
     # the node of a critic with GPUs of its own, beside the actor's node (empty: none): what its workers alone hold
     critic_node: dict[str, float] = field(default_factory=dict)
+    # a term's name as printed for this framework, where it says whose process or copy it is (T_DRIVER, T_ENGINE)
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def label(self, term: str) -> str:
+        return self.labels.get(term, term)
 
     def _states(self) -> dict[str, dict[str, float]]:
         return {"start-up": self.startup, "steady state": self.steady, "first LoRA weight sync": self.first_sync,
@@ -228,12 +234,13 @@ class HostReport:
 
     def largest_terms_text(self, digits: int = 0, k: int = 3) -> str:
         """The largest terms of the peak in words: "actor states offloaded to the CPU 85, ..." (GiB)."""
-        return ", ".join(f"{t} {b:.{digits}f}" for t, b in sorted(self.terms_gib.items(), key=lambda kv: -kv[1])[:k])
+        return ", ".join(f"{self.label(t)} {b:.{digits}f}"
+                         for t, b in sorted(self.terms_gib.items(), key=lambda kv: -kv[1])[:k])
 
     def to_dict(self) -> dict:
         return {"ram_gib": self.ram_gib, "ram_from": self.ram_from, "limit_gib": self.limit_gib,
                 "peak_gib": round(self.peak_gib, 2), "when": self.when, "fits": self.fits,
-                "terms_gib": {t: round(b, 2) for t, b in self.terms_gib.items()}}
+                "terms_gib": {self.label(t): round(b, 2) for t, b in self.terms_gib.items()}}
 
 
 def pinned_bytes(request: float) -> float:
@@ -491,8 +498,10 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
     if layout.other_loads_per_gpu or layout.other_startup_loads:
         rep.startup[T_LOAD_OTHERS] = per_node * layout.other_loads_per_gpu + layout.other_startup_loads
     steady: dict[str, float] = {T_PROC: procs}
-    if framework.split("==")[0] in RAY_DRIVER_FRAMEWORKS:
+    driver = RAY_DRIVERS.get(framework.split("==")[0])
+    if driver:
         rep.startup[T_DRIVER] = steady[T_DRIVER] = HOST_PROCESS_BYTES
+        rep.labels[T_DRIVER] = f"{T_DRIVER} ({driver})"
     # the actor: what is offloaded during its own update (DeepSpeed offload, FSDP2 CPU offload), or while the engine
     # generates (verl's and ms-swift's offload switches move the states out between phases)
     a_param = bool(update.param_offload and update.offload_during_compute) or bool(
@@ -534,6 +543,8 @@ def estimate_host(rollout: Plan, update: Plan, ram_bytes: float | None, ram_from
             1, rollout.rollout_tp) / nodes * pinned
         if layout.engines_asleep_at_load:
             rep.startup[T_ENGINE] = steady[T_ENGINE]
+        whose = "verl 0.1-0.2's CPU copy" if rollout.engine_weights_released else "vLLM sleep level 1"
+        rep.labels[T_ENGINE] = f"{T_ENGINE} ({whose})"
     if layout.engine_swap_per_gpu:
         engines_here = layout.engine_gpus_on_node if layout.engine_gpus_on_node is not None else min(
             per_node, rollout.rollout_gpus or rollout.n_gpus)

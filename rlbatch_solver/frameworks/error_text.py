@@ -36,6 +36,14 @@ class ErrorPattern:
     def match(self, text: str) -> re.Match | None:
         return re.search(self.pattern, text, re.IGNORECASE | re.DOTALL)
 
+    def rules_for(self, numbers: Mapping[str, str]) -> tuple[str, ...]:
+        """The rules a matched message is about: where it names its config section ('who': actor, critic,
+        actor_rollout_ref.rollout, ...) and some of the rules are that section's (the id's second part), those
+        alone; otherwise all of them."""
+        who = str(numbers.get("who", "")).rsplit(".", 1)[-1].lower()
+        own = tuple(rid for rid in self.rules if who and rid.split(".")[1:2] == [who])
+        return own or self.rules
+
     def explain(self, numbers: Mapping[str, str]) -> str:
         """The hint, given the numbers and names picked out of a message ('' without a hint, or without a number
         it needs)."""

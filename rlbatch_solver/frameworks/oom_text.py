@@ -12,6 +12,12 @@ The messages come from the libraries under the frameworks, so one module reads t
   models's max seq len (N), (X GiB KV cache is needed, which is larger than the available KV cache memory (Y GiB)"
   (V1 kv_cache_utils), "Free memory on device ... on startup is less than desired GPU memory utilization" (V1 worker);
 - SGLang's "Not enough memory. Please try to increase --mem-fraction-static";
+- the libraries that allocate outside torch's caching allocator, once it holds the whole GPU (Megatron-LM #1509):
+  NCCL's "NCCL WARN Cuda failure 2 'out of memory'" (src/include/checks.h CUCHECK/CUDACHECK print the CUDA error's
+  number and text: error 2 is CUDA_ERROR_OUT_OF_MEMORY / cudaErrorMemoryAllocation, "out of memory"), and PyTorch's
+  "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`" (aten/src/ATen/cuda/CublasHandlePool.cpp
+  createCublasHandle, through TORCH_CUDABLAS_CHECK in aten/src/ATen/cuda/Exceptions.h; cuBLAS's documentation: the
+  status is "usually caused by a cudaMalloc() failure"). Neither says a size;
 - Ray's memory monitor: "Memory on the node (...) was U GB / T GB (f), which exceeds the memory usage threshold of t";
 - the kernel's OOM killer as launchers report it (exit code -9, SIGKILL).
 
@@ -40,6 +46,7 @@ KV_NONE = "engine_no_kv_blocks"
 KV_SHORT = "engine_kv_shorter_than_max_len"
 ENGINE_FREE = "engine_util_above_free"
 SGLANG = "sglang_not_enough_memory"
+LIBRARY_OOM = "cuda_oom_outside_torch"
 RAY_NODE = "ray_node_oom"
 KILLED = "host_killed"
 
@@ -64,6 +71,7 @@ _ENGINE_FREE = re.compile(r"Free memory on device[^\n]{0,200}?\(?(\d+(?:\.\d+)?)
 # the exception's name alone (a Ray task error wrapping it, a message cut before its numbers, a thread's title)
 _CUDA_NAMED = re.compile(r"OutOfMemoryError\)|torch\.(?:cuda\.)?OutOfMemoryError|(?:CUDA|HIP) out of memory|"
                          r"(?:CUDA|HIP) error: out of memory|\bCUDA OOM\b", re.I)
+_LIBRARY = re.compile(r"Cuda failure (?:\d+ )?'out of memory'|CUBLAS_STATUS_ALLOC_FAILED", re.I)
 _SGLANG = re.compile(r"Not enough memory\.?\s*Please try to increase --mem-fraction-static", re.I)
 _RAY = re.compile(r"Memory on the node.{0,400}?was\s*" + _NUM + r"\s*/\s*" + _NUM + r"\s*\((?P<frac>\d+(?:\.\d+)?)\),?\s*which "
                   r"exceeds the memory usage threshold of (?P<thr>\d+(?:\.\d+)?)", re.I | re.S)
@@ -105,7 +113,7 @@ class OomMessage:
 
 def parse_oom(text: str) -> OomMessage | None:
     """The out-of-memory message in ``text`` (a line, or a whole pasted log), or None."""
-    for parse in (_torch, _engine, _host, _named):
+    for parse in (_torch, _engine, _host, _named, _library):
         found = parse(text)
         if found is not None:
             return found
@@ -139,6 +147,10 @@ def _torch(text: str) -> OomMessage | None:
 
 def _named(text: str) -> OomMessage | None:
     return OomMessage(CUDA_OOM) if _CUDA_NAMED.search(text) else None
+
+
+def _library(text: str) -> OomMessage | None:
+    return OomMessage(LIBRARY_OOM) if _LIBRARY.search(text) else None
 
 
 def _engine(text: str) -> OomMessage | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 from dataclasses import dataclass, field
+from html import escape
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Optional
@@ -53,18 +54,28 @@ class Handler(BaseHTTPRequestHandler):
             f'<p class="error" id="error">error: {what}: more than the {limit:,} bytes this server reads. Fix: '
             "paste less (the launch command alone, or fewer result lines), or run rlbatch on your own machine.</p>"))
 
-    def _body(self) -> Optional[dict]:
-        """The form in a POST body; None when it was refused (too big, or of no length)."""
+    def _body(self) -> Optional[str]:
+        """The text of a POST body; None when it was refused (too big, of no length, or of a negative one)."""
+        header = self.headers.get("Content-Length", "")
         try:
-            length = int(self.headers.get("Content-Length", ""))
+            length = int(header)
         except ValueError:
             self.close_connection = True
             self._send(HTTPStatus.LENGTH_REQUIRED, "a POST needs a Content-Length", "text/plain; charset=utf-8")
             return None
-        if length > self.server.settings.max_body or length < 0:
+        if length < 0:
+            from .page import document
+
+            self.close_connection = True
+            self._send(HTTPStatus.BAD_REQUEST, document(
+                f'<p class="error" id="error">error: the Content-Length header is {escape(header.strip())}: a body\'s '
+                "length is a count of bytes, 0 or more. Fix: send the body's byte count (curl and browsers set it "
+                "themselves when the header is left out of the command).</p>"))
+            return None
+        if length > self.server.settings.max_body:
             self._too_big("the request body")
             return None
-        return parse_qs(self.rfile.read(length).decode("utf-8", "replace"))
+        return self.rfile.read(length).decode("utf-8", "replace")
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
         if not self.server.quiet:
@@ -94,10 +105,22 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         if url.path not in ("/", "/sweep"):
             return self._send(HTTPStatus.NOT_FOUND, "no such page", "text/plain; charset=utf-8")
-        query = self._body()
-        if query is None:
+        body = self._body()
+        if body is None:
             return
-        return self._main(query) if url.path == "/" else self._sweep(query)
+        if url.path == "/":
+            return self._main(parse_qs(body))
+        if _is_results_file(body):  # the results file itself as the body (curl --data-binary @results.jsonl)
+            return self._sweep({"results": [body]})
+        query = parse_qs(body)
+        if body.strip() and "results" not in query:
+            from .page import sweep_page
+
+            return self._send(HTTPStatus.BAD_REQUEST, sweep_page(result={"error": (
+                f"the body sent to /sweep has no 'results' field (it has {_field_names(query)}). Fix: send the "
+                "results file of `rlbatch sweep --out` as the form field 'results' (curl --data-urlencode "
+                "results@results.jsonl), or as the whole body (curl --data-binary @results.jsonl).")}))
+        return self._sweep(query)
 
     def _main(self, query: dict) -> None:
         from .jobs import Job, run
@@ -122,6 +145,20 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(HTTPStatus.OK, sweep_page())
         result = self.server.workers.run(run_sweep, SweepJob(results))
         self._send(result.get("status", 200), sweep_page(results, result))
+
+
+def _is_results_file(body: str) -> bool:
+    """Whether a POST body is a sweep's results file (JSON lines) rather than a form: a form's body starts with
+    a field's name, a results file with an object's brace."""
+    return body.lstrip("\ufeff \t\r\n").startswith("{")
+
+
+def _field_names(query: dict) -> str:
+    names = sorted(query)
+    if not names:
+        return "no field"
+    shown = ", ".join(repr(name[:40]) for name in names[:5])
+    return f"the field{'s' if len(names) > 1 else ''} {shown}{' and more' if len(names) > 5 else ''}"
 
 
 def _solve_time(limits: Limits) -> float:
