@@ -10,15 +10,17 @@ the default profile (verl's default scenario: 57.5 s recommended, 39.3 s checked
 
 from __future__ import annotations
 
+import io
 import shlex
 
 import pytest
+from rich.console import Console
 
 from rlbatch_solver import api
 from rlbatch_solver.commands import entry
 from rlbatch_solver.commands.recommend import best_command, companion_commands
 from rlbatch_solver.frameworks.registry import FRAMEWORKS
-from rlbatch_solver.render import command_text
+from rlbatch_solver.render import command_text, print_recommend
 from rlbatch_solver.scenario import Scenario, default_scenario
 
 
@@ -31,8 +33,10 @@ def _pasted(words: list[str], home: str) -> list[str]:
 def _round_trip(scenario: Scenario, tmp_path) -> None:
     """recommend, then check of what it printed in both forms a user pastes it: saved as the script it is (the
     commands one a line, a server's in the background), and, where it is one command, after ``--`` as the shell
-    passes it on."""
+    passes it on; with the options the answer's check line names (the lengths it was priced at), as a user reads
+    them off it."""
     report = api.recommend(scenario, top=1, time_limit_s=30)
+    lengths = _check_line_options(report)
     assert report.choices, f"{scenario.framework}: no answer"
     first = companion_commands(report)
     script = tmp_path / "run.sh"
@@ -41,8 +45,31 @@ def _round_trip(scenario: Scenario, tmp_path) -> None:
     for pasted in forms:
         _same(report, entry.check(pasted, framework=scenario.framework if "==" in scenario.framework else None,
                                   gpus=None, model=scenario.model, gpu=scenario.gpu, extra_gpus=None, config=None,
-                                  length_fraction=None, calibration=None, mean_prompt_len=None,
-                                  mean_response_len=None, host_mem=None))
+                                  calibration=None, host_mem=None, **lengths))
+
+
+CHECK_OPTIONS = {"--response-profile": ("response_profile", str), "--mean-prompt-len": ("mean_prompt_len", float),
+                 "--mean-response-len": ("mean_response_len", float), "--length-fraction": ("length_fraction", float)}
+
+
+def _printed(report) -> str:
+    console = Console(file=io.StringIO(), record=True, width=200, force_terminal=False)
+    print_recommend(console, report)
+    return console.export_text()
+
+
+def _check_line_options(report) -> dict:
+    """The length options of the answer's ``rlbatch check`` line (None for each it does not name); no line: none."""
+    out = {name: None for name, _ in CHECK_OPTIONS.values()}
+    lines = [line for line in _printed(report).splitlines() if "rlbatch check" in line]
+    if not lines:
+        return out
+    words = shlex.split(lines[0].split("rlbatch check", 1)[1].split(" -- ")[0].split(" run.sh")[0])
+    for flag, value in zip(words, words[1:]):
+        if flag in CHECK_OPTIONS:
+            name, kind = CHECK_OPTIONS[flag]
+            out[name] = kind(value)
+    return out
 
 
 def _same(report, checked) -> None:
@@ -108,3 +135,29 @@ def test_pasting_expands_as_the_shell_does():
                      "trainer.logger=['console']"], "/h")
     assert words == ["python3", "-m", "verl.trainer.main_ppo", "data.train_files=/h/d.parquet",
                      "trainer.logger=['console']"]
+
+
+GIVEN_LENGTHS = {
+    # the user's lengths, given to recommend: the answer says to check at them (not as flags of the command)
+    "verl-lengths": Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-7b", n=8, prompt_length=1024,
+                             response_length=2048, response_profile="math", mean_response_length=900),
+    "openrlhf-lengths": Scenario(framework="openrlhf", gpu="rtx4090", gpus=4, model="qwen2.5-1.5b", n=8,
+                                 prompt_length=880, response_length=1280, mean_prompt_length=300,
+                                 mean_response_length=700),
+    "trl-server-lengths": Scenario(framework="trl", gpu="h100", gpus=8, model="qwen2.5-7b", n=8,
+                                   prompt_length=1024, response_length=2048, response_profile="reasoning",
+                                   fixed={"vllm_mode": "server"}),
+}
+
+
+@pytest.mark.parametrize("case", GIVEN_LENGTHS)
+def test_given_lengths_are_named_on_the_check_line_not_in_the_command(case, tmp_path):
+    scenario = GIVEN_LENGTHS[case]
+    report = api.recommend(scenario, top=1, time_limit_s=30)
+    options = _check_line_options(report)
+    assert options["response_profile"] == scenario.response_profile
+    assert options["mean_prompt_len"] == scenario.mean_prompt_length
+    assert options["mean_response_len"] == scenario.mean_response_length
+    commands = [*companion_commands(report), best_command(report)]
+    assert not any(w.startswith(("--mean-", "--response-profile")) for c in commands for w in c), commands
+    _round_trip(scenario, tmp_path)

@@ -642,6 +642,34 @@ def printed_dataset(scenario: Scenario) -> str:
     return dataset_of({**example, **{str(k).lstrip("-"): v for k, v in scenario.fixed.items()}})
 
 
+def check_options(scenario: Scenario) -> list[str]:
+    """The options of ``rlbatch check`` that price the printed command at the lengths this answer was priced at:
+    the length profile and mean lengths the user gave recommend (flags or scenario file), and a length fraction
+    other than the worst case. The framework's command has no flag for them, so its check must be given them."""
+    out: list[str] = []
+    if scenario.response_profile:
+        out += ["--response-profile", str(scenario.response_profile)]
+    for flag, value in (("--mean-prompt-len", scenario.mean_prompt_length),
+                        ("--mean-response-len", scenario.mean_response_length)):
+        if value is not None:
+            out += [flag, f"{float(value):g}"]
+    if scenario.length_fraction != 1.0:
+        out += ["--length-fraction", f"{float(scenario.length_fraction):g}"]
+    return out
+
+
+def check_line(report: RecommendReport) -> list[str]:
+    """``rlbatch check`` with this answer's GPU, model and the lengths it was priced at (``check_options``), to run on
+    the printed command; [] where it was priced at what the command alone tells check."""
+    sc = report.scenario
+    lengths = check_options(sc)
+    if not lengths:
+        return []
+    model = sc.model if isinstance(sc.model, str) else report.model.name
+    pinned = ["--framework", sc.framework] if "==" in sc.framework else []
+    return ["rlbatch", "check", *pinned, "--gpu", str(sc.gpu), "--model", str(model), *lengths]
+
+
 def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:
     """The keys of --set and --search the release lacks: one its parser refuses would stop the printed command, an
     input error naming the key it likely misspells; a suspected misspelling (a key we do not know, near one we do)
