@@ -161,3 +161,27 @@ def test_given_lengths_are_named_on_the_check_line_not_in_the_command(case, tmp_
     commands = [*companion_commands(report), best_command(report)]
     assert not any(w.startswith(("--mean-", "--response-profile")) for c in commands for w in c), commands
     _round_trip(scenario, tmp_path)
+
+
+def _easyr1_check(words: list[str]):
+    return entry.check(["python3", "-m", "verl.trainer.main", *words], framework="easyr1", gpus=None,
+                       model="qwen2.5-1.5b", gpu="rtx4090", extra_gpus=None, config=None, length_fraction=None,
+                       calibration=None, mean_prompt_len=None, mean_response_len=None, host_mem=None)
+
+
+def test_easyr1_reads_the_data_its_config_file_sets(tmp_path):
+    """EasyR1 takes its data from the ``config=`` file (verl/trainer/main.py merges it under the command line): the
+    published examples/config.yaml trains on hiyouga/math12k (the math profile), a user's file on its own
+    data.train_files, and a data.train_files on the command line wins over either."""
+    example = _easyr1_check(["config=examples/config.yaml", "trainer.n_gpus_per_node=4"]).memory.lengths
+    assert example["profile"] == "math" and "math12k" in example["dataset"]
+    own = tmp_path / "mine.yaml"
+    own.write_text("data:\n  train_files: openai/gsm8k@train\n  max_response_length: 1024\n")
+    assert _easyr1_check([f"config={own}", "trainer.n_gpus_per_node=4"]).memory.lengths["profile"] == "gsm8k"
+    line = _easyr1_check([f"config={own}", "data.train_files=/d/dapo_math.parquet", "trainer.n_gpus_per_node=4"])
+    assert "dapo_math" in line.memory.lengths["dataset"]
+
+
+def test_easyr1_answer_is_priced_at_its_example_data():
+    report = api.recommend(_default_of("easyr1"), top=1, time_limit_s=30)
+    assert report.lengths["profile"] == "math" and "math12k" in report.lengths["dataset"]

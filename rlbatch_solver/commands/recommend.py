@@ -631,15 +631,13 @@ def recommend(
 
 
 def printed_dataset(scenario: Scenario) -> str:
-    """The training data the printed command names, as ``check`` reads it from that command (``lengths.dataset_of``
+    """The training data the printed command names, as ``check`` reads it from that command (``Framework.training_data``
     of its parsed arguments): the user's own (``--set data.train_files=...``), else the framework example's
     (``Framework.example_inputs``, which ``best_command`` prints). Its length profile times the answer, so that the
     command, checked, gets the step time recommend printed ('' where the command names no data)."""
-    from ..costmodel.lengths import dataset_of
-
     fw = get_framework(scenario.framework)
     example, _ = fw.parse(list(fw.example_inputs))
-    return dataset_of({**example, **{str(k).lstrip("-"): v for k, v in scenario.fixed.items()}})
+    return fw.training_data({**example, **{str(k).lstrip("-"): v for k, v in scenario.fixed.items()}})
 
 
 def check_options(scenario: Scenario) -> list[str]:
@@ -718,7 +716,6 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     length profile ``response_profile`` names, else the one its model and training data choose; the node's RAM
     ``host_mem_gib``, None: the GPU type's standard node). ``solver_workers``: CP-SAT threads (the answer does not
     depend on them: ``tie_break``). ``deadline``: as ``recommend``'s."""
-    from ..costmodel.lengths import dataset_of
     from ..deadline import Deadline
 
     deadline = deadline or Deadline(time_limit_s)
@@ -726,7 +723,7 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
                                                   objective=objective, length_fraction=length_fraction)
     scenario.mean_prompt_length, scenario.mean_response_length = mean_lengths
-    scenario.response_profile, scenario.dataset = response_profile, dataset_of(flat) or None
+    scenario.response_profile, scenario.dataset = response_profile, get_framework(framework).training_data(flat) or None
     scenario.host_mem_gib = host_mem_gib
     scenario.validate()
     if calibration is not None:
