@@ -11,6 +11,7 @@ the default profile (verl's default scenario: 57.5 s recommended, 39.3 s checked
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 import shlex
 
 import pytest
@@ -112,6 +113,9 @@ NON_DEFAULT = {
                               response_length=4096, fixed={"data.train_files": "/data/dapo-math-17k.parquet"}),
     "unsloth-one-gpu": Scenario(framework="unsloth", gpu="rtx4090", gpus=1, model="qwen2.5-3b", n=8,
                                 prompt_length=256, response_length=1024),
+    # TRL 1.16 with vLLM off: no flag carries the prompt length, so the answer is priced at check's 512
+    "trl-without-vllm": Scenario(framework="trl", gpu="rtx4090", gpus=4, model="qwen2.5-1.5b", n=8, prompt_length=880,
+                                 response_length=1280, fixed={"use_vllm": False}),
     "swift-server": Scenario(framework="swift", gpu="h100", gpus=8, model="qwen2.5-7b", n=8, prompt_length=1024,
                              response_length=2048, fixed={"vllm_mode": "server"}),
 }
@@ -185,3 +189,17 @@ def test_easyr1_reads_the_data_its_config_file_sets(tmp_path):
 def test_easyr1_answer_is_priced_at_its_example_data():
     report = api.recommend(_default_of("easyr1"), top=1, time_limit_s=30)
     assert report.lengths["profile"] == "math" and "math12k" in report.lengths["dataset"]
+
+
+def test_trl_without_vllm_says_the_prompt_it_priced():
+    """TRL 1.16 with vLLM off has no flag for the prompt length (GRPOConfig has no max_prompt_length since 0.28):
+    the answer is priced at what check reads for its command (cost.DEFAULT_PROMPT), and its header says so."""
+    from rlbatch_solver.frameworks.trl.cost import DEFAULT_PROMPT
+
+    report = api.recommend(NON_DEFAULT["trl-without-vllm"], top=1, time_limit_s=30)
+    assert report.lengths["max_prompt"] == DEFAULT_PROMPT
+    head = _printed(report).split("Best config")[0]
+    assert f"prompt {DEFAULT_PROMPT}," in head.splitlines()[0]
+    assert any("880" in line and "no flag" in line for line in head.splitlines() if line.startswith("note:")), head
+    with_vllm = api.recommend(replace(NON_DEFAULT["trl-without-vllm"], fixed={}), top=1, time_limit_s=30)
+    assert with_vllm.lengths["max_prompt"] == 880  # the engine's max_model_len carries it

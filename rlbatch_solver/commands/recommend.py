@@ -538,6 +538,9 @@ def recommend(
     scenario = search_gpu_counts(scenario)
     if start is None and scenario.dataset is None:
         scenario = replace(scenario, dataset=printed_dataset(scenario) or None)
+    if start is None:  # the lengths as the printed command tells check (a length it has no flag for: check's own)
+        scenario, said = get_framework(scenario.framework).printed_lengths(scenario)
+        key_notes = [*key_notes, *said]
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 

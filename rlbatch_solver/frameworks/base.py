@@ -442,6 +442,12 @@ class Framework(ABC):
 
         return dataset_of(flat)
 
+    def printed_lengths(self, scenario: Any) -> tuple[Any, list[str]]:
+        """The scenario with the lengths its printed command tells ``check`` (where the command has no flag for
+        one, what check assumes for it), and what that changed, for the answer's header; unchanged by default: the
+        command carries the scenario's lengths."""
+        return scenario, []
+
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         """What reading the config assumed or could not read, for ``check`` to print (none by default)."""
         return []
