@@ -6,7 +6,10 @@ the same step time.
 The cases that found it: the printed command names the framework example's data (verl's GSM8K, ms-swift's
 NuminaMath-TIR, TRL's DeepMath-103K, slime's DAPO-Math-17k), whose length profile check prices, while recommend priced
 the default profile (verl's default scenario: 57.5 s recommended, 39.3 s checked); TRL 1.16 has no prompt-length flag
-(check read 512 for the 880 priced); Unsloth's engine was priced at TP 4 where the command runs TP 1."""
+(check read 512 for the 880 priced); Unsloth's engine was priced at TP 4 where the command runs TP 1. Then: lengths
+given to recommend (--mean-response-len 900) that no flag of the command carries, named on the answer's check line;
+EasyR1's data, which its config file sets (examples/config.yaml: math12k), read by both; TRL 1.16 with vLLM off, priced
+at the prompt check reads for its command (512: no flag carries one)."""
 
 from __future__ import annotations
 
