@@ -97,11 +97,9 @@ def make_run(framework: str, args: Sequence[str] | Mapping[str, Any], *, gpu: st
     fw = get_framework(framework)
     flat, _ = read_config(fw, args)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=None)
-    from .costmodel.lengths import dataset_of
-
     g = load_gpu(gpu)
     return Run(fw.name, g.name, card.name, dict(values), fw.cost_spec(card, g), prompt_mean, response_mean,
-               dataset=dataset_of(flat), response_profile=response_profile)
+               dataset=fw.training_data(flat), response_profile=response_profile)
 
 
 # ----------------------------------------------------------------------------- the fit

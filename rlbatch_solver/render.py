@@ -684,6 +684,7 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         console.print(f"\n[bold green]Best config[/], as a command to run (data and reward: "
                       f"{escape(fw.example_inputs_source)}{data}):")
         print_command(console, best_command(report))
+    _print_check_line(console, report)
     if verbose:
         _recommend_details(console, report)
     if best.waste:
@@ -706,6 +707,22 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
     if not verbose:
         console.print("details (YAML copy, memory and time per phase, lengths assumed, error bars): --verbose",
                       markup=False, highlight=False)
+
+
+def _print_check_line(console: Console, report: RecommendReport) -> None:
+    """How to check the answer at the lengths it was priced at (recommend.check_line): the options go to check, the
+    command above stays the framework's."""
+    from .commands.recommend import check_line, companion_commands
+
+    words = check_line(report)
+    if not words:
+        return
+    line = " ".join(shell_word(w) for w in words)
+    target = ("<your script>" if report.start is not None else
+              "run.sh  (the commands above, saved as a script)" if companion_commands(report) else
+              "-- <the command above>")
+    console.print(f"check it at the lengths it was priced at (the command has no flag for them): {line} {target}",
+                  markup=False, highlight=False, soft_wrap=True)
 
 
 def print_placement(console: Console, summary: PlacementSummary) -> None:
@@ -899,7 +916,7 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
 
 
 def recommend_dict(report: RecommendReport) -> dict[str, Any]:
-    from .commands.recommend import best_command, companion_commands
+    from .commands.recommend import best_command, check_line, companion_commands
 
     from .costmodel.accuracy import error_bars_dict
     from .frameworks import get_framework
@@ -942,6 +959,8 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         # the best config as a whole command (its start words, then one argument each), without the user's script
         "command": [] if report.start is not None else best_command(report),
         "start_first": [] if report.start is not None else companion_commands(report),
+        # rlbatch check with the lengths the answer was priced at (the command has no flag for them), to run on it
+        "check": check_line(report),
         "conflict": report.conflict.ids if report.conflict else None,
         "memory_floor_mib": {k: {"least": a, "capacity": b} for k, (a, b) in report.memory_floor.items()},
         "error_bars": error_bars_dict(report.framework),

@@ -6,19 +6,25 @@ the same step time.
 The cases that found it: the printed command names the framework example's data (verl's GSM8K, ms-swift's
 NuminaMath-TIR, TRL's DeepMath-103K, slime's DAPO-Math-17k), whose length profile check prices, while recommend priced
 the default profile (verl's default scenario: 57.5 s recommended, 39.3 s checked); TRL 1.16 has no prompt-length flag
-(check read 512 for the 880 priced); Unsloth's engine was priced at TP 4 where the command runs TP 1."""
+(check read 512 for the 880 priced); Unsloth's engine was priced at TP 4 where the command runs TP 1. Then: lengths
+given to recommend (--mean-response-len 900) that no flag of the command carries, named on the answer's check line;
+EasyR1's data, which its config file sets (examples/config.yaml: math12k), read by both; TRL 1.16 with vLLM off, priced
+at the prompt check reads for its command (512: no flag carries one)."""
 
 from __future__ import annotations
 
+import io
+from dataclasses import replace
 import shlex
 
 import pytest
+from rich.console import Console
 
 from rlbatch_solver import api
 from rlbatch_solver.commands import entry
 from rlbatch_solver.commands.recommend import best_command, companion_commands
 from rlbatch_solver.frameworks.registry import FRAMEWORKS
-from rlbatch_solver.render import command_text
+from rlbatch_solver.render import command_text, print_recommend
 from rlbatch_solver.scenario import Scenario, default_scenario
 
 
@@ -31,8 +37,10 @@ def _pasted(words: list[str], home: str) -> list[str]:
 def _round_trip(scenario: Scenario, tmp_path) -> None:
     """recommend, then check of what it printed in both forms a user pastes it: saved as the script it is (the
     commands one a line, a server's in the background), and, where it is one command, after ``--`` as the shell
-    passes it on."""
+    passes it on; with the options the answer's check line names (the lengths it was priced at), as a user reads
+    them off it."""
     report = api.recommend(scenario, top=1, time_limit_s=30)
+    lengths = _check_line_options(report)
     assert report.choices, f"{scenario.framework}: no answer"
     first = companion_commands(report)
     script = tmp_path / "run.sh"
@@ -41,8 +49,31 @@ def _round_trip(scenario: Scenario, tmp_path) -> None:
     for pasted in forms:
         _same(report, entry.check(pasted, framework=scenario.framework if "==" in scenario.framework else None,
                                   gpus=None, model=scenario.model, gpu=scenario.gpu, extra_gpus=None, config=None,
-                                  length_fraction=None, calibration=None, mean_prompt_len=None,
-                                  mean_response_len=None, host_mem=None))
+                                  calibration=None, host_mem=None, **lengths))
+
+
+CHECK_OPTIONS = {"--response-profile": ("response_profile", str), "--mean-prompt-len": ("mean_prompt_len", float),
+                 "--mean-response-len": ("mean_response_len", float), "--length-fraction": ("length_fraction", float)}
+
+
+def _printed(report) -> str:
+    console = Console(file=io.StringIO(), record=True, width=200, force_terminal=False)
+    print_recommend(console, report)
+    return console.export_text()
+
+
+def _check_line_options(report) -> dict:
+    """The length options of the answer's ``rlbatch check`` line (None for each it does not name); no line: none."""
+    out = {name: None for name, _ in CHECK_OPTIONS.values()}
+    lines = [line for line in _printed(report).splitlines() if "rlbatch check" in line]
+    if not lines:
+        return out
+    words = shlex.split(lines[0].split("rlbatch check", 1)[1].split(" -- ")[0].split(" run.sh")[0])
+    for flag, value in zip(words, words[1:]):
+        if flag in CHECK_OPTIONS:
+            name, kind = CHECK_OPTIONS[flag]
+            out[name] = kind(value)
+    return out
 
 
 def _same(report, checked) -> None:
@@ -85,6 +116,9 @@ NON_DEFAULT = {
                               response_length=4096, fixed={"data.train_files": "/data/dapo-math-17k.parquet"}),
     "unsloth-one-gpu": Scenario(framework="unsloth", gpu="rtx4090", gpus=1, model="qwen2.5-3b", n=8,
                                 prompt_length=256, response_length=1024),
+    # TRL 1.16 with vLLM off: no flag carries the prompt length, so the answer is priced at check's 512
+    "trl-without-vllm": Scenario(framework="trl", gpu="rtx4090", gpus=4, model="qwen2.5-1.5b", n=8, prompt_length=880,
+                                 response_length=1280, fixed={"use_vllm": False}),
     "swift-server": Scenario(framework="swift", gpu="h100", gpus=8, model="qwen2.5-7b", n=8, prompt_length=1024,
                              response_length=2048, fixed={"vllm_mode": "server"}),
 }
@@ -108,3 +142,67 @@ def test_pasting_expands_as_the_shell_does():
                      "trainer.logger=['console']"], "/h")
     assert words == ["python3", "-m", "verl.trainer.main_ppo", "data.train_files=/h/d.parquet",
                      "trainer.logger=['console']"]
+
+
+GIVEN_LENGTHS = {
+    # the user's lengths, given to recommend: the answer says to check at them (not as flags of the command)
+    "verl-lengths": Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-7b", n=8, prompt_length=1024,
+                             response_length=2048, response_profile="math", mean_response_length=900),
+    "openrlhf-lengths": Scenario(framework="openrlhf", gpu="rtx4090", gpus=4, model="qwen2.5-1.5b", n=8,
+                                 prompt_length=880, response_length=1280, mean_prompt_length=300,
+                                 mean_response_length=700),
+    "trl-server-lengths": Scenario(framework="trl", gpu="h100", gpus=8, model="qwen2.5-7b", n=8,
+                                   prompt_length=1024, response_length=2048, response_profile="reasoning",
+                                   fixed={"vllm_mode": "server"}),
+}
+
+
+@pytest.mark.parametrize("case", GIVEN_LENGTHS)
+def test_given_lengths_are_named_on_the_check_line_not_in_the_command(case, tmp_path):
+    scenario = GIVEN_LENGTHS[case]
+    report = api.recommend(scenario, top=1, time_limit_s=30)
+    options = _check_line_options(report)
+    assert options["response_profile"] == scenario.response_profile
+    assert options["mean_prompt_len"] == scenario.mean_prompt_length
+    assert options["mean_response_len"] == scenario.mean_response_length
+    commands = [*companion_commands(report), best_command(report)]
+    assert not any(w.startswith(("--mean-", "--response-profile")) for c in commands for w in c), commands
+    _round_trip(scenario, tmp_path)
+
+
+def _easyr1_check(words: list[str]):
+    return entry.check(["python3", "-m", "verl.trainer.main", *words], framework="easyr1", gpus=None,
+                       model="qwen2.5-1.5b", gpu="rtx4090", extra_gpus=None, config=None, length_fraction=None,
+                       calibration=None, mean_prompt_len=None, mean_response_len=None, host_mem=None)
+
+
+def test_easyr1_reads_the_data_its_config_file_sets(tmp_path):
+    """EasyR1 takes its data from the ``config=`` file (verl/trainer/main.py merges it under the command line): the
+    published examples/config.yaml trains on hiyouga/math12k (the math profile), a user's file on its own
+    data.train_files, and a data.train_files on the command line wins over either."""
+    example = _easyr1_check(["config=examples/config.yaml", "trainer.n_gpus_per_node=4"]).memory.lengths
+    assert example["profile"] == "math" and "math12k" in example["dataset"]
+    own = tmp_path / "mine.yaml"
+    own.write_text("data:\n  train_files: openai/gsm8k@train\n  max_response_length: 1024\n")
+    assert _easyr1_check([f"config={own}", "trainer.n_gpus_per_node=4"]).memory.lengths["profile"] == "gsm8k"
+    line = _easyr1_check([f"config={own}", "data.train_files=/d/dapo_math.parquet", "trainer.n_gpus_per_node=4"])
+    assert "dapo_math" in line.memory.lengths["dataset"]
+
+
+def test_easyr1_answer_is_priced_at_its_example_data():
+    report = api.recommend(_default_of("easyr1"), top=1, time_limit_s=30)
+    assert report.lengths["profile"] == "math" and "math12k" in report.lengths["dataset"]
+
+
+def test_trl_without_vllm_says_the_prompt_it_priced():
+    """TRL 1.16 with vLLM off has no flag for the prompt length (GRPOConfig has no max_prompt_length since 0.28):
+    the answer is priced at what check reads for its command (cost.DEFAULT_PROMPT), and its header says so."""
+    from rlbatch_solver.frameworks.trl.cost import DEFAULT_PROMPT
+
+    report = api.recommend(NON_DEFAULT["trl-without-vllm"], top=1, time_limit_s=30)
+    assert report.lengths["max_prompt"] == DEFAULT_PROMPT
+    head = _printed(report).split("Best config")[0]
+    assert f"prompt {DEFAULT_PROMPT}," in head.splitlines()[0]
+    assert any("880" in line and "no flag" in line for line in head.splitlines() if line.startswith("note:")), head
+    with_vllm = api.recommend(replace(NON_DEFAULT["trl-without-vllm"], fixed={}), top=1, time_limit_s=30)
+    assert with_vllm.lengths["max_prompt"] == 880  # the engine's max_model_len carries it

@@ -15,7 +15,7 @@ from ..frameworks import Framework, get_framework
 from ..frameworks.key_names import UnknownKey, findings
 from ..rules.base import RuleSet, Value, Violation
 from ..rules.ids import memory_rule_id
-from ..costmodel.lengths import dataset_of, named
+from ..costmodel.lengths import named
 from ..scenario import check_length_fraction, check_mean_lengths
 from .common import Upgrade, framework_for, read_inputs, read_config, upgrade_check
 
@@ -258,7 +258,7 @@ def check(
     if gpu and card is not None:
         ruleset, memory, host = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,
                                              (mean_prompt_len, mean_response_len, mean_lengths_from), host_mem_gib,
-                                             (response_profile, dataset_of(flat)))
+                                             (response_profile, fw.training_data(flat)))
     elif gpu or card is not None:
         notes.append(half_given_note(bool(gpu)))
     else:

@@ -538,6 +538,9 @@ def recommend(
     scenario = search_gpu_counts(scenario)
     if start is None and scenario.dataset is None:
         scenario = replace(scenario, dataset=printed_dataset(scenario) or None)
+    if start is None:  # the lengths as the printed command tells check (a length it has no flag for: check's own)
+        scenario, said = get_framework(scenario.framework).printed_lengths(scenario)
+        key_notes = [*key_notes, *said]
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
@@ -631,15 +634,41 @@ def recommend(
 
 
 def printed_dataset(scenario: Scenario) -> str:
-    """The training data the printed command names, as ``check`` reads it from that command (``lengths.dataset_of``
+    """The training data the printed command names, as ``check`` reads it from that command (``Framework.training_data``
     of its parsed arguments): the user's own (``--set data.train_files=...``), else the framework example's
     (``Framework.example_inputs``, which ``best_command`` prints). Its length profile times the answer, so that the
     command, checked, gets the step time recommend printed ('' where the command names no data)."""
-    from ..costmodel.lengths import dataset_of
-
     fw = get_framework(scenario.framework)
     example, _ = fw.parse(list(fw.example_inputs))
-    return dataset_of({**example, **{str(k).lstrip("-"): v for k, v in scenario.fixed.items()}})
+    return fw.training_data({**example, **{str(k).lstrip("-"): v for k, v in scenario.fixed.items()}})
+
+
+def check_options(scenario: Scenario) -> list[str]:
+    """The options of ``rlbatch check`` that price the printed command at the lengths this answer was priced at:
+    the length profile and mean lengths the user gave recommend (flags or scenario file), and a length fraction
+    other than the worst case. The framework's command has no flag for them, so its check must be given them."""
+    out: list[str] = []
+    if scenario.response_profile:
+        out += ["--response-profile", str(scenario.response_profile)]
+    for flag, value in (("--mean-prompt-len", scenario.mean_prompt_length),
+                        ("--mean-response-len", scenario.mean_response_length)):
+        if value is not None:
+            out += [flag, f"{float(value):g}"]
+    if scenario.length_fraction != 1.0:
+        out += ["--length-fraction", f"{float(scenario.length_fraction):g}"]
+    return out
+
+
+def check_line(report: RecommendReport) -> list[str]:
+    """``rlbatch check`` with this answer's GPU, model and the lengths it was priced at (``check_options``), to run on
+    the printed command; [] where it was priced at what the command alone tells check."""
+    sc = report.scenario
+    lengths = check_options(sc)
+    if not lengths:
+        return []
+    model = sc.model if isinstance(sc.model, str) else report.model.name
+    pinned = ["--framework", sc.framework] if "==" in sc.framework else []
+    return ["rlbatch", "check", *pinned, "--gpu", str(sc.gpu), "--model", str(model), *lengths]
 
 
 def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:
@@ -690,7 +719,6 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     length profile ``response_profile`` names, else the one its model and training data choose; the node's RAM
     ``host_mem_gib``, None: the GPU type's standard node). ``solver_workers``: CP-SAT threads (the answer does not
     depend on them: ``tie_break``). ``deadline``: as ``recommend``'s."""
-    from ..costmodel.lengths import dataset_of
     from ..deadline import Deadline
 
     deadline = deadline or Deadline(time_limit_s)
@@ -698,7 +726,7 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
                                                   objective=objective, length_fraction=length_fraction)
     scenario.mean_prompt_length, scenario.mean_response_length = mean_lengths
-    scenario.response_profile, scenario.dataset = response_profile, dataset_of(flat) or None
+    scenario.response_profile, scenario.dataset = response_profile, get_framework(framework).training_data(flat) or None
     scenario.host_mem_gib = host_mem_gib
     scenario.validate()
     if calibration is not None:

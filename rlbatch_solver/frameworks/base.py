@@ -435,6 +435,19 @@ class Framework(ABC):
         given = tuple(str(k) for k in self.normalize(flat) if not str(k).startswith(("+", "__")))
         return KeyList(given, frozenset(known), complete=False, flags=self.syntax == "flags")
 
+    def training_data(self, flat: Mapping[str, Any]) -> str:
+        """The training data a parsed config trains on (``lengths.dataset_of`` of its keys; '' if it names none):
+        it chooses the length profile a step time assumes. Frameworks whose config file holds it override this."""
+        from ..costmodel.lengths import dataset_of
+
+        return dataset_of(flat)
+
+    def printed_lengths(self, scenario: Any) -> tuple[Any, list[str]]:
+        """The scenario with the lengths its printed command tells ``check`` (where the command has no flag for
+        one, what check assumes for it), and what that changed, for the answer's header; unchanged by default: the
+        command carries the scenario's lengths."""
+        return scenario, []
+
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         """What reading the config assumed or could not read, for ``check`` to print (none by default)."""
         return []

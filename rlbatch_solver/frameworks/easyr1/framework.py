@@ -142,6 +142,11 @@ class EasyR1Framework(Framework):
     entry_modules = ("verl.trainer.main",)
     model_keys = ("worker.actor.model.model_path",)
     example_inputs = (f"config={EXAMPLE}",)
+
+    def training_data(self, flat: Mapping[str, Any]) -> str:
+        """The data.train_files of main.py's merge (``_layered``): the command line's, else the ``config=`` file's
+        (a user's YAML read here; the published examples/config.yaml: hiyouga/math12k@train, EXAMPLE_CONFIG)."""
+        return super().training_data(_layered(flat))
     example_inputs_source = "EasyR1's examples/config.yaml (hiyouga/math12k, the math reward)"
     offload_switch = ("param_offload", "worker.actor.offload.offload_params=True")
     oom_frames = errors.OOM_FRAMES

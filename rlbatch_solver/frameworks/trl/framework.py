@@ -546,6 +546,27 @@ class TrlFramework(SwiftFramework):
             return None
         return int(solution["max_length"]) + int(solution.get("max_completion_length") or 0)
 
+    def printed_lengths(self, scenario: Any) -> tuple[Any, list[str]]:
+        """With vLLM off (the user's --use_vllm false), a release without max_prompt_length (0.28 removed it) has no
+        flag that carries the prompt length (vllm_max_model_length sizes an engine it does not start): the answer
+        is priced at the prompt check reads for its command (cost.cost_values: the user's vllm_max_model_length
+        less the completion, else DEFAULT_PROMPT), and says so."""
+        from dataclasses import replace
+
+        fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
+        if (self.release.prompt_length is not None or "use_vllm" not in fixed
+                or flag_bool("use_vllm", fixed["use_vllm"])):
+            return scenario, []
+        read = cost_values({**fixed, "max_completion_length": scenario.response_length}, {}, self.release)
+        prompt = int(read["max_length"])
+        if prompt == scenario.prompt_length:
+            return scenario, []
+        return replace(scenario, prompt_length=prompt), [
+            f"prompt {prompt}, not the {scenario.prompt_length} asked: TRL {self.version} without vLLM has no flag that "
+            f"carries the prompt length (GRPOConfig has no max_prompt_length since 0.28), so the answer is priced at "
+            f"the {prompt} tokens `rlbatch check` reads for its command; your prompts may be longer: "
+            f"--set use_vllm=true carries yours as --vllm_max_model_length"]
+
     def _length_flag(self, solution: Mapping[str, Value], extra: Mapping[str, Any]) -> list[str]:
         """The prompt length the answer is priced at, as a flag the release reads: a release without
         max_prompt_length (0.28 removed it) whose colocated engine takes GRPOConfig's vllm_max_model_length (1.16:

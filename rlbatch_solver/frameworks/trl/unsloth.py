@@ -223,6 +223,11 @@ class UnslothFramework(TrlFramework):
     def for_config(self, flat: Mapping[str, Any]):
         return self, None
 
+    def printed_lengths(self, scenario: Any) -> tuple[Any, list[str]]:
+        """Unsloth's command carries the prompt length with vLLM on or off: from_pretrained's max_seq_length less the
+        completion (``space`` prices that; check reads it back), so the scenario's lengths stand."""
+        return scenario, []
+
     def doc_appendix(self) -> str:
         return ""
 
