@@ -522,7 +522,8 @@ def test_a_dating_key_written_with_a_plus_is_kept_as_written(tmp_path, prefix):
     text = (SCRIPTS / "verl-megatron/run_qwen2-7b_math_megatron.sh").read_text()
     assert "    actor_rollout_ref.rollout.mode=$rollout_mode" in text
     script = tmp_path / "plus.sh"
-    script.write_text(text.replace("    actor_rollout_ref.rollout.mode=", f"    {prefix}actor_rollout_ref.rollout.mode="))
+    key = "actor_rollout_ref.rollout.mode="
+    script.write_text(text.replace(f"    {key}", f"    {prefix}{key}"))
     r = run("recommend", "--from", script, "--gpu", "h100", "--model", "qwen2.5-7b", "--top", "1")
     assert r.returncode == 0, r.stdout + r.stderr
     best = r.stdout[r.stdout.index("Best config"):]
