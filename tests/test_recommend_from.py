@@ -513,6 +513,30 @@ def test_a_0_6_1_script_written_back_is_checked_as_0_6_1(tmp_path):
     assert "verl-megatron 0.6.1 rules" in r.stdout, r.stdout
 
 
+@pytest.mark.parametrize("prefix", ["+", "++"])
+def test_a_dating_key_written_with_a_plus_is_kept_as_written(tmp_path, prefix):
+    """A key whose value dates the config, written ``+actor_rollout_ref.rollout.mode=sync`` (Hydra's add) or with
+    ``++`` (force-add), is kept like the plain one, and the answer prints it as the user wrote it: the printed
+    override had lost the prefix, so that its meaning to Hydra changed (a "+" key the trainer config lacks is
+    refused without it)."""
+    text = (SCRIPTS / "verl-megatron/run_qwen2-7b_math_megatron.sh").read_text()
+    assert "    actor_rollout_ref.rollout.mode=$rollout_mode" in text
+    script = tmp_path / "plus.sh"
+    key = "actor_rollout_ref.rollout.mode="
+    script.write_text(text.replace(f"    {key}", f"    {prefix}{key}"))
+    r = run("recommend", "--from", script, "--gpu", "h100", "--model", "qwen2.5-7b", "--top", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    best = r.stdout[r.stdout.index("Best config"):]
+    assert f"  {prefix}actor_rollout_ref.rollout.mode=sync " in best, best
+    assert best.count("actor_rollout_ref.rollout.mode=") == 1, best
+    fw = get_framework("verl-megatron")
+    flat, _ = fw.parse(read_launch_script(script).args)
+    assert "actor_rollout_ref.rollout.mode" in fw.dated_by_value(flat)
+    report = api.recommend_from("verl-megatron", flat, gpu="h100", model="qwen2.5-7b", gpus=8)
+    assert f"{prefix}actor_rollout_ref.rollout.mode=sync" in report.best.native
+    assert fw.for_config(fw.parse(report.best.native)[0])[0].version == "0.6.1"
+
+
 def test_the_answer_printed_whole_keeps_the_scripts_environment(tmp_path):
     """The environment a script starts its run with (`export` lines, NAME=value words before the command) was
     dropped from the whole command recommend prints: `CUDA_VISIBLE_DEVICES=0,...,7 NPROC_PER_NODE=8 swift rlhf`

@@ -396,10 +396,10 @@ HOST_LINK_EFF = 0.80
 # (NVIDIA/nccl#1984) and ~6 us on 2 H100 (NVIDIA/nccl#1259); with the host's launch of the call, 10 us. Over PCIe
 # without P2P the data goes through host memory: 40 us, an assumption, as is Infinity Fabric's 12 us.
 ALLREDUCE_LATENCY_S = {"nvlink": 10e-6, "infinity-fabric": 12e-6, "pcie": 40e-6}
-# A collective whose group spans nodes (an engine's tensor parallelism over more GPUs than a node holds) crosses the
-# InfiniBand fabric: nccl-tests report 19.0-20.7 us for an 8-128 byte all-reduce between two A100 nodes over HDR
-# InfiniBand (NVIDIA/nccl-tests#150, all_reduce_perf, one GPU a node); with the host's launch of the call as for
-# NVLink (10 us there for 3.5-6 us measured), 25 us.
+# A collective whose group spans nodes (an engine's tensor parallelism, a Megatron expert-parallel group over more
+# GPUs than a node holds) crosses the InfiniBand fabric: nccl-tests report 19.0-20.7 us for an 8-128 byte all-reduce
+# between two A100 nodes over HDR InfiniBand (NVIDIA/nccl-tests#150, all_reduce_perf, one GPU a node); with the
+# host's launch of the call as for NVLink (10 us there for 3.5-6 us measured), 25 us.
 INTER_NODE_LATENCY_S = 25e-6
 # Sampling per decode step touches the [batch, vocab] logits: fp32 write, softmax read
 # and write (verl's default rollout sampling, temperature 1 / top_p 1 / top_k -1, skips

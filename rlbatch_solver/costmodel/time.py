@@ -154,7 +154,9 @@ def expert_all_to_all_seconds(plan: Plan, mc: ModelConsts, tokens: float) -> flo
     which slime inherits unless its script names one, is priced the same). The group's ranks are
     consecutive (megatron/core/parallel_state.py: experts ordered tp-ep-dp-pp, EP x ETP ranks a group): the rows
     bound for the GPU's own node cross NVLink, the others the node's network (``inter_node_gbps``), both at once;
-    the slower sets the time. An expert tensor-parallel group (ETP > 1) receives the rows once per group."""
+    the slower sets the time, and a group spanning nodes pays the network's per-call latency, as a rollout engine's
+    tensor-parallel group does (``_collective_latency``). An expert tensor-parallel group (ETP > 1) receives the
+    rows once per group."""
     ep = max(1, plan.ep)
     if ep <= 1 or not mc.moe_layers or tokens <= 0:
         return 0.0
@@ -167,7 +169,7 @@ def expert_all_to_all_seconds(plan: Plan, mc: ModelConsts, tokens: float) -> flo
     intra = rows * (local - 1) / ep / (float(plan.gpu.intra_node_bandwidth_gbps) * 1e9 * C.COLLECTIVE_EFF)
     inter = (rows * (ep - local) / ep / (inter_node_gbps(plan.gpu) * 1e9 * C.COLLECTIVE_EFF)
              if span > gpn else 0.0)
-    return max(intra, inter) + _collective_latency(plan)
+    return max(intra, inter) + _collective_latency(plan, span)
 
 
 def _collective_latency(plan: Plan, group: int = 0) -> float:

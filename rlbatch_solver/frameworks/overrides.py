@@ -111,7 +111,7 @@ def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[s
             ignored.append(tok)
             continue
         key, _, raw = tok.partition("=")
-        added = key.startswith("+")
+        prefix = key[:len(key) - len(key.lstrip("+"))]
         key = key.lstrip("+").strip()
         if key.startswith("~"):
             ignored.append(tok)
@@ -122,13 +122,30 @@ def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[s
                 f"'{tok}' is not a Hydra override of the form key=value.",
                 "write overrides like data.train_batch_size=64, separated by spaces.",
             )
-        values[AddedKey(key) if added else key] = parse_scalar(raw)
+        values[AddedKey(key, prefix) if prefix else key] = parse_scalar(raw)
     return values, ignored
 
 
 class AddedKey(str):
     """A key written ``+key`` / ``++key``: it adds a key the struct config may lack, so Hydra never refuses it
-    (equal to the plain key everywhere else)."""
+    (equal to the plain key everywhere else). ``prefix`` is the user's ("+" or "++"): a printed override keeps it
+    (``written_key``), as Hydra reads the two differently ("+" refuses a key the config has, "++" sets it either way:
+    hydra/core/override_parser/types.py OverrideType ADD / FORCE_ADD)."""
+
+    prefix: str
+
+    def __new__(cls, key: str, prefix: str = "+") -> AddedKey:
+        made = super().__new__(cls, key)
+        made.prefix = prefix
+        return made
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return AddedKey, (str(self), self.prefix)
+
+
+def written_key(key: object) -> str:
+    """A config's key as its override is written: an ``AddedKey`` with the user's "+" / "++"."""
+    return f"{key.prefix}{key}" if isinstance(key, AddedKey) else str(key)
 
 
 yaml.SafeDumper.add_representer(AddedKey, lambda dumper, key: dumper.represent_str(str(key)))  # written as plain keys

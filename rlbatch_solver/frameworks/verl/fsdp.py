@@ -35,7 +35,7 @@ from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES r
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
 from ..key_names import KeyList
 from ..base import Framework, Space, attention_constants, batches_for_gpus, divisors, of_absent_model, pow2
-from ..overrides import AddedKey, hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number
+from ..overrides import AddedKey, hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number, written_key
 
 # algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
 # that compare responses within a group of n, so n > 1 is required for a signal.
@@ -488,8 +488,8 @@ def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any
         if not dyn and name in ("actor_max_tokens", "logprob_max_tokens"):
             continue
         out.append(f"{keys[name]}={_fmt(_native_value(name, solution[name]))}")
-    for key, value in extra.items():
-        out.append(f"{key}={_fmt(value)}")
+    for key, value in extra.items():  # the config's own keys, a "+" the user wrote kept (verl needs it there)
+        out.append(f"{written_key(key)}={_fmt(value)}")
     return out
 
 
