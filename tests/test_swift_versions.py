@@ -94,8 +94,12 @@ def test_dating(flags, pack):
     assert V.detect(flags)[0] == pack
 
 
-def test_nothing_dates_it_and_the_report_says_which_release_judged():
+def test_a_config_with_no_dating_flag_is_not_dated():
     assert V.detect({"per_device_train_batch_size": 2})[0] is None
+
+
+def test_the_report_names_the_release_whose_rules_judged_a_dated_config():
+    """--num_infer_workers dates the config to 3.1-3.4 (3.3.1's pack); the notes name that pack."""
     r = api.check(["NPROC_PER_NODE=8", *BASE, "--num_infer_workers", "8", "--use_vllm", "true"], framework="swift")
     assert r.version == "3.3.1"
     assert any("ms-swift 3.3.1 rules" in n for n in r.notes), r.notes
