@@ -217,3 +217,14 @@ def test_3_4_async_mode_searches_the_inference_workers_and_says_where_vllm_runs(
     print_recommend(console, report)
     best = next(line for line in console.export_text().splitlines() if line.startswith("best:"))
     assert "num_infer_workers" in best and "server" not in best, best
+
+
+def test_3_4_async_mode_on_one_gpu_says_which_rule_refuses_it():
+    """One GPU leaves none for an engine of its own: the answer is the rule (async_generate needs async mode), not a
+    crash of the search (it had no ranks to offer)."""
+    from rlbatch_solver.scenario import Scenario
+
+    report = api.recommend(Scenario(framework="swift==3.4.0", gpu="a100-80gb", gpus=1, model="qwen2.5-0.5b",
+                                    fixed={"async_generate": True}), top=1)
+    assert report.best is None
+    assert "swift.legacy.async_generate_needs_async_mode" in {r.id for r in report.conflict.rules}

@@ -707,7 +707,10 @@ class SwiftFramework(Framework):
         if not async_mode:
             domains["vllm_tp"] = [t for t in (1, 2, 4, 8) if per_node % t == 0]
             return
-        domains["num_infer_workers"] = [w for w in (1, 2, 4, 8) if w < per_node]
+        workers = [w for w in (1, 2, 4, 8) if w < per_node]
+        if not workers:  # one GPU a node: no GPU of its own for an engine (the pack's rules then say why)
+            return
+        domains["num_infer_workers"] = workers
         domains["gpus_per_node"] = [per_node - w for w in domains["num_infer_workers"]]
         domains["server_dp"] = list(domains["num_infer_workers"])
         extra.append(Rule(
