@@ -121,6 +121,13 @@ NON_DEFAULT = {
                                  response_length=1280, fixed={"use_vllm": False}),
     "swift-server": Scenario(framework="swift", gpu="h100", gpus=8, model="qwen2.5-7b", n=8, prompt_length=1024,
                              response_length=2048, fixed={"vllm_mode": "server"}),
+    # a release without --vllm_mode (3.2-3.4): the colocated engine's TP is --tensor_parallel_size, and async mode
+    # (--async_generate) runs --num_infer_workers engines on GPUs of their own beside NPROC_PER_NODE
+    "swift-3.4.0": Scenario(framework="swift==3.4.0", gpu="a100-80gb", gpus=8, model="qwen2.5-7b"),
+    "swift-3.4.0-async": Scenario(framework="swift==3.4.0", gpu="a100-80gb", gpus=8, model="qwen2.5-7b",
+                                  fixed={"async_generate": True}),
+    "swift-3.3.1-async": Scenario(framework="swift==3.3.1", gpu="h100", gpus=8, model="qwen2.5-3b", n=8,
+                                  prompt_length=512, response_length=2048, fixed={"async_generate": True}),
 }
 
 

@@ -204,8 +204,10 @@ def test_parses_pasted_script_forms():
             "--reward_funcs accuracy format --finetune --system 'You are a helpful assistant'")
     flat, ignored = parse_swift_args([text])
     assert flat["NPROC_PER_NODE"] == 4 and flat["NNODES"] == 2 and flat["per_device_train_batch_size"] == 2
-    assert "CUDA_VISIBLE_DEVICES=0,1,2,3" in ignored
+    # the visible devices are read (3.2-3.4 place vLLM by their count); 4.6.0 counts its GPUs from NPROC_PER_NODE
+    assert flat["CUDA_VISIBLE_DEVICES"] == "0,1,2,3" and "CUDA_VISIBLE_DEVICES=0,1,2,3" not in ignored
     values = get_framework("swift").to_values(flat, gpus=None, model=None)
+    assert values["cluster_num_gpus"] is None
     assert values["gpus_per_node"] == 4 and values["nnodes"] == 2 and values["num_generations"] == 8
     assert values["vllm_mode_given"] and not values["vllm_server"]
     # --reward_funcs is nargs='+' (ms-swift 4.6.0 swift/arguments/rlhf_args.py reward_funcs: List[str]): both kept

@@ -94,8 +94,12 @@ def test_dating(flags, pack):
     assert V.detect(flags)[0] == pack
 
 
-def test_nothing_dates_it_and_the_report_says_which_release_judged():
+def test_a_config_with_no_dating_flag_is_not_dated():
     assert V.detect({"per_device_train_batch_size": 2})[0] is None
+
+
+def test_the_report_names_the_release_whose_rules_judged_a_dated_config():
+    """--num_infer_workers dates the config to 3.1-3.4 (3.3.1's pack); the notes name that pack."""
     r = api.check(["NPROC_PER_NODE=8", *BASE, "--num_infer_workers", "8", "--use_vllm", "true"], framework="swift")
     assert r.version == "3.3.1"
     assert any("ms-swift 3.3.1 rules" in n for n in r.notes), r.notes
@@ -169,3 +173,58 @@ def test_recommend_for_a_release_without_vllm_mode_prints_its_own_flags():
         assert "--vllm_tensor_parallel_size" not in words, words
         back = api.check(list(report.best.native), framework=f"swift=={version}", gpus=8)
         assert errors(back) == set(), errors(back)
+
+
+def _recommend(framework: str, **fixed):
+    from rlbatch_solver.scenario import Scenario
+
+    return api.recommend(Scenario(framework=framework, gpu="a100-80gb", gpus=8, model="qwen2.5-7b", fixed=fixed),
+                         top=1)
+
+
+def test_3_4_searches_the_colocated_engines_tensor_parallelism():
+    """3.2-3.4's colocated engine takes --tensor_parallel_size (rlhf_args.py _check_grpo, grpo_trainer.py
+    tp_group_ranks): recommend searched TP 1 only (29.8 s where 3.10.3 finds its answer at TP 4); now the same
+    answer as 3.10.3's, printed with 3.4.0's flag."""
+    newer, old = _recommend("swift==3.10.3"), _recommend("swift==3.4.0")
+    assert old.best.step_time_s == pytest.approx(newer.best.step_time_s, rel=1e-6)
+    tp = int(newer.best.values["vllm_tp"])
+    assert tp > 1
+    words = " ".join(old.best.native)
+    assert f"--tensor_parallel_size {tp}" in words and "--num_infer_workers 8" in words, words
+    assert errors(api.check(list(old.best.native), framework="swift==3.4.0")) == set()
+
+
+def test_3_4_async_mode_searches_the_inference_workers_and_says_where_vllm_runs():
+    """--async_generate needs 3.2-3.4's async mode: num_infer_workers engines (TP 1) on GPUs of their own, the node
+    showing NPROC_PER_NODE + num_infer_workers GPUs (_check_grpo). The search splits the node, the command shows the
+    GPUs (CUDA_VISIBLE_DEVICES), and the best line names the job's own engines, not a server 3.x does not have."""
+    import io
+
+    from rich.console import Console
+
+    from rlbatch_solver.render import print_recommend
+
+    report = _recommend("swift==3.4.0", async_generate=True)
+    values = report.best.values
+    workers = int(values["num_infer_workers"])
+    assert values["vllm_server"] and 1 <= workers < 8 and int(values["gpus_per_node"]) + workers == 8
+    words = list(report.best.native)
+    assert words[0] == "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" and f"--num_infer_workers {workers}" in words
+    back = api.check(words, framework="swift==3.4.0", model="qwen2.5-7b", gpu="a100-80gb")  # no --gpus: the prefix
+    assert errors(back) == set() and back.memory.verdict() == "yes"  # step time: tests/test_recommend_printed.py
+    console = Console(file=io.StringIO(), record=True, width=400, force_terminal=False)
+    print_recommend(console, report)
+    best = next(line for line in console.export_text().splitlines() if line.startswith("best:"))
+    assert "num_infer_workers" in best and "server" not in best, best
+
+
+def test_3_4_async_mode_on_one_gpu_says_which_rule_refuses_it():
+    """One GPU leaves none for an engine of its own: the answer is the rule (async_generate needs async mode), not a
+    crash of the search (it had no ranks to offer)."""
+    from rlbatch_solver.scenario import Scenario
+
+    report = api.recommend(Scenario(framework="swift==3.4.0", gpu="a100-80gb", gpus=1, model="qwen2.5-0.5b",
+                                    fixed={"async_generate": True}), top=1)
+    assert report.best is None
+    assert "swift.legacy.async_generate_needs_async_mode" in {r.id for r in report.conflict.rules}

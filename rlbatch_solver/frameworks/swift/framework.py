@@ -34,6 +34,8 @@ from ..base import Framework, Space, pow2
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, parse_flag_args, parse_scalar, resolve_algorithm, split_tokens
 
 ENV_KEYS = ("NPROC_PER_NODE", "NNODES")
+# the devices a node shows: 3.2-3.4 place vLLM by their count (rlhf_args.py _check_grpo: get_device_count())
+VISIBLE_ENV = "CUDA_VISIBLE_DEVICES"
 _ENV = re.compile(r"^([A-Z_][A-Z0-9_]*)=(.*)$")
 
 # What each --algo sets (ms-swift's examples/train/grpo and examples/megatron/grpo); every one is
@@ -68,6 +70,8 @@ def parse_swift_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
         if m and not tok.startswith("-"):
             if m.group(1) in ENV_KEYS:
                 env[m.group(1)] = parse_scalar(m.group(2))
+            elif m.group(1) == VISIBLE_ENV:
+                env[VISIBLE_ENV] = m.group(2)
             else:
                 ignored.append(tok)
             continue
@@ -139,6 +143,11 @@ def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any], alw
             "server_dp": max(1, workers), "server_gmu_permille": values.get("gmu_permille")}
 
 
+def _async_asked(fixed: Mapping[str, Any]) -> bool:
+    """Whether a scenario sets --async_generate true (3.2-3.4: which needs async mode, rlhf_args.py _check_grpo)."""
+    return str(fixed.get("async_generate", False)).lower() in ("true", "1")
+
+
 def _present(value: Any) -> bool:
     """A flag's value counts as given (not null, not an empty list or string)."""
     return value is not None and value != "" and value != [] and str(value).lower() not in ("none", "null")
@@ -204,7 +213,6 @@ class SwiftFramework(Framework):
     example_inputs = ("--dataset AI-MO/NuminaMath-TIR#1000", "--reward_funcs accuracy")
     example_inputs_source = "ms-swift's GRPO examples (NuminaMath-TIR, the built-in accuracy reward)"
     offload_switch = ("ds_offload", "deepspeed=zero3_offload")
-    server_rollout_title = "rollout (server's GPU)"
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE
     # completions per rollout, per optimizer step and optimizer steps per rollout decide the training: on the
@@ -253,6 +261,15 @@ class SwiftFramework(Framework):
         return replace(policy, rules=tuple(n for n in policy.rules if n not in lacks),
                        memory=tuple(n for n in policy.memory if n not in lacks),
                        ranks={n: r for n, r in policy.ranks.items() if n not in lacks}) if lacks else policy
+
+    @property
+    def server_rollout_title(self) -> str:
+        """The rollout row's title where vLLM has GPUs of its own: a `swift rollout` server's, or in 3.2-3.4 (no
+        server) the engines the job itself starts on the GPUs past its training ranks, one per num_infer_workers
+        (grpo_trainer.py of 3.4.0, "async mode")."""
+        if self._legacy_layout():
+            return "rollout (job's own vLLM GPU, one of num_infer_workers)"
+        return "rollout (server's GPU)"
 
     def _legacy_layout(self) -> bool:
         """Whether this is an ms-swift release without --vllm_mode (3.2-3.4: versions.legacy_layout); never TRL's."""
@@ -306,6 +323,8 @@ class SwiftFramework(Framework):
         # ms-swift counts its processes from NPROC_PER_NODE/NNODES (swift/cli/main.py starts torchrun with
         # them): passed on as a prefix its own parser reads, instead of the launcher's count
         env = [f"{k}={scope[k]}" for k in SCRIPT_ENV if k in scope and scope[k].isdigit()]
+        if scope.get(VISIBLE_ENV):
+            env.append(f"{VISIBLE_ENV}={scope[VISIBLE_ENV]}")
         if not any(k in scope for k in SCRIPT_ENV):
             # swift/cli/main.py use_torchrun: with neither set, ms-swift starts one plain python process
             env = ["NPROC_PER_NODE=1"]
@@ -378,6 +397,9 @@ class SwiftFramework(Framework):
         """World size from NPROC_PER_NODE*NNODES, or from --gpus when the prefix is missing."""
         if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1):
             raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus with a positive count.")
+        devices = [d for d in str(flat.get(VISIBLE_ENV) or "").split(",") if d.strip()]
+        if gpus is None and devices and self._legacy_layout():  # the node's visible GPUs decide 3.2-3.4's vLLM mode
+            gpus = len(devices) * int(values["nnodes"])
         values["cluster_num_gpus"] = gpus
         if "NPROC_PER_NODE" in flat:
             return
@@ -438,6 +460,16 @@ class SwiftFramework(Framework):
             # 3.2-3.4: no --vllm_mode; num_infer_workers places the engine (space: colocated on the node's GPUs)
             if not solution.get("server_host_given") and solution.get("num_infer_workers") is not None:
                 out.append(self._flag("num_infer_workers", solution["num_infer_workers"]))
+                if not solution.get("vllm_server") and int(solution.get("vllm_tp") or 1) > 1:
+                    # the colocated engine's TP is --tensor_parallel_size (rlhf_args.py _check_grpo of 3.4.0)
+                    out.append(self._flag("tensor_parallel_size", solution["vllm_tp"]))
+                if solution.get("vllm_server"):
+                    # async mode: the node shows its training GPUs and the engines' (device_count = NPROC_PER_NODE
+                    # + num_infer_workers)
+                    shown = int(solution["gpus_per_node"]) + int(solution["num_infer_workers"])
+                    out.insert(0, f"{VISIBLE_ENV}={','.join(str(d) for d in range(shown))}")
+                    if solution.get("async_generate"):
+                        out.append(self._flag(specs["async_generate"].key, True))
         elif solution.get("use_vllm") and solution.get("vllm_mode_given"):
             out.append(self._flag("vllm_mode", "server" if solution.get("vllm_server") else "colocate"))
             if solution.get("vllm_server"):
@@ -528,15 +560,17 @@ class SwiftFramework(Framework):
         from ...layout import Layout, admits, sub_scenario
 
         out = []
-        colocate = {"use_vllm": True, "vllm_mode": "colocate"}
+        legacy = self._legacy_layout()  # 3.2-3.4: no --vllm_mode; --async_generate asks for async mode
+        colocate = {"use_vllm": True, "async_generate": False} if legacy else {"use_vllm": True, "vllm_mode": "colocate"}
         if scenario.placement in ("colocate", "auto") and admits(scenario, "colocate", colocate, notes):
             out.append(Layout("colocate", f"colocated on {scenario.total_gpus} GPUs",
                               sub_scenario(scenario, fixed=colocate, layout_keys=colocate)))
-        split = {"use_vllm": True, "vllm_mode": "server"}
+        split = {"use_vllm": True} if legacy else {"use_vllm": True, "vllm_mode": "server"}
         if "async_generate" in self.ruleset.variables and not self.megatron:
             split["async_generate"] = True
         if scenario.placement in ("split", "auto") and admits(scenario, "split", split, notes):
-            out.append(Layout("split", "a rollout server on GPUs of its own",
+            out.append(Layout("split", "vLLM engines of the job on GPUs of their own (async mode)" if legacy
+                              else "a rollout server on GPUs of its own",
                               sub_scenario(scenario, fixed=split, layout_keys=split)))
         return out
 
@@ -570,6 +604,8 @@ class SwiftFramework(Framework):
         world = int(values.get("gpus_per_node") or 1) * int(values.get("nnodes") or 1)
         server = int(values.get("server_tp") or 1) * int(values.get("server_dp") or 1)
         kind = "async" if values.get("async_generate") else "synchronous"
+        if self._legacy_layout():  # 3.2-3.4: no server, the job's own engines (num_infer_workers)
+            return f"{kind}: {world} training + {server} vLLM GPUs (num_infer_workers)"
         return f"{kind}: {world} training + {server} rollout-server GPUs"
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
@@ -581,8 +617,9 @@ class SwiftFramework(Framework):
         if self._legacy_layout():
             # 3.2-3.4 have no --vllm_mode: the engine is colocated where num_infer_workers equals the node's GPUs
             # (their GRPO examples: NPROC_PER_NODE=8 with --num_infer_workers 8), rlhf_args.py _check_grpo
+            # --async_generate needs async mode: engines on GPUs of their own (_legacy_search)
             del native["vllm_mode"]
-            native["num_infer_workers"] = scenario.per_node
+            native["num_infer_workers"] = 1 if _async_asked(scenario.fixed) else scenario.per_node
         fixed = normalize_keys(scenario.fixed)
         native.update(fixed)
         native.setdefault("NPROC_PER_NODE", scenario.per_node)
@@ -616,7 +653,9 @@ class SwiftFramework(Framework):
         if kept and by_key[ACCUMULATION].name not in user_set:  # the accumulations that reach the kept total
             domains[by_key[ACCUMULATION].name] = _accumulations(kept, domains) or domains[by_key[ACCUMULATION].name]
         extra: list[Rule] = []
-        if True in domains.get("vllm_server", []) and "gpus_per_node" not in user_set:
+        if self._legacy_layout() and not {"legacy_tp", "num_infer_workers", "gpus_per_node"} & user_set:
+            self._legacy_search(domains, extra, per_node, async_mode=_async_asked(fixed))
+        elif True in domains.get("vllm_server", []) and "gpus_per_node" not in user_set:
             # server mode: the rollout server takes some GPUs; search the split, use every GPU
             if "server_host_given" not in user_set:
                 domains["server_host_given"] = [True]  # exported as a placeholder host
@@ -656,6 +695,30 @@ class SwiftFramework(Framework):
                 if name not in inert and not set(KNOB_FLAGS.get(name, (name,))) & set(fixed):
                     domains[name] = list(values)
         return Space(domains, extra, fixed_native)
+
+    def _legacy_search(self, domains: dict[str, list[Value]], extra: list[Rule], per_node: int,
+                       async_mode: bool) -> None:
+        """The vLLM layouts of 3.2-3.4 (rlhf_args.py ``_check_grpo`` and grpo_trainer.py of 3.4.0), which place the
+        engine by ``num_infer_workers``: colocated (workers = NPROC_PER_NODE = the node's GPUs) at the TPs that
+        split the node's ranks into whole engines (``GRPOTrainer.tp_group_ranks``: consecutive groups of
+        --tensor_parallel_size), or, for the async layout (``--async_generate``, which needs async mode),
+        ``num_infer_workers`` TP-1 engines on GPUs of their own beside NPROC_PER_NODE = the rest of the node's GPUs
+        (the pack's swift.legacy.async_device_count ties the two)."""
+        if not async_mode:
+            domains["vllm_tp"] = [t for t in (1, 2, 4, 8) if per_node % t == 0]
+            return
+        workers = [w for w in (1, 2, 4, 8) if w < per_node]
+        if not workers:  # one GPU a node: no GPU of its own for an engine (the pack's rules then say why)
+            return
+        domains["num_infer_workers"] = workers
+        domains["gpus_per_node"] = [per_node - w for w in domains["num_infer_workers"]]
+        domains["server_dp"] = list(domains["num_infer_workers"])
+        extra.append(Rule(
+            "search.legacy_engines", IntVar("server_dp").eq(IntVar("num_infer_workers")),
+            "async mode runs num_infer_workers ({num_infer_workers}) engines of TP 1 (priced as {server_dp})",
+            Stage.SEARCH, "rlbatch-solver search space: 3.4.0 grpo_trainer.py starts one engine per inference worker",
+            kind=RuleKind.SEARCH,
+        ))
 
     def kept_batch(self, scenario: Any) -> dict[str, Any]:
         """The Megatron path keeps its global batch (global_batch_size) and the rest as the base class does. On the
