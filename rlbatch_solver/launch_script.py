@@ -37,7 +37,8 @@ from pathlib import Path
 from . import safe_input
 from .errors import InputError, shown
 
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+# a NAME=value word (a shell assignment): the script's variables, and a command's environment words
+ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 # ${A}, ${A:-default} (the default may hold one level of ${B}: ${A:-"${HOME}/verl"}), $A; ${1:-vllm}: a positional
 # parameter, never set in the script as read (no arguments), so its default
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(?:(:?[-=])((?:[^{}]|\$\{[^{}]*\})*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -142,8 +143,8 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
             tokens = [t for t in tokens[1:] if not t.startswith("-")]
         prefix: dict[str, str] = {}
         i = 0
-        while i < len(tokens) and _ASSIGN.match(tokens[i]):
-            k, v = _ASSIGN.match(tokens[i]).groups()
+        while i < len(tokens) and ASSIGNMENT.match(tokens[i]):
+            k, v = ASSIGNMENT.match(tokens[i]).groups()
             prefix[k] = v
             i += 1
         if i == len(tokens):  # only assignments: the script's variables

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from .frameworks.overrides import exported_pair
+from .launch_script import ASSIGNMENT
 
 # a value as the shell writes it: quoted, or up to the next blank or line continuation
 _VALUE = r"""(?:'[^']*'|"[^"]*"|[^\s\\'"]+)+"""
@@ -175,7 +176,6 @@ def shell_quoted(text: str) -> str:
     return shlex.quote(text)
 
 
-_ENV_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 DEVICES = "CUDA_VISIBLE_DEVICES"
 
 
@@ -188,9 +188,9 @@ def with_environment(head: str, environment: Sequence[str]) -> tuple[str, list[s
     one the answer's larger count outgrows is left out, with a note.
     Returns the start words and a note for each value that differs from the user's."""
     words = head.split(" ")
-    at = next((i for i, w in enumerate(words) if not _ENV_WORD.match(w)), len(words))
-    answer_env = dict(_ENV_WORD.match(w).groups() for w in words[:at])
-    user_env = dict(_ENV_WORD.match(w).groups() for w in environment if _ENV_WORD.match(w))
+    at = next((i for i, w in enumerate(words) if not ASSIGNMENT.match(w)), len(words))
+    answer_env = dict(ASSIGNMENT.match(w).groups() for w in words[:at])
+    user_env = dict(ASSIGNMENT.match(w).groups() for w in environment if ASSIGNMENT.match(w))
     changed = {k: v for k, v in answer_env.items() if k in user_env and user_env[k] != v}
     notes = [f"{name}={user_env[name]} in your script is {value} in the answer" for name, value in changed.items()]
     if DEVICES in user_env and DEVICES not in answer_env:

@@ -323,8 +323,7 @@ def from_command(report: RecommendReport, notes: list[str] | None = None) -> lis
     and launcher, then the user's arguments, with no example data or reward, started with the environment of the
     user's script (``script_rewrite.with_environment``; ``notes`` gets what it changed there); None where the
     arguments paste after the user's own entry point as they are (Hydra overrides, plain flags)."""
-    import re
-
+    from ..frameworks.base import ENV_WORD
     from ..frameworks.overrides import exported_pair
     from ..script_rewrite import with_environment
 
@@ -332,7 +331,7 @@ def from_command(report: RecommendReport, notes: list[str] | None = None) -> lis
         return None
     fw = answer_framework(report)
     native = report.best.native
-    env = [a for a in native if re.match(r"^[A-Z_][A-Z0-9_]*=", a)]
+    env = [a for a in native if ENV_WORD.match(a)]
     launcher = [a for a in native if a.startswith("--") and exported_pair(a)[0] in fw.launcher_keys]
     if not env and not launcher:
         return None

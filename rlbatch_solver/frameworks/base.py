@@ -22,7 +22,7 @@ from ..rules.base import Rule, RuleSet, Value
 from .key_names import KeyList
 from .overrides import exported_pair
 
-_ENV_WORD = re.compile(r"^[A-Z_][A-Z0-9_]*=")  # an environment assignment before a command (NPROC_PER_NODE=8)
+ENV_WORD = re.compile(r"^[A-Z_][A-Z0-9_]*=")  # an environment assignment before a command (NPROC_PER_NODE=8)
 
 
 # The models a run may leave out, by the prefix of their variables' names and the switch that says they run.
@@ -338,7 +338,7 @@ class Framework(ABC):
         """A whole command that runs an answer, one shell word or ``--flag value`` pair per item: environment
         assignments and the start words (the first item), the launcher's flags, the entry point, the trained model,
         the example's data and reward (``example_inputs``), then ``native``, as the framework reads them."""
-        env = [a for a in native if _ENV_WORD.match(a)]
+        env = [a for a in native if ENV_WORD.match(a)]
         launcher = [a for a in native if a.startswith("--") and a[2:].split(" ")[0] in self.launcher_keys]
         rest = [a for a in native if a not in env and a not in launcher]
         answer_keys = {exported_pair(a)[0] for a in rest}  # each key once: the answer's value (the user's) wins
