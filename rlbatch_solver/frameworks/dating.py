@@ -10,9 +10,14 @@ TRL 0.18; ms-swift's examples with --num_infer_workers are 3.2-3.4's)."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ..release_numbers import release_numbers
+
+
+def listed(keys: Sequence[str], most: int = 6) -> str:
+    """A config's dating keys as a report's why names them: the first ``most``, then " ..." where there are more."""
+    return ", ".join(keys[:most]) + (" ..." if len(keys) > most else "")
 
 
 def pick(have: Iterable[str], newest: str) -> str | None:

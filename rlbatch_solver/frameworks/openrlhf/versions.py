@@ -65,6 +65,7 @@ from ...rules.base import Rule, RuleSet, Stage, is_set
 from ...rules.expr import divides
 from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
 from ...release_numbers import release_numbers
+from ..dating import listed
 from . import rules as R
 from .names import spelled
 from .release_flags import RELEASE_FLAGS
@@ -531,7 +532,7 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
         return None, "no flag of the config is specific to an OpenRLHF release"
     have = [v for v, f in RELEASE_FLAGS.items() if all(k in f for k in dating)]
     known = ", ".join(sorted(RELEASE_FLAGS, key=release_numbers))
-    shown = ", ".join(dating[:6]) + (" ..." if len(dating) > 6 else "")
+    shown = listed(dating)
     if not have:
         lacks = {v: tuple(k for k in dating if k not in f) for v, f in RELEASE_FLAGS.items()}
         fewest = min(len(m) for m in lacks.values())

@@ -45,7 +45,7 @@ from ...release_numbers import release_numbers
 from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
 from ...rules.expr import BoolConst, BoolVar, IntVar, divides, if_then_else
 from ...rules.packs import Pack, pack_ruleset, rule_changes
-from ..dating import dated
+from ..dating import dated, listed
 from . import rules as R
 
 NAME = "ms-swift"  # in messages about a release (base.resolve_release)
@@ -329,7 +329,7 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
     if not keys:
         return None, "no flag of the config is specific to an ms-swift release"
     have = [r for r in KNOWN if all(has_key(r, k) for k in keys)]
-    shown = ", ".join(f"--{k}" for k in keys[:6]) + (" ..." if len(keys) > 6 else "")
+    shown = listed([f"--{k}" for k in keys])
     release, why = dated(have, NEWEST, NAME, shown)
     if release is None or release == NEWEST:
         return release, why

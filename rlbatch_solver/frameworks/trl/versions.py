@@ -46,7 +46,7 @@ from ...release_numbers import release_numbers
 from . import rules as R
 from .fields import GRPO_SCRIPT_OPTIONS
 from .release_fields import RELEASE_FIELDS
-from ..dating import dated
+from ..dating import dated, listed
 
 NAME = "TRL"  # in messages about a release (base.resolve_release)
 NEWEST = R.VERSION
@@ -460,7 +460,7 @@ def detect_release(flat: Mapping[str, object]) -> tuple[str | None, str]:
         return None, "no field of the config is specific to a TRL release"
     have = sorted((v for v, f in RELEASE_FIELDS.items() if v in allowed and all(k in f | OTHER_OPTIONS
                                                                                 for k in dating)), key=release_numbers)
-    shown = ", ".join((dating + words)[:6]) + (" ..." if len(dating + words) > 6 else "")
+    shown = listed(dating + words)
     first, last = min(RELEASE_FIELDS, key=release_numbers), max(RELEASE_FIELDS, key=release_numbers)
     if not have:
         return None, f"its fields ({shown}) belong to no single TRL release from {first} to {last}"
