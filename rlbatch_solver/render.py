@@ -209,8 +209,9 @@ def outlook_text(mem: MemoryCheck) -> str:
     side = f"{margin:.1f} GiB to spare" if margin >= 0 else f"{-margin:.1f} GiB over"
     in_errors = "" if errors is None else (f", {abs(errors):.1f}x the model's observed error of "
                                            f"{math.exp(mem.error_log) - 1:.0%}")
-    head = {"fits": "fits", "tight": "TIGHT: may run out of memory", "OOM": "OUT OF MEMORY"}[mem.outlook()]
-    if mem.outlook() == "tight" and mem.verdict(phase) == "no":  # past the margin too: the memory rule broke
+    outlook = mem.outlook()
+    head = {"fits": "fits", "tight": "TIGHT: may run out of memory", "OOM": "OUT OF MEMORY"}[outlook]
+    if outlook == "tight" and mem.verdict(phase) == "no":  # past the margin too: the memory rule broke
         head = "TIGHT, over the line: likely out of memory (within the model's error, so it may still fit)"
     lines = {p: mem.capacity_of(p) for p in mem.peaks}
     text = (f"will it OOM? {head}: the {title} peaks at {mem.peaks[phase] / 1024:.1f} of {mem.capacity_of(phase) / 1024:.1f}"
