@@ -1374,3 +1374,33 @@ def test_verl_megatron_weight_sync_loads_the_offloaded_actor_beside_the_engine_w
     old = report("verl-megatron==0.5.0").phases["rollout"]
     assert old[sync] == pytest.approx(upd["params (sharded)"] + upd["gradients (sharded)"] - generation, abs=1)
     assert sync not in report("verl-megatron==0.7.1").phases["rollout"]
+
+
+def test_verl_before_0_6_ignores_the_cpu_optimizer_override():
+    """megatron-core's CPU optimizer is set through actor.optim.override_optimizer_config, which verl reads from 0.6.0
+    on (verl/utils/megatron/optimizer.py init_megatron_optim_config); 0.5.0, 0.4.1 and 0.3.0.post1 build the optimizer
+    config from optimizer, lr, min_lr, clip_grad and weight_decay alone (verl/utils/megatron_utils.py
+    init_megatron_optim_config) and a `+` override of the key is accepted and never read. verl #3360's command (the
+    Qwen3-235B 96 GB script on 32 H100, optimizer_cpu_offload with fraction 1, verl optimizer_offload on): read by
+    0.6.1 the update holds no optimizer states; by 0.5.0 it loads the whole distributed optimizer (12 B per local
+    parameter at data-parallel size 1, three times the fp32 grads), check says why, and fix offers no CPU optimizer."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.frameworks import get_framework
+
+    c = _case("verl-megatron_3360_qwen3_235b_a22b_grpo_4x8xh100")
+
+    def report(fw):
+        return rb.check(c.args, framework=fw, gpus=c.gpus, model=c.model, gpu=c.gpu, length_fraction=c.length_fraction)
+
+    new, old = report("verl-megatron==0.6.1"), report("verl-megatron==0.5.0")
+    upd_new, upd_old = new.memory.phases["actor_update"], old.memory.phases["actor_update"]
+    assert upd_new["optimizer states (sharded)"] == 0
+    assert upd_old["optimizer states (sharded)"] == pytest.approx(3 * upd_old["gradients (sharded)"], rel=0.01)
+    assert upd_old["gradients (sharded)"] == upd_new["gradients (sharded)"]
+    assert new.memory.peaks["actor_update"] / 1024 == pytest.approx(71.9, abs=0.1)
+    assert old.memory.peaks["actor_update"] / 1024 == pytest.approx(155.4, abs=0.1) and not old.memory.fits
+    assert any("does not read actor.optim.override_optimizer_config" in n for n in old.notes)
+    assert not any("override_optimizer_config" in n for n in new.notes)
+    knobs = "megatron_cpu_optimizer_permille"
+    assert knobs in get_framework("verl-megatron==0.6.1").repair_policy().cost_knobs
+    assert knobs not in get_framework("verl-megatron==0.4.1").repair_policy().cost_knobs

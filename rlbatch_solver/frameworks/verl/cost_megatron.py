@@ -93,8 +93,19 @@ TIME_INPUTS = {
 }
 
 
-def cpu_optimizer_permille(flat: Mapping[str, Any]) -> int:
-    """Share x1000 of the optimizer megatron-core keeps on the CPU (0: optimizer_cpu_offload off)."""
+# verl releases whose Megatron workers never read actor.optim.override_optimizer_config: it is first in 0.6.0
+# (verl/utils/megatron/optimizer.py init_megatron_optim_config merges it into megatron-core's OptimizerConfig); 0.5.0,
+# 0.4.1 and 0.3.0.post1 build that config in verl/utils/megatron_utils.py init_megatron_optim_config from the
+# optimizer, lr, min_lr, clip_grad and weight_decay alone and name the key nowhere. Hydra accepts a ``+`` override of
+# it there and nothing reads it: megatron-core's optimizer stays on the GPU.
+OPTIMIZER_OVERRIDES_IGNORED = frozenset({"0.1.0", "0.2.0", "0.3.0", "0.5.0"})
+
+
+def cpu_optimizer_permille(flat: Mapping[str, Any], version: str = NEWEST) -> int:
+    """Share x1000 of the optimizer megatron-core keeps on the CPU (0: optimizer_cpu_offload off, or a release
+    that ignores the override, ``OPTIMIZER_OVERRIDES_IGNORED``)."""
+    if version in OPTIMIZER_OVERRIDES_IGNORED:
+        return 0
     on = flat.get(CPU_OPT_KEY, flat.get(f"+{CPU_OPT_KEY}"))
     if not on or str(on).lower() == "false":
         return 0

@@ -11,6 +11,7 @@ memory share (``MEGATRON_KNOB_SEARCH``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
@@ -22,8 +23,8 @@ from .rules_megatron import MEGATRON_RULESET
 from ..base import Framework, Space
 from .fsdp import (EXAMPLE_INPUTS, EXAMPLE_SOURCE, SEARCH_TIES, STRATEGY_KEY, VersionPacks, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
                    solution_to_overrides)
-from .cost_megatron import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, RECOMPUTE, RECOMPUTE_KEY, cpu_optimizer_permille,
-                                 recompute_code, recompute_modules_code)
+from .cost_megatron import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, OPTIMIZER_OVERRIDES_IGNORED, RECOMPUTE, RECOMPUTE_KEY,
+                            cpu_optimizer_permille, recompute_code, recompute_modules_code)
 
 # Memory and speed switches ``recommend`` searches when the user leaves them alone. Param offload is
 # left as given: it only frees memory between phases (verl loads params back for compute).
@@ -84,7 +85,11 @@ class VerlMegatronFramework(VersionPacks, Framework):
         return errors.PATTERNS
 
     def repair_policy(self, values: Mapping[str, Value] | None = None):
-        return repair.for_values(self.policy, values)
+        policy = repair.for_values(self.policy, values)
+        if self.version in OPTIMIZER_OVERRIDES_IGNORED:  # fix offers no CPU optimizer to a release that ignores it
+            knobs = {k: v for k, v in policy.cost_knobs.items() if k != "megatron_cpu_optimizer_permille"}
+            policy = replace(policy, cost_knobs=knobs)
+        return policy
 
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
         return parse_verl_tokens(tokens)
@@ -94,15 +99,22 @@ class VerlMegatronFramework(VersionPacks, Framework):
         values = config_to_values(flat, gpus=gpus, model=model, ruleset=self.ruleset, megatron=True)
         values["megatron_recompute"] = recompute_code(flat)  # cost-model inputs, no rule reads them
         values["megatron_recompute_modules"] = recompute_modules_code(flat)
-        values["megatron_cpu_optimizer_permille"] = cpu_optimizer_permille(flat)
+        values["megatron_cpu_optimizer_permille"] = cpu_optimizer_permille(flat, self.version)
         return values
+
+    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        if self.version in OPTIMIZER_OVERRIDES_IGNORED and cpu_optimizer_permille(flat):
+            return [f"{CPU_OPT_KEY}: verl {self.version} does not read actor.optim.override_optimizer_config (first "
+                    "read in 0.6.0), so megatron-core's optimizer stays on the GPU; memory is priced so (upgrade "
+                    "verl, or use megatron.optimizer_offload, which frees it between phases only)"]
+        return []
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
         _require_megatron(scenario.fixed)
         space = build_space(scenario, model, with_knobs, ruleset=self.ruleset, megatron=True)
         space.domains["megatron_recompute"] = [recompute_code(scenario.fixed)]
         space.domains["megatron_recompute_modules"] = [recompute_modules_code(scenario.fixed)]
-        space.domains["megatron_cpu_optimizer_permille"] = [cpu_optimizer_permille(scenario.fixed)]
+        space.domains["megatron_cpu_optimizer_permille"] = [cpu_optimizer_permille(scenario.fixed, self.version)]
         if with_knobs:
             given = set(scenario.fixed) | set(scenario.search)
             variables = self.ruleset.variables
