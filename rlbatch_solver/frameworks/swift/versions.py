@@ -7,12 +7,12 @@ release's wheel (paths below are inside it):
 * **4.6.0** also judges 4.4 and 4.5 (read from the 4.4.2 and 4.5.3 wheels): the same GRPO checks.
   ``RLHFArguments._init_rollout`` (swift/arguments/rlhf_args.py) is 4.6.0's but for an audio-backend default;
   ``_check_teacher`` (num_generations > 1 unless a teacher is set) differs only in when a LoRA teacher reuses the
-  student (``teacher_adapters``); 4.6.0's ``_check_grpo`` adds ``_check_rlsd`` and ``_check_sdar``, checks of
-  options 4.4-4.5 do not have. ``GRPOConfig.__post_init__`` (swift/rlhf_trainers/arguments.py) is the same file:
-  it skips TRL's ``__post_init__`` and resolves the generation batch with
-  ``RolloutTrainerArgumentsMixin._init_generation_batch_params`` (swift/rlhf_trainers/args_mixin.py, the same code;
-  4.4.2's adds only ``min_p`` and the RLSD/SDAR fields after it). The colocated engine's TP check
-  (``RolloutTrainerMixin._prepare_vllm``), the sequence-parallel mesh (``SequenceParallel._init_device_mesh``,
+  student (``teacher_adapters``); 4.6.0's ``_check_grpo`` adds ``_check_rlsd`` and ``_check_sdar``, checks of the
+  RLSD and SDAR loss options (no batch or layout check). ``GRPOConfig.__post_init__``
+  (swift/rlhf_trainers/arguments.py) is the same file: it skips TRL's ``__post_init__`` and resolves the generation
+  batch with ``RolloutTrainerArgumentsMixin._init_generation_batch_params`` (swift/rlhf_trainers/args_mixin.py, the
+  same code; from 4.4.2's the file gains only fields: ``min_p`` and RLSD's and SDAR's). The colocated engine's TP
+  check (``RolloutTrainerMixin._prepare_vllm``), the sequence-parallel mesh (``SequenceParallel._init_device_mesh``,
   ``prepare``) and the server's device count (``RolloutArguments._check_device_count``) are unchanged.
 * **4.3.2** (judges 4.0 to 4.3): ``GRPOConfig.__post_init__`` still runs TRL's ``GRPOConfig.__post_init__`` first,
   in the TRL a fresh install resolves (4.0-4.1 ``trl>=0.15,<0.30``, 4.2-4.3 ``trl<1.0``: 0.29.1 for all four), which
