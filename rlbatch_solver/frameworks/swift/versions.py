@@ -323,7 +323,9 @@ def legacy_layout(version: str) -> bool:
 
 # ---------------------------------------------------------------------------------------------- dating
 # flags only some releases have: (first, last) minor release whose arguments (swift/llm/argument, swift/trainers
-# arguments.py / rlhf_arguments.py; 4.x swift/arguments, swift/rlhf_trainers) declare them; last None: still in 4.6.0
+# arguments.py / rlhf_arguments.py; 4.x swift/arguments, swift/rlhf_trainers) declare them; last None: still in 4.6.0.
+# Of the 4.0.4-4.5.3 wheels' argument fields, only --train_type is gone from 4.6.0: no other flag dates a config to
+# 4.0-4.3 (a config with --train_type and --tuner_type, both taken by 4.0 only, is 4.3.2's to judge: SPANS)
 KEY_RELEASES: dict[str, tuple[str, str | None]] = {
     "mini_batch_size": ("3.2.0", "3.3.1"),
     "num_infer_workers": ("3.2.0", "3.5.3"),
