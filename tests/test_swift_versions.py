@@ -1,4 +1,5 @@
-"""ms-swift 3.x release packs (frameworks/swift/versions.py): each pack's rules as read from that release's wheel,
+"""Older ms-swift release packs (frameworks/swift/versions.py: 4.3.2 and 3.x): each pack's rules as read from that
+release's wheel,
 the dating of a pasted config by its flags, and --framework swift==VERSION."""
 
 from __future__ import annotations
@@ -55,6 +56,39 @@ def test_3_x_takes_no_generation_batch_and_spg_together():
     assert errors(api.check(args, framework="swift==3.12.6")) == {"swift.args.gen_equals_base_times_spg"}
 
 
+@pytest.mark.parametrize("named,pack", [("4.0.4", "4.3.2"), ("4.1.0", "4.3.2"), ("4.2.3", "4.3.2"),
+                                        ("4.3.2", "4.3.2"), ("4.4.2", "4.6.0"), ("4.5.3", "4.6.0")])
+def test_4_0_to_4_3_refuse_generation_batch_and_spg_together(named, pack):
+    """4.0-4.3's GRPOConfig.__post_init__ runs TRL 0.29.1's first, which refuses the pair even when it agrees; 4.4
+    skips it (swift/rlhf_trainers/arguments.py) and checks generation_batch_size = base x steps_per_generation."""
+    args = ["NPROC_PER_NODE=8", *BASE, "--per_device_train_batch_size", "2", "--generation_batch_size", "32",
+            "--steps_per_generation", "2"]
+    r = api.check(args, framework=f"swift=={named}")
+    assert r.version == pack
+    assert errors(r) == ({"swift.args.gen_equals_base_times_spg"} if pack == "4.3.2" else set()), errors(r)
+    if named != pack:
+        assert any(f"ms-swift {named} is checked with the rules of {pack}" in n for n in r.notes), r.notes
+
+
+def test_before_4_4_a_teacher_does_not_exempt_one_generation():
+    """4.4 moved the num_generations check to RLHFArguments._check_teacher, which lets a teacher (on-policy
+    distillation) run with one completion per prompt; 4.0-4.3's GRPOConfig.__post_init__ refuses it whatever the
+    teacher (GRPO takes none before 4.4)."""
+    args = ["NPROC_PER_NODE=8", "--rlhf_type", "grpo", "--num_generations", "1", "--teacher_model", "Qwen/Qwen3-8B"]
+    assert errors(api.check(args, framework="swift==4.5.3")) == set()
+    r = api.check(args, framework="swift==4.3.2")
+    assert errors(r) == {"swift.args.num_generations_at_least_two"}
+    assert next(v for v in r.errors).source == "swift/rlhf_trainers/arguments.py:GRPOConfig.__post_init__"
+
+
+def test_the_pair_is_allowed_since_the_release_that_allows_it_on_each_path():
+    """HF: 4.4.0 (4.2-4.3 run TRL's refusal first); Megatron: 4.2.0 (4.0-4.1's resolve_generation_batch_size:
+    'cannot be both configured')."""
+    for framework, since in (("swift", "4.4.0"), ("swift-megatron", "4.2.0")):
+        rule = next(r for r in get_framework(framework).ruleset.rules if r.id == "swift.args.gen_equals_base_times_spg")
+        assert f"allowed since ms-swift {since}" in rule.explanation, (framework, rule.explanation)
+
+
 def test_before_3_11_the_host_decides_the_vllm_mode():
     plain = ["NPROC_PER_NODE=8", *BASE, "--use_vllm", "true"]
     assert "swift.args.vllm_mode_required" in errors(api.check(plain, framework="swift==3.12.6"))
@@ -89,6 +123,7 @@ def test_3_4_vllm_device_counts():
     ({"train_type": "lora", "generation_batch_size": 16}, "3.10.3"),  # 3.5 to 4.0
     ({"num_generations_eval": 4}, "4.6.0"),  # the newest has it: nothing dates it older
     ({"tuner_type": "lora"}, "4.6.0"),
+    ({"train_type": "lora", "tuner_type": "lora"}, "4.3.2"),  # 4.0.x only (4.0.4 still takes --train_type)
 ])
 def test_dating(flags, pack):
     assert V.detect(flags)[0] == pack
@@ -228,3 +263,31 @@ def test_3_4_async_mode_on_one_gpu_says_which_rule_refuses_it():
                                     fixed={"async_generate": True}), top=1)
     assert report.best is None
     assert "swift.legacy.async_generate_needs_async_mode" in {r.id for r in report.conflict.rules}
+
+
+def test_3_4_async_mode_counts_num_infer_workers_on_every_node():
+    """3.2-3.4's num_infer_workers is per node: _check_grpo compares it with a node's GPUs (visible = NPROC_PER_NODE +
+    num_infer_workers) and the trainer spreads the prompts over nnodes * num_infer_workers engines (grpo_trainer.py of
+    3.4.0). Priced as the job's total, two nodes had the one node's two engines for twice the completions (step 28.2 s
+    where one node takes 26.9 s); with an engine pair on each node, twice the nodes take the same time."""
+    from rlbatch_solver.scenario import Scenario
+
+    def check(nodes: int):
+        args = [f"NNODES={nodes}", "NPROC_PER_NODE=6", "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7", *BASE,
+                "--per_device_train_batch_size", "4", "--use_vllm", "true", "--num_infer_workers", "2",
+                "--async_generate", "true"]
+        return api.check(args, framework="swift==3.4.0", model="qwen2.5-7b", gpu="a100-80gb")
+
+    fw = get_framework("swift==3.4.0")
+    flat = {"NNODES": 2, "NPROC_PER_NODE": 6, "use_vllm": True, "num_infer_workers": 2, "async_generate": True}
+    values = fw.to_values(flat, gpus=16, model=None)
+    assert values["server_dp"] == 4
+    assert fw.describe_placement(values) == "async: 12 training + 4 vLLM GPUs (num_infer_workers)"
+    one, two = check(1), check(2)
+    assert errors(one) == errors(two) == set()
+    assert two.memory.step_s == pytest.approx(one.memory.step_s, rel=1e-3)  # the update's inter-node traffic
+    # the search prices the same engines: num_infer_workers on each of the two nodes
+    report = api.recommend(Scenario(framework="swift==3.4.0", gpu="a100-80gb", gpus=16, nnodes=2, model="qwen2.5-7b",
+                                    fixed={"async_generate": True}), top=1)
+    v = report.best.values
+    assert int(v["server_dp"]) == 2 * int(v["num_infer_workers"]), v

@@ -1,6 +1,6 @@
-"""ms-swift 3.x parity: our release packs (frameworks/swift/versions.py: 3.12.6, 3.10.3, 3.4.0, 3.3.1) against that
-release's own argument and batch checks, read from its wheel (``pip install --no-deps --target DIR ms-swift==X``;
-``SWIFT_RELEASE_DIR`` names DIR).
+"""Older ms-swift releases' parity: our release packs (frameworks/swift/versions.py: 4.3.2, 3.12.6, 3.10.3, 3.4.0,
+3.3.1; and 4.6.0's for 4.4-4.5) against that release's own argument and batch checks, read from its wheel
+(``pip install --no-deps --target DIR ms-swift==X``; ``SWIFT_RELEASE_DIR`` names DIR).
 
 A 3.x wheel imports torch, transformers, TRL, peft and modelscope at its top, in versions that no longer install
 beside ms-swift 4.6.0's. The checks themselves are methods that read their object's attributes, so the harness runs
@@ -23,6 +23,13 @@ the TRL it installs (not in the wheel): its cases set neither ``generation_batch
 and the harness resolves them as 3.5-3.11's own code does (steps_per_generation = gradient_accumulation_steps).
 Where 3.5-3.11 meet both set, TRL's ``GRPOConfig.__post_init__`` refuses them first (tests/parity/parity_trl.py
 compares that check on TRL's own code): those cases are not compared here.
+
+4.x (swift/arguments, swift/rlhf_trainers; 4.0-4.5 pin other transformers and TRL ranges than 4.6.0's): the same,
+with ``_check_teacher`` (4.4 on) before ``_check_grpo`` and the option checks ``_check_grpo`` calls; then
+``GRPOConfig.__post_init__``'s own ``num_generations < 2`` statement (4.0-4.3) and its generation-batch check:
+4.2 on ``_init_generation_batch_params``, which resolves the batch itself (its one-key branches are TRL 0.29.1's, whose
+``__post_init__`` 4.2-4.3 run first), 4.0-4.1 ``check_num_generations`` after TRL's default resolution as for 3.12.
+``trl.__version__`` is 0.29.1, what a fresh 4.0-4.3 install resolves; both keys set are TRL's to refuse, as above.
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ TRAINER = frozenset({"swift.trainer.batch_divisible_by_num_generations",
 
 PATTERNS = [
     (r"GRPO requires at least 2 generations", "swift.args.num_generations_at_least_two"),
+    (r"num_generations must be greater than 1 for GRPO", "swift.args.num_generations_at_least_two"),  # 4.4 on
     (r"vllm_mode is required when use_vllm is true", "swift.args.vllm_mode_required"),
     (r"vllm_mode is not supported when use_vllm is false", "swift.args.vllm_mode_needs_use_vllm"),
     (r"async generate require vllm_mode == server", "swift.args.async_generate_needs_server"),
@@ -71,6 +79,8 @@ PATTERNS = [
      ("swift.args.gen_divisible_by_num_generations", "swift.trainer.batch_divisible_by_num_generations")),
     (r"The global train batch size \(\d+ x \d+\) must be evenly divisible",
      "swift.trainer.batch_divisible_by_num_generations"),
+    (r"generation_batch_size \(\d+\) must be evenly divisible by num_generations",
+     "swift.args.gen_divisible_by_num_generations"),  # 4.2 on: _init_generation_batch_params
     (r"The (global|effective) eval batch size", ("swift.args.eval_batch_divisible_by_num_generations_eval",
                                                  "swift.trainer.eval_batch_divisible_by_num_generations")),
     (r"^AssertionError:?$", "swift.rollout.server_needs_host"),  # _init_rollout's bare assert on the host
@@ -86,6 +96,10 @@ ALLOWED = [
 
 # the argument methods in the order RLHFArguments.__post_init__ calls them (those the release has)
 ARG_METHODS = ("_init_grpo", "_init_rollout", "_check_rlhf", "_check_grpo", "_external_vllm_warning")
+# 4.x: _check_teacher (4.4 on: num_generations > 1 unless a teacher is set) runs before _check_grpo, which calls the
+# checks of its options (_check_opd_rl 4.4 on, _check_rlsd and _check_sdar 4.6)
+ARG_METHODS_4 = ("_init_grpo", "_init_rollout", "_check_teacher", "_check_grpo")
+CALLED_4 = ("_external_vllm_warning", "_check_opd_rl", "_check_rlsd", "_check_sdar")
 TRAINER_WORDS = ("possible_values", "num_processes =", "global_batch_size =", "effective_batch_size =",
                  "effective_batch_size \\", "self.effective_train_batch_size")
 
@@ -224,6 +238,14 @@ class ReleaseOracle:
         self.numbers = release_numbers(self.version)
         sw = root / "swift"
         self.env = {"logger": _Stub(), "is_mp": lambda: False, "os": os}
+        self.post = None  # 4.0-4.3: GRPOConfig.__post_init__'s own num_generations check
+        self.resolve = None
+        self.resolves_itself = False  # 4.2 on: the generation-batch check resolves the batch itself
+        self.trainer = None
+        self.arg_order = ARG_METHODS
+        if self.numbers >= (4, 0, 0):
+            self._init_4(sw)
+            return
         args_file = sw / "llm" / "argument" / "rlhf_args.py"
         config_file = sw / "trainers" / "rlhf_arguments.py"
         self.args_methods = _methods(args_file, ARG_METHODS, self.env, "RLHFArguments")
@@ -231,8 +253,6 @@ class ReleaseOracle:
                                    sw / "trainers" / "arguments.py"] + ([config_file] if config_file.exists() else []))
         self.defaults.update(rlhf_type="grpo", _init_external_vllm=lambda: None)
         self.check_generations = None
-        self.resolve = None
-        self.trainer = None
         if config_file.exists():  # 3.5 on (3.4's file holds a GRPOConfig without the check)
             self.check_generations = _methods(config_file, ("check_num_generations",), self.env,
                                               "GRPOConfig").get("check_num_generations")
@@ -249,6 +269,28 @@ class ReleaseOracle:
             self.trl = "0.19.1"
         else:
             self.trl = "0.24.0"
+
+    def _init_4(self, sw: Path) -> None:
+        """4.x: the arguments under swift/arguments, GRPOConfig and its mixins under swift/rlhf_trainers. 4.2 on check
+        the generation batch in RolloutTrainerArgumentsMixin._init_generation_batch_params, which resolves it
+        itself; 4.0-4.1 in GRPOConfig.check_num_generations, after TRL's resolution."""
+        args_file = sw / "arguments" / "rlhf_args.py"
+        config_file = sw / "rlhf_trainers" / "arguments.py"
+        mixin_file = sw / "rlhf_trainers" / "args_mixin.py"
+        self.arg_order = ARG_METHODS_4
+        self.args_methods = _methods(args_file, ARG_METHODS_4 + CALLED_4, self.env, "RLHFArguments")
+        self.defaults = _defaults([args_file, *sorted((sw / "arguments").rglob("*.py")), sw / "trainers" /
+                                   "arguments.py", mixin_file, config_file])
+        self.defaults.update(rlhf_type="grpo", _init_external_vllm=lambda: None)
+        self.check_generations = (
+            _methods(mixin_file, ("_init_generation_batch_params",), self.env, "RolloutTrainerArgumentsMixin")
+            .get("_init_generation_batch_params")
+            or _methods(config_file, ("check_num_generations",), self.env, "GRPOConfig").get("check_num_generations"))
+        self.resolves_itself = self.numbers >= (4, 2, 0)
+        # the statements after TRL's __post_init__ up to the generation-batch check: `num_generations < 2` (4.0-4.3)
+        self.post = _statements(config_file, "GRPOConfig", "__post_init__", ("self.num_generations < 2",), "_post",
+                                self.env)
+        self.trl = "0.29.1"  # what a fresh install resolves (4.0-4.1: trl<0.30; 4.2 on: trl<1.0)
 
     # -------------------------------------------------------------- stand-ins for the package's imports
     def _modules(self, case: Mapping[str, Any]) -> dict[str, types.ModuleType]:
@@ -288,7 +330,7 @@ class ReleaseOracle:
 
         def run() -> None:
             with mock.patch.dict(sys.modules, self._modules(case)):
-                for name in ARG_METHODS:
+                for name in self.arg_order:
                     if name in self.args_methods:
                         self.args_methods[name](obj)
         return Verdict.run(run)
@@ -298,14 +340,19 @@ class ReleaseOracle:
             return None
         both = "generation_batch_size" in case and "steps_per_generation" in case
         either = "generation_batch_size" in case or "steps_per_generation" in case
-        if both or (self.resolve is None and either):
+        resolves = self.resolve is not None or self.resolves_itself
+        if both or (not resolves and either):
             return None  # TRL's GRPOConfig decides these (module docstring)
         obj = self._obj(case)
 
         def run() -> None:
+            if self.post is not None:
+                self.post(obj, obj)
             if self.resolve is not None:
                 self.resolve(obj, obj)
-            else:  # 3.12: TRL's default resolution, as 3.5-3.11's own __post_init__ writes it
+            elif resolves:  # 4.2 on: _init_generation_batch_params, called below, resolves them
+                pass
+            else:  # 3.12, 4.0-4.1: TRL's default resolution, as 3.5-3.11's own __post_init__ writes it
                 obj.steps_per_generation = obj.gradient_accumulation_steps
                 obj.generation_batch_size = obj.per_device_train_batch_size * obj.world_size * obj.steps_per_generation
             self.check_generations(obj)
@@ -322,12 +369,14 @@ class ReleaseOracle:
         return Verdict.run(lambda: self.trainer(trainer, args))
 
     def oracles(self) -> list[Oracle]:
-        # num_generations < 2: _check_grpo refuses it in 3.4 only; from 3.5 GRPOConfig.check_num_generations does
-        args = ARGS if self.numbers < (3, 5, 0) else ARGS - {"swift.args.num_generations_at_least_two"}
-        out = [Oracle("driver: RLHFArguments (_init_grpo, _init_rollout, _check_rlhf, _check_grpo)", self.args,
-                      args, PATTERNS)]
+        # num_generations < 2: _check_grpo refuses it in 3.4 only; 3.5-4.3 GRPOConfig's __post_init__ does; 4.4 on
+        # RLHFArguments._check_teacher, unless a teacher is set
+        at_least_two = {"swift.args.num_generations_at_least_two"}
+        by_args = self.numbers < (3, 5, 0) or self.numbers >= (4, 4, 0)
+        args, config = (ARGS, CONFIG - at_least_two) if by_args else (ARGS - at_least_two, CONFIG)
+        out = [Oracle(f"driver: RLHFArguments ({', '.join(self.arg_order[:4])})", self.args, args, PATTERNS)]
         if self.check_generations is not None:
-            out.append(Oracle("driver: GRPOConfig.__post_init__ (check_num_generations)", self.config, CONFIG,
+            out.append(Oracle("driver: GRPOConfig.__post_init__ (check_num_generations)", self.config, config,
                               PATTERNS))
         if self.trainer is not None:
             out.append(Oracle("trainer_init: GRPOTrainer.__init__ batch checks", self.train, TRAINER, PATTERNS))
@@ -373,6 +422,8 @@ def _case(rng: random.Random, version: str) -> dict[str, Any]:
             case["vllm_mode"] = rng.choice(["colocate", "colocate", "server"])
         if rng.random() < 0.3:
             case["vllm_server_host"] = "127.0.0.1"
+        if release_numbers(version) >= (4, 0, 0) and rng.random() < 0.15:
+            case["teacher_model"] = "Qwen/Qwen2.5-7B-Instruct"  # 4.4 on exempt num_generations 1; 4.0-4.3 do not
     return case
 
 

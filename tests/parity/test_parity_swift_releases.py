@@ -1,4 +1,5 @@
-"""ms-swift 3.12.6, 3.10.3, 3.4.0 and 3.3.1: our release packs against that release's own argument and batch checks
+"""ms-swift 4.3.2, 3.12.6, 3.10.3, 3.4.0 and 3.3.1 (and any release a pack judges, 4.4-4.5 by 4.6.0's): our release
+packs against that release's own argument and batch checks
 (parity_swift_releases.py: its methods taken from its wheel's source, run without its imports). Needs
 SWIFT_RELEASE_DIR, a directory with the release installed (``pip install --no-deps --target DIR ms-swift==X``; see
 docs/parity.md); skipped without it."""
@@ -14,7 +15,7 @@ from rlbatch_solver.rules.base import Severity, Stage
 
 ROOT = release_dir()
 if ROOT is None:
-    pytest.skip("set SWIFT_RELEASE_DIR to an ms-swift 3.x release installed with --no-deps --target",
+    pytest.skip("set SWIFT_RELEASE_DIR to an older ms-swift release installed with --no-deps --target",
                 allow_module_level=True)
 VERSION = release_version(ROOT)
 PACK = pack_of(VERSION)

@@ -138,9 +138,12 @@ def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any], alw
     # swift/trainers/rlhf_trainer/grpo_trainer.py), so there is no server host to give, and they take the trainer's
     # --vllm_gpu_memory_utilization (not a `swift rollout` server's own share)
     # (read by 4.6.0's rules, the engines count as a server with its host; 3.2-3.4's packs drop that rule and test
-    # the host the user gave: an external server skips the device checks)
+    # the host the user gave: an external server skips the device checks). num_infer_workers counts a node's engines:
+    # _check_grpo compares it with the node's own GPUs, and the trainer spreads a step's prompts over
+    # nnodes * num_infer_workers engines (3.4.0 grpo_trainer.py: round_robin(len(all_inputs), nnodes *
+    # num_infer_workers)), so the job has that many
     return {"vllm_mode_given": True, "vllm_server": True, "server_host_given": not always, "server_tp": 1,
-            "server_dp": max(1, workers), "server_gmu_permille": values.get("gmu_permille")}
+            "server_dp": max(1, workers) * nodes, "server_gmu_permille": values.get("gmu_permille")}
 
 
 def _async_asked(fixed: Mapping[str, Any]) -> bool:
@@ -712,10 +715,12 @@ class SwiftFramework(Framework):
             return
         domains["num_infer_workers"] = workers
         domains["gpus_per_node"] = [per_node - w for w in domains["num_infer_workers"]]
-        domains["server_dp"] = list(domains["num_infer_workers"])
+        # num_infer_workers engines on each node (legacy_vllm_layout)
+        domains["server_dp"] = sorted({w * int(n) for w in workers for n in domains.get("nnodes", [1])})
         extra.append(Rule(
-            "search.legacy_engines", IntVar("server_dp").eq(IntVar("num_infer_workers")),
-            "async mode runs num_infer_workers ({num_infer_workers}) engines of TP 1 (priced as {server_dp})",
+            "search.legacy_engines", IntVar("server_dp").eq(IntVar("num_infer_workers") * IntVar("nnodes")),
+            "async mode runs num_infer_workers ({num_infer_workers}) engines of TP 1 on each of the {nnodes} nodes "
+            "(priced as {server_dp})",
             Stage.SEARCH, "rlbatch-solver search space: 3.4.0 grpo_trainer.py starts one engine per inference worker",
             kind=RuleKind.SEARCH,
         ))

@@ -132,6 +132,7 @@ class PathSpec:
     colocate_stage: Stage
     server_host_source: str
     server_host_stage: Stage
+    pair_since: str  # the first release whose resolver takes generation_batch_size and steps_per_generation together
 
 
 HF_PATH = PathSpec(
@@ -143,6 +144,7 @@ HF_PATH = PathSpec(
     colocate_stage=Stage.WORKER_INIT,
     server_host_source="swift/arguments/rlhf_args.py:RLHFArguments._init_rollout",
     server_host_stage=Stage.DRIVER,
+    pair_since="4.4.0",  # 4.0-4.3's GRPOConfig runs TRL's __post_init__ first, which refuses the pair (versions.py)
 )
 
 
@@ -165,7 +167,7 @@ def generation_rules(path: PathSpec) -> list[Rule]:
             + " times steps_per_generation = {steps_per_generation}",
             Stage.DRIVER, path.resolver, when=gen_set & spg_set,
             explanation="Both generation_batch_size and steps_per_generation are set (allowed since ms-swift "
-                        "4.2.0): they must agree.",
+                        f"{path.pair_since}): they must agree.",
         ),
         Rule(
             "swift.args.gen_divisible_by_num_generations",

@@ -87,6 +87,7 @@ MEGATRON_PATH = PathSpec(
     server_host_source="swift/megatron/pipelines/train/rlhf.py:MegatronRLHF._prepare_vllm_client (VLLMClient "
                        "gets hosts=None)",
     server_host_stage=Stage.WORKER_INIT,
+    pair_since="4.2.0",  # 4.0-4.1's resolve_generation_batch_size: "cannot be both configured"
 )
 
 DERIVED = shared_derived(GBS, "global_batch_size", 1, "1") + [

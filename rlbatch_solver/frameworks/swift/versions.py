@@ -1,14 +1,33 @@
-"""The ms-swift 3.x releases GRPO configs are written for: 3.12.6, 3.10.3, 3.4.0 and 3.3.1 beside 4.6.0, each a small
-edit of the next newer one's rules (HF/DeepSpeed path, ``swift rlhf``; the Megatron path follows 4.6.0 only).
+"""The ms-swift releases GRPO configs are written for: 4.3.2, 3.12.6, 3.10.3, 3.4.0 and 3.3.1 beside 4.6.0, each a
+small edit of the next newer one's rules (HF/DeepSpeed path, ``swift rlhf``; the Megatron path follows 4.6.0 only).
 
 4.6.0's rules (``rules.py``) are written once. A release's pack names what its GRPO does differently, read from that
 release's wheel (paths below are inside it):
 
-* **3.12.6** (judges 3.11 and 3.12): ``GRPOConfig.check_num_generations`` (swift/trainers/rlhf_arguments.py) refuses
-  ``num_generations < 2`` whatever the teacher, and the generation batch is resolved by the TRL it installs
-  (``trl>=0.20,<0.25``: trl/trainer/grpo_config.py ``GRPOConfig.__post_init__``), which refuses
-  ``generation_batch_size`` and ``steps_per_generation`` together (4.2.0 lets them agree). ``vllm_mode`` has no
-  default (``RLHFArguments._init_rollout``: required with ``use_vllm``, refused without), as in 4.6.0.
+* **4.6.0** also judges 4.4 and 4.5 (read from the 4.4.2 and 4.5.3 wheels): the same GRPO checks.
+  ``RLHFArguments._init_rollout`` (swift/arguments/rlhf_args.py) is 4.6.0's but for an audio-backend default;
+  ``_check_teacher`` (num_generations > 1 unless a teacher is set) differs only in when a LoRA teacher reuses the
+  student (``teacher_adapters``); 4.6.0's ``_check_grpo`` adds ``_check_rlsd`` and ``_check_sdar``, checks of the
+  RLSD and SDAR loss options (no batch or layout check). ``GRPOConfig.__post_init__``
+  (swift/rlhf_trainers/arguments.py) is the same file: it skips TRL's ``__post_init__`` and resolves the generation
+  batch with ``RolloutTrainerArgumentsMixin._init_generation_batch_params`` (swift/rlhf_trainers/args_mixin.py, the
+  same code; from 4.4.2's the file gains only fields: ``min_p`` and RLSD's and SDAR's). The colocated engine's TP
+  check (``RolloutTrainerMixin._prepare_vllm``), the sequence-parallel mesh (``SequenceParallel._init_device_mesh``,
+  ``prepare``) and the server's device count (``RolloutArguments._check_device_count``) are unchanged.
+* **4.3.2** (judges 4.0 to 4.3): ``GRPOConfig.__post_init__`` still runs TRL's ``GRPOConfig.__post_init__`` first,
+  in the TRL a fresh install resolves (4.0-4.1 ``trl>=0.15,<0.30``, 4.2-4.3 ``trl<1.0``: 0.29.1 for all four), which
+  refuses ``generation_batch_size`` and ``steps_per_generation`` together; then it refuses ``num_generations < 2``
+  itself (GRPO takes no teacher before 4.4: no exemption), then checks the generation batch
+  (4.2-4.3 ``_init_generation_batch_params``, 4.0-4.1 ``GRPOConfig.check_num_generations``: whole groups of
+  ``num_generations`` from 2 up, the eval batch against ``num_generations_eval``, the same tests). The rest is
+  4.6.0's (the same files as 4.4's above; 4.0-4.2 keep the sequence-parallel code in
+  swift/sequence_parallel/ulysses.py, with the same checks).
+* **3.12.6** (judges 3.11 and 3.12): 4.3.2's under swift/llm/argument and swift/trainers:
+  ``GRPOConfig.check_num_generations`` (swift/trainers/rlhf_arguments.py) refuses ``num_generations < 2`` whatever
+  the teacher, and the generation batch is resolved by the TRL it installs (``trl>=0.20,<0.25``:
+  trl/trainer/grpo_config.py ``GRPOConfig.__post_init__``), which refuses ``generation_batch_size`` and
+  ``steps_per_generation`` together (4.4.0 lets them agree). ``vllm_mode`` has no default
+  (``RLHFArguments._init_rollout``: required with ``use_vllm``, refused without), as in 4.6.0.
   ``num_generations_eval`` came in 3.12 (3.11 checks the eval batch against ``num_generations``: the same test).
 * **3.10.3** (judges 3.5 to 3.10): ``vllm_mode`` defaults to ``colocate`` and the host decides it: with ``use_vllm``,
   ``server`` when ``vllm_server_host`` (or ``vllm_server_base_url``) is given, else ``colocate``
@@ -50,18 +69,26 @@ from . import rules as R
 
 NAME = "ms-swift"  # in messages about a release (base.resolve_release)
 NEWEST = R.VERSION
-VERSIONS = ("4.6.0", "3.12.6", "3.10.3", "3.4.0", "3.3.1")
+VERSIONS = ("4.6.0", "4.3.2", "3.12.6", "3.10.3", "3.4.0", "3.3.1")
 # a minor series -> the pack that judges it (resolve_release: "3.7.0" is checked with 3.10.3's rules)
-SERIES = {"4.6": "4.6.0", "3.12": "3.12.6", "3.11": "3.12.6",
+SERIES = {**{f"4.{m}": "4.6.0" for m in range(4, 7)}, **{f"4.{m}": "4.3.2" for m in range(0, 4)},
+          "3.12": "3.12.6", "3.11": "3.12.6",
           **{f"3.{m}": "3.10.3" for m in range(5, 11)}, "3.4": "3.4.0", "3.3": "3.3.1", "3.2": "3.3.1"}
 
+CONFIG_4 = "swift/rlhf_trainers/arguments.py:GRPOConfig.__post_init__"
+TRL_CONFIG_4 = ("trl/trainer/grpo_config.py:GRPOConfig.__post_init__ (TRL 0.29.1, the newest that ms-swift 4.0-4.3 "
+                "install)")
+RESOLVER_4 = (f"{TRL_CONFIG_4}, then {R.HF_PATH.resolver}; 4.0-4.1: "
+              "swift/rlhf_trainers/arguments.py:GRPOConfig.check_num_generations")
 CONFIG_3 = "swift/trainers/rlhf_arguments.py:GRPOConfig.check_num_generations"
 ARGS_3 = "swift/llm/argument/rlhf_args.py:RLHFArguments"
 TRAINER_3 = "swift/trainers/rlhf_trainer/grpo_trainer.py:GRPOTrainer.__init__"
 TRL_CONFIG = "trl/trainer/grpo_config.py:GRPOConfig.__post_init__ (the TRL ms-swift installs, >= 0.18)"
-# 4.6.0's paths -> 3.x's (the argument classes moved under swift/arguments and swift/rlhf_trainers in 4.0)
+# 4.3.2's paths -> 3.x's (the argument classes moved under swift/arguments and swift/rlhf_trainers in 4.0)
 SOURCES_3 = (
-    (R.HF_PATH.resolver, f"{TRL_CONFIG}, then {CONFIG_3}"),
+    (RESOLVER_4, f"{TRL_CONFIG}, then {CONFIG_3}"),
+    (TRL_CONFIG_4, TRL_CONFIG),
+    (CONFIG_4, CONFIG_3),
     ("swift/arguments/rlhf_args.py:RLHFArguments", ARGS_3),
     ("swift/rlhf_trainers/rollout_mixin.py:RolloutTrainerMixin._prepare_vllm",
      "swift/trainers/rlhf_trainer/rollout_mixin.py:RolloutTrainerMixin._prepare_vllm"),
@@ -73,10 +100,10 @@ G, W = IntVar("num_generations"), IntVar("W")
 B, GA = IntVar("per_device_train_batch_size"), IntVar("gradient_accumulation_steps")
 USE_VLLM, SERVER = BoolVar("use_vllm"), BoolVar("vllm_server")
 
-# ---------------------------------------------------------------------------------------------- 3.12.6
-V3126 = Pack(
-    "3.12.6", NEWEST,
-    sources=SOURCES_3,
+# ---------------------------------------------------------------------------------------------- 4.3.2
+V432 = Pack(
+    "4.3.2", NEWEST,
+    sources=((R.HF_PATH.resolver, RESOLVER_4),),
     rules=(
         Rule(
             "swift.args.gen_equals_base_times_spg",
@@ -84,23 +111,32 @@ V3126 = Pack(
             "generation_batch_size = {generation_batch_size} and steps_per_generation = {steps_per_generation} are "
             "both set: \"'generation_batch_size' and 'steps_per_generation' can not be both configured at the same "
             "time\"",
-            Stage.DRIVER, TRL_CONFIG,
-            explanation="The TRL that ms-swift 3.x installs resolves the generation batch and takes one of the two; "
-                        "ms-swift 4.2.0 lets them be set together when they agree.",
+            Stage.DRIVER, TRL_CONFIG_4,
+            explanation="Before 4.4, ms-swift's GRPOConfig runs the __post_init__ of the TRL it installs, which "
+                        "resolves the generation batch from one of the two; ms-swift 4.4.0 skips it and lets them be "
+                        "set together when they agree.",
         ),
         Rule(
             "swift.args.num_generations_at_least_two",
             G > 1,
             "num_generations = {num_generations}: 'GRPO requires at least 2 generations per prompt to calculate the "
             "advantages'",
-            Stage.DRIVER, CONFIG_3,
-            explanation="ms-swift 3.x checks it for every GRPO run (4.x exempts on-policy distillation with a "
-                        "teacher).",
+            Stage.DRIVER, CONFIG_4,
+            explanation="Before 4.4, ms-swift checks it for every GRPO run (4.4 moved it to "
+                        "RLHFArguments._check_teacher, which exempts on-policy distillation with a teacher).",
         ),
     ),
-    summary="the generation batch resolved by the TRL it installs (generation_batch_size and steps_per_generation "
-            "not both), num_generations >= 2 with or without a teacher; sources under swift/llm/argument and "
-            "swift/trainers",
+    summary="the generation batch resolved first by the TRL it installs (generation_batch_size and "
+            "steps_per_generation not both), num_generations >= 2 with or without a teacher",
+)
+
+# ---------------------------------------------------------------------------------------------- 3.12.6
+V3126 = Pack(
+    "3.12.6", "4.3.2",
+    sources=SOURCES_3,
+    summary="4.3.2's (the generation batch resolved by the TRL it installs: generation_batch_size and "
+            "steps_per_generation not both; num_generations >= 2 with or without a teacher); sources under "
+            "swift/llm/argument and swift/trainers",
 )
 
 # ---------------------------------------------------------------------------------------------- 3.10.3
@@ -257,7 +293,7 @@ V331 = Pack(
             "does not before 3.4)",
 )
 
-PACKS = {p.version: p for p in (V3126, V3103, V340, V331)}
+PACKS = {p.version: p for p in (V432, V3126, V3103, V340, V331)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -287,7 +323,9 @@ def legacy_layout(version: str) -> bool:
 
 # ---------------------------------------------------------------------------------------------- dating
 # flags only some releases have: (first, last) minor release whose arguments (swift/llm/argument, swift/trainers
-# arguments.py / rlhf_arguments.py; 4.x swift/arguments, swift/rlhf_trainers) declare them; last None: still in 4.6.0
+# arguments.py / rlhf_arguments.py; 4.x swift/arguments, swift/rlhf_trainers) declare them; last None: still in 4.6.0.
+# Of the 4.0.4-4.5.3 wheels' argument fields, only --train_type is gone from 4.6.0: no other flag dates a config to
+# 4.0-4.3 (a config with --train_type and --tuner_type, both taken by 4.0 only, is 4.3.2's to judge: SPANS)
 KEY_RELEASES: dict[str, tuple[str, str | None]] = {
     "mini_batch_size": ("3.2.0", "3.3.1"),
     "num_infer_workers": ("3.2.0", "3.5.3"),
@@ -306,7 +344,8 @@ KEY_RELEASES: dict[str, tuple[str, str | None]] = {
 }
 # the first release of each pack's span, oldest first: a dated release -> the pack that judges it
 # (3.1's trainer checks the per-step batch as 3.3.1's does, without 3.2's vLLM device-count asserts)
-SPANS = (("3.1.0", "3.3.1"), ("3.4.0", "3.4.0"), ("3.5.0", "3.10.3"), ("3.11.0", "3.12.6"), ("4.6.0", "4.6.0"))
+SPANS = (("3.1.0", "3.3.1"), ("3.4.0", "3.4.0"), ("3.5.0", "3.10.3"), ("3.11.0", "3.12.6"), ("4.0.0", "4.3.2"),
+         ("4.4.0", "4.6.0"))
 # the releases a dating key's span can start or end at, and the newest
 KNOWN = sorted({r for span_ in KEY_RELEASES.values() for r in span_ if r} | {NEWEST}, key=release_numbers)
 

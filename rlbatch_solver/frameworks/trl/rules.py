@@ -135,7 +135,7 @@ def _rules() -> list[Rule]:
             "generation_batch_size = {generation_batch_size} and steps_per_generation = {steps_per_generation} "
             "are both set: TRL takes one of them ('can not be both configured at the same time')",
             Stage.DRIVER, CONFIG,
-            explanation="Unlike ms-swift (since 4.2.0), TRL refuses the pair even when they agree.",
+            explanation="Unlike ms-swift (since 4.4.0), TRL refuses the pair even when they agree.",
         ),
         Rule(
             "trl.config.gen_divisible_by_global_batch",
