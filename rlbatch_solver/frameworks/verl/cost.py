@@ -304,9 +304,16 @@ def n_scale(v: Mapping[str, Value], version: str) -> int:
 
 
 def unread_n_scaled(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
-    """``unread`` for the releases whose micro batches are scaled by rollout.n (``N_SCALED_GLOBAL_MICRO``): those are
-    capped by the GPU's share of the batch (``split_share``), so every phase reads the batch sizes."""
-    return unread(phase, kind, domains) - set(BATCH_SHARE)
+    """``unread`` for the releases whose micro batches rollout.n may scale (``N_SCALED_GLOBAL_MICRO``). Where a phase's
+    global micro key is given and n can exceed 1, the scaled micro batch is capped by the GPU's share of the batch
+    (``split_share``) and dated by the per-GPU keys (``n_scale``): the phase reads them all. Elsewhere (a search that
+    sets the per-GPU keys itself) it reads what the other releases' phases read."""
+    out = unread(phase, kind, domains)
+    key = next(iter(LEGACY_GLOBAL_MICRO.get(phase, [])), "")
+    if phase != Phase.CRITIC_UPDATE and any(domains.get(key, [])) and any(int(n or 1) > 1 for n in domains.get("n", [1])):
+        return out - set(BATCH_SHARE)
+    base = set(MEMORY_INPUTS.get(phase, []) if kind == "mem" else TIME_INPUTS.get(phase, []))
+    return out | ((set(PER_GPU_MICRO_KEYS) | {"actor_mini"} | set(BATCH_SHARE)) - base - set(_LEGACY_FSDP.get(phase, [])))
 
 
 def split_share(micro: int, share: int) -> int:
