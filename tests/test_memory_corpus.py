@@ -512,6 +512,21 @@ def test_verl_of_january_2025_scales_its_global_micro_batches_by_n():
     assert later.phases["actor_update"]["logits+entropy"] == pytest.approx(logits_mib(16), rel=0.01)
 
 
+def test_verl_0_1_reads_the_n_scaling_inputs_only_where_a_global_micro_key_can_scale():
+    """The n-scaled micro batch (verl 0.1) is capped by the GPU's share of the batch and dated by every per-GPU key, so a
+    phase whose global key is given, with n above 1, reads them; a search that sets the per-GPU keys itself does not
+    (``recommend -f verl==0.1.0`` from scratch weighed 225,792 combinations in one rule and was refused)."""
+    from rlbatch_solver.frameworks.verl import cost
+
+    search = {"n": [8], "train_batch_size": [1024], "logprob_micro_per_gpu": [1, 2, 4], "actor_micro_per_gpu": [1, 2]}
+    unread = cost.unread_n_scaled("old_log_prob", "mem", search)
+    assert {"actor_micro_per_gpu", "critic_micro_per_gpu", "train_batch_size", "n"} <= unread
+    assert "logprob_micro_per_gpu" not in unread
+    given = {**search, "logprob_micro": [160]}
+    assert not {"actor_micro_per_gpu", "train_batch_size", "n"} & cost.unread_n_scaled("old_log_prob", "mem", given)
+    assert {"train_batch_size", "n"} <= cost.unread_n_scaled("old_log_prob", "mem", {**given, "n": [1]})
+
+
 def test_lora_under_fsdp_gathers_its_frozen_units_without_their_gradient():
     """Under LoRA the base is frozen: FSDP gathers a unit for the input gradient in backward but reduce-scatters no
     gradient of it (torch fsdp _post_backward_hook runs for parameters that received one). The 14B LoRA run of verl's
