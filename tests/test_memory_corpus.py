@@ -193,7 +193,9 @@ def test_a_gpu_record_is_unjudged_only_when_it_says_why_and_then_counts_neither_
                 "verl-megatron_3620_qwen2_5_7b_dapo_8xa800", "verl-megatron_3364_qwen3moe_30b_grpo_4x8xh200"}
     # OpenRLHF reports run with the DeepSpeed launcher without Ray (#519, #858)
     openrlhf |= {"openrlhf_519_llama3_8b_ppo_deepspeed_8xh100", "openrlhf_858_llama3_8b_ppo_deepspeed_4xa40"}
-    assert set(marked) == swift | openrlhf | megatron
+    # verl: Logic-RL's README line "4×A100 80G", written for the script of its date, not for the later one (882de6a)
+    verl = {"verl_logicrl_readme_qwen2_5_7b_grpo_4xa100_80gb"}
+    assert set(marked) == swift | openrlhf | megatron | verl
     assert all(r.case.unjudged and r.predicted_oom and r.peak_gib > 5 * r.limit_gib for n, r in marked.items()
                if n in swift)
     counted = mc.scores([r for r in _results() if r.case.name not in marked])
@@ -485,6 +487,44 @@ def test_verl_padded_path_slices_its_logits_and_never_compiles_the_entropy():
     assert later.phases["actor_update"]["logits+entropy"] == pytest.approx(logits_mib(2, 2 + 24), abs=1)
     # the 40 GB card of the same report stays out of memory
     assert not _check("verl_tinyzero62_qwen2_5_1_5b_ppo_1xa100_40gb").memory.fits
+
+
+def test_verl_of_january_2025_scales_its_global_micro_batches_by_n():
+    """Logic-RL #8 (verl 0.1 fork, Qwen2.5-7B GRPO on 4 A800, global ppo_micro_batch_size 64, log_prob 160): 4 prompts x
+    32 responses ran, 8 x 32 and 4 x 64 ran out of memory. The fork's workers divide the global micro keys by the GPUs
+    and multiply them by rollout.n (verl PR #80 to #136, verl/workers/fsdp_workers.py ActorRolloutRefWorker.__init__),
+    so every GPU runs its whole share as one micro batch: 32 sequences in the run that ran, 64 in the two that did not
+    (all three were priced at 16). At the typical lengths check tells them apart; a 0.1 config naming a per-GPU key is
+    dated after #136 and not scaled."""
+    vocab, seq = 152_064, 400 + 2048
+    per_logit = 2 + 2 + 2  # the bf16 logits, flash-attn's cross-entropy gradient beside them (0.1), the compiled entropy's
+    logits_mib = lambda seqs: seqs * seq * vocab * per_logit / 2**20  # noqa: E731
+    ran = _check("verl_logicrl8_qwen2_5_7b_grpo_bs4_n32_4xa800").memory
+    assert ran.phases["actor_update"]["logits+entropy"] == pytest.approx(logits_mib(32), rel=0.01)
+    assert ran.outlook() == "tight" and ran.typical_peaks["actor_update"] < ran.capacity_of("actor_update")
+    for name in ("verl_logicrl8_qwen2_5_7b_grpo_bs8_n32_4xa800", "verl_logicrl8_qwen2_5_7b_grpo_bs4_n64_stage2_4xa800"):
+        oom = _check(name).memory
+        assert oom.phases["actor_update"]["logits+entropy"] == pytest.approx(logits_mib(64), rel=0.01), name
+        assert oom.outlook() == "OOM", name
+    c = _case("verl_logicrl8_qwen2_5_7b_grpo_bs4_n32_4xa800")
+    per_gpu = [a.replace("ppo_micro_batch_size=64", "ppo_micro_batch_size_per_gpu=16") for a in c.args]
+    later = _check_args(c.name, per_gpu).memory
+    assert later.phases["actor_update"]["logits+entropy"] == pytest.approx(logits_mib(16), rel=0.01)
+
+
+def test_verl_0_1_reads_the_n_scaling_inputs_only_where_a_global_micro_key_can_scale():
+    """The n-scaled micro batch (verl 0.1) is capped by the GPU's share of the batch and dated by every per-GPU key, so a
+    phase whose global key is given, with n above 1, reads them; a search that sets the per-GPU keys itself does not
+    (``recommend -f verl==0.1.0`` from scratch weighed 225,792 combinations in one rule and was refused)."""
+    from rlbatch_solver.frameworks.verl import cost
+
+    search = {"n": [8], "train_batch_size": [1024], "logprob_micro_per_gpu": [1, 2, 4], "actor_micro_per_gpu": [1, 2]}
+    unread = cost.unread_n_scaled("old_log_prob", "mem", search)
+    assert {"actor_micro_per_gpu", "critic_micro_per_gpu", "train_batch_size", "n"} <= unread
+    assert "logprob_micro_per_gpu" not in unread
+    given = {**search, "logprob_micro": [160]}
+    assert not {"actor_micro_per_gpu", "train_batch_size", "n"} & cost.unread_n_scaled("old_log_prob", "mem", given)
+    assert {"train_batch_size", "n"} <= cost.unread_n_scaled("old_log_prob", "mem", {**given, "n": [1]})
 
 
 def test_lora_under_fsdp_gathers_its_frozen_units_without_their_gradient():

@@ -257,18 +257,71 @@ LEGACY_GLOBAL_MICRO = {Phase.OLD_LOG_PROB: ["logprob_micro"], Phase.REF: ["ref_m
 _LEGACY_FSDP = {**LEGACY_GLOBAL_MICRO, Phase.REF: ["ref_micro", "actor_sp"]}
 
 
-def per_gpu_micro(v: Mapping[str, Value], per_gpu: str, global_key: str, dp: int, version: str = NEWEST) -> int:
+def _legacy_fsdp(version: str) -> dict[str, list[str]]:
+    """The legacy inputs of ``version``; where rollout.n scales the global micro keys (``n_scale``), the passes it
+    scales also read every per-GPU key (which dates the config) and the mini batch and batch sizes (the cap)."""
+    if version not in N_SCALED_GLOBAL_MICRO:
+        return _LEGACY_FSDP
+    scaled = list(PER_GPU_MICRO_KEYS) + ["actor_mini"] + BATCH_SHARE
+    return {phase: names + (scaled if phase != Phase.CRITIC_UPDATE else []) for phase, names in _LEGACY_FSDP.items()}
+
+
+def per_gpu_micro(v: Mapping[str, Value], per_gpu: str, global_key: str, dp: int, version: str = NEWEST,
+                  scale: int = 1) -> int:
     """The micro batch per GPU a phase runs with. The legacy workers (0.6.1, 0.7.1) convert a deprecated global key
     when the per-GPU one is unset: ``ppo_micro_batch_size //= world_size // ulysses_sp`` (the actor and the critic),
     ``log_prob_micro_batch_size //= world_size // ulysses_sp`` (rollout and reference)
     (verl/workers/fsdp_workers.py:ActorRolloutRefWorker.__init__ / CriticWorker.__init__, "normalize config";
-    megatron_workers.py divides by the data-parallel size the same way). A conversion to 0 is a rule's
-    (verl.legacy.logprob_global_micro_covers_dp); its memory is priced at 1."""
+    megatron_workers.py divides by the data-parallel size the same way), then times ``scale`` (``n_scale``: rollout.n
+    in the verl of January 2025). A conversion to 0 is a rule's (verl.legacy.logprob_global_micro_covers_dp); its
+    memory is priced at 1."""
     if v.get(per_gpu):
         return int(v[per_gpu])
     if version in LEGACY_WORKERS and v.get(global_key):
-        return max(1, int(v[global_key]) // max(1, dp))
+        return max(1, int(v[global_key]) // max(1, dp) * max(1, scale))
     return 1
+
+
+# The verl of January 2025 (the "0.1" the forks' verl/version/version reads: versions.py V010) scaled the actor's
+# global micro batch keys by rollout.n after dividing them by the data-parallel size: verl PR #80 (2997e5d,
+# 2025-01-05) added ``ppo_micro_batch_size *= rollout.n``, ``rollout.log_prob_micro_batch_size *= rollout.n`` and
+# ``ref.log_prob_micro_batch_size *= rollout.n`` to verl/workers/fsdp_workers.py ActorRolloutRefWorker.__init__
+# ("normalize config"; the critic's CriticWorker.__init__ only divides), PR #136 (f2a76ac, 2025-01-27) replaced them
+# with the per-GPU keys (``*_micro_batch_size_per_gpu``, not scaled). The forks keep the scaling: TinyZero b19c457,
+# Logic-RL fb31708, Search-R1, ZeroSearch, ToolRL (their verl/workers/fsdp_workers.py, same lines); simpleRL-reason's
+# fork is after #136. So a 0.1 config that names a per-GPU micro key is dated after #136 and not scaled; verl 0.1's PyPI
+# release (2024-12) had no rollout.n, which is 1 there (no scaling either way). verl's Megatron workers never scaled.
+N_SCALED_GLOBAL_MICRO = frozenset({"0.1.0"})
+PER_GPU_MICRO_KEYS = ("actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu", "critic_micro_per_gpu")
+
+
+def n_scale(v: Mapping[str, Value], version: str) -> int:
+    """What the FSDP workers multiply the actor's, the rollout's and the reference's global micro batch keys by after
+    the division by the data-parallel size (``N_SCALED_GLOBAL_MICRO``): rollout.n, or 1."""
+    if version not in N_SCALED_GLOBAL_MICRO or any(v.get(k) for k in PER_GPU_MICRO_KEYS):
+        return 1
+    return max(1, int(v.get("n", 1) or 1))
+
+
+def unread_n_scaled(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
+    """``unread`` for the releases whose micro batches rollout.n may scale (``N_SCALED_GLOBAL_MICRO``). Where a phase's
+    global micro key is given and n can exceed 1, the scaled micro batch is capped by the GPU's share of the batch
+    (``split_share``) and dated by the per-GPU keys (``n_scale``): the phase reads them all. Elsewhere (a search that
+    sets the per-GPU keys itself) it reads what the other releases' phases read."""
+    out = unread(phase, kind, domains)
+    key = next(iter(LEGACY_GLOBAL_MICRO.get(phase, [])), "")
+    if phase != Phase.CRITIC_UPDATE and any(domains.get(key, [])) and any(int(n or 1) > 1 for n in domains.get("n", [1])):
+        return out - set(BATCH_SHARE)
+    base = set(MEMORY_INPUTS.get(phase, []) if kind == "mem" else TIME_INPUTS.get(phase, []))
+    return out | ((set(PER_GPU_MICRO_KEYS) | {"actor_mini"} | set(BATCH_SHARE)) - base - set(_LEGACY_FSDP.get(phase, [])))
+
+
+def split_share(micro: int, share: int) -> int:
+    """The largest micro batch a split of ``share`` sequences into chunks of ``micro`` makes: verl splits a GPU's
+    mini batch (dp_actor.py DataParallelPPOActor.update_policy, ``mini_batch.split(ppo_micro_batch_size)``) and its
+    whole batch in the log-prob passes (compute_log_prob, ``batch.split(micro_batch_size)``) with TensorDict.split,
+    whose last chunk holds what is left: a micro batch larger than the data is the data."""
+    return max(1, min(micro, share))
 
 
 def engine_sleeps_to_host(v: Mapping[str, Value], version: str = NEWEST) -> bool:
@@ -343,15 +396,24 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     shard = fsdp if 0 < fsdp < n_gpus else n_gpus
     sp, grad_ckpt = int(v["actor_sp"]), bool(v["grad_ckpt"])
     dp = n_gpus // max(1, sp)  # the legacy reference runs on the actor's Ulysses mesh too
-    train_micro = per_gpu_micro(v, "actor_micro_per_gpu", "actor_micro", dp, version)
+    scale = n_scale(v, version)
+    train_micro = per_gpu_micro(v, "actor_micro_per_gpu", "actor_micro", dp, version, scale)
     param_off, opt_off = bool(v["param_offload"]), bool(v["optimizer_offload"])
-    lp_micro = per_gpu_micro(v, "logprob_micro_per_gpu", "logprob_micro", dp, version)
+    lp_micro = per_gpu_micro(v, "logprob_micro_per_gpu", "logprob_micro", dp, version, scale)
+    if scale > 1:
+        # micro batches scaled by rollout.n outgrow the data: a GPU's share of the batch, or of the mini batch
+        # (``ppo_mini_batch_size //= dp`` then ``*= rollout.n`` in the same "normalize config")
+        share = samples_per_step(v) // max(1, dp)
+        train_micro = split_share(train_micro, min(share, max(1, int(v.get("actor_mini") or 1) // max(1, dp)) * scale))
+        lp_micro = split_share(lp_micro, share)
     train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
     critic = critic_batching(v, version)
     ref_on_gpu = version in REF_ON_GPU
     packed = bool(v.get("remove_padding", True))
     if phase == Phase.REF:
-        lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version)
+        lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version, scale)
+        if scale > 1:
+            lp_micro = split_share(lp_micro, samples_per_step(v) // max(1, dp))
         sp = int(v["ref_sp"])
         # the ref model has no optimizer; verl 0.1 loads an offloaded reference for its pass
         param_off, opt_off = bool(v["ref_param_offload"]) and not ref_on_gpu, True
@@ -486,10 +548,10 @@ def cost_spec(model: ModelCard, gpu: GPU, version: str = NEWEST) -> CostSpec:
     return CostSpec(
         framework="verl",
         plan=lambda values, phase: make_plan(values, phase, model, gpu, version),
-        memory_inputs=inputs_of_version(MEMORY_INPUTS, version, _LEGACY_FSDP),
-        time_inputs=inputs_of_version(TIME_INPUTS, version, _LEGACY_FSDP),
+        memory_inputs=inputs_of_version(MEMORY_INPUTS, version, _legacy_fsdp(version)),
+        time_inputs=inputs_of_version(TIME_INPUTS, version, _legacy_fsdp(version)),
         phases_run=phases_run_verl,
-        unread=unread,
+        unread=unread_n_scaled if version in N_SCALED_GLOBAL_MICRO else unread,
         samples=samples_per_step,
         bool_names=bool_names(VARIABLES),
         optional=optional_names(VARIABLES),
