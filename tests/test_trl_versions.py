@@ -241,6 +241,15 @@ def test_releases_before_0_17_generate_once_per_accumulation_step_and_0_14_0_15_
     # four calls, each decoding to its own longest response, against one call of the whole step's completions
     assert reports["0.16.1"].decode_steps > 2 * reports["0.17.0"].decode_steps
     assert reports["0.16.1"].phases["rollout"] > reports["0.17.0"].phases["rollout"]
+    # without vLLM each rank generates its own micro batch a micro step: 8 completions (0.14.0: 8 prompts x 8)
+    hf = [f for f in flags if f not in ("--use_vllm", "true")]
+    micro = {}
+    for v in ("0.17.0", "0.16.1", "0.14.0"):
+        fw = get_framework(f"trl=={v}")
+        values = fw.to_values(fw.parse(hf)[0], gpus=4, model=None)
+        micro[v] = fw.cost_spec(load_model("Qwen/Qwen2.5-3B-Instruct"), load_gpu("h100")).plan(
+            values, "rollout").hf_generate_micro
+    assert micro == {"0.17.0": None, "0.16.1": 8, "0.14.0": 64}
 
 
 @pytest.mark.parametrize("command", ["check", "explain", "fix"])

@@ -145,6 +145,11 @@ def _engine_of_release(plan_of: Any, release: Release) -> Any:
         if p.engine == "vllm":
             p = dataclasses.replace(p, engine_v0=release.vllm_v0,
                                     engine_call_samples=_micro_step_call(p) if release.generate_per_micro_step else None)
+        elif p.engine == "hf" and release.generate_per_micro_step:
+            # without vLLM each rank's model generates its own micro batch, once a micro step
+            # (0.14.0 compute_loss: unwrapped_model.generate(**prompt_inputs); 0.15.2/0.16.1 _prepare_inputs)
+            p = dataclasses.replace(p, hf_generate_micro=max(1, p.samples_per_step // max(1, p.mini_batches)
+                                                             // max(1, p.n_gpus)))
         return p
     return plan
 

@@ -100,7 +100,8 @@ class Release:
     # ranks' micro batches (num_processes x per_device_train_batch_size completions), drained to its longest before
     # the next (0.14.0 grpo_trainer.py GRPOTrainer.compute_loss: gather_object of the prompts, llm.generate on the
     # main process; 0.15.2 and 0.16.1 _prepare_inputs, 0.16.1 once per micro step of every num_iterations-th
-    # step). 0.17.0 generates once for the accumulated local batch (_prepare_inputs: "Generates completions once for
+    # step; without vLLM each rank's model generates its own micro batch so, Plan.hf_generate_micro). 0.17.0 generates
+    # once for the accumulated local batch (_prepare_inputs: "Generates completions once for
     # the entire accumulated batch"), 0.18 on once per steps_per_generation (generation_batch_size)
     generate_per_micro_step: bool = False
     # the release's vLLM runs the V0 engine (Plan.engine_v0; V1 is vLLM's default from 0.8.0, vllm/envs.py
