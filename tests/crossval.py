@@ -122,17 +122,26 @@ def _golden(f: Callable[[float], float], lo: float, hi: float, log: bool, iters:
 
 
 def fixed_ceiling(points: Sequence[Cached]) -> float:
-    """The most the fixed seconds per step may take: the median of what the points that time every phase measure
-    outside their phases (step minus the phases' sum: weight sync, reward, host work). Fitted freely, the constant
-    absorbs the phases' own misses (the step totals ask for 22 s where the sources that time their phases measure a
-    median of 6 s), and a step that large flattens the growth with the response limit that the sources measure.
-    Without such points, BOUNDS."""
-    rest = [c.measured["step"] - sum(c.measured[str(p)] for p in timed)
+    """The most the fixed seconds per step may take: the median, over the points that time every phase, of what
+    they measure outside their phases (step minus the phases' sum: weight sync, reward, host work) less what the
+    model already prices there for the point (``priced_outside``: its weight sync, offload moves and sourced host
+    seconds), so that the fixed seconds and those terms together match it rather than pay it twice. Fitted
+    freely, the constant absorbs the phases' own misses (the step totals ask for 22 s where the sources that time
+    their phases measure a median of 6 s outside them, of which the model prices ~3.5), and a step that large
+    flattens the growth with the response limit that the sources measure. Without such points, BOUNDS."""
+    rest = [c.measured["step"] - sum(c.measured[str(p)] for p in timed) - priced_outside(c)
             for c in points for timed in [[p for p in c.seconds if p in SCALE_OF and c.seconds[p] > 0]]
             if "step" in c.measured and timed and all(str(p) in c.measured for p in timed)]
     if not rest:
         return BOUNDS["step_fixed_s"][1]
     return min(max(statistics.median(rest), 0.0), BOUNDS["step_fixed_s"][1])
+
+
+def priced_outside(c: Cached) -> float:
+    """Seconds of ``c``'s step the model prices outside the phases that have a fitted scale (the weight sync, the
+    offload moves) and the sourced host seconds added to its rollout (``Cached.host_s``): none of them a fitted
+    constant, all of them in the measured step beside its timed phases."""
+    return c.host_s + sum(s for p, s in c.seconds.items() if p not in SCALE_OF)
 
 
 def fit(points: Sequence[Cached]) -> dict[str, float]:

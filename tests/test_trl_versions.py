@@ -217,6 +217,41 @@ def test_memory_follows_each_releases_defaults():
     assert plans["1.16.0"].engine_colocated and not plans["0.29.1"].engine_colocated
 
 
+def test_releases_before_0_17_generate_once_per_accumulation_step_and_0_14_0_15_run_vllm_v0():
+    """0.14.0 (GRPOTrainer.compute_loss), 0.15.2 and 0.16.1 (_prepare_inputs) generate on every gradient-accumulation
+    micro step: one engine call per micro step of the ranks' completions, each drained to its longest; 0.17.0 generates
+    the accumulated batch at once. The vLLM of 0.14.0 and 0.15.2 (0.7.x) runs the V0 engine; 0.16.1's extra allows V1."""
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.time import estimate_time
+
+    flags = ["--num_processes", "3", "--per_device_train_batch_size", "8", "--num_generations", "8",
+             "--gradient_accumulation_steps", "4", "--use_vllm", "true", "--max_completion_length", "1024"]
+    plans, reports = {}, {}
+    for v in ("0.17.0", "0.16.1", "0.15.2", "0.14.0"):
+        fw = get_framework(f"trl=={v}")
+        values = fw.to_values(fw.parse(flags)[0], gpus=4, model=None)
+        plans[v] = fw.cost_spec(load_model("Qwen/Qwen2.5-3B-Instruct"), load_gpu("h100")).plan(values, "rollout")
+        reports[v] = estimate_time(plans[v])
+    # 0.14.0 counts prompts per device: 8 prompts x 8 generations x 3 ranks a micro step
+    assert {v: p.engine_call_samples for v, p in plans.items()} == {"0.17.0": None, "0.16.1": 24, "0.15.2": 24,
+                                                                     "0.14.0": 192}
+    assert {v: p.engine_v0 for v, p in plans.items()} == {"0.17.0": False, "0.16.1": False, "0.15.2": True,
+                                                          "0.14.0": True}
+    # four calls, each decoding to its own longest response, against one call of the whole step's completions
+    assert reports["0.16.1"].decode_steps > 2 * reports["0.17.0"].decode_steps
+    assert reports["0.16.1"].phases["rollout"] > reports["0.17.0"].phases["rollout"]
+    # without vLLM each rank generates its own micro batch a micro step: 8 completions (0.14.0: 8 prompts x 8)
+    hf = [f for f in flags if f not in ("--use_vllm", "true")]
+    micro = {}
+    for v in ("0.17.0", "0.16.1", "0.14.0"):
+        fw = get_framework(f"trl=={v}")
+        values = fw.to_values(fw.parse(hf)[0], gpus=4, model=None)
+        micro[v] = fw.cost_spec(load_model("Qwen/Qwen2.5-3B-Instruct"), load_gpu("h100")).plan(
+            values, "rollout").hf_generate_micro
+    assert micro == {"0.17.0": None, "0.16.1": 8, "0.14.0": 64}
+
+
 @pytest.mark.parametrize("command", ["check", "explain", "fix"])
 def test_commands_take_a_pinned_old_release(command):
     message = ["ValueError: The requested device for vllm (cuda:7) is not available."] if command == "explain" else []

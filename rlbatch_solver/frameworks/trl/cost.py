@@ -124,8 +124,11 @@ def _engine_of_release(plan_of: Any, release: Release) -> Any:
     (vLLM 0.7.0-0.7.2 profile the process's current GPU, training rank 0's cuda:0: executor/uniproc_executor.py
     ``UniProcExecutor._init_executor`` local_rank 0, worker/worker.py ``Worker.init_device``,
     worker/model_runner.py ``GPUModelRunnerBase.load_model`` ``DeviceMemoryProfiler()``; TRL #2788 "the model size
-    would always be 0"; vLLM 0.7.x captures CUDA graphs after sizing the KV cache)."""
-    if release.vllm_graphs_in_budget and not (release.engine_kv_of_total or release.ref_in_loss):
+    would always be 0"; vLLM 0.7.x captures CUDA graphs after sizing the KV cache). A release whose every
+    gradient-accumulation micro step generates (``Release.generate_per_micro_step``, 0.14-0.16) calls its engines once a
+    micro step (``_micro_step_call``), and one whose vLLM is older than 0.8 (``Release.vllm_v0``) runs the V0 engine."""
+    if release.vllm_graphs_in_budget and not (release.engine_kv_of_total or release.ref_in_loss
+                                               or release.generate_per_micro_step or release.vllm_v0):
         return plan_of
 
     def plan(values: Mapping[str, Any], phase: str) -> Any:
@@ -139,8 +142,25 @@ def _engine_of_release(plan_of: Any, release: Release) -> Any:
             p = dataclasses.replace(p, ref_beside_policy_graph=True, held_gathered_model=held)
         if release.engine_kv_of_total and p.engine == "vllm" and not p.colocated:
             p = dataclasses.replace(p, engine_kv_of_total=True, engine_graphs_in_budget=False)
+        if p.engine == "vllm":
+            p = dataclasses.replace(p, engine_v0=release.vllm_v0,
+                                    engine_call_samples=_micro_step_call(p) if release.generate_per_micro_step else None)
+        elif p.engine == "hf" and release.generate_per_micro_step:
+            # without vLLM each rank's model generates its own micro batch, once a micro step
+            # (0.14.0 compute_loss: unwrapped_model.generate(**prompt_inputs); 0.15.2/0.16.1 _prepare_inputs)
+            p = dataclasses.replace(p, hf_generate_micro=max(1, p.samples_per_step // max(1, p.mini_batches)
+                                                             // max(1, p.n_gpus)))
         return p
     return plan
+
+
+def _micro_step_call(plan: Any) -> int:
+    """Completions each engine gets per generate call where every gradient-accumulation micro step generates its own
+    (``Release.generate_per_micro_step``): the step's completions over its micro steps (``Plan.mini_batches``, the
+    accumulation steps: swift/cost.py rollout_layout), split over the engines."""
+    engines = max(1, int(plan.rollout_gpus or plan.n_gpus) // max(1, plan.rollout_tp))
+    per_micro = max(1, plan.samples_per_step // max(1, plan.mini_batches))
+    return max(1, -(-per_micro // engines))
 
 
 def _deepspeed_of_release(host_layout: Any, release: Release) -> Any:

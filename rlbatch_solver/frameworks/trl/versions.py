@@ -96,6 +96,18 @@ class Release:
     # 0.29.1, ``deepspeed>=0.18.6`` for 1.16.0): which ZeRO-Offload host buffers the run allocates (host memory only,
     # costmodel/host.py DS_*_FROM)
     deepspeed: str = "0.14.4"
+    # each gradient-accumulation micro step generates its own completions: one engine call per micro step of the
+    # ranks' micro batches (num_processes x per_device_train_batch_size completions), drained to its longest before
+    # the next (0.14.0 grpo_trainer.py GRPOTrainer.compute_loss: gather_object of the prompts, llm.generate on the
+    # main process; 0.15.2 and 0.16.1 _prepare_inputs, 0.16.1 once per micro step of every num_iterations-th
+    # step; without vLLM each rank's model generates its own micro batch so, Plan.hf_generate_micro). 0.17.0 generates
+    # once for the accumulated local batch (_prepare_inputs: "Generates completions once for
+    # the entire accumulated batch"), 0.18 on once per steps_per_generation (generation_batch_size)
+    generate_per_micro_step: bool = False
+    # the release's vLLM runs the V0 engine (Plan.engine_v0; V1 is vLLM's default from 0.8.0, vllm/envs.py
+    # VLLM_USE_V1): 0.15.2's ``vllm`` extra pins vllm==0.7.2, and 0.14.0 was TRL's newest only while vLLM 0.7.0-0.7.2
+    # were vLLM's (above); 0.16.1's extra allows vllm>=0.7.0, V1 included, so it is priced V1
+    vllm_v0: bool = False
 
 
 RELEASES = {
@@ -107,13 +119,14 @@ RELEASES = {
     # 0.18.2: 0.19.1's GRPOConfig with beta 0.04 (GRPOConfig.beta's default until 0.19.0)
     "0.18.2": Release("0.18.2", "server", 0.04, False, 256, 512, False, False, False, 300, grad_ckpt=False),
     "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
-    "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
+    "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
+                      generate_per_micro_step=True),
     # 0.15.2's engine runs in the main process on vllm_device (0.14.0's way) at vllm_gpu_memory_utilization 0.9
     "0.15.2": Release("0.15.2", "device", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
-                      engine_kv_of_total=True),
+                      engine_kv_of_total=True, generate_per_micro_step=True, vllm_v0=True),
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
     "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900, grad_ckpt=False,
-                      engine_kv_of_total=True, ref_in_loss=True),
+                      engine_kv_of_total=True, ref_in_loss=True, generate_per_micro_step=True, vllm_v0=True),
 }
 
 
