@@ -218,8 +218,8 @@ SP_HEADS_341 = Rule(
     "Ulysses attention scatters the heads over the sequence ranks (NotImplementedError)",
     Stage.FIRST_STEP, f"{ULYSSES_341}:single_all_to_all (and _generate_layout_params' assert on the heads)",
     when=R.SP > 1,
-    explanation="ms-swift 3.4.1-3.4.x have no ring attention for heads that do not split (4.6.0 runs the rest as "
-                "ring attention with --padding_free).",
+    explanation="ms-swift 3.4.1 has no ring attention for heads that do not split, nor --padding_free (4.6.0 runs "
+                "the rest as ring attention with --padding_free).",
 )
 
 V341 = Pack(
