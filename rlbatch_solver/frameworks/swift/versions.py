@@ -216,7 +216,7 @@ SP_HEADS_341 = Rule(
     divides(R.SP, IntVar("num_kv_heads")),
     "sequence_parallel_size = {sequence_parallel_size} does not divide num_key_value_heads = {num_kv_heads}: "
     "Ulysses attention scatters the heads over the sequence ranks (NotImplementedError)",
-    Stage.FIRST_STEP, f"{ULYSSES_341}:single_all_to_all (and _generate_layout_params' assert on the heads)",
+    Stage.FIRST_STEP, f"{ULYSSES_341}:single_all_to_all (the heads scattered over the sequence ranks)",
     when=R.SP > 1,
     explanation="ms-swift 3.4.1 has no ring attention for heads that do not split, nor --padding_free (4.6.0 runs "
                 "the rest as ring attention with --padding_free).",
