@@ -49,6 +49,38 @@ def test_3_4_optimizer_batch_and_sequence_parallel():
     assert any("3 x 1 x 2 = 6" in v.message for v in r.errors)
 
 
+def test_3_4_1_takes_sequence_parallelism_3_4_0_refuses():
+    """3.4.1 dropped RLHFArguments._check_rlhf (3.4.0: 'RLHF do not support sequence parallel'); its Ulysses splits
+    the world into sequence ranks and the KV heads over them, with no ring attention (qwen2.5-7b: 4 KV heads)."""
+    base = [*BASE, "--per_device_train_batch_size", "1", "--gradient_accumulation_steps", "1"]
+    ok = ["NPROC_PER_NODE=8", *base, "--sequence_parallel_size", "2"]
+    check = dict(model="qwen2.5-7b", gpu="a100-80gb")
+    assert errors(api.check(ok, framework="swift==3.4.0", **check)) == {"swift.args.rlhf_no_sequence_parallel"}
+    assert errors(api.check(ok, framework="swift==3.4.1", **check)) == set()
+    mesh = ["NPROC_PER_NODE=6", *base[:-2], "--gradient_accumulation_steps", "4", "--sequence_parallel_size", "4"]
+    assert errors(api.check(mesh, framework="swift==3.4.1", **check)) == {"swift.sp.world_divisible_by_sp"}
+    heads = ["NPROC_PER_NODE=8", *base, "--sequence_parallel_size", "8"]
+    r = api.check(heads, framework="swift==3.4.1", **check)
+    assert errors(r) == {"swift.sp.heads_divisible_by_sp"}
+    assert "num_key_value_heads = 4" in r.errors[0].message
+    # 4.6.0 runs the heads that do not split as ring attention (with --padding_free, a flag 3.4.1 lacks)
+    assert errors(api.check([*heads, "--padding_free", "true"], framework="swift==4.6.0", **check)) == set()
+
+
+@pytest.mark.parametrize("named,pack", [("3.4.0", "3.4.0"), ("3.4.1", "3.4.1"), ("3.4.1.post1", "3.4.1"),
+                                        ("3.4.2", "3.4.1"), ("3.4", "3.4.1"), ("3.3.0", "3.3.1")])
+def test_3_4_patches_read_their_own_pack(named, pack):
+    """3.4.0 and 3.4.1 differ by one check: a patch resolves to the release it is, else the series' newest pack."""
+    assert get_framework(f"swift=={named}").version == pack
+
+
+def test_3_0_and_3_1_are_not_followed():
+    """3.0 has no GRPO; 3.1 places vLLM by --vllm_device with no _check_grpo (not 3.3.1's layouts)."""
+    for named in ("3.0.3", "3.1.1"):
+        with pytest.raises(ValueError):
+            get_framework(f"swift=={named}")
+
+
 def test_3_x_takes_no_generation_batch_and_spg_together():
     args = ["NPROC_PER_NODE=8", *BASE, "--per_device_train_batch_size", "2", "--generation_batch_size", "32",
             "--steps_per_generation", "2"]

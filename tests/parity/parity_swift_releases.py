@@ -1,5 +1,5 @@
-"""Older ms-swift releases' parity: our release packs (frameworks/swift/versions.py: 4.3.2, 3.12.6, 3.10.3, 3.4.0,
-3.3.1; and 4.6.0's for 4.4-4.5) against that release's own argument and batch checks, read from its wheel
+"""Older ms-swift releases' parity: our release packs (frameworks/swift/versions.py: 4.3.2, 3.12.6, 3.10.3, 3.4.1,
+3.4.0, 3.3.1; and 4.6.0's for 4.4-4.5) against that release's own argument and batch checks, read from its wheel
 (``pip install --no-deps --target DIR ms-swift==X``; ``SWIFT_RELEASE_DIR`` names DIR).
 
 A 3.x wheel imports torch, transformers, TRL, peft and modelscope at its top, in versions that no longer install
@@ -48,6 +48,7 @@ from unittest import mock
 from parity_core import Allowed, Oracle, Verdict, near
 from parity_swift import hf_batch_case
 
+from rlbatch_solver.frameworks.base import resolve_release
 from rlbatch_solver.frameworks.swift import versions as V
 from rlbatch_solver.release_numbers import release_numbers
 
@@ -445,4 +446,5 @@ def check_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def pack_of(version: str) -> str:
-    return V.SERIES[".".join(version.split(".")[:2])]
+    """The pack that judges a release (a listed one its own: 3.4.0's, not its series' 3.4.1)."""
+    return resolve_release(version, V)[0]

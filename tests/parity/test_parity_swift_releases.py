@@ -1,4 +1,4 @@
-"""ms-swift 4.3.2, 3.12.6, 3.10.3, 3.4.0 and 3.3.1 (and any release a pack judges, 4.4-4.5 by 4.6.0's): our release
+"""ms-swift 4.3.2, 3.12.6, 3.10.3, 3.4.1, 3.4.0 and 3.3.1 (and any release a pack judges, 4.4-4.5 by 4.6.0's): our release
 packs against that release's own argument and batch checks
 (parity_swift_releases.py: its methods taken from its wheel's source, run without its imports). Needs
 SWIFT_RELEASE_DIR, a directory with the release installed (``pip install --no-deps --target DIR ms-swift==X``; see

@@ -39,8 +39,9 @@ def versions_markdown() -> str:
     from ..docs import rule_changes_table
     from .versions import NEWEST, PACKS, SERIES, VERSIONS, changes
 
+    # a pack no series maps to judges its own release only (3.4.0: the 3.4 series is 3.4.1's)
     judged = {v: sorted((s for s, p in SERIES.items() if p == v), key=lambda s: tuple(map(int, s.split("."))))
-              for v in VERSIONS}
+              or [v] for v in VERSIONS}
     lines = [f"## Other releases: what changes from {NEWEST}", "",
              f"`--framework swift=={VERSIONS[1]}` (or {', '.join(VERSIONS[2:])}; any release of a series below reads "
              "its pack's rules) checks with that release's rules. With no release named, `check`, `fix` and "

@@ -1,4 +1,4 @@
-"""The ms-swift releases GRPO configs are written for: 4.3.2, 3.12.6, 3.10.3, 3.4.0 and 3.3.1 beside 4.6.0, each a
+"""The ms-swift releases GRPO configs are written for: 4.3.2, 3.12.6, 3.10.3, 3.4.1, 3.4.0 and 3.3.1 beside 4.6.0, each a
 small edit of the next newer one's rules (HF/DeepSpeed path, ``swift rlhf``; the Megatron path follows 4.6.0 only).
 
 4.6.0's rules (``rules.py``) are written once. A release's pack names what its GRPO does differently, read from that
@@ -36,15 +36,24 @@ release's wheel (paths below are inside it):
   generation batch itself after the TRL one's ``__post_init__``. 3.5's own check lacks the parentheses around the
   global batch (``generation_batch_size % per_device_train_batch_size * num_processes``, as TRL 0.18's), but the TRL
   a fresh 3.5 install resolves (``trl<0.20``: 0.19.1) checks the global batch first, so 3.5 reads as 3.10.3.
-* **3.4.0** (judges 3.4): no generation batch, no ``vllm_mode``. ``GRPOTrainer.__init__``
-  (swift/trainers/rlhf_trainer/grpo_trainer.py) checks the optimizer step's completions
-  ``num_processes x per_device_train_batch_size x gradient_accumulation_steps`` against ``num_generations`` (from 2 up),
-  the eval batch likewise. ``RLHFArguments._check_grpo`` (swift/llm/argument/rlhf_args.py) places vLLM by the visible
-  GPUs: colocated when they equal ``num_infer_workers`` (then they must equal NPROC_PER_NODE, and ``async_generate`` is
-  refused), else "async mode" (visible GPUs = NPROC_PER_NODE + ``num_infer_workers``, ``tensor_parallel_size`` 1);
-  not with ``vllm_server_host``. ``RLHFArguments._check_rlhf`` refuses sequence parallelism (3.4.1 dropped it).
+* **3.4.1** (judges 3.4.1 and every 3.4 patch but 3.4.0; 3.4.1.post1's checks are the same code): no generation batch,
+  no ``vllm_mode``. ``GRPOTrainer.__init__`` (swift/trainers/rlhf_trainer/grpo_trainer.py) checks the optimizer step's
+  completions ``num_processes x per_device_train_batch_size x gradient_accumulation_steps`` against
+  ``num_generations`` (from 2 up), the eval batch likewise. ``RLHFArguments._check_grpo``
+  (swift/llm/argument/rlhf_args.py) places vLLM by the visible GPUs: colocated when they equal ``num_infer_workers``
+  (then they must equal NPROC_PER_NODE, and ``async_generate`` is refused), else "async mode" (visible GPUs =
+  NPROC_PER_NODE + ``num_infer_workers``, ``tensor_parallel_size`` 1); not with ``vllm_server_host``. Sequence
+  parallelism is back (swift/trainers/sequence_parallel/ulysses.py, no RLHF refusal): the world splits into
+  sequence ranks, and Ulysses attention, with no ring attention for the rest, needs the KV heads to split over them.
+* **3.4.0** (judges 3.4.0): 3.4.1's, but ``RLHFArguments._check_rlhf`` refuses sequence parallelism for every RLHF
+  trainer (the one difference of the two wheels' rlhf_args.py; their grpo_trainer.py batch checks are the same).
 * **3.3.1** (judges 3.2 and 3.3): 3.4.0's, but ``GRPOTrainer.__init__`` checks the per-step batch
   ``num_processes x per_device_train_batch_size`` (the global train batch) against ``num_generations``.
+
+Not followed: 3.0 has no GRPO (``rlhf_type`` has no ``grpo`` in the 3.0.3 wheel). 3.1 (the 3.1.1 wheel) is not
+3.3.1's: its rlhf_args.py has no ``_check_grpo`` and no ``_check_rlhf`` (no num_infer_workers layouts, no
+sequence-parallel refusal), and ``GRPOTrainer.__init__`` places one vLLM engine by ``--vllm_device`` (``auto``: the GPU
+after the NPROC_PER_NODE training ranks, which must be visible unless only one is); its batch checks are 3.3.1's.
 
 The defaults the memory model reads are the same in every release here: ``beta`` 0.04 for GRPO when unset
 (``RLHFArguments._init_grpo``: a reference model unless ``--beta 0``), ``num_iterations`` 1,
@@ -69,11 +78,12 @@ from . import rules as R
 
 NAME = "ms-swift"  # in messages about a release (base.resolve_release)
 NEWEST = R.VERSION
-VERSIONS = ("4.6.0", "4.3.2", "3.12.6", "3.10.3", "3.4.0", "3.3.1")
-# a minor series -> the pack that judges it (resolve_release: "3.7.0" is checked with 3.10.3's rules)
+VERSIONS = ("4.6.0", "4.3.2", "3.12.6", "3.10.3", "3.4.1", "3.4.0", "3.3.1")
+# a minor series -> the pack that judges it (resolve_release: "3.7.0" is checked with 3.10.3's rules; a listed
+# release is its own pack's: 3.4.0 is 3.4.0's, 3.4.1.post1 and any other 3.4 patch 3.4.1's)
 SERIES = {**{f"4.{m}": "4.6.0" for m in range(4, 7)}, **{f"4.{m}": "4.3.2" for m in range(0, 4)},
           "3.12": "3.12.6", "3.11": "3.12.6",
-          **{f"3.{m}": "3.10.3" for m in range(5, 11)}, "3.4": "3.4.0", "3.3": "3.3.1", "3.2": "3.3.1"}
+          **{f"3.{m}": "3.10.3" for m in range(5, 11)}, "3.4": "3.4.1", "3.3": "3.3.1", "3.2": "3.3.1"}
 
 CONFIG_4 = "swift/rlhf_trainers/arguments.py:GRPOConfig.__post_init__"
 TRL_CONFIG_4 = ("trl/trainer/grpo_config.py:GRPOConfig.__post_init__ (TRL 0.29.1, the newest that ms-swift 4.0-4.3 "
@@ -160,7 +170,7 @@ V3103 = Pack(
             "refused; async_generate needs the server",
 )
 
-# ---------------------------------------------------------------------------------------------- 3.4.0
+# ---------------------------------------------------------------------------------------------- 3.4.1
 GEN_RULES = frozenset({"swift.args.gen_divisible_by_base", "swift.args.gen_equals_base_times_spg",
                        "swift.args.gen_divisible_by_num_generations",
                        "swift.args.eval_batch_divisible_by_num_generations_eval"})
@@ -185,21 +195,37 @@ def _trainer_batch_rule(batch: str, shown: str, what: str, from_two: bool = Fals
     )
 
 
-# The whole job's GPU count (4.6.0's swift.gpus.budget, cited to RolloutArguments._check_device_count, which 3.3.1 and
-# 3.4.0 do not have): torchrun's training ranks plus an external server's engines. In async mode the trainer's own
+# The whole job's GPU count (4.6.0's swift.gpus.budget, cited to RolloutArguments._check_device_count, which 3.3.1 to
+# 3.4.1 do not have): torchrun's training ranks plus an external server's engines. In async mode the trainer's own
 # engines are counted by _check_grpo's "Async mode requires total GPUs" (swift.legacy.async_device_count), which
 # implies it: the budget is not said twice, in 4.6.0's words of a `swift rollout` server.
 _BUDGET = next(r for r in R.RULESET.rules if r.id == "swift.gpus.budget")
 BUDGET_3 = replace(
     _BUDGET, when=_BUDGET.when & ~(LEGACY & ~COLOCATED),
     source="the job's GPUs: torchrun needs one per training rank, an external vLLM server (--vllm_server_host) its "
-           "tensor_parallel_size*data_parallel_size of its own (3.3.1 and 3.4.0 check no device count for it)")
+           "tensor_parallel_size*data_parallel_size of its own (3.3.1 to 3.4.1 check no device count for it)")
 
-V340 = Pack(
-    "3.4.0", "3.10.3",
+# 3.4.1 brought sequence parallelism back (swift/trainers/sequence_parallel, Ulysses unless SEQUENCE_PARALLEL_IMPL is
+# xtuner) without 4.6.0's ring attention: the heads must split over the sequence ranks
+ULYSSES_341 = "swift/trainers/sequence_parallel/ulysses.py"
+_MESH = next(r for r in R.RULESET.rules if r.id == "swift.sp.world_divisible_by_sp")
+SP_MESH_341 = replace(_MESH, source=f"{ULYSSES_341}:Ulysses.init_sequence_parallel (device mesh of "
+                                    "world_size // sequence_parallel_size data x sequence ranks)")
+SP_HEADS_341 = Rule(
+    "swift.sp.heads_divisible_by_sp",
+    divides(R.SP, IntVar("num_kv_heads")),
+    "sequence_parallel_size = {sequence_parallel_size} does not divide num_key_value_heads = {num_kv_heads}: "
+    "Ulysses attention scatters the heads over the sequence ranks (NotImplementedError)",
+    Stage.FIRST_STEP, f"{ULYSSES_341}:single_all_to_all (the heads scattered over the sequence ranks)",
+    when=R.SP > 1,
+    explanation="ms-swift 3.4.1 has no ring attention for heads that do not split, nor --padding_free (4.6.0 runs "
+                "the rest as ring attention with --padding_free).",
+)
+
+V341 = Pack(
+    "3.4.1", "3.10.3",
     drop=GEN_RULES | {"swift.args.num_generations_at_least_two", "swift.args.async_generate_needs_server",
-                      "swift.rollout.colocate_tp_divides_world", "swift.sp.world_divisible_by_sp",
-                      "swift.sp.ring_attention_needs_padding_free"},
+                      "swift.rollout.colocate_tp_divides_world", "swift.sp.ring_attention_needs_padding_free"},
     rules=(
         _trainer_batch_rule("opt_batch", "{W} x {per_device_train_batch_size} x {gradient_accumulation_steps} = "
                             "{opt_batch}", "effective train batch size"),
@@ -218,14 +244,8 @@ V340 = Pack(
             "advantages'",
             Stage.DRIVER, f"{ARGS_3}._check_grpo",
         ),
-        Rule(
-            "swift.args.rlhf_no_sequence_parallel",
-            IntVar("sequence_parallel_size") <= 1,
-            "sequence_parallel_size = {sequence_parallel_size}: 'RLHF do not support sequence parallel'",
-            Stage.DRIVER, f"{ARGS_3}._check_rlhf",
-            explanation="ms-swift 3.2-3.4.0 refuse sequence parallelism for every RLHF trainer (3.4.1 dropped the "
-                        "check).",
-        ),
+        SP_MESH_341,
+        SP_HEADS_341,
         Rule(
             "swift.legacy.colocate_device_count",
             VISIBLE.eq(IntVar("gpus_per_node")),
@@ -268,7 +288,25 @@ V340 = Pack(
     ),
     summary="no generation batch: GRPOTrainer.__init__ checks W x per_device_train_batch_size x "
             "gradient_accumulation_steps against num_generations; vLLM placed by the visible GPUs "
-            "(num_infer_workers: colocate or async mode); no sequence parallelism",
+            "(num_infer_workers: colocate or async mode); sequence parallelism by Ulysses alone (no ring attention)",
+)
+
+# ---------------------------------------------------------------------------------------------- 3.4.0
+V340 = Pack(
+    "3.4.0", "3.4.1",
+    # sequence parallelism never starts: its mesh and head checks are not reached
+    drop=frozenset({"swift.sp.world_divisible_by_sp", "swift.sp.heads_divisible_by_sp"}),
+    rules=(
+        Rule(
+            "swift.args.rlhf_no_sequence_parallel",
+            IntVar("sequence_parallel_size") <= 1,
+            "sequence_parallel_size = {sequence_parallel_size}: 'RLHF do not support sequence parallel'",
+            Stage.DRIVER, f"{ARGS_3}._check_rlhf",
+            explanation="ms-swift 3.2-3.4.0 refuse sequence parallelism for every RLHF trainer (3.4.1 dropped the "
+                        "check).",
+        ),
+    ),
+    summary="3.4.1's, but no sequence parallelism: RLHFArguments._check_rlhf refuses it for every RLHF trainer",
 )
 
 # ---------------------------------------------------------------------------------------------- 3.3.1
@@ -293,7 +331,7 @@ V331 = Pack(
             "does not before 3.4)",
 )
 
-PACKS = {p.version: p for p in (V432, V3126, V3103, V340, V331)}
+PACKS = {p.version: p for p in (V432, V3126, V3103, V341, V340, V331)}
 
 
 @functools.lru_cache(maxsize=None)
