@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+import release_dating
 from doc_sections import rewrite_marked
 
 HERE = Path(__file__).resolve().parent
@@ -68,28 +69,16 @@ def cases() -> list[Case]:
     return out
 
 
-def _errors(report) -> tuple[str, ...]:
-    return tuple(sorted({v.rule for v in report.errors if ".memory." not in v.rule}))
-
-
-def verdicts(case: Case) -> tuple[tuple[str, ...], tuple[str, ...], str]:
-    """(errors with the release's pack named, errors with none named, the release checked with)."""
-    import rlbatch_solver as rb
-
-    named = rb.check(list(case.args), framework=f"openrlhf=={case.pack}", gpus=case.gpus, model=case.model)
-    unnamed = rb.check(list(case.args), framework="openrlhf", gpus=case.gpus, model=case.model)
-    return _errors(named), _errors(unnamed), unnamed.version
-
-
 @functools.lru_cache(maxsize=1)
 def results() -> tuple[tuple[Case, tuple, tuple, str], ...]:
-    return tuple((c, *verdicts(c)) for c in cases())
+    """(case, errors with its series' pack named, errors with none named, the release checked with) per case."""
+    return tuple((c, *release_dating.verdicts(c.args, f"openrlhf=={c.pack}", "openrlhf", c.gpus, c.model))
+                 for c in cases())
 
 
 def agreement_line() -> str:
     res = results()
-    agree = sum(named == unnamed for _, named, unnamed, _ in res)
-    same = sum(detected == c.pack for c, _, _, detected in res)
+    agree, same = release_dating.tally(res)
     return (f"{LINE_BEGIN}\nWith no release named, `check` gives {agree} of {len(res)} real OpenRLHF configs the "
             f"verdict (the same broken rules) of the release they ran (OpenRLHF 0.4 to 0.10: example scripts at "
             f"release tags and memory-corpus records), and checks {same} of them with their release series' "
