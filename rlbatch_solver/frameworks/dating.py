@@ -6,8 +6,8 @@ When the newest release we follow has every such key, nothing says the config is
 its keys was removed later, and the config is dated to the *oldest* release that has them all: a key is in a config
 because the release it was written for had it, and a config with a key that a later release removed was written while
 that key was new, not in the last release before it went (open-r1's recipes with max_prompt_length and vllm_mode ran
-TRL 0.18; OpenRLHF's configs with a known release are dated to its series 13 of 22 times this way, 2 of 22 by the
-newest release that has them all)."""
+TRL 0.18; OpenRLHF's configs with a known release are dated to its series 14 of 22 times this way, 2 of 22 by the
+newest release that has them all: tests/openrlhf_releases.py)."""
 
 from __future__ import annotations
 
