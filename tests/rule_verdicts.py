@@ -99,8 +99,13 @@ def cases() -> list[Case]:
 def verdict(case: Case, framework: str) -> Verdict:
     import rlbatch_solver as rb
 
+    from rlbatch_solver.frameworks.key_names import unknown_key_rule
+
     rep = rb.check(list(case.args), framework=framework, gpus=case.gpus, model=case.model)
-    upgrade = tuple(sorted({rule for rule, _ in rep.upgrade.fails})) if rep.upgrade else ()
+    # the `upgrade:` line names the rules the newest release breaks, and the keys its parser refuses (that rule)
+    upgrade = tuple(sorted({rule for rule, _ in rep.upgrade.fails}
+                           | ({unknown_key_rule(rep.upgrade.framework)} if rep.upgrade.unknown_keys else set()))
+                    ) if rep.upgrade else ()
     return Verdict(tuple(sorted({v.rule for v in rep.errors if ".memory." not in v.rule})), rep.version, upgrade)
 
 

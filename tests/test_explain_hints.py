@@ -69,7 +69,7 @@ def _broken(framework_dir: str):
         if "expect" not in case:  # a config without a message of its own (the fix's examples)
             continue
         rule, fw = case["expect"]["rule"], case.get("framework", framework_dir)
-        found = sorted((p for p in PATTERNS if rule in p.rules), key=lambda p: p.framework != fw)
+        found = sorted((p for p in PATTERNS if rule in p.rules), key=lambda p: p.framework != fw.split("==")[0])
         if found:
             yield pytest.param(framework_dir, fw, case, found[0], id=name)
 

@@ -103,7 +103,11 @@ def test_the_fix_tools_schema_carries_the_nearest_repair_and_the_host_fields():
         raise AssertionError("a nearest_repair of the wrong shape passed the schema")
 
 
-# OpenRLHF issue 275 (tests/data/memory_corpus/openrlhf.yaml, openrlhf_275): 7B PPO, one RTX 4090 per model
+# OpenRLHF issue 275 (tests/data/memory_corpus/openrlhf.yaml, openrlhf_275): 7B PPO, one RTX 4090 per model. Its
+# flags (--flash_attn, --actor_init_on_gpu, ...) date it 0.4.0, the oldest release that has them all, whose __main__
+# compares the unset --vllm_num_engines with 1 (a repair must set it); these tests are of the headroom step on the
+# memory rules alone, so they name 0.7.5, the newest release with these flags (no such comparison).
+ORL_275_RELEASE = "openrlhf==0.7.5"
 ORL_275 = ["--ref_num_nodes", "1", "--ref_num_gpus_per_node", "1", "--reward_num_nodes", "1",
            "--reward_num_gpus_per_node", "1", "--critic_num_nodes", "1", "--critic_num_gpus_per_node", "1",
            "--actor_num_nodes", "1", "--actor_num_gpus_per_node", "1", "--micro_train_batch_size", "8",
@@ -114,7 +118,7 @@ ORL_275 = ["--ref_num_nodes", "1", "--ref_num_gpus_per_node", "1", "--reward_num
 
 
 def _fix_275():
-    return rb.fix(ORL_275, framework="openrlhf", gpus=4, model="llama2-7b", gpu="rtx4090")
+    return rb.fix(ORL_275, framework=ORL_275_RELEASE, gpus=4, model="llama2-7b", gpu="rtx4090")
 
 
 def test_the_headroom_step_halves_the_micro_batch_rather_than_taking_one_off():
@@ -126,7 +130,7 @@ def test_the_headroom_step_halves_the_micro_batch_rather_than_taking_one_off():
     # the greedy descent's steepest step (micro batch 8 -> 1) is walked back to what the fit needs (4)
     assert moved["micro_train_batch_size"] == "--micro_train_batch_size 4"
     assert "micro_rollout_batch_size" not in {k for k, _, _ in r.nearest_diff}  # the step added it
-    after = rb.check(_fixed(ORL_275, r.native_after), framework="openrlhf", gpus=4, model="llama2-7b", gpu="rtx4090")
+    after = rb.check(_fixed(ORL_275, r.native_after), framework=ORL_275_RELEASE, gpus=4, model="llama2-7b", gpu="rtx4090")
     assert after.valid and "openrlhf.advice.even_actor_samples" not in {v.rule for v in after.violations}
 
 
@@ -134,7 +138,7 @@ def test_a_headroom_change_says_the_margin_it_buys_not_a_rule_the_config_met():
     """Before: ``(satisfies openrlhf.memory.old_log_prob, ...)`` beside the headroom change, though
     the pasted config meets both (18.9 of 21.8 GiB): the rules came from the search priced one error higher."""
     r = _fix_275()
-    met = {v.rule for v in rb.check(ORL_275, framework="openrlhf", gpus=4, model="llama2-7b",
+    met = {v.rule for v in rb.check(ORL_275, framework=ORL_275_RELEASE, gpus=4, model="llama2-7b",
                                     gpu="rtx4090").violations}
     assert "openrlhf.memory.old_log_prob" not in met
     for key, rules in r.satisfies.items():
@@ -152,7 +156,7 @@ def test_cli_prints_the_margin_beside_the_headroom_change():
 
     from rlbatch_solver.cli import app
 
-    res = CliRunner().invoke(app, ["fix", "--framework", "openrlhf", "--gpus", "4", "--model", "llama2-7b", "--gpu",
+    res = CliRunner().invoke(app, ["fix", "--framework", ORL_275_RELEASE, "--gpus", "4", "--model", "llama2-7b", "--gpu",
                                    "rtx4090", "--", *ORL_275])
     out = " ".join(res.output.split())
     assert "+ --micro_rollout_batch_size 8 (margin " in out, out
@@ -163,7 +167,7 @@ def test_regular_values_are_the_divisors_of_the_batches_a_size_divides_else_powe
     from rlbatch_solver.commands.fix_job import read_job
     from rlbatch_solver.commands.headroom_values import regular_values
 
-    job = read_job(ORL_275, "openrlhf", 4, None, None, (), None, 1.0, None)
+    job = read_job(ORL_275, ORL_275_RELEASE, 4, None, None, (), None, 1.0, None)
     values = job.values
     keys = {"micro_rollout_batch_size", "micro_train_batch_size", "vllm_generate_batch_size"}
     reg = regular_values(job.fw.ruleset, values, keys)

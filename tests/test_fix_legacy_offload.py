@@ -1,6 +1,7 @@
 """OpenRLHF before 0.10.2 has one flag for both offloads, ``--ref_reward_offload``: fix and recommend print it.
 
-Before, fix answered OpenRLHF issue 275's config (read as 0.7.5) with ``--reward.offload``, 0.11.2's dotted name,
+Before, fix answered OpenRLHF issue 275's config (read as 0.7.5; named here: its flags date it 0.4.0, whose repair
+must also set --vllm_num_engines, tests/test_fix_headroom.py) with ``--reward.offload``, 0.11.2's dotted name,
 which that release's argparse refuses (``unrecognized arguments``); recommend left the offload out of the command.
 The releases' rules now hold the two offloads equal (one flag sets both), and the flag is spelt as the release
 spells it.
@@ -12,10 +13,10 @@ import rlbatch_solver as rb
 from rlbatch_solver.frameworks.openrlhf.framework import solution_to_flags
 from rlbatch_solver.frameworks.openrlhf.versions import ruleset_for
 
-from test_fix_headroom import ORL_275, _fixed
+from test_fix_headroom import ORL_275, ORL_275_RELEASE, _fixed
 
 RULE = "openrlhf.driver.ref_reward_offload_one_flag"
-KW = dict(framework="openrlhf", gpus=4, model="llama2-7b", gpu="rtx4090")
+KW = dict(framework=ORL_275_RELEASE, gpus=4, model="llama2-7b", gpu="rtx4090")
 
 
 def test_fix_prints_the_one_flag_the_release_reads_and_the_answer_checks_as_printed():

@@ -46,16 +46,18 @@ def test_zero2_adam_offload_is_the_pinned_master_and_grad_partitions_plus_pageab
 def test_zero3_adam_offload_issue_332_still_caught_with_the_allocated_buffers():
     """OpenRLHF #332 (Llama-2-70B PPO, ZeRO-3 --adam_offload, actor and critic on 4 GPUs each, two 1.6 TB nodes,
     killed for host memory): per rank the fp32 master (pageable at stage 3: stage3.py _create_fp32_partitions), the
-    moments, the bf16 gradient partitions (one pinned buffer: 34.5 GB -> 64 GiB) and each 1e9-element sub-group's
-    fp32 gradient buffer (pinned: 4 GB -> 4 GiB). 1,858 GiB at the save (3,226 before these buffers; 2,639 with all
-    four critic ranks on the actor's node: tests/test_host_placement.py) against 1,520 usable: caught. The sub-groups
-    close at sub_group_size elements (stage3.py _create_fp16_sub_groups; zero/config.py default 1e9): 17 full ones
-    and the 0.25e9 left of the rank's 17.25e9 elements, each buffer pinned on its own."""
+    moments, the gradient partitions (one pinned buffer: fp32 here, 69 GB -> 128 GiB) and each 1e9-element
+    sub-group's fp32 gradient buffer (pinned: 4 GB -> 4 GiB). The run was OpenRLHF 0.3.1; its flags date it 0.4.0 (the
+    oldest release that has them all), whose get_train_ds_config accumulates gradients in fp32 unless
+    --grad_accum_dtype is given, as 0.3.6's does (openrlhf/utils/deepspeed_utils.py). 2,163 GiB at the save (1,858
+    with 0.7.5's bf16 partitions; 3,226 before these buffers) against 1,520 usable: caught. The sub-groups close at
+    sub_group_size elements (stage3.py _create_fp16_sub_groups; zero/config.py default 1e9): 17 full ones and the
+    0.25e9 left of the rank's 17.25e9 elements, each buffer pinned on its own."""
     case = _case("openrlhf_332_llama2_70b_ppo_2x8xa800")
     host = _host(case)
     n = model_consts(load_model("llama2-70b")).params / 4
     assert 17e9 < n < 18e9
-    per_rank = zero3_adam_offload_rank(n)
+    per_rank = zero3_adam_offload_rank(n, grad_bytes=4)
     assert abs(host.steady[ACTOR] - 4 * per_rank) < 1e-3 * host.steady[ACTOR]
     assert host.fits is False and host.peak_gib > host.limit_gib > 0
 

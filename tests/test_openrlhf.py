@@ -74,7 +74,7 @@ def test_examples_with_a_model_card():
 @pytest.mark.parametrize("name", list(BROKEN))
 def test_known_failures(name):
     case = BROKEN[name]
-    report = check(case["flags"], gpus=case["gpus"])
+    report = rb.check(tokens(case["flags"]), framework=case.get("framework", "openrlhf"), gpus=case["gpus"])
     assert rules_of(report, "error") == set(case["errors"]), [(v.rule, v.message) for v in report.violations]
     assert report.valid == (not case["errors"])
     if "expect" in case:
@@ -151,17 +151,22 @@ def test_seed_70b_layout_needs_more_than_48_gpus():
     assert "openrlhf.ray.gpu_budget" in rules_of(r, "error")
     msg = next(v.message for v in r.violations if v.rule == "openrlhf.ray.gpu_budget")
     assert "need 64 GPUs" in msg and "ref 8" in msg and "reward 8" in msg
-    assert check([seed + " --remote_rm_url RM --init_kl_coef 0"], gpus=48).valid
+    # a remote reward model and no KL term: valid from 0.6.2; the flags date it 0.4.0, whose reference model is
+    # always built (8 more GPUs)
+    remote = [seed + " --remote_rm_url RM --init_kl_coef 0"]
+    assert rules_of(check(remote, gpus=48), "error") == {"openrlhf.ray.gpu_budget"}
+    assert rb.check(remote, framework="openrlhf==0.6.2", gpus=48).valid
 
 
 def test_seed_hybrid_engine_with_old_flag_names():
-    """The seed's 8xA100 hybrid engine flags (underscore names): valid numbers, checked by 0.9.10 (the newest release
-    with those names) with the upgrade note; named 0.11.2, a warning for the names."""
+    """The seed's 8xA100 hybrid engine flags (underscore names): valid numbers, checked by 0.6.2 (the oldest release
+    with those flags: --vllm_enable_sleep, --deepspeed_enable_sleep) with the upgrade note; named 0.11.2, a warning
+    for the names."""
     seed = ("--actor_num_gpus_per_node 8 --critic_num_gpus_per_node 8 --ref_num_gpus_per_node 8 "
             "--reward_num_gpus_per_node 8 --vllm_num_engines 4 --vllm_tensor_parallel_size 2 --colocate_all_models "
             "--vllm_gpu_memory_utilization 0.5 --vllm_enable_sleep --deepspeed_enable_sleep")
     r = check([seed], gpus=8)
-    assert r.valid and r.version == "0.9.10" and r.violations == []
+    assert r.valid and r.version == "0.6.2" and r.violations == []
     assert any("upgrade: on OpenRLHF 0.11.2 --actor_num_gpus_per_node" in n for n in r.notes)
     assert r.values["gmu_permille"] == 500 and r.values["colocate_all"] is True and r.values["vllm_num_engines"] == 4
     r = rb.check([seed], framework="openrlhf==0.11.2", gpus=8)

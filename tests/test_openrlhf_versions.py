@@ -57,15 +57,20 @@ def test_fp32_grad_accumulation_only_changes_zero1():
 
 
 def test_flags_date_the_config():
-    assert versions.detect({"--micro_train_batch_size": 1, "--pretrain_data": "x"})[0] == "0.6.2"
+    """The one dating policy (frameworks/dating.py): the newest release when it has every dating flag, else the
+    oldest release that has them all (and takes the config's advantage estimator)."""
+    # --pretrain_data: 0.4.0 to 0.6.2
+    assert versions.detect({"--micro_train_batch_size": 1, "--pretrain_data": "x"})[0] == "0.4.0"
     assert versions.detect({"--disable_trace_cache": True})[0] == "0.4.0"
-    # --flash_attn was last a flag in 0.7.5 (0.8 replaced it by --attn_implementation)
-    assert versions.detect({"--flash_attn": True})[0] == "0.7.5"
+    # --flash_attn was a flag from 0.4.0 to 0.7.5 (0.8 replaced it by --attn_implementation); --ema_beta came in 0.7
+    assert versions.detect({"--flash_attn": True})[0] == "0.4.0"
     assert versions.detect({"--flash_attn": True, "--ema_beta": 0.99})[0] == "0.7.5"
+    # an estimator the oldest release lacks moves the date to the first release that has it
+    assert versions.detect({"--micro_train_batch_size": 1, "--advantage_estimator": "group_norm"})[0] == "0.6.2"
     assert get_framework("openrlhf==0.7.3").version == "0.7.5"
     assert versions.detect({"--train.batch_size": 8})[0] == "0.11.2"
     fw, note = get_framework("openrlhf").for_config(OLD)
-    assert fw.version == "0.6.2" and "upgrade: on OpenRLHF 0.11.2 --" in note
+    assert fw.version == "0.4.0" and "upgrade: on OpenRLHF 0.11.2 --" in note
     assert get_framework("openrlhf==0.6.3").version == "0.6.2"
     assert versions.detect({"--use_kl_estimator_k3": True})[0] == "0.5.9"  # a flag of 0.5.x only
     assert get_framework("openrlhf==0.5.9.post1").version == "0.5.9"
@@ -288,7 +293,8 @@ def test_packs_of_0_8_to_0_10_check_what_each_release_checks():
     partial = {**base, "--advantage_estimator": "rloo", "--n_samples_per_prompt": 2, "--partial_rollout": True}
     assert "openrlhf.driver.partial_rollout_needs_async" in _failed(get_framework("openrlhf==0.9.10"), partial)
     assert "openrlhf.driver.partial_rollout_needs_async" not in _failed(get_framework("openrlhf==0.8.11"), partial)
-    assert versions.detect({"--micro_train_batch_size": 2, "--generate_max_len": 100})[0] == "0.8.11"
+    # --generate_max_len: 0.4.0 to 0.8.11 (the oldest); --max_new_tokens: 0.9.10 only
+    assert versions.detect({"--micro_train_batch_size": 2, "--generate_max_len": 100})[0] == "0.4.0"
     assert versions.detect({"--micro_train_batch_size": 2, "--max_new_tokens": 100})[0] == "0.9.10"
     assert versions.detect({"--train.batch_size": 8})[0] == "0.11.2"
 
@@ -415,10 +421,12 @@ def test_without_vllm_engines_0_4_to_0_6_price_the_actors_own_generate():
 def test_2024_vllm_rows_are_priced_with_vllms_own_default_share():
     """OpenRLHF passed its own --vllm_gpu_memory_utilization to vLLM from c10f02bd (2025-02-07, v0.5.8) on; the
     benchmark's vLLM rows (v0.2.2, create_vllm_engines passing none) ran with vLLM's default 0.9, as the 0.4.0 pack
-    has it: 4 GiB less KV cache per A800 than under the newest release's 0.95."""
+    has it: 4 GiB less KV cache per A800 than under a newer release's 0.95."""
     point = _measured("openrlhf_bench_llama2_7b_ray_vllm_8xa800")
     assert point["framework"] == "openrlhf==0.4.0"
-    old, new = _check_point(point), _check_point(point, "openrlhf")
+    # 0.7.5: the last release with these flags (--flash_attn), passing its own share of 0.95 to a vLLM that sizes the
+    # KV cache before its CUDA graphs, as 0.4.0's does
+    old, new = _check_point(point), _check_point(point, "openrlhf==0.7.5")
     kv_old, kv_new = old.memory.phases["rollout"]["vLLM KV cache"], new.memory.phases["rollout"]["vLLM KV cache"]
     assert (kv_new - kv_old) / 1024 == pytest.approx(0.05 * 80, abs=0.1)
     assert (old.memory.peaks["rollout"] - kv_old) == pytest.approx(new.memory.peaks["rollout"] - kv_new, abs=64)

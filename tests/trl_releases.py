@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+import release_dating
 from doc_sections import rewrite_marked
 
 HERE = Path(__file__).resolve().parent
@@ -84,17 +85,9 @@ def cases() -> list[Case]:
     return out
 
 
-def _errors(report) -> tuple[str, ...]:
-    return tuple(sorted(v.rule for v in report.errors if ".memory." not in v.rule))
-
-
 def verdicts(case: Case) -> tuple[tuple[str, ...], tuple[str, ...], str]:
     """(errors with the release named, errors with none named, the release checked with)."""
-    import rlbatch_solver as rb
-
-    named = rb.check(list(case.args), framework=f"trl=={case.pack}", gpus=case.gpus, model=case.model)
-    unnamed = rb.check(list(case.args), framework="trl", gpus=case.gpus, model=case.model)
-    return _errors(named), _errors(unnamed), unnamed.version
+    return release_dating.verdicts(case.args, f"trl=={case.pack}", "trl", case.gpus, case.model)
 
 
 @functools.lru_cache(maxsize=1)
@@ -104,8 +97,7 @@ def results() -> tuple[tuple[Case, tuple, tuple, str], ...]:
 
 def agreement_line() -> str:
     res = results()
-    agree = sum(named == unnamed for _, named, unnamed, _ in res)
-    same = sum(detected == c.pack for c, _, _, detected in res)
+    agree, same = release_dating.tally(res)
     recipes = sum(1 for c, *_ in res if c.origin == "recipes")
     return (f"{LINE_BEGIN}\nWith no release named, `check` gives {agree} of {len(res)} real TRL configs the verdict (the "
             f"same broken rules) of the release they were written for ({recipes} open-r1 recipes at commits pinning "

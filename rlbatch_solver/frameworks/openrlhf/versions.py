@@ -65,7 +65,7 @@ from ...rules.base import Rule, RuleSet, Stage, is_set
 from ...rules.expr import divides
 from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
 from ...release_numbers import release_numbers
-from ..dating import listed
+from ..dating import dated, listed, span
 from . import rules as R
 from .names import spelled
 from .release_flags import RELEASE_FLAGS
@@ -522,17 +522,35 @@ def _plain(keys: Iterable[str]) -> list[str]:
     return sorted({k[2:] if k.startswith("--") else k for k in keys})
 
 
+ESTIMATOR_FLAGS = ("advantage_estimator", "algo.advantage.estimator")  # before 0.10.2 / from it
+
+
+def _estimator(flat: Mapping[str, object]) -> str | None:
+    """The advantage estimator a config names (either spelling), if any."""
+    for key in ESTIMATOR_FLAGS:
+        for k in (key, f"--{key}"):
+            if k in flat and flat[k] is not None:
+                return str(flat[k]).strip().lower()
+    return None
+
+
 def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
-    """The newest release whose train_ppo_ray has every flag the config sets that not all releases have, and why;
-    (None, why) when nothing dates the config, when no release has them all, or when the newest that does is one
-    whose rules we do not follow."""
+    """The release a config's flags date it to (``dating.dated``, the policy of TRL and ms-swift: the newest when its
+    train_ppo_ray has every flag the config sets that not all releases have, else the oldest that has them all and
+    takes its advantage estimator), and why; (None, why) when nothing dates the config or no release has them all."""
     keys = [k for k in _plain(flat) if k in ALL_FLAGS]
     dating = [k for k in keys if not all(k in f for f in RELEASE_FLAGS.values())]
     if not dating:
         return None, "no flag of the config is specific to an OpenRLHF release"
-    have = [v for v, f in RELEASE_FLAGS.items() if all(k in f for k in dating)]
+    estimator = _estimator(flat)
+    flagged = [v for v, f in RELEASE_FLAGS.items() if all(k in f for k in dating)]
+    have = [v for v in flagged if estimator is None or estimator in RELEASES[v].estimators]
     known = ", ".join(sorted(RELEASE_FLAGS, key=release_numbers))
-    shown = listed(dating)
+    # the estimator's value is named where it narrows the releases the flags give (a value only some releases take)
+    shown = listed([f"{k}={estimator}" if k in ESTIMATOR_FLAGS and have != flagged else k for k in dating])
+    if flagged and not have:
+        return None, (f"its flags ({listed(dating)}) are those of {span(flagged, NAME)}, none of which has the "
+                      f"advantage estimator {estimator}")
     if not have:
         lacks = {v: tuple(k for k in dating if k not in f) for v, f in RELEASE_FLAGS.items()}
         fewest = min(len(m) for m in lacks.values())
@@ -542,12 +560,7 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
             groups.setdefault(lacks[v], []).append(v)
         nearest = "; ".join(f"{', '.join(vs)} (no {', '.join('--' + k for k in m)})" for m, vs in groups.items())
         return None, f"no release of those whose flags we know ({known}) has every flag it sets; nearest: {nearest}"
-    best = max(have, key=release_numbers)
-    if best not in VERSIONS:
-        return None, (f"its flags ({shown}) are OpenRLHF {best}'s, the newest of the releases whose flags we know "
-                      f"({known}) that has them all, and we do not follow its rules")
-    pack = best
-    return pack, f"its flags ({shown}): the newest release that has them all, of {known}"
+    return dated(have, NEWEST, NAME, shown)
 
 
 def upgrade_note(version: str, flat: Mapping[str, object]) -> str:

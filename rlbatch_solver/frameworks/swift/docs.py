@@ -49,7 +49,7 @@ def versions_markdown() -> str:
              "`--vllm_device`, `--mini_batch_size`, `--vllm_mode`, `--generation_batch_size`, "
              "`--num_generations_eval`, `--train_type`, `--tuner_type`, ...: `frameworks/swift/versions.py` "
              "KEY_RELEASES, read from each wheel's argument classes) and say which release judged it: the newest when "
-             "it has them all, else the oldest release that has them all (as TRL's; docs/architecture.md). Only the HF/DeepSpeed "
+             "it has them all, else the oldest release that has them all (docs/architecture.md). Only the HF/DeepSpeed "
              f"path (`swift rlhf`) has older packs; `swift-megatron` follows {NEWEST}. Sources are paths inside that "
              "release's wheel, or inside the TRL it installs where ms-swift hands the check to TRL.", "",
              "| pack | judges the series |", "|---|---|"]

@@ -460,7 +460,7 @@ def detect_release(flat: Mapping[str, object]) -> tuple[str | None, str]:
     """The release a config was most likely written for, from the GRPOConfig fields it sets that not all releases
     have (and the values that date it), and why; (None, why) when no release has them all or nothing dates it.
 
-    The policy of TRL and ms-swift (``dating.dated``, docs/architecture.md): when the newest release has them all,
+    The policy of every framework here (``dating.dated``, docs/architecture.md): when the newest release has them all,
     nothing says the config is old: the newest. Otherwise a field it sets was removed later, and the config is judged
     by the *oldest* release that has them all: the fields a config sets
     were there when it was written, and most configs with removed fields were written when those fields were new
