@@ -10,7 +10,7 @@ times.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .phase import MEMORY_PHASES, Phase
@@ -42,6 +42,7 @@ T_GRAPHS = "CUDA graphs (outside budget)"  # SGLang; vLLM >= 0.21 counts them in
 T_NO_FIT = "engine budget too small for weights (rollout cannot start)"
 T_SYNC_RECV = "weight-sync receive buffer (outside budget)"
 T_SYNC_LOAD = "actor loaded for the weight sync (its excess over KV cache + activations)"
+T_SYNC_GATHER = "params gathered in 16 bits for the weight sync (ZeRO-3; its excess over this phase's transients)"
 
 
 # ----------------------------------------------------------------------------- model constants
@@ -842,6 +843,31 @@ def _sync_load_excess(plan: Plan, mc: ModelConsts, generation_only: float) -> fl
     return loaded if not plan.free_cache_engine else max(0.0, loaded - generation_only)
 
 
+def sync_gather_bytes(plan: Plan, mc: ModelConsts) -> float:
+    """The parameters a ZeRO-3 training rank holds gathered at once while it syncs the weights to vLLM
+    (``Plan.sync_gather_groups``), in 16 bits, on top of its own shard: every parameter (adapter included), the
+    largest group of N: ceil(layers / N) decoder layers, or the embedding with the final norm and lm_head (ms-swift
+    rollout_mixin.py ``split_batches``: a parameter named with a layer index goes to group index // ceil(layers / N),
+    any other to the embedding's group), or one parameter at a time: the largest, the embedding or lm_head."""
+    if not plan.sync_gather_groups or plan.trainer != "deepspeed" or plan.zero_stage < 3 or plan.engine != "vllm":
+        return 0.0
+    if plan.sync_gather_groups < 0:
+        return C.BF16 * float(max(mc.embed, mc.lm_head))
+    whole = float(mc.params + plan.lora_params)
+    if plan.sync_gather_groups == 1:
+        return C.BF16 * whole
+    layers = math.ceil(mc.layers / plan.sync_gather_groups)
+    return C.BF16 * min(whole, float(max(layers * mc.layer_unit, mc.embed + mc.lm_head)))
+
+
+def _sync_gather_excess(plan: Plan, mc: ModelConsts, transients: float, restored: float = 0.0) -> float:
+    """The weight sync's gather (``sync_gather_bytes``) beyond what the phase it shares its residents with holds only
+    for itself (``transients``: the forward's activations and logits, or a sleeping engine's KV cache and
+    activations), plus the states that phase has offloaded but the sync still finds on the GPU (``restored``)."""
+    gathered = sync_gather_bytes(plan, mc)
+    return _pos(gathered + restored - transients) if gathered else 0.0
+
+
 def cuda_graph_bytes(plan: Plan, mc: ModelConsts) -> float:
     if plan.enforce_eager:
         return 0.0
@@ -1033,9 +1059,19 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
         terms[f"{name} KV cache"] = eb.kv_bytes
         if plan.engine_receives_whole_weights and not plan.engine_colocated:
             terms[T_SYNC_RECV] = sync_receive_bytes(plan, mc)
-        excess = _sync_load_excess(plan, mc, terms[f"{name} KV cache"] + terms[f"{name} activations+workspaces ({where})"])
+        generation_only = terms[f"{name} KV cache"] + terms[f"{name} activations+workspaces ({where})"]
+        excess = _sync_load_excess(plan, mc, generation_only)
         if excess > 0:
             terms[T_SYNC_LOAD] = excess
+        if plan.colocated and plan.engine_colocated and plan.sync_gather_groups:
+            # the sync runs before the rollout offloads the trainer's states and, with a sleeping engine, before the
+            # KV cache wakes (Plan.sync_gather_groups)
+            at_sync = replace(plan, actor_param_offload=plan.param_offload,
+                              actor_optimizer_offload=plan.optimizer_offload, ref_param_offload=False)
+            restored = sum(trainer_resident_at_rollout(at_sync, mc).values()) - resident
+            gather = _sync_gather_excess(plan, mc, generation_only if plan.free_cache_engine else 0.0, restored)
+            if gather > 0:
+                terms[T_SYNC_GATHER] = gather
     if not eb.fits:
         # The engine refuses to start: push the phase past capacity by the shortfall.
         others = sum(terms.values())
@@ -1113,6 +1149,12 @@ def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     # grad=False; utils/megatron_utils.py load_megatron_model_to_gpu(load_grad=False))
     if plan.trainer == "megatron" and not plan.param_offload:
         terms[T_GRADS] = g
+    if not (plan.colocated and plan.engine_colocated):
+        # an engine on GPUs of its own: the sync runs on the training ranks with this forward's residents, before it
+        # (a colocated engine's sync is priced in the rollout, _rollout_terms)
+        gather = _sync_gather_excess(plan, mc, terms[T_GATHER] + terms[T_ACT_FWD] + terms[T_LOGITS_ENT])
+        if gather > 0:
+            terms[T_SYNC_GATHER] = gather
     terms.update(_colocated_extra(plan, mc, "actor"))
     return terms
 

@@ -184,6 +184,13 @@ class Plan:
     # (memory._sync_load_excess): "params", "params+grads" (verl Megatron <= 0.5.0 loads the fp32 grad buffer too),
     # "" (not priced)
     sync_loads_trainer: str = ""
+    # The trainer's weight sync to a vLLM engine under DeepSpeed ZeRO-3 gathers parameters into whole 16-bit tensors
+    # on every training rank (deepspeed.zero.GatheredParameters; memory.sync_gather_bytes): 0 not priced; -1 one
+    # parameter at a time; 1 every parameter at once; N > 1 one group at a time of N layer groups (the embedding,
+    # final norm and lm_head a group of their own). The sync runs before the rollout's own offloads and, with an
+    # engine that sleeps between rollouts (free_cache_engine), before its KV cache wakes (ms-swift 3.12.1
+    # rollout_mixin.py _fast_infer)
+    sync_gather_groups: int = 0
     # bytes per weight of a model loaded but not trained (the reference model, a LoRA's frozen base) where the trainer
     # keeps the dtype it was loaded in (plain DDP; TRL loads fp32 unless told)
     model_dtype_bytes: int = 2

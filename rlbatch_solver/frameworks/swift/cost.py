@@ -37,6 +37,7 @@ from ...catalog.models import ModelCard
 from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...errors import InputError
+from ...release_numbers import release_numbers
 from ...rules.base import Value
 from ..cost_common import DEFAULT_RECOMPUTE_MODULES, modules_code, recompute_modules
 from ..overrides import flag_bool, memory_share_permille
@@ -71,6 +72,8 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     # step saves with save_strategy "steps", the default) unless save_strategy is "no"; save_only_model (default
     # False) skips DeepSpeed's optimizer checkpoint
     "saves": True, "save_optimizer": True,
+    # --move_model_batches (default None: one group of every parameter; rlhf_args / trainers/arguments.py)
+    "move_model_batches": 0,
 }
 MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "gmu_permille": 900, "sleep_level": 0,
@@ -168,6 +171,8 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
                                                            flat.get("optimizer_offload_fraction", 1.0), float) * 1000))
         return out
     out.update(save_values(flat))
+    if flat.get("move_model_batches") not in (None, "", "None", "none"):
+        out["move_model_batches"] = max(1, _num("move_model_batches", flat["move_model_batches"]))
     out["multi_turn_len"] = multi_turn_context(flat)
     ds = flat.get("deepspeed")
     key = None if ds is None else str(ds)
@@ -244,15 +249,62 @@ def _response_len(v: Mapping[str, Value], model: ModelCard) -> int:
     return max(response, context - int(v.get("max_length") or DEFAULT_MAX_LENGTH))
 
 
+# How ms-swift gathers the ZeRO-3 parameters for the weight sync to vLLM, by release (read in each release's code):
+# * 3.3.1-3.4.x, an external server (--vllm_server_host): TRL 0.16's GRPOTrainer._move_model_to_vllm (the pinned
+#   trl < 0.17; ms-swift's grpo_trainer.py ``_move_model_to_vllm_lmdeploy`` hands it over): a full model one parameter
+#   at a time (``gather_if_zero3([param])``), a LoRA model every parameter at once; otherwise ms-swift's own loop,
+#   ``unwrap_model_for_generation`` per group of ``split_batches``.
+# * 3.5.0-3.9.x grpo_trainer.py ``_move_model_to_vllm``: a full model one parameter at a time, a LoRA model per group.
+# * 3.10.0-3.11.x, 3.12.6 (#8091) and 4.x rollout_mixin.py ``_move_full_model_to_vllm`` (full and LoRA alike;
+#   3.x: swift/trainers/rlhf_trainer/, 4.x: swift/rlhf_trainers/): per group.
+# * 3.12.0-3.12.5 rollout_mixin.py: every parameter at once, whatever --move_model_batches says. 3.12.0's
+#   ``_move_full_model_to_vllm`` calls ``_get_merged_state_dict_for_vllm`` per group, which opens
+#   ``gather_if_zero3`` over ``self.model.parameters()`` each time; 3.12.1-3.12.5 open it once over every parameter
+#   around the loop over the groups ("gather_if_zero3: once for the entire sync").
+# Without --move_model_batches ``split_batches`` returns one group of every parameter.
+SYNC_GATHER_SINCE = (("3.3.1", "external"), ("3.5.0", "param"), ("3.10.0", "groups"), ("3.12.0", "all"),
+                     ("3.12.6", "groups"))
+SYNC_GATHER_GROUPS = {"": 0, "param": -1, "all": 1}  # Plan.sync_gather_groups; "groups": --move_model_batches
+
+
+def sync_gather(release: str | None, lora: bool, external_server: bool) -> str:
+    """How ms-swift ``release`` gathers the ZeRO-3 parameters for its weight sync (``SYNC_GATHER_SINCE``): "param"
+    (one at a time), "groups" (one group of --move_model_batches at a time), "all" (at once) or "" (a release before
+    3.3.1, not read)."""
+    kind = ""
+    for first, how in SYNC_GATHER_SINCE:
+        if release and release_numbers(release) >= release_numbers(first):
+            kind = how
+    if kind == "external":
+        kind = ("all" if lora else "param") if external_server else "groups"
+    elif kind == "param" and lora:
+        kind = "groups"
+    return kind
+
+
 # ms-swift 4.6.0's weight-sync bucket (rollout_mixin.py: int(os.environ.get('SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE', 512)) MiB)
 SYNC_BUCKET_BYTES = 512 * 2**20
 
 
+def _sync_gather_groups(v: Mapping[str, Value], release: str | None, server: bool) -> int:
+    """``Plan.sync_gather_groups`` of ms-swift ``release`` (``sync_gather``): 3.3-3.4 sync through TRL's loop only
+    for a server they were given the host of (grpo_trainer.py ``is_external_vllm``). Priced where --move_model_batches
+    sizes the groups; without it ``split_batches`` makes one group of every parameter, which every release but
+    3.5-3.9's full-model loop gathers at once: not priced (docs/cost-model.md section 9.4)."""
+    if not v.get("move_model_batches"):
+        return 0
+    kind = sync_gather(release, bool(v.get("lora_rank")), server and bool(v.get("server_host_given", True)))
+    return SYNC_GATHER_GROUPS.get(kind, int(v["move_model_batches"]))
+
+
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU, megatron: bool,
-              logits_impl: str | None = None, sync_bucket_bytes: float | None = SYNC_BUCKET_BYTES) -> Plan:
+              logits_impl: str | None = None, sync_bucket_bytes: float | None = SYNC_BUCKET_BYTES,
+              sync_release: str | None = None) -> Plan:
     """One phase's plan. ``logits_impl``: how the trainer's loss holds its logits (costmodel/constants.py
     LOGIT_BYTES): ms-swift's own by default; TRL 1.16 passes its fused lm_head ("trl-fused"). ``sync_bucket_bytes``:
-    the flat bucket a rollout server receives whole at the weight sync (ms-swift's); None: not priced (TRL)."""
+    the flat bucket a rollout server receives whole at the weight sync (ms-swift's); None: not priced (TRL).
+    ``sync_release``: the ms-swift release whose weight sync gathers the ZeRO-3 parameters (``sync_gather``); None:
+    not priced (TRL)."""
     v = values
     world = int(v.get("gpus_per_node") or 1) * int(v.get("nnodes") or 1)
     gen, spg = rollout_layout(v, megatron)
@@ -281,7 +333,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # values hold the share of the engine its mode runs in gmu_permille (trl/framework.py to_values)
         gpu_memory_utilization=int(v.get("server_gmu_permille" if server and "server_gmu_permille" in v else
                                          "gmu_permille") or 900) / 1000,
-        free_cache_engine=sleep >= 1 if not rollout else True, enforce_eager=False,
+        # --sleep_level 1/2 frees the colocated engine's KV cache between rollouts (in the rollout, read only by the
+        # weight sync's gather, which runs before the cache wakes: memory._rollout_terms)
+        free_cache_engine=sleep >= 1, enforce_eager=False,
         max_num_seqs=256, max_num_batched_tokens=8192,  # vllm_max_num_seqs 256; vLLM's chunked-prefill default
         # --sleep_level 1 backs the colocated engine's weights up in host RAM (vLLM's sleep level 1)
         engine_sleep_host_weights=sleep == 1 and engine == "vllm" and not server,
@@ -293,6 +347,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # cache stays allocated (pipelines/infer/rollout.py update_flattened_params: torch.empty(total_bytes))
         engine_receives_whole_weights=server and sync_bucket_bytes is not None,
         engine_sync_bucket_bytes=sync_bucket_bytes or 0.0,
+        # the ZeRO-3 gather of the weight sync, as the release does it (sync_gather; memory.sync_gather_bytes)
+        sync_gather_groups=_sync_gather_groups(v, sync_release, server) if engine == "vllm" else 0,
         # during rollout the policy (and reference) weights / optimizer are on the CPU with offload_model /
         # offload_optimizer; training loads them back
         actor_param_offload=off_model if rollout else False,
@@ -438,15 +494,17 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
-              optional: frozenset = frozenset(), framework: str | None = None) -> CostSpec:
+              optional: frozenset = frozenset(), framework: str | None = None, release: str | None = None) -> CostSpec:
     """ms-swift's cost terms; ``framework`` names another trainer built on TRL's GRPOTrainer that reuses
-    them with its own values (TRL itself: frameworks/trl/cost.py)."""
+    them with its own values (TRL itself: frameworks/trl/cost.py); ``release`` the ms-swift release whose code runs
+    (its weight-sync gather, ``sync_gather``)."""
+    sync_release = None if framework == "trl" or megatron else release
     mem, time = _inputs(megatron)
     return CostSpec(
         framework=framework or ("swift-megatron" if megatron else "swift"),
         plan=lambda values, phase: make_plan(values, phase, model, gpu, megatron,
                                              "trl-fused" if framework == "trl" else None,
-                                             None if framework == "trl" else SYNC_BUCKET_BYTES),
+                                             None if framework == "trl" else SYNC_BUCKET_BYTES, sync_release),
         memory_inputs=mem,
         time_inputs=time,
         phases_run=phases_run,

@@ -18,6 +18,7 @@ Export: a solution -> paste-ready ``NPROC_PER_NODE=.. --flag value`` arguments.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from dataclasses import replace
@@ -228,6 +229,18 @@ class SwiftFramework(Framework):
 
     releases = swift_versions
     versions = swift_versions.VERSIONS
+    # the release a user named where another's pack judges it (3.12.1: 3.12.6's rules): its own code prices the
+    # memory (cost.py sync_gather); None: the pack's release
+    code_release: str | None = None
+
+    def with_named_release(self, named: str) -> "SwiftFramework":
+        """A named release another release's pack judges (``versions.SERIES``) keeps its own code for the cost model."""
+        named = named.strip().lstrip("v")
+        if self.megatron or named == self.version:
+            return self
+        fw = copy.copy(self)
+        fw.code_release = named
+        return fw
 
     def for_config(self, flat: Mapping[str, Any]):
         """The release a pasted config's flags date it to (flags only some releases have: versions.KEY_RELEASES),
@@ -236,13 +249,16 @@ class SwiftFramework(Framework):
             return self, None
         from .. import get_framework
 
-        version, why = swift_versions.detect(normalize_keys(flat))
+        flat = normalize_keys(flat)
+        version, why = swift_versions.detect(flat)
         if version is None:
             return self, (f"checked with the ms-swift {self.version} rules, the newest we follow ({why}); name yours "
                           "with --framework swift==VERSION if you run another")
         if version == self.version:
             return self, None
-        return get_framework(f"{self.name}=={version}"), (
+        # the dated release's own code prices the memory (with_named_release)
+        named = swift_versions.dated_release(flat)[0] or version
+        return get_framework(f"{self.name}=={version}").with_named_release(named), (
             f"checked with the ms-swift {version} rules: {why}; name another with --framework swift==VERSION")
 
     def unknown_keys(self, flat: Mapping[str, Any]) -> list[str]:
@@ -759,7 +775,7 @@ class SwiftFramework(Framework):
     def cost_spec(self, model: ModelCard, gpu: Any):
         bools = bool_names(self.ruleset.variables)
         optional = optional_names(self.ruleset.variables)
-        return swift_cost_spec(model, gpu, self.megatron, bools, optional)
+        return swift_cost_spec(model, gpu, self.megatron, bools, optional, release=self.code_release or self.version)
 
     def _typed_search(self, key: str, spec, value: Any) -> Value:
         if spec.optional and not _present(value):

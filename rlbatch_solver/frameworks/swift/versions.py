@@ -399,15 +399,20 @@ def has_key(release: str, key: str) -> bool:
     return release_numbers(first) <= release_numbers(release) <= release_numbers(last or NEWEST)
 
 
-def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
-    """The pack that judges the release a config's flags date it to (``dating.dated``: the newest when it has them
-    all, else the oldest release that has them all), and why; (None, why) when nothing dates it."""
+def dated_release(flat: Mapping[str, object]) -> tuple[str | None, str]:
+    """The release a config's flags date it to (``dating.dated``: the newest when it has them all, else the oldest
+    release that has them all), and why; (None, why) when nothing dates it."""
     keys = sorted(k for k in flat if k in KEY_RELEASES)
     if not keys:
         return None, "no flag of the config is specific to an ms-swift release"
     have = [r for r in KNOWN if all(has_key(r, k) for k in keys)]
-    shown = listed([f"--{k}" for k in keys])
-    release, why = dated(have, NEWEST, NAME, shown)
+    return dated(have, NEWEST, NAME, listed([f"--{k}" for k in keys]))
+
+
+def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
+    """The pack that judges the release a config's flags date it to (``dated_release``), and why; (None, why) when
+    nothing dates it."""
+    release, why = dated_release(flat)
     if release is None or release == NEWEST:
         return release, why
     pack = _pack_of(release)

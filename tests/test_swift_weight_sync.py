@@ -1,0 +1,106 @@
+"""The ZeRO-3 gather of ms-swift's weight sync to vLLM, priced as each release's code does it
+(frameworks/swift/cost.py ``sync_gather``; costmodel/memory.py ``sync_gather_bytes``)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import memory_corpus as mc
+from rlbatch_solver import api
+from rlbatch_solver.catalog.gpus import load_gpu
+from rlbatch_solver.catalog.models import load_model
+from rlbatch_solver.costmodel.memory import (T_ACT_FWD, T_GATHER, T_LOGITS_ENT, T_SYNC_GATHER, model_consts,
+                                             sync_gather_bytes)
+from rlbatch_solver.costmodel.phase import Phase
+from rlbatch_solver.frameworks import get_framework
+from rlbatch_solver.frameworks.swift.cost import sync_gather
+
+MIB = 2**20
+# ms-swift #7926: examples/train/grpo/external/moe_full.sh (Qwen3-30B-A3B full, ZeRO-3 offload, --move_model_batches
+# 5, a `swift rollout` server) ran on 3.10.1 and ran out of memory on 3.12.1 on the same machine
+CASE = "swift_7926_qwen3_30b_a3b_grpo_full_server_moe_full_example_8xppu96g_v3_12_1"
+
+
+def _case() -> mc.Case:
+    return next(c for c in mc.cases() if c.name == CASE)
+
+
+def _check(framework: str):
+    case = _case()
+    return api.check(case.args, framework=framework, gpus=case.gpus, model=case.model, gpu=case.gpu,
+                     length_fraction=case.length_fraction)
+
+
+def _plan(framework: str, phase: str):
+    case = _case()
+    r = _check(framework)
+    fw = get_framework(framework)
+    return fw.cost_spec(load_model(case.model), load_gpu(case.gpu)).plan(r.values, phase)
+
+
+@pytest.mark.parametrize("release, lora, external, how", [
+    ("3.12.0", False, False, "all"), ("3.12.1", False, True, "all"), ("3.12.5", True, False, "all"),
+    ("3.12.6", False, True, "groups"), ("3.11.3", False, True, "groups"), ("3.10.1", False, True, "groups"),
+    ("4.6.0", True, True, "groups"),
+    ("3.9.0", False, True, "param"), ("3.5.0", True, False, "groups"),
+    ("3.4.0", False, True, "param"), ("3.4.0", True, True, "all"), ("3.4.0", False, False, "groups"),
+    ("3.2.0", False, False, ""),
+])
+def test_each_release_gathers_as_its_code_does(release, lora, external, how):
+    assert sync_gather(release, lora, external) == how
+
+
+def test_a_named_3_12_patch_is_judged_by_3_12_6_and_priced_by_its_own_code():
+    fw = get_framework("swift==3.12.1")
+    assert fw.version == "3.12.6" and fw.code_release == "3.12.1"
+    assert _plan("swift==3.12.1", Phase.OLD_LOG_PROB).sync_gather_groups == 1
+    assert _plan("swift==3.12.6", Phase.OLD_LOG_PROB).sync_gather_groups == 5
+
+
+def test_7926_on_3_12_1_gathers_the_whole_model_on_every_training_rank():
+    """Server mode: the sync runs on the training ranks with the old-log-prob forward's residents; 3.12.1 gathers
+    every parameter of Qwen3-30B-A3B (57 GiB in bf16) whatever --move_model_batches 5 says, and the phase adds what
+    that exceeds of the forward's own transients."""
+    r = _check("swift==3.12.1")
+    terms = r.memory.phases[Phase.OLD_LOG_PROB]
+    mcon = model_consts(load_model(_case().model))
+    whole = 2 * mcon.params / MIB
+    transients = terms[T_GATHER] + terms[T_ACT_FWD] + terms[T_LOGITS_ENT]
+    assert terms[T_SYNC_GATHER] == pytest.approx(whole - transients, abs=4)
+    assert terms[T_SYNC_GATHER] > 40 * 1024
+    # not enough alone to call the OOM on a 96 GB card: the phase stays under its line (docs/accuracy.md)
+    assert r.memory.peaks[Phase.OLD_LOG_PROB] < r.memory.capacity_of(Phase.OLD_LOG_PROB)
+
+
+@pytest.mark.parametrize("framework", ["swift==3.12.6", "swift==3.11.3", "swift==3.10.1"])
+def test_7926_on_releases_that_gather_by_groups_pays_one_group(framework):
+    """3.10-3.11 and 3.12.6 (#8091) gather one of the 5 groups at a time: ceil(48 / 5) = 10 decoder layers, not the
+    whole model; the phase adds what that group exceeds of the forward's transients."""
+    plan = _plan(framework, Phase.OLD_LOG_PROB)
+    mcon = model_consts(plan.model)
+    group = 2 * math.ceil(mcon.layers / 5) * mcon.layer_unit
+    assert sync_gather_bytes(plan, mcon) == group < 0.25 * 2 * mcon.params
+    terms = _check(framework).memory.phases[Phase.OLD_LOG_PROB]
+    whole = _check("swift==3.12.1").memory.phases[Phase.OLD_LOG_PROB]
+    assert whole[T_SYNC_GATHER] - terms.get(T_SYNC_GATHER, 0) == pytest.approx((2 * mcon.params - group) / MIB, abs=4)
+
+
+COLOCATE = ["NPROC_PER_NODE=8", "swift", "rlhf", "--rlhf_type", "grpo", "--model", "Qwen/Qwen2.5-7B-Instruct",
+            "--train_type", "full", "--use_vllm", "true", "--vllm_mode", "colocate", "--deepspeed", "zero3",
+            "--per_device_train_batch_size", "2", "--num_generations", "8", "--move_model_batches", "7"]
+
+
+@pytest.mark.parametrize("framework, whole", [("swift==3.12.1", True), ("swift==3.12.6", False)])
+def test_colocated_sync_is_priced_in_the_rollout_beside_the_awake_engine(framework, whole):
+    """Colocate mode: the sync runs before the rollout's offloads and, at --sleep_level 0 (the default), beside the
+    engine's whole share: the gathered parameters add whole to the rollout, the largest group where they go by
+    groups."""
+    r = api.check(COLOCATE, framework=framework, gpus=8, model="qwen2.5-7b", gpu="h100")
+    mcon = model_consts(load_model("qwen2.5-7b"))
+    gathered = r.memory.phases[Phase.ROLLOUT][T_SYNC_GATHER]
+    # 7 groups of 4 layers; the embedding and lm_head (untied in Qwen2.5-7B), a group of their own, are the largest
+    group = max(math.ceil(mcon.layers / 7) * mcon.layer_unit, mcon.embed + mcon.lm_head)
+    expected = 2 * (mcon.params if whole else group) / MIB
+    assert gathered == pytest.approx(expected, abs=2)
