@@ -136,7 +136,8 @@ def test_rules_lists_each_rules_message_under_its_id():
 
 @pytest.mark.parametrize("framework,ok", [("verl==0.9.1", True), ("verl@v0.9.1", True), ("verl==0.5.0", True),
                                           ("verl==0.4.2", True), ("verl==0.10.0", False),
-                                          ("openrlhf==0.11.2", True), ("swift==4.5.0", False)])
+                                          ("openrlhf==0.11.2", True), ("swift==4.5.0", True),  # 4.6.0's rules
+                                          ("swift==4.7.0", False)])
 def test_framework_version_is_checked(framework, ok):
     proc = run("check", "--framework", framework, "--gpus", "4", "--", *SEED)
     if ok:  # the version is accepted (openrlhf then reads verl's keys as unknown arguments)

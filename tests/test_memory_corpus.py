@@ -512,6 +512,40 @@ def test_verl_of_january_2025_scales_its_global_micro_batches_by_n():
     assert later.phases["actor_update"]["logits+entropy"] == pytest.approx(logits_mib(16), rel=0.01)
 
 
+def test_check_says_what_rollout_n_makes_of_verl_0_1s_global_micro_keys():
+    """Logic-RL #8's reporter found that a smaller ppo_micro_batch_size "did not help": check says why, with the
+    numbers (64 // 4 GPUs x rollout.n 32 = 512, the GPU's whole mini batch of 64 in one micro batch) and the smallest
+    micro batch the fork can run (rollout.n sequences, a global value from 4 to 7). A per-GPU key (after verl PR #136)
+    or the dynamic batch leaves nothing to say for that pass, and verl 0.2 does not scale."""
+    import rlbatch_solver as rb
+
+    c = _case("verl_logicrl8_qwen2_5_7b_grpo_bs8_n32_4xa800")
+
+    def notes(args, framework="verl==0.1.0"):
+        report = rb.check(args, framework=framework, gpus=c.gpus, model=c.model, gpu=c.gpu)
+        return [n for n in report.notes if "rollout.n" in n]
+
+    (note,) = notes(c.args)
+    assert "actor_rollout_ref.actor.ppo_micro_batch_size 64 -> 512, the GPU's whole mini batch of 64 sequences" in note
+    # 8 prompts a step, mini batches of 256: one short update a step, no others to be shorter than
+    short = next(w for w in rb.check(c.args, framework=c.framework).warnings if w.rule == "verl.advice.short_mini_batch")
+    assert "the last one (the only one, for fewer prompts than a mini batch) is short" in short.message
+    assert "actor_rollout_ref.rollout.log_prob_micro_batch_size 160 -> 1,280, the GPU's whole batch of 64" in note
+    assert "// 4 data-parallel GPUs x rollout.n 32" in note
+    assert "smallest micro batch is rollout.n = 32 sequences (a global value from 4 to 7)" in note
+    small = [a.replace("ppo_micro_batch_size=64", "ppo_micro_batch_size=4") for a in c.args]
+    (note,) = notes(small)
+    assert "ppo_micro_batch_size 4 -> 32 sequences;" in note
+    dynamic = [*c.args, "actor_rollout_ref.actor.use_dynamic_bsz=True"]  # the log-prob passes follow it
+    assert notes(dynamic) == []
+    (note,) = notes([*dynamic, "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=False"])
+    assert "ppo_micro_batch_size" not in note and "rollout.log_prob_micro_batch_size 160 -> 1,280" in note
+    assert "ref.log_prob_micro_batch_size" not in note
+    per_gpu = [a.replace("ppo_micro_batch_size=64", "ppo_micro_batch_size_per_gpu=16") for a in c.args]
+    assert notes(per_gpu) == []
+    assert notes(c.args, framework="verl==0.2.0") == []
+
+
 def test_verl_0_1_reads_the_n_scaling_inputs_only_where_a_global_micro_key_can_scale():
     """The n-scaled micro batch (verl 0.1) is capped by the GPU's share of the batch and dated by every per-GPU key, so a
     phase whose global key is given, with n above 1, reads them; a search that sets the per-GPU keys itself does not
@@ -1442,7 +1476,8 @@ def test_verl_before_0_6_ignores_the_cpu_optimizer_override():
     assert upd_old["gradients (sharded)"] == upd_new["gradients (sharded)"]
     assert new.memory.peaks["actor_update"] / 1024 == pytest.approx(71.9, abs=0.1)
     assert old.memory.peaks["actor_update"] / 1024 == pytest.approx(155.4, abs=0.1) and not old.memory.fits
-    assert any("does not read actor.optim.override_optimizer_config" in n for n in old.notes)
+    (note,) = [n for n in old.notes if "does not read actor.optim.override_optimizer_config" in n]
+    assert "actor_rollout_ref.actor.megatron.optimizer_offload moves them to the CPU between phases only" in note
     assert not any("override_optimizer_config" in n for n in new.notes)
     knobs = "megatron_cpu_optimizer_permille"
     assert knobs in get_framework("verl-megatron==0.6.1").repair_policy().cost_knobs

@@ -735,8 +735,8 @@ class SwiftFramework(Framework):
         domains["server_dp"] = sorted({w * int(n) for w in workers for n in domains.get("nnodes", [1])})
         extra.append(Rule(
             "search.legacy_engines", IntVar("server_dp").eq(IntVar("num_infer_workers") * IntVar("nnodes")),
-            "async mode runs num_infer_workers ({num_infer_workers}) engines of TP 1 on each of the {nnodes} nodes "
-            "(priced as {server_dp})",
+            "async mode runs num_infer_workers ({num_infer_workers}) engines of TP 1 on each node, x {nnodes} "
+            "node(s) (priced as {server_dp})",
             Stage.SEARCH, "rlbatch-solver search space: 3.4.0 grpo_trainer.py starts one engine per inference worker",
             kind=RuleKind.SEARCH,
         ))

@@ -324,6 +324,48 @@ def split_share(micro: int, share: int) -> int:
     return max(1, min(micro, share))
 
 
+def n_scaled_micro(v: Mapping[str, Value], micro: int, dp: int, scale: int, mini: bool = False) -> int:
+    """A micro batch scaled by rollout.n (``n_scale``) as it runs: capped by the GPU's share of the batch, or for the
+    actor's update of the mini batch (``ppo_mini_batch_size //= dp`` then ``*= rollout.n`` in the same "normalize
+    config"), whichever is smaller (``split_share``)."""
+    share = samples_per_step(v) // max(1, dp)
+    if mini:
+        share = min(share, max(1, int(v.get("actor_mini") or 1) // max(1, dp)) * scale)
+    return split_share(micro, share)
+
+
+# the passes whose global micro key rollout.n scales (N_SCALED_GLOBAL_MICRO): (phase, global key, its dynamic-batch
+# switch, whether the update's mini batch caps it)
+N_SCALED_PASSES = ((Phase.ACTOR_UPDATE, "actor_micro", "actor_dyn", True),
+                   (Phase.OLD_LOG_PROB, "logprob_micro", "logprob_dyn", False), (Phase.REF, "ref_micro", "ref_dyn", False))
+
+
+def n_scaled_note(v: Mapping[str, Value], version: str, keys: Mapping[str, str]) -> list[str]:
+    """For ``check``: what the verl of January 2025 makes of each global micro key it scales by rollout.n
+    (``n_scale``, ``n_scaled_micro``), with the numbers, for the passes that run and read it (no dynamic batch).
+    ``keys``: variable name -> config key."""
+    scale = n_scale(v, version)
+    if scale <= 1:
+        return []
+    dp = int(v["nnodes"]) * int(v["gpus_per_node"]) // max(1, int(v.get("actor_sp") or 1))
+    parts, runs_phase = [], set(phases_run_verl(v))
+    for phase, name, dyn, mini in N_SCALED_PASSES:
+        if phase not in runs_phase or not v.get(name) or v.get(dyn):
+            continue
+        scaled = max(1, int(v[name]) // max(1, dp) * scale)
+        runs = n_scaled_micro(v, scaled, dp, scale, mini)
+        whole = (f", the GPU's whole {'mini batch' if mini else 'batch'} of {runs:,} sequences in one" if runs < scaled
+                 else " sequences")
+        parts.append(f"{keys[name]} {v[name]} -> {scaled:,}{whole}")
+    if not parts:
+        return []
+    return [f"verl of January 2025 (the 0.1 forks, from verl PR #80 until #136) runs a global micro batch key as key "
+            f"// {dp} data-parallel GPUs x rollout.n {scale} sequences a GPU (verl/workers/fsdp_workers.py "
+            f"ActorRolloutRefWorker.__init__), capped by the data the GPU splits: {'; '.join(parts)}. The smallest "
+            f"micro batch is rollout.n = {scale} sequences (a global value from {dp} to {2 * dp - 1}); "
+            "use_dynamic_bsz=True sizes them by tokens instead"]
+
+
 def engine_sleeps_to_host(v: Mapping[str, Value], version: str = NEWEST) -> bool:
     """Whether verl's sleeping vLLM engine keeps its weights in host RAM (sleep level 1). The releases the legacy packs
     stand for slept at level 1: 0.4.1 always (verl/workers/sharding_manager/fsdp_vllm.py ``sleep(level=1)``), 0.6.1 with
@@ -401,11 +443,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     param_off, opt_off = bool(v["param_offload"]), bool(v["optimizer_offload"])
     lp_micro = per_gpu_micro(v, "logprob_micro_per_gpu", "logprob_micro", dp, version, scale)
     if scale > 1:
-        # micro batches scaled by rollout.n outgrow the data: a GPU's share of the batch, or of the mini batch
-        # (``ppo_mini_batch_size //= dp`` then ``*= rollout.n`` in the same "normalize config")
-        share = samples_per_step(v) // max(1, dp)
-        train_micro = split_share(train_micro, min(share, max(1, int(v.get("actor_mini") or 1) // max(1, dp)) * scale))
-        lp_micro = split_share(lp_micro, share)
+        train_micro = n_scaled_micro(v, train_micro, dp, scale, mini=True)
+        lp_micro = n_scaled_micro(v, lp_micro, dp, scale)
     train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
     critic = critic_batching(v, version)
     ref_on_gpu = version in REF_ON_GPU
@@ -413,7 +452,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     if phase == Phase.REF:
         lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version, scale)
         if scale > 1:
-            lp_micro = split_share(lp_micro, samples_per_step(v) // max(1, dp))
+            lp_micro = n_scaled_micro(v, lp_micro, dp, scale)
         sp = int(v["ref_sp"])
         # the ref model has no optimizer; verl 0.1 loads an offloaded reference for its pass
         param_off, opt_off = bool(v["ref_param_offload"]) and not ref_on_gpu, True

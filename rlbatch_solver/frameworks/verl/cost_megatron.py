@@ -96,8 +96,9 @@ TIME_INPUTS = {
 # verl releases whose Megatron workers never read actor.optim.override_optimizer_config: it is first in 0.6.0
 # (verl/utils/megatron/optimizer.py init_megatron_optim_config merges it into megatron-core's OptimizerConfig); 0.5.0,
 # 0.4.1 and 0.3.0.post1 build that config in verl/utils/megatron_utils.py init_megatron_optim_config from the
-# optimizer, lr, min_lr, clip_grad and weight_decay alone and name the key nowhere. Hydra accepts a ``+`` override of
-# it there and nothing reads it: megatron-core's optimizer stays on the GPU.
+# optimizer, lr, min_lr, clip_grad and weight_decay alone and name the key nowhere (0.2.0.post2's, which the 0.1 pack
+# shares, from lr and clip_grad alone). Hydra accepts a ``+`` override of it there and nothing reads it:
+# megatron-core's optimizer stays on the GPU.
 OPTIMIZER_OVERRIDES_IGNORED = frozenset({"0.1.0", "0.2.0", "0.3.0", "0.5.0"})
 
 

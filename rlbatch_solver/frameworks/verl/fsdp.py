@@ -959,11 +959,16 @@ class VersionPacks:
         return columns.column_values(env)
 
     def value_notes(self, values: Mapping[str, Value]) -> list[str]:
+        from .cost import n_scaled_note
+
+        # verl's Megatron workers never scaled the micro batch keys by rollout.n
+        notes = [] if self.part == "megatron" or values.get("megatron") else n_scaled_note(values, self.version,
+                                                                                            self._keys())
         if int(values.get("async_mode") or 0) < 2 or values.get("cluster_gpus") is not None:
-            return []
+            return notes
         trainer = int(values["nnodes"]) * int(values["gpus_per_node"])
         pool = int(values.get("rollout_nnodes") or 0) * int(values.get("rollout_gpus_per_node") or values["gpus_per_node"])
-        return [f"the trainer pool ({trainer} GPUs) and the rollout pool ({pool}) need {trainer + pool} GPUs: pass "
+        return notes + [f"the trainer pool ({trainer} GPUs) and the rollout pool ({pool}) need {trainer + pool} GPUs: pass "
                 "--gpus with the cluster's count to check they fit (verl.async.pools_fit_cluster)"]
 
     def entry_point(self, values: Mapping[str, Value]) -> str | None:

@@ -104,9 +104,11 @@ class VerlMegatronFramework(VersionPacks, Framework):
 
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         if self.version in OPTIMIZER_OVERRIDES_IGNORED and cpu_optimizer_permille(flat):
-            return [f"{CPU_OPT_KEY}: verl {self.version} does not read actor.optim.override_optimizer_config (first "
-                    "read in 0.6.0), so megatron-core's optimizer stays on the GPU; memory is priced so (upgrade "
-                    "verl, or use megatron.optimizer_offload, which frees it between phases only)"]
+            return [f"{CPU_OPT_KEY}: verl {self.version} does not read actor.optim.override_optimizer_config (verl "
+                    "0.6.0 is the first release that does), so megatron-core's optimizer states stay on the GPU "
+                    "through the actor update and are priced there; "
+                    f"{self.ruleset.variables['megatron_optimizer_offload'].key} moves them to the CPU between "
+                    "phases only"]
         return []
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:

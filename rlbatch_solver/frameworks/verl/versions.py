@@ -192,8 +192,9 @@ V071 = Pack(
             D["padded_prompts"] <= V["train_batch_size"],
             "data.train_batch_size = {train_batch_size} prompts are not whole mini batches (ppo_mini_batch_size = "
             "{actor_mini}, and the critic's when a critic trains): the legacy worker splits each step into mini "
-            "batches and the last one is short, so one policy update of every step runs on fewer prompts than the "
-            "others; a train batch that is a multiple of the mini batch keeps them equal",
+            "batches and the last one (the only one, for fewer prompts than a mini batch) is short, so one policy "
+            "update of every step runs on fewer prompts than ppo_mini_batch_size; a train batch that is a multiple "
+            "of the mini batch keeps them equal",
             Stage.ADVICE, "verl/workers/actor/dp_actor.py:DataParallelPPOActor.update_policy (data.split("
             "ppo_mini_batch_size): no check)",
             severity=Severity.WARNING,
