@@ -581,6 +581,29 @@ def test_lora_under_fsdp_gathers_its_frozen_units_without_their_gradient():
     assert upd[gather] == pytest.approx(mem.phases["old_log_prob"][gather] + 6 * largest / 2**20, abs=1)
 
 
+def test_two_runs_priced_over_at_their_limits_fit_at_shorter_lengths_no_source_states():
+    """OpenRLHF #756's Llama-3-8B (0.5.9.post1, packed micro batches of 16) and TRL #4660's naive fp16 Qwen2-7B (TRL
+    0.26, no prompt limit: the 512-token scenario prompt) ran, and both are over at the lengths we price them at. Each
+    fits at shorter lengths (docs/accuracy.md, "Maximum against actual lengths"): #756 at a fifth of its limits, the
+    notebook with a prompt of 300 tokens; the notebook's 40 GB twin stays out of memory at any prompt (its fp16
+    weights and Adam moments alone exceed the card), so neither miss is a term that the other side would lose."""
+    import rlbatch_solver as rb
+
+    c = _case("openrlhf_756_llama3_8b_ppo_8xa100_40g")
+    verdicts = {f: rb.check(c.args, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu,
+                            length_fraction=f).memory.verdict() for f in (0.2, 0.25, 0.3)}
+    assert verdicts == {0.2: "yes", 0.25: "tight", 0.3: "no"}
+    for name, fits in (("trl_nb4660_qwen2_7b_grpo_naive_1xa100_80gb", True),
+                       ("trl_nb4660_qwen2_7b_grpo_naive_1xa100_40gb", False)):
+        c = _case(name)
+        assert not _check(name).memory.fits, name
+        short = rb.check(c.args + ["--max_prompt_length", "300"], framework=c.framework, gpus=c.gpus, model=c.model,
+                         gpu=c.gpu).memory
+        assert short.fits is fits, name
+        if fits:
+            assert short.peaks["actor_update"] / 1024 == pytest.approx(73.4, abs=0.3)
+
+
 def test_a_lora_bisection_at_gsm8k_lengths_is_tight_not_fits():
     """verl's LoRA tuning table bisected its batch on GSM8K (512 + 1,024 tokens; 14B on 2x H100: 58 per GPU ran, 59
     did not). The config allows 1,024-token answers, at which neither fits; at the GSM8K profile's lengths both fit:
