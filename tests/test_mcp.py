@@ -224,3 +224,22 @@ def test_calls_sent_together_each_answer_their_own_input(answers):
     for fw, result in answers["at_once"].items():
         assert _data(result)["framework"] == fw
         assert f"note: read run.sh: {fw}" in result.content[1].text
+
+
+def test_a_line_that_is_no_message_is_answered_and_serving_goes_on():
+    """A client that writes a non-JSON line (or JSON that is no JSON-RPC message) gets JSON-RPC's parse error
+    (-32700) or invalid request (-32600) at once, not silence; the next request is answered; EOF ends the server."""
+    import subprocess
+
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    lines = ["not json {", json.dumps(hello), "", json.dumps({"id": 7, "method": 3}), "[1, 2]",
+             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
+    done = subprocess.run([sys.executable, "-m", "rlbatch_solver.cli", "mcp"], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=60, cwd=str(ROOT),
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(a.get("id"), a.get("error", {}).get("code")) for a in answers] == [
+        (None, -32700), (1, None), (7, -32600), (None, -32600), (2, None)]
+    assert {t["name"] for t in answers[-1]["result"]["tools"]} >= {"check", "fix", "recommend", "explain"}
