@@ -27,7 +27,8 @@ import yaml
 from ... import safe_input
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
-from ...rules.base import RuleSet, Value, bool_names, optional_names
+from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value, bool_names, optional_names
+from ...rules.expr import BoolVar, Const, IfThenElse, IntVar
 from ..base import Space
 from ..key_names import KeyList, nearest
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
@@ -553,12 +554,9 @@ class TrlFramework(SwiftFramework):
         less the completion, else DEFAULT_PROMPT), and says so."""
         from dataclasses import replace
 
-        fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
-        if (self.release.prompt_length is not None or "use_vllm" not in fixed
-                or flag_bool("use_vllm", fixed["use_vllm"])):
+        if self._use_vllm_arms(scenario) != {False}:
             return scenario, []
-        read = cost_values({**fixed, "max_completion_length": scenario.response_length}, {}, self.release)
-        prompt = int(read["max_length"])
+        prompt = self._prompt_without_vllm(scenario)
         if prompt == scenario.prompt_length:
             return scenario, []
         return replace(scenario, prompt_length=prompt), [
@@ -566,6 +564,45 @@ class TrlFramework(SwiftFramework):
             f"carries the prompt length (GRPOConfig has no max_prompt_length since 0.28), so the answer is priced at "
             f"the {prompt} tokens `rlbatch check` reads for its command; your prompts may be longer: "
             f"--set use_vllm=true carries yours as --vllm_max_model_length"]
+
+    def _use_vllm_arms(self, scenario: Any) -> set[bool]:
+        """The use_vllm values the user set (--set) or searched (--search use_vllm=true,false); empty when neither."""
+        fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
+        if "use_vllm" in fixed:
+            return {flag_bool("use_vllm", fixed["use_vllm"])}
+        searched = self.normalize({str(k).lstrip("-"): v for k, v in scenario.search.items()})
+        return {flag_bool("use_vllm", v) for v in searched.get("use_vllm", ())}
+
+    def _prompt_without_vllm(self, scenario: Any) -> int:
+        """The prompt length ``rlbatch check`` reads for a printed command with vLLM off (cost.cost_values: the
+        user's length flag, else DEFAULT_PROMPT): a release without max_prompt_length has no flag to carry the
+        scenario's; the scenario's own where the release has one."""
+        if self.release.prompt_length is not None:
+            return scenario.prompt_length
+        fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
+        read = cost_values({**fixed, "max_completion_length": scenario.response_length}, {}, self.release)
+        return int(read["max_length"])
+
+    def _price_each_arm(self, scenario: Any, space: Space) -> None:
+        """``--search use_vllm=true,false``: each arm priced at the prompt its printed command tells check, the
+        vLLM arm at the scenario's (carried as --vllm_max_model_length), the other at what check reads without a
+        flag for it (``_prompt_without_vllm``), tied to use_vllm by a search rule; said in a note."""
+        prompt = self._prompt_without_vllm(scenario)
+        if (self._use_vllm_arms(scenario) != {True, False} or prompt == scenario.prompt_length
+                or space.domains.get("max_length") != [scenario.prompt_length]):
+            return
+        space.domains["max_length"] = [scenario.prompt_length, prompt]
+        space.extra_rules.append(Rule(
+            "search.trl.prompt_as_printed",
+            IntVar("max_length").eq(IfThenElse(BoolVar("use_vllm"), Const(scenario.prompt_length), Const(prompt))),
+            "max_length = {max_length}, not the prompt the printed command tells check", Stage.SEARCH,
+            "rlbatch-solver recommend: an answer is priced at the lengths its printed command carries",
+            kind=RuleKind.SEARCH))
+        space.notes.append(
+            f"the use_vllm=false configs are priced at prompt {prompt}, not the {scenario.prompt_length} asked: TRL "
+            f"{self.version} without vLLM has no flag that carries the prompt length (GRPOConfig has no "
+            f"max_prompt_length since 0.28), so they are priced at the {prompt} tokens `rlbatch check` reads for "
+            f"their command; the use_vllm=true ones carry yours as --vllm_max_model_length")
 
     def _length_flag(self, solution: Mapping[str, Value], extra: Mapping[str, Any]) -> list[str]:
         """The prompt length the answer is priced at, as a flag the release reads: a release without
@@ -650,6 +687,7 @@ class TrlFramework(SwiftFramework):
                 for name in ("server_tp", "server_dp"):
                     space.domains[name] = [1]
                 self._kept_accumulations(scenario, space)
+        self._price_each_arm(scenario, space)
         server_only = space.domains.get("vllm_server") == [True] and True in space.domains.get("use_vllm", [])
         if server_only:
             self._pin_server_split(scenario, space)
