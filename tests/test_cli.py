@@ -450,3 +450,23 @@ def test_the_model_key_of_pasted_arguments_is_read_as_a_scripts_is():
     res = run("check", "--framework", "openrlhf", "--gpu", "h100", "--", "--pretrain", "Qwen/Qwen2.5-7B",
               "--train_batch_size", "64")
     assert "catalog card qwen2.5-7b" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("args,fields", [
+    # a name given that names nothing known (a typo) first, then what is missing, the model before the GPUs: every
+    # bad field in the one paragraph
+    (["--model", "nope-7b"], ["model", "gpu", "gpus"]),
+    (["--gpu", "h1000"], ["gpu", "model", "gpus"]),
+    (["--gpu", "h1000", "--model", "nope-7b", "--gpus", "4"], ["model", "gpu"]),
+    (["--model", "qwen2.5-7b"], ["gpu", "gpus"]),
+    (["--gpus", "4", "--gpu", "h100"], ["model"]),
+    # an unknown framework first: it decides what the other fields mean
+    (["--framework", "verll", "--gpu", "h1000", "--model", "nope-7b"], ["framework"]),
+])
+def test_recommend_names_every_bad_field_most_fundamental_first(args, fields):
+    proc = run("recommend", *args)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    text = proc.stderr.strip()
+    assert "\n" not in text and text.startswith(f"error: {fields[0]}: "), text
+    named = sorted((text.index(f"Also {f}: "), f) for f in ("model", "gpu", "gpus") if f"Also {f}: " in text)
+    assert [f for _, f in named] == fields[1:], text

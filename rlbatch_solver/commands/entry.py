@@ -116,6 +116,27 @@ def _known_gpu(gpu: Optional[str], extra_gpus: Optional[str]) -> None:
         load_gpu(gpu, extra_gpus)
 
 
+def _what_to_run(sc: Any, extra_gpus: Optional[str]) -> None:
+    """The model, the GPU type and the GPU count a recommendation needs, looked up together once the framework is
+    known (the scenario read it): every one unknown or missing is named in the one paragraph, a name given that
+    names nothing known (a typo) first, then what is missing, the model before the GPUs, so no bad field is found
+    only after fixing another."""
+    from .recommend import _gpu, model_of
+
+    wrong: list[InputError] = []  # a value given that names nothing known: a typo, said before what is missing
+    missing: list[InputError] = []
+    for given, lookup in ((sc.model, model_of), (sc.gpu, lambda scenario: _gpu(scenario, extra_gpus)),
+                          (None, lambda scenario: scenario.total_gpus)):
+        try:
+            lookup(sc)
+        except InputError as exc:
+            (wrong if given else missing).append(exc)
+    if wrong or missing:
+        first, *others = wrong + missing
+        said = [first.fix] + [f"Also {p.field}: {p.problem} Fix: {p.fix}" for p in others]
+        raise InputError(first.field, first.problem, " ".join(s if s.endswith(".") else s + "." for s in said))
+
+
 def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: Optional[List[str]],
               search: Optional[List[str]], top: int, time_limit: float, extra_gpus: Optional[str],
               length_fraction: Optional[float], calibration: Optional[str], mean_prompt_len: Optional[float],
@@ -125,8 +146,8 @@ def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: O
     ``started`` (``started()``: the command's start) when given."""
     from .. import api
 
-    _known_gpu(sc_flags.get("gpu"), extra_gpus)
     sc = inputs.scenario(scenario_file, sc_flags, set_, search)
+    _what_to_run(sc, extra_gpus)
     if length_fraction is not None:
         sc.length_fraction = length_fraction
     prompt_mean, response_mean, source = inputs.means(calibration, sc.gpu, mean_prompt_len, mean_response_len)

@@ -281,6 +281,13 @@ def yours_first(choices: list[Choice], start: Start, spec: Any, objective: Any, 
     return [yours] + [replace(c, rank=i) for i, c in enumerate(others, 2)]
 
 
+def model_of(scenario: Scenario) -> ModelCard:
+    """The scenario's model card (a catalog name, Hugging Face id or config.json path, or a card)."""
+    if not scenario.model:
+        raise InputError("model", "no model given.", "pass --model (e.g. qwen2.5-7b) or a path to a config.json.")
+    return scenario.model if isinstance(scenario.model, ModelCard) else load_model(scenario.model)
+
+
 def _gpu(scenario: Scenario, extra_gpus: str | Path | None = None):
     from ..catalog.gpus import load_gpu
 
@@ -481,9 +488,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
                                     with_response_profile)
 
     fw = get_framework(scenario.framework)
-    if not scenario.model:
-        raise InputError("model", "no model given.", "pass --model (e.g. qwen2.5-7b) or a path to a config.json.")
-    card = scenario.model if isinstance(scenario.model, ModelCard) else load_model(scenario.model)
+    card = model_of(scenario)
     gpu = _gpu(scenario, extra_gpus)
     space = fw.space(scenario, card, with_knobs=with_knobs)
     space.extra_rules += kept_total_rules(scenario)
