@@ -60,6 +60,9 @@ _SKIP = {"accelerate", "launch", "trl", "grpo", "python", "python3", "-m", "torc
 OUR_FLAGS = frozenset(ACCELERATE_FLAGS) | {"gpus", "config", "model", "torch_dtype"}
 DECIDED = {"gpus_per_node", "cluster_num_gpus", "eval_on", "vllm_server", "kl_on", "num_heads", "num_kv_heads",
            "removed_fields", "frontend_check"}
+# rule variables the export writes from no solution value (EXPORT_ORDER, the layout flags): a user's --set of one
+# travels with the answer as given
+PRINTED_AS_GIVEN = frozenset({"use_peft", "sync_ref_model", "auto_find_batch_size"})
 # which command the pasted text starts (parse_trl_args): `trl grpo` checks GRPOConfig at world size 1 first
 ENTRY = "__entry__"
 TRL_CLI, ACCELERATE = "trl grpo", "accelerate launch"
@@ -688,6 +691,12 @@ class TrlFramework(SwiftFramework):
                     space.domains[name] = [1]
                 self._kept_accumulations(scenario, space)
         self._price_each_arm(scenario, space)
+        # the user's own flags of a rule variable that no solution value prints: as given (the base space keeps only
+        # the flags of no rule variable)
+        by_key = self.ruleset.by_key()
+        for key, value in self.normalize(scenario.fixed).items():
+            if key in by_key and by_key[key].name in PRINTED_AS_GIVEN:
+                space.fixed_native[key] = value
         server_only = space.domains.get("vllm_server") == [True] and True in space.domains.get("use_vllm", [])
         if server_only:
             self._pin_server_split(scenario, space)
