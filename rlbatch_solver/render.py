@@ -902,12 +902,14 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
     if memory:
         from .frameworks import get_framework
 
-        variable, offload = get_framework(report.framework).offload_switch or (None, None)
+        fw = get_framework(report.framework)
         domains = getattr(report.space, "domains", {}) or {}
-        searched = any(v not in (None, False, 0) for v in domains.get(variable, []))  # offload already tried
-        console.print("  what would help: more GPUs (--gpus), a bigger GPU (--gpu), shorter responses (--response-len)"
-                      + (f", or offload ({' '.join(f'--set {kv}' for kv in offload.split())})"
-                         if offload and not searched else ""), markup=False)
+        helps = ["more GPUs (--gpus)", "a bigger GPU (--gpu)", "shorter responses (--response-len)"]
+        for switch, what in ((fw.offload_switch, "offload"), (fw.lora_switch, "LoRA instead of full fine-tuning")):
+            variable, pairs = switch or (None, None)
+            if pairs and not any(v not in (None, False, 0) for v in domains.get(variable, [])):  # not tried already
+                helps.append(f"{what} ({' '.join(f'--set {kv}' for kv in pairs.split())})")
+        console.print("  what would help: " + ", ".join(helps[:-1]) + ", or " + helps[-1], markup=False)
     elif report.conflict is not None and report.conflict.rules and getattr(report, "start", None) is not None:
         console.print("  what would help: `rlbatch fix` on your script, which finds the nearest valid config (recommend "
                       "--from keeps your batch per step, which these rules refuse)", markup=False)

@@ -172,6 +172,24 @@ def test_a_proven_no_fit_says_its_numbers_and_what_helps_for_this_framework():
     assert r.returncode == 1 and "fsdp_config.param_offload" not in r.stdout.split("what would help:")[1]
 
 
+def test_a_proven_no_fit_of_full_fine_tuning_suggests_lora_as_set_pairs_that_fit():
+    """7B GRPO on 4x RTX 4090 is out of memory with full fine-tuning (verl loads the offloaded optimizer back for the
+    update): "what would help" names LoRA in the framework's own keys, as --set pairs that, pasted back, fit; not
+    where the config is LoRA already (TRL with --use_peft)."""
+    from clirun import run
+
+    scenario = ["--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-7b", "--time-limit", "20"]
+    for framework, pairs in [("verl", ["actor_rollout_ref.model.lora_rank=32"]),
+                             ("trl", ["use_peft=true", "lora_r=32", "lora_target_modules=all-linear"])]:
+        r = run("recommend", "--framework", framework, *scenario)
+        helps = r.stdout.split("what would help:")[1]
+        said = " ".join(f"--set {kv}" for kv in pairs)
+        assert r.returncode == 1 and f"or LoRA instead of full fine-tuning ({said})" in helps, r.stdout
+        again = run("recommend", "--framework", framework, *scenario, *said.split())
+        assert again.returncode == 0 and "proven optimal" in again.stdout, again.stdout
+        assert "what would help" not in again.stdout
+
+
 # ------------------------------------------------------------------ the algorithm's batch is the user's
 def _verl_batch(choice):
     return choice.values["train_batch_size"], choice.values["actor_mini"]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..catalog.models import ModelCard
 from ..frameworks import Framework
+from ..frameworks.base import LORA_RANK
 from ..rules.base import Value
 from ..rules.ids import is_memory_rule_id
 from ..costmodel.efficiency import Efficiency
@@ -20,9 +21,6 @@ if TYPE_CHECKING:
     from ..frameworks.repair_policies import RepairPolicy
 
 
-# verl docs/advance/ppo_lora.rst: "set lora_rank to be >= 32" (a 0.5B model at 32 trained as without LoRA); its
-# reference config sets lora_rank=32, lora_alpha=32, target_modules=all-linear, rollout.load_format=safetensors
-LORA_RANK = 32
 
 
 def relax(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str], involved: set[str],

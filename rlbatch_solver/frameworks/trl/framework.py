@@ -29,7 +29,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value, bool_names, optional_names
 from ...rules.expr import BoolVar, Const, IfThenElse, IntVar
-from ..base import Space
+from ..base import LORA_RANK, Space
 from ..key_names import KeyList, nearest
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
@@ -250,6 +250,8 @@ class TrlFramework(SwiftFramework):
     example_inputs = ("--dataset_name trl-lib/DeepMath-103K", "--reward_funcs accuracy_reward")
     example_inputs_source = "GRPOTrainer's example (trl-lib/DeepMath-103K, accuracy_reward)"
     offload_switch = None  # accelerate's DeepSpeed config file decides it, not a flag
+    # TRL's ModelConfig: use_peft, lora_r, lora_target_modules (peft's default targets are q and v only)
+    lora_switch = ("use_peft", f"use_peft=true lora_r={LORA_RANK} lora_target_modules=all-linear")
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE
     shapes_learning = frozenset({"generation_batch_size", "steps_per_generation", "per_device_train_batch_size",
