@@ -122,9 +122,7 @@ def relaxations(fw: Framework, report: FixReport, kept: set[str], memory: bool) 
             out.append("a GPU with more memory (--gpu)")
         if "shorter" not in tried:
             out.append("a shorter max response length")
-        switch = fw.offload_switch
-        if switch is None or not report.before.get(switch[0]):  # advice the config has taken already is none
-            out.append("CPU offload of params/optimizer (fix already tried the offload switches it may move)")
+        out += fw.memory_relaxations(report.before)  # advice the config has taken already is none
     if not out and any(k for k in report.pinned_in_conflict if fw.is_gpu_count_key(k)):
         out.append("a different GPU count (the pinned count is part of the conflict)")
     if not out:

@@ -465,6 +465,14 @@ class Framework(ABC):
         """What a config's values leave unchecked, for ``check`` to print (none by default)."""
         return []
 
+    def memory_relaxations(self, values: Mapping[str, Value]) -> list[str]:
+        """What else would help a config that no value fix may change fits in memory, in words (fix's relaxations):
+        by default the offload switch, unless the config has it on already."""
+        switch = self.offload_switch
+        if switch is None or not values.get(switch[0]):
+            return ["CPU offload of params/optimizer (fix already tried the offload switches it may move)"]
+        return []
+
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         """What ``fix`` may change for ``values`` (``frameworks/repair_policies.RepairPolicy``)."""
         if self.policy is None:

@@ -508,8 +508,8 @@ class TrlFramework(SwiftFramework):
             out.append(f"--num_machines {solution['nnodes']}")
         if solution.get("ds_stage") not in (None, -1):  # accelerate launch's own DeepSpeed flags (plain DDP: none)
             out += ["--use_deepspeed", f"--zero_stage {solution['ds_stage']}"]
-        if solution.get("weights_fp32") is False:  # ModelConfig's torch_dtype before 0.2x's dtype
-            out.append("--torch_dtype bfloat16" if self.version in versions.TORCH_DTYPE_RELEASES else "--dtype bfloat16")
+        if solution.get("weights_fp32") is False:
+            out.append(self._bf16_flag())
         # the config's own keys: not ours (the command's words, ``ENTRY``/``SCRIPT``: ``user_command`` writes them)
         extra = {k: v for k, v in (space.fixed_native if space else {}).items()
                  if k != "rlhf_type" and not k.startswith("__")}
@@ -540,6 +540,24 @@ class TrlFramework(SwiftFramework):
         for key, value in extra.items():
             if key not in written:  # a switch the user set (--set zero_stage=3) is already written from the solution
                 out.append(self._flag(key, value))
+        return out
+
+    def _bf16_flag(self) -> str:
+        """The flag that loads the model in bf16: ModelConfig's torch_dtype before 0.2x's dtype."""
+        return "--torch_dtype bfloat16" if self.version in versions.TORCH_DTYPE_RELEASES else "--dtype bfloat16"
+
+    def memory_relaxations(self, values: Mapping[str, Value]) -> list[str]:
+        """TRL has no offload flag of its own (accelerate's launcher decides the sharding): the 16-bit weights and the
+        sharding the config lacks, in accelerate's and TrlParser's flags (cost.cost_values reads both)."""
+        out = []
+        if values.get("weights_fp32"):
+            out.append(f"{self._bf16_flag()}: TRL loads the model in fp32 unless told (ModelConfig's dtype default)")
+        if int(values.get("ds_stage", -1)) < 3 and not values.get("fsdp"):
+            out.append("DeepSpeed ZeRO-3 (accelerate launch --use_deepspeed --zero_stage 3 ..., or --config_file with "
+                       "a ZeRO-3 config): params, gradients and optimizer states sharded over the GPUs")
+        elif not values.get("ds_offload"):
+            out.append("ZeRO-3 CPU offload (accelerate launch --offload_optimizer_device cpu --offload_param_device "
+                       "cpu ...)")
         return out
 
     def _model_length(self, solution: Mapping[str, Value], given: Any = ()) -> int | None:
