@@ -1136,8 +1136,10 @@ def print_explain(console: Console, report: ExplainReport) -> None:
         console.print(f"note: {text}", markup=False, highlight=False)
     for r in report.rules:
         console.print(f"\n[bold]{r.rule}[/] ({r.framework}, fails at: {stage_text(r.stage)})")
-        # a rule's message names its numbers {like_this}: without the config they stay names
-        console.print("  " + _NUMBER_NAME.sub(r"<\1>", r.why), markup=False)
+        # a rule's message names its numbers {like_this}: without the config they stay names; one the plain words
+        # above said already is not said again
+        if r.why not in getattr(report, "meaning", []):
+            console.print("  " + _NUMBER_NAME.sub(r"<\1>", r.why), markup=False)
         console.print(f"  source: {r.source}")
     if report.rules and report.check is None:
         console.print("\n<names> are values of your config: paste it after -- to see its numbers and the fix.")
