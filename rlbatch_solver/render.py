@@ -1024,21 +1024,22 @@ def print_fix(console: Console, report: FixReport) -> None:
         return
     if not report.diff:
         return
-    # what "nearest" counts as changes besides the keys (solver/costs.py)
-    proof = ("proven nearest" + (f" ({report.counted})" if report.counted else "")) if report.proven else \
-        f"nearest found, not proven ({report.status})"
+    # the header says the count and the proof; what "nearest" counts as changes besides the keys (solver/costs.py)
+    # and the candidates it was proven among are the fine print, after the paste
+    proof = "proven nearest" if report.proven else f"nearest found, not proven ({report.status})"
+    fine = [report.counted] if report.proven and report.counted else []
     if report.proven and report.memory_evaluated:  # priced candidates only: the grid, not every integer
-        proof += (" among the candidates: powers of two, divisors, doubles and triples and +-2 of each value "
-                  "(of an unset key: of the related value the framework would use, else of 8)")
+        fine.append("among the candidates: powers of two, divisors, doubles and triples and +-2 of each value "
+                    "(of an unset key: of the related value the framework would use, else of 8)")
+    changes = f"{len(report.diff)} change{'' if len(report.diff) == 1 else 's'}"
     nearest = getattr(report, "nearest_diff", [])
     if nearest:  # the nearest repair, plus one key for memory headroom: not itself the nearest valid config
         proved = "proven nearest" if report.nearest_proven else "nearest found, not proven"
-        console.print(f"\n[bold green]Valid config with memory headroom[/] ({len(report.diff)} change(s), "
+        console.print(f"\n[bold green]Valid config with memory headroom[/] ({changes}, "
                       f"{report.wall_time_s:.1f} s): the nearest repair ({proved}) is "
                       + escape(" ".join(new for _, _, new in nearest)) + "; this one keeps the memory headroom:")
     else:
-        console.print(f"\n[bold green]Nearest valid config[/] ({len(report.diff)} change(s), {proof}, "
-                      f"{report.wall_time_s:.1f} s):")
+        console.print(f"\n[bold green]Nearest valid config[/] ({changes}, {proof}, {report.wall_time_s:.1f} s):")
     for key, old, new in report.diff:
         fixes = ", ".join(report.satisfies.get(key, []))
         why = "; ".join(([f"satisfies {fixes}"] if fixes else [])
@@ -1058,6 +1059,8 @@ def print_fix(console: Console, report: FixReport) -> None:
         console.print(f"[yellow]note:[/] the repaired config pads: {report.waste}")
     console.print("\npaste over yours:")
     print_paste(console, report.native_after)
+    if fine and not nearest:
+        console.print(f"\n{proof}: " + "; ".join(fine), markup=False, highlight=False)
 
 
 def print_fix_conflict(console: Console, report: FixReport) -> None:
