@@ -911,7 +911,8 @@ def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any,
 
 def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
     """recommend --from: what turns the user's config into the best one: the best config's arguments that differ
-    from the user's, and the keys the user gave that the best config leaves at the default (native spelling); none
+    from the user's, and the keys the user gave that the best config leaves at another default value (native
+    spelling; a key whose value the best config keeps stays as the user wrote it, default or not); none
     when the verdict is to keep the user's config (or no config was found)."""
     best, start = report.best, report.start
     if best is None or start is None or start.verdict not in ("does-not-run", "faster", "within-error", "tight",
@@ -923,6 +924,13 @@ def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
     pairs = dict(exported_pair(x) for x in best.native)
     # the answer's keys as written (a release's own spelling: OpenRLHF 0.5.9's --ref_num_gpus_per_node) and as the
     # user's given keys are (normalized: ref.num_gpus_per_node)
-    kept = {k.lstrip("+") for k in pairs} | set(answer_framework(report).normalize(pairs))
-    dropped = [k for k in start.given if k.lstrip("+-") not in kept]
+    fw = answer_framework(report)
+    kept = {k.lstrip("+") for k in pairs} | set(fw.normalize(pairs))
+    by_key = fw.ruleset.by_key()
+
+    def unchanged(key: str) -> bool:  # the best config has the user's value, which the export leaves unwritten
+        spec = by_key.get(key.lstrip("+-"))
+        return spec is not None and spec.name in best.values and best.values[spec.name] == start.values.get(spec.name)
+
+    dropped = [k for k in start.given if k.lstrip("+-") not in kept and not unchanged(k)]
     return changed, dropped
