@@ -897,6 +897,17 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
             f"{Phase(rule_id.rsplit('.', 1)[-1]).label} {least / 1024:.1f} of {cap / 1024:.1f} GiB"
             for rule_id, (least, cap) in report.memory_floor.items()) + "), but no config fits them all and keeps "
             "every rule", markup=False)
+    helps = no_fit_helps(report)
+    if helps:
+        console.print("  what would help: " + (", ".join(helps[:-1]) + ", or " if len(helps) > 1 else "")
+                      + helps[-1], markup=False)
+
+
+def no_fit_helps(report: RecommendReport | EnumerateReport) -> list[str]:
+    """What would help a search that no config satisfies (the text's "what would help" and the JSON's ``helps``):
+    for memory, more or bigger GPUs, shorter responses, and the framework's offload and LoRA switches as --set pairs
+    where the search did not try them; for rules, where to look."""
+    unnamed = report.conflict is None or not report.conflict.rules
     memory = any(r.kind is RuleKind.MEMORY for r in getattr(report.conflict, "rules", [])) or any(
         least > cap for least, cap in report.memory_floor.values()) or (unnamed and bool(report.memory_floor))
     if memory:
@@ -909,13 +920,13 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
             variable, pairs = switch or (None, None)
             if pairs and not any(v not in (None, False, 0) for v in domains.get(variable, [])):  # not tried already
                 helps.append(f"{what} ({' '.join(f'--set {kv}' for kv in pairs.split())})")
-        console.print("  what would help: " + ", ".join(helps[:-1]) + ", or " + helps[-1], markup=False)
-    elif report.conflict is not None and report.conflict.rules and getattr(report, "start", None) is not None:
-        console.print("  what would help: `rlbatch fix` on your script, which finds the nearest valid config (recommend "
-                      "--from keeps your batch per step, which these rules refuse)", markup=False)
-    elif report.conflict is not None and report.conflict.rules:
-        console.print("  what would help: a different value of one of the keys these rules read (above), or --gpus if "
-                      "a rule counts GPUs")
+        return helps
+    if report.conflict is not None and report.conflict.rules and getattr(report, "start", None) is not None:
+        return ["`rlbatch fix` on your script, which finds the nearest valid config (recommend --from keeps your "
+                "batch per step, which these rules refuse)"]
+    if report.conflict is not None and report.conflict.rules:
+        return ["a different value of one of the keys these rules read (above), or --gpus if a rule counts GPUs"]
+    return []
 
 
 def recommend_dict(report: RecommendReport) -> dict[str, Any]:
@@ -966,6 +977,9 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         "check": check_line(report),
         "conflict": report.conflict.ids if report.conflict else None,
         "memory_floor_mib": {k: {"least": a, "capacity": b} for k, (a, b) in report.memory_floor.items()},
+        # no config: what would help, as the text says it (the framework's switches as --set pairs)
+        "helps": no_fit_helps(report) if not report.choices and getattr(report, "host_unfit", None) is None
+        and no_fit_is_proven(report) else [],
         "error_bars": error_bars_dict(report.framework),
         "mean_lengths": report.lengths,
         "placement": None if report.placement is None else report.placement.to_dict(),

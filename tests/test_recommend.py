@@ -188,6 +188,12 @@ def test_a_proven_no_fit_of_full_fine_tuning_suggests_lora_as_set_pairs_that_fit
         again = run("recommend", "--framework", framework, *scenario, *said.split())
         assert again.returncode == 0 and "proven optimal" in again.stdout, again.stdout
         assert "what would help" not in again.stdout
+    # the JSON says the same (an agent reads it): the helps of the text, [] where a config was found
+    data = json.loads(run("recommend", "--framework", "verl", *scenario, "--json").stdout)
+    assert not data["choices"] and "LoRA instead of full fine-tuning (--set actor_rollout_ref.model.lora_rank=32)" \
+        in data["helps"], data["helps"]
+    assert json.loads(run("recommend", "--framework", "verl", *scenario, "--json", "--set",
+                          "actor_rollout_ref.model.lora_rank=32").stdout)["helps"] == []
 
 
 # ------------------------------------------------------------------ the algorithm's batch is the user's
