@@ -470,3 +470,29 @@ def test_recommend_names_every_bad_field_most_fundamental_first(args, fields):
     assert "\n" not in text and text.startswith(f"error: {fields[0]}: "), text
     named = sorted((text.index(f"Also {f}: "), f) for f in ("model", "gpu", "gpus") if f"Also {f}: " in text)
     assert [f for _, f in named] == fields[1:], text
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "--gpu", "h1000", "--model", "nope-7b", "--gpus", "4", "--", "data.train_batch_size=8"],
+    ["fix", "--gpu", "h1000", "--model", "nope-7b", "--gpus", "4", "--", "data.train_batch_size=8"],
+    ["explain", "CUDA out of memory", "--gpu", "h1000", "--model", "nope-7b"],
+    ["enumerate", "--gpus", "4", "--gpu", "h1000", "--model", "nope-7b"],
+])
+def test_an_unknown_model_and_gpu_are_named_together(args):
+    """check, fix, explain and enumerate named the unknown GPU and, once it was fixed, the unknown model: both now, the
+    model first, in the one paragraph."""
+    proc = run(*args)
+    text = proc.stderr.strip()
+    assert proc.returncode == 2 and "\n" not in text, proc.stderr
+    assert text.startswith("error: model: unknown model 'nope-7b'") and "Also gpu: unknown GPU 'h1000'" in text, text
+
+
+@pytest.mark.parametrize("args,field", [
+    (["explain"], "error"),  # was the argument parser's usage box
+    (["sweep", "no-such-grid.yaml"], "grid"),  # was "a sweep needs a grid file and --out", with a grid file given
+    (["sweep", "docs/examples/grid-qwen2.5-7b-grpo.yaml"], "--out"),
+])
+def test_a_missing_argument_is_one_paragraph_naming_it(args, field):
+    proc = run(*args)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {field}: ") and "Fix: " in proc.stderr, proc.stderr
+    assert "\n" not in proc.stderr.strip() and "Usage" not in proc.stderr
