@@ -91,8 +91,10 @@ def print_check(console: Console, report: CheckReport) -> None:
     if report.valid:
         console.print(f"[bold green]VALID[/] — passes every one of the {head}.")
     else:
-        console.print(f"[bold red]INVALID[/] — breaks {len(report.violations)} of the {head}:")
-    for v in report.violations:
+        warned = len(report.warnings)  # a warning is no rule broken: said apart from the count
+        console.print(f"[bold red]INVALID[/] — breaks {len(report.errors)} of the {head}"
+                      + (f" (and warns of {warned} more)" if warned else "") + ":")
+    for v in [*report.errors, *report.warnings]:  # what stops the run first
         color = "red" if v.severity.value == "error" else "yellow"
         console.print(f"\n[{color}]{v.severity.value.upper()}[/] [bold]{v.rule}[/]")
         console.print(f"  {v.message}")
