@@ -417,3 +417,18 @@ def test_equally_fast_configs_come_roomiest_first_whatever_the_solvers_threads()
     assert peaks == sorted(peaks) and peaks[0] < peaks[-1]
     # asked for the best alone (no band of runners-up to sort), the same config
     assert rb.recommend(sc, top=1, time_limit_s=20).best.native == choices[0].native
+
+
+def test_objective_gpus_keeps_headroom_or_says_how_many_gpus_it_takes():
+    """--objective gpus answered the fewest GPUs even where the peak sat within the memory model's observed error of
+    the usable memory, and said nothing of it (--objective time keeps the headroom or says what it costs). 7B LoRA on
+    RTX 4090s: 2 GPUs peak 20.5 of 21.8 GiB; the answer says so and how many GPUs keep the headroom."""
+    sc = Scenario(framework="verl", gpu="rtx4090", gpus=8, model="qwen2.5-7b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=1024, objective="gpus",
+                  fixed={"actor_rollout_ref.model.lora_rank": 32})
+    report = rb.recommend(sc, time_limit_s=60)
+    assert report.choices and report.margin_note, report.margin_note
+    assert report.margin_note.startswith(("kept 22% of headroom", "tight: the peak is within")), report.margin_note
+    if report.margin_note.startswith("tight") and "with that headroom the fewest is" in report.margin_note:
+        fewest = int(report.margin_note.rsplit(" ", 1)[1])
+        assert fewest > 2

@@ -558,8 +558,8 @@ def recommend(
     if objective_name == "memory-headroom":
         objective = terms.headroom_mib
     elif objective_name == "gpus" and (used := gpus_used_expr(fw, ruleset)) is not None:
-        # fewest GPUs first; among equal counts, the fastest (time per sample is far below 10^12 us)
-        objective = used * 10**12 + terms.time_us_per_sample
+        # fewest GPUs first; among equal counts, the fastest (time per sample is far below GPU_WEIGHT us)
+        objective = used * GPU_WEIGHT + terms.time_us_per_sample
     else:  # time
         objective = terms.time_us_per_sample
     objective = _with_waste(ruleset, objective, objective_name, terms)
@@ -579,9 +579,10 @@ def recommend(
                                         lambda rs: solve(rs, deadline.share(0.5)),
                                         spec, gpu.name, scenario.host_mem_gib, deadline.left)
     margin_note, fastest = "", res
-    if objective_name == "time" and res.ranked:
+    if objective_name in ("time", "gpus") and res.ranked:
         res, margin_note = _prefer_headroom(fw, ruleset, space, spec, terms, objective, res, top, deadline,
-                                            solver_workers, then)
+                                            solver_workers, then, count=(lambda values: gpus_used(fw, values))
+                                            if objective_name == "gpus" else None)
     validate_solutions(ruleset, [r.solution for r in res.ranked])
     choices = []
     printed: set[tuple[str, ...]] = set()
@@ -834,11 +835,17 @@ def lacks_headroom(fw: Any, terms: Any, memory: Mapping[str, Any]) -> bool:
     return any(-(-r.peak(p) // 2**20) > roomy[p] for p, r in memory.items())
 
 
+GPU_WEIGHT = 10**12  # --objective gpus: one GPU outweighs any time per sample (us)
+
+
 def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: Any, objective: Any, res: Any,
-                     top: int, deadline: Any, workers: int, then: Any = None) -> tuple[Any, str]:
+                     top: int, deadline: Any, workers: int, then: Any = None,
+                     count: Any = None) -> tuple[Any, str]:
     """The ranking to answer with, and what it says about headroom. When the best config is tight, solve again with
     every phase held one observed error under its line (``log(line / peak) >= e``); take that answer when it is at
-    most ``HEADROOM_COST`` slower, else keep the fastest and say what headroom would cost."""
+    most ``HEADROOM_COST`` slower, else keep the fastest and say what headroom would cost. ``count`` (--objective
+    gpus: the GPUs a config uses): take the answer with headroom on as few GPUs, else keep the fewest and say how
+    many that headroom takes."""
     import math
 
     from ..costmodel.tables import full_reports
@@ -864,6 +871,15 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
     roomier = optimize(ruleset.extended(rules), space.domains, objective, top=top if top <= 1 else top + 2,
                        time_limit_s=deadline.share(0.8), workers=workers, then=then)
     best = res.ranked[0].objective
+    if count is not None and roomier.ranked:
+        fewest, roomy_count = count(res.ranked[0].solution), count(roomier.ranked[0].solution)
+        if roomy_count <= fewest:
+            times = [r.ranked[0].objective - n * GPU_WEIGHT for r, n in ((res, fewest), (roomier, roomy_count))]
+            cost = times[1] / times[0] - 1 if times[0] else 0.0
+            return roomier, (f"kept {pct} of headroom (the memory model's observed error) in every phase, on as few "
+                             f"GPUs, at {cost:.1%} more time per sample than the config whose peak is within it")
+        return res, (f"tight: the peak is within the memory model's observed error ({pct}) of the usable memory on "
+                     f"{fewest} GPU{'' if fewest == 1 else 's'}; with that headroom the fewest is {roomy_count}")
     if roomier.ranked and roomier.ranked[0].objective <= best * (1 + HEADROOM_COST):
         cost = roomier.ranked[0].objective / best - 1 if best else 0.0
         return roomier, (f"kept {pct} of headroom (the memory model's observed error) in every phase, at "
