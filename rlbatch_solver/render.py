@@ -14,7 +14,7 @@ from rich.table import Table
 
 from .costmodel.phase import Phase
 from .frameworks.overrides import ListFlag
-from .rules.base import RuleKind, stage_text
+from .rules.base import RuleKind, format_message, stage_text
 from .rules.ids import tied_followers
 from .script_rewrite import shell_quoted
 
@@ -456,14 +456,13 @@ def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw
                   if k not in fixed and isinstance(v, (int, float)) and not isinstance(v, bool)})
     missing: set[str] = set()
 
-    class _Named(dict):  # a fixed value shows its number, a searched one its name
-        def __missing__(self, key: str) -> str:
-            missing.add(key)
-            return key
+    def named(key: str) -> str:  # a fixed value shows its number, a searched one its name
+        missing.add(key)
+        return key
 
     for r in conflict.rules:
         missing.clear()
-        numbers = r.message.format_map(_Named(fixed))
+        numbers = format_message(r.message, fixed, missing=named)
         text = numbers + (f" ({r.explanation})" if r.explanation else "") if not missing else r.explanation or numbers
         console.print(f"  [bold]{r.id}[/] ({r.stage.value}): {escape(text)}")
         console.print(f"     source: {r.source}")
@@ -1132,7 +1131,7 @@ def _shown(value: Any) -> str:
 
 
 # ----------------------------------------------------------------------------- explain
-_NUMBER_NAME = re.compile(r"[{](\w+)[}]")  # a rule message's {number} slots
+_NUMBER_NAME = re.compile(r"[{](\w+)(?::\w+)?[}]")  # a rule message's {number} slots ({mem_rollout:gib} too)
 
 
 def print_explain(console: Console, report: ExplainReport) -> None:

@@ -864,7 +864,8 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
         return res, ""
     pct = f"{math.exp(error) - 1:.0%}"
     rules = [Rule(f"search.headroom.{p}", IntVar(f"mem_{p}") <= roomy[p],
-                  f"{p} needs {{mem_{p}}} MiB: within the model's observed error ({pct}) of the {lines[p]} MiB usable",
+                  f"{p} needs {{mem_{p}:gib}} GiB: within the model's observed error ({pct}) of the "
+                  f"{lines[p] / 1024:.1f} GiB usable",
                   Stage.SEARCH, "rlbatch-solver: one observed error of headroom (docs/cost-model.md section 11)",
                   kind=RuleKind.SEARCH)
              for p in memory]
