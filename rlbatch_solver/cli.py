@@ -168,8 +168,9 @@ def _wrote(done: Any, path: str, as_json: bool) -> None:
 # ----------------------------------------------------------------------------- explain
 @app.command()
 def explain(
-    error: Annotated[str, typer.Argument(help="The error line your job died on, in quotes; or the job's log file "
-                                              "(its end is read), or - to read it from stdin.")],
+    error: Annotated[Optional[str], typer.Argument(help="The error line your job died on, in quotes; or the job's "
+                                                        "log file (its end is read), or - to read it from stdin.",
+                                                   show_default=False)] = None,
     overrides: Annotated[Optional[List[str]], typer.Argument(help="Optionally the config, pasted after --.")] = None,
     framework: Framework = None,
     gpus: Gpus = None,

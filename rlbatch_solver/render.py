@@ -14,7 +14,7 @@ from rich.table import Table
 
 from .costmodel.phase import Phase
 from .frameworks.overrides import ListFlag
-from .rules.base import RuleKind, stage_text
+from .rules.base import RuleKind, format_message, stage_text
 from .rules.ids import tied_followers
 from .script_rewrite import shell_quoted
 
@@ -91,8 +91,10 @@ def print_check(console: Console, report: CheckReport) -> None:
     if report.valid:
         console.print(f"[bold green]VALID[/] — passes every one of the {head}.")
     else:
-        console.print(f"[bold red]INVALID[/] — breaks {len(report.violations)} of the {head}:")
-    for v in report.violations:
+        warned = len(report.warnings)  # a warning is no rule broken: said apart from the count
+        console.print(f"[bold red]INVALID[/] — breaks {len(report.errors)} of the {head}"
+                      + (f" (and warns of {warned} more)" if warned else "") + ":")
+    for v in [*report.errors, *report.warnings]:  # what stops the run first
         color = "red" if v.severity.value == "error" else "yellow"
         console.print(f"\n[{color}]{v.severity.value.upper()}[/] [bold]{v.rule}[/]")
         console.print(f"  {v.message}")
@@ -454,14 +456,13 @@ def print_conflict(console: Console, conflict: Conflict, space: Space | None, fw
                   if k not in fixed and isinstance(v, (int, float)) and not isinstance(v, bool)})
     missing: set[str] = set()
 
-    class _Named(dict):  # a fixed value shows its number, a searched one its name
-        def __missing__(self, key: str) -> str:
-            missing.add(key)
-            return key
+    def named(key: str) -> str:  # a fixed value shows its number, a searched one its name
+        missing.add(key)
+        return key
 
     for r in conflict.rules:
         missing.clear()
-        numbers = r.message.format_map(_Named(fixed))
+        numbers = format_message(r.message, fixed, missing=named)
         text = numbers + (f" ({r.explanation})" if r.explanation else "") if not missing else r.explanation or numbers
         console.print(f"  [bold]{r.id}[/] ({r.stage.value}): {escape(text)}")
         console.print(f"     source: {r.source}")
@@ -897,23 +898,36 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
             f"{Phase(rule_id.rsplit('.', 1)[-1]).label} {least / 1024:.1f} of {cap / 1024:.1f} GiB"
             for rule_id, (least, cap) in report.memory_floor.items()) + "), but no config fits them all and keeps "
             "every rule", markup=False)
+    helps = no_fit_helps(report)
+    if helps:
+        console.print("  what would help: " + (", ".join(helps[:-1]) + ", or " if len(helps) > 1 else "")
+                      + helps[-1], markup=False)
+
+
+def no_fit_helps(report: RecommendReport | EnumerateReport) -> list[str]:
+    """What would help a search that no config satisfies (the text's "what would help" and the JSON's ``helps``):
+    for memory, more or bigger GPUs, shorter responses, and the framework's offload and LoRA switches as --set pairs
+    where the search did not try them; for rules, where to look."""
+    unnamed = report.conflict is None or not report.conflict.rules
     memory = any(r.kind is RuleKind.MEMORY for r in getattr(report.conflict, "rules", [])) or any(
         least > cap for least, cap in report.memory_floor.values()) or (unnamed and bool(report.memory_floor))
     if memory:
         from .frameworks import get_framework
 
-        variable, offload = get_framework(report.framework).offload_switch or (None, None)
+        fw = get_framework(report.framework)
         domains = getattr(report.space, "domains", {}) or {}
-        searched = any(v not in (None, False, 0) for v in domains.get(variable, []))  # offload already tried
-        console.print("  what would help: more GPUs (--gpus), a bigger GPU (--gpu), shorter responses (--response-len)"
-                      + (f", or offload ({' '.join(f'--set {kv}' for kv in offload.split())})"
-                         if offload and not searched else ""), markup=False)
-    elif report.conflict is not None and report.conflict.rules and getattr(report, "start", None) is not None:
-        console.print("  what would help: `rlbatch fix` on your script, which finds the nearest valid config (recommend "
-                      "--from keeps your batch per step, which these rules refuse)", markup=False)
-    elif report.conflict is not None and report.conflict.rules:
-        console.print("  what would help: a different value of one of the keys these rules read (above), or --gpus if "
-                      "a rule counts GPUs")
+        helps = ["more GPUs (--gpus)", "a bigger GPU (--gpu)", "shorter responses (--response-len)"]
+        for switch, what in ((fw.offload_switch, "offload"), (fw.lora_switch, "LoRA instead of full fine-tuning")):
+            variable, pairs = switch or (None, None)
+            if pairs and not any(v not in (None, False, 0) for v in domains.get(variable, [])):  # not tried already
+                helps.append(f"{what} ({' '.join(f'--set {kv}' for kv in pairs.split())})")
+        return helps
+    if report.conflict is not None and report.conflict.rules and getattr(report, "start", None) is not None:
+        return ["`rlbatch fix` on your script, which finds the nearest valid config (recommend --from keeps your "
+                "batch per step, which these rules refuse)"]
+    if report.conflict is not None and report.conflict.rules:
+        return ["a different value of one of the keys these rules read (above), or --gpus if a rule counts GPUs"]
+    return []
 
 
 def recommend_dict(report: RecommendReport) -> dict[str, Any]:
@@ -964,6 +978,9 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         "check": check_line(report),
         "conflict": report.conflict.ids if report.conflict else None,
         "memory_floor_mib": {k: {"least": a, "capacity": b} for k, (a, b) in report.memory_floor.items()},
+        # no config: what would help, as the text says it (the framework's switches as --set pairs)
+        "helps": no_fit_helps(report) if not report.choices and getattr(report, "host_unfit", None) is None
+        and no_fit_is_proven(report) else [],
         "error_bars": error_bars_dict(report.framework),
         "mean_lengths": report.lengths,
         "placement": None if report.placement is None else report.placement.to_dict(),
@@ -1022,21 +1039,22 @@ def print_fix(console: Console, report: FixReport) -> None:
         return
     if not report.diff:
         return
-    # what "nearest" counts as changes besides the keys (solver/costs.py)
-    proof = ("proven nearest" + (f" ({report.counted})" if report.counted else "")) if report.proven else \
-        f"nearest found, not proven ({report.status})"
+    # the header says the count and the proof; what "nearest" counts as changes besides the keys (solver/costs.py)
+    # and the candidates it was proven among are the fine print, after the paste
+    proof = "proven nearest" if report.proven else f"nearest found, not proven ({report.status})"
+    fine = [report.counted] if report.proven and report.counted else []
     if report.proven and report.memory_evaluated:  # priced candidates only: the grid, not every integer
-        proof += (" among the candidates: powers of two, divisors, doubles and triples and +-2 of each value "
-                  "(of an unset key: of the related value the framework would use, else of 8)")
+        fine.append("among the candidates: powers of two, divisors, doubles and triples and +-2 of each value "
+                    "(of an unset key: of the related value the framework would use, else of 8)")
+    changes = f"{len(report.diff)} change{'' if len(report.diff) == 1 else 's'}"
     nearest = getattr(report, "nearest_diff", [])
     if nearest:  # the nearest repair, plus one key for memory headroom: not itself the nearest valid config
         proved = "proven nearest" if report.nearest_proven else "nearest found, not proven"
-        console.print(f"\n[bold green]Valid config with memory headroom[/] ({len(report.diff)} change(s), "
+        console.print(f"\n[bold green]Valid config with memory headroom[/] ({changes}, "
                       f"{report.wall_time_s:.1f} s): the nearest repair ({proved}) is "
                       + escape(" ".join(new for _, _, new in nearest)) + "; this one keeps the memory headroom:")
     else:
-        console.print(f"\n[bold green]Nearest valid config[/] ({len(report.diff)} change(s), {proof}, "
-                      f"{report.wall_time_s:.1f} s):")
+        console.print(f"\n[bold green]Nearest valid config[/] ({changes}, {proof}, {report.wall_time_s:.1f} s):")
     for key, old, new in report.diff:
         fixes = ", ".join(report.satisfies.get(key, []))
         why = "; ".join(([f"satisfies {fixes}"] if fixes else [])
@@ -1056,6 +1074,8 @@ def print_fix(console: Console, report: FixReport) -> None:
         console.print(f"[yellow]note:[/] the repaired config pads: {report.waste}")
     console.print("\npaste over yours:")
     print_paste(console, report.native_after)
+    if fine and not nearest:
+        console.print(f"\n{proof}: " + "; ".join(fine), markup=False, highlight=False)
 
 
 def print_fix_conflict(console: Console, report: FixReport) -> None:
@@ -1111,7 +1131,7 @@ def _shown(value: Any) -> str:
 
 
 # ----------------------------------------------------------------------------- explain
-_NUMBER_NAME = re.compile(r"[{](\w+)[}]")  # a rule message's {number} slots
+_NUMBER_NAME = re.compile(r"[{](\w+)(?::\w+)?[}]")  # a rule message's {number} slots ({mem_rollout:gib} too)
 
 
 def print_explain(console: Console, report: ExplainReport) -> None:
@@ -1134,8 +1154,10 @@ def print_explain(console: Console, report: ExplainReport) -> None:
         console.print(f"note: {text}", markup=False, highlight=False)
     for r in report.rules:
         console.print(f"\n[bold]{r.rule}[/] ({r.framework}, fails at: {stage_text(r.stage)})")
-        # a rule's message names its numbers {like_this}: without the config they stay names
-        console.print("  " + _NUMBER_NAME.sub(r"<\1>", r.why), markup=False)
+        # a rule's message names its numbers {like_this}: without the config they stay names; one the plain words
+        # above said already is not said again
+        if r.why not in getattr(report, "meaning", []):
+            console.print("  " + _NUMBER_NAME.sub(r"<\1>", r.why), markup=False)
         console.print(f"  source: {r.source}")
     if report.rules and report.check is None:
         console.print("\n<names> are values of your config: paste it after -- to see its numbers and the fix.")

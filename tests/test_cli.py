@@ -451,3 +451,58 @@ def test_the_model_key_of_pasted_arguments_is_read_as_a_scripts_is():
     res = run("check", "--framework", "openrlhf", "--gpu", "h100", "--", "--pretrain", "Qwen/Qwen2.5-7B",
               "--train_batch_size", "64")
     assert "catalog card qwen2.5-7b" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("args,fields", [
+    # a name given that names nothing known (a typo) first, then what is missing, the model before the GPUs: every
+    # bad field in the one paragraph
+    (["--model", "nope-7b"], ["model", "gpu", "gpus"]),
+    (["--gpu", "h1000"], ["gpu", "model", "gpus"]),
+    (["--gpu", "h1000", "--model", "nope-7b", "--gpus", "4"], ["model", "gpu"]),
+    (["--model", "qwen2.5-7b"], ["gpu", "gpus"]),
+    (["--gpus", "4", "--gpu", "h100"], ["model"]),
+    # an unknown framework first: it decides what the other fields mean
+    (["--framework", "verll", "--gpu", "h1000", "--model", "nope-7b"], ["framework"]),
+])
+def test_recommend_names_every_bad_field_most_fundamental_first(args, fields):
+    proc = run("recommend", *args)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    text = proc.stderr.strip()
+    assert "\n" not in text and text.startswith(f"error: {fields[0]}: "), text
+    named = sorted((text.index(f"Also {f}: "), f) for f in ("model", "gpu", "gpus") if f"Also {f}: " in text)
+    assert [f for _, f in named] == fields[1:], text
+
+
+@pytest.mark.parametrize("args", [
+    ["check", "--gpu", "h1000", "--model", "nope-7b", "--gpus", "4", "--", "data.train_batch_size=8"],
+    ["fix", "--gpu", "h1000", "--model", "nope-7b", "--gpus", "4", "--", "data.train_batch_size=8"],
+    ["explain", "CUDA out of memory", "--gpu", "h1000", "--model", "nope-7b"],
+    ["enumerate", "--gpus", "4", "--gpu", "h1000", "--model", "nope-7b"],
+])
+def test_an_unknown_model_and_gpu_are_named_together(args):
+    """check, fix, explain and enumerate named the unknown GPU and, once it was fixed, the unknown model: both now, the
+    model first, in the one paragraph."""
+    proc = run(*args)
+    text = proc.stderr.strip()
+    assert proc.returncode == 2 and "\n" not in text, proc.stderr
+    assert text.startswith("error: model: unknown model 'nope-7b'") and "Also gpu: unknown GPU 'h1000'" in text, text
+
+
+@pytest.mark.parametrize("args,field", [
+    (["explain"], "error"),  # was the argument parser's usage box
+    (["sweep", "no-such-grid.yaml"], "grid"),  # was "a sweep needs a grid file and --out", with a grid file given
+    (["sweep", "docs/examples/grid-qwen2.5-7b-grpo.yaml"], "--out"),
+])
+def test_a_missing_argument_is_one_paragraph_naming_it(args, field):
+    proc = run(*args)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {field}: ") and "Fix: " in proc.stderr, proc.stderr
+    assert "\n" not in proc.stderr.strip() and "Usage" not in proc.stderr
+
+
+def test_check_counts_the_rules_broken_apart_from_warnings_and_says_errors_first():
+    """OpenRLHF's published hybrid-engine GRPO script breaks one rule (n_samples_per_prompt 1 with group_norm) and
+    is warned of its pre-0.10.2 flag names: the header said "breaks 2 of the rules", and the warning came first."""
+    res = run("check", "tests/data/scripts/openrlhf/train_grpo_ray_hybrid_engine.sh")
+    assert res.returncode == 1
+    assert res.stdout.startswith("INVALID — breaks 1 of the openrlhf 0.11.2 rules (and warns of 1 more):"), res.stdout
+    assert res.stdout.index("ERROR openrlhf.driver.group_estimator_needs_n") < res.stdout.index("WARNING "), res.stdout

@@ -223,3 +223,13 @@ def test_a_yaml_config_or_a_missing_script_after_the_message_is_read_as_check_re
 def test_a_message_naming_its_section_lists_only_that_sections_rules(message, kept, left):
     ids = [r.rule for r in explain(message).rules]
     assert kept in ids and left not in ids
+
+
+def test_the_plain_words_are_said_once():
+    """The verl divisibility message printed its plain words, then the same paragraph again under the rule's id."""
+    res = run("explain", "AssertionError: normalized ppo_mini_batch_size should be divisible by "
+              "ppo_micro_batch_size_per_gpu")
+    words = next(line for line in res.stdout.splitlines() if line.startswith("in plain words:"))
+    said = words.removeprefix("in plain words: ")
+    assert res.returncode == 0 and res.stdout.count(said) == 1, res.stdout
+    assert "mini_divisible_by_micro" in res.stdout and "source: verl/" in res.stdout

@@ -319,3 +319,21 @@ def test_a_full_fine_tune_that_fits_nowhere_is_offered_lora_in_the_frameworks_fl
     r = fix(case.args, framework=case.framework, gpus=case.gpus, model=case.model, gpu=case.gpu)
     texts = [t["text"] for t in r.relaxations_tried if t["kind"] == "lora"]
     assert texts and f"): {lora}" in texts[0]
+
+
+def test_trl_fix_out_of_memory_names_bf16_and_zero3_not_an_offload_it_never_tried():
+    """A 7B TRL command launched without DeepSpeed and without --dtype (fp32 weights under plain DDP) fits no value fix
+    may change: what would help names the 16-bit weights and ZeRO-3 in TRL's and accelerate's flags (it said "CPU
+    offload ... fix already tried the offload switches it may move", though TRL has none fix moves), and the command
+    with them checks back valid and fitting."""
+    command = ["accelerate", "launch", "--num_processes", "4", "-m", "trl.scripts.grpo", "--model_name_or_path",
+               "Qwen/Qwen2.5-7B", "--per_device_train_batch_size", "3", "--num_generations", "8",
+               "--gradient_accumulation_steps", "2", "--use_vllm", "true", "--vllm_mode", "colocate"]
+    stuck = run("fix", "--framework", "trl", "--gpu", "h100", "--", *command)
+    helps = stuck.stdout.split("what would help:")[1]
+    assert stuck.returncode == 1 and "--dtype bfloat16" in helps and "--use_deepspeed --zero_stage 3" in helps
+    assert "fix already tried the offload switches" not in helps, helps
+    fixed = command[:4] + ["--use_deepspeed", "--zero_stage", "3"] + command[4:] + ["--dtype", "bfloat16"]
+    checked = run("check", "--framework", "trl", "--gpu", "h100", "--json", "--", *fixed)
+    data = json.loads(checked.stdout)
+    assert data["valid"] and data["memory"]["verdict"] != "no", checked.stdout[:500]

@@ -70,7 +70,7 @@ def test_cli_says_which_repair_is_the_proven_nearest_and_prints_the_answer(tmp_p
                                    *ORL])
     assert res.exit_code == 0, res.output
     out = " ".join(res.output.split())
-    assert ("Valid config with memory headroom (3 change(s)" in out and "the nearest repair (proven nearest) is "
+    assert ("Valid config with memory headroom (3 changes" in out and "the nearest repair (proven nearest) is "
             "--vllm.num_engines 4 --train.batch_size 128; this one keeps the memory headroom:" in out)
     assert "Nearest valid config" not in out and "proven nearest among" not in out
     res = CliRunner().invoke(app, ["fix", "--json", "--framework", "openrlhf", "--model", "qwen2.5-7b", "--gpu",

@@ -52,8 +52,9 @@ def test_fix_keeps_the_train_batch_and_sets_the_mini_batches_rather_than_pad_mos
     assert "data.train_batch_size" in r.counted
     assert r.to_dict()["nearest_counts"] == r.counted
     out = run("fix", "--", *SIXTY)
-    assert "proven nearest (counting as a change each 10% of the step padded with synthetic samples" in out.stdout, \
+    assert "\nproven nearest: counting as a change each 10% of the step padded with synthetic samples" in out.stdout, \
         out.stdout
+    assert "Nearest valid config (5 changes, proven nearest, " in out.stdout, out.stdout
 
 
 def test_the_header_says_what_the_release_does_with_a_step_that_is_not_whole_mini_batches():

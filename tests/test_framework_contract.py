@@ -31,7 +31,7 @@ MEMBERS: dict[str, object] = {
     "name": str, "version": str, "ruleset": RuleSet, "syntax": str, "pinned": bool, "version_note": str,
     "versions": tuple, "doc_intro": str, "doc_ruleset": (RuleSet, type(None)), "legacy_flags": Mapping,
     "error_families": tuple, "entry_modules": tuple, "entry_commands": tuple, "launcher_flags": bool,
-    "model_keys": tuple, "scenario_vars": Mapping, "gpu_count_vars": tuple, "shapes_learning": frozenset, "offload_switch": (tuple, type(None)),
+    "model_keys": tuple, "scenario_vars": Mapping, "gpu_count_vars": tuple, "shapes_learning": frozenset, "offload_switch": (tuple, type(None)), "lora_switch": (tuple, type(None)),
     "oom_frames": tuple, "oom_advice": Mapping, "table_columns": PAIRS, "derived_columns": PAIRS,
     "column_words": PAIRS, "log_formats": tuple, "accuracy_family": str,
 }
@@ -212,17 +212,18 @@ def test_the_import_check_resolves_relative_imports():
     assert "rlbatch_solver.frameworks.verl.columns" in _imported_modules(path)
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if get_framework(n).offload_switch])
-def test_the_offload_switch_is_set_pairs_that_turn_it_on(name):
-    """The no-fit answer prints `--set <pair>` for each of offload_switch's key=value pairs: slime's read
-    "--set --optimizer-cpu-offload --optimizer-offload-fraction 1.0", which --set refuses. Each pair, set, turns the
-    switch's variable on in the search space."""
+@pytest.mark.parametrize("name,switch", [(n, s) for n in NAMES for s in ("offload_switch", "lora_switch")
+                                         if getattr(get_framework(n), s)])
+def test_the_offload_and_lora_switches_are_set_pairs_that_turn_them_on(name, switch):
+    """The no-fit answer prints `--set <pair>` for each of offload_switch's (and lora_switch's) key=value pairs:
+    slime's read "--set --optimizer-cpu-offload --optimizer-offload-fraction 1.0", which --set refuses. Each pair,
+    set, turns the switch's variable on in the search space."""
     from rlbatch_solver.catalog.models import load_model
     from rlbatch_solver.frameworks.overrides import parse_scalar
     from rlbatch_solver.scenario import Scenario
 
     fw = get_framework(name)
-    variable, pairs = fw.offload_switch
+    variable, pairs = getattr(fw, switch)
     fixed = {}
     for pair in pairs.split():
         assert re.fullmatch(r"[^\s=-][^\s=]*=\S+", pair), f"{name}: {pair!r} is not a --set key=value"

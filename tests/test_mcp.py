@@ -224,3 +224,36 @@ def test_calls_sent_together_each_answer_their_own_input(answers):
     for fw, result in answers["at_once"].items():
         assert _data(result)["framework"] == fw
         assert f"note: read run.sh: {fw}" in result.content[1].text
+
+
+def test_a_line_that_is_no_message_is_answered_and_serving_goes_on():
+    """A client that writes a non-JSON line (or JSON that is no JSON-RPC message) gets JSON-RPC's parse error
+    (-32700) or invalid request (-32600) at once, not silence; the next request is answered; EOF ends the server."""
+    import queue
+    import subprocess
+    import threading
+    import time
+
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+    lines = ["not json {", json.dumps(hello), "", json.dumps({"id": 7, "method": 3}), "[1, 2]",
+             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
+    proc = subprocess.Popen([sys.executable, "-m", "rlbatch_solver.cli", "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT),
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc.stdin.write("\n".join(lines) + "\n")
+    proc.stdin.flush()
+    read: queue.Queue = queue.Queue()  # each answer as it comes (a thread reads), never waiting past the deadline
+    threading.Thread(target=lambda: [read.put(line) for line in proc.stdout], daemon=True).start()
+    answers, deadline = [], time.monotonic() + 60
+    while len(answers) < 5 and time.monotonic() < deadline:
+        try:
+            answers.append(json.loads(read.get(timeout=max(0.01, deadline - time.monotonic()))))
+        except queue.Empty:
+            break
+    proc.stdin.close()  # EOF: the server ends
+    assert proc.wait(timeout=30) == 0
+    assert "Traceback" not in proc.stderr.read()
+    assert [(a.get("id"), a.get("error", {}).get("code")) for a in answers] == [
+        (None, -32700), (1, None), (7, -32600), (None, -32600), (2, None)]
+    assert {t["name"] for t in answers[-1]["result"]["tools"]} >= {"check", "fix", "recommend", "explain"}

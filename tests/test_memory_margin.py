@@ -199,3 +199,18 @@ def test_a_peak_past_the_margin_but_within_the_error_is_not_called_merely_tight(
     assert "TIGHT, over the line: likely out of memory" in over.output
     margin = CliRunner().invoke(app, ["check", str(Q30), "--gpu", "h20", "--model", "qwen3-30b-a3b"])
     assert margin.exit_code == 0 and "TIGHT: may run out of memory" in margin.output
+
+
+def test_a_memory_rule_says_gib_as_the_tables_do():
+    """The out-of-memory rule said "needs 36244 MiB per GPU; the GPU has 22311 MiB usable" beside tables and verdicts
+    in GiB; now the same numbers in GiB, one decimal, as the table beside it."""
+    from clirun import run
+
+    res = run("check", "--gpu", "rtx4090", "--model", "qwen2.5-7b", "--gpus", "4", "--", "data.train_batch_size=64",
+              "actor_rollout_ref.rollout.n=8", "actor_rollout_ref.actor.ppo_mini_batch_size=16",
+              "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+              "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
+              "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1", "algorithm.adv_estimator=grpo")
+    line = next(x for x in res.stdout.splitlines() if "actor update (forward + backward + optimizer) needs" in x)
+    assert res.returncode == 1 and "MiB" not in line, line
+    assert " GiB per GPU; the GPU has 21.8 GiB usable (capacity less the safety margin)" in line, line

@@ -172,6 +172,30 @@ def test_a_proven_no_fit_says_its_numbers_and_what_helps_for_this_framework():
     assert r.returncode == 1 and "fsdp_config.param_offload" not in r.stdout.split("what would help:")[1]
 
 
+def test_a_proven_no_fit_of_full_fine_tuning_suggests_lora_as_set_pairs_that_fit():
+    """7B GRPO on 4x RTX 4090 is out of memory with full fine-tuning (verl loads the offloaded optimizer back for the
+    update): "what would help" names LoRA in the framework's own keys, as --set pairs that, pasted back, fit; not
+    where the config is LoRA already (TRL with --use_peft)."""
+    from clirun import run
+
+    scenario = ["--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-7b", "--time-limit", "20"]
+    for framework, pairs in [("verl", ["actor_rollout_ref.model.lora_rank=32"]),
+                             ("trl", ["use_peft=true", "lora_r=32", "lora_target_modules=all-linear"])]:
+        r = run("recommend", "--framework", framework, *scenario)
+        helps = r.stdout.split("what would help:")[1]
+        said = " ".join(f"--set {kv}" for kv in pairs)
+        assert r.returncode == 1 and f"or LoRA instead of full fine-tuning ({said})" in helps, r.stdout
+        again = run("recommend", "--framework", framework, *scenario, *said.split())
+        assert again.returncode == 0 and "proven optimal" in again.stdout, again.stdout
+        assert "what would help" not in again.stdout
+    # the JSON says the same (an agent reads it): the helps of the text, [] where a config was found
+    data = json.loads(run("recommend", "--framework", "verl", *scenario, "--json").stdout)
+    assert not data["choices"] and "LoRA instead of full fine-tuning (--set actor_rollout_ref.model.lora_rank=32)" \
+        in data["helps"], data["helps"]
+    assert json.loads(run("recommend", "--framework", "verl", *scenario, "--json", "--set",
+                          "actor_rollout_ref.model.lora_rank=32").stdout)["helps"] == []
+
+
 # ------------------------------------------------------------------ the algorithm's batch is the user's
 def _verl_batch(choice):
     return choice.values["train_batch_size"], choice.values["actor_mini"]
@@ -393,3 +417,18 @@ def test_equally_fast_configs_come_roomiest_first_whatever_the_solvers_threads()
     assert peaks == sorted(peaks) and peaks[0] < peaks[-1]
     # asked for the best alone (no band of runners-up to sort), the same config
     assert rb.recommend(sc, top=1, time_limit_s=20).best.native == choices[0].native
+
+
+def test_objective_gpus_keeps_headroom_or_says_how_many_gpus_it_takes():
+    """--objective gpus answered the fewest GPUs even where the peak sat within the memory model's observed error of
+    the usable memory, and said nothing of it (--objective time keeps the headroom or says what it costs). 7B LoRA on
+    RTX 4090s: 2 GPUs peak 20.5 of 21.8 GiB; the answer says so and how many GPUs keep the headroom."""
+    sc = Scenario(framework="verl", gpu="rtx4090", gpus=8, model="qwen2.5-7b", algorithm="grpo", n=8,
+                  prompt_length=1024, response_length=1024, objective="gpus",
+                  fixed={"actor_rollout_ref.model.lora_rank": 32})
+    report = rb.recommend(sc, time_limit_s=60)
+    assert report.choices and report.margin_note, report.margin_note
+    assert report.margin_note.startswith(("kept 22% of headroom", "tight: the peak is within")), report.margin_note
+    if report.margin_note.startswith("tight") and "with that headroom the fewest is" in report.margin_note:
+        fewest = int(report.margin_note.rsplit(" ", 1)[1])
+        assert fewest > 2

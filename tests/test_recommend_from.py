@@ -598,3 +598,21 @@ def test_an_answer_that_replaces_the_keys_dating_the_config_says_how_to_check_it
     r = run("recommend", "--from", SCRIPTS / "verl-megatron/run_qwen2-7b_math_megatron.sh", "--gpu", "h100",
             "--model", "qwen2.5-7b", "--top", "1")
     assert r.returncode == 0 and "check it with --framework" not in r.stdout, r.stdout
+
+
+def test_a_key_whose_value_the_answer_keeps_is_not_dropped(tmp_path):
+    """verl's one-step-off 3B script sets actor_rollout_ref.model.use_remove_padding=True; the best config keeps it
+    on (verl 0.9.1's default, so its export leaves it unwritten), and the answer said "drop ... use_remove_padding"
+    and --write took the line out of the script. Now only keys the answer sets otherwise are dropped."""
+    from rlbatch_solver.commands.recommend import start_changes
+
+    _, _, report = _from("verl/one_step_off_grpo_3b_gsm8k_fsdp2_2_6.sh", "h100", "qwen2.5-3b")
+    assert report.best.values["remove_padding"] is True
+    changed, dropped = start_changes(report)
+    assert changed and "actor_rollout_ref.model.use_remove_padding" not in dropped, dropped
+    script = tmp_path / "run.sh"
+    script.write_text((SCRIPTS / "verl" / "one_step_off_grpo_3b_gsm8k_fsdp2_2_6.sh").read_text())
+    written = tmp_path / "best.sh"
+    res = run("recommend", "--from", str(script), "--gpu", "h100", "--model", "qwen2.5-3b", "--write", str(written))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "actor_rollout_ref.model.use_remove_padding=True" in written.read_text()

@@ -213,3 +213,39 @@ def test_trl_without_vllm_says_the_prompt_it_priced():
     assert any("880" in line and "no flag" in line for line in head.splitlines() if line.startswith("note:")), head
     with_vllm = api.recommend(replace(NON_DEFAULT["trl-without-vllm"], fixed={}), top=1, time_limit_s=30)
     assert with_vllm.lengths["max_prompt"] == 880  # the engine's max_model_len carries it
+
+
+@pytest.mark.parametrize("objective,arm", [("time", True), ("memory-headroom", False)])
+def test_trl_searching_use_vllm_prices_each_arm_as_printed(objective, arm, tmp_path):
+    """--search use_vllm=true,false: the vLLM arm is priced at the prompt asked (its command carries it as
+    --vllm_max_model_length), the other at the one check reads for its command (no flag carries it), and the
+    answer says so; whichever arm wins checks back as priced."""
+    from rlbatch_solver.frameworks.trl.cost import DEFAULT_PROMPT
+
+    scenario = replace(NON_DEFAULT["trl-without-vllm"], fixed={}, search={"use_vllm": [True, False]},
+                       objective=objective)
+    report = api.recommend(scenario, top=1, time_limit_s=30)
+    assert report.choices and bool(report.best.values["use_vllm"]) is arm
+    assert report.lengths["max_prompt"] == (880 if arm else DEFAULT_PROMPT)
+    notes = [line for line in _printed(report).splitlines() if line.startswith("note:")]
+    assert any(f"use_vllm=false configs are priced at prompt {DEFAULT_PROMPT}, not the 880" in n for n in notes), notes
+    _round_trip(scenario, tmp_path)
+
+
+
+@pytest.mark.parametrize("fixed,flags", [
+    ({"use_peft": True, "lora_r": 32}, ["--use_peft true", "--lora_r 32"]),
+    ({"sync_ref_model": True, "beta": 0.04}, ["--sync_ref_model true", "--beta 0.04"]),
+])
+def test_trl_flags_the_user_set_stay_in_the_printed_command(fixed, flags, tmp_path):
+    """--set use_peft=true or sync_ref_model=true (rule variables the export writes from no solution value): the
+    printed command carries them as given, so check prices LoRA as recommend did (--use_peft was dropped, and the
+    command checked back as full fine-tuning)."""
+    scenario = Scenario(framework="trl", gpu="rtx4090", gpus=4, model="qwen2.5-7b", n=8, prompt_length=1024,
+                        response_length=1024, fixed=fixed)
+    if "sync_ref_model" in fixed:
+        scenario = replace(scenario, gpu="h100", model="qwen2.5-1.5b")
+    report = api.recommend(scenario, top=1, time_limit_s=30)
+    words = best_command(report)
+    assert all(flag in words for flag in flags), words
+    _round_trip(scenario, tmp_path)

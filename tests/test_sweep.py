@@ -262,3 +262,22 @@ def test_a_grid_without_data_is_priced_at_its_own_response_length_not_the_exampl
     assert none["response"] == pytest.approx(0.35 * 4096, rel=0.01)
     assert (gsm8k["profile"], gsm8k["response"]) == ("gsm8k", 232.0)
     assert rows["none"]["step_time_s"] > 2 * rows["gsm8k"]["step_time_s"]
+
+
+def test_summary_shows_a_cost_column_only_for_a_priced_grid():
+    """A grid without price_per_gpu_hour printed an empty $/step column on every line."""
+    import io
+
+    from rich.console import Console
+
+    from rlbatch_solver.sweep.summary import print_summary
+
+    def header(rows) -> str:
+        console = Console(file=io.StringIO(), width=120)
+        print_summary(console, rows)
+        return next(line for line in console.file.getvalue().splitlines() if "GPU" in line and "step s" in line)
+
+    rows = [fake_eval(p) for p in grid_from_dict(GRID).points]
+    assert "$/step" not in header(rows)
+    priced = [{**r, "cost_per_step": 0.5} for r in rows]
+    assert "$/step" in header(priced)

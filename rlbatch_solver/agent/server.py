@@ -112,6 +112,72 @@ def serve() -> None:
 
     async def run() -> None:
         async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+            await server.run(Answered(read, write), write, server.create_initialization_options())
 
     anyio.run(run)
+
+
+class Answered:
+    """The transport's read stream, less the lines that are no JSON-RPC message: each is answered on the spot with
+    JSON-RPC 2.0's parse error (-32700, not JSON) or invalid request (-32600, JSON but no request), the request's
+    id when it names one, and serving goes on; a blank line is skipped. (The MCP SDK's stdio transport hands such
+    a line to the server as an exception, which its dispatcher only logs, so the client waited for ever.)"""
+
+    def __init__(self, read: Any, write: Any) -> None:
+        self.read, self.write = read, write
+
+    @property
+    def last_context(self) -> Any:  # the sender's context of the last message, as the SDK's own stream has it
+        return getattr(self.read, "last_context", None)
+
+    def __aiter__(self) -> "Answered":
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:  # the client closed stdin: serving ends
+            raise StopAsyncIteration from None
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self.read.receive()
+            if not isinstance(item, Exception):
+                return item
+            reply = refusal(item)
+            if reply is not None:
+                await self.write.send(reply)
+
+    async def aclose(self) -> None:
+        await self.read.aclose()
+
+    async def __aenter__(self) -> "Answered":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC 2.0, section 5.1
+
+
+def refusal(problem: Exception) -> Any:
+    """The JSON-RPC error answering a line the transport could not read as a message (None for a blank line)."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    errors = problem.errors() if hasattr(problem, "errors") else []
+    line = errors[0].get("input") if errors else None
+    if errors and errors[0].get("type") == "json_invalid":
+        if isinstance(line, str) and not line.strip():
+            return None
+        code, message, request_id = PARSE_ERROR, "Parse error: the line is not JSON", None
+    else:
+        code, message = INVALID_REQUEST, "Invalid Request: the JSON is not a JSON-RPC 2.0 message"
+        request_id = line.get("id") if isinstance(line, dict) else None
+        if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+            request_id = None
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                                             error=types.ErrorData(code=code, message=message)))

@@ -16,6 +16,7 @@ def check(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Opt
           host_mem: Optional[float], response_profile: Optional[str] = None):
     from .. import api
 
+    _known_names(gpu, model, extra_gpus)
     framework, config, overrides, gpus, model = inputs.arguments(framework, config, overrides, gpus, model)
     flat, ignored = inputs.pasted(framework, config, overrides, "check")
     prompt_mean, response_mean, source = inputs.means(calibration, gpu, mean_prompt_len, mean_response_len)
@@ -34,6 +35,7 @@ def fix(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optio
         host_mem: Optional[float], started: float):
     from .. import api
 
+    _known_names(gpu, model, extra_gpus)
     framework, config, overrides, gpus, model = inputs.arguments(framework, config, overrides, gpus, model)
     flat, _ = inputs.pasted(framework, config, overrides, "fix")
     return api.fix(flat, framework=framework, gpus=gpus, model=model, gpu=gpu,
@@ -46,7 +48,10 @@ def explain(error: str, overrides: Optional[List[str]], *, framework: Optional[s
             model: Optional[str], gpu: Optional[str], config: Optional[str], time_limit: float, started: float):
     from .. import api
 
-    _known_gpu(gpu, None)  # a typo in --gpu or --model is an input error here too, not silently left unused
+    if not error:  # the one argument explain needs: said as every bad input is, not as a usage box
+        raise InputError("error", "no error message given.", 'paste the line your job died on: rlbatch explain "<error '
+                         'line>" (or the job\'s log file, or - to read it from stdin).')
+    _known_names(gpu, model, None)  # a typo in --gpu or --model is an input error here too, not silently left unused
     error = inputs.error_text(error)
     cfg = None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model, default=None)
@@ -92,6 +97,7 @@ def enumerate_configs(sc_flags: dict[str, Any], *, scenario_file: Optional[str],
     if limit < 1 or time_limit <= 0:
         raise InputError("--limit/--time-limit", "must be positive.", "pass --limit 100 --time-limit 20.")
     sc = inputs.scenario(scenario_file, sc_flags, set_, search)
+    _known_names(sc.gpu, sc.model, None)
     if host_mem is not None:
         sc.host_mem_gib = inputs.host_mem(host_mem)
         sc.validate()
@@ -107,13 +113,47 @@ def enumerate_configs(sc_flags: dict[str, Any], *, scenario_file: Optional[str],
     return sc, report, conflict
 
 
-def _known_gpu(gpu: Optional[str], extra_gpus: Optional[str]) -> None:
-    """A GPU named on the command line is looked up first: an unknown one is the error a user meets, before what
-    else is missing (``--gpus``, ``--model``), so a typo is not found only after fixing two other errors."""
-    if gpu:
-        from ..catalog.gpus import load_gpu
+def _known_names(gpu: Optional[str], model: Any, extra_gpus: Optional[str]) -> None:
+    """The model and the GPU type named on the command line are looked up first, together: an unknown one is the error
+    a user meets, before what else is missing (``--gpus``), and both are named in the one paragraph, the model
+    first, so a typo is not found only after fixing another error."""
+    from ..catalog.gpus import load_gpu
+    from ..catalog.models import load_model
 
-        load_gpu(gpu, extra_gpus)
+    problems: list[InputError] = []
+    for given, lookup in ((model, load_model), (gpu, lambda name: load_gpu(name, extra_gpus))):
+        if isinstance(given, str) and given:
+            try:
+                lookup(given)
+            except InputError as exc:
+                problems.append(exc)
+    _refuse(problems)
+
+
+def _refuse(problems: list[InputError]) -> None:
+    """One paragraph naming every problem, the first as the error, the others after it ("Also FIELD: ...")."""
+    if problems:
+        first, *others = problems
+        said = [first.fix] + [f"Also {p.field}: {p.problem} Fix: {p.fix}" for p in others]
+        raise InputError(first.field, first.problem, " ".join(s if s.endswith(".") else s + "." for s in said))
+
+
+def _what_to_run(sc: Any, extra_gpus: Optional[str]) -> None:
+    """The model, the GPU type and the GPU count a recommendation needs, looked up together once the framework is
+    known (the scenario read it): every one unknown or missing is named in the one paragraph, a name given that
+    names nothing known (a typo) first, then what is missing, the model before the GPUs, so no bad field is found
+    only after fixing another."""
+    from .recommend import _gpu, model_of
+
+    wrong: list[InputError] = []  # a value given that names nothing known: a typo, said before what is missing
+    missing: list[InputError] = []
+    for given, lookup in ((sc.model, model_of), (sc.gpu, lambda scenario: _gpu(scenario, extra_gpus)),
+                          (None, lambda scenario: scenario.total_gpus)):
+        try:
+            lookup(sc)
+        except InputError as exc:
+            (wrong if given else missing).append(exc)
+    _refuse(wrong + missing)
 
 
 def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: Optional[List[str]],
@@ -125,8 +165,8 @@ def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: O
     ``started`` (``started()``: the command's start) when given."""
     from .. import api
 
-    _known_gpu(sc_flags.get("gpu"), extra_gpus)
     sc = inputs.scenario(scenario_file, sc_flags, set_, search)
+    _what_to_run(sc, extra_gpus)
     if length_fraction is not None:
         sc.length_fraction = length_fraction
     prompt_mean, response_mean, source = inputs.means(calibration, sc.gpu, mean_prompt_len, mean_response_len)
@@ -168,7 +208,7 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
     """``recommend --from run.sh`` (or a YAML config with --framework): the run the user's config describes."""
     from .. import api
 
-    _known_gpu(gpu, extra_gpus)
+    _known_names(gpu, model, extra_gpus)
     if placement is not None:
         raise InputError("--placement", "recommend --from keeps the placement of your config.",
                          "drop --placement, or describe the scenario with flags instead of --from.")
@@ -287,10 +327,15 @@ def sweep_summary(console: Any, say: Callable[[str], None], summary: str, *, plo
 def sweep(grid_file: Optional[str], out: Optional[str], *, resume: bool, workers: int, backend: str,
           ray_address: Optional[str], progress: bool, calibration: Optional[str],
           response_profile: Optional[str] = None):
-    if not grid_file or not out:
+    if not grid_file:
         raise InputError("grid", "a sweep needs a grid file and --out.",
                          "run: rlbatch sweep grid.yaml --out results.jsonl (or --summary results.jsonl).")
     from ..sweep.grid import load_grid
+
+    if not out:  # the grid is read first: a grid file that is missing or wrong is said before the missing --out
+        load_grid(grid_file)
+        raise InputError("--out", "a sweep writes its results to a file, and none was given.",
+                         f"run: rlbatch sweep {shown(grid_file, 60)} --out results.jsonl.")
     from ..sweep.runner import run_sweep
 
     grid = load_grid(grid_file)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from ..catalog.models import ModelCard
 from ..frameworks import Framework
+from ..frameworks.base import LORA_RANK
 from ..rules.base import Value
 from ..rules.ids import is_memory_rule_id
 from ..costmodel.efficiency import Efficiency
@@ -20,9 +21,6 @@ if TYPE_CHECKING:
     from ..frameworks.repair_policies import RepairPolicy
 
 
-# verl docs/advance/ppo_lora.rst: "set lora_rank to be >= 32" (a 0.5B model at 32 trained as without LoRA); its
-# reference config sets lora_rank=32, lora_alpha=32, target_modules=all-linear, rollout.load_format=safetensors
-LORA_RANK = 32
 
 
 def relax(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
@@ -124,9 +122,7 @@ def relaxations(fw: Framework, report: FixReport, kept: set[str], memory: bool) 
             out.append("a GPU with more memory (--gpu)")
         if "shorter" not in tried:
             out.append("a shorter max response length")
-        switch = fw.offload_switch
-        if switch is None or not report.before.get(switch[0]):  # advice the config has taken already is none
-            out.append("CPU offload of params/optimizer (fix already tried the offload switches it may move)")
+        out += fw.memory_relaxations(report.before)  # advice the config has taken already is none
     if not out and any(k for k in report.pinned_in_conflict if fw.is_gpu_count_key(k)):
         out.append("a different GPU count (the pinned count is part of the conflict)")
     if not out:

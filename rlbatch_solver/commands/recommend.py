@@ -281,6 +281,13 @@ def yours_first(choices: list[Choice], start: Start, spec: Any, objective: Any, 
     return [yours] + [replace(c, rank=i) for i, c in enumerate(others, 2)]
 
 
+def model_of(scenario: Scenario) -> ModelCard:
+    """The scenario's model card (a catalog name, Hugging Face id or config.json path, or a card)."""
+    if not scenario.model:
+        raise InputError("model", "no model given.", "pass --model (e.g. qwen2.5-7b) or a path to a config.json.")
+    return scenario.model if isinstance(scenario.model, ModelCard) else load_model(scenario.model)
+
+
 def _gpu(scenario: Scenario, extra_gpus: str | Path | None = None):
     from ..catalog.gpus import load_gpu
 
@@ -481,9 +488,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
                                     with_response_profile)
 
     fw = get_framework(scenario.framework)
-    if not scenario.model:
-        raise InputError("model", "no model given.", "pass --model (e.g. qwen2.5-7b) or a path to a config.json.")
-    card = scenario.model if isinstance(scenario.model, ModelCard) else load_model(scenario.model)
+    card = model_of(scenario)
     gpu = _gpu(scenario, extra_gpus)
     space = fw.space(scenario, card, with_knobs=with_knobs)
     space.extra_rules += kept_total_rules(scenario)
@@ -553,8 +558,8 @@ def recommend(
     if objective_name == "memory-headroom":
         objective = terms.headroom_mib
     elif objective_name == "gpus" and (used := gpus_used_expr(fw, ruleset)) is not None:
-        # fewest GPUs first; among equal counts, the fastest (time per sample is far below 10^12 us)
-        objective = used * 10**12 + terms.time_us_per_sample
+        # fewest GPUs first; among equal counts, the fastest (time per sample is far below GPU_WEIGHT us)
+        objective = used * GPU_WEIGHT + terms.time_us_per_sample
     else:  # time
         objective = terms.time_us_per_sample
     objective = _with_waste(ruleset, objective, objective_name, terms)
@@ -574,9 +579,10 @@ def recommend(
                                         lambda rs: solve(rs, deadline.share(0.5)),
                                         spec, gpu.name, scenario.host_mem_gib, deadline.left)
     margin_note, fastest = "", res
-    if objective_name == "time" and res.ranked:
+    if objective_name in ("time", "gpus") and res.ranked:
         res, margin_note = _prefer_headroom(fw, ruleset, space, spec, terms, objective, res, top, deadline,
-                                            solver_workers, then)
+                                            solver_workers, then, count=(lambda values: gpus_used(fw, values))
+                                            if objective_name == "gpus" else None)
     validate_solutions(ruleset, [r.solution for r in res.ranked])
     choices = []
     printed: set[tuple[str, ...]] = set()
@@ -829,11 +835,17 @@ def lacks_headroom(fw: Any, terms: Any, memory: Mapping[str, Any]) -> bool:
     return any(-(-r.peak(p) // 2**20) > roomy[p] for p, r in memory.items())
 
 
+GPU_WEIGHT = 10**12  # --objective gpus: one GPU outweighs any time per sample (us)
+
+
 def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: Any, objective: Any, res: Any,
-                     top: int, deadline: Any, workers: int, then: Any = None) -> tuple[Any, str]:
+                     top: int, deadline: Any, workers: int, then: Any = None,
+                     count: Any = None) -> tuple[Any, str]:
     """The ranking to answer with, and what it says about headroom. When the best config is tight, solve again with
     every phase held one observed error under its line (``log(line / peak) >= e``); take that answer when it is at
-    most ``HEADROOM_COST`` slower, else keep the fastest and say what headroom would cost."""
+    most ``HEADROOM_COST`` slower, else keep the fastest and say what headroom would cost. ``count`` (--objective
+    gpus: the GPUs a config uses): take the answer with headroom on as few GPUs, else keep the fewest and say how
+    many that headroom takes."""
     import math
 
     from ..costmodel.tables import full_reports
@@ -852,13 +864,23 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
         return res, ""
     pct = f"{math.exp(error) - 1:.0%}"
     rules = [Rule(f"search.headroom.{p}", IntVar(f"mem_{p}") <= roomy[p],
-                  f"{p} needs {{mem_{p}}} MiB: within the model's observed error ({pct}) of the {lines[p]} MiB usable",
+                  f"{p} needs {{mem_{p}:gib}} GiB: within the model's observed error ({pct}) of the "
+                  f"{lines[p] / 1024:.1f} GiB usable",
                   Stage.SEARCH, "rlbatch-solver: one observed error of headroom (docs/cost-model.md section 11)",
                   kind=RuleKind.SEARCH)
              for p in memory]
     roomier = optimize(ruleset.extended(rules), space.domains, objective, top=top if top <= 1 else top + 2,
                        time_limit_s=deadline.share(0.8), workers=workers, then=then)
     best = res.ranked[0].objective
+    if count is not None and roomier.ranked:
+        fewest, roomy_count = count(res.ranked[0].solution), count(roomier.ranked[0].solution)
+        if roomy_count <= fewest:
+            times = [r.ranked[0].objective - n * GPU_WEIGHT for r, n in ((res, fewest), (roomier, roomy_count))]
+            cost = times[1] / times[0] - 1 if times[0] else 0.0
+            return roomier, (f"kept {pct} of headroom (the memory model's observed error) in every phase, on as few "
+                             f"GPUs, at {cost:.1%} more time per sample than the config whose peak is within it")
+        return res, (f"tight: the peak is within the memory model's observed error ({pct}) of the usable memory on "
+                     f"{fewest} GPU{'' if fewest == 1 else 's'}; with that headroom the fewest is {roomy_count}")
     if roomier.ranked and roomier.ranked[0].objective <= best * (1 + HEADROOM_COST):
         cost = roomier.ranked[0].objective / best - 1 if best else 0.0
         return roomier, (f"kept {pct} of headroom (the memory model's observed error) in every phase, at "
@@ -906,7 +928,8 @@ def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any,
 
 def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
     """recommend --from: what turns the user's config into the best one: the best config's arguments that differ
-    from the user's, and the keys the user gave that the best config leaves at the default (native spelling); none
+    from the user's, and the keys the user gave that the best config leaves at another default value (native
+    spelling; a key whose value the best config keeps stays as the user wrote it, default or not); none
     when the verdict is to keep the user's config (or no config was found)."""
     best, start = report.best, report.start
     if best is None or start is None or start.verdict not in ("does-not-run", "faster", "within-error", "tight",
@@ -918,6 +941,13 @@ def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
     pairs = dict(exported_pair(x) for x in best.native)
     # the answer's keys as written (a release's own spelling: OpenRLHF 0.5.9's --ref_num_gpus_per_node) and as the
     # user's given keys are (normalized: ref.num_gpus_per_node)
-    kept = {k.lstrip("+") for k in pairs} | set(answer_framework(report).normalize(pairs))
-    dropped = [k for k in start.given if k.lstrip("+-") not in kept]
+    fw = answer_framework(report)
+    kept = {k.lstrip("+") for k in pairs} | set(fw.normalize(pairs))
+    by_key = fw.ruleset.by_key()
+
+    def unchanged(key: str) -> bool:  # the best config has the user's value, which the export leaves unwritten
+        spec = by_key.get(key.lstrip("+-"))
+        return spec is not None and spec.name in best.values and best.values[spec.name] == start.values.get(spec.name)
+
+    dropped = [k for k in start.given if k.lstrip("+-") not in kept and not unchanged(k)]
     return changed, dropped

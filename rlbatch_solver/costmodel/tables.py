@@ -232,15 +232,16 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
             rules.append(Rule(
                 memory_rule_id(spec.framework, phase),
                 var <= line,
-                f"{PHASE_TEXT[phase]} needs {{mem_{phase}}} MiB per GPU; the GPU has {line} MiB usable "
-                f"({why}): out of memory",
+                f"{PHASE_TEXT[phase]} needs {{mem_{phase}:gib}} GiB per GPU; the GPU has {line / 1024:.1f} GiB "
+                f"usable ({why}): out of memory",
                 Phase(phase),
                 f"rlbatch-solver cost model ({spec.source})",
                 explanation=f"the {phase} phase does not fit in GPU memory",
                 tolerance=var <= hard,
                 tolerance_message=(
-                    f"{PHASE_TEXT[phase]} needs {{mem_{phase}}} MiB per GPU: inside the safety margin, above the "
-                    f"{capacity} MiB usable but within the {hard} MiB left after CUDA contexts and NCCL buffers. "
+                    f"{PHASE_TEXT[phase]} needs {{mem_{phase}:gib}} GiB per GPU: inside the safety margin, above "
+                    f"the {capacity / 1024:.1f} GiB usable but within the {hard / 1024:.1f} GiB left after CUDA "
+                    f"contexts and NCCL buffers. "
                     f"It may run, or fail on allocator fragmentation; searches keep the margin"),
                 kind=RuleKind.MEMORY,
             ))

@@ -118,6 +118,12 @@ def cumulative_names(changes: Mapping[str, tuple[Any, Any]]) -> dict[str, frozen
 _KEY_WORD = re.compile(r"^[\w.-]+$")  # a key's name (not an explanation in parentheses)
 
 
+# the LoRA rank suggested in place of full fine-tuning (fix's relaxation, recommend's advice): verl
+# docs/advance/ppo_lora.rst, "set lora_rank to be >= 32" (a 0.5B model at 32 trained as without LoRA); its reference
+# config sets lora_rank=32, lora_alpha=32, target_modules=all-linear, rollout.load_format=safetensors
+LORA_RANK = 32
+
+
 @dataclass
 class Space:
     """Domains of the rule variables plus search-space restrictions (ties)."""
@@ -182,6 +188,9 @@ class Framework(ABC):
     # that turn it on);
     # a proven out-of-memory answer suggests it where the search did not try it
     offload_switch: tuple[str, str] | None = None
+    # LoRA in place of full fine-tuning: (the search space's variable, the --set key=value pairs, space-separated, that
+    # turn it on at LORA_RANK); a proven out-of-memory answer suggests it where the search did not try it
+    lora_switch: tuple[str, str] | None = None
     # out-of-memory tracebacks (explain, frameworks/oom_text.py): (regular expression over a traceback, phase) of the
     # functions that run each phase, the most specific first (the first that matches names the phase); and what
     # usually helps in each phase, in the framework's own keys, most helpful first (explain without a config)
@@ -454,6 +463,14 @@ class Framework(ABC):
 
     def value_notes(self, values: Mapping[str, Value]) -> list[str]:
         """What a config's values leave unchecked, for ``check`` to print (none by default)."""
+        return []
+
+    def memory_relaxations(self, values: Mapping[str, Value]) -> list[str]:
+        """What else would help a config that no value fix may change fits in memory, in words (fix's relaxations):
+        by default the offload switch, unless the config has it on already."""
+        switch = self.offload_switch
+        if switch is None or not values.get(switch[0]):
+            return ["CPU offload of params/optimizer (fix already tried the offload switches it may move)"]
         return []
 
     def repair_policy(self, values: Mapping[str, Value] | None = None):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterable, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
 from ..costmodel.phase import Phase
 from .expr import BoolConst, BoolExpr, BoolVar, IntExpr, Number, compile_python, variables
@@ -303,12 +303,28 @@ class RuleSet:
         return CheckResult(out, skipped, env)
 
 
-def format_message(template: str, env: Mapping[str, Number]) -> str:
-    """Fill ``{name}`` fields from ``env``; a missing name shows as ``?``."""
+class _Shown:
+    """A value of a message: ``{name:gib}`` shows a MiB count in GiB with one decimal (the unit every table and
+    verdict uses); any other format as the value's own."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        if spec == "gib" and isinstance(self.value, (int, float)) and not isinstance(self.value, bool):
+            return f"{self.value / 1024:.1f}"
+        return format(self.value, "" if spec == "gib" else spec)
+
+
+def format_message(template: str, env: Mapping[str, Any], missing: Any = None) -> str:
+    """Fill ``{name}`` fields from ``env`` (``{name:gib}``: MiB shown in GiB); a missing name shows as ``?``, or as
+    ``missing(name)`` says."""
 
     class _Env(dict):
-        def __missing__(self, key: str) -> str:
-            return "?"
+        def __getitem__(self, key: str) -> Any:
+            if key in self:
+                return _Shown(super().__getitem__(key))
+            return _Shown("?" if missing is None else missing(key))
 
     return template.format_map(_Env(env))
 

@@ -128,8 +128,9 @@ def print_summary(console, rows: list[dict[str, Any]]) -> None:
     for title, group in tables.items():
         table = Table(title=title, title_justify="left")
         placed = any(x["layout"] for x in group)
-        cols = ("GPU", "#") + (("placement",) if placed else ()) + ("status", "step s", "tokens/s", "$/step",
-                                                                    "peak/cap GiB")
+        priced = any(x["cost_per_step"] is not None for x in group)  # a grid without price_per_gpu_hour: no column
+        cols = ("GPU", "#") + (("placement",) if placed else ()) + ("status", "step s", "tokens/s") + (
+            ("$/step",) if priced else ()) + ("peak/cap GiB",)
         for col in cols:
             table.add_column(col, justify="left" if col in ("GPU", "status", "placement") else "right",
                              no_wrap=col != "placement")
@@ -142,7 +143,8 @@ def print_summary(console, rows: list[dict[str, Any]]) -> None:
             peak = f"{f(x['peak_gib'], '.1f')}/{f(x['capacity_gib'], '.1f')}" if x["peak_gib"] is not None else \
                 f"-/{f(x['capacity_gib'], '.1f')}"
             table.add_row(str(x["gpu"]), str(x["gpus"]), *((x["layout"],) if placed else ()), status,
-                          f(x["step_s"], ".1f"), f(x["tokens_per_s"], ",.0f"), f(x["cost_per_step"], ".4f"), peak)
+                          f(x["step_s"], ".1f"), f(x["tokens_per_s"], ",.0f"),
+                          *((f(x["cost_per_step"], ".4f"),) if priced else ()), peak)
         console.print(table)
         for k, x in enumerate(why, 1):
             console.print(f"  [{k}] {x['gpus']}x {x['gpu']}: {x['reason']}")

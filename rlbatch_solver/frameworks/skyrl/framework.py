@@ -18,7 +18,7 @@ from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, Stage, Value
 from ...rules.expr import IntVar
 from ...rules.ids import tie_rule
-from ..base import Framework, Space, attention_constants, batches_for_gpus, pow2
+from ..base import LORA_RANK, Framework, Space, attention_constants, batches_for_gpus, pow2
 from ..overrides import hydra_bool, memory_share_permille, parse_hydra_overrides, resolve_algorithm, whole_number
 from ..verl.fsdp import default_n, overrides_to_yaml
 from . import columns, docs, errors, repair
@@ -144,6 +144,7 @@ class SkyRLFramework(Framework):
                       "trainer.logger=console")
     example_inputs_source = "SkyRL's GSM8K example, written by its examples/gsm8k/gsm8k_dataset.py"
     offload_switch = ("actor_cpu_offload", "trainer.policy.fsdp_config.cpu_offload=true")
+    lora_switch = ("lora_rank", f"trainer.policy.model.lora.rank={LORA_RANK}")
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE
     shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})

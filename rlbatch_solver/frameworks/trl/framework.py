@@ -27,8 +27,9 @@ import yaml
 from ... import safe_input
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
-from ...rules.base import RuleSet, Value, bool_names, optional_names
-from ..base import Space
+from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value, bool_names, optional_names
+from ...rules.expr import BoolVar, Const, IfThenElse, IntVar
+from ..base import LORA_RANK, Space
 from ..key_names import KeyList, nearest
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
@@ -59,6 +60,9 @@ _SKIP = {"accelerate", "launch", "trl", "grpo", "python", "python3", "-m", "torc
 OUR_FLAGS = frozenset(ACCELERATE_FLAGS) | {"gpus", "config", "model", "torch_dtype"}
 DECIDED = {"gpus_per_node", "cluster_num_gpus", "eval_on", "vllm_server", "kl_on", "num_heads", "num_kv_heads",
            "removed_fields", "frontend_check"}
+# rule variables the export writes from no solution value (EXPORT_ORDER, the layout flags): a user's --set of one
+# travels with the answer as given
+PRINTED_AS_GIVEN = frozenset({"use_peft", "sync_ref_model", "auto_find_batch_size"})
 # which command the pasted text starts (parse_trl_args): `trl grpo` checks GRPOConfig at world size 1 first
 ENTRY = "__entry__"
 TRL_CLI, ACCELERATE = "trl grpo", "accelerate launch"
@@ -246,6 +250,8 @@ class TrlFramework(SwiftFramework):
     example_inputs = ("--dataset_name trl-lib/DeepMath-103K", "--reward_funcs accuracy_reward")
     example_inputs_source = "GRPOTrainer's example (trl-lib/DeepMath-103K, accuracy_reward)"
     offload_switch = None  # accelerate's DeepSpeed config file decides it, not a flag
+    # TRL's ModelConfig: use_peft, lora_r, lora_target_modules (peft's default targets are q and v only)
+    lora_switch = ("use_peft", f"use_peft=true lora_r={LORA_RANK} lora_target_modules=all-linear")
     oom_frames = errors.OOM_FRAMES
     oom_advice = errors.OOM_ADVICE
     shapes_learning = frozenset({"generation_batch_size", "steps_per_generation", "per_device_train_batch_size",
@@ -502,8 +508,8 @@ class TrlFramework(SwiftFramework):
             out.append(f"--num_machines {solution['nnodes']}")
         if solution.get("ds_stage") not in (None, -1):  # accelerate launch's own DeepSpeed flags (plain DDP: none)
             out += ["--use_deepspeed", f"--zero_stage {solution['ds_stage']}"]
-        if solution.get("weights_fp32") is False:  # ModelConfig's torch_dtype before 0.2x's dtype
-            out.append("--torch_dtype bfloat16" if self.version in versions.TORCH_DTYPE_RELEASES else "--dtype bfloat16")
+        if solution.get("weights_fp32") is False:
+            out.append(self._bf16_flag())
         # the config's own keys: not ours (the command's words, ``ENTRY``/``SCRIPT``: ``user_command`` writes them)
         extra = {k: v for k, v in (space.fixed_native if space else {}).items()
                  if k != "rlhf_type" and not k.startswith("__")}
@@ -536,6 +542,24 @@ class TrlFramework(SwiftFramework):
                 out.append(self._flag(key, value))
         return out
 
+    def _bf16_flag(self) -> str:
+        """The flag that loads the model in bf16: ModelConfig's torch_dtype before 0.2x's dtype."""
+        return "--torch_dtype bfloat16" if self.version in versions.TORCH_DTYPE_RELEASES else "--dtype bfloat16"
+
+    def memory_relaxations(self, values: Mapping[str, Value]) -> list[str]:
+        """TRL has no offload flag of its own (accelerate's launcher decides the sharding): the 16-bit weights and the
+        sharding the config lacks, in accelerate's and TrlParser's flags (cost.cost_values reads both)."""
+        out = []
+        if values.get("weights_fp32"):
+            out.append(f"{self._bf16_flag()}: TRL loads the model in fp32 unless told (ModelConfig's dtype default)")
+        if int(values.get("ds_stage", -1)) < 3 and not values.get("fsdp"):
+            out.append("DeepSpeed ZeRO-3 (accelerate launch --use_deepspeed --zero_stage 3 ..., or --config_file with "
+                       "a ZeRO-3 config): params, gradients and optimizer states sharded over the GPUs")
+        elif not values.get("ds_offload"):
+            out.append("ZeRO-3 CPU offload (accelerate launch --offload_optimizer_device cpu --offload_param_device "
+                       "cpu ...)")
+        return out
+
     def _model_length(self, solution: Mapping[str, Value], given: Any = ()) -> int | None:
         """The longest prompt + max_completion_length the answer is priced at, where a release has no
         max_prompt_length (0.28 removed it) and the engine's max_model_len is the only flag to say it: check reads it
@@ -553,12 +577,9 @@ class TrlFramework(SwiftFramework):
         less the completion, else DEFAULT_PROMPT), and says so."""
         from dataclasses import replace
 
-        fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
-        if (self.release.prompt_length is not None or "use_vllm" not in fixed
-                or flag_bool("use_vllm", fixed["use_vllm"])):
+        if self._use_vllm_arms(scenario) != {False}:
             return scenario, []
-        read = cost_values({**fixed, "max_completion_length": scenario.response_length}, {}, self.release)
-        prompt = int(read["max_length"])
+        prompt = self._prompt_without_vllm(scenario)
         if prompt == scenario.prompt_length:
             return scenario, []
         return replace(scenario, prompt_length=prompt), [
@@ -566,6 +587,45 @@ class TrlFramework(SwiftFramework):
             f"carries the prompt length (GRPOConfig has no max_prompt_length since 0.28), so the answer is priced at "
             f"the {prompt} tokens `rlbatch check` reads for its command; your prompts may be longer: "
             f"--set use_vllm=true carries yours as --vllm_max_model_length"]
+
+    def _use_vllm_arms(self, scenario: Any) -> set[bool]:
+        """The use_vllm values the user set (--set) or searched (--search use_vllm=true,false); empty when neither."""
+        fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
+        if "use_vllm" in fixed:
+            return {flag_bool("use_vllm", fixed["use_vllm"])}
+        searched = self.normalize({str(k).lstrip("-"): v for k, v in scenario.search.items()})
+        return {flag_bool("use_vllm", v) for v in searched.get("use_vllm", ())}
+
+    def _prompt_without_vllm(self, scenario: Any) -> int:
+        """The prompt length ``rlbatch check`` reads for a printed command with vLLM off (cost.cost_values: the
+        user's length flag, else DEFAULT_PROMPT): a release without max_prompt_length has no flag to carry the
+        scenario's; the scenario's own where the release has one."""
+        if self.release.prompt_length is not None:
+            return scenario.prompt_length
+        fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
+        read = cost_values({**fixed, "max_completion_length": scenario.response_length}, {}, self.release)
+        return int(read["max_length"])
+
+    def _price_each_arm(self, scenario: Any, space: Space) -> None:
+        """``--search use_vllm=true,false``: each arm priced at the prompt its printed command tells check, the
+        vLLM arm at the scenario's (carried as --vllm_max_model_length), the other at what check reads without a
+        flag for it (``_prompt_without_vllm``), tied to use_vllm by a search rule; said in a note."""
+        prompt = self._prompt_without_vllm(scenario)
+        if (self._use_vllm_arms(scenario) != {True, False} or prompt == scenario.prompt_length
+                or space.domains.get("max_length") != [scenario.prompt_length]):
+            return
+        space.domains["max_length"] = [scenario.prompt_length, prompt]
+        space.extra_rules.append(Rule(
+            "search.trl.prompt_as_printed",
+            IntVar("max_length").eq(IfThenElse(BoolVar("use_vllm"), Const(scenario.prompt_length), Const(prompt))),
+            "max_length = {max_length}, not the prompt the printed command tells check", Stage.SEARCH,
+            "rlbatch-solver recommend: an answer is priced at the lengths its printed command carries",
+            kind=RuleKind.SEARCH))
+        space.notes.append(
+            f"the use_vllm=false configs are priced at prompt {prompt}, not the {scenario.prompt_length} asked: TRL "
+            f"{self.version} without vLLM has no flag that carries the prompt length (GRPOConfig has no "
+            f"max_prompt_length since 0.28), so they are priced at the {prompt} tokens `rlbatch check` reads for "
+            f"their command; the use_vllm=true ones carry yours as --vllm_max_model_length")
 
     def _length_flag(self, solution: Mapping[str, Value], extra: Mapping[str, Any]) -> list[str]:
         """The prompt length the answer is priced at, as a flag the release reads: a release without
@@ -650,6 +710,13 @@ class TrlFramework(SwiftFramework):
                 for name in ("server_tp", "server_dp"):
                     space.domains[name] = [1]
                 self._kept_accumulations(scenario, space)
+        self._price_each_arm(scenario, space)
+        # the user's own flags of a rule variable that no solution value prints: as given (the base space keeps only
+        # the flags of no rule variable)
+        by_key = self.ruleset.by_key()
+        for key, value in self.normalize(scenario.fixed).items():
+            if key in by_key and by_key[key].name in PRINTED_AS_GIVEN:
+                space.fixed_native[key] = value
         server_only = space.domains.get("vllm_server") == [True] and True in space.domains.get("use_vllm", [])
         if server_only:
             self._pin_server_split(scenario, space)

@@ -34,7 +34,7 @@ from . import columns, docs, errors, repair, struct_keys, versions
 from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES re-exported (FSDP variables)
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
 from ..key_names import KeyList
-from ..base import Framework, Space, attention_constants, batches_for_gpus, divisors, of_absent_model, pow2
+from ..base import LORA_RANK, Framework, Space, attention_constants, batches_for_gpus, divisors, of_absent_model, pow2
 from ..overrides import AddedKey, hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number, written_key
 
 # algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
@@ -990,6 +990,7 @@ class VerlFramework(VersionPacks, Framework):
     model_keys = ("actor_rollout_ref.model.path",)
     example_inputs, example_inputs_source = EXAMPLE_INPUTS, EXAMPLE_SOURCE
     offload_switch = ("param_offload", "actor_rollout_ref.actor.fsdp_config.param_offload=True")
+    lora_switch = ("lora_rank", f"actor_rollout_ref.model.lora_rank={LORA_RANK}")
     table_columns = columns.TABLE_COLUMNS
     derived_columns = columns.FSDP_DERIVED
     column_words = columns.COLUMN_WORDS
