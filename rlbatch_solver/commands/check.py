@@ -33,6 +33,8 @@ class CheckReport:
     host: "HostReport | None" = None  # the node's RAM (costmodel/host.py)
     upgrade: "Upgrade | None" = None  # checked with an older release its keys show: what the newest refuses
     unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys the release lacks: refused or misspelt
+    # where the release runs a micro batch key as another per-GPU size than its name says (verl 0.1: x rollout.n)
+    micro_batches: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -57,6 +59,8 @@ class CheckReport:
             "upgrade": self.upgrade.to_dict() if self.upgrade is not None else None,
             "unknown_keys": [u.to_dict() for u in self.unknown_keys],
         }
+        if self.micro_batches:
+            out["micro_batches_per_gpu"] = self.micro_batches
         if self.memory is not None:
             from ..costmodel.accuracy import error_bars_dict
 
@@ -272,7 +276,7 @@ def check(
         notes.append("no --model given: head-count and context-length rules were not checked")
     upgrade = upgrade_check(get_framework(compare_with) if compare_with else asked, fw, flat, {v.rule for v in result.errors}, gpus=gpus, model=card)
     return CheckReport(fw.name, fw.version, violations, values, result.skipped, ignored, notes, memory, host, upgrade,
-                       unknown)
+                       unknown, fw.micro_batches_per_gpu(values))
 
 
 def typical_peaks(spec: Any, values: Mapping[str, Value], length_fraction: float) -> dict[str, int]:

@@ -473,6 +473,11 @@ class Framework(ABC):
             return ["CPU offload of params/optimizer (fix already tried the offload switches it may move)"]
         return []
 
+    def micro_batches_per_gpu(self, values: Mapping[str, Value]) -> list[dict[str, Any]]:
+        """Where the release converts a micro batch key into another per-GPU size than its name says, each phase's
+        conversion (``check``'s JSON ``micro_batches_per_gpu``); none by default."""
+        return []
+
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         """What ``fix`` may change for ``values`` (``frameworks/repair_policies.RepairPolicy``)."""
         if self.policy is None:

@@ -340,25 +340,37 @@ N_SCALED_PASSES = ((Phase.ACTOR_UPDATE, "actor_micro", "actor_dyn", True),
                    (Phase.OLD_LOG_PROB, "logprob_micro", "logprob_dyn", False), (Phase.REF, "ref_micro", "ref_dyn", False))
 
 
-def n_scaled_note(v: Mapping[str, Value], version: str, keys: Mapping[str, str]) -> list[str]:
-    """For ``check``: what the verl of January 2025 makes of each global micro key it scales by rollout.n
-    (``n_scale``, ``n_scaled_micro``), with the numbers, for the passes that run and read it (no dynamic batch).
-    ``keys``: variable name -> config key."""
+def n_scaled_micro_batches(v: Mapping[str, Value], version: str) -> list[dict[str, Any]]:
+    """Each pass that runs and reads a global micro key the verl of January 2025 scales by rollout.n (``n_scale``;
+    no dynamic batch): the key's value ``given``, ``dp``, ``n``, ``scaled`` = given // dp x n, and ``per_gpu``, the
+    sequences a GPU runs in one micro batch (``n_scaled_micro``: the plan's own number); [] where none scales."""
     scale = n_scale(v, version)
     if scale <= 1:
         return []
     dp = int(v["nnodes"]) * int(v["gpus_per_node"]) // max(1, int(v.get("actor_sp") or 1))
-    parts, runs_phase = [], set(phases_run_verl(v))
+    out, runs_phase = [], set(phases_run_verl(v))
     for phase, name, dyn, mini in N_SCALED_PASSES:
         if phase not in runs_phase or not v.get(name) or v.get(dyn):
             continue
         scaled = max(1, int(v[name]) // max(1, dp) * scale)
-        runs = n_scaled_micro(v, scaled, dp, scale, mini)
-        whole = (f", the GPU's whole {'mini batch' if mini else 'batch'} of {runs:,} sequences in one" if runs < scaled
-                 else " sequences")
-        parts.append(f"{keys[name]} {v[name]} -> {scaled:,}{whole}")
-    if not parts:
+        out.append({"phase": getattr(phase, "value", phase), "variable": name, "given": int(v[name]), "dp": dp, "n": scale,
+                    "scaled": scaled, "per_gpu": n_scaled_micro(v, scaled, dp, scale, mini),
+                    "share_of": "mini batch" if mini else "batch"})
+    return out
+
+
+def n_scaled_note(v: Mapping[str, Value], version: str, keys: Mapping[str, str]) -> list[str]:
+    """For ``check``: what the verl of January 2025 makes of each global micro key it scales by rollout.n
+    (``n_scaled_micro_batches``), with the numbers. ``keys``: variable name -> config key."""
+    passes = n_scaled_micro_batches(v, version)
+    if not passes:
         return []
+    parts = []
+    for p in passes:
+        runs, scaled = p["per_gpu"], p["scaled"]
+        whole = (f", the GPU's whole {p['share_of']} of {runs:,} sequences in one" if runs < scaled else " sequences")
+        parts.append(f"{keys[p['variable']]} {p['given']} -> {scaled:,}{whole}")
+    dp, scale = passes[0]["dp"], passes[0]["n"]
     return [f"verl of January 2025 (the 0.1 forks, from verl PR #80 until #136) runs a global micro batch key as key "
             f"// {dp} data-parallel GPUs x rollout.n {scale} sequences a GPU (verl/workers/fsdp_workers.py "
             f"ActorRolloutRefWorker.__init__), capped by the data the GPU splits: {'; '.join(parts)}. The smallest "

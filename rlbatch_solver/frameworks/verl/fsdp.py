@@ -958,6 +958,14 @@ class VersionPacks:
     def column_values(self, env: Mapping[str, Value]) -> dict[str, Value]:
         return columns.column_values(env)
 
+    def micro_batches_per_gpu(self, values: Mapping[str, Value]) -> list[dict[str, Any]]:
+        from .cost import n_scaled_micro_batches
+
+        if self.part == "megatron" or values.get("megatron"):  # verl's Megatron workers never scaled them
+            return []
+        keys = self._keys()
+        return [{**p, "variable": keys[p["variable"]]} for p in n_scaled_micro_batches(values, self.version)]
+
     def value_notes(self, values: Mapping[str, Value]) -> list[str]:
         from .cost import n_scaled_note
 
@@ -1002,7 +1010,7 @@ class VerlFramework(VersionPacks, Framework):
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         # a pasted config that selects the Megatron backend moves Megatron's keys
         policy = repair.VERL_MEGATRON if values is not None and values.get("megatron") else repair.VERL
-        return repair.for_values(policy, values)
+        return repair.for_values(policy, values, self.version)
 
     def error_patterns(self) -> list:
         return errors.PATTERNS

@@ -118,10 +118,16 @@ VERL_MEGATRON = RepairPolicy(
 RECIPE_BATCH = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
 
 
-def for_values(policy: RepairPolicy, values) -> RepairPolicy:
-    """``policy`` as it applies to a config: the fully_async recipe's batch stays as its keys say."""
+def for_values(policy: RepairPolicy, values, version: str = "") -> RepairPolicy:
+    """``policy`` as it applies to a config: the fully_async recipe's batch stays as its keys say; a config of the
+    verl that scales its global micro keys by rollout.n (cost.py ``n_scale``) keeps them: that verl has no per-GPU
+    keys, and one added would only date the config after them, not shrink what it runs."""
     from dataclasses import replace
 
+    from .cost import PER_GPU_MICRO_KEYS, n_scale
+
     if values is not None and int(values.get("async_mode") or 0) == 3:
-        return replace(policy, rules=tuple(r for r in policy.rules if r not in RECIPE_BATCH))
+        policy = replace(policy, rules=tuple(r for r in policy.rules if r not in RECIPE_BATCH))
+    if values is not None and version and not values.get("megatron") and n_scale(values, version) > 1:
+        policy = replace(policy, rules=tuple(r for r in policy.rules if r not in PER_GPU_MICRO_KEYS))
     return policy
