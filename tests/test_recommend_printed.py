@@ -104,6 +104,29 @@ def test_the_printed_command_checks_back_as_priced(framework, tmp_path):
     _round_trip(_default_of(framework), tmp_path)
 
 
+# the verl packs before 0.6 (0.4.x is judged by 0.5.0's): their trainer configs lack keys that 0.6 added
+# (rollout.data_parallel_size, rollout.expert_parallel_size), which check refuses under them (verl.launch.unknown_key)
+OLD_VERL = ("verl==0.1.0", "verl==0.2.0", "verl==0.3.0", "verl==0.5.0", "verl-megatron==0.5.0")
+
+
+@pytest.mark.parametrize("framework", OLD_VERL)
+def test_an_older_verl_release_gets_a_command_of_its_own_keys(framework, tmp_path):
+    """The command recommend prints for a named release holds only keys its trainer config has (the keys check
+    refuses under it are left out at the value the release runs without them), and checks back as priced."""
+    from rlbatch_solver.frameworks.verl import versions
+
+    scenario = replace(_default_of(framework.split("==")[0]), framework=framework)
+    report = api.recommend(scenario, top=1, time_limit_s=30)
+    keys = [str(k) for k in (w.partition("=")[0].split()[-1] for w in best_command(report)) if "." in k]
+    release = framework.split("==")[1]
+    assert not [k for k in keys if versions.lacks(k, release)], f"{framework}: prints keys it lacks"
+    assert f"{AR_ROLLOUT}.tensor_model_parallel_size" in keys  # the release's own rollout keys stay
+    _round_trip(scenario, tmp_path)
+
+
+AR_ROLLOUT = "actor_rollout_ref.rollout"
+
+
 NON_DEFAULT = {
     # a rollout server of its own: two commands, the server's line carrying the length TRL has no flag for
     "trl-server": Scenario(framework="trl", gpu="h100", gpus=8, model="qwen2.5-7b", n=8, prompt_length=1024,

@@ -932,6 +932,20 @@ class VersionPacks:
     def _keys(self) -> dict[str, str]:
         return {name: spec.key for name, spec in self.ruleset.variables.items()}
 
+    def release_overrides(self, overrides: list[str], solution: Mapping[str, Value]) -> list[str]:
+        """An answer's overrides as this release reads them: a key its trainer config lacks (``versions.lacks``, what
+        ``check`` refuses under it) is left out where the answer holds the variable's default, the value the release
+        runs without the key (0.5's rollout has no data_parallel_size: one engine per TP group)."""
+        defaults = {spec.key: (name, spec.default) for name, spec in self.ruleset.variables.items()}
+        out = []
+        for arg in overrides:
+            key = arg.partition("=")[0]
+            name, default = defaults.get(key.lstrip("+"), (None, None))
+            if name is not None and versions.lacks(key, self.version) and solution.get(name, default) == default:
+                continue
+            out.append(arg)
+        return out
+
     def doc_appendix(self) -> str:
         return docs.versions_markdown() if self.version == versions.NEWEST and self.part == "any" else ""
 
@@ -1062,4 +1076,5 @@ class VerlFramework(VersionPacks, Framework):
         return overrides_to_yaml(native)
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
-        return solution_to_overrides(solution, space.fixed_native if space else None, keys=self._keys())
+        out = solution_to_overrides(solution, space.fixed_native if space else None, keys=self._keys())
+        return self.release_overrides(out, solution)

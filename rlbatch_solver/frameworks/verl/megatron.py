@@ -166,7 +166,7 @@ class VerlMegatronFramework(VersionPacks, Framework):
                                     model_engine=self.version in versions.MODEL_ENGINE_IN_MEGATRON_CONFIG)
         out += recompute_overrides(solution)
         out += cpu_optimizer_overrides(int(solution.get("megatron_cpu_optimizer_permille") or 0))
-        return out
+        return self.release_overrides(out, solution)
 
 
 def _require_megatron(flat: Mapping[str, Any]) -> None:

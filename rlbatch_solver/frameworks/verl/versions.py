@@ -760,6 +760,7 @@ def changes(version: str) -> dict[str, list[tuple[str, str]]]:
 # first prefix that matches a key is the one read, so a key's own entry comes before its parent's.
 TO_0_2, TO_0_3, TO_0_5 = frozenset({"0.2.0"}), frozenset({"0.2.0", "0.3.0"}), frozenset({"0.2.0", "0.3.0", "0.5.0"})
 ONLY_0_3, ONLY_0_4_5 = frozenset({"0.3.0"}), frozenset({"0.5.0"})
+FROM_0_6 = frozenset({"0.6.1", "0.7.1", "0.8.0", "0.9.1"})
 PRE_0_6_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
     # 0.2: offload split in two, gone in 0.3 (ref.param_offload and reward_model.param_offload stayed until 0.4)
     (f"{AR}.actor.fsdp_config.grad_offload", TO_0_2), ("critic.model.fsdp_config.grad_offload", TO_0_2),
@@ -787,6 +788,9 @@ PRE_0_6_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
 ADDED_LATER = (f"{AR}.rollout.engine_kwargs.",)
 VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = PRE_0_6_KEYS + (
     ("trainer.use_legacy_worker_impl", frozenset({"0.5.0", "0.6.1", "0.7.1"})),
+    # the data and expert parallel inside one rollout engine: new in 0.6 (verl/trainer/config/rollout/rollout.yaml of
+    # the 0.6.0 wheel; absent from 0.5.0's rollout/rollout.yaml and from the 0.2.0.post2 to 0.4.1 ppo_trainer.yaml)
+    (f"{AR}.rollout.data_parallel_size", FROM_0_6), (f"{AR}.rollout.expert_parallel_size", FROM_0_6),
     ("trainer.use_v1", frozenset({"0.9.1"})),
     ("trainer.v1.", frozenset({"0.9.1"})),
     ("critic.model.fsdp_config.", TO_0_5 | {"0.6.1", "0.7.1"}),
@@ -911,17 +915,19 @@ def _listed(versions: frozenset[str]) -> str:
     return ", ".join(RELEASES_OF.get(v, v) for v in ordered)
 
 
+def lacks(key: str, version: str) -> bool:
+    """Whether ``version``'s trainer config lacks ``key`` (as written, a leading "+" included), of the keys we know to
+    be version-specific (``VERSION_KEYS``): what ``check`` refuses under a named release and what ``recommend`` leaves
+    out of the command it prints for one."""
+    found = _versions_of(key)
+    return found is not None and KEYS_AS.get(version, version) not in found
+
+
 def missing_keys(flat: Mapping[str, object], version: str) -> list[str]:
     """The keys of a config that ``version``'s trainer config lacks, of those we know to be version-specific: Hydra
     refuses them ("Could not override '<key>'. ... Key '<name>' is not in struct"; a "+" in front adds one, but the
     pasted config reads without it)."""
-    version = KEYS_AS.get(version, version)
-    out = []
-    for key in flat:
-        found = _versions_of(str(key))
-        if found is not None and version not in found:
-            out.append(str(key).lstrip("+"))
-    return out
+    return [str(key).lstrip("+") for key in flat if lacks(str(key), version)]
 
 
 def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
