@@ -1043,8 +1043,12 @@ def print_fix(console: Console, report: FixReport) -> None:
     # and the candidates it was proven among are the fine print, after the paste
     proof = "proven nearest" if report.proven else f"nearest found, not proven ({report.status})"
     fine = [report.counted] if report.proven and report.counted else []
-    if report.proven and report.memory_evaluated:  # priced candidates only: the grid, not every integer
-        fine.append("among the candidates: powers of two, divisors, doubles and triples and +-2 of each value "
+    if report.proven and (report.method != "direct" or getattr(report, "grid_only", False)):
+        # a repair of one or two keys is proven over every integer of a wide range (solver/nearest.py) when that
+        # search finished; a larger one (CP-SAT) over the candidate grid (repair_policies.candidates), narrower
+        # when priced
+        steps = " and +-2" if report.memory_evaluated else ", multiples of the GPU count and +-4"
+        fine.append(f"among the candidates: powers of two, divisors, doubles and triples{steps} of each value "
                     "(of an unset key: of the related value the framework would use, else of 8)")
     changes = f"{len(report.diff)} change{'' if len(report.diff) == 1 else 's'}"
     nearest = getattr(report, "nearest_diff", [])

@@ -230,3 +230,29 @@ def test_nccls_and_cublass_out_of_memory_are_explained_as_a_full_gpu_without_siz
     assert out.returncode == 0 and "No known message matched" not in out.stdout
     assert "out of memory" in out.stdout and "caching allocator)" not in out.stdout
     assert "numbers in the message" not in out.stdout and "inferred from the message" not in out.stdout
+
+
+def test_an_oom_in_a_named_phase_is_fixed_by_that_phases_micro_batch_not_by_shrinking_every_phase():
+    """verl's one-step-off GRPO example (Qwen3-0.6B, 2+6 GPUs) with an out-of-memory the traceback places in the actor
+    update. The message's excess was priced in every training phase, so the fix lowered the reference pass's micro batch
+    too (ref.log_prob_micro_batch_size_per_gpu 64 -> 16) beside the actor's (other configs got ulysses 1 -> 4, the one
+    key that shrinks every phase). The excess is the actor update's: lowering its own micro batch is the repair."""
+    out = run("explain", 'File "verl/workers/fsdp_workers.py", line 610, in update_actor\n' + CUDA,
+              "tests/data/scripts/verl/one_step_off_grpo_0.6b_gsm8k_fsdp2_2_6.sh", "--model", "qwen3-0.6b",
+              "--time-limit", "10").stdout
+    assert "phase: actor update" in out and "searched with the actor update" in out, out
+    paste = next(line for line in out.splitlines() if "paste over yours:" in line).split(":", 1)[1].split()
+    assert [a.split("=")[0] for a in paste] == ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"], out
+    assert "check on the changed config: fits" in out
+
+
+def test_a_phase_offset_moves_that_phase_only():
+    from rlbatch_solver.costmodel.efficiency import Efficiency
+
+    one = Efficiency(phase_memory_offsets=(("actor_update", 5 * 2**30),))
+    assert Efficiency.from_mapping(one.as_dict()) == Efficiency()  # a profile holds the numbers only
+    base = rb.check(README_CONFIG, framework="verl", gpus=4, model="qwen2.5-1.5b", gpu="h100").memory.peaks
+    moved = rb.check(README_CONFIG, framework="verl", gpus=4, model="qwen2.5-1.5b", gpu="h100",
+                     calibration=one).memory.peaks
+    assert moved["actor_update"] - base["actor_update"] == pytest.approx(5 * 1024, abs=1)
+    assert all(moved[p] == base[p] for p in base if p != "actor_update")

@@ -55,7 +55,8 @@ def test_one_key_break_is_repaired_by_one_key(br, gpu):
         assert r.native_changes == []  # with memory, a break may still be valid and fit: nothing to repair
         return  # (a tight one, inside the safety margin, is valid with a warning and fix repairs it)
     assert r.after is not None, r.status
-    assert r.proven, r.status
+    # proven nearest, or (the nearest repair tight in memory) that repair proven and one more key for headroom
+    assert r.proven or (r.nearest_diff and r.nearest_proven), r.status
     assert len(r.native_changes) <= 1, r.native_changes
     # solver-independent: the printed change, pasted after the broken arguments, checks valid (and fits)
     if r.native_changes:

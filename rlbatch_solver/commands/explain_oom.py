@@ -184,7 +184,8 @@ def _compare(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, m
                    "it asked for" if tried else f"the run went out of memory there: it needed more than the "
                    f"{line:.1f} GiB usable")
         exp.offset_gib = offset
-    _fix(exp, fw_name, config, gpus, model, offset, why, time_limit_s, started)
+    _fix(exp, fw_name, config, gpus, model, offset, why, phase if exp.phase in mem.peaks else None, time_limit_s,
+         started)
 
 
 def _engine_refuses(msg: OomMessage, mem: Any, phase: str) -> bool:
@@ -231,17 +232,22 @@ def _kv_change(exp: OomExplanation, report: Any, model: Any) -> None:
 
 
 def _fix(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, model: Any, offset_gib: float, why: str,
-         time_limit_s: float, started: float) -> None:
-    """The nearest fitting config (the user's algorithm kept), priced ``offset_gib`` higher in the training phases
-    where the message showed the run needed that much more than we predict; checked afterwards by plain ``check``."""
+         phase: str | None, time_limit_s: float, started: float) -> None:
+    """The nearest fitting config (the user's algorithm kept), priced ``offset_gib`` higher where the message showed the
+    run needed that much more than we predict: in ``phase``, the one the message or traceback names (so the fix lowers
+    that phase's own memory first: its micro batch, not one key that shrinks every phase), or in every training phase
+    when it names none; checked afterwards by plain ``check``."""
     from ..costmodel.efficiency import Efficiency
     from .check import check
     from .fix import fix
 
-    calibration = Efficiency(train_memory_offset_bytes=offset_gib * 2**30) if offset_gib > 0 else None
-    if calibration is not None:
-        exp.lines.append(f"the fix is searched with the training phases {offset_gib:.2f} GiB higher than we predict: "
-                         f"{why}")
+    calibration = None
+    if offset_gib > 0:
+        extra = offset_gib * 2**30
+        calibration = (Efficiency(phase_memory_offsets=((str(getattr(phase, "value", phase)), extra),)) if phase
+                       else Efficiency(train_memory_offset_bytes=extra))
+        where = f"the {PHASE_TEXT.get(phase, phase)}" if phase else "the training phases"
+        exp.lines.append(f"the fix is searched with {where} {offset_gib:.2f} GiB higher than we predict: {why}")
     exp.fix = fix(config, framework=fw_name, gpus=gpus, model=model, gpu=exp.gpu, time_limit_s=time_limit_s,
                   started=started, calibration=calibration)
     if exp.fix.after is not None and exp.fix.changes:

@@ -59,6 +59,7 @@ class FixReport:
     # every relaxation tried: {"kind", "feasible", "text", "changes": [paste-ready arguments]}
     relaxations_tried: list[dict[str, Any]] = field(default_factory=list)
     method: str = ""  # "direct" (one- and two-key moves evaluated), "cp-sat", or "greedy" (a descent, not proven)
+    grid_only: bool = False  # proven nearest among the candidate grid's values only (render.py's fine print)
     evaluated: int = 0  # configs the direct search evaluated
     waste: str = ""  # what the repaired config makes the framework pad, in words
     # nothing valid found: the closest candidate (fewest broken rules) as a diff, and what it still breaks
@@ -113,7 +114,7 @@ class FixReport:
             "nearest_repair": {"changes": [new for _, _, new in self.nearest_diff], "proven_nearest": self.nearest_proven}
             if self.nearest_diff else None,
             "search": {"method": self.method, "configs_evaluated": self.evaluated,
-                       "wall_time_s": round(self.wall_time_s, 3)},
+                       "wall_time_s": round(self.wall_time_s, 3), "proven_among_candidates_only": self.grid_only},
             "waste": self.waste,
             "memory_floor_mib": {r: {"least": a, "usable": b} for r, (a, b) in self.memory_floor.items()},
             "host_memory": self.host.to_dict() if self.host is not None else None,

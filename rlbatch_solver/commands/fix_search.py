@@ -66,21 +66,22 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
             return Attempt(RepairResult(None, [], None, "infeasible", time.monotonic() - started, method="floor",
                                         memory_floor=over), ruleset, domains, capacity)
     refs = references(policy, dict(values))
-    # every integer of a wide range: by rules alone always (cheap to check); with memory (each candidate then
-    # prices the phases) only when the grid holds no repair of one or two keys, screened by the rules first;
-    # a repair found on the grid with memory is the nearest among the grid's values (render.py says so)
+    # every integer of a wide range: with memory each candidate is screened by the rules first, so only the moves
+    # that obey every rule price the phases; a repair of one or two keys is then the nearest over every integer,
+    # a larger one (CP-SAT) the nearest among the grid's values (render.py says so)
     wide = direct_search_domains(policy, domains, ruleset)
     if regular is not None:
         wide = regular.filtered(wide, values)
     near = nearest_small_repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=deadline,
                                 grows=policy.grows_memory, held=policy.algorithm_batch, wide_domains=wide,
-                                rules_only=rules if spec is not None else None, wide_when_found=spec is None)
+                                rules_only=rules if spec is not None else None)
     from ..solver.repair import RepairResult, repair, repair_result
 
     extra = dict(method="direct", evaluated=near.evaluated)
     if near.solution is not None:
         status = "optimal" if near.complete else "feasible"
-        found = repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s, **extra)
+        found = repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s,
+                              grid_only=near.grid_only, **extra)
         if near.beatable:  # its waste or its move of the algorithm's batch costs a key or more: a larger repair may
             # cost less
             found = _cheaper_with_more_keys(ruleset, domains, values, policy, refs, near, found, deadline)

@@ -40,6 +40,10 @@ class Efficiency:
     # bytes the training phases hold beyond the derived terms (allocator blocks, workspace, kernels' buffers);
     # may be negative where the derived terms over-count
     train_memory_offset_bytes: float = 0.0
+    # bytes one training phase holds beyond those, as (Phase value, bytes) pairs: an out-of-memory message that names
+    # its phase shows the excess there only (explain). Not part of a calibration profile: as_dict and from_mapping
+    # hold the numbers only
+    phase_memory_offsets: tuple[tuple[str, float], ...] = ()
     # fitted to the measured set (FITTED_PATH): measured / derived seconds of the rollout (an inference engine's
     # generation; not the trained model's own generate, whose cost is measured), the forward-only passes (old
     # log-prob, reference) and the updates (actor, critic) -- of their compute and host time, which mfu_train and
@@ -55,12 +59,12 @@ class Efficiency:
         return replace(self, **changes)
 
     def as_dict(self) -> dict[str, float]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if isinstance(v, float)}
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> "Efficiency":
         """Known fields only (a profile from a newer version may hold more: ignored)."""
-        names = {f.name for f in fields(cls)}
+        names = {f.name for f in fields(cls) if f.type in ("float", float)}
         return cls(**{k: float(v) for k, v in values.items() if k in names})
 
 

@@ -1322,11 +1322,12 @@ def estimate_memory(plan: Plan) -> MemoryReport:
     phases[Phase.ACTOR_UPDATE] = _update_terms(plan, mc, critic=False)
     if plan.need_critic:
         phases[Phase.CRITIC_UPDATE] = _update_terms(plan, mc, critic=True)
-    offset = plan.efficiency.train_memory_offset_bytes
-    if offset:  # a calibration profile's measured excess (or shortfall) of the training phases
-        for name, terms in phases.items():
-            if name != Phase.ROLLOUT:
-                terms[T_CALIBRATION] = offset
+    offsets = {str(getattr(p, "value", p)): b for p, b in plan.efficiency.phase_memory_offsets}
+    for name, terms in phases.items():
+        # a calibration profile's measured excess (or shortfall) of the training phases, plus one phase's own
+        offset = plan.efficiency.train_memory_offset_bytes + offsets.get(name.value, 0.0)
+        if name != Phase.ROLLOUT and offset:
+            terms[T_CALIBRATION] = offset
     return rep
 
 

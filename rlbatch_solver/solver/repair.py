@@ -54,6 +54,8 @@ class RepairResult:
     partial_broken: list[str] = field(default_factory=list)
     # proven without a solve: memory rule -> (least MiB its phase needs in the domains, usable MiB)
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # proven nearest among the candidate grid only, not over every integer of the direct search's wide range
+    grid_only: bool = False
 
     @property
     def proven(self) -> bool:
