@@ -706,6 +706,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         for c in report.choices[1:]:
             alt.add_row(str(c.rank), f"{c.step_time_s:.1f}", why_lost(best, c), differs(best, c).replace(", ", "\n"))
         console.print(alt)
+    if report.left_out:
+        console.print(left_out_line(report), markup=False, highlight=False)
     if not verbose:
         console.print("details (YAML copy, memory and time per phase, lengths assumed, error bars): --verbose",
                       markup=False, highlight=False)
@@ -795,6 +797,15 @@ def print_start(console: Console, report: RecommendReport) -> None:
     if dropped:
         print_args(console, dropped, prefix="  drop (the best config leaves them at the default, or does not use them): ",
                    sep=" ")
+
+
+def left_out_line(report: RecommendReport) -> str:
+    """How many configs the search found that a listed one makes pointless (commands/alike.py), and how they differ
+    from the best, so that the user knows the table is short on purpose."""
+    n, best = len(report.left_out), report.choices[0]
+    ways = list(dict.fromkeys(differs(best, c) for c in report.left_out))
+    return (f"not listed: {n} more config{'s' if n > 1 else ''} the search found, no better than a listed one and "
+            f"needing no less memory in any phase ({'; '.join(ways[:3])}{'; ...' if len(ways) > 3 else ''})")
 
 
 def why_lost(best: Choice, other: Choice) -> str:
