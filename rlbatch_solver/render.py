@@ -982,6 +982,8 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         "host_memory": report.host.to_dict() if getattr(report, "host", None) is not None else None,
         "host_memory_unfit": report.host_unfit.to_dict() if getattr(report, "host_unfit", None) is not None else None,
         "choices": [choice(c) for c in report.choices],
+        # the configs found that a listed one makes pointless (commands/alike.py): how each differs from the best
+        "not_listed": [differs(report.choices[0], c) for c in getattr(report, "left_out", [])],
         # the best config as a whole command (its start words, then one argument each), without the user's script
         "command": [] if report.start is not None else best_command(report),
         "start_first": [] if report.start is not None else companion_commands(report),
