@@ -1059,7 +1059,9 @@ def print_fix(console: Console, report: FixReport) -> None:
     if report.proven and report.memory_evaluated:  # priced candidates only: the grid, not every integer
         fine.append("among the candidates: powers of two, divisors, doubles and triples and +-2 of each value "
                     "(of an unset key: of the related value the framework would use, else of 8)")
-    changes = f"{len(report.diff)} change{'' if len(report.diff) == 1 else 's'}"
+    renames = _renames_only(report)
+    count = len(report.diff) - len(renames) + bool(renames)  # the renames are one change
+    changes = f"{count} change{'' if count == 1 else 's'}"
     nearest = getattr(report, "nearest_diff", [])
     if nearest:  # the nearest repair, plus one key for memory headroom: not itself the nearest valid config
         proved = "proven nearest" if report.nearest_proven else "nearest found, not proven"
@@ -1068,7 +1070,12 @@ def print_fix(console: Console, report: FixReport) -> None:
                       + escape(" ".join(new for _, _, new in nearest)) + "; this one keeps the memory headroom:")
     else:
         console.print(f"\n[bold green]Nearest valid config[/] ({changes}, {proof}, {report.wall_time_s:.1f} s):")
+    if renames:
+        console.print("  [yellow]rename[/] " + escape(", ".join(f"{old.split()[0]} -> {new.split()[0]}"
+                                                                 for _, old, new in renames)))
     for key, old, new in report.diff:
+        if (key, old, new) in renames:
+            continue
         fixes = ", ".join(report.satisfies.get(key, []))
         why = "; ".join(([f"satisfies {fixes}"] if fixes else [])
                         + ([report.headroom[key]] if key in getattr(report, "headroom", {}) else []))
@@ -1089,6 +1096,13 @@ def print_fix(console: Console, report: FixReport) -> None:
     print_paste(console, report.native_after)
     if fine and not nearest:
         console.print(f"\n{proof}: " + "; ".join(fine), markup=False, highlight=False)
+
+
+def _renames_only(report: FixReport) -> list[tuple[str, str, str]]:
+    """The diff's lines that rename a key (one the release refuses) and keep its value: printed as one change."""
+    renamed = {f"--{k}" for k in getattr(report, "renamed", [])}
+    return [(k, o, n) for k, o, n in report.diff
+            if o.split(" ", 1)[0] in renamed and o.partition(" ")[2] == n.partition(" ")[2]]
 
 
 def print_fix_conflict(console: Console, report: FixReport) -> None:
