@@ -53,6 +53,8 @@ def test_the_repair_renames_the_flags_and_check_of_it_finds_no_old_name(tmp_path
     assert "rename --ref_num_nodes -> --ref.num_nodes," in shown.stdout
     written = (tmp_path / "fixed.sh").read_text()
     assert "--train.micro_batch_size 8" in written and "--micro_train_batch_size" not in written
+    # a flag no rule reads, the same argument in 0.9.10 and 0.11.2 (names.py OLD_NAMES), renamed too
+    assert "--ckpt.output_dir /openrlhf/" in written and "--save_path" not in written
 
 
 def test_memory_is_repaired_after_the_renames(tmp_path):

@@ -648,7 +648,7 @@ class OpenRLHFFramework(Framework):
     def old_names(self, flat: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
         """From 0.10.2 on, the underscore flags train_ppo_ray's argparse refuses (openrlhf.driver.legacy_flag_names):
         each one-to-one flag with its dotted name (LEGACY_FLAGS, and the data flags of RENAMED_LEGACY), where the
-        config does not set that name too; the rest (--bf16, --save_path, --prompt_max_len ...: no successor of the
+        config does not set that name too; the rest (--bf16, --enforce_eager, --prompt_max_len ...: no successor of the
         same name and meaning we know) as they are."""
         if not versions.dotted_names(self.version):
             return {}, []
