@@ -75,12 +75,12 @@ def read_job(config: Any, framework: str, gpus: int | None, model: str | ModelCa
         f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
         for u in unknown if u.refused and not any(o.startswith(u.shown) for o in renamed)] + list(version_notes)
     if old_names:
-        notes.append(f"{fw.name} {fw.version} reads none of the older releases' flag names: the change below renames "
-                     f"the {len(old_names)} it has a successor of the same meaning for")
+        notes.append(f"{fw.name} {fw.version} reads none of the older releases' flag names: fix renames the "
+                     f"{len(old_names)} it has a successor of the same meaning for")
     if unrenamed:
         notes.append(", ".join(f"--{k}" for k in unrenamed) + f": an older release's flag {fw.name} {fw.version} "
                      "refuses, with no successor of the same meaning we know; rename or remove it by hand (the "
-                     "repair below assumes it is)")
+                     "repair assumes it is)")
     notes += fw.config_notes(flat)  # what reading the config assumed or could not read (check says it too)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
