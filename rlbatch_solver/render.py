@@ -706,6 +706,8 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         for c in report.choices[1:]:
             alt.add_row(str(c.rank), f"{c.step_time_s:.1f}", why_lost(best, c), differs(best, c).replace(", ", "\n"))
         console.print(alt)
+    if report.left_out:
+        console.print(left_out_line(report), markup=False, highlight=False)
     if not verbose:
         console.print("details (YAML copy, memory and time per phase, lengths assumed, error bars): --verbose",
                       markup=False, highlight=False)
@@ -795,6 +797,15 @@ def print_start(console: Console, report: RecommendReport) -> None:
     if dropped:
         print_args(console, dropped, prefix="  drop (the best config leaves them at the default, or does not use them): ",
                    sep=" ")
+
+
+def left_out_line(report: RecommendReport) -> str:
+    """How many configs the search found that a listed one makes pointless (commands/alike.py), and how they differ
+    from the best, so that the user knows the table is short on purpose."""
+    n, best = len(report.left_out), report.choices[0]
+    ways = list(dict.fromkeys(differs(best, c) for c in report.left_out))
+    return (f"not listed: {n} more config{'s' if n > 1 else ''} the search found, no better than a listed one and "
+            f"needing no less memory in any phase ({'; '.join(ways[:3])}{'; ...' if len(ways) > 3 else ''})")
 
 
 def why_lost(best: Choice, other: Choice) -> str:
@@ -971,6 +982,8 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
         "host_memory": report.host.to_dict() if getattr(report, "host", None) is not None else None,
         "host_memory_unfit": report.host_unfit.to_dict() if getattr(report, "host_unfit", None) is not None else None,
         "choices": [choice(c) for c in report.choices],
+        # the configs found that a listed one makes pointless (commands/alike.py): how each differs from the best
+        "not_listed": [differs(report.choices[0], c) for c in getattr(report, "left_out", [])],
         # the best config as a whole command (its start words, then one argument each), without the user's script
         "command": [] if report.start is not None else best_command(report),
         "start_first": [] if report.start is not None else companion_commands(report),
@@ -1050,7 +1063,9 @@ def print_fix(console: Console, report: FixReport) -> None:
         steps = " and +-2" if report.memory_evaluated else ", multiples of the GPU count and +-4"
         fine.append(f"among the candidates: powers of two, divisors, doubles and triples{steps} of each value "
                     "(of an unset key: of the related value the framework would use, else of 8)")
-    changes = f"{len(report.diff)} change{'' if len(report.diff) == 1 else 's'}"
+    renames = _renames_only(report)
+    count = len(report.diff) - len(renames) + bool(renames)  # the renames are one change
+    changes = f"{count} change{'' if count == 1 else 's'}"
     nearest = getattr(report, "nearest_diff", [])
     if nearest:  # the nearest repair, plus one key for memory headroom: not itself the nearest valid config
         proved = "proven nearest" if report.nearest_proven else "nearest found, not proven"
@@ -1059,7 +1074,12 @@ def print_fix(console: Console, report: FixReport) -> None:
                       + escape(" ".join(new for _, _, new in nearest)) + "; this one keeps the memory headroom:")
     else:
         console.print(f"\n[bold green]Nearest valid config[/] ({changes}, {proof}, {report.wall_time_s:.1f} s):")
+    if renames:
+        console.print("  [yellow]rename[/] " + escape(", ".join(f"{old.split()[0]} -> {new.split()[0]}"
+                                                                 for _, old, new in renames)))
     for key, old, new in report.diff:
+        if (key, old, new) in renames:
+            continue
         fixes = ", ".join(report.satisfies.get(key, []))
         why = "; ".join(([f"satisfies {fixes}"] if fixes else [])
                         + ([report.headroom[key]] if key in getattr(report, "headroom", {}) else []))
@@ -1080,6 +1100,13 @@ def print_fix(console: Console, report: FixReport) -> None:
     print_paste(console, report.native_after)
     if fine and not nearest:
         console.print(f"\n{proof}: " + "; ".join(fine), markup=False, highlight=False)
+
+
+def _renames_only(report: FixReport) -> list[tuple[str, str, str]]:
+    """The diff's lines that rename a key (one the release refuses) and keep its value: printed as one change."""
+    renamed = {f"--{k}" for k in getattr(report, "renamed", [])}
+    return [(k, o, n) for k, o, n in report.diff
+            if o.split(" ", 1)[0] in renamed and o.partition(" ")[2] == n.partition(" ")[2]]
 
 
 def print_fix_conflict(console: Console, report: FixReport) -> None:

@@ -160,8 +160,9 @@ def test_seed_70b_layout_needs_more_than_48_gpus():
 
 def test_seed_hybrid_engine_with_old_flag_names():
     """The seed's 8xA100 hybrid engine flags (underscore names): valid numbers, checked by 0.6.2 (the oldest release
-    with those flags: --vllm_enable_sleep, --deepspeed_enable_sleep) with the upgrade note; named 0.11.2, a warning
-    for the names."""
+    with those flags: --vllm_enable_sleep, --deepspeed_enable_sleep) with the upgrade note; named 0.11.2 (or
+    0.10.4), an error: their train_ppo_ray.py's argparse stops at the first underscore name (unrecognized
+    arguments), the run never starts."""
     seed = ("--actor_num_gpus_per_node 8 --critic_num_gpus_per_node 8 --ref_num_gpus_per_node 8 "
             "--reward_num_gpus_per_node 8 --vllm_num_engines 4 --vllm_tensor_parallel_size 2 --colocate_all_models "
             "--vllm_gpu_memory_utilization 0.5 --vllm_enable_sleep --deepspeed_enable_sleep")
@@ -169,9 +170,13 @@ def test_seed_hybrid_engine_with_old_flag_names():
     assert r.valid and r.version == "0.6.2" and r.violations == []
     assert any("upgrade: on OpenRLHF 0.11.2 --actor_num_gpus_per_node" in n for n in r.notes)
     assert r.values["gmu_permille"] == 500 and r.values["colocate_all"] is True and r.values["vllm_num_engines"] == 4
-    r = rb.check([seed], framework="openrlhf==0.11.2", gpus=8)
-    assert r.valid
-    assert [(v.rule, v.severity) for v in r.violations] == [("openrlhf.driver.legacy_flag_names", Severity.WARNING)]
+    for release in ("0.11.2", "0.10.4"):
+        r = rb.check([seed], framework=f"openrlhf=={release}", gpus=8)
+        assert not r.valid, release
+        assert [(v.rule, v.severity) for v in r.violations] == [("openrlhf.driver.legacy_flag_names", Severity.ERROR)]
+        assert "argparse rejects them" in r.violations[0].message
+    # the releases whose own flags these are accept them: no such rule there
+    assert rb.check([seed], framework="openrlhf==0.9.10", gpus=8).valid
 
 
 def test_old_and_new_names_give_the_same_values():

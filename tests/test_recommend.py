@@ -410,8 +410,8 @@ def test_equally_fast_configs_come_roomiest_first_whatever_the_solvers_threads()
                   prompt_length=1024, response_length=4096)
     answers = [rb.recommend(sc, top=3, time_limit_s=20, solver_workers=w) for w in (1, 8)]
     assert len({tuple(tuple(c.native) for c in r.choices) for r in answers}) == 1
-    choices = answers[0].choices
-    tied = [c for c in choices if c.objective == choices[0].objective]
+    choices = answers[0].choices + answers[0].left_out  # the solver's order; the table lists what a listed one
+    tied = [c for c in choices if c.objective == choices[0].objective]  # does not make pointless (alike.py)
     assert len(tied) >= 2 and all(c.proven for c in tied)
     peaks = [sum(-(-c.memory[p].peak(p) // MIB) for p in c.memory) for c in tied]
     assert peaks == sorted(peaks) and peaks[0] < peaks[-1]
@@ -432,3 +432,61 @@ def test_objective_gpus_keeps_headroom_or_says_how_many_gpus_it_takes():
     if report.margin_note.startswith("tight") and "with that headroom the fewest is" in report.margin_note:
         fewest = int(report.margin_note.rsplit(" ", 1)[1])
         assert fewest > 2
+
+
+def _priced_key(c):
+    return c.objective, tuple(sorted((p, round(v / 1024, 1)) for p, v in c.peak_mib().items()))
+
+
+@pytest.mark.parametrize("framework, gpu, gpus, model", [("trl", "h100", 8, "qwen2.5-7b"),
+                                                         ("trl", "rtx4090", 4, "qwen2.5-1.5b"),
+                                                         ("verl", "h100", 8, "qwen2.5-7b"),
+                                                         ("openrlhf", "h100", 8, "qwen2.5-7b")])
+def test_no_listed_alternative_is_as_good_as_one_listed_before_it(framework, gpu, gpus, model):
+    """TRL 7B on 8 H100 listed four alternatives at the best's step time: without --dtype (priced the same), ZeRO-2
+    (as fast, more memory), both, and a vLLM share of 0.5 (more memory). None offers anything the best does not: they
+    are left out and counted; no two listed configs are priced alike, and none is dominated by one before it."""
+    from rlbatch_solver.commands.alike import alike, dominates
+
+    r = rb.recommend(Scenario(framework=framework, gpu=gpu, gpus=gpus, model=model), time_limit_s=30)
+    assert r.choices and [c.rank for c in r.choices] == list(range(1, len(r.choices) + 1))
+    assert len({_priced_key(c) for c in r.choices}) == len(r.choices)
+    for i, c in enumerate(r.choices[1:], 1):
+        assert not any(dominates(k, c) for k in r.choices[:i])
+    for c in r.left_out:
+        assert any(alike(k, c) or dominates(k, c) for k in r.choices)
+    if framework == "trl" and gpu == "h100":
+        assert r.left_out and len(r.choices) == 1  # the four ties of the best, folded into it
+
+
+def test_of_configs_priced_alike_the_simplest_command_stands_for_them():
+    """Two alternatives priced the same (one spells out a setting the other leaves to the framework): the one with
+    fewer arguments is listed, at the first one's place; the best is kept as ranked even where a tie is simpler."""
+    from dataclasses import dataclass
+
+    from rlbatch_solver.commands.alike import fold_alike
+
+    @dataclass
+    class C:
+        rank: int
+        native: list
+        objective: int
+        step_time_s: float
+        samples: int
+        peaks: dict
+
+        def peak_mib(self):
+            return self.peaks
+
+    cs = [C(1, ["--a 1", "--b 2"], 100, 10.0, 10, {"x": 1000.0}),
+          C(2, ["--a 1"], 100, 10.0, 10, {"x": 1000.0}),  # priced as the best: left out, the best stays
+          C(3, ["--a 2", "--b 2"], 120, 12.0, 10, {"x": 500.0}),
+          C(4, ["--a 2"], 120, 12.0, 10, {"x": 500.0}),  # priced as 3, shorter: listed at 3's place
+          C(5, ["--a 3"], 130, 13.0, 10, {"x": 600.0})]  # slower than 3/4 and larger: dominated
+    kept, left = fold_alike(cs)
+    assert [c.native for c in kept] == [["--a 1", "--b 2"], ["--a 2"]] and [c.rank for c in kept] == [1, 2]
+    assert [c.native for c in left] == [["--a 1"], ["--a 2", "--b 2"], ["--a 3"]]
+    # the headroom objective is maximized: a larger objective is the better one
+    kept, _ = fold_alike([C(1, ["--a 1"], 500, 1.0, 1, {"x": 100.0}), C(2, ["--a 2"], 400, 1.0, 1, {"x": 100.0})],
+                         maximize=True)
+    assert len(kept) == 1

@@ -150,7 +150,7 @@ RECOMMEND = _out({"framework": STR, "rules_version": STR, "status": STR, "proven
                   "headroom": STR, "batch": {}, "batch_kept": {}, "host_memory": _maybe(OBJ),
                   "host_memory_unfit": _maybe(OBJ),
                   "choices": {"type": "array", "items": CHOICE}, "conflict": _maybe(STRS), "memory_floor_mib": OBJ,
-                  "helps": STRS, "error_bars": {}, "mean_lengths": {}, "placement": _maybe(OBJ), "start": _maybe(OBJ)})
+                  "not_listed": STRS, "helps": STRS, "error_bars": {}, "mean_lengths": {}, "placement": _maybe(OBJ), "start": _maybe(OBJ)})
 GPU_ROW = _out({"name": STR, "display_name": STR, "memory_bytes": {"type": "integer"}, "bf16_tflops": NUM,
                 "hbm_bandwidth_gbps": NUM, "intra_node": STR, "intra_node_bandwidth_gbps": NUM,
                 "host_link_bandwidth_gbps": NUM, "hopper_fp8": BOOL, "source": STR, "aliases": STRS})

@@ -111,7 +111,8 @@ def _report(job: Job, res: RepairResult, ruleset: RuleSet) -> FixReport:
                        native, satisfies, res.status, res.proven, res.wall_time_s, job.memory, notes=job.notes,
                        diff=with_renames(job.renames, diff), upgrade=job.upgrade, unknown_keys=job.unknown,
                        renamed=[u.key for u in job.unknown if u.refused and any(r[0] == u.suggestion
-                                                                                 for r in job.renames)])
+                                                                                 for r in job.renames)]
+                       + job.old_names)
     report.method, report.evaluated, report.grid_only = res.method, res.evaluated, res.grid_only
     report.counted = counted_words(job.fw, job.policy, ruleset)
     return report

@@ -43,6 +43,7 @@ class Job:
     unknown: list[UnknownKey] = field(default_factory=list)  # keys the release lacks (key_names.py)
     refused: list[Violation] = field(default_factory=list)  # those its parser refuses, as violations
     renames: list[tuple[str, str, str]] = field(default_factory=list)  # refused keys renamed: diff lines
+    old_names: list[str] = field(default_factory=list)  # an older release's keys renamed to this one's (old_names)
 
 
 def read_job(config: Any, framework: str, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
@@ -57,7 +58,14 @@ def read_job(config: Any, framework: str, gpus: int | None, model: str | ModelCa
     fw, version_notes = framework_for(asked, flat)
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
     flat, renames = _renamed(fw, flat, unknown)
+    old_names, unrenamed = fw.old_names(flat)
+    flat, flag_renames = _renamed_flags(fw, flat, old_names)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
+    if old_names or unrenamed:  # the answer is written in the release's names; those it cannot rename are said
+        written = {**values, **fw.names_written()}
+        held = {v.rule for v in fw.ruleset.check(written).errors}
+        refused = refused + [v for v in fw.ruleset.check(values).errors if v.rule not in held]
+        values = written
     kept = _keep_names(fw, keep)
     policy = policy_for(fw.name, fw.ruleset, values)
     renamed = {old_arg: new_arg for _, old_arg, new_arg in renames}
@@ -66,12 +74,20 @@ def read_job(config: Any, framework: str, gpus: int | None, model: str | ModelCa
         for old_arg, new_arg in renamed.items()] + [
         f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
         for u in unknown if u.refused and not any(o.startswith(u.shown) for o in renamed)] + list(version_notes)
+    if old_names:
+        notes.append(f"{fw.name} {fw.version} reads none of the older releases' flag names: fix renames the "
+                     f"{len(old_names)} it has a successor of the same meaning for")
+    if unrenamed:
+        notes.append(", ".join(f"--{k}" for k in unrenamed) + f": an older release's flag {fw.name} {fw.version} "
+                     "refuses, with no successor of the same meaning we know; rename or remove it by hand (the "
+                     "repair assumes it is)")
     notes += fw.config_notes(flat)  # what reading the config assumed or could not read (check says it too)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
     given = frozenset(str(k).removeprefix("--") for k in flat)
     return Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
-               upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused, renames)
+               upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused, renames + flag_renames,
+               list(old_names))
 
 
 def _renamed(fw: Framework, flat: dict[str, Any], unknown: list[UnknownKey]) -> tuple[dict[str, Any], list[tuple]]:
@@ -86,6 +102,24 @@ def _renamed(fw: Framework, flat: dict[str, Any], unknown: list[UnknownKey]) -> 
         word = _arg_text(fw, old, flat[old])
         lines.append((new, word, _arg_text(fw, new, flat[old])))
     return {renames.get(k, k): v for k, v in flat.items()}, lines
+
+
+def _renamed_flags(fw: Framework, flat: dict[str, Any], old_names: dict[str, str]) -> tuple[dict[str, Any], list[tuple]]:
+    """The config with each older release's key renamed to the one this release reads (``Framework.old_names``),
+    and the renames as diff lines (key, old argument, new argument)."""
+    if not old_names:
+        return flat, []
+    out: dict[str, Any] = {}
+    lines = []
+    for key, value in flat.items():
+        bare = str(key).removeprefix("--")
+        new = old_names.get(bare)
+        if new is None:
+            out[key] = value
+            continue
+        out[new] = value
+        lines.append((new, _arg_text(fw, bare, value), _arg_text(fw, new, value)))
+    return out, lines
 
 
 def _arg_text(fw: Framework, key: str, value: Any) -> str:

@@ -85,6 +85,8 @@ class RecommendReport:
     # keys of --set / --search or of the --from config the release lacks (key_names.py), and the notes saying so
     unknown_keys: list[UnknownKey] = field(default_factory=list)
     key_notes: list[str] = field(default_factory=list)
+    # configs the search found that a listed one makes pointless (as fast, no more memory in any phase: alike.py)
+    left_out: list[Choice] = field(default_factory=list)
 
     @property
     def best(self) -> Choice | None:
@@ -618,6 +620,9 @@ def recommend(
             report.choices = yours_first(report.choices, report.start, spec, objective, ruleset)
         elif report.start.verdict == "keep" and report.best.native != report.start.native:
             report.start.verdict = "objective"  # not faster, but better by --objective gpus / memory-headroom
+    from .alike import fold_alike
+
+    report.choices, report.left_out = fold_alike(report.choices, OBJECTIVE_SENSE[objective_name])
     if report.choices:  # the best's (the user's config, where it is the answer)
         from ..costmodel.tables import mean_lengths
         from .check import host_check

@@ -465,6 +465,17 @@ class Framework(ABC):
         """What a config's values leave unchecked, for ``check`` to print (none by default)."""
         return []
 
+    def old_names(self, flat: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
+        """The config's keys this release's parser refuses because they are an older release's names: those with a
+        successor of the same meaning (old key -> the key this release reads, for ``fix`` to write) and those with
+        none we know (left to the user); none by default."""
+        return {}, []
+
+    def names_written(self) -> dict[str, Value]:
+        """The values that say a config is written in this release's own key names (``fix`` writes its answer so,
+        its ``old_names`` renamed); none by default."""
+        return {}
+
     def memory_relaxations(self, values: Mapping[str, Value]) -> list[str]:
         """What else would help a config that no value fix may change fits in memory, in words (fix's relaxations):
         by default the offload switch, unless the config has it on already."""

@@ -5,8 +5,8 @@ file, nested or flat), in the dotted names of 0.10.2+ (``--train.batch_size``)
 or the underscore names they replaced (``--train_batch_size``), -> values of
 the rule variables in ``rules.py``, with 0.11.2's argparse defaults where
 a flag is absent. Underscore names are mapped to their dotted successors and
-reported by the warning ``openrlhf.driver.legacy_flag_names``: 0.11.2's
-argparse has no aliases for them.
+reported by the error ``openrlhf.driver.legacy_flag_names``: 0.11.2's
+argparse has no aliases for them (``fix`` renames them: ``old_names``).
 
 Export: a solution -> paste-ready ``--flag value`` arguments in 0.11.2 names
 (switches as bare ``--flag``).
@@ -644,6 +644,22 @@ class OpenRLHFFramework(Framework):
         return get_framework(f"{self.name}=={version}"), (
             f"checked with the OpenRLHF {version} rules and defaults: {why}; name another with --framework "
             f"openrlhf==VERSION. {versions.upgrade_note(version, flat)}")
+
+    def old_names(self, flat: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
+        """From 0.10.2 on, the underscore flags train_ppo_ray's argparse refuses (openrlhf.driver.legacy_flag_names):
+        each one-to-one flag with its dotted name (LEGACY_FLAGS, and the data flags of RENAMED_LEGACY), where the
+        config does not set that name too; the rest (--bf16, --enforce_eager, --prompt_max_len ...: no successor of the
+        same name and meaning we know) as they are."""
+        if not versions.dotted_names(self.version):
+            return {}, []
+        plain = list(dict.fromkeys(str(k).removeprefix("--") for k in flat))  # in the config's order
+        successor = {**LEGACY_FLAGS, **RENAMED_LEGACY}
+        renames = {k: successor[k] for k in plain if k in successor and successor[k] not in plain}
+        left = [k for k in plain if (k in LEGACY_ONLY or k in successor) and k not in renames]
+        return renames, left
+
+    def names_written(self) -> dict[str, Value]:
+        return {"legacy_flag_names": False}
 
     def waste_words(self, ruleset: RuleSet) -> str:
         return "the cluster's GPUs left idle (no placement group asks for them)"  # rules.py idle_gpus

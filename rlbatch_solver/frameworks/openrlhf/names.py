@@ -71,6 +71,12 @@ OLD_NAMES["actor.policy_loss_type"] = "policy_loss_type"
 # the example's data flags (run_command), as the releases before 0.10.2 name them
 OLD_NAMES.update({"data.prompt_dataset": "prompt_data", "data.input_key": "input_key",
                   "data.apply_chat_template": "apply_chat_template"})
+# the launch scripts' other flags no rule reads, each the same argument (type, default, help) in 0.9.10's and
+# 0.11.2's train_ppo_ray.py: read and printed in the release's name (fix renames them for 0.10.2 and later)
+OLD_NAMES.update({"actor.adam.lr": "actor_learning_rate", "critic.adam.lr": "critic_learning_rate",
+                  "algo.advantage.gamma": "gamma", "ckpt.output_dir": "save_path", "ckpt.path": "ckpt_path",
+                  "ckpt.save_hf": "save_hf_ckpt", "data.max_samples": "max_samples",
+                  "reward.normalize_enable": "normalize_reward", "vllm.sync_backend": "vllm_sync_backend"})
 
 
 def _dotted(version: str) -> bool:

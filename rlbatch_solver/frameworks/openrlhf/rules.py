@@ -191,9 +191,12 @@ def _rules() -> list[Rule]:
         "openrlhf.driver.legacy_flag_names",
         ~V["legacy_flag_names"],
         "the flags use pre-0.10.2 underscore names (e.g. --train_batch_size, --actor_num_gpus_per_node); "
-        "OpenRLHF 0.11.2's argparse rejects them (error: unrecognized arguments). They were checked as their "
-        "dotted 0.11.2 names (--train.batch_size, --actor.num_gpus_per_node): rename them before launching",
-        Stage.DRIVER, f"{CLI} (argparse: only the dotted names exist since 0.10.2)", severity=Severity.WARNING,
+        "this release's argparse rejects them (error: unrecognized arguments) and the run never starts. They "
+        "were checked as their dotted names (--train.batch_size, --actor.num_gpus_per_node): rename them",
+        # an error: train_ppo_ray.py's parser is a plain argparse.ArgumentParser() read by parse_args() (no
+        # parse_known_args, no alias, no underscore option an abbreviation could match) in 0.10.4 and 0.11.2; the
+        # releases whose own flags these are (0.9.10 and before) drop this rule (versions.py)
+        Stage.DRIVER, f"{CLI} (argparse: only the dotted names exist since 0.10.2)",
         explanation="0.10.2 renamed every train_ppo_ray flag to a dotted name and kept no aliases.",
     )
     rule(

@@ -1,0 +1,78 @@
+"""fix on a config written in an older release's flag names that the judged release refuses (OpenRLHF 0.10.2 renamed
+every train_ppo_ray flag to a dotted name, with no alias): the answer renames each flag that has a successor of the
+same meaning, as one change, and goes on with what else the config needs; the flags with none we know are said."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rlbatch_solver.frameworks.openrlhf.names import LEGACY_FLAGS
+
+from clirun import run
+
+# OpenRLHF's published hybrid-engine GRPO script: underscore flags beside --use_kl_estimator_k3 (no release has them
+# all: judged as 0.11.2), and --n_samples_per_prompt 1 with group_norm (an algorithm setting fix never changes)
+SCRIPT = Path(__file__).parent / "data" / "scripts" / "openrlhf" / "train_grpo_ray_hybrid_engine.sh"
+
+
+def _with_two_samples(tmp_path: Path) -> Path:
+    text = SCRIPT.read_text()
+    assert "--n_samples_per_prompt 1 " in text
+    out = tmp_path / "two.sh"
+    out.write_text(text.replace("--n_samples_per_prompt 1 ", "--n_samples_per_prompt 2 "))
+    return out
+
+
+def test_the_published_script_is_held_only_by_its_algorithm_setting_not_its_flag_names():
+    p = run("fix", str(SCRIPT), "--json")
+    assert p.returncode == 1, p.stderr
+    data = json.loads(p.stdout)
+    assert "openrlhf.driver.legacy_flag_names" in [v["rule"] for v in data["violations_before"]]
+    assert data["conflict"] == ["openrlhf.driver.group_estimator_needs_n"]
+    assert any("--rollout.n_samples_per_prompt 2" in r for r in data["relaxations"]), data["relaxations"]
+
+
+def test_the_repair_renames_the_flags_and_check_of_it_finds_no_old_name(tmp_path):
+    script = _with_two_samples(tmp_path)
+    p = run("fix", str(script), "--json")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    fixed = data["fixed_config"]
+    assert "--train.micro_batch_size 8" in fixed and "--rollout.n_samples_per_prompt 2" in fixed
+    assert not [a for a in fixed if a.split()[0][2:] in LEGACY_FLAGS]
+    assert "micro_train_batch_size" in data["renamed_keys"]
+    # the flags with no successor of the same meaning we know are left to the user, in words
+    assert any("--bf16" in n and "rename or remove it by hand" in n for n in data["notes"])
+    checked = run("check", "--framework", "openrlhf==0.11.2", "--json", "--", *[w for a in fixed for w in a.split()])
+    assert checked.returncode == 0, checked.stdout
+    assert "legacy_flag_names" not in checked.stdout
+    # printed as one change; the script written back sets the dotted names and none of the old ones it renamed
+    shown = run("fix", str(script), "--write", str(tmp_path / "fixed.sh"))
+    assert "(1 change, proven nearest" in shown.stdout
+    assert "rename --ref_num_nodes -> --ref.num_nodes," in shown.stdout
+    written = (tmp_path / "fixed.sh").read_text()
+    assert "--train.micro_batch_size 8" in written and "--micro_train_batch_size" not in written
+    # a flag no rule reads, the same argument in 0.9.10 and 0.11.2 (names.py OLD_NAMES), renamed too
+    assert "--ckpt.output_dir /openrlhf/" in written and "--save_path" not in written
+
+
+def test_memory_is_repaired_after_the_renames(tmp_path):
+    script = _with_two_samples(tmp_path)
+    big = tmp_path / "big.sh"
+    big.write_text(script.read_text().replace("--micro_train_batch_size 8 ", "--micro_train_batch_size 64 ")
+                   .replace("--adam_offload", ""))
+    p = run("fix", str(big), "--json", "--model", "Qwen/Qwen2.5-7B", "--gpu", "A100-40GB")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    changes = {c["key"]: c for c in data["changes"]}
+    assert changes["train.micro_batch_size"]["old_arg"] == "--micro_train_batch_size 64"
+    assert changes["train.micro_batch_size"]["new"] < 64
+    assert all(m["after"] <= m["capacity"] for m in data["memory_mib"].values())
+
+
+def test_a_release_whose_own_flags_they_are_renames_nothing(tmp_path):
+    p = run("fix", "--framework", "openrlhf==0.9.10", "--json", str(_with_two_samples(tmp_path)))
+    data = json.loads(p.stdout)
+    assert data["renamed_keys"] == []
+    assert not any(a.startswith("--train.") for a in data["fixed_config"])
