@@ -98,7 +98,8 @@ def test_fix_renames_a_refused_flag_to_the_one_it_misspells():
     args = ["--train.bach_size", "8", "--vllm.num_engines", "4", "--actor.num_gpus_per_node", "4",
             "--rollout.batch_size", "8", "--rollout.n_samples_per_prompt", "4"]
     res = run("fix", "--framework", "openrlhf", "--", *args)
-    assert "- --train.bach_size 8" in res.stdout and "+ --train.batch_size 8" in res.stdout
+    assert "rename --train.bach_size -> --train.batch_size" in res.stdout
+    assert "paste over yours:\n  --train.batch_size 8" in res.stdout
     data = json.loads(run("fix", "--framework", "openrlhf", "--json", "--", *args).stdout)
     assert "--train.batch_size 8" in data["fixed_config"]
     assert data["valid_before"] is False and data["unknown_keys"][0]["did_you_mean"] == "train.batch_size"
