@@ -267,19 +267,27 @@ def _legacy_fsdp(version: str) -> dict[str, list[str]]:
 
 
 def per_gpu_micro(v: Mapping[str, Value], per_gpu: str, global_key: str, dp: int, version: str = NEWEST,
-                  scale: int = 1) -> int:
+                  scale: int = 1, mini: bool = False) -> int:
     """The micro batch per GPU a phase runs with. The legacy workers (0.6.1, 0.7.1) convert a deprecated global key
     when the per-GPU one is unset: ``ppo_micro_batch_size //= world_size // ulysses_sp`` (the actor and the critic),
     ``log_prob_micro_batch_size //= world_size // ulysses_sp`` (rollout and reference)
     (verl/workers/fsdp_workers.py:ActorRolloutRefWorker.__init__ / CriticWorker.__init__, "normalize config";
     megatron_workers.py divides by the data-parallel size the same way), then times ``scale`` (``n_scale``: rollout.n
-    in the verl of January 2025). A conversion to 0 is a rule's (verl.legacy.logprob_global_micro_covers_dp); its
+    in the verl of January 2025), then capped by the data the GPU splits where ``scale`` > 1 (``n_scaled_micro``;
+    ``mini``: the actor's update). A conversion to 0 is a rule's (verl.legacy.logprob_global_micro_covers_dp); its
     memory is priced at 1."""
     if v.get(per_gpu):
         return int(v[per_gpu])
     if version in LEGACY_WORKERS and v.get(global_key):
-        return max(1, int(v[global_key]) // max(1, dp) * max(1, scale))
+        micro = converted_micro(v, global_key, dp, scale)
+        return n_scaled_micro(v, micro, dp, scale, mini) if scale > 1 else micro
     return 1
+
+
+def converted_micro(v: Mapping[str, Value], global_key: str, dp: int, scale: int = 1) -> int:
+    """A global micro batch key as the legacy workers convert it, before any cap: divided by the data-parallel size,
+    times ``scale`` (``per_gpu_micro``)."""
+    return max(1, int(v[global_key]) // max(1, dp) * max(1, scale))
 
 
 # The verl of January 2025 (the "0.1" the forks' verl/version/version reads: versions.py V010) scaled the actor's
@@ -352,7 +360,7 @@ def n_scaled_micro_batches(v: Mapping[str, Value], version: str) -> list[dict[st
     for phase, name, dyn, mini in N_SCALED_PASSES:
         if phase not in runs_phase or not v.get(name) or v.get(dyn):
             continue
-        scaled = max(1, int(v[name]) // max(1, dp) * scale)
+        scaled = converted_micro(v, name, dp, scale)
         out.append({"phase": getattr(phase, "value", phase), "variable": name, "given": int(v[name]), "dp": dp, "n": scale,
                     "scaled": scaled, "per_gpu": n_scaled_micro(v, scaled, dp, scale, mini),
                     "share_of": "mini batch" if mini else "batch"})
@@ -451,20 +459,15 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     sp, grad_ckpt = int(v["actor_sp"]), bool(v["grad_ckpt"])
     dp = n_gpus // max(1, sp)  # the legacy reference runs on the actor's Ulysses mesh too
     scale = n_scale(v, version)
-    train_micro = per_gpu_micro(v, "actor_micro_per_gpu", "actor_micro", dp, version, scale)
+    train_micro = per_gpu_micro(v, "actor_micro_per_gpu", "actor_micro", dp, version, scale, mini=True)
     param_off, opt_off = bool(v["param_offload"]), bool(v["optimizer_offload"])
     lp_micro = per_gpu_micro(v, "logprob_micro_per_gpu", "logprob_micro", dp, version, scale)
-    if scale > 1:
-        train_micro = n_scaled_micro(v, train_micro, dp, scale, mini=True)
-        lp_micro = n_scaled_micro(v, lp_micro, dp, scale)
     train_budget = token_budget(v, "actor_dyn", "actor_max_tokens")
     critic = critic_batching(v, version)
     ref_on_gpu = version in REF_ON_GPU
     packed = bool(v.get("remove_padding", True))
     if phase == Phase.REF:
         lp_micro = per_gpu_micro(v, "ref_micro_per_gpu", "ref_micro", dp, version, scale)
-        if scale > 1:
-            lp_micro = n_scaled_micro(v, lp_micro, dp, scale)
         sp = int(v["ref_sp"])
         # the ref model has no optimizer; verl 0.1 loads an offloaded reference for its pass
         param_off, opt_off = bool(v["ref_param_offload"]) and not ref_on_gpu, True
