@@ -52,9 +52,10 @@ def fold_alike(choices: list[Any], maximize: bool = False) -> tuple[list[Any], l
             continue
         group = [d for d in rest if alike(c, d)]
         simplest.append(min(group, key=lambda d: len(d.native)))  # the earliest of the fewest
-    kept, left = [choices[0]], []
+    kept = [choices[0]]
     for c in simplest:
-        (left if any(dominates(k, c, maximize) for k in kept) else kept).append(c)
+        if not any(dominates(k, c, maximize) for k in kept):
+            kept.append(c)
     chosen = {id(c) for c in kept}
     left = [c for c in rest if id(c) not in chosen]
     return [replace(c, rank=i) for i, c in enumerate(kept, 1)], left
