@@ -123,8 +123,18 @@ def _answered(report: FixReport, job: Job, res: RepairResult, ruleset: RuleSet, 
     validate_solutions(ruleset, [res.solution])
     report.native_after = [new for _, _, new in report.diff]
     report.waste = waste_text(job.fw, ruleset, job.values, res.solution)
+    report.advice = advice_after(ruleset, job.values, res.solution)
     if job.memory:
         report.memory_after = phase_mib(job.spec, res.solution, capacity)
+
+
+def advice_after(ruleset: RuleSet, before: Mapping[str, Value], after: Mapping[str, Value]) -> list[tuple[str, str, bool]]:
+    """The advice warnings ``after`` breaks, in words, each with whether ``before`` met it (the repair's cost counts
+    them, solver/costs.py: the nearest repair leaves one only where every repair as near does)."""
+    from ..rules.base import Severity
+
+    had = set(ruleset.failing(before, Severity.WARNING))
+    return [(v.rule, v.message, v.rule not in had) for v in ruleset.check(after).warnings if not v.tolerated]
 
 
 def _not_answered(report: FixReport, job: Job, res: RepairResult, ruleset: RuleSet, domains: dict[str, list[Value]],
