@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 def fix(
     config: Sequence[str] | Mapping[str, Any] | str | Path,
     *,
-    framework: str = "verl",
+    framework: str | None = None,
     gpus: int | None = None,
     model: str | ModelCard | None = None,
     gpu: str | None = None,
@@ -55,7 +55,8 @@ def fix(
     were tried (fewer pins, another GPU count, a bigger GPU, a shorter response), each solved.
     ``time_limit_s`` bounds the whole call (counted from ``started``, a ``time.monotonic()`` value, when
     the caller started earlier), not each solve inside it. ``length_fraction`` as in ``check``: memory at the
-    data's lengths rather than at the configured maxima.
+    data's lengths rather than at the configured maxima. ``config`` and ``framework`` as in ``check`` (a launch
+    script's path read as the CLI reads it).
     """
     from ..deadline import Deadline
 

@@ -46,14 +46,17 @@ class Job:
     old_names: list[str] = field(default_factory=list)  # an older release's keys renamed to this one's (old_names)
 
 
-def read_job(config: Any, framework: str, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
+def read_job(config: Any, framework: str | None, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
              keep: Sequence[str], extra_gpus: str | Path | None, length_fraction: float,
              calibration: "Efficiency | None") -> Job:
-    """The pasted config read and checked, its pins, its repair policy and its memory model."""
+    """The pasted config (or launch script, ``script_args.api_config``) read and checked, its pins, its repair
+    policy and its memory model."""
     from ..frameworks.repair_policies import policy_for
+    from .script_args import api_config
 
     check_length_fraction(length_fraction)
-    asked = get_framework(framework)
+    config, framework, gpus, model, script_notes = api_config(config, framework, gpus, model)
+    asked = get_framework(framework or "verl")
     flat, _ = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
@@ -69,7 +72,7 @@ def read_job(config: Any, framework: str, gpus: int | None, model: str | ModelCa
     kept = _keep_names(fw, keep)
     policy = policy_for(fw.name, fw.ruleset, values)
     renamed = {old_arg: new_arg for _, old_arg, new_arg in renames}
-    notes: list[str] = typos + [
+    notes: list[str] = script_notes + typos + [
         f"read {old_arg} as {new_arg}, the flag it misspells (the change below renames it)"
         for old_arg, new_arg in renamed.items()] + [
         f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
