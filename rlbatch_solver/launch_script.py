@@ -22,9 +22,10 @@ shell would do to the parts that matter and nothing more:
   arguments and environment (``Framework.from_script``: verl's backend from its trainer config,
   ms-swift's ``NPROC_PER_NODE``/``NNODES`` passed on as its own parser reads them).
 
-A value that depends on a variable the script does not set is not guessed: the argument is left
-out and a note names the variable; the training data's path is kept as written (no number is read from it, and its
-name chooses the length profile).
+A value that depends on a variable the script does not set (the shell expands it at launch) is not guessed: the
+argument is left out and a note names the variable and what the check does instead; a path the shell completes, of a
+key no rule reads, and the training data's path are kept as written (no number is read from them; the data's name
+chooses the length profile).
 """
 
 from __future__ import annotations
