@@ -22,9 +22,10 @@ shell would do to the parts that matter and nothing more:
   arguments and environment (``Framework.from_script``: verl's backend from its trainer config,
   ms-swift's ``NPROC_PER_NODE``/``NNODES`` passed on as its own parser reads them).
 
-A value that depends on a variable the script does not set is not guessed: the argument is left
-out and a note names the variable; the training data's path is kept as written (no number is read from it, and its
-name chooses the length profile).
+A value that depends on a variable the script does not set (the shell expands it at launch) is not guessed: the
+argument is left out and a note names the variable and what the check does instead; a path the shell completes, of a
+key no rule reads, and the training data's path are kept as written (no number is read from them; the data's name
+chooses the length profile).
 """
 
 from __future__ import annotations
@@ -167,9 +168,9 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     notes = []
     if len(found) > 1:
         notes.append(f"the script starts {len(found)} runs; the last one ({fw.name}) is read")
-    args, dropped = _drop_unknown(args, unknown)
-    for arg, names in dropped:
-        notes.append(f"{arg} uses {', '.join('$' + n for n in names)}, which the script does not set: left out")
+    args, dropped = _drop_unknown(args, unknown, _read_keys(fw))
+    for arg, names, key in dropped:
+        notes.append(unset_variable_note(arg, names, key))
     for name in dict.fromkeys(missing_arrays):
         notes.append(f"${{{name}[@]}} is an array the script does not set (sourced from another file?): its words are "
                      "left out")
@@ -450,41 +451,63 @@ def _companion(tokens: list[str]):
     return None
 
 
-def _data_word(tok: str, flag: str | None) -> bool:
-    """Whether an argument names the training data (``lengths.DATASET_KEYS``: ``data.train_files=...``,
-    ``--dataset_name X``): a path, from which no number is read, whose name chooses the length profile."""
+def _data_word(key: str) -> bool:
+    """Whether a key (as ``_key_word`` spells it) names the training data (``lengths.DATASET_KEYS``:
+    ``data.train_files``, ``--dataset_name``): a path, from which no number is read, whose name chooses the length
+    profile."""
     from .costmodel.lengths import DATASET_KEYS
 
-    key = tok.partition("=")[0] if "=" in tok and not tok.startswith("-") else (flag or "")
-    return key.lstrip("+-") in DATASET_KEYS
+    return key in {_key_word(k) for k in DATASET_KEYS}
 
 
-def _drop_unknown(args: list[str], unknown: list[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """Arguments whose value still holds an unexpanded ``$VAR`` are left out (with their flag); the training data's
-    are kept as written (``$HOME/data/gsm8k/train.parquet``: the shell expands it where the run starts, and its name,
-    not its folder, chooses the length profile the step time is priced with)."""
+def _drop_unknown(args: list[str], unknown: list[str], read: frozenset[str]) -> tuple[list[str], list[tuple]]:
+    """Arguments whose value holds a ``$VAR`` the script does not set (the shell expands it when the run starts, from
+    the environment it starts in): those of a key whose value a rule or the model lookup reads (``read``, as
+    ``_key_word`` spells them), of no key (a word of its own) or whose whole value is unknown are left out (with
+    their flag) and returned as (argument, variables, key or ""), for the caller to say; the others are kept as
+    written: a path the shell completes, of a key no rule reads (``trainer.default_local_dir=$HOME/ckpt``,
+    ``data.val_files=$HOME/data/test.parquet``), and the training data's, whose name chooses the length profile
+    the step time is priced with."""
     out: list[str] = []
-    dropped: list[tuple[str, list[str]]] = []
-    i = 0
-    while i < len(args):
-        tok = args[i]
+    dropped: list[tuple] = []
+    for tok in args:
         names = list(dict.fromkeys(n for n in unknown if "$" + n in tok or "${" + n in tok))
-        flag = out[-1] if out and out[-1].startswith("--") and "=" not in out[-1] else None
-        if names and _data_word(tok, flag if not tok.startswith("-") else None):
-            out.append(tok)
-            i += 1
-            continue
-        if names:
-            if out and out[-1].startswith("--") and "=" not in out[-1] and not tok.startswith("-"):
-                flag = out.pop()
-                dropped.append((f"{flag} {tok}", names))
+        flag = out[-1] if out and out[-1].startswith("--") and "=" not in out[-1] and not tok.startswith("-") else None
+        key = _key_word(tok.partition("=")[0] if "=" in tok and not tok.startswith("-") else (flag or ""))
+        path = "/" in (tok.partition("=")[2] if flag is None else tok)  # a folder the shell fills in
+        if names and (not key or key in read or "$" in key or not path) and not _data_word(key):
+            if flag is not None:
+                out.pop()
+                dropped.append((f"{flag} {tok}", names, flag))
             else:
-                dropped.append((tok, names))
-            i += 1
+                dropped.append((tok, names, tok.partition("=")[0] if key else ""))
             continue
         out.append(tok)
-        i += 1
     return out, dropped
+
+
+def unset_variable_note(arg: str, names: list[str], key: str) -> str:
+    """What reading an argument that holds variables the script does not set did, in words (``key``: the key it
+    sets, "" for a word of its own)."""
+    used, it = ", ".join("$" + n for n in names), "it" if len(names) == 1 else "them"
+    said = (f"{arg}: the shell expands {used} when the run starts, from the environment it starts in; the script "
+            f"does not set {it}, so ")
+    if key:
+        return (said + f"the value cannot be read here: checked with the framework's default for {key} instead "
+                f"(set {', '.join(names)} in the script, or pass {key} after the script's path)")
+    return said + "the words it adds cannot be read here: checked without them"
+
+
+def _key_word(key: str) -> str:
+    """A key as ``_drop_unknown`` compares them: no leading ``+`` or ``--``, dashes as underscores."""
+    return key.lstrip("+-").replace("-", "_")
+
+
+def _read_keys(fw) -> frozenset[str]:
+    """The keys of ``fw`` whose values a rule or the model lookup reads (a variable's key, an older release's name of
+    one, the model's), as ``_key_word`` spells them."""
+    keys = [spec.key for spec in fw.ruleset.variables.values()] + list(fw.model_keys) + list(fw.legacy_flags)
+    return frozenset(_key_word(k) for k in keys)
 
 
 def _launcher_gpus(launcher: list[str], scope: dict[str, str]) -> tuple[int | None, str]:

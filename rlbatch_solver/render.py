@@ -1096,6 +1096,11 @@ def print_fix(console: Console, report: FixReport) -> None:
         console.print(mem)
     if getattr(report, "waste", ""):
         console.print(f"[yellow]note:[/] the repaired config pads: {report.waste}")
+    for rule, text, new in getattr(report, "advice", []):  # the repair's cost weighs each as one doubling
+        why = " (a repair that meets it too moves the values more than one doubling further or changes another " \
+              "key)" if report.proven else ""
+        console.print(f"[yellow]note:[/] the repaired config {'breaks' if new else 'still breaks'} the advice "
+                      f"{rule}{why}: " + escape(text))
     console.print("\npaste over yours:")
     print_paste(console, report.native_after)
     if fine and not nearest:

@@ -15,7 +15,7 @@ import rlbatch_solver as rb
 from rlbatch_solver.api import fix
 from rlbatch_solver.frameworks import get_framework
 from rlbatch_solver.frameworks.repair_policies import policy_for
-from rlbatch_solver.solver.repair import repair, total_cost
+from rlbatch_solver.solver.repair import candidate_cost, repair
 
 import test_openrlhf
 from clirun import run
@@ -139,8 +139,8 @@ def brute_nearest(ruleset, domains, current, ranks):
     best = None
     for combo in itertools.product(*(domains[n] for n in names)):
         cand = dict(current, **dict(zip(names, combo)))
-        if ruleset.check(cand).valid:
-            c = total_cost(current, cand, ranks)
+        if ruleset.check(cand).valid:  # the full cost: changes, waste and the advice warnings it breaks
+            c = candidate_cost(ruleset, current, cand, ranks)
             best = c if best is None else min(best, c)
     return best
 
@@ -175,7 +175,7 @@ def test_repair_is_minimal_by_brute_force_for_each_framework(framework):
     res = repair(fw.ruleset, domains, current, ranks=policy.ranks, time_limit_s=20)
     expected = brute_nearest(fw.ruleset, domains, current, policy.ranks)
     assert expected is not None and res.proven
-    assert res.objective == expected == total_cost(current, res.solution, policy.ranks)
+    assert res.objective == expected == candidate_cost(fw.ruleset, current, res.solution, policy.ranks)
     assert fw.ruleset.check(res.solution).valid
 
 

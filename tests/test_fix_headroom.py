@@ -4,9 +4,10 @@ nearest repair's, then how far the numbers move), not by the number of keys alon
 
 Before, an OpenRLHF 0.11.2 config (7B, 8 colocated H100, 3 vLLM engines of TP 2, train.batch_size 100) was "fixed"
 with ``--ds.tensor_parallel_size 1 -> 8`` (DeepSpeed AutoTP 8 for a 7B: data parallelism 8 -> 1), "proven nearest",
-because it changes two keys like the nearest repair (``num_engines 4, train.batch_size 96``: 128 before the
-every-integer search ran with memory too; 96 is what fix answers without memory), which is tight at the log-prob pass. Now the answer is that repair plus ``--rollout.micro_batch_size 16 -> 8``, and the output says which
-repair was the proven nearest one.
+because it changes two keys like the nearest repair (``num_engines 4, train.batch_size 128``: 96 is a third of a
+doubling nearer, but 1,024 rollout samples are no whole number of 96-sample train batches, an advice warning the
+repair's cost weighs as one doubling), which is tight at the log-prob pass. Now the answer is that repair plus
+``--rollout.micro_batch_size 16 -> 8``, and the output says which repair was the proven nearest one.
 """
 
 from __future__ import annotations
@@ -45,11 +46,11 @@ def test_a_tight_repair_gains_a_smaller_step_of_the_users_numbers_not_tp_8():
     keys = {k for k, _, _ in r.diff}
     assert "ds.tensor_parallel_size" not in keys
     assert dict((k, n) for k, _, n in r.diff) == {"vllm.num_engines": "--vllm.num_engines 4",
-                                                 "train.batch_size": "--train.batch_size 96",
+                                                 "train.batch_size": "--train.batch_size 128",
                                                  "rollout.micro_batch_size": "--rollout.micro_batch_size 8"}
     d = r.to_dict()
     # the nearest repair was proven; the answer, one key more, is not itself the nearest valid config
-    assert d["nearest_repair"] == {"changes": ["--vllm.num_engines 4", "--train.batch_size 96"],
+    assert d["nearest_repair"] == {"changes": ["--vllm.num_engines 4", "--train.batch_size 128"],
                                    "proven_nearest": True}
     assert d["proven_nearest"] is False and d["status"] == "feasible"
     assert any("keeps that headroom with one more key" in n for n in r.notes)
@@ -71,12 +72,12 @@ def test_cli_says_which_repair_is_the_proven_nearest_and_prints_the_answer(tmp_p
     assert res.exit_code == 0, res.output
     out = " ".join(res.output.split())
     assert ("Valid config with memory headroom (3 changes" in out and "the nearest repair (proven nearest) is "
-            "--vllm.num_engines 4 --train.batch_size 96; this one keeps the memory headroom:" in out)
+            "--vllm.num_engines 4 --train.batch_size 128; this one keeps the memory headroom:" in out)
     assert "Nearest valid config" not in out and "proven nearest among" not in out
     res = CliRunner().invoke(app, ["fix", "--json", "--framework", "openrlhf", "--model", "qwen2.5-7b", "--gpu",
                                    "h100", "--", *ORL])
     assert json.loads(res.stdout)["fixed_config"] == ["--vllm.num_engines 4", "--rollout.micro_batch_size 8",
-                                                      "--train.batch_size 96"]
+                                                      "--train.batch_size 128"]
 
 
 def test_a_repair_without_memory_is_the_plain_nearest_one():

@@ -76,3 +76,22 @@ def test_a_release_whose_own_flags_they_are_renames_nothing(tmp_path):
     data = json.loads(p.stdout)
     assert data["renamed_keys"] == []
     assert not any(a.startswith("--train.") for a in data["fixed_config"])
+
+
+def test_misspelt_and_older_flags_are_renamed_in_the_configs_order_misspellings_first():
+    """Both kinds of rename (a flag the release refuses as a misspelling, an older release's name) go through one
+    rename of the pasted config: each kind in the order the config sets them, the misspellings first (the older
+    names are looked up in the config with its misspellings mended)."""
+    args = ["--rollout.n_samples_per_prompt", "4", "--train.bach_size", "8", "--vllm.num_engines", "4",
+            "--actor.num_gpus_per_node", "4", "--micro_train_batch_size", "2", "--rollout.bach_size", "8",
+            "--ref_num_nodes", "1"]
+    shown = run("fix", "--framework", "openrlhf", "--", *args)
+    assert shown.returncode == 0, shown.stderr
+    assert ("rename --train.bach_size -> --train.batch_size, --rollout.bach_size -> --rollout.batch_size, "
+            "--ref_num_nodes -> --ref.num_nodes\n") in shown.stdout
+    # the renamed flag the repair also changes is one line, from the old argument to the repaired one
+    assert "- --micro_train_batch_size 2\n  + --train.micro_batch_size 1" in shown.stdout
+    data = json.loads(run("fix", "--framework", "openrlhf", "--json", "--", *args).stdout)
+    assert data["renamed_keys"] == ["train.bach_size", "rollout.bach_size", "micro_train_batch_size", "ref_num_nodes"]
+    assert data["fixed_config"] == ["--train.batch_size 8", "--rollout.batch_size 8", "--train.micro_batch_size 1",
+                                    "--ref.num_nodes 1"]

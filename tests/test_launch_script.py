@@ -35,10 +35,9 @@ def test_continuations_comments_and_variables():
     assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in s.args
     assert "actor_rollout_ref.actor.ppo_mini_batch_size=32" in s.args
     assert "+trainer.tag=$BS" in s.args  # single quotes: not expanded, as the shell does
-    # a value on a variable the script does not set is left out, and said; the training data's is kept as written
-    # (its name chooses the length profile; no number is read from it)
-    assert not any(a.startswith("trainer.default_local_dir") for a in s.args)
-    assert any("$DATA" in n and "left out" in n and "default_local_dir" in n for n in s.notes)
+    # a path on a variable the script does not set is kept as written (the shell completes it at launch; no rule
+    # reads a folder), as the training data's is (its name chooses the length profile; no number is read from it)
+    assert "trainer.default_local_dir=$DATA/ckpt" in s.args and not any("$DATA" in n for n in s.notes)
     assert "data.train_files=$DATA/train.parquet" in s.args
     assert "$@" not in s.args
 
@@ -257,3 +256,39 @@ def test_published_memory_table_is_in_sync_and_scripts_fit_as_recorded():
         expected = point.get("predicted_memory", "yes")
         assert expected == "yes" or point.get("predicted_memory_why"), point["name"]
         assert r.memory.verdict() == expected, (point["name"], r.memory.peaks)
+
+
+def test_a_value_on_a_variable_the_script_does_not_set_is_said_never_dropped_silently():
+    """A command recommend printed, saved as a script: its ``$HOME`` paths are the shell's to expand at launch (kept
+    as written, no note); a value the script leaves to the environment (``$BS``), and a word of its own (``$EXTRA``),
+    cannot be read here: each is said, with what the check does instead."""
+    s = parse_launch_script("python3 -m verl.trainer.main_ppo \\\n"
+                            '    "data.val_files=$HOME/data/gsm8k/test.parquet" \\\n'
+                            "    trainer.default_local_dir=${HOME}/ckpt trainer.project_name=$PROJECT \\\n"
+                            "    data.train_batch_size=$BS $EXTRA\n")
+    assert "data.val_files=$HOME/data/gsm8k/test.parquet" in s.args and "trainer.default_local_dir=${HOME}/ckpt" in s.args
+    assert not any("HOME" in n for n in s.notes)
+    said = {n.split(":")[0]: n for n in s.notes if "the shell expands" in n}
+    assert set(said) == {"data.train_batch_size=$BS", "trainer.project_name=$PROJECT", "$EXTRA"}
+    assert ("the value cannot be read here: checked with the framework's default for data.train_batch_size instead "
+            "(set BS in the script, or pass data.train_batch_size after the script's path)") in said["data.train_batch_size=$BS"]
+    assert said["$EXTRA"].endswith("the words it adds cannot be read here: checked without them")
+    assert not any(a.startswith(("data.train_batch_size", "trainer.project_name")) or "$EXTRA" in a for a in s.args)
+    # a flag framework's value and its flag go together
+    o = parse_launch_script("python3 -m openrlhf.cli.train_ppo_ray --train.batch_size $TBS --ckpt.output_dir $HOME/c\n")
+    assert "--ckpt.output_dir" in o.args and "$HOME/c" in o.args and "--train.batch_size" not in o.args
+    assert any(n.startswith("--train.batch_size $TBS: the shell expands $TBS") for n in o.notes)
+
+
+def test_a_saved_printed_command_checks_with_no_note_on_home(tmp_path):
+    from clirun import run
+
+    printed = run("recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b").stdout
+    lines = printed[printed.index("  python3 -m verl.trainer.main_ppo"):].splitlines()
+    command = [line.strip() for line in lines[:next(i for i, x in enumerate(lines) if not x.rstrip().endswith("\\"))
+                                             + 1]]
+    script = tmp_path / "run.sh"
+    script.write_text("\n".join(command) + "\n")
+    res = run("check", str(script))
+    assert res.returncode == 0, res.stdout
+    assert "$HOME" not in res.stderr and "left out" not in res.stderr

@@ -135,6 +135,7 @@ FIX = _out({
     "conflict_text": {"type": "array", "items": _out({"rule": STR, "text": STR})}, "pinned_in_conflict": OBJ,
     "relaxations": STRS, "relaxations_tried": {"type": "array", "items": OBJ}, "notes": STRS,
     "search": _out({"method": STR, "configs_evaluated": {"type": "integer"}, "wall_time_s": NUM}), "waste": STR,
+    "advice_after": {"type": "array", "items": _out({"rule": STR, "text": STR, "new": BOOL})},
     "memory_floor_mib": OBJ, "host_memory": _maybe(OBJ), "host_memory_unfit": _maybe(OBJ),
     "nearest_repair": _maybe(_out({"changes": STRS, "proven_nearest": BOOL})),
     "partial": _maybe(_out({"changes": {"type": "array", "items": OBJ}, "still_breaks": STRS})),

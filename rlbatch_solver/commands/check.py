@@ -222,7 +222,7 @@ class MemoryCheck:
 def check(
     config: Sequence[str] | Mapping[str, Any] | str | Path,
     *,
-    framework: str = "verl",
+    framework: str | None = None,
     gpus: int | None = None,
     model: str | ModelCard | None = None,
     gpu: str | None = None,
@@ -247,17 +247,23 @@ def check(
     and the training data the config names: docs/cost-model.md section 4).
     Checked with an older release than the newest (its keys show it, or ``compare_with`` names the unpinned
     framework when ``framework`` pins a release an error message showed), ``upgrade`` says what the newest refuses.
+    ``config``: the arguments (a list, or one string), a mapping, a YAML/JSON file's path, or a launch script's path
+    (its framework, launcher GPU count and model read as the CLI reads them); ``framework`` unset is the script's,
+    else verl.
     """
+    from .script_args import api_config
+
     check_length_fraction(length_fraction)
     check_mean_lengths(mean_prompt_len, mean_response_len)
     named(response_profile)
-    asked = get_framework(framework)
+    config, framework, gpus, model, script_notes = api_config(config, framework, gpus, model)
+    asked = get_framework(framework or "verl")
     flat, ignored = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
-    notes = typos + version_notes + list(fw.config_notes(flat)) + list(fw.value_notes(values))
+    notes = script_notes + typos + version_notes + list(fw.config_notes(flat)) + list(fw.value_notes(values))
     memory = host = None
     if gpu and card is not None:
         ruleset, memory, host = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,

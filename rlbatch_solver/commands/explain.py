@@ -74,18 +74,21 @@ def explain(
     started: float | None = None,
     gpu: str | None = None,
 ) -> ExplainReport:
-    """Which of our rules a framework's error message is, in plain words; given the config, its fix."""
+    """Which of our rules a framework's error message is, in plain words; given the config (as ``check`` takes it:
+    a launch script's path too, its framework then the script's), its fix."""
     from ..frameworks.error_text import match_error
+    from .script_args import api_config
 
     if not text or not text.strip():
         raise InputError("error text", "is empty.", 'paste the line your job died on, in quotes: rlbatch explain "..."')
+    config, framework, gpus, model, script_notes = api_config(config, framework, gpus, model)
     if framework:
         get_framework(framework)  # unknown name -> exit 2
     found = match_error(text, framework)
     rules: list[ExplainedRule] = []
     numbers: dict[str, str] = {}
     meaning: list[str] = []
-    notes: list[str] = []
+    notes: list[str] = list(script_notes)
     checked_as = framework
     for pattern, nums in found:
         numbers.update(nums)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 def fix(
     config: Sequence[str] | Mapping[str, Any] | str | Path,
     *,
-    framework: str = "verl",
+    framework: str | None = None,
     gpus: int | None = None,
     model: str | ModelCard | None = None,
     gpu: str | None = None,
@@ -55,7 +55,8 @@ def fix(
     were tried (fewer pins, another GPU count, a bigger GPU, a shorter response), each solved.
     ``time_limit_s`` bounds the whole call (counted from ``started``, a ``time.monotonic()`` value, when
     the caller started earlier), not each solve inside it. ``length_fraction`` as in ``check``: memory at the
-    data's lengths rather than at the configured maxima.
+    data's lengths rather than at the configured maxima. ``config`` and ``framework`` as in ``check`` (a launch
+    script's path read as the CLI reads it).
     """
     from ..deadline import Deadline
 
@@ -123,8 +124,18 @@ def _answered(report: FixReport, job: Job, res: RepairResult, ruleset: RuleSet, 
     validate_solutions(ruleset, [res.solution])
     report.native_after = [new for _, _, new in report.diff]
     report.waste = waste_text(job.fw, ruleset, job.values, res.solution)
+    report.advice = advice_after(ruleset, job.values, res.solution)
     if job.memory:
         report.memory_after = phase_mib(job.spec, res.solution, capacity)
+
+
+def advice_after(ruleset: RuleSet, before: Mapping[str, Value], after: Mapping[str, Value]) -> list[tuple[str, str, bool]]:
+    """The advice warnings ``after`` breaks, in words, each with whether ``before`` met it (the repair's cost counts
+    them, solver/costs.py: the nearest repair leaves one only where every repair as near does)."""
+    from ..rules.base import Severity
+
+    had = set(ruleset.failing(before, Severity.WARNING))
+    return [(v.rule, v.message, v.rule not in had) for v in ruleset.check(after).warnings if not v.tolerated]
 
 
 def _not_answered(report: FixReport, job: Job, res: RepairResult, ruleset: RuleSet, domains: dict[str, list[Value]],

@@ -46,20 +46,23 @@ class Job:
     old_names: list[str] = field(default_factory=list)  # an older release's keys renamed to this one's (old_names)
 
 
-def read_job(config: Any, framework: str, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
+def read_job(config: Any, framework: str | None, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
              keep: Sequence[str], extra_gpus: str | Path | None, length_fraction: float,
              calibration: "Efficiency | None") -> Job:
-    """The pasted config read and checked, its pins, its repair policy and its memory model."""
+    """The pasted config (or launch script, ``script_args.api_config``) read and checked, its pins, its repair
+    policy and its memory model."""
     from ..frameworks.repair_policies import policy_for
+    from .script_args import api_config
 
     check_length_fraction(length_fraction)
-    asked = get_framework(framework)
+    config, framework, gpus, model, script_notes = api_config(config, framework, gpus, model)
+    asked = get_framework(framework or "verl")
     flat, _ = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
-    flat, renames = _renamed(fw, flat, unknown)
+    flat, renames = _renamed(fw, flat, _misspelt(flat, unknown))
     old_names, unrenamed = fw.old_names(flat)
-    flat, flag_renames = _renamed_flags(fw, flat, old_names)
+    flat, flag_renames = _renamed(fw, flat, old_names)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     if old_names or unrenamed:  # the answer is written in the release's names; those it cannot rename are said
         written = {**values, **fw.names_written()}
@@ -69,7 +72,7 @@ def read_job(config: Any, framework: str, gpus: int | None, model: str | ModelCa
     kept = _keep_names(fw, keep)
     policy = policy_for(fw.name, fw.ruleset, values)
     renamed = {old_arg: new_arg for _, old_arg, new_arg in renames}
-    notes: list[str] = typos + [
+    notes: list[str] = script_notes + typos + [
         f"read {old_arg} as {new_arg}, the flag it misspells (the change below renames it)"
         for old_arg, new_arg in renamed.items()] + [
         f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
@@ -90,30 +93,22 @@ def read_job(config: Any, framework: str, gpus: int | None, model: str | ModelCa
                list(old_names))
 
 
-def _renamed(fw: Framework, flat: dict[str, Any], unknown: list[UnknownKey]) -> tuple[dict[str, Any], list[tuple]]:
-    """The config with each key the release refuses renamed to the one it misspells (where the config does not set
-    that one too), and the renames as diff lines (key, old argument, new argument): the framework stops on the
-    misspelt key, so the value can only have been meant for the other."""
-    renames = {u.key: u.suggestion for u in unknown if u.refused and u.suggestion and u.suggestion not in flat}
-    if not renames:
-        return flat, []
-    lines = []
-    for old, new in renames.items():
-        word = _arg_text(fw, old, flat[old])
-        lines.append((new, word, _arg_text(fw, new, flat[old])))
-    return {renames.get(k, k): v for k, v in flat.items()}, lines
+def _misspelt(flat: dict[str, Any], unknown: list[UnknownKey]) -> dict[str, str]:
+    """Each key the release refuses -> the one it misspells (where the config does not set that one too): the
+    framework stops on the misspelt key, so the value can only have been meant for the other."""
+    return {u.key: u.suggestion for u in unknown if u.refused and u.suggestion and u.suggestion not in flat}
 
 
-def _renamed_flags(fw: Framework, flat: dict[str, Any], old_names: dict[str, str]) -> tuple[dict[str, Any], list[tuple]]:
-    """The config with each older release's key renamed to the one this release reads (``Framework.old_names``),
-    and the renames as diff lines (key, old argument, new argument)."""
-    if not old_names:
+def _renamed(fw: Framework, flat: dict[str, Any], names: dict[str, str]) -> tuple[dict[str, Any], list[tuple]]:
+    """The config with each key of ``names`` (as written, less a leading --) renamed to its new name, in place, and
+    the renames as diff lines (key, old argument, new argument) in the config's order."""
+    if not names:
         return flat, []
     out: dict[str, Any] = {}
     lines = []
     for key, value in flat.items():
         bare = str(key).removeprefix("--")
-        new = old_names.get(bare)
+        new = names.get(bare)
         if new is None:
             out[key] = value
             continue

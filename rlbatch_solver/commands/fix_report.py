@@ -80,6 +80,8 @@ class FixReport:
     # what the repair's cost counts as changes besides the changed keys, in words ("" when nothing): the objective
     # "proven nearest" is proven for (solver/costs.py)
     counted: str = ""
+    # the advice warnings the repaired config breaks: (rule id, message, whether the pasted config met it)
+    advice: list[tuple[str, str, bool]] = field(default_factory=list)
 
     @property
     def already_valid(self) -> bool:
@@ -116,6 +118,7 @@ class FixReport:
             "search": {"method": self.method, "configs_evaluated": self.evaluated,
                        "wall_time_s": round(self.wall_time_s, 3), "proven_among_candidates_only": self.grid_only},
             "waste": self.waste,
+            "advice_after": [{"rule": r, "text": t, "new": n} for r, t, n in self.advice],
             "memory_floor_mib": {r: {"least": a, "usable": b} for r, (a, b) in self.memory_floor.items()},
             "host_memory": self.host.to_dict() if self.host is not None else None,
             "host_memory_unfit": self.host_unfit.to_dict() if self.host_unfit is not None else None,

@@ -79,28 +79,19 @@ def host_mem(value: Optional[float]) -> Optional[float]:
 
 def script(framework: Optional[str], overrides: Optional[List[str]], gpus: Optional[int], model: Optional[str],
            default: Optional[str] = "verl"):
-    """A launch script given in place of the arguments (``rlbatch check run.sh``): its framework, its
-    arguments, its launcher's GPU count, its model when the catalog knows it; its notes printed first.
-    Otherwise the arguments as they are."""
-    from ..launch_script import is_launch_script, read_launch_script, read_pasted_command
+    """A launch script given in place of the arguments (``rlbatch check run.sh``) or a pasted command line
+    (``script_args.read_script_args``): its framework, its arguments, its launcher's GPU count, its model when the
+    catalog knows it; its notes printed first. Otherwise the arguments as they are."""
+    from .script_args import read_script_args
 
-    if overrides and is_launch_script(overrides[0]):
-        found, path, rest = read_launch_script(overrides[0]), overrides[0], list(overrides[1:])
-    elif overrides and (found := read_pasted_command(overrides)) is not None and _pasted_for(framework, found):
-        path, rest = "the pasted command", []  # the command line pasted after --
-    else:
+    found = read_script_args(framework, overrides or [], gpus, model)
+    if found is None:
         if model is None and overrides and (framework or default):
             model = _pasted_model(framework or default, overrides)
         return framework or default, overrides, gpus, model
-    framework = _script_framework(framework, found.framework, path)
-    notes = [f"read {path}: {found.framework}"] + found.notes
-    if model is None and found.model:
-        model = _script_model(found.model, notes)
-    for text in notes:
+    for text in found.notes:
         note(text)
-    # a version named with --framework (verl==0.7.1) is kept: the script says which framework, not which release
-    name = framework.strip() if framework and any(sep in framework for sep in ("==", "@")) else found.framework
-    return name, found.args + rest, gpus if gpus is not None else found.gpus, model
+    return found.framework, found.args, found.gpus, found.model
 
 
 def arguments(framework: Optional[str], config: Optional[str], overrides: Optional[List[str]], gpus: Optional[int],
@@ -177,28 +168,6 @@ def _framework_of_config(default: str, path: str, field: str) -> str:
     return top[0]
 
 
-def _pasted_for(framework: Optional[str], found) -> bool:
-    """Whether a pasted command line is read as its script: yes unless --framework names another framework than its
-    entry point's (``--framework swift-megatron -- swift rlhf ...``): then --framework decides, its words skipped."""
-    try:
-        _script_framework(framework, found.framework, "the pasted command")
-        return True
-    except InputError:
-        return False
-
-
-def _script_framework(framework: Optional[str], runs: str, path: str) -> Optional[str]:
-    """--framework beside a launch script: the script's framework (verl names the Megatron backend it runs)."""
-    given = framework.split("==")[0].split("@")[0].strip().lower() if framework else None
-    if given == "verl" and runs == "verl-megatron":  # the Megatron backend of the verl named
-        framework = runs + framework.strip()[len(given):]
-        given = runs
-    if framework and given != runs:
-        raise InputError("framework", f"--framework {framework} was given, but {path} runs {runs}.",
-                         f"drop --framework (or pass --framework {runs}).")
-    return framework
-
-
 def _pasted_model(framework: str, overrides: List[str]) -> Optional[str]:
     """The catalog card of the model pasted arguments name under the framework's model key (as a script's is read:
     ``actor_rollout_ref.model.path=Qwen/Qwen2.5-14B`` after ``--``), said on stderr; None without one."""
@@ -212,25 +181,13 @@ def _pasted_model(framework: str, overrides: List[str]) -> Optional[str]:
     name = model_named([str(a) for a in overrides], keys)
     if name is None:
         return None
+    from .script_args import script_model
+
     notes: list[str] = []
-    model = _script_model(name, notes, "the arguments")
+    model = script_model(name, notes, "the arguments")
     for text in notes:
         note(text)
     return model
-
-
-def _script_model(name: str, notes: list[str], where: str = "the script") -> Optional[str]:
-    """The catalog card of the model a script names, or None (each said in ``notes``)."""
-    from ..catalog.models import load_model
-
-    try:
-        model = load_model(name).name
-        notes.append(f"model from {where}: {name} (catalog card {model})")
-        return model
-    except InputError:
-        notes.append(f"the model {name} of {where} is not in the catalog: pass --model for the head, "
-                     "length and memory rules")
-        return None
 
 
 def pasted(framework: str, config: Optional[str], overrides: Optional[List[str]], verb: str, field: str = "--config"):

@@ -277,9 +277,13 @@ class RuleSet:
 
     def failing_errors(self, values: Mapping[str, Value]) -> list[str]:
         """Ids of the error rules ``values`` break, without their messages (the repair search's inner loop)."""
+        return self.failing(values, Severity.ERROR)
+
+    def failing(self, values: Mapping[str, Value], severity: Severity) -> list[str]:
+        """Ids of the rules of ``severity`` that ``values`` break, without their messages."""
         env = self.full_env(values)
         rules, _ = self.applicable(env.keys())
-        return [r.id for r in rules if r.severity is Severity.ERROR and not self._rule_fns[r.id](env)]
+        return [r.id for r in rules if r.severity is severity and not self._rule_fns[r.id](env)]
 
     def check(self, values: Mapping[str, Value]) -> CheckResult:
         """Every violated rule, with its message filled in from ``values``."""

@@ -27,6 +27,12 @@ A repair's cost, in this order of importance:
 4. the framework's order of what to try first (``rank``, smaller first), so
    that among equally small changes the seeds' advice wins.
 
+Beside them, each advice warning (a rule of severity WARNING) the repaired config breaks costs ``WARNING_COST``, one
+doubling: among repairs of as many keys, one that moves a value a little further and leaves no warning beats one
+that leaves, say, OpenRLHF's optimizer steps covering a rollout unevenly (train.batch_size 100 -> 128, a third of
+a doubling further than 96, makes 128 x 8 = 1,024 samples a whole number of train batches; 96 does not).
+It never outweighs a changed key.
+
 "Proven nearest" is proven for this cost: the fewest changes so counted.
 No OR-Tools here: the direct search (``solver/nearest.py``) runs without it.
 """
@@ -36,7 +42,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from ..rules.base import RuleSet, Value
+from ..rules.base import RuleSet, Severity, Value
 
 CHANGE_WEIGHT = 1_000_000  # one more changed key always costs more than any distance and waste within the tolerance
 DISTANCE_SCALE = 100  # hundredths of a doubling
@@ -51,6 +57,7 @@ UPWARD_EXTRA = DISTANCE_SCALE // 2  # raising a memory-bearing value: half a dou
 WASTE_TOLERANCE_PERMILLE = 100  # waste up to 10% of the step is priced as a distance (item 2 above) ...
 WASTE_PERMILLE_PER_KEY = 100  # ... beyond it, each 10% of the step costs as one changed key
 WASTE_EXCESS_PER_PERMILLE = CHANGE_WEIGHT // WASTE_PERMILLE_PER_KEY
+WARNING_COST = DOUBLING  # each advice warning the repaired config breaks: one doubling of one value
 FREE_BATCH_DOUBLINGS = 1  # the algorithm's batch moves this many doublings as an ordinary key; each further one
 # costs one more changed key
 
@@ -126,8 +133,9 @@ def waste_of(ruleset: RuleSet, values: Mapping[str, Value]) -> int:
 def candidate_cost(ruleset: RuleSet, current: Mapping[str, Value], candidate: Mapping[str, Value],
                    ranks: Mapping[str, int], references: Mapping[str, int] | None = None,
                    grows: frozenset[str] = frozenset(), held: frozenset[str] = frozenset()) -> int:
-    """The full repair cost of ``candidate``: changes, distances, ranks and waste."""
-    return total_cost(current, candidate, ranks, references, grows, held) + waste_cost(waste_of(ruleset, candidate))
+    """The full repair cost of ``candidate``: changes, distances, ranks, waste and the advice warnings it breaks."""
+    return (total_cost(current, candidate, ranks, references, grows, held) + waste_cost(waste_of(ruleset, candidate))
+            + WARNING_COST * len(ruleset.failing(candidate, Severity.WARNING)))
 
 
 def reads_through(ruleset: RuleSet, rule) -> set[str]:

@@ -23,10 +23,10 @@ from typing import Callable, Mapping
 from ortools.sat.python import cp_model
 
 from ..deadline import Deadline
-from ..rules.base import UNSET_PLACEHOLDER, RuleKind, RuleSet, Value
+from ..rules.base import UNSET_PLACEHOLDER, RuleKind, RuleSet, Severity, Value
 from .costs import (  # noqa: F401 - re-exported: the tests and api import them from here
     CHANGE_WEIGHT, DISTANCE_SCALE, MAX_DISTANCE, MAX_RANK, RANK_WEIGHT, WASTE_BASE, WASTE_EXCESS_PER_PERMILLE,
-    WASTE_NAME, WASTE_PER_PERMILLE, WASTE_TOLERANCE_PERMILLE, candidate_cost, change_cost, reads_through, same_value, total_cost, waste_cost,
+    WASTE_NAME, WASTE_PER_PERMILLE, WASTE_TOLERANCE_PERMILLE, WARNING_COST, candidate_cost, change_cost, reads_through, same_value, total_cost, waste_cost,
 )
 from .settings import new_solver
 from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, build_model
@@ -81,6 +81,24 @@ def _value_lits(built, name: str, values: list[Value]) -> tuple[list, list[tuple
                 row.append(UNSET_PLACEHOLDER if v is None else int(v))
         rows.append(tuple(row))
     return [c for _, c in cols], rows
+
+
+def _warnings_cost(built) -> cp_model.LinearExprT:
+    """``costs.WARNING_COST`` for each advice warning of the model that the solution breaks, as an objective term:
+    one literal per warning, true exactly when its rule's literal is false."""
+    model, terms, fixed = built.model, [], 0
+    for rule in built.rules:
+        if rule.severity is not Severity.WARNING:
+            continue
+        holds = built.rule_lits[rule.id]
+        if isinstance(holds, bool):
+            fixed += 0 if holds else WARNING_COST
+            continue
+        broken = model.NewBoolVar(f"warns_{rule.id}")
+        model.AddBoolOr([holds, broken])
+        model.AddBoolOr([holds.Not(), broken.Not()])
+        terms.append(broken)
+    return fixed + WARNING_COST * sum(terms) if terms else fixed
 
 
 def _lazy_split(ruleset: RuleSet) -> tuple[RuleSet, list]:
@@ -180,6 +198,7 @@ def repair(
         costs.append(cost)
         changed_keys.append(changed)
     changes_cost = sum(costs) if costs else 0
+    objective = changes_cost + _warnings_cost(built)  # the advice warnings the repair breaks (costs.WARNING_COST)
     if min_changes > 0 and costs:
         model.Add(sum(changed_keys) >= min_changes)
         model.Add(changes_cost >= min_changes * CHANGE_WEIGHT)  # the same, as a bound on the objective
@@ -192,23 +211,23 @@ def repair(
     cuts: list[dict[str, Value]] = []  # (rule inputs -> values) that do not fit: every stage excludes them
     waste = built.compiler.ints[WASTE_NAME] if built.compiler.resolve(WASTE_NAME) else None
     if waste is None or waste[2] <= 0:  # no waste in this space: one solve
-        model.Minimize(changes_cost)
+        model.Minimize(objective)
         stages = [model]
     else:
         clean = model.Clone()
         clean.Add(waste[0] == 0)
-        clean.Minimize(changes_cost)
+        clean.Minimize(objective)
         wasteful = model.Clone()
         wasteful.Add(waste[0] >= 1)
         stages = [clean, wasteful]
         # waste beyond the tolerance costs as keys: its excess, stated as the max it is
         excess = wasteful.NewIntVar(0, max(0, waste[2] - WASTE_TOLERANCE_PERMILLE), "waste_excess")
         wasteful.AddMaxEquality(excess, [waste[0] - WASTE_TOLERANCE_PERMILLE, 0])
-        full_objective = (changes_cost + WASTE_PER_PERMILLE * waste[0] + WASTE_BASE
+        full_objective = (objective + WASTE_PER_PERMILLE * waste[0] + WASTE_BASE
                           + WASTE_EXCESS_PER_PERMILLE * excess)
         wasteful.Minimize(full_objective)
     if below is not None and costs:  # a repair costing this much is in hand: only a cheaper one is news
-        stages[0].Add(changes_cost <= below - 1)
+        stages[0].Add(objective <= below - 1)
         stages[0].Add(sum(changed_keys) <= (below - 1) // CHANGE_WEIGHT)  # the same as a count: it prunes at once
         if len(stages) > 1:
             stages[1].Add(full_objective <= below - 1)
@@ -339,9 +358,11 @@ def changes_between(current: Mapping[str, Value], candidate: Mapping[str, Value]
 
 def repair_result(ruleset: RuleSet, current: Mapping[str, Value], sol: dict[str, Value], objective: int | None,
                   status: str, wall: float, **extra) -> RepairResult:
-    """A found repair with its changes and, per changed variable, the broken rules that read it."""
+    """A found repair with its changes and, per changed variable, the broken rules that read it: the errors, and the
+    advice warnings the repair clears."""
     changes = changes_between(current, sol)
-    broken_before = set(ruleset.failing_errors(current))
+    warned = set(ruleset.failing(current, Severity.WARNING)) - set(ruleset.failing(sol, Severity.WARNING))
+    broken_before = set(ruleset.failing_errors(current)) | warned
     readers = {ch.name: [r.id for r in ruleset.rules if r.id in broken_before and ch.name in reads_through(ruleset, r)]
                for ch in changes}
     return RepairResult(sol, changes, objective, status, wall, readers, **extra)
