@@ -162,7 +162,9 @@ def lengths_text(lengths: dict) -> str:
 
     text = f"at mean {one('prompt')}, {one('response')}"
     if lengths.get("longest"):
-        cap = " (the limit)" if lengths["longest"] >= lengths["max_response"] else ""
+        stated = lengths.get("longest_stated")
+        cap = (" (the limit)" if lengths["longest"] >= lengths["max_response"] else
+               " (the stated longest)" if stated is not None and lengths["longest"] >= stated else "")
         text += f"; a synchronous rollout waits for its longest response, ~{lengths['longest']:,.0f} tokens{cap}"
     if "assumed" in (lengths["prompt_from"], lengths["response_from"]):
         text += ("; set yours with --mean-prompt-len / --mean-response-len (a run's log has them, e.g. verl's "

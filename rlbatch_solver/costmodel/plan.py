@@ -91,6 +91,9 @@ class Plan:
     # config names (lengths.dataset_of): with the model's family they choose the profile (lengths.profile_for)
     response_profile: Optional[str] = None
     dataset: str = ""
+    # the longest response the data reaches (tokens), where a source or a run's log states it: the length law's cap
+    # for time (lengths.response_cap), at most the limit; None: the limit
+    longest_response: Optional[float] = None
     # Memory, with remove_padding: fraction of max prompt+response the longest micro
     # batch reaches. 1.0 = worst case (every sequence of a micro batch at the limits).
     peak_length_fraction: float = 1.0
