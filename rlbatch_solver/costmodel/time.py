@@ -401,23 +401,27 @@ def hf_prefill_seconds(plan: Plan, mc: ModelConsts, seqs: float, prompt: float) 
 
 def hf_decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
     """One decode step of ``generate`` on one GPU: the GPU's work (decode_step_seconds without an engine's launch
-    cost) or the host time of the model's Python layers, whichever is longer (measured: flat from 1 to 256
-    sequences, HF_EAGER_S_PER_LAYER)."""
-    gpu = decode_step_seconds(plan.replace(enforce_eager=False), mc, batch, ctx, kv_tok)
-    return max(gpu, C.HF_EAGER_S_PER_LAYER * mc.layers)
+    cost, the KV cache moved HF_GENERATE_KV_PASSES times) after the host time of the model's Python layers
+    (measured: flat from 1 to 256 sequences, HF_EAGER_S_PER_LAYER): with flash-attention and a padding mask every
+    layer waits for the GPU before it launches its attention (HF_GENERATE_KV_PASSES' source), so the two add."""
+    gpu = decode_step_seconds(plan.replace(enforce_eager=False), mc, batch, ctx, kv_tok * C.HF_GENERATE_KV_PASSES)
+    return gpu + C.HF_EAGER_S_PER_LAYER * mc.layers
 
 
 def _hf_generate(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     """The trained model's own generate on each GPU: its whole local batch at once (or ``Plan.hf_generate_micro``
     sequences per call, one call after another), eager (each step at least HF_EAGER_S_PER_LAYER per layer of host
-    time), prefill then one decode step per token until the batch's longest response ends (the limit, or the
-    longest response the data reaches where it is stated: lengths.response_cap)."""
-    from .lengths import response_cap
+    time), prefill then one decode step per token, every sequence of the call in every step, until the call's longest
+    response ends: transformers' generate stops when no sequence of its batch is unfinished (GenerationMixin.sample /
+    greedy_search, 4.38.2: "stop when each sentence is finished", unfinished_sequences.max() == 0), so a call of
+    ``seqs`` sequences runs the expected longest of ``seqs`` responses (lengths.straggler_tokens), at most the
+    limit or the longest response the data reaches where it is stated (lengths.response_cap)."""
+    from .lengths import response_cap, straggler_tokens
     from .memory import hf_generate_batch, hf_generate_calls
 
     seqs = hf_generate_batch(plan)
     p, r, _ = _lengths(plan)
-    steps = response_cap(plan, r)
+    steps = straggler_tokens(r, response_cap(plan, r), max(1, int(round(seqs))))
     one = plan.replace(rollout_tp=1, enforce_eager=True)
     kv_tok = float(plan.model.kv_bytes_per_token(1, C.KV_DTYPE_BYTES))
     prefill = hf_prefill_seconds(one, mc, seqs, p)
