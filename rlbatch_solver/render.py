@@ -162,9 +162,7 @@ def lengths_text(lengths: dict) -> str:
 
     text = f"at mean {one('prompt')}, {one('response')}"
     if lengths.get("longest"):
-        stated = lengths.get("longest_stated")
-        cap = (" (the limit)" if lengths["longest"] >= lengths["max_response"] else
-               " (the stated longest)" if stated is not None and lengths["longest"] >= stated else "")
+        cap = " (the limit)" if lengths["longest"] >= lengths["max_response"] else ""
         text += f"; a synchronous rollout waits for its longest response, ~{lengths['longest']:,.0f} tokens{cap}"
     if "assumed" in (lengths["prompt_from"], lengths["response_from"]):
         text += ("; set yours with --mean-prompt-len / --mean-response-len (a run's log has them, e.g. verl's "

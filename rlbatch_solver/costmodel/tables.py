@@ -410,8 +410,7 @@ def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, Any]:
             "profile_chosen": chosen_by(plan),
             "data_prompt": data.name if data else None, "data_prompt_why": data.why if data else None,
             "dataset": plan.dataset or None,
-            "longest": round(straggler_tokens(r, response_cap(plan, r), int(plan.samples_per_step)), 1),
-            "longest_stated": plan.longest_response}
+            "longest": round(straggler_tokens(r, response_cap(plan, r), int(plan.samples_per_step)), 1)}
 
 
 def with_efficiency(spec: CostSpec, efficiency: "Efficiency | None") -> CostSpec:
