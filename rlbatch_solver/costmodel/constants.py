@@ -452,7 +452,7 @@ HF_EAGER_S_PER_LAYER = 0.72e-3
 # (2) and gathers the unpadded rows with index_first_axis (2), then flash-attention reads them (1); and
 # _upad_input's _get_unpad_data runs seqlens_in_batch.max().item() (with torch.nonzero) in every layer, so the host
 # waits for the GPU in every layer: the step's host time and its GPU work follow one another, not overlap
-# (hf_decode_step_seconds).
+# (time.hf_decode_step_seconds, where Plan.hf_generate_unpads: OpenRLHF's --flash_attn).
 HF_GENERATE_KV_PASSES = 7
 # Weight sync trainer -> engine: engine wake-up (re-map weights, re-allocate KV) and
 # the bucketed transfer hand-shakes. Assumption (HybridFlow, arXiv 2409.19256 §8.4,

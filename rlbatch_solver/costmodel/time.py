@@ -401,11 +401,15 @@ def hf_prefill_seconds(plan: Plan, mc: ModelConsts, seqs: float, prompt: float) 
 
 def hf_decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
     """One decode step of ``generate`` on one GPU: the GPU's work (decode_step_seconds without an engine's launch
-    cost, the KV cache moved HF_GENERATE_KV_PASSES times) after the host time of the model's Python layers
-    (measured: flat from 1 to 256 sequences, HF_EAGER_S_PER_LAYER): with flash-attention and a padding mask every
-    layer waits for the GPU before it launches its attention (HF_GENERATE_KV_PASSES' source), so the two add."""
-    gpu = decode_step_seconds(plan.replace(enforce_eager=False), mc, batch, ctx, kv_tok * C.HF_GENERATE_KV_PASSES)
-    return gpu + C.HF_EAGER_S_PER_LAYER * mc.layers
+    cost) and the host time of the model's Python layers (measured: flat from 1 to 256 sequences,
+    HF_EAGER_S_PER_LAYER). With flash-attention 2 and a padding mask (``Plan.hf_generate_unpads``) the KV cache moves
+    HF_GENERATE_KV_PASSES times and every layer waits for the GPU before it launches its attention
+    (HF_GENERATE_KV_PASSES' source), so the two add; otherwise the larger of the two."""
+    host = C.HF_EAGER_S_PER_LAYER * mc.layers
+    if plan.hf_generate_unpads:
+        kv_tok *= C.HF_GENERATE_KV_PASSES
+    gpu = decode_step_seconds(plan.replace(enforce_eager=False), mc, batch, ctx, kv_tok)
+    return gpu + host if plan.hf_generate_unpads else max(gpu, host)
 
 
 def _hf_generate(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
