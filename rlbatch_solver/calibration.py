@@ -39,6 +39,9 @@ class Run:
     spec: Any  # CostSpec
     prompt_mean: float | None = None
     response_mean: float | None = None
+    # time: the longest response the data reaches, where a source or the run's log states it (tokens; None: the
+    # limit): the length law's cap (costmodel/lengths.py response_cap)
+    response_longest: float | None = None
     # memory: the longest sequence the run reached, as a share of max prompt + response (None: the worst case)
     peak_fraction: float | None = None
     # the training data its config names (costmodel/lengths.py dataset_of): where no mean is given, it chooses
@@ -68,6 +71,8 @@ class Run:
         changes: dict[str, Any] = {"efficiency": eff, "dataset": self.dataset}
         if self.response_profile:
             changes["response_profile"] = self.response_profile
+        if self.response_longest is not None:
+            changes["longest_response"] = float(self.response_longest)
         if self.peak_fraction is not None:
             changes["peak_length_fraction"] = min(1.0, max(1e-3, self.peak_fraction))
         return plan.replace(**changes)
@@ -87,9 +92,9 @@ class Prediction:
 
 def make_run(framework: str, args: Sequence[str] | Mapping[str, Any], *, gpu: str, model: str, gpus: int | None,
              prompt_mean: float | None = None, response_mean: float | None = None,
-             response_profile: str | None = None) -> Run:
+             response_profile: str | None = None, response_longest: float | None = None) -> Run:
     """A run from the framework's own arguments (as ``check`` reads them; ``response_profile`` as its
-    ``--response-profile``)."""
+    ``--response-profile``; ``response_longest`` the longest response the data reaches, where it is stated)."""
     from .catalog.gpus import load_gpu
     from .commands.common import read_config, read_inputs
     from .frameworks import get_framework
@@ -99,7 +104,7 @@ def make_run(framework: str, args: Sequence[str] | Mapping[str, Any], *, gpu: st
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=None)
     g = load_gpu(gpu)
     return Run(fw.name, g.name, card.name, dict(values), fw.cost_spec(card, g), prompt_mean, response_mean,
-               dataset=fw.training_data(flat), response_profile=response_profile)
+               dataset=fw.training_data(flat), response_profile=response_profile, response_longest=response_longest)
 
 
 # ----------------------------------------------------------------------------- the fit

@@ -117,6 +117,11 @@ class RunLog:
             return self._over_used("prompt_length/max", max), self._over_used("response_length/max", max)
         return None, None
 
+    def longest_response(self) -> float | None:
+        """A step's longest response (tokens): the median over the used steps of each step's longest, where the log
+        reports it (verl's response_length/max), the straggler a synchronous rollout waits for."""
+        return self._median("response_length/max") if self.format.startswith("verl") else None
+
     def mean_lengths(self) -> tuple[float | None, float | None]:
         """(mean prompt, mean response) tokens over the used steps."""
         if self.format.startswith("verl"):

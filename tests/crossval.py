@@ -179,7 +179,8 @@ def derived_run(point: Mapping[str, Any]):
     return make_run(point["framework"], point["args"], gpu=point["gpu"], model=point["model"],
                     gpus=point.get("gpus"), prompt_mean=point.get("mean_prompt_length"),
                     response_mean=point.get("mean_response_length"),
-                    response_profile=point.get("response_profile"))
+                    response_profile=point.get("response_profile"),
+                    response_longest=point.get("longest_response_length"))
 
 
 def cache(point: Mapping[str, Any], time_quantity: Mapping[str, str], memory_prediction) -> Cached:

@@ -302,3 +302,20 @@ def test_a_log_that_is_missing_or_has_no_step_is_said_before_the_config(tmp_path
     junk.write_text("hello\n")
     res = run("calibrate", str(junk), "--gpu", "h100", "--model", "qwen2.5-7b")
     assert res.returncode == 2 and res.stderr.startswith("error: log: no step metrics"), res.stderr
+
+
+def test_the_logs_longest_response_caps_the_straggler_it_is_fitted_at(tmp_path):
+    """verl #1208's step (max_response_length 1,024) ended at 1,024 tokens: the limit, nothing changes. The same
+    step whose longest response ended at 600 is timed to 600 (lengths.response_cap) and says so."""
+    from rlbatch_solver.commands.calibrate import observation_from_log
+
+    text = (LOGS / "verl_1208_console.txt").read_text()
+    at_limit, notes = observation_from_log(read_log(LOGS / "verl_1208_console.txt"), "verl", VERL, gpu="h100",
+                                           model="qwen2.5-1.5b", gpus=8)
+    assert at_limit.run.response_longest == 1024 and not any("longest response" in n for n in notes)
+    short = tmp_path / "short.log"
+    short.write_text(text.replace("response_length/max:1024.000", "response_length/max:600.000"))
+    capped, notes = observation_from_log(read_log(short), "verl", VERL, gpu="h100", model="qwen2.5-1.5b", gpus=8)
+    assert capped.run.response_longest == 600 and any("longest response is 600 tokens" in n for n in notes)
+    before, after = at_limit.run.predict().seconds["rollout"], capped.run.predict().seconds["rollout"]
+    assert after < before

@@ -256,3 +256,31 @@ def test_a_rollout_engine_spanning_nodes_pays_the_networks_latency_per_all_reduc
     step = T.decode_step_seconds(within, mc, 64, 2048, kv_tok)
     monkeypatch.setattr(C, "INTER_NODE_LATENCY_S", 1.0)  # not read within a node
     assert T.decode_step_seconds(within, mc, 64, 2048, kv_tok) == step
+
+
+def test_generate_with_flash_attention_and_padding_adds_host_and_gpu_time():
+    """OpenRLHF 0.4's actor generates itself without vLLM engines; with --flash_attn its transformers (4.38.2) unpads
+    in every layer (_get_unpad_data's .item() syncs the host) and copies the KV cache: a decode step costs the host's
+    time plus the GPU's, the cache moved HF_GENERATE_KV_PASSES times; without it (eager attention) the larger of the
+    two, one pass. The 2024 README's 7B run (--flash_attn, 16 prompts a call) as recorded, then without the flag."""
+    from rlbatch_solver.calibration import make_run
+    from rlbatch_solver.costmodel.memory import model_consts
+    from rlbatch_solver.costmodel.phase import Phase
+
+    points = yaml.safe_load((Path(__file__).parent / "data/measured/points.yaml").read_text())
+    point = next(p for p in points if p["name"] == "openrlhf_readme2024_llama2_7b_ray_ppo_8xa100")
+    assert "--flash_attn" in point["args"]
+    plans = []
+    for args in (point["args"], [a for a in point["args"] if a != "--flash_attn"]):
+        run = make_run(point["framework"], args, gpu=point["gpu"], model=point["model"], gpus=point["gpus"])
+        plans.append(run.spec.plan(run.values, Phase.ROLLOUT))
+    flash, eager = plans
+    assert flash.engine == eager.engine == "hf" and flash.hf_generate_unpads and not eager.hf_generate_unpads
+    mc = model_consts(flash.model)
+    kv_tok = float(flash.model.kv_bytes_per_token(1, C.KV_DTYPE_BYTES))
+    host = C.HF_EAGER_S_PER_LAYER * mc.layers
+    one = flash.replace(enforce_eager=False)
+    gpu1, gpu7 = (T.decode_step_seconds(one, mc, 16, 1500, kv_tok * k) for k in (1, C.HF_GENERATE_KV_PASSES))
+    assert T.hf_decode_step_seconds(flash, mc, 16, 1500, kv_tok) == pytest.approx(gpu7 + host, rel=1e-9)
+    assert T.hf_decode_step_seconds(eager, mc, 16, 1500, kv_tok) == pytest.approx(max(gpu1, host), rel=1e-9)
+    assert T.estimate_time(flash).phases["rollout"] > T.estimate_time(eager).phases["rollout"]

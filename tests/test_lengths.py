@@ -207,3 +207,60 @@ def test_a_packed_micro_batch_is_priced_at_a_high_quantile_of_its_summed_lengths
     assert excess[2] == pytest.approx(PACKED_SUM_Z * (var / 128) ** 0.5 / mean, rel=1e-9)
     assert packed_sum_tokens(128, 93, mean, 512, cap, 0.0) == pytest.approx(128 * (93 + mean))  # z 0: the mean
     assert packed_sum_tokens(4, 600, mean, 512, cap, PACKED_SUM_Z) <= 4 * (512 + cap)  # a mean over the limit: cut
+
+
+def _stated_point():
+    """OpenRLHF's 2024 README (35865c7e), Llama-2-7B on 8 A100s: "generation_length = 100~300" under
+    --generate_max_len 1024, 16 prompts a generate call (the measured set's record)."""
+    from pathlib import Path
+
+    import yaml
+
+    points = yaml.safe_load((Path(__file__).parent / "data" / "measured" / "points.yaml").read_text())
+    return next(p for p in points if p["name"] == "openrlhf_readme2024_llama2_7b_ray_ppo_8xa100")
+
+
+def _rollout(point, longest):
+    """(the straggler check prints, the rollout's decode steps per generate call) for the record with the stated
+    longest response ``longest`` (None: not stated)."""
+    from dataclasses import replace
+
+    from crossval import derived_run
+    from rlbatch_solver.costmodel.efficiency import DEFAULT_EFFICIENCY
+    from rlbatch_solver.costmodel.memory import hf_generate_calls
+    from rlbatch_solver.costmodel.phase import Phase
+    from rlbatch_solver.costmodel.tables import mean_lengths
+    from rlbatch_solver.costmodel.time import estimate_time
+
+    run = derived_run({**point, "longest_response_length": longest})
+    spec = replace(run.spec, plan=lambda values, phase: run._plan(values, phase, DEFAULT_EFFICIENCY))
+    plan = spec.plan(run.values, Phase.ROLLOUT)
+    assert plan.engine == "hf" and plan.response_len == 1024
+    report = estimate_time(plan)
+    return mean_lengths(spec, run.values)["longest"], report.decode_steps / hf_generate_calls(plan)
+
+
+def test_a_stated_longest_response_bounds_the_straggler_of_a_real_run():
+    point = _stated_point()
+    assert (point["mean_response_length"], point["longest_response_length"]) == (200, 300)
+    # not stated: the length law (exponential, mean 200, capped at the 1,024 limit) puts the step's longest far past
+    # the README's 300, and each call of 16 prompts runs to its own longest of 16 (past 300 too)
+    free, free_steps = _rollout(point, None)
+    assert free > 600 and 300 < free_steps < free
+    # stated: the law is capped at 300, which it truncates: the step's longest and every call end at 300
+    longest, steps = _rollout(point, 300)
+    assert longest == 300 and steps == pytest.approx(300)
+    # a stated longest above the limit is the limit's; the longest never falls under the mean
+    assert _rollout(point, 4096) == (free, free_steps)
+
+
+def test_the_response_cap_is_the_limit_or_the_stated_longest_never_under_the_mean():
+    from types import SimpleNamespace
+
+    from rlbatch_solver.costmodel.lengths import response_cap
+
+    assert response_cap(SimpleNamespace(response_len=1024, longest_response=None), 200) == 1024
+    assert response_cap(SimpleNamespace(response_len=1024, longest_response=300), 200) == 300
+    assert response_cap(SimpleNamespace(response_len=1024, longest_response=2048), 200) == 1024
+    assert response_cap(SimpleNamespace(response_len=1024, longest_response=150), 200) == 200
+    assert straggler_tokens(200, response_cap(SimpleNamespace(response_len=1024, longest_response=300), 200), 16) == 300

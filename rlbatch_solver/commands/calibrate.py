@@ -36,7 +36,12 @@ def observation_from_log(log: RunLog, framework: str, config: Sequence[str] | Ma
     prompt, response = log.mean_lengths()
     if response is None:
         notes.append("the log gives no mean response length: the model's default share of the maximum is used")
-    run = make_run(framework, config, gpu=gpu, model=model, gpus=gpus, prompt_mean=prompt, response_mean=response)
+    run = make_run(framework, config, gpu=gpu, model=model, gpus=gpus, prompt_mean=prompt, response_mean=response,
+                   response_longest=log.longest_response())
+    limit = run.spec.plan(run.values, Phase.ROLLOUT).response_len
+    if run.response_longest is not None and run.response_longest < limit:
+        notes.append(f"a step's longest response is {run.response_longest:,.0f} tokens (the log's median "
+                     f"response_length/max), under the {limit:,}-token limit: the rollout is timed to it")
     groups = log.phase_groups()
     from ..frameworks import get_framework
 

@@ -445,6 +445,15 @@ VLLM_CUDA_GRAPH_MAX_BATCH = 512
 # added to the micro batch's compute where the loop waits for the GPU in every micro batch (Plan.host_syncs_per_micro:
 # verl's Megatron actor; docs/cost-model.md section 4).
 HF_EAGER_S_PER_LAYER = 0.72e-3
+# transformers' generate with flash-attention 2 and a padding mask (the trainers' generate pads its batch, and
+# _update_causal_mask keeps the mask while it holds a 0), transformers 4.38.2 (OpenRLHF 0.2's pin): each decode step
+# moves each layer's KV cache 7 times, not once: DynamicCache.update torch.cat()s the new token onto the cache (read
+# the old, write the new: 2), LlamaFlashAttention2._upad_input reshapes the transposed cache into a contiguous copy
+# (2) and gathers the unpadded rows with index_first_axis (2), then flash-attention reads them (1); and
+# _upad_input's _get_unpad_data runs seqlens_in_batch.max().item() (with torch.nonzero) in every layer, so the host
+# waits for the GPU in every layer: the step's host time and its GPU work follow one another, not overlap
+# (time.hf_decode_step_seconds, where Plan.hf_generate_unpads: OpenRLHF's --flash_attn).
+HF_GENERATE_KV_PASSES = 7
 # Weight sync trainer -> engine: engine wake-up (re-map weights, re-allocate KV) and
 # the bucketed transfer hand-shakes. Assumption (HybridFlow, arXiv 2409.19256 §8.4,
 # measured transitions of seconds to tens of seconds for 7B-70B with its older

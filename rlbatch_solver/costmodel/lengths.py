@@ -17,7 +17,9 @@ takes ``reasoning`` whatever its data), else by the training data the config nam
 else the profile's (``gsm8k``), else DEFAULT_AVG_PROMPT_FRACTION of the limit, the published runs' share (the
 ``limit`` profile: at the limit). A
 synchronous rollout waits for the step's longest response (``straggler_tokens``), which reaches the limit when the
-limit truncates: generation time then follows the limit, not the mean.
+limit truncates: generation time then follows the limit, not the mean. Where a source or a run's log states the
+longest response the data reaches (under the limit), the law is capped there instead (``response_cap``), so the
+straggler never exceeds it.
 """
 
 from __future__ import annotations
@@ -221,6 +223,18 @@ def harmonic(n: int) -> float:
     if n <= 1000:
         return sum(1.0 / k for k in range(1, n + 1))
     return math.log(n) + EULER_GAMMA + 0.5 / n
+
+
+def response_cap(plan: Any, mean: float) -> float:
+    """The cap of the length law a step is timed with: the response limit, or the longest response the data
+    reaches where a source or a run's log states it (``Plan.longest_response``), whichever is smaller, and never
+    under the mean. A synchronous rollout's straggler never runs past it (``straggler_tokens``), and where the law
+    truncates the straggler is the cap itself."""
+    limit = float(max(0, plan.response_len))
+    stated = getattr(plan, "longest_response", None)
+    if stated is None:
+        return limit
+    return max(float(mean), min(limit, float(stated)))
 
 
 def straggler_tokens(mean: float, cap: float, samples: int) -> float:

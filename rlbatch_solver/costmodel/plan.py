@@ -91,6 +91,9 @@ class Plan:
     # config names (lengths.dataset_of): with the model's family they choose the profile (lengths.profile_for)
     response_profile: Optional[str] = None
     dataset: str = ""
+    # the longest response the data reaches (tokens), where a source or a run's log states it: the length law's cap
+    # for time (lengths.response_cap), at most the limit; None: the limit
+    longest_response: Optional[float] = None
     # Memory, with remove_padding: fraction of max prompt+response the longest micro
     # batch reaches. 1.0 = worst case (every sequence of a micro batch at the limits).
     peak_length_fraction: float = 1.0
@@ -262,6 +265,10 @@ class Plan:
     # engine "hf": sequences per ``generate`` call when the trainer calls it chunk by chunk (OpenRLHF 0.4-0.6 without
     # vLLM engines: micro_rollout_batch_size prompts at a time); None: the process's whole share at once
     hf_generate_micro: Optional[int] = None
+    # engine "hf": generate runs flash-attention 2 with a padding mask, which unpads in every layer (transformers'
+    # _get_unpad_data syncs the host): its decode step moves the KV cache C.HF_GENERATE_KV_PASSES times and adds the
+    # host's time to the GPU's (time.hf_decode_step_seconds); False: sdpa or eager attention, the larger of the two
+    hf_generate_unpads: bool = False
     # an inference engine: samples per generate call where the trainer's ranks call the engines chunk by chunk and
     # each engine serves one call at a time (OpenRLHF 0.4: micro_rollout_batch_size samples a call, each drained to
     # its longest response before the engine takes the next); None: each engine gets its whole share at once

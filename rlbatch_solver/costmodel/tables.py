@@ -397,7 +397,7 @@ def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, Any]:
     profile that set them where no mean was given."""
     from .time import _lengths
 
-    from .lengths import chosen_by, plan_data_prompt, plan_profile, straggler_tokens
+    from .lengths import chosen_by, plan_data_prompt, plan_profile, response_cap, straggler_tokens
 
     plan = spec.plan(values, Phase.ROLLOUT)
     p, r, r_max = _lengths(plan)
@@ -410,7 +410,7 @@ def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, Any]:
             "profile_chosen": chosen_by(plan),
             "data_prompt": data.name if data else None, "data_prompt_why": data.why if data else None,
             "dataset": plan.dataset or None,
-            "longest": round(straggler_tokens(r, r_max, int(plan.samples_per_step)), 1)}
+            "longest": round(straggler_tokens(r, response_cap(plan, r), int(plan.samples_per_step)), 1)}
 
 
 def with_efficiency(spec: CostSpec, efficiency: "Efficiency | None") -> CostSpec:

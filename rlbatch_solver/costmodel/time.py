@@ -401,28 +401,38 @@ def hf_prefill_seconds(plan: Plan, mc: ModelConsts, seqs: float, prompt: float) 
 
 def hf_decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
     """One decode step of ``generate`` on one GPU: the GPU's work (decode_step_seconds without an engine's launch
-    cost) or the host time of the model's Python layers, whichever is longer (measured: flat from 1 to 256
-    sequences, HF_EAGER_S_PER_LAYER)."""
+    cost) and the host time of the model's Python layers (measured: flat from 1 to 256 sequences,
+    HF_EAGER_S_PER_LAYER). With flash-attention 2 and a padding mask (``Plan.hf_generate_unpads``) the KV cache moves
+    HF_GENERATE_KV_PASSES times and every layer waits for the GPU before it launches its attention
+    (HF_GENERATE_KV_PASSES' source), so the two add; otherwise the larger of the two."""
+    host = C.HF_EAGER_S_PER_LAYER * mc.layers
+    if plan.hf_generate_unpads:
+        kv_tok *= C.HF_GENERATE_KV_PASSES
     gpu = decode_step_seconds(plan.replace(enforce_eager=False), mc, batch, ctx, kv_tok)
-    return max(gpu, C.HF_EAGER_S_PER_LAYER * mc.layers)
+    return gpu + host if plan.hf_generate_unpads else max(gpu, host)
 
 
 def _hf_generate(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     """The trained model's own generate on each GPU: its whole local batch at once (or ``Plan.hf_generate_micro``
     sequences per call, one call after another), eager (each step at least HF_EAGER_S_PER_LAYER per layer of host
-    time), prefill then one decode step per token until the batch's longest response ends (the longest response of
-    the step, as for an engine's tail)."""
+    time), prefill then one decode step per token, every sequence of the call in every step, until the call's longest
+    response ends: transformers' generate stops when no sequence of its batch is unfinished (GenerationMixin.sample /
+    greedy_search, 4.38.2: "stop when each sentence is finished", unfinished_sequences.max() == 0), so a call of
+    ``seqs`` sequences runs the expected longest of ``seqs`` responses (lengths.straggler_tokens), at most the
+    limit or the longest response the data reaches where it is stated (lengths.response_cap)."""
+    from .lengths import response_cap, straggler_tokens
     from .memory import hf_generate_batch, hf_generate_calls
 
     seqs = hf_generate_batch(plan)
-    p, r, r_max = _lengths(plan)
+    p, r, _ = _lengths(plan)
+    steps = straggler_tokens(r, response_cap(plan, r), max(1, int(round(seqs))))
     one = plan.replace(rollout_tp=1, enforce_eager=True)
     kv_tok = float(plan.model.kv_bytes_per_token(1, C.KV_DTYPE_BYTES))
     prefill = hf_prefill_seconds(one, mc, seqs, p)
     gather = _gather_bytes(plan, mc.params) / _coll_bw(plan, max(1, plan.shard_degree))
-    decode = r_max * hf_decode_step_seconds(one, mc, seqs, p + r_max / 2.0, kv_tok)
+    decode = steps * hf_decode_step_seconds(one, mc, seqs, p + steps / 2.0, kv_tok)
     calls = hf_generate_calls(plan)
-    info.update(engines=plan.n_gpus, decode_concurrency=seqs, decode_steps=r_max * calls)
+    info.update(engines=plan.n_gpus, decode_concurrency=seqs, decode_steps=steps * calls)
     return calls * (gather + prefill + decode)
 
 
@@ -451,7 +461,8 @@ def length_scale(mean: float, cap: float) -> float:
 def drain_seconds(plan: Plan, mc: ModelConsts, active: float, total: int, p: float, r: float, r_max: float,
                   kv_tok: float) -> tuple[float, float]:
     """(seconds, decode steps) for the last ``active`` sequences of an engine to finish, once no more wait: response
-    lengths exponential with the step's mean, capped at the limit (C.RESPONSE_LENGTHS), so that ``active x S(t)``
+    lengths exponential with the step's mean, capped at ``r_max`` (the limit, or the stated longest response:
+    lengths.response_cap; C.RESPONSE_LENGTHS), so that ``active x S(t)``
     remain after ``t`` steps, at context ``prompt + t``; the step ends with its longest response, the expected
     largest of the step's ``total`` samples (the straggler engine holds it): ``lam x H_total``, at most the cap
     (lengths.harmonic: the expected largest of n exponentials)."""
@@ -487,7 +498,10 @@ def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
         per_call = max(1, min(seqs, plan.engine_call_samples))
         calls, seqs = math.ceil(seqs / per_call), per_call
         total = per_call
-    p, r, r_max = _lengths(plan)
+    from .lengths import response_cap
+
+    p, r, _ = _lengths(plan)
+    r_max = response_cap(plan, r)
     resident = sum(trainer_resident_at_rollout(plan, mc).values()) if plan.engine == "sglang" else 0.0
     eb = engine_budget(plan, mc, resident)
     kv_tok = float(kv_bytes_per_token(plan))

@@ -66,7 +66,7 @@ _T = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_
 TIME_INPUTS = {
     Phase.ROLLOUT: ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all", "async_train",
                 "vllm_num_engines", "vllm_tp", "gmu_permille", "colocate_lowers_gmu", "vllm_eager", "vllm_v0",
-                "hf_generate", "vllm_micro_calls",
+                "hf_generate", "flash_attn", "vllm_micro_calls",
                 "micro_rollout_batch_size", "zero_stage"] + _STEP,
     Phase.OLD_LOG_PROB: _T + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.REF: _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
@@ -172,6 +172,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         critic_micro=int(v.get("micro_train_batch_size") or 1),
         engine="hf" if hf else "vllm",
         hf_generate_micro=int(v.get("micro_rollout_batch_size") or 1) if hf else None,
+        hf_generate_unpads=bool(hf and v.get("flash_attn")),
         engine_call_samples=(int(v.get("micro_rollout_batch_size") or 1) if v.get("vllm_micro_calls") and not hf
                              else None),
         rollout_tp=vtp,
@@ -405,7 +406,7 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         bool_names=(bool_names(VARIABLES)
                     | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
                        "colocate_lowers_gmu", "vllm_graphs_in_budget", "sync_wakes_weights_only",
-                       "save_clones_every_rank", "vllm_v0", "ds_sleep_lp_grads", "hf_generate",
+                       "save_clones_every_rank", "vllm_v0", "ds_sleep_lp_grads", "hf_generate", "flash_attn",
                        "vllm_micro_calls"}),
         unread=unread,
         optional=optional_names(VARIABLES),

@@ -534,8 +534,11 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             "vllm_graphs_in_budget": release.vllm_graphs_in_budget,
             # with vLLM sleep, the weight sync wakes the engines' weights only (0.11.2), not their KV cache
             "sync_wakes_weights_only": release.sync_wakes_weights_only,
-            # without vLLM engines the release's actor generates itself (versions.Release.hf_generate)
+            # without vLLM engines the release's actor generates itself (versions.Release.hf_generate), with
+            # flash-attention 2 where --flash_attn is given (0.4.0-0.7.5; models/actor.py Actor.__init__:
+            # attn_implementation "flash_attention_2" if use_flash_attention_2 else "eager")
             "hf_generate": release.hf_generate,
+            "flash_attn": bool(native.get("flash_attn", False)),
             # with engines, the release's ranks call them micro batch by micro batch (Release.engine_calls_per_micro_batch)
             "vllm_micro_calls": release.engine_calls_per_micro_batch,
             # checkpoints (host memory only, cost.py host_layout): --save_steps / --ckpt.save_steps (-1: none) and
