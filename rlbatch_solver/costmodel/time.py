@@ -555,19 +555,26 @@ def _deepspeed_micro_grads(plan: Plan, params: float, n_micro: float) -> float |
     boundaries as well"), in the model's 16-bit type (``communication_data_type``: bf16 when bf16 is on), not
     overlapped with the backward (``overlap_comm`` is off unless configured; OpenRLHF's
     utils/deepspeed_utils.py ``get_train_ds_config`` leaves it out). With the optimizer on the CPU (ZeRO-Offload)
-    each micro batch but the last copies the GPU's gradient partition to a pinned CPU buffer of the parameters'
-    dtype, and each but the first copies it back to add the new gradients
+    ZeRO 2: each micro batch but the last copies the GPU's gradient partition to a pinned CPU buffer of the
+    parameters' dtype, and each but the first copies it back to add the new gradients
     (deepspeed/runtime/zero/stage_1_and_2.py ``async_accumulate_grad_in_cpu_via_gpu``, called from
-    ``copy_grads_in_partition``): ``2 (n_micro - 1)`` moves of the partition over the host link."""
+    ``copy_grads_in_partition``): ``2 (n_micro - 1)`` 16-bit moves of the partition over the host link. ZeRO 3:
+    the partition accumulates in a CPU buffer of the gradient-accumulation dtype, copied to the GPU, added to and
+    copied back at every micro batch but the first, which only copies down (stage3.py ``partition_grads``,
+    ``grad_partitions_flat_buffer`` on the optimizer's device): ``2 n_micro - 1`` moves."""
     if plan.trainer != "deepspeed" or plan.zero_stage < 2:
         return None
     n = max(1, plan.shard_degree)
     shard = params / _mp(plan)
     reduce = C.BF16 * shard * (n - 1) / n / _coll_bw(plan, n) if n > 1 else 0.0
     # the optimizer stays on the CPU while the model computes (ZeRO-Offload), for the actor and the critic alike
-    offload = plan.optimizer_offload and plan.offload_during_compute
-    host = 2.0 * (n_micro - 1) * C.BF16 * shard / n / _host_bw(plan) if offload else 0.0
-    return n_micro * reduce + host
+    if not (plan.optimizer_offload and plan.offload_during_compute):
+        return n_micro * reduce
+    if plan.zero_stage >= 3:
+        moves, dtype = 2.0 * n_micro - 1.0, C.FP32 if plan.deepspeed_grad_accum_fp32 else C.BF16
+    else:
+        moves, dtype = 2.0 * (n_micro - 1.0), C.BF16
+    return n_micro * reduce + moves * dtype * shard / n / _host_bw(plan)
 
 
 def _grad_sync_and_adam(plan: Plan, mc: ModelConsts, params: float, critic: bool) -> tuple[float, float]:
