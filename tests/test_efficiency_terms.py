@@ -284,3 +284,31 @@ def test_generate_with_flash_attention_and_padding_adds_host_and_gpu_time():
     assert T.hf_decode_step_seconds(flash, mc, 16, 1500, kv_tok) == pytest.approx(gpu7 + host, rel=1e-9)
     assert T.hf_decode_step_seconds(eager, mc, 16, 1500, kv_tok) == pytest.approx(max(gpu1, host), rel=1e-9)
     assert T.estimate_time(flash).phases["rollout"] > T.estimate_time(eager).phases["rollout"]
+
+
+def test_deepspeed_zero_moves_the_gradients_every_micro_batch():
+    """DeepSpeed ZeRO 2/3 reduces the gradient partition at every micro batch (engine.allreduce_gradients), and
+    under ZeRO-Offload carries it to the CPU and back: ZeRO 2 2 (n_micro - 1) 16-bit moves
+    (stage_1_and_2.py async_accumulate_grad_in_cpu_via_gpu), ZeRO 3 2 n_micro - 1 moves of the accumulation dtype
+    (stage3.py partition_grads). An FSDP trainer or ZeRO 1 reduces once a mini batch."""
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    plan = _tiny_plan(trainer="deepspeed", zero_stage=2, shard_degree=8, samples_per_step=512, mini_batches=1,
+                      optimizer_offload=True, offload_during_compute=True)
+    params = float(model_consts(plan.model).params)
+    n_micro = 512 / 8  # one sequence a micro batch, 64 on each of the 8 ranks
+    host = float(plan.gpu.host_link_bandwidth_gbps) * 1e9 * C.HOST_LINK_EFF
+    reduce = C.BF16 * params * 7 / 8 / T._coll_bw(plan, 8)
+    two = T._deepspeed_micro_grads(plan, params, n_micro)
+    assert two == pytest.approx(n_micro * reduce + 2 * (n_micro - 1) * C.BF16 * params / 8 / host)
+    three = T._deepspeed_micro_grads(plan.replace(zero_stage=3, deepspeed_grad_accum_fp32=True), params, n_micro)
+    assert three == pytest.approx(n_micro * reduce + (2 * n_micro - 1) * C.FP32 * params / 8 / host)
+    # the optimizer on the GPU: the reductions alone; ZeRO 1 and FSDP reduce once a mini batch (None)
+    assert T._deepspeed_micro_grads(plan.replace(optimizer_offload=False), params, n_micro) == pytest.approx(
+        n_micro * reduce)
+    assert T._deepspeed_micro_grads(plan.replace(zero_stage=1), params, n_micro) is None
+    assert T._deepspeed_micro_grads(plan.replace(trainer="fsdp", zero_stage=3), params, n_micro) is None
+    # the update pays it: ZeRO-Offload's moves on top of the same update with the optimizer on the GPU
+    on_cpu = T.estimate_time(plan).phases["actor_update"]
+    on_gpu = T.estimate_time(plan.replace(optimizer_offload=False)).phases["actor_update"]
+    assert on_cpu - on_gpu == pytest.approx(2 * (n_micro - 1) * C.BF16 * params / 8 / host)

@@ -547,15 +547,48 @@ def _update(plan: Plan, mc: ModelConsts, critic: bool) -> PassSeconds:
     micro = plan.critic_micro if critic else plan.train_micro
     mult = 4.0 if plan.grad_ckpt else 3.0
     # one mini batch, times the number of mini batches
-    t_mini, _ = _pass_parts(plan, mc, params, active, samples / mini, micro, plan.train_token_budget, mult,
-                            plan.efficiency.mfu_train, 2.0)
+    t_mini, n_micro = _pass_parts(plan, mc, params, active, samples / mini, micro, plan.train_token_budget, mult,
+                                  plan.efficiency.mfu_train, 2.0)
     grad_sync, adam = _grad_sync_and_adam(plan, mc, params, critic)  # once per mini batch
+    micro_grads = _deepspeed_micro_grads(plan, params, n_micro)
+    if micro_grads is not None:
+        grad_sync = micro_grads
     total = (t_mini + PassSeconds(fixed=grad_sync + adam)).times(mini)
     if critic:  # the critic's value forward over the batch (compute_values)
         t_val, _ = _pass_parts(plan, mc, params, active, samples, micro, plan.train_token_budget, 1.0,
                                plan.efficiency.mfu_forward, 1.0)
         total = total + t_val
     return total
+
+
+def _deepspeed_micro_grads(plan: Plan, params: float, n_micro: float) -> float | None:
+    """Seconds one mini batch of ``n_micro`` micro batches spends on its gradients under DeepSpeed ZeRO stage 2 or 3,
+    or None where the trainer reduces once per mini batch (``_grad_sync_and_adam``). DeepSpeed's engine reduces the
+    partitioned gradients at EVERY micro batch, not at the accumulation boundary only (deepspeed/runtime/engine.py
+    ``DeepSpeedEngine.allreduce_gradients``: "ZeRO stage >= 2 communicates during non gradient accumulation
+    boundaries as well"), in the model's 16-bit type (``communication_data_type``: bf16 when bf16 is on), not
+    overlapped with the backward (``overlap_comm`` is off unless configured; OpenRLHF's
+    utils/deepspeed_utils.py ``get_train_ds_config`` leaves it out). With the optimizer on the CPU (ZeRO-Offload)
+    ZeRO 2: each micro batch but the last copies the GPU's gradient partition to a pinned CPU buffer of the
+    parameters' dtype, and each but the first copies it back to add the new gradients
+    (deepspeed/runtime/zero/stage_1_and_2.py ``async_accumulate_grad_in_cpu_via_gpu``, called from
+    ``copy_grads_in_partition``): ``2 (n_micro - 1)`` 16-bit moves of the partition over the host link. ZeRO 3:
+    the partition accumulates in a CPU buffer of the gradient-accumulation dtype, copied to the GPU, added to and
+    copied back at every micro batch but the first, which only copies down (stage3.py ``partition_grads``,
+    ``grad_partitions_flat_buffer`` on the optimizer's device): ``2 n_micro - 1`` moves."""
+    if plan.trainer != "deepspeed" or plan.zero_stage < 2:
+        return None
+    n = max(1, plan.shard_degree)
+    shard = params / _mp(plan)
+    reduce = C.BF16 * shard * (n - 1) / n / _coll_bw(plan, n) if n > 1 else 0.0
+    # the optimizer stays on the CPU while the model computes (ZeRO-Offload), for the actor and the critic alike
+    if not (plan.optimizer_offload and plan.offload_during_compute):
+        return n_micro * reduce
+    if plan.zero_stage >= 3:
+        moves, dtype = 2.0 * n_micro - 1.0, C.FP32 if plan.deepspeed_grad_accum_fp32 else C.BF16
+    else:
+        moves, dtype = 2.0 * (n_micro - 1.0), C.BF16
+    return n_micro * reduce + moves * dtype * shard / n / _host_bw(plan)
 
 
 def _grad_sync_and_adam(plan: Plan, mc: ModelConsts, params: float, critic: bool) -> tuple[float, float]:

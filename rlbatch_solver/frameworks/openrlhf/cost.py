@@ -71,8 +71,10 @@ TIME_INPUTS = {
     Phase.OLD_LOG_PROB: _T + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.REF: _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
                  "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
-    Phase.ACTOR_UPDATE: _T + _TRAIN + ["train_batch_size"],
-    Phase.CRITIC_UPDATE: _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node"],
+    # adam_offload: ZeRO-Offload copies each micro batch's gradients to the CPU and back (time._deepspeed_micro_grads)
+    Phase.ACTOR_UPDATE: _T + _TRAIN + ["train_batch_size", "adam_offload"],
+    Phase.CRITIC_UPDATE: _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node",
+                                        "adam_offload"],
     Phase.WEIGHT_SYNC: _T + ["colocate_all", "async_train", "vllm_tp", "vllm_num_engines", "hf_generate"],
     Phase.OFFLOAD: _T + ["adam_offload", "need_critic"],
 }
