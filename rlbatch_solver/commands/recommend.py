@@ -397,7 +397,10 @@ def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], 
     for name, value in totals.items():
         what, product = _derived_text(fw, name)
         words.append(f"{value} {what} (= {product}: the search picks the factors)")
-    why = (f"{fw.name}'s defaults for what you did not set" if as_default
+    given = set(fw.normalize(scenario.fixed))
+    yours = not kept and all(set(_derived_text(fw, name)[1].split("*")) & set(by_key) <= given for name in totals)
+    why = ("yours, on every GPU of the job: each placement layout picks its own factors" if yours
+           else f"{fw.name}'s defaults for what you did not set" if as_default
            else f"{fw.name}'s defaults for what you did not set, kept as near as your batch and the GPUs allow")
     return pinned, {**kept, **totals}, (
         f"kept {', '.join(words)} ({why}): the algorithm's batch, not a speed setting; --set your own, or "
