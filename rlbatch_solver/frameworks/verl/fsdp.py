@@ -182,7 +182,8 @@ FULLY_ASYNC_DEFAULTS = {"rollout_nnodes": 1, "rollout_gpus_per_node": 8, "ckpt_n
                         "fa_train_batch": 1024}
 # The one_step_off recipe (python -m verl.experimental.one_step_off_policy.main_ppo, one_step_off_ppo_trainer.yaml):
 # the same top-level rollout pool keys (main_ppo.py copies them), the yaml's nccl checkpoint engine and bypass mode;
-# data.train_batch_size keeps its meaning (prompts per step).
+# data.train_batch_size keeps its meaning (prompts per step). Bypass mode from v0.7.0 only
+# (versions.ONE_STEP_OFF_BYPASS).
 ONE_STEP_OFF_DEFAULTS = {"rollout_nnodes": 1, "rollout_gpus_per_node": 8, "ckpt_naive": False, "bypass_logprob": True}
 FULLY_ASYNC_ENTRY = "verl.experimental.fully_async_policy.fully_async_main"
 ONE_STEP_OFF_ENTRY = "verl.experimental.one_step_off_policy.main_ppo"
@@ -381,6 +382,9 @@ def config_to_values(
     if one_step_off and "async_mode" in variables:
         values["async_mode"] = 4
         values.update({name: default for name, default in ONE_STEP_OFF_DEFAULTS.items() if name not in given})
+        if ruleset.version not in versions.ONE_STEP_OFF_BYPASS:
+            values["bypass_logprob"] = False  # the recipe recomputes the old log-probs, bypass_mode or not
+            # (versions.ONE_STEP_OFF_BYPASS)
     if "cluster_gpus" in variables and values.get("cluster_gpus") is None and not split:
         values["cluster_gpus"] = int(values["nnodes"]) * int(values["gpus_per_node"])
     unlinked = versions.NOT_INTERPOLATED.get(ruleset.version, frozenset())

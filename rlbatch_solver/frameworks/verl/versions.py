@@ -686,6 +686,13 @@ ALWAYS_REFERENCE = frozenset({"0.2.0", "0.1.0"})
 # it; without one, recommend searches and prints the global keys, and fix adds no per-GPU key (Hydra refuses a key
 # the yaml lacks).
 GLOBAL_MICRO_ONLY = frozenset({"0.1.0"})
+# releases whose one_step_off recipe takes the old log-probs from the rollout engine: its yaml sets
+# algorithm.rollout_correction.bypass_mode True from v0.7.0 (recipe/one_step_off_policy/config/
+# one_step_off_ppo_trainer.yaml; verl/experimental/one_step_off_policy/ later). Up to v0.6.1 the recipe's trainer
+# recomputes them whatever bypass_mode says, an old_log_prob pass on the trainer pool like the synchronous trainer's
+# (recipe/one_step_off_policy/ray_trainer.py:OneStepOffRayTrainer.fit "recompute old_log_probs",
+# actor_wg.compute_log_prob with the entropy, unconditionally: verl #2828's traceback, 2025-07-31, dies there)
+ONE_STEP_OFF_BYPASS = frozenset({"0.7.1", "0.8.0", "0.9.1"})
 # a version whose trainer keys we read as another's (the version-specific key lists name the newer one)
 KEYS_AS = {"0.1.0": "0.2.0"}
 # keys a version's yaml does not interpolate from another (fsdp.py INTERPOLATED): verl 0.2's critic yaml has
