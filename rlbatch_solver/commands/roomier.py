@@ -17,6 +17,7 @@ from ..rules.expr import IntVar
 WANTED = 2  # alternatives recommend tries to list
 STEP = 0.9  # a roomier config's peak in the tightest phase: at most this share of the last one's
 LEAST_S = 0.2  # a solve is not started with less of the command's time left than this
+SOLVE_S = 0.4  # the most one solve takes (its best found so far is listed): the alternatives stay cheap
 
 
 def tightest_phase(choice: Any, capacity_of: Callable[[str], float]) -> str:
