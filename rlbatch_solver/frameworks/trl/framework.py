@@ -19,7 +19,6 @@ Export: a solution -> paste-ready ``--num_processes N --flag value`` arguments.
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -826,9 +825,7 @@ class TrlFramework(SwiftFramework):
                                  "use --placement colocate or auto, or give more GPUs (--gpus).")
             notes.append(f"no server layout was solved: {why}")
             return out
-        if kept:  # the job's completions per step, the factors the layout's own
-            scenario = replace(scenario, fixed={k: v for k, v in scenario.fixed.items()
-                                                if next(iter(self.normalize({k: v}))) not in (PER_DEVICE, ACCUMULATION)})
+        scenario = self._own_factors(scenario)  # the job's completions per step, the factors the layout's own
         for i, split in enumerate(splits):
             keys = dict(server, num_processes=split.world, num_machines=split.machines)
             # a server on a machine of its own: the trainer names its host (the user's, else a placeholder)
@@ -889,23 +886,15 @@ class TrlFramework(SwiftFramework):
         prompts (0.14.0): there recommend keeps the two factors themselves (``kept_batch``). With both factors set,
         ``recommend --placement split|auto`` keeps the total they make on every GPU of the job
         (``_placement_total``)."""
-        if self.release.batch_counts_prompts:
-            return {}
-        return super().kept_totals(scenario) or self._placement_total(scenario)
+        return {} if self.release.batch_counts_prompts else super().kept_totals(scenario)
 
     def _placement_total(self, scenario: Any) -> dict[str, int]:
-        """The completions per optimizer step of a per-device batch and an accumulation the user set both of, on
-        every GPU of the job (colocated, every GPU trains), for ``recommend --placement split|auto``: a server layout
-        trains on fewer GPUs, so the same two flags would make fewer completions per step (another algorithm, not
-        another layout); it keeps the total with factors of its own (``placements``). Not where the user fixed the
-        trainer's processes (every layout has that world) or where vLLM takes one GPU of its own (0.14, 0.15: no
-        server layout)."""
+        """As ms-swift's, but not where the user fixed the trainer's processes (every layout has that world) or
+        where vLLM takes one GPU of its own (0.14, 0.15: no server layout)."""
         fixed = self.normalize(scenario.fixed)
-        if (scenario.placement not in ("split", "auto") or "num_processes" in fixed
-                or self.release.vllm_mode == "device" or not {PER_DEVICE, ACCUMULATION} <= set(fixed)):
+        if "num_processes" in fixed or self.release.vllm_mode == "device":
             return {}
-        return {"opt_batch": flag_int(PER_DEVICE, fixed[PER_DEVICE]) * flag_int(ACCUMULATION, fixed[ACCUMULATION])
-                * scenario.total_gpus}
+        return super()._placement_total(scenario)
 
     def kept_batch(self, scenario: Any) -> dict[str, Any]:
         """0.14.0: prompts per GPU and accumulation at its defaults (1 and 8) where the user neither set nor searched
