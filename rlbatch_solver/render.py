@@ -816,7 +816,19 @@ def why_lost(best: Choice, other: Choice) -> str:
     phase, delta = max(deltas.items(), key=lambda kv: kv[1])
     if delta <= 0.05:
         return "ties on time (same step time within 0.05 s)"
-    return f"{PHASE_TITLE.get(phase, phase)} +{delta:.1f} s"
+    return f"{PHASE_TITLE.get(phase, phase)} +{delta:.1f} s" + _roomier_text(best, other)
+
+
+def _roomier_text(best: Choice, other: Choice) -> str:
+    """What a slower config buys where it needs at least 1 GiB less at the best's highest peak (the roomier
+    alternatives, commands/roomier.py): that phase's peak against the best's."""
+    peaks, theirs = (getattr(c, "peak_mib", dict)() for c in (best, other))
+    if not peaks or not theirs:
+        return ""
+    phase = max(peaks, key=peaks.get)
+    if phase not in theirs or theirs[phase] > peaks[phase] - 1024:
+        return ""
+    return f", for {PHASE_TITLE.get(phase, phase)} peak {theirs[phase] / 1024:.1f} GiB, not {peaks[phase] / 1024:.1f}"
 
 
 def _pairs(native: list[str]) -> dict[str, str]:

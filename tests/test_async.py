@@ -166,6 +166,38 @@ def test_the_one_step_off_recipe_is_read_from_its_own_keys_and_checked_as_its_co
     assert get_framework("verl").entry_point(v).endswith("one_step_off_policy.main_ppo")
 
 
+# verl #2828 (2025-07-31): "2*8 H800, 1 node for actor, 1 node for rollout; verl+qwen32b+grpo+fsdp/fsdp2" on the
+# one_step_off recipe of that time (v0.5.0's recipe/one_step_off_policy), its traceback dying in compute_log_prob. The
+# issue gives no script: the recipe's own GRPO example of v0.5.0 (grpo_3b_gsm8k_fsdp2_2_6.sh) on the issue's model
+# and pools.
+ISSUE_2828 = ["algorithm.adv_estimator=grpo", "data.train_batch_size=1152", "data.max_prompt_length=512",
+              "data.max_response_length=1024", f"{AR}.actor.strategy=fsdp2", f"{AR}.model.path=Qwen/Qwen2.5-32B",
+              f"{AR}.hybrid_engine=False", f"{AR}.model.use_remove_padding=True", f"{AR}.actor.ppo_mini_batch_size=192",
+              f"{AR}.actor.ppo_micro_batch_size_per_gpu=32", f"{AR}.actor.use_kl_loss=True",
+              f"{AR}.actor.entropy_coeff=0", f"{AR}.model.enable_gradient_checkpointing=True",
+              f"{AR}.rollout.log_prob_micro_batch_size_per_gpu=32", f"{AR}.rollout.tensor_model_parallel_size=2",
+              f"{AR}.rollout.name=vllm", f"{AR}.rollout.gpu_memory_utilization=0.6", f"{AR}.rollout.n=5",
+              f"{AR}.ref.log_prob_micro_batch_size_per_gpu=32", f"{AR}.ref.fsdp_config.param_offload=True",
+              "algorithm.use_kl_in_reward=False", "trainer.nnodes=1", "trainer.n_gpus_per_node=8", "rollout.nnodes=1",
+              "rollout.n_gpus_per_node=8"]
+
+
+@pytest.mark.parametrize("release,recomputes", [("0.5.0", True), ("0.6.1", True), ("0.7.1", False), ("0.9.1", False)])
+def test_the_one_step_off_recipe_recomputes_the_old_log_probs_before_0_7(release, recomputes):
+    """Up to v0.6.1 the recipe's trainer recomputes the old log-probs on the trainer pool
+    (OneStepOffRayTrainer.fit: actor_wg.compute_log_prob, where #2828 ran out of memory); v0.7.0's recipe yaml sets
+    algorithm.rollout_correction.bypass_mode True and the engine's log-probs serve. Priced as the code runs."""
+    report = rb.check(ISSUE_2828, framework=f"verl=={release}", gpu="h800", model="qwen2.5-32b", gpus=16)
+    assert report.values["async_mode"] == 4
+    assert report.values["bypass_logprob"] is not recomputes
+    assert ("old_log_prob" in report.memory.phases) is recomputes, report.memory.phases
+    assert (report.memory.seconds.get("old_log_prob", 0) > 0) is recomputes
+    # the recipe of 0.6.1 recomputes them even where the config asks for bypass mode (0.6.1's own trainer has it)
+    said = rb.check(with_(ISSUE_2828, **{"algorithm.rollout_correction.bypass_mode": True}),
+                    framework=f"verl=={release}", gpu="h800", model="qwen2.5-32b", gpus=16)
+    assert ("old_log_prob" in said.memory.phases) is recomputes
+
+
 @pytest.mark.parametrize("script,valid", [
     ("fully_async_dapo_7b_math_fsdp2_4_4.sh", True),
     ("fully_async_dapo_7b_math_fsdp2_8_8.sh", True),

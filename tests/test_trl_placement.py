@@ -43,7 +43,9 @@ def test_every_split_of_eight_gpus_is_solved_and_the_fastest_wins(issue_4766):
     labels = [o.label for o in summary.options]
     assert labels[0] == "colocated on 8 GPUs"
     splits = [o for o in summary.options if o.placement == "split"]
-    assert [P.trainer_world(o.best.values) for o in splits] == list(range(1, 8))
+    # the user's 8 x 2 on 8 GPUs: 128 completions per optimizer step, which 1, 2 or 4 trainer GPUs split evenly
+    assert [P.trainer_world(o.best.values) for o in splits] == [1, 2, 4]
+    assert any("no server layout with 3, 5, 6, 7 trainer GPUs" in n and "128 completions" in n for n in summary.notes)
     assert summary.proven and not summary.skipped and not summary.starved
     assert all(o.best.step_time_s > 0 for o in summary.options)
     fastest = max(summary.options, key=lambda o: o.best.tokens_per_s)
@@ -66,8 +68,16 @@ def test_each_layouts_answer_is_valid_without_the_solver(issue_4766):
         assert P.trainer_world(values) + P.server_gpus(values) == 8
         assert values["num_heads"] % values["server_tp"] == 0
         assert option.label.startswith(f"server: {P.trainer_world(values)} trainer + {P.server_gpus(values)} ")
-        # TRL's per-step batch: per_device x W x accumulation, the user's two factors kept
-        assert values["per_device_train_batch_size"] == 8 and values["gradient_accumulation_steps"] == 2
+        # TRL's per-step batch: per_device x W x accumulation, the user's (8 x 8 x 2 on every GPU) in every layout
+        assert values["per_device_train_batch_size"] * P.trainer_world(values) * values["gradient_accumulation_steps"] \
+            == 128, option.label
+
+
+def test_the_colocated_layout_keeps_the_users_two_factors(issue_4766):
+    values = issue_4766.placement.options[0].best.values
+    assert (values["per_device_train_batch_size"], values["gradient_accumulation_steps"]) == (8, 2)
+    assert all(o.best.samples == issue_4766.placement.options[0].best.samples
+               for o in issue_4766.placement.options if o.best is not None)
 
 
 def test_a_server_step_is_generation_then_training_never_overlapped(issue_4766):

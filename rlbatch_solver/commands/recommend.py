@@ -397,7 +397,10 @@ def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], 
     for name, value in totals.items():
         what, product = _derived_text(fw, name)
         words.append(f"{value} {what} (= {product}: the search picks the factors)")
-    why = (f"{fw.name}'s defaults for what you did not set" if as_default
+    given = set(fw.normalize(scenario.fixed))
+    yours = not kept and all(set(_derived_text(fw, name)[1].split("*")) & set(by_key) <= given for name in totals)
+    why = ("yours, on every GPU of the job: each placement layout picks its own factors" if yours
+           else f"{fw.name}'s defaults for what you did not set" if as_default
            else f"{fw.name}'s defaults for what you did not set, kept as near as your batch and the GPUs allow")
     return pinned, {**kept, **totals}, (
         f"kept {', '.join(words)} ({why}): the algorithm's batch, not a speed setting; --set your own, or "
@@ -586,6 +589,16 @@ def recommend(
                                             solver_workers, then, count=(lambda values: gpus_used(fw, values))
                                             if objective_name == "gpus" else None)
     validate_solutions(ruleset, [r.solution for r in res.ranked])
+
+    def choice_of(r: Any, rank: int) -> Choice:
+        memory, seconds = full_reports(spec, r.solution)
+        total = step_seconds(spec, r.solution, seconds)
+        tokens = tokens_per_step(spec, r.solution)
+        return Choice(rank, r.solution, fw.export(r.solution, space), total, seconds, memory, r.objective,
+                      r.proven, tokens / total if total else 0.0, waste_text(fw, ruleset, r.solution, r.solution),
+                      stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution)),
+                      server_titles(fw, spec, r.solution, memory))
+
     choices = []
     printed: set[tuple[str, ...]] = set()
     for r in res.ranked:
@@ -593,14 +606,7 @@ def recommend(
         if tuple(native) in printed or len(choices) == top:
             continue
         printed.add(tuple(native))
-        memory, seconds = full_reports(spec, r.solution)
-        total = step_seconds(spec, r.solution, seconds)
-        tokens = tokens_per_step(spec, r.solution)
-        choices.append(Choice(len(choices) + 1, r.solution, native, total, seconds, memory, r.objective,
-                              r.proven, tokens / total if total else 0.0,
-                              waste_text(fw, ruleset, r.solution, r.solution),
-                              stage_seconds(spec, r.solution, seconds), int(spec.samples(r.solution)),
-                              server_titles(fw, spec, r.solution, memory)))
+        choices.append(choice_of(r, len(choices) + 1))
     choices, dropped = fitting(choices, spec, gpu.name, scenario.host_mem_gib)
     host_unfit = host_unfit or dropped
     if start is not None:
@@ -623,6 +629,9 @@ def recommend(
     from .alike import fold_alike
 
     report.choices, report.left_out = fold_alike(report.choices, OBJECTIVE_SENSE[objective_name])
+    if objective_name == "time" and start is None and top > 1 and report.choices:
+        report.choices, report.left_out = _with_roomier(report, ruleset, space, objective, then, deadline, spec,
+                                                        terms, scenario, gpu.name, solver_workers, choice_of)
     if report.choices:  # the best's (the user's config, where it is the answer)
         from ..costmodel.tables import mean_lengths
         from .check import host_check
@@ -641,6 +650,36 @@ def recommend(
         report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=deadline.share(0.7))
         report.memory_floor = memory_floor(ruleset, space.domains, terms, deadline)
     return report
+
+
+def _with_roomier(report: RecommendReport, ruleset: RuleSet, space: Any, objective: Any, then: Any, deadline: Any,
+                  spec: Any, terms: Any, scenario: Scenario, gpu_name: str, workers: int,
+                  choice_of: Any) -> tuple[list, list]:
+    """The alternatives with slower configs of more memory margin added where fewer than ``roomier.WANTED`` are
+    listed (``roomier.roomier_choices``), folded again (``alike.fold_alike``), ranked by the objective."""
+    from ..solver.optimize import optimize
+    from .alike import fold_alike
+    from .host_fit import fitting
+    from .roomier import SOLVE_S as ROOMIER_SOLVE_S, roomier_choices
+
+    def solve_capped(rule: Rule) -> Any:
+        return optimize(ruleset.extended([rule]), space.domains, objective, top=1,
+                        time_limit_s=min(ROOMIER_SOLVE_S, deadline.share(0.5)), workers=workers, then=then)
+
+    def make_choice(r: Any) -> Any:
+        # one faster than the best is one the headroom preference passed over (_prefer_headroom): not listed as roomier
+        if r.objective < report.choices[0].objective:
+            return None
+        fits, _ = fitting([choice_of(r, 0)], spec, gpu_name, scenario.host_mem_gib)
+        return fits[0] if fits else None
+
+    extra = roomier_choices(report.choices, terms.capacity_of, solve_capped, make_choice, deadline.left)
+    if not extra:
+        return report.choices, report.left_out
+    seen = {tuple(c.native) for c in report.choices}
+    rest = sorted([*report.choices[1:], *(c for c in extra if tuple(c.native) not in seen)], key=lambda c: c.objective)
+    kept, left = fold_alike([report.choices[0], *rest])
+    return kept, [*report.left_out, *left]
 
 
 def printed_dataset(scenario: Scenario) -> str:

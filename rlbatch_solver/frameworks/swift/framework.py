@@ -590,7 +590,7 @@ class SwiftFramework(Framework):
         if scenario.placement in ("split", "auto") and admits(scenario, "split", split, notes):
             out.append(Layout("split", "vLLM engines of the job on GPUs of their own (async mode)" if legacy
                               else "a rollout server on GPUs of its own",
-                              sub_scenario(scenario, fixed=split, layout_keys=split)))
+                              sub_scenario(self._own_factors(scenario), fixed=split, layout_keys=split)))
         return out
 
     def is_gpu_count_key(self, key: str) -> bool:
@@ -755,8 +755,10 @@ class SwiftFramework(Framework):
         nearest that they can. Nothing is kept when the user set both factors (they are pinned) or searches one."""
         fixed, searched = self.normalize(scenario.fixed), self.normalize(scenario.search)
         factors = (PER_DEVICE, ACCUMULATION)
-        if self.megatron or set(factors) & set(searched) or set(factors) <= set(fixed):
+        if self.megatron or set(factors) & set(searched):
             return {}
+        if set(factors) <= set(fixed):
+            return self._placement_total(scenario)
         domains = self.space(scenario, None).domains
         world = max(domains["gpus_per_node"]) * max(domains["nnodes"])
         n = int(domains["num_generations"][0])
@@ -765,6 +767,24 @@ class SwiftFramework(Framework):
         unit = math.lcm(world * math.prod(given[k] for k in factors if k in fixed), n)
         default = world * math.prod(given.values())
         return {"opt_batch": max(unit, unit * round(default / unit))}
+
+    def _placement_total(self, scenario: Any) -> dict[str, int]:
+        """The completions per optimizer step of a per-device batch and an accumulation the user set both of, on
+        every GPU of the job (colocated, every GPU trains), for ``recommend --placement split|auto``: a layout whose
+        trainer has fewer GPUs (a rollout server on the others) would make fewer with the same two flags (another
+        algorithm, not another layout); it keeps the total with factors of its own (``placements``)."""
+        fixed = self.normalize(scenario.fixed)
+        if scenario.placement not in ("split", "auto") or not {PER_DEVICE, ACCUMULATION} <= set(fixed):
+            return {}
+        return {"opt_batch": int(fixed[PER_DEVICE]) * int(fixed[ACCUMULATION]) * scenario.total_gpus}
+
+    def _own_factors(self, scenario: Any) -> Any:
+        """A server layout's scenario where the job's completions per step are kept (``_placement_total``): without
+        the user's two factors, which the layout picks for that total."""
+        if "opt_batch" not in scenario.kept_totals or not {PER_DEVICE, ACCUMULATION} <= set(self.normalize(scenario.fixed)):
+            return scenario
+        return replace(scenario, fixed={k: v for k, v in scenario.fixed.items()
+                                        if next(iter(self.normalize({k: v}))) not in (PER_DEVICE, ACCUMULATION)})
 
     def optimizer_steps_per_rollout(self, values: Mapping[str, Value]) -> int | None:
         """ms-swift's logging.jsonl times optimizer steps (train_speed); a rollout spans steps_per_generation."""

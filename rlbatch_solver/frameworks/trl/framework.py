@@ -33,7 +33,7 @@ from ..base import LORA_RANK, Space
 from ..key_names import KeyList, nearest
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
-from ..swift.framework import SwiftFramework, _present, read_flags
+from ..swift.framework import ACCUMULATION, PER_DEVICE, SwiftFramework, _present, read_flags
 from . import columns, docs, errors, placement, repair, versions
 from .cost import cost_values, release_cost_spec
 from .fields import GRPO_SCRIPT_OPTIONS
@@ -802,10 +802,22 @@ class TrlFramework(SwiftFramework):
         if "num_processes" in fixed:  # the user's trainer size: only that split
             world = flag_int("num_processes", fixed["num_processes"])
             splits = [s for s in splits if s.world == world]
+        kept = scenario.kept_totals.get("opt_batch") if {PER_DEVICE, ACCUMULATION} <= set(fixed) else None
+        apart: list[int] = []
+        if kept:  # the user's completions per step, which only a trainer world dividing them makes (_placement_total)
+            apart = [s.world for s in splits if kept % s.world]
+            splits = [s for s in splits if not kept % s.world]
+            if apart:
+                notes.append(f"no server layout with {', '.join(map(str, apart))} trainer GPUs: your "
+                             f"per_device_train_batch_size x gradient_accumulation_steps on all {scenario.total_gpus} "
+                             f"GPUs make {kept} completions per optimizer step, which that many GPUs cannot split "
+                             "evenly (every rank trains the same per-device batch)")
         why = (f"TRL {self.version} runs vLLM on one GPU of its own (vllm_device), not on a `trl vllm-serve` server"
                if self.release.vllm_mode == "device" else
                f"{scenario.total_gpus} GPU(s) leave none for a `trl vllm-serve` server beside "
                + (f"{fixed['num_processes']} training processes" if "num_processes" in fixed else "the trainer")
+               if not splits and not apart else
+               f"no trainer size a server leaves splits your {kept} completions per optimizer step evenly"
                if not splits else "")
         if why:
             if scenario.placement == "split":
@@ -813,6 +825,7 @@ class TrlFramework(SwiftFramework):
                                  "use --placement colocate or auto, or give more GPUs (--gpus).")
             notes.append(f"no server layout was solved: {why}")
             return out
+        scenario = self._own_factors(scenario)  # the job's completions per step, the factors the layout's own
         for i, split in enumerate(splits):
             keys = dict(server, num_processes=split.world, num_machines=split.machines)
             # a server on a machine of its own: the trainer names its host (the user's, else a placeholder)
@@ -870,8 +883,18 @@ class TrlFramework(SwiftFramework):
 
     def kept_totals(self, scenario: Any) -> dict[str, int]:
         """As ms-swift's HF path (completions per optimizer step), except where per_device_train_batch_size counts
-        prompts (0.14.0): there recommend keeps the two factors themselves (``kept_batch``)."""
+        prompts (0.14.0): there recommend keeps the two factors themselves (``kept_batch``). With both factors set,
+        ``recommend --placement split|auto`` keeps the total they make on every GPU of the job
+        (``_placement_total``)."""
         return {} if self.release.batch_counts_prompts else super().kept_totals(scenario)
+
+    def _placement_total(self, scenario: Any) -> dict[str, int]:
+        """As ms-swift's, but not where the user fixed the trainer's processes (every layout has that world) or
+        where vLLM takes one GPU of its own (0.14, 0.15: no server layout)."""
+        fixed = self.normalize(scenario.fixed)
+        if "num_processes" in fixed or self.release.vllm_mode == "device":
+            return {}
+        return super()._placement_total(scenario)
 
     def kept_batch(self, scenario: Any) -> dict[str, Any]:
         """0.14.0: prompts per GPU and accumulation at its defaults (1 and 8) where the user neither set nor searched

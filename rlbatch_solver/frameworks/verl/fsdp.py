@@ -182,7 +182,8 @@ FULLY_ASYNC_DEFAULTS = {"rollout_nnodes": 1, "rollout_gpus_per_node": 8, "ckpt_n
                         "fa_train_batch": 1024}
 # The one_step_off recipe (python -m verl.experimental.one_step_off_policy.main_ppo, one_step_off_ppo_trainer.yaml):
 # the same top-level rollout pool keys (main_ppo.py copies them), the yaml's nccl checkpoint engine and bypass mode;
-# data.train_batch_size keeps its meaning (prompts per step).
+# data.train_batch_size keeps its meaning (prompts per step). Bypass mode from v0.7.0 only
+# (versions.ONE_STEP_OFF_BYPASS).
 ONE_STEP_OFF_DEFAULTS = {"rollout_nnodes": 1, "rollout_gpus_per_node": 8, "ckpt_naive": False, "bypass_logprob": True}
 FULLY_ASYNC_ENTRY = "verl.experimental.fully_async_policy.fully_async_main"
 ONE_STEP_OFF_ENTRY = "verl.experimental.one_step_off_policy.main_ppo"
@@ -381,6 +382,9 @@ def config_to_values(
     if one_step_off and "async_mode" in variables:
         values["async_mode"] = 4
         values.update({name: default for name, default in ONE_STEP_OFF_DEFAULTS.items() if name not in given})
+        if ruleset.version not in versions.ONE_STEP_OFF_BYPASS:
+            values["bypass_logprob"] = False  # the recipe recomputes the old log-probs, bypass_mode or not
+            # (versions.ONE_STEP_OFF_BYPASS)
     if "cluster_gpus" in variables and values.get("cluster_gpus") is None and not split:
         values["cluster_gpus"] = int(values["nnodes"]) * int(values["gpus_per_node"])
     unlinked = versions.NOT_INTERPOLATED.get(ruleset.version, frozenset())
@@ -411,13 +415,13 @@ def model_constants(model: ModelCard) -> dict[str, int]:
 # -- export -------------------------------------------------------------------------
 _EXPORT_ORDER = [
     "train_batch_size", "max_prompt_length", "max_response_length", "n", "actor_mini",
-    "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp", "logprob_micro_per_gpu",
-    "logprob_dyn", "logprob_max_tokens", "ref_micro_per_gpu", "ref_sp",
+    "actor_micro_per_gpu", "actor_micro", "actor_dyn", "actor_max_tokens", "actor_sp", "logprob_micro_per_gpu",
+    "logprob_micro", "logprob_dyn", "logprob_max_tokens", "ref_micro_per_gpu", "ref_micro", "ref_sp",
     # the engine: verl 0.6.1 to 0.9.1 leave rollout.name mandatory (verl/trainer/config/rollout/rollout.yaml
     # "name: ???", verl/workers/config/rollout.py RolloutConfig.name = MISSING): a command without it stops at launch
     "rollout_sglang", "rollout_tp", "rollout_dp",
     "rollout_ep", "gmu_permille", "grad_ckpt", "param_offload", "optimizer_offload", "ref_param_offload",
-    "critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_param_offload", "critic_optimizer_offload",
+    "critic_mini", "critic_micro_per_gpu", "critic_micro", "critic_sp", "critic_param_offload", "critic_optimizer_offload",
     # Megatron backend
     "tp", "pp", "cp", "ep", "etp", "vpp", "megatron_param_offload", "megatron_optimizer_offload",
     "ref_tp", "ref_pp", "ref_cp", "ref_ep", "ref_etp", "ref_vpp", "ref_megatron_param_offload",
@@ -483,7 +487,8 @@ def solution_to_overrides(solution: Mapping[str, Value], extra: Mapping[str, Any
             continue
         if of_absent_model(name, lambda switch: bool(solution.get(switch))):
             continue
-        if dyn and name in ("actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu"):
+        if dyn and name in ("actor_micro_per_gpu", "logprob_micro_per_gpu", "ref_micro_per_gpu", "actor_micro",
+                            "logprob_micro", "ref_micro"):
             continue
         if not dyn and name in ("actor_max_tokens", "logprob_max_tokens"):
             continue
@@ -590,6 +595,27 @@ SEARCH_TIES = {
 }
 
 
+# A release with only the global micro batch keys (versions.GLOBAL_MICRO_ONLY): the global key searched in place of
+# the per-GPU one, at the GPU count times each per-GPU value (the workers divide it by the data-parallel size), the
+# reference's and critic's following the rollout's and actor's as the per-GPU keys do (SEARCH_TIES)
+GLOBAL_MICRO_SEARCH = {"actor_micro": "actor_micro_per_gpu", "logprob_micro": "logprob_micro_per_gpu",
+                       "ref_micro": "ref_micro_per_gpu", "critic_micro": "critic_micro_per_gpu"}
+GLOBAL_MICRO_TIES = {"ref_micro": "logprob_micro", "critic_micro": "actor_micro"}
+
+
+def _search_global_micro(domains: dict[str, list[Value]], user_set: set[str], search_defaults: Mapping[str, list[Value]],
+                         total: int) -> None:
+    """Search the global micro keys instead of the per-GPU ones the release lacks (``GLOBAL_MICRO_SEARCH``), and
+    token-packed micro batches beside them: where rollout.n scales a global key (cost.py ``n_scale``) its smallest
+    micro batch is n sequences, and use_dynamic_bsz is that verl's way to run fewer."""
+    for name, per_gpu in GLOBAL_MICRO_SEARCH.items():
+        domains[per_gpu] = [None]
+        if name not in user_set and per_gpu in search_defaults:
+            domains[name] = [total * int(v) for v in search_defaults[per_gpu]]
+    if "actor_dyn" not in user_set:
+        domains["actor_dyn"] = [False, True]
+
+
 def default_n(algorithm: str) -> int:
     return 1 if algorithm in ("ppo", "reinforce++") else 8
 
@@ -619,7 +645,10 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     """Domains for a verl scenario: fixed values, the user's ranges, our defaults."""
     # no algorithm (recommend --from): the config's own algorithm settings, in scenario.fixed, are all there is
     algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
-    native = dict(ALGORITHMS[algo]) if scenario.algorithm else {}
+    # the algorithm's keys the release has (verl 0.2-0.3 lack algorithm.use_kl_in_reward: the KL goes into the reward
+    # whenever actor.use_kl_loss is off, versions.VERSION_KEYS)
+    native = {k: v for k, v in ALGORITHMS[algo].items() if not versions.lacks(k, ruleset.version)} \
+        if scenario.algorithm else {}
     native.update(scenario.fixed)
     variables = ruleset.variables
     by_key = ruleset.by_key()
@@ -672,11 +701,15 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     for name in ("actor_micro", "logprob_micro", "ref_micro", "critic_micro"):
         if name not in user_set:
             domains[name] = [None]
+    ties_now = dict(SEARCH_TIES)
+    if ruleset.version in versions.GLOBAL_MICRO_ONLY and not user_set & set(GLOBAL_MICRO_SEARCH.values()):
+        _search_global_micro(domains, user_set, search_defaults, total)
+        ties_now.update(GLOBAL_MICRO_TIES)
     if True in domains.get("actor_dyn", []) and "actor_max_tokens" not in user_set:
         L = scenario.prompt_length + scenario.response_length
         domains["actor_max_tokens"] = [2 * L, 3 * L, 4 * L]
     ties: list[Rule] = []
-    for name, follows in SEARCH_TIES.items():
+    for name, follows in ties_now.items():
         if name in user_set or name not in variables or follows not in domains:
             continue
         kind = variables[name].kind

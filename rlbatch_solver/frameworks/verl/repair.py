@@ -119,15 +119,17 @@ RECIPE_BATCH = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
 
 
 def for_values(policy: RepairPolicy, values, version: str = "") -> RepairPolicy:
-    """``policy`` as it applies to a config: the fully_async recipe's batch stays as its keys say; a config of the
-    verl that scales its global micro keys by rollout.n (cost.py ``n_scale``) keeps them: that verl has no per-GPU
-    keys, and one added would only date the config after them, not shrink what it runs."""
+    """``policy`` as it applies to a config: the fully_async recipe's batch stays as its keys say; a config of a
+    release with only the global micro keys (``versions.GLOBAL_MICRO_ONLY``) that names no per-GPU key keeps them:
+    that verl's yaml has no per-GPU key (Hydra refuses one added), and where rollout.n scales the global keys
+    (cost.py ``n_scale``) one added would only date the config after them, not shrink what it runs."""
     from dataclasses import replace
 
-    from .cost import PER_GPU_MICRO_KEYS, n_scale
+    from .cost import PER_GPU_MICRO_KEYS
+    from .versions import GLOBAL_MICRO_ONLY
 
     if values is not None and int(values.get("async_mode") or 0) == 3:
         policy = replace(policy, rules=tuple(r for r in policy.rules if r not in RECIPE_BATCH))
-    if values is not None and version and not values.get("megatron") and n_scale(values, version) > 1:
+    if values is not None and version in GLOBAL_MICRO_ONLY and not any(values.get(k) for k in PER_GPU_MICRO_KEYS):
         policy = replace(policy, rules=tuple(r for r in policy.rules if r not in PER_GPU_MICRO_KEYS))
     return policy

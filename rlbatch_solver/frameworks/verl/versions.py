@@ -677,6 +677,22 @@ MODEL_ENGINE_IN_MEGATRON_CONFIG = frozenset({"0.8.0", "0.9.1"})
 # RayPPOTrainer.__init__ sets use_reference_policy = Role.RefPolicy in role_worker_mapping (verl 0.2.0.post2
 # verl/trainer/main_ppo.py main_task, verl/trainer/ppo/ray_trainer.py); later releases build it only for a KL term
 ALWAYS_REFERENCE = frozenset({"0.2.0", "0.1.0"})
+# releases whose trainer config has no per-GPU micro batch keys, only the global ones the workers divide by the
+# data-parallel size: verl 0.1 (the PyPI release: verl/trainer/config/ppo_trainer.yaml actor.ppo_micro_batch_size,
+# rollout.log_prob_micro_batch_size, ref.log_prob_micro_batch_size, critic.ppo_micro_batch_size; read by
+# verl/trainer/ppo/workers/fsdp_workers.py ActorRolloutRefWorker.__init__ "normalize config") and the January 2025
+# forks before verl PR #136 (TinyZero, Logic-RL, Search-R1: the same four keys in their ppo_trainer.yaml, cost.py
+# N_SCALED_GLOBAL_MICRO). A config written for main after #136 (still versioned 0.1) names a per-GPU key and keeps
+# it; without one, recommend searches and prints the global keys, and fix adds no per-GPU key (Hydra refuses a key
+# the yaml lacks).
+GLOBAL_MICRO_ONLY = frozenset({"0.1.0"})
+# releases whose one_step_off recipe takes the old log-probs from the rollout engine: its yaml sets
+# algorithm.rollout_correction.bypass_mode True from v0.7.0 (recipe/one_step_off_policy/config/
+# one_step_off_ppo_trainer.yaml; verl/experimental/one_step_off_policy/ later). Up to v0.6.1 the recipe's trainer
+# recomputes them whatever bypass_mode says, an old_log_prob pass on the trainer pool like the synchronous trainer's
+# (recipe/one_step_off_policy/ray_trainer.py:OneStepOffRayTrainer.fit "recompute old_log_probs",
+# actor_wg.compute_log_prob with the entropy, unconditionally: verl #2828's traceback, 2025-07-31, dies there)
+ONE_STEP_OFF_BYPASS = frozenset({"0.7.1", "0.8.0", "0.9.1"})
 # a version whose trainer keys we read as another's (the version-specific key lists name the newer one)
 KEYS_AS = {"0.1.0": "0.2.0"}
 # keys a version's yaml does not interpolate from another (fsdp.py INTERPOLATED): verl 0.2's critic yaml has
@@ -788,6 +804,9 @@ PRE_0_6_KEYS: tuple[tuple[str, frozenset[str]], ...] = (
 ADDED_LATER = (f"{AR}.rollout.engine_kwargs.",)
 VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = PRE_0_6_KEYS + (
     ("trainer.use_legacy_worker_impl", frozenset({"0.5.0", "0.6.1", "0.7.1"})),
+    # new in 0.4 (ppo_trainer.yaml of the 0.4.1 wheel; absent from 0.2.0.post2's and 0.3.0.post1's, whose
+    # verl/trainer/ppo/ray_trainer.py:RayPPOTrainer.fit puts the KL in the reward whenever actor.use_kl_loss is off)
+    ("algorithm.use_kl_in_reward", frozenset({"0.5.0"}) | FROM_0_6),
     # the data and expert parallel inside one rollout engine: new in 0.6 (verl/trainer/config/rollout/rollout.yaml of
     # the 0.6.0 wheel; absent from 0.5.0's rollout/rollout.yaml and from the 0.2.0.post2 to 0.4.1 ppo_trainer.yaml)
     (f"{AR}.rollout.data_parallel_size", FROM_0_6), (f"{AR}.rollout.expert_parallel_size", FROM_0_6),
