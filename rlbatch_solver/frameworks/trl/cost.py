@@ -50,6 +50,9 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     "materialized_logits": False,
     # GRPOConfig's save_strategy "steps" and save_only_model False (swift/cost.py host_layout), accelerate's FSDP
     "saves": True, "save_optimizer": True, "fsdp": False,
+    # GRPOConfig num_iterations (default 1, from 0.16.0): training passes per generation (swift/cost.py
+    # generation_reuse)
+    "num_iterations": 1,
 }
 HALF_DTYPES = ("bfloat16", "float16", "bf16", "fp16", "half", "auto")
 
@@ -82,6 +85,8 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["sleep_level"] = 2
     if "gradient_checkpointing" in flat:
         out["grad_ckpt"] = flag_bool("gradient_checkpointing", flat["gradient_checkpointing"])
+    if flat.get("num_iterations") not in (None, "None", "none", ""):
+        out["num_iterations"] = max(1, _count("num_iterations", flat["num_iterations"]))
     if flag_bool("use_peft", flat.get("use_peft", False)):
         out["lora_rank"] = max(1, _count("lora_r", flat.get("lora_r", 16)))
         targets = flat.get("lora_target_modules")
