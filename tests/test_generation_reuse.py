@@ -72,3 +72,19 @@ def test_open_r1_at_four_iterations_is_no_longer_priced_a_generation_a_step():
     0.8), while its twin at num_iterations 1 stays within 35% (|log| 0.23)."""
     assert _step_error("trl_openr1_583_simple_rl_qwen25_math_7b_8xa100_mu4") < 0.8
     assert _step_error("trl_openr1_583_simple_rl_qwen25_math_7b_8xa100_mu1") < math.log(1.35)
+
+
+@pytest.mark.parametrize("release,iterations,runs", [
+    ("0.14.0", 1, False), ("0.16.0", 1, False), ("0.16.0", 2, True), ("0.17.0", 1, False), ("0.17.0", 4, True),
+    ("1.16.0", 1, True)])
+def test_the_old_log_probs_are_priced_where_the_release_computes_them(release, iterations, runs):
+    """TRL's _generate_and_score_completions: no old log-prob forward before 0.16 (no num_iterations), at
+    num_iterations > 1 only in 0.16-0.17; the later packs price it every step (vLLM's importance-sampling correction,
+    on by default from 0.23, computes it whatever num_iterations is)."""
+    from rlbatch_solver.calibration import make_run
+
+    args = ["--use_vllm", "true", "--per_device_train_batch_size", "8", "--num_generations", "8"]
+    if release != "0.14.0":
+        args += ["--num_iterations", str(iterations)]
+    run = make_run(f"trl=={release}", args, gpu="h100", model="qwen2.5-1.5b", gpus=8)
+    assert (Phase.OLD_LOG_PROB in run.spec.phases_run(run.values)) is runs

@@ -33,6 +33,7 @@ import dataclasses
 from typing import Any, Mapping
 
 from ...release_numbers import release_numbers
+from ...costmodel.phase import Phase
 from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
@@ -182,12 +183,26 @@ def _deepspeed_of_release(host_layout: Any, release: Release) -> Any:
     return layout
 
 
+def _phases_of_release(phases_run: Any, release: Release) -> Any:
+    """``phases_run`` without the old log-prob forward where the release's ``_generate_and_score_completions`` skips
+    it (``Release.old_log_prob``): always before 0.16, at num_iterations 1 in 0.16-0.17 (0.16.0 grpo_trainer.py:
+    "When using num_iterations == 1, old_per_token_logps == per_token_logps, so we can skip it's computation")."""
+    if release.old_log_prob == "always":
+        return phases_run
+
+    def phases(values: Mapping[str, Any]) -> list[str]:
+        runs = release.old_log_prob == "iterations" and int(values.get("num_iterations") or 1) > 1
+        return [p for p in phases_run(values) if p != Phase.OLD_LOG_PROB or runs]
+    return phases
+
+
 def release_cost_spec(spec: CostSpec, release: Release) -> CostSpec:
     """``spec`` for a release whose per-device batch counts prompts (0.14.0): every term reads it times
     num_generations; its vllm_device engine as that release's vLLM sized it (``_engine_of_release``); other
     releases' spec unchanged."""
     spec = dataclasses.replace(spec, plan=_engine_of_release(spec.plan, release),
-                               host_layout=_deepspeed_of_release(spec.host_layout, release))
+                               host_layout=_deepspeed_of_release(spec.host_layout, release),
+                               phases_run=_phases_of_release(spec.phases_run, release))
     if not release.batch_counts_prompts:
         return spec
     plan, samples = spec.plan, spec.samples
