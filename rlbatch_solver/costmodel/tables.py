@@ -72,12 +72,35 @@ class CostSpec:
     # the host-memory layout on the actor's GPUs (costmodel/host.py HostLayout: worker processes per GPU, the other
     # models' start-up loads), for a framework of one process per model and GPU; None: one worker per GPU
     host_layout: Optional[Callable[[Mapping[str, Value]], Any]] = None
+    # how many training passes over its completions one generation serves, for these values (TRL's and ms-swift's
+    # num_iterations: GRPOTrainer._prepare_inputs generates on every num_iterations-th pass and trains on the
+    # buffered completions in between): a step is one pass, so every phase but the updates (the rollout, the
+    # log-prob forwards, the weight sync, the offload moves, all done once a generation) counts 1/reuse of it.
+    # None: one generation a step
+    generation_reuse: Optional[Callable[[Mapping[str, Value]], int]] = None
+
+
+# the phases a step runs on every training pass; the others run once per generation (CostSpec.generation_reuse)
+PER_PASS_PHASES = (Phase.ACTOR_UPDATE, Phase.CRITIC_UPDATE)
+
+
+def amortised(spec: CostSpec, values: Mapping[str, Value], times: Mapping[str, Any]) -> dict[str, Any]:
+    """``times`` (floats, or the solver's microseconds per sample) with each once-a-generation phase's share of one
+    step: divided by ``spec.generation_reuse`` (integer division for the solver's, which rounds down by less than a
+    microsecond per sample)."""
+    reuse = max(1, int(spec.generation_reuse(values))) if spec.generation_reuse else 1
+    if reuse == 1:
+        return dict(times)
+    return {p: t if p in PER_PASS_PHASES else (t // reuse if isinstance(t, IntExpr) else t / reuse)
+            for p, t in times.items()}
 
 
 def _combine(spec: CostSpec, values: Mapping[str, Value], times: Mapping[str, object], mx: Callable) -> object:
     """One step from its phases' times (floats or solver expressions; ``mx``: their maximum): stages of a pipeline
     at the slowest, concurrency groups at their slowest member, everything else one after another (one
-    definition for the reports and the solver's objective)."""
+    definition for the reports and the solver's objective); the once-a-generation phases at their share of a step
+    (``amortised``)."""
+    times = amortised(spec, values, times)
     groups = spec.concurrency(values) if spec.concurrency else []
     stages = spec.pipeline(values) if spec.pipeline else []
 
@@ -123,7 +146,8 @@ def stage_seconds(spec: CostSpec, values: Mapping[str, Value], seconds: Mapping[
     if not stages:
         return []
     step = step_seconds(spec, values, seconds)
-    one = CostSpec(spec.framework, spec.plan, {}, {}, spec.phases_run, concurrency=spec.concurrency)
+    one = CostSpec(spec.framework, spec.plan, {}, {}, spec.phases_run, concurrency=spec.concurrency,
+                   generation_reuse=spec.generation_reuse)
     out = []
     for name, phases in stages:
         s = float(_combine(one, values, {p: seconds[p] for p in phases if p in seconds}, max))

@@ -74,6 +74,9 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     "saves": True, "save_optimizer": True,
     # --move_model_batches (default None: one group of every parameter; rlhf_args / trainers/arguments.py)
     "move_model_batches": 0,
+    # --num_iterations (arguments/rlhf_args.py RLHFArguments, default 1): training passes per generation
+    # (generation_reuse)
+    "num_iterations": 1,
 }
 MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "gmu_permille": 900, "sleep_level": 0,
@@ -174,6 +177,8 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
     if flat.get("move_model_batches") not in (None, "", "None", "none"):
         out["move_model_batches"] = max(1, _num("move_model_batches", flat["move_model_batches"]))
     out["multi_turn_len"] = multi_turn_context(flat)
+    if flat.get("num_iterations") not in (None, "", "None", "none"):
+        out["num_iterations"] = max(1, _num("num_iterations", flat["num_iterations"]))
     ds = flat.get("deepspeed")
     key = None if ds is None else str(ds)
     if key not in _DS:
@@ -230,6 +235,17 @@ def rollout_layout(v: Mapping[str, Value], megatron: bool) -> tuple[int, int]:
         spg = default_spg
     gen = int(gen) if gen else base * spg
     return max(1, gen), max(1, spg)
+
+
+def generation_reuse(values: Mapping[str, Value]) -> int:
+    """Training passes over one generation's completions (``CostSpec.generation_reuse``): ``num_iterations``. The HF
+    trainer generates on every ``steps_per_generation x num_iterations``-th micro step and trains the micro steps in
+    between on the buffered completions (4.6.0 rlhf_trainers/grpo_trainer.py ``GRPOTrainer._prepare_inputs``:
+    ``generate_every``; TRL's the same, trl/trainer/grpo_trainer.py ``GRPOTrainer._prepare_inputs``, and TRL 0.16.0
+    on every num_iterations-th optimizer step, ``self.state.global_step % self.num_iterations``), the sampler
+    repeating each generation batch num_iterations times (``RepeatSampler`` ``repeat_count``). The reference and old
+    log-probs and the weight sync run inside the generation (``_generate_and_score_completions``)."""
+    return max(1, int(values.get("num_iterations") or 1))
 
 
 def phases_run(values: Mapping[str, Value]) -> list[str]:
@@ -516,4 +532,6 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         pipeline=pipeline,
         concurrency_inputs=("async_generate",),
         host_layout=None if megatron else (lambda values: host_layout(values, model, framework == "trl")),
+        # Megatron GRPO refuses num_iterations > 1 (swift_megatron.args.num_iterations_unsupported)
+        generation_reuse=None if megatron else generation_reuse,
     )

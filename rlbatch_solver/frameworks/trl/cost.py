@@ -33,6 +33,7 @@ import dataclasses
 from typing import Any, Mapping
 
 from ...release_numbers import release_numbers
+from ...costmodel.phase import Phase
 from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
@@ -50,6 +51,9 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     "materialized_logits": False,
     # GRPOConfig's save_strategy "steps" and save_only_model False (swift/cost.py host_layout), accelerate's FSDP
     "saves": True, "save_optimizer": True, "fsdp": False,
+    # GRPOConfig num_iterations (default 1, from 0.16.0): training passes per generation (swift/cost.py
+    # generation_reuse)
+    "num_iterations": 1,
 }
 HALF_DTYPES = ("bfloat16", "float16", "bf16", "fp16", "half", "auto")
 
@@ -82,6 +86,8 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["sleep_level"] = 2
     if "gradient_checkpointing" in flat:
         out["grad_ckpt"] = flag_bool("gradient_checkpointing", flat["gradient_checkpointing"])
+    if flat.get("num_iterations") not in (None, "None", "none", ""):
+        out["num_iterations"] = max(1, _count("num_iterations", flat["num_iterations"]))
     if flag_bool("use_peft", flat.get("use_peft", False)):
         out["lora_rank"] = max(1, _count("lora_r", flat.get("lora_r", 16)))
         targets = flat.get("lora_target_modules")
@@ -177,12 +183,26 @@ def _deepspeed_of_release(host_layout: Any, release: Release) -> Any:
     return layout
 
 
+def _phases_of_release(phases_run: Any, release: Release) -> Any:
+    """``phases_run`` without the old log-prob forward where the release's ``_generate_and_score_completions`` skips
+    it (``Release.old_log_prob``): always before 0.16, at num_iterations 1 in 0.16-0.17 (0.16.0 grpo_trainer.py:
+    "When using num_iterations == 1, old_per_token_logps == per_token_logps, so we can skip it's computation")."""
+    if release.old_log_prob == "always":
+        return phases_run
+
+    def phases(values: Mapping[str, Any]) -> list[str]:
+        runs = release.old_log_prob == "iterations" and int(values.get("num_iterations") or 1) > 1
+        return [p for p in phases_run(values) if p != Phase.OLD_LOG_PROB or runs]
+    return phases
+
+
 def release_cost_spec(spec: CostSpec, release: Release) -> CostSpec:
     """``spec`` for a release whose per-device batch counts prompts (0.14.0): every term reads it times
     num_generations; its vllm_device engine as that release's vLLM sized it (``_engine_of_release``); other
     releases' spec unchanged."""
     spec = dataclasses.replace(spec, plan=_engine_of_release(spec.plan, release),
-                               host_layout=_deepspeed_of_release(spec.host_layout, release))
+                               host_layout=_deepspeed_of_release(spec.host_layout, release),
+                               phases_run=_phases_of_release(spec.phases_run, release))
     if not release.batch_counts_prompts:
         return spec
     plan, samples = spec.plan, spec.samples
