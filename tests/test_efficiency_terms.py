@@ -312,3 +312,31 @@ def test_deepspeed_zero_moves_the_gradients_every_micro_batch():
     on_cpu = T.estimate_time(plan).phases["actor_update"]
     on_gpu = T.estimate_time(plan.replace(optimizer_offload=False)).phases["actor_update"]
     assert on_cpu - on_gpu == pytest.approx(2 * (n_micro - 1) * C.BF16 * params / 8 / host)
+
+
+def test_an_eager_vllm_moe_layer_and_a_tp_layers_all_reduces_add_their_host_operations():
+    """Without CUDA graphs a vLLM decode step pays its host operations: a dense layer EAGER_LAUNCH_S_PER_LAYER
+    (EAGER_DENSE_LAYER_HOST_OPS operations), a MoE layer 15 operations more and two Triton launches (vLLM 0.8.5's
+    fused_moe path), every layer of a TP engine its two all-reduces' 3 operations each; a graphed engine none of it,
+    nor another engine the vLLM-counted part."""
+    from test_costmodel import make_plan
+
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.costmodel.memory import kv_bytes_per_token, model_consts
+
+    per_op = C.EAGER_LAUNCH_S_PER_LAYER / C.EAGER_DENSE_LAYER_HOST_OPS
+    moe = make_plan("qwen3-30b-a3b", load_gpu("h100"), n_gpus=8, gpus_per_node=8, rollout_tp=4, enforce_eager=True)
+    mc = model_consts(moe.model)
+    assert mc.moe_layers == mc.layers == 48
+    kv_tok = kv_bytes_per_token(moe)
+    graphed = T.decode_step_seconds(moe.replace(enforce_eager=False), mc, 64, 2048, kv_tok)
+    eager = T.decode_step_seconds(moe, mc, 64, 2048, kv_tok)
+    moe_layer = 15 * per_op + 2 * C.TRITON_LAUNCH_S
+    assert eager - graphed == pytest.approx(48 * (C.EAGER_LAUNCH_S_PER_LAYER + moe_layer + 6 * per_op))
+    assert moe_layer == pytest.approx(143e-6, abs=1e-6)
+    one = moe.replace(rollout_tp=1)
+    assert T.eager_host_seconds(one, mc) == pytest.approx(48 * (C.EAGER_LAUNCH_S_PER_LAYER + moe_layer))
+    dense = make_plan("qwen2.5-7b", load_gpu("h100"), n_gpus=8, rollout_tp=1, enforce_eager=True)
+    dmc = model_consts(dense.model)
+    assert T.eager_host_seconds(dense, dmc) == pytest.approx(dmc.layers * C.EAGER_LAUNCH_S_PER_LAYER)
+    assert T.eager_host_seconds(moe.replace(engine="sglang"), mc) == pytest.approx(48 * C.EAGER_LAUNCH_S_PER_LAYER)

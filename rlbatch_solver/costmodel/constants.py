@@ -427,6 +427,31 @@ VLLM_V0_HOST_S_PER_SEQ = 20e-3 / 200
 # ~100 us per layer, in line with the ~5-25 us of CPU dispatch per PyTorch op times a layer's ~10-15 ops. (It was
 # 60 us, an assumption: eager engines in the measured set ran 2-4x slower than we predicted, docs/accuracy.md.)
 EAGER_LAUNCH_S_PER_LAYER = 100e-6
+# The host operations one such layer dispatches, counted in vLLM 0.8.5's Llama decoder layer (the kind of layer the
+# 100 us were measured on; vllm/model_executor/models/llama.py LlamaDecoderLayer.forward, LlamaAttention.forward,
+# LlamaMLP.forward, V1 flash-attention): two RMSNorms, the QKV projection and its split, rotary embedding, the
+# attention's output buffer, custom-op call, KV-cache write and flash-attention kernel, the output projection, the
+# gate-up projection, SiLU's output buffer and kernel, the down projection: 14, so ~7 us a host operation.
+EAGER_DENSE_LAYER_HOST_OPS = 14
+# An eager vLLM MoE layer dispatches more than the dense MLP it replaces (4 operations), counted in vLLM 0.8.5
+# (vllm/model_executor/models/qwen3_moe.py Qwen3MoeSparseMoeBlock.forward; layers/fused_moe/layer.py FusedMoE.forward,
+# the moe_forward custom op; fused_moe.py fused_topk and vllm_topk_softmax, the inplace_fused_experts custom op,
+# fused_experts_impl; moe_align_block_size.py moe_align_block_size): the router projection, the moe_forward call,
+# three top-k buffers, the router logits' fp32 copy, topk_softmax, the renormalisation's sum and division, the
+# inplace_fused_experts call, two intermediate buffers, moe_align_block_size's four buffers and its kernel,
+# silu_and_mul and moe_sum: 19, 15 more than the dense MLP; and two Triton kernels (fused_moe_kernel, the gate-up
+# and the down projection) launched through Triton's Python launcher.
+VLLM_MOE_LAYER_EXTRA_HOST_OPS = 19 - 4
+VLLM_MOE_LAYER_TRITON_LAUNCHES = 2
+# Host time of one launch of a compiled Triton kernel from Python: 18 us after triton-lang/triton#3648 ("Faster
+# jit", April 2024: 49 -> 18 us on the benchmark of triton-lang/triton#3619; 108 us before #3638), in every Triton
+# since 3.0 (vLLM 0.8.5 runs torch 2.6's Triton 3.2).
+TRITON_LAUNCH_S = 18e-6
+# Each of a TP engine's two all-reduces per layer dispatches, in vLLM 0.8.5 eager, the vllm.all_reduce custom op
+# (distributed/parallel_state.py GroupCoordinator.all_reduce), the out-of-place output buffer and the NCCL call
+# through ctypes (device_communicators/pynccl.py PyNcclCommunicator.all_reduce; verl passes
+# disable_custom_all_reduce=True, verl 0.5.0 vllm_rollout_spmd.py vLLMRollout.__init__): 3 host operations.
+VLLM_ALLREDUCE_HOST_OPS = 3
 # A CUDA-graph engine replays a captured graph only for batches up to its largest capture size; a larger decode batch
 # runs without one, its kernels launched from the host every step (vLLM V1 gpu_model_runner: a batch above
 # ``max_capture_size`` is not padded to a graph). vLLM V1's default capture sizes are [1, 2, 4] + range(8, 513, 8)
