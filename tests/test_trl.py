@@ -374,6 +374,15 @@ def test_a_4bit_base_under_lora_is_priced_at_bitsandbytes_bytes_and_dequantized_
     decoder = mc.params - mc.embed - mc.lm_head
     assert peaks[0] - peaks[2] == pytest.approx((C.BF16 - C.NF4_PLAIN_BYTES) * decoder, rel=0.01)
     assert peaks[2] - peaks[4] == pytest.approx((C.NF4_PLAIN_BYTES - C.NF4_BYTES) * decoder, rel=0.01)
+    # no dtype given: TRL < 1.0 leaves it to transformers' bitsandbytes quantizer (float16), TRL 1.16 loads float32
+    untyped = [a for a in args if a not in ("--dtype", "float16")] + ["--load_in_4bit", "true"]
+    old = rb.check(untyped, framework="trl==0.29.1", gpus=1, model="qwen2.5-7b", gpu="a100-80gb")
+    assert old.memory.peaks["actor_update"] * 2**20 == pytest.approx(peaks[2], rel=1e-6)
+    new = rb.check(untyped, framework="trl==1.16.0", gpus=1, model="qwen2.5-7b", gpu="a100-80gb")
+    half = rb.check([*untyped, "--dtype", "float16"], framework="trl==1.16.0", gpus=1, model="qwen2.5-7b",
+                    gpu="a100-80gb")
+    assert (new.memory.peaks["old_log_prob"] - half.memory.peaks["old_log_prob"]) * 2**20 >= (
+        (C.FP32 - C.BF16) * (mc.embed + mc.lm_head) * 0.99)
 
     plan = SimpleNamespace(engine="hf", engine_shares_weights=False, base_weight_bytes=C.NF4_PLAIN_BYTES)
     w = float(mc.decode_weight_params)

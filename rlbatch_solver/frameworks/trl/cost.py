@@ -25,7 +25,8 @@ residents), with TRL's own defaults.
 - Quantized base (QLoRA): ``--load_in_4bit`` / ``--load_in_8bit`` (TRL's ModelConfig; trl/scripts/grpo.py passes
   ``get_quantization_config``'s BitsAndBytesConfig to from_pretrained) load the decoder's linear weights as bitsandbytes
   NF4 (``--use_bnb_nested_quant``: with double quantization) or LLM.int8; with ``--use_peft`` the frozen base is priced
-  at those bytes per weight (``Plan.base_weight_bytes``), its embedding, lm_head and norms in the load dtype. Without
+  at those bytes per weight (``Plan.base_weight_bytes``), its embedding, lm_head and norms in the load dtype (float16
+  before 1.0 when no dtype is given: transformers' bitsandbytes quantizer's default). Without
   PEFT the run cannot train (transformers refuses to fine-tune a purely quantized model) and the base is priced as given.
 - Prompt length: TRL 1.16 has no prompt limit of its own; ``--max_prompt_length`` (older TRL's, and open-r1's
   recipes) is read when given, else ``vllm_max_model_length - max_completion_length`` (or the server line's
@@ -110,6 +111,12 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         dtype = init.get("dtype", init.get("torch_dtype", dtype))
     if dtype not in (None, "None", "none", ""):
         out["weights_fp32"] = str(dtype).lower().removeprefix("torch.") not in HALF_DTYPES
+    elif int(out["load_bits"]) < 16 and release.version.startswith("0."):
+        # TRL < 1.0 passes no dtype (ModelConfig dtype / torch_dtype default None), and transformers' bitsandbytes
+        # quantizer then loads the unquantized modules in float16 (quantizers/quantizer_bnb_4bit.py
+        # ``update_torch_dtype``: "Overriding torch_dtype=None with `torch_dtype=torch.float16`"); TRL >= 1.0 passes
+        # ModelConfig's "float32"
+        out["weights_fp32"] = False
     dist = str(accel.get("distributed_type") or "").upper()
     if dist == "DEEPSPEED" or accel.get("zero_stage") is not None:
         out["ds_stage"] = _count("zero_stage", accel.get("zero_stage", 2))
