@@ -348,3 +348,47 @@ def test_a_script_under_accelerate_launch_is_not_told_its_command_is_missing(tmp
     res = run("check", "--framework", "trl", "--gpus", "8", "--", "--per_device_train_batch_size", "1",
               "--num_generations", "8")
     assert "the command is not given" in res.stdout
+
+
+
+def test_a_4bit_base_under_lora_is_priced_at_bitsandbytes_bytes_and_dequantized_every_decode_step():
+    """--load_in_4bit with --use_peft: the frozen decoder weights at NF4 bytes (0.5625 B without double
+    quantization, 0.516 B with it), not the load dtype's 2 B; generate on that base moves the packed bytes plus a
+    16-bit copy written and read each decode step of more than one sequence (bitsandbytes' MatMul4Bit), the packed
+    bytes only for one sequence (gemv_4bit); an engine of its own (16-bit checkpoint) reads 2 B."""
+    from types import SimpleNamespace
+
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel import constants as C
+    from rlbatch_solver.costmodel.memory import model_consts
+    from rlbatch_solver.costmodel.time import decode_weight_bytes
+
+    args = ["--num_processes", "1", "--per_device_train_batch_size", "8", "--num_generations", "8",
+            "--max_completion_length", "256", "--use_peft", "true", "--lora_r", "32", "--lora_target_modules",
+            "all-linear", "--dtype", "float16"]
+    peaks = {}
+    for extra in ([], ["--load_in_4bit", "true"], ["--load_in_4bit", "true", "--use_bnb_nested_quant", "true"]):
+        r = rb.check([*args, *extra], framework="trl==0.29.1", gpus=1, model="qwen2.5-7b", gpu="a100-80gb")
+        peaks[len(extra)] = r.memory.peaks["actor_update"] * 2**20
+    mc = model_consts(load_model("qwen2.5-7b"))
+    decoder = mc.params - mc.embed - mc.lm_head
+    assert peaks[0] - peaks[2] == pytest.approx((C.BF16 - C.NF4_PLAIN_BYTES) * decoder, rel=0.01)
+    assert peaks[2] - peaks[4] == pytest.approx((C.NF4_PLAIN_BYTES - C.NF4_BYTES) * decoder, rel=0.01)
+    # no dtype given: TRL < 1.0 leaves it to transformers' bitsandbytes quantizer (float16), TRL 1.16 loads float32
+    untyped = [a for a in args if a not in ("--dtype", "float16")] + ["--load_in_4bit", "true"]
+    old = rb.check(untyped, framework="trl==0.29.1", gpus=1, model="qwen2.5-7b", gpu="a100-80gb")
+    assert old.memory.peaks["actor_update"] * 2**20 == pytest.approx(peaks[2], rel=1e-6)
+    new = rb.check(untyped, framework="trl==1.16.0", gpus=1, model="qwen2.5-7b", gpu="a100-80gb")
+    half = rb.check([*untyped, "--dtype", "float16"], framework="trl==1.16.0", gpus=1, model="qwen2.5-7b",
+                    gpu="a100-80gb")
+    assert (new.memory.peaks["old_log_prob"] - half.memory.peaks["old_log_prob"]) * 2**20 >= (
+        (C.FP32 - C.BF16) * (mc.embed + mc.lm_head) * 0.99)
+
+    plan = SimpleNamespace(engine="hf", engine_shares_weights=False, base_weight_bytes=C.NF4_PLAIN_BYTES)
+    w = float(mc.decode_weight_params)
+    dense = w - decoder
+    assert decode_weight_bytes(plan, mc, w, 8) == pytest.approx((C.NF4_PLAIN_BYTES + 2 * C.BF16) * decoder
+                                                                + C.BF16 * dense)
+    assert decode_weight_bytes(plan, mc, w, 1) == pytest.approx(C.NF4_PLAIN_BYTES * decoder + C.BF16 * dense)
+    plan.engine = "vllm"
+    assert decode_weight_bytes(plan, mc, w, 8) == pytest.approx(C.ROLLOUT_PARAM_BYTES * w)

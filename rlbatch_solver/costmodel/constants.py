@@ -182,6 +182,12 @@ UNSLOTH_LOGPROB_MIN_ROWS = 512
 # FastLanguageModel.from_pretrained, bnb_4bit_use_double_quant=True, bnb_4bit_quant_type "nf4"): 4 bits per weight,
 # one 8-bit absmax per 64 weights and one fp32 constant per 256 absmax (bitsandbytes' default blocksizes)
 NF4_BYTES = 0.5 + (1 + FP32 / 256) / 64
+# the same without double quantization (bnb_4bit_use_double_quant False: TRL's ModelConfig use_bnb_nested_quant
+# default, trl/trainer/model_config.py): one fp32 absmax per 64-weight block (bitsandbytes functional.py quantize_4bit,
+# blocksize 64)
+NF4_PLAIN_BYTES = 0.5 + FP32 / 64
+# bitsandbytes LLM.int8 (load_in_8bit, Int8Params): one byte per weight (its per-row fp32 scales are negligible)
+INT8_BYTES = 1.0
 # verl Megatron with actor_rollout_ref.model.use_fused_kernels=True ("megatron-fused") never builds
 # [tokens, vocab] logits either: verl/models/mcore/model_forward_fused.py patches the GPT model's
 # output layer with verl/utils/kernel/linear_cross_entropy.py (the same code in verl 0.6.1 to 0.9.1),

@@ -481,10 +481,12 @@ def _lora_states(plan: Plan, mc: ModelConsts) -> tuple[float, float, float]:
 
 def quantized_base_bytes(plan: Plan, mc: ModelConsts) -> float:
     """A quantized frozen base (``Plan.base_weight_bytes``) on one GPU: the decoder layers' weights quantized, the
-    embedding and lm_head in bf16 (bitsandbytes leaves them unquantized: transformers' bnb integration skips the
-    output embedding, and the input embedding is no Linear)."""
+    embedding and lm_head in the load dtype, 16 bits at least (bitsandbytes leaves them unquantized: transformers' bnb
+    integration skips the output embedding, and the input embedding is no Linear; TRL >= 1.0 loads them in fp32 unless
+    told, ModelConfig dtype "float32")."""
     dense = float(mc.embed + mc.lm_head)
-    return (plan.base_weight_bytes * (float(mc.params) - dense) + C.BF16 * dense) / _mp(plan)
+    dense_bytes = max(C.BF16, plan.model_dtype_bytes)
+    return (plan.base_weight_bytes * (float(mc.params) - dense) + dense_bytes * dense) / _mp(plan)
 
 
 def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool, opt_off: bool) -> float:

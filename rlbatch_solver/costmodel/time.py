@@ -369,6 +369,22 @@ def decode_host_seconds(plan: Plan, batch: float) -> float:
     return C.DECODE_STEP_OVERHEAD_S
 
 
+def decode_weight_bytes(plan: Plan, mc: ModelConsts, weights: float, batch: float) -> float:
+    """HBM bytes one decode step moves for ``weights`` parameters read. 16-bit weights are read once
+    (ROLLOUT_PARAM_BYTES). A bitsandbytes-quantized base (``Plan.base_weight_bytes``) that the rollout runs on itself
+    (transformers' generate on the trained model, or an engine sharing its tensors: vLLM's bitsandbytes method,
+    model_executor/layers/quantization/bitsandbytes.py ``_apply_bnb_4bit``, calls the same) goes through bitsandbytes'
+    ``matmul_4bit`` (bitsandbytes/autograd/_functions.py): one token row (``A.numel() == A.shape[-1]``) takes the
+    fused ``gemv_4bit`` kernel, which reads the packed weights only; any larger batch takes ``MatMul4Bit``, which
+    dequantizes every weight to a 16-bit copy (``F.dequantize_4bit``: reads the packed bytes, writes 2 B) and then
+    multiplies with it (reads the 2 B again), every decode step. The embedding and lm_head stay 16-bit."""
+    if not plan.base_weight_bytes or not (plan.engine == "hf" or plan.engine_shares_weights):
+        return C.ROLLOUT_PARAM_BYTES * weights
+    quantized = min(weights, float(mc.params - mc.embed - mc.lm_head))
+    per_weight = plan.base_weight_bytes + (2 * C.BF16 if batch > 1 else 0.0)
+    return per_weight * quantized + C.ROLLOUT_PARAM_BYTES * (weights - quantized)
+
+
 def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
     """One decode step of ``batch`` sequences at mean context ``ctx`` on one engine: HBM
     roofline (weights/TP + KV + sampler logits) vs compute, plus 2 TP all-reduces per layer."""
@@ -377,7 +393,7 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
     if mc.routed_expert_params:
         hit = 1.0 - (1.0 - mc.expert_hit_fraction) ** batch
         weights -= mc.routed_expert_params * (1.0 - hit)
-    bytes_read = (C.ROLLOUT_PARAM_BYTES * weights / tp + batch * ctx * kv_tok
+    bytes_read = (decode_weight_bytes(plan, mc, weights, batch) / tp + batch * ctx * kv_tok
                   + batch * mc.vocab * C.DECODE_SAMPLER_BYTES_PER_LOGIT)
     t_mem = bytes_read / (float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * plan.efficiency.hbm_decode)
     flops = 2.0 * mc.active * batch + mc.attn_flops_coeff * batch * ctx

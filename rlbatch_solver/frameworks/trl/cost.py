@@ -22,6 +22,12 @@ residents), with TRL's own defaults.
   ``--dtype`` / ``--torch_dtype`` bfloat16, float16 or auto (the checkpoint's own, bf16 for every card we ship) load
   it in 16 bits. Without DeepSpeed or FSDP (plain DDP) the fp32 model trains with fp32 gradients and AdamW moments
   (``Plan.trainer = "fp32"``); DeepSpeed casts the module to bf16 itself (the ZeRO byte counts are unchanged).
+- Quantized base (QLoRA): ``--load_in_4bit`` / ``--load_in_8bit`` (TRL's ModelConfig; trl/scripts/grpo.py passes
+  ``get_quantization_config``'s BitsAndBytesConfig to from_pretrained) load the decoder's linear weights as bitsandbytes
+  NF4 (``--use_bnb_nested_quant``: with double quantization) or LLM.int8; with ``--use_peft`` the frozen base is priced
+  at those bytes per weight (``Plan.base_weight_bytes``), its embedding, lm_head and norms in the load dtype (float16
+  before 1.0 when no dtype is given: transformers' bitsandbytes quantizer's default). Without
+  PEFT the run cannot train (transformers refuses to fine-tune a purely quantized model) and the base is priced as given.
 - Prompt length: TRL 1.16 has no prompt limit of its own; ``--max_prompt_length`` (older TRL's, and open-r1's
   recipes) is read when given, else ``vllm_max_model_length - max_completion_length`` (or the server line's
   ``--max-model-len``, ``server.max_model_len``, less it), else the scenario's prompt length (512).
@@ -33,6 +39,7 @@ import dataclasses
 from typing import Any, Mapping
 
 from ...release_numbers import release_numbers
+from ...costmodel import constants as C
 from ...costmodel.phase import Phase
 from ...costmodel.tables import CostSpec
 from ...errors import InputError
@@ -54,6 +61,8 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     # GRPOConfig num_iterations (default 1, from 0.16.0): training passes per generation (swift/cost.py
     # generation_reuse)
     "num_iterations": 1,
+    # bitsandbytes loading (ModelConfig load_in_4bit / load_in_8bit / use_bnb_nested_quant; 16: not quantized)
+    "load_bits": 16, "nested_quant": False,
 }
 HALF_DTYPES = ("bfloat16", "float16", "bf16", "fp16", "half", "auto")
 
@@ -96,6 +105,11 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
     # logits tensor (selective_log_softmax, as ms-swift's pinned trl 0.29): priced so, not with 1.16's fused lm head
     # (a release before 1.0 named with --framework trl==VERSION computes them so whatever its fields)
     out["materialized_logits"] = not release.fused_logits or any(k in flat for k in REMOVED_FIELDS)
+    if flag_bool("load_in_4bit", flat.get("load_in_4bit", False)):
+        out["load_bits"] = 4
+        out["nested_quant"] = flag_bool("use_bnb_nested_quant", flat.get("use_bnb_nested_quant", False))
+    elif flag_bool("load_in_8bit", flat.get("load_in_8bit", False)):
+        out["load_bits"] = 8
     out.update(save_values(flat))
     dtype = flat.get("dtype", flat.get("torch_dtype"))
     init = flat.get("model_init_kwargs")
@@ -103,6 +117,12 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         dtype = init.get("dtype", init.get("torch_dtype", dtype))
     if dtype not in (None, "None", "none", ""):
         out["weights_fp32"] = str(dtype).lower().removeprefix("torch.") not in HALF_DTYPES
+    elif int(out["load_bits"]) < 16 and release.version.startswith("0."):
+        # TRL < 1.0 passes no dtype (ModelConfig dtype / torch_dtype default None), and transformers' bitsandbytes
+        # quantizer then loads the unquantized modules in float16 (quantizers/quantizer_bnb_4bit.py
+        # ``update_torch_dtype``: "Overriding torch_dtype=None with `torch_dtype=torch.float16`"); TRL >= 1.0 passes
+        # ModelConfig's "float32"
+        out["weights_fp32"] = False
     dist = str(accel.get("distributed_type") or "").upper()
     if dist == "DEEPSPEED" or accel.get("zero_stage") is not None:
         out["ds_stage"] = _count("zero_stage", accel.get("zero_stage", 2))
@@ -112,6 +132,34 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["ds_stage"], out["fsdp"] = 3, True
         out["ds_offload"] = flag_bool("fsdp_offload_params", accel.get("fsdp_offload_params", False))
     return out
+
+
+def quantized_base_bytes_per_weight(values: Mapping[str, Any]) -> float:
+    """Bytes per decoder weight of a bitsandbytes-quantized frozen base (0.0: loaded unquantized): NF4 with or without
+    double quantization (constants.NF4_BYTES / NF4_PLAIN_BYTES) or LLM.int8 (constants.INT8_BYTES)."""
+    bits = int(values.get("load_bits") or 16)
+    if bits == 4:
+        return C.NF4_BYTES if values.get("nested_quant") else C.NF4_PLAIN_BYTES
+    return C.INT8_BYTES if bits == 8 else 0.0
+
+
+def quantized_cost_spec(spec: CostSpec) -> CostSpec:
+    """``spec`` with a LoRA run's frozen base priced at its bitsandbytes bytes (``quantized_base_bytes_per_weight``;
+    trl/trainer/utils.py get_quantization_config, trl/models/utils.py prepare_peft_model: the base stays quantized and
+    frozen, only the adapter trains). The quantized weights are read by every phase, the engine's too (transformers'
+    generate runs on the same model)."""
+    plan_of = spec.plan
+
+    def plan(values: Mapping[str, Any], phase: str) -> Any:
+        p = plan_of(values, phase)
+        per_weight = quantized_base_bytes_per_weight(values)
+        return dataclasses.replace(p, base_weight_bytes=per_weight) if per_weight and p.lora_params else p
+
+    extra = ["load_bits", "nested_quant"]
+    return dataclasses.replace(
+        spec, plan=plan, memory_inputs={k: list(v) + extra for k, v in spec.memory_inputs.items()},
+        time_inputs={k: list(v) + extra for k, v in spec.time_inputs.items()},
+        bool_names=spec.bool_names | {"nested_quant"})
 
 
 def _completions(values: Mapping[str, Value]) -> dict[str, Value]:

@@ -35,7 +35,7 @@ from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load
 from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import ACCUMULATION, PER_DEVICE, SwiftFramework, _present, read_flags
 from . import columns, docs, errors, placement, repair, versions
-from .cost import cost_values, release_cost_spec
+from .cost import cost_values, quantized_cost_spec, release_cost_spec
 from .fields import GRPO_SCRIPT_OPTIONS
 from .rules import REMOVED_FIELDS, RULESET
 from .versions import RELEASES
@@ -921,7 +921,8 @@ class TrlFramework(SwiftFramework):
     def cost_spec(self, model: ModelCard, gpu: Any):
         bools = bool_names(self.ruleset.variables)
         optional = optional_names(self.ruleset.variables)
-        return release_cost_spec(swift_cost_spec(model, gpu, False, bools, optional, framework="trl"), self.release)
+        return release_cost_spec(quantized_cost_spec(swift_cost_spec(model, gpu, False, bools, optional, framework="trl")),
+                                 self.release)
 
 
 __all__ = ["TrlFramework", "parse_trl_args"]

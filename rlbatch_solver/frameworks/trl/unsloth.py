@@ -93,8 +93,7 @@ PATTERNS = [
                                 f"+ max_completion_length", numbers=("prompt", "max_seq_length")),
 ]
 SECTIONS = ("from_pretrained", "get_peft_model", "grpo_config", "GRPOConfig", "training_args", "args")
-INT8_BYTES = 1.0  # bitsandbytes LLM.int8 (load_in_8bit): one byte per weight
-BITS = {4: C.NF4_BYTES, 8: INT8_BYTES, 16: 0.0}  # frozen base bytes per decoder weight (0: 16-bit)
+BITS = {4: C.NF4_BYTES, 8: C.INT8_BYTES, 16: 0.0}  # frozen base bytes per decoder weight (0: 16-bit)
 
 
 def _trl() -> TrlFramework:
@@ -445,10 +444,11 @@ class UnslothFramework(TrlFramework):
                 p = autotuned(p, phase)
             return p
 
-        extra = ["load_bits", "ckpt_offload", "vllm_shared"]
-        memory_inputs = {phase: list(names) + extra for phase, names in base.memory_inputs.items()}
+        # load_bits is among TRL's inputs already (cost.quantized_cost_spec)
+        memory_inputs = {phase: list(names) + ["ckpt_offload", "vllm_shared"]
+                         for phase, names in base.memory_inputs.items()}
         # the engine's prefill chunk and sequence count (engine_batch) follow the weights' bytes and the engine's kind
-        time_inputs = {phase: list(names) + ["load_bits", "vllm_shared"] for phase, names in base.time_inputs.items()}
+        time_inputs = {phase: list(names) + ["vllm_shared"] for phase, names in base.time_inputs.items()}
         from dataclasses import replace
         return replace(base, framework="unsloth", plan=unsloth_plan, memory_inputs=memory_inputs,
                        time_inputs=time_inputs,
