@@ -30,7 +30,9 @@ def test_with_no_release_named_a_config_is_judged_as_on_its_release(case):
     result = next(r for r in vr.results() if r[0] == case)
     _, named, unnamed, detected = result
     if case.name in vr.UNDATED:
-        assert named != unnamed and detected == VV.NEWEST, vr.UNDATED[case.name]
+        # judged by the newest release, or by the one its keys date it to, which the reason names
+        assert named != unnamed, vr.UNDATED[case.name]
+        assert detected == VV.NEWEST or f"date it to {detected}," in vr.UNDATED[case.name], (detected, vr.UNDATED[case.name])
     else:
         assert named == unnamed, (detected, named, unnamed)
 

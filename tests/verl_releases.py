@@ -32,6 +32,17 @@ LINE_END = "<!-- end of verl-release-agreement -->"
 # Cases that nothing in the config dates: checked with 0.9.1, whose rules differ from their release's on them. Each
 # with why, so that a fix of the class shows up as a test to update.
 UNDATED = {
+    "verl_coder1_readme_qwen2_5_7b_1m_grpo_8xh200":
+        "a GRPO run of a verl 0.2 fork (Code-R1, 2025-03) whose ppo_mini_batch_size 256 is more than its 16 prompts a "
+        "step: 0.2's update_policy splits the batch by the mini batch with no check; its keys date it to 0.7.1, whose "
+        "ActorConfig.validate refuses it (verl.actor.mini_le_train)",
+    **{name: "a Megatron PPO run of verl main of 2025-05-22 (before PR #1629; pinned to 0.4.0) whose critic keeps the "
+              "default layout (TP=PP=1) under an actor of TP > 1: the legacy workers ran the critic on the actor's layout, "
+              "0.9.1's engines refuse the mismatch (verl.megatron.critic_parallel_matches_actor); every key it sets is in "
+              "0.9.1's config"
+       for name in ("verl-megatron_pr1629_qwen2_7b_ppo_tp2pp2_8xh100_before_fix",
+                    "verl-megatron_pr1629_qwen2_7b_ppo_tp2_8xh100_before_fix",
+                    "verl-megatron_pr1629_qwen2_7b_ppo_tp4_8xh100_before_fix")},
     "verl-megatron_example_deepseek_llm_7b_ppo_gsm8k_8xh20":
         "a Megatron PPO run of verl 0.4.1 whose critic keeps the default layout (TP=PP=1) under an actor of TP 2 x "
         "PP 2: the legacy workers ran the critic on the actor's layout, 0.9.1's engines refuse the mismatch "
