@@ -11,8 +11,8 @@ import memory_corpus as mc
 from rlbatch_solver import api
 from rlbatch_solver.catalog.gpus import load_gpu
 from rlbatch_solver.catalog.models import load_model
-from rlbatch_solver.costmodel.memory import (T_ACT_FWD, T_GATHER, T_LOGITS_ENT, T_SYNC_GATHER, model_consts,
-                                             sync_gather_bytes)
+from rlbatch_solver.costmodel.memory import (T_ACT_FWD, T_ACTOR_RES, T_GATHER, T_LOGITS_ENT, T_PARAMS, T_SYNC_GATHER,
+                                             model_consts, sync_gather_bytes)
 from rlbatch_solver.costmodel.phase import Phase
 from rlbatch_solver.frameworks import get_framework
 from rlbatch_solver.frameworks.swift.cost import sync_gather
@@ -104,3 +104,17 @@ def test_colocated_sync_is_priced_in_the_rollout_beside_the_awake_engine(framewo
     group = max(math.ceil(mcon.layers / 7) * mcon.layer_unit, mcon.embed + mcon.lm_head)
     expected = 2 * (mcon.params if whole else group) / MIB
     assert gathered == pytest.approx(expected, abs=2)
+
+
+def test_3361_lora_reference_pass_counts_the_policy_weights_once():
+    """ms-swift #3361 (Qwen2.5-7B LoRA, vLLM on the next GPU, --vllm_device): the reference pass is the policy with
+    its adapter disabled (no reference model under LoRA), so the policy's weights are on the trainer's GPU once, as
+    its resident state, though the engine does not share that GPU. They were priced twice (30.0 of 21.8 GiB)."""
+    case = next(c for c in mc.cases() if c.name == "swift_3361_qwen2_5_7b_grpo_lora_vllm_device_1proc_4x24gb")
+    r = api.check(case.args, framework=case.framework, gpus=case.gpus, model=case.model, gpu=case.gpu,
+                  length_fraction=case.length_fraction)
+    terms = r.memory.phases[Phase.REF]
+    bf16_weights = 2 * model_consts(load_model(case.model)).params / MIB
+    assert terms[T_PARAMS] == 0
+    assert terms[T_ACTOR_RES] >= 0.95 * bf16_weights
+    assert r.memory.peaks[Phase.REF] < r.memory.capacity_of(Phase.REF)

@@ -1172,7 +1172,7 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         # phases: loaded back for this pass (verl 0.4.0 fsdp_workers.py compute_ref_log_prob -> compute_log_prob
         # -> load_fsdp_model_to_gpu; ms-swift 3.6.1 grpo_trainer.py offload_context reloads the model when the generation
         # it wraps ends, before _generate_and_score_completions' ref pass)
-        counted = plan.count_colocated_residents and plan.colocated and plan.actor_colocated
+        counted = plan.count_colocated_residents and plan.actor_colocated
         streamed = bool(plan.actor_param_offload) and plan.offload_during_compute
         resident = counted and not plan.actor_param_offload
         params = 0.0 if streamed or resident else _states(plan, mc, False)[0]
