@@ -217,8 +217,9 @@ FUSED_LCE_DLOGITS_COLUMNS = 9504
 #   whole vocabulary (no TP, no gather);
 # - "torch" (the default): verl/utils/experimental/torch_functional.py FusedLinearForPPO, chunks of 512 rows
 #   (FusedLinearForPPO.__init__ chunk_size). A chunk's forward (_fused_linear_for_ppo_fwd, no grad) holds its fp32
-#   logits, softmax and log_softmax and one fp32 temporary of logsumexp or probs*logits: 4 x 4 B per logit (0.9.1
-#   replaces the log_softmax by flash-attn's cross_entropy_loss: 3 x 4; we count the larger). A chunk's backward
+#   logits, softmax and log_softmax and one fp32 temporary of logsumexp or probs*logits: 4 x 4 B per logit (0.8.0
+#   and 0.9.1 replace the log_softmax by flash-attn's cross_entropy_loss where it imports: 3 x 4; we count the
+#   larger). A chunk's backward
 #   (_fused_linear_for_ppo_bwd) recomputes the fp32 logits and softmax and holds the one-hot, (one_hot - probs) and
 #   the product: 5 x 4 B; with the entropy's gradient (dentropy: entropy in the loss) the one-hot, dlogits,
 #   log_softmax, probs*(log_softmax + entropy) and its product by -dentropy stay beside the logits and softmax:

@@ -804,13 +804,13 @@ def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
         return verl_fused_ppo_bytes(plan, mc, tokens, update=True)
     v = mc.vocab / max(1, plan.tp)
     tokens = _logit_rows(plan, tokens)
-    if plan.liger_grpo_loss:
-        return liger_grpo_loss_bytes(plan, mc, tokens)
     if plan.logits_impl == "trl-fused":
         head_grad = 0.0 if plan.lora_params else C.FUSED_LM_HEAD_GRAD_BYTES_PER_WEIGHT * mc.vocab * mc.hidden
         return C.FUSED_LM_HEAD_TILE_BYTES + head_grad
     if plan.logits_impl == "unsloth-chunked":
         return unsloth_chunk_rows(tokens, mc.vocab) * v * C.UNSLOTH_LOGPROB_BYTES_PER_LOGIT
+    if plan.liger_grpo_loss:
+        return liger_grpo_loss_bytes(plan, mc, tokens)
     if plan.logits_impl in C.LOGIT_BYTES:
         _, _, upd, upd_entropy = C.LOGIT_BYTES[plan.logits_impl]
         return tokens * v * (upd_entropy if plan.entropy_in_update else upd)
