@@ -700,5 +700,7 @@ def test_verl_fsdp_fused_kernels_price_chunks_not_the_logits():
     update_floor = (chunk * C.VERL_FUSED_PPO_BWD_BYTES_PER_LOGIT + 2 * vocab * hidden * C.BF16) / 2**20
     assert update_floor < fused[2] < update_floor + 1024  # + the [tokens, h] hidden states' gradient
     assert all(f < p / 2 for f, p in zip(fused, plain)) and all(t < f for t, f in zip(tri, fused))
+    lora = logits(base + [on, "actor_rollout_ref.model.lora_rank=32"])  # frozen lm_head: no accumulated gradient
+    assert fused[2] - lora[2] == pytest.approx(vocab * hidden * C.BF16 / 2**20, abs=1)
     assert logits(base + [on], "verl==0.6.1") == fused  # legacy workers: actor and reference patched alike
     assert logits(base + [on], "verl==0.3.0") == logits(base, "verl==0.3.0")  # no such key before 0.4.0

@@ -223,9 +223,10 @@ FUSED_LCE_DLOGITS_COLUMNS = 9504
 #   (_fused_linear_for_ppo_bwd) recomputes the fp32 logits and softmax and holds the one-hot, (one_hot - probs) and
 #   the product: 5 x 4 B; with the entropy's gradient (dentropy: entropy in the loss) the one-hot, dlogits,
 #   log_softmax, probs*(log_softmax + entropy) and its product by -dentropy stay beside the logits and softmax:
-#   7 x 4 B. The backward's outputs: dhidden_states (zeros_like the [tokens, h] bf16 hidden states) and, when the
-#   lm_head is trained, dvocab_weights (zeros_like the [vocab, h] bf16 weight) plus each chunk's [vocab, h] bf16
-#   product before it is added in. Read from the code, not measured.
+#   7 x 4 B. The backward's outputs: dhidden_states (zeros_like the [tokens, h] bf16 hidden states), each chunk's
+#   [vocab, h] bf16 product dlogits.t() @ hidden_states (computed whether or not the weight is trained) and, when the
+#   lm_head is trained (not with LoRA), dvocab_weights, zeros_like the [vocab, h] bf16 weight, that it is added
+#   into. Read from the code, not measured.
 # - "liger" (0.9.1 only): liger-kernel's LigerFusedLinearScaledCrossEntropyFunction, or FusedLinearForPPO when
 #   liger-kernel is not installed (FusedLinearForPPO.forward); priced as the torch backend.
 VERL_FUSED_PPO_CHUNK_ROWS = 512

@@ -739,14 +739,15 @@ def fused_linear_cross_entropy_bytes(plan: Plan, mc: ModelConsts, tokens: float,
 
 def verl_fused_ppo_bytes(plan: Plan, mc: ModelConsts, tokens: float, update: bool) -> float:
     """verl FSDP's fused log-probs, torch backend ("verl-fused-torch", constants.py VERL_FUSED_PPO_*): one chunk of
-    512 rows' fp32 tensors at a time; in the update's backward also the hidden states' gradient and, when the
-    lm_head is trained, its gradient and one chunk's contribution to it."""
+    512 rows' fp32 tensors at a time; in the update's backward also the hidden states' gradient, one chunk's
+    contribution to the lm_head's gradient and, when the lm_head is trained, that gradient."""
     rows = min(tokens, C.VERL_FUSED_PPO_CHUNK_ROWS)
     if not update:
         return rows * mc.vocab * C.VERL_FUSED_PPO_FWD_BYTES_PER_LOGIT
     per_logit = (C.VERL_FUSED_PPO_BWD_ENTROPY_BYTES_PER_LOGIT if plan.entropy_in_update
                  else C.VERL_FUSED_PPO_BWD_BYTES_PER_LOGIT)
-    weight_grad = 0.0 if plan.lora_params else 2 * mc.vocab * mc.hidden * C.BF16
+    # each chunk's [vocab, h] product is computed whether or not the lm_head is trained; its accumulator only when it is
+    weight_grad = (1 if plan.lora_params else 2) * mc.vocab * mc.hidden * C.BF16
     return rows * mc.vocab * per_logit + tokens * mc.hidden * C.BF16 + weight_grad
 
 
