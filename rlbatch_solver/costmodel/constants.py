@@ -227,8 +227,11 @@ FUSED_LCE_DLOGITS_COLUMNS = 9504
 #   [vocab, h] bf16 product dlogits.t() @ hidden_states (computed whether or not the weight is trained) and, when the
 #   lm_head is trained (not with LoRA), dvocab_weights, zeros_like the [vocab, h] bf16 weight, that it is added
 #   into. Read from the code, not measured.
-# - "liger" (0.9.1 only): liger-kernel's LigerFusedLinearScaledCrossEntropyFunction, or FusedLinearForPPO when
-#   liger-kernel is not installed (FusedLinearForPPO.forward); priced as the torch backend.
+# - "liger" (0.9.1 only, whose fsdp extra pins liger-kernel>=0.8.2): LigerFusedLinearScaledCrossEntropyFunction, or
+#   FusedLinearForPPO when liger-kernel is not installed (FusedLinearForPPO.forward). liger-kernel 0.8.2
+#   ops/fused_linear_scaled_cross_entropy.py runs, on any GPU but sm90, _FusedLinearPPOFallbackFunction, adapted from
+#   FusedLinearForPPO with the same 512-row chunks (_FALLBACK_CHUNK_SIZE); on sm90 (H100, H200) a CuTe-DSL kernel we
+#   have not read. Priced as the torch backend (on sm90 an upper bound).
 VERL_FUSED_PPO_CHUNK_ROWS = 512
 VERL_FUSED_PPO_FWD_BYTES_PER_LOGIT = 4 * FP32
 VERL_FUSED_PPO_BWD_BYTES_PER_LOGIT = 5 * FP32
