@@ -459,7 +459,9 @@ def fused_logits_impl(v: Mapping[str, Value], phase: str, version: str) -> str:
     ``model.use_fused_kernels`` (0.4.0 on: not in ``BEFORE_FUSED_KERNELS``) the fused kernels of the backend
     ``model.fused_kernel_options.impl_backend`` selects, for the actor's update, its old log-probs and the reference
     alike (costmodel/constants.py VERL_FUSED_PPO_*: legacy workers/fsdp_workers.py ActorRolloutRefWorker.init_model,
-    0.8.0 on workers/engine_workers.py TrainingWorker.__init__). The critic's value head has no logits."""
+    0.8.0 on workers/engine_workers.py TrainingWorker.__init__). The critic's value head has no logits.
+    ``model.use_liger`` is not read: Liger's RMSNorm/SwiGLU/RoPE kernels, and a forward that builds the logits when no
+    labels are passed, as verl's log-probs pass none (docs/cost-model.md section 2)."""
     if not v.get("use_fused_kernels") or version in BEFORE_FUSED_KERNELS or phase == Phase.CRITIC_UPDATE:
         return "verl-fsdp"
     return "verl-fused-triton" if v.get("fused_kernels_triton") else "verl-fused-torch"
