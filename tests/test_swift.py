@@ -493,3 +493,24 @@ def test_recommend_from_a_server_mode_script_searches_no_trainer_side_vllm_share
         assert choice.values["gmu_permille"] == 900 and choice.values["sleep_level"] == 0, choice.native
         assert not any(w.startswith("--vllm_gpu_memory_utilization") or w.startswith("--sleep_level")
                        for w in choice.native), choice.native
+
+
+def test_use_liger_kernel_prices_liger_grpo_loss_from_3_5():
+    """ms-swift --use_liger_kernel is its GRPO trainer's Liger loss from 3.5.0 (cost.py LIGER_LOSS_FROM): the update
+    holds one sequence's completion logits and the lm_head's gradients instead of every completion's logits; the old
+    and reference log-probs keep theirs. 3.4.1 has no Liger loss: priced as without the flag."""
+    args = ["--rlhf_type", "grpo", "--model", "Qwen/Qwen2.5-7B-Instruct", "--per_device_train_batch_size", "8",
+            "--num_generations", "8", "--max_completion_length", "1024"]
+
+    def phases(extra, framework="swift"):
+        ph = rb.check(args + extra, framework=framework, model="qwen2.5-7b", gpu="h100", gpus=8).memory.phases
+        return ph["actor_update"]["logits"], ph["old_log_prob"]["logits+entropy"], ph["ref"]["logits"]
+
+    from rlbatch_solver.costmodel import constants as C
+
+    plain, on = phases([]), phases(["--use_liger_kernel", "true"])
+    vocab, hidden, rows = 152064, 3584, 8 * 1024  # qwen2.5-7b; 8 completions of 1,024 tokens per GPU
+    liger = (1024 * vocab * C.LIGER_GRPO_BYTES_PER_LOGIT + C.LIGER_GRPO_WEIGHT_GRAD_COPIES * vocab * hidden * C.BF16
+             + C.LIGER_GRPO_INPUT_GRAD_COPIES * rows * hidden * C.BF16) / 2**20
+    assert on[0] == round(liger) < plain[0] / 3 and on[1:] == plain[1:]
+    assert phases(["--use_liger_kernel", "true"], "swift==3.4.1") == phases([], "swift==3.4.1")

@@ -392,3 +392,29 @@ def test_a_4bit_base_under_lora_is_priced_at_bitsandbytes_bytes_and_dequantized_
     assert decode_weight_bytes(plan, mc, w, 1) == pytest.approx(C.NF4_PLAIN_BYTES * decoder + C.BF16 * dense)
     plan.engine = "vllm"
     assert decode_weight_bytes(plan, mc, w, 8) == pytest.approx(C.ROLLOUT_PARAM_BYTES * w)
+
+
+def test_liger_grpo_loss_replaces_the_update_logits_only():
+    """Liger's chunked GRPO loss (costmodel/constants.py LIGER_GRPO_*): TRL 0.17-0.24 switch it on with
+    use_liger_loss, 0.25-0.29 with use_liger_kernel; it prices one sequence's completion logits and the lm_head's
+    gradients in the update, and leaves the old log-probs' logits alone. Before 0.17 neither flag does anything,
+    nor use_liger_kernel at 0.19 (layer kernels only: the log-probs pass no labels)."""
+    from rlbatch_solver.costmodel import constants as C
+
+    args = ["--num_processes", "1", "--per_device_train_batch_size", "8", "--num_generations", "8",
+            "--max_completion_length", "256", "--use_peft", "true", "--lora_target_modules", "all-linear",
+            "--dtype", "bfloat16"]
+
+    def logits(extra, framework):
+        ph = rb.check(args + extra, framework=framework, model="qwen2.5-7b", gpu="a100-40gb").memory.phases
+        return ph["actor_update"]["logits"], ph.get("old_log_prob", {}).get("logits+entropy")
+
+    vocab, hidden = 152064, 3584  # qwen2.5-7b
+    liger = (256 * vocab * C.LIGER_GRPO_BYTES_PER_LOGIT + C.LIGER_GRPO_WEIGHT_GRAD_COPIES * vocab * hidden * C.BF16
+             + C.LIGER_GRPO_INPUT_GRAD_COPIES * 8 * 256 * hidden * C.BF16) / 2**20
+    plain = logits([], "trl==0.29.1")
+    on = logits(["--use_liger_kernel", "true"], "trl==0.29.1")
+    assert on[0] == round(liger) and on[0] < plain[0] and on[1] == plain[1]
+    assert logits(["--use_liger_loss", "true"], "trl==0.19.1") == on
+    assert logits(["--use_liger_kernel", "true"], "trl==0.19.1") == logits([], "trl==0.19.1")
+    assert logits(["--use_liger_kernel", "true"], "trl==0.16.1") == logits([], "trl==0.16.1")

@@ -737,10 +737,36 @@ def fused_linear_cross_entropy_bytes(plan: Plan, mc: ModelConsts, tokens: float,
     return max(forward, backward)
 
 
+def verl_fused_ppo_bytes(plan: Plan, mc: ModelConsts, tokens: float, update: bool) -> float:
+    """verl FSDP's fused log-probs, torch backend ("verl-fused-torch", constants.py VERL_FUSED_PPO_*): one chunk of
+    512 rows' fp32 tensors at a time; in the update's backward also the hidden states' gradient, one chunk's
+    contribution to the lm_head's gradient and, when the lm_head is trained, that gradient."""
+    rows = min(tokens, C.VERL_FUSED_PPO_CHUNK_ROWS)
+    if not update:
+        return rows * mc.vocab * C.VERL_FUSED_PPO_FWD_BYTES_PER_LOGIT
+    per_logit = (C.VERL_FUSED_PPO_BWD_ENTROPY_BYTES_PER_LOGIT if plan.entropy_in_update
+                 else C.VERL_FUSED_PPO_BWD_BYTES_PER_LOGIT)
+    # each chunk's [vocab, h] product is computed whether or not the lm_head is trained; its accumulator only when it is
+    weight_grad = (1 if plan.lora_params else 2) * mc.vocab * mc.hidden * C.BF16
+    return rows * mc.vocab * per_logit + tokens * mc.hidden * C.BF16 + weight_grad
+
+
+def liger_grpo_loss_bytes(plan: Plan, mc: ModelConsts, rows: float) -> float:
+    """Liger's chunked GRPO loss in the update (``Plan.liger_grpo_loss``, constants.py LIGER_GRPO_*): one
+    sequence's completion logits at a time, the lm_head weight's gradient and a chunk's (in the weight's dtype),
+    and the hidden states' gradients, listed and concatenated."""
+    chunk = min(rows, max(1, plan.response_len))
+    weight = C.LIGER_GRPO_WEIGHT_GRAD_COPIES * mc.vocab * mc.hidden * plan.model_dtype_bytes
+    inputs = C.LIGER_GRPO_INPUT_GRAD_COPIES * rows * mc.hidden * plan.model_dtype_bytes
+    return chunk * mc.vocab * C.LIGER_GRPO_BYTES_PER_LOGIT + weight + inputs
+
+
 def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -> float:
     """Logits (and entropy) of a forward-only pass: old log-prob (entropy) or reference."""
-    if plan.logits_impl == "megatron-fused":
+    if plan.logits_impl in ("megatron-fused", "verl-fused-triton"):
         return fused_linear_cross_entropy_bytes(plan, mc, tokens, update=False)
+    if plan.logits_impl == "verl-fused-torch":
+        return verl_fused_ppo_bytes(plan, mc, tokens, update=False)
     v = mc.vocab / max(1, plan.tp)
     tokens = _logit_rows(plan, tokens)
     if plan.logits_impl == "trl-fused":
@@ -773,8 +799,10 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
 
 def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     """Logits-related bytes at the peak of the actor update's loss forward and backward."""
-    if plan.logits_impl == "megatron-fused":
+    if plan.logits_impl in ("megatron-fused", "verl-fused-triton"):
         return fused_linear_cross_entropy_bytes(plan, mc, tokens, update=True)
+    if plan.logits_impl == "verl-fused-torch":
+        return verl_fused_ppo_bytes(plan, mc, tokens, update=True)
     v = mc.vocab / max(1, plan.tp)
     tokens = _logit_rows(plan, tokens)
     if plan.logits_impl == "trl-fused":
@@ -782,6 +810,8 @@ def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
         return C.FUSED_LM_HEAD_TILE_BYTES + head_grad
     if plan.logits_impl == "unsloth-chunked":
         return unsloth_chunk_rows(tokens, mc.vocab) * v * C.UNSLOTH_LOGPROB_BYTES_PER_LOGIT
+    if plan.liger_grpo_loss:
+        return liger_grpo_loss_bytes(plan, mc, tokens)
     if plan.logits_impl in C.LOGIT_BYTES:
         _, _, upd, upd_entropy = C.LOGIT_BYTES[plan.logits_impl]
         return tokens * v * (upd_entropy if plan.entropy_in_update else upd)

@@ -190,6 +190,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         trainer="deepspeed",
         # OpenRLHF 0.4's DeepSpeed config accumulates gradients in fp32 (frameworks/openrlhf/versions.py)
         deepspeed_grad_accum_fp32=bool(v.get("grad_accum_fp32")),
+        # --use_liger_kernel changes nothing here: it loads AutoLigerKernelForCausalLM (0.11.2 models/actor.py), whose
+        # forward builds the logits when no labels are passed (liger-kernel lce_forward skip_logits), as Actor.forward
+        # does (docs/cost-model.md section 2)
         logits_impl=logits,
         offload_during_compute=True,
         ref_param_offload=ref_off,

@@ -65,6 +65,7 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     # single-turn rollouts (no --multi_turn_scheduler); see multi_turn_context
     "multi_turn_len": 0,
     "materialized_logits": True,  # trl 0.29's selective_log_softmax over the whole logits (LOGIT_BYTES "swift-*")
+    "liger_loss": False,  # the update's loss is Liger's chunked GRPO loss (LIGER_LOSS_FROM)
     # ``swift rlhf`` trains LoRA unless told otherwise: swift/arguments/base_args/base_args.py BaseArguments
     # (tuner_type default 'lora'), swift/arguments/tuner_args.py TunerArguments (lora_rank 8, all-linear)
     "lora_rank": 8,
@@ -136,8 +137,16 @@ def multi_turn_context(flat: Mapping[str, Any]) -> int:
     return -1  # the rollout server's own limit is not in the trainer's command: the model's
 
 
-def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
-    """The cost-model inputs of a pasted ms-swift command, with ms-swift 4.6.0's defaults."""
+# --use_liger_kernel makes ms-swift's GRPO loss Liger's chunked one (costmodel/constants.py LIGER_GRPO_*) from 3.5.0
+# (trainers/rlhf_trainer/grpo_trainer.py GRPOTrainer.__init__ ``self.use_liger_loss = self.args.use_liger_kernel``;
+# 4.6.0 rlhf_trainers/grpo_trainer.py _prepare_liger_loss); 3.3.1 to 3.4.1 have no Liger loss: the flag only patches
+# the model's layers through transformers' Trainer, and the log-probs, computed without labels, still build the logits
+LIGER_LOSS_FROM = "3.5.0"
+
+
+def cost_values(flat: Mapping[str, Any], megatron: bool, release: str | None = None) -> dict[str, Value]:
+    """The cost-model inputs of a pasted ms-swift command, with ms-swift 4.6.0's defaults (``release``: the ms-swift
+    release that runs it, None: the newest)."""
     out = dict(MEGATRON_COST_DEFAULTS if megatron else HF_COST_DEFAULTS)
     if flat.get("max_length") not in (None, "None", ""):
         out["max_length"] = _num("max_length", flat["max_length"])
@@ -174,6 +183,8 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
                                                            flat.get("optimizer_offload_fraction", 1.0), float) * 1000))
         return out
     out.update(save_values(flat))
+    out["liger_loss"] = (_bool("use_liger_kernel", flat.get("use_liger_kernel", False))
+                         and release_numbers(release or "9") >= release_numbers(LIGER_LOSS_FROM))
     if flat.get("move_model_batches") not in (None, "", "None", "none"):
         out["move_model_batches"] = max(1, _num("move_model_batches", flat["move_model_batches"]))
     out["multi_turn_len"] = multi_turn_context(flat)
@@ -413,6 +424,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # trl 0.29 does, from the whole logits tensor: 1.16's fused lm head came later
         logits_impl=(logits_impl if logits_impl and not v.get("materialized_logits") else
                      "swift-ddp" if stage < 0 else "swift-deepspeed"), logits_response_only=True,
+        # Liger's GRPO loss replaces the update's logits only; the old and reference log-probs keep them
+        liger_grpo_loss=bool(v.get("liger_loss")) and phase == Phase.ACTOR_UPDATE,
     )
 
 
@@ -421,7 +434,7 @@ _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vl
        "lora_rank", "lora_qv", "weights_fp32", "materialized_logits", "multi_turn_len"]
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
              "steps_per_generation"]
-_HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt"]
+_HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt", "liger_loss"]
 _BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation"]
 _MG = ["micro_batch_size", "tp", "pp", "cp", "ep", "etp", "vpp", "recompute", "recompute_modules",
        "cpu_optimizer_permille"]
@@ -526,7 +539,8 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         phases_run=phases_run,
         samples=lambda values: rollout_layout(values, megatron)[0],
         bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv",
-                                 "weights_fp32", "materialized_logits", "saves", "save_optimizer", "fsdp"},
+                                 "weights_fp32", "materialized_logits", "saves", "save_optimizer", "fsdp",
+                                 "liger_loss"},
         unread=unread,
         optional=optional,
         pipeline=pipeline,

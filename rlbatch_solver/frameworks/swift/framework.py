@@ -371,7 +371,7 @@ class SwiftFramework(Framework):
         if not self.megatron and flat.get("packing") is not None and flag_bool("packing", flat["packing"]):
             values["padding_free"] = True  # SftArguments._check_padding_free
         values.update(self._decided(flat))
-        values.update(cost_values(flat, self.megatron))  # cost-model inputs (cost.py)
+        values.update(cost_values(flat, self.megatron, self.code_release or self.version))  # cost-model inputs
         self._gpus(values, flat, gpus)
         if not self.megatron:
             values.update(self._release_vllm_mode(values, flat))

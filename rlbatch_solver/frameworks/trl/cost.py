@@ -56,6 +56,7 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     "gmu_permille": 300, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
     "lora_rank": 0, "lora_qv": False, "sequence_parallel_size": 1, "padding_free": False, "weights_fp32": True,
     "materialized_logits": False,
+    "liger_loss": False,  # the update's loss is Liger's chunked GRPO loss (versions.Release.liger_loss_flags)
     # GRPOConfig's save_strategy "steps" and save_only_model False (swift/cost.py host_layout), accelerate's FSDP
     "saves": True, "save_optimizer": True, "fsdp": False,
     # GRPOConfig num_iterations (default 1, from 0.16.0): training passes per generation (swift/cost.py
@@ -105,6 +106,7 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
     # logits tensor (selective_log_softmax, as ms-swift's pinned trl 0.29): priced so, not with 1.16's fused lm head
     # (a release before 1.0 named with --framework trl==VERSION computes them so whatever its fields)
     out["materialized_logits"] = not release.fused_logits or any(k in flat for k in REMOVED_FIELDS)
+    out["liger_loss"] = any(flag_bool(k, flat.get(k, False)) for k in release.liger_loss_flags)
     if flag_bool("load_in_4bit", flat.get("load_in_4bit", False)):
         out["load_bits"] = 4
         out["nested_quant"] = flag_bool("use_bnb_nested_quant", flat.get("use_bnb_nested_quant", False))

@@ -114,18 +114,30 @@ class Release:
     # gradient_accumulation_steps, 0.20-0.21 when gradient_accumulation_steps % generate_every != 0, from 0.23 also
     # with vLLM's vllm_importance_sampling_correction, default on; not read per release: priced every step)
     old_log_prob: str = "always"
+    # the flags that make compute_loss Liger's chunked GRPO loss (LigerFusedLinearGRPOLoss, from the last hidden
+    # states: no logits in the update; costmodel/constants.py LIGER_GRPO_*), read from each wheel's
+    # trl/trainer/grpo_trainer.py GRPOTrainer.__init__: GRPOConfig.use_liger_loss from 0.17.0 to 0.24.0;
+    # TrainingArguments.use_liger_kernel from 0.25.1 (use_liger_loss its deprecated alias until 0.28.0 drops it), to
+    # 0.29.1; none before 0.17.0, nor in 1.16.0, whose use_liger_kernel applies Liger's layer kernels only (its fused
+    # lm head is priced as "trl-fused")
+    liger_loss_flags: tuple[str, ...] = ()
 
 
+_LIGER_LOSS = ("use_liger_loss",)
 RELEASES = {
     "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300, vllm_graphs_in_budget=True,
                       deepspeed="0.18.6"),
-    "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300),
-    "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300, grad_ckpt=False),
+    # the 0.29.1 pack judges 0.22.2 to 0.28.0 too: either flag
+    "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300,
+                      liger_loss_flags=("use_liger_kernel", "use_liger_loss")),
+    "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300, grad_ckpt=False,
+                      liger_loss_flags=_LIGER_LOSS),
     # 0.16.1's server has its GPUs to itself (trl vllm-serve --gpu_memory_utilization 0.9)
     # 0.18.2: 0.19.1's GRPOConfig with beta 0.04 (GRPOConfig.beta's default until 0.19.0)
-    "0.18.2": Release("0.18.2", "server", 0.04, False, 256, 512, False, False, False, 300, grad_ckpt=False),
+    "0.18.2": Release("0.18.2", "server", 0.04, False, 256, 512, False, False, False, 300, grad_ckpt=False,
+                      liger_loss_flags=_LIGER_LOSS),
     "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
-                      old_log_prob="iterations"),
+                      old_log_prob="iterations", liger_loss_flags=_LIGER_LOSS),
     "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
                       generate_per_micro_step=True, old_log_prob="iterations"),
     # 0.15.2's engine runs in the main process on vllm_device (0.14.0's way) at vllm_gpu_memory_utilization 0.9
