@@ -215,6 +215,12 @@ class UnslothFramework(TrlFramework):
         from .versions import RELEASES
         return RELEASES["1.16.0"]  # TRL 1.15.0's defaults are 1.16.0's (grpo_config.py: only pad_to_multiple_of)
 
+    def old_log_prob_rule(self) -> str:
+        """Unsloth's GRPOTrainer replaces TRL's ``_get_per_token_logps`` (unsloth models/rl_replacements.py
+        ``grpo_trainer__get_per_token_logps``: None unless asked, the loss computing its own), differently across its
+        releases, not read per release here: the forward stays priced every step, as before TRL's conditions were read."""
+        return "always"
+
     @property
     def newest(self) -> bool:
         return True
