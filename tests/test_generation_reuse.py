@@ -106,3 +106,28 @@ def test_the_old_log_probs_are_priced_where_the_release_computes_them(release, e
     assert (Phase.OLD_LOG_PROB in run.spec.phases_run(run.values)) is runs
     _, seconds = full_reports(run.spec, run.values)
     assert (seconds.get(Phase.OLD_LOG_PROB, 0.0) > 0) is runs
+
+
+SWIFT = ["--rlhf_type", "grpo", "--use_vllm", "true", "--vllm_mode", "colocate", "--per_device_train_batch_size", "8",
+         "--num_generations", "8"]
+
+
+@pytest.mark.parametrize("release,extra,runs", [
+    ("4.6.0", [], True), ("4.3.2", [], True), ("3.12.6", [], True),
+    ("3.10.3", [], False), ("3.10.3", ["--num_iterations", "2"], True),
+    ("3.10.3", ["--steps_per_generation", "2", "--gradient_accumulation_steps", "1"], True),
+    ("3.10.3", ["--steps_per_generation", "2", "--gradient_accumulation_steps", "4"], False),
+    ("3.10.3", ["--advantage_estimator", "rloo"], True), ("3.10.3", ["--kl_in_reward", "true"], True),
+    ("3.4.1", [], False), ("3.4.1", ["--num_iterations", "2"], True),
+    # an engine on GPUs of its own under ZeRO-3: the phase carries the weight sync's gather, kept
+    ("3.10.3", ["--vllm_mode", "server", "--vllm_server_host", "127.0.0.1", "--deepspeed", "zero3"], True),
+    ("3.10.3", ["--vllm_mode", "server", "--vllm_server_host", "127.0.0.1", "--deepspeed", "zero2"], False)])
+def test_ms_swift_prices_the_old_log_probs_where_its_release_computes_them(release, extra, runs):
+    """ms-swift's HF GRPO trainer (swift/trainers/rlhf_trainer/grpo_trainer.py): 3.3-3.4 only at num_iterations > 1;
+    3.10.3 also when the accumulation is not a multiple of steps_per_generation, or with KL in the reward (rloo and
+    reinforce_plus_plus by default); from 3.12 every step (cost.old_log_prob_runs). Where the phase carries the
+    weight sync's ZeRO-3 gather (a server engine), it stays."""
+    from rlbatch_solver.calibration import make_run
+
+    run = make_run(f"swift=={release}", SWIFT + extra, gpu="h100", model="qwen2.5-1.5b", gpus=8)
+    assert (Phase.OLD_LOG_PROB in run.spec.phases_run(run.values)) is runs
