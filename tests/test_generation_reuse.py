@@ -131,3 +131,16 @@ def test_ms_swift_prices_the_old_log_probs_where_its_release_computes_them(relea
 
     run = make_run(f"swift=={release}", SWIFT + extra, gpu="h100", model="qwen2.5-1.5b", gpus=8)
     assert (Phase.OLD_LOG_PROB in run.spec.phases_run(run.values)) is runs
+
+
+@pytest.mark.parametrize("extra,runs", [(["--fast_inference", "true"], True), ([], False),
+                                        (["--num_iterations", "2"], True)])
+def test_unsloth_keeps_trls_old_log_prob_gate(extra, runs):
+    """Unsloth's GRPOTrainer keeps the gate of the TRL it pins (rl_replacements.py "Keep TRL's old logprob gate"):
+    with fast_inference's vLLM the importance-sampling correction scores the old log-probs; with the model's own
+    generate, only when the generation is reused (num_iterations > 1)."""
+    from rlbatch_solver.calibration import make_run
+
+    run = make_run("unsloth", ["--model_name", "unsloth/Qwen2.5-3B-Instruct", "--per_device_train_batch_size", "8",
+                               "--num_generations", "8", *extra], gpu="h100", model="qwen2.5-3b", gpus=1)
+    assert (Phase.OLD_LOG_PROB in run.spec.phases_run(run.values)) is runs
