@@ -317,3 +317,16 @@ def test_recommend_and_a_scenario_take_the_longest_response():
     assert check_options(sc)[-2:] == ["--longest-response-len", "900"]
     with pytest.raises(InputError):
         Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", longest_response_length=-1)
+
+
+def test_the_agent_tools_take_the_longest_response():
+    from rlbatch_solver.agent import tools
+    from rlbatch_solver.agent.schemas import INPUTS
+
+    assert "longest_response_len" in INPUTS["check"]["properties"]
+    assert "longest_response_len" in INPUTS["recommend"]["properties"]
+    args = ["data.train_batch_size=64", "actor_rollout_ref.rollout.n=8", "actor_rollout_ref.actor.ppo_mini_batch_size=32",
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4", "data.max_response_length=8192"]
+    lengths = tools.check(args=args, gpus=8, model="qwen2.5-1.5b", gpu="h100",
+                          longest_response_len=900).data["memory"]["mean_lengths"]
+    assert lengths["longest_from"] == "given" and lengths["longest"] <= 900
