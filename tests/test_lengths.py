@@ -330,3 +330,15 @@ def test_the_agent_tools_take_the_longest_response():
     lengths = tools.check(args=args, gpus=8, model="qwen2.5-1.5b", gpu="h100",
                           longest_response_len=900).data["memory"]["mean_lengths"]
     assert lengths["longest_from"] == "given" and lengths["longest"] <= 900
+
+
+def test_a_sweep_grid_states_the_longest_response(tmp_path):
+    import json
+
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("framework: verl\ngpu: h100\ngpus: 8\nmodel: qwen2.5-1.5b\nalgorithm: grpo\nn: 8\n"
+                    "prompt_length: 512\nresponse_length: 4096\nlongest_response_length: 900\ntime_limit_s: 5\n")
+    out = tmp_path / "out.jsonl"
+    assert run("sweep", str(grid), "--out", str(out), "--no-progress").returncode == 0
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["mean_lengths"]["longest_from"] == "given" and row["mean_lengths"]["longest"] <= 900
