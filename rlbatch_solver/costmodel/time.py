@@ -209,7 +209,13 @@ def _lengths(plan: Plan) -> tuple[float, float, float]:
         from .lengths import plan_data_prompt, plan_profile
 
         profile = plan_profile(plan)
-        if frac is None:
+        if frac is None and r_max > 0:
+            # the profile's share is of the cap its law is truncated at: the limit, or the longest response the data
+            # reaches where it is stated below it (Plan.longest_response; lengths.response_cap)
+            stated = plan.longest_response
+            cap = float(stated) if stated is not None and 0 < stated < r_max else r_max
+            frac = profile.fraction(cap) * cap / r_max
+        elif frac is None:
             frac = profile.fraction(r_max)
         if pfrac is None:
             known = plan_data_prompt(plan)

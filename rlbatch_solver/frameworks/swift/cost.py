@@ -62,6 +62,9 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     "gmu_permille": 900, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
     "server_gmu_permille": SERVER_GMU_PERMILLE,
     "kl_on": True, "weights_fp32": False,  # ms-swift loads the checkpoint's dtype (bf16)
+    # --kl_in_reward (RLHFArguments: None resolves to False for grpo, True for rloo and reinforce_plus_plus): before
+    # 3.11 the trainer computes the old log-probs for it too (old_log_prob_runs)
+    "kl_in_reward": False,
     # single-turn rollouts (no --multi_turn_scheduler); see multi_turn_context
     "multi_turn_len": 0,
     "materialized_logits": True,  # trl 0.29's selective_log_softmax over the whole logits (LOGIT_BYTES "swift-*")
@@ -202,6 +205,10 @@ def cost_values(flat: Mapping[str, Any], megatron: bool, release: str | None = N
         out["grad_ckpt"] = _bool("gradient_checkpointing", flat["gradient_checkpointing"])
     if "beta" in flat:
         out["kl_on"] = _num("beta", flat["beta"], float) != 0.0
+    if flat.get("kl_in_reward") not in (None, "None", "none", ""):
+        out["kl_in_reward"] = _bool("kl_in_reward", flat["kl_in_reward"])
+    else:
+        out["kl_in_reward"] = str(flat.get("advantage_estimator", "grpo")) in ("rloo", "reinforce_plus_plus")
     return out
 
 
@@ -264,6 +271,37 @@ def phases_run(values: Mapping[str, Value]) -> list[str]:
     if values.get("kl_on"):
         phases.append(Phase.REF)
     return phases + [Phase.ACTOR_UPDATE]
+
+
+def old_log_prob_runs(values: Mapping[str, Value], release: str | None) -> bool:
+    """Whether ms-swift ``release``'s HF GRPO trainer runs the old log-prob forward (its batch preparation in
+    ``_prepare_inputs``), read in each release's swift/trainers/rlhf_trainer/grpo_trainer.py: 3.3.1 and 3.4.1 only
+    ``if self.old_policy`` (``num_iterations > 1``); 3.10.3 (the pack judging 3.5-3.10) ``if self.old_policy() or
+    self.kl_in_reward``, ``old_policy()`` being ``num_iterations > 1 or gradient_accumulation_steps %
+    (steps_per_generation x sequence_parallel_size) != 0``; 3.12.6, 4.3.2 and 4.6.0 always (swift/rlhf_trainers/
+    grpo_trainer.py ``_prepare_batch_inputs`` computes ``old_per_token_logps`` unconditionally)."""
+    numbers = release_numbers(release or "")
+    if not numbers or numbers >= (3, 11):
+        return True
+    iterations = int(values.get("num_iterations") or 1)
+    if numbers < (3, 5):
+        return iterations > 1
+    accumulation = max(1, int(values.get("gradient_accumulation_steps") or 1))
+    steps = rollout_layout(values, False)[1] * max(1, int(values.get("sequence_parallel_size") or 1))
+    return iterations > 1 or accumulation % steps != 0 or bool(values.get("kl_in_reward"))
+
+
+def hf_phases_run(release: str | None):
+    """``phases_run`` of the HF trainer of ``release``: without the old log-prob forward where it skips it, unless
+    the phase carries the weight sync's ZeRO-3 gather (an engine on GPUs of its own: the sync runs on the training
+    ranks with that forward's residents, costmodel/memory.py): there the phase stays, its memory the sync's, and the
+    step prices one forward more than the trainer runs."""
+    def phases(values: Mapping[str, Value]) -> list[str]:
+        sync_there = bool(values.get("use_vllm")) and bool(values.get("vllm_server")) and int(
+            values.get("ds_stage", -1)) >= 3
+        runs = sync_there or old_log_prob_runs(values, release)
+        return [p for p in phases_run(values) if p != Phase.OLD_LOG_PROB or runs]
+    return phases
 
 
 def _response_len(v: Mapping[str, Value], model: ModelCard) -> int:
@@ -536,7 +574,7 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
                                              None if framework == "trl" else SYNC_BUCKET_BYTES, sync_release),
         memory_inputs=mem,
         time_inputs=time,
-        phases_run=phases_run,
+        phases_run=phases_run if megatron or framework == "trl" else hf_phases_run(release),
         samples=lambda values: rollout_layout(values, megatron)[0],
         bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv",
                                  "weights_fp32", "materialized_logits", "saves", "save_optimizer", "fsdp",

@@ -45,7 +45,7 @@ from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
 from ..overrides import flag_bool, memory_share_permille, whole_number
-from ..swift.cost import save_values
+from ..swift.cost import rollout_layout, save_values
 from .rules import REMOVED_FIELDS
 from .versions import RELEASES, Release
 
@@ -64,6 +64,9 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     "num_iterations": 1,
     # bitsandbytes loading (ModelConfig load_in_4bit / load_in_8bit / use_bnb_nested_quant; 16: not quantized)
     "load_bits": 16, "nested_quant": False,
+    # GRPOConfig vllm_importance_sampling_correction (0.23.0 on, default True): with vLLM the old log-probs are
+    # computed every generation (versions.OLD_LOG_PROB_FROM)
+    "vllm_is_correction": True,
 }
 HALF_DTYPES = ("bfloat16", "float16", "bf16", "fp16", "half", "auto")
 
@@ -98,6 +101,9 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["grad_ckpt"] = flag_bool("gradient_checkpointing", flat["gradient_checkpointing"])
     if flat.get("num_iterations") not in (None, "None", "none", ""):
         out["num_iterations"] = max(1, _count("num_iterations", flat["num_iterations"]))
+    if "vllm_importance_sampling_correction" in flat:
+        out["vllm_is_correction"] = flag_bool("vllm_importance_sampling_correction",
+                                              flat["vllm_importance_sampling_correction"])
     if flag_bool("use_peft", flat.get("use_peft", False)):
         out["lora_rank"] = max(1, _count("lora_r", flat.get("lora_r", 16)))
         targets = flat.get("lora_target_modules")
@@ -233,26 +239,46 @@ def _deepspeed_of_release(host_layout: Any, release: Release) -> Any:
     return layout
 
 
-def _phases_of_release(phases_run: Any, release: Release) -> Any:
+def old_log_prob_runs(values: Mapping[str, Value], rule: str) -> bool:
+    """Whether a step under ``rule`` (``versions.OLD_LOG_PROB_FROM``, by release) runs the old log-prob forward for
+    ``values``: ``generate_every`` is steps_per_generation x num_iterations (the generation batch as
+    ``swift.cost.rollout_layout`` resolves it), the importance-sampling correction only with vLLM."""
+    if rule == "always":
+        return True
+    if rule == "never":
+        return False
+    iterations = max(1, int(values.get("num_iterations") or 1))
+    accumulation = max(1, int(values.get("gradient_accumulation_steps") or 1))
+    steps = rollout_layout(values, False)[1]
+    if rule == "iterations":
+        return iterations > 1
+    if rule == "iterations_or_spg":
+        return iterations > 1 or steps > accumulation
+    misaligned = accumulation % (steps * iterations) != 0
+    if rule == "misaligned":
+        return misaligned
+    return misaligned or (bool(values.get("use_vllm")) and bool(values.get("vllm_is_correction", True)))
+
+
+def _phases_of_release(phases_run: Any, rule: str) -> Any:
     """``phases_run`` without the old log-prob forward where the release's ``_generate_and_score_completions`` skips
-    it (``Release.old_log_prob``): always before 0.16, at num_iterations 1 in 0.16-0.17 (0.16.0 grpo_trainer.py:
-    "When using num_iterations == 1, old_per_token_logps == per_token_logps, so we can skip it's computation")."""
-    if release.old_log_prob == "always":
+    it (``old_log_prob_runs``; the phase's time and memory leave the step)."""
+    if rule == "always":
         return phases_run
 
     def phases(values: Mapping[str, Any]) -> list[str]:
-        runs = release.old_log_prob == "iterations" and int(values.get("num_iterations") or 1) > 1
+        runs = old_log_prob_runs(values, rule)
         return [p for p in phases_run(values) if p != Phase.OLD_LOG_PROB or runs]
     return phases
 
 
-def release_cost_spec(spec: CostSpec, release: Release) -> CostSpec:
+def release_cost_spec(spec: CostSpec, release: Release, old_log_prob: str = "always") -> CostSpec:
     """``spec`` for a release whose per-device batch counts prompts (0.14.0): every term reads it times
     num_generations; its vllm_device engine as that release's vLLM sized it (``_engine_of_release``); other
     releases' spec unchanged."""
     spec = dataclasses.replace(spec, plan=_engine_of_release(spec.plan, release),
                                host_layout=_deepspeed_of_release(spec.host_layout, release),
-                               phases_run=_phases_of_release(spec.phases_run, release))
+                               phases_run=_phases_of_release(spec.phases_run, old_log_prob))
     if not release.batch_counts_prompts:
         return spec
     plan, samples = spec.plan, spec.samples

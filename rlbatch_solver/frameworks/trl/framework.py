@@ -922,7 +922,13 @@ class TrlFramework(SwiftFramework):
         bools = bool_names(self.ruleset.variables)
         optional = optional_names(self.ruleset.variables)
         return release_cost_spec(quantized_cost_spec(swift_cost_spec(model, gpu, False, bools, optional, framework="trl")),
-                                 self.release)
+                                 self.release, self.old_log_prob_rule())
+
+    def old_log_prob_rule(self) -> str:
+        """When the release the config runs computes the old log-probs (``versions.old_log_prob_rule``): the release
+        its fields date or the user names, which a neighbour's pack may judge (0.20-0.21 by 0.19.1's, 0.22 by
+        0.29.1's: their conditions differ from the pack's own release)."""
+        return versions.old_log_prob_rule(self.fields_version)
 
 
 __all__ = ["TrlFramework", "parse_trl_args"]

@@ -108,12 +108,6 @@ class Release:
     # VLLM_USE_V1): 0.15.2's ``vllm`` extra pins vllm==0.7.2, and 0.14.0 was TRL's newest only while vLLM 0.7.0-0.7.2
     # were vLLM's (above); 0.16.1's extra allows vllm>=0.7.0, V1 included, so it is priced V1
     vllm_v0: bool = False
-    # when _generate_and_score_completions computes the old log-probs (Phase.OLD_LOG_PROB): "never" (0.14.0 and
-    # 0.15.2 have no num_iterations: the loss detaches the policy's own log-probs), "iterations" (0.16.1 and 0.17.0:
-    # ``if self.num_iterations > 1``) or "always" (the later packs: 0.18-0.19 also when steps_per_generation >
-    # gradient_accumulation_steps, 0.20-0.21 when gradient_accumulation_steps % generate_every != 0, from 0.23 also
-    # with vLLM's vllm_importance_sampling_correction, default on; not read per release: priced every step)
-    old_log_prob: str = "always"
     # the flags that make compute_loss Liger's chunked GRPO loss (LigerFusedLinearGRPOLoss, from the last hidden
     # states: no logits in the update; costmodel/constants.py LIGER_GRPO_*), read from each wheel's
     # trl/trainer/grpo_trainer.py GRPOTrainer.__init__: GRPOConfig.use_liger_loss from 0.17.0 to 0.24.0;
@@ -137,17 +131,38 @@ RELEASES = {
     "0.18.2": Release("0.18.2", "server", 0.04, False, 256, 512, False, False, False, 300, grad_ckpt=False,
                       liger_loss_flags=_LIGER_LOSS),
     "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
-                      old_log_prob="iterations", liger_loss_flags=_LIGER_LOSS),
+                      liger_loss_flags=_LIGER_LOSS),
     "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
-                      generate_per_micro_step=True, old_log_prob="iterations"),
+                      generate_per_micro_step=True),
     # 0.15.2's engine runs in the main process on vllm_device (0.14.0's way) at vllm_gpu_memory_utilization 0.9
     "0.15.2": Release("0.15.2", "device", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
-                      engine_kv_of_total=True, generate_per_micro_step=True, vllm_v0=True, old_log_prob="never"),
+                      engine_kv_of_total=True, generate_per_micro_step=True, vllm_v0=True),
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
     "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900, grad_ckpt=False,
-                      engine_kv_of_total=True, ref_in_loss=True, generate_per_micro_step=True, vllm_v0=True,
-                      old_log_prob="never"),
+                      engine_kv_of_total=True, ref_in_loss=True, generate_per_micro_step=True, vllm_v0=True),
 }
+
+
+# when GRPOTrainer._generate_and_score_completions runs the old log-prob forward (Phase.OLD_LOG_PROB), by the release
+# whose code the config runs (read in each wheel's trl/trainer/grpo_trainer.py; ``generate_every`` is
+# steps_per_generation x num_iterations, steps_per_generation defaulting to gradient_accumulation_steps):
+# * "never": 0.14-0.15 (no num_iterations; the loss detaches the policy's own log-probs, 0.15.2 has no
+#   old_per_token_logps);
+# * "iterations": 0.16-0.17, ``if self.num_iterations > 1`` ("When using num_iterations == 1, old_per_token_logps ==
+#   per_token_logps, so we can skip it's computation");
+# * "iterations_or_spg": 0.18-0.19, ``if self.num_iterations > 1 or self.args.steps_per_generation >
+#   self.args.gradient_accumulation_steps``;
+# * "misaligned": 0.20-0.22, ``if self.args.gradient_accumulation_steps % generate_every != 0``;
+# * "misaligned_or_is": 0.23 on (1.16.0 too), also ``or (self.use_vllm and self.vllm_importance_sampling_correction)``
+#   (GRPOConfig.vllm_importance_sampling_correction, new in 0.23.0, default True).
+OLD_LOG_PROB_FROM = (((0, 23), "misaligned_or_is"), ((0, 20), "misaligned"), ((0, 18), "iterations_or_spg"),
+                     ((0, 16), "iterations"))
+
+
+def old_log_prob_rule(version: str) -> str:
+    """Which of ``OLD_LOG_PROB_FROM``'s conditions TRL ``version``'s GRPOTrainer computes the old log-probs under."""
+    numbers = release_numbers(version)
+    return next((rule for since, rule in OLD_LOG_PROB_FROM if numbers >= since), "never")
 
 
 def _removed_fields(version: str, source: str) -> Rule:
