@@ -484,9 +484,14 @@ def quantized_base_bytes(plan: Plan, mc: ModelConsts) -> float:
     embedding and lm_head in the load dtype, 16 bits at least (bitsandbytes leaves them unquantized: transformers' bnb
     integration skips the output embedding, and the input embedding is no Linear; TRL >= 1.0 loads them in fp32 unless
     told, ModelConfig dtype "float32")."""
+    return quantized_model_bytes(mc, plan.base_weight_bytes, max(C.BF16, plan.model_dtype_bytes)) / _mp(plan)
+
+
+def quantized_model_bytes(mc: ModelConsts, per_weight: float, dense_bytes: float) -> float:
+    """A whole model whose decoder weights take ``per_weight`` bytes each and whose embedding and lm_head take
+    ``dense_bytes`` (bitsandbytes quantizes linear layers only, and none of the output embedding)."""
     dense = float(mc.embed + mc.lm_head)
-    dense_bytes = max(C.BF16, plan.model_dtype_bytes)
-    return (plan.base_weight_bytes * (float(mc.params) - dense) + dense_bytes * dense) / _mp(plan)
+    return per_weight * (float(mc.params) - dense) + dense_bytes * dense
 
 
 def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool, opt_off: bool) -> float:
@@ -890,6 +895,8 @@ def engine_weight_bytes(plan: Plan, mc: ModelConsts) -> float:
         if plan.base_weight_bytes:
             return quantized_base_bytes(plan, mc) / max(1, plan.rollout_tp)
         return C.BF16 * mc.params / max(1, plan.rollout_tp)
+    if plan.engine_base_bytes:  # the engine quantizes its own copy while loading it (vLLM's in-flight bitsandbytes)
+        return quantized_model_bytes(mc, plan.engine_base_bytes, C.ROLLOUT_PARAM_BYTES) / max(1, plan.rollout_tp)
     return C.ROLLOUT_PARAM_BYTES * mc.params / max(1, plan.rollout_tp)
 
 

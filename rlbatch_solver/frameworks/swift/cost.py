@@ -39,6 +39,7 @@ from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...errors import InputError
 from ...release_numbers import release_numbers
 from ...rules.base import Value
+from ..bnb import quantized_cost_spec
 from ..cost_common import DEFAULT_RECOMPUTE_MODULES, modules_code, recompute_modules
 from ..overrides import flag_bool, memory_share_permille
 
@@ -77,6 +78,9 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     # --num_iterations (arguments/rlhf_args.py RLHFArguments, default 1): training passes per generation
     # (generation_reuse)
     "num_iterations": 1,
+    # a bitsandbytes base (quantized_load, frameworks/bnb.py): none unless --quant_method bnb; double quantization on
+    # by default (arguments/base_args/quant_args.py QuantizeArguments bnb_4bit_use_double_quant True)
+    "load_bits": 16, "nested_quant": True, "engine_load_bits": 16,
 }
 MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "gmu_permille": 900, "sleep_level": 0,
@@ -136,6 +140,33 @@ def multi_turn_context(flat: Mapping[str, Any]) -> int:
     return -1  # the rollout server's own limit is not in the trainer's command: the model's
 
 
+def quantized_load(flat: Mapping[str, Any]) -> dict[str, Value]:
+    """The bitsandbytes base of ``--quant_method bnb --quant_bits 4|8`` (frameworks/bnb.py's inputs).
+
+    4.6.0 arguments/base_args/quant_args.py ``QuantizeArguments.get_quantization_config`` (3.x:
+    llm/argument/base_args/quant_args.py, the same): no quantization unless ``quant_method`` is given (``quant_bits``
+    alone loads the model as it is); 'bnb' hands transformers a ``BitsAndBytesConfig`` with ``load_in_4bit`` for 4
+    bits, ``load_in_8bit`` for 8 (others raise), ``bnb_4bit_quant_type`` 'nf4' and ``bnb_4bit_use_double_quant``
+    True by default. The modules left unquantized (the embedding, lm_head, norms) keep ``torch_dtype`` (the
+    checkpoint's, bf16): ms-swift never calls peft's prepare_model_for_kbit_training, and casts only trainable fp16
+    parameters to fp32 (pipelines/train/tuner.py). ms-swift 4.x builds its colocated vLLM engine with
+    ``quantization='bitsandbytes'`` for a bnb 4-bit model (rlhf_trainers/rollout_mixin.py ``_prepare_vllm``:
+    ``vllm_quantization``), so the engine quantizes its own copy while loading (``engine_load_bits`` 4); 3.x's
+    engine (trainers/rlhf_trainer/rollout_mixin.py, grpo_trainer.py) passes no quantization and loads 16 bits
+    (``Framework.to_values`` sets that for a 3.x release). Other methods (hqq, eetq, quanto, fp8; awq and gptq
+    checkpoints) are not read here (``Framework.config_notes`` says so)."""
+    if str(flat.get("quant_method") or "").strip().lower() != "bnb":
+        return {}
+    bits = _num("quant_bits", flat.get("quant_bits"))
+    if bits not in (4, 8):
+        raise InputError("quant_bits", f"{bits} is not a bitsandbytes width: ms-swift's bnb method loads 4 or 8 bits "
+                         "(quant_args.py: \"bnb not support quant_bits\").", "write --quant_bits 4 or --quant_bits 8.")
+    out: dict[str, Value] = {"load_bits": bits, "engine_load_bits": bits if bits == 4 else 16}
+    if "bnb_4bit_use_double_quant" in flat:
+        out["nested_quant"] = _bool("bnb_4bit_use_double_quant", flat["bnb_4bit_use_double_quant"])
+    return out
+
+
 def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
     """The cost-model inputs of a pasted ms-swift command, with ms-swift 4.6.0's defaults."""
     out = dict(MEGATRON_COST_DEFAULTS if megatron else HF_COST_DEFAULTS)
@@ -174,6 +205,7 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
                                                            flat.get("optimizer_offload_fraction", 1.0), float) * 1000))
         return out
     out.update(save_values(flat))
+    out.update(quantized_load(flat))
     if flat.get("move_model_batches") not in (None, "", "None", "none"):
         out["move_model_batches"] = max(1, _num("move_model_batches", flat["move_model_batches"]))
     out["multi_turn_len"] = multi_turn_context(flat)
@@ -516,7 +548,7 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
     (its weight-sync gather, ``sync_gather``)."""
     sync_release = None if framework == "trl" or megatron else release
     mem, time = _inputs(megatron)
-    return CostSpec(
+    spec = CostSpec(
         framework=framework or ("swift-megatron" if megatron else "swift"),
         plan=lambda values, phase: make_plan(values, phase, model, gpu, megatron,
                                              "trl-fused" if framework == "trl" else None,
@@ -535,3 +567,5 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         # Megatron GRPO refuses num_iterations > 1 (swift_megatron.args.num_iterations_unsupported)
         generation_reuse=None if megatron else generation_reuse,
     )
+    # ms-swift's own bitsandbytes base (quantized_load); TRL wraps its spec itself (trl/framework.py)
+    return spec if megatron or framework else quantized_cost_spec(spec)
