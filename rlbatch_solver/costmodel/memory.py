@@ -487,11 +487,13 @@ def quantized_base_bytes(plan: Plan, mc: ModelConsts) -> float:
     return quantized_model_bytes(mc, plan.base_weight_bytes, max(C.BF16, plan.model_dtype_bytes)) / _mp(plan)
 
 
-def quantized_model_bytes(mc: ModelConsts, per_weight: float, dense_bytes: float) -> float:
-    """A whole model whose decoder weights take ``per_weight`` bytes each and whose embedding and lm_head take
-    ``dense_bytes`` (bitsandbytes quantizes linear layers only, and none of the output embedding)."""
-    dense = float(mc.embed + mc.lm_head)
-    return per_weight * (float(mc.params) - dense) + dense_bytes * dense
+def quantized_model_bytes(mc: ModelConsts, per_weight: float, dense_bytes: float, critic: bool = False) -> float:
+    """A whole model whose decoder weights take ``per_weight`` bytes each and whose embedding and lm_head (or, with
+    ``critic``, value head) take ``dense_bytes`` (bitsandbytes quantizes linear layers only, and none of the output
+    embedding)."""
+    decoder = float(mc.params - mc.embed - mc.lm_head)
+    total = float(mc.critic_params if critic else mc.params)
+    return per_weight * decoder + dense_bytes * (total - decoder)
 
 
 def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool, opt_off: bool) -> float:
@@ -503,13 +505,18 @@ def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool,
 
 
 def _ref_param_bytes(plan: Plan, mc: ModelConsts, critic: bool = False) -> float:
-    """A forward-only bf16 model (reference, or the reward model with ``critic``) on one GPU."""
+    """A forward-only bf16 model (reference, or the reward model with ``critic``) on one GPU; quantized as the
+    actor's frozen base (``Plan.base_weight_bytes``) where the framework loads every model so (OpenRLHF's
+    ``--ds.load_in_4bit``: frameworks/openrlhf/cost.py)."""
     if plan.trainer == "megatron":
         dense, expert = megatron_shard_params(mc, plan.tp, plan.pp, plan.ep, plan.etp or plan.tp, critic)
         return C.REF_PARAM_BYTES * (dense + expert)
     params = mc.critic_params if critic else mc.params
     shard = max(1, plan.shard_degree) if plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed") else 1
-    return max(C.REF_PARAM_BYTES, plan.model_dtype_bytes) * params / _mp(plan) / shard
+    dtype_bytes = max(C.REF_PARAM_BYTES, plan.model_dtype_bytes)
+    if plan.base_weight_bytes:
+        return quantized_model_bytes(mc, plan.base_weight_bytes, dtype_bytes, critic) / _mp(plan) / shard
+    return dtype_bytes * params / _mp(plan) / shard
 
 
 def megatron_layer_activation_bytes(plan: Plan, mc: ModelConsts) -> float:
