@@ -493,8 +493,8 @@ def test_the_colocated_engine_quantizes_its_own_copy_from_4_0_on():
         return {k: v for k, v in res.memory.phases["rollout"].items() if k.startswith("vLLM weights")}
 
     new_bf16, new_nf4 = engine(_qlora([])), engine(_qlora(nf4))
-    (key, full), = new_bf16.items()
-    assert (full - new_nf4[key]) * 2**20 == pytest.approx((C.BF16 - C.NF4_PLAIN_BYTES) * decoder, rel=0.01)
+    full, quantized = new_bf16["vLLM weights (bf16, /TP)"], new_nf4["vLLM weights (NF4, /TP)"]
+    assert (full - quantized) * 2**20 == pytest.approx((C.BF16 - C.NF4_PLAIN_BYTES) * decoder, rel=0.01)
     assert engine(_qlora(nf4, framework="swift==3.12.6")) == engine(_qlora([], framework="swift==3.12.6"))
     assert engine(_qlora(["--quant_method", "bnb", "--quant_bits", "8"])) == new_bf16
 

@@ -1058,7 +1058,9 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
     eb = engine_budget(plan, mc, resident)
     name = "SGLang" if plan.engine == "sglang" else "vLLM"
     # shared with the trainer (Plan.engine_shares_weights): counted once, in the actor's resident states
-    terms[f"{name} weights (bf16, /TP)"] = 0.0 if plan.engine_shares_weights else min(eb.weights, eb.budget)
+    # (an engine that quantizes its own copy, Plan.engine_base_bytes: its decoder weights in NF4)
+    dtype = "NF4" if plan.engine_base_bytes and not plan.engine_shares_weights else "bf16"
+    terms[f"{name} weights ({dtype}, /TP)"] = 0.0 if plan.engine_shares_weights else min(eb.weights, eb.budget)
     if plan.engine == "sglang":
         terms[f"{name} KV cache"] = eb.kv_bytes
         terms[f"{name} activations (outside mem_fraction)"] = eb.activations + eb.non_torch
