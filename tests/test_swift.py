@@ -475,12 +475,12 @@ def test_a_bitsandbytes_base_is_priced_at_its_bytes_per_weight():
     assert peak["bf16"] - peak["int8"] == pytest.approx((C.BF16 - C.INT8_BYTES) * decoder, rel=0.01)
 
 
-def test_the_colocated_engine_quantizes_its_own_copy_from_4_0_on():
-    """ms-swift 4.x builds its colocated vLLM with quantization='bitsandbytes' for a bnb 4-bit model
+def test_the_colocated_engine_quantizes_its_own_copy_from_4_1_on():
+    """ms-swift 4.1+ builds its colocated vLLM with quantization='bitsandbytes' for a bnb 4-bit model
     (rlhf_trainers/rollout_mixin.py ``_prepare_vllm``); vLLM quantizes each linear to NF4 and undoes the double
     quantization while loading (bitsandbytes_loader.py ``dequantize_dq``): NF4_PLAIN_BYTES, and the KV cache gets what
-    the weights no longer take. 3.x's engine gets no quantization: its weights and KV cache stay as in bf16; an 8-bit
-    base is not passed to vLLM either; a rollout server's engine is its own process."""
+    the weights no longer take. 3.x's and 4.0.x's engine gets no quantization: its weights and KV cache stay as in
+    bf16; an 8-bit base is not passed to vLLM either."""
     from rlbatch_solver.catalog.models import load_model
     from rlbatch_solver.costmodel import constants as C
     from rlbatch_solver.costmodel.memory import model_consts
@@ -495,7 +495,9 @@ def test_the_colocated_engine_quantizes_its_own_copy_from_4_0_on():
     new_bf16, new_nf4 = engine(_qlora([])), engine(_qlora(nf4))
     full, quantized = new_bf16["vLLM weights (bf16, /TP)"], new_nf4["vLLM weights (NF4, /TP)"]
     assert (full - quantized) * 2**20 == pytest.approx((C.BF16 - C.NF4_PLAIN_BYTES) * decoder, rel=0.01)
-    assert engine(_qlora(nf4, framework="swift==3.12.6")) == engine(_qlora([], framework="swift==3.12.6"))
+    for older in ("swift==3.12.6", "swift==4.0.4"):  # 4.1.0 added vllm_quantization
+        assert engine(_qlora(nf4, framework=older)) == engine(_qlora([], framework=older))
+    assert "vLLM weights (NF4, /TP)" in engine(_qlora(nf4, framework="swift==4.3.2"))
     assert engine(_qlora(["--quant_method", "bnb", "--quant_bits", "8"])) == new_bf16
 
 

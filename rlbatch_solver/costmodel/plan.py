@@ -254,7 +254,7 @@ class Plan:
     base_weight_bytes: float = 0.0
     engine_shares_weights: bool = False
     # the rollout engine's own bytes per decoder weight when it quantizes the 16-bit checkpoint itself while loading
-    # it (ms-swift 4.x's colocated vLLM with ``quantization='bitsandbytes'``: frameworks/bnb.py
+    # it (ms-swift 4.1+'s colocated vLLM with ``quantization='bitsandbytes'``: frameworks/bnb.py
     # engine_bytes_per_weight); 0: a 16-bit engine (ROLLOUT_PARAM_BYTES)
     engine_base_bytes: float = 0.0
     ckpt_offload: bool = False

@@ -140,6 +140,11 @@ def multi_turn_context(flat: Mapping[str, Any]) -> int:
     return -1  # the rollout server's own limit is not in the trainer's command: the model's
 
 
+# the first release whose colocated vLLM quantizes a bnb 4-bit model's copy itself (quantized_load; read in the
+# 4.0.0, 4.0.4, 4.1.0, 4.2.0, 4.3.2 and 4.6.0 wheels: 4.0.x pass no quantization)
+QUANTIZED_ENGINE_FROM = (4, 1, 0)
+
+
 def quantized_load(flat: Mapping[str, Any]) -> dict[str, Value]:
     """The bitsandbytes base of ``--quant_method bnb --quant_bits 4|8`` (frameworks/bnb.py's inputs).
 
@@ -149,12 +154,13 @@ def quantized_load(flat: Mapping[str, Any]) -> dict[str, Value]:
     bits, ``load_in_8bit`` for 8 (others raise), ``bnb_4bit_quant_type`` 'nf4' and ``bnb_4bit_use_double_quant``
     True by default. The modules left unquantized (the embedding, lm_head, norms) keep ``torch_dtype`` (the
     checkpoint's, bf16): ms-swift never calls peft's prepare_model_for_kbit_training, and casts only trainable fp16
-    parameters to fp32 (pipelines/train/tuner.py). ms-swift 4.x builds its colocated vLLM engine with
-    ``quantization='bitsandbytes'`` for a bnb 4-bit model (rlhf_trainers/rollout_mixin.py ``_prepare_vllm``:
-    ``vllm_quantization``), so the engine quantizes its own copy while loading (``engine_load_bits`` 4); 3.x's
-    engine (trainers/rlhf_trainer/rollout_mixin.py, grpo_trainer.py) passes no quantization and loads 16 bits
-    (``Framework.to_values`` sets that for a 3.x release). Other methods (hqq, eetq, quanto, fp8; awq and gptq
-    checkpoints) are not read here (``Framework.config_notes`` says so)."""
+    parameters to fp32 (pipelines/train/tuner.py). ms-swift builds its colocated vLLM engine with
+    ``quantization='bitsandbytes'`` for a bnb 4-bit model from 4.1.0 on (rlhf_trainers/rollout_mixin.py
+    ``_prepare_vllm``: ``vllm_quantization``), so the engine quantizes its own copy while loading
+    (``engine_load_bits`` 4); 3.x's engine (trainers/rlhf_trainer/rollout_mixin.py, grpo_trainer.py) and 4.0.x's pass
+    no quantization and load 16 bits (``Framework.to_values`` sets that before ``QUANTIZED_ENGINE_FROM``). Other
+    methods (hqq, eetq, quanto, fp8; awq and gptq checkpoints) are not read here (``Framework.config_notes`` says
+    so)."""
     if str(flat.get("quant_method") or "").strip().lower() != "bnb":
         return {}
     bits = _num("quant_bits", flat.get("quant_bits"))

@@ -182,8 +182,9 @@ def read_flags(ruleset: RuleSet, flat: Mapping[str, Any], decided: set[str]) -> 
 
 
 
-from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, SERVER_GMU_PERMILLE, cost_values,  # noqa: E402
-                   export_flags, multi_turn_context)
+from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, QUANTIZED_ENGINE_FROM,  # noqa: E402
+                   SERVER_GMU_PERMILLE, cost_values, export_flags, multi_turn_context)
+from ...release_numbers import release_numbers  # noqa: E402
 from .cost import cost_spec as swift_cost_spec  # noqa: E402
 
 # flags the cost model reads and export prints from the solution (not from fixed_native)
@@ -375,8 +376,8 @@ class SwiftFramework(Framework):
         self._gpus(values, flat, gpus)
         if not self.megatron:
             values.update(self._release_vllm_mode(values, flat))
-            if int(str(self.code_release or self.version).split(".")[0]) < 4:
-                values["engine_load_bits"] = 16  # 3.x's colocated vLLM loads 16 bits (cost.py quantized_load)
+            if release_numbers(self.code_release or self.version) < QUANTIZED_ENGINE_FROM:
+                values["engine_load_bits"] = 16  # the colocated vLLM loads 16 bits (cost.py quantized_load)
         if model is not None:
             values.update(self.model_constants(model))
         return values
