@@ -475,7 +475,9 @@ def test_4bit_loading_prices_every_deepspeed_model_at_nf4_and_leaves_vllm_in_bf1
     (["--ds.lora.rank", "16"], "the critic's LoRA (--algo.advantage.estimator gae) is not modelled for OpenRLHF"),
     (["--ds.load_in_4bit"], "--ds.load_in_4bit without LoRA: a 4-bit model trained in full is not modelled"),
     (["--ds.lora.rank", "16", "--algo.advantage.estimator", "reinforce_baseline"], None),
-    (["--lora_rank", "0"], None)])
+    (["--lora_rank", "0"], None),
+    (["--ds.lora.rank", "16", "--ds.load_in_4bit", "--vllm.num_engines", "2"],
+     "--ds.load_in_4bit with vLLM engines: the first weight sync sends the 4-bit weights as packed uint8")])
 def test_what_of_lora_and_4bit_is_not_priced_is_said(flags, said):
     """The critic (gae, the default estimator) gets the actor's LoRA and 4-bit base (trainer/ray/ppo_critic.py) but is
     priced as a full bf16 model; a 4-bit model without LoRA is priced in bf16: each said. The flags stay accepted."""

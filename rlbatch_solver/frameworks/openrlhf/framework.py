@@ -714,16 +714,26 @@ class OpenRLHFFramework(Framework):
         native, _ = normalize_flags(flat)
         lora = _lora_values(native)
         four = "--ds.load_in_4bit" if "ds.load_in_4bit" in native else "--load_in_4bit"
+        notes = []
+        engines = native.get("vllm.num_engines", native.get("vllm_num_engines"))
+        if lora["load_bits"] == 4 and _positive(engines):
+            # the weight sync broadcasts every parameter with its own dtype (trainer/ray/ppo_actor.py
+            # _broadcast_to_vllm: update_weight(name, dtype=param.dtype, ...)), a 4-bit weight as packed uint8, and the
+            # engine asserts it is its model's dtype (trainer/ray/vllm_worker_wrap.py WorkerWrap.update_weight, 0.8.11
+            # and 0.11.2); OpenRLHF #1150
+            notes.append(f"{four} with vLLM engines: the first weight sync sends the 4-bit weights as packed uint8 and "
+                         "the engine stops it (vllm_worker_wrap.py update_weight: \"mismatch dtype: src torch.uint8, "
+                         "dst torch.bfloat16\", OpenRLHF #1150); not a rule yet, memory is priced as if it ran")
         if not lora["lora_rank"]:
-            return [f"{four} without LoRA: a 4-bit model trained in full is not modelled for OpenRLHF; memory and time "
-                    "are priced as full-parameter bf16 training"] if lora["load_bits"] == 4 else []
+            return notes + ([f"{four} without LoRA: a 4-bit model trained in full is not modelled for OpenRLHF; memory "
+                             "and time are priced as full-parameter bf16 training"] if lora["load_bits"] == 4 else [])
         estimator = native.get("algo.advantage.estimator", native.get("advantage_estimator", "gae"))
         if str(estimator) != "gae":
-            return []
+            return notes
         base = " and 4-bit base" if lora["load_bits"] == 4 else ""
-        return [f"the critic's LoRA{base} (--algo.advantage.estimator gae) is not modelled for OpenRLHF: the critic is "
-                "priced as full-parameter bf16 training (its weights, gradients and optimizer states: an over-estimate "
-                "of what it holds); the actor's LoRA is priced"]
+        return notes + [f"the critic's LoRA{base} (--algo.advantage.estimator gae) is not modelled for OpenRLHF: the "
+                        "critic is priced as full-parameter bf16 training (its weights, gradients and optimizer states: "
+                        "an over-estimate of what it holds); the actor's LoRA is priced"]
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         values = config_to_values(flat, gpus=gpus, model=model, version=self.version)
