@@ -512,6 +512,9 @@ def test_quantization_the_cost_model_does_not_price_is_said():
     assert "--quant_method hqq: a hqq quantized base is not modelled" in " ".join(res.stdout.split())
     res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "bnb", "--quant_bits", "4")
     assert "quant" not in res.stdout.replace("--quant_method bnb --quant_bits 4", "")
+    full = [c if c != "lora" else "full" for c in cmd]
+    res = run("check", "--framework", "swift", "--", *full, "--quant_method", "bnb", "--quant_bits", "4")
+    assert "a quantized model trained in full is not modelled" in " ".join(res.stdout.split())
     res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "bnb", "--quant_bits", "3")
     assert res.returncode == 2 and "quant_bits" in res.stdout + res.stderr
 

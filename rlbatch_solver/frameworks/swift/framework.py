@@ -558,7 +558,10 @@ class SwiftFramework(Framework):
             return [f"--quant_bits {bits} without --quant_method: ms-swift loads the model unquantized "
                     "(QuantizeArguments.get_quantization_config needs a method), and so it is priced"] if given else []
         if method == "bnb" and not self.megatron:
-            return []
+            tuner = str(flat.get("tuner_type", flat.get("train_type")) or "lora").lower()
+            # a LoRA base is priced quantized (frameworks/bnb.py quantized_cost_spec); a full fine-tune is not
+            return ["--quant_method bnb with --tuner_type full: a quantized model trained in full is not modelled "
+                    "for ms-swift; the trainer's weights are priced in bf16"] if tuner == "full" else []
         where = "for Megatron-SWIFT" if self.megatron else "for ms-swift"
         return [f"--quant_method {method}: a {method} quantized base is not modelled {where}; memory and time are "
                 "priced with the base model in bf16 (an over-estimate of its weights)"]
