@@ -501,6 +501,26 @@ def test_the_colocated_engine_quantizes_its_own_copy_from_4_1_on():
     assert engine(_qlora(["--quant_method", "bnb", "--quant_bits", "8"])) == new_bf16
 
 
+def test_a_bitsandbytes_engine_decodes_through_the_dequantizing_path():
+    """The 4.1+ engine's decode reads its NF4 weights through bitsandbytes' matmul_4bit (time.decode_weight_bytes, as
+    TRL's transformers generate): a slower rollout; a 16-bit engine (3.x) decodes as before, the other phases too."""
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.time import estimate_time
+
+    nf4 = ["--quant_method", "bnb", "--quant_bits", "4"]
+
+    def seconds(extra, framework):
+        values = _qlora(extra, framework=framework).values
+        spec = get_framework(framework).cost_spec(load_model("qwen2.5-7b"), load_gpu("a100-80gb"))
+        return estimate_time(spec.plan(values, "rollout")).phases
+
+    new, new4 = seconds([], "swift==4.6.0"), seconds(nf4, "swift==4.6.0")
+    assert new4["rollout"] > 1.2 * new["rollout"]
+    assert {k: v for k, v in new4.items() if k != "rollout"} == {k: v for k, v in new.items() if k != "rollout"}
+    assert seconds(nf4, "swift==3.12.6")["rollout"] == seconds([], "swift==3.12.6")["rollout"]
+
+
 def test_quantization_the_cost_model_does_not_price_is_said():
     """--quant_bits without --quant_method quantizes nothing (get_quantization_config needs a method); hqq, eetq,
     quanto and fp8 are not priced: each is said, and the flags are still accepted."""
