@@ -248,7 +248,7 @@ _EXPORT_ORDER = [
     "rollout_batch_size", "vllm_generate_batch_size", "micro_rollout_batch_size", "n", "train_batch_size",
     "micro_train_batch_size", "max_len", "max_new_tokens", "zero_stage", "ring_attn_size", "ds_tp", "fp16",
     "packing_samples", "dynamic_batch", "train_max_tokens", "grad_ckpt", "adam_offload", "ref_offload",
-    "reward_offload", "enable_ema",
+    "reward_offload", "enable_ema", "load_in_4bit",
 ]
 # a flag of a model group that does not run is left out
 _NEEDS = {
@@ -713,17 +713,11 @@ class OpenRLHFFramework(Framework):
         get_llm_for_sequence_regression), priced as a full bf16 model; 4-bit loading without LoRA is priced in bf16."""
         native, _ = normalize_flags(flat)
         lora = _lora_values(native)
-        four = "--ds.load_in_4bit" if "ds.load_in_4bit" in native else "--load_in_4bit"
-        notes = []
-        engines = native.get("vllm.num_engines", native.get("vllm_num_engines"))
-        if lora["load_bits"] == 4 and _positive(engines):
-            # the weight sync broadcasts every parameter with its own dtype (trainer/ray/ppo_actor.py
-            # _broadcast_to_vllm: update_weight(name, dtype=param.dtype, ...)), a 4-bit weight as packed uint8, and the
-            # engine asserts it is its model's dtype (trainer/ray/vllm_worker_wrap.py WorkerWrap.update_weight, 0.8.11
-            # and 0.11.2); OpenRLHF #1150
-            notes.append(f"{four} with vLLM engines: the first weight sync sends the 4-bit weights as packed uint8 and "
-                         "the engine stops it (vllm_worker_wrap.py update_weight: \"mismatch dtype: src torch.uint8, "
-                         "dst torch.bfloat16\", OpenRLHF #1150); not a rule yet, memory is priced as if it ran")
+        # the flag as the config spells it (normalize_flags maps the pre-0.10.2 name)
+        four = "--load_in_4bit" if any(str(k).removeprefix("--") == "load_in_4bit" for k in flat) else \
+            "--ds.load_in_4bit"
+        # (with vLLM engines a 4-bit run stops at its first weight sync: rule openrlhf.vllm.load_in_4bit_weight_sync)
+        notes: list[str] = []
         if not lora["lora_rank"]:
             return notes + ([f"{four} without LoRA: a 4-bit model trained in full is not modelled for OpenRLHF; memory "
                              "and time are priced as full-parameter bf16 training"] if lora["load_bits"] == 4 else [])
