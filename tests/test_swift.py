@@ -447,15 +447,97 @@ def test_server_mode_keeps_the_reference_beside_the_policy():
     assert with_ref.verdict("actor_update") != "yes" and no_ref.verdict("actor_update") == "yes"
 
 
-def test_a_quantized_base_is_said_to_be_priced_in_bf16():
-    """`swift rlhf ... --train_type lora --quant_bits 4 --quant_method bnb` (QLoRA) was priced with a bf16 base
-    without a word."""
-    cmd = ["NPROC_PER_NODE=1", "swift", "rlhf", "--rlhf_type", "grpo", "--train_type", "lora", "--quant_bits", "4",
-           "--quant_method", "bnb", "--per_device_train_batch_size", "4", "--num_generations", "4"]
-    res = run("check", "--framework", "swift", "--", *cmd)
-    assert "--quant_bits 4: a quantized base (QLoRA) is not modelled for ms-swift" in " ".join(res.stdout.split())
-    res = run("check", "--framework", "swift", "--", *cmd[:6], *cmd[10:])
-    assert "quant_bits" not in res.stdout
+def _qlora(extra, framework="swift==4.6.0", mode="colocate"):
+    flags = ["NPROC_PER_NODE=1", "swift", "rlhf", "--rlhf_type", "grpo", "--tuner_type", "lora",
+             "--per_device_train_batch_size", "4", "--num_generations", "4", "--use_vllm", "true", "--vllm_mode", mode,
+             "--vllm_gpu_memory_utilization", "0.4", "--sleep_level", "1", *extra]
+    return rb.check(flags, framework=framework, model="qwen2.5-7b", gpu="a100-80gb")
+
+
+def test_a_bitsandbytes_base_is_priced_at_its_bytes_per_weight():
+    """`swift rlhf ... --tuner_type lora --quant_method bnb --quant_bits 4` (QLoRA) was priced with a bf16 base.
+    QuantizeArguments (arguments/base_args/quant_args.py): bnb NF4 with double quantization by default, LLM.int8 for 8
+    bits; the embedding and lm_head stay in torch_dtype (bf16). The frozen base the update holds moves by exactly
+    those bytes per decoder weight."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel import constants as C
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    mc = model_consts(load_model("qwen2.5-7b"))
+    decoder = mc.params - mc.embed - mc.lm_head
+    peak = {}
+    for name, extra in {"bf16": [], "nf4": ["--quant_method", "bnb", "--quant_bits", "4"],
+                        "nf4-plain": ["--quant_method", "bnb", "--quant_bits", "4", "--bnb_4bit_use_double_quant",
+                                      "false"],
+                        "int8": ["--quant_method", "bnb", "--quant_bits", "8"]}.items():
+        peak[name] = _qlora(extra).memory.peaks["actor_update"] * 2**20
+    assert peak["bf16"] - peak["nf4"] == pytest.approx((C.BF16 - C.NF4_BYTES) * decoder, rel=0.01)
+    assert peak["nf4-plain"] - peak["nf4"] == pytest.approx((C.NF4_PLAIN_BYTES - C.NF4_BYTES) * decoder, rel=0.01)
+    assert peak["bf16"] - peak["int8"] == pytest.approx((C.BF16 - C.INT8_BYTES) * decoder, rel=0.01)
+
+
+def test_the_colocated_engine_quantizes_its_own_copy_from_4_1_on():
+    """ms-swift 4.1+ builds its colocated vLLM with quantization='bitsandbytes' for a bnb 4-bit model
+    (rlhf_trainers/rollout_mixin.py ``_prepare_vllm``); vLLM quantizes each linear to NF4 and undoes the double
+    quantization while loading (bitsandbytes_loader.py ``dequantize_dq``): NF4_PLAIN_BYTES, and the KV cache gets what
+    the weights no longer take. 3.x's and 4.0.x's engine gets no quantization: its weights and KV cache stay as in
+    bf16; an 8-bit base is not passed to vLLM either."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel import constants as C
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    mc = model_consts(load_model("qwen2.5-7b"))
+    decoder = mc.params - mc.embed - mc.lm_head
+    nf4 = ["--quant_method", "bnb", "--quant_bits", "4"]
+
+    def engine(res):
+        return {k: v for k, v in res.memory.phases["rollout"].items() if k.startswith("vLLM weights")}
+
+    new_bf16, new_nf4 = engine(_qlora([])), engine(_qlora(nf4))
+    full, quantized = new_bf16["vLLM weights (bf16, /TP)"], new_nf4["vLLM weights (NF4, /TP)"]
+    assert (full - quantized) * 2**20 == pytest.approx((C.BF16 - C.NF4_PLAIN_BYTES) * decoder, rel=0.01)
+    for older in ("swift==3.12.6", "swift==4.0.4"):  # 4.1.0 added vllm_quantization
+        assert engine(_qlora(nf4, framework=older)) == engine(_qlora([], framework=older))
+    assert "vLLM weights (NF4, /TP)" in engine(_qlora(nf4, framework="swift==4.3.2"))
+    assert engine(_qlora(["--quant_method", "bnb", "--quant_bits", "8"])) == new_bf16
+
+
+def test_a_bitsandbytes_engine_decodes_through_the_dequantizing_path():
+    """The 4.1+ engine's decode reads its NF4 weights through bitsandbytes' matmul_4bit (time.decode_weight_bytes, as
+    TRL's transformers generate): a slower rollout; a 16-bit engine (3.x) decodes as before, the other phases too."""
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.time import estimate_time
+
+    nf4 = ["--quant_method", "bnb", "--quant_bits", "4"]
+
+    def seconds(extra, framework):
+        values = _qlora(extra, framework=framework).values
+        spec = get_framework(framework).cost_spec(load_model("qwen2.5-7b"), load_gpu("a100-80gb"))
+        return estimate_time(spec.plan(values, "rollout")).phases
+
+    new, new4 = seconds([], "swift==4.6.0"), seconds(nf4, "swift==4.6.0")
+    assert new4["rollout"] > 1.2 * new["rollout"]
+    assert {k: v for k, v in new4.items() if k != "rollout"} == {k: v for k, v in new.items() if k != "rollout"}
+    assert seconds(nf4, "swift==3.12.6")["rollout"] == seconds([], "swift==3.12.6")["rollout"]
+
+
+def test_quantization_the_cost_model_does_not_price_is_said():
+    """--quant_bits without --quant_method quantizes nothing (get_quantization_config needs a method); hqq, eetq,
+    quanto and fp8 are not priced: each is said, and the flags are still accepted."""
+    cmd = ["NPROC_PER_NODE=1", "swift", "rlhf", "--rlhf_type", "grpo", "--train_type", "lora",
+           "--per_device_train_batch_size", "4", "--num_generations", "4"]
+    res = run("check", "--framework", "swift", "--", *cmd, "--quant_bits", "4")
+    assert "--quant_bits 4 without --quant_method: ms-swift loads the model unquantized" in " ".join(res.stdout.split())
+    res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "hqq", "--quant_bits", "4")
+    assert "--quant_method hqq: a hqq quantized base is not modelled" in " ".join(res.stdout.split())
+    res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "bnb", "--quant_bits", "4")
+    assert "quant" not in res.stdout.replace("--quant_method bnb --quant_bits 4", "")
+    full = [c if c != "lora" else "full" for c in cmd]
+    res = run("check", "--framework", "swift", "--", *full, "--quant_method", "bnb", "--quant_bits", "4")
+    assert "a quantized model trained in full is not modelled" in " ".join(res.stdout.split())
+    res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "bnb", "--quant_bits", "3")
+    assert res.returncode == 2 and "quant_bits" in res.stdout + res.stderr
 
 
 def test_a_rollout_server_is_priced_at_its_own_memory_share_not_the_trainers():

@@ -385,7 +385,8 @@ def test_a_4bit_base_under_lora_is_priced_at_bitsandbytes_bytes_and_dequantized_
     assert (new.memory.peaks["actor_update"] - half.memory.peaks["actor_update"]) * 2**20 >= (
         (C.FP32 - C.BF16) * (mc.embed + mc.lm_head) * 0.99)
 
-    plan = SimpleNamespace(engine="hf", engine_shares_weights=False, base_weight_bytes=C.NF4_PLAIN_BYTES)
+    plan = SimpleNamespace(engine="hf", engine_shares_weights=False, base_weight_bytes=C.NF4_PLAIN_BYTES,
+                           engine_base_bytes=0.0)
     w = float(mc.decode_weight_params)
     dense = w - decoder
     assert decode_weight_bytes(plan, mc, w, 8) == pytest.approx((C.NF4_PLAIN_BYTES + 2 * C.BF16) * decoder
@@ -393,6 +394,10 @@ def test_a_4bit_base_under_lora_is_priced_at_bitsandbytes_bytes_and_dequantized_
     assert decode_weight_bytes(plan, mc, w, 1) == pytest.approx(C.NF4_PLAIN_BYTES * decoder + C.BF16 * dense)
     plan.engine = "vllm"
     assert decode_weight_bytes(plan, mc, w, 8) == pytest.approx(C.ROLLOUT_PARAM_BYTES * w)
+    # an engine that quantizes its own copy (ms-swift 4.x's vLLM with quantization='bitsandbytes') runs the same method
+    plan.engine_base_bytes = C.NF4_PLAIN_BYTES
+    assert decode_weight_bytes(plan, mc, w, 8) == pytest.approx((C.NF4_PLAIN_BYTES + 2 * C.BF16) * decoder
+                                                                + C.BF16 * dense)
 
 
 def test_liger_grpo_loss_replaces_the_update_logits_only():

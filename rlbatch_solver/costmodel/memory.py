@@ -484,9 +484,16 @@ def quantized_base_bytes(plan: Plan, mc: ModelConsts) -> float:
     embedding and lm_head in the load dtype, 16 bits at least (bitsandbytes leaves them unquantized: transformers' bnb
     integration skips the output embedding, and the input embedding is no Linear; TRL >= 1.0 loads them in fp32 unless
     told, ModelConfig dtype "float32")."""
-    dense = float(mc.embed + mc.lm_head)
-    dense_bytes = max(C.BF16, plan.model_dtype_bytes)
-    return (plan.base_weight_bytes * (float(mc.params) - dense) + dense_bytes * dense) / _mp(plan)
+    return quantized_model_bytes(mc, plan.base_weight_bytes, max(C.BF16, plan.model_dtype_bytes)) / _mp(plan)
+
+
+def quantized_model_bytes(mc: ModelConsts, per_weight: float, dense_bytes: float, critic: bool = False) -> float:
+    """A whole model whose decoder weights take ``per_weight`` bytes each and whose embedding and lm_head (or, with
+    ``critic``, value head) take ``dense_bytes`` (bitsandbytes quantizes linear layers only, and none of the output
+    embedding)."""
+    decoder = float(mc.params - mc.embed - mc.lm_head)
+    total = float(mc.critic_params if critic else mc.params)
+    return per_weight * decoder + dense_bytes * (total - decoder)
 
 
 def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool, opt_off: bool) -> float:
@@ -498,13 +505,18 @@ def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool,
 
 
 def _ref_param_bytes(plan: Plan, mc: ModelConsts, critic: bool = False) -> float:
-    """A forward-only bf16 model (reference, or the reward model with ``critic``) on one GPU."""
+    """A forward-only bf16 model (reference, or the reward model with ``critic``) on one GPU; quantized as the
+    actor's frozen base (``Plan.base_weight_bytes``) where the framework loads every model so (OpenRLHF's
+    ``--ds.load_in_4bit``: frameworks/openrlhf/cost.py)."""
     if plan.trainer == "megatron":
         dense, expert = megatron_shard_params(mc, plan.tp, plan.pp, plan.ep, plan.etp or plan.tp, critic)
         return C.REF_PARAM_BYTES * (dense + expert)
     params = mc.critic_params if critic else mc.params
     shard = max(1, plan.shard_degree) if plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed") else 1
-    return max(C.REF_PARAM_BYTES, plan.model_dtype_bytes) * params / _mp(plan) / shard
+    dtype_bytes = max(C.REF_PARAM_BYTES, plan.model_dtype_bytes)
+    if plan.base_weight_bytes:
+        return quantized_model_bytes(mc, plan.base_weight_bytes, dtype_bytes, critic) / _mp(plan) / shard
+    return dtype_bytes * params / _mp(plan) / shard
 
 
 def megatron_layer_activation_bytes(plan: Plan, mc: ModelConsts) -> float:
@@ -920,6 +932,8 @@ def engine_weight_bytes(plan: Plan, mc: ModelConsts) -> float:
         if plan.base_weight_bytes:
             return quantized_base_bytes(plan, mc) / max(1, plan.rollout_tp)
         return C.BF16 * mc.params / max(1, plan.rollout_tp)
+    if plan.engine_base_bytes:  # the engine quantizes its own copy while loading it (vLLM's in-flight bitsandbytes)
+        return quantized_model_bytes(mc, plan.engine_base_bytes, C.ROLLOUT_PARAM_BYTES) / max(1, plan.rollout_tp)
     return C.ROLLOUT_PARAM_BYTES * mc.params / max(1, plan.rollout_tp)
 
 
@@ -1074,7 +1088,9 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
     eb = engine_budget(plan, mc, resident)
     name = "SGLang" if plan.engine == "sglang" else "vLLM"
     # shared with the trainer (Plan.engine_shares_weights): counted once, in the actor's resident states
-    terms[f"{name} weights (bf16, /TP)"] = 0.0 if plan.engine_shares_weights else min(eb.weights, eb.budget)
+    # (an engine that quantizes its own copy, Plan.engine_base_bytes: its decoder weights in NF4)
+    dtype = "NF4" if plan.engine_base_bytes and not plan.engine_shares_weights else "bf16"
+    terms[f"{name} weights ({dtype}, /TP)"] = 0.0 if plan.engine_shares_weights else min(eb.weights, eb.budget)
     if plan.engine == "sglang":
         terms[f"{name} KV cache"] = eb.kv_bytes
         terms[f"{name} activations (outside mem_fraction)"] = eb.activations + eb.non_torch

@@ -259,6 +259,10 @@ class Plan:
     # (use_gradient_checkpointing="unsloth"), so only the recomputed layer and one checkpoint in transit stay
     base_weight_bytes: float = 0.0
     engine_shares_weights: bool = False
+    # the rollout engine's own bytes per decoder weight when it quantizes the 16-bit checkpoint itself while loading
+    # it (ms-swift 4.1+'s colocated vLLM with ``quantization='bitsandbytes'``: frameworks/bnb.py
+    # engine_bytes_per_weight); 0: a 16-bit engine (ROLLOUT_PARAM_BYTES)
+    engine_base_bytes: float = 0.0
     ckpt_offload: bool = False
     # Count, in the training phases, what the other colocated models and the sleeping
     # inference engine keep on the GPU (CUDA graphs; everything without free_cache_engine).

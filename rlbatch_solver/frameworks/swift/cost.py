@@ -39,6 +39,7 @@ from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...errors import InputError
 from ...release_numbers import release_numbers
 from ...rules.base import Value
+from ..bnb import quantized_cost_spec
 from ..cost_common import DEFAULT_RECOMPUTE_MODULES, modules_code, recompute_modules
 from ..overrides import flag_bool, memory_share_permille
 
@@ -81,6 +82,9 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     # --num_iterations (arguments/rlhf_args.py RLHFArguments, default 1): training passes per generation
     # (generation_reuse)
     "num_iterations": 1,
+    # a bitsandbytes base (quantized_load, frameworks/bnb.py): none unless --quant_method bnb; double quantization on
+    # by default (arguments/base_args/quant_args.py QuantizeArguments bnb_4bit_use_double_quant True)
+    "load_bits": 16, "nested_quant": True, "engine_load_bits": 16,
 }
 MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "gmu_permille": 900, "sleep_level": 0,
@@ -140,6 +144,39 @@ def multi_turn_context(flat: Mapping[str, Any]) -> int:
     return -1  # the rollout server's own limit is not in the trainer's command: the model's
 
 
+# the first release whose colocated vLLM quantizes a bnb 4-bit model's copy itself (quantized_load; read in the
+# 4.0.0, 4.0.4, 4.1.0, 4.2.0, 4.3.2 and 4.6.0 wheels: 4.0.x pass no quantization)
+QUANTIZED_ENGINE_FROM = (4, 1, 0)
+
+
+def quantized_load(flat: Mapping[str, Any]) -> dict[str, Value]:
+    """The bitsandbytes base of ``--quant_method bnb --quant_bits 4|8`` (frameworks/bnb.py's inputs).
+
+    4.6.0 arguments/base_args/quant_args.py ``QuantizeArguments.get_quantization_config`` (3.x:
+    llm/argument/base_args/quant_args.py, the same): no quantization unless ``quant_method`` is given (``quant_bits``
+    alone loads the model as it is); 'bnb' hands transformers a ``BitsAndBytesConfig`` with ``load_in_4bit`` for 4
+    bits, ``load_in_8bit`` for 8 (others raise), ``bnb_4bit_quant_type`` 'nf4' and ``bnb_4bit_use_double_quant``
+    True by default. The modules left unquantized (the embedding, lm_head, norms) keep ``torch_dtype`` (the
+    checkpoint's, bf16): ms-swift never calls peft's prepare_model_for_kbit_training, and casts only trainable fp16
+    parameters to fp32 (pipelines/train/tuner.py). ms-swift builds its colocated vLLM engine with
+    ``quantization='bitsandbytes'`` for a bnb 4-bit model from 4.1.0 on (rlhf_trainers/rollout_mixin.py
+    ``_prepare_vllm``: ``vllm_quantization``), so the engine quantizes its own copy while loading
+    (``engine_load_bits`` 4); 3.x's engine (trainers/rlhf_trainer/rollout_mixin.py, grpo_trainer.py) and 4.0.x's pass
+    no quantization and load 16 bits (``Framework.to_values`` sets that before ``QUANTIZED_ENGINE_FROM``). Other
+    methods (hqq, eetq, quanto, fp8; awq and gptq checkpoints) are not read here (``Framework.config_notes`` says
+    so)."""
+    if str(flat.get("quant_method") or "").strip().lower() != "bnb":
+        return {}
+    bits = _num("quant_bits", flat.get("quant_bits"))
+    if bits not in (4, 8):
+        raise InputError("quant_bits", f"{bits} is not a bitsandbytes width: ms-swift's bnb method loads 4 or 8 bits "
+                         "(quant_args.py: \"bnb not support quant_bits\").", "write --quant_bits 4 or --quant_bits 8.")
+    out: dict[str, Value] = {"load_bits": bits, "engine_load_bits": bits if bits == 4 else 16}
+    if "bnb_4bit_use_double_quant" in flat:
+        out["nested_quant"] = _bool("bnb_4bit_use_double_quant", flat["bnb_4bit_use_double_quant"])
+    return out
+
+
 # --use_liger_kernel makes ms-swift's GRPO loss Liger's chunked one (costmodel/constants.py LIGER_GRPO_*) from 3.5.0
 # (trainers/rlhf_trainer/grpo_trainer.py GRPOTrainer.__init__ ``self.use_liger_loss = self.args.use_liger_kernel``;
 # 4.6.0 rlhf_trainers/grpo_trainer.py _prepare_liger_loss); 3.3.1 to 3.4.1 have no Liger loss: the flag only patches
@@ -188,6 +225,7 @@ def cost_values(flat: Mapping[str, Any], megatron: bool, release: str | None = N
     out.update(save_values(flat))
     out["liger_loss"] = (_bool("use_liger_kernel", flat.get("use_liger_kernel", False))
                          and release_numbers(release or "9") >= release_numbers(LIGER_LOSS_FROM))
+    out.update(quantized_load(flat))
     if flat.get("move_model_batches") not in (None, "", "None", "none"):
         out["move_model_batches"] = max(1, _num("move_model_batches", flat["move_model_batches"]))
     out["multi_turn_len"] = multi_turn_context(flat)
@@ -567,7 +605,7 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
     (its weight-sync gather, ``sync_gather``)."""
     sync_release = None if framework == "trl" or megatron else release
     mem, time = _inputs(megatron)
-    return CostSpec(
+    spec = CostSpec(
         framework=framework or ("swift-megatron" if megatron else "swift"),
         plan=lambda values, phase: make_plan(values, phase, model, gpu, megatron,
                                              "trl-fused" if framework == "trl" else None,
@@ -587,3 +625,5 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         # Megatron GRPO refuses num_iterations > 1 (swift_megatron.args.num_iterations_unsupported)
         generation_reuse=None if megatron else generation_reuse,
     )
+    # ms-swift's own bitsandbytes base (quantized_load); TRL wraps its spec itself (trl/framework.py)
+    return spec if megatron or framework else quantized_cost_spec(spec)

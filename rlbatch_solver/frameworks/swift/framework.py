@@ -182,8 +182,9 @@ def read_flags(ruleset: RuleSet, flat: Mapping[str, Any], decided: set[str]) -> 
 
 
 
-from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, SERVER_GMU_PERMILLE, cost_values,  # noqa: E402
-                   export_flags, multi_turn_context)
+from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, QUANTIZED_ENGINE_FROM,  # noqa: E402
+                   SERVER_GMU_PERMILLE, cost_values, export_flags, multi_turn_context)
+from ...release_numbers import release_numbers  # noqa: E402
 from .cost import cost_spec as swift_cost_spec  # noqa: E402
 
 # flags the cost model reads and export prints from the solution (not from fixed_native)
@@ -375,6 +376,8 @@ class SwiftFramework(Framework):
         self._gpus(values, flat, gpus)
         if not self.megatron:
             values.update(self._release_vllm_mode(values, flat))
+            if release_numbers(self.code_release or self.version) < QUANTIZED_ENGINE_FROM:
+                values["engine_load_bits"] = 16  # the colocated vLLM loads 16 bits (cost.py quantized_load)
         if model is not None:
             values.update(self.model_constants(model))
         return values
@@ -520,12 +523,7 @@ class SwiftFramework(Framework):
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         flat = normalize_keys(flat)
         notes = []
-        bits = flat.get("quant_bits")
-        if _present(bits) and str(bits).strip().lower() not in ("none", "null", "0"):
-            # ms-swift's --quant_bits/--quant_method (swift/arguments/base_args/quant_args.py QuantizeArguments: the
-            # model loaded quantized by bitsandbytes/hqq/eetq) is not read by the memory model
-            notes.append(f"--quant_bits {bits}: a quantized base (QLoRA) is not modelled for ms-swift; memory and time "
-                         "are priced with the base model in bf16 (an over-estimate of its weights)")
+        notes += self._quant_notes(flat)
         if not self.megatron and multi_turn_context(flat):
             notes.append("multi-turn rollout with max_completion_length per round (completion_length_limit_scope "
                          "per_round, or a rollout server): the trained response is priced up to the engine's context "
@@ -546,6 +544,27 @@ class SwiftFramework(Framework):
             "release put it, on the training GPUs when the visible GPUs (--gpus per node, else NPROC_PER_NODE) "
             "equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers engines on GPUs of their "
             "own"]
+
+    def _quant_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        """What of ``--quant_method`` / ``--quant_bits`` the cost model does not price (bitsandbytes is priced:
+        cost.py quantized_load). QuantizeArguments.get_quantization_config (arguments/base_args/quant_args.py)
+        quantizes nothing without a method; hqq, eetq, quanto and fp8 hand transformers their own configs, whose
+        bytes per weight we have not sourced; awq/gptq checkpoints are pre-quantized and found from the model's
+        config."""
+        method = str(flat.get("quant_method") or "").strip().lower()
+        bits = flat.get("quant_bits")
+        given = _present(bits) and str(bits).strip().lower() not in ("none", "null", "0")
+        if method in ("", "none", "null"):
+            return [f"--quant_bits {bits} without --quant_method: ms-swift loads the model unquantized "
+                    "(QuantizeArguments.get_quantization_config needs a method), and so it is priced"] if given else []
+        if method == "bnb" and not self.megatron:
+            tuner = str(flat.get("tuner_type", flat.get("train_type")) or "lora").lower()
+            # a LoRA base is priced quantized (frameworks/bnb.py quantized_cost_spec); a full fine-tune is not
+            return ["--quant_method bnb with --tuner_type full: a quantized model trained in full is not modelled "
+                    "for ms-swift; the trainer's weights are priced in bf16"] if tuner == "full" else []
+        where = "for Megatron-SWIFT" if self.megatron else "for ms-swift"
+        return [f"--quant_method {method}: a {method} quantized base is not modelled {where}; memory and time are "
+                "priced with the base model in bf16 (an over-estimate of its weights)"]
 
     def native_key(self, name: str) -> str:
         if name in ("vllm_server", "vllm_mode_given"):

@@ -25,7 +25,7 @@ residents), with TRL's own defaults.
 - Quantized base (QLoRA): ``--load_in_4bit`` / ``--load_in_8bit`` (TRL's ModelConfig; trl/scripts/grpo.py passes
   ``get_quantization_config``'s BitsAndBytesConfig to from_pretrained) load the decoder's linear weights as bitsandbytes
   NF4 (``--use_bnb_nested_quant``: with double quantization) or LLM.int8; with ``--use_peft`` the frozen base is priced
-  at those bytes per weight (``Plan.base_weight_bytes``), its embedding, lm_head and norms in the load dtype (float16
+  at those bytes per weight (``Plan.base_weight_bytes``, frameworks/bnb.py ``quantized_cost_spec``), its embedding, lm_head and norms in the load dtype (float16
   before 1.0 when no dtype is given: transformers' bitsandbytes quantizer's default). Without
   PEFT the run cannot train (transformers refuses to fine-tune a purely quantized model) and the base is priced as given.
 - Prompt length: TRL 1.16 has no prompt limit of its own; ``--max_prompt_length`` (older TRL's, and open-r1's
@@ -39,7 +39,6 @@ import dataclasses
 from typing import Any, Mapping
 
 from ...release_numbers import release_numbers
-from ...costmodel import constants as C
 from ...costmodel.phase import Phase
 from ...costmodel.tables import CostSpec
 from ...errors import InputError
@@ -67,6 +66,8 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     # GRPOConfig vllm_importance_sampling_correction (0.23.0 on, default True): with vLLM the old log-probs are
     # computed every generation (versions.OLD_LOG_PROB_FROM)
     "vllm_is_correction": True,
+    # TRL's vLLM engines load the 16-bit checkpoint (no quantization passed: generation/vllm_generation.py)
+    "engine_load_bits": 16,
 }
 HALF_DTYPES = ("bfloat16", "float16", "bf16", "fp16", "half", "auto")
 
@@ -140,34 +141,6 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["ds_stage"], out["fsdp"] = 3, True
         out["ds_offload"] = flag_bool("fsdp_offload_params", accel.get("fsdp_offload_params", False))
     return out
-
-
-def quantized_base_bytes_per_weight(values: Mapping[str, Any]) -> float:
-    """Bytes per decoder weight of a bitsandbytes-quantized frozen base (0.0: loaded unquantized): NF4 with or without
-    double quantization (constants.NF4_BYTES / NF4_PLAIN_BYTES) or LLM.int8 (constants.INT8_BYTES)."""
-    bits = int(values.get("load_bits") or 16)
-    if bits == 4:
-        return C.NF4_BYTES if values.get("nested_quant") else C.NF4_PLAIN_BYTES
-    return C.INT8_BYTES if bits == 8 else 0.0
-
-
-def quantized_cost_spec(spec: CostSpec) -> CostSpec:
-    """``spec`` with a LoRA run's frozen base priced at its bitsandbytes bytes (``quantized_base_bytes_per_weight``;
-    trl/trainer/utils.py get_quantization_config, trl/models/utils.py prepare_peft_model: the base stays quantized and
-    frozen, only the adapter trains). The quantized weights are read by every phase, the engine's too (transformers'
-    generate runs on the same model)."""
-    plan_of = spec.plan
-
-    def plan(values: Mapping[str, Any], phase: str) -> Any:
-        p = plan_of(values, phase)
-        per_weight = quantized_base_bytes_per_weight(values)
-        return dataclasses.replace(p, base_weight_bytes=per_weight) if per_weight and p.lora_params else p
-
-    extra = ["load_bits", "nested_quant"]
-    return dataclasses.replace(
-        spec, plan=plan, memory_inputs={k: list(v) + extra for k, v in spec.memory_inputs.items()},
-        time_inputs={k: list(v) + extra for k, v in spec.time_inputs.items()},
-        bool_names=spec.bool_names | {"nested_quant"})
 
 
 def _completions(values: Mapping[str, Value]) -> dict[str, Value]:

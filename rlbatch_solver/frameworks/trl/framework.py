@@ -35,7 +35,8 @@ from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load
 from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import ACCUMULATION, PER_DEVICE, SwiftFramework, _present, read_flags
 from . import columns, docs, errors, placement, repair, versions
-from .cost import cost_values, quantized_cost_spec, release_cost_spec
+from ..bnb import quantized_cost_spec
+from .cost import cost_values, release_cost_spec
 from .fields import GRPO_SCRIPT_OPTIONS
 from .rules import REMOVED_FIELDS, RULESET
 from .versions import RELEASES

@@ -451,7 +451,7 @@ class UnslothFramework(TrlFramework):
                 p = autotuned(p, phase)
             return p
 
-        # load_bits is among TRL's inputs already (cost.quantized_cost_spec)
+        # load_bits is among TRL's inputs already (frameworks/bnb.py quantized_cost_spec)
         memory_inputs = {phase: list(names) + ["ckpt_offload", "vllm_shared"]
                          for phase, names in base.memory_inputs.items()}
         # the engine's prefill chunk and sequence count (engine_batch) follow the weights' bytes and the engine's kind
