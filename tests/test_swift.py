@@ -301,12 +301,55 @@ SPACES = {
         "vllm_server": [False, True], "server_tp": [1, 2], "server_dp": [1, 2], "sequence_parallel_size": [1, 2, 3, 8],
         "padding_free": [False, True], "num_generations": [2], "per_device_train_batch_size": [2],
     },
+    "liger": {
+        "gpus_per_node": [2, 4], "sequence_parallel_size": [1, 2], "padding_free": [False, True],
+        "liger_no_sp": [False, True], "liger_no_padding_free": [False, True], "liger_grpo_only": [False, True],
+        "advantage_grpo": [False, True], "num_generations": [2], "per_device_train_batch_size": [2],
+    },
 }
 
 
 @pytest.mark.parametrize("space_name", list(SPACES))
 def test_enumerate_equals_checker(space_name):
     assert_enumerate_equals_checker(RULESET, {**BASE, **SPACES[space_name]})
+
+
+@pytest.mark.parametrize("framework,refused", [
+    ("swift", {"padding_free", "sequence_parallel", "advantage"}),
+    ("swift==3.10.0", {"padding_free", "sequence_parallel", "advantage"}),
+    ("swift==3.9.0", {"padding_free", "sequence_parallel"}), ("swift==3.6.0", {"padding_free", "sequence_parallel"}),
+    ("swift==3.5.3", {"sequence_parallel"}), ("swift==3.5.0", set()),
+])
+def test_liger_refusals_follow_the_release_that_runs(framework, refused):
+    """RLHFArguments._check_grpo refuses, beside --use_liger_kernel (Liger's GRPO loss), sequence parallelism from
+    3.5.3, padding_free from 3.6.0, another advantage estimator from 3.10.0: the 3.10.3 pack judges 3.5-3.10, so the
+    release named (or dated) decides; without --use_liger_kernel nothing is refused."""
+    base = ["NPROC_PER_NODE=4", "swift", "rlhf", "--rlhf_type", "grpo", "--num_generations", "4",
+            "--per_device_train_batch_size", "4"]
+    cases = {"padding_free": (["--padding_free", "true"], "swift.liger.no_padding_free"),
+             "sequence_parallel": (["--sequence_parallel_size", "2"], "swift.liger.no_sequence_parallel"),
+             "advantage": (["--advantage_estimator", "rloo"], "swift.liger.grpo_advantage_only")}
+    for name, (extra, rule) in cases.items():
+        report = api.check(base + extra + ["--use_liger_kernel", "true"], framework=framework, gpus=4)
+        assert (rule in rules_of(report)) == (name in refused), (name, rules_of(report))
+        assert rule not in rules_of(api.check(base + extra, framework=framework, gpus=4))
+    r = api.check(base + ["--packing", "true", "--use_liger_kernel", "true"], framework=framework, gpus=4)
+    violation = next((v for v in r.violations if v.rule == "swift.liger.no_padding_free"), None)
+    assert (violation is not None) == ("padding_free" in refused)
+    if violation is not None:
+        assert "padding_free = True" in violation.message and "rlhf_args.py" in violation.source
+
+
+def test_a_search_beside_liger_keeps_what_the_release_refuses_out():
+    """The model agrees with the checker: with --use_liger_kernel, no answer takes sequence parallelism."""
+    sc = Scenario(framework="swift", gpus=4, algorithm="grpo", n=4, model="qwen2.5-1.5b",
+                  fixed={"use_liger_kernel": True}, search={"sequence_parallel_size": [1, 2],
+                                                             "per_device_train_batch_size": [1, 2]})
+    res = rb.enumerate(sc)
+    assert res.complete and res.count > 0
+    assert {s["sequence_parallel_size"] for s in res.solutions} == {1}
+    sc.fixed = {}
+    assert {s["sequence_parallel_size"] for s in rb.enumerate(sc).solutions} == {1, 2}
 
 
 def test_enumerate_scenario_exports_paste_ready_flags():

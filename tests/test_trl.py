@@ -424,3 +424,34 @@ def test_liger_grpo_loss_replaces_the_update_logits_only():
     assert logits(["--use_liger_loss", "true"], "trl==0.19.1") == on
     assert logits(["--use_liger_kernel", "true"], "trl==0.19.1") == logits([], "trl==0.19.1")
     assert logits(["--use_liger_kernel", "true"], "trl==0.16.1") == logits([], "trl==0.16.1")
+
+
+def test_the_liger_loss_switch_is_the_running_releases_not_its_packs():
+    """The 0.29.1 pack judges TRL 0.22.2-0.28.0, but which flag switches Liger's GRPO loss is the running release's
+    (grpo_trainer.py GRPOTrainer.__init__ of each wheel): use_liger_loss up to 0.24 (use_liger_kernel only patches
+    layers there), use_liger_kernel from 0.25 with use_liger_loss its alias that wins when given, until 0.28 drops
+    it; none from 1.13."""
+    from rlbatch_solver.frameworks.trl import versions
+
+    assert versions.liger_loss_flags("0.24.0") == ("use_liger_loss",)
+    assert versions.liger_loss_flags("0.27.2") == ("use_liger_loss", "use_liger_kernel")
+    assert versions.liger_loss_flags("0.29.1") == versions.liger_loss_flags("1.0.0") == ("use_liger_kernel",)
+    assert versions.liger_loss_flags("1.16.0") == versions.liger_loss_flags("0.16.1") == ()
+    args = ["--num_processes", "1", "--per_device_train_batch_size", "8", "--num_generations", "8",
+            "--max_completion_length", "256", "--use_peft", "true", "--lora_target_modules", "all-linear",
+            "--dtype", "bfloat16"]
+
+    def update_logits(extra, framework):
+        report = rb.check(args + extra, framework=framework, model="qwen2.5-7b", gpu="a100-40gb")
+        return report.memory.phases["actor_update"]["logits"]
+
+    on = update_logits(["--use_liger_kernel", "true"], "trl==0.29.1")
+    for release in ("0.22.2", "0.24.0"):
+        plain = update_logits([], f"trl=={release}")
+        assert on < plain
+        assert update_logits(["--use_liger_kernel", "true"], f"trl=={release}") == plain
+        assert update_logits(["--use_liger_loss", "true"], f"trl=={release}") == on
+    assert update_logits(["--use_liger_kernel", "true"], "trl==0.25.1") == on
+    assert update_logits(["--use_liger_loss", "true"], "trl==0.25.1") == on
+    assert update_logits(["--use_liger_kernel", "true", "--use_liger_loss", "false"], "trl==0.25.1") == \
+        update_logits([], "trl==0.25.1")

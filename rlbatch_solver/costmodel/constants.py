@@ -238,7 +238,8 @@ VERL_FUSED_PPO_BWD_BYTES_PER_LOGIT = 5 * FP32
 VERL_FUSED_PPO_BWD_ENTROPY_BYTES_PER_LOGIT = 7 * FP32
 # Liger's chunked GRPO loss (liger_kernel/chunked_loss/fused_linear_ppo.py LigerFusedLinearPPOBase.forward,
 # liger-kernel 0.5.10 and 0.6.4 the same): TRL's GRPOTrainer.compute_liger_loss (with use_liger_loss from TRL 0.17.0
-# to 0.24; with use_liger_kernel, or the deprecated use_liger_loss, from 0.25.1 to 0.29.1) and ms-swift's
+# to 0.24; with use_liger_kernel, or the deprecated use_liger_loss, from 0.25.0 to 1.12: trl/versions.py
+# liger_loss_flags) and ms-swift's
 # (--use_liger_kernel, from 3.5.0: trainers/rlhf_trainer/grpo_trainer.py _prepare_liger_loss, 4.6.0
 # rlhf_trainers/grpo_trainer.py) hand it the last hidden states of the completion positions and the lm_head
 # weight instead of the logits. Neither passes chunk_size: LigerFusedLinearGRPOLoss's default 1, one sequence per

@@ -53,7 +53,8 @@ ALGORITHM_ALIASES = {"reinforce_plus_plus": "reinforce++", "reinforcepp": "reinf
 
 # Variables no single flag sets: other flags decide them, the model card gives the constants.
 DECIDED = {"cluster_num_gpus", "eval_on", "vllm_mode_given", "vllm_server", "server_host_given", "teacher",
-           "loss_real", "kl_on", "num_heads", "num_kv_heads", "num_layers", "num_experts"}
+           "loss_real", "kl_on", "num_heads", "num_kv_heads", "num_layers", "num_experts", "advantage_grpo",
+           *swift_versions.LIGER_REFUSES_FROM}
 _FLOAT_KEYS = {"beta", "split_dataset_ratio"}
 
 
@@ -413,6 +414,9 @@ class SwiftFramework(Framework):
             out["kl_on"] = flag_float("beta", flat.get("beta", 0.04)) != 0.0
         else:
             out["eval_on"] = val and str(flat.get("eval_strategy", "steps")) != "no"
+            out["advantage_grpo"] = str(flat.get("advantage_estimator", "grpo")) == "grpo"
+            liger = flag_bool("use_liger_kernel", flat.get("use_liger_kernel", False))
+            out.update(swift_versions.liger_refusals(self.code_release or self.version, liger))
         return out
 
     def _gpus(self, values: dict[str, Value], flat: Mapping[str, Any], gpus: int | None) -> None:

@@ -46,7 +46,7 @@ from ...rules.base import Value
 from ..overrides import flag_bool, memory_share_permille, whole_number
 from ..swift.cost import rollout_layout, save_values
 from .rules import REMOVED_FIELDS
-from .versions import RELEASES, Release
+from .versions import RELEASES, Release, liger_loss_flags
 
 DEFAULT_PROMPT = 512
 
@@ -55,7 +55,7 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     "gmu_permille": 300, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
     "lora_rank": 0, "lora_qv": False, "sequence_parallel_size": 1, "padding_free": False, "weights_fp32": True,
     "materialized_logits": False,
-    "liger_loss": False,  # the update's loss is Liger's chunked GRPO loss (versions.Release.liger_loss_flags)
+    "liger_loss": False,  # the update's loss is Liger's chunked GRPO loss (versions.liger_loss_flags)
     # GRPOConfig's save_strategy "steps" and save_only_model False (swift/cost.py host_layout), accelerate's FSDP
     "saves": True, "save_optimizer": True, "fsdp": False,
     # GRPOConfig num_iterations (default 1, from 0.16.0): training passes per generation (swift/cost.py
@@ -81,9 +81,10 @@ def _count(key: str, raw: Any) -> int:
 
 
 def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
-                release: Release = RELEASES["1.16.0"]) -> dict[str, Value]:
+                release: Release = RELEASES["1.16.0"], running: str | None = None) -> dict[str, Value]:
     """The cost-model inputs of a TRL command (``flat``: GRPOConfig flags, ``accel``: accelerate's settings) with
-    ``release``'s defaults (max_completion_length, how log-probs are computed)."""
+    ``release``'s defaults (max_completion_length, how log-probs are computed); ``running``: the release whose code
+    runs it, where a neighbour's pack judges it (None: ``release``), which decides the flag of Liger's loss."""
     out = dict(TRL_COST_DEFAULTS, gmu_permille=release.gmu_permille, grad_ckpt=release.grad_ckpt)
     completion = _count("max_completion_length", flat.get("max_completion_length", release.completion_length))
     out["max_completion_length"] = max(1, completion)
@@ -113,7 +114,8 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
     # logits tensor (selective_log_softmax, as ms-swift's pinned trl 0.29): priced so, not with 1.16's fused lm head
     # (a release before 1.0 named with --framework trl==VERSION computes them so whatever its fields)
     out["materialized_logits"] = not release.fused_logits or any(k in flat for k in REMOVED_FIELDS)
-    out["liger_loss"] = any(flag_bool(k, flat.get(k, False)) for k in release.liger_loss_flags)
+    liger = [k for k in liger_loss_flags(running or release.version) if flat.get(k) not in (None, "None", "none", "")]
+    out["liger_loss"] = bool(liger) and flag_bool(liger[0], flat[liger[0]])
     if flag_bool("load_in_4bit", flat.get("load_in_4bit", False)):
         out["load_bits"] = 4
         out["nested_quant"] = flag_bool("use_bnb_nested_quant", flat.get("use_bnb_nested_quant", False))

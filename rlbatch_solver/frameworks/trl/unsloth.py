@@ -39,7 +39,7 @@ from ..base import Framework
 from ..error_text import ErrorPattern
 from ..key_names import KeyList
 from ..overrides import flag_bool, memory_share_permille, whole_number
-from . import unsloth_rules, versions
+from . import unsloth_rules
 from .fields import GRPO_SCRIPT_OPTIONS
 from .framework import TrlFramework, _ours, _unknown
 
@@ -215,12 +215,13 @@ class UnslothFramework(TrlFramework):
         from .versions import RELEASES
         return RELEASES["1.16.0"]  # TRL 1.15.0's defaults are 1.16.0's (grpo_config.py: only pad_to_multiple_of)
 
-    def old_log_prob_rule(self) -> str:
-        """TRL's condition at the TRL Unsloth pins: Unsloth's GRPOTrainer keeps TRL's old log-prob gate (unsloth
+    @property
+    def code_release(self) -> str:
+        """The TRL Unsloth pins: its GRPOTrainer is TRL's, patched. It keeps TRL's old log-prob gate (unsloth
         2026.10.9 models/rl_replacements.py ``grpo_trainer__generate_and_score_completions``: "Keep TRL's old logprob
         gate"), its ``_get_per_token_logps_and_entropies`` scoring where TRL asks (``compute_efficient`` only for
         the loss's own pass)."""
-        return versions.old_log_prob_rule(unsloth_rules.TRL_PIN)
+        return unsloth_rules.TRL_PIN
 
     @property
     def newest(self) -> bool:

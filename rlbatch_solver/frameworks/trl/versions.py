@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
 from ...rules.expr import BoolVar, IntVar, divides
@@ -108,30 +108,17 @@ class Release:
     # VLLM_USE_V1): 0.15.2's ``vllm`` extra pins vllm==0.7.2, and 0.14.0 was TRL's newest only while vLLM 0.7.0-0.7.2
     # were vLLM's (above); 0.16.1's extra allows vllm>=0.7.0, V1 included, so it is priced V1
     vllm_v0: bool = False
-    # the flags that make compute_loss Liger's chunked GRPO loss (LigerFusedLinearGRPOLoss, from the last hidden
-    # states: no logits in the update; costmodel/constants.py LIGER_GRPO_*), read from each wheel's
-    # trl/trainer/grpo_trainer.py GRPOTrainer.__init__: GRPOConfig.use_liger_loss from 0.17.0 to 0.24.0;
-    # TrainingArguments.use_liger_kernel from 0.25.1 (use_liger_loss its deprecated alias until 0.28.0 drops it), to
-    # 0.29.1; none before 0.17.0, nor in 1.16.0, whose use_liger_kernel applies Liger's layer kernels only (its fused
-    # lm head is priced as "trl-fused")
-    liger_loss_flags: tuple[str, ...] = ()
 
 
-_LIGER_LOSS = ("use_liger_loss",)
 RELEASES = {
     "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300, vllm_graphs_in_budget=True,
                       deepspeed="0.18.6"),
-    # the 0.29.1 pack judges 0.22.2 to 0.28.0 too: either flag
-    "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300,
-                      liger_loss_flags=("use_liger_kernel", "use_liger_loss")),
-    "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300, grad_ckpt=False,
-                      liger_loss_flags=_LIGER_LOSS),
+    "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300),
+    "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300, grad_ckpt=False),
     # 0.16.1's server has its GPUs to itself (trl vllm-serve --gpu_memory_utilization 0.9)
     # 0.18.2: 0.19.1's GRPOConfig with beta 0.04 (GRPOConfig.beta's default until 0.19.0)
-    "0.18.2": Release("0.18.2", "server", 0.04, False, 256, 512, False, False, False, 300, grad_ckpt=False,
-                      liger_loss_flags=_LIGER_LOSS),
-    "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
-                      liger_loss_flags=_LIGER_LOSS),
+    "0.18.2": Release("0.18.2", "server", 0.04, False, 256, 512, False, False, False, 300, grad_ckpt=False),
+    "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
     "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
                       generate_per_micro_step=True),
     # 0.15.2's engine runs in the main process on vllm_device (0.14.0's way) at vllm_gpu_memory_utilization 0.9
@@ -158,11 +145,39 @@ RELEASES = {
 OLD_LOG_PROB_FROM = (((0, 23), "misaligned_or_is"), ((0, 20), "misaligned"), ((0, 18), "iterations_or_spg"),
                      ((0, 16), "iterations"))
 
+# the flags that make compute_loss Liger's chunked GRPO loss (LigerFusedLinearGRPOLoss, from the last hidden states: no
+# logits in the update; costmodel/constants.py LIGER_GRPO_*), by the release whose code the config runs, the first of
+# them the config sets deciding (read in each wheel's trl/trainer/grpo_trainer.py GRPOTrainer.__init__ ``if
+# self.use_liger_...`` and trl/trainer/grpo_config.py GRPOConfig):
+# * none before 0.17.0;
+# * GRPOConfig.use_liger_loss: 0.17.0 to 0.24.0 (0.22.2 and 0.24.0 read; their use_liger_kernel, transformers'
+#   TrainingArguments field, patches the model's layers only);
+# * use_liger_kernel from 0.25.0, use_liger_loss its deprecated alias that, when given, overrides it
+#   (GRPOConfig.__post_init__ ``self.use_liger_kernel = self.use_liger_loss``) until 0.28.0 drops it (0.25.0, 0.25.1
+#   read);
+# * use_liger_kernel alone: 0.28.0 to 1.12.0 (0.28.0, 0.29.1, 1.0.0, 1.4.0, 1.8.0, 1.12.0 read);
+# * none from 1.13.0: 1.13.0's use_liger_kernel builds TRL's own FusedLinearGRPOLoss (trl/losses, not read, so not
+#   priced as Liger's), 1.14.2's a chunked log-prob path, 1.15.0's and 1.16.0's Liger's layer kernels only (the fused lm
+#   head of 1.16.0 is priced as "trl-fused").
+LIGER_LOSS_FLAGS_FROM = (((1, 13), ()), ((0, 28), ("use_liger_kernel",)),
+                         ((0, 25), ("use_liger_loss", "use_liger_kernel")), ((0, 17), ("use_liger_loss",)))
+
+
+def _by_release(table: tuple, version: str, before: Any) -> Any:
+    """The value of ``table`` (``((since, value), ...)``, newest first) for TRL ``version``; ``before`` under all."""
+    numbers = release_numbers(version)
+    return next((value for since, value in table if numbers >= since), before)
+
 
 def old_log_prob_rule(version: str) -> str:
     """Which of ``OLD_LOG_PROB_FROM``'s conditions TRL ``version``'s GRPOTrainer computes the old log-probs under."""
-    numbers = release_numbers(version)
-    return next((rule for since, rule in OLD_LOG_PROB_FROM if numbers >= since), "never")
+    return _by_release(OLD_LOG_PROB_FROM, version, "never")
+
+
+def liger_loss_flags(version: str) -> tuple[str, ...]:
+    """The flags that switch TRL ``version``'s GRPO loss to Liger's (``LIGER_LOSS_FLAGS_FROM``), the first the
+    config sets deciding."""
+    return _by_release(LIGER_LOSS_FLAGS_FROM, version, ())
 
 
 def _removed_fields(version: str, source: str) -> Rule:
