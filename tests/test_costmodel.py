@@ -704,3 +704,24 @@ def test_verl_fsdp_fused_kernels_price_chunks_not_the_logits():
     assert fused[2] - lora[2] == pytest.approx(vocab * hidden * C.BF16 / 2**20, abs=1)
     assert logits(base + [on], "verl==0.6.1") == fused  # legacy workers: actor and reference patched alike
     assert logits(base + [on], "verl==0.3.0") == logits(base, "verl==0.3.0")  # no such key before 0.4.0
+
+
+@pytest.mark.parametrize("backend", ["Triton", "cuda", "flash"])
+def test_verl_fused_kernels_backend_verl_does_not_run_is_refused_naming_the_key(backend):
+    """verl 0.9.1 models/transformers/monkey_patch.py patch_forward_with_backends patches the forward only for
+    impl_backend triton, torch or liger (as written: "Triton" is none of them) and the log-prob pass then reads the
+    log_probs the model's own forward lacks (engine/fsdp/transformer_impl.py). Such a value was priced as the torch
+    backend (or, lower-cased, as triton); it is refused, naming the key."""
+    from pathlib import Path
+
+    import yaml
+
+    import rlbatch_solver as rb
+    base = yaml.safe_load((Path(__file__).parent / "data" / "verl" / "fsdp_examples.yaml").read_text())[0]["overrides"]
+    key = "actor_rollout_ref.model.fused_kernel_options.impl_backend"
+    with pytest.raises(rb.InputError) as exc:
+        rb.check(base + ["actor_rollout_ref.model.use_fused_kernels=True", f"{key}={backend}"], framework="verl",
+                 model="qwen2.5-7b", gpu="h100")
+    assert exc.value.field == key
+    for fine in ("torch", "triton", "liger"):
+        rb.check(base + [f"{key}={fine}"], framework="verl", model="qwen2.5-7b", gpu="h100")

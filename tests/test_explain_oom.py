@@ -256,3 +256,17 @@ def test_a_phase_offset_moves_that_phase_only():
                      calibration=one).memory.peaks
     assert moved["actor_update"] - base["actor_update"] == pytest.approx(5 * 1024, abs=1)
     assert all(moved[p] == base[p] for p in base if p != "actor_update")
+
+
+def test_a_phase_the_traceback_names_that_the_config_skips_is_said_so():
+    """TRL 0.22's GRPOTrainer computes the old log-probs only when gradient_accumulation_steps % generate_every != 0
+    (trl/versions.py OLD_LOG_PROB_FROM): with the defaults the phase is not priced. A traceback in it was compared with
+    our worst phase under "the phase is not named", though the traceback named it."""
+    trace = ('  File "trl/trainer/grpo_trainer.py", line 1201, in _generate_and_score_completions\n'
+             '    old_per_token_logps = self._get_per_token_logps(\n' + CUDA)
+    out = " ".join(run("explain", trace, "--framework", "trl==0.22.2", "--gpus", "8", "--gpu", "h100", "--model",
+                       "qwen2.5-7b", "--time-limit", "10", "--", "--per_device_train_batch_size", "8",
+                       "--num_generations", "8").stdout.split())
+    assert "phase: old log-prob pass" in out, out
+    assert "the phase is not named" not in out, out
+    assert "the old log-prob pass is not among the phases we price for this config" in out, out

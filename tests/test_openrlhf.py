@@ -234,6 +234,9 @@ def test_every_rule_has_id_stage_source_and_numbers():
     (["--algo.kl.init_coef", "abc"], "algo.kl.init_coef"),
     (["--actor.num_gpus_per_node", "two"], "actor.num_gpus_per_node"),
     (["--ds.param_dtype", "fp32"], "ds.param_dtype"),
+    # OpenRLHF's argparse reads the LoRA rank as an int (type=int): a word or a fraction stops it
+    (["--ds.lora.rank", "abc"], "ds.lora.rank"),
+    (["--ds.lora.rank", "8.5"], "ds.lora.rank"),
 ])
 def test_bad_input_names_the_field(bad, field):
     with pytest.raises(rb.InputError) as exc:

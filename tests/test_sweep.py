@@ -66,6 +66,11 @@ def test_the_datas_mean_and_longest_lengths_are_axes():
     with pytest.raises(InputError) as e:  # a crossed point whose longest is under its mean names the field
         grid_from_dict({**GRID, "mean_response_length": [600, 1200], "longest_response_length": [900]})
     assert e.value.field == "longest_response_length"
+    # and the point: the crossed lists' values that make it (sweep/grid.py's docstring)
+    with pytest.raises(InputError) as e:
+        grid_from_dict({**GRID, "mean_response_length": [600, 1200], "longest_response_length": [900, 1000]})
+    assert e.value.field == "longest_response_length"
+    assert "'mean_response_length': 1200, 'longest_response_length': 900}" in e.value.problem, e.value.problem
     for bad in ([0], ["long"], [True], []):
         with pytest.raises(InputError):
             grid_from_dict({**GRID, "longest_response_length": bad})

@@ -581,6 +581,10 @@ def test_quantization_the_cost_model_does_not_price_is_said():
     assert "a quantized model trained in full is not modelled" in " ".join(res.stdout.split())
     res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "bnb", "--quant_bits", "3")
     assert res.returncode == 2 and "quant_bits" in res.stdout + res.stderr
+    # bnb without --quant_bits: get_quantization_config raises "Please set the quant_bits"; said so, not as 'None'
+    res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "bnb")
+    said = " ".join((res.stdout + res.stderr).split())
+    assert res.returncode == 2 and "quant_bits" in said and "None" not in said and "--quant_bits 4" in said, said
 
 
 def test_a_rollout_server_is_priced_at_its_own_memory_share_not_the_trainers():

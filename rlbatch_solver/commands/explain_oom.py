@@ -148,7 +148,11 @@ def _compare(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, m
     mem = report.memory
     phase = exp.phase if exp.phase in mem.peaks else max(mem.peaks, key=lambda p: mem.peaks[p] - mem.capacity_of(p))
     if exp.phase not in mem.peaks:
-        exp.lines.append(f"the phase is not named: compared with our worst phase, the {PHASE_TEXT.get(phase, phase)}")
+        # a named phase this config's release skips (TRL's and ms-swift's old log-prob forward at some settings) is
+        # named as such, not as no phase
+        why = (f"the {PHASE_TEXT.get(exp.phase, exp.phase)} is not among the phases we price for this config"
+               if exp.phase else "the phase is not named")
+        exp.lines.append(f"{why}: compared with our worst phase, the {PHASE_TEXT.get(phase, phase)}")
     peak, line = mem.peaks[phase] / GIB_MIB, mem.capacity_of(phase) / GIB_MIB
     terms = ", ".join(f"{t} {b / GIB_MIB:.1f}" for t, b in mem.largest_terms(phase))
     exp.predicted_oom = mem.verdict(phase) != "yes" or _engine_refuses(msg, mem, phase)

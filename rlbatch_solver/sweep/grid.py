@@ -116,7 +116,13 @@ def grid_from_dict(data: Mapping[str, Any], where: str = "grid") -> Grid:
                 sc["price_per_gpu_hour"] = price[sc["gpu"]]
         elif price is not None:
             sc["price_per_gpu_hour"] = price
-        scenario_from_dict(sc, where=f"{where} point {dict(zip(names, combo))}")  # validate every point now
+        try:  # validate every point now; a value no scenario takes names its field, and the point says which
+            scenario_from_dict(sc, where=f"{where} point {dict(zip(names, combo))}")
+        except InputError as e:
+            crossed = {n: v for n, v in zip(names, combo) if len(axes[n]) > 1}  # the lists' values at this point
+            if not crossed:
+                raise
+            raise InputError(e.field, f"{e.problem.rstrip('.')}, at the point {crossed} of {where}.", e.fix) from None
         pid = point_id(sc)
         if pid not in seen:
             seen.add(pid)

@@ -563,9 +563,12 @@ def _lora_values(native: Mapping[str, Any]) -> dict[str, Value]:
     (models/actor.py Actor.__init__, models/model.py get_llm_for_sequence_regression: nf4, double quantization,
     bf16 compute, in 0.8.11 and 0.11.2); the vLLM engines get no quantization (trainer/ray/vllm_engine.py) and load
     the 16-bit checkpoint."""
-    rank = native.get("ds.lora.rank", native.get("lora_rank"))
+    key = "ds.lora.rank" if "ds.lora.rank" in native else "lora_rank"
+    rank = native.get(key)
+    # argparse reads the rank as an int (type=int, default 0); models/actor.py trains LoRA only when it is > 0
+    rank = 0 if rank in (None, "") else max(0, whole_number(key, rank, f"--{key}"))
     four = native.get("ds.load_in_4bit", native.get("load_in_4bit", False))
-    return {"lora_rank": int(float(str(rank))) if _positive(rank) else 0, "load_bits": 4 if _true(four) else 16,
+    return {"lora_rank": rank, "load_bits": 4 if _true(four) else 16,
             "nested_quant": True, "engine_load_bits": 16}
 
 
@@ -853,13 +856,6 @@ class OpenRLHFFramework(Framework):
         if not gpus:
             gpus = RULESET.full_env(values).get("gpus_needed") or 1
         return int(gpus), int(values.get("max_len") or 0)
-
-
-def _positive(value: Any) -> bool:
-    try:
-        return float(str(value)) > 0
-    except ValueError:
-        return False
 
 
 def _true(value: Any) -> bool:

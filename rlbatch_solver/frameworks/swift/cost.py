@@ -167,6 +167,10 @@ def quantized_load(flat: Mapping[str, Any]) -> dict[str, Value]:
     so)."""
     if str(flat.get("quant_method") or "").strip().lower() != "bnb":
         return {}
+    if flat.get("quant_bits") in (None, "", "None", "none", "null"):
+        raise InputError("quant_bits", "is not given with --quant_method bnb: ms-swift refuses it (quant_args.py "
+                         "get_quantization_config: \"Please set the quant_bits\").",
+                         "add --quant_bits 4 (NF4, QLoRA) or --quant_bits 8 (LLM.int8).")
     bits = _num("quant_bits", flat.get("quant_bits"))
     if bits not in (4, 8):
         raise InputError("quant_bits", f"{bits} is not a bitsandbytes width: ms-swift's bnb method loads 4 or 8 bits "

@@ -168,6 +168,9 @@ _ZERO_OK = {"fsdp_size"}
 _ZERO_ALLOWED = {"rollout_nnodes", "fa_train_batch"}  # 0 is their default (no standalone pool; fully_async's batch)
 TRAINER_MODES = {"sync": 0, "colocate_async": 1, "separate_async": 2}
 CKPT_BACKENDS = ("naive", "nccl", "nixl", "mooncake", "hccl")
+# model.fused_kernel_options.impl_backend values verl patches the forward for (0.9.1 monkey_patch.py
+# patch_forward_with_backends; liger from 0.9.1, torch and triton from 0.4.1)
+FUSED_BACKENDS = ("torch", "triton", "liger")
 
 # The fully_async recipe (python -m verl.experimental.fully_async_policy.fully_async_main, its own
 # fully_async_ppo_trainer.yaml): keys of its own that stand for the v1 trainer's, and the defaults its yaml changes.
@@ -256,7 +259,14 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
     if name == "rollout_dummy_load":  # rollout.load_format: verl syncs the base model first when it holds "dummy"
         return "dummy" in str(value).lower()
     if name == "fused_kernels_triton":  # model.fused_kernel_options.impl_backend: torch (default), triton or liger
-        return str(value).lower() == "triton"
+        text = str(value).strip().strip("'\"")
+        if text not in FUSED_BACKENDS:
+            # models/transformers/monkey_patch.py patch_forward_with_backends patches the forward only for these names,
+            # as written; the log-prob pass then reads log_probs the model's own forward does not return
+            raise InputError(key, f"'{value}' is not a fused-kernel backend verl runs (its forward is left unpatched "
+                             f"and the first log-prob pass fails).{did_you_mean(text.lower(), FUSED_BACKENDS)}",
+                             "use torch (the default), triton, or liger (verl 0.9.1).")
+        return text == "triton"
     if name == "rollout_sglang":
         if str(value).lower() not in ROLLOUT_ENGINES:
             raise InputError(key, f"rollout engine '{value}' is not modelled.{did_you_mean(str(value), ROLLOUT_ENGINES)}",
