@@ -44,6 +44,24 @@ def test_the_solver_and_the_checker_price_the_reused_generation_alike(fw, iterat
     assert_optimum_is_exhaustive(ruleset, space, terms.time_us_per_sample)
 
 
+@pytest.mark.parametrize("fw,fixed", [
+    ("swift==3.10.3", {"generation_batch_size": 32}),
+    ("trl==0.19.1", {"use_vllm": True, "vllm_gpu_memory_utilization": 0.5, "generation_batch_size": 32})])
+def test_where_the_searched_batch_decides_the_old_log_probs_the_solver_prices_them_as_the_checker(fw, fixed):
+    """ms-swift 3.10.3 runs the old log-prob forward when the accumulation is not a multiple of steps_per_generation,
+    TRL 0.19 when steps_per_generation exceeds it: both set by the searched per-device batch and accumulation. The
+    solver's tables price the phase where the concrete values run it, 0 elsewhere (CostSpec.gated_phases), so every
+    table, the objective and the optimum are the checker's."""
+    sc = Scenario(framework=fw, gpu="a100-80gb", gpus=4, model="qwen2.5-1.5b", algorithm="grpo", n=4,
+                  prompt_length=512, response_length=1024, search=dict(SMALL), fixed=fixed)
+    _, _, _, space, spec, terms, ruleset = prepare(sc)
+    runs = {Phase.OLD_LOG_PROB in spec.phases_run({n: v[0] for n, v in space.domains.items()} | {
+        "per_device_train_batch_size": b, "gradient_accumulation_steps": a}) for b in (1, 2, 4) for a in (1, 2)}
+    assert runs == {True, False}  # the space holds both
+    assert_tables_match_cost_model(space, spec, ruleset, configs=20, seed=3, label=fw, terms=terms)
+    assert_optimum_is_exhaustive(ruleset, space, terms.time_us_per_sample)
+
+
 @pytest.mark.parametrize("fw", ["trl", "swift"])
 def test_a_step_is_the_update_and_a_share_of_the_generation(fw):
     """The same config at num_iterations 1 and 3: the phases are the same seconds, the step at 3 is the update plus

@@ -78,6 +78,11 @@ class CostSpec:
     # log-prob forwards, the weight sync, the offload moves, all done once a generation) counts 1/reuse of it.
     # None: one generation a step
     generation_reuse: Optional[Callable[[Mapping[str, Value]], int]] = None
+    # phases ``phases_run`` leaves out for some values a search varies (TRL's and ms-swift's old log-prob forward,
+    # run or skipped by the accumulation and generation batch): phase -> the inputs its ``phases_run`` reads. A
+    # search prices such a phase in every space whose values may run it, its tables 0 where ``phases_run`` drops
+    # it, so the model and the checker (``full_reports``: the concrete values' phases) count the same phases.
+    gated_phases: dict[str, Sequence[str]] = field(default_factory=dict)
 
 
 # the phases a step runs on every training pass; the others run once per generation (CostSpec.generation_reuse)
@@ -205,7 +210,7 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
                      time: bool = True) -> CostTerms:
     """Derived cost tables, memory rules and objectives for a search space."""
     base = {name: values[0] for name, values in domains.items()}  # representative for non-inputs
-    phases = spec.phases_run(base)
+    phases = searched_phases(spec, base)
     derived: list[Derived] = []
     rules: list[Rule] = []
     probe = estimate_memory(spec.plan(base, phases[0]))
@@ -234,6 +239,8 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
             for n, is_set in zip(opt, vals[len(names):]):
                 if not is_set:
                     env[n] = None
+            if phase in spec.gated_phases and phase not in spec.phases_run(env):
+                return 0  # this combination skips the phase (CostSpec.gated_phases)
             plan = spec.plan(env, phase)
             if kind == "mem":
                 return int(math.ceil(estimate_memory(plan).peak(phase) / MIB))
@@ -246,7 +253,7 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
 
     for phase in phases:
         if memory:
-            names = inputs(phase, spec.memory_inputs[phase], "mem")
+            names = inputs(phase, [*spec.memory_inputs[phase], *spec.gated_phases.get(phase, ())], "mem")
             mem = Table(f"mem_{phase}", table_inputs(names), fn_for(phase, names, "mem"))
             derived.append(Derived(f"mem_{phase}", mem, f"peak MiB per GPU in {PHASE_TEXT[phase]}"))
             var = IntVar(f"mem_{phase}")
@@ -274,7 +281,7 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
         for phase, names in spec.time_inputs.items():
             if phase not in phases and phase in MEMORY_PHASES:
                 continue
-            names = inputs(phase, names, "time")
+            names = inputs(phase, [*names, *spec.gated_phases.get(phase, ())], "time")
             t = Table(f"us_{phase}", table_inputs(names), fn_for(phase, names, "time"))
             derived.append(Derived(f"us_{phase}", t, f"microseconds of {phase} per sample"))
             times[phase] = IntVar(f"us_{phase}")
@@ -285,6 +292,15 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
         for h in headrooms[1:]:
             headroom = minimum(headroom, h)
     return CostTerms(derived, rules, time_us, headroom, capacity, phases, hard, phase_capacity)
+
+
+def searched_phases(spec: CostSpec, base: Mapping[str, Value]) -> list[str]:
+    """The phases a search prices: those ``base`` runs and every gated phase (``CostSpec.gated_phases``), in
+    ``MEMORY_PHASES``' order."""
+    if not spec.gated_phases:
+        return spec.phases_run(base)
+    run = set(spec.phases_run(base)) | set(spec.gated_phases)
+    return [p for p in MEMORY_PHASES if p in run]
 
 
 def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Value]], *,

@@ -333,6 +333,20 @@ def old_log_prob_runs(values: Mapping[str, Value], release: str | None) -> bool:
     return iterations > 1 or accumulation % steps != 0 or bool(values.get("kl_in_reward"))
 
 
+# what the old log-prob forward's running reads (old_log_prob_runs, the TRL rule of trl/cost.py, hf_phases_run):
+# a search that varies any of them prices the phase where it runs only (CostSpec.gated_phases)
+OLD_LOG_PROB_GATE = ("num_iterations", "gradient_accumulation_steps", "per_device_train_batch_size",
+                     "generation_batch_size", "steps_per_generation", "gpus_per_node", "nnodes",
+                     "sequence_parallel_size", "kl_in_reward", "use_vllm", "vllm_server", "ds_stage",
+                     "vllm_is_correction")
+
+
+def old_log_prob_gated(release: str | None) -> bool:
+    """Whether ``release``'s HF trainer runs the old log-prob forward for some values and not others."""
+    numbers = release_numbers(release or "")
+    return bool(numbers) and numbers < (3, 11)
+
+
 def hf_phases_run(release: str | None):
     """``phases_run`` of the HF trainer of ``release``: without the old log-prob forward where it skips it, unless
     the phase carries the weight sync's ZeRO-3 gather (an engine on GPUs of its own: the sync runs on the training
@@ -628,6 +642,8 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         host_layout=None if megatron else (lambda values: host_layout(values, model, framework == "trl")),
         # Megatron GRPO refuses num_iterations > 1 (swift_megatron.args.num_iterations_unsupported)
         generation_reuse=None if megatron else generation_reuse,
+        gated_phases=({Phase.OLD_LOG_PROB: OLD_LOG_PROB_GATE}
+                      if not megatron and framework != "trl" and old_log_prob_gated(release) else {}),
     )
     # ms-swift's own bitsandbytes base (quantized_load); TRL wraps its spec itself (trl/framework.py)
     return spec if megatron or framework else quantized_cost_spec(spec)

@@ -44,7 +44,7 @@ from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
 from ..overrides import flag_bool, memory_share_permille, whole_number
-from ..swift.cost import rollout_layout, save_values
+from ..swift.cost import OLD_LOG_PROB_GATE, rollout_layout, save_values
 from .rules import REMOVED_FIELDS
 from .versions import RELEASES, Release, liger_loss_flags
 
@@ -253,7 +253,9 @@ def release_cost_spec(spec: CostSpec, release: Release, old_log_prob: str = "alw
     releases' spec unchanged."""
     spec = dataclasses.replace(spec, plan=_engine_of_release(spec.plan, release),
                                host_layout=_deepspeed_of_release(spec.host_layout, release),
-                               phases_run=_phases_of_release(spec.phases_run, old_log_prob))
+                               phases_run=_phases_of_release(spec.phases_run, old_log_prob),
+                               gated_phases=({} if old_log_prob in ("always", "never")
+                                             else {Phase.OLD_LOG_PROB: OLD_LOG_PROB_GATE}))
     if not release.batch_counts_prompts:
         return spec
     plan, samples = spec.plan, spec.samples
