@@ -585,6 +585,10 @@ def test_quantization_the_cost_model_does_not_price_is_said():
     res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "bnb")
     said = " ".join((res.stdout + res.stderr).split())
     assert res.returncode == 2 and "quant_bits" in said and "None" not in said and "--quant_bits 4" in said, said
+    # QuantizeArguments.quant_method is a Literal: ms-swift's parser refuses another spelling
+    res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "BNB", "--quant_bits", "4")
+    said = " ".join((res.stdout + res.stderr).split())
+    assert res.returncode == 2 and "quant_method" in said and "--quant_method bnb" in said, said
 
 
 def test_a_rollout_server_is_priced_at_its_own_memory_share_not_the_trainers():

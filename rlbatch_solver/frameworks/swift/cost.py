@@ -165,7 +165,14 @@ def quantized_load(flat: Mapping[str, Any]) -> dict[str, Value]:
     no quantization and load 16 bits (``Framework.to_values`` sets that before ``QUANTIZED_ENGINE_FROM``). Other
     methods (hqq, eetq, quanto, fp8; awq and gptq checkpoints) are not read here (``Framework.config_notes`` says
     so)."""
-    if str(flat.get("quant_method") or "").strip().lower() != "bnb":
+    method = str(flat.get("quant_method") or "").strip()
+    if method.lower() == "bnb" and method != "bnb":
+        # QuantizeArguments.quant_method is a Literal['bnb', 'hqq', 'eetq', 'quanto', 'fp8']: the argument parser
+        # takes those spellings only
+        raise InputError("quant_method", f"'{method}' is not one of ms-swift's choices (bnb, hqq, eetq, quanto, fp8; "
+                         "quant_args.py QuantizeArguments.quant_method): its argument parser refuses it.",
+                         "write --quant_method bnb.")
+    if method != "bnb":
         return {}
     if flat.get("quant_bits") in (None, "", "None", "none", "null"):
         raise InputError("quant_bits", "is not given with --quant_method bnb: ms-swift refuses it (quant_args.py "
