@@ -45,7 +45,7 @@ from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
 from ..overrides import flag_bool, memory_share_permille, whole_number
-from ..swift.cost import save_values
+from ..swift.cost import iteration_values, save_values
 from .rules import REMOVED_FIELDS
 from .versions import RELEASES, Release
 
@@ -95,8 +95,7 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["sleep_level"] = 2
     if "gradient_checkpointing" in flat:
         out["grad_ckpt"] = flag_bool("gradient_checkpointing", flat["gradient_checkpointing"])
-    if flat.get("num_iterations") not in (None, "None", "none", ""):
-        out["num_iterations"] = max(1, _count("num_iterations", flat["num_iterations"]))
+    out.update(iteration_values(flat))
     if flag_bool("use_peft", flat.get("use_peft", False)):
         out["lora_rank"] = max(1, _count("lora_r", flat.get("lora_r", 16)))
         targets = flat.get("lora_target_modules")
