@@ -673,3 +673,15 @@ def test_packed_tokens_take_the_quantile_of_the_sum_only_where_asked_and_never_a
     assert packed_tokens(packed.replace(packed_sum_z=3.09), 64) == pytest.approx(quantile)
     short = packed.replace(packed_sum_z=3.09, peak_length_fraction=0.1)  # a fraction below the quantile still caps
     assert packed_tokens(short, 64) == pytest.approx(64 * seq * 0.1)
+
+
+def test_plan_replace_is_dataclasses_replace():
+    # Plan.replace copies the fields instead of passing them through __init__ (a cost table calls it a row)
+    import dataclasses
+
+    plan = make_plan()
+    changed = plan.replace(response_profile="long", dataset="gsm8k", train_micro=3)
+    assert changed == dataclasses.replace(plan, response_profile="long", dataset="gsm8k", train_micro=3)
+    assert changed is not plan and plan.train_micro == 4 and hash(changed) == hash(dataclasses.replace(changed))
+    with pytest.raises(TypeError):
+        plan.replace(no_such_field=1)
