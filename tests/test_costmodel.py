@@ -685,3 +685,15 @@ def test_plan_replace_is_dataclasses_replace():
     assert changed is not plan and plan.train_micro == 4 and hash(changed) == hash(dataclasses.replace(changed))
     with pytest.raises(TypeError):
         plan.replace(no_such_field=1)
+
+
+def test_megatron_shard_params_are_remembered_per_layout():
+    # a cost table asks for the same few layouts row after row: computed once each
+    from rlbatch_solver.costmodel.memory import _shard_params, megatron_shard_params
+
+    mc = model_consts(load_model("qwen3-30b-a3b"))
+    first = megatron_shard_params(mc, 2, 4, 8, 1)
+    hits = _shard_params.cache_info().hits
+    assert megatron_shard_params(mc, 2, 4, 8, 1) == first and _shard_params.cache_info().hits == hits + 1
+    dense, expert = first  # the most loaded of the even split: its stage's share of the layers, over TP and EP x ETP
+    assert 0 < dense < mc.params / 2 and 0 < expert <= mc.routed_expert_params / 4 / 8
