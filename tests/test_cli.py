@@ -80,6 +80,22 @@ def test_bad_input_exit_2_names_field(args, field):
     assert "Fix:" in proc.stderr
 
 
+@pytest.mark.parametrize("args,stdin", [(["explain", ""], None), (["explain", "   "], None), (["explain", "-"], "")])
+def test_an_empty_error_line_is_named_once_not_as_error_error(args, stdin):
+    # explain's argument is called "error": named so, it printed "error: error: no error message given."
+    proc = run(*args, stdin=stdin)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: error line: none given"), proc.stderr
+    assert "Fix:" in proc.stderr
+
+
+def test_a_log_explain_cannot_read_is_named_as_the_log(tmp_path):
+    log = tmp_path / "job.log"
+    with open(log, "wb") as f:
+        f.truncate(33 * 2**20)  # sparse: past the most a log is read (32 MiB), without writing it
+    proc = run("explain", str(log))
+    assert proc.returncode == 2 and proc.stderr.startswith("error: log: "), proc.stderr
+
+
 def test_unknown_option_is_exit_2():
     assert run("check", "--gpuz", "4").returncode == 2
 
@@ -489,7 +505,7 @@ def test_an_unknown_model_and_gpu_are_named_together(args):
 
 
 @pytest.mark.parametrize("args,field", [
-    (["explain"], "error"),  # was the argument parser's usage box
+    (["explain"], "error line"),  # was the argument parser's usage box, then "error: error: ..."
     (["sweep", "no-such-grid.yaml"], "grid"),  # was "a sweep needs a grid file and --out", with a grid file given
     (["sweep", "docs/examples/grid-qwen2.5-7b-grpo.yaml"], "--out"),
 ])

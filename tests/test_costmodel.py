@@ -725,3 +725,27 @@ def test_verl_fused_kernels_backend_verl_does_not_run_is_refused_naming_the_key(
     assert exc.value.field == key
     for fine in ("torch", "triton", "liger"):
         rb.check(base + [f"{key}={fine}"], framework="verl", model="qwen2.5-7b", gpu="h100")
+
+
+def test_plan_replace_is_dataclasses_replace():
+    # Plan.replace copies the fields instead of passing them through __init__ (a cost table calls it a row)
+    import dataclasses
+
+    plan = make_plan()
+    changed = plan.replace(response_profile="long", dataset="gsm8k", train_micro=3)
+    assert changed == dataclasses.replace(plan, response_profile="long", dataset="gsm8k", train_micro=3)
+    assert changed is not plan and plan.train_micro == 4 and hash(changed) == hash(dataclasses.replace(changed))
+    with pytest.raises(TypeError):
+        plan.replace(no_such_field=1)
+
+
+def test_megatron_shard_params_are_remembered_per_layout():
+    # a cost table asks for the same few layouts row after row: computed once each
+    from rlbatch_solver.costmodel.memory import _shard_params, megatron_shard_params
+
+    mc = model_consts(load_model("qwen3-30b-a3b"))
+    first = megatron_shard_params(mc, 2, 4, 8, 1)
+    hits = _shard_params.cache_info().hits
+    assert megatron_shard_params(mc, 2, 4, 8, 1) == first and _shard_params.cache_info().hits == hits + 1
+    dense, expert = first  # the most loaded of the even split: its stage's share of the layers, over TP and EP x ETP
+    assert 0 < dense < mc.params / 2 and 0 < expert <= mc.routed_expert_params / 4 / 8

@@ -43,7 +43,7 @@ def test_unknown_message_and_bad_input():
     assert not explain("CUDA error: an illegal memory access was encountered").matched
     with pytest.raises(InputError) as e:
         explain("   ")
-    assert e.value.field == "error text"
+    assert e.value.field == "error line"  # the name the help and the web form give it
     with pytest.raises(InputError):
         explain("x", framework="nope")
 

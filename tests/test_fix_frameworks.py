@@ -15,7 +15,8 @@ import rlbatch_solver as rb
 from rlbatch_solver.api import fix
 from rlbatch_solver.frameworks import get_framework
 from rlbatch_solver.frameworks.repair_policies import policy_for
-from rlbatch_solver.solver.repair import candidate_cost, repair
+from rlbatch_solver.solver.model import build_model
+from rlbatch_solver.solver.repair import _warnings_cost, candidate_cost, repair
 
 import test_openrlhf
 from clirun import run
@@ -177,6 +178,22 @@ def test_repair_is_minimal_by_brute_force_for_each_framework(framework):
     assert expected is not None and res.proven
     assert res.objective == expected == candidate_cost(fw.ruleset, current, res.solution, policy.ranks)
     assert fw.ruleset.check(res.solution).valid
+
+
+def test_the_advice_warnings_cost_adds_no_variable_or_constraint():
+    # a broken advice warning costs through its rule's literal negated (an objective term of its own), not through a
+    # new Boolean tied to it by two clauses; the brute-force test above holds the costs equal
+    tokens, small = SMALL_SPACES["openrlhf"]
+    fw = get_framework("openrlhf")
+    current = fw.to_values(fw.parse(tokens)[0], gpus=4, model=None)
+    domains = {n: [v] for n, v in current.items()}
+    domains.update({n: [current[n]] + [v for v in vals if v != current[n]] for n, vals in small.items()})
+    built = build_model(fw.ruleset, domains)
+    assert any(r.severity.value == "warning" and not isinstance(built.rule_lits[r.id], bool) for r in built.rules)
+    proto = built.model.Proto()
+    before = (len(proto.variables), len(proto.constraints))
+    _warnings_cost(built)
+    assert (len(proto.variables), len(proto.constraints)) == before
 
 
 # ----------------------------------------------------------------------------- infeasible: conflict + relaxations

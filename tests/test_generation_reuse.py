@@ -16,6 +16,7 @@ import pytest
 
 from accuracy import load_points, predict
 from bruteforce import assert_optimum_is_exhaustive, assert_tables_match_cost_model
+from clirun import run
 from rlbatch_solver.api import prepare
 from rlbatch_solver.costmodel.phase import Phase
 from rlbatch_solver.costmodel.tables import full_reports, step_seconds
@@ -162,3 +163,13 @@ def test_unsloth_keeps_trls_old_log_prob_gate(extra, runs):
     run = make_run("unsloth", ["--model_name", "unsloth/Qwen2.5-3B-Instruct", "--per_device_train_batch_size", "8",
                                "--num_generations", "8", *extra], gpu="h100", model="qwen2.5-3b", gpus=1)
     assert (Phase.OLD_LOG_PROB in run.spec.phases_run(run.values)) is runs
+
+
+@pytest.mark.parametrize("fw,flags", [("trl", []), ("swift", ["--rlhf_type", "grpo"])])
+@pytest.mark.parametrize("value,problem", [("-1", "-1 must be a non-negative whole number"),
+                                           ("2.5", "'2.5' is not an integer")])
+def test_num_iterations_is_read_alike_by_trl_and_swift(fw, flags, value, problem):
+    # both parsers take an int; ms-swift's reading took 2.5 as 2 and -1 as 1 where TRL's refused them
+    p = run("check", "--framework", fw, "--gpus", "4", "--gpu", "a100-80gb", "--model", "qwen2.5-1.5b", "--", *flags,
+            "--num_generations", "4", "--per_device_train_batch_size", "4", "--num_iterations", value)
+    assert p.returncode == 2 and p.stderr.startswith(f"error: num_iterations: {problem}"), p.stderr

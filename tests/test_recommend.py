@@ -70,6 +70,20 @@ def test_cpsat_optimum_equals_exhaustive_evaluation(case):
         assert ruleset.check(r.solution).valid
 
 
+def test_the_runners_up_are_enumerated_on_a_copy_of_the_optimums_model(monkeypatch):
+    """optimize builds its model once: each band of runners-up enumerates a copy of it (the same model a rebuild
+    gives), not a model built again from the rules and the cost tables."""
+    import rlbatch_solver.solver.optimize as opt
+
+    sc = small_scenario()
+    fw, card, gpu, space, spec, terms, ruleset = prepare(sc)
+    builds = []
+    real = opt.build_model
+    monkeypatch.setattr(opt, "build_model", lambda *a, **k: builds.append(1) or real(*a, **k))
+    res = optimize(ruleset, space.domains, terms.time_us_per_sample, top=3, time_limit_s=30)
+    assert res.proven and len(res.ranked) == 3 and len(builds) == 1
+
+
 @pytest.mark.parametrize("algo,engine", [("ppo", "vllm"), ("grpo", "sglang")])
 def test_tables_equal_the_full_cost_model(algo, engine):
     """The solver's per-phase MiB and time per sample are the printed report's, on random configs of

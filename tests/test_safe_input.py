@@ -125,3 +125,18 @@ def test_cli_refusals_exit_2_naming_the_option(tmp_path: Path, args: list[str], 
     files = {"@deep": str(deep), "@laughs": str(laughs)}
     result = run(*[files.get(a, a) for a in args])
     assert result.returncode == 2 and f"error: {field}:" in result.stderr and "Fix:" in result.stderr, result.stderr
+
+
+def test_the_packages_own_yaml_files_read_as_the_guarded_loader_reads_them():
+    # the catalog's cards and GPUs and the cost model's tables are parsed by libyaml (load_package_yaml): the same values
+    from pathlib import Path
+
+    from rlbatch_solver.catalog.models import cards_dir
+    from rlbatch_solver.safe_input import load_package_yaml, load_yaml
+
+    package = Path(__file__).resolve().parents[1] / "rlbatch_solver"
+    files = sorted({*package.rglob("*.yaml"), *Path(cards_dir()).glob("*.yaml")})
+    assert len(files) > 30
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        assert load_package_yaml(text) == load_yaml(text, "file"), f

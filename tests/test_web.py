@@ -241,6 +241,12 @@ def test_explain_an_error_line(url):
     assert status == 200 and 'class="verdict valid">matched' in page and "in plain words" in page
 
 
+def test_an_empty_error_line_is_named_once(url):
+    status, page = fetch(url + "/?" + urlencode({"action": "explain", "error": ""}))
+    error = re.search(r'<p class="error" id="error">(.*?)</p>', page, re.S).group(1)
+    assert status == 400 and error.startswith("error: error line: none given"), error
+
+
 def test_a_body_over_the_cap_is_refused_with_413():
     with running(Settings(max_body=1000)) as base:
         status, page = fetch(base + "/", data=b"config=" + b"x" * 5000)

@@ -309,7 +309,7 @@ def _builtin() -> tuple[GPU, ...]:
     """Parse the bundled ``gpus.yaml`` once."""
     origin = "catalog gpus.yaml"
     text = importlib.resources.files(__package__).joinpath("gpus.yaml").read_text(encoding="utf-8")
-    entries = _entries(_load_yaml(text, origin, "gpus.yaml"), origin, "gpus.yaml")
+    entries = _entries(safe_input.load_package_yaml(text), origin, "gpus.yaml")
     gpus = tuple(_parse_entry(e, i, origin) for i, e in enumerate(entries))
     names = [g.name for g in gpus]
     if len(set(names)) != len(names):

@@ -506,7 +506,8 @@ def _catalog() -> dict[str, Path]:
 
 @functools.lru_cache(maxsize=None)
 def _catalog_card(name: str) -> ModelCard:
-    return load_card_file(_catalog()[name])
+    path = _catalog()[name]
+    return _card_from_mapping(safe_input.load_package_yaml(path.read_text(encoding="utf-8")), str(path))
 
 
 def list_models() -> list[str]:

@@ -49,10 +49,11 @@ def fix(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optio
 def explain(error: str, overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int],
             model: Optional[str], gpu: Optional[str], config: Optional[str], time_limit: float, started: float):
     from .. import api
+    from .explain import no_error_line
 
     if not error:  # the one argument explain needs: said as every bad input is, not as a usage box
-        raise InputError("error", "no error message given.", 'paste the line your job died on: rlbatch explain "<error '
-                         'line>" (or the job\'s log file, or - to read it from stdin).')
+        raise no_error_line('paste the line your job died on: rlbatch explain "<error line>" (or the job\'s log file, '
+                            'or - to read it from stdin).')
     _known_names(gpu, model, None)  # a typo in --gpu or --model is an input error here too, not silently left unused
     error = inputs.error_text(error)
     cfg = None

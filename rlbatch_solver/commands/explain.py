@@ -19,6 +19,15 @@ from .fix import FixReport, fix
 if TYPE_CHECKING:
     from .explain_oom import OomExplanation
 
+# explain's one needed input, named as its help and the web form's label name it ("error" alone would print as
+# "error: error: ..." under the command line's "error: " prefix)
+ERROR_LINE = "error line"
+
+
+def no_error_line(fix: str) -> InputError:
+    """An empty error line, refused alike wherever explain is called (command line, Python API, web form, MCP)."""
+    return InputError(ERROR_LINE, "none given (it is empty).", fix)
+
 
 @dataclass
 class ExplainedRule:
@@ -80,7 +89,7 @@ def explain(
     from .script_args import api_config
 
     if not text or not text.strip():
-        raise InputError("error text", "is empty.", 'paste the line your job died on, in quotes: rlbatch explain "..."')
+        raise no_error_line('paste the line your job died on, in quotes: rlbatch explain "..."')
     config, framework, gpus, model, script_notes = api_config(config, framework, gpus, model)
     if framework:
         get_framework(framework)  # unknown name -> exit 2

@@ -32,7 +32,7 @@ def error_text(text: str) -> str:
     if text == "-":
         data, name = sys.stdin.read(MAX_LOG_BYTES).replace("\0", ""), "stdin"
     elif text and "\n" not in text and len(text) < 4096 and is_file(text):
-        data, name = read_text(text, "error", MAX_LOG_BYTES, "the job's log, or its error line in quotes",
+        data, name = read_text(text, "log", MAX_LOG_BYTES, "the job's log, or its error line in quotes",
                                lenient=True), text
     else:
         return text

@@ -15,7 +15,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from ..safe_input import load_package_yaml
 
 PATH = Path(__file__).with_name("accuracy.yaml")
 # a framework's points count for its family (``Framework.accuracy_family``); below MIN_POINTS the error bar pools
@@ -66,7 +66,7 @@ def __getattr__(name: str):
 def _table() -> dict:
     if not PATH.exists():
         return {}
-    return yaml.safe_load(PATH.read_text()) or {}
+    return load_package_yaml(PATH.read_text()) or {}
 
 
 def _row(framework: str, quantity: str, usable) -> tuple[str, dict] | None:
@@ -140,5 +140,5 @@ def placement_error() -> tuple[float, int] | None:
     from docs/async.md's comparisons (``python tests/async_evidence.py`` writes placement_accuracy.yaml)."""
     if not PLACEMENT_PATH.exists():
         return None
-    data = yaml.safe_load(PLACEMENT_PATH.read_text()) or {}
+    data = load_package_yaml(PLACEMENT_PATH.read_text()) or {}
     return float(data["median_abs_log_error"]), int(data["points"])

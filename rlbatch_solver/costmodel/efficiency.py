@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
+from ..safe_input import load_package_yaml
 
 from . import constants as C
 from .constants import GIB
@@ -23,7 +23,7 @@ FITTED_NAMES = ("rollout_scale", "forward_scale", "train_scale", "step_fixed_s")
 
 
 def _fitted() -> dict[str, float]:
-    data = yaml.safe_load(FITTED_PATH.read_text()) if FITTED_PATH.exists() else {}
+    data = load_package_yaml(FITTED_PATH.read_text()) if FITTED_PATH.exists() else {}
     values = (data or {}).get("fitted") or {}
     return {n: float(values[n]) for n in FITTED_NAMES if n in values}
 

@@ -10,6 +10,7 @@ times.
 from __future__ import annotations
 
 import math
+import functools
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -370,11 +371,20 @@ def megatron_shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int,
     by EP x ETP within a stage (megatron-core MoE layer).
     """
     tp, pp, ep, etp = max(1, tp), max(1, pp), max(1, ep), max(1, etp)
+    split = tuple(megatron_stage_layers(plan, mc.layers)) if plan is not None and pp > 1 else None
+    return _shard_params(mc, tp, pp, ep, etp, critic, split, stage)
+
+
+@functools.lru_cache(maxsize=4096)
+def _shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int, critic: bool,
+                  split: tuple[float, ...] | None, stage: int | None) -> tuple[float, float]:
+    """``megatron_shard_params`` of a stage split (None: the even one), remembered: a cost table asks for the same few
+    layouts row after row (the 64-GPU MoE of benchmarks/bench_recommend.py: 50,000 calls, 0.17 s)."""
     head = mc.hidden if critic else mc.lm_head  # the critic's value head is hidden -> 1
     total = mc.critic_params if critic else mc.params
     routed = mc.routed_expert_params
     block = (total - mc.embed - head - routed) / max(1, mc.layers)
-    split = megatron_stage_layers(plan, mc.layers) if plan is not None and pp > 1 else [mc.layers / pp] * pp
+    split = split or (mc.layers / pp,) * pp
 
     def on(i: int) -> tuple[float, float]:
         edge = (mc.embed if i == 0 else 0.0) + (head if i == pp - 1 else 0.0)

@@ -85,19 +85,17 @@ def _value_lits(built, name: str, values: list[Value]) -> tuple[list, list[tuple
 
 def _warnings_cost(built) -> cp_model.LinearExprT:
     """``costs.WARNING_COST`` for each advice warning of the model that the solution breaks, as an objective term:
-    one literal per warning, true exactly when its rule's literal is false."""
-    model, terms, fixed = built.model, [], 0
+    each warning's rule literal negated (1 exactly when the warning is broken; OR-Tools reads a negated literal in a
+    linear expression as ``1 - literal``, cp_model.py LinearExpr.get_integer_var_value_map, from 9.10 on)."""
+    terms, fixed = [], 0
     for rule in built.rules:
         if rule.severity is not Severity.WARNING:
             continue
         holds = built.rule_lits[rule.id]
         if isinstance(holds, bool):
             fixed += 0 if holds else WARNING_COST
-            continue
-        broken = model.NewBoolVar(f"warns_{rule.id}")
-        model.AddBoolOr([holds, broken])
-        model.AddBoolOr([holds.Not(), broken.Not()])
-        terms.append(broken)
+        else:
+            terms.append(holds.Not())
     return fixed + WARNING_COST * sum(terms) if terms else fixed
 
 

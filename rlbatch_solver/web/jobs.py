@@ -181,10 +181,10 @@ def _yaml(flat: dict) -> str:
 
 
 def _explain(i: Inputs, folder: Path, console: Any, time_limit: float) -> dict:
-    from ..errors import InputError
+    from ..commands.explain import no_error_line
 
     if not i.error:
-        raise InputError("error", "no error line given.", "paste the line your job died on into the error box.")
+        raise no_error_line("paste the line your job died on into the error line box.")
     overrides, config = materialize(i.config, folder)
     report = entry.explain(i.error, overrides, framework=_opt(i.fw), gpus=i.gpus, model=_opt(i.model),
                            gpu=_opt(i.gpu), config=config, time_limit=time_limit, started=entry.started())

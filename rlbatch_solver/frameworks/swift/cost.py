@@ -41,7 +41,7 @@ from ...release_numbers import release_numbers
 from ...rules.base import Value
 from ..bnb import quantized_cost_spec
 from ..cost_common import DEFAULT_RECOMPUTE_MODULES, modules_code, recompute_modules
-from ..overrides import flag_bool, memory_share_permille
+from ..overrides import flag_bool, memory_share_permille, whole_number
 
 DEFAULT_MAX_LENGTH = 2048  # --max_length unset: the template keeps the model's limit; we assume 2048
 RECOMPUTE = {0: "none", 1: "selective", 2: "full"}
@@ -240,8 +240,7 @@ def cost_values(flat: Mapping[str, Any], megatron: bool, release: str | None = N
     if flat.get("move_model_batches") not in (None, "", "None", "none"):
         out["move_model_batches"] = max(1, _num("move_model_batches", flat["move_model_batches"]))
     out["multi_turn_len"] = multi_turn_context(flat)
-    if flat.get("num_iterations") not in (None, "", "None", "none"):
-        out["num_iterations"] = max(1, _num("num_iterations", flat["num_iterations"]))
+    out.update(iteration_values(flat))
     ds = flat.get("deepspeed")
     key = None if ds is None else str(ds)
     if key not in _DS:
@@ -592,6 +591,20 @@ def save_values(flat: Mapping[str, Any]) -> dict[str, Value]:
     if "save_only_model" in flat:
         out["save_optimizer"] = not flag_bool("save_only_model", flat["save_only_model"])
     return out
+
+
+def iteration_values(flat: Mapping[str, Any]) -> dict[str, Value]:
+    """``--num_iterations``, read alike for TRL and ms-swift (TRL's GRPOConfig from 0.16.0, default 1, which ms-swift's
+    GRPO arguments extend; their parsers take an int): training passes per generation, at least 1 (0 trains once, as
+    ``generation_reuse`` floors it). Unset: nothing (the defaults' 1)."""
+    raw = flat.get("num_iterations")
+    if raw in (None, "", "None", "none"):
+        return {}
+    value = whole_number("num_iterations", raw, "--num_iterations")
+    if value < 0:
+        raise InputError("num_iterations", f"{value} must be a non-negative whole number.",
+                         "set --num_iterations to 1 or more.")
+    return {"num_iterations": max(1, value)}
 
 
 def host_layout(v: Mapping[str, Value], model: ModelCard, trl: bool = False) -> HostLayout:

@@ -44,7 +44,7 @@ from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
 from ..overrides import flag_bool, memory_share_permille, whole_number
-from ..swift.cost import OLD_LOG_PROB_GATE, rollout_layout, save_values
+from ..swift.cost import OLD_LOG_PROB_GATE, iteration_values, rollout_layout, save_values
 from .rules import REMOVED_FIELDS
 from .versions import RELEASES, Release, liger_loss_flags
 
@@ -101,8 +101,7 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["sleep_level"] = 2
     if "gradient_checkpointing" in flat:
         out["grad_ckpt"] = flag_bool("gradient_checkpointing", flat["gradient_checkpointing"])
-    if flat.get("num_iterations") not in (None, "None", "none", ""):
-        out["num_iterations"] = max(1, _count("num_iterations", flat["num_iterations"]))
+    out.update(iteration_values(flat))
     if "vllm_importance_sampling_correction" in flat:
         out["vllm_is_correction"] = flag_bool("vllm_importance_sampling_correction",
                                               flat["vllm_importance_sampling_correction"])
