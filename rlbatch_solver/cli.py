@@ -18,7 +18,7 @@ import typer
 from typer.core import TyperGroup, TyperOption
 
 from .cli_options import (MAX_LIMIT, MAX_SHOW, MAX_TIME_LIMIT_S, MAX_TOP, MAX_WORKERS, AsJson, Algo, Calibration,
-                          Config, Framework, Gpu, GpuFile, Gpus, HostMem, LengthFraction, MeanPromptLen,
+                          Config, Framework, Gpu, GpuFile, Gpus, HostMem, LengthFraction, LongestResponseLen, MeanPromptLen,
                           MeanResponseLen, Model, N, Nnodes, Objective, Overrides, Placement, PromptLen, ResponseLen,
                           ResponseProfile, ScenarioFile, Search, Set, TimeLimit, bounded)
 from .commands import entry
@@ -96,6 +96,7 @@ def check(
     calibration: Calibration = None,
     mean_prompt_len: MeanPromptLen = None,
     mean_response_len: MeanResponseLen = None,
+    longest_response_len: LongestResponseLen = None,
     response_profile: ResponseProfile = None,
     host_mem: HostMem = None,
     as_json: AsJson = False,
@@ -104,7 +105,7 @@ def check(
     report = entry.check(overrides, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
                          config=config, length_fraction=length_fraction, calibration=calibration,
                          mean_prompt_len=mean_prompt_len, mean_response_len=mean_response_len, host_mem=host_mem,
-                         response_profile=response_profile)
+                         response_profile=response_profile, longest_response_len=longest_response_len)
     _show(report, as_json, "print_check")
     raise typer.Exit(code=0 if report.valid else 1)
 
@@ -355,6 +356,7 @@ def recommend(
     calibration: Calibration = None,
     mean_prompt_len: MeanPromptLen = None,
     mean_response_len: MeanResponseLen = None,
+    longest_response_len: LongestResponseLen = None,
     response_profile: ResponseProfile = None,
     placement: Placement = None,
     host_mem: HostMem = None,
@@ -377,7 +379,8 @@ def recommend(
                                           "rlbatch recommend --from run.sh --gpu GPU --write fixed.sh")
     common = dict(top=top, time_limit=time_limit, extra_gpus=extra_gpus, length_fraction=length_fraction,
                   calibration=calibration, mean_prompt_len=mean_prompt_len, mean_response_len=mean_response_len,
-                  placement=placement, response_profile=response_profile, started=started)
+                  longest_response_len=longest_response_len, placement=placement, response_profile=response_profile,
+                  started=started)
     if from_ is not None:
         report = entry.recommend_from(from_, framework=framework, gpu=gpu, gpus=gpus, model=model, objective=objective,
                                       scenario_given=[scenario_file, nnodes, algo, n, prompt_len, response_len, set_,

@@ -66,6 +66,9 @@ _MEAN_PROMPT_HELP = ("Time and tokens/s: your data's mean prompt length in token
                      "max_prompt_length (docs/cost-model.md).")
 _MEAN_RESPONSE_HELP = ("Time and tokens/s: your data's mean response length in tokens (verl logs response_length/mean); "
                        "default: the calibration profile's, else a share of max_response_length (docs/cost-model.md).")
+_LONGEST_RESPONSE_HELP = ("Time: the longest response your data reaches in tokens (verl logs response_length/max), "
+                          "where it stays under max_response_length: a synchronous rollout waits for it; default: "
+                          "the length profile's longest, up to the limit.")
 _RESPONSE_PROFILE_HELP = ("Time, where no mean is given: how long your model answers. default (0.35 of the limit), "
                           "reasoning (0.55 of an 8K limit, less of a longer one), gsm8k (~270 tokens), math (~1,500 tokens), limit (every "
                           "response at the limit); unset: chosen by the model's family and the config's training "
@@ -88,6 +91,7 @@ LengthFraction = Annotated[Optional[float], typer.Option("--length-fraction", he
 Calibration = Annotated[Optional[str], typer.Option("--calibration", help=_CALIBRATION_HELP)]
 MeanPromptLen = Annotated[Optional[float], typer.Option("--mean-prompt-len", help=_MEAN_PROMPT_HELP)]
 MeanResponseLen = Annotated[Optional[float], typer.Option("--mean-response-len", help=_MEAN_RESPONSE_HELP)]
+LongestResponseLen = Annotated[Optional[float], typer.Option("--longest-response-len", help=_LONGEST_RESPONSE_HELP)]
 ResponseProfile = Annotated[Optional[str], typer.Option("--response-profile", help=_RESPONSE_PROFILE_HELP)]
 HostMem = Annotated[Optional[float], typer.Option("--host-mem", help=_HOST_MEM_HELP)]
 TimeLimit = Annotated[float, typer.Option("--time-limit", help="Seconds for the whole command (it says whether "

@@ -150,8 +150,12 @@ def lengths_text(lengths: dict) -> str:
         mean, top, src = lengths[kind], lengths[f"max_{kind}"], lengths[f"{kind}_from"]
         how = {"given": "given", "calibration": "from the calibration profile"}.get(src)
         if how is None and kind == "response":
+            given = lengths.get("longest_given")
+            of_longest = (f", applied to the longest given ({given:,.0f}) as its limit"
+                          if given is not None and given < top else "")
             how = (f"assumed: profile {lengths.get('profile', 'default')}{_chosen(lengths)}, "
-                   f"{lengths.get('profile_how', '')}; {lengths.get('profile_why', 'docs/cost-model.md section 4')}")
+                   f"{lengths.get('profile_how', '')}{of_longest}; "
+                   f"{lengths.get('profile_why', 'docs/cost-model.md section 4')}")
         elif how is None:
             share = lengths.get("profile_prompt_fraction")
             how = (f"assumed: {lengths['data_prompt_why']}" if lengths.get("data_prompt") and mean < top
@@ -162,7 +166,9 @@ def lengths_text(lengths: dict) -> str:
 
     text = f"at mean {one('prompt')}, {one('response')}"
     if lengths.get("longest"):
-        cap = " (the limit)" if lengths["longest"] >= lengths["max_response"] else ""
+        cap = (" (the limit)" if lengths["longest"] >= lengths["max_response"]
+               else " (at most the longest given)" if lengths.get("longest_given") is not None
+               else " (assumed: the length profile's; state yours with --longest-response-len)")
         text += f"; a synchronous rollout waits for its longest response, ~{lengths['longest']:,.0f} tokens{cap}"
     if "assumed" in (lengths["prompt_from"], lengths["response_from"]):
         text += ("; set yours with --mean-prompt-len / --mean-response-len (a run's log has them, e.g. verl's "

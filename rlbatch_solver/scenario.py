@@ -57,6 +57,9 @@ class Scenario:
     # time: the data's mean prompt and response lengths in tokens (None: the default shares of the limits)
     mean_prompt_length: float | None = None
     mean_response_length: float | None = None
+    # time: the longest response the data reaches, in tokens, where it is known (None: the length profile's law up to
+    # the limit); a synchronous rollout waits for it (costmodel/lengths.py response_cap)
+    longest_response_length: float | None = None
     # time, where no mean is given: the response-length profile (costmodel/lengths.py PROFILES: default, reasoning,
     # gsm8k, math, limit; None: chosen by the model's family and the training data) and the training data's name or
     # path (a config's data.train_files, --prompt_data, dataset_name or --dataset), which chooses a task's profile
@@ -168,6 +171,7 @@ class Scenario:
                              "give the price of one GPU-hour, e.g. 2.5.")
         check_length_fraction(self.length_fraction)
         check_mean_lengths(self.mean_prompt_length, self.mean_response_length)
+        check_longest_response(self.longest_response_length, self.mean_response_length)
         check_response_profile(self.response_profile, self.dataset)
 
 
@@ -193,6 +197,19 @@ def check_mean_lengths(prompt: Any, response: Any) -> None:
             raise InputError(name, f"{value!r} is not a mean length in tokens.",
                              f"give the mean {name.split('_')[1]} length your data reaches, e.g. 1500 "
                              "(verl logs it as response_length/mean).")
+
+
+def check_longest_response(longest: Any, mean: Any = None) -> None:
+    """The longest response the data reaches, when given: a positive token count, not under the mean response."""
+    if longest is None:
+        return
+    if isinstance(longest, bool) or not isinstance(longest, (int, float)) or not (0 < longest <= MAX_SIZE):
+        raise InputError("longest_response_length", f"{longest!r} is not a length in tokens.",
+                         "give the longest response your data reaches, e.g. 3000 (verl logs it as "
+                         "response_length/max), or leave it out to take the length profile's up to the limit.")
+    if isinstance(mean, (int, float)) and not isinstance(mean, bool) and longest < mean:
+        raise InputError("longest_response_length", f"{longest:g} tokens is shorter than the mean response of "
+                         f"{mean:g} tokens.", "give the longest response at least the mean (or correct the mean).")
 
 
 def check_length_fraction(fraction: Any) -> None:

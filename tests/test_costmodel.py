@@ -673,3 +673,34 @@ def test_packed_tokens_take_the_quantile_of_the_sum_only_where_asked_and_never_a
     assert packed_tokens(packed.replace(packed_sum_z=3.09), 64) == pytest.approx(quantile)
     short = packed.replace(packed_sum_z=3.09, peak_length_fraction=0.1)  # a fraction below the quantile still caps
     assert packed_tokens(short, 64) == pytest.approx(64 * seq * 0.1)
+
+
+def test_verl_fsdp_fused_kernels_price_chunks_not_the_logits():
+    """verl FSDP model.use_fused_kernels (0.4.0 on; constants.py VERL_FUSED_PPO_*): the torch backend holds 512 rows'
+    fp32 tensors at a time (4 x 4 B per logit forward; 5 x 4 B plus the hidden states' and the lm_head's gradients in
+    the update), the triton backend verl's linear cross-entropy kernel; for the update, old log-probs and reference
+    alike. A release without the key (0.3.0) prices the logits as before."""
+    from pathlib import Path
+
+    import yaml
+
+    import rlbatch_solver as rb
+    base = yaml.safe_load((Path(__file__).parent / "data" / "verl" / "fsdp_examples.yaml").read_text())[0]["overrides"]
+    on = "actor_rollout_ref.model.use_fused_kernels=True"
+    triton = "actor_rollout_ref.model.fused_kernel_options.impl_backend=triton"
+
+    def logits(cfg, framework="verl"):
+        ph = rb.check(cfg, framework=framework, model="qwen2.5-7b", gpu="h100").memory.phases
+        return [sum(v for k, v in ph[p].items() if k.startswith("logits")) for p in ("old_log_prob", "ref", "actor_update")]
+
+    plain, fused, tri = logits(base), logits(base + [on]), logits(base + [on, triton])
+    vocab, hidden = 152064, 3584  # qwen2.5-7b
+    chunk = C.VERL_FUSED_PPO_CHUNK_ROWS * vocab
+    assert fused[0] == fused[1] == round(chunk * C.VERL_FUSED_PPO_FWD_BYTES_PER_LOGIT / 2**20)
+    update_floor = (chunk * C.VERL_FUSED_PPO_BWD_BYTES_PER_LOGIT + 2 * vocab * hidden * C.BF16) / 2**20
+    assert update_floor < fused[2] < update_floor + 1024  # + the [tokens, h] hidden states' gradient
+    assert all(f < p / 2 for f, p in zip(fused, plain)) and all(t < f for t, f in zip(tri, fused))
+    lora = logits(base + [on, "actor_rollout_ref.model.lora_rank=32"])  # frozen lm_head: no accumulated gradient
+    assert fused[2] - lora[2] == pytest.approx(vocab * hidden * C.BF16 / 2**20, abs=1)
+    assert logits(base + [on], "verl==0.6.1") == fused  # legacy workers: actor and reference patched alike
+    assert logits(base + [on], "verl==0.3.0") == logits(base, "verl==0.3.0")  # no such key before 0.4.0

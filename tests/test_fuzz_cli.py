@@ -56,7 +56,7 @@ BASES = [
     ["calibrate", "@LOG", "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--"] + FAQ,
     ["check", "--gpus", "4", "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--calibration", "@PROFILE", "--"] + FAQ,
     ["check", "--gpus", "4", "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--mean-prompt-len", "300",
-     "--mean-response-len", "700", "--"] + FAQ,
+     "--mean-response-len", "700", "--longest-response-len", "2000", "--"] + FAQ,
     ["recommend", "--top", "1", "--time-limit", LIMIT, "--mean-response-len", "400"] + SCENARIO,
 ]
 

@@ -264,3 +264,81 @@ def test_the_response_cap_is_the_limit_or_the_stated_longest_never_under_the_mea
     assert response_cap(SimpleNamespace(response_len=1024, longest_response=2048), 200) == 1024
     assert response_cap(SimpleNamespace(response_len=1024, longest_response=150), 200) == 200
     assert straggler_tokens(200, response_cap(SimpleNamespace(response_len=1024, longest_response=300), 200), 16) == 300
+
+
+def _json_check(*extra: str) -> dict:
+    import json
+
+    proc = run("check", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--gpus", "8", "--json", *extra, "--",
+               "data.train_batch_size=64", "actor_rollout_ref.rollout.n=8",
+               "actor_rollout_ref.actor.ppo_mini_batch_size=32", "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+               "data.max_prompt_length=1024", "data.max_response_length=8192")
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)["memory"]
+
+
+def test_a_longest_response_given_on_the_command_line_caps_the_rollout_and_is_printed():
+    """--longest-response-len: the rollout waits for at most that response (not the length law's longest, here the
+    8,192 limit), an assumed mean is the profile's share of it (the law is truncated there), memory keeps the limit,
+    and the answer says so."""
+    free, given = _json_check(), _json_check("--longest-response-len", "2000")
+    assert free["mean_lengths"]["longest"] == 8192 and free["mean_lengths"]["longest_from"] == "assumed"
+    assert given["mean_lengths"]["longest"] <= 2000 and given["mean_lengths"]["longest_from"] == "given"
+    assert given["mean_lengths"]["response"] == pytest.approx(0.35 * 2000, rel=0.01)
+    assert given["phase_seconds"]["rollout"] < free["phase_seconds"]["rollout"]
+    assert {p: v["peak_mib"] for p, v in given["phases"].items()} == {p: v["peak_mib"] for p, v in free["phases"].items()}
+    out = _check("qwen2.5-1.5b", "--longest-response-len", "2000")
+    assert "applied to the longest given (2,000) as its limit" in out and "(at most the longest given)" in out, out
+    out = _check("qwen2.5-1.5b", "--mean-response-len", "500", "--longest-response-len", "2000")
+    assert "response 500 of 8,192 (given)" in out and "(at most the longest given)" in out, out
+    assert "state yours with --longest-response-len" in " ".join(_check("qwen2.5-1.5b", "--response-profile",
+                                                                         "gsm8k").split())
+
+
+@pytest.mark.parametrize("extra", [["--longest-response-len", "0"], ["--longest-response-len", "-5"],
+                                   ["--longest-response-len", "nan"], ["--longest-response-len", "inf"],
+                                   ["--mean-response-len", "1000", "--longest-response-len", "500"]])
+def test_a_longest_response_that_is_no_length_exits_2_naming_the_field(extra):
+    proc = run("check", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--gpus", "8", *extra, "--",
+               "data.train_batch_size=64")
+    text = proc.stderr + proc.stdout
+    assert proc.returncode == 2 and "longest_response_length" in text and "Traceback" not in text, text
+
+
+def test_recommend_and_a_scenario_take_the_longest_response():
+    from rlbatch_solver.api import recommend
+    from rlbatch_solver.commands.recommend import check_options
+    from rlbatch_solver.scenario import Scenario
+
+    sc = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", algorithm="grpo", n=8,
+                  prompt_length=512, response_length=4096, response_profile="default", longest_response_length=900)
+    lengths = recommend(sc, time_limit_s=5).lengths
+    assert lengths["longest"] <= 900 and lengths["longest_from"] == "given"
+    assert check_options(sc)[-2:] == ["--longest-response-len", "900"]
+    with pytest.raises(InputError):
+        Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", longest_response_length=-1)
+
+
+def test_the_agent_tools_take_the_longest_response():
+    from rlbatch_solver.agent import tools
+    from rlbatch_solver.agent.schemas import INPUTS
+
+    assert "longest_response_len" in INPUTS["check"]["properties"]
+    assert "longest_response_len" in INPUTS["recommend"]["properties"]
+    args = ["data.train_batch_size=64", "actor_rollout_ref.rollout.n=8", "actor_rollout_ref.actor.ppo_mini_batch_size=32",
+            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4", "data.max_response_length=8192"]
+    lengths = tools.check(args=args, gpus=8, model="qwen2.5-1.5b", gpu="h100",
+                          longest_response_len=900).data["memory"]["mean_lengths"]
+    assert lengths["longest_from"] == "given" and lengths["longest"] <= 900
+
+
+def test_a_sweep_grid_states_the_longest_response(tmp_path):
+    import json
+
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("framework: verl\ngpu: h100\ngpus: 8\nmodel: qwen2.5-1.5b\nalgorithm: grpo\nn: 8\n"
+                    "prompt_length: 512\nresponse_length: 4096\nlongest_response_length: 900\ntime_limit_s: 5\n")
+    out = tmp_path / "out.jsonl"
+    assert run("sweep", str(grid), "--out", str(out), "--no-progress").returncode == 0
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["mean_lengths"]["longest_from"] == "given" and row["mean_lengths"]["longest"] <= 900

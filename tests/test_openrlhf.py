@@ -428,16 +428,80 @@ def test_list_flag_survives_to_the_recommended_command(tmp_path):
     assert "--target_modules q_proj v_proj \\\n" in out
 
 
-@pytest.mark.parametrize("flags, said", [(["--lora_rank", "64", "--load_in_4bit"], "--lora_rank 64 and --load_in_4bit"),
-                                         (["--ds.lora.rank", "16"], "--ds.lora.rank 16"),
-                                         (["--lora_rank", "0"], None)])
-def test_lora_and_4bit_are_said_to_be_priced_as_full_training(flags, said):
-    """An OpenRLHF LoRA/QLoRA script (--lora_rank 64 --load_in_4bit) was priced as full-parameter bf16 training
-    (138 GiB of offloaded actor optimizer states for an 8B LoRA) without a word."""
+_QLORA = ["--train.batch_size", "128", "--train.micro_batch_size", "8", "--rollout.batch_size", "128",
+          "--algo.advantage.estimator", "reinforce_baseline", "--algo.kl.init_coef", "0.01", "--train.colocate_all",
+          "--vllm.num_engines", "8", "--vllm.gpu_memory_utilization", "0.5", "--ds.zero_stage", "2"]
+
+
+def _phases(extra):
+    return rb.check([*_QLORA, *extra], framework="openrlhf", gpus=8, model="qwen2.5-7b", gpu="a100-80gb").memory.phases
+
+
+def test_lora_trains_the_adapter_states_only():
+    """--ds.lora.rank (models/actor.py get_peft_model, all-linear by default) was priced as full-parameter training
+    (138 GiB of offloaded actor optimizer states for an 8B LoRA): the actor's optimizer now holds the adapter's ZeRO-2
+    states, its frozen base stays bf16."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.memory import deepspeed_states
+
+    lora = load_model("qwen2.5-7b").lora_params(64)
+    update = _phases(["--ds.lora.rank", "64"])["actor_update"]
+    assert update["optimizer states (sharded)"] * 2**20 == pytest.approx(deepspeed_states(lora, 8, 2)[2], rel=1e-6)
+    full = _phases([])["actor_update"]
+    assert full["optimizer states (sharded)"] > 20 * update["optimizer states (sharded)"]
+
+
+def test_4bit_loading_prices_every_deepspeed_model_at_nf4_and_leaves_vllm_in_bf16():
+    """--ds.load_in_4bit (models/actor.py Actor.__init__ and models/model.py get_llm_for_sequence_regression:
+    BitsAndBytesConfig nf4 with double quantization) loads the actor's base, the reference and the reward model at
+    NF4_BYTES per decoder weight; the vLLM engines get no quantization (trainer/ray/vllm_engine.py) and keep bf16."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel import constants as C
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    mc = model_consts(load_model("qwen2.5-7b"))
+    saved = (C.BF16 - C.NF4_BYTES) * (mc.params - mc.embed - mc.lm_head)
+    bf16, nf4 = _phases(["--ds.lora.rank", "64"]), _phases(["--ds.lora.rank", "64", "--ds.load_in_4bit"])
+    update, update4 = bf16["actor_update"], nf4["actor_update"]
+    for term in ("params (sharded)", "ref params (resident)", "reward model params (resident)"):
+        assert (update[term] - update4[term]) * 2**20 == pytest.approx(saved, rel=0.01), term
+    engine = [k for k in bf16["rollout"] if k.startswith("vLLM weights")]
+    assert engine and all(bf16["rollout"][k] == nf4["rollout"][k] for k in engine)
+
+
+@pytest.mark.parametrize("flags, said", [
+    (["--lora_rank", "64", "--load_in_4bit"], "the critic's LoRA and 4-bit base (--algo.advantage.estimator gae) is "
+                                              "not modelled for OpenRLHF"),
+    (["--ds.lora.rank", "16"], "the critic's LoRA (--algo.advantage.estimator gae) is not modelled for OpenRLHF"),
+    (["--ds.load_in_4bit"], "--ds.load_in_4bit without LoRA: a 4-bit model trained in full is not modelled"),
+    (["--ds.lora.rank", "16", "--algo.advantage.estimator", "reinforce_baseline"], None),
+    (["--lora_rank", "0"], None)])
+def test_what_of_lora_and_4bit_is_not_priced_is_said(flags, said):
+    """The critic (gae, the default estimator) gets the actor's LoRA and 4-bit base (trainer/ray/ppo_critic.py) but is
+    priced as a full bf16 model; a 4-bit model without LoRA is priced in bf16: each said. The flags stay accepted."""
     res = run("check", "--framework", "openrlhf", "--gpus", "8", "--", "--train_batch_size", "128",
               "--micro_train_batch_size", "8", *flags)
     text = " ".join((res.stdout + res.stderr).split())
+    assert "unknown_key" not in text
     if said:
-        assert f"{said}: LoRA and 4-bit loading are not modelled for OpenRLHF" in text, text
+        assert said in text, text
     else:
         assert "not modelled for OpenRLHF" not in text
+
+
+@pytest.mark.parametrize("version", ["0.4.0", "0.8.11", "0.11.2"])
+def test_4bit_loading_with_vllm_engines_stops_at_the_first_weight_sync(version):
+    """OpenRLHF #1150 (GRPO with --load_in_4bit, 1 vLLM engine): "AssertionError: mismatch dtype: src torch.uint8, dst
+    torch.bfloat16". _broadcast_to_vllm sends param.dtype, and WorkerWrap.update_weight asserts the engine's dtype
+    (read in the 0.4.0.post2, 0.5.9, 0.6.2, 0.7.5, 0.8.11 and 0.11.2 wheels); the flag itself stays accepted, and
+    without engines (0.4.0's own generate) nothing is sent."""
+    rid = "openrlhf.vllm.load_in_4bit_weight_sync"
+    engines = "vllm.num_engines" if version == "0.11.2" else "vllm_num_engines"
+    four = "ds.load_in_4bit" if version == "0.11.2" else "load_in_4bit"
+    flags = {engines: 1, four: True}
+    report = rb.check(flags, framework=f"openrlhf=={version}", gpus=8)
+    assert rid in {v.rule for v in report.violations}
+    assert rid not in {v.rule for v in rb.check({engines: 1}, framework=f"openrlhf=={version}", gpus=8).violations}
+    if version == "0.4.0":
+        quiet = rb.check({engines: 0, four: True}, framework="openrlhf==0.4.0", gpus=8)
+        assert rid not in {v.rule for v in quiet.violations}

@@ -57,6 +57,20 @@ def test_grid_errors_name_the_field(bad, field):
     assert e.value.field == field
 
 
+def test_the_datas_mean_and_longest_lengths_are_axes():
+    g = grid_from_dict({**GRID, "gpu": "h100", "gpus": 4, "mean_response_length": [600, 1200],
+                        "longest_response_length": [3000, 4096]})
+    assert sorted((p.scenario["mean_response_length"], p.scenario["longest_response_length"]) for p in g.points) == \
+        [(600, 3000), (600, 4096), (1200, 3000), (1200, 4096)]
+    assert g.axes["longest_response_length"] == [3000, 4096] and len({p.id for p in g.points}) == 4
+    with pytest.raises(InputError) as e:  # a crossed point whose longest is under its mean names the field
+        grid_from_dict({**GRID, "mean_response_length": [600, 1200], "longest_response_length": [900]})
+    assert e.value.field == "longest_response_length"
+    for bad in ([0], ["long"], [True], []):
+        with pytest.raises(InputError):
+            grid_from_dict({**GRID, "longest_response_length": bad})
+
+
 def test_resume_skips_done_points_and_drops_a_torn_line(tmp_path):
     g = grid_from_dict(GRID)
     out = tmp_path / "r.jsonl"

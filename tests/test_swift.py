@@ -301,12 +301,55 @@ SPACES = {
         "vllm_server": [False, True], "server_tp": [1, 2], "server_dp": [1, 2], "sequence_parallel_size": [1, 2, 3, 8],
         "padding_free": [False, True], "num_generations": [2], "per_device_train_batch_size": [2],
     },
+    "liger": {
+        "gpus_per_node": [2, 4], "sequence_parallel_size": [1, 2], "padding_free": [False, True],
+        "liger_no_sp": [False, True], "liger_no_padding_free": [False, True], "liger_grpo_only": [False, True],
+        "advantage_grpo": [False, True], "num_generations": [2], "per_device_train_batch_size": [2],
+    },
 }
 
 
 @pytest.mark.parametrize("space_name", list(SPACES))
 def test_enumerate_equals_checker(space_name):
     assert_enumerate_equals_checker(RULESET, {**BASE, **SPACES[space_name]})
+
+
+@pytest.mark.parametrize("framework,refused", [
+    ("swift", {"padding_free", "sequence_parallel", "advantage"}),
+    ("swift==3.10.0", {"padding_free", "sequence_parallel", "advantage"}),
+    ("swift==3.9.0", {"padding_free", "sequence_parallel"}), ("swift==3.6.0", {"padding_free", "sequence_parallel"}),
+    ("swift==3.5.3", {"sequence_parallel"}), ("swift==3.5.0", set()),
+])
+def test_liger_refusals_follow_the_release_that_runs(framework, refused):
+    """RLHFArguments._check_grpo refuses, beside --use_liger_kernel (Liger's GRPO loss), sequence parallelism from
+    3.5.3, padding_free from 3.6.0, another advantage estimator from 3.10.0: the 3.10.3 pack judges 3.5-3.10, so the
+    release named (or dated) decides; without --use_liger_kernel nothing is refused."""
+    base = ["NPROC_PER_NODE=4", "swift", "rlhf", "--rlhf_type", "grpo", "--num_generations", "4",
+            "--per_device_train_batch_size", "4"]
+    cases = {"padding_free": (["--padding_free", "true"], "swift.liger.no_padding_free"),
+             "sequence_parallel": (["--sequence_parallel_size", "2"], "swift.liger.no_sequence_parallel"),
+             "advantage": (["--advantage_estimator", "rloo"], "swift.liger.grpo_advantage_only")}
+    for name, (extra, rule) in cases.items():
+        report = api.check(base + extra + ["--use_liger_kernel", "true"], framework=framework, gpus=4)
+        assert (rule in rules_of(report)) == (name in refused), (name, rules_of(report))
+        assert rule not in rules_of(api.check(base + extra, framework=framework, gpus=4))
+    r = api.check(base + ["--packing", "true", "--use_liger_kernel", "true"], framework=framework, gpus=4)
+    violation = next((v for v in r.violations if v.rule == "swift.liger.no_padding_free"), None)
+    assert (violation is not None) == ("padding_free" in refused)
+    if violation is not None:
+        assert "padding_free = True" in violation.message and "rlhf_args.py" in violation.source
+
+
+def test_a_search_beside_liger_keeps_what_the_release_refuses_out():
+    """The model agrees with the checker: with --use_liger_kernel, no answer takes sequence parallelism."""
+    sc = Scenario(framework="swift", gpus=4, algorithm="grpo", n=4, model="qwen2.5-1.5b",
+                  fixed={"use_liger_kernel": True}, search={"sequence_parallel_size": [1, 2],
+                                                             "per_device_train_batch_size": [1, 2]})
+    res = rb.enumerate(sc)
+    assert res.complete and res.count > 0
+    assert {s["sequence_parallel_size"] for s in res.solutions} == {1}
+    sc.fixed = {}
+    assert {s["sequence_parallel_size"] for s in rb.enumerate(sc).solutions} == {1, 2}
 
 
 def test_enumerate_scenario_exports_paste_ready_flags():
@@ -424,7 +467,8 @@ def test_lora_is_ms_swift_default_and_full_trains_every_weight():
     old_name = rb.check(["swift", "rlhf", *base, "--train_type", "lora"], framework="swift==4.0.4", gpus=8,
                         model="qwen2.5-7b", gpu="a100-80gb")
     f, l_, o = (r.memory.peaks for r in (full, lora, old_name))  # MiB per phase
-    assert l_ == o
+    # (--train_type dates the config to a 3.x release, whose trainer skips the old log-probs at num_iterations 1)
+    assert {p: l_[p] for p in o} == o
     # without DeepSpeed a full fine-tune keeps 8 B/param (bf16 weights, grads and two Adam moments) and a 2 B/param
     # reference model; LoRA keeps the 2 B/param base and 20M adapter parameters' states, and no reference model
     assert f["actor_update"] - l_["actor_update"] > (6 + 2) * 7.5e9 / 2**20  # 7.6B params, less the adapter
@@ -447,15 +491,97 @@ def test_server_mode_keeps_the_reference_beside_the_policy():
     assert with_ref.verdict("actor_update") != "yes" and no_ref.verdict("actor_update") == "yes"
 
 
-def test_a_quantized_base_is_said_to_be_priced_in_bf16():
-    """`swift rlhf ... --train_type lora --quant_bits 4 --quant_method bnb` (QLoRA) was priced with a bf16 base
-    without a word."""
-    cmd = ["NPROC_PER_NODE=1", "swift", "rlhf", "--rlhf_type", "grpo", "--train_type", "lora", "--quant_bits", "4",
-           "--quant_method", "bnb", "--per_device_train_batch_size", "4", "--num_generations", "4"]
-    res = run("check", "--framework", "swift", "--", *cmd)
-    assert "--quant_bits 4: a quantized base (QLoRA) is not modelled for ms-swift" in " ".join(res.stdout.split())
-    res = run("check", "--framework", "swift", "--", *cmd[:6], *cmd[10:])
-    assert "quant_bits" not in res.stdout
+def _qlora(extra, framework="swift==4.6.0", mode="colocate"):
+    flags = ["NPROC_PER_NODE=1", "swift", "rlhf", "--rlhf_type", "grpo", "--tuner_type", "lora",
+             "--per_device_train_batch_size", "4", "--num_generations", "4", "--use_vllm", "true", "--vllm_mode", mode,
+             "--vllm_gpu_memory_utilization", "0.4", "--sleep_level", "1", *extra]
+    return rb.check(flags, framework=framework, model="qwen2.5-7b", gpu="a100-80gb")
+
+
+def test_a_bitsandbytes_base_is_priced_at_its_bytes_per_weight():
+    """`swift rlhf ... --tuner_type lora --quant_method bnb --quant_bits 4` (QLoRA) was priced with a bf16 base.
+    QuantizeArguments (arguments/base_args/quant_args.py): bnb NF4 with double quantization by default, LLM.int8 for 8
+    bits; the embedding and lm_head stay in torch_dtype (bf16). The frozen base the update holds moves by exactly
+    those bytes per decoder weight."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel import constants as C
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    mc = model_consts(load_model("qwen2.5-7b"))
+    decoder = mc.params - mc.embed - mc.lm_head
+    peak = {}
+    for name, extra in {"bf16": [], "nf4": ["--quant_method", "bnb", "--quant_bits", "4"],
+                        "nf4-plain": ["--quant_method", "bnb", "--quant_bits", "4", "--bnb_4bit_use_double_quant",
+                                      "false"],
+                        "int8": ["--quant_method", "bnb", "--quant_bits", "8"]}.items():
+        peak[name] = _qlora(extra).memory.peaks["actor_update"] * 2**20
+    assert peak["bf16"] - peak["nf4"] == pytest.approx((C.BF16 - C.NF4_BYTES) * decoder, rel=0.01)
+    assert peak["nf4-plain"] - peak["nf4"] == pytest.approx((C.NF4_PLAIN_BYTES - C.NF4_BYTES) * decoder, rel=0.01)
+    assert peak["bf16"] - peak["int8"] == pytest.approx((C.BF16 - C.INT8_BYTES) * decoder, rel=0.01)
+
+
+def test_the_colocated_engine_quantizes_its_own_copy_from_4_1_on():
+    """ms-swift 4.1+ builds its colocated vLLM with quantization='bitsandbytes' for a bnb 4-bit model
+    (rlhf_trainers/rollout_mixin.py ``_prepare_vllm``); vLLM quantizes each linear to NF4 and undoes the double
+    quantization while loading (bitsandbytes_loader.py ``dequantize_dq``): NF4_PLAIN_BYTES, and the KV cache gets what
+    the weights no longer take. 3.x's and 4.0.x's engine gets no quantization: its weights and KV cache stay as in
+    bf16; an 8-bit base is not passed to vLLM either."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel import constants as C
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    mc = model_consts(load_model("qwen2.5-7b"))
+    decoder = mc.params - mc.embed - mc.lm_head
+    nf4 = ["--quant_method", "bnb", "--quant_bits", "4"]
+
+    def engine(res):
+        return {k: v for k, v in res.memory.phases["rollout"].items() if k.startswith("vLLM weights")}
+
+    new_bf16, new_nf4 = engine(_qlora([])), engine(_qlora(nf4))
+    full, quantized = new_bf16["vLLM weights (bf16, /TP)"], new_nf4["vLLM weights (NF4, /TP)"]
+    assert (full - quantized) * 2**20 == pytest.approx((C.BF16 - C.NF4_PLAIN_BYTES) * decoder, rel=0.01)
+    for older in ("swift==3.12.6", "swift==4.0.4"):  # 4.1.0 added vllm_quantization
+        assert engine(_qlora(nf4, framework=older)) == engine(_qlora([], framework=older))
+    assert "vLLM weights (NF4, /TP)" in engine(_qlora(nf4, framework="swift==4.3.2"))
+    assert engine(_qlora(["--quant_method", "bnb", "--quant_bits", "8"])) == new_bf16
+
+
+def test_a_bitsandbytes_engine_decodes_through_the_dequantizing_path():
+    """The 4.1+ engine's decode reads its NF4 weights through bitsandbytes' matmul_4bit (time.decode_weight_bytes, as
+    TRL's transformers generate): a slower rollout; a 16-bit engine (3.x) decodes as before, the other phases too."""
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.time import estimate_time
+
+    nf4 = ["--quant_method", "bnb", "--quant_bits", "4"]
+
+    def seconds(extra, framework):
+        values = _qlora(extra, framework=framework).values
+        spec = get_framework(framework).cost_spec(load_model("qwen2.5-7b"), load_gpu("a100-80gb"))
+        return estimate_time(spec.plan(values, "rollout")).phases
+
+    new, new4 = seconds([], "swift==4.6.0"), seconds(nf4, "swift==4.6.0")
+    assert new4["rollout"] > 1.2 * new["rollout"]
+    assert {k: v for k, v in new4.items() if k != "rollout"} == {k: v for k, v in new.items() if k != "rollout"}
+    assert seconds(nf4, "swift==3.12.6")["rollout"] == seconds([], "swift==3.12.6")["rollout"]
+
+
+def test_quantization_the_cost_model_does_not_price_is_said():
+    """--quant_bits without --quant_method quantizes nothing (get_quantization_config needs a method); hqq, eetq,
+    quanto and fp8 are not priced: each is said, and the flags are still accepted."""
+    cmd = ["NPROC_PER_NODE=1", "swift", "rlhf", "--rlhf_type", "grpo", "--train_type", "lora",
+           "--per_device_train_batch_size", "4", "--num_generations", "4"]
+    res = run("check", "--framework", "swift", "--", *cmd, "--quant_bits", "4")
+    assert "--quant_bits 4 without --quant_method: ms-swift loads the model unquantized" in " ".join(res.stdout.split())
+    res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "hqq", "--quant_bits", "4")
+    assert "--quant_method hqq: a hqq quantized base is not modelled" in " ".join(res.stdout.split())
+    res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "bnb", "--quant_bits", "4")
+    assert "quant" not in res.stdout.replace("--quant_method bnb --quant_bits 4", "")
+    full = [c if c != "lora" else "full" for c in cmd]
+    res = run("check", "--framework", "swift", "--", *full, "--quant_method", "bnb", "--quant_bits", "4")
+    assert "a quantized model trained in full is not modelled" in " ".join(res.stdout.split())
+    res = run("check", "--framework", "swift", "--", *cmd, "--quant_method", "bnb", "--quant_bits", "3")
+    assert res.returncode == 2 and "quant_bits" in res.stdout + res.stderr
 
 
 def test_a_rollout_server_is_priced_at_its_own_memory_share_not_the_trainers():
@@ -494,3 +620,25 @@ def test_recommend_from_a_server_mode_script_searches_no_trainer_side_vllm_share
         assert choice.values["gmu_permille"] == 900 and choice.values["sleep_level"] == 0, choice.native
         assert not any(w.startswith("--vllm_gpu_memory_utilization") or w.startswith("--sleep_level")
                        for w in choice.native), choice.native
+
+
+def test_use_liger_kernel_prices_liger_grpo_loss_from_3_5():
+    """ms-swift --use_liger_kernel is its GRPO trainer's Liger loss from 3.5.0 (cost.py LIGER_LOSS_FROM): the update
+    holds one sequence's completion logits and the lm_head's gradients instead of every completion's logits; the old
+    and reference log-probs keep theirs. 3.4.1 has no Liger loss: priced as without the flag."""
+    args = ["--rlhf_type", "grpo", "--model", "Qwen/Qwen2.5-7B-Instruct", "--per_device_train_batch_size", "8",
+            "--num_generations", "8", "--max_completion_length", "1024"]
+
+    def phases(extra, framework="swift"):
+        ph = rb.check(args + extra, framework=framework, model="qwen2.5-7b", gpu="h100", gpus=8).memory.phases
+        # 3.4.1 runs no old log-prob forward at num_iterations 1 (swift/cost.py old_log_prob_runs)
+        return ph["actor_update"]["logits"], ph.get("old_log_prob", {}).get("logits+entropy"), ph["ref"]["logits"]
+
+    from rlbatch_solver.costmodel import constants as C
+
+    plain, on = phases([]), phases(["--use_liger_kernel", "true"])
+    vocab, hidden, rows = 152064, 3584, 8 * 1024  # qwen2.5-7b; 8 completions of 1,024 tokens per GPU
+    liger = (1024 * vocab * C.LIGER_GRPO_BYTES_PER_LOGIT + C.LIGER_GRPO_WEIGHT_GRAD_COPIES * vocab * hidden * C.BF16
+             + C.LIGER_GRPO_INPUT_GRAD_COPIES * rows * hidden * C.BF16) / 2**20
+    assert on[0] == round(liger) < plain[0] / 3 and on[1:] == plain[1:]
+    assert phases(["--use_liger_kernel", "true"], "swift==3.4.1") == phases([], "swift==3.4.1")

@@ -381,10 +381,12 @@ def test_a_4bit_base_under_lora_is_priced_at_bitsandbytes_bytes_and_dequantized_
     new = rb.check(untyped, framework="trl==1.16.0", gpus=1, model="qwen2.5-7b", gpu="a100-80gb")
     half = rb.check([*untyped, "--dtype", "float16"], framework="trl==1.16.0", gpus=1, model="qwen2.5-7b",
                     gpu="a100-80gb")
-    assert (new.memory.peaks["old_log_prob"] - half.memory.peaks["old_log_prob"]) * 2**20 >= (
+    # (the update's peak: without vLLM, TRL 1.16 at num_iterations 1 runs no old log-prob forward)
+    assert (new.memory.peaks["actor_update"] - half.memory.peaks["actor_update"]) * 2**20 >= (
         (C.FP32 - C.BF16) * (mc.embed + mc.lm_head) * 0.99)
 
-    plan = SimpleNamespace(engine="hf", engine_shares_weights=False, base_weight_bytes=C.NF4_PLAIN_BYTES)
+    plan = SimpleNamespace(engine="hf", engine_shares_weights=False, base_weight_bytes=C.NF4_PLAIN_BYTES,
+                           engine_base_bytes=0.0)
     w = float(mc.decode_weight_params)
     dense = w - decoder
     assert decode_weight_bytes(plan, mc, w, 8) == pytest.approx((C.NF4_PLAIN_BYTES + 2 * C.BF16) * decoder
@@ -392,3 +394,64 @@ def test_a_4bit_base_under_lora_is_priced_at_bitsandbytes_bytes_and_dequantized_
     assert decode_weight_bytes(plan, mc, w, 1) == pytest.approx(C.NF4_PLAIN_BYTES * decoder + C.BF16 * dense)
     plan.engine = "vllm"
     assert decode_weight_bytes(plan, mc, w, 8) == pytest.approx(C.ROLLOUT_PARAM_BYTES * w)
+    # an engine that quantizes its own copy (ms-swift 4.x's vLLM with quantization='bitsandbytes') runs the same method
+    plan.engine_base_bytes = C.NF4_PLAIN_BYTES
+    assert decode_weight_bytes(plan, mc, w, 8) == pytest.approx((C.NF4_PLAIN_BYTES + 2 * C.BF16) * decoder
+                                                                + C.BF16 * dense)
+
+
+def test_liger_grpo_loss_replaces_the_update_logits_only():
+    """Liger's chunked GRPO loss (costmodel/constants.py LIGER_GRPO_*): TRL 0.17-0.24 switch it on with
+    use_liger_loss, 0.25-0.29 with use_liger_kernel; it prices one sequence's completion logits and the lm_head's
+    gradients in the update, and leaves the old log-probs' logits alone. Before 0.17 neither flag does anything,
+    nor use_liger_kernel at 0.19 (layer kernels only: the log-probs pass no labels)."""
+    from rlbatch_solver.costmodel import constants as C
+
+    args = ["--num_processes", "1", "--per_device_train_batch_size", "8", "--num_generations", "8",
+            "--max_completion_length", "256", "--use_peft", "true", "--lora_target_modules", "all-linear",
+            "--dtype", "bfloat16"]
+
+    def logits(extra, framework):
+        ph = rb.check(args + extra, framework=framework, model="qwen2.5-7b", gpu="a100-40gb").memory.phases
+        return ph["actor_update"]["logits"], ph.get("old_log_prob", {}).get("logits+entropy")
+
+    vocab, hidden = 152064, 3584  # qwen2.5-7b
+    liger = (256 * vocab * C.LIGER_GRPO_BYTES_PER_LOGIT + C.LIGER_GRPO_WEIGHT_GRAD_COPIES * vocab * hidden * C.BF16
+             + C.LIGER_GRPO_INPUT_GRAD_COPIES * 8 * 256 * hidden * C.BF16) / 2**20
+    plain = logits([], "trl==0.29.1")
+    on = logits(["--use_liger_kernel", "true"], "trl==0.29.1")
+    assert on[0] == round(liger) and on[0] < plain[0] and on[1] == plain[1]
+    assert logits(["--use_liger_loss", "true"], "trl==0.19.1") == on
+    assert logits(["--use_liger_kernel", "true"], "trl==0.19.1") == logits([], "trl==0.19.1")
+    assert logits(["--use_liger_kernel", "true"], "trl==0.16.1") == logits([], "trl==0.16.1")
+
+
+def test_the_liger_loss_switch_is_the_running_releases_not_its_packs():
+    """The 0.29.1 pack judges TRL 0.22.2-0.28.0, but which flag switches Liger's GRPO loss is the running release's
+    (grpo_trainer.py GRPOTrainer.__init__ of each wheel): use_liger_loss up to 0.24 (use_liger_kernel only patches
+    layers there), use_liger_kernel from 0.25 with use_liger_loss its alias that wins when given, until 0.28 drops
+    it; none from 1.13."""
+    from rlbatch_solver.frameworks.trl import versions
+
+    assert versions.liger_loss_flags("0.24.0") == ("use_liger_loss",)
+    assert versions.liger_loss_flags("0.27.2") == ("use_liger_loss", "use_liger_kernel")
+    assert versions.liger_loss_flags("0.29.1") == versions.liger_loss_flags("1.0.0") == ("use_liger_kernel",)
+    assert versions.liger_loss_flags("1.16.0") == versions.liger_loss_flags("0.16.1") == ()
+    args = ["--num_processes", "1", "--per_device_train_batch_size", "8", "--num_generations", "8",
+            "--max_completion_length", "256", "--use_peft", "true", "--lora_target_modules", "all-linear",
+            "--dtype", "bfloat16"]
+
+    def update_logits(extra, framework):
+        report = rb.check(args + extra, framework=framework, model="qwen2.5-7b", gpu="a100-40gb")
+        return report.memory.phases["actor_update"]["logits"]
+
+    on = update_logits(["--use_liger_kernel", "true"], "trl==0.29.1")
+    for release in ("0.22.2", "0.24.0"):
+        plain = update_logits([], f"trl=={release}")
+        assert on < plain
+        assert update_logits(["--use_liger_kernel", "true"], f"trl=={release}") == plain
+        assert update_logits(["--use_liger_loss", "true"], f"trl=={release}") == on
+    assert update_logits(["--use_liger_kernel", "true"], "trl==0.25.1") == on
+    assert update_logits(["--use_liger_loss", "true"], "trl==0.25.1") == on
+    assert update_logits(["--use_liger_kernel", "true", "--use_liger_loss", "false"], "trl==0.25.1") == \
+        update_logits([], "trl==0.25.1")

@@ -48,6 +48,15 @@ def test_inputs_read_numbers_and_refuse_file_paths():
             read_inputs(parse_qs(bad))
 
 
+def test_the_longest_response_is_read_as_the_other_numbers_are():
+    i = read_inputs(parse_qs("action=check&longest_response_len=900"))
+    assert i.longest_response_len == 900 and read_inputs(parse_qs(i.query())) == i
+    for bad in ("900tokens", "-1", "0", "1e3", "9" * 13, "nan", "<script>"):
+        with pytest.raises(InputError) as e:
+            read_inputs(parse_qs(urlencode({"longest_response_len": bad})))
+        assert e.value.field == "longest_response_len"
+
+
 def test_pasted_text_becomes_the_command_lines_arguments(tmp_path):
     script = "#!/bin/bash\nN=8\npython3 -m verl.trainer.main_ppo data.train_batch_size=64 \\\n  actor_rollout_ref.rollout.n=$N\n"
     assert materialize(script, tmp_path) == ([str(tmp_path / "pasted.sh")], None)
@@ -164,6 +173,18 @@ def test_the_form_and_the_readmes_failing_config(url):
     assert 'class="verdict invalid">INVALID' in page
     assert "verl.step.mini_divisible_by_micro" in page and "256//4 = 64" in page
     assert "content-security-policy" not in page.lower()  # a header, not markup
+
+
+def test_check_with_the_longest_response_the_data_reaches(url):
+    """The form's longest-response field is check's --longest-response-len: the rollout waits for at most it."""
+    status, page = fetch(url + "/")
+    assert 'name="longest_response_len"' in page
+    query = {"action": "check", "gpus": 8, "gpu": "h100", "model": "qwen2.5-1.5b",
+             "config": "data.train_batch_size=64 data.max_response_length=8192"}
+    status, page = fetch(url + "/?" + urlencode({**query, "longest_response_len": 2000}))
+    assert status == 200 and "at most the longest given" in html.unescape(page), page[-3000:]
+    status, page = fetch(url + "/?" + urlencode({**query, "longest_response_len": "-5"}))
+    assert status == 400 and "longest_response_len" in page
 
 
 def test_bad_input_is_the_one_paragraph_error_with_status_400(url):

@@ -55,6 +55,9 @@ MEAN_PROMPT = _num("Time and tokens/s: your data's mean prompt length in tokens 
 MEAN_RESPONSE = _num("Time and tokens/s: your data's mean response length in tokens (default: a share of "
                      "max_response_length).",
                      maximum=10**9)
+LONGEST_RESPONSE = _num("Time: the longest response your data reaches in tokens (verl logs response_length/max), where "
+                        "it stays under max_response_length: a synchronous rollout waits for it (default: the length "
+                        "profile's longest, up to the limit).", maximum=10**9)
 RESPONSE_PROFILE = {"type": "string", "enum": list(PROFILES),
                     "description": "Time, where no mean is given: how long the model answers (default 0.35 of the "
                     "limit, reasoning 0.55 of an 8K limit and less of a longer one, gsm8k ~270 tokens, math ~1,500 tokens, limit: every response at "
@@ -72,8 +75,8 @@ def _input(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[s
 
 INPUTS: dict[str, dict[str, Any]] = {
     "check": _input({**PASTED, **HARDWARE, "length_fraction": LENGTH_FRACTION, "mean_prompt_len": MEAN_PROMPT,
-                     "mean_response_len": MEAN_RESPONSE, "response_profile": RESPONSE_PROFILE,
-                     "host_mem": HOST_MEM}),
+                     "mean_response_len": MEAN_RESPONSE, "longest_response_len": LONGEST_RESPONSE,
+                     "response_profile": RESPONSE_PROFILE, "host_mem": HOST_MEM}),
     "fix": _input({**PASTED, **HARDWARE, "keep": _words("Keys that must not change (native names)."),
                    "time_limit": TIME_LIMIT, "length_fraction": LENGTH_FRACTION, "host_mem": HOST_MEM}),
     "explain": _input({"error": _s("The error line (or traceback) the job died on.", maxLength=MAX_TEXT),
@@ -92,7 +95,8 @@ INPUTS: dict[str, dict[str, Any]] = {
                       "time (per sample, the default), memory-headroom or gpus (the fewest)."},
         "top": _i("How many configs to rank.", maximum=50, default=5),
         "time_limit": TIME_LIMIT, "length_fraction": LENGTH_FRACTION, "mean_prompt_len": MEAN_PROMPT,
-        "mean_response_len": MEAN_RESPONSE, "response_profile": RESPONSE_PROFILE, "host_mem": HOST_MEM,
+        "mean_response_len": MEAN_RESPONSE, "longest_response_len": LONGEST_RESPONSE,
+        "response_profile": RESPONSE_PROFILE, "host_mem": HOST_MEM,
         "placement": {"type": "string", "enum": list(PLACEMENTS), "description": "colocate: rollout on the training "
                       "GPUs; split: rollout on a pool of its own, pipelined; auto: both, compared."},
         "free_batch": {"type": "boolean", "description": "Let the search choose the algorithm's batch sizes too."},

@@ -84,13 +84,14 @@ def _model(model: Optional[str], model_config: Optional[str]) -> Optional[str]:
 
 def check(*, args=None, script=None, config_yaml=None, framework=None, gpus=None, model=None, model_config=None,
           gpu=None, length_fraction=None, mean_prompt_len=None, mean_response_len=None, host_mem=None,
-          response_profile=None) -> Answer:
+          response_profile=None, longest_response_len=None) -> Answer:
     from ..commands import entry
 
     report = entry.check(_pasted(args, script), framework=framework, gpus=gpus, model=_model(model, model_config),
                          gpu=gpu, extra_gpus=None, config=_write(CONFIG, config_yaml), length_fraction=length_fraction,
                          calibration=None, mean_prompt_len=mean_prompt_len, mean_response_len=mean_response_len,
-                         host_mem=host_mem, response_profile=response_profile)
+                         host_mem=host_mem, response_profile=response_profile,
+                         longest_response_len=longest_response_len)
     return Answer(_json(report))
 
 
@@ -127,13 +128,14 @@ def explain(*, error, args=None, script=None, config_yaml=None, framework=None, 
 def recommend(*, framework=None, gpu=None, gpus=None, nnodes=None, model=None, model_config=None, algo=None, n=None,
               prompt_len=None, response_len=None, set=None, search=None, objective=None, top=5, time_limit=10.0,
               length_fraction=None, mean_prompt_len=None, mean_response_len=None, placement=None, host_mem=None,
-              free_batch=False, from_config=None, scenario_yaml=None, response_profile=None) -> Answer:
+              free_batch=False, from_config=None, scenario_yaml=None, response_profile=None,
+              longest_response_len=None) -> Answer:
     from ..commands import entry
     from ..render import recommend_dict
 
     common = dict(top=top, time_limit=time_limit, extra_gpus=None, length_fraction=length_fraction, calibration=None,
                   mean_prompt_len=mean_prompt_len, mean_response_len=mean_response_len, placement=placement,
-                  response_profile=response_profile)
+                  response_profile=response_profile, longest_response_len=longest_response_len)
     model = _model(model, model_config)
     scenario_file = _write("scenario.yaml", scenario_yaml)
     if from_config is not None:

@@ -16,7 +16,7 @@ from ..frameworks.key_names import UnknownKey, findings
 from ..rules.base import RuleSet, Value, Violation
 from ..rules.ids import memory_rule_id
 from ..costmodel.lengths import named
-from ..scenario import check_length_fraction, check_mean_lengths
+from ..scenario import check_length_fraction, check_longest_response, check_mean_lengths
 from .common import Upgrade, framework_for, read_inputs, read_config, upgrade_check
 
 
@@ -235,6 +235,7 @@ def check(
     host_mem_gib: float | None = None,
     compare_with: str | None = None,
     response_profile: str | None = None,
+    longest_response_len: float | None = None,
 ) -> CheckReport:
     """Every rule the config breaks, with its numbers, stage and source.
 
@@ -244,7 +245,8 @@ def check(
     max prompt + response (1.0: every one at the limits, the worst case). ``mean_prompt_len`` /
     ``mean_response_len``: the data's mean lengths (tokens) the step time is predicted at (``mean_lengths_from``
     says where they came from); unset, the length profile's (``response_profile`` names one; else chosen by the model
-    and the training data the config names: docs/cost-model.md section 4).
+    and the training data the config names: docs/cost-model.md section 4). ``longest_response_len``: the longest
+    response the data reaches (tokens), where it is known: the rollout waits for it, not for the length law's longest.
     Checked with an older release than the newest (its keys show it, or ``compare_with`` names the unpinned
     framework when ``framework`` pins a release an error message showed), ``upgrade`` says what the newest refuses.
     ``config``: the arguments (a list, or one string), a mapping, a YAML/JSON file's path, or a launch script's path
@@ -255,6 +257,7 @@ def check(
 
     check_length_fraction(length_fraction)
     check_mean_lengths(mean_prompt_len, mean_response_len)
+    check_longest_response(longest_response_len, mean_response_len)
     named(response_profile)
     config, framework, gpus, model, script_notes = api_config(config, framework, gpus, model)
     asked = get_framework(framework or "verl")
@@ -268,7 +271,7 @@ def check(
     if gpu and card is not None:
         ruleset, memory, host = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,
                                              (mean_prompt_len, mean_response_len, mean_lengths_from), host_mem_gib,
-                                             (response_profile, fw.training_data(flat)))
+                                             (response_profile, fw.training_data(flat)), longest_response_len)
     elif gpu or card is not None:
         notes.append(half_given_note(bool(gpu)))
     else:
@@ -328,16 +331,18 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                  calibration: "Efficiency | None" = None,
                  means: tuple = (None, None, "given"),
                  host_mem_gib: float | None = None,
-                 profile: tuple = (None, None)) -> tuple[RuleSet, MemoryCheck, HostReport]:
+                 profile: tuple = (None, None),
+                 longest: float | None = None) -> tuple[RuleSet, MemoryCheck, HostReport]:
     """The rule set plus memory rules for these exact values, and the per-phase breakdown."""
     from ..catalog.gpus import load_gpu
     from ..costmodel.tables import (MIB, build_cost_terms, full_reports, mean_lengths, stage_seconds, step_seconds,
-                                    with_efficiency, with_length_fraction, with_mean_lengths, with_response_profile)
+                                    with_efficiency, with_length_fraction, with_longest_response, with_mean_lengths,
+                                    with_response_profile)
 
     gpu = load_gpu(gpu_name, extra_gpus)
     prompt_mean, response_mean, source = means
-    spec = with_mean_lengths(with_response_profile(with_efficiency(with_length_fraction(
-        fw.cost_spec(card, gpu), length_fraction), calibration), *profile), prompt_mean, response_mean)
+    spec = with_longest_response(with_mean_lengths(with_response_profile(with_efficiency(with_length_fraction(
+        fw.cost_spec(card, gpu), length_fraction), calibration), *profile), prompt_mean, response_mean), longest)
     terms = build_cost_terms(spec, {k: [v] for k, v in values.items()}, time=False)
     reports, seconds = full_reports(spec, values)
     phases = {p: {t: int(-(-b // MIB)) for t, b in r.phases[p].items()} for p, r in reports.items()}
@@ -349,7 +354,8 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                       step_seconds(spec, values, seconds),
                       {**mean_lengths(spec, values),
                        "prompt_from": source if prompt_mean is not None else "assumed",
-                       "response_from": source if response_mean is not None else "assumed"},
+                       "response_from": source if response_mean is not None else "assumed",
+                       "longest_from": "given" if longest is not None else "assumed"},
                       stage_seconds(spec, values, seconds), typical_peaks(spec, values, length_fraction),
                       memory_error_log(fw.name), server_titles(fw, spec, values, reports))
     return fw.ruleset.extended(terms.rules, terms.derived), mem, host_check(spec, values, gpu.name, host_mem_gib)

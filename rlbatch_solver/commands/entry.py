@@ -13,7 +13,8 @@ from . import inputs
 def check(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Optional[int], model: Optional[str],
           gpu: Optional[str], extra_gpus: Optional[str], config: Optional[str], length_fraction: Optional[float],
           calibration: Optional[str], mean_prompt_len: Optional[float], mean_response_len: Optional[float],
-          host_mem: Optional[float], response_profile: Optional[str] = None):
+          host_mem: Optional[float], response_profile: Optional[str] = None,
+          longest_response_len: Optional[float] = None):
     from .. import api
 
     _known_names(gpu, model, extra_gpus)
@@ -24,7 +25,8 @@ def check(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Opt
                        length_fraction=1.0 if length_fraction is None else length_fraction,
                        calibration=inputs.calibration(calibration, gpu), mean_prompt_len=prompt_mean,
                        mean_response_len=response_mean, mean_lengths_from=source,
-                       host_mem_gib=inputs.host_mem(host_mem), response_profile=response_profile)
+                       host_mem_gib=inputs.host_mem(host_mem), response_profile=response_profile,
+                       longest_response_len=longest_response_len)
     report.ignored = ignored
     return report
 
@@ -160,7 +162,8 @@ def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: O
               search: Optional[List[str]], top: int, time_limit: float, extra_gpus: Optional[str],
               length_fraction: Optional[float], calibration: Optional[str], mean_prompt_len: Optional[float],
               mean_response_len: Optional[float], placement: Optional[str], host_mem: Optional[float],
-              response_profile: Optional[str] = None, started: Optional[float] = None):
+              response_profile: Optional[str] = None, started: Optional[float] = None,
+              longest_response_len: Optional[float] = None):
     """recommend from flags (or a scenario file; none: the built-in default scenario); ``--time-limit`` counted from
     ``started`` (``started()``: the command's start) when given."""
     from .. import api
@@ -176,6 +179,8 @@ def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: O
         sc.placement = placement
     if response_profile is not None:
         sc.response_profile = response_profile
+    if longest_response_len is not None:
+        sc.longest_response_length = longest_response_len
     if host_mem is not None:
         sc.host_mem_gib = inputs.host_mem(host_mem)
     sc.validate()
@@ -204,7 +209,8 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
                    time_limit: float, extra_gpus: Optional[str], scenario_given: list, placement: Optional[str],
                    calibration: Optional[str], mean_prompt_len: Optional[float],
                    mean_response_len: Optional[float], response_profile: Optional[str] = None,
-                   host_mem: Optional[float] = None, free_batch: bool = False, started: Optional[float] = None):
+                   host_mem: Optional[float] = None, free_batch: bool = False, started: Optional[float] = None,
+                   longest_response_len: Optional[float] = None):
     """``recommend --from run.sh`` (or a YAML config with --framework): the run the user's config describes."""
     from .. import api
 
@@ -227,7 +233,7 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
                                 time_limit_s=time_limit, extra_gpus=extra_gpus,
                                 calibration=inputs.calibration(calibration, gpu), mean_lengths=means[:2],
                                 response_profile=response_profile, host_mem_gib=inputs.host_mem(host_mem),
-                                deadline=_deadline(time_limit, started))
+                                deadline=_deadline(time_limit, started), longest_response=longest_response_len)
     from ..launch_script import is_launch_script, read_launch_script
 
     if report.start is not None and is_launch_script(path):  # its command line, to print back as it is

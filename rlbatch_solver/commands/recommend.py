@@ -489,8 +489,8 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
             start: tuple[Mapping[str, Value], set[str]] | None = None) -> Prepared:
     """Framework, model, GPU, search space and cost terms of a scenario (``start``: the values of a
     user's config and the variables free to change, from ``scenario_from_config``)."""
-    from ..costmodel.tables import (build_cost_terms, with_efficiency, with_length_fraction, with_mean_lengths,
-                                    with_response_profile)
+    from ..costmodel.tables import (build_cost_terms, with_efficiency, with_length_fraction, with_longest_response,
+                                    with_mean_lengths, with_response_profile)
 
     fw = get_framework(scenario.framework)
     card = model_of(scenario)
@@ -509,6 +509,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
         spec = with_efficiency(spec, Efficiency.from_mapping(scenario.calibration))
     spec = with_response_profile(spec, scenario.response_profile, scenario.dataset)
     spec = with_mean_lengths(spec, scenario.mean_prompt_length, scenario.mean_response_length)
+    spec = with_longest_response(spec, scenario.longest_response_length)
     terms = build_cost_terms(spec, space.domains)
     ruleset = fw.ruleset.extended(space.extra_rules + terms.rules, terms.derived)
     return Prepared(fw, card, gpu, space, spec, terms, ruleset)
@@ -640,7 +641,8 @@ def recommend(
         report.host = host_check(spec, best_values, gpu.name, scenario.host_mem_gib, scenario.per_node)
         report.lengths = {**mean_lengths(spec, best_values),
                           "prompt_from": "given" if scenario.mean_prompt_length is not None else "assumed",
-                          "response_from": "given" if scenario.mean_response_length is not None else "assumed"}
+                          "response_from": "given" if scenario.mean_response_length is not None else "assumed",
+                          "longest_from": "given" if scenario.longest_response_length is not None else "assumed"}
     if not choices and host_unfit is not None:
         report.host_unfit = host_unfit  # the RAM, not the rules or the GPUs: the estimate says what would help
     elif not choices and res.status == "infeasible":
@@ -700,7 +702,8 @@ def check_options(scenario: Scenario) -> list[str]:
     if scenario.response_profile:
         out += ["--response-profile", str(scenario.response_profile)]
     for flag, value in (("--mean-prompt-len", scenario.mean_prompt_length),
-                        ("--mean-response-len", scenario.mean_response_length)):
+                        ("--mean-response-len", scenario.mean_response_length),
+                        ("--longest-response-len", scenario.longest_response_length)):
         if value is not None:
             out += [flag, f"{float(value):g}"]
     if scenario.length_fraction != 1.0:
@@ -763,9 +766,11 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
                    calibration: Efficiency | None = None,
                    mean_lengths: tuple[float | None, float | None] = (None, None),
                    response_profile: str | None = None, host_mem_gib: float | None = None,
-                   solver_workers: int = 2, deadline: Any = None) -> RecommendReport:
+                   solver_workers: int = 2, deadline: Any = None,
+                   longest_response: float | None = None) -> RecommendReport:
     """The best configs for the run a user's config describes, and that config judged beside them (timed with the
-    length profile ``response_profile`` names, else the one its model and training data choose; the node's RAM
+    length profile ``response_profile`` names, else the one its model and training data choose, and the longest
+    response ``longest_response`` where the data's is known; the node's RAM
     ``host_mem_gib``, None: the GPU type's standard node). ``solver_workers``: CP-SAT threads (the answer does not
     depend on them: ``tie_break``). ``deadline``: as ``recommend``'s."""
     from ..deadline import Deadline
@@ -775,6 +780,7 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
                                                   objective=objective, length_fraction=length_fraction)
     scenario.mean_prompt_length, scenario.mean_response_length = mean_lengths
+    scenario.longest_response_length = longest_response
     scenario.response_profile, scenario.dataset = response_profile, get_framework(framework).training_data(flat) or None
     scenario.host_mem_gib = host_mem_gib
     scenario.validate()

@@ -205,6 +205,54 @@ FUSED_LCE_OUT_BYTES_PER_TOKEN = 5 * FP32
 FUSED_LCE_VOCAB_PER_SPLIT = 1024
 FUSED_LCE_SPLIT_PARTIALS = 3
 FUSED_LCE_DLOGITS_COLUMNS = 9504
+# verl FSDP with actor_rollout_ref.model.use_fused_kernels=True (read in verl 0.4.0 to 0.9.1: the legacy workers
+# workers/fsdp_workers.py ActorRolloutRefWorker.init_model set it on the actor's and the reference's configs, and
+# workers/actor/dp_actor.py DataParallelPPOActor._forward_micro_batch takes the model's log_probs/entropy outputs;
+# from 0.8.0 workers/engine_workers.py TrainingWorker.__init__ copies it into both engines' configs, and
+# workers/engine/fsdp/transformer_impl.py prepare_model_outputs reads them, packed or padded). The actor's update,
+# its old log-probs and the reference all go through it; the critic (a value head) does not. The model's forward
+# is replaced (models/transformers/monkey_patch.py patch_forward_with_backends) by one of two backends of
+# model.fused_kernel_options.impl_backend (from 0.4.1; 0.4.0 has the torch one only):
+# - "triton": verl/utils/kernel/linear_cross_entropy.py, the kernel priced above ("megatron-fused") on one rank's
+#   whole vocabulary (no TP, no gather);
+# - "torch" (the default): verl/utils/experimental/torch_functional.py FusedLinearForPPO, chunks of 512 rows
+#   (FusedLinearForPPO.__init__ chunk_size). A chunk's forward (_fused_linear_for_ppo_fwd, no grad) holds its fp32
+#   logits, softmax and log_softmax and one fp32 temporary of logsumexp or probs*logits: 4 x 4 B per logit (0.8.0
+#   and 0.9.1 replace the log_softmax by flash-attn's cross_entropy_loss where it imports: 3 x 4; we count the
+#   larger). A chunk's backward
+#   (_fused_linear_for_ppo_bwd) recomputes the fp32 logits and softmax and holds the one-hot, (one_hot - probs) and
+#   the product: 5 x 4 B; with the entropy's gradient (dentropy: entropy in the loss) the one-hot, dlogits,
+#   log_softmax, probs*(log_softmax + entropy) and its product by -dentropy stay beside the logits and softmax:
+#   7 x 4 B. The backward's outputs: dhidden_states (zeros_like the [tokens, h] bf16 hidden states), each chunk's
+#   [vocab, h] bf16 product dlogits.t() @ hidden_states (computed whether or not the weight is trained) and, when the
+#   lm_head is trained (not with LoRA), dvocab_weights, zeros_like the [vocab, h] bf16 weight, that it is added
+#   into. Read from the code, not measured.
+# - "liger" (0.9.1 only, whose fsdp extra pins liger-kernel>=0.8.2): LigerFusedLinearScaledCrossEntropyFunction, or
+#   FusedLinearForPPO when liger-kernel is not installed (FusedLinearForPPO.forward). liger-kernel 0.8.2
+#   ops/fused_linear_scaled_cross_entropy.py runs, on any GPU but sm90, _FusedLinearPPOFallbackFunction, adapted from
+#   FusedLinearForPPO with the same 512-row chunks (_FALLBACK_CHUNK_SIZE); on sm90 (H100, H200) a CuTe-DSL kernel we
+#   have not read. Priced as the torch backend (on sm90 an upper bound).
+VERL_FUSED_PPO_CHUNK_ROWS = 512
+VERL_FUSED_PPO_FWD_BYTES_PER_LOGIT = 4 * FP32
+VERL_FUSED_PPO_BWD_BYTES_PER_LOGIT = 5 * FP32
+VERL_FUSED_PPO_BWD_ENTROPY_BYTES_PER_LOGIT = 7 * FP32
+# Liger's chunked GRPO loss (liger_kernel/chunked_loss/fused_linear_ppo.py LigerFusedLinearPPOBase.forward,
+# liger-kernel 0.5.10 and 0.6.4 the same): TRL's GRPOTrainer.compute_liger_loss (with use_liger_loss from TRL 0.17.0
+# to 0.24; with use_liger_kernel, or the deprecated use_liger_loss, from 0.25.0 to 1.12: trl/versions.py
+# liger_loss_flags) and ms-swift's
+# (--use_liger_kernel, from 3.5.0: trainers/rlhf_trainer/grpo_trainer.py _prepare_liger_loss, 4.6.0
+# rlhf_trainers/grpo_trainer.py) hand it the last hidden states of the completion positions and the lm_head
+# weight instead of the logits. Neither passes chunk_size: LigerFusedLinearGRPOLoss's default 1, one sequence per
+# chunk, whose logits (bf16, 2 B), fp32 copy and log_softmax (4 + 4) and, in the backward run in the same pass by
+# torch.func.grad_and_value, the log_softmax's fp32 gradient (4) and the logits' bf16 one (2) are counted at once:
+# 16 B per logit (eager; TRL leaves compiled=True, ms-swift passes compiled=False). grad_and_value differentiates
+# the weight whatever its requires_grad (LoRA too): grad_weight, zeros_like the [vocab, h] weight, plus each
+# chunk's gradient before it is added in; the chunks' input gradients are kept in a list and concatenated (2 x
+# [rows, h]). Only the policy's update: the old and reference log-probs still come from the whole logits
+# (TRL _get_per_token_logps; ms-swift _get_per_token_logps_and_entropies). Read from the code, not measured.
+LIGER_GRPO_BYTES_PER_LOGIT = BF16 + FP32 + FP32 + FP32 + BF16
+LIGER_GRPO_WEIGHT_GRAD_COPIES = 2
+LIGER_GRPO_INPUT_GRAD_COPIES = 2
 #
 # "generic" accounting, for a framework whose logits code we have not audited: verl docs/perf/perf_tuning.rst ("Memory optimization for
 # entropy calculation from logits") counts tokens*vocab*(4 + 2 + 1) bytes for entropy; logits

@@ -484,9 +484,16 @@ def quantized_base_bytes(plan: Plan, mc: ModelConsts) -> float:
     embedding and lm_head in the load dtype, 16 bits at least (bitsandbytes leaves them unquantized: transformers' bnb
     integration skips the output embedding, and the input embedding is no Linear; TRL >= 1.0 loads them in fp32 unless
     told, ModelConfig dtype "float32")."""
-    dense = float(mc.embed + mc.lm_head)
-    dense_bytes = max(C.BF16, plan.model_dtype_bytes)
-    return (plan.base_weight_bytes * (float(mc.params) - dense) + dense_bytes * dense) / _mp(plan)
+    return quantized_model_bytes(mc, plan.base_weight_bytes, max(C.BF16, plan.model_dtype_bytes)) / _mp(plan)
+
+
+def quantized_model_bytes(mc: ModelConsts, per_weight: float, dense_bytes: float, critic: bool = False) -> float:
+    """A whole model whose decoder weights take ``per_weight`` bytes each and whose embedding and lm_head (or, with
+    ``critic``, value head) take ``dense_bytes`` (bitsandbytes quantizes linear layers only, and none of the output
+    embedding)."""
+    decoder = float(mc.params - mc.embed - mc.lm_head)
+    total = float(mc.critic_params if critic else mc.params)
+    return per_weight * decoder + dense_bytes * (total - decoder)
 
 
 def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool, opt_off: bool) -> float:
@@ -498,13 +505,18 @@ def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool,
 
 
 def _ref_param_bytes(plan: Plan, mc: ModelConsts, critic: bool = False) -> float:
-    """A forward-only bf16 model (reference, or the reward model with ``critic``) on one GPU."""
+    """A forward-only bf16 model (reference, or the reward model with ``critic``) on one GPU; quantized as the
+    actor's frozen base (``Plan.base_weight_bytes``) where the framework loads every model so (OpenRLHF's
+    ``--ds.load_in_4bit``: frameworks/openrlhf/cost.py)."""
     if plan.trainer == "megatron":
         dense, expert = megatron_shard_params(mc, plan.tp, plan.pp, plan.ep, plan.etp or plan.tp, critic)
         return C.REF_PARAM_BYTES * (dense + expert)
     params = mc.critic_params if critic else mc.params
     shard = max(1, plan.shard_degree) if plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed") else 1
-    return max(C.REF_PARAM_BYTES, plan.model_dtype_bytes) * params / _mp(plan) / shard
+    dtype_bytes = max(C.REF_PARAM_BYTES, plan.model_dtype_bytes)
+    if plan.base_weight_bytes:
+        return quantized_model_bytes(mc, plan.base_weight_bytes, dtype_bytes, critic) / _mp(plan) / shard
+    return dtype_bytes * params / _mp(plan) / shard
 
 
 def megatron_layer_activation_bytes(plan: Plan, mc: ModelConsts) -> float:
@@ -737,10 +749,36 @@ def fused_linear_cross_entropy_bytes(plan: Plan, mc: ModelConsts, tokens: float,
     return max(forward, backward)
 
 
+def verl_fused_ppo_bytes(plan: Plan, mc: ModelConsts, tokens: float, update: bool) -> float:
+    """verl FSDP's fused log-probs, torch backend ("verl-fused-torch", constants.py VERL_FUSED_PPO_*): one chunk of
+    512 rows' fp32 tensors at a time; in the update's backward also the hidden states' gradient, one chunk's
+    contribution to the lm_head's gradient and, when the lm_head is trained, that gradient."""
+    rows = min(tokens, C.VERL_FUSED_PPO_CHUNK_ROWS)
+    if not update:
+        return rows * mc.vocab * C.VERL_FUSED_PPO_FWD_BYTES_PER_LOGIT
+    per_logit = (C.VERL_FUSED_PPO_BWD_ENTROPY_BYTES_PER_LOGIT if plan.entropy_in_update
+                 else C.VERL_FUSED_PPO_BWD_BYTES_PER_LOGIT)
+    # each chunk's [vocab, h] product is computed whether or not the lm_head is trained; its accumulator only when it is
+    weight_grad = (1 if plan.lora_params else 2) * mc.vocab * mc.hidden * C.BF16
+    return rows * mc.vocab * per_logit + tokens * mc.hidden * C.BF16 + weight_grad
+
+
+def liger_grpo_loss_bytes(plan: Plan, mc: ModelConsts, rows: float) -> float:
+    """Liger's chunked GRPO loss in the update (``Plan.liger_grpo_loss``, constants.py LIGER_GRPO_*): one
+    sequence's completion logits at a time, the lm_head weight's gradient and a chunk's (in the weight's dtype),
+    and the hidden states' gradients, listed and concatenated."""
+    chunk = min(rows, max(1, plan.response_len))
+    weight = C.LIGER_GRPO_WEIGHT_GRAD_COPIES * mc.vocab * mc.hidden * plan.model_dtype_bytes
+    inputs = C.LIGER_GRPO_INPUT_GRAD_COPIES * rows * mc.hidden * plan.model_dtype_bytes
+    return chunk * mc.vocab * C.LIGER_GRPO_BYTES_PER_LOGIT + weight + inputs
+
+
 def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -> float:
     """Logits (and entropy) of a forward-only pass: old log-prob (entropy) or reference."""
-    if plan.logits_impl == "megatron-fused":
+    if plan.logits_impl in ("megatron-fused", "verl-fused-triton"):
         return fused_linear_cross_entropy_bytes(plan, mc, tokens, update=False)
+    if plan.logits_impl == "verl-fused-torch":
+        return verl_fused_ppo_bytes(plan, mc, tokens, update=False)
     v = mc.vocab / max(1, plan.tp)
     all_tokens = tokens
     tokens = _logit_rows(plan, tokens)
@@ -785,8 +823,10 @@ def _sliced_off_logits(plan: Plan, mc: ModelConsts, tokens: float) -> float:
 
 def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     """Logits-related bytes at the peak of the actor update's loss forward and backward."""
-    if plan.logits_impl == "megatron-fused":
+    if plan.logits_impl in ("megatron-fused", "verl-fused-triton"):
         return fused_linear_cross_entropy_bytes(plan, mc, tokens, update=True)
+    if plan.logits_impl == "verl-fused-torch":
+        return verl_fused_ppo_bytes(plan, mc, tokens, update=True)
     v = mc.vocab / max(1, plan.tp)
     all_tokens = tokens
     tokens = _logit_rows(plan, tokens)
@@ -795,6 +835,8 @@ def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
         return C.FUSED_LM_HEAD_TILE_BYTES + head_grad
     if plan.logits_impl == "unsloth-chunked":
         return unsloth_chunk_rows(tokens, mc.vocab) * v * C.UNSLOTH_LOGPROB_BYTES_PER_LOGIT
+    if plan.liger_grpo_loss:
+        return liger_grpo_loss_bytes(plan, mc, tokens)
     if plan.logits_impl in C.LOGIT_BYTES:
         _, _, upd, upd_entropy = C.LOGIT_BYTES[plan.logits_impl]
         return tokens * v * (upd_entropy if plan.entropy_in_update else upd) + _sliced_off_logits(plan, mc, all_tokens)
@@ -903,6 +945,8 @@ def engine_weight_bytes(plan: Plan, mc: ModelConsts) -> float:
         if plan.base_weight_bytes:
             return quantized_base_bytes(plan, mc) / max(1, plan.rollout_tp)
         return C.BF16 * mc.params / max(1, plan.rollout_tp)
+    if plan.engine_base_bytes:  # the engine quantizes its own copy while loading it (vLLM's in-flight bitsandbytes)
+        return quantized_model_bytes(mc, plan.engine_base_bytes, C.ROLLOUT_PARAM_BYTES) / max(1, plan.rollout_tp)
     return C.ROLLOUT_PARAM_BYTES * mc.params / max(1, plan.rollout_tp)
 
 
@@ -1057,7 +1101,9 @@ def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, 
     eb = engine_budget(plan, mc, resident)
     name = "SGLang" if plan.engine == "sglang" else "vLLM"
     # shared with the trainer (Plan.engine_shares_weights): counted once, in the actor's resident states
-    terms[f"{name} weights (bf16, /TP)"] = 0.0 if plan.engine_shares_weights else min(eb.weights, eb.budget)
+    # (an engine that quantizes its own copy, Plan.engine_base_bytes: its decoder weights in NF4)
+    dtype = "NF4" if plan.engine_base_bytes and not plan.engine_shares_weights else "bf16"
+    terms[f"{name} weights ({dtype}, /TP)"] = 0.0 if plan.engine_shares_weights else min(eb.weights, eb.budget)
     if plan.engine == "sglang":
         terms[f"{name} KV cache"] = eb.kv_bytes
         terms[f"{name} activations (outside mem_fraction)"] = eb.activations + eb.non_torch

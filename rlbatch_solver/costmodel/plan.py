@@ -147,7 +147,13 @@ class Plan:
     # the engine then runs the BF16_Optimizer, whose fp32 gradients are whole on every rank
     # (deepspeed/runtime/engine.py _do_optimizer_sanity_check, DeepSpeed 0.14.4); ZeRO-2/3 ignore it
     deepspeed_grad_accum_fp32: bool = False
-    logits_impl: str = "generic"  # or a key of constants.LOGIT_BYTES, "trl-fused", "megatron-fused" or "unsloth-chunked"
+    # or a key of constants.LOGIT_BYTES, "trl-fused", "megatron-fused", "verl-fused-triton" (verl FSDP's
+    # use_fused_kernels with the triton backend: the same kernel), "verl-fused-torch" or "unsloth-chunked"
+    logits_impl: str = "generic"
+    # the update's loss is Liger's chunked GRPO loss (TRL's use_liger_loss / use_liger_kernel, ms-swift's
+    # --use_liger_kernel; constants.py LIGER_GRPO_*): the update holds no [tokens, vocab] logits; the forward-only
+    # passes keep ``logits_impl``
+    liger_grpo_loss: bool = False
     # the loss's forward keeps logits for the response positions only (ms-swift: logits_to_keep = completion
     # length + 1, grpo_trainer._get_logps_via_local_forward), not for every token of the sequence
     logits_response_only: bool = False
@@ -257,6 +263,10 @@ class Plan:
     # (use_gradient_checkpointing="unsloth"), so only the recomputed layer and one checkpoint in transit stay
     base_weight_bytes: float = 0.0
     engine_shares_weights: bool = False
+    # the rollout engine's own bytes per decoder weight when it quantizes the 16-bit checkpoint itself while loading
+    # it (ms-swift 4.1+'s colocated vLLM with ``quantization='bitsandbytes'``: frameworks/bnb.py
+    # engine_bytes_per_weight); 0: a 16-bit engine (ROLLOUT_PARAM_BYTES)
+    engine_base_bytes: float = 0.0
     ckpt_offload: bool = False
     # Count, in the training phases, what the other colocated models and the sleeping
     # inference engine keep on the GPU (CUDA graphs; everything without free_cache_engine).

@@ -386,6 +386,18 @@ def with_mean_lengths(spec: CostSpec, prompt: float | None, response: float | No
     return replace(spec, plan=lambda values, phase: at_mean_lengths(plan(values, phase), prompt, response))
 
 
+def with_longest_response(spec: CostSpec, longest: float | None) -> CostSpec:
+    """The same cost model timing the step with the longest response the data reaches (tokens; ``Plan.
+    longest_response``): the rollout's straggler and ``generate``'s decode steps run to it, never past the limit nor
+    under the mean (lengths.response_cap). Memory keeps the limit."""
+    from dataclasses import replace
+
+    if longest is None:
+        return spec
+    plan = spec.plan
+    return replace(spec, plan=lambda values, phase: plan(values, phase).replace(longest_response=float(longest)))
+
+
 def with_response_profile(spec: CostSpec, profile: str | None, dataset: str | None) -> CostSpec:
     """The same cost model timing the step with the length profile a user names (``--response-profile``) and the
     training data the config names (``lengths.dataset_of``), from which the default profile is chosen
@@ -434,7 +446,8 @@ def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, Any]:
             "profile_chosen": chosen_by(plan),
             "data_prompt": data.name if data else None, "data_prompt_why": data.why if data else None,
             "dataset": plan.dataset or None,
-            "longest": round(straggler_tokens(r, response_cap(plan, r), int(plan.samples_per_step)), 1)}
+            "longest": round(straggler_tokens(r, response_cap(plan, r), int(plan.samples_per_step)), 1),
+            "longest_given": plan.longest_response}
 
 
 def with_efficiency(spec: CostSpec, efficiency: "Efficiency | None") -> CostSpec:

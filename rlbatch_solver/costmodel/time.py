@@ -209,7 +209,13 @@ def _lengths(plan: Plan) -> tuple[float, float, float]:
         from .lengths import plan_data_prompt, plan_profile
 
         profile = plan_profile(plan)
-        if frac is None:
+        if frac is None and r_max > 0:
+            # the profile's share is of the cap its law is truncated at: the limit, or the longest response the data
+            # reaches where it is stated below it (Plan.longest_response; lengths.response_cap)
+            stated = plan.longest_response
+            cap = float(stated) if stated is not None and 0 < stated < r_max else r_max
+            frac = profile.fraction(cap) * cap / r_max
+        elif frac is None:
             frac = profile.fraction(r_max)
         if pfrac is None:
             known = plan_data_prompt(plan)
@@ -377,11 +383,14 @@ def decode_weight_bytes(plan: Plan, mc: ModelConsts, weights: float, batch: floa
     ``matmul_4bit`` (bitsandbytes/autograd/_functions.py): one token row (``A.numel() == A.shape[-1]``) takes the
     fused ``gemv_4bit`` kernel, which reads the packed weights only; any larger batch takes ``MatMul4Bit``, which
     dequantizes every weight to a 16-bit copy (``F.dequantize_4bit``: reads the packed bytes, writes 2 B) and then
-    multiplies with it (reads the 2 B again), every decode step. The embedding and lm_head stay 16-bit."""
-    if not plan.base_weight_bytes or not (plan.engine == "hf" or plan.engine_shares_weights):
+    multiplies with it (reads the 2 B again), every decode step. The embedding and lm_head stay 16-bit. An engine
+    that quantizes its own copy while loading (``Plan.engine_base_bytes``: vLLM's in-flight bitsandbytes) runs the
+    same method on those bytes."""
+    stored = plan.base_weight_bytes if plan.engine == "hf" or plan.engine_shares_weights else plan.engine_base_bytes
+    if not stored:
         return C.ROLLOUT_PARAM_BYTES * weights
     quantized = min(weights, float(mc.params - mc.embed - mc.lm_head))
-    per_weight = plan.base_weight_bytes + (2 * C.BF16 if batch > 1 else 0.0)
+    per_weight = stored + (2 * C.BF16 if batch > 1 else 0.0)
     return per_weight * quantized + C.ROLLOUT_PARAM_BYTES * (weights - quantized)
 
 

@@ -12,14 +12,19 @@
     response_length: [4096]
     placement: [colocate, split]   # optional: rollout on the training GPUs or on a pool of its own (docs/async.md)
     response_profile: [gsm8k, math]  # optional: how long the model answers (docs/cost-model.md section 4)
+    mean_response_length: [600, 1200]   # optional: the data's mean lengths (mean_prompt_length too), and
+    longest_response_length: [3000]     # the longest response it reaches (time only), where known
     objective: time
     price_per_gpu_hour: {h100: 2.5, a100-80gb: 1.6}   # or one number
     fixed: {...}               # framework keys, as in a scenario
     time_limit_s: 20           # per point
 
-Any scenario field may be a single value or a list; lists are crossed. Each
-point has an id that depends only on its scenario, so a resumed sweep knows
-what it has done even if the grid file was reordered.
+The hardware and workload fields (AXES: framework to longest_response_length
+above, and nnodes) may be a single value or a list; lists are crossed, and a
+crossed point that is no valid scenario (a longest response under its mean
+response) is refused, naming the point. Each point has an id that depends only
+on its scenario, so a resumed sweep knows what it has done even if the grid file
+was reordered.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from ..frameworks.overrides import load_yaml_file
 from ..scenario import FIELD_NAMES, scenario_from_dict
 
 AXES = ("framework", "gpu", "gpus", "model", "algorithm", "n", "prompt_length", "response_length", "nnodes",
-        "placement", "response_profile")
+        "placement", "response_profile", "mean_prompt_length", "mean_response_length", "longest_response_length")
 GRID_ONLY = ("price_per_gpu_hour", "time_limit_s", "gpus_per_node")
 DEFAULT_POINT_TIME_LIMIT_S = 20.0
 MAX_POINT_TIME_LIMIT_S = 3600.0  # an hour a point: the solves answer in seconds

@@ -26,6 +26,7 @@ class Inputs:
     n: Optional[int] = None
     prompt_len: Optional[int] = None
     response_len: Optional[int] = None
+    longest_response_len: Optional[int] = None  # the longest response the data reaches (time only: --longest-response-len)
     config: str = ""  # pasted: a launch script, a YAML config, or the arguments
     error: str = ""  # the error line for explain
 
@@ -35,9 +36,9 @@ class Inputs:
         return urlencode({k: v for k, v in data.items() if v not in ("", None)})
 
 
-_NUMBERS = {"gpus", "n", "prompt_len", "response_len"}
+_NUMBERS = {"gpus", "n", "prompt_len", "response_len", "longest_response_len"}
 _LABELS = {"gpus": "GPU count", "n": "responses per prompt (n)", "prompt_len": "prompt length",
-           "response_len": "response length"}
+           "response_len": "response length", "longest_response_len": "longest response your data reaches"}
 
 
 def _number(name: str, text: str) -> Optional[int]:

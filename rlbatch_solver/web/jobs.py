@@ -95,7 +95,8 @@ def _check(i: Inputs, folder: Path, console: Any, time_limit: float) -> dict:
     overrides, config = materialize(i.config, folder)
     report = entry.check(overrides, framework=_opt(i.fw), gpus=i.gpus, model=_opt(i.model), gpu=_opt(i.gpu),
                          extra_gpus=None, config=config, length_fraction=None, calibration=None,
-                         mean_prompt_len=None, mean_response_len=None, host_mem=None)
+                         mean_prompt_len=None, mean_response_len=None, host_mem=None,
+                         longest_response_len=i.longest_response_len)
     render.print_check(console, report)
     out = {"valid": report.valid, "framework": f"{report.framework} {report.version}",
            "violations": [v.to_dict() | {"when": stage_text(v.stage)} for v in report.violations]}
@@ -124,7 +125,8 @@ def _diff(report: Any) -> list[str]:
 def _recommend(i: Inputs, folder: Path, console: Any, time_limit: float) -> dict:
     overrides, config = materialize(i.config, folder)
     common = dict(top=5, time_limit=time_limit, extra_gpus=None, length_fraction=None, calibration=None,
-                  mean_prompt_len=None, mean_response_len=None, placement=None)
+                  mean_prompt_len=None, mean_response_len=None, placement=None,
+                  longest_response_len=i.longest_response_len)
     if overrides or config:
         path = overrides[0] if overrides and len(overrides) == 1 and overrides[0].endswith(".sh") else config
         if path is None:  # pasted arguments: written as the YAML config they make, as recommend --from reads it

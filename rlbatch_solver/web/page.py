@@ -66,7 +66,8 @@ def form(i: Inputs) -> str:
 <div class="row">{fw}{_field("gpu", "GPU", i.gpu, "", gpus)}{_field("gpus", "GPUs", i.gpus, "num")}
 {_field("model", "model", i.model, "", models)}</div>
 <div class="row">{_field("algo", "algorithm (recommend)", i.algo, "", ALGORITHMS)}{_field("n", "n", i.n, "num")}
-{_field("prompt_len", "prompt length", i.prompt_len, "num")}{_field("response_len", "response length", i.response_len, "num")}</div>
+{_field("prompt_len", "prompt length", i.prompt_len, "num")}{_field("response_len", "response length", i.response_len, "num")}
+{_field("longest_response_len", "longest response in your data (optional)", i.longest_response_len, "num")}</div>
 <label>your launch script, YAML config or arguments (read, never run)
 <textarea name="config" id="config" rows="9" spellcheck="false">{escape(i.config)}</textarea></label>
 <div class="row" style="width:100%"><label style="flex:1">error line (for explain)

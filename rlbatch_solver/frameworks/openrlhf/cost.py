@@ -30,6 +30,7 @@ from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...rules.base import Value, bool_names, optional_names
 from .rules import VARIABLES
+from ..bnb import quantized_cost_spec
 from ..cost_common import phases_run
 
 # vLLM engine limits OpenRLHF 0.11.2 does not set (trainer/ray/vllm_engine.py create_vllm_engines passes
@@ -43,7 +44,7 @@ VLLM_MAX_BATCHED_TOKENS = 2048
 _LAYOUT = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp",
            "ring_attn_size", "packing_samples", "colocate_all", "colocate_actor_ref", "colocate_critic_reward",
            "need_ref", "need_critic", "need_reward_model", "ref_offload", "reward_offload", "adam_offload",
-           "ds_sleep", "vllm_eager", "async_train"]
+           "ds_sleep", "vllm_eager", "async_train", "lora_rank"]
 _ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep", "colocate_lowers_gmu", "vllm_graphs_in_budget",
            "sync_wakes_weights_only", "hf_generate"]
 # the release's log-prob code (frameworks/openrlhf/versions.py Release.logits)
@@ -64,10 +65,12 @@ _STEP = ["rollout_batch_size", "n"]
 _T = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp", "ring_attn_size",
       "packing_samples"] + _STEP
 TIME_INPUTS = {
+    # lora_rank: transformers' generate on a 4-bit LoRA base dequantizes it every decode step (0.4-0.6's hf_generate;
+    # time.decode_weight_bytes)
     Phase.ROLLOUT: ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all", "async_train",
                 "vllm_num_engines", "vllm_tp", "gmu_permille", "colocate_lowers_gmu", "vllm_eager", "vllm_v0",
                 "hf_generate", "flash_attn", "vllm_micro_calls",
-                "micro_rollout_batch_size", "zero_stage"] + _STEP,
+                "micro_rollout_batch_size", "zero_stage", "lora_rank"] + _STEP,
     Phase.OLD_LOG_PROB: _T + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.REF: _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
                  "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
@@ -190,6 +193,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         trainer="deepspeed",
         # OpenRLHF 0.4's DeepSpeed config accumulates gradients in fp32 (frameworks/openrlhf/versions.py)
         deepspeed_grad_accum_fp32=bool(v.get("grad_accum_fp32")),
+        # --use_liger_kernel changes nothing here: it loads AutoLigerKernelForCausalLM (0.11.2 models/actor.py), whose
+        # forward builds the logits when no labels are passed (liger-kernel lce_forward skip_logits), as Actor.forward
+        # does (docs/cost-model.md section 2)
         logits_impl=logits,
         offload_during_compute=True,
         ref_param_offload=ref_off,
@@ -213,6 +219,13 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # broadcast (ppo_actor.py), 0.11.2 wakes only their weights when --vllm.enable_sleep
         # (ppo_trainer.py broadcast_to_vllm: wake_up(tags=["weights"]))
         engine_receives_whole_weights=not (bool(v.get("vllm_sleep")) and bool(v.get("sync_wakes_weights_only", True))),
+        # --ds.lora.rank: the actor trains LoRA adapters on every linear layer (models/actor.py Actor.__init__:
+        # get_peft_model with --ds.lora.target_modules, default "all-linear") over its frozen base; the reference
+        # model is a model of its own (ReferenceModelActor), not the actor with its adapter disabled. The critic's
+        # LoRA is not priced (its states as a full model's: Framework.config_notes says so). With --ds.load_in_4bit
+        # frameworks/bnb.py quantized_cost_spec prices the actor's base, and memory._ref_param_bytes the reference
+        # and reward models, at NF4 bytes
+        lora_params=model.lora_params(int(v.get("lora_rank") or 0)) if v.get("lora_rank") else 0,
     )
 
 
@@ -398,7 +411,7 @@ def host_layout(v: Mapping[str, Value], model: ModelCard) -> HostLayout:
 
 
 def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
-    return CostSpec(
+    return quantized_cost_spec(CostSpec(
         framework="openrlhf",
         plan=lambda values, phase: make_plan(values, phase, model, gpu),
         memory_inputs=MEMORY_INPUTS,
@@ -416,4 +429,4 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         concurrency_inputs=("colocate_all", "colocate_actor_ref", "ds_sleep", "async_train"),
         pipeline=pipeline,
         host_layout=lambda values: host_layout(values, model),
-    )
+    ))

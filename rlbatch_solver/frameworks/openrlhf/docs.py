@@ -11,8 +11,10 @@ INTRO = (
     "errors. Rules marked (warning) are ours on purpose: OpenRLHF does not check them. A flag the release's "
     "`train_ppo_ray` does not have at all (`release_flags.py` lists every release's) is "
     "`openrlhf.launch.unknown_key` (argparse: `error: unrecognized arguments`), named with the flag it likely "
-    "misspells. LoRA (`--ds.lora.rank`) and 4-bit loading (`--ds.load_in_4bit`) are not modelled: a config "
-    "that sets them is checked by the rules and priced as full-parameter bf16 training, which its check says."
+    "misspells. LoRA (`--ds.lora.rank`) is priced for the actor (an adapter on every linear layer over its frozen "
+    "base), and 4-bit loading (`--ds.load_in_4bit`) with it prices the actor's base, the reference and the reward "
+    "model at bitsandbytes NF4 bytes (docs/cost-model.md section 9.3); the critic's LoRA and a 4-bit model trained "
+    "without LoRA are priced as full-parameter bf16 training, which the check says."
 )
 
 

@@ -248,7 +248,7 @@ _EXPORT_ORDER = [
     "rollout_batch_size", "vllm_generate_batch_size", "micro_rollout_batch_size", "n", "train_batch_size",
     "micro_train_batch_size", "max_len", "max_new_tokens", "zero_stage", "ring_attn_size", "ds_tp", "fp16",
     "packing_samples", "dynamic_batch", "train_max_tokens", "grad_ckpt", "adam_offload", "ref_offload",
-    "reward_offload", "enable_ema",
+    "reward_offload", "enable_ema", "load_in_4bit",
 ]
 # a flag of a model group that does not run is left out
 _NEEDS = {
@@ -553,7 +553,20 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             "deepspeed_release": _release_number(release.deepspeed),
             # the engines run vLLM's V0 engine, whose workers allocate a CPU swap space (host memory only): the pinned
             # vLLM's default, or the launch script's VLLM_USE_V1 (vllm/envs.py)
-            "vllm_v0": _vllm_v0(flat, release), **_ray_threshold(flat)}
+            "vllm_v0": _vllm_v0(flat, release), **_ray_threshold(flat), **_lora_values(native)}
+
+
+def _lora_values(native: Mapping[str, Any]) -> dict[str, Value]:
+    """LoRA and the 4-bit base (cost.py ``make_plan``, frameworks/bnb.py): ``--ds.lora.rank`` (``--lora_rank`` before
+    0.10.2) over ``--ds.lora.target_modules`` (default "all-linear", the only targets priced); ``--ds.load_in_4bit``
+    (``--load_in_4bit``) loads the actor, reference, reward model and critic with one BitsAndBytesConfig
+    (models/actor.py Actor.__init__, models/model.py get_llm_for_sequence_regression: nf4, double quantization,
+    bf16 compute, in 0.8.11 and 0.11.2); the vLLM engines get no quantization (trainer/ray/vllm_engine.py) and load
+    the 16-bit checkpoint."""
+    rank = native.get("ds.lora.rank", native.get("lora_rank"))
+    four = native.get("ds.load_in_4bit", native.get("load_in_4bit", False))
+    return {"lora_rank": int(float(str(rank))) if _positive(rank) else 0, "load_bits": 4 if _true(four) else 16,
+            "nested_quant": True, "engine_load_bits": 16}
 
 
 def _release_number(version: str) -> int:
@@ -694,21 +707,27 @@ class OpenRLHFFramework(Framework):
         return name, [*env, *out], gpus
 
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
-        """LoRA and 4-bit loading (``--lora_rank``/``--ds.lora.rank``, ``--load_in_4bit``/``--ds.load_in_4bit``,
-        openrlhf/models/actor.py Actor.__init__) are not priced: said, not silently priced as full bf16 training."""
-        plain = {str(k).removeprefix("--"): v for k, v in flat.items()}
-        given = []
-        for key in ("lora_rank", "ds.lora.rank"):
-            if key in plain and _positive(plain[key]):
-                given.append(f"--{key} {plain[key]}")
-        for key in ("load_in_4bit", "ds.load_in_4bit"):
-            if key in plain and _true(plain[key]):
-                given.append(f"--{key}")
-        if not given:
-            return []
-        return [f"{' and '.join(given)}: LoRA and 4-bit loading are not modelled for OpenRLHF; memory and time are "
-                "priced as full-parameter bf16 training (the actor's weights, gradients and optimizer states: an "
-                "over-estimate of what this run holds)"]
+        """What of LoRA and 4-bit loading is not priced (``_lora_values``: the actor's LoRA, and with
+        ``--ds.load_in_4bit`` its NF4 base and the reference and reward models', are). The critic
+        (``--algo.advantage.estimator gae``, the default) gets the same LoRA and 4-bit base (trainer/ray/ppo_critic.py
+        get_llm_for_sequence_regression), priced as a full bf16 model; 4-bit loading without LoRA is priced in bf16."""
+        native, _ = normalize_flags(flat)
+        lora = _lora_values(native)
+        # the flag as the config spells it (normalize_flags maps the pre-0.10.2 name)
+        four = "--load_in_4bit" if any(str(k).removeprefix("--") == "load_in_4bit" for k in flat) else \
+            "--ds.load_in_4bit"
+        # (with vLLM engines a 4-bit run stops at its first weight sync: rule openrlhf.vllm.load_in_4bit_weight_sync)
+        notes: list[str] = []
+        if not lora["lora_rank"]:
+            return notes + ([f"{four} without LoRA: a 4-bit model trained in full is not modelled for OpenRLHF; memory "
+                             "and time are priced as full-parameter bf16 training"] if lora["load_bits"] == 4 else [])
+        estimator = native.get("algo.advantage.estimator", native.get("advantage_estimator", "gae"))
+        if str(estimator) != "gae":
+            return notes
+        base = " and 4-bit base" if lora["load_bits"] == 4 else ""
+        return notes + [f"the critic's LoRA{base} (--algo.advantage.estimator gae) is not modelled for OpenRLHF: the "
+                        "critic is priced as full-parameter bf16 training (its weights, gradients and optimizer states: "
+                        "an over-estimate of what it holds); the actor's LoRA is priced"]
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         values = config_to_values(flat, gpus=gpus, model=model, version=self.version)

@@ -62,6 +62,7 @@ LEGACY_FLAGS: dict[str, str] = {
     "dynamic_filtering": "algo.dynamic_filtering_enable",
     "deepspeed_enable_sleep": "ds.enable_sleep",
     "num_episodes": "train.num_episodes",
+    "load_in_4bit": "ds.load_in_4bit",
 }
 # 0.11.2 dotted flag -> the underscore flag the releases before 0.10.2 read (what fix and export write for them)
 OLD_NAMES: dict[str, str] = {new: old for old, new in LEGACY_FLAGS.items()}

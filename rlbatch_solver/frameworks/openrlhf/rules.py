@@ -68,6 +68,7 @@ _VARS = [
     ("max_len", "data.max_len", "int", 2048, False, "longest prompt+response, tokens (vLLM max_model_len)"),
     ("max_new_tokens", "rollout.max_new_tokens", "int", None, True, "longest response, tokens (unset: max_len - prompt)"),
     ("enable_ema", "train.enable_ema", "bool", False, False, "keep an EMA copy of the actor"),
+    ("load_in_4bit", "ds.load_in_4bit", "bool", False, False, "load every DeepSpeed model 4-bit (bitsandbytes NF4)"),
     ("dynamic_filtering", "algo.dynamic_filtering_enable", "bool", False, False, "drop groups by reward range"),
     ("grad_ckpt", "actor.gradient_checkpointing_enable", "bool", False, False, "activation recompute"),
     ("adam_offload", "ds.adam_offload", "bool", False, False, "optimizer states on CPU"),
@@ -365,6 +366,20 @@ def _rules() -> list[Rule]:
         "checks it against the model config)", when=D["engines"] >= 1,
     )
     # ---------------- first step --------------------------------------------------------------
+    rule(
+        "openrlhf.vllm.load_in_4bit_weight_sync",
+        ~V["load_in_4bit"],
+        "ds.load_in_4bit with vllm.num_engines = {vllm_num_engines}: the weight sync sends each parameter in its own "
+        "dtype, a 4-bit weight as packed uint8, and the engine stops it: AssertionError: mismatch dtype: src "
+        "torch.uint8, dst torch.bfloat16",
+        Stage.FIRST_STEP, "openrlhf/trainer/ray/vllm_worker_wrap.py:WorkerWrap.update_weight (assert dtype == "
+        "self.model_config.dtype; update_weight_cuda_ipc too), called by openrlhf/trainer/ray/ppo_actor.py "
+        "_broadcast_to_vllm with dtype=param.dtype",
+        when=D["engines"] >= 1,
+        explanation="models/actor.py loads the actor with BitsAndBytesConfig(load_in_4bit) and the vLLM engines load "
+                    "the bf16 checkpoint; the first broadcast after training reaches a quantized linear weight "
+                    "(OpenRLHF #1150). Drop --ds.load_in_4bit, or generate without engines where the release allows.",
+    )
     rule(
         "openrlhf.vllm.engines_required",
         D["engines"] >= 1,

@@ -39,6 +39,7 @@ from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...errors import InputError
 from ...release_numbers import release_numbers
 from ...rules.base import Value
+from ..bnb import quantized_cost_spec
 from ..cost_common import DEFAULT_RECOMPUTE_MODULES, modules_code, recompute_modules
 from ..overrides import flag_bool, memory_share_permille
 
@@ -62,9 +63,13 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     "gmu_permille": 900, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
     "server_gmu_permille": SERVER_GMU_PERMILLE,
     "kl_on": True, "weights_fp32": False,  # ms-swift loads the checkpoint's dtype (bf16)
+    # --kl_in_reward (RLHFArguments: None resolves to False for grpo, True for rloo and reinforce_plus_plus): before
+    # 3.11 the trainer computes the old log-probs for it too (old_log_prob_runs)
+    "kl_in_reward": False,
     # single-turn rollouts (no --multi_turn_scheduler); see multi_turn_context
     "multi_turn_len": 0,
     "materialized_logits": True,  # trl 0.29's selective_log_softmax over the whole logits (LOGIT_BYTES "swift-*")
+    "liger_loss": False,  # the update's loss is Liger's chunked GRPO loss (LIGER_LOSS_FROM)
     # ``swift rlhf`` trains LoRA unless told otherwise: swift/arguments/base_args/base_args.py BaseArguments
     # (tuner_type default 'lora'), swift/arguments/tuner_args.py TunerArguments (lora_rank 8, all-linear)
     "lora_rank": 8,
@@ -77,6 +82,9 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     # --num_iterations (arguments/rlhf_args.py RLHFArguments, default 1): training passes per generation
     # (generation_reuse)
     "num_iterations": 1,
+    # a bitsandbytes base (quantized_load, frameworks/bnb.py): none unless --quant_method bnb; double quantization on
+    # by default (arguments/base_args/quant_args.py QuantizeArguments bnb_4bit_use_double_quant True)
+    "load_bits": 16, "nested_quant": True, "engine_load_bits": 16,
 }
 MEGATRON_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_MAX_LENGTH, "max_completion_length": 512, "gmu_permille": 900, "sleep_level": 0,
@@ -136,8 +144,49 @@ def multi_turn_context(flat: Mapping[str, Any]) -> int:
     return -1  # the rollout server's own limit is not in the trainer's command: the model's
 
 
-def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
-    """The cost-model inputs of a pasted ms-swift command, with ms-swift 4.6.0's defaults."""
+# the first release whose colocated vLLM quantizes a bnb 4-bit model's copy itself (quantized_load; read in the
+# 4.0.0, 4.0.4, 4.1.0, 4.2.0, 4.3.2 and 4.6.0 wheels: 4.0.x pass no quantization)
+QUANTIZED_ENGINE_FROM = (4, 1, 0)
+
+
+def quantized_load(flat: Mapping[str, Any]) -> dict[str, Value]:
+    """The bitsandbytes base of ``--quant_method bnb --quant_bits 4|8`` (frameworks/bnb.py's inputs).
+
+    4.6.0 arguments/base_args/quant_args.py ``QuantizeArguments.get_quantization_config`` (3.x:
+    llm/argument/base_args/quant_args.py, the same): no quantization unless ``quant_method`` is given (``quant_bits``
+    alone loads the model as it is); 'bnb' hands transformers a ``BitsAndBytesConfig`` with ``load_in_4bit`` for 4
+    bits, ``load_in_8bit`` for 8 (others raise), ``bnb_4bit_quant_type`` 'nf4' and ``bnb_4bit_use_double_quant``
+    True by default. The modules left unquantized (the embedding, lm_head, norms) keep ``torch_dtype`` (the
+    checkpoint's, bf16): ms-swift never calls peft's prepare_model_for_kbit_training, and casts only trainable fp16
+    parameters to fp32 (pipelines/train/tuner.py). ms-swift builds its colocated vLLM engine with
+    ``quantization='bitsandbytes'`` for a bnb 4-bit model from 4.1.0 on (rlhf_trainers/rollout_mixin.py
+    ``_prepare_vllm``: ``vllm_quantization``), so the engine quantizes its own copy while loading
+    (``engine_load_bits`` 4); 3.x's engine (trainers/rlhf_trainer/rollout_mixin.py, grpo_trainer.py) and 4.0.x's pass
+    no quantization and load 16 bits (``Framework.to_values`` sets that before ``QUANTIZED_ENGINE_FROM``). Other
+    methods (hqq, eetq, quanto, fp8; awq and gptq checkpoints) are not read here (``Framework.config_notes`` says
+    so)."""
+    if str(flat.get("quant_method") or "").strip().lower() != "bnb":
+        return {}
+    bits = _num("quant_bits", flat.get("quant_bits"))
+    if bits not in (4, 8):
+        raise InputError("quant_bits", f"{bits} is not a bitsandbytes width: ms-swift's bnb method loads 4 or 8 bits "
+                         "(quant_args.py: \"bnb not support quant_bits\").", "write --quant_bits 4 or --quant_bits 8.")
+    out: dict[str, Value] = {"load_bits": bits, "engine_load_bits": bits if bits == 4 else 16}
+    if "bnb_4bit_use_double_quant" in flat:
+        out["nested_quant"] = _bool("bnb_4bit_use_double_quant", flat["bnb_4bit_use_double_quant"])
+    return out
+
+
+# --use_liger_kernel makes ms-swift's GRPO loss Liger's chunked one (costmodel/constants.py LIGER_GRPO_*) from 3.5.0
+# (trainers/rlhf_trainer/grpo_trainer.py GRPOTrainer.__init__ ``self.use_liger_loss = self.args.use_liger_kernel``;
+# 4.6.0 rlhf_trainers/grpo_trainer.py _prepare_liger_loss); 3.3.1 to 3.4.1 have no Liger loss: the flag only patches
+# the model's layers through transformers' Trainer, and the log-probs, computed without labels, still build the logits
+LIGER_LOSS_FROM = "3.5.0"
+
+
+def cost_values(flat: Mapping[str, Any], megatron: bool, release: str | None = None) -> dict[str, Value]:
+    """The cost-model inputs of a pasted ms-swift command, with ms-swift 4.6.0's defaults (``release``: the ms-swift
+    release that runs it, None: the newest)."""
     out = dict(MEGATRON_COST_DEFAULTS if megatron else HF_COST_DEFAULTS)
     if flat.get("max_length") not in (None, "None", ""):
         out["max_length"] = _num("max_length", flat["max_length"])
@@ -174,6 +223,9 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
                                                            flat.get("optimizer_offload_fraction", 1.0), float) * 1000))
         return out
     out.update(save_values(flat))
+    out["liger_loss"] = (_bool("use_liger_kernel", flat.get("use_liger_kernel", False))
+                         and release_numbers(release or "9") >= release_numbers(LIGER_LOSS_FROM))
+    out.update(quantized_load(flat))
     if flat.get("move_model_batches") not in (None, "", "None", "none"):
         out["move_model_batches"] = max(1, _num("move_model_batches", flat["move_model_batches"]))
     out["multi_turn_len"] = multi_turn_context(flat)
@@ -191,6 +243,10 @@ def cost_values(flat: Mapping[str, Any], megatron: bool) -> dict[str, Value]:
         out["grad_ckpt"] = _bool("gradient_checkpointing", flat["gradient_checkpointing"])
     if "beta" in flat:
         out["kl_on"] = _num("beta", flat["beta"], float) != 0.0
+    if flat.get("kl_in_reward") not in (None, "None", "none", ""):
+        out["kl_in_reward"] = _bool("kl_in_reward", flat["kl_in_reward"])
+    else:
+        out["kl_in_reward"] = str(flat.get("advantage_estimator", "grpo")) in ("rloo", "reinforce_plus_plus")
     return out
 
 
@@ -253,6 +309,37 @@ def phases_run(values: Mapping[str, Value]) -> list[str]:
     if values.get("kl_on"):
         phases.append(Phase.REF)
     return phases + [Phase.ACTOR_UPDATE]
+
+
+def old_log_prob_runs(values: Mapping[str, Value], release: str | None) -> bool:
+    """Whether ms-swift ``release``'s HF GRPO trainer runs the old log-prob forward (its batch preparation in
+    ``_prepare_inputs``), read in each release's swift/trainers/rlhf_trainer/grpo_trainer.py: 3.3.1 and 3.4.1 only
+    ``if self.old_policy`` (``num_iterations > 1``); 3.10.3 (the pack judging 3.5-3.10) ``if self.old_policy() or
+    self.kl_in_reward``, ``old_policy()`` being ``num_iterations > 1 or gradient_accumulation_steps %
+    (steps_per_generation x sequence_parallel_size) != 0``; 3.12.6, 4.3.2 and 4.6.0 always (swift/rlhf_trainers/
+    grpo_trainer.py ``_prepare_batch_inputs`` computes ``old_per_token_logps`` unconditionally)."""
+    numbers = release_numbers(release or "")
+    if not numbers or numbers >= (3, 11):
+        return True
+    iterations = int(values.get("num_iterations") or 1)
+    if numbers < (3, 5):
+        return iterations > 1
+    accumulation = max(1, int(values.get("gradient_accumulation_steps") or 1))
+    steps = rollout_layout(values, False)[1] * max(1, int(values.get("sequence_parallel_size") or 1))
+    return iterations > 1 or accumulation % steps != 0 or bool(values.get("kl_in_reward"))
+
+
+def hf_phases_run(release: str | None):
+    """``phases_run`` of the HF trainer of ``release``: without the old log-prob forward where it skips it, unless
+    the phase carries the weight sync's ZeRO-3 gather (an engine on GPUs of its own: the sync runs on the training
+    ranks with that forward's residents, costmodel/memory.py): there the phase stays, its memory the sync's, and the
+    step prices one forward more than the trainer runs."""
+    def phases(values: Mapping[str, Value]) -> list[str]:
+        sync_there = bool(values.get("use_vllm")) and bool(values.get("vllm_server")) and int(
+            values.get("ds_stage", -1)) >= 3
+        runs = sync_there or old_log_prob_runs(values, release)
+        return [p for p in phases_run(values) if p != Phase.OLD_LOG_PROB or runs]
+    return phases
 
 
 def _response_len(v: Mapping[str, Value], model: ModelCard) -> int:
@@ -432,6 +519,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         logits_impl=(logits_impl if logits_impl and not v.get("materialized_logits") else
                      "swift-ddp" if stage < 0 else "swift-deepspeed"), logits_response_only=True,
         logits_whole_sequence=whole_sequence_logits(sync_release, bool(v.get("lora_rank"))),
+        # Liger's GRPO loss replaces the update's logits only; the old and reference log-probs keep them
+        liger_grpo_loss=bool(v.get("liger_loss")) and phase == Phase.ACTOR_UPDATE,
     )
 
 
@@ -440,7 +529,7 @@ _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vl
        "lora_rank", "lora_qv", "weights_fp32", "materialized_logits", "multi_turn_len"]
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
              "steps_per_generation"]
-_HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt"]
+_HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt", "liger_loss"]
 _BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation"]
 _MG = ["micro_batch_size", "tp", "pp", "cp", "ep", "etp", "vpp", "recompute", "recompute_modules",
        "cpu_optimizer_permille"]
@@ -535,17 +624,18 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
     (its weight-sync gather, ``sync_gather``)."""
     sync_release = None if framework == "trl" or megatron else release
     mem, time = _inputs(megatron)
-    return CostSpec(
+    spec = CostSpec(
         framework=framework or ("swift-megatron" if megatron else "swift"),
         plan=lambda values, phase: make_plan(values, phase, model, gpu, megatron,
                                              "trl-fused" if framework == "trl" else None,
                                              None if framework == "trl" else SYNC_BUCKET_BYTES, sync_release),
         memory_inputs=mem,
         time_inputs=time,
-        phases_run=phases_run,
+        phases_run=phases_run if megatron or framework == "trl" else hf_phases_run(release),
         samples=lambda values: rollout_layout(values, megatron)[0],
         bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv",
-                                 "weights_fp32", "materialized_logits", "saves", "save_optimizer", "fsdp"},
+                                 "weights_fp32", "materialized_logits", "saves", "save_optimizer", "fsdp",
+                                 "liger_loss"},
         unread=unread,
         optional=optional,
         pipeline=pipeline,
@@ -554,3 +644,5 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         # Megatron GRPO refuses num_iterations > 1 (swift_megatron.args.num_iterations_unsupported)
         generation_reuse=None if megatron else generation_reuse,
     )
+    # ms-swift's own bitsandbytes base (quantized_load); TRL wraps its spec itself (trl/framework.py)
+    return spec if megatron or framework else quantized_cost_spec(spec)

@@ -13,6 +13,7 @@ from ..error_text import ErrorPattern, _near, group_sizes, some_divisors
 n = r"\((?P<{}>\d+)\)".format
 hf_gen = "swift/rlhf_trainers/args_mixin.py:RolloutTrainerArgumentsMixin._init_generation_batch_params"
 mg_gen = "swift/megatron/arguments/megatron_args.py:RLHFMegatronArgumentsMixin"
+liger_args = "swift/arguments/rlhf_args.py:RLHFArguments._check_grpo"
 colocate = ErrorPattern(
     "swift", rf"vllm_tensor_parallel_size {n('tp')} must divide world size {n('world')} evenly",
     ("swift.rollout.colocate_tp_divides_world",), "swift/rlhf_trainers/rollout_mixin.py:RolloutTrainerMixin._prepare_vllm",
@@ -276,6 +277,20 @@ PATTERNS: list[ErrorPattern] = [
                  "AssertionError: num_layers should be divisible by pipeline_model_parallel_size",
                  hint=lambda x: ("the model's layers do not split evenly over --pipeline_model_parallel_size; use "
                                  "a size that divides the model's num_hidden_layers.")),
+    # RLHFArguments._check_grpo beside --use_liger_kernel (versions.LIGER_REFUSES_FROM: from 3.5.3, 3.6.0, 3.10.0)
+    ErrorPattern("swift", r"Liger loss does not support sequence parallel", ("swift.liger.no_sequence_parallel",),
+                 liger_args, "ValueError: Liger loss does not support sequence parallel yet.",
+                 hint=lambda x: ("Liger's GRPO loss (--use_liger_kernel true) runs on whole sequences: drop "
+                                 "--use_liger_kernel, or set --sequence_parallel_size 1.")),
+    ErrorPattern("swift", r"Liger loss does not support padding free", ("swift.liger.no_padding_free",),
+                 liger_args, "ValueError: Liger loss does not support padding free yet.",
+                 hint=lambda x: ("Liger's GRPO loss (--use_liger_kernel true) takes padded batches: drop "
+                                 "--use_liger_kernel, or --padding_free (and --packing, which turns it on).")),
+    ErrorPattern("swift", r"Liger loss currently only support grpo advantage estimator",
+                 ("swift.liger.grpo_advantage_only",), liger_args,
+                 "ValueError: Liger loss currently only support grpo advantage estimator",
+                 hint=lambda x: ("Liger's GRPO loss (--use_liger_kernel true) takes --advantage_estimator grpo only: "
+                                 "drop --use_liger_kernel to run rloo or reinforce_plus_plus.")),
 ]
 
 

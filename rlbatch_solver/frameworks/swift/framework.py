@@ -53,7 +53,8 @@ ALGORITHM_ALIASES = {"reinforce_plus_plus": "reinforce++", "reinforcepp": "reinf
 
 # Variables no single flag sets: other flags decide them, the model card gives the constants.
 DECIDED = {"cluster_num_gpus", "eval_on", "vllm_mode_given", "vllm_server", "server_host_given", "teacher",
-           "loss_real", "kl_on", "num_heads", "num_kv_heads", "num_layers", "num_experts"}
+           "loss_real", "kl_on", "num_heads", "num_kv_heads", "num_layers", "num_experts", "advantage_grpo",
+           *swift_versions.LIGER_REFUSES_FROM}
 _FLOAT_KEYS = {"beta", "split_dataset_ratio"}
 
 
@@ -182,8 +183,9 @@ def read_flags(ruleset: RuleSet, flat: Mapping[str, Any], decided: set[str]) -> 
 
 
 
-from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, SERVER_GMU_PERMILLE, cost_values,  # noqa: E402
-                   export_flags, multi_turn_context)
+from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, QUANTIZED_ENGINE_FROM,  # noqa: E402
+                   SERVER_GMU_PERMILLE, cost_values, export_flags, multi_turn_context)
+from ...release_numbers import release_numbers  # noqa: E402
 from .cost import cost_spec as swift_cost_spec  # noqa: E402
 
 # flags the cost model reads and export prints from the solution (not from fixed_native)
@@ -371,10 +373,12 @@ class SwiftFramework(Framework):
         if not self.megatron and flat.get("packing") is not None and flag_bool("packing", flat["packing"]):
             values["padding_free"] = True  # SftArguments._check_padding_free
         values.update(self._decided(flat))
-        values.update(cost_values(flat, self.megatron))  # cost-model inputs (cost.py)
+        values.update(cost_values(flat, self.megatron, self.code_release or self.version))  # cost-model inputs
         self._gpus(values, flat, gpus)
         if not self.megatron:
             values.update(self._release_vllm_mode(values, flat))
+            if release_numbers(self.code_release or self.version) < QUANTIZED_ENGINE_FROM:
+                values["engine_load_bits"] = 16  # the colocated vLLM loads 16 bits (cost.py quantized_load)
         if model is not None:
             values.update(self.model_constants(model))
         return values
@@ -410,6 +414,9 @@ class SwiftFramework(Framework):
             out["kl_on"] = flag_float("beta", flat.get("beta", 0.04)) != 0.0
         else:
             out["eval_on"] = val and str(flat.get("eval_strategy", "steps")) != "no"
+            out["advantage_grpo"] = str(flat.get("advantage_estimator", "grpo")) == "grpo"
+            liger = flag_bool("use_liger_kernel", flat.get("use_liger_kernel", False))
+            out.update(swift_versions.liger_refusals(self.code_release or self.version, liger))
         return out
 
     def _gpus(self, values: dict[str, Value], flat: Mapping[str, Any], gpus: int | None) -> None:
@@ -520,12 +527,7 @@ class SwiftFramework(Framework):
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         flat = normalize_keys(flat)
         notes = []
-        bits = flat.get("quant_bits")
-        if _present(bits) and str(bits).strip().lower() not in ("none", "null", "0"):
-            # ms-swift's --quant_bits/--quant_method (swift/arguments/base_args/quant_args.py QuantizeArguments: the
-            # model loaded quantized by bitsandbytes/hqq/eetq) is not read by the memory model
-            notes.append(f"--quant_bits {bits}: a quantized base (QLoRA) is not modelled for ms-swift; memory and time "
-                         "are priced with the base model in bf16 (an over-estimate of its weights)")
+        notes += self._quant_notes(flat)
         if not self.megatron and multi_turn_context(flat):
             notes.append("multi-turn rollout with max_completion_length per round (completion_length_limit_scope "
                          "per_round, or a rollout server): the trained response is priced up to the engine's context "
@@ -546,6 +548,27 @@ class SwiftFramework(Framework):
             "release put it, on the training GPUs when the visible GPUs (--gpus per node, else NPROC_PER_NODE) "
             "equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers engines on GPUs of their "
             "own"]
+
+    def _quant_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        """What of ``--quant_method`` / ``--quant_bits`` the cost model does not price (bitsandbytes is priced:
+        cost.py quantized_load). QuantizeArguments.get_quantization_config (arguments/base_args/quant_args.py)
+        quantizes nothing without a method; hqq, eetq, quanto and fp8 hand transformers their own configs, whose
+        bytes per weight we have not sourced; awq/gptq checkpoints are pre-quantized and found from the model's
+        config."""
+        method = str(flat.get("quant_method") or "").strip().lower()
+        bits = flat.get("quant_bits")
+        given = _present(bits) and str(bits).strip().lower() not in ("none", "null", "0")
+        if method in ("", "none", "null"):
+            return [f"--quant_bits {bits} without --quant_method: ms-swift loads the model unquantized "
+                    "(QuantizeArguments.get_quantization_config needs a method), and so it is priced"] if given else []
+        if method == "bnb" and not self.megatron:
+            tuner = str(flat.get("tuner_type", flat.get("train_type")) or "lora").lower()
+            # a LoRA base is priced quantized (frameworks/bnb.py quantized_cost_spec); a full fine-tune is not
+            return ["--quant_method bnb with --tuner_type full: a quantized model trained in full is not modelled "
+                    "for ms-swift; the trainer's weights are priced in bf16"] if tuner == "full" else []
+        where = "for Megatron-SWIFT" if self.megatron else "for ms-swift"
+        return [f"--quant_method {method}: a {method} quantized base is not modelled {where}; memory and time are "
+                "priced with the base model in bf16 (an over-estimate of its weights)"]
 
     def native_key(self, name: str) -> str:
         if name in ("vllm_server", "vllm_mode_given"):

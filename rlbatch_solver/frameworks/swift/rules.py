@@ -73,6 +73,15 @@ HF_VARS = [
     ("per_device_eval_batch_size", "per_device_eval_batch_size", "int", 1, False, "completions per GPU in eval"),
     ("sequence_parallel_size", "sequence_parallel_size", "int", 1, False, "Ulysses/ring sequence parallel size"),
     ("padding_free", "padding_free", "bool", False, False, "flattened batches (packing also turns it on)"),
+    # --use_liger_kernel where the release refuses a setting beside Liger's GRPO loss (versions.LIGER_REFUSES_FROM)
+    ("liger_no_sp", "(use_liger_kernel, ms-swift 3.5.3 on)", "bool", False, False,
+     "--use_liger_kernel in a release that refuses sequence parallelism beside it"),
+    ("liger_no_padding_free", "(use_liger_kernel, ms-swift 3.6.0 on)", "bool", False, False,
+     "--use_liger_kernel in a release that refuses padding_free beside it"),
+    ("liger_grpo_only", "(use_liger_kernel, ms-swift 3.10.0 on)", "bool", False, False,
+     "--use_liger_kernel in a release that takes only the grpo advantage estimator beside it"),
+    ("advantage_grpo", "(advantage_estimator)", "bool", True, False,
+     "advantage_estimator is grpo (the default; not rloo nor reinforce_plus_plus)"),
 ]
 
 
@@ -284,6 +293,24 @@ def _hf_rules() -> list[Rule]:
         Stage.DRIVER, f"{RLHF_ARGS}._init_rollout", when=BoolVar("async_generate"),
     ))
     r += rollout_rules(HF_PATH)
+    # RLHFArguments._check_grpo's refusals beside --use_liger_kernel, Liger's GRPO loss (ValueError at argument time;
+    # 3.9.0 on also assert in GRPOTrainer.compute_liger_loss); each from the release versions.LIGER_REFUSES_FROM names
+    liger_src = f"{RLHF_ARGS}._check_grpo (if self.use_liger_kernel)"
+    for rule_id, holds, setting, said, switch, fix in (
+        ("swift.liger.no_sequence_parallel", SP <= 1, "sequence_parallel_size = {sequence_parallel_size}",
+         "Liger loss does not support sequence parallel yet.", "liger_no_sp",
+         "it runs on whole sequences: drop --use_liger_kernel or set --sequence_parallel_size 1"),
+        ("swift.liger.no_padding_free", ~BoolVar("padding_free"),
+         "padding_free = {padding_free} (--packing turns it on)", "Liger loss does not support padding free yet.",
+         "liger_no_padding_free",
+         "it reads padded [batch, length] completions: drop --use_liger_kernel, or --padding_free and --packing"),
+        ("swift.liger.grpo_advantage_only", BoolVar("advantage_grpo"),
+         "an advantage_estimator other than grpo (advantage_grpo = {advantage_grpo}: rloo or reinforce_plus_plus)",
+         "Liger loss currently only support grpo advantage estimator", "liger_grpo_only",
+         "RLOO and REINFORCE++ run without it: drop --use_liger_kernel"),
+    ):
+        add(Rule(rule_id, holds, "use_liger_kernel = true with " + setting + ": '" + said + "'", Stage.DRIVER,
+                 liger_src, when=BoolVar(switch), explanation="Liger's GRPO loss: " + fix + "."))
     add(Rule(
         "swift.sp.world_divisible_by_sp",
         divides(SP, W),

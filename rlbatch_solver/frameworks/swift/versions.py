@@ -36,6 +36,8 @@ release's wheel (paths below are inside it):
   generation batch itself after the TRL one's ``__post_init__``. 3.5's own check lacks the parentheses around the
   global batch (``generation_batch_size % per_device_train_batch_size * num_processes``, as TRL 0.18's), but the TRL
   a fresh 3.5 install resolves (``trl<0.20``: 0.19.1) checks the global batch first, so 3.5 reads as 3.10.3.
+  What ``_check_grpo`` refuses beside ``--use_liger_kernel`` grew over the span (``LIGER_REFUSES_FROM``): the release
+  the config runs decides.
 * **3.4.1** (judges 3.4.1 and every 3.4 patch but 3.4.0; 3.4.1.post1's checks are the same code): no generation batch,
   no ``vllm_mode``. ``GRPOTrainer.__init__`` (swift/trainers/rlhf_trainer/grpo_trainer.py) checks the optimizer step's
   completions ``num_processes x per_device_train_batch_size x gradient_accumulation_steps`` against
@@ -225,7 +227,10 @@ SP_HEADS_341 = Rule(
 V341 = Pack(
     "3.4.1", "3.10.3",
     drop=GEN_RULES | {"swift.args.num_generations_at_least_two", "swift.args.async_generate_needs_server",
-                      "swift.rollout.colocate_tp_divides_world", "swift.sp.ring_attention_needs_padding_free"},
+                      "swift.rollout.colocate_tp_divides_world", "swift.sp.ring_attention_needs_padding_free",
+                      # no Liger GRPO loss before 3.5.0 (cost.py LIGER_LOSS_FROM), nothing refused beside it
+                      "swift.liger.no_sequence_parallel", "swift.liger.no_padding_free",
+                      "swift.liger.grpo_advantage_only"},
     rules=(
         _trainer_batch_rule("opt_batch", "{W} x {per_device_train_batch_size} x {gradient_accumulation_steps} = "
                             "{opt_batch}", "effective train batch size"),
@@ -357,6 +362,23 @@ def mode_follows_host(version: str) -> bool:
 def legacy_layout(version: str) -> bool:
     """Releases without --vllm_mode (3.2-3.4): vLLM placed by num_infer_workers and the visible GPUs."""
     return release_numbers(version) < (3, 5, 0)
+
+
+# what RLHFArguments._check_grpo refuses beside --use_liger_kernel (Liger's GRPO loss, from 3.5.0: cost.py
+# LIGER_LOSS_FROM), each from the first release whose check has it (swift/llm/argument/rlhf_args.py, 4.x
+# swift/arguments/rlhf_args.py; read: 3.5.0-3.5.3, 3.6.0, 3.7.0, 3.8.0, 3.8.3, 3.9.0, 3.9.3, 3.10.0, 3.10.3, 3.11.0,
+# 3.12.6, 4.0.0, 4.6.0): sequence parallelism from 3.5.3, padding_free from 3.6.0, an advantage_estimator other than
+# grpo from 3.10.0. The 3.10.3 pack judges 3.5-3.10, so the release the config runs decides (the rules'
+# liger_* variables); 3.9.0 on GRPOTrainer.compute_liger_loss also asserts ``not self.template.padding_free`` (3.10.0
+# on ``self.advantage_estimator == 'grpo'``), later than the same refusals
+LIGER_REFUSES_FROM = {"liger_no_sp": "3.5.3", "liger_no_padding_free": "3.6.0", "liger_grpo_only": "3.10.0"}
+
+
+def liger_refusals(release: str, liger: bool) -> dict[str, bool]:
+    """The rules' liger_* variables: which of ``LIGER_REFUSES_FROM``'s checks ms-swift ``release`` runs, where
+    ``liger`` (--use_liger_kernel) is on."""
+    numbers = release_numbers(release)
+    return {name: liger and numbers >= release_numbers(first) for name, first in LIGER_REFUSES_FROM.items()}
 
 
 # ---------------------------------------------------------------------------------------------- dating

@@ -25,7 +25,7 @@ residents), with TRL's own defaults.
 - Quantized base (QLoRA): ``--load_in_4bit`` / ``--load_in_8bit`` (TRL's ModelConfig; trl/scripts/grpo.py passes
   ``get_quantization_config``'s BitsAndBytesConfig to from_pretrained) load the decoder's linear weights as bitsandbytes
   NF4 (``--use_bnb_nested_quant``: with double quantization) or LLM.int8; with ``--use_peft`` the frozen base is priced
-  at those bytes per weight (``Plan.base_weight_bytes``), its embedding, lm_head and norms in the load dtype (float16
+  at those bytes per weight (``Plan.base_weight_bytes``, frameworks/bnb.py ``quantized_cost_spec``), its embedding, lm_head and norms in the load dtype (float16
   before 1.0 when no dtype is given: transformers' bitsandbytes quantizer's default). Without
   PEFT the run cannot train (transformers refuses to fine-tune a purely quantized model) and the base is priced as given.
 - Prompt length: TRL 1.16 has no prompt limit of its own; ``--max_prompt_length`` (older TRL's, and open-r1's
@@ -39,15 +39,14 @@ import dataclasses
 from typing import Any, Mapping
 
 from ...release_numbers import release_numbers
-from ...costmodel import constants as C
 from ...costmodel.phase import Phase
 from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
 from ..overrides import flag_bool, memory_share_permille, whole_number
-from ..swift.cost import save_values
+from ..swift.cost import rollout_layout, save_values
 from .rules import REMOVED_FIELDS
-from .versions import RELEASES, Release
+from .versions import RELEASES, Release, liger_loss_flags
 
 DEFAULT_PROMPT = 512
 
@@ -56,6 +55,7 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     "gmu_permille": 300, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
     "lora_rank": 0, "lora_qv": False, "sequence_parallel_size": 1, "padding_free": False, "weights_fp32": True,
     "materialized_logits": False,
+    "liger_loss": False,  # the update's loss is Liger's chunked GRPO loss (versions.liger_loss_flags)
     # GRPOConfig's save_strategy "steps" and save_only_model False (swift/cost.py host_layout), accelerate's FSDP
     "saves": True, "save_optimizer": True, "fsdp": False,
     # GRPOConfig num_iterations (default 1, from 0.16.0): training passes per generation (swift/cost.py
@@ -63,6 +63,11 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     "num_iterations": 1,
     # bitsandbytes loading (ModelConfig load_in_4bit / load_in_8bit / use_bnb_nested_quant; 16: not quantized)
     "load_bits": 16, "nested_quant": False,
+    # GRPOConfig vllm_importance_sampling_correction (0.23.0 on, default True): with vLLM the old log-probs are
+    # computed every generation (versions.OLD_LOG_PROB_FROM)
+    "vllm_is_correction": True,
+    # TRL's vLLM engines load the 16-bit checkpoint (no quantization passed: generation/vllm_generation.py)
+    "engine_load_bits": 16,
 }
 HALF_DTYPES = ("bfloat16", "float16", "bf16", "fp16", "half", "auto")
 
@@ -76,9 +81,10 @@ def _count(key: str, raw: Any) -> int:
 
 
 def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
-                release: Release = RELEASES["1.16.0"]) -> dict[str, Value]:
+                release: Release = RELEASES["1.16.0"], running: str | None = None) -> dict[str, Value]:
     """The cost-model inputs of a TRL command (``flat``: GRPOConfig flags, ``accel``: accelerate's settings) with
-    ``release``'s defaults (max_completion_length, how log-probs are computed)."""
+    ``release``'s defaults (max_completion_length, how log-probs are computed); ``running``: the release whose code
+    runs it, where a neighbour's pack judges it (None: ``release``), which decides the flag of Liger's loss."""
     out = dict(TRL_COST_DEFAULTS, gmu_permille=release.gmu_permille, grad_ckpt=release.grad_ckpt)
     completion = _count("max_completion_length", flat.get("max_completion_length", release.completion_length))
     out["max_completion_length"] = max(1, completion)
@@ -97,6 +103,9 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["grad_ckpt"] = flag_bool("gradient_checkpointing", flat["gradient_checkpointing"])
     if flat.get("num_iterations") not in (None, "None", "none", ""):
         out["num_iterations"] = max(1, _count("num_iterations", flat["num_iterations"]))
+    if "vllm_importance_sampling_correction" in flat:
+        out["vllm_is_correction"] = flag_bool("vllm_importance_sampling_correction",
+                                              flat["vllm_importance_sampling_correction"])
     if flag_bool("use_peft", flat.get("use_peft", False)):
         out["lora_rank"] = max(1, _count("lora_r", flat.get("lora_r", 16)))
         targets = flat.get("lora_target_modules")
@@ -105,6 +114,8 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
     # logits tensor (selective_log_softmax, as ms-swift's pinned trl 0.29): priced so, not with 1.16's fused lm head
     # (a release before 1.0 named with --framework trl==VERSION computes them so whatever its fields)
     out["materialized_logits"] = not release.fused_logits or any(k in flat for k in REMOVED_FIELDS)
+    liger = [k for k in liger_loss_flags(running or release.version) if flat.get(k) not in (None, "None", "none", "")]
+    out["liger_loss"] = bool(liger) and flag_bool(liger[0], flat[liger[0]])
     if flag_bool("load_in_4bit", flat.get("load_in_4bit", False)):
         out["load_bits"] = 4
         out["nested_quant"] = flag_bool("use_bnb_nested_quant", flat.get("use_bnb_nested_quant", False))
@@ -132,34 +143,6 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["ds_stage"], out["fsdp"] = 3, True
         out["ds_offload"] = flag_bool("fsdp_offload_params", accel.get("fsdp_offload_params", False))
     return out
-
-
-def quantized_base_bytes_per_weight(values: Mapping[str, Any]) -> float:
-    """Bytes per decoder weight of a bitsandbytes-quantized frozen base (0.0: loaded unquantized): NF4 with or without
-    double quantization (constants.NF4_BYTES / NF4_PLAIN_BYTES) or LLM.int8 (constants.INT8_BYTES)."""
-    bits = int(values.get("load_bits") or 16)
-    if bits == 4:
-        return C.NF4_BYTES if values.get("nested_quant") else C.NF4_PLAIN_BYTES
-    return C.INT8_BYTES if bits == 8 else 0.0
-
-
-def quantized_cost_spec(spec: CostSpec) -> CostSpec:
-    """``spec`` with a LoRA run's frozen base priced at its bitsandbytes bytes (``quantized_base_bytes_per_weight``;
-    trl/trainer/utils.py get_quantization_config, trl/models/utils.py prepare_peft_model: the base stays quantized and
-    frozen, only the adapter trains). The quantized weights are read by every phase, the engine's too (transformers'
-    generate runs on the same model)."""
-    plan_of = spec.plan
-
-    def plan(values: Mapping[str, Any], phase: str) -> Any:
-        p = plan_of(values, phase)
-        per_weight = quantized_base_bytes_per_weight(values)
-        return dataclasses.replace(p, base_weight_bytes=per_weight) if per_weight and p.lora_params else p
-
-    extra = ["load_bits", "nested_quant"]
-    return dataclasses.replace(
-        spec, plan=plan, memory_inputs={k: list(v) + extra for k, v in spec.memory_inputs.items()},
-        time_inputs={k: list(v) + extra for k, v in spec.time_inputs.items()},
-        bool_names=spec.bool_names | {"nested_quant"})
 
 
 def _completions(values: Mapping[str, Value]) -> dict[str, Value]:
@@ -231,26 +214,46 @@ def _deepspeed_of_release(host_layout: Any, release: Release) -> Any:
     return layout
 
 
-def _phases_of_release(phases_run: Any, release: Release) -> Any:
+def old_log_prob_runs(values: Mapping[str, Value], rule: str) -> bool:
+    """Whether a step under ``rule`` (``versions.OLD_LOG_PROB_FROM``, by release) runs the old log-prob forward for
+    ``values``: ``generate_every`` is steps_per_generation x num_iterations (the generation batch as
+    ``swift.cost.rollout_layout`` resolves it), the importance-sampling correction only with vLLM."""
+    if rule == "always":
+        return True
+    if rule == "never":
+        return False
+    iterations = max(1, int(values.get("num_iterations") or 1))
+    accumulation = max(1, int(values.get("gradient_accumulation_steps") or 1))
+    steps = rollout_layout(values, False)[1]
+    if rule == "iterations":
+        return iterations > 1
+    if rule == "iterations_or_spg":
+        return iterations > 1 or steps > accumulation
+    misaligned = accumulation % (steps * iterations) != 0
+    if rule == "misaligned":
+        return misaligned
+    return misaligned or (bool(values.get("use_vllm")) and bool(values.get("vllm_is_correction", True)))
+
+
+def _phases_of_release(phases_run: Any, rule: str) -> Any:
     """``phases_run`` without the old log-prob forward where the release's ``_generate_and_score_completions`` skips
-    it (``Release.old_log_prob``): always before 0.16, at num_iterations 1 in 0.16-0.17 (0.16.0 grpo_trainer.py:
-    "When using num_iterations == 1, old_per_token_logps == per_token_logps, so we can skip it's computation")."""
-    if release.old_log_prob == "always":
+    it (``old_log_prob_runs``; the phase's time and memory leave the step)."""
+    if rule == "always":
         return phases_run
 
     def phases(values: Mapping[str, Any]) -> list[str]:
-        runs = release.old_log_prob == "iterations" and int(values.get("num_iterations") or 1) > 1
+        runs = old_log_prob_runs(values, rule)
         return [p for p in phases_run(values) if p != Phase.OLD_LOG_PROB or runs]
     return phases
 
 
-def release_cost_spec(spec: CostSpec, release: Release) -> CostSpec:
+def release_cost_spec(spec: CostSpec, release: Release, old_log_prob: str = "always") -> CostSpec:
     """``spec`` for a release whose per-device batch counts prompts (0.14.0): every term reads it times
     num_generations; its vllm_device engine as that release's vLLM sized it (``_engine_of_release``); other
     releases' spec unchanged."""
     spec = dataclasses.replace(spec, plan=_engine_of_release(spec.plan, release),
                                host_layout=_deepspeed_of_release(spec.host_layout, release),
-                               phases_run=_phases_of_release(spec.phases_run, release))
+                               phases_run=_phases_of_release(spec.phases_run, old_log_prob))
     if not release.batch_counts_prompts:
         return spec
     plan, samples = spec.plan, spec.samples

@@ -35,7 +35,8 @@ from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load
 from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import ACCUMULATION, PER_DEVICE, SwiftFramework, _present, read_flags
 from . import columns, docs, errors, placement, repair, versions
-from .cost import cost_values, quantized_cost_spec, release_cost_spec
+from ..bnb import quantized_cost_spec
+from .cost import cost_values, release_cost_spec
 from .fields import GRPO_SCRIPT_OPTIONS
 from .rules import REMOVED_FIELDS, RULESET
 from .versions import RELEASES
@@ -362,7 +363,7 @@ class TrlFramework(SwiftFramework):
         values.update(self._decided(flat))
         accel, _ = _accelerate(flat)
         accel.update({k: flat[k] for k in ("NPROC_PER_NODE", "NNODES") if k in flat and k not in accel})
-        values.update(cost_values(flat, accel, self.release))
+        values.update(cost_values(flat, accel, self.release, self.code_release))
         if placement.is_server(values) and self.release.vllm_mode != "device" and not (
                 self.newest and _before_0_18(flat)):
             # a `trl vllm-serve` GPU holds the engine alone, at the server's own memory share (GRPOConfig's
@@ -603,7 +604,8 @@ class TrlFramework(SwiftFramework):
         if self.release.prompt_length is not None:
             return scenario.prompt_length
         fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
-        read = cost_values({**fixed, "max_completion_length": scenario.response_length}, {}, self.release)
+        read = cost_values({**fixed, "max_completion_length": scenario.response_length}, {}, self.release,
+                           self.code_release)
         return int(read["max_length"])
 
     def _price_each_arm(self, scenario: Any, space: Space) -> None:
@@ -922,7 +924,19 @@ class TrlFramework(SwiftFramework):
         bools = bool_names(self.ruleset.variables)
         optional = optional_names(self.ruleset.variables)
         return release_cost_spec(quantized_cost_spec(swift_cost_spec(model, gpu, False, bools, optional, framework="trl")),
-                                 self.release)
+                                 self.release, self.old_log_prob_rule())
+
+    @property
+    def code_release(self) -> str:
+        """The TRL release whose GRPOTrainer runs the config: the release its fields date or the user names, which a
+        neighbour's pack may judge (0.20-0.21 by 0.19.1's, 0.22-0.28 by 0.29.1's). What its code does where those
+        releases differ from the pack's own follows it: when the old log-probs are computed, which flag switches
+        Liger's loss (``versions.old_log_prob_rule``, ``versions.liger_loss_flags``)."""
+        return self.fields_version
+
+    def old_log_prob_rule(self) -> str:
+        """When the release the config runs computes the old log-probs (``versions.old_log_prob_rule``)."""
+        return versions.old_log_prob_rule(self.code_release)
 
 
 __all__ = ["TrlFramework", "parse_trl_args"]

@@ -216,6 +216,14 @@ class UnslothFramework(TrlFramework):
         return RELEASES["1.16.0"]  # TRL 1.15.0's defaults are 1.16.0's (grpo_config.py: only pad_to_multiple_of)
 
     @property
+    def code_release(self) -> str:
+        """The TRL Unsloth pins: its GRPOTrainer is TRL's, patched. It keeps TRL's old log-prob gate (unsloth
+        2026.10.9 models/rl_replacements.py ``grpo_trainer__generate_and_score_completions``: "Keep TRL's old logprob
+        gate"), its ``_get_per_token_logps_and_entropies`` scoring where TRL asks (``compute_efficient`` only for
+        the loss's own pass)."""
+        return unsloth_rules.TRL_PIN
+
+    @property
     def newest(self) -> bool:
         return True
 
@@ -444,7 +452,7 @@ class UnslothFramework(TrlFramework):
                 p = autotuned(p, phase)
             return p
 
-        # load_bits is among TRL's inputs already (cost.quantized_cost_spec)
+        # load_bits is among TRL's inputs already (frameworks/bnb.py quantized_cost_spec)
         memory_inputs = {phase: list(names) + ["ckpt_offload", "vllm_shared"]
                          for phase, names in base.memory_inputs.items()}
         # the engine's prefill chunk and sequence count (engine_batch) follow the weights' bytes and the engine's kind

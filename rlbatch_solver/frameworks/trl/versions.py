@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from ...rules.base import Derived, Rule, RuleSet, Stage, is_set
 from ...rules.expr import BoolVar, IntVar, divides
@@ -108,12 +108,6 @@ class Release:
     # VLLM_USE_V1): 0.15.2's ``vllm`` extra pins vllm==0.7.2, and 0.14.0 was TRL's newest only while vLLM 0.7.0-0.7.2
     # were vLLM's (above); 0.16.1's extra allows vllm>=0.7.0, V1 included, so it is priced V1
     vllm_v0: bool = False
-    # when _generate_and_score_completions computes the old log-probs (Phase.OLD_LOG_PROB): "never" (0.14.0 and
-    # 0.15.2 have no num_iterations: the loss detaches the policy's own log-probs), "iterations" (0.16.1 and 0.17.0:
-    # ``if self.num_iterations > 1``) or "always" (the later packs: 0.18-0.19 also when steps_per_generation >
-    # gradient_accumulation_steps, 0.20-0.21 when gradient_accumulation_steps % generate_every != 0, from 0.23 also
-    # with vLLM's vllm_importance_sampling_correction, default on; not read per release: priced every step)
-    old_log_prob: str = "always"
 
 
 RELEASES = {
@@ -124,18 +118,66 @@ RELEASES = {
     # 0.16.1's server has its GPUs to itself (trl vllm-serve --gpu_memory_utilization 0.9)
     # 0.18.2: 0.19.1's GRPOConfig with beta 0.04 (GRPOConfig.beta's default until 0.19.0)
     "0.18.2": Release("0.18.2", "server", 0.04, False, 256, 512, False, False, False, 300, grad_ckpt=False),
-    "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
-                      old_log_prob="iterations"),
+    "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
     "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
-                      generate_per_micro_step=True, old_log_prob="iterations"),
+                      generate_per_micro_step=True),
     # 0.15.2's engine runs in the main process on vllm_device (0.14.0's way) at vllm_gpu_memory_utilization 0.9
     "0.15.2": Release("0.15.2", "device", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
-                      engine_kv_of_total=True, generate_per_micro_step=True, vllm_v0=True, old_log_prob="never"),
+                      engine_kv_of_total=True, generate_per_micro_step=True, vllm_v0=True),
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
     "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900, grad_ckpt=False,
-                      engine_kv_of_total=True, ref_in_loss=True, generate_per_micro_step=True, vllm_v0=True,
-                      old_log_prob="never"),
+                      engine_kv_of_total=True, ref_in_loss=True, generate_per_micro_step=True, vllm_v0=True),
 }
+
+
+# when GRPOTrainer._generate_and_score_completions runs the old log-prob forward (Phase.OLD_LOG_PROB), by the release
+# whose code the config runs (read in each wheel's trl/trainer/grpo_trainer.py; ``generate_every`` is
+# steps_per_generation x num_iterations, steps_per_generation defaulting to gradient_accumulation_steps):
+# * "never": 0.14-0.15 (no num_iterations; the loss detaches the policy's own log-probs, 0.15.2 has no
+#   old_per_token_logps);
+# * "iterations": 0.16-0.17, ``if self.num_iterations > 1`` ("When using num_iterations == 1, old_per_token_logps ==
+#   per_token_logps, so we can skip it's computation");
+# * "iterations_or_spg": 0.18-0.19, ``if self.num_iterations > 1 or self.args.steps_per_generation >
+#   self.args.gradient_accumulation_steps``;
+# * "misaligned": 0.20-0.22, ``if self.args.gradient_accumulation_steps % generate_every != 0``;
+# * "misaligned_or_is": 0.23 on (1.16.0 too), also ``or (self.use_vllm and self.vllm_importance_sampling_correction)``
+#   (GRPOConfig.vllm_importance_sampling_correction, new in 0.23.0, default True).
+OLD_LOG_PROB_FROM = (((0, 23), "misaligned_or_is"), ((0, 20), "misaligned"), ((0, 18), "iterations_or_spg"),
+                     ((0, 16), "iterations"))
+
+# the flags that make compute_loss Liger's chunked GRPO loss (LigerFusedLinearGRPOLoss, from the last hidden states: no
+# logits in the update; costmodel/constants.py LIGER_GRPO_*), by the release whose code the config runs, the first of
+# them the config sets deciding (read in each wheel's trl/trainer/grpo_trainer.py GRPOTrainer.__init__ ``if
+# self.use_liger_...`` and trl/trainer/grpo_config.py GRPOConfig):
+# * none before 0.17.0;
+# * GRPOConfig.use_liger_loss: 0.17.0 to 0.24.0 (0.22.2 and 0.24.0 read; their use_liger_kernel, transformers'
+#   TrainingArguments field, patches the model's layers only);
+# * use_liger_kernel from 0.25.0, use_liger_loss its deprecated alias that, when given, overrides it
+#   (GRPOConfig.__post_init__ ``self.use_liger_kernel = self.use_liger_loss``) until 0.28.0 drops it (0.25.0, 0.25.1
+#   read);
+# * use_liger_kernel alone: 0.28.0 to 1.12.0 (0.28.0, 0.29.1, 1.0.0, 1.4.0, 1.8.0, 1.12.0 read);
+# * none from 1.13.0: 1.13.0's use_liger_kernel builds TRL's own FusedLinearGRPOLoss (trl/losses, not read, so not
+#   priced as Liger's), 1.14.2's a chunked log-prob path, 1.15.0's and 1.16.0's Liger's layer kernels only (the fused lm
+#   head of 1.16.0 is priced as "trl-fused").
+LIGER_LOSS_FLAGS_FROM = (((1, 13), ()), ((0, 28), ("use_liger_kernel",)),
+                         ((0, 25), ("use_liger_loss", "use_liger_kernel")), ((0, 17), ("use_liger_loss",)))
+
+
+def _by_release(table: tuple, version: str, before: Any) -> Any:
+    """The value of ``table`` (``((since, value), ...)``, newest first) for TRL ``version``; ``before`` under all."""
+    numbers = release_numbers(version)
+    return next((value for since, value in table if numbers >= since), before)
+
+
+def old_log_prob_rule(version: str) -> str:
+    """Which of ``OLD_LOG_PROB_FROM``'s conditions TRL ``version``'s GRPOTrainer computes the old log-probs under."""
+    return _by_release(OLD_LOG_PROB_FROM, version, "never")
+
+
+def liger_loss_flags(version: str) -> tuple[str, ...]:
+    """The flags that switch TRL ``version``'s GRPO loss to Liger's (``LIGER_LOSS_FLAGS_FROM``), the first the
+    config sets deciding."""
+    return _by_release(LIGER_LOSS_FLAGS_FROM, version, ())
 
 
 def _removed_fields(version: str, source: str) -> Rule:

@@ -36,19 +36,21 @@ HOST_COPIES = ["async_mode", "sync_steps", "bypass_logprob"]
 # with dynamic batching a micro batch holds at most a GPU's share of the batch it splits, so the
 # batch sizes are memory inputs too (dropped by ``unread`` where no token budget can be on)
 BATCH_SHARE = ["train_batch_size", "n"]
+# the actor's and the reference's log-probs through verl's fused kernels (fused_logits_impl)
+_FUSED = ["use_fused_kernels", "fused_kernels_triton"]
 # what the other models and the sleeping engine keep on a GPU beside a training phase (memory._colocated_extra)
 _BESIDE = _RESIDENT + _COLOCATED + _ROLLOUT + PLACEMENT
 MEMORY_INPUTS = {
     Phase.ROLLOUT: _HW + _ROLLOUT + _RESIDENT + _COLOCATED + PLACEMENT,
     Phase.OLD_LOG_PROB: _HW + _BESIDE + BATCH_SHARE + ["logprob_micro_per_gpu", "logprob_dyn", "logprob_max_tokens",
                                                    "actor_sp", "entropy_chunking", "use_torch_compile",
-                                                   "remove_padding"],
+                                                   "remove_padding"] + _FUSED,
     Phase.REF: _HW + _BESIDE + BATCH_SHARE + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp",
-                                          "remove_padding"],
+                                          "remove_padding"] + _FUSED,
     Phase.ACTOR_UPDATE: _HW + _BESIDE + BATCH_SHARE + ["actor_mini", "actor_micro_per_gpu", "actor_dyn",
                                                    "actor_max_tokens", "actor_sp", "grad_ckpt", "entropy_chunking",
                                                    "entropy_checkpointing", "use_torch_compile", "remove_padding",
-                                                   "entropy_loss"],
+                                                   "entropy_loss"] + _FUSED,
     Phase.CRITIC_UPDATE: _HW + _BESIDE + BATCH_SHARE + ["critic_mini", "critic_micro_per_gpu", "critic_sp",
                                                     "critic_grad_ckpt", "critic_max_tokens", "remove_padding"],
 }
@@ -245,6 +247,9 @@ CE_GRAD_BESIDE = frozenset({"0.1.0", "0.2.0", "0.3.0"})
 # them between its passes and loads them for each (TinyZero's fork of verl verl/workers/fsdp_workers.py
 # ActorRolloutRefWorker._build_model_optimizer and compute_ref_log_prob; verl 0.1 verl/trainer/ppo/workers/fsdp_workers.py)
 REF_ON_GPU = frozenset({"0.1.0"})
+# releases without model.use_fused_kernels (it came in 0.4.0: the 0.3.0.post1 trainer yaml and workers have no such
+# key; the rules' packs drop the variable there too, versions.BEFORE_0_4_1_MEMORY)
+BEFORE_FUSED_KERNELS = frozenset({"0.1.0", "0.2.0", "0.3.0"})
 # what the critic's update reads beyond the newest version's inputs, in the older versions
 CRITIC_BATCHING_OLDER = ["critic_dyn", "critic_train_max_tokens"]
 
@@ -449,6 +454,19 @@ def one_micro_per_mini_batch(v: Mapping[str, Value], phase: str, dp: int, micro:
     return micro >= share
 
 
+def fused_logits_impl(v: Mapping[str, Value], phase: str, version: str) -> str:
+    """How a phase's log-probs hold their logits: verl's own materialized accounting ("verl-fsdp"), or with
+    ``model.use_fused_kernels`` (0.4.0 on: not in ``BEFORE_FUSED_KERNELS``) the fused kernels of the backend
+    ``model.fused_kernel_options.impl_backend`` selects, for the actor's update, its old log-probs and the reference
+    alike (costmodel/constants.py VERL_FUSED_PPO_*: legacy workers/fsdp_workers.py ActorRolloutRefWorker.init_model,
+    0.8.0 on workers/engine_workers.py TrainingWorker.__init__). The critic's value head has no logits.
+    ``model.use_liger`` is not read: Liger's RMSNorm/SwiGLU/RoPE kernels, and a forward that builds the logits when no
+    labels are passed, as verl's log-probs pass none (docs/cost-model.md section 2)."""
+    if not v.get("use_fused_kernels") or version in BEFORE_FUSED_KERNELS or phase == Phase.CRITIC_UPDATE:
+        return "verl-fsdp"
+    return "verl-fused-triton" if v.get("fused_kernels_triton") else "verl-fused-torch"
+
+
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU,
               version: str = NEWEST) -> Plan:
     """The plan one phase of verl FSDP runs with these values (with the critic batching of ``version``)."""
@@ -494,7 +512,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         optimizer_offload=opt_off,
         entropy_chunking=bool(v.get("entropy_chunking", False)),
         entropy_checkpointing=bool(v.get("entropy_checkpointing", False)),
-        logits_impl="verl-fsdp",
+        logits_impl=fused_logits_impl(v, phase, version),
         budget_capped_by_batch=True,
         use_torch_compile=packed and (version in ENTROPY_COMPILED_ON_RMPAD_ONLY
                                       or bool(v.get("use_torch_compile", True))),

@@ -255,6 +255,8 @@ def _typed(key: str, spec: VarSpec, value: Any) -> Value:
         return str(value).strip().strip("'\"").lower() in ("0", "false")
     if name == "rollout_dummy_load":  # rollout.load_format: verl syncs the base model first when it holds "dummy"
         return "dummy" in str(value).lower()
+    if name == "fused_kernels_triton":  # model.fused_kernel_options.impl_backend: torch (default), triton or liger
+        return str(value).lower() == "triton"
     if name == "rollout_sglang":
         if str(value).lower() not in ROLLOUT_ENGINES:
             raise InputError(key, f"rollout engine '{value}' is not modelled.{did_you_mean(str(value), ROLLOUT_ENGINES)}",
@@ -529,6 +531,8 @@ def _native_value(name: str, value: Value) -> Any:
         return value / 1000
     if name == "rollout_sglang":
         return "sglang" if value else "vllm"
+    if name == "fused_kernels_triton":
+        return "triton" if value else "torch"
     if name == "rollout_sync":
         return "sync" if value else "async"
     if name == "async_mode":

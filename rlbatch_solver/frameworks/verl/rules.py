@@ -94,6 +94,10 @@ SHARED_VARS = [
     # megatron_actor.py MegatronPPOActor.update_policy (calculate_entropy = entropy_coeff != 0), 0.9.1
     # verl/trainer/ppo/ray_trainer.py _update_actor (actor.calculate_entropy or entropy_coeff != 0)
     ("entropy_loss", f"{AR}.actor.entropy_coeff != 0 or {AR}.actor.calculate_entropy", "bool", False, False, "the actor's update computes the entropy with its gradient"),
+    # both engines replace the model's forward by fused log-probs (FSDP: costmodel/constants.py VERL_FUSED_PPO_*;
+    # Megatron: FUSED_LCE_*), from verl 0.4.0 on FSDP, 0.5.0 on Megatron
+    ("use_fused_kernels", f"{AR}.model.use_fused_kernels", "bool", False, False,
+     "log-probs and entropy by verl's fused kernels (no [tokens, vocab] logits)"),
     # model constants (from the model card), present only when a model is known
     ("num_heads", "model.num_attention_heads", "int", None, False, "attention heads"),
     ("num_kv_heads", "model.num_key_value_heads", "int", None, False, "key/value heads"),
@@ -128,6 +132,10 @@ FSDP_VARS = [
     ("entropy_checkpointing", f"{AR}.actor.entropy_checkpointing", "bool", False, False, "recompute entropy"),
     # the FSDP engine reads its own fsdp_config key (FSDPEngine.__init__); actor.use_torch_compile does not reach it
     ("use_torch_compile", f"{AR}.actor.fsdp_config.use_torch_compile", "bool", True, False, "entropy under torch.compile (fused, no [tokens, vocab] fp32 copies)"),
+    # FSDP's fused-kernel backend (model.fused_kernel_options.impl_backend, from 0.4.1; default "torch"): "triton"
+    # runs verl's linear cross-entropy kernel, the others FusedLinearForPPO's chunks (costmodel/constants.py)
+    ("fused_kernels_triton", f"{AR}.model.fused_kernel_options.impl_backend", "bool", False, False,
+     "use_fused_kernels' triton backend (impl_backend=triton; default torch)"),
     ("critic_grad_ckpt", "critic.model.enable_gradient_checkpointing", "bool", True, False, "critic recompute"),
     ("critic_remove_padding", "critic.model.use_remove_padding", "bool", True, False, "critic sequence packing"),
     ("critic_param_offload", "critic.fsdp.param_offload", "bool", False, False, "critic params on CPU"),

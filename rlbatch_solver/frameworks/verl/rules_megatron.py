@@ -81,8 +81,6 @@ MEGATRON_VARS = [
     ("critic_vpp", "critic.megatron.virtual_pipeline_model_parallel_size", "int", None, True, "critic virtual pipeline"),
     # memory knobs (for the cost model)
     ("megatron_param_offload", f"{MG}.param_offload", "bool", False, False, "actor params (and grads) on CPU"),
-    ("use_fused_kernels", f"{AR}.model.use_fused_kernels", "bool", False, False,
-     "log-probs and entropy by verl's fused linear cross-entropy kernel (no [tokens, vocab] logits)"),
     ("megatron_optimizer_offload", f"{MG}.optimizer_offload", "bool", False, False, "actor optimizer on CPU"),
     ("ref_megatron_param_offload", f"{AR}.ref.megatron.param_offload", "bool", False, False, "ref params on CPU (follows the actor's)"),
     ("critic_megatron_param_offload", "critic.megatron.param_offload", "bool", False, False, "critic params on CPU"),

@@ -467,7 +467,10 @@ NO_MEGATRON_MINIMAL_BSZ = ("verl.megatron.driver_micro_per_gpu_required", "verl.
 # memory features whose keys came in 0.4.1 (verl/trainer/config/ppo_trainer.yaml actor.entropy_from_logits_with_chunking
 # and actor.entropy_checkpointing, read by verl/workers/actor/dp_actor.py:DataParallelPPOActor.__init__ and _forward_micro_batch;
 # neither is in the 0.2.0.post2 or 0.3.0.post1 yaml): an older release neither has them to set nor prices them
-BEFORE_0_4_1_MEMORY = frozenset({"entropy_chunking", "entropy_checkpointing"})
+# model.use_fused_kernels came in 0.4.0 and model.fused_kernel_options in 0.4.1 (the 0.4 series is judged by the 0.5.0
+# pack; neither key is in the 0.3.0.post1 yaml): not priced before
+BEFORE_0_4_1_MEMORY = frozenset({"entropy_chunking", "entropy_checkpointing", "use_fused_kernels",
+                                 "fused_kernels_triton"})
 V020 = Pack(
     "0.2.0", "0.6.1",
     drop=frozenset({
