@@ -452,7 +452,8 @@ def test_explain_maps_swift_messages_to_rules():
 def test_lora_is_ms_swift_default_and_full_trains_every_weight():
     """ms-swift 4.6.0 trains LoRA unless --tuner_type full (BaseArguments.tuner_type default 'lora'): its update
     holds a bf16 base and the adapter's states, and no reference model; --train_type (older scripts' name) reads
-    the same way."""
+    the same way (checked as 4.0.4, the newest release that takes it: a config dated by it alone is priced as 3.1.0,
+    whose LoRA forward keeps every position's logits, tests/test_swift_whole_sequence_logits.py)."""
     from rlbatch_solver.frameworks.swift.cost import cost_values
 
     base = ["--rlhf_type", "grpo", "--per_device_train_batch_size", "2", "--num_generations", "8", "--beta", "0.04"]
@@ -463,8 +464,8 @@ def test_lora_is_ms_swift_default_and_full_trains_every_weight():
     full = rb.check(["swift", "rlhf", *base, "--tuner_type", "full"], framework="swift", gpus=8, model="qwen2.5-7b",
                     gpu="a100-80gb")
     lora = rb.check(["swift", "rlhf", *base], framework="swift", gpus=8, model="qwen2.5-7b", gpu="a100-80gb")
-    old_name = rb.check(["swift", "rlhf", *base, "--train_type", "lora"], framework="swift", gpus=8, model="qwen2.5-7b",
-                        gpu="a100-80gb")
+    old_name = rb.check(["swift", "rlhf", *base, "--train_type", "lora"], framework="swift==4.0.4", gpus=8,
+                        model="qwen2.5-7b", gpu="a100-80gb")
     f, l_, o = (r.memory.peaks for r in (full, lora, old_name))  # MiB per phase
     # (--train_type dates the config to a 3.x release, whose trainer skips the old log-probs at num_iterations 1)
     assert {p: l_[p] for p in o} == o

@@ -790,6 +790,7 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
     if plan.logits_impl == "verl-fused-torch":
         return verl_fused_ppo_bytes(plan, mc, tokens, update=False)
     v = mc.vocab / max(1, plan.tp)
+    all_tokens = tokens
     tokens = _logit_rows(plan, tokens)
     if plan.logits_impl == "trl-fused":
         return C.FUSED_LM_HEAD_TILE_BYTES
@@ -797,7 +798,7 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
         return unsloth_chunk_rows(tokens, mc.vocab) * v * C.FP32
     if plan.logits_impl in C.LOGIT_BYTES:
         fwd, fwd_entropy, _, _ = C.LOGIT_BYTES[plan.logits_impl]
-        return tokens * v * (fwd_entropy if entropy else fwd)
+        return tokens * v * (fwd_entropy if entropy else fwd) + _sliced_off_logits(plan, mc, all_tokens)
     if plan.logits_impl == "verl-fsdp":
         # verl 0.9.1 FSDP engine (constants.py, docs/cost-model.md section 2); on the padded path the log-prob's
         # copy of its rows, made and freed on the other side of the entropy (no grad: nothing saved)
@@ -819,6 +820,17 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
     return tokens * v * C.ENTROPY_FWD_BYTES_PER_LOGIT
 
 
+def _sliced_off_logits(plan: Plan, mc: ModelConsts, tokens: float) -> float:
+    """The logits of the positions before the response that a whole-sequence forward computes and slices off
+    (``Plan.logits_whole_sequence``), at the impl's forward bytes per logit: in a forward-only pass the model's
+    logits tensor of every position, in the update also its full-size gradient, which the slice's backward
+    allocates (zeros of the whole tensor's shape) before the lm_head's backward reads it."""
+    if not (plan.logits_whole_sequence and plan.logits_response_only and plan.logits_impl in C.LOGIT_BYTES):
+        return 0.0
+    v = mc.vocab / max(1, plan.tp)
+    return (tokens - _response_rows(plan, tokens)) * v * C.LOGIT_BYTES[plan.logits_impl][0]
+
+
 def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     """Logits-related bytes at the peak of the actor update's loss forward and backward."""
     if plan.logits_impl in ("megatron-fused", "verl-fused-triton"):
@@ -826,6 +838,7 @@ def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
     if plan.logits_impl == "verl-fused-torch":
         return verl_fused_ppo_bytes(plan, mc, tokens, update=True)
     v = mc.vocab / max(1, plan.tp)
+    all_tokens = tokens
     tokens = _logit_rows(plan, tokens)
     if plan.logits_impl == "trl-fused":
         head_grad = 0.0 if plan.lora_params else C.FUSED_LM_HEAD_GRAD_BYTES_PER_WEIGHT * mc.vocab * mc.hidden
@@ -836,7 +849,7 @@ def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
         return liger_grpo_loss_bytes(plan, mc, tokens)
     if plan.logits_impl in C.LOGIT_BYTES:
         _, _, upd, upd_entropy = C.LOGIT_BYTES[plan.logits_impl]
-        return tokens * v * (upd_entropy if plan.entropy_in_update else upd)
+        return tokens * v * (upd_entropy if plan.entropy_in_update else upd) + _sliced_off_logits(plan, mc, all_tokens)
     if plan.logits_impl == "verl-fsdp":
         base = tokens * v * C.LOGITS_BF16_BYTES_PER_LOGIT  # packed: the gradient overwrites the logits
         rows = _verl_logprob_rows(plan, tokens)

@@ -157,6 +157,10 @@ class Plan:
     # the loss's forward keeps logits for the response positions only (ms-swift: logits_to_keep = completion
     # length + 1, grpo_trainer._get_logps_via_local_forward), not for every token of the sequence
     logits_response_only: bool = False
+    # with logits_response_only: the forward still computes every position's logits and slices the response's rows
+    # out of them (ms-swift 3.1.1-3.4.0 under LoRA: frameworks/swift/cost.py whole_sequence_logits), so the other
+    # positions' logits are alive too, at the impl's forward bytes per logit (constants.LOGIT_BYTES), in every pass
+    logits_whole_sequence: bool = False
     # the engine's max_model_len: the one sequence its KV cache must hold to start (None: prompt + response)
     engine_max_len: Optional[int] = None
     # verl actor_rollout_ref.actor.fsdp_config.use_torch_compile (default true): torch.compile

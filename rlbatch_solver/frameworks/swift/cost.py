@@ -409,6 +409,23 @@ def sync_gather(release: str | None, lora: bool, external_server: bool) -> str:
     return kind
 
 
+# ms-swift 3.1.1 (its first GRPO trainer; 3.1.0 has none) to 3.4.0 take the log-probs of a LoRA policy from the whole
+# sequence's logits: grpo_trainer.py GRPOTrainer._get_per_token_logps hands over to TRL's
+# ``_get_per_token_logps`` (``logits_to_keep + 1`` positions) only when ``'logits_to_keep'`` is a parameter of the
+# unwrapped model's forward, and PEFT's PeftModelForCausalLM.forward (peft 0.14 peft_model.py: input_ids,
+# attention_mask, ..., **kwargs) has none, so ``model(**inputs).logits`` is computed at every position and sliced to
+# the response's (``logits[:, -(logits_to_keep + 1):-1, :]``). 3.4.1 reads the PEFT base model's forward instead
+# (``unwrapped_model.base_model.model.forward``) and keeps the response's positions only.
+WHOLE_SEQUENCE_LOGITS = ("3.1.0", "3.4.1")  # [first, fixed)
+
+
+def whole_sequence_logits(release: str | None, lora: bool) -> bool:
+    """Whether ms-swift ``release``'s log-prob forward computes every position's logits (``WHOLE_SEQUENCE_LOGITS``):
+    a LoRA policy before 3.4.1. None (TRL, Megatron): no."""
+    first, fixed = (release_numbers(r) for r in WHOLE_SEQUENCE_LOGITS)
+    return bool(lora and release and first <= release_numbers(release) < fixed)
+
+
 # ms-swift 4.6.0's weight-sync bucket (rollout_mixin.py: int(os.environ.get('SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE', 512)) MiB)
 SYNC_BUCKET_BYTES = 512 * 2**20
 
@@ -430,8 +447,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     """One phase's plan. ``logits_impl``: how the trainer's loss holds its logits (costmodel/constants.py
     LOGIT_BYTES): ms-swift's own by default; TRL 1.16 passes its fused lm_head ("trl-fused"). ``sync_bucket_bytes``:
     the flat bucket a rollout server receives whole at the weight sync (ms-swift's); None: not priced (TRL).
-    ``sync_release``: the ms-swift release whose weight sync gathers the ZeRO-3 parameters (``sync_gather``); None:
-    not priced (TRL)."""
+    ``sync_release``: the ms-swift release whose code runs: how its weight sync gathers the ZeRO-3 parameters
+    (``sync_gather``) and whether its log-prob forward computes every position's logits (``whole_sequence_logits``);
+    None: neither priced (TRL)."""
     v = values
     world = int(v.get("gpus_per_node") or 1) * int(v.get("nnodes") or 1)
     gen, spg = rollout_layout(v, megatron)
@@ -524,6 +542,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # trl 0.29 does, from the whole logits tensor: 1.16's fused lm head came later
         logits_impl=(logits_impl if logits_impl and not v.get("materialized_logits") else
                      "swift-ddp" if stage < 0 else "swift-deepspeed"), logits_response_only=True,
+        logits_whole_sequence=whole_sequence_logits(sync_release, bool(v.get("lora_rank"))),
         # Liger's GRPO loss replaces the update's logits only; the old and reference log-probs keep them
         liger_grpo_loss=bool(v.get("liger_loss")) and phase == Phase.ACTOR_UPDATE,
     )
