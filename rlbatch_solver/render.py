@@ -149,6 +149,9 @@ def lengths_text(lengths: dict) -> str:
     def one(kind: str) -> str:
         mean, top, src = lengths[kind], lengths[f"max_{kind}"], lengths[f"{kind}_from"]
         how = {"given": "given", "calibration": "from the calibration profile"}.get(src)
+        stated = lengths.get(f"{kind}_given")
+        if src == "given" and stated is not None and stated > top:  # priced at the limit: a response never runs past it
+            how = f"given {stated:,.0f}, above the limit: taken at it"
         if how is None and kind == "response":
             given = lengths.get("longest_given")
             of_longest = (f", applied to the longest given ({given:,.0f}) as its limit"
@@ -166,7 +169,10 @@ def lengths_text(lengths: dict) -> str:
 
     text = f"at mean {one('prompt')}, {one('response')}"
     if lengths.get("longest"):
-        cap = (" (the limit)" if lengths["longest"] >= lengths["max_response"]
+        given = lengths.get("longest_given")
+        cap = (f" (the limit: the longest given, {given:,.0f}, is above the limit of {lengths['max_response']:,})"
+               if given is not None and given > lengths["max_response"]
+               else " (the limit)" if lengths["longest"] >= lengths["max_response"]
                else " (at most the longest given)" if lengths.get("longest_given") is not None
                else " (assumed: the length profile's; state yours with --longest-response-len)")
         text += f"; a synchronous rollout waits for its longest response, ~{lengths['longest']:,.0f} tokens{cap}"

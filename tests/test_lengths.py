@@ -342,3 +342,16 @@ def test_a_sweep_grid_states_the_longest_response(tmp_path):
     assert run("sweep", str(grid), "--out", str(out), "--no-progress").returncode == 0
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["mean_lengths"]["longest_from"] == "given" and row["mean_lengths"]["longest"] <= 900
+
+
+def test_a_length_given_above_the_configs_limit_is_said_to_be_taken_at_the_limit():
+    """A mean or longest response given above the config's max_response_length is priced at the limit (a response
+    never runs past it); the answer says the given number was above the limit rather than printing "(the limit)" or
+    "(given)" as if it had been read as given: a user who gives 12,000 for an 8,192 limit learns the config cuts
+    the answers the data has."""
+    out = " ".join(_check("qwen2.5-1.5b", "--longest-response-len", "12000").split())
+    assert "the longest given, 12,000, is above the limit of 8,192" in out, out
+    out = " ".join(_check("qwen2.5-1.5b", "--mean-response-len", "9000").split())
+    assert "response 8,192 of 8,192 (given 9,000, above the limit: taken at it)" in out, out
+    out = " ".join(_check("qwen2.5-1.5b", "--mean-response-len", "500").split())
+    assert "response 500 of 8,192 (given)" in out, out

@@ -335,8 +335,8 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                  longest: float | None = None) -> tuple[RuleSet, MemoryCheck, HostReport]:
     """The rule set plus memory rules for these exact values, and the per-phase breakdown."""
     from ..catalog.gpus import load_gpu
-    from ..costmodel.tables import (MIB, build_cost_terms, full_reports, mean_lengths, stage_seconds, step_seconds,
-                                    with_efficiency, with_length_fraction, with_longest_response, with_mean_lengths,
+    from ..costmodel.tables import (MIB, build_cost_terms, full_reports, given_means, mean_lengths, stage_seconds,
+                                    step_seconds, with_efficiency, with_length_fraction, with_longest_response, with_mean_lengths,
                                     with_response_profile)
 
     gpu = load_gpu(gpu_name, extra_gpus)
@@ -355,7 +355,8 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                       {**mean_lengths(spec, values),
                        "prompt_from": source if prompt_mean is not None else "assumed",
                        "response_from": source if response_mean is not None else "assumed",
-                       "longest_from": "given" if longest is not None else "assumed"},
+                       "longest_from": "given" if longest is not None else "assumed",
+                       **given_means(prompt_mean, response_mean)},
                       stage_seconds(spec, values, seconds), typical_peaks(spec, values, length_fraction),
                       memory_error_log(fw.name), server_titles(fw, spec, values, reports))
     return fw.ruleset.extended(terms.rules, terms.derived), mem, host_check(spec, values, gpu.name, host_mem_gib)

@@ -634,7 +634,7 @@ def recommend(
         report.choices, report.left_out = _with_roomier(report, ruleset, space, objective, then, deadline, spec,
                                                         terms, scenario, gpu.name, solver_workers, choice_of)
     if report.choices:  # the best's (the user's config, where it is the answer)
-        from ..costmodel.tables import mean_lengths
+        from ..costmodel.tables import given_means, mean_lengths
         from .check import host_check
 
         best_values = report.choices[0].values
@@ -642,7 +642,8 @@ def recommend(
         report.lengths = {**mean_lengths(spec, best_values),
                           "prompt_from": "given" if scenario.mean_prompt_length is not None else "assumed",
                           "response_from": "given" if scenario.mean_response_length is not None else "assumed",
-                          "longest_from": "given" if scenario.longest_response_length is not None else "assumed"}
+                          "longest_from": "given" if scenario.longest_response_length is not None else "assumed",
+                          **given_means(scenario.mean_prompt_length, scenario.mean_response_length)}
     if not choices and host_unfit is not None:
         report.host_unfit = host_unfit  # the RAM, not the rules or the GPUs: the estimate says what would help
     elif not choices and res.status == "infeasible":

@@ -466,6 +466,12 @@ def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, Any]:
             "longest_given": plan.longest_response}
 
 
+def given_means(prompt: float | None, response: float | None) -> dict[str, float]:
+    """The mean lengths a user gave, as given (``mean_lengths`` holds them as priced: at most the limit), for the
+    lengths line to say when one was above the config's limit; none where none was given."""
+    return {f"{kind}_given": float(v) for kind, v in (("prompt", prompt), ("response", response)) if v is not None}
+
+
 def with_efficiency(spec: CostSpec, efficiency: "Efficiency | None") -> CostSpec:
     """The same cost model with a calibration profile's efficiencies (``rlbatch calibrate``)."""
     from dataclasses import replace
