@@ -23,6 +23,7 @@ from .cli_options import (MAX_LIMIT, MAX_SHOW, MAX_TIME_LIMIT_S, MAX_TOP, MAX_WO
                           ResponseProfile, ScenarioFile, Search, Set, TimeLimit, bounded)
 from .commands import entry
 from .errors import InputError
+from .flag_order import NoSuchOption, misplaced_flag_text
 from .frameworks.registry import FRAMEWORKS
 
 
@@ -47,10 +48,18 @@ class InputErrorGroup(TyperGroup):
     on stderr, with exit code 2 and no traceback."""
 
     def invoke(self, ctx):
+        protected = getattr(ctx, "_protected_args", None)
+        args = [*(ctx.protected_args if protected is None else protected), *ctx.args]
         try:
             return super().invoke(ctx)
         except InputError as err:
             typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(code=2) from None
+        except NoSuchOption as err:  # a framework's flag before `--`: say where it goes
+            text = misplaced_flag_text(err, args)
+            if text is None:
+                raise
+            typer.echo(text, err=True)
             raise typer.Exit(code=2) from None
 
 

@@ -525,3 +525,20 @@ def test_check_counts_the_rules_broken_apart_from_warnings_and_says_errors_first
     assert res.stdout.startswith("INVALID — breaks 2 of the openrlhf 0.11.2 rules (and warns of 1 more):"), res.stdout
     assert res.stdout.index("ERROR openrlhf.driver.group_estimator_needs_n") < res.stdout.index("WARNING "), res.stdout
     assert res.stdout.index("ERROR openrlhf.driver.legacy_flag_names") < res.stdout.index("WARNING "), res.stdout
+
+
+def test_a_framework_flag_before_the_double_dash_is_named_with_the_command_that_reads_it():
+    """`rlbatch check run.sh --quant_method bnb` (a framework's flag where rlbatch's own options go): the answer names
+    the flag, says the framework's flags go after `--`, and prints the command rearranged (rlbatch's own options
+    moved before `--`, the framework's after it), which then runs; a misspelt option of our own keeps click's
+    "did you mean" answer."""
+    script = "tests/data/scripts/swift/internal_transformers_1gpu.sh"
+    proc = run("check", "--gpu", "rtx4090", script, "--quant_method", "bnb", "--quant_bits", "4", "--json")
+    text = proc.stderr + proc.stdout
+    assert proc.returncode == 2 and "error: --quant_method:" in text and "Traceback" not in text, text
+    fixed = f"rlbatch check --gpu rtx4090 {script} --json -- --quant_method bnb --quant_bits 4"
+    assert fixed in " ".join(text.split()), text
+    again = run(*fixed.split()[1:])
+    assert again.returncode == 0 and '"valid": true' in again.stdout, again.stdout + again.stderr
+    typo = run("check", "--gpuss", "4", script)
+    assert typo.returncode == 2 and "--gpus" in typo.stderr + typo.stdout and "after `--`" not in typo.stderr
