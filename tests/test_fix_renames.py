@@ -95,3 +95,16 @@ def test_misspelt_and_older_flags_are_renamed_in_the_configs_order_misspellings_
     assert data["renamed_keys"] == ["train.bach_size", "rollout.bach_size", "micro_train_batch_size", "ref_num_nodes"]
     assert data["fixed_config"] == ["--train.batch_size 8", "--rollout.batch_size 8", "--train.micro_batch_size 1",
                                     "--ref.num_nodes 1"]
+
+
+def test_the_two_old_length_flags_are_said_with_the_two_that_replaced_them(tmp_path):
+    """--prompt_max_len 1024 --generate_max_len 1024 (before 0.10) are read as --data.max_len 2048 (prompt and
+    response together) and --rollout.max_new_tokens 1024: the answer says so with the numbers, rather than calling
+    them flags with no successor we know."""
+    p = run("fix", str(_with_two_samples(tmp_path)), "--json")
+    notes = json.loads(p.stdout)["notes"]
+    said = [n for n in notes if "--generate_max_len 1024" in n]
+    assert said and "--rollout.max_new_tokens 1024" in said[0] and "--data.max_len 2048" in said[0], notes
+    assert not any("no successor" in n and "max_len" in n for n in notes), notes
+    checked = run("check", str(_with_two_samples(tmp_path)))
+    assert "--data.max_len 2048" in " ".join(checked.stdout.split()), checked.stdout

@@ -88,6 +88,28 @@ RENAMED_LEGACY = {old: new for old, new in DOTTED_OF.items() if old in LEGACY_ON
 KEPT_LEGACY = LEGACY_ONLY - CONVERTED_LEGACY - set(RENAMED_LEGACY)
 
 
+# the pre-0.10 length flags, converted together (normalize_flags): the response limit and the prompt limit
+LENGTH_FLAGS = ("generate_max_len", "prompt_max_len")
+
+
+def _old_lengths(flat: Mapping[str, Any]) -> bool:
+    """Whether the config sets --generate_max_len (normalize_flags reads it, with --prompt_max_len, as the two
+    flags that replaced them)."""
+    return any(str(k).removeprefix("--") == "generate_max_len" for k in flat)
+
+
+def _old_lengths_note(flat: Mapping[str, Any], native: Mapping[str, Any]) -> list[str]:
+    """The pre-0.10 length flags a dotted release refuses, said with the two that replaced them and their numbers
+    (normalize_flags: data.max_len = prompt_max_len + generate_max_len, rollout.max_new_tokens = generate_max_len)."""
+    if not _old_lengths(flat):
+        return []
+    given = {str(k).removeprefix("--"): v for k, v in flat.items()}
+    old = " ".join(f"--{k} {given[k]}" for k in reversed(LENGTH_FLAGS) if k in given)
+    return [f"{old}: flags of the releases before 0.10, which 0.10.2 and later refuse; they were read as "
+            f"--data.max_len {native.get('data.max_len')} (prompt and response together) and "
+            f"--rollout.max_new_tokens {native.get('rollout.max_new_tokens')}: write those instead"]
+
+
 def normalize_flags(flat: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
     """Flags (with or without ``--``) in 0.11.2's dotted names, and whether old names were used."""
     out: dict[str, Any] = {}
@@ -674,7 +696,8 @@ class OpenRLHFFramework(Framework):
         plain = list(dict.fromkeys(str(k).removeprefix("--") for k in flat))  # in the config's order
         successor = {**LEGACY_FLAGS, **RENAMED_LEGACY}
         renames = {k: successor[k] for k in plain if k in successor and successor[k] not in plain}
-        left = [k for k in plain if (k in LEGACY_ONLY or k in successor) and k not in renames]
+        said = LENGTH_FLAGS if _old_lengths(flat) else ()  # config_notes names their successors with the numbers
+        left = [k for k in plain if (k in LEGACY_ONLY or k in successor) and k not in renames and k not in said]
         return renames, left
 
     def names_written(self) -> dict[str, Value]:
@@ -716,11 +739,11 @@ class OpenRLHFFramework(Framework):
         get_llm_for_sequence_regression), priced as a full bf16 model; 4-bit loading without LoRA is priced in bf16."""
         native, _ = normalize_flags(flat)
         lora = _lora_values(native)
+        notes: list[str] = _old_lengths_note(flat, native) if versions.dotted_names(self.version) else []
         # the flag as the config spells it (normalize_flags maps the pre-0.10.2 name)
         four = "--load_in_4bit" if any(str(k).removeprefix("--") == "load_in_4bit" for k in flat) else \
             "--ds.load_in_4bit"
         # (with vLLM engines a 4-bit run stops at its first weight sync: rule openrlhf.vllm.load_in_4bit_weight_sync)
-        notes: list[str] = []
         if not lora["lora_rank"]:
             return notes + ([f"{four} without LoRA: a 4-bit model trained in full is not modelled for OpenRLHF; memory "
                              "and time are priced as full-parameter bf16 training"] if lora["load_bits"] == 4 else [])
