@@ -542,3 +542,12 @@ def test_a_framework_flag_before_the_double_dash_is_named_with_the_command_that_
     assert again.returncode == 0 and '"valid": true' in again.stdout, again.stdout + again.stderr
     typo = run("check", "--gpuss", "4", script)
     assert typo.returncode == 2 and "--gpus" in typo.stderr + typo.stdout and "after `--`" not in typo.stderr
+
+
+def test_a_scripts_model_not_in_the_catalog_is_said_with_the_nearest_catalog_names():
+    """ms-swift's MoE LoRA example names Qwen/Qwen3-30B-A3B-Instruct-2507 (a release the catalog holds no card of):
+    the note names the catalog's nearest cards to pass as --model where one is the same architecture."""
+    res = run("check", "--gpu", "h100", "tests/data/scripts/swift/external_moe_lora.sh")
+    text = " ".join(res.stderr.split())
+    assert "the model Qwen/Qwen3-30B-A3B-Instruct-2507 of the script is not in the catalog" in text, text
+    assert "nearest catalog names: qwen3-30b-a3b" in text, text

@@ -543,6 +543,12 @@ def _alias_index() -> dict[str, str]:
     return index
 
 
+def nearest_models(name: str, n: int = 3) -> list[str]:
+    """The catalog names nearest a model name the catalog lacks (its HF id read as ``_canonical`` reads one)."""
+    close = did_you_mean(_canonical(name), list_models(), n=n)
+    return [c.strip() for c in close.removeprefix(" Did you mean: ").removesuffix("?").split(",")] if close else []
+
+
 def load_model(name_or_path: str | Path) -> ModelCard:
     """A card by catalog name / HF id / alias, or from a card YAML or config.json path."""
     text = str(name_or_path).strip()

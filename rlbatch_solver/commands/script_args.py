@@ -94,13 +94,16 @@ def script_framework(framework: str | None, runs: str, path: str) -> str | None:
 
 def script_model(name: str, notes: list[str], where: str = "the script") -> str | None:
     """The catalog card of the model a script names, or None (each said in ``notes``)."""
-    from ..catalog.models import load_model
+    from ..catalog.models import load_model, nearest_models
 
     try:
         model = load_model(name).name
         notes.append(f"model from {where}: {name} (catalog card {model})")
         return model
     except InputError:
+        near = nearest_models(name)
+        hint = (f" (the nearest catalog names: {', '.join(near)}, where one is the same architecture; else the "
+                "model's config.json)" if near else "")
         notes.append(f"the model {name} of {where} is not in the catalog: pass --model for the head, "
-                     "length and memory rules")
+                     f"length and memory rules{hint}")
         return None
