@@ -1208,8 +1208,13 @@ def print_explain(console: Console, report: ExplainReport) -> None:
         return
     if report.numbers:
         console.print("numbers in the message: " + ", ".join(f"{k}={v}" for k, v in report.numbers.items()))
-    for text in getattr(report, "meaning", []):
-        console.print("in plain words: " + _NUMBER_NAME.sub(r"<\1>", text), markup=False, highlight=False)
+    meaning = getattr(report, "meaning", [])
+    # one message several frameworks print: each reading names its framework
+    of = getattr(report, "meaning_of", [])
+    several = len(of) == len(meaning) and len(set(of)) > 1
+    for i, text in enumerate(meaning):
+        label = f" ({of[i]})" if several else ""
+        console.print(f"in plain words{label}: " + _NUMBER_NAME.sub(r"<\1>", text), markup=False, highlight=False)
     for text in report.notes:
         console.print(f"note: {text}", markup=False, highlight=False)
     for r in report.rules:

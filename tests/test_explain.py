@@ -233,3 +233,15 @@ def test_the_plain_words_are_said_once():
     said = words.removeprefix("in plain words: ")
     assert res.returncode == 0 and res.stdout.count(said) == 1, res.stdout
     assert "mini_divisible_by_micro" in res.stdout and "source: verl/" in res.stdout
+
+
+def test_plain_words_of_a_message_several_frameworks_print_each_name_their_framework():
+    """TRL's and ms-swift Megatron's "generation_batch_size (12) must be divisible by num_generations (8)" are one
+    message: without --framework both readings are printed, each with the framework it is (the swift-megatron one
+    names --global_batch_size, a flag TRL has not); with --framework trl, one, unlabelled."""
+    line = "ValueError: generation_batch_size (12) must be divisible by num_generations (8)."
+    out = run("explain", line).stdout
+    assert "in plain words (swift-megatron): --generation_batch_size 12" in out, out
+    assert "in plain words (trl): 12 completions per rollout" in out, out
+    one = run("explain", line, "--framework", "trl").stdout
+    assert "in plain words: 12 completions per rollout" in one and "(trl):" not in one, one

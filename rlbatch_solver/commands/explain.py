@@ -46,6 +46,7 @@ class ExplainReport:
     check: CheckReport | None = None
     fix: FixReport | None = None
     meaning: list[str] = field(default_factory=list)  # the message in plain words, with its numbers
+    meaning_of: list[str] = field(default_factory=list)  # the framework each of ``meaning`` is the reading of
     oom: OomExplanation | None = None  # an out-of-memory message, its phase and numbers
     notes: list[str] = field(default_factory=list)  # how it was explained (which release's rules), not what it means
     unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys a parser's message says it refused
@@ -97,6 +98,7 @@ def explain(
     rules: list[ExplainedRule] = []
     numbers: dict[str, str] = {}
     meaning: list[str] = []
+    meaning_of: list[str] = []
     notes: list[str] = list(script_notes)
     checked_as = framework
     for pattern, nums in found:
@@ -114,6 +116,7 @@ def explain(
         said = pattern.explain(nums)
         if said and said not in meaning:
             meaning.append(said)
+            meaning_of.append(fw.name)
         for rid in pattern.rules_for(nums):
             if rid not in {r.id for r in fw.ruleset.rules}:
                 continue  # e.g. an FSDP-only rule of a verl message, asked about a Megatron config
@@ -122,7 +125,8 @@ def explain(
                                        f"{r.source} (message: {pattern.source})"))
     if not meaning and rules:  # a message without numbers: what its first rule says happens
         meaning.append(rules[0].why)
-    report = ExplainReport(text, numbers, rules, meaning=meaning, notes=notes)
+        meaning_of.append(rules[0].framework)
+    report = ExplainReport(text, numbers, rules, meaning=meaning, notes=notes, meaning_of=meaning_of)
     found_framework = None
     if not found:  # a parser refusing keys the release does not have (a misspelling, most often)?
         by, keys = refused_in_message(text)
