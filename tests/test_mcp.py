@@ -56,6 +56,8 @@ CALLS = {
         "--config_file", "../" * 40 + str(ROOT / "docs" / "examples" / "unsloth-qwen3-4b-grpo.yaml").lstrip("/"),
         "--per_device_train_batch_size", "4"]}),
     "script_is_a_path": ("check", {"script": str(ROOT / "tests" / "data" / "scripts" / "swift" / "gspo.sh")}),
+    # a relative path (the file exists in the repository, not in the call's fresh folder) given as the script's text
+    "script_is_a_relative_path": ("check", {"script": "tests/data/scripts/swift/gspo.sh", "gpu": "h100"}),
     "from_config_nested": ("recommend", {"gpu": "h100", "from_config": "[" * 5000 + "]" * 5000}),
     "time_limit_too_long": ("fix", {"args": README_CHECK, "time_limit": 3600}),
     "unknown_tool": ("sweep", {}),
@@ -196,6 +198,13 @@ def test_the_catalogs_are_the_command_lines_lists(answers):
 ])
 def test_bad_input_is_a_tool_error_naming_the_field(answers, key, field):
     assert _error(answers[key]).startswith(f"error: {field}: ")
+
+
+def test_a_scripts_file_name_given_as_its_text_is_said_to_be_a_file_name(answers):
+    """script="tests/data/scripts/swift/gspo.sh" was read as a one-line script: "run.sh starts none of the entry
+    points we know", about a file the caller never named; now the answer says a file name was given."""
+    text = _error(answers["script_is_a_relative_path"])
+    assert text.startswith("error: script: ") and "a file name" in text and "run.sh" not in text, text
 
 
 def test_the_command_lines_error_paragraph_is_the_tools(answers):

@@ -61,11 +61,21 @@ def _pasted(args: Optional[list[str]], script: Optional[str]) -> Optional[list[s
 
     if script is not None and not script.strip():
         raise InputError("script", "is empty.", "paste the launch script's text.")
+    if script is not None and _file_name(script):
+        raise InputError("script", f"{shown(script.strip(), 60)} is a file name, not a script's text; the server "
+                         "reads no file a request names.", "paste the script's text as script.")
     if args and is_launch_script(args[0]):  # a path: relative ones name files of the call's folder, empty till now
         raise InputError("args", f"{shown(args[0], 60)} is a launch script on the server's machine; the server "
                          "reads no script a request names.", "paste the script's text as script.")
     words = ([_write(SCRIPT, script)] if script is not None else []) + list(args or [])
     return words or None
+
+
+def _file_name(text: str) -> bool:
+    """Whether pasted script text is one word naming a script file (run.sh, a path ending .sh or .bash), which a
+    script's text never is: a launch script runs a command, with its arguments."""
+    word = text.strip()
+    return len(word.split()) == 1 and word.lower().endswith((".sh", ".bash"))
 
 
 def _model(model: Optional[str], model_config: Optional[str]) -> Optional[str]:
