@@ -162,6 +162,17 @@ LOGIT_BYTES = {
     "skyrl": (BF16, BF16, BF16, 4 * BF16),
     "hf-labels": (BF16 + FP32, BF16 + FP32, 3 * FP32, 3 * FP32),
 }
+# The out-of-place temperature division of the response logits (``Plan.logits_temperature_copy``): TRL 0.16.0 to
+# 0.29.x (trl/trainer/grpo_trainer.py ``_get_per_token_logps`` in 0.16.0/0.16.1, ``_get_per_token_logps_and_entropies``
+# in 0.29.1: ``logits = logits / self.temperature``; 1.0.0 divides in place, ``logits.div_``) and ms-swift 3.3.0 to
+# 4.1.x (3.3.0 trainers/rlhf_trainer/grpo_trainer.py ``_get_per_token_logps``; 4.0.4 and 4.1.0
+# rlhf_trainers/grpo_trainer.py ``_get_logps_via_local_forward``: ``logits[:, -(logits_to_keep + 1):-1, :] /
+# self.temperature``; 4.2.0 to 4.6.0 ``logits.div_(self.temperature)``). The quotient is a second tensor of the
+# logits' size in their dtype while the logits are alive: a forward-only pass peaks at logits + copy, 2 + 2 B per
+# logit under DeepSpeed (bf16) and 4 + 4 under DDP (fp32 after accelerate's convert_outputs_to_fp32, whose bf16 input
+# is gone by then); the model's logits are freed once divided (the slice and the lm_head save no output for the
+# backward), so the update's peak, later in its backward, is the LOGIT_BYTES update row unchanged.
+TEMPERATURE_COPY_FWD_BYTES_PER_LOGIT = {"swift-deepspeed": BF16 + BF16, "swift-ddp": FP32 + FP32}
 # TRL 1.16.0 GRPO never builds [tokens, vocab] logits: GRPOTrainer.__init__ patches the model with
 # add_fused_lm_head (trl/trainer/utils.py) and trl/kernels/chunked_logprob.py projects in tiles of
 # 4096 tokens x 32768 vocab in bf16 (one reused buffer: 256 MiB); its backward accumulates the

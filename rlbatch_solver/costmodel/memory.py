@@ -798,7 +798,8 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
         return unsloth_chunk_rows(tokens, mc.vocab) * v * C.FP32
     if plan.logits_impl in C.LOGIT_BYTES:
         fwd, fwd_entropy, _, _ = C.LOGIT_BYTES[plan.logits_impl]
-        return tokens * v * (fwd_entropy if entropy else fwd) + _sliced_off_logits(plan, mc, all_tokens)
+        per_logit = max(fwd_entropy if entropy else fwd, _temperature_copy_bytes(plan))
+        return tokens * v * per_logit + _sliced_off_logits(plan, mc, all_tokens)
     if plan.logits_impl == "verl-fsdp":
         # verl 0.9.1 FSDP engine (constants.py, docs/cost-model.md section 2); on the padded path the log-prob's
         # copy of its rows, made and freed on the other side of the entropy (no grad: nothing saved)
@@ -818,6 +819,14 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
         rows = min(tokens, C.ENTROPY_CHUNK_ROWS)
         return tokens * v * C.LOGITS_FWD_BYTES_PER_LOGIT + rows * v * C.ENTROPY_CHUNK_BYTES_PER_LOGIT
     return tokens * v * C.ENTROPY_FWD_BYTES_PER_LOGIT
+
+
+def _temperature_copy_bytes(plan: Plan) -> float:
+    """Bytes per response logit of a forward-only pass while the logits and their out-of-place temperature quotient
+    are both alive (``Plan.logits_temperature_copy``, constants.TEMPERATURE_COPY_FWD_BYTES_PER_LOGIT); 0 without."""
+    if not plan.logits_temperature_copy:
+        return 0.0
+    return C.TEMPERATURE_COPY_FWD_BYTES_PER_LOGIT.get(plan.logits_impl, 0.0)
 
 
 def _sliced_off_logits(plan: Plan, mc: ModelConsts, tokens: float) -> float:

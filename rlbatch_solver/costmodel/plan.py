@@ -161,6 +161,9 @@ class Plan:
     # out of them (ms-swift 3.1.1-3.4.0 under LoRA: frameworks/swift/cost.py whole_sequence_logits), so the other
     # positions' logits are alive too, at the impl's forward bytes per logit (constants.LOGIT_BYTES), in every pass
     logits_whole_sequence: bool = False
+    # the log-prob forward divides the response logits by the temperature out of place (TRL 0.16-0.29, ms-swift
+    # 3.3.0-4.1.x: constants.TEMPERATURE_COPY_FWD_BYTES_PER_LOGIT): a forward-only pass holds the logits and their copy
+    logits_temperature_copy: bool = False
     # the engine's max_model_len: the one sequence its KV cache must hold to start (None: prompt + response)
     engine_max_len: Optional[int] = None
     # verl actor_rollout_ref.actor.fsdp_config.use_torch_compile (default true): torch.compile

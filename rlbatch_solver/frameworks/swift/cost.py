@@ -70,6 +70,8 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     "multi_turn_len": 0,
     "materialized_logits": True,  # trl 0.29's selective_log_softmax over the whole logits (LOGIT_BYTES "swift-*")
     "liger_loss": False,  # the update's loss is Liger's chunked GRPO loss (LIGER_LOSS_FROM)
+    # read for TRL only (trl/cost.py cost_values); ms-swift's own forward goes by its release (temperature_copy)
+    "temperature_copy": False,
     # ``swift rlhf`` trains LoRA unless told otherwise: swift/arguments/base_args/base_args.py BaseArguments
     # (tuner_type default 'lora'), swift/arguments/tuner_args.py TunerArguments (lora_rank 8, all-linear)
     "lora_rank": 8,
@@ -426,6 +428,20 @@ def whole_sequence_logits(release: str | None, lora: bool) -> bool:
     return bool(lora and release and first <= release_numbers(release) < fixed)
 
 
+# ms-swift 3.3.0 to 4.1.x divide the response logits by the temperature out of place in their own log-prob forward
+# (3.3.0 trainers/rlhf_trainer/grpo_trainer.py GRPOTrainer._get_per_token_logps ``logits = logits / self.temperature``;
+# 4.0.4 and 4.1.0 rlhf_trainers/grpo_trainer.py ``_get_logps_via_local_forward`` ``logits[:, -(logits_to_keep + 1):-1,
+# :] / self.temperature``); 4.2.0 divides in place (``logits.div_(self.temperature)``, as 4.6.0). 3.2.x's own forward
+# does not divide (its hand-over to TRL's forward depends on the TRL installed: not priced).
+TEMPERATURE_COPY = ("3.3.0", "4.2.0")  # [first, fixed)
+
+
+def temperature_copy(release: str | None) -> bool:
+    """Whether ms-swift ``release``'s log-prob forward divides the logits out of place (``TEMPERATURE_COPY``)."""
+    first, fixed = (release_numbers(r) for r in TEMPERATURE_COPY)
+    return bool(release and first <= release_numbers(release) < fixed)
+
+
 # ms-swift 4.6.0's weight-sync bucket (rollout_mixin.py: int(os.environ.get('SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE', 512)) MiB)
 SYNC_BUCKET_BYTES = 512 * 2**20
 
@@ -543,6 +559,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         logits_impl=(logits_impl if logits_impl and not v.get("materialized_logits") else
                      "swift-ddp" if stage < 0 else "swift-deepspeed"), logits_response_only=True,
         logits_whole_sequence=whole_sequence_logits(sync_release, bool(v.get("lora_rank"))),
+        # ms-swift's own forward by its release; TRL's by the running release (trl/cost.py cost_values)
+        logits_temperature_copy=(temperature_copy(sync_release) if sync_release
+                                 else bool(v.get("temperature_copy"))),
         # Liger's GRPO loss replaces the update's logits only; the old and reference log-probs keep them
         liger_grpo_loss=bool(v.get("liger_loss")) and phase == Phase.ACTOR_UPDATE,
     )
@@ -553,7 +572,7 @@ _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vl
        "lora_rank", "lora_qv", "weights_fp32", "materialized_logits", "multi_turn_len"]
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
              "steps_per_generation"]
-_HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt", "liger_loss"]
+_HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt", "liger_loss", "temperature_copy"]
 _BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation"]
 _MG = ["micro_batch_size", "tp", "pp", "cp", "ep", "etp", "vpp", "recompute", "recompute_modules",
        "cpu_optimizer_permille"]
@@ -673,7 +692,7 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         samples=lambda values: rollout_layout(values, megatron)[0],
         bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv",
                                  "weights_fp32", "materialized_logits", "saves", "save_optimizer", "fsdp",
-                                 "liger_loss"},
+                                 "liger_loss", "temperature_copy"},
         unread=unread,
         optional=optional,
         pipeline=pipeline,

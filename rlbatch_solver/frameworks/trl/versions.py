@@ -163,6 +163,14 @@ LIGER_LOSS_FLAGS_FROM = (((1, 13), ()), ((0, 28), ("use_liger_kernel",)),
                          ((0, 25), ("use_liger_loss", "use_liger_kernel")), ((0, 17), ("use_liger_loss",)))
 
 
+# Whether GRPOTrainer's log-prob forward divides the logits by the temperature out of place (a second copy of the
+# response logits: costmodel/constants.py TEMPERATURE_COPY_FWD_BYTES_PER_LOGIT): not in 0.15.2 (no division);
+# ``logits = logits / self.temperature`` in 0.16.0 and 0.16.1 ``_get_per_token_logps`` and 0.29.1
+# ``_get_per_token_logps_and_entropies``; ``logits.div_(self.temperature)`` in 1.0.0 (1.16.0 hands the temperature to its
+# fused lm head, "trl-fused", whose logits are never materialized).
+TEMPERATURE_COPY_FROM = (((1, 0), False), ((0, 16), True))
+
+
 def _by_release(table: tuple, version: str, before: Any) -> Any:
     """The value of ``table`` (``((since, value), ...)``, newest first) for TRL ``version``; ``before`` under all."""
     numbers = release_numbers(version)
@@ -172,6 +180,11 @@ def _by_release(table: tuple, version: str, before: Any) -> Any:
 def old_log_prob_rule(version: str) -> str:
     """Which of ``OLD_LOG_PROB_FROM``'s conditions TRL ``version``'s GRPOTrainer computes the old log-probs under."""
     return _by_release(OLD_LOG_PROB_FROM, version, "never")
+
+
+def temperature_copy(version: str) -> bool:
+    """Whether TRL ``version`` divides the logits by the temperature out of place (``TEMPERATURE_COPY_FROM``)."""
+    return _by_release(TEMPERATURE_COPY_FROM, version, False)
 
 
 def liger_loss_flags(version: str) -> tuple[str, ...]:
