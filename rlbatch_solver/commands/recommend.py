@@ -919,8 +919,12 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
                   Stage.SEARCH, "rlbatch-solver: one observed error of headroom (docs/cost-model.md section 11)",
                   kind=RuleKind.SEARCH)
              for p in memory]
+    # the search starts from the fastest config, whose values the answer mostly keeps (benchmarks/bench_recommend.py's
+    # 64-GPU Megatron MoE: 1.11 to 0.76 CPU s for this solve, the same optimum); not without a tie-break (--objective
+    # gpus), where which of equal configs answers is the search's, and a hint would move it
     roomier = optimize(ruleset.extended(rules), space.domains, objective, top=top if top <= 1 else top + 2,
-                       time_limit_s=deadline.share(0.8), workers=workers, then=then)
+                       time_limit_s=deadline.share(0.8), workers=workers, then=then,
+                       hint=res.ranked[0].solution if then else None)
     best = res.ranked[0].objective
     if count is not None and roomier.ranked:
         fewest, roomy_count = count(res.ranked[0].solution), count(roomier.ranked[0].solution)
