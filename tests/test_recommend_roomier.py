@@ -52,3 +52,29 @@ def test_each_roomier_solve_caps_the_last_ones_tightest_phase_and_stops_when_non
                                   _choice, lambda: 10.0)
     assert caps == ["search.roomier.actor_update", "search.roomier.actor_update"] and len(out) == 1
     assert str(roomier.cap_rule("actor_update", 53_100).expr).count("53100") == 1
+
+
+def test_no_capped_solve_where_a_known_config_under_the_cap_is_faster_than_the_best():
+    calls = []
+    out = roomier.roomier_choices([_choice({"rollout": 50_000})], {"rollout": 70_000}.get,
+                                  lambda rule: calls.append(rule) or SimpleNamespace(ranked=[]), _choice,
+                                  lambda: 10.0, passed_over=lambda rule: True)
+    assert out == [] and calls == []
+
+
+def test_a_witness_faster_than_the_best_is_found_one_value_away_with_the_search_ties_followed():
+    from rlbatch_solver.rules.base import Derived, RuleSet, VarSpec
+    from rlbatch_solver.rules.expr import IntVar
+    from rlbatch_solver.rules.ids import tie_rule
+
+    specs = {n: VarSpec(n, n) for n in ("micro", "ref", "layout")}
+    tie = tie_rule("ref", IntVar("ref").eq(IntVar("micro")), "ref follows micro", "test")
+    rs = RuleSet("toy", "0", specs, [Derived("mem_old_log_prob", IntVar("micro") * 10 + IntVar("ref") * 10)], [tie])
+    domains = {"micro": [1, 2, 4], "ref": [1, 2, 4], "layout": [1, 2]}
+    time = 40 // IntVar("micro") + IntVar("layout") * 10  # the larger micro batch is faster
+    fastest = {"micro": 4, "ref": 4, "layout": 1}  # 20 us, 80 MiB
+    cap = roomier.cap_rule("old_log_prob", 50)
+    # micro 2 alone breaks the tie (60 MiB over the cap): micro and ref 2 together, 40 MiB, 30 us
+    assert roomier.faster_under_cap(cap, [fastest], rs, domains, time, best=45)
+    assert not roomier.faster_under_cap(cap, [fastest], rs, domains, time, best=30)
+    assert not roomier.faster_under_cap(roomier.cap_rule("old_log_prob", 19), [fastest], rs, domains, time, best=45)

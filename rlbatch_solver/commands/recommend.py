@@ -632,7 +632,8 @@ def recommend(
     report.choices, report.left_out = fold_alike(report.choices, OBJECTIVE_SENSE[objective_name])
     if objective_name == "time" and start is None and top > 1 and report.choices:
         report.choices, report.left_out = _with_roomier(report, ruleset, space, objective, then, deadline, spec,
-                                                        terms, scenario, gpu.name, solver_workers, choice_of)
+                                                        terms, scenario, gpu.name, solver_workers, choice_of,
+                                                        fastest)
     if report.choices:  # the best's (the user's config, where it is the answer)
         from ..costmodel.tables import given_means, mean_lengths
         from .check import host_check
@@ -657,13 +658,15 @@ def recommend(
 
 def _with_roomier(report: RecommendReport, ruleset: RuleSet, space: Any, objective: Any, then: Any, deadline: Any,
                   spec: Any, terms: Any, scenario: Scenario, gpu_name: str, workers: int,
-                  choice_of: Any) -> tuple[list, list]:
+                  choice_of: Any, fastest: Any) -> tuple[list, list]:
     """The alternatives with slower configs of more memory margin added where fewer than ``roomier.WANTED`` are
-    listed (``roomier.roomier_choices``), folded again (``alike.fold_alike``), ranked by the objective."""
+    listed (``roomier.roomier_choices``), folded again (``alike.fold_alike``), ranked by the objective. ``fastest``:
+    the fastest configs' ranking, faster than the best where the headroom preference passed them over (then they and
+    their neighbours may show a capped solve's answer faster than the best: ``roomier.faster_under_cap``)."""
     from ..solver.optimize import optimize
     from .alike import fold_alike
     from .host_fit import fitting
-    from .roomier import SOLVE_S as ROOMIER_SOLVE_S, roomier_choices
+    from .roomier import SOLVE_S as ROOMIER_SOLVE_S, faster_under_cap, roomier_choices
 
     def solve_capped(rule: Rule) -> Any:
         return optimize(ruleset.extended([rule]), space.domains, objective, top=1,
@@ -676,7 +679,13 @@ def _with_roomier(report: RecommendReport, ruleset: RuleSet, space: Any, objecti
         fits, _ = fitting([choice_of(r, 0)], spec, gpu_name, scenario.host_mem_gib)
         return fits[0] if fits else None
 
-    extra = roomier_choices(report.choices, terms.capacity_of, solve_capped, make_choice, deadline.left)
+    best = report.choices[0].objective
+    known = [r.solution for r in fastest.ranked if r.objective < best]
+
+    def passed_over(rule: Rule) -> bool:
+        return bool(known) and faster_under_cap(rule, known, ruleset, space.domains, objective, best)
+
+    extra = roomier_choices(report.choices, terms.capacity_of, solve_capped, make_choice, deadline.left, passed_over)
     if not extra:
         return report.choices, report.left_out
     seen = {tuple(c.native) for c in report.choices}
@@ -920,8 +929,12 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
                   Stage.SEARCH, "rlbatch-solver: one observed error of headroom (docs/cost-model.md section 11)",
                   kind=RuleKind.SEARCH)
              for p in memory]
+    # the search starts from the fastest config, whose values the answer mostly keeps (benchmarks/bench_recommend.py's
+    # 64-GPU Megatron MoE: 1.11 to 0.76 CPU s for this solve, the same optimum); not without a tie-break (--objective
+    # gpus), where which of equal configs answers is the search's, and a hint would move it
     roomier = optimize(ruleset.extended(rules), space.domains, objective, top=top if top <= 1 else top + 2,
-                       time_limit_s=deadline.share(0.8), workers=workers, then=then)
+                       time_limit_s=deadline.share(0.8), workers=workers, then=then,
+                       hint=res.ranked[0].solution if then else None)
     best = res.ranked[0].objective
     if count is not None and roomier.ranked:
         fewest, roomy_count = count(res.ranked[0].solution), count(roomier.ranked[0].solution)

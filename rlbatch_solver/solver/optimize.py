@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Mapping
 
 from ortools.sat.python import cp_model
 
@@ -95,12 +96,14 @@ def optimize(
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     workers: int = 2,
     then: IntExpr | tuple[IntExpr, ...] | None = None,
+    hint: Mapping[str, Value] | None = None,
 ) -> OptimizeResult:
     """The ``top`` best assignments by ``objective``, best first; ``time_limit_s`` bounds every solve together (each
     is given what is left of it; an answer is "optimal" only where its solve proved it and every answer before it
     was proven).
     ``then``: among configs of equal objective, the smallest of it first (several: compared in turn; the module's
-    text)."""
+    text). ``hint``: a config the first solve starts its search from (one near the optimum, valid or not); the
+    answers do not depend on it, the time does."""
     from ..deadline import Deadline, OutOfTime
 
     deadline = Deadline(time_limit_s)
@@ -115,6 +118,8 @@ def optimize(
     # the bands enumerate this model as it is now (no objective, bound, hint or exclusion yet): a copy, not a rebuild
     unsolved = built.model.clone() if top > 1 else None
     built.model.Minimize(target.sign * target.primary)
+    if hint is not None:
+        _hint(built.model, built, hint)
     result = OptimizeResult([], "unknown", 0.0, built.skipped)
     _solve_next(built, target, deadline, workers, result, maximize)
     if top == 1 or not result.ranked:
