@@ -79,6 +79,12 @@ ALLOWED = {
     "swift": [
         Allowed("swift.gpus.budget", "needs --gpus, the GPUs of the whole job (not a swift flag): the rollout "
                 "server's own device check (deploy_args.py:_check_device_count) runs in another process"),
+        # RLHFArguments._check_grpo's refusals beside Liger's GRPO loss: the parity cases do not set
+        # --use_liger_kernel; each rule's release gate is pinned by hand-made cases in tests/test_swift.py
+        Allowed("swift.liger.no_sequence_parallel", "--use_liger_kernel: not in the parity cases (hand-made cases "
+                "per release in tests/test_swift.py)"),
+        Allowed("swift.liger.no_padding_free", "--use_liger_kernel, as above"),
+        Allowed("swift.liger.grpo_advantage_only", "--use_liger_kernel, as above"),
     ],
     "swift-megatron": [
         Allowed("swift_megatron.mcore.world_divisible_by_model_parallel", "megatron-core's initialize_model_parallel "
