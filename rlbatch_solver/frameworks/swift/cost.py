@@ -330,9 +330,9 @@ def old_log_prob_runs(values: Mapping[str, Value], release: str | None) -> bool:
     self.kl_in_reward``, ``old_policy()`` being ``num_iterations > 1 or gradient_accumulation_steps %
     (steps_per_generation x sequence_parallel_size) != 0``; 3.12.6, 4.3.2 and 4.6.0 always (swift/rlhf_trainers/
     grpo_trainer.py ``_prepare_batch_inputs`` computes ``old_per_token_logps`` unconditionally)."""
-    numbers = release_numbers(release or "")
-    if not numbers or numbers >= (3, 11):
+    if not old_log_prob_gated(release):
         return True
+    numbers = release_numbers(release or "")
     iterations = int(values.get("num_iterations") or 1)
     if numbers < (3, 5):
         return iterations > 1
@@ -350,7 +350,8 @@ OLD_LOG_PROB_GATE = ("num_iterations", "gradient_accumulation_steps", "per_devic
 
 
 def old_log_prob_gated(release: str | None) -> bool:
-    """Whether ``release``'s HF trainer runs the old log-prob forward for some values and not others."""
+    """Whether ``release``'s HF trainer runs the old log-prob forward for some values and not others (before 3.11:
+    ``old_log_prob_runs``; from 3.11 and for the newest, None, every step)."""
     numbers = release_numbers(release or "")
     return bool(numbers) and numbers < (3, 11)
 
@@ -421,11 +422,16 @@ def sync_gather(release: str | None, lora: bool, external_server: bool) -> str:
 WHOLE_SEQUENCE_LOGITS = ("3.1.0", "3.4.1")  # [first, fixed)
 
 
+def _in_span(release: str | None, span: tuple[str, str]) -> bool:
+    """Whether ms-swift ``release`` is in ``span`` ([first, fixed) releases); None (TRL, Megatron): no."""
+    first, fixed = (release_numbers(r) for r in span)
+    return bool(release and first <= release_numbers(release) < fixed)
+
+
 def whole_sequence_logits(release: str | None, lora: bool) -> bool:
     """Whether ms-swift ``release``'s log-prob forward computes every position's logits (``WHOLE_SEQUENCE_LOGITS``):
     a LoRA policy before 3.4.1. None (TRL, Megatron): no."""
-    first, fixed = (release_numbers(r) for r in WHOLE_SEQUENCE_LOGITS)
-    return bool(lora and release and first <= release_numbers(release) < fixed)
+    return lora and _in_span(release, WHOLE_SEQUENCE_LOGITS)
 
 
 # ms-swift 3.3.0 to 4.1.x divide the response logits by the temperature out of place in their own log-prob forward
@@ -438,8 +444,7 @@ TEMPERATURE_COPY = ("3.3.0", "4.2.0")  # [first, fixed)
 
 def temperature_copy(release: str | None) -> bool:
     """Whether ms-swift ``release``'s log-prob forward divides the logits out of place (``TEMPERATURE_COPY``)."""
-    first, fixed = (release_numbers(r) for r in TEMPERATURE_COPY)
-    return bool(release and first <= release_numbers(release) < fixed)
+    return _in_span(release, TEMPERATURE_COPY)
 
 
 # ms-swift 4.6.0's weight-sync bucket (rollout_mixin.py: int(os.environ.get('SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE', 512)) MiB)
