@@ -400,6 +400,45 @@ def test_a_4bit_base_under_lora_is_priced_at_bitsandbytes_bytes_and_dequantized_
                                                                 + C.BF16 * dense)
 
 
+def test_bnb_4bit_linears_cost_generate_host_time():
+    """An eager generate on transformers' bitsandbytes 4-bit linears pays host time per quantized linear
+    (time.bnb_linear_host_seconds; bitsandbytes' H100 benchmark: NF4 ~100 us a linear with more than one row,
+    39 us on gemv_4bit, +40 us with double quantization); Unsloth's own kernels and 8-bit are not priced so.
+    A host-bound step (the A100 row of TRL's QLoRA notebook) slows by it, through the QLoRA config."""
+    from types import SimpleNamespace
+
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel import constants as C
+    from rlbatch_solver.costmodel.memory import model_consts
+    from rlbatch_solver.costmodel.time import bnb_linear_host_seconds
+
+    mc = model_consts(load_model("qwen2.5-7b"))
+    linears = C.BNB_LINEARS_PER_LAYER * mc.layers
+    plan = SimpleNamespace(bnb_eager_linears=True, base_weight_bytes=C.NF4_PLAIN_BYTES)
+    assert bnb_linear_host_seconds(plan, mc, 8) == pytest.approx(100e-6 * linears)
+    assert bnb_linear_host_seconds(plan, mc, 1) == pytest.approx(39e-6 * linears)
+    plan.base_weight_bytes = C.NF4_BYTES
+    assert bnb_linear_host_seconds(plan, mc, 8) == pytest.approx(140e-6 * linears)
+    plan.base_weight_bytes = C.INT8_BYTES
+    assert bnb_linear_host_seconds(plan, mc, 8) == 0.0
+    plan.base_weight_bytes, plan.bnb_eager_linears = C.NF4_BYTES, False
+    assert bnb_linear_host_seconds(plan, mc, 8) == 0.0
+
+    args = ["--num_processes", "1", "--per_device_train_batch_size", "8", "--num_generations", "8",
+            "--max_completion_length", "256", "--use_peft", "true", "--lora_r", "32", "--lora_target_modules",
+            "all-linear", "--dtype", "float16", "--load_in_4bit", "true", "--use_bnb_nested_quant", "true"]
+    from rlbatch_solver.calibration import make_run
+    from rlbatch_solver.costmodel.efficiency import DERIVED_EFFICIENCY
+    from rlbatch_solver.costmodel.phase import Phase
+
+    def rollout(a):
+        run = make_run("trl==0.26.2", a, gpu="a100-80gb", model="qwen2.5-7b", gpus=1, response_mean=256)
+        return run.predict(DERIVED_EFFICIENCY).seconds[Phase.ROLLOUT]
+
+    # 8 completions of 256 tokens: every decode step of the host-bound generate pays 196 linears x 140 us more
+    assert rollout(args) - rollout(args[:-4]) >= 250 * 140e-6 * linears
+
+
 def test_liger_grpo_loss_replaces_the_update_logits_only():
     """Liger's chunked GRPO loss (costmodel/constants.py LIGER_GRPO_*): TRL 0.17-0.24 switch it on with
     use_liger_loss, 0.25-0.29 with use_liger_kernel; it prices one sequence's completion logits and the lm_head's

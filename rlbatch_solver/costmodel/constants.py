@@ -535,6 +535,21 @@ VLLM_CUDA_GRAPH_MAX_BATCH = 512
 # added to the micro batch's compute where the loop waits for the GPU in every micro batch (Plan.host_syncs_per_micro:
 # verl's Megatron actor; docs/cost-model.md section 4).
 HF_EAGER_S_PER_LAYER = 0.72e-3
+# A bitsandbytes 4-bit linear layer run from Python (transformers' Linear4bit.forward -> bitsandbytes matmul_4bit:
+# the dequantize_4bit + matmul path for more than one token row, the fused gemv_4bit for one) costs an eager
+# `generate` more host time per call than the 16-bit linear it replaces. bitsandbytes' own end-to-end benchmark
+# (bitsandbytes benchmarking/README.md "Results (as of v0.45.0)", transformers 4.46.3 generate through
+# optimum-benchmark, torch 2.5.1, H100 80GB SXM, Llama 3.1 8B: 32 layers of 7 quantized linears, 224) gives the
+# per-token latency of BF16, NF4 and NF4 with double quantization (NF4+DQ) at batch 1, 8 and 32; the BF16 steps
+# (24.4-26.1 ms) are host-bound (the GPU's 16 GB a step take ~5 ms), so the NF4 step's extra time is the extra
+# host work of its 224 linears: batch 8 (47.6 - 25.5 ms) / 224 = 99 us, batch 32 (48.6 - 26.1) / 224 = 100 us; one
+# sequence (gemv_4bit) (33.1 - 24.4) / 224 = 39 us. Double quantization adds the absmax's own dequantization call:
+# NF4+DQ batch 8 (56.6 - 25.5) / 224 = 139 us, batch 32 141 us, batch 1 75 us: +40 us (36 at batch 1).
+BNB4_HOST_S_PER_LINEAR = 100e-6
+BNB4_GEMV_HOST_S_PER_LINEAR = 39e-6
+BNB4_DOUBLE_QUANT_HOST_S_PER_LINEAR = 40e-6
+# the quantized linear layers of one decoder layer as transformers builds a dense model: q, k, v, o, gate, up, down
+BNB_LINEARS_PER_LAYER = 7
 # transformers' generate with flash-attention 2 and a padding mask (the trainers' generate pads its batch, and
 # _update_causal_mask keeps the mask while it holds a 0), transformers 4.38.2 (OpenRLHF 0.2's pin): each decode step
 # moves each layer's KV cache 7 times, not once: DynamicCache.update torch.cat()s the new token onto the cache (read

@@ -270,6 +270,11 @@ class Plan:
     # it (ms-swift 4.1+'s colocated vLLM with ``quantization='bitsandbytes'``: frameworks/bnb.py
     # engine_bytes_per_weight); 0: a 16-bit engine (ROLLOUT_PARAM_BYTES)
     engine_base_bytes: float = 0.0
+    # the quantized base's linear layers are transformers' bitsandbytes modules, each call run from Python
+    # (bitsandbytes Linear4bit.forward: TRL's, ms-swift's and OpenRLHF's QLoRA); False where the framework replaces
+    # them with its own kernels (Unsloth) or an engine runs them (vLLM). Read by an eager ``generate``'s host time
+    # (time.bnb_linear_host_seconds)
+    bnb_eager_linears: bool = False
     ckpt_offload: bool = False
     # Count, in the training phases, what the other colocated models and the sleeping
     # inference engine keep on the GPU (CUDA graphs; everything without free_cache_engine).

@@ -394,6 +394,22 @@ def decode_weight_bytes(plan: Plan, mc: ModelConsts, weights: float, batch: floa
     return per_weight * quantized + C.ROLLOUT_PARAM_BYTES * (weights - quantized)
 
 
+def bnb_linear_host_seconds(plan: Plan, mc: ModelConsts, rows: float) -> float:
+    """Host seconds one eager forward of ``rows`` token rows spends in bitsandbytes beyond the 16-bit linears it
+    replaces, where the quantized base's linears are transformers' bitsandbytes 4-bit modules run from Python
+    (``Plan.bnb_eager_linears``): every quantized linear (BNB_LINEARS_PER_LAYER a layer) pays
+    BNB4_HOST_S_PER_LINEAR on the dequantize-and-matmul path (more than one row), BNB4_GEMV_HOST_S_PER_LINEAR on
+    ``gemv_4bit`` (one row), and BNB4_DOUBLE_QUANT_HOST_S_PER_LINEAR more where the absmax are double-quantized
+    (``base_weight_bytes`` NF4_BYTES). bitsandbytes' own H100 benchmark (constants' source); 8-bit not priced."""
+    stored = plan.base_weight_bytes
+    if not plan.bnb_eager_linears or not stored or stored >= C.INT8_BYTES:
+        return 0.0
+    per_linear = C.BNB4_HOST_S_PER_LINEAR if rows > 1 else C.BNB4_GEMV_HOST_S_PER_LINEAR
+    if stored < C.NF4_PLAIN_BYTES:
+        per_linear += C.BNB4_DOUBLE_QUANT_HOST_S_PER_LINEAR
+    return per_linear * C.BNB_LINEARS_PER_LAYER * mc.layers
+
+
 def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
     """One decode step of ``batch`` sequences at mean context ``ctx`` on one engine: HBM
     roofline (weights/TP + KV + sampler logits) vs compute, plus 2 TP all-reduces per layer."""
@@ -439,7 +455,8 @@ def eager_host_seconds(plan: Plan, mc: ModelConsts) -> float:
 def hf_prefill_seconds(plan: Plan, mc: ModelConsts, seqs: float, prompt: float) -> float:
     """``generate``'s prefill on one GPU: the compute, or the host time of one pass of the model's Python layers
     (HF_EAGER_S_PER_LAYER, measured) when that is longer."""
-    return max(prefill_seconds(plan, mc, seqs, prompt), C.HF_EAGER_S_PER_LAYER * mc.layers)
+    host = C.HF_EAGER_S_PER_LAYER * mc.layers + bnb_linear_host_seconds(plan, mc, seqs * prompt)
+    return max(prefill_seconds(plan, mc, seqs, prompt), host)
 
 
 def hf_decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
@@ -448,7 +465,7 @@ def hf_decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float
     HF_EAGER_S_PER_LAYER). With flash-attention 2 and a padding mask (``Plan.hf_generate_unpads``) the KV cache moves
     HF_GENERATE_KV_PASSES times and every layer waits for the GPU before it launches its attention
     (HF_GENERATE_KV_PASSES' source), so the two add; otherwise the larger of the two."""
-    host = C.HF_EAGER_S_PER_LAYER * mc.layers
+    host = C.HF_EAGER_S_PER_LAYER * mc.layers + bnb_linear_host_seconds(plan, mc, batch)
     if plan.hf_generate_unpads:
         kv_tok *= C.HF_GENERATE_KV_PASSES
     gpu = decode_step_seconds(plan.replace(enforce_eager=False), mc, batch, ctx, kv_tok)

@@ -52,7 +52,7 @@ def quantized_cost_spec(spec: CostSpec) -> CostSpec:
         p = plan_of(values, phase)
         per_weight = quantized_base_bytes_per_weight(values)
         if per_weight and p.lora_params:
-            p = p.replace(base_weight_bytes=per_weight)
+            p = p.replace(base_weight_bytes=per_weight, bnb_eager_linears=True)
         engine = engine_bytes_per_weight(values)
         if engine and p.engine == "vllm" and not p.rollout_gpus:
             p = p.replace(engine_base_bytes=engine)

@@ -441,6 +441,7 @@ class UnslothFramework(TrlFramework):
                 p = p.replace(gpu_memory_utilization=standby_share)
             p = p.replace(
                 base_weight_bytes=BITS.get(int(values.get("load_bits") or 16), 0.0) if p.lora_params else 0.0,
+                bnb_eager_linears=False,  # its own dequantize and gemv calls (unsloth/kernels/utils.py), not bnb's modules
                 engine_shares_weights=p.engine == "vllm" and p.colocated and bool(values.get("vllm_shared")),
                 ckpt_offload=bool(values.get("ckpt_offload")) and p.grad_ckpt,
                 logits_impl="unsloth-chunked")
