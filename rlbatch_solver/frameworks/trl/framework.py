@@ -29,7 +29,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value, bool_names, optional_names
 from ...rules.expr import BoolVar, Const, IfThenElse, IntVar
-from ..base import LORA_RANK, Space
+from ..base import LORA_RANK, LeftOut, Space
 from ..key_names import KeyList, nearest
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
@@ -597,6 +597,18 @@ class TrlFramework(SwiftFramework):
         searched = self.normalize({str(k).lstrip("-"): v for k, v in scenario.search.items()})
         return {flag_bool("use_vllm", v) for v in searched.get("use_vllm", ())}
 
+    def arms_left_out(self, scenario: Any) -> list[LeftOut]:
+        """The generation engine the search does not try: the default search runs vLLM only (the space's use_vllm
+        true), which leaves out transformers' generate, GRPOConfig's own default (use_vllm False,
+        trl/trainer/grpo_config.py; trl/trainer/grpo_trainer.py GRPOTrainer._generate_single_turn, 0.29.1: its
+        "regular generation path", the unwrapped model's generate). Chosen where the user set or searched
+        use_vllm."""
+        arms = self._use_vllm_arms(scenario)
+        left = {True, False} - (arms or {True})
+        words = {False: "use_vllm=false (transformers' generate, GRPOConfig's default)", True: "use_vllm=true (vLLM)"}
+        return [LeftOut("use_vllm", ["true", "false"], [str(value).lower()], words[value], bool(arms))
+                for value in sorted(left)]
+
     def _prompt_without_vllm(self, scenario: Any) -> int:
         """The prompt length ``rlbatch check`` reads for a printed command with vLLM off (cost.cost_values: the
         user's length flag, else DEFAULT_PROMPT): a release without max_prompt_length has no flag to carry the
@@ -732,7 +744,24 @@ class TrlFramework(SwiftFramework):
                     continue
                 if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)
+            self._engine_settings_unused(space)
         return space
+
+    def _engine_settings_unused(self, space: Space) -> None:
+        """Both engines searched (use_vllm true and false): the vLLM engine's own settings do nothing with vLLM off
+        (GRPOTrainer builds no engine, trl/trainer/grpo_trainer.py ``if self.use_vllm``), so a config without vLLM
+        keeps one value of each (the space's first, as ``recommend`` pins settings no candidate reads) rather than
+        count as a new config per value."""
+        if set(space.domains.get("use_vllm", ())) != {True, False}:
+            return
+        for name in ("gmu_permille", "sleep_level", "vllm_tp"):
+            values = space.domains.get(name, ())
+            if len(values) > 1:
+                space.extra_rules.append(Rule(
+                    f"search.trl.{name}_without_vllm", BoolVar("use_vllm") | IntVar(name).eq(int(values[0])),
+                    f"{name} = {{{name}}} with use_vllm false, where it does nothing", Stage.SEARCH,
+                    "rlbatch-solver recommend: a setting vLLM alone reads keeps one value without vLLM",
+                    kind=RuleKind.SEARCH))
 
     @property
     def server_rollout_title(self) -> str:  # type: ignore[override]

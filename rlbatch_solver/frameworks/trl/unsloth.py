@@ -235,6 +235,11 @@ class UnslothFramework(TrlFramework):
         completion (``space`` prices that; check reads it back), so the scenario's lengths stand."""
         return scenario, []
 
+    def arms_left_out(self, scenario: Any) -> list:
+        """None: Unsloth's search prices its fast_inference engine (on the model's own weights, ``space``) only where
+        vLLM is the one arm; its generate without fast_inference is searched where the user asks for it."""
+        return []
+
     def doc_appendix(self) -> str:
         return ""
 
