@@ -479,8 +479,8 @@ def test_a_tight_vllm_answer_searches_transformers_generate_too():
 
 
 def test_the_users_use_vllm_stays_and_the_tight_note_names_the_arm_left_out():
-    """--set use_vllm=true is the user's choice: the answer keeps it, and the tight note no longer claims the whole
-    space has no headroom without naming the engine it did not search, and how to search it."""
+    """--set use_vllm=true (or a vLLM setting) is the user's choice: the answer keeps it, and the tight note no longer
+    claims the whole space has no headroom without naming the engine it did not search, and how to search it."""
     from rlbatch_solver.scenario import Scenario
 
     sc = Scenario(**{**QLORA_7B_ON_A_4090, "fixed": {**QLORA_7B_ON_A_4090["fixed"], "use_vllm": "true"}})
@@ -488,6 +488,11 @@ def test_the_users_use_vllm_stays_and_the_tight_note_names_the_arm_left_out():
     assert report.best.values["use_vllm"] is True
     assert report.margin_note.startswith("tight") and "left out use_vllm=false" in report.margin_note
     assert "--search use_vllm=true,false" in report.margin_note
+    # a setting only vLLM reads asks for vLLM as well
+    sc = Scenario(**{**QLORA_7B_ON_A_4090, "fixed": {**QLORA_7B_ON_A_4090["fixed"],
+                                                     "vllm_gpu_memory_utilization": 0.7}})
+    report = rb.recommend(sc, time_limit_s=20)
+    assert report.space.domains["use_vllm"] == [True] and "left out use_vllm=false" in report.margin_note
 
 
 def test_a_roomy_answer_searches_vllm_only_and_an_unfit_one_both_engines():

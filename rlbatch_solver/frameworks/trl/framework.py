@@ -602,8 +602,12 @@ class TrlFramework(SwiftFramework):
         true), which leaves out transformers' generate, GRPOConfig's own default (use_vllm False,
         trl/trainer/grpo_config.py; trl/trainer/grpo_trainer.py GRPOTrainer._generate_single_turn, 0.29.1: its
         "regular generation path", the unwrapped model's generate). Chosen where the user set or searched
-        use_vllm."""
+        use_vllm, or a setting only vLLM reads (a ``vllm_`` field of GRPOConfig, a ``trl vllm-serve`` server's flag):
+        that asks for vLLM."""
         arms = self._use_vllm_arms(scenario)
+        if not arms and any(str(k).startswith(("vllm_", "server.")) for k in self.normalize(
+                {str(k).lstrip("-"): v for k, v in scenario.fixed.items()})):
+            arms = {True}
         left = {True, False} - (arms or {True})
         words = {False: "use_vllm=false (transformers' generate, GRPOConfig's default)", True: "use_vllm=true (vLLM)"}
         return [LeftOut("use_vllm", ["true", "false"], [str(value).lower()], words[value], bool(arms))
