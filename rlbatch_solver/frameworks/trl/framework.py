@@ -29,7 +29,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value, bool_names, optional_names
 from ...rules.expr import BoolVar, Const, IfThenElse, IntVar
-from ..base import LORA_RANK, LeftOut, Space
+from ..base import LORA_RANK, Space
 from ..key_names import KeyList, nearest
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
@@ -501,6 +501,11 @@ class TrlFramework(SwiftFramework):
                     "steps_per_generation", "num_generations", "num_generations_eval", "per_device_eval_batch_size",
                     "use_vllm", "vllm_tp"]
     ALWAYS = {"per_device_train_batch_size", "gradient_accumulation_steps", "num_generations", "use_vllm"}
+    # generation without vLLM: GRPOConfig's default (use_vllm False, trl/trainer/grpo_config.py; trl/trainer/
+    # grpo_trainer.py GRPOTrainer._generate_single_turn, 0.29.1: its "regular generation path", the unwrapped model's
+    # generate); a GRPOConfig vllm_ field or a `trl vllm-serve` flag asks for vLLM (arms_left_out)
+    WITHOUT_VLLM = "transformers' generate, GRPOConfig's default"
+    VLLM_KEYS = ("vllm_", "server.")
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
         world = int(solution["gpus_per_node"]) * int(solution.get("nnodes") or 1)
@@ -526,9 +531,9 @@ class TrlFramework(SwiftFramework):
                 for name in ("server_tp", "server_dp"):
                     out.append(self._flag(specs[name].key, solution[name]))
         if solution.get("gmu_permille") not in (None, self.release.gmu_permille) and self._has_knob("gmu_permille") \
-                and (not placement.is_server(solution) or self.release.vllm_mode == "device"):
+                and solution.get("use_vllm") and (not placement.is_server(solution) or self.release.vllm_mode == "device"):
             out.append(f"--vllm_gpu_memory_utilization {int(solution['gmu_permille']) / 1000}")
-        if solution.get("sleep_level"):
+        if solution.get("sleep_level") and solution.get("use_vllm"):
             out.append("--vllm_enable_sleep_mode true")
         if solution.get("grad_ckpt") and not self.release.grad_ckpt:  # on where the release leaves it off
             out.append("--gradient_checkpointing true")
@@ -588,30 +593,6 @@ class TrlFramework(SwiftFramework):
             f"carries the prompt length (GRPOConfig has no max_prompt_length since 0.28), so the answer is priced at "
             f"the {prompt} tokens `rlbatch check` reads for its command; your prompts may be longer: "
             f"--set use_vllm=true carries yours as --vllm_max_model_length"]
-
-    def _use_vllm_arms(self, scenario: Any) -> set[bool]:
-        """The use_vllm values the user set (--set) or searched (--search use_vllm=true,false); empty when neither."""
-        fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
-        if "use_vllm" in fixed:
-            return {flag_bool("use_vllm", fixed["use_vllm"])}
-        searched = self.normalize({str(k).lstrip("-"): v for k, v in scenario.search.items()})
-        return {flag_bool("use_vllm", v) for v in searched.get("use_vllm", ())}
-
-    def arms_left_out(self, scenario: Any) -> list[LeftOut]:
-        """The generation engine the search does not try: the default search runs vLLM only (the space's use_vllm
-        true), which leaves out transformers' generate, GRPOConfig's own default (use_vllm False,
-        trl/trainer/grpo_config.py; trl/trainer/grpo_trainer.py GRPOTrainer._generate_single_turn, 0.29.1: its
-        "regular generation path", the unwrapped model's generate). Chosen where the user set or searched
-        use_vllm, or a setting only vLLM reads (a ``vllm_`` field of GRPOConfig, a ``trl vllm-serve`` server's flag):
-        that asks for vLLM."""
-        arms = self._use_vllm_arms(scenario)
-        if not arms and any(str(k).startswith(("vllm_", "server.")) for k in self.normalize(
-                {str(k).lstrip("-"): v for k, v in scenario.fixed.items()})):
-            arms = {True}
-        left = {True, False} - (arms or {True})
-        words = {False: "use_vllm=false (transformers' generate, GRPOConfig's default)", True: "use_vllm=true (vLLM)"}
-        return [LeftOut("use_vllm", ["true", "false"], [str(value).lower()], words[value], bool(arms))
-                for value in sorted(left)]
 
     def _prompt_without_vllm(self, scenario: Any) -> int:
         """The prompt length ``rlbatch check`` reads for a printed command with vLLM off (cost.cost_values: the
@@ -748,24 +729,8 @@ class TrlFramework(SwiftFramework):
                     continue
                 if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)
-            self._engine_settings_unused(space)
+            self._engine_settings_unused(space.domains, space.extra_rules)
         return space
-
-    def _engine_settings_unused(self, space: Space) -> None:
-        """Both engines searched (use_vllm true and false): the vLLM engine's own settings do nothing with vLLM off
-        (GRPOTrainer builds no engine, trl/trainer/grpo_trainer.py ``if self.use_vllm``), so a config without vLLM
-        keeps one value of each (the space's first, as ``recommend`` pins settings no candidate reads) rather than
-        count as a new config per value."""
-        if set(space.domains.get("use_vllm", ())) != {True, False}:
-            return
-        for name in ("gmu_permille", "sleep_level", "vllm_tp"):
-            values = space.domains.get(name, ())
-            if len(values) > 1:
-                space.extra_rules.append(Rule(
-                    f"search.trl.{name}_without_vllm", BoolVar("use_vllm") | IntVar(name).eq(int(values[0])),
-                    f"{name} = {{{name}}} with use_vllm false, where it does nothing", Stage.SEARCH,
-                    "rlbatch-solver recommend: a setting vLLM alone reads keeps one value without vLLM",
-                    kind=RuleKind.SEARCH))
 
     @property
     def server_rollout_title(self) -> str:  # type: ignore[override]
