@@ -1,5 +1,5 @@
-"""``recommend``: the arms a default search leaves out (``Framework.arms_left_out``: TRL's transformers generate beside
-vLLM), searched too when the answer is tight or none fits, and named where they stay out.
+"""``recommend``: the arms a default search leaves out (``Framework.arms_left_out``: TRL's and ms-swift's
+generation without vLLM), searched too when the answer is tight or none fits, and named where they stay out.
 
 An expert asked for a config that does not fit, or only fits within the memory model's error, tries the other way
 to run before saying none has room: a default search that holds a switch to one value answers for part of the
