@@ -65,7 +65,8 @@ def _printed(report) -> str:
 def _check_line_options(report) -> dict:
     """The length options of the answer's ``rlbatch check`` line (None for each it does not name); no line: none."""
     out = {name: None for name, _ in CHECK_OPTIONS.values()}
-    lines = [line for line in _printed(report).splitlines() if "rlbatch check" in line]
+    lines = [line for line in _printed(report).splitlines()
+             if line.startswith("check it at the lengths") and "rlbatch check" in line]  # not a note naming check
     if not lines:
         return out
     words = shlex.split(lines[0].split("rlbatch check", 1)[1].split(" -- ")[0].split(" run.sh")[0])

@@ -654,3 +654,26 @@ def test_use_liger_kernel_prices_liger_grpo_loss_from_3_5():
              + C.LIGER_GRPO_INPUT_GRAD_COPIES * rows * hidden * C.BF16) / 2**20
     assert on[0] == round(liger) < plain[0] / 3 and on[1:] == plain[1:]
     assert phases(["--use_liger_kernel", "true"], "swift==3.4.1") == phases([], "swift==3.4.1")
+
+
+def test_without_vllm_the_answer_writes_no_vllm_flag():
+    """--set use_vllm=false (ms-swift's own default) was 'No valid config fits': the search's --vllm_mode colocate
+    stayed, which RLHFArguments refuses without use_vllm; and a vLLM share was written for an engine not built."""
+    from rlbatch_solver.scenario import Scenario
+
+    report = api.recommend(Scenario(framework="swift", gpu="rtx4090", gpus=1, model="qwen2.5-7b",
+                                    fixed={"use_vllm": False}), time_limit_s=20)
+    assert report.best is not None
+    words = " ".join(report.best.native)
+    assert "--use_vllm false" in words and "--vllm_" not in words and "--sleep_level" not in words
+
+
+def test_a_tight_vllm_answer_searches_generation_without_vllm_too():
+    """7B LoRA on one RTX 4090: vLLM alone is tight (its bf16 copy beside the trained model); ms-swift's default,
+    generation without vLLM, is searched too, and answers with headroom."""
+    from rlbatch_solver.scenario import Scenario
+
+    report = api.recommend(Scenario(framework="swift", gpu="rtx4090", gpus=1, model="qwen2.5-7b"), time_limit_s=20)
+    assert report.best.values["use_vllm"] is False and not report.margin_note.startswith("tight")
+    assert any(n.startswith("use_vllm=false (transformers' generate, ms-swift's default) searched too")
+               for n in report.key_notes), report.key_notes

@@ -494,3 +494,68 @@ def test_the_liger_loss_switch_is_the_running_releases_not_its_packs():
     assert update_logits(["--use_liger_loss", "true"], "trl==0.25.1") == on
     assert update_logits(["--use_liger_kernel", "true", "--use_liger_loss", "false"], "trl==0.25.1") == \
         update_logits([], "trl==0.25.1")
+
+
+QLORA_7B_ON_A_4090 = dict(framework="trl", gpu="rtx4090", gpus=1, model="qwen2.5-7b", algorithm="grpo",
+                          fixed={"use_peft": "true", "load_in_4bit": "true"})
+
+
+def test_a_tight_vllm_answer_searches_transformers_generate_too():
+    """QLoRA 7B on one RTX 4090: the default search (vLLM only) answered vLLM colocate, tight (KV cache starved:
+    the engine's bf16 copy beside the trained 4-bit model) and said no config of the search space had headroom,
+    while use_vllm=false (GRPOConfig's default) is faster and roomy: a tight answer searches that arm too, and
+    says so."""
+    from rlbatch_solver.scenario import Scenario
+
+    report = rb.recommend(Scenario(**QLORA_7B_ON_A_4090), time_limit_s=20)
+    best = report.best
+    assert best.values["use_vllm"] is False and "--use_vllm false" in best.native
+    assert not report.margin_note.startswith("tight"), report.margin_note
+    assert any(n.startswith("use_vllm=false (transformers' generate") and "searched too" in n and "tight" in n
+               for n in report.key_notes), report.key_notes
+    vllm = rb.recommend(Scenario(**{**QLORA_7B_ON_A_4090, "search": {"use_vllm": ["true"]}}), time_limit_s=20)
+    assert vllm.best.values["use_vllm"] is True and best.step_time_s < vllm.best.step_time_s
+
+
+def test_the_users_use_vllm_stays_and_the_tight_note_names_the_arm_left_out():
+    """--set use_vllm=true (or a vLLM setting) is the user's choice: the answer keeps it, and the tight note no longer
+    claims the whole space has no headroom without naming the engine it did not search, and how to search it."""
+    from rlbatch_solver.scenario import Scenario
+
+    sc = Scenario(**{**QLORA_7B_ON_A_4090, "fixed": {**QLORA_7B_ON_A_4090["fixed"], "use_vllm": "true"}})
+    report = rb.recommend(sc, time_limit_s=20)
+    assert report.best.values["use_vllm"] is True
+    assert report.margin_note.startswith("tight") and "left out use_vllm=false" in report.margin_note
+    assert "--search use_vllm=true,false" in report.margin_note
+    # a setting only vLLM reads asks for vLLM as well
+    sc = Scenario(**{**QLORA_7B_ON_A_4090, "fixed": {**QLORA_7B_ON_A_4090["fixed"],
+                                                     "vllm_gpu_memory_utilization": 0.7}})
+    report = rb.recommend(sc, time_limit_s=20)
+    assert report.space.domains["use_vllm"] == [True] and "left out use_vllm=false" in report.margin_note
+
+
+def test_a_roomy_answer_searches_vllm_only_and_an_unfit_one_both_engines():
+    """The arm left out costs a second solve only where the answer lacks room: a LoRA 7B on an A100 keeps the vLLM-only
+    space; a full 7B on one RTX 4090 fits neither engine, and the answer's proof covers both."""
+    from rlbatch_solver.scenario import Scenario
+
+    roomy = rb.recommend(Scenario(framework="trl", gpu="a100", gpus=1, model="qwen2.5-7b", algorithm="grpo",
+                                  fixed={"use_peft": "true"}), time_limit_s=20)
+    assert roomy.space.domains["use_vllm"] == [True] and not roomy.margin_note.startswith("tight")
+    unfit = rb.recommend(Scenario(framework="trl", gpu="rtx4090", gpus=1, model="qwen2.5-7b", algorithm="grpo"),
+                         time_limit_s=20)
+    assert unfit.best is None and unfit.status == "infeasible"
+    assert set(unfit.space.domains["use_vllm"]) == {True, False}
+    assert any("searched too" in n and "no config fits" in n for n in unfit.key_notes), unfit.key_notes
+
+
+def test_with_vllm_off_the_engines_own_settings_are_not_new_configs():
+    """Both engines searched: a config without vLLM is one config, not one per vLLM memory share or sleep mode
+    (settings GRPOTrainer reads only when it builds an engine): the answer's 'not listed' twins were such no-ops."""
+    from rlbatch_solver.scenario import Scenario
+
+    sc = Scenario(**{**QLORA_7B_ON_A_4090, "search": {"use_vllm": ["true", "false"]}})
+    report = rb.recommend(sc, time_limit_s=20)
+    hf = [c for c in [*report.choices, *report.left_out] if not c.values["use_vllm"]]
+    assert hf and all(c.values["sleep_level"] == 0 and c.values["gmu_permille"] == 300 for c in hf)
+    assert not any("vllm_enable_sleep_mode" in " ".join(c.native) for c in hf)

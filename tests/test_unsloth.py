@@ -333,6 +333,24 @@ def test_recommend_prices_the_fast_inference_engine_it_prints():
         assert abs(checked["phases"][phase]["peak_mib"] / 1024 - mem["peak"]) < 0.05, phase
 
 
+def test_both_engines_searched_price_each_as_its_printed_command():
+    """--search use_vllm=true,false: the fast_inference configs were priced as TRL's own engine with a copy of the
+    weights (tight, a faster step than the vLLM-only search priced the same command), and the generate arm was held
+    to check's 512-token prompt of a TRL command, which max_seq_length (Unsloth's prompt carrier) did not allow, so
+    it never answered; the note said TRL's."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.scenario import Scenario
+
+    base = dict(framework="unsloth", gpu="rtx4090", gpus=1, model="qwen2.5-7b", algorithm="grpo")
+    vllm = rb.recommend(Scenario(**base), top=1, time_limit_s=20).best
+    both = rb.recommend(Scenario(**base, search={"use_vllm": ["true", "false"]}), top=5, time_limit_s=20)
+    assert not any("prompt 512" in n for n in [*both.key_notes, *both.space.notes])
+    engines = {c.values["use_vllm"]: c for c in [*both.choices, *both.left_out]}
+    assert set(engines) == {True, False}
+    same = [c for c in [*both.choices, *both.left_out] if c.native == vllm.native]
+    assert same and same[0].step_time_s == pytest.approx(vllm.step_time_s)
+
+
 # Unsloth's docs on one 80 GB H100, with Standby: "Qwen3-32B LoRA 16-bit can attain 6,144 context lengths", "Llama-3.1-8B
 # QLoRA 4bit can attain 47,500 lengths" (docs.unsloth.ai, "Memory Efficient RL"), "Qwen3-8B GRPO reaches 110K context on
 # an 80GB VRAM H100 via vLLM and QLoRA" ("Reinforcement Learning GRPO with 7x Longer Context"; its runs: batch 4,

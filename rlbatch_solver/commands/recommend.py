@@ -524,13 +524,16 @@ def recommend(
     solver_workers: int = 2,
     start: tuple[Mapping[str, Value], set[str]] | None = None,
     deadline: Any = None,
+    search_arms: bool = True,
 ) -> RecommendReport:
     """The fastest (or roomiest) valid configs that fit, best first, with their memory and time.
 
     ``solver_workers``: CP-SAT threads per solve (a sweep runs one per process). ``start``: a user's
     config and what may change in it (``scenario_from_config``; ``recommend_from`` does both). ``deadline``: the
     command's ``Deadline`` when it started before this call (else ``time_limit_s`` from now): every step takes a
-    share of what is left of it, so the whole call ends within it (plus the printing).
+    share of what is left of it, so the whole call ends within it (plus the printing). ``search_arms``: an answer
+    without room searches the arms the default search left out (``wider_search``); off for a placement layout's
+    solve, whose engine the layout fixes.
     """
     from ..costmodel.tables import full_reports, stage_seconds, step_seconds, tokens_per_step
     from ..deadline import Deadline
@@ -542,6 +545,7 @@ def recommend(
     deadline = deadline or Deadline(time_limit_s)
     if top < 1:
         raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
+    asked = scenario
     unknown, key_notes = set_keys(scenario) if start is None else ([], [])
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
@@ -653,6 +657,12 @@ def recommend(
         # its models are built outside their solves' limits, and the memory floor scans the tables after it
         report.conflict = conflicting_rules(ruleset, space.domains, time_limit_s=deadline.share(0.7))
         report.memory_floor = memory_floor(ruleset, space.domains, terms, deadline)
+    if start is None and search_arms:  # the arms the default search left out, where the answer has no room (a
+        # config of the user's own keeps its arms)
+        from .wider_search import with_arms_left_out
+
+        report = with_arms_left_out(asked, report, fw, deadline, lambda wider: recommend(
+            wider, top=top, extra_gpus=extra_gpus, solver_workers=solver_workers, deadline=deadline))
     return report
 
 

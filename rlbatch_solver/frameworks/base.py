@@ -14,7 +14,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 from ..catalog.models import ModelCard
 from ..errors import InputError
@@ -33,6 +33,16 @@ def of_absent_model(name: str, runs: Callable[[str], bool]) -> bool:
     """Whether ``name`` is a variable of a model (the critic, the reference) that ``runs(switch)`` says the run does
     not have: such a variable means nothing to the run (not exported, not searched, not read by the cost model)."""
     return any(name.startswith(prefix) and not runs(switch) for prefix, switch in MODEL_SWITCHES)
+
+
+class LeftOut(NamedTuple):
+    """A switch whose values the search held to fewer than the framework has (``Framework.arms_left_out``)."""
+
+    key: str  # its native key
+    values: list[str]  # every value it takes, as ``--search key=v1,v2`` writes them
+    left: list[str]  # those the search left out
+    what: str  # the values left out, in words ("use_vllm=false (transformers' generate, ...)")
+    chosen: bool  # the user set or searched it: kept as chosen, only named
 
 
 def pow2(lo: int, hi: int) -> list[int]:
@@ -456,6 +466,12 @@ class Framework(ABC):
         one, what check assumes for it), and what that changed, for the answer's header; unchanged by default: the
         command carries the scenario's lengths."""
         return scenario, []
+
+    def arms_left_out(self, scenario: Any) -> list[LeftOut]:
+        """The switches of another way to run (an engine) whose other values the scenario's search does not try:
+        ``recommend`` searches those the user did not choose as well when the answer is tight or none fits, and
+        names the rest where it says no config has headroom. None by default (every arm is searched)."""
+        return []
 
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         """What reading the config assumed or could not read, for ``check`` to print (none by default)."""

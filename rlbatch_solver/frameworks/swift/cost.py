@@ -268,9 +268,10 @@ def export_flags(solution: Mapping[str, Value], megatron: bool) -> list[str]:
     out = []
     if not megatron and solution.get("ds_stage", -1) not in (-1, None):
         out.append(f"--deepspeed zero{solution['ds_stage']}{'_offload' if solution.get('ds_offload') else ''}")
-    if solution.get("gmu_permille") not in (None, defaults["gmu_permille"]):
+    engine = solution.get("use_vllm", True)  # without vLLM no engine reads its share or sleep level
+    if engine and solution.get("gmu_permille") not in (None, defaults["gmu_permille"]):
         out.append(f"--vllm_gpu_memory_utilization {int(solution['gmu_permille']) / 1000}")
-    if solution.get("sleep_level"):
+    if engine and solution.get("sleep_level"):
         out.append(f"--sleep_level {solution['sleep_level']}")
     for key in ("offload_model", "offload_optimizer"):
         if solution.get(key):

@@ -31,7 +31,7 @@ from ...rules.expr import BoolVar, IntVar
 from . import columns, docs, errors, repair, versions as swift_versions
 from .rules import RULESET as HF_RULESET
 from .rules_megatron import RULESET as MEGATRON_RULESET
-from ..base import Framework, Space, pow2
+from ..base import Framework, LeftOut, Space, pow2
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, parse_flag_args, parse_scalar, resolve_algorithm, split_tokens
 
 ENV_KEYS = ("NPROC_PER_NODE", "NNODES")
@@ -587,6 +587,35 @@ class SwiftFramework(Framework):
         return max(world, int(values.get("cluster_num_gpus") or 0)), 0
 
     # -- search space -----------------------------------------------------------------------
+    # generation without vLLM on the HF path: ms-swift's default (use_vllm False: swift/rlhf_trainers/args_mixin.py
+    # 4.x, swift/llm/argument/rlhf_args.py 3.x; the Megatron path's default is vLLM, megatron_args.py use_vllm True);
+    # the flags only vLLM reads, which ask for it (arms_left_out)
+    WITHOUT_VLLM = "transformers' generate, ms-swift's default"
+    VLLM_KEYS = ("vllm_", "num_infer_workers", "async_generate", "sleep_level")
+
+    def _use_vllm_arms(self, scenario: Any) -> set[bool]:
+        """The use_vllm values the user set (--set) or searched (--search use_vllm=true,false); empty when neither."""
+        fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
+        if "use_vllm" in fixed:
+            return {flag_bool("use_vllm", fixed["use_vllm"])}
+        searched = self.normalize({str(k).lstrip("-"): v for k, v in scenario.search.items()})
+        return {flag_bool("use_vllm", v) for v in searched.get("use_vllm", ())}
+
+    def arms_left_out(self, scenario: Any) -> list[LeftOut]:
+        """The generation the search does not try: the default search runs vLLM only (``space``: use_vllm true),
+        which leaves out generation without it, the HF path's default (``WITHOUT_VLLM``). Chosen where the user set
+        or searched use_vllm, or set a flag only vLLM reads (``VLLM_KEYS``): that asks for vLLM. None on the
+        Megatron path, whose default is vLLM."""
+        if self.megatron:
+            return []
+        arms = self._use_vllm_arms(scenario)
+        if not arms and any(str(k).startswith(self.VLLM_KEYS) for k in self.normalize(
+                {str(k).lstrip("-"): v for k, v in scenario.fixed.items()})):
+            arms = {True}
+        words = {False: f"use_vllm=false ({self.WITHOUT_VLLM})", True: "use_vllm=true (vLLM)"}
+        return [LeftOut("use_vllm", ["true", "false"], [str(value).lower()], words[value], bool(arms))
+                for value in sorted({True, False} - (arms or {True}))]
+
     def default_search(self, per_node: int, total: int, model: ModelCard | None) -> dict[str, list[Value]]:
         return {
             "per_device_train_batch_size": pow2(1, 16),
@@ -695,6 +724,7 @@ class SwiftFramework(Framework):
         if kept and by_key[ACCUMULATION].name not in user_set:  # the accumulations that reach the kept total
             domains[by_key[ACCUMULATION].name] = _accumulations(kept, domains) or domains[by_key[ACCUMULATION].name]
         extra: list[Rule] = []
+        self._mode_with_vllm(domains, extra, user_set)
         if self._legacy_layout() and not {"legacy_tp", "num_infer_workers", "gpus_per_node"} & user_set:
             self._legacy_search(domains, extra, per_node, async_mode=_async_asked(fixed))
         elif True in domains.get("vllm_server", []) and "gpus_per_node" not in user_set:
@@ -736,7 +766,41 @@ class SwiftFramework(Framework):
             for name, values in (MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH).items():
                 if name not in inert and not set(KNOB_FLAGS.get(name, (name,))) & set(fixed):
                     domains[name] = list(values)
+            self._engine_settings_unused(domains, extra)
         return Space(domains, extra, fixed_native)
+
+    def _engine_settings_unused(self, domains: Mapping[str, Sequence[Value]], extra: list[Rule]) -> None:
+        """Both engines searched (use_vllm true and false): the colocated engine's own settings do nothing without
+        vLLM (no engine is built: ``inert``), so a config without vLLM keeps one value of each (the space's first,
+        as ``recommend`` pins the settings no candidate reads) rather than count as a new config per value; the
+        export writes none of them without vLLM."""
+        if set(domains.get("use_vllm", ())) != {True, False}:
+            return
+        for name in self.COLOCATED_ENGINE:
+            values = domains.get(name, ())
+            if len(values) > 1:
+                extra.append(Rule(
+                    f"search.{name}_without_vllm", BoolVar("use_vllm") | IntVar(name).eq(int(values[0])),
+                    f"{name} = {{{name}}} with use_vllm false, where it does nothing", Stage.SEARCH,
+                    "rlbatch-solver recommend: a setting the engine alone reads keeps one value without it",
+                    kind=RuleKind.SEARCH))
+
+    @staticmethod
+    def _mode_with_vllm(domains: dict[str, list[Value]], extra: list[Rule], user_set: set[str]) -> None:
+        """The search's own --vllm_mode colocate goes with vLLM only: RLHFArguments._init_rollout refuses a
+        vllm_mode without use_vllm (swift.args.vllm_mode_needs_use_vllm), so with use_vllm false (the user's, or
+        an arm of --search use_vllm=true,false) the printed command leaves it out (a mode the user gave stays)."""
+        arms = set(domains.get("use_vllm", ()))
+        if "vllm_mode_given" in user_set or domains.get("vllm_mode_given") != [True] or arms == {True}:
+            return
+        domains["vllm_mode_given"] = sorted(arms)
+        if len(arms) > 1:
+            vllm, mode = BoolVar("use_vllm"), BoolVar("vllm_mode_given")
+            extra.append(Rule(
+                "search.vllm_mode_with_vllm", (vllm & mode) | (~vllm & ~mode),
+                "vllm_mode is {vllm_mode_given} with use_vllm {use_vllm}: the search writes --vllm_mode with vLLM only",
+                Stage.SEARCH, "rlbatch-solver search space: ms-swift refuses a vllm_mode without use_vllm",
+                kind=RuleKind.SEARCH))
 
     def _legacy_search(self, domains: dict[str, list[Value]], extra: list[Rule], per_node: int,
                        async_mode: bool) -> None:

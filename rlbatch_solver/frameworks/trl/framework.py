@@ -501,6 +501,11 @@ class TrlFramework(SwiftFramework):
                     "steps_per_generation", "num_generations", "num_generations_eval", "per_device_eval_batch_size",
                     "use_vllm", "vllm_tp"]
     ALWAYS = {"per_device_train_batch_size", "gradient_accumulation_steps", "num_generations", "use_vllm"}
+    # generation without vLLM: GRPOConfig's default (use_vllm False, trl/trainer/grpo_config.py; trl/trainer/
+    # grpo_trainer.py GRPOTrainer._generate_single_turn, 0.29.1: its "regular generation path", the unwrapped model's
+    # generate); a GRPOConfig vllm_ field or a `trl vllm-serve` flag asks for vLLM (arms_left_out)
+    WITHOUT_VLLM = "transformers' generate, GRPOConfig's default"
+    VLLM_KEYS = ("vllm_", "server.")
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
         world = int(solution["gpus_per_node"]) * int(solution.get("nnodes") or 1)
@@ -526,9 +531,9 @@ class TrlFramework(SwiftFramework):
                 for name in ("server_tp", "server_dp"):
                     out.append(self._flag(specs[name].key, solution[name]))
         if solution.get("gmu_permille") not in (None, self.release.gmu_permille) and self._has_knob("gmu_permille") \
-                and (not placement.is_server(solution) or self.release.vllm_mode == "device"):
+                and solution.get("use_vllm") and (not placement.is_server(solution) or self.release.vllm_mode == "device"):
             out.append(f"--vllm_gpu_memory_utilization {int(solution['gmu_permille']) / 1000}")
-        if solution.get("sleep_level"):
+        if solution.get("sleep_level") and solution.get("use_vllm"):
             out.append("--vllm_enable_sleep_mode true")
         if solution.get("grad_ckpt") and not self.release.grad_ckpt:  # on where the release leaves it off
             out.append("--gradient_checkpointing true")
@@ -588,14 +593,6 @@ class TrlFramework(SwiftFramework):
             f"carries the prompt length (GRPOConfig has no max_prompt_length since 0.28), so the answer is priced at "
             f"the {prompt} tokens `rlbatch check` reads for its command; your prompts may be longer: "
             f"--set use_vllm=true carries yours as --vllm_max_model_length"]
-
-    def _use_vllm_arms(self, scenario: Any) -> set[bool]:
-        """The use_vllm values the user set (--set) or searched (--search use_vllm=true,false); empty when neither."""
-        fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
-        if "use_vllm" in fixed:
-            return {flag_bool("use_vllm", fixed["use_vllm"])}
-        searched = self.normalize({str(k).lstrip("-"): v for k, v in scenario.search.items()})
-        return {flag_bool("use_vllm", v) for v in searched.get("use_vllm", ())}
 
     def _prompt_without_vllm(self, scenario: Any) -> int:
         """The prompt length ``rlbatch check`` reads for a printed command with vLLM off (cost.cost_values: the
@@ -732,6 +729,7 @@ class TrlFramework(SwiftFramework):
                     continue
                 if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)
+            self._engine_settings_unused(space.domains, space.extra_rules)
         return space
 
     @property

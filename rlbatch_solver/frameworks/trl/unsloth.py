@@ -235,6 +235,16 @@ class UnslothFramework(TrlFramework):
         completion (``space`` prices that; check reads it back), so the scenario's lengths stand."""
         return scenario, []
 
+    def arms_left_out(self, scenario: Any) -> list:
+        """None: without fast_inference Unsloth generates with its own patched model (unsloth's for_inference), which
+        no run we have measured; the cost model would price it as transformers' generate. Searched where the user
+        asks for it (--search use_vllm=true,false)."""
+        return []
+
+    def _price_each_arm(self, scenario: Any, space: Any) -> None:
+        """Nothing to tie: Unsloth's command carries the prompt length with vLLM on or off (``printed_lengths``), so
+        both arms are priced at the scenario's (``space``), not at check's default for a TRL command without vLLM."""
+
     def doc_appendix(self) -> str:
         return ""
 
@@ -374,9 +384,10 @@ class UnslothFramework(TrlFramework):
         # fast_inference's engine lives in each process (entry_point: one per GPU), at TP 1: the export writes no
         # --vllm_tensor_parallel_size (NOT_EXPORTED)
         space.domains["vllm_tp"] = [1]
-        if "fast_inference" not in fixed and "use_vllm" not in fixed and space.domains.get("use_vllm") == [True]:
+        if "fast_inference" not in fixed and "use_vllm" not in fixed and True in space.domains.get("use_vllm", ()):
             # the answer's vLLM is written --fast_inference (EXPORT_NAMES): price that engine, on the model's own
-            # weights, not GRPOConfig's use_vllm engine with a copy of its own
+            # weights, not GRPOConfig's use_vllm engine with a copy of its own (also where both arms are searched:
+            # the switch is read only where vLLM runs, cost_spec's engine_shares_weights)
             space.domains["vllm_shared"] = [True]
         if with_knobs and ("gpu_memory_utilization" in fixed or STANDBY in fixed):
             base = self.to_values(dict(fixed), gpus=scenario.total_gpus, model=model)
