@@ -58,22 +58,22 @@ VARS = [
     ("use_peft", "use_peft", "bool", False, False, "LoRA adapters (TRL's ModelConfig --use_peft)"),
     ("removed_fields", "(fields older GRPOConfigs had)", "bool", False, False,
      "the config sets fields of older GRPOConfigs (REMOVED_FIELDS)"),
-    # the Liger path's switch (versions.liger_flags: use_liger_loss 0.17-0.27, use_liger_kernel from 0.25) where the
-    # release the config runs refuses a setting beside it (versions.LIGER_REFUSES: each check's [first, end))
-    ("liger_peft_refused", "(Liger switch, TRL 0.17)", "bool", False, False,
-     "the Liger loss is on in a release that refuses a PEFT model beside it"),
-    ("liger_bnpo_only", "(Liger switch, TRL 0.17)", "bool", False, False,
-     "the Liger loss is on in a release that takes only loss_type bnpo beside it"),
-    ("liger_no_two_sided", "(Liger switch, TRL 0.18-1.3)", "bool", False, False,
-     "the Liger loss is on in a release that refuses delta (two-sided clipping) beside it"),
-    ("liger_no_entropy_mask", "(Liger switch, TRL 0.20-1.13)", "bool", False, False,
-     "the Liger loss is on in a release that refuses top_entropy_quantile < 1 beside it"),
-    ("liger_token_level_only", "(Liger switch, TRL 0.20-0.29)", "bool", False, False,
-     "the Liger loss is on in a release that takes only token-level importance sampling beside it"),
-    ("liger_no_off_policy_mask", "(Liger switch, TRL 0.27-1.13)", "bool", False, False,
-     "the Liger loss is on in a release that refuses off_policy_mask_threshold beside it"),
-    ("liger_no_fused_ce", "(use_liger_kernel, TRL 1.15 on)", "bool", False, False,
-     "use_liger_kernel in a release that refuses Liger's fused linear cross-entropy beside it"),
+    # model constants (from the model card), present only when a model is known
+    ("num_heads", "model.num_attention_heads", "int", None, False, "attention heads"),
+    ("num_kv_heads", "model.num_key_value_heads", "int", None, False, "key/value heads (query groups)"),
+] + [
+    # the Liger flag (versions.liger_flags: use_liger_loss 0.17-0.27, use_liger_kernel from 0.25) where the release
+    # the config runs refuses a setting beside it (versions.LIGER_REFUSES: each check's [first, end))
+    (gate, f"(Liger flag, TRL {span})", "bool", False, False,
+     f"the Liger flag is on in a release that refuses {what} beside it") for gate, (span, what) in {
+        "liger_peft_refused": ("0.17", "a PEFT model"), "liger_bnpo_only": ("0.17", "a loss_type other than bnpo"),
+        "liger_no_two_sided": ("0.18-1.3", "delta (two-sided clipping)"),
+        "liger_no_entropy_mask": ("0.20-1.13", "top_entropy_quantile < 1"),
+        "liger_token_level_only": ("0.20-0.29", "importance_sampling_level other than token"),
+        "liger_no_off_policy_mask": ("0.27-1.13", "off_policy_mask_threshold"),
+        "liger_no_fused_ce": ("1.15 on", "liger_kernel_config's fused_linear_cross_entropy"),
+    }.items()
+] + [
     # the settings those checks read
     ("loss_bnpo", "(loss_type == bnpo)", "bool", True, False, "loss_type is bnpo"),
     ("two_sided", "(delta set)", "bool", False, False, "delta is set: two-sided GRPO clipping"),
@@ -85,9 +85,6 @@ VARS = [
      "off_policy_mask_threshold is set: off-policy sequence masking"),
     ("liger_fused_ce", "(liger_kernel_config fused_linear_cross_entropy)", "bool", False, False,
      "liger_kernel_config turns fused_linear_cross_entropy on"),
-    # model constants (from the model card), present only when a model is known
-    ("num_heads", "model.num_attention_heads", "int", None, False, "attention heads"),
-    ("num_kv_heads", "model.num_key_value_heads", "int", None, False, "key/value heads (query groups)"),
 ]
 VARIABLES = var_specs(VARS)
 
