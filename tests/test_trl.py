@@ -61,6 +61,9 @@ CASES = [
     (["trl", "grpo", "--eval_strategy", "steps", "--per_device_eval_batch_size", "2"], 8,
      "trl.frontend.eval_batch_divisible_by_num_generations_eval",
      ["trl", "grpo", "--eval_strategy", "steps", "--per_device_eval_batch_size", "8"]),
+    (["--use_liger_kernel", "true", "--liger_kernel_config", '{"fused_linear_cross_entropy": true}'], 8,
+     "trl.liger.no_fused_linear_cross_entropy",
+     ["--use_liger_kernel", "true", "--liger_kernel_config", '{"rms_norm": true, "fused_linear_cross_entropy": false}']),
 ]
 
 
@@ -107,7 +110,7 @@ def test_rule_breaks_and_holds(flags, gpus, rule, ok):
 
 
 def test_every_rule_has_a_case_or_needs_a_model_or_server():
-    covered = {c[2] for c in CASES} | {"trl.vllm.heads_divisible_by_tp", "trl.gpus.budget"}
+    covered = {c[2] for c in CASES} | {"trl.vllm.heads_divisible_by_tp", "trl.gpus.budget"} | set(LIGER_CASES.values())
     assert covered == {r.id for r in RULESET.rules}
 
 
@@ -221,6 +224,13 @@ def test_enumerate_equals_the_checker_on_small_spaces():
          "per_device_eval_batch_size": [1, 3, 4], "num_generations_eval": [None, 4]},
         {"auto_find_batch_size": [False, True], "sync_ref_model": [False, True], "kl_on": [False, True],
          "use_peft": [False, True], "num_generations": [2, 3], "per_device_train_batch_size": [3, 4]},
+        # the refusals beside the Liger flag, each gated by the release that runs (versions.LIGER_REFUSES)
+        {"liger_peft_refused": [False, True], "use_peft": [False, True], "liger_bnpo_only": [False, True],
+         "loss_bnpo": [False, True], "liger_no_two_sided": [False, True], "two_sided": [False, True],
+         "liger_no_entropy_mask": [False, True], "entropy_mask": [False, True], "num_generations": [2, 3]},
+        {"liger_token_level_only": [False, True], "token_level_is": [False, True],
+         "liger_no_off_policy_mask": [False, True], "off_policy_mask": [False, True],
+         "liger_no_fused_ce": [False, True], "liger_fused_ce": [False, True], "num_generations": [2, 3]},
     ]
     for space in spaces:
         assert_enumerate_equals_checker(RULESET, {**base, **space})
@@ -559,3 +569,78 @@ def test_with_vllm_off_the_engines_own_settings_are_not_new_configs():
     hf = [c for c in [*report.choices, *report.left_out] if not c.values["use_vllm"]]
     assert hf and all(c.values["sleep_level"] == 0 and c.values["gmu_permille"] == 300 for c in hf)
     assert not any("vllm_enable_sleep_mode" in " ".join(c.native) for c in hf)
+
+# each refusal beside the Liger flag: the setting that breaks it, the rule
+LIGER_CASES = {
+    ("--use_peft", "true"): "trl.liger.no_peft",
+    ("--loss_type", "grpo"): "trl.liger.bnpo_loss_only",
+    ("--delta", "2.0"): "trl.liger.no_two_sided",
+    ("--top_entropy_quantile", "0.2"): "trl.liger.no_entropy_mask",
+    ("--importance_sampling_level", "sequence"): "trl.liger.token_level_only",
+    ("--off_policy_mask_threshold", "0.5"): "trl.liger.no_off_policy_mask",
+    ("--liger_kernel_config", '{"fused_linear_cross_entropy": true}'): "trl.liger.no_fused_linear_cross_entropy",
+}
+_TWO_SIDED_ENTROPY_TOKEN = {"trl.liger.no_two_sided", "trl.liger.no_entropy_mask", "trl.liger.token_level_only"}
+
+
+@pytest.mark.parametrize("release,refused", [
+    ("0.16.1", set()), ("0.17.0", {"trl.liger.no_peft", "trl.liger.bnpo_loss_only"}),
+    ("0.18.2", {"trl.liger.no_two_sided"}), ("0.19.1", {"trl.liger.no_two_sided"}),
+    ("0.20.0", _TWO_SIDED_ENTROPY_TOKEN), ("0.22.2", _TWO_SIDED_ENTROPY_TOKEN), ("0.24.0", _TWO_SIDED_ENTROPY_TOKEN),
+    ("0.25.1", _TWO_SIDED_ENTROPY_TOKEN), ("0.26.2", _TWO_SIDED_ENTROPY_TOKEN),
+    ("0.27.2", _TWO_SIDED_ENTROPY_TOKEN | {"trl.liger.no_off_policy_mask"}),
+    ("0.29.1", _TWO_SIDED_ENTROPY_TOKEN | {"trl.liger.no_off_policy_mask"}),
+    ("1.0.0", {"trl.liger.no_two_sided", "trl.liger.no_entropy_mask", "trl.liger.no_off_policy_mask"}),
+    ("1.16.0", {"trl.liger.no_fused_linear_cross_entropy"}),
+])
+def test_liger_refusals_follow_the_release_that_runs(release, refused):
+    """What GRPOConfig.__post_init__ / GRPOTrainer.__init__ refuse beside the Liger flag, by the release whose code
+    runs (versions.LIGER_REFUSES, read in each wheel): PEFT and a loss_type other than bnpo in 0.17; delta 0.18-1.3;
+    top_entropy_quantile < 1 from 0.20 and off_policy_mask_threshold from 0.27, to 1.13; a sequence-level importance
+    ratio 0.20-0.29; liger_kernel_config's fused_linear_cross_entropy from 1.15. The 0.19.1 pack judges 0.20 and the
+    0.29.1 pack 0.22-0.28, so the release named decides. Without the flag (or with 0.17-0.24's use_liger_kernel, a
+    layer patch only) nothing is refused."""
+    from rlbatch_solver.frameworks.trl import versions
+
+    flag = versions.liger_flags(release)[-1] if versions.liger_flags(release) else "use_liger_loss"
+    base = ["--num_processes", "2", "--per_device_train_batch_size", "4", "--num_generations", "4"]
+    for setting, rule in LIGER_CASES.items():
+        on = broken(rb.check([*base, *setting, f"--{flag}", "true"], framework=f"trl=={release}"))
+        assert (rule in on) == (rule in refused), (setting, sorted(on))
+        assert rule not in broken(rb.check([*base, *setting], framework=f"trl=={release}"))
+        if release in ("0.22.2", "0.24.0"):  # transformers' use_liger_kernel: Liger's layer kernels, no loss
+            assert rule not in broken(rb.check([*base, *setting, "--use_liger_kernel", "true"],
+                                               framework=f"trl=={release}"))
+    if release == "0.25.1":  # the deprecated alias, when given, decides (GRPOConfig.__post_init__)
+        assert "trl.liger.no_two_sided" not in broken(rb.check(
+            [*base, "--delta", "2", "--use_liger_kernel", "true", "--use_liger_loss", "false"], framework="trl==0.25.1"))
+        assert "trl.liger.no_two_sided" in broken(rb.check(
+            [*base, "--delta", "2", "--use_liger_loss", "true"], framework="trl==0.25.1"))
+
+
+def test_liger_refusal_spans_and_messages():
+    """The spans read in the wheels, at their edges (1.1-1.15 are read but no config is judged as them), and a message
+    that names the setting and quotes TRL."""
+    from rlbatch_solver.frameworks.trl import versions
+
+    def gates(release):
+        return {k for k, v in versions.liger_refusals(release, True).items() if v}
+
+    assert gates("1.3.0") >= {"liger_no_two_sided"} and "liger_no_two_sided" not in gates("1.4.0")
+    assert "liger_no_entropy_mask" in gates("1.13.0") and "liger_no_off_policy_mask" in gates("1.13.0")
+    assert gates("1.14.2") == set() and gates("1.15.0") == {"liger_no_fused_ce"}
+    assert not any(versions.liger_refusals("0.29.1", False).values())
+    # the Liger path's flag outlives its loss: 1.13 on price no Liger loss, but still refuse beside use_liger_kernel
+    assert versions.liger_flags("1.13.0") == versions.liger_flags("1.16.0") == ("use_liger_kernel",)
+    assert versions.liger_loss_flags("1.12.0") == ("use_liger_kernel",) and versions.liger_loss_flags("1.13.0") == ()
+    report = rb.check(["--num_processes", "2", "--per_device_train_batch_size", "4", "--num_generations", "4",
+                       "--top_entropy_quantile", "0.2", "--use_liger_kernel", "true"], framework="trl==0.29.1")
+    v = next(v for v in report.violations if v.rule == "trl.liger.no_entropy_mask")
+    assert "entropy_mask = True" in v.message and "masking token positions based on entropy" in v.message
+    assert v.source == "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__"
+
+
+def test_a_bad_liger_kernel_config_names_the_field():
+    proc = run("check", "--framework", "trl", "--gpus", "2", "--", "--use_liger_kernel", "true",
+               "--liger_kernel_config", "[1, 2]")
+    assert proc.returncode == 2 and "liger_kernel_config" in proc.stdout + proc.stderr

@@ -27,7 +27,9 @@ CONFIG = frozenset({"trl.config.auto_find_batch_size_unsupported", "trl.config.g
                     "trl.config.gen_divisible_by_global_batch", "trl.config.eval_batch_divisible_by_num_generations_eval",
                     "trl.config.gen_divisible_by_num_generations", "trl.config.num_generations_at_least_two",
                     "trl.frontend.gen_divisible_by_num_generations",
-                    "trl.frontend.eval_batch_divisible_by_num_generations_eval"})
+                    "trl.frontend.eval_batch_divisible_by_num_generations_eval",
+                    # GRPOConfig.__post_init__ refuses delta beside the Liger flag (0.18-1.3: versions.LIGER_REFUSES)
+                    "trl.liger.no_two_sided"})
 FRONT = "[world size 1, the trl grpo front-end] "
 PARSER = frozenset({"trl.config.removed_fields"})
 TRAINER = frozenset({"trl.trainer.sync_ref_model_needs_beta", "trl.trainer.sync_ref_model_not_with_peft"})
@@ -62,10 +64,22 @@ PATTERNS = [
     (r"global train batch size .* evenly divisible by the number of generations per prompt",
      "trl.trainer.global_batch_divisible_by_num_generations"),
     (r"sync_ref_model=True` while using a PEFT model", "trl.trainer.sync_ref_model_not_with_peft"),
+    (r"does not support two-sided GRPO loss", "trl.liger.no_two_sided"),  # "Liger loss" to 0.24, "Liger kernel" on
 ]
 
 ALLOWED = {"trl": [
     Allowed("trl.gpus.budget", "the GPU budget is accelerate's and trl vllm-serve's, not a GRPOConfig check"),
+    # GRPOTrainer.__init__'s refusals beside the Liger flag (versions.LIGER_REFUSES): the trainer with it needs
+    # liger-kernel, which the parity venv does not install (the cases' Liger flag is switched off in the trainer
+    # oracles); each rule's release gate is pinned by hand-made cases per release in tests/test_trl.py. The one
+    # GRPOConfig.__post_init__ check beside it, delta, is compared (CONFIG)
+    Allowed("trl.liger.no_peft", "GRPOTrainer.__init__ beside the Liger flag: liger-kernel is not installed (hand-made "
+            "cases per release in tests/test_trl.py; 0.17 only)"),
+    Allowed("trl.liger.bnpo_loss_only", "the Liger flag, as above (0.17 only)"),
+    Allowed("trl.liger.no_entropy_mask", "the Liger flag, as above"),
+    Allowed("trl.liger.token_level_only", "the Liger flag, as above"),
+    Allowed("trl.liger.no_off_policy_mask", "the Liger flag, as above"),
+    Allowed("trl.liger.no_fused_linear_cross_entropy", "the Liger flag, as above"),
 ]}
 
 
@@ -100,6 +114,10 @@ def trl_case(rng: random.Random) -> dict[str, Any]:
         case["beta"] = rng.choice([0.0, 0.04])
     if rng.random() < 0.3:
         case["use_peft"] = True
+    if rng.random() < 0.1:
+        case["liger"] = True  # the release's Liger flag (as_flags)
+    if rng.random() < 0.1:
+        case["delta"] = 2.0
     if rng.random() < 0.3:
         case["entry"] = "trl grpo"
     if rng.random() < 0.3:
@@ -124,11 +142,22 @@ def as_flags(case: Mapping[str, Any]) -> list[str]:
     them: every case's flags for both sides, so the parser's reading is compared too)."""
     out: list[str] = ["trl", "grpo"] if case.get("entry") == "trl grpo" else ["accelerate", "launch", "grpo.py"]
     for k, v in case.items():
-        if k in ("entry", "prefixed"):
+        if k in ("entry", "prefixed") or (k == "liger" and not _liger_flag()):
             continue
-        name = PREFIXES.get(k, k) if case.get("prefixed") else k
+        name = _liger_flag() if k == "liger" else PREFIXES.get(k, k) if case.get("prefixed") else k
         out += [f"--{name}", ("true" if v else "false") if isinstance(v, bool) else str(v)]
     return out
+
+
+def _liger_flag() -> str | None:
+    """The installed release's Liger flag (use_liger_loss to 0.24, use_liger_kernel from 0.25; none before 0.17):
+    both sides read the case with it."""
+    import trl
+
+    from rlbatch_solver.frameworks.trl.versions import liger_flags
+
+    flags = liger_flags(trl.__version__)
+    return flags[-1] if flags else None
 
 
 class TrlOracle:
@@ -295,6 +324,8 @@ class ReleaseOracle:
             return None
         args = next(x for x in parsed if isinstance(x, self._cls))
         args.use_vllm, args.model_init_kwargs = False, {"use_cache": False}
+        if getattr(args, "use_liger_loss", None):  # 0.17.0's Liger loss needs liger-kernel, not installed here
+            args.use_liger_loss = False
         if not hasattr(PreTrainedModel, "warnings_issued"):  # 0.16.1 writes to it; transformers 5 dropped it
             PreTrainedModel.warnings_issued = {}
         model_dir, tokenizer, dataset = _tiny()

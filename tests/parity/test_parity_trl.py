@@ -26,4 +26,4 @@ def test_every_driver_rule_is_compared_or_allowed():
     driver = {r.id for r in ruleset.rules if r.stage == Stage.DRIVER and r.severity == Severity.ERROR}
     assert driver - CONFIG - PARSER - allowed == set()
     trainer = {r.id for r in ruleset.rules if r.stage == Stage.TRAINER_INIT and r.severity == Severity.ERROR}
-    assert trainer == TRAINER
+    assert trainer - allowed == TRAINER

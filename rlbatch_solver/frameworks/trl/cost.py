@@ -46,7 +46,8 @@ from ...rules.base import Value
 from ..overrides import flag_bool, memory_share_permille, whole_number
 from ..swift.cost import OLD_LOG_PROB_GATE, iteration_values, rollout_layout, save_values
 from .rules import REMOVED_FIELDS
-from .versions import RELEASES, Release, liger_loss_flags, temperature_copy
+from .liger import liger_loss
+from .versions import RELEASES, Release, temperature_copy
 
 DEFAULT_PROMPT = 512
 
@@ -55,7 +56,7 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     "gmu_permille": 300, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
     "lora_rank": 0, "lora_qv": False, "sequence_parallel_size": 1, "padding_free": False, "weights_fp32": True,
     "materialized_logits": False, "temperature_copy": False,
-    "liger_loss": False,  # the update's loss is Liger's chunked GRPO loss (versions.liger_loss_flags)
+    "liger_loss": False,  # the update's loss is Liger's chunked GRPO loss (liger.liger_loss)
     # GRPOConfig's save_strategy "steps" and save_only_model False (swift/cost.py host_layout), accelerate's FSDP
     "saves": True, "save_optimizer": True, "fsdp": False,
     # GRPOConfig num_iterations (default 1, from 0.16.0): training passes per generation (swift/cost.py
@@ -114,8 +115,7 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
     # (a release before 1.0 named with --framework trl==VERSION computes them so whatever its fields)
     out["materialized_logits"] = not release.fused_logits or any(k in flat for k in REMOVED_FIELDS)
     out["temperature_copy"] = temperature_copy(running or release.version)
-    liger = [k for k in liger_loss_flags(running or release.version) if flat.get(k) not in (None, "None", "none", "")]
-    out["liger_loss"] = bool(liger) and flag_bool(liger[0], flat[liger[0]])
+    out["liger_loss"] = liger_loss(flat, running or release.version)
     if flag_bool("load_in_4bit", flat.get("load_in_4bit", False)):
         out["load_bits"] = 4
         out["nested_quant"] = flag_bool("use_bnb_nested_quant", flat.get("use_bnb_nested_quant", False))

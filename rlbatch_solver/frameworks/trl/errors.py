@@ -9,6 +9,7 @@ from ..error_text import ErrorPattern
 
 n = r"\((?P<{}>\d+)\)".format
 CONFIG = "trl/trainer/grpo_config.py:GRPOConfig.__post_init__"
+TRAINER = "trl/trainer/grpo_trainer.py:GRPOTrainer.__init__"
 
 
 def _groups(x: dict[str, int]) -> str:
@@ -141,6 +142,41 @@ PATTERNS: list[ErrorPattern] = [
                  "not supported.",
                  hint=lambda x: ("with a PEFT (LoRA) model the reference is the policy with its adapter off, so "
                                  "nothing can be synced; drop --sync_ref_model.")),
+] + [
+    # what GRPOConfig.__post_init__ / GRPOTrainer.__init__ refuse beside the Liger flag (versions.LIGER_REFUSES: the
+    # spans; versions: the packs whose releases print it)
+    ErrorPattern("trl", pattern, (rule,), source, example, hint=lambda x, fix=fix: fix, versions=releases)
+    for pattern, rule, source, example, fix, releases in (
+        (r"Liger loss is not supported with a PEFT model", "trl.liger.no_peft", TRAINER,
+         "TypeError: Liger loss is not supported with a PEFT model.",
+         "TRL 0.17's Liger loss runs on full weights only: drop --use_peft or --use_liger_loss (0.18 takes both).",
+         ("0.17.0",)),
+        (r"not supported with `use_liger_loss`\. Liger loss only supports `bnpo`", "trl.liger.bnpo_loss_only", TRAINER,
+         "ValueError: The provided loss type (`grpo`) is not supported with `use_liger_loss`. Liger loss only "
+         "supports `bnpo` for now.",
+         "TRL 0.17's Liger loss is bnpo only: set --loss_type bnpo (its default) or drop --use_liger_loss.",
+         ("0.17.0",)),
+        (r"Liger (?:loss|kernel) does not support two-sided GRPO loss", "trl.liger.no_two_sided", CONFIG,
+         "ValueError: Liger loss does not support two-sided GRPO loss yet.",
+         "--delta (two-sided clipping) beside the Liger flag: drop --delta or the flag (TRL 1.4 takes both).",
+         ("0.29.1", "0.19.1", "0.18.2")),
+        (r"Liger Kernels don't currently support masking token positions based on entropy",
+         "trl.liger.no_entropy_mask", TRAINER,
+         "NotImplementedError: Liger Kernels don't currently support masking token positions based on entropy.",
+         "Liger's loss computes no entropy: set --top_entropy_quantile 1.0 or drop the Liger flag.", ("0.29.1",)),
+        (r"Liger Kernels currently only support token-level importance sampling", "trl.liger.token_level_only",
+         TRAINER, "NotImplementedError: Liger Kernels currently only support token-level importance sampling. Please "
+         "set`importance_sampling_level` to 'token'.",
+         "set --importance_sampling_level token, or drop the Liger flag (TRL 1.0 takes sequence too).", ("0.29.1",)),
+        (r"Liger kernel does not support off-policy sequence masking", "trl.liger.no_off_policy_mask", TRAINER,
+         "ValueError: Liger kernel does not support off-policy sequence masking yet.",
+         "drop --off_policy_mask_threshold or --use_liger_kernel.", ("0.29.1",)),
+        (r"fused_linear_cross_entropy\W+True\W+is not supported", "trl.liger.no_fused_linear_cross_entropy", TRAINER,
+         "ValueError: `liger_kernel_config={\"fused_linear_cross_entropy\": True}` is not supported: it replaces the "
+         "model's forward, which this trainer patches with a fused LM head.",
+         "GRPOTrainer applies Liger's layer kernels only (its own fused lm head computes the log-probs): drop "
+         "fused_linear_cross_entropy from --liger_kernel_config.", ()),
+    )
 ]
 
 

@@ -34,7 +34,7 @@ from ..key_names import KeyList, nearest
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
 from ..swift.framework import ACCUMULATION, PER_DEVICE, SwiftFramework, _present, read_flags
-from . import columns, docs, errors, placement, repair, versions
+from . import columns, docs, errors, liger, placement, repair, versions
 from ..bnb import quantized_cost_spec
 from .cost import cost_values, release_cost_spec
 from .fields import GRPO_SCRIPT_OPTIONS
@@ -60,7 +60,7 @@ _SKIP = {"accelerate", "launch", "trl", "grpo", "python", "python3", "-m", "torc
 # flags of ours and of the launcher, not of TRL's script parser (resolve_flag leaves them alone)
 OUR_FLAGS = frozenset(ACCELERATE_FLAGS) | {"gpus", "config", "model", "torch_dtype"}
 DECIDED = {"gpus_per_node", "cluster_num_gpus", "eval_on", "vllm_server", "kl_on", "num_heads", "num_kv_heads",
-           "removed_fields", "frontend_check"}
+           "removed_fields", "frontend_check"} | liger.RULE_VARIABLES
 # rule variables the export writes from no solution value (EXPORT_ORDER, the layout flags): a user's --set of one
 # travels with the answer as given
 PRINTED_AS_GIVEN = frozenset({"use_peft", "sync_ref_model", "auto_find_batch_size"})
@@ -469,6 +469,8 @@ class TrlFramework(SwiftFramework):
             # beta defaulted to 0.04 up to TRL 0.18 (a reference model): such a config without --beta keeps it; 0.14
             # builds the reference model whatever beta is
             "kl_on": rel.ref_always or flag_float("beta", flat.get("beta", beta_default)) != 0.0,
+            # what the release the config runs refuses beside its Liger flag, and the settings it reads
+            **liger.rule_values(flat, self.code_release),
         }
 
     def _world(self, values: dict[str, Value], accel: Mapping[str, Any], gpus: int | None) -> None:

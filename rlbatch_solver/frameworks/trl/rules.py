@@ -61,6 +61,30 @@ VARS = [
     # model constants (from the model card), present only when a model is known
     ("num_heads", "model.num_attention_heads", "int", None, False, "attention heads"),
     ("num_kv_heads", "model.num_key_value_heads", "int", None, False, "key/value heads (query groups)"),
+] + [
+    # the Liger flag (versions.liger_flags: use_liger_loss 0.17-0.27, use_liger_kernel from 0.25) where the release
+    # the config runs refuses a setting beside it (versions.LIGER_REFUSES: each check's [first, end))
+    (gate, f"(Liger flag, TRL {span})", "bool", False, False,
+     f"the Liger flag is on in a release that refuses {what} beside it") for gate, (span, what) in {
+        "liger_peft_refused": ("0.17", "a PEFT model"), "liger_bnpo_only": ("0.17", "a loss_type other than bnpo"),
+        "liger_no_two_sided": ("0.18-1.3", "delta (two-sided clipping)"),
+        "liger_no_entropy_mask": ("0.20-1.13", "top_entropy_quantile < 1"),
+        "liger_token_level_only": ("0.20-0.29", "importance_sampling_level other than token"),
+        "liger_no_off_policy_mask": ("0.27-1.13", "off_policy_mask_threshold"),
+        "liger_no_fused_ce": ("1.15 on", "liger_kernel_config's fused_linear_cross_entropy"),
+    }.items()
+] + [
+    # the settings those checks read
+    ("loss_bnpo", "(loss_type == bnpo)", "bool", True, False, "loss_type is bnpo"),
+    ("two_sided", "(delta set)", "bool", False, False, "delta is set: two-sided GRPO clipping"),
+    ("entropy_mask", "(top_entropy_quantile < 1)", "bool", False, False,
+     "top_entropy_quantile < 1.0: only the highest-entropy tokens train"),
+    ("token_level_is", "(importance_sampling_level == token)", "bool", True, False,
+     "importance_sampling_level is token (the default)"),
+    ("off_policy_mask", "(off_policy_mask_threshold set)", "bool", False, False,
+     "off_policy_mask_threshold is set: off-policy sequence masking"),
+    ("liger_fused_ce", "(liger_kernel_config fused_linear_cross_entropy)", "bool", False, False,
+     "liger_kernel_config turns fused_linear_cross_entropy on"),
 ]
 VARIABLES = var_specs(VARS)
 
@@ -205,6 +229,7 @@ def _rules() -> list[Rule]:
             "disabled, there is no separate model to synchronize (NotImplementedError)",
             Stage.TRAINER_INIT, TRAINER, when=BoolVar("sync_ref_model") & BoolVar("kl_on"),
         ),
+    ] + _liger_rules() + [
         # ---------------- worker init: vLLM ------------------------------------------------------
         Rule(
             "trl.vllm.colocate_tp_divides_world",
@@ -230,6 +255,48 @@ def _rules() -> list[Rule]:
             "process)", when=is_set("cluster_num_gpus"),
         ),
     ]
+
+
+def _liger_rules() -> list[Rule]:
+    """What TRL refuses beside its Liger switch (versions.liger_flags), each rule gated by the variable that says
+    the release the config runs has the check (versions.LIGER_REFUSES: the spans, read in each wheel)."""
+    liger = "the Liger flag (use_liger_loss up to TRL 0.24, use_liger_kernel from 0.25)"
+    out = []
+    for rule_id, holds, setting, said, stage, source, gate, fix in (
+        ("trl.liger.no_peft", ~BoolVar("use_peft"), "a PEFT model (use_peft = {use_peft})",
+         "TypeError: Liger loss is not supported with a PEFT model.", Stage.TRAINER_INIT, TRAINER,
+         "liger_peft_refused", "TRL 0.17 runs it on full weights only: drop use_peft or use_liger_loss (0.18 takes "
+         "both)"),
+        ("trl.liger.bnpo_loss_only", BoolVar("loss_bnpo"), "a loss_type other than bnpo (loss_bnpo = {loss_bnpo})",
+         "The provided loss type is not supported with `use_liger_loss`. Liger loss only supports `bnpo` for now.",
+         Stage.TRAINER_INIT, TRAINER, "liger_bnpo_only",
+         "set loss_type bnpo (0.17's default) or drop use_liger_loss (0.18 hands loss_type to Liger's loss)"),
+        ("trl.liger.no_two_sided", ~BoolVar("two_sided"), "delta set (two_sided = {two_sided})",
+         "Liger loss does not support two-sided GRPO loss yet.", Stage.DRIVER, CONFIG, "liger_no_two_sided",
+         "drop delta or the Liger flag (1.4 hands delta to Liger's loss)"),
+        ("trl.liger.no_entropy_mask", ~BoolVar("entropy_mask"),
+         "top_entropy_quantile below 1.0 (entropy_mask = {entropy_mask})",
+         "NotImplementedError: Liger Kernels don't currently support masking token positions based on entropy.",
+         Stage.TRAINER_INIT, TRAINER, "liger_no_entropy_mask",
+         "Liger's loss computes no entropy: set top_entropy_quantile 1.0 or drop the Liger flag"),
+        ("trl.liger.token_level_only", BoolVar("token_level_is"),
+         "importance_sampling_level other than token (token_level_is = {token_level_is})",
+         "NotImplementedError: Liger Kernels currently only support token-level importance sampling.",
+         Stage.TRAINER_INIT, TRAINER, "liger_token_level_only",
+         "set importance_sampling_level token or drop the Liger flag (1.0 takes sequence too)"),
+        ("trl.liger.no_off_policy_mask", ~BoolVar("off_policy_mask"),
+         "off_policy_mask_threshold set (off_policy_mask = {off_policy_mask})",
+         "Liger kernel does not support off-policy sequence masking yet.", Stage.TRAINER_INIT, TRAINER,
+         "liger_no_off_policy_mask", "drop off_policy_mask_threshold or use_liger_kernel"),
+        ("trl.liger.no_fused_linear_cross_entropy", ~BoolVar("liger_fused_ce"),
+         "liger_kernel_config {{\"fused_linear_cross_entropy\": true}} (liger_fused_ce = {liger_fused_ce})",
+         "it replaces the model's forward, which this trainer patches with a fused LM head.", Stage.TRAINER_INIT,
+         TRAINER, "liger_no_fused_ce",
+         "GRPOTrainer applies Liger's layer kernels only: drop fused_linear_cross_entropy from liger_kernel_config"),
+    ):
+        out.append(Rule(rule_id, holds, f"{liger} is on with {setting}: '{said}'", stage, source,
+                        when=BoolVar(gate), explanation=fix[0].upper() + fix[1:] + "."))
+    return out
 
 
 RULES = _rules()

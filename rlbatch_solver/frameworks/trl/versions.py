@@ -145,22 +145,51 @@ RELEASES = {
 OLD_LOG_PROB_FROM = (((0, 23), "misaligned_or_is"), ((0, 20), "misaligned"), ((0, 18), "iterations_or_spg"),
                      ((0, 16), "iterations"))
 
-# the flags that make compute_loss Liger's chunked GRPO loss (LigerFusedLinearGRPOLoss, from the last hidden states: no
-# logits in the update; costmodel/constants.py LIGER_GRPO_*), by the release whose code the config runs, the first of
-# them the config sets deciding (read in each wheel's trl/trainer/grpo_trainer.py GRPOTrainer.__init__ ``if
-# self.use_liger_...`` and trl/trainer/grpo_config.py GRPOConfig):
+# the flags that switch GRPOTrainer's Liger path on (``if self.use_liger_...`` in trl/trainer/grpo_trainer.py
+# GRPOTrainer.__init__ and compute_loss, trl/trainer/grpo_config.py GRPOConfig), by the release whose code the config
+# runs, the first of them the config sets deciding:
 # * none before 0.17.0;
-# * GRPOConfig.use_liger_loss: 0.17.0 to 0.24.0 (0.22.2 and 0.24.0 read; their use_liger_kernel, transformers'
+# * GRPOConfig.use_liger_loss: 0.17.0 to 0.24.0 (0.17.0-0.24.0 read; their use_liger_kernel, transformers'
 #   TrainingArguments field, patches the model's layers only);
 # * use_liger_kernel from 0.25.0, use_liger_loss its deprecated alias that, when given, overrides it
-#   (GRPOConfig.__post_init__ ``self.use_liger_kernel = self.use_liger_loss``) until 0.28.0 drops it (0.25.0, 0.25.1
-#   read);
-# * use_liger_kernel alone: 0.28.0 to 1.12.0 (0.28.0, 0.29.1, 1.0.0, 1.4.0, 1.8.0, 1.12.0 read);
-# * none from 1.13.0: 1.13.0's use_liger_kernel builds TRL's own FusedLinearGRPOLoss (trl/losses, not read, so not
-#   priced as Liger's), 1.14.2's a chunked log-prob path, 1.15.0's and 1.16.0's Liger's layer kernels only (the fused lm
-#   head of 1.16.0 is priced as "trl-fused").
-LIGER_LOSS_FLAGS_FROM = (((1, 13), ()), ((0, 28), ("use_liger_kernel",)),
-                         ((0, 25), ("use_liger_loss", "use_liger_kernel")), ((0, 17), ("use_liger_loss",)))
+#   (GRPOConfig.__post_init__ ``self.use_liger_kernel = self.use_liger_loss``) until 0.28.0 drops it (0.25.0, 0.25.1,
+#   0.26.0, 0.26.2, 0.27.0, 0.27.2 read);
+# * use_liger_kernel alone from 0.28.0 (0.28.0, 0.29.1, 1.0.0-1.16.0 read).
+LIGER_FLAGS_FROM = (((0, 28), ("use_liger_kernel",)), ((0, 25), ("use_liger_loss", "use_liger_kernel")),
+                    ((0, 17), ("use_liger_loss",)))
+# where that path is Liger's chunked GRPO loss (LigerFusedLinearGRPOLoss, from the last hidden states: no logits in
+# the update; costmodel/constants.py LIGER_GRPO_*): 0.17.0 to 1.12.0. From 1.13.0 the switch builds other losses,
+# priced as the whole logits (an upper bound):
+# * 1.13.0: TRL's own FusedLinearGRPOLoss (trl/losses/fused_linear_ppo.py, "Adapted from Liger-Kernel v0.8.2"),
+#   whose selective log-probs stream 2048-row x 4096-vocab chunks (_selective_logprob_forward/_backward);
+# * 1.14.0-1.14.2: no loss object; _get_per_token_logps_and_entropies takes a chunked projection path for every pass
+#   (old, reference and update log-probs);
+# * 1.15.0, 1.16.0: Liger's layer kernels only (fused_linear_cross_entropy forced off); the fused lm head of 1.16.0 is
+#   priced as "trl-fused" whatever the flag.
+# No release from 1.1 to 1.15 is one a config is judged as (RULES_OF): 1.13 and 1.14 are read for the record.
+LIGER_LOSS_UNTIL = (1, 13)
+
+# what GRPOConfig.__post_init__ and GRPOTrainer.__init__ refuse beside that switch, each [first, end) by the release
+# whose code the config runs (end None: still in 1.16.0), read in every wheel named above (grpo_trainer.py
+# GRPOTrainer.__init__ unless said):
+# * a PEFT model, 0.17 only: TypeError "Liger loss is not supported with a PEFT model." (0.18 drops the check);
+# * loss_type other than bnpo, 0.17 only: "The provided loss type (`...`) is not supported with `use_liger_loss`.
+#   Liger loss only supports `bnpo` for now." (0.18 hands loss_type to Liger's loss);
+# * delta (two-sided GRPO clipping), 0.18 to 1.3: GRPOConfig.__post_init__ "Liger loss does not support two-sided
+#   GRPO loss yet." (0.25 on "Liger kernel ..."; 1.4 hands delta to Liger's loss);
+# * top_entropy_quantile < 1.0, 0.20 to 1.13: NotImplementedError "Liger Kernels don't currently support masking
+#   token positions based on entropy.";
+# * importance_sampling_level other than token, 0.20 to 0.29: NotImplementedError "Liger Kernels currently only
+#   support token-level importance sampling." (1.0 on refuses only a level that is neither token nor sequence);
+# * off_policy_mask_threshold set, 0.27 to 1.13: "Liger kernel does not support off-policy sequence masking yet.";
+# * liger_kernel_config {"fused_linear_cross_entropy": true}, 1.15 on: ValueError "... is not supported: it replaces
+#   the model's forward, which this trainer patches with a fused LM head."
+# Not rules, as no release a config is judged as (RULES_OF) runs them: the entropy bonus (entropy_coef != 0 or
+# use_adaptive_entropy), 1.8 to 1.13, and a PEFT adapter on lm_head or a prompt-learning PEFT method, 1.8 to 1.14.
+LIGER_REFUSES = {"liger_peft_refused": ((0, 17), (0, 18)), "liger_bnpo_only": ((0, 17), (0, 18)),
+                 "liger_no_two_sided": ((0, 18), (1, 4)), "liger_no_entropy_mask": ((0, 20), (1, 14)),
+                 "liger_token_level_only": ((0, 20), (1, 0)), "liger_no_off_policy_mask": ((0, 27), (1, 14)),
+                 "liger_no_fused_ce": ((1, 15), None)}
 
 
 # Whether GRPOTrainer's log-prob forward divides the logits by the temperature out of place (a second copy of the
@@ -187,10 +216,24 @@ def temperature_copy(version: str) -> bool:
     return _by_release(TEMPERATURE_COPY_FROM, version, False)
 
 
+def liger_flags(version: str) -> tuple[str, ...]:
+    """The flags that switch TRL ``version``'s Liger path on (``LIGER_FLAGS_FROM``), the first the config sets
+    deciding."""
+    return _by_release(LIGER_FLAGS_FROM, version, ())
+
+
 def liger_loss_flags(version: str) -> tuple[str, ...]:
-    """The flags that switch TRL ``version``'s GRPO loss to Liger's (``LIGER_LOSS_FLAGS_FROM``), the first the
-    config sets deciding."""
-    return _by_release(LIGER_LOSS_FLAGS_FROM, version, ())
+    """The flags that switch TRL ``version``'s GRPO loss to Liger's (``LIGER_LOSS_UNTIL``): ``liger_flags`` up to
+    1.12."""
+    return liger_flags(version) if release_numbers(version) < LIGER_LOSS_UNTIL else ()
+
+
+def liger_refusals(version: str, liger: bool) -> dict[str, bool]:
+    """The rules' liger_* variables: which of ``LIGER_REFUSES``' checks TRL ``version`` runs, where ``liger`` (its
+    ``liger_flags``) is on."""
+    numbers = release_numbers(version)
+    return {name: liger and first <= numbers and (end is None or numbers < end)
+            for name, (first, end) in LIGER_REFUSES.items()}
 
 
 def _removed_fields(version: str, source: str) -> Rule:
