@@ -383,6 +383,34 @@ def test_recommend_has_a_cost_model():
     assert rep.best is not None and rep.best.native[0] == "NPROC_PER_NODE=8"
 
 
+def test_an_answer_says_the_config_notes_check_says_of_its_command():
+    """recommend printed `--quant_bits 4` (no --quant_method) and priced bf16 without a word, while check of the same
+    config says ms-swift loads the model unquantized: the answer carries check's notes of the command it prints."""
+    sc = Scenario(framework="swift", gpu="rtx4090", gpus=4, model="qwen2.5-7b", fixed={"quant_bits": 4})
+    rep = rb.recommend(sc, top=1)
+    assert "--quant_bits 4" in rep.best.native
+    said = [n for n in rep.key_notes if n.startswith("--quant_bits 4 without --quant_method")]
+    checked = api.check(GOOD + ["--quant_bits", "4"], framework="swift")
+    assert said and said[0] in checked.notes
+    out = run("recommend", "--framework", "swift", "--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-7b",
+              "--set", "quant_bits=4", "--top", "1").stdout
+    assert "note: --quant_bits 4 without --quant_method: ms-swift loads the model unquantized" in out
+
+
+def test_fix_says_the_config_notes_its_changes_bring():
+    """The fixed config's notes as check would say them: a repair that turns --vllm_mode server says where the
+    `swift rollout` server's memory share comes from, as check of the fixed config does; a drop brings none."""
+    from rlbatch_solver.commands.fix import fixed_notes
+    from rlbatch_solver.commands.fix_job import read_job
+
+    job = read_job(GOOD, "swift", None, None, None, [], None, 1.0, None)
+    server = [n for n in fixed_notes(job, [("vllm_mode", "--vllm_mode colocate", "--vllm_mode server")])
+              if n not in job.notes]
+    checked = api.check([t if t != "colocate" else "server" for t in GOOD], framework="swift")
+    assert len(server) == 1 and "`swift rollout` server's GPU" in server[0] and server[0] in checked.notes
+    assert fixed_notes(job, [("vllm_mode", "--vllm_mode colocate", "(drop --vllm_mode)")]) == job.notes
+
+
 # ----------------------------------------------------------------------------- CLI
 GOOD = ["NPROC_PER_NODE=8", "swift", "rlhf", "--rlhf_type", "grpo", "--per_device_train_batch_size", "2",
         "--num_generations", "16", "--use_vllm", "true", "--vllm_mode", "colocate"]

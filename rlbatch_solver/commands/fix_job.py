@@ -44,6 +44,7 @@ class Job:
     refused: list[Violation] = field(default_factory=list)  # those its parser refuses, as violations
     renames: list[tuple[str, str, str]] = field(default_factory=list)  # refused keys renamed: diff lines
     old_names: list[str] = field(default_factory=list)  # an older release's keys renamed to this one's (old_names)
+    flat: dict[str, Any] = field(default_factory=dict)  # the config as read, its renames made (what config_notes read)
 
 
 def read_job(config: Any, framework: str | None, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
@@ -90,7 +91,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     given = frozenset(str(k).removeprefix("--") for k in flat)
     return Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
                upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused, renames + flag_renames,
-               list(old_names))
+               list(old_names), dict(flat))
 
 
 def _misspelt(flat: dict[str, Any], unknown: list[UnknownKey]) -> dict[str, str]:
