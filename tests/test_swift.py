@@ -383,6 +383,24 @@ def test_recommend_has_a_cost_model():
     assert rep.best is not None and rep.best.native[0] == "NPROC_PER_NODE=8"
 
 
+@pytest.mark.parametrize("framework,key", [("swift", "tuner_type"), ("swift==3.4.1", "train_type")])
+def test_an_answer_on_the_default_tuner_says_it_is_lora_and_how_to_train_every_weight(framework, key):
+    """`swift rlhf` trains LoRA unless --tuner_type (3.x: --train_type) says otherwise (BaseArguments' default
+    'lora'): an answer priced as LoRA says so, with the --set recommend takes for full fine-tuning; check of a config
+    without the flag says the same. Given, or on Megatron-SWIFT (default 'full'), nothing is said."""
+    def notes(sc: Scenario) -> list[str]:
+        return [n for n in rb.recommend(sc, top=1).key_notes if "LoRA" in n]
+
+    sc = Scenario(framework=framework, gpu="h100", gpus=8, model="qwen2.5-7b")
+    said = notes(sc)
+    assert len(said) == 1 and f"--set {key}=full" in said[0] and f"BaseArguments.{key} 'lora'" in said[0]
+    assert notes(Scenario(framework=framework, gpu="h100", gpus=8, model="qwen2.5-7b", fixed={key: "full"})) == []
+    assert notes(Scenario(framework="swift-megatron", gpu="h100", gpus=8, model="qwen2.5-7b")) == []
+    checked = api.check([*GOOD, "--model", "Qwen/Qwen2.5-7B"], framework="swift")
+    assert [n for n in checked.notes if "trains LoRA by default" in n]
+    assert not [n for n in api.check([*GOOD, "--tuner_type", "full"], framework="swift").notes if "LoRA" in n]
+
+
 def test_an_answer_says_the_config_notes_check_says_of_its_command():
     """recommend printed `--quant_bits 4` (no --quant_method) and priced bf16 without a word, while check of the same
     config says ms-swift loads the model unquantized: the answer carries check's notes of the command it prints."""
