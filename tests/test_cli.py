@@ -544,6 +544,23 @@ def test_a_framework_flag_before_the_double_dash_is_named_with_the_command_that_
     assert typo.returncode == 2 and "--gpus" in typo.stderr + typo.stdout and "after `--`" not in typo.stderr
 
 
+def test_a_framework_flag_given_to_recommend_is_named_with_its_set_spelling():
+    """`rlbatch recommend --framework trl ... --use_peft` got click's bare "No such option" box: recommend takes a
+    framework's settings as --set KEY=VALUE. The answer names the flag and prints the command with each framework
+    flag as a --set pair (a switch as KEY=true), which then runs; a misspelt option of our own keeps click's answer."""
+    base = ["recommend", "--framework", "trl", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b"]
+    proc = run(*base, "--use_peft", "--lora_r", "16", "--top", "1")
+    text = proc.stderr + proc.stdout
+    assert proc.returncode == 2 and "error: --use_peft: not an option of `rlbatch recommend`" in text, text
+    assert "Traceback" not in text and "No such option" not in text, text
+    fixed = "rlbatch " + " ".join(base) + " --set use_peft=true --set lora_r=16 --top 1"
+    assert f"Fix: {fixed}" in " ".join(text.split()), text
+    again = run(*fixed.split()[1:])
+    assert again.returncode == 0 and "use_peft" in again.stdout, again.stdout + again.stderr
+    typo = run(*base[:-2], "--mdoel", "qwen2.5-7b")
+    assert typo.returncode == 2 and "--model" in typo.stderr + typo.stdout and "--set" not in typo.stderr
+
+
 def test_a_scripts_model_not_in_the_catalog_is_said_with_the_nearest_catalog_names():
     """ms-swift's MoE LoRA example names Qwen/Qwen3-30B-A3B-Instruct-2507 (a release the catalog holds no card of):
     the note names the catalog's nearest cards to pass as --model where one is the same architecture."""
