@@ -517,12 +517,15 @@ def test_a_missing_argument_is_one_paragraph_naming_it(args, field):
 
 def test_check_counts_the_rules_broken_apart_from_warnings_and_says_errors_first():
     """OpenRLHF's published hybrid-engine GRPO script breaks one rule (n_samples_per_prompt 1 with group_norm) and
-    mixes pre-0.10.2 flag names, which 0.11.2's argparse rejects (an error too); on 16 GPUs it is also warned that 8
-    stay idle. A warning is counted apart from the rules broken and listed after them (the header once said "breaks
-    2" for one error and one warning, the warning first)."""
+    mixes pre-0.10.2 flag names, which 0.11.2's argparse rejects (an error too), and three flags of older releases that
+    no rename reads in (--use_kl_estimator_k3, --bf16, --enforce_eager: an error each); on 16 GPUs it is also warned
+    that 8 stay idle. A warning is counted apart from the rules broken and listed after them (the header once said
+    "breaks 2" for one error and one warning, the warning first)."""
     res = run("check", "--gpus", "16", "tests/data/scripts/openrlhf/train_grpo_ray_hybrid_engine.sh")
     assert res.returncode == 1
-    assert res.stdout.startswith("INVALID — breaks 2 of the openrlhf 0.11.2 rules (and warns of 1 more):"), res.stdout
+    assert res.stdout.startswith("INVALID — breaks 5 of the openrlhf 0.11.2 rules (and warns of 1 more):"), res.stdout
+    assert res.stdout.count("ERROR openrlhf.launch.unknown_key") == 3, res.stdout
+    assert res.stdout.rindex("ERROR openrlhf.launch.unknown_key") < res.stdout.index("WARNING "), res.stdout
     assert res.stdout.index("ERROR openrlhf.driver.group_estimator_needs_n") < res.stdout.index("WARNING "), res.stdout
     assert res.stdout.index("ERROR openrlhf.driver.legacy_flag_names") < res.stdout.index("WARNING "), res.stdout
 
