@@ -115,6 +115,10 @@ def _entry_line(lines: list[str], entries: Sequence[str]) -> tuple[int, int] | N
     return None
 
 
+# an answer's item that takes a key out ("(drop --vllm_mode)", Framework.assignment of an unset value)
+DROP_ITEM = re.compile(r"\(drop (?:--)?\+?([\w.\-]+)\)")
+
+
 def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Sequence[str],
                    launcher_entries: Sequence[str] = (), launcher_keys: frozenset[str] = frozenset(),
                    drop: Sequence[str] = ()) -> Rewrite:
@@ -138,6 +142,11 @@ def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Seque
     pending: list[str] = []
     launcher_pending: list[str] = []
     for item in native:  # each item in its own form: a flags framework's environment prefix is a key=value too
+        gone = DROP_ITEM.fullmatch(item)
+        if gone:  # "(drop --key)": the answer leaves it unset
+            if _drop_last(lines, _command_span(lines, first), gone.group(1), syntax == "flags"):
+                out.dropped.append(gone.group(1))
+            continue
         key, value = exported_pair(item)
         key = key.lstrip("+")
         if _replace_last(lines, _command_span(lines, first), key, value, item.startswith("--"), out.notes):

@@ -517,12 +517,15 @@ def test_a_missing_argument_is_one_paragraph_naming_it(args, field):
 
 def test_check_counts_the_rules_broken_apart_from_warnings_and_says_errors_first():
     """OpenRLHF's published hybrid-engine GRPO script breaks one rule (n_samples_per_prompt 1 with group_norm) and
-    mixes pre-0.10.2 flag names, which 0.11.2's argparse rejects (an error too); on 16 GPUs it is also warned that 8
-    stay idle. A warning is counted apart from the rules broken and listed after them (the header once said "breaks
-    2" for one error and one warning, the warning first)."""
+    mixes pre-0.10.2 flag names, which 0.11.2's argparse rejects (an error too), and three flags of older releases that
+    no rename reads in (--use_kl_estimator_k3, --bf16, --enforce_eager: an error each); on 16 GPUs it is also warned
+    that 8 stay idle. A warning is counted apart from the rules broken and listed after them (the header once said
+    "breaks 2" for one error and one warning, the warning first)."""
     res = run("check", "--gpus", "16", "tests/data/scripts/openrlhf/train_grpo_ray_hybrid_engine.sh")
     assert res.returncode == 1
-    assert res.stdout.startswith("INVALID — breaks 2 of the openrlhf 0.11.2 rules (and warns of 1 more):"), res.stdout
+    assert res.stdout.startswith("INVALID — breaks 5 of the openrlhf 0.11.2 rules (and warns of 1 more):"), res.stdout
+    assert res.stdout.count("ERROR openrlhf.launch.unknown_key") == 3, res.stdout
+    assert res.stdout.rindex("ERROR openrlhf.launch.unknown_key") < res.stdout.index("WARNING "), res.stdout
     assert res.stdout.index("ERROR openrlhf.driver.group_estimator_needs_n") < res.stdout.index("WARNING "), res.stdout
     assert res.stdout.index("ERROR openrlhf.driver.legacy_flag_names") < res.stdout.index("WARNING "), res.stdout
 
@@ -542,6 +545,23 @@ def test_a_framework_flag_before_the_double_dash_is_named_with_the_command_that_
     assert again.returncode == 0 and '"valid": true' in again.stdout, again.stdout + again.stderr
     typo = run("check", "--gpuss", "4", script)
     assert typo.returncode == 2 and "--gpus" in typo.stderr + typo.stdout and "after `--`" not in typo.stderr
+
+
+def test_a_framework_flag_given_to_recommend_is_named_with_its_set_spelling():
+    """`rlbatch recommend --framework trl ... --use_peft` got click's bare "No such option" box: recommend takes a
+    framework's settings as --set KEY=VALUE. The answer names the flag and prints the command with each framework
+    flag as a --set pair (a switch as KEY=true), which then runs; a misspelt option of our own keeps click's answer."""
+    base = ["recommend", "--framework", "trl", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b"]
+    proc = run(*base, "--use_peft", "--lora_r", "16", "--top", "1")
+    text = proc.stderr + proc.stdout
+    assert proc.returncode == 2 and "error: --use_peft: not an option of `rlbatch recommend`" in text, text
+    assert "Traceback" not in text and "No such option" not in text, text
+    fixed = "rlbatch " + " ".join(base) + " --set use_peft=true --set lora_r=16 --top 1"
+    assert f"Fix: {fixed}" in " ".join(text.split()), text
+    again = run(*fixed.split()[1:])
+    assert again.returncode == 0 and "use_peft" in again.stdout, again.stdout + again.stderr
+    typo = run(*base[:-2], "--mdoel", "qwen2.5-7b")
+    assert typo.returncode == 2 and "--model" in typo.stderr + typo.stdout and "--set" not in typo.stderr
 
 
 def test_a_scripts_model_not_in_the_catalog_is_said_with_the_nearest_catalog_names():

@@ -42,17 +42,29 @@ def test_the_repair_renames_the_flags_and_check_of_it_finds_no_old_name(tmp_path
     assert "--train.micro_batch_size 8" in fixed and "--rollout.n_samples_per_prompt 2" in fixed
     assert not [a for a in fixed if a.split()[0][2:] in LEGACY_FLAGS]
     assert "micro_train_batch_size" in data["renamed_keys"]
-    # the flags with no successor of the same meaning we know are left to the user, in words
-    assert any("--bf16" in n and "rename or remove it by hand" in n for n in data["notes"])
-    checked = run("check", "--framework", "openrlhf==0.11.2", "--json", "--", *[w for a in fixed for w in a.split()])
+    # the flags of older releases that 0.11.2's argparse refuses and no rename reads in (--bf16, --enforce_eager,
+    # 0.5.9's --use_kl_estimator_k3) are errors of their own, and the fixed config is written without them: renamed to
+    # the successor of the same meaning (--vllm.enforce_eager), else dropped
+    before = [v["message"] for v in data["violations_before"] if v["rule"] == "openrlhf.launch.unknown_key"]
+    assert any(m.startswith("--bf16 is not an option of openrlhf 0.11.2 (a flag of OpenRLHF 0.4.0 to 0.8.11")
+               and "drop it" in m for m in before), before
+    assert any("--enforce_eager" in m and "names it --vllm.enforce_eager: rename it" in m for m in before), before
+    assert any(n.startswith("--bf16: openrlhf 0.11.2 refuses it") and "drops it" in n for n in data["notes"])
+    assert "--vllm.enforce_eager" in fixed and "(drop --bf16)" in fixed and "(drop --use_kl_estimator_k3)" in fixed
+    assert {"bf16", "enforce_eager", "use_kl_estimator_k3"} <= set(data["renamed_keys"])
+    args = [w for a in fixed if not a.startswith("(drop") for w in a.split()]
+    checked = run("check", "--framework", "openrlhf==0.11.2", "--json", "--", *args)
     assert checked.returncode == 0, checked.stdout
     assert "legacy_flag_names" not in checked.stdout
-    # printed as one change; the script written back sets the dotted names and none of the old ones it renamed
+    # the renames printed as one change, each drop as one; the script written back sets the dotted names and none of
+    # the old ones it renamed or dropped
     shown = run("fix", str(script), "--write", str(tmp_path / "fixed.sh"))
-    assert "(1 change, proven nearest" in shown.stdout
+    assert "(3 changes, proven nearest" in shown.stdout
     assert "rename --ref_num_nodes -> --ref.num_nodes," in shown.stdout
     written = (tmp_path / "fixed.sh").read_text()
     assert "--train.micro_batch_size 8" in written and "--micro_train_batch_size" not in written
+    assert "--vllm.enforce_eager" in written and "--enforce_eager" not in written.replace("--vllm.enforce_eager", "")
+    assert "--bf16" not in written and "(drop" not in written
     # a flag no rule reads, the same argument in 0.9.10 and 0.11.2 (names.py OLD_NAMES), renamed too
     assert "--ckpt.output_dir /openrlhf/" in written and "--save_path" not in written
 
@@ -108,3 +120,25 @@ def test_the_two_old_length_flags_are_said_with_the_two_that_replaced_them(tmp_p
     assert not any("no successor" in n and "max_len" in n for n in notes), notes
     checked = run("check", str(_with_two_samples(tmp_path)))
     assert "--data.max_len 2048" in " ".join(checked.stdout.split()), checked.stdout
+
+
+def test_an_older_releases_flag_0_11_2_refuses_is_an_error_by_name_not_valid():
+    """A config in 0.11.2's dotted names plus --bf16 (0.4.0 to 0.8.11) and --enforce_eager (0.5.9 to 0.9.10) was
+    VALID under 0.11.2, whose argparse refuses both ("unrecognized arguments"): each is an error naming the flag, the
+    releases that have it and the fix (drop it; rename it --vllm.enforce_eager), and the legacy-names rule (whose fix is
+    the dotted renames) stays quiet."""
+    dotted = ["--actor.num_gpus_per_node", "8", "--ref.num_gpus_per_node", "8", "--train.colocate_all",
+              "--vllm.num_engines", "2", "--vllm.tensor_parallel_size", "4", "--rollout.n_samples_per_prompt", "4",
+              "--algo.advantage.estimator", "group_norm"]
+    assert run("check", "--framework", "openrlhf", "--", *dotted).returncode == 0
+    proc = run("check", "--framework", "openrlhf", "--json", "--", *dotted, "--bf16", "--enforce_eager")
+    data = json.loads(proc.stdout)
+    rules = [v["rule"] for v in data["violations"]]
+    assert proc.returncode == 1 and rules == ["openrlhf.launch.unknown_key"] * 2, rules
+    text = " ".join(v["message"] for v in data["violations"])
+    assert "--bf16 is not an option of openrlhf 0.11.2 (a flag of OpenRLHF 0.4.0 to 0.8.11" in text
+    assert "--enforce_eager is not an option of openrlhf 0.11.2 (a flag of OpenRLHF 0.5.9 to 0.9.10; 0.11.2 names it " \
+           "--vllm.enforce_eager: rename it)" in text
+    # the release whose own flag it is takes it
+    old = run("check", "--framework", "openrlhf==0.8.11", "--json", "--", "--actor_num_gpus_per_node", "8", "--bf16")
+    assert "openrlhf.launch.unknown_key" not in old.stdout, old.stdout

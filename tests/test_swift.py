@@ -383,6 +383,52 @@ def test_recommend_has_a_cost_model():
     assert rep.best is not None and rep.best.native[0] == "NPROC_PER_NODE=8"
 
 
+@pytest.mark.parametrize("framework,key", [("swift", "tuner_type"), ("swift==3.4.1", "train_type")])
+def test_an_answer_on_the_default_tuner_says_it_is_lora_and_how_to_train_every_weight(framework, key):
+    """`swift rlhf` trains LoRA unless --tuner_type (3.x: --train_type) says otherwise (BaseArguments' default
+    'lora'): an answer priced as LoRA says so, with the --set recommend takes for full fine-tuning; check of a config
+    without the flag says the same. Given, or on Megatron-SWIFT (default 'full'), nothing is said."""
+    def notes(sc: Scenario) -> list[str]:
+        return [n for n in rb.recommend(sc, top=1).key_notes if "LoRA" in n]
+
+    sc = Scenario(framework=framework, gpu="h100", gpus=8, model="qwen2.5-7b")
+    said = notes(sc)
+    assert len(said) == 1 and f"--set {key}=full" in said[0] and f"BaseArguments.{key} 'lora'" in said[0]
+    assert notes(Scenario(framework=framework, gpu="h100", gpus=8, model="qwen2.5-7b", fixed={key: "full"})) == []
+    assert notes(Scenario(framework="swift-megatron", gpu="h100", gpus=8, model="qwen2.5-7b")) == []
+    checked = api.check([*GOOD, "--model", "Qwen/Qwen2.5-7B"], framework="swift")
+    assert [n for n in checked.notes if "trains LoRA by default" in n]
+    assert not [n for n in api.check([*GOOD, "--tuner_type", "full"], framework="swift").notes if "LoRA" in n]
+
+
+def test_an_answer_says_the_config_notes_check_says_of_its_command():
+    """recommend printed `--quant_bits 4` (no --quant_method) and priced bf16 without a word, while check of the same
+    config says ms-swift loads the model unquantized: the answer carries check's notes of the command it prints."""
+    sc = Scenario(framework="swift", gpu="rtx4090", gpus=4, model="qwen2.5-7b", fixed={"quant_bits": 4})
+    rep = rb.recommend(sc, top=1)
+    assert "--quant_bits 4" in rep.best.native
+    said = [n for n in rep.key_notes if n.startswith("--quant_bits 4 without --quant_method")]
+    checked = api.check(GOOD + ["--quant_bits", "4"], framework="swift")
+    assert said and said[0] in checked.notes
+    out = run("recommend", "--framework", "swift", "--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-7b",
+              "--set", "quant_bits=4", "--top", "1").stdout
+    assert "note: --quant_bits 4 without --quant_method: ms-swift loads the model unquantized" in out
+
+
+def test_fix_says_the_config_notes_its_changes_bring():
+    """The fixed config's notes as check would say them: a repair that turns --vllm_mode server says where the
+    `swift rollout` server's memory share comes from, as check of the fixed config does; a drop brings none."""
+    from rlbatch_solver.commands.fix import fixed_notes
+    from rlbatch_solver.commands.fix_job import read_job
+
+    job = read_job(GOOD, "swift", None, None, None, [], None, 1.0, None)
+    server = [n for n in fixed_notes(job, [("vllm_mode", "--vllm_mode colocate", "--vllm_mode server")])
+              if n not in job.notes]
+    checked = api.check([t if t != "colocate" else "server" for t in GOOD], framework="swift")
+    assert len(server) == 1 and "`swift rollout` server's GPU" in server[0] and server[0] in checked.notes
+    assert fixed_notes(job, [("vllm_mode", "--vllm_mode colocate", "(drop --vllm_mode)")]) == job.notes
+
+
 # ----------------------------------------------------------------------------- CLI
 GOOD = ["NPROC_PER_NODE=8", "swift", "rlhf", "--rlhf_type", "grpo", "--per_device_train_batch_size", "2",
         "--num_generations", "16", "--use_vllm", "true", "--vllm_mode", "colocate"]

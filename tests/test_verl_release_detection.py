@@ -175,3 +175,24 @@ def test_a_config_with_keys_of_verl_0_4_is_judged_by_the_0_5_pack_and_told_what_
     assert VV.missing_keys(dict(k.split("=", 1) for k in keys), "0.5.0") == []
     assert VV.missing_keys({f"{AR}.ref.param_offload": True}, "0.5.0") == [f"{AR}.ref.param_offload"]
     assert VV.missing_keys({f"{AR}.ref.param_offload": True}, "0.3.0") == []
+
+
+def test_a_key_of_later_releases_beside_a_key_of_verl_0_2_is_said_whichever_release_judges_it():
+    """verl's run_qwen2-7b.sh (fsdp_config.grad_offload: verl 0.1-0.2 only) with actor_rollout_ref.model.lora_rank=32
+    was judged as verl 0.2.0 and priced as LoRA without a word that 0.2.0's trainer config has no lora_rank (new in 0.4:
+    the 0.4.1 wheel's ppo_trainer.yaml; Hydra refuses the override without +). lora_rank now dates a config to 0.4 on, so
+    the keys belong to no single release: judged by the newest, whose struct config refuses grad_offload (an error),
+    and the note names both keys' releases; under verl==0.2.0 named, lora_rank is the error."""
+    script = "tests/data/scripts/verl/run_qwen2-7b.sh"
+    report = rb.check([script, "actor_rollout_ref.model.lora_rank=32"], model="qwen2.5-7b", gpu="h100")
+    refused = [v.message for v in report.violations if v.rule == "verl.launch.unknown_key"]
+    assert report.version != "0.2.0"
+    assert any(m.startswith("actor_rollout_ref.actor.fsdp_config.grad_offload is not an option of verl") for m in
+               refused), refused
+    assert any("actor_rollout_ref.model.lora_rank (0.4" in n and "grad_offload (verl 0.1-0.2 only)" in n
+               for n in report.notes), report.notes
+    pinned = rb.check([script, "actor_rollout_ref.model.lora_rank=32"], framework="verl==0.2.0")
+    assert any(v.message.startswith("actor_rollout_ref.model.lora_rank is not an option of verl 0.2.0")
+               for v in pinned.violations if v.rule == "verl.launch.unknown_key"), pinned.violations
+    assert VV.detect({"actor_rollout_ref.model.lora_rank": 8})[0] == "0.9.1"
+    assert "0.2.0" not in {v for _, _, vs in VV.dating({"actor_rollout_ref.model.lora_rank": 8}) for v in vs}

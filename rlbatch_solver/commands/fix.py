@@ -123,10 +123,22 @@ def _answered(report: FixReport, job: Job, res: RepairResult, ruleset: RuleSet, 
     """A repair was found: re-checked by the plain checker, paste-ready, its padding and memory said."""
     validate_solutions(ruleset, [res.solution])
     report.native_after = [new for _, _, new in report.diff]
+    report.notes += [n for n in fixed_notes(job, report.diff) if n not in report.notes]
     report.waste = waste_text(job.fw, ruleset, job.values, res.solution)
     report.advice = advice_after(ruleset, job.values, res.solution)
     if job.memory:
         report.memory_after = phase_mib(job.spec, res.solution, capacity)
+
+
+def fixed_notes(job: Job, diff: list[tuple[str, str, str]]) -> list[str]:
+    """What ``check`` of the fixed config says its reading assumed (``Framework.config_notes``), where the changes
+    bring a note the pasted config's reading did not (a `swift rollout` server's memory share once --vllm_mode is
+    server): the pasted config with each changed key dropped and its new argument (diff: key, old, new) read in."""
+    fw = job.fw
+    changed = {key.lstrip("-+") for key, _, _ in diff}
+    after = {k: v for k, v in job.flat.items() if str(k).lstrip("-+") not in changed}
+    after.update(fw.parse([new for _, _, new in diff if not new.startswith("(")])[0])
+    return list(fw.config_notes(after))
 
 
 def advice_after(ruleset: RuleSet, before: Mapping[str, Value], after: Mapping[str, Value]) -> list[tuple[str, str, bool]]:

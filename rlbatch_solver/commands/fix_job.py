@@ -44,6 +44,7 @@ class Job:
     refused: list[Violation] = field(default_factory=list)  # those its parser refuses, as violations
     renames: list[tuple[str, str, str]] = field(default_factory=list)  # refused keys renamed: diff lines
     old_names: list[str] = field(default_factory=list)  # an older release's keys renamed to this one's (old_names)
+    flat: dict[str, Any] = field(default_factory=dict)  # the config as read, its renames made (what config_notes read)
 
 
 def read_job(config: Any, framework: str | None, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
@@ -64,7 +65,9 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     old_names, unrenamed = fw.old_names(flat)
     flat, flag_renames = _renamed(fw, flat, old_names)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
-    if old_names or unrenamed:  # the answer is written in the release's names; those it cannot rename are said
+    moved = _other_release_lines(fw, flat, unknown)  # after the reading: the config is priced as check prices it
+    unrenamed = [k for k in unrenamed if k not in {key for key, _ in moved}]
+    if old_names or unrenamed or moved:  # the answer is written in the release's names; those it cannot rename are said
         written = {**values, **fw.names_written()}
         held = {v.rule for v in fw.ruleset.check(written).errors}
         refused = refused + [v for v in fw.ruleset.check(values).errors if v.rule not in held]
@@ -76,7 +79,10 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
         f"read {old_arg} as {new_arg}, the flag it misspells (the change below renames it)"
         for old_arg, new_arg in renamed.items()] + [
         f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
-        for u in unknown if u.refused and not any(o.startswith(u.shown) for o in renamed)] + list(version_notes)
+        for u in unknown if u.refused and not u.release_words and not any(o.startswith(u.shown) for o in renamed)
+    ] + [f"{u.shown}: {fw.name} {fw.version} refuses it ({u.release_words}): "
+         + (f"the change below renames it {u.suggestion_shown}" if u.suggestion else "the change below drops it")
+         for u in unknown if u.refused and u.release_words] + list(version_notes)
     if old_names:
         notes.append(f"{fw.name} {fw.version} reads none of the older releases' flag names: fix renames the "
                      f"{len(old_names)} it has a successor of the same meaning for")
@@ -89,14 +95,33 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
     given = frozenset(str(k).removeprefix("--") for k in flat)
     return Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
-               upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused, renames + flag_renames,
-               list(old_names))
+               upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused,
+               renames + flag_renames + [line for _, line in moved], list(old_names) + [key for key, _ in moved],
+               dict(flat))
 
 
 def _misspelt(flat: dict[str, Any], unknown: list[UnknownKey]) -> dict[str, str]:
     """Each key the release refuses -> the one it misspells (where the config does not set that one too): the
-    framework stops on the misspelt key, so the value can only have been meant for the other."""
-    return {u.key: u.suggestion for u in unknown if u.refused and u.suggestion and u.suggestion not in flat}
+    framework stops on the misspelt key, so the value can only have been meant for the other. Another release's key
+    is not a misspelling: ``_other_release_lines`` writes it."""
+    return {u.key: u.suggestion for u in unknown
+            if u.refused and u.suggestion and not u.release_words and u.suggestion not in flat}
+
+
+def _other_release_lines(fw: Framework, flat: dict[str, Any], unknown: list[UnknownKey]) -> list[tuple[str, tuple]]:
+    """Another release's keys the release refuses (key_names: ``release_words``): each as a diff line (key, old
+    argument, new argument) that renames it to its successor, or drops it where it has none; the fixed config is
+    written without it (``FixReport.renamed``: --write takes it out). The config's reading is left as it is."""
+    out = []
+    for u in unknown:
+        if not (u.refused and u.release_words):
+            continue
+        value = next((v for k, v in flat.items() if str(k).removeprefix("--") == u.key), None)
+        if value is None:
+            continue
+        new = _arg_text(fw, u.suggestion, value) if u.suggestion and u.suggestion not in flat else f"(drop --{u.key})"
+        out.append((u.key, (u.suggestion or u.key, _arg_text(fw, u.key, value), new)))
+    return out
 
 
 def _renamed(fw: Framework, flat: dict[str, Any], names: dict[str, str]) -> tuple[dict[str, Any], list[tuple]]:

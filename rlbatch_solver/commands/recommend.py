@@ -326,6 +326,22 @@ def best_command(report: RecommendReport) -> list[str]:
     return answer_framework(report).run_command(report.best.native, report.best.values, model)
 
 
+def answer_notes(report: RecommendReport) -> list[str]:
+    """What ``check`` of the printed command says its reading assumed (``Framework.config_notes``: ms-swift's
+    --quant_bits without --quant_method, loaded unquantized; its default LoRA tuner): the command read as check reads
+    it pasted (its launcher's words apart, ``launch_script.parse_launch_script``), so that the answer says what the
+    settings it fixed or searched mean to the framework; [] without an answer."""
+    words = best_command(report)
+    if not words:
+        return []
+    from ..launch_script import parse_launch_script
+    from ..render import command_text
+
+    fw = answer_framework(report)
+    flat, _ = fw.parse(parse_launch_script(command_text(words), name="the printed command").args)
+    return list(fw.config_notes(flat))
+
+
 def from_command(report: RecommendReport, notes: list[str] | None = None) -> list[str] | None:
     """``recommend --from``: the best config as the user's whole command where its arguments alone do not paste (an
     environment word such as ``NPROC_PER_NODE=8``, accelerate's ``--num_processes``): the framework's start words
@@ -562,6 +578,7 @@ def recommend(
                                      solver_workers=solver_workers, recommend_one=recommend)
         report.batch_kept, report.batch_note = batch_kept, batch_note
         report.unknown_keys, report.key_notes = unknown, key_notes
+        report.key_notes += [n for n in answer_notes(report) if n not in report.key_notes]
         return report
     fw, card, gpu, space, spec, terms, ruleset = prepare(scenario, extra_gpus=extra_gpus, start=start)
     objective_name = scenario.objective
@@ -649,6 +666,8 @@ def recommend(
                           "response_from": "given" if scenario.mean_response_length is not None else "assumed",
                           "longest_from": "given" if scenario.longest_response_length is not None else "assumed",
                           **given_means(scenario.mean_prompt_length, scenario.mean_response_length)}
+    if start is None:  # recommend --from says the user's config's (recommend_from)
+        report.key_notes += [n for n in answer_notes(report) if n not in report.key_notes]
     if not choices and host_unfit is not None:
         report.host_unfit = host_unfit  # the RAM, not the rules or the GPUs: the estimate says what would help
     elif not choices and res.status == "infeasible":

@@ -57,7 +57,11 @@ class KeyList:
     source: str = ""  # where it refuses it (file:function)
     flags: bool = False  # the framework's syntax writes keys as --flags
     refused: frozenset[str] = frozenset()  # keys of ``given`` the release's parser refuses though ``keys`` is not
-    # complete (verl: a key under a section of its struct config that the section lacks)
+    # complete (verl: a key under a section of its struct config that the section lacks), or though another release
+    # has them (``others``: OpenRLHF's --bf16 under 0.11.2)
+    # a refused key of another release -> (this release's key of the same meaning, None: none, drop it; the words
+    # that say so, with the releases that have it)
+    successors: tuple[tuple[str, str | None, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,9 @@ class UnknownKey:
     refused: bool
     shown: str  # the key as the user writes it (--key for a flag)
     suggestion_shown: str | None = None
+    # another release's key this one refuses: where it has none of the same meaning, fix drops it ('' not such a key)
+    release_words: str = ""
+    drop: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "did_you_mean": self.suggestion, "refused": self.refused}
@@ -132,9 +139,15 @@ def unknown_keys(key_list: KeyList) -> list[UnknownKey]:
     for key in dict.fromkeys(key_list.given):
         if key in key_list.refused:  # judged by words (complete=False): the index is that reading where the list is
             # (a key another release has, that this one lacks, is refused though ``keys`` holds every release's)
+            dash = "--" if key_list.flags else ""
+            successor = {k: (new, words) for k, new, words in key_list.successors}.get(key)
+            if successor is not None:  # another release's key: its successor, or none (dropped)
+                new, words = successor
+                out.append(UnknownKey(key, new, True, f"{dash}{key}", new and f"{dash}{new}", words, new is None))
+                continue
             near = nearest(key, key_list.keys, complete=False, index=None if key_list.complete else index)
             near = None if near == key else near
-            out.append(UnknownKey(key, near, True, key, near))
+            out.append(UnknownKey(key, near, True, f"{dash}{key}", near and f"{dash}{near}"))
             continue
         if key in key_list.keys or key in key_list.others:
             continue
@@ -188,6 +201,9 @@ def _refused(message: str, key_list: KeyList, framework: str) -> Violation:
 def violation(found: UnknownKey, key_list: KeyList, framework: str, version: str) -> Violation:
     """A key the release's parser refuses: an error at launch, with the framework's own message."""
     guess = f" (did you mean {found.suggestion_shown}?)" if found.suggestion else ""
+    if found.release_words:  # another release's key: its successor, or drop it
+        guess = (f" ({found.release_words}; {version} names it {found.suggestion_shown}: rename it)" if found.suggestion
+                 else f" ({found.release_words}; {version} has no flag of the same meaning we know: drop it)")
     return _refused(f"{found.shown} is not an option of {framework} {version}{guess}: the launch stops with "
                     f"\"{refusal_text(found, key_list)}\"", key_list, framework)
 

@@ -23,7 +23,8 @@ from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value
 from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
 from . import columns, docs, errors, repair, versions
-from .names import DOTTED_OF, LEGACY_FLAGS, release_has, release_key
+from .names import (DOTTED_OF, LEGACY_FLAGS, NO_SUCCESSOR_WHY, SUCCESSOR_OF, release_has, release_key,
+                    releases_with)
 from .release_flags import RELEASE_FLAGS
 
 ALL_RELEASE_FLAGS = frozenset().union(*RELEASE_FLAGS.values())
@@ -121,7 +122,8 @@ def normalize_flags(flat: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
             legacy = True
             old[LEGACY_FLAGS[key]] = value
         elif key in LEGACY_ONLY:
-            legacy = True
+            # a flag kept under its own name is refused by name (key_list: other_release_flags), not by this rule
+            legacy = legacy or key not in KEPT_LEGACY
             old[key] = value
         else:
             out[key] = value
@@ -858,9 +860,11 @@ class OpenRLHFFramework(Framework):
         flags = RELEASE_FLAGS[self.version]
         given = tuple(k for k in map(str, flat) if k not in SCRIPT_ENV  # the environment's, not flags
                       and (sum(1 for f in flags if f.startswith(k)) != 1 or k in flags))
+        refused = other_release_flags(given, self.version)
         return KeyList(given, flags, complete=True, others=ALL_RELEASE_FLAGS, flags=True,
                        refusal="train_ppo_ray.py: error: unrecognized arguments: {key}",
-                       source=f"{CLI}: parser.parse_args (argparse refuses a flag it does not define)")
+                       source=f"{CLI}: parser.parse_args (argparse refuses a flag it does not define)",
+                       refused=frozenset(refused), successors=tuple((k, *refused[k]) for k in refused))
 
     def scenario_fields(self, values: Mapping[str, Value]) -> dict[str, Any]:
         # --data.max_len bounds prompt + response (--rollout.max_new_tokens the response); the GPUs are the
@@ -879,6 +883,30 @@ class OpenRLHFFramework(Framework):
         if not gpus:
             gpus = RULESET.full_env(values).get("gpus_needed") or 1
         return int(gpus), int(values.get("max_len") or 0)
+
+
+def other_release_flags(given: Sequence[str], version: str) -> dict[str, tuple[str | None, str]]:
+    """The flags of ``given`` another release has and ``version``'s argparse refuses (parse_args: "unrecognized
+    arguments"), less those openrlhf.driver.legacy_flag_names says (renamed one to one, or converted: LEGACY_FLAGS,
+    RENAMED_LEGACY, CONVERTED_LEGACY), each with its successor in ``version`` (names.SUCCESSOR_OF; None: none, drop it)
+    and the words that say which releases have it. Judged for the dotted releases (0.10.2 on): an older release named
+    with dotted flags is left to its own rules."""
+    if not versions.dotted_names(version):
+        return {}
+    flags = RELEASE_FLAGS[version]
+    said = set(LEGACY_FLAGS) | set(RENAMED_LEGACY) | CONVERTED_LEGACY
+    out: dict[str, tuple[str | None, str]] = {}
+    for key in given:
+        key = key.removeprefix("--")
+        if key in flags or key not in ALL_RELEASE_FLAGS or key in said:
+            continue
+        have = releases_with(key)
+        span = have[0] if len(have) == 1 else f"{have[0]} to {have[-1]}"
+        successor = SUCCESSOR_OF.get(key)
+        why = NO_SUCCESSOR_WHY.get(key)
+        out[key] = (successor if successor in flags else None,
+                    f"a flag of OpenRLHF {span}" + (f"; {why}" if why else ""))
+    return out
 
 
 def _true(value: Any) -> bool:

@@ -123,3 +123,29 @@ def spelled(text: str, version: str) -> str:
     if not text or _dotted(version):
         return text
     return _DOTTED.sub(lambda m: release_key(m.group(1), version), text)
+
+
+# Flags of the releases before 0.10.2 that the dotted releases took with another name and the same meaning, where the
+# rules read neither (so no rename reads them in: framework.KEPT_LEGACY), from 0.11.2's cli/train_ppo_ray.py parser:
+# --vllm.enforce_eager ("Disable CUDA graph in vLLM", 0.9.10's --enforce_eager help word for word),
+# --vllm.enable_prefix_caching, --actor.eps_clip ("PPO clip range"), --critic.value_clip ("PPO value clip range"),
+# --algo.advantage.lambd ("PPO GAE lambd"), --rollout.temperature, --rollout.top_p, --data.input_template,
+# --data.label_key, --logger.logging_steps, --ckpt.save_steps, --eval.steps, --ckpt.load_enable (--load_checkpoint),
+# --logger.wandb.project. None: no flag of the same spelling and meaning (--bf16: bf16 is the default of
+# --ds.param_dtype, 0.9.10's --param_dtype; --flash_attn: --ds.attn_implementation takes the kernel's name)
+SUCCESSOR_OF: dict[str, str | None] = {
+    "enforce_eager": "vllm.enforce_eager", "enable_prefix_caching": "vllm.enable_prefix_caching",
+    "eps_clip": "actor.eps_clip", "value_clip": "critic.value_clip", "lambd": "algo.advantage.lambd",
+    "temperature": "rollout.temperature", "top_p": "rollout.top_p", "input_template": "data.input_template",
+    "label_key": "data.label_key", "logging_steps": "logger.logging_steps", "save_steps": "ckpt.save_steps",
+    "eval_steps": "eval.steps", "load_checkpoint": "ckpt.load_enable", "wandb_project": "logger.wandb.project",
+    "bf16": None, "flash_attn": None,
+}
+# why a flag of SUCCESSOR_OF has none, in words
+NO_SUCCESSOR_WHY = {"bf16": "bf16 is the default of --ds.param_dtype",
+                    "flash_attn": "--ds.attn_implementation names the attention kernel"}
+
+
+def releases_with(flag: str) -> list[str]:
+    """The releases we follow whose train_ppo_ray has ``flag``, oldest first."""
+    return sorted((v for v, flags in RELEASE_FLAGS.items() if flag in flags), key=release_numbers)

@@ -183,7 +183,7 @@ def read_flags(ruleset: RuleSet, flat: Mapping[str, Any], decided: set[str]) -> 
 
 
 
-from .cost import (HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, QUANTIZED_ENGINE_FROM,  # noqa: E402
+from .cost import (HF_COST_DEFAULTS, HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, QUANTIZED_ENGINE_FROM,  # noqa: E402
                    SERVER_GMU_PERMILLE, cost_values, export_flags, multi_turn_context)
 from ...release_numbers import release_numbers  # noqa: E402
 from .cost import cost_spec as swift_cost_spec  # noqa: E402
@@ -526,7 +526,7 @@ class SwiftFramework(Framework):
 
     def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
         flat = normalize_keys(flat)
-        notes = []
+        notes = self._tuner_notes(flat)
         notes += self._quant_notes(flat)
         if not self.megatron and multi_turn_context(flat):
             notes.append("multi-turn rollout with max_completion_length per round (completion_length_limit_scope "
@@ -548,6 +548,19 @@ class SwiftFramework(Framework):
             "release put it, on the training GPUs when the visible GPUs (--gpus per node, else NPROC_PER_NODE) "
             "equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers engines on GPUs of their "
             "own"]
+
+    def _tuner_notes(self, flat: Mapping[str, Any]) -> list[str]:
+        """A config that names no tuner trains LoRA: ``swift rlhf``'s BaseArguments default it (4.x
+        swift/arguments/base_args/base_args.py ``tuner_type: str = field(default='lora')``; 3.x
+        swift/llm/argument/base_args/base_args.py ``train_type``, the same default), of --lora_rank (TunerArguments:
+        8). Said, with how to train every weight instead: an answer that fits as LoRA is not one that fits in full.
+        Megatron-SWIFT's default is 'full' (megatron_args.py): nothing to say."""
+        if self.megatron or any(_present(flat.get(k)) for k in ("tuner_type", "train_type")):
+            return []
+        key = self.native_key("lora_rank")
+        rank = flat.get("lora_rank") if _present(flat.get("lora_rank")) else HF_COST_DEFAULTS["lora_rank"]
+        return [f"no --{key}: ms-swift {self.version} trains LoRA by default (BaseArguments.{key} 'lora'), rank "
+                f"{rank}, and so it is priced; to train every weight give --{key} full (recommend: --set {key}=full)"]
 
     def _quant_notes(self, flat: Mapping[str, Any]) -> list[str]:
         """What of ``--quant_method`` / ``--quant_bits`` the cost model does not price (bitsandbytes is priced:

@@ -966,9 +966,10 @@ class VersionPacks:
         base = super().key_list(flat, command)
         added = frozenset(str(k) for k in flat if isinstance(k, AddedKey))  # +key: Hydra adds it, never refuses it
         given = [k for k in base.given if k not in added]
-        # a release the user named: a key we know other releases to have and this one to lack stops its launch too
-        # (an inferred release is one that has them all, versions.detect)
-        lacks = set(versions.missing_keys({k: None for k in given}, self.version)) if self.pinned else set()
+        # a key we know other releases to have and this one to lack stops its launch too: under a release the user
+        # named, and under the one inferred, which has them all (versions.detect) unless they belong to no single
+        # release (grad_offload of 0.1-0.2 beside lora_rank of 0.4 on): then one of them stops whichever release runs
+        lacks = set(versions.missing_keys({k: None for k in given}, self.version))
         return replace(base, keys=base.keys | struct_keys.release_keys(self.version), others=base.others | added,
                        refused=frozenset(struct_keys.refused(flat, given, self.version)) | frozenset(lacks),
                        refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",

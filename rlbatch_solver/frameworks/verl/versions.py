@@ -824,6 +824,10 @@ VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = PRE_0_6_KEYS + (
     (f"{AR}.rollout.n_gpus_per_node", frozenset({"0.7.1", "0.8.0", "0.9.1"})),
     (f"{AR}.rollout.checkpoint_engine.", frozenset({"0.7.1", "0.8.0", "0.9.1"})),
     (f"{AR}.model.lora.", frozenset({"0.8.0", "0.9.1"})),
+    # LoRA: new in 0.4 (ppo_trainer.yaml of the 0.4.1 wheel: actor_rollout_ref.model and critic.model lora_rank 0,
+    # lora_alpha 16, target_modules all-linear; absent from 0.2.0.post2's and 0.3.0.post1's)
+    *((f"{section}.model.{leaf}", frozenset({"0.5.0"}) | FROM_0_6)
+      for section in (AR, "critic") for leaf in ("lora_rank", "lora_alpha", "target_modules")),
     (f"{AR}.actor.pad_to_length", frozenset({"0.9.1"})),
     (f"{AR}.actor.entropy_from_logits_chunk_size", frozenset({"0.9.1"})),
     (f"{AR}.ref.model", frozenset({"0.6.1"})),
