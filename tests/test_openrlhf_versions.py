@@ -477,3 +477,23 @@ def test_every_release_whose_flags_date_a_config_is_one_we_follow():
     from rlbatch_solver.frameworks.openrlhf.release_flags import RELEASE_FLAGS
 
     assert set(RELEASE_FLAGS) <= set(versions.RELEASES) and set(RELEASE_FLAGS) <= set(versions.VERSIONS)
+
+
+def test_the_pre_dotted_enforce_eager_flag_reaches_the_cost_model():
+    """OpenRLHF before 0.10.2 spells vLLM's eager mode --enforce_eager (0.9.10's cli/train_ppo_ray.py, "Disable CUDA
+    graph in vLLM"; 0.11.2 renamed it --vllm.enforce_eager, names.SUCCESSOR_OF): a config of those releases that
+    sets it runs its engines without CUDA graphs, so its rollout holds no graph memory and decodes eagerly, as the
+    dotted flag under 0.11.2 is priced."""
+    import rlbatch_solver as rb
+
+    base = ["--actor_num_nodes", "1", "--actor_num_gpus_per_node", "4", "--vllm_num_engines", "4",
+            "--vllm_tensor_parallel_size", "1", "--colocate_all_models", "--vllm_gpu_memory_utilization", "0.5",
+            "--micro_train_batch_size", "2", "--train_batch_size", "128", "--micro_rollout_batch_size", "4",
+            "--rollout_batch_size", "128", "--n_samples_per_prompt", "4", "--prompt_max_len", "1024",
+            "--generate_max_len", "1024", "--zero_stage", "3", "--advantage_estimator", "group_norm"]
+    graphs = "CUDA graphs (outside budget)"
+    for release in ("openrlhf==0.9.10", "openrlhf==0.7.5"):
+        plain = rb.check(base, framework=release, gpu="h100", gpus=4, model="qwen2.5-7b").memory
+        eager = rb.check(base + ["--enforce_eager"], framework=release, gpu="h100", gpus=4, model="qwen2.5-7b").memory
+        assert plain.phases["rollout"][graphs] > 0 and eager.phases["rollout"][graphs] == 0, release
+        assert eager.seconds["rollout"] > plain.seconds["rollout"], release

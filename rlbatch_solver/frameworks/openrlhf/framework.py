@@ -540,16 +540,18 @@ SCRIPT_ENV = (VLLM_USE_V1, RAY_THRESHOLD)
 
 
 def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, Value]:
-    """Cost-model inputs no rule reads (cost.py): --ds.enable_sleep, --vllm.enforce_eager, DeepSpeed's gradient
-    accumulation dtype (--grad_accum_dtype, or the release's default: fp32 in 0.4.0, versions.py), and what the
-    release's code decides: its log-prob path, 0.5.9's lowered colocated vLLM share and whether its pinned vLLM counts
-    its CUDA graphs inside its budget."""
+    """Cost-model inputs no rule reads (cost.py): --ds.enable_sleep, --vllm.enforce_eager (--enforce_eager before
+    0.10.2), DeepSpeed's gradient accumulation dtype (--grad_accum_dtype, or the release's default: fp32 in 0.4.0,
+    versions.py), and what the release's code decides: its log-prob path, 0.5.9's lowered colocated vLLM share and
+    whether its pinned vLLM counts its CUDA graphs inside its budget."""
     native, _ = normalize_flags(flat)
     dtype = native.get("grad_accum_dtype", native.get("ds.grad_accum_dtype"))
     fp32 = versions.RELEASES[version].grad_accum_fp32 if dtype in (None, "") else str(dtype) == "fp32"
     release = versions.RELEASES[version]
     return {"ds_sleep": bool(native.get("ds.enable_sleep", False)),
-            "vllm_eager": bool(native.get("vllm.enforce_eager", False)),
+            # the dotted releases' --vllm.enforce_eager, or the --enforce_eager of the releases before 0.10.2 (the
+            # same "Disable CUDA graph in vLLM", names.SUCCESSOR_OF), which a config of those releases carries
+            "vllm_eager": bool(native.get("vllm.enforce_eager", native.get("enforce_eager", False))),
             "grad_accum_fp32": fp32,
             # the release's log-prob code (versions.Release.logits) and its colocated vLLM share
             "logits_gather": release.logits != "openrlhf", "logits_fp32_model": release.logits == "openrlhf-0.4",
