@@ -569,9 +569,11 @@ def recommend(
     else:  # time
         objective = terms.time_us_per_sample
     objective = _with_waste(ruleset, objective, objective_name, terms)
+    # configs equally fast (--objective gpus: on as few GPUs and equally fast) in one order, whatever the threads
+    then = tie_break(terms, space.domains, start[0] if start else None) if objective_name in ("time", "gpus") else None
+
     # two more than asked: assignments that differ only in values the config does not use (micro batch sizes
     # under dynamic batching) print the same config and are shown once
-    then = tie_break(terms, space.domains, start[0] if start else None) if objective_name == "time" else None
     def solve(rules: RuleSet, limit_s: float):
         return optimize(rules, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
                         top=top if top <= 1 else top + 2, time_limit_s=limit_s, workers=solver_workers, then=then)
@@ -930,8 +932,8 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
                   kind=RuleKind.SEARCH)
              for p in memory]
     # the search starts from the fastest config, whose values the answer mostly keeps (benchmarks/bench_recommend.py's
-    # 64-GPU Megatron MoE: 1.11 to 0.76 CPU s for this solve, the same optimum); not without a tie-break (--objective
-    # gpus), where which of equal configs answers is the search's, and a hint would move it
+    # 64-GPU Megatron MoE: 1.11 to 0.76 CPU s for this solve, the same optimum); not without a tie-break, where which
+    # of equal configs answers is the search's, and a hint would move it
     roomier = optimize(ruleset.extended(rules), space.domains, objective, top=top if top <= 1 else top + 2,
                        time_limit_s=deadline.share(0.8), workers=workers, then=then,
                        hint=res.ranked[0].solution if then else None)
