@@ -29,7 +29,7 @@ from ortools.sat.python import cp_model
 
 from ..rules.base import RuleSet, Value
 from ..rules.expr import IntExpr
-from .settings import new_solver, tune_for_optimization
+from .settings import SOLVER_WORKERS, new_solver, tune_for_optimization
 from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, _Collector, _decode, build_model, \
     tune_for_enumeration
 
@@ -97,7 +97,7 @@ def optimize(
     maximize: bool = False,
     top: int = 1,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
-    workers: int = 2,
+    workers: int = SOLVER_WORKERS,
     then: IntExpr | tuple[IntExpr, ...] | None = None,
     hint: Mapping[str, Value] | None = None,
 ) -> OptimizeResult:
