@@ -520,6 +520,19 @@ def test_one_phase_alone_peaks_as_in_the_whole_report(kw):
         assert list(estimate_memory(plan, only=phase).phases) == [phase]
 
 
+def test_a_plan_built_without_init_is_the_plan_init_builds():
+    """The frameworks' adapters build their plans with ``Plan.of`` (no frozen ``__init__``): the same fields, equal
+    and hashed alike; an unknown or a missing field is refused as ``__init__`` refuses it."""
+    plan = make_plan(need_critic=True, tp=2)
+    values = {name: getattr(plan, name) for name in plan.__dataclass_fields__ if name != "efficiency"}
+    built = Plan.of(**values)
+    assert built == plan and hash(built) == hash(plan) and built.__dict__ == plan.__dict__
+    with pytest.raises(TypeError, match="no field nope"):
+        Plan.of(**values, nope=1)
+    with pytest.raises(TypeError, match="missing .*model"):
+        Plan.of(**{k: v for k, v in values.items() if k != "model"})
+
+
 def test_speed_budget():
     """The solver tables call these thousands of times (target ~50 us each)."""
     plan = make_plan(need_critic=True)
