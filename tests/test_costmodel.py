@@ -26,6 +26,7 @@ from rlbatch_solver.costmodel.memory import (
     logits_tensor_bytes,
     margin_bytes,
     model_consts,
+    phase_peak,
 )
 from rlbatch_solver.costmodel.plan import Plan
 from rlbatch_solver.costmodel.time import (
@@ -503,6 +504,33 @@ def test_time_knobs():
     # decode over PCIe with TP pays for its all-reduces
     pcie = estimate_time(make_plan("qwen2.5-7b", RTX4090, rollout_tp=2, samples_per_step=64))
     assert pcie.phases["rollout"] > 0
+
+
+@pytest.mark.parametrize("kw", [dict(need_critic=True), dict(need_ref=False, zero_stage=2, param_offload=True),
+                                dict(model="qwen3-30b-a3b", gpu=load_gpu("h100"), n_gpus=8, trainer="megatron", tp=2,
+                                     pp=2, ep=4, distributed_optimizer=True, need_critic=True)])
+def test_one_phase_alone_peaks_as_in_the_whole_report(kw):
+    """The cost tables price one phase per row (``phase_peak``); each phase's terms are reckoned apart from the
+    others', so that phase's peak is the whole report's."""
+    plan = make_plan(**kw)
+    whole = estimate_memory(plan)
+    assert len(whole.phases) >= 3
+    for phase in whole.phases:
+        assert phase_peak(plan, phase) == whole.peak(phase)
+        assert list(estimate_memory(plan, only=phase).phases) == [phase]
+
+
+def test_a_plan_built_without_init_is_the_plan_init_builds():
+    """The frameworks' adapters build their plans with ``Plan.of`` (no frozen ``__init__``): the same fields, equal
+    and hashed alike; an unknown or a missing field is refused as ``__init__`` refuses it."""
+    plan = make_plan(need_critic=True, tp=2)
+    values = {name: getattr(plan, name) for name in plan.__dataclass_fields__ if name != "efficiency"}
+    built = Plan.of(**values)
+    assert built == plan and hash(built) == hash(plan) and built.__dict__ == plan.__dict__
+    with pytest.raises(TypeError, match="no field nope"):
+        Plan.of(**values, nope=1)
+    with pytest.raises(TypeError, match="missing .*model"):
+        Plan.of(**{k: v for k, v in values.items() if k != "model"})
 
 
 def test_speed_budget():

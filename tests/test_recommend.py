@@ -84,6 +84,24 @@ def test_the_runners_up_are_enumerated_on_a_copy_of_the_optimums_model(monkeypat
     assert res.proven and len(res.ranked) == 3 and len(builds) == 1
 
 
+def test_a_band_that_ranks_the_runners_up_settles_the_optimums_tie_without_a_solve_of_its_own(monkeypatch):
+    """With runners-up, the band of the optimal objective is enumerated and ordered by the tie-break: its first is the
+    config a tie-settling solve finds (asked for the best alone, optimize runs that solve and answers the same)."""
+    import rlbatch_solver.solver.optimize as opt
+    from rlbatch_solver.commands.recommend import tie_break
+
+    sc = small_scenario()
+    fw, card, gpu, space, spec, terms, ruleset = prepare(sc)
+    then = tie_break(terms, space.domains)
+    settled = []
+    real = opt._settle_tie
+    monkeypatch.setattr(opt, "_settle_tie", lambda *a, **k: settled.append(1) or real(*a, **k))
+    ranked = optimize(ruleset, space.domains, terms.time_us_per_sample, top=3, time_limit_s=30, then=then)
+    assert ranked.proven and len(ranked.ranked) == 3 and not settled
+    best = optimize(ruleset, space.domains, terms.time_us_per_sample, top=1, time_limit_s=30, then=then)
+    assert best.proven and settled and best.ranked[0].solution == ranked.ranked[0].solution
+
+
 @pytest.mark.parametrize("algo,engine", [("ppo", "vllm"), ("grpo", "sglang")])
 def test_tables_equal_the_full_cost_model(algo, engine):
     """The solver's per-phase MiB and time per sample are the printed report's, on random configs of

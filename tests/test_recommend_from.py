@@ -414,6 +414,23 @@ def test_keep_is_not_said_of_an_answer_another_objective_chose():
     assert "trainer.n_gpus_per_node=2" in start_changes(report)[0]
 
 
+def test_objective_gpus_orders_equally_fast_configs_on_as_few_gpus_the_same_whatever_the_solvers_threads():
+    """--objective gpus had no tie-break: on its fewest GPUs (2 trainer GPUs) the fully-async script's configs of one
+    time per sample differ in the vLLM memory share, and CP-SAT's workers answered any of them (0.5 with one thread,
+    0.3 with eight, 0.7 with two). They are ordered as --objective time orders equally fast configs
+    (``recommend.tie_break``): the script's own share of 0.8 (fewest of its values changed), with any thread count."""
+    s = read_launch_script(SCRIPTS / "verl/fully_async_dapo_7b_math_fsdp2_8_8.sh")
+    fw = get_framework(s.framework)
+    flat, _ = fw.parse(s.args)
+    flat = {k: v for k, v in flat.items() if k not in ("trainer.n_gpus_per_node", "trainer.nnodes")}
+    answers = [api.recommend_from(s.framework, flat, gpu="h100", model="qwen2.5-7b", gpus=16, objective="gpus",
+                                  time_limit_s=60, solver_workers=w) for w in (1, 8, 2)]
+    assert all(r.best is not None and r.best.proven for r in answers)
+    assert len({tuple(tuple(c.native) for c in r.choices) for r in answers}) == 1
+    assert "trainer.n_gpus_per_node=2" in answers[0].best.native
+    assert "actor_rollout_ref.rollout.gpu_memory_utilization=0.8" in answers[0].best.native
+
+
 
 TRL_VLLM_FLAGS = {"vllm_gpu_memory_utilization", "vllm_enable_sleep_mode", "vllm_tensor_parallel_size"}
 

@@ -17,7 +17,7 @@ from ..rules.base import Rule, RuleKind, RuleSet, Stage, Value
 from ..rules.expr import IntVar
 from ..rules.ids import memory_rule_id, table_phase, tied_followers
 from ..scenario import Scenario
-from ..solver.settings import DEFAULT_TIME_LIMIT_S
+from ..solver.settings import DEFAULT_TIME_LIMIT_S, SOLVER_WORKERS
 from .common import framework_for, model_card, validate_solutions, waste_text
 
 if TYPE_CHECKING:
@@ -537,14 +537,15 @@ def recommend(
     top: int = 5,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     extra_gpus: str | Path | None = None,
-    solver_workers: int = 2,
+    solver_workers: int = SOLVER_WORKERS,
     start: tuple[Mapping[str, Value], set[str]] | None = None,
     deadline: Any = None,
     search_arms: bool = True,
 ) -> RecommendReport:
     """The fastest (or roomiest) valid configs that fit, best first, with their memory and time.
 
-    ``solver_workers``: CP-SAT threads per solve (a sweep runs one per process). ``start``: a user's
+    ``solver_workers``: CP-SAT threads per optimizing solve (default ``settings.SOLVER_WORKERS``, one: the same
+    answers with less CPU; more only helps a space hard enough for CP-SAT's portfolio). ``start``: a user's
     config and what may change in it (``scenario_from_config``; ``recommend_from`` does both). ``deadline``: the
     command's ``Deadline`` when it started before this call (else ``time_limit_s`` from now): every step takes a
     share of what is left of it, so the whole call ends within it (plus the printing). ``search_arms``: an answer
@@ -590,9 +591,11 @@ def recommend(
     else:  # time
         objective = terms.time_us_per_sample
     objective = _with_waste(ruleset, objective, objective_name, terms)
+    # configs equally fast (--objective gpus: on as few GPUs and equally fast) in one order, whatever the threads
+    then = tie_break(terms, space.domains, start[0] if start else None) if objective_name in ("time", "gpus") else None
+
     # two more than asked: assignments that differ only in values the config does not use (micro batch sizes
     # under dynamic batching) print the same config and are shown once
-    then = tie_break(terms, space.domains, start[0] if start else None) if objective_name == "time" else None
     def solve(rules: RuleSet, limit_s: float):
         return optimize(rules, space.domains, objective, maximize=OBJECTIVE_SENSE[objective_name],
                         top=top if top <= 1 else top + 2, time_limit_s=limit_s, workers=solver_workers, then=then)
@@ -805,13 +808,13 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
                    calibration: Efficiency | None = None,
                    mean_lengths: tuple[float | None, float | None] = (None, None),
                    response_profile: str | None = None, host_mem_gib: float | None = None,
-                   solver_workers: int = 2, deadline: Any = None,
+                   solver_workers: int = SOLVER_WORKERS, deadline: Any = None,
                    longest_response: float | None = None) -> RecommendReport:
     """The best configs for the run a user's config describes, and that config judged beside them (timed with the
     length profile ``response_profile`` names, else the one its model and training data choose, and the longest
     response ``longest_response`` where the data's is known; the node's RAM
-    ``host_mem_gib``, None: the GPU type's standard node). ``solver_workers``: CP-SAT threads (the answer does not
-    depend on them: ``tie_break``). ``deadline``: as ``recommend``'s."""
+    ``host_mem_gib``, None: the GPU type's standard node). ``solver_workers``: CP-SAT threads, as ``recommend``'s (the answer
+    does not depend on them: ``tie_break``). ``deadline``: as ``recommend``'s."""
     from ..deadline import Deadline
 
     deadline = deadline or Deadline(time_limit_s)
@@ -959,8 +962,8 @@ def _prefer_headroom(fw: Any, ruleset: RuleSet, space: Any, spec: Any, terms: An
                   kind=RuleKind.SEARCH)
              for p in memory]
     # the search starts from the fastest config, whose values the answer mostly keeps (benchmarks/bench_recommend.py's
-    # 64-GPU Megatron MoE: 1.11 to 0.76 CPU s for this solve, the same optimum); not without a tie-break (--objective
-    # gpus), where which of equal configs answers is the search's, and a hint would move it
+    # 64-GPU Megatron MoE: 1.11 to 0.76 CPU s for this solve, the same optimum); not without a tie-break, where which
+    # of equal configs answers is the search's, and a hint would move it
     roomier = optimize(ruleset.extended(rules), space.domains, objective, top=top if top <= 1 else top + 2,
                        time_limit_s=deadline.share(0.8), workers=workers, then=then,
                        hint=res.ranked[0].solution if then else None)

@@ -1389,18 +1389,23 @@ def _megatron_update_activations(plan: Plan, mc: ModelConsts, tokens: float, ter
             terms[n] = logits
 
 
-def estimate_memory(plan: Plan) -> MemoryReport:
-    """Per-GPU memory of every phase of ``plan`` that runs."""
+def estimate_memory(plan: Plan, only: Phase | None = None) -> MemoryReport:
+    """Per-GPU memory of every phase of ``plan`` that runs (``only``: of that phase alone, where it runs; each phase's
+    terms are reckoned apart from the others', so its peak is the same: ``phase_peak``)."""
     mc = model_consts(plan.model)
     cap = int(plan.gpu.memory_bytes)
     rep = MemoryReport(capacity_bytes=cap, margin_bytes=margin_bytes(cap))
     phases = rep.phases
-    phases[Phase.ROLLOUT] = _rollout_terms(plan, mc, rep)
-    phases[Phase.OLD_LOG_PROB] = _logprob_terms(plan, mc)
-    if plan.need_ref:
+    every = only is None
+    if every or only == Phase.ROLLOUT:
+        phases[Phase.ROLLOUT] = _rollout_terms(plan, mc, rep)
+    if every or only == Phase.OLD_LOG_PROB:
+        phases[Phase.OLD_LOG_PROB] = _logprob_terms(plan, mc)
+    if plan.need_ref and (every or only == Phase.REF):
         phases[Phase.REF] = _ref_terms(plan, mc)
-    phases[Phase.ACTOR_UPDATE] = _update_terms(plan, mc, critic=False)
-    if plan.need_critic:
+    if every or only == Phase.ACTOR_UPDATE:
+        phases[Phase.ACTOR_UPDATE] = _update_terms(plan, mc, critic=False)
+    if plan.need_critic and (every or only == Phase.CRITIC_UPDATE):
         phases[Phase.CRITIC_UPDATE] = _update_terms(plan, mc, critic=True)
     offsets = {str(getattr(p, "value", p)): b for p, b in plan.efficiency.phase_memory_offsets}
     for name, terms in phases.items():
@@ -1409,6 +1414,12 @@ def estimate_memory(plan: Plan) -> MemoryReport:
         if name != Phase.ROLLOUT and offset:
             terms[T_CALIBRATION] = offset
     return rep
+
+
+def phase_peak(plan: Plan, phase: Phase) -> int:
+    """``estimate_memory(plan).peak(phase)``, reckoning that phase alone (a cost table's row asks for one phase: the
+    64-GPU Megatron MoE of benchmarks/bench_recommend.py prices 4,800 rows)."""
+    return estimate_memory(plan, only=phase).peak(phase)
 
 
 T_CALIBRATION = "calibration offset (measured)"

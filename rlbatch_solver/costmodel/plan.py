@@ -312,3 +312,33 @@ class Plan:
         new.__dict__.update(self.__dict__)
         new.__dict__.update(changes)
         return new
+
+    @classmethod
+    def of(cls, **values: Any) -> "Plan":
+        """``Plan(**values)`` without the frozen dataclass's ``__init__``, which sets its hundred fields one
+        ``object.__setattr__`` at a time (a cost table builds a plan a row: the 64-GPU Megatron MoE of
+        benchmarks/bench_recommend.py 10,500). The defaults, then ``values``."""
+        defaults, names = _defaults(cls)
+        new = object.__new__(cls)
+        new.__dict__.update(defaults)
+        new.__dict__.update(values)
+        if new.__dict__.keys() != names:  # as __init__ refuses them
+            unknown, missing = sorted(values.keys() - names), sorted(names - new.__dict__.keys())
+            raise TypeError("Plan: " + "; ".join([*(["no field " + ", ".join(unknown)] if unknown else []),
+                                                  *(["missing " + ", ".join(missing)] if missing else [])]))
+        return new
+
+
+def _defaults(cls: type) -> tuple[dict[str, Any], frozenset[str]]:
+    """The fields' defaults (a Plan's are plain values, no factories) and every field's name, read once per class."""
+    from dataclasses import MISSING, fields
+
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        assert all(f.default_factory is MISSING for f in fields(cls)), "Plan.of copies defaults: no factories"
+        found = _DEFAULTS[cls] = ({f.name: f.default for f in fields(cls) if f.default is not MISSING},
+                                  frozenset(f.name for f in fields(cls)))
+    return found
+
+
+_DEFAULTS: dict[type, tuple[dict[str, Any], frozenset[str]]] = {}

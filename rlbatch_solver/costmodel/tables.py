@@ -30,7 +30,7 @@ from .phase import MEMORY_PHASES, TRAIN_PHASES, Phase
 from ..rules.base import Derived, Rule, RuleKind, Value
 from ..rules.ids import memory_rule_id, table_phase
 from ..rules.expr import BoolVar, IntExpr, IntVar, Table, if_then_else, maximum, minimum
-from .memory import MemoryReport, estimate_memory
+from .memory import MemoryReport, estimate_memory, phase_peak
 from .efficiency import Efficiency
 from .plan import Plan
 from .time import estimate_time
@@ -243,7 +243,7 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
                 return 0  # this combination skips the phase (CostSpec.gated_phases)
             plan = spec.plan(env, phase)
             if kind == "mem":
-                return int(math.ceil(estimate_memory(plan).peak(phase) / MIB))
+                return int(math.ceil(phase_peak(plan, phase) / MIB))
             seconds = estimate_time(plan).phases.get(phase, 0.0)
             return int(round(seconds * 1e6 / max(1, spec.samples(env))))
 

@@ -1,6 +1,13 @@
 """Solver settings shared by every solve (kept free of imports: ortools loads only when a solve runs)."""
 
 DEFAULT_TIME_LIMIT_S = 10.0  # seconds per CP-SAT solve; every answer reports whether it is proven
+# CP-SAT threads of recommend's optimizing solves (``solver_workers``; its tie settling and band enumerations run one
+# anyway). One: presolve, most of a solve here, runs on one thread whatever the count, and a second worker's search
+# only adds CPU (the 64-GPU Megatron MoE of benchmarks/bench_recommend.py: 0.98 to 0.69 CPU s for its first solve;
+# ten recommend scenarios, --time-limit 600: the same answers with 1 and 2, 33.1 to 25.9 CPU s, --objective gpus on 16
+# H100 12.2 to 7.8). Each solve keeps its time limit and says whether it proved its answer; where a space is hard
+# enough for the portfolio to matter, pass more (the answer does not depend on them: recommend.tie_break).
+SOLVER_WORKERS = 1
 
 
 def new_solver(time_limit_s: float):

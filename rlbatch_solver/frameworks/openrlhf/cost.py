@@ -150,7 +150,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         else "openrlhf"
     if logits == "openrlhf-0.5" and v.get("packing_samples"):
         logits = "openrlhf-0.5-packed"  # one packed row: the per-row logsumexp at full size (constants.LOGIT_BYTES)
-    return Plan(
+    return Plan.of(
         model=model,
         gpu=gpu,
         n_gpus=n_gpus,

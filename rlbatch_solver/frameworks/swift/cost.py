@@ -533,7 +533,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         micro = int(v.get("micro_batch_size") or 1)
         recompute = RECOMPUTE.get(int(v.get("recompute") if v.get("recompute") is not None else 1), "selective")
         permille = int(v.get("cpu_optimizer_permille") or 0)
-        return Plan(
+        return Plan.of(
             **common, train_micro=micro, logprob_micro=micro, sp=1,
             shard_degree=max(1, world // max(1, tp * pp * cp)), zero_stage=0, grad_ckpt=recompute == "full",
             param_offload=False, optimizer_offload=phase == Phase.REF, remove_padding=True, critic_micro=micro,
@@ -549,7 +549,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     # ZeRO-Offload keeps the actor's optimizer (and, at stage 3, its params) on the CPU in every phase
     common["actor_param_offload"] = common["actor_param_offload"] or (ds_off and stage >= 3)
     common["actor_optimizer_offload"] = common["actor_optimizer_offload"] or ds_off
-    return Plan(
+    return Plan.of(
         **common, train_micro=micro, logprob_micro=micro, sp=sp, shard_degree=world,
         zero_stage=max(0, stage), grad_ckpt=bool(v.get("grad_ckpt", True)),
         param_offload=ds_off and stage >= 3, optimizer_offload=ds_off or phase == Phase.REF,

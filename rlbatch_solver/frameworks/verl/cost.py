@@ -495,7 +495,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         param_off, opt_off = bool(v["critic_param_offload"]), bool(v["critic_optimizer_offload"])
     shared = shared_plan_fields(v, phase, model, gpu, version)
     update_dp = n_gpus // max(1, sp)  # the training model's Ulysses groups (the critic's in critic_update)
-    return Plan(
+    return Plan.of(
         **shared,
         n_gpus=n_gpus,
         train_micro=train_micro,

@@ -197,7 +197,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # default True, is turned off); the engine workers read the model's switch
         # (0.9.1 workers/engine/megatron/transformer_impl.py: data_format "thd" if use_remove_padding else "bshd")
         shared["remove_padding"] = True
-    return Plan(
+    return Plan.of(
         **shared,
         n_gpus=n_gpus,
         train_micro=train_micro,
