@@ -1199,7 +1199,9 @@ def test_openrlhf_engines_on_vllm_v0_hold_their_cpu_swap_space_from_start_up():
         script = parse_launch_script(f"export VLLM_USE_V1={env}\n{cmd}\n")
         got = rb.check(script.args, framework=framework, gpus=c.gpus, model=c.model, gpu=c.gpu,
                        host_mem_gib=c.host_mem_gib)
-        assert not any(v.rule == "openrlhf.launch.unknown_key" for v in got.violations)
+        # the export line is the environment, not a flag (0.11.2 refuses the script's pre-dotted flags by name)
+        assert not any(v.rule == "openrlhf.launch.unknown_key" and "VLLM_USE_V1" in v.message
+                       for v in got.violations)
         return got.host.startup.get(T_SWAP, 0.0) / GIB
 
     assert swap("1", c.framework) == 0.0
