@@ -59,8 +59,11 @@ def test_the_repair_renames_the_flags_and_check_of_it_finds_no_old_name(tmp_path
     # the renames printed as one change, each drop as one; the script written back sets the dotted names and none of
     # the old ones it renamed or dropped
     shown = run("fix", str(script), "--write", str(tmp_path / "fixed.sh"))
-    assert "(3 changes, proven nearest" in shown.stdout
+    assert "(4 changes, proven nearest" in shown.stdout
     assert "rename --ref_num_nodes -> --ref.num_nodes," in shown.stdout
+    # the pre-0.10 length flags: the response limit renamed, the prompt limit written as the total
+    assert "--generate_max_len -> --rollout.max_new_tokens" in shown.stdout
+    assert "- --prompt_max_len 1024\n  + --data.max_len 2048\n" in shown.stdout
     written = (tmp_path / "fixed.sh").read_text()
     assert "--train.micro_batch_size 8" in written and "--micro_train_batch_size" not in written
     assert "--vllm.enforce_eager" in written and "--enforce_eager" not in written.replace("--vllm.enforce_eager", "")
@@ -120,6 +123,54 @@ def test_the_two_old_length_flags_are_said_with_the_two_that_replaced_them(tmp_p
     assert not any("no successor" in n and "max_len" in n for n in notes), notes
     checked = run("check", str(_with_two_samples(tmp_path)))
     assert "--data.max_len 2048" in " ".join(checked.stdout.split()), checked.stdout
+
+
+def test_the_printed_config_and_the_written_script_check_valid_at_the_numbers_fix_printed(tmp_path):
+    """fix writes --prompt_max_len 1024 --generate_max_len 1024 (0.4.0 to 0.8.11) as the two 0.11.2 flags that replaced
+    them with the same limits (--data.max_len 2048, prompt and response together; --rollout.max_new_tokens 1024): the
+    config it prints and the script it writes check VALID under 0.11.2, at the memory fix printed and the step time of
+    the pasted script; neither keeps an old length flag."""
+    script = _with_two_samples(tmp_path)
+    sizes = ("--gpu", "h100", "--model", "llama3.1-8b")
+    out = tmp_path / "fixed.sh"
+    p = run("fix", str(script), *sizes, "--json", "--write", str(out))
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    fixed = data["fixed_config"]
+    assert "--data.max_len 2048" in fixed and "--rollout.max_new_tokens 1024" in fixed, fixed
+    assert {"prompt_max_len", "generate_max_len"} <= set(data["renamed_keys"])
+    assert "openrlhf.driver.legacy_flag_names" in [v["rule"] for v in data["violations_before"]]
+    written = out.read_text()
+    assert "--data.max_len 2048" in written and "--rollout.max_new_tokens 1024" in written
+    assert "--prompt_max_len" not in written and "--generate_max_len" not in written
+    pasted = json.loads(run("check", str(script), *sizes, "--json").stdout)["memory"]
+    args = [w for a in fixed if not a.startswith("(drop") for w in a.split()]
+    for checked in (run("check", "--framework", "openrlhf==0.11.2", *sizes, "--json", "--", *args),
+                    run("check", str(out), *sizes, "--json")):
+        result = json.loads(checked.stdout)
+        assert checked.returncode == 0 and result["valid"], result["violations"]
+        memory = result["memory"]
+        for phase, mib in data["memory_mib"].items():
+            assert abs(memory["phases"][phase]["peak_mib"] - mib["after"]) < 1, (phase, memory["phases"][phase])
+        assert memory["step_seconds"] == pasted["step_seconds"]
+        lengths = memory["mean_lengths"]
+        assert (lengths["max_prompt"], lengths["max_response"]) == (1024, 1024)
+
+
+def test_one_old_length_flag_is_written_with_the_other_at_its_old_default():
+    """--generate_max_len alone: the prompt limit is 0.8.11's default 1024, so --data.max_len is added as 1024 + the
+    response limit; beside --max_len (0.8.11: the engines' context when given), --prompt_max_len is dropped and
+    --max_len renamed."""
+    dotted = ["--actor.num_gpus_per_node", "8", "--ref.num_gpus_per_node", "8", "--train.colocate_all",
+              "--vllm.num_engines", "2", "--vllm.tensor_parallel_size", "4", "--rollout.n_samples_per_prompt", "4",
+              "--algo.advantage.estimator", "group_norm"]
+    data = json.loads(run("fix", "--framework", "openrlhf", "--json", "--", *dotted, "--generate_max_len", "512").stdout)
+    assert {"--rollout.max_new_tokens 512", "--data.max_len 1536"} <= set(data["fixed_config"]), data["fixed_config"]
+    data = json.loads(run("fix", "--framework", "openrlhf", "--json", "--", *dotted, "--prompt_max_len", "256",
+                          "--generate_max_len", "512", "--max_len", "4096").stdout)
+    fixed = data["fixed_config"]
+    assert {"--rollout.max_new_tokens 512", "--data.max_len 4096", "(drop --prompt_max_len)"} <= set(fixed), fixed
+    assert not any("max_len" in a and "4096" not in a and "drop" not in a for a in fixed), fixed
 
 
 def test_an_older_releases_flag_0_11_2_refuses_is_an_error_by_name_not_valid():

@@ -62,15 +62,20 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     fw, version_notes = framework_for(asked, flat)
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
     flat, renames = _renamed(fw, flat, _misspelt(flat, unknown))
+    pasted = flat  # in the older release's names, as check reads it
     old_names, unrenamed = fw.old_names(flat)
     flat, flag_renames = _renamed(fw, flat, old_names)
+    converted, converted_notes = fw.converted_names(flat)
+    flat, converted_lines = _converted(fw, flat, converted)
+    old_keys = list(old_names) + [old for old, _, _ in converted if old]
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     moved = _other_release_lines(fw, flat, unknown)  # after the reading: the config is priced as check prices it
     unrenamed = [k for k in unrenamed if k not in {key for key, _ in moved}]
-    if old_names or unrenamed or moved:  # the answer is written in the release's names; those it cannot rename are said
+    if old_keys or unrenamed or moved:  # the answer is written in the release's names; those it cannot rename are said
         written = {**values, **fw.names_written()}
         held = {v.rule for v in fw.ruleset.check(written).errors}
-        refused = refused + [v for v in fw.ruleset.check(values).errors if v.rule not in held]
+        before = fw.to_values(pasted, gpus=gpus, model=card) if old_keys else values  # the old names' rule breaks
+        refused = refused + [v for v in fw.ruleset.check(before).errors if v.rule not in held]
         values = written
     kept = _keep_names(fw, keep)
     policy = policy_for(fw.name, fw.ruleset, values)
@@ -90,13 +95,14 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
         notes.append(", ".join(f"--{k}" for k in unrenamed) + f": an older release's flag {fw.name} {fw.version} "
                      "refuses, with no successor of the same meaning we know; rename or remove it by hand (the "
                      "repair assumes it is)")
+    notes += converted_notes
     notes += fw.config_notes(flat)  # what reading the config assumed or could not read (check says it too)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
     given = frozenset(str(k).removeprefix("--") for k in flat)
     return Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
                upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused,
-               renames + flag_renames + [line for _, line in moved], list(old_names) + [key for key, _ in moved],
+               renames + flag_renames + converted_lines + [line for _, line in moved], old_keys + [key for key, _ in moved],
                dict(flat))
 
 
@@ -139,6 +145,34 @@ def _renamed(fw: Framework, flat: dict[str, Any], names: dict[str, str]) -> tupl
             continue
         out[new] = value
         lines.append((new, _arg_text(fw, bare, value), _arg_text(fw, new, value)))
+    return out, lines
+
+
+def _converted(fw: Framework, flat: dict[str, Any],
+               rows: list[tuple[str | None, str | None, Any]]) -> tuple[dict[str, Any], list[tuple]]:
+    """The config with an older release's keys replaced by their successors and values (``Framework.converted_names``
+    rows: old key or None, new key or None, value), each where the old one stood (an added one last, a dropped one
+    gone), and the changes as diff lines (key, old argument, new argument)."""
+    if not rows:
+        return flat, []
+    olds = {old: (new, value) for old, new, value in rows if old}
+    out: dict[str, Any] = {}
+    lines = []
+    for key, value in flat.items():
+        bare = str(key).removeprefix("--")
+        if bare not in olds:
+            out[key] = value
+            continue
+        new, new_value = olds[bare]
+        if new is None:
+            lines.append((bare, _arg_text(fw, bare, value), f"(drop --{bare})"))
+            continue
+        out[new] = new_value
+        lines.append((new, _arg_text(fw, bare, value), _arg_text(fw, new, new_value)))
+    for old, new, value in rows:
+        if old is None and new:
+            out[new] = value
+            lines.append((new, f"(no --{new})", _arg_text(fw, new, value)))
     return out, lines
 
 

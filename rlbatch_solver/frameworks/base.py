@@ -487,6 +487,13 @@ class Framework(ABC):
         none we know (left to the user); none by default."""
         return {}, []
 
+    def converted_names(self, flat: Mapping[str, Any]) -> tuple[list[tuple[str | None, str | None, Any]], list[str]]:
+        """The config's keys of an older release that this release's parser refuses and whose successors take other
+        values (no one-to-one rename): rows (the old key, or None where the new one is added; the new key, or None
+        where the old one is dropped; the new key's value), for ``fix`` to write, and notes that say so; none by
+        default."""
+        return [], []
+
     def names_written(self) -> dict[str, Value]:
         """The values that say a config is written in this release's own key names (``fix`` writes its answer so,
         its ``old_names`` renamed); none by default."""

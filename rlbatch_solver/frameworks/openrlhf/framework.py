@@ -89,26 +89,60 @@ RENAMED_LEGACY = {old: new for old, new in DOTTED_OF.items() if old in LEGACY_ON
 KEPT_LEGACY = LEGACY_ONLY - CONVERTED_LEGACY - set(RENAMED_LEGACY)
 
 
-# the pre-0.10 length flags, converted together (normalize_flags): the response limit and the prompt limit
-LENGTH_FLAGS = ("generate_max_len", "prompt_max_len")
+# the pre-0.10 length flags (0.4.0 to 0.8.11), converted together (normalize_flags), each -> the dotted flag that
+# replaced it: the response limit (the same number) and the prompt limit (prompt and response together). 0.8.11's
+# cli/train_ppo_ray.py train() gives the vLLM engines a context of --max_len, or else prompt_max_len +
+# generate_max_len, and trainer/ppo_utils/experience_maker.py SamplesGenerator._generate_vllm cuts each prompt to
+# prompt_max_len tokens and generates up to generate_max_len. 0.11.2's --data.max_len is the total (its argparse help:
+# "Max total sequence length (prompt + response)"; the engines' context, create_vllm_engines), --rollout.max_new_tokens
+# vLLM's max_tokens (trainer/ppo_utils/samples_generator.py SamplesGenerator._dispatch_prompts_to_vllm), and
+# utils/agent.py SingleTurnAgentExecutor.execute cuts each prompt to data.max_len - rollout.max_new_tokens tokens: so
+# data.max_len = prompt_max_len + generate_max_len and rollout.max_new_tokens = generate_max_len keep both limits
+LENGTH_FLAGS = {"generate_max_len": "rollout.max_new_tokens", "prompt_max_len": "data.max_len"}
+OLD_LENGTH_DEFAULT = 1024  # both flags' default (0.8.11 cli/train_ppo_ray.py argparse)
 
 
 def _old_lengths(flat: Mapping[str, Any]) -> bool:
-    """Whether the config sets --generate_max_len (normalize_flags reads it, with --prompt_max_len, as the two
-    flags that replaced them)."""
-    return any(str(k).removeprefix("--") == "generate_max_len" for k in flat)
+    """Whether the config sets --generate_max_len or --prompt_max_len (normalize_flags reads them as the two flags
+    that replaced them)."""
+    return any(str(k).removeprefix("--") in LENGTH_FLAGS for k in flat)
+
+
+def _lengths_words(flat: Mapping[str, Any], native: Mapping[str, Any]) -> tuple[str, bool, str]:
+    """The config's pre-0.10 length flags (what a dotted release refuses), whether it is one, and the two flags that
+    replaced them with the numbers they were read as."""
+    given = {str(k).removeprefix("--"): v for k, v in flat.items()}
+    shown = [f"--{k} {given[k]}" for k in reversed(LENGTH_FLAGS) if k in given]
+    old = " ".join(shown) + (": a flag" if len(shown) == 1 else ": flags") + " of the releases before 0.10, which " \
+        "0.10.2 and later refuse"
+    return old, len(shown) == 1, (f"--data.max_len {native.get('data.max_len')} (prompt and response together) and "
+                                  f"--rollout.max_new_tokens {native.get('rollout.max_new_tokens')}")
 
 
 def _old_lengths_note(flat: Mapping[str, Any], native: Mapping[str, Any]) -> list[str]:
-    """The pre-0.10 length flags a dotted release refuses, said with the two that replaced them and their numbers
-    (normalize_flags: data.max_len = prompt_max_len + generate_max_len, rollout.max_new_tokens = generate_max_len)."""
+    """The pre-0.10 length flags a dotted release refuses, said with the two that replaced them and their numbers."""
     if not _old_lengths(flat):
         return []
-    given = {str(k).removeprefix("--"): v for k, v in flat.items()}
-    old = " ".join(f"--{k} {given[k]}" for k in reversed(LENGTH_FLAGS) if k in given)
-    return [f"{old}: flags of the releases before 0.10, which 0.10.2 and later refuse; they were read as "
-            f"--data.max_len {native.get('data.max_len')} (prompt and response together) and "
-            f"--rollout.max_new_tokens {native.get('rollout.max_new_tokens')}: write those instead"]
+    old, one, new = _lengths_words(flat, native)
+    return [f"{old}; {'it was' if one else 'they were'} read as {new}: write those instead"]
+
+
+def _length_successors(flat: Mapping[str, Any]) -> list[tuple[str | None, str | None, Any]]:
+    """The pre-0.10 length flags as the dotted flags that replaced them, with the values normalize_flags reads
+    (LENGTH_FLAGS): rows (the old flag, None where the config leaves it at its default; the dotted flag, None where the
+    config sets that one too, under its own name or a one-to-one older one such as --max_len; its value). None where
+    the config sets neither, or a value that is no whole number (the reading says so)."""
+    if not _old_lengths(flat):
+        return []
+    native, _ = normalize_flags(flat)
+    plain = {str(k).removeprefix("--") for k in flat}
+    rows = []
+    for old, new in LENGTH_FLAGS.items():
+        set_too = any(new in (k, DOTTED_OF.get(k)) for k in plain - set(LENGTH_FLAGS))
+        if not set_too and not isinstance(native.get(new), int):
+            return []
+        rows.append((old if old in plain else None, None if set_too else new, native.get(new)))
+    return [row for row in rows if row[0] or row[1]]
 
 
 def normalize_flags(flat: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -131,9 +165,9 @@ def normalize_flags(flat: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
         value = old.pop("ref_reward_offload")
         old.setdefault("ref.offload", value)
         old.setdefault("reward.offload", value)
-    if "generate_max_len" in old:  # before 0.10: prompt_max_len + generate_max_len instead of max_len
-        gen = old.pop("generate_max_len")
-        prompt = old.pop("prompt_max_len", 1024)  # its old default
+    if any(k in old for k in LENGTH_FLAGS):  # before 0.10: prompt_max_len + generate_max_len instead of max_len
+        gen = old.pop("generate_max_len", OLD_LENGTH_DEFAULT)
+        prompt = old.pop("prompt_max_len", OLD_LENGTH_DEFAULT)
         old.setdefault("rollout.max_new_tokens", gen)
         if isinstance(gen, int) and isinstance(prompt, int) and not isinstance(gen, bool):
             old.setdefault("data.max_len", prompt + gen)
@@ -700,9 +734,22 @@ class OpenRLHFFramework(Framework):
         plain = list(dict.fromkeys(str(k).removeprefix("--") for k in flat))  # in the config's order
         successor = {**LEGACY_FLAGS, **RENAMED_LEGACY}
         renames = {k: successor[k] for k in plain if k in successor and successor[k] not in plain}
-        said = LENGTH_FLAGS if _old_lengths(flat) else ()  # config_notes names their successors with the numbers
-        left = [k for k in plain if (k in LEGACY_ONLY or k in successor) and k not in renames and k not in said]
+        converted = {old for old, _, _ in self.converted_names(flat)[0]}
+        left = [k for k in plain if (k in LEGACY_ONLY or k in successor) and k not in renames and k not in converted]
         return renames, left
+
+    def converted_names(self, flat: Mapping[str, Any]) -> tuple[list[tuple[str | None, str | None, Any]], list[str]]:
+        """From 0.10.2 on, the pre-0.10 length flags (--prompt_max_len, --generate_max_len), which have no one-to-one
+        successor: written as --data.max_len and --rollout.max_new_tokens with the numbers normalize_flags reads
+        them as (_length_successors), and said so."""
+        if not versions.dotted_names(self.version):
+            return [], []
+        rows = _length_successors(flat)
+        if not rows:
+            return [], []
+        old, one, new = _lengths_words(flat, normalize_flags(flat)[0])
+        same = ", the same prompt and response limits" if all(row[1] for row in rows) else ""
+        return rows, [f"{old}: the change below writes {'it' if one else 'them'} as {new}{same}"]
 
     def names_written(self) -> dict[str, Value]:
         return {"legacy_flag_names": False}
