@@ -190,6 +190,11 @@ def test_old_and_new_names_give_the_same_values():
     flat, legacy = normalize_flags({"prompt_max_len": 1024, "generate_max_len": 2048, "ref_reward_offload": True})
     assert legacy and flat == {"rollout.max_new_tokens": 2048, "data.max_len": 3072, "ref.offload": True,
                                "reward.offload": True}
+    # either length flag alone: the other at its default of 0.4.0 to 0.8.11 (1024); --max_len, when given, is the total
+    assert normalize_flags({"prompt_max_len": 256})[0] == {"rollout.max_new_tokens": 1024, "data.max_len": 1280}
+    assert normalize_flags({"generate_max_len": 512})[0] == {"rollout.max_new_tokens": 512, "data.max_len": 1536}
+    assert normalize_flags({"prompt_max_len": 256, "generate_max_len": 512, "max_len": 4096})[0] == {
+        "rollout.max_new_tokens": 512, "data.max_len": 4096}
 
 
 def test_yaml_config_nested_and_flat(tmp_path):
