@@ -563,15 +563,7 @@ def recommend(
     if top < 1:
         raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
     asked = scenario
-    unknown, key_notes = set_keys(scenario) if start is None else ([], [])
-    # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
-    scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
-    scenario = search_gpu_counts(scenario)
-    if start is None and scenario.dataset is None:
-        scenario = replace(scenario, dataset=printed_dataset(scenario) or None)
-    if start is None:  # the lengths as the printed command tells check (a length it has no flag for: check's own)
-        scenario, said = get_framework(scenario.framework).printed_lengths(scenario)
-        key_notes = [*key_notes, *said]
+    scenario, batch_kept, batch_note, unknown, key_notes = searched_scenario(scenario, start)
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
@@ -689,6 +681,23 @@ def recommend(
         report = with_arms_left_out(asked, report, fw, deadline, lambda wider: recommend(
             wider, top=top, extra_gpus=extra_gpus, solver_workers=solver_workers, deadline=deadline))
     return report
+
+
+def searched_scenario(scenario: Scenario, start: Any = None) -> tuple[Scenario, dict[str, Any], str, list, list[str]]:
+    """The scenario recommend searches, before it builds the space: (that scenario, the algorithm's batch kept and
+    the note saying so, the keys given that the framework does not know, notes on the keys). Without a user's config
+    (``start``): the algorithm's batch kept (``keep_algorithm_batch``), the dataset and lengths the printed command
+    gives; with one, only the GPU counts searched (``search_gpu_counts``), as with none."""
+    unknown, key_notes = set_keys(scenario) if start is None else ([], [])
+    # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
+    scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
+    scenario = search_gpu_counts(scenario)
+    if start is None and scenario.dataset is None:
+        scenario = replace(scenario, dataset=printed_dataset(scenario) or None)
+    if start is None:  # the lengths as the printed command tells check (a length it has no flag for: check's own)
+        scenario, said = get_framework(scenario.framework).printed_lengths(scenario)
+        key_notes = [*key_notes, *said]
+    return scenario, batch_kept, batch_note, unknown, key_notes
 
 
 def _with_roomier(report: RecommendReport, ruleset: RuleSet, space: Any, objective: Any, then: Any, deadline: Any,
