@@ -1,6 +1,6 @@
 """recommend end to end: process start to printed answer, against exhaustive scoring.
 
-    python benchmarks/bench_recommend.py [--repeat 5] [--samples 20000]
+    python benchmarks/bench_recommend.py [--repeat 5] [--samples 20000] [--only seed]
 
 For each scenario it runs the real command line (``python -m rlbatch_solver.cli
 recommend ...``) ``--repeat`` times as a fresh process and prints the median
@@ -14,13 +14,24 @@ best. It runs in this process on a uniform random sample of the space; its full
 time is the measured time per combination times the raw size ("est."). The
 ratio is baseline / median end-to-end time of the command.
 
-The in-process split (solver import, search space and cost tables, CP-SAT
-solves, rendering) shows where the command's time goes.
+The split shows where the command's time goes: the same command line, run once
+more as a fresh process through the entry point (``--split``), with recommend's
+own steps timed as they run: OR-Tools' import, the rest of the imports, the
+search space (``prepare``), the models of its ``optimize`` calls (the cost
+tables priced, the rules compiled: the optimum, the headroom and roomier
+solves), CP-SAT's own search (every ``CpSolver.Solve``: those solves, their
+tie-breaks and runners-up), the rest of recommend (its reports and checks),
+and the command line's own work (arguments, printing). (It used to time one
+``optimize`` of its own over a scenario built without recommend's preparation,
+which keeps the algorithm's batch, and without its tie-break: a search the
+command never runs, 9-10 s for the MoE scenario whose command took 3-4 s.)
+The baseline scores the space recommend searches (its ``searched_scenario``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import random
 import statistics
@@ -73,30 +84,79 @@ def scenario_of(args: list[str]):
     return scenario_from_dict(data)
 
 
-def in_process_split(scenario) -> dict[str, float]:
-    """Seconds of each part of recommend, measured in this process (solver import first)."""
+def timed_split(args: list[str]) -> dict[str, float]:
+    """Seconds of each step of ``rlbatch recommend ARGS`` run in this process through the entry point (``cli.main``,
+    the answer printed to a buffer), recommend's own functions timed where they run. For a fresh process only
+    (``--split``): its imports and first cost tables are then the command's."""
+    import contextlib
+    import io
+
     start = time.perf_counter()
-    import ortools.sat.python.cp_model  # noqa: F401
+    from ortools.sat.python import cp_model
 
     split = {"import OR-Tools": time.perf_counter() - start}
-    from rlbatch_solver import api
-    from rlbatch_solver.solver.optimize import optimize
+    start = time.perf_counter()
+    from rlbatch_solver import api, cli
+    from rlbatch_solver.commands import recommend
+    from rlbatch_solver.solver import optimize
 
+    split["import the rest"] = time.perf_counter() - start
+    spent = {"prepare": 0.0, "optimize": 0.0, "recommend": 0.0, "Solve": 0.0, "Solve in optimize": 0.0}
+    calls = dict.fromkeys(spent, 0)
+
+    def timed(owner, name: str) -> None:
+        original = getattr(owner, name)
+
+        def run(*a, **k):
+            begin, solving = time.perf_counter(), spent["Solve"]
+            try:
+                return original(*a, **k)
+            finally:
+                spent[name] += time.perf_counter() - begin
+                calls[name] += 1
+                if name == "optimize":
+                    spent["Solve in optimize"] += spent["Solve"] - solving
+        setattr(owner, name, run)
+
+    # recommend calls prepare by its module's name and imports optimize where it solves; the entry point calls
+    # api.recommend (a wider search's recommend inside it is counted in the outer one); every CP-SAT search is a
+    # CpSolver.Solve
+    owners = ((recommend, "prepare"), (optimize, "optimize"), (api, "recommend"), (cp_model.CpSolver, "Solve"))
+    originals = [getattr(owner, name) for owner, name in owners]
+    for owner, name in owners:
+        timed(owner, name)
+    sys.argv = ["rlbatch", "recommend", *args]
     start = time.perf_counter()
-    fw, card, gpu, space, spec, terms, ruleset = api.prepare(scenario)
-    split["space + cost tables"] = time.perf_counter() - start
-    start = time.perf_counter()
-    optimize(ruleset, space.domains, terms.time_us_per_sample, top=5)
-    split["CP-SAT (top 5, proven)"] = time.perf_counter() - start
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+            cli.main()
+    finally:
+        whole = time.perf_counter() - start
+        for (owner, name), original in zip(owners, originals):
+            setattr(owner, name, original)
+    split["space (prepare)"] = spent["prepare"]
+    split["models: tables, rules"] = spent["optimize"] - spent["Solve in optimize"]
+    split[f"CP-SAT search ({calls['Solve']} solves)"] = spent["Solve"]
+    split["rest of recommend"] = spent["recommend"] - spent["prepare"] - spent["optimize"] - (
+        spent["Solve"] - spent["Solve in optimize"])
+    split["arguments, printing"] = whole - spent["recommend"]
     return split
+
+
+def split_of(args: list[str]) -> dict[str, float]:
+    """``timed_split`` of the command line, in a fresh process."""
+    proc = subprocess.run([sys.executable, __file__, "--split", *args], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    return json.loads(proc.stdout.splitlines()[-1])
 
 
 def exhaustive_estimate(scenario, samples: int, seed: int = 0) -> tuple[float, int, float]:
     """(estimated seconds to check and score every combination, raw size, seconds per combination)."""
     from rlbatch_solver import api
+    from rlbatch_solver.commands.recommend import searched_scenario
     from rlbatch_solver.rules.expr import evaluate
 
-    fw, card, gpu, space, spec, terms, ruleset = api.prepare(scenario)
+    fw, card, gpu, space, spec, terms, ruleset = api.prepare(searched_scenario(scenario)[0])
     names = list(space.domains)
     rnd = random.Random(seed)
     combos = [{n: rnd.choice(space.domains[n]) for n in names} for _ in range(samples)]
@@ -115,9 +175,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--samples", type=int, default=20_000)
+    ap.add_argument("--only", default="", help="the scenarios whose label contains this (seed, MoE)")
+    ap.add_argument("--split", nargs=argparse.REMAINDER, help="(internal) time one command's steps: its arguments")
     args = ap.parse_args()
+    if args.split is not None:
+        print(json.dumps(timed_split(args.split)))
+        return
     print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
-    for label, target, cli_args in SCENARIOS:
+    for label, target, cli_args in (s for s in SCENARIOS if args.only in s[0]):
         print(f"\n{label}\n  rlbatch recommend {' '.join(cli_args)}")
         times, rc, out = end_to_end(cli_args, args.repeat)
         if rc != 0:
@@ -126,9 +191,11 @@ def main() -> None:
         med = statistics.median(times)
         print(f"  end to end: median {med:.2f} s, best {min(times):.2f} s over {len(times)} runs; "
               f"target {target:.0f} s: {'met' if med <= target else 'NOT met'}")
-        sc = scenario_of(cli_args)
-        for part, sec in in_process_split(sc).items():
+        split = split_of(cli_args)
+        print(f"  one more run, its steps timed ({sum(split.values()):.2f} s in all, interpreter start aside):")
+        for part, sec in split.items():
             print(f"    {part:26} {sec:6.2f} s")
+        sc = scenario_of(cli_args)
         est, raw, per = exhaustive_estimate(sc, args.samples)
         print(f"  exhaustive check+score of {raw:.2e} combinations: {per * 1e6:.1f} us each, "
               f"{est:,.0f} s est. -> {est / med:,.0f}x slower than the command")

@@ -118,7 +118,8 @@ Search = Annotated[Optional[List[str]], typer.Option("--search", help="Search a 
                                                      "(repeatable).")]
 Objective = Annotated[Optional[str], typer.Option("--objective", help="What the best config is best at: time "
                                                   "(time per sample, the default), memory-headroom (the most free "
-                                                  "memory in its tightest phase) or gpus (the fewest GPUs).",
+                                                  "memory in its tightest phase, then the fastest) or gpus (the "
+                                                  "fewest GPUs, then the fastest).",
                                                   **choice("--objective", OBJECTIVES))]
 Placement = Annotated[Optional[str], typer.Option(
     "--placement", help="colocate: rollout on the training GPUs, taking turns; split: rollout on a pool of its "

@@ -431,6 +431,25 @@ def test_objective_gpus_orders_equally_fast_configs_on_as_few_gpus_the_same_what
     assert "actor_rollout_ref.rollout.gpu_memory_utilization=0.8" in answers[0].best.native
 
 
+def test_objective_memory_headroom_answers_the_fastest_of_equally_roomy_configs_whatever_the_solvers_threads():
+    """--objective memory-headroom had no tie-break: every config of the fully-async script on its 8 + 8 H100 leaves
+    the same least memory (1,987 MiB in some phase), and CP-SAT answered any of them (one and two threads: vLLM
+    TP 2, Ulysses 2, parameter offload, 332.6 s a step; eight: offload again, 330.1 s), each told to replace the
+    script's own as better by the objective. Equal headroom is ordered by the time objective, then as
+    ``recommend.tie_break`` orders equally fast configs: the script's own (327.1 s a step), kept, with any thread
+    count."""
+    s = read_launch_script(SCRIPTS / "verl/fully_async_dapo_7b_math_fsdp2_8_8.sh")
+    fw = get_framework(s.framework)
+    flat, _ = fw.parse(s.args)
+    answers = [api.recommend_from(s.framework, flat, gpu="h100", model="qwen2.5-7b", gpus=16,
+                                  objective="memory-headroom", time_limit_s=60, solver_workers=w) for w in (1, 2, 8)]
+    assert all(r.best is not None and r.best.proven for r in answers)
+    assert len({tuple(tuple(c.native) for c in r.choices) for r in answers}) == 1
+    assert len({(r.best.objective, r.start.verdict) for r in answers}) == 1
+    assert answers[0].start.verdict == "keep"
+    assert answers[0].best.step_time_s == pytest.approx(answers[0].start.step_time_s)
+
+
 
 TRL_VLLM_FLAGS = {"vllm_gpu_memory_utilization", "vllm_enable_sleep_mode", "vllm_tensor_parallel_size"}
 

@@ -563,15 +563,7 @@ def recommend(
     if top < 1:
         raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
     asked = scenario
-    unknown, key_notes = set_keys(scenario) if start is None else ([], [])
-    # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
-    scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
-    scenario = search_gpu_counts(scenario)
-    if start is None and scenario.dataset is None:
-        scenario = replace(scenario, dataset=printed_dataset(scenario) or None)
-    if start is None:  # the lengths as the printed command tells check (a length it has no flag for: check's own)
-        scenario, said = get_framework(scenario.framework).printed_lengths(scenario)
-        key_notes = [*key_notes, *said]
+    scenario, batch_kept, batch_note, unknown, key_notes = searched_scenario(scenario, start)
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
@@ -591,8 +583,11 @@ def recommend(
     else:  # time
         objective = terms.time_us_per_sample
     objective = _with_waste(ruleset, objective, objective_name, terms)
-    # configs equally fast (--objective gpus: on as few GPUs and equally fast) in one order, whatever the threads
-    then = tie_break(terms, space.domains, start[0] if start else None) if objective_name in ("time", "gpus") else None
+    # configs of one objective in one order, whatever the threads (--objective memory-headroom: the fastest of
+    # equally roomy ones first, timed as --objective time times them, padding counted)
+    then = tie_break(terms, space.domains, start[0] if start else None,
+                     fastest=_with_waste(ruleset, terms.time_us_per_sample, "time", terms)
+                     if objective_name == "memory-headroom" else None)
 
     # two more than asked: assignments that differ only in values the config does not use (micro batch sizes
     # under dynamic batching) print the same config and are shown once
@@ -686,6 +681,23 @@ def recommend(
         report = with_arms_left_out(asked, report, fw, deadline, lambda wider: recommend(
             wider, top=top, extra_gpus=extra_gpus, solver_workers=solver_workers, deadline=deadline))
     return report
+
+
+def searched_scenario(scenario: Scenario, start: Any = None) -> tuple[Scenario, dict[str, Any], str, list, list[str]]:
+    """The scenario recommend searches, before it builds the space: (that scenario, the algorithm's batch kept and
+    the note saying so, the keys given that the framework does not know, notes on the keys). Without a user's config
+    (``start``): the algorithm's batch kept (``keep_algorithm_batch``), the dataset and lengths the printed command
+    gives; with one, only the GPU counts searched (``search_gpu_counts``), as with none."""
+    unknown, key_notes = set_keys(scenario) if start is None else ([], [])
+    # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
+    scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
+    scenario = search_gpu_counts(scenario)
+    if start is None and scenario.dataset is None:
+        scenario = replace(scenario, dataset=printed_dataset(scenario) or None)
+    if start is None:  # the lengths as the printed command tells check (a length it has no flag for: check's own)
+        scenario, said = get_framework(scenario.framework).printed_lengths(scenario)
+        key_notes = [*key_notes, *said]
+    return scenario, batch_kept, batch_note, unknown, key_notes
 
 
 def _with_roomier(report: RecommendReport, ruleset: RuleSet, space: Any, objective: Any, then: Any, deadline: Any,
@@ -881,15 +893,19 @@ def own_arguments(native: list[str], keys: Iterable[str]) -> list[str]:
 HEADROOM_COST = 0.10
 
 
-def tie_break(terms: Any, domains: Mapping[str, Any], kept: Mapping[str, Value] | None = None) -> tuple:
-    """How recommend orders configs equally fast (``optimize``'s ``then``; without it CP-SAT's workers return any
-    of them, run to run): with a user's config (``recommend --from``), fewest of its values changed first (a vLLM
-    memory share of 0.4 for the user's 0.5 buys nothing: ``prefer_kept``); then the most memory left in the phase
-    with the least (``headroom_mib``, what --objective memory-headroom maximizes); then the least sum of every
-    phase's peak MiB per GPU (of two configs equally fast, the one with more memory to spare)."""
+def tie_break(terms: Any, domains: Mapping[str, Any], kept: Mapping[str, Value] | None = None,
+              fastest: Any = None) -> tuple:
+    """How recommend orders configs of equal objective (``optimize``'s ``then``; without it CP-SAT's workers return
+    any of them, run to run). Equally fast ones (--objective time; gpus: on as few GPUs and equally fast): with a
+    user's config (``recommend --from``), fewest of its values changed first (a vLLM memory share of 0.4 for the
+    user's 0.5 buys nothing: ``prefer_kept``); then the most memory left in the phase with the least
+    (``headroom_mib``, what --objective memory-headroom maximizes); then the least sum of every phase's peak MiB per
+    GPU (of two configs equally fast, the one with more memory to spare). ``fastest`` (--objective memory-headroom:
+    the time objective): of configs with as much memory left, the fastest first, then the same levels (the headroom,
+    equal among them, left out)."""
     from ..rules.expr import BoolVar, IntVar, if_then_else
 
-    levels = []
+    levels = [] if fastest is None else [fastest]
     if kept:
         changed = []
         for name, value in kept.items():
@@ -902,7 +918,7 @@ def tie_break(terms: Any, domains: Mapping[str, Any], kept: Mapping[str, Value] 
                 changed.append(if_then_else(IntVar(name).ne(value), 1, 0))
         if changed:
             levels.append(sum(changed[1:], changed[0]))
-    if terms.headroom_mib is not None:  # --objective memory-headroom's measure: the least any phase has left
+    if terms.headroom_mib is not None and fastest is None:  # memory-headroom's measure: the least any phase has left
         levels.append(0 - terms.headroom_mib)
     peaks = [IntVar(d.name) for d in terms.derived if d.name.startswith("mem_")]
     if peaks:
