@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
-from ..catalog.models import ModelCard, load_model
+from ..catalog.models import ModelCard, launch_id, load_model
 from ..costmodel.efficiency import Efficiency
 from ..errors import InputError
 from ..frameworks import get_framework
@@ -321,8 +321,7 @@ def best_command(report: RecommendReport) -> list[str]:
     answer."""
     if not report.choices:
         return []
-    card = model_card(report.scenario.model)
-    model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
+    model = launch_id(report.scenario.model)
     return answer_framework(report).run_command(report.best.native, report.best.values, model)
 
 
@@ -379,8 +378,7 @@ def companion_commands(report: RecommendReport) -> list[list[str]]:
     server mode), each as ``best_command``'s items; [] without an answer or none needed."""
     if not report.choices:
         return []
-    card = model_card(report.scenario.model)
-    model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
+    model = launch_id(report.scenario.model)
     return answer_framework(report).companion_commands(report.best.native, report.best.values, model)
 
 
