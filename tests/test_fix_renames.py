@@ -59,7 +59,7 @@ def test_the_repair_renames_the_flags_and_check_of_it_finds_no_old_name(tmp_path
     # the renames printed as one change, each drop as one; the script written back sets the dotted names and none of
     # the old ones it renamed or dropped
     shown = run("fix", str(script), "--write", str(tmp_path / "fixed.sh"))
-    assert "(3 changes, proven nearest" in shown.stdout
+    assert "(4 changes, proven nearest" in shown.stdout
     assert "rename --ref_num_nodes -> --ref.num_nodes," in shown.stdout
     written = (tmp_path / "fixed.sh").read_text()
     assert "--train.micro_batch_size 8" in written and "--micro_train_batch_size" not in written
@@ -67,6 +67,12 @@ def test_the_repair_renames_the_flags_and_check_of_it_finds_no_old_name(tmp_path
     assert "--bf16" not in written and "(drop" not in written
     # a flag no rule reads, the same argument in 0.9.10 and 0.11.2 (names.py OLD_NAMES), renamed too
     assert "--ckpt.output_dir /openrlhf/" in written and "--save_path" not in written
+    # the pre-0.10 length pair, refused by 0.11.2 too, written as the pair that replaced it at the numbers it was read
+    # as (it was left in, and the written script checked back INVALID: openrlhf.driver.legacy_flag_names)
+    assert "--data.max_len 2048" in written and "--rollout.max_new_tokens 1024" in written
+    assert "--prompt_max_len" not in written and "--generate_max_len" not in written
+    again = run("check", str(tmp_path / "fixed.sh"))
+    assert again.returncode == 0 and "VALID" in again.stdout, again.stdout
 
 
 def test_memory_is_repaired_after_the_renames(tmp_path):

@@ -64,13 +64,20 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     flat, renames = _renamed(fw, flat, _misspelt(flat, unknown))
     old_names, unrenamed = fw.old_names(flat)
     flat, flag_renames = _renamed(fw, flat, old_names)
+    converted = fw.old_values(flat)  # an older release's keys whose successor takes another value
+    said = flat  # config_notes say the converted keys with the numbers they are read as
+    flat, value_renames = _renamed(fw, flat, {k: new for k, (new, _) in converted.items()},
+                                   {k: value for k, (_, value) in converted.items()})
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     moved = _other_release_lines(fw, flat, unknown)  # after the reading: the config is priced as check prices it
     unrenamed = [k for k in unrenamed if k not in {key for key, _ in moved}]
-    if old_names or unrenamed or moved:  # the answer is written in the release's names; those it cannot rename are said
-        written = {**values, **fw.names_written()}
+    if old_names or unrenamed or moved or converted:  # the answer is written in the release's names; those it cannot
+        written = {**values, **fw.names_written()}  # rename are said
         held = {v.rule for v in fw.ruleset.check(written).errors}
-        refused = refused + [v for v in fw.ruleset.check(values).errors if v.rule not in held]
+        # the config as pasted is not in the release's names where any was renamed (the reading above has them all)
+        pasted = {**values, **{k: not v for k, v in fw.names_written().items()}} \
+            if old_names or unrenamed or converted else values
+        refused = refused + [v for v in fw.ruleset.check(pasted).errors if v.rule not in held]
         values = written
     kept = _keep_names(fw, keep)
     policy = policy_for(fw.name, fw.ruleset, values)
@@ -90,13 +97,14 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
         notes.append(", ".join(f"--{k}" for k in unrenamed) + f": an older release's flag {fw.name} {fw.version} "
                      "refuses, with no successor of the same meaning we know; rename or remove it by hand (the "
                      "repair assumes it is)")
-    notes += fw.config_notes(flat)  # what reading the config assumed or could not read (check says it too)
+    notes += fw.config_notes(said)  # what reading the config assumed or could not read (check says it too)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
     given = frozenset(str(k).removeprefix("--") for k in flat)
     return Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
                upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused,
-               renames + flag_renames + [line for _, line in moved], list(old_names) + [key for key, _ in moved],
+               renames + flag_renames + value_renames + [line for _, line in moved],
+               list(old_names) + list(converted) + [key for key, _ in moved],
                dict(flat))
 
 
@@ -124,9 +132,11 @@ def _other_release_lines(fw: Framework, flat: dict[str, Any], unknown: list[Unkn
     return out
 
 
-def _renamed(fw: Framework, flat: dict[str, Any], names: dict[str, str]) -> tuple[dict[str, Any], list[tuple]]:
-    """The config with each key of ``names`` (as written, less a leading --) renamed to its new name, in place, and
-    the renames as diff lines (key, old argument, new argument) in the config's order."""
+def _renamed(fw: Framework, flat: dict[str, Any], names: dict[str, str],
+             values: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], list[tuple]]:
+    """The config with each key of ``names`` (as written, less a leading --) renamed to its new name, in place, with
+    the value ``values`` gives it if any, and the renames as diff lines (key, old argument, new argument) in the
+    config's order."""
     if not names:
         return flat, []
     out: dict[str, Any] = {}
@@ -137,8 +147,9 @@ def _renamed(fw: Framework, flat: dict[str, Any], names: dict[str, str]) -> tupl
         if new is None:
             out[key] = value
             continue
-        out[new] = value
-        lines.append((new, _arg_text(fw, bare, value), _arg_text(fw, new, value)))
+        written = (values or {}).get(bare, value)
+        out[new] = written
+        lines.append((new, _arg_text(fw, bare, value), _arg_text(fw, new, written)))
     return out, lines
 
 

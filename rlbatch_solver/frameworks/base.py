@@ -487,6 +487,11 @@ class Framework(ABC):
         none we know (left to the user); none by default."""
         return {}, []
 
+    def old_values(self, flat: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:
+        """The config's keys this release's parser refuses whose successor takes another value (old key -> the key
+        this release reads and the value it is read as, for ``fix`` to write); none by default."""
+        return {}
+
     def names_written(self) -> dict[str, Value]:
         """The values that say a config is written in this release's own key names (``fix`` writes its answer so,
         its ``old_names`` renamed); none by default."""

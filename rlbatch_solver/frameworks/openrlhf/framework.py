@@ -704,6 +704,20 @@ class OpenRLHFFramework(Framework):
         left = [k for k in plain if (k in LEGACY_ONLY or k in successor) and k not in renames and k not in said]
         return renames, left
 
+    def old_values(self, flat: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:
+        """From 0.10.2 on, --prompt_max_len and --generate_max_len (both given, neither successor): --data.max_len,
+        the two together, and --rollout.max_new_tokens, as normalize_flags reads them (0.11.2's
+        cli/train_ppo_ray.py defines only the dotted pair)."""
+        given = {str(k).removeprefix("--") for k in flat}
+        if not versions.dotted_names(self.version) or not set(LENGTH_FLAGS) <= given \
+                or given & {"data.max_len", "rollout.max_new_tokens"}:
+            return {}
+        native, _ = normalize_flags(flat)
+        if "data.max_len" not in native:  # a value normalize_flags cannot add up is left to the note
+            return {}
+        return {"prompt_max_len": ("data.max_len", native["data.max_len"]),
+                "generate_max_len": ("rollout.max_new_tokens", native["rollout.max_new_tokens"])}
+
     def names_written(self) -> dict[str, Value]:
         return {"legacy_flag_names": False}
 
