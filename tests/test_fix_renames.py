@@ -31,6 +31,8 @@ def test_the_published_script_is_held_only_by_its_algorithm_setting_not_its_flag
     assert "openrlhf.driver.legacy_flag_names" in [v["rule"] for v in data["violations_before"]]
     assert data["conflict"] == ["openrlhf.driver.group_estimator_needs_n"]
     assert any("--rollout.n_samples_per_prompt 2" in r for r in data["relaxations"]), data["relaxations"]
+    # no repair, so no change below: the notes on the flags a repair drops do not point at one
+    assert not any("the change below" in n for n in data["notes"]), data["notes"]
 
 
 def test_the_repair_renames_the_flags_and_check_of_it_finds_no_old_name(tmp_path):

@@ -83,12 +83,12 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     policy = policy_for(fw.name, fw.ruleset, values)
     renamed = {old_arg: new_arg for _, old_arg, new_arg in renames}
     notes: list[str] = script_notes + typos + [
-        f"read {old_arg} as {new_arg}, the flag it misspells (the change below renames it)"
+        f"read {old_arg} as {new_arg}, the flag it misspells (a repair renames it)"
         for old_arg, new_arg in renamed.items()] + [
         f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
         for u in unknown if u.refused and not u.release_words and not any(o.startswith(u.shown) for o in renamed)
     ] + [f"{u.shown}: {fw.name} {fw.version} refuses it ({u.release_words}): "
-         + (f"the change below renames it {u.suggestion_shown}" if u.suggestion else "the change below drops it")
+         + (f"a repair renames it {u.suggestion_shown}" if u.suggestion else "a repair drops it")
          for u in unknown if u.refused and u.release_words] + list(version_notes)
     if old_names:
         notes.append(f"{fw.name} {fw.version} reads none of the older releases' flag names: fix renames the "
