@@ -571,3 +571,18 @@ def test_a_scripts_model_not_in_the_catalog_is_said_with_the_nearest_catalog_nam
     text = " ".join(res.stderr.split())
     assert "the model Qwen/Qwen3-30B-A3B-Instruct-2507 of the script is not in the catalog" in text, text
     assert "nearest catalog names: qwen3-30b-a3b" in text, text
+
+
+def test_another_releases_flag_given_to_recommend_says_its_successor_or_to_leave_it_out():
+    """--set bf16=true under OpenRLHF 0.11.2 (a flag of 0.4.0 to 0.8.11, no successor): the answer says which releases
+    have it and to leave it out, not "write --set KEY=True with a key of openrlhf 0.11.2"; --set enforce_eager=true
+    names 0.11.2's --vllm.enforce_eager."""
+    base = ["recommend", "--framework", "openrlhf", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b"]
+    proc = run(*base, "--set", "bf16=true")
+    text = " ".join((proc.stderr + proc.stdout).split())
+    assert proc.returncode == 2 and "(a flag of OpenRLHF 0.4.0 to 0.8.11" in text, text
+    assert "Fix: leave out --set bf16=True." in text and "KEY=" not in text, text
+    proc = run(*base, "--set", "enforce_eager=true")
+    text = " ".join((proc.stderr + proc.stdout).split())
+    assert proc.returncode == 2 and "0.11.2 names it vllm.enforce_eager)" in text, text
+    assert "Fix: write --set vllm.enforce_eager=True." in text, text

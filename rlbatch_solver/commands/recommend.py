@@ -771,12 +771,16 @@ def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:
     for found in (u for u in unknown if u.refused):
         option = "--search" if found.key in scenario.search and found.key not in scenario.fixed else "--set"
         value = scenario.fixed[found.key] if option == "--set" else ",".join(map(str, scenario.search[found.key]))
-        raise InputError(option, f"{found.key} is not an option of {fw.name} {fw.version}"
-                         + (f" (did you mean {found.suggestion}?)" if found.suggestion else "")
-                         + f": the command printed with it would stop with \"{refusal_text(found, key_list)}\".",
-                         f"write {option} {found.suggestion or 'KEY'}={value}" + (
-                             "" if found.suggestion else f" with a key of {fw.name} {fw.version} ({key_list.source})")
-                         + ".")
+        if found.release_words:  # another release's key: its successor, or none (drop it)
+            words = f" ({found.release_words}" + (f"; {fw.version} names it {found.suggestion})" if found.suggestion
+                                                  else f"; {fw.version} has no flag of the same meaning we know)")
+        else:
+            words = f" (did you mean {found.suggestion}?)" if found.suggestion else ""
+        fix = f"write {option} {found.suggestion}={value}" if found.suggestion else (
+            f"leave out {option} {found.key}={value}" if found.release_words else
+            f"write {option} KEY={value} with a key of {fw.name} {fw.version} ({key_list.source})")
+        raise InputError(option, f"{found.key} is not an option of {fw.name} {fw.version}{words}: the command "
+                         f"printed with it would stop with \"{refusal_text(found, key_list)}\".", fix + ".")
     return unknown, notes
 
 
