@@ -586,3 +586,16 @@ def test_another_releases_flag_given_to_recommend_says_its_successor_or_to_leave
     text = " ".join((proc.stderr + proc.stdout).split())
     assert proc.returncode == 2 and "0.11.2 names it vllm.enforce_eager)" in text, text
     assert "Fix: write --set vllm.enforce_eager=True." in text, text
+
+
+def test_an_ms_swift_flag_the_release_dropped_given_to_recommend_names_its_successor():
+    """--set train_type=full under ms-swift 4.6.0 (whose arguments take only --tuner_type) printed --train_type full,
+    which 4.6.0's parser stops on, and check of the printed command dated it to 3.10.3: now an input error naming
+    --set tuner_type=full; 3.10.3, whose name it is, still takes it."""
+    base = ["recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", "--top", "1"]
+    proc = run(*base, "--framework", "swift", "--set", "train_type=full")
+    text = " ".join((proc.stderr + proc.stdout).split())
+    assert proc.returncode == 2 and "4.6.0 names it tuner_type" in text, text
+    assert "Fix: write --set tuner_type=full." in text and "Traceback" not in text, text
+    old = run(*base, "--framework", "swift==3.10.3", "--set", "train_type=full")
+    assert old.returncode == 0 and "--train_type full" in old.stdout, old.stdout + old.stderr
