@@ -599,3 +599,12 @@ def test_an_ms_swift_flag_the_release_dropped_given_to_recommend_names_its_succe
     assert "Fix: write --set tuner_type=full." in text and "Traceback" not in text, text
     old = run(*base, "--framework", "swift==3.10.3", "--set", "train_type=full")
     assert old.returncode == 0 and "--train_type full" in old.stdout, old.stdout + old.stderr
+
+
+def test_enumerate_refuses_a_set_key_the_release_refuses_as_recommend_does():
+    """enumerate -f openrlhf --set bf16=true listed 0.11.2 configs and printed a command with --bf16, which 0.11.2's
+    argparse stops on; recommend answered it as an input error. Now enumerate does too."""
+    proc = run("enumerate", "--framework", "openrlhf", "--gpus", "8", "--set", "bf16=true")
+    text = " ".join((proc.stderr + proc.stdout).split())
+    assert proc.returncode == 2 and "bf16 is not an option of openrlhf 0.11.2" in text, text
+    assert "Fix: leave out --set bf16=True." in text and "valid configs" not in text, text
