@@ -571,3 +571,40 @@ def test_a_scripts_model_not_in_the_catalog_is_said_with_the_nearest_catalog_nam
     text = " ".join(res.stderr.split())
     assert "the model Qwen/Qwen3-30B-A3B-Instruct-2507 of the script is not in the catalog" in text, text
     assert "nearest catalog names: qwen3-30b-a3b" in text, text
+
+
+def test_another_releases_flag_given_to_recommend_says_its_successor_or_to_leave_it_out():
+    """--set bf16=true under OpenRLHF 0.11.2 (a flag of 0.4.0 to 0.8.11, no successor): the answer says which releases
+    have it and to leave it out, not "write --set KEY=True with a key of openrlhf 0.11.2"; --set enforce_eager=true
+    names 0.11.2's --vllm.enforce_eager."""
+    base = ["recommend", "--framework", "openrlhf", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b"]
+    proc = run(*base, "--set", "bf16=true")
+    text = " ".join((proc.stderr + proc.stdout).split())
+    assert proc.returncode == 2 and "(a flag of OpenRLHF 0.4.0 to 0.8.11" in text, text
+    assert "Fix: leave out --set bf16=True." in text and "KEY=" not in text, text
+    proc = run(*base, "--set", "enforce_eager=true")
+    text = " ".join((proc.stderr + proc.stdout).split())
+    assert proc.returncode == 2 and "0.11.2 names it vllm.enforce_eager)" in text, text
+    assert "Fix: write --set vllm.enforce_eager=True." in text, text
+
+
+def test_an_ms_swift_flag_the_release_dropped_given_to_recommend_names_its_successor():
+    """--set train_type=full under ms-swift 4.6.0 (whose arguments take only --tuner_type) printed --train_type full,
+    which 4.6.0's parser stops on, and check of the printed command dated it to 3.10.3: now an input error naming
+    --set tuner_type=full; 3.10.3, whose name it is, still takes it."""
+    base = ["recommend", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", "--top", "1"]
+    proc = run(*base, "--framework", "swift", "--set", "train_type=full")
+    text = " ".join((proc.stderr + proc.stdout).split())
+    assert proc.returncode == 2 and "4.6.0 names it tuner_type" in text, text
+    assert "Fix: write --set tuner_type=full." in text and "Traceback" not in text, text
+    old = run(*base, "--framework", "swift==3.10.3", "--set", "train_type=full")
+    assert old.returncode == 0 and "--train_type full" in old.stdout, old.stdout + old.stderr
+
+
+def test_enumerate_refuses_a_set_key_the_release_refuses_as_recommend_does():
+    """enumerate -f openrlhf --set bf16=true listed 0.11.2 configs and printed a command with --bf16, which 0.11.2's
+    argparse stops on; recommend answered it as an input error. Now enumerate does too."""
+    proc = run("enumerate", "--framework", "openrlhf", "--gpus", "8", "--set", "bf16=true")
+    text = " ".join((proc.stderr + proc.stdout).split())
+    assert proc.returncode == 2 and "bf16 is not an option of openrlhf 0.11.2" in text, text
+    assert "Fix: leave out --set bf16=True." in text and "valid configs" not in text, text

@@ -245,3 +245,17 @@ def test_plain_words_of_a_message_several_frameworks_print_each_name_their_frame
     assert "in plain words (trl): 12 completions per rollout" in out, out
     one = run("explain", line, "--framework", "trl").stdout
     assert "in plain words: 12 completions per rollout" in one and "(trl):" not in one, one
+
+
+def test_openrlhf_refusing_another_releases_flag_names_its_successor_or_says_drop_it():
+    """0.11.2 refusing --bf16 (0.4.0 to 0.8.11) matched no message, and --enforce_eager (0.5.9 to 0.9.10) was read as
+    a legacy underscore name to rename to a dotted one of the same spelling; check calls both
+    openrlhf.launch.unknown_key, with the successor or none: explain says so too."""
+    said = explain("train_ppo_ray.py: error: unrecognized arguments: --bf16 --enforce_eager").meaning
+    assert said == [
+        "openrlhf 0.11.2's parser has no --bf16 (a flag of OpenRLHF 0.4.0 to 0.8.11; bf16 is the default of "
+        "--ds.param_dtype; no flag of the same meaning we know): drop it",
+        "openrlhf 0.11.2's parser has no --enforce_eager (a flag of OpenRLHF 0.5.9 to 0.9.10): rename it "
+        "--vllm.enforce_eager"], said
+    legacy = explain("train_ppo_ray.py: error: unrecognized arguments: --micro_train_batch_size 8")
+    assert [r.rule for r in legacy.rules] == ["openrlhf.driver.legacy_flag_names"]

@@ -31,6 +31,8 @@ def test_the_published_script_is_held_only_by_its_algorithm_setting_not_its_flag
     assert "openrlhf.driver.legacy_flag_names" in [v["rule"] for v in data["violations_before"]]
     assert data["conflict"] == ["openrlhf.driver.group_estimator_needs_n"]
     assert any("--rollout.n_samples_per_prompt 2" in r for r in data["relaxations"]), data["relaxations"]
+    # no repair, so no change below: the notes on the flags a repair drops do not point at one
+    assert not any("the change below" in n for n in data["notes"]), data["notes"]
 
 
 def test_the_repair_renames_the_flags_and_check_of_it_finds_no_old_name(tmp_path):
@@ -70,6 +72,12 @@ def test_the_repair_renames_the_flags_and_check_of_it_finds_no_old_name(tmp_path
     assert "--bf16" not in written and "(drop" not in written
     # a flag no rule reads, the same argument in 0.9.10 and 0.11.2 (names.py OLD_NAMES), renamed too
     assert "--ckpt.output_dir /openrlhf/" in written and "--save_path" not in written
+    # the pre-0.10 length pair, refused by 0.11.2 too, written as the pair that replaced it at the numbers it was read
+    # as (it was left in, and the written script checked back INVALID: openrlhf.driver.legacy_flag_names)
+    assert "--data.max_len 2048" in written and "--rollout.max_new_tokens 1024" in written
+    assert "--prompt_max_len" not in written and "--generate_max_len" not in written
+    again = run("check", str(tmp_path / "fixed.sh"))
+    assert again.returncode == 0 and "VALID" in again.stdout, again.stdout
 
 
 def test_memory_is_repaired_after_the_renames(tmp_path):
@@ -193,3 +201,23 @@ def test_an_older_releases_flag_0_11_2_refuses_is_an_error_by_name_not_valid():
     # the release whose own flag it is takes it
     old = run("check", "--framework", "openrlhf==0.8.11", "--json", "--", "--actor_num_gpus_per_node", "8", "--bf16")
     assert "openrlhf.launch.unknown_key" not in old.stdout, old.stdout
+
+
+def test_recommend_from_writes_the_release_names_so_the_script_checks_back(tmp_path):
+    """recommend --from the published script (old underscore flags, --bf16, --enforce_eager, the old length pair) said
+    "the best config below runs" and printed it in 0.11.2's names, but --write added only the changed dotted flags
+    beside the old ones (--vllm_num_engines 2 and --vllm.num_engines 8): the written script checked back INVALID.
+    Now the refused keys are taken out and their successors written: the script checks back VALID at the same step."""
+    script, out = _with_two_samples(tmp_path), tmp_path / "best.sh"
+    p = run("recommend", "--from", str(script), "--gpu", "a100-80gb", "--model", "llama3.1-8b", "--top", "1",
+            "--write", str(out), "--json")
+    assert p.returncode == 0, p.stderr
+    best = json.loads(p.stdout)["choices"][0]
+    written = out.read_text()
+    for old in ("--vllm_num_engines", "--micro_train_batch_size", "--bf16", "--enforce_eager ", "--prompt_max_len",
+                "--use_kl_estimator_k3"):
+        assert old not in written + " ", (old, written)
+    assert "--vllm.enforce_eager" in written and "--data.max_len 2048" in written, written
+    checked = run("check", str(out), "--gpu", "a100-80gb", "--model", "llama3.1-8b", "--json")
+    assert checked.returncode == 0, checked.stdout
+    assert abs(json.loads(checked.stdout)["memory"]["step_seconds"] - best["step_time_s"]) < 0.05, checked.stdout

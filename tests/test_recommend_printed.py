@@ -273,3 +273,14 @@ def test_trl_flags_the_user_set_stay_in_the_printed_command(fixed, flags, tmp_pa
     words = best_command(report)
     assert all(flag in words for flag in flags), words
     _round_trip(scenario, tmp_path)
+
+
+@pytest.mark.parametrize("framework", ["verl", "openrlhf", "swift", "trl"])
+def test_the_printed_command_loads_the_model_id_the_user_gave(framework, tmp_path):
+    """--model Qwen/Qwen2.5-1.5B-Instruct is priced as the catalog's qwen2.5-1.5b (the same architecture), but the
+    command must load the model asked for: it printed the catalog's base id (Qwen/Qwen2.5-1.5B), another model."""
+    scenario = replace(_default_of(framework), model="Qwen/Qwen2.5-1.5B-Instruct")
+    report = api.recommend(scenario, top=1, time_limit_s=30)
+    words = " ".join(best_command(report))
+    assert "Qwen/Qwen2.5-1.5B-Instruct" in words and "Qwen/Qwen2.5-1.5B " not in words + " ", words
+    _round_trip(scenario, tmp_path)

@@ -644,3 +644,16 @@ def test_a_bad_liger_kernel_config_names_the_field():
     proc = run("check", "--framework", "trl", "--gpus", "2", "--", "--use_liger_kernel", "true",
                "--liger_kernel_config", "[1, 2]")
     assert proc.returncode == 2 and "liger_kernel_config" in proc.stdout + proc.stderr
+
+
+def test_an_answer_held_by_the_configs_own_rule_keeps_its_one_engine_and_no_engine_notes():
+    """--set max_prompt_length=512 under TRL 1.16.0 (a field its GRPOConfig no longer has: trl.config.removed_fields)
+    leaves no valid config whatever the engine: the wider search ran and found none, and the answer said 'use_vllm=false
+    searched too: with use_vllm=true alone no config fits' and priced the no-vLLM arm's prompt, as if memory were why."""
+    from rlbatch_solver.scenario import Scenario
+
+    held = rb.recommend(Scenario(framework="trl", gpu="h100", gpus=8, model="qwen2.5-7b", algorithm="grpo",
+                                 fixed={"max_prompt_length": 512}), time_limit_s=20)
+    assert held.best is None and held.status == "infeasible"
+    assert held.conflict is not None and held.conflict.ids == ["trl.config.removed_fields"], held.conflict
+    assert not any("use_vllm" in n for n in held.key_notes), held.key_notes

@@ -549,6 +549,20 @@ def nearest_models(name: str, n: int = 3) -> list[str]:
     return [c.strip() for c in close.removeprefix(" Did you mean: ").removesuffix("?").split(",")] if close else []
 
 
+def launch_id(name_or_path: str | Path) -> str:
+    """The model a printed launch command loads: a Hugging Face id as the user gave it (Qwen/Qwen2.5-7B-Instruct is
+    priced as the catalog's qwen2.5-7b, the same architecture, but the run must load the model asked for), else the
+    card's id (a catalog name, a card YAML or config.json path)."""
+    given = str(name_or_path).strip()
+    if re.fullmatch(r"[\w.-]+/[\w.-]+", given) and not Path(given).expanduser().exists():
+        return given
+    try:
+        card = load_model(given)
+    except InputError:
+        return given
+    return card.hf_id or given
+
+
 def load_model(name_or_path: str | Path) -> ModelCard:
     """A card by catalog name / HF id / alias, or from a card YAML or config.json path."""
     text = str(name_or_path).strip()

@@ -60,8 +60,10 @@ def enumerate(  # noqa: A001 - the public name users expect
     (``scenario.host_mem_gib``), every one of those whose host estimate fits it (``check``'s host estimate, config by
     config: the others are counted in ``host_excluded``, not listed)."""
     from ..solver.model import enumerate_solutions
+    from .recommend import set_keys
 
     fw = get_framework(scenario.framework)
+    set_keys(scenario)  # a --set key the release's parser refuses would stop every command listed (recommend's check)
     gpu = None
     if scenario.gpu:  # a mistyped GPU is an error even without a model
         from ..catalog.gpus import load_gpu

@@ -133,9 +133,10 @@ def explain(
         if keys:
             fw = get_framework(framework or by or "openrlhf")
             report.unknown_keys = refused_keys(fw, keys)
-            report.meaning = [f"{fw.name} {fw.version}'s parser has no {u.shown}"
-                              + (f": did you mean {u.suggestion_shown}?" if u.suggestion else "")
-                              for u in report.unknown_keys]
+            report.meaning = [f"{fw.name} {fw.version}'s parser has no {u.shown}" + (
+                (f" ({u.release_words}): rename it {u.suggestion_shown}" if u.suggestion else
+                 f" ({u.release_words}; no flag of the same meaning we know): drop it") if u.release_words else
+                (f": did you mean {u.suggestion_shown}?" if u.suggestion else "")) for u in report.unknown_keys]
             found_framework = fw.name
     if not found and not report.unknown_keys:  # an out-of-memory message, from torch, the engine, Ray or the kernel?
         from .explain_oom import explain_oom

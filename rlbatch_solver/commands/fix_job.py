@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..catalog.models import ModelCard
 from ..errors import InputError
@@ -81,12 +81,12 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     policy = policy_for(fw.name, fw.ruleset, values)
     renamed = {old_arg: new_arg for _, old_arg, new_arg in renames}
     notes: list[str] = script_notes + typos + [
-        f"read {old_arg} as {new_arg}, the flag it misspells (the change below renames it)"
+        f"read {old_arg} as {new_arg}, the flag it misspells (a repair renames it)"
         for old_arg, new_arg in renamed.items()] + [
         f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
         for u in unknown if u.refused and not u.release_words and not any(o.startswith(u.shown) for o in renamed)
     ] + [f"{u.shown}: {fw.name} {fw.version} refuses it ({u.release_words}): "
-         + (f"the change below renames it {u.suggestion_shown}" if u.suggestion else "the change below drops it")
+         + (f"a repair renames it {u.suggestion_shown}" if u.suggestion else "a repair drops it")
          for u in unknown if u.refused and u.release_words] + list(version_notes)
     if old_names:
         notes.append(f"{fw.name} {fw.version} reads none of the older releases' flag names: fix renames the "
@@ -130,9 +130,11 @@ def _other_release_lines(fw: Framework, flat: dict[str, Any], unknown: list[Unkn
     return out
 
 
-def _renamed(fw: Framework, flat: dict[str, Any], names: dict[str, str]) -> tuple[dict[str, Any], list[tuple]]:
-    """The config with each key of ``names`` (as written, less a leading --) renamed to its new name, in place, and
-    the renames as diff lines (key, old argument, new argument) in the config's order."""
+def _renamed(fw: Framework, flat: dict[str, Any], names: dict[str, str],
+             values: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], list[tuple]]:
+    """The config with each key of ``names`` (as written, less a leading --) renamed to its new name, in place, with
+    the value ``values`` gives it if any, and the renames as diff lines (key, old argument, new argument) in the
+    config's order."""
     if not names:
         return flat, []
     out: dict[str, Any] = {}
@@ -143,8 +145,9 @@ def _renamed(fw: Framework, flat: dict[str, Any], names: dict[str, str]) -> tupl
         if new is None:
             out[key] = value
             continue
-        out[new] = value
-        lines.append((new, _arg_text(fw, bare, value), _arg_text(fw, new, value)))
+        written = (values or {}).get(bare, value)
+        out[new] = written
+        lines.append((new, _arg_text(fw, bare, value), _arg_text(fw, new, written)))
     return out, lines
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
-from ..catalog.models import ModelCard, load_model
+from ..catalog.models import ModelCard, launch_id, load_model
 from ..costmodel.efficiency import Efficiency
 from ..errors import InputError
 from ..frameworks import get_framework
@@ -116,6 +116,9 @@ class Start:
     # the environment that command starts with (``LaunchScript.environment``): the answer printed whole keeps it
     environment: list[str] = field(default_factory=list)
     titles: dict[str, str] = field(default_factory=dict)  # as Choice.titles
+    # the config's keys its release refuses by name, as written -> the item --write puts in their place (None: none,
+    # the key is taken out): an older release's names (OpenRLHF's --vllm_num_engines, --bf16), ``renamed_items``
+    renamed: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def runs(self) -> bool:
@@ -321,8 +324,7 @@ def best_command(report: RecommendReport) -> list[str]:
     answer."""
     if not report.choices:
         return []
-    card = model_card(report.scenario.model)
-    model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
+    model = launch_id(report.scenario.model)
     return answer_framework(report).run_command(report.best.native, report.best.values, model)
 
 
@@ -379,8 +381,7 @@ def companion_commands(report: RecommendReport) -> list[list[str]]:
     server mode), each as ``best_command``'s items; [] without an answer or none needed."""
     if not report.choices:
         return []
-    card = model_card(report.scenario.model)
-    model = card.hf_id if card is not None and card.hf_id else str(report.scenario.model)
+    model = launch_id(report.scenario.model)
     return answer_framework(report).companion_commands(report.best.native, report.best.values, model)
 
 
@@ -788,12 +789,16 @@ def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:
     for found in (u for u in unknown if u.refused):
         option = "--search" if found.key in scenario.search and found.key not in scenario.fixed else "--set"
         value = scenario.fixed[found.key] if option == "--set" else ",".join(map(str, scenario.search[found.key]))
-        raise InputError(option, f"{found.key} is not an option of {fw.name} {fw.version}"
-                         + (f" (did you mean {found.suggestion}?)" if found.suggestion else "")
-                         + f": the command printed with it would stop with \"{refusal_text(found, key_list)}\".",
-                         f"write {option} {found.suggestion or 'KEY'}={value}" + (
-                             "" if found.suggestion else f" with a key of {fw.name} {fw.version} ({key_list.source})")
-                         + ".")
+        if found.release_words:  # another release's key: its successor, or none (drop it)
+            words = f" ({found.release_words}" + (f"; {fw.version} names it {found.suggestion})" if found.suggestion
+                                                  else f"; {fw.version} has no flag of the same meaning we know)")
+        else:
+            words = f" (did you mean {found.suggestion}?)" if found.suggestion else ""
+        fix = f"write {option} {found.suggestion}={value}" if found.suggestion else (
+            f"leave out {option} {found.key}={value}" if found.release_words else
+            f"write {option} KEY={value} with a key of {fw.name} {fw.version} ({key_list.source})")
+        raise InputError(option, f"{found.key} is not an option of {fw.name} {fw.version}{words}: the command "
+                         f"printed with it would stop with \"{refusal_text(found, key_list)}\".", fix + ".")
     return unknown, notes
 
 
@@ -848,6 +853,7 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     report.start.own = own_arguments(report.start.native, fw.normalize(flat))
     chosen, _ = fw.for_config(flat)
     report.unknown_keys, refused, report.key_notes = findings(chosen.key_list(flat), chosen.name, chosen.version)
+    report.start.renamed = renamed_items(chosen, flat, report.unknown_keys)
     report.key_notes = [f"{v.message}; the best config below keeps your arguments, this one included: rename or remove "
                         f"it ({v.rule})" for v in refused] + report.key_notes
     # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the
@@ -857,6 +863,27 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
         note = _judged_otherwise(fw, chosen, flat, report)
         report.key_notes += [note] if note else []
     return report
+
+
+def renamed_items(fw: Any, flat: Mapping[str, Any], unknown: list[UnknownKey]) -> dict[str, str | None]:
+    """The keys of ``flat`` its release refuses by name, as written (less a leading --), each with the argument that
+    replaces it at the value it was read as, or None where it has no successor (fix_job reads them the same way):
+    the older releases' names with a successor (``Framework.old_names``, ``converted_names``) and another release's flags
+    the release refuses (``UnknownKey.release_words``)."""
+    from .fix_job import _arg_text
+
+    given = {str(k).removeprefix("--"): v for k, v in flat.items()}
+    old, _ = fw.old_names(flat)
+    out: dict[str, str | None] = {k: _arg_text(fw, new, given[k]) for k, new in old.items()}
+    renamed = {(new if k in old else k): v for k, v in given.items() for new in [old.get(k)]}
+    rows, _ = fw.converted_names(renamed)
+    # an old key -> its successor at its value (None: dropped); a successor added beside them under its own name
+    out.update({old or new: None if new is None else _arg_text(fw, new, value) for old, new, value in rows})
+    for u in unknown:
+        if u.refused and u.release_words and u.key in given:
+            out[u.key] = _arg_text(fw, u.suggestion, given[u.key]) if u.suggestion and u.suggestion not in given \
+                else None
+    return out
 
 
 def _judged_otherwise(fw: Any, chosen: Any, flat: Mapping[str, Any], report: RecommendReport) -> str | None:
@@ -1062,4 +1089,11 @@ def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
         return spec is not None and spec.name in best.values and best.values[spec.name] == start.values.get(spec.name)
 
     dropped = [k for k in start.given if k.lstrip("+-") not in kept and not unchanged(k)]
+    # the keys the release refuses by name: taken out, their successor written at its value unless the answer
+    # changes that key (the best config, printed in the release's names, runs; the script written must too)
+    answered = {exported_pair(x)[0].lstrip("+") for x in changed}
+    for key, item in start.renamed.items():
+        dropped.append(key)
+        if item is not None and exported_pair(item)[0] not in answered and item not in changed:
+            changed.append(item)
     return changed, dropped

@@ -26,6 +26,15 @@ def lacks_room(report: Any) -> str:
     return ""
 
 
+def _memory_bound(report: Any) -> bool:
+    """Whether a search that found no config was held by memory (a memory rule among the conflicting ones, or no
+    conflict named): another engine's arm may change that; a rule of the config's own values alone (TRL 1.16.0
+    refusing --set max_prompt_length) it does not, and the wider search's notes would only be noise."""
+    conflict = getattr(report, "conflict", None)
+    ids = list(getattr(conflict, "ids", None) or [r.id for r in getattr(conflict, "rules", None) or []])
+    return not ids or any(".memory." in rid or rid.endswith(".memory") for rid in ids)
+
+
 def with_arms_left_out(asked: Any, report: Any, framework: Any, deadline: Any,
                        solve: Callable[[Any], Any]) -> Any:
     """``report`` (the answer to ``asked``), or, where it lacks room and the framework's default search left out
@@ -40,11 +49,13 @@ def with_arms_left_out(asked: Any, report: Any, framework: Any, deadline: Any,
     open_arms = [a for a in arms if not a.chosen]
     if open_arms and deadline.left() >= MIN_WIDER_S:
         wider = solve(replace(asked, search={**asked.search, **{a.key: list(a.values) for a in open_arms}}))
-        if wider.choices or wider.status == "infeasible":
+        if wider.choices or wider.status == "infeasible" and _memory_bound(report):
             held = ", ".join(f"{a.key}={v}" for a in open_arms for v in a.values if v not in a.left)
             wider.key_notes = [*wider.key_notes, f"{' and '.join(a.what for a in open_arms)} searched too: with "
                                f"{held} alone (the default search) {why}"]
             return _named(wider, chosen)
+        if wider.status == "infeasible":  # searched, and held by the config's own rules: not for want of time
+            return _named(report, chosen)
     return _named(report, arms)
 
 

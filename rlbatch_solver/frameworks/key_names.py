@@ -260,12 +260,18 @@ def refused_in_message(text: str) -> tuple[str | None, list[str]]:
 
 def refused_keys(fw: Any, keys: Iterable[str]) -> list[UnknownKey]:
     """Keys a framework's parser refused (its own error says so) that no release we know has, each with the known
-    key it likely misspells; a key some release has was refused by another release (the release notes' matter, not
-    a misspelling) and is left out."""
+    key it likely misspells, and those of another release the release refuses by name (``KeyList.successors``), each
+    with its successor or none; another key some release has was refused by another release (the release notes'
+    matter, not a misspelling) and is left out."""
     key_list = fw.key_list({k: None for k in keys}, command=True)
     dash = "--" if key_list.flags else ""
+    successors = {k: (new, words) for k, new, words in key_list.successors}
     out = []
     for key in keys:
+        if key in successors:  # another release's key this one refuses by name (OpenRLHF 0.11.2's --bf16)
+            new, words = successors[key]
+            out.append(UnknownKey(key, new, True, f"{dash}{key}", new and f"{dash}{new}", words, new is None))
+            continue
         if key in key_list.keys or key in key_list.others:
             continue
         near = nearest(key, key_list.keys, key_list.complete)

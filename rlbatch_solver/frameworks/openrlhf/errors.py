@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...costmodel.phase import Phase
 from ..error_text import ErrorPattern, _n, _near, some_divisors
-from .names import LEGACY_FLAGS
+from .names import LEGACY_FLAGS, UNSAID_OLD
 
 
 def _pow2(world: int) -> str:
@@ -119,7 +119,10 @@ PATTERNS: list[ErrorPattern] = [
         "openrlhf",
         # argparse's refusal of a pre-0.10.2 underscore flag (--micro_train_batch_size): a name with an underscore
         # before any dot; the dotted names (--train.micro_batch_size) of a newer script on an old release do not match
-        r"unrecognized arguments:[^\n]*?--(?P<flag>[a-z0-9]+_[a-z0-9_]*)(?=[\s=]|$)",
+        # (another release's flag the rule does not say, --enforce_eager, is openrlhf.launch.unknown_key's: explain
+        # reads it as the parser's refusal, with its successor or none)
+        r"unrecognized arguments:[^\n]*?--(?!(?:" + "|".join(sorted(UNSAID_OLD, key=len, reverse=True))
+        + r")(?=[\s=]|$))(?P<flag>[a-z0-9]+_[a-z0-9_]*)(?=[\s=]|$)",
         ("openrlhf.driver.legacy_flag_names",),
         "openrlhf/cli/train_ppo_ray.py (argparse: only the dotted names exist since 0.10.2)",
         "train_ppo_ray.py: error: unrecognized arguments: --micro_train_batch_size 8 --train_batch_size 128",

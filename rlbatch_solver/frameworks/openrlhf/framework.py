@@ -23,11 +23,9 @@ from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value
 from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
 from . import columns, docs, errors, repair, versions
-from .names import (DOTTED_OF, LEGACY_FLAGS, NO_SUCCESSOR_WHY, SUCCESSOR_OF, release_has, release_key,
-                    releases_with)
+from .names import (ALL_RELEASE_FLAGS, CONVERTED_LEGACY, DOTTED_OF, KEPT_LEGACY, LEGACY_FLAGS, LEGACY_ONLY,
+                    NO_SUCCESSOR_WHY, RENAMED_LEGACY, SUCCESSOR_OF, release_has, release_key, releases_with)
 from .release_flags import RELEASE_FLAGS
-
-ALL_RELEASE_FLAGS = frozenset().union(*RELEASE_FLAGS.values())
 from .rules import CLI, RULESET, VARIABLES
 from ..key_names import KeyList
 from ..base import Framework, Space, attention_constants, divisors, pow2
@@ -36,15 +34,6 @@ from ..overrides import ListFlag, memory_share_permille, parse_flag_args, resolv
 ESTIMATORS, GROUP_ESTIMATORS = versions.ESTIMATORS, versions.GROUP_ESTIMATORS
 # estimator values of older releases
 LEGACY_ESTIMATORS = {"grpo": "group_norm"}
-
-# old flags with no one-to-one successor (still mark the config as using old names)
-LEGACY_ONLY = frozenset({
-    "ref_reward_offload", "prompt_max_len", "generate_max_len", "bf16", "flash_attn", "save_path", "prompt_data",
-    "input_key", "label_key", "apply_chat_template", "normalize_reward", "actor_learning_rate",
-    "critic_learning_rate", "max_samples", "ckpt_path", "save_steps", "logging_steps", "eval_steps", "use_wandb",
-    "wandb_project", "kl_estimator", "save_hf_ckpt", "load_checkpoint", "vllm_sync_backend", "enforce_eager",
-    "enable_prefix_caching", "input_template", "eps_clip", "value_clip", "lambd", "gamma", "temperature", "top_p",
-})
 
 # What each --algo sets, as OpenRLHF's example scripts do (examples/scripts/*.sh).
 ALGORITHMS: dict[str, dict[str, Any]] = {
@@ -80,13 +69,6 @@ def canonical_algorithm(name: str) -> str:
     return resolve_algorithm(name, ALGORITHM_ALIASES, ALGORITHMS, "OpenRLHF")
 
 
-# old flags of LEGACY_ONLY read back into the config, so that a printed answer keeps them where its release has them:
-# those that spell a later dotted flag no rule reads under its dotted name (--prompt_data: data.prompt_dataset, printed
-# as the release spells it), the others under their own names (--bf16, --save_path ...); prompt_max_len,
-# generate_max_len and ref_reward_offload are converted (normalize_flags), and kl_estimator is the algorithm's
-CONVERTED_LEGACY = frozenset({"ref_reward_offload", "prompt_max_len", "generate_max_len", "kl_estimator"})
-RENAMED_LEGACY = {old: new for old, new in DOTTED_OF.items() if old in LEGACY_ONLY - CONVERTED_LEGACY}
-KEPT_LEGACY = LEGACY_ONLY - CONVERTED_LEGACY - set(RENAMED_LEGACY)
 
 
 # the pre-0.10 length flags (0.4.0 to 0.8.11), converted together (normalize_flags), each -> the dotted flag that
@@ -749,7 +731,7 @@ class OpenRLHFFramework(Framework):
             return [], []
         old, one, new = _lengths_words(flat, normalize_flags(flat)[0])
         same = ", the same prompt and response limits" if all(row[1] for row in rows) else ""
-        return rows, [f"{old}: the change below writes {'it' if one else 'them'} as {new}{same}"]
+        return rows, [f"{old}: a repair writes {'it' if one else 'them'} as {new}{same}"]
 
     def names_written(self) -> dict[str, Value]:
         return {"legacy_flag_names": False}

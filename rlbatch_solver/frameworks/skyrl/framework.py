@@ -167,9 +167,9 @@ class SkyRLFramework(Framework):
         native = {**(ALGORITHMS[algo] if algo else {}), **scenario.fixed}
         if native.get("trainer.critic.model.path") == _POLICY_PATH and scenario.model:
             # PPO's critic starts from the trained model: its id, not the interpolation (a shell would expand ${...})
-            from ...catalog.models import load_model
+            from ...catalog.models import launch_id
 
-            native["trainer.critic.model.path"] = load_model(scenario.model).hf_id
+            native["trainer.critic.model.path"] = launch_id(scenario.model)
         n = scenario.n
         if n is None:
             given = scenario.fixed.get("generator.n_samples_per_prompt")

@@ -32,6 +32,7 @@ from . import columns, docs, errors, repair, versions as swift_versions
 from .rules import RULESET as HF_RULESET
 from .rules_megatron import RULESET as MEGATRON_RULESET
 from ..base import Framework, LeftOut, Space, pow2
+from ..key_names import KeyList
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, parse_flag_args, parse_scalar, resolve_algorithm, split_tokens
 
 ENV_KEYS = ("NPROC_PER_NODE", "NNODES")
@@ -262,6 +263,24 @@ class SwiftFramework(Framework):
         named = swift_versions.dated_release(flat)[0] or version
         return get_framework(f"{self.name}=={version}").with_named_release(named), (
             f"checked with the ms-swift {version} rules: {why}; name another with --framework swift==VERSION")
+
+    def key_list(self, flat: Mapping[str, Any], command: bool = False) -> KeyList:
+        """The base reading; for a command recommend prints (``command``), the dating flags this release's arguments
+        lack (``unknown_keys``) are refused by name, each with its successor (versions.SUCCESSOR_OF) or none: --set
+        train_type=full under 4.6.0 printed --train_type, which its parser stops on. A pasted config is dated by them
+        instead (``for_config``)."""
+        base = super().key_list(flat, command)
+        lacks = [k.removeprefix("--") for k in self.unknown_keys(flat)] if command else []
+        if not lacks:
+            return base
+        spans = swift_versions.KEY_RELEASES
+        successors = tuple(
+            (k, new if new and swift_versions.has_key(self.version, new) else None,
+             f"a flag of ms-swift {spans[k][0]} to {spans[k][1]}")
+            for k in lacks for new in [swift_versions.SUCCESSOR_OF.get(k)])
+        return replace(base, refused=frozenset(lacks), successors=successors,
+                       refusal="ValueError: remaining_argv: ['{key}', ...]",
+                       source="swift/pipelines/base.py: SwiftPipeline._parse_args (the arguments no dataclass takes)")
 
     def unknown_keys(self, flat: Mapping[str, Any]) -> list[str]:
         """The dating flags (versions.KEY_RELEASES) this release's arguments lack: 4.6.0's parser stops on them

@@ -402,6 +402,9 @@ KEY_RELEASES: dict[str, tuple[str, str | None]] = {
     "train_type": ("3.1.0", "4.0.4"),
     "tuner_type": ("4.0.0", None),
 }
+# a dating flag's successor of the same meaning in the releases that lack it (4.0.4 swift/arguments/base_args/
+# base_args.py takes --train_type as "compat swift3.x" for --tuner_type; 4.6.0 only the new name)
+SUCCESSOR_OF = {"train_type": "tuner_type"}
 # the first release of each pack's span, oldest first: a dated release -> the pack that judges it
 # (3.1's trainer checks the per-step batch as 3.3.1's does, without 3.2's vLLM device-count asserts)
 SPANS = (("3.1.0", "3.3.1"), ("3.4.0", "3.4.0"), ("3.5.0", "3.10.3"), ("3.11.0", "3.12.6"), ("4.0.0", "4.3.2"),
