@@ -608,3 +608,14 @@ def test_enumerate_refuses_a_set_key_the_release_refuses_as_recommend_does():
     text = " ".join((proc.stderr + proc.stdout).split())
     assert proc.returncode == 2 and "bf16 is not an option of openrlhf 0.11.2" in text, text
     assert "Fix: leave out --set bf16=True." in text and "valid configs" not in text, text
+
+
+def test_recommend_says_which_rules_judge_a_named_release():
+    """--framework swift==3.8.0 is answered with the rules of 3.10.3 (the pack its series shares), and says so as
+    check does; a release we follow by its own pack gets no such line."""
+    named = run("recommend", "-f", "swift==3.8.0", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b")
+    assert named.returncode == 0, named.stderr
+    assert "note: ms-swift 3.8.0 is checked with the rules of 3.10.3" in named.stdout
+    own = run("recommend", "-f", "swift==3.10.3", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b")
+    assert own.returncode == 0, own.stderr
+    assert "is checked with the rules of" not in own.stdout
