@@ -619,3 +619,15 @@ def test_recommend_says_which_rules_judge_a_named_release():
     own = run("recommend", "-f", "swift==3.10.3", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b")
     assert own.returncode == 0, own.stderr
     assert "is checked with the rules of" not in own.stdout
+
+
+def test_a_scenario_file_is_read_as_the_readme_writes_it(tmp_path):
+    """recommend/enumerate --scenario FILE with flags over it: the file's fields only (what recommend sets on a
+    scenario itself, kept_totals, is not one a file may write, and was refused as one)."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text("framework: verl\ngpu: rtx4090\ngpus: 4\nmodel: qwen2.5-1.5b\nalgorithm: grpo\nn: 8\n")
+    listed = run("enumerate", "--scenario", str(path), "--limit", "3", "--json")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    best = run("recommend", "--scenario", str(path), "--gpus", "2", "--top", "1", "--json")
+    assert best.returncode == 0, best.stdout + best.stderr
+    assert "trainer.n_gpus_per_node=2" in json.loads(best.stdout)["command"]  # the flag over the file's 4
