@@ -690,6 +690,9 @@ def searched_scenario(scenario: Scenario, start: Any = None) -> tuple[Scenario, 
     (``start``): the algorithm's batch kept (``keep_algorithm_batch``), the dataset and lengths the printed command
     gives; with one, only the GPU counts searched (``search_gpu_counts``), as with none."""
     unknown, key_notes = set_keys(scenario) if start is None else ([], [])
+    # a named release judged by another's pack (swift==3.8.0 by 3.10.3's) says so, as check says it
+    note = get_framework(scenario.framework).version_note
+    key_notes = [note, *key_notes] if note else key_notes
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
     scenario = search_gpu_counts(scenario)
@@ -854,8 +857,9 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     chosen, _ = fw.for_config(flat)
     report.unknown_keys, refused, report.key_notes = findings(chosen.key_list(flat), chosen.name, chosen.version)
     report.start.renamed = renamed_items(chosen, flat, report.unknown_keys)
-    report.key_notes = [f"{v.message}; the best config below keeps your arguments, this one included: rename or remove "
-                        f"it ({v.rule})" for v in refused] + report.key_notes
+    report.key_notes = ([fw.version_note] if fw.version_note else []) + [
+        f"{v.message}; the best config below keeps your arguments, this one included: rename or remove it ({v.rule})"
+        for v in refused] + report.key_notes
     # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the
     # answer is built on the same reading
     report.key_notes += [n for n in chosen.config_notes(flat) if n not in report.key_notes]
