@@ -117,7 +117,8 @@ class Start:
     environment: list[str] = field(default_factory=list)
     titles: dict[str, str] = field(default_factory=dict)  # as Choice.titles
     # the config's keys its release refuses by name, as written -> the item --write puts in their place (None: none,
-    # the key is taken out): an older release's names (OpenRLHF's --vllm_num_engines, --bf16), ``renamed_items``
+    # the key is taken out): an older release's names (OpenRLHF's --vllm_num_engines, --bf16), read as fix reads
+    # them (``fix_job.refused_by_name``)
     renamed: dict[str, str | None] = field(default_factory=dict)
 
     @property
@@ -856,7 +857,9 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     report.start.own = own_arguments(report.start.native, fw.normalize(flat))
     chosen, _ = fw.for_config(flat)
     report.unknown_keys, refused, report.key_notes = findings(chosen.key_list(flat), chosen.name, chosen.version)
-    report.start.renamed = renamed_items(chosen, flat, report.unknown_keys)
+    from .fix_job import refused_by_name
+
+    report.start.renamed = refused_by_name(chosen, dict(flat), report.unknown_keys).items  # as fix takes them out
     report.key_notes = ([fw.version_note] if fw.version_note else []) + [
         f"{v.message}; the best config below keeps your arguments, this one included: rename or remove it ({v.rule})"
         for v in refused] + report.key_notes
@@ -867,27 +870,6 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
         note = _judged_otherwise(fw, chosen, flat, report)
         report.key_notes += [note] if note else []
     return report
-
-
-def renamed_items(fw: Any, flat: Mapping[str, Any], unknown: list[UnknownKey]) -> dict[str, str | None]:
-    """The keys of ``flat`` its release refuses by name, as written (less a leading --), each with the argument that
-    replaces it at the value it was read as, or None where it has no successor (fix_job reads them the same way):
-    the older releases' names with a successor (``Framework.old_names``, ``converted_names``) and another release's flags
-    the release refuses (``UnknownKey.release_words``)."""
-    from .fix_job import _arg_text
-
-    given = {str(k).removeprefix("--"): v for k, v in flat.items()}
-    old, _ = fw.old_names(flat)
-    out: dict[str, str | None] = {k: _arg_text(fw, new, given[k]) for k, new in old.items()}
-    renamed = {(new if k in old else k): v for k, v in given.items() for new in [old.get(k)]}
-    rows, _ = fw.converted_names(renamed)
-    # an old key -> its successor at its value (None: dropped); a successor added beside them under its own name
-    out.update({old or new: None if new is None else _arg_text(fw, new, value) for old, new, value in rows})
-    for u in unknown:
-        if u.refused and u.release_words and u.key in given:
-            out[u.key] = _arg_text(fw, u.suggestion, given[u.key]) if u.suggestion and u.suggestion not in given \
-                else None
-    return out
 
 
 def _judged_otherwise(fw: Any, chosen: Any, flat: Mapping[str, Any], report: RecommendReport) -> str | None:
