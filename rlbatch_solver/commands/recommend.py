@@ -543,6 +543,7 @@ def recommend(
     start: tuple[Mapping[str, Value], set[str]] | None = None,
     deadline: Any = None,
     search_arms: bool = True,
+    notes: bool = True,
 ) -> RecommendReport:
     """The fastest (or roomiest) valid configs that fit, best first, with their memory and time.
 
@@ -552,7 +553,9 @@ def recommend(
     command's ``Deadline`` when it started before this call (else ``time_limit_s`` from now): every step takes a
     share of what is left of it, so the whole call ends within it (plus the printing). ``search_arms``: an answer
     without room searches the arms the default search left out (``wider_search``); off for a placement layout's
-    solve, whose engine the layout fixes.
+    solve, whose engine the layout fixes. ``notes``: the notes on the keys given and on the printed command
+    (``searched_scenario``'s, ``answer_notes``); off for a placement layout's solve, whose notes the placement
+    answer's replace.
     """
     from ..costmodel.tables import full_reports, stage_seconds, step_seconds, tokens_per_step
     from ..deadline import Deadline
@@ -565,7 +568,7 @@ def recommend(
     if top < 1:
         raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
     asked = scenario
-    scenario, batch_kept, batch_note, unknown, key_notes = searched_scenario(scenario, start)
+    scenario, batch_kept, batch_note, unknown, key_notes = searched_scenario(scenario, start, notes=notes)
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
@@ -666,7 +669,7 @@ def recommend(
                           "response_from": "given" if scenario.mean_response_length is not None else "assumed",
                           "longest_from": "given" if scenario.longest_response_length is not None else "assumed",
                           **given_means(scenario.mean_prompt_length, scenario.mean_response_length)}
-    if start is None:  # recommend --from says the user's config's (recommend_from)
+    if start is None and notes:  # recommend --from says the user's config's (recommend_from)
         report.key_notes += [n for n in answer_notes(report) if n not in report.key_notes]
     if not choices and host_unfit is not None:
         report.host_unfit = host_unfit  # the RAM, not the rules or the GPUs: the estimate says what would help
@@ -685,14 +688,16 @@ def recommend(
     return report
 
 
-def searched_scenario(scenario: Scenario, start: Any = None) -> tuple[Scenario, dict[str, Any], str, list, list[str]]:
+def searched_scenario(scenario: Scenario, start: Any = None, *,
+                      notes: bool = True) -> tuple[Scenario, dict[str, Any], str, list, list[str]]:
     """The scenario recommend searches, before it builds the space: (that scenario, the algorithm's batch kept and
     the note saying so, the keys given that the framework does not know, notes on the keys). Without a user's config
     (``start``): the algorithm's batch kept (``keep_algorithm_batch``), the dataset and lengths the printed command
-    gives; with one, only the GPU counts searched (``search_gpu_counts``), as with none."""
-    unknown, key_notes = set_keys(scenario) if start is None else ([], [])
+    gives; with one, only the GPU counts searched (``search_gpu_counts``), as with none. ``notes`` off: the keys are
+    not looked up nor anything said of them (a placement layout's solve: the whole job's were)."""
+    unknown, key_notes = set_keys(scenario) if start is None and notes else ([], [])
     # a named release judged by another's pack (swift==3.8.0 by 3.10.3's) says so, as check says it
-    note = get_framework(scenario.framework).version_note
+    note = get_framework(scenario.framework).version_note if notes else ""
     key_notes = [note, *key_notes] if note else key_notes
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
@@ -701,7 +706,7 @@ def searched_scenario(scenario: Scenario, start: Any = None) -> tuple[Scenario, 
         scenario = replace(scenario, dataset=printed_dataset(scenario) or None)
     if start is None:  # the lengths as the printed command tells check (a length it has no flag for: check's own)
         scenario, said = get_framework(scenario.framework).printed_lengths(scenario)
-        key_notes = [*key_notes, *said]
+        key_notes = [*key_notes, *said] if notes else key_notes
     return scenario, batch_kept, batch_note, unknown, key_notes
 
 
