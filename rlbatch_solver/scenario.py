@@ -107,12 +107,18 @@ class Scenario:
     # -- validation ----------------------------------------------------------
     def validate(self) -> None:
         from .frameworks import get_framework
+        from .frameworks.registry import split_name
 
         # a known name, and with "name==version" a version we follow; stored as the bare name, or with the version
-        # when the framework has rule packs per version and the scenario names one (verl==0.7.1)
+        # when the framework has rule packs per version and the scenario names one (verl==0.7.1); a release judged
+        # by another's pack (swift==3.8.0 by 3.10.3's) is kept as named, so that every reading of the scenario gets
+        # the pack with its note saying so (Framework.version_note) and the named release's own reading (TRL's
+        # GRPOConfig fields: with_named_release)
         fw = get_framework(self.framework)
         pinned = fw.pinned and fw.version != type(fw).version
-        self.framework = f"{fw.name}=={fw.version}" if pinned else fw.name
+        named = (split_name(self.framework)[1] or "").lstrip("v")
+        self.framework = (f"{fw.name}=={named}" if fw.version_note else
+                          f"{fw.name}=={fw.version}" if pinned else fw.name)
         for name in ("gpus", "gpus_per_node", "nnodes", "n", "prompt_length", "response_length"):
             value = getattr(self, name)
             if value is None:

@@ -388,6 +388,30 @@ def test_recommend_split_returns_a_valid_split_with_its_pools():
     assert report.scenario.placement == "split" and report.placement.winner.placement == "split"
 
 
+def test_the_placement_answer_says_the_job_notes_once_and_no_layout_solve_says_its_own(monkeypatch):
+    """recommend --placement: the notes on the keys given and on the printed command (the release that judges it, what
+    the command's reading assumes) are the whole job's, said once by the answer; a layout's own solve neither looks
+    its keys up nor reads its printed command back (each did both, and the answer replaced what they said). The
+    answer says what it said before."""
+    from rlbatch_solver.commands import recommend as module
+
+    calls = {"set_keys": 0, "answer_notes": 0}
+    for name in calls:
+        def counted(*args, _real=getattr(module, name), _name=name, **kwargs):
+            calls[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+    sc = Scenario(framework="swift==3.8.0", gpu="h100", gpus=8, model="qwen2.5-7b", placement="auto")
+    report = recommend(sc, top=2, time_limit_s=30)
+    assert [o.placement for o in report.placement.options] == ["colocate", "split"]
+    assert report.key_notes == [
+        "ms-swift 3.8.0 is checked with the rules of 3.10.3, whose checks the 3.8.x releases share",
+        "no --train_type: ms-swift 3.10.3 trains LoRA by default (BaseArguments.train_type 'lora'), rank 8, and so it "
+        "is priced; to train every weight give --train_type full (recommend: --set train_type=full)"]
+    assert calls == {"set_keys": 1, "answer_notes": 1}
+
+
 def test_recommend_auto_compares_the_best_of_each_kind_and_says_why():
     sc = Scenario(framework="verl", gpu="h100", gpus=8, model="qwen2.5-1.5b", algorithm="grpo", n=8,
                   prompt_length=1024, response_length=4096, placement="auto")

@@ -619,3 +619,32 @@ def test_recommend_says_which_rules_judge_a_named_release():
     own = run("recommend", "-f", "swift==3.10.3", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b")
     assert own.returncode == 0, own.stderr
     assert "is checked with the rules of" not in own.stdout
+
+
+def test_a_scenario_file_is_read_as_the_readme_writes_it(tmp_path):
+    """recommend/enumerate --scenario FILE with flags over it: the file's fields only (what recommend sets on a
+    scenario itself, kept_totals, is not one a file may write, and was refused as one)."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text("framework: verl\ngpu: rtx4090\ngpus: 4\nmodel: qwen2.5-1.5b\nalgorithm: grpo\nn: 8\n")
+    listed = run("enumerate", "--scenario", str(path), "--limit", "3", "--json")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    best = run("recommend", "--scenario", str(path), "--gpus", "2", "--top", "1", "--json")
+    assert best.returncode == 0, best.stdout + best.stderr
+    assert "trainer.n_gpus_per_node=2" in json.loads(best.stdout)["command"]  # the flag over the file's 4
+
+
+def test_a_scenario_file_naming_a_release_says_which_rules_judge_it(tmp_path):
+    """framework: swift==3.8.0 in a scenario file says it is judged by 3.10.3's rules, in the text and the JSON, as
+    --framework does (the scenario keeps the release named beside the pack that judges it)."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text("framework: swift==3.8.0\ngpu: h100\ngpus: 8\nmodel: qwen2.5-7b\n")
+    note = "ms-swift 3.8.0 is checked with the rules of 3.10.3"
+    text = run("recommend", "--scenario", str(path), "--top", "1")
+    assert text.returncode == 0 and f"note: {note}" in text.stdout, text.stdout + text.stderr
+    data = json.loads(run("recommend", "--scenario", str(path), "--top", "1", "--json").stdout)
+    assert data["key_notes"][0].startswith(note) and data["rules_version"] == "3.10.3", data["key_notes"]
+    script = tmp_path / "run.sh"
+    script.write_text("NPROC_PER_NODE=8 swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B --use_vllm true "
+                      "--vllm_mode colocate --per_device_train_batch_size 4 --num_generations 8\n")
+    mine = run("recommend", "--from", str(script), "-f", "swift==3.8.0", "--gpu", "h100", "--top", "1")
+    assert mine.returncode == 0 and f"note: {note}" in mine.stdout, mine.stdout + mine.stderr

@@ -221,3 +221,40 @@ def test_recommend_from_writes_the_release_names_so_the_script_checks_back(tmp_p
     checked = run("check", str(out), "--gpu", "a100-80gb", "--model", "llama3.1-8b", "--json")
     assert checked.returncode == 0, checked.stdout
     assert abs(json.loads(checked.stdout)["memory"]["step_seconds"] - best["step_time_s"]) < 0.05, checked.stdout
+
+
+def test_fix_and_recommend_from_take_out_the_same_refused_keys_with_the_same_items(tmp_path):
+    """fix --write and recommend --from --write take the keys the release refuses by name out of a script and write
+    the same items in their place, read once (fix_job.refused_by_name): an older release's flags with a successor
+    (--micro_train_batch_size), one converted (the old length pair: --prompt_max_len as --data.max_len, the total),
+    another release's flags with a successor (--enforce_eager) or none (--bf16)."""
+    from rlbatch_solver import api
+    from rlbatch_solver.commands import inputs
+    from rlbatch_solver.commands.fix_job import read_job
+
+    script = _with_two_samples(tmp_path)
+    job = read_job(str(script), None, None, None, None, [], None, 1.0, None)
+    name, flat, gpus, model = inputs.from_config(str(script), None, "a100-80gb", None, "llama3.1-8b")
+    report = api.recommend_from(name, flat, gpu="a100-80gb", model=model, gpus=gpus, top=1)
+    assert report.start.renamed == job.replaced
+    assert {k: job.replaced[k] for k in ("micro_train_batch_size", "prompt_max_len", "enforce_eager", "bf16")} == {
+        "micro_train_batch_size": "--train.micro_batch_size 8", "prompt_max_len": "--data.max_len 2048",
+        "enforce_eager": "--vllm.enforce_eager", "bf16": None}
+    assert set(job.replaced) == set(job.old_names)  # the keys fix --write takes out (FixReport.renamed)
+
+
+def test_an_ms_swift_flag_the_release_renamed_is_replaced_by_its_successor():
+    """ms-swift 4.6.0's arguments lack --train_type (4.0.4's compat alias of --tuner_type): where the release refuses
+    it by name (the command recommend prints: key_list(command=True); a pasted config is dated by it instead), the
+    one reading gives its successor at its value, as a diff line and as the item written in its place."""
+    from rlbatch_solver.commands.fix_job import refused_by_name
+    from rlbatch_solver.frameworks import get_framework
+    from rlbatch_solver.frameworks.key_names import findings
+
+    fw = get_framework("swift==4.6.0")
+    flat = {"train_type": "full", "per_device_train_batch_size": 2}
+    unknown, _, _ = findings(fw.key_list(flat, command=True), fw.name, fw.version)
+    found = refused_by_name(fw, flat, unknown)
+    assert found.items == {"train_type": "--tuner_type full"} and found.dropped == ["train_type"]
+    assert found.lines == [("tuner_type", "--train_type full", "--tuner_type full")]
+    assert found.flat == flat  # another release's key: the config's reading is left as read

@@ -26,6 +26,35 @@ def test_framework_version_is_stored_as_the_bare_name():
     assert e.value.field == "framework" and "0.11.2" in str(e.value)
 
 
+@pytest.mark.parametrize("named,stored,pack", [("swift==3.8.0", "swift==3.8.0", "3.10.3"),
+                                               ("swift@v3.8.0", "swift==3.8.0", "3.10.3"),
+                                               ("swift==3.10.3", "swift==3.10.3", "3.10.3"),
+                                               ("verl==0.7.2", "verl==0.7.2", "0.7.1"),
+                                               ("trl==0.23.1", "trl==0.23.1", "0.29.1")])
+def test_a_release_judged_by_another_pack_is_kept_as_named(named, stored, pack):
+    """A release judged by another's rule pack stays the release named (validated again, too), so that every
+    reading of the scenario gets the pack with the note saying so, and the named release's own reading (TRL 0.23.1's
+    GRPOConfig fields); a release with a pack of its own is stored as before."""
+    from rlbatch_solver.frameworks import get_framework
+
+    sc = Scenario(framework=named, gpus=4)
+    sc.validate()
+    fw = get_framework(sc.framework)
+    assert (sc.framework, fw.version) == (stored, pack)
+    assert ("is checked with the rules of " + pack in fw.version_note) == (stored.split("==")[1] != pack)
+    if stored.startswith("trl"):
+        assert fw.fields_release == "0.23.1"  # the pack alone (trl==0.29.1) reads 0.29.1's fields
+
+
+def test_a_named_release_judged_by_another_pack_says_so_in_the_api_answer():
+    from rlbatch_solver import api
+
+    sc = Scenario(framework="swift==3.8.0", gpu="h100", gpus=8, model="qwen2.5-7b")
+    report = api.recommend(sc, top=1)
+    assert report.key_notes[0].startswith("ms-swift 3.8.0 is checked with the rules of 3.10.3"), report.key_notes
+    assert (report.framework, report.version) == ("swift", "3.10.3")
+
+
 @pytest.mark.parametrize("bad", [0, -0.5, 1.5, True, "half"])
 def test_length_fraction_must_be_a_share(bad):
     with pytest.raises(InputError) as e:

@@ -184,20 +184,12 @@ def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: O
         sc.longest_response_length = longest_response_len
     if host_mem is not None:
         sc.host_mem_gib = inputs.host_mem(host_mem)
-    # a named release judged by a neighbour's rules (--framework swift==3.8.0 by 3.10.3's): the scenario keeps the
-    # pack's name only
-    from ..frameworks import get_framework
-
-    version_note = get_framework(sc_flags["framework"]).version_note if sc_flags.get("framework") else ""
     sc.validate()
     eff = inputs.calibration(calibration, sc.gpu)
     if eff is not None:
         sc.calibration = eff.as_dict()
-    report = api.recommend(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus,
-                           deadline=_deadline(time_limit, started))
-    if version_note and version_note not in report.key_notes:  # said as check says it
-        report.key_notes = [version_note, *report.key_notes]
-    return report
+    return api.recommend(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus,
+                         deadline=_deadline(time_limit, started))
 
 
 # of a command's --time-limit, what printing the answer and the interpreter's exit take (0.2-0.4 s measured on two

@@ -45,6 +45,7 @@ class Job:
     renames: list[tuple[str, str, str]] = field(default_factory=list)  # refused keys renamed: diff lines
     old_names: list[str] = field(default_factory=list)  # an older release's keys renamed to this one's (old_names)
     flat: dict[str, Any] = field(default_factory=dict)  # the config as read, its renames made (what config_notes read)
+    replaced: dict[str, str | None] = field(default_factory=dict)  # the keys refused by name -> their items (ByName)
 
 
 def read_job(config: Any, framework: str | None, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
@@ -63,15 +64,10 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
     flat, renames = _renamed(fw, flat, _misspelt(flat, unknown))
     pasted = flat  # in the older release's names, as check reads it
-    old_names, unrenamed = fw.old_names(flat)
-    flat, flag_renames = _renamed(fw, flat, old_names)
-    converted, converted_notes = fw.converted_names(flat)
-    flat, converted_lines = _converted(fw, flat, converted)
-    old_keys = list(old_names) + [old for old, _, _ in converted if old]
+    by_name = refused_by_name(fw, flat, unknown)
+    flat, old_keys, unrenamed = by_name.flat, by_name.old_keys, by_name.unrenamed
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
-    moved = _other_release_lines(fw, flat, unknown)  # after the reading: the config is priced as check prices it
-    unrenamed = [k for k in unrenamed if k not in {key for key, _ in moved}]
-    if old_keys or unrenamed or moved:  # the answer is written in the release's names; those it cannot rename are said
+    if by_name.dropped or unrenamed:  # the answer is written in the release's names; those it cannot rename are said
         written = {**values, **fw.names_written()}
         held = {v.rule for v in fw.ruleset.check(written).errors}
         before = fw.to_values(pasted, gpus=gpus, model=card) if old_keys else values  # the old names' rule breaks
@@ -88,22 +84,64 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     ] + [f"{u.shown}: {fw.name} {fw.version} refuses it ({u.release_words}): "
          + (f"a repair renames it {u.suggestion_shown}" if u.suggestion else "a repair drops it")
          for u in unknown if u.refused and u.release_words] + list(version_notes)
-    if old_names:
+    if by_name.renamed:
         notes.append(f"{fw.name} {fw.version} reads none of the older releases' flag names: fix renames the "
-                     f"{len(old_names)} it has a successor of the same meaning for")
+                     f"{len(by_name.renamed)} it has a successor of the same meaning for")
     if unrenamed:
         notes.append(", ".join(f"--{k}" for k in unrenamed) + f": an older release's flag {fw.name} {fw.version} "
                      "refuses, with no successor of the same meaning we know; rename or remove it by hand (the "
                      "repair assumes it is)")
-    notes += converted_notes
+    notes += by_name.notes
     notes += fw.config_notes(flat)  # what reading the config assumed or could not read (check says it too)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
     given = frozenset(str(k).removeprefix("--") for k in flat)
     return Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
-               upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused,
-               renames + flag_renames + converted_lines + [line for _, line in moved], old_keys + [key for key, _ in moved],
-               dict(flat))
+               upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused, renames + by_name.lines,
+               by_name.dropped, dict(flat), by_name.items)
+
+
+@dataclass
+class ByName:
+    """The keys of a config its release refuses by name (not misspellings: ``_misspelt``), as ``fix`` and ``recommend
+    --from --write`` both take them out of the config and write their successors: an older release's names with a
+    successor (``Framework.old_names``: ``renamed``; ``converted_names``, whose successors take other values) and
+    another release's flags (``UnknownKey.release_words``: ``moved``)."""
+
+    flat: dict[str, Any]  # the config with the older releases' keys renamed and converted (another release's left)
+    renamed: dict[str, str]  # an older release's key -> its successor (old_names)
+    old_keys: list[str]  # those and the converted ones, as written (less a leading --)
+    moved: list[str]  # another release's keys
+    items: dict[str, str | None]  # each key taken out -> the argument replacing it at its value (None: none), and
+    # a successor added beside them -> itself
+    lines: list[tuple[str, str, str]]  # the changes as diff lines (key, old argument, new argument)
+    unrenamed: list[str]  # older releases' keys with no successor of the same meaning we know (left to the user)
+    notes: list[str]  # what converting said (converted_names)
+
+    @property
+    def dropped(self) -> list[str]:
+        """The keys taken out of the config, as written (less a leading --)."""
+        return self.old_keys + self.moved
+
+
+def refused_by_name(fw: Framework, flat: dict[str, Any], unknown: list[UnknownKey]) -> ByName:
+    """The keys of ``flat`` that ``fw``'s release refuses by name (``unknown``: ``findings`` of its key list), with
+    their successors at the values they were read as (``ByName``)."""
+    given = {str(k).removeprefix("--"): v for k, v in flat.items()}
+    old, unrenamed = fw.old_names(flat)
+    items: dict[str, str | None] = {k: _arg_text(fw, new, given[k]) for k, new in old.items()}
+    renamed, flag_lines = _renamed(fw, flat, old)
+    rows, notes = fw.converted_names(renamed)
+    converted, converted_lines = _converted(fw, renamed, rows)
+    # an old key -> its successor at its value (None: dropped); a successor added beside them under its own name
+    items.update({was or new: None if new is None else _arg_text(fw, new, value) for was, new, value in rows})
+    moved = _other_release_lines(fw, converted, unknown)
+    for key, (_, _, new_arg) in moved:
+        items[key] = None if new_arg.startswith("(drop ") else new_arg
+    moved_keys = [key for key, _ in moved]
+    return ByName(converted, old, list(old) + [was for was, _, _ in rows if was], moved_keys, items,
+                  flag_lines + converted_lines + [line for _, line in moved],
+                  [k for k in unrenamed if k not in moved_keys], notes)
 
 
 def _misspelt(flat: dict[str, Any], unknown: list[UnknownKey]) -> dict[str, str]:

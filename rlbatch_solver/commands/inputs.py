@@ -245,13 +245,14 @@ def scenario(scenario_file: Optional[str], flags: dict[str, Any], set_: Optional
     """The scenario of enumerate and recommend: the YAML file's, the flags (scenario field names) over it, --set and
     --search added to its fixed and searched keys; with none of them the built-in default scenario."""
     from ..frameworks.overrides import parse_scalar
-    from ..scenario import default_scenario, load_scenario, scenario_from_dict
+    from ..scenario import FIELD_NAMES, default_scenario, load_scenario, scenario_from_dict
 
     base = load_scenario(scenario_file) if scenario_file else None
     given = {k: v for k, v in flags.items() if v is not None}
     if base is None and not given and not set_ and not search:
         return default_scenario()
-    data = base.to_dict() if base else {}
+    # the file's fields (not what recommend sets on a scenario: kept_totals)
+    data = {k: v for k, v in base.to_dict().items() if k in FIELD_NAMES} if base else {}
     data.update(given)
     fixed = dict(data.get("fixed") or {})
     for item in set_ or []:

@@ -268,7 +268,8 @@ def recommend_placement(scenario: Scenario, *, top: int, deadline: Deadline, ext
         started = clock.now()
         share = deadline.within(min(seconds, left()))  # never past the command's deadline
         report = recommend_one(lay.scenario, top=top, time_limit_s=share.seconds, extra_gpus=extra_gpus,
-                               solver_workers=solver_workers, deadline=share, search_arms=False)
+                               solver_workers=solver_workers, deadline=share, search_arms=False,
+                               notes=False)  # the job's notes replace a layout's
         took = clock.now() - started
         longest, overrun = max(longest, took), max(overrun, took - share.seconds)
         label = (fw.describe_placement(report.best.values) if report.best is not None else None) or lay.label

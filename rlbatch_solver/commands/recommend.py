@@ -117,7 +117,8 @@ class Start:
     environment: list[str] = field(default_factory=list)
     titles: dict[str, str] = field(default_factory=dict)  # as Choice.titles
     # the config's keys its release refuses by name, as written -> the item --write puts in their place (None: none,
-    # the key is taken out): an older release's names (OpenRLHF's --vllm_num_engines, --bf16), ``renamed_items``
+    # the key is taken out): an older release's names (OpenRLHF's --vllm_num_engines, --bf16), read as fix reads
+    # them (``fix_job.refused_by_name``)
     renamed: dict[str, str | None] = field(default_factory=dict)
 
     @property
@@ -542,6 +543,7 @@ def recommend(
     start: tuple[Mapping[str, Value], set[str]] | None = None,
     deadline: Any = None,
     search_arms: bool = True,
+    notes: bool = True,
 ) -> RecommendReport:
     """The fastest (or roomiest) valid configs that fit, best first, with their memory and time.
 
@@ -551,7 +553,9 @@ def recommend(
     command's ``Deadline`` when it started before this call (else ``time_limit_s`` from now): every step takes a
     share of what is left of it, so the whole call ends within it (plus the printing). ``search_arms``: an answer
     without room searches the arms the default search left out (``wider_search``); off for a placement layout's
-    solve, whose engine the layout fixes.
+    solve, whose engine the layout fixes. ``notes``: the notes on the keys given and on the printed command
+    (``searched_scenario``'s, ``answer_notes``); off for a placement layout's solve, whose notes the placement
+    answer's replace.
     """
     from ..costmodel.tables import full_reports, stage_seconds, step_seconds, tokens_per_step
     from ..deadline import Deadline
@@ -564,7 +568,7 @@ def recommend(
     if top < 1:
         raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
     asked = scenario
-    scenario, batch_kept, batch_note, unknown, key_notes = searched_scenario(scenario, start)
+    scenario, batch_kept, batch_note, unknown, key_notes = searched_scenario(scenario, start, notes=notes)
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
@@ -665,7 +669,7 @@ def recommend(
                           "response_from": "given" if scenario.mean_response_length is not None else "assumed",
                           "longest_from": "given" if scenario.longest_response_length is not None else "assumed",
                           **given_means(scenario.mean_prompt_length, scenario.mean_response_length)}
-    if start is None:  # recommend --from says the user's config's (recommend_from)
+    if start is None and notes:  # recommend --from says the user's config's (recommend_from)
         report.key_notes += [n for n in answer_notes(report) if n not in report.key_notes]
     if not choices and host_unfit is not None:
         report.host_unfit = host_unfit  # the RAM, not the rules or the GPUs: the estimate says what would help
@@ -684,12 +688,17 @@ def recommend(
     return report
 
 
-def searched_scenario(scenario: Scenario, start: Any = None) -> tuple[Scenario, dict[str, Any], str, list, list[str]]:
+def searched_scenario(scenario: Scenario, start: Any = None, *,
+                      notes: bool = True) -> tuple[Scenario, dict[str, Any], str, list, list[str]]:
     """The scenario recommend searches, before it builds the space: (that scenario, the algorithm's batch kept and
     the note saying so, the keys given that the framework does not know, notes on the keys). Without a user's config
     (``start``): the algorithm's batch kept (``keep_algorithm_batch``), the dataset and lengths the printed command
-    gives; with one, only the GPU counts searched (``search_gpu_counts``), as with none."""
-    unknown, key_notes = set_keys(scenario) if start is None else ([], [])
+    gives; with one, only the GPU counts searched (``search_gpu_counts``), as with none. ``notes`` off: the keys are
+    not looked up nor anything said of them (a placement layout's solve: the whole job's were)."""
+    unknown, key_notes = set_keys(scenario) if start is None and notes else ([], [])
+    # a named release judged by another's pack (swift==3.8.0 by 3.10.3's) says so, as check says it
+    note = get_framework(scenario.framework).version_note if notes else ""
+    key_notes = [note, *key_notes] if note else key_notes
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
     scenario = search_gpu_counts(scenario)
@@ -697,7 +706,7 @@ def searched_scenario(scenario: Scenario, start: Any = None) -> tuple[Scenario, 
         scenario = replace(scenario, dataset=printed_dataset(scenario) or None)
     if start is None:  # the lengths as the printed command tells check (a length it has no flag for: check's own)
         scenario, said = get_framework(scenario.framework).printed_lengths(scenario)
-        key_notes = [*key_notes, *said]
+        key_notes = [*key_notes, *said] if notes else key_notes
     return scenario, batch_kept, batch_note, unknown, key_notes
 
 
@@ -853,9 +862,12 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     report.start.own = own_arguments(report.start.native, fw.normalize(flat))
     chosen, _ = fw.for_config(flat)
     report.unknown_keys, refused, report.key_notes = findings(chosen.key_list(flat), chosen.name, chosen.version)
-    report.start.renamed = renamed_items(chosen, flat, report.unknown_keys)
-    report.key_notes = [f"{v.message}; the best config below keeps your arguments, this one included: rename or remove "
-                        f"it ({v.rule})" for v in refused] + report.key_notes
+    from .fix_job import refused_by_name
+
+    report.start.renamed = refused_by_name(chosen, dict(flat), report.unknown_keys).items  # as fix takes them out
+    report.key_notes = ([fw.version_note] if fw.version_note else []) + [
+        f"{v.message}; the best config below keeps your arguments, this one included: rename or remove it ({v.rule})"
+        for v in refused] + report.key_notes
     # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the
     # answer is built on the same reading
     report.key_notes += [n for n in chosen.config_notes(flat) if n not in report.key_notes]
@@ -863,27 +875,6 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
         note = _judged_otherwise(fw, chosen, flat, report)
         report.key_notes += [note] if note else []
     return report
-
-
-def renamed_items(fw: Any, flat: Mapping[str, Any], unknown: list[UnknownKey]) -> dict[str, str | None]:
-    """The keys of ``flat`` its release refuses by name, as written (less a leading --), each with the argument that
-    replaces it at the value it was read as, or None where it has no successor (fix_job reads them the same way):
-    the older releases' names with a successor (``Framework.old_names``, ``converted_names``) and another release's flags
-    the release refuses (``UnknownKey.release_words``)."""
-    from .fix_job import _arg_text
-
-    given = {str(k).removeprefix("--"): v for k, v in flat.items()}
-    old, _ = fw.old_names(flat)
-    out: dict[str, str | None] = {k: _arg_text(fw, new, given[k]) for k, new in old.items()}
-    renamed = {(new if k in old else k): v for k, v in given.items() for new in [old.get(k)]}
-    rows, _ = fw.converted_names(renamed)
-    # an old key -> its successor at its value (None: dropped); a successor added beside them under its own name
-    out.update({old or new: None if new is None else _arg_text(fw, new, value) for old, new, value in rows})
-    for u in unknown:
-        if u.refused and u.release_words and u.key in given:
-            out[u.key] = _arg_text(fw, u.suggestion, given[u.key]) if u.suggestion and u.suggestion not in given \
-                else None
-    return out
 
 
 def _judged_otherwise(fw: Any, chosen: Any, flat: Mapping[str, Any], report: RecommendReport) -> str | None:

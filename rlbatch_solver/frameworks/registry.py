@@ -25,15 +25,21 @@ FRAMEWORKS: dict[str, str] = {
 _cache: dict[str, Framework] = {}
 
 
-def get_framework(name: str) -> Framework:
-    """A framework by name; ``name==version`` (or ``name@version``) also checks that we
-    follow that version of it."""
+def split_name(name: str) -> tuple[str, str | None]:
+    """``name==version`` (or ``name@version``) -> (the framework's name, the version named, None when none is),
+    lower case."""
     text = name.strip().lower()
-    key, version = text, None
     for sep in ("==", "@"):
         if sep in text:
             key, _, version = (part.strip() for part in text.partition(sep))
-            break
+            return key, version
+    return text, None
+
+
+def get_framework(name: str) -> Framework:
+    """A framework by name; ``name==version`` (or ``name@version``) also checks that we
+    follow that version of it."""
+    key, version = split_name(name)
     if key not in FRAMEWORKS:
         raise InputError(
             "framework", f"unknown framework '{name}'.{did_you_mean(key, FRAMEWORKS)}",
