@@ -648,3 +648,28 @@ def test_a_scenario_file_naming_a_release_says_which_rules_judge_it(tmp_path):
                       "--vllm_mode colocate --per_device_train_batch_size 4 --num_generations 8\n")
     mine = run("recommend", "--from", str(script), "-f", "swift==3.8.0", "--gpu", "h100", "--top", "1")
     assert mine.returncode == 0 and f"note: {note}" in mine.stdout, mine.stdout + mine.stderr
+
+
+def test_a_pasted_ms_swift_flag_the_named_release_dropped_is_refused_by_name():
+    """check -f swift==4.6.0 of a command with --train_type said VALID, yet 4.6.0's parser stops on it (its arguments
+    take --tuner_type only); where the user names the release, the flag is refused with its successor, and fix renames
+    it. Unnamed, the flag dates the config to a release that takes it, as before."""
+    base = ["--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", "--", "swift", "rlhf", "--rlhf_type", "grpo",
+            "--model", "Qwen/Qwen2.5-7B-Instruct", "--train_type", "full", "--per_device_train_batch_size", "8",
+            "--num_generations", "8"]
+    named = run("check", "--framework", "swift==4.6.0", *base)
+    text = " ".join(named.stdout.split())
+    assert named.returncode == 1 and "ERROR swift.launch.unknown_key" in text, text
+    assert "--train_type is not an option of swift 4.6.0" in text and "names it --tuner_type" in text, text
+    fixed = run("fix", "--framework", "swift==4.6.0", *base)
+    assert "rename --train_type -> --tuner_type" in fixed.stdout, fixed.stdout + fixed.stderr
+    dated = run("check", "--framework", "swift", *base)
+    assert dated.returncode == 0 and "VALID" in dated.stdout, dated.stdout + dated.stderr
+    # a release judged by its series' pack is refused by its own arguments: 3.5.0 (3.10.3's pack) has
+    # --num_infer_workers, 3.10.3 has not
+    workers = base[:base.index("--train_type")] + ["--num_infer_workers", "8"] + base[base.index("full") + 1:]
+    own = run("check", "--framework", "swift==3.5.0", *workers)
+    assert "swift.launch.unknown_key" not in own.stdout, own.stdout
+    newer = run("check", "--framework", "swift==3.10.3", *workers)
+    assert "--num_infer_workers is not an option of swift 3.10.3" in " ".join(newer.stdout.split()), newer.stdout
+    assert "swift/llm/base.py: SwiftPipeline._parse_args" in newer.stdout, newer.stdout

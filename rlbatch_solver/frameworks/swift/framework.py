@@ -207,6 +207,8 @@ class SwiftFramework(Framework):
     syntax = "flags"
     command = "swift rlhf"
     megatron = False
+    # the release was read off the config's own flags (for_config), not named by the user
+    dated = False
     doc_intro = docs.INTRO
     policy = repair.SWIFT_HF
     error_families = ("swift",)
@@ -261,34 +263,41 @@ class SwiftFramework(Framework):
             return self, None
         # the dated release's own code prices the memory (with_named_release)
         named = swift_versions.dated_release(flat)[0] or version
-        return get_framework(f"{self.name}=={version}").with_named_release(named), (
+        dated = copy.copy(get_framework(f"{self.name}=={version}").with_named_release(named))
+        dated.dated = True  # its flags chose it: a flag it lacks is a mixed script, not a refusal (key_list)
+        return dated, (
             f"checked with the ms-swift {version} rules: {why}; name another with --framework swift==VERSION")
 
     def key_list(self, flat: Mapping[str, Any], command: bool = False) -> KeyList:
-        """The base reading; for a command recommend prints (``command``), the dating flags this release's arguments
-        lack (``unknown_keys``) are refused by name, each with its successor (versions.SUCCESSOR_OF) or none: --set
-        train_type=full under 4.6.0 printed --train_type, which its parser stops on. A pasted config is dated by them
-        instead (``for_config``)."""
+        """The base reading; for a command recommend prints (``command``) or a config checked under a release the
+        user named (``pinned``, not ``dated`` by its flags), the dating flags this release's arguments lack (``unknown_keys``) are refused by
+        name, each with its successor (versions.SUCCESSOR_OF) or none: --set train_type=full under 4.6.0 printed
+        --train_type, which its parser stops on. A pasted config with no named release is dated by them instead
+        (``for_config``)."""
         base = super().key_list(flat, command)
-        lacks = [k.removeprefix("--") for k in self.unknown_keys(flat)] if command else []
+        named = self.pinned and not self.dated
+        lacks = [k.removeprefix("--") for k in self.unknown_keys(flat)] if command or named else []
         if not lacks:
             return base
         spans = swift_versions.KEY_RELEASES
+        # 3.x parses in swift/llm/base.py, 4.x in swift/pipelines/base.py: both raise on the arguments left over
+        parser = "pipelines" if release_numbers(self.code_release or self.version) >= (4,) else "llm"
         successors = tuple(
-            (k, new if new and swift_versions.has_key(self.version, new) else None,
+            (k, new if new and swift_versions.has_key(self.code_release or self.version, new) else None,
              f"a flag of ms-swift {spans[k][0]} to {spans[k][1]}")
             for k in lacks for new in [swift_versions.SUCCESSOR_OF.get(k)])
         return replace(base, refused=frozenset(lacks), successors=successors,
                        refusal="ValueError: remaining_argv: ['{key}', ...]",
-                       source="swift/pipelines/base.py: SwiftPipeline._parse_args (the arguments no dataclass takes)")
+                       source=f"swift/{parser}/base.py: SwiftPipeline._parse_args (the arguments no dataclass takes)")
 
     def unknown_keys(self, flat: Mapping[str, Any]) -> list[str]:
-        """The dating flags (versions.KEY_RELEASES) this release's arguments lack: 4.6.0's parser stops on them
+        """The dating flags (versions.KEY_RELEASES) this release's arguments lack (the named release's, where
+        another's pack judges it): 4.6.0's parser stops on them
         (swift/pipelines/base.py SwiftPipeline._parse_args: "ValueError: remaining_argv: [...]")."""
         if self.megatron:
             return []
         return [f"--{k}" for k in sorted(normalize_keys(flat)) if k in swift_versions.KEY_RELEASES
-                and not swift_versions.has_key(self.version, k)]
+                and not swift_versions.has_key(self.code_release or self.version, k)]
 
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         """The class's policy, less the variables whose flag this release's arguments lack (versions.KEY_RELEASES:
