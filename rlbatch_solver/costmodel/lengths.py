@@ -266,6 +266,23 @@ def capped_moments(mean: float, cap: float) -> tuple[float, float]:
     return first, max(0.0, second - first * first)
 
 
+def live_sequence_tokens(prompt: float, mean: float, cap: float) -> float:
+    """The KV tokens a live sequence holds on average while a vLLM engine decodes with sequences waiting: the
+    prompt plus the expected age of a live response, ``E[L^2] / (2 E[L])`` under the length law (exponential with
+    capped mean ``mean``, at most ``cap``; ``capped_moments``). vLLM allocates a sequence's KV blocks as its tokens
+    come and admits a waiting request whenever the free blocks hold its prompt, preempting the newest when a
+    running one finds none (vllm/v1/core/sched/scheduler.py ``Scheduler.schedule``; v1/core/kv_cache_manager.py
+    ``KVCacheManager.allocate_slots``), so the cache stays full of sequences at every age. A response of length
+    ``L`` holds ``prompt + t`` tokens at its ``t``-th step: ``prompt L + L^2/2`` token-steps over its life, for
+    ``L`` tokens, so the cache makes ``KV E[L] / (prompt E[L] + E[L^2]/2)`` tokens a step, i.e. it runs
+    ``KV / live_sequence_tokens`` sequences at once: ``prompt + cap/2`` when every response reaches the cap,
+    ``prompt + lam`` for uncapped exponential lengths (a long response is live for long, so it weighs by its length)."""
+    first, var = capped_moments(mean, cap)
+    if first <= 0:
+        return float(prompt)
+    return float(prompt) + (var + first * first) / (2.0 * first)
+
+
 def packed_sum_tokens(n: float, prompt: float, response: float, max_prompt: float, max_response: float,
                       z: float) -> float:
     """Tokens of ``n`` sequences packed into one micro batch at the ``z`` quantile of their sum: each prompt at the

@@ -541,6 +541,20 @@ def drain_seconds(plan: Plan, mc: ModelConsts, active: float, total: int, p: flo
     return seconds, end
 
 
+def engine_kv_concurrency(plan: Plan, kv_tokens: float, p: float, r: float, r_max: float) -> int:
+    """Sequences one engine's KV cache runs at once while others wait. vLLM (the V1 scheduler, and V0's block
+    manager) allocates blocks as tokens come and admits while blocks are free, so a live sequence holds its prompt
+    plus its age so far: ``kv_tokens / lengths.live_sequence_tokens`` (the prompt plus ``E[L^2]/2E[L]`` of the
+    response; docs/cost-model.md derives it). SGLang's scheduler admits a request only while the free cache covers
+    a share (its new-token ratio) of the limit the running ones may still generate (sglang/srt/managers/
+    schedule_policy.py ``PrefillAdder``), a different rule not derived here: priced as the whole mean length held,
+    ``prompt + mean response``."""
+    from .lengths import live_sequence_tokens
+
+    held = live_sequence_tokens(p, r, r_max) if plan.engine == "vllm" else p + r
+    return max(1, int(kv_tokens // max(1.0, held)))
+
+
 def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     """Prefill, then continuous-batching decode at the engine's concurrency while sequences wait; a synchronous step
     then drains its last sequences to the longest response (``drain_seconds``). A streaming rollout (partial
@@ -565,8 +579,11 @@ def _rollout(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
     resident = sum(trainer_resident_at_rollout(plan, mc).values()) if plan.engine == "sglang" else 0.0
     eb = engine_budget(plan, mc, resident)
     kv_tok = float(kv_bytes_per_token(plan))
-    conc_kv = max(1, int(eb.kv_tokens // max(1.0, p + r)))
-    conc = max(1, min(int(plan.max_num_seqs), conc_kv, seqs))
+    conc = max(1, min(int(plan.max_num_seqs), engine_kv_concurrency(plan, eb.kv_tokens, p, r, r_max), seqs))
+    if plan.engine == "vllm" and plan.max_num_batched_tokens > 0:
+        # every running sequence takes one token of the step's budget (scheduler.py Scheduler.schedule: the
+        # running requests are scheduled while token_budget > 0)
+        conc = min(conc, int(plan.max_num_batched_tokens))
     prefill = prefill_seconds(plan, mc, seqs, p)
     if plan.rollout_streaming:
         steps = seqs * r / conc
