@@ -924,8 +924,8 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
         print_conflict(console, report.conflict, report.space, answer_framework(report), headed=True)
     for rule_id, (least, cap) in report.memory_floor.items():
         if least > cap:
-            console.print(f"  {rule_id}: needs at least {least / 1024:.1f} GiB per GPU anywhere in the search space, "
-                          f"{(least - cap) / 1024:.1f} GiB more than the {cap / 1024:.1f} GiB usable")
+            console.print(f"  {rule_id}: no config of the search space fits: the nearest needs {least / 1024:.1f} GiB "
+                          f"per GPU, {(least - cap) / 1024:.1f} GiB more than its {cap / 1024:.1f} GiB usable")
     unnamed = report.conflict is None or not report.conflict.rules
     if unnamed and report.memory_floor and all(least <= cap for least, cap in report.memory_floor.values()):
         # each phase fits alone somewhere: it is the phases and rules together that no config satisfies

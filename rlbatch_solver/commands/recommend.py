@@ -1057,12 +1057,22 @@ def _with_waste(ruleset: RuleSet, objective: Any, objective_name: str, terms: An
 
 def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any,
                  deadline: Any = None) -> dict[str, tuple[int, int]]:
-    """For each memory rule: the least MiB its phase needs anywhere in the space, vs capacity (a phase whose scan
-    the ``deadline`` cut short is left out)."""
+    """For each memory rule: the least MiB its phase needs anywhere in the space, vs its line (a phase whose scan
+    the ``deadline`` cut short is left out). Where the search moves the line (``CostTerms.arm_lines``: TRL's
+    use_vllm searched both ways), the arm nearest to fitting, with that arm's own line."""
     from ..costmodel.tables import least_memory
 
-    return {memory_rule_id(ruleset.framework, table_phase(name)): (least, terms.capacity_of(table_phase(name)))
-            for name, least in least_memory(terms.derived, domains, deadline=deadline).items() if least is not None}
+    floor = {name: (least, terms.capacity_of(table_phase(name)))
+             for name, least in least_memory(terms.derived, domains, deadline=deadline).items() if least is not None}
+    for name in list(floor):
+        names, lines = getattr(terms, "arm_lines", {}).get(table_phase(name), ((), {}))
+        table = [d for d in terms.derived if d.name == name]
+        arms = [(least, lines[combo]) for combo in lines
+                if (least := least_memory(table, {**domains, **{n: [v] for n, v in zip(names, combo)}},
+                                          deadline=deadline).get(name)) is not None]
+        if len(arms) == len(lines) and arms:
+            floor[name] = min(arms, key=lambda a: a[0] - a[1])
+    return {memory_rule_id(ruleset.framework, table_phase(name)): pair for name, pair in floor.items()}
 
 
 def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
