@@ -27,7 +27,7 @@ def test_7b_full_fine_tune_fits_no_single_4090_and_says_how_far_off():
     out = run(*["enumerate", "--gpu", "rtx4090", "--gpus", "1", "--model", "qwen2.5-7b", "--algo", "grpo"])
     assert out.returncode == 1
     assert "0 valid configs that fit rtx4090" in out.stdout and "No valid config fits" in out.stdout
-    assert "needs at least" in out.stdout and "what would help" in out.stdout
+    assert "no config of the search space fits: the nearest needs" in out.stdout and "what would help" in out.stdout
 
 
 def test_with_a_gpu_and_a_model_every_listed_config_fits_and_fewer_are_listed():
