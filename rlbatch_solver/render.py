@@ -679,7 +679,9 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
     elif report.start is not None:  # recommend --from: the user's script has the rest (--write rewrites it)
         console.print("\n[bold green]Best config[/] (your arguments with the changes above; --write puts them in your "
                       "script):")
-        print_args(console, best.native)
+        from .commands.recommend import start_arguments
+
+        print_args(console, start_arguments(report))
         entry = fw.entry_point(best.values)
         if entry:
             console.print(f"run it with: {entry}")
@@ -806,6 +808,11 @@ def print_start(console: Console, report: RecommendReport) -> None:
     changed, dropped = start_changes(report)
     if changed:
         print_args(console, changed, prefix="  change: ", sep=" ")
+    refused = [k for k in dropped if k.lstrip("+-") in start.renamed]  # old names: out, successors in the change
+    if refused:
+        print_args(console, refused, prefix="  take out (names the release refuses; the change above writes their "
+                   "successors, where they have one): ", sep=" ")
+    dropped = [k for k in dropped if k not in refused]
     if dropped:
         print_args(console, dropped, prefix="  drop (the best config leaves them at the default, or does not use them): ",
                    sep=" ")

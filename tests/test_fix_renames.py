@@ -218,6 +218,26 @@ def test_recommend_from_writes_the_release_names_so_the_script_checks_back(tmp_p
                 "--use_kl_estimator_k3"):
         assert old not in written + " ", (old, written)
     assert "--vllm.enforce_eager" in written and "--data.max_len 2048" in written, written
+    assert "\n   --vllm.enforce_eager" in written, written  # one argument a line, as the script wrote them
     checked = run("check", str(out), "--gpu", "a100-80gb", "--model", "llama3.1-8b", "--json")
     assert checked.returncode == 0, checked.stdout
     assert abs(json.loads(checked.stdout)["memory"]["step_seconds"] - best["step_time_s"]) < 0.05, checked.stdout
+
+
+def test_recommend_from_prints_the_best_config_as_write_writes_it(tmp_path):
+    """The printed best config of a config with refused flags is the one --write writes: --use_kl_estimator_k3 and
+    --bf16 out, --vllm.enforce_eager for --enforce_eager (it kept the first and lacked the last, and its notes said
+    "keeps your arguments, this one included: rename or remove it" of flags the answer renames or drops); the
+    renamed keys are listed as such, not as "left at the default"."""
+    p = run("recommend", "--from", str(_with_two_samples(tmp_path)), "--gpu", "a100-80gb", "--model", "llama3.1-8b",
+            "--top", "1")
+    assert p.returncode == 0, p.stderr
+    printed = p.stdout.split("Best config (your arguments")[1].split("\n\n")[0]
+    for old in ("--use_kl_estimator_k3", "--bf16", "--enforce_eager ", "--vllm_num_engines"):
+        assert old not in printed + " ", (old, printed)
+    assert "--vllm.enforce_eager" in printed and "--data.max_len 2048" in printed, printed
+    assert "--use_kl_estimator_k3 is not an option" in p.stdout and "below leaves it out" in p.stdout, p.stdout
+    assert "below writes --vllm.enforce_eager instead" in p.stdout, p.stdout
+    taken = next(line for line in p.stdout.splitlines() if line.startswith("  take out (names the release refuses"))
+    assert " vllm_num_engines " in taken + " " and " bf16" in taken, taken
+    assert "vllm_num_engines" not in next((line for line in p.stdout.splitlines() if line.startswith("  drop (")), "")

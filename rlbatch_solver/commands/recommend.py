@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -854,8 +855,8 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     chosen, _ = fw.for_config(flat)
     report.unknown_keys, refused, report.key_notes = findings(chosen.key_list(flat), chosen.name, chosen.version)
     report.start.renamed = renamed_items(chosen, flat, report.unknown_keys)
-    report.key_notes = [f"{v.message}; the best config below keeps your arguments, this one included: rename or remove "
-                        f"it ({v.rule})" for v in refused] + report.key_notes
+    report.key_notes = [_refused_note(v, u, report.start.renamed) for v, u in itertools.zip_longest(
+        refused, [u for u in report.unknown_keys if u.refused][:len(refused)])] + report.key_notes
     # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the
     # answer is built on the same reading
     report.key_notes += [n for n in chosen.config_notes(flat) if n not in report.key_notes]
@@ -863,6 +864,18 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
         note = _judged_otherwise(fw, chosen, flat, report)
         report.key_notes += [note] if note else []
     return report
+
+
+def _refused_note(violation: Any, key: UnknownKey | None, renamed: Mapping[str, str | None]) -> str:
+    """recommend --from: a key the config's release refuses, and what the best config below does with it: its
+    successor written instead, or left out (``Start.renamed``, as --write writes the script), or (a key of no
+    known successor nor release) kept as the user wrote it, to rename or remove by hand."""
+    if key is not None and key.key in renamed:
+        item = renamed[key.key]
+        done = f"writes {item} instead" if item else "leaves it out"
+        return f"{violation.message}; the best config below {done} ({violation.rule})"
+    return (f"{violation.message}; the best config below keeps your arguments, this one included: rename or remove "
+            f"it ({violation.rule})")
 
 
 def renamed_items(fw: Any, flat: Mapping[str, Any], unknown: list[UnknownKey]) -> dict[str, str | None]:
@@ -1073,6 +1086,22 @@ def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any,
         if len(arms) == len(lines) and arms:
             floor[name] = min(arms, key=lambda a: a[0] - a[1])
     return {memory_rule_id(ruleset.framework, table_phase(name)): pair for name, pair in floor.items()}
+
+
+def start_arguments(report: RecommendReport) -> list[str]:
+    """recommend --from: the best config's arguments as ``--write`` writes them into the user's script
+    (``start_changes``): the keys the config's release refuses by name (``Start.renamed``) out, and their successors
+    in at the user's value where the answer does not set that key (OpenRLHF 0.11.2: --enforce_eager out,
+    --vllm.enforce_eager in; --use_kl_estimator_k3 out, no successor)."""
+    from ..frameworks.overrides import exported_pair
+
+    best, start = report.best, report.start
+    if best is None or start is None or not start.renamed:
+        return list(best.native) if best is not None else []
+    args = [x for x in best.native if exported_pair(x)[0].lstrip("+-") not in start.renamed]
+    keys = {exported_pair(x)[0] for x in args}
+    return args + [item for item in dict.fromkeys(start.renamed.values())
+                   if item is not None and exported_pair(item)[0] not in keys]
 
 
 def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
