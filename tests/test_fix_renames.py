@@ -241,3 +241,20 @@ def test_recommend_from_prints_the_best_config_as_write_writes_it(tmp_path):
     taken = next(line for line in p.stdout.splitlines() if line.startswith("  take out (names the release refuses"))
     assert " vllm_num_engines " in taken + " " and " bf16" in taken, taken
     assert "vllm_num_engines" not in next((line for line in p.stdout.splitlines() if line.startswith("  drop (")), "")
+
+
+def test_old_flags_are_read_in_the_configs_order_whatever_the_hash_seed():
+    """The printed best config of a script of old flags listed them in an order that changed from run to run
+    (normalize_flags walked a frozenset): the same script gives the same answer, in the script's own order."""
+    import os
+    import subprocess
+    import sys
+
+    keys = ["save_path", "ckpt_path", "max_samples", "actor_learning_rate", "critic_learning_rate", "prompt_data",
+            "input_key", "apply_chat_template", "normalize_reward"]
+    code = ("from rlbatch_solver.frameworks.openrlhf.framework import normalize_flags as n;"
+            f"print(list(n({{k: 'x' for k in {keys!r}}})[0]))")
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(seen) == 1, seen
+    assert seen.pop().split(", ")[0] == "['ckpt.output_dir'", seen  # --save_path, the script's first
