@@ -372,7 +372,11 @@ def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenari
     done = "complete" if report.complete else f"incomplete ({report.status})"
     memory = getattr(report, "memory_applied", False)
     ram = getattr(report, "host_mem_gib", None)
-    what = (f"valid configs that fit {report.gpu} ({report.capacity_mib / 1024:.1f} GiB usable per GPU, every phase)"
+    # each line as check and recommend say it: the training phases', and a vLLM rollout's where it differs
+    lines = getattr(report, "phase_capacity_mib", {}) or {}
+    usable = (f"{report.capacity_mib / 1024:.1f} GiB usable per GPU{usable_by('', lines) or ', every phase'}" + "".join(
+        f", {lines[p] / 1024:.1f}{usable_by(p, lines)}" for p in lines if lines[p] != report.capacity_mib))
+    what = (f"valid configs that fit {report.gpu} ({usable})"
             + (f" and a node's {ram:g} GiB of RAM" if ram is not None else "") if memory else "valid configs")
     console.print(
         f"{report.count} {what} for {fw.name} {fw.version} on {scenario.total_gpus} GPUs "
@@ -959,9 +963,15 @@ def no_fit_helps(report: RecommendReport | EnumerateReport) -> list[str]:
         fw = get_framework(report.framework)
         domains = getattr(report.space, "domains", {}) or {}
         helps = ["more GPUs (--gpus)", "a bigger GPU (--gpu)", "shorter responses (--response-len)"]
+        switches = getattr(report, "switches_fit", None)
+        if switches:  # enumerate held the switches recommend searches at their defaults, and with them one fits
+            helps.insert(0, "the memory switches this listing holds at the framework's defaults: with, for one, "
+                         f"{' '.join(switches)} a config fits (`rlbatch recommend` searches them)")
         for switch, what in ((fw.offload_switch, "offload"), (fw.lora_switch, "LoRA instead of full fine-tuning")):
             variable, pairs = switch or (None, None)
-            if pairs and not any(v not in (None, False, 0) for v in domains.get(variable, [])):  # not tried already
+            tried = any(v not in (None, False, 0) for v in domains.get(variable, [])) or \
+                variable in getattr(report, "switches_tried", ())  # searched (enumerate's switches: for a fit)
+            if pairs and not tried:
                 helps.append(f"{what} ({' '.join(f'--set {kv}' for kv in pairs.split())})")
         return helps
     if report.conflict is not None and report.conflict.rules and getattr(report, "start", None) is not None:
