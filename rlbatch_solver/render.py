@@ -1142,8 +1142,13 @@ def print_fix(console: Console, report: FixReport) -> None:
               "key)" if report.proven else ""
         console.print(f"[yellow]note:[/] the repaired config {'breaks' if new else 'still breaks'} the advice "
                       f"{rule}{why}: " + escape(text))
-    console.print("\npaste over yours:")
-    print_paste(console, report.native_after)
+    if getattr(report, "whole", False):  # every argument was renamed: these are all of them, not a few to paste over
+        console.print("\nin place of all your arguments (each was a name this release refuses; --write FILE writes "
+                      "your script so):")
+        print_args(console, [a for a in report.native_after if not _is_note(a)], sep=" ")
+    else:
+        console.print("\npaste over yours:")
+        print_paste(console, report.native_after)
     if fine and not nearest:
         console.print(f"\n{proof}: " + "; ".join(fine), markup=False, highlight=False)
 

@@ -258,3 +258,20 @@ def test_old_flags_are_read_in_the_configs_order_whatever_the_hash_seed():
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
     assert len(seen) == 1, seen
     assert seen.pop().split(", ")[0] == "['ckpt.output_dir'", seen  # --save_path, the script's first
+
+
+def test_fix_of_a_config_of_old_names_only_prints_all_its_arguments_in_place_of_the_users(tmp_path):
+    """Every argument of the published script is a pre-0.10.2 name: 'paste over yours' then printed the renamed
+    arguments as if a few, to paste over arguments whose names they do not share, and 'and in yours: drop --bf16'; the
+    repaired arguments are all of them: said so, on one line that checks back valid as it is."""
+    import shlex
+
+    p = run("fix", str(_with_two_samples(tmp_path)), "--model", "llama3.1-8b", "--gpu", "a100-80gb")
+    lines = p.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("in place of all your arguments"))
+    assert "paste over yours" not in p.stdout and "and in yours" not in p.stdout, p.stdout
+    args = shlex.split(lines[at + 1])
+    assert "--bf16" not in args and "--vllm.enforce_eager" in args and not any("_" in a.split(".")[0] for a in args
+                                                                              if a.startswith("--")), args
+    checked = run("check", "--framework", "openrlhf", "--gpu", "a100-80gb", "--model", "llama3.1-8b", "--", *args)
+    assert checked.returncode == 0, checked.stdout

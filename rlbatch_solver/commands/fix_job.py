@@ -45,6 +45,7 @@ class Job:
     renames: list[tuple[str, str, str]] = field(default_factory=list)  # refused keys renamed: diff lines
     old_names: list[str] = field(default_factory=list)  # an older release's keys renamed to this one's (old_names)
     flat: dict[str, Any] = field(default_factory=dict)  # the config as read, its renames made (what config_notes read)
+    written: frozenset[str] = frozenset()  # the config's keys as the user wrote them (less a leading --), no rename
 
 
 def read_job(config: Any, framework: str | None, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
@@ -61,6 +62,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     flat, _ = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
+    written_keys = frozenset(str(k).removeprefix("--") for k in flat)
     flat, renames = _renamed(fw, flat, _misspelt(flat, unknown))
     pasted = flat  # in the older release's names, as check reads it
     old_names, unrenamed = fw.old_names(flat)
@@ -103,7 +105,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     return Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
                upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused,
                renames + flag_renames + converted_lines + [line for _, line in moved], old_keys + [key for key, _ in moved],
-               dict(flat))
+               dict(flat), written_keys)
 
 
 def _misspelt(flat: dict[str, Any], unknown: list[UnknownKey]) -> dict[str, str]:
