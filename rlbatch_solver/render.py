@@ -379,7 +379,8 @@ def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenari
     what = (f"valid configs that fit {report.gpu} ({usable})"
             + (f" and a node's {ram:g} GiB of RAM" if ram is not None else "") if memory else "valid configs")
     console.print(
-        f"{report.count} {what} for {fw.name} {fw.version} on {scenario.total_gpus} GPUs "
+        f"{report.count} {what} for {fw.name} {fw.version} on {scenario.total_gpus} GPU"
+        f"{'s' if scenario.total_gpus != 1 else ''} "
         f"({done}; {report.raw_size:,} raw combinations, {report.wall_time_s:.2f} s)."
     )
     if memory:

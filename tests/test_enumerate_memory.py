@@ -88,7 +88,7 @@ def test_the_header_names_each_line_and_a_listing_held_at_defaults_says_which_sw
     and that setting lists configs."""
     base = ["enumerate", "-f", "trl", "--gpu", "rtx4090", "--gpus", "1", "--model", "qwen2.5-1.5b"]
     held = run(*base)
-    assert held.returncode == 1 and "0 valid configs" in held.stdout
+    assert held.returncode == 1 and "0 valid configs" in held.stdout and " on 1 GPU (" in held.stdout, held.stdout
     assert ("21.8 GiB usable per GPU by the training phases, 23.0 by the rollout engine" in held.stdout
             and "every phase" not in held.stdout), held.stdout
     assert "with, for one, --set dtype=bfloat16 a config fits" in held.stdout, held.stdout
