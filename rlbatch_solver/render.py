@@ -372,10 +372,15 @@ def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenari
     done = "complete" if report.complete else f"incomplete ({report.status})"
     memory = getattr(report, "memory_applied", False)
     ram = getattr(report, "host_mem_gib", None)
-    what = (f"valid configs that fit {report.gpu} ({report.capacity_mib / 1024:.1f} GiB usable per GPU, every phase)"
+    # each line as check and recommend say it: the training phases', and a vLLM rollout's where it differs
+    lines = getattr(report, "phase_capacity_mib", {}) or {}
+    usable = (f"{report.capacity_mib / 1024:.1f} GiB usable per GPU{usable_by('', lines) or ', every phase'}" + "".join(
+        f", {lines[p] / 1024:.1f}{usable_by(p, lines)}" for p in lines if lines[p] != report.capacity_mib))
+    what = (f"valid configs that fit {report.gpu} ({usable})"
             + (f" and a node's {ram:g} GiB of RAM" if ram is not None else "") if memory else "valid configs")
     console.print(
-        f"{report.count} {what} for {fw.name} {fw.version} on {scenario.total_gpus} GPUs "
+        f"{report.count} {what} for {fw.name} {fw.version} on {scenario.total_gpus} GPU"
+        f"{'s' if scenario.total_gpus != 1 else ''} "
         f"({done}; {report.raw_size:,} raw combinations, {report.wall_time_s:.2f} s)."
     )
     if memory:
@@ -679,7 +684,9 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
     elif report.start is not None:  # recommend --from: the user's script has the rest (--write rewrites it)
         console.print("\n[bold green]Best config[/] (your arguments with the changes above; --write puts them in your "
                       "script):")
-        print_args(console, best.native)
+        from .commands.recommend import start_arguments
+
+        print_args(console, start_arguments(report))
         entry = fw.entry_point(best.values)
         if entry:
             console.print(f"run it with: {entry}")
@@ -806,6 +813,11 @@ def print_start(console: Console, report: RecommendReport) -> None:
     changed, dropped = start_changes(report)
     if changed:
         print_args(console, changed, prefix="  change: ", sep=" ")
+    refused = [k for k in dropped if k.lstrip("+-") in start.renamed]  # old names: out, successors in the change
+    if refused:
+        print_args(console, refused, prefix="  take out (names the release refuses; the change above writes their "
+                   "successors, where they have one): ", sep=" ")
+    dropped = [k for k in dropped if k not in refused]
     if dropped:
         print_args(console, dropped, prefix="  drop (the best config leaves them at the default, or does not use them): ",
                    sep=" ")
@@ -924,8 +936,8 @@ def print_no_fit(console: Console, report: RecommendReport | EnumerateReport) ->
         print_conflict(console, report.conflict, report.space, answer_framework(report), headed=True)
     for rule_id, (least, cap) in report.memory_floor.items():
         if least > cap:
-            console.print(f"  {rule_id}: needs at least {least / 1024:.1f} GiB per GPU anywhere in the search space, "
-                          f"{(least - cap) / 1024:.1f} GiB more than the {cap / 1024:.1f} GiB usable")
+            console.print(f"  {rule_id}: no config of the search space fits: the nearest needs {least / 1024:.1f} GiB "
+                          f"per GPU, {(least - cap) / 1024:.1f} GiB more than its {cap / 1024:.1f} GiB usable")
     unnamed = report.conflict is None or not report.conflict.rules
     if unnamed and report.memory_floor and all(least <= cap for least, cap in report.memory_floor.values()):
         # each phase fits alone somewhere: it is the phases and rules together that no config satisfies
@@ -952,9 +964,15 @@ def no_fit_helps(report: RecommendReport | EnumerateReport) -> list[str]:
         fw = get_framework(report.framework)
         domains = getattr(report.space, "domains", {}) or {}
         helps = ["more GPUs (--gpus)", "a bigger GPU (--gpu)", "shorter responses (--response-len)"]
+        switches = getattr(report, "switches_fit", None)
+        if switches:  # enumerate held the switches recommend searches at their defaults, and with them one fits
+            helps.insert(0, "the memory switches this listing holds at the framework's defaults: with, for one, "
+                         f"{' '.join(switches)} a config fits (`rlbatch recommend` searches them)")
         for switch, what in ((fw.offload_switch, "offload"), (fw.lora_switch, "LoRA instead of full fine-tuning")):
             variable, pairs = switch or (None, None)
-            if pairs and not any(v not in (None, False, 0) for v in domains.get(variable, [])):  # not tried already
+            tried = any(v not in (None, False, 0) for v in domains.get(variable, [])) or \
+                variable in getattr(report, "switches_tried", ())  # searched (enumerate's switches: for a fit)
+            if pairs and not tried:
                 helps.append(f"{what} ({' '.join(f'--set {kv}' for kv in pairs.split())})")
         return helps
     if report.conflict is not None and report.conflict.rules and getattr(report, "start", None) is not None:
@@ -1125,8 +1143,13 @@ def print_fix(console: Console, report: FixReport) -> None:
               "key)" if report.proven else ""
         console.print(f"[yellow]note:[/] the repaired config {'breaks' if new else 'still breaks'} the advice "
                       f"{rule}{why}: " + escape(text))
-    console.print("\npaste over yours:")
-    print_paste(console, report.native_after)
+    if getattr(report, "whole", False):  # every argument was renamed: these are all of them, not a few to paste over
+        console.print("\nin place of all your arguments (each was a name this release refuses; --write FILE writes "
+                      "your script so):")
+        print_args(console, [a for a in report.native_after if not _is_note(a)], sep=" ")
+    else:
+        console.print("\npaste over yours:")
+        print_paste(console, report.native_after)
     if fine and not nearest:
         console.print(f"\n{proof}: " + "; ".join(fine), markup=False, highlight=False)
 

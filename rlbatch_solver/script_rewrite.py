@@ -165,6 +165,11 @@ def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Seque
         if lines[i][col:].strip() == "\\":  # the command continues on the next line: one added key a line
             indent = re.match(r"\s*", lines[i + 1]).group(0) if i + 1 < len(lines) else "    "
             lines[i + 1:i + 1] = [f"{indent or '    '}{item} \\" for item in items]
+        elif not lines[i][col:].strip() and len(items) > 1:  # the command ends at its entry point (every argument
+            # after it was taken out: renamed keys): one key a line, as the script wrote them, not one long line
+            indent = re.match(r"\s*", lines[i]).group(0) or "    "
+            lines[i] = lines[i].rstrip() + " \\"
+            lines[i + 1:i + 1] = [f"{indent}{item} \\" for item in items[:-1]] + [f"{indent}{items[-1]}"]
         else:
             lines[i] = lines[i][:col] + " " + " ".join(items) + lines[i][col:]
     out.text = "\n".join(lines)

@@ -329,3 +329,18 @@ def test_a_pair_whose_first_key_no_broken_rule_reads_is_found_in_any_key_order()
         domains = {k: [8] + [v for v in range(1, 13) if v != 8] for k in order}
         near = nearest_small_repair(toy, domains, current)
         assert near.complete and near.solution == {"a": 9, "b": 9}
+
+
+def test_an_unset_per_gpu_micro_batch_is_set_like_the_older_global_one_its_anchor_was_given_as():
+    """verl 0.2's published GRPO script sets the actor's global micro batch (ppo_micro_batch_size=128 on 8 GPUs, 16 a
+    GPU) and no critic micro batch, which its driver refuses: the repair set the critic's per-GPU micro batch to 1 (its
+    anchor, the actor's per-GPU key, was unset, so every value cost the same), a critic update of one sample at a time.
+    The anchor given as its older global size anchors it too: 16, as the actor's."""
+    from rlbatch_solver.frameworks.repair_policies import references
+
+    refs = references(VERL, {"actor_micro": 128, "actor_micro_per_gpu": None, "critic_micro_per_gpu": None,
+                             "gpus_per_node": 8, "nnodes": 1})
+    assert refs["critic_micro_per_gpu"] == 16 and refs["actor_micro_per_gpu"] == 16, refs
+    out = run("fix", "tests/data/scripts/verl/run_qwen2-7b.sh", "--json")
+    changes = {c["key"]: c["new"] for c in json.loads(out.stdout)["changes"]}
+    assert changes == {"critic.ppo_micro_batch_size_per_gpu": 16}, changes

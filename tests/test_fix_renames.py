@@ -218,6 +218,7 @@ def test_recommend_from_writes_the_release_names_so_the_script_checks_back(tmp_p
                 "--use_kl_estimator_k3"):
         assert old not in written + " ", (old, written)
     assert "--vllm.enforce_eager" in written and "--data.max_len 2048" in written, written
+    assert "\n   --vllm.enforce_eager" in written, written  # one argument a line, as the script wrote them
     checked = run("check", str(out), "--gpu", "a100-80gb", "--model", "llama3.1-8b", "--json")
     assert checked.returncode == 0, checked.stdout
     assert abs(json.loads(checked.stdout)["memory"]["step_seconds"] - best["step_time_s"]) < 0.05, checked.stdout
@@ -258,3 +259,56 @@ def test_an_ms_swift_flag_the_release_renamed_is_replaced_by_its_successor():
     assert found.items == {"train_type": "--tuner_type full"} and found.dropped == ["train_type"]
     assert found.lines == [("tuner_type", "--train_type full", "--tuner_type full")]
     assert found.flat == flat  # another release's key: the config's reading is left as read
+
+
+def test_recommend_from_prints_the_best_config_as_write_writes_it(tmp_path):
+    """The printed best config of a config with refused flags is the one --write writes: --use_kl_estimator_k3 and
+    --bf16 out, --vllm.enforce_eager for --enforce_eager (it kept the first and lacked the last, and its notes said
+    "keeps your arguments, this one included: rename or remove it" of flags the answer renames or drops); the
+    renamed keys are listed as such, not as "left at the default"."""
+    p = run("recommend", "--from", str(_with_two_samples(tmp_path)), "--gpu", "a100-80gb", "--model", "llama3.1-8b",
+            "--top", "1")
+    assert p.returncode == 0, p.stderr
+    printed = p.stdout.split("Best config (your arguments")[1].split("\n\n")[0]
+    for old in ("--use_kl_estimator_k3", "--bf16", "--enforce_eager ", "--vllm_num_engines"):
+        assert old not in printed + " ", (old, printed)
+    assert "--vllm.enforce_eager" in printed and "--data.max_len 2048" in printed, printed
+    assert "--use_kl_estimator_k3 is not an option" in p.stdout and "below leaves it out" in p.stdout, p.stdout
+    assert "below writes --vllm.enforce_eager instead" in p.stdout, p.stdout
+    taken = next(line for line in p.stdout.splitlines() if line.startswith("  take out (names the release refuses"))
+    assert " vllm_num_engines " in taken + " " and " bf16" in taken, taken
+    assert "vllm_num_engines" not in next((line for line in p.stdout.splitlines() if line.startswith("  drop (")), "")
+
+
+def test_old_flags_are_read_in_the_configs_order_whatever_the_hash_seed():
+    """The printed best config of a script of old flags listed them in an order that changed from run to run
+    (normalize_flags walked a frozenset): the same script gives the same answer, in the script's own order."""
+    import os
+    import subprocess
+    import sys
+
+    keys = ["save_path", "ckpt_path", "max_samples", "actor_learning_rate", "critic_learning_rate", "prompt_data",
+            "input_key", "apply_chat_template", "normalize_reward"]
+    code = ("from rlbatch_solver.frameworks.openrlhf.framework import normalize_flags as n;"
+            f"print(list(n({{k: 'x' for k in {keys!r}}})[0]))")
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(seen) == 1, seen
+    assert seen.pop().split(", ")[0] == "['ckpt.output_dir'", seen  # --save_path, the script's first
+
+
+def test_fix_of_a_config_of_old_names_only_prints_all_its_arguments_in_place_of_the_users(tmp_path):
+    """Every argument of the published script is a pre-0.10.2 name: 'paste over yours' then printed the renamed
+    arguments as if a few, to paste over arguments whose names they do not share, and 'and in yours: drop --bf16'; the
+    repaired arguments are all of them: said so, on one line that checks back valid as it is."""
+    import shlex
+
+    p = run("fix", str(_with_two_samples(tmp_path)), "--model", "llama3.1-8b", "--gpu", "a100-80gb")
+    lines = p.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("in place of all your arguments"))
+    assert "paste over yours" not in p.stdout and "and in yours" not in p.stdout, p.stdout
+    args = shlex.split(lines[at + 1])
+    assert "--bf16" not in args and "--vllm.enforce_eager" in args and not any("_" in a.split(".")[0] for a in args
+                                                                              if a.startswith("--")), args
+    checked = run("check", "--framework", "openrlhf", "--gpu", "a100-80gb", "--model", "llama3.1-8b", "--", *args)
+    assert checked.returncode == 0, checked.stdout

@@ -57,6 +57,20 @@ def test_a_key_the_script_lacks_goes_after_the_entry_point_one_a_line():
     assert done.replaced == ["data.train_batch_size"] and done.added == ["actor_rollout_ref.actor.use_dynamic_bsz"]
 
 
+def test_a_command_whose_every_argument_is_taken_out_gets_its_new_ones_one_a_line():
+    """Every argument an old name (OpenRLHF's pre-0.10.2 flags): the command ends at its entry point once they are
+    taken out, and the successors go one a line as the script wrote its arguments (they were appended to the entry
+    line, one line of every flag)."""
+    text = ("ray job submit --address=x \\\n   -- python3 -m openrlhf.cli.train_ppo_ray \\\n   --train_batch_size 128 \\\n"
+            "   --bf16\necho done\n")
+    done = rewrite_script(text, ["--train.batch_size 128", "--ds.zero_stage 3"], "flags",
+                          ("openrlhf.cli.train_ppo_ray",), drop=["train_batch_size", "bf16"])
+    assert done.text == ("ray job submit --address=x \\\n   -- python3 -m openrlhf.cli.train_ppo_ray \\\n"
+                         "   --train.batch_size 128 \\\n   --ds.zero_stage 3\necho done\n"), done.text
+    args = parse_launch_script(done.text).args
+    assert args[-4:] == ["--train.batch_size", "128", "--ds.zero_stage", "3"], args
+
+
 def test_flags_are_replaced_in_place_and_a_launchers_flags_go_after_the_launcher():
     text = ("accelerate launch --num_processes 8 trl/scripts/grpo.py --per_device_train_batch_size=4 "
             "--gradient_accumulation_steps 2 --use_vllm\n")

@@ -657,3 +657,23 @@ def test_an_answer_held_by_the_configs_own_rule_keeps_its_one_engine_and_no_engi
     assert held.best is None and held.status == "infeasible"
     assert held.conflict is not None and held.conflict.ids == ["trl.config.removed_fields"], held.conflict
     assert not any("use_vllm" in n for n in held.key_notes), held.key_notes
+
+
+def test_a_search_of_both_engines_holds_each_arm_to_its_own_line():
+    """use_vllm searched both ways: a vLLM rollout is held to capacity less the fixed margin (vLLM measures its
+    budget at start-up), transformers' generate to capacity less the whole margin. The no-fit floor quotes the line
+    of the arm it talks about (it quoted vLLM's 23.0 GiB beside a generate config's least, whose line is 21.8), the
+    same floor each arm searched alone gives."""
+    from rlbatch_solver.scenario import Scenario
+
+    full = dict(framework="trl", gpu="rtx4090", gpus=1, model="qwen2.5-7b", algorithm="grpo")
+    both = rb.recommend(Scenario(**full), time_limit_s=20)
+    assert set(both.space.domains["use_vllm"]) == {True, False} and both.best is None
+    alone = {v: rb.recommend(Scenario(**full, fixed={"use_vllm": v}), time_limit_s=20).memory_floor["trl.memory.rollout"]
+             for v in ("true", "false")}
+    assert alone["true"][1] != alone["false"][1]  # the two lines differ
+    assert both.memory_floor["trl.memory.rollout"] == min(alone.values(), key=lambda a: a[0] - a[1])
+    proc = run("recommend", "-f", "trl", "--gpu", "rtx4090", "--gpus", "1", "--model", "qwen2.5-7b", "--algo", "grpo")
+    least, line = both.memory_floor["trl.memory.rollout"]
+    assert f"the nearest needs {least / 1024:.1f} GiB per GPU, {(least - line) / 1024:.1f} GiB more than its " \
+           f"{line / 1024:.1f} GiB usable" in proc.stdout, proc.stdout

@@ -277,8 +277,10 @@ def test_standby_is_read_from_pasted_text_and_from_a_launch_script(tmp_path):
     script.write_text("export UNSLOTH_VLLM_STANDBY=1\npython unsloth_grpo.py --fast_inference true --load_in_4bit true "
                       "--max_seq_length 4096 --max_completion_length 3584 --num_generations 8\n")
     out = run("check", "--framework", "unsloth", script, "--model", "llama3.1-8b", "--gpu", "rtx4090", "--json")
-    notes = " ".join(__import__("json").loads(out.stdout)["notes"])
-    assert "UNSLOTH_VLLM_STANDBY=1: the vLLM engine releases its KV cache" in notes and "load_in_4bit" in notes
+    data = __import__("json").loads(out.stdout)
+    assert "UNSLOTH_VLLM_STANDBY=1: the vLLM engine releases its KV cache" in " ".join(data["notes"])
+    # the script's --load_in_4bit true is read (an 8B base in 4 bits, about 5 GiB; 15 in 16 bits)
+    assert data["memory"]["phases"]["rollout"]["terms_mib"]["actor params+optimizer (resident)"] < 8 * 1024
 
 
 def _small():
@@ -390,6 +392,20 @@ def test_a_key_no_config_has_is_named_as_ignored():
     notes = " ".join(FW.config_notes({"per_device_train_batchsize": 4, "unsloth_num_chunks": 4, "lora_alpha": 64}))
     assert "has: per_device_train_batchsize" in notes
     assert "unsloth_num_chunks" not in notes and "lora_alpha" not in notes
+
+
+def test_the_defaults_a_config_did_not_write_are_said_once_and_a_written_value_is_not_restated():
+    """from_pretrained's 4-bit base and checkpointing to host RAM: one note, with how to get a 16-bit base (as
+    ms-swift's default LoRA tuner says how to train in full); a config that writes them chose them, and check or
+    recommend does not read its own values back to it (each was a note of its own on every answer)."""
+    base = {"per_device_train_batch_size": 8, "num_generations": 8}
+    said = [n for n in FW.config_notes(base) if "load_in_4bit" in n or "host RAM" in n]
+    assert len(said) == 1 and "--set load_in_4bit=false" in said[0] and "host RAM" in said[0], said
+    written = FW.config_notes({**base, "load_in_4bit": "true", "use_gradient_checkpointing": "unsloth",
+                               "fast_inference": "false"})
+    assert not [n for n in written if "default" in n or "host RAM" in n], written
+    proc = run("recommend", "-f", "unsloth", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b")
+    assert proc.returncode == 0 and proc.stdout.count("\nnote: ") == 1, proc.stdout
 
 
 # ------------------------------------------------------------------------- max_seq_length vs prompt + completion

@@ -34,7 +34,12 @@ class EnumerateReport:
     fits: list[dict[str, Any]] = field(default_factory=list)
     gpu: str = ""
     capacity_mib: int = 0
+    phase_capacity_mib: dict[str, int] = field(default_factory=dict)  # phase -> its line (a vLLM rollout's differs)
     conflict: Conflict | None = None  # when nothing is valid
+    # none fits: the settings of the switches recommend searches (and this listing holds at the framework's defaults)
+    # under which one does, as native arguments; [] when none does or there are none to search
+    switches_fit: list[str] = field(default_factory=list)
+    switches_tried: list[str] = field(default_factory=list)  # the variables of those switches (searched for it)
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule id -> (least MiB, its line)
     # the node's RAM (--host-mem, or the scenario's host_mem_gib) every listed config's host estimate was held to;
     # None: not checked. ``host_excluded``: the valid configs that fit the GPUs but not the node (left out of the
@@ -99,12 +104,41 @@ def enumerate(  # noqa: A001 - the public name users expect
         report.host_excluded, report.host_least, report.host_most = host
     if terms is not None:
         report.memory_applied, report.gpu, report.capacity_mib = True, gpu.name, terms.capacity_mib
+        report.phase_capacity_mib = dict(terms.phase_capacity_mib)
         report.fits = [_headroom(ruleset, terms, s) for s in solutions]
         if not res.solutions and res.status == "infeasible":
             from .recommend import memory_floor
 
             report.memory_floor = memory_floor(ruleset, space.domains, terms)
+            report.switches_tried, report.switches_fit = _switches_fit(fw, scenario, card, spec, space, time_limit_s)
     return report
+
+
+def _switches_fit(fw: Any, scenario: Scenario, card: Any, spec: Any, space: Any,
+                  time_limit_s: float) -> tuple[list[str], list[str]]:
+    """None of the listing's configs fits: the memory and speed switches ``recommend`` searches (offload, ZeRO stage,
+    TRL's weights dtype, the engine's memory share), which the listing holds at the framework's defaults, searched
+    for one config that fits: (the switches' variables searched, the --set pairs that set them there, or [] where none
+    fits either). A listing of "0 configs fit" where recommend answers with one (TRL's fp32 weights by default) says
+    how."""
+    from ..costmodel.tables import build_cost_terms
+    from ..solver.model import enumerate_solutions
+
+    wide = fw.space(scenario, card, with_knobs=True)
+    knobs = {k: v for k, v in wide.domains.items() if space.domains.get(k) != v and k in space.domains}
+    if not knobs:
+        return [], []
+    terms = build_cost_terms(spec, wide.domains, time=False)
+    ruleset = fw.ruleset.extended(wide.extra_rules).extended(terms.rules, terms.derived)
+    res = enumerate_solutions(ruleset, wide.domains, limit=1, time_limit_s=max(1.0, time_limit_s / 4))
+    if not res.solutions:
+        return list(knobs), []
+    found = res.solutions[0]
+    from ..frameworks.overrides import exported_pair
+
+    held = fw.export({**found, **{k: space.domains[k][0] for k in knobs}}, wide)
+    pairs = [exported_pair(a) for a in fw.export(found, wide) if a not in held and not a.startswith("(")]
+    return list(knobs), [f"--set {key.lstrip('-+')}={'true' if value is None else value}" for key, value in pairs]
 
 
 def _headroom(ruleset: Any, terms: Any, solution: dict[str, Value]) -> dict[str, Any]:

@@ -123,6 +123,7 @@ def _answered(report: FixReport, job: Job, res: RepairResult, ruleset: RuleSet, 
     """A repair was found: re-checked by the plain checker, paste-ready, its padding and memory said."""
     validate_solutions(ruleset, [res.solution])
     report.native_after = [new for _, _, new in report.diff]
+    report.whole = bool(job.written) and job.written <= set(report.renamed)
     report.notes += [n for n in fixed_notes(job, report.diff) if n not in report.notes]
     report.waste = waste_text(job.fw, ruleset, job.values, res.solution)
     report.advice = advice_after(ruleset, job.values, res.solution)

@@ -46,6 +46,7 @@ class Job:
     old_names: list[str] = field(default_factory=list)  # an older release's keys renamed to this one's (old_names)
     flat: dict[str, Any] = field(default_factory=dict)  # the config as read, its renames made (what config_notes read)
     replaced: dict[str, str | None] = field(default_factory=dict)  # the keys refused by name -> their items (ByName)
+    written: frozenset[str] = frozenset()  # the config's keys as the user wrote them (less a leading --), no rename
 
 
 def read_job(config: Any, framework: str | None, gpus: int | None, model: str | ModelCard | None, gpu: str | None,
@@ -62,6 +63,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     flat, _ = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
+    written_keys = frozenset(str(k).removeprefix("--") for k in flat)
     flat, renames = _renamed(fw, flat, _misspelt(flat, unknown))
     pasted = flat  # in the older release's names, as check reads it
     by_name = refused_by_name(fw, flat, unknown)
@@ -98,7 +100,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     given = frozenset(str(k).removeprefix("--") for k in flat)
     return Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
                upgrade, given | {k.replace("-", "_") for k in given}, unknown, refused, renames + by_name.lines,
-               by_name.dropped, dict(flat), by_name.items)
+               by_name.dropped, dict(flat), by_name.items, written_keys)
 
 
 @dataclass

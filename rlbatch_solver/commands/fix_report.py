@@ -72,6 +72,9 @@ class FixReport:
     upgrade: Upgrade | None = None  # checked with an older release its keys show: what the newest refuses
     unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys the release lacks: refused or misspelt
     renamed: list[str] = field(default_factory=list)  # those renamed to the key they misspell (--write drops them)
+    # every key the pasted config gave is among ``renamed`` (OpenRLHF's pre-0.10.2 flags, all of them): the repaired
+    # arguments are the whole argument list, in place of the user's, not a few to paste over them
+    whole: bool = False
     # the answer adds a key to the nearest repair for memory headroom: that repair's diff, and whether it was proven
     nearest_diff: list[tuple[str, str, str]] = field(default_factory=list)
     nearest_proven: bool = False

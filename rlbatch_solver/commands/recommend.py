@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -866,8 +867,8 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
 
     report.start.renamed = refused_by_name(chosen, dict(flat), report.unknown_keys).items  # as fix takes them out
     report.key_notes = ([fw.version_note] if fw.version_note else []) + [
-        f"{v.message}; the best config below keeps your arguments, this one included: rename or remove it ({v.rule})"
-        for v in refused] + report.key_notes
+        _refused_note(v, u, report.start.renamed) for v, u in itertools.zip_longest(
+            refused, [u for u in report.unknown_keys if u.refused][:len(refused)])] + report.key_notes
     # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the
     # answer is built on the same reading
     report.key_notes += [n for n in chosen.config_notes(flat) if n not in report.key_notes]
@@ -875,6 +876,18 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
         note = _judged_otherwise(fw, chosen, flat, report)
         report.key_notes += [note] if note else []
     return report
+
+
+def _refused_note(violation: Any, key: UnknownKey | None, renamed: Mapping[str, str | None]) -> str:
+    """recommend --from: a key the config's release refuses, and what the best config below does with it: its
+    successor written instead, or left out (``Start.renamed``, as --write writes the script), or (a key of no
+    known successor nor release) kept as the user wrote it, to rename or remove by hand."""
+    if key is not None and key.key in renamed:
+        item = renamed[key.key]
+        done = f"writes {item} instead" if item else "leaves it out"
+        return f"{violation.message}; the best config below {done} ({violation.rule})"
+    return (f"{violation.message}; the best config below keeps your arguments, this one included: rename or remove "
+            f"it ({violation.rule})")
 
 
 def _judged_otherwise(fw: Any, chosen: Any, flat: Mapping[str, Any], report: RecommendReport) -> str | None:
@@ -1048,12 +1061,38 @@ def _with_waste(ruleset: RuleSet, objective: Any, objective_name: str, terms: An
 
 def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any,
                  deadline: Any = None) -> dict[str, tuple[int, int]]:
-    """For each memory rule: the least MiB its phase needs anywhere in the space, vs capacity (a phase whose scan
-    the ``deadline`` cut short is left out)."""
+    """For each memory rule: the least MiB its phase needs anywhere in the space, vs its line (a phase whose scan
+    the ``deadline`` cut short is left out). Where the search moves the line (``CostTerms.arm_lines``: TRL's
+    use_vllm searched both ways), the arm nearest to fitting, with that arm's own line."""
     from ..costmodel.tables import least_memory
 
-    return {memory_rule_id(ruleset.framework, table_phase(name)): (least, terms.capacity_of(table_phase(name)))
-            for name, least in least_memory(terms.derived, domains, deadline=deadline).items() if least is not None}
+    floor = {name: (least, terms.capacity_of(table_phase(name)))
+             for name, least in least_memory(terms.derived, domains, deadline=deadline).items() if least is not None}
+    for name in list(floor):
+        names, lines = getattr(terms, "arm_lines", {}).get(table_phase(name), ((), {}))
+        table = [d for d in terms.derived if d.name == name]
+        arms = [(least, lines[combo]) for combo in lines
+                if (least := least_memory(table, {**domains, **{n: [v] for n, v in zip(names, combo)}},
+                                          deadline=deadline).get(name)) is not None]
+        if len(arms) == len(lines) and arms:
+            floor[name] = min(arms, key=lambda a: a[0] - a[1])
+    return {memory_rule_id(ruleset.framework, table_phase(name)): pair for name, pair in floor.items()}
+
+
+def start_arguments(report: RecommendReport) -> list[str]:
+    """recommend --from: the best config's arguments as ``--write`` writes them into the user's script
+    (``start_changes``): the keys the config's release refuses by name (``Start.renamed``) out, and their successors
+    in at the user's value where the answer does not set that key (OpenRLHF 0.11.2: --enforce_eager out,
+    --vllm.enforce_eager in; --use_kl_estimator_k3 out, no successor)."""
+    from ..frameworks.overrides import exported_pair
+
+    best, start = report.best, report.start
+    if best is None or start is None or not start.renamed:
+        return list(best.native) if best is not None else []
+    args = [x for x in best.native if exported_pair(x)[0].lstrip("+-") not in start.renamed]
+    keys = {exported_pair(x)[0] for x in args}
+    return args + [item for item in dict.fromkeys(start.renamed.values())
+                   if item is not None and exported_pair(item)[0] not in keys]
 
 
 def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:

@@ -188,6 +188,9 @@ class CostTerms:
     hard_mib: int = 0  # capacity less the fixed margin: above it a phase cannot run (0: unknown)
     # phase -> MiB its peak must stay under (capacity_mib, or hard_mib for a vLLM rollout: MemoryReport.usable_for)
     phase_capacity_mib: dict[str, int] = field(default_factory=dict)
+    # phase -> the searched switches that move its line (TRL's use_vllm searched both ways: a vLLM rollout is held
+    # to hard_mib, transformers' generate to capacity_mib) and the line under each assignment of them
+    arm_lines: dict[str, tuple[tuple[str, ...], dict[tuple, int]]] = field(default_factory=dict)
 
     def capacity_of(self, phase: str) -> int:
         return self.phase_capacity_mib.get(phase, self.capacity_mib)
@@ -217,8 +220,10 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
     capacity = usable_capacity_mib(probe.capacity_bytes, probe.margin_bytes)
     hard = hard_capacity_mib(probe)
     # the engine is the user's choice (no search or repair moves it), so the base values decide the rollout's line
-    phase_capacity = {phase: int(math.floor(estimate_memory(spec.plan(base, phase)).usable_for(phase) / MIB))
-                      for phase in phases} if memory else {}
+    phase_capacity = {phase: _line(spec, base, phase) for phase in phases} if memory else {}
+    # ... unless the search itself moves the engine (a switch searched both ways): each arm keeps its own line
+    arm_lines = {phase: arms for phase in phases if memory
+                 and (arms := _lines_by_arm(spec, base, domains, phase, phase_capacity[phase]))[0]}
     headrooms: list[IntExpr] = []
     times: dict[str, IntExpr] = {}
 
@@ -258,13 +263,23 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
             derived.append(Derived(f"mem_{phase}", mem, f"peak MiB per GPU in {PHASE_TEXT[phase]}"))
             var = IntVar(f"mem_{phase}")
             line = phase_capacity[phase]
-            why = ("capacity less the safety margin" if line == capacity else
-                   "capacity less CUDA contexts and NCCL buffers; the engine's own budget is measured at start-up")
+
+            def why(line: int) -> str:
+                return ("capacity less the safety margin" if line == capacity else
+                        "capacity less CUDA contexts and NCCL buffers; the engine's own budget is measured at start-up")
+
+            usable = f"{line / 1024:.1f} GiB usable ({why(line)})"
+            line_expr: IntExpr | int = line
+            if phase in arm_lines:
+                names, lines = arm_lines[phase]
+                usable = ", ".join(f"{lines[combo] / 1024:.1f} GiB usable with "
+                                   f"{' '.join(f'{n}={v}' for n, v in zip(names, combo))} ({why(lines[combo])})"
+                                   for combo in lines)
+                line_expr = _line_expr(names, lines)
             rules.append(Rule(
                 memory_rule_id(spec.framework, phase),
-                var <= line,
-                f"{PHASE_TEXT[phase]} needs {{mem_{phase}:gib}} GiB per GPU; the GPU has {line / 1024:.1f} GiB "
-                f"usable ({why}): out of memory",
+                var <= line_expr,
+                f"{PHASE_TEXT[phase]} needs {{mem_{phase}:gib}} GiB per GPU; the GPU has {usable}: out of memory",
                 Phase(phase),
                 f"rlbatch-solver cost model ({spec.source})",
                 explanation=f"the {phase} phase does not fit in GPU memory",
@@ -276,7 +291,7 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
                     f"It may run, or fail on allocator fragmentation; searches keep the margin"),
                 kind=RuleKind.MEMORY,
             ))
-            headrooms.append(line - var)
+            headrooms.append(line_expr - var)
     if time:
         for phase, names in spec.time_inputs.items():
             if phase not in phases and phase in MEMORY_PHASES:
@@ -291,7 +306,38 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
         headroom = headrooms[0]
         for h in headrooms[1:]:
             headroom = minimum(headroom, h)
-    return CostTerms(derived, rules, time_us, headroom, capacity, phases, hard, phase_capacity)
+    return CostTerms(derived, rules, time_us, headroom, capacity, phases, hard, phase_capacity, arm_lines)
+
+
+def _line(spec: CostSpec, values: Mapping[str, Value], phase: str) -> int:
+    """MiB the phase's peak must stay under for these values (MemoryReport.usable_for)."""
+    return int(math.floor(estimate_memory(spec.plan(values, phase)).usable_for(phase) / MIB))
+
+
+def _lines_by_arm(spec: CostSpec, base: Mapping[str, Value], domains: Mapping[str, Sequence[Value]], phase: str,
+                  line: int) -> tuple[tuple[str, ...], dict[tuple, int]]:
+    """The searched switches among the phase's memory inputs whose other value moves its line, and the line under
+    each assignment of them; ((), {}) where none does (the usual case: the engine is the user's choice)."""
+    import itertools
+
+    moving = tuple(n for n in dict.fromkeys(spec.memory_inputs.get(phase, ()))
+                   if n in spec.bool_names and len(set(domains.get(n, ()))) > 1
+                   and any(_line(spec, {**base, n: v}, phase) != line for v in set(domains[n]) - {base.get(n)}))
+    if not moving:
+        return (), {}
+    combos = itertools.product(*(list(dict.fromkeys(domains[n])) for n in moving))
+    return moving, {combo: _line(spec, {**base, **dict(zip(moving, combo))}, phase) for combo in combos}
+
+
+def _line_expr(names: Sequence[str], lines: Mapping[tuple, int]) -> IntExpr | int:
+    """The line as an expression of the switches that move it (``_lines_by_arm``)."""
+    if not names:
+        return lines[()]
+    first, rest = names[0], names[1:]
+    by = {v: _line_expr(rest, {c[1:]: x for c, x in lines.items() if c[0] == v}) for v in {c[0] for c in lines}}
+    if set(by) == {True, False}:
+        return if_then_else(BoolVar(first), by[True], by[False])
+    raise ValueError(f"a line moved by a non-boolean switch: {first}")  # _lines_by_arm takes bool switches only
 
 
 def searched_phases(spec: CostSpec, base: Mapping[str, Value]) -> list[str]:

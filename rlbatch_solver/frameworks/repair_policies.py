@@ -87,16 +87,21 @@ def policy_for(framework: str, ruleset=None, values: dict | None = None) -> Repa
 
 
 def references(policy: RepairPolicy, values: dict) -> dict[str, int]:
-    """For each unset key with an anchor: the anchor's value, if the user set it."""
-    out = {}
-    for name, anchor in policy.anchors.items():
-        if values.get(name) is None and isinstance(values.get(anchor), int) and values[anchor] > 0:
-            out[name] = values[anchor]
+    """For each unset key with an anchor: the anchor's value, if the user set it, under its own name or as the older
+    global size it is the per-GPU share of (verl <= 0.4's actor ppo_micro_batch_size=128 on 8 GPUs anchors the
+    critic's unset per-GPU micro batch at 16, as its per-GPU key would)."""
     gpus = int(values.get("gpus_per_node") or 1) * int(values.get("nnodes") or 1)
+    per_gpu = {}
     for name, old in policy.per_gpu_of.items():
         given = values.get(old)
         if values.get(name) is None and isinstance(given, int) and not isinstance(given, bool) and given > 0:
-            out[name] = max(1, given // gpus)  # the user's own global size, per GPU, wins over an anchor
+            per_gpu[name] = max(1, given // gpus)
+    out = {}
+    for name, anchor in policy.anchors.items():
+        value = values.get(anchor) if values.get(anchor) is not None else per_gpu.get(anchor)
+        if values.get(name) is None and isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            out[name] = value
+    out.update(per_gpu)  # the user's own global size, per GPU, wins over an anchor
     return out
 
 

@@ -317,7 +317,7 @@ def _widen_cut(ruleset: RuleSet, rule_id: str, cut: dict[str, Value], built, gro
         for combo in itertools.product(*(_domain_of(built, n) for n in trial)):
             env = ruleset.base_env({**cut, **dict(zip(trial, combo))})
             value = table.fn(*(env[i.name] for i in table.inputs))  # cached: rows asked again cost nothing
-            if evaluate(rule.expr, {tables[0].name: value}):
+            if evaluate(rule.expr, {**env, tables[0].name: value}):
                 return False
         return True
 

@@ -153,7 +153,7 @@ def normalize_flags(flat: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
         old.setdefault("rollout.max_new_tokens", gen)
         if isinstance(gen, int) and isinstance(prompt, int) and not isinstance(gen, bool):
             old.setdefault("data.max_len", prompt + gen)
-    for k in LEGACY_ONLY:
+    for k in [k for k in old if k in LEGACY_ONLY]:  # in the config's order (a set's would change run to run)
         value = old.pop(k, None)
         if value is not None and (k in KEPT_LEGACY or k in RENAMED_LEGACY):  # the config's own setting
             out.setdefault(RENAMED_LEGACY.get(k, k), value)

@@ -354,17 +354,27 @@ class UnslothFramework(TrlFramework):
         if dropped:
             notes.append(f"Unsloth drops {', '.join(dropped)} (fields TRL {unsloth_rules.TRL_PIN} removed) with a warning "
                          "(unsloth/models/rl_config_compat.py)")
-        if not trl.get("use_vllm"):
+        if not trl.get("use_vllm") and "fast_inference" not in _flat(flat):  # written: the config's own choice
             notes.append("fast_inference is off (from_pretrained's default): rollouts use the model's own generate, "
                          "not vLLM")
         elif trl.get("vllm_enable_sleep_mode"):
             notes.append(f"{STANDBY}=1: the vLLM engine releases its KV cache while the trainer runs")
-        if cost["load_bits"] == 4:
-            notes.append("load_in_4bit (from_pretrained's default): the frozen base is NF4 with double quantization, "
-                         "priced at %.3f bytes per decoder weight" % C.NF4_BYTES)
-        if cost["ckpt_offload"]:
-            notes.append('use_gradient_checkpointing = "unsloth": each layer\'s checkpoint is in host RAM, not on the GPU')
-        return notes
+        return notes + self._default_notes(flat, cost)
+
+    @staticmethod
+    def _default_notes(flat: Mapping[str, Any], cost: Mapping[str, Value]) -> list[str]:
+        """from_pretrained's defaults the config did not write and the answer is priced at, in one note with how to
+        change the one that moves memory most (as ms-swift's default LoRA tuner is said): a 4-bit base, and
+        Unsloth's checkpointing to host RAM. A value the config wrote is its own choice: not restated."""
+        given = set(_flat(flat))
+        said = []
+        if cost["load_bits"] == 4 and not given & {"load_in_4bit", "load_in_8bit", "load_in_16bit", "full_finetuning"}:
+            said.append("load_in_4bit (the frozen base is NF4 with double quantization, %.3f bytes per decoder "
+                        "weight; a 16-bit base: give --load_in_4bit false (recommend: --set load_in_4bit=false))"
+                        % C.NF4_BYTES)
+        if cost["ckpt_offload"] and "use_gradient_checkpointing" not in given:
+            said.append('use_gradient_checkpointing = "unsloth" (each layer\'s checkpoint in host RAM, not on the GPU)')
+        return ["priced at from_pretrained's defaults: " + "; ".join(said)] if said else []
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False):
         """TRL's search space; a memory share or standby the user set under Unsloth's names stays as set."""
