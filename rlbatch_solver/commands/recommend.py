@@ -18,7 +18,7 @@ from ..rules.expr import IntVar
 from ..rules.ids import memory_rule_id, table_phase, tied_followers
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S, SOLVER_WORKERS
-from .common import framework_for, model_card, validate_solutions, waste_text
+from .common import framework_for, model_card, release_notes, validate_solutions, waste_text
 
 if TYPE_CHECKING:
     from ..catalog.gpus import GPU
@@ -697,8 +697,7 @@ def searched_scenario(scenario: Scenario, start: Any = None, *,
     not looked up nor anything said of them (a placement layout's solve: the whole job's were)."""
     unknown, key_notes = set_keys(scenario) if start is None and notes else ([], [])
     # a named release judged by another's pack (swift==3.8.0 by 3.10.3's) says so, as check says it
-    note = get_framework(scenario.framework).version_note if notes else ""
-    key_notes = [note, *key_notes] if note else key_notes
+    key_notes = [*release_notes(get_framework(scenario.framework)), *key_notes] if notes else key_notes
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
     scenario = search_gpu_counts(scenario)
@@ -865,7 +864,7 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     from .fix_job import refused_by_name
 
     report.start.renamed = refused_by_name(chosen, dict(flat), report.unknown_keys).items  # as fix takes them out
-    report.key_notes = ([fw.version_note] if fw.version_note else []) + [
+    report.key_notes = release_notes(fw) + [
         f"{v.message}; the best config below keeps your arguments, this one included: rename or remove it ({v.rule})"
         for v in refused] + report.key_notes
     # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the
