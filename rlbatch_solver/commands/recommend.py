@@ -388,7 +388,13 @@ def companion_commands(report: RecommendReport) -> list[list[str]]:
 
 def answer_framework(report: Any) -> Any:
     """The framework at the release whose rules gave the answer (a recommend's or enumerate's report): TRL 0.14/0.15
-    run vLLM on a GPU of their own, not a `trl vllm-serve` server; OpenRLHF's releases spell their flags their way."""
+    run vLLM on a GPU of their own, not a `trl vllm-serve` server; OpenRLHF's releases spell their flags their way.
+    A release the scenario names that another's pack judges is that pack with the named release's own reading (TRL
+    0.23.1: its GRPOConfig fields, with_named_release), as the search had it."""
+    scenario = getattr(report, "scenario", None)
+    named = get_framework(scenario.framework) if scenario is not None else None
+    if named is not None and named.name == report.framework and named.version == report.version:
+        return named
     fw = get_framework(report.framework)
     if report.version == fw.version or len(fw.versions) < 2:
         return fw
