@@ -326,7 +326,7 @@ def _enumerate_json(report: Any, conflict: Any) -> list[dict[str, Any]]:
                   "memory_floor_mib": {k: {"least": a, "line": b} for k, (a, b) in report.memory_floor.items()},
                   "host_mem_gib": report.host_mem_gib, "host_excluded": report.host_excluded,
                   "host_least_excluded": report.host_least.to_dict() if report.host_least is not None else None,
-                  "conflict": conflict.ids if conflict else None})
+                  "conflict": conflict.ids if conflict else None, "notes": report.notes})
     return lines
 
 

@@ -383,6 +383,8 @@ def print_enumerate(console: Console, report: EnumerateReport, scenario: Scenari
         f"{'s' if scenario.total_gpus != 1 else ''} "
         f"({done}; {report.raw_size:,} raw combinations, {report.wall_time_s:.2f} s)."
     )
+    for note in getattr(report, "notes", []):
+        console.print(f"note: {note}", markup=False, highlight=False)
     if memory:
         console.print("peak / spare: GiB per GPU of each config's phase with the least headroom (--json names it)")
         _print_enumerate_host(console, report)

@@ -621,6 +621,20 @@ def test_recommend_says_which_rules_judge_a_named_release():
     assert "is checked with the rules of" not in own.stdout
 
 
+def test_enumerate_says_which_rules_judge_a_named_release():
+    """enumerate -f swift==3.8.0 lists the configs of 3.10.3's rules and says so, in the text and in the JSON's
+    summary line, in recommend's words; a release judged by its own pack gets no such note."""
+    note = "ms-swift 3.8.0 is checked with the rules of 3.10.3"
+    text = run("enumerate", "-f", "swift==3.8.0", "--gpus", "8", "--limit", "2")
+    assert text.returncode == 0 and f"note: {note}" in text.stdout, text.stdout + text.stderr
+    listed = run("enumerate", "-f", "swift==3.8.0", "--gpus", "8", "--limit", "2", "--json")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    summary = json.loads(listed.stdout.splitlines()[-1])
+    assert summary["rules_version"] == "3.10.3" and [n for n in summary["notes"] if n.startswith(note)]
+    own = run("enumerate", "-f", "swift==3.10.3", "--gpus", "8", "--limit", "2", "--json")
+    assert own.returncode == 0 and json.loads(own.stdout.splitlines()[-1])["notes"] == [], own.stdout + own.stderr
+
+
 def test_a_scenario_file_is_read_as_the_readme_writes_it(tmp_path):
     """recommend/enumerate --scenario FILE with flags over it: the file's fields only (what recommend sets on a
     scenario itself, kept_totals, is not one a file may write, and was refused as one)."""

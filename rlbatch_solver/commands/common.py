@@ -13,10 +13,16 @@ from ..frameworks.overrides import load_config_file
 from ..rules.base import RuleSet, Value
 
 
+def release_notes(fw: Framework) -> list[str]:
+    """[the note saying a named release is judged by another release's rules (swift==3.8.0 by 3.10.3's)], or [] for
+    a release judged by its own: what check, recommend and enumerate say first."""
+    return [fw.version_note] if fw.version_note else []
+
+
 def framework_for(fw: Framework, flat: Mapping[str, Any]) -> tuple[Framework, list[str]]:
     """The framework version a pasted config is checked with (verl: the one its keys show, unless the user named
     one), and notes saying which and why."""
-    notes = [fw.version_note] if fw.version_note else []
+    notes = release_notes(fw)
     chosen, note = fw.for_config(flat)
     if note:
         notes.append(note)

@@ -10,7 +10,7 @@ from ..frameworks.base import Space
 from ..rules.base import Value
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
-from .common import model_card, validate_solutions
+from .common import model_card, release_notes, validate_solutions
 
 if TYPE_CHECKING:
     from ..costmodel.host import HostReport
@@ -48,6 +48,9 @@ class EnumerateReport:
     host_excluded: int = 0
     host_least: HostReport | None = None
     host_most: HostReport | None = None
+    # what recommend says first of the same scenario: a named release judged by another's rules (swift==3.8.0 by
+    # 3.10.3's), then the --set/--search keys suspected misspelt
+    notes: list[str] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -68,7 +71,8 @@ def enumerate(  # noqa: A001 - the public name users expect
     from .recommend import set_keys
 
     fw = get_framework(scenario.framework)
-    set_keys(scenario)  # a --set key the release's parser refuses would stop every command listed (recommend's check)
+    # a --set key the release's parser refuses would stop every command listed (recommend's check)
+    _, key_notes = set_keys(scenario)
     gpu = None
     if scenario.gpu:  # a mistyped GPU is an error even without a model
         from ..catalog.gpus import load_gpu
@@ -98,7 +102,7 @@ def enumerate(  # noqa: A001 - the public name users expect
         solutions, host = _fit_host(spec, gpu.name, scenario.host_mem_gib, res.solutions)
     native = [fw.export(s, space) for s in solutions]
     report = EnumerateReport(fw.name, fw.version, solutions, native, res.complete, res.status,
-                             space.raw_size, res.wall_time_s, space)
+                             space.raw_size, res.wall_time_s, space, notes=[*release_notes(fw), *key_notes])
     if host is not None:
         report.host_mem_gib = scenario.host_mem_gib
         report.host_excluded, report.host_least, report.host_most = host

@@ -19,7 +19,7 @@ from ..rules.expr import IntVar
 from ..rules.ids import memory_rule_id, table_phase, tied_followers
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S, SOLVER_WORKERS
-from .common import framework_for, model_card, validate_solutions, waste_text
+from .common import framework_for, model_card, release_notes, validate_solutions, waste_text
 
 if TYPE_CHECKING:
     from ..catalog.gpus import GPU
@@ -389,7 +389,13 @@ def companion_commands(report: RecommendReport) -> list[list[str]]:
 
 def answer_framework(report: Any) -> Any:
     """The framework at the release whose rules gave the answer (a recommend's or enumerate's report): TRL 0.14/0.15
-    run vLLM on a GPU of their own, not a `trl vllm-serve` server; OpenRLHF's releases spell their flags their way."""
+    run vLLM on a GPU of their own, not a `trl vllm-serve` server; OpenRLHF's releases spell their flags their way.
+    A release the scenario names that another's pack judges is that pack with the named release's own reading (TRL
+    0.23.1: its GRPOConfig fields, with_named_release), as the search had it."""
+    scenario = getattr(report, "scenario", None)
+    named = get_framework(scenario.framework) if scenario is not None else None
+    if named is not None and named.name == report.framework and named.version == report.version:
+        return named
     fw = get_framework(report.framework)
     if report.version == fw.version or len(fw.versions) < 2:
         return fw
@@ -698,8 +704,7 @@ def searched_scenario(scenario: Scenario, start: Any = None, *,
     not looked up nor anything said of them (a placement layout's solve: the whole job's were)."""
     unknown, key_notes = set_keys(scenario) if start is None and notes else ([], [])
     # a named release judged by another's pack (swift==3.8.0 by 3.10.3's) says so, as check says it
-    note = get_framework(scenario.framework).version_note if notes else ""
-    key_notes = [note, *key_notes] if note else key_notes
+    key_notes = [*release_notes(get_framework(scenario.framework)), *key_notes] if notes else key_notes
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
     scenario = search_gpu_counts(scenario)
@@ -866,7 +871,7 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     from .fix_job import refused_by_name
 
     report.start.renamed = refused_by_name(chosen, dict(flat), report.unknown_keys).items  # as fix takes them out
-    report.key_notes = ([fw.version_note] if fw.version_note else []) + [
+    report.key_notes = release_notes(fw) + [
         _refused_note(v, u, report.start.renamed) for v, u in itertools.zip_longest(
             refused, [u for u in report.unknown_keys if u.refused][:len(refused)])] + report.key_notes
     # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the

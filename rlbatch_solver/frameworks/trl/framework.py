@@ -277,6 +277,13 @@ class TrlFramework(SwiftFramework):
         return self.fields_release or self.version
 
     @property
+    def prompt_limit(self) -> bool:
+        """Whether the release the config runs has GRPOConfig's max_prompt_length (0.28 removed it): its prompts are
+        cut there, so the printed command carries the prompt length in it. The fields' release decides, where a
+        neighbour's pack judges it (TRL 0.23.1 has the field; 0.29.1, whose pack judges it, has not)."""
+        return "max_prompt_length" in versions.RELEASE_FIELDS[self.fields_version]
+
+    @property
     def newest(self) -> bool:
         return self.version == versions.NEWEST
 
@@ -572,7 +579,7 @@ class TrlFramework(SwiftFramework):
         """The longest prompt + max_completion_length the answer is priced at, where a release has no
         max_prompt_length (0.28 removed it) and the engine's max_model_len is the only flag to say it: check reads it
         back as the prompt limit (cost.cost_values); None where the user's config (``given``) sets one."""
-        if (self.release.prompt_length is not None or not solution.get("max_length")
+        if (self.prompt_limit or not solution.get("max_length")
                 or any(str(k).lstrip("-").split(" ")[0] in ("vllm_max_model_length", "server.max_model_len")
                        for k in given)):
             return None
@@ -600,7 +607,7 @@ class TrlFramework(SwiftFramework):
         """The prompt length ``rlbatch check`` reads for a printed command with vLLM off (cost.cost_values: the
         user's length flag, else DEFAULT_PROMPT): a release without max_prompt_length has no flag to carry the
         scenario's; the scenario's own where the release has one."""
-        if self.release.prompt_length is not None:
+        if self.prompt_limit:
             return scenario.prompt_length
         fixed = self.normalize({str(k).lstrip("-"): v for k, v in scenario.fixed.items()})
         read = cost_values({**fixed, "max_completion_length": scenario.response_length}, {}, self.release,
@@ -636,7 +643,7 @@ class TrlFramework(SwiftFramework):
         is a server's (its own flags) or vLLM is off (no flag holds the prompt length)."""
         total = self._model_length(solution, extra)
         if (not solution.get("use_vllm") or solution.get("vllm_server") or total is None
-                or "vllm_max_model_length" not in versions.RELEASE_FIELDS[self.version]):
+                or "vllm_max_model_length" not in versions.RELEASE_FIELDS[self.fields_version]):
             return []
         return [f"--vllm_max_model_length {total}"]
 
@@ -705,7 +712,7 @@ class TrlFramework(SwiftFramework):
             # the search's own flags (vllm_mode colocate) are not the config's: only the user's can be foreign fields
             space.domains["removed_fields"] = [bool(versions.foreign_fields(self.fields_version,
                                                                             self.normalize(scenario.fixed)))]
-            if self.release.prompt_length is not None:  # its prompts are cut at max_prompt_length: carry the length
+            if self.prompt_limit:  # its prompts are cut at max_prompt_length: carry the length
                 space.fixed_native["max_prompt_length"] = scenario.prompt_length
             if self.release.vllm_mode == "device":  # one engine, on one GPU (vllm_device)
                 for name in ("server_tp", "server_dp"):
