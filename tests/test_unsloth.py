@@ -535,3 +535,19 @@ def test_load_in_fp8_with_the_default_load_in_4bit_is_noted_with_unsloths_error(
     with pytest.raises(InputError) as err:
         FW.to_values({"load_in_fp8": "row"}, gpus=1, model=None)
     assert err.value.field == "load_in_fp8"
+
+
+def test_recommend_prices_and_prints_the_fp8_base_the_user_set():
+    """recommend --set load_in_fp8=true searches at FP8 weights (Qwen3-8B on an L4: its best peak under the 16-bit
+    one) and prints the key back, beside load_in_4bit false."""
+    import re
+
+    def best(*sets):
+        out = run("recommend", "--framework", "unsloth", "--model", "qwen3-8b", "--gpu", "l4", "--gpus", "1",
+                  *[a for s in sets for a in ("--set", s)])
+        assert out.returncode == 0, out.stdout + out.stderr
+        return float(re.search(r"peak ([\d.]+) of", out.stdout).group(1)), out.stdout
+
+    bf16, _ = best("load_in_4bit=false")
+    fp8, text = best("load_in_4bit=false", "load_in_fp8=true")
+    assert fp8 < bf16 - 3 and "--load_in_fp8 true" in text and "--load_in_4bit false" in text
