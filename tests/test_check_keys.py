@@ -193,3 +193,14 @@ def test_many_stray_keys_are_ten_errors_and_one_count_and_json_lists_them_all():
     assert "20 more keys are not options of verl 0.9.1 either (k10, k11, k12, ..." in " ".join(r.stdout.split())
     data = json.loads(run("check", "--json", *base, *stray).stdout)
     assert len(data["unknown_keys"]) == 30
+
+
+def test_unsloths_load_in_fp8_is_a_key_of_from_pretrained():
+    """load_in_fp8 (Unsloth 2026.10.9 unsloth/models/loader.py FastLanguageModel.from_pretrained) was named among the
+    keys 'neither from_pretrained, get_peft_model nor Unsloth's GRPOConfig has' for Unsloth's FP8 GRPO notebooks; a
+    misspelt key beside it still is."""
+    [case] = [c for c in cases() if c.name == "unsloth_nb_qwen3_8b_fp8_grpo_standby_1xl4"]
+    fw, flat = _flat(case)
+    notes = " ".join(fw.config_notes(flat))
+    assert "load_in_fp8: the linear weights are FP8" in notes and "has: " not in notes, notes
+    assert "has: load_in_fp9" in " ".join(fw.config_notes({**flat, "load_in_fp9": True}))

@@ -496,3 +496,74 @@ def test_fix_gives_max_seq_length_a_round_value_that_holds_prompt_and_completion
 def test_recommend_rounds_max_seq_length_up_to_a_multiple_of_256():
     command = _recommended_command(880, 1280)
     assert "--max_seq_length 2304" in command and "--max_completion_length 1280" in command, command
+
+
+# ------------------------------------------------------------------------------------------------ load_in_fp8
+def _fp8_case_weights(name: str) -> float:
+    """The trained model's weights (GiB) check prices for a memory-corpus record, in its update phase."""
+    from memory_corpus import cases
+    import rlbatch_solver as rb
+
+    [case] = [c for c in cases() if c.name == name]
+    r = rb.check(case.args, framework=case.framework, gpus=case.gpus, model=case.model, gpu=case.gpu)
+    return r.memory.phases[Phase.ACTOR_UPDATE]["params (sharded)"] / 1024
+
+
+def test_an_fp8_base_is_priced_at_one_byte_per_linear_weight():
+    """Unsloth's Qwen3-8B FP8 GRPO notebook on one L4 (tests/data/memory_corpus/unsloth.yaml): vLLM's log 'Actual
+    usage is 8.96 GiB for weight' for unsloth/Qwen3-8B-FP8 (FP8 linears, bf16 embeddings and lm_head), the weights
+    vLLM and the trainer share. Priced as 16-bit (load_in_fp8 unread) they were 15.3 GiB."""
+    assert _fp8_case_weights("unsloth_nb_qwen3_8b_fp8_grpo_standby_1xl4") == pytest.approx(8.96, rel=0.03)
+    model = load_model("qwen3-8b")
+    dense = model.embedding_params() + model.lm_head_params()
+    whole = {**BLOG_UNSLOTH, "grpo_config.unsloth_grpo_mini_batch": GENERATIONS, "from_pretrained.load_in_4bit": False}
+    fp8 = _terms(FW, _values(FW, {**whole, "from_pretrained.load_in_fp8": True}))
+    bf16 = _terms(FW, _values(FW, whole))
+    llama = load_model("llama3.1-8b")
+    linear = llama.total_params() - llama.embedding_params() - llama.lm_head_params()
+    # one byte less per linear weight, nothing else: the embeddings and lm_head stay 16-bit
+    assert bf16["training"] - fp8["training"] == pytest.approx(linear * (2 - C.FP8_BYTES) / GIB, rel=1e-6)
+    assert fp8["inference"] == 0.0 and fp8["grpo"] == bf16["grpo"] and dense > 0
+
+
+@pytest.mark.parametrize("flags, bits, fp8", [
+    ({"load_in_fp8": True, "load_in_4bit": False}, 16, True),
+    ({"load_in_fp8": "block", "load_in_4bit": False}, 16, True),
+    ({"load_in_fp8": True, "load_in_16bit": True}, 16, False),  # 16-bit wins (an fp8 checkpoint is dequantized)
+    ({"load_in_fp8": True, "load_in_8bit": True}, 8, False),
+    ({"load_in_fp8": True, "full_finetuning": True}, 16, False),
+])
+def test_load_in_fp8_beside_the_other_precision_flags(flags, bits, fp8):
+    v = FW.to_values({**flags, "fast_inference": True}, gpus=1, model=None)
+    assert (v["load_bits"], v["load_fp8"]) == (bits, fp8)
+    notes = " ".join(FW.config_notes(flags))
+    assert ("priced at 1 byte per weight" in notes) == fp8
+    assert ("load_in_fp8 is not what loads the base here" in notes) == (not fp8)
+
+
+def test_load_in_fp8_with_the_default_load_in_4bit_is_noted_with_unsloths_error():
+    """Unsloth refuses load_in_fp8 beside load_in_4bit (its default True) unless the model maps to a pre-quantized
+    '-FP8' repo (loader.py drops load_in_fp8 then): a note, since the config does not say which; priced as FP8."""
+    notes = " ".join(FW.config_notes({"load_in_fp8": True}))
+    assert "Can only load in 4bit or 8bit or 16bit, not a combination!" in notes and "load_in_4bit = False" in notes
+    assert FW.to_values({"load_in_fp8": True}, gpus=1, model=None)["load_fp8"]
+    assert "not a combination" not in " ".join(FW.config_notes({"load_in_fp8": True, "load_in_4bit": False}))
+    with pytest.raises(InputError) as err:
+        FW.to_values({"load_in_fp8": "row"}, gpus=1, model=None)
+    assert err.value.field == "load_in_fp8"
+
+
+def test_recommend_prices_and_prints_the_fp8_base_the_user_set():
+    """recommend --set load_in_fp8=true searches at FP8 weights (Qwen3-8B on an L4: its best peak under the 16-bit
+    one) and prints the key back, beside load_in_4bit false."""
+    import re
+
+    def best(*sets):
+        out = run("recommend", "--framework", "unsloth", "--model", "qwen3-8b", "--gpu", "l4", "--gpus", "1",
+                  *[a for s in sets for a in ("--set", s)])
+        assert out.returncode == 0, out.stdout + out.stderr
+        return float(re.search(r"peak ([\d.]+) of", out.stdout).group(1)), out.stdout
+
+    bf16, _ = best("load_in_4bit=false")
+    fp8, text = best("load_in_4bit=false", "load_in_fp8=true")
+    assert fp8 < bf16 - 3 and "--load_in_fp8 true" in text and "--load_in_4bit false" in text

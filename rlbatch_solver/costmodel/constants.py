@@ -199,6 +199,12 @@ NF4_BYTES = 0.5 + (1 + FP32 / 256) / 64
 NF4_PLAIN_BYTES = 0.5 + FP32 / 64
 # bitsandbytes LLM.int8 (load_in_8bit, Int8Params): one byte per weight (its per-row fp32 scales are negligible)
 INT8_BYTES = 1.0
+# FP8 (Unsloth's load_in_fp8: unsloth/models/loader.py FastLanguageModel.from_pretrained): each linear weight one
+# float8_e4m3fn byte, with one fp32 scale per output row ('row', the default) or per 128x128 block ('block')
+# (unsloth/models/loader_utils.py _get_fp8_mode_and_check_settings; unsloth_zoo/vllm_utils.py reads vLLM's fp8
+# weight and weight_scale into the trainer's FP8Linear): the scales are negligible. Embeddings, lm_head and norms
+# stay 16-bit (FP8 checkpoints and vLLM's Fp8LinearMethod quantize Linear layers only)
+FP8_BYTES = 1.0
 # verl Megatron with actor_rollout_ref.model.use_fused_kernels=True ("megatron-fused") never builds
 # [tokens, vocab] logits either: verl/models/mcore/model_forward_fused.py patches the GPT model's
 # output layer with verl/utils/kernel/linear_cross_entropy.py (the same code in verl 0.6.1 to 0.9.1),

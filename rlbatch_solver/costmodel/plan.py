@@ -265,6 +265,10 @@ class Plan:
     # ``ckpt_offload``, gradient checkpointing that moves each layer's saved input to host RAM
     # (use_gradient_checkpointing="unsloth"), so only the recomputed layer and one checkpoint in transit stay
     base_weight_bytes: float = 0.0
+    # the quantized base is FP8 (Unsloth's load_in_fp8, constants.FP8_BYTES): its linears run FP8 kernels on the
+    # 1-byte weights (vLLM's Fp8LinearMethod; the trainer's FP8Linear), with no 16-bit copy per decode step as
+    # bitsandbytes' dequantize makes (time.decode_weight_bytes)
+    fp8_base: bool = False
     engine_shares_weights: bool = False
     # the rollout engine's own bytes per decoder weight when it quantizes the 16-bit checkpoint itself while loading
     # it (ms-swift 4.1+'s colocated vLLM with ``quantization='bitsandbytes'``: frameworks/bnb.py

@@ -385,12 +385,12 @@ def decode_weight_bytes(plan: Plan, mc: ModelConsts, weights: float, batch: floa
     dequantizes every weight to a 16-bit copy (``F.dequantize_4bit``: reads the packed bytes, writes 2 B) and then
     multiplies with it (reads the 2 B again), every decode step. The embedding and lm_head stay 16-bit. An engine
     that quantizes its own copy while loading (``Plan.engine_base_bytes``: vLLM's in-flight bitsandbytes) runs the
-    same method on those bytes."""
+    same method on those bytes. An FP8 base (``Plan.fp8_base``) is read as its bytes alone."""
     stored = plan.base_weight_bytes if plan.engine == "hf" or plan.engine_shares_weights else plan.engine_base_bytes
     if not stored:
         return C.ROLLOUT_PARAM_BYTES * weights
     quantized = min(weights, float(mc.params - mc.embed - mc.lm_head))
-    per_weight = stored + (2 * C.BF16 if batch > 1 else 0.0)
+    per_weight = stored + (2 * C.BF16 if batch > 1 and not plan.fp8_base else 0.0)  # FP8 kernels: no 16-bit copy
     return per_weight * quantized + C.ROLLOUT_PARAM_BYTES * (weights - quantized)
 
 

@@ -7,7 +7,8 @@ with Unsloth's own argument names: a YAML file (``--config unsloth.yaml``, flat 
 ``UNSLOTH_VLLM_STANDBY=1`` as the script sets it. What they mean, from Unsloth 2026.10.9's code:
 
 * ``FastLanguageModel.from_pretrained`` (unsloth/models/loader.py): ``load_in_4bit`` (default True: bitsandbytes NF4
-  with double quantization), ``load_in_8bit``, ``load_in_16bit``, ``full_finetuning``, ``fast_inference`` (default
+  with double quantization), ``load_in_8bit``, ``load_in_16bit``, ``load_in_fp8`` (True or 'block': FP8 linear
+  weights, a pre-quantized '-FP8' repo or quantized while loading), ``full_finetuning``, ``fast_inference`` (default
   False: a colocated vLLM engine whose weights are the trained model's, unsloth_zoo/vllm_utils.py ``load_vllm``;
   Unsloth's GRPOTrainer then turns ``use_vllm`` on, rl.py), ``gpu_memory_utilization`` (default 0.5: vLLM's share),
   ``max_seq_length`` (default 2048: vLLM's max_model_len), ``max_lora_rank`` (vLLM's LoRA slots).
@@ -47,7 +48,7 @@ from .framework import TrlFramework, _ours, _unknown
 # loader.py FastLanguageModel.from_pretrained; unsloth/models/llama.py FastLlamaModel.get_peft_model)
 MODEL_ARGS: dict[str, Any] = {
     "max_seq_length": 2048, "load_in_4bit": True, "load_in_8bit": False, "load_in_16bit": False,
-    "full_finetuning": False, "fast_inference": False, "gpu_memory_utilization": 0.5, "max_lora_rank": 64,
+    "load_in_fp8": False, "full_finetuning": False, "fast_inference": False, "gpu_memory_utilization": 0.5, "max_lora_rank": 64,
     "r": 16, "use_gradient_checkpointing": "unsloth",
 }
 # from_pretrained / get_peft_model arguments that do not change what we check or price
@@ -94,6 +95,19 @@ PATTERNS = [
 ]
 SECTIONS = ("from_pretrained", "get_peft_model", "grpo_config", "GRPOConfig", "training_args", "args")
 BITS = {4: C.NF4_BYTES, 8: C.INT8_BYTES, 16: 0.0}  # frozen base bytes per decoder weight (0: 16-bit)
+FP8 = "fp8"  # load_in_fp8's base: C.FP8_BYTES per linear weight (not bitsandbytes: load_bits stays 16)
+
+
+def fp8_flag(raw: Any) -> bool:
+    """from_pretrained's ``load_in_fp8``: True (row scales), 'block' (128x128 block scales) or False; anything else
+    stops Unsloth (unsloth/models/loader_utils.py get_model_name: ``assert load_in_fp8 in (True, False, "block")``)."""
+    if isinstance(raw, str) and raw.strip().lower() == "block":
+        return True
+    try:
+        return flag_bool("load_in_fp8", raw)
+    except InputError:
+        raise InputError("load_in_fp8", f"'{raw}' is not one of Unsloth's settings (True, False, 'block').",
+                         'write load_in_fp8 = true (row scales), "block" or false.') from None
 
 
 def _trl() -> TrlFramework:
@@ -125,7 +139,9 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
     if flag_bool("load_in_16bit", args["load_in_16bit"]) or full:
         bits = 16
     elif flag_bool("load_in_8bit", args["load_in_8bit"]):
-        bits = 8
+        bits = 8  # FastModel's bitsandbytes 8-bit load, whatever load_in_fp8 says (loader.py drops a mapped fp8)
+    elif fp8_flag(args["load_in_fp8"]):
+        bits = FP8  # FP8 linears, also beside the default load_in_4bit (config_notes says what Unsloth does then)
     else:
         bits = 4 if flag_bool("load_in_4bit", args["load_in_4bit"]) else 16
     ckpt = args["use_gradient_checkpointing"]
@@ -155,7 +171,8 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
         trl["vllm_enable_sleep_mode"] = standby not in (None, "", "0", 0, False, "false", "False")
     # vllm_shared: the engine is fast_inference's, on the model's own weights (GRPOConfig's use_vllm without it starts
     # TRL's own colocated engine, with a copy of its own)
-    cost: dict[str, Value] = {"load_bits": bits, "ckpt_offload": offload, "vllm_shared": shared,
+    cost: dict[str, Value] = {"load_bits": 16 if bits == FP8 else bits, "load_fp8": bits == FP8,
+                              "ckpt_offload": offload, "vllm_shared": shared,
                               "max_seq_length": _length("max_seq_length", args["max_seq_length"])}
     prompt = _flat(flat).get("max_prompt_length")
     if prompt not in (None, "", "None", "none"):
@@ -171,6 +188,31 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
                                   "max_completion_length")
         cost["max_length"] = max(1, cost["max_seq_length"] - completion)
     return trl, cost
+
+
+def fp8_notes(flat: Mapping[str, Any], fp8: bool) -> list[str]:
+    """What load_in_fp8 does with the other precision flags, from Unsloth 2026.10.9's unsloth/models/loader.py
+    (FastLanguageModel.from_pretrained) and loader_utils.py. Notes, not rules: whether Unsloth stops depends on the
+    model's name (a pre-quantized '-FP8' repo in its mapper) and the vLLM release, which a config does not carry."""
+    if not fp8_flag(flat.get("load_in_fp8", False)):
+        return []
+    if not fp8:
+        return ["load_in_fp8 is not what loads the base here: load_in_16bit, load_in_8bit or full_finetuning is on "
+                "too (a combination Unsloth refuses, 'Can only load in 4bit or 8bit or 16bit, not a combination!', "
+                "unless it maps the model to a pre-quantized '-FP8' repo and drops load_in_fp8: loader.py "
+                "_precision_flags_conflict); priced as that load"]
+    out = [f"load_in_fp8: the linear weights are FP8, priced at {C.FP8_BYTES:g} byte per weight (their fp32 "
+           "scales negligible), the embeddings, lm_head and norms 16-bit; vLLM (fast_inference) and the trainer "
+           "share them. Quantizing while loading (no pre-quantized '-FP8' repo for the model, and no fast_inference "
+           "engine of vLLM 0.12 or later to quantize it) needs a GPU of compute capability 9.0 or more (H100), "
+           "torch 2.9 and torchao 0.15: Unsloth raises otherwise (loader_utils.py "
+           "_get_fp8_mode_and_check_settings)"]
+    if flag_bool("load_in_4bit", flat.get("load_in_4bit", MODEL_ARGS["load_in_4bit"])):
+        out.append("load_in_fp8 with load_in_4bit (True by default): Unsloth raises 'Can only load in 4bit or 8bit "
+                   "or 16bit, not a combination!' unless it maps the model to a pre-quantized '-FP8' repo (then it "
+                   "drops load_in_fp8 and loads that repo; loader.py FastLanguageModel.from_pretrained): set "
+                   "load_in_4bit = False, as Unsloth's FP8 notebooks do")
+    return out
 
 
 def _length(key: str, raw: Any) -> int:
@@ -359,6 +401,7 @@ class UnslothFramework(TrlFramework):
                          "not vLLM")
         elif trl.get("vllm_enable_sleep_mode"):
             notes.append(f"{STANDBY}=1: the vLLM engine releases its KV cache while the trainer runs")
+        notes += fp8_notes(_flat(flat), bool(cost["load_fp8"]))
         return notes + self._default_notes(flat, cost)
 
     @staticmethod
@@ -368,7 +411,8 @@ class UnslothFramework(TrlFramework):
         Unsloth's checkpointing to host RAM. A value the config wrote is its own choice: not restated."""
         given = set(_flat(flat))
         said = []
-        if cost["load_bits"] == 4 and not given & {"load_in_4bit", "load_in_8bit", "load_in_16bit", "full_finetuning"}:
+        if cost["load_bits"] == 4 and not cost["load_fp8"] and not given & {
+                "load_in_4bit", "load_in_8bit", "load_in_16bit", "load_in_fp8", "full_finetuning"}:
             said.append("load_in_4bit (the frozen base is NF4 with double quantization, %.3f bytes per decoder "
                         "weight; a 16-bit base: give --load_in_4bit false (recommend: --set load_in_4bit=false))"
                         % C.NF4_BYTES)
@@ -460,8 +504,10 @@ class UnslothFramework(TrlFramework):
             p = plan(values, phase)
             if p.engine == "vllm" and values.get("vllm_shared") and int(values.get("sleep_level") or 0):
                 p = p.replace(gpu_memory_utilization=standby_share)
+            fp8 = bool(values.get("load_fp8")) and bool(p.lora_params)
             p = p.replace(
-                base_weight_bytes=BITS.get(int(values.get("load_bits") or 16), 0.0) if p.lora_params else 0.0,
+                base_weight_bytes=(C.FP8_BYTES if fp8 else BITS.get(int(values.get("load_bits") or 16), 0.0))
+                if p.lora_params else 0.0, fp8_base=fp8,
                 bnb_eager_linears=False,  # its own dequantize and gemv calls (unsloth/kernels/utils.py), not bnb's modules
                 engine_shares_weights=p.engine == "vllm" and p.colocated and bool(values.get("vllm_shared")),
                 ckpt_offload=bool(values.get("ckpt_offload")) and p.grad_ckpt,
@@ -475,14 +521,14 @@ class UnslothFramework(TrlFramework):
             return p
 
         # load_bits is among TRL's inputs already (frameworks/bnb.py quantized_cost_spec)
-        memory_inputs = {phase: list(names) + ["ckpt_offload", "vllm_shared"]
+        memory_inputs = {phase: list(names) + ["ckpt_offload", "vllm_shared", "load_fp8"]
                          for phase, names in base.memory_inputs.items()}
         # the engine's prefill chunk and sequence count (engine_batch) follow the weights' bytes and the engine's kind
-        time_inputs = {phase: list(names) + ["vllm_shared"] for phase, names in base.time_inputs.items()}
+        time_inputs = {phase: list(names) + ["vllm_shared", "load_fp8"] for phase, names in base.time_inputs.items()}
         from dataclasses import replace
         return replace(base, framework="unsloth", plan=unsloth_plan, memory_inputs=memory_inputs,
                        time_inputs=time_inputs,
-                       bool_names=base.bool_names | {"ckpt_offload", "vllm_shared"})
+                       bool_names=base.bool_names | {"ckpt_offload", "vllm_shared", "load_fp8"})
 
 
 # UNSLOTH_VLLM_STANDBY replaces gpu_memory_utilization with a share by the GPU's size (unsloth_zoo/vllm_utils.py
