@@ -396,7 +396,7 @@ def test_a_4bit_base_under_lora_is_priced_at_bitsandbytes_bytes_and_dequantized_
         (C.FP32 - C.BF16) * (mc.embed + mc.lm_head) * 0.99)
 
     plan = SimpleNamespace(engine="hf", engine_shares_weights=False, base_weight_bytes=C.NF4_PLAIN_BYTES,
-                           engine_base_bytes=0.0)
+                           engine_base_bytes=0.0, fp8_base=False)
     w = float(mc.decode_weight_params)
     dense = w - decoder
     assert decode_weight_bytes(plan, mc, w, 8) == pytest.approx((C.NF4_PLAIN_BYTES + 2 * C.BF16) * decoder

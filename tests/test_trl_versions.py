@@ -395,3 +395,19 @@ def test_recommend_turns_gradient_checkpointing_on_where_the_release_leaves_it_o
     assert report.best is not None, report.status
     assert "--gradient_checkpointing true" in best_command(report)
     assert not any("gradient_checkpointing" in w for w in best_command(best("trl")))
+
+
+@pytest.mark.parametrize("version,prompt", [("0.23.1", 512), ("0.25.1", 512), ("0.21.0", 512), ("0.26.2", 7168),
+                                            ("0.29.1", 7168)])
+def test_a_release_that_cuts_prompts_prices_them_at_its_cut(version, prompt):
+    """TRL 0.14 to 0.25 cut each prompt at max_prompt_length (GRPOConfig default 512) whichever pack judges the
+    release (0.23.1 and 0.25.1 by 0.29.1's, which has no such field); 0.26 no longer reads the field: a server whose
+    max_model_len leaves 7168 prompt tokens prices 7168 there, 512 where the release cuts."""
+    flags = ["--num_processes", "4", "--per_device_train_batch_size", "8", "--num_generations", "8",
+             "--use_vllm", "true", "--vllm_mode", "server", "--server.max_model_len", "8192",
+             "--max_completion_length", "1024"]
+    fw = f"trl=={version}"
+    assert TV.prompt_cut(version) == (512 if prompt == 512 else None)
+    assert rb.check(flags, framework=fw, gpus=4, model="qwen2.5-1.5b", gpu="h100").values["max_length"] == prompt
+    given = rb.check([*flags, "--max_prompt_length", "2048"], framework=fw, gpus=4, model="qwen2.5-1.5b", gpu="h100")
+    assert given.values["max_length"] == 2048  # the user's own cut (0.26+: the length the user says prompts have)

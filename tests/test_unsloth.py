@@ -567,3 +567,25 @@ def test_recommend_prices_and_prints_the_fp8_base_the_user_set():
     bf16, _ = best("load_in_4bit=false")
     fp8, text = best("load_in_4bit=false", "load_in_fp8=true")
     assert fp8 < bf16 - 3 and "--load_in_fp8 true" in text and "--load_in_4bit false" in text
+
+
+@pytest.mark.parametrize("name,fp8,stored", [
+    ("unsloth/Qwen3-8B", False, False), ("unsloth/Qwen3-8B-unsloth-bnb-4bit", False, True),
+    ("unsloth/Qwen3-8B-unsloth-bnb-4bit", True, False), ("unsloth/Qwen3-8B-FP8", True, True),
+    ("unsloth/Qwen3-8B-FP8", False, False)])
+def test_a_pre_quantized_repo_loads_its_stored_bytes_at_start_up(name, fp8, stored):
+    """A model_name Unsloth's naming marks as stored quantized the way the script loads it (-bnb-4bit under
+    load_in_4bit, -FP8 under load_in_fp8: loader_utils.py __get_model_name keeps it) is read into host RAM at its
+    stored bytes: NF4 or FP8 linears, 16-bit embeddings and lm_head; a 16-bit name, or one stored another way, at 2 B
+    per weight."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.constants import FP8_BYTES, NF4_BYTES
+    from rlbatch_solver.costmodel.memory import model_consts, quantized_model_bytes
+
+    out = run("check", "--framework", "unsloth", "--model", "qwen3-8b", "--gpu", "h100", "--host-mem", "64", "--json",
+              "--", "--model_name", name, "--load_in_4bit", str(not fp8).lower(), "--load_in_fp8", str(fp8).lower(),
+              "--fast_inference", "true")
+    load = __import__("json").loads(out.stdout)["host_memory"]["terms_gib"]["checkpoint loaded on the CPU at start-up"]
+    mc = model_consts(load_model("qwen3-8b"))
+    want = quantized_model_bytes(mc, FP8_BYTES if fp8 else NF4_BYTES, 2) if stored else 2 * mc.params
+    assert load == pytest.approx(want / GIB, rel=1e-3)

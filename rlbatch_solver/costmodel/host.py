@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from . import constants as C
 from .memory import (_megatron_states, _mp, _states, _trained_params, engine_weight_bytes, model_consts,
-                     offloaded_checkpoint_bytes, quantized_base_bytes)
+                     offloaded_checkpoint_bytes, quantized_base_bytes, quantized_model_bytes)
 from .plan import Plan
 from ..identity_cache import by_identity
 
@@ -467,6 +467,9 @@ def _startup_load(plan: Plan) -> float:
     if plan.trainer == "megatron" or (plan.trainer == "deepspeed" and plan.zero_stage >= 3):
         return 0.0  # each rank loads its own shard (ZeRO-3's zero.Init, megatron's distributed checkpoint)
     # plain DDP and ZeRO-1/2: every process loads a whole copy in the dtype it loads the checkpoint in
+    if plan.prequantized_checkpoint and plan.base_weight_bytes:
+        # ... or at the bytes a pre-quantized repo stores (its linears quantized, the embeddings and lm_head 16-bit)
+        return per_node * quantized_model_bytes(mc, plan.base_weight_bytes, C.BF16)
     load_bytes = max(C.BF16, plan.load_dtype_bytes, plan.model_dtype_bytes)
     if plan.trainer == "deepspeed" and plan.zero_stage in (1, 2) and not plan.lora_params:
         # then ZeRO-1/2's optimizer builds its flat 16-bit buffer on the CPU: every trained parameter copied to the

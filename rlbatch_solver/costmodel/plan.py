@@ -269,6 +269,10 @@ class Plan:
     # 1-byte weights (vLLM's Fp8LinearMethod; the trainer's FP8Linear), with no 16-bit copy per decode step as
     # bitsandbytes' dequantize makes (time.decode_weight_bytes)
     fp8_base: bool = False
+    # the checkpoint the trainer loads is stored pre-quantized at ``base_weight_bytes`` per decoder weight (Unsloth's
+    # -bnb-4bit and -FP8 repos), so the start-up load reads those bytes into host RAM, not a 16-bit copy
+    # (host._startup_load)
+    prequantized_checkpoint: bool = False
     engine_shares_weights: bool = False
     # the rollout engine's own bytes per decoder weight when it quantizes the 16-bit checkpoint itself while loading
     # it (ms-swift 4.1+'s colocated vLLM with ``quantization='bitsandbytes'``: frameworks/bnb.py

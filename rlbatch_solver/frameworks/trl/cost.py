@@ -30,7 +30,9 @@ residents), with TRL's own defaults.
   PEFT the run cannot train (transformers refuses to fine-tune a purely quantized model) and the base is priced as given.
 - Prompt length: TRL 1.16 has no prompt limit of its own; ``--max_prompt_length`` (older TRL's, and open-r1's
   recipes) is read when given, else ``vllm_max_model_length - max_completion_length`` (or the server line's
-  ``--max-model-len``, ``server.max_model_len``, less it), else the scenario's prompt length (512).
+  ``--max-model-len``, ``server.max_model_len``, less it), else the scenario's prompt length (512). A release that
+  cuts prompts at max_prompt_length's default (0.14 to 0.25: ``versions.PROMPT_CUT_FROM``) prices at most that cut
+  where the config leaves the field unset, whichever pack judges it.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from ..overrides import flag_bool, memory_share_permille, whole_number
 from ..swift.cost import OLD_LOG_PROB_GATE, iteration_values, rollout_layout, save_values
 from .rules import REMOVED_FIELDS
 from .liger import liger_loss
-from .versions import RELEASES, Release, temperature_copy
+from .versions import RELEASES, Release, prompt_cut, temperature_copy
 
 DEFAULT_PROMPT = 512
 
@@ -95,6 +97,11 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["max_length"] = max(1, _count("vllm_max_model_length", flat["vllm_max_model_length"]) - completion)
     elif flat.get("server.max_model_len") not in (None, "None", "none", ""):  # a `trl vllm-serve` line's
         out["max_length"] = max(1, _count("server.max_model_len", flat["server.max_model_len"]) - completion)
+    cut = prompt_cut(running or release.version)
+    if cut is not None and "max_prompt_length" not in flat:
+        # the release the config runs cuts prompts at GRPOConfig's default max_prompt_length (versions.PROMPT_CUT_FROM):
+        # the engine's length flags bound them, the cut decides (0.23.1 judged by 0.29.1's pack, which has no cut)
+        out["max_length"] = min(int(out["max_length"]), cut)
     if "vllm_gpu_memory_utilization" in flat:
         out["gmu_permille"] = memory_share_permille("vllm_gpu_memory_utilization", flat["vllm_gpu_memory_utilization"],
                                                     "write --vllm_gpu_memory_utilization 0.3 (vLLM's memory share).")

@@ -110,6 +110,20 @@ def fp8_flag(raw: Any) -> bool:
                          'write load_in_fp8 = true (row scales), "block" or false.') from None
 
 
+def prequantized(name: Any, bits: Any) -> bool:
+    """Whether the repo ``model_name`` names stores the base already quantized as ``bits`` loads it: Unsloth's
+    bitsandbytes repos end in ``-bnb-4bit`` (``-unsloth-bnb-4bit`` its dynamic ones) and its FP8 ones carry ``-FP8``
+    (``-FP8``, ``-FP8-Dynamic``, ``-FP8-Block``): the names of unsloth/models/mapper.py's ``__INT_TO_FLOAT_MAPPER``
+    keys and "8" entries, which loader_utils.py ``__get_model_name`` keeps for load_in_4bit (an explicit -bnb-4bit
+    name) and maps a -bnb-4bit name back to its 16-bit repo without it. A 16-bit name is priced as a 16-bit
+    checkpoint, though Unsloth maps the models its mapper lists to their pre-quantized repo (FLOAT_TO_INT_MAPPER,
+    FLOAT_TO_FP8_BLOCK_MAPPER): the name does not say whether it is listed."""
+    lower = str(name or "").strip().lower()
+    if bits == 4:
+        return lower.endswith("-bnb-4bit")
+    return bits == FP8 and "-fp8" in lower
+
+
 def _trl() -> TrlFramework:
     """TRL's own framework object (release 1.16.0, whose GRPOConfig reads the flags as the pinned 1.15.0 does)."""
     from .. import get_framework
@@ -173,6 +187,7 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
     # TRL's own colocated engine, with a copy of its own)
     cost: dict[str, Value] = {"load_bits": 16 if bits == FP8 else bits, "load_fp8": bits == FP8,
                               "ckpt_offload": offload, "vllm_shared": shared,
+                              "prequantized": prequantized(_flat(flat).get("model_name"), bits),
                               "max_seq_length": _length("max_seq_length", args["max_seq_length"])}
     prompt = _flat(flat).get("max_prompt_length")
     if prompt not in (None, "", "None", "none"):
@@ -508,6 +523,7 @@ class UnslothFramework(TrlFramework):
             p = p.replace(
                 base_weight_bytes=(C.FP8_BYTES if fp8 else BITS.get(int(values.get("load_bits") or 16), 0.0))
                 if p.lora_params else 0.0, fp8_base=fp8,
+                prequantized_checkpoint=bool(values.get("prequantized")),
                 bnb_eager_linears=False,  # its own dequantize and gemv calls (unsloth/kernels/utils.py), not bnb's modules
                 engine_shares_weights=p.engine == "vllm" and p.colocated and bool(values.get("vllm_shared")),
                 ckpt_offload=bool(values.get("ckpt_offload")) and p.grad_ckpt,
@@ -521,14 +537,14 @@ class UnslothFramework(TrlFramework):
             return p
 
         # load_bits is among TRL's inputs already (frameworks/bnb.py quantized_cost_spec)
-        memory_inputs = {phase: list(names) + ["ckpt_offload", "vllm_shared", "load_fp8"]
+        memory_inputs = {phase: list(names) + ["ckpt_offload", "vllm_shared", "load_fp8", "prequantized"]
                          for phase, names in base.memory_inputs.items()}
         # the engine's prefill chunk and sequence count (engine_batch) follow the weights' bytes and the engine's kind
         time_inputs = {phase: list(names) + ["vllm_shared", "load_fp8"] for phase, names in base.time_inputs.items()}
         from dataclasses import replace
         return replace(base, framework="unsloth", plan=unsloth_plan, memory_inputs=memory_inputs,
                        time_inputs=time_inputs,
-                       bool_names=base.bool_names | {"ckpt_offload", "vllm_shared", "load_fp8"})
+                       bool_names=base.bool_names | {"ckpt_offload", "vllm_shared", "load_fp8", "prequantized"})
 
 
 # UNSLOTH_VLLM_STANDBY replaces gpu_memory_utilization with a share by the GPU's size (unsloth_zoo/vllm_utils.py

@@ -200,6 +200,15 @@ LIGER_REFUSES = {"liger_peft_refused": ((0, 17), (0, 18)), "liger_bnpo_only": ((
 TEMPERATURE_COPY_FROM = (((1, 0), False), ((0, 16), True))
 
 
+# Where GRPOTrainer cuts each prompt to its last ``max_prompt_length`` tokens (GRPOConfig default 512) before the
+# engine and the trainer see it: 0.14.0 ``_prepare_inputs`` (``prompt_inputs["input_ids"][:, -self.max_prompt_length:]``)
+# through 0.23.1 ``_generate_and_score_completions`` (``truncate_with_protected_tokens``), 0.24.0 and 0.25.1
+# ``_generate_single_turn`` (vLLM's ``truncate_prompt_tokens``, the tokenizer's ``max_length`` with ``truncation``);
+# from 0.26.0 the field defaults to None, is deprecated ("filter your dataset before training") and GRPOTrainer no
+# longer reads it (0.28.0 removed it): the data decides. (since, default cut), newest first; None: no cut.
+PROMPT_CUT_FROM = (((0, 26), None), ((0, 14), 512))
+
+
 def _by_release(table: tuple, version: str, before: Any) -> Any:
     """The value of ``table`` (``((since, value), ...)``, newest first) for TRL ``version``; ``before`` under all."""
     numbers = release_numbers(version)
@@ -214,6 +223,12 @@ def old_log_prob_rule(version: str) -> str:
 def temperature_copy(version: str) -> bool:
     """Whether TRL ``version`` divides the logits by the temperature out of place (``TEMPERATURE_COPY_FROM``)."""
     return _by_release(TEMPERATURE_COPY_FROM, version, False)
+
+
+def prompt_cut(version: str) -> int | None:
+    """The prompt length TRL ``version`` cuts prompts at when the config leaves max_prompt_length unset
+    (``PROMPT_CUT_FROM``); None where it cuts none."""
+    return _by_release(PROMPT_CUT_FROM, version, None)
 
 
 def liger_flags(version: str) -> tuple[str, ...]:
