@@ -107,6 +107,9 @@ def test_a_listing_held_at_defaults_names_the_fewest_switch_settings_a_fit_needs
     assert held.returncode == 1 and "0 valid configs" in held.stdout, held.stdout
     assert "with, for one, --set vllm_gpu_memory_utilization=0.4 a config fits" in held.stdout, held.stdout
     assert run(*swift, "--set", "vllm_gpu_memory_utilization=0.4").returncode == 0
+    summary = json.loads(run(*swift, "--json").stdout.strip().splitlines()[-1])
+    assert summary["switches_fit"] == ["--set vllm_gpu_memory_utilization=0.4"], summary
+    assert "--set vllm_gpu_memory_utilization=0.4 a config fits" in summary["helps"][0], summary
     assert run("recommend", *swift[1:]).returncode == 0
     openrlhf = ["enumerate", "-f", "openrlhf", "--gpu", "h100", "--gpus", "2", "--model", "qwen2.5-14b"]
     held = run(*openrlhf)
