@@ -1137,8 +1137,7 @@ def print_fix(console: Console, report: FixReport) -> None:
     else:
         console.print(f"\n[bold green]Nearest valid config[/] ({changes}, {proof}, {report.wall_time_s:.1f} s):")
     if renames:
-        console.print("  [yellow]rename[/] " + escape(", ".join(f"{old.split()[0]} -> {new.split()[0]}"
-                                                                 for _, old, new in renames)))
+        console.print("  [yellow]rename[/] " + escape(renames_text(renames)))
     for key, old, new in report.diff:
         if (key, old, new) in renames:
             continue
@@ -1167,6 +1166,11 @@ def print_fix(console: Console, report: FixReport) -> None:
     print_repaired(console, report)
     if fine and not nearest:
         console.print(f"\n{proof}: " + "; ".join(fine), markup=False, highlight=False)
+
+
+def renames_text(renames: list[tuple[str, str, str]]) -> str:
+    """The diff's renames (``_renames_only``) as one change: old name -> new name, for each."""
+    return ", ".join(f"{old.split()[0]} -> {new.split()[0]}" for _, old, new in renames)
 
 
 def _renames_only(report: FixReport) -> list[tuple[str, str, str]]:
@@ -1274,8 +1278,12 @@ def print_explain(console: Console, report: ExplainReport) -> None:
         _print_upgrade(console, report.check)
     if report.fix is not None and report.fix.diff:  # changes, or a refused key renamed
         console.print("\nsmallest fix:")
+        renames = _renames_only(report.fix)
+        if renames:  # as fix says them: one change
+            console.print("  rename " + renames_text(renames), markup=False, highlight=False)
         for key, old, new in report.fix.diff:
-            console.print(f"  {escape(diff_word(old))} -> [bold]{escape(diff_word(new))}[/]")
+            if (key, old, new) not in renames:
+                console.print(f"  {escape(diff_word(old))} -> [bold]{escape(diff_word(new))}[/]")
         print_repaired(console, report.fix, "  ", inline=True, write="`rlbatch fix --write FILE`")
     elif report.fix is not None and report.fix.after is None:
         print_fix_conflict(console, report.fix)
@@ -1302,8 +1310,12 @@ def print_oom(console: Console, exp: OomExplanation) -> None:
     fix = exp.fix
     if fix is not None and fix.changes:
         say("\nnearest change that fits (your algorithm's batch sizes kept):")
+        renames = _renames_only(fix)
+        if renames:  # as fix says them: one change
+            say("  rename " + renames_text(renames))
         for key, old, new in fix.diff:
-            say(f"  {diff_word(old)} -> {diff_word(new)}")
+            if (key, old, new) not in renames:
+                say(f"  {diff_word(old)} -> {diff_word(new)}")
         print_repaired(console, fix, "  ", inline=True, write="`rlbatch fix --write FILE`")
         if exp.fixed_tight:
             say("  check on the changed config: fits, but still tight (within the memory model's observed error)")

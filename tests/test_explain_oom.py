@@ -289,6 +289,9 @@ def test_an_oom_fix_of_a_script_of_old_names_only_prints_all_its_arguments_in_pl
     assert at is not None, res.stdout
     assert "paste over yours" not in res.stdout and "and in yours" not in res.stdout, res.stdout
     assert "`rlbatch fix --write FILE` writes your script so" in lines[at]
+    # the renames are one change, as fix says them, not a line each
+    assert sum(line.startswith("  rename --ref_num_nodes -> --ref.num_nodes") for line in lines) == 1, res.stdout
+    assert not any(line.startswith("  --ref_num_nodes ") for line in lines), res.stdout
     args = shlex.split(lines[at + 1])
     assert "--bf16" not in args and "--rollout.n_samples_per_prompt" in args, args
     checked = run("check", "--framework", "openrlhf", "--gpu", "a100-40gb", "--model", "llama3.1-8b", "--", *args)
