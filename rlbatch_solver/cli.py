@@ -312,6 +312,8 @@ def enumerate(  # noqa: A001
 
 def _enumerate_json(report: Any, conflict: Any) -> list[dict[str, Any]]:
     """enumerate --json: one line per config (its native keys, _memory with a GPU and a model), then the summary."""
+    from .render import no_fit_helps
+
     fits = report.fits if report.memory_applied else [None] * len(report.native)
     lines = []
     for native, fit in zip(report.native, fits):
@@ -326,7 +328,11 @@ def _enumerate_json(report: Any, conflict: Any) -> list[dict[str, Any]]:
                   "memory_floor_mib": {k: {"least": a, "line": b} for k, (a, b) in report.memory_floor.items()},
                   "host_mem_gib": report.host_mem_gib, "host_excluded": report.host_excluded,
                   "host_least_excluded": report.host_least.to_dict() if report.host_least is not None else None,
-                  "conflict": conflict.ids if conflict else None, "notes": report.notes})
+                  "conflict": conflict.ids if conflict else None, "notes": report.notes,
+                  # none fits: what would help, as the text says it (first the fewest of recommend's switches a fit
+                  # moves off the defaults this listing holds, as --set pairs: also alone, in switches_fit)
+                  "switches_fit": report.switches_fit, "helps": no_fit_helps(report) if conflict is None
+                  and report.memory_applied and not report.count and report.status == "infeasible" else []})
     return lines
 
 

@@ -72,6 +72,24 @@ def print_paste(console: Console, args: list[str], prefix: str = "  ") -> None:
                       markup=False, highlight=False, soft_wrap=True)
 
 
+def print_repaired(console: Console, report: FixReport, indent: str = "", inline: bool = False,
+                   write: str = "--write FILE") -> None:
+    """A repair's arguments as fix and explain print them: where every argument the user wrote was a name the release
+    refuses (``report.whole``), all of them, one line in place of the user's (a few to paste over arguments whose
+    names they do not share would be wrong, and so the drops said beside them); else the changed ones to paste over
+    the user's. ``inline``: the label and the arguments on one line; ``write``: how the user's script is written
+    so."""
+    if getattr(report, "whole", False):  # every argument was renamed: these are all of them, not a few to paste over
+        console.print(f"{indent}in place of all your arguments (each was a name this release refuses; {write} writes "
+                      "your script so):", markup=False, highlight=False)
+        print_args(console, [a for a in report.native_after if not _is_note(a)], prefix=indent + "  ", sep=" ")
+    elif inline:
+        print_paste(console, report.native_after, prefix=f"{indent}paste over yours: ")
+    else:
+        console.print(f"{indent}paste over yours:")
+        print_paste(console, report.native_after, prefix=indent + "  ")
+
+
 def command_text(words: list[str], indent: str = "", background: bool = False) -> str:
     """A whole command as shell text: its start words as they are (environment, launcher), then one quoted argument
     per continued line, each indented by ``indent`` more than the first; ``background``: ended by `` &`` (a server
@@ -1119,8 +1137,7 @@ def print_fix(console: Console, report: FixReport) -> None:
     else:
         console.print(f"\n[bold green]Nearest valid config[/] ({changes}, {proof}, {report.wall_time_s:.1f} s):")
     if renames:
-        console.print("  [yellow]rename[/] " + escape(", ".join(f"{old.split()[0]} -> {new.split()[0]}"
-                                                                 for _, old, new in renames)))
+        console.print("  [yellow]rename[/] " + escape(renames_text(renames)))
     for key, old, new in report.diff:
         if (key, old, new) in renames:
             continue
@@ -1145,15 +1162,15 @@ def print_fix(console: Console, report: FixReport) -> None:
               "key)" if report.proven else ""
         console.print(f"[yellow]note:[/] the repaired config {'breaks' if new else 'still breaks'} the advice "
                       f"{rule}{why}: " + escape(text))
-    if getattr(report, "whole", False):  # every argument was renamed: these are all of them, not a few to paste over
-        console.print("\nin place of all your arguments (each was a name this release refuses; --write FILE writes "
-                      "your script so):")
-        print_args(console, [a for a in report.native_after if not _is_note(a)], sep=" ")
-    else:
-        console.print("\npaste over yours:")
-        print_paste(console, report.native_after)
+    console.print()
+    print_repaired(console, report)
     if fine and not nearest:
         console.print(f"\n{proof}: " + "; ".join(fine), markup=False, highlight=False)
+
+
+def renames_text(renames: list[tuple[str, str, str]]) -> str:
+    """The diff's renames (``_renames_only``) as one change: old name -> new name, for each."""
+    return ", ".join(f"{old.split()[0]} -> {new.split()[0]}" for _, old, new in renames)
 
 
 def _renames_only(report: FixReport) -> list[tuple[str, str, str]]:
@@ -1261,9 +1278,13 @@ def print_explain(console: Console, report: ExplainReport) -> None:
         _print_upgrade(console, report.check)
     if report.fix is not None and report.fix.diff:  # changes, or a refused key renamed
         console.print("\nsmallest fix:")
+        renames = _renames_only(report.fix)
+        if renames:  # as fix says them: one change
+            console.print("  rename " + renames_text(renames), markup=False, highlight=False)
         for key, old, new in report.fix.diff:
-            console.print(f"  {escape(diff_word(old))} -> [bold]{escape(diff_word(new))}[/]")
-        print_paste(console, report.fix.native_after, prefix="  paste over yours: ")
+            if (key, old, new) not in renames:
+                console.print(f"  {escape(diff_word(old))} -> [bold]{escape(diff_word(new))}[/]")
+        print_repaired(console, report.fix, "  ", inline=True, write="`rlbatch fix --write FILE`")
     elif report.fix is not None and report.fix.after is None:
         print_fix_conflict(console, report.fix)
 
@@ -1289,9 +1310,13 @@ def print_oom(console: Console, exp: OomExplanation) -> None:
     fix = exp.fix
     if fix is not None and fix.changes:
         say("\nnearest change that fits (your algorithm's batch sizes kept):")
+        renames = _renames_only(fix)
+        if renames:  # as fix says them: one change
+            say("  rename " + renames_text(renames))
         for key, old, new in fix.diff:
-            say(f"  {diff_word(old)} -> {diff_word(new)}")
-        print_paste(console, fix.native_after, prefix="  paste over yours: ")
+            if (key, old, new) not in renames:
+                say(f"  {diff_word(old)} -> {diff_word(new)}")
+        print_repaired(console, fix, "  ", inline=True, write="`rlbatch fix --write FILE`")
         if exp.fixed_tight:
             say("  check on the changed config: fits, but still tight (within the memory model's observed error)")
             for note in fix.notes:

@@ -94,3 +94,26 @@ def test_the_header_names_each_line_and_a_listing_held_at_defaults_says_which_sw
     assert "with, for one, --set dtype=bfloat16 a config fits" in held.stdout, held.stdout
     fits = run(*base, "--set", "dtype=bfloat16")
     assert fits.returncode == 0 and not fits.stdout.startswith("0 "), fits.stdout
+
+
+def test_a_listing_held_at_defaults_names_the_fewest_switch_settings_a_fit_needs_in_every_framework():
+    """ms-swift 3.8.0, Qwen2.5-7B on 8 H100: the listing (vLLM's default 0.9 share colocated, no DeepSpeed) fits none
+    while recommend answers with one; the no-fit answer named the first fitting setting the probe met (--set
+    deepspeed=zero2 --set vllm_gpu_memory_utilization=0.4 --set sleep_level=1), of which one is needed. It names the
+    fewest switches a fit moves off their defaults, the same probe for each framework: OpenRLHF's Qwen2.5-14B on 2
+    H100 needs two (gradient checkpointing and Adam offload; it named the engine share too), neither enough alone."""
+    swift = ["enumerate", "-f", "swift==3.8.0", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b"]
+    held = run(*swift)
+    assert held.returncode == 1 and "0 valid configs" in held.stdout, held.stdout
+    assert "with, for one, --set vllm_gpu_memory_utilization=0.4 a config fits" in held.stdout, held.stdout
+    assert run(*swift, "--set", "vllm_gpu_memory_utilization=0.4").returncode == 0
+    summary = json.loads(run(*swift, "--json").stdout.strip().splitlines()[-1])
+    assert summary["switches_fit"] == ["--set vllm_gpu_memory_utilization=0.4"], summary
+    assert "--set vllm_gpu_memory_utilization=0.4 a config fits" in summary["helps"][0], summary
+    assert run("recommend", *swift[1:]).returncode == 0
+    openrlhf = ["enumerate", "-f", "openrlhf", "--gpu", "h100", "--gpus", "2", "--model", "qwen2.5-14b"]
+    held = run(*openrlhf)
+    both = ["--set", "actor.gradient_checkpointing_enable=true", "--set", "ds.adam_offload=true"]
+    assert f"with, for one, {' '.join(both)} a config fits" in held.stdout, held.stdout
+    assert run(*openrlhf, *both).returncode == 0
+    assert run(*openrlhf, *both[:2]).returncode == 1 and run(*openrlhf, *both[2:]).returncode == 1

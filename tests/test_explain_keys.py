@@ -35,7 +35,9 @@ def test_with_the_script_the_fix_renames_the_refused_flag(tmp_path):
         "--actor.model_name_or_path Qwen/Qwen2.5-1.5B-Instruct --train.micro_batch_size 4 --train.bach_size 64 "
         "--rollout.micro_batch_size 8 --rollout.batch_size 64 --rollout.n_samples_per_prompt 4\n")
     res = run("explain", "train_ppo_ray.py: error: unrecognized arguments: --train.bach_size 64", script)
-    assert "--train.bach_size 64 -> --train.batch_size 64" in res.stdout
+    # a rename keeping the value is said as fix says it, the value in the line to paste
+    assert "  rename --train.bach_size -> --train.batch_size\n" in res.stdout, res.stdout
+    assert "paste over yours: --train.batch_size 64" in res.stdout, res.stdout
     assert "openrlhf.launch.unknown_key" in res.stdout
 
 

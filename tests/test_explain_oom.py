@@ -270,3 +270,29 @@ def test_a_phase_the_traceback_names_that_the_config_skips_is_said_so():
     assert "phase: old log-prob pass" in out, out
     assert "the phase is not named" not in out, out
     assert "the old log-prob pass is not among the phases we price for this config" in out, out
+
+
+def test_an_oom_fix_of_a_script_of_old_names_only_prints_all_its_arguments_in_place_of_the_users(tmp_path):
+    """OpenRLHF's published hybrid-engine script (every flag a pre-0.10.2 name) out of memory on A100-40GB: the fix
+    said 'paste over yours' of arguments that share no name with the user's, and 'and in yours: drop --bf16'; as fix
+    says it, they are all of the arguments, one line in place of the user's, which checks back valid as printed."""
+    import shlex
+
+    script = Path(__file__).parent / "data" / "scripts" / "openrlhf" / "train_grpo_ray_hybrid_engine.sh"
+    two = tmp_path / "two.sh"
+    two.write_text(script.read_text().replace("--n_samples_per_prompt 1 ", "--n_samples_per_prompt 2 "))
+    res = run("explain", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 9.27 GiB. GPU 0 has a total "
+              "capacity of 39.39 GiB of which 2.02 GiB is free.", "--model", "llama3.1-8b", "--gpu", "a100-40gb",
+              "--time-limit", "10", two)
+    lines = res.stdout.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.startswith("  in place of all your arguments")), None)
+    assert at is not None, res.stdout
+    assert "paste over yours" not in res.stdout and "and in yours" not in res.stdout, res.stdout
+    assert "`rlbatch fix --write FILE` writes your script so" in lines[at]
+    # the renames are one change, as fix says them, not a line each
+    assert sum(line.startswith("  rename --ref_num_nodes -> --ref.num_nodes") for line in lines) == 1, res.stdout
+    assert not any(line.startswith("  --ref_num_nodes ") for line in lines), res.stdout
+    args = shlex.split(lines[at + 1])
+    assert "--bf16" not in args and "--rollout.n_samples_per_prompt" in args, args
+    checked = run("check", "--framework", "openrlhf", "--gpu", "a100-40gb", "--model", "llama3.1-8b", "--", *args)
+    assert checked.returncode == 0, checked.stdout

@@ -408,8 +408,8 @@ def test_an_answer_says_the_config_notes_check_says_of_its_command():
     rep = rb.recommend(sc, top=1)
     assert "--quant_bits 4" in rep.best.native
     said = [n for n in rep.key_notes if n.startswith("--quant_bits 4 without --quant_method")]
-    checked = api.check(GOOD + ["--quant_bits", "4"], framework="swift")
-    assert said and said[0] in checked.notes
+    checked = api.check(GOOD + ["--quant_bits", "4"], framework="swift", gpu="rtx4090", model="qwen2.5-7b")
+    assert said and said[0] in checked.notes  # both priced (check without --gpu claims no pricing)
     out = run("recommend", "--framework", "swift", "--gpu", "rtx4090", "--gpus", "4", "--model", "qwen2.5-7b",
               "--set", "quant_bits=4", "--top", "1").stdout
     assert "note: --quant_bits 4 without --quant_method: ms-swift loads the model unquantized" in out
@@ -723,3 +723,20 @@ def test_a_tight_vllm_answer_searches_generation_without_vllm_too():
     assert report.best.values["use_vllm"] is False and not report.margin_note.startswith("tight")
     assert any(n.startswith("use_vllm=false (transformers' generate, ms-swift's default) searched too")
                for n in report.key_notes), report.key_notes
+
+
+def test_check_without_memory_says_the_default_tuner_without_claiming_it_priced_anything():
+    """check of an ms-swift config without --gpu (nothing priced) said the default LoRA tuner is 'and so it is priced';
+    the note now claims pricing only where check evaluates memory (--gpu and a model), as fix's does."""
+    model = ["--model", "Qwen/Qwen2.5-7B"]
+
+    def lora_note(report) -> str:
+        said = [n for n in report.notes if "trains LoRA by default" in n]
+        assert len(said) == 1, report.notes
+        return said[0]
+
+    bare = lora_note(api.check([*GOOD, *model], framework="swift"))
+    assert "priced" not in bare and "rank 8; to train every weight give --tuner_type full" in bare, bare
+    assert "and so it is priced" in lora_note(api.check([*GOOD, *model], framework="swift", gpu="h100",
+                                                               model="qwen2.5-7b"))
+    assert "priced" not in lora_note(api.fix([*GOOD, *model], framework="swift"))

@@ -266,7 +266,7 @@ def check(
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
-    notes = script_notes + typos + version_notes + list(fw.config_notes(flat)) + list(fw.value_notes(values))
+    notes = script_notes + typos + version_notes + list(fw.config_notes(flat, priced=bool(gpu) and card is not None)) + list(fw.value_notes(values))
     memory = host = None
     if gpu and card is not None:
         ruleset, memory, host = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,

@@ -121,27 +121,30 @@ def enumerate(  # noqa: A001 - the public name users expect
 def _switches_fit(fw: Any, scenario: Scenario, card: Any, spec: Any, space: Any,
                   time_limit_s: float) -> tuple[list[str], list[str]]:
     """None of the listing's configs fits: the memory and speed switches ``recommend`` searches (offload, ZeRO stage,
-    TRL's weights dtype, the engine's memory share), which the listing holds at the framework's defaults, searched
-    for one config that fits: (the switches' variables searched, the --set pairs that set them there, or [] where none
-    fits either). A listing of "0 configs fit" where recommend answers with one (TRL's fp32 weights by default) says
-    how."""
+    TRL's weights dtype, the engine's memory share, the sleep level), which the listing holds at the framework's
+    defaults, searched for a config that fits moving the fewest of them off their defaults: (the switches' variables
+    searched, the --set pairs of the ones it moves, or [] where none fits either). A listing of "0 configs fit" where
+    recommend answers with one (TRL's fp32 weights by default, ms-swift's 7B without DeepSpeed) says how, by the
+    settings a fit needs and no more, for every framework alike."""
     from ..costmodel.tables import build_cost_terms
-    from ..solver.model import enumerate_solutions
+    from ..solver.repair import fewest_moved
 
     wide = fw.space(scenario, card, with_knobs=True)
     knobs = {k: v for k, v in wide.domains.items() if space.domains.get(k) != v and k in space.domains}
     if not knobs:
         return [], []
-    terms = build_cost_terms(spec, wide.domains, time=False)
+    held = {k: space.domains[k][0] for k in knobs}
+    # the default stays a choice where recommend's domain leaves it out (ms-swift searches ZeRO 2 and 3 only)
+    domains = {**wide.domains, **{k: list(dict.fromkeys([held[k], *v])) for k, v in knobs.items()}}
+    terms = build_cost_terms(spec, domains, time=False)
     ruleset = fw.ruleset.extended(wide.extra_rules).extended(terms.rules, terms.derived)
-    res = enumerate_solutions(ruleset, wide.domains, limit=1, time_limit_s=max(1.0, time_limit_s / 4))
-    if not res.solutions:
+    found, _ = fewest_moved(ruleset, domains, held, time_limit_s=max(1.0, time_limit_s / 4))
+    if found is None:
         return list(knobs), []
-    found = res.solutions[0]
     from ..frameworks.overrides import exported_pair
 
-    held = fw.export({**found, **{k: space.domains[k][0] for k in knobs}}, wide)
-    pairs = [exported_pair(a) for a in fw.export(found, wide) if a not in held and not a.startswith("(")]
+    held_args = fw.export({**found, **held}, wide)
+    pairs = [exported_pair(a) for a in fw.export(found, wide) if a not in held_args and not a.startswith("(")]
     return list(knobs), [f"--set {key.lstrip('-+')}={'true' if value is None else value}" for key, value in pairs]
 
 

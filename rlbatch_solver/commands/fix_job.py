@@ -94,7 +94,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
                      "refuses, with no successor of the same meaning we know; rename or remove it by hand (the "
                      "repair assumes it is)")
     notes += by_name.notes
-    notes += fw.config_notes(flat)  # what reading the config assumed or could not read (check says it too)
+    notes += fw.config_notes(flat, priced=bool(gpu) and card is not None)  # what reading the config assumed or could not read (check says it too)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
     given = frozenset(str(k).removeprefix("--") for k in flat)

@@ -473,8 +473,9 @@ class Framework(ABC):
         names the rest where it says no config has headroom. None by default (every arm is searched)."""
         return []
 
-    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
-        """What reading the config assumed or could not read, for ``check`` to print (none by default)."""
+    def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
+        """What reading the config assumed or could not read, for ``check`` to print (none by default). ``priced``:
+        the config's memory is evaluated (a GPU and a model given); without, a note claims no pricing."""
         return []
 
     def value_notes(self, values: Mapping[str, Value]) -> list[str]:

@@ -364,3 +364,30 @@ def repair_result(ruleset: RuleSet, current: Mapping[str, Value], sol: dict[str,
     readers = {ch.name: [r.id for r in ruleset.rules if r.id in broken_before and ch.name in reads_through(ruleset, r)]
                for ch in changes}
     return RepairResult(sol, changes, objective, status, wall, readers, **extra)
+
+
+def fewest_moved(ruleset: RuleSet, domains: Domains, held: Mapping[str, Value], *,
+                 time_limit_s: float = DEFAULT_TIME_LIMIT_S) -> tuple[dict[str, Value] | None, str]:
+    """A valid assignment of ``domains`` that moves the fewest of ``held``'s variables off their held values (each
+    held value must be in its domain; the other variables are free and cost nothing): (the assignment or None,
+    the solver's status). Unlike ``repair``, only the held variables count, all alike."""
+    built = build_model(ruleset, domains)
+    model = built.model
+    moved = []
+    for name, value in held.items():
+        if name not in built.free:
+            continue
+        values = list(dict.fromkeys(domains[name]))
+        cols, rows = _value_lits(built, name, values)
+        off = model.NewBoolVar(f"moved_{name}")
+        model.AddAllowedAssignments(cols + [off], [r + (0 if same_value(v, value) else 1,)
+                                                   for r, v in zip(rows, values)])
+        moved.append(off)
+    if moved:
+        model.Minimize(sum(moved))
+    solver = new_solver(time_limit_s)
+    status = solver.Solve(model)
+    text = STATUS_TEXT.get(status, str(status))
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None, text
+    return built.solution(solver), text

@@ -166,7 +166,7 @@ class EasyR1Framework(Framework):
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         return config_values(flat, gpus, model)
 
-    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+    def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         cfg = flat.get("config")
         if cfg in _NULL:
             return ["no config= file: EasyR1 0.3.2's dataclass defaults under the overrides"]

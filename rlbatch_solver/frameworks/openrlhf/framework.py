@@ -765,7 +765,7 @@ class OpenRLHFFramework(Framework):
                if key in scope and not any(a.startswith(key + "=") for a in out)]
         return name, [*env, *out], gpus
 
-    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+    def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         """What of LoRA and 4-bit loading is not priced (``_lora_values``: the actor's LoRA, and with
         ``--ds.load_in_4bit`` its NF4 base and the reference and reward models', are). The critic
         (``--algo.advantage.estimator gae``, the default) gets the same LoRA and 4-bit base (trainer/ray/ppo_critic.py

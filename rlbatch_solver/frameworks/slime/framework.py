@@ -209,7 +209,7 @@ class SlimeFramework(Framework):
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         return config_values(flat, gpus, model)
 
-    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+    def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         if "rollout-max-prompt-len" in flat:
             return []
         return ["no --rollout-max-prompt-len: a prompt may take the context less the response limit, and memory and "

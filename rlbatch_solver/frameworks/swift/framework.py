@@ -552,10 +552,10 @@ class SwiftFramework(Framework):
             return f"(drop --{spec.key})"
         return self._flag(spec.key, value)
 
-    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+    def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         flat = normalize_keys(flat)
-        notes = self._tuner_notes(flat)
-        notes += self._quant_notes(flat)
+        notes = self._tuner_notes(flat, priced)
+        notes += self._quant_notes(flat, priced)
         if not self.megatron and multi_turn_context(flat):
             notes.append("multi-turn rollout with max_completion_length per round (completion_length_limit_scope "
                          "per_round, or a rollout server): the trained response is priced up to the engine's context "
@@ -577,20 +577,21 @@ class SwiftFramework(Framework):
             "equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers engines on GPUs of their "
             "own"]
 
-    def _tuner_notes(self, flat: Mapping[str, Any]) -> list[str]:
+    def _tuner_notes(self, flat: Mapping[str, Any], priced: bool = True) -> list[str]:
         """A config that names no tuner trains LoRA: ``swift rlhf``'s BaseArguments default it (4.x
         swift/arguments/base_args/base_args.py ``tuner_type: str = field(default='lora')``; 3.x
         swift/llm/argument/base_args/base_args.py ``train_type``, the same default), of --lora_rank (TunerArguments:
         8). Said, with how to train every weight instead: an answer that fits as LoRA is not one that fits in full.
-        Megatron-SWIFT's default is 'full' (megatron_args.py): nothing to say."""
+        Megatron-SWIFT's default is 'full' (megatron_args.py): nothing to say. Not ``priced`` (no memory evaluated):
+        said without the claim that it is."""
         if self.megatron or any(_present(flat.get(k)) for k in ("tuner_type", "train_type")):
             return []
         key = self.native_key("lora_rank")
         rank = flat.get("lora_rank") if _present(flat.get("lora_rank")) else HF_COST_DEFAULTS["lora_rank"]
         return [f"no --{key}: ms-swift {self.version} trains LoRA by default (BaseArguments.{key} 'lora'), rank "
-                f"{rank}, and so it is priced; to train every weight give --{key} full (recommend: --set {key}=full)"]
+                f"{rank}{', and so it is priced' if priced else ''}; to train every weight give --{key} full (recommend: --set {key}=full)"]
 
-    def _quant_notes(self, flat: Mapping[str, Any]) -> list[str]:
+    def _quant_notes(self, flat: Mapping[str, Any], priced: bool = True) -> list[str]:
         """What of ``--quant_method`` / ``--quant_bits`` the cost model does not price (bitsandbytes is priced:
         cost.py quantized_load). QuantizeArguments.get_quantization_config (arguments/base_args/quant_args.py)
         quantizes nothing without a method; hqq, eetq, quanto and fp8 hand transformers their own configs, whose
@@ -601,7 +602,8 @@ class SwiftFramework(Framework):
         given = _present(bits) and str(bits).strip().lower() not in ("none", "null", "0")
         if method in ("", "none", "null"):
             return [f"--quant_bits {bits} without --quant_method: ms-swift loads the model unquantized "
-                    "(QuantizeArguments.get_quantization_config needs a method), and so it is priced"] if given else []
+                    "(QuantizeArguments.get_quantization_config needs a method)"
+                    + (", and so it is priced" if priced else "")] if given else []
         if method == "bnb" and not self.megatron:
             tuner = str(flat.get("tuner_type", flat.get("train_type")) or "lora").lower()
             # a LoRA base is priced quantized (frameworks/bnb.py quantized_cost_spec); a full fine-tune is not

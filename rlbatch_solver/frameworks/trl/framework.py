@@ -384,7 +384,7 @@ class TrlFramework(SwiftFramework):
             values.update(self.model_constants(model))
         return values
 
-    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+    def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         notes = [f"--{k} read as --{resolve_flag(k)} (TRL's parser takes an unambiguous prefix of an option)"
                  for k in _plain(flat) if resolve_flag(k) != k]
         cli = self.normalize(flat)

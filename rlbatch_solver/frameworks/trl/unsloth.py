@@ -384,7 +384,7 @@ class UnslothFramework(TrlFramework):
         _rewrite_batch(values)
         return values
 
-    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+    def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         trl, cost = unsloth_values(flat)
         notes = []
         gpus = {"gpus_per_node": 1, "nnodes": 1}
@@ -417,13 +417,14 @@ class UnslothFramework(TrlFramework):
         elif trl.get("vllm_enable_sleep_mode"):
             notes.append(f"{STANDBY}=1: the vLLM engine releases its KV cache while the trainer runs")
         notes += fp8_notes(_flat(flat), bool(cost["load_fp8"]))
-        return notes + self._default_notes(flat, cost)
+        return notes + self._default_notes(flat, cost, priced)
 
     @staticmethod
-    def _default_notes(flat: Mapping[str, Any], cost: Mapping[str, Value]) -> list[str]:
+    def _default_notes(flat: Mapping[str, Any], cost: Mapping[str, Value], priced: bool = True) -> list[str]:
         """from_pretrained's defaults the config did not write and the answer is priced at, in one note with how to
         change the one that moves memory most (as ms-swift's default LoRA tuner is said): a 4-bit base, and
-        Unsloth's checkpointing to host RAM. A value the config wrote is its own choice: not restated."""
+        Unsloth's checkpointing to host RAM. A value the config wrote is its own choice: not restated. Not ``priced``
+        (no memory evaluated): read at them, not priced."""
         given = set(_flat(flat))
         said = []
         if cost["load_bits"] == 4 and not cost["load_fp8"] and not given & {
@@ -433,7 +434,7 @@ class UnslothFramework(TrlFramework):
                         % C.NF4_BYTES)
         if cost["ckpt_offload"] and "use_gradient_checkpointing" not in given:
             said.append('use_gradient_checkpointing = "unsloth" (each layer\'s checkpoint in host RAM, not on the GPU)')
-        return ["priced at from_pretrained's defaults: " + "; ".join(said)] if said else []
+        return [f"{'priced' if priced else 'read'} at from_pretrained's defaults: " + "; ".join(said)] if said else []
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False):
         """TRL's search space; a memory share or standby the user set under Unsloth's names stays as set."""

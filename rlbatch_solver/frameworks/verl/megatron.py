@@ -102,7 +102,7 @@ class VerlMegatronFramework(VersionPacks, Framework):
         values["megatron_cpu_optimizer_permille"] = cpu_optimizer_permille(flat, self.version)
         return values
 
-    def config_notes(self, flat: Mapping[str, Any]) -> list[str]:
+    def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         if self.version in OPTIMIZER_OVERRIDES_IGNORED and cpu_optimizer_permille(flat):
             return [f"{CPU_OPT_KEY}: verl {self.version} does not read actor.optim.override_optimizer_config (verl "
                     "0.6.0 is the first release that does), so megatron-core's optimizer states stay on the GPU "
