@@ -138,7 +138,10 @@ def test_no_verl_config_of_the_corpus_is_refused_a_key_and_every_absent_key_is_e
     # algorithm.filter_groups.* (recipe/dapo's dapo_megatron_trainer at 0.5.0) are later releases' keys
     assert far == {"actor_rollout_ref.actor.fsdp_config.optimizer_offload_step",  # verl PR #7804's branch
                    # v0.6.0 examples/sglang_multiturn/config/gsm8k_multiturn_grpo_server.yaml adds it to the rollout
-                   "actor_rollout_ref.rollout.sglang_rollout_mode"}
+                   "actor_rollout_ref.rollout.sglang_rollout_mode",
+                   # dingxianzhong/play-verl's tuning scripts append it (+actor_rollout_ref.model.dtype=bfloat16): a key
+                   # no release reads (the actor's dtype is fsdp_config.model_dtype)
+                   "actor_rollout_ref.model.dtype"}
 
 
 def test_the_key_list_is_the_generators_reading_of_the_composed_config():
