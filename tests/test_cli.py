@@ -687,3 +687,10 @@ def test_a_pasted_ms_swift_flag_the_named_release_dropped_is_refused_by_name():
     newer = run("check", "--framework", "swift==3.10.3", *workers)
     assert "--num_infer_workers is not an option of swift 3.10.3" in " ".join(newer.stdout.split()), newer.stdout
     assert "swift/llm/base.py: SwiftPipeline._parse_args" in newer.stdout, newer.stdout
+    # --ignore_args_error true: the parse only logs the arguments left over, the launch goes on without them: the
+    # run trains 4.6.0's default LoRA tuner, and is priced so
+    ignored = run("check", "--framework", "swift==4.6.0", *base, "--ignore_args_error", "true")
+    text = " ".join(ignored.stdout.split())
+    assert "swift.launch.unknown_key" not in text and "VALID" in text, text
+    assert "--train_type is not an option of ms-swift 4.6.0: with --ignore_args_error the launch logs it" in text, text
+    assert "no --tuner_type: ms-swift 4.6.0 trains LoRA by default" in text, text

@@ -320,11 +320,13 @@ def test_recommend_for_an_old_release_prints_a_command_that_release_takes(versio
         assert "--per_device_train_batch_size 1" in command and "--gradient_accumulation_steps 8" in command
 
 
-@pytest.mark.parametrize("version", ["0.23.1", "0.28.0"])
+@pytest.mark.parametrize("version", ["0.23.1", "0.26.2", "0.28.0"])
 def test_recommend_for_a_release_a_neighbours_pack_judges_prints_that_releases_fields(version):
-    """TRL 0.23.1 (judged by 0.29.1's pack) has max_prompt_length and no vllm_max_model_length, 0.28.0 the other
-    way: the printed command carries the prompt length in the field the named release has, checks back valid under
-    it, and the answer's re-read of its command (its notes) reads it with that release's fields, not the pack's."""
+    """TRL 0.23.1 (judged by 0.29.1's pack) cuts its prompts at max_prompt_length and has no vllm_max_model_length;
+    0.26.2 keeps max_prompt_length, deprecated and never read, beside vllm_max_model_length; 0.28.0 has only the
+    latter: the printed command carries the prompt length in the field that bounds it in the named release, checks
+    back valid under it, and the answer's re-read of its command (its notes) reads it with that release's fields,
+    not the pack's."""
     fw = f"trl=={version}"
     proc = run("recommend", "--framework", fw, "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-1.5b", "--n", "8",
                "--prompt-len", "512", "--response-len", "1024", "--time-limit", "10", "--json")
@@ -334,7 +336,7 @@ def test_recommend_for_a_release_a_neighbours_pack_judges_prints_that_releases_f
     keys = {a.lstrip("-") for a in args if a.startswith("--")}
     assert out["rules_version"] == TV.RULES_OF[version] != version
     assert not TV.foreign_fields(version, keys), keys
-    assert ("max_prompt_length" in keys) == ("max_prompt_length" in RELEASE_FIELDS[version]) != (
+    assert ("max_prompt_length" in keys) == (TV.prompt_cut(version) is not None) != (
         "vllm_max_model_length" in keys), keys
     assert not [n for n in out["key_notes"] if "GRPOConfig does not have" in n], out["key_notes"]
     back = rb.check(args, framework=fw, gpus=8, model="qwen2.5-1.5b", gpu="h100")

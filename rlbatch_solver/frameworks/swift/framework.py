@@ -293,7 +293,22 @@ class SwiftFramework(Framework):
     def unknown_keys(self, flat: Mapping[str, Any]) -> list[str]:
         """The dating flags (versions.KEY_RELEASES) this release's arguments lack (the named release's, where
         another's pack judges it): 4.6.0's parser stops on them
-        (swift/pipelines/base.py SwiftPipeline._parse_args: "ValueError: remaining_argv: [...]")."""
+        (swift/pipelines/base.py SwiftPipeline._parse_args: "ValueError: remaining_argv: [...]"); none where the
+        config sets --ignore_args_error (``ignored_keys``)."""
+        return [] if self._ignores_args(flat) else self._lacked(flat)
+
+    def ignored_keys(self, flat: Mapping[str, Any]) -> list[str]:
+        """With --ignore_args_error true the same flags are only logged and the launch goes on without them
+        (BaseArguments.ignore_args_error: 3.x swift/llm/argument/base_args/base_args.py, 4.x
+        swift/arguments/base_args/base_args.py; read in SwiftPipeline._parse_args): the config runs as if it lacked
+        them."""
+        return self._lacked(flat) if self._ignores_args(flat) else []
+
+    @staticmethod
+    def _ignores_args(flat: Mapping[str, Any]) -> bool:
+        return flag_bool("ignore_args_error", normalize_keys(flat).get("ignore_args_error", False))
+
+    def _lacked(self, flat: Mapping[str, Any]) -> list[str]:
         if self.megatron:
             return []
         return [f"--{k}" for k in sorted(normalize_keys(flat)) if k in swift_versions.KEY_RELEASES
@@ -387,7 +402,8 @@ class SwiftFramework(Framework):
         return parse_swift_args(tokens)
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
-        flat = normalize_keys(flat)
+        ignored = {k.removeprefix("--") for k in self.ignored_keys(flat)}  # the run never reads them
+        flat = {k: v for k, v in normalize_keys(flat).items() if k not in ignored}
         rlhf_type = flat.get("rlhf_type", "grpo")
         if rlhf_type != "grpo":
             raise InputError("rlhf_type", f"'{rlhf_type}' is not modelled: only the GRPO trainer (GRPO, GSPO, DAPO, "
@@ -553,8 +569,12 @@ class SwiftFramework(Framework):
         return self._flag(spec.key, value)
 
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
-        flat = normalize_keys(flat)
-        notes = self._tuner_notes(flat, priced)
+        ignored = self.ignored_keys(flat)
+        notes = [f"{k} is not an option of ms-swift {self.code_release or self.version}: with --ignore_args_error "
+                 f"the launch logs it (remaining_argv) and goes on without it, so it is read as not given"
+                 for k in ignored]
+        flat = {k: v for k, v in normalize_keys(flat).items() if f"--{k}" not in ignored}
+        notes += self._tuner_notes(flat, priced)
         notes += self._quant_notes(flat, priced)
         if not self.megatron and multi_turn_context(flat):
             notes.append("multi-turn rollout with max_completion_length per round (completion_length_limit_scope "

@@ -278,12 +278,12 @@ class TrlFramework(SwiftFramework):
 
     @property
     def prompt_limit(self) -> bool:
-        """Whether the release the config runs has GRPOConfig's max_prompt_length (0.28 removed it): the printed
-        command carries the prompt length in it, which check reads back (cost.cost_values). Up to 0.25 the trainer cuts
-        prompts there (versions.PROMPT_CUT_FROM); 0.26 and 0.27 keep the field, deprecated, without the cut. The
-        fields' release decides, where a neighbour's pack judges it (TRL 0.23.1 has the field; 0.29.1, whose pack
-        judges it, has not)."""
-        return "max_prompt_length" in versions.RELEASE_FIELDS[self.fields_version]
+        """Whether the release the config runs cuts its prompts at GRPOConfig's max_prompt_length (0.14 to 0.25:
+        versions.PROMPT_CUT_FROM): the printed command carries the prompt length there, which check reads back
+        (cost.cost_values). 0.26 and 0.27 keep the field, deprecated, and never read it: their engine's length is
+        vllm_max_model_length, as from 0.28 on. The fields' release decides, where a neighbour's pack judges it
+        (TRL 0.23.1 cuts; 0.29.1, whose pack judges it, has no such field)."""
+        return versions.prompt_cut(self.fields_version) is not None
 
     @property
     def newest(self) -> bool:
