@@ -538,7 +538,14 @@ def test_load_in_fp8_beside_the_other_precision_flags(flags, bits, fp8):
     assert (v["load_bits"], v["load_fp8"]) == (bits, fp8)
     notes = " ".join(FW.config_notes(flags))
     assert ("priced at 1 byte per weight" in notes) == fp8
-    assert ("load_in_fp8 is not what loads the base here" in notes) == (not fp8)
+    full = bool(flags.get("full_finetuning"))
+    assert ("load_in_fp8 is not what loads the base here" in notes) == (not fp8 and not full)
+    # full finetuning: Unsloth turns the quantized loads off with 4-bit on (its default), FP8 included, not its
+    # 'not a combination' error (loader.py FastModel.from_pretrained)
+    assert ("trains every weight in 16 bits" in notes and "not a combination" not in notes) == full
+    # check without --gpu/--model prices nothing: the notes say how the config is read, not a price
+    unpriced = " ".join(FW.config_notes(flags, priced=False))
+    assert "priced" not in unpriced and ("read at 1 byte per weight" in unpriced) == fp8, unpriced
 
 
 def test_load_in_fp8_with_the_default_load_in_4bit_is_noted_with_unsloths_error():

@@ -205,18 +205,27 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
     return trl, cost
 
 
-def fp8_notes(flat: Mapping[str, Any], fp8: bool) -> list[str]:
+def fp8_notes(flat: Mapping[str, Any], fp8: bool, priced: bool = True) -> list[str]:
     """What load_in_fp8 does with the other precision flags, from Unsloth 2026.10.9's unsloth/models/loader.py
     (FastLanguageModel.from_pretrained) and loader_utils.py. Notes, not rules: whether Unsloth stops depends on the
     model's name (a pre-quantized '-FP8' repo in its mapper) and the vLLM release, which a config does not carry."""
     if not fp8_flag(flat.get("load_in_fp8", False)):
         return []
     if not fp8:
-        return ["load_in_fp8 is not what loads the base here: load_in_16bit, load_in_8bit or full_finetuning is on "
-                "too (a combination Unsloth refuses, 'Can only load in 4bit or 8bit or 16bit, not a combination!', "
-                "unless it maps the model to a pre-quantized '-FP8' repo and drops load_in_fp8: loader.py "
-                "_precision_flags_conflict); priced as that load"]
-    out = [f"load_in_fp8: the linear weights are FP8, priced at {C.FP8_BYTES:g} byte per weight (their fp32 "
+        if flag_bool("full_finetuning", flat.get("full_finetuning", False)):
+            # FastModel.from_pretrained: full finetuning with 4-bit/8-bit on (load_in_4bit's default) turns the
+            # quantized loads off, load_in_fp8 included; with them off, the on-the-fly FP8 path refuses it
+            return ["load_in_fp8 with full_finetuning: with load_in_4bit or load_in_8bit on (load_in_4bit is by "
+                    "default) Unsloth turns the quantized loads off, load_in_fp8 included, and trains every weight "
+                    "in 16 bits (loader.py FastModel.from_pretrained); with them off it raises '`load_in_fp8` is not "
+                    "compatible with full finetuning' (loader_utils.py _get_fp8_mode_and_check_settings); "
+                    f"{'priced' if priced else 'read'} as a 16-bit full fine-tune"]
+        return ["load_in_fp8 is not what loads the base here: load_in_16bit or load_in_8bit is on too (a "
+                "combination Unsloth refuses, 'Can only load in 4bit or 8bit or 16bit, not a combination!', unless "
+                "it maps the model to a pre-quantized '-FP8' repo and drops load_in_fp8: loader.py "
+                "_precision_flags_conflict); read as that load"]
+    out = [f"load_in_fp8: the linear weights are FP8, {'priced' if priced else 'read'} at {C.FP8_BYTES:g} byte "
+           "per weight (their fp32 "
            "scales negligible), the embeddings, lm_head and norms 16-bit; vLLM (fast_inference) and the trainer "
            "share them. Quantizing while loading (no pre-quantized '-FP8' repo for the model, and no fast_inference "
            "engine of vLLM 0.12 or later to quantize it) needs a GPU of compute capability 9.0 or more (H100), "
@@ -416,7 +425,7 @@ class UnslothFramework(TrlFramework):
                          "not vLLM")
         elif trl.get("vllm_enable_sleep_mode"):
             notes.append(f"{STANDBY}=1: the vLLM engine releases its KV cache while the trainer runs")
-        notes += fp8_notes(_flat(flat), bool(cost["load_fp8"]))
+        notes += fp8_notes(_flat(flat), bool(cost["load_fp8"]), priced)
         return notes + self._default_notes(flat, cost, priced)
 
     @staticmethod
