@@ -49,7 +49,7 @@ from ..overrides import flag_bool, memory_share_permille, whole_number
 from ..swift.cost import OLD_LOG_PROB_GATE, iteration_values, rollout_layout, save_values
 from .rules import REMOVED_FIELDS
 from .liger import liger_loss
-from .versions import RELEASES, Release, prompt_cut, temperature_copy
+from .versions import RELEASES, Release, prompt_cut, prompt_field_ignored, temperature_copy
 
 DEFAULT_PROMPT = 512
 
@@ -91,7 +91,8 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
     out = dict(TRL_COST_DEFAULTS, gmu_permille=release.gmu_permille, grad_ckpt=release.grad_ckpt)
     completion = _count("max_completion_length", flat.get("max_completion_length", release.completion_length))
     out["max_completion_length"] = max(1, completion)
-    if flat.get("max_prompt_length") not in (None, "None", "none", ""):
+    if (flat.get("max_prompt_length") not in (None, "None", "none", "")
+            and not prompt_field_ignored(running or release.version)):
         out["max_length"] = max(1, _count("max_prompt_length", flat["max_prompt_length"]))
     elif flat.get("vllm_max_model_length") not in (None, "None", "none", ""):
         out["max_length"] = max(1, _count("vllm_max_model_length", flat["vllm_max_model_length"]) - completion)

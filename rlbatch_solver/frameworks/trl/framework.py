@@ -397,6 +397,11 @@ class TrlFramework(SwiftFramework):
                          "GRPOConfig); `trl grpo` also builds it at world size 1 first: paste the command to check that")
         flat = self._with_config(cli)
         notes += _accelerate(flat)[1]
+        if flat.get("max_prompt_length") not in (None, "None", "none", "") and versions.prompt_field_ignored(
+                self.fields_version):
+            notes.append(f"--max_prompt_length is deprecated in TRL {self.fields_version} and never read (GRPOTrainer "
+                         "cuts no prompt from 0.26 on): prompts are as long as the data's, bounded by the engine's "
+                         "max model length, and are read so; filter the dataset to bound them")
         removed = versions.foreign_fields(self.fields_version, [k for k in flat if k != FILE_KEYS])
         if removed:
             notes.append(f"fields TRL {self.fields_version}'s GRPOConfig does not have: {', '.join(removed)}")

@@ -231,6 +231,13 @@ def prompt_cut(version: str) -> int | None:
     return _by_release(PROMPT_CUT_FROM, version, None)
 
 
+def prompt_field_ignored(version: str) -> bool:
+    """Whether TRL ``version`` has GRPOConfig's max_prompt_length and never reads it (0.26 and 0.27: deprecated, no
+    cut; ``PROMPT_CUT_FROM``): a value the config gives bounds nothing there. From 0.28 the field is gone, so a config
+    that gives it was written for a release that cuts."""
+    return (0, 26) <= release_numbers(version) < (0, 28)
+
+
 def liger_flags(version: str) -> tuple[str, ...]:
     """The flags that switch TRL ``version``'s Liger path on (``LIGER_FLAGS_FROM``), the first the config sets
     deciding."""
