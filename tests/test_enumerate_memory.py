@@ -117,3 +117,28 @@ def test_a_listing_held_at_defaults_names_the_fewest_switch_settings_a_fit_needs
     assert f"with, for one, {' '.join(both)} a config fits" in held.stdout, held.stdout
     assert run(*openrlhf, *both).returncode == 0
     assert run(*openrlhf, *both[:2]).returncode == 1 and run(*openrlhf, *both[2:]).returncode == 1
+
+
+def test_a_listed_configs_headroom_is_measured_against_its_own_engines_line():
+    """With TRL's use_vllm searched both ways a vLLM rollout is held to the hard line and transformers' generate to
+    the usable one (CostTerms.arm_lines): a config without vLLM had its rollout spare measured against vLLM's line,
+    overstated by the margin, and its tightest phase misnamed."""
+    from rlbatch_solver.commands.enumerate import _headroom
+    from rlbatch_solver.costmodel.tables import CostTerms
+
+    terms = CostTerms(derived=[], rules=[], time_us_per_sample=None, headroom_mib=None, capacity_mib=22311,
+                      phases=["rollout", "actor_update"], hard_mib=23540,
+                      phase_capacity_mib={"rollout": 23540, "actor_update": 22311},
+                      arm_lines={"rollout": (("use_vllm",), {(True,): 23540, (False,): 22311})})
+
+    class Env:
+        @staticmethod
+        def full_env(solution):
+            return solution
+
+    peaks = {"mem_rollout": 22000, "mem_actor_update": 21000}
+    generate = _headroom(Env, terms, {"use_vllm": False, **peaks})
+    assert generate == {"phase": "rollout", "peak_mib": 22000, "headroom_mib": 311}
+    vllm = _headroom(Env, terms, {"use_vllm": True, **peaks})
+    assert vllm == {"phase": "actor_update", "peak_mib": 21000, "headroom_mib": 1311}
+    assert terms.capacity_of("rollout") == 23540 and terms.capacity_of("rollout", {"use_vllm": False}) == 22311

@@ -151,7 +151,7 @@ def _switches_fit(fw: Any, scenario: Scenario, card: Any, spec: Any, space: Any,
 def _headroom(ruleset: Any, terms: Any, solution: dict[str, Value]) -> dict[str, Any]:
     """The phase of a fitting config with the least headroom: its name, peak and headroom (MiB)."""
     env = ruleset.full_env(solution)
-    margins = {p: terms.capacity_of(p) - int(env[f"mem_{p}"]) for p in terms.phases if f"mem_{p}" in env}
+    margins = {p: terms.capacity_of(p, env) - int(env[f"mem_{p}"]) for p in terms.phases if f"mem_{p}" in env}
     phase = min(margins, key=margins.get)
     return {"phase": phase, "peak_mib": int(env[f"mem_{phase}"]), "headroom_mib": margins[phase]}
 

@@ -60,8 +60,11 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         started = time.monotonic()
         floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity,
                               grows=policy.grows_memory | policy.batch_grows_memory)
+        # a phase whose line a searched switch moves (CostTerms.arm_lines) proves nothing against one line: the
+        # search below holds each config to its own
         over = {memory_rule_id(fw.ruleset.framework, table_phase(n)): (least, capacity[table_phase(n)])
-                for n, least in floors.items() if least is not None and least > capacity[table_phase(n)]}
+                for n, least in floors.items() if least is not None and least > capacity[table_phase(n)]
+                and table_phase(n) not in terms.arm_lines}
         if over:
             return Attempt(RepairResult(None, [], None, "infeasible", time.monotonic() - started, method="floor",
                                         memory_floor=over), ruleset, domains, capacity)

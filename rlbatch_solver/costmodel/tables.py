@@ -192,7 +192,14 @@ class CostTerms:
     # to hard_mib, transformers' generate to capacity_mib) and the line under each assignment of them
     arm_lines: dict[str, tuple[tuple[str, ...], dict[tuple, int]]] = field(default_factory=dict)
 
-    def capacity_of(self, phase: str) -> int:
+    def capacity_of(self, phase: str, values: Mapping[str, Value] | None = None) -> int:
+        """The MiB ``phase``'s peak must stay under; for a config (``values``) where a searched switch moves it
+        (``arm_lines``), that config's own line."""
+        if values is not None and phase in self.arm_lines:
+            names, lines = self.arm_lines[phase]
+            line = lines.get(tuple(values.get(n) for n in names))
+            if line is not None:
+                return line
         return self.phase_capacity_mib.get(phase, self.capacity_mib)
 
 
