@@ -1173,6 +1173,22 @@ def renames_text(renames: list[tuple[str, str, str]]) -> str:
     return ", ".join(f"{old.split()[0]} -> {new.split()[0]}" for _, old, new in renames)
 
 
+def print_fix_changes(console: Console, fix: FixReport, bold: bool = False) -> None:
+    """A repair's changes as explain prints them (its rule fix and its out-of-memory fix): the renames as one change,
+    as fix says them, each other changed key (``bold``: its new value), then the arguments (``print_repaired``)."""
+    renames = _renames_only(fix)
+    if renames:
+        console.print("  rename " + renames_text(renames), markup=False, highlight=False)
+    for key, old, new in fix.diff:
+        if (key, old, new) in renames:
+            continue
+        if bold:
+            console.print(f"  {escape(diff_word(old))} -> [bold]{escape(diff_word(new))}[/]")
+        else:
+            console.print(f"  {diff_word(old)} -> {diff_word(new)}", markup=False, highlight=False)
+    print_repaired(console, fix, "  ", inline=True, write="`rlbatch fix --write FILE`")
+
+
 def _renames_only(report: FixReport) -> list[tuple[str, str, str]]:
     """The diff's lines that rename a key (one the release refuses) and keep its value: printed as one change."""
     renamed = {f"--{k}" for k in getattr(report, "renamed", [])}
@@ -1278,13 +1294,7 @@ def print_explain(console: Console, report: ExplainReport) -> None:
         _print_upgrade(console, report.check)
     if report.fix is not None and report.fix.diff:  # changes, or a refused key renamed
         console.print("\nsmallest fix:")
-        renames = _renames_only(report.fix)
-        if renames:  # as fix says them: one change
-            console.print("  rename " + renames_text(renames), markup=False, highlight=False)
-        for key, old, new in report.fix.diff:
-            if (key, old, new) not in renames:
-                console.print(f"  {escape(diff_word(old))} -> [bold]{escape(diff_word(new))}[/]")
-        print_repaired(console, report.fix, "  ", inline=True, write="`rlbatch fix --write FILE`")
+        print_fix_changes(console, report.fix, bold=True)
     elif report.fix is not None and report.fix.after is None:
         print_fix_conflict(console, report.fix)
 
@@ -1310,13 +1320,7 @@ def print_oom(console: Console, exp: OomExplanation) -> None:
     fix = exp.fix
     if fix is not None and fix.changes:
         say("\nnearest change that fits (your algorithm's batch sizes kept):")
-        renames = _renames_only(fix)
-        if renames:  # as fix says them: one change
-            say("  rename " + renames_text(renames))
-        for key, old, new in fix.diff:
-            if (key, old, new) not in renames:
-                say(f"  {diff_word(old)} -> {diff_word(new)}")
-        print_repaired(console, fix, "  ", inline=True, write="`rlbatch fix --write FILE`")
+        print_fix_changes(console, fix)
         if exp.fixed_tight:
             say("  check on the changed config: fits, but still tight (within the memory model's observed error)")
             for note in fix.notes:

@@ -1074,10 +1074,11 @@ def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any,
     floor = {name: (least, terms.capacity_of(table_phase(name)))
              for name, least in least_memory(terms.derived, domains, deadline=deadline).items() if least is not None}
     for name in list(floor):
-        names, lines = getattr(terms, "arm_lines", {}).get(table_phase(name), ((), {}))
+        names, lines = terms.arm_lines.get(table_phase(name), ((), {}))
         table = [d for d in terms.derived if d.name == name]
-        arms = [(least, lines[combo]) for combo in lines
-                if (least := least_memory(table, {**domains, **{n: [v] for n, v in zip(names, combo)}},
+        arms = [(least, terms.capacity_of(table_phase(name), arm)) for combo in lines
+                for arm in [dict(zip(names, combo))]
+                if (least := least_memory(table, {**domains, **{n: [v] for n, v in arm.items()}},
                                           deadline=deadline).get(name)) is not None]
         if len(arms) == len(lines) and arms:
             floor[name] = min(arms, key=lambda a: a[0] - a[1])
