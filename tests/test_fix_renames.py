@@ -312,3 +312,34 @@ def test_fix_of_a_config_of_old_names_only_prints_all_its_arguments_in_place_of_
                                                                               if a.startswith("--")), args
     checked = run("check", "--framework", "openrlhf", "--gpu", "a100-80gb", "--model", "llama3.1-8b", "--", *args)
     assert checked.returncode == 0, checked.stdout
+
+
+def test_recommend_from_says_each_refused_flag_with_its_own_key_and_the_rest_in_general_words(tmp_path):
+    """Of more refused flags than are shown one each, the line counting the rest was given the wording of the
+    eleventh flag alone (the notes were paired with the keys by position: "1 more keys ...; the best config below
+    leaves it out"): each note is built from its own key, and the count speaks of them all."""
+    stray = " ".join(f"--zzstray{i} 1" for i in range(10))
+    script = tmp_path / "many.sh"
+    script.write_text(_with_two_samples(tmp_path).read_text().replace("--ref_num_nodes 1 ", f"--ref_num_nodes 1 {stray} "))
+    p = run("recommend", "--from", str(script), "--gpu", "a100-80gb", "--model", "llama3.1-8b", "--top", "1")
+    assert p.returncode == 0, p.stderr
+    notes = [line for line in p.stdout.splitlines() if line.startswith("note: ") and "openrlhf.launch.unknown_key" in line]
+    assert len(notes) == 11, notes
+    for i, line in enumerate(notes[:10]):
+        assert line.startswith(f"note: --zzstray{i} is not an option") and "keeps your arguments, this one included" in line
+    rest = notes[10]
+    assert rest.startswith("note: 3 more keys are not options of openrlhf 0.11.2 either (--use_kl_estimator_k3, "
+                           "--bf16, --enforce_eager; the JSON"), rest
+    assert "leaves it out" not in rest and "writes --vllm.enforce_eager instead" not in rest, rest
+    assert "the best config below writes the successor of each we know" in rest, rest
+
+
+def test_recommend_from_with_no_valid_config_does_not_speak_of_a_best_config():
+    """An infeasible answer prints no best config: its notes on refused flags said "the best config below leaves it
+    out"; they say the refusal alone (its own words say how to mend the flag)."""
+    p = run("recommend", "--from", str(SCRIPT), "--gpu", "H100", "--model", "llama3.1-8b")
+    assert "No valid config fits" in p.stdout, p.stdout
+    notes = [line for line in p.stdout.splitlines() if "openrlhf.launch.unknown_key" in line]
+    assert len(notes) == 3 and all("best config" not in line for line in notes), notes
+    assert any("--enforce_eager is not an option" in line and "names it --vllm.enforce_eager: rename it" in line
+               for line in notes), notes

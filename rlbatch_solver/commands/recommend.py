@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -13,7 +12,7 @@ from ..costmodel.efficiency import Efficiency
 from ..errors import InputError
 from ..frameworks import get_framework
 from ..frameworks.base import of_absent_model
-from ..frameworks.key_names import UnknownKey, findings, refusal_text
+from ..frameworks.key_names import UnknownKey, findings, refusal_text, refused_violations
 from ..rules.base import Rule, RuleKind, RuleSet, Stage, Value
 from ..rules.expr import IntVar
 from ..rules.ids import memory_rule_id, table_phase, tied_followers
@@ -867,13 +866,14 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     report.start.given = [k for k in fw.normalize(flat) if k in drop]
     report.start.own = own_arguments(report.start.native, fw.normalize(flat))
     chosen, _ = fw.for_config(flat)
-    report.unknown_keys, refused, report.key_notes = findings(chosen.key_list(flat), chosen.name, chosen.version)
+    key_list = chosen.key_list(flat)
+    report.unknown_keys, _, report.key_notes = findings(key_list, chosen.name, chosen.version)
     from .fix_job import refused_by_name
 
     report.start.renamed = refused_by_name(chosen, dict(flat), report.unknown_keys).items  # as fix takes them out
     report.key_notes = release_notes(fw) + [
-        _refused_note(v, u, report.start.renamed) for v, u in itertools.zip_longest(
-            refused, [u for u in report.unknown_keys if u.refused][:len(refused)])] + report.key_notes
+        _refused_note(v, u, report.start.renamed, report.best is not None) for u, v in refused_violations(
+            report.unknown_keys, key_list, chosen.name, chosen.version)] + report.key_notes
     # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the
     # answer is built on the same reading
     report.key_notes += [n for n in chosen.config_notes(flat) if n not in report.key_notes]
@@ -883,11 +883,18 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     return report
 
 
-def _refused_note(violation: Any, key: UnknownKey | None, renamed: Mapping[str, str | None]) -> str:
+def _refused_note(violation: Any, key: UnknownKey | None, renamed: Mapping[str, str | None], best: bool) -> str:
     """recommend --from: a key the config's release refuses, and what the best config below does with it: its
     successor written instead, or left out (``Start.renamed``, as --write writes the script), or (a key of no
-    known successor nor release) kept as the user wrote it, to rename or remove by hand."""
-    if key is not None and key.key in renamed:
+    known successor nor release) kept as the user wrote it, to rename or remove by hand. ``key``: the key the
+    violation was built from, None for the line counting the rest (said of them all); ``best``: whether the answer
+    has a best config (none: the violation alone, which says how to mend the key)."""
+    if not best:
+        return f"{violation.message} ({violation.rule})"
+    if key is None:
+        return (f"{violation.message}; the best config below writes the successor of each we know, leaves out "
+                f"another release's key that has none and keeps the others: rename or remove them ({violation.rule})")
+    if key.key in renamed:
         item = renamed[key.key]
         done = f"writes {item} instead" if item else "leaves it out"
         return f"{violation.message}; the best config below {done} ({violation.rule})"

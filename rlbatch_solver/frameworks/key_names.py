@@ -211,15 +211,25 @@ def violation(found: UnknownKey, key_list: KeyList, framework: str, version: str
 def findings(key_list: KeyList, framework: str, version: str) -> tuple[list[UnknownKey], list[Violation], list[str]]:
     """The unknown keys, as violations (refused) and notes (suspected)."""
     found = unknown_keys(key_list)
+    violations = [v for _, v in refused_violations(found, key_list, framework, version)]
+    return found, violations, [note(u, key_list, framework, version) for u in found if not u.refused]
+
+
+def refused_violations(found: Iterable[UnknownKey], key_list: KeyList, framework: str,
+                       version: str) -> list[tuple[UnknownKey | None, Violation]]:
+    """The refused keys among ``found`` as violations, each with the key it was built from: the first
+    ``SHOWN_REFUSED`` one each, the rest counted in one more (its key None: it speaks of several)."""
     refused = [u for u in found if u.refused]
-    violations = [violation(u, key_list, framework, version) for u in refused[:SHOWN_REFUSED]]
+    out: list[tuple[UnknownKey | None, Violation]] = [
+        (u, violation(u, key_list, framework, version)) for u in refused[:SHOWN_REFUSED]]
     if len(refused) > SHOWN_REFUSED:  # one more line for the rest (a pasted file of thousands of stray keys)
         rest = refused[SHOWN_REFUSED:]
-        violations.append(_refused(
+        out.append((None, _refused(
             f"{len(rest):,} more keys are not options of {framework} {version} either "
-            f"({', '.join(u.shown for u in rest[:3])}, ...; the JSON output lists them all): the launch stops at the "
-            "first", key_list, framework))
-    return found, violations, [note(u, key_list, framework, version) for u in found if not u.refused]
+            f"({', '.join(u.shown for u in rest[:3])}{', ...' if len(rest) > 3 else ''}; the JSON output lists them "
+            "all): the launch stops at the "
+            "first", key_list, framework)))
+    return out
 
 
 # refused keys shown one violation each; the rest are counted in one
