@@ -19,6 +19,12 @@ def release_notes(fw: Framework) -> list[str]:
     return [fw.version_note] if fw.version_note else []
 
 
+def memory_evaluated(gpu: str | None, card: ModelCard | None) -> bool:
+    """Whether a config's memory is evaluated (priced): a GPU type and a model are both known. The one test of
+    check, fix and recommend, and what their notes are told (``Framework.config_notes``' ``priced``)."""
+    return bool(gpu) and card is not None
+
+
 def framework_for(fw: Framework, flat: Mapping[str, Any]) -> tuple[Framework, list[str]]:
     """The framework version a pasted config is checked with (verl: the one its keys show, unless the user named
     one), and notes saying which and why."""

@@ -139,7 +139,7 @@ def fixed_notes(job: Job, diff: list[tuple[str, str, str]]) -> list[str]:
     changed = {key.lstrip("-+") for key, _, _ in diff}
     after = {k: v for k, v in job.flat.items() if str(k).lstrip("-+") not in changed}
     after.update(fw.parse([new for _, _, new in diff if not new.startswith("(")])[0])
-    return list(fw.config_notes(after, priced=bool(job.memory)))
+    return list(fw.config_notes(after, priced=job.memory))  # common.memory_evaluated, as read_job found it)
 
 
 def advice_after(ruleset: RuleSet, before: Mapping[str, Value], after: Mapping[str, Value]) -> list[tuple[str, str, bool]]:

@@ -14,7 +14,7 @@ from ..frameworks.key_names import UnknownKey, findings
 from ..rules.base import Value, Violation
 from ..costmodel.efficiency import Efficiency
 from ..scenario import check_length_fraction
-from .common import Upgrade, framework_for, read_inputs, read_config, upgrade_check
+from .common import Upgrade, framework_for, memory_evaluated, read_inputs, read_config, upgrade_check
 
 if TYPE_CHECKING:
     from ..costmodel.tables import CostSpec
@@ -94,7 +94,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
                      "refuses, with no successor of the same meaning we know; rename or remove it by hand (the "
                      "repair assumes it is)")
     notes += by_name.notes
-    notes += fw.config_notes(flat, priced=bool(gpu) and card is not None)  # what reading the config assumed or could not read (check says it too)
+    notes += fw.config_notes(flat, priced=memory_evaluated(gpu, card))  # what reading the config assumed or could not read (check says it too)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
     given = frozenset(str(k).removeprefix("--") for k in flat)
@@ -257,8 +257,7 @@ def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_g
                  length_fraction: float, calibration: "Efficiency | None", notes: list[str]) -> tuple[CostSpec | None, bool]:
     """The cost spec memory is checked with, and whether it is (given both --gpu and --model; else said in
     ``notes``)."""
-    memory = bool(gpu and card)
-    if memory:
+    if memory_evaluated(gpu, card):
         from ..catalog.gpus import load_gpu
         from ..costmodel.tables import with_efficiency, with_length_fraction
 

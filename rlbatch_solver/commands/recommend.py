@@ -18,7 +18,7 @@ from ..rules.expr import IntVar
 from ..rules.ids import memory_rule_id, table_phase, tied_followers
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S, SOLVER_WORKERS
-from .common import framework_for, model_card, release_notes, validate_solutions, waste_text
+from .common import framework_for, memory_evaluated, model_card, release_notes, validate_solutions, waste_text
 
 if TYPE_CHECKING:
     from ..catalog.gpus import GPU
@@ -342,7 +342,7 @@ def answer_notes(report: RecommendReport) -> list[str]:
 
     fw = answer_framework(report)
     flat, _ = fw.parse(parse_launch_script(command_text(words), name="the printed command").args)
-    return list(fw.config_notes(flat))
+    return list(fw.config_notes(flat, priced=memory_evaluated(report.scenario.gpu, report.model)))
 
 
 def from_command(report: RecommendReport, notes: list[str] | None = None) -> list[str] | None:
@@ -876,7 +876,8 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
             report.unknown_keys, key_list, chosen.name, chosen.version)] + report.key_notes
     # what reading the config assumed or could not read (a --config file that is not here): check's notes, since the
     # answer is built on the same reading
-    report.key_notes += [n for n in chosen.config_notes(flat) if n not in report.key_notes]
+    priced = memory_evaluated(report.scenario.gpu, report.model)
+    report.key_notes += [n for n in chosen.config_notes(flat, priced=priced) if n not in report.key_notes]
     if report.best is not None and not fw.pinned:
         note = _judged_otherwise(fw, chosen, flat, report)
         report.key_notes += [note] if note else []
