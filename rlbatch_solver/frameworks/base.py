@@ -45,6 +45,13 @@ class LeftOut(NamedTuple):
     chosen: bool  # the user set or searched it: kept as chosen, only named
 
 
+def priced_words(priced: bool, plural: bool = False) -> str:
+    """How a note says the cost model prices what it read: "is priced" / "are priced" where memory is evaluated
+    (``Framework.config_notes``' ``priced``), "would be priced" where it is not (check without --gpu/--model prices
+    nothing)."""
+    return ("are priced" if plural else "is priced") if priced else "would be priced"
+
+
 def pow2(lo: int, hi: int) -> list[int]:
     """Powers of two in [lo, hi] (up to 2**20): the sizes people actually use."""
     return [2**i for i in range(0, 21) if lo <= 2**i <= hi]

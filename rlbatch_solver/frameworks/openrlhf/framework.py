@@ -28,7 +28,7 @@ from .names import (ALL_RELEASE_FLAGS, CONVERTED_LEGACY, DOTTED_OF, KEPT_LEGACY,
 from .release_flags import RELEASE_FLAGS
 from .rules import CLI, RULESET, VARIABLES
 from ..key_names import KeyList
-from ..base import Framework, Space, attention_constants, divisors, pow2
+from ..base import Framework, Space, attention_constants, divisors, pow2, priced_words
 from ..overrides import ListFlag, memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
 
 ESTIMATORS, GROUP_ESTIMATORS = versions.ESTIMATORS, versions.GROUP_ESTIMATORS
@@ -779,14 +779,16 @@ class OpenRLHFFramework(Framework):
         # (with vLLM engines a 4-bit run stops at its first weight sync: rule openrlhf.vllm.load_in_4bit_weight_sync)
         if not lora["lora_rank"]:
             return notes + ([f"{four} without LoRA: a 4-bit model trained in full is not modelled for OpenRLHF; memory "
-                             "and time are priced as full-parameter bf16 training"] if lora["load_bits"] == 4 else [])
+                             f"and time {priced_words(priced, plural=True)} as full-parameter bf16 training"]
+                            if lora["load_bits"] == 4 else [])
         estimator = native.get("algo.advantage.estimator", native.get("advantage_estimator", "gae"))
         if str(estimator) != "gae":
             return notes
         base = " and 4-bit base" if lora["load_bits"] == 4 else ""
         return notes + [f"the critic's LoRA{base} (--algo.advantage.estimator gae) is not modelled for OpenRLHF: the "
-                        "critic is priced as full-parameter bf16 training (its weights, gradients and optimizer states: "
-                        "an over-estimate of what it holds); the actor's LoRA is priced"]
+                        f"critic {priced_words(priced)} as full-parameter bf16 training (its weights, gradients and "
+                        "optimizer states: an over-estimate of what it holds); the actor's LoRA "
+                        f"{priced_words(priced)}"]
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         values = config_to_values(flat, gpus=gpus, model=model, version=self.version)

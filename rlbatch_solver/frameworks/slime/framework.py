@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Value
-from ..base import Framework, Space, pow2
+from ..base import Framework, Space, pow2, priced_words
 from ..cost_common import DEFAULT_RECOMPUTE_MODULES, modules_code, recompute_modules
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, memory_share_permille, parse_flag_args, whole_number
 from . import columns, docs, errors, repair
@@ -213,7 +213,8 @@ class SlimeFramework(Framework):
         if "rollout-max-prompt-len" in flat:
             return []
         return ["no --rollout-max-prompt-len: a prompt may take the context less the response limit, and memory and "
-                "time are priced at that (give --rollout-max-prompt-len, or --mean-prompt-len for the time)"]
+                f"time {priced_words(priced, plural=True)} at that (give --rollout-max-prompt-len, or "
+                "--mean-prompt-len for the time)"]
 
     def value_notes(self, values: Mapping[str, Value]) -> list[str]:
         notes = []

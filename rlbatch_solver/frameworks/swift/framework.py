@@ -31,7 +31,7 @@ from ...rules.expr import BoolVar, IntVar
 from . import columns, docs, errors, repair, versions as swift_versions
 from .rules import RULESET as HF_RULESET
 from .rules_megatron import RULESET as MEGATRON_RULESET
-from ..base import Framework, LeftOut, Space, pow2
+from ..base import Framework, LeftOut, Space, pow2, priced_words
 from ..key_names import KeyList
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, parse_flag_args, parse_scalar, resolve_algorithm, split_tokens
 
@@ -578,24 +578,24 @@ class SwiftFramework(Framework):
         notes += self._quant_notes(flat, priced)
         if not self.megatron and multi_turn_context(flat):
             notes.append("multi-turn rollout with max_completion_length per round (completion_length_limit_scope "
-                         "per_round, or a rollout server): the trained response is priced up to the engine's context "
-                         "(--vllm_max_model_len, else the model's), not max_completion_length; set "
+                         f"per_round, or a rollout server): the trained response {priced_words(priced)} up to the "
+                         "engine's context (--vllm_max_model_len, else the model's), not max_completion_length; set "
                          "--completion_length_limit_scope total (colocate) or --vllm_max_model_len to bound it")
         if (flat.get("vllm_mode") == "server" and flag_bool("use_vllm", flat.get("use_vllm", self.megatron))
                 and not _present(flat.get("rollout.vllm_gpu_memory_utilization"))):
             ignored = (f"; this command's {flat['vllm_gpu_memory_utilization']} sizes a colocated engine only"
                        if _present(flat.get("vllm_gpu_memory_utilization")) else "")
-            notes.append(f"the `swift rollout` server's GPU is priced at that server's default vLLM memory share, "
-                         f"{SERVER_GMU_PERMILLE / 1000} (its own --vllm_gpu_memory_utilization{ignored}): give yours "
-                         "as --rollout.vllm_gpu_memory_utilization")
+            notes.append(f"the `swift rollout` server's GPU {priced_words(priced)} at that server's default vLLM "
+                         f"memory share, {SERVER_GMU_PERMILLE / 1000} (its own --vllm_gpu_memory_utilization"
+                         f"{ignored}): give yours as --rollout.vllm_gpu_memory_utilization")
         if (self.megatron or _present(flat.get("vllm_mode")) or not any(k in flat for k in LEGACY_VLLM_KEYS)
                 or not flag_bool("use_vllm", flat.get("use_vllm", False))):
             return notes
         return notes + [
-            "written for ms-swift < 3.5 (--vllm_device / --num_infer_workers, no --vllm_mode): vLLM priced where that "
-            "release put it, on the training GPUs when the visible GPUs (--gpus per node, else NPROC_PER_NODE) "
-            "equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers engines on GPUs of their "
-            "own"]
+            "written for ms-swift < 3.5 (--vllm_device / --num_infer_workers, no --vllm_mode): vLLM "
+            f"{priced_words(priced)} where that release put it, on the training GPUs when the visible GPUs (--gpus per "
+            "node, else NPROC_PER_NODE) equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers "
+            "engines on GPUs of their own"]
 
     def _tuner_notes(self, flat: Mapping[str, Any], priced: bool = True) -> list[str]:
         """A config that names no tuner trains LoRA: ``swift rlhf``'s BaseArguments default it (4.x
@@ -628,10 +628,11 @@ class SwiftFramework(Framework):
             tuner = str(flat.get("tuner_type", flat.get("train_type")) or "lora").lower()
             # a LoRA base is priced quantized (frameworks/bnb.py quantized_cost_spec); a full fine-tune is not
             return ["--quant_method bnb with --tuner_type full: a quantized model trained in full is not modelled "
-                    "for ms-swift; the trainer's weights are priced in bf16"] if tuner == "full" else []
+                    f"for ms-swift; the trainer's weights {priced_words(priced, plural=True)} in bf16"
+                    ] if tuner == "full" else []
         where = "for Megatron-SWIFT" if self.megatron else "for ms-swift"
-        return [f"--quant_method {method}: a {method} quantized base is not modelled {where}; memory and time are "
-                "priced with the base model in bf16 (an over-estimate of its weights)"]
+        return [f"--quant_method {method}: a {method} quantized base is not modelled {where}; memory and time "
+                f"{priced_words(priced, plural=True)} with the base model in bf16 (an over-estimate of its weights)"]
 
     def native_key(self, name: str) -> str:
         if name in ("vllm_server", "vllm_mode_given"):

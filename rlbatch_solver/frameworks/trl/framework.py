@@ -29,7 +29,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value, bool_names, optional_names
 from ...rules.expr import BoolVar, Const, IfThenElse, IntVar
-from ..base import LORA_RANK, Space
+from ..base import LORA_RANK, Space, priced_words
 from ..key_names import KeyList, nearest
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, is_file, load_yaml_file, parse_flag_args, split_tokens
 from ..swift.cost import cost_spec as swift_cost_spec
@@ -411,27 +411,29 @@ class TrlFramework(SwiftFramework):
                          "fields do not have (parse_args_and_config(fail_with_unknown_args=False)); as flags, or under "
                          "`trl grpo` (which hands them to accelerate launch), they stop the launch")
         if self.newest and _before_0_18(flat) and "beta" not in flat:
-            notes.append(f"written for TRL 0.17 or before (vllm_device and its siblings) without --beta: priced with "
-                         f"that release's default beta {OLD_BETA} (a reference model); 1.16.0's default is 0.0")
+            notes.append(f"written for TRL 0.17 or before (vllm_device and its siblings) without --beta: it "
+                         f"{priced_words(priced)} with that release's default beta {OLD_BETA} (a reference model); "
+                         "1.16.0's default is 0.0")
         if self.newest and _old_release_server(flat):
             notes.append("written for TRL < 1.0 (fields it no longer has) with --use_vllm and no --vllm_mode: read as "
                          "that release ran it, vLLM on a GPU of its own (vllm_device 'auto' before 0.18, vllm_mode "
                          "'server' by default from 0.18); 1.16.0 would colocate it")
-        notes += self._release_notes(flat)
+        notes += self._release_notes(flat, priced)
         cfg = flat.get("config")
         if _present(cfg) and not is_file(cfg):
             notes.append(f"--config {cfg} is not here: only the flags were read")
         return notes
 
-    def _release_notes(self, flat: Mapping[str, Any]) -> list[str]:
-        """What an older release's defaults decided for this config."""
+    def _release_notes(self, flat: Mapping[str, Any], priced: bool = True) -> list[str]:
+        """What an older release's defaults decided for this config (``priced``: as ``config_notes``')."""
         rel, notes = self.release, []
         if rel.batch_counts_prompts:
             notes.append(f"TRL {rel.version}: per_device_train_batch_size counts prompts, each generating "
                          "num_generations completions on its GPU (the memory model prices micro batches of their "
                          "product); no batch size is checked by this release")
         if rel.ref_always and not flag_bool("use_peft", flat.get("use_peft", False)):
-            notes.append(f"TRL {rel.version} builds a reference model whatever beta is (priced resident)")
+            notes.append(f"TRL {rel.version} builds a reference model whatever beta is (it {priced_words(priced)} "
+                         "resident)")
         if flag_bool("use_vllm", flat.get("use_vllm", False)):
             if rel.vllm_mode == "device":
                 notes.append(f"TRL {rel.version} runs vLLM in the main process on a GPU of its own (vllm_device "

@@ -36,7 +36,7 @@ from ...costmodel.phase import Phase
 from ...costmodel.tables import CostSpec
 from ...errors import InputError, did_you_mean
 from ...rules.base import RuleSet, Value
-from ..base import Framework
+from ..base import Framework, priced_words
 from ..error_text import ErrorPattern
 from ..key_names import KeyList
 from ..overrides import flag_bool, memory_share_permille, whole_number
@@ -409,7 +409,8 @@ class UnslothFramework(TrlFramework):
             notes.append(f"Unsloth changes per_device_train_batch_size {before} to num_generations = "
                          f"{after['per_device_train_batch_size']}: gradient_accumulation_steps*WORLD_SIZE*"
                          "per_device_train_batch_size is not a multiple of it (unsloth/models/rl.py, the generated "
-                         "UnslothGRPOConfig); checked and priced with the changed batch")
+                         f"UnslothGRPOConfig); checked with the changed batch, and its memory {priced_words(priced)} "
+                         "with it")
         unknown = [k for k in _flat(flat) if not _own(k) and k not in UNSLOTH_FIELDS and _unknown(k)]
         if unknown:
             notes.append("ignored, as keys neither from_pretrained, get_peft_model nor Unsloth's GRPOConfig (TRL "

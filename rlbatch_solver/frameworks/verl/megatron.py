@@ -20,7 +20,7 @@ from ...rules.base import Value
 from ...rules.ids import tied_followers
 from . import columns, docs, errors, repair, versions
 from .rules_megatron import MEGATRON_RULESET
-from ..base import Framework, Space
+from ..base import Framework, Space, priced_words
 from .fsdp import (EXAMPLE_INPUTS, EXAMPLE_SOURCE, SEARCH_TIES, STRATEGY_KEY, VersionPacks, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
                    solution_to_overrides)
 from .cost_megatron import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, OPTIMIZER_OVERRIDES_IGNORED, RECOMPUTE, RECOMPUTE_KEY,
@@ -106,7 +106,7 @@ class VerlMegatronFramework(VersionPacks, Framework):
         if self.version in OPTIMIZER_OVERRIDES_IGNORED and cpu_optimizer_permille(flat):
             return [f"{CPU_OPT_KEY}: verl {self.version} does not read actor.optim.override_optimizer_config (verl "
                     "0.6.0 is the first release that does), so megatron-core's optimizer states stay on the GPU "
-                    "through the actor update and are priced there; "
+                    f"through the actor update and {priced_words(priced, plural=True)} there; "
                     f"{self.ruleset.variables['megatron_optimizer_offload'].key} moves them to the CPU between "
                     "phases only"]
         return []
