@@ -417,3 +417,29 @@ def test_a_release_that_cuts_prompts_prices_them_at_its_cut(version, prompt):
     ignored = TV.prompt_field_ignored(version)
     assert given.values["max_length"] == (7168 if ignored else 2048)
     assert any("--max_prompt_length is deprecated" in n for n in given.notes) == ignored, given.notes
+
+
+@pytest.mark.parametrize("named,why", [
+    ("0.26.0", "(its GRPOConfig's max_prompt_length is deprecated and never read, from 0.26 on)"),
+    ("0.27.2", "(its GRPOConfig's max_prompt_length is deprecated and never read, from 0.26 on)"),
+    ("0.28.0", "(GRPOConfig has no max_prompt_length since 0.28)"),
+    ("1.16.0", "(GRPOConfig has no max_prompt_length since 0.28)")])
+def test_without_vllm_the_prompt_note_speaks_of_the_release_named(named, why):
+    """An answer without vLLM is priced at the prompt check reads for its command: its note said "TRL 0.29.1 ...
+    (GRPOConfig has no max_prompt_length since 0.28)" for trl==0.26.0, whose GRPOConfig has the field (deprecated,
+    never read) and which 0.29.1's pack judges: it names the release the user named and what that release does."""
+    from rlbatch_solver.scenario import Scenario
+
+    report = rb.recommend(Scenario(framework=f"trl=={named}", gpu="h100", gpus=8, model="qwen2.5-1.5b",
+                                   fixed={"use_vllm": False}), top=1, time_limit_s=30)
+    notes = [n for n in report.key_notes if "has no flag that carries the prompt length" in n]
+    assert len(notes) == 1, report.key_notes
+    assert f"TRL {named} without vLLM has no flag that carries the prompt length {why}" in notes[0], notes[0]
+
+
+def test_the_deprecated_prompt_field_note_names_the_release_named():
+    flags = ["--num_processes", "4", "--per_device_train_batch_size", "8", "--num_generations", "8",
+             "--max_prompt_length", "128"]
+    report = rb.check(flags, framework="trl==0.26.0", gpus=4)
+    assert any(n.startswith("--max_prompt_length is deprecated in TRL 0.26.0 and never read") for n in report.notes), \
+        report.notes

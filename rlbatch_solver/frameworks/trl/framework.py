@@ -269,12 +269,19 @@ class TrlFramework(SwiftFramework):
         return RELEASES[self.version]
 
     fields_release: str | None = None  # the release a config's fields dated, where a pack of another judges it
+    named_release: str | None = None  # the release the user named (trl==0.26.0), where a pack of another judges it
 
     @property
     def fields_version(self) -> str:
         """The release whose GRPOConfig fields the parser takes: the dated release (``versions.RULES_OF`` judges it by
         a neighbour's pack), else the pack's own."""
         return self.fields_release or self.version
+
+    @property
+    def release_said(self) -> str:
+        """The release a note names: the one the user named (TRL 0.26.0), else the one the fields date (0.26.2), else
+        the pack's own."""
+        return self.named_release or self.fields_version
 
     @property
     def prompt_limit(self) -> bool:
@@ -297,6 +304,7 @@ class TrlFramework(SwiftFramework):
             return self
         fw = copy.copy(self)
         fw.fields_release = release
+        fw.named_release = named.strip().lstrip("v")
         return fw
 
     def for_config(self, flat: Mapping[str, Any]):
@@ -399,7 +407,7 @@ class TrlFramework(SwiftFramework):
         notes += _accelerate(flat)[1]
         if flat.get("max_prompt_length") not in (None, "None", "none", "") and versions.prompt_field_ignored(
                 self.fields_version):
-            notes.append(f"--max_prompt_length is deprecated in TRL {self.fields_version} and never read (GRPOTrainer "
+            notes.append(f"--max_prompt_length is deprecated in TRL {self.release_said} and never read (GRPOTrainer "
                          "cuts no prompt from 0.26 on): prompts are as long as the data's, bounded by the engine's "
                          "max model length, and are read so; filter the dataset to bound them")
         removed = versions.foreign_fields(self.fields_version, [k for k in flat if k != FILE_KEYS])
@@ -585,8 +593,8 @@ class TrlFramework(SwiftFramework):
         return out
 
     def _model_length(self, solution: Mapping[str, Value], given: Any = ()) -> int | None:
-        """The longest prompt + max_completion_length the answer is priced at, where a release has no
-        max_prompt_length (0.28 removed it) and the engine's max_model_len is the only flag to say it: check reads it
+        """The longest prompt + max_completion_length the answer is priced at, where a release does not cut prompts
+        at max_prompt_length (0.26 stopped reading it, 0.28 removed it) and the engine's max_model_len is the only flag to say it: check reads it
         back as the prompt limit (cost.cost_values); None where the user's config (``given``) sets one."""
         if (self.prompt_limit or not solution.get("max_length")
                 or any(str(k).lstrip("-").split(" ")[0] in ("vllm_max_model_length", "server.max_model_len")
@@ -595,8 +603,8 @@ class TrlFramework(SwiftFramework):
         return int(solution["max_length"]) + int(solution.get("max_completion_length") or 0)
 
     def printed_lengths(self, scenario: Any) -> tuple[Any, list[str]]:
-        """With vLLM off (the user's --use_vllm false), a release without max_prompt_length (0.28 removed it) has no
-        flag that carries the prompt length (vllm_max_model_length sizes an engine it does not start): the answer
+        """With vLLM off (the user's --use_vllm false), a release that does not cut prompts at max_prompt_length
+        (``_no_prompt_flag``) has no flag that carries the prompt length (vllm_max_model_length sizes an engine it does not start): the answer
         is priced at the prompt check reads for its command (cost.cost_values: the user's vllm_max_model_length
         less the completion, else DEFAULT_PROMPT), and says so."""
         from dataclasses import replace
@@ -607,10 +615,17 @@ class TrlFramework(SwiftFramework):
         if prompt == scenario.prompt_length:
             return scenario, []
         return replace(scenario, prompt_length=prompt), [
-            f"prompt {prompt}, not the {scenario.prompt_length} asked: TRL {self.version} without vLLM has no flag that "
-            f"carries the prompt length (GRPOConfig has no max_prompt_length since 0.28), so the answer is priced at "
-            f"the {prompt} tokens `rlbatch check` reads for its command; your prompts may be longer: "
+            f"prompt {prompt}, not the {scenario.prompt_length} asked: {self._no_prompt_flag()}, so the answer is "
+            f"priced at the {prompt} tokens `rlbatch check` reads for its command; your prompts may be longer: "
             f"--set use_vllm=true carries yours as --vllm_max_model_length"]
+
+    def _no_prompt_flag(self) -> str:
+        """Why a release without vLLM has no flag that carries the prompt length, in the words of the release the
+        user named (TRL 0.26.0, not the 0.29.1 pack that judges it): 0.26 and 0.27 keep max_prompt_length,
+        deprecated and never read (``versions.prompt_field_ignored``); 0.28 removed it."""
+        why = ("its GRPOConfig's max_prompt_length is deprecated and never read, from 0.26 on"
+               if versions.prompt_field_ignored(self.fields_version) else "GRPOConfig has no max_prompt_length since 0.28")
+        return f"TRL {self.release_said} without vLLM has no flag that carries the prompt length ({why})"
 
     def _prompt_without_vllm(self, scenario: Any) -> int:
         """The prompt length ``rlbatch check`` reads for a printed command with vLLM off (cost.cost_values: the
@@ -639,14 +654,13 @@ class TrlFramework(SwiftFramework):
             "rlbatch-solver recommend: an answer is priced at the lengths its printed command carries",
             kind=RuleKind.SEARCH))
         space.notes.append(
-            f"the use_vllm=false configs are priced at prompt {prompt}, not the {scenario.prompt_length} asked: TRL "
-            f"{self.version} without vLLM has no flag that carries the prompt length (GRPOConfig has no "
-            f"max_prompt_length since 0.28), so they are priced at the {prompt} tokens `rlbatch check` reads for "
-            f"their command; the use_vllm=true ones carry yours as --vllm_max_model_length")
+            f"the use_vllm=false configs are priced at prompt {prompt}, not the {scenario.prompt_length} asked: "
+            f"{self._no_prompt_flag()}, so they are priced at the {prompt} tokens `rlbatch check` reads for their "
+            f"command; the use_vllm=true ones carry yours as --vllm_max_model_length")
 
     def _length_flag(self, solution: Mapping[str, Value], extra: Mapping[str, Any]) -> list[str]:
-        """The prompt length the answer is priced at, as a flag the release reads: a release without
-        max_prompt_length (0.28 removed it) whose colocated engine takes GRPOConfig's vllm_max_model_length (1.16:
+        """The prompt length the answer is priced at, as a flag the release reads: a release that does not cut
+        prompts at max_prompt_length (0.26 stopped reading it, 0.28 removed it) whose colocated engine takes GRPOConfig's vllm_max_model_length (1.16:
         GRPOTrainer.__init__ hands it to VLLMGeneration, whose _init_vllm makes it the engine's max_model_len) carries longest prompt + max_completion_length
         there, which check reads back as the prompt limit (cost.cost_values); none where the user set it, the engine
         is a server's (its own flags) or vLLM is off (no flag holds the prompt length)."""
