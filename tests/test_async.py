@@ -407,7 +407,7 @@ def test_the_placement_answer_says_the_job_notes_once_and_no_layout_solve_says_i
     assert [o.placement for o in report.placement.options] == ["colocate", "split"]
     assert report.key_notes == [
         "ms-swift 3.8.0 is checked with the rules of 3.10.3, whose checks the 3.8.x releases share",
-        "no --train_type: ms-swift 3.10.3 trains LoRA by default (BaseArguments.train_type 'lora'), rank 8, and so it "
+        "no --train_type: ms-swift 3.8.0 trains LoRA by default (BaseArguments.train_type 'lora'), rank 8, and so it "
         "is priced; to train every weight give --train_type full (recommend: --set train_type=full)"]
     assert calls == {"set_keys": 1, "answer_notes": 1}
 

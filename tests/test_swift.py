@@ -740,3 +740,15 @@ def test_check_without_memory_says_the_default_tuner_without_claiming_it_priced_
     assert "and so it is priced" in lora_note(api.check([*GOOD, *model], framework="swift", gpu="h100",
                                                                model="qwen2.5-7b"))
     assert "priced" not in lora_note(api.fix([*GOOD, *model], framework="swift"))
+
+
+@pytest.mark.parametrize("framework, said", [("swift==3.8.0", "ms-swift 3.8.0"), ("swift==4.5.0", "ms-swift 4.5.0"),
+                                             ("swift", "ms-swift 4.6.0")])
+def test_the_default_tuner_note_names_the_release_named(framework, said):
+    """swift==3.8.0, judged by 3.10.3's pack, said "ms-swift 3.10.3 trains LoRA by default" beside "ms-swift 3.8.0 is
+    checked with the rules of 3.10.3": every release we follow defaults to LoRA (3.8.0's base_args.py
+    train_type='lora'), so the note names the one named."""
+    notes = api.check(["--rlhf_type", "grpo", "--per_device_train_batch_size", "4", "--num_generations", "8"],
+                      framework=framework, gpus=8).notes
+    (note,) = [n for n in notes if "trains LoRA by default" in n]
+    assert f"{said} trains LoRA by default" in note, note

@@ -603,12 +603,14 @@ class SwiftFramework(Framework):
         swift/llm/argument/base_args/base_args.py ``train_type``, the same default), of --lora_rank (TunerArguments:
         8). Said, with how to train every weight instead: an answer that fits as LoRA is not one that fits in full.
         Megatron-SWIFT's default is 'full' (megatron_args.py): nothing to say. Not ``priced`` (no memory evaluated):
-        said without the claim that it is."""
+        said without the claim that it is. Every release we follow has that default (3.1.0, GRPO's first, to 4.6.0;
+        3.8.0's base_args.py too), so the note names the release the user named (``code_release``), not the pack
+        that judges it."""
         if self.megatron or any(_present(flat.get(k)) for k in ("tuner_type", "train_type")):
             return []
         key = self.native_key("lora_rank")
         rank = flat.get("lora_rank") if _present(flat.get("lora_rank")) else HF_COST_DEFAULTS["lora_rank"]
-        return [f"no --{key}: ms-swift {self.version} trains LoRA by default (BaseArguments.{key} 'lora'), rank "
+        return [f"no --{key}: ms-swift {self.code_release or self.version} trains LoRA by default (BaseArguments.{key} 'lora'), rank "
                 f"{rank}{', and so it is priced' if priced else ''}; to train every weight give --{key} full (recommend: --set {key}=full)"]
 
     def _quant_notes(self, flat: Mapping[str, Any], priced: bool = True) -> list[str]:
