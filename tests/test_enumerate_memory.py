@@ -142,3 +142,16 @@ def test_a_listed_configs_headroom_is_measured_against_its_own_engines_line():
     vllm = _headroom(Env, terms, {"use_vllm": True, **peaks})
     assert vllm == {"phase": "actor_update", "peak_mib": 21000, "headroom_mib": 1311}
     assert terms.capacity_of("rollout") == 23540 and terms.capacity_of("rollout", {"use_vllm": False}) == 22311
+
+
+def test_a_line_a_searched_switch_moves_is_said_with_the_frameworks_own_flag():
+    """The memory rule of a phase whose line TRL's use_vllm moves (searched both ways) named the internal variable
+    ("usable with use_vllm=True"): it says each line with the flag as the user writes it (Framework.value_words)."""
+    from rlbatch_solver.commands.recommend import prepare
+    from rlbatch_solver.scenario import Scenario
+
+    prepared = prepare(Scenario(framework="trl", gpu="rtx4090", gpus=1, model="qwen2.5-0.5b",
+                                search={"use_vllm": [True, False]}))
+    (message,) = [r.message for r in prepared.terms.rules if "usable with" in r.message]
+    assert "GiB usable with --use_vllm true (" in message and "GiB usable with --use_vllm false (" in message, message
+    assert "use_vllm=" not in message, message

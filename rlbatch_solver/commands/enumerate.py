@@ -93,7 +93,7 @@ def enumerate(  # noqa: A001 - the public name users expect
 
         spec = with_mean_lengths(with_length_fraction(fw.cost_spec(card, gpu), scenario.length_fraction),
                                  scenario.mean_prompt_length, scenario.mean_response_length)
-        terms = build_cost_terms(spec, space.domains, time=False)
+        terms = build_cost_terms(spec, space.domains, time=False, label=fw.value_words)
         ruleset = ruleset.extended(terms.rules, terms.derived)
     res = enumerate_solutions(ruleset, space.domains, limit=limit, time_limit_s=time_limit_s)
     validate_solutions(ruleset, res.solutions)
@@ -136,7 +136,7 @@ def _switches_fit(fw: Any, scenario: Scenario, card: Any, spec: Any, space: Any,
     held = {k: space.domains[k][0] for k in knobs}
     # the default stays a choice where recommend's domain leaves it out (ms-swift searches ZeRO 2 and 3 only)
     domains = {**wide.domains, **{k: list(dict.fromkeys([held[k], *v])) for k, v in knobs.items()}}
-    terms = build_cost_terms(spec, domains, time=False)
+    terms = build_cost_terms(spec, domains, time=False, label=fw.value_words)
     ruleset = fw.ruleset.extended(wide.extra_rules).extended(terms.rules, terms.derived)
     found, _ = fewest_moved(ruleset, domains, held, time_limit_s=max(1.0, time_limit_s / 4))
     if found is None:

@@ -48,7 +48,8 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     if spec is not None:
         from ..costmodel.tables import build_cost_terms
 
-        terms = build_cost_terms(spec, domains, time=False)  # tables are filled lazily: only rows asked for
+        # tables are filled lazily: only rows asked for
+        terms = build_cost_terms(spec, domains, time=False, label=fw.value_words)
         ruleset = ruleset.extended(terms.rules, terms.derived)
         capacity = terms.phase_capacity_mib
     if spec is not None and any(is_memory_rule_id(r) for r in ruleset.failing_errors(values)):

@@ -534,7 +534,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     spec = with_response_profile(spec, scenario.response_profile, scenario.dataset)
     spec = with_mean_lengths(spec, scenario.mean_prompt_length, scenario.mean_response_length)
     spec = with_longest_response(spec, scenario.longest_response_length)
-    terms = build_cost_terms(spec, space.domains)
+    terms = build_cost_terms(spec, space.domains, label=fw.value_words)
     ruleset = fw.ruleset.extended(space.extra_rules + terms.rules, terms.derived)
     return Prepared(fw, card, gpu, space, spec, terms, ruleset)
 

@@ -217,8 +217,11 @@ def _var(name: str, spec: CostSpec) -> IntVar | BoolVar:
 
 
 def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, memory: bool = True,
-                     time: bool = True) -> CostTerms:
-    """Derived cost tables, memory rules and objectives for a search space."""
+                     time: bool = True, label: Callable[[str, Value], str] | None = None) -> CostTerms:
+    """Derived cost tables, memory rules and objectives for a search space. ``label``: a variable at a value in the
+    framework's own words (``Framework.value_words``: --use_vllm true), for a memory rule's message where a searched
+    switch moves the line (``arm_lines``); None: name=value."""
+    said = label or (lambda n, v: f"{n}={v}")
     base = {name: values[0] for name, values in domains.items()}  # representative for non-inputs
     phases = searched_phases(spec, base)
     derived: list[Derived] = []
@@ -280,7 +283,7 @@ def build_cost_terms(spec: CostSpec, domains: Mapping[str, Sequence[Value]], *, 
             if phase in arm_lines:
                 names, lines = arm_lines[phase]
                 usable = ", ".join(f"{lines[combo] / 1024:.1f} GiB usable with "
-                                   f"{' '.join(f'{n}={v}' for n, v in zip(names, combo))} ({why(lines[combo])})"
+                                   f"{' '.join(said(n, v) for n, v in zip(names, combo))} ({why(lines[combo])})"
                                    for combo in lines)
                 line_expr = _line_expr(names, lines)
             rules.append(Rule(

@@ -414,6 +414,11 @@ class Framework(ABC):
             return f"--{key} {text}"
         return f"{key}={text}"
 
+    def value_words(self, name: str, value: Value) -> str:
+        """A variable at a value as the user writes it (``assignment``: --use_vllm true) where it is a rule
+        variable; a cost input no rule names has no key of its own: name=value."""
+        return self.assignment(name, value) if name in self.ruleset.variables else f"{name}={value}"
+
     def native_key(self, name: str) -> str:
         """The key a variable is written under in the framework's own syntax (the diff of ``fix``)."""
         return self.ruleset.variables[name].key
