@@ -18,11 +18,13 @@ from clirun import run
 import rlbatch_solver as rb
 from rlbatch_solver.api import prepare
 from rlbatch_solver.catalog.gpus import load_gpu as get_gpu
+from rlbatch_solver.catalog.models import load_model
 from rlbatch_solver.costmodel import sglang_defaults
 from rlbatch_solver.errors import InputError
 from rlbatch_solver.frameworks import get_framework
 from rlbatch_solver.frameworks.error_text import match_error
 from rlbatch_solver.frameworks.slime.cost import verl_values
+from rlbatch_solver.frameworks.slime.framework import config_values
 from rlbatch_solver.frameworks.slime.rules import RULESET
 from rlbatch_solver.launch_script import parse_launch_script
 from rlbatch_solver.scenario import Scenario
@@ -151,6 +153,20 @@ def test_the_published_script_checks_valid_and_fits_its_h100s(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     assert "VALID" in out.stdout and "fits" in out.stdout and "will not fit" not in out.stdout
     assert "SGLang KV cache" in out.stdout
+
+
+def test_no_length_flags_price_a_sample_that_fills_the_context():
+    # neither --rollout-max-prompt-len nor --rollout-max-response-len: both default to None in slime and SGLang
+    # generates until the context is full; the check prices that sample (it raised a TypeError before)
+    out = run("check", "-f", "slime", "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-7b", "--",
+              "--rollout-batch-size", "32", "--n-samples-per-prompt", "8", "--global-batch-size", "256")
+    assert out.returncode in (0, 1), out.stdout + out.stderr
+    assert "Traceback" not in out.stdout + out.stderr
+    assert "no --rollout-max-prompt-len nor --rollout-max-response-len" in out.stdout
+    assert "are priced at a sample that fills it" in out.stdout
+    card = load_model("qwen2.5-7b")
+    values = config_values({"rollout-batch-size": 32, "n-samples-per-prompt": 8}, model=card)
+    assert values["max_prompt_length"] + values["max_response_length"] == card.max_position_embeddings
 
 
 def test_broken_batches_report_slimes_and_megatrons_checks_with_their_numbers():

@@ -161,7 +161,13 @@ def fill_from_model(values: dict[str, Value], model: ModelCard) -> None:
     prompt, response = values.get("max_prompt_length"), values.get("max_response_length")
     if context is None:
         return
-    if prompt is None and response is not None:
+    if prompt is None and response is None:
+        # neither bound given: SGLang's max_tokens is unset, so a sample generates until the context is full
+        # (slime/utils/arguments.py: both default to None; sglang_rollout.py passes max_new_tokens only when set):
+        # priced as a one-token prompt and a response that takes the rest, the longest sample the engine allows
+        values["max_prompt_length"] = 1
+        values["max_response_length"] = max(1, int(context) - 1)
+    elif prompt is None and response is not None:
         values["max_prompt_length"] = max(1, int(context) - int(response))
     elif response is None and prompt is not None:
         values["max_response_length"] = max(1, int(context) - int(prompt))
@@ -212,6 +218,11 @@ class SlimeFramework(Framework):
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         if "rollout-max-prompt-len" in flat:
             return []
+        if "rollout-max-response-len" not in flat:
+            return ["no --rollout-max-prompt-len nor --rollout-max-response-len: SGLang generates until the context "
+                    "(--rollout-max-context-len, else the model's) is full, and memory and time "
+                    f"{priced_words(priced, plural=True)} at a sample that fills it (give both, or --mean-prompt-len "
+                    "and --mean-response-len for the time)"]
         return ["no --rollout-max-prompt-len: a prompt may take the context less the response limit, and memory and "
                 f"time {priced_words(priced, plural=True)} at that (give --rollout-max-prompt-len, or "
                 "--mean-prompt-len for the time)"]
