@@ -220,10 +220,16 @@ def fp8_notes(flat: Mapping[str, Any], fp8: bool, priced: bool = True) -> list[s
                     "in 16 bits (loader.py FastModel.from_pretrained); with them off it raises '`load_in_fp8` is not "
                     "compatible with full finetuning' (loader_utils.py _get_fp8_mode_and_check_settings); "
                     f"{'priced' if priced else 'read'} as a 16-bit full fine-tune"]
-        return ["load_in_fp8 is not what loads the base here: load_in_16bit or load_in_8bit is on too (a "
-                "combination Unsloth refuses, 'Can only load in 4bit or 8bit or 16bit, not a combination!', unless "
-                "it maps the model to a pre-quantized '-FP8' repo and drops load_in_fp8: loader.py "
-                "_precision_flags_conflict); read as that load"]
+        error = "'Can only load in 4bit or 8bit or 16bit, not a combination!' (loader.py _precision_flags_conflict)"
+        if flag_bool("load_in_4bit", flat.get("load_in_4bit", MODEL_ARGS["load_in_4bit"])):
+            # the check counts load_in_4bit too, after the mapper may drop load_in_fp8: 4-bit beside 16-bit or 8-bit
+            # stops the load whatever the model (FastLanguageModel.from_pretrained; FastModel's for load_in_8bit)
+            return ["load_in_fp8 is not what loads the base here: load_in_16bit or load_in_8bit is on too, beside "
+                    f"load_in_4bit (True by default), and Unsloth raises {error} whatever the model: set "
+                    "load_in_4bit = False and keep one load; read as the 16-bit or 8-bit load"]
+        return ["load_in_fp8 is not what loads the base here: load_in_16bit or load_in_8bit is on too, a combination "
+                f"Unsloth refuses, {error}, unless it maps the model to a pre-quantized '-FP8' repo and drops "
+                "load_in_fp8; read as that load"]
     out = [f"load_in_fp8: the linear weights are FP8, {'priced' if priced else 'read'} at {C.FP8_BYTES:g} byte "
            "per weight (their fp32 "
            "scales negligible), the embeddings, lm_head and norms 16-bit; vLLM (fast_inference) and the trainer "
