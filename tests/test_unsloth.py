@@ -562,6 +562,21 @@ def test_load_in_fp8_beside_the_other_precision_flags(flags, bits, fp8):
     assert "priced" not in unpriced and ("read at 1 byte per weight" in unpriced) == fp8, unpriced
 
 
+@pytest.mark.parametrize("name,base,bits", [
+    ("unsloth/Qwen3-8B-FP8", "unsloth/Qwen3-8B", "fp8"), ("unsloth/Qwen3-8B-FP8-Dynamic", "unsloth/Qwen3-8B", "fp8"),
+    ("unsloth/Qwen3-8B-FP8-Block", "unsloth/Qwen3-8B", "fp8"), ("unsloth/Qwen3-8B-bnb-4bit", "unsloth/Qwen3-8B", 4),
+    ("unsloth/Qwen3-8B-unsloth-bnb-4bit", "unsloth/Qwen3-8B", 4), ("unsloth/Qwen3-8B", "unsloth/Qwen3-8B", None),
+    ("Qwen/Qwen3-8B", "Qwen/Qwen3-8B", None)])
+def test_a_pre_quantized_repo_is_looked_up_as_the_model_it_stores(name, base, bits):
+    """Unsloth looks a pre-quantized repo up in the catalog as the 16-bit model it stores (the ends prequantized()
+    reads: unsloth/models/mapper.py's names); other frameworks look names up as they are."""
+    from rlbatch_solver.frameworks.trl.unsloth import quantized_repo
+
+    assert quantized_repo(name) == (base, bits)
+    assert FW.catalog_model_name(name) == base
+    assert get_framework("trl").catalog_model_name(name) == name
+
+
 def test_load_in_fp8_with_the_default_load_in_4bit_is_noted_with_unsloths_error():
     """Unsloth refuses load_in_fp8 beside load_in_4bit (its default True) unless the model maps to a pre-quantized
     '-FP8' repo (loader.py drops load_in_fp8 then): a note, since the config does not say which; priced as FP8."""
@@ -594,18 +609,22 @@ def test_recommend_prices_and_prints_the_fp8_base_the_user_set():
     ("unsloth/Qwen3-8B", False, False), ("unsloth/Qwen3-8B-unsloth-bnb-4bit", False, True),
     ("unsloth/Qwen3-8B-unsloth-bnb-4bit", True, False), ("unsloth/Qwen3-8B-FP8", True, True),
     ("unsloth/Qwen3-8B-FP8", False, False)])
-def test_a_pre_quantized_repo_loads_its_stored_bytes_at_start_up(name, fp8, stored):
+@pytest.mark.parametrize("given", [True, False])
+def test_a_pre_quantized_repo_loads_its_stored_bytes_at_start_up(name, fp8, stored, given):
     """A model_name Unsloth's naming marks as stored quantized the way the script loads it (-bnb-4bit under
     load_in_4bit, -FP8 under load_in_fp8: loader_utils.py __get_model_name keeps it) is read into host RAM at its
     stored bytes: NF4 or FP8 linears, 16-bit embeddings and lm_head; a 16-bit name, or one stored another way, at 2 B
-    per weight."""
+    per weight. Without --model the repo's name finds the catalog card of the model it stores (qwen3-8b), priced
+    the same."""
     from rlbatch_solver.catalog.models import load_model
     from rlbatch_solver.costmodel.constants import FP8_BYTES, NF4_BYTES
     from rlbatch_solver.costmodel.memory import model_consts, quantized_model_bytes
 
-    out = run("check", "--framework", "unsloth", "--model", "qwen3-8b", "--gpu", "h100", "--host-mem", "64", "--json",
+    model = ["--model", "qwen3-8b"] if given else []
+    out = run("check", "--framework", "unsloth", *model, "--gpu", "h100", "--host-mem", "64", "--json",
               "--", "--model_name", name, "--load_in_4bit", str(not fp8).lower(), "--load_in_fp8", str(fp8).lower(),
               "--fast_inference", "true")
+    assert given or f"model from the arguments: {name} (catalog card qwen3-8b" in out.stderr, out.stderr
     load = __import__("json").loads(out.stdout)["host_memory"]["terms_gib"]["checkpoint loaded on the CPU at start-up"]
     mc = model_consts(load_model("qwen3-8b"))
     want = quantized_model_bytes(mc, FP8_BYTES if fp8 else NF4_BYTES, 2) if stored else 2 * mc.params

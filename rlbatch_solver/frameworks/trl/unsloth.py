@@ -110,18 +110,33 @@ def fp8_flag(raw: Any) -> bool:
                          'write load_in_fp8 = true (row scales), "block" or false.') from None
 
 
+# the names' ends that mark Unsloth's pre-quantized repos: unsloth/models/mapper.py's bitsandbytes names end in
+# "-bnb-4bit" ("-unsloth-bnb-4bit" its dynamic ones; loader.py _strip_unsloth_bnb_4bit_suffix strips these two to
+# reach the 16-bit repo), its FP8 ones in "-FP8", "-FP8-Dynamic" or "-FP8-Block"
+BNB_4BIT_ENDS = ("-unsloth-bnb-4bit", "-bnb-4bit")
+FP8_MARK = "-fp8"
+
+
+def quantized_repo(name: Any) -> tuple[str, Any]:
+    """(the name of the 16-bit model an Unsloth pre-quantized repo stores, the load it stores it as: 4 or ``FP8``);
+    (the name, None) for any other name."""
+    text = str(name or "").strip()
+    lower = text.lower()
+    for end in BNB_4BIT_ENDS:
+        if lower.endswith(end):
+            return text[:-len(end)], 4
+    at = lower.rfind(FP8_MARK)
+    return (text[:at], FP8) if at > 0 else (text, None)
+
+
 def prequantized(name: Any, bits: Any) -> bool:
-    """Whether the repo ``model_name`` names stores the base already quantized as ``bits`` loads it: Unsloth's
-    bitsandbytes repos end in ``-bnb-4bit`` (``-unsloth-bnb-4bit`` its dynamic ones) and its FP8 ones carry ``-FP8``
-    (``-FP8``, ``-FP8-Dynamic``, ``-FP8-Block``): the names of unsloth/models/mapper.py's ``__INT_TO_FLOAT_MAPPER``
-    keys and "8" entries, which loader_utils.py ``__get_model_name`` keeps for load_in_4bit (an explicit -bnb-4bit
-    name) and maps a -bnb-4bit name back to its 16-bit repo without it. A 16-bit name is priced as a 16-bit
-    checkpoint, though Unsloth maps the models its mapper lists to their pre-quantized repo (FLOAT_TO_INT_MAPPER,
-    FLOAT_TO_FP8_BLOCK_MAPPER): the name does not say whether it is listed."""
-    lower = str(name or "").strip().lower()
-    if bits == 4:
-        return lower.endswith("-bnb-4bit")
-    return bits == FP8 and "-fp8" in lower
+    """Whether the repo ``model_name`` names stores the base already quantized as ``bits`` loads it
+    (``quantized_repo``): the names of unsloth/models/mapper.py's ``__INT_TO_FLOAT_MAPPER`` keys and "8" entries,
+    which loader_utils.py ``__get_model_name`` keeps for load_in_4bit (an explicit -bnb-4bit name) and maps a -bnb-4bit
+    name back to its 16-bit repo without it. A 16-bit name is priced as a 16-bit checkpoint, though Unsloth maps the
+    models its mapper lists to their pre-quantized repo (FLOAT_TO_INT_MAPPER, FLOAT_TO_FP8_BLOCK_MAPPER): the name
+    does not say whether it is listed."""
+    return bits in (4, FP8) and quantized_repo(name)[1] == bits
 
 
 def _trl() -> TrlFramework:
@@ -272,6 +287,13 @@ class UnslothFramework(TrlFramework):
     entry_modules = ("unsloth_grpo",)
     launcher_flags = False
     model_keys = ("--model_name",)
+
+    def catalog_model_name(self, name: str) -> str:
+        """A pre-quantized repo (unsloth/Qwen3-8B-FP8, unsloth/Qwen3-8B-bnb-4bit) is looked up as the model it
+        stores (``quantized_repo``): its architecture is that model's; the repo's name still decides the load's price
+        (``prequantized``)."""
+        return quantized_repo(name)[0]
+
     example_inputs = ()
     example_inputs_source = "your script's own (Unsloth's notebooks pass a dataset and reward functions to GRPOTrainer)"
     doc_intro = ("Unsloth GRPO: TRL's GRPOConfig rules at TRL " + unsloth_rules.TRL_PIN + " (the newest release "
