@@ -577,6 +577,15 @@ def test_a_pre_quantized_repo_is_looked_up_as_the_model_it_stores(name, base, bi
     assert get_framework("trl").catalog_model_name(name) == name
 
 
+@pytest.mark.parametrize("name,stored", [("unsloth/Qwen3-8B-FP8", True), ("unsloth/Qwen3-8B", False)])
+def test_the_fp8_note_asks_for_an_h100_only_where_the_base_is_quantized_while_loading(name, stored):
+    """A pre-quantized '-FP8' repo loads as it is (loader_utils.py _fp8_load_as_is: an already quantized config
+    skips the offline FP8 path and its H100 check); a 16-bit repo is quantized while loading, which needs one."""
+    notes = " ".join(FW.config_notes({"model_name": name, "load_in_fp8": True, "load_in_4bit": False}))
+    assert ("needs a GPU of compute capability 9.0" in notes) != stored, notes
+    assert (f"{name} stores them so" in notes) == stored, notes
+
+
 def test_load_in_fp8_with_the_default_load_in_4bit_is_noted_with_unsloths_error():
     """Unsloth refuses load_in_fp8 beside load_in_4bit (its default True) unless the model maps to a pre-quantized
     '-FP8' repo (loader.py drops load_in_fp8 then): a note, since the config does not say which; priced as FP8."""

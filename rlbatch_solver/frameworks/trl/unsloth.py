@@ -245,13 +245,15 @@ def fp8_notes(flat: Mapping[str, Any], fp8: bool, priced: bool = True) -> list[s
         return ["load_in_fp8 is not what loads the base here: load_in_16bit or load_in_8bit is on too, a combination "
                 f"Unsloth refuses, {error}, unless it maps the model to a pre-quantized '-FP8' repo and drops "
                 "load_in_fp8; read as that load"]
+    stored = prequantized(flat.get("model_name"), FP8)
     out = [f"load_in_fp8: the linear weights are FP8, {'priced' if priced else 'read'} at {C.FP8_BYTES:g} byte "
-           "per weight (their fp32 "
-           "scales negligible), the embeddings, lm_head and norms 16-bit; vLLM (fast_inference) and the trainer "
-           "share them. Quantizing while loading (no pre-quantized '-FP8' repo for the model, and no fast_inference "
-           "engine of vLLM 0.12 or later to quantize it) needs a GPU of compute capability 9.0 or more (H100), "
-           "torch 2.9 and torchao 0.15: Unsloth raises otherwise (loader_utils.py "
-           "_get_fp8_mode_and_check_settings)"]
+           "per weight (their fp32 scales negligible), the embeddings, lm_head and norms 16-bit; vLLM "
+           "(fast_inference) and the trainer share them. "
+           + (f"{flat.get('model_name')} stores them so (a pre-quantized '-FP8' repo): Unsloth loads it as it is, "
+              "quantizing nothing and needing no H100 (loader_utils.py _fp8_load_as_is)" if stored else
+              "Quantizing while loading (no pre-quantized '-FP8' repo for the model, and no fast_inference engine of "
+              "vLLM 0.12 or later to quantize it) needs a GPU of compute capability 9.0 or more (H100), torch 2.9 and "
+              "torchao 0.15: Unsloth raises otherwise (loader_utils.py _get_fp8_mode_and_check_settings)")]
     if flag_bool("load_in_4bit", flat.get("load_in_4bit", MODEL_ARGS["load_in_4bit"])):
         out.append("load_in_fp8 with load_in_4bit (True by default): Unsloth raises 'Can only load in 4bit or 8bit "
                    "or 16bit, not a combination!' unless it maps the model to a pre-quantized '-FP8' repo (then it "
