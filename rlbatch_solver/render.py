@@ -84,10 +84,24 @@ def print_repaired(console: Console, report: FixReport, indent: str = "", inline
                       "your script so):", markup=False, highlight=False)
         print_args(console, [a for a in report.native_after if not _is_note(a)], prefix=indent + "  ", sep=" ")
     elif inline:
-        print_paste(console, report.native_after, prefix=f"{indent}paste over yours: ")
+        print_paste(console, report.native_after + _renamed_out(report), prefix=f"{indent}paste over yours: ")
     else:
         console.print(f"{indent}paste over yours:")
-        print_paste(console, report.native_after, prefix=indent + "  ")
+        print_paste(console, report.native_after + _renamed_out(report), prefix=indent + "  ")
+
+
+def _renamed_out(report: FixReport) -> list[str]:
+    """The user's arguments a repair renames (``report.renamed``: names the release refuses), each as a change in
+    words: pasted over the user's arguments, the new names would stand beside the old ones, which the release still
+    refuses (``--write`` takes them out: cli.fix)."""
+    renamed = set(getattr(report, "renamed", []))
+    said = " ".join(a for a in report.native_after if _is_note(a))  # a "(drop --key)" already takes it out
+    words: list[str] = []
+    for _, old, _ in report.diff:
+        word = re.split(r"[\s=]", old, maxsplit=1)[0]
+        if word.lstrip("-+") in renamed and word not in words and not re.search(rf"{re.escape(word)}\b", said):
+            words.append(word)
+    return [f"(take out {word} (renamed above))" for word in words]
 
 
 def command_text(words: list[str], indent: str = "", background: bool = False) -> str:

@@ -343,3 +343,33 @@ def test_recommend_from_with_no_valid_config_does_not_speak_of_a_best_config():
     assert len(notes) == 3 and all("best config" not in line for line in notes), notes
     assert any("--enforce_eager is not an option" in line and "names it --vllm.enforce_eager: rename it" in line
                for line in notes), notes
+
+
+def test_fix_of_a_renamed_flag_in_a_partial_config_says_to_take_the_old_one_out():
+    """`fix --framework swift==4.6.0 -- ... --train_type full`: the repair renames --train_type to --tuner_type and
+    printed 'paste over yours: --tuner_type full' alone; pasted over the user's arguments that leaves --train_type
+    in, which 4.6.0 refuses (SwiftPipeline._parse_args: remaining_argv). The answer says to take it out, and what is
+    pasted, with it taken out, checks back valid."""
+    flags = ["--rlhf_type", "grpo", "--train_type", "full"]
+    p = run("fix", "--framework", "swift==4.6.0", "--gpus", "8", "--model", "qwen2.5-7b", "--", *flags)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = p.stdout.splitlines()
+    at = lines.index("paste over yours:")
+    assert lines[at + 1:at + 3] == ["  --tuner_type full", "  and in yours: take out --train_type (renamed above)"]
+    pasted = ["--rlhf_type", "grpo", "--tuner_type", "full"]
+    assert run("check", "--framework", "swift==4.6.0", "--gpus", "8", "--model", "qwen2.5-7b", "--",
+               *pasted).returncode == 0
+    assert run("check", "--framework", "swift==4.6.0", "--gpus", "8", "--model", "qwen2.5-7b", "--",
+               *flags, "--tuner_type", "full").returncode == 1  # pasted over, the old name left in
+
+
+def test_the_fix_tool_takes_a_renamed_flag_out_of_the_script_it_rewrites(tmp_path, monkeypatch):
+    """The MCP fix tool writes the script with the repair in as `fix run.sh --write` does: the renamed --train_type
+    taken out beside the --tuner_type written in (it was left in, so the rewritten script still stopped 4.6.0)."""
+    from rlbatch_solver.agent import tools
+
+    monkeypatch.chdir(tmp_path)
+    script = "swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct --train_type full\n"
+    answer = tools.fix(script=script, framework="swift==4.6.0", gpus=8, model="qwen2.5-7b")
+    rewritten = next(t for t in answer.texts if t.startswith("the script with the repair in"))
+    assert "--tuner_type full" in rewritten and "--train_type" not in rewritten, rewritten

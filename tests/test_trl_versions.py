@@ -310,7 +310,7 @@ def test_recommend_for_an_old_release_prints_a_command_that_release_takes(versio
     args = [w for a in command[1:] for w in a.split(" ") if not a.startswith("-m ")]
     keys = {a.lstrip("-") for a in args if a.startswith("--")}
     assert not TV.foreign_fields(version, keys), keys
-    assert ("max_prompt_length" in keys) == (TV.RELEASES[version].prompt_length is not None)
+    assert ("max_prompt_length" in keys) == (TV.prompt_cut(version) is not None)
     back = rb.check(args, framework=fw, gpus=8, model="qwen2.5-1.5b", gpu="h100")
     assert back.valid, [v.rule for v in back.violations]
     if TV.RELEASES[version].vllm_mode == "device":  # vLLM in the main process on cuda:{W}: no server, every GPU seen
@@ -443,3 +443,18 @@ def test_the_deprecated_prompt_field_note_names_the_release_named():
     report = rb.check(flags, framework="trl==0.26.0", gpus=4)
     assert any(n.startswith("--max_prompt_length is deprecated in TRL 0.26.0 and never read") for n in report.notes), \
         report.notes
+
+
+@pytest.mark.parametrize("version,cut,field", [
+    ("0.14.0", 512, True), ("0.19.1", 512, True), ("0.23.1", 512, True), ("0.25.1", 512, True),
+    ("0.26.0", None, True), ("0.26.2", None, True), ("0.27.2", None, True),
+    ("0.28.0", None, False), ("0.29.1", None, False), ("1.0.0", None, False), ("1.16.0", None, False)])
+def test_each_band_of_releases_does_what_its_wheel_does_with_max_prompt_length(version, cut, field):
+    """One statement (versions.PROMPT_CUT_FROM) of where a release cuts its prompts: 0.14 to 0.25 at max_prompt_length,
+    default 512; 0.26 and 0.27 keep the field (release_fields.py), deprecated and never read; from 0.28 no field. The
+    printed command carries the prompt length in max_prompt_length only where the release cuts there."""
+    assert TV.prompt_cut(version) == cut
+    fields = TV.RELEASE_FIELDS[TV.fields_release_of(version)]
+    assert ("max_prompt_length" in fields) == field
+    assert TV.prompt_field_ignored(version) == (field and cut is None)
+    assert get_framework(f"trl=={version}").prompt_limit == (cut is not None)

@@ -499,23 +499,29 @@ def test_recommend_rounds_max_seq_length_up_to_a_multiple_of_256():
 
 
 # ------------------------------------------------------------------------------------------------ load_in_fp8
-def _fp8_case_weights(name: str) -> float:
-    """The trained model's weights (GiB) check prices for a memory-corpus record, in its update phase."""
+def _fp8_case_weights(name: str) -> tuple[float, int]:
+    """The trained model's weights (GiB) check prices for a memory-corpus record, in its update phase, and its LoRA
+    adapter's parameter count."""
     from memory_corpus import cases
     import rlbatch_solver as rb
 
     [case] = [c for c in cases() if c.name == name]
     r = rb.check(case.args, framework=case.framework, gpus=case.gpus, model=case.model, gpu=case.gpu)
-    return r.memory.phases[Phase.ACTOR_UPDATE]["params (sharded)"] / 1024
+    plan = FW.cost_spec(load_model(case.model), load_gpu(case.gpu)).plan(r.values, Phase.ACTOR_UPDATE)
+    return r.memory.phases[Phase.ACTOR_UPDATE]["params (sharded)"] / 1024, plan.lora_params
 
 
 def test_an_fp8_base_is_priced_at_one_byte_per_linear_weight():
     """Unsloth's Qwen3-8B FP8 GRPO notebook on one L4 (tests/data/memory_corpus/unsloth.yaml): vLLM's log 'Actual
     usage is 8.96 GiB for weight' for unsloth/Qwen3-8B-FP8 (FP8 linears, bf16 embeddings and lm_head), the weights
-    vLLM and the trainer share. Priced as 16-bit (load_in_fp8 unread) they were 15.3 GiB."""
-    assert _fp8_case_weights("unsloth_nb_qwen3_8b_fp8_grpo_standby_1xl4") == pytest.approx(8.96, rel=0.03)
+    vLLM and the trainer share. Priced as 16-bit (load_in_fp8 unread) they were 15.3 GiB; all of it FP8, 7.6 GiB."""
+    weights, adapter = _fp8_case_weights("unsloth_nb_qwen3_8b_fp8_grpo_standby_1xl4")
+    assert weights == pytest.approx(8.96, rel=0.03)
     model = load_model("qwen3-8b")
     dense = model.embedding_params() + model.lm_head_params()
+    # the linears at FP8, the embeddings, lm_head and the bf16 adapter at 2 bytes (the report rounds to MiB)
+    assert weights == pytest.approx(((model.total_params() - dense) * C.FP8_BYTES + (dense + adapter) * C.BF16) / GIB,
+                                    abs=1 / 1024)
     whole = {**BLOG_UNSLOTH, "grpo_config.unsloth_grpo_mini_batch": GENERATIONS, "from_pretrained.load_in_4bit": False}
     fp8 = _terms(FW, _values(FW, {**whole, "from_pretrained.load_in_fp8": True}))
     bf16 = _terms(FW, _values(FW, whole))
@@ -523,13 +529,17 @@ def test_an_fp8_base_is_priced_at_one_byte_per_linear_weight():
     linear = llama.total_params() - llama.embedding_params() - llama.lm_head_params()
     # one byte less per linear weight, nothing else: the embeddings and lm_head stay 16-bit
     assert bf16["training"] - fp8["training"] == pytest.approx(linear * (2 - C.FP8_BYTES) / GIB, rel=1e-6)
-    assert fp8["inference"] == 0.0 and fp8["grpo"] == bf16["grpo"] and dense > 0
+    assert fp8["inference"] == 0.0 and fp8["grpo"] == bf16["grpo"]
 
 
 @pytest.mark.parametrize("flags, bits, fp8", [
     ({"load_in_fp8": True, "load_in_4bit": False}, 16, True),
     ({"load_in_fp8": "block", "load_in_4bit": False}, 16, True),
-    ({"load_in_fp8": True, "load_in_16bit": True}, 16, False),  # 16-bit wins (an fp8 checkpoint is dequantized)
+    # beside load_in_4bit (True by default) Unsloth raises 'not a combination!' whatever the model; with it off, unless
+    # its mapper names a pre-quantized '-FP8' repo and drops load_in_fp8 (loader.py _precision_flags_conflict): read as
+    # the 16-bit or 8-bit load, with a note saying so
+    ({"load_in_fp8": True, "load_in_16bit": True}, 16, False),
+    ({"load_in_fp8": True, "load_in_16bit": True, "load_in_4bit": False}, 16, False),
     ({"load_in_fp8": True, "load_in_8bit": True}, 8, False),
     ({"load_in_fp8": True, "full_finetuning": True}, 16, False),
 ])
@@ -540,12 +550,40 @@ def test_load_in_fp8_beside_the_other_precision_flags(flags, bits, fp8):
     assert ("priced at 1 byte per weight" in notes) == fp8
     full = bool(flags.get("full_finetuning"))
     assert ("load_in_fp8 is not what loads the base here" in notes) == (not fp8 and not full)
+    four = flags.get("load_in_4bit", True)
+    assert ("not a combination!' (loader.py _precision_flags_conflict) whatever the model" in notes) == (
+        not fp8 and not full and four), notes
+    assert ("unless it maps the model" in notes) == (not fp8 and not full and not four), notes
     # full finetuning: Unsloth turns the quantized loads off with 4-bit on (its default), FP8 included, not its
     # 'not a combination' error (loader.py FastModel.from_pretrained)
     assert ("trains every weight in 16 bits" in notes and "not a combination" not in notes) == full
     # check without --gpu/--model prices nothing: the notes say how the config is read, not a price
     unpriced = " ".join(FW.config_notes(flags, priced=False))
     assert "priced" not in unpriced and ("read at 1 byte per weight" in unpriced) == fp8, unpriced
+
+
+@pytest.mark.parametrize("name,base,bits", [
+    ("unsloth/Qwen3-8B-FP8", "unsloth/Qwen3-8B", "fp8"), ("unsloth/Qwen3-8B-FP8-Dynamic", "unsloth/Qwen3-8B", "fp8"),
+    ("unsloth/Qwen3-8B-FP8-Block", "unsloth/Qwen3-8B", "fp8"), ("unsloth/Qwen3-8B-bnb-4bit", "unsloth/Qwen3-8B", 4),
+    ("unsloth/Qwen3-8B-unsloth-bnb-4bit", "unsloth/Qwen3-8B", 4), ("unsloth/Qwen3-8B", "unsloth/Qwen3-8B", None),
+    ("Qwen/Qwen3-8B", "Qwen/Qwen3-8B", None)])
+def test_a_pre_quantized_repo_is_looked_up_as_the_model_it_stores(name, base, bits):
+    """Unsloth looks a pre-quantized repo up in the catalog as the 16-bit model it stores (the ends prequantized()
+    reads: unsloth/models/mapper.py's names); other frameworks look names up as they are."""
+    from rlbatch_solver.frameworks.trl.unsloth import quantized_repo
+
+    assert quantized_repo(name) == (base, bits)
+    assert FW.catalog_model_name(name) == base
+    assert get_framework("trl").catalog_model_name(name) == name
+
+
+@pytest.mark.parametrize("name,stored", [("unsloth/Qwen3-8B-FP8", True), ("unsloth/Qwen3-8B", False)])
+def test_the_fp8_note_asks_for_an_h100_only_where_the_base_is_quantized_while_loading(name, stored):
+    """A pre-quantized '-FP8' repo loads as it is (loader_utils.py _fp8_load_as_is: an already quantized config
+    skips the offline FP8 path and its H100 check); a 16-bit repo is quantized while loading, which needs one."""
+    notes = " ".join(FW.config_notes({"model_name": name, "load_in_fp8": True, "load_in_4bit": False}))
+    assert ("needs a GPU of compute capability 9.0" in notes) != stored, notes
+    assert (f"{name} stores them so" in notes) == stored, notes
 
 
 def test_load_in_fp8_with_the_default_load_in_4bit_is_noted_with_unsloths_error():
@@ -580,18 +618,22 @@ def test_recommend_prices_and_prints_the_fp8_base_the_user_set():
     ("unsloth/Qwen3-8B", False, False), ("unsloth/Qwen3-8B-unsloth-bnb-4bit", False, True),
     ("unsloth/Qwen3-8B-unsloth-bnb-4bit", True, False), ("unsloth/Qwen3-8B-FP8", True, True),
     ("unsloth/Qwen3-8B-FP8", False, False)])
-def test_a_pre_quantized_repo_loads_its_stored_bytes_at_start_up(name, fp8, stored):
+@pytest.mark.parametrize("given", [True, False])
+def test_a_pre_quantized_repo_loads_its_stored_bytes_at_start_up(name, fp8, stored, given):
     """A model_name Unsloth's naming marks as stored quantized the way the script loads it (-bnb-4bit under
     load_in_4bit, -FP8 under load_in_fp8: loader_utils.py __get_model_name keeps it) is read into host RAM at its
     stored bytes: NF4 or FP8 linears, 16-bit embeddings and lm_head; a 16-bit name, or one stored another way, at 2 B
-    per weight."""
+    per weight. Without --model the repo's name finds the catalog card of the model it stores (qwen3-8b), priced
+    the same."""
     from rlbatch_solver.catalog.models import load_model
     from rlbatch_solver.costmodel.constants import FP8_BYTES, NF4_BYTES
     from rlbatch_solver.costmodel.memory import model_consts, quantized_model_bytes
 
-    out = run("check", "--framework", "unsloth", "--model", "qwen3-8b", "--gpu", "h100", "--host-mem", "64", "--json",
+    model = ["--model", "qwen3-8b"] if given else []
+    out = run("check", "--framework", "unsloth", *model, "--gpu", "h100", "--host-mem", "64", "--json",
               "--", "--model_name", name, "--load_in_4bit", str(not fp8).lower(), "--load_in_fp8", str(fp8).lower(),
               "--fast_inference", "true")
+    assert given or f"model from the arguments: {name} (catalog card qwen3-8b" in out.stderr, out.stderr
     load = __import__("json").loads(out.stdout)["host_memory"]["terms_gib"]["checkpoint loaded on the CPU at start-up"]
     mc = model_consts(load_model("qwen3-8b"))
     want = quantized_model_bytes(mc, FP8_BYTES if fp8 else NF4_BYTES, 2) if stored else 2 * mc.params

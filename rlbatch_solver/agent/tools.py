@@ -117,7 +117,8 @@ def fix(*, args=None, script=None, config_yaml=None, framework=None, gpus=None, 
                        started=started)
     texts = []
     if script is not None and not args and report.after is not None and report.native_after:
-        done = entry.inputs.write_script(SCRIPT, report.native_after, report.framework, "fixed.sh")
+        done = entry.inputs.write_script(SCRIPT, report.native_after, report.framework, "fixed.sh",
+                                         drop=report.renamed)
         texts.append("the script with the repair in (every other line as it was):\n"
                      + Path("fixed.sh").read_text(encoding="utf-8"))
         texts += [f"note: {n}" for n in done.notes]

@@ -184,7 +184,7 @@ def _pasted_model(framework: str, overrides: List[str]) -> Optional[str]:
     from .script_args import script_model
 
     notes: list[str] = []
-    model = script_model(name, notes, "the arguments")
+    model = script_model(name, notes, "the arguments", framework)
     for text in notes:
         note(text)
     return model

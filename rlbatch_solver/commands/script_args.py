@@ -35,7 +35,7 @@ def read_script_args(framework: str | None, words: Sequence[str], gpus: int | No
     framework = script_framework(framework, found.framework, path)
     notes = [f"read {path}: {found.framework}"] + found.notes
     if model is None and found.model:
-        model = script_model(found.model, notes)
+        model = script_model(found.model, notes, framework=framework or found.framework)
     # a version named with --framework (verl==0.7.1) is kept: the script says which framework, not which release
     name = framework.strip() if framework and any(sep in framework for sep in ("==", "@")) else found.framework
     return ScriptArgs(name, found.args + rest, gpus if gpus is not None else found.gpus, model, notes)
@@ -92,16 +92,21 @@ def script_framework(framework: str | None, runs: str, path: str) -> str | None:
     return framework
 
 
-def script_model(name: str, notes: list[str], where: str = "the script") -> str | None:
-    """The catalog card of the model a script names, or None (each said in ``notes``)."""
+def script_model(name: str, notes: list[str], where: str = "the script", framework: str | None = None) -> str | None:
+    """The catalog card of the model a script names, looked up by the name ``framework`` reads it as
+    (``Framework.catalog_model_name``: Unsloth's pre-quantized repos as the model they store), or None (each said in
+    ``notes``)."""
     from ..catalog.models import load_model, nearest_models
+    from ..frameworks import get_framework
 
+    looked_up = get_framework(framework).catalog_model_name(name) if framework else name
     try:
-        model = load_model(name).name
-        notes.append(f"model from {where}: {name} (catalog card {model})")
+        model = load_model(looked_up).name
+        stored = f", the model of the pre-quantized repo {name}" if looked_up != name else ""
+        notes.append(f"model from {where}: {name} (catalog card {model}{stored})")
         return model
     except InputError:
-        near = nearest_models(name)
+        near = nearest_models(looked_up)
         hint = (f" (the nearest catalog names: {', '.join(near)}, where one is the same architecture; else the "
                 "model's config.json)" if near else "")
         notes.append(f"the model {name} of {where} is not in the catalog: pass --model for the head, "

@@ -192,6 +192,12 @@ class Framework(ABC):
     # the launcher's flags belong to the framework's arguments (TRL: accelerate launch --num_processes ...)
     launcher_flags: bool = False
     model_keys: tuple[str, ...] = ()
+
+    def catalog_model_name(self, name: str) -> str:
+        """The name the catalog knows the model a config names under ``model_keys`` by: the name itself (Unsloth's
+        pre-quantized repos: the model they store)."""
+        return name
+
     # recommend --from: the rule variables that hold a scenario's fields, and those that change what is
     # trained (batch per step, updates per step): kept as the user's config has them
     scenario_vars: dict[str, str] = {"prompt_length": "max_prompt_length", "response_length": "max_response_length",

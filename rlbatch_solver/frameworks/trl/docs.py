@@ -24,7 +24,7 @@ INTRO = (
 def versions_markdown() -> str:
     """docs/rules-trl.md's appendix: what each older release we follow does differently (versions.py)."""
     from ..docs import rule_changes_table
-    from .versions import NEWEST, PACKS, RELEASES, VERSIONS, changes
+    from .versions import NEWEST, PACKS, RELEASES, VERSIONS, changes, prompt_cut, prompt_field_ignored
 
     lines = ["## Other releases: what changes from 1.16.0", "",
              "`--framework trl==0.29.1` (or 0.19.1, 0.18.2, 0.17.0, 0.16.1, 0.15.2, 0.14.0; a patch release we do not "
@@ -51,7 +51,7 @@ def versions_markdown() -> str:
             f"{rel.beta} ({'a reference model' if rel.beta else 'none'})")
         lines.append(f"| {version} | {'prompts (x num_generations completions)' if rel.batch_counts_prompts else 'completions'}"
                      f" | {ref} | {where[rel.vllm_mode]} | {rel.completion_length} | "
-                     f"{rel.prompt_length if rel.prompt_length else '(no such field)'} | "
+                     f"{prompt_cut(version) or ('never read' if prompt_field_ignored(version) else '(no such field)')} | "
                      f"{'on' if rel.grad_ckpt else 'off (transformers TrainingArguments default)'} |")
     lines.append("")
     for version in VERSIONS[1:]:

@@ -110,18 +110,33 @@ def fp8_flag(raw: Any) -> bool:
                          'write load_in_fp8 = true (row scales), "block" or false.') from None
 
 
+# the names' ends that mark Unsloth's pre-quantized repos: unsloth/models/mapper.py's bitsandbytes names end in
+# "-bnb-4bit" ("-unsloth-bnb-4bit" its dynamic ones; loader.py _strip_unsloth_bnb_4bit_suffix strips these two to
+# reach the 16-bit repo), its FP8 ones in "-FP8", "-FP8-Dynamic" or "-FP8-Block"
+BNB_4BIT_ENDS = ("-unsloth-bnb-4bit", "-bnb-4bit")
+FP8_MARK = "-fp8"
+
+
+def quantized_repo(name: Any) -> tuple[str, Any]:
+    """(the name of the 16-bit model an Unsloth pre-quantized repo stores, the load it stores it as: 4 or ``FP8``);
+    (the name, None) for any other name."""
+    text = str(name or "").strip()
+    lower = text.lower()
+    for end in BNB_4BIT_ENDS:
+        if lower.endswith(end):
+            return text[:-len(end)], 4
+    at = lower.rfind(FP8_MARK)
+    return (text[:at], FP8) if at > 0 else (text, None)
+
+
 def prequantized(name: Any, bits: Any) -> bool:
-    """Whether the repo ``model_name`` names stores the base already quantized as ``bits`` loads it: Unsloth's
-    bitsandbytes repos end in ``-bnb-4bit`` (``-unsloth-bnb-4bit`` its dynamic ones) and its FP8 ones carry ``-FP8``
-    (``-FP8``, ``-FP8-Dynamic``, ``-FP8-Block``): the names of unsloth/models/mapper.py's ``__INT_TO_FLOAT_MAPPER``
-    keys and "8" entries, which loader_utils.py ``__get_model_name`` keeps for load_in_4bit (an explicit -bnb-4bit
-    name) and maps a -bnb-4bit name back to its 16-bit repo without it. A 16-bit name is priced as a 16-bit
-    checkpoint, though Unsloth maps the models its mapper lists to their pre-quantized repo (FLOAT_TO_INT_MAPPER,
-    FLOAT_TO_FP8_BLOCK_MAPPER): the name does not say whether it is listed."""
-    lower = str(name or "").strip().lower()
-    if bits == 4:
-        return lower.endswith("-bnb-4bit")
-    return bits == FP8 and "-fp8" in lower
+    """Whether the repo ``model_name`` names stores the base already quantized as ``bits`` loads it
+    (``quantized_repo``): the names of unsloth/models/mapper.py's ``__INT_TO_FLOAT_MAPPER`` keys and "8" entries,
+    which loader_utils.py ``__get_model_name`` keeps for load_in_4bit (an explicit -bnb-4bit name) and maps a -bnb-4bit
+    name back to its 16-bit repo without it. A 16-bit name is priced as a 16-bit checkpoint, though Unsloth maps the
+    models its mapper lists to their pre-quantized repo (FLOAT_TO_INT_MAPPER, FLOAT_TO_FP8_BLOCK_MAPPER): the name
+    does not say whether it is listed."""
+    return bits in (4, FP8) and quantized_repo(name)[1] == bits
 
 
 def _trl() -> TrlFramework:
@@ -220,17 +235,25 @@ def fp8_notes(flat: Mapping[str, Any], fp8: bool, priced: bool = True) -> list[s
                     "in 16 bits (loader.py FastModel.from_pretrained); with them off it raises '`load_in_fp8` is not "
                     "compatible with full finetuning' (loader_utils.py _get_fp8_mode_and_check_settings); "
                     f"{'priced' if priced else 'read'} as a 16-bit full fine-tune"]
-        return ["load_in_fp8 is not what loads the base here: load_in_16bit or load_in_8bit is on too (a "
-                "combination Unsloth refuses, 'Can only load in 4bit or 8bit or 16bit, not a combination!', unless "
-                "it maps the model to a pre-quantized '-FP8' repo and drops load_in_fp8: loader.py "
-                "_precision_flags_conflict); read as that load"]
+        error = "'Can only load in 4bit or 8bit or 16bit, not a combination!' (loader.py _precision_flags_conflict)"
+        if flag_bool("load_in_4bit", flat.get("load_in_4bit", MODEL_ARGS["load_in_4bit"])):
+            # the check counts load_in_4bit too, after the mapper may drop load_in_fp8: 4-bit beside 16-bit or 8-bit
+            # stops the load whatever the model (FastLanguageModel.from_pretrained; FastModel's for load_in_8bit)
+            return ["load_in_fp8 is not what loads the base here: load_in_16bit or load_in_8bit is on too, beside "
+                    f"load_in_4bit (True by default), and Unsloth raises {error} whatever the model: set "
+                    "load_in_4bit = False and keep one load; read as the 16-bit or 8-bit load"]
+        return ["load_in_fp8 is not what loads the base here: load_in_16bit or load_in_8bit is on too, a combination "
+                f"Unsloth refuses, {error}, unless it maps the model to a pre-quantized '-FP8' repo and drops "
+                "load_in_fp8; read as that load"]
+    stored = prequantized(flat.get("model_name"), FP8)
     out = [f"load_in_fp8: the linear weights are FP8, {'priced' if priced else 'read'} at {C.FP8_BYTES:g} byte "
-           "per weight (their fp32 "
-           "scales negligible), the embeddings, lm_head and norms 16-bit; vLLM (fast_inference) and the trainer "
-           "share them. Quantizing while loading (no pre-quantized '-FP8' repo for the model, and no fast_inference "
-           "engine of vLLM 0.12 or later to quantize it) needs a GPU of compute capability 9.0 or more (H100), "
-           "torch 2.9 and torchao 0.15: Unsloth raises otherwise (loader_utils.py "
-           "_get_fp8_mode_and_check_settings)"]
+           "per weight (their fp32 scales negligible), the embeddings, lm_head and norms 16-bit; vLLM "
+           "(fast_inference) and the trainer share them. "
+           + (f"{flat.get('model_name')} stores them so (a pre-quantized '-FP8' repo): Unsloth loads it as it is, "
+              "quantizing nothing and needing no H100 (loader_utils.py _fp8_load_as_is)" if stored else
+              "Quantizing while loading (no pre-quantized '-FP8' repo for the model, and no fast_inference engine of "
+              "vLLM 0.12 or later to quantize it) needs a GPU of compute capability 9.0 or more (H100), torch 2.9 and "
+              "torchao 0.15: Unsloth raises otherwise (loader_utils.py _get_fp8_mode_and_check_settings)")]
     if flag_bool("load_in_4bit", flat.get("load_in_4bit", MODEL_ARGS["load_in_4bit"])):
         out.append("load_in_fp8 with load_in_4bit (True by default): Unsloth raises 'Can only load in 4bit or 8bit "
                    "or 16bit, not a combination!' unless it maps the model to a pre-quantized '-FP8' repo (then it "
@@ -266,6 +289,13 @@ class UnslothFramework(TrlFramework):
     entry_modules = ("unsloth_grpo",)
     launcher_flags = False
     model_keys = ("--model_name",)
+
+    def catalog_model_name(self, name: str) -> str:
+        """A pre-quantized repo (unsloth/Qwen3-8B-FP8, unsloth/Qwen3-8B-bnb-4bit) is looked up as the model it
+        stores (``quantized_repo``): its architecture is that model's; the repo's name still decides the load's price
+        (``prequantized``)."""
+        return quantized_repo(name)[0]
+
     example_inputs = ()
     example_inputs_source = "your script's own (Unsloth's notebooks pass a dataset and reward functions to GRPOTrainer)"
     doc_intro = ("Unsloth GRPO: TRL's GRPOConfig rules at TRL " + unsloth_rules.TRL_PIN + " (the newest release "

@@ -68,7 +68,8 @@ class Release:
     beta: float  # GRPOConfig.beta's default
     ref_always: bool  # the reference model is built whatever beta is (0.14: create_reference_model)
     completion_length: int  # GRPOConfig.max_completion_length's default
-    prompt_length: int | None  # GRPOConfig.max_prompt_length's default (None: no such field; the data decides)
+    # (no prompt length here: where a release cuts its prompts, and at what default, is prompt_cut(version), read by
+    # the release the config runs, not by the pack that judges it)
     batch_counts_prompts: bool  # per_device_train_batch_size counts prompts (0.14), not completions
     fused_logits: bool  # log-probs through the fused lm head (1.16), not the whole logits tensor
     frontend: bool  # `trl grpo` builds GRPOConfig at world size 1 before it launches the ranks
@@ -111,21 +112,21 @@ class Release:
 
 
 RELEASES = {
-    "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, None, False, True, True, 300, vllm_graphs_in_budget=True,
+    "1.16.0": Release("1.16.0", "colocate", 0.0, False, 512, False, True, True, 300, vllm_graphs_in_budget=True,
                       deepspeed="0.18.6"),
-    "0.29.1": Release("0.29.1", "server", 0.0, False, 256, None, False, False, False, 300),
-    "0.19.1": Release("0.19.1", "server", 0.0, False, 256, 512, False, False, False, 300, grad_ckpt=False),
+    "0.29.1": Release("0.29.1", "server", 0.0, False, 256, False, False, False, 300),
+    "0.19.1": Release("0.19.1", "server", 0.0, False, 256, False, False, False, 300, grad_ckpt=False),
     # 0.16.1's server has its GPUs to itself (trl vllm-serve --gpu_memory_utilization 0.9)
     # 0.18.2: 0.19.1's GRPOConfig with beta 0.04 (GRPOConfig.beta's default until 0.19.0)
-    "0.18.2": Release("0.18.2", "server", 0.04, False, 256, 512, False, False, False, 300, grad_ckpt=False),
-    "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False),
-    "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
+    "0.18.2": Release("0.18.2", "server", 0.04, False, 256, False, False, False, 300, grad_ckpt=False),
+    "0.17.0": Release("0.17.0", "server_only", 0.04, False, 256, False, False, False, 900, grad_ckpt=False),
+    "0.16.1": Release("0.16.1", "server_only", 0.04, False, 256, False, False, False, 900, grad_ckpt=False,
                       generate_per_micro_step=True),
     # 0.15.2's engine runs in the main process on vllm_device (0.14.0's way) at vllm_gpu_memory_utilization 0.9
-    "0.15.2": Release("0.15.2", "device", 0.04, False, 256, 512, False, False, False, 900, grad_ckpt=False,
+    "0.15.2": Release("0.15.2", "device", 0.04, False, 256, False, False, False, 900, grad_ckpt=False,
                       engine_kv_of_total=True, generate_per_micro_step=True, vllm_v0=True),
     # 0.14.0's engine has its GPU to itself: vllm_gpu_memory_utilization 0.9
-    "0.14.0": Release("0.14.0", "device", 0.04, True, 256, 512, True, False, False, 900, grad_ckpt=False,
+    "0.14.0": Release("0.14.0", "device", 0.04, True, 256, True, False, False, 900, grad_ckpt=False,
                       engine_kv_of_total=True, ref_in_loss=True, generate_per_micro_step=True, vllm_v0=True),
 }
 
@@ -205,7 +206,10 @@ TEMPERATURE_COPY_FROM = (((1, 0), False), ((0, 16), True))
 # through 0.23.1 ``_generate_and_score_completions`` (``truncate_with_protected_tokens``), 0.24.0 and 0.25.1
 # ``_generate_single_turn`` (vLLM's ``truncate_prompt_tokens``, the tokenizer's ``max_length`` with ``truncation``);
 # from 0.26.0 the field defaults to None, is deprecated ("filter your dataset before training") and GRPOTrainer no
-# longer reads it (0.28.0 removed it): the data decides. (since, default cut), newest first; None: no cut.
+# longer reads it (0.28.0 removed it): the data decides. (since, default cut), newest first; None: no cut. The one
+# statement of where a release cuts its prompts: the printed command's prompt flag (framework.TRL.prompt_limit), the
+# price (cost.cost_values), the note on a given field it never reads (prompt_field_ignored) and docs/rules-trl.md's
+# table read it; whether GRPOConfig still has the field is release_fields.py's.
 PROMPT_CUT_FROM = (((0, 26), None), ((0, 14), 512))
 
 
@@ -232,10 +236,12 @@ def prompt_cut(version: str) -> int | None:
 
 
 def prompt_field_ignored(version: str) -> bool:
-    """Whether TRL ``version`` has GRPOConfig's max_prompt_length and never reads it (0.26 and 0.27: deprecated, no
-    cut; ``PROMPT_CUT_FROM``): a value the config gives bounds nothing there. From 0.28 the field is gone, so a config
-    that gives it was written for a release that cuts."""
-    return (0, 26) <= release_numbers(version) < (0, 28)
+    """Whether TRL ``version`` has GRPOConfig's max_prompt_length (its fields, release_fields.py) and never reads it
+    (no cut, ``PROMPT_CUT_FROM``: 0.26 and 0.27, where it is deprecated): a value the config gives bounds nothing
+    there. From 0.28 the field is gone, so a config that gives it was written for a release that cuts."""
+    fields = fields_release_of(version)
+    return (prompt_cut(version) is None and fields is not None
+            and "max_prompt_length" in RELEASE_FIELDS[fields])
 
 
 def liger_flags(version: str) -> tuple[str, ...]:
