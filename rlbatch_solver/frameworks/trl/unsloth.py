@@ -160,19 +160,37 @@ def _flat(flat: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def precision_flags(args: Mapping[str, Any], name: Any) -> dict[str, bool]:
+    """from_pretrained's precision flags as its one-precision check reads them (unsloth.load.one_precision), from
+    Unsloth 2026.10.9's unsloth/models/loader.py: full finetuning beside load_in_4bit (True by default) or load_in_8bit
+    turns every quantized load off, load_in_16bit too (FastModel.from_pretrained, where FastLanguageModel.from_pretrained
+    sends full finetuning and load_in_8bit: "disabling LoRA / QLoRA"); otherwise a '-bf16' repo loads in 16 bits,
+    the other flags off, before FastLanguageModel.from_pretrained's check. The model's mapper changes only load_in_fp8
+    (a pre-quantized '-FP8' repo drops it), which the rule reads only beside load_in_8bit, whose check runs before the
+    mapper (FastModel.from_pretrained)."""
+    four, eight, sixteen = (flag_bool(k, args[k]) for k in ("load_in_4bit", "load_in_8bit", "load_in_16bit"))
+    fp8, full = fp8_flag(args["load_in_fp8"]), flag_bool("full_finetuning", args["full_finetuning"])
+    if full and (four or eight):
+        four = eight = sixteen = fp8 = False
+    elif not (full or eight) and str(name or "").strip().lower().endswith("-bf16"):
+        four, sixteen, fp8 = False, True, False
+    return {"load_in_4bit": four, "load_in_8bit": eight, "load_in_16bit": sixteen, "load_in_fp8": fp8}
+
+
 def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Value]]:
     """Unsloth's keys -> (TRL's GRPOConfig flags, the cost values only Unsloth has)."""
     rest = {k: v for k, v in _flat(flat).items() if k not in MODEL_ARGS and k not in IGNORED_ARGS and k != STANDBY}
     args = {**MODEL_ARGS, **{k: v for k, v in _flat(flat).items() if k in MODEL_ARGS}}
     full = flag_bool("full_finetuning", args["full_finetuning"])
-    if flag_bool("load_in_16bit", args["load_in_16bit"]) or full:
+    flags = precision_flags(args, _flat(flat).get("model_name"))
+    if flags["load_in_16bit"] or full:
         bits = 16
-    elif flag_bool("load_in_8bit", args["load_in_8bit"]):
+    elif flags["load_in_8bit"]:
         bits = 8  # FastModel's bitsandbytes 8-bit load, whatever load_in_fp8 says (loader.py drops a mapped fp8)
-    elif fp8_flag(args["load_in_fp8"]):
+    elif flags["load_in_fp8"]:
         bits = FP8  # FP8 linears, also beside the default load_in_4bit (config_notes says what Unsloth does then)
     else:
-        bits = 4 if flag_bool("load_in_4bit", args["load_in_4bit"]) else 16
+        bits = 4 if flags["load_in_4bit"] else 16
     ckpt = args["use_gradient_checkpointing"]
     offload = isinstance(ckpt, str) and ckpt.strip().lower() == "unsloth"
     if not offload and isinstance(ckpt, str) and ckpt.strip().lower() not in ("true", "false", "1", "0"):
@@ -203,7 +221,7 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
     cost: dict[str, Value] = {"load_bits": 16 if bits == FP8 else bits, "load_fp8": bits == FP8,
                               "ckpt_offload": offload, "vllm_shared": shared,
                               "prequantized": prequantized(_flat(flat).get("model_name"), bits),
-                              "max_seq_length": _length("max_seq_length", args["max_seq_length"])}
+                              "max_seq_length": _length("max_seq_length", args["max_seq_length"]), **flags}
     prompt = _flat(flat).get("max_prompt_length")
     if prompt not in (None, "", "None", "none"):
         # Unsloth drops the field (TRL 1.15 has none), but it is the script's own word on its longest prompt: the
@@ -486,6 +504,11 @@ class UnslothFramework(TrlFramework):
         seq = (_length("max_seq_length", fixed["max_seq_length"]) if "max_seq_length" in fixed else
                seq_length_options(scenario.prompt_length + completion)[0])
         space.domains["max_seq_length"] = [seq]
+        # the precision flags the user set are rule variables (unsloth.load.one_precision) that no solution value
+        # prints: they travel with the answer as given
+        for name, *_ in unsloth_rules.PRECISION_FLAGS:
+            if name in fixed:
+                space.fixed_native[name] = fixed[name]
         # priced at what the printed command says (it cannot carry max_prompt_length: Unsloth drops it): prompts up to
         # what max_seq_length leaves the completion, as check reads the command back (unsloth_values)
         prompt = (_length("max_prompt_length", fixed["max_prompt_length"]) if "max_prompt_length" in fixed
@@ -519,16 +542,19 @@ class UnslothFramework(TrlFramework):
         return PATTERNS + super().error_patterns()
 
     def repair_policy(self, values: Mapping[str, Value] | None = None):
-        """TRL's, and from_pretrained's max_seq_length: the round values that hold the longest prompt +
+        """TRL's, from_pretrained's load_in_4bit, and its max_seq_length: the round values that hold the longest prompt +
         max_completion_length (unsloth.model.max_seq_length_fits_prompt_and_completion), ``seq_length_options``."""
         from .repair import TRL
 
+        # load_in_4bit (True by default) beside another load: off, the load the config names stays
+        # (unsloth.load.one_precision); the price does not move (load_bits reads the other load first)
+        base = replace(TRL, rules=(*TRL.rules, "load_in_4bit"), ranks={**TRL.ranks, "load_in_4bit": 0})
         if not values or values.get("max_completion_length") is None:
-            return TRL
+            return base
         need = int(values.get("max_prompt_length") or 1) + int(values["max_completion_length"])
         options = seq_length_options(need)
-        return replace(TRL, rules=(*TRL.rules, "max_seq_length"), ranks={**TRL.ranks, "max_seq_length": 1},
-                       choices={**TRL.choices, "max_seq_length": options})
+        return replace(base, rules=(*base.rules, "max_seq_length"), ranks={**base.ranks, "max_seq_length": 1},
+                       choices={**base.choices, "max_seq_length": options})
 
     def _decided(self, flat: Mapping[str, Any]) -> dict[str, Value]:
         return _trl()._decided(flat)  # TRL 1.16.0's (the pinned 1.15.0 decides them the same way)
