@@ -638,3 +638,70 @@ def test_a_pre_quantized_repo_loads_its_stored_bytes_at_start_up(name, fp8, stor
     mc = model_consts(load_model("qwen3-8b"))
     want = quantized_model_bytes(mc, FP8_BYTES if fp8 else NF4_BYTES, 2) if stored else 2 * mc.params
     assert load == pytest.approx(want / GIB, rel=1e-3)
+
+
+# ------------------------------------------------------------------------- one precision (from_pretrained's flags)
+PRECISION_RULE = "unsloth.load.one_precision"
+
+
+@pytest.mark.parametrize("flags, broken", [
+    # Unsloth 2026.10.9 loader.py _precision_flags_conflict: load_in_4bit (True by default) counts beside the others
+    ({}, False), ({"load_in_4bit": True}, False), ({"load_in_16bit": True, "load_in_4bit": False}, False),
+    ({"load_in_8bit": True, "load_in_4bit": False}, False), ({"load_in_4bit": False}, False),
+    ({"load_in_16bit": True}, True), ({"load_in_8bit": True}, True), ({"load_in_16bit": True, "load_in_8bit": True,
+                                                                      "load_in_4bit": False}, True),
+    # a pre-quantized -bnb-4bit name changes no flag: 16-bit beside the default 4-bit still stops the load
+    ({"load_in_16bit": True, "model_name": "unsloth/Qwen3-8B-bnb-4bit"}, True),
+    # a -bf16 repo loads 16-bit, the other flags off, before FastLanguageModel's check
+    ({"load_in_16bit": True, "model_name": "unsloth/Qwen3-8B-bf16"}, False),
+    # full finetuning beside 4-bit or 8-bit turns every load off (FastModel.from_pretrained: a warning, not an error)
+    ({"full_finetuning": True, "load_in_16bit": True}, False), ({"full_finetuning": True, "load_in_8bit": True}, False),
+    ({"full_finetuning": True, "load_in_16bit": True, "load_in_4bit": False}, False),
+    # load_in_fp8 counts where FastModel checks the flags before any mapper (load_in_8bit, full_finetuning)...
+    ({"load_in_fp8": True, "load_in_8bit": True, "load_in_4bit": False}, True),
+    ({"load_in_fp8": True, "load_in_16bit": True, "load_in_4bit": False, "full_finetuning": True}, True),
+    # ...not under FastLanguageModel, whose mapper may drop it (a note says so)
+    ({"load_in_fp8": True, "load_in_16bit": True, "load_in_4bit": False}, False),
+    ({"load_in_fp8": True, "load_in_4bit": False}, False),
+])
+def test_more_than_one_load_is_refused_as_unsloth_refuses_it(flags, broken):
+    result = FW.ruleset.check(FW.to_values({**flags, "fast_inference": True}, gpus=1, model=None))
+    assert (PRECISION_RULE in {v.rule for v in result.errors}) == broken, result.errors
+
+
+def test_check_refuses_load_in_16bit_beside_the_default_load_in_4bit_and_fix_turns_it_off():
+    """A script setting load_in_16bit=True and leaving load_in_4bit at its default stops in from_pretrained: check
+    priced it as a 16-bit load and said VALID."""
+    out = run("check", "--framework", "unsloth", "--", "--load_in_16bit", "true", "--fast_inference", "true")
+    assert out.returncode == 1 and PRECISION_RULE in out.stdout, out.stdout
+    assert "load_in_4bit = True" in out.stdout and "load_in_16bit = True" in out.stdout
+    assert "not a combination!" in out.stdout and "loader.py:_precision_flags_conflict" in out.stdout
+    fixed = run("fix", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "h100", "--json", "--",
+                "--load_in_16bit", "true", "--fast_inference", "true")
+    data = __import__("json").loads(fixed.stdout)
+    assert [(c["key"], c["old"], c["new"]) for c in data["changes"]] == [("load_in_4bit", True, False)], data
+    # the answer runs: the 16-bit load, as the config named it, and valid
+    answer = run("check", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "h100", "--",
+                 "--load_in_16bit", "true", "--fast_inference", "true", "--load_in_4bit", "false")
+    assert answer.returncode == 0 and "VALID" in answer.stdout, answer.stdout
+    v = FW.to_values({"load_in_16bit": True, "load_in_4bit": False}, gpus=1, model=None)
+    assert v["load_bits"] == 16
+
+
+def test_recommend_keeps_the_load_flags_the_user_set_and_refuses_a_combination():
+    out = run("recommend", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--gpus", "1",
+              "--set", "load_in_4bit=false", "--set", "load_in_16bit=true", "--json")
+    assert out.returncode == 0, out.stdout[-2000:]
+    command = __import__("json").loads(out.stdout)["command"]
+    assert "--load_in_4bit false" in command and "--load_in_16bit true" in command, command
+    both = run("recommend", "--framework", "unsloth", "--model", "qwen2.5-1.5b", "--gpu", "rtx4090", "--gpus", "1",
+               "--set", "load_in_16bit=true")
+    assert both.returncode == 1 and PRECISION_RULE in both.stdout, both.stdout[-2000:]
+
+
+def test_checker_and_solver_agree_on_the_load_flags():
+    defaults = FW.to_values({}, gpus=1, model=load_model("llama3.1-8b"))
+    base = {name: [defaults[name]] for name in RULESET.variables}
+    space = {name: [False, True] for name in ("load_in_4bit", "load_in_8bit", "load_in_16bit", "load_in_fp8",
+                                              "full_finetuning")}
+    assert_enumerate_equals_checker(RULESET, {**base, **space, "per_device_train_batch_size": [4, 8]})

@@ -166,15 +166,16 @@ def precision_flags(args: Mapping[str, Any], name: Any) -> dict[str, bool]:
     turns every quantized load off, load_in_16bit too (FastModel.from_pretrained, where FastLanguageModel.from_pretrained
     sends full finetuning and load_in_8bit: "disabling LoRA / QLoRA"); otherwise a '-bf16' repo loads in 16 bits,
     the other flags off, before FastLanguageModel.from_pretrained's check. The model's mapper changes only load_in_fp8
-    (a pre-quantized '-FP8' repo drops it), which the rule reads only beside load_in_8bit, whose check runs before the
-    mapper (FastModel.from_pretrained)."""
+    (a pre-quantized '-FP8' repo drops it), which the rule reads only where FastModel.from_pretrained checks the flags,
+    before any mapper (under load_in_8bit or full_finetuning)."""
     four, eight, sixteen = (flag_bool(k, args[k]) for k in ("load_in_4bit", "load_in_8bit", "load_in_16bit"))
     fp8, full = fp8_flag(args["load_in_fp8"]), flag_bool("full_finetuning", args["full_finetuning"])
     if full and (four or eight):
         four = eight = sixteen = fp8 = False
     elif not (full or eight) and str(name or "").strip().lower().endswith("-bf16"):
         four, sixteen, fp8 = False, True, False
-    return {"load_in_4bit": four, "load_in_8bit": eight, "load_in_16bit": sixteen, "load_in_fp8": fp8}
+    return {"load_in_4bit": four, "load_in_8bit": eight, "load_in_16bit": sixteen, "load_in_fp8": fp8,
+            "full_finetuning": full}
 
 
 def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Value]]:
@@ -504,9 +505,9 @@ class UnslothFramework(TrlFramework):
         seq = (_length("max_seq_length", fixed["max_seq_length"]) if "max_seq_length" in fixed else
                seq_length_options(scenario.prompt_length + completion)[0])
         space.domains["max_seq_length"] = [seq]
-        # the precision flags the user set are rule variables (unsloth.load.one_precision) that no solution value
-        # prints: they travel with the answer as given
-        for name, *_ in unsloth_rules.PRECISION_FLAGS:
+        # the load flags the user set are rule variables (unsloth.load.one_precision) that no solution value prints:
+        # they travel with the answer as given
+        for name, *_ in unsloth_rules.LOAD_FLAGS:
             if name in fixed:
                 space.fixed_native[name] = fixed[name]
         # priced at what the printed command says (it cannot carry max_prompt_length: Unsloth drops it): prompts up to

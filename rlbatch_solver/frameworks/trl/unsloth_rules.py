@@ -56,10 +56,11 @@ R_COMPLETION = RELEASES["1.16.0"].completion_length
 # UnslothGRPOConfig's defaults where they differ from TRL's (unsloth/models/rl.py: replacements)
 DEFAULTS = {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 2, "per_device_eval_batch_size": 4,
             "num_generations": 8}
-# from_pretrained's precision flags with their defaults (unsloth/models/loader.py FastLanguageModel.from_pretrained,
-# FastModel.from_pretrained): unsloth.precision_flags reads them as the check does
-PRECISION_FLAGS = (("load_in_4bit", True, "bitsandbytes NF4, the default"), ("load_in_8bit", False, "bitsandbytes int8"),
-                   ("load_in_16bit", False, "a 16-bit base"), ("load_in_fp8", False, "FP8 linears: True or 'block'"))
+# from_pretrained's precision flags and full_finetuning with their defaults (unsloth/models/loader.py
+# FastLanguageModel.from_pretrained, FastModel.from_pretrained): unsloth.precision_flags reads them as the check does
+LOAD_FLAGS = (("load_in_4bit", True, "bitsandbytes NF4, the default"), ("load_in_8bit", False, "bitsandbytes int8"),
+              ("load_in_16bit", False, "a 16-bit base"), ("load_in_fp8", False, "FP8 linears: True or 'block'"),
+              ("full_finetuning", False, "every weight trained, no LoRA"))
 ONE_PRECISION = ("unsloth/models/loader.py:_precision_flags_conflict, raised by FastLanguageModel.from_pretrained "
                  "and FastModel.from_pretrained")
 DROPPED = ("trl.config.removed_fields", "trl.frontend.gen_divisible_by_num_generations",
@@ -83,7 +84,7 @@ def _variables() -> dict[str, VarSpec]:
         "max_prompt_length", "max_prompt_length", "int", None, True,
         "the longest prompt in tokens: the script's max_prompt_length (which Unsloth drops: TRL 1.15 has no such "
         "field) or recommend's --prompt-len (unset: not known, at least one token)")
-    for name, default, what in PRECISION_FLAGS:
+    for name, default, what in LOAD_FLAGS:
         out[name] = VarSpec(name, name, "bool", default, False,
                             f"from_pretrained's {name} as its precision check reads it ({what})")
     return out
@@ -118,14 +119,17 @@ def _rules() -> list[Rule]:
     # _precision_flags_conflict counts load_in_4bit + load_in_8bit + load_in_16bit + (load_in_fp8 != False) >= 2.
     # load_in_fp8 beside load_in_4bit or load_in_16bit alone is not a rule: FastLanguageModel.from_pretrained's check
     # runs after its mapper, which drops load_in_fp8 where it names a pre-quantized '-FP8' repo (a note says so,
-    # unsloth.fp8_notes); beside load_in_8bit the check is FastModel.from_pretrained's, before any mapper
+    # unsloth.fp8_notes); under load_in_8bit or full_finetuning FastLanguageModel hands the load to
+    # FastModel.from_pretrained, whose check runs before any mapper
     four, eight, sixteen = (if_then_else(BoolVar(n), 1, 0) for n in ("load_in_4bit", "load_in_8bit", "load_in_16bit"))
+    fast_model = BoolVar("load_in_8bit") | BoolVar("full_finetuning")
     precision = Rule(
         "unsloth.load.one_precision",
-        (four + eight + sixteen <= 1) & ~(BoolVar("load_in_8bit") & BoolVar("load_in_fp8")),
+        (four + eight + sixteen <= 1) & ~(fast_model & BoolVar("load_in_fp8") & (sixteen + eight >= 1)),
         "load_in_4bit = {load_in_4bit}, load_in_8bit = {load_in_8bit}, load_in_16bit = {load_in_16bit}, load_in_fp8 = "
-        "{load_in_fp8} (from_pretrained; load_in_4bit is True unless set False): more than one load, and Unsloth "
-        "raises 'Can only load in 4bit or 8bit or 16bit, not a combination!' before loading the model",
+        "{load_in_fp8} (from_pretrained, full_finetuning = {full_finetuning}; load_in_4bit is True unless set False): "
+        "more than one load, and Unsloth raises 'Can only load in 4bit or 8bit or 16bit, not a combination!' before "
+        "loading the model",
         Stage.DRIVER, ONE_PRECISION,
         explanation="Keep one of load_in_4bit, load_in_8bit, load_in_16bit, load_in_fp8: for a 16-bit, 8-bit or FP8 "
                     "load, set load_in_4bit = False (Unsloth's default is True).",
