@@ -705,3 +705,10 @@ def test_checker_and_solver_agree_on_the_load_flags():
     space = {name: [False, True] for name in ("load_in_4bit", "load_in_8bit", "load_in_16bit", "load_in_fp8",
                                               "full_finetuning")}
     assert_enumerate_equals_checker(RULESET, {**base, **space, "per_device_train_batch_size": [4, 8]})
+
+
+def test_explain_names_the_precision_rule_for_unsloths_message():
+    out = run("explain", "--framework", "unsloth", "RuntimeError: Unsloth: Can only load in 4bit or 8bit or 16bit, "
+              "not a combination!\nAlso, we by default set `load_in_4bit = True`.", "--json")
+    data = __import__("json").loads(out.stdout)
+    assert [r["rule"] for r in data["rules"]][:1] == [PRECISION_RULE], data

@@ -71,6 +71,14 @@ PATTERNS = [
                                  "(per_device_train_batch_size x GPUs x steps_per_generation, which defaults to "
                                  "gradient_accumulation_steps); lower unsloth_grpo_mini_batch, or raise "
                                  "gradient_accumulation_steps.")),
+    # from_pretrained's precision check: more than one load, load_in_4bit True by default
+    ErrorPattern("unsloth", r"Can only load in 4bit or 8bit or 16bit, not a combination",
+                 ("unsloth.load.one_precision",), unsloth_rules.ONE_PRECISION,
+                 "RuntimeError: Unsloth: Can only load in 4bit or 8bit or 16bit, not a combination!\nAlso, we by "
+                 "default set `load_in_4bit = True`.",
+                 hint=lambda x: ("more than one of load_in_4bit (True by default), load_in_8bit, load_in_16bit is on "
+                                 "(or load_in_fp8 beside load_in_8bit or full_finetuning): set load_in_4bit = False "
+                                 "and keep one load.")),
     # Unsloth's forward cuts a longer sequence (a warning; the run goes on with the completion cut)
     ErrorPattern("unsloth", r"Input IDs of shape .{0,60}? with length (?P<length>\d+) > the model's max sequence "
                             r"length of (?P<max_seq_length>\d+)",
