@@ -117,6 +117,9 @@ def _rules() -> list[Rule]:
                     "max_completion_length = max_seq_length - max_prompt_length).",
     )
     # _precision_flags_conflict counts load_in_4bit + load_in_8bit + load_in_16bit + (load_in_fp8 != False) >= 2.
+    # FastLanguageModel.from_pretrained raises since unsloth PR #10756 ("Reject conflicting model loading settings",
+    # merged 2026-09; at 2026.9.4 load_in_16bit=True beside the default load_in_4bit loaded the model in 4 bits, its
+    # reproduction says), so the rule is this release's, as the rest of this file.
     # load_in_fp8 beside load_in_4bit or load_in_16bit alone is not a rule: FastLanguageModel.from_pretrained's check
     # runs after its mapper, which drops load_in_fp8 where it names a pre-quantized '-FP8' repo (a note says so,
     # unsloth.fp8_notes); under load_in_8bit or full_finetuning FastLanguageModel hands the load to
