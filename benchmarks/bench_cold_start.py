@@ -7,13 +7,15 @@ baseline, ``python -c pass`` (the interpreter's own start, the floor no command 
 load. It prints each command's median and best wall time, its ratio to the baseline's median, and the target
 (``check`` on a pasted launch script: 1.5 s). One more run of each, in-process after the interpreter starts, says
 which heavy libraries it imported: ``check`` needs no solver, so OR-Tools (and pandas, numpy, which OR-Tools
-imports) must not load.
+imports) must not load. The children run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE`` dropped from
+their environment), as an installed package runs: without it every start compiles the package again.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -42,14 +44,18 @@ PROBE = ("import sys, json\nfrom rlbatch_solver.cli import main\nsys.argv = ['rl
          f"print('loaded:', json.dumps([m for m in {HEAVY!r} if m in sys.modules]), file=sys.stderr)\n")
 
 
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run(argv: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(argv, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
 def loaded(args: list[str]) -> list[str]:
-    proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], cwd=ROOT, env=ENV, capture_output=True,
+                          text=True)
     line = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
     return json.loads(line.removeprefix("loaded:")) if line.startswith("loaded:") else ["(probe failed)"]
 
