@@ -120,13 +120,17 @@ def read_config(framework: Framework, config: Sequence[str] | Mapping[str, Any] 
     return framework.parse(list(config))
 
 
-def validate_solutions(ruleset: RuleSet, solutions: list[dict[str, Value]]) -> None:
-    """Re-check every solver answer with the plain checker (solver-independent)."""
+def validate_solutions(ruleset: RuleSet, solutions: list[dict[str, Value]]) -> list[dict[str, Value]]:
+    """Re-check every solver answer with the plain checker (solver-independent); each answer's checked values, its
+    derived quantities with them (``RuleSet.full_env``), for a caller that reads them next (enumerate's headroom)."""
+    envs = []
     for sol in solutions:
         result = ruleset.check(sol)
         if not result.strictly_valid:
             broken = result.errors + result.tolerated
             raise AssertionError(f"solver returned an invalid config: {[v.message for v in broken]}")
+        envs.append(result.env)
+    return envs
 
 
 def waste_text(fw: Framework, ruleset: RuleSet, before: Mapping[str, Value], after: Mapping[str, Value]) -> str:

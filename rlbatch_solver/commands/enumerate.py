@@ -96,7 +96,7 @@ def enumerate(  # noqa: A001 - the public name users expect
         terms = build_cost_terms(spec, space.domains, time=False, label=fw.value_words)
         ruleset = ruleset.extended(terms.rules, terms.derived)
     res = enumerate_solutions(ruleset, space.domains, limit=limit, time_limit_s=time_limit_s)
-    validate_solutions(ruleset, res.solutions)
+    envs = {id(s): env for s, env in zip(res.solutions, validate_solutions(ruleset, res.solutions))}
     solutions, host = res.solutions, None
     if terms is not None and scenario.host_mem_gib is not None:
         solutions, host = _fit_host(spec, gpu.name, scenario.host_mem_gib, res.solutions)
@@ -109,7 +109,7 @@ def enumerate(  # noqa: A001 - the public name users expect
     if terms is not None:
         report.memory_applied, report.gpu, report.capacity_mib = True, gpu.name, terms.capacity_mib
         report.phase_capacity_mib = dict(terms.phase_capacity_mib)
-        report.fits = [_headroom(ruleset, terms, s) for s in solutions]
+        report.fits = [_headroom(ruleset, terms, s, envs[id(s)]) for s in solutions]
         if not res.solutions and res.status == "infeasible":
             from .recommend import memory_floor
 
@@ -148,9 +148,11 @@ def _switches_fit(fw: Any, scenario: Scenario, card: Any, spec: Any, space: Any,
     return list(knobs), [f"--set {key.lstrip('-+')}={'true' if value is None else value}" for key, value in pairs]
 
 
-def _headroom(ruleset: Any, terms: Any, solution: dict[str, Value]) -> dict[str, Any]:
-    """The phase of a fitting config with the least headroom: its name, peak and headroom (MiB)."""
-    env = ruleset.full_env(solution)
+def _headroom(ruleset: Any, terms: Any, solution: dict[str, Value], env: dict[str, Any] | None = None
+              ) -> dict[str, Any]:
+    """The phase of a fitting config with the least headroom: its name, peak and headroom (MiB); ``env``: the
+    config's ``ruleset.full_env``, where the caller has it (the check of every listed config computed it)."""
+    env = ruleset.full_env(solution) if env is None else env
     margins = {p: terms.capacity_of(p, env) - int(env[f"mem_{p}"]) for p in terms.phases if f"mem_{p}" in env}
     phase = min(margins, key=margins.get)
     return {"phase": phase, "peak_mib": int(env[f"mem_{phase}"]), "headroom_mib": margins[phase]}

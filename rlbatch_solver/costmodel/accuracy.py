@@ -52,8 +52,12 @@ def families() -> dict[str, str]:
 
 
 def family_of(framework: str) -> str:
-    """The family of ``framework`` (``name``, ``name==version`` or ``name@version``); an unknown name is its own."""
-    return families().get(framework.split("==")[0].split("@")[0], framework)
+    """The family of ``framework`` (``name``, ``name==version`` or ``name@version``); an unknown name is its own.
+    Only that framework is loaded (``families()`` imports every one: a tenth of a second at start-up)."""
+    from ..frameworks.registry import FRAMEWORKS, get_framework
+
+    name = framework.split("==")[0].split("@")[0]
+    return get_framework(name).accuracy_family if name in FRAMEWORKS else framework
 
 
 def __getattr__(name: str):

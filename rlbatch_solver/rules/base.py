@@ -214,6 +214,8 @@ class RuleSet:
         self._rule_fns = {r.id: compile_python(r.expr) for r in self.rules}
         self._tolerance_fns = {r.id: compile_python(r.tolerance) for r in self.rules if r.tolerance is not None}
         self._applicable_cache: dict[frozenset, tuple[list[Rule], list[tuple[str, str]]]] = {}
+        # each optional variable's ``_set`` flag (base_env's inner loop: enumerate checks every listed config)
+        self._set_flags = {name: spec.set_flag for name, spec in self.variables.items() if spec.optional}
 
     def extended(self, extra: list[Rule], derived: list[Derived] | None = None) -> "RuleSet":
         """The same rule set plus ``extra`` rules (search-space ties, memory limits) and derived costs."""
@@ -234,15 +236,13 @@ class RuleSet:
     def base_env(self, values: Mapping[str, Value]) -> dict[str, Number]:
         """Variable values (by rule name) with ``_set`` flags for optional ones."""
         env: dict[str, Number] = {}
+        flags, variables = self._set_flags, self.variables
         for name, value in values.items():
-            spec = self.variables.get(name)
-            if spec is None:
-                env[name] = value  # model constants and flags given directly
-                continue
-            if spec.optional:
-                env[spec.set_flag] = value is not None
+            flag = flags.get(name)
+            if flag is not None:  # an optional variable
+                env[flag] = value is not None
                 env[name] = UNSET_PLACEHOLDER if value is None else value
-            elif value is not None:
+            elif value is not None or name not in variables:  # model constants and flags are given directly
                 env[name] = value
         return env
 

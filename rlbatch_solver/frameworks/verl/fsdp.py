@@ -26,6 +26,7 @@ import yaml
 from ... import safe_input
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
+from ...identity_cache import by_identity
 from ...rules.base import Rule, RuleSet, Value, VarSpec
 from ...rules.expr import BoolVar, IntVar
 from ...rules.base import is_set
@@ -448,6 +449,8 @@ _PLACEMENT = {"async_mode", "sync_steps", "require_batches", "rollout_nnodes", "
               "partial_rollout", "staleness_permille"}
 _FULLY_ASYNC_ONLY = {"require_batches", "partial_rollout", "staleness_permille"}
 _FULLY_ASYNC_EXPORT_KEYS = {v: k for k, v in FULLY_ASYNC_KEYS.items()}
+# per rule set (identity_cache.by_identity): its variables' keys, and by key each one's name and default
+_BY_RULESET: dict = {}
 _KEYS = {**{name: spec.key for name, spec in ANY_RULESET.variables.items()}}
 _OPTIONAL_OMITTED = {"etp", "vpp", "ref_etp", "ref_vpp", "critic_etp", "critic_vpp"}  # None: leave verl's default
 
@@ -978,13 +981,17 @@ class VersionPacks:
                               "verl/trainer/config/_generated_ppo_trainer.yaml, _generated_ppo_megatron_trainer.yaml)")
 
     def _keys(self) -> dict[str, str]:
-        return {name: spec.key for name, spec in self.ruleset.variables.items()}
+        """Each variable's key (computed once per rule set: ``export`` asks it of every listed config; not to be
+        changed by the caller)."""
+        return by_identity(_BY_RULESET, self.ruleset,
+                           lambda: {name: spec.key for name, spec in self.ruleset.variables.items()}, "keys", 64)
 
     def release_overrides(self, overrides: list[str], solution: Mapping[str, Value]) -> list[str]:
         """An answer's overrides as this release reads them: a key its trainer config lacks (``versions.lacks``, what
         ``check`` refuses under it) is left out where the answer holds the variable's default, the value the release
         runs without the key (0.5's rollout has no data_parallel_size: one engine per TP group)."""
-        defaults = {spec.key: (name, spec.default) for name, spec in self.ruleset.variables.items()}
+        defaults = by_identity(_BY_RULESET, self.ruleset, lambda: {
+            spec.key: (name, spec.default) for name, spec in self.ruleset.variables.items()}, "defaults", 64)
         out = []
         for arg in overrides:
             key = arg.partition("=")[0]

@@ -871,9 +871,11 @@ def _set(value: object) -> bool:
     return value is not None and str(value).strip().strip("'\"").lower() not in ("", "null", "none", "~")
 
 
+@functools.lru_cache(maxsize=4096)
 def _versions_of(key: str) -> frozenset[str] | None:
     """The versions whose trainer config has ``key`` (as written, a leading "+" included), of those we know to be
-    version-specific; None for any other key."""
+    version-specific; None for any other key. Cached: ``enumerate`` asks it of every listed config's keys (a scan of
+    ``VERSION_KEYS`` each time took most of a 19,000-config listing's time)."""
     bare = key.lstrip("+")
     if key.startswith("+") and any(bare.startswith(p) for p in ADDED_LATER):
         return None
