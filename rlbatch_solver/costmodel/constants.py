@@ -534,6 +534,12 @@ VLLM_MLA_LAYER_EXTRA_HOST_OPS = 34 - 8
 # routed output's scaling and the shared output's add: 16 more.
 VLLM_DEEPSEEK_MOE_EXTRA_HOST_OPS = 17 - 7 + 4 + 2
 VLLM_DEEPSEEK_MOE_TYPES = ("deepseek_v2", "deepseek_v3")
+# A Qwen3 attention layer (the catalog's qk_norm) normalises its queries and keys per head with RMSNorm's PyTorch-native
+# path in vLLM 0.8.5 (models/qwen3.py Qwen3Attention.forward and models/qwen3_moe.py Qwen3MoeAttention.forward call
+# q_norm.forward_native and k_norm.forward_native; layers/layernorm.py RMSNorm.forward_native: the fp32 cast, pow,
+# mean, the epsilon's add, rsqrt, the multiply, the cast back and the weight's multiply, 8 operations), 16 host
+# operations a layer the Llama layer of EAGER_DENSE_LAYER_HOST_OPS does not have (its views not counted).
+VLLM_QK_NORM_HOST_OPS = 2 * 8
 # Host time of one launch of a compiled Triton kernel from Python: 18 us after triton-lang/triton#3648 ("Faster
 # jit", April 2024: 49 -> 18 us on the benchmark of triton-lang/triton#3619; 108 us before #3638), in every Triton
 # since 3.0 (vLLM 0.8.5 runs torch 2.6's Triton 3.2).
