@@ -538,7 +538,9 @@ VLLM_DEEPSEEK_MOE_TYPES = ("deepseek_v2", "deepseek_v3")
 # path in vLLM 0.8.5 (models/qwen3.py Qwen3Attention.forward and models/qwen3_moe.py Qwen3MoeAttention.forward call
 # q_norm.forward_native and k_norm.forward_native; layers/layernorm.py RMSNorm.forward_native: the fp32 cast, pow,
 # mean, the epsilon's add, rsqrt, the multiply, the cast back and the weight's multiply, 8 operations), 16 host
-# operations a layer the Llama layer of EAGER_DENSE_LAYER_HOST_OPS does not have (its views not counted).
+# operations a layer the Llama layer of EAGER_DENSE_LAYER_HOST_OPS does not have (its views not counted). Later vLLM
+# calls the norm modules (self.q_norm(q_by_head): the fused CUDA kernel, 1 operation each); priced for every release,
+# as the counts above are (docs/accuracy.md item 38).
 VLLM_QK_NORM_HOST_OPS = 2 * 8
 # Host time of one launch of a compiled Triton kernel from Python: 18 us after triton-lang/triton#3648 ("Faster
 # jit", April 2024: 49 -> 18 us on the benchmark of triton-lang/triton#3619; 108 us before #3638), in every Triton
