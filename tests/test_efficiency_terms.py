@@ -332,11 +332,60 @@ def test_an_eager_vllm_moe_layer_and_a_tp_layers_all_reduces_add_their_host_oper
     graphed = T.decode_step_seconds(moe.replace(enforce_eager=False), mc, 64, 2048, kv_tok)
     eager = T.decode_step_seconds(moe, mc, 64, 2048, kv_tok)
     moe_layer = 15 * per_op + 2 * C.TRITON_LAUNCH_S
-    assert eager - graphed == pytest.approx(48 * (C.EAGER_LAUNCH_S_PER_LAYER + moe_layer + 6 * per_op))
+    qk_norms = C.VLLM_QK_NORM_HOST_OPS * per_op  # Qwen3's (test_an_eager_vllm_qwen3_layer_adds_its_query_and_key_norms)
+    assert eager - graphed == pytest.approx(48 * (C.EAGER_LAUNCH_S_PER_LAYER + moe_layer + qk_norms + 6 * per_op))
     assert moe_layer == pytest.approx(143e-6, abs=1e-6)
     one = moe.replace(rollout_tp=1)
-    assert T.eager_host_seconds(one, mc) == pytest.approx(48 * (C.EAGER_LAUNCH_S_PER_LAYER + moe_layer))
+    assert T.eager_host_seconds(one, mc) == pytest.approx(48 * (C.EAGER_LAUNCH_S_PER_LAYER + moe_layer + qk_norms))
     dense = make_plan("qwen2.5-7b", load_gpu("h100"), n_gpus=8, rollout_tp=1, enforce_eager=True)
     dmc = model_consts(dense.model)
     assert T.eager_host_seconds(dense, dmc) == pytest.approx(dmc.layers * C.EAGER_LAUNCH_S_PER_LAYER)
     assert T.eager_host_seconds(moe.replace(engine="sglang"), mc) == pytest.approx(48 * C.EAGER_LAUNCH_S_PER_LAYER)
+
+
+def test_an_eager_vllm_deepseek_layer_adds_its_latent_attention_and_routing_operations():
+    """DeepSeek-V3 in an eager vLLM engine: every layer's latent attention dispatches 26 host operations more than the
+    Llama attention (34 against 8), every MoE layer 16 more than Qwen3's (grouped top-k routing 17 against fused
+    top-k's 7, the shared expert's 4, the scaling and the add), counted in vLLM 0.8.5; a model of another family
+    pays neither, and an engine other than vLLM none of the vLLM-counted part."""
+    from test_costmodel import make_plan
+
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    per_op = C.EAGER_LAUNCH_S_PER_LAYER / C.EAGER_DENSE_LAYER_HOST_OPS
+    assert (C.VLLM_MLA_LAYER_EXTRA_HOST_OPS, C.VLLM_DEEPSEEK_MOE_EXTRA_HOST_OPS) == (26, 16)
+    dsv3 = make_plan("deepseek-v3", load_gpu("h100"), n_gpus=32, gpus_per_node=8, rollout_tp=32, enforce_eager=True)
+    mc = model_consts(dsv3.model)
+    assert (mc.layers, mc.moe_layers) == (61, 58)
+    moe_layer = C.VLLM_MOE_LAYER_EXTRA_HOST_OPS * per_op + C.VLLM_MOE_LAYER_TRITON_LAUNCHES * C.TRITON_LAUNCH_S
+    one = dsv3.replace(rollout_tp=1)
+    expected = 61 * (C.EAGER_LAUNCH_S_PER_LAYER + 26 * per_op) + 58 * (moe_layer + 16 * per_op)
+    assert T.eager_host_seconds(one, mc) == pytest.approx(expected)
+    assert 61 * 26 * per_op == pytest.approx(11.3e-3, abs=0.1e-3)  # 186 us a layer
+    qwen = make_plan("qwen3-235b-a22b", load_gpu("h100"), n_gpus=8, rollout_tp=1, enforce_eager=True)
+    qmc = model_consts(qwen.model)
+    assert T.eager_host_seconds(qwen, qmc) == pytest.approx(qmc.layers * (C.EAGER_LAUNCH_S_PER_LAYER
+                                                                          + C.VLLM_QK_NORM_HOST_OPS * per_op)
+                                                            + qmc.moe_layers * moe_layer)
+    assert T.eager_host_seconds(one.replace(engine="sglang"), mc) == pytest.approx(61 * C.EAGER_LAUNCH_S_PER_LAYER)
+
+
+def test_an_eager_vllm_qwen3_layer_adds_its_query_and_key_norms():
+    """Qwen3's per-head query and key RMSNorms run PyTorch-native in vLLM 0.8.5 (8 operations each): 16 host
+    operations a layer more in an eager engine; a model without them (Qwen2.5) pays none."""
+    from test_costmodel import make_plan
+
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    per_op = C.EAGER_LAUNCH_S_PER_LAYER / C.EAGER_DENSE_LAYER_HOST_OPS
+    assert C.VLLM_QK_NORM_HOST_OPS == 16
+    qwen3 = make_plan("qwen3-8b", load_gpu("h100"), n_gpus=8, rollout_tp=1, enforce_eager=True)
+    mc = model_consts(qwen3.model)
+    assert qwen3.model.qk_norm and mc.moe_layers == 0
+    assert T.eager_host_seconds(qwen3, mc) == pytest.approx(mc.layers * (C.EAGER_LAUNCH_S_PER_LAYER + 16 * per_op))
+    qwen2 = make_plan("qwen2.5-7b", load_gpu("h100"), n_gpus=8, rollout_tp=1, enforce_eager=True)
+    assert not qwen2.model.qk_norm
+    q2 = model_consts(qwen2.model)
+    assert T.eager_host_seconds(qwen2, q2) == pytest.approx(q2.layers * C.EAGER_LAUNCH_S_PER_LAYER)

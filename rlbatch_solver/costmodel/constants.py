@@ -514,6 +514,34 @@ EAGER_DENSE_LAYER_HOST_OPS = 14
 # and the down projection) launched through Triton's Python launcher.
 VLLM_MOE_LAYER_EXTRA_HOST_OPS = 19 - 4
 VLLM_MOE_LAYER_TRITON_LAUNCHES = 2
+# An eager vLLM MLA attention layer (DeepSeek-V2/V3) dispatches more than the Llama attention of
+# EAGER_DENSE_LAYER_HOST_OPS (8 of its 14: the QKV projection and split, rotary, the output buffer, the custom-op
+# call, the KV-cache write, flash-attention, the output projection), counted the same way (views not counted) in vLLM
+# 0.8.5's decode path (models/deepseek_v2.py DeepseekV2MLAAttention.forward; v1/attention/backends/mla/common.py
+# MLACommonImpl.forward, _q_proj_and_k_up_proj, _v_up_proj_and_o_proj; mla/flashmla.py _forward_decode;
+# layers/rotary_embedding.py DeepseekScalingRotaryEmbedding.forward, _rotate_gptj): q_a_proj, q_a_layernorm,
+# kv_a_proj_with_mqa, its split, kv_c's contiguous copy, kv_a_layernorm, the output buffer, the attention custom op,
+# q_proj, its split, the W_UK bmm, q_pe's contiguous copy, the rotary embedding's 13 (the cache index, two
+# repeat_interleave, and for the query and the key each a multiply, the rotation's negation and stack, a multiply and
+# an add), the write-backs of q_pe and k_pe, concat_and_cache_mla, torch.cat, flash_mla_with_kvcache, the W_UV bmm,
+# its reshape copy, o_proj and the output's copy: 34, 26 more.
+VLLM_MLA_LAYER_EXTRA_HOST_OPS = 34 - 8
+# vLLM 0.8.5's DeepSeek MoE block (models/deepseek_v2.py DeepseekV2MoE.forward, the model types of
+# VLLM_DEEPSEEK_MOE_TYPES) beyond the Qwen3 block of VLLM_MOE_LAYER_EXTRA_HOST_OPS: grouped_topk (layers/fused_moe/
+# fused_moe.py: sigmoid, the correction bias's add, the groups' top-2 and its sum, the groups' top-k, zeros_like,
+# scatter_, the mask's reshape copy, bool, not, masked_fill, the experts' top-k, gather, the renormalisation's sum and
+# division, the two dtype casts: 17) in place of fused_topk's 7, the shared expert's MLP (4, as a dense layer's), the
+# routed output's scaling and the shared output's add: 16 more.
+VLLM_DEEPSEEK_MOE_EXTRA_HOST_OPS = 17 - 7 + 4 + 2
+VLLM_DEEPSEEK_MOE_TYPES = ("deepseek_v2", "deepseek_v3")
+# A Qwen3 attention layer (the catalog's qk_norm) normalises its queries and keys per head with RMSNorm's PyTorch-native
+# path in vLLM 0.8.5 (models/qwen3.py Qwen3Attention.forward and models/qwen3_moe.py Qwen3MoeAttention.forward call
+# q_norm.forward_native and k_norm.forward_native; layers/layernorm.py RMSNorm.forward_native: the fp32 cast, pow,
+# mean, the epsilon's add, rsqrt, the multiply, the cast back and the weight's multiply, 8 operations), 16 host
+# operations a layer the Llama layer of EAGER_DENSE_LAYER_HOST_OPS does not have (its views not counted). Later vLLM
+# calls the norm modules (self.q_norm(q_by_head): the fused CUDA kernel, 1 operation each); priced for every release,
+# as the counts above are (docs/accuracy.md item 38).
+VLLM_QK_NORM_HOST_OPS = 2 * 8
 # Host time of one launch of a compiled Triton kernel from Python: 18 us after triton-lang/triton#3648 ("Faster
 # jit", April 2024: 49 -> 18 us on the benchmark of triton-lang/triton#3619; 108 us before #3638), in every Triton
 # since 3.0 (vLLM 0.8.5 runs torch 2.6's Triton 3.2).

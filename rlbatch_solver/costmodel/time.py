@@ -438,7 +438,9 @@ def eager_host_seconds(plan: Plan, mc: ModelConsts) -> float:
     """Host seconds of one decode step's kernel launches without CUDA graphs: EAGER_LAUNCH_S_PER_LAYER a layer (a dense
     layer's EAGER_DENSE_LAYER_HOST_OPS operations); in vLLM, each MoE layer's extra operations and Triton launches
     (VLLM_MOE_LAYER_EXTRA_HOST_OPS, counted in vLLM 0.8.5's fused_moe path: layer.py FusedMoE.forward, fused_moe.py
-    fused_topk and fused_experts_impl, moe_align_block_size.py) and, with TP, the host operations of every layer's two
+    fused_topk and fused_experts_impl, moe_align_block_size.py), DeepSeek's latent attention's and MoE block's
+    (VLLM_MLA_LAYER_EXTRA_HOST_OPS, VLLM_DEEPSEEK_MOE_EXTRA_HOST_OPS), Qwen3's query and key norms
+    (VLLM_QK_NORM_HOST_OPS) and, with TP, the host operations of every layer's two
     all-reduces (VLLM_ALLREDUCE_HOST_OPS: parallel_state.py GroupCoordinator.all_reduce, pynccl.py
     PyNcclCommunicator.all_reduce), each operation at the dense layer's cost per operation."""
     t = C.EAGER_LAUNCH_S_PER_LAYER * mc.layers
@@ -447,6 +449,12 @@ def eager_host_seconds(plan: Plan, mc: ModelConsts) -> float:
     per_op = C.EAGER_LAUNCH_S_PER_LAYER / C.EAGER_DENSE_LAYER_HOST_OPS
     t += mc.moe_layers * (C.VLLM_MOE_LAYER_EXTRA_HOST_OPS * per_op
                           + C.VLLM_MOE_LAYER_TRITON_LAUNCHES * C.TRITON_LAUNCH_S)
+    if plan.model.is_mla:  # DeepSeek's latent attention: VLLM_MLA_LAYER_EXTRA_HOST_OPS more than a Llama layer's
+        t += mc.layers * C.VLLM_MLA_LAYER_EXTRA_HOST_OPS * per_op
+    if plan.model.model_type in C.VLLM_DEEPSEEK_MOE_TYPES:  # grouped top-k routing and the shared expert
+        t += mc.moe_layers * C.VLLM_DEEPSEEK_MOE_EXTRA_HOST_OPS * per_op
+    if plan.model.qk_norm:  # Qwen3's per-head query and key norms, PyTorch-native
+        t += mc.layers * C.VLLM_QK_NORM_HOST_OPS * per_op
     if plan.rollout_tp > 1:
         t += mc.layers * 2 * C.VLLM_ALLREDUCE_HOST_OPS * per_op
     return t
