@@ -61,7 +61,7 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         # each phase against its own line; where a searched switch moves it (CostTerms.arm_lines), each arm against
         # that arm's: the same floor recommend quotes (recommend.memory_floor)
         floors = memory_floors(terms, domains, fw.ruleset.framework, deadline=Deadline(deadline.share(0.25)),
-                               stop=True, grows=policy.grows_memory | policy.batch_grows_memory)
+                               stop=True, grows=policy.least_at_smallest)
         over = {rule: pair for rule, pair in floors.items() if pair[0] > pair[1]}
         if over:
             return Attempt(RepairResult(None, [], None, "infeasible", time.monotonic() - started, method="floor",
@@ -107,7 +107,8 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     share = 0.5 if greedy is not None and _beyond_keys(ruleset, values, greedy, policy, refs) else 0.1
     exact = Deadline(min(deadline.left(), max(0.5, share * deadline.left()))) if greedy is not None else deadline
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
-                 hint=greedy or near.partial, grows=policy.grows_memory, held=policy.algorithm_batch)
+                 hint=greedy or near.partial, grows=policy.grows_memory, held=policy.algorithm_batch,
+                 misfit_grows=policy.misfit_grows)
     res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
     if not near.wide_complete:  # a two-key repair off the grid was not ruled out in time: nothing is proven
         res.status = {"optimal": "feasible", "infeasible": "unknown"}.get(res.status, res.status)
@@ -150,7 +151,8 @@ def _cheaper_with_more_keys(ruleset: RuleSet, domains: Mapping[str, list[Value]]
 
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs,
                  deadline=Deadline(deadline.share(0.5)), min_changes=near.max_keys + 1, hint=near.solution,
-                 grows=policy.grows_memory, held=policy.algorithm_batch, below=near.cost)
+                 grows=policy.grows_memory, held=policy.algorithm_batch, below=near.cost,
+                 misfit_grows=policy.misfit_grows)
     if res.solution is not None:
         res.method, res.evaluated = "cp-sat", near.evaluated
         res.wall_time_s += found.wall_time_s

@@ -74,6 +74,25 @@ class RepairPolicy:
     # rule variables with a closed set of values (DeepSpeed's ZeRO stage): fix tries these and nothing else
     choices: dict[str, tuple] = field(default_factory=dict)
 
+    @property
+    def misfit_grows(self) -> frozenset[str]:
+        """The keys at whose every larger value a phase that misfits misfits too (fix's memory cuts,
+        solver/repair.py ``_exclude``): ``grows_memory`` less the engine's memory share (``NOT_MONOTONE``)."""
+        return self.grows_memory - NOT_MONOTONE
+
+    @property
+    def least_at_smallest(self) -> frozenset[str]:
+        """The keys where the least memory is at the smallest value (fix's proof that no repair fits,
+        costmodel/tables.py ``least_memory``): ``misfit_grows`` and ``batch_grows_memory``."""
+        return self.misfit_grows | (self.batch_grows_memory - NOT_MONOTONE)
+
+
+# memory grows with the engine's memory share only once the share holds the engine's weights: below it the engine
+# cannot start and the rollout is priced over the GPU by the shortfall (costmodel/memory.py T_NO_FIT), which a larger
+# share shrinks (verl's Qwen2.5-7B LoRA on one H100 at a share of 0.1 misfits, at 0.5 fits). Raising it still costs
+# more (``grows_memory``), but a misfit at one share proves nothing about a larger one
+NOT_MONOTONE = frozenset({"gmu_permille"})
+
 
 def policy_for(framework: str, ruleset=None, values: dict | None = None) -> RepairPolicy:
     """The framework's own policy (``Framework.repair_policy``; verl: the Megatron one when the config

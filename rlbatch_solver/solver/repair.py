@@ -157,8 +157,12 @@ def repair(
     grows: frozenset[str] = frozenset(),
     held: frozenset[str] = frozenset(),
     below: int | None = None,
+    misfit_grows: frozenset[str] | None = None,
 ) -> RepairResult:
     """The valid assignment of ``domains`` closest to ``current`` by ``costs.candidate_cost``.
+
+    ``grows``: the keys raising costs a little more (``costs.change_cost``); ``misfit_grows``: those at whose every
+    larger value a phase that misfits misfits too, which widen a memory cut (``_exclude``; ``grows`` where None).
 
     ``min_changes``: a lower bound on the changed keys already proven (the direct search found
     no smaller repair), which prunes the search. ``deadline`` bounds every solve together. ``below``: only a
@@ -240,7 +244,8 @@ def repair(
             stage.Add(full_objective <= best[0] - 1)  # only a strictly cheaper wasteful repair is news
             # ... which changes no more keys than the clean one: stated as a count, it prunes at once
             stage.Add(sum(changed_keys) <= (best[0] - 1 - WASTE_BASE) // CHANGE_WEIGHT)
-        solved = _solve_lazily(stage, built, ruleset, lazy_reads, cuts, deadline, on_cut, grows)
+        solved = _solve_lazily(stage, built, ruleset, lazy_reads, cuts, deadline, on_cut,
+                               grows if misfit_grows is None else misfit_grows)
         wall += solved.wall_s
         statuses.append(solved.status)
         if solved.solution is not None:
@@ -370,7 +375,9 @@ def fewest_moved(ruleset: RuleSet, domains: Domains, held: Mapping[str, Value], 
                  time_limit_s: float = DEFAULT_TIME_LIMIT_S) -> tuple[dict[str, Value] | None, str]:
     """A valid assignment of ``domains`` that moves the fewest of ``held``'s variables off their held values (each
     held value must be in its domain; the other variables are free and cost nothing): (the assignment or None,
-    the solver's status). Unlike ``repair``, only the held variables count, all alike."""
+    the solver's status). Unlike ``repair``, only the held variables count, all alike. Only an "optimal" status
+    proves the assignment moves the fewest; "feasible" (the time limit came first) is a valid one, not proven the
+    fewest."""
     built = build_model(ruleset, domains)
     model = built.model
     moved = []
