@@ -61,7 +61,7 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         # each phase against its own line; where a searched switch moves it (CostTerms.arm_lines), each arm against
         # that arm's: the same floor recommend quotes (recommend.memory_floor)
         floors = memory_floors(terms, domains, fw.ruleset.framework, deadline=Deadline(deadline.share(0.25)),
-                               stop=True, grows=policy.least_at_smallest)
+                               stop=True, grows=policy.least_at_smallest(terms.phases))
         over = {rule: pair for rule, pair in floors.items() if pair[0] > pair[1]}
         if over:
             return Attempt(RepairResult(None, [], None, "infeasible", time.monotonic() - started, method="floor",

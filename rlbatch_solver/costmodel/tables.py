@@ -358,12 +358,12 @@ def searched_phases(spec: CostSpec, base: Mapping[str, Value]) -> list[str]:
 
 def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Value]], *,
                  deadline=None, stop_above: int | Mapping[str, int] | None = None,
-                 grows: frozenset[str] = frozenset()) -> dict[str, int | None]:
+                 grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset()) -> dict[str, int | None]:
     """For each memory table (``mem_<phase>``): the least MiB its phase needs anywhere in ``domains``.
 
     ``grows``: inputs no phase needs less memory at a larger value of (a repair policy's ``grows_memory`` and
     ``batch_grows_memory``): only their smallest value is evaluated, where the least is (a scan of tens of
-    millions of rows becomes one of thousands).
+    millions of rows becomes one of thousands). A mapping gives each phase its own (phase -> inputs).
 
     Exact: every combination of the table's inputs is evaluated, smallest tables first. With a
     ``deadline`` a table not finished in time is None (unknown). With ``stop_above`` only the answer
@@ -374,18 +374,19 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
     """
     import itertools
 
-    def domain(name: str) -> list:
+    def domain(name: str, grown: frozenset[str]) -> list:
         base = name.removesuffix("_set")
         if name not in domains and base != name and base in domains:
             # an optional variable's flag (table_inputs): set where its domain has a value, unset where it has None
             return sorted({v is not None for v in domains[base]})
         values = [v for v in domains.get(name, [False, True]) if v is not None] or [None]
-        return [min(values)] if name in grows and values != [None] else values
+        return [min(values)] if name in grown and values != [None] else values
 
     tables = []
     for d in derived:
         if d.name.startswith("mem_"):
-            doms = [domain(i.name) for i in d.expr.inputs]
+            grown = grows.get(table_phase(d.name), frozenset()) if isinstance(grows, Mapping) else grows
+            doms = [domain(i.name, grown) for i in d.expr.inputs]
             tables.append((math.prod(len(x) for x in doms), d, doms))
     out: dict[str, int | None] = {}
     for _, d, doms in sorted(tables, key=lambda t: t[0]):
@@ -409,7 +410,8 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
 
 
 def memory_floors(terms: CostTerms, domains: Mapping[str, Sequence[Value]], framework: str, *, deadline=None,
-                  stop: bool = False, grows: frozenset[str] = frozenset()) -> dict[str, tuple[int, int]]:
+                  stop: bool = False, grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset()
+                  ) -> dict[str, tuple[int, int]]:
     """For each memory rule (its id): the least MiB its phase needs anywhere in ``domains`` and the line it is held
     to. Where the search moves the line (``CostTerms.arm_lines``: TRL's use_vllm searched both ways), each arm is
     scanned once, over its own part of the domains, and the pair is the arm nearest to fitting, with that arm's own

@@ -25,6 +25,7 @@ they are part of a conflict.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from .base import divisors
 
@@ -80,18 +81,21 @@ class RepairPolicy:
         solver/repair.py ``_exclude``): ``grows_memory`` less the engine's memory share (``NOT_MONOTONE``)."""
         return self.grows_memory - NOT_MONOTONE
 
-    @property
-    def least_at_smallest(self) -> frozenset[str]:
-        """The keys where the least memory is at the smallest value (fix's proof that no repair fits,
-        costmodel/tables.py ``least_memory``): ``misfit_grows`` and ``batch_grows_memory``."""
-        return self.misfit_grows | (self.batch_grows_memory - NOT_MONOTONE)
+    def least_at_smallest(self, phases: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Per phase, the keys where its least memory is at the smallest value (fix's proof that no repair fits,
+        costmodel/tables.py ``least_memory``): ``grows_memory`` and ``batch_grows_memory``, less those memory is
+        not monotone in for that phase (``NOT_MONOTONE_IN``)."""
+        every = self.grows_memory | self.batch_grows_memory
+        return {p: every - frozenset(n for n, where in NOT_MONOTONE_IN.items() if p in where) for p in phases}
 
 
 # memory grows with the engine's memory share only once the share holds the engine's weights: below it the engine
-# cannot start and the rollout is priced over the GPU by the shortfall (costmodel/memory.py T_NO_FIT), which a larger
-# share shrinks (verl's Qwen2.5-7B LoRA on one H100 at a share of 0.1 misfits, at 0.5 fits). Raising it still costs
-# more (``grows_memory``), but a misfit at one share proves nothing about a larger one
-NOT_MONOTONE = frozenset({"gmu_permille"})
+# cannot start and the rollout is priced over the GPU by the shortfall (costmodel/memory.py T_NO_FIT, the rollout's
+# terms only), which a larger share shrinks (verl's Qwen2.5-7B LoRA on one H100 at a share of 0.1 misfits, at 0.5
+# fits). Raising it still costs more (``grows_memory``), but a rollout misfit at one share proves nothing about a
+# larger one. Key -> the phases whose memory is not monotone in it
+NOT_MONOTONE_IN = {"gmu_permille": frozenset({"rollout"})}
+NOT_MONOTONE = frozenset(NOT_MONOTONE_IN)
 
 
 def policy_for(framework: str, ruleset=None, values: dict | None = None) -> RepairPolicy:
