@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..frameworks import Framework
-from ..rules.base import Rule, Value
+from ..rules.base import Rule, RuleKind, Value
 from ..rules.ids import is_memory_rule_id
 from .fix_report import Attempt
 
@@ -108,7 +108,7 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     exact = Deadline(min(deadline.left(), max(0.5, share * deadline.left()))) if greedy is not None else deadline
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
                  hint=greedy or near.partial, grows=policy.grows_memory, held=policy.algorithm_batch,
-                 misfit_grows=policy.misfit_grows)
+                 misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)))
     res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
     if not near.wide_complete:  # a two-key repair off the grid was not ruled out in time: nothing is proven
         res.status = {"optimal": "feasible", "infeasible": "unknown"}.get(res.status, res.status)
@@ -120,6 +120,11 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     if res.solution is None:
         res.partial, res.partial_broken = near.partial, near.partial_broken
     return Attempt(res, ruleset, domains, capacity)
+
+
+def ruleset_phases(ruleset: RuleSet) -> list[str]:
+    """The phases whose memory rules ``ruleset`` holds."""
+    return [r.stage for r in ruleset.rules if r.kind is RuleKind.MEMORY]
 
 
 def cost_of(ruleset: RuleSet, values: Mapping[str, Value], candidate: Mapping[str, Value], policy: RepairPolicy,
@@ -152,7 +157,7 @@ def _cheaper_with_more_keys(ruleset: RuleSet, domains: Mapping[str, list[Value]]
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs,
                  deadline=Deadline(deadline.share(0.5)), min_changes=near.max_keys + 1, hint=near.solution,
                  grows=policy.grows_memory, held=policy.algorithm_batch, below=near.cost,
-                 misfit_grows=policy.misfit_grows)
+                 misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)))
     if res.solution is not None:
         res.method, res.evaluated = "cp-sat", near.evaluated
         res.wall_time_s += found.wall_time_s

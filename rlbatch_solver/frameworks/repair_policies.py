@@ -75,18 +75,17 @@ class RepairPolicy:
     # rule variables with a closed set of values (DeepSpeed's ZeRO stage): fix tries these and nothing else
     choices: dict[str, tuple] = field(default_factory=dict)
 
-    @property
-    def misfit_grows(self) -> frozenset[str]:
-        """The keys at whose every larger value a phase that misfits misfits too (fix's memory cuts,
-        solver/repair.py ``_exclude``): ``grows_memory`` less the engine's memory share (``NOT_MONOTONE``)."""
-        return self.grows_memory - NOT_MONOTONE
+    def misfit_grows(self, phases: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Per phase, the keys at whose every larger value the phase, where it misfits, misfits too (fix's memory
+        cuts, solver/repair.py ``_exclude``): ``grows_memory`` less those memory is not monotone in for that phase
+        (``NOT_MONOTONE_IN``)."""
+        return {p: self.grows_memory - _not_monotone(p) for p in phases}
 
     def least_at_smallest(self, phases: Iterable[str]) -> dict[str, frozenset[str]]:
         """Per phase, the keys where its least memory is at the smallest value (fix's proof that no repair fits,
         costmodel/tables.py ``least_memory``): ``grows_memory`` and ``batch_grows_memory``, less those memory is
         not monotone in for that phase (``NOT_MONOTONE_IN``)."""
-        every = self.grows_memory | self.batch_grows_memory
-        return {p: every - frozenset(n for n, where in NOT_MONOTONE_IN.items() if p in where) for p in phases}
+        return {p: (self.grows_memory | self.batch_grows_memory) - _not_monotone(p) for p in phases}
 
 
 # memory grows with the engine's memory share only once the share holds the engine's weights: below it the engine
@@ -95,7 +94,10 @@ class RepairPolicy:
 # fits). Raising it still costs more (``grows_memory``), but a rollout misfit at one share proves nothing about a
 # larger one. Key -> the phases whose memory is not monotone in it
 NOT_MONOTONE_IN = {"gmu_permille": frozenset({"rollout"})}
-NOT_MONOTONE = frozenset(NOT_MONOTONE_IN)
+
+
+def _not_monotone(phase: str) -> frozenset[str]:
+    return frozenset(n for n, where in NOT_MONOTONE_IN.items() if phase in where)
 
 
 def policy_for(framework: str, ruleset=None, values: dict | None = None) -> RepairPolicy:

@@ -157,12 +157,13 @@ def repair(
     grows: frozenset[str] = frozenset(),
     held: frozenset[str] = frozenset(),
     below: int | None = None,
-    misfit_grows: frozenset[str] | None = None,
+    misfit_grows: frozenset[str] | Mapping[str, frozenset[str]] | None = None,
 ) -> RepairResult:
     """The valid assignment of ``domains`` closest to ``current`` by ``costs.candidate_cost``.
 
     ``grows``: the keys raising costs a little more (``costs.change_cost``); ``misfit_grows``: those at whose every
-    larger value a phase that misfits misfits too, which widen a memory cut (``_exclude``; ``grows`` where None).
+    larger value a phase that misfits misfits too, which widen a memory cut (``_exclude``; ``grows`` where None),
+    or per phase (phase -> keys).
 
     ``min_changes``: a lower bound on the changed keys already proven (the direct search found
     no smaller repair), which prunes the search. ``deadline`` bounds every solve together. ``below``: only a
@@ -210,7 +211,8 @@ def repair(
             if name in hint and hint[name] is not None and not isinstance(var, (bool, int)):
                 model.AddHint(var, int(hint[name]))
     lazy_reads = {r.id: sorted(reads_through(ruleset, r) & set(domains)) for r in lazy}
-    cuts: list[dict[str, Value]] = []  # (rule inputs -> values) that do not fit: every stage excludes them
+    # (rule inputs -> values) that do not fit, with the keys it widens over: every stage excludes them
+    cuts: list[tuple[dict[str, Value], frozenset[str]]] = []
     waste = built.compiler.ints[WASTE_NAME] if built.compiler.resolve(WASTE_NAME) else None
     if waste is None or waste[2] <= 0:  # no waste in this space: one solve
         model.Minimize(objective)
@@ -269,10 +271,11 @@ class LazySolve:
 
 
 def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str]], cuts: list, deadline: Deadline,
-                  on_cut, grows: frozenset[str] = frozenset()) -> LazySolve:
-    """Solve; while a solution breaks a memory rule, exclude that phase's input values and solve again."""
-    for cut in cuts:  # cuts found by an earlier stage hold here too
-        _exclude(model, built, cut, grows)
+                  on_cut, grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset()) -> LazySolve:
+    """Solve; while a solution breaks a memory rule, exclude that phase's input values and solve again. ``grows``:
+    the keys a cut widens over, or per phase (phase -> keys)."""
+    for cut, wide in cuts:  # cuts found by an earlier stage hold here too
+        _exclude(model, built, cut, wide)
     wall = 0.0
     while True:
         if deadline.expired():
@@ -289,9 +292,10 @@ def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str
         if not misfits:
             return LazySolve(text, sol, int(round(solver.ObjectiveValue())), wall)  # a float: 1037721.99.. is 1037722
         for rid in misfits:  # exclude this phase's inputs as they are: that phase does not fit with them
-            cut = _widen_cut(ruleset, rid, {n: sol[n] for n in lazy_reads[rid]}, built, grows)
-            cuts.append(cut)
-            _exclude(model, built, cut, grows)  # no free input: the phase never fits, the model becomes infeasible
+            wide = grows.get(ruleset.rule(rid).stage, frozenset()) if isinstance(grows, Mapping) else grows
+            cut = _widen_cut(ruleset, rid, {n: sol[n] for n in lazy_reads[rid]}, built, wide)
+            cuts.append((cut, wide))
+            _exclude(model, built, cut, wide)  # no free input: the phase never fits, the model becomes infeasible
             if on_cut:
                 on_cut(rid)
 
