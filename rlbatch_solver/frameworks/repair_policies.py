@@ -59,7 +59,8 @@ class RepairPolicy:
     # values memory grows with (vLLM's memory share, micro batches, token budgets): raising one costs a
     # little more than lowering it (solver/costs.py), as the seeds' out-of-memory advice lowers them first;
     # a phase that misfits at a value misfits at every larger one, which widens the repair's memory cuts
-    # (solver/repair.py; tests/test_fix.py checks that the memory model grows with each of them)
+    # (solver/repair.py; tests/test_fix.py checks that the memory model grows with each of them), except where
+    # ``NOT_MONOTONE_IN`` says not (the rollout at an engine share too small for the weights: misfit_grows)
     grows_memory: frozenset[str] = frozenset()
     # batch sizes memory never shrinks with either (a token budget's share of a larger batch is no smaller), priced
     # by fix as any other key: the least memory anywhere (fix's proof that no repair fits) is at their smallest
