@@ -379,23 +379,31 @@ def fewest_moved(ruleset: RuleSet, domains: Domains, held: Mapping[str, Value], 
                  time_limit_s: float = DEFAULT_TIME_LIMIT_S) -> tuple[dict[str, Value] | None, str]:
     """A valid assignment of ``domains`` that moves the fewest of ``held``'s variables off their held values (each
     held value must be in its domain; the other variables are free and cost nothing): (the assignment or None,
-    the solver's status). Unlike ``repair``, only the held variables count, all alike. Only an "optimal" status
+    the solver's status). Unlike ``repair``, only the held variables count, all alike; among equals, the earliest in
+    the domains' order (one answer whatever the solver's threads do). Only an "optimal" status
     proves the assignment moves the fewest; "feasible" (the time limit came first) is a valid one, not proven the
     fewest."""
     built = build_model(ruleset, domains)
     model = built.model
-    moved = []
+    moved, at = [], []
     for name, value in held.items():
         if name not in built.free:
             continue
         values = list(dict.fromkeys(domains[name]))
         cols, rows = _value_lits(built, name, values)
         off = model.NewBoolVar(f"moved_{name}")
-        model.AddAllowedAssignments(cols + [off], [r + (0 if same_value(v, value) else 1,)
-                                                   for r, v in zip(rows, values)])
+        index = model.NewIntVar(0, len(values) - 1, f"at_{name}")
+        model.AddAllowedAssignments(cols + [off, index], [r + (0 if same_value(v, value) else 1, i)
+                                                          for i, (r, v) in enumerate(zip(rows, values))])
         moved.append(off)
+        at.append((index, len(values)))
     if moved:
-        model.Minimize(sum(moved))
+        # among the settings that move the fewest, one answer whatever the solver's threads do: the earliest in the
+        # domains' order, the held variables' order first (a number in mixed radix, below one move's weight)
+        order, weight = 0, 1
+        for index, size in reversed(at):
+            order, weight = order + weight * index, weight * size
+        model.Minimize(weight * sum(moved) + order)
     solver = new_solver(time_limit_s)
     status = solver.Solve(model)
     text = STATUS_TEXT.get(status, str(status))
