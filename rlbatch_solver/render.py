@@ -1000,8 +1000,10 @@ def no_fit_helps(report: RecommendReport | EnumerateReport) -> list[str]:
         helps = ["more GPUs (--gpus)", "a bigger GPU (--gpu)", "shorter responses (--response-len)"]
         switches = getattr(report, "switches_fit", None)
         if switches:  # enumerate held the switches recommend searches at their defaults, and with them one fits
+            fewest = "" if getattr(report, "switches_fit_fewest", True) else \
+                " (found within the time limit, not proven the fewest: fewer of them may do)"
             helps.insert(0, "the memory switches this listing holds at the framework's defaults: with, for one, "
-                         f"{' '.join(switches)} a config fits (`rlbatch recommend` searches them)")
+                         f"{' '.join(switches)} a config fits{fewest} (`rlbatch recommend` searches them)")
         for switch, what in ((fw.offload_switch, "offload"), (fw.lora_switch, "LoRA instead of full fine-tuning")):
             variable, pairs = switch or (None, None)
             tried = any(v not in (None, False, 0) for v in domains.get(variable, [])) or \

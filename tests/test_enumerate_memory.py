@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 
 import rlbatch_solver as rb
 from clirun import run
@@ -109,6 +110,7 @@ def test_a_listing_held_at_defaults_names_the_fewest_switch_settings_a_fit_needs
     assert run(*swift, "--set", "vllm_gpu_memory_utilization=0.4").returncode == 0
     summary = json.loads(run(*swift, "--json").stdout.strip().splitlines()[-1])
     assert summary["switches_fit"] == ["--set vllm_gpu_memory_utilization=0.4"], summary
+    assert summary["switches_fit_fewest"] is True, summary  # proven: the search was not cut short
     assert "--set vllm_gpu_memory_utilization=0.4 a config fits" in summary["helps"][0], summary
     assert run("recommend", *swift[1:]).returncode == 0
     openrlhf = ["enumerate", "-f", "openrlhf", "--gpu", "h100", "--gpus", "2", "--model", "qwen2.5-14b"]
@@ -155,3 +157,38 @@ def test_a_line_a_searched_switch_moves_is_said_with_the_frameworks_own_flag():
     (message,) = [r.message for r in prepared.terms.rules if "usable with" in r.message]
     assert "GiB usable with --use_vllm true (" in message and "GiB usable with --use_vllm false (" in message, message
     assert "use_vllm=" not in message, message
+
+
+def test_the_switch_search_takes_its_share_out_of_the_time_limit_and_a_cut_short_answer_is_not_called_the_fewest(
+        monkeypatch):
+    """The search of recommend's switches (solver/repair.fewest_moved) took a quarter of --time-limit on top of the
+    enumeration's whole limit (``enumerate --time-limit T`` could run 1.25 T), and a setting it found when its time
+    ran out (CP-SAT's FEASIBLE) was named as if it moved the fewest switches."""
+    from rlbatch_solver.cli import _enumerate_json
+    from rlbatch_solver.commands.enumerate import enumerate as listing
+    from rlbatch_solver.render import no_fit_helps
+    from rlbatch_solver.solver import model, repair
+
+    limits: dict[str, float] = {}
+    enumerate_solutions, fewest_moved = model.enumerate_solutions, repair.fewest_moved
+
+    def timed_listing(*args, time_limit_s, **kw):
+        limits["enumerate"] = time_limit_s
+        return enumerate_solutions(*args, time_limit_s=time_limit_s, **kw)
+
+    def cut_short(*args, time_limit_s, **kw):
+        limits["switches_end"] = time.monotonic() + time_limit_s  # the latest its solve may end
+        found, _ = fewest_moved(*args, time_limit_s=max(1.0, time_limit_s), **kw)
+        return found, "feasible"  # as when the time limit comes before the proof
+
+    monkeypatch.setattr(model, "enumerate_solutions", timed_listing)
+    monkeypatch.setattr(repair, "fewest_moved", cut_short)
+    scenario = Scenario(framework="trl", gpu="rtx4090", gpus=1, model="qwen2.5-1.5b")
+    started = time.monotonic()
+    report = listing(scenario, time_limit_s=4.0)
+    assert report.count == 0 and report.switches_fit == ["--set dtype=bfloat16"], report.switches_fit
+    assert limits["enumerate"] < 4.0 and limits["switches_end"] <= started + 4.05, (limits, started)
+    assert not report.switches_fit_fewest
+    assert ("with, for one, --set dtype=bfloat16 a config fits (found within the time limit, not proven the fewest"
+            in no_fit_helps(report)[0]), no_fit_helps(report)
+    assert _enumerate_json(report, None)[-1]["switches_fit_fewest"] is False

@@ -35,7 +35,7 @@ def test_slower_configs_with_more_room_fill_the_alternatives(monkeypatch):
 
 
 def _choice(peaks):
-    return SimpleNamespace(peak_mib=lambda: dict(peaks))
+    return SimpleNamespace(peak_mib=lambda: dict(peaks), values={})
 
 
 def test_each_roomier_solve_caps_the_last_ones_tightest_phase_and_stops_when_none_is_found():
@@ -48,7 +48,8 @@ def test_each_roomier_solve_caps_the_last_ones_tightest_phase_and_stops_when_non
         found = next(answers, None)
         return SimpleNamespace(ranked=[found] if found else [])
 
-    out = roomier.roomier_choices([_choice({"rollout": 50_000, "actor_update": 59_000})], capacity.get, solve,
+    out = roomier.roomier_choices([_choice({"rollout": 50_000, "actor_update": 59_000})],
+                                  lambda phase, values: capacity[phase], solve,
                                   _choice, lambda: 10.0)
     assert caps == ["search.roomier.actor_update", "search.roomier.actor_update"] and len(out) == 1
     assert str(roomier.cap_rule("actor_update", 53_100).expr).count("53100") == 1
@@ -56,7 +57,7 @@ def test_each_roomier_solve_caps_the_last_ones_tightest_phase_and_stops_when_non
 
 def test_no_capped_solve_where_a_known_config_under_the_cap_is_faster_than_the_best():
     calls = []
-    out = roomier.roomier_choices([_choice({"rollout": 50_000})], {"rollout": 70_000}.get,
+    out = roomier.roomier_choices([_choice({"rollout": 50_000})], lambda phase, values: 70_000,
                                   lambda rule: calls.append(rule) or SimpleNamespace(ranked=[]), _choice,
                                   lambda: 10.0, passed_over=lambda rule: True)
     assert out == [] and calls == []

@@ -5,12 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..deadline import Deadline
 from ..frameworks import get_framework
 from ..frameworks.base import Space
 from ..rules.base import Value
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .common import model_card, release_notes, validate_solutions
+
+# with memory, the share of --time-limit kept for the search of recommend's switches when no listed config fits
+# (_switches_fit): the enumeration has the rest
+SWITCHES_SHARE = 0.2
 
 if TYPE_CHECKING:
     from ..costmodel.host import HostReport
@@ -40,6 +45,7 @@ class EnumerateReport:
     # under which one does, as native arguments; [] when none does or there are none to search
     switches_fit: list[str] = field(default_factory=list)
     switches_tried: list[str] = field(default_factory=list)  # the variables of those switches (searched for it)
+    switches_fit_fewest: bool = False  # switches_fit proven the fewest (the search was not cut short by the limit)
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule id -> (least MiB, its line)
     # the node's RAM (--host-mem, or the scenario's host_mem_gib) every listed config's host estimate was held to;
     # None: not checked. ``host_excluded``: the valid configs that fit the GPUs but not the node (left out of the
@@ -67,6 +73,7 @@ def enumerate(  # noqa: A001 - the public name users expect
     config whose every phase fits (``check``'s memory rules and margin); with the node's RAM too
     (``scenario.host_mem_gib``), every one of those whose host estimate fits it (``check``'s host estimate, config by
     config: the others are counted in ``host_excluded``, not listed)."""
+    deadline = Deadline(time_limit_s)  # the command's: its imports and set-up count too
     from ..solver.model import enumerate_solutions
     from .recommend import set_keys
 
@@ -95,7 +102,10 @@ def enumerate(  # noqa: A001 - the public name users expect
                                  scenario.mean_prompt_length, scenario.mean_response_length)
         terms = build_cost_terms(spec, space.domains, time=False, label=fw.value_words)
         ruleset = ruleset.extended(terms.rules, terms.derived)
-    res = enumerate_solutions(ruleset, space.domains, limit=limit, time_limit_s=time_limit_s)
+    # with memory, a listing that fits none searches recommend's switches after (_switches_fit): their share of the
+    # limit is kept out of the enumeration's, so that the command answers within the limit
+    res = enumerate_solutions(ruleset, space.domains, limit=limit, time_limit_s=time_limit_s if terms is None
+                              else deadline.left() * (1 - SWITCHES_SHARE))
     envs = {id(s): env for s, env in zip(res.solutions, validate_solutions(ruleset, res.solutions))}
     solutions, host = res.solutions, None
     if terms is not None and scenario.host_mem_gib is not None:
@@ -113,17 +123,20 @@ def enumerate(  # noqa: A001 - the public name users expect
         if not res.solutions and res.status == "infeasible":
             from .recommend import memory_floor
 
-            report.memory_floor = memory_floor(ruleset, space.domains, terms)
-            report.switches_tried, report.switches_fit = _switches_fit(fw, scenario, card, spec, space, time_limit_s)
+            report.memory_floor = memory_floor(ruleset, space.domains, terms, deadline.within(deadline.share(0.5)))
+            report.switches_tried, report.switches_fit, report.switches_fit_fewest = _switches_fit(
+                fw, scenario, card, spec, space, deadline)
     return report
 
 
 def _switches_fit(fw: Any, scenario: Scenario, card: Any, spec: Any, space: Any,
-                  time_limit_s: float) -> tuple[list[str], list[str]]:
+                  deadline: Any) -> tuple[list[str], list[str], bool]:
     """None of the listing's configs fits: the memory and speed switches ``recommend`` searches (offload, ZeRO stage,
     TRL's weights dtype, the engine's memory share, the sleep level), which the listing holds at the framework's
     defaults, searched for a config that fits moving the fewest of them off their defaults: (the switches' variables
-    searched, the --set pairs of the ones it moves, or [] where none fits either). A listing of "0 configs fit" where
+    searched, the --set pairs of the ones it moves, or [] where none fits either, whether those are proven the fewest);
+    what is left of the command's ``deadline`` bounds it: cut short, it answers a setting that fits (not proven the
+    fewest), or nothing searched where it found none. A listing of "0 configs fit" where
     recommend answers with one (TRL's fp32 weights by default, ms-swift's 7B without DeepSpeed) says how, by the
     settings a fit needs and no more, for every framework alike."""
     from ..costmodel.tables import build_cost_terms
@@ -132,20 +145,21 @@ def _switches_fit(fw: Any, scenario: Scenario, card: Any, spec: Any, space: Any,
     wide = fw.space(scenario, card, with_knobs=True)
     knobs = {k: v for k, v in wide.domains.items() if space.domains.get(k) != v and k in space.domains}
     if not knobs:
-        return [], []
+        return [], [], False
     held = {k: space.domains[k][0] for k in knobs}
     # the default stays a choice where recommend's domain leaves it out (ms-swift searches ZeRO 2 and 3 only)
     domains = {**wide.domains, **{k: list(dict.fromkeys([held[k], *v])) for k, v in knobs.items()}}
     terms = build_cost_terms(spec, domains, time=False, label=fw.value_words)
     ruleset = fw.ruleset.extended(wide.extra_rules).extended(terms.rules, terms.derived)
-    found, _ = fewest_moved(ruleset, domains, held, time_limit_s=max(1.0, time_limit_s / 4))
-    if found is None:
-        return list(knobs), []
+    found, status = fewest_moved(ruleset, domains, held, time_limit_s=deadline.left())
+    if found is None:  # proven that none fits, else nothing is known
+        return (list(knobs), [], True) if status == "infeasible" else ([], [], False)
     from ..frameworks.overrides import exported_pair
 
     held_args = fw.export({**found, **held}, wide)
     pairs = [exported_pair(a) for a in fw.export(found, wide) if a not in held_args and not a.startswith("(")]
-    return list(knobs), [f"--set {key.lstrip('-+')}={'true' if value is None else value}" for key, value in pairs]
+    return list(knobs), [f"--set {key.lstrip('-+')}={'true' if value is None else value}" for key, value in pairs], \
+        status == "optimal"
 
 
 def _headroom(ruleset: Any, terms: Any, solution: dict[str, Value], env: dict[str, Any] | None = None

@@ -7,8 +7,8 @@ import time
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..frameworks import Framework
-from ..rules.base import Rule, Value
-from ..rules.ids import is_memory_rule_id, memory_rule_id, table_phase
+from ..rules.base import Rule, RuleKind, Value
+from ..rules.ids import is_memory_rule_id
 from .fix_report import Attempt
 
 if TYPE_CHECKING:
@@ -55,17 +55,15 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     if spec is not None and any(is_memory_rule_id(r) for r in ruleset.failing_errors(values)):
         # a phase that fits nowhere in the domains proves at once that there is no repair (a config that fits is
         # itself in the domains: nothing to scan for)
-        from ..costmodel.tables import least_memory
+        from ..costmodel.tables import memory_floors
         from ..solver.repair import RepairResult
 
         started = time.monotonic()
-        floors = least_memory(terms.derived, domains, deadline=Deadline(deadline.share(0.25)), stop_above=capacity,
-                              grows=policy.grows_memory | policy.batch_grows_memory)
-        # a phase whose line a searched switch moves (CostTerms.arm_lines) proves nothing against one line: the
-        # search below holds each config to its own
-        over = {memory_rule_id(fw.ruleset.framework, table_phase(n)): (least, capacity[table_phase(n)])
-                for n, least in floors.items() if least is not None and least > capacity[table_phase(n)]
-                and table_phase(n) not in terms.arm_lines}
+        # each phase against its own line; where a searched switch moves it (CostTerms.arm_lines), each arm against
+        # that arm's: the same floor recommend quotes (recommend.memory_floor)
+        floors = memory_floors(terms, domains, fw.ruleset.framework, deadline=Deadline(deadline.share(0.25)),
+                               stop=True, grows=policy.least_at_smallest(terms.phases))
+        over = {rule: pair for rule, pair in floors.items() if pair[0] > pair[1]}
         if over:
             return Attempt(RepairResult(None, [], None, "infeasible", time.monotonic() - started, method="floor",
                                         memory_floor=over), ruleset, domains, capacity)
@@ -99,9 +97,10 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         # the exact search has a solution to beat and the user an answer if it runs out of time
         from ..solver.nearest import greedy_repair
 
-        greedy = greedy_repair(ruleset, domains, values, near.partial, capacity_mib=capacity, ranks=policy.ranks,
-                               references=refs, deadline=Deadline(deadline.share(0.3)), grows=policy.grows_memory,
-                               held=policy.algorithm_batch)
+        # each candidate against its own arm's line (CostTerms.capacity_of)
+        greedy = greedy_repair(ruleset, domains, values, near.partial, capacity_of=terms.capacity_of,
+                               ranks=policy.ranks, references=refs, deadline=Deadline(deadline.share(0.3)),
+                               grows=policy.grows_memory, held=policy.algorithm_batch)
     # with the greedy answer in hand, the exact search only tries to beat it: a bounded share, so that the
     # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget; half of
     # what is left when that answer pads beyond the tolerance (its waste costs a key or more: a descent by memory
@@ -109,7 +108,8 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     share = 0.5 if greedy is not None and _beyond_keys(ruleset, values, greedy, policy, refs) else 0.1
     exact = Deadline(min(deadline.left(), max(0.5, share * deadline.left()))) if greedy is not None else deadline
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
-                 hint=greedy or near.partial, grows=policy.grows_memory, held=policy.algorithm_batch)
+                 hint=greedy or near.partial, grows=policy.grows_memory, held=policy.algorithm_batch,
+                 misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)))
     res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
     if not near.wide_complete:  # a two-key repair off the grid was not ruled out in time: nothing is proven
         res.status = {"optimal": "feasible", "infeasible": "unknown"}.get(res.status, res.status)
@@ -121,6 +121,11 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     if res.solution is None:
         res.partial, res.partial_broken = near.partial, near.partial_broken
     return Attempt(res, ruleset, domains, capacity)
+
+
+def ruleset_phases(ruleset: RuleSet) -> list[str]:
+    """The phases whose memory rules ``ruleset`` holds."""
+    return [r.stage for r in ruleset.rules if r.kind is RuleKind.MEMORY]
 
 
 def cost_of(ruleset: RuleSet, values: Mapping[str, Value], candidate: Mapping[str, Value], policy: RepairPolicy,
@@ -152,7 +157,8 @@ def _cheaper_with_more_keys(ruleset: RuleSet, domains: Mapping[str, list[Value]]
 
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs,
                  deadline=Deadline(deadline.share(0.5)), min_changes=near.max_keys + 1, hint=near.solution,
-                 grows=policy.grows_memory, held=policy.algorithm_batch, below=near.cost)
+                 grows=policy.grows_memory, held=policy.algorithm_batch, below=near.cost,
+                 misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)))
     if res.solution is not None:
         res.method, res.evaluated = "cp-sat", near.evaluated
         res.wall_time_s += found.wall_time_s

@@ -15,7 +15,7 @@ from ..frameworks.base import of_absent_model
 from ..frameworks.key_names import UnknownKey, findings, refusal_text, refused_violations
 from ..rules.base import Rule, RuleKind, RuleSet, Stage, Value
 from ..rules.expr import IntVar
-from ..rules.ids import memory_rule_id, table_phase, tied_followers
+from ..rules.ids import tied_followers
 from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S, SOLVER_WORKERS
 from .common import framework_for, memory_evaluated, model_card, release_notes, validate_solutions, waste_text
@@ -1076,21 +1076,10 @@ def memory_floor(ruleset: RuleSet, domains: Mapping[str, Any], terms: Any,
                  deadline: Any = None) -> dict[str, tuple[int, int]]:
     """For each memory rule: the least MiB its phase needs anywhere in the space, vs its line (a phase whose scan
     the ``deadline`` cut short is left out). Where the search moves the line (``CostTerms.arm_lines``: TRL's
-    use_vllm searched both ways), the arm nearest to fitting, with that arm's own line."""
-    from ..costmodel.tables import least_memory
+    use_vllm searched both ways), the arm nearest to fitting, with that arm's own line (``tables.memory_floors``)."""
+    from ..costmodel.tables import memory_floors
 
-    floor = {name: (least, terms.capacity_of(table_phase(name)))
-             for name, least in least_memory(terms.derived, domains, deadline=deadline).items() if least is not None}
-    for name in list(floor):
-        names, lines = terms.arm_lines.get(table_phase(name), ((), {}))
-        table = [d for d in terms.derived if d.name == name]
-        arms = [(least, terms.capacity_of(table_phase(name), arm)) for combo in lines
-                for arm in [dict(zip(names, combo))]
-                if (least := least_memory(table, {**domains, **{n: [v] for n, v in arm.items()}},
-                                          deadline=deadline).get(name)) is not None]
-        if len(arms) == len(lines) and arms:
-            floor[name] = min(arms, key=lambda a: a[0] - a[1])
-    return {memory_rule_id(ruleset.framework, table_phase(name)): pair for name, pair in floor.items()}
+    return memory_floors(terms, domains, ruleset.framework, deadline=deadline)
 
 
 def start_arguments(report: RecommendReport) -> list[str]:

@@ -25,10 +25,11 @@ LEAST_S = 0.2  # a solve is not started with less of the command's time left tha
 SOLVE_S = 0.4  # the most one solve takes (its best found so far is listed): the alternatives stay cheap
 
 
-def tightest_phase(choice: Any, capacity_of: Callable[[str], float]) -> str:
-    """The phase whose peak comes nearest its usable memory (MiB)."""
+def tightest_phase(choice: Any, capacity_of: Callable[[str, Mapping[str, Value]], float]) -> str:
+    """The phase whose peak comes nearest its usable memory (MiB): the choice's own line (``CostTerms.capacity_of``,
+    where a searched switch moves it)."""
     peaks = choice.peak_mib()
-    return max(peaks, key=lambda p: peaks[p] / max(1.0, capacity_of(p)))
+    return max(peaks, key=lambda p: peaks[p] / max(1.0, capacity_of(p, choice.values)))
 
 
 def cap_rule(phase: str, cap_mib: int) -> Rule:
@@ -37,7 +38,8 @@ def cap_rule(phase: str, cap_mib: int) -> Rule:
                 Stage.SEARCH, "rlbatch-solver recommend: alternatives with more memory margin", kind=RuleKind.SEARCH)
 
 
-def roomier_choices(choices: list[Any], capacity_of: Callable[[str], float], solve_capped: Callable[[Rule], Any],
+def roomier_choices(choices: list[Any], capacity_of: Callable[[str, Mapping[str, Value]], float],
+                    solve_capped: Callable[[Rule], Any],
                     make_choice: Callable[[Any], Any | None], time_left: Callable[[], float],
                     passed_over: Callable[[Rule], bool] = lambda rule: False) -> list[Any]:
     """Up to ``WANTED`` minus the alternatives listed, each roomier than the last in the last one's tightest phase.

@@ -361,12 +361,12 @@ def searched_phases(spec: CostSpec, base: Mapping[str, Value]) -> list[str]:
 
 def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Value]], *,
                  deadline=None, stop_above: int | Mapping[str, int] | None = None,
-                 grows: frozenset[str] = frozenset()) -> dict[str, int | None]:
+                 grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset()) -> dict[str, int | None]:
     """For each memory table (``mem_<phase>``): the least MiB its phase needs anywhere in ``domains``.
 
     ``grows``: inputs no phase needs less memory at a larger value of (a repair policy's ``grows_memory`` and
     ``batch_grows_memory``): only their smallest value is evaluated, where the least is (a scan of tens of
-    millions of rows becomes one of thousands).
+    millions of rows becomes one of thousands). A mapping gives each phase its own (phase -> inputs).
 
     Exact: every combination of the table's inputs is evaluated, smallest tables first. With a
     ``deadline`` a table not finished in time is None (unknown). With ``stop_above`` only the answer
@@ -377,18 +377,19 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
     """
     import itertools
 
-    def domain(name: str) -> list:
+    def domain(name: str, grown: frozenset[str]) -> list:
         base = name.removesuffix("_set")
         if name not in domains and base != name and base in domains:
             # an optional variable's flag (table_inputs): set where its domain has a value, unset where it has None
             return sorted({v is not None for v in domains[base]})
         values = [v for v in domains.get(name, [False, True]) if v is not None] or [None]
-        return [min(values)] if name in grows and values != [None] else values
+        return [min(values)] if name in grown and values != [None] else values
 
     tables = []
     for d in derived:
         if d.name.startswith("mem_"):
-            doms = [domain(i.name) for i in d.expr.inputs]
+            grown = grows.get(table_phase(d.name), frozenset()) if isinstance(grows, Mapping) else grows
+            doms = [domain(i.name, grown) for i in d.expr.inputs]
             tables.append((math.prod(len(x) for x in doms), d, doms))
     out: dict[str, int | None] = {}
     for _, d, doms in sorted(tables, key=lambda t: t[0]):
@@ -409,6 +410,44 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
             continue
         out[d.name] = least if limit is not None and least is not None and least <= limit else None
     return out
+
+
+def memory_floors(terms: CostTerms, domains: Mapping[str, Sequence[Value]], framework: str, *, deadline=None,
+                  stop: bool = False, grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset()
+                  ) -> dict[str, tuple[int, int]]:
+    """For each memory rule (its id): the least MiB its phase needs anywhere in ``domains`` and the line it is held
+    to. Where the search moves the line (``CostTerms.arm_lines``: TRL's use_vllm searched both ways), each arm is
+    scanned once, over its own part of the domains, and the pair is the arm nearest to fitting, with that arm's own
+    line. A phase whose scan the ``deadline`` cut short (an arm's included) is left out.
+
+    ``stop``: only the answer to "does some phase exceed its line everywhere?" is exact (``least_memory``'s
+    ``stop_above``, each arm against its own line): a pair over its line is then a proof that no config of the
+    domains fits, and the scan ends at the first one. ``grows``: as ``least_memory``'s."""
+    mem = [d for d in terms.derived if d.name.startswith("mem_")]
+    plain = [d for d in mem if table_phase(d.name) not in terms.arm_lines]
+    lines = {table_phase(d.name): terms.capacity_of(table_phase(d.name)) for d in plain}
+    floors = {name: (least, lines[table_phase(name)]) for name, least in least_memory(
+        plain, domains, deadline=deadline, stop_above=lines if stop else None, grows=grows).items() if least is not None}
+    for d in (d for d in mem if table_phase(d.name) in terms.arm_lines):
+        if stop and any(least > line for least, line in floors.values()):
+            break  # one phase that fits nowhere is enough to know
+        phase = table_phase(d.name)
+        names, arm_lines = terms.arm_lines[phase]
+        arms: list[tuple[int, int]] = []
+        for combo in (c for c in arm_lines if all(v in domains.get(n, (v,)) for n, v in zip(names, c))):
+            arm = dict(zip(names, combo))
+            line = terms.capacity_of(phase, arm)
+            least = least_memory([d], {**domains, **{n: [v] for n, v in arm.items()}}, deadline=deadline,
+                                 stop_above=line if stop else None, grows=grows).get(d.name)
+            if least is None:  # cut short: the phase is unknown
+                arms = []
+                break
+            arms.append((least, line))
+            if stop and least <= line:
+                break  # this phase fits somewhere: the other arms are not needed
+        if arms:
+            floors[d.name] = min(arms, key=lambda a: a[0] - a[1])
+    return {memory_rule_id(framework, table_phase(name)): pair for name, pair in floors.items()}
 
 
 def full_reports(spec: CostSpec, values: Mapping[str, Value]) -> tuple[dict[str, MemoryReport], dict[str, float]]:

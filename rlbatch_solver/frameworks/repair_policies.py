@@ -25,6 +25,7 @@ they are part of a conflict.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from .base import divisors
 
@@ -58,7 +59,8 @@ class RepairPolicy:
     # values memory grows with (vLLM's memory share, micro batches, token budgets): raising one costs a
     # little more than lowering it (solver/costs.py), as the seeds' out-of-memory advice lowers them first;
     # a phase that misfits at a value misfits at every larger one, which widens the repair's memory cuts
-    # (solver/repair.py; tests/test_fix.py checks that the memory model grows with each of them)
+    # (solver/repair.py; tests/test_fix.py checks that the memory model grows with each of them), except where
+    # ``NOT_MONOTONE_IN`` says not (the rollout at an engine share too small for the weights: misfit_grows)
     grows_memory: frozenset[str] = frozenset()
     # batch sizes memory never shrinks with either (a token budget's share of a larger batch is no smaller), priced
     # by fix as any other key: the least memory anywhere (fix's proof that no repair fits) is at their smallest
@@ -73,6 +75,30 @@ class RepairPolicy:
     within_node: frozenset[str] = frozenset()
     # rule variables with a closed set of values (DeepSpeed's ZeRO stage): fix tries these and nothing else
     choices: dict[str, tuple] = field(default_factory=dict)
+
+    def misfit_grows(self, phases: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Per phase, the keys at whose every larger value the phase, where it misfits, misfits too (fix's memory
+        cuts, solver/repair.py ``_exclude``): ``grows_memory`` less those memory is not monotone in for that phase
+        (``NOT_MONOTONE_IN``)."""
+        return {p: self.grows_memory - _not_monotone(p) for p in phases}
+
+    def least_at_smallest(self, phases: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Per phase, the keys where its least memory is at the smallest value (fix's proof that no repair fits,
+        costmodel/tables.py ``least_memory``): ``grows_memory`` and ``batch_grows_memory``, less those memory is
+        not monotone in for that phase (``NOT_MONOTONE_IN``)."""
+        return {p: (self.grows_memory | self.batch_grows_memory) - _not_monotone(p) for p in phases}
+
+
+# memory grows with the engine's memory share only once the share holds the engine's weights: below it the engine
+# cannot start and the rollout is priced over the GPU by the shortfall (costmodel/memory.py T_NO_FIT, the rollout's
+# terms only), which a larger share shrinks (verl's Qwen2.5-7B LoRA on one H100 at a share of 0.1 misfits, at 0.5
+# fits). Raising it still costs more (``grows_memory``), but a rollout misfit at one share proves nothing about a
+# larger one. Key -> the phases whose memory is not monotone in it
+NOT_MONOTONE_IN = {"gmu_permille": frozenset({"rollout"})}
+
+
+def _not_monotone(phase: str) -> frozenset[str]:
+    return frozenset(n for n, where in NOT_MONOTONE_IN.items() if phase in where)
 
 
 def policy_for(framework: str, ruleset=None, values: dict | None = None) -> RepairPolicy:

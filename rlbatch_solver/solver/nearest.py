@@ -33,7 +33,7 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..deadline import Deadline
 from ..rules.base import RuleKind, RuleSet, Value
@@ -288,7 +288,7 @@ def greedy_repair(
     current: Mapping[str, Value],
     start: Mapping[str, Value],
     *,
-    capacity_mib: Mapping[str, int],
+    capacity_of: Callable[[str, Mapping[str, Value]], int],
     ranks: Mapping[str, int] | None = None,
     references: Mapping[str, int] | None = None,
     deadline: Deadline | None = None,
@@ -303,6 +303,8 @@ def greedy_repair(
     needs three or more keys, as a large MoE model's layout and offload switches do, where one- and
     two-key repairs do not exist and the exact search can spend its budget on configs that obey every
     rule and do not fit. Among the moves that lower the score most, the cheapest by ``candidate_cost``.
+    ``capacity_of``: the MiB a phase's peak must stay under for a candidate (``CostTerms.capacity_of``: its own
+    arm's line where a searched switch moves it).
     """
     ranks = ranks or {}
     references = references or {}
@@ -318,7 +320,7 @@ def greedy_repair(
             return (0, 0), failing
         other = failing - memory_rules
         env = ruleset.full_env(values) if failing & memory_rules else {}
-        over = sum(max(0, int(env.get(m) or 0) - capacity_mib[table_phase(m)]) for m in mem_names)
+        over = sum(max(0, int(env.get(m) or 0) - capacity_of(table_phase(m), values)) for m in mem_names)
         return (len(other), over), other
 
     def cost(values: Mapping[str, Value]) -> int:

@@ -157,8 +157,13 @@ def repair(
     grows: frozenset[str] = frozenset(),
     held: frozenset[str] = frozenset(),
     below: int | None = None,
+    misfit_grows: frozenset[str] | Mapping[str, frozenset[str]] | None = None,
 ) -> RepairResult:
     """The valid assignment of ``domains`` closest to ``current`` by ``costs.candidate_cost``.
+
+    ``grows``: the keys raising costs a little more (``costs.change_cost``); ``misfit_grows``: those at whose every
+    larger value a phase that misfits misfits too, which widen a memory cut (``_exclude``; ``grows`` where None),
+    or per phase (phase -> keys).
 
     ``min_changes``: a lower bound on the changed keys already proven (the direct search found
     no smaller repair), which prunes the search. ``deadline`` bounds every solve together. ``below``: only a
@@ -206,7 +211,8 @@ def repair(
             if name in hint and hint[name] is not None and not isinstance(var, (bool, int)):
                 model.AddHint(var, int(hint[name]))
     lazy_reads = {r.id: sorted(reads_through(ruleset, r) & set(domains)) for r in lazy}
-    cuts: list[dict[str, Value]] = []  # (rule inputs -> values) that do not fit: every stage excludes them
+    # (rule inputs -> values) that do not fit, with the keys it widens over: every stage excludes them
+    cuts: list[tuple[dict[str, Value], frozenset[str]]] = []
     waste = built.compiler.ints[WASTE_NAME] if built.compiler.resolve(WASTE_NAME) else None
     if waste is None or waste[2] <= 0:  # no waste in this space: one solve
         model.Minimize(objective)
@@ -240,7 +246,8 @@ def repair(
             stage.Add(full_objective <= best[0] - 1)  # only a strictly cheaper wasteful repair is news
             # ... which changes no more keys than the clean one: stated as a count, it prunes at once
             stage.Add(sum(changed_keys) <= (best[0] - 1 - WASTE_BASE) // CHANGE_WEIGHT)
-        solved = _solve_lazily(stage, built, ruleset, lazy_reads, cuts, deadline, on_cut, grows)
+        solved = _solve_lazily(stage, built, ruleset, lazy_reads, cuts, deadline, on_cut,
+                               grows if misfit_grows is None else misfit_grows)
         wall += solved.wall_s
         statuses.append(solved.status)
         if solved.solution is not None:
@@ -264,10 +271,11 @@ class LazySolve:
 
 
 def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str]], cuts: list, deadline: Deadline,
-                  on_cut, grows: frozenset[str] = frozenset()) -> LazySolve:
-    """Solve; while a solution breaks a memory rule, exclude that phase's input values and solve again."""
-    for cut in cuts:  # cuts found by an earlier stage hold here too
-        _exclude(model, built, cut, grows)
+                  on_cut, grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset()) -> LazySolve:
+    """Solve; while a solution breaks a memory rule, exclude that phase's input values and solve again. ``grows``:
+    the keys a cut widens over, or per phase (phase -> keys)."""
+    for cut, wide in cuts:  # cuts found by an earlier stage hold here too
+        _exclude(model, built, cut, wide)
     wall = 0.0
     while True:
         if deadline.expired():
@@ -284,9 +292,10 @@ def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str
         if not misfits:
             return LazySolve(text, sol, int(round(solver.ObjectiveValue())), wall)  # a float: 1037721.99.. is 1037722
         for rid in misfits:  # exclude this phase's inputs as they are: that phase does not fit with them
-            cut = _widen_cut(ruleset, rid, {n: sol[n] for n in lazy_reads[rid]}, built, grows)
-            cuts.append(cut)
-            _exclude(model, built, cut, grows)  # no free input: the phase never fits, the model becomes infeasible
+            wide = grows.get(ruleset.rule(rid).stage, frozenset()) if isinstance(grows, Mapping) else grows
+            cut = _widen_cut(ruleset, rid, {n: sol[n] for n in lazy_reads[rid]}, built, wide)
+            cuts.append((cut, wide))
+            _exclude(model, built, cut, wide)  # no free input: the phase never fits, the model becomes infeasible
             if on_cut:
                 on_cut(rid)
 
@@ -370,21 +379,31 @@ def fewest_moved(ruleset: RuleSet, domains: Domains, held: Mapping[str, Value], 
                  time_limit_s: float = DEFAULT_TIME_LIMIT_S) -> tuple[dict[str, Value] | None, str]:
     """A valid assignment of ``domains`` that moves the fewest of ``held``'s variables off their held values (each
     held value must be in its domain; the other variables are free and cost nothing): (the assignment or None,
-    the solver's status). Unlike ``repair``, only the held variables count, all alike."""
+    the solver's status). Unlike ``repair``, only the held variables count, all alike; among equals, the earliest in
+    the domains' order (one answer whatever the solver's threads do). Only an "optimal" status
+    proves the assignment moves the fewest; "feasible" (the time limit came first) is a valid one, not proven the
+    fewest."""
     built = build_model(ruleset, domains)
     model = built.model
-    moved = []
+    moved, at = [], []
     for name, value in held.items():
         if name not in built.free:
             continue
         values = list(dict.fromkeys(domains[name]))
         cols, rows = _value_lits(built, name, values)
         off = model.NewBoolVar(f"moved_{name}")
-        model.AddAllowedAssignments(cols + [off], [r + (0 if same_value(v, value) else 1,)
-                                                   for r, v in zip(rows, values)])
+        index = model.NewIntVar(0, len(values) - 1, f"at_{name}")
+        model.AddAllowedAssignments(cols + [off, index], [r + (0 if same_value(v, value) else 1, i)
+                                                          for i, (r, v) in enumerate(zip(rows, values))])
         moved.append(off)
+        at.append((index, len(values)))
     if moved:
-        model.Minimize(sum(moved))
+        # among the settings that move the fewest, one answer whatever the solver's threads do: the earliest in the
+        # domains' order, the held variables' order first (a number in mixed radix, below one move's weight)
+        order, weight = 0, 1
+        for index, size in reversed(at):
+            order, weight = order + weight * index, weight * size
+        model.Minimize(weight * sum(moved) + order)
     solver = new_solver(time_limit_s)
     status = solver.Solve(model)
     text = STATUS_TEXT.get(status, str(status))
