@@ -513,3 +513,16 @@ def test_4bit_loading_with_vllm_engines_stops_at_the_first_weight_sync(version):
     if version == "0.4.0":
         quiet = rb.check({engines: 0, four: True}, framework="openrlhf==0.4.0", gpus=8)
         assert rid not in {v.rule for v in quiet.violations}
+
+
+@pytest.mark.parametrize("release,flag", [("openrlhf", "ds.lora.rank"), ("openrlhf==0.8.11", "lora_rank")])
+def test_fix_writes_its_lora_way_out_in_the_releases_flag(release, flag):
+    # the LoRA rank is a cost input no rule reads: fix's "LoRA instead of full fine-tuning" way out wrote it with
+    # a rule variable's key and stopped with a KeyError; it is --ds.lora.rank from 0.10.2, --lora_rank before
+    from rlbatch_solver.commands.fix_report import diff_rows
+    from rlbatch_solver.solver.repair import Change
+
+    fw = get_framework(release)
+    assert "lora_rank" not in fw.ruleset.variables
+    native, diff, _ = diff_rows(fw, [Change("lora_rank", 0, 16)])
+    assert native == [(flag, 0, 16)] and diff[0][2] == f"--{flag} 16"
