@@ -366,3 +366,13 @@ def test_recompute_modules_reach_verl_megatrons_cost_terms_and_export_as_flags()
     with pytest.raises(InputError) as exc:
         values(sel + ["--recompute-modules", "attention"])
     assert exc.value.field == "recompute-modules"
+
+
+@pytest.mark.parametrize("tokens", [["--rollout-batch-size", "32"],
+                                    [t for t in BASE if t != "--colocate"]])
+def test_fix_compiles_the_dropped_samples_advice_with_the_global_batch_unset_or_searched(tokens):
+    # the advice's divisor, the global batch, may floor to 0 on a branch of its definition the search spans (an
+    # unset --global-batch-size over a searched --num-steps-per-rollout): fix stopped with a CompileError
+    out = run("fix", "-f", "slime", "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-7b", "--time-limit", "0.5",
+              "--", *tokens)
+    assert out.returncode in (0, 1), out.stdout + out.stderr
