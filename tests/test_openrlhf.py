@@ -526,3 +526,13 @@ def test_fix_writes_its_lora_way_out_in_the_releases_flag(release, flag):
     assert "lora_rank" not in fw.ruleset.variables
     native, diff, _ = diff_rows(fw, [Change("lora_rank", 0, 16)])
     assert native == [(flag, 0, 16)] and diff[0][2] == f"--{flag} 16"
+
+
+@pytest.mark.parametrize("release", ["openrlhf==0.5.9", "openrlhf==0.6.2"])
+def test_fix_compiles_the_engines_dividing_the_actor_with_no_engine_searched(release):
+    # _validate_args's actor_world_size % vllm_num_engines: the search spans 0 engines (no vLLM), and fix stopped with
+    # a CompileError (divisor engines may be 0) on the releases whose check is one-sided
+    out = run("fix", "-f", release, "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-7b", "--time-limit", "0.3",
+              "--", "--train_batch_size", "64", "--rollout_batch_size", "64", "--micro_train_batch_size", "4",
+              "--n_samples_per_prompt", "8")
+    assert out.returncode in (0, 1), out.stdout
