@@ -117,6 +117,22 @@ def test_every_framework_has_an_explicit_policy_that_never_moves_algorithm_or_gp
         policy_for("no-such-framework")
 
 
+def test_the_gpu_counts_fix_tries_stay_bounded_for_a_huge_count():
+    # NPROC_PER_NODE=999999999: the other counts tried when nothing fits were every count up to it (a list of a
+    # billion; fix did not end); they stop at the searched keys' bound, the current count first
+    from rlbatch_solver.frameworks.repair_policies import DIRECT_SEARCH_MAX_VALUES, hardware_candidates
+
+    policy = get_framework("swift").policy
+    tried = hardware_candidates(policy, {"gpus_per_node": 999_999_999, "nnodes": 10**9, "cluster_num_gpus": 8})
+    assert tried["gpus_per_node"][0] == 999_999_999 and len(tried["gpus_per_node"]) == DIRECT_SEARCH_MAX_VALUES + 1
+    assert len(tried["nnodes"]) == DIRECT_SEARCH_MAX_VALUES + 1
+    assert tried["cluster_num_gpus"] == [8, *range(1, 8), *range(9, 33)]  # a usual count: fewer and up to 4x, as before
+    out = run("fix", "-f", "swift", "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-7b", "--time-limit", "0.3",
+              "--", "NPROC_PER_NODE=999999999", "swift", "rlhf", "--rlhf_type", "grpo",
+              "--per_device_train_batch_size", "4", "--num_generations", "8")
+    assert out.returncode in (1, 2), out.stdout
+
+
 # ----------------------------------------------------------------------------- hardware()
 @pytest.mark.parametrize("framework,tokens,gpus,total", [
     ("verl", ["trainer.n_gpus_per_node=4", "trainer.nnodes=2"], None, 8),

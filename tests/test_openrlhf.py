@@ -513,3 +513,26 @@ def test_4bit_loading_with_vllm_engines_stops_at_the_first_weight_sync(version):
     if version == "0.4.0":
         quiet = rb.check({engines: 0, four: True}, framework="openrlhf==0.4.0", gpus=8)
         assert rid not in {v.rule for v in quiet.violations}
+
+
+@pytest.mark.parametrize("release,flag", [("openrlhf", "ds.lora.rank"), ("openrlhf==0.8.11", "lora_rank")])
+def test_fix_writes_its_lora_way_out_in_the_releases_flag(release, flag):
+    # the LoRA rank is a cost input no rule reads: fix's "LoRA instead of full fine-tuning" way out wrote it with
+    # a rule variable's key and stopped with a KeyError; it is --ds.lora.rank from 0.10.2, --lora_rank before
+    from rlbatch_solver.commands.fix_report import diff_rows
+    from rlbatch_solver.solver.repair import Change
+
+    fw = get_framework(release)
+    assert "lora_rank" not in fw.ruleset.variables
+    native, diff, _ = diff_rows(fw, [Change("lora_rank", 0, 16)])
+    assert native == [(flag, 0, 16)] and diff[0][2] == f"--{flag} 16"
+
+
+@pytest.mark.parametrize("release", ["openrlhf==0.5.9", "openrlhf==0.6.2"])
+def test_fix_compiles_the_engines_dividing_the_actor_with_no_engine_searched(release):
+    # _validate_args's actor_world_size % vllm_num_engines: the search spans 0 engines (no vLLM), and fix stopped with
+    # a CompileError (divisor engines may be 0) on the releases whose check is one-sided
+    out = run("fix", "-f", release, "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-7b", "--time-limit", "0.3",
+              "--", "--train_batch_size", "64", "--rollout_batch_size", "64", "--micro_train_batch_size", "4",
+              "--n_samples_per_prompt", "8")
+    assert out.returncode in (0, 1), out.stdout

@@ -169,6 +169,20 @@ def test_no_length_flags_price_a_sample_that_fills_the_context():
     assert values["max_prompt_length"] + values["max_response_length"] == card.max_position_embeddings
 
 
+def test_dynamic_batch_without_its_token_budget_is_priced_by_micro_batches():
+    # --use-dynamic-batch-size with no --max-tokens-per-gpu (default None): slime stops in slime_validate_args and
+    # the rule says so; the memory check prices micro batches of --micro-batch-size (it raised a TypeError before)
+    unbudgeted = [t for t in BASE if t not in ("--max-tokens-per-gpu", "9216")]
+    out = run("check", "-f", "slime", "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-7b", "--", *unbudgeted)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "slime.args.dynamic_batch_needs_max_tokens" in out.stdout and "peak GiB" in out.stdout
+    card = load_model("qwen2.5-7b")
+    plan = verl_values(values(unbudgeted + ["--micro-batch-size", "2"], model=card), get_gpu("h100"))
+    assert (plan["actor_dyn"], plan["logprob_dyn"], plan["ref_dyn"]) == (False, False, False)
+    assert plan["critic_max_tokens"] == 2 * (plan["max_prompt_length"] + plan["max_response_length"])
+    assert verl_values(values(BASE, model=card), get_gpu("h100"))["actor_dyn"] is True
+
+
 def test_broken_batches_report_slimes_and_megatrons_checks_with_their_numbers():
     out = run("check", "--framework", "slime", "--", *ACTOR, "--global-batch-size", "100", "--num-steps-per-rollout", "2", "--use-dynamic-batch-size")
     assert out.returncode == 1
@@ -352,3 +366,13 @@ def test_recompute_modules_reach_verl_megatrons_cost_terms_and_export_as_flags()
     with pytest.raises(InputError) as exc:
         values(sel + ["--recompute-modules", "attention"])
     assert exc.value.field == "recompute-modules"
+
+
+@pytest.mark.parametrize("tokens", [["--rollout-batch-size", "32"],
+                                    [t for t in BASE if t != "--colocate"]])
+def test_fix_compiles_the_dropped_samples_advice_with_the_global_batch_unset_or_searched(tokens):
+    # the advice's divisor, the global batch, may floor to 0 on a branch of its definition the search spans (an
+    # unset --global-batch-size over a searched --num-steps-per-rollout): fix stopped with a CompileError
+    out = run("fix", "-f", "slime", "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-7b", "--time-limit", "0.5",
+              "--", *tokens)
+    assert out.returncode in (0, 1), out.stdout + out.stderr

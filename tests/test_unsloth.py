@@ -388,6 +388,23 @@ def test_the_autotuned_passes_shrink_only_what_does_not_fit():
             M.estimate_memory(update).usable_for(Phase.ACTOR_UPDATE) or rows == 4
 
 
+def test_the_autotuned_rows_are_found_in_few_estimates_for_a_huge_batch(monkeypatch):
+    """A per-device batch of a billion rows: the most rows that fit are bisected (the check ran a billion estimates,
+    one row fewer at a time, and did not end); the answer is the row count a scan finds."""
+    from rlbatch_solver.frameworks.trl import unsloth
+
+    model, gpu = load_model("qwen3-8b"), load_gpu("h100")
+    v = FW.to_values({"fast_inference": True, "max_seq_length": 110000, "max_completion_length": 109488,
+                      "UNSLOTH_VLLM_STANDBY": "1", "per_device_train_batch_size": 4, "gradient_accumulation_steps": 2},
+                     gpus=1, model=model)
+    update = FW.cost_spec(model, gpu).plan(v, Phase.ACTOR_UPDATE)
+    calls = []
+    real = unsloth.estimate_memory
+    monkeypatch.setattr(unsloth, "estimate_memory", lambda plan: calls.append(1) or real(plan))
+    huge = unsloth.autotuned(update.replace(train_micro=999_999_999), Phase.ACTOR_UPDATE)
+    assert huge.train_micro == update.train_micro == 3 and len(calls) <= 32
+
+
 def test_a_key_no_config_has_is_named_as_ignored():
     notes = " ".join(FW.config_notes({"per_device_train_batchsize": 4, "unsloth_num_chunks": 4, "lora_alpha": 64}))
     assert "has: per_device_train_batchsize" in notes

@@ -238,15 +238,14 @@ def direct_search_domains(policy: RepairPolicy, domains: dict[str, list], rulese
 
 
 def hardware_candidates(policy: RepairPolicy, values: dict) -> dict[str, list]:
-    """Other GPU counts to try when nothing fits: the current one first, then more (and fewer)."""
+    """Other GPU counts to try when nothing fits: the current one first, then more (and fewer). The counts tried stop
+    at DIRECT_SEARCH_MAX_VALUES, as a searched key's range does, so a huge count cannot stall the search."""
     out: dict[str, list] = {}
     for name, kind in policy.hardware.items():
         cur = values.get(name)
         if not isinstance(cur, int) or isinstance(cur, bool) or cur < 1:
             continue
-        if kind == "per_node":
-            rest = range(1, max(8, cur) + 1)
-        else:
-            rest = range(1, 4 * cur + 1)
+        top = max(8, cur) if kind == "per_node" else 4 * cur
+        rest = range(1, min(top, DIRECT_SEARCH_MAX_VALUES) + 1)
         out[name] = [cur] + [v for v in rest if v != cur]
     return out

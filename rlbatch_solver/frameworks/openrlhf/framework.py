@@ -871,6 +871,10 @@ class OpenRLHFFramework(Framework):
 
     def native_key(self, name: str) -> str:
         """The flag as the release we follow spells it (underscore names before 0.10.2)."""
+        if name == "lora_rank" and name not in self.ruleset.variables:
+            # a cost input no rule reads (_lora_values), written by fix's LoRA way out: --ds.lora.rank since 0.10.2,
+            # --lora_rank before (train_ppo_ray.py)
+            return "ds.lora.rank" if "ds.lora.rank" in RELEASE_FLAGS[self.version] else "lora_rank"
         return release_key(self.ruleset.variables[name].key, self.version)
 
     def assignment(self, name: str, value: Value) -> str:

@@ -62,7 +62,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
 from ...rules.base import Rule, RuleSet, Stage, is_set
-from ...rules.expr import divides
+from ...rules.expr import divides, maximum
 from ...rules.packs import Pack, edit_derived, edit_rules, edit_variables, rule_changes
 from ...release_numbers import release_numbers
 from ..dating import dated, listed, span
@@ -251,7 +251,8 @@ V062 = Pack(
         ),
         Rule(
             "openrlhf.driver.vllm_engines_match_actor_world",
-            divides(D["engines"], D["actor_world"]) | divides(D["actor_world"], D["engines"]),
+            # the engine count held >= 1 as a divisor (the search spans 0, no vLLM); the rule holds only where it is
+            divides(maximum(1, D["engines"]), D["actor_world"]) | divides(D["actor_world"], D["engines"]),
             "actor_world_size must be divisible by vllm_num_engines, got {actor_world} and {vllm_num_engines}",
             Stage.DRIVER, VALIDATE, when=D["engines"] >= 1,
         ),
@@ -406,7 +407,7 @@ V059 = Pack(
     rules=(
         Rule(
             "openrlhf.driver.vllm_engines_match_actor_world",
-            divides(D["engines"], D["actor_world"]),
+            divides(maximum(1, D["engines"]), D["actor_world"]),  # held >= 1 as above
             "actor_world_size must be divisible by vllm_num_engines, got {actor_world} and {vllm_num_engines}",
             Stage.DRIVER, VALIDATE, when=D["engines"] >= 1,
         ),

@@ -100,10 +100,21 @@ def _lp_tokens(v: Mapping[str, Value]) -> Value:
     return v.get("logprob_max_tokens") or v.get("max_tokens_per_gpu")
 
 
+_PACKED = ("dynamic_batch", "max_tokens_per_gpu")
+
+
+def _packed(v: Mapping[str, Value]) -> bool:
+    """Micro batches packed by tokens: --use-dynamic-batch-size with its --max-tokens-per-gpu budget. Without the
+    budget slime stops in slime_validate_args (rule slime.args.dynamic_batch_needs_max_tokens says so; the
+    budget's default is None, slime/utils/arguments.py add_data_arguments), so its memory is priced by micro
+    batches of --micro-batch-size, as with static batching."""
+    return bool(v.get("dynamic_batch")) and v.get("max_tokens_per_gpu") is not None
+
+
 def _critic_tokens(v: Mapping[str, Value]) -> Value:
     """verl's critic always packs by tokens: slime's critic packs like the actor, by --max-tokens-per-gpu with
     dynamic batching, else by micro batches of the longest sample (slime/utils/dp_schedule.py)."""
-    if v.get("dynamic_batch") and v.get("max_tokens_per_gpu"):
+    if _packed(v):
         return int(v["max_tokens_per_gpu"])
     return int(v["micro_batch_size"]) * (int(v[_P]) + int(v[_R]))
 
@@ -138,9 +149,9 @@ def fills(gpu: GPU) -> dict[str, Fill]:
         "logprob_micro_per_gpu": _same("micro_batch_size"),
         "ref_micro_per_gpu": _same("micro_batch_size"),
         "critic_micro_per_gpu": _same("micro_batch_size"),
-        "actor_dyn": _same("dynamic_batch"),
-        "logprob_dyn": _same("dynamic_batch"),
-        "ref_dyn": _same("dynamic_batch"),
+        "actor_dyn": (_PACKED, _packed),
+        "logprob_dyn": (_PACKED, _packed),
+        "ref_dyn": (_PACKED, _packed),
         "actor_max_tokens": _same("max_tokens_per_gpu"),
         "logprob_max_tokens": (_LP_BUDGET, _lp_tokens),
         "ref_max_tokens": (_LP_BUDGET, _lp_tokens),

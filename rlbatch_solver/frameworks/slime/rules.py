@@ -302,7 +302,9 @@ def _rules() -> list[Rule]:
     # ---------------- advice ----------------
     add(Rule(
         "slime.advice.rollout_divisible_by_global_batch",
-        divides(D["gbs"], SAMPLES),
+        # the divisor held >= 1 for the solver: gbs's bounds span every branch of its definition (an unset global
+        # batch over a searched --num-steps-per-rollout may floor to 0), and the rule holds only where gbs >= 1
+        divides(maximum(1, D["gbs"]), SAMPLES),
         "{dropped} of a rollout's {samples} samples fall outside the {steps} steps of {gbs}: build_dp_schedule "
         "drops the trailing ones every rollout",
         Stage.ADVICE, SCHEDULE, when=(D["gbs"] >= 1) & (SAMPLES >= D["gbs"]), severity=Severity.WARNING,

@@ -656,16 +656,25 @@ AUTOTUNED = (Phase.OLD_LOG_PROB, Phase.REF, Phase.ACTOR_UPDATE)
 
 def autotuned(plan, phase: str):
     """``plan`` with the rows of ``phase``'s pass cut to the most that fit the usable memory (one row at least: when
-    that does not fit, the run does not either)."""
+    that does not fit, the run does not either). The peak grows with the rows, so the most that fit are found by
+    bisection: a batch of millions of rows costs ~30 estimates, not millions."""
     update = phase == Phase.ACTOR_UPDATE
-    rows = int(plan.train_micro if update else plan.logprob_micro)
-    trial = plan
-    for b in range(rows, 0, -1):
-        trial = plan.replace(train_micro=b) if update else plan.replace(logprob_micro=b)
-        report = estimate_memory(trial)
-        if phase not in report.phases or report.peak(phase) <= report.usable_for(phase):
-            return trial
-    return trial
+
+    def at(b: int):
+        return plan.replace(train_micro=b) if update else plan.replace(logprob_micro=b)
+
+    def fits(b: int) -> bool:
+        report = estimate_memory(at(b))
+        return phase not in report.phases or report.peak(phase) <= report.usable_for(phase)
+
+    rows = max(1, int(plan.train_micro if update else plan.logprob_micro))
+    if fits(rows):
+        return at(rows)
+    lo, hi = 0, rows  # fits(lo) or lo == 0; not fits(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return at(max(1, lo))
 
 
 def _rewrite_batch(values: dict[str, Value]) -> None:
