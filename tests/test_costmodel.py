@@ -777,3 +777,32 @@ def test_megatron_shard_params_are_remembered_per_layout():
     assert megatron_shard_params(mc, 2, 4, 8, 1) == first and _shard_params.cache_info().hits == hits + 1
     dense, expert = first  # the most loaded of the even split: its stage's share of the layers, over TP and EP x ETP
     assert 0 < dense < mc.params / 2 and 0 < expert <= mc.routed_expert_params / 4 / 8
+
+
+@pytest.mark.parametrize("framework", ["verl", "verl-megatron"])
+def test_verl_ppo_epochs_repeat_every_mini_batch(framework):
+    """verl's update passes ``ppo_epochs`` times over all its mini batches, an optimizer step each (0.9.1
+    engine_workers.py TrainingWorker.train_mini_batch: mini batches x epochs iterations); the critic's
+    ppo_epochs follows the actor's (critic.yaml), and the other phases do not change."""
+    from rlbatch_solver.calibration import make_run
+    from rlbatch_solver.costmodel.efficiency import DERIVED_EFFICIENCY
+    from rlbatch_solver.costmodel.phase import Phase
+
+    base = ["algorithm.adv_estimator=gae", "data.train_batch_size=256", "data.max_prompt_length=512",
+            "data.max_response_length=1024", "actor_rollout_ref.actor.ppo_mini_batch_size=64",
+            "critic.ppo_mini_batch_size=64", "actor_rollout_ref.rollout.n=1",
+            "actor_rollout_ref.rollout.tensor_model_parallel_size=2", "trainer.n_gpus_per_node=8"]
+
+    def seconds(extra):
+        run = make_run(framework, base + extra, gpu="h100", model="qwen2.5-1.5b", gpus=None, prompt_mean=200,
+                       response_mean=400)
+        return run.predict(DERIVED_EFFICIENCY).seconds
+
+    one, two = seconds([]), seconds(["actor_rollout_ref.actor.ppo_epochs=2"])
+    critic_one = seconds(["actor_rollout_ref.actor.ppo_epochs=2", "critic.ppo_epochs=1"])
+    assert two[Phase.ACTOR_UPDATE] == pytest.approx(2 * one[Phase.ACTOR_UPDATE], rel=1e-9)
+    # the critic's values forward runs once whatever its epochs
+    assert one[Phase.CRITIC_UPDATE] < two[Phase.CRITIC_UPDATE] < 2 * one[Phase.CRITIC_UPDATE]
+    assert critic_one[Phase.CRITIC_UPDATE] == pytest.approx(one[Phase.CRITIC_UPDATE], rel=1e-9)
+    for phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB):
+        assert two[phase] == pytest.approx(one[phase], rel=1e-9)

@@ -27,7 +27,7 @@ class Plan:
     prompt_len: int  # max prompt length (tokens)
     response_len: int  # max response length (tokens)
     samples_per_step: int  # prompts * n per RL step
-    mini_batches: int  # optimizer steps per RL step
+    mini_batches: int  # optimizer steps per pass over the step's samples
     train_micro: int  # per-GPU micro batch (sequences) of the model being trained in this phase
     train_token_budget: Optional[int]  # per-GPU tokens per micro batch when dynamic batching is on
     logprob_micro: int  # per-GPU micro batch of the forward-only pass (old log-prob or ref)
@@ -58,6 +58,9 @@ class Plan:
     ep: int = 1
     distributed_optimizer: bool = False
     etp: int = 0  # Megatron expert tensor parallel (0: follows ``tp``)
+    # passes of the update (of the model this phase trains) over the step's samples, each of ``mini_batches``
+    # optimizer steps: verl's ppo_epochs
+    update_epochs: int = 1
     vpp: int = 1  # Megatron virtual pipeline stages per PP rank (1: plain 1F1B)
     recompute: str = "none"  # Megatron recompute_granularity: "none" | "selective" | "full"
     # Megatron recompute_modules, read with recompute == "selective" (megatron-core's default: core_attn only)

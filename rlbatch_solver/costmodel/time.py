@@ -638,7 +638,8 @@ def _update(plan: Plan, mc: ModelConsts, critic: bool) -> PassSeconds:
     micro_grads = _deepspeed_micro_grads(plan, params, n_micro)
     if micro_grads is not None:
         grad_sync = micro_grads
-    total = (t_mini + PassSeconds(fixed=grad_sync + adam)).times(mini)
+    # every epoch (verl's ppo_epochs) passes over all the mini batches again, each with its optimizer step
+    total = (t_mini + PassSeconds(fixed=grad_sync + adam)).times(mini * max(1, plan.update_epochs))
     if critic:  # the critic's value forward over the batch (compute_values)
         t_val, _ = _pass_parts(plan, mc, params, active, samples, micro, plan.train_token_budget, 1.0,
                                plan.efficiency.mfu_forward, 1.0)

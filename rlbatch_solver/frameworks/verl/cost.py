@@ -99,9 +99,9 @@ TIME_INPUTS = {
     Phase.REF: _STEP + ["ref_micro_per_gpu", "ref_dyn", "ref_max_tokens", "ref_sp", "ref_param_offload",
                     "remove_padding"],
     # the offload switches' copies are the "offload" phase: compute reads the layout only
-    Phase.ACTOR_UPDATE: _STEP + ["actor_mini", "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp",
+    Phase.ACTOR_UPDATE: _STEP + ["actor_mini", "actor_epochs", "actor_micro_per_gpu", "actor_dyn", "actor_max_tokens", "actor_sp",
                              "grad_ckpt", "remove_padding"],
-    Phase.CRITIC_UPDATE: _STEP + ["critic_mini", "critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt",
+    Phase.CRITIC_UPDATE: _STEP + ["critic_mini", "critic_epochs", "critic_micro_per_gpu", "critic_sp", "critic_grad_ckpt",
                               "critic_param_offload", "critic_optimizer_offload", "critic_max_tokens",
                               "remove_padding"],
     Phase.WEIGHT_SYNC: _STEP + ["rollout_tp"] + PLACEMENT,
@@ -115,6 +115,7 @@ def shared_plan_fields(v: Mapping[str, Value], phase: str, model: ModelCard, gpu
     the step's batches (the critic's mini-batches in ``critic_update``), the log-prob token budget (the
     reference's in ``ref``), padding removal, which models run, and the rollout engine."""
     mini = int(v.get("actor_mini", 1)) if phase != Phase.CRITIC_UPDATE else int(v.get("critic_mini", 1))
+    epochs = int(v.get("critic_epochs" if phase == Phase.CRITIC_UPDATE else "actor_epochs", 1) or 1)
     train = int(v.get("train_batch_size", mini))
     if phase == Phase.REF:
         lp_budget = token_budget(v, "ref_dyn", "ref_max_tokens")
@@ -128,6 +129,7 @@ def shared_plan_fields(v: Mapping[str, Value], phase: str, model: ModelCard, gpu
         response_len=int(v["max_response_length"]),
         samples_per_step=train * int(v.get("n", 1)),
         mini_batches=max(1, train // max(1, mini)),
+        update_epochs=max(1, epochs),
         logprob_token_budget=lp_budget,
         remove_padding=bool(v.get("remove_padding", True)),
         need_ref=bool(v.get("need_ref", False)),

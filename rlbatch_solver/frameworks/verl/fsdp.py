@@ -75,6 +75,7 @@ INTERPOLATED = {
     "ref_max_tokens": "actor_max_tokens",
     "ref_sp": "actor_sp",
     "critic_mini": "actor_mini",
+    "critic_epochs": "actor_epochs",  # critic.yaml: ppo_epochs: ${oc.select:actor_rollout_ref.actor.ppo_epochs,1}
     "critic_dyn": "actor_dyn",
     # critic yaml: ppo_micro_batch_size_per_gpu: ${oc.select:.ppo_micro_batch_size,null}
     "critic_micro_per_gpu": "critic_micro",

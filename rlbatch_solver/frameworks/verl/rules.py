@@ -43,6 +43,9 @@ SHARED_VARS = [
     ("actor_micro", f"{AR}.actor.ppo_micro_batch_size", "int", None, True, "deprecated global micro batch"),
     ("actor_dyn", f"{AR}.actor.use_dynamic_bsz", "bool", False, False, "token-budget micro batches"),
     ("actor_max_tokens", f"{AR}.actor.ppo_max_token_len_per_gpu", "int", 16384, False, "token budget per GPU (dynamic bsz)"),
+    # passes of the update over the step's batch, each over all its mini batches (0.9.1 engine_workers.py
+    # TrainingWorker.train_mini_batch: total_num_iterations = mini batches x epochs); the critic's follows the actor's
+    ("actor_epochs", f"{AR}.actor.ppo_epochs", "int", 1, False, "passes of the actor update over the step's batch"),
     ("remove_padding", f"{AR}.model.use_remove_padding", "bool", True, False, "sequence packing"),
     ("logprob_micro_per_gpu", f"{AR}.rollout.log_prob_micro_batch_size_per_gpu", "int", None, True, "samples per old-log-prob forward per GPU"),
     ("logprob_micro", f"{AR}.rollout.log_prob_micro_batch_size", "int", None, True, "deprecated global log-prob micro batch"),
@@ -75,6 +78,7 @@ SHARED_VARS = [
     ("fa_train_batch", "data.train_batch_size (fully_async recipe)", "int", 0, False, "data.train_batch_size as the fully_async config gives it (must be 0)"),
     ("cluster_gpus", "--gpus", "int", None, True, "GPUs of the Ray cluster (split placements: trainer + rollout pools; unset: not checked)"),
     ("critic_mini", "critic.ppo_mini_batch_size", "int", 256, False, "prompts per critic update (global; follows the actor's)"),
+    ("critic_epochs", "critic.ppo_epochs", "int", 1, False, "passes of the critic update over the step's batch (follows the actor's)"),
     ("critic_micro_per_gpu", "critic.ppo_micro_batch_size_per_gpu", "int", None, True, "critic samples per micro batch per GPU (validated, unused by the v1 critic engine)"),
     ("critic_micro", "critic.ppo_micro_batch_size", "int", None, True, "deprecated global critic micro batch"),
     ("critic_dyn", "critic.use_dynamic_bsz", "bool", False, False, "critic token-budget batches in config validation (follows actor.use_dynamic_bsz)"),
