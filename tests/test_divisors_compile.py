@@ -4,7 +4,7 @@ The compiler refuses a division or modulo whose divisor's bounds reach 0 (``Comp
 ``fix``/``recommend`` stopped with that traceback where a search spanned such a value: slime's global batch, which
 floors to 0 on a branch of its definition, and OpenRLHF's vLLM engine count, which may be 0 (no vLLM). Each
 framework's rules, at every release it follows, are compiled here over domains that reach 0 wherever a config can:
-each whole number the framework reads as 0 from its flag, each derived quantity through its bounds (a floor
+each whole number the framework reads as 0 from its flag or searches at 0, each derived quantity through its bounds (a floor
 division may give 0), and each setting that may be left unset. Compile only: no solve.
 """
 
@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import pytest
 
+from rlbatch_solver.catalog.models import load_model
 from rlbatch_solver.errors import InputError
 from rlbatch_solver.frameworks.registry import FRAMEWORKS, get_framework
 from rlbatch_solver.solver.compile import CompileError
+from rlbatch_solver.scenario import Scenario
 from rlbatch_solver.solver.model import build_model
 
 # small values keep every rule's table tiny; 4 // 2 and 1 // 4 make the floors of derived quantities reach 0 and 1
@@ -43,13 +45,28 @@ def _reads_zero(fw, name, spec) -> bool:
         return False
 
 
+def _searched_zero(fw) -> set[str]:
+    """The variables the framework's own search space (with its knobs) holds 0 for: 8 H100s, a 7B model, GRPO (PPO
+    where the release has no GRPO)."""
+    for algorithm in ("grpo", "ppo"):
+        sc = Scenario(framework=fw.name, gpu="h100", gpus=8, model="qwen2.5-7b", algorithm=algorithm)
+        try:
+            space = fw.space(sc, load_model("qwen2.5-7b"), with_knobs=True)
+        except InputError:
+            continue
+        return {k for k, vals in space.domains.items() if any(v == 0 and v is not False for v in vals)}
+    raise AssertionError(f"{fw.name} {fw.version}: no search space for GRPO or PPO")
+
+
 def zero_domains(fw) -> dict:
     out = {}
+    searched = _searched_zero(fw)
     for name, spec in fw.ruleset.variables.items():
         if spec.kind == "bool":
             out[name] = [False, True]
             continue
-        out[name] = ([0] if _reads_zero(fw, name, spec) else []) + VALUES + ([None] if spec.optional else [])
+        zero = name in searched or _reads_zero(fw, name, spec)
+        out[name] = ([0] if zero else []) + VALUES + ([None] if spec.optional else [])
     return out
 
 
