@@ -4,7 +4,7 @@ The compiler refuses a division or modulo whose divisor's bounds reach 0 (``Comp
 ``fix``/``recommend`` stopped with that traceback where a search spanned such a value: slime's global batch, which
 floors to 0 on a branch of its definition, and OpenRLHF's vLLM engine count, which may be 0 (no vLLM). Each
 framework's rules, at every release it follows, are compiled here over domains that reach 0 wherever a config can:
-each whole number the framework reads as 0 from its flag or searches at 0, each derived quantity through its bounds (a floor
+each whole number the framework reads as 0 from its flag or searches or repairs at 0, each derived quantity through its bounds (a floor
 division may give 0), and each setting that may be left unset. Compile only: no solve.
 """
 
@@ -58,9 +58,16 @@ def _searched_zero(fw) -> set[str]:
     raise AssertionError(f"{fw.name} {fw.version}: no search space for GRPO or PPO")
 
 
+def _repaired_zero(fw) -> set[str]:
+    """The variables ``fix`` may set to 0: its closed choices and memory knobs (its other candidates are >= 1)."""
+    policy = fw.repair_policy()
+    options = {**dict(policy.choices), **dict(policy.cost_knobs)}
+    return {k for k, vals in options.items() if any(v == 0 and v is not False for v in vals)}
+
+
 def zero_domains(fw) -> dict:
     out = {}
-    searched = _searched_zero(fw)
+    searched = _searched_zero(fw) | _repaired_zero(fw)
     for name, spec in fw.ruleset.variables.items():
         if spec.kind == "bool":
             out[name] = [False, True]
