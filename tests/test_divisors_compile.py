@@ -4,8 +4,8 @@ The compiler refuses a division or modulo whose divisor's bounds reach 0 (``Comp
 ``fix``/``recommend`` stopped with that traceback where a search spanned such a value: slime's global batch, which
 floors to 0 on a branch of its definition, and OpenRLHF's vLLM engine count, which may be 0 (no vLLM). Each
 framework's rules, at every release it follows, are compiled here over domains that reach 0 wherever a config can:
-each whole number the framework reads as 0 from its flag or searches or repairs at 0, each derived quantity through its bounds (a floor
-division may give 0), and each setting that may be left unset. Compile only: no solve.
+each whole number the framework reads as 0 from its flag or searches or repairs at 0, each derived quantity through
+its bounds (a floor division may give 0), and each setting that may be left unset. Compile only: no solve.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 from rlbatch_solver.catalog.models import load_model
 from rlbatch_solver.errors import InputError
 from rlbatch_solver.frameworks.registry import FRAMEWORKS, get_framework
-from rlbatch_solver.solver.compile import CompileError
 from rlbatch_solver.scenario import Scenario
+from rlbatch_solver.solver.compile import CompileError
 from rlbatch_solver.solver.model import build_model
 
 # small values keep every rule's table tiny; 4 // 2 and 1 // 4 make the floors of derived quantities reach 0 and 1
