@@ -155,15 +155,21 @@ def test_the_published_script_checks_valid_and_fits_its_h100s(tmp_path):
     assert "SGLang KV cache" in out.stdout
 
 
-def test_no_length_flags_price_a_sample_that_fills_the_context():
-    # neither --rollout-max-prompt-len nor --rollout-max-response-len: both default to None in slime and SGLang
-    # generates until the context is full; the check prices that sample (it raised a TypeError before)
-    out = run("check", "-f", "slime", "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-7b", "--",
-              "--rollout-batch-size", "32", "--n-samples-per-prompt", "8", "--global-batch-size", "256")
-    assert out.returncode in (0, 1), out.stdout + out.stderr
+def test_no_length_flags_stop_slimes_generate_and_are_priced_at_the_context():
+    # neither --rollout-max-prompt-len nor --rollout-max-response-len (both default to None): slime's generate asserts
+    # max_new_tokens >= 0 on None at the first sample, so the config is refused; memory is still priced, at a
+    # sample that fills the context (it raised a TypeError before)
+    flags = ["--rollout-batch-size", "32", "--n-samples-per-prompt", "8", "--global-batch-size", "256"]
+    out = run("check", "-f", "slime", "--gpus", "8", "--gpu", "h100", "--model", "qwen2.5-7b", "--", *flags)
+    assert out.returncode == 1, out.stdout + out.stderr
     assert "Traceback" not in out.stdout + out.stderr
+    assert "slime.rollout.response_len_required" in out.stdout and "TypeError at the first sample" in out.stdout
     assert "no --rollout-max-prompt-len nor --rollout-max-response-len" in out.stdout
-    assert "are priced at a sample that fills it" in out.stdout
+    assert "are priced at a sample that fills the context" in out.stdout
+    custom = run("check", "-f", "slime", "--gpus", "8", "--", *flags, "--custom-generate-function-path", "my.gen")
+    assert "slime.rollout.response_len_required" not in custom.stdout, custom.stdout
+    given = run("check", "-f", "slime", "--gpus", "8", "--", *flags, "--rollout-max-response-len", "1024")
+    assert "slime.rollout.response_len_required" not in given.stdout, given.stdout
     card = load_model("qwen2.5-7b")
     values = config_values({"rollout-batch-size": 32, "n-samples-per-prompt": 8}, model=card)
     assert values["max_prompt_length"] + values["max_response_length"] == card.max_position_embeddings
@@ -202,13 +208,13 @@ def test_the_global_batch_slime_and_megatron_derive():
     unset = RULESET.full_env(values(ACTOR + ["--micro-batch-size", "2"]))
     assert unset["gbs"] == 2 * 8 and unset["steps"] == 256 // 16
     # 85 samples over dp 8 x micro 1: Megatron's calculator refuses; the dropped tail is advice
-    result = RULESET.check(values(ACTOR + ["--num-steps-per-rollout", "3"]))
+    result = RULESET.check(values(ACTOR + ["--num-steps-per-rollout", "3", "--rollout-max-response-len", "1024"]))
     assert [e.rule for e in result.errors] == ["slime.megatron.global_batch_divisible_by_micro_dp"]
     assert "slime.advice.rollout_divisible_by_global_batch" in {w.rule for w in result.warnings}
 
 
 def test_a_rollout_smaller_than_the_global_batch_fails_the_schedule():
-    errs = errors(ACTOR + ["--global-batch-size", "512"])
+    errs = errors(ACTOR + ["--global-batch-size", "512", "--rollout-max-response-len", "1024"])
     assert errs == ["slime.schedule.rollout_covers_global_batch"]
 
 

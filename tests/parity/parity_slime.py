@@ -70,6 +70,8 @@ ALLOWED = [
     Allowed("slime.placement.separate_needs_rollout_gpus", "Ray's placement group (needs a Ray cluster)"),
     Allowed("slime.placement.gpu_budget", "Ray's placement group (needs a Ray cluster)"),
     Allowed("slime.rollout.engine_fits_rollout_gpus", "SGLang engines on Ray (needs GPUs)"),
+    Allowed("slime.rollout.response_len_required", "sglang_rollout.generate's assertion at the first sample (needs "
+            "SGLang engines on Ray)"),
 ]
 
 ESTIMATORS = ("grpo", "gspo", "ppo", "reinforce_plus_plus", "reinforce_plus_plus_baseline")

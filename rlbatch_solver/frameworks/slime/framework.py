@@ -45,6 +45,9 @@ _INT_FLAGS_READ_ELSEWHERE = {"megatron_recompute", "megatron_recompute_modules",
                              "gmu_permille"}
 
 
+_OWN_ROLLOUT = "slime.rollout.sglang_rollout.generate_rollout"  # --rollout-function-path's default (arguments.py)
+
+
 def _recompute(flat: Mapping[str, Any]) -> int:
     raw = flat.get("recompute-granularity")
     if raw is None or raw is True:
@@ -137,6 +140,11 @@ def config_values(flat: Mapping[str, Any], gpus: int | None = None, model: Model
     values["reinforce_pp"] = est.startswith("reinforce_plus_plus")
     values["kl_coef_on"] = _nonzero(flat, "kl-coef")
     values["kl_loss_coef_on"] = _nonzero(flat, "kl-loss-coef")
+    # sglang_rollout.generate_and_rm calls the user's --custom-generate-function-path in place of generate; a
+    # --rollout-function-path other than slime's own replaces the whole rollout
+    values["custom_generate"] = flat.get("custom-generate-function-path") is not None or flat.get(
+        "rollout-function-path", _OWN_ROLLOUT) != _OWN_ROLLOUT
+    values["response_len_given"] = values["max_response_length"] is not None
     # MegatronTrainRayActor.init loads the reference when a KL term needs it (slime_validate_args checks ref_load then)
     values["need_ref"] = bool(values["use_kl_loss"]) or bool(values["kl_coef_on"])
     values["offload_train"], values["offload_rollout"] = _offloads(flat, bool(values["colocate"]),
@@ -162,9 +170,9 @@ def fill_from_model(values: dict[str, Value], model: ModelCard) -> None:
     if context is None:
         return
     if prompt is None and response is None:
-        # neither bound given: SGLang's max_tokens is unset, so a sample generates until the context is full
-        # (slime/utils/arguments.py: both default to None; sglang_rollout.py passes max_new_tokens only when set):
-        # priced as a one-token prompt and a response that takes the rest, the longest sample the engine allows
+        # neither bound given (both default to None, slime/utils/arguments.py): slime's own generate stops at the
+        # first sample (rule slime.rollout.response_len_required); a custom generate function is bounded by the
+        # context alone. Priced as a sample that fills the context: a one-token prompt, the rest response
         values["max_prompt_length"] = 1
         values["max_response_length"] = max(1, int(context) - 1)
     elif prompt is None and response is not None:
@@ -219,10 +227,10 @@ class SlimeFramework(Framework):
         if "rollout-max-prompt-len" in flat:
             return []
         if "rollout-max-response-len" not in flat:
-            return ["no --rollout-max-prompt-len nor --rollout-max-response-len: SGLang generates until the context "
-                    "(--rollout-max-context-len, else the model's) is full, and memory and time "
-                    f"{priced_words(priced, plural=True)} at a sample that fills it (give both, or --mean-prompt-len "
-                    "and --mean-response-len for the time)"]
+            return ["no --rollout-max-prompt-len nor --rollout-max-response-len: memory and time "
+                    f"{priced_words(priced, plural=True)} at a sample that fills the context (--rollout-max-context-len, "
+                    "else the model's), the only bound left (give both, or --mean-prompt-len and --mean-response-len "
+                    "for the time)"]
         return ["no --rollout-max-prompt-len: a prompt may take the context less the response limit, and memory and "
                 f"time {priced_words(priced, plural=True)} at that (give --rollout-max-prompt-len, or "
                 "--mean-prompt-len for the time)"]

@@ -107,11 +107,15 @@ ROWS = [
     ("need_critic", "advantage-estimator==ppo", "bool", False, False, "a critic is trained (PPO)"),
     ("need_ref", "use-kl-loss or kl-coef != 0", "bool", False, False, "a reference model runs"),
     ("cluster_num_gpus", "--gpus", "int", None, True, "GPUs in the Ray cluster (unknown: the budget is not checked)"),
+    ("custom_generate", "custom-generate-function-path or rollout-function-path", "bool", False, False,
+     "a function of the user's generates the samples (not sglang_rollout.generate)"),
+    ("response_len_given", "rollout-max-response-len given", "bool", True, False,
+     "the config sets --rollout-max-response-len (the model's context fills an unset one for the cost model only)"),
 ]
 VARIABLES = {name: VarSpec(name, key, kind, default, optional, desc) for name, key, kind, default, optional, desc in ROWS}
 # variables a config does not set by its own key: decided from other keys (or --gpus)
 DECIDED = frozenset({"need_critic", "need_ref", "reinforce_pp", "kl_coef_on", "kl_loss_coef_on", "cluster_num_gpus",
-                     "offload_train", "offload_rollout"})
+                     "offload_train", "offload_rollout", "custom_generate", "response_len_given"})
 V = rule_vars(VARIABLES)
 
 W = maximum(1, V["actor_nodes"] * V["actor_gpus_per_node"])
@@ -153,6 +157,17 @@ def _rules() -> list[Rule]:
         "--use-dynamic-batch-size without --max-tokens-per-gpu (slime: \"max_tokens_per_gpu must be set when "
         "use_dynamic_batch_size is set\")",
         Stage.DRIVER, ARGS, when=V["dynamic_batch"],
+    ))
+    add(Rule(
+        "slime.rollout.response_len_required",
+        V["response_len_given"],
+        "no --rollout-max-response-len: slime passes it to SGLang as max_new_tokens (None when unset) and its "
+        "generate asserts max_new_tokens >= 0, a TypeError at the first sample of the first rollout (set "
+        "--rollout-max-response-len)",
+        Stage.FIRST_STEP,
+        "slime/rollout/sglang_rollout.py:GenerateState.__init__ (sampling_params max_new_tokens="
+        "args.rollout_max_response_len) and generate (assert sampling_params[\"max_new_tokens\"] >= 0), v0.3.1",
+        when=~V["custom_generate"],
     ))
     add(Rule(
         "slime.args.balance_by_flops_needs_dynamic_batch",
