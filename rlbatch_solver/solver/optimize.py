@@ -234,7 +234,8 @@ def _settle_tie(built, target: "_Target", result: OptimizeResult, time_limit_s: 
                 work: float | None = None) -> None:
     """Replace the last answer by the config of least tie-break among those of its objective not yet excluded (in a
     copy of the model: the runners-up are searched in the first). Out of time, the best found so far (the tie then
-    left unsettled).
+    left unsettled, and the answer says it is not proven: another config of its objective may be the one a longer
+    search prints).
 
     One worker without the LP relaxation: with the objective fixed, the search is over few configs, and a second
     worker or the relaxation's cuts only add work (benchmarks/bench_recommend.py's 64-GPU Megatron MoE: 0.37 to 0.11
@@ -250,9 +251,12 @@ def _settle_tie(built, target: "_Target", result: OptimizeResult, time_limit_s: 
     status = solver.Solve(model)
     result.wall_time_s += solver.WallTime()
     result.work += solver.deterministic_time
+    settled = best.status if status == cp_model.OPTIMAL else STATUS_TEXT[cp_model.FEASIBLE]
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         sol = built.solution(solver)
-        result.ranked[-1] = Ranked(sol, best.objective, best.status, target.read(solver, target.then))
+        result.ranked[-1] = Ranked(sol, best.objective, settled, target.read(solver, target.then))
+    else:
+        result.ranked[-1] = replace(best, status=settled)
 
 
 class _Target:
