@@ -47,3 +47,12 @@ def test_the_answer_is_the_same_on_a_machine_twenty_times_slower(name, request):
     request.getfixturevalue("slow_machine")
     slow = recommend(Scenario(**CASES[name]), top=5, time_limit_s=600.0)
     assert answer(slow) == answer(quiet)
+
+
+def test_the_alternatives_do_not_depend_on_the_solver_threads():
+    """A solve bounded by deterministic work runs one worker whatever ``solver_workers`` says: with two, what the
+    roomier alternative's capped solve found within its work depended on the threads (it found nothing)."""
+    one = recommend(Scenario(**CASES["openrlhf-roomier"]), top=5, time_limit_s=600.0)
+    two = recommend(Scenario(**CASES["openrlhf-roomier"]), top=5, time_limit_s=600.0, solver_workers=2)
+    assert len(one.choices) >= 2
+    assert answer(two) == answer(one)

@@ -36,7 +36,7 @@ from ortools.sat.python import cp_model
 
 from ..rules.base import RuleSet, Value
 from ..rules.expr import IntExpr
-from .settings import SOLVER_WORKERS, deterministic_workers, new_solver, tune_for_optimization
+from .settings import SOLVER_WORKERS, new_solver, tune_for_optimization
 from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, _Collector, _decode, build_model, \
     tune_for_enumeration
 
@@ -121,7 +121,10 @@ def optimize(
     ``then``: among configs of equal objective, the smallest of it first (several: compared in turn; the module's
     text). ``hint``: a config the first solve starts its search from (one near the optimum, valid or not); the
     answers do not depend on it, the time does. ``work``: each solve's limit in deterministic time (``new_solver``):
-    a step that takes whatever a short search finds, the same at any load."""
+    a step that takes whatever a short search finds, the same at any load; its solves run one worker (with several,
+    CP-SAT's portfolio shares solutions as its threads happen to find them, so what a limit cuts depends on their
+    timing; ``interleave_search``, deterministic with several, cost the OpenRLHF 8x A100 Qwen2.5-7B first solve
+    0.69 deterministic units with 2 workers against 0.008 with one, and its capped alternative found nothing)."""
     from ..deadline import Deadline, OutOfTime
 
     deadline = Deadline(time_limit_s)
@@ -132,6 +135,8 @@ def optimize(
         target = _Target(built, objective, then, maximize)
     except OutOfTime:
         return OptimizeResult([], "unknown", deadline.elapsed())
+    if work is not None:
+        workers = 1
     built.compiler.deadline = None  # the model is built: what follows is solves, each with its own limit
     # the bands enumerate this model as it is now (no objective, bound, hint or exclusion yet): a copy, not a rebuild
     unsolved = built.model.clone() if top > 1 else None
@@ -217,7 +222,7 @@ def _solve_next(built, target, deadline, workers: int, result: OptimizeResult, m
 def _optimizer(time_limit_s: float, workers: int, work: float | None = None):
     """The solver of an optimizing solve: its time limit (and deterministic one), its workers, the lighter presolve."""
     solver = new_solver(time_limit_s, work)
-    deterministic_workers(solver.parameters, workers)
+    solver.parameters.num_workers = workers
     tune_for_optimization(solver.parameters)
     return solver
 

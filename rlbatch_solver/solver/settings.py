@@ -31,16 +31,6 @@ def new_solver(time_limit_s: float, work: float | None = None):
     return solver
 
 
-def deterministic_workers(parameters, workers: int) -> None:
-    """``workers`` threads whose search does not depend on the threads' timing: with several, CP-SAT's portfolio
-    shares solutions as the threads happen to find them (two runs may answer different optima, or differ in what
-    finished within a work limit); ``interleave_search`` runs its strategies in fixed batches instead, "deterministic
-    (independently of num_workers!)" (ortools/sat/sat_parameters.proto, field interleave_search)."""
-    parameters.num_workers = workers
-    if workers > 1:
-        parameters.interleave_search = True
-
-
 def tune_for_optimization(parameters) -> None:
     """Lighter presolve for the cost-model objectives. Their tables give CP-SAT a tight bound from
     the domains alone, so most of a solve went to presolve probing: without it (and with one
