@@ -725,11 +725,11 @@ def _with_roomier(report: RecommendReport, ruleset: RuleSet, space: Any, objecti
     from ..solver.optimize import optimize
     from .alike import fold_alike
     from .host_fit import fitting
-    from .roomier import SOLVE_S as ROOMIER_SOLVE_S, faster_under_cap, roomier_choices
+    from .roomier import SOLVE_WORK, faster_under_cap, roomier_choices
 
     def solve_capped(rule: Rule) -> Any:
-        return optimize(ruleset.extended([rule]), space.domains, objective, top=1,
-                        time_limit_s=min(ROOMIER_SOLVE_S, deadline.share(0.5)), workers=workers, then=then)
+        return optimize(ruleset.extended([rule]), space.domains, objective, top=1, time_limit_s=deadline.share(0.5),
+                        workers=workers, then=then, work=SOLVE_WORK)
 
     def make_choice(r: Any) -> Any:
         # one faster than the best is one the headroom preference passed over (_prefer_headroom): not listed as roomier

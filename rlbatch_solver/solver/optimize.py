@@ -9,6 +9,13 @@ proven, in two solves instead of ``top``. If the band holds too many configs
 again, ``top`` times; each of those solves that ends OPTIMAL is proven too.
 Every solve has a time limit; its status travels with its answer.
 
+Same input, same answer, on any machine and at any load: what may stop short by design (the bands' enumeration, a
+solve given ``work``) is bounded by CP-SAT's deterministic time, not by seconds. The bands together get
+``BAND_WORK_SHARE`` of the first solve's deterministic time (at least ``BAND_WORK_FLOOR``): a band that outgrows it
+gives way to exclusion, at every load alike (their budget in seconds, half the first solve's wall time, made the same
+command list two choices on a quiet machine and one on a busy one). The seconds (``time_limit_s``) stay as the
+safety net: a solve they cut short answers "feasible", not proven.
+
 Ties: CP-SAT with several workers returns any optimum of what it minimizes, so the same command could answer either
 of two equally fast configs from run to run. With a tie-break (``then``: recommend's fewest changed values, then
 least memory) the optimum is settled in a second solve over the configs of the optimal objective only (minimizing
@@ -35,6 +42,11 @@ from .model import DEFAULT_TIME_LIMIT_S, STATUS_TEXT, Domains, _Collector, _deco
 
 BANDS = (0.001, 0.01, 0.05, 0.25)  # relative width of the objective band enumerated for the runners-up
 BAND_LIMIT = 2000  # configs in a band beyond which enumeration gives way to exclusion
+# the bands' deterministic work, all of them together: this share of the first solve's (a band is worth at most half
+# of what the optimum cost: beyond that, exclusion is as fast), and at least the floor (deterministic time units:
+# the bands of benchmarks/bench_recommend.py's scenarios take 0.001-0.1 together; the floor keeps small models' bands)
+BAND_WORK_SHARE = 0.5
+BAND_WORK_FLOOR = 0.25
 # the largest range the folded tie-break may span: CP-SAT's integer variables are 64-bit and its presolve scales
 # objectives, so stay well inside (beyond it, the last levels' ties are left to the solver)
 COMBINED_LIMIT = 2**52
@@ -58,6 +70,7 @@ class OptimizeResult:
     status: str  # status of the first solve: optimal / feasible / infeasible / unknown
     wall_time_s: float
     skipped_rules: list[tuple[str, str]] = field(default_factory=list)
+    work: float = 0.0  # CP-SAT's deterministic time of its solves (the same at any load)
 
     @property
     def proven(self) -> bool:
@@ -100,13 +113,18 @@ def optimize(
     workers: int = SOLVER_WORKERS,
     then: IntExpr | tuple[IntExpr, ...] | None = None,
     hint: Mapping[str, Value] | None = None,
+    work: float | None = None,
 ) -> OptimizeResult:
     """The ``top`` best assignments by ``objective``, best first; ``time_limit_s`` bounds every solve together (each
     is given what is left of it; an answer is "optimal" only where its solve proved it and every answer before it
     was proven).
     ``then``: among configs of equal objective, the smallest of it first (several: compared in turn; the module's
     text). ``hint``: a config the first solve starts its search from (one near the optimum, valid or not); the
-    answers do not depend on it, the time does."""
+    answers do not depend on it, the time does. ``work``: each solve's limit in deterministic time (``new_solver``):
+    a step that takes whatever a short search finds, the same at any load; its solves run one worker (with several,
+    CP-SAT's portfolio shares solutions as its threads happen to find them, so what a limit cuts depends on their
+    timing; ``interleave_search``, deterministic with several, cost the OpenRLHF 8x A100 Qwen2.5-7B first solve
+    0.69 deterministic units with 2 workers against 0.008 with one, and its capped alternative found nothing)."""
     from ..deadline import Deadline, OutOfTime
 
     deadline = Deadline(time_limit_s)
@@ -117,6 +135,8 @@ def optimize(
         target = _Target(built, objective, then, maximize)
     except OutOfTime:
         return OptimizeResult([], "unknown", deadline.elapsed())
+    if work is not None:
+        workers = 1
     built.compiler.deadline = None  # the model is built: what follows is solves, each with its own limit
     # the bands enumerate this model as it is now (no objective, bound, hint or exclusion yet): a copy, not a rebuild
     unsolved = built.model.clone() if top > 1 else None
@@ -126,19 +146,22 @@ def optimize(
     result = OptimizeResult([], "unknown", 0.0, built.skipped)
     # with runners-up, the optimum's tie is settled only if the bands do not rank it (a band that completes orders
     # the optimal objective's configs by the tie-break itself, so its first is the settled one)
-    _solve_next(built, target, deadline, workers, result, maximize, settle=top == 1)
+    _solve_next(built, target, deadline, workers, result, maximize, settle=top == 1, work=work)
     if top == 1 or not result.ranked:
         return result
     banded = False
     if result.status == "optimal":
         best = result.ranked[0].objective
         # a band is worth at most half of what the optimum cost: beyond that, exclusion is as fast
-        bands = deadline.within(max(0.25, 0.5 * result.wall_time_s))  # all the bands together
+        budget = max(BAND_WORK_FLOOR, BAND_WORK_SHARE * result.work)  # all the bands together
         for band in BANDS:
-            if bands.expired():
+            if budget <= 0 or deadline.expired():
                 break
-            found, wall = _band(replace(built, model=unsolved.clone()), target, maximize, best, band, bands.left())
+            found, wall, spent = _band(replace(built, model=unsolved.clone()), target, maximize, best, band,
+                                       deadline.left(), budget)
             result.wall_time_s += wall
+            result.work += spent
+            budget -= spent
             if found is None:  # too many configs in the band, or out of time: exclusion instead
                 break
             if len(found) >= top or band == BANDS[-1]:
@@ -147,11 +170,11 @@ def optimize(
                 banded = True
                 break
     if not banded and result.ranked[0].proven and target.span > 1 and not deadline.expired():
-        _settle_tie(built, target, result, deadline.left() * 0.5)
+        _settle_tie(built, target, result, deadline.left() * 0.5, work)
     for r in result.ranked:
         _exclude(built.model, built, r.solution)
     while len(result.ranked) < top and not deadline.expired():
-        if not _solve_next(built, target, deadline, workers, result, maximize):
+        if not _solve_next(built, target, deadline, workers, result, maximize, work=work):
             break
     if not all(r.proven for r in result.ranked):  # unproven answers bound nothing: a later one may be better
         result.ranked.sort(key=lambda r: (target.sign * r.objective, r.then))
@@ -159,7 +182,7 @@ def optimize(
 
 
 def _solve_next(built, target, deadline, workers: int, result: OptimizeResult, maximize: bool = False,
-                settle: bool = True) -> bool:
+                settle: bool = True, work: float | None = None) -> bool:
     """Solve once more; append the answer (and exclude it from later solves).
 
     After an answer, the next one cannot be better (only configs were removed): its objective is
@@ -174,9 +197,10 @@ def _solve_next(built, target, deadline, workers: int, result: OptimizeResult, m
         if last.proven:  # a bound only from a proven answer: an unproven one may have better configs left
             built.model.Add(target.sign * target.primary >= target.sign * last.objective)
         _hint(built.model, built, last.solution)
-    solver = _optimizer(deadline.left(), workers)
+    solver = _optimizer(deadline.left(), workers, work)
     status = solver.Solve(built.model)
     result.wall_time_s += solver.WallTime()
+    result.work += solver.deterministic_time
     text = STATUS_TEXT.get(status, str(status))
     if not result.ranked:
         result.status = text
@@ -190,14 +214,14 @@ def _solve_next(built, target, deadline, workers: int, result: OptimizeResult, m
     if not settle:
         return True
     if status == cp_model.OPTIMAL and target.span > 1 and not deadline.expired():
-        _settle_tie(built, target, result, deadline.left() * 0.5)
+        _settle_tie(built, target, result, deadline.left() * 0.5, work)
     _exclude(built.model, built, result.ranked[-1].solution)
     return True
 
 
-def _optimizer(time_limit_s: float, workers: int):
-    """The solver of an optimizing solve: its time limit, its workers, the lighter presolve."""
-    solver = new_solver(time_limit_s)
+def _optimizer(time_limit_s: float, workers: int, work: float | None = None):
+    """The solver of an optimizing solve: its time limit (and deterministic one), its workers, the lighter presolve."""
+    solver = new_solver(time_limit_s, work)
     solver.parameters.num_workers = workers
     tune_for_optimization(solver.parameters)
     return solver
@@ -211,10 +235,12 @@ def _hint(model: cp_model.CpModel, built, solution: dict[str, Value]) -> None:
             model.AddHint(var, int(value))
 
 
-def _settle_tie(built, target: "_Target", result: OptimizeResult, time_limit_s: float) -> None:
+def _settle_tie(built, target: "_Target", result: OptimizeResult, time_limit_s: float,
+                work: float | None = None) -> None:
     """Replace the last answer by the config of least tie-break among those of its objective not yet excluded (in a
     copy of the model: the runners-up are searched in the first). Out of time, the best found so far (the tie then
-    left unsettled).
+    left unsettled, and the answer says it is not proven: another config of its objective may be the one a longer
+    search prints).
 
     One worker without the LP relaxation: with the objective fixed, the search is over few configs, and a second
     worker or the relaxation's cuts only add work (benchmarks/bench_recommend.py's 64-GPU Megatron MoE: 0.37 to 0.11
@@ -225,13 +251,17 @@ def _settle_tie(built, target: "_Target", result: OptimizeResult, time_limit_s: 
         model.Add(target.primary == best.objective)
     model.Minimize(target.then)
     _hint(model, built, best.solution)
-    solver = _optimizer(time_limit_s, 1)
+    solver = _optimizer(time_limit_s, 1, work)
     solver.parameters.linearization_level = 0
     status = solver.Solve(model)
     result.wall_time_s += solver.WallTime()
+    result.work += solver.deterministic_time
+    settled = best.status if status == cp_model.OPTIMAL else STATUS_TEXT[cp_model.FEASIBLE]
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         sol = built.solution(solver)
-        result.ranked[-1] = Ranked(sol, best.objective, best.status, target.read(solver, target.then))
+        result.ranked[-1] = Ranked(sol, best.objective, settled, target.read(solver, target.then))
+    else:
+        result.ranked[-1] = replace(best, status=settled)
 
 
 class _Target:
@@ -270,25 +300,26 @@ class _ObjectiveCollector(_Collector):
 
 
 def _band(built, tied: "_Target", maximize: bool, best: int, band: float,
-          time_limit_s: float) -> tuple[list[tuple[int, int, dict[str, Value]]] | None, float]:
+          time_limit_s: float, work: float) -> tuple[list[tuple[int, int, dict[str, Value]]] | None, float, float]:
     """Every config whose objective is within ``band`` of ``best``: (objective, tie-break, values), best first (ties
     by the tie-break, then by value), or None when there are more than BAND_LIMIT of them or the enumeration did not
-    finish. ``built``: the model with its objective and tie-break compiled (``tied``), nothing else added."""
+    finish (within ``time_limit_s`` seconds and ``work`` deterministic time); with its wall and deterministic
+    time. ``built``: the model with its objective and tie-break compiled (``tied``), nothing else added."""
     target = tied.primary
     width = max(1, int(abs(best) * band))
     if not isinstance(target, int):
         built.model.Add(target >= best - width) if maximize else built.model.Add(target <= best + width)
-    solver = new_solver(time_limit_s)
+    solver = new_solver(time_limit_s, work)
     solver.parameters.enumerate_all_solutions = True
     solver.parameters.num_workers = 1
     tune_for_enumeration(built, solver.parameters)
     collector = _ObjectiveCollector(built, tied, BAND_LIMIT + 1)
     status = solver.Solve(built.model, collector)
     if status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE) or collector.hit_limit:
-        return None, solver.WallTime()
+        return None, solver.WallTime(), solver.deterministic_time
     unique: dict[tuple, tuple[int, int, dict[str, Value]]] = {}
     for (value, tie), sol in zip(collector.values, _decode(built, collector)):
         key = tuple(sorted((k, -1 if v is None else int(v)) for k, v in sol.items()))
         unique[key] = (value, tie, sol)
     order = sorted(unique.items(), key=lambda kv: ((-kv[1][0] if maximize else kv[1][0]), kv[1][1], kv[0]))
-    return [item for _, item in order], solver.WallTime()
+    return [item for _, item in order], solver.WallTime(), solver.deterministic_time

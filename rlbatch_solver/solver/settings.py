@@ -10,17 +10,24 @@ DEFAULT_TIME_LIMIT_S = 10.0  # seconds per CP-SAT solve; every answer reports wh
 SOLVER_WORKERS = 1
 
 
-def new_solver(time_limit_s: float):
+def new_solver(time_limit_s: float, work: float | None = None):
     """A CP-SAT solver with its time limit (every solve has one: a command's solves share its ``--time-limit``,
     deadline.py, so each is given what is left of it) that leaves Ctrl-C to Python. By default CP-SAT catches SIGINT during a solve (it stops the
     search early, and the answer looks like a time-out) and resets SIGINT to the default action when the solve ends
     (ortools/util/sigint.cc: SigintHandler's destructor), so any later Ctrl-C killed the process with no word: a
-    sweep lost its summary and a point interrupted mid-solve was recorded as if it had finished."""
+    sweep lost its summary and a point interrupted mid-solve was recorded as if it had finished.
+
+    ``work``: a limit in CP-SAT's deterministic time (``max_deterministic_time``: work units counted by the search,
+    the same on any machine and at any load, where seconds are not): a step whose answer may stop short of proven by
+    design (a band of runners-up, a capped alternative) is bounded by it, so the same input prints the same answer
+    on a busy machine; the seconds stay as the safety net, and an answer they cut short says it is not proven."""
     from ortools.sat.python import cp_model
 
     solver = cp_model.CpSolver()
     solver.parameters.catch_sigint_signal = False
     solver.parameters.max_time_in_seconds = max(0.0, float(time_limit_s))
+    if work is not None:
+        solver.parameters.max_deterministic_time = max(0.0, float(work))
     return solver
 
 
