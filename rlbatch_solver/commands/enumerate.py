@@ -13,9 +13,12 @@ from ..scenario import Scenario
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .common import model_card, release_notes, validate_solutions
 
-# with memory, the share of --time-limit kept for the search of recommend's switches when no listed config fits
-# (_switches_fit): the enumeration has the rest
-SWITCHES_SHARE = 0.2
+
+def no_fit_search_seconds(time_limit_s: float) -> float:
+    """The budget of what a listing with memory that fits none searches after it (the floor, recommend's switches:
+    _switches_fit): a quarter of --time-limit, at least a second, on top of the listing's."""
+    return max(1.0, time_limit_s / 4)
+
 
 if TYPE_CHECKING:
     from ..costmodel.host import HostReport
@@ -102,10 +105,10 @@ def enumerate(  # noqa: A001 - the public name users expect
                                  scenario.mean_prompt_length, scenario.mean_response_length)
         terms = build_cost_terms(spec, space.domains, time=False, label=fw.value_words)
         ruleset = ruleset.extended(terms.rules, terms.derived)
-    # with memory, a listing that fits none searches recommend's switches after (_switches_fit): their share of the
-    # limit is kept out of the enumeration's, so that the command answers within the limit
+    # the listing has the whole limit (a listing cut short by a search it may not need is a worse answer); a
+    # listing that fits none then has a budget of its own for the floor and recommend's switches (_switches_fit)
     res = enumerate_solutions(ruleset, space.domains, limit=limit, time_limit_s=time_limit_s if terms is None
-                              else deadline.left() * (1 - SWITCHES_SHARE))
+                              else deadline.left())
     envs = {id(s): env for s, env in zip(res.solutions, validate_solutions(ruleset, res.solutions))}
     solutions, host = res.solutions, None
     if terms is not None and scenario.host_mem_gib is not None:
@@ -123,9 +126,10 @@ def enumerate(  # noqa: A001 - the public name users expect
         if not res.solutions and res.status == "infeasible":
             from .recommend import memory_floor
 
-            report.memory_floor = memory_floor(ruleset, space.domains, terms, deadline.within(deadline.share(0.5)))
+            after = Deadline(no_fit_search_seconds(time_limit_s))
+            report.memory_floor = memory_floor(ruleset, space.domains, terms, after.within(after.share(0.5)))
             report.switches_tried, report.switches_fit, report.switches_fit_fewest = _switches_fit(
-                fw, scenario, card, spec, space, deadline)
+                fw, scenario, card, spec, space, after)
     return report
 
 
