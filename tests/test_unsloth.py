@@ -583,7 +583,8 @@ def test_load_in_fp8_beside_the_other_precision_flags(flags, bits, fp8):
     ("unsloth/Qwen3-8B-FP8", "unsloth/Qwen3-8B", "fp8"), ("unsloth/Qwen3-8B-FP8-Dynamic", "unsloth/Qwen3-8B", "fp8"),
     ("unsloth/Qwen3-8B-FP8-Block", "unsloth/Qwen3-8B", "fp8"), ("unsloth/Qwen3-8B-bnb-4bit", "unsloth/Qwen3-8B", 4),
     ("unsloth/Qwen3-8B-unsloth-bnb-4bit", "unsloth/Qwen3-8B", 4), ("unsloth/Qwen3-8B", "unsloth/Qwen3-8B", None),
-    ("Qwen/Qwen3-8B", "Qwen/Qwen3-8B", None)])
+    ("Qwen/Qwen3-8B", "Qwen/Qwen3-8B", None),
+    ("someorg-fp8/Qwen3-8B", "someorg-fp8/Qwen3-8B", None)])  # the mark in the organisation's name is not the repo's
 def test_a_pre_quantized_repo_is_looked_up_as_the_model_it_stores(name, base, bits):
     """Unsloth looks a pre-quantized repo up in the catalog as the 16-bit model it stores (the ends prequantized()
     reads: unsloth/models/mapper.py's names); other frameworks look names up as they are."""

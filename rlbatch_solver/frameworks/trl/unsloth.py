@@ -133,8 +133,9 @@ def quantized_repo(name: Any) -> tuple[str, Any]:
     for end in BNB_4BIT_ENDS:
         if lower.endswith(end):
             return text[:-len(end)], 4
+    # the mark in the repo's own name (after the organisation's '/'), not in the organisation's
     at = lower.rfind(FP8_MARK)
-    return (text[:at], FP8) if at > 0 else (text, None)
+    return (text[:at], FP8) if at > max(0, lower.rfind("/")) else (text, None)
 
 
 def prequantized(name: Any, bits: Any) -> bool:
