@@ -806,3 +806,29 @@ def test_verl_ppo_epochs_repeat_every_mini_batch(framework):
     assert critic_one[Phase.CRITIC_UPDATE] == pytest.approx(one[Phase.CRITIC_UPDATE], rel=1e-9)
     for phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB):
         assert two[phase] == pytest.approx(one[phase], rel=1e-9)
+
+
+def _phase_seconds(framework, args, gpus=8):
+    from rlbatch_solver.calibration import make_run
+    from rlbatch_solver.costmodel.efficiency import DERIVED_EFFICIENCY
+
+    run = make_run(framework, args, gpu="h100", model="qwen2.5-1.5b", gpus=gpus, prompt_mean=200, response_mean=400)
+    return run.predict(DERIVED_EFFICIENCY).seconds
+
+
+def test_easyr1_ppo_epochs_repeat_each_update_on_its_own():
+    """EasyR1 0.3.2's actor and critic each loop ``ppo_epochs`` times over their mini batches, an optimizer step
+    each (dp_actor.py update_policy, dp_critic.py update_critic); the critic's key is its own, not the actor's."""
+    from rlbatch_solver.costmodel.phase import Phase
+
+    base = ["config=examples/config.yaml", "algorithm.adv_estimator=gae"]
+    one = _phase_seconds("easyr1", base)
+    actor2 = _phase_seconds("easyr1", base + ["worker.actor.ppo_epochs=2"])
+    critic2 = _phase_seconds("easyr1", base + ["worker.critic.ppo_epochs=2"])
+    assert actor2[Phase.ACTOR_UPDATE] == pytest.approx(2 * one[Phase.ACTOR_UPDATE], rel=1e-9)
+    assert actor2[Phase.CRITIC_UPDATE] == pytest.approx(one[Phase.CRITIC_UPDATE], rel=1e-9)
+    # the critic's values forward runs once whatever its epochs
+    assert one[Phase.CRITIC_UPDATE] < critic2[Phase.CRITIC_UPDATE] < 2 * one[Phase.CRITIC_UPDATE]
+    assert critic2[Phase.ACTOR_UPDATE] == pytest.approx(one[Phase.ACTOR_UPDATE], rel=1e-9)
+    for phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF):
+        assert actor2[phase] == pytest.approx(one[phase], rel=1e-9)
