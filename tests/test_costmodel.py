@@ -832,3 +832,18 @@ def test_easyr1_ppo_epochs_repeat_each_update_on_its_own():
     assert critic2[Phase.ACTOR_UPDATE] == pytest.approx(one[Phase.ACTOR_UPDATE], rel=1e-9)
     for phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF):
         assert actor2[phase] == pytest.approx(one[phase], rel=1e-9)
+
+
+def test_skyrl_update_epochs_per_batch_repeat_both_updates():
+    """SkyRL's one ``trainer.update_epochs_per_batch`` gives the passes of the policy's and the critic's updates, an
+    optimizer step per mini batch each (skyrl-train 0.3.1 workers/worker.py PolicyWorkerBase.ppo_train,
+    CriticWorkerBase.ppo_train)."""
+    from rlbatch_solver.costmodel.phase import Phase
+
+    base = ["trainer.critic.model.path=Qwen/Qwen2.5-1.5B", "trainer.algorithm.advantage_estimator=gae"]
+    one = _phase_seconds("skyrl", base, gpus=4)
+    two = _phase_seconds("skyrl", base + ["trainer.update_epochs_per_batch=2"], gpus=4)
+    assert two[Phase.ACTOR_UPDATE] == pytest.approx(2 * one[Phase.ACTOR_UPDATE], rel=1e-9)
+    assert one[Phase.CRITIC_UPDATE] < two[Phase.CRITIC_UPDATE] < 2 * one[Phase.CRITIC_UPDATE]
+    for phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF):
+        assert two[phase] == pytest.approx(one[phase], rel=1e-9)
