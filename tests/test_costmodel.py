@@ -847,3 +847,35 @@ def test_skyrl_update_epochs_per_batch_repeat_both_updates():
     assert one[Phase.CRITIC_UPDATE] < two[Phase.CRITIC_UPDATE] < 2 * one[Phase.CRITIC_UPDATE]
     for phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF):
         assert two[phase] == pytest.approx(one[phase], rel=1e-9)
+
+
+@pytest.mark.parametrize("framework,base,epochs", [
+    ("openrlhf", ["--actor.num_gpus_per_node", "4", "--critic.num_gpus_per_node", "4", "--ref.num_gpus_per_node", "4",
+                  "--vllm.num_engines", "2", "--vllm.tensor_parallel_size", "2", "--critic.model_name_or_path",
+                  "Qwen/Qwen2.5-1.5B", "--algo.advantage.estimator", "gae", "--rollout.batch_size", "128",
+                  "--train.batch_size", "64", "--train.micro_batch_size", "4"], ["--train.max_epochs", "2"]),
+    # the releases before 0.10.2 spell it --max_epochs
+    ("openrlhf==0.8.11", ["--actor_num_gpus_per_node", "4", "--critic_num_gpus_per_node", "4",
+                          "--ref_num_gpus_per_node", "4", "--vllm_num_engines", "2", "--vllm_tensor_parallel_size", "2",
+                          "--critic_pretrain", "Qwen/Qwen2.5-1.5B", "--rollout_batch_size", "128",
+                          "--train_batch_size", "64", "--micro_train_batch_size", "4"], ["--max_epochs", "2"]),
+])
+def test_openrlhf_max_epochs_repeat_both_updates(framework, base, epochs):
+    """OpenRLHF's actor and critic each pass ``max_epochs`` times over the replay buffer, an optimizer step per
+    train batch (0.11.2 trainer/ray/ppo_actor.py ActorPPOTrainer.ppo_train, ppo_critic.py CriticPPOTrainer.ppo_train;
+    the same loop in every release we follow)."""
+    from rlbatch_solver.costmodel.phase import Phase
+
+    one = _phase_seconds(framework, base, gpus=None)
+    two = _phase_seconds(framework, base + epochs, gpus=None)
+    assert two[Phase.ACTOR_UPDATE] == pytest.approx(2 * one[Phase.ACTOR_UPDATE], rel=1e-9)
+    assert one[Phase.CRITIC_UPDATE] < two[Phase.CRITIC_UPDATE] <= 2 * one[Phase.CRITIC_UPDATE]
+    for phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF):
+        assert two[phase] == pytest.approx(one[phase], rel=1e-9)
+
+
+def test_openrlhf_max_epochs_below_one_is_an_input_error():
+    from rlbatch_solver.errors import InputError
+
+    with pytest.raises(InputError, match="train.max_epochs"):
+        _phase_seconds("openrlhf", ["--train.max_epochs", "0"], gpus=8)
