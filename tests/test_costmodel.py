@@ -806,3 +806,76 @@ def test_verl_ppo_epochs_repeat_every_mini_batch(framework):
     assert critic_one[Phase.CRITIC_UPDATE] == pytest.approx(one[Phase.CRITIC_UPDATE], rel=1e-9)
     for phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB):
         assert two[phase] == pytest.approx(one[phase], rel=1e-9)
+
+
+def _phase_seconds(framework, args, gpus=8):
+    from rlbatch_solver.calibration import make_run
+    from rlbatch_solver.costmodel.efficiency import DERIVED_EFFICIENCY
+
+    run = make_run(framework, args, gpu="h100", model="qwen2.5-1.5b", gpus=gpus, prompt_mean=200, response_mean=400)
+    return run.predict(DERIVED_EFFICIENCY).seconds
+
+
+def test_easyr1_ppo_epochs_repeat_each_update_on_its_own():
+    """EasyR1 0.3.2's actor and critic each loop ``ppo_epochs`` times over their mini batches, an optimizer step
+    each (dp_actor.py update_policy, dp_critic.py update_critic); the critic's key is its own, not the actor's."""
+    from rlbatch_solver.costmodel.phase import Phase
+
+    base = ["config=examples/config.yaml", "algorithm.adv_estimator=gae"]
+    one = _phase_seconds("easyr1", base)
+    actor2 = _phase_seconds("easyr1", base + ["worker.actor.ppo_epochs=2"])
+    critic2 = _phase_seconds("easyr1", base + ["worker.critic.ppo_epochs=2"])
+    assert actor2[Phase.ACTOR_UPDATE] == pytest.approx(2 * one[Phase.ACTOR_UPDATE], rel=1e-9)
+    assert actor2[Phase.CRITIC_UPDATE] == pytest.approx(one[Phase.CRITIC_UPDATE], rel=1e-9)
+    # the critic's values forward runs once whatever its epochs
+    assert one[Phase.CRITIC_UPDATE] < critic2[Phase.CRITIC_UPDATE] < 2 * one[Phase.CRITIC_UPDATE]
+    assert critic2[Phase.ACTOR_UPDATE] == pytest.approx(one[Phase.ACTOR_UPDATE], rel=1e-9)
+    for phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF):
+        assert actor2[phase] == pytest.approx(one[phase], rel=1e-9)
+
+
+def test_skyrl_update_epochs_per_batch_repeat_both_updates():
+    """SkyRL's one ``trainer.update_epochs_per_batch`` gives the passes of the policy's and the critic's updates, an
+    optimizer step per mini batch each (skyrl-train 0.3.1 workers/worker.py PolicyWorkerBase.ppo_train,
+    CriticWorkerBase.ppo_train)."""
+    from rlbatch_solver.costmodel.phase import Phase
+
+    base = ["trainer.critic.model.path=Qwen/Qwen2.5-1.5B", "trainer.algorithm.advantage_estimator=gae"]
+    one = _phase_seconds("skyrl", base, gpus=4)
+    two = _phase_seconds("skyrl", base + ["trainer.update_epochs_per_batch=2"], gpus=4)
+    assert two[Phase.ACTOR_UPDATE] == pytest.approx(2 * one[Phase.ACTOR_UPDATE], rel=1e-9)
+    assert one[Phase.CRITIC_UPDATE] < two[Phase.CRITIC_UPDATE] < 2 * one[Phase.CRITIC_UPDATE]
+    for phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF):
+        assert two[phase] == pytest.approx(one[phase], rel=1e-9)
+
+
+@pytest.mark.parametrize("framework,base,epochs", [
+    ("openrlhf", ["--actor.num_gpus_per_node", "4", "--critic.num_gpus_per_node", "4", "--ref.num_gpus_per_node", "4",
+                  "--vllm.num_engines", "2", "--vllm.tensor_parallel_size", "2", "--critic.model_name_or_path",
+                  "Qwen/Qwen2.5-1.5B", "--algo.advantage.estimator", "gae", "--rollout.batch_size", "128",
+                  "--train.batch_size", "64", "--train.micro_batch_size", "4"], ["--train.max_epochs", "2"]),
+    # the releases before 0.10.2 spell it --max_epochs
+    ("openrlhf==0.8.11", ["--actor_num_gpus_per_node", "4", "--critic_num_gpus_per_node", "4",
+                          "--ref_num_gpus_per_node", "4", "--vllm_num_engines", "2", "--vllm_tensor_parallel_size", "2",
+                          "--critic_pretrain", "Qwen/Qwen2.5-1.5B", "--rollout_batch_size", "128",
+                          "--train_batch_size", "64", "--micro_train_batch_size", "4"], ["--max_epochs", "2"]),
+])
+def test_openrlhf_max_epochs_repeat_both_updates(framework, base, epochs):
+    """OpenRLHF's actor and critic each pass ``max_epochs`` times over the replay buffer, an optimizer step per
+    train batch (0.11.2 trainer/ray/ppo_actor.py ActorPPOTrainer.ppo_train, ppo_critic.py CriticPPOTrainer.ppo_train;
+    the same loop in every release we follow)."""
+    from rlbatch_solver.costmodel.phase import Phase
+
+    one = _phase_seconds(framework, base, gpus=None)
+    two = _phase_seconds(framework, base + epochs, gpus=None)
+    assert two[Phase.ACTOR_UPDATE] == pytest.approx(2 * one[Phase.ACTOR_UPDATE], rel=1e-9)
+    assert one[Phase.CRITIC_UPDATE] < two[Phase.CRITIC_UPDATE] <= 2 * one[Phase.CRITIC_UPDATE]
+    for phase in (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF):
+        assert two[phase] == pytest.approx(one[phase], rel=1e-9)
+
+
+def test_openrlhf_max_epochs_below_one_is_an_input_error():
+    from rlbatch_solver.errors import InputError
+
+    with pytest.raises(InputError, match="train.max_epochs"):
+        _phase_seconds("openrlhf", ["--train.max_epochs", "0"], gpus=8)

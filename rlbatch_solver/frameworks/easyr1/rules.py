@@ -43,6 +43,9 @@ ROWS = [
     ("max_response_length", "data.max_response_length", "int", 512, False, "longest response, tokens"),
     ("n", "worker.rollout.n", "int", 1, False, "responses per prompt"),
     ("actor_mini", "worker.actor.global_batch_size", "int", 256, False, "prompts per actor update (verl's ppo_mini_batch_size)"),
+    # passes of the update over the step's batch, each over all its mini batches with an optimizer step each
+    # (v0.3.2 verl/workers/actor/dp_actor.py DataParallelPPOActor.update_policy: for _ in range(ppo_epochs))
+    ("actor_epochs", "worker.actor.ppo_epochs", "int", 1, False, "passes of the actor update over the step's batch"),
     ("actor_micro_per_gpu", "worker.actor.micro_batch_size_per_device_for_update", "int", 4, False, "samples per forward/backward per GPU"),
     ("logprob_micro_per_gpu", "worker.actor.micro_batch_size_per_device_for_experience", "int", 16, False, "samples per log-prob forward per GPU (the reference's too)"),
     ("actor_dyn", "worker.actor.dynamic_batching", "bool", True, False, "micro batches by tokens: micro size x longest sample"),
@@ -62,6 +65,8 @@ ROWS = [
     ("max_num_batched_tokens", "worker.rollout.max_num_batched_tokens", "int", 8192, False, "vLLM prefill token budget"),
     ("max_model_len", "worker.rollout.max_model_len", "int", None, True, "vLLM context length (unset: prompt + response)"),
     ("critic_mini", "worker.critic.global_batch_size", "int", 256, False, "prompts per critic update"),
+    # its own key, not the actor's (v0.3.2 verl/workers/critic/dp_critic.py DataParallelPPOCritic.update_critic)
+    ("critic_epochs", "worker.critic.ppo_epochs", "int", 1, False, "passes of the critic update over the step's batch"),
     ("critic_micro_per_gpu", "worker.critic.micro_batch_size_per_device_for_update", "int", 4, False, "critic samples per forward/backward per GPU"),
     ("critic_exp_micro", "worker.critic.micro_batch_size_per_device_for_experience", "int", 16, False, "critic samples per value forward per GPU"),
     ("critic_sp", "worker.critic.ulysses_size", "int", 1, False, "critic Ulysses size"),

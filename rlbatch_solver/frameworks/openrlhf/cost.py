@@ -75,9 +75,10 @@ TIME_INPUTS = {
     Phase.REF: _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
                  "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     # adam_offload: ZeRO-Offload copies each micro batch's gradients to the CPU and back (time._deepspeed_micro_grads)
-    Phase.ACTOR_UPDATE: _T + _TRAIN + ["train_batch_size", "adam_offload"],
+    # max_epochs: the update passes over the replay buffer that many times (framework.py _max_epochs)
+    Phase.ACTOR_UPDATE: _T + _TRAIN + ["train_batch_size", "adam_offload", "max_epochs"],
     Phase.CRITIC_UPDATE: _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node",
-                                        "adam_offload"],
+                                        "adam_offload", "max_epochs"],
     Phase.WEIGHT_SYNC: _T + ["colocate_all", "async_train", "vllm_tp", "vllm_num_engines", "hf_generate"],
     Phase.OFFLOAD: _T + ["adam_offload", "need_critic"],
 }
@@ -159,6 +160,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         response_len=resp,
         samples_per_step=samples,
         mini_batches=max(1, samples // max(1, train)),
+        update_epochs=max(1, int(v.get("max_epochs") or 1)),
         train_micro=int(v.get("micro_train_batch_size") or 1),
         train_token_budget=int(v["train_max_tokens"]) if dyn else None,
         logprob_micro=int(v.get("micro_rollout_batch_size") or 1),

@@ -587,6 +587,8 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             # how the release's save_model gathers the model (--save_hf_ckpt repeats that save at each checkpoint:
             # the same bytes)
             "save_steps": _save_steps(flat), "save_clones_every_rank": release.save_clones_every_rank,
+            # the passes of each update over the replay buffer (_max_epochs)
+            "max_epochs": _max_epochs(flat),
             # --deepspeed_enable_sleep also offloads the 16-bit gradient partitions on DeepSpeed 0.16.5 and later
             # (utils/deepspeed/deepspeed_utils.py offload_deepspeed_states, 0.7.5: OffloadStateTypeEnum.lp_grads)
             "ds_sleep_lp_grads": release_numbers(release.deepspeed) >= (0, 16, 5),
@@ -649,12 +651,27 @@ def _flag(flat: Mapping[str, Any], old: str, new: str, default: Any) -> Any:
     return default
 
 
+def _whole_flag(flat: Mapping[str, Any], old: str, new: str, default: int) -> tuple[str, int]:
+    """A whole-number flag under its old or its dotted name, and the name it was given as."""
+    raw = _flag(flat, old, new, default)
+    key = new if new in flat or f"--{new}" in flat else old
+    return key, whole_number(key, raw, f"--{key}")
+
+
 def _save_steps(flat: Mapping[str, Any]) -> int:
     """--save_steps (--ckpt.save_steps from 0.10.2): the steps between DeepSpeed checkpoints; -1, the default, saves
     none (ppo_trainer.py: save_steps = inf)."""
-    raw = _flag(flat, "save_steps", "ckpt.save_steps", -1)
-    key = "ckpt.save_steps" if "ckpt.save_steps" in flat or "--ckpt.save_steps" in flat else "save_steps"
-    return whole_number(key, raw, f"--{key}")
+    return _whole_flag(flat, "save_steps", "ckpt.save_steps", -1)[1]
+
+
+def _max_epochs(flat: Mapping[str, Any]) -> int:
+    """--max_epochs (--train.max_epochs from 0.10.2, default 1): the passes of the actor's and the critic's update
+    over the step's replay buffer, each of its optimizer steps (0.11.2 trainer/ray/ppo_actor.py
+    ActorPPOTrainer.ppo_train and ppo_critic.py CriticPPOTrainer.ppo_train: for epoch in range(self.max_epochs))."""
+    key, epochs = _whole_flag(flat, "max_epochs", "train.max_epochs", 1)
+    if epochs < 1:
+        raise InputError(key, f"{epochs} must be at least 1 (no update would run).", f"set --{key} to 1 or more.")
+    return epochs
 
 
 class OpenRLHFFramework(Framework):

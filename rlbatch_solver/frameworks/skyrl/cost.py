@@ -4,6 +4,7 @@ SkyRL's FSDP workers train, score and generate as verl's do (a ZeRO-3 sharded po
 step is priced as verl prices it once the verl variables SkyRL does not have are filled in: from SkyRL's own keys
 where SkyRL derives them (``FILLS``), or at the value SkyRL always runs (``FIXED``). Sources, at skyrl-train 0.3.1:
 
+* one ``trainer.update_epochs_per_batch`` gives the passes of both updates (verl's actor and critic ppo_epochs);
 * one micro train size serves the policy and the critic, one forward size the policy, the reference and the critic's
   values (``trainer.micro_train_batch_size_per_gpu`` / ``micro_forward_batch_size_per_gpu``); no dynamic batching,
   so the critic's token budget (verl's critic always packs by tokens) is micro x longest sample;
@@ -67,6 +68,9 @@ FILLS: dict[str, Fill] = {
     "ref_micro_per_gpu": _same("logprob_micro_per_gpu"),
     "critic_micro_per_gpu": _same("actor_micro_per_gpu"),
     "critic_grad_ckpt": _same("grad_ckpt"),
+    # one key for both updates (workers/worker.py PolicyWorkerBase.ppo_train, CriticWorkerBase.ppo_train)
+    "actor_epochs": _same("update_epochs"),
+    "critic_epochs": _same("update_epochs"),
     "critic_max_tokens": _budget("actor_micro_per_gpu"),
     "param_offload": _offload("actor_cpu_offload"),
     "optimizer_offload": _offload("actor_cpu_offload", "offload_after_step"),

@@ -50,6 +50,10 @@ ROWS = [
     ("train_batch_size", "trainer.train_batch_size", "int", 1024, False, "prompts per step"),
     ("actor_mini", "trainer.policy_mini_batch_size", "int", 256, False, "prompts per policy update (verl's ppo_mini_batch_size)"),
     ("critic_mini", "trainer.critic_mini_batch_size", "int", 256, False, "prompts per critic update"),
+    # passes over the step's batch, each over all its mini batches with an optimizer step each, the policy's and the
+    # critic's (skyrl_train/workers/worker.py PolicyWorkerBase.ppo_train and CriticWorkerBase.ppo_train: for epoch in
+    # range(update_epochs_per_batch))
+    ("update_epochs", "trainer.update_epochs_per_batch", "int", 1, False, "passes of the policy and critic updates over the step's batch"),
     ("actor_micro_per_gpu", "trainer.micro_train_batch_size_per_gpu", "int", 1, False, "samples per forward/backward per GPU (policy and critic)"),
     ("logprob_micro_per_gpu", "trainer.micro_forward_batch_size_per_gpu", "int", 1, False, "samples per log-prob/value forward per GPU"),
     ("n", "generator.n_samples_per_prompt", "int", 5, False, "responses per prompt"),
