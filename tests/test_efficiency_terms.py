@@ -389,3 +389,35 @@ def test_an_eager_vllm_qwen3_layer_adds_its_query_and_key_norms():
     assert not qwen2.model.qk_norm
     q2 = model_consts(qwen2.model)
     assert T.eager_host_seconds(qwen2, q2) == pytest.approx(q2.layers * C.EAGER_LAUNCH_S_PER_LAYER)
+
+
+def test_vllm_fused_moe_pads_each_experts_tokens_to_its_row_block(monkeypatch):
+    """vLLM's fused MoE kernel runs each expert's tokens in blocks of rows (moe_align_block_size pads every expert's
+    list to a multiple): Qwen3-30B-A3B (128 experts, top-8) at 839 tokens gives an expert 52.4 on average, a 64-row
+    block, so 1.28x the routed FLOPs; at 256 tokens (16 an expert) the 16-row block. The padded FLOPs make an H20's
+    compute-bound decode step slower and leave an HBM-bound H100 step as it was; a dense model and SGLang pay none."""
+    from test_costmodel import make_plan
+
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.costmodel.memory import model_consts
+
+    h20 = make_plan("qwen3-30b-a3b", load_gpu("h20"), n_gpus=4, rollout_tp=4)
+    mc = model_consts(h20.model)
+    assert T.moe_block_padding(mc, 839) == pytest.approx(1.283, abs=0.002)
+    lam = 256 * 8 / 128  # 16 tokens an expert: the 16-row block, padded where an expert gets more than 16
+    assert T.moe_block_padding(mc, 256) == pytest.approx(
+        sum(math.exp(-lam) * lam ** k / math.factorial(k) * math.ceil(k / 16) for k in range(120)) * 16 / lam)
+    assert T.moe_block_padding(mc, 1e6) == pytest.approx(1.0 + 127 / 2 / (1e6 * 8 / 128))
+    dense = model_consts(make_plan("qwen2.5-7b", load_gpu("h20"), n_gpus=4, rollout_tp=4).model)
+    assert T.moe_block_padding(dense, 839) == 1.0
+
+    def step(plan, batch):
+        return T.decode_step_seconds(plan, mc, batch, 903.0, 1.0)
+
+    h100 = h20.replace(gpu=load_gpu("h100"))
+    padded = (step(h20, 839), step(h100, 839), step(h20.replace(engine="sglang"), 839))
+    monkeypatch.setattr(T, "moe_block_padding", lambda mc, batch: 1.0)
+    unpadded = (step(h20, 839), step(h100, 839), step(h20.replace(engine="sglang"), 839))
+    routed = 2.0 * mc.routed_expert_params * mc.expert_hit_fraction * 839 * (1.283 - 1.0)
+    assert padded[0] - unpadded[0] == pytest.approx(routed / (4 * 148e12 * C.MFU_DECODE), rel=0.01)
+    assert padded[1:] == pytest.approx(unpadded[1:])  # the H100 step reads HBM longer than it computes

@@ -546,6 +546,16 @@ VLLM_QK_NORM_HOST_OPS = 2 * 8
 # jit", April 2024: 49 -> 18 us on the benchmark of triton-lang/triton#3619; 108 us before #3638), in every Triton
 # since 3.0 (vLLM 0.8.5 runs torch 2.6's Triton 3.2).
 TRITON_LAUNCH_S = 18e-6
+# vLLM's fused MoE kernel multiplies each expert's tokens in blocks of BLOCK_SIZE_M rows: moe_align_block_size
+# (vLLM 0.8.5 model_executor/layers/fused_moe/moe_align_block_size.py) pads every expert's token list to a multiple
+# of the block, and fused_moe_kernel runs its tensor-core tiles over the padded rows (masked loads; fused_moe.py).
+# The block is the tuned table's for the batch (fused_moe.py try_get_optimal_moe_config; configs/E=*.json): in the
+# bf16 tables the release ships, the tuner's block is at or above the mean tokens an expert gets (128 experts, top-8:
+# 16-32 rows at M = 256, 16 an expert; 64 at 512, 32 an expert; 64-128 at 1024, 64 an expert; Mixtral's 8 experts,
+# top-2: 32 at 64, 16 an expert), so priced as the smallest of the sizes it tunes (16, 32, 64, 128) at or above it.
+VLLM_MOE_BLOCK_SIZES = (16, 32, 64, 128)
+# Above this mean the Poisson sum's first term underflows a float: padding taken as half a block an expert.
+POISSON_EXACT_MAX_MEAN = 500.0
 # Each of a TP engine's two all-reduces per layer dispatches, in vLLM 0.8.5 eager, the vllm.all_reduce custom op
 # (distributed/parallel_state.py GroupCoordinator.all_reduce), the out-of-place output buffer and the NCCL call
 # through ctypes (device_communicators/pynccl.py PyNcclCommunicator.all_reduce; verl passes

@@ -10,6 +10,7 @@ compute-bound passes are FLOPs / (GPUs * peak * MFU), decode is HBM-bound; see
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -422,6 +423,8 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
                   + batch * mc.vocab * C.DECODE_SAMPLER_BYTES_PER_LOGIT)
     t_mem = bytes_read / (float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * plan.efficiency.hbm_decode)
     flops = 2.0 * mc.active * batch + mc.attn_flops_coeff * batch * ctx
+    if plan.engine == "vllm" and mc.routed_expert_params:
+        flops += 2.0 * mc.routed_expert_params * mc.expert_hit_fraction * batch * (moe_block_padding(mc, batch) - 1.0)
     t_cmp = flops / (tp * _peak(plan) * C.MFU_DECODE)
     t = max(t_mem, t_cmp) + decode_host_seconds(plan, batch)
     if tp > 1:
@@ -432,6 +435,30 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
         # captured graph)
         t += eager_host_seconds(plan, mc)
     return t
+
+
+def moe_block_padding(mc: ModelConsts, batch: float) -> float:
+    """Routed-expert FLOPs vLLM's fused MoE kernel runs over the FLOPs of the routed tokens alone, for ``batch``
+    tokens: each expert's tokens (Poisson with mean batch x top-k / experts) padded to a multiple of the kernel's
+    row block, the smallest of constants.VLLM_MOE_BLOCK_SIZES at or above that mean."""
+    experts = max(1, round(mc.moe_topk / mc.expert_hit_fraction)) if mc.moe_topk else 1
+    return _moe_block_padding(max(1, int(round(batch))), mc.moe_topk, experts)
+
+
+@functools.lru_cache(maxsize=4096)
+def _moe_block_padding(batch: int, topk: int, experts: int) -> float:
+    if not topk:
+        return 1.0
+    lam = batch * topk / experts
+    block = next((b for b in C.VLLM_MOE_BLOCK_SIZES if b >= lam), C.VLLM_MOE_BLOCK_SIZES[-1])
+    if lam > C.POISSON_EXACT_MAX_MEAN:  # exp(-lam) underflows: about half a block of padding an expert
+        return 1.0 + (block - 1) / 2.0 / lam
+    p, k, blocks = math.exp(-lam), 0, 0.0  # E[ceil(X / block)] for X ~ Poisson(lam)
+    while k <= lam + 12.0 * math.sqrt(lam) + block:
+        blocks += p * math.ceil(k / block)
+        k += 1
+        p *= lam / k
+    return max(1.0, blocks * block / lam)
 
 
 def eager_host_seconds(plan: Plan, mc: ModelConsts) -> float:
