@@ -193,3 +193,17 @@ def test_the_switch_search_has_its_own_budget_after_the_listing_and_a_cut_short_
     assert ("with, for one, --set dtype=bfloat16 a config fits (found within the time limit, not proven the fewest"
             in no_fit_helps(report)[0]), no_fit_helps(report)
     assert _enumerate_json(report, None)[-1]["switches_fit_fewest"] is False
+
+
+def test_with_memory_a_listing_empty_for_a_rules_sake_names_the_rule_not_memory():
+    """--set values that break a rule on their own (Unsloth's load_in_16bit beside the default load_in_4bit): with
+    --gpu/--model the listing said every phase fits alone and asked for more GPUs; it names the rule, as without."""
+    flags = ["enumerate", "-f", "unsloth", "--gpus", "1", "--set", "load_in_16bit=true"]
+    with_memory = run(*flags, "--gpu", "rtx4090", "--model", "qwen2.5-1.5b")
+    assert with_memory.returncode == 1, with_memory.stdout + with_memory.stderr
+    assert "unsloth.load.one_precision" in with_memory.stdout, with_memory.stdout
+    assert "more GPUs" not in with_memory.stdout and "each phase fits alone" not in with_memory.stdout
+    rules_only = run(*flags)
+    assert rules_only.returncode == 1 and "unsloth.load.one_precision" in rules_only.stdout
+    lines = [json.loads(x) for x in run(*flags, "--gpu", "rtx4090", "--model", "qwen2.5-1.5b", "--json").stdout.splitlines()]
+    assert lines[-1]["conflict"] == ["unsloth.load.one_precision"], lines[-1]
