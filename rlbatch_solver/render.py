@@ -1012,8 +1012,8 @@ def no_fit_helps(report: RecommendReport | EnumerateReport) -> list[str]:
                 helps.append(f"{what} ({' '.join(f'--set {kv}' for kv in pairs.split())})")
         return helps
     if report.conflict is not None and report.conflict.rules and getattr(report, "start", None) is not None:
-        return ["`rlbatch fix` on your script, which finds the nearest valid config (recommend --from keeps your "
-                "batch per step, which these rules refuse)"]
+        return ["`rlbatch fix` on your script, which finds the nearest valid config (recommend --from keeps the "
+                "values of your script these rules read, listed above, and these rules refuse them)"]
     if report.conflict is not None and report.conflict.rules:
         return ["a different value of one of the keys these rules read (above), or --gpus if a rule counts GPUs"]
     return []
