@@ -595,6 +595,64 @@ def test_a_pre_quantized_repo_is_looked_up_as_the_model_it_stores(name, base, bi
     assert get_framework("trl").catalog_model_name(name) == name
 
 
+def test_a_bf16_repo_is_looked_up_as_its_model_and_not_called_pre_quantized():
+    """unsloth/Qwen3-8B-bf16 is Qwen3-8B in 16 bits: the catalog finds qwen3-8b, the price is a 16-bit load (not a
+    pre-quantized one), and check's note on the model says the repo stores it without calling it pre-quantized."""
+    from rlbatch_solver.frameworks.trl.unsloth import quantized_repo
+
+    assert FW.catalog_model_name("unsloth/Qwen3-8B-bf16") == "unsloth/Qwen3-8B"
+    assert quantized_repo("unsloth/Qwen3-8B-bf16") == ("unsloth/Qwen3-8B-bf16", None)
+    assert get_framework("trl").catalog_model_name("unsloth/Qwen3-8B-bf16") == "unsloth/Qwen3-8B-bf16"
+    v = FW.to_values({"model_name": "unsloth/Qwen3-8B-bf16"}, gpus=1, model=None)
+    assert v["load_bits"] == 16 and not v["prequantized"]
+    out = run("check", "--framework", "unsloth", "--", "--model_name", "unsloth/Qwen3-8B-bf16", "--fast_inference",
+              "true")
+    said = out.stdout + out.stderr
+    assert out.returncode == 0, said
+    assert "catalog card qwen3-8b, the model the repo unsloth/Qwen3-8B-bf16 stores" in said, said
+    assert "pre-quantized repo unsloth/Qwen3-8B-bf16" not in said and "not in the catalog" not in said
+
+
+@pytest.mark.parametrize("flags, said", [
+    ({}, "load_in_4bit (True by default)"), ({"load_in_4bit": True}, "load_in_4bit off"),
+    ({"load_in_4bit": False, "load_in_8bit": True}, "load_in_8bit off"),
+    ({"load_in_4bit": False, "load_in_fp8": True}, "load_in_fp8 off"),
+    # nothing quantized asked, or 16 bits asked: Unsloth prints nothing, nor do we
+    ({"load_in_4bit": False}, None), ({"load_in_4bit": False, "load_in_16bit": True}, None),
+    # full finetuning trains in 16 bits whatever the name
+    ({"full_finetuning": True, "load_in_4bit": False}, None),
+])
+def test_a_bf16_repo_says_why_it_is_priced_16_bit(flags, said):
+    """Unsloth 2026.10.9 loader.py: a '-bf16' hub repo loads in 16 bits and prints that 4bit/8bit/fp8 loading is
+    disabled; the answer's weights went from 4-bit to 16-bit with no word on why."""
+    flat = {**flags, "model_name": "unsloth/Qwen3-8B-bf16", "fast_inference": True}
+    priced = [n for n in FW.config_notes(flat) if "'-bf16' repo" in n]
+    unpriced = [n for n in FW.config_notes(flat, priced=False) if "'-bf16' repo" in n]
+    if said is None:
+        assert priced == unpriced == [], priced
+        return
+    assert len(priced) == 1 and said in priced[0] and "are priced at 2 bytes" in priced[0], priced
+    assert len(unpriced) == 1 and "would be priced at 2 bytes" in unpriced[0], unpriced
+    # another name's same flags: no such note
+    assert not [n for n in FW.config_notes({**flat, "model_name": "unsloth/Qwen3-8B"}) if "'-bf16' repo" in n]
+
+
+def test_a_bf16_repo_under_load_in_8bit_is_priced_16_bit_and_checked_as_8_bit():
+    """FastLanguageModel hands load_in_8bit to FastModel.from_pretrained, which checks the flags first (8-bit beside
+    the default 4-bit stops it) and then loads a '-bf16' repo in 16 bits (loader.py 2026.10.9): the rule reads the
+    flags as given, the price the 16-bit load."""
+    flat = {"model_name": "unsloth/Qwen3-8B-bf16", "load_in_8bit": True, "load_in_4bit": False, "fast_inference": True}
+    v = FW.to_values(flat, gpus=1, model=None)
+    assert v["load_in_8bit"] and not v["load_in_16bit"] and v["load_bits"] == 16
+    assert v["load_bits"] != FW.to_values({**flat, "model_name": "unsloth/Qwen3-8B"}, gpus=1, model=None)["load_bits"]
+    both = FW.to_values({**flat, "load_in_4bit": True}, gpus=1, model=None)
+    assert PRECISION_RULE in {e.rule for e in FW.ruleset.check(both).errors}
+    gib = {n: _terms(FW, _values(FW, {**flat, "model_name": n}))["training"]
+           for n in ("unsloth/Qwen3-8B-bf16", "unsloth/Qwen3-8B")}
+    # the 16-bit decoder weights cost a byte more each than 8-bit ones
+    assert gib["unsloth/Qwen3-8B-bf16"] > gib["unsloth/Qwen3-8B"] + 5, gib
+
+
 @pytest.mark.parametrize("name,stored", [("unsloth/Qwen3-8B-FP8", True), ("unsloth/Qwen3-8B", False)])
 def test_the_fp8_note_asks_for_an_h100_only_where_the_base_is_quantized_while_loading(name, stored):
     """A pre-quantized '-FP8' repo loads as it is (loader_utils.py _fp8_load_as_is: an already quantized config

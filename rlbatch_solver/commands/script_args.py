@@ -94,7 +94,7 @@ def script_framework(framework: str | None, runs: str, path: str) -> str | None:
 
 def script_model(name: str, notes: list[str], where: str = "the script", framework: str | None = None) -> str | None:
     """The catalog card of the model a script names, looked up by the name ``framework`` reads it as
-    (``Framework.catalog_model_name``: Unsloth's pre-quantized repos as the model they store), or None (each said in
+    (``Framework.catalog_model_name``: Unsloth's pre-quantized and '-bf16' repos as the model they store), or None (each said in
     ``notes``)."""
     from ..catalog.models import load_model, nearest_models
     from ..frameworks import get_framework
@@ -102,7 +102,7 @@ def script_model(name: str, notes: list[str], where: str = "the script", framewo
     looked_up = get_framework(framework).catalog_model_name(name) if framework else name
     try:
         model = load_model(looked_up).name
-        stored = f", the model of the pre-quantized repo {name}" if looked_up != name else ""
+        stored = f", the model the repo {name} stores" if looked_up != name else ""
         notes.append(f"model from {where}: {name} (catalog card {model}{stored})")
         return model
     except InputError:

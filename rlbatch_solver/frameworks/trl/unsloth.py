@@ -138,6 +138,17 @@ def quantized_repo(name: Any) -> tuple[str, Any]:
     return (text[:at], FP8) if at > max(0, lower.rfind("/")) else (text, None)
 
 
+# the end that marks a 16-bit hub repo: Unsloth 2026.10.9 loader.py FastLanguageModel.from_pretrained and
+# FastModel.from_pretrained load a name ending "-bf16" (not a local folder) in 16 bits, load_in_4bit/8bit/fp8 off,
+# and print "`...` is a 16bit (-bf16) checkpoint, so 4bit/8bit/fp8 loading is disabled"
+BF16_END = "-bf16"
+
+
+def sixteen_bit_repo(name: Any) -> bool:
+    """Whether ``model_name`` names a '-bf16' repo (``BF16_END``), which Unsloth loads in 16 bits."""
+    return str(name or "").strip().lower().endswith(BF16_END)
+
+
 def prequantized(name: Any, bits: Any) -> bool:
     """Whether the repo ``model_name`` names stores the base already quantized as ``bits`` loads it
     (``quantized_repo``): the names of unsloth/models/mapper.py's ``__INT_TO_FLOAT_MAPPER`` keys and "8" entries,
@@ -181,7 +192,7 @@ def precision_flags(args: Mapping[str, Any], name: Any) -> dict[str, bool]:
     fp8, full = fp8_flag(args["load_in_fp8"]), flag_bool("full_finetuning", args["full_finetuning"])
     if full and (four or eight):
         four = eight = sixteen = fp8 = False
-    elif not (full or eight) and str(name or "").strip().lower().endswith("-bf16"):
+    elif not (full or eight) and sixteen_bit_repo(name):
         four, sixteen, fp8 = False, True, False
     return {"load_in_4bit": four, "load_in_8bit": eight, "load_in_16bit": sixteen, "load_in_fp8": fp8,
             "full_finetuning": full}
@@ -192,8 +203,11 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
     rest = {k: v for k, v in _flat(flat).items() if k not in MODEL_ARGS and k not in IGNORED_ARGS and k != STANDBY}
     args = {**MODEL_ARGS, **{k: v for k, v in _flat(flat).items() if k in MODEL_ARGS}}
     full = flag_bool("full_finetuning", args["full_finetuning"])
-    flags = precision_flags(args, _flat(flat).get("model_name"))
-    if flags["load_in_16bit"] or full:
+    name = _flat(flat).get("model_name")
+    flags = precision_flags(args, name)
+    # a '-bf16' repo loads in 16 bits under load_in_8bit too: FastModel.from_pretrained's own '-bf16' block runs after
+    # its flags' check, which the rule reads from ``flags`` (loader.py 2026.10.9)
+    if flags["load_in_16bit"] or full or sixteen_bit_repo(name):
         bits = 16
     elif flags["load_in_8bit"]:
         bits = 8  # FastModel's bitsandbytes 8-bit load, whatever load_in_fp8 says (loader.py drops a mapped fp8)
@@ -230,7 +244,7 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
     # TRL's own colocated engine, with a copy of its own)
     cost: dict[str, Value] = {"load_bits": 16 if bits == FP8 else bits, "load_fp8": bits == FP8,
                               "ckpt_offload": offload, "vllm_shared": shared,
-                              "prequantized": prequantized(_flat(flat).get("model_name"), bits),
+                              "prequantized": prequantized(name, bits),
                               "max_seq_length": _length("max_seq_length", args["max_seq_length"]), **flags}
     prompt = _flat(flat).get("max_prompt_length")
     if prompt not in (None, "", "None", "none"):
@@ -290,6 +304,27 @@ def fp8_notes(flat: Mapping[str, Any], fp8: bool, priced: bool = True) -> list[s
     return out
 
 
+def bf16_notes(flat: Mapping[str, Any], priced: bool = True) -> list[str]:
+    """What a '-bf16' repo does to the quantized loads the config asks for: Unsloth 2026.10.9 loader.py
+    (FastLanguageModel.from_pretrained, and FastModel.from_pretrained where load_in_8bit sends the load) turns
+    load_in_4bit, load_in_8bit and load_in_fp8 off and loads the repo in 16 bits, with a printed line, where none of
+    them is load_in_16bit's own choice. Full finetuning trains in 16 bits anyway (fp8_notes and the rule say so)."""
+    name = flat.get("model_name")
+    if not sixteen_bit_repo(name) or flag_bool("full_finetuning", flat.get("full_finetuning", False)):
+        return []
+    args = {k: flat.get(k, MODEL_ARGS[k]) for k in ("load_in_4bit", "load_in_8bit", "load_in_16bit")}
+    asked = [k + (" (True by default)" if k == "load_in_4bit" and k not in flat else "")
+             for k in ("load_in_4bit", "load_in_8bit") if flag_bool(k, args[k])]
+    if fp8_flag(flat.get("load_in_fp8", False)):
+        asked.append("load_in_fp8")
+    if not asked or flag_bool("load_in_16bit", args["load_in_16bit"]):
+        return []
+    return [f"{name} is a 16-bit checkpoint (a '-bf16' repo): Unsloth turns {', '.join(asked)} off and loads it in "
+            "16 bits, '4bit/8bit/fp8 loading is disabled' (loader.py FastLanguageModel.from_pretrained; "
+            f"FastModel.from_pretrained under load_in_8bit); its weights {priced_words(priced, plural=True)} at 2 "
+            "bytes each. A 4-bit base: name the model's '-bnb-4bit' repo"]
+
+
 def _length(key: str, raw: Any) -> int:
     """A token count of at least 1."""
     length = whole_number(key, raw, key)
@@ -320,9 +355,12 @@ class UnslothFramework(TrlFramework):
 
     def catalog_model_name(self, name: str) -> str:
         """A pre-quantized repo (unsloth/Qwen3-8B-FP8, unsloth/Qwen3-8B-bnb-4bit) is looked up as the model it
-        stores (``quantized_repo``): its architecture is that model's; the repo's name still decides the load's price
-        (``prequantized``)."""
-        return quantized_repo(name)[0]
+        stores (``quantized_repo``), a '-bf16' one (unsloth/Qwen3-8B-bf16) as the model it is: its architecture is
+        that model's; the repo's name still decides the load's price (``prequantized``, ``sixteen_bit_repo``)."""
+        stored = quantized_repo(name)[0]
+        # a '-bf16' repo (unsloth/Qwen3-8B-bf16) is the model itself in 16 bits: looked up without its end, priced as
+        # a 16-bit load (``sixteen_bit_repo``), not as a pre-quantized one
+        return stored[:-len(BF16_END)] if sixteen_bit_repo(stored) else stored
 
     example_inputs = ()
     example_inputs_source = "your script's own (Unsloth's notebooks pass a dataset and reward functions to GRPOTrainer)"
@@ -485,6 +523,7 @@ class UnslothFramework(TrlFramework):
         elif trl.get("vllm_enable_sleep_mode"):
             notes.append(f"{STANDBY}=1: the vLLM engine releases its KV cache while the trainer runs")
         notes += fp8_notes(_flat(flat), bool(cost["load_fp8"]), priced)
+        notes += bf16_notes(_flat(flat), priced)
         return notes + self._default_notes(flat, cost, priced)
 
     @staticmethod
