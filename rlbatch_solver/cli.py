@@ -331,8 +331,9 @@ def _enumerate_json(report: Any, conflict: Any) -> list[dict[str, Any]]:
                   "conflict": conflict.ids if conflict else None, "notes": report.notes,
                   # none fits: what would help, as the text says it (first the fewest of recommend's switches a fit
                   # moves off the defaults this listing holds, as --set pairs: also alone, in switches_fit)
-                  # whether switches_fit is proven the fewest (else the time limit cut that search short)
+                  # whether switches_fit is proven the fewest, and how that search ended (enumerate.SWITCHES_SEARCH)
                   "switches_fit": report.switches_fit, "switches_fit_fewest": report.switches_fit_fewest,
+                  "switches_search": report.switches_search,
                   "helps": no_fit_helps(report) if conflict is None
                   and report.memory_applied and not report.count and report.status == "infeasible" else []})
     return lines

@@ -111,6 +111,7 @@ def test_a_listing_held_at_defaults_names_the_fewest_switch_settings_a_fit_needs
     summary = json.loads(run(*swift, "--json").stdout.strip().splitlines()[-1])
     assert summary["switches_fit"] == ["--set vllm_gpu_memory_utilization=0.4"], summary
     assert summary["switches_fit_fewest"] is True, summary  # proven: the search was not cut short
+    assert summary["switches_search"] == "optimal", summary
     assert "--set vllm_gpu_memory_utilization=0.4 a config fits" in summary["helps"][0], summary
     assert run("recommend", *swift[1:]).returncode == 0
     openrlhf = ["enumerate", "-f", "openrlhf", "--gpu", "h100", "--gpus", "2", "--model", "qwen2.5-14b"]
@@ -193,6 +194,45 @@ def test_the_switch_search_has_its_own_budget_after_the_listing_and_a_cut_short_
     assert ("with, for one, --set dtype=bfloat16 a config fits (found within the time limit, not proven the fewest"
             in no_fit_helps(report)[0]), no_fit_helps(report)
     assert _enumerate_json(report, None)[-1]["switches_fit_fewest"] is False
+    assert report.switches_search == _enumerate_json(report, None)[-1]["switches_search"] == "cut_short"
+
+
+def test_the_json_says_how_the_switch_search_ended(monkeypatch):
+    """switches_fit_fewest was False where nothing was searched and where the search ran out of time with nothing,
+    True where it proved that no setting fits: switches_search says which, switches_fit_fewest only 'proven the
+    fewest'."""
+    from rlbatch_solver.cli import _enumerate_json
+    from rlbatch_solver.commands.enumerate import SWITCHES_SEARCH
+    from rlbatch_solver.commands.enumerate import enumerate as listing
+    from rlbatch_solver.frameworks import get_framework
+    from rlbatch_solver.solver import repair
+
+    def ended(report) -> tuple:
+        summary = _enumerate_json(report, None)[-1]
+        assert summary["switches_search"] == report.switches_search in SWITCHES_SEARCH, summary
+        return summary["switches_search"], summary["switches_fit"], summary["switches_fit_fewest"]
+
+    small = Scenario(framework="trl", gpu="rtx4090", gpus=1, model="qwen2.5-1.5b")
+    # none fits at fp32 weights; the search proves one switch enough
+    assert ended(listing(small, time_limit_s=10.0)) == ("optimal", ["--set dtype=bfloat16"], True)
+    # configs fit: nothing searched
+    fits = listing(Scenario(framework="trl", gpu="h100", gpus=1, model="qwen2.5-1.5b"), time_limit_s=10.0)
+    assert fits.count and ended(fits) == ("not_run", [], False)
+    # proven that no setting fits, and a search the limit ended before it found one or proved none
+    for status, want in (("infeasible", "proven_none"), ("unknown", "nothing_found")):
+        monkeypatch.setattr(repair, "fewest_moved", lambda *a, status=status, **k: (None, status))
+        report = listing(small, time_limit_s=10.0)
+        assert ended(report) == (want, [], False)
+        assert bool(report.switches_tried) == (want == "proven_none"), report.switches_tried
+    # a framework whose listing holds no switch another setting could move: nothing to search
+    fw = type(get_framework("trl"))
+    plain = fw.space
+    monkeypatch.setattr(fw, "space", lambda self, scenario, card, with_knobs=False: plain(self, scenario, card))
+    assert ended(listing(small, time_limit_s=10.0)) == ("no_switches", [], False)
+    # the README's enumerate JSON description names each
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert all(f"`{key}`" in readme for key in SWITCHES_SEARCH), [k for k in SWITCHES_SEARCH if f"`{k}`" not in readme]
 
 
 def test_with_memory_a_listing_empty_for_a_rules_sake_names_the_rule_not_memory():

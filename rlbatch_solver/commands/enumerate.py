@@ -25,6 +25,18 @@ if TYPE_CHECKING:
     from ..solver.explain import Conflict
 
 
+# how the search for the switches a fit needs (_switches_fit) ended, as the JSON's switches_search says it
+SWITCHES_SEARCH = {
+    "not_run": "not searched: a config fits, memory was not applied, or the listing was cut short before proving "
+               "none fits",
+    "no_switches": "none fits and the listing holds no memory switch at a default that another setting could move",
+    "proven_none": "proven that no setting of the switches fits (switches_fit is empty)",
+    "optimal": "switches_fit moves the fewest switches a fit needs (proven)",
+    "cut_short": "switches_fit fits, found within the time limit, not proven the fewest",
+    "nothing_found": "the time limit cut the search short before it found a setting that fits, or proved none does",
+}
+
+
 @dataclass
 class EnumerateReport:
     framework: str
@@ -48,7 +60,8 @@ class EnumerateReport:
     # under which one does, as native arguments; [] when none does or there are none to search
     switches_fit: list[str] = field(default_factory=list)
     switches_tried: list[str] = field(default_factory=list)  # the variables of those switches (searched for it)
-    switches_fit_fewest: bool = False  # switches_fit proven the fewest (the search was not cut short by the limit)
+    # how that search ended (SWITCHES_SEARCH): switches_fit_fewest is True only where it proved switches_fit the fewest
+    switches_search: str = "not_run"
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)  # rule id -> (least MiB, its line)
     # the node's RAM (--host-mem, or the scenario's host_mem_gib) every listed config's host estimate was held to;
     # None: not checked. ``host_excluded``: the valid configs that fit the GPUs but not the node (left out of the
@@ -60,6 +73,11 @@ class EnumerateReport:
     # what recommend says first of the same scenario: a named release judged by another's rules (swift==3.8.0 by
     # 3.10.3's), then the --set/--search keys suspected misspelt
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def switches_fit_fewest(self) -> bool:
+        """switches_fit is a fit proven to move the fewest switches (the search was not cut short by the limit)."""
+        return self.switches_search == "optimal"
 
     @property
     def count(self) -> int:
@@ -128,19 +146,19 @@ def enumerate(  # noqa: A001 - the public name users expect
 
             after = Deadline(no_fit_search_seconds(time_limit_s))
             report.memory_floor = memory_floor(ruleset, space.domains, terms, after.within(after.share(0.5)))
-            report.switches_tried, report.switches_fit, report.switches_fit_fewest = _switches_fit(
+            report.switches_tried, report.switches_fit, report.switches_search = _switches_fit(
                 fw, scenario, card, spec, space, after)
     return report
 
 
 def _switches_fit(fw: Any, scenario: Scenario, card: Any, spec: Any, space: Any,
-                  deadline: Any) -> tuple[list[str], list[str], bool]:
+                  deadline: Any) -> tuple[list[str], list[str], str]:
     """None of the listing's configs fits: the memory and speed switches ``recommend`` searches (offload, ZeRO stage,
     TRL's weights dtype, the engine's memory share, the sleep level), which the listing holds at the framework's
     defaults, searched for a config that fits moving the fewest of them off their defaults: (the switches' variables
-    searched, the --set pairs of the ones it moves, or [] where none fits either, whether those are proven the fewest);
-    what is left of the command's ``deadline`` bounds it: cut short, it answers a setting that fits (not proven the
-    fewest), or nothing searched where it found none. A listing of "0 configs fit" where
+    searched, the --set pairs of the ones it moves, or [] where none fits either, how the search ended: one of
+    ``SWITCHES_SEARCH``); what is left of the command's ``deadline`` bounds it: cut short, it answers a setting that
+    fits (not proven the fewest), or nothing searched where it found none. A listing of "0 configs fit" where
     recommend answers with one (TRL's fp32 weights by default, ms-swift's 7B without DeepSpeed) says how, by the
     settings a fit needs and no more, for every framework alike."""
     from ..costmodel.tables import build_cost_terms
@@ -149,7 +167,7 @@ def _switches_fit(fw: Any, scenario: Scenario, card: Any, spec: Any, space: Any,
     wide = fw.space(scenario, card, with_knobs=True)
     knobs = {k: v for k, v in wide.domains.items() if space.domains.get(k) != v and k in space.domains}
     if not knobs:
-        return [], [], False
+        return [], [], "no_switches"
     held = {k: space.domains[k][0] for k in knobs}
     # the default stays a choice where recommend's domain leaves it out (ms-swift searches ZeRO 2 and 3 only)
     domains = {**wide.domains, **{k: list(dict.fromkeys([held[k], *v])) for k, v in knobs.items()}}
@@ -157,13 +175,13 @@ def _switches_fit(fw: Any, scenario: Scenario, card: Any, spec: Any, space: Any,
     ruleset = fw.ruleset.extended(wide.extra_rules).extended(terms.rules, terms.derived)
     found, status = fewest_moved(ruleset, domains, held, time_limit_s=deadline.left())
     if found is None:  # proven that none fits, else nothing is known
-        return (list(knobs), [], True) if status == "infeasible" else ([], [], False)
+        return (list(knobs), [], "proven_none") if status == "infeasible" else ([], [], "nothing_found")
     from ..frameworks.overrides import exported_pair
 
     held_args = fw.export({**found, **held}, wide)
     pairs = [exported_pair(a) for a in fw.export(found, wide) if a not in held_args and not a.startswith("(")]
     return list(knobs), [f"--set {key.lstrip('-+')}={'true' if value is None else value}" for key, value in pairs], \
-        status == "optimal"
+        "optimal" if status == "optimal" else "cut_short"
 
 
 def _headroom(ruleset: Any, terms: Any, solution: dict[str, Value], env: dict[str, Any] | None = None
