@@ -10,7 +10,6 @@ documented difference (docs/cost-model.md, "Anchor comparisons").
 from __future__ import annotations
 
 import math
-import time as _time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -533,18 +532,10 @@ def test_a_plan_built_without_init_is_the_plan_init_builds():
         Plan.of(**{k: v for k, v in values.items() if k != "model"})
 
 
-def test_speed_budget():
-    """The solver tables call these thousands of times (target ~50 us each)."""
+def test_phases_are_computed_on_first_access():
+    """The solver tables call the estimates thousands of times and read one phase per call: phases are computed on
+    first access (the cost per call is measured by benchmarks/bench_costmodel_call.py, not here)."""
     plan = make_plan(need_critic=True)
-    estimate_memory(plan), estimate_time(plan)
-    n = 300
-    t0 = _time.perf_counter()
-    for _ in range(n):
-        estimate_memory(plan).peak("actor_update")
-        estimate_time(plan).total  # every phase
-    per_call = (_time.perf_counter() - t0) / n
-    assert per_call < 500e-6  # generous for slow CI machines; ~60 us on a laptop
-    # the tables read one phase per call: phases are computed on first access
     t = estimate_time(plan)
     assert "critic_update" in t.phases and t.phases.get("nope", -1.0) == -1.0
     assert dict(t.phases.items()) == {k: t.phases[k] for k in t.phases}

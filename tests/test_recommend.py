@@ -464,7 +464,9 @@ def test_equally_roomy_configs_come_fastest_first_whatever_the_solvers_threads()
     tied = [c for c in choices if c.objective == choices[0].objective]
     assert len(tied) >= 2 and all(c.proven for c in tied)
     times = [c.step_time_s for c in tied]  # one batch per step (the seed sets it): step time orders time per sample
-    assert times == sorted(times) and times[0] < times[-1]
+    # the order is the solver's whole-microsecond time per sample; the printed step is the float model's: equal to
+    # a thousandth (two configs 8 ms a step apart of 126 s may come either way)
+    assert all(b >= a * (1 - 1e-3) for a, b in zip(times, times[1:])) and times[0] < times[-1], times
     assert rb.recommend(sc, top=1, time_limit_s=20).best.native == choices[0].native
 
 

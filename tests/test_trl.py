@@ -513,7 +513,7 @@ QLORA_7B_ON_A_4090 = dict(framework="trl", gpu="rtx4090", gpus=1, model="qwen2.5
 def test_a_tight_vllm_answer_searches_transformers_generate_too():
     """QLoRA 7B on one RTX 4090: the default search (vLLM only) answered vLLM colocate, tight (KV cache starved:
     the engine's bf16 copy beside the trained 4-bit model) and said no config of the search space had headroom,
-    while use_vllm=false (GRPOConfig's default) is faster and roomy: a tight answer searches that arm too, and
+    while use_vllm=false (GRPOConfig's default) is roomy at a small cost: a tight answer searches that arm too, and
     says so."""
     from rlbatch_solver.scenario import Scenario
 
@@ -524,7 +524,11 @@ def test_a_tight_vllm_answer_searches_transformers_generate_too():
     assert any(n.startswith("use_vllm=false (transformers' generate") and "searched too" in n and "tight" in n
                for n in report.key_notes), report.key_notes
     vllm = rb.recommend(Scenario(**{**QLORA_7B_ON_A_4090, "search": {"use_vllm": ["true"]}}), time_limit_s=20)
-    assert vllm.best.values["use_vllm"] is True and best.step_time_s < vllm.best.step_time_s
+    # the roomy answer costs little against the tight vLLM one (it was faster before the step-time refit of verl's
+    # ppo_epochs; now within a few per cent): a tight config is not returned where a roomy one exists at a small cost
+    assert vllm.best.values["use_vllm"] is True and best.step_time_s < 1.10 * vllm.best.step_time_s, \
+        (best.step_time_s, vllm.best.step_time_s)
+    assert vllm.margin_note.startswith("tight"), vllm.margin_note
 
 
 def test_the_users_use_vllm_stays_and_the_tight_note_names_the_arm_left_out():
