@@ -1,36 +1,16 @@
-"""fix's answer does not depend on the machine's speed or load: the searches that shape the printed repair are
-bounded by work (configs the direct search evaluates, CP-SAT's deterministic time), and seconds only by the
-command's --time-limit, a safety net whose cut says "not proven". Checked as tests/test_recommend_load.py checks
-recommend: the command's clock runs SLOWER times fast and every CP-SAT solve gets its seconds divided by SLOWER,
-while a generous --time-limit still leaves every search its whole work."""
-
-import time
+"""fix's answer does not depend on the machine's speed or load: the CP-SAT search that tries to beat a repair in
+hand is bounded by deterministic time (one worker), and seconds only by the command's --time-limit, a safety net
+whose cut says "not proven". Checked as tests/test_recommend_load.py checks recommend (conftest.slow_machine: the
+command's clock and every CP-SAT solve twenty times faster), under a generous --time-limit."""
 
 import pytest
-from ortools.sat.python import cp_model
-
-import rlbatch_solver.deadline as deadline_module
 from rlbatch_solver.commands.fix import fix
 
-SLOWER = 20.0
 SCRIPT = "tests/data/scripts/verl/run_qwen2-7b.sh"  # verl's published GRPO example: its critic micro batch is unset
 
 
 def answer(report):
     return report.status, report.proven, report.method, report.grid_only, report.native_changes
-
-
-@pytest.fixture
-def slow_machine(monkeypatch):
-    start = time.monotonic()
-    monkeypatch.setattr(deadline_module, "now", lambda: start + (time.monotonic() - start) * SLOWER)
-    real = cp_model.CpSolver.Solve
-
-    def solve(self, *args, **kwargs):
-        self.parameters.max_time_in_seconds = self.parameters.max_time_in_seconds / SLOWER
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(cp_model.CpSolver, "Solve", solve)
 
 
 # the script as published (by rules: one key, the direct search), and with a per-GPU micro batch of 48 beside its
