@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from ..solver.repair import RepairResult
 
 # CP-SAT deterministic time for a search that only tries to beat a repair in hand (the descent's, or the direct
-# search's when its waste costs a key or more): at the default --time-limit (10 s) that search had half a second of
-# two workers, 0.45 units (verl's GRPO example with a micro batch of 48 on H100, tests/test_fix_load.py), and needed
-# 0.94 units (three lazy rounds) to end; a padded answer's search had five times the seconds, so five times the work
+# search's when its waste costs a key or more): at the default --time-limit (10 s) that search had about half a
+# second, 0.45 units (verl's GRPO example with a micro batch of 48 on H100, tests/test_fix_load.py), and needed 0.94
+# units (three lazy rounds) to end; a padded answer's search had five times the share of seconds, so five times the work
 BEAT_WORK = 1.0
 BEAT_WORK_PADDED = 5.0
 
