@@ -6,33 +6,14 @@ fast and every CP-SAT solve gets its seconds divided by SLOWER, so a step bounde
 the bands, 0.4 s a roomier solve, as they were) gets a twentieth of the work it did, while a generous --time-limit
 still leaves every solve its whole search."""
 
-import time
-
 import pytest
-from ortools.sat.python import cp_model
-
-import rlbatch_solver.deadline as deadline_module
 from rlbatch_solver.commands.recommend import recommend
 from rlbatch_solver.scenario import Scenario
 
-SLOWER = 20.0
 
 
 def answer(report):
     return report.status, report.proven, [(c.native, c.objective, c.proven) for c in report.choices]
-
-
-@pytest.fixture
-def slow_machine(monkeypatch):
-    start = time.monotonic()
-    monkeypatch.setattr(deadline_module, "now", lambda: start + (time.monotonic() - start) * SLOWER)
-    real = cp_model.CpSolver.Solve
-
-    def solve(self, *args, **kwargs):
-        self.parameters.max_time_in_seconds = self.parameters.max_time_in_seconds / SLOWER
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(cp_model.CpSolver, "Solve", solve)
 
 
 # OpenRLHF on 8x A100-80GB: the best and a roomier alternative (its capped solve was the one a busy machine lost)

@@ -20,6 +20,13 @@ if TYPE_CHECKING:
     from ..solver.nearest import NearestResult
     from ..solver.repair import RepairResult
 
+# CP-SAT deterministic time for a search that only tries to beat a repair in hand (the descent's, or the direct
+# search's when its waste costs a key or more): at the default --time-limit (10 s) that search had about half a
+# second, 0.45 units (verl's GRPO example with a micro batch of 48 on H100, tests/test_fix_load.py), and needed 0.94
+# units (three lazy rounds) to end; a padded answer's search had five times the share of seconds, so five times the work
+BEAT_WORK = 1.0
+BEAT_WORK_PADDED = 5.0
+
 
 def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str],
                 spec: CostSpec | None, deadline: Deadline, free: Mapping[str, list] | None = None,
@@ -105,11 +112,14 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget; half of
     # what is left when that answer pads beyond the tolerance (its waste costs a key or more: a descent by memory
     # and rules never moves the mini batches that would end it)
+    # what the search beating it may try is counted in CP-SAT's deterministic time (the same at any load: the
+    # answer printed does not depend on the machine's speed), its seconds a safety net
     share = 0.5 if greedy is not None and _beyond_keys(ruleset, values, greedy, policy, refs) else 0.1
     exact = Deadline(min(deadline.left(), max(0.5, share * deadline.left()))) if greedy is not None else deadline
+    work = None if greedy is None else (BEAT_WORK_PADDED if share == 0.5 else BEAT_WORK)
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
                  hint=greedy or near.partial, grows=policy.grows_memory, held=policy.algorithm_batch,
-                 misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)))
+                 misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)), work=work)
     res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
     if not near.wide_complete:  # a two-key repair off the grid was not ruled out in time: nothing is proven
         res.status = {"optimal": "feasible", "infeasible": "unknown"}.get(res.status, res.status)
@@ -158,7 +168,7 @@ def _cheaper_with_more_keys(ruleset: RuleSet, domains: Mapping[str, list[Value]]
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs,
                  deadline=Deadline(deadline.share(0.5)), min_changes=near.max_keys + 1, hint=near.solution,
                  grows=policy.grows_memory, held=policy.algorithm_batch, below=near.cost,
-                 misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)))
+                 misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)), work=BEAT_WORK_PADDED)
     if res.solution is not None:
         res.method, res.evaluated = "cp-sat", near.evaluated
         res.wall_time_s += found.wall_time_s

@@ -158,6 +158,7 @@ def repair(
     held: frozenset[str] = frozenset(),
     below: int | None = None,
     misfit_grows: frozenset[str] | Mapping[str, frozenset[str]] | None = None,
+    work: float | None = None,
 ) -> RepairResult:
     """The valid assignment of ``domains`` closest to ``current`` by ``costs.candidate_cost``.
 
@@ -168,6 +169,9 @@ def repair(
     ``min_changes``: a lower bound on the changed keys already proven (the direct search found
     no smaller repair), which prunes the search. ``deadline`` bounds every solve together. ``below``: only a
     repair cheaper than this is sought (one already found costs that much); "infeasible" then says none is.
+    ``work``: every solve together within this much CP-SAT deterministic time (``settings.new_solver``), for a
+    search that may stop short by design (beating an answer in hand): what it finds is then the same at any load;
+    the deadline stays the safety net, and either cut leaves the repair not proven.
 
     Waste (padding) in the objective makes CP-SAT's bound weak (a solve of seconds became
     minutes on verl's 25 free variables), so it is solved in two steps: the nearest repair that
@@ -238,6 +242,7 @@ def repair(
             stages[1].Add(sum(changed_keys) <= (below - 1 - WASTE_BASE) // CHANGE_WEIGHT)
     best: tuple[int, dict[str, Value], str] | None = None
     wall, statuses = 0.0, []
+    spent = [0.0]  # deterministic time of every solve so far (``work``)
     for i, stage in enumerate(stages):
         if i == 1 and best is not None:
             if min_changes * CHANGE_WEIGHT + WASTE_BASE + WASTE_PER_PERMILLE >= best[0]:
@@ -247,7 +252,7 @@ def repair(
             # ... which changes no more keys than the clean one: stated as a count, it prunes at once
             stage.Add(sum(changed_keys) <= (best[0] - 1 - WASTE_BASE) // CHANGE_WEIGHT)
         solved = _solve_lazily(stage, built, ruleset, lazy_reads, cuts, deadline, on_cut,
-                               grows if misfit_grows is None else misfit_grows)
+                               grows if misfit_grows is None else misfit_grows, work, spent)
         wall += solved.wall_s
         statuses.append(solved.status)
         if solved.solution is not None:
@@ -271,19 +276,26 @@ class LazySolve:
 
 
 def _solve_lazily(model, built, ruleset: RuleSet, lazy_reads: dict[str, list[str]], cuts: list, deadline: Deadline,
-                  on_cut, grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset()) -> LazySolve:
+                  on_cut, grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset(),
+                  work: float | None = None, spent: list[float] | None = None) -> LazySolve:
     """Solve; while a solution breaks a memory rule, exclude that phase's input values and solve again. ``grows``:
-    the keys a cut widens over, or per phase (phase -> keys)."""
+    the keys a cut widens over, or per phase (phase -> keys). ``work``: the deterministic time every solve of the
+    repair may spend together, ``spent[0]`` what they have.
+
+    One worker: with two, which of several equally near repairs a solve returns, and how far a search cut short
+    gets, depended on how the threads ran (the machine's load); with one, the same model gives the same answer."""
+    spent = spent if spent is not None else [0.0]
     for cut, wide in cuts:  # cuts found by an earlier stage hold here too
         _exclude(model, built, cut, wide)
     wall = 0.0
     while True:
-        if deadline.expired():
+        if deadline.expired() or (work is not None and spent[0] >= work):
             return LazySolve("unknown", None, None, wall)
-        solver = new_solver(max(0.01, deadline.left()))
-        solver.parameters.num_workers = 2
+        solver = new_solver(max(0.01, deadline.left()), None if work is None else work - spent[0])
+        solver.parameters.num_workers = 1
         status = solver.Solve(model)
         wall += solver.WallTime()
+        spent[0] += solver.deterministic_time
         text = STATUS_TEXT.get(status, str(status))
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return LazySolve(text, None, None, wall)
