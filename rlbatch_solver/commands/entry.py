@@ -104,21 +104,9 @@ def enumerate_configs(sc_flags: dict[str, Any], *, scenario_file: Optional[str],
     if host_mem is not None:
         sc.host_mem_gib = inputs.host_mem(host_mem)
         sc.validate()
+    # the listing has four fifths of the limit, the conflicting rules of an empty one the rest (enumerate's own)
     report = api.enumerate(sc, limit=limit, time_limit_s=time_limit * 0.8)
-    conflict = None
-    if report.count == 0 and report.status == "infeasible":
-        from ..frameworks import get_framework
-        from ..solver.explain import conflicting_rules
-
-        fw = get_framework(sc.framework)
-        # the rules alone, without memory: with memory, a listing that fits none may be empty for the rules' sake
-        # (fixed values that break one: unsloth --set load_in_16bit=true beside the default load_in_4bit), which the
-        # memory floor and its help would misname
-        conflict = conflicting_rules(fw.ruleset.extended(report.space.extra_rules), report.space.domains,
-                                     time_limit_s=max(0.05, time_limit * 0.2))
-        if report.memory_applied and not conflict.rules:
-            conflict = None  # the rules hold together: memory is what fits none
-    return sc, report, conflict
+    return sc, report, report.conflict
 
 
 def _known_names(gpu: Optional[str], model: Any, extra_gpus: Optional[str]) -> None:

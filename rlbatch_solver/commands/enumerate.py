@@ -134,6 +134,8 @@ def enumerate(  # noqa: A001 - the public name users expect
     native = [fw.export(s, space) for s in solutions]
     report = EnumerateReport(fw.name, fw.version, solutions, native, res.complete, res.status,
                              space.raw_size, res.wall_time_s, space, notes=[*release_notes(fw), *key_notes])
+    if not res.solutions and res.status == "infeasible":
+        report.conflict = _rules_conflict(fw, space, time_limit_s, memory=terms is not None)
     if host is not None:
         report.host_mem_gib = scenario.host_mem_gib
         report.host_excluded, report.host_least, report.host_most = host
@@ -149,6 +151,18 @@ def enumerate(  # noqa: A001 - the public name users expect
             report.switches_tried, report.switches_fit, report.switches_search = _switches_fit(
                 fw, scenario, card, spec, space, after)
     return report
+
+
+def _rules_conflict(fw: Any, space: Any, time_limit_s: float, *, memory: bool) -> Conflict | None:
+    """No config of the space is valid: the conflicting rules of the rules alone, without memory (as recommend's
+    report.conflict). With memory, a listing that fits none may be empty for the rules' sake (fixed values that break
+    one: unsloth --set load_in_16bit=true beside the default load_in_4bit), which the memory floor and its help would
+    misname; where the rules hold together, memory is what fits none: None."""
+    from ..solver.explain import conflicting_rules
+
+    conflict = conflicting_rules(fw.ruleset.extended(space.extra_rules), space.domains,
+                                 time_limit_s=max(0.05, time_limit_s / 4))
+    return None if memory and not conflict.rules else conflict
 
 
 def _switches_fit(fw: Any, scenario: Scenario, card: Any, spec: Any, space: Any,
