@@ -160,13 +160,16 @@ def headline(st: Study) -> dict[str, dict[str, float]]:
 
 def rank_correlations(st: Study) -> dict[str, dict[str, float]]:
     """source -> Spearman's rank correlation of the predicted (out of sample) and measured step over the source's
-    runs (sources with three step points or more)."""
+    runs (sources with three step points or more), and the highest any prediction can reach there
+    (``cv.attainable_spearman``: under 1 where two runs share one config, or one measured figure)."""
     out = {}
     for src in dict.fromkeys(cv.source_key(p) for p in load_points()):
         rs = [r for r in st.rows if r.quantity == STEP and cv.source_key(_point(r.point)) == src]
-        rho = cv.spearman([r.predicted for r in rs], [r.measured for r in rs])
+        pred, meas = [r.predicted for r in rs], [r.measured for r in rs]
+        rho = cv.spearman(pred, meas)
         if rho is not None:
-            out[src] = {"points": len(rs), "spearman": round(rho, 3)}
+            out[src] = {"points": len(rs), "spearman": round(rho, 3),
+                        "attainable": round(cv.attainable_spearman(pred, meas) or 0.0, 3)}
     return out
 
 
@@ -244,9 +247,12 @@ def doc_section(st: Study) -> str:
         vals = [k[n] for k in st.folds.values()]
         lines.append(f"| {n} | {st.fitted[n]:.4g} | {min(vals):.4g} | {max(vals):.4g} |")
     lines += ["", "Rank correlation (Spearman) of the predicted (out of sample) and measured step within each "
-              "source with three step points or more:", "", "| source | points | rank correlation |", "|---|---|---|"]
+              "source with three step points or more, and the highest a prediction can reach there: runs of one "
+              "config are predicted alike, and runs a source times with one figure cannot be tied by a prediction "
+              "that tells their configs apart (`crossval.attainable_spearman`):", "",
+              "| source | points | rank correlation | attainable |", "|---|---|---|---|"]
     for src, rc in rank_correlations(st).items():
-        lines.append(f"| {src} | {rc['points']} | {rc['spearman']:.2f} |")
+        lines.append(f"| {src} | {rc['points']} | {rc['spearman']:.2f} | {rc['attainable']:.2f} |")
     lines += ["", "Growth of the step where a source varies one thing (`series` in points.yaml), smallest to largest:",
               "", "| series | varies | from | to | measured growth | predicted growth |", "|---|---|---|---|---|---|"]
     for g in growth(st):

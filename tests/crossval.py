@@ -239,3 +239,16 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     if sx == 0 or sy == 0:
         return None
     return sum((a - mx) * (b - my) for a, b in zip(rx, ry)) / (sx * sy)
+
+
+def attainable_spearman(predicted: Sequence[float], measured: Sequence[float]) -> float | None:
+    """Spearman's rank correlation against ``measured`` of a prediction that orders every pair the measured way but
+    for the ties that are not a prediction's to break: rows predicted exactly alike (one config: any prediction
+    from the config ties them) stay tied, placed at their measured mean, and rows measured alike (a source giving
+    one figure for several runs) are ordered by the prediction, which cannot tie runs whose configs differ. Three
+    runs with one such tie reach sqrt(3)/2 = 0.866 at most. None where ``spearman`` is."""
+    group: dict[float, list[float]] = {}
+    for p, m in zip(predicted, measured):
+        group.setdefault(p, []).append(m)
+    best = [(sum(group[p]) / len(group[p]), p) for p in predicted]  # the measured order, the model's ties kept
+    return spearman(best, measured)

@@ -4,6 +4,7 @@ predictions, every point is sourced and predictable, and the errors stay under t
 from __future__ import annotations
 
 import json
+import math
 import statistics
 
 import pytest
@@ -84,8 +85,22 @@ def test_leaving_a_source_out_changes_its_fit():
 
 
 def test_rank_correlation_and_growth_are_reported(study):
-    assert acc.rank_correlations(study), "no source has three step points"
+    ranks = acc.rank_correlations(study)
+    assert ranks, "no source has three step points"
     assert acc.growth(study), "no series varies the model or the response limit"
+    for src, rc in ranks.items():
+        assert rc["spearman"] <= rc["attainable"] <= 1.0, (src, rc)
+
+
+def test_attainable_rank_keeps_the_ties_no_prediction_can_break():
+    """One config run twice (its predictions tie) or one measured figure for two configs (a prediction that tells
+    them apart orders them) caps three runs at sqrt(3)/2; runs without such ties can reach 1 whatever was
+    predicted."""
+    assert cv.attainable_spearman([1.0, 2.0, 2.0], [1.0, 3.0, 2.0]) == pytest.approx(math.sqrt(3) / 2)
+    assert cv.attainable_spearman([1.0, 3.0, 2.0], [1.0, 1.0, 3.0]) == pytest.approx(math.sqrt(3) / 2)
+    assert cv.attainable_spearman([5.0, 1.0, 3.0], [3.0, 1.0, 2.0]) == pytest.approx(1.0)
+    assert cv.spearman([5.0, 1.0, 3.0], [3.0, 1.0, 2.0]) == pytest.approx(1.0)
+    assert cv.spearman([1.0, 3.0, 2.0], [1.0, 1.0, 3.0]) == pytest.approx(0.0)
 
 
 def test_the_step_grows_with_the_response_limit_at_least_as_recorded():
