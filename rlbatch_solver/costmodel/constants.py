@@ -476,6 +476,19 @@ INTER_NODE_LATENCY_S = 25e-6
 # and write (verl's default rollout sampling, temperature 1 / top_p 1 / top_k -1, skips
 # vLLM's top-k/top-p sort). Our count: 12 bytes per logit.
 DECODE_SAMPLER_BYTES_PER_LOGIT = 3 * FP32
+# vLLM's sampler, counted in vLLM 0.8.5's code for verl's rollout sampling (temperature 1, top_p 1, top_k -1, no
+# penalties, ``logprobs=0``: verl 0.5.0 vllm_rollout_spmd.py vLLMRollout.__init__), each [batch, vocab] pass at its
+# reads and writes: V1 (v1/sample/sampler.py Sampler.forward) computes the raw log-probabilities first
+# (compute_logprobs: log_softmax of the bf16 logits into fp32, 2 + 4 B), casts the logits to fp32 (2 + 4), divides
+# them by the temperature in place (4 + 4; apply_temperature: the batch is all random, no greedy argmax), takes their
+# softmax (4 + 4; ops/topk_topp_sampler.py forward_native or forward_cuda, no top-k/top-p mask), draws the exponential
+# noise (random_sample: q.exponential_, 4), divides the probabilities by it in place (8 + 4) and takes the argmax (4),
+# then ranks the sampled token (gather_logprobs: ``(logprobs >= token_logprobs).sum(-1)``, 4 + 1, and the sum's
+# read of the 1-byte mask, 1): 54 B. V0's sampler (model_executor/layers/sampler.py Sampler.forward, _multinomial,
+# _get_logprobs, _get_ranks) makes the same passes in another order (the fp32 cast, the temperature's division,
+# softmax, log_softmax, the noise, the division and the argmax: 50 B) and, where the caller asks for log-probabilities,
+# a rank count through int64 (22 B more): 50-72 B, priced at V1's 54. It was 12 B, the fp32 write and one softmax.
+VLLM_SAMPLER_BYTES_PER_LOGIT = (2 + 4) + (2 + 4) + (4 + 4) + (4 + 4) + 4 + (8 + 4) + 4 + (4 + 1 + 1)
 # Host-side cost per decode step (scheduling, input preparation, the sampled tokens' copy back and their output
 # processing), during which the GPU idles: 1.5 ms, an assumption for current engines. The published measurements
 # are of vLLM's V0 engine: its multi-step scheduling RFC (vllm-project/vllm#6854, July 2024, vLLM 0.5 on H100)

@@ -413,14 +413,16 @@ def bnb_linear_host_seconds(plan: Plan, mc: ModelConsts, rows: float) -> float:
 
 def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
     """One decode step of ``batch`` sequences at mean context ``ctx`` on one engine: HBM
-    roofline (weights/TP + KV + sampler logits) vs compute, plus 2 TP all-reduces per layer."""
+    roofline (weights/TP + KV + sampler logits: VLLM_SAMPLER_BYTES_PER_LOGIT in vLLM) vs compute, plus 2 TP
+    all-reduces per layer and, in vLLM, the logits' gather from the TP ranks."""
     tp = max(1, plan.rollout_tp)
     weights = float(mc.decode_weight_params)
     if mc.routed_expert_params:
         hit = 1.0 - (1.0 - mc.expert_hit_fraction) ** batch
         weights -= mc.routed_expert_params * (1.0 - hit)
+    sampler = C.VLLM_SAMPLER_BYTES_PER_LOGIT if plan.engine == "vllm" else C.DECODE_SAMPLER_BYTES_PER_LOGIT
     bytes_read = (decode_weight_bytes(plan, mc, weights, batch) / tp + batch * ctx * kv_tok
-                  + batch * mc.vocab * C.DECODE_SAMPLER_BYTES_PER_LOGIT)
+                  + batch * mc.vocab * sampler)
     t_mem = bytes_read / (float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * plan.efficiency.hbm_decode)
     flops = 2.0 * mc.active * batch + mc.attn_flops_coeff * batch * ctx
     if plan.engine == "vllm" and mc.routed_expert_params:
@@ -430,6 +432,12 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
     if tp > 1:
         msg = batch * mc.hidden * C.BF16
         t += 2 * mc.layers * (_collective_latency(plan, tp) + 2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp))
+        if plan.engine == "vllm":
+            # the vocabulary-parallel lm_head's logits gathered from the TP ranks before sampling, once a step
+            # (model_executor/layers/logits_processor.py LogitsProcessor._gather_logits: an all-gather under V1 or
+            # the external launcher verl uses, platforms/interface.py Platform.use_all_gather, else a gather to rank
+            # 0): each rank's bf16 [batch, vocab/TP] slice, (TP-1)/TP of the whole received
+            t += _collective_latency(plan, tp) + (tp - 1) / tp * batch * mc.vocab * C.BF16 / _coll_bw(plan, tp)
     if plan.enforce_eager or (plan.engine == "vllm" and batch > C.VLLM_CUDA_GRAPH_MAX_BATCH):
         # no CUDA graph: every layer's kernels launched from the host (eager, or a batch above vLLM's largest
         # captured graph)
