@@ -450,3 +450,33 @@ def test_vllm_decode_pays_its_samplers_passes_and_the_logits_gather(monkeypatch)
     link = h100.intra_node_bandwidth_gbps * 1e9 * C.COLLECTIVE_EFF
     assert gather == pytest.approx(C.ALLREDUCE_LATENCY_S["nvlink"] + 0.75 * batch * mc.vocab * 2 / link)
     assert T.decode_step_seconds(plan, mc, batch, ctx, kv_tok) == pytest.approx(sglang)  # TP 1: no gather
+
+
+def test_an_engines_nvlink_all_reduces_sit_on_nccls_bandwidth_ramp(monkeypatch):
+    """A decode step's tensor-parallel all-reduces over NVLink pay the ring's bytes of (the message +
+    NCCL_NVLINK_HALF_BW_BYTES) at the link's bandwidth: nccl-tests on 4 H100 (NCCL 2.26.2, constants' source) times
+    1-16 MiB all-reduces at 28.1-104.4 us, which the formula meets within 10% and the link's bandwidth alone does not;
+    an engine over PCIe or across nodes keeps the plain ring."""
+    from test_costmodel import make_plan
+
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.costmodel.memory import kv_bytes_per_token, model_consts
+
+    h100 = load_gpu("h100")
+    link = h100.intra_node_bandwidth_gbps * 1e9 * C.COLLECTIVE_EFF
+    table = {2**20: 28.06e-6, 2**21: 32.05e-6, 2**22: 45.05e-6, 2**23: 65.19e-6, 2**24: 104.4e-6}
+    for size, measured in table.items():
+        ours = C.ALLREDUCE_LATENCY_S["nvlink"] + 1.5 * (size + C.NCCL_NVLINK_HALF_BW_BYTES) / link
+        assert ours == pytest.approx(measured, rel=0.10), size
+        assert C.ALLREDUCE_LATENCY_S["nvlink"] + 1.5 * size / link < 0.75 * measured  # without the ramp
+    plan = make_plan("qwen2.5-7b", h100, n_gpus=8, rollout_tp=4)
+    mc = model_consts(plan.model)
+    kv_tok = kv_bytes_per_token(plan)
+    ramped = T.decode_step_seconds(plan, mc, 256, 2048, kv_tok)
+    monkeypatch.setattr(C, "NCCL_NVLINK_HALF_BW_BYTES", 0.0)
+    plain = T.decode_step_seconds(plan, mc, 256, 2048, kv_tok)
+    assert ramped - plain == pytest.approx(2 * mc.layers * 1.5 * 3.05e6 / link)
+    pcie = make_plan("qwen2.5-7b", load_gpu("l40s"), n_gpus=8, rollout_tp=4)
+    plain = T.decode_step_seconds(pcie, mc, 256, 2048, kv_tok)
+    monkeypatch.undo()
+    assert T.decode_step_seconds(pcie, mc, 256, 2048, kv_tok) == pytest.approx(plain)

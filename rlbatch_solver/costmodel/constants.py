@@ -467,6 +467,18 @@ HOST_LINK_EFF = 0.80
 # (NVIDIA/nccl#1984) and ~6 us on 2 H100 (NVIDIA/nccl#1259); with the host's launch of the call, 10 us. Over PCIe
 # without P2P the data goes through host memory: 40 us, an assumption, as is Infinity Fabric's 12 us.
 ALLREDUCE_LATENCY_S = {"nvlink": 10e-6, "infinity-fabric": 12e-6, "pcie": 40e-6}
+# NCCL's all-reduce reaches the link's bandwidth only with large messages, and an engine's decode all-reduces (a
+# [batch, hidden] bf16 activation, 1-8 MB at the batches verl's engines run) sit on the ramp. nccl-tests all_reduce_perf
+# on 4 H100 80GB HBM3 of one node (NV18, NCCL 2.26.2; github.com/dudeperf3ct/dudeperf3ct.github.io
+# content/posts/distributed_communication_part1.md, "Distributed communication for GPUs (part 1)", 2025-09-09) times an
+# out-of-place all-reduce of 1, 2, 4, 8 and 16 MiB at 28.1, 32.1, 45.1, 65.2 and 104.4 us. Priced as
+# ALLREDUCE_LATENCY_S plus the ring's 2(n-1)/n of (the message + a half-bandwidth size) at COLLECTIVE_EFF of the link
+# (315 GB/s on the H100): the link's bandwidth times m / (m + that size). The five rows give 2.74, 2.53, 3.17, 3.20 and
+# 3.05 MB; their median, 3.05 MB: half the bandwidth at 3 MB, 73% at 8 MiB, 85% at 16 MiB (the table's 1 GiB row
+# runs at 356 GB/s of bus bandwidth, COLLECTIVE_EFF's 315 within 12%). Applied to an engine's tensor-parallel
+# all-reduces over NVLink (time.decode_step_seconds). The table's floor for small messages (23-26 us up to 256 KiB, one
+# process driving the four GPUs) is not read as a latency: ALLREDUCE_LATENCY_S's per-process figures stand.
+NCCL_NVLINK_HALF_BW_BYTES = 3.05e6
 # A collective whose group spans nodes (an engine's tensor parallelism, a Megatron expert-parallel group over more
 # GPUs than a node holds) crosses the InfiniBand fabric: nccl-tests report 19.0-20.7 us for an 8-128 byte all-reduce
 # between two A100 nodes over HDR InfiniBand (NVIDIA/nccl-tests#150, all_reduce_perf, one GPU a node); with the

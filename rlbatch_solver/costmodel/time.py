@@ -182,6 +182,11 @@ def _collective_latency(plan: Plan, group: int = 0) -> float:
     return C.ALLREDUCE_LATENCY_S.get(link, C.ALLREDUCE_LATENCY_S["pcie"])
 
 
+def _nvlink_group(plan: Plan, group: int) -> bool:
+    """Whether a collective over ``group`` GPUs stays on one node's NVLink."""
+    return group <= max(1, plan.gpus_per_node) and getattr(plan.gpu, "intra_node", "pcie") == "nvlink"
+
+
 def _host_bw(plan: Plan) -> float:
     return float(plan.gpu.host_link_bandwidth_gbps) * 1e9 * C.HOST_LINK_EFF
 
@@ -414,7 +419,8 @@ def bnb_linear_host_seconds(plan: Plan, mc: ModelConsts, rows: float) -> float:
 def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
     """One decode step of ``batch`` sequences at mean context ``ctx`` on one engine: HBM
     roofline (weights/TP + KV + sampler logits: VLLM_SAMPLER_BYTES_PER_LOGIT in vLLM) vs compute, plus 2 TP
-    all-reduces per layer and, in vLLM, the logits' gather from the TP ranks."""
+    all-reduces per layer (over NVLink on NCCL's bandwidth ramp, NCCL_NVLINK_HALF_BW_BYTES) and, in vLLM, the
+    logits' gather from the TP ranks."""
     tp = max(1, plan.rollout_tp)
     weights = float(mc.decode_weight_params)
     if mc.routed_expert_params:
@@ -431,7 +437,11 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
     t = max(t_mem, t_cmp) + decode_host_seconds(plan, batch)
     if tp > 1:
         msg = batch * mc.hidden * C.BF16
-        t += 2 * mc.layers * (_collective_latency(plan, tp) + 2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp))
+        # NCCL's bandwidth ramps with the message over NVLink: half the link's at NCCL_NVLINK_HALF_BW_BYTES (nccl-tests
+        # on 4 H100, constants' source), where a decode step's megabyte all-reduces sit
+        ramp = C.NCCL_NVLINK_HALF_BW_BYTES if _nvlink_group(plan, tp) else 0.0
+        t += 2 * mc.layers * (_collective_latency(plan, tp)
+                              + 2.0 * (tp - 1) / tp * (msg + ramp) / _coll_bw(plan, tp))
         if plan.engine == "vllm":
             # the vocabulary-parallel lm_head's logits gathered from the TP ranks before sampling, once a step
             # (model_executor/layers/logits_processor.py LogitsProcessor._gather_logits: an all-gather under V1 or
