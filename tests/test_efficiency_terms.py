@@ -455,7 +455,8 @@ def test_vllm_decode_pays_its_samplers_passes_and_the_logits_gather(monkeypatch)
 def test_an_engines_nvlink_all_reduces_sit_on_nccls_bandwidth_ramp(monkeypatch):
     """A decode step's tensor-parallel all-reduces over NVLink pay the ring's bytes of (the message +
     NCCL_NVLINK_HALF_BW_BYTES) at the link's bandwidth: nccl-tests on 4 H100 (NCCL 2.26.2, constants' source) times
-    1-16 MiB all-reduces at 28.1-104.4 us, which the formula meets within 10% and the link's bandwidth alone does not;
+    1-16 MiB all-reduces at 28.1-104.4 us, which the formula meets within 8% and the link's bandwidth alone prices
+    14-47% short;
     an engine over PCIe or across nodes keeps the plain ring."""
     from test_costmodel import make_plan
 
@@ -468,7 +469,8 @@ def test_an_engines_nvlink_all_reduces_sit_on_nccls_bandwidth_ramp(monkeypatch):
     for size, measured in table.items():
         ours = C.ALLREDUCE_LATENCY_S["nvlink"] + 1.5 * (size + C.NCCL_NVLINK_HALF_BW_BYTES) / link
         assert ours == pytest.approx(measured, rel=0.10), size
-        assert C.ALLREDUCE_LATENCY_S["nvlink"] + 1.5 * size / link < 0.75 * measured  # without the ramp
+        plain = C.ALLREDUCE_LATENCY_S["nvlink"] + 1.5 * size / link  # the link's bandwidth alone: short of every row
+        assert plain < 0.9 * measured and abs(ours - measured) < abs(plain - measured), size
     plan = make_plan("qwen2.5-7b", h100, n_gpus=8, rollout_tp=4)
     mc = model_consts(plan.model)
     kv_tok = kv_bytes_per_token(plan)
