@@ -187,6 +187,7 @@ def test_prefill_and_decode_vs_llm_analysis(monkeypatch):
     plan = plan.replace(efficiency=plan.efficiency.replace(hbm_decode=0.9))
     monkeypatch.setattr(C, "DECODE_STEP_OVERHEAD_S", 0.0)
     monkeypatch.setattr(C, "DECODE_SAMPLER_BYTES_PER_LOGIT", 0)
+    monkeypatch.setattr(C, "VLLM_SAMPLER_BYTES_PER_LOGIT", 0)
     kv_tok = kv_bytes_per_token(plan)
     assert kv_tok == 512 * KIB
     step = decode_step_seconds(plan, mc, 64, 2 * 1024, kv_tok)

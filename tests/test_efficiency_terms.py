@@ -238,8 +238,8 @@ def test_a_pass_never_outruns_the_gpus_measured_matmul():
 
 def test_a_rollout_engine_spanning_nodes_pays_the_networks_latency_per_all_reduce(monkeypatch):
     """A vLLM engine whose tensor parallelism spans nodes pays INTER_NODE_LATENCY_S (25 us: nccl-tests#150's
-    19.0-20.7 us between two HDR InfiniBand nodes, plus the call's launch) per all-reduce, two a layer, not NVLink's
-    10 us; an engine within its node keeps NVLink's."""
+    19.0-20.7 us between two HDR InfiniBand nodes, plus the call's launch) per all-reduce, two a layer, and per gather
+    of the logits, one a step, not NVLink's 10 us; an engine within its node keeps NVLink's."""
     from test_costmodel import make_plan
 
     from rlbatch_solver.catalog.gpus import load_gpu
@@ -251,7 +251,7 @@ def test_a_rollout_engine_spanning_nodes_pays_the_networks_latency_per_all_reduc
     across = T.decode_step_seconds(plan, mc, 64, 2048, kv_tok)
     monkeypatch.setattr(C, "INTER_NODE_LATENCY_S", C.ALLREDUCE_LATENCY_S["nvlink"])
     assert across - T.decode_step_seconds(plan, mc, 64, 2048, kv_tok) == pytest.approx(
-        2 * mc.layers * (25e-6 - 10e-6))
+        (2 * mc.layers + 1) * (25e-6 - 10e-6))
     within = plan.replace(rollout_tp=8)
     step = T.decode_step_seconds(within, mc, 64, 2048, kv_tok)
     monkeypatch.setattr(C, "INTER_NODE_LATENCY_S", 1.0)  # not read within a node
@@ -421,3 +421,64 @@ def test_vllm_fused_moe_pads_each_experts_tokens_to_its_row_block(monkeypatch):
     routed = 2.0 * mc.routed_expert_params * mc.expert_hit_fraction * 839 * (1.283 - 1.0)
     assert padded[0] - unpadded[0] == pytest.approx(routed / (4 * 148e12 * C.MFU_DECODE), rel=0.01)
     assert padded[1:] == pytest.approx(unpadded[1:])  # the H100 step reads HBM longer than it computes
+
+
+def test_vllm_decode_pays_its_samplers_passes_and_the_logits_gather(monkeypatch):
+    """vLLM's sampler reads and writes the [batch, vocab] logits 54 B a logit at verl's sampling (vLLM 0.8.5
+    v1/sample/sampler.py, counted in constants.VLLM_SAMPLER_BYTES_PER_LOGIT), other engines 12 B; at TP > 1 a vLLM
+    engine also gathers the TP ranks' logit slices once a step (logits_processor.py LogitsProcessor._gather_logits):
+    (TP - 1) / TP of the bf16 logits at the TP link, plus one collective's latency."""
+    from test_costmodel import make_plan
+
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.costmodel.memory import kv_bytes_per_token, model_consts
+
+    assert C.VLLM_SAMPLER_BYTES_PER_LOGIT == 54
+    h100 = load_gpu("h100")
+    plan = make_plan("qwen2.5-7b", h100, n_gpus=8, rollout_tp=1)
+    mc = model_consts(plan.model)
+    kv_tok = kv_bytes_per_token(plan)
+    hbm = h100.hbm_bandwidth_gbps * 1e9 * plan.efficiency.hbm_decode
+    batch, ctx = 256, 4096  # HBM-bound: the KV cache's reads outweigh the compute
+    vllm = T.decode_step_seconds(plan, mc, batch, ctx, kv_tok)
+    sglang = T.decode_step_seconds(plan.replace(engine="sglang"), mc, batch, ctx, kv_tok)
+    assert vllm - sglang == pytest.approx(batch * mc.vocab * (54 - C.DECODE_SAMPLER_BYTES_PER_LOGIT) / hbm)
+    monkeypatch.setattr(C, "VLLM_SAMPLER_BYTES_PER_LOGIT", C.DECODE_SAMPLER_BYTES_PER_LOGIT)
+    tp4 = plan.replace(rollout_tp=4)
+    gather = T.decode_step_seconds(tp4, mc, batch, ctx, kv_tok) - T.decode_step_seconds(
+        tp4.replace(engine="sglang"), mc, batch, ctx, kv_tok)
+    link = h100.intra_node_bandwidth_gbps * 1e9 * C.COLLECTIVE_EFF
+    assert gather == pytest.approx(C.ALLREDUCE_LATENCY_S["nvlink"] + 0.75 * batch * mc.vocab * 2 / link)
+    assert T.decode_step_seconds(plan, mc, batch, ctx, kv_tok) == pytest.approx(sglang)  # TP 1: no gather
+
+
+def test_an_engines_nvlink_all_reduces_sit_on_nccls_bandwidth_ramp(monkeypatch):
+    """A decode step's tensor-parallel all-reduces over NVLink pay the ring's bytes of (the message +
+    NCCL_NVLINK_HALF_BW_BYTES) at the link's bandwidth: nccl-tests on 4 H100 (NCCL 2.26.2, constants' source) times
+    1-16 MiB all-reduces at 28.1-104.4 us, which the formula meets within 8% and the link's bandwidth alone prices
+    14-47% short;
+    an engine over PCIe or across nodes keeps the plain ring."""
+    from test_costmodel import make_plan
+
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.costmodel.memory import kv_bytes_per_token, model_consts
+
+    h100 = load_gpu("h100")
+    link = h100.intra_node_bandwidth_gbps * 1e9 * C.COLLECTIVE_EFF
+    table = {2**20: 28.06e-6, 2**21: 32.05e-6, 2**22: 45.05e-6, 2**23: 65.19e-6, 2**24: 104.4e-6}
+    for size, measured in table.items():
+        ours = C.ALLREDUCE_LATENCY_S["nvlink"] + 1.5 * (size + C.NCCL_NVLINK_HALF_BW_BYTES) / link
+        assert ours == pytest.approx(measured, rel=0.10), size
+        plain = C.ALLREDUCE_LATENCY_S["nvlink"] + 1.5 * size / link  # the link's bandwidth alone: short of every row
+        assert plain < 0.9 * measured and abs(ours - measured) < abs(plain - measured), size
+    plan = make_plan("qwen2.5-7b", h100, n_gpus=8, rollout_tp=4)
+    mc = model_consts(plan.model)
+    kv_tok = kv_bytes_per_token(plan)
+    ramped = T.decode_step_seconds(plan, mc, 256, 2048, kv_tok)
+    monkeypatch.setattr(C, "NCCL_NVLINK_HALF_BW_BYTES", 0.0)
+    plain = T.decode_step_seconds(plan, mc, 256, 2048, kv_tok)
+    assert ramped - plain == pytest.approx(2 * mc.layers * 1.5 * 3.05e6 / link)
+    pcie = make_plan("qwen2.5-7b", load_gpu("l40s"), n_gpus=8, rollout_tp=4)
+    plain = T.decode_step_seconds(pcie, mc, 256, 2048, kv_tok)
+    monkeypatch.undo()
+    assert T.decode_step_seconds(pcie, mc, 256, 2048, kv_tok) == pytest.approx(plain)

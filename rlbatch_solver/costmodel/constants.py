@@ -467,6 +467,18 @@ HOST_LINK_EFF = 0.80
 # (NVIDIA/nccl#1984) and ~6 us on 2 H100 (NVIDIA/nccl#1259); with the host's launch of the call, 10 us. Over PCIe
 # without P2P the data goes through host memory: 40 us, an assumption, as is Infinity Fabric's 12 us.
 ALLREDUCE_LATENCY_S = {"nvlink": 10e-6, "infinity-fabric": 12e-6, "pcie": 40e-6}
+# NCCL's all-reduce reaches the link's bandwidth only with large messages, and an engine's decode all-reduces (a
+# [batch, hidden] bf16 activation, 1-8 MB at the batches verl's engines run) sit on the ramp. nccl-tests all_reduce_perf
+# on 4 H100 80GB HBM3 of one node (NV18, NCCL 2.26.2; github.com/dudeperf3ct/dudeperf3ct.github.io
+# content/posts/distributed_communication_part1.md, "Distributed communication for GPUs (part 1)", 2025-09-09) times an
+# out-of-place all-reduce of 1, 2, 4, 8 and 16 MiB at 28.1, 32.1, 45.1, 65.2 and 104.4 us. Priced as
+# ALLREDUCE_LATENCY_S plus the ring's 2(n-1)/n of (the message + a half-bandwidth size) at COLLECTIVE_EFF of the link
+# (315 GB/s on the H100): the link's bandwidth times m / (m + that size). The five rows give 2.74, 2.53, 3.17, 3.20 and
+# 3.05 MB; their median, 3.05 MB: half the bandwidth at 3 MB, 73% at 8 MiB, 85% at 16 MiB (the table's 1 GiB row
+# runs at 356 GB/s of bus bandwidth, COLLECTIVE_EFF's 315 within 12%). Applied to an engine's tensor-parallel
+# all-reduces over NVLink (time.decode_step_seconds). The table's floor for small messages (23-26 us up to 256 KiB, one
+# process driving the four GPUs) is not read as a latency: ALLREDUCE_LATENCY_S's per-process figures stand.
+NCCL_NVLINK_HALF_BW_BYTES = 3.05e6
 # A collective whose group spans nodes (an engine's tensor parallelism, a Megatron expert-parallel group over more
 # GPUs than a node holds) crosses the InfiniBand fabric: nccl-tests report 19.0-20.7 us for an 8-128 byte all-reduce
 # between two A100 nodes over HDR InfiniBand (NVIDIA/nccl-tests#150, all_reduce_perf, one GPU a node); with the
@@ -476,6 +488,19 @@ INTER_NODE_LATENCY_S = 25e-6
 # and write (verl's default rollout sampling, temperature 1 / top_p 1 / top_k -1, skips
 # vLLM's top-k/top-p sort). Our count: 12 bytes per logit.
 DECODE_SAMPLER_BYTES_PER_LOGIT = 3 * FP32
+# vLLM's sampler, counted in vLLM 0.8.5's code for verl's rollout sampling (temperature 1, top_p 1, top_k -1, no
+# penalties, ``logprobs=0``: verl 0.5.0 vllm_rollout_spmd.py vLLMRollout.__init__), each [batch, vocab] pass at its
+# reads and writes: V1 (v1/sample/sampler.py Sampler.forward) computes the raw log-probabilities first
+# (compute_logprobs: log_softmax of the bf16 logits into fp32, 2 + 4 B), casts the logits to fp32 (2 + 4), divides
+# them by the temperature in place (4 + 4; apply_temperature: the batch is all random, no greedy argmax), takes their
+# softmax (4 + 4; ops/topk_topp_sampler.py forward_native or forward_cuda, no top-k/top-p mask), draws the exponential
+# noise (random_sample: q.exponential_, 4), divides the probabilities by it in place (8 + 4) and takes the argmax (4),
+# then ranks the sampled token (gather_logprobs: ``(logprobs >= token_logprobs).sum(-1)``, 4 + 1, and the sum's
+# read of the 1-byte mask, 1): 54 B. V0's sampler (model_executor/layers/sampler.py Sampler.forward, _multinomial,
+# _get_logprobs, _get_ranks) makes the same passes in another order (the fp32 cast, the temperature's division,
+# softmax, log_softmax, the noise, the division and the argmax: 50 B) and, where the caller asks for log-probabilities,
+# a rank count through int64 (22 B more): 50-72 B, priced at V1's 54. It was 12 B, the fp32 write and one softmax.
+VLLM_SAMPLER_BYTES_PER_LOGIT = (2 + 4) + (2 + 4) + (4 + 4) + (4 + 4) + 4 + (8 + 4) + 4 + (4 + 1 + 1)
 # Host-side cost per decode step (scheduling, input preparation, the sampled tokens' copy back and their output
 # processing), during which the GPU idles: 1.5 ms, an assumption for current engines. The published measurements
 # are of vLLM's V0 engine: its multi-step scheduling RFC (vllm-project/vllm#6854, July 2024, vLLM 0.5 on H100)

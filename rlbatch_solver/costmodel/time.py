@@ -182,6 +182,11 @@ def _collective_latency(plan: Plan, group: int = 0) -> float:
     return C.ALLREDUCE_LATENCY_S.get(link, C.ALLREDUCE_LATENCY_S["pcie"])
 
 
+def _nvlink_group(plan: Plan, group: int) -> bool:
+    """Whether a collective over ``group`` GPUs stays on one node's NVLink."""
+    return group <= max(1, plan.gpus_per_node) and getattr(plan.gpu, "intra_node", "pcie") == "nvlink"
+
+
 def _host_bw(plan: Plan) -> float:
     return float(plan.gpu.host_link_bandwidth_gbps) * 1e9 * C.HOST_LINK_EFF
 
@@ -413,14 +418,17 @@ def bnb_linear_host_seconds(plan: Plan, mc: ModelConsts, rows: float) -> float:
 
 def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, kv_tok: float) -> float:
     """One decode step of ``batch`` sequences at mean context ``ctx`` on one engine: HBM
-    roofline (weights/TP + KV + sampler logits) vs compute, plus 2 TP all-reduces per layer."""
+    roofline (weights/TP + KV + sampler logits: VLLM_SAMPLER_BYTES_PER_LOGIT in vLLM) vs compute, plus 2 TP
+    all-reduces per layer (over NVLink on NCCL's bandwidth ramp, NCCL_NVLINK_HALF_BW_BYTES) and, in vLLM, the
+    logits' gather from the TP ranks."""
     tp = max(1, plan.rollout_tp)
     weights = float(mc.decode_weight_params)
     if mc.routed_expert_params:
         hit = 1.0 - (1.0 - mc.expert_hit_fraction) ** batch
         weights -= mc.routed_expert_params * (1.0 - hit)
+    sampler = C.VLLM_SAMPLER_BYTES_PER_LOGIT if plan.engine == "vllm" else C.DECODE_SAMPLER_BYTES_PER_LOGIT
     bytes_read = (decode_weight_bytes(plan, mc, weights, batch) / tp + batch * ctx * kv_tok
-                  + batch * mc.vocab * C.DECODE_SAMPLER_BYTES_PER_LOGIT)
+                  + batch * mc.vocab * sampler)
     t_mem = bytes_read / (float(plan.gpu.hbm_bandwidth_gbps) * 1e9 * plan.efficiency.hbm_decode)
     flops = 2.0 * mc.active * batch + mc.attn_flops_coeff * batch * ctx
     if plan.engine == "vllm" and mc.routed_expert_params:
@@ -429,7 +437,17 @@ def decode_step_seconds(plan: Plan, mc: ModelConsts, batch: float, ctx: float, k
     t = max(t_mem, t_cmp) + decode_host_seconds(plan, batch)
     if tp > 1:
         msg = batch * mc.hidden * C.BF16
-        t += 2 * mc.layers * (_collective_latency(plan, tp) + 2.0 * (tp - 1) / tp * msg / _coll_bw(plan, tp))
+        # NCCL's bandwidth ramps with the message over NVLink: half the link's at NCCL_NVLINK_HALF_BW_BYTES (nccl-tests
+        # on 4 H100, constants' source), where a decode step's megabyte all-reduces sit
+        ramp = C.NCCL_NVLINK_HALF_BW_BYTES if _nvlink_group(plan, tp) else 0.0
+        t += 2 * mc.layers * (_collective_latency(plan, tp)
+                              + 2.0 * (tp - 1) / tp * (msg + ramp) / _coll_bw(plan, tp))
+        if plan.engine == "vllm":
+            # the vocabulary-parallel lm_head's logits gathered from the TP ranks before sampling, once a step
+            # (model_executor/layers/logits_processor.py LogitsProcessor._gather_logits: an all-gather under V1 or
+            # the external launcher verl uses, platforms/interface.py Platform.use_all_gather, else a gather to rank
+            # 0): each rank's bf16 [batch, vocab/TP] slice, (TP-1)/TP of the whole received
+            t += _collective_latency(plan, tp) + (tp - 1) / tp * batch * mc.vocab * C.BF16 / _coll_bw(plan, tp)
     if plan.enforce_eager or (plan.engine == "vllm" and batch > C.VLLM_CUDA_GRAPH_MAX_BATCH):
         # no CUDA graph: every layer's kernels launched from the host (eager, or a batch above vLLM's largest
         # captured graph)
