@@ -367,6 +367,27 @@ def test_verl_megatron_reports_of_the_0_5_0_code_keep_its_eager_rollout():
     assert c.phase == "engine_init" and not _check(c.name).memory.fits
 
 
+def test_verl_megatron_up_to_0_5_keeps_the_ranks_whole_batch_on_the_gpu_through_the_update():
+    """verl 0.5.0's Megatron update_actor moves the rank's whole share of the step's batch to the GPU before
+    update_policy (megatron_workers.py ``data.batch = data.batch.to(device)``; 0.3.0.post1 ``.cuda()``), every key
+    padded to the maximum lengths; verl PRs #3011 and #3106 (first in 0.6.0) move a mini or micro batch at a time.
+    ISEEKYAN's DAPO 7B row 3 (TP 4 PP 2 on 8 H100: data-parallel size 1, all 512 x 16 sequences of 2,048 + 8,192
+    tokens, no reference) holds int64 ids, mask and positions (3 x 10,240), prompts (2,048), responses and the
+    response mask (2 x 8,192) and fp32 old log-probs, scores, advantages and returns (4 x 8,192): 0.5 MiB a sequence,
+    4 GiB; it ran, and still fits."""
+    from rlbatch_solver.costmodel.memory import T_BATCH
+
+    name = "verlmp_dapo7b_row3_megatron_tp4pp2_gen_tp4_8xh100"
+    c = _case(name)
+    assert c.framework == "verl-megatron==0.5.0" and c.outcome == "ran"
+    own, later = _check(name).memory, rb_check(c, "verl-megatron==0.6.1").memory
+    per_seq = 8 * (3 * (2048 + 8192) + 2048 + 2 * 8192) + 4 * 4 * 8192
+    assert own.phases["actor_update"][T_BATCH] == pytest.approx(512 * 16 * per_seq / 2**20, abs=1)
+    assert T_BATCH not in later.phases["actor_update"]
+    assert all(T_BATCH not in own.phases[p] for p in own.phases if p != "actor_update")
+    assert own.fits
+
+
 def test_verl_0_2_keeps_only_the_kv_cache_of_an_engine_that_does_not_free_it():
     """verl 0.2's sharding manager drops the vLLM weights and empties torch's cache after each rollout
     (fsdp_vllm.py __exit__): with free_cache_engine=False the training phases hold the KV cache only. reft-exp's

@@ -1329,11 +1329,34 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
             terms[T_DS_STEP] = step - working
     if plan.trainer == "megatron":
         _megatron_update_activations(plan, mc, tokens, terms, critic)
+    batch = batch_on_gpu_bytes(plan)
+    if batch:
+        terms[T_BATCH] = batch
     terms.update(_colocated_extra(plan, mc, "critic" if critic else "actor"))
     return terms
 
 
 T_GRADS_FREED = "gradients (beyond the activations the backward frees; zeroed after each step)"
+T_BATCH = "the rank's batch (every key, on the GPU through the update)"
+
+
+def batch_on_gpu_bytes(plan: Plan) -> float:
+    """The tensors of a data-parallel rank's share of the step's batch that verl's legacy Megatron workers up to 0.5.x
+    move to the GPU before the update (``Plan.batch_on_gpu``; 0.5.0 megatron_workers.py ActorRolloutRefWorker
+    .update_actor ``data.batch = data.batch.to(device)``, CriticWorker.update_critic ``data.to(device)``), kept there
+    until the update returns: each tensor is padded to the maximum lengths (the rollout's TensorDict,
+    workers/rollout/vllm_rollout/vllm_rollout_spmd.py generate_sequences). Counted, per sequence: int64
+    ``input_ids``, ``attention_mask``, ``position_ids`` (prompt + response), ``prompts``, ``responses`` and
+    ``response_mask`` (trainer/ppo/ray_trainer.py compute_response_mask, a slice moved as its own tensor); fp32
+    ``old_log_probs``, ``token_level_scores``, ``advantages`` and ``returns`` (ray_trainer.py fit and
+    compute_advantage), ``ref_log_prob`` with a reference and ``values`` with a critic. ``token_level_rewards``, the
+    same tensor as the scores without the in-reward KL, is left out."""
+    if not plan.batch_on_gpu:
+        return 0.0
+    p, r = plan.prompt_len, plan.response_len
+    fp32_rows = 4 + int(plan.need_ref) + int(plan.need_critic)
+    per_seq = 8 * (3 * (p + r) + p + 2 * r) + 4 * r * fp32_rows
+    return per_seq * _dp_share(plan)
 
 
 T_ACT_PP = "activations (micro batches in flight on a PP stage)"

@@ -145,6 +145,8 @@ def _opt(v: Mapping[str, Value], name: str, default: int) -> int:
 # what verl's Megatron sharding manager loads to sync an offloaded actor into vLLM: 0.5.0 load_megatron_model_to_gpu's
 # default load_grad=True (params + fp32 grad buffer); PR #2678 (first in 0.6.0) passes load_grad=False
 SYNC_LOADS = {"0.5.0": "params+grads", "0.6.1": "params"}
+# the releases whose update_actor / update_critic move the rank's whole batch to the GPU first (Plan.batch_on_gpu)
+WHOLE_BATCH_ON_GPU = frozenset({"0.3.0", "0.5.0"})
 
 
 def fused_logits(v: Mapping[str, Value], phase: str, version: str) -> bool:
@@ -245,6 +247,10 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         actor_param_offload=bool(v.get("megatron_param_offload")),
         actor_optimizer_offload=bool(v.get("megatron_optimizer_offload")),
         count_colocated_residents=True,
+        # the update keeps the rank's whole batch on the GPU (memory.batch_on_gpu_bytes; 0.3.0.post1
+        # megatron_workers.py update_actor data.batch.cuda(), 0.4.1 and 0.5.0 data.batch.to(device); verl PR #3011
+        # and #3106, first in 0.6.0, move a mini / micro batch at a time)
+        batch_on_gpu=version in WHOLE_BATCH_ON_GPU,
         # a token budget packs a rank's share of the batch being split: never more than that share (the engines'
         # shared data splitting, verl/utils/seqlen_balancing.py rearrange_micro_batches)
         budget_capped_by_batch=True,
