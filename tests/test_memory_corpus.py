@@ -227,12 +227,18 @@ def test_verl_megatron_context_parallel_keeps_the_per_gpu_token_budget():
     """verl_megatron_practice's Qwen3-30B-A3B ep8 rows 12, 15 and 16 (CP 1, 2, 4; mini batch 64, 30k-token budget, all
     ran on 32 H100): verl's Megatron actor multiplies ppo_max_token_len_per_gpu by context_parallel_size before it packs
     micro batches (verl 0.5.0 workers/actor/megatron_actor.py update_policy, compute_log_prob), so each GPU holds the
-    budget's tokens at any CP: one per-GPU price, and it fits once the scripts' fused kernels are read (no full logits)."""
+    budget's tokens at any CP: one per-GPU price, and it fits once the scripts' fused kernels are read (no full logits).
+    What does grow with CP is the rank's whole batch that 0.5.0's update keeps on the GPU (memory.batch_on_gpu_bytes):
+    the context-parallel ranks of a data-parallel group each receive the group's share, so CP 2 holds twice CP 1's."""
+    from rlbatch_solver.costmodel.memory import T_BATCH
+
     names = ("verlmp_dapo_moe30b_row12_megatron_ep8_gen_tp4_32xh100",
              "verlmp_dapo_moe30b_row15_megatron_ep8cp2_gen_tp4_32xh100",
              "verlmp_dapo_moe30b_row16_megatron_ep8cp4_gen_tp4_32xh100")
     mems = [_check(n).memory for n in names]
-    assert len({m.peaks["actor_update"] for m in mems}) == 1
+    batch = [m.phases["actor_update"][T_BATCH] for m in mems]
+    assert len({m.peaks["actor_update"] - b for m, b in zip(mems, batch)}) == 1
+    assert batch[1] == pytest.approx(2 * batch[0], abs=1) and batch[2] == pytest.approx(4 * batch[0], abs=1)
     assert all(m.fits for m in mems)
 
 
