@@ -392,6 +392,13 @@ def test_verl_megatron_up_to_0_5_keeps_the_ranks_whole_batch_on_the_gpu_through_
     assert T_BATCH not in later.phases["actor_update"]
     assert all(T_BATCH not in own.phases[p] for p in own.phases if p != "actor_update")
     assert own.fits
+    # the critic's update_critic moves its whole batch in every release with the legacy workers (0.7.1
+    # workers/megatron_workers.py CriticWorker.update_critic ``data = data.to(device)``): the PPO example of 0.4.1
+    ppo = _case("verl-megatron_example_deepseek_llm_7b_ppo_gsm8k_8xh20")
+    for fw in (ppo.framework, "verl-megatron==0.6.1", "verl-megatron==0.7.1"):
+        phases = rb_check(ppo, fw).memory.phases
+        assert phases["critic_update"][T_BATCH] > 0, fw
+        assert (T_BATCH in phases["actor_update"]) == (fw == ppo.framework), fw
 
 
 def test_verl_0_2_keeps_only_the_kv_cache_of_an_engine_that_does_not_free_it():

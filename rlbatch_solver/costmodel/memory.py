@@ -1343,8 +1343,8 @@ T_BATCH = "the rank's batch (every key, on the GPU through the update)"
 def batch_on_gpu_bytes(plan: Plan) -> float:
     """The tensors of a data-parallel rank's share of the step's batch that verl's legacy Megatron workers up to 0.5.x
     move to the GPU before the update (``Plan.batch_on_gpu``; 0.5.0 megatron_workers.py ActorRolloutRefWorker
-    .update_actor ``data.batch = data.batch.to(device)``, CriticWorker.update_critic ``data.to(device)``), kept there
-    until the update returns: each tensor is padded to the maximum lengths (the rollout's TensorDict,
+    .update_actor ``data.batch = data.batch.to(device)``; CriticWorker.update_critic ``data.to(device)``, to 0.7.1),
+    kept there until the update returns: each tensor is padded to the maximum lengths (the rollout's TensorDict,
     workers/rollout/vllm_rollout/vllm_rollout_spmd.py generate_sequences). Counted, per sequence: int64
     ``input_ids``, ``attention_mask``, ``position_ids`` (prompt + response), ``prompts``, ``responses`` and
     ``response_mask`` (trainer/ppo/ray_trainer.py compute_response_mask, a slice moved as its own tensor); fp32

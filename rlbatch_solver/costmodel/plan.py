@@ -292,9 +292,9 @@ class Plan:
     # Off by default: a framework turns it on once its phase input lists include those knobs.
     count_colocated_residents: bool = False
     # The worker moves its whole share of the step's batch (every key, padded to the maximum prompt and response) to
-    # the GPU before the update and keeps it there through it (verl's legacy Megatron workers up to 0.5.x:
-    # megatron_workers.py update_actor ``data.batch = data.batch.to(device)``, update_critic ``data.to(device)``;
-    # verl PRs #3011 and #3106, first in 0.6.0, move only the mini and micro batch): ``memory.batch_on_gpu_bytes``
+    # the GPU before the update and keeps it there through it (verl's legacy Megatron workers: update_actor
+    # ``data.batch = data.batch.to(device)`` up to 0.5.x, verl PRs #3011 and #3106, first in 0.6.0, moving only the
+    # mini and micro batch; update_critic ``data.to(device)`` to 0.7.1): ``memory.batch_on_gpu_bytes``
     batch_on_gpu: bool = False
     # The actor's offload flags while another model computes (ref / critic phases);
     # None = ``param_offload`` / ``optimizer_offload``.

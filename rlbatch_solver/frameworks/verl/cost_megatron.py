@@ -145,8 +145,13 @@ def _opt(v: Mapping[str, Value], name: str, default: int) -> int:
 # what verl's Megatron sharding manager loads to sync an offloaded actor into vLLM: 0.5.0 load_megatron_model_to_gpu's
 # default load_grad=True (params + fp32 grad buffer); PR #2678 (first in 0.6.0) passes load_grad=False
 SYNC_LOADS = {"0.5.0": "params+grads", "0.6.1": "params"}
-# the releases whose update_actor / update_critic move the rank's whole batch to the GPU first (Plan.batch_on_gpu)
-WHOLE_BATCH_ON_GPU = frozenset({"0.3.0", "0.5.0"})
+# the releases whose update moves the rank's whole batch to the GPU first and keeps it there (Plan.batch_on_gpu), per
+# trained model: the actor's update_actor up to 0.5.0 (verl PRs #3011 and #3106, first in 0.6.0, move a mini / micro
+# batch at a time); the critic's update_critic in every release with the legacy workers (0.7.1
+# workers/megatron_workers.py CriticWorker.update_critic ``data = data.to(device)``, the minibatch iterator then
+# splitting that GPU copy)
+WHOLE_BATCH_ON_GPU = {Phase.ACTOR_UPDATE: frozenset({"0.3.0", "0.5.0"}),
+                      Phase.CRITIC_UPDATE: frozenset({"0.3.0", "0.5.0", "0.6.1", "0.7.1"})}
 
 
 def fused_logits(v: Mapping[str, Value], phase: str, version: str) -> bool:
@@ -248,9 +253,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         actor_optimizer_offload=bool(v.get("megatron_optimizer_offload")),
         count_colocated_residents=True,
         # the update keeps the rank's whole batch on the GPU (memory.batch_on_gpu_bytes; 0.3.0.post1
-        # megatron_workers.py update_actor data.batch.cuda(), 0.4.1 and 0.5.0 data.batch.to(device); verl PR #3011
-        # and #3106, first in 0.6.0, move a mini / micro batch at a time)
-        batch_on_gpu=version in WHOLE_BATCH_ON_GPU,
+        # megatron_workers.py update_actor data.batch.cuda(), 0.4.1 and 0.5.0 data.batch.to(device); the critic's
+        # update_critic data.to(device) in every legacy release: WHOLE_BATCH_ON_GPU)
+        batch_on_gpu=version in WHOLE_BATCH_ON_GPU.get(phase, ()),
         # a token budget packs a rank's share of the batch being split: never more than that share (the engines'
         # shared data splitting, verl/utils/seqlen_balancing.py rearrange_micro_batches)
         budget_capped_by_batch=True,
