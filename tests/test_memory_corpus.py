@@ -376,7 +376,8 @@ def test_verl_megatron_reports_of_the_0_5_0_code_keep_its_eager_rollout():
 def test_verl_megatron_up_to_0_5_keeps_the_ranks_whole_batch_on_the_gpu_through_the_update():
     """verl 0.5.0's Megatron update_actor moves the rank's whole share of the step's batch to the GPU before
     update_policy (megatron_workers.py ``data.batch = data.batch.to(device)``; 0.3.0.post1 ``.cuda()``), every key
-    padded to the maximum lengths; verl PRs #3011 and #3106 (first in 0.6.0) move a mini or micro batch at a time.
+    padded to the maximum lengths, and so do its log-prob passes (``data = data.to(device)``); verl PRs #3011 and
+    #3106 (first in 0.6.0) move a mini or micro batch at a time.
     ISEEKYAN's DAPO 7B row 3 (TP 4 PP 2 on 8 H100: data-parallel size 1, all 512 x 16 sequences of 2,048 + 8,192
     tokens, no reference) holds int64 ids, mask and positions (3 x 10,240), prompts (2,048), responses and the
     response mask (2 x 8,192) and fp32 old log-probs, scores, advantages and returns (4 x 8,192): 0.5 MiB a sequence,
@@ -389,8 +390,12 @@ def test_verl_megatron_up_to_0_5_keeps_the_ranks_whole_batch_on_the_gpu_through_
     own, later = _check(name).memory, rb_check(c, "verl-megatron==0.6.1").memory
     per_seq = 8 * (3 * (2048 + 8192) + 2048 + 2 * 8192) + 4 * 4 * 8192
     assert own.phases["actor_update"][T_BATCH] == pytest.approx(512 * 16 * per_seq / 2**20, abs=1)
-    assert T_BATCH not in later.phases["actor_update"]
-    assert all(T_BATCH not in own.phases[p] for p in own.phases if p != "actor_update")
+    # the old log-prob pass moves the batch as the rollout left it (compute_log_prob ``data = data.to(device)``):
+    # the int64 rows alone
+    assert own.phases["old_log_prob"][T_BATCH] == pytest.approx(512 * 16 * 8 * (3 * 10240 + 2048 + 2 * 8192) / 2**20,
+                                                                abs=1)
+    assert all(T_BATCH not in later.phases[p] for p in later.phases)
+    assert T_BATCH not in own.phases["rollout"]
     assert own.fits
     # the critic's update_critic moves its whole batch in every release with the legacy workers (0.7.1
     # workers/megatron_workers.py CriticWorker.update_critic ``data = data.to(device)``): the PPO example of 0.4.1
