@@ -227,12 +227,18 @@ def test_verl_megatron_context_parallel_keeps_the_per_gpu_token_budget():
     """verl_megatron_practice's Qwen3-30B-A3B ep8 rows 12, 15 and 16 (CP 1, 2, 4; mini batch 64, 30k-token budget, all
     ran on 32 H100): verl's Megatron actor multiplies ppo_max_token_len_per_gpu by context_parallel_size before it packs
     micro batches (verl 0.5.0 workers/actor/megatron_actor.py update_policy, compute_log_prob), so each GPU holds the
-    budget's tokens at any CP: one per-GPU price, and it fits once the scripts' fused kernels are read (no full logits)."""
+    budget's tokens at any CP: one per-GPU price, and it fits once the scripts' fused kernels are read (no full logits).
+    What does grow with CP is the rank's whole batch that 0.5.0's update keeps on the GPU (memory.batch_on_gpu_bytes):
+    the context-parallel ranks of a data-parallel group each receive the group's share, so CP 2 holds twice CP 1's."""
+    from rlbatch_solver.costmodel.memory import T_BATCH
+
     names = ("verlmp_dapo_moe30b_row12_megatron_ep8_gen_tp4_32xh100",
              "verlmp_dapo_moe30b_row15_megatron_ep8cp2_gen_tp4_32xh100",
              "verlmp_dapo_moe30b_row16_megatron_ep8cp4_gen_tp4_32xh100")
     mems = [_check(n).memory for n in names]
-    assert len({m.peaks["actor_update"] for m in mems}) == 1
+    batch = [m.phases["actor_update"][T_BATCH] for m in mems]
+    assert len({m.peaks["actor_update"] - b for m, b in zip(mems, batch)}) == 1
+    assert batch[1] == pytest.approx(2 * batch[0], abs=1) and batch[2] == pytest.approx(4 * batch[0], abs=1)
     assert all(m.fits for m in mems)
 
 
@@ -365,6 +371,39 @@ def test_verl_megatron_reports_of_the_0_5_0_code_keep_its_eager_rollout():
         assert later.peaks["rollout"] - own.peaks["rollout"] == pytest.approx(later.phases["rollout"][graphs]), name
     c = _case("verl-megatron_3104_qwen3_30b_a3b_grpo_2x8xh20")
     assert c.phase == "engine_init" and not _check(c.name).memory.fits
+
+
+def test_verl_megatron_up_to_0_5_keeps_the_ranks_whole_batch_on_the_gpu_through_the_update():
+    """verl 0.5.0's Megatron update_actor moves the rank's whole share of the step's batch to the GPU before
+    update_policy (megatron_workers.py ``data.batch = data.batch.to(device)``; 0.3.0.post1 ``.cuda()``), every key
+    padded to the maximum lengths, and so do its log-prob passes (``data = data.to(device)``); verl PRs #3011 and
+    #3106 (first in 0.6.0) move a mini or micro batch at a time.
+    ISEEKYAN's DAPO 7B row 3 (TP 4 PP 2 on 8 H100: data-parallel size 1, all 512 x 16 sequences of 2,048 + 8,192
+    tokens, no reference) holds int64 ids, mask and positions (3 x 10,240), prompts (2,048), responses and the
+    response mask (2 x 8,192) and fp32 old log-probs, scores, advantages and returns (4 x 8,192): 0.5 MiB a sequence,
+    4 GiB; it ran, and still fits."""
+    from rlbatch_solver.costmodel.memory import T_BATCH
+
+    name = "verlmp_dapo7b_row3_megatron_tp4pp2_gen_tp4_8xh100"
+    c = _case(name)
+    assert c.framework == "verl-megatron==0.5.0" and c.outcome == "ran"
+    own, later = _check(name).memory, rb_check(c, "verl-megatron==0.6.1").memory
+    per_seq = 8 * (3 * (2048 + 8192) + 2048 + 2 * 8192) + 4 * 4 * 8192
+    assert own.phases["actor_update"][T_BATCH] == pytest.approx(512 * 16 * per_seq / 2**20, abs=1)
+    # the old log-prob pass moves the batch as the rollout left it (compute_log_prob ``data = data.to(device)``):
+    # the int64 rows alone
+    assert own.phases["old_log_prob"][T_BATCH] == pytest.approx(512 * 16 * 8 * (3 * 10240 + 2048 + 2 * 8192) / 2**20,
+                                                                abs=1)
+    assert all(T_BATCH not in later.phases[p] for p in later.phases)
+    assert T_BATCH not in own.phases["rollout"]
+    assert own.fits
+    # the critic's update_critic moves its whole batch in every release with the legacy workers (0.7.1
+    # workers/megatron_workers.py CriticWorker.update_critic ``data = data.to(device)``): the PPO example of 0.4.1
+    ppo = _case("verl-megatron_example_deepseek_llm_7b_ppo_gsm8k_8xh20")
+    for fw in (ppo.framework, "verl-megatron==0.6.1", "verl-megatron==0.7.1"):
+        phases = rb_check(ppo, fw).memory.phases
+        assert phases["critic_update"][T_BATCH] > 0, fw
+        assert (T_BATCH in phases["actor_update"]) == (fw == ppo.framework), fw
 
 
 def test_verl_0_2_keeps_only_the_kv_cache_of_an_engine_that_does_not_free_it():

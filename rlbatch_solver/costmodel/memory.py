@@ -1235,6 +1235,9 @@ def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         gather = _sync_gather_excess(plan, mc, terms[T_GATHER] + terms[T_ACT_FWD] + terms[T_LOGITS_ENT])
         if gather > 0:
             terms[T_SYNC_GATHER] = gather
+    batch = batch_on_gpu_bytes(plan, Phase.OLD_LOG_PROB)
+    if batch:
+        terms[T_BATCH] = batch
     terms.update(_colocated_extra(plan, mc, "actor"))
     return terms
 
@@ -1267,6 +1270,9 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         terms[T_POLICY_GRAPH] = _policy_graph_bytes(plan, mc, tokens)
     if plan.held_gathered_model:
         terms[T_HELD_MODEL] = C.BF16 * mc.params / _mp(plan)
+    batch = batch_on_gpu_bytes(plan, Phase.REF)
+    if batch:
+        terms[T_BATCH] = batch
     terms.update(_colocated_extra(plan, mc, Phase.REF))
     return terms
 
@@ -1329,11 +1335,36 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
             terms[T_DS_STEP] = step - working
     if plan.trainer == "megatron":
         _megatron_update_activations(plan, mc, tokens, terms, critic)
+    batch = batch_on_gpu_bytes(plan, Phase.CRITIC_UPDATE if critic else Phase.ACTOR_UPDATE)
+    if batch:
+        terms[T_BATCH] = batch
     terms.update(_colocated_extra(plan, mc, "critic" if critic else "actor"))
     return terms
 
 
 T_GRADS_FREED = "gradients (beyond the activations the backward frees; zeroed after each step)"
+T_BATCH = "the rank's batch (every key, on the GPU through the pass)"
+
+
+def batch_on_gpu_bytes(plan: Plan, phase: Phase) -> float:
+    """The tensors of a data-parallel rank's share of the step's batch that verl's legacy Megatron workers move to
+    the GPU before a pass and keep there until it returns (``Plan.batch_on_gpu``): 0.5.0 megatron_workers.py
+    ActorRolloutRefWorker.update_actor ``data.batch = data.batch.to(device)``, compute_log_prob and
+    compute_ref_log_prob ``data = data.to(device)``; CriticWorker.update_critic ``data.to(device)``, to 0.7.1. Each
+    tensor is padded to the maximum lengths (the rollout's TensorDict, workers/rollout/vllm_rollout/
+    vllm_rollout_spmd.py generate_sequences). Counted, per sequence, what the batch holds when the pass runs
+    (trainer/ppo/ray_trainer.py fit): from the rollout int64 ``input_ids``, ``attention_mask``, ``position_ids``
+    (prompt + response), ``prompts``, ``responses`` and ``response_mask`` (compute_response_mask, a slice moved as
+    its own tensor); the reference's pass also fp32 ``old_log_probs``; an update also ``ref_log_prob`` with a
+    reference, ``values`` with a critic and ``token_level_scores``, ``advantages`` and ``returns``
+    (compute_advantage). ``token_level_rewards``, the same tensor as the scores without the in-reward KL, is left
+    out."""
+    if not plan.batch_on_gpu:
+        return 0.0
+    p, r = plan.prompt_len, plan.response_len
+    fp32_rows = {Phase.OLD_LOG_PROB: 0, Phase.REF: 1}.get(phase, 4 + int(plan.need_ref) + int(plan.need_critic))
+    per_seq = 8 * (3 * (p + r) + p + 2 * r) + 4 * r * fp32_rows
+    return per_seq * _dp_share(plan)
 
 
 T_ACT_PP = "activations (micro batches in flight on a PP stage)"

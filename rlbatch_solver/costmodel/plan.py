@@ -291,6 +291,11 @@ class Plan:
     # inference engine keep on the GPU (CUDA graphs; everything without free_cache_engine).
     # Off by default: a framework turns it on once its phase input lists include those knobs.
     count_colocated_residents: bool = False
+    # The worker moves its whole share of the step's batch (every key, padded to the maximum prompt and response) to
+    # the GPU before the update and keeps it there through it (verl's legacy Megatron workers: update_actor
+    # ``data.batch = data.batch.to(device)`` up to 0.5.x, verl PRs #3011 and #3106, first in 0.6.0, moving only the
+    # mini and micro batch; update_critic ``data.to(device)`` to 0.7.1): ``memory.batch_on_gpu_bytes``
+    batch_on_gpu: bool = False
     # The actor's offload flags while another model computes (ref / critic phases);
     # None = ``param_offload`` / ``optimizer_offload``.
     actor_param_offload: Optional[bool] = None

@@ -145,6 +145,18 @@ def _opt(v: Mapping[str, Value], name: str, default: int) -> int:
 # what verl's Megatron sharding manager loads to sync an offloaded actor into vLLM: 0.5.0 load_megatron_model_to_gpu's
 # default load_grad=True (params + fp32 grad buffer); PR #2678 (first in 0.6.0) passes load_grad=False
 SYNC_LOADS = {"0.5.0": "params+grads", "0.6.1": "params"}
+# the releases whose pass moves the rank's whole batch to the GPU first and keeps it there (Plan.batch_on_gpu), per
+# phase: the actor's update_actor up to 0.5.0 (verl PRs #3011 and #3106, first in 0.6.0, move a mini / micro
+# batch at a time); the critic's update_critic in every release with the legacy workers (0.7.1
+# workers/megatron_workers.py CriticWorker.update_critic ``data = data.to(device)``, the minibatch iterator then
+# splitting that GPU copy)
+WHOLE_BATCH_ON_GPU = {Phase.ACTOR_UPDATE: frozenset({"0.3.0", "0.5.0"}),
+                      Phase.CRITIC_UPDATE: frozenset({"0.3.0", "0.5.0", "0.6.1", "0.7.1"}),
+                      # compute_log_prob and compute_ref_log_prob ``data = data.to(device)`` before the forward
+                      # (0.3.0.post1, 0.4.1, 0.5.0); 0.6.1's workers move nothing there and the actor's
+                      # forward_backward_batch moves its copy back to the CPU before the micro batches
+                      Phase.OLD_LOG_PROB: frozenset({"0.3.0", "0.5.0"}),
+                      Phase.REF: frozenset({"0.3.0", "0.5.0"})}
 
 
 def fused_logits(v: Mapping[str, Value], phase: str, version: str) -> bool:
@@ -245,6 +257,10 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         actor_param_offload=bool(v.get("megatron_param_offload")),
         actor_optimizer_offload=bool(v.get("megatron_optimizer_offload")),
         count_colocated_residents=True,
+        # the update keeps the rank's whole batch on the GPU (memory.batch_on_gpu_bytes; 0.3.0.post1
+        # megatron_workers.py update_actor data.batch.cuda(), 0.4.1 and 0.5.0 data.batch.to(device); the critic's
+        # update_critic data.to(device) in every legacy release: WHOLE_BATCH_ON_GPU)
+        batch_on_gpu=version in WHOLE_BATCH_ON_GPU.get(phase, ()),
         # a token budget packs a rank's share of the batch being split: never more than that share (the engines'
         # shared data splitting, verl/utils/seqlen_balancing.py rearrange_micro_batches)
         budget_capped_by_batch=True,
