@@ -50,9 +50,10 @@ MAX_SOLVER_INT = 2**62  # CP-SAT's integers are 64-bit: a product of sizes must 
 # a cost table's rows, by the table, its inputs' domains and the row filter's predicate (the same predicate object for
 # the same enforced rules: row_filter.py): a command's models (the optimum, then the headroom and roomier solves) ask
 # for the same tables, whose rows were walked and filtered again each time (a tenth of a second of an 8-GPU Megatron
-# MoE recommend); kept for a few dozen tables, as tables are built per command
+# MoE recommend); kept for a command's tables (a dozen per model), as tables are built per command: a sweep's or a
+# server's process holds no more than these after its command
 _TABLE_ROWS: dict = {}
-_TABLE_ROWS_KEPT = 64
+_TABLE_ROWS_KEPT = 32
 
 
 class CompileError(ValueError):
