@@ -96,7 +96,7 @@ def timed_split(args: list[str]) -> dict[str, float]:
 
     split = {"import OR-Tools": time.perf_counter() - start}
     start = time.perf_counter()
-    from rlbatch_solver import api, cli
+    from rlbatch_solver import cli
     from rlbatch_solver.commands import recommend
     from rlbatch_solver.solver import optimize
 
@@ -106,12 +106,17 @@ def timed_split(args: list[str]) -> dict[str, float]:
 
     def timed(owner, name: str) -> None:
         original = getattr(owner, name)
+        depth = [0]
 
         def run(*a, **k):
+            if depth[0]:  # a call inside another of the same (a wider search's recommend): counted in the outer one
+                return original(*a, **k)
+            depth[0] += 1
             begin, solving = time.perf_counter(), spent["Solve"]
             try:
                 return original(*a, **k)
             finally:
+                depth[0] -= 1
                 spent[name] += time.perf_counter() - begin
                 calls[name] += 1
                 if name == "optimize":
@@ -119,9 +124,9 @@ def timed_split(args: list[str]) -> dict[str, float]:
         setattr(owner, name, run)
 
     # recommend calls prepare by its module's name and imports optimize where it solves; the entry point calls
-    # api.recommend (a wider search's recommend inside it is counted in the outer one); every CP-SAT search is a
-    # CpSolver.Solve
-    owners = ((recommend, "prepare"), (optimize, "optimize"), (api, "recommend"), (cp_model.CpSolver, "Solve"))
+    # the recommend of commands/recommend.py, as the module's name (a wider search's recommend inside it is counted
+    # in the outer one); every CP-SAT search is a CpSolver.Solve
+    owners = ((recommend, "prepare"), (optimize, "optimize"), (recommend, "recommend"), (cp_model.CpSolver, "Solve"))
     originals = [getattr(owner, name) for owner, name in owners]
     for owner, name in owners:
         timed(owner, name)

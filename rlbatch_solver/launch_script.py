@@ -51,17 +51,19 @@ _ARRAY_OPEN = re.compile(r"^\s*(?:(?:export|declare|local|readonly|typeset)(?:\s
 _ARRAY_USE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
 
 
-def _frameworks() -> list:
-    from .frameworks.registry import FRAMEWORKS, get_framework
+def _entry_words() -> dict:
+    """Each framework's entry words (``registry.ENTRY_WORDS``), in the registry's order: a framework is imported once
+    its words start a line, not before."""
+    from .frameworks.registry import ENTRY_WORDS
 
-    return [get_framework(name) for name in FRAMEWORKS]
+    return ENTRY_WORDS
 
 
 def entry_points() -> list[str]:
     """The commands we recognise, as a user would type them."""
     out = []
-    for fw in _frameworks():
-        out += [f"python3 -m {m}" for m in fw.entry_modules] + [" ".join(c) for c in fw.entry_commands]
+    for words in _entry_words().values():
+        out += [f"python3 -m {m}" for m in words.modules] + [" ".join(c) for c in words.commands]
     return out
 
 
@@ -422,18 +424,22 @@ _LAUNCHERS = ("nohup", "exec", "time", "env", "stdbuf")
 
 def _entry(tokens: list[str]):
     """(framework, launcher tokens, the framework's arguments) when ``tokens`` start a known entry point."""
-    frameworks = _frameworks()
+    from .frameworks.registry import get_framework
+
+    frameworks = _entry_words().items()
     for i, tok in enumerate(tokens):
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
         base = tok.rsplit("/", 1)[-1]
         module = tok.removesuffix(".py").replace("/", ".")
-        for fw in frameworks:
-            if (base, nxt) in fw.entry_commands and (not fw.entry_flags or any(
-                    t.split("=", 1)[0] in fw.entry_flags for t in tokens[i + 2:])):
+        for name, words in frameworks:
+            if (base, nxt) in words.commands and (not words.flags or any(
+                    t.split("=", 1)[0] in words.flags for t in tokens[i + 2:])):
+                fw = get_framework(name)
                 # a framework that reads its launcher's words keeps the command too (TRL: `trl grpo` checks
                 # GRPOConfig at world size 1 before the ranks do)
                 return fw, tokens[:i], tokens[i:] if fw.launcher_flags else tokens[i + 2:]
-            if any(module.endswith(m) for m in fw.entry_modules):
+            if any(module.endswith(m) for m in words.modules):
+                fw = get_framework(name)
                 # a framework that reads its launcher's words keeps the script's too: the command printed back
                 # runs the user's own entry point (TRL: ``src/open_r1/grpo.py`` under accelerate launch)
                 return fw, tokens[:i], tokens[i:] if fw.launcher_flags else tokens[i + 1:]
@@ -443,11 +449,13 @@ def _entry(tokens: list[str]):
 def _companion(tokens: list[str]):
     """(framework, the words after the command) when ``tokens`` start a command a framework runs beside its entry
     point (``Framework.companion_entries``: TRL's ``trl vllm-serve``), after launcher words such as ``nohup``."""
+    from .frameworks.registry import get_framework
+
     for i, tok in enumerate(tokens[:4]):
         nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
-        for fw in _frameworks():
-            if (tok.rsplit("/", 1)[-1], nxt) in fw.companion_entries:
-                return fw, [t for t in tokens[i + 2:] if t != "&"]
+        for name, words in _entry_words().items():
+            if (tok.rsplit("/", 1)[-1], nxt) in words.companions:
+                return get_framework(name), [t for t in tokens[i + 2:] if t != "&"]
     return None
 
 

@@ -65,6 +65,18 @@ def test_members_present_and_typed(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_the_registry_entry_words_are_the_frameworks_own(name):
+    # launch_script.py tells a script's framework from registry.ENTRY_WORDS, before importing it
+    from rlbatch_solver.frameworks.registry import ENTRY_WORDS
+
+    fw, words = get_framework(name), ENTRY_WORDS[name]
+    assert (words.modules, words.commands, words.flags, words.companions) == (
+        fw.entry_modules, fw.entry_commands, fw.entry_flags, fw.companion_entries), \
+        f"registry.ENTRY_WORDS[{name!r}] differs from {type(fw).__name__}'s entry words: make them the same"
+    assert list(ENTRY_WORDS) == NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_each_version_is_pinned_to_itself(name):
     fw = get_framework(name)
     for version in fw.versions:

@@ -15,18 +15,18 @@ def check(overrides: Optional[List[str]], *, framework: Optional[str], gpus: Opt
           calibration: Optional[str], mean_prompt_len: Optional[float], mean_response_len: Optional[float],
           host_mem: Optional[float], response_profile: Optional[str] = None,
           longest_response_len: Optional[float] = None):
-    from .. import api
+    from .check import check as check_config  # its module alone: the API's imports every command's (rlbatch_solver.api)
 
     _known_names(gpu, model, extra_gpus)
     framework, config, overrides, gpus, model = inputs.arguments(framework, config, overrides, gpus, model)
     flat, ignored = inputs.pasted(framework, config, overrides, "check")
     prompt_mean, response_mean, source = inputs.means(calibration, gpu, mean_prompt_len, mean_response_len)
-    report = api.check(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
-                       length_fraction=1.0 if length_fraction is None else length_fraction,
-                       calibration=inputs.calibration(calibration, gpu), mean_prompt_len=prompt_mean,
-                       mean_response_len=response_mean, mean_lengths_from=source,
-                       host_mem_gib=inputs.host_mem(host_mem), response_profile=response_profile,
-                       longest_response_len=longest_response_len)
+    report = check_config(flat, framework=framework, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus,
+                          length_fraction=1.0 if length_fraction is None else length_fraction,
+                          calibration=inputs.calibration(calibration, gpu), mean_prompt_len=prompt_mean,
+                          mean_response_len=response_mean, mean_lengths_from=source,
+                          host_mem_gib=inputs.host_mem(host_mem), response_profile=response_profile,
+                          longest_response_len=longest_response_len)
     report.ignored = ignored
     return report
 
@@ -160,7 +160,7 @@ def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: O
               longest_response_len: Optional[float] = None):
     """recommend from flags (or a scenario file; none: the built-in default scenario); ``--time-limit`` counted from
     ``started`` (``started()``: the command's start) when given."""
-    from .. import api
+    from .recommend import recommend as recommend_scenario  # its module alone, not the API's every command
 
     sc = inputs.scenario(scenario_file, sc_flags, set_, search)
     _what_to_run(sc, extra_gpus)
@@ -181,8 +181,8 @@ def recommend(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: O
     eff = inputs.calibration(calibration, sc.gpu)
     if eff is not None:
         sc.calibration = eff.as_dict()
-    return api.recommend(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus,
-                         deadline=_deadline(time_limit, started))
+    return recommend_scenario(sc, top=top, time_limit_s=time_limit, extra_gpus=extra_gpus,
+                              deadline=_deadline(time_limit, started))
 
 
 # of a command's --time-limit, what printing the answer and the interpreter's exit take (0.2-0.4 s measured on two

@@ -9,7 +9,7 @@ proves it on small spaces anyway.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from enum import Enum
 from typing import Any, Iterable, Mapping, Optional, Union
 
@@ -204,15 +204,27 @@ class RuleSet:
     variables: dict[str, VarSpec]
     derived: list[Derived]
     rules: list[Rule]
+    # a rule set whose compiled checks this one takes for the rules and derived quantities it shares with it (the
+    # same objects), compiling only the others: ``extended`` adds a few rules (ties, memory) to a hundred, and
+    # compiling them all again was a tenth of recommend's own time
+    compiled_like: InitVar[Optional["RuleSet"]] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, compiled_like: Optional["RuleSet"] = None) -> None:
         ids = [r.id for r in self.rules]
         dup = {i for i in ids if ids.count(i) > 1}
         if dup:
             raise ValueError(f"duplicate rule ids: {sorted(dup)}")
-        self._derived_fns = [(d.name, variables(d.expr), compile_python(d.expr)) for d in self.derived]
-        self._rule_fns = {r.id: compile_python(r.expr) for r in self.rules}
-        self._tolerance_fns = {r.id: compile_python(r.tolerance) for r in self.rules if r.tolerance is not None}
+        like = compiled_like
+        shared_derived = {id(d): fns for d, fns in zip(like.derived, like._derived_fns)} if like is not None else {}
+        shared_rules = {r.id: r for r in like.rules} if like is not None else {}
+        self._derived_fns = [shared_derived.get(id(d)) or (d.name, variables(d.expr), compile_python(d.expr))
+                             for d in self.derived]
+        self._rule_fns, self._tolerance_fns = {}, {}
+        for r in self.rules:
+            same = shared_rules.get(r.id) is r
+            self._rule_fns[r.id] = like._rule_fns[r.id] if same else compile_python(r.expr)
+            if r.tolerance is not None:
+                self._tolerance_fns[r.id] = like._tolerance_fns[r.id] if same else compile_python(r.tolerance)
         self._applicable_cache: dict[frozenset, tuple[list[Rule], list[tuple[str, str]]]] = {}
         # each optional variable's ``_set`` flag (base_env's inner loop: enumerate checks every listed config)
         self._set_flags = {name: spec.set_flag for name, spec in self.variables.items() if spec.optional}
@@ -220,7 +232,7 @@ class RuleSet:
     def extended(self, extra: list[Rule], derived: list[Derived] | None = None) -> "RuleSet":
         """The same rule set plus ``extra`` rules (search-space ties, memory limits) and derived costs."""
         return RuleSet(self.framework, self.version, self.variables, self.derived + list(derived or []),
-                       self.rules + list(extra))
+                       self.rules + list(extra), compiled_like=self)
 
     # -- names ---------------------------------------------------------------
     def by_key(self) -> dict[str, VarSpec]:

@@ -19,6 +19,7 @@ from typing import Callable, Union
 from ortools.sat.python import cp_model
 
 from ..errors import InputError
+from ..identity_cache import by_identity
 from ..rules.expr import (
     variables,
     BinOp,
@@ -46,6 +47,13 @@ MAX_TABLE_ROWS = 100_000
 # how often pricing a table's rows looks at the clock (a row is one cost-model call, tens of microseconds)
 TABLE_DEADLINE_ROWS = 64
 MAX_SOLVER_INT = 2**62  # CP-SAT's integers are 64-bit: a product of sizes must stay inside them
+# a cost table's rows, by the table, its inputs' domains and the row filter's predicate (the same predicate object for
+# the same enforced rules: row_filter.py): a command's models (the optimum, then the headroom and roomier solves) ask
+# for the same tables, whose rows were walked and filtered again each time (a tenth of a second of an 8-GPU Megatron
+# MoE recommend); kept for a command's tables (a dozen per model), as tables are built per command: a sweep's or a
+# server's process holds no more than these after its command
+_TABLE_ROWS: dict = {}
+_TABLE_ROWS_KEPT = 32
 
 
 class CompileError(ValueError):
@@ -232,8 +240,6 @@ class Compiler:
 
     def _table(self, e: Table) -> tuple[Linear, int, int]:
         """``fn`` over the product of the inputs' domains, as an allowed-assignments table."""
-        import itertools
-
         doms = []
         for i in e.inputs:
             if i.name not in self.domains:
@@ -248,15 +254,8 @@ class Compiler:
         free = [k for k, d in enumerate(doms) if len(d) > 1]
         names = [i.name for i in e.inputs]
         keep = self.row_filter.predicate([names[k] for k in free]) if self.row_filter is not None and free else None
-        rows = {}
-        for count, combo in enumerate(itertools.product(*doms)):
-            if self.deadline is not None and count % TABLE_DEADLINE_ROWS == 0 and self.deadline.expired():
-                from ..deadline import OutOfTime
-
-                raise OutOfTime(f"table {e.name}")
-            if keep is not None and not keep(dict(zip(names, combo))):
-                continue  # breaks a rule the model enforces: no solution selects it
-            rows[tuple(combo[k] for k in free)] = int(e.fn(*combo))
+        rows = by_identity(_TABLE_ROWS, e, lambda: self._rows(e, doms, names, free, keep),
+                           key=(tuple(map(tuple, doms)), keep), limit=_TABLE_ROWS_KEPT)
         if not rows:  # every row breaks an enforced rule: no config exists
             self.model.AddBoolOr([])
             return 0, 0, 0
@@ -270,6 +269,21 @@ class Compiler:
             cp_vars.append(self.bools[i.name] if i.name in self.bools else self.ints[i.name][0])
         self.model.AddAllowedAssignments(cp_vars + [target], [tuple(int(v) for v in key) + (val,) for key, val in rows.items()])
         return target, values[0], values[-1]
+
+    def _rows(self, e: Table, doms: list, names: list[str], free: list[int], keep) -> dict[tuple, int]:
+        """The rows of table ``e`` over ``doms`` that ``keep`` keeps: the values of its free inputs -> its value."""
+        import itertools
+
+        rows = {}
+        for count, combo in enumerate(itertools.product(*doms)):
+            if self.deadline is not None and count % TABLE_DEADLINE_ROWS == 0 and self.deadline.expired():
+                from ..deadline import OutOfTime
+
+                raise OutOfTime(f"table {e.name}")
+            if keep is not None and not keep(dict(zip(names, combo))):
+                continue  # breaks a rule the model enforces: no solution selects it
+            rows[tuple(combo[k] for k in free)] = int(e.fn(*combo))
+        return rows
 
     # -- booleans --------------------------------------------------------------
     def lit(self, e: BoolExpr) -> Lit:

@@ -106,7 +106,7 @@ def _lazy_split(ruleset: RuleSet) -> tuple[RuleSet, list]:
         return ruleset, []
     derived = [d for d in ruleset.derived if not d.name.startswith(("mem_", "us_"))]
     rules = [r for r in ruleset.rules if r.kind is not RuleKind.MEMORY]
-    return RuleSet(ruleset.framework, ruleset.version, ruleset.variables, derived, rules), lazy
+    return RuleSet(ruleset.framework, ruleset.version, ruleset.variables, derived, rules, compiled_like=ruleset), lazy
 
 
 def _value_conds(model, built, name: str, value: Value, at_least: bool = False) -> list:

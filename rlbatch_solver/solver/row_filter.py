@@ -103,6 +103,12 @@ class RowFilter:
         steps = [(n, self._a.derived[n][1]) for n in self._a.order if n in needed]
         fixed = dict(self._fixed)
         checks = [t for _, t in tests]
+        try:  # the same tests of the same values: the predicate an earlier filter built (_SAME)
+            same = (names, frozenset((n, type(v), v) for n, v in fixed.items()), tuple(steps), tuple(checks))
+        except TypeError:  # a fixed value that is not hashable: this filter's own
+            same = None
+        if same is not None and same in _SAME:
+            return _SAME[same]
 
         def keep(row: dict) -> bool:
             env = {**fixed, **row}
@@ -113,4 +119,16 @@ class RowFilter:
             except (ArithmeticError, KeyError, TypeError, ValueError):
                 return True  # a value the rules cannot judge here: kept, the solve decides
 
+        if same is not None:
+            if len(_SAME) >= _SAME_KEPT:
+                _SAME.clear()
+            _SAME[same] = keep
         return keep
+
+
+# predicates by what they test: the table inputs' names, the fixed values, the derived quantities and rule checks they
+# run (the compiled functions, which a rule set extended from another shares with it: RuleSet's compiled_like). A
+# command's models (the optimum, then the headroom and roomier solves, whose rule sets add rules on cost tables that no
+# predicate reads) get the same predicate object, by which solver/compile.py knows a table's rows from an earlier model
+_SAME: dict[tuple, Callable[[dict], bool]] = {}
+_SAME_KEPT = 256
