@@ -8,7 +8,7 @@ shell would do to the parts that matter and nothing more:
   (over several lines, as slime's scripts group their arguments) recorded as their words, and
   ``$NAME``, ``${NAME}``, ``${NAME:-default}``, ``${NAME:=default}``, ``${NAME-default}`` and
   ``$((arithmetic))`` of known integers expanded where they are used (``${1:-default}``, a positional parameter,
-  as its default: the script is read as run without arguments) (``${NAME[@]}`` as the array's words) (never inside single quotes; a single
+  as its default: the script is read as run without arguments) (``${NAME[@]}`` and ``"${NAME[@]}"`` as the array's words, each element one word as bash gives it; ``NAME+=( ... )`` appends) (never inside single quotes; a single
   quote inside double quotes is an ordinary character, as in bash: ``"['$DATA/a']"`` expands ``$DATA``);
 - ``if`` / ``elif`` / ``else`` / ``fi`` blocks: where the script's own variables settle the condition (``[ "$A" = x ]``,
   ``[[ $A == x ]]``, ``!=``), only the branch bash runs is read; any other block is read whole;
@@ -47,8 +47,11 @@ _ARITH = re.compile(r"\$\(\(((?:[^()]|\([^()]*\))*)\)\)")  # one level of inner 
 _SAFE_ARITH = re.compile(r"^[0-9+\-*/%() ]+$")
 _MAX_ARITH = 256  # characters of one $((expression)) with its variables in: a script's arithmetic is short
 _DECLARE = ("export", "readonly", "local", "declare", "typeset")
-_ARRAY_OPEN = re.compile(r"^\s*(?:(?:export|declare|local|readonly|typeset)(?:\s+-\w+)*\s+)?([A-Za-z_][A-Za-z0-9_]*)=\((.*)$", re.S)
-_ARRAY_USE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
+_ARRAY_OPEN = re.compile(
+    r"^\s*(?:(?:export|declare|local|readonly|typeset)(?:\s+-\w+)*\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?)=\((.*)$", re.S)
+# ${NAME[@]}, and "${NAME[@]}" (quotes included: bash gives each element as one word, spaces and all, as verl 0.9's
+# examples pass their DATA=( ... ) / ACTOR=( ... ) groups)
+_ARRAY_USE = re.compile(r"\"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}\"|\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
 
 
 def _frameworks() -> list:
@@ -119,19 +122,31 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
                          "pass the shell script you launch the run with.")
     budget = safe_input.ExpansionBudget("script")
     missing_arrays: list[str] = []
+    arrays: dict[str, tuple[list[str], list[str]]] = {}  # NAME=( ... ): its words, and the unset variables they hold
     branches = _Branches()
     for line in _logical_lines(text):
         safe_input.check_script_line(line)
         if not branches.reads(_strip_comment(line).strip(), env):
             continue
         array = _ARRAY_OPEN.match(line)
-        if array and line.rstrip().endswith(")"):  # NAME=( words ): the words, expanded now, as bash does
-            words, unknown = _expand(array.group(2).rstrip()[:-1], env)
-            budget.spend(words)
-            env[array.group(1)] = " ".join(words.split())
+        if array and line.rstrip().endswith(")"):  # NAME=( words ) / NAME+=( words ): expanded now, as bash does
+            text, unknown = _expand(array.group(3).rstrip()[:-1], env)
+            budget.spend(text)
+            try:  # each element one word, its quotes removed: data.train_files="['$a', '$b']" stays one word
+                words = shlex.split(text)
+            except ValueError:
+                words = text.split()
+            name = array.group(1)
+            if array.group(2):
+                words = arrays.get(name, ([], []))[0] + words
+                unknown = arrays.get(name, ([], []))[1] + unknown
+            arrays[name] = (words, unknown)
+            env[name] = " ".join(words)
             continue
-        expanded, unknown = _expand(_ARRAY_USE.sub(lambda m: _array_use(m, env, missing_arrays), _strip_comment(line)),
-                                    env)
+        used: list[str] = []  # variables an array's elements hold that the script does not set
+        line = _ARRAY_USE.sub(lambda m: _array_use(m, arrays, missing_arrays, used), _strip_comment(line))
+        expanded, unknown = _expand(line, env)
+        unknown += used
         budget.spend(expanded)
         try:
             tokens = [t for t in shlex.split(expanded) if t not in ("$@", "$*", '"$@"')]
@@ -217,11 +232,17 @@ def model_named(args: list[str], keys: tuple[str, ...]) -> str | None:
     return None
 
 
-def _array_use(m: re.Match, env: dict[str, str], missing: list[str]) -> str:
-    """``${NAME[@]}``: the array's words when the script set it, else nothing (and ``missing`` names it)."""
-    if m.group(1) in env:
-        return "${" + m.group(1) + "}"
-    missing.append(m.group(1))
+def _array_use(m: re.Match, arrays: dict[str, tuple[list[str], list[str]]], missing: list[str],
+               unknown: list[str]) -> str:
+    """``${NAME[@]}``: the array's words, each quoted as one word (already expanded: no variable in them is expanded
+    twice), when the script set it, else nothing (and ``missing`` names it); ``unknown`` gets the variables the
+    words hold that the script does not set."""
+    name = m.group(1) or m.group(2)
+    if name in arrays:
+        words, unset = arrays[name]
+        unknown.extend(unset)
+        return shlex.join(words)
+    missing.append(name)
     return ""
 
 

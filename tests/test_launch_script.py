@@ -117,6 +117,14 @@ def test_arithmetic_is_limited_to_integers():
 # the frameworks' example scripts: framework, GPU count the launcher gives, and two values the parser must see
 EXPECTED = {
     "verl/run_qwen2-7b.sh": ("verl", None, ["data.train_batch_size=1024", "actor_rollout_ref.rollout.n=5"]),
+    # verl 0.9's examples pass their arguments as bash arrays, DATA=( ... ) ... "${DATA[@]}": each element one word
+    # (a quoted "['$a', '$b']" list with its space included), the model read from MODEL=( ... )
+    "verl/run_qwen3_30b_a3b_fsdp.sh": (
+        "verl", None, ["data.train_files=['$HOME/data/gsm8k/train.parquet', '$HOME/data/math/train.parquet']",
+                       "actor_rollout_ref.model.path=Qwen/Qwen3-30B-A3B",
+                       "actor_rollout_ref.model.use_remove_padding=True",
+                       "actor_rollout_ref.actor.fsdp_config.optimizer_offload=True",
+                       "trainer.n_gpus_per_node=8"]),
     # verl's fully_async recipe (docs/async.md): its own entry point and keys, pools of whole nodes or split nodes
     **{f"verl/fully_async_dapo_7b_math_fsdp2_{split}.sh": (
         "verl", None, ["data.train_batch_size=0", f"rollout.nnodes={nodes}", "async_training.require_batches=4",
@@ -184,6 +192,20 @@ def test_a_default_may_hold_another_variable():
         "left out" in n for n in s.notes)
     s = parse_launch_script('export HOME=/h\nD=${D:-"${HOME}/verl"}\npython3 -m verl.trainer.main_ppo x.path=$D/m\n')
     assert "x.path=/h/verl/m" in s.args
+
+
+def test_a_quoted_array_gives_each_element_as_one_word():
+    """"${ARR[@]}" is one word per element (spaces and all), ${ARR[@]} too where no element has a space; NAME+=( ... )
+    appends; an element's unset variable is said as where it is written directly (verl 0.9's examples)."""
+    s = parse_launch_script('D=/d\nA=(\n  a.x=1\n  b.files="[\'$D/t\', \'$D/u\']"  # comment\n)\nA+=(c.y=2)\n'
+                            'B=(data.train_batch_size=$UNSET)\npython3 -m verl.trainer.main_ppo "${A[@]}" ${B[@]} e.w=3\n')
+    assert s.args[:3] == ["a.x=1", "b.files=['/d/t', '/d/u']", "c.y=2"]
+    assert s.args[-1] == "e.w=3"
+    assert any("$UNSET" in n and "data.train_batch_size" in n for n in s.notes)
+    assert not any(a.startswith("data.train_batch_size") for a in s.args)
+    model = parse_launch_script('M=(\n  actor_rollout_ref.model.path="Qwen/Qwen3-8B"\n  x.y=1\n)\n'
+                                'python3 -m verl.trainer.main_ppo "${M[@]}"\n')
+    assert model.model == "Qwen/Qwen3-8B"
 
 
 def test_every_recorded_script_is_expected_and_cites_its_source():
