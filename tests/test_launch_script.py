@@ -125,6 +125,10 @@ EXPECTED = {
                        "actor_rollout_ref.model.use_remove_padding=True",
                        "actor_rollout_ref.actor.fsdp_config.optimizer_offload=True",
                        "trainer.n_gpus_per_node=8"]),
+    # verl 0.9 selects Megatron by model_engine=megatron (ppo_trainer.yaml's defaults list), no strategy key
+    "verl-megatron/ppo_run_qwen3_8b_megatron.sh": (
+        "verl-megatron", None, ["model_engine=megatron", "critic.megatron.pipeline_model_parallel_size=2",
+                                "critic.model.path=Qwen/Qwen3-8B", "algorithm.adv_estimator=gae"]),
     # verl's fully_async recipe (docs/async.md): its own entry point and keys, pools of whole nodes or split nodes
     **{f"verl/fully_async_dapo_7b_math_fsdp2_{split}.sh": (
         "verl", None, ["data.train_batch_size=0", f"rollout.nnodes={nodes}", "async_training.require_batches=4",

@@ -1088,8 +1088,12 @@ class VerlFramework(VersionPacks, Framework):
     def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
                     notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
         # verl's GPU count is trainer.n_gpus_per_node * trainer.nnodes, in the arguments; the Megatron
-        # trainer config or strategy selects the Megatron backend
-        megatron = any(a.endswith("=megatron") and "strategy" in a for a in args) or "ppo_megatron_trainer" in " ".join(args)
+        # trainer config, a strategy or 0.9's model_engine=megatron (ppo_trainer.yaml's defaults list:
+        # actor@actor_rollout_ref.actor: ${model_engine}_actor; examples/*/run_qwen3_8b_megatron.sh) selects the
+        # Megatron backend, as is_megatron reads a pasted config
+        megatron = (any(a.endswith("=megatron") and "strategy" in a for a in args)
+                    or "ppo_megatron_trainer" in " ".join(args)
+                    or any(a.lstrip("+") == "model_engine=megatron" for a in args))
         # the environment variables the cost model reads (an ``export`` line or the command's own prefix) join the
         # arguments as the environment words they are
         env = [f"{name}={scope[name]}" for name in SCRIPT_ENV
