@@ -149,7 +149,7 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
         unknown += used
         budget.spend(expanded)
         try:
-            tokens = [t for t in shlex.split(expanded) if t not in ("$@", "$*", '"$@"')]
+            tokens = _command_words([t for t in shlex.split(expanded) if t not in ("$@", "$*", '"$@"')])
         except ValueError:
             continue  # an unbalanced quote: not a line we can read; a command line would be reported missing
         if not tokens:
@@ -180,6 +180,9 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
         raise InputError("script", f"{shown(name, 60)} starts none of the entry points we know.",
                          "the script should run one of: " + ", ".join(entry_points()) + ".")
     fw, args, prefix, launcher, unknown, command, environment = found[-1]
+    # a quoted value over several lines (a system prompt) is one argument; its line breaks read as spaces, since a
+    # pasted argument with a line break is split there (overrides.split_tokens) and no rule reads such a value
+    args = [a.replace("\n", " ") for a in args]
     notes = []
     if len(found) > 1:
         notes.append(f"the script starts {len(found)} runs; the last one ({fw.name}) is read")
@@ -218,6 +221,31 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
         notes.append(f"GPUs from {source}: {gpus}")
     return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys), command,
                         [f"{k}={v}" for k, v in {**environment, **prefix}.items()])
+
+
+_COMMAND_ENDS = ("|", "||", "&&", ";", "&", "|&")
+_REDIRECT = re.compile(r"^[0-9]*(?:>>?|<|&>>?)(?:&[0-9-]+)?$")  # >, >>, 2>, &>, 2>&1, < alone (a target may follow)
+_REDIRECT_TO = re.compile(r"^[0-9]*(?:>>?|<|&>>?)(?:&[0-9-]+|[^&].*)$")  # with its target: >log, 2>/dev/null, 2>&1
+
+
+def _command_words(tokens: list[str]) -> list[str]:
+    """The words of the line's first command: up to a pipe or list operator (``| tee log``, ``&&``, ``;``, ``&``:
+    another command, or the same one sent to the background), without its redirections (``2>&1``, ``> log.txt``),
+    which bash takes out before the command sees its arguments."""
+    out, skip = [], False
+    for tok in tokens:
+        if skip:
+            skip = False
+            continue
+        if tok in _COMMAND_ENDS:
+            break
+        if _REDIRECT.match(tok):
+            skip = not re.search(r"&[0-9-]+$", tok)  # `> file`: the next word is its target
+            continue
+        if _REDIRECT_TO.match(tok):
+            continue
+        out.append(tok)
+    return out
 
 
 def model_named(args: list[str], keys: tuple[str, ...]) -> str | None:
@@ -317,7 +345,7 @@ def _logical_lines(text: str) -> list[str]:
     """Lines with backslash-newline continuations joined (a comment line inside a command is dropped), and a bash
     array's lines ``NAME=(`` ... ``)`` joined into one line ``NAME=( words )`` without their comments."""
     out, current, array = [], [], None
-    for raw in text.replace("\r\n", "\n").split("\n"):
+    for raw in _join_quoted(text.replace("\r\n", "\n").split("\n")):
         stripped = raw.strip()
         if array is not None:
             if stripped.startswith(")"):
@@ -340,6 +368,38 @@ def _logical_lines(text: str) -> list[str]:
         out.append("".join(current))
     if array is not None:  # an array never closed: its words as a line of their own (no command reads them)
         out.append(" ".join(array))
+    return out
+
+
+_MAX_QUOTED_LINES = 64  # lines one quoted string may span (a system prompt); past it the quote is taken as stray
+
+
+def _open_quote(line: str) -> bool:
+    """Whether ``line`` (its comment removed) ends inside a quoted string."""
+    spans = _quoted_spans(_strip_comment(line))
+    return bool(spans) and spans[-1][1] == len(_strip_comment(line))
+
+
+def _join_quoted(lines: list[str]) -> list[str]:
+    """The lines with a quoted string that runs over several of them joined into one line (its newlines kept inside
+    the quotes), as bash reads ``PROMPT="line one\nline two"`` written over two lines; a quote still open after
+    ``_MAX_QUOTED_LINES`` lines is left as it was (each line read alone, as before)."""
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        if _open_quote(line):
+            for j in range(i + 1, min(i + _MAX_QUOTED_LINES, len(lines))):
+                joined = "\n".join(lines[i:j + 1])
+                if not _open_quote(joined):
+                    out.append(joined)
+                    i = j + 1
+                    break
+            else:
+                out.append(line)
+                i += 1
+            continue
+        out.append(line)
+        i += 1
     return out
 
 

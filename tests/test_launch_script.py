@@ -170,6 +170,8 @@ EXPECTED = {
     "swift-megatron/dense_colocate.sh": ("swift-megatron", None, ["NPROC_PER_NODE=8", "--steps_per_generation"]),
     "swift-megatron/moe_colocate_full.sh": ("swift-megatron", None, ["--expert_model_parallel_size",
                                                                      "--global_batch_size"]),
+    # a SYSTEM_PROMPT="..." written over four lines, then --system "$SYSTEM_PROMPT": the script sets it
+    "swift/qlora.sh": ("swift", None, ["NPROC_PER_NODE=4", "--quant_bits", "--system"]),
     "openrlhf/train_ppo_llama_ray.sh": ("openrlhf", None, ["--critic_num_gpus_per_node", "--colocate_actor_ref"]),
     "openrlhf/train_grpo_ray_hybrid_engine.sh": ("openrlhf", None, ["--colocate_all_models", "--vllm_enable_sleep"]),
     # ${A:-$B} defaults, $(((a + b))) arithmetic, values built from other variables
@@ -210,6 +212,25 @@ def test_a_quoted_array_gives_each_element_as_one_word():
     model = parse_launch_script('M=(\n  actor_rollout_ref.model.path="Qwen/Qwen3-8B"\n  x.y=1\n)\n'
                                 'python3 -m verl.trainer.main_ppo "${M[@]}"\n')
     assert model.model == "Qwen/Qwen3-8B"
+
+
+def test_a_quoted_value_over_several_lines_is_one_argument():
+    """A variable quoted over several lines is set (ms-swift's internal/qlora.sh SYSTEM_PROMPT); its line breaks read
+    as spaces; a stray quote in a comment does not swallow the script."""
+    s = parse_launch_script((SCRIPTS / "swift" / "qlora.sh").read_text())
+    system = s.args[s.args.index("--system") + 1]
+    assert system.startswith("You are a helpful math assistant.") and system.endswith("#### 42") and "\n" not in system
+    assert not any("SYSTEM_PROMPT" in n for n in s.notes)
+    s = parse_launch_script("# don't\nB=4\npython3 -m verl.trainer.main_ppo data.train_batch_size=$B\n")
+    assert s.args == ["data.train_batch_size=4"]
+
+
+def test_pipes_and_redirections_are_not_the_commands_words():
+    """``... 2>&1 | tee log`` (verl 0.9's run_qwen3_5_27b_fsdp.sh), ``> out.log``, ``&``: bash's, not the run's."""
+    s = parse_launch_script("python3 -m verl.trainer.main_ppo a.b=1 2>&1 | tee logs/x-${start}.log\n")
+    assert s.args == ["a.b=1"] and not s.notes
+    s = parse_launch_script("nohup python3 -m verl.trainer.main_ppo a.b=1 > out.log 2>/dev/null &\n")
+    assert s.args == ["a.b=1"]
 
 
 def test_every_recorded_script_is_expected_and_cites_its_source():
