@@ -172,6 +172,9 @@ EXPECTED = {
                                                                      "--global_batch_size"]),
     # a SYSTEM_PROMPT="..." written over four lines, then --system "$SYSTEM_PROMPT": the script sets it
     "swift/qlora.sh": ("swift", None, ["NPROC_PER_NODE=4", "--quant_bits", "--system"]),
+    # OpenRLHF 0.11.0's: --algo.advantage.is_correction_enable, which 0.11.2 replaced (is_correction_level, ...)
+    "openrlhf/train_dapo_ray_hybrid_engine.sh": ("openrlhf", None, ["--algo.advantage.is_correction_enable",
+                                                                    "--rollout.n_samples_per_prompt"]),
     "openrlhf/train_ppo_llama_ray.sh": ("openrlhf", None, ["--critic_num_gpus_per_node", "--colocate_actor_ref"]),
     "openrlhf/train_grpo_ray_hybrid_engine.sh": ("openrlhf", None, ["--colocate_all_models", "--vllm_enable_sleep"]),
     # ${A:-$B} defaults, $(((a + b))) arithmetic, values built from other variables
@@ -231,6 +234,19 @@ def test_pipes_and_redirections_are_not_the_commands_words():
     assert s.args == ["a.b=1"] and not s.notes
     s = parse_launch_script("nohup python3 -m verl.trainer.main_ppo a.b=1 > out.log 2>/dev/null &\n")
     assert s.args == ["a.b=1"]
+
+
+def test_a_dotted_flag_a_later_release_removed_is_said_so():
+    """OpenRLHF 0.11.0's example sets --algo.advantage.is_correction_enable, which 0.11.2 removed (its train_ppo_ray.py
+    has --algo.advantage.is_correction_level/_mode/_gating): the why names it first, the upgrade line says which
+    release removed it and what it has instead, not 0.10.2's renaming of undotted flags."""
+    result = CliRunner().invoke(app, ["check", str(SCRIPTS / "openrlhf" / "train_dapo_ray_hybrid_engine.sh")])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "its flags (algo.advantage.is_correction_enable," in out
+    assert ("--algo.advantage.is_correction_enable is not a flag there (0.11.2 removed it; it has "
+            "--algo.advantage.is_correction_gating, --algo.advantage.is_correction_level") in out
+    assert "0.10.2 renamed" not in out
 
 
 def test_every_recorded_script_is_expected_and_cites_its_source():
