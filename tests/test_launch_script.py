@@ -286,6 +286,29 @@ def test_fix_reads_a_script_and_repairs_it(tmp_path):
     assert "proven nearest" in result.output and f"read {script}: verl" in result.output
 
 
+def test_fix_writes_a_key_where_the_scripts_array_sets_it_and_each_override_as_one_word(tmp_path):
+    """verl 0.9's Megatron PPO example (its keys in ACTOR=( ... ), ROLLOUT=( ... )) on H100 needs the full recompute,
+    three overrides: printed and written as three words (one quoted word would be one Hydra argument, a value with
+    spaces); a key an array sets is changed in the array (one added after the entry point would come before it in
+    the arguments and lose); the command is found by verl's entry point (verl-megatron has none of its own)."""
+    script = SCRIPTS / "verl-megatron" / "ppo_run_qwen3_8b_megatron.sh"
+    out = tmp_path / "fixed.sh"
+    result = CliRunner().invoke(app, ["fix", "--gpu", "h100", "--time-limit", "10", str(script), "--write", str(out)])
+    assert result.exit_code == 0, result.output
+    recompute = "actor_rollout_ref.actor.megatron.override_transformer_config.recompute_"
+    assert f"{recompute}granularity=full {recompute}method=uniform" in result.output
+    assert f'"{recompute}granularity=full' not in result.output
+    written = out.read_text()
+    before = script.read_text()
+    assert written != before and "0 key(s) changed" not in result.output
+    check = CliRunner().invoke(app, ["check", "--gpu", "h100", str(out)])
+    assert check.exit_code == 0, check.output
+    keys = [a.partition("=")[0] for a in parse_launch_script(written).args]
+    assert len(keys) == len(set(keys))  # each key once: changed where the script set it, not added beside it
+    assert "actor_rollout_ref.rollout.gpu_memory_utilization=${rollout_gpu_mem_util}" in before
+    assert "actor_rollout_ref.rollout.gpu_memory_utilization=${rollout_gpu_mem_util}" not in written
+
+
 def test_script_and_framework_flag_that_disagree_exit_2():
     path = SCRIPTS / "swift" / "gspo.sh"
     result = CliRunner().invoke(app, ["check", "--framework", "openrlhf", str(path)])

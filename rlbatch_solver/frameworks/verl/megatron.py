@@ -129,6 +129,13 @@ class VerlMegatronFramework(VersionPacks, Framework):
                         space.domains[follower] = list(values)
         return space
 
+    def script_entries(self) -> tuple[str, ...]:
+        # verl's entry points start a Megatron run too (launch_script reads them as verl's, whose from_script picks
+        # this backend): fix --write finds the command by them
+        from ..registry import get_framework
+
+        return get_framework("verl").script_entries()
+
     def cost_spec(self, model: ModelCard, gpu: Any):
         from .cost_megatron import cost_spec
 
