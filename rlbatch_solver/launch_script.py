@@ -30,6 +30,7 @@ chooses the length profile).
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -98,9 +99,25 @@ def _head(p: Path) -> str:
 
 
 def read_launch_script(path: str | Path) -> LaunchScript:
+    return script_and_rest(path, [])[0]
+
+
+def script_and_rest(path: str | Path, after: list[str]) -> tuple[LaunchScript, list[str]]:
+    """The script, and the words given after its path that are not its environment: a ``NAME=value`` word whose
+    NAME the script reads (``$NAME``, ``${NAME:-default}``) is the environment it runs in, as ``NAME=value bash
+    run.sh`` (verl 0.9's ``DEVICE=gpu``, which the script otherwise finds by importing torch_npu); the others are
+    arguments added after the script's own."""
     text = safe_input.read_text(path, "script", safe_input.MAX_SCRIPT_BYTES,
                                 "the shell script you launch the run with")
-    return parse_launch_script(text, name=str(path))
+    environment: dict[str, str] = {}
+    rest: list[str] = []
+    for word in after or []:
+        m = ASSIGNMENT.match(word)
+        if m and re.search(r"\$\{?" + m.group(1) + r"\b", text):
+            environment[m.group(1)] = m.group(2)
+        else:
+            rest.append(word)
+    return parse_launch_script(text, name=str(path), environment=environment), rest
 
 
 def read_pasted_command(tokens: list[str]) -> LaunchScript | None:
@@ -112,9 +129,9 @@ def read_pasted_command(tokens: list[str]) -> LaunchScript | None:
     return parse_launch_script(shlex.join(tokens), name="the pasted command")
 
 
-def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
-    env: dict[str, str] = {}
-    exported: dict[str, str] = {}  # the variables of `export NAME=value` lines
+def parse_launch_script(text: str, name: str = "script", environment: dict[str, str] | None = None) -> LaunchScript:
+    env: dict[str, str] = dict(environment or {})  # the environment it is run in (read_launch_script), then its own
+    exported: dict[str, str] = dict(environment or {})  # that environment and the `export NAME=value` lines
     found: list[tuple] = []  # (framework, args, prefix, launcher, unknown, command, exported so far)
     companions: list[tuple] = []  # (framework, the words after its command, the line's variables)
     if len(text) > safe_input.MAX_SCRIPT_BYTES:
@@ -124,7 +141,7 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     missing_arrays: list[str] = []
     arrays: dict[str, tuple[list[str], list[str]]] = {}  # NAME=( ... ): its words, and the unset variables they hold
     branches = _Branches()
-    for line in _logical_lines(text):
+    for line in _case_lines(_logical_lines(text)):
         safe_input.check_script_line(line)
         if not branches.reads(_strip_comment(line).strip(), env):
             continue
@@ -179,7 +196,7 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     if not found:
         raise InputError("script", f"{shown(name, 60)} starts none of the entry points we know.",
                          "the script should run one of: " + ", ".join(entry_points()) + ".")
-    fw, args, prefix, launcher, unknown, command, environment = found[-1]
+    fw, args, prefix, launcher, unknown, command, exported_then = found[-1]
     # a quoted value over several lines (a system prompt) is one argument; its line breaks read as spaces, since a
     # pasted argument with a line break is split there (overrides.split_tokens) and no rule reads such a value
     args = [a.replace("\n", " ") for a in args]
@@ -219,8 +236,14 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     gpus = launched
     if gpus is not None:
         notes.append(f"GPUs from {source}: {gpus}")
+    for variable in dict.fromkeys(branches.unsettled):
+        notes.append(f"case {variable}: the script's value is not known here (the output of a command, or a variable "
+                     "it does not set), so every branch was read, the last one's values kept; give the value after "
+                     f"the script's path ({_case_variable(variable)}=...) to read only its branch")
+    for k, v in (environment or {}).items():
+        notes.append(f"read as run with {k}={v} (given after the script's path)")
     return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys), command,
-                        [f"{k}={v}" for k, v in {**environment, **prefix}.items()])
+                        [f"{k}={v}" for k, v in {**exported_then, **prefix}.items()])
 
 
 _COMMAND_ENDS = ("|", "||", "&&", ";", "&", "|&")
@@ -299,6 +322,75 @@ class _Block:
     done: bool = False  # an earlier branch of the block ran
     unsure: bool = False  # an earlier condition could not be told: every later branch is read
     outer: bool = True  # the block itself is read (not inside a branch that does not run)
+    word: str | None = None  # a case block's word, where the script's own variables settle it
+    case: bool = False
+
+
+_CASE_LINE = re.compile(r"^case\s+(.+?)\s+in$", re.S)
+_ARM_LINE = re.compile(r"^\(?\s*([^()]*?)\s*\)$")
+
+
+def _case_word(text: str, env: dict[str, str]) -> str | None:
+    """A ``case`` word's value where the script's own variables settle it (no command substitution, no variable
+    the script does not set), else None."""
+    expanded, unknown = _expand(text, dict(env))
+    if unknown or "$(" in expanded or "`" in expanded:
+        return None
+    try:
+        words = shlex.split(expanded)
+    except ValueError:
+        return None
+    return words[0] if len(words) == 1 else None
+
+
+def _case_variable(word: str) -> str:
+    """The variable a case word reads (``${DEVICE}`` -> DEVICE), for the note that asks for it."""
+    m = _VAR.search(word)
+    return (m.group(1) or m.group(4)) if m else "NAME"
+
+
+def _case_lines(lines: list[str]) -> list[str]:
+    """The lines of ``case`` blocks cut where bash cuts them: an arm's patterns ``gpu | npu)`` a line of their own,
+    the commands after them on the same line their own, and ``;;`` its own (``NGPUS=8 ;;``, ``gpu | npu) ;;``)."""
+    out: list[str] = []
+    depth, arm_next = 0, False
+    for line in lines:
+        text = _strip_comment(line).strip()
+        if _CASE_LINE.match(text):
+            depth, arm_next = depth + 1, True
+            out.append(line)
+            continue
+        if depth and text == "esac":
+            depth, arm_next = depth - 1, depth > 1
+            out.append(line)
+            continue
+        if depth and arm_next and not text.startswith("#") and text:
+            close = _arm_end(text)
+            if close is not None:
+                out.append(text[:close + 1])
+                text, arm_next = text[close + 1:].strip(), False
+                line = text
+                if not text:
+                    continue
+        if depth and text.endswith(";;"):
+            body = text[:-2].strip()
+            if body:
+                out.append(body)
+            out.append(";;")
+            arm_next = True
+            continue
+        out.append(line)
+    return out
+
+
+def _arm_end(text: str) -> int | None:
+    """Where an arm's patterns end (its ``)`` outside quotes), for a line that starts a ``case`` arm; None else."""
+    spans = _quoted_spans(text)
+    for i, ch in enumerate(text):
+        if ch == ")" and not any(a <= i <= b for a, b, _ in spans):
+            head = text[:i + 1]
+            return i if _ARM_LINE.match(head) and "=" not in head else None
+    return None
 
 
 class _Branches:
@@ -308,11 +400,41 @@ class _Branches:
 
     def __init__(self) -> None:
         self.blocks: list[_Block] = []
+        self.unsettled: list[str] = []  # the words of case blocks read whole (their value not known)
 
     def _running(self) -> bool:
         return all(b.state is not False for b in self.blocks)
 
     def reads(self, line: str, env: dict[str, str]) -> bool:
+        case = _CASE_LINE.match(line)
+        if case:  # case WORD in: no arm read until one starts
+            outer = self._running()
+            word = _case_word(case.group(1), env) if outer else None
+            if outer and word is None:
+                self.unsettled.append(case.group(1).strip().strip("'\""))
+            self.blocks.append(_Block(False, unsure=outer and word is None, outer=outer, word=word, case=True))
+            return False
+        if self.blocks and self.blocks[-1].case:
+            block = self.blocks[-1]
+            if line == "esac":
+                self.blocks.pop()
+                return False
+            if line == ";;":
+                block.state = False
+                return False
+            arm = _ARM_LINE.match(line)
+            if arm and block.state is False and "=" not in line:  # an arm's patterns, between arms
+                if not block.outer:
+                    block.state = False
+                elif block.unsure:
+                    block.state = None
+                elif block.done:
+                    block.state = False
+                else:
+                    patterns = [p.strip().strip("'\"") for p in arm.group(1).split("|")]
+                    block.state = any(fnmatch.fnmatchcase(block.word or "", p) for p in patterns)
+                    block.done = block.state
+                return False
         m = _IF_LINE.match(line)
         if m and not re.search(r"(^|[;\s])fi$", line) and "; then " not in line:
             if m.group(1) == "if":

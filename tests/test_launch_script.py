@@ -129,6 +129,9 @@ EXPECTED = {
     "verl-megatron/ppo_run_qwen3_8b_megatron.sh": (
         "verl-megatron", None, ["model_engine=megatron", "critic.megatron.pipeline_model_parallel_size=2",
                                 "critic.model.path=Qwen/Qwen3-8B", "algorithm.adv_estimator=gae"]),
+    # case "${DEVICE}" in gpu) ... npu) ... esac, DEVICE from $(python3 -c 'import torch_npu' ...): every arm read,
+    # said in a note; the nested case "${MACHINE}" (MACHINE empty: its *) arm) settled
+    "verl/run_qwen3_8b_fsdp.sh": ("verl", None, ["actor_rollout_ref.model.path=Qwen/Qwen3-8B", "trainer.n_gpus_per_node=8"]),
     # verl's fully_async recipe (docs/async.md): its own entry point and keys, pools of whole nodes or split nodes
     **{f"verl/fully_async_dapo_7b_math_fsdp2_{split}.sh": (
         "verl", None, ["data.train_batch_size=0", f"rollout.nnodes={nodes}", "async_training.require_batches=4",
@@ -247,6 +250,35 @@ def test_a_dotted_flag_a_later_release_removed_is_said_so():
     assert ("--algo.advantage.is_correction_enable is not a flag there (0.11.2 removed it; it has "
             "--algo.advantage.is_correction_gating, --algo.advantage.is_correction_level") in out
     assert "0.10.2 renamed" not in out
+
+
+def test_a_case_block_reads_the_arm_the_scripts_variables_choose():
+    """``case WORD in pat | pat) ... ;; *) ... ;; esac`` as bash runs it where the script's own variables settle WORD
+    (arms on one line or several, nested blocks); where they do not, every arm is read and a note says how to choose."""
+    s = parse_launch_script('D=gpu\nM=\ncase "$D" in\n  gpu | x) A=1 ;;\n  npu)\n    A=2\n    ;;\n  *) A=3 ;;\nesac\n'
+                            'case "${M}" in\n  gb200) B=4 ;;\n  *)\n    B=8\n    ;;\nesac\n'
+                            'python3 -m verl.trainer.main_ppo a.b=$A c.d=$B\n')
+    assert s.args == ["a.b=1", "c.d=8"] and not s.notes
+    s = parse_launch_script('D=$(probe)\ncase "$D" in\n  gpu) A=1 ;;\n  npu) A=2 ;;\nesac\n'
+                            'python3 -m verl.trainer.main_ppo a.b=$A\n')
+    assert s.args == ["a.b=2"] and any(n.startswith("case $D:") and "(D=...)" in n for n in s.notes)
+
+
+def test_a_variable_given_after_the_scripts_path_is_its_environment():
+    """``rlbatch check run_qwen3_8b_fsdp.sh DEVICE=gpu``: read as ``DEVICE=gpu bash run_qwen3_8b_fsdp.sh`` (verl 0.9's
+    example otherwise picks its device by importing torch_npu): its GPU branch only (2048-token responses, no
+    sequence parallel), where reading every branch kept the NPU one's (32768, Ulysses 4)."""
+    from rlbatch_solver.launch_script import script_and_rest
+
+    path = SCRIPTS / "verl" / "run_qwen3_8b_fsdp.sh"
+    s, rest = script_and_rest(path, ["DEVICE=gpu", "trainer.total_epochs=1"])
+    assert rest == ["trainer.total_epochs=1"]
+    assert "data.max_response_length=2048" in s.args and not any("ulysses" in a for a in s.args)
+    assert "read as run with DEVICE=gpu (given after the script's path)" in s.notes
+    every = parse_launch_script(path.read_text())
+    assert "data.max_response_length=32768" in every.args and any(n.startswith("case ${DEVICE}:") for n in every.notes)
+    result = CliRunner().invoke(app, ["check", str(path), "DEVICE=gpu"])
+    assert result.exit_code == 0 and "DEVICE=gpu" in result.output, result.output
 
 
 def test_every_recorded_script_is_expected_and_cites_its_source():
