@@ -178,6 +178,8 @@ EXPECTED = {
     # OpenRLHF 0.11.0's: --algo.advantage.is_correction_enable, which 0.11.2 replaced (is_correction_level, ...)
     "openrlhf/train_dapo_ray_hybrid_engine.sh": ("openrlhf", None, ["--algo.advantage.is_correction_enable",
                                                                     "--rollout.n_samples_per_prompt"]),
+    # TRL's VLM GRPO example script (TrlParser with GRPOConfig, as grpo.py): accelerate's words kept, as TRL reads them
+    "trl/grpo_vlm_smolvlm.sh": ("trl", None, ["--config_file", "examples/scripts/grpo_vlm.py", "--num_generations"]),
     "openrlhf/train_ppo_llama_ray.sh": ("openrlhf", None, ["--critic_num_gpus_per_node", "--colocate_actor_ref"]),
     "openrlhf/train_grpo_ray_hybrid_engine.sh": ("openrlhf", None, ["--colocate_all_models", "--vllm_enable_sleep"]),
     # ${A:-$B} defaults, $(((a + b))) arithmetic, values built from other variables
