@@ -139,6 +139,7 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
                          "pass the shell script you launch the run with.")
     budget = safe_input.ExpansionBudget("script")
     missing_arrays: list[str] = []
+    unfollowed: list[str] = []  # entry modules of a framework's layout we do not follow (_UNFOLLOWED)
     arrays: dict[str, tuple[list[str], list[str]]] = {}  # NAME=( ... ): its words, and the unset variables they hold
     branches = _Branches()
     for line in _case_lines(_logical_lines(text)):
@@ -193,7 +194,13 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
             side = _companion(tokens[i:])
             if side is not None:
                 companions.append((side[0], side[1], {**env, **prefix}))
+            unfollowed.extend(tokens[k] for k in range(i + 1, len(tokens))
+                              if tokens[k - 1] == "-m" and _unfollowed(tokens[k], tokens))
     if not found:
+        newer = next((m for m in unfollowed if m), None)
+        if newer is not None:
+            raise InputError("script", f"{shown(name, 60)} runs {newer}: {_UNFOLLOWED[_unfollowed(newer)][0]}",
+                             _UNFOLLOWED[_unfollowed(newer)][1])
         raise InputError("script", f"{shown(name, 60)} starts none of the entry points we know.",
                          "the script should run one of: " + ", ".join(entry_points()) + ".")
     fw, args, prefix, launcher, unknown, command, exported_then = found[-1]
@@ -269,6 +276,29 @@ def _command_words(tokens: list[str]) -> list[str]:
             continue
         out.append(tok)
     return out
+
+
+# Entry modules of a framework's newer layout that no release we follow has, by module prefix: what they are, and what
+# to do. SkyRL's unified `skyrl` package (its tags skyrl-v0.1.0 to v0.3.0; examples/train/* and
+# skyrl/train/entrypoints/main_base.py) renamed the generator's engine keys (generator.inference_engine.num_engines,
+# .tensor_parallel_size, .backend, .gpu_memory_utilization, ...); we follow skyrl-train 0.3.1.
+_UNFOLLOWED: dict[str, tuple[str, str]] = {
+    "skyrl.train.": (
+        "SkyRL's unified skyrl package, whose keys (generator.inference_engine.*) are newer than the skyrl-train 0.3.1 "
+        "we follow; it is not checked.",
+        "check the run with skyrl-train 0.3.1's names: --framework skyrl -- trainer.train_batch_size=... "
+        "generator.num_inference_engines=... generator.inference_engine_tensor_parallel_size=... (docs/rules-skyrl.md)."),
+}
+_UNFOLLOWED["examples.train."] = _UNFOLLOWED["skyrl.train."]  # that package's example entry points (main_dapo, ...)
+
+
+def _unfollowed(module: str, words: list[str] | None = None) -> str | None:
+    """The ``_UNFOLLOWED`` prefix of an entry module; ``examples.train.`` only on a command with SkyRL's generator
+    keys (``words``), the package's examples being named by their folder alone."""
+    prefix = next((p for p in _UNFOLLOWED if module.startswith(p)), None)
+    if prefix == "examples.train." and words is not None and not any(w.startswith("generator.") for w in words):
+        return None
+    return prefix
 
 
 def model_named(args: list[str], keys: tuple[str, ...]) -> str | None:

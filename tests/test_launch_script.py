@@ -283,6 +283,24 @@ def test_a_variable_given_after_the_scripts_path_is_its_environment():
     assert result.exit_code == 0 and "DEVICE=gpu" in result.output, result.output
 
 
+def test_a_script_of_skyrls_newer_package_is_refused_with_what_to_do():
+    """SkyRL's unified skyrl package (examples/train/algorithms/rloo/run_rloo.sh at a9564572eb8e, Aug 2026:
+    -m skyrl.train.entrypoints.main_base, generator.inference_engine.num_engines ...) is newer than the skyrl-train
+    0.3.1 we follow: one paragraph says so and how to check it, not a list of every entry point we know."""
+    text = ("uv run --isolated --extra fsdp -m skyrl.train.entrypoints.main_base trainer.train_batch_size=1024 "
+            "generator.inference_engine.num_engines=4\n")
+    with pytest.raises(InputError) as err:
+        parse_launch_script(text)
+    assert "skyrl.train.entrypoints.main_base" in str(err.value) and "skyrl-train 0.3.1" in str(err.value)
+    assert "generator.num_inference_engines" in err.value.fix
+    with pytest.raises(InputError) as err:
+        parse_launch_script("uv run -m examples.train.algorithms.dapo.main_dapo generator.n_samples_per_prompt=16\n")
+    assert "skyrl-train 0.3.1" in str(err.value)
+    with pytest.raises(InputError) as err:  # another project's examples.train module: the usual refusal
+        parse_launch_script("python -m examples.train.mine a=1\n")
+    assert "starts none of the entry points we know" in str(err.value)
+
+
 def test_every_recorded_script_is_expected_and_cites_its_source():
     found = {str(p.relative_to(SCRIPTS)) for p in SCRIPTS.glob("*/*.sh")}
     assert set(__import__("published").script_hardware()) <= found
