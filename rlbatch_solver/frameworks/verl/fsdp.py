@@ -572,6 +572,18 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+# recommend --from keeps the config's dynamic batching switches (no search space moves them: DEFAULT_SEARCH and
+# KNOB_SEARCH leave them out), so that the space searches the token budgets of a config that packs by tokens
+# (build_space: actor_max_tokens 2-4x the longest sequence when actor_dyn is on), as fix moves them; freed, they fell
+# to the default (off) in the space and the budget was never searched: verl v0.9.0's run_qwen3_30b_a3b_fsdp.sh on 8x
+# H100 was "no valid config fits" where ppo_max_token_len_per_gpu=18432 does (fix's answer).
+DYNAMIC_BATCHING = frozenset({"actor_dyn", "logprob_dyn", "ref_dyn", "critic_dyn"})
+
+
+def keep_dynamic_batching(searchable: set[str]) -> set[str]:
+    return searchable - DYNAMIC_BATCHING
+
+
 # -- search space ----------------------------------------------------------------------
 # the settings that shape the step itself (the pipeline, tables._step_expr): one value per solve
 PLACEMENT_SETTINGS = frozenset({"async_mode", "staleness_permille"})
@@ -1076,6 +1088,9 @@ class VerlFramework(VersionPacks, Framework):
     oom_advice = errors.OOM_ADVICE
     # prompts per step and per policy update (mini batch) decide the training; micro batches only split it
     shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
+
+    def searchable(self, values: Mapping[str, Value]) -> set[str]:
+        return keep_dynamic_batching(super().searchable(values))
 
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         # a pasted config that selects the Megatron backend moves Megatron's keys

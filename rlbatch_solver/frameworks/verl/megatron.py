@@ -84,6 +84,11 @@ class VerlMegatronFramework(VersionPacks, Framework):
     def error_patterns(self) -> list:
         return errors.PATTERNS
 
+    def searchable(self, values: Mapping[str, Value]) -> set[str]:
+        from .fsdp import keep_dynamic_batching
+
+        return keep_dynamic_batching(super().searchable(values))
+
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         policy = repair.for_values(self.policy, values)
         if self.version in OPTIMIZER_OVERRIDES_IGNORED:  # fix offers no CPU optimizer to a release that ignores it
