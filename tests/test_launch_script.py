@@ -132,6 +132,9 @@ EXPECTED = {
     # case "${DEVICE}" in gpu) ... npu) ... esac, DEVICE from $(python3 -c 'import torch_npu' ...): every arm read,
     # said in a note; the nested case "${MACHINE}" (MACHINE empty: its *) arm) settled
     "verl/run_qwen3_8b_fsdp.sh": ("verl", None, ["actor_rollout_ref.model.path=Qwen/Qwen3-8B", "trainer.n_gpus_per_node=8"]),
+    # engine_kwargs.sglang.attention_backend written without "+": 0.4-0.5's key (dated so), refused by 0.9.1
+    "verl/run_gpt_oss_20b_fsdp.sh": ("verl", None, ["actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=triton",
+                                                    "actor_rollout_ref.rollout.name=sglang"]),
     # verl's fully_async recipe (docs/async.md): its own entry point and keys, pools of whole nodes or split nodes
     **{f"verl/fully_async_dapo_7b_math_fsdp2_{split}.sh": (
         "verl", None, ["data.train_batch_size=0", f"rollout.nnodes={nodes}", "async_training.require_batches=4",
@@ -299,6 +302,22 @@ def test_a_script_of_skyrls_newer_package_is_refused_with_what_to_do():
     with pytest.raises(InputError) as err:  # another project's examples.train module: the usual refusal
         parse_launch_script("python -m examples.train.mine a=1\n")
     assert "starts none of the entry points we know" in str(err.value)
+
+
+def test_a_key_under_a_part_of_the_users_own_is_said_to_need_a_plus():
+    """verl v0.9.0's run_gpt_oss_20b_fsdp.sh sets actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend
+    with no "+": 0.9.1's config has engine_kwargs.sglang: {}, which the struct config extends only with a leading +
+    (every other override of it in that release's scripts has one). check's upgrade line, and check and fix under
+    verl==0.9.1, say to write it with +, not to rename or remove it."""
+    path = str(SCRIPTS / "verl" / "run_gpt_oss_20b_fsdp.sh")
+    plus = "write +actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=..."
+    result = CliRunner().invoke(app, ["check", path])
+    assert result.exit_code == 0 and "upgrade: on verl 0.9.1 this config fails" in result.output, result.output
+    assert plus in " ".join(result.output.split())
+    for command in ("check", "fix"):
+        result = CliRunner().invoke(app, [command, "--framework", "verl==0.9.1", path])
+        out = " ".join(result.output.split())
+        assert plus in out and "rename or remove it by hand" not in out, result.output
 
 
 def test_every_recorded_script_is_expected_and_cites_its_source():

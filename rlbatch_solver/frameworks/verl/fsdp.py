@@ -986,8 +986,9 @@ class VersionPacks:
         # named, and under the one inferred, which has them all (versions.detect) unless they belong to no single
         # release (grad_offload of 0.1-0.2 beside lora_rank of 0.4 on): then one of them stops whichever release runs
         lacks = set(versions.missing_keys({k: None for k in given}, self.version))
+        refused = frozenset(struct_keys.refused(flat, given, self.version)) | frozenset(lacks)
         return replace(base, keys=base.keys | struct_keys.release_keys(self.version), others=base.others | added,
-                       refused=frozenset(struct_keys.refused(flat, given, self.version)) | frozenset(lacks),
+                       refused=refused, plus_adds=frozenset(k for k in refused if struct_keys.under_free_form(k)),
                        refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",
                        source="verl/trainer/main_ppo.py: hydra.main (the trainer config is a struct: OmegaConf "
                               "refuses an override of a key it lacks unless it starts with +; the release's keys: "
