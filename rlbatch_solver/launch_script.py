@@ -48,6 +48,7 @@ _ARITH = re.compile(r"\$\(\(((?:[^()]|\([^()]*\))*)\)\)")  # one level of inner 
 _SAFE_ARITH = re.compile(r"^[0-9+\-*/%() ]+$")
 _MAX_ARITH = 256  # characters of one $((expression)) with its variables in: a script's arithmetic is short
 _DECLARE = ("export", "readonly", "local", "declare", "typeset")
+_DEFAULTED = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])(.*)\}$", re.S)  # a whole ${A:-default} value
 _ARRAY_OPEN = re.compile(
     r"^\s*(?:(?:export|declare|local|readonly|typeset)(?:\s+-\w+)*\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?)=\((.*)$", re.S)
 # ${NAME[@]}, and "${NAME[@]}" (quotes included: bash gives each element as one word, spaces and all, as verl 0.9's
@@ -151,7 +152,7 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
             text, unknown = _expand(array.group(3).rstrip()[:-1], env)
             budget.spend(text)
             try:  # each element one word, its quotes removed: data.train_files="['$a', '$b']" stays one word
-                words = shlex.split(text)
+                words = shlex.split(_protect_commands(text))
             except ValueError:
                 words = text.split()
             name = array.group(1)
@@ -167,7 +168,8 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
         unknown += used
         budget.spend(expanded)
         try:
-            tokens = _command_words([t for t in shlex.split(expanded) if t not in ("$@", "$*", '"$@"')])
+            tokens = _command_words([t for t in shlex.split(_protect_commands(expanded))
+                                     if t not in ("$@", "$*", '"$@"')])
         except ValueError:
             continue  # an unbalanced quote: not a line we can read; a command line would be reported missing
         if not tokens:
@@ -179,6 +181,11 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
         i = 0
         while i < len(tokens) and ASSIGNMENT.match(tokens[i]):
             k, v = ASSIGNMENT.match(tokens[i]).groups()
+            whole = _DEFAULTED.match(v)
+            if whole and "$(" in v:  # ${A:-$(cmd 'quoted')}: left whole by _expand (the quotes cut it), read now
+                name, op, default = whole.groups()
+                value = env.get(name)
+                v = value if value is not None and (value != "" or not op.startswith(":")) else default
             prefix[k] = v
             i += 1
         if i == len(tokens):  # only assignments: the script's variables
@@ -211,8 +218,9 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
     if len(found) > 1:
         notes.append(f"the script starts {len(found)} runs; the last one ({fw.name}) is read")
     args, dropped = _drop_unknown(args, unknown, _read_keys(fw))
+    computed = {k for k, v in env.items() if "$(" in v}
     for arg, names, key in dropped:
-        notes.append(unset_variable_note(arg, names, key))
+        notes.append(unset_variable_note(arg, names, key, computed))
     for name in dict.fromkeys(missing_arrays):
         notes.append(f"${{{name}[@]}} is an array the script does not set (sourced from another file?): its words are "
                      "left out")
@@ -612,7 +620,7 @@ def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
                 if op.endswith("="):
                     env[name] = default
                 return default
-            if value is None:
+            if value is None or "$(" in value:  # unset, or set from a command's output: known when it runs
                 unknown.append(name)
                 return m.group(0)
             return value
@@ -621,6 +629,37 @@ def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
         part = _ARITH.sub(lambda m: _arith(m.group(1), m.group(0), env), part)
         parts[k] = part
     return "".join(parts), unknown
+
+
+def _protect_commands(text: str) -> str:
+    """``text`` with each command substitution ``$( ... )`` outside quotes put in double quotes, so that it stays one
+    word as bash keeps it (its output, whatever its spaces: ``NAME=run_$(date +%Y%m%d_%H%M)``); arithmetic ``$((``
+    and one already quoted are left as they are."""
+    out, i, n = [], 0, len(text)
+    quoted = _quoted_spans(text)
+    while i < n:
+        if text.startswith("$(", i) and not text.startswith("$((", i) and not any(a < i <= b for a, b, _ in quoted):
+            depth, j, quote = 0, i + 1, None
+            while j < n:
+                ch = text[j]
+                if quote:
+                    quote = None if ch == quote else quote
+                elif ch in "'\"":
+                    quote = ch
+                elif ch == "(":
+                    depth += 1
+                elif ch == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            if j < n and '"' not in text[i:j + 1]:
+                out.append('"' + text[i:j + 1] + '"')
+                i = j + 1
+                continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
 
 
 def _single_quoted_split(line: str) -> list[str]:
@@ -719,15 +758,21 @@ def _drop_unknown(args: list[str], unknown: list[str], read: frozenset[str]) -> 
     return out, dropped
 
 
-def unset_variable_note(arg: str, names: list[str], key: str) -> str:
+def unset_variable_note(arg: str, names: list[str], key: str, computed: set[str] | frozenset[str] = frozenset()) -> str:
     """What reading an argument that holds variables the script does not set did, in words (``key``: the key it
-    sets, "" for a word of its own)."""
+    sets, "" for a word of its own); ``computed``: variables the script sets from a command's output (``$(date ...)``),
+    known only when it runs."""
     used, it = ", ".join("$" + n for n in names), "it" if len(names) == 1 else "them"
-    said = (f"{arg}: the shell expands {used} when the run starts, from the environment it starts in; the script "
-            f"does not set {it}, so ")
+    run = names and all(n in computed for n in names)
+    if run:
+        said = f"{arg}: the script sets {used} from a command's output ($(...)), known only when it runs, so "
+    else:
+        said = (f"{arg}: the shell expands {used} when the run starts, from the environment it starts in; the script "
+                f"does not set {it}, so ")
     if key:
+        where = "give " + ", ".join(f"{n}=..." for n in names) if run else f"set {', '.join(names)} in the script"
         return (said + f"the value cannot be read here: checked with the framework's default for {key} instead "
-                f"(set {', '.join(names)} in the script, or pass {key} after the script's path)")
+                f"({where}, or pass {key} after the script's path)")
     return said + "the words it adds cannot be read here: checked without them"
 
 

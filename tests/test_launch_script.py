@@ -320,6 +320,19 @@ def test_a_key_under_a_part_of_the_users_own_is_said_to_need_a_plus():
         assert plus in out and "rename or remove it by hand" not in out, result.output
 
 
+def test_a_variable_set_from_a_commands_output_is_set_and_not_read():
+    """``T=run_$(date +%Y%m%d_%H%M)`` (verl 0.9's EXPERIMENT_NAME) is an assignment, one word whatever the command's
+    spaces; where used, its value is the command's output, known only when the script runs: the key's default, said
+    so (not "the script does not set it"); ``$((...))`` is still arithmetic."""
+    s = parse_launch_script("N=$(nvidia-smi -L | wc -l)\nT=run_$(date +%Y%m%d_%H%M)\n"
+                            "python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=$N trainer.experiment_name=$T "
+                            "a.b=$((2*3)) c.d=\"$(echo x y)\"\n")
+    assert s.args == ["a.b=6", "c.d=$(echo x y)"]
+    assert all("from a command's output" in n and "does not set" not in n for n in s.notes) and len(s.notes) == 2
+    s = parse_launch_script((SCRIPTS / "verl" / "run_qwen3_8b_fsdp.sh").read_text())
+    assert not any("EXPERIMENT_NAME" in n and "does not set" in n for n in s.notes)
+
+
 def test_every_recorded_script_is_expected_and_cites_its_source():
     found = {str(p.relative_to(SCRIPTS)) for p in SCRIPTS.glob("*/*.sh")}
     assert set(__import__("published").script_hardware()) <= found
