@@ -340,13 +340,18 @@ _IF_LINE = re.compile(r"^(if|elif)\s+(.+?)\s*(?:;\s*then)?$", re.S)
 
 def _condition(text: str, env: dict[str, str]) -> bool | None:
     """A test the script's own variables settle: ``[ A = B ]``, ``[ A == B ]``, ``[[ A == B ]]`` and ``!=`` (bash's
-    string comparisons, a pattern in ``[[ ]]`` excepted); None for any other condition, or one that reads a variable
-    the script does not set."""
+    string comparisons, a pattern in ``[[ ]]`` excepted), ``[ -n A ]`` and ``[ -z A ]``; None for any other condition,
+    or one that reads a variable the script does not set."""
     expanded, unknown = _expand(text, dict(env))
+    if "$(" in expanded or "`" in expanded:  # a command's output: known only when the script runs
+        return None
     try:
         words = shlex.split(expanded)
     except ValueError:
         return None
+    if not unknown and len(words) == 4 and (words[0], words[3]) in (("[", "]"), ("[[", "]]")) \
+            and words[1] in ("-n", "-z"):  # [ -n "$A" ] / [ -z "$A" ]: a value the script set, empty or not
+        return (words[2] != "") == (words[1] == "-n")
     if unknown or len(words) != 5 or (words[0], words[4]) not in (("[", "]"), ("[[", "]]")):
         return None
     if words[2] not in ("=", "==", "!=") or (words[0] == "[[" and any(c in words[3] for c in "*?[")):
@@ -483,8 +488,8 @@ class _Branches:
                 block = self.blocks[-1]
                 if not block.outer:
                     block.state = False
-                elif block.unsure:
-                    block.state = None
+                elif block.unsure:  # an earlier condition could not be told: this branch runs unless its own is false
+                    block.state = False if _condition(m.group(2), env) is False else None
                 elif block.done:
                     block.state = False
                 else:

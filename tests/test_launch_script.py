@@ -135,6 +135,9 @@ EXPECTED = {
     # engine_kwargs.sglang.attention_backend written without "+": 0.4-0.5's key (dated so), refused by 0.9.1
     "verl/run_gpt_oss_20b_fsdp.sh": ("verl", None, ["actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=triton",
                                                     "actor_rollout_ref.rollout.name=sglang"]),
+    # if [ "${DEVICE}" = npu ] ... elif [ -n "${ROLLOUT_DP}" ] (ROLLOUT_DP set empty): the elif never runs
+    "verl-megatron/run_qwen3_235b_a22b_megatron.sh": (
+        "verl-megatron", None, ["actor_rollout_ref.rollout.expert_parallel_size=64", "trainer.nnodes=8"]),
     # verl's fully_async recipe (docs/async.md): its own entry point and keys, pools of whole nodes or split nodes
     **{f"verl/fully_async_dapo_7b_math_fsdp2_{split}.sh": (
         "verl", None, ["data.train_batch_size=0", f"rollout.nnodes={nodes}", "async_training.require_batches=4",
@@ -331,6 +334,24 @@ def test_a_variable_set_from_a_commands_output_is_set_and_not_read():
     assert all("from a command's output" in n and "does not set" not in n for n in s.notes) and len(s.notes) == 2
     s = parse_launch_script((SCRIPTS / "verl" / "run_qwen3_8b_fsdp.sh").read_text())
     assert not any("EXPERIMENT_NAME" in n and "does not set" in n for n in s.notes)
+
+
+def test_an_empty_or_set_test_and_a_branch_whose_own_condition_is_false():
+    """``[ -n "$A" ]`` / ``[ -z "$A" ]`` of a variable the script sets are settled; after a condition that cannot be
+    told, a branch whose own condition is false still never runs (verl 0.9's run_qwen3_235b_a22b_megatron.sh:
+    ``elif [ -n "${ROLLOUT_DP}" ]`` with ROLLOUT_DP set empty, which wrote data_parallel_size= and stopped the check
+    with an input error)."""
+    s = parse_launch_script('A=\nB=x\nif [ -n "$A" ]; then\n  X=1\nelif [ -z "$B" ]; then\n  X=2\nelse\n  X=3\nfi\n'
+                            'python3 -m verl.trainer.main_ppo a.b=$X\n')
+    assert s.args == ["a.b=3"]
+    s = parse_launch_script('A=\nif [ "$(probe)" = npu ]; then\n  X=1\nelif [ -n "${A}" ]; then\n  X=2\nfi\n'
+                            'python3 -m verl.trainer.main_ppo a.b=$X\n')
+    assert s.args == ["a.b=1"]
+    path = SCRIPTS / "verl-megatron" / "run_qwen3_235b_a22b_megatron.sh"
+    s = parse_launch_script(path.read_text())
+    assert "actor_rollout_ref.rollout.data_parallel_size=" not in s.args
+    result = CliRunner().invoke(app, ["check", str(path), "DEVICE=gpu"])
+    assert result.exit_code == 1 and "verl.rollout.ep_equals_tp_dp" in result.output, result.output
 
 
 def test_every_recorded_script_is_expected_and_cites_its_source():
