@@ -8,7 +8,7 @@ shell would do to the parts that matter and nothing more:
   (over several lines, as slime's scripts group their arguments) recorded as their words, and
   ``$NAME``, ``${NAME}``, ``${NAME:-default}``, ``${NAME:=default}``, ``${NAME-default}`` and
   ``$((arithmetic))`` of known integers expanded where they are used (``${1:-default}``, a positional parameter,
-  as its default: the script is read as run without arguments) (``${NAME[@]}`` as the array's words) (never inside single quotes; a single
+  as its default: the script is read as run without arguments) (``${NAME[@]}`` and ``"${NAME[@]}"`` as the array's words, each element one word as bash gives it; ``NAME+=( ... )`` appends) (never inside single quotes; a single
   quote inside double quotes is an ordinary character, as in bash: ``"['$DATA/a']"`` expands ``$DATA``);
 - ``if`` / ``elif`` / ``else`` / ``fi`` blocks: where the script's own variables settle the condition (``[ "$A" = x ]``,
   ``[[ $A == x ]]``, ``!=``), only the branch bash runs is read; any other block is read whole;
@@ -30,6 +30,7 @@ chooses the length profile).
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -47,8 +48,12 @@ _ARITH = re.compile(r"\$\(\(((?:[^()]|\([^()]*\))*)\)\)")  # one level of inner 
 _SAFE_ARITH = re.compile(r"^[0-9+\-*/%() ]+$")
 _MAX_ARITH = 256  # characters of one $((expression)) with its variables in: a script's arithmetic is short
 _DECLARE = ("export", "readonly", "local", "declare", "typeset")
-_ARRAY_OPEN = re.compile(r"^\s*(?:(?:export|declare|local|readonly|typeset)(?:\s+-\w+)*\s+)?([A-Za-z_][A-Za-z0-9_]*)=\((.*)$", re.S)
-_ARRAY_USE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
+_DEFAULTED = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])(.*)\}$", re.S)  # a whole ${A:-default} value
+_ARRAY_OPEN = re.compile(
+    r"^\s*(?:(?:export|declare|local|readonly|typeset)(?:\s+-\w+)*\s+)?([A-Za-z_][A-Za-z0-9_]*)(\+?)=\((.*)$", re.S)
+# ${NAME[@]}, and "${NAME[@]}" (quotes included: bash gives each element as one word, spaces and all, as verl 0.9's
+# examples pass their DATA=( ... ) / ACTOR=( ... ) groups)
+_ARRAY_USE = re.compile(r"\"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}\"|\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
 
 
 def _entry_words() -> dict:
@@ -97,9 +102,25 @@ def _head(p: Path) -> str:
 
 
 def read_launch_script(path: str | Path) -> LaunchScript:
+    return script_and_rest(path, [])[0]
+
+
+def script_and_rest(path: str | Path, after: list[str]) -> tuple[LaunchScript, list[str]]:
+    """The script, and the words given after its path that are not its environment: a ``NAME=value`` word whose
+    NAME the script reads (``$NAME``, ``${NAME:-default}``) is the environment it runs in, as ``NAME=value bash
+    run.sh`` (verl 0.9's ``DEVICE=gpu``, which the script otherwise finds by importing torch_npu); the others are
+    arguments added after the script's own."""
     text = safe_input.read_text(path, "script", safe_input.MAX_SCRIPT_BYTES,
                                 "the shell script you launch the run with")
-    return parse_launch_script(text, name=str(path))
+    environment: dict[str, str] = {}
+    rest: list[str] = []
+    for word in after or []:
+        m = ASSIGNMENT.match(word)
+        if m and re.search(r"\$\{?" + m.group(1) + r"\b", text):
+            environment[m.group(1)] = m.group(2)
+        else:
+            rest.append(word)
+    return parse_launch_script(text, name=str(path), environment=environment), rest
 
 
 def read_pasted_command(tokens: list[str]) -> LaunchScript | None:
@@ -111,9 +132,9 @@ def read_pasted_command(tokens: list[str]) -> LaunchScript | None:
     return parse_launch_script(shlex.join(tokens), name="the pasted command")
 
 
-def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
-    env: dict[str, str] = {}
-    exported: dict[str, str] = {}  # the variables of `export NAME=value` lines
+def parse_launch_script(text: str, name: str = "script", environment: dict[str, str] | None = None) -> LaunchScript:
+    env: dict[str, str] = dict(environment or {})  # the environment it is run in (read_launch_script), then its own
+    exported: dict[str, str] = dict(environment or {})  # that environment and the `export NAME=value` lines
     found: list[tuple] = []  # (framework, args, prefix, launcher, unknown, command, exported so far)
     companions: list[tuple] = []  # (framework, the words after its command, the line's variables)
     if len(text) > safe_input.MAX_SCRIPT_BYTES:
@@ -121,22 +142,36 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
                          "pass the shell script you launch the run with.")
     budget = safe_input.ExpansionBudget("script")
     missing_arrays: list[str] = []
+    unfollowed: list[str] = []  # entry modules of a framework's layout we do not follow (_UNFOLLOWED)
+    arrays: dict[str, tuple[list[str], list[str]]] = {}  # NAME=( ... ): its words, and the unset variables they hold
     branches = _Branches()
-    for line in _logical_lines(text):
+    for line in _case_lines(_logical_lines(text)):
         safe_input.check_script_line(line)
         if not branches.reads(_strip_comment(line).strip(), env):
             continue
         array = _ARRAY_OPEN.match(line)
-        if array and line.rstrip().endswith(")"):  # NAME=( words ): the words, expanded now, as bash does
-            words, unknown = _expand(array.group(2).rstrip()[:-1], env)
-            budget.spend(words)
-            env[array.group(1)] = " ".join(words.split())
+        if array and line.rstrip().endswith(")"):  # NAME=( words ) / NAME+=( words ): expanded now, as bash does
+            text, unknown = _expand(array.group(3).rstrip()[:-1], env)
+            budget.spend(text)
+            try:  # each element one word, its quotes removed: data.train_files="['$a', '$b']" stays one word
+                words = shlex.split(_protect_commands(text))
+            except ValueError:
+                words = text.split()
+            name = array.group(1)
+            if array.group(2):
+                words = arrays.get(name, ([], []))[0] + words
+                unknown = arrays.get(name, ([], []))[1] + unknown
+            arrays[name] = (words, unknown)
+            env[name] = " ".join(words)
             continue
-        expanded, unknown = _expand(_ARRAY_USE.sub(lambda m: _array_use(m, env, missing_arrays), _strip_comment(line)),
-                                    env)
+        used: list[str] = []  # variables an array's elements hold that the script does not set
+        line = _ARRAY_USE.sub(lambda m: _array_use(m, arrays, missing_arrays, used), _strip_comment(line))
+        expanded, unknown = _expand(line, env)
+        unknown += used
         budget.spend(expanded)
         try:
-            tokens = [t for t in shlex.split(expanded) if t not in ("$@", "$*", '"$@"')]
+            tokens = _command_words([t for t in shlex.split(_protect_commands(expanded))
+                                     if t not in ("$@", "$*", '"$@"')])
         except ValueError:
             continue  # an unbalanced quote: not a line we can read; a command line would be reported missing
         if not tokens:
@@ -148,6 +183,11 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
         i = 0
         while i < len(tokens) and ASSIGNMENT.match(tokens[i]):
             k, v = ASSIGNMENT.match(tokens[i]).groups()
+            whole = _DEFAULTED.match(v)
+            if whole and "$(" in v:  # ${A:-$(cmd 'quoted')}: left whole by _expand (the quotes cut it), read now
+                name, op, default = whole.groups()
+                value = env.get(name)
+                v = value if value is not None and (value != "" or not op.startswith(":")) else default
             prefix[k] = v
             i += 1
         if i == len(tokens):  # only assignments: the script's variables
@@ -163,16 +203,26 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
             side = _companion(tokens[i:])
             if side is not None:
                 companions.append((side[0], side[1], {**env, **prefix}))
+            unfollowed.extend(tokens[k] for k in range(i + 1, len(tokens))
+                              if tokens[k - 1] == "-m" and _unfollowed(tokens[k], tokens))
     if not found:
+        newer = next((m for m in unfollowed if m), None)
+        if newer is not None:
+            raise InputError("script", f"{shown(name, 60)} runs {newer}: {_UNFOLLOWED[_unfollowed(newer)][0]}",
+                             _UNFOLLOWED[_unfollowed(newer)][1])
         raise InputError("script", f"{shown(name, 60)} starts none of the entry points we know.",
                          "the script should run one of: " + ", ".join(entry_points()) + ".")
-    fw, args, prefix, launcher, unknown, command, environment = found[-1]
+    fw, args, prefix, launcher, unknown, command, exported_then = found[-1]
+    # a quoted value over several lines (a system prompt) is one argument; its line breaks read as spaces, since a
+    # pasted argument with a line break is split there (overrides.split_tokens) and no rule reads such a value
+    args = [a.replace("\n", " ") for a in args]
     notes = []
     if len(found) > 1:
         notes.append(f"the script starts {len(found)} runs; the last one ({fw.name}) is read")
     args, dropped = _drop_unknown(args, unknown, _read_keys(fw))
+    computed = {k for k, v in env.items() if "$(" in v}
     for arg, names, key in dropped:
-        notes.append(unset_variable_note(arg, names, key))
+        notes.append(unset_variable_note(arg, names, key, computed))
     for name in dict.fromkeys(missing_arrays):
         notes.append(f"${{{name}[@]}} is an array the script does not set (sourced from another file?): its words are "
                      "left out")
@@ -203,8 +253,62 @@ def parse_launch_script(text: str, name: str = "script") -> LaunchScript:
     gpus = launched
     if gpus is not None:
         notes.append(f"GPUs from {source}: {gpus}")
+    for variable in dict.fromkeys(branches.unsettled):
+        notes.append(f"case {variable}: the script's value is not known here (the output of a command, or a variable "
+                     "it does not set), so every branch was read, the last one's values kept; give the value after "
+                     f"the script's path ({_case_variable(variable)}=...) to read only its branch")
+    for k, v in (environment or {}).items():
+        notes.append(f"read as run with {k}={v} (given after the script's path)")
     return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys), command,
-                        [f"{k}={v}" for k, v in {**environment, **prefix}.items()])
+                        [f"{k}={v}" for k, v in {**exported_then, **prefix}.items()])
+
+
+_COMMAND_ENDS = ("|", "||", "&&", ";", "&", "|&")
+_REDIRECT = re.compile(r"^[0-9]*(?:>>?|<|&>>?)(?:&[0-9-]+)?$")  # >, >>, 2>, &>, 2>&1, < alone (a target may follow)
+_REDIRECT_TO = re.compile(r"^[0-9]*(?:>>?|<|&>>?)(?:&[0-9-]+|[^&].*)$")  # with its target: >log, 2>/dev/null, 2>&1
+
+
+def _command_words(tokens: list[str]) -> list[str]:
+    """The words of the line's first command: up to a pipe or list operator (``| tee log``, ``&&``, ``;``, ``&``:
+    another command, or the same one sent to the background), without its redirections (``2>&1``, ``> log.txt``),
+    which bash takes out before the command sees its arguments."""
+    out, skip = [], False
+    for tok in tokens:
+        if skip:
+            skip = False
+            continue
+        if tok in _COMMAND_ENDS:
+            break
+        if _REDIRECT.match(tok):
+            skip = not re.search(r"&[0-9-]+$", tok)  # `> file`: the next word is its target
+            continue
+        if _REDIRECT_TO.match(tok):
+            continue
+        out.append(tok)
+    return out
+
+
+# Entry modules of a framework's newer layout that no release we follow has, by module prefix: what they are, and what
+# to do. SkyRL's unified `skyrl` package (its tags skyrl-v0.1.0 to v0.3.0; examples/train/* and
+# skyrl/train/entrypoints/main_base.py) renamed the generator's engine keys (generator.inference_engine.num_engines,
+# .tensor_parallel_size, .backend, .gpu_memory_utilization, ...); we follow skyrl-train 0.3.1.
+_UNFOLLOWED: dict[str, tuple[str, str]] = {
+    "skyrl.train.": (
+        "SkyRL's unified skyrl package, whose keys (generator.inference_engine.*) are newer than the skyrl-train 0.3.1 "
+        "we follow; it is not checked.",
+        "check the run with skyrl-train 0.3.1's names: --framework skyrl -- trainer.train_batch_size=... "
+        "generator.num_inference_engines=... generator.inference_engine_tensor_parallel_size=... (docs/rules-skyrl.md)."),
+}
+_UNFOLLOWED["examples.train."] = _UNFOLLOWED["skyrl.train."]  # that package's example entry points (main_dapo, ...)
+
+
+def _unfollowed(module: str, words: list[str] | None = None) -> str | None:
+    """The ``_UNFOLLOWED`` prefix of an entry module; ``examples.train.`` only on a command with SkyRL's generator
+    keys (``words``), the package's examples being named by their folder alone."""
+    prefix = next((p for p in _UNFOLLOWED if module.startswith(p)), None)
+    if prefix == "examples.train." and words is not None and not any(w.startswith("generator.") for w in words):
+        return None
+    return prefix
 
 
 def model_named(args: list[str], keys: tuple[str, ...]) -> str | None:
@@ -219,11 +323,17 @@ def model_named(args: list[str], keys: tuple[str, ...]) -> str | None:
     return None
 
 
-def _array_use(m: re.Match, env: dict[str, str], missing: list[str]) -> str:
-    """``${NAME[@]}``: the array's words when the script set it, else nothing (and ``missing`` names it)."""
-    if m.group(1) in env:
-        return "${" + m.group(1) + "}"
-    missing.append(m.group(1))
+def _array_use(m: re.Match, arrays: dict[str, tuple[list[str], list[str]]], missing: list[str],
+               unknown: list[str]) -> str:
+    """``${NAME[@]}``: the array's words, each quoted as one word (already expanded: no variable in them is expanded
+    twice), when the script set it, else nothing (and ``missing`` names it); ``unknown`` gets the variables the
+    words hold that the script does not set."""
+    name = m.group(1) or m.group(2)
+    if name in arrays:
+        words, unset = arrays[name]
+        unknown.extend(unset)
+        return shlex.join(words)
+    missing.append(name)
     return ""
 
 
@@ -232,13 +342,18 @@ _IF_LINE = re.compile(r"^(if|elif)\s+(.+?)\s*(?:;\s*then)?$", re.S)
 
 def _condition(text: str, env: dict[str, str]) -> bool | None:
     """A test the script's own variables settle: ``[ A = B ]``, ``[ A == B ]``, ``[[ A == B ]]`` and ``!=`` (bash's
-    string comparisons, a pattern in ``[[ ]]`` excepted); None for any other condition, or one that reads a variable
-    the script does not set."""
+    string comparisons, a pattern in ``[[ ]]`` excepted), ``[ -n A ]`` and ``[ -z A ]``; None for any other condition,
+    or one that reads a variable the script does not set."""
     expanded, unknown = _expand(text, dict(env))
+    if "$(" in expanded or "`" in expanded:  # a command's output: known only when the script runs
+        return None
     try:
         words = shlex.split(expanded)
     except ValueError:
         return None
+    if not unknown and len(words) == 4 and (words[0], words[3]) in (("[", "]"), ("[[", "]]")) \
+            and words[1] in ("-n", "-z"):  # [ -n "$A" ] / [ -z "$A" ]: a value the script set, empty or not
+        return (words[2] != "") == (words[1] == "-n")
     if unknown or len(words) != 5 or (words[0], words[4]) not in (("[", "]"), ("[[", "]]")):
         return None
     if words[2] not in ("=", "==", "!=") or (words[0] == "[[" and any(c in words[3] for c in "*?[")):
@@ -252,6 +367,75 @@ class _Block:
     done: bool = False  # an earlier branch of the block ran
     unsure: bool = False  # an earlier condition could not be told: every later branch is read
     outer: bool = True  # the block itself is read (not inside a branch that does not run)
+    word: str | None = None  # a case block's word, where the script's own variables settle it
+    case: bool = False
+
+
+_CASE_LINE = re.compile(r"^case\s+(.+?)\s+in$", re.S)
+_ARM_LINE = re.compile(r"^\(?\s*([^()]*?)\s*\)$")
+
+
+def _case_word(text: str, env: dict[str, str]) -> str | None:
+    """A ``case`` word's value where the script's own variables settle it (no command substitution, no variable
+    the script does not set), else None."""
+    expanded, unknown = _expand(text, dict(env))
+    if unknown or "$(" in expanded or "`" in expanded:
+        return None
+    try:
+        words = shlex.split(expanded)
+    except ValueError:
+        return None
+    return words[0] if len(words) == 1 else None
+
+
+def _case_variable(word: str) -> str:
+    """The variable a case word reads (``${DEVICE}`` -> DEVICE), for the note that asks for it."""
+    m = _VAR.search(word)
+    return (m.group(1) or m.group(4)) if m else "NAME"
+
+
+def _case_lines(lines: list[str]) -> list[str]:
+    """The lines of ``case`` blocks cut where bash cuts them: an arm's patterns ``gpu | npu)`` a line of their own,
+    the commands after them on the same line their own, and ``;;`` its own (``NGPUS=8 ;;``, ``gpu | npu) ;;``)."""
+    out: list[str] = []
+    depth, arm_next = 0, False
+    for line in lines:
+        text = _strip_comment(line).strip()
+        if _CASE_LINE.match(text):
+            depth, arm_next = depth + 1, True
+            out.append(line)
+            continue
+        if depth and text == "esac":
+            depth, arm_next = depth - 1, depth > 1
+            out.append(line)
+            continue
+        if depth and arm_next and not text.startswith("#") and text:
+            close = _arm_end(text)
+            if close is not None:
+                out.append(text[:close + 1])
+                text, arm_next = text[close + 1:].strip(), False
+                line = text
+                if not text:
+                    continue
+        if depth and text.endswith(";;"):
+            body = text[:-2].strip()
+            if body:
+                out.append(body)
+            out.append(";;")
+            arm_next = True
+            continue
+        out.append(line)
+    return out
+
+
+def _arm_end(text: str) -> int | None:
+    """Where an arm's patterns end (its ``)`` outside quotes), for a line that starts a ``case`` arm; None else."""
+    spans = _quoted_spans(text)
+    for i, ch in enumerate(text):
+        if ch == ")" and not any(a <= i <= b for a, b, _ in spans):
+            head = text[:i + 1]
+            return i if _ARM_LINE.match(head) and "=" not in head else None
+    return None
 
 
 class _Branches:
@@ -261,11 +445,41 @@ class _Branches:
 
     def __init__(self) -> None:
         self.blocks: list[_Block] = []
+        self.unsettled: list[str] = []  # the words of case blocks read whole (their value not known)
 
     def _running(self) -> bool:
         return all(b.state is not False for b in self.blocks)
 
     def reads(self, line: str, env: dict[str, str]) -> bool:
+        case = _CASE_LINE.match(line)
+        if case:  # case WORD in: no arm read until one starts
+            outer = self._running()
+            word = _case_word(case.group(1), env) if outer else None
+            if outer and word is None:
+                self.unsettled.append(case.group(1).strip().strip("'\""))
+            self.blocks.append(_Block(False, unsure=outer and word is None, outer=outer, word=word, case=True))
+            return False
+        if self.blocks and self.blocks[-1].case:
+            block = self.blocks[-1]
+            if line == "esac":
+                self.blocks.pop()
+                return False
+            if line == ";;":
+                block.state = False
+                return False
+            arm = _ARM_LINE.match(line)
+            if arm and block.state is False and "=" not in line:  # an arm's patterns, between arms
+                if not block.outer:
+                    block.state = False
+                elif block.unsure:
+                    block.state = None
+                elif block.done:
+                    block.state = False
+                else:
+                    patterns = [p.strip().strip("'\"") for p in arm.group(1).split("|")]
+                    block.state = any(fnmatch.fnmatchcase(block.word or "", p) for p in patterns)
+                    block.done = block.state
+                return False
         m = _IF_LINE.match(line)
         if m and not re.search(r"(^|[;\s])fi$", line) and "; then " not in line:
             if m.group(1) == "if":
@@ -276,8 +490,8 @@ class _Branches:
                 block = self.blocks[-1]
                 if not block.outer:
                     block.state = False
-                elif block.unsure:
-                    block.state = None
+                elif block.unsure:  # an earlier condition could not be told: this branch runs unless its own is false
+                    block.state = False if _condition(m.group(2), env) is False else None
                 elif block.done:
                     block.state = False
                 else:
@@ -298,7 +512,7 @@ def _logical_lines(text: str) -> list[str]:
     """Lines with backslash-newline continuations joined (a comment line inside a command is dropped), and a bash
     array's lines ``NAME=(`` ... ``)`` joined into one line ``NAME=( words )`` without their comments."""
     out, current, array = [], [], None
-    for raw in text.replace("\r\n", "\n").split("\n"):
+    for raw in _join_quoted(text.replace("\r\n", "\n").split("\n")):
         stripped = raw.strip()
         if array is not None:
             if stripped.startswith(")"):
@@ -321,6 +535,38 @@ def _logical_lines(text: str) -> list[str]:
         out.append("".join(current))
     if array is not None:  # an array never closed: its words as a line of their own (no command reads them)
         out.append(" ".join(array))
+    return out
+
+
+_MAX_QUOTED_LINES = 64  # lines one quoted string may span (a system prompt); past it the quote is taken as stray
+
+
+def _open_quote(line: str) -> bool:
+    """Whether ``line`` (its comment removed) ends inside a quoted string."""
+    spans = _quoted_spans(_strip_comment(line))
+    return bool(spans) and spans[-1][1] == len(_strip_comment(line))
+
+
+def _join_quoted(lines: list[str]) -> list[str]:
+    """The lines with a quoted string that runs over several of them joined into one line (its newlines kept inside
+    the quotes), as bash reads ``PROMPT="line one\nline two"`` written over two lines; a quote still open after
+    ``_MAX_QUOTED_LINES`` lines is left as it was (each line read alone, as before)."""
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        if _open_quote(line):
+            for j in range(i + 1, min(i + _MAX_QUOTED_LINES, len(lines))):
+                joined = "\n".join(lines[i:j + 1])
+                if not _open_quote(joined):
+                    out.append(joined)
+                    i = j + 1
+                    break
+            else:
+                out.append(line)
+                i += 1
+            continue
+        out.append(line)
+        i += 1
     return out
 
 
@@ -381,7 +627,7 @@ def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
                 if op.endswith("="):
                     env[name] = default
                 return default
-            if value is None:
+            if value is None or "$(" in value:  # unset, or set from a command's output: known when it runs
                 unknown.append(name)
                 return m.group(0)
             return value
@@ -390,6 +636,37 @@ def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
         part = _ARITH.sub(lambda m: _arith(m.group(1), m.group(0), env), part)
         parts[k] = part
     return "".join(parts), unknown
+
+
+def _protect_commands(text: str) -> str:
+    """``text`` with each command substitution ``$( ... )`` outside quotes put in double quotes, so that it stays one
+    word as bash keeps it (its output, whatever its spaces: ``NAME=run_$(date +%Y%m%d_%H%M)``); arithmetic ``$((``
+    and one already quoted are left as they are."""
+    out, i, n = [], 0, len(text)
+    quoted = _quoted_spans(text)
+    while i < n:
+        if text.startswith("$(", i) and not text.startswith("$((", i) and not any(a < i <= b for a, b, _ in quoted):
+            depth, j, quote = 0, i + 1, None
+            while j < n:
+                ch = text[j]
+                if quote:
+                    quote = None if ch == quote else quote
+                elif ch in "'\"":
+                    quote = ch
+                elif ch == "(":
+                    depth += 1
+                elif ch == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            if j < n and '"' not in text[i:j + 1]:
+                out.append('"' + text[i:j + 1] + '"')
+                i = j + 1
+                continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
 
 
 def _single_quoted_split(line: str) -> list[str]:
@@ -494,15 +771,21 @@ def _drop_unknown(args: list[str], unknown: list[str], read: frozenset[str]) -> 
     return out, dropped
 
 
-def unset_variable_note(arg: str, names: list[str], key: str) -> str:
+def unset_variable_note(arg: str, names: list[str], key: str, computed: set[str] | frozenset[str] = frozenset()) -> str:
     """What reading an argument that holds variables the script does not set did, in words (``key``: the key it
-    sets, "" for a word of its own)."""
+    sets, "" for a word of its own); ``computed``: variables the script sets from a command's output (``$(date ...)``),
+    known only when it runs."""
     used, it = ", ".join("$" + n for n in names), "it" if len(names) == 1 else "them"
-    said = (f"{arg}: the shell expands {used} when the run starts, from the environment it starts in; the script "
-            f"does not set {it}, so ")
+    run = names and all(n in computed for n in names)
+    if run:
+        said = f"{arg}: the script sets {used} from a command's output ($(...)), known only when it runs, so "
+    else:
+        said = (f"{arg}: the shell expands {used} when the run starts, from the environment it starts in; the script "
+                f"does not set {it}, so ")
     if key:
+        where = "give " + ", ".join(f"{n}=..." for n in names) if run else f"set {', '.join(names)} in the script"
         return (said + f"the value cannot be read here: checked with the framework's default for {key} instead "
-                f"(set {', '.join(names)} in the script, or pass {key} after the script's path)")
+                f"({where}, or pass {key} after the script's path)")
     return said + "the words it adds cannot be read here: checked without them"
 
 

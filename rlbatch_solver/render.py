@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .costmodel.phase import Phase
-from .frameworks.overrides import ListFlag
+from .frameworks.overrides import ListFlag, assignment_words
 from .rules.base import RuleKind, format_message, stage_text
 from .rules.ids import tied_followers
 from .script_rewrite import shell_quoted
@@ -57,7 +57,7 @@ def _is_note(arg: str) -> bool:
 
 def diff_word(arg: str) -> str:
     """One side of a change as ``fix`` prints it: an argument shell-quoted, a note in words as it is."""
-    return arg if _is_note(arg) else shell_word(arg)
+    return arg if _is_note(arg) else " ".join(shell_word(w) for w in assignment_words(arg))
 
 
 def print_paste(console: Console, args: list[str], prefix: str = "  ") -> None:

@@ -104,6 +104,36 @@ def _command_span(lines: list[str], start: int) -> range:
     return range(start, end + 1)
 
 
+_ARRAY_USE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
+_ARRAY_DEF = re.compile(r"^\s*(?:(?:export|declare|local|readonly|typeset)(?:\s+-\w+)*\s+)?([A-Za-z_][A-Za-z0-9_]*)\+?=\(")
+
+
+def _places(lines: list[str], start: int) -> list[range]:
+    """Where the run's arguments are written, the last word first as bash passes them: the command that starts on
+    line ``start`` (``_command_span``), then the bash arrays it expands (``"${ACTOR[@]}"``: verl 0.9's examples write
+    every key in DATA=( ... ), ACTOR=( ... ) ...), the last one it uses first, each with all its ``NAME=( ... )`` and
+    ``NAME+=( ... )`` lines. A key set in an array is changed there: one added after the entry point would come
+    before the array's in the arguments, and the array's would win."""
+    command = _command_span(lines, start)
+    used = list(dict.fromkeys(m.group(1) for i in command for m in _ARRAY_USE.finditer(lines[i])))
+    places = [command]
+    for name in reversed(used):
+        rows: list[int] = []
+        i = 0
+        while i < len(lines):
+            m = _ARRAY_DEF.match(lines[i])
+            if m and m.group(1) == name:
+                j = i
+                while ")" not in lines[j].split("#", 1)[0][m.end() if j == i else 0:] and j + 1 < len(lines):
+                    j += 1
+                rows.extend(range(i, j + 1))
+                i = j
+            i += 1
+        if rows:
+            places.append(rows)  # type: ignore[arg-type]  (reversed() and iteration are all _replace_last needs)
+    return places
+
+
 def _entry_line(lines: list[str], entries: Sequence[str]) -> tuple[int, int] | None:
     """(line, column after the entry point) of the last line that starts a run."""
     for i in range(len(lines) - 1, -1, -1):
@@ -137,19 +167,20 @@ def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Seque
         return out
     first = _command_start(lines, entry[0])
     for key in drop:
-        if _drop_last(lines, _command_span(lines, first), key.lstrip("+-"), syntax == "flags"):
+        if any(_drop_last(lines, span, key.lstrip("+-"), syntax == "flags") for span in _places(lines, first)):
             out.dropped.append(key.lstrip("+-"))
     pending: list[str] = []
     launcher_pending: list[str] = []
     for item in native:  # each item in its own form: a flags framework's environment prefix is a key=value too
         gone = DROP_ITEM.fullmatch(item)
         if gone:  # "(drop --key)": the answer leaves it unset
-            if _drop_last(lines, _command_span(lines, first), gone.group(1), syntax == "flags"):
+            if any(_drop_last(lines, span, gone.group(1), syntax == "flags") for span in _places(lines, first)):
                 out.dropped.append(gone.group(1))
             continue
         key, value = exported_pair(item)
         key = key.lstrip("+")
-        if _replace_last(lines, _command_span(lines, first), key, value, item.startswith("--"), out.notes):
+        if any(_replace_last(lines, span, key, value, item.startswith("--"), out.notes)
+               for span in _places(lines, first)):
             out.replaced.append(key)
         else:
             (launcher_pending if key in launcher_keys else pending).append(item)

@@ -117,6 +117,27 @@ def test_arithmetic_is_limited_to_integers():
 # the frameworks' example scripts: framework, GPU count the launcher gives, and two values the parser must see
 EXPECTED = {
     "verl/run_qwen2-7b.sh": ("verl", None, ["data.train_batch_size=1024", "actor_rollout_ref.rollout.n=5"]),
+    # verl 0.9's examples pass their arguments as bash arrays, DATA=( ... ) ... "${DATA[@]}": each element one word
+    # (a quoted "['$a', '$b']" list with its space included), the model read from MODEL=( ... )
+    "verl/run_qwen3_30b_a3b_fsdp.sh": (
+        "verl", None, ["data.train_files=['$HOME/data/gsm8k/train.parquet', '$HOME/data/math/train.parquet']",
+                       "actor_rollout_ref.model.path=Qwen/Qwen3-30B-A3B",
+                       "actor_rollout_ref.model.use_remove_padding=True",
+                       "actor_rollout_ref.actor.fsdp_config.optimizer_offload=True",
+                       "trainer.n_gpus_per_node=8"]),
+    # verl 0.9 selects Megatron by model_engine=megatron (ppo_trainer.yaml's defaults list), no strategy key
+    "verl-megatron/ppo_run_qwen3_8b_megatron.sh": (
+        "verl-megatron", None, ["model_engine=megatron", "critic.megatron.pipeline_model_parallel_size=2",
+                                "critic.model.path=Qwen/Qwen3-8B", "algorithm.adv_estimator=gae"]),
+    # case "${DEVICE}" in gpu) ... npu) ... esac, DEVICE from $(python3 -c 'import torch_npu' ...): every arm read,
+    # said in a note; the nested case "${MACHINE}" (MACHINE empty: its *) arm) settled
+    "verl/run_qwen3_8b_fsdp.sh": ("verl", None, ["actor_rollout_ref.model.path=Qwen/Qwen3-8B", "trainer.n_gpus_per_node=8"]),
+    # engine_kwargs.sglang.attention_backend written without "+": 0.4-0.5's key (dated so), refused by 0.9.1
+    "verl/run_gpt_oss_20b_fsdp.sh": ("verl", None, ["actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=triton",
+                                                    "actor_rollout_ref.rollout.name=sglang"]),
+    # if [ "${DEVICE}" = npu ] ... elif [ -n "${ROLLOUT_DP}" ] (ROLLOUT_DP set empty): the elif never runs
+    "verl-megatron/run_qwen3_235b_a22b_megatron.sh": (
+        "verl-megatron", None, ["actor_rollout_ref.rollout.expert_parallel_size=64", "trainer.nnodes=8"]),
     # verl's fully_async recipe (docs/async.md): its own entry point and keys, pools of whole nodes or split nodes
     **{f"verl/fully_async_dapo_7b_math_fsdp2_{split}.sh": (
         "verl", None, ["data.train_batch_size=0", f"rollout.nnodes={nodes}", "async_training.require_batches=4",
@@ -158,6 +179,13 @@ EXPECTED = {
     "swift-megatron/dense_colocate.sh": ("swift-megatron", None, ["NPROC_PER_NODE=8", "--steps_per_generation"]),
     "swift-megatron/moe_colocate_full.sh": ("swift-megatron", None, ["--expert_model_parallel_size",
                                                                      "--global_batch_size"]),
+    # a SYSTEM_PROMPT="..." written over four lines, then --system "$SYSTEM_PROMPT": the script sets it
+    "swift/qlora.sh": ("swift", None, ["NPROC_PER_NODE=4", "--quant_bits", "--system"]),
+    # OpenRLHF 0.11.0's: --algo.advantage.is_correction_enable, which 0.11.2 replaced (is_correction_level, ...)
+    "openrlhf/train_dapo_ray_hybrid_engine.sh": ("openrlhf", None, ["--algo.advantage.is_correction_enable",
+                                                                    "--rollout.n_samples_per_prompt"]),
+    # TRL's VLM GRPO example script (TrlParser with GRPOConfig, as grpo.py): accelerate's words kept, as TRL reads them
+    "trl/grpo_vlm_smolvlm.sh": ("trl", None, ["--config_file", "examples/scripts/grpo_vlm.py", "--num_generations"]),
     "openrlhf/train_ppo_llama_ray.sh": ("openrlhf", None, ["--critic_num_gpus_per_node", "--colocate_actor_ref"]),
     "openrlhf/train_grpo_ray_hybrid_engine.sh": ("openrlhf", None, ["--colocate_all_models", "--vllm_enable_sleep"]),
     # ${A:-$B} defaults, $(((a + b))) arithmetic, values built from other variables
@@ -184,6 +212,146 @@ def test_a_default_may_hold_another_variable():
         "left out" in n for n in s.notes)
     s = parse_launch_script('export HOME=/h\nD=${D:-"${HOME}/verl"}\npython3 -m verl.trainer.main_ppo x.path=$D/m\n')
     assert "x.path=/h/verl/m" in s.args
+
+
+def test_a_quoted_array_gives_each_element_as_one_word():
+    """"${ARR[@]}" is one word per element (spaces and all), ${ARR[@]} too where no element has a space; NAME+=( ... )
+    appends; an element's unset variable is said as where it is written directly (verl 0.9's examples)."""
+    s = parse_launch_script('D=/d\nA=(\n  a.x=1\n  b.files="[\'$D/t\', \'$D/u\']"  # comment\n)\nA+=(c.y=2)\n'
+                            'B=(data.train_batch_size=$UNSET)\npython3 -m verl.trainer.main_ppo "${A[@]}" ${B[@]} e.w=3\n')
+    assert s.args[:3] == ["a.x=1", "b.files=['/d/t', '/d/u']", "c.y=2"]
+    assert s.args[-1] == "e.w=3"
+    assert any("$UNSET" in n and "data.train_batch_size" in n for n in s.notes)
+    assert not any(a.startswith("data.train_batch_size") for a in s.args)
+    model = parse_launch_script('M=(\n  actor_rollout_ref.model.path="Qwen/Qwen3-8B"\n  x.y=1\n)\n'
+                                'python3 -m verl.trainer.main_ppo "${M[@]}"\n')
+    assert model.model == "Qwen/Qwen3-8B"
+
+
+def test_a_quoted_value_over_several_lines_is_one_argument():
+    """A variable quoted over several lines is set (ms-swift's internal/qlora.sh SYSTEM_PROMPT); its line breaks read
+    as spaces; a stray quote in a comment does not swallow the script."""
+    s = parse_launch_script((SCRIPTS / "swift" / "qlora.sh").read_text())
+    system = s.args[s.args.index("--system") + 1]
+    assert system.startswith("You are a helpful math assistant.") and system.endswith("#### 42") and "\n" not in system
+    assert not any("SYSTEM_PROMPT" in n for n in s.notes)
+    s = parse_launch_script("# don't\nB=4\npython3 -m verl.trainer.main_ppo data.train_batch_size=$B\n")
+    assert s.args == ["data.train_batch_size=4"]
+
+
+def test_pipes_and_redirections_are_not_the_commands_words():
+    """``... 2>&1 | tee log`` (verl 0.9's run_qwen3_5_27b_fsdp.sh), ``> out.log``, ``&``: bash's, not the run's."""
+    s = parse_launch_script("python3 -m verl.trainer.main_ppo a.b=1 2>&1 | tee logs/x-${start}.log\n")
+    assert s.args == ["a.b=1"] and not s.notes
+    s = parse_launch_script("nohup python3 -m verl.trainer.main_ppo a.b=1 > out.log 2>/dev/null &\n")
+    assert s.args == ["a.b=1"]
+
+
+def test_a_dotted_flag_a_later_release_removed_is_said_so():
+    """OpenRLHF 0.11.0's example sets --algo.advantage.is_correction_enable, which 0.11.2 removed (its train_ppo_ray.py
+    has --algo.advantage.is_correction_level/_mode/_gating): the why names it first, the upgrade line says which
+    release removed it and what it has instead, not 0.10.2's renaming of undotted flags."""
+    result = CliRunner().invoke(app, ["check", str(SCRIPTS / "openrlhf" / "train_dapo_ray_hybrid_engine.sh")])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "its flags (algo.advantage.is_correction_enable," in out
+    assert ("--algo.advantage.is_correction_enable is not a flag there (0.11.2 removed it; it has "
+            "--algo.advantage.is_correction_gating, --algo.advantage.is_correction_level") in out
+    assert "0.10.2 renamed" not in out
+
+
+def test_a_case_block_reads_the_arm_the_scripts_variables_choose():
+    """``case WORD in pat | pat) ... ;; *) ... ;; esac`` as bash runs it where the script's own variables settle WORD
+    (arms on one line or several, nested blocks); where they do not, every arm is read and a note says how to choose."""
+    s = parse_launch_script('D=gpu\nM=\ncase "$D" in\n  gpu | x) A=1 ;;\n  npu)\n    A=2\n    ;;\n  *) A=3 ;;\nesac\n'
+                            'case "${M}" in\n  gb200) B=4 ;;\n  *)\n    B=8\n    ;;\nesac\n'
+                            'python3 -m verl.trainer.main_ppo a.b=$A c.d=$B\n')
+    assert s.args == ["a.b=1", "c.d=8"] and not s.notes
+    s = parse_launch_script('D=$(probe)\ncase "$D" in\n  gpu) A=1 ;;\n  npu) A=2 ;;\nesac\n'
+                            'python3 -m verl.trainer.main_ppo a.b=$A\n')
+    assert s.args == ["a.b=2"] and any(n.startswith("case $D:") and "(D=...)" in n for n in s.notes)
+
+
+def test_a_variable_given_after_the_scripts_path_is_its_environment():
+    """``rlbatch check run_qwen3_8b_fsdp.sh DEVICE=gpu``: read as ``DEVICE=gpu bash run_qwen3_8b_fsdp.sh`` (verl 0.9's
+    example otherwise picks its device by importing torch_npu): its GPU branch only (2048-token responses, no
+    sequence parallel), where reading every branch kept the NPU one's (32768, Ulysses 4)."""
+    from rlbatch_solver.launch_script import script_and_rest
+
+    path = SCRIPTS / "verl" / "run_qwen3_8b_fsdp.sh"
+    s, rest = script_and_rest(path, ["DEVICE=gpu", "trainer.total_epochs=1"])
+    assert rest == ["trainer.total_epochs=1"]
+    assert "data.max_response_length=2048" in s.args and not any("ulysses" in a for a in s.args)
+    assert "read as run with DEVICE=gpu (given after the script's path)" in s.notes
+    every = parse_launch_script(path.read_text())
+    assert "data.max_response_length=32768" in every.args and any(n.startswith("case ${DEVICE}:") for n in every.notes)
+    result = CliRunner().invoke(app, ["check", str(path), "DEVICE=gpu"])
+    assert result.exit_code == 0 and "DEVICE=gpu" in result.output, result.output
+
+
+def test_a_script_of_skyrls_newer_package_is_refused_with_what_to_do():
+    """SkyRL's unified skyrl package (examples/train/algorithms/rloo/run_rloo.sh at a9564572eb8e, Aug 2026:
+    -m skyrl.train.entrypoints.main_base, generator.inference_engine.num_engines ...) is newer than the skyrl-train
+    0.3.1 we follow: one paragraph says so and how to check it, not a list of every entry point we know."""
+    text = ("uv run --isolated --extra fsdp -m skyrl.train.entrypoints.main_base trainer.train_batch_size=1024 "
+            "generator.inference_engine.num_engines=4\n")
+    with pytest.raises(InputError) as err:
+        parse_launch_script(text)
+    assert "skyrl.train.entrypoints.main_base" in str(err.value) and "skyrl-train 0.3.1" in str(err.value)
+    assert "generator.num_inference_engines" in err.value.fix
+    with pytest.raises(InputError) as err:
+        parse_launch_script("uv run -m examples.train.algorithms.dapo.main_dapo generator.n_samples_per_prompt=16\n")
+    assert "skyrl-train 0.3.1" in str(err.value)
+    with pytest.raises(InputError) as err:  # another project's examples.train module: the usual refusal
+        parse_launch_script("python -m examples.train.mine a=1\n")
+    assert "starts none of the entry points we know" in str(err.value)
+
+
+def test_a_key_under_a_part_of_the_users_own_is_said_to_need_a_plus():
+    """verl v0.9.0's run_gpt_oss_20b_fsdp.sh sets actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend
+    with no "+": 0.9.1's config has engine_kwargs.sglang: {}, which the struct config extends only with a leading +
+    (every other override of it in that release's scripts has one). check's upgrade line, and check and fix under
+    verl==0.9.1, say to write it with +, not to rename or remove it."""
+    path = str(SCRIPTS / "verl" / "run_gpt_oss_20b_fsdp.sh")
+    plus = "write +actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=..."
+    result = CliRunner().invoke(app, ["check", path])
+    assert result.exit_code == 0 and "upgrade: on verl 0.9.1 this config fails" in result.output, result.output
+    assert plus in " ".join(result.output.split())
+    for command in ("check", "fix"):
+        result = CliRunner().invoke(app, [command, "--framework", "verl==0.9.1", path])
+        out = " ".join(result.output.split())
+        assert plus in out and "rename or remove it by hand" not in out, result.output
+
+
+def test_a_variable_set_from_a_commands_output_is_set_and_not_read():
+    """``T=run_$(date +%Y%m%d_%H%M)`` (verl 0.9's EXPERIMENT_NAME) is an assignment, one word whatever the command's
+    spaces; where used, its value is the command's output, known only when the script runs: the key's default, said
+    so (not "the script does not set it"); ``$((...))`` is still arithmetic."""
+    s = parse_launch_script("N=$(nvidia-smi -L | wc -l)\nT=run_$(date +%Y%m%d_%H%M)\n"
+                            "python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=$N trainer.experiment_name=$T "
+                            "a.b=$((2*3)) c.d=\"$(echo x y)\"\n")
+    assert s.args == ["a.b=6", "c.d=$(echo x y)"]
+    assert all("from a command's output" in n and "does not set" not in n for n in s.notes) and len(s.notes) == 2
+    s = parse_launch_script((SCRIPTS / "verl" / "run_qwen3_8b_fsdp.sh").read_text())
+    assert not any("EXPERIMENT_NAME" in n and "does not set" in n for n in s.notes)
+
+
+def test_an_empty_or_set_test_and_a_branch_whose_own_condition_is_false():
+    """``[ -n "$A" ]`` / ``[ -z "$A" ]`` of a variable the script sets are settled; after a condition that cannot be
+    told, a branch whose own condition is false still never runs (verl 0.9's run_qwen3_235b_a22b_megatron.sh:
+    ``elif [ -n "${ROLLOUT_DP}" ]`` with ROLLOUT_DP set empty, which wrote data_parallel_size= and stopped the check
+    with an input error)."""
+    s = parse_launch_script('A=\nB=x\nif [ -n "$A" ]; then\n  X=1\nelif [ -z "$B" ]; then\n  X=2\nelse\n  X=3\nfi\n'
+                            'python3 -m verl.trainer.main_ppo a.b=$X\n')
+    assert s.args == ["a.b=3"]
+    s = parse_launch_script('A=\nif [ "$(probe)" = npu ]; then\n  X=1\nelif [ -n "${A}" ]; then\n  X=2\nfi\n'
+                            'python3 -m verl.trainer.main_ppo a.b=$X\n')
+    assert s.args == ["a.b=1"]
+    path = SCRIPTS / "verl-megatron" / "run_qwen3_235b_a22b_megatron.sh"
+    s = parse_launch_script(path.read_text())
+    assert "actor_rollout_ref.rollout.data_parallel_size=" not in s.args
+    result = CliRunner().invoke(app, ["check", str(path), "DEVICE=gpu"])
+    assert result.exit_code == 1 and "verl.rollout.ep_equals_tp_dp" in result.output, result.output
 
 
 def test_every_recorded_script_is_expected_and_cites_its_source():
@@ -221,6 +389,29 @@ def test_fix_reads_a_script_and_repairs_it(tmp_path):
     assert result.exit_code == 0, result.output
     assert "verl.step.mini_divisible_by_micro" in result.output and "Nearest valid config" in result.output
     assert "proven nearest" in result.output and f"read {script}: verl" in result.output
+
+
+def test_fix_writes_a_key_where_the_scripts_array_sets_it_and_each_override_as_one_word(tmp_path):
+    """verl 0.9's Megatron PPO example (its keys in ACTOR=( ... ), ROLLOUT=( ... )) on H100 needs the full recompute,
+    three overrides: printed and written as three words (one quoted word would be one Hydra argument, a value with
+    spaces); a key an array sets is changed in the array (one added after the entry point would come before it in
+    the arguments and lose); the command is found by verl's entry point (verl-megatron has none of its own)."""
+    script = SCRIPTS / "verl-megatron" / "ppo_run_qwen3_8b_megatron.sh"
+    out = tmp_path / "fixed.sh"
+    result = CliRunner().invoke(app, ["fix", "--gpu", "h100", "--time-limit", "10", str(script), "--write", str(out)])
+    assert result.exit_code == 0, result.output
+    recompute = "actor_rollout_ref.actor.megatron.override_transformer_config.recompute_"
+    assert f"{recompute}granularity=full {recompute}method=uniform" in result.output
+    assert f'"{recompute}granularity=full' not in result.output
+    written = out.read_text()
+    before = script.read_text()
+    assert written != before and "0 key(s) changed" not in result.output
+    check = CliRunner().invoke(app, ["check", "--gpu", "h100", str(out)])
+    assert check.exit_code == 0, check.output
+    keys = [a.partition("=")[0] for a in parse_launch_script(written).args]
+    assert len(keys) == len(set(keys))  # each key once: changed where the script set it, not added beside it
+    assert "actor_rollout_ref.rollout.gpu_memory_utilization=${rollout_gpu_mem_util}" in before
+    assert "actor_rollout_ref.rollout.gpu_memory_utilization=${rollout_gpu_mem_util}" not in written
 
 
 def test_script_and_framework_flag_that_disagree_exit_2():

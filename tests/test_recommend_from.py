@@ -57,6 +57,18 @@ def test_answer_keeps_what_shapes_training_and_is_never_slower(script, gpu, mode
     assert start.searched, "nothing was free to choose"
 
 
+def test_a_config_that_packs_by_tokens_has_its_token_budget_searched():
+    """verl v0.9.0's run_qwen3_30b_a3b_fsdp.sh on 8x H100 (use_dynamic_bsz, ppo_max_token_len_per_gpu 32768: the
+    actor update over the usable memory): the dynamic batching the script chose is kept and its token budget is
+    searched, as fix moves it (18432 fits); freed, the switch fell to its default in the space, the budget was never
+    searched, and the answer was "no valid config fits"."""
+    _, flat, report = _from("verl/run_qwen3_30b_a3b_fsdp.sh", "h100", "qwen3-30b-a3b")
+    assert not report.start.runs and report.best is not None
+    assert report.best.values["actor_dyn"] is True
+    assert report.best.values["actor_max_tokens"] < 32768
+    assert "actor_rollout_ref.actor.ppo_max_token_len_per_gpu" in report.start.searched
+
+
 def test_a_script_that_does_not_run_is_said_to_with_its_rules():
     _, _, report = _from("verl/run_qwen2-7b.sh", "a100-80gb", "qwen2.5-7b")
     # verl's own example of its 0.1 days (actor.fsdp_config.grad_offload, gone from 0.3's yaml: checked with 0.2.0,

@@ -44,6 +44,7 @@ class Upgrade:
     version: str
     fails: list[tuple[str, str]] = field(default_factory=list)
     unknown_keys: list[str] = field(default_factory=list)  # keys the newest release's config lacks (refused)
+    plus_adds: list[str] = field(default_factory=list)  # of those, the ones it adds written with a leading +
 
     def text(self) -> str | None:
         """One line, or None when the newest release passes what the older one passes."""
@@ -56,7 +57,10 @@ class Upgrade:
             parts.append(", ".join(rule for rule, _ in self.fails)
                          + f" (--framework {self.framework}=={self.version} prints them with their numbers)")
         if self.unknown_keys:
-            parts.append(f"its config has no {', '.join(self.unknown_keys)} (refused as an unknown key)")
+            from ..frameworks.key_names import plus_words
+
+            parts.append(f"its config has no {', '.join(self.unknown_keys)} (refused as an unknown key"
+                         + "".join(f"; {plus_words(k)}" for k in self.unknown_keys if k in self.plus_adds) + ")")
         return f"on {self.framework} {self.version} this config fails: " + "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -76,8 +80,10 @@ def upgrade_check(asked: Framework, chosen: Framework, flat: Mapping[str, Any], 
     except InputError:  # a value the newest release reads differently: its rules cannot say more than the note
         return None
     result = asked.ruleset.check(values)
+    unknown = asked.unknown_keys(flat)
+    plus = asked.key_list(flat).plus_adds if unknown else frozenset()
     return Upgrade(asked.name, asked.version, [(v.rule, v.message) for v in result.errors if v.rule not in broken],
-                   asked.unknown_keys(flat))
+                   unknown, [k for k in unknown if k in plus])
 
 
 def read_inputs(fw: Framework, flat: Mapping[str, Any], *, gpus: int | None, model: str | ModelCard | None,

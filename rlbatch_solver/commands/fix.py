@@ -122,7 +122,9 @@ def _report(job: Job, res: RepairResult, ruleset: RuleSet) -> FixReport:
 def _answered(report: FixReport, job: Job, res: RepairResult, ruleset: RuleSet, capacity: dict[str, int]) -> None:
     """A repair was found: re-checked by the plain checker, paste-ready, its padding and memory said."""
     validate_solutions(ruleset, [res.solution])
-    report.native_after = [new for _, _, new in report.diff]
+    from ..frameworks.overrides import assignment_words
+
+    report.native_after = [word for _, _, new in report.diff for word in assignment_words(new)]
     report.whole = bool(job.written) and job.written <= set(report.renamed)
     report.notes += [n for n in fixed_notes(job, report.diff) if n not in report.notes]
     report.waste = waste_text(job.fw, ruleset, job.values, res.solution)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..frameworks import Framework, get_framework
-from ..frameworks.key_names import UnknownKey, findings
+from ..frameworks.key_names import UnknownKey, findings, plus_words
 from ..rules.base import Value, Violation
 from ..costmodel.efficiency import Efficiency
 from ..scenario import check_length_fraction
@@ -62,7 +62,8 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     asked = get_framework(framework or "verl")
     flat, _ = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
-    unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
+    key_list = fw.key_list(flat)
+    unknown, refused, typos = findings(key_list, fw.name, fw.version)
     written_keys = frozenset(str(k).removeprefix("--") for k in flat)
     flat, renames = _renamed(fw, flat, _misspelt(flat, unknown))
     pasted = flat  # in the older release's names, as check reads it
@@ -81,7 +82,8 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     notes: list[str] = script_notes + typos + [
         f"read {old_arg} as {new_arg}, the flag it misspells (a repair renames it)"
         for old_arg, new_arg in renamed.items()] + [
-        f"{u.shown}: fix changes values, not key names; rename or remove it by hand"
+        f"{u.shown}: fix changes values, not key names; "
+        + (plus_words(u.key) if u.key in key_list.plus_adds else "rename or remove it by hand")
         for u in unknown if u.refused and not u.release_words and not any(o.startswith(u.shown) for o in renamed)
     ] + [f"{u.shown}: {fw.name} {fw.version} refuses it ({u.release_words}): "
          + (f"a repair renames it {u.suggestion_shown}" if u.suggestion else "a repair drops it")

@@ -23,11 +23,11 @@ class ScriptArgs:
 def read_script_args(framework: str | None, words: Sequence[str], gpus: int | None, model: Any) -> ScriptArgs | None:
     """``words`` read as a launch script's path (its first word) or a pasted command line; None when they are
     neither (plain arguments). ``gpus`` and ``model``, given, win over the script's."""
-    from ..launch_script import is_launch_script, read_launch_script, read_pasted_command
+    from ..launch_script import is_launch_script, read_pasted_command, script_and_rest
 
     words = [str(w) for w in words]
     if words and is_launch_script(words[0]):
-        found, path, rest = read_launch_script(words[0]), words[0], words[1:]
+        (found, rest), path = script_and_rest(words[0], words[1:]), words[0]
     elif words and (found := read_pasted_command(words)) is not None and pasted_for(framework, found):
         path, rest = "the pasted command", []  # the command line pasted after --
     else:

@@ -62,6 +62,9 @@ class KeyList:
     # a refused key of another release -> (this release's key of the same meaning, None: none, drop it; the words
     # that say so, with the releases that have it)
     successors: tuple[tuple[str, str | None, str], ...] = ()
+    # refused keys the framework adds when written with a leading "+" (verl: a key under a part of the config whose
+    # keys are the user's own, engine_kwargs.sglang: {} in 0.9.1's, which the struct config refuses without one)
+    plus_adds: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -201,11 +204,19 @@ def _refused(message: str, key_list: KeyList, framework: str) -> Violation:
 def violation(found: UnknownKey, key_list: KeyList, framework: str, version: str) -> Violation:
     """A key the release's parser refuses: an error at launch, with the framework's own message."""
     guess = f" (did you mean {found.suggestion_shown}?)" if found.suggestion else ""
+    if found.key in key_list.plus_adds:
+        guess = f" ({plus_words(found.key)})"
     if found.release_words:  # another release's key: its successor, or drop it
         guess = (f" ({found.release_words}; {version} names it {found.suggestion_shown}: rename it)" if found.suggestion
                  else f" ({found.release_words}; {version} has no flag of the same meaning we know: drop it)")
     return _refused(f"{found.shown} is not an option of {framework} {version}{guess}: the launch stops with "
                     f"\"{refusal_text(found, key_list)}\"", key_list, framework)
+
+
+def plus_words(key: str) -> str:
+    """What to write for a key ``KeyList.plus_adds`` holds."""
+    return (f"{key.rsplit('.', 1)[0]} takes keys of your own, and Hydra adds one only with a leading +: write "
+            f"+{key}=...")
 
 
 def findings(key_list: KeyList, framework: str, version: str) -> tuple[list[UnknownKey], list[Violation], list[str]]:

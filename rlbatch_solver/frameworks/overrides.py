@@ -73,6 +73,19 @@ def split_tokens(tokens: Iterable[str]) -> list[str]:
     return out
 
 
+def assignment_words(arg: str) -> list[str]:
+    """The overrides one change writes (``Framework.assignment``), one word each: a switch spelled by several keys
+    (verl Megatron's full recompute: recompute_granularity, recompute_method and recompute_num_layers) is three
+    arguments, never one quoted word; an argument whose value holds spaces (``data.val_files=['a', 'b']``), a
+    ``--flag value`` pair or a change said in words stays one."""
+    if arg.startswith(("-", "(")):
+        return [arg]
+    pieces = split_tokens([arg])
+    if len(pieces) > 1 and all(_ARG_START.match(p) and not p.startswith("-") for p in pieces):
+        return pieces
+    return [arg]
+
+
 def _top_level_words(text: str) -> list[str]:
     """``text`` split at whitespace that is outside ``[]``/``{}``/``()`` and outside quotes."""
     words, current, depth, quote = [], [], 0, None

@@ -541,6 +541,8 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
     takes its advantage estimator), and why; (None, why) when nothing dates the config or no release has them all."""
     keys = [k for k in _plain(flat) if k in ALL_FLAGS]
     dating = [k for k in keys if not all(k in f for f in RELEASE_FLAGS.values())]
+    # those the newest release lacks first: they are why the config is not dated to it, and the why names them
+    dating.sort(key=lambda k: k in RELEASE_FLAGS[NEWEST])
     if not dating:
         return None, "no flag of the config is specific to an OpenRLHF release"
     estimator = _estimator(flat)
@@ -567,14 +569,41 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
 def upgrade_note(version: str, flat: Mapping[str, object]) -> str:
     """What breaks when this config, written for ``version``, runs on the newest release we follow."""
     old = [k for k in _plain(flat) if k in ALL_FLAGS and k not in RELEASE_FLAGS[NEWEST]]
-    shown = ", ".join(f"--{k}" for k in old[:4]) + (" ..." if len(old) > 4 else "")
-    what = f"{shown} {'is' if len(old) == 1 else 'are'} not a flag there (0.10.2 renamed them to dotted names: " \
-           "--train.micro_batch_size for --micro_train_batch_size, and so on)" if old else "its flags are accepted"
+    renamed, removed = [k for k in old if "." not in k], [k for k in old if "." in k]
+    parts = []
+    if renamed:
+        parts.append(f"{_flags_shown(renamed)} {'is' if len(renamed) == 1 else 'are'} not a flag there (0.10.2 "
+                     "renamed them to dotted names: --train.micro_batch_size for --micro_train_batch_size, and so on)")
+    if removed:  # a dotted flag a later release took out (0.11.2's --algo.advantage.is_correction_enable)
+        parts.append(f"{_flags_shown(removed)} {'is' if len(removed) == 1 else 'are'} not a flag there "
+                     f"({_removed_by(removed)})")
+    what = "; ".join(parts) if parts else "its flags are accepted"
     here, there = ruleset_for(version).variables, R.RULESET.variables
     changed = [f"{there[n].key} {_shown_default(n, there[n].default)}" for n in DEFAULTS_THAT_MOVED
                if here[n].default != there[n].default]
     return f"upgrade: on OpenRLHF {NEWEST} {what}" + (f"; its defaults differ too ({', '.join(changed)})"
                                                       if changed else "")
+
+
+def _flags_shown(flags: list[str]) -> str:
+    return ", ".join(f"--{k}" for k in flags[:4]) + (" ..." if len(flags) > 4 else "")
+
+
+def _removed_by(flags: list[str]) -> str:
+    """Which release took dotted flags out, and the flags of the same name it added (release_flags.CHANGES): "0.11.2
+    removed them; it has --algo.advantage.is_correction_gating, ... instead"."""
+    from .release_flags import CHANGES
+
+    said = []
+    for release, (added, gone) in CHANGES.items():
+        out = [k for k in flags if k in gone.split()]
+        if not out:
+            continue
+        stems = {k.rsplit("_", 1)[0] + "_" if "_" in k.rsplit(".", 1)[-1] else k.rsplit(".", 1)[0] + "." for k in out}
+        new = [k for k in added.split() if any(k.startswith(stem) for stem in stems)]
+        said.append(f"{release} removed {'it' if len(out) == 1 else 'them'}"
+                    + (f"; it has {_flags_shown(new)} instead" if new else ""))
+    return "; ".join(said) or "a later release removed them"
 
 
 # the argparse defaults that decide memory and changed between releases (OLD_DEFAULTS)

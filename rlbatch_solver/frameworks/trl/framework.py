@@ -243,7 +243,11 @@ class TrlFramework(SwiftFramework):
     entry_commands = (("trl", "grpo"),)
     launcher_keys = frozenset(ACCELERATE_FLAGS)
     launcher_entries = (ACCELERATE,)
-    entry_modules = ("trl.scripts.grpo", "open_r1.grpo", "examples.scripts.grpo")
+    # and TRL's other GRPO example scripts that read GRPOConfig from the command line (TrlParser((ScriptArguments,
+    # GRPOConfig, ModelConfig)) in examples/scripts/grpo_vlm.py, grpo_agent.py and grpo_continuous_batching.py; the
+    # VLM quick start of docs/source/grpo_trainer.md launches grpo_vlm.py)
+    entry_modules = ("trl.scripts.grpo", "open_r1.grpo", "examples.scripts.grpo", "examples.scripts.grpo_vlm",
+                     "examples.scripts.grpo_agent", "examples.scripts.grpo_continuous_batching")
     launcher_flags = True
     model_keys = ("--model_name_or_path", "--model")
     # a whole command (run_command): the dataset and reward of GRPOTrainer's own example (its docstring:

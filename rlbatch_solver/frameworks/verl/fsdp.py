@@ -572,6 +572,18 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+# recommend --from keeps the config's dynamic batching switches (no search space moves them: DEFAULT_SEARCH and
+# KNOB_SEARCH leave them out), so that the space searches the token budgets of a config that packs by tokens
+# (build_space: actor_max_tokens 2-4x the longest sequence when actor_dyn is on), as fix moves them; freed, they fell
+# to the default (off) in the space and the budget was never searched: verl v0.9.0's run_qwen3_30b_a3b_fsdp.sh on 8x
+# H100 was "no valid config fits" where ppo_max_token_len_per_gpu=18432 does (fix's answer).
+DYNAMIC_BATCHING = frozenset({"actor_dyn", "logprob_dyn", "ref_dyn", "critic_dyn"})
+
+
+def keep_dynamic_batching(searchable: set[str]) -> set[str]:
+    return searchable - DYNAMIC_BATCHING
+
+
 # -- search space ----------------------------------------------------------------------
 # the settings that shape the step itself (the pipeline, tables._step_expr): one value per solve
 PLACEMENT_SETTINGS = frozenset({"async_mode", "staleness_permille"})
@@ -974,8 +986,9 @@ class VersionPacks:
         # named, and under the one inferred, which has them all (versions.detect) unless they belong to no single
         # release (grad_offload of 0.1-0.2 beside lora_rank of 0.4 on): then one of them stops whichever release runs
         lacks = set(versions.missing_keys({k: None for k in given}, self.version))
+        refused = frozenset(struct_keys.refused(flat, given, self.version)) | frozenset(lacks)
         return replace(base, keys=base.keys | struct_keys.release_keys(self.version), others=base.others | added,
-                       refused=frozenset(struct_keys.refused(flat, given, self.version)) | frozenset(lacks),
+                       refused=refused, plus_adds=frozenset(k for k in refused if struct_keys.under_free_form(k)),
                        refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",
                        source="verl/trainer/main_ppo.py: hydra.main (the trainer config is a struct: OmegaConf "
                               "refuses an override of a key it lacks unless it starts with +; the release's keys: "
@@ -1077,6 +1090,9 @@ class VerlFramework(VersionPacks, Framework):
     # prompts per step and per policy update (mini batch) decide the training; micro batches only split it
     shapes_learning = frozenset({"train_batch_size", "actor_mini", "critic_mini"})
 
+    def searchable(self, values: Mapping[str, Value]) -> set[str]:
+        return keep_dynamic_batching(super().searchable(values))
+
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         # a pasted config that selects the Megatron backend moves Megatron's keys
         policy = repair.VERL_MEGATRON if values is not None and values.get("megatron") else repair.VERL
@@ -1088,8 +1104,12 @@ class VerlFramework(VersionPacks, Framework):
     def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
                     notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
         # verl's GPU count is trainer.n_gpus_per_node * trainer.nnodes, in the arguments; the Megatron
-        # trainer config or strategy selects the Megatron backend
-        megatron = any(a.endswith("=megatron") and "strategy" in a for a in args) or "ppo_megatron_trainer" in " ".join(args)
+        # trainer config, a strategy or 0.9's model_engine=megatron (ppo_trainer.yaml's defaults list:
+        # actor@actor_rollout_ref.actor: ${model_engine}_actor; examples/*/run_qwen3_8b_megatron.sh) selects the
+        # Megatron backend, as is_megatron reads a pasted config
+        megatron = (any(a.endswith("=megatron") and "strategy" in a for a in args)
+                    or "ppo_megatron_trainer" in " ".join(args)
+                    or any(a.lstrip("+") == "model_engine=megatron" for a in args))
         # the environment variables the cost model reads (an ``export`` line or the command's own prefix) join the
         # arguments as the environment words they are
         env = [f"{name}={scope[name]}" for name in SCRIPT_ENV

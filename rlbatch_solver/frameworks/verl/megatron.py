@@ -84,6 +84,11 @@ class VerlMegatronFramework(VersionPacks, Framework):
     def error_patterns(self) -> list:
         return errors.PATTERNS
 
+    def searchable(self, values: Mapping[str, Value]) -> set[str]:
+        from .fsdp import keep_dynamic_batching
+
+        return keep_dynamic_batching(super().searchable(values))
+
     def repair_policy(self, values: Mapping[str, Value] | None = None):
         policy = repair.for_values(self.policy, values)
         if self.version in OPTIMIZER_OVERRIDES_IGNORED:  # fix offers no CPU optimizer to a release that ignores it
@@ -128,6 +133,13 @@ class VerlMegatronFramework(VersionPacks, Framework):
                     if leader == name and follower in tied_followers(space.extra_rules):
                         space.domains[follower] = list(values)
         return space
+
+    def script_entries(self) -> tuple[str, ...]:
+        # verl's entry points start a Megatron run too (launch_script reads them as verl's, whose from_script picks
+        # this backend): fix --write finds the command by them
+        from ..registry import get_framework
+
+        return get_framework("verl").script_entries()
 
     def cost_spec(self, model: ModelCard, gpu: Any):
         from .cost_megatron import cost_spec

@@ -71,6 +71,14 @@ def _free_form(part: str) -> bool:
     return part in FREE_FORM_NAMES or part.startswith(FREE_FORM_PREFIXES) or part.endswith(FREE_FORM_SUFFIXES)
 
 
+def under_free_form(key: str) -> bool:
+    """Whether a key lies under a part whose keys are the user's own (``_free_form``): where the release's config has
+    that part empty (``{}``: 0.9.1's engine_kwargs.sglang), its struct config refuses a new key written without a
+    leading + (OmegaConf.update, as Hydra applies an override, raises "Key '<name>' is not in struct" on an empty
+    struct node), and adds it with one: verl's own scripts write +actor_rollout_ref.rollout.engine_kwargs.vllm.*."""
+    return any(_free_form(part) for part in key.lstrip("+").split(".")[:-1])
+
+
 def picks_group(flat: Mapping[str, Any]) -> bool:
     """Whether a config chooses config groups our lists do not hold (its composed config is then another)."""
     engine = flat.get("model_engine")
