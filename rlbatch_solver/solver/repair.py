@@ -56,6 +56,8 @@ class RepairResult:
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)
     # proven nearest among the candidate grid only, not over every integer of the direct search's wide range
     grid_only: bool = False
+    # the steps the clock stopped (the safety net of a search bounded by work), in words: the answer is not proven
+    cut_short: list[str] = field(default_factory=list)
 
     @property
     def proven(self) -> bool:
