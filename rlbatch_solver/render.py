@@ -1133,7 +1133,7 @@ def print_fix(console: Console, report: FixReport) -> None:
     # the header says the count and the proof; what "nearest" counts as changes besides the keys (solver/costs.py)
     # and the candidates it was proven among are the fine print, after the paste
     proof = "proven nearest" if report.proven else f"nearest found, not proven ({report.status})"
-    if getattr(report, "cut_short", None):
+    if getattr(report, "cut_short", None) and not report.proven:
         proof = f"nearest found, not proven: cut short at {report.cut_short_s:.1f} s"
     fine = [report.counted] if report.proven and report.counted else []
     if report.proven and (report.method != "direct" or getattr(report, "grid_only", False)):

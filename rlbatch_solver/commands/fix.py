@@ -79,7 +79,7 @@ def fix(
     step = None  # what the headroom step moved, when it did
     if job.memory and res.solution is not None and res.changes:
         res, nearest, step = with_headroom(job.fw, job.policy, job.values, job.kept, job.spec, res, ruleset,
-                                           capacity, job.notes, Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)),
+                                           capacity, job.notes, Deadline(min(deadline.left() * 0.8, time_limit_s * 0.5)),
                                            cut)
     host_search = None
     if job.memory and host_mem_gib is not None:
@@ -108,9 +108,10 @@ def fix(
         _not_answered(report, job, res, ruleset, attempt.domains, deadline, cut)
     report.cut_short = list(dict.fromkeys(cut))
     report.wall_time_s = deadline.elapsed()
-    if report.cut_short:  # the answer is as far as the clock let the search go: said, never proven
-        report.proven = False
+    if report.cut_short:  # the answer is as far as the clock let the steps go: said; where the clock cut the
+        # search for the repair itself, not proven (a later step cut leaves the repair's proof, not that step's word)
         report.cut_short_s = report.wall_time_s
+        report.proven = report.proven and not attempt.result.cut_short
     return report
 
 

@@ -58,7 +58,8 @@ class _Work:
         return None if self.limit is None else max(0.0, (self.limit - self.spent) * share)
 
     def spend(self, solver) -> None:
-        self.spent += solver.deterministic_time
+        if self.limit is not None:
+            self.spent += solver.deterministic_time
 
 
 def _solve_with(ruleset: RuleSet, domains: Domains, ids: list[str], time_limit_s: float, work: _Work | None = None,
