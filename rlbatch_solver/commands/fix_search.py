@@ -122,20 +122,20 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         greedy = descent.solution
         if descent.cut_short:
             cut.append("the greedy descent")
-    # with the greedy answer in hand, the exact search only tries to beat it: a bounded share, so that the
-    # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget; half of
-    # what is left when that answer pads beyond the tolerance (its waste costs a key or more: a descent by memory
-    # and rules never moves the mini batches that would end it)
-    # what the search beating it may try is counted in CP-SAT's deterministic time (the same at any load: the
-    # answer printed does not depend on the machine's speed), its seconds a safety net
-    share = 0.5 if greedy is not None and _beyond_keys(ruleset, values, greedy, policy, refs) else 0.1
-    exact = Deadline(min(deadline.left(), max(0.5, share * deadline.left()))) if greedy is not None else deadline
-    work = None if greedy is None else (BEAT_WORK_PADDED if share == 0.5 else BEAT_WORK)
+    # with the greedy answer in hand, the exact search only tries to beat it: a bounded amount of work, so that the
+    # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget; five times
+    # as much when that answer pads beyond the tolerance (its waste costs a key or more: a descent by memory and
+    # rules never moves the mini batches that would end it). The work is counted in CP-SAT's deterministic time (the
+    # same at any load: the answer printed does not depend on the machine's speed); the search's seconds are only
+    # its safety net (a cut said: RepairResult.cut_short)
+    padded = greedy is not None and _beyond_keys(ruleset, values, greedy, policy, refs)
+    exact = deadline
+    work = None if greedy is None else (BEAT_WORK_PADDED if padded else BEAT_WORK)
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
                  hint=greedy or near.partial, grows=policy.grows_memory, held=policy.algorithm_batch,
                  misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)), work=work)
     res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
-    if res.status not in ("optimal", "infeasible") and exact.expired():
+    if _clock_cut(res, exact, work):
         cut.append("the exact search (CP-SAT)")
     if not near.wide_complete:  # a two-key repair off the grid was not ruled out in time: nothing is proven
         res.status = {"optimal": "feasible", "infeasible": "unknown"}.get(res.status, res.status)
@@ -154,6 +154,12 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         res.status = "unknown"
     res.cut_short = cut
     return Attempt(res, ruleset, domains, capacity)
+
+
+def _clock_cut(res: RepairResult, deadline: Deadline, work: float | None) -> bool:
+    """The clock, not the work bound, ended ``repair``'s search short of a proof."""
+    return (res.status not in ("optimal", "infeasible") and deadline.expired()
+            and (work is None or res.work_spent < work))
 
 
 def ruleset_phases(ruleset: RuleSet) -> list[str]:
@@ -193,7 +199,7 @@ def _cheaper_with_more_keys(ruleset: RuleSet, domains: Mapping[str, list[Value]]
                  deadline=beat, min_changes=near.max_keys + 1, hint=near.solution,
                  grows=policy.grows_memory, held=policy.algorithm_batch, below=near.cost,
                  misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)), work=BEAT_WORK_PADDED)
-    clock = res.status not in ("optimal", "infeasible") and beat.expired()
+    clock = _clock_cut(res, beat, BEAT_WORK_PADDED)
     cut = found.cut_short + (["the search for a cheaper repair of more keys (CP-SAT)"] if clock else [])
     if res.solution is not None:
         res.method, res.evaluated = "cp-sat", near.evaluated
