@@ -27,7 +27,8 @@ from .fix_relax import relax, relaxations
 
 # CP-SAT deterministic time for the conflicting rules of a config with no repair (``explain.conflicting_rules``):
 # the same set at any load, the seconds (half of what the command has left) its safety net. The fix tests' conflicts
-# spent at most CONFLICT_WORK / 10 (tests/test_conflict.py, tests/test_fix*.py)
+# spent at most 0.17 units (verl-megatron's pinned TP of 3, tests/test_fix_frameworks.py); the assumption solve of a
+# MoE on 8x L40S 1.4 (solver/explain.py's docstring, benchmarks/bench_conflict.py)
 CONFLICT_WORK = 5.0
 
 if TYPE_CHECKING:

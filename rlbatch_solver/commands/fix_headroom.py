@@ -91,7 +91,7 @@ def with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Valu
     regular = regular_values(fw.ruleset, res.solution, _batch_keys(policy, fw.ruleset), own=values)
     scratch = repair_once(fw, policy, values, kept=kept, spec=roomy, deadline=Deadline(deadline.share(0.5)))
     step = repair_once(fw, policy, res.solution, kept=kept, spec=roomy, deadline=deadline, regular=regular)
-    cut += [f"the headroom step's {c}" for c in dict.fromkeys(scratch.result.cut_short + step.result.cut_short)]
+    cut += [f"the headroom step ({c})" for c in dict.fromkeys(scratch.result.cut_short + step.result.cut_short)]
     nearest_keys = {c.name for c in res.changes}
     refs = references(policy, dict(values))
 

@@ -58,7 +58,7 @@ def host_repair(job: Job, res: RepairResult, attempt: Attempt, host_mem_gib: flo
         rules.append(rule)
         again = repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec,
                             deadline=Deadline(deadline.share(0.5)), excluded=rules).result
-        cut += [f"the RAM search's {c}" for c in again.cut_short if f"the RAM search's {c}" not in cut]
+        cut += [f"the RAM search ({c})" for c in again.cut_short if f"the RAM search ({c})" not in cut]
         if again.solution is None:
             break
         current, current_host = again.solution, host_report(job.spec, again.solution, job.gpu, host_mem_gib)

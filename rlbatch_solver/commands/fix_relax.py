@@ -44,7 +44,7 @@ def relax(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, k
         vals = dict(values if new_values is None else new_values)
         res = repair_once(fw, policy, vals, kept=keep, spec=new_spec, deadline=Deadline(deadline.share(0.3)),
                           free=free).result
-        cut.extend(f"the relaxation '{kind}': {c}" for c in res.cut_short)
+        cut.extend(f"the relaxation '{kind}' ({c})" for c in res.cut_short)
         changes = [c for c in res.changes]
         _, diff, _ = diff_rows(fw, changes)
         if new_values is not None:  # the relaxed values themselves are part of the change

@@ -47,16 +47,16 @@ CHANGE_FLOOR = CHANGE_WEIGHT
 # are not: what it finds, and whether it finished, is the same on a busy machine): one candidate checked against the
 # rules is one unit, one priced for memory PRICED_WORK (the ratio of their times here: about 45 us and 0.65 ms, the
 # renamed verl and Megatron GSM8K scripts of tests/test_fix_renames.py and tests/test_fix_published.py). WIDE_WORK
-# bounds a pass that prices memory or has no repair in hand to beat; it covers the passes of the fix tests that ended
-# on their own (at most about 14,000 units: verl's Qwen2-7B GRPO example on H800 with a one-key break,
-# tests/test_fix_published.py) and takes under a second on a quiet machine (16 to 45 us a unit). The seconds, all the
+# bounds a pass that prices memory or has no repair in hand to beat: on a quiet machine a pass spends it in 0.25 to
+# 0.7 s (16 to 45 us a unit), about what the pass had in seconds before (a share of the search's, cut at 0.3 to 1.8 s
+# in the fix tests), and every fix test holds with it (a cap of 400 candidates broke three). The seconds, all the
 # command's search has, stay as the safety net, and a pass they cut says so (``NearestResult.cut_short``). A pass by
 # rules alone bounded by a repair in hand is short and has no bound but that safety net: it ends (at most 47,664
 # checks, 2.6 s: verl-megatron's GSM8K example, tests/test_fix_frameworks.py)
 PRICED_WORK = 15
 WIDE_WORK = 15_000
 # the greedy descent's bound: candidates priced (each one a memory evaluation); the deepest descent of the fix tests
-# priced 859 (tests/test_fix_headroom.py's tight OpenRLHF config), about 0.4 s
+# priced 1,317 in 0.6 s (Qwen3-235B-A22B's Megatron layout, tests/test_fix_published.py)
 GREEDY_PRICED = 2_000
 
 
