@@ -79,7 +79,7 @@ class NearestResult:
     grid_only: bool = False
     # the clock (the safety net) stopped a pass before its work bound did
     cut_short: bool = False
-    work: int = 0  # work units the wide pass spent (``WIDE_WORK``)
+    work: int = 0  # work units both passes spent (``WIDE_WORK``: the grid's first, then the wide pass's)
 
     @property
     def beatable(self) -> bool:
@@ -166,7 +166,7 @@ def nearest_small_repair(
     wide_complete = complete
     if complete and wide_domains is not None:
         # bounded by the grid's best, the wide pass is short by rules alone; with none, or with memory priced (a
-        # two-key repair on a wide range may price many pairs), it may search long: a share of the time
+        # two-key repair on a wide range may price many pairs), it may search long: WIDE_WORK units of work
         short = best is not None and rules_only is None
         search.screen = rules_only
         search.limit = None if short else search.work + wide_work
