@@ -1133,7 +1133,7 @@ def print_fix(console: Console, report: FixReport) -> None:
     # the header says the count and the proof; what "nearest" counts as changes besides the keys (solver/costs.py)
     # and the candidates it was proven among are the fine print, after the paste
     proof = "proven nearest" if report.proven else f"nearest found, not proven ({report.status})"
-    if getattr(report, "cut_short", None) and not report.proven:
+    if getattr(report, "cut_short_repair", False):
         proof = f"nearest found, not proven: cut short at {report.cut_short_s:.1f} s"
     fine = [report.counted] if report.proven and report.counted else []
     if report.proven and (report.method != "direct" or getattr(report, "grid_only", False)):
@@ -1220,7 +1220,9 @@ def print_cut_short(console: Console, report: FixReport) -> None:
     the seconds only its safety net, so an answer they cut may differ from the one a less loaded machine gives."""
     cut = getattr(report, "cut_short", [])
     if cut:
-        console.print(f"[yellow]not proven: cut short at {report.cut_short_s:.1f} s[/] by the time limit (" +
+        # a later step's cut (headroom, RAM, relaxations) leaves the repair's own proof: only that step is said
+        lead = "not proven: cut short" if getattr(report, "cut_short_repair", False) else "cut short"
+        console.print(f"[yellow]{lead} at {report.cut_short_s:.1f} s[/] by the time limit (" +
                       escape("; ".join(cut)) + "): what was found so far is shown. Raise --time-limit for the "
                       "answer a less loaded machine gives.")
 

@@ -112,7 +112,8 @@ def fix(
     if report.cut_short:  # the answer is as far as the clock let the steps go: said; where the clock cut the
         # search for the repair itself, not proven (a later step cut leaves the repair's proof, not that step's word)
         report.cut_short_s = report.wall_time_s
-        report.proven = report.proven and not attempt.result.cut_short
+        report.cut_short_repair = bool(attempt.result.cut_short)
+        report.proven = report.proven and not report.cut_short_repair
     return report
 
 

@@ -89,6 +89,7 @@ class FixReport:
     # seconds (--time-limit) only its safety net; where they cut one the answer is as far as it got, not proven
     cut_short: list[str] = field(default_factory=list)
     cut_short_s: float = 0.0  # the command's seconds when it answered, those steps cut
+    cut_short_repair: bool = False  # one of them is the search for the repair itself: the repair is not proven
 
     @property
     def already_valid(self) -> bool:
