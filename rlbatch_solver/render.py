@@ -1133,6 +1133,8 @@ def print_fix(console: Console, report: FixReport) -> None:
     # the header says the count and the proof; what "nearest" counts as changes besides the keys (solver/costs.py)
     # and the candidates it was proven among are the fine print, after the paste
     proof = "proven nearest" if report.proven else f"nearest found, not proven ({report.status})"
+    if getattr(report, "cut_short_repair", False):
+        proof = f"nearest found, not proven: cut short at {report.cut_short_s:.1f} s"
     fine = [report.counted] if report.proven and report.counted else []
     if report.proven and (report.method != "direct" or getattr(report, "grid_only", False)):
         # a repair of one or two keys is proven over every integer of a wide range (solver/nearest.py) when that
@@ -1152,6 +1154,7 @@ def print_fix(console: Console, report: FixReport) -> None:
                       + escape(" ".join(new for _, _, new in nearest)) + "; this one keeps the memory headroom:")
     else:
         console.print(f"\n[bold green]Nearest valid config[/] ({changes}, {proof}, {report.wall_time_s:.1f} s):")
+    print_cut_short(console, report)
     if renames:
         console.print("  [yellow]rename[/] " + escape(renames_text(renames)))
     for key, old, new in report.diff:
@@ -1212,6 +1215,18 @@ def _renames_only(report: FixReport) -> list[tuple[str, str, str]]:
             if o.split(" ", 1)[0] in renamed and o.partition(" ")[2] == n.partition(" ")[2]]
 
 
+def print_cut_short(console: Console, report: FixReport) -> None:
+    """The steps the clock stopped (``FixReport.cut_short``): each is bounded by work counted the same at any load,
+    the seconds only its safety net, so an answer they cut may differ from the one a less loaded machine gives."""
+    cut = getattr(report, "cut_short", [])
+    if cut:
+        # a later step's cut (headroom, RAM, relaxations) leaves the repair's own proof: only that step is said
+        lead = "not proven: cut short" if getattr(report, "cut_short_repair", False) else "cut short"
+        console.print(f"[yellow]{lead} at {report.cut_short_s:.1f} s[/] by the time limit (" +
+                      escape("; ".join(cut)) + "): what was found so far is shown. Raise --time-limit for the "
+                      "answer a less loaded machine gives.")
+
+
 def print_fix_conflict(console: Console, report: FixReport) -> None:
     """No repair: the conflicting rules in words with the config's numbers, the pins, what would help."""
     if report.status == "infeasible":
@@ -1219,6 +1234,7 @@ def print_fix_conflict(console: Console, report: FixReport) -> None:
     else:
         console.print(f"\n[bold yellow]No repair found[/] within the time limit ({report.wall_time_s:.1f} s; status: "
                       f"{report.status}): one may exist with more changes. Raise --time-limit, or pin fewer keys.")
+    print_cut_short(console, report)
     if getattr(report, "partial_diff", None):
         console.print("closest config found (still breaks " + ", ".join(report.partial_broken) + "):")
         for key, old, new in report.partial_diff:

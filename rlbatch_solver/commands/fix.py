@@ -25,6 +25,12 @@ from .fix_host import host_repair, host_said
 from .fix_headroom import headroom_said, with_headroom
 from .fix_relax import relax, relaxations
 
+# CP-SAT deterministic time for the conflicting rules of a config with no repair (``explain.conflicting_rules``):
+# the same set at any load, the seconds (half of what the command has left) its safety net. The fix tests' conflicts
+# spent at most 0.17 units (verl-megatron's pinned TP of 3, tests/test_fix_frameworks.py); the assumption solve of a
+# MoE on 8x L40S 1.4 (solver/explain.py's docstring, benchmarks/bench_conflict.py)
+CONFLICT_WORK = 5.0
+
 if TYPE_CHECKING:
     from ..deadline import Deadline
     from ..rules.base import RuleSet
@@ -69,15 +75,17 @@ def fix(
     attempt = repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec,
                           deadline=Deadline(min(deadline.left(), time_limit_s * 0.6)))
     res, ruleset, capacity = attempt.result, attempt.ruleset, attempt.capacity
+    cut = list(res.cut_short)  # the steps the clock stopped (FixReport.cut_short)
     nearest = None  # the nearest repair, when the answer adds to it for memory headroom
     step = None  # what the headroom step moved, when it did
     if job.memory and res.solution is not None and res.changes:
         res, nearest, step = with_headroom(job.fw, job.policy, job.values, job.kept, job.spec, res, ruleset,
-                                           capacity, job.notes, Deadline(min(deadline.left() * 0.5, time_limit_s * 0.3)))
+                                           capacity, job.notes, Deadline(min(deadline.left() * 0.8, time_limit_s * 0.5)),
+                                           cut)
     host_search = None
     if job.memory and host_mem_gib is not None:
         host_search = host_repair(job, res, attempt, host_mem_gib,
-                                  Deadline(min(deadline.left() * 0.6, time_limit_s * 0.3)))
+                                  Deadline(min(deadline.left() * 0.6, time_limit_s * 0.3)), cut)
         if host_search.result is not None:
             res, nearest, step = host_search.result, None, None
     report = _report(job, res, ruleset)
@@ -98,8 +106,14 @@ def fix(
         if step is not None:
             headroom_said(report, job, step, capacity)
     else:
-        _not_answered(report, job, res, ruleset, attempt.domains, deadline)
+        _not_answered(report, job, res, ruleset, attempt.domains, deadline, cut)
+    report.cut_short = list(dict.fromkeys(cut))
     report.wall_time_s = deadline.elapsed()
+    if report.cut_short:  # the answer is as far as the clock let the steps go: said; where the clock cut the
+        # search for the repair itself, not proven (a later step cut leaves the repair's proof, not that step's word)
+        report.cut_short_s = report.wall_time_s
+        report.cut_short_repair = bool(attempt.result.cut_short)
+        report.proven = report.proven and not report.cut_short_repair
     return report
 
 
@@ -154,7 +168,7 @@ def advice_after(ruleset: RuleSet, before: Mapping[str, Value], after: Mapping[s
 
 
 def _not_answered(report: FixReport, job: Job, res: RepairResult, ruleset: RuleSet, domains: dict[str, list[Value]],
-                  deadline: Deadline) -> None:
+                  deadline: Deadline, cut: list[str]) -> None:
     """No repair was found: the closest candidate, the conflicting rules and pins in words, the relaxations tried."""
     from ..rules.base import format_message
     from ..solver.costs import reads_through
@@ -165,6 +179,8 @@ def _not_answered(report: FixReport, job: Job, res: RepairResult, ruleset: RuleS
         _, report.partial_diff, _ = diff_rows(job.fw, changes_between(values, res.partial))
         report.partial_broken = list(res.partial_broken)
     report.conflict = _conflict(report, res, ruleset, domains, deadline)
+    if report.conflict.cut_short:
+        cut.append("the search for the conflicting rules")
     if not report.conflict.rules:
         return
     pinned = {n for n, d in domains.items() if len(d) == 1}
@@ -181,7 +197,7 @@ def _not_answered(report: FixReport, job: Job, res: RepairResult, ruleset: RuleS
     report.relaxations_tried = relax(job.fw, job.policy, values, kept=job.kept, involved=involved & pinned,
                                      spec=job.spec, gpu=job.gpu, card=job.card, conflict_ids=report.conflict.ids,
                                      deadline=deadline, extra_gpus=job.extra_gpus,
-                                     length_fraction=job.length_fraction, calibration=job.calibration)
+                                     length_fraction=job.length_fraction, calibration=job.calibration, cut=cut)
     report.relaxations = relaxations(job.fw, report, {job.fw.native_key(k) for k in job.kept}, job.memory)
 
 
@@ -196,7 +212,7 @@ def _conflict(report: FixReport, res: RepairResult, ruleset: RuleSet, domains: d
     if res.memory_floor:  # proven: these phases need more than the GPU anywhere in the domains
         report.memory_floor = dict(res.memory_floor)
         return Conflict([ruleset.rule(i) for i in res.memory_floor], "infeasible", True)
-    conflict = conflicting_rules(rules_only, domains, time_limit_s=max(0.05, deadline.share(0.5)))
+    conflict = conflicting_rules(rules_only, domains, time_limit_s=max(0.05, deadline.share(0.5)), work=CONFLICT_WORK)
     if not conflict.rules and lazy:
         # the rules alone can hold: memory is what no candidate met (proven when the search was exhausted)
         broken = set(res.partial_broken) or set(ruleset.failing_errors(report.before))

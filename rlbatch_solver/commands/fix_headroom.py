@@ -34,8 +34,8 @@ class Headroom:
 
 
 def with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], kept: set[str], spec: CostSpec,
-                  res: RepairResult, ruleset: RuleSet, capacity: dict[str, int], notes: list[str], deadline: Deadline
-                  ) -> tuple[RepairResult, RepairResult | None, Headroom | None]:
+                  res: RepairResult, ruleset: RuleSet, capacity: dict[str, int], notes: list[str], deadline: Deadline,
+                  cut: list[str] | None = None) -> tuple[RepairResult, RepairResult | None, Headroom | None]:
     """A repair whose training phases end within the memory model's observed error of the GPU's usable memory is
     "tight" (check's outlook): repair again with those phases priced one error higher, and return that repair with
     the nearest one when it keeps the headroom (else the nearest one, said tight, and None), and what the step did.
@@ -53,7 +53,8 @@ def with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Valu
     a tight OpenRLHF repair ``num_engines 3 -> 4, train.batch_size 100 -> 128`` gains ``rollout.micro_batch_size
     16 -> 8`` (one doubling) rather than turning into ``num_engines 4, ds.tensor_parallel_size 1 -> 8`` (two keys,
     but three doublings of a size the user never set, data parallelism 8 -> 1). The changes' rules are those the
-    pasted config breaks at the plain pricing (``ruleset``): the margin is no rule, and is said beside the change."""
+    pasted config breaks at the plain pricing (``ruleset``): the margin is no rule, and is said beside the change.
+    ``cut``: where the steps the clock stopped are said (``FixReport.cut_short``)."""
     from dataclasses import replace
 
     from ..costmodel.tables import full_reports
@@ -65,7 +66,11 @@ def with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Valu
     from .headroom_values import regular_values
 
     error = memory_error_log(fw.name)
-    if not error or deadline.left() < 0.05:
+    cut = cut if cut is not None else []
+    if not error:
+        return res, None, None
+    if deadline.left() < 0.05:
+        cut.append("the headroom step (not run)")
         return res, None, None
     reports, _ = full_reports(spec, res.solution)
     lines = {p: int(capacity[p]) for p in reports if p in capacity}
@@ -86,6 +91,7 @@ def with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Valu
     regular = regular_values(fw.ruleset, res.solution, _batch_keys(policy, fw.ruleset), own=values)
     scratch = repair_once(fw, policy, values, kept=kept, spec=roomy, deadline=Deadline(deadline.share(0.5)))
     step = repair_once(fw, policy, res.solution, kept=kept, spec=roomy, deadline=deadline, regular=regular)
+    cut += [f"the headroom step ({c})" for c in dict.fromkeys(scratch.result.cut_short + step.result.cut_short)]
     nearest_keys = {c.name for c in res.changes}
     refs = references(policy, dict(values))
 

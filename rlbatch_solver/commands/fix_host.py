@@ -29,13 +29,13 @@ class HostSearch:
     of_repair: bool = False  # ``pasted`` is of the GPU repair's answer, not of the pasted config
 
 
-def host_repair(job: Job, res: RepairResult, attempt: Attempt, host_mem_gib: float, deadline: Deadline
-                ) -> HostSearch:
+def host_repair(job: Job, res: RepairResult, attempt: Attempt, host_mem_gib: float, deadline: Deadline,
+                cut: list[str] | None = None) -> HostSearch:
     """The nearest repair whose host estimate fits the given RAM, as recommend holds its answers to it
     (commands/host_fit.py): each answer that does not fit is excluded by a search rule on the values it holds of the
     keys its host estimate reads (offload switches, ZeRO stage, sleep level...), and the repair is solved again,
-    until one fits, none is left or the time is up. Not proven nearest: a rule may exclude a config whose estimate
-    moves only with keys outside it."""
+    until one fits, none is left or the time is up (said in ``cut``: ``FixReport.cut_short``). Not proven nearest: a
+    rule may exclude a config whose estimate moves only with keys outside it."""
     from ..deadline import Deadline
     from .host_fit import exclude, host_report
 
@@ -47,13 +47,18 @@ def host_repair(job: Job, res: RepairResult, attempt: Attempt, host_mem_gib: flo
     rules: list[Rule] = []
     excluded: set[frozenset] = set()
     current, current_host = answer, host
-    while deadline.left() > 0.05:
+    cut = cut if cut is not None else []
+    while True:
+        if deadline.left() <= 0.05:
+            cut.append("the search for a repair that fits the node's RAM")
+            break
         rule = exclude(job.spec, attempt.domains, current, current_host, job.gpu, host_mem_gib, excluded)
         if rule is None:
             break
         rules.append(rule)
         again = repair_once(job.fw, job.policy, job.values, kept=job.kept, spec=job.spec,
                             deadline=Deadline(deadline.share(0.5)), excluded=rules).result
+        cut += [f"the RAM search ({c})" for c in again.cut_short if f"the RAM search ({c})" not in cut]
         if again.solution is None:
             break
         current, current_host = again.solution, host_report(job.spec, again.solution, job.gpu, host_mem_gib)

@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 def relax(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str], involved: set[str],
           spec: CostSpec | None, gpu: str | None, card: ModelCard | None, conflict_ids: list[str], deadline: Deadline,
           extra_gpus: str | Path | None, length_fraction: float = 1.0,
-          calibration: "Efficiency | None" = None) -> list[dict[str, Any]]:
-    """Try each way out of an infeasible repair with a solve; say which work and what they change."""
+          calibration: "Efficiency | None" = None, cut: list[str] | None = None) -> list[dict[str, Any]]:
+    """Try each way out of an infeasible repair with a solve; say which work and what they change (and in ``cut``
+    the ones the clock stopped or left untried: ``FixReport.cut_short``)."""
+    cut = cut if cut is not None else []
     from ..frameworks.repair_policies import candidates, hardware_candidates
 
     tried: list[dict[str, Any]] = []
@@ -37,10 +39,12 @@ def relax(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, k
     def attempt(kind: str, what: str, *, new_values=None, keep=kept, free=None, new_spec=spec) -> bool:
         if deadline.left() < 0.05:
             tried.append({"kind": kind, "feasible": False, "text": f"{what}: not tried (time limit)", "changes": []})
+            cut.append(f"the relaxation '{kind}' (not tried)")
             return False
         vals = dict(values if new_values is None else new_values)
         res = repair_once(fw, policy, vals, kept=keep, spec=new_spec, deadline=Deadline(deadline.share(0.3)),
                           free=free).result
+        cut.extend(f"the relaxation '{kind}' ({c})" for c in res.cut_short)
         changes = [c for c in res.changes]
         _, diff, _ = diff_rows(fw, changes)
         if new_values is not None:  # the relaxed values themselves are part of the change

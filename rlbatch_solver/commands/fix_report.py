@@ -85,6 +85,11 @@ class FixReport:
     counted: str = ""
     # the advice warnings the repaired config breaks: (rule id, message, whether the pasted config met it)
     advice: list[tuple[str, str, bool]] = field(default_factory=list)
+    # the steps the clock stopped, in words: each search is bounded by work counted the same at any load, the
+    # seconds (--time-limit) only its safety net; where they cut one the answer is as far as it got, not proven
+    cut_short: list[str] = field(default_factory=list)
+    cut_short_s: float = 0.0  # the command's seconds when it answered, those steps cut
+    cut_short_repair: bool = False  # one of them is the search for the repair itself: the repair is not proven
 
     @property
     def already_valid(self) -> bool:
@@ -119,7 +124,8 @@ class FixReport:
             "nearest_repair": {"changes": [new for _, _, new in self.nearest_diff], "proven_nearest": self.nearest_proven}
             if self.nearest_diff else None,
             "search": {"method": self.method, "configs_evaluated": self.evaluated,
-                       "wall_time_s": round(self.wall_time_s, 3), "proven_among_candidates_only": self.grid_only},
+                       "wall_time_s": round(self.wall_time_s, 3), "proven_among_candidates_only": self.grid_only,
+                       "cut_short": self.cut_short},
             "waste": self.waste,
             "advice_after": [{"rule": r, "text": t, "new": n} for r, t, n in self.advice],
             "memory_floor_mib": {r: {"least": a, "usable": b} for r, (a, b) in self.memory_floor.items()},

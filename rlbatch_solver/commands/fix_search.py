@@ -59,6 +59,7 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         terms = build_cost_terms(spec, domains, time=False, label=fw.value_words)
         ruleset = ruleset.extended(terms.rules, terms.derived)
         capacity = terms.phase_capacity_mib
+    cut: list[str] = []  # the steps the clock stopped (RepairResult.cut_short)
     if spec is not None and any(is_memory_rule_id(r) for r in ruleset.failing_errors(values)):
         # a phase that fits nowhere in the domains proves at once that there is no repair (a config that fits is
         # itself in the domains: nothing to scan for)
@@ -68,12 +69,15 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         started = time.monotonic()
         # each phase against its own line; where a searched switch moves it (CostTerms.arm_lines), each arm against
         # that arm's: the same floor recommend quotes (recommend.memory_floor)
-        floors = memory_floors(terms, domains, fw.ruleset.framework, deadline=Deadline(deadline.share(0.25)),
-                               stop=True, grows=policy.least_at_smallest(terms.phases))
+        scan = Deadline(deadline.share(0.25))
+        floors = memory_floors(terms, domains, fw.ruleset.framework, deadline=scan, stop=True,
+                               grows=policy.least_at_smallest(terms.phases))
         over = {rule: pair for rule, pair in floors.items() if pair[0] > pair[1]}
         if over:
             return Attempt(RepairResult(None, [], None, "infeasible", time.monotonic() - started, method="floor",
                                         memory_floor=over), ruleset, domains, capacity)
+        if scan.expired():  # a phase the clock left unscanned may fit nowhere: the search below cannot prove that
+            cut.append("the least memory of each phase")
     refs = references(policy, dict(values))
     # every integer of a wide range: with memory each candidate is screened by the rules first, so only the moves
     # that obey every rule price the phases; a repair of one or two keys is then the nearest over every integer,
@@ -86,7 +90,9 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
                                 rules_only=rules if spec is not None else None)
     from ..solver.repair import RepairResult, repair, repair_result
 
-    extra = dict(method="direct", evaluated=near.evaluated)
+    if near.cut_short:
+        cut.append("the search of one- and two-key moves")
+    extra = dict(method="direct", evaluated=near.evaluated, cut_short=cut)
     if near.solution is not None:
         status = "optimal" if near.complete else "feasible"
         found = repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s,
@@ -94,33 +100,43 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         if near.beatable:  # its waste or its move of the algorithm's batch costs a key or more: a larger repair may
             # cost less
             found = _cheaper_with_more_keys(ruleset, domains, values, policy, refs, near, found, deadline)
+        if found.cut_short and found.status == "optimal":  # the clock, not the work bound, ended a pass
+            found.status = "feasible"
         return Attempt(found, ruleset, domains, capacity)
     if not near.complete or deadline.expired():
+        if deadline.expired() and "the search of one- and two-key moves" not in cut:
+            cut.append("the search of one- and two-key moves")
         return Attempt(RepairResult(None, [], None, "unknown", near.wall_time_s, partial=near.partial,
                                     partial_broken=near.partial_broken, **extra), ruleset, domains, capacity)
-    greedy = None
+    greedy = descent = None
     if spec is not None and near.partial is not None:
-        # memory that needs three keys or more: a greedy descent first (a fair share of the budget), so that
-        # the exact search has a solution to beat and the user an answer if it runs out of time
-        from ..solver.nearest import greedy_repair
+        # memory that needs three keys or more: a greedy descent first (bounded by the candidates it prices, the
+        # same at any load; the search's time its safety net), so that the exact search has a solution to beat
+        # and the user an answer if it runs out of time
+        from ..solver.nearest import descend
 
         # each candidate against its own arm's line (CostTerms.capacity_of)
-        greedy = greedy_repair(ruleset, domains, values, near.partial, capacity_of=terms.capacity_of,
-                               ranks=policy.ranks, references=refs, deadline=Deadline(deadline.share(0.3)),
-                               grows=policy.grows_memory, held=policy.algorithm_batch)
-    # with the greedy answer in hand, the exact search only tries to beat it: a bounded share, so that the
-    # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget; half of
-    # what is left when that answer pads beyond the tolerance (its waste costs a key or more: a descent by memory
-    # and rules never moves the mini batches that would end it)
-    # what the search beating it may try is counted in CP-SAT's deterministic time (the same at any load: the
-    # answer printed does not depend on the machine's speed), its seconds a safety net
-    share = 0.5 if greedy is not None and _beyond_keys(ruleset, values, greedy, policy, refs) else 0.1
-    exact = Deadline(min(deadline.left(), max(0.5, share * deadline.left()))) if greedy is not None else deadline
-    work = None if greedy is None else (BEAT_WORK_PADDED if share == 0.5 else BEAT_WORK)
+        descent = descend(ruleset, domains, values, near.partial, capacity_of=terms.capacity_of,
+                          ranks=policy.ranks, references=refs, deadline=deadline, grows=policy.grows_memory,
+                          held=policy.algorithm_batch)
+        greedy = descent.solution
+        if descent.cut_short:
+            cut.append("the greedy descent")
+    # with the greedy answer in hand, the exact search only tries to beat it: a bounded amount of work, so that the
+    # command answers in seconds ("feasible, not proven nearest") rather than spending its whole budget; five times
+    # as much when that answer pads beyond the tolerance (its waste costs a key or more: a descent by memory and
+    # rules never moves the mini batches that would end it). The work is counted in CP-SAT's deterministic time (the
+    # same at any load: the answer printed does not depend on the machine's speed); the search's seconds are only
+    # its safety net (a cut said: RepairResult.cut_short)
+    padded = greedy is not None and _beyond_keys(ruleset, values, greedy, policy, refs)
+    exact = deadline
+    work = None if greedy is None else (BEAT_WORK_PADDED if padded else BEAT_WORK)
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
                  hint=greedy or near.partial, grows=policy.grows_memory, held=policy.algorithm_batch,
                  misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)), work=work)
     res.evaluated, res.wall_time_s = near.evaluated, res.wall_time_s + near.wall_time_s
+    if _clock_cut(res, exact, work):
+        cut.append("the exact search (CP-SAT)")
     if not near.wide_complete:  # a two-key repair off the grid was not ruled out in time: nothing is proven
         res.status = {"optimal": "feasible", "infeasible": "unknown"}.get(res.status, res.status)
     if greedy is not None:
@@ -130,7 +146,20 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
                                 evaluated=near.evaluated)
     if res.solution is None:
         res.partial, res.partial_broken = near.partial, near.partial_broken
+        if descent is not None and descent.here != dict(values):  # where the descent stopped: nearer a fit
+            res.partial, res.partial_broken = descent.here, descent.broken
+    if cut and res.status == "optimal":
+        res.status = "feasible"
+    elif cut and res.status == "infeasible":
+        res.status = "unknown"
+    res.cut_short = cut
     return Attempt(res, ruleset, domains, capacity)
+
+
+def _clock_cut(res: RepairResult, deadline: Deadline, work: float | None) -> bool:
+    """The clock, not the work bound, ended ``repair``'s search short of a proof."""
+    return (res.status not in ("optimal", "infeasible") and deadline.expired()
+            and (work is None or res.work_spent < work))
 
 
 def ruleset_phases(ruleset: RuleSet) -> list[str]:
@@ -165,16 +194,21 @@ def _cheaper_with_more_keys(ruleset: RuleSet, domains: Mapping[str, list[Value]]
     from ..deadline import Deadline
     from ..solver.repair import repair
 
+    beat = Deadline(deadline.share(0.5))
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs,
-                 deadline=Deadline(deadline.share(0.5)), min_changes=near.max_keys + 1, hint=near.solution,
+                 deadline=beat, min_changes=near.max_keys + 1, hint=near.solution,
                  grows=policy.grows_memory, held=policy.algorithm_batch, below=near.cost,
                  misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)), work=BEAT_WORK_PADDED)
+    clock = _clock_cut(res, beat, BEAT_WORK_PADDED)
+    cut = found.cut_short + (["the search for a cheaper repair of more keys (CP-SAT)"] if clock else [])
     if res.solution is not None:
         res.method, res.evaluated = "cp-sat", near.evaluated
         res.wall_time_s += found.wall_time_s
         res.status = res.status if found.status == "optimal" else "feasible"
+        res.cut_short = cut
         return res
     if res.status != "infeasible":  # not ruled out in time: the direct search's repair, not proven nearest
         found.status = "feasible"
     found.wall_time_s += res.wall_time_s
+    found.cut_short = cut
     return found

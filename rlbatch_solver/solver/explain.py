@@ -39,60 +39,87 @@ class Conflict:
     fixed: dict = field(default_factory=dict)
     # each rule is broken by the fixed values on its own (several conflicts of one rule, not one set of several)
     each_alone: bool = False
+    # the clock (the safety net of a search bounded by ``work``) stopped a solve: the set is as far as it got
+    cut_short: bool = False
 
     @property
     def ids(self) -> list[str]:
         return [r.id for r in self.rules]
 
 
-def _solve_with(ruleset: RuleSet, domains: Domains, ids: list[str], time_limit_s: float) -> int:
+class _Work:
+    """What the solves of one conflict search may spend together in CP-SAT's deterministic time (None: no bound but
+    the seconds), and what they have."""
+
+    def __init__(self, limit: float | None) -> None:
+        self.limit, self.spent = limit, 0.0
+
+    def left(self, share: float = 1.0) -> float | None:
+        return None if self.limit is None else max(0.0, (self.limit - self.spent) * share)
+
+    def spend(self, solver) -> None:
+        if self.limit is not None:
+            self.spent += solver.deterministic_time
+
+
+def _solve_with(ruleset: RuleSet, domains: Domains, ids: list[str], time_limit_s: float, work: _Work | None = None,
+                share: float = 1.0) -> int:
     """The status of the model with only the error rules ``ids``, enforced."""
     built = build_model(ruleset, domains, rule_filter=ids)
-    solver = new_solver(time_limit_s)
+    work = work or _Work(None)
+    solver = new_solver(time_limit_s, work.left(share))
     solver.parameters.num_workers = 1
-    return solver.Solve(built.model)
+    status = solver.Solve(built.model)
+    work.spend(solver)
+    return status
 
 
-def conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float = 10.0) -> Conflict:
+def conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float = 10.0,
+                      work: float | None = None) -> Conflict:
     """A minimal set of error rules that no value in ``domains`` satisfies together; ``time_limit_s`` bounds every
-    solve together (out of time, the set found so far, not proven minimal)."""
-    conflict = _conflicting_rules(ruleset, domains, time_limit_s)
+    solve together (out of time, the set found so far, not proven minimal). ``work``: every solve together within
+    this much CP-SAT deterministic time (the same set at any load); the seconds are then the safety net, and a
+    set they cut says so (``Conflict.cut_short``)."""
+    from ..deadline import Deadline
+
+    deadline = Deadline(time_limit_s)
+    conflict = _conflicting_rules(ruleset, domains, deadline, _Work(work))
     conflict.fixed = ruleset.full_env({k: v[0] for k, v in domains.items() if len(v) == 1 and v[0] is not None})
+    conflict.cut_short = work is not None and deadline.expired() and not (
+        conflict.status == "infeasible" and conflict.proven_minimal) and not conflict.each_alone
     return conflict
 
 
-def _sufficient(built, errors: list[Rule], time_limit_s: float) -> tuple[int, list[Rule] | None]:
+def _sufficient(built, errors: list[Rule], time_limit_s: float, work: _Work) -> tuple[int, list[Rule] | None]:
     """(status, the error rules CP-SAT's assumption core names; None when it did not finish)."""
     lits = [built.rule_lits[r.id] for r in errors]
     built.model.AddAssumptions(lits)
-    solver = new_solver(time_limit_s)
+    solver = new_solver(time_limit_s, work.left(CORE_SHARE))
     solver.parameters.num_workers = 1  # assumption cores need a single worker
     solver.parameters.cp_model_presolve = False  # see the module's docstring
     solver.parameters.linearization_level = 0
     status = solver.Solve(built.model)
+    work.spend(solver)
     if status != cp_model.INFEASIBLE:
         return status, None
     core = {lit.Index() for lit in lits} & set(solver.SufficientAssumptionsForInfeasibility())
     return status, [r for r in errors if built.rule_lits[r.id].Index() in core]
 
 
-def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) -> Conflict:
-    from ..deadline import Deadline
-
-    deadline = Deadline(time_limit_s)
+def _conflicting_rules(ruleset: RuleSet, domains: Domains, deadline, work: _Work) -> Conflict:
     built = build_model(ruleset, domains, enforce=False)
     errors = [r for r in built.rules if r.severity is Severity.ERROR]
     broken = [r for r in errors if built.rule_lits[r.id] is False]
     if broken:  # fixed values alone break these rules: each is a conflict of one
         return Conflict(broken, "infeasible", True, each_alone=True)
     errors = [r for r in errors if built.rule_lits[r.id] is not True]
-    status, core = _sufficient(built, errors, deadline.share(CORE_SHARE))
+    status, core = _sufficient(built, errors, deadline.share(CORE_SHARE), work)
     if core is None and status != cp_model.UNKNOWN:
         return Conflict([], STATUS_TEXT.get(status, str(status)), False)  # the rules can hold together
     fallback = core is None
     if fallback:  # out of its share: every error rule, if they are proven not to hold together
         core = errors
-        status = _solve_with(ruleset, domains, [r.id for r in core], deadline.share(CORE_SHARE))
+        status = _solve_with(ruleset, domains, [r.id for r in core], deadline.share(CORE_SHARE), work, CORE_SHARE)
         if status != cp_model.INFEASIBLE:
             return Conflict([], STATUS_TEXT.get(status, str(status)), False)
     if not core:  # the domains alone are empty after propagation
@@ -100,11 +127,11 @@ def _conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float) 
     keep = [r.id for r in core]
     minimal = True
     for i, rid in enumerate(list(keep)):
-        if deadline.expired():  # the rest stay in: a conflict still, perhaps not a minimal one
+        if deadline.expired() or work.left() == 0.0:  # the rest stay in: a conflict still, perhaps not a minimal one
             minimal = False
             break
         trial = [k for k in keep if k != rid]
-        st = _solve_with(ruleset, domains, trial, deadline.left() / (len(core) - i))
+        st = _solve_with(ruleset, domains, trial, deadline.left() / (len(core) - i), work, 1 / (len(core) - i))
         if st == cp_model.INFEASIBLE:
             keep = trial
         elif st != cp_model.OPTIMAL and st != cp_model.FEASIBLE:

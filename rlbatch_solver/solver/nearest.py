@@ -43,6 +43,22 @@ from .costs import CHANGE_WEIGHT, MAX_RANK, candidate_cost, change_cost, same_va
 # the least any changed key costs (solver/costs.py): a bound on the second key of a pair
 CHANGE_FLOOR = CHANGE_WEIGHT
 
+# The wide pass's bound, in work units counted by the search (the same on any machine and at any load, where seconds
+# are not: what it finds, and whether it finished, is the same on a busy machine): one candidate checked against the
+# rules is one unit, one priced for memory PRICED_WORK (the ratio of their times here: about 45 us and 0.65 ms, the
+# renamed verl and Megatron GSM8K scripts of tests/test_fix_renames.py and tests/test_fix_published.py). WIDE_WORK
+# bounds a pass that prices memory or has no repair in hand to beat: on a quiet machine a pass spends it in 0.25 to
+# 0.7 s (16 to 45 us a unit), about what the pass had in seconds before (a share of the search's, cut at 0.3 to 1.8 s
+# in the fix tests), and every fix test holds with it (a cap of 400 candidates broke three). The seconds, all the
+# command's search has, stay as the safety net, and a pass they cut says so (``NearestResult.cut_short``). A pass by
+# rules alone bounded by a repair in hand is short and has no bound but that safety net: it ends (at most 47,664
+# checks, 2.6 s: verl-megatron's GSM8K example, tests/test_fix_frameworks.py)
+PRICED_WORK = 15
+WIDE_WORK = 15_000
+# the greedy descent's bound: candidates priced (each one a memory evaluation); the deepest descent of the fix tests
+# priced 1,317 in 0.6 s (Qwen3-235B-A22B's Megatron layout, tests/test_fix_published.py)
+GREEDY_PRICED = 2_000
+
 
 @dataclass
 class NearestResult:
@@ -61,6 +77,9 @@ class NearestResult:
     max_keys: int = 2  # the most keys a move searched changes
     # proven nearest among the grid's values only (the wide pass did not finish; memory priced)
     grid_only: bool = False
+    # the clock (the safety net) stopped a pass before its work bound did
+    cut_short: bool = False
+    work: int = 0  # work units both passes spent (``WIDE_WORK``: the grid's first, then the wide pass's)
 
     @property
     def beatable(self) -> bool:
@@ -120,20 +139,24 @@ def nearest_small_repair(
     grows: frozenset[str] = frozenset(),
     held: frozenset[str] = frozenset(),
     wide_domains: Mapping[str, Sequence[Value]] | None = None,
-    wide_share: float = 0.3,
     rules_only: RuleSet | None = None,
+    wide_work: int = WIDE_WORK,
 ) -> NearestResult:
     """The cheapest valid config of ``domains`` that differs from ``current`` in at most ``max_keys`` keys.
 
     With ``wide_domains`` (a superset of ``domains``: every integer a batch key accepts in a range), a repair found
     in ``domains`` is then bettered, if it can be, over the wide domains with its cost as the bound, so the answer
     is the nearest over the wide domains (``complete`` says both searches finished). With none on the grid, the wide
-    domains are searched for one within ``wide_share`` of the time left; ``complete`` then still says the grid
+    domains are searched for one within ``wide_work`` units of work; ``complete`` then still says the grid
     holds no repair of at most two keys (what a larger search is told), and ``wide_complete`` whether the wide
     domains were searched to the end (a larger repair is proven nearest only then). ``rules_only`` (``ruleset`` without its memory rules) screens
     the wide domains' candidates: one it rejects is not priced (its memory rules are not evaluated), so bettering
     a repair off the grid prices only the cheaper moves that obey every rule (48 -> 40 for a mini batch of 160 per
-    GPU, where the grid of 48 holds 32 and 50 but not 40)."""
+    GPU, where the grid of 48 holds 32 and 50 but not 40).
+
+    The wide pass is bounded by ``wide_work`` units of work (``WIDE_WORK``), the same at any load, unless it only
+    betters a repair in hand by rules alone (short: bounded by that repair's cost); ``deadline`` is only the safety
+    net: a pass it stops is reported (``cut_short``)."""
     start = time.monotonic()
     deadline = deadline or Deadline(10.0)
     search = _Search(ruleset, current, ranks or {}, references or {}, grows, deadline, held)
@@ -143,12 +166,12 @@ def nearest_small_repair(
     wide_complete = complete
     if complete and wide_domains is not None:
         # bounded by the grid's best, the wide pass is short by rules alone; with none, or with memory priced (a
-        # two-key repair on a wide range may price many pairs), it may search long: a share of the time
+        # two-key repair on a wide range may price many pairs), it may search long: WIDE_WORK units of work
         short = best is not None and rules_only is None
-        search.deadline = deadline if short else Deadline(deadline.share(wide_share))
         search.screen = rules_only
+        search.limit = None if short else search.work + wide_work
         wide_best, wide_keys, wide_complete = search.run(wide_domains, max_keys, best)
-        search.deadline, search.screen = deadline, None
+        search.deadline, search.screen, search.limit = deadline, None, None
         on_grid = best is not None and (wide_best is None or wide_best[0] >= best[0])
         if not on_grid and wide_best is not None:
             best, keys = wide_best, wide_keys
@@ -158,6 +181,7 @@ def nearest_small_repair(
             complete = wide_complete or (on_grid and rules_only is not None)
     result = _result(best, keys if best else 0, complete, search.ev, start, search.partial)
     result.wide_complete, result.max_keys = wide_complete, max_keys
+    result.cut_short, result.work = search.cut_short, search.work
     result.grid_only = best is not None and complete and not wide_complete
     return result
 
@@ -180,6 +204,10 @@ class _Search:
         # rules without memory: a candidate they reject is not priced (its broken rules are then only theirs, a
         # subset of its broken rules: a pair's second key is then looked for among more keys, never fewer)
         self.screen: RuleSet | None = None
+        # work units spent (``WIDE_WORK``), the bound on them (None: the pass is bounded by the clock alone), and
+        # whether the clock stopped a pass
+        self.work, self.limit, self.cut_short = 0, None, False
+        self.priced = PRICED_WORK if any(r.kind is RuleKind.MEMORY for r in ruleset.rules) else 1
 
     def cost(self, values: Mapping[str, Value]) -> int:
         return candidate_cost(self.ruleset, self.current, values, self.ranks, self.references, self.grows, self.held)
@@ -193,9 +221,11 @@ class _Search:
         if changes not in self._failing:
             values = {**self.base, **dict(changes)}
             if self.screen is not None:
+                self.work += 1
                 screened = frozenset(self.screen.failing_errors(values))
                 if screened:
                     return screened  # not cached: a full evaluation later may find more broken rules
+            self.work += self.priced
             broken = self._failing[changes] = self.ev.failing(values)
             if broken and len(broken) < self.partial[0]:
                 self.partial = (len(broken), 0, values, broken)
@@ -208,6 +238,15 @@ class _Search:
         values = {**self.base, **dict(changes)}
         cost = self.cost(values)
         return ((cost, values), len(changes)) if best is None or cost < best[0] else (best, keys)
+
+    def stopped(self) -> bool:
+        """The pass must stop: its work bound is spent, or (the safety net, noted in ``cut_short``) its time."""
+        if self.limit is not None and self.work >= self.limit:
+            return True
+        if self.deadline.expired():
+            self.cut_short = True
+            return True
+        return False
 
     def run(self, domains: Mapping[str, Sequence[Value]], max_keys: int, best):
         """(best (cost, values) or the ``best`` given, keys of the best, whether every move was evaluated or
@@ -222,7 +261,7 @@ class _Search:
         for cost, n, v in moves:
             if best is not None and cost >= best[0]:
                 break
-            if self.deadline.expired():
+            if self.stopped():
                 return best, keys, False
             if n in alone:
                 best, keys = self._better(((n, v),), best, keys)
@@ -248,7 +287,7 @@ class _Search:
             bound, _, i, b, k = heapq.heappop(heap)
             if best is not None and bound >= best[0]:
                 break  # every pair left costs more than the best
-            if self.deadline.expired():
+            if self.stopped():
                 return best, keys, False
             cost_a, a, x = helps[i]
             tie += 1
@@ -282,7 +321,26 @@ def _result(best, keys: int, complete: bool, ev: _Evaluator, start: float, parti
     )
 
 
-def greedy_repair(
+@dataclass
+class Descent:
+    """The greedy descent's outcome: the valid config it reached (None when it stopped short), where it stopped
+    (``here``, the rules other than memory it still breaks), candidates priced, and why it stopped short: its work
+    bound spent (``GREEDY_PRICED``, the same at any load) or the clock (the safety net, ``cut_short``)."""
+
+    solution: dict[str, Value] | None
+    here: dict[str, Value]
+    broken: list[str]
+    priced: int
+    exhausted: bool = False
+    cut_short: bool = False
+
+
+def greedy_repair(*args, **kwargs) -> dict[str, Value] | None:
+    """``descend``'s valid config, or None when it stopped short."""
+    return descend(*args, **kwargs).solution
+
+
+def descend(
     ruleset: RuleSet,
     domains: Mapping[str, Sequence[Value]],
     current: Mapping[str, Value],
@@ -294,7 +352,8 @@ def greedy_repair(
     deadline: Deadline | None = None,
     grows: frozenset[str] = frozenset(),
     held: frozenset[str] = frozenset(),
-) -> dict[str, Value] | None:
+    work: int = GREEDY_PRICED,
+) -> Descent:
     """A valid config reached from ``start`` by moves of one key (or two, when the first breaks a rule the
     second mends: tied layouts such as verl's reference and actor Megatron sizes), each lowering (broken
     rules other than memory, MiB over the GPU summed over phases); ``None`` when the descent stops short.
@@ -304,7 +363,8 @@ def greedy_repair(
     two-key repairs do not exist and the exact search can spend its budget on configs that obey every
     rule and do not fit. Among the moves that lower the score most, the cheapest by ``candidate_cost``.
     ``capacity_of``: the MiB a phase's peak must stay under for a candidate (``CostTerms.capacity_of``: its own
-    arm's line where a searched switch moves it).
+    arm's line where a searched switch moves it). ``work``: the most candidates it prices (each scored against
+    memory), the same at any load; ``deadline`` is only the safety net (``Descent.cut_short`` says it stopped it).
     """
     ranks = ranks or {}
     references = references or {}
@@ -328,6 +388,18 @@ def greedy_repair(
 
     here = dict(start)
     best, broken_here = score(here)
+    cut = [False, False]  # the work bound, the clock
+
+    def stop() -> bool:
+        if ev.count >= work:
+            cut[0] = True
+        elif deadline.expired():
+            cut[1] = True
+        return cut[0] or cut[1]
+
+    def stopped_short() -> Descent:
+        return Descent(None, here, sorted(ev.failing(here)), ev.count, *cut)
+
     while best != (0, 0):
         step: tuple[tuple[int, int], int, dict[str, Value]] | None = None
         to_mend: list[tuple[tuple[int, int], dict[str, Value], frozenset[str]]] = []
@@ -346,24 +418,24 @@ def greedy_repair(
                 to_mend.append((s, values, other - broken_here))
 
         for n, v in _changes(domains, here, names):
-            if deadline.expired():
-                return None
+            if stop():
+                return stopped_short()
             offer({**here, n: v})
         if step is None:  # a move that lowers memory or mends a rule but breaks another: mend that with a second key
             for _, values, new in sorted(to_mend, key=lambda x: (len(x[2]), x[0][1])):
                 for b, v in _changes(domains, values, ev.readers_of_all(new, names)):
-                    if deadline.expired():
-                        return None
+                    if stop():
+                        return stopped_short()
                     offer({**values, b: v})
                 if step is not None:
                     break
         if step is None:
-            return None
+            return Descent(None, here, sorted(ev.failing(here)), ev.count)
         here = step[2]
         best, broken_here = score(here)
     # the descent takes the steepest step (micro batch 8 -> 1 lowers memory most), often further than a fit needs:
     # each changed key is moved back toward the pasted value while the config stays valid and costs less
-    while not deadline.expired():
+    while not stop():
         now = cost(here)
         back = [(cost(v), v) for n in names if not same_value(here.get(n), current.get(n))
                 for v in ({**here, n: x} for _, x in _changes(domains, here, [n]))]
@@ -372,4 +444,5 @@ def greedy_repair(
         if here_next is None:
             break
         here = here_next
-    return here
+    # cut while moving back, ``here`` is valid but perhaps further than the descent would have ended: said so
+    return Descent(here, here, [], ev.count, *cut)

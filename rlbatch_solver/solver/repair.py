@@ -56,6 +56,9 @@ class RepairResult:
     memory_floor: dict[str, tuple[int, int]] = field(default_factory=dict)
     # proven nearest among the candidate grid only, not over every integer of the direct search's wide range
     grid_only: bool = False
+    # the steps the clock stopped (the safety net of a search bounded by work), in words: the answer is not proven
+    cut_short: list[str] = field(default_factory=list)
+    work_spent: float = 0.0  # CP-SAT deterministic time of every solve (``repair(work=)``)
 
     @property
     def proven(self) -> bool:
@@ -260,8 +263,9 @@ def repair(
     proven = all(s in ("optimal", "infeasible") for s in statuses)
     if best is None:
         text = "infeasible" if proven else ("unknown" if "unknown" in statuses else statuses[-1])
-        return RepairResult(None, [], None, text, wall)
-    return repair_result(ruleset, current, best[1], best[0], "optimal" if proven else "feasible", wall)
+        return RepairResult(None, [], None, text, wall, work_spent=spent[0])
+    return repair_result(ruleset, current, best[1], best[0], "optimal" if proven else "feasible", wall,
+                         work_spent=spent[0])
 
 
 @dataclass(frozen=True)
