@@ -32,6 +32,7 @@ MEMBERS: dict[str, object] = {
     "versions": tuple, "doc_intro": str, "doc_ruleset": (RuleSet, type(None)), "legacy_flags": Mapping,
     "error_families": tuple, "entry_modules": tuple, "entry_commands": tuple, "launcher_flags": bool,
     "model_keys": tuple, "scenario_vars": Mapping, "gpu_count_vars": tuple, "shapes_learning": frozenset, "offload_switch": (tuple, type(None)), "lora_switch": (tuple, type(None)),
+    "cost_input_keys": Mapping,
     "oom_frames": tuple, "oom_advice": Mapping, "table_columns": PAIRS, "derived_columns": PAIRS,
     "column_words": PAIRS, "log_formats": tuple, "accuracy_family": str,
 }
