@@ -32,6 +32,7 @@ MEMBERS: dict[str, object] = {
     "versions": tuple, "doc_intro": str, "doc_ruleset": (RuleSet, type(None)), "legacy_flags": Mapping,
     "error_families": tuple, "entry_modules": tuple, "entry_commands": tuple, "launcher_flags": bool,
     "model_keys": tuple, "scenario_vars": Mapping, "gpu_count_vars": tuple, "shapes_learning": frozenset, "offload_switch": (tuple, type(None)), "lora_switch": (tuple, type(None)),
+    "cost_input_keys": Mapping,
     "oom_frames": tuple, "oom_advice": Mapping, "table_columns": PAIRS, "derived_columns": PAIRS,
     "column_words": PAIRS, "log_formats": tuple, "accuracy_family": str,
 }
@@ -244,3 +245,18 @@ def test_the_offload_and_lora_switches_are_set_pairs_that_turn_them_on(name, swi
     sc = Scenario(framework=name, gpu="h100", gpus=8, model="qwen2.5-7b", fixed=fixed)
     domain = fw.space(sc, load_model("qwen2.5-7b"), with_knobs=True).domains[variable]
     assert domain and all(v not in (None, False, 0) for v in domain), f"{name}: {variable} = {domain}"
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if get_framework(n).cost_input_keys])
+def test_a_cost_input_is_written_in_keys_its_release_takes(name):
+    """``cost_input_keys`` is the one place a cost input no rule reads gets its keys (fix's LoRA way out writes
+    lora_rank under them): in a release whose parser we hold whole (OpenRLHF's train_ppo_ray, TRL's GRPOConfig and
+    ModelConfig), the keys that switch LoRA on are keys that parser takes (OpenRLHF 0.11.2 refuses --lora_rank)."""
+    fw = get_framework(name)
+    for version in fw.versions:
+        pinned = get_framework(f"{name}=={version}") if len(fw.versions) > 1 else fw
+        assert pinned.native_key("lora_rank") == pinned.cost_input_keys["lora_rank"][0]
+        known = pinned.key_list({}, command=True)
+        if known.complete:
+            missing = [k for k in pinned.cost_input_keys["lora_rank"] if k not in known.keys]
+            assert not missing, f"{name}=={version} writes LoRA as {missing}, which its parser refuses"

@@ -214,6 +214,11 @@ class Framework(ABC):
     # LoRA in place of full fine-tuning: (the search space's variable, the --set key=value pairs, space-separated, that
     # turn it on at LORA_RANK); a proven out-of-memory answer suggests it where the search did not try it
     lora_switch: tuple[str, str] | None = None
+    # the cost inputs no rule reads (a cost model's variables that fix's LoRA way out or recommend's memory search
+    # sets: lora_rank, gmu_permille, ...) -> the framework's own keys that set them, the one ``native_key`` writes
+    # first; a rule variable of the same name is written under its own key. A release's own spelling: a property
+    # (OpenRLHF's --ds.lora.rank, ms-swift's --tuner_type). None by default.
+    cost_input_keys: Mapping[str, tuple[str, ...]] = {}
     # out-of-memory tracebacks (explain, frameworks/oom_text.py): (regular expression over a traceback, phase) of the
     # functions that run each phase, the most specific first (the first that matches names the phase); and what
     # usually helps in each phase, in the framework's own keys, most helpful first (explain without a config)
@@ -426,7 +431,10 @@ class Framework(ABC):
         return self.assignment(name, value) if name in self.ruleset.variables else f"{name}={value}"
 
     def native_key(self, name: str) -> str:
-        """The key a variable is written under in the framework's own syntax (the diff of ``fix``)."""
+        """The key a variable is written under in the framework's own syntax (the diff of ``fix``): a rule variable's,
+        else a cost input's first key (``cost_input_keys``)."""
+        if name not in self.ruleset.variables and name in self.cost_input_keys:
+            return self.cost_input_keys[name][0]
         return self.ruleset.variables[name].key
 
     def doc_appendix(self) -> str:

@@ -888,11 +888,15 @@ class OpenRLHFFramework(Framework):
 
     def native_key(self, name: str) -> str:
         """The flag as the release we follow spells it (underscore names before 0.10.2)."""
-        if name == "lora_rank" and name not in self.ruleset.variables:
-            # a cost input no rule reads (_lora_values), written by fix's LoRA way out: --ds.lora.rank since 0.10.2,
-            # --lora_rank before (train_ppo_ray.py)
-            return "ds.lora.rank" if "ds.lora.rank" in RELEASE_FLAGS[self.version] else "lora_rank"
+        if name not in self.ruleset.variables:
+            return super().native_key(name)  # a cost input (cost_input_keys): already the release's spelling
         return release_key(self.ruleset.variables[name].key, self.version)
+
+    @property
+    def cost_input_keys(self) -> Mapping[str, tuple[str, ...]]:
+        # lora_rank (_lora_values reads it), written by fix's LoRA way out: --ds.lora.rank since 0.10.2, --lora_rank
+        # before (train_ppo_ray.py)
+        return {"lora_rank": ("ds.lora.rank" if "ds.lora.rank" in RELEASE_FLAGS[self.version] else "lora_rank",)}
 
     def assignment(self, name: str, value: Value) -> str:
         key = self.native_key(name)

@@ -639,13 +639,15 @@ class SwiftFramework(Framework):
     def native_key(self, name: str) -> str:
         if name in ("vllm_server", "vllm_mode_given"):
             return "vllm_mode"
-        if name == "lora_rank" and name not in self.ruleset.variables:
-            # LoRA or full: --tuner_type since ms-swift 4.0 (swift/arguments/base_args/base_args.py), --train_type
-            # before (swift/llm/argument/base_args/base_args.py, 3.x)
-            return "tuner_type" if int(str(self.version).split(".")[0]) >= 4 else "train_type"
-        if name in KNOB_FLAGS and name not in self.ruleset.variables:  # cost-only switches, set by their flag
-            return KNOB_FLAGS[name][0]
         return super().native_key(name)
+
+    @property
+    def cost_input_keys(self) -> Mapping[str, tuple[str, ...]]:
+        # the cost-only switches, set by their flag; LoRA or full: --tuner_type since ms-swift 4.0
+        # (swift/arguments/base_args/base_args.py), --train_type before (swift/llm/argument/base_args/base_args.py,
+        # 3.x), with --lora_rank (TunerArguments)
+        tuner = "tuner_type" if int(str(self.version).split(".")[0]) >= 4 else "train_type"
+        return {**KNOB_FLAGS, "lora_rank": (tuner, "lora_rank")}
 
     def hardware(self, values: Mapping[str, Value]) -> tuple[int, int]:
         """(GPUs of the whole job: the training ranks, or --gpus when a rollout server takes more; 0 tokens)."""

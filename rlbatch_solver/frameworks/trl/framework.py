@@ -716,11 +716,12 @@ class TrlFramework(SwiftFramework):
             return "num_processes"
         if name == "vllm_server":
             return "vllm_mode"
-        if name in KNOB_FLAGS and name not in self.ruleset.variables:
-            return KNOB_FLAGS[name][0]
-        if name == "lora_rank" and name not in self.ruleset.variables:
-            return "use_peft"
-        return self.ruleset.variables[name].key
+        return super(SwiftFramework, self).native_key(name)
+
+    # the cost-only switches, set by their flags; LoRA: TRL's ModelConfig (trl/trainer/model_config.py) use_peft,
+    # lora_r, lora_target_modules (``assignment``)
+    cost_input_keys: Mapping[str, tuple[str, ...]] = {
+        **KNOB_FLAGS, "lora_rank": ("use_peft", "lora_r", "lora_target_modules")}
 
     # -- search space (default_search: ms-swift's HF one, the same flags) ----------------------
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:

@@ -611,12 +611,9 @@ class UnslothFramework(TrlFramework):
     def _has_knob(self, name: str) -> bool:
         return name in ("gmu_permille", "sleep_level")
 
-    def native_key(self, name: str) -> str:
-        if name == "gmu_permille":
-            return "gpu_memory_utilization"
-        if name == "sleep_level":
-            return STANDBY
-        return super().native_key(name)
+    # its own knobs' keys over TRL's: from_pretrained's gpu_memory_utilization and the standby environment variable
+    cost_input_keys: Mapping[str, tuple[str, ...]] = {
+        **TrlFramework.cost_input_keys, "gmu_permille": ("gpu_memory_utilization",), "sleep_level": (STANDBY,)}
 
     def assignment(self, name: str, value: Value) -> str:
         if name == "gmu_permille":
