@@ -374,3 +374,46 @@ def test_the_printed_command_names_model_engine_only_where_the_megatron_config_h
     sol = {**{n: s.default for n, s in fw.ruleset.variables.items()}, "megatron": True}
     out = fw.export(sol)
     assert ("model_engine=megatron" in out) is selects
+
+
+def _example_terms(*env: str) -> dict:
+    """Per-phase terms (MiB) of verl v0.9.0's examples/ppo_trainer/run_qwen3_8b_megatron.sh on H100."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from rlbatch_solver.cli import app
+
+    script = Path(__file__).resolve().parent / "data" / "scripts" / "verl-megatron" / "ppo_run_qwen3_8b_megatron.sh"
+    out = CliRunner().invoke(app, ["check", "--json", "--gpu", "h100", str(script), *env]).output
+    phases = json.loads(out[out.index("{"):])["memory"]["phases"]
+    return {name: phase["terms_mib"] for name, phase in phases.items()}
+
+
+def test_qwen3_8b_ppo_example_terms_follow_verl_0_9_code():
+    """verl v0.9.0's Megatron PPO example (Qwen3-8B, actor and critic TP 2 PP 2 on 8 GPUs, dynamic batching at 24576
+    tokens per GPU, no recompute) as verl 0.9.0 and 0.9.1 run it, term by term:
+
+    - the critic trains at critic.ppo_infer_max_token_len_per_gpu (CriticConfig's default 32768; no yaml sets it): the
+      v1 trainer writes it into both the engine's training and inference budgets (trainer/ppo/v1/trainer_base.py
+      PPOTrainer, "define critic class"), so the script's critic.ppo_max_token_len_per_gpu=24576 is not read there;
+      the actor trains at its own actor.ppo_max_token_len_per_gpu (workers/engine_workers.py). The engine scales a
+      budget by the context-parallel size only (workers/engine/utils.py prepare_micro_batches, sp_size =
+      context_parallel_size), not by TP or PP: the critic's PP-stage activations are 32768/24576 of the actor's.
+    - the critic's output layer is a 1-wide value head (models/mcore/bridge.py LinearForLastLayer): no logits term.
+    - log-probs and entropy work on the vocabulary-parallel logits, vocab / TP columns a GPU
+      (workers/engine/megatron/transformer_impl.py _lm_head_logits_processor: the bf16 logits, their clone for the
+      entropy, vocab_parallel_entropy's fp32 work): 8 B per logit of 24576 tokens x 151936 / 2.
+    - no recompute (engine/megatron.yaml recompute_granularity: null) and 1F1B (megatron-core
+      forward_backward_pipelining_without_interleaving: stage 0 runs pp - 1 warm-up forwards): PP stage 0 holds two
+      micro batches of its 18 layers, as many layer-passes as PP 1's one micro batch of 36 (less the final norm's
+      output, which only the last stage keeps)."""
+    t = _example_terms()
+    pp_act = "activations (micro batches in flight on a PP stage)"
+    actor, critic = t["actor_update"][pp_act], t["critic_update"][pp_act]
+    assert critic / actor == pytest.approx(32768 / 24576, rel=1e-3)
+    assert not any("logits" in name for name in t["critic_update"])
+    assert t["old_log_prob"]["logits+entropy"] == pytest.approx(24576 * 151936 / 2 * 8 / 2**20, rel=1e-3)
+    tail = 24576 * (4 + 2) * 4096 / 2**20  # fp32 norm input + bf16 output per token, h = 4096
+    flat = _example_terms("ACTOR_PP=1", "CRITIC_PP=1")
+    assert actor == pytest.approx(flat["actor_update"]["activations"] - tail, rel=1e-3)
