@@ -608,13 +608,16 @@ def test_every_catalog_gpu_works_with_the_cost_model():
 
 
 def test_token_budget_is_capped_by_a_gpus_share_of_the_batch():
-    """Dynamic batching packs a GPU's share of the mini-batch up to the budget, never beyond it:
+    """Dynamic batching packs a GPU's share of the mini-batch, never more than it:
     512 samples, 2 mini-batches, 4 GPUs -> 64 sequences of 2160 tokens per GPU per mini-batch."""
     from rlbatch_solver.costmodel.memory import micro_tokens
 
     plan = make_plan(train_token_budget=10**6, logprob_token_budget=10**6, budget_capped_by_batch=True)
     assert micro_tokens(plan, 1, 10**6, 512 / 2 / 4) == 64 * 2160
-    assert micro_tokens(plan, 1, 8192, 512 / 2 / 4) == 8192  # a smaller budget still binds
+    # a smaller budget splits the share: into ceil(138,240 / 8,192) = 17 balanced micro batches, the largest of
+    # ceil(64 / 17) = 4 sequences (verl's rearrange_micro_batches), 8,640 tokens: more than the budget
+    assert micro_tokens(plan, 1, 8192, 512 / 2 / 4) == 4 * 2160
+    assert micro_tokens(plan, 1, 8640, 512 / 2 / 4) == 4 * 2160  # 16 micro batches of 4 fill this one exactly
     assert micro_tokens(plan.replace(budget_capped_by_batch=False), 1, 10**6, 64) == 10**6
     assert micro_tokens(plan.replace(peak_length_fraction=0.5), 1, 10**6, 64) == 64 * 1080
     capped = estimate_memory(plan)

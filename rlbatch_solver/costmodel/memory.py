@@ -634,9 +634,36 @@ def micro_tokens(plan: Plan, micro: int, budget: int | None, share_samples: floa
         # verl's dynamic batching packs up to the per-GPU token budget (times sp per SP group).
         tokens = float(max(1, budget))
         if plan.budget_capped_by_batch and share_samples:
+            if plan.packed_sum_z is None:
+                return balanced_split_tokens(plan, budget, share_samples)
             tokens = min(tokens, packed_tokens(plan, max(1.0, share_samples)) / sp)
         return tokens
     return packed_tokens(plan, max(1, micro)) / sp
+
+
+def balanced_split_tokens(plan: Plan, budget: int, share_samples: float) -> float:
+    """Tokens one GPU holds in the largest micro batch verl's dynamic batching makes of ``share_samples`` sequences
+    at the priced lengths (every one at ``peak_length_fraction`` of the limits), under a per-GPU budget of ``budget``.
+
+    verl/utils/seqlen_balancing.py rearrange_micro_batches (the same in 0.2.0.post2, 0.3.0.post1, 0.4.0, 0.5.0,
+    0.6.1, 0.7.1 and 0.9.0, and in the forks of January 2025) does not fill micro batches up to the budget: it takes
+    ``k = ceil(total tokens / max_token_len)`` micro batches (at most one per sequence; ``max_token_len`` is the
+    per-GPU budget times the Ulysses or context-parallel size) and spreads the sequences over them with
+    get_seqlen_balanced_partitions(..., equal_size=False), Karmarkar-Karp's differencing method. Of ``n`` sequences of
+    one length that gives ``ceil(n / k)`` sequences to the largest micro batch, which can exceed the budget: 64
+    sequences of 9,216 tokens at 32,768 make 18 micro batches, the largest of 4 sequences (36,864 tokens). The split
+    counts a sequence's tokens (its attention mask); a padded micro batch (no remove_padding) holds each at the full
+    width (``packed_tokens``). With an interleaved pipeline (Megatron, ``vpp`` > 1) the count is rounded up to a
+    multiple of the pipeline size (0.5.0 to 0.7.1 workers/actor/megatron_actor.py forward_backward_batch and 0.9.0
+    workers/engine/megatron/transformer_impl.py pass num_batches_divided_by=microbatch_group_size_per_vp_stage,
+    which megatron-core's ModelParallelConfig sets to the pipeline size when unset)."""
+    sp = max(1, plan.sp) * max(1, plan.cp)
+    n = max(1, math.ceil(share_samples - 1e-9))
+    effective = float(_seq_len(plan)) * min(1.0, max(0.0, plan.peak_length_fraction))
+    k = min(n, max(1, math.ceil(n * max(1.0, effective) / (max(1, budget) * sp))))
+    if plan.trainer == "megatron" and plan.vpp > 1 and plan.pp > 1:
+        k = math.ceil(k / plan.pp) * plan.pp
+    return packed_tokens(plan, math.ceil(n / k)) / sp
 
 
 def packed_tokens(plan: Plan, n: float) -> float:
