@@ -873,3 +873,28 @@ def test_openrlhf_max_epochs_below_one_is_an_input_error():
 
     with pytest.raises(InputError, match="train.max_epochs"):
         _phase_seconds("openrlhf", ["--train.max_epochs", "0"], gpus=8)
+
+
+def test_verl_fsdp_reduces_the_embedding_gradients_at_the_backwards_end_beside_the_states():
+    """Under verl's wrap policies (fsdp_root) the embedding's and the untied lm_head's gradients are reduce-scattered
+    at the end of the backward, unsharded in bf16 with their fp32 cast (6 B each), when the activations and logits are
+    gone: a micro batch too small to free that much prices the excess; a large one prices none. Beside the logits only
+    the lm_head's bf16 gradient counts (memory.fsdp_head_grad_bytes)."""
+    from rlbatch_solver.costmodel.memory import T_ROOT_REDUCE, fsdp_head_grad_bytes, fsdp_root_reduce_bytes
+
+    m = load_model("qwen2.5-7b")
+    small = make_plan(m, A100_80, fsdp_root="fsdp1", train_micro=1, prompt_len=16, response_len=16)
+    upd = estimate_memory(small).phases["actor_update"]
+    mc = model_consts(m)
+    assert fsdp_root_reduce_bytes(small, mc) == 6 * (mc.embed + mc.lm_head)
+    assert fsdp_head_grad_bytes(small, mc) == 2 * mc.lm_head
+    freed = sum(upd[t] for t in upd if t.startswith(("activations", "logits")))
+    layer = 6 * mc.layer_unit
+    working = freed + 2 * mc.lm_head + layer - min(layer, upd["logits+entropy"] if "logits+entropy" in upd
+                                                        else upd["logits"])
+    assert upd[T_ROOT_REDUCE] == pytest.approx(6 * (mc.embed + mc.lm_head) - working)
+    big = estimate_memory(small.replace(train_micro=8, prompt_len=1024, response_len=2048)).phases["actor_update"]
+    assert T_ROOT_REDUCE not in big
+    # without a known wrap policy the largest unit's gradient and cast stay beside everything, as before
+    other = estimate_memory(small.replace(fsdp_root="")).phases["actor_update"]
+    assert T_ROOT_REDUCE not in other
