@@ -609,13 +609,16 @@ def test_every_catalog_gpu_works_with_the_cost_model():
 
 
 def test_token_budget_is_capped_by_a_gpus_share_of_the_batch():
-    """Dynamic batching packs a GPU's share of the mini-batch up to the budget, never beyond it:
+    """Dynamic batching packs a GPU's share of the mini-batch, never more than it:
     512 samples, 2 mini-batches, 4 GPUs -> 64 sequences of 2160 tokens per GPU per mini-batch."""
     from rlbatch_solver.costmodel.memory import micro_tokens
 
     plan = make_plan(train_token_budget=10**6, logprob_token_budget=10**6, budget_capped_by_batch=True)
     assert micro_tokens(plan, 1, 10**6, 512 / 2 / 4) == 64 * 2160
-    assert micro_tokens(plan, 1, 8192, 512 / 2 / 4) == 8192  # a smaller budget still binds
+    # a smaller budget splits the share: into ceil(138,240 / 8,192) = 17 balanced micro batches, the largest of
+    # ceil(64 / 17) = 4 sequences (verl's rearrange_micro_batches), 8,640 tokens: more than the budget
+    assert micro_tokens(plan, 1, 8192, 512 / 2 / 4) == 4 * 2160
+    assert micro_tokens(plan, 1, 8640, 512 / 2 / 4) == 4 * 2160  # 16 micro batches of 4 fill this one exactly
     assert micro_tokens(plan.replace(budget_capped_by_batch=False), 1, 10**6, 64) == 10**6
     assert micro_tokens(plan.replace(peak_length_fraction=0.5), 1, 10**6, 64) == 64 * 1080
     capped = estimate_memory(plan)
@@ -871,3 +874,28 @@ def test_openrlhf_max_epochs_below_one_is_an_input_error():
 
     with pytest.raises(InputError, match="train.max_epochs"):
         _phase_seconds("openrlhf", ["--train.max_epochs", "0"], gpus=8)
+
+
+def test_verl_fsdp_reduces_the_embedding_gradients_at_the_backwards_end_beside_the_states():
+    """Under verl's wrap policies (fsdp_root) the embedding's and the untied lm_head's gradients are reduce-scattered
+    at the end of the backward, unsharded in bf16 with their fp32 cast (6 B each), when the activations and logits are
+    gone: a micro batch too small to free that much prices the excess; a large one prices none. Beside the logits only
+    the lm_head's bf16 gradient counts (memory.fsdp_head_grad_bytes)."""
+    from rlbatch_solver.costmodel.memory import T_ROOT_REDUCE, fsdp_head_grad_bytes, fsdp_root_reduce_bytes
+
+    m = load_model("qwen2.5-7b")
+    small = make_plan(m, A100_80, fsdp_root="fsdp1", train_micro=1, prompt_len=16, response_len=16)
+    upd = estimate_memory(small).phases["actor_update"]
+    mc = model_consts(m)
+    assert fsdp_root_reduce_bytes(small, mc) == 6 * (mc.embed + mc.lm_head)
+    assert fsdp_head_grad_bytes(small, mc) == 2 * mc.lm_head
+    freed = sum(upd[t] for t in upd if t.startswith(("activations", "logits")))
+    layer = 6 * mc.layer_unit
+    working = freed + 2 * mc.lm_head + layer - min(layer, upd["logits+entropy"] if "logits+entropy" in upd
+                                                        else upd["logits"])
+    assert upd[T_ROOT_REDUCE] == pytest.approx(6 * (mc.embed + mc.lm_head) - working)
+    big = estimate_memory(small.replace(train_micro=8, prompt_len=1024, response_len=2048)).phases["actor_update"]
+    assert T_ROOT_REDUCE not in big
+    # without a known wrap policy the largest unit's gradient and cast stay beside everything, as before
+    other = estimate_memory(small.replace(fsdp_root="")).phases["actor_update"]
+    assert T_ROOT_REDUCE not in other

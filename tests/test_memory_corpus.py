@@ -416,6 +416,78 @@ def test_verl_0_2_keeps_only_the_kv_cache_of_an_engine_that_does_not_free_it():
     assert kept == pytest.approx(mem.phases["rollout"]["vLLM KV cache"], abs=1)
 
 
+def test_verl_fsdp_holds_the_head_gradient_to_the_end_and_reduces_the_embedding_there():
+    """Under verl's wrap policies the root unit (FSDP1: the embedding and the untied lm_head; FSDP2: the lm_head, the
+    embedding a unit reduced in the same final callback) is reduce-scattered only when its whole gradient is there,
+    after the embedding's backward, the last: beside the logits only the lm_head's bf16 gradient exists (made by the
+    lm_head's backward, held to the end), never the embedding-sized gradient with its fp32 cast, which comes at the end
+    beside the states alone; a decoder layer's gradient and cast come once the logits are freed. reft-exp #7's author
+    run (7B on 4x A100-80GB, the KV cache kept, 7,680 tokens per micro batch at its limits) ran: it fits (73.6 of
+    75.0; 75.7 with 6 x the embedding beside the logits)."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.memory import T_ROOT_REDUCE
+
+    c = _case("verl_reftexp_7_qwen2_5_7b_grpo_4xa100_80gb_author")
+    m = load_model(c.model)
+    embed, head, layer = m.embedding_params(), m.lm_head_params(), max(
+        m.layer_params(i) for i in range(m.num_hidden_layers))
+    mem = _check(c.name).memory
+    upd = mem.phases["actor_update"]
+    fwd = mem.phases["old_log_prob"]["FSDP all-gathered layers"]
+    assert upd["FSDP all-gathered layers"] == pytest.approx(fwd + 2 * head / 2**20, abs=1)  # unsharded, bf16
+    assert 6 * layer < 2**20 * upd["logits+entropy"] and T_ROOT_REDUCE not in upd
+    assert mem.fits and round(mem.peaks["actor_update"] / 1024, 1) == pytest.approx(73.6, abs=0.05)
+    # the end of the backward: the embedding's and lm_head's gradients (6 B each with the cast) beside the states,
+    # the gathered units and the kept KV cache only: under the peak here
+    end = sum(v for t, v in upd.items() if t not in ("activations (grad ckpt)", "logits+entropy"))
+    end += 6 * (embed + head) / 2**20 - 2 * head / 2**20
+    assert end < mem.peaks["actor_update"]
+
+
+def test_verl_dynamic_batching_balances_its_micro_batches_past_the_budget():
+    """verl's dynamic batching (utils/seqlen_balancing.py rearrange_micro_batches, the 0.1 forks to 0.9.0) makes
+    ceil(tokens / max_token_len) micro batches and spreads the sequences over them by Karmarkar-Karp: it does not fill
+    them up to the budget, and at one length the largest holds ceil(n / k) sequences. rLLM #30 (DeepScaleR's 1.5B,
+    8k responses, 8x A100-40GB) ran out of memory in update_policy: each GPU's 64 sequences of 1,024 + 8,192 tokens
+    per mini batch make 18 micro batches under the 32,768-token budget, the largest of 4 (36,864 tokens). The same
+    script ran on 8x A100-80GB (rLLM #29)."""
+    from rlbatch_solver.costmodel.memory import balanced_split_tokens, micro_tokens
+    from rlbatch_solver.costmodel.plan import Plan
+
+    oom = _check("verl_rllm30_deepscaler_r1distill1p5b_grpo8k_8xa100_40gb").memory
+    assert not oom.fits and oom.verdict("actor_update") == "no"  # 36.4 GiB of 37.0 with the budget as the batch
+    assert max(oom.peaks, key=lambda p: oom.peaks[p] - oom.capacity_of(p)) == "actor_update"
+    assert round(oom.peaks["actor_update"] / 1024, 1) == pytest.approx(39.4, abs=0.05)
+    ran = _check("verl_rllm29_deepscaler_r1distill1p5b_grpo8k_8xa100").memory
+    assert ran.fits and ran.peaks["actor_update"] == oom.peaks["actor_update"]
+    # the split itself: 64 x 9,216 at 32,768 -> 18 micro batches, 4 sequences in the largest
+    plan = Plan.of(model=_plan_model("deepseek-r1-distill-qwen-1.5b"), gpu=_plan_gpu("a100-40gb"), n_gpus=8,
+                   gpus_per_node=8, prompt_len=1024, response_len=8192, samples_per_step=1024, mini_batches=2,
+                   train_micro=1, train_token_budget=32768, logprob_micro=1, logprob_token_budget=None, sp=1,
+                   shard_degree=8, zero_stage=3, budget_capped_by_batch=True, remove_padding=True, grad_ckpt=True,
+                   param_offload=False, optimizer_offload=False, need_ref=False, need_critic=False, critic_micro=1,
+                   entropy_chunking=False, entropy_checkpointing=False, engine="vllm", rollout_tp=1,
+                   gpu_memory_utilization=0.85, enforce_eager=True, free_cache_engine=True, max_num_seqs=1024,
+                   max_num_batched_tokens=8192)
+    assert balanced_split_tokens(plan, 32768, 64) == 4 * 9216
+    assert micro_tokens(plan, 1, 32768, 64) == 4 * 9216
+    assert micro_tokens(plan, 1, 32768 * 8, 64) == 22 * 9216  # 3 micro batches of 22, 21 and 21
+    assert micro_tokens(plan, 1, 32768, 3) == 3 * 9216  # a share under the budget is one micro batch
+    assert micro_tokens(plan.replace(packed_sum_z=1.0), 1, 32768, 64) <= 32768  # typical lengths: the cap
+
+
+def _plan_model(name: str):
+    from rlbatch_solver.catalog.models import load_model
+
+    return load_model(name)
+
+
+def _plan_gpu(name: str):
+    from rlbatch_solver.catalog.gpus import load_gpu
+
+    return load_gpu(name)
+
+
 def rb_check(c: mc.Case, framework: str):
     """``check`` of a corpus case under another release."""
     import rlbatch_solver as rb
@@ -613,11 +685,12 @@ def test_lora_under_fsdp_gathers_its_frozen_units_without_their_gradient():
     assert mem.phases["actor_update"][gather] == mem.phases["old_log_prob"][gather]
     full = [a for a in c.args if "lora_" not in a and "target_modules" not in a]
     upd = rb.check(full, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory.phases["actor_update"]
-    # the largest unit is the [vocab, hidden] embedding / lm_head (bf16 gradient + fp32 reduce copy: 6 B)
+    # beside the logits, the lm_head's bf16 gradient (the root unit is reduced at the backward's end:
+    # test_verl_fsdp_holds_the_head_gradient_to_the_end_and_reduces_the_embedding_there)
     from rlbatch_solver.catalog.models import load_model
 
-    largest = load_model(c.model).embedding_params()
-    assert upd[gather] == pytest.approx(mem.phases["old_log_prob"][gather] + 6 * largest / 2**20, abs=1)
+    head = load_model(c.model).lm_head_params()
+    assert upd[gather] == pytest.approx(mem.phases["old_log_prob"][gather] + 2 * head / 2**20, abs=1)
 
 
 def test_two_runs_priced_over_at_their_limits_fit_at_shorter_lengths_no_source_states():
@@ -1467,15 +1540,19 @@ def test_verl_fsdp_root_unit_stays_gathered_beside_the_layers_in_flight():
 
     gathered = "FSDP all-gathered layers"
     # #855, 14B on verl 0.3 (FSDP1, untied): root 2 x 778.6M + two 275.3M layers in bf16; the update adds the
-    # largest unit's bf16 gradient and fp32 reduce copy (6 B)
+    # lm_head's bf16 gradient, held to the backward's end (test_verl_fsdp_holds_the_head_gradient_...); a layer's
+    # gradient with its fp32 cast (6 x 275.3M) comes after the logits are freed and fits under them
     name = "verl_855_r1_distill_qwen_14b_grpo_8xh100"
     embed, head, layer = units(name)
     r = _check(name).memory
     assert r.phases["old_log_prob"][gathered] == pytest.approx(2 * (embed + head + 2 * layer) / 2**20, abs=1)
     assert r.phases["old_log_prob"][gathered] == pytest.approx(4021, abs=1)
-    assert r.phases["actor_update"][gathered] == pytest.approx(4021 + 6 * max(embed, head) / 2**20, abs=1)
-    assert r.phases["actor_update"][gathered] == pytest.approx(8476, abs=1)  # was 2 x max(layer, embed): 7425
-    assert round(r.peaks["actor_update"] / 1024, 2) == pytest.approx(67.85, abs=0.02)
+    assert r.phases["actor_update"][gathered] == pytest.approx(4021 + 2 * head / 2**20, abs=1)
+    # was 2 x max(layer, embed): 7425; then 6 x the embedding beside the logits: 8476
+    assert r.phases["actor_update"][gathered] == pytest.approx(5506, abs=1)
+    # its 64 sequences per GPU and mini batch split into 3 micro batches under the 24,000-token budget: 22 x 1,024
+    # tokens (67.85 GiB when the budget was taken as the micro batch and the embedding's gradient beside the logits)
+    assert round(r.peaks["actor_update"] / 1024, 2) == pytest.approx(62.99, abs=0.02)
     # the one_step_off doc's colocated 7B on 16 H20, actor.strategy=fsdp2: lm_head root + embedding + first layer
     name = "verl_onestepoff_doc_colocate_qwen25math7b_dapo_fsdp2_16xh20"
     embed, head, layer = units(name)

@@ -64,16 +64,17 @@ def test_examples_that_fit_only_below_max_lengths_say_so(ex):
 def test_72b_scaling_script_fits_the_h200_its_header_names_not_the_h800():
     """run_qwen2_5_72b_fsdp.sh names "32xH800/H200". Its 24,576-token budget is full whatever the data (40
     sequences per GPU per mini-batch), so the update's peak does not depend on a length assumption: about
-    90 GiB per GPU, under an H200's usable memory and over an H800's (states 33.9 + checkpoints 31.4 + gather
-    14.9 (FSDP1's root unit, embedding + lm_head, beside two layers, + the lm_head-sized gradient) + logits 7.0
-    + the recomputed layer's excess over the logits, its trained norms' bf16 inputs included + the sleeping
-    engine's CUDA graphs)."""
+    86 GiB per GPU, under an H200's usable memory and over an H800's (states 33.9 + checkpoints 31.4 + gather
+    10.2 (FSDP1's root unit, embedding + lm_head, beside two layers, + the lm_head's bf16 gradient, held to the
+    backward's end, where the root is reduced; a layer's gradient and fp32 cast come once the logits are freed)
+    + logits 7.0 + the recomputed layer's excess over the logits, its trained norms' bf16 inputs included + the
+    sleeping engine's CUDA graphs; 90.3 with 6 B x the embedding beside the logits)."""
     ex = next(e for e in EXAMPLES if e["name"] == "scaling_qwen2_5_72b_fsdp")
     on_h200 = _check(ex)
     on_h800 = rb.check(ex["overrides"], framework="verl", gpus=ex["gpus"], model=ex["model"], gpu="h800")
     assert on_h200.memory.fits and not on_h800.memory.fits
     assert on_h200.memory.peaks["actor_update"] == on_h800.memory.peaks["actor_update"]
-    assert 89 * GIB_MIB < on_h800.memory.peaks["actor_update"] < 91 * GIB_MIB
+    assert 85 * GIB_MIB < on_h800.memory.peaks["actor_update"] < 87 * GIB_MIB
     assert on_h800.memory.phases["actor_update"]["rollout engine (kept between rollouts)"] > 0
     assert max(on_h800.memory.peaks, key=on_h800.memory.peaks.get) == "actor_update"
 

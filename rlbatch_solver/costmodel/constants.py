@@ -50,7 +50,8 @@ KV_DTYPE_BYTES = BF16
 # and the one being prefetched (FSDP1 ``limit_all_gathers`` / FSDP2 default keep at
 # most two in flight), plus in backward the unsharded bf16 gradient of one unit and
 # its fp32 cast for the fp32 reduce-scatter (reduce_dtype=fp32). A unit is one
-# decoder layer, or the (untied) embedding / lm_head, which verl wraps on their own.
+# decoder layer, or the (untied) embedding / lm_head; under verl's wrap policies the root
+# unit's gradient is reduced at the backward's end (memory.fsdp_root_reduce_bytes).
 FSDP_UNITS_IN_FLIGHT = 2
 FSDP_BWD_GRAD_BYTES = BF16 + FP32
 

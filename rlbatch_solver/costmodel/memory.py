@@ -594,8 +594,37 @@ def _gather_bytes(plan: Plan, mc: ModelConsts, backward: bool, critic: bool = Fa
     root, in_flight = _root_and_units(plan, mc, critic)
     b = C.BF16 * (root + in_flight) / mp
     if backward and not plan.lora_params:
-        b += C.FSDP_BWD_GRAD_BYTES * mc.largest_unit / mp
+        if plan.fsdp_root in ("fsdp1", "fsdp2"):
+            b += fsdp_head_grad_bytes(plan, mc, critic) + C.FSDP_BWD_GRAD_BYTES * mc.layer_unit / mp
+        else:
+            b += C.FSDP_BWD_GRAD_BYTES * mc.largest_unit / mp
     return b
+
+
+def fsdp_head_grad_bytes(plan: Plan, mc: ModelConsts, critic: bool = False) -> float:
+    """Under verl's wrap policies (``Plan.fsdp_root``) the head's gradient, made by the lm_head's backward at the start
+    of the backward (the tied embedding's weight when the model ties them; the critic's value head), is held unsharded
+    in bf16 to the end of the backward: the root unit's gradient is only complete, and reduce-scattered, once the
+    embedding's backward has run, the last of all. FSDP1 builds the root's flat gradient from its parameters' views
+    (torch/distributed/fsdp/_flat_param.py FlatParamHandle._use_unsharded_views; the post-backward hook sits on the
+    flat parameter's AccumulateGrad, _runtime_utils.py _register_post_backward_hook); FSDP2 reduces the root's group
+    (and an untied embedding's, whose module has no input that needs a gradient) in the root's final callback
+    (fully_shard's FSDPState._root_post_backward_final_callback). A decoder layer's unsharded gradient and its fp32
+    cast (``FSDP_BWD_GRAD_BYTES``) come and go with that layer's backward."""
+    head = mc.hidden if critic else (mc.lm_head or mc.embed)
+    return C.BF16 * head / _mp(plan)
+
+
+def fsdp_root_reduce_bytes(plan: Plan, mc: ModelConsts, critic: bool = False) -> float:
+    """The gradients verl's wrap policies reduce at the very end of the backward (``fsdp_head_grad_bytes``): the
+    embedding's and the untied lm_head's (the critic's embedding), unsharded in bf16 with their fp32 cast for the fp32
+    reduce-scatter (reduce_dtype=fp32: ``FSDP_BWD_GRAD_BYTES``), when the activations, the logits and the layers'
+    gradients are gone. 0 under LoRA (the base weights are frozen) or without a known policy."""
+    if plan.fsdp_root not in ("fsdp1", "fsdp2") or plan.lora_params or plan.zero_stage < 3 \
+            or max(1, plan.shard_degree) <= 1:
+        return 0.0
+    params = mc.embed + (0 if critic else mc.lm_head)
+    return C.FSDP_BWD_GRAD_BYTES * params / _mp(plan)
 
 
 def _root_and_units(plan: Plan, mc: ModelConsts, critic: bool) -> tuple[float, float]:
@@ -634,9 +663,39 @@ def micro_tokens(plan: Plan, micro: int, budget: int | None, share_samples: floa
         # verl's dynamic batching packs up to the per-GPU token budget (times sp per SP group).
         tokens = float(max(1, budget))
         if plan.budget_capped_by_batch and share_samples:
+            if plan.packed_sum_z is None and plan.peak_length_fraction >= 1.0:
+                return balanced_split_tokens(plan, budget, share_samples)
             tokens = min(tokens, packed_tokens(plan, max(1.0, share_samples)) / sp)
         return tokens
     return packed_tokens(plan, max(1, micro)) / sp
+
+
+def balanced_split_tokens(plan: Plan, budget: int, share_samples: float) -> float:
+    """Tokens one GPU holds in the largest micro batch verl's dynamic batching makes of ``share_samples`` sequences
+    at the priced lengths (every one at ``peak_length_fraction`` of the limits), under a per-GPU budget of ``budget``.
+
+    verl/utils/seqlen_balancing.py rearrange_micro_batches (the same in 0.2.0.post2, 0.3.0.post1, 0.4.0, 0.5.0,
+    0.6.1, 0.7.1 and 0.9.0, and in the forks of January 2025) does not fill micro batches up to the budget: it takes
+    ``k = ceil(total tokens / max_token_len)`` micro batches (at most one per sequence; ``max_token_len`` is the
+    per-GPU budget times the Ulysses or context-parallel size) and spreads the sequences over them with
+    get_seqlen_balanced_partitions(..., equal_size=False), Karmarkar-Karp's differencing method. Of ``n`` sequences of
+    one length that gives ``ceil(n / k)`` sequences to the largest micro batch, which can exceed the budget: 64
+    sequences of 9,216 tokens at 32,768 make 18 micro batches, the largest of 4 sequences (36,864 tokens). Priced at
+    the limits only (``micro_tokens``: every sequence at its maximum, the partition's worst case); at shorter lengths
+    (``peak_length_fraction`` < 1, check's typical peaks) the sequences' spread lets the differencing method hold
+    about the budget, so the budget stays the cap there, as before. The split
+    counts a sequence's tokens (its attention mask); a padded micro batch (no remove_padding) holds each at the full
+    width (``packed_tokens``). With an interleaved pipeline (Megatron, ``vpp`` > 1) the count is rounded up to a
+    multiple of the pipeline size (0.5.0 to 0.7.1 workers/actor/megatron_actor.py forward_backward_batch and 0.9.0
+    workers/engine/megatron/transformer_impl.py pass num_batches_divided_by=microbatch_group_size_per_vp_stage,
+    which megatron-core's ModelParallelConfig sets to the pipeline size when unset)."""
+    sp = max(1, plan.sp) * max(1, plan.cp)
+    n = max(1, math.ceil(share_samples - 1e-9))
+    effective = float(_seq_len(plan)) * min(1.0, max(0.0, plan.peak_length_fraction))
+    k = min(n, max(1, math.ceil(n * max(1.0, effective) / (max(1, budget) * sp))))
+    if plan.trainer == "megatron" and plan.vpp > 1 and plan.pp > 1:
+        k = math.ceil(k / plan.pp) * plan.pp
+    return packed_tokens(plan, math.ceil(n / k)) / sp
 
 
 def packed_tokens(plan: Plan, n: float) -> float:
@@ -1321,6 +1380,21 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
         working = sum(v for t, v in terms.items() if t in (T_ACT, T_ACT_CKPT, T_LOGITS, T_LOGITS_ENT))
         del terms[T_GRADS]
         terms[T_GRADS_FREED] = max(0.0, g - working)
+    if plan.fsdp_root in ("fsdp1", "fsdp2") and not plan.lora_params and terms[T_GATHER] > 0:
+        # a layer's unsharded gradient and fp32 cast exist only once the logits are freed (the lm_head's backward
+        # runs first): beside them only its excess over the logits adds; the embedding's and lm_head's gradients are
+        # reduced at the backward's end, beside the gathered units, the states and the sharded gradients alone
+        # (fsdp_root_reduce_bytes): what exceeds the activations, logits and gradients the backward freed adds
+        layer_grad = C.FSDP_BWD_GRAD_BYTES * mc.layer_unit / _mp(plan)
+        logit_bytes = sum(terms.get(t, 0.0) for t in (T_LOGITS, T_LOGITS_ENT))
+        terms[T_GATHER] -= min(layer_grad, logit_bytes)
+        working = sum(terms.get(t, 0.0) for t in (T_ACT, T_ACT_CKPT, T_LOGITS, T_LOGITS_ENT))
+        working += fsdp_head_grad_bytes(plan, mc, critic) + layer_grad - min(layer_grad, logit_bytes)
+        if T_GRADS_FREED in terms:  # the sharded gradients made in this backward took part of what it freed
+            working -= g - terms[T_GRADS_FREED]
+        end = fsdp_root_reduce_bytes(plan, mc, critic)
+        if end > working:
+            terms[T_ROOT_REDUCE] = end - working
     if plan.trainer in DDP_TRAINERS and plan.n_gpus > 1 and g > 0:
         # torch DDP copies every gradient into its all-reduce buckets unless gradient_as_bucket_view (default
         # False; accelerate passes DDP's defaults): "the saved memory size will be equal to the total gradients
@@ -1365,6 +1439,7 @@ def batch_on_gpu_bytes(plan: Plan, phase: Phase) -> float:
     fp32_rows = {Phase.OLD_LOG_PROB: 0, Phase.REF: 1}.get(phase, 4 + int(plan.need_ref) + int(plan.need_critic))
     per_seq = 8 * (3 * (p + r) + p + 2 * r) + 4 * r * fp32_rows
     return per_seq * _dp_share(plan)
+T_ROOT_REDUCE = "embedding/lm_head gradients reduced at the backward's end (beyond what it freed)"
 
 
 T_ACT_PP = "activations (micro batches in flight on a PP stage)"

@@ -104,9 +104,11 @@ class Plan:
     # sequences' tokens at the data's mean lengths (lengths.packed_sum_tokens) instead of n x max x
     # peak_length_fraction, whichever is smaller; None: not (the verdict's worst case). check's typical peaks set it.
     packed_sum_z: Optional[float] = None
-    # Dynamic batching packs a GPU's share of the batch being split (the step for a log-prob pass,
-    # one mini-batch for an update) up to the token budget: a micro batch never holds more than that
-    # share (verl's prepare_dynamic_batch / rearrange_micro_batches). Set by frameworks that do this.
+    # Dynamic batching splits a GPU's share of the batch being split (the step for a log-prob pass,
+    # one mini-batch for an update) into ceil(share's tokens / budget) micro batches balanced by
+    # Karmarkar-Karp, so a micro batch never holds more than that share and, at one length, holds
+    # ceil(n / k) sequences, up to one sequence over the budget (verl's prepare_dynamic_batch /
+    # rearrange_micro_batches; memory.balanced_split_tokens). Set by frameworks that do this.
     budget_capped_by_batch: bool = False
     # ---- placement
     colocated: bool = True  # rollout shares the training GPUs (verl hybrid engine): their states count at rollout
