@@ -603,8 +603,9 @@ def test_the_answer_printed_whole_keeps_the_scripts_environment(tmp_path):
     script.write_text("ACCELERATE_LOG_LEVEL=info accelerate launch --num_processes 4 --config_file "
                       "deepspeed_zero2.yaml -m trl.scripts.grpo --model_name_or_path Qwen/Qwen2.5-1.5B-Instruct "
                       "--per_device_train_batch_size 4 --gradient_accumulation_steps 4 --num_generations 8 "
-                      "--max_completion_length 1024 --use_vllm --vllm_mode colocate --bf16 --gradient_checkpointing "
-                      "--output_dir out\n")
+                      "--max_completion_length 1024 --use_vllm --vllm_mode colocate --vllm_tensor_parallel_size 4 "
+                      "--bf16 --gradient_checkpointing --output_dir out\n")
+    # a 1.5B engine split over 4 GPUs: the answer takes it back to one (each decode step gathers the logits over TP)
     r = run("recommend", "--from", script, "--gpu", "h100")
     block = r.stdout[r.stdout.index("Best config"):]
     assert "(your command with the changes above" in block and "ACCELERATE_LOG_LEVEL=info accelerate launch" in block
