@@ -663,7 +663,7 @@ def micro_tokens(plan: Plan, micro: int, budget: int | None, share_samples: floa
         # verl's dynamic batching packs up to the per-GPU token budget (times sp per SP group).
         tokens = float(max(1, budget))
         if plan.budget_capped_by_batch and share_samples:
-            if plan.packed_sum_z is None and plan.peak_length_fraction >= 1.0 and not plan.budget_hard_cap:
+            if plan.packed_sum_z is None and plan.peak_length_fraction >= 1.0:
                 return balanced_split_tokens(plan, budget, share_samples)
             tokens = min(tokens, packed_tokens(plan, max(1.0, share_samples)) / sp)
         return tokens
@@ -681,15 +681,17 @@ def balanced_split_tokens(plan: Plan, budget: int, share_samples: float) -> floa
     get_seqlen_balanced_partitions(..., equal_size=False), Karmarkar-Karp's differencing method. Of ``n`` sequences of
     one length that gives ``ceil(n / k)`` sequences to the largest micro batch, which can exceed the budget: 64
     sequences of 9,216 tokens at 32,768 make 18 micro batches, the largest of 4 sequences (36,864 tokens). Priced at
-    the limits only (``micro_tokens``: every sequence at its maximum, the partition's worst case; not where
-    ``Plan.budget_hard_cap`` says the release adds micro batches until each is within the budget, verl 0.9.1); at shorter lengths
+    the limits only (``micro_tokens``: every sequence at its maximum, the partition's worst case); at shorter lengths
     (``peak_length_fraction`` < 1, check's typical peaks) the sequences' spread lets the differencing method hold
     about the budget, so the budget stays the cap there, as before. The split
     counts a sequence's tokens (its attention mask); a padded micro batch (no remove_padding) holds each at the full
     width (``packed_tokens``). With an interleaved pipeline (Megatron, ``vpp`` > 1) the count is rounded up to a
     multiple of the pipeline size (0.5.0 to 0.7.1 workers/actor/megatron_actor.py forward_backward_batch and 0.9.0
     workers/engine/megatron/transformer_impl.py pass num_batches_divided_by=microbatch_group_size_per_vp_stage,
-    which megatron-core's ModelParallelConfig sets to the pipeline size when unset)."""
+    which megatron-core's ModelParallelConfig sets to the pipeline size when unset). verl 0.9.1 adds micro batches
+    until each is within the budget (the same function's "hard limit" loop); its pack, the 0.9 series', judges 0.9.0
+    configs as well (and configs that name no release), so the 0.9.0 split is priced there too: for a 0.9.1 run, at
+    most one sequence over what it holds."""
     sp = max(1, plan.sp) * max(1, plan.cp)
     n = max(1, math.ceil(share_samples - 1e-9))
     effective = float(_seq_len(plan)) * min(1.0, max(0.0, plan.peak_length_fraction))

@@ -110,10 +110,6 @@ class Plan:
     # ceil(n / k) sequences, up to one sequence over the budget (verl's prepare_dynamic_batch /
     # rearrange_micro_batches; memory.balanced_split_tokens). Set by frameworks that do this.
     budget_capped_by_batch: bool = False
-    # The split adds micro batches until every one is within the budget, so the budget is a hard cap (verl 0.9.1
-    # verl/utils/seqlen_balancing.py rearrange_micro_batches: "Increase the number of micro-batches until the balanced
-    # partition also respects the hard limit"; 0.9.0 and every earlier release stop at ceil(tokens / budget))
-    budget_hard_cap: bool = False
     # ---- placement
     colocated: bool = True  # rollout shares the training GPUs (verl hybrid engine): their states count at rollout
     # GPUs of the engines that generate the step's samples when they are not the training GPUs (OpenRLHF's and

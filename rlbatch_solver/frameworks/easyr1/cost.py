@@ -83,10 +83,9 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         # the sleeping engine keeps its weights in host RAM: EasyR1 sleeps vLLM at level 1
         # (verl/workers/sharding_manager/fsdp_vllm.py:147, vllm_rollout_spmd.py:127)
         # verl's gradients zeroed before each mini batch (Plan.no_grads_at_backward) are not read from EasyR1's
-        # code: its gradients stay priced through the backward; nor is its dynamic batching's split (verl's
-        # memory.balanced_split_tokens): the token budget stays the largest micro batch (Plan.budget_hard_cap)
+        # code: its gradients stay priced through the backward
         return dataclasses.replace(verl_cost.make_plan(verl_values(values), phase, model, gpu),
-                                   engine_sleep_host_weights=True, no_grads_at_backward=False, budget_hard_cap=True)
+                                   engine_sleep_host_weights=True, no_grads_at_backward=False)
 
     return CostSpec(
         framework="easyr1",

@@ -111,11 +111,9 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
     return CostSpec(
         framework="skyrl",
         # verl's gradients zeroed before each mini batch (Plan.no_grads_at_backward) are not read from SkyRL's code:
-        # its gradients stay priced through the backward; nor is its dynamic batching's split (verl's
-        # memory.balanced_split_tokens): the token budget stays the largest micro batch (Plan.budget_hard_cap)
+        # its gradients stay priced through the backward
         plan=lambda values, phase: dataclasses.replace(verl_cost.make_plan(verl_values(values), phase, model, gpu),
-                                                       logits_impl="skyrl", no_grads_at_backward=False,
-                                                       budget_hard_cap=True),
+                                                       logits_impl="skyrl", no_grads_at_backward=False),
         memory_inputs=_inputs(verl_cost.MEMORY_INPUTS),
         time_inputs=_inputs(verl_cost.TIME_INPUTS),
         phases_run=lambda values: verl_cost.phases_run_verl(verl_values(values)),

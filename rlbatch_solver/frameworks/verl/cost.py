@@ -516,7 +516,6 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         entropy_checkpointing=bool(v.get("entropy_checkpointing", False)),
         logits_impl=fused_logits_impl(v, phase, version),
         budget_capped_by_batch=True,
-        budget_hard_cap=version == NEWEST,  # 0.9.1 splits until every micro batch is within the budget
         use_torch_compile=packed and (version in ENTROPY_COMPILED_ON_RMPAD_ONLY
                                       or bool(v.get("use_torch_compile", True))),
         verl_padded_logprobs="" if packed else "response" if version in LEGACY_WORKERS else "all",

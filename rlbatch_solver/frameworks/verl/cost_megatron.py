@@ -264,7 +264,6 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # a token budget packs a rank's share of the batch being split: never more than that share (the engines'
         # shared data splitting, verl/utils/seqlen_balancing.py rearrange_micro_batches)
         budget_capped_by_batch=True,
-        budget_hard_cap=version == NEWEST,  # 0.9.1 splits until every micro batch is within the budget
         engine_sleep_host_weights=engine_sleeps_to_host(v, version),
         engine_graphs_in_budget=version == NEWEST,  # the older releases run vLLM before 0.21
         engine_kv_of_free_memory=version in BUNDLED_VLLM,  # verl 0.1-0.2's own vLLM worker (cost.py)
