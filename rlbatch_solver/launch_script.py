@@ -57,9 +57,9 @@ _ARRAY_USE = re.compile(r"\"\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}\"|\$\{([A-Za-z_]
 
 
 def _entry_words() -> dict:
-    """Each framework's entry words (``registry.ENTRY_WORDS``), in the registry's order: a framework is imported once
+    """Each framework's entry words (``entry_words.ENTRY_WORDS``), in the registry's order: a framework is imported once
     its words start a line, not before."""
-    from .frameworks.registry import ENTRY_WORDS
+    from .frameworks.entry_words import ENTRY_WORDS
 
     return ENTRY_WORDS
 

@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
+from .entry_words import ENTRY_WORDS, EntryWords
 from ..catalog.models import ModelCard
 from ..errors import InputError
 from ..rules.base import Rule, RuleSet, Value
@@ -182,13 +183,9 @@ class Framework(ABC):
     policy: Any = None
     # frameworks whose error messages a run of this one can print (``explain``): itself, and the one it runs on
     error_families: tuple[str, ...] = ()
-    # launch scripts: the Python modules (``python -m verl.trainer.main_ppo``) and commands
-    # (``("swift", "rlhf")``) that start this framework, and the arguments that name the trained model
-    entry_modules: tuple[str, ...] = ()
-    entry_commands: tuple[tuple[str, str], ...] = ()
-    # flags one of which a generic entry command's arguments must hold to be this framework's (slime's `python3
-    # train.py` is any project's; its --rollout-batch-size is required): empty, the command alone decides
-    entry_flags: tuple[str, ...] = ()
+    # launch scripts: the Python modules (``python -m verl.trainer.main_ppo``), commands (``("swift", "rlhf")``) and
+    # flags that start this framework are the ``entry_*`` properties below (entry_words.ENTRY_WORDS, by name); the
+    # arguments that name the trained model are ``model_keys``
     # the launcher's flags belong to the framework's arguments (TRL: accelerate launch --num_processes ...)
     launcher_flags: bool = False
     model_keys: tuple[str, ...] = ()
@@ -392,9 +389,27 @@ class Framework(ABC):
         config ``fixed`` names one (``recommend --from``); as they are by default."""
         return words
 
-    # commands a run starts beside its entry point, as a launch script's lines begin them (TRL's ``trl vllm-serve``):
-    # ``launch_script.py`` hands their words to ``read_companion``
-    companion_entries: tuple[tuple[str, ...], ...] = ()
+    @property
+    def entry_modules(self) -> tuple[str, ...]:
+        """Python modules that start this framework's run (``python -m verl.trainer.main_ppo``): ENTRY_WORDS."""
+        return ENTRY_WORDS.get(self.name, EntryWords()).modules
+
+    @property
+    def entry_commands(self) -> tuple[tuple[str, str], ...]:
+        """Commands that start this framework's run (``("swift", "rlhf")``): ENTRY_WORDS."""
+        return ENTRY_WORDS.get(self.name, EntryWords()).commands
+
+    @property
+    def entry_flags(self) -> tuple[str, ...]:
+        """Flags one of which a generic entry command's arguments must hold to be this framework's (slime's `python3
+        train.py` is any project's; its --rollout-batch-size is required); empty: the command alone decides."""
+        return ENTRY_WORDS.get(self.name, EntryWords()).flags
+
+    @property
+    def companion_entries(self) -> tuple[tuple[str, ...], ...]:
+        """Commands a run starts beside its entry point, as a launch script's lines begin them (TRL's ``trl
+        vllm-serve``): ``launch_script.py`` hands their words to ``read_companion``. ENTRY_WORDS."""
+        return ENTRY_WORDS.get(self.name, EntryWords()).companions
 
     def companion_commands(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[list[str]]:
         """Commands to start before ``run_command`` (a rollout server on GPUs of its own), each as ``run_command``'s

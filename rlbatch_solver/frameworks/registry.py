@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import copy
 import importlib
-from typing import NamedTuple
 
 from ..errors import InputError, did_you_mean
 from .base import Framework
+from .entry_words import ENTRY_WORDS, EntryWords  # noqa: F401 (launch_script reads them here)
 
 # name (as --framework takes it) -> "module:Class" of its Framework; adding a framework is one line here
 FRAMEWORKS: dict[str, str] = {
@@ -24,37 +24,6 @@ FRAMEWORKS: dict[str, str] = {
 }
 
 
-
-class EntryWords(NamedTuple):
-    """What starts a framework's run in a launch script: its ``Framework``'s ``entry_modules``, ``entry_commands``,
-    ``entry_flags`` and ``companion_entries``."""
-
-    modules: tuple[str, ...] = ()
-    commands: tuple[tuple[str, str], ...] = ()
-    flags: tuple[str, ...] = ()
-    companions: tuple[tuple[str, ...], ...] = ()
-
-
-# name -> the words that start its run, the same as its Framework's (tests/test_framework_contract.py keeps them so):
-# launch_script.py tells a script's framework from these and imports that one only (importing all ten took about
-# 0.04 CPU s of every check of a script and every recommend, which reads its printed command back)
-ENTRY_WORDS: dict[str, EntryWords] = {
-    "verl": EntryWords(modules=("verl.trainer.main_ppo", "verl.experimental.fully_async_policy.fully_async_main",
-                                "verl.experimental.one_step_off_policy.main_ppo")),
-    "verl-megatron": EntryWords(),
-    "openrlhf": EntryWords(modules=("openrlhf.cli.train_ppo_ray",)),
-    "swift": EntryWords(commands=(("swift", "rlhf"),)),
-    "swift-megatron": EntryWords(commands=(("megatron", "rlhf"),)),
-    "trl": EntryWords(modules=("trl.scripts.grpo", "open_r1.grpo", "examples.scripts.grpo", "examples.scripts.grpo_vlm",
-                               "examples.scripts.grpo_agent", "examples.scripts.grpo_continuous_batching"),
-                      commands=(("trl", "grpo"),), companions=(("trl", "vllm-serve"),)),
-    "unsloth": EntryWords(modules=("unsloth_grpo",), companions=(("trl", "vllm-serve"),)),
-    "easyr1": EntryWords(modules=("verl.trainer.main",)),
-    "slime": EntryWords(commands=(("python3", "train.py"), ("python", "train.py"), ("python3", "train_async.py"),
-                                  ("python", "train_async.py")), flags=("--rollout-batch-size",)),
-    "skyrl": EntryWords(modules=("skyrl_train.entrypoints.main_base", "examples.algorithms.dapo.main_dapo",
-                                 "examples.tis_correction.main_tis_dapo")),
-}
 
 _cache: dict[str, Framework] = {}
 

@@ -139,7 +139,6 @@ class EasyR1Framework(Framework):
     policy = repair.EASYR1
     error_families = ("easyr1",)
     accuracy_family = "verl"  # verl's workers and cost terms: verl's published runs give the error bars
-    entry_modules = ("verl.trainer.main",)
     model_keys = ("worker.actor.model.model_path",)
     example_inputs = (f"config={EXAMPLE}",)
 

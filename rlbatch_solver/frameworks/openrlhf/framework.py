@@ -686,7 +686,6 @@ class OpenRLHFFramework(Framework):
     derived_columns = columns.DERIVED
     column_words = columns.WORDS
     log_formats = ("openrlhf",)  # "Global step N: {...}"
-    entry_modules = ("openrlhf.cli.train_ppo_ray",)
     model_keys = ("--actor.model_name_or_path", "--pretrain")
     # a whole command (run_command): the data and the reward function of OpenRLHF's examples
     # (examples/scripts/train_ppo_with_reward_fn.sh and examples/python/reward_func.py, in its repository)

@@ -133,11 +133,6 @@ class SkyRLFramework(Framework):
     policy = repair.SKYRL
     error_families = ("skyrl",)
     accuracy_family = "verl"  # verl's FSDP cost terms price it: verl's published runs give the error bars
-    # the base entry point, and the published example entry points that run the same trainer on the same config after
-    # the same validate_cfg (examples/algorithms/dapo/main_dapo.py, examples/tis_correction/main_tis_dapo.py: DAPO's
-    # overlong reward shaping over BasePPOExp)
-    entry_modules = ("skyrl_train.entrypoints.main_base", "examples.algorithms.dapo.main_dapo",
-                     "examples.tis_correction.main_tis_dapo")
     model_keys = ("trainer.policy.model.path",)
     example_inputs = ("data.train_data=['$HOME/data/gsm8k/train.parquet']",
                       "data.val_data=['$HOME/data/gsm8k/validation.parquet']", "environment.env_class=gsm8k",

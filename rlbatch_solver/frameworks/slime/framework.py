@@ -193,9 +193,6 @@ class SlimeFramework(Framework):
     policy = repair.SLIME
     error_families = ("slime",)
     accuracy_family = "verl"  # verl-megatron's cost terms price it: verl's published runs give the error bars
-    entry_commands = (("python3", "train.py"), ("python", "train.py"), ("python3", "train_async.py"),
-                      ("python", "train_async.py"))
-    entry_flags = ("--rollout-batch-size",)  # required by slime's parser: tells its train.py from another's
     model_keys = ("--hf-checkpoint",)
     example_inputs = EXAMPLE_INPUTS
     example_inputs_source = ("slime's scripts/run-qwen3-4B.sh (dapo-math-17k, the deepscaler reward; MODEL_ARGS: the "

@@ -216,7 +216,6 @@ class SwiftFramework(Framework):
     derived_columns = columns.SWIFT_DERIVED
     column_words = columns.SWIFT_WORDS
     log_formats = ("swift",)  # logging.jsonl
-    entry_commands = (("swift", "rlhf"),)
     model_keys = ("--model",)
     # a whole command (run_command): the data and reward of ms-swift's GRPO examples (examples/train/grpo/internal)
     example_inputs = ("--dataset AI-MO/NuminaMath-TIR#1000", "--reward_funcs accuracy")
@@ -977,7 +976,6 @@ class SwiftMegatronFramework(SwiftFramework):
     error_families = ("swift-megatron",)
     derived_columns = columns.MEGATRON_DERIVED
     column_words = columns.MEGATRON_WORDS
-    entry_commands = (("megatron", "rlhf"),)
     # ms-swift's Megatron GRPO examples load the Hugging Face checkpoint directly (examples/megatron/grpo)
     example_inputs = ("--load_safetensors true", "--dataset AI-MO/NuminaMath-TIR#1000", "--reward_funcs accuracy")
 

@@ -240,14 +240,8 @@ class TrlFramework(SwiftFramework):
     # no step or phase times and no memory (trl/extras/profiling.py ProfilingContext reports its timers to wandb,
     # MLflow and Trackio only)
     log_formats = ()
-    entry_commands = (("trl", "grpo"),)
     launcher_keys = frozenset(ACCELERATE_FLAGS)
     launcher_entries = (ACCELERATE,)
-    # and TRL's other GRPO example scripts that read GRPOConfig from the command line (TrlParser((ScriptArguments,
-    # GRPOConfig, ModelConfig)) in examples/scripts/grpo_vlm.py, grpo_agent.py and grpo_continuous_batching.py; the
-    # VLM quick start of docs/source/grpo_trainer.md launches grpo_vlm.py)
-    entry_modules = ("trl.scripts.grpo", "open_r1.grpo", "examples.scripts.grpo", "examples.scripts.grpo_vlm",
-                     "examples.scripts.grpo_agent", "examples.scripts.grpo_continuous_batching")
     launcher_flags = True
     model_keys = ("--model_name_or_path", "--model")
     # a whole command (run_command): the dataset and reward of GRPOTrainer's own example (its docstring:
@@ -878,7 +872,6 @@ class TrlFramework(SwiftFramework):
         return (f"server: {placement.trainer_world(values)} trainer + {placement.server_gpus(values)} vLLM-server GPUs "
                 f"(TP {int(values.get('server_tp') or 1)} x DP {int(values.get('server_dp') or 1)})")
 
-    companion_entries = (("trl", "vllm-serve"),)
 
     def companion_commands(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[list[str]]:
         """Server mode: the ``trl vllm-serve`` command on the GPUs the trainer leaves, or on a machine of its own when

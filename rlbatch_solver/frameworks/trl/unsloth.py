@@ -348,8 +348,6 @@ class UnslothFramework(TrlFramework):
     launcher_entries = ()
     versions = (unsloth_rules.VERSION,)
     releases = None  # one release: not TRL's packs (the base class resolves its one version)
-    entry_commands = ()
-    entry_modules = ("unsloth_grpo",)
     launcher_flags = False
     model_keys = ("--model_name",)
 

@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
+from ..entry_words import FULLY_ASYNC_ENTRY, ONE_STEP_OFF_ENTRY
 from ... import safe_input
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
@@ -190,8 +191,6 @@ FULLY_ASYNC_DEFAULTS = {"rollout_nnodes": 1, "rollout_gpus_per_node": 8, "ckpt_n
 # data.train_batch_size keeps its meaning (prompts per step). Bypass mode from v0.7.0 only
 # (versions.ONE_STEP_OFF_BYPASS).
 ONE_STEP_OFF_DEFAULTS = {"rollout_nnodes": 1, "rollout_gpus_per_node": 8, "ckpt_naive": False, "bypass_logprob": True}
-FULLY_ASYNC_ENTRY = "verl.experimental.fully_async_policy.fully_async_main"
-ONE_STEP_OFF_ENTRY = "verl.experimental.one_step_off_policy.main_ppo"
 RECIPE_ENTRY = {3: FULLY_ASYNC_ENTRY, 4: ONE_STEP_OFF_ENTRY}
 # a whole command (run_command): verl's GSM8K example data (examples/data_preprocess/gsm8k.py writes it; the reward is
 # verl's GSM8K rule, chosen by the rows' data_source), and the console logger (the default also logs to wandb)
@@ -1077,7 +1076,6 @@ class VerlFramework(VersionPacks, Framework):
     doc_intro = docs.INTRO
     policy = repair.VERL
     error_families = ("verl",)
-    entry_modules = ("verl.trainer.main_ppo", FULLY_ASYNC_ENTRY, ONE_STEP_OFF_ENTRY)
     model_keys = ("actor_rollout_ref.model.path",)
     example_inputs, example_inputs_source = EXAMPLE_INPUTS, EXAMPLE_SOURCE
     offload_switch = ("param_offload", "actor_rollout_ref.actor.fsdp_config.param_offload=True")

@@ -1,0 +1,54 @@
+"""What starts each framework's run in a launch script: the one definition of every ``Framework``'s
+``entry_modules``, ``entry_commands``, ``entry_flags`` and ``companion_entries`` (base.Framework reads them from here
+by name). A module of its own, importing nothing: ``launch_script.py`` tells a script's framework from this table and
+imports that framework only (importing all ten took about 0.04 CPU s of every check of a script and every recommend,
+which reads its printed command back)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class EntryWords(NamedTuple):
+    """``modules``: Python modules a run starts with ``python -m``; ``commands``: commands that start it
+    (``("swift", "rlhf")``); ``flags``: one of which a generic entry command's arguments must hold to be this
+    framework's (empty: the command alone decides); ``companions``: commands a run starts beside its entry point,
+    as a launch script's lines begin them (their words go to ``Framework.read_companion``)."""
+
+    modules: tuple[str, ...] = ()
+    commands: tuple[tuple[str, str], ...] = ()
+    flags: tuple[str, ...] = ()
+    companions: tuple[tuple[str, ...], ...] = ()
+
+
+# verl's recipes started by their own entry points (verl/experimental/fully_async_policy/fully_async_main.py,
+# verl/experimental/one_step_off_policy/main_ppo.py)
+FULLY_ASYNC_ENTRY = "verl.experimental.fully_async_policy.fully_async_main"
+ONE_STEP_OFF_ENTRY = "verl.experimental.one_step_off_policy.main_ppo"
+
+# name (as registry.FRAMEWORKS lists it) -> the words that start its run
+ENTRY_WORDS: dict[str, EntryWords] = {
+    "verl": EntryWords(modules=("verl.trainer.main_ppo", FULLY_ASYNC_ENTRY, ONE_STEP_OFF_ENTRY)),
+    # verl's entry points start a Megatron run too: launch_script reads them as verl's, whose from_script picks
+    # verl-megatron by the script's own keys
+    "verl-megatron": EntryWords(),
+    "openrlhf": EntryWords(modules=("openrlhf.cli.train_ppo_ray",)),
+    "swift": EntryWords(commands=(("swift", "rlhf"),)),
+    "swift-megatron": EntryWords(commands=(("megatron", "rlhf"),)),
+    # and TRL's other GRPO example scripts that read GRPOConfig from the command line (TrlParser((ScriptArguments,
+    # GRPOConfig, ModelConfig)) in examples/scripts/grpo_vlm.py, grpo_agent.py and grpo_continuous_batching.py; the
+    # VLM quick start of docs/source/grpo_trainer.md launches grpo_vlm.py); a server mode run starts `trl vllm-serve`
+    "trl": EntryWords(modules=("trl.scripts.grpo", "open_r1.grpo", "examples.scripts.grpo", "examples.scripts.grpo_vlm",
+                               "examples.scripts.grpo_agent", "examples.scripts.grpo_continuous_batching"),
+                      commands=(("trl", "grpo"),), companions=(("trl", "vllm-serve"),)),
+    "unsloth": EntryWords(modules=("unsloth_grpo",), companions=(("trl", "vllm-serve"),)),
+    "easyr1": EntryWords(modules=("verl.trainer.main",)),
+    # slime's `python3 train.py` is any project's: its parser requires --rollout-batch-size, which tells slime's apart
+    "slime": EntryWords(commands=(("python3", "train.py"), ("python", "train.py"), ("python3", "train_async.py"),
+                                  ("python", "train_async.py")), flags=("--rollout-batch-size",)),
+    # the base entry point, and the published example entry points that run the same trainer on the same config after
+    # the same validate_cfg (examples/algorithms/dapo/main_dapo.py, examples/tis_correction/main_tis_dapo.py: DAPO's
+    # overlong reward shaping over BasePPOExp)
+    "skyrl": EntryWords(modules=("skyrl_train.entrypoints.main_base", "examples.algorithms.dapo.main_dapo",
+                                 "examples.tis_correction.main_tis_dapo")),
+}
