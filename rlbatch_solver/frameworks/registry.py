@@ -7,7 +7,6 @@ import importlib
 
 from ..errors import InputError, did_you_mean
 from .base import Framework
-from .entry_words import ENTRY_WORDS, EntryWords  # noqa: F401 (launch_script reads them here)
 
 # name (as --framework takes it) -> "module:Class" of its Framework; adding a framework is one line here
 FRAMEWORKS: dict[str, str] = {
