@@ -77,6 +77,7 @@ def test_plus_keys_and_keys_under_a_part_the_release_lacks_are_not_flagged():
                 "+trainer.totl_epochs=3",  # + adds a key Hydra's struct config lacks
                 "+actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=fa3",
                 "actor_rollout_ref.rollout.val_kwargs.top_p=0.9",  # a key val_kwargs has
+                "trainer.logger.0=console",  # an item of a list value: Hydra sets it
                 "custom_reward_function.pth=x.py"):  # far from path and name
         _, data = _check(key)
         assert data["unknown_keys"] == [], key

@@ -114,7 +114,8 @@ def refused(flat: Mapping[str, Any], keys: Iterable[str], version: str) -> list[
         if key not in known and _unknown_top(parts[0]):  # outside every section of any release's config
             out.append(key)
             continue
-        if inside is not None and key not in known and _holds_no_new_key(inside, sections):
+        if (inside is not None and key not in known and _holds_no_new_key(inside, sections)
+                and not parts[inside.count(".") + 1].isdigit()):  # trainer.logger.0=...: a list's item, set
             out.append(key)
             continue
         if any(_free_form(p) for p in parts):
