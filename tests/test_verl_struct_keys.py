@@ -1,7 +1,8 @@
 """verl's struct trainer config (frameworks/verl/struct_keys.py): a key one typing slip from a key of the release,
 under a section the release's own composed config holds completely, or a key outside every section, is refused at
-launch (verl.launch.unknown_key); free-form mappings, + keys, other releases' keys and keys under a section far from
-every known one are never flagged."""
+launch (verl.launch.unknown_key), and so is any new key under an empty mapping, null or other value of the release's
+config or under a mapping of the user's own keys (engine_kwargs, override_*) unless written with +; + keys, other
+releases' keys and keys under a section far from every known one are never flagged."""
 
 from __future__ import annotations
 
@@ -40,12 +41,44 @@ def test_the_same_config_without_the_typo_has_no_key_error():
     assert data["unknown_keys"] == [] and not any(v["rule"].endswith("unknown_key") for v in data["violations"])
 
 
-def test_keys_of_free_form_mappings_and_plus_keys_are_never_flagged():
-    for key in ("actor_rollout_ref.rollout.engine_kwargs.vllm.enable_prefx_caching=True",
-                "actor_rollout_ref.model.override_config.max_position_embedings=32768",
-                "reward.reward_kwargs.max_resp_len=512",
+def test_a_new_key_under_an_empty_mapping_without_a_plus_is_refused_saying_to_write_the_plus():
+    """0.9.1's composed config has engine_kwargs.vllm: {} and model.override_config: {}: Hydra's struct config refuses
+    a key under them written without + ("Could not override 'actor_rollout_ref.rollout.engine_kwargs.vllm.
+    enable_expert_parallel'. To append to your config use +...", OmegaConf 2.3's "Key 'enable_expert_parallel' is not
+    in struct"); they passed as valid. With the + each is added, and passes."""
+    keys = ["actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel",
+            "actor_rollout_ref.model.override_config.attn_implementation"]
+    rc, data = _check(*(f"{k}=True" for k in keys))
+    assert rc == 1
+    assert data["unknown_keys"] == [{"key": k, "did_you_mean": None, "refused": True} for k in keys]
+    messages = [v["message"] for v in data["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert len(messages) == 2
+    for key, message in zip(keys, messages):
+        leaf = key.rsplit(".", 1)[1]
+        assert f"{key} is not an option of verl 0.9.1" in message and f"write +{key}=..." in message, message
+        assert f"Could not override '{key}'. ... Key '{leaf}' is not in struct" in message
+    _, data = _check(*(f"+{k}=True" for k in keys))
+    assert data["unknown_keys"] == [] and not any(v["rule"].endswith("unknown_key") for v in data["violations"])
+    # every release with a list: under an empty mapping, null, a value, or a mapping of the user's own keys (0.5.0's
+    # engine_kwargs.vllm holds swap_space; Megatron's override_transformer_config its recompute keys)
+    for version in ("0.5.0", "0.6.1", "0.7.1", "0.8.0", "0.9.1"):
+        assert struct_keys.refused({}, ["actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel",
+                                        "actor_rollout_ref.actor.megatron.override_transformer_config.moe_router_dtype",
+                                        "trainer.total_epochs.extra"], version) == [
+            "actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel",
+            "actor_rollout_ref.actor.megatron.override_transformer_config.moe_router_dtype",
+            "trainer.total_epochs.extra"], version
+        assert struct_keys.adds_with_plus("actor_rollout_ref.rollout.engine_kwargs.vllm.enable_expert_parallel",
+                                          version)
+
+
+def test_plus_keys_and_keys_under_a_part_the_release_lacks_are_not_flagged():
+    for key in ("reward.reward_kwargs.max_resp_len=512",  # 0.9.1's reward lacks reward_kwargs: a recipe's (dapo)
                 "+trainer.totl_epochs=3",  # + adds a key Hydra's struct config lacks
-                "custom_reward_function.pth=x.py"):
+                "+actor_rollout_ref.rollout.engine_kwargs.sglang.attention_backend=fa3",
+                "actor_rollout_ref.rollout.val_kwargs.top_p=0.9",  # a key val_kwargs has
+                "trainer.logger.0=console",  # an item of a list value: Hydra sets it
+                "custom_reward_function.pth=x.py"):  # far from path and name
         _, data = _check(key)
         assert data["unknown_keys"] == [], key
 

@@ -215,8 +215,8 @@ def violation(found: UnknownKey, key_list: KeyList, framework: str, version: str
 
 def plus_words(key: str) -> str:
     """What to write for a key ``KeyList.plus_adds`` holds."""
-    return (f"{key.rsplit('.', 1)[0]} takes keys of your own, and Hydra adds one only with a leading +: write "
-            f"+{key}=...")
+    return (f"{key.rsplit('.', 1)[0]} holds no such key in the release's config, and Hydra adds one only with a "
+            f"leading +: write +{key}=...")
 
 
 def findings(key_list: KeyList, framework: str, version: str) -> tuple[list[UnknownKey], list[Violation], list[str]]:

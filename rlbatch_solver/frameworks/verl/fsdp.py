@@ -987,7 +987,7 @@ class VersionPacks:
         lacks = set(versions.missing_keys({k: None for k in given}, self.version))
         refused = frozenset(struct_keys.refused(flat, given, self.version)) | frozenset(lacks)
         return replace(base, keys=base.keys | struct_keys.release_keys(self.version), others=base.others | added,
-                       refused=refused, plus_adds=frozenset(k for k in refused if struct_keys.under_free_form(k)),
+                       refused=refused, plus_adds=frozenset(k for k in refused if struct_keys.adds_with_plus(k, self.version)),
                        refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",
                        source="verl/trainer/main_ppo.py: hydra.main (the trainer config is a struct: OmegaConf "
                               "refuses an override of a key it lacks unless it starts with +; the release's keys: "

@@ -5,11 +5,13 @@ sets it to struct mode, so an override of a key the config lacks, written withou
 "Could not override '<key>'. ... Key '<name>' is not in struct". The key lists are the release's own composed config
 (verl/trainer/config/_generated_ppo_trainer.yaml and _generated_ppo_megatron_trainer.yaml), written to
 config_keys/<version>_<backend>.txt by benchmarks/verl_config_keys.py: ``a.b.`` is a section (a mapping with keys),
-``a.b`` any other value. A key is refused only under a section the list holds completely: never under a value that
-takes keys of the user's own (``{}``, null: engine_kwargs, override_config) or a free-form part (``*_kwargs``,
-``override_*``, custom_reward_function), never a Hydra key (hydra.*), never a key some other release has (the release
-notes' matter, and the release a pasted config is checked with may be inferred), and not at all in a config that picks
-another config group (model_engine=torchtitan, a group/option or pkg@group override): its composed config is another.
+``a.b`` any other value. A key the release lacks is refused under a value (``{}``, null, a scalar: 0.9.1's
+engine_kwargs.vllm, override_config) and under a mapping of the user's own keys (``*_kwargs``, ``override_*``) whatever
+it is, unless written with a leading + (``_holds_no_new_key``); elsewhere only under a section the list holds
+completely: never under another free-form part (custom_reward_function), never a Hydra key (hydra.*), never a key
+some other release has (the release notes' matter, and the release a pasted config is checked with may be inferred),
+and not at all in a config that picks another config group (model_engine=torchtitan, a group/option or pkg@group
+override): its composed config is another.
 And a key under a section is refused only where it is one typing slip (key_names.nearest) from a key of the
 release: a recipe's entry point (recipe/dapo's main_dapo, dapo_trainer.yaml) composes the trainer config with keys of
 its own (algorithm.filter_groups.*), and a pull request's branch adds keys (fsdp_config.optimizer_offload_step),
@@ -32,6 +34,9 @@ BACKENDS = ("fsdp", "megatron")
 FREE_FORM_NAMES = ("custom_reward_function", "kw_args")
 FREE_FORM_PREFIXES = ("override_",)
 FREE_FORM_SUFFIXES = ("kwargs",)
+# parts named like those whose keys the release fixes where it has them (custom_reward_function: path, name;
+# rollout.val_kwargs: the validation's sampling keys): a key it lacks there is judged as any section's
+FIXED_KEYS = frozenset({"custom_reward_function", "val_kwargs"})
 # the top-level sections verl's recipe entry points compose beside the trainer config's (verl 0.8.0 and 0.9.1:
 # verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml async_training and rollout,
 # verl/experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml rollout; recipe/ before)
@@ -105,18 +110,53 @@ def refused(flat: Mapping[str, Any], keys: Iterable[str], version: str) -> list[
         if key in others:
             continue
         parts = key.split(".")
-        if any(_free_form(p) for p in parts):
-            continue
-        inside = next((".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)
-                       if ".".join(parts[:i]) in sections or ".".join(parts[:i]) in values), None)
+        inside = _inside(parts, sections, values)
         if key not in known and _unknown_top(parts[0]):  # outside every section of any release's config
             out.append(key)
+            continue
+        if (inside is not None and key not in known and _holds_no_new_key(inside, sections)
+                and not parts[inside.count(".") + 1].isdigit()):  # trainer.logger.0=...: a list's item, set
+            out.append(key)
+            continue
+        if any(_free_form(p) for p in parts):
             continue
         if inside not in sections:  # under a value (null, {}, a scalar) or a section we do not hold: not judged
             continue
         if nearest(key, known, complete=False, index=_index(version)) is not None:
             out.append(key)
     return out
+
+
+def _holds_no_new_key(inside: str, sections: frozenset[str]) -> bool:
+    """Whether a key under ``inside`` (the deepest part of it the release's config has) is refused whatever it is:
+    ``inside`` is a value (``{}``, null, a scalar: 0.9.1's engine_kwargs.vllm, model.override_config), or a mapping of
+    the user's own keys (``_free_form`` by a part of it, bar ``FIXED_KEYS``: 0.5.0's engine_kwargs.vllm, which holds
+    swap_space). Hydra applies an override without + with OmegaConf.update, which on a struct node lacking the key
+    raises "Key '<name>' is not in struct" (checked with OmegaConf 2.3.0 and hydra-core 1.3's compose: a config with
+    engine_kwargs.vllm: {} and the override engine_kwargs.vllm.enable_expert_parallel=True stops with "Could not
+    override '...'. To append to your config use +...", and composes with the +; likewise under null, a scalar and
+    override_config: {}). verl builds no structured config (no ConfigStore: hydra.main reads the yaml files), so
+    every node is struct; and verl's own scripts write such keys with + (examples/*: +actor_rollout_ref.rollout.
+    engine_kwargs.vllm.*, +actor_rollout_ref.model.override_config.*)."""
+    return inside not in sections or any(_free_form(p) and p not in FIXED_KEYS for p in inside.split("."))
+
+
+def _inside(parts: list[str], sections: frozenset[str], values: frozenset[str]) -> str | None:
+    """The deepest part of a key (its ``parts``) that the release's config has, the key itself left out."""
+    return next((".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)
+                 if ".".join(parts[:i]) in sections or ".".join(parts[:i]) in values), None)
+
+
+def adds_with_plus(key: str, version: str) -> bool:
+    """Whether a refused key is one Hydra adds when written with a leading +: a key under a part of the user's own,
+    or under a value or free-form mapping of ``version``'s config (``_holds_no_new_key``)."""
+    paths = release_paths(version)
+    if under_free_form(key):
+        return True
+    if paths is None:
+        return False
+    inside = _inside(key.split("."), *paths)
+    return inside is not None and _holds_no_new_key(inside, paths[0])
 
 
 @lru_cache(maxsize=None)
