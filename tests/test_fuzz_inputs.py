@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
-import resource
+import re
 import signal
 import subprocess
 import sys
@@ -96,34 +96,37 @@ def test_every_hostile_invocation_exits_0_1_or_2_within_10_seconds(corpus):
     assert {0, 1, 2} <= codes  # the corpus reaches answers, refusals of configs and refusals of input
 
 
+# The measured command runs under a small launcher, a child of this test process, that starts it and reports the
+# command's peak resident memory: a process forked from the test process (hundreds of MiB after a whole suite) starts
+# its peak at the parent's size, which Linux keeps across exec, so it must not be the measured one.
+_LAUNCHER = """
+import os, resource, subprocess, sys
+resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))  # the solver's libraries map more than they touch
+proc = subprocess.Popen([sys.executable, "-m", "rlbatch_solver.cli", *sys.argv[1:]], stdin=subprocess.DEVNULL)
+_, status, usage = os.wait4(proc.pid, 0)
+sys.stderr.write("\\n@peak_rss_kib=%d\\n" % usage.ru_maxrss)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _run_measured(args: list[str], timeout_s: float) -> tuple[int | None, float, float, str]:
     """(exit code or None when killed, wall seconds, peak RSS in bytes, stderr) of ``rlbatch ARGS`` as a process."""
-
-    def cap_memory():
-        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
     with tempfile.TemporaryFile() as err, open(os.devnull, "wb") as out:
         started = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "rlbatch_solver.cli", *args], cwd=ROOT, stdout=out,
-                                stderr=err, stdin=subprocess.DEVNULL, preexec_fn=cap_memory)
-        code, rss = None, 0.0
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                code = os.waitstatus_to_exitcode(status)
-                rss = usage.ru_maxrss * 1024.0  # KiB on Linux
-                break
-            if time.monotonic() - started > timeout_s:
-                proc.kill()
-                _, status, usage = os.wait4(proc.pid, 0)
-                rss = usage.ru_maxrss * 1024.0
-                break
-            time.sleep(0.02)
-        proc.returncode = code if code is not None else -9  # reaped here: Popen must not wait for it again
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER.format(cap=ADDRESS_SPACE), *args], cwd=ROOT,
+                                stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the launcher and the command it started
+            proc.wait()
+            code = None
         wall = time.monotonic() - started
         err.seek(0)
         stderr = err.read().decode("utf-8", errors="replace")
-    return code, wall, rss, stderr
+    peak = re.search(r"\n@peak_rss_kib=(\d+)\n$", stderr)
+    rss = int(peak.group(1)) * 1024.0 if peak else 0.0  # KiB on Linux
+    return code, wall, rss, stderr[:peak.start()] if peak else stderr
 
 
 @pytest.mark.skipif(not hasattr(os, "wait4"), reason="peak memory of a child needs os.wait4")

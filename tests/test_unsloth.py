@@ -687,7 +687,15 @@ def test_recommend_prices_and_prints_the_fp8_base_the_user_set():
 
     bf16, _ = best("load_in_4bit=false")
     fp8, text = best("load_in_4bit=false", "load_in_fp8=true")
-    assert fp8 < bf16 - 3 and "--load_in_fp8 true" in text and "--load_in_4bit false" in text
+    assert fp8 < bf16 and "--load_in_fp8 true" in text and "--load_in_4bit false" in text
+    # at one config the FP8 base saves about half of the 16-bit weights (8.2 GB of Qwen3-8B's 16.4); recommend's two
+    # answers may differ in batch too (the 16-bit one keeps the error band's headroom)
+    import rlbatch_solver as rb
+
+    peak = {fp8_on: rb.check(["--load_in_4bit", "false", "--load_in_fp8", str(fp8_on).lower()], framework="unsloth",
+                             gpus=1, model="qwen3-8b", gpu="l4").memory.peaks["actor_update"] / 1024
+            for fp8_on in (False, True)}
+    assert peak[True] < peak[False] - 6
 
 
 @pytest.mark.parametrize("name,fp8,stored", [
