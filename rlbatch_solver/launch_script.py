@@ -83,6 +83,9 @@ class LaunchScript:
     # the environment the run starts with, as NAME=value words: the script's `export` lines before it, then the
     # command's own NAME=value words (ACCELERATE_LOG_LEVEL=info accelerate launch ...)
     environment: list[str] = field(default_factory=list)
+    # the array definitions read (NAME=( ... ), NAME+=( ... )): (NAME, the physical line it starts on, counted from 0,
+    # and whether the run surely takes it: False inside an if/case branch the script's own values do not settle)
+    array_lines: list[tuple[str, int, bool]] = field(default_factory=list)
 
 
 def is_launch_script(arg: str) -> bool:
@@ -145,12 +148,14 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
     unfollowed: list[str] = []  # entry modules of a framework's layout we do not follow (_UNFOLLOWED)
     arrays: dict[str, tuple[list[str], list[str]]] = {}  # NAME=( ... ): its words, and the unset variables they hold
     branches = _Branches()
-    for line in _case_lines(_logical_lines(text)):
+    array_lines: list[tuple[str, int, bool]] = []
+    for line, at in _case_lines(_logical_lines(text, numbered=True)):
         safe_input.check_script_line(line)
         if not branches.reads(_strip_comment(line).strip(), env):
             continue
         array = _ARRAY_OPEN.match(line)
         if array and line.rstrip().endswith(")"):  # NAME=( words ) / NAME+=( words ): expanded now, as bash does
+            array_lines.append((array.group(1), at, branches.sure()))
             text, unknown = _expand(array.group(3).rstrip()[:-1], env)
             budget.spend(text)
             try:  # each element one word, its quotes removed: data.train_files="['$a', '$b']" stays one word
@@ -260,7 +265,7 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
     for k, v in (environment or {}).items():
         notes.append(f"read as run with {k}={v} (given after the script's path)")
     return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys), command,
-                        [f"{k}={v}" for k, v in {**exported_then, **prefix}.items()])
+                        [f"{k}={v}" for k, v in {**exported_then, **prefix}.items()], array_lines)
 
 
 _COMMAND_ENDS = ("|", "||", "&&", ";", "&", "|&")
@@ -394,25 +399,26 @@ def _case_variable(word: str) -> str:
     return (m.group(1) or m.group(4)) if m else "NAME"
 
 
-def _case_lines(lines: list[str]) -> list[str]:
+def _case_lines(lines: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """The lines of ``case`` blocks cut where bash cuts them: an arm's patterns ``gpu | npu)`` a line of their own,
-    the commands after them on the same line their own, and ``;;`` its own (``NGPUS=8 ;;``, ``gpu | npu) ;;``)."""
-    out: list[str] = []
+    the commands after them on the same line their own, and ``;;`` its own (``NGPUS=8 ;;``, ``gpu | npu) ;;``);
+    each with the physical line it came from."""
+    out: list[tuple[str, int]] = []
     depth, arm_next = 0, False
-    for line in lines:
+    for line, at in lines:
         text = _strip_comment(line).strip()
         if _CASE_LINE.match(text):
             depth, arm_next = depth + 1, True
-            out.append(line)
+            out.append((line, at))
             continue
         if depth and text == "esac":
             depth, arm_next = depth - 1, depth > 1
-            out.append(line)
+            out.append((line, at))
             continue
         if depth and arm_next and not text.startswith("#") and text:
             close = _arm_end(text)
             if close is not None:
-                out.append(text[:close + 1])
+                out.append((text[:close + 1], at))
                 text, arm_next = text[close + 1:].strip(), False
                 line = text
                 if not text:
@@ -420,11 +426,11 @@ def _case_lines(lines: list[str]) -> list[str]:
         if depth and text.endswith(";;"):
             body = text[:-2].strip()
             if body:
-                out.append(body)
-            out.append(";;")
+                out.append((body, at))
+            out.append((";;", at))
             arm_next = True
             continue
-        out.append(line)
+        out.append((line, at))
     return out
 
 
@@ -449,6 +455,10 @@ class _Branches:
 
     def _running(self) -> bool:
         return all(b.state is not False for b in self.blocks)
+
+    def sure(self) -> bool:
+        """Whether the line being read surely runs: every block it sits in settled to this branch."""
+        return all(b.state is True for b in self.blocks)
 
     def reads(self, line: str, env: dict[str, str]) -> bool:
         case = _CASE_LINE.match(line)
@@ -508,34 +518,37 @@ class _Branches:
         return self._running()
 
 
-def _logical_lines(text: str) -> list[str]:
+def _logical_lines(text: str, numbered: bool = False) -> list:
     """Lines with backslash-newline continuations joined (a comment line inside a command is dropped), and a bash
-    array's lines ``NAME=(`` ... ``)`` joined into one line ``NAME=( words )`` without their comments."""
-    out, current, array = [], [], None
-    for raw in _join_quoted(text.replace("\r\n", "\n").split("\n")):
+    array's lines ``NAME=(`` ... ``)`` joined into one line ``NAME=( words )`` without their comments; ``numbered``:
+    each as (line, the physical line it starts on, from 0)."""
+    out, current, array, start = [], [], None, 0
+    for raw, at in _join_quoted(text.replace("\r\n", "\n").split("\n"), numbered=True):
         stripped = raw.strip()
         if array is not None:
             if stripped.startswith(")"):
-                out.append(" ".join(array) + " )")
+                out.append((" ".join(array) + " )", start))
                 array = None
             elif stripped and not stripped.startswith("#"):
                 array.append(_strip_comment(stripped.removesuffix("\\")))
             continue
         if not current and _ARRAY_OPEN.match(raw) and ")" not in _strip_comment(raw):
-            array = [_strip_comment(raw).rstrip()]
+            array, start = [_strip_comment(raw).rstrip()], at
             continue
         if current and stripped.startswith("#"):
             continue  # a commented-out argument in the middle of a continued command
+        if not current:
+            start = at
         if raw.rstrip().endswith("\\"):
             current.append(raw.rstrip()[:-1] + " ")
             continue
-        out.append("".join(current) + raw)
+        out.append(("".join(current) + raw, start))
         current = []
     if current:
-        out.append("".join(current))
+        out.append(("".join(current), start))
     if array is not None:  # an array never closed: its words as a line of their own (no command reads them)
-        out.append(" ".join(array))
-    return out
+        out.append((" ".join(array), start))
+    return out if numbered else [line for line, _ in out]
 
 
 _MAX_QUOTED_LINES = 64  # lines one quoted string may span (a system prompt); past it the quote is taken as stray
@@ -547,10 +560,11 @@ def _open_quote(line: str) -> bool:
     return bool(spans) and spans[-1][1] == len(_strip_comment(line))
 
 
-def _join_quoted(lines: list[str]) -> list[str]:
+def _join_quoted(lines: list[str], numbered: bool = False) -> list:
     """The lines with a quoted string that runs over several of them joined into one line (its newlines kept inside
     the quotes), as bash reads ``PROMPT="line one\nline two"`` written over two lines; a quote still open after
-    ``_MAX_QUOTED_LINES`` lines is left as it was (each line read alone, as before)."""
+    ``_MAX_QUOTED_LINES`` lines is left as it was (each line read alone, as before); ``numbered``: each as (line,
+    its first physical line's index)."""
     out, i = [], 0
     while i < len(lines):
         line = lines[i]
@@ -558,16 +572,16 @@ def _join_quoted(lines: list[str]) -> list[str]:
             for j in range(i + 1, min(i + _MAX_QUOTED_LINES, len(lines))):
                 joined = "\n".join(lines[i:j + 1])
                 if not _open_quote(joined):
-                    out.append(joined)
+                    out.append((joined, i))
                     i = j + 1
                     break
             else:
-                out.append(line)
+                out.append((line, i))
                 i += 1
             continue
-        out.append(line)
+        out.append((line, i))
         i += 1
-    return out
+    return out if numbered else [line for line, _ in out]
 
 
 def _quoted_spans(line: str) -> list[tuple[int, int, str]]:
