@@ -175,7 +175,7 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
         unknown += used
         budget.spend(expanded)
         try:
-            tokens = _command_words([t for t in shlex.split(_protect_commands(expanded))
+            tokens = _command_words([t for t in shlex.split(_guard_quoted(_protect_commands(expanded)))
                                      if t not in ("$@", "$*", '"$@"')])
         except ValueError:
             continue  # an unbalanced quote: not a line we can read; a command line would be reported missing
@@ -273,10 +273,35 @@ _REDIRECT = re.compile(r"^[0-9]*(?:>>?|<|&>>?)(?:&[0-9-]+)?$")  # >, >>, 2>, &>,
 _REDIRECT_TO = re.compile(r"^[0-9]*(?:>>?|<|&>>?)(?:&[0-9-]+|[^&].*)$")  # with its target: >log, 2>/dev/null, 2>&1
 
 
+# the characters of operators and redirections, as they stand inside quotes (ordinary characters there, as in bash):
+# each a character of Unicode's private use area until the line's words are cut, then itself again
+_GUARDED = {c: chr(0xE000 + k) for k, c in enumerate("<>|;&")}
+_UNGUARD = str.maketrans({v: k for k, v in _GUARDED.items()})
+
+
+def _guard_quoted(text: str) -> str:
+    """``text`` with ``< > | ; &`` inside quotes (``--input_template "<|user|>{}"``, ``--stop_strings "</answer>"``)
+    out of ``_command_words``'s sight: only an unquoted one is an operator or a redirection; ``_command_words``
+    gives them back."""
+    spans = _quoted_spans(text)
+    if not spans:
+        return text
+    chars = list(text)
+    for a, b, _ in spans:
+        for i in range(a, min(b + 1, len(chars))):
+            chars[i] = _GUARDED.get(chars[i], chars[i])
+    return "".join(chars)
+
+
 def _command_words(tokens: list[str]) -> list[str]:
     """The words of the line's first command: up to a pipe or list operator (``| tee log``, ``&&``, ``;``, ``&``:
     another command, or the same one sent to the background), without its redirections (``2>&1``, ``> log.txt``),
-    which bash takes out before the command sees its arguments."""
+    which bash takes out before the command sees its arguments. Words cut from a line ``_guard_quoted`` marked: a
+    quoted ``<``, ``>``, ``|``, ``;`` or ``&`` is a character of its word, given back as itself."""
+    return [tok.translate(_UNGUARD) for tok in _unquoted_command_words(tokens)]
+
+
+def _unquoted_command_words(tokens: list[str]) -> list[str]:
     out, skip = [], False
     for tok in tokens:
         if skip:

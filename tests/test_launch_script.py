@@ -247,6 +247,19 @@ def test_pipes_and_redirections_are_not_the_commands_words():
     assert s.args == ["a.b=1"]
 
 
+def test_a_quoted_value_that_starts_with_an_operator_is_a_value():
+    """A quoted ``<``, ``>``, ``|``, ``;`` or ``&`` is an ordinary character (a chat template, a stop string): only an
+    unquoted one is a redirection or ends the command."""
+    s = parse_launch_script('python3 -m openrlhf.cli.train_ppo_ray --input_template "<|user|>{}" '
+                            "--stop_strings '</answer>' --separator \"|\" --cmd 'a && b' --micro_train_batch_size 2 "
+                            "> log.txt 2>&1 | tee x\n")
+    assert s.args[s.args.index("--input_template") + 1] == "<|user|>{}"
+    assert s.args[s.args.index("--stop_strings") + 1] == "</answer>"
+    assert s.args[s.args.index("--separator") + 1] == "|"
+    assert s.args[s.args.index("--cmd") + 1] == "a && b"
+    assert s.args[-2:] == ["--micro_train_batch_size", "2"]
+
+
 def test_a_dotted_flag_a_later_release_removed_is_said_so():
     """OpenRLHF 0.11.0's example sets --algo.advantage.is_correction_enable, which 0.11.2 removed (its train_ppo_ray.py
     has --algo.advantage.is_correction_level/_mode/_gating): the why names it first, the upgrade line says which
