@@ -224,10 +224,11 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
     notes = []
     if len(found) > 1:
         notes.append(f"the script starts {len(found)} runs; the last one ({fw.name}) is read")
-    args, dropped = _drop_unknown(args, unknown, _read_keys(fw))
+    models = frozenset(_key_word(k) for k in fw.model_keys)
+    args, dropped = _drop_unknown(args, unknown, _read_keys(fw), models)
     computed = {k for k, v in env.items() if "$(" in v}
     for arg, names, key in dropped:
-        notes.append(unset_variable_note(arg, names, key, computed))
+        notes.append(unset_variable_note(arg, names, key, computed, model=_key_word(key) in models))
     for name in dict.fromkeys(missing_arrays):
         notes.append(f"${{{name}[@]}} is an array the script does not set (sourced from another file?): its words are "
                      "left out")
@@ -666,15 +667,26 @@ def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
                 if op.endswith("="):
                     env[name] = default
                 return default
-            if value is None or "$(" in value:  # unset, or set from a command's output: known when it runs
+            if value is None or _command_output(value):  # unset, or a command's output: known when it runs
                 unknown.append(name)
                 return m.group(0)
-            return value
+            return value  # one that holds a command's output among its text ($(pwd)/models/Qwen2.5-7B) as written
 
         part = _VAR.sub(var, part)
         part = _ARITH.sub(lambda m: _arith(m.group(1), m.group(0), env), part)
         parts[k] = part
     return "".join(parts), unknown
+
+
+_WHOLE_COMMAND = re.compile(r"^\s*(?:\$\(.*\)|`[^`]*`)\s*$", re.S)
+
+
+def _command_output(value: str) -> bool:
+    """Whether a variable's value is the output of a command, whole (``$(nproc)``, ``$(( $(nproc) / 2 ))``,
+    ```hostname```): known only when the script runs. A value with text around one (``$(pwd)/models/Qwen2.5-7B``)
+    is kept as written: the model's folder names it, and a key read as a number is left out where used
+    (``_drop_unknown``)."""
+    return bool(_WHOLE_COMMAND.match(value))
 
 
 def _protect_commands(text: str) -> str:
@@ -784,14 +796,17 @@ def _data_word(key: str) -> bool:
     return key in {_key_word(k) for k in DATASET_KEYS}
 
 
-def _drop_unknown(args: list[str], unknown: list[str], read: frozenset[str]) -> tuple[list[str], list[tuple]]:
+def _drop_unknown(args: list[str], unknown: list[str], read: frozenset[str],
+                  models: frozenset[str] = frozenset()) -> tuple[list[str], list[tuple]]:
     """Arguments whose value holds a ``$VAR`` the script does not set (the shell expands it when the run starts, from
     the environment it starts in): those of a key whose value a rule or the model lookup reads (``read``, as
     ``_key_word`` spells them), of no key (a word of its own) or whose whole value is unknown are left out (with
     their flag) and returned as (argument, variables, key or ""), for the caller to say; the others are kept as
     written: a path the shell completes, of a key no rule reads (``trainer.default_local_dir=$HOME/ckpt``,
     ``data.val_files=$HOME/data/test.parquet``), and the training data's, whose name chooses the length profile
-    the step time is priced with."""
+    the step time is priced with. A value that holds a command's output (``$( ... )``) of a key a rule reads
+    other than the model's (``models``: its folder's name names the model) is left out too, said with no variable.
+    """
     out: list[str] = []
     dropped: list[tuple] = []
     for tok in args:
@@ -799,7 +814,9 @@ def _drop_unknown(args: list[str], unknown: list[str], read: frozenset[str]) -> 
         flag = out[-1] if out and out[-1].startswith("--") and "=" not in out[-1] and not tok.startswith("-") else None
         key = _key_word(tok.partition("=")[0] if "=" in tok and not tok.startswith("-") else (flag or ""))
         path = "/" in (tok.partition("=")[2] if flag is None else tok)  # a folder the shell fills in
-        if names and (not key or key in read or "$" in key or not path) and not _data_word(key):
+        run = bool(re.search(r"\$\((?!\()", tok.partition("=")[2] if flag is None else tok)) \
+            and key in read and key not in models  # a command, not $((arithmetic)) left for the parser
+        if (run or names and (not key or key in read or "$" in key or not path)) and not _data_word(key):
             if flag is not None:
                 out.pop()
                 dropped.append((f"{flag} {tok}", names, flag))
@@ -810,12 +827,17 @@ def _drop_unknown(args: list[str], unknown: list[str], read: frozenset[str]) -> 
     return out, dropped
 
 
-def unset_variable_note(arg: str, names: list[str], key: str, computed: set[str] | frozenset[str] = frozenset()) -> str:
+def unset_variable_note(arg: str, names: list[str], key: str, computed: set[str] | frozenset[str] = frozenset(),
+                        model: bool = False) -> str:
     """What reading an argument that holds variables the script does not set did, in words (``key``: the key it
     sets, "" for a word of its own); ``computed``: variables the script sets from a command's output (``$(date ...)``),
-    known only when it runs."""
+    known only when it runs; no ``names``: the value holds a command's output itself; ``model``: ``key`` names the
+    trained model, which has no default to check with."""
     used, it = ", ".join("$" + n for n in names), "it" if len(names) == 1 else "them"
     run = names and all(n in computed for n in names)
+    if not names:
+        return (f"{arg}: its value holds a command's output ($(...)), known only when it runs, so it cannot be read "
+                f"here: checked with the framework's default for {key} instead (pass {key} after the script's path)")
     if run:
         said = f"{arg}: the script sets {used} from a command's output ($(...)), known only when it runs, so "
     else:
@@ -823,6 +845,9 @@ def unset_variable_note(arg: str, names: list[str], key: str, computed: set[str]
                 f"does not set {it}, so ")
     if key:
         where = "give " + ", ".join(f"{n}=..." for n in names) if run else f"set {', '.join(names)} in the script"
+        if model:  # no default model: memory is what goes unchecked
+            return (said + "the model cannot be read here: memory is not checked (give "
+                    + ", ".join(f"{n}=..." for n in names) + " after the script's path, or pass --model)")
         return (said + f"the value cannot be read here: checked with the framework's default for {key} instead "
                 f"({where}, or pass {key} after the script's path)")
     return said + "the words it adds cannot be read here: checked without them"

@@ -338,13 +338,14 @@ def test_a_key_under_a_part_of_the_users_own_is_said_to_need_a_plus():
 
 def test_a_variable_set_from_a_commands_output_is_set_and_not_read():
     """``T=run_$(date +%Y%m%d_%H%M)`` (verl 0.9's EXPERIMENT_NAME) is an assignment, one word whatever the command's
-    spaces; where used, its value is the command's output, known only when the script runs: the key's default, said
-    so (not "the script does not set it"); ``$((...))`` is still arithmetic."""
+    spaces; where used, a value that is a command's output whole (``$(nvidia-smi -L | wc -l)``) is known only when the
+    script runs: the key's default, said so (not "the script does not set it"); one with text around the command,
+    of a key no rule reads, is kept as written, as the shell would run it; ``$((...))`` is still arithmetic."""
     s = parse_launch_script("N=$(nvidia-smi -L | wc -l)\nT=run_$(date +%Y%m%d_%H%M)\n"
                             "python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=$N trainer.experiment_name=$T "
                             "a.b=$((2*3)) c.d=\"$(echo x y)\"\n")
-    assert s.args == ["a.b=6", "c.d=$(echo x y)"]
-    assert all("from a command's output" in n and "does not set" not in n for n in s.notes) and len(s.notes) == 2
+    assert s.args == ["trainer.experiment_name=run_$(date +%Y%m%d_%H%M)", "a.b=6", "c.d=$(echo x y)"]
+    assert all("from a command's output" in n and "does not set" not in n for n in s.notes) and len(s.notes) == 1
     s = parse_launch_script((SCRIPTS / "verl" / "run_qwen3_8b_fsdp.sh").read_text())
     assert not any("EXPERIMENT_NAME" in n and "does not set" in n for n in s.notes)
 
@@ -496,3 +497,22 @@ def test_a_saved_printed_command_checks_with_no_note_on_home(tmp_path):
     res = run("check", str(script))
     assert res.returncode == 0, res.stdout
     assert "$HOME" not in res.stderr and "left out" not in res.stderr
+
+
+def test_a_model_path_built_with_a_command_keeps_its_folder_name():
+    """``MODEL_PATH=$(pwd)/models/Qwen2.5-7B-Instruct``: the folder names the model (matched by its name), so it is
+    kept as written; a value that is a command's output whole (``$(cat m.txt)``, ``$(nproc)``) is known only when
+    the script runs, and a key read as a number with a command's output in its value is left out, each said."""
+    s = parse_launch_script("MODEL_PATH=$(pwd)/models/Qwen2.5-7B-Instruct\n"
+                            "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=$MODEL_PATH\n")
+    assert s.model == "$(pwd)/models/Qwen2.5-7B-Instruct" and not s.notes
+    s = parse_launch_script("MODEL_PATH=$(cat m.txt)\nBS=$(nproc)\nN=4$(nproc)\n"
+                            "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=$MODEL_PATH "
+                            "data.train_batch_size=$BS actor_rollout_ref.rollout.n=$N a.b=1\n")
+    assert s.model is None and s.args == ["a.b=1"]
+    said = {n.split(":")[0]: n for n in s.notes}
+    assert "memory is not checked (give MODEL_PATH=... after the script's path, or pass --model)" in \
+        said["actor_rollout_ref.model.path=$MODEL_PATH"]
+    assert not any("default for actor_rollout_ref.model.path" in n for n in s.notes)
+    assert "checked with the framework's default for data.train_batch_size" in said["data.train_batch_size=$BS"]
+    assert "its value holds a command's output" in said["actor_rollout_ref.rollout.n=4$(nproc)"]
