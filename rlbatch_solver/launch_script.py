@@ -400,6 +400,7 @@ class _Block:
     outer: bool = True  # the block itself is read (not inside a branch that does not run)
     word: str | None = None  # a case block's word, where the script's own variables settle it
     case: bool = False
+    fall: bool | None = False  # a case arm ended ;& : the next arm's commands run as its did (True / None: maybe)
 
 
 _CASE_LINE = re.compile(r"^case\s+(.+?)\s+in$", re.S)
@@ -425,39 +426,71 @@ def _case_variable(word: str) -> str:
     return (m.group(1) or m.group(4)) if m else "NAME"
 
 
+_ONE_LINE_CASE = re.compile(r"^(case\s+\S+\s+in)\s+(.+)$", re.S)  # case $M in a) X=1 ;; esac
+_ESAC_AFTER = re.compile(r"^(.*;)\s*esac$", re.S)  # ... ;; esac: the block's end after its last arm
+_ARM_ENDS = (";;&", ";;", ";&")  # bash's: the next arm's patterns are tested / the case ends / its body runs too
+
+
 def _case_lines(lines: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """The lines of ``case`` blocks cut where bash cuts them: an arm's patterns ``gpu | npu)`` a line of their own,
-    the commands after them on the same line their own, and ``;;`` its own (``NGPUS=8 ;;``, ``gpu | npu) ;;``);
-    each with the physical line it came from."""
+    the commands after them on the same line their own, an arm's end (``;;``, and ``;&`` / ``;;&``, which go on
+    to the next arm) its own (``NGPUS=8 ;;``, ``gpu | npu) ;;``), and an ``esac`` after it its own (``*) NG=8 ;;
+    esac``), a one-line ``case $M in a) X=1 ;; esac`` too; each with the physical line it came from."""
     out: list[tuple[str, int]] = []
     depth, arm_next = 0, False
     for line, at in lines:
-        text = _strip_comment(line).strip()
-        if _CASE_LINE.match(text):
-            depth, arm_next = depth + 1, True
+        queue = [line]
+        while queue:
+            line = queue.pop(0)
+            text = _strip_comment(line).strip()
+            one_line = _ONE_LINE_CASE.match(text)
+            if one_line and not _CASE_LINE.match(text):
+                queue[:0] = [one_line.group(1), one_line.group(2)]
+                continue
+            if _CASE_LINE.match(text):
+                depth, arm_next = depth + 1, True
+                out.append((line, at))
+                continue
+            if depth and text == "esac":
+                depth, arm_next = depth - 1, depth > 1
+                out.append((line, at))
+                continue
+            esac = _ESAC_AFTER.match(text) if depth else None
+            if esac:
+                queue[:0] = [esac.group(1), "esac"]
+                continue
+            if depth and arm_next and not text.startswith("#") and text:
+                close = _arm_end(text)
+                if close is not None:
+                    out.append((text[:close + 1], at))
+                    text, arm_next = text[close + 1:].strip(), False
+                    line = text
+                    if not text:
+                        continue
+            stop = _arm_stop(text) if depth else None
+            if stop:
+                k, ends = stop
+                body, rest = text[:k].strip(), text[k + len(ends):].strip()
+                if body:
+                    out.append((body, at))
+                out.append((ends, at))
+                arm_next = True
+                if rest:  # the next arm on the same line (a one-line case)
+                    queue.insert(0, rest)
+                continue
             out.append((line, at))
-            continue
-        if depth and text == "esac":
-            depth, arm_next = depth - 1, depth > 1
-            out.append((line, at))
-            continue
-        if depth and arm_next and not text.startswith("#") and text:
-            close = _arm_end(text)
-            if close is not None:
-                out.append((text[:close + 1], at))
-                text, arm_next = text[close + 1:].strip(), False
-                line = text
-                if not text:
-                    continue
-        if depth and text.endswith(";;"):
-            body = text[:-2].strip()
-            if body:
-                out.append((body, at))
-            out.append((";;", at))
-            arm_next = True
-            continue
-        out.append((line, at))
     return out
+
+
+def _arm_stop(text: str) -> tuple[int, str] | None:
+    """(where, which) of the first arm end (``;;``, ``;&``, ``;;&``) of ``text`` outside quotes; None if none."""
+    spans = _quoted_spans(text)
+    for i in range(len(text)):
+        if text[i] == ";" and not any(a <= i <= b for a, b, _ in spans):
+            ends = next((e for e in _ARM_ENDS if text.startswith(e, i)), None)
+            if ends:
+                return i, ends
+    return None
 
 
 def _arm_end(text: str) -> int | None:
@@ -503,10 +536,20 @@ class _Branches:
             if line == ";;":
                 block.state = False
                 return False
+            if line == ";&":  # the next arm's commands run too, its patterns untested, where this one's ran
+                block.state, block.fall = False, block.state
+                return False
+            if line == ";;&":  # the next arms' patterns are tested still, whether this one ran or not
+                block.state, block.done = False, False
+                return False
             arm = _ARM_LINE.match(line)
             if arm and block.state is False and "=" not in line:  # an arm's patterns, between arms
+                fall, block.fall = block.fall, False
                 if not block.outer:
                     block.state = False
+                elif fall is not False:  # after ;& : this arm's commands run as the last one's did
+                    block.state = fall
+                    block.done = block.done or fall is True
                 elif block.unsure:
                     block.state = None
                 elif block.done:

@@ -516,3 +516,19 @@ def test_a_model_path_built_with_a_command_keeps_its_folder_name():
     assert not any("default for actor_rollout_ref.model.path" in n for n in s.notes)
     assert "checked with the framework's default for data.train_batch_size" in said["data.train_batch_size=$BS"]
     assert "its value holds a command's output" in said["actor_rollout_ref.rollout.n=4$(nproc)"]
+
+
+def test_a_case_that_ends_on_its_last_arms_line_and_arms_that_go_on():
+    """``*) NG=8 ;; esac`` closes the block (the command after it is read, the arm's value kept); a one-line
+    ``case $M in a) X=1 ;; esac`` reads the arm its word chooses; ``;&`` runs the next arm's commands too, ``;;&``
+    tests the next arms' patterns still."""
+    run = "python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=$NG\n"
+    for device, ng in (("npu", "16"), ("gpu", "8")):
+        s = parse_launch_script(f'DEVICE={device}\ncase "$DEVICE" in\n  npu) NG=16 ;;\n  *) NG=8 ;; esac\n' + run)
+        assert s.args == [f"trainer.n_gpus_per_node={ng}"] and not s.notes, s.notes
+    s = parse_launch_script("M=a\ncase $M in a) NG=2 ;; b) NG=3 ;; esac\n" + run)
+    assert s.args == ["trainer.n_gpus_per_node=2"] and not s.notes
+    s = parse_launch_script("M=a\nNG=1\ncase $M in\n  a) X=4 ;&\n  b) NG=6 ;;\n  c) NG=7 ;;\nesac\n" + run)
+    assert s.args == ["trainer.n_gpus_per_node=6"]
+    s = parse_launch_script("M=ab\ncase $M in\n  a*) NG=4 ;;&\n  *b) NG=5 ;;\n  *) NG=9 ;;\nesac\n" + run)
+    assert s.args == ["trainer.n_gpus_per_node=5"]
