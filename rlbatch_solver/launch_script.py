@@ -149,6 +149,7 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
     arrays: dict[str, tuple[list[str], list[str]]] = {}  # NAME=( ... ): its words, and the unset variables they hold
     branches = _Branches()
     array_lines: list[tuple[str, int, bool]] = []
+    guessed: list[str] = []  # conditions not told of the if blocks a variable was set in
     for line, at in _case_lines(_logical_lines(text, numbered=True)):
         safe_input.check_script_line(line)
         if not branches.reads(_strip_comment(line).strip(), env):
@@ -156,6 +157,7 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
         array = _ARRAY_OPEN.match(line)
         if array and line.rstrip().endswith(")"):  # NAME=( words ) / NAME+=( words ): expanded now, as bash does
             array_lines.append((array.group(1), at, branches.sure()))
+            guessed.extend(branches.guessed())
             text, unknown = _expand(array.group(3).rstrip()[:-1], env)
             budget.spend(text)
             try:  # each element one word, its quotes removed: data.train_files="['$a', '$b']" stays one word
@@ -196,6 +198,8 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
             prefix[k] = v
             i += 1
         if i == len(tokens):  # only assignments: the script's variables
+            if prefix:
+                guessed.extend(branches.guessed())
             env.update(prefix)
             if exports:
                 exported.update(prefix)
@@ -263,6 +267,11 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
         notes.append(f"case {variable}: the script's value is not known here (the output of a command, or a variable "
                      "it does not set), so every branch was read, the last one's values kept; give the value after "
                      f"the script's path ({_case_variable(variable)}=...) to read only its branch")
+    for condition in dict.fromkeys(guessed):
+        notes.append(f"if {shown(condition, 80)}: the script's own values do not settle it (the output of a command, "
+                     "or a variable it does not set), so each branch that may run was read, the last one's values "
+                     "kept; give the variables it reads after the script's path (NAME=...) to read only the branch "
+                     "bash takes")
     for k, v in (environment or {}).items():
         notes.append(f"read as run with {k}={v} (given after the script's path)")
     return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys), command,
@@ -395,10 +404,12 @@ def _condition(text: str, env: dict[str, str]) -> bool | None:
 @dataclass
 class _Block:
     state: bool | None  # the branch being read runs (True), does not (False), or cannot be told (None: read it)
-    done: bool = False  # an earlier branch of the block ran
+    done: bool = False  # an earlier branch of the block ran (or, after an unknown one, an elif settled true)
     unsure: bool = False  # an earlier condition could not be told: every later branch is read
     outer: bool = True  # the block itself is read (not inside a branch that does not run)
-    word: str | None = None  # a case block's word, where the script's own variables settle it
+    # a case block's word, where the script's own variables settle it; an if block's condition, where they do not
+    # (for the note that says its branches were guessed)
+    word: str | None = None
     case: bool = False
     fall: bool | None = False  # a case arm ended ;& : the next arm's commands run as its did (True / None: maybe)
 
@@ -515,6 +526,11 @@ class _Branches:
     def _running(self) -> bool:
         return all(b.state is not False for b in self.blocks)
 
+    def guessed(self) -> list[str]:
+        """The conditions that could not be told of the if blocks around the line being read (its ``if``'s, in the
+        block's ``word``): a value set there may not be the one the run gets."""
+        return [b.word for b in self.blocks if not b.case and b.state is None and b.word]
+
     def sure(self) -> bool:
         """Whether the line being read surely runs: every block it sits in settled to this branch."""
         return all(b.state is True for b in self.blocks)
@@ -564,15 +580,17 @@ class _Branches:
             if m.group(1) == "if":
                 outer = self._running()
                 state = _condition(m.group(2), env) if outer else False
-                self.blocks.append(_Block(state, done=state is True, unsure=state is None, outer=outer))
+                self.blocks.append(_Block(state, done=state is True, unsure=state is None, outer=outer,
+                                          word=m.group(2) if outer and state is None else None))
             elif self.blocks:
                 block = self.blocks[-1]
-                if not block.outer:
+                if not block.outer or block.done:  # a branch before it runs, or may (then not any after it)
                     block.state = False
-                elif block.unsure:  # an earlier condition could not be told: this branch runs unless its own is false
-                    block.state = False if _condition(m.group(2), env) is False else None
-                elif block.done:
-                    block.state = False
+                elif block.unsure:  # an earlier condition could not be told: this branch runs unless its own is false,
+                    # or an earlier one ran; one whose own is true ends the block: no later branch runs
+                    own = _condition(m.group(2), env)
+                    block.state = False if own is False else None
+                    block.done = own is True
                 else:
                     block.state = _condition(m.group(2), env)
                     block.done, block.unsure = block.state is True, block.state is None
@@ -580,7 +598,7 @@ class _Branches:
         if line in ("else", "fi", "then") and self.blocks:  # a line of that word alone
             if line == "else":
                 block = self.blocks[-1]
-                block.state = False if not block.outer else None if block.unsure else not block.done
+                block.state = False if not block.outer or block.done else None if block.unsure else True
             elif line == "fi":
                 self.blocks.pop()
             return False

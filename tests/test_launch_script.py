@@ -532,3 +532,14 @@ def test_a_case_that_ends_on_its_last_arms_line_and_arms_that_go_on():
     assert s.args == ["trainer.n_gpus_per_node=6"]
     s = parse_launch_script("M=ab\ncase $M in\n  a*) NG=4 ;;&\n  *b) NG=5 ;;\n  *) NG=9 ;;\nesac\n" + run)
     assert s.args == ["trainer.n_gpus_per_node=5"]
+
+
+def test_an_elif_known_true_after_an_unknown_if_ends_the_block():
+    """After an ``if`` the script's values do not settle, an ``elif`` they settle true runs unless the ``if`` did:
+    no ``else`` or later ``elif`` runs, so its value is never the one read; that the branches were guessed is said."""
+    s = parse_launch_script('MODE=grpo\nif [ "$X" = 1 ]; then\n  MB=2\nelif [ "$MODE" = grpo ]; then\n  MB=8\n'
+                            'elif [ -n "$Y" ]; then\n  MB=5\nelse\n  MB=3\nfi\n'
+                            "python3 -m verl.trainer.main_ppo "
+                            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=$MB\n")
+    assert s.args == ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8"]
+    assert any(n.startswith('if [ "$X" = 1 ]: the script\'s own values do not settle it') for n in s.notes), s.notes
