@@ -83,6 +83,9 @@ class LaunchScript:
     # the environment the run starts with, as NAME=value words: the script's `export` lines before it, then the
     # command's own NAME=value words (ACCELERATE_LOG_LEVEL=info accelerate launch ...)
     environment: list[str] = field(default_factory=list)
+    # the array definitions read (NAME=( ... ), NAME+=( ... )): (NAME, the physical line it starts on, counted from 0,
+    # and whether the run surely takes it: False inside an if/case branch the script's own values do not settle)
+    array_lines: list[tuple[str, int, bool]] = field(default_factory=list)
 
 
 def is_launch_script(arg: str) -> bool:
@@ -145,12 +148,16 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
     unfollowed: list[str] = []  # entry modules of a framework's layout we do not follow (_UNFOLLOWED)
     arrays: dict[str, tuple[list[str], list[str]]] = {}  # NAME=( ... ): its words, and the unset variables they hold
     branches = _Branches()
-    for line in _case_lines(_logical_lines(text)):
+    array_lines: list[tuple[str, int, bool]] = []
+    guessed: list[str] = []  # conditions not told of the if blocks a variable was set in
+    for line, at in _case_lines(_logical_lines(text, numbered=True)):
         safe_input.check_script_line(line)
         if not branches.reads(_strip_comment(line).strip(), env):
             continue
         array = _ARRAY_OPEN.match(line)
         if array and line.rstrip().endswith(")"):  # NAME=( words ) / NAME+=( words ): expanded now, as bash does
+            array_lines.append((array.group(1), at, branches.sure()))
+            guessed.extend(branches.guessed())
             text, unknown = _expand(array.group(3).rstrip()[:-1], env)
             budget.spend(text)
             try:  # each element one word, its quotes removed: data.train_files="['$a', '$b']" stays one word
@@ -170,7 +177,7 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
         unknown += used
         budget.spend(expanded)
         try:
-            tokens = _command_words([t for t in shlex.split(_protect_commands(expanded))
+            tokens = _command_words([t for t in shlex.split(_guard_quoted(_protect_commands(expanded)))
                                      if t not in ("$@", "$*", '"$@"')])
         except ValueError:
             continue  # an unbalanced quote: not a line we can read; a command line would be reported missing
@@ -191,6 +198,8 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
             prefix[k] = v
             i += 1
         if i == len(tokens):  # only assignments: the script's variables
+            if prefix:
+                guessed.extend(branches.guessed())
             env.update(prefix)
             if exports:
                 exported.update(prefix)
@@ -219,10 +228,11 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
     notes = []
     if len(found) > 1:
         notes.append(f"the script starts {len(found)} runs; the last one ({fw.name}) is read")
-    args, dropped = _drop_unknown(args, unknown, _read_keys(fw))
+    models = frozenset(_key_word(k) for k in fw.model_keys)
+    args, dropped = _drop_unknown(args, unknown, _read_keys(fw), models)
     computed = {k for k, v in env.items() if "$(" in v}
     for arg, names, key in dropped:
-        notes.append(unset_variable_note(arg, names, key, computed))
+        notes.append(unset_variable_note(arg, names, key, computed, model=_key_word(key) in models))
     for name in dict.fromkeys(missing_arrays):
         notes.append(f"${{{name}[@]}} is an array the script does not set (sourced from another file?): its words are "
                      "left out")
@@ -257,10 +267,15 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
         notes.append(f"case {variable}: the script's value is not known here (the output of a command, or a variable "
                      "it does not set), so every branch was read, the last one's values kept; give the value after "
                      f"the script's path ({_case_variable(variable)}=...) to read only its branch")
+    for condition in dict.fromkeys(guessed):
+        notes.append(f"if {shown(condition, 80)}: the script's own values do not settle it (the output of a command, "
+                     "or a variable it does not set), so each branch that may run was read, the last one's values "
+                     "kept; give the variables it reads after the script's path (NAME=...) to read only the branch "
+                     "bash takes")
     for k, v in (environment or {}).items():
         notes.append(f"read as run with {k}={v} (given after the script's path)")
     return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys), command,
-                        [f"{k}={v}" for k, v in {**exported_then, **prefix}.items()])
+                        [f"{k}={v}" for k, v in {**exported_then, **prefix}.items()], array_lines)
 
 
 _COMMAND_ENDS = ("|", "||", "&&", ";", "&", "|&")
@@ -268,10 +283,35 @@ _REDIRECT = re.compile(r"^[0-9]*(?:>>?|<|&>>?)(?:&[0-9-]+)?$")  # >, >>, 2>, &>,
 _REDIRECT_TO = re.compile(r"^[0-9]*(?:>>?|<|&>>?)(?:&[0-9-]+|[^&].*)$")  # with its target: >log, 2>/dev/null, 2>&1
 
 
+# the characters of operators and redirections, as they stand inside quotes (ordinary characters there, as in bash):
+# each a character of Unicode's private use area until the line's words are cut, then itself again
+_GUARDED = {c: chr(0xE000 + k) for k, c in enumerate("<>|;&")}
+_UNGUARD = str.maketrans({v: k for k, v in _GUARDED.items()})
+
+
+def _guard_quoted(text: str) -> str:
+    """``text`` with ``< > | ; &`` inside quotes (``--input_template "<|user|>{}"``, ``--stop_strings "</answer>"``)
+    out of ``_command_words``'s sight: only an unquoted one is an operator or a redirection; ``_command_words``
+    gives them back."""
+    spans = _quoted_spans(text)
+    if not spans:
+        return text
+    chars = list(text)
+    for a, b, _ in spans:
+        for i in range(a, min(b + 1, len(chars))):
+            chars[i] = _GUARDED.get(chars[i], chars[i])
+    return "".join(chars)
+
+
 def _command_words(tokens: list[str]) -> list[str]:
     """The words of the line's first command: up to a pipe or list operator (``| tee log``, ``&&``, ``;``, ``&``:
     another command, or the same one sent to the background), without its redirections (``2>&1``, ``> log.txt``),
-    which bash takes out before the command sees its arguments."""
+    which bash takes out before the command sees its arguments. Words cut from a line ``_guard_quoted`` marked: a
+    quoted ``<``, ``>``, ``|``, ``;`` or ``&`` is a character of its word, given back as itself."""
+    return [tok.translate(_UNGUARD) for tok in _unquoted_command_words(tokens)]
+
+
+def _unquoted_command_words(tokens: list[str]) -> list[str]:
     out, skip = [], False
     for tok in tokens:
         if skip:
@@ -364,11 +404,14 @@ def _condition(text: str, env: dict[str, str]) -> bool | None:
 @dataclass
 class _Block:
     state: bool | None  # the branch being read runs (True), does not (False), or cannot be told (None: read it)
-    done: bool = False  # an earlier branch of the block ran
+    done: bool = False  # an earlier branch of the block ran (or, after an unknown one, an elif settled true)
     unsure: bool = False  # an earlier condition could not be told: every later branch is read
     outer: bool = True  # the block itself is read (not inside a branch that does not run)
-    word: str | None = None  # a case block's word, where the script's own variables settle it
+    # a case block's word, where the script's own variables settle it; an if block's condition, where they do not
+    # (for the note that says its branches were guessed)
+    word: str | None = None
     case: bool = False
+    fall: bool | None = False  # a case arm ended ;& : the next arm's commands run as its did (True / None: maybe)
 
 
 _CASE_LINE = re.compile(r"^case\s+(.+?)\s+in$", re.S)
@@ -394,38 +437,71 @@ def _case_variable(word: str) -> str:
     return (m.group(1) or m.group(4)) if m else "NAME"
 
 
-def _case_lines(lines: list[str]) -> list[str]:
+_ONE_LINE_CASE = re.compile(r"^(case\s+\S+\s+in)\s+(.+)$", re.S)  # case $M in a) X=1 ;; esac
+_ESAC_AFTER = re.compile(r"^(.*;)\s*esac$", re.S)  # ... ;; esac: the block's end after its last arm
+_ARM_ENDS = (";;&", ";;", ";&")  # bash's: the next arm's patterns are tested / the case ends / its body runs too
+
+
+def _case_lines(lines: list[tuple[str, int]]) -> list[tuple[str, int]]:
     """The lines of ``case`` blocks cut where bash cuts them: an arm's patterns ``gpu | npu)`` a line of their own,
-    the commands after them on the same line their own, and ``;;`` its own (``NGPUS=8 ;;``, ``gpu | npu) ;;``)."""
-    out: list[str] = []
+    the commands after them on the same line their own, an arm's end (``;;``, and ``;&`` / ``;;&``, which go on
+    to the next arm) its own (``NGPUS=8 ;;``, ``gpu | npu) ;;``), and an ``esac`` after it its own (``*) NG=8 ;;
+    esac``), a one-line ``case $M in a) X=1 ;; esac`` too; each with the physical line it came from."""
+    out: list[tuple[str, int]] = []
     depth, arm_next = 0, False
-    for line in lines:
-        text = _strip_comment(line).strip()
-        if _CASE_LINE.match(text):
-            depth, arm_next = depth + 1, True
-            out.append(line)
-            continue
-        if depth and text == "esac":
-            depth, arm_next = depth - 1, depth > 1
-            out.append(line)
-            continue
-        if depth and arm_next and not text.startswith("#") and text:
-            close = _arm_end(text)
-            if close is not None:
-                out.append(text[:close + 1])
-                text, arm_next = text[close + 1:].strip(), False
-                line = text
-                if not text:
-                    continue
-        if depth and text.endswith(";;"):
-            body = text[:-2].strip()
-            if body:
-                out.append(body)
-            out.append(";;")
-            arm_next = True
-            continue
-        out.append(line)
+    for line, at in lines:
+        queue = [line]
+        while queue:
+            line = queue.pop(0)
+            text = _strip_comment(line).strip()
+            one_line = _ONE_LINE_CASE.match(text)
+            if one_line and not _CASE_LINE.match(text):
+                queue[:0] = [one_line.group(1), one_line.group(2)]
+                continue
+            if _CASE_LINE.match(text):
+                depth, arm_next = depth + 1, True
+                out.append((line, at))
+                continue
+            if depth and text == "esac":
+                depth, arm_next = depth - 1, depth > 1
+                out.append((line, at))
+                continue
+            esac = _ESAC_AFTER.match(text) if depth else None
+            if esac:
+                queue[:0] = [esac.group(1), "esac"]
+                continue
+            if depth and arm_next and not text.startswith("#") and text:
+                close = _arm_end(text)
+                if close is not None:
+                    out.append((text[:close + 1], at))
+                    text, arm_next = text[close + 1:].strip(), False
+                    line = text
+                    if not text:
+                        continue
+            stop = _arm_stop(text) if depth else None
+            if stop:
+                k, ends = stop
+                body, rest = text[:k].strip(), text[k + len(ends):].strip()
+                if body:
+                    out.append((body, at))
+                out.append((ends, at))
+                arm_next = True
+                if rest:  # the next arm on the same line (a one-line case)
+                    queue.insert(0, rest)
+                continue
+            out.append((line, at))
     return out
+
+
+def _arm_stop(text: str) -> tuple[int, str] | None:
+    """(where, which) of the first arm end (``;;``, ``;&``, ``;;&``) of ``text`` outside quotes; None if none."""
+    spans = _quoted_spans(text)
+    for i in range(len(text)):
+        if text[i] == ";" and not any(a <= i <= b for a, b, _ in spans):
+            ends = next((e for e in _ARM_ENDS if text.startswith(e, i)), None)
+            if ends:
+                return i, ends
+    return None
 
 
 def _arm_end(text: str) -> int | None:
@@ -450,6 +526,15 @@ class _Branches:
     def _running(self) -> bool:
         return all(b.state is not False for b in self.blocks)
 
+    def guessed(self) -> list[str]:
+        """The conditions that could not be told of the if blocks around the line being read (its ``if``'s, in the
+        block's ``word``): a value set there may not be the one the run gets."""
+        return [b.word for b in self.blocks if not b.case and b.state is None and b.word]
+
+    def sure(self) -> bool:
+        """Whether the line being read surely runs: every block it sits in settled to this branch."""
+        return all(b.state is True for b in self.blocks)
+
     def reads(self, line: str, env: dict[str, str]) -> bool:
         case = _CASE_LINE.match(line)
         if case:  # case WORD in: no arm read until one starts
@@ -467,10 +552,20 @@ class _Branches:
             if line == ";;":
                 block.state = False
                 return False
+            if line == ";&":  # the next arm's commands run too, its patterns untested, where this one's ran
+                block.state, block.fall = False, block.state
+                return False
+            if line == ";;&":  # the next arms' patterns are tested still, whether this one ran or not
+                block.state, block.done = False, False
+                return False
             arm = _ARM_LINE.match(line)
             if arm and block.state is False and "=" not in line:  # an arm's patterns, between arms
+                fall, block.fall = block.fall, False
                 if not block.outer:
                     block.state = False
+                elif fall is not False:  # after ;& : this arm's commands run as the last one's did
+                    block.state = fall
+                    block.done = block.done or fall is True
                 elif block.unsure:
                     block.state = None
                 elif block.done:
@@ -485,15 +580,17 @@ class _Branches:
             if m.group(1) == "if":
                 outer = self._running()
                 state = _condition(m.group(2), env) if outer else False
-                self.blocks.append(_Block(state, done=state is True, unsure=state is None, outer=outer))
+                self.blocks.append(_Block(state, done=state is True, unsure=state is None, outer=outer,
+                                          word=m.group(2) if outer and state is None else None))
             elif self.blocks:
                 block = self.blocks[-1]
-                if not block.outer:
+                if not block.outer or block.done:  # a branch before it runs, or may (then not any after it)
                     block.state = False
-                elif block.unsure:  # an earlier condition could not be told: this branch runs unless its own is false
-                    block.state = False if _condition(m.group(2), env) is False else None
-                elif block.done:
-                    block.state = False
+                elif block.unsure:  # an earlier condition could not be told: this branch runs unless its own is false,
+                    # or an earlier one ran; one whose own is true ends the block: no later branch runs
+                    own = _condition(m.group(2), env)
+                    block.state = False if own is False else None
+                    block.done = own is True
                 else:
                     block.state = _condition(m.group(2), env)
                     block.done, block.unsure = block.state is True, block.state is None
@@ -501,41 +598,44 @@ class _Branches:
         if line in ("else", "fi", "then") and self.blocks:  # a line of that word alone
             if line == "else":
                 block = self.blocks[-1]
-                block.state = False if not block.outer else None if block.unsure else not block.done
+                block.state = False if not block.outer or block.done else None if block.unsure else True
             elif line == "fi":
                 self.blocks.pop()
             return False
         return self._running()
 
 
-def _logical_lines(text: str) -> list[str]:
+def _logical_lines(text: str, numbered: bool = False) -> list:
     """Lines with backslash-newline continuations joined (a comment line inside a command is dropped), and a bash
-    array's lines ``NAME=(`` ... ``)`` joined into one line ``NAME=( words )`` without their comments."""
-    out, current, array = [], [], None
-    for raw in _join_quoted(text.replace("\r\n", "\n").split("\n")):
+    array's lines ``NAME=(`` ... ``)`` joined into one line ``NAME=( words )`` without their comments; ``numbered``:
+    each as (line, the physical line it starts on, from 0)."""
+    out, current, array, start = [], [], None, 0
+    for raw, at in _join_quoted(text.replace("\r\n", "\n").split("\n"), numbered=True):
         stripped = raw.strip()
         if array is not None:
             if stripped.startswith(")"):
-                out.append(" ".join(array) + " )")
+                out.append((" ".join(array) + " )", start))
                 array = None
             elif stripped and not stripped.startswith("#"):
                 array.append(_strip_comment(stripped.removesuffix("\\")))
             continue
         if not current and _ARRAY_OPEN.match(raw) and ")" not in _strip_comment(raw):
-            array = [_strip_comment(raw).rstrip()]
+            array, start = [_strip_comment(raw).rstrip()], at
             continue
         if current and stripped.startswith("#"):
             continue  # a commented-out argument in the middle of a continued command
+        if not current:
+            start = at
         if raw.rstrip().endswith("\\"):
             current.append(raw.rstrip()[:-1] + " ")
             continue
-        out.append("".join(current) + raw)
+        out.append(("".join(current) + raw, start))
         current = []
     if current:
-        out.append("".join(current))
+        out.append(("".join(current), start))
     if array is not None:  # an array never closed: its words as a line of their own (no command reads them)
-        out.append(" ".join(array))
-    return out
+        out.append((" ".join(array), start))
+    return out if numbered else [line for line, _ in out]
 
 
 _MAX_QUOTED_LINES = 64  # lines one quoted string may span (a system prompt); past it the quote is taken as stray
@@ -547,10 +647,11 @@ def _open_quote(line: str) -> bool:
     return bool(spans) and spans[-1][1] == len(_strip_comment(line))
 
 
-def _join_quoted(lines: list[str]) -> list[str]:
+def _join_quoted(lines: list[str], numbered: bool = False) -> list:
     """The lines with a quoted string that runs over several of them joined into one line (its newlines kept inside
     the quotes), as bash reads ``PROMPT="line one\nline two"`` written over two lines; a quote still open after
-    ``_MAX_QUOTED_LINES`` lines is left as it was (each line read alone, as before)."""
+    ``_MAX_QUOTED_LINES`` lines is left as it was (each line read alone, as before); ``numbered``: each as (line,
+    its first physical line's index)."""
     out, i = [], 0
     while i < len(lines):
         line = lines[i]
@@ -558,16 +659,16 @@ def _join_quoted(lines: list[str]) -> list[str]:
             for j in range(i + 1, min(i + _MAX_QUOTED_LINES, len(lines))):
                 joined = "\n".join(lines[i:j + 1])
                 if not _open_quote(joined):
-                    out.append(joined)
+                    out.append((joined, i))
                     i = j + 1
                     break
             else:
-                out.append(line)
+                out.append((line, i))
                 i += 1
             continue
-        out.append(line)
+        out.append((line, i))
         i += 1
-    return out
+    return out if numbered else [line for line, _ in out]
 
 
 def _quoted_spans(line: str) -> list[tuple[int, int, str]]:
@@ -627,15 +728,26 @@ def _expand(line: str, env: dict[str, str]) -> tuple[str, list[str]]:
                 if op.endswith("="):
                     env[name] = default
                 return default
-            if value is None or "$(" in value:  # unset, or set from a command's output: known when it runs
+            if value is None or _command_output(value):  # unset, or a command's output: known when it runs
                 unknown.append(name)
                 return m.group(0)
-            return value
+            return value  # one that holds a command's output among its text ($(pwd)/models/Qwen2.5-7B) as written
 
         part = _VAR.sub(var, part)
         part = _ARITH.sub(lambda m: _arith(m.group(1), m.group(0), env), part)
         parts[k] = part
     return "".join(parts), unknown
+
+
+_WHOLE_COMMAND = re.compile(r"^\s*(?:\$\(.*\)|`[^`]*`)\s*$", re.S)
+
+
+def _command_output(value: str) -> bool:
+    """Whether a variable's value is the output of a command, whole (``$(nproc)``, ``$(( $(nproc) / 2 ))``,
+    ```hostname```): known only when the script runs. A value with text around one (``$(pwd)/models/Qwen2.5-7B``)
+    is kept as written: the model's folder names it, and a key read as a number is left out where used
+    (``_drop_unknown``)."""
+    return bool(_WHOLE_COMMAND.match(value))
 
 
 def _protect_commands(text: str) -> str:
@@ -745,14 +857,17 @@ def _data_word(key: str) -> bool:
     return key in {_key_word(k) for k in DATASET_KEYS}
 
 
-def _drop_unknown(args: list[str], unknown: list[str], read: frozenset[str]) -> tuple[list[str], list[tuple]]:
+def _drop_unknown(args: list[str], unknown: list[str], read: frozenset[str],
+                  models: frozenset[str] = frozenset()) -> tuple[list[str], list[tuple]]:
     """Arguments whose value holds a ``$VAR`` the script does not set (the shell expands it when the run starts, from
     the environment it starts in): those of a key whose value a rule or the model lookup reads (``read``, as
     ``_key_word`` spells them), of no key (a word of its own) or whose whole value is unknown are left out (with
     their flag) and returned as (argument, variables, key or ""), for the caller to say; the others are kept as
     written: a path the shell completes, of a key no rule reads (``trainer.default_local_dir=$HOME/ckpt``,
     ``data.val_files=$HOME/data/test.parquet``), and the training data's, whose name chooses the length profile
-    the step time is priced with."""
+    the step time is priced with. A value that holds a command's output (``$( ... )``) of a key a rule reads
+    other than the model's (``models``: its folder's name names the model) is left out too, said with no variable.
+    """
     out: list[str] = []
     dropped: list[tuple] = []
     for tok in args:
@@ -760,7 +875,9 @@ def _drop_unknown(args: list[str], unknown: list[str], read: frozenset[str]) -> 
         flag = out[-1] if out and out[-1].startswith("--") and "=" not in out[-1] and not tok.startswith("-") else None
         key = _key_word(tok.partition("=")[0] if "=" in tok and not tok.startswith("-") else (flag or ""))
         path = "/" in (tok.partition("=")[2] if flag is None else tok)  # a folder the shell fills in
-        if names and (not key or key in read or "$" in key or not path) and not _data_word(key):
+        run = bool(re.search(r"\$\((?!\()", tok.partition("=")[2] if flag is None else tok)) \
+            and key in read and key not in models  # a command, not $((arithmetic)) left for the parser
+        if (run or names and (not key or key in read or "$" in key or not path)) and not _data_word(key):
             if flag is not None:
                 out.pop()
                 dropped.append((f"{flag} {tok}", names, flag))
@@ -771,12 +888,17 @@ def _drop_unknown(args: list[str], unknown: list[str], read: frozenset[str]) -> 
     return out, dropped
 
 
-def unset_variable_note(arg: str, names: list[str], key: str, computed: set[str] | frozenset[str] = frozenset()) -> str:
+def unset_variable_note(arg: str, names: list[str], key: str, computed: set[str] | frozenset[str] = frozenset(),
+                        model: bool = False) -> str:
     """What reading an argument that holds variables the script does not set did, in words (``key``: the key it
     sets, "" for a word of its own); ``computed``: variables the script sets from a command's output (``$(date ...)``),
-    known only when it runs."""
+    known only when it runs; no ``names``: the value holds a command's output itself; ``model``: ``key`` names the
+    trained model, which has no default to check with."""
     used, it = ", ".join("$" + n for n in names), "it" if len(names) == 1 else "them"
     run = names and all(n in computed for n in names)
+    if not names:
+        return (f"{arg}: its value holds a command's output ($(...)), known only when it runs, so it cannot be read "
+                f"here: checked with the framework's default for {key} instead (pass {key} after the script's path)")
     if run:
         said = f"{arg}: the script sets {used} from a command's output ($(...)), known only when it runs, so "
     else:
@@ -784,6 +906,9 @@ def unset_variable_note(arg: str, names: list[str], key: str, computed: set[str]
                 f"does not set {it}, so ")
     if key:
         where = "give " + ", ".join(f"{n}=..." for n in names) if run else f"set {', '.join(names)} in the script"
+        if model:  # no default model: memory is what goes unchecked
+            return (said + "the model cannot be read here: memory is not checked (give "
+                    + ", ".join(f"{n}=..." for n in names) + " after the script's path, or pass --model)")
         return (said + f"the value cannot be read here: checked with the framework's default for {key} instead "
                 f"({where}, or pass {key} after the script's path)")
     return said + "the words it adds cannot be read here: checked without them"

@@ -105,33 +105,97 @@ def _command_span(lines: list[str], start: int) -> range:
 
 
 _ARRAY_USE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
+_ARRAY_USE_QUOTED = re.compile(r"\"?\$\{[A-Za-z_][A-Za-z0-9_]*\[[@*]\]\}\"?")
 _ARRAY_DEF = re.compile(r"^\s*(?:(?:export|declare|local|readonly|typeset)(?:\s+-\w+)*\s+)?([A-Za-z_][A-Za-z0-9_]*)\+?=\(")
 
 
-def _places(lines: list[str], start: int) -> list[range]:
+def _array_end(lines: list[str], i: int, col: int) -> int:
+    """The physical line of the ``)`` that closes the array opened at line ``i`` (its ``(`` just before column
+    ``col``), as bash reads it: a ``)`` inside quotes, of a ``$( ... )`` or ``( ... )`` in an element
+    (``model.path=$(pwd)/m``) or in a comment does not close it; the last line where none does."""
+    depth, quote = 0, None
+    for j in range(i, len(lines)):
+        line = lines[j]
+        k = col if j == i else 0
+        while k < len(line):
+            ch = line[k]
+            if quote:
+                if ch == "\\" and quote == '"':
+                    k += 1
+                elif ch == quote:
+                    quote = None
+            elif ch in "'\"":
+                quote = ch
+            elif ch == "\\":
+                k += 1
+            elif ch == "#" and (k == 0 or line[k - 1].isspace()):
+                break
+            elif ch == "(":
+                depth += 1
+            elif ch == ")":
+                if depth == 0:
+                    return j
+                depth -= 1
+            k += 1
+    return len(lines) - 1
+
+
+def _array_rows(lines: list[str], names: Sequence[str], starts: set[int] | None = None) -> dict[str, list[int]]:
+    """The physical lines of each ``NAME=( ... )`` / ``NAME+=( ... )`` of the arrays ``names``: those that start on
+    a line of ``starts`` (the definitions the run surely reads), or all of them (None)."""
+    rows: dict[str, list[int]] = {}
+    i = 0
+    while i < len(lines):
+        m = _ARRAY_DEF.match(lines[i])
+        if m and m.group(1) in names:
+            j = _array_end(lines, i, m.end())
+            if starts is None or i in starts:
+                rows.setdefault(m.group(1), []).extend(range(i, j + 1))
+            i = j
+        i += 1
+    return rows
+
+
+def _used_arrays(lines: list[str], start: int) -> list[str]:
+    """The arrays the command that starts on line ``start`` expands (``"${ACTOR[@]}"``), in order."""
+    return list(dict.fromkeys(m.group(1) for i in _command_span(lines, start) for m in _ARRAY_USE.finditer(lines[i])))
+
+
+def _places(lines: list[str], start: int, read: set[int]) -> list:
     """Where the run's arguments are written, the last word first as bash passes them: the command that starts on
     line ``start`` (``_command_span``), then the bash arrays it expands (``"${ACTOR[@]}"``: verl 0.9's examples write
-    every key in DATA=( ... ), ACTOR=( ... ) ...), the last one it uses first, each with all its ``NAME=( ... )`` and
-    ``NAME+=( ... )`` lines. A key set in an array is changed there: one added after the entry point would come
-    before the array's in the arguments, and the array's would win."""
-    command = _command_span(lines, start)
-    used = list(dict.fromkeys(m.group(1) for i in command for m in _ARRAY_USE.finditer(lines[i])))
-    places = [command]
-    for name in reversed(used):
-        rows: list[int] = []
-        i = 0
-        while i < len(lines):
-            m = _ARRAY_DEF.match(lines[i])
-            if m and m.group(1) == name:
-                j = i
-                while ")" not in lines[j].split("#", 1)[0][m.end() if j == i else 0:] and j + 1 < len(lines):
-                    j += 1
-                rows.extend(range(i, j + 1))
-                i = j
-            i += 1
-        if rows:
-            places.append(rows)  # type: ignore[arg-type]  (reversed() and iteration are all _replace_last needs)
-    return places
+    every key in DATA=( ... ), ACTOR=( ... ) ...), the last one it uses first, each with the ``NAME=( ... )`` and
+    ``NAME+=( ... )`` lines the run surely reads (``read``: the lines they start on, as
+    ``LaunchScript.array_lines`` records them; one in an if/case branch the run does not take, or that the
+    script's own values do not settle, is not the run's). A key set in an array is changed there: one added after
+    the entry point would come before the array's in the arguments, and the array's would win."""
+    used = _used_arrays(lines, start)
+    rows = _array_rows(lines, used, read)
+    return [_command_span(lines, start)] + [rows[name] for name in reversed(used) if name in rows]
+
+
+def _read_arrays(text: str) -> set[int]:
+    """The physical lines where the array definitions the run surely reads start (``parse_launch_script``); none
+    where the script is not read."""
+    from .errors import InputError
+    from .launch_script import parse_launch_script
+
+    try:
+        return {at for _, at, sure in parse_launch_script(text).array_lines if sure}
+    except InputError:
+        return set()
+
+
+def _after_arrays(lines: list[str], start: int, items: Sequence[str]) -> bool:
+    """``items`` written right after the last ``"${NAME[@]}"`` of the command that starts on line ``start``, where
+    they come after every array's words (Hydra, argparse: the last value wins); False where it expands none."""
+    for i in reversed(_command_span(lines, start)):
+        uses = list(_ARRAY_USE_QUOTED.finditer(lines[i]))
+        if uses:
+            end = uses[-1].end()
+            lines[i] = lines[i][:end] + " " + " ".join(items) + lines[i][end:]
+            return True
+    return False
 
 
 def _entry_line(lines: list[str], entries: Sequence[str]) -> tuple[int, int] | None:
@@ -166,25 +230,48 @@ def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Seque
         out.notes.append("no command of the script starts a run: nothing written")
         return out
     first = _command_start(lines, entry[0])
+    used = _used_arrays(lines, first)
+    read = _read_arrays(text) if used else set()
+
+    def dropped(key: str) -> bool:
+        nonlocal read
+        if any(_drop_last(lines, span, key, syntax == "flags") for span in _places(lines, first, read)):
+            if used:  # a line may have gone: the array lines the run reads, counted again
+                read = _read_arrays("\n".join(lines))
+            return True
+        return False
+
     for key in drop:
-        if any(_drop_last(lines, span, key.lstrip("+-"), syntax == "flags") for span in _places(lines, first)):
+        if dropped(key.lstrip("+-")):
             out.dropped.append(key.lstrip("+-"))
     pending: list[str] = []
     launcher_pending: list[str] = []
+    tail: list[str] = []  # keys an array sets in a branch the run may not take: after the command's last array
     for item in native:  # each item in its own form: a flags framework's environment prefix is a key=value too
         gone = DROP_ITEM.fullmatch(item)
         if gone:  # "(drop --key)": the answer leaves it unset
-            if any(_drop_last(lines, span, gone.group(1), syntax == "flags") for span in _places(lines, first)):
+            if dropped(gone.group(1)):
                 out.dropped.append(gone.group(1))
             continue
         key, value = exported_pair(item)
         key = key.lstrip("+")
-        if any(_replace_last(lines, span, key, value, item.startswith("--"), out.notes)
-               for span in _places(lines, first)):
+        flag = item.startswith("--")
+        if any(_replace_last(lines, span, key, value, flag, out.notes) for span in _places(lines, first, read)):
             out.replaced.append(key)
+            continue
+        elsewhere = [name for name, rows in _array_rows(lines, used).items()
+                     if any(_pattern(key, flag).search(lines[i]) for i in rows)]
+        if elsewhere and key not in launcher_keys:
+            tail.append(item)
+            out.notes.append(
+                f"{key} is set in {', '.join(n + '=( ... )' for n in elsewhere)} inside an if/case branch the run does "
+                "not surely take: that line is left as it was, and the new value is written after the command's last "
+                '"${' + elsewhere[-1] + '[@]}" instead, where the last value wins')
         else:
             (launcher_pending if key in launcher_keys else pending).append(item)
-            out.added.append(key)
+        out.added.append(key)
+    if tail and not _after_arrays(lines, first, tail):
+        pending += tail
     for items, where in ((pending, entries), (launcher_pending, launcher_entries or entries)):
         if not items:
             continue

@@ -247,6 +247,19 @@ def test_pipes_and_redirections_are_not_the_commands_words():
     assert s.args == ["a.b=1"]
 
 
+def test_a_quoted_value_that_starts_with_an_operator_is_a_value():
+    """A quoted ``<``, ``>``, ``|``, ``;`` or ``&`` is an ordinary character (a chat template, a stop string): only an
+    unquoted one is a redirection or ends the command."""
+    s = parse_launch_script('python3 -m openrlhf.cli.train_ppo_ray --input_template "<|user|>{}" '
+                            "--stop_strings '</answer>' --separator \"|\" --cmd 'a && b' --micro_train_batch_size 2 "
+                            "> log.txt 2>&1 | tee x\n")
+    assert s.args[s.args.index("--input_template") + 1] == "<|user|>{}"
+    assert s.args[s.args.index("--stop_strings") + 1] == "</answer>"
+    assert s.args[s.args.index("--separator") + 1] == "|"
+    assert s.args[s.args.index("--cmd") + 1] == "a && b"
+    assert s.args[-2:] == ["--micro_train_batch_size", "2"]
+
+
 def test_a_dotted_flag_a_later_release_removed_is_said_so():
     """OpenRLHF 0.11.0's example sets --algo.advantage.is_correction_enable, which 0.11.2 removed (its train_ppo_ray.py
     has --algo.advantage.is_correction_level/_mode/_gating): the why names it first, the upgrade line says which
@@ -325,13 +338,14 @@ def test_a_key_under_a_part_of_the_users_own_is_said_to_need_a_plus():
 
 def test_a_variable_set_from_a_commands_output_is_set_and_not_read():
     """``T=run_$(date +%Y%m%d_%H%M)`` (verl 0.9's EXPERIMENT_NAME) is an assignment, one word whatever the command's
-    spaces; where used, its value is the command's output, known only when the script runs: the key's default, said
-    so (not "the script does not set it"); ``$((...))`` is still arithmetic."""
+    spaces; where used, a value that is a command's output whole (``$(nvidia-smi -L | wc -l)``) is known only when the
+    script runs: the key's default, said so (not "the script does not set it"); one with text around the command,
+    of a key no rule reads, is kept as written, as the shell would run it; ``$((...))`` is still arithmetic."""
     s = parse_launch_script("N=$(nvidia-smi -L | wc -l)\nT=run_$(date +%Y%m%d_%H%M)\n"
                             "python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=$N trainer.experiment_name=$T "
                             "a.b=$((2*3)) c.d=\"$(echo x y)\"\n")
-    assert s.args == ["a.b=6", "c.d=$(echo x y)"]
-    assert all("from a command's output" in n and "does not set" not in n for n in s.notes) and len(s.notes) == 2
+    assert s.args == ["trainer.experiment_name=run_$(date +%Y%m%d_%H%M)", "a.b=6", "c.d=$(echo x y)"]
+    assert all("from a command's output" in n and "does not set" not in n for n in s.notes) and len(s.notes) == 1
     s = parse_launch_script((SCRIPTS / "verl" / "run_qwen3_8b_fsdp.sh").read_text())
     assert not any("EXPERIMENT_NAME" in n and "does not set" in n for n in s.notes)
 
@@ -483,3 +497,49 @@ def test_a_saved_printed_command_checks_with_no_note_on_home(tmp_path):
     res = run("check", str(script))
     assert res.returncode == 0, res.stdout
     assert "$HOME" not in res.stderr and "left out" not in res.stderr
+
+
+def test_a_model_path_built_with_a_command_keeps_its_folder_name():
+    """``MODEL_PATH=$(pwd)/models/Qwen2.5-7B-Instruct``: the folder names the model (matched by its name), so it is
+    kept as written; a value that is a command's output whole (``$(cat m.txt)``, ``$(nproc)``) is known only when
+    the script runs, and a key read as a number with a command's output in its value is left out, each said."""
+    s = parse_launch_script("MODEL_PATH=$(pwd)/models/Qwen2.5-7B-Instruct\n"
+                            "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=$MODEL_PATH\n")
+    assert s.model == "$(pwd)/models/Qwen2.5-7B-Instruct" and not s.notes
+    s = parse_launch_script("MODEL_PATH=$(cat m.txt)\nBS=$(nproc)\nN=4$(nproc)\n"
+                            "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=$MODEL_PATH "
+                            "data.train_batch_size=$BS actor_rollout_ref.rollout.n=$N a.b=1\n")
+    assert s.model is None and s.args == ["a.b=1"]
+    said = {n.split(":")[0]: n for n in s.notes}
+    assert "memory is not checked (give MODEL_PATH=... after the script's path, or pass --model)" in \
+        said["actor_rollout_ref.model.path=$MODEL_PATH"]
+    assert not any("default for actor_rollout_ref.model.path" in n for n in s.notes)
+    assert "checked with the framework's default for data.train_batch_size" in said["data.train_batch_size=$BS"]
+    assert "its value holds a command's output" in said["actor_rollout_ref.rollout.n=4$(nproc)"]
+
+
+def test_a_case_that_ends_on_its_last_arms_line_and_arms_that_go_on():
+    """``*) NG=8 ;; esac`` closes the block (the command after it is read, the arm's value kept); a one-line
+    ``case $M in a) X=1 ;; esac`` reads the arm its word chooses; ``;&`` runs the next arm's commands too, ``;;&``
+    tests the next arms' patterns still."""
+    run = "python3 -m verl.trainer.main_ppo trainer.n_gpus_per_node=$NG\n"
+    for device, ng in (("npu", "16"), ("gpu", "8")):
+        s = parse_launch_script(f'DEVICE={device}\ncase "$DEVICE" in\n  npu) NG=16 ;;\n  *) NG=8 ;; esac\n' + run)
+        assert s.args == [f"trainer.n_gpus_per_node={ng}"] and not s.notes, s.notes
+    s = parse_launch_script("M=a\ncase $M in a) NG=2 ;; b) NG=3 ;; esac\n" + run)
+    assert s.args == ["trainer.n_gpus_per_node=2"] and not s.notes
+    s = parse_launch_script("M=a\nNG=1\ncase $M in\n  a) X=4 ;&\n  b) NG=6 ;;\n  c) NG=7 ;;\nesac\n" + run)
+    assert s.args == ["trainer.n_gpus_per_node=6"]
+    s = parse_launch_script("M=ab\ncase $M in\n  a*) NG=4 ;;&\n  *b) NG=5 ;;\n  *) NG=9 ;;\nesac\n" + run)
+    assert s.args == ["trainer.n_gpus_per_node=5"]
+
+
+def test_an_elif_known_true_after_an_unknown_if_ends_the_block():
+    """After an ``if`` the script's values do not settle, an ``elif`` they settle true runs unless the ``if`` did:
+    no ``else`` or later ``elif`` runs, so its value is never the one read; that the branches were guessed is said."""
+    s = parse_launch_script('MODE=grpo\nif [ "$X" = 1 ]; then\n  MB=2\nelif [ "$MODE" = grpo ]; then\n  MB=8\n'
+                            'elif [ -n "$Y" ]; then\n  MB=5\nelse\n  MB=3\nfi\n'
+                            "python3 -m verl.trainer.main_ppo "
+                            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=$MB\n")
+    assert s.args == ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8"]
+    assert any(n.startswith('if [ "$X" = 1 ]: the script\'s own values do not settle it') for n in s.notes), s.notes

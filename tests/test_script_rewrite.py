@@ -6,6 +6,7 @@ from pathlib import Path
 
 from clirun import run
 from rlbatch_solver.launch_script import parse_launch_script
+from rlbatch_solver.frameworks import get_framework
 from rlbatch_solver.script_rewrite import rewrite_script
 
 import rlbatch_solver as rb
@@ -136,3 +137,62 @@ def test_an_environment_prefix_of_a_flags_framework_is_replaced_where_it_stands(
 def test_write_beside_a_missing_script_reports_the_missing_file(tmp_path: Path):
     out = run("recommend", "--from", str(tmp_path / "nope.sh"), "--gpu", "h100", "--write", str(tmp_path / "o.sh"))
     assert out.returncode == 2 and "does not exist" in out.stderr
+
+
+def test_fix_write_leaves_an_array_line_of_a_branch_the_run_may_not_take():
+    """verl 0.9's run_qwen3_8b_fsdp.sh sets ppo_micro_batch_size_per_gpu=1 in the `npu)` arm's EXTRA+=( ... ); its
+    DEVICE comes from a command (probing torch_npu), so which arm runs is not known: that line is not the run's to
+    edit. The GPU fix goes after the command's last "${EXTRA[@]}", where Hydra's last value wins, and a note says so;
+    a key in an array outside any branch is still changed there."""
+    text = (Path(__file__).parent / "data/scripts/verl/run_qwen3_8b_fsdp.sh").read_text()
+    done = rewrite_script(text, ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2", "data.train_batch_size=512"],
+                          "hydra", get_framework("verl").script_entries())
+    before, after = text.split("\n"), done.text.split("\n")
+    assert len(before) == len(after)
+    changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    assert [after[i].strip() for i in changed] == [
+        "data.train_batch_size=512", '"${EXTRA[@]}" actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 \\']
+    assert done.replaced == ["data.train_batch_size"]
+    assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu" in done.added
+    assert any("if/case branch" in n and '"${EXTRA[@]}"' in n for n in done.notes)
+
+
+def test_fix_write_edits_the_array_line_of_the_branch_the_run_takes():
+    text = """DEVICE=gpu
+EXTRA=()
+case "$DEVICE" in
+    npu)
+        EXTRA+=(
+            a.micro=1
+        )
+        ;;
+    gpu)
+        EXTRA+=(
+            a.micro=4
+        )
+        ;;
+esac
+if [ "$DEVICE" = npu ]; then
+    EXTRA+=(a.micro=1)
+fi
+python3 -m verl.trainer.main_ppo a.b=1 \\
+    "${EXTRA[@]}"
+"""
+    done = rewrite_script(text, ["a.micro=2"], "hydra", ("verl.trainer.main_ppo",))
+    assert done.replaced == ["a.micro"]
+    assert done.text == text.replace("a.micro=4", "a.micro=2")
+
+
+def test_fix_write_reads_an_array_to_its_closing_parenthesis():
+    """An element with a command substitution (``$(pwd)/m``) or a quoted ``)`` does not end the array: a key on a
+    later line is changed where the array sets it, not added before it."""
+    text = """MODEL=(
+    a.path=$(pwd)/m  # the model's folder (local)
+    a.note="x)"
+    a.micro=4
+)
+python3 -m verl.trainer.main_ppo a.b=1 "${MODEL[@]}"
+"""
+    done = rewrite_script(text, ["a.micro=2"], "hydra", ("verl.trainer.main_ppo",))
+    assert done.replaced == ["a.micro"]
+    assert done.text == text.replace("a.micro=4", "a.micro=2")
