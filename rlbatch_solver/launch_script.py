@@ -609,19 +609,27 @@ def _logical_lines(text: str, numbered: bool = False) -> list:
     """Lines with backslash-newline continuations joined (a comment line inside a command is dropped), and a bash
     array's lines ``NAME=(`` ... ``)`` joined into one line ``NAME=( words )`` without their comments; ``numbered``:
     each as (line, the physical line it starts on, from 0)."""
-    out, current, array, start = [], [], None, 0
+    out, current, array, start, depth = [], [], None, 0, 0
     for raw, at in _join_quoted(text.replace("\r\n", "\n").split("\n"), numbered=True):
         stripped = raw.strip()
         if array is not None:
-            if stripped.startswith(")"):
+            if stripped and not stripped.startswith("#"):
+                body = _strip_comment(stripped)
+                close, depth = _paren_close(body, depth)
+                if close is None:
+                    array.append(body.strip().removesuffix("\\"))
+                    continue
+                if body[:close].strip():  # its last words on the closing line: a.b=2 )
+                    array.append(body[:close].strip())
                 out.append((" ".join(array) + " )", start))
                 array = None
-            elif stripped and not stripped.startswith("#"):
-                array.append(_strip_comment(stripped.removesuffix("\\")))
             continue
-        if not current and _ARRAY_OPEN.match(raw) and ")" not in _strip_comment(raw):
-            array, start = [_strip_comment(raw).rstrip()], at
-            continue
+        opened = None if current else _ARRAY_OPEN.match(raw)
+        if opened:
+            close, depth = _paren_close(_strip_comment(raw)[opened.start(3):], 0)
+            if close is None:  # closed on a later line (not at a ")" of an element's $( ... ) or quotes)
+                array, start = [_strip_comment(raw).rstrip().removesuffix("\\")], at
+                continue
         if current and stripped.startswith("#"):
             continue  # a commented-out argument in the middle of a continued command
         if not current:
@@ -636,6 +644,23 @@ def _logical_lines(text: str, numbered: bool = False) -> list:
     if array is not None:  # an array never closed: its words as a line of their own (no command reads them)
         out.append((" ".join(array), start))
     return out if numbered else [line for line, _ in out]
+
+
+def _paren_close(text: str, depth: int) -> tuple[int | None, int]:
+    """Where in ``text`` the ``)`` that closes an array falls (None: not in it), ``depth`` parentheses of its
+    elements (``$(pwd)``, ``$((1+2))``) being open where it starts; and the depth at its end. Quoted ones do not
+    count."""
+    spans = _quoted_spans(text)
+    for i, ch in enumerate(text):
+        if ch not in "()" or any(a <= i <= b for a, b, _ in spans):
+            continue
+        if ch == "(":
+            depth += 1
+        elif depth == 0:
+            return i, 0
+        else:
+            depth -= 1
+    return None, depth
 
 
 _MAX_QUOTED_LINES = 64  # lines one quoted string may span (a system prompt); past it the quote is taken as stray

@@ -563,3 +563,11 @@ def test_a_quote_left_open_reads_each_line_a_bounded_number_of_times(monkeypatch
         + "\npython3 -m verl.trainer.main_ppo a.b=1\n"
     assert ls.parse_launch_script(text).args == ["a.b=1"]
     assert read[0] < 16 * len(text), read[0] / len(text)  # ~8 times its length; the join read again: ~107
+
+
+def test_an_array_ends_at_its_closing_parenthesis():
+    """A ``)`` of an element's ``$( ... )``, in quotes or in a comment does not end a bash array, and words before
+    the closing ``)`` on its line are its last."""
+    s = parse_launch_script('A=( x.path=$(pwd)/m\n  a.b=2\n)\nB=(\n  y.path=$(pwd)/n  # (the folder)\n  "c.d=)"\n'
+                            '  c.e=2 )\npython3 -m verl.trainer.main_ppo "${A[@]}" "${B[@]}" f.g=3\n')
+    assert s.args == ["x.path=$(pwd)/m", "a.b=2", "y.path=$(pwd)/n", "c.d=)", "c.e=2", "f.g=3"]
