@@ -609,19 +609,27 @@ def _logical_lines(text: str, numbered: bool = False) -> list:
     """Lines with backslash-newline continuations joined (a comment line inside a command is dropped), and a bash
     array's lines ``NAME=(`` ... ``)`` joined into one line ``NAME=( words )`` without their comments; ``numbered``:
     each as (line, the physical line it starts on, from 0)."""
-    out, current, array, start = [], [], None, 0
+    out, current, array, start, depth = [], [], None, 0, 0
     for raw, at in _join_quoted(text.replace("\r\n", "\n").split("\n"), numbered=True):
         stripped = raw.strip()
         if array is not None:
-            if stripped.startswith(")"):
+            if stripped and not stripped.startswith("#"):
+                body = _strip_comment(stripped)
+                close, depth = _paren_close(body, depth)
+                if close is None:
+                    array.append(body.strip().removesuffix("\\"))
+                    continue
+                if body[:close].strip():  # its last words on the closing line: a.b=2 )
+                    array.append(body[:close].strip())
                 out.append((" ".join(array) + " )", start))
                 array = None
-            elif stripped and not stripped.startswith("#"):
-                array.append(_strip_comment(stripped.removesuffix("\\")))
             continue
-        if not current and _ARRAY_OPEN.match(raw) and ")" not in _strip_comment(raw):
-            array, start = [_strip_comment(raw).rstrip()], at
-            continue
+        opened = None if current else _ARRAY_OPEN.match(raw)
+        if opened:
+            close, depth = _paren_close(_strip_comment(raw)[opened.start(3):], 0)
+            if close is None:  # closed on a later line (not at a ")" of an element's $( ... ) or quotes)
+                array, start = [_strip_comment(raw).rstrip().removesuffix("\\")], at
+                continue
         if current and stripped.startswith("#"):
             continue  # a commented-out argument in the middle of a continued command
         if not current:
@@ -638,35 +646,68 @@ def _logical_lines(text: str, numbered: bool = False) -> list:
     return out if numbered else [line for line, _ in out]
 
 
+def _paren_close(text: str, depth: int) -> tuple[int | None, int]:
+    """Where in ``text`` the ``)`` that closes an array falls (None: not in it), ``depth`` parentheses of its
+    elements (``$(pwd)``, ``$((1+2))``) being open where it starts; and the depth at its end. Quoted ones do not
+    count."""
+    spans = _quoted_spans(text)
+    for i, ch in enumerate(text):
+        if ch not in "()" or any(a <= i <= b for a, b, _ in spans):
+            continue
+        if ch == "(":
+            depth += 1
+        elif depth == 0:
+            return i, 0
+        else:
+            depth -= 1
+    return None, depth
+
+
 _MAX_QUOTED_LINES = 64  # lines one quoted string may span (a system prompt); past it the quote is taken as stray
 
 
-def _open_quote(line: str) -> bool:
-    """Whether ``line`` (its comment removed) ends inside a quoted string."""
-    spans = _quoted_spans(_strip_comment(line))
-    return bool(spans) and spans[-1][1] == len(_strip_comment(line))
+def _quote_after(line: str, quote: str | None) -> str | None:
+    """The quote still open at the end of ``line`` (None: none) when it starts inside ``quote``: ``_quoted_spans``'s
+    reading one line at a time (a single quote inside double quotes an ordinary character, a backslash inside double
+    quotes escaping the next one), with ``_strip_comment``'s comments (a ``#`` that starts a word outside quotes ends
+    the line)."""
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if quote is not None:
+            if ch == quote:
+                quote = None
+            elif quote == '"' and ch == "\\":
+                i += 1
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            break
+        i += 1
+    return quote
 
 
 def _join_quoted(lines: list[str], numbered: bool = False) -> list:
     """The lines with a quoted string that runs over several of them joined into one line (its newlines kept inside
     the quotes), as bash reads ``PROMPT="line one\nline two"`` written over two lines; a quote still open after
     ``_MAX_QUOTED_LINES`` lines is left as it was (each line read alone, as before); ``numbered``: each as (line,
-    its first physical line's index)."""
+    its first physical line's index). The quote is carried from line to line (``_quote_after``): each line is read
+    once for each open quote that reaches it, at most ``_MAX_QUOTED_LINES`` times."""
     out, i = [], 0
     while i < len(lines):
-        line = lines[i]
-        if _open_quote(line):
+        quote = _quote_after(lines[i], None)
+        if quote is not None:
             for j in range(i + 1, min(i + _MAX_QUOTED_LINES, len(lines))):
-                joined = "\n".join(lines[i:j + 1])
-                if not _open_quote(joined):
-                    out.append((joined, i))
+                quote = _quote_after(lines[j], quote)
+                if quote is None:
+                    out.append(("\n".join(lines[i:j + 1]), i))
                     i = j + 1
                     break
             else:
-                out.append((line, i))
+                out.append((lines[i], i))
                 i += 1
             continue
-        out.append((line, i))
+        out.append((lines[i], i))
         i += 1
     return out if numbered else [line for line, _ in out]
 

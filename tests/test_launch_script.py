@@ -543,3 +543,31 @@ def test_an_elif_known_true_after_an_unknown_if_ends_the_block():
                             "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=$MB\n")
     assert s.args == ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8"]
     assert any(n.startswith('if [ "$X" = 1 ]: the script\'s own values do not settle it') for n in s.notes), s.notes
+
+
+def test_a_quote_left_open_reads_each_line_a_bounded_number_of_times(monkeypatch):
+    """A quote left open (a stray one, or a long prompt) is carried from line to line, each line read once for it,
+    not the growing join of its lines read again for each next line (quadratic: seconds for a 1 MB script). Counted
+    in characters the quote scanners read, not timed."""
+    import rlbatch_solver.launch_script as ls
+
+    read = [0]
+    for name in ("_quoted_spans", "_quote_after"):
+        scan = getattr(ls, name, None)
+        if scan is not None:
+            def counted(line, *rest, _scan=scan):
+                read[0] += len(line)
+                return _scan(line, *rest)
+            monkeypatch.setattr(ls, name, counted)
+    text = "\n".join((['Y="' + "w" * 200] + ["z" * 200] * 62 + ["end"]) * 4) \
+        + "\npython3 -m verl.trainer.main_ppo a.b=1\n"
+    assert ls.parse_launch_script(text).args == ["a.b=1"]
+    assert read[0] < 16 * len(text), read[0] / len(text)  # ~8 times its length; the join read again: ~107
+
+
+def test_an_array_ends_at_its_closing_parenthesis():
+    """A ``)`` of an element's ``$( ... )``, in quotes or in a comment does not end a bash array, and words before
+    the closing ``)`` on its line are its last."""
+    s = parse_launch_script('A=( x.path=$(pwd)/m\n  a.b=2\n)\nB=(\n  y.path=$(pwd)/n  # (the folder)\n  "c.d=)"\n'
+                            '  c.e=2 )\npython3 -m verl.trainer.main_ppo "${A[@]}" "${B[@]}" f.g=3\n')
+    assert s.args == ["x.path=$(pwd)/m", "a.b=2", "y.path=$(pwd)/n", "c.d=)", "c.e=2", "f.g=3"]
