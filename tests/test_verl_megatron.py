@@ -28,9 +28,12 @@ def rules_of(report, stage=None):
 
 
 def replace(cfg, **changes):
-    """``cfg`` with ``key=value`` overrides replaced (value None drops the key)."""
-    out = [c for c in cfg if c.lstrip("+").partition("=")[0] not in changes]
-    out += [f"{k}={v}" for k, v in changes.items() if v is not None]
+    """``cfg`` with ``key=value`` overrides replaced (value None drops the key); a key the config adds with a leading
+    ``+`` keeps it (Hydra refuses a new key under a struct node without it)."""
+    plus = {c.lstrip("+").partition("=")[0] for c in cfg if c.startswith("+")}
+    names = {k.lstrip("+") for k in changes}
+    out = [c for c in cfg if c.lstrip("+").partition("=")[0] not in names]
+    out += [f"{'+' if k in plus else ''}{k}={v}" for k, v in changes.items() if v is not None]
     return out
 
 
@@ -171,10 +174,10 @@ def test_first_and_last_stage_layers():
     r = rb.check(replace(cfg, **{key: 7}), model="deepseek-v3")  # 54 layers over 11 stages
     assert rules_of(r) == {"verl.megatron.middle_layers_split"}
     assert "54" in r.violations[0].message and "11" in r.violations[0].message
-    first = f"{MG}.override_transformer_config.num_layers_in_first_pipeline_stage"
+    first = f"+{MG}.override_transformer_config.num_layers_in_first_pipeline_stage"  # a new key: + (Hydra, struct)
     r = rb.check(replace(cfg, **{first: 6}), model="deepseek-v3")  # 49 over 10
     assert rules_of(r) == {"verl.megatron.middle_layers_split"}
-    r = rb.check(replace(cfg, **{f"{MG}.override_transformer_config.account_for_loss_in_pipeline_split": True}),
+    r = rb.check(replace(cfg, **{f"+{MG}.override_transformer_config.account_for_loss_in_pipeline_split": True}),
                  model="deepseek-v3")
     assert rules_of(r) == {"verl.megatron.pp_layout_exclusive"}
 
