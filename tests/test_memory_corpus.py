@@ -416,6 +416,30 @@ def test_verl_0_2_keeps_only_the_kv_cache_of_an_engine_that_does_not_free_it():
     assert kept == pytest.approx(mem.phases["rollout"]["vLLM KV cache"], abs=1)
 
 
+def test_verl_0_1_and_0_2_keep_an_offloaded_actors_params_on_the_gpu_through_the_rollout():
+    """verl 0.1-0.2's FSDP workers offload only an offloaded actor's gradients and optimizer before building the rollout
+    and load its params for every generate_sequences, offloading them after the old log-probs (0.2.0.post2
+    fsdp_workers.py init_model, generate_sequences; Search-R1's fork the same): the fp32 param shards sit beside the KV
+    cache, which vLLM sized from the memory left with them in. Search-R1's 7B PPO script (#111, param_offload=true) shows
+    it; 0.3 offloads them in the sharding manager once synced, so under 0.3.0 they are not there."""
+    c = _case("verl_searchr1_111_qwen2_5_7b_ppo_8xh100")
+    assert c.framework == "verl==0.1.0" and "actor_rollout_ref.actor.fsdp_config.param_offload=true" in c.args
+    mem = _check(c.name).memory
+    rollout, update = mem.phases["rollout"], mem.phases["actor_update"]
+    assert rollout["actor params+optimizer (resident)"] == pytest.approx(update["params (sharded)"])
+    # vLLM sized its KV cache with the params in, as it does for an actor that is not offloaded (whose Adam moments,
+    # allocated at the first step, come on top of a KV cache sized without them)
+    kept = [a.replace("param_offload=true", "param_offload=false") if "actor.fsdp_config.param_offload" in a
+            or "actor.fsdp_config.optimizer_offload" in a else a for a in c.args]
+    kept = [a.replace("optimizer_offload=true", "optimizer_offload=false") for a in kept]
+    on = rb_check(replace(c, args=kept), c.framework).memory.phases["rollout"]
+    assert rollout["vLLM KV cache"] == pytest.approx(on["vLLM KV cache"])
+    assert on["actor params+optimizer (resident)"] == pytest.approx(
+        rollout["actor params+optimizer (resident)"] + update["optimizer states (sharded)"])
+    later = rb_check(c, "verl==0.3.0").memory.phases["rollout"]
+    assert later.get("actor params+optimizer (resident)", 0) == 0
+
+
 def test_verl_fsdp_holds_the_head_gradient_to_the_end_and_reduces_the_embedding_there():
     """Under verl's wrap policies the root unit (FSDP1: the embedding and the untied lm_head; FSDP2: the lm_head, the
     embedding a unit reduced in the same final callback) is reduce-scattered only when its whole gradient is there,

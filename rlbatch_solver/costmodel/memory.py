@@ -1050,7 +1050,7 @@ def trainer_resident_at_rollout(plan: Plan, mc: ModelConsts) -> dict[str, float]
     if not plan.colocated:
         return {}
     out: dict[str, float] = {}
-    a_param = plan.param_offload if plan.actor_param_offload is None else plan.actor_param_offload
+    a_param = _actor_param_offload_at_rollout(plan)
     a_opt = plan.optimizer_offload if plan.actor_optimizer_offload is None else plan.actor_optimizer_offload
     if plan.actor_colocated:
         out[T_ACTOR_RES] = _resident_states(plan, mc, False, a_param, a_opt)
@@ -1064,13 +1064,21 @@ def trainer_resident_at_rollout(plan: Plan, mc: ModelConsts) -> dict[str, float]
     return out
 
 
+def _actor_param_offload_at_rollout(plan: Plan) -> bool:
+    """Are the actor's params off the GPU while the colocated engine starts and generates? Its param_offload flag,
+    unless the workers keep them there then (``Plan.actor_params_through_rollout``, verl 0.1-0.2)."""
+    if plan.actor_params_through_rollout:
+        return False
+    return bool(plan.param_offload if plan.actor_param_offload is None else plan.actor_param_offload)
+
+
 def _resident_at_engine_start(plan: Plan, mc: ModelConsts) -> float:
     """What the trainer holds on each GPU when a colocated engine starts: the models' weights, no optimizer state yet
     (torch's Adam allocates its moments at the first step). verl 0.1-0.2 build the critic, the reference and the actor
     before the rollout (verl/trainer/ppo/ray_trainer.py:RayPPOTrainer.init_workers, the actor's rollout last)."""
     if not plan.colocated:
         return 0.0
-    a_param = plan.param_offload if plan.actor_param_offload is None else plan.actor_param_offload
+    a_param = _actor_param_offload_at_rollout(plan)
     out = _resident_states(plan, mc, False, a_param, True) if plan.actor_colocated else 0.0
     if plan.need_critic and plan.critic_colocated:
         out += _resident_states(plan, mc, True, plan.critic_param_offload, True)
