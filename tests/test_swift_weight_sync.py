@@ -140,3 +140,27 @@ def test_3361_lora_reference_pass_counts_the_policy_weights_once():
     assert terms[T_PARAMS] == 0
     assert terms[T_ACTOR_RES] >= 0.95 * bf16_weights
     assert r.memory.peaks[Phase.REF] < r.memory.capacity_of(Phase.REF)
+
+
+@pytest.mark.parametrize("framework", ["swift==3.12.1", "swift==3.10.1"])
+def test_7926_zero3_offload_reference_params_stay_on_the_cpu(framework):
+    """--deepspeed zero3_offload (ms-swift's ds_config/zero3_offload.json: offload_param cpu): the reference model is
+    prepared with a copy of the trainer's DeepSpeed config, stage 3 and offload_param kept (trl 0.24
+    models/utils.py prepare_deepspeed), and DeepSpeed builds a ZeRO-3 model without an optimizer as
+    DeepSpeedZeRoOffload with that offload config: its partitions are on the CPU, not resident beside the policy's
+    passes (they were priced at 8.1 GiB, 1/7 of the bf16 model, in the old-log-prob and update phases)."""
+    from rlbatch_solver.costmodel.memory import T_REF_RES
+    r = _check(framework)
+    for phase in (Phase.OLD_LOG_PROB, Phase.ACTOR_UPDATE):
+        assert r.memory.phases[phase].get(T_REF_RES, 0) == 0
+    assert _plan(framework, Phase.OLD_LOG_PROB).ref_param_offload
+
+
+def test_zero3_without_offload_keeps_the_reference_partition_resident():
+    """The same demo at plain --deepspeed zero3: the reference's 1/7 partition stays on the GPU beside the policy."""
+    from rlbatch_solver.costmodel.memory import T_REF_RES
+    case = _case()
+    args = ["zero3" if a == "zero3_offload" else a for a in case.args]
+    r = api.check(args, framework="swift==3.12.1", gpus=case.gpus, model=case.model, gpu=case.gpu)
+    mcon = model_consts(load_model(case.model))
+    assert r.memory.phases[Phase.OLD_LOG_PROB][T_REF_RES] == pytest.approx(2 * mcon.params / 7 / MIB, rel=0.02)
