@@ -68,7 +68,9 @@ def test_7926_on_3_12_1_gathers_the_whole_model_on_every_training_rank():
     mcon = model_consts(load_model(_case().model))
     whole = 2 * mcon.params / MIB
     transients = terms[T_GATHER] + terms[T_ACT_FWD] + terms[T_LOGITS_ENT]
-    assert terms[T_SYNC_GATHER] == pytest.approx(whole - transients, abs=4)
+    # --deepspeed zero3_offload: each rank's own partitions (1/7 of the model) are copied from the CPU for the gather
+    # and held beside it until it returns (test_offloaded_partitions_are_copied_to_the_gpu_for_a_coalesced_gather)
+    assert terms[T_SYNC_GATHER] == pytest.approx(whole * (1 + 1 / 7) - transients, abs=4)
     assert terms[T_SYNC_GATHER] > 40 * 1024
     # not enough alone to call the OOM on a 96 GB card: the phase stays under its line (docs/accuracy.md)
     assert r.memory.peaks[Phase.OLD_LOG_PROB] < r.memory.capacity_of(Phase.OLD_LOG_PROB)
@@ -80,11 +82,31 @@ def test_7926_on_releases_that_gather_by_groups_pays_one_group(framework):
     whole model; the phase adds what that group exceeds of the forward's transients."""
     plan = _plan(framework, Phase.OLD_LOG_PROB)
     mcon = model_consts(plan.model)
-    group = 2 * math.ceil(mcon.layers / 5) * mcon.layer_unit
-    assert sync_gather_bytes(plan, mcon) == group < 0.25 * 2 * mcon.params
+    # the group and, params offloaded (zero3_offload), the rank's own partitions of it copied to the GPU (1/7)
+    group = 2 * math.ceil(mcon.layers / 5) * mcon.layer_unit * (1 + 1 / 7)
+    assert sync_gather_bytes(plan, mcon) == pytest.approx(group) and group < 0.25 * 2 * mcon.params
     terms = _check(framework).memory.phases[Phase.OLD_LOG_PROB]
     whole = _check("swift==3.12.1").memory.phases[Phase.OLD_LOG_PROB]
-    assert whole[T_SYNC_GATHER] - terms.get(T_SYNC_GATHER, 0) == pytest.approx((2 * mcon.params - group) / MIB, abs=4)
+    assert whole[T_SYNC_GATHER] - terms.get(T_SYNC_GATHER, 0) == pytest.approx(
+        (2 * mcon.params * (1 + 1 / 7) - group) / MIB, abs=4)
+
+
+def test_offloaded_partitions_are_copied_to_the_gpu_for_a_coalesced_gather():
+    """ms-swift #7926 (--deepspeed zero3_offload, 7 training ranks): ZeRO-3 keeps each parameter's partition on the
+    CPU, and DeepSpeed's coalesced gather (GatheredParameters over more than one parameter) copies every partition
+    to the GPU and holds the copies beside the gathered tensors until it returns (DeepSpeed 0.18.4
+    partition_parameters.py _allgather_params_coalesced, local_tensors); a single parameter's gather copies its
+    partition straight into the gathered tensor (_allgather_params). Without offload the partitions are already on
+    the GPU, inside the trainer's sharded states: nothing more."""
+    import dataclasses
+    plan = _plan("swift==3.12.1", Phase.OLD_LOG_PROB)
+    mcon = model_consts(plan.model)
+    assert plan.param_offload and plan.shard_degree == 7
+    whole = 2 * mcon.params
+    assert sync_gather_bytes(plan, mcon) == pytest.approx(whole * (1 + 1 / 7))
+    assert sync_gather_bytes(dataclasses.replace(plan, param_offload=False), mcon) == pytest.approx(whole)
+    one = dataclasses.replace(plan, sync_gather_groups=-1)
+    assert sync_gather_bytes(one, mcon) == 2 * max(mcon.embed, mcon.lm_head)
 
 
 COLOCATE = ["NPROC_PER_NODE=8", "swift", "rlhf", "--rlhf_type", "grpo", "--model", "Qwen/Qwen2.5-7B-Instruct",
@@ -118,3 +140,27 @@ def test_3361_lora_reference_pass_counts_the_policy_weights_once():
     assert terms[T_PARAMS] == 0
     assert terms[T_ACTOR_RES] >= 0.95 * bf16_weights
     assert r.memory.peaks[Phase.REF] < r.memory.capacity_of(Phase.REF)
+
+
+@pytest.mark.parametrize("framework", ["swift==3.12.1", "swift==3.10.1"])
+def test_7926_zero3_offload_reference_params_stay_on_the_cpu(framework):
+    """--deepspeed zero3_offload (ms-swift's ds_config/zero3_offload.json: offload_param cpu): the reference model is
+    prepared with a copy of the trainer's DeepSpeed config, stage 3 and offload_param kept (trl 0.24
+    models/utils.py prepare_deepspeed), and DeepSpeed builds a ZeRO-3 model without an optimizer as
+    DeepSpeedZeRoOffload with that offload config: its partitions are on the CPU, not resident beside the policy's
+    passes (they were priced at 8.1 GiB, 1/7 of the bf16 model, in the old-log-prob and update phases)."""
+    from rlbatch_solver.costmodel.memory import T_REF_RES
+    r = _check(framework)
+    for phase in (Phase.OLD_LOG_PROB, Phase.ACTOR_UPDATE):
+        assert r.memory.phases[phase].get(T_REF_RES, 0) == 0
+    assert _plan(framework, Phase.OLD_LOG_PROB).ref_param_offload
+
+
+def test_zero3_without_offload_keeps_the_reference_partition_resident():
+    """The same demo at plain --deepspeed zero3: the reference's 1/7 partition stays on the GPU beside the policy."""
+    from rlbatch_solver.costmodel.memory import T_REF_RES
+    case = _case()
+    args = ["zero3" if a == "zero3_offload" else a for a in case.args]
+    r = api.check(args, framework="swift==3.12.1", gpus=case.gpus, model=case.model, gpu=case.gpu)
+    mcon = model_consts(load_model(case.model))
+    assert r.memory.phases[Phase.OLD_LOG_PROB][T_REF_RES] == pytest.approx(2 * mcon.params / 7 / MIB, rel=0.02)

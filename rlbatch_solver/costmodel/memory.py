@@ -986,16 +986,25 @@ def sync_gather_bytes(plan: Plan, mc: ModelConsts) -> float:
     (``Plan.sync_gather_groups``), in 16 bits, on top of its own shard: every parameter (adapter included), the
     largest group of N: ceil(layers / N) decoder layers, or the embedding with the final norm and lm_head (ms-swift
     rollout_mixin.py ``split_batches``: a parameter named with a layer index goes to group index // ceil(layers / N),
-    any other to the embedding's group), or one parameter at a time: the largest, the embedding or lm_head."""
+    any other to the embedding's group), or one parameter at a time: the largest, the embedding or lm_head.
+
+    With the parameters offloaded to the CPU (ZeRO-3 ``offload_param``, ``Plan.param_offload``) a gather of more than
+    one parameter also holds each one's own partition copied to the GPU until it returns (DeepSpeed 0.18.4
+    runtime/zero/partition_parameters.py ``_allgather_params_coalesced``: ``local_tensors.append(
+    param.ds_tensor.to(device))`` beside the whole ``flat_tensor`` it gathers into; a single parameter goes through
+    ``_allgather_params``, which copies its partition straight into the gathered tensor): 1/N more of the group."""
     if not plan.sync_gather_groups or plan.trainer != "deepspeed" or plan.zero_stage < 3 or plan.engine != "vllm":
         return 0.0
     if plan.sync_gather_groups < 0:
         return C.BF16 * float(max(mc.embed, mc.lm_head))
     whole = float(mc.params + plan.lora_params)
     if plan.sync_gather_groups == 1:
-        return C.BF16 * whole
-    layers = math.ceil(mc.layers / plan.sync_gather_groups)
-    return C.BF16 * min(whole, float(max(layers * mc.layer_unit, mc.embed + mc.lm_head)))
+        group = whole
+    else:
+        layers = math.ceil(mc.layers / plan.sync_gather_groups)
+        group = min(whole, float(max(layers * mc.layer_unit, mc.embed + mc.lm_head)))
+    own_partitions = group / max(1, plan.shard_degree) if plan.param_offload else 0.0
+    return C.BF16 * (group + own_partitions)
 
 
 def _sync_gather_excess(plan: Plan, mc: ModelConsts, transients: float, restored: float = 0.0) -> float:

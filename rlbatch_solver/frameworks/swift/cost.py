@@ -548,6 +548,13 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     stage, ds_off = int(v.get("ds_stage") if v.get("ds_stage") is not None else -1), bool(v.get("ds_offload"))
     # ZeRO-Offload keeps the actor's optimizer (and, at stage 3, its params) on the CPU in every phase
     common["actor_param_offload"] = common["actor_param_offload"] or (ds_off and stage >= 3)
+    # ... and the reference's params at stage 3: it is prepared with a copy of the trainer's DeepSpeed config, stage 3
+    # and offload_param kept (3.12.1 trainers/rlhf_trainer/rlhf_mixin.py -> trl 0.24 models/utils.py
+    # prepare_deepspeed: deepcopy(deepspeed_plugin.deepspeed_config), only a stage below 3 is set to 0; ms-swift's
+    # own prepare_deepspeed the same; TRL's GRPOTrainer calls trl's, trl 0.24 grpo_trainer.py), and DeepSpeed builds a ZeRO-3 model without an optimizer as
+    # DeepSpeedZeRoOffload(offload_param_config=...) (0.18.4 runtime/engine.py _configure_zero_optimizer), so its
+    # partitions stay on the CPU between its passes and stream in during them
+    common["ref_param_offload"] = common["ref_param_offload"] or (ds_off and stage >= 3)
     common["actor_optimizer_offload"] = common["actor_optimizer_offload"] or ds_off
     return Plan.of(
         **common, train_micro=micro, logprob_micro=micro, sp=sp, shard_degree=world,
