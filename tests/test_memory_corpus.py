@@ -191,8 +191,9 @@ def test_a_gpu_record_is_unjudged_only_when_it_says_why_and_then_counts_neither_
     # #3364's first post (every parallel size a shell variable whose value is not shown)
     megatron = {"verl-megatron_1649_comment_qwen_14b_2x8xa800_40gb", "verl-megatron_388_qwen2_5_32b_ppo_4x8xh800",
                 "verl-megatron_3620_qwen2_5_7b_dapo_8xa800", "verl-megatron_3364_qwen3moe_30b_grpo_4x8xh200"}
-    # OpenRLHF reports run with the DeepSpeed launcher without Ray (#519, #858)
-    openrlhf |= {"openrlhf_519_llama3_8b_ppo_deepspeed_8xh100", "openrlhf_858_llama3_8b_ppo_deepspeed_4xa40"}
+    # OpenRLHF reports run with the DeepSpeed launcher without Ray (#519, #858, #277)
+    openrlhf |= {"openrlhf_519_llama3_8b_ppo_deepspeed_8xh100", "openrlhf_858_llama3_8b_ppo_deepspeed_4xa40",
+                 "openrlhf_277_codellama_13b_ppo_deepspeed_4xa800"}
     # verl: Logic-RL's README line "4×A100 80G", written for the script of its date, not for the later one (882de6a)
     verl = {"verl_logicrl_readme_qwen2_5_7b_grpo_4xa100_80gb"}
     assert set(marked) == swift | openrlhf | megatron | verl
