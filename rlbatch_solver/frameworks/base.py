@@ -390,26 +390,32 @@ class Framework(ABC):
         return words
 
     @property
+    def _entry_words(self) -> EntryWords:
+        """This framework's row of entry_words.ENTRY_WORDS (by name; none: no words), which the four ``entry_*``
+        properties below read."""
+        return ENTRY_WORDS.get(self.name, EntryWords())
+
+    @property
     def entry_modules(self) -> tuple[str, ...]:
         """Python modules that start this framework's run (``python -m verl.trainer.main_ppo``): ENTRY_WORDS."""
-        return ENTRY_WORDS.get(self.name, EntryWords()).modules
+        return self._entry_words.modules
 
     @property
     def entry_commands(self) -> tuple[tuple[str, str], ...]:
         """Commands that start this framework's run (``("swift", "rlhf")``): ENTRY_WORDS."""
-        return ENTRY_WORDS.get(self.name, EntryWords()).commands
+        return self._entry_words.commands
 
     @property
     def entry_flags(self) -> tuple[str, ...]:
         """Flags one of which a generic entry command's arguments must hold to be this framework's (slime's `python3
         train.py` is any project's; its --rollout-batch-size is required); empty: the command alone decides."""
-        return ENTRY_WORDS.get(self.name, EntryWords()).flags
+        return self._entry_words.flags
 
     @property
     def companion_entries(self) -> tuple[tuple[str, ...], ...]:
         """Commands a run starts beside its entry point, as a launch script's lines begin them (TRL's ``trl
         vllm-serve``): ``launch_script.py`` hands their words to ``read_companion``. ENTRY_WORDS."""
-        return ENTRY_WORDS.get(self.name, EntryWords()).companions
+        return self._entry_words.companions
 
     def companion_commands(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[list[str]]:
         """Commands to start before ``run_command`` (a rollout server on GPUs of its own), each as ``run_command``'s
