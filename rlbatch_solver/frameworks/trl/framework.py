@@ -361,8 +361,8 @@ class TrlFramework(SwiftFramework):
     def free_keys(self, values: Mapping[str, Value]) -> set[str]:
         """The knobs' flags, less an accelerate config file: the user's launcher setup (its distribution, mixed
         precision, offload) stays whole on the command recommend --from prints, and decides ZeRO."""
-        return super(SwiftFramework, self).free_keys(values) | {f for n in self._knobs() for f in KNOB_FLAGS[n]
-                                                               if f not in CONFIG_FILE_FLAGS}
+        return super(SwiftFramework, self).free_keys(values) | {
+            f for n in self._knobs() for f in self.cost_input_keys[n] if f not in CONFIG_FILE_FLAGS}
 
     def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
                     notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
@@ -758,7 +758,9 @@ class TrlFramework(SwiftFramework):
             for name, values in KNOB_SEARCH.items():
                 if name in inert:
                     continue
-                if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
+                # the user's own flag of the switch, under this framework's name for it (cost_input_keys: Unsloth's
+                # gpu_memory_utilization, not GRPOConfig's vllm_gpu_memory_utilization), keeps it as set
+                if self._has_knob(name) and not set(self.cost_input_keys[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)
             self._engine_settings_unused(space.domains, space.extra_rules)
         return space
