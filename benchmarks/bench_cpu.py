@@ -41,6 +41,9 @@ COMMANDS = [
       "--algo", "grpo", "--n", "16", "--prompt-len", "1024", "--response-len", "4096",
       "--set", "data.train_batch_size=512"]),
     ("check", "check a pasted launch script", 1.5, ["check", SCRIPT]),
+    # ms-swift's HF path, the user leaving use_vllm alone: both engines are searched (vLLM and transformers' generate)
+    ("swift", "recommend, ms-swift, Qwen2.5-7B, 1x RTX 4090", 1.5,
+     ["recommend", "--framework", "swift", "--gpu", "rtx4090", "--gpus", "1", "--model", "qwen2.5-7b"]),
 ]
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

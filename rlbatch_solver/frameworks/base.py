@@ -44,6 +44,9 @@ class LeftOut(NamedTuple):
     left: list[str]  # those the search left out
     what: str  # the values left out, in words ("use_vllm=false (transformers' generate, ...)")
     chosen: bool  # the user set or searched it: kept as chosen, only named
+    # searched beside the default's arm whenever the user did not choose (``recommend.with_open_arms``): both arms are
+    # priced like for like; False: only where the answer lacks room (``wider_search``)
+    by_default: bool = False
 
 
 def priced_words(priced: bool, plural: bool = False) -> str:
@@ -516,8 +519,9 @@ class Framework(ABC):
 
     def arms_left_out(self, scenario: Any) -> list[LeftOut]:
         """The switches of another way to run (an engine) whose other values the scenario's search does not try:
-        ``recommend`` searches those the user did not choose as well when the answer is tight or none fits, and
-        names the rest where it says no config has headroom. None by default (every arm is searched)."""
+        ``recommend`` searches those the user did not choose as well: in the same solve where ``LeftOut.by_default``
+        says so (the answer is the fastest either way), else when the answer is tight or none fits; and names the
+        rest where it says no config has headroom. None by default (every arm is searched)."""
         return []
 
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:

@@ -530,6 +530,11 @@ class TrlFramework(SwiftFramework):
     # generate); a GRPOConfig vllm_ field or a `trl vllm-serve` flag asks for vLLM (arms_left_out)
     WITHOUT_VLLM = "transformers' generate, GRPOConfig's default"
     VLLM_KEYS = ("vllm_", "server.")
+    # not both engines in every search: without vLLM the newest releases' command carries no prompt length
+    # (GRPOConfig has no max_prompt_length since 0.28), so that arm is priced at the 512 tokens check reads for it,
+    # not the prompt asked: the two arms are not alike, and the arm without vLLM is searched only where the vLLM
+    # answer lacks room (wider_search.py), one policy for every TRL release
+    BOTH_ENGINES_BY_DEFAULT = False
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
         world = int(solution["gpus_per_node"]) * int(solution.get("nnodes") or 1)
