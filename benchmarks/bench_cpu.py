@@ -12,7 +12,8 @@ environment), as an installed package runs: without it every start compiles the 
 
 The targets: recommend on the built-in default scenario within 1 CPU s of our own work; a Megatron MoE (Qwen3-30B-A3B
 on 8 H100, and benchmarks/bench_recommend.py's 64 H100 with verl's MoE example batch) within 3 s; ``check`` of a
-pasted launch script within 1.5 s. ``--split`` (default scenario) prints where the time goes instead: OR-Tools'
+pasted launch script within 1.5 s; ms-swift's recommend, which searches both engines in one solve where the user
+leaves use_vllm alone, within 1.5 s. ``--split`` (default scenario) prints where the time goes instead: OR-Tools'
 import (numpy and pandas with it: ortools/sat/python/cp_model.py imports both at its top), typer's parsing of the
 options, the rest.
 """
@@ -99,7 +100,7 @@ def split() -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--only", action="append", help="a command's key (default, moe8, moe64, check); repeatable")
+    ap.add_argument("--only", action="append", help="a command's key (default, moe8, moe64, check, swift); repeatable")
     ap.add_argument("--split", action="store_true", help="where the default scenario's CPU time goes")
     args = ap.parse_args()
     print(f"machine: {platform.machine()}, CPython {platform.python_version()}, {os.cpu_count()} CPUs\n")
