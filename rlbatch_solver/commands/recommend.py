@@ -560,9 +560,9 @@ def recommend(
     share of what is left of it, so the whole call ends within it (plus the printing). ``search_arms``: the arms the
     default search holds that the user did not choose and that compare like for like (``LeftOut.by_default``) are
     searched in the same solve (``with_open_arms``); an answer without room searches the others
-    (``wider_search``); off for a placement layout's solve, whose engine the layout fixes. ``notes``: the notes on the keys given and on the printed command
-    (``searched_scenario``'s, ``answer_notes``); off for a placement layout's solve, whose notes the placement
-    answer's replace.
+    (``wider_search``); off for a placement layout's solve, whose engine the layout fixes. ``notes``: the notes on
+    the keys given and on the printed command (``searched_scenario``'s, ``answer_notes``); off for a placement
+    layout's solve, whose notes the placement answer's replace.
     """
     from ..costmodel.tables import full_reports, stage_seconds, step_seconds, tokens_per_step
     from ..deadline import Deadline
