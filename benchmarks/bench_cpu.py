@@ -12,7 +12,8 @@ environment), as an installed package runs: without it every start compiles the 
 
 The targets: recommend on the built-in default scenario within 1 CPU s of our own work; a Megatron MoE (Qwen3-30B-A3B
 on 8 H100, and benchmarks/bench_recommend.py's 64 H100 with verl's MoE example batch) within 3 s; ``check`` of a
-pasted launch script within 1.5 s. ``--split`` (default scenario) prints where the time goes instead: OR-Tools'
+pasted launch script within 1.5 s; ms-swift's recommend, which searches both engines in one solve where the user
+leaves use_vllm alone, within 1.5 s. ``--split`` (default scenario) prints where the time goes instead: OR-Tools'
 import (numpy and pandas with it: ortools/sat/python/cp_model.py imports both at its top), typer's parsing of the
 options, the rest.
 """
@@ -41,6 +42,9 @@ COMMANDS = [
       "--algo", "grpo", "--n", "16", "--prompt-len", "1024", "--response-len", "4096",
       "--set", "data.train_batch_size=512"]),
     ("check", "check a pasted launch script", 1.5, ["check", SCRIPT]),
+    # ms-swift's HF path, the user leaving use_vllm alone: both engines are searched (vLLM and transformers' generate)
+    ("swift", "recommend, ms-swift, Qwen2.5-7B, 1x RTX 4090", 1.5,
+     ["recommend", "--framework", "swift", "--gpu", "rtx4090", "--gpus", "1", "--model", "qwen2.5-7b"]),
 ]
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -96,7 +100,7 @@ def split() -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--only", action="append", help="a command's key (default, moe8, moe64, check); repeatable")
+    ap.add_argument("--only", action="append", help="a command's key (default, moe8, moe64, check, swift); repeatable")
     ap.add_argument("--split", action="store_true", help="where the default scenario's CPU time goes")
     args = ap.parse_args()
     print(f"machine: {platform.machine()}, CPython {platform.python_version()}, {os.cpu_count()} CPUs\n")

@@ -117,3 +117,27 @@ def test_a_set_not_narrowed_in_time_is_not_called_minimal(moe_on_l40s):
         print_conflict(Console(file=out, width=200), Conflict(rules, "infeasible", minimal),
                        SimpleNamespace(domains=domains), None, headed=True)
         assert said in out.getvalue() and ("drop any one" in out.getvalue()) == minimal, out.getvalue()
+
+
+def test_a_solve_its_share_of_the_seconds_stopped_with_work_left_is_said_cut_short(moe_on_l40s, monkeypatch):
+    """Bounded by work (fix.CONFLICT_WORK), the set is the same at any load unless the seconds, the safety net, stop a
+    solve first: the assumption solve ending without an answer on its share of the seconds, with its work unspent,
+    leaves what another way finds (deletion over every rule, within the work left), so it is said cut short though
+    the whole deadline did not run out (before, only the whole deadline running out was). A search its work bound
+    ends is not cut."""
+    ruleset, domains = moe_on_l40s
+    real = cp_model.CpSolver.Solve
+
+    def assumptions_time_out(self, model, *args, **kwargs):  # its seconds spent at once: a real solve, stopped
+        if model.Proto().assumptions:
+            self.parameters.max_time_in_seconds = 0.0
+        return real(self, model, *args, **kwargs)
+
+    monkeypatch.setattr(cp_model.CpSolver, "Solve", assumptions_time_out)
+    conflict = conflicting_rules(ruleset, domains, time_limit_s=60, work=5.0)
+    assert conflict.cut_short and conflict.ids != MOE_L40S, conflict  # what the fallback got to, said to be so
+    monkeypatch.setattr(cp_model.CpSolver, "Solve", real)
+    quiet = conflicting_rules(ruleset, domains, time_limit_s=60, work=5.0)
+    assert quiet.ids == MOE_L40S and not quiet.cut_short
+    starved = conflicting_rules(ruleset, domains, time_limit_s=60, work=1e-4)  # the work bound ends it: no cut
+    assert not starved.cut_short, (starved.status, starved.ids)

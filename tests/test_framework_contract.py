@@ -81,6 +81,22 @@ def test_the_entry_words_have_one_definition(name):
     assert words.modules or words.commands or name == "verl-megatron"  # verl-megatron starts from verl's
 
 
+def test_a_frameworks_entry_words_are_one_row_read_once():
+    """The four ``entry_*`` properties read one row of entry_words.ENTRY_WORDS (``Framework._entry_words``): a row put
+    there is what all four answer."""
+    from rlbatch_solver.frameworks.entry_words import ENTRY_WORDS, EntryWords
+
+    row = EntryWords(modules=("m.x",), commands=(("a", "b"),), flags=("--f",), companions=(("c", "d"),))
+    fw = get_framework("trl")
+    assert fw._entry_words is ENTRY_WORDS["trl"]
+    original = Framework.__dict__["_entry_words"]
+    try:
+        Framework._entry_words = property(lambda self: row)
+        assert (fw.entry_modules, fw.entry_commands, fw.entry_flags, fw.companion_entries) == tuple(row)
+    finally:
+        Framework._entry_words = original
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_each_version_is_pinned_to_itself(name):
     fw = get_framework(name)

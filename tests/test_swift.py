@@ -726,6 +726,26 @@ def test_a_tight_vllm_answer_searches_generation_without_vllm_too():
                for n in report.key_notes), report.key_notes
 
 
+def test_recommend_searches_both_engines_where_the_user_left_use_vllm_alone():
+    """7B LoRA on one RTX 4090: the vLLM answer (52.9 s a step) has headroom, so the search of generation without vLLM
+    (ms-swift's default), which ran only for a tight answer, never ran, and the faster config that fits without vLLM
+    (48.6 s, with headroom too) was not shown. Both engines are searched in the same solve where the user did not set
+    use_vllm; a use_vllm the user set stays."""
+    from rlbatch_solver.scenario import Scenario
+
+    def asked(**fixed):
+        return api.recommend(Scenario(framework="swift", gpu="rtx4090", gpus=1, model="qwen2.5-7b", fixed=fixed),
+                             time_limit_s=30)
+
+    both, vllm = asked(), asked(use_vllm=True)
+    assert vllm.best.values["use_vllm"] is True and not vllm.margin_note.startswith("tight")
+    assert both.best.values["use_vllm"] is False and not both.margin_note.startswith("tight")
+    assert both.best.step_time_s < vllm.best.step_time_s
+    assert any(n.startswith("use_vllm=false (transformers' generate, ms-swift's default) searched too, beside "
+                            "use_vllm=true") for n in both.key_notes), both.key_notes
+    assert not any("searched too" in n for n in vllm.key_notes), vllm.key_notes
+
+
 def test_check_without_memory_says_the_default_tuner_without_claiming_it_priced_anything():
     """check of an ms-swift config without --gpu (nothing priced) said the default LoRA tuner is 'and so it is priced';
     the note now claims pricing only where check evaluates memory (--gpu and a model), as fix's does."""

@@ -796,3 +796,28 @@ def test_explain_names_the_precision_rule_for_unsloths_message():
               "not a combination!\nAlso, we by default set `load_in_4bit = True`.", "--json")
     data = __import__("json").loads(out.stdout)
     assert [r["rule"] for r in data["rules"]][:1] == [PRECISION_RULE], data
+
+
+@pytest.mark.parametrize("framework, share, standby", [
+    ("trl", "vllm_gpu_memory_utilization", "vllm_enable_sleep_mode"),
+    ("unsloth", "gpu_memory_utilization", "UNSLOTH_VLLM_STANDBY")])
+def test_recommend_from_frees_the_share_and_standby_under_the_frameworks_own_keys(framework, share, standby):
+    """recommend --from chooses the memory switches (TRL: searchable, ``free_keys``), each read under the framework's
+    own keys (``Framework.cost_input_keys``): Unsloth's from_pretrained gpu_memory_utilization and its standby
+    variable were looked for under GRPOConfig's names, so an Unsloth config that set them kept them out of the
+    search that a TRL config's own are in; a share given with --set stays as set (the test above)."""
+    from rlbatch_solver.commands.recommend import scenario_from_config
+    from rlbatch_solver.frameworks.trl.framework import KNOB_SEARCH
+
+    fw = get_framework(framework)
+    flat = {"use_vllm": True, "vllm_mode": "colocate", share: 0.5, standby: True, "per_device_train_batch_size": 4,
+            "num_generations": 4, "max_completion_length": 256}
+    if framework == "unsloth":
+        flat = {**{k: v for k, v in flat.items() if k not in ("use_vllm", "vllm_mode")}, "fast_inference": True}
+    scenario, _, free = scenario_from_config(framework, flat, gpu="rtx4090", model="qwen3-4b", gpus=1)
+    assert {"gmu_permille", "sleep_level"} <= free
+    assert share not in scenario.fixed and standby not in scenario.fixed
+    space = fw.space(scenario, load_model("qwen3-4b"), with_knobs=True)
+    assert space.domains["gmu_permille"] == KNOB_SEARCH["gmu_permille"]
+    assert space.domains["sleep_level"] == KNOB_SEARCH["sleep_level"]
+    assert {share, standby} <= fw.free_keys({})

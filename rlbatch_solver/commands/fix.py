@@ -79,9 +79,10 @@ def fix(
     nearest = None  # the nearest repair, when the answer adds to it for memory headroom
     step = None  # what the headroom step moved, when it did
     if job.memory and res.solution is not None and res.changes:
+        # bounded by work (fix_headroom.HEADROOM_FLOOR_ROWS, HEADROOM_EXACT_WORK): what the command has left is only
+        # its safety net, a fifth kept for the RAM search and the printing
         res, nearest, step = with_headroom(job.fw, job.policy, job.values, job.kept, job.spec, res, ruleset,
-                                           capacity, job.notes, Deadline(min(deadline.left() * 0.8, time_limit_s * 0.5)),
-                                           cut)
+                                           capacity, job.notes, Deadline(deadline.left() * 0.8), cut)
     host_search = None
     if job.memory and host_mem_gib is not None:
         host_search = host_repair(job, res, attempt, host_mem_gib,

@@ -58,7 +58,6 @@ def with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Valu
     from dataclasses import replace
 
     from ..costmodel.tables import full_reports
-    from ..deadline import Deadline
     from ..frameworks.repair_policies import references
     from ..solver.costs import DOUBLING, total_cost
     from ..solver.repair import CHANGE_WEIGHT, changes_between, repair_result
@@ -89,8 +88,12 @@ def with_headroom(fw: Framework, policy: RepairPolicy, values: Mapping[str, Valu
 
     roomy = replace(spec, plan=priced)
     regular = regular_values(fw.ruleset, res.solution, _batch_keys(policy, fw.ruleset), own=values)
-    scratch = repair_once(fw, policy, values, kept=kept, spec=roomy, deadline=Deadline(deadline.share(0.5)))
-    step = repair_once(fw, policy, res.solution, kept=kept, spec=roomy, deadline=deadline, regular=regular)
+    # both searches bounded by work (HEADROOM_FLOOR_ROWS, HEADROOM_EXACT_WORK and the direct search's own bounds), so
+    # the step's answer is the same at any load; ``deadline``, what the command has left, is only their safety net
+    bounds = dict(kept=kept, spec=roomy, deadline=deadline, floor_rows=HEADROOM_FLOOR_ROWS,
+                  exact_work=HEADROOM_EXACT_WORK)
+    step = repair_once(fw, policy, res.solution, regular=regular, **bounds)
+    scratch = repair_once(fw, policy, values, **bounds)
     cut += [f"the headroom step ({c})" for c in dict.fromkeys(scratch.result.cut_short + step.result.cut_short)]
     nearest_keys = {c.name for c in res.changes}
     refs = references(policy, dict(values))
@@ -185,3 +188,15 @@ def headroom_said(report: FixReport, job: Job, step: Headroom, capacity: dict[st
 # the nearest repair, and move the nearest repair's numbers by at most this many doublings in all (16 -> 4, or two
 # values halved): further, the user is better served by the nearest repair and a word that it is tight
 HEADROOM_STEP_DOUBLINGS = 2
+
+# The headroom step's work bounds (``with_headroom``), counted the same on any machine and at any load: its answer does
+# not depend on the machine's speed (tests/test_fix_load.py), and the seconds it has (what the command has left) are
+# only the safety net, whose cut is said. HEADROOM_FLOOR_ROWS: memory rows each of its two searches may price proving
+# that the headroom fits nowhere (``tables.Rows``): the fix tests' largest such proof priced 36,866 rows in 1.6 s
+# (verl's Qwen2-14B GRPO example on 4x H800, tests/test_fix_published.py), about 43 us a row; HEADROOM_EXACT_WORK:
+# CP-SAT deterministic time for a repair of three keys or more when the greedy descent found none. Those searches in
+# the fix tests found none: the seconds they had at the default --time-limit cut them at 0.23 to 0.67 units (about
+# 1.5 s on a busy 2-core machine; the 14B example above, its scan bounded at 10 rows, spent 5 units in 15 CPU s and
+# proved nothing)
+HEADROOM_FLOOR_ROWS = 60_000
+HEADROOM_EXACT_WORK = 0.5

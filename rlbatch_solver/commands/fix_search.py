@@ -30,7 +30,8 @@ BEAT_WORK_PADDED = 5.0
 
 def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value], *, kept: set[str],
                 spec: CostSpec | None, deadline: Deadline, free: Mapping[str, list] | None = None,
-                excluded: Sequence[Rule] = (), regular: RegularValues | None = None) -> Attempt:
+                excluded: Sequence[Rule] = (), regular: RegularValues | None = None, floor_rows: int | None = None,
+                exact_work: float | None = None) -> Attempt:
     """One nearest repair (``Attempt``).
 
     First every one- and two-key move is evaluated directly (checker and memory model, no
@@ -39,6 +40,11 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     ``excluded``: search rules added to the framework's (the host-RAM exclusions, ``host_repair``).
     ``regular``: the batch sizes' candidates cut to the values an engineer would pick (the headroom step,
     ``headroom_values.py``); the nearest repair is then the nearest among those.
+    ``floor_rows``: the scan for a phase that fits nowhere prices at most this many memory rows (``tables.Rows``,
+    the same at any load), with ``deadline`` as its safety net (None: a quarter of ``deadline``'s seconds, no row
+    bound); ``exact_work``: the CP-SAT search for a larger repair with no greedy answer to beat is bounded by this
+    much deterministic time (None: exhaustive, ``deadline`` alone). A search either bound stops is not "cut short":
+    it stops at the same place on any machine; only the clock's cut is said (``RepairResult.cut_short``).
     """
     from ..deadline import Deadline
     from ..frameworks.repair_policies import direct_search_domains, references, repair_domains
@@ -63,15 +69,16 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     if spec is not None and any(is_memory_rule_id(r) for r in ruleset.failing_errors(values)):
         # a phase that fits nowhere in the domains proves at once that there is no repair (a config that fits is
         # itself in the domains: nothing to scan for)
-        from ..costmodel.tables import memory_floors
+        from ..costmodel.tables import Rows, memory_floors
         from ..solver.repair import RepairResult
 
         started = time.monotonic()
         # each phase against its own line; where a searched switch moves it (CostTerms.arm_lines), each arm against
         # that arm's: the same floor recommend quotes (recommend.memory_floor)
-        scan = Deadline(deadline.share(0.25))
+        scan = Deadline(deadline.share(0.25)) if floor_rows is None else deadline
         floors = memory_floors(terms, domains, fw.ruleset.framework, deadline=scan, stop=True,
-                               grows=policy.least_at_smallest(terms.phases))
+                               grows=policy.least_at_smallest(terms.phases),
+                               rows=None if floor_rows is None else Rows(floor_rows))
         over = {rule: pair for rule, pair in floors.items() if pair[0] > pair[1]}
         if over:
             return Attempt(RepairResult(None, [], None, "infeasible", time.monotonic() - started, method="floor",
@@ -130,7 +137,7 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     # its safety net (a cut said: RepairResult.cut_short)
     padded = greedy is not None and _beyond_keys(ruleset, values, greedy, policy, refs)
     exact = deadline
-    work = None if greedy is None else (BEAT_WORK_PADDED if padded else BEAT_WORK)
+    work = exact_work if greedy is None else (BEAT_WORK_PADDED if padded else BEAT_WORK)
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs, deadline=exact, min_changes=3,
                  hint=greedy or near.partial, grows=policy.grows_memory, held=policy.algorithm_batch,
                  misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)), work=work)

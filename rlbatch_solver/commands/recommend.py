@@ -557,11 +557,12 @@ def recommend(
     answers with less CPU; more only helps a space hard enough for CP-SAT's portfolio). ``start``: a user's
     config and what may change in it (``scenario_from_config``; ``recommend_from`` does both). ``deadline``: the
     command's ``Deadline`` when it started before this call (else ``time_limit_s`` from now): every step takes a
-    share of what is left of it, so the whole call ends within it (plus the printing). ``search_arms``: an answer
-    without room searches the arms the default search left out (``wider_search``); off for a placement layout's
-    solve, whose engine the layout fixes. ``notes``: the notes on the keys given and on the printed command
-    (``searched_scenario``'s, ``answer_notes``); off for a placement layout's solve, whose notes the placement
-    answer's replace.
+    share of what is left of it, so the whole call ends within it (plus the printing). ``search_arms``: the arms the
+    default search holds that the user did not choose and that compare like for like (``LeftOut.by_default``) are
+    searched in the same solve (``with_open_arms``); an answer without room searches the others
+    (``wider_search``); off for a placement layout's solve, whose engine the layout fixes. ``notes``: the notes on
+    the keys given and on the printed command (``searched_scenario``'s, ``answer_notes``); off for a placement
+    layout's solve, whose notes the placement answer's replace.
     """
     from ..costmodel.tables import full_reports, stage_seconds, step_seconds, tokens_per_step
     from ..deadline import Deadline
@@ -573,8 +574,19 @@ def recommend(
     deadline = deadline or Deadline(time_limit_s)
     if top < 1:
         raise InputError("top", f"{top} must be at least 1.", "pass --top 5.")
-    asked = scenario
+    asked, both_arms = scenario, []
+    if start is None and search_arms and scenario.placement is None:
+        # the arms the default search would hold that the user did not choose (ms-swift's generation without vLLM):
+        # searched in the same solve, so that the answer is the fastest valid config that fits either way (the
+        # faster one may have room to spare, and so never ask for the wider search of wider_search.py)
+        scenario, both_arms = with_open_arms(scenario)
+        asked = scenario
     scenario, batch_kept, batch_note, unknown, key_notes = searched_scenario(scenario, start, notes=notes)
+    if both_arms and notes:
+        key_notes = [*key_notes, *(
+            f"{a.what} searched too, beside {', '.join(f'{a.key}={v}' for v in a.values if v not in a.left)}, as "
+            f"you did not set {a.key}: the answer is the fastest either way (--set {a.key}=... holds one)"
+            for a in both_arms)]
     if scenario.placement is not None and start is None:
         from .placement import recommend_placement
 
@@ -692,6 +704,20 @@ def recommend(
         report = with_arms_left_out(asked, report, fw, deadline, lambda wider: recommend(
             wider, top=top, extra_gpus=extra_gpus, solver_workers=solver_workers, deadline=deadline))
     return report
+
+
+def with_open_arms(scenario: Scenario) -> tuple[Scenario, list]:
+    """``scenario`` with the arms its framework's default search leaves out (``Framework.arms_left_out``) that the
+    user did not choose and that are searched by default (``LeftOut.by_default``) searched too (as ``--search
+    key=v1,v2`` would), and those arms."""
+    from dataclasses import replace
+
+    from ..frameworks import get_framework
+
+    arms = [a for a in get_framework(scenario.framework).arms_left_out(scenario) if not a.chosen and a.by_default]
+    if not arms:
+        return scenario, []
+    return replace(scenario, search={**scenario.search, **{a.key: list(a.values) for a in arms}}), arms
 
 
 def searched_scenario(scenario: Scenario, start: Any = None, *,

@@ -594,7 +594,7 @@ def _gather_bytes(plan: Plan, mc: ModelConsts, backward: bool, critic: bool = Fa
     root, in_flight = _root_and_units(plan, mc, critic)
     b = C.BF16 * (root + in_flight) / mp
     if backward and not plan.lora_params:
-        if plan.fsdp_root in ("fsdp1", "fsdp2"):
+        if plan.fsdp_root_known:
             b += fsdp_head_grad_bytes(plan, mc, critic) + C.FSDP_BWD_GRAD_BYTES * mc.layer_unit / mp
         else:
             b += C.FSDP_BWD_GRAD_BYTES * mc.largest_unit / mp
@@ -620,7 +620,7 @@ def fsdp_root_reduce_bytes(plan: Plan, mc: ModelConsts, critic: bool = False) ->
     embedding's and the untied lm_head's (the critic's embedding), unsharded in bf16 with their fp32 cast for the fp32
     reduce-scatter (reduce_dtype=fp32: ``FSDP_BWD_GRAD_BYTES``), when the activations, the logits and the layers'
     gradients are gone. 0 under LoRA (the base weights are frozen) or without a known policy."""
-    if plan.fsdp_root not in ("fsdp1", "fsdp2") or plan.lora_params or plan.zero_stage < 3 \
+    if not plan.fsdp_root_known or plan.lora_params or plan.zero_stage < 3 \
             or max(1, plan.shard_degree) <= 1:
         return 0.0
     params = mc.embed + (0 if critic else mc.lm_head)
@@ -639,7 +639,7 @@ def _root_and_units(plan: Plan, mc: ModelConsts, critic: bool) -> tuple[float, f
     head is hidden -> 1 (no lm_head). "" (a wrap policy not read): no root, two units of the largest of layer,
     embedding and lm_head in flight (the bound for any layer-wise policy)."""
     pair = C.FSDP_UNITS_IN_FLIGHT
-    if plan.fsdp_root not in ("fsdp1", "fsdp2"):
+    if not plan.fsdp_root_known:
         return 0.0, float(pair * mc.largest_unit)
     head = 0 if critic else mc.lm_head
     layers = float(pair * mc.layer_unit)
@@ -1400,7 +1400,7 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
         working = sum(v for t, v in terms.items() if t in (T_ACT, T_ACT_CKPT, T_LOGITS, T_LOGITS_ENT))
         del terms[T_GRADS]
         terms[T_GRADS_FREED] = max(0.0, g - working)
-    if plan.fsdp_root in ("fsdp1", "fsdp2") and not plan.lora_params and terms[T_GATHER] > 0:
+    if plan.fsdp_root_known and not plan.lora_params and terms[T_GATHER] > 0:
         # a layer's unsharded gradient and fp32 cast exist only once the logits are freed (the lm_head's backward
         # runs first): beside them only its excess over the logits adds; the embedding's and lm_head's gradients are
         # reduced at the backward's end, beside the gathered units, the states and the sharded gradients alone

@@ -326,6 +326,13 @@ class Plan:
     # the named efficiencies (a calibration profile replaces the defaults: costmodel/efficiency.py)
     efficiency: Efficiency = DEFAULT_EFFICIENCY
 
+    @property
+    def fsdp_root_known(self) -> bool:
+        """verl's FSDP wrap policy is known (``fsdp_root`` "fsdp1" or "fsdp2"): its root unit, the head's gradient held
+        to the backward's end and the root's end-of-backward reduce are priced (memory._root_and_units,
+        fsdp_head_grad_bytes, fsdp_root_reduce_bytes); otherwise the bound for any layer-wise policy."""
+        return self.fsdp_root in ("fsdp1", "fsdp2")
+
     def replace(self, **changes: Any) -> "Plan":
         """A copy with some fields changed: ``dataclasses.replace``'s result (a Plan has no ``__post_init__`` and every
         field is an init field), without passing its hundred fields through ``__init__`` (a cost table prices a plan

@@ -359,9 +359,25 @@ def searched_phases(spec: CostSpec, base: Mapping[str, Value]) -> list[str]:
     return [p for p in MEMORY_PHASES if p in run]
 
 
+class Rows:
+    """Memory rows a scan may price (``least_memory``, ``memory_floors``): work counted the same on any machine and at
+    any load, where seconds are not, so a scan it stops stops at the same row everywhere. ``spent`` rows priced."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.spent = limit, 0
+
+    def take(self) -> bool:
+        """One more row may be priced (and is counted); False once the bound is spent."""
+        if self.spent >= self.limit:
+            return False
+        self.spent += 1
+        return True
+
+
 def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Value]], *,
                  deadline=None, stop_above: int | Mapping[str, int] | None = None,
-                 grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset()) -> dict[str, int | None]:
+                 grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset(),
+                 rows: Rows | None = None) -> dict[str, int | None]:
     """For each memory table (``mem_<phase>``): the least MiB its phase needs anywhere in ``domains``.
 
     ``grows``: inputs no phase needs less memory at a larger value of (a repair policy's ``grows_memory`` and
@@ -369,7 +385,8 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
     millions of rows becomes one of thousands). A mapping gives each phase its own (phase -> inputs).
 
     Exact: every combination of the table's inputs is evaluated, smallest tables first. With a
-    ``deadline`` a table not finished in time is None (unknown). With ``stop_above`` only the answer
+    ``deadline`` a table not finished in time is None (unknown); with ``rows`` one not finished within that bound
+    (the same at any load) too. With ``stop_above`` only the answer
     to "does some phase exceed it everywhere?" is exact: a table's scan stops at its first value at or
     below it (that value is returned, an upper bound of the least), and the whole scan stops at the
     first table whose least value exceeds it (one phase that fits nowhere is enough to know). A mapping gives
@@ -396,8 +413,8 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
         limit = stop_above.get(table_phase(d.name)) if isinstance(stop_above, Mapping) else stop_above
         least = None
         for i, combo in enumerate(itertools.product(*doms)):
-            if deadline is not None and deadline.expired():  # a row can take milliseconds: every row
-                least = None
+            if (deadline is not None and deadline.expired()) or (rows is not None and not rows.take()):
+                least = None  # a row can take milliseconds: the clock is read at every row
                 break
             value = d.expr.fn(*combo)
             least = value if least is None else min(least, value)
@@ -413,12 +430,13 @@ def least_memory(derived: Sequence[Derived], domains: Mapping[str, Sequence[Valu
 
 
 def memory_floors(terms: CostTerms, domains: Mapping[str, Sequence[Value]], framework: str, *, deadline=None,
-                  stop: bool = False, grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset()
-                  ) -> dict[str, tuple[int, int]]:
+                  stop: bool = False, grows: frozenset[str] | Mapping[str, frozenset[str]] = frozenset(),
+                  rows: Rows | None = None) -> dict[str, tuple[int, int]]:
     """For each memory rule (its id): the least MiB its phase needs anywhere in ``domains`` and the line it is held
     to. Where the search moves the line (``CostTerms.arm_lines``: TRL's use_vllm searched both ways), each arm is
     scanned once, over its own part of the domains, and the pair is the arm nearest to fitting, with that arm's own
-    line. A phase whose scan the ``deadline`` cut short (an arm's included) is left out.
+    line. A phase whose scan the ``deadline`` cut short, or the ``rows`` bound every table's scan shares (an arm's
+    included), is left out.
 
     ``stop``: only the answer to "does some phase exceed its line everywhere?" is exact (``least_memory``'s
     ``stop_above``, each arm against its own line): a pair over its line is then a proof that no config of the
@@ -427,7 +445,8 @@ def memory_floors(terms: CostTerms, domains: Mapping[str, Sequence[Value]], fram
     plain = [d for d in mem if table_phase(d.name) not in terms.arm_lines]
     lines = {table_phase(d.name): terms.capacity_of(table_phase(d.name)) for d in plain}
     floors = {name: (least, lines[table_phase(name)]) for name, least in least_memory(
-        plain, domains, deadline=deadline, stop_above=lines if stop else None, grows=grows).items() if least is not None}
+        plain, domains, deadline=deadline, stop_above=lines if stop else None, grows=grows, rows=rows).items()
+        if least is not None}
     for d in (d for d in mem if table_phase(d.name) in terms.arm_lines):
         if stop and any(least > line for least, line in floors.values()):
             break  # one phase that fits nowhere is enough to know
@@ -438,7 +457,7 @@ def memory_floors(terms: CostTerms, domains: Mapping[str, Sequence[Value]], fram
             arm = dict(zip(names, combo))
             line = terms.capacity_of(phase, arm)
             least = least_memory([d], {**domains, **{n: [v] for n, v in arm.items()}}, deadline=deadline,
-                                 stop_above=line if stop else None, grows=grows).get(d.name)
+                                 stop_above=line if stop else None, grows=grows, rows=rows).get(d.name)
             if least is None:  # cut short: the phase is unknown
                 arms = []
                 break

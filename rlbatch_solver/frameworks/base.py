@@ -44,6 +44,9 @@ class LeftOut(NamedTuple):
     left: list[str]  # those the search left out
     what: str  # the values left out, in words ("use_vllm=false (transformers' generate, ...)")
     chosen: bool  # the user set or searched it: kept as chosen, only named
+    # searched beside the default's arm whenever the user did not choose (``recommend.with_open_arms``): both arms are
+    # priced like for like; False: only where the answer lacks room (``wider_search``)
+    by_default: bool = False
 
 
 def priced_words(priced: bool, plural: bool = False) -> str:
@@ -390,26 +393,32 @@ class Framework(ABC):
         return words
 
     @property
+    def _entry_words(self) -> EntryWords:
+        """This framework's row of entry_words.ENTRY_WORDS (by name; none: no words), which the four ``entry_*``
+        properties below read."""
+        return ENTRY_WORDS.get(self.name, EntryWords())
+
+    @property
     def entry_modules(self) -> tuple[str, ...]:
         """Python modules that start this framework's run (``python -m verl.trainer.main_ppo``): ENTRY_WORDS."""
-        return ENTRY_WORDS.get(self.name, EntryWords()).modules
+        return self._entry_words.modules
 
     @property
     def entry_commands(self) -> tuple[tuple[str, str], ...]:
         """Commands that start this framework's run (``("swift", "rlhf")``): ENTRY_WORDS."""
-        return ENTRY_WORDS.get(self.name, EntryWords()).commands
+        return self._entry_words.commands
 
     @property
     def entry_flags(self) -> tuple[str, ...]:
         """Flags one of which a generic entry command's arguments must hold to be this framework's (slime's `python3
         train.py` is any project's; its --rollout-batch-size is required); empty: the command alone decides."""
-        return ENTRY_WORDS.get(self.name, EntryWords()).flags
+        return self._entry_words.flags
 
     @property
     def companion_entries(self) -> tuple[tuple[str, ...], ...]:
         """Commands a run starts beside its entry point, as a launch script's lines begin them (TRL's ``trl
         vllm-serve``): ``launch_script.py`` hands their words to ``read_companion``. ENTRY_WORDS."""
-        return ENTRY_WORDS.get(self.name, EntryWords()).companions
+        return self._entry_words.companions
 
     def companion_commands(self, native: Sequence[str], values: Mapping[str, Value], model: str) -> list[list[str]]:
         """Commands to start before ``run_command`` (a rollout server on GPUs of its own), each as ``run_command``'s
@@ -510,8 +519,9 @@ class Framework(ABC):
 
     def arms_left_out(self, scenario: Any) -> list[LeftOut]:
         """The switches of another way to run (an engine) whose other values the scenario's search does not try:
-        ``recommend`` searches those the user did not choose as well when the answer is tight or none fits, and
-        names the rest where it says no config has headroom. None by default (every arm is searched)."""
+        ``recommend`` searches those the user did not choose as well: in the same solve where ``LeftOut.by_default``
+        says so (the answer is the fastest either way), else when the answer is tight or none fits; and names the
+        rest where it says no config has headroom. None by default (every arm is searched)."""
         return []
 
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:

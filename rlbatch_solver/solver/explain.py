@@ -49,17 +49,22 @@ class Conflict:
 
 class _Work:
     """What the solves of one conflict search may spend together in CP-SAT's deterministic time (None: no bound but
-    the seconds), and what they have."""
+    the seconds), and what they have. ``clock``: a solve ended without an answer with work of its share left: its
+    seconds (its share of the deadline, the safety net) stopped it, not the work bound."""
 
     def __init__(self, limit: float | None) -> None:
-        self.limit, self.spent = limit, 0.0
+        self.limit, self.spent, self.clock = limit, 0.0, False
 
     def left(self, share: float = 1.0) -> float | None:
         return None if self.limit is None else max(0.0, (self.limit - self.spent) * share)
 
-    def spend(self, solver) -> None:
+    def spend(self, solver, status: int, allowed: float | None) -> None:
+        """Count a solve's work; ``allowed``: the work it was given (``left``'s answer when it started)."""
         if self.limit is not None:
             self.spent += solver.deterministic_time
+            # one worker: a solve ends UNKNOWN only at a limit; under its work limit, the seconds were it
+            if status == cp_model.UNKNOWN and allowed is not None and solver.deterministic_time < allowed:
+                self.clock = True
 
 
 def _solve_with(ruleset: RuleSet, domains: Domains, ids: list[str], time_limit_s: float, work: _Work | None = None,
@@ -67,10 +72,11 @@ def _solve_with(ruleset: RuleSet, domains: Domains, ids: list[str], time_limit_s
     """The status of the model with only the error rules ``ids``, enforced."""
     built = build_model(ruleset, domains, rule_filter=ids)
     work = work or _Work(None)
-    solver = new_solver(time_limit_s, work.left(share))
+    allowed = work.left(share)
+    solver = new_solver(time_limit_s, allowed)
     solver.parameters.num_workers = 1
     status = solver.Solve(built.model)
-    work.spend(solver)
+    work.spend(solver, status, allowed)
     return status
 
 
@@ -79,14 +85,18 @@ def conflicting_rules(ruleset: RuleSet, domains: Domains, time_limit_s: float = 
     """A minimal set of error rules that no value in ``domains`` satisfies together; ``time_limit_s`` bounds every
     solve together (out of time, the set found so far, not proven minimal). ``work``: every solve together within
     this much CP-SAT deterministic time (the same set at any load); the seconds are then the safety net, and a
-    set they cut says so (``Conflict.cut_short``)."""
+    set they cut says so (``Conflict.cut_short``): one solve its share of the seconds stopped with work left is
+    enough, as is the whole deadline running out."""
     from ..deadline import Deadline
 
     deadline = Deadline(time_limit_s)
-    conflict = _conflicting_rules(ruleset, domains, deadline, _Work(work))
+    spent = _Work(work)
+    conflict = _conflicting_rules(ruleset, domains, deadline, spent)
     conflict.fixed = ruleset.full_env({k: v[0] for k, v in domains.items() if len(v) == 1 and v[0] is not None})
-    conflict.cut_short = work is not None and deadline.expired() and not (
-        conflict.status == "infeasible" and conflict.proven_minimal) and not conflict.each_alone
+    # cut: a solve the clock stopped with work left (its share of the seconds, before the whole deadline ran out:
+    # the set then depends on the machine's speed, minimal or not), or the deadline out before a minimal set
+    conflict.cut_short = work is not None and not conflict.each_alone and (spent.clock or (deadline.expired() and not (
+        conflict.status == "infeasible" and conflict.proven_minimal)))
     return conflict
 
 
@@ -94,12 +104,13 @@ def _sufficient(built, errors: list[Rule], time_limit_s: float, work: _Work) -> 
     """(status, the error rules CP-SAT's assumption core names; None when it did not finish)."""
     lits = [built.rule_lits[r.id] for r in errors]
     built.model.AddAssumptions(lits)
-    solver = new_solver(time_limit_s, work.left(CORE_SHARE))
+    allowed = work.left(CORE_SHARE)
+    solver = new_solver(time_limit_s, allowed)
     solver.parameters.num_workers = 1  # assumption cores need a single worker
     solver.parameters.cp_model_presolve = False  # see the module's docstring
     solver.parameters.linearization_level = 0
     status = solver.Solve(built.model)
-    work.spend(solver)
+    work.spend(solver, status, allowed)
     if status != cp_model.INFEASIBLE:
         return status, None
     core = {lit.Index() for lit in lits} & set(solver.SufficientAssumptionsForInfeasibility())

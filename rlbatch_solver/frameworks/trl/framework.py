@@ -361,8 +361,8 @@ class TrlFramework(SwiftFramework):
     def free_keys(self, values: Mapping[str, Value]) -> set[str]:
         """The knobs' flags, less an accelerate config file: the user's launcher setup (its distribution, mixed
         precision, offload) stays whole on the command recommend --from prints, and decides ZeRO."""
-        return super(SwiftFramework, self).free_keys(values) | {f for n in self._knobs() for f in KNOB_FLAGS[n]
-                                                               if f not in CONFIG_FILE_FLAGS}
+        return super(SwiftFramework, self).free_keys(values) | {
+            f for n in self._knobs() for f in self.cost_input_keys[n] if f not in CONFIG_FILE_FLAGS}
 
     def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
                     notes: list[str] | None = None) -> tuple[str, list[str], int | None]:
@@ -530,6 +530,11 @@ class TrlFramework(SwiftFramework):
     # generate); a GRPOConfig vllm_ field or a `trl vllm-serve` flag asks for vLLM (arms_left_out)
     WITHOUT_VLLM = "transformers' generate, GRPOConfig's default"
     VLLM_KEYS = ("vllm_", "server.")
+    # not both engines in every search: without vLLM the newest releases' command carries no prompt length
+    # (GRPOConfig has no max_prompt_length since 0.28), so that arm is priced at the 512 tokens check reads for it,
+    # not the prompt asked: the two arms are not alike, and the arm without vLLM is searched only where the vLLM
+    # answer lacks room (wider_search.py), one policy for every TRL release
+    BOTH_ENGINES_BY_DEFAULT = False
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
         world = int(solution["gpus_per_node"]) * int(solution.get("nnodes") or 1)
@@ -758,7 +763,9 @@ class TrlFramework(SwiftFramework):
             for name, values in KNOB_SEARCH.items():
                 if name in inert:
                     continue
-                if self._has_knob(name) and not set(KNOB_FLAGS[name]) & set(self.normalize(scenario.fixed)):
+                # the user's own flag of the switch, under this framework's name for it (cost_input_keys: Unsloth's
+                # gpu_memory_utilization, not GRPOConfig's vllm_gpu_memory_utilization), keeps it as set
+                if self._has_knob(name) and not set(self.cost_input_keys[name]) & set(self.normalize(scenario.fixed)):
                     space.domains[name] = list(values)
             self._engine_settings_unused(space.domains, space.extra_rules)
         return space

@@ -542,7 +542,8 @@ class UnslothFramework(TrlFramework):
         return [f"{'priced' if priced else 'read'} at from_pretrained's defaults: " + "; ".join(said)] if said else []
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False):
-        """TRL's search space; a memory share or standby the user set under Unsloth's names stays as set."""
+        """TRL's search space (a memory share or standby the user set under Unsloth's names stays as set: TRL's space
+        reads each switch's keys from ``cost_input_keys``)."""
         space = super().space(scenario, model, with_knobs=with_knobs)
         fixed = _flat(scenario.fixed)
         # the lengths: the scenario's longest prompt, and from_pretrained's max_seq_length as given, else the
@@ -569,11 +570,6 @@ class UnslothFramework(TrlFramework):
             # weights, not GRPOConfig's use_vllm engine with a copy of its own (also where both arms are searched:
             # the switch is read only where vLLM runs, cost_spec's engine_shares_weights)
             space.domains["vllm_shared"] = [True]
-        if with_knobs and ("gpu_memory_utilization" in fixed or STANDBY in fixed):
-            base = self.to_values(dict(fixed), gpus=scenario.total_gpus, model=model)
-            for name, key in (("gmu_permille", "gpu_memory_utilization"), ("sleep_level", STANDBY)):
-                if key in fixed and name in space.domains:
-                    space.domains[name] = [base[name]]
         return space
 
     def entry_point(self, values: Mapping[str, Value]) -> str | None:
