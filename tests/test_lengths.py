@@ -355,3 +355,32 @@ def test_a_length_given_above_the_configs_limit_is_said_to_be_taken_at_the_limit
     assert "response 8,192 of 8,192 (given 9,000, above the limit: taken at it)" in out, out
     out = " ".join(_check("qwen2.5-1.5b", "--mean-response-len", "500").split())
     assert "response 500 of 8,192 (given)" in out, out
+
+
+def test_a_prompts_completions_share_its_length_as_trl_logs_show():
+    """TRL's logged longest / mean completion (docs/cost-model.md section 4, "A prompt's completions share its
+    length"): batches of one prompt x 2 log 1.09-1.10, two prompts x 4 log 1.47-1.49; independent exponential
+    lengths would give 1.5 and 2.72."""
+    from rlbatch_solver.costmodel.lengths import harmonic, straggler_factor
+
+    assert straggler_factor(2, 2) == pytest.approx(1.095, abs=0.01)  # within the logged 1.09-1.10
+    assert 1.47 < straggler_factor(8, 4) < harmonic(8)  # above the logged, far under independent lengths
+    assert straggler_factor(512, 1) == pytest.approx(harmonic(512))  # groups of one: every completion its own
+    assert straggler_factor(3, 8) == straggler_factor(3, 3)  # a call holding part of one prompt's group
+    # a synchronous step of one GSM8K prompt x 6 (Unsloth's notebooks) waits for about 1.3x the mean, not 2.45x
+    lam = length_scale(200.0, 768.0)
+    assert straggler_tokens(200.0, 768.0, 6, 6) == pytest.approx(lam * (1 + 0.19 * (harmonic(6) - 1)))
+    assert straggler_tokens(200.0, 768.0, 6, 6) < 0.6 * straggler_tokens(200.0, 768.0, 6)
+
+
+@pytest.mark.parametrize("framework,args,group", [
+    ("verl", ["data.train_batch_size=64", "actor_rollout_ref.rollout.n=8"], 8),
+    ("trl", ["--per_device_train_batch_size", "8", "--num_generations", "4"], 4),
+    ("openrlhf", ["--rollout_batch_size", "64", "--n_samples_per_prompt", "4"], 4),
+])
+def test_each_framework_names_its_group_size(framework, args, group):
+    from rlbatch_solver.calibration import make_run
+    from rlbatch_solver.costmodel.phase import Phase
+
+    run = make_run(framework, args, gpu="h100", model="qwen2.5-7b", gpus=8)
+    assert run.spec.plan(run.values, Phase.ROLLOUT).group_size == group

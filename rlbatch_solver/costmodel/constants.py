@@ -671,3 +671,14 @@ PACKED_SUM_Z = 3.09
 # bins of the drain integral (time.drain_seconds): its error against 256 bins is under 1% for every GPU and model
 # of tests/test_costmodel.py
 DRAIN_INTEGRATION_BINS = 16
+# How far a prompt's GRPO group of completions spreads about the prompt's own length (lengths.straggler_factor): a
+# completion is W x the prompt's length, W = 1 - s + s x Exp(1) (mean 1; the longest of m, 1 + s (H_m - 1)). TRL logs
+# each generation batch's mean and longest completion (trl/trainer/grpo_trainer.py _generate_and_score_completions:
+# completions/mean_length, completions/max_length over the gathered batch); in unslothai/notebooks' published runs
+# (commit 271e6d6) whose batch is ONE prompt's 2 completions (per_device_train_batch_size 1, raised to
+# num_generations 2, one accumulation step), Qwen3-VL-8B-Vision-GRPO and Qwen3_5-4B-Vision-GRPO (60 logged steps
+# each, means 302 and 348 of a 1,024 limit), the median longest / mean is 1.10 and 1.09: 1 + s/2, s = 0.20 and
+# 0.18. Independent exponential completions would log 1.5. (Their batches of two prompts x 4, Qwen2.5-VL-7B and
+# Gemma-3-4B vision, 142 and 10 steps, log 1.47 and 1.49 where this law says 1.5 x 1.21 = 1.81 and independent
+# completions 2.72: docs/cost-model.md section 4.)
+GROUP_LENGTH_SPREAD = 0.19

@@ -237,9 +237,25 @@ def response_cap(plan: Any, mean: float) -> float:
     return max(float(mean), min(limit, float(stated)))
 
 
-def straggler_tokens(mean: float, cap: float, samples: int) -> float:
-    """The expected longest of ``samples`` responses, exponential with capped mean ``mean``, at most ``cap``:
-    lam x H_n, the expected largest of n exponentials (what a synchronous rollout waits for)."""
+def straggler_factor(samples: float, group_size: int) -> float:
+    """The expected longest of a synchronous step's ``samples`` responses over their mean (exponential lengths: the
+    largest of n unit exponentials, H_n, where every response is drawn alone), where each prompt's group of
+    ``group_size`` completions (Plan.group_size) shares its prompt's length: the step's g = samples / group_size
+    prompts draw their lengths from the exponential law (its largest H_g), and a group's completions spread about
+    their prompt's length by GROUP_LENGTH_SPREAD of an exponential (W = 1 - s + s x Exp(1), the largest of m
+    1 + s (H_m - 1)): H_g x (1 + s (H_m - 1)); H_n for groups of one. Published TRL runs log each generation
+    batch's mean and longest completion (trl/trainer/grpo_trainer.py ``_generate_and_score_completions``:
+    ``completions/mean_length``, ``completions/max_length``): constants.GROUP_LENGTH_SPREAD's source."""
+    from . import constants as C
+
+    m = max(1, min(int(group_size), int(math.ceil(samples))))
+    g = max(1, math.ceil(float(samples) / m - 1e-9))
+    return harmonic(g) * (1.0 + C.GROUP_LENGTH_SPREAD * (harmonic(m) - 1.0))
+
+
+def straggler_tokens(mean: float, cap: float, samples: int, group_size: int = 1) -> float:
+    """The expected longest of ``samples`` responses, exponential with capped mean ``mean``, in prompts' groups of
+    ``group_size``, at most ``cap``: lam x ``straggler_factor`` (what a synchronous rollout waits for)."""
     from .time import length_scale
 
     lam = length_scale(mean, cap)
@@ -247,7 +263,7 @@ def straggler_tokens(mean: float, cap: float, samples: int) -> float:
         return 0.0
     if math.isinf(lam):
         return float(cap)
-    return min(float(cap), lam * harmonic(samples))
+    return min(float(cap), lam * straggler_factor(samples, group_size))
 
 
 def capped_moments(mean: float, cap: float) -> tuple[float, float]:

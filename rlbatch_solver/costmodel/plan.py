@@ -97,6 +97,10 @@ class Plan:
     # the longest response the data reaches (tokens), where a source or a run's log states it: the length law's cap
     # for time (lengths.response_cap), at most the limit; None: the limit
     longest_response: Optional[float] = None
+    # completions generated per prompt (GRPO's group: verl rollout.n, TRL/ms-swift num_generations, OpenRLHF
+    # n_samples_per_prompt): the completions of one prompt share its length, so a synchronous step's longest response
+    # is drawn from its prompts, not from its completions alone (lengths.straggler_factor); 1: every completion its own
+    group_size: int = 1
     # Memory, with remove_padding: fraction of max prompt+response the longest micro
     # batch reaches. 1.0 = worst case (every sequence of a micro batch at the limits).
     peak_length_fraction: float = 1.0

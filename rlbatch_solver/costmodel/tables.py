@@ -576,7 +576,8 @@ def mean_lengths(spec: CostSpec, values: Mapping[str, Value]) -> dict[str, Any]:
             "profile_chosen": chosen_by(plan),
             "data_prompt": data.name if data else None, "data_prompt_why": data.why if data else None,
             "dataset": plan.dataset or None,
-            "longest": round(straggler_tokens(r, response_cap(plan, r), int(plan.samples_per_step)), 1),
+            "longest": round(straggler_tokens(r, response_cap(plan, r), int(plan.samples_per_step), plan.group_size),
+                             1),
             "longest_given": plan.longest_response}
 
 

@@ -538,7 +538,7 @@ def _hf_generate(plan: Plan, mc: ModelConsts, info: dict[str, float]) -> float:
 
     seqs = hf_generate_batch(plan)
     p, r, _ = _lengths(plan)
-    steps = straggler_tokens(r, response_cap(plan, r), max(1, int(round(seqs))))
+    steps = straggler_tokens(r, response_cap(plan, r), max(1, int(round(seqs))), plan.group_size)
     one = plan.replace(rollout_tp=1, enforce_eager=True)
     kv_tok = float(plan.model.kv_bytes_per_token(1, C.KV_DTYPE_BYTES))
     prefill = hf_prefill_seconds(one, mc, seqs, p)
@@ -577,14 +577,15 @@ def drain_seconds(plan: Plan, mc: ModelConsts, active: float, total: int, p: flo
     lengths exponential with the step's mean, capped at ``r_max`` (the limit, or the stated longest response:
     lengths.response_cap; C.RESPONSE_LENGTHS), so that ``active x S(t)``
     remain after ``t`` steps, at context ``prompt + t``; the step ends with its longest response, the expected
-    largest of the step's ``total`` samples (the straggler engine holds it): ``lam x H_total``, at most the cap
-    (lengths.harmonic: the expected largest of n exponentials)."""
-    from .lengths import harmonic
+    largest of the step's ``total`` samples (the straggler engine holds it): ``lam x lengths.straggler_factor``
+    (H_n, the expected largest of n exponentials, where each prompt's group of completions shares its prompt's
+    length), at most the cap."""
+    from .lengths import straggler_factor
 
     lam = length_scale(r, r_max)
     if lam <= 0:
         return 0.0, 0.0
-    end = r_max if math.isinf(lam) else min(r_max, lam * harmonic(total))
+    end = r_max if math.isinf(lam) else min(r_max, lam * straggler_factor(total, plan.group_size))
     bins = C.DRAIN_INTEGRATION_BINS
     seconds = 0.0
     for k in range(bins):

@@ -159,6 +159,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         prompt_len=prompt,
         response_len=resp,
         samples_per_step=samples,
+        group_size=max(1, int(v.get("n") or 1)),
         mini_batches=max(1, samples // max(1, train)),
         update_epochs=max(1, int(v.get("max_epochs") or 1)),
         train_micro=int(v.get("micro_train_batch_size") or 1),

@@ -492,7 +492,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         model=model, gpu=gpu, n_gpus=world, gpus_per_node=int(v.get("gpus_per_node") or 1),
         prompt_len=int(v.get("max_length") or DEFAULT_MAX_LENGTH),
         response_len=_response_len(v, model),
-        samples_per_step=gen, mini_batches=spg,
+        samples_per_step=gen, mini_batches=spg, group_size=max(1, int(v.get("num_generations") or 1)),
         train_token_budget=None, logprob_token_budget=None,
         entropy_chunking=False, entropy_checkpointing=False,
         need_ref=bool(v.get("kl_on")), need_critic=False, engine=engine, rollout_tp=engine_tp,

@@ -128,6 +128,7 @@ def shared_plan_fields(v: Mapping[str, Value], phase: str, model: ModelCard, gpu
         prompt_len=int(v["max_prompt_length"]),
         response_len=int(v["max_response_length"]),
         samples_per_step=train * int(v.get("n", 1)),
+        group_size=max(1, int(v.get("n", 1))),
         mini_batches=max(1, train // max(1, mini)),
         update_epochs=max(1, epochs),
         logprob_token_budget=lp_budget,
