@@ -571,3 +571,66 @@ def test_an_array_ends_at_its_closing_parenthesis():
     s = parse_launch_script('A=( x.path=$(pwd)/m\n  a.b=2\n)\nB=(\n  y.path=$(pwd)/n  # (the folder)\n  "c.d=)"\n'
                             '  c.e=2 )\npython3 -m verl.trainer.main_ppo "${A[@]}" "${B[@]}" f.g=3\n')
     assert s.args == ["x.path=$(pwd)/m", "a.b=2", "y.path=$(pwd)/n", "c.d=)", "c.e=2", "f.g=3"]
+
+
+# an excerpt of verl v0.9.0's examples/grpo_trainer/run_qwen3_5_35b_megatron_lite.sh (github.com/verl-project/verl
+# @ 483b8a009ba3a97563edee3a19887e4862b8094a, lines 129-133 and 164-183 of the file): its actor array picks the actor
+# config group's option mlite_actor, which the Megatron-LM lite branch's verl_mlite package adds on Hydra's search path
+MEGATRON_LITE_EXCERPT = """ACTOR=(
+    actor@actor_rollout_ref.actor=mlite_actor
+    actor_rollout_ref.actor.ppo_mini_batch_size=32
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1
+)
+TRAINER=(
+    critic.enable=False
+    trainer.nnodes=1
+    trainer.n_gpus_per_node=8
+)
+EXTRA=(
+    hydra.searchpath=[pkg://verl_mlite.config]
+)
+python3 -m verl.trainer.main_ppo \\
+    "${EXTRA[@]}" \\
+    algorithm.adv_estimator=grpo \\
+    data.train_batch_size=32 \\
+    actor_rollout_ref.rollout.n=5 \\
+    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 \\
+    "${ACTOR[@]}" \\
+    "${TRAINER[@]}" \\
+    "$@"
+"""
+
+
+def test_a_config_group_override_is_read_as_hydra_picks_the_option(tmp_path):
+    """Hydra's override of a defaults-list entry (``group@package=option``: verl 0.9.0's Megatron Lite examples write
+    actor@actor_rollout_ref.actor=mlite_actor) is an override, not a malformed key=value (exit 2 before): an option
+    we do not model is named, with the key, and the run's batch sizes are still checked; one we model
+    (megatron_actor) picks its backend as model_engine=megatron does."""
+    script = tmp_path / "lite.sh"
+    script.write_text(MEGATRON_LITE_EXCERPT)
+    result = CliRunner().invoke(app, ["check", str(script)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "VALID" in said and "lite.sh: verl VALID" in said
+    assert ("actor@actor_rollout_ref.actor=mlite_actor: the actor config group's option mlite_actor is not modelled"
+            in said)
+    # the same run's batch sizes broken are still found
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("ppo_mini_batch_size=32", "ppo_mini_batch_size=64"))
+    broken = CliRunner().invoke(app, ["check", str(script)])
+    assert broken.exit_code == 1 and "INVALID" in broken.output
+    # an option we model: the Megatron actor's, read as verl-megatron
+    megatron = MEGATRON_LITE_EXCERPT.replace("=mlite_actor", "=megatron_actor")
+    s = parse_launch_script(megatron)
+    assert s.framework == "verl-megatron" and "actor@actor_rollout_ref.actor=megatron_actor" in s.args
+    script.write_text(megatron)
+    result = CliRunner().invoke(app, ["check", str(script)])
+    assert result.exit_code == 0 and "not modelled" not in result.output, result.output
+    # a group path (a/b) and the group alone where the package is the group's own (critic=...) read too; a key that
+    # is neither a value's nor a group's still exits 2
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("critic.enable=False", "critic=ds_critic critic.enable=False")
+                      .replace("actor@actor_rollout_ref", "actor_rollout_ref/actor@actor_rollout_ref"))
+    said = " ".join(CliRunner().invoke(app, ["check", str(script)]).output.split())
+    assert "critic=ds_critic: the critic config group's option ds_critic is not modelled" in said
+    assert "actor_rollout_ref/actor@actor_rollout_ref.actor=mlite_actor: a config group option" in said
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("actor@actor_rollout_ref.actor", "actor@@x"))
+    assert CliRunner().invoke(app, ["check", str(script)]).exit_code == 2
