@@ -115,6 +115,13 @@ def script_and_rest(path: str | Path, after: list[str]) -> tuple[LaunchScript, l
     arguments added after the script's own."""
     text = safe_input.read_text(path, "script", safe_input.MAX_SCRIPT_BYTES,
                                 "the shell script you launch the run with")
+    environment, rest = split_environment(text, after)
+    return parse_launch_script(text, name=str(path), environment=environment), rest
+
+
+def split_environment(text: str, after: list[str] | None) -> tuple[dict[str, str], list[str]]:
+    """The words given after a script's path, cut into the environment it runs in (``NAME=value`` of a NAME the
+    script reads) and the rest."""
     environment: dict[str, str] = {}
     rest: list[str] = []
     for word in after or []:
@@ -123,7 +130,7 @@ def script_and_rest(path: str | Path, after: list[str]) -> tuple[LaunchScript, l
             environment[m.group(1)] = m.group(2)
         else:
             rest.append(word)
-    return parse_launch_script(text, name=str(path), environment=environment), rest
+    return environment, rest
 
 
 def read_pasted_command(tokens: list[str]) -> LaunchScript | None:
