@@ -302,19 +302,61 @@ def test_a_variable_given_after_the_scripts_path_is_its_environment():
     assert result.exit_code == 0 and "DEVICE=gpu" in result.output, result.output
 
 
-def test_a_script_of_skyrls_newer_package_is_refused_with_what_to_do():
-    """SkyRL's unified skyrl package (examples/train/algorithms/rloo/run_rloo.sh at a9564572eb8e, Aug 2026:
-    -m skyrl.train.entrypoints.main_base, generator.inference_engine.num_engines ...) is newer than the skyrl-train
-    0.3.1 we follow: one paragraph says so and how to check it, not a list of every entry point we know."""
-    text = ("uv run --isolated --extra fsdp -m skyrl.train.entrypoints.main_base trainer.train_batch_size=1024 "
-            "generator.inference_engine.num_engines=4\n")
-    with pytest.raises(InputError) as err:
-        parse_launch_script(text)
-    assert "skyrl.train.entrypoints.main_base" in str(err.value) and "skyrl-train 0.3.1" in str(err.value)
-    assert "generator.num_inference_engines" in err.value.fix
-    with pytest.raises(InputError) as err:
-        parse_launch_script("uv run -m examples.train.algorithms.dapo.main_dapo generator.n_samples_per_prompt=16\n")
-    assert "skyrl-train 0.3.1" in str(err.value)
+# an excerpt of SkyRL's examples/train/gsm8k/run_gsm8k.sh (github.com/NovaSky-AI/SkyRL @
+# a9564572eb8e91076be43c1bd5e4615e3de17265, Aug 2026: the unified skyrl package's layout), the keys the rules read
+SKYRL_UNIFIED_EXCERPT = """: "${NUM_GPUS:=4}"
+: "${INFERENCE_BACKEND:=vllm}"
+uv run --isolated --extra fsdp -m skyrl.train.entrypoints.main_base \\
+  trainer.policy.model.path="Qwen/Qwen2.5-1.5B-Instruct" \\
+  trainer.placement.colocate_all=true \\
+  trainer.strategy=fsdp \\
+  trainer.placement.policy_num_gpus_per_node=$NUM_GPUS \\
+  trainer.placement.critic_num_gpus_per_node=$NUM_GPUS \\
+  trainer.placement.ref_num_gpus_per_node=$NUM_GPUS \\
+  generator.inference_engine.num_engines=$NUM_GPUS \\
+  generator.inference_engine.tensor_parallel_size=1 \\
+  trainer.train_batch_size=1024 \\
+  trainer.policy_mini_batch_size=256 \\
+  trainer.micro_forward_batch_size_per_gpu=64 \\
+  trainer.micro_train_batch_size_per_gpu=64 \\
+  trainer.algorithm.use_kl_loss=true \\
+  generator.inference_engine.backend=$INFERENCE_BACKEND \\
+  generator.batched=true \\
+  generator.n_samples_per_prompt=5 \\
+  generator.inference_engine.gpu_memory_utilization=0.8 \\
+  $@
+"""
+
+
+def test_a_script_of_skyrls_unified_package_is_read_in_the_names_we_follow(tmp_path):
+    """SkyRL's unified skyrl package (-m skyrl.train.entrypoints.main_base) moved the engine's keys under
+    generator.inference_engine (skyrl 0.4.0 skyrl/train/config/config.py InferenceEngineConfig) and changed defaults
+    (engine TP 1, was 4; each role's GPUs per node 1, was 4; enforce_eager off): it was refused (exit 2). Its keys
+    are read as skyrl-train 0.3.1's, its defaults written in where the script sets none, a note says so; a broken
+    engine layout is found under its own key, and fix --write puts the repair back in the unified names."""
+    s = parse_launch_script(SKYRL_UNIFIED_EXCERPT)
+    assert s.framework == "skyrl" and s.layout is not None
+    for arg in ("generator.num_inference_engines=4", "generator.inference_engine_tensor_parallel_size=1",
+                "generator.backend=vllm", "generator.gpu_memory_utilization=0.8", "trainer.strategy=fsdp2",
+                "generator.enforce_eager=false"):
+        assert arg in s.args, arg
+    assert not any(a.startswith("generator.inference_engine.") for a in s.args)
+    assert any("SkyRL's unified skyrl package" in n and "skyrl-train 0.3.1 rules" in n for n in s.notes)
+    script = tmp_path / "run_gsm8k.sh"
+    script.write_text(SKYRL_UNIFIED_EXCERPT)
+    result = CliRunner().invoke(app, ["check", str(script)])
+    assert result.exit_code == 0 and "VALID" in result.output, result.output
+    # colocated: engines x TP must be the policy's GPUs (4): TP 3 breaks it, and fix writes it back as it is spelled
+    script.write_text(SKYRL_UNIFIED_EXCERPT.replace("tensor_parallel_size=1", "tensor_parallel_size=3"))
+    assert CliRunner().invoke(app, ["check", str(script)]).exit_code == 1
+    out = tmp_path / "fixed.sh"
+    result = CliRunner().invoke(app, ["fix", str(script), "--write", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "  generator.inference_engine.tensor_parallel_size=1 \\" in out.read_text().split("\n")
+    assert "inference_engine_tensor_parallel_size" not in out.read_text()
+    with pytest.raises(InputError) as err:  # another entry point of the package: its config is not read
+        parse_launch_script("uv run -m examples.train.algorithms.custom_advantage_estimator.main_custom_adv_est generator.n_samples_per_prompt=16\n")
+    assert "main_base" in str(err.value)
     with pytest.raises(InputError) as err:  # another project's examples.train module: the usual refusal
         parse_launch_script("python -m examples.train.mine a=1\n")
     assert "starts none of the entry points we know" in str(err.value)

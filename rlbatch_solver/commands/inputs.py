@@ -364,8 +364,17 @@ def write_script(script: str, native: List[str], framework: str, out: str, drop:
     from ..safe_input import MAX_SCRIPT_BYTES, output_file, read_text
     from ..script_rewrite import rewrite_script
 
+    from ..errors import InputError as _Refused
+    from ..launch_script import in_layout, parse_launch_script
+
     fw = get_framework(framework)
     text = read_text(script, "script", MAX_SCRIPT_BYTES, "the shell script you launch the run with")
+    try:  # a newer layout's script (SkyRL's unified package) gets the answer in its own names
+        read = parse_launch_script(text, environment=dict(environment or {}))
+        native = in_layout(read, list(native))
+        drop = [in_layout(read, [f"{k}="])[0].partition("=")[0] for k in drop]
+    except _Refused:
+        pass
     done = rewrite_script(text, native, fw.syntax,
                           fw.script_entries(), fw.launcher_entries, fw.launcher_keys, drop, environment)
     target = output_file(out, "write", "a new file for the script (--write fixed.sh)")
