@@ -676,3 +676,13 @@ def test_a_config_group_override_is_read_as_hydra_picks_the_option(tmp_path):
     assert "actor_rollout_ref/actor@actor_rollout_ref.actor=mlite_actor: a config group option" in said
     script.write_text(MEGATRON_LITE_EXCERPT.replace("actor@actor_rollout_ref.actor", "actor@@x"))
     assert CliRunner().invoke(app, ["check", str(script)]).exit_code == 2
+
+
+def test_openrlhfs_example_model_is_a_catalog_card():
+    """OpenRLHF's example scripts train OpenRLHF/Llama-3-8b-sft-mixture (a full fine-tune of Meta-Llama-3-8B): it was
+    not in the catalog (no memory, head or context checks from the script alone); it is the llama3-8b card's alias,
+    with Llama 3's 8K context, not Llama 3.1's 128K."""
+    result = CliRunner().invoke(app, ["check", str(SCRIPTS / "openrlhf" / "train_ppo_llama_ray.sh")])
+    assert result.exit_code == 0, result.output
+    assert "model from the script: OpenRLHF/Llama-3-8b-sft-mixture (catalog card llama3-8b)" in result.output
+    assert "not in the catalog" not in result.output
