@@ -147,7 +147,8 @@ def fix(
     _show(report, as_json, "print_fix", default=str)
     if script is not None and report.after is not None:
         _wrote(entry.inputs.write_script(script, report.native_after, report.framework, write,
-                                         drop=report.renamed), write, as_json)
+                                         drop=report.renamed,
+                                         environment=entry.inputs.script_environment(overrides)[0]), write, as_json)
     # a repair that no node of the given RAM runs (--host-mem) is no answer either
     raise typer.Exit(code=0 if report.after is not None and report.host_unfit is None else 1)
 

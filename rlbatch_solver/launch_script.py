@@ -86,6 +86,9 @@ class LaunchScript:
     # the array definitions read (NAME=( ... ), NAME+=( ... )): (NAME, the physical line it starts on, counted from 0,
     # and whether the run surely takes it: False inside an if/case branch the script's own values do not settle)
     array_lines: list[tuple[str, int, bool]] = field(default_factory=list)
+    # the reader of a newer layout's entry point (launch_script._LAYOUTS: module:function) the arguments were read
+    # with, in the names of the release we follow; None: the framework's own
+    layout: str | None = None
 
 
 def is_launch_script(arg: str) -> bool:
@@ -115,6 +118,13 @@ def script_and_rest(path: str | Path, after: list[str]) -> tuple[LaunchScript, l
     arguments added after the script's own."""
     text = safe_input.read_text(path, "script", safe_input.MAX_SCRIPT_BYTES,
                                 "the shell script you launch the run with")
+    environment, rest = split_environment(text, after)
+    return parse_launch_script(text, name=str(path), environment=environment), rest
+
+
+def split_environment(text: str, after: list[str] | None) -> tuple[dict[str, str], list[str]]:
+    """The words given after a script's path, cut into the environment it runs in (``NAME=value`` of a NAME the
+    script reads) and the rest."""
     environment: dict[str, str] = {}
     rest: list[str] = []
     for word in after or []:
@@ -123,7 +133,7 @@ def script_and_rest(path: str | Path, after: list[str]) -> tuple[LaunchScript, l
             environment[m.group(1)] = m.group(2)
         else:
             rest.append(word)
-    return parse_launch_script(text, name=str(path), environment=environment), rest
+    return environment, rest
 
 
 def read_pasted_command(tokens: list[str]) -> LaunchScript | None:
@@ -226,6 +236,14 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
     # pasted argument with a line break is split there (overrides.split_tokens) and no rule reads such a value
     args = [a.replace("\n", " ") for a in args]
     notes = []
+    layout = next((_LAYOUTS[m] for m in (t.removesuffix(".py").replace("/", ".") for t in command) if m in _LAYOUTS),
+                  None)
+    if layout is not None:  # a newer layout's entry point: its arguments in the names of the release we follow
+        import importlib
+
+        module, _, function = layout.partition(":")
+        args, said = getattr(importlib.import_module(module), function)(args)
+        notes += said
     if len(found) > 1:
         notes.append(f"the script starts {len(found)} runs; the last one ({fw.name}) is read")
     models = frozenset(_key_word(k) for k in fw.model_keys)
@@ -275,7 +293,19 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
     for k, v in (environment or {}).items():
         notes.append(f"read as run with {k}={v} (given after the script's path)")
     return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys), command,
-                        [f"{k}={v}" for k, v in {**exported_then, **prefix}.items()], array_lines)
+                        [f"{k}={v}" for k, v in {**exported_then, **prefix}.items()], array_lines, layout)
+
+
+def in_layout(script: LaunchScript, items: list[str]) -> list[str]:
+    """An answer's items in the names of the layout the script was read from (``LaunchScript.layout``: its reader's
+    module's ``from_<...>`` twin, the reader's name with ``to_`` as ``from_``), for ``--write``; as given where the
+    framework's own names are the script's."""
+    if script.layout is None:
+        return list(items)
+    import importlib
+
+    module, _, function = script.layout.partition(":")
+    return getattr(importlib.import_module(module), function.replace("to_", "from_", 1))(items)
 
 
 _COMMAND_ENDS = ("|", "||", "&&", ";", "&", "|&")
@@ -328,18 +358,25 @@ def _unquoted_command_words(tokens: list[str]) -> list[str]:
     return out
 
 
+# Entry modules of a framework's newer layout read in the names of the release we follow: the module, and what reads
+# its arguments (module:function, returning the arguments in our names and a note). SkyRL's unified `skyrl` package
+# (PyPI skyrl 0.4.0; skyrl/train/entrypoints/main_base.py) moved the engine's keys under generator.inference_engine:
+# frameworks/skyrl/unified.py maps them to skyrl-train 0.3.1's.
+_LAYOUTS: dict[str, str] = {
+    "skyrl.train.entrypoints.main_base": "rlbatch_solver.frameworks.skyrl.unified:to_skyrl_train",
+    "examples.train.algorithms.dapo.main_dapo": "rlbatch_solver.frameworks.skyrl.unified:to_skyrl_train",
+}
 # Entry modules of a framework's newer layout that no release we follow has, by module prefix: what they are, and what
-# to do. SkyRL's unified `skyrl` package (its tags skyrl-v0.1.0 to v0.3.0; examples/train/* and
-# skyrl/train/entrypoints/main_base.py) renamed the generator's engine keys (generator.inference_engine.num_engines,
-# .tensor_parallel_size, .backend, .gpu_memory_utilization, ...); we follow skyrl-train 0.3.1.
+# to do. The unified skyrl package's other entry points (its example folders' own main_*.py, each a main_base subclass
+# with config classes of its own) are not read.
 _UNFOLLOWED: dict[str, tuple[str, str]] = {
     "skyrl.train.": (
-        "SkyRL's unified skyrl package, whose keys (generator.inference_engine.*) are newer than the skyrl-train 0.3.1 "
-        "we follow; it is not checked.",
-        "check the run with skyrl-train 0.3.1's names: --framework skyrl -- trainer.train_batch_size=... "
-        "generator.num_inference_engines=... generator.inference_engine_tensor_parallel_size=... (docs/rules-skyrl.md)."),
+        "an entry point of SkyRL's unified skyrl package other than skyrl.train.entrypoints.main_base, whose config "
+        "we do not read; it is not checked.",
+        "check the run as main_base's (python -m skyrl.train.entrypoints.main_base with the same keys), or with "
+        "skyrl-train 0.3.1's names: --framework skyrl -- trainer.train_batch_size=... (docs/rules-skyrl.md)."),
 }
-_UNFOLLOWED["examples.train."] = _UNFOLLOWED["skyrl.train."]  # that package's example entry points (main_dapo, ...)
+_UNFOLLOWED["examples.train."] = _UNFOLLOWED["skyrl.train."]  # that package's example entry points (main_*.py)
 
 
 def _unfollowed(module: str, words: list[str] | None = None) -> str | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from .frameworks.overrides import exported_pair
 from .launch_script import ASSIGNMENT
@@ -174,14 +174,15 @@ def _places(lines: list[str], start: int, read: set[int]) -> list:
     return [_command_span(lines, start)] + [rows[name] for name in reversed(used) if name in rows]
 
 
-def _read_arrays(text: str) -> set[int]:
-    """The physical lines where the array definitions the run surely reads start (``parse_launch_script``); none
-    where the script is not read."""
+def _read_arrays(text: str, environment: Mapping[str, str] | None = None) -> set[int]:
+    """The physical lines where the array definitions the run surely reads start (``parse_launch_script``, in the
+    environment the script is given: ``DEVICE=gpu`` settles its ``case`` on it); none where the script is not read."""
     from .errors import InputError
     from .launch_script import parse_launch_script
 
     try:
-        return {at for _, at, sure in parse_launch_script(text).array_lines if sure}
+        return {at for _, at, sure in parse_launch_script(text, environment=dict(environment or {})).array_lines
+                if sure}
     except InputError:
         return set()
 
@@ -215,14 +216,16 @@ DROP_ITEM = re.compile(r"\(drop (?:--)?\+?([\w.\-]+)\)")
 
 def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Sequence[str],
                    launcher_entries: Sequence[str] = (), launcher_keys: frozenset[str] = frozenset(),
-                   drop: Sequence[str] = ()) -> Rewrite:
+                   drop: Sequence[str] = (), environment: Mapping[str, str] | None = None) -> Rewrite:
     """``text`` with the items of ``native`` (the framework's own spelling of the changed keys) written in, and the
     keys of ``drop`` taken out.
 
     ``syntax``: the framework's ("hydra" or "flags"), how the bare key names of ``drop`` are written; each item of
     ``native`` carries its own form (``--flag value``, or ``key=value`` for an override or an environment prefix).
     ``entries``: the words that end a run's entry point (``verl.trainer.main_ppo``, ``swift rlhf``, a script name);
-    ``launcher_entries`` / ``launcher_keys``: where a launcher's own flags go (``accelerate launch``), and which."""
+    ``launcher_entries`` / ``launcher_keys``: where a launcher's own flags go (``accelerate launch``), and which.
+    ``environment``: what the script is run with (``DEVICE=gpu`` given after its path), which settles its branches
+    as it did when the script was read: an array line of the branch it takes is then the run's to edit."""
     lines = text.split("\n")
     out = Rewrite(text)
     entry = _entry_line(lines, [*entries, *launcher_entries])
@@ -231,13 +234,13 @@ def rewrite_script(text: str, native: Sequence[str], syntax: str, entries: Seque
         return out
     first = _command_start(lines, entry[0])
     used = _used_arrays(lines, first)
-    read = _read_arrays(text) if used else set()
+    read = _read_arrays(text, environment) if used else set()
 
     def dropped(key: str) -> bool:
         nonlocal read
         if any(_drop_last(lines, span, key, syntax == "flags") for span in _places(lines, first, read)):
             if used:  # a line may have gone: the array lines the run reads, counted again
-                read = _read_arrays("\n".join(lines))
+                read = _read_arrays("\n".join(lines), environment)
             return True
         return False
 

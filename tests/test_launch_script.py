@@ -302,19 +302,61 @@ def test_a_variable_given_after_the_scripts_path_is_its_environment():
     assert result.exit_code == 0 and "DEVICE=gpu" in result.output, result.output
 
 
-def test_a_script_of_skyrls_newer_package_is_refused_with_what_to_do():
-    """SkyRL's unified skyrl package (examples/train/algorithms/rloo/run_rloo.sh at a9564572eb8e, Aug 2026:
-    -m skyrl.train.entrypoints.main_base, generator.inference_engine.num_engines ...) is newer than the skyrl-train
-    0.3.1 we follow: one paragraph says so and how to check it, not a list of every entry point we know."""
-    text = ("uv run --isolated --extra fsdp -m skyrl.train.entrypoints.main_base trainer.train_batch_size=1024 "
-            "generator.inference_engine.num_engines=4\n")
-    with pytest.raises(InputError) as err:
-        parse_launch_script(text)
-    assert "skyrl.train.entrypoints.main_base" in str(err.value) and "skyrl-train 0.3.1" in str(err.value)
-    assert "generator.num_inference_engines" in err.value.fix
-    with pytest.raises(InputError) as err:
-        parse_launch_script("uv run -m examples.train.algorithms.dapo.main_dapo generator.n_samples_per_prompt=16\n")
-    assert "skyrl-train 0.3.1" in str(err.value)
+# an excerpt of SkyRL's examples/train/gsm8k/run_gsm8k.sh (github.com/NovaSky-AI/SkyRL @
+# a9564572eb8e91076be43c1bd5e4615e3de17265, Aug 2026: the unified skyrl package's layout), the keys the rules read
+SKYRL_UNIFIED_EXCERPT = """: "${NUM_GPUS:=4}"
+: "${INFERENCE_BACKEND:=vllm}"
+uv run --isolated --extra fsdp -m skyrl.train.entrypoints.main_base \\
+  trainer.policy.model.path="Qwen/Qwen2.5-1.5B-Instruct" \\
+  trainer.placement.colocate_all=true \\
+  trainer.strategy=fsdp \\
+  trainer.placement.policy_num_gpus_per_node=$NUM_GPUS \\
+  trainer.placement.critic_num_gpus_per_node=$NUM_GPUS \\
+  trainer.placement.ref_num_gpus_per_node=$NUM_GPUS \\
+  generator.inference_engine.num_engines=$NUM_GPUS \\
+  generator.inference_engine.tensor_parallel_size=1 \\
+  trainer.train_batch_size=1024 \\
+  trainer.policy_mini_batch_size=256 \\
+  trainer.micro_forward_batch_size_per_gpu=64 \\
+  trainer.micro_train_batch_size_per_gpu=64 \\
+  trainer.algorithm.use_kl_loss=true \\
+  generator.inference_engine.backend=$INFERENCE_BACKEND \\
+  generator.batched=true \\
+  generator.n_samples_per_prompt=5 \\
+  generator.inference_engine.gpu_memory_utilization=0.8 \\
+  $@
+"""
+
+
+def test_a_script_of_skyrls_unified_package_is_read_in_the_names_we_follow(tmp_path):
+    """SkyRL's unified skyrl package (-m skyrl.train.entrypoints.main_base) moved the engine's keys under
+    generator.inference_engine (skyrl 0.4.0 skyrl/train/config/config.py InferenceEngineConfig) and changed defaults
+    (engine TP 1, was 4; each role's GPUs per node 1, was 4; enforce_eager off): it was refused (exit 2). Its keys
+    are read as skyrl-train 0.3.1's, its defaults written in where the script sets none, a note says so; a broken
+    engine layout is found under its own key, and fix --write puts the repair back in the unified names."""
+    s = parse_launch_script(SKYRL_UNIFIED_EXCERPT)
+    assert s.framework == "skyrl" and s.layout is not None
+    for arg in ("generator.num_inference_engines=4", "generator.inference_engine_tensor_parallel_size=1",
+                "generator.backend=vllm", "generator.gpu_memory_utilization=0.8", "trainer.strategy=fsdp2",
+                "generator.enforce_eager=false"):
+        assert arg in s.args, arg
+    assert not any(a.startswith("generator.inference_engine.") for a in s.args)
+    assert any("SkyRL's unified skyrl package" in n and "skyrl-train 0.3.1 rules" in n for n in s.notes)
+    script = tmp_path / "run_gsm8k.sh"
+    script.write_text(SKYRL_UNIFIED_EXCERPT)
+    result = CliRunner().invoke(app, ["check", str(script)])
+    assert result.exit_code == 0 and "VALID" in result.output, result.output
+    # colocated: engines x TP must be the policy's GPUs (4): TP 3 breaks it, and fix writes it back as it is spelled
+    script.write_text(SKYRL_UNIFIED_EXCERPT.replace("tensor_parallel_size=1", "tensor_parallel_size=3"))
+    assert CliRunner().invoke(app, ["check", str(script)]).exit_code == 1
+    out = tmp_path / "fixed.sh"
+    result = CliRunner().invoke(app, ["fix", str(script), "--write", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "  generator.inference_engine.tensor_parallel_size=1 \\" in out.read_text().split("\n")
+    assert "inference_engine_tensor_parallel_size" not in out.read_text()
+    with pytest.raises(InputError) as err:  # another entry point of the package: its config is not read
+        parse_launch_script("uv run -m examples.train.algorithms.custom_advantage_estimator.main_custom_adv_est generator.n_samples_per_prompt=16\n")
+    assert "main_base" in str(err.value)
     with pytest.raises(InputError) as err:  # another project's examples.train module: the usual refusal
         parse_launch_script("python -m examples.train.mine a=1\n")
     assert "starts none of the entry points we know" in str(err.value)
@@ -571,3 +613,76 @@ def test_an_array_ends_at_its_closing_parenthesis():
     s = parse_launch_script('A=( x.path=$(pwd)/m\n  a.b=2\n)\nB=(\n  y.path=$(pwd)/n  # (the folder)\n  "c.d=)"\n'
                             '  c.e=2 )\npython3 -m verl.trainer.main_ppo "${A[@]}" "${B[@]}" f.g=3\n')
     assert s.args == ["x.path=$(pwd)/m", "a.b=2", "y.path=$(pwd)/n", "c.d=)", "c.e=2", "f.g=3"]
+
+
+# an excerpt of verl v0.9.0's examples/grpo_trainer/run_qwen3_5_35b_megatron_lite.sh (github.com/verl-project/verl
+# @ 483b8a009ba3a97563edee3a19887e4862b8094a, lines 129-133 and 164-183 of the file): its actor array picks the actor
+# config group's option mlite_actor, which the Megatron-LM lite branch's verl_mlite package adds on Hydra's search path
+MEGATRON_LITE_EXCERPT = """ACTOR=(
+    actor@actor_rollout_ref.actor=mlite_actor
+    actor_rollout_ref.actor.ppo_mini_batch_size=32
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1
+)
+TRAINER=(
+    critic.enable=False
+    trainer.nnodes=1
+    trainer.n_gpus_per_node=8
+)
+EXTRA=(
+    hydra.searchpath=[pkg://verl_mlite.config]
+)
+python3 -m verl.trainer.main_ppo \\
+    "${EXTRA[@]}" \\
+    algorithm.adv_estimator=grpo \\
+    data.train_batch_size=32 \\
+    actor_rollout_ref.rollout.n=5 \\
+    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 \\
+    "${ACTOR[@]}" \\
+    "${TRAINER[@]}" \\
+    "$@"
+"""
+
+
+def test_a_config_group_override_is_read_as_hydra_picks_the_option(tmp_path):
+    """Hydra's override of a defaults-list entry (``group@package=option``: verl 0.9.0's Megatron Lite examples write
+    actor@actor_rollout_ref.actor=mlite_actor) is an override, not a malformed key=value (exit 2 before): an option
+    we do not model is named, with the key, and the run's batch sizes are still checked; one we model
+    (megatron_actor) picks its backend as model_engine=megatron does."""
+    script = tmp_path / "lite.sh"
+    script.write_text(MEGATRON_LITE_EXCERPT)
+    result = CliRunner().invoke(app, ["check", str(script)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "VALID" in said and "lite.sh: verl VALID" in said
+    assert ("actor@actor_rollout_ref.actor=mlite_actor: the actor config group's option mlite_actor is not modelled"
+            in said)
+    # the same run's batch sizes broken are still found
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("ppo_mini_batch_size=32", "ppo_mini_batch_size=64"))
+    broken = CliRunner().invoke(app, ["check", str(script)])
+    assert broken.exit_code == 1 and "INVALID" in broken.output
+    # an option we model: the Megatron actor's, read as verl-megatron
+    megatron = MEGATRON_LITE_EXCERPT.replace("=mlite_actor", "=megatron_actor")
+    s = parse_launch_script(megatron)
+    assert s.framework == "verl-megatron" and "actor@actor_rollout_ref.actor=megatron_actor" in s.args
+    script.write_text(megatron)
+    result = CliRunner().invoke(app, ["check", str(script)])
+    assert result.exit_code == 0 and "not modelled" not in result.output, result.output
+    # a group path (a/b) and the group alone where the package is the group's own (critic=...) read too; a key that
+    # is neither a value's nor a group's still exits 2
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("critic.enable=False", "critic=ds_critic critic.enable=False")
+                      .replace("actor@actor_rollout_ref", "actor_rollout_ref/actor@actor_rollout_ref"))
+    said = " ".join(CliRunner().invoke(app, ["check", str(script)]).output.split())
+    assert "critic=ds_critic: the critic config group's option ds_critic is not modelled" in said
+    assert "actor_rollout_ref/actor@actor_rollout_ref.actor=mlite_actor: a config group option" in said
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("actor@actor_rollout_ref.actor", "actor@@x"))
+    assert CliRunner().invoke(app, ["check", str(script)]).exit_code == 2
+
+
+def test_openrlhfs_example_model_is_a_catalog_card():
+    """OpenRLHF's example scripts train OpenRLHF/Llama-3-8b-sft-mixture (a full fine-tune of Meta-Llama-3-8B): it was
+    not in the catalog (no memory, head or context checks from the script alone); it is the llama3-8b card's alias,
+    with Llama 3's 8K context, not Llama 3.1's 128K."""
+    result = CliRunner().invoke(app, ["check", str(SCRIPTS / "openrlhf" / "train_ppo_llama_ray.sh")])
+    assert result.exit_code == 0, result.output
+    assert "model from the script: OpenRLHF/Llama-3-8b-sft-mixture (catalog card llama3-8b)" in result.output
+    assert "not in the catalog" not in result.output

@@ -99,6 +99,7 @@ def test_total_params_within_2_percent_of_published(name: str) -> None:
     ("qwen2.5-1.5b", 1_543_714_304),  # keras-hub qwen2.5_math_1.5b: same architecture
     ("qwen2.5-7b", 7_615_616_512),  # keras-hub qwen2.5_math_7b: same architecture
     ("llama3.1-8b", 8_030_261_248),  # keras-hub llama3_8b: Llama 3 and 3.1 share it
+    ("llama3-8b", 8_030_261_248),  # the same architecture, an 8K context
 ])
 def test_total_params_exact(name: str, params: int) -> None:
     assert load_model(name).total_params() == params
@@ -189,6 +190,11 @@ def test_kv_bytes_rejects_bad_arguments(kwargs: dict, field: str) -> None:
     ("qwen2.5-7b-instruct", "qwen2.5-7b"),
     ("Qwen/Qwen2.5-72B-Instruct", "qwen2.5-72b"),
     ("meta-llama/Meta-Llama-3.1-8B-Instruct", "llama3.1-8b"),
+    ("meta-llama/Meta-Llama-3.1-8B", "llama3.1-8b"),
+    ("meta-llama/Meta-Llama-3-8B-Instruct", "llama3-8b"),
+    # OpenRLHF's examples' SFT model (examples/scripts/train_ppo_llama_ray.sh --pretrain): a full fine-tune of it
+    ("OpenRLHF/Llama-3-8b-sft-mixture", "llama3-8b"),
+    ("OpenLLMAI/Llama-3-8b-sft-mixture", "llama3-8b"),
     ("meta-llama/Llama-3.2-1B-Instruct", "llama3.2-1b"),
     ("google/gemma-2-9b-it", "gemma2-9b"),
     ("mistralai/Mistral-7B-Instruct-v0.3", "mistral-7b"),

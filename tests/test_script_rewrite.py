@@ -196,3 +196,26 @@ python3 -m verl.trainer.main_ppo a.b=1 "${MODEL[@]}"
     done = rewrite_script(text, ["a.micro=2"], "hydra", ("verl.trainer.main_ppo",))
     assert done.replaced == ["a.micro"]
     assert done.text == text.replace("a.micro=4", "a.micro=2")
+
+
+def test_fix_write_reads_the_script_in_the_environment_given_after_its_path(tmp_path: Path):
+    """verl 0.9's run_qwen3_8b_fsdp.sh finds DEVICE by probing torch_npu unless it is given: with DEVICE=npu after the
+    script's path, its `npu)` arm is the one the run takes, so the micro batch its EXTRA+=( ... ) sets is changed
+    there, where without it the arm was left alone and the new value went after the command's last "${EXTRA[@]}".
+    `fix run.sh DEVICE=npu --write fixed.sh` takes those words (it refused any word after the script before)."""
+    text = (Path(__file__).parent / "data/scripts/verl/run_qwen3_8b_fsdp.sh").read_text()
+    key = "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"
+    done = rewrite_script(text, [f"{key}=2"], "hydra", get_framework("verl").script_entries(),
+                          environment={"DEVICE": "npu"})
+    assert done.replaced == [key] and not done.added
+    changed = [(a, b) for a, b in zip(text.split("\n"), done.text.split("\n")) if a != b]
+    assert changed == [(f"            {key}=1", f"            {key}=2")]
+    gpu = rewrite_script(text, [f"{key}=2"], "hydra", get_framework("verl").script_entries(),
+                         environment={"DEVICE": "gpu"})
+    assert gpu.added == [key] and f"            {key}=1" in gpu.text  # the npu arm is not the run's: left alone
+    script, out = tmp_path / "run.sh", tmp_path / "fixed.sh"
+    script.write_text(text)
+    proc = run("fix", str(script), "DEVICE=npu", "--write", str(out))
+    assert proc.returncode in (0, 1) and "error: write" not in proc.stderr, proc.stderr
+    bad = run("fix", str(script), "NOT_READ=1", "--write", str(out))  # a word that is no environment of the script
+    assert bad.returncode == 2 and "error: write" in bad.stderr

@@ -71,7 +71,8 @@ GLOBAL = [x for x in FAQ if "micro" not in x] + [f"{AR}.actor.ppo_micro_batch_si
     (FAQ + ["ray_init.num_cpus=8", f"{AR}.rollout.mode=sync", "trainer.use_legacy_worker_impl=auto"], "0.5.0"),
     (FAQ + ["ray_init.num_cpus=8", f"{AR}.rollout.name=sglang_async"], "0.5.0"),
     (FAQ + [f"{AR}.ref.param_offload=True", "ray_init.num_cpus=8"], None),  # 0.3's and 0.4-0.5's: none
-    (FAQ + [f"{AR}.actor.megatron.grad_offload=True"], "0.8.0"),
+    (FAQ + [f"{AR}.actor.megatron.grad_offload=True"], "0.9.0"),  # 0.9.0 has it too (0.9.1 dropped it)
+    (FAQ + [f"{AR}.actor.megatron.grad_offload=True", "critic.load_weight=True"], "0.8.0"),  # gone in 0.9.0
     (FAQ + [f"{AR}.rollout.name=hf"], "0.7.1"),
     (FAQ + [f"{AR}.rollout.name=trtllm"], "0.9.1"),  # new in 0.7: the newest
     (FAQ + [f"{AR}.rollout.name=trtllm", "trainer.use_legacy_worker_impl=auto"], "0.7.1"),
@@ -196,3 +197,46 @@ def test_a_key_of_later_releases_beside_a_key_of_verl_0_2_is_said_whichever_rele
                for v in pinned.violations if v.rule == "verl.launch.unknown_key"), pinned.violations
     assert VV.detect({"actor_rollout_ref.model.lora_rank": 8})[0] == "0.9.1"
     assert "0.2.0" not in {v for _, _, vs in VV.dating({"actor_rollout_ref.model.lora_rank": 8}) for v in vs}
+
+
+# ----------------------------------------------------------------------------- verl 0.9.0: 0.9.1's pack, its own keys
+def test_0_9_0_keys_are_its_wheels_and_the_list_says_so_for_each_key():
+    """verl 0.9.0 is judged by 0.9.1's pack with its own trainer config keys (config_keys/0.9.0_*.txt, from the 0.9.0
+    wheel's _generated_ppo_trainer.yaml and _generated_ppo_megatron_trainer.yaml): each version-specific key is
+    listed for 0.9.0 exactly where that release's key list has it, and for 0.9.1 where 0.9.1's has it."""
+    from rlbatch_solver.frameworks.verl import struct_keys
+
+    for release in ("0.9.0", "0.9.1"):
+        keys = struct_keys.release_keys(release)
+        for prefix, releases in VV.VERSION_KEYS:
+            bare = prefix.rstrip(".")
+            there = bare in keys or any(k.startswith(bare + ".") for k in keys)
+            if "engine_kwargs." in prefix:  # 0.6.1 on: an empty mapping whose keys are added with a +
+                continue
+            assert there == (release in releases), (release, prefix)
+
+
+def test_a_0_9_0_megatron_example_is_judged_as_0_9_0():
+    """verl v0.9.0's examples/grpo_trainer/run_qwen3_235b_a22b_megatron.sh sets actor.megatron.grad_offload, which
+    0.9.0's engine/megatron.yaml has and 0.9.1's dropped: it was dated 0.8.0 (the newest release then listed with the
+    key) and judged by 0.8.0's rules. It is 0.9.0's, judged by 0.9.1's pack (the same rules) against 0.9.0's keys:
+    grad_offload is no unknown key there, and the upgrade line says 0.9.1's Hydra refuses it."""
+    from pathlib import Path
+
+    from rlbatch_solver.launch_script import read_launch_script
+
+    script = read_launch_script(Path(__file__).parent / "data/scripts/verl-megatron/run_qwen3_235b_a22b_megatron.sh")
+    assert any(a.startswith(f"{AR}.actor.megatron.grad_offload=") for a in script.args)
+    rep = rb.check(script.args, framework=script.framework)
+    assert rep.version == "0.9.1" and rep.valid, [v.rule for v in rep.errors]
+    assert any("checked with the verl 0.9.1 rules (verl 0.9.0 checks as 0.9.1 does)" in n for n in rep.notes)
+    assert rep.upgrade is not None and rep.upgrade.unknown_keys == [f"{AR}.actor.megatron.grad_offload"]
+    assert rep.upgrade.text().startswith("on verl-megatron 0.9.1 this config fails: its config has no "
+                                         f"{AR}.actor.megatron.grad_offload")
+    # named: 0.9.0 reads its own keys, 0.9.1 refuses the one it lacks
+    named = rb.check(script.args, framework="verl-megatron==0.9.0").to_dict()
+    assert named["valid"] and named["unknown_keys"] == [], named["unknown_keys"]
+    newer = rb.check(script.args, framework="verl-megatron==0.9.1").to_dict()
+    assert [v["rule"] for v in newer["violations"]] == ["verl-megatron.launch.unknown_key"]
+    assert newer["unknown_keys"] == [{"key": f"{AR}.actor.megatron.grad_offload", "did_you_mean": None,
+                                      "refused": True}]

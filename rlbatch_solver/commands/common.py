@@ -72,8 +72,9 @@ def upgrade_check(asked: Framework, chosen: Framework, flat: Mapping[str, Any], 
                   gpus: int | None, model: ModelCard | None) -> Upgrade | None:
     """When ``chosen`` is an older release that the config's keys show (the user named none), ``asked``'s rules (the
     newest release's) on the same config: what they refuse beyond ``broken`` (the rule ids the older release
-    refuses). None when the config is checked with the release asked for."""
-    if chosen is asked or chosen.version == asked.version or asked.pinned:
+    refuses), and the keys its config lacks (verl 0.9.0's, judged by the same pack: its keys alone differ). None
+    when the config is checked with the release asked for."""
+    if chosen is asked or (chosen.version, chosen.keys_version) == (asked.version, asked.keys_version) or asked.pinned:
         return None
     try:
         values = asked.to_values(flat, gpus=gpus, model=model)

@@ -332,27 +332,51 @@ def script_to_write(overrides: Optional[List[str]], write: Optional[str],
     if overrides and not overrides[1:] and "=" not in overrides[0] and not overrides[0].startswith("-") \
             and not exists(overrides[0]):
         return None  # a script path that names no file: the command says so itself
-    if not overrides or not is_launch_script(overrides[0]) or overrides[1:]:
+    if not overrides or not is_launch_script(overrides[0]) or script_environment(overrides)[1]:
         raise InputError("write", "writes a launch script back, and the config was not one.",
-                         f"pass the script alone ({example}), or drop --write.")
+                         f"pass the script alone ({example}; NAME=value words of the environment it reads may "
+                         "follow it), or drop --write.")
     target = output_file(write, "write", "a new file for the script (--write fixed.sh)")
     if target.resolve() == Path(overrides[0]).expanduser().resolve():
         raise InputError("write", f"{write} is the script itself.", "write to a new file: --write fixed.sh.")
     return overrides[0]
 
 
-def write_script(script: str, native: List[str], framework: str, out: str, drop: List[str] = ()) -> "Rewrite":
+def script_environment(overrides: List[str]) -> tuple[dict[str, str], list[str]]:
+    """The environment given after a launch script's path (``fix run.sh DEVICE=gpu``: NAME=value words of a NAME the
+    script reads, as ``launch_script.script_and_rest`` reads them) and the other words after it."""
+    from ..launch_script import split_environment
+    from ..safe_input import MAX_SCRIPT_BYTES, read_text
+
+    if not overrides[1:]:
+        return {}, []
+    text = read_text(overrides[0], "script", MAX_SCRIPT_BYTES, "the shell script you launch the run with")
+    return split_environment(text, list(overrides[1:]))
+
+
+def write_script(script: str, native: List[str], framework: str, out: str, drop: List[str] = (),
+                 environment: Optional[dict] = None) -> "Rewrite":
     """``script`` with the changed keys ``native`` written in and the keys of ``drop`` taken out
-    (``script_rewrite``), saved to ``out``."""
+    (``script_rewrite``, reading the script in ``environment``: what it was given after its path), saved to
+    ``out``."""
 
     from ..frameworks import get_framework
     from ..safe_input import MAX_SCRIPT_BYTES, output_file, read_text
     from ..script_rewrite import rewrite_script
 
+    from ..errors import InputError as _Refused
+    from ..launch_script import in_layout, parse_launch_script
+
     fw = get_framework(framework)
     text = read_text(script, "script", MAX_SCRIPT_BYTES, "the shell script you launch the run with")
+    try:  # a newer layout's script (SkyRL's unified package) gets the answer in its own names
+        read = parse_launch_script(text, environment=dict(environment or {}))
+        native = in_layout(read, list(native))
+        drop = [in_layout(read, [f"{k}="])[0].partition("=")[0] for k in drop]
+    except _Refused:
+        pass
     done = rewrite_script(text, native, fw.syntax,
-                          fw.script_entries(), fw.launcher_entries, fw.launcher_keys, drop)
+                          fw.script_entries(), fw.launcher_entries, fw.launcher_keys, drop, environment)
     target = output_file(out, "write", "a new file for the script (--write fixed.sh)")
     try:
         target.write_text(done.text, encoding="utf-8")

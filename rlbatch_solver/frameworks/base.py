@@ -261,6 +261,12 @@ class Framework(ABC):
                 return None, None
         return (self.version, None) if text.strip().lstrip("v") == self.version else (None, None)
 
+    @property
+    def keys_version(self) -> str:
+        """The release whose config keys a config is read against: by default ``version``; verl 0.9.0, judged by
+        0.9.1's pack, has its own trainer config keys (``with_named_release``)."""
+        return self.version
+
     def with_named_release(self, named: str) -> "Framework":
         """This framework, pinned to the pack of a release the user named, as that release reads a config (by default
         the pack's own reading; TRL: the named release's GRPOConfig fields where a neighbour's pack judges it)."""

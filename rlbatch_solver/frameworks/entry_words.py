@@ -50,5 +50,7 @@ ENTRY_WORDS: dict[str, EntryWords] = {
     # the same validate_cfg (examples/algorithms/dapo/main_dapo.py, examples/tis_correction/main_tis_dapo.py: DAPO's
     # overlong reward shaping over BasePPOExp)
     "skyrl": EntryWords(modules=("skyrl_train.entrypoints.main_base", "examples.algorithms.dapo.main_dapo",
-                                 "examples.tis_correction.main_tis_dapo")),
+                                 "examples.tis_correction.main_tis_dapo",
+                                 # the unified skyrl package's (launch_script._LAYOUTS reads their keys as 0.3.1's)
+                                 "skyrl.train.entrypoints.main_base", "examples.train.algorithms.dapo.main_dapo")),
 }

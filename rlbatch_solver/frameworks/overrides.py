@@ -111,6 +111,20 @@ def _top_level_words(text: str) -> list[str]:
     return [w.strip() for w in words if w.strip()]
 
 
+_KEY = re.compile(r"^[A-Za-z_][\w.\-]*$")
+# an override of a defaults-list entry, which picks a config group's option: the group (a path of folders: actor,
+# actor_rollout_ref/actor) and the package it is placed at after an @ (actor@actor_rollout_ref.actor=megatron_actor):
+# Hydra's override grammar (hydra/grammar/OverrideParser.g4: key: packageOrGroup (AT package)?; packageOrGroup:
+# package | ID (SLASH ID)+), matched against the entry by hydra/core/default_element.py GroupDefault.get_override_key
+_GROUP_KEY = re.compile(r"^[A-Za-z_][\w\-]*(?:/[\w\-]+)*(?:@[A-Za-z_][\w.\-]*)?$")
+
+
+def group_override(key: object) -> bool:
+    """Whether an override's key picks a config group's option (``group@package``, ``a/b``) rather than a value."""
+    text = str(key)
+    return ("@" in text or "/" in text) and bool(_GROUP_KEY.match(text))
+
+
 def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
     """``key=value`` overrides (with optional ``+``/``++`` prefix) -> (dict, ignored tokens).
 
@@ -129,7 +143,7 @@ def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[s
         if key.startswith("~"):
             ignored.append(tok)
             continue
-        if not key or not re.match(r"^[A-Za-z_][\w.\-]*$", key):
+        if not key or not (_KEY.match(key) or _GROUP_KEY.match(key)):
             raise InputError(
                 "override",
                 f"'{tok}' is not a Hydra override of the form key=value.",

@@ -15,4 +15,7 @@ checkpoints, logging, TIS and remote engines are not batch rules and are not lis
 cost terms through a key map (frameworks/skyrl/cost.py): with colocate_all the models leave the GPU while the engines
 generate and the engines sleep; without it the engines get `num_inference_engines x tensor x pipeline x data
 parallel` GPUs of their own. DeepSpeed ZeRO-3 is priced as FSDP sharding; the Megatron strategy's tensor and
-pipeline split is not priced (its memory is FSDP's over the same GPUs)."""
+pipeline split is not priced (its memory is FSDP's over the same GPUs). A script of SkyRL's unified `skyrl` package
+(`-m skyrl.train.entrypoints.main_base`, the engine's keys under `generator.inference_engine.`) is read in these names
+(frameworks/skyrl/unified.py: `generator.inference_engine.num_engines` as `generator.num_inference_engines`, and so
+on; its defaults that differ written in) and checked with these rules; `fix --write` writes its own names back."""

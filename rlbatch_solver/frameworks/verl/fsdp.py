@@ -16,6 +16,7 @@ Export: a solution -> paste-ready Hydra overrides and a YAML fragment.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import replace
 
@@ -37,7 +38,7 @@ from .rules import AR, FSDP_VARS, RULESET, VARIABLES  # noqa: F401 - VARIABLES r
 from .rules_megatron import ANY_RULESET, MEGATRON_VARS
 from ..key_names import KeyList
 from ..base import LORA_RANK, Framework, Space, attention_constants, batches_for_gpus, divisors, of_absent_model, pow2
-from ..overrides import AddedKey, hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number, written_key
+from ..overrides import AddedKey, group_override, hydra_bool, memory_share_permille, parse_hydra_overrides, parse_scalar, resolve_algorithm, whole_number, written_key
 
 # algorithm.adv_estimator values of verl 0.9.1 (trainer/ppo/core_algos.py:AdvantageEstimator)
 # that compare responses within a group of n, so n > 1 is required for a signal.
@@ -139,21 +140,96 @@ def entropy_in_loss(flat: Mapping[str, Any]) -> bool:
     return coeff != 0 or (asked is not None and hydra_bool(f"{AR}.actor.calculate_entropy", asked))
 
 
+# verl's trainer config picks each role's config group option by its model_engine (0.9.0 and 0.9.1
+# verl/trainer/config/ppo_trainer.yaml defaults: "actor@actor_rollout_ref.actor: ${model_engine}_actor",
+# "ref@actor_rollout_ref.ref: ${model_engine}_ref", "critic@critic: ${model_engine}_critic"); an override of one of
+# those entries picks another option for that role. Its key is the entry's group@package, or the group alone where
+# the package is the group's own (critic=...): hydra/core/default_element.py GroupDefault.get_override_key.
+ROLE_GROUPS = {"actor@actor_rollout_ref.actor": "actor", "ref@actor_rollout_ref.ref": "ref", "critic": "critic"}
+ACTOR_GROUP = "actor@actor_rollout_ref.actor"
+# the model_engine options we model, and the backend each is (the actor's option sets actor.strategy:
+# actor/dp_actor.yaml "strategy: fsdp", actor/megatron_actor.yaml "strategy: megatron")
+MODELLED_ENGINES = {"dp": False, "megatron": True}
+# the model_engine group's other options in verl's own releases (0.9.0 verl/trainer/config/model_engine/: mindspeed,
+# torchtitan, veomni; 0.9.1: torchtitan, veomni): valid, not modelled
+OTHER_ENGINES = ("mindspeed", "torchtitan", "veomni")
+
+
+def group_choices(flat: Mapping[str, Any]) -> dict[str, str]:
+    """The config group options a config picks (``group@package=option``, ``group/sub=option``, and ``critic=``):
+    key -> option, as written."""
+    return {str(k): str(v) for k, v in flat.items() if group_override(str(k).lstrip("+")) or str(k) in ROLE_GROUPS}
+
+
+def _role_backend(key: str, option: str) -> bool | None:
+    """The backend a role's option is (Megatron True, FSDP False), where it is one we model; None else."""
+    role = ROLE_GROUPS.get(key)
+    if role is None:
+        return None
+    return next((mega for engine, mega in MODELLED_ENGINES.items() if option == f"{engine}_{role}"), None)
+
+
+def groups_not_modelled(flat: Mapping[str, Any]) -> list[str]:
+    """The group options a config picks that we do not model (``key=option`` each): another engine for a role
+    (actor@actor_rollout_ref.actor=mlite_actor, found on a Hydra search path), a role's option at odds with the
+    actor's backend, any other group (model@actor_rollout_ref.model=...), and a model_engine of verl's we do not model
+    (torchtitan)."""
+    engine = flat.get("model_engine")
+    out = [f"model_engine={engine}"] if engine is not None and str(engine) in OTHER_ENGINES else []
+    megatron = is_megatron(flat)
+    for key, option in group_choices(flat).items():
+        if _role_backend(key.lstrip("+"), option) != megatron:
+            out.append(f"{key}={option}")
+    return out
+
+
+def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
+    """What ``check`` says of each config group option a config picks that we do not model: its key and option,
+    the options we do model, and how the config is read instead (``is_megatron``'s backend)."""
+    from ..base import priced_words
+
+    out = []
+    backend = "Megatron" if is_megatron(flat) else "FSDP"
+    for picked in groups_not_modelled(flat):
+        key, _, option = picked.partition("=")
+        role = ROLE_GROUPS.get(key.lstrip("+"))
+        if key == "model_engine":
+            what = f"verl's {option} engine is not modelled (we model model_engine=dp, FSDP, and megatron)"
+        elif role is not None:
+            beside = "" if role == "actor" else f" beside the {backend} actor"
+            what = (f"the {role} config group's option {option} is not modelled{beside} (we model dp_{role}, FSDP, "
+                    f"and megatron_{role}, Megatron, each with the actor's own; an option verl lacks comes from the "
+                    "run's hydra.searchpath)")
+        else:
+            what = (f"a config group option ({key.lstrip('+').partition('@')[0]}: {option}) that is not modelled: the "
+                    "keys it brings are not read")
+        out.append(f"{picked}: {what}; the batch sizes are checked with verl's {backend} rules, and memory and time "
+                   f"{priced_words(priced, plural=True)} as {backend} training")
+    return out
+
+
 def is_megatron(flat: Mapping[str, Any]) -> bool:
-    """The training backend a verl config selects (actor.strategy, else model_engine; default FSDP)."""
+    """The training backend a verl config selects (actor.strategy, else the actor's config group option, else
+    model_engine; default FSDP). An option we do not model (another engine's: ``groups_not_modelled``) is read as
+    the default, FSDP."""
     engine = flat.get("model_engine")
     by_engine = None
     if engine is not None:
-        if str(engine) not in ("dp", "megatron"):
+        if str(engine) not in MODELLED_ENGINES and str(engine) not in OTHER_ENGINES:
             raise InputError("model_engine", f"'{engine}' is not modelled.{did_you_mean(str(engine), ('dp', 'megatron'))}",
                              "use model_engine=dp (FSDP) or model_engine=megatron.")
-        by_engine = str(engine) == "megatron"
+        by_engine = MODELLED_ENGINES.get(str(engine))
+    picked = f"model_engine={engine}"
+    actor = flat.get(ACTOR_GROUP, flat.get("+" + ACTOR_GROUP))
+    by_group = _role_backend(ACTOR_GROUP, str(actor)) if actor is not None else None
+    if by_group is not None:  # the override of the actor's entry beats the option model_engine picks for it
+        picked, by_engine = f"{ACTOR_GROUP}={actor}", by_group
     strategy = flat.get(STRATEGY_KEY)
     if strategy is None:
         return bool(by_engine)
     by_strategy = _strategy(strategy)
     if by_engine is not None and by_engine != by_strategy:
-        raise InputError(STRATEGY_KEY, f"'{strategy}' contradicts model_engine={engine}.",
+        raise InputError(STRATEGY_KEY, f"'{strategy}' contradicts {picked}.",
                          "set model_engine=megatron for Megatron (it sets the strategy), or drop one of them.")
     return by_strategy
 
@@ -957,6 +1033,25 @@ class VersionPacks:
         fw.pinned = True
         return fw
 
+    # a release whose trainer config keys we list apart from its pack's (versions.KEY_RELEASES: 0.9.0, judged by
+    # 0.9.1's rules), where the user named it or its keys dated the config; None: the pack's own release
+    key_release: str | None = None
+
+    @property
+    def keys_version(self) -> str:
+        """The release whose trainer config keys a config is read against (Hydra refuses a key it lacks)."""
+        return self.key_release or self.version
+
+    def with_named_release(self, named: str):
+        """A named release another's pack judges (verl 0.9.0: 0.9.1's) keeps its own trainer config keys: 0.9.0's
+        Megatron grad_offload is no key its Hydra refuses."""
+        release = named.strip().lstrip("v").partition(".post")[0]
+        if versions.KEY_RELEASES.get(release) != self.version:
+            return self
+        fw = copy.copy(self)
+        fw.key_release = release
+        return fw
+
     def for_config(self, flat: Mapping[str, Any]) -> tuple[Framework, str | None]:
         """The version pack a pasted config shows (keys only some versions have), unless the user pinned one."""
         if self.pinned:
@@ -967,13 +1062,14 @@ class VersionPacks:
         if version is None:
             return self, (f"checked with the verl {self.version} rules, the newest we follow ({why}); name yours "
                           f"with --framework {self.name}==0.8.0 (or 0.7.1, 0.6.1) if you run another")
-        fw = get_framework(f"{self.name}=={version}")
-        return fw, (f"checked with the verl {version} rules: {why}; name another with --framework "
-                    f"{self.name}==VERSION")
+        pack = versions.KEY_RELEASES.get(version, version)
+        fw = get_framework(f"{self.name}=={pack}").with_named_release(version)
+        judged = f"the verl {pack} rules" + (f" (verl {version} checks as {pack} does)" if pack != version else "")
+        return fw, f"checked with {judged}: {why}; name another with --framework {self.name}==VERSION"
 
     def unknown_keys(self, flat: Mapping[str, Any]) -> list[str]:
         """The version-specific keys (versions.py) this version's trainer config lacks: Hydra refuses them."""
-        return versions.missing_keys(flat, self.version)
+        return versions.missing_keys(flat, self.keys_version)
 
     def key_list(self, flat: Mapping[str, Any], command: bool = False) -> KeyList:
         """The release's trainer-config keys (struct_keys.py) with the base class's; Hydra's struct config refuses a
@@ -984,10 +1080,11 @@ class VersionPacks:
         # a key we know other releases to have and this one to lack stops its launch too: under a release the user
         # named, and under the one inferred, which has them all (versions.detect) unless they belong to no single
         # release (grad_offload of 0.1-0.2 beside lora_rank of 0.4 on): then one of them stops whichever release runs
-        lacks = set(versions.missing_keys({k: None for k in given}, self.version))
-        refused = frozenset(struct_keys.refused(flat, given, self.version)) | frozenset(lacks)
-        return replace(base, keys=base.keys | struct_keys.release_keys(self.version), others=base.others | added,
-                       refused=refused, plus_adds=frozenset(k for k in refused if struct_keys.adds_with_plus(k, self.version)),
+        release = self.keys_version
+        lacks = set(versions.missing_keys({k: None for k in given}, release))
+        refused = frozenset(struct_keys.refused(flat, given, release)) | frozenset(lacks)
+        return replace(base, keys=base.keys | struct_keys.release_keys(release), others=base.others | added,
+                       refused=refused, plus_adds=frozenset(k for k in refused if struct_keys.adds_with_plus(k, release)),
                        refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",
                        source="verl/trainer/main_ppo.py: hydra.main (the trainer config is a struct: OmegaConf "
                               "refuses an override of a key it lacks unless it starts with +; the release's keys: "
@@ -1009,7 +1106,7 @@ class VersionPacks:
         for arg in overrides:
             key = arg.partition("=")[0]
             name, default = defaults.get(key.lstrip("+"), (None, None))
-            if name is not None and versions.lacks(key, self.version) and solution.get(name, default) == default:
+            if name is not None and versions.lacks(key, self.keys_version) and solution.get(name, default) == default:
                 continue
             out.append(arg)
         return out
@@ -1108,6 +1205,11 @@ class VerlFramework(VersionPacks, Framework):
         megatron = (any(a.endswith("=megatron") and "strategy" in a for a in args)
                     or "ppo_megatron_trainer" in " ".join(args)
                     or any(a.lstrip("+") == "model_engine=megatron" for a in args))
+        # an override of the actor's config group entry (actor@actor_rollout_ref.actor=megatron_actor) picks its
+        # backend whatever model_engine picks for it (is_megatron); the last one written is Hydra's
+        actor = [a.partition("=")[2] for a in args if a.lstrip("+").partition("=")[0] == ACTOR_GROUP]
+        if actor and _role_backend(ACTOR_GROUP, actor[-1]) is not None:
+            megatron = bool(_role_backend(ACTOR_GROUP, actor[-1]))
         # the environment variables the cost model reads (an ``export`` line or the command's own prefix) join the
         # arguments as the environment words they are
         env = [f"{name}={scope[name]}" for name in SCRIPT_ENV
@@ -1116,6 +1218,9 @@ class VerlFramework(VersionPacks, Framework):
 
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
         return parse_verl_tokens(tokens)
+
+    def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
+        return group_notes(flat, priced)
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         return config_to_values(flat, gpus=gpus, model=model, ruleset=self.ruleset)

@@ -108,13 +108,16 @@ class VerlMegatronFramework(VersionPacks, Framework):
         return values
 
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
+        from .fsdp import group_notes
+
+        groups = group_notes(flat, priced)
         if self.version in OPTIMIZER_OVERRIDES_IGNORED and cpu_optimizer_permille(flat):
-            return [f"{CPU_OPT_KEY}: verl {self.version} does not read actor.optim.override_optimizer_config (verl "
+            return groups + [f"{CPU_OPT_KEY}: verl {self.version} does not read actor.optim.override_optimizer_config (verl "
                     "0.6.0 is the first release that does), so megatron-core's optimizer states stay on the GPU "
                     f"through the actor update and {priced_words(priced, plural=True)} there; "
                     f"{self.ruleset.variables['megatron_optimizer_offload'].key} moves them to the CPU between "
                     "phases only"]
-        return []
+        return groups
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
         _require_megatron(scenario.fixed)

@@ -838,13 +838,27 @@ VERSION_KEYS: tuple[tuple[str, frozenset[str]], ...] = PRE_0_6_KEYS + (
     ("transfer_queue.", frozenset({"0.8.0", "0.9.1"})),
     # the Megatron trainer's: gone from 0.9.1's engine config (verl/trainer/config/engine/megatron.yaml) and actor
     # and critic yaml (0.8.0: actor/megatron_actor.yaml, critic/megatron_critic.yaml load_weight)
-    (f"{AR}.actor.megatron.grad_offload", frozenset({"0.5.0", "0.6.1", "0.7.1", "0.8.0"})),
-    (f"{AR}.ref.megatron.grad_offload", frozenset({"0.6.1", "0.7.1", "0.8.0"})),
-    ("critic.megatron.grad_offload", frozenset({"0.5.0", "0.6.1", "0.7.1", "0.8.0"})),
+    # and 0.9.0's (its engine/megatron.yaml "grad_offload: False"; 0.9.1 dropped it): its Megatron examples set it
+    (f"{AR}.actor.megatron.grad_offload", frozenset({"0.5.0", "0.6.1", "0.7.1", "0.8.0", "0.9.0"})),
+    (f"{AR}.ref.megatron.grad_offload", frozenset({"0.6.1", "0.7.1", "0.8.0", "0.9.0"})),
+    ("critic.megatron.grad_offload", frozenset({"0.5.0", "0.6.1", "0.7.1", "0.8.0", "0.9.0"})),
+    # the actor's and reference's router replay outside the engine config: 0.7.1 to 0.9.0 (actor/actor.yaml
+    # router_replay); 0.9.1 has it under megatron. only (engine/megatron.yaml)
+    (f"{AR}.actor.router_replay.", frozenset({"0.7.1", "0.8.0", "0.9.0"})),
+    (f"{AR}.ref.router_replay.", frozenset({"0.7.1", "0.8.0", "0.9.0"})),
+    ("data.continuous_token.", frozenset({"0.9.0"})),  # 0.9.0's data/legacy_data.yaml only
     (f"{AR}.actor.load_weight", TO_0_5 | {"0.6.1", "0.7.1", "0.8.0"}),
     (f"{AR}.ref.load_weight", TO_0_5 | {"0.6.1", "0.7.1", "0.8.0"}),
     ("critic.load_weight", TO_0_5 | {"0.6.1", "0.7.1", "0.8.0"}),
 )
+
+# verl 0.9.0: checked with the 0.9.1 pack (SERIES: their rules agree), its trainer config's keys its own
+# (config_keys/0.9.0_*.txt, from the 0.9.0 wheel): every key the list above gives 0.9.1 (tests/test_verl_release_detection
+# checks each against the two releases' key lists), and the Megatron grad_offload keys and router_replay that 0.9.1
+# dropped. A release whose keys we list apart from its pack's: release -> the pack that judges it
+KEY_RELEASES = {"0.9.0": "0.9.1"}
+VERSION_KEYS = tuple((prefix, versions | {"0.9.0"} if "0.9.1" in versions else versions)
+                     for prefix, versions in VERSION_KEYS)
 
 # Keys whose value dates a config. The deprecated global micro batches: the workers up to 0.5 and the legacy workers,
 # the default up to 0.7 (0.7.1 trainer.use_legacy_worker_impl: auto), divide them by the data-parallel size themselves
@@ -858,7 +872,7 @@ LEGACY_GLOBAL_MICRO = (f"{AR}.actor.ppo_micro_batch_size", f"{AR}.rollout.log_pr
 # workers' own up to 0.7, verl/workers/fsdp_workers.py:ActorRolloutRefWorker._build_rollout; "sglang_async" is 0.4's,
 # fsdp_workers.py of the 0.4.1 wheel; "trtllm" is new in 0.7)
 ROLLOUT_NAMES = {"hf": TO_0_5 | {"0.6.1", "0.7.1"}, "sglang_async": ONLY_0_4_5,
-                 "trtllm": frozenset({"0.7.1", "0.8.0", "0.9.1"})}
+                 "trtllm": frozenset({"0.7.1", "0.8.0", "0.9.0", "0.9.1"})}
 # rollout.mode: new in 0.4 (ppo_trainer.yaml of the 0.4.1 wheel, default sync); "sync" removed in 0.7
 SYNC_MODE = frozenset({"0.5.0", "0.6.1"})
 
@@ -962,7 +976,7 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
     """The newest version whose trainer config accepts everything version-specific the config sets (keys, and
     values such as the deprecated global micro batches), and why; (None, why) when they disagree or nothing is
     version-specific."""
-    candidates = set(VERSIONS)
+    candidates = set(VERSIONS) | set(KEY_RELEASES)
     seen: dict[str, list[str]] = {}  # why -> what, said once per reason
     for what, why, versions in dating(flat):
         candidates &= versions
