@@ -52,7 +52,8 @@ MODEL_ARGS: dict[str, Any] = {
     "load_in_fp8": False, "full_finetuning": False, "fast_inference": False, "gpu_memory_utilization": 0.5, "max_lora_rank": 64,
     "r": 16, "use_gradient_checkpointing": "unsloth",
 }
-# from_pretrained / get_peft_model arguments that do not change what we check or price
+# from_pretrained / get_peft_model arguments that do not change what we check or price, kept from TRL's keys (but
+# target_modules, which ``unsloth_values`` reads for the LoRA's layers: ``qv_only``)
 IGNORED_ARGS = frozenset({"model_name", "dtype", "token", "device_map", "lora_alpha", "lora_dropout", "bias",
                           "random_state", "use_rslora", "loftq_config", "target_modules", "float8_kv_cache",
                           "trust_remote_code", "fix_tokenizer", "rope_scaling", "revision", "use_exact_model_name",
