@@ -1648,3 +1648,24 @@ def test_verl_before_0_6_ignores_the_cpu_optimizer_override():
     knobs = "megatron_cpu_optimizer_permille"
     assert knobs in get_framework("verl-megatron==0.6.1").repair_policy().cost_knobs
     assert knobs not in get_framework("verl-megatron==0.4.1").repair_policy().cost_knobs
+
+
+def test_swift_generate_without_vllm_prices_the_local_generation_batch_at_once():
+    """ms-swift #4311 (3.5, no --use_vllm, ZeRO-3, 4 GPUs, per_device_train_batch_size 8, gradient_accumulation_steps
+    4): GRPOTrainer builds PtEngine.from_model_template(..., max_batch_size=0) (no limit) and _generate_completions
+    runs it inside unwrap_model_for_generation (ds3_gather_for_generation default True: every parameter gathered) on
+    the local generation batch, per_device_train_batch_size x steps_per_generation completions (steps_per_generation
+    defaults to gradient_accumulation_steps, trainers/rlhf_arguments.py; the flag counts completions: TRL's
+    RepeatSampler repeats each prompt num_generations times): 8 x 4 = 32 sequences at once, each KV cache at the
+    prompt limit plus the completion limit (2048 + 1024); twice the accumulation, twice the batch."""
+    name = "swift_4311_qwen2_5_vl_3b_grpo_full_nogen_vllm_zero3_4xh20"
+    rollout = _check(name).memory.phases["rollout"]
+    kv_per_token = 2 * 36 * 2 * 128 * 2  # K and V, 36 layers, 2 KV heads of 128, bf16 (Qwen2.5-3B's card)
+    kv = next(v for k, v in rollout.items() if k.startswith("generate KV cache"))
+    assert abs(kv - 32 * (2048 + 1024) * kv_per_token / 2**20) <= 1
+    gathered = next(v for k, v in rollout.items() if k.startswith("params gathered for generate"))
+    assert gathered > 0  # ZeRO-3: the other three quarters of the bf16 weights
+    args = list(_case(name).args)
+    args[args.index("--gradient_accumulation_steps") + 1] = "8"
+    doubled = _check_args(name, args).memory.phases["rollout"]
+    assert abs(next(v for k, v in doubled.items() if k.startswith("generate KV cache")) - 2 * kv) <= 1

@@ -773,3 +773,25 @@ def test_the_default_tuner_note_names_the_release_named(framework, said):
                       framework=framework, gpus=8).notes
     (note,) = [n for n in notes if "trains LoRA by default" in n]
     assert f"{said} trains LoRA by default" in note, note
+
+
+@pytest.mark.parametrize("framework,placed", [("swift==3.3.1", True), ("swift==3.4.1", True),
+                                              ("swift==3.10.3", False), ("swift==4.6.0", False)])
+def test_tuner_backend_unsloth_with_grpo_is_said_with_the_maintainers_word(framework, placed):
+    """ms-swift #3183 (GRPO with --tuner_backend unsloth, OOM on 8 x A800; the maintainer: 'unsloth is not support in
+    grpo'): every release accepts the flag (BaseArguments.tuner_backend) and no GRPO code reads it; before 3.7.0
+    load_by_unsloth leaves Unsloth's device_map 'sequential', which starts every rank's copy on GPU 0 (3.7.0 on
+    pass --device_map). check says so and prices it as peft (same peaks as without the flag); --tuner_backend peft
+    says nothing."""
+    cmd = ["NPROC_PER_NODE=4", "swift", "rlhf", "--rlhf_type", "grpo", "--train_type", "lora",
+           "--per_device_train_batch_size", "4", "--num_generations", "4"]
+    unsloth = api.check([*cmd, "--tuner_backend", "unsloth"], framework=framework, gpu="a800", model="qwen2.5-7b")
+    said = [n for n in unsloth.notes if n.startswith("--tuner_backend unsloth with GRPO")]
+    assert len(said) == 1 and "ms-swift issue #3183" in said[0]
+    assert ("'sequential'" in said[0] and "GPU 0" in said[0]) is placed
+    assert "is priced as with the default --tuner_backend peft" in said[0]
+    peft = api.check([*cmd, "--tuner_backend", "peft"], framework=framework, gpu="a800", model="qwen2.5-7b")
+    assert not [n for n in peft.notes if "unsloth" in n]
+    assert unsloth.memory.peaks == peft.memory.peaks
+    unpriced = api.check([*cmd, "--tuner_backend", "unsloth"], framework=framework)
+    assert [n for n in unpriced.notes if "would be priced as with the default --tuner_backend peft" in n]

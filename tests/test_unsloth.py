@@ -371,21 +371,22 @@ def test_unsloths_long_context_claims_fit_one_h100(model, four_bit, context):
 
 
 def test_the_autotuned_passes_shrink_only_what_does_not_fit():
-    """Qwen3-8B at 4K context: the micro batch of 4 runs whole; at 110K the log-prob and loss passes run 3 rows at a
-    time, the most that fit."""
+    """Qwen3-8B at 4K context: the micro batch of 4 runs whole; at 110K the log-prob pass runs 3 rows at a time and
+    the loss 2 (the update also holds the adapter's gradients and optimizer states, on every projection: Unsloth's
+    default target_modules), the most that fit."""
     from rlbatch_solver.frameworks.trl.unsloth import autotuned
 
     model, gpu = load_model("qwen3-8b"), load_gpu("h100")
     spec = FW.cost_spec(model, gpu)
-    for context, rows in ((4096, 4), (110000, 3)):
+    for context, (rows, update_rows) in ((4096, (4, 4)), (110000, (3, 2))):
         v = FW.to_values({"fast_inference": True, "max_seq_length": context, "max_completion_length": context - 512,
                           "UNSLOTH_VLLM_STANDBY": "1", "per_device_train_batch_size": 4,
                           "gradient_accumulation_steps": 2}, gpus=1, model=model)
         old, update = spec.plan(v, Phase.OLD_LOG_PROB), spec.plan(v, Phase.ACTOR_UPDATE)
-        assert (old.logprob_micro, update.train_micro) == (rows, rows)
+        assert (old.logprob_micro, update.train_micro) == (rows, update_rows)
         assert autotuned(update, Phase.ACTOR_UPDATE) == update  # what fits is left as it is
-        assert M.estimate_memory(update.replace(train_micro=rows + 1)).peak(Phase.ACTOR_UPDATE) > \
-            M.estimate_memory(update).usable_for(Phase.ACTOR_UPDATE) or rows == 4
+        assert M.estimate_memory(update.replace(train_micro=update_rows + 1)).peak(Phase.ACTOR_UPDATE) > \
+            M.estimate_memory(update).usable_for(Phase.ACTOR_UPDATE) or update_rows == 4
 
 
 def test_the_autotuned_rows_are_found_in_few_estimates_for_a_huge_batch(monkeypatch):
@@ -402,7 +403,7 @@ def test_the_autotuned_rows_are_found_in_few_estimates_for_a_huge_batch(monkeypa
     real = unsloth.estimate_memory
     monkeypatch.setattr(unsloth, "estimate_memory", lambda plan: calls.append(1) or real(plan))
     huge = unsloth.autotuned(update.replace(train_micro=999_999_999), Phase.ACTOR_UPDATE)
-    assert huge.train_micro == update.train_micro == 3 and len(calls) <= 32
+    assert huge.train_micro == update.train_micro == 2 and len(calls) <= 32
 
 
 def test_a_key_no_config_has_is_named_as_ignored():
@@ -821,3 +822,22 @@ def test_recommend_from_frees_the_share_and_standby_under_the_frameworks_own_key
     assert space.domains["gmu_permille"] == KNOB_SEARCH["gmu_permille"]
     assert space.domains["sleep_level"] == KNOB_SEARCH["sleep_level"]
     assert {share, standby} <= fw.free_keys({})
+
+
+@pytest.mark.parametrize("targets,qv", [(None, False), ('["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", '
+                                                       '"up_proj", "down_proj"]', False),
+                                        ("all-linear", False), ('["q_proj", "v_proj"]', True)])
+def test_lora_targets_are_unsloths_default_every_projection(targets, qv):
+    """get_peft_model's default target_modules are the seven projections of a decoder layer (unsloth/models/llama.py
+    FastLlamaModel.get_peft_model, 2025.9.6 and 2025.11.1), not peft's q and v that TRL's ModelConfig falls back to
+    without --lora_target_modules: a config that names none trains (and is priced with) every linear layer; one
+    that names q_proj and v_proj alone is priced as that."""
+    flat = {"from_pretrained.load_in_4bit": False, "from_pretrained.fast_inference": True, "get_peft_model.r": 32,
+            "grpo_config.num_generations": 4, "grpo_config.per_device_train_batch_size": 4}
+    if targets is not None:
+        flat["get_peft_model.target_modules"] = targets
+    values = _values(FW, flat)
+    assert values["lora_qv"] is qv
+    model = load_model("llama3.1-8b")
+    plan = FW.cost_spec(model, load_gpu("t4")).plan(values, Phase.ACTOR_UPDATE)
+    assert plan.lora_params == model.lora_params(32, "q_v" if qv else "all-linear")

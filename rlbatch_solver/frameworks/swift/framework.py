@@ -187,6 +187,10 @@ def read_flags(ruleset: RuleSet, flat: Mapping[str, Any], decided: set[str]) -> 
 from .cost import (HF_COST_DEFAULTS, HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, QUANTIZED_ENGINE_FROM,  # noqa: E402
                    SERVER_GMU_PERMILLE, cost_values, export_flags, multi_turn_context)
 from ...release_numbers import release_numbers  # noqa: E402
+
+# the first ms-swift release whose load_by_unsloth passes its --device_map to Unsloth's from_pretrained
+# (swift/llm/model/register.py, 3.7.0; 3.1.1 to 3.6.0 pass none, leaving Unsloth's 'sequential')
+UNSLOTH_DEVICE_MAP_FROM = (3, 7, 0)
 from .cost import cost_spec as swift_cost_spec  # noqa: E402
 
 # flags the cost model reads and export prints from the solution (not from fixed_native)
@@ -575,6 +579,7 @@ class SwiftFramework(Framework):
         flat = {k: v for k, v in normalize_keys(flat).items() if f"--{k}" not in ignored}
         notes += self._tuner_notes(flat, priced)
         notes += self._quant_notes(flat, priced)
+        notes += self._tuner_backend_notes(flat, priced)
         if not self.megatron and multi_turn_context(flat):
             notes.append("multi-turn rollout with max_completion_length per round (completion_length_limit_scope "
                          f"per_round, or a rollout server): the trained response {priced_words(priced)} up to the "
@@ -611,6 +616,34 @@ class SwiftFramework(Framework):
         rank = flat.get("lora_rank") if _present(flat.get("lora_rank")) else HF_COST_DEFAULTS["lora_rank"]
         return [f"no --{key}: ms-swift {self.code_release or self.version} trains LoRA by default (BaseArguments.{key} 'lora'), rank "
                 f"{rank}{', and so it is priced' if priced else ''}; to train every weight give --{key} full (recommend: --set {key}=full)"]
+
+    def _tuner_backend_notes(self, flat: Mapping[str, Any], priced: bool = True) -> list[str]:
+        """``--tuner_backend unsloth`` with GRPO: every release we follow accepts it without a word
+        (BaseArguments.tuner_backend ``Literal['peft', 'unsloth']``: 3.1.1 to 3.12.6 swift/llm/argument/base_args/
+        base_args.py, 4.0.0 swift/arguments/base_args/base_args.py; ``get_model_processor`` calls ``load_by_unsloth``,
+        which loads the model with Unsloth's FastLanguageModel / FastVisionModel, and 3.x swift/llm/train/tuner.py,
+        4.0.0 swift/pipelines/train/tuner.py ``prepare_adapter`` add the LoRA with ``UnslothModel.get_peft_model``);
+        no GRPO code reads it (neither rlhf_args.py nor rlhf_trainer/grpo_trainer.py names it), while ms-swift's
+        maintainers say GRPO does not support it (ms-swift issue #3183, an OOM with it on 8 x A800: 'unsloth is not
+        support in grpo'). Before 3.7.0 load_by_unsloth passes no device_map (3.1.1 to 3.6.0
+        swift/llm/model/register.py; 3.7.0 on pass ``args.device_map``), so Unsloth's default ``device_map =
+        "sequential"`` places the model (unsloth 2025.2.15, 2025.6.1 and 2025.11.1 models/loader.py
+        FastLanguageModel.from_pretrained, models/vision.py FastBaseVisionModel.from_pretrained), and transformers
+        fills the visible GPUs in order from the first (4.51.3 modeling_utils.py ``_get_device_map``: 'sequential'
+        takes accelerate's get_max_memory, every GPU from 0): each process of a multi-process launch starts its copy
+        on GPU 0, whatever its local rank. How many copies land there depends on the free memory each process sees as
+        it loads, which no config settles: said, and priced as the peft backend."""
+        if self.megatron or str(flat.get("tuner_backend") or "peft").strip().lower() != "unsloth":
+            return []
+        release = self.code_release or self.version
+        placed = (" Before ms-swift 3.7.0 load_by_unsloth passes no device_map, and Unsloth's default, 'sequential', "
+                  "fills the GPUs from the first: with more than one process each rank starts its copy of the model "
+                  "on GPU 0." if release_numbers(release) < UNSLOTH_DEVICE_MAP_FROM else "")
+        return [f"--tuner_backend unsloth with GRPO: ms-swift {release} accepts it (BaseArguments.tuner_backend; "
+                "the model is loaded by Unsloth's FastLanguageModel / FastVisionModel, load_by_unsloth) but its GRPO "
+                "trainer has no code for it, and ms-swift's maintainers say unsloth is not supported in GRPO "
+                f"(ms-swift issue #3183).{placed} Memory {priced_words(priced)} as with the default --tuner_backend "
+                "peft, one copy a GPU"]
 
     def _quant_notes(self, flat: Mapping[str, Any], priced: bool = True) -> list[str]:
         """What of ``--quant_method`` / ``--quant_bits`` the cost model does not price (bitsandbytes is priced:

@@ -26,6 +26,7 @@ weights for the trainer and vLLM, offloaded checkpoints and the chunked log-prob
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
@@ -51,7 +52,8 @@ MODEL_ARGS: dict[str, Any] = {
     "load_in_fp8": False, "full_finetuning": False, "fast_inference": False, "gpu_memory_utilization": 0.5, "max_lora_rank": 64,
     "r": 16, "use_gradient_checkpointing": "unsloth",
 }
-# from_pretrained / get_peft_model arguments that do not change what we check or price
+# from_pretrained / get_peft_model arguments that do not change what we check or price, kept from TRL's keys (but
+# target_modules, which ``unsloth_values`` reads for the LoRA's layers: ``qv_only``)
 IGNORED_ARGS = frozenset({"model_name", "dtype", "token", "device_map", "lora_alpha", "lora_dropout", "bias",
                           "random_state", "use_rslora", "loftq_config", "target_modules", "float8_kv_cache",
                           "trust_remote_code", "fix_tokenizer", "rope_scaling", "revision", "use_exact_model_name",
@@ -198,6 +200,19 @@ def precision_flags(args: Mapping[str, Any], name: Any) -> dict[str, bool]:
             "full_finetuning": full}
 
 
+# get_peft_model's default target_modules (unsloth/models/llama.py FastLlamaModel.get_peft_model, 2025.11.1 and the
+# releases since: "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"): every linear layer of
+# a decoder layer, not peft's default q and v that TRL's ModelConfig leaves without --lora_target_modules
+DEFAULT_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+def qv_only(targets: Any) -> bool:
+    """Whether ``target_modules`` names the query and value projections alone (priced as q/v LoRA, ``lora_qv``);
+    any other list, or "all-linear", is priced as every linear layer."""
+    names = set(re.findall(r"[A-Za-z_][\w.-]*", targets if isinstance(targets, str) else " ".join(map(str, targets))))
+    return bool(names) and names <= {"q_proj", "v_proj"}
+
+
 def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Value]]:
     """Unsloth's keys -> (TRL's GRPOConfig flags, the cost values only Unsloth has)."""
     rest = {k: v for k, v in _flat(flat).items() if k not in MODEL_ARGS and k not in IGNORED_ARGS and k != STANDBY}
@@ -229,6 +244,8 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
         trl["lora_r"] = whole_number("r", args["r"], "r")
         if trl["lora_r"] < 1:
             raise InputError("r", f"{trl['lora_r']} must be at least 1.", "set r = 16 (get_peft_model's default).")
+        if not qv_only(_flat(flat).get("target_modules", DEFAULT_TARGETS)):
+            trl["lora_target_modules"] = "all-linear"
     # from_pretrained's share, checked like TRL's flag even where no engine reads it (0.5 by default)
     memory_share_permille("gpu_memory_utilization", args["gpu_memory_utilization"],
                           "write gpu_memory_utilization = 0.5 (vLLM's share of the GPU).")
