@@ -1668,3 +1668,29 @@ def test_a_vision_language_model_prices_its_vit_states_and_activations_when_it_t
     assert "vision tower activations (image patches of the micro batch)" not in lm
     assert any("3072 ViT patches (768 image tokens" in n for n in trained.notes)
     assert trained.memory.peaks["actor_update"] > lm_only.peaks["actor_update"] + 4 * 1024
+
+
+def test_the_vit_keeps_every_block_without_checkpointing_and_runs_before_the_lm_in_a_forward():
+    """Without gradient checkpointing a trained ViT keeps every block's tensors over its patches (and the merger's);
+    a frozen tower, a LoRA run or a text model keeps none. A forward-only pass runs the ViT before the language model:
+    only its excess over the LM forward adds."""
+    from types import SimpleNamespace
+
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel import memory as M
+
+    vl, text = M.model_consts(load_model("qwen2.5-vl-7b")), M.model_consts(load_model("qwen2.5-7b"))
+    plan = SimpleNamespace(vision_patches=3072, vision_tower_frozen=False, lora_params=0, grad_ckpt=False)
+    block = vl.vision_block_act + vl.vision_block_trained_norms
+    assert block > 32 * 1280  # the MLP's four 3420-wide tensors alone are 27,360 B a patch
+    full = M.vision_activation_bytes(plan, vl, 2, 0.0)
+    assert full == pytest.approx(2 * 3072 * (32 * block + vl.vision_merger_act))
+    ckpt = M.vision_activation_bytes(SimpleNamespace(**{**vars(plan), "grad_ckpt": True}), vl, 2, 1e12)
+    assert ckpt == pytest.approx(2 * 3072 * (32 * 2 * 1280 + vl.vision_merger_act))
+    assert M.vision_activation_bytes(SimpleNamespace(**{**vars(plan), "vision_tower_frozen": True}), vl, 2, 0.0) == 0
+    assert M.vision_activation_bytes(SimpleNamespace(**{**vars(plan), "lora_params": 10}), vl, 2, 0.0) == 0
+    assert M.vision_activation_bytes(plan, text, 2, 0.0) == 0
+    fwd = 4 * 3072 * (2 * 2 * 1280 + vl.vision_block_act)
+    assert M.vision_forward_bytes(plan, vl, 4, 0.0) == pytest.approx(fwd)
+    assert M.vision_forward_bytes(plan, vl, 4, fwd - 1000) == pytest.approx(1000)
+    assert M.vision_forward_bytes(plan, vl, 4, fwd + 1) == 0

@@ -1222,6 +1222,9 @@ def _hf_generate_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     terms[T_GEN_KV] = seqs * _seq_len(plan) * plan.model.kv_bytes_per_token(1, C.KV_DTYPE_BYTES)
     terms[T_GEN_ACT] = _forward_activations(plan, mc, seqs * max(1, plan.prompt_len))
     terms[T_GEN_LOGITS] = seqs * mc.vocab * (C.BF16 + 2 * C.FP32)
+    vit = vision_forward_bytes(plan, mc, seqs, terms[T_GEN_ACT] + terms[T_GEN_LOGITS])
+    if vit:
+        terms[T_VIT_FWD] = vit
     return terms
 
 
@@ -1343,6 +1346,9 @@ def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
         T_LOGITS_ENT: logits,
     }
+    vit = vision_forward_bytes(plan, mc, tokens / _seq_len(plan), terms[T_ACT_FWD] + logits)
+    if vit:
+        terms[T_VIT_FWD] = vit
     # Megatron: the DDP grad buffer stays allocated, unless params are offloaded: verl's eval context then
     # loads the params alone (verl 0.9.1 workers/engine/base.py BaseEngineCtx._context_switch, mode "eval":
     # grad=False; utils/megatron_utils.py load_megatron_model_to_gpu(load_grad=False))
@@ -1385,6 +1391,9 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
         (T_LOGITS_ENT if plan.ref_entropy else T_LOGITS): logits,
     }
+    vit = vision_forward_bytes(plan, mc, tokens / _seq_len(plan), terms[T_ACT_FWD] + logits)
+    if vit:
+        terms[T_VIT_FWD] = vit
     if plan.ref_beside_policy_graph:
         terms[T_POLICY_GRAPH] = _policy_graph_bytes(plan, mc, tokens)
     if plan.held_gathered_model:
@@ -1482,6 +1491,20 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
 
 T_GRADS_FREED = "gradients (beyond the activations the backward frees; zeroed after each step)"
 T_VIT_ACT = "vision tower activations (image patches of the micro batch)"
+T_VIT_FWD = "vision tower forward over the pass's image patches (its excess over the LM's forward)"
+
+
+def vision_forward_bytes(plan: Plan, mc: ModelConsts, seqs: float, lm_forward: float) -> float:
+    """A forward without gradients (log-probs, reference, transformers' generate prefill) runs the ViT over every
+    image patch of its sequences first (modeling_qwen2_5_vl.py Qwen2_5_VLForConditionalGeneration.forward:
+    ``self.visual`` before the decoder): the residual stream and the block's input in bf16 and one block's tensors at
+    a time, freed before the language model's forward starts; only its excess over that forward's activations and
+    logits (``lm_forward``) adds to the phase's peak."""
+    if not (mc.vision_depth and plan.vision_patches):
+        return 0.0
+    patches = seqs * plan.vision_patches
+    vit = patches * (2 * C.BF16 * mc.vision_hidden + mc.vision_block_act)
+    return max(0.0, vit - lm_forward)
 
 
 def vision_activation_bytes(plan: Plan, mc: ModelConsts, micro: int, lm_working: float) -> float:
