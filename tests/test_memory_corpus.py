@@ -1669,3 +1669,73 @@ def test_swift_generate_without_vllm_prices_the_local_generation_batch_at_once()
     args[args.index("--gradient_accumulation_steps") + 1] = "8"
     doubled = _check_args(name, args).memory.phases["rollout"]
     assert abs(next(v for k, v in doubled.items() if k.startswith("generate KV cache")) - 2 * kv) <= 1
+
+
+def test_a_vision_language_model_prices_its_vit_states_and_activations_when_it_trains_it():
+    """ms-swift #4311: Qwen2.5-VL-3B full GRPO with --freeze_vit false (ZeRO-3 on 4 x 90G, MAX_PIXELS 602112) ran out
+    of memory; the model was priced as its language model. The ViT (0.63B in the tower, 37M in the merger) trains
+    here: its bf16 weights, gradients and fp32 Adam states are sharded as the LM's (16 B a parameter over 4 GPUs), and
+    it keeps, under gradient checkpointing, every block's input over the micro batch's patches: 8 sequences x 3072
+    patches (602112 / 14^2, one image a sample) x 32 blocks x 2 B x 1280, plus the merger's inputs. With ms-swift's
+    default --freeze_vit / --freeze_aligner true the ViT keeps its weights and nothing else. A text model is priced as
+    before (qwen2.5-3b, the same language model)."""
+    from rlbatch_solver.catalog.models import load_model
+
+    name = "swift_4311_qwen2_5_vl_3b_grpo_full_nogen_vllm_zero3_4xh20"
+    card = load_model("qwen2.5-vl-3b")
+    vit = card.vision_params()
+    assert card.vision_tower_params() == 631_975_680 and card.vision_merger_params() == 36_708_608
+    trained = _check(name)
+    import rlbatch_solver as rb
+
+    c = _case(name)
+    lm_only = rb.check(c.args, framework=c.framework, gpus=c.gpus, model="qwen2.5-3b", gpu=c.gpu).memory
+    frozen_args = [a for a in c.args]
+    frozen_args[frozen_args.index("--freeze_vit") + 1] = "true"
+    frozen_args[frozen_args.index("--freeze_aligner") + 1] = "true"
+    frozen = rb.check(frozen_args, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory
+
+    up, lm, fr = (m.phases["actor_update"] for m in (trained.memory, lm_only, frozen))
+    mib = 2**20  # the report's terms are whole MiB
+    assert up["params (sharded)"] - lm["params (sharded)"] == pytest.approx(2 * vit / 4 / mib, abs=1.5)
+    assert up["gradients (sharded)"] - lm["gradients (sharded)"] == pytest.approx(2 * vit / 4 / mib, abs=1.5)
+    assert up["optimizer states (sharded)"] - lm["optimizer states (sharded)"] == pytest.approx(12 * vit / 4 / mib,
+                                                                                                 abs=1.5)
+    ckpts = 8 * 3072 * 32 * 2 * 1280
+    merger = 8 * 3072 * (4 + 3 * 2) * 1280
+    assert up["vision tower activations (image patches of the micro batch)"] == pytest.approx(
+        (ckpts + merger) / mib, abs=1.5)
+    # frozen (ms-swift's default): the weights stay, no gradient, optimizer state or activation
+    assert fr["params (sharded)"] == pytest.approx(up["params (sharded)"], abs=1)
+    assert fr["gradients (sharded)"] == pytest.approx(lm["gradients (sharded)"], abs=1)
+    assert fr["optimizer states (sharded)"] == pytest.approx(lm["optimizer states (sharded)"], abs=1)
+    assert "vision tower activations (image patches of the micro batch)" not in fr
+    assert "vision tower activations (image patches of the micro batch)" not in lm
+    assert any("3072 ViT patches (768 image tokens" in n for n in trained.notes)
+    assert trained.memory.peaks["actor_update"] > lm_only.peaks["actor_update"] + 4 * 1024
+
+
+def test_the_vit_keeps_every_block_without_checkpointing_and_runs_before_the_lm_in_a_forward():
+    """Without gradient checkpointing a trained ViT keeps every block's tensors over its patches (and the merger's);
+    a frozen tower, a LoRA run or a text model keeps none. A forward-only pass runs the ViT before the language model:
+    only its excess over the LM forward adds."""
+    from types import SimpleNamespace
+
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel import memory as M
+
+    vl, text = M.model_consts(load_model("qwen2.5-vl-7b")), M.model_consts(load_model("qwen2.5-7b"))
+    plan = SimpleNamespace(vision_patches=3072, vision_tower_frozen=False, lora_params=0, grad_ckpt=False)
+    block = vl.vision_block_act + vl.vision_block_trained_norms
+    assert block > 32 * 1280  # the MLP's four 3420-wide tensors alone are 27,360 B a patch
+    full = M.vision_activation_bytes(plan, vl, 2, 0.0)
+    assert full == pytest.approx(2 * 3072 * (32 * block + vl.vision_merger_act))
+    ckpt = M.vision_activation_bytes(SimpleNamespace(**{**vars(plan), "grad_ckpt": True}), vl, 2, 1e12)
+    assert ckpt == pytest.approx(2 * 3072 * (32 * 2 * 1280 + vl.vision_merger_act))
+    assert M.vision_activation_bytes(SimpleNamespace(**{**vars(plan), "vision_tower_frozen": True}), vl, 2, 0.0) == 0
+    assert M.vision_activation_bytes(SimpleNamespace(**{**vars(plan), "lora_params": 10}), vl, 2, 0.0) == 0
+    assert M.vision_activation_bytes(plan, text, 2, 0.0) == 0
+    fwd = 4 * 3072 * (2 * 2 * 1280 + vl.vision_block_act)
+    assert M.vision_forward_bytes(plan, vl, 4, 0.0) == pytest.approx(fwd)
+    assert M.vision_forward_bytes(plan, vl, 4, fwd - 1000) == pytest.approx(1000)
+    assert M.vision_forward_bytes(plan, vl, 4, fwd + 1) == 0

@@ -357,3 +357,24 @@ def test_lora_q_v_counts_the_attention_projections_only():
         + (d.hidden_size + d.kv_lora_rank + d.qk_rope_head_dim) \
         + (d.kv_lora_rank + d.num_attention_heads * (d.qk_nope_head_dim + d.v_head_dim))
     assert d.lora_params(8, "q_v") == 8 * per_layer * d.num_hidden_layers
+
+
+def test_a_qwen2_5_vl_config_json_reads_its_vision_tower_as_the_card_does():
+    """A Qwen2.5-VL config.json (model_type qwen2_5_vl, LM keys at the top, the ViT in vision_config) gives the
+    catalog card's numbers: the vision tower and merger counted in total_params, q/k/v bias on the LM; a config
+    without vision_config (or a text model type) has no vision tower."""
+    from rlbatch_solver.catalog.models import from_hf_config, load_model
+
+    card = load_model("qwen2.5-vl-3b")
+    config = {"model_type": "qwen2_5_vl", "hidden_size": 2048, "intermediate_size": 11008, "num_attention_heads": 16,
+              "num_hidden_layers": 36, "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": True,
+              "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420, "num_heads": 16,
+                                "in_chans": 3, "out_hidden_size": 2048, "patch_size": 14, "spatial_merge_size": 2,
+                                "temporal_patch_size": 2, "window_size": 112,
+                                "fullatt_block_indexes": [7, 15, 23, 31]}}
+    read = from_hf_config(config, "vl")
+    assert read.attention_bias and read.has_vision and read.vision_fullatt_blocks == 4
+    assert read.vision_params() == card.vision_params() and read.total_params() == card.total_params()
+    text = from_hf_config({k: v for k, v in config.items() if k != "vision_config"}, "lm")
+    assert not text.has_vision and text.total_params() == read.total_params() - card.vision_params()
+    assert load_model("qwen2.5-3b").total_params() == text.total_params()

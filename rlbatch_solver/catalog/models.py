@@ -36,7 +36,15 @@ REQUIRED_FIELDS = (
 # HF model types whose config defaults to tied input/output embeddings.
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text"}
 # HF model types with bias on the q/k/v projections and no ``attention_bias`` key.
-_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe"}
+_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_5_vl"}
+# HF model types whose ``vision_config`` we read (the Qwen2.5-VL ViT: ModelCard.vision_*)
+_VISION_TYPES = {"qwen2_5_vl"}
+_VISION_KEYS = (("vision_depth", ("depth",)), ("vision_hidden_size", ("hidden_size",)),
+                ("vision_intermediate_size", ("intermediate_size",)), ("vision_num_heads", ("num_heads",)),
+                ("vision_out_hidden_size", ("out_hidden_size",)), ("vision_patch_size", ("patch_size",)),
+                ("vision_temporal_patch_size", ("temporal_patch_size",)),
+                ("vision_in_channels", ("in_channels", "in_chans")),
+                ("vision_spatial_merge_size", ("spatial_merge_size",)), ("vision_window_size", ("window_size",)))
 # HF model types with per-head RMSNorm on q and k (``q_norm`` / ``k_norm``).
 _QK_NORM_TYPES = {"qwen3", "qwen3_moe"}
 
@@ -80,6 +88,22 @@ class ModelCard:
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
+    # Vision tower of a vision-language model (0 = text-only): the HF config.json ``vision_config`` of Qwen2.5-VL
+    # (transformers models/qwen2_5_vl/configuration_qwen2_5_vl.py Qwen2_5_VLVisionConfig), read by
+    # modeling_qwen2_5_vl.py Qwen2_5_VisionTransformerPretrainedModel: a Conv3d patch embedding, ``vision_depth``
+    # Qwen2_5_VLVisionBlock's (windowed attention but the ``vision_fullatt_blocks`` full-attention ones) and the
+    # Qwen2_5_VLPatchMerger that folds spatial_merge_size^2 patches into one LM token of ``vision_out_hidden_size``.
+    vision_depth: int = 0
+    vision_hidden_size: int = 0
+    vision_intermediate_size: int = 0
+    vision_num_heads: int = 0
+    vision_out_hidden_size: int = 0
+    vision_patch_size: int = 0
+    vision_temporal_patch_size: int = 0
+    vision_in_channels: int = 0
+    vision_spatial_merge_size: int = 0
+    vision_window_size: int = 0
+    vision_fullatt_blocks: int = 0  # len(fullatt_block_indexes)
     aliases: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -93,6 +117,10 @@ class ModelCard:
     @property
     def is_mla(self) -> bool:
         return self.kv_lora_rank > 0
+
+    @property
+    def has_vision(self) -> bool:
+        return self.vision_depth > 0
 
     def is_moe_layer(self, i: int) -> bool:
         """True when decoder layer ``i`` (0-based) has a routed-expert MLP."""
@@ -213,18 +241,48 @@ class ModelCard:
         self._check_layer(i)
         return self.attention_params() + self.mlp_params(i) + self._norms_per_layer() * self.hidden_size
 
+    # ---------------------------------------------------------- vision tower
+    def vision_block_params(self) -> int:
+        """One Qwen2_5_VLVisionBlock (transformers modeling_qwen2_5_vl.py): norm1 and norm2 (RMSNorm weights),
+        attention qkv Linear(d, 3d, bias) and proj Linear(d, d, bias), and the gated MLP Qwen2_5_VLMLP(bias=True):
+        gate_proj and up_proj Linear(d, i) and down_proj Linear(i, d), all with bias."""
+        d, i = self.vision_hidden_size, self.vision_intermediate_size
+        return 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + (3 * d * i + 2 * i + d)
+
+    def vision_tower_params(self) -> int:
+        """The ViT without its merger: Qwen2_5_VisionPatchEmbed's Conv3d(in_channels, d, kernel [t, p, p],
+        bias=False) and every block (the rotary embedding has no parameters)."""
+        if not self.has_vision:
+            return 0
+        patch = self.vision_in_channels * self.vision_temporal_patch_size * self.vision_patch_size ** 2
+        return patch * self.vision_hidden_size + self.vision_depth * self.vision_block_params()
+
+    def vision_merger_params(self) -> int:
+        """Qwen2_5_VLPatchMerger (the aligner): ln_q RMSNorm(d), Linear(d*m^2, d*m^2) and Linear(d*m^2,
+        out_hidden_size), both with bias (m = spatial_merge_size)."""
+        if not self.has_vision:
+            return 0
+        wide = self.vision_hidden_size * self.vision_spatial_merge_size ** 2
+        return self.vision_hidden_size + wide * wide + wide + wide * self.vision_out_hidden_size + \
+            self.vision_out_hidden_size
+
+    def vision_params(self) -> int:
+        """Every parameter of the vision side (tower and merger); 0 for a text model."""
+        return self.vision_tower_params() + self.vision_merger_params()
+
     def largest_layer_params(self) -> int:
         return max(self.layer_params(i) for i in range(self.num_hidden_layers))
 
     def total_params(self) -> int:
-        """Embeddings + untied lm_head + every decoder layer + final norm.
+        """Embeddings + untied lm_head + every decoder layer + final norm (+ the vision tower and merger of a
+        vision-language card: ``vision_params``, what its published count includes).
 
         DeepSeek-V3: this is the main model only. Its published 671B excludes the
         14B multi-token-prediction (MTP) module that ships in the same checkpoint
         (685B on Hugging Face), and so do we.
         """
         layers = sum(self.layer_params(i) for i in range(self.num_hidden_layers))
-        return self.embedding_params() + self.lm_head_params() + layers + self.hidden_size
+        return self.embedding_params() + self.lm_head_params() + layers + self.hidden_size + self.vision_params()
 
     def active_params(self) -> int:
         """Parameters touched per token: as total, with top-k routed experts only."""
@@ -305,6 +363,11 @@ def _validate(card: ModelCard) -> None:
         if card.moe_intermediate_size <= 0:
             raise InputError("moe_intermediate_size", f"{where}: must be positive for an MoE model.",
                              "Copy moe_intermediate_size from config.json.")
+    if card.has_vision:
+        for name, _ in _VISION_KEYS:
+            if getattr(card, name) <= 0:
+                raise InputError(name, f"{where}: a vision tower (vision_depth > 0) needs {name} > 0.",
+                                 "Copy it from config.json's vision_config.")
     if card.is_mla and (card.qk_rope_head_dim <= 0 or card.qk_nope_head_dim <= 0 or card.v_head_dim <= 0):
         raise InputError("kv_lora_rank", f"{where}: MLA needs qk_rope_head_dim, qk_nope_head_dim "
                          "and v_head_dim > 0.", "Copy them from config.json.")
@@ -387,6 +450,12 @@ def from_hf_config(config: Mapping[str, Any], name: str) -> ModelCard:
         raise InputError("moe_layer_freq", f"{name!r} has moe_layer_freq != 1, which we do not model.",
                          "Use a model with an MoE MLP in every layer after first_k_dense_replace.")
 
+    vision: dict[str, int] = {}
+    if model_type in _VISION_TYPES and isinstance(config.get("vision_config"), Mapping):
+        vc = config["vision_config"]
+        for field_name, keys in _VISION_KEYS:
+            vision[field_name] = _size(vc, keys[0], _get(vc, *keys))
+        vision["vision_fullatt_blocks"] = len(vc.get("fullatt_block_indexes") or ())
     tied = config.get("tie_word_embeddings")
     if tied is None:
         tied = model_type in _TIED_BY_DEFAULT
@@ -425,6 +494,7 @@ def from_hf_config(config: Mapping[str, Any], name: str) -> ModelCard:
         qk_nope_head_dim=nope if kv_lora else 0,
         v_head_dim=size("v_head_dim", _get(config, "v_head_dim", default=0), allow_zero=True)
         if kv_lora else 0,
+        **vision,
     )
 
 

@@ -81,6 +81,16 @@ class ModelConsts:
     mcore_drops_dense: tuple = ()
     moe_layers: int = 0
     moe_topk: int = 0  # routed experts per token (num_experts_per_tok), 0 for dense
+    # vision tower of a vision-language card (ModelCard.vision_*; 0 for a text model): its parameters (tower without
+    # merger, and merger), and the training activation bytes per ViT patch: one block's (the LM layer's terms at the
+    # ViT's widths), the extra of its trained norms, and the merger's
+    vision_tower_params: int = 0
+    vision_merger_params: int = 0
+    vision_depth: int = 0
+    vision_hidden: int = 0
+    vision_block_act: int = 0
+    vision_block_trained_norms: int = 0
+    vision_merger_act: int = 0
 
 
 _CONSTS: dict = {}
@@ -177,6 +187,35 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
         mcore_drops_dense=drops_dense,
         moe_layers=sum(1 for i in range(L) if m.is_moe_layer(i)),
         moe_topk=m.num_experts_per_tok if m.is_moe else 0,
+        **_vision_consts(m),
+    )
+
+
+def _vision_consts(m: "ModelCard") -> dict[str, int]:
+    """The ViT's numbers (``ModelConsts.vision_*``); none for a text model, whose constants stay as they were.
+
+    A Qwen2_5_VLVisionBlock (transformers models/qwen2_5_vl/modeling_qwen2_5_vl.py) is a pre-norm transformer layer
+    over patches: norm1 (RMSNorm), attention with one qkv Linear(d, 3d) and proj Linear(d, d) (flash/SDPA kernels
+    keep q, k, v, the output and the softmax statistics), norm2 and a gated MLP Qwen2_5_VLMLP (gate, up, down, SiLU):
+    priced with the LM layer's per-token terms (``_compute_consts``, constants.py ACT_*) at the ViT's widths
+    (d = vision hidden, q = k = v = d, ``vision_num_heads`` heads, ffn = vision intermediate). Window and
+    full-attention blocks keep the same tensors per patch (the window blocks only cut cu_seqlens: no attention matrix
+    with the flash/SDPA kernels). The merger (Qwen2_5_VLPatchMerger) keeps ln_q's fp32 input and its two Linear and
+    GELU inputs, d bytes per patch each in bf16 (the 4d-wide rows are spatial_merge_size^2 = 4 patches)."""
+    if not m.has_vision:
+        return {}
+    d, ffn, heads = m.vision_hidden_size, m.vision_intermediate_size, m.vision_num_heads
+    attn = C.BF16 * d + C.BF16 * 3 * d + C.BF16 * d + C.ACT_LSE_BYTES_PER_HEAD * heads
+    norms = 2 * C.ACT_NORM_BYTES_PER_HIDDEN * d
+    mlp = C.BF16 * d + 4 * C.BF16 * ffn
+    return dict(
+        vision_tower_params=m.vision_tower_params(),
+        vision_merger_params=m.vision_merger_params(),
+        vision_depth=m.vision_depth,
+        vision_hidden=d,
+        vision_block_act=attn + norms + mlp,
+        vision_block_trained_norms=C.ACT_TRAINED_NORM_BYTES_PER_HIDDEN * 2 * d,
+        vision_merger_act=(C.ACT_NORM_BYTES_PER_HIDDEN + 3 * C.BF16) * d,
     )
 
 
@@ -330,7 +369,17 @@ def _trained_params(mc: ModelConsts, plan: Plan, critic: bool) -> float:
     p = float(mc.critic_params if critic else mc.params)
     if plan.ep > 1 and mc.routed_expert_params:
         p -= mc.routed_expert_params * (1.0 - 1.0 / plan.ep)
-    return p
+    return p - frozen_vision_params(plan, mc)
+
+
+def frozen_vision_params(plan: Plan, mc: ModelConsts) -> float:
+    """The vision parts a full fine-tune leaves frozen (``Plan.vision_tower_frozen`` / ``vision_merger_frozen``): they
+    keep their weights but get no gradient or optimizer state. ms-swift freezes them by name
+    (swift/llm/argument/tuner_args.py TunerArguments._init_multimodal_full: --freeze_vit adds the model arch's
+    vision_tower, --freeze_aligner its aligner, to freeze_parameters; for qwen2_5_vl model_arch.py MultiModelKeys
+    qwen2_vl: vision_tower 'visual', aligner 'visual.merger'). 0 for a text model."""
+    return (float(mc.vision_tower_params) * plan.vision_tower_frozen
+            + float(mc.vision_merger_params) * plan.vision_merger_frozen)
 
 
 # ----------------------------------------------------------------------------- Megatron / DeepSpeed states
@@ -459,10 +508,17 @@ def _states(plan: Plan, mc: ModelConsts, critic: bool) -> tuple[float, float, fl
         return _lora_states(plan, mc)
     if plan.trainer == "megatron":
         return _megatron_states(plan, mc, critic)
+    frozen = frozen_vision_params(plan, mc)
     if plan.trainer == "deepspeed":
-        return deepspeed_states(_trained_params(mc, plan, critic) / _mp(plan), plan.shard_degree, plan.zero_stage,
-                                plan.deepspeed_grad_accum_fp32)
-    return _state_bytes(plan, _trained_params(mc, plan, critic))
+        w, g, o = deepspeed_states(_trained_params(mc, plan, critic) / _mp(plan), plan.shard_degree, plan.zero_stage,
+                                   plan.deepspeed_grad_accum_fp32)
+        if frozen:  # frozen weights in 16 bits, partitioned at stage 3 as every parameter zero.Init builds
+            w += deepspeed_states(frozen / _mp(plan), plan.shard_degree, plan.zero_stage)[0]
+        return w, g, o
+    w, g, o = _state_bytes(plan, _trained_params(mc, plan, critic))
+    if frozen:
+        w += _state_bytes(plan, frozen)[0]
+    return w, g, o
 
 
 def _lora_states(plan: Plan, mc: ModelConsts) -> tuple[float, float, float]:
@@ -476,7 +532,8 @@ def _lora_states(plan: Plan, mc: ModelConsts) -> tuple[float, float, float]:
         f = lora / max(1.0, float(mc.params))  # the adapters are this share of the model, split as their layers
         w, g, o = _megatron_states(plan, mc, False)
         return C.BF16 * (dense + expert) + w * f, g * f, o * f
-    frozen = _trained_params(mc, plan, False) / _mp(plan)
+    # the whole base, a vision-language model's ViT and merger included, frozen or not
+    frozen = (_trained_params(mc, plan, False) + frozen_vision_params(plan, mc)) / _mp(plan)
     sharded = plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed")
     weight_bytes = C.STATE_BYTES["fsdp"][0] if plan.trainer == "fsdp" else max(C.BF16, plan.model_dtype_bytes)
     base = weight_bytes * frozen / (max(1, plan.shard_degree) if sharded else 1)
@@ -1182,6 +1239,9 @@ def _hf_generate_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     terms[T_GEN_KV] = seqs * _seq_len(plan) * plan.model.kv_bytes_per_token(1, C.KV_DTYPE_BYTES)
     terms[T_GEN_ACT] = _forward_activations(plan, mc, seqs * max(1, plan.prompt_len))
     terms[T_GEN_LOGITS] = seqs * mc.vocab * (C.BF16 + 2 * C.FP32)
+    vit = vision_forward_bytes(plan, mc, seqs, terms[T_GEN_ACT] + terms[T_GEN_LOGITS])
+    if vit:
+        terms[T_VIT_FWD] = vit
     return terms
 
 
@@ -1303,6 +1363,9 @@ def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
         T_LOGITS_ENT: logits,
     }
+    vit = vision_forward_bytes(plan, mc, tokens / _seq_len(plan), terms[T_ACT_FWD] + logits)
+    if vit:
+        terms[T_VIT_FWD] = vit
     # Megatron: the DDP grad buffer stays allocated, unless params are offloaded: verl's eval context then
     # loads the params alone (verl 0.9.1 workers/engine/base.py BaseEngineCtx._context_switch, mode "eval":
     # grad=False; utils/megatron_utils.py load_megatron_model_to_gpu(load_grad=False))
@@ -1345,6 +1408,9 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
         (T_LOGITS_ENT if plan.ref_entropy else T_LOGITS): logits,
     }
+    vit = vision_forward_bytes(plan, mc, tokens / _seq_len(plan), terms[T_ACT_FWD] + logits)
+    if vit:
+        terms[T_VIT_FWD] = vit
     if plan.ref_beside_policy_graph:
         terms[T_POLICY_GRAPH] = _policy_graph_bytes(plan, mc, tokens)
     if plan.held_gathered_model:
@@ -1393,6 +1459,10 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
     }
     if not critic:
         terms[T_LOGITS_ENT if plan.entropy_in_update else T_LOGITS] = logits
+        vit = vision_activation_bytes(plan, mc, micro, sum(v for t, v in terms.items()
+                                                           if t in (T_ACT, T_ACT_CKPT, T_LOGITS, T_LOGITS_ENT)))
+        if vit:
+            terms[T_VIT_ACT] = vit
     if plan.no_grads_at_backward and plan.trainer in DDP_TRAINERS + ("fsdp",) and g > 0:
         # no gradient exists when the backward starts (Plan.no_grads_at_backward): each is made as the backward
         # frees the activations and logits before it (FSDP: each unit's sharded gradient after its reduce-scatter),
@@ -1437,6 +1507,45 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
 
 
 T_GRADS_FREED = "gradients (beyond the activations the backward frees; zeroed after each step)"
+T_VIT_ACT = "vision tower activations (image patches of the micro batch)"
+T_VIT_FWD = "vision tower forward over the pass's image patches (its excess over the LM's forward)"
+
+
+def vision_forward_bytes(plan: Plan, mc: ModelConsts, seqs: float, lm_forward: float) -> float:
+    """A forward without gradients (log-probs, reference, transformers' generate prefill) runs the ViT over every
+    image patch of its sequences first (modeling_qwen2_5_vl.py Qwen2_5_VLForConditionalGeneration.forward:
+    ``self.visual`` before the decoder): the residual stream and the block's input in bf16 and one block's tensors at
+    a time, freed before the language model's forward starts; only its excess over that forward's activations and
+    logits (``lm_forward``) adds to the phase's peak."""
+    if not (mc.vision_depth and plan.vision_patches):
+        return 0.0
+    patches = seqs * plan.vision_patches
+    vit = patches * (2 * C.BF16 * mc.vision_hidden + mc.vision_block_act)
+    return max(0.0, vit - lm_forward)
+
+
+def vision_activation_bytes(plan: Plan, mc: ModelConsts, micro: int, lm_working: float) -> float:
+    """What the trained ViT of a vision-language model keeps for its backward over the micro batch's image patches
+    (``Plan.vision_patches`` a sequence). It runs before the language model (transformers
+    models/qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VLForConditionalGeneration.forward: ``self.visual(pixel_values,
+    grid_thw=...)`` then the decoder over inputs_embeds), so what it saves lives through the LM's forward and
+    backward. Frozen tower (ms-swift --freeze_vit, its default): nothing requires a gradient there and autograd
+    saves nothing (the merger's few activations, when only it trains, are not priced). With gradient checkpointing
+    each block keeps its input (Qwen2_5_VisionTransformerPretrainedModel.forward: ``_gradient_checkpointing_func
+    (blk.__call__, ...)`` when ``self.gradient_checkpointing and self.training``; transformers' modeling_utils.py
+    PreTrainedModel.gradient_checkpointing_enable sets it on every submodule that has it) and one block is
+    recomputed at a time, after the LM's backward freed ``lm_working`` (its activations and logits): only the
+    block's excess over them adds. Without checkpointing every block's tensors stay (``ModelConsts.vision_*``)."""
+    if not (mc.vision_depth and plan.vision_patches) or plan.vision_tower_frozen or plan.lora_params:
+        return 0.0
+    patches = float(micro) * plan.vision_patches
+    block = mc.vision_block_act + mc.vision_block_trained_norms
+    merger = patches * mc.vision_merger_act
+    if plan.grad_ckpt:
+        ckpts = patches * mc.vision_depth * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.vision_hidden
+        return ckpts + merger + max(0.0, patches * block - lm_working)
+    return patches * mc.vision_depth * block + merger
+
 T_BATCH = "the rank's batch (every key, on the GPU through the pass)"
 
 

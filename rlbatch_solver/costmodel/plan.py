@@ -201,6 +201,14 @@ class Plan:
     # ms-swift with PEFT, verl with lora_rank > 0), so there is no separate reference model
     lora_params: int = 0
     ref_in_actor: bool = False
+    # A vision-language model (ModelCard.has_vision): ``vision_patches`` ViT patches per sequence (every image of a
+    # sample, before the spatial merge; 0 = no image, or a text model), and which of its parts a full fine-tune
+    # leaves frozen: the tower (ms-swift --freeze_vit) and the merger/aligner (--freeze_aligner). A frozen part keeps
+    # its weights and has no gradient, optimizer state or saved activations. The defaults train the whole model, as
+    # verl and EasyR1 do unless told otherwise.
+    vision_patches: int = 0
+    vision_tower_frozen: bool = False
+    vision_merger_frozen: bool = False
     # FSDP wrap policy whose root unit stays gathered through forward and backward (memory._root_and_unit):
     # "fsdp1" (verl get_fsdp_wrap_policy: decoder layers only), "fsdp2" (verl apply_fsdp2: layers + untied
     # embedding), "" (policy not read: two units of the largest of layer, embedding and lm_head in flight)

@@ -463,6 +463,45 @@ def _sync_gather_groups(v: Mapping[str, Value], release: str | None, server: boo
     return SYNC_GATHER_GROUPS.get(kind, int(v["move_model_batches"]))
 
 
+# qwen_vl_utils/vision_process.py (0.0.11): MAX_PIXELS = 16384 * 28 * 28, the image budget when the MAX_PIXELS
+# environment variable is unset (ms-swift swift/llm/model/model/qwen.py patch_qwen_vl_utils reads it, and the other
+# upper-case budgets, with get_env_args, falling back to the module's value)
+QWEN_VL_MAX_PIXELS = 16384 * 28 * 28
+# Images a sample holds: a property of the dataset, which the command does not show. One image a sample (the
+# single-image GRPO datasets of ms-swift's multimodal examples, e.g. examples/train/grpo/internal/vllm_72b_4gpu.sh's
+# clevr) is our default, stated in check's notes.
+DEFAULT_IMAGES_PER_SAMPLE = 1
+
+
+def vision_values(flat: Mapping[str, Any], model: ModelCard) -> dict[str, Value]:
+    """The vision inputs of a vision-language model's run (``ModelCard.has_vision``; none for a text model):
+
+    - ``vision_patches``: ViT patches a sequence feeds the tower. ms-swift resizes each image with qwen_vl_utils'
+      smart_resize (vision_process.py: height and width rounded to multiples of IMAGE_FACTOR = patch_size x
+      spatial_merge_size = 28, the area kept within MAX_PIXELS), so an image is at most MAX_PIXELS / 14^2 patches
+      (transformers Qwen2VLImageProcessor: grid_h x grid_w patches of 14 x 14, temporal_patch_size 2 over a repeated
+      frame: one time step) and (MAX_PIXELS / 28^2) LM tokens after the 2 x 2 merge (swift/llm/template/template/
+      qwen.py Qwen2VLTemplate._encode: ``media_grid_thw.prod() // merge_size**2`` image tokens replace each image
+      placeholder in input_ids). Those tokens sit inside the prompt's --max_length, so the LM's sequence is not
+      longer; the patches are capped at merge^2 x max_length. Images a sample: ``DEFAULT_IMAGES_PER_SAMPLE``.
+    - ``vit_frozen`` / ``aligner_frozen``: a full fine-tune's --freeze_vit / --freeze_aligner (TunerArguments,
+      swift/llm/argument/tuner_args.py 3.1-3.12 and swift/arguments/tuner_args.py 4.0: both default True)."""
+    if not model.has_vision:
+        return {}
+    raw = flat.get("MAX_PIXELS", flat.get("max_pixels"))
+    pixels = QWEN_VL_MAX_PIXELS if raw in (None, "", "None") else _num("MAX_PIXELS", raw)
+    side = model.vision_patch_size * model.vision_spatial_merge_size
+    merge = model.vision_spatial_merge_size ** 2
+    per_image = (pixels // (side * side)) * merge
+    limit = merge * (_num("max_length", flat["max_length"]) if flat.get("max_length") not in (None, "None", "")
+                     else DEFAULT_MAX_LENGTH)
+    return {
+        "vision_patches": min(limit, DEFAULT_IMAGES_PER_SAMPLE * per_image),
+        "vit_frozen": _bool("freeze_vit", flat.get("freeze_vit", True)),
+        "aligner_frozen": _bool("freeze_aligner", flat.get("freeze_aligner", True)),
+    }
+
+
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU, megatron: bool,
               logits_impl: str | None = None, sync_bucket_bytes: float | None = SYNC_BUCKET_BYTES,
               sync_release: str | None = None) -> Plan:
@@ -527,6 +566,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         lora_params=model.lora_params(int(v.get("lora_rank") or 0), "q_v" if v.get("lora_qv") else "all-linear")
         if v.get("lora_rank") else 0,
         ref_in_actor=bool(v.get("lora_rank")),
+        # a vision-language model's image patches and frozen parts (vision_values; a text model has neither)
+        vision_patches=int(v.get("vision_patches") or 0),
+        vision_tower_frozen=bool(v.get("vit_frozen")), vision_merger_frozen=bool(v.get("aligner_frozen")),
     )
     if megatron:
         tp, pp, cp = int(v.get("tp") or 1), int(v.get("pp") or 1), int(v.get("cp") or 1)
@@ -582,7 +624,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
 
 _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vllm", "vllm_server", "vllm_tp",
        "server_tp", "server_dp", "gmu_permille", "server_gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on",
-       "lora_rank", "lora_qv", "weights_fp32", "materialized_logits", "multi_turn_len"]
+       "lora_rank", "lora_qv", "weights_fp32", "materialized_logits", "multi_turn_len", "vision_patches", "vit_frozen",
+       "aligner_frozen"]
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
              "steps_per_generation"]
 _HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt", "liger_loss", "temperature_copy"]
@@ -705,7 +748,7 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         samples=lambda values: rollout_layout(values, megatron)[0],
         bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv",
                                  "weights_fp32", "materialized_logits", "saves", "save_optimizer", "fsdp",
-                                 "liger_loss", "temperature_copy"},
+                                 "liger_loss", "temperature_copy", "vit_frozen", "aligner_frozen"},
         unread=unread,
         optional=optional,
         pipeline=pipeline,

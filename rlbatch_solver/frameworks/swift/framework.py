@@ -36,6 +36,9 @@ from ..key_names import KeyList
 from ..overrides import ListFlag, flag_bool, flag_float, flag_int, parse_flag_args, parse_scalar, resolve_algorithm, split_tokens
 
 ENV_KEYS = ("NPROC_PER_NODE", "NNODES")
+# the image budget of the Qwen-VL models (swift/llm/model/model/qwen.py patch_qwen_vl_utils: get_env_args reads it
+# from the environment), read for a vision-language model's patches (cost.py vision_values)
+VISION_ENV = ("MAX_PIXELS",)
 # the devices a node shows: 3.2-3.4 place vLLM by their count (rlhf_args.py _check_grpo: get_device_count())
 VISIBLE_ENV = "CUDA_VISIBLE_DEVICES"
 _ENV = re.compile(r"^([A-Z_][A-Z0-9_]*)=(.*)$")
@@ -75,6 +78,8 @@ def parse_swift_args(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
                 env[m.group(1)] = parse_scalar(m.group(2))
             elif m.group(1) == VISIBLE_ENV:
                 env[VISIBLE_ENV] = m.group(2)
+            elif m.group(1) in VISION_ENV:
+                env[m.group(1)] = parse_scalar(m.group(2))
             else:
                 ignored.append(tok)
             continue
@@ -184,8 +189,8 @@ def read_flags(ruleset: RuleSet, flat: Mapping[str, Any], decided: set[str]) -> 
 
 
 
-from .cost import (HF_COST_DEFAULTS, HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, QUANTIZED_ENGINE_FROM,  # noqa: E402
-                   SERVER_GMU_PERMILLE, cost_values, export_flags, multi_turn_context)
+from .cost import (DEFAULT_IMAGES_PER_SAMPLE, HF_COST_DEFAULTS, HF_KNOB_SEARCH, KNOB_FLAGS, MEGATRON_KNOB_SEARCH, QUANTIZED_ENGINE_FROM,  # noqa: E402
+                   SERVER_GMU_PERMILLE, cost_values, export_flags, multi_turn_context, vision_values)
 from ...release_numbers import release_numbers  # noqa: E402
 
 # the first ms-swift release whose load_by_unsloth passes its --device_map to Unsloth's from_pretrained
@@ -428,7 +433,22 @@ class SwiftFramework(Framework):
                 values["engine_load_bits"] = 16  # the colocated vLLM loads 16 bits (cost.py quantized_load)
         if model is not None:
             values.update(self.model_constants(model))
+            if not self.megatron:
+                values.update(vision_values(flat, model))
         return values
+
+    def value_notes(self, values: Mapping[str, Value]) -> list[str]:
+        """A vision-language model: what its image inputs were assumed to be (cost.py vision_values)."""
+        if not values.get("vision_patches"):
+            return []
+        patches = int(values["vision_patches"])
+        frozen = [name for key, name in (("vit_frozen", "the ViT"), ("aligner_frozen", "the merger"))
+                  if values.get(key)]
+        return [f"vision-language model: each sample is assumed to hold {DEFAULT_IMAGES_PER_SAMPLE} image at the "
+                f"MAX_PIXELS budget, {patches} ViT patches ({patches // 4} image tokens inside --max_length); "
+                + (f"{' and '.join(frozen)} frozen (--freeze_vit / --freeze_aligner)" if frozen
+                   else "the ViT and merger train (--freeze_vit false, --freeze_aligner false)")
+                + (" in a full fine-tune" if not values.get("lora_rank") else "; LoRA: adapters on the LM only")]
 
     def _release_vllm_mode(self, values: Mapping[str, Value], flat: Mapping[str, Any]) -> dict[str, Value]:
         """Where the release this object follows runs vLLM when ``--vllm_mode`` does not say: 3.2-3.4 by
