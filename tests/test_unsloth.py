@@ -841,3 +841,84 @@ def test_lora_targets_are_unsloths_default_every_projection(targets, qv):
     model = load_model("llama3.1-8b")
     plan = FW.cost_spec(model, load_gpu("t4")).plan(values, Phase.ACTOR_UPDATE)
     assert plan.lora_params == model.lora_params(32, "q_v" if qv else "all-linear")
+
+
+# -- the Unsloth releases we price (frameworks/trl/unsloth_versions.py) ------------------------------------------
+OLD = get_framework("unsloth==2025.9.6")
+
+
+def test_each_release_rewrites_the_batch_under_its_own_condition():
+    """unsloth/models/rl.py check_num_generations: 2025.9.6 (to 2025.11.3) raises a per-device batch that is not a
+    multiple of num_generations; 2026.10.9 (from 2025.11.4) only where the generation batch is not one."""
+    flat = {"per_device_train_batch_size": 3, "gradient_accumulation_steps": 2, "num_generations": 2}
+    assert FW.to_values(flat, gpus=1, model=None)["per_device_train_batch_size"] == 3  # 2*1*3 is a multiple of 2
+    assert OLD.to_values(flat, gpus=1, model=None)["per_device_train_batch_size"] == 2  # 3 is not
+    one = {"per_device_train_batch_size": 1, "gradient_accumulation_steps": 2, "num_generations": 2,
+           "steps_per_generation": 2}
+    assert FW.to_values(one, gpus=1, model=None)["per_device_train_batch_size"] == 1  # steps_per_generation set
+    assert OLD.to_values(one, gpus=1, model=None)["per_device_train_batch_size"] == 2  # 2025.9 reads neither
+    notes = OLD.config_notes(one)
+    assert any("changes per_device_train_batch_size 1 to num_generations = 2" in n and "2025.9.6" in n for n in notes)
+    assert any(n.startswith("Unsloth 2025.9.6: its memory is priced with its own batch rewrite") for n in notes)
+
+
+def test_a_config_is_priced_as_the_newest_release_and_the_answer_names_it():
+    """Nothing in a config dates its Unsloth release: the newest, said; a named 2025.9 patch is 2025.9.6's pack."""
+    fw, note = FW.for_config({"num_generations": 2})
+    assert fw is FW and "priced as Unsloth 2026.10.9 runs it" in note and "unsloth==VERSION (2025.9.6)" in note
+    assert OLD.for_config({"num_generations": 2}) == (OLD, None)
+    named = get_framework("unsloth==2025.9.2")
+    assert named.version == "2025.9.6" and "the 2025.9.x release we follow" in named.version_note
+    with pytest.raises(InputError):
+        get_framework("unsloth==2025.11.3")  # the batch rewrite of 2025.9, the Standby share of 2026: neither pack
+
+
+def test_2025_9_holds_one_sequences_16_bit_logits_and_the_old_policys_in_the_loss():
+    """unsloth_zoo 2025.9.7 grpo_accumulated_loss (n_chunks = bsz) / UnslothEfficientGRPO.compute_loss: a
+    sequence's completion logits and their gradient in 16 bits, the old policy's logits beside them where the old
+    log-prob pass ran; the forward-only passes return hidden states (no logits)."""
+    model, gpu = load_model("qwen3-4b"), load_gpu("t4")
+    flat = {"max_seq_length": 2048, "load_in_4bit": False, "fast_inference": True, "max_lora_rank": 32, "r": 32,
+            "gpu_memory_utilization": 0.8, "per_device_train_batch_size": 1, "gradient_accumulation_steps": 2,
+            "num_generations": 2, "max_prompt_length": 202, "max_completion_length": 1846}
+    spec = OLD.cost_spec(model, gpu)
+    values = OLD.to_values(flat, gpus=1, model=model)
+    plan = spec.plan(values, Phase.ACTOR_UPDATE)
+    assert plan.logits_impl == "unsloth-sequence"
+    copies = 1 + int(plan.loss_old_logits) + int(plan.need_ref)
+    assert plan.loss_old_logits == (Phase.OLD_LOG_PROB in spec.phases_run(values))
+    mem, _ = full_reports(spec, values)
+    logits = mem[Phase.ACTOR_UPDATE].phases[Phase.ACTOR_UPDATE][M.T_LOGITS]
+    assert logits == pytest.approx(1846 * model.vocab_size * (2 * C.BF16 + (copies - 1) * C.BF16))
+    assert M._logits_forward(plan, M.model_consts(model), 4096.0, entropy=False) == 0.0
+
+
+def test_2025_9_standby_raises_the_share_to_at_least_0_9():
+    """unsloth_zoo 2025.9.7 vllm_utils.py load_vllm: Standby keeps a share of 0.9 or more, raising a smaller one."""
+    model, gpu = load_model("qwen3-4b"), load_gpu("t4")
+    for asked, share in ((0.7, 0.9), (0.95, 0.95)):
+        flat = {"fast_inference": True, "load_in_4bit": False, "gpu_memory_utilization": asked, "num_generations": 2,
+                "UNSLOTH_VLLM_STANDBY": "1"}
+        for fw, expect in ((OLD, share), (FW, standby_utilization(gpu.memory_bytes))):
+            values = fw.to_values(flat, gpus=1, model=model)
+            assert fw.cost_spec(model, gpu).plan(values, Phase.ROLLOUT).gpu_memory_utilization == pytest.approx(expect)
+
+
+def test_the_t4_rows_of_unsloths_standby_table_priced_as_2025_9_runs_them():
+    """Unsloth's docs' Standby experiments (memory-efficient-rl, Qwen3-4B on one T4, the 2025.9 release): the
+    no-Standby rows at 0.9 and 0.8 do not train, the one at 0.7 does; the Standby rows use what the table reports
+    (14.5, 13.8 and 13 GiB for 0.95, 0.9 and 0.7, raised to 0.9)."""
+    import memory_corpus as mc
+
+    rows = {c.name.removeprefix("unsloth_docs_standby_qwen3_4b_grpo_").removesuffix("_1xt4"): c
+            for c in mc.cases() if c.name.startswith("unsloth_docs_standby_")}
+    assert set(rows) == {"standby_gmu095", "standby_gmu09", "standby_gmu07", "nostandby_gmu09", "nostandby_gmu08",
+                         "nostandby_gmu07"}
+    assert {c.framework for c in rows.values()} == {"unsloth==2025.9"}
+    judged = {name: mc.judge(case) for name, case in rows.items()}
+    for name in ("nostandby_gmu09", "nostandby_gmu08", "nostandby_gmu07"):
+        assert judged[name].predicted_oom == (rows[name].outcome == "oom"), (name, judged[name].peak_gib)
+        assert judged[name].worst_phase == Phase.ACTOR_UPDATE
+    for name, reported in (("standby_gmu095", 14.5), ("standby_gmu09", 13.8)):
+        assert judged[name].worst_phase == Phase.ROLLOUT
+        assert judged[name].peak_gib == pytest.approx(reported, rel=0.03), name

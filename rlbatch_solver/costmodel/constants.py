@@ -190,6 +190,15 @@ FUSED_LM_HEAD_GRAD_BYTES_PER_WEIGHT = FP32 + BF16
 UNSLOTH_LOGPROB_CHUNK_BYTES = 2 * 1024**3
 UNSLOTH_LOGPROB_BYTES_PER_LOGIT = 8
 UNSLOTH_LOGPROB_MIN_ROWS = 512
+# Unsloth 2025.9.6 GRPO ("unsloth-sequence", unsloth_zoo 2025.9.7 rl_replacements.py): grpo_accumulated_loss cuts the
+# micro batch into n_chunks = bsz chunks (unsloth_num_chunks -1), one sequence each, and UnslothEfficientGRPO.forward's
+# compute_loss, under torch.compile with torch.func.grad_and_value, projects the chunk's completion positions to
+# logits in the autocast dtype (new_logits), with old_logits and ref_logits from the old and reference policies'
+# hidden states when the trainer kept them; the backward's gradient of new_logits is of new_logits' dtype. A logit
+# of the chunk: new_logits and its gradient, plus one 16-bit copy for each of old_logits and ref_logits there. The
+# old and reference passes (_get_per_token_logps under UNSLOTH_RETURN_HIDDEN_STATES) return hidden states: no logits.
+UNSLOTH_SEQUENCE_LOSS_BYTES_PER_LOGIT = BF16 + BF16
+UNSLOTH_SEQUENCE_POLICY_COPY_BYTES_PER_LOGIT = BF16
 # bitsandbytes NF4 with double quantization (Unsloth's load_in_4bit: unsloth/models/loader.py
 # FastLanguageModel.from_pretrained, bnb_4bit_use_double_quant=True, bnb_4bit_quant_type "nf4"): 4 bits per weight,
 # one 8-bit absmax per 64 weights and one fp32 constant per 256 absmax (bitsandbytes' default blocksizes)

@@ -915,6 +915,8 @@ def _logits_forward(plan: Plan, mc: ModelConsts, tokens: float, entropy: bool) -
         return C.FUSED_LM_HEAD_TILE_BYTES
     if plan.logits_impl == "unsloth-chunked":
         return unsloth_chunk_rows(tokens, mc.vocab) * v * C.FP32
+    if plan.logits_impl == "unsloth-sequence":
+        return 0.0  # hidden states, no logits (constants.py UNSLOTH_SEQUENCE_*)
     if plan.logits_impl in C.LOGIT_BYTES:
         fwd, fwd_entropy, _, _ = C.LOGIT_BYTES[plan.logits_impl]
         per_logit = max(fwd_entropy if entropy else fwd, _temperature_copy_bytes(plan))
@@ -973,6 +975,8 @@ def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
         return C.FUSED_LM_HEAD_TILE_BYTES + head_grad
     if plan.logits_impl == "unsloth-chunked":
         return unsloth_chunk_rows(tokens, mc.vocab) * v * C.UNSLOTH_LOGPROB_BYTES_PER_LOGIT
+    if plan.logits_impl == "unsloth-sequence":
+        return unsloth_sequence_loss_bytes(plan, mc, tokens)
     if plan.liger_grpo_loss:
         return liger_grpo_loss_bytes(plan, mc, tokens)
     if plan.logits_impl in C.LOGIT_BYTES:
@@ -1005,6 +1009,16 @@ def _logits_update(plan: Plan, mc: ModelConsts, tokens: float) -> float:
         saved = tokens * v * C.ENTROPY_SAVED_BYTES_PER_LOGIT
     # entropy_checkpointing drops the saved tensors; the recompute is transient
     return base + (transient if plan.entropy_checkpointing else max(transient, saved))
+
+
+def unsloth_sequence_loss_bytes(plan: Plan, mc: ModelConsts, rows: float) -> float:
+    """Unsloth 2025.9's loss (``logits_impl = "unsloth-sequence"``, constants.py UNSLOTH_SEQUENCE_*): one sequence's
+    completion logits at a time, with their gradient, and the old and reference policies' logits of the same
+    sequence where the loss reads them (``Plan.loss_old_logits``, ``Plan.need_ref``)."""
+    chunk = min(rows, max(1, plan.response_len))
+    copies = int(plan.loss_old_logits) + int(plan.need_ref)
+    per_logit = C.UNSLOTH_SEQUENCE_LOSS_BYTES_PER_LOGIT + copies * C.UNSLOTH_SEQUENCE_POLICY_COPY_BYTES_PER_LOGIT
+    return chunk * mc.vocab / max(1, plan.tp) * per_logit
 
 
 def unsloth_chunk_rows(rows: float, vocab: int) -> int:

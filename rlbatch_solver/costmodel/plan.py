@@ -157,8 +157,12 @@ class Plan:
     # (deepspeed/runtime/engine.py _do_optimizer_sanity_check, DeepSpeed 0.14.4); ZeRO-2/3 ignore it
     deepspeed_grad_accum_fp32: bool = False
     # or a key of constants.LOGIT_BYTES, "trl-fused", "megatron-fused", "verl-fused-triton" (verl FSDP's
-    # use_fused_kernels with the triton backend: the same kernel), "verl-fused-torch" or "unsloth-chunked"
+    # use_fused_kernels with the triton backend: the same kernel), "verl-fused-torch", "unsloth-chunked" or
+    # "unsloth-sequence" (Unsloth 2025.9: one sequence's 16-bit logits a chunk of the loss, none in forward-only passes)
     logits_impl: str = "generic"
+    # "unsloth-sequence": the loss's chunk also projects the old policy's logits (the trainer kept
+    # old_per_token_logps, as hidden states: the old log-prob pass ran)
+    loss_old_logits: bool = False
     # the update's loss is Liger's chunked GRPO loss (TRL's use_liger_loss / use_liger_kernel, ms-swift's
     # --use_liger_kernel; constants.py LIGER_GRPO_*): the update holds no [tokens, vocab] logits; the forward-only
     # passes keep ``logits_impl``

@@ -41,7 +41,7 @@ from ..base import Framework, priced_words
 from ..error_text import ErrorPattern
 from ..key_names import KeyList
 from ..overrides import flag_bool, memory_share_permille, whole_number
-from . import unsloth_rules
+from . import unsloth_rules, unsloth_versions
 from .fields import GRPO_SCRIPT_OPTIONS
 from .framework import TrlFramework, _ours, _unknown
 
@@ -363,8 +363,9 @@ class UnslothFramework(TrlFramework):
     command = "python unsloth_grpo.py"
     launcher_keys = frozenset()
     launcher_entries = ()
-    versions = (unsloth_rules.VERSION,)
-    releases = None  # one release: not TRL's packs (the base class resolves its one version)
+    # the Unsloth releases we price (unsloth_versions.py), not TRL's packs: one set of rules, each release's memory
+    versions = unsloth_versions.VERSIONS
+    releases = unsloth_versions
     launcher_flags = False
     model_keys = ("--model_name",)
 
@@ -402,10 +403,22 @@ class UnslothFramework(TrlFramework):
 
     @property
     def newest(self) -> bool:
-        return True
+        return self.version == unsloth_versions.NEWEST
+
+    @property
+    def unsloth_release(self) -> unsloth_versions.Release:
+        """The Unsloth release whose memory this object prices (``unsloth_versions.RELEASES``)."""
+        return unsloth_versions.RELEASES[self.version]
 
     def for_config(self, flat: Mapping[str, Any]):
-        return self, None
+        """Nothing in a config dates its Unsloth release (the releases we price read the same keys): the newest, or
+        the one the user named, with a note naming the release it is priced as."""
+        if self.pinned:
+            return self, None
+        others = ", ".join(unsloth_versions.VERSIONS[1:])
+        return self, (f"priced as Unsloth {self.version} runs it, the newest release we follow (a config does not say "
+                      f"its Unsloth release); name yours with --framework unsloth==VERSION ({others}) if you run "
+                      "another: 2025.9's batch rewrite, loss chunks and Standby share differ")
 
     def printed_lengths(self, scenario: Any) -> tuple[Any, list[str]]:
         """Unsloth's command carries the prompt length with vLLM on or off: from_pretrained's max_seq_length less the
@@ -501,7 +514,7 @@ class UnslothFramework(TrlFramework):
         values = super().to_values(trl, gpus=gpus, model=model)
         values["removed_fields"] = False  # Unsloth drops them with a warning (unsloth_rules.py)
         values.update(cost)
-        _rewrite_batch(values)
+        _rewrite_batch(values, self.unsloth_release)
         return values
 
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
@@ -515,13 +528,20 @@ class UnslothFramework(TrlFramework):
             pass
         before = values.get("per_device_train_batch_size")
         after = dict(values)
-        _rewrite_batch(after)
+        release = self.unsloth_release
+        _rewrite_batch(after, release)
         if before is not None and after.get("per_device_train_batch_size") != before:
+            why = ("per_device_train_batch_size" if release.batch_rewrite == "not-multiple" else
+                   "gradient_accumulation_steps*WORLD_SIZE*per_device_train_batch_size")
             notes.append(f"Unsloth changes per_device_train_batch_size {before} to num_generations = "
-                         f"{after['per_device_train_batch_size']}: gradient_accumulation_steps*WORLD_SIZE*"
-                         "per_device_train_batch_size is not a multiple of it (unsloth/models/rl.py, the generated "
-                         f"UnslothGRPOConfig); checked with the changed batch, and its memory {priced_words(priced)} "
-                         "with it")
+                         f"{after['per_device_train_batch_size']}: {why} is not a multiple of it (unsloth/models/rl.py, "
+                         f"the generated UnslothGRPOConfig of {self.version}); checked with the changed batch, and its memory "
+                         f"{priced_words(priced)} with it")
+        if not self.newest:
+            notes.append(f"Unsloth {self.version}: its memory {priced_words(priced)} with its own batch rewrite, loss "
+                         "chunks (one sequence's 16-bit logits at a time, unsloth_zoo rl_replacements.py "
+                         "grpo_accumulated_loss) and Standby share (unsloth_zoo vllm_utils.py load_vllm); its checks "
+                         f"are Unsloth {unsloth_versions.NEWEST}'s, on TRL {unsloth_rules.TRL_PIN}'s GRPOConfig")
         unknown = [k for k in _flat(flat) if not _own(k) and k not in UNSLOTH_FIELDS and _unknown(k)]
         if unknown:
             notes.append("ignored, as keys neither from_pretrained, get_peft_model nor Unsloth's GRPOConfig (TRL "
@@ -637,12 +657,15 @@ class UnslothFramework(TrlFramework):
         base = super().cost_spec(model, gpu)
         plan = base.plan
 
+        release = self.unsloth_release
         standby_share = standby_utilization(gpu.memory_bytes)
+        sequence_chunks = release.loss_chunks == "sequence"
 
         def unsloth_plan(values: Mapping[str, Value], phase: str):
             p = plan(values, phase)
             if p.engine == "vllm" and values.get("vllm_shared") and int(values.get("sleep_level") or 0):
-                p = p.replace(gpu_memory_utilization=standby_share)
+                p = p.replace(gpu_memory_utilization=standby_share if release.standby_share == "by-gpu-size"
+                              else max(p.gpu_memory_utilization, unsloth_versions.STANDBY_LEAST_SHARE))
             fp8 = bool(values.get("load_fp8")) and bool(p.lora_params)
             p = p.replace(
                 base_weight_bytes=(C.FP8_BYTES if fp8 else BITS.get(int(values.get("load_bits") or 16), 0.0))
@@ -651,12 +674,15 @@ class UnslothFramework(TrlFramework):
                 bnb_eager_linears=False,  # its own dequantize and gemv calls (unsloth/kernels/utils.py), not bnb's modules
                 engine_shares_weights=p.engine == "vllm" and p.colocated and bool(values.get("vllm_shared")),
                 ckpt_offload=bool(values.get("ckpt_offload")) and p.grad_ckpt,
-                logits_impl="unsloth-chunked")
+                logits_impl="unsloth-sequence" if sequence_chunks else "unsloth-chunked",
+                # 2025.9's loss projects the old policy's logits where the trainer kept old_per_token_logps (its
+                # hidden states): where the old log-prob pass runs (the pack's gate, TrlFramework.code_release)
+                loss_old_logits=sequence_chunks and Phase.OLD_LOG_PROB in base.phases_run(values))
             if p.engine_shares_weights:
                 tokens, seqs = engine_batch(p.gpu_memory_utilization * gpu.memory_bytes
                                             - engine_weight_bytes(p, model_consts(model)))
                 p = p.replace(max_num_batched_tokens=tokens, max_num_seqs=seqs)
-            if phase in AUTOTUNED and values.get("unsloth_grpo_mini_batch") is None:
+            if not sequence_chunks and phase in AUTOTUNED and values.get("unsloth_grpo_mini_batch") is None:
                 p = autotuned(p, phase)
             return p
 
@@ -725,15 +751,21 @@ def autotuned(plan, phase: str):
     return at(max(1, lo))
 
 
-def _rewrite_batch(values: dict[str, Value]) -> None:
-    """Unsloth's rewrite: with neither generation_batch_size nor steps_per_generation set, a batch whose
-    gradient_accumulation_steps*WORLD_SIZE*per_device_train_batch_size is not a multiple of num_generations becomes
-    num_generations per device (unsloth/models/rl.py, the generated UnslothGRPOConfig.__init__)."""
+def _rewrite_batch(values: dict[str, Value], release: unsloth_versions.Release) -> None:
+    """Unsloth's rewrite of per_device_train_batch_size to num_generations (unsloth/models/rl.py
+    _patch_trl_rl_trainers_impl, check_num_generations, run by the generated UnslothGRPOConfig.__init__), by release
+    (``unsloth_versions.Release.batch_rewrite``): 2026.10.9, with neither generation_batch_size nor
+    steps_per_generation set, where gradient_accumulation_steps*WORLD_SIZE*per_device_train_batch_size is not a
+    multiple of num_generations; 2025.9.6, wherever per_device_train_batch_size is not a multiple of it."""
+    b, ga, g = (int(values.get(k) or 1) for k in ("per_device_train_batch_size", "gradient_accumulation_steps",
+                                                  "num_generations"))
+    if release.batch_rewrite == "not-multiple":
+        if g > 0 and b % g:
+            values["per_device_train_batch_size"] = g
+        return
     if values.get("generation_batch_size") is not None or values.get("steps_per_generation") is not None:
         return
     world = int(values.get("gpus_per_node") or 1) * int(values.get("nnodes") or 1)
-    b, ga, g = (int(values.get(k) or 1) for k in ("per_device_train_batch_size", "gradient_accumulation_steps",
-                                                  "num_generations"))
     if g > 0 and (ga * world * b) % g:
         values["per_device_train_batch_size"] = g
 
