@@ -384,7 +384,10 @@ class UnslothFramework(TrlFramework):
                  "Unsloth " + unsloth_rules.VERSION + " accepts), with Unsloth's defaults and checks "
                  "(frameworks/trl/unsloth_rules.py). Give the config as keys with Unsloth's argument names "
                  "(FastLanguageModel.from_pretrained, get_peft_model, GRPOConfig) in a YAML file or pasted as "
-                 "--key value, and UNSLOTH_VLLM_STANDBY=1 where the script sets it.")
+                 "--key value, and UNSLOTH_VLLM_STANDBY=1 where the script sets it. Memory is priced as Unsloth "
+                 + unsloth_rules.VERSION + " runs it, or as 2025.9.6 does with --framework unsloth==2025.9.6 (its batch "
+                 "rewrite, loss chunks and Standby share: frameworks/trl/unsloth_versions.py), the same rules "
+                 "checked.")
     accuracy_family = "trl"
     error_families = ("unsloth", "trl")
 
