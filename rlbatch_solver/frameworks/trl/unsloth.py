@@ -406,7 +406,9 @@ class UnslothFramework(TrlFramework):
 
     @property
     def newest(self) -> bool:
-        return self.version == unsloth_versions.NEWEST
+        """True in every release we price: TRL's code reads it as "the TRL behaviour of the newest pack", and each
+        Unsloth release runs on the TRL 1.16.0 defaults ``release`` gives (``unsloth_release`` is what differs)."""
+        return True
 
     @property
     def unsloth_release(self) -> unsloth_versions.Release:
@@ -540,7 +542,7 @@ class UnslothFramework(TrlFramework):
                          f"{after['per_device_train_batch_size']}: {why} is not a multiple of it (unsloth/models/rl.py, "
                          f"the generated UnslothGRPOConfig of {self.version}); checked with the changed batch, and its memory "
                          f"{priced_words(priced)} with it")
-        if not self.newest:
+        if self.version != unsloth_versions.NEWEST:
             notes.append(f"Unsloth {self.version}: its memory {priced_words(priced)} with its own batch rewrite, loss "
                          "chunks (one sequence's 16-bit logits at a time, unsloth_zoo rl_replacements.py "
                          "grpo_accumulated_loss) and Standby share (unsloth_zoo vllm_utils.py load_vllm); its checks "
