@@ -283,11 +283,11 @@ def test_standby_is_read_from_pasted_text_and_from_a_launch_script(tmp_path):
     assert data["memory"]["phases"]["rollout"]["terms_mib"]["actor params+optimizer (resident)"] < 8 * 1024
 
 
-def _small():
+def _small(framework="unsloth"):
     from rlbatch_solver.api import prepare
     from rlbatch_solver.scenario import Scenario
 
-    sc = Scenario(framework="unsloth", gpu="rtx4090", gpus=1, model="qwen3-4b", algorithm="grpo", n=4,
+    sc = Scenario(framework=framework, gpu="rtx4090", gpus=1, model="qwen3-4b", algorithm="grpo", n=4,
                   prompt_length=256, response_length=1024,
                   fixed={"fast_inference": True, "load_in_4bit": True, "UNSLOTH_VLLM_STANDBY": "0"},
                   search={"per_device_train_batch_size": [1, 2, 4, 8], "gradient_accumulation_steps": [1, 2]})
@@ -922,3 +922,11 @@ def test_the_t4_rows_of_unsloths_standby_table_priced_as_2025_9_runs_them():
     for name, reported in (("standby_gmu095", 14.5), ("standby_gmu09", 13.8)):
         assert judged[name].worst_phase == Phase.ROLLOUT
         assert judged[name].peak_gib == pytest.approx(reported, rel=0.03), name
+
+
+def test_2025_9s_tables_equal_the_full_cost_model():
+    """The 2025.9 pack's update (its old-policy logits follow the old log-prob pass's gate) in the solver's tables."""
+    from bruteforce import assert_tables_match_cost_model
+
+    _, _, _, space, spec, terms, ruleset = _small("unsloth==2025.9.6")
+    assert_tables_match_cost_model(space, spec, ruleset, configs=20, seed=3, label="unsloth 2025.9.6", terms=terms)
