@@ -928,5 +928,15 @@ def test_2025_9s_tables_equal_the_full_cost_model():
     """The 2025.9 pack's update (its old-policy logits follow the old log-prob pass's gate) in the solver's tables."""
     from bruteforce import assert_tables_match_cost_model
 
-    _, _, _, space, spec, terms, ruleset = _small("unsloth==2025.9.6")
-    assert_tables_match_cost_model(space, spec, ruleset, configs=20, seed=3, label="unsloth 2025.9.6", terms=terms)
+    from rlbatch_solver.api import prepare
+    from rlbatch_solver.scenario import Scenario
+
+    # steps_per_generation over gradient_accumulation_steps runs the old log-prob pass (TRL's gate), whose logits
+    # 2025.9's loss then holds
+    sc = Scenario(framework="unsloth==2025.9.6", gpu="rtx4090", gpus=1, model="qwen3-4b", algorithm="grpo", n=4,
+                  prompt_length=256, response_length=1024,
+                  fixed={"fast_inference": True, "load_in_4bit": True, "UNSLOTH_VLLM_STANDBY": "0"},
+                  search={"per_device_train_batch_size": [1, 2, 4], "gradient_accumulation_steps": [1, 2],
+                          "steps_per_generation": [1, 2, 4]})
+    _, _, _, space, spec, terms, ruleset = prepare(sc)
+    assert_tables_match_cost_model(space, spec, ruleset, configs=24, seed=3, label="unsloth 2025.9.6", terms=terms)

@@ -43,7 +43,6 @@ from ..key_names import KeyList
 from ..overrides import flag_bool, memory_share_permille, whole_number
 from . import unsloth_rules, unsloth_versions
 from .fields import GRPO_SCRIPT_OPTIONS
-from ..swift.cost import OLD_LOG_PROB_GATE
 from .framework import TrlFramework, _ours, _unknown
 
 # FastLanguageModel.from_pretrained's and get_peft_model's arguments we read, with their defaults (unsloth/models/
@@ -695,9 +694,8 @@ class UnslothFramework(TrlFramework):
         # load_bits is among TRL's inputs already (frameworks/bnb.py quantized_cost_spec)
         memory_inputs = {phase: list(names) + ["ckpt_offload", "vllm_shared", "load_fp8", "prequantized"]
                          for phase, names in base.memory_inputs.items()}
-        if sequence_chunks:  # the update's old-policy logits follow whether the old log-prob pass runs (its gate)
-            gate = base.gated_phases.get(Phase.OLD_LOG_PROB, OLD_LOG_PROB_GATE)
-            memory_inputs[Phase.ACTOR_UPDATE] = list(dict.fromkeys([*memory_inputs[Phase.ACTOR_UPDATE], *gate]))
+        # (2025.9's old-policy logits in the update follow the old log-prob pass's gate, whose inputs TRL's update
+        # already reads: test_unsloth.py test_2025_9s_tables_equal_the_full_cost_model)
         # the engine's prefill chunk and sequence count (engine_batch) follow the weights' bytes and the engine's kind
         time_inputs = {phase: list(names) + ["vllm_shared", "load_fp8"] for phase, names in base.time_inputs.items()}
         from dataclasses import replace
