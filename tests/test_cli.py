@@ -694,3 +694,13 @@ def test_a_pasted_ms_swift_flag_the_named_release_dropped_is_refused_by_name():
     assert "swift.launch.unknown_key" not in text and "VALID" in text, text
     assert "--train_type is not an option of ms-swift 4.6.0: with --ignore_args_error the launch logs it" in text, text
     assert "no --tuner_type: ms-swift 4.6.0 trains LoRA by default" in text, text
+
+
+def test_a_grpo_config_of_an_older_trl_release_is_read_as_trls():
+    """open-r1's Qwen2.5-1.5B GRPO recipe (a TRL 0.15-era GRPOConfig: max_prompt_length, vllm_device) given without
+    --framework was read as Unsloth's config (34 keys to TRL's 33: TRL's older-release fields were not counted as
+    TRL's, Unsloth knows max_prompt_length by dropping it) and priced with Unsloth's 4-bit base."""
+    path = Path(__file__).resolve().parent / "data" / "trl" / "open_r1_config_demo.yaml"
+    res = run("check", str(path))
+    assert "read as trl's config" in res.stderr and "passes every one of the trl 0.15.2 rules" in res.stdout, \
+        res.stdout + res.stderr

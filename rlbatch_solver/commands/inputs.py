@@ -142,9 +142,12 @@ def _framework_of_config(default: str, path: str, field: str) -> str:
     flat = load_config_file(path, field)
 
     def known(name: str) -> int:
+        # a key of another release of the framework counts as its (a TRL 0.15 GRPOConfig's max_prompt_length and
+        # vllm_device, which TRL dates the config by, are no 1.16 field: the YAML was read as Unsloth's, which
+        # knows max_prompt_length by dropping it, and priced with Unsloth's 4-bit base)
         fw = get_framework(name)
         kl, own = fw.key_list(flat, command=True), set(fw.normalize({}))  # own: what the reading adds by itself
-        return sum(1 for k in kl.given if k in kl.keys and k not in own)
+        return sum(1 for k in kl.given if (k in kl.keys or k in kl.others) and k not in own)
 
     base = known(default) if flat else 0
     if not flat or base == len(flat):
