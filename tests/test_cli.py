@@ -704,3 +704,16 @@ def test_a_grpo_config_of_an_older_trl_release_is_read_as_trls():
     res = run("check", str(path))
     assert "read as trl's config" in res.stderr and "passes every one of the trl 0.15.2 rules" in res.stdout, \
         res.stdout + res.stderr
+
+
+def test_a_yaml_config_names_its_model_as_a_script_does():
+    """A YAML config's own model key (open-r1's model_name_or_path, Unsloth's from_pretrained model_name) was not read:
+    `check --gpu h100 config.yaml` said "memory was not evaluated: give --model" for a model the catalog knows, where
+    the same keys in a launch script were priced."""
+    path = Path(__file__).resolve().parent / "data" / "trl" / "open_r1_config_demo.yaml"
+    res = run("check", "--gpu", "h100", "--gpus", "8", str(path))
+    assert "model from" in res.stderr and "(catalog card qwen2.5-1.5b)" in res.stderr, res.stderr
+    assert "will it OOM?" in res.stdout and "memory was not evaluated" not in res.stdout + res.stderr
+    # --model still wins over the config's
+    res = run("check", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", str(path))
+    assert "model from" not in res.stderr and "(qwen2.5-7b)" in res.stdout, res.stdout

@@ -102,7 +102,29 @@ def arguments(framework: Optional[str], config: Optional[str], overrides: Option
     named = framework is not None
     framework, overrides, gpus, model = script(framework, overrides, gpus, model)
     framework, config, overrides = config_file(framework, named, config, overrides)
+    if model is None and config:
+        model = _config_model(framework, config)
     return framework, config, overrides, gpus, model
+
+
+def _config_model(framework: str, path: str) -> Optional[str]:
+    """The catalog card of the model a YAML config names under the framework's model key (open-r1's recipes'
+    model_name_or_path, verl's actor_rollout_ref.model.path, Unsloth's from_pretrained model_name), said on stderr as
+    a script's is; None without one (the memory check then asks for --model, as before)."""
+    from ..frameworks import get_framework
+    from .script_args import script_model
+
+    fw = get_framework(framework)
+    flat = fw.normalize(_config_keys(path, "--config"))
+    for key in fw.model_keys:
+        value = next((flat[k] for k in (key, key.lstrip("-")) if k in flat), None)
+        if isinstance(value, str) and value:
+            notes: list[str] = []
+            model = script_model(value, notes, path, framework)
+            for text in notes:
+                note(text)
+            return model
+    return None
 
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
