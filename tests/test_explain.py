@@ -259,3 +259,16 @@ def test_openrlhf_refusing_another_releases_flag_names_its_successor_or_says_dro
         "--vllm.enforce_eager"], said
     legacy = explain("train_ppo_ray.py: error: unrecognized arguments: --micro_train_batch_size 8")
     assert [r.rule for r in legacy.rules] == ["openrlhf.driver.legacy_flag_names"]
+
+
+def test_a_rules_source_is_said_once_where_the_message_comes_from_the_same_function():
+    """TRL 0.15's batch message: "source: trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (message:
+    trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (TRL 0.15-0.16; ...))" said the path twice."""
+    report = explain("ValueError: The global train batch size (7 x 8) must be evenly divisible by the number of "
+                     "generations per prompt (16). Given the current train batch size, the valid values for the "
+                     "number of generations are: [2, 4, 7, 8, 14, 28, 56].", framework="trl")
+    assert report.rules
+    for rule in report.rules:
+        assert "(message: " not in rule.source or not rule.source.split(" (message: ")[1].startswith(
+            rule.source.split(" (message: ")[0]), rule.source
+        assert rule.source.count("grpo_trainer.py:GRPOTrainer.__init__") == 1, rule.source
