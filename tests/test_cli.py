@@ -717,3 +717,12 @@ def test_a_yaml_config_names_its_model_as_a_script_does():
     # --model still wins over the config's
     res = run("check", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", str(path))
     assert "model from" not in res.stderr and "(qwen2.5-7b)" in res.stdout, res.stdout
+
+
+def test_a_pasted_commands_own_config_yaml_names_its_model():
+    """`accelerate launch ... grpo.py --config grpo.yaml` (TRL's TrlParser YAML, open-r1's recipes): the model it names
+    (model_name_or_path) was not read, and check asked for --model."""
+    path = Path(__file__).resolve().parent / "data" / "trl" / "open_r1_config_demo.yaml"
+    res = run("check", "--gpu", "h100", "--", "accelerate", "launch", "--num_processes", "7", "src/open_r1/grpo.py",
+              "--config", str(path))
+    assert "(catalog card qwen2.5-1.5b)" in res.stderr and "will it OOM?" in res.stdout, res.stdout + res.stderr

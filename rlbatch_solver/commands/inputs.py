@@ -107,10 +107,10 @@ def arguments(framework: Optional[str], config: Optional[str], overrides: Option
     return framework, config, overrides, gpus, model
 
 
-def _config_model(framework: str, path: str) -> Optional[str]:
+def _config_model(framework: str, path: str, notes: Optional[list[str]] = None) -> Optional[str]:
     """The catalog card of the model a YAML config names under the framework's model key (open-r1's recipes'
     model_name_or_path, verl's actor_rollout_ref.model.path, Unsloth's from_pretrained model_name), said on stderr as
-    a script's is; None without one (the memory check then asks for --model, as before)."""
+    a script's is (or added to ``notes``); None without one (the memory check then asks for --model, as before)."""
     from ..frameworks import get_framework
     from .script_args import script_model
 
@@ -119,11 +119,29 @@ def _config_model(framework: str, path: str) -> Optional[str]:
     for key in fw.model_keys:
         value = next((flat[k] for k in (key, key.lstrip("-")) if k in flat), None)
         if isinstance(value, str) and value:
-            notes: list[str] = []
-            model = script_model(value, notes, path, framework)
-            for text in notes:
-                note(text)
+            said: list[str] = []
+            model = script_model(value, said, path, framework)
+            if notes is not None:
+                notes.extend(said)
+            else:
+                for text in said:
+                    note(text)
             return model
+    return None
+
+
+def command_config_model(framework: str, args: List[str], notes: list[str]) -> Optional[str]:
+    """The model named in the YAML a command's own ``--config FILE`` reads (TRL's grpo.py: TrlParser's GRPOConfig
+    YAML with model_name_or_path), where the file is here and the command names no model itself; else None."""
+    from ..frameworks.overrides import is_file
+
+    for i, word in enumerate(args):
+        key, eq, value = word.partition("=")
+        if key != "--config":
+            continue
+        path = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+        if path.lower().endswith(CONFIG_SUFFIXES) and is_file(path):
+            return _config_model(framework, path, notes)
     return None
 
 
