@@ -726,3 +726,14 @@ def test_a_pasted_commands_own_config_yaml_names_its_model():
     res = run("check", "--gpu", "h100", "--", "accelerate", "launch", "--num_processes", "7", "src/open_r1/grpo.py",
               "--config", str(path))
     assert "(catalog card qwen2.5-1.5b)" in res.stderr and "will it OOM?" in res.stdout, res.stdout + res.stderr
+
+
+def test_a_grpo_config_yaml_that_names_its_model_under_trls_key_is_trls(tmp_path):
+    """A GRPOConfig YAML of current fields only (Unsloth's GRPOConfig has them all too) was refused "reads as the
+    config of trl or unsloth": its model_name_or_path is TRL's model key (Unsloth's is from_pretrained's model_name)."""
+    path = tmp_path / "grpo.yaml"
+    path.write_text("model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\nnum_generations: 8\n"
+                    "per_device_train_batch_size: 8\nuse_vllm: true\nvllm_mode: colocate\n")
+    res = run("check", "--gpus", "8", str(path))
+    assert res.returncode == 0 and "read as trl's config" in res.stderr, res.stdout + res.stderr
+    assert "passes every one of the trl" in res.stdout

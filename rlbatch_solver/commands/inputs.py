@@ -202,6 +202,13 @@ def _framework_of_config(default: str, path: str, field: str) -> str:
                          f"{shown(next(iter(flat)), 40)}) is a key of a framework we know.",
                          f"pass --framework (one of: {', '.join(FRAMEWORKS)}).")
     theirs = f"{best} of its {len(flat)} keys are"
+    if len(top) > 1:  # alike by their keys: the one whose own model key names the model (TRL's model_name_or_path,
+        # Unsloth's from_pretrained model_name) is the config's
+        named = [n for n in top if _names_model(n, flat)]
+        if len(named) == 1:
+            note(f"{path} read as {named[0]}'s config ({theirs} of {' and '.join(top)} alike; it names its model "
+                 f"under {named[0]}'s key); --framework to name another")
+            return named[0]
     if len(top) > 1:
         raise InputError("framework", f"{shown(path, 60)} reads as the config of {', '.join(top[:-1])} or "
                          f"{top[-1]} ({theirs} theirs, {base} {default}'s).",
@@ -209,6 +216,15 @@ def _framework_of_config(default: str, path: str, field: str) -> str:
     note(f"{path} read as {top[0]}'s config ({theirs} {top[0]}'s, {base} {default}'s); --framework to name "
          "another")
     return top[0]
+
+
+def _names_model(framework: str, flat: dict) -> bool:
+    """Whether a config sets the framework's own model key (``Framework.model_keys``, as its reading spells it)."""
+    from ..frameworks import get_framework
+
+    fw = get_framework(framework)
+    keys = fw.normalize(flat)
+    return any(k in keys or k.lstrip("-") in keys for k in fw.model_keys)
 
 
 def _pasted_model(framework: str, overrides: List[str]) -> Optional[str]:
