@@ -297,3 +297,18 @@ def test_an_old_ms_swift_batch_message_is_explained_with_the_users_script(tmp_pa
     assert res.returncode == 0 and "No known message matched" not in res.stdout, res.stdout + res.stderr
     assert "swift.trainer.batch_divisible_by_num_generations" in res.stdout
     assert "--num_generations" not in res.stdout.split("smallest fix:")[1] and batch in res.stdout, res.stdout
+
+
+@pytest.mark.parametrize("message", [
+    "ValueError: The global eval batch size (8 x 1) must be evenly divisible by the number of generations per prompt "
+    "(16). Given the current eval batch size, the valid values for the number of generations are: [2, 4, 8].",
+    "ValueError: The effective eval batch size (8 x 1) must be evenly divisible by the number of generations per "
+    "prompt (16). Given the current effective eval batch size, the valid values for the number of generations are: "
+    "[2, 4, 8].",
+])
+def test_an_old_ms_swift_eval_batch_message_names_its_rule(message):
+    """ms-swift 3.3.1's and 3.4.1's GRPOTrainer.__init__ eval check (where an eval split is set): with --framework swift
+    explain said "No known message matched"."""
+    report = explain(message, framework="swift")
+    assert [r.rule for r in report.rules] == ["swift.trainer.eval_batch_divisible_by_num_generations"], report.rules
+    assert "per_device_eval_batch_size" in " ".join(report.meaning)

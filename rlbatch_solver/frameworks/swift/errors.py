@@ -58,6 +58,26 @@ PATTERNS: list[ErrorPattern] = [
                  hint=_trainer_batch("optimizer step", "NPROC_PER_NODE x per_device_train_batch_size x "
                                      "gradient_accumulation_steps", "--gradient_accumulation_steps"),
                  numbers=("w", "b", "ga", "g"), versions=("3.4.1", "3.4.0")),
+    # their eval check, where an eval split is set: W x per_device_eval_batch_size ("global" in 3.3.1, "effective" in
+    # 3.4.1)
+    ErrorPattern("swift", rf"global eval batch size \((?P<w>\d+) x (?P<b>\d+)\) must be evenly divisible by the "
+                          rf"number of generations per prompt {n('g')}",
+                 ("swift.trainer.eval_batch_divisible_by_num_generations",), f"{trainer_3} (ms-swift 3.2-3.3)",
+                 "ValueError: The global eval batch size (8 x 1) must be evenly divisible by the number of "
+                 "generations per prompt (16). Given the current eval batch size, the valid values for the number of "
+                 "generations are: [2, 4, 8].",
+                 hint=_trainer_batch("eval batch", "NPROC_PER_NODE x per_device_eval_batch_size",
+                                     "--per_device_eval_batch_size"),
+                 numbers=("w", "b", "g"), versions=("3.3.1",)),
+    ErrorPattern("swift", rf"effective eval batch size \((?P<w>\d+) x (?P<b>\d+)\) must be evenly divisible by the "
+                          rf"number of generations per prompt {n('g')}",
+                 ("swift.trainer.eval_batch_divisible_by_num_generations",), f"{trainer_3} (ms-swift 3.4)",
+                 "ValueError: The effective eval batch size (8 x 1) must be evenly divisible by the number of "
+                 "generations per prompt (16). Given the current effective eval batch size, the valid values for the "
+                 "number of generations are: [2, 4, 8].",
+                 hint=_trainer_batch("eval batch", "NPROC_PER_NODE x per_device_eval_batch_size",
+                                     "--per_device_eval_batch_size"),
+                 numbers=("w", "b", "g"), versions=("3.4.1", "3.4.0")),
     ErrorPattern("swift", rf"generation_batch_size {n('gen')} must be divisible by the global batch size {n('gbs')}",
                  ("swift.args.gen_divisible_by_base",), hf_gen,
                  "ValueError: generation_batch_size (500) must be divisible by the global batch size (16).",
