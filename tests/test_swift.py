@@ -795,3 +795,18 @@ def test_tuner_backend_unsloth_with_grpo_is_said_with_the_maintainers_word(frame
     assert unsloth.memory.peaks == peft.memory.peaks
     unpriced = api.check([*cmd, "--tuner_backend", "unsloth"], framework=framework)
     assert [n for n in unpriced.notes if "would be priced as with the default --tuner_backend peft" in n]
+
+
+def test_a_script_without_nproc_keeps_its_visible_gpus_for_where_vllm_runs():
+    """ms-swift's internal/lora_vllm.sh ("GPU memory: 2 * 80GiB"): CUDA_VISIBLE_DEVICES=0,1, no NPROC_PER_NODE, so one
+    training process; 3.2-3.4 (its flags date it there) put vLLM on the visible GPU past the training rank ("async
+    mode", rlhf_args.py _check_grpo). The visible GPUs were dropped with the process count: vLLM was priced on the
+    training GPU, check said OOM (92 GiB actor update) and fix turned vLLM off."""
+    path = SCRIPTS / "internal_lora_vllm.sh"
+    proc = run("check", "--gpu", "h100", "--json", path)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and data["valid"], proc.stdout + proc.stderr
+    assert "job's own vLLM GPU" in run("check", "--gpu", "h100", path).stdout
+    # the same answer as the GPU count given by hand
+    given = json.loads(run("check", "--gpu", "h100", "--gpus", "2", "--json", path).stdout)
+    assert given["valid"] and given.get("memory") == data.get("memory")

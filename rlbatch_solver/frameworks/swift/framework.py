@@ -398,8 +398,9 @@ class SwiftFramework(Framework):
         if scope.get(VISIBLE_ENV):
             env.append(f"{VISIBLE_ENV}={scope[VISIBLE_ENV]}")
         if not any(k in scope for k in SCRIPT_ENV):
-            # swift/cli/main.py use_torchrun: with neither set, ms-swift starts one plain python process
-            env = ["NPROC_PER_NODE=1"]
+            # swift/cli/main.py use_torchrun: with neither set, ms-swift starts one plain python process; the
+            # script's CUDA_VISIBLE_DEVICES stays (3.2-3.4 place vLLM on a visible GPU past the training rank)
+            env = ["NPROC_PER_NODE=1"] + [e for e in env if e.startswith(f"{VISIBLE_ENV}=")]
             if notes is not None:
                 notes.append(f"the script sets neither NPROC_PER_NODE nor NNODES: `{self.command}` runs one training "
                              "process (ms-swift starts torchrun only when one of them is set)")
