@@ -583,10 +583,12 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
 _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vllm", "vllm_server", "vllm_tp",
        "server_tp", "server_dp", "gmu_permille", "server_gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on",
        "lora_rank", "lora_qv", "weights_fp32", "materialized_logits", "multi_turn_len"]
+# num_generations: the rollout waits for the slowest prompt's group of completions (Plan.group_size, lengths.py
+# straggler_factor), so the rollout's time reads it wherever the batch is searched
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
-             "steps_per_generation"]
+             "steps_per_generation", "num_generations"]
 _HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt", "liger_loss", "temperature_copy"]
-_BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation"]
+_BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation", "num_generations"]
 _MG = ["micro_batch_size", "tp", "pp", "cp", "ep", "etp", "vpp", "recompute", "recompute_modules",
        "cpu_optimizer_permille"]
 TIME_PHASES = (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF, Phase.ACTOR_UPDATE, Phase.WEIGHT_SYNC, Phase.OFFLOAD)

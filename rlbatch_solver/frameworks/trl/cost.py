@@ -269,7 +269,8 @@ def release_cost_spec(spec: CostSpec, release: Release, old_log_prob: str = "alw
     plan, samples = spec.plan, spec.samples
 
     def inputs(table: Mapping[str, Any]) -> dict[str, list[str]]:
-        return {phase: list(names) + ["num_generations"] for phase, names in table.items()}
+        # every release's time tables read num_generations already (the rollout's group, swift.cost _BATCH_HF)
+        return {phase: list(dict.fromkeys([*names, "num_generations"])) for phase, names in table.items()}
 
     return dataclasses.replace(
         spec, plan=lambda values, phase: plan(_completions(values), phase),

@@ -105,8 +105,10 @@ TIME_INPUTS = {
                               "critic_param_offload", "critic_optimizer_offload", "critic_max_tokens",
                               "remove_padding"],
     Phase.WEIGHT_SYNC: _STEP + ["rollout_tp"] + PLACEMENT,
+    # lora_rank: a LoRA policy's optimizer state is the adapter's alone, so the offload copies less (make_plan
+    # lora_params)
     Phase.OFFLOAD: _STEP + ["param_offload", "optimizer_offload", "ref_param_offload", "need_critic",
-                        "critic_param_offload", "critic_optimizer_offload"] + HOST_COPIES,
+                        "critic_param_offload", "critic_optimizer_offload", "lora_rank"] + HOST_COPIES,
 }
 
 
