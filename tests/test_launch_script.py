@@ -669,13 +669,15 @@ def test_a_config_group_override_is_read_as_hydra_picks_the_option(tmp_path):
     script.write_text(megatron)
     result = CliRunner().invoke(app, ["check", str(script)])
     assert result.exit_code == 0 and "not modelled" not in result.output, result.output
-    # a group path (a/b) and the group alone where the package is the group's own (critic=...) read too; a key that
-    # is neither a value's nor a group's still exits 2
-    script.write_text(MEGATRON_LITE_EXCERPT.replace("critic.enable=False", "critic=ds_critic critic.enable=False")
-                      .replace("actor@actor_rollout_ref", "actor_rollout_ref/actor@actor_rollout_ref"))
+    # the group alone where the package is the group's own (critic=...) reads too; a group path (a/b) that no entry
+    # of verl's defaults list is refused as Hydra refuses it ("No match in the defaults list"), and a key that is
+    # neither a value's nor a group's still exits 2
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("critic.enable=False", "critic=ds_critic critic.enable=False"))
     said = " ".join(CliRunner().invoke(app, ["check", str(script)]).output.split())
     assert "critic=ds_critic: the critic config group's option ds_critic is not modelled" in said
-    assert "actor_rollout_ref/actor@actor_rollout_ref.actor=mlite_actor: a config group option" in said
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("actor@actor_rollout_ref", "actor_rollout_ref/actor@actor_rollout_ref"))
+    refused = CliRunner().invoke(app, ["check", str(script)])
+    assert refused.exit_code == 2 and "No match in the defaults list" in " ".join(refused.output.split())
     script.write_text(MEGATRON_LITE_EXCERPT.replace("actor@actor_rollout_ref.actor", "actor@@x"))
     assert CliRunner().invoke(app, ["check", str(script)]).exit_code == 2
 

@@ -155,6 +155,56 @@ MODELLED_ENGINES = {"dp": False, "megatron": True}
 OTHER_ENGINES = ("mindspeed", "torchtitan", "veomni")
 
 
+class ByConfigName(str):
+    """model_engine=megatron as ``--config-name=ppo_megatron_trainer`` implies it (not written by the user): no
+    override of the model_engine group, so no release lacking that group refuses it (``check_groups``)."""
+
+
+def check_groups(flat: Mapping[str, Any], release: str) -> None:
+    """Refuse, as the release's Hydra does at launch, a config group override it cannot apply: a group@package key
+    its defaults list lacks ("Could not override '<key>'. No match in the defaults list."), model_engine where the
+    release has no such group ("Key 'model_engine' is not in struct": 0.6.1 and older), and a model_engine or role
+    option the release's wheel does not ship (its verl/trainer/config/<group>/ folder: versions.MODEL_ENGINES,
+    ROLE_ENGINES), unless the config names a hydra.searchpath, where the option may come from. A key written with
+    "+" appends a defaults entry: Hydra takes it."""
+    entries = versions.DEFAULTS_GROUP_KEYS.get(release)
+    if entries is None:
+        return
+    searchpath = any(str(k).startswith("hydra.searchpath") for k in flat)
+    valid = ", ".join(sorted(entries)) or "none (its trainer config has no defaults list)"
+    for key in flat:
+        text = str(key)
+        if isinstance(key, AddedKey) or not group_override(text) or text in entries:
+            continue
+        near = did_you_mean(text, sorted(entries))
+        raise InputError(text, f"verl {release} cannot apply this override: its trainer config's defaults list has no "
+                         f"'{text}' entry (Hydra: \"Could not override '{text}'. No match in the defaults list.\").{near}",
+                         f"the groups verl {release} lets an override pick: {valid}; +{text}=... appends an entry.")
+    engine = flat.get("model_engine")
+    if engine is not None and not isinstance(engine, ByConfigName) and not any(
+            isinstance(k, AddedKey) and str(k) == "model_engine" for k in flat):
+        engines = versions.MODEL_ENGINES.get(release)
+        if engines is None:
+            raise InputError("model_engine", f"verl {release} has no model_engine config group (Hydra: \"Key "
+                             "'model_engine' is not in struct\"; verl/trainer/config/model_engine/ comes with 0.7).",
+                             f"pick the backend with {STRATEGY_KEY} (fsdp, fsdp2, megatron) or "
+                             "--config-name=ppo_megatron_trainer.")
+        if str(engine) not in engines and not searchpath:
+            raise InputError("model_engine", f"'{engine}' is not a model_engine option of verl {release} (its "
+                             f"verl/trainer/config/model_engine/: {', '.join(engines)}).",
+                             f"use one of {', '.join(engines)}, or name the run's hydra.searchpath that holds it.")
+    engines = versions.ROLE_ENGINES.get(release, ())
+    for key, role in ROLE_GROUPS.items():
+        option = flat.get(key)
+        if option is None or searchpath or not (key in entries or (key == "critic" and entries)):
+            continue
+        options = [f"{e}_{role}" for e in engines]
+        if str(option) not in options and "${" not in str(option):
+            raise InputError(key, f"'{option}' is not an option of verl {release}'s {role} config group (its "
+                             f"verl/trainer/config/{role}/: {', '.join(options)}).{did_you_mean(str(option), options)}",
+                             f"use one of {', '.join(options)}, or name the run's hydra.searchpath that holds it.")
+
+
 def group_choices(flat: Mapping[str, Any]) -> dict[str, str]:
     """The config group options a config picks (``group@package=option``, ``group/sub=option``, and ``critic=``):
     key -> option, as written."""
@@ -845,7 +895,7 @@ _VERL_CONFIG_DIRS = frozenset({"config", "verl/trainer/config"})
 
 def parse_verl_tokens(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
     """Hydra overrides, plus ``--config-name=ppo_megatron_trainer`` read as ``model_engine=megatron``."""
-    flat, ignored = parse_hydra_overrides(tokens)
+    flat, ignored = parse_hydra_overrides(tokens, groups=True)
     name, used = None, set()
     for i, tok in enumerate(ignored):
         if tok.startswith("--config-name="):
@@ -868,7 +918,7 @@ def parse_verl_tokens(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]
         if name in ("ppo_trainer", "ppo_megatron_trainer"):  # understood: not reported as ignored
             ignored = [tok for i, tok in enumerate(ignored) if i not in used]
         if name == "ppo_megatron_trainer" and "model_engine" not in flat:
-            flat["model_engine"] = "megatron"
+            flat["model_engine"] = ByConfigName("megatron")
     return flat, ignored
 
 
@@ -1233,6 +1283,7 @@ class VerlFramework(VersionPacks, Framework):
         return group_notes(flat, priced)
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
+        check_groups(flat, self.keys_version)
         return config_to_values(flat, gpus=gpus, model=model, ruleset=self.ruleset)
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:
