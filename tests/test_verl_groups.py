@@ -82,3 +82,22 @@ def test_an_actor_group_option_is_taken_only_where_the_release_ships_it_or_a_sea
         rc, said = _check(f"verl=={release}", f"actor@actor_rollout_ref.actor={option}",
                           "hydra.searchpath=[pkg://verl_mlite.config]")
         assert rc == 0 and f"{option} is not modelled" in said, said
+
+
+@pytest.mark.parametrize("picked", ["actor@actor_rollout_ref.actor=mlite_actor", "model_engine=torchtitan"])
+def test_an_engine_we_do_not_model_gets_no_memory_verdict_but_its_rules_are_checked(picked):
+    """Megatron Lite's mlite_actor (verl v0.9.0 examples/grpo_trainer/run_qwen3_5_35b_megatron_lite.sh: Megatron-LM
+    with EP/TP from the verl_mlite package) and verl's torchtitan engine are not FSDP: no out-of-memory verdict
+    priced as FSDP; memory is said not evaluated, as for a model not in the catalog, and the batch rules still
+    apply. dp_actor, the same config otherwise, is priced."""
+    model = ("actor_rollout_ref.model.path=Qwen/Qwen3-30B-A3B", "hydra.searchpath=[pkg://verl_mlite.config]")
+    res = run("check", "--gpu", "h100", "--framework", "verl==0.9.1", "--", *GRPO, *model, picked)
+    said = " ".join((res.stdout + res.stderr).split())
+    assert res.returncode == 0, said
+    assert "will it OOM" not in said and "memory was not evaluated" in said and "we do not model" in said
+    broken = run("check", "--gpu", "h100", "--framework", "verl==0.9.1", "--",
+                 *[a.replace("ppo_mini_batch_size=32", "ppo_mini_batch_size=128") for a in GRPO], *model, picked)
+    assert broken.returncode == 1 and "INVALID" in broken.stdout
+    priced = run("check", "--gpu", "h100", "--framework", "verl==0.9.1", "--", *GRPO, *model,
+                 "actor@actor_rollout_ref.actor=dp_actor")
+    assert "will it OOM" in priced.stdout and "memory was not evaluated" not in priced.stdout

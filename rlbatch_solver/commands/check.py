@@ -17,7 +17,7 @@ from ..rules.base import RuleSet, Value, Violation
 from ..rules.ids import memory_rule_id
 from ..costmodel.lengths import named
 from ..scenario import check_length_fraction, check_longest_response, check_mean_lengths
-from .common import Upgrade, framework_for, memory_evaluated, read_inputs, read_config, upgrade_check
+from .common import Upgrade, framework_for, memory_evaluated, read_inputs, unmodelled_note, read_config, upgrade_check
 
 
 @dataclass
@@ -265,7 +265,7 @@ def check(
     fw, version_notes = framework_for(asked, flat)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
-    priced = memory_evaluated(gpu, card)
+    priced = memory_evaluated(gpu, card, fw, flat)
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
     notes = script_notes + typos + version_notes + list(fw.config_notes(flat, priced=priced)) + list(fw.value_notes(values))
     memory = host = None
@@ -273,6 +273,8 @@ def check(
         ruleset, memory, host = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,
                                              (mean_prompt_len, mean_response_len, mean_lengths_from), host_mem_gib,
                                              (response_profile, fw.training_data(flat)), longest_response_len)
+    elif gpu and card is not None:
+        notes.append(unmodelled_note(fw, flat))
     elif gpu or card is not None:
         notes.append(half_given_note(bool(gpu)))
     else:

@@ -19,10 +19,19 @@ def release_notes(fw: Framework) -> list[str]:
     return [fw.version_note] if fw.version_note else []
 
 
-def memory_evaluated(gpu: str | None, card: ModelCard | None) -> bool:
-    """Whether a config's memory is evaluated (priced): a GPU type and a model are both known. The one test of
-    check, fix and recommend, and what their notes are told (``Framework.config_notes``' ``priced``)."""
-    return bool(gpu) and card is not None
+def memory_evaluated(gpu: str | None, card: ModelCard | None, fw: Framework | None = None,
+                     flat: Mapping[str, Any] | None = None) -> bool:
+    """Whether a config's memory is evaluated (priced): a GPU type and a model are both known, and (given the
+    framework and the config) its training backend is one we model (``Framework.unmodelled_backend``). The one test
+    of check, fix and recommend, and what their notes are told (``Framework.config_notes``' ``priced``)."""
+    modelled = fw is None or flat is None or fw.unmodelled_backend(flat) is None
+    return bool(gpu) and card is not None and modelled
+
+
+def unmodelled_note(fw: Framework, flat: Mapping[str, Any]) -> str:
+    """check's and fix's note where a GPU and a model are given but the config's backend is not modelled."""
+    return (f"memory was not evaluated: {fw.unmodelled_backend(flat)} (its memory is not the one we price); the rules "
+            "were checked")
 
 
 def framework_for(fw: Framework, flat: Mapping[str, Any]) -> tuple[Framework, list[str]]:

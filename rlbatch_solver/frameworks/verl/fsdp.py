@@ -233,6 +233,17 @@ def groups_not_modelled(flat: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def unmodelled_engine(flat: Mapping[str, Any]) -> str | None:
+    """The engine option a config picks whose training backend we do not model (model_engine=torchtitan, or a role's
+    option such as Megatron Lite's mlite_actor): memory and time are not priced for it (its memory is not FSDP's);
+    None where every role runs an engine we model."""
+    engine = flat.get("model_engine")
+    if engine is not None and str(engine) in OTHER_ENGINES:
+        return f"model_engine={engine}"
+    return next((f"{key}={option}" for key, option in group_choices(flat).items()
+                 if key.lstrip("+") in ROLE_GROUPS and _role_backend(key.lstrip("+"), option) is None), None)
+
+
 def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
     """What ``check`` says of each config group option a config picks that we do not model: its key and option,
     the options we do model, and how the config is read instead (``is_megatron``'s backend)."""
@@ -253,8 +264,10 @@ def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
         else:
             what = (f"a config group option ({key.lstrip('+').partition('@')[0]}: {option}) that is not modelled: the "
                     "keys it brings are not read")
-        out.append(f"{picked}: {what}; the batch sizes are checked with verl's {backend} rules, and memory and time "
-                   f"{priced_words(priced, plural=True)} as {backend} training")
+        unpriced = key == "model_engine" or (role is not None and _role_backend(key.lstrip("+"), option) is None)
+        tail = ("memory and time are not evaluated for an engine we do not model" if unpriced else
+                f"memory and time {priced_words(priced, plural=True)} as {backend} training")
+        out.append(f"{picked}: {what}; the batch sizes are checked with verl's {backend} rules, and {tail}")
     return out
 
 
@@ -1281,6 +1294,10 @@ class VerlFramework(VersionPacks, Framework):
 
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         return group_notes(flat, priced)
+
+    def unmodelled_backend(self, flat: Mapping[str, Any]) -> str | None:
+        picked = unmodelled_engine(flat)
+        return None if picked is None else f"{picked} is a training engine we do not model"
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         check_groups(flat, self.keys_version)

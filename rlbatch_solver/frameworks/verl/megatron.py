@@ -108,6 +108,12 @@ class VerlMegatronFramework(VersionPacks, Framework):
         values["megatron_cpu_optimizer_permille"] = cpu_optimizer_permille(flat, self.version)
         return values
 
+    def unmodelled_backend(self, flat: Mapping[str, Any]) -> str | None:
+        from .fsdp import unmodelled_engine
+
+        picked = unmodelled_engine(flat)
+        return None if picked is None else f"{picked} is a training engine we do not model"
+
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         from .fsdp import group_notes
 
