@@ -101,3 +101,21 @@ def test_an_engine_we_do_not_model_gets_no_memory_verdict_but_its_rules_are_chec
     priced = run("check", "--gpu", "h100", "--framework", "verl==0.9.1", "--", *GRPO, *model,
                  "actor@actor_rollout_ref.actor=dp_actor")
     assert "will it OOM" in priced.stdout and "memory was not evaluated" not in priced.stdout
+
+
+@pytest.mark.parametrize("framework, args", [
+    ("verl", GRPO),
+    ("easyr1", ("data.rollout_batch_size=128", "worker.actor.global_batch_size=64", "worker.rollout.n=5")),
+])
+def test_a_vl_card_on_a_framework_that_reads_no_image_says_its_images_are_not_priced(framework, args):
+    """Only ms-swift's HF path reads an image budget (MAX_PIXELS): verl and EasyR1 on a Qwen2.5-VL card price the
+    ViT's states (their default trains it: the ViT's weights make the VL card's peak the larger) but no image, and
+    say so, with the step time counting the language model only; the text card says nothing of images."""
+    def said(model):
+        res = run("check", "--framework", framework, "--gpu", "h100", "--gpus", "8", "--model", model, "--", *args)
+        return " ".join((res.stdout + res.stderr).split())
+
+    vl, text = said("qwen2.5-vl-7b"), said("qwen2.5-7b")
+    assert f"vision-language model (qwen2.5-vl-7b): {framework} is priced without its images" in vl
+    assert "Not priced: the image tokens" in vl and "step time counts the language model only" in vl
+    assert "vision-language model" not in text

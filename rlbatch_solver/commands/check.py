@@ -17,7 +17,7 @@ from ..rules.base import RuleSet, Value, Violation
 from ..rules.ids import memory_rule_id
 from ..costmodel.lengths import named
 from ..scenario import check_length_fraction, check_longest_response, check_mean_lengths
-from .common import Upgrade, framework_for, memory_evaluated, read_inputs, unmodelled_note, read_config, upgrade_check
+from .common import Upgrade, framework_for, memory_evaluated, read_inputs, unmodelled_note, vision_note, read_config, upgrade_check
 
 
 @dataclass
@@ -268,6 +268,7 @@ def check(
     priced = memory_evaluated(gpu, card, fw, flat)
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
     notes = script_notes + typos + version_notes + list(fw.config_notes(flat, priced=priced)) + list(fw.value_notes(values))
+    notes += vision_note(fw, card, values, priced)
     memory = host = None
     if priced:
         ruleset, memory, host = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,

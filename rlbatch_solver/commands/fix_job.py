@@ -14,7 +14,7 @@ from ..frameworks.key_names import UnknownKey, findings, plus_words
 from ..rules.base import Value, Violation
 from ..costmodel.efficiency import Efficiency
 from ..scenario import check_length_fraction
-from .common import Upgrade, framework_for, memory_evaluated, read_inputs, read_config, unmodelled_note, upgrade_check
+from .common import Upgrade, framework_for, memory_evaluated, read_inputs, read_config, unmodelled_note, vision_note, upgrade_check
 
 if TYPE_CHECKING:
     from ..costmodel.tables import CostSpec
@@ -96,6 +96,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
                      "refuses, with no successor of the same meaning we know; rename or remove it by hand (the "
                      "repair assumes it is)")
     notes += by_name.notes
+    notes += vision_note(fw, card, values, memory_evaluated(gpu, card, fw, flat))
     notes += fw.config_notes(flat, priced=memory_evaluated(gpu, card, fw, flat))  # what reading the config assumed or could not read (check says it too)
     spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes, flat)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)

@@ -453,7 +453,8 @@ class SwiftFramework(Framework):
                 f"MAX_PIXELS budget, {patches} ViT patches ({patches // 4} image tokens inside --max_length); "
                 + (f"{' and '.join(frozen)} frozen (--freeze_vit / --freeze_aligner)" if frozen
                    else "the ViT and merger train (--freeze_vit false, --freeze_aligner false)")
-                + (" in a full fine-tune" if not values.get("lora_rank") else "; LoRA: adapters on the LM only")]
+                + (" in a full fine-tune" if not values.get("lora_rank") else "; LoRA: adapters on the LM only")
+                + "; step time counts the language model only (the ViT's passes are not timed)"]
 
     def _release_vllm_mode(self, values: Mapping[str, Value], flat: Mapping[str, Any]) -> dict[str, Value]:
         """Where the release this object follows runs vLLM when ``--vllm_mode`` does not say: 3.2-3.4 by
