@@ -753,3 +753,33 @@ def test_recommend_from_an_ms_swift_vl_script_keeps_max_pixels_in_the_command_it
     assert checked["actor_update"]["terms_mib"][_VIT_ACTS] == _vit_mib("--framework", "swift", "--",
                                                                        "MAX_PIXELS=602112", "NPROC_PER_NODE=4",
                                                                        *_VL_SWIFT.split()[2:])
+
+
+def test_recommend_from_a_skyrl_unified_script_prints_the_unified_names_and_its_check_agrees(tmp_path):
+    """SkyRL's unified package builds its config with strict key validation (skyrl/train/config/config.py
+    from_cli_overrides -> from_dict_config): generator.num_inference_engines and the other skyrl-train 0.3.1 names are
+    no field of it. recommend --from prints the best config in the unified names (the mapping --write uses:
+    unified.from_skyrl_train), async_engine under generator.inference_engine; the printed arguments after the
+    script's entry point check as the answer was priced."""
+    import json
+
+    from clirun import run
+    from rlbatch_solver.frameworks.skyrl.unified import RENAMED
+
+    script = tmp_path / "run_gsm8k.sh"
+    script.write_text(SKYRL_UNIFIED_EXCERPT)
+    printed = run("recommend", "--from", str(script), "--gpu", "h100", "--gpus", "4").stdout
+    lines = printed[printed.index("Best config"):].splitlines()[1:]
+    args = [line.strip().rstrip("\\").strip()
+            for line in lines[:next(i for i, x in enumerate(lines) if not x.rstrip().endswith("\\")) + 1]]
+    keys = {a.partition("=")[0] for a in args}
+    assert keys and not keys & set(RENAMED.values()), keys & set(RENAMED.values())
+    assert "generator.inference_engine.async_engine" in keys and "generator.inference_engine.num_engines" in keys
+    assert "trainer.strategy=fsdp" in args
+    best = json.loads(run("recommend", "--from", str(script), "--gpu", "h100", "--gpus", "4", "--json").stdout)
+    saved = tmp_path / "best.sh"
+    saved.write_text("uv run --isolated --extra fsdp -m skyrl.train.entrypoints.main_base \\\n  "
+                     + " \\\n  ".join(args) + "\n")
+    checked = json.loads(run("check", str(saved), "--gpu", "h100", "--gpus", "4", "--json").stdout)
+    assert checked["valid"], checked["violations"]
+    assert checked["memory"]["step_seconds"] == pytest.approx(best["choices"][0]["step_time_s"], rel=1e-3)

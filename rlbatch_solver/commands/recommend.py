@@ -120,6 +120,9 @@ class Start:
     # the key is taken out): an older release's names (OpenRLHF's --vllm_num_engines, --bf16), read as fix reads
     # them (``fix_job.refused_by_name``)
     renamed: dict[str, str | None] = field(default_factory=dict)
+    # the reader of a newer layout's entry point the script was read with (``LaunchScript.layout``: SkyRL's unified
+    # package): the answer is printed in that layout's names, as --write writes it (``launch_script.in_layout``)
+    layout: str | None = None
 
     @property
     def runs(self) -> bool:
@@ -1117,11 +1120,22 @@ def start_arguments(report: RecommendReport) -> list[str]:
 
     best, start = report.best, report.start
     if best is None or start is None or not start.renamed:
-        return list(best.native) if best is not None else []
+        return _in_layout(start, list(best.native)) if best is not None else []
     args = [x for x in best.native if exported_pair(x)[0].lstrip("+-") not in start.renamed]
     keys = {exported_pair(x)[0] for x in args}
-    return args + [item for item in dict.fromkeys(start.renamed.values())
-                   if item is not None and exported_pair(item)[0] not in keys]
+    return _in_layout(start, args + [item for item in dict.fromkeys(start.renamed.values())
+                                     if item is not None and exported_pair(item)[0] not in keys])
+
+
+def _in_layout(start: Start | None, items: list[str]) -> list[str]:
+    """An answer's ``key=value`` items in the names of the layout the user's script was read from (``Start.layout``,
+    the reader's ``from_`` twin: launch_script.in_layout); as given where there is none."""
+    if start is None or start.layout is None:
+        return items
+    import importlib
+
+    module, _, function = start.layout.partition(":")
+    return getattr(importlib.import_module(module), function.replace("to_", "from_", 1))(items)
 
 
 def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
@@ -1155,4 +1169,7 @@ def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
         dropped.append(key)
         if item is not None and exported_pair(item)[0] not in answered and item not in changed:
             changed.append(item)
+    if start.layout is not None:  # the unified package's names, as --write writes them (idempotent there)
+        changed = _in_layout(start, changed)
+        dropped = [_in_layout(start, [f"{k}="])[0].partition("=")[0] for k in dropped]
     return changed, dropped
