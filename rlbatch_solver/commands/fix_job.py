@@ -63,7 +63,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     flat, _ = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
     key_list = fw.key_list(flat)
-    unknown, refused, typos = findings(key_list, fw.name, fw.version)
+    unknown, refused, typos = findings(key_list, fw.name, fw.keys_version)
     written_keys = frozenset(str(k).removeprefix("--") for k in flat)
     flat, renames = _renamed(fw, flat, _misspelt(flat, unknown))
     pasted = flat  # in the older release's names, as check reads it
