@@ -133,3 +133,18 @@ def test_verl_0_9_0_named_is_the_release_the_verdict_and_refusals_name():
     assert "verl 0.9.0 (0.9.1's)" in fixed.stdout
     rc, said = _check("verl==0.9.1")
     assert "passes every one of the verl 0.9.1 rules." in said
+
+
+def test_recommend_from_a_config_on_an_engine_we_do_not_model_is_refused(tmp_path):
+    """recommend ranks configs by predicted memory and time: for Megatron Lite's mlite_actor it would rank FSDP
+    prices, so it refuses (exit 2) and points to check; the same script on dp_actor is answered."""
+    from test_launch_script import MEGATRON_LITE_EXCERPT
+
+    script = tmp_path / "lite.sh"
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("critic.enable=False",
+                                                    "critic.enable=False actor_rollout_ref.model.path=Qwen/Qwen3-8B"))
+    res = run("recommend", "--from", str(script), "--gpu", "h100")
+    said = " ".join((res.stdout + res.stderr).split())
+    assert res.returncode == 2 and "mlite_actor is a training engine we do not model" in said, said
+    script.write_text(script.read_text().replace("=mlite_actor", "=dp_actor"))
+    assert run("recommend", "--from", str(script), "--gpu", "h100").returncode == 0

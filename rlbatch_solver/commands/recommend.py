@@ -877,6 +877,12 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     does not depend on them: ``tie_break``). ``deadline``: as ``recommend``'s."""
     from ..deadline import Deadline
 
+    unmodelled = get_framework(framework).unmodelled_backend(flat)
+    if unmodelled is not None:  # its answer would rank configs by memory and time priced for another backend
+        raise InputError("framework", f"{unmodelled}: recommend ranks configs by their predicted memory and step "
+                         "time, which are not evaluated for it.",
+                         "check the config (its batch rules are checked), or recommend with an engine we model "
+                         "(model_engine=dp or megatron).")
     deadline = deadline or Deadline(time_limit_s)
 
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
