@@ -119,7 +119,9 @@ def print_command(console: Console, words: list[str], background: bool = False) 
 
 
 def print_check(console: Console, report: CheckReport) -> None:
-    head = f"{report.framework} {report.version} rules"
+    release = getattr(report, "release", "") or report.version
+    head = (f"{report.framework} {report.version} rules" if release == report.version
+            else f"{report.framework} {release} rules ({report.version}'s)")
     if report.valid:
         console.print(f"[bold green]VALID[/] — passes every one of the {head}.")
     else:
@@ -1099,7 +1101,9 @@ def recommend_dict(report: RecommendReport) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- fix
 def print_fix(console: Console, report: FixReport) -> None:
-    head = f"{report.framework} {report.version}"
+    release = getattr(report, "release", "") or report.version
+    head = (f"{report.framework} {report.version}" if release == report.version
+            else f"{report.framework} {release} ({report.version}'s)")
     if report.before_violations and all(getattr(v, "tolerated", False) for v in report.before_violations):
         console.print(f"[bold yellow]TIGHT[/] — passes every {head} rule, but {len(report.before_violations)} "
                       "phase(s) reach into the memory safety margin:")

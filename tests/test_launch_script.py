@@ -669,13 +669,15 @@ def test_a_config_group_override_is_read_as_hydra_picks_the_option(tmp_path):
     script.write_text(megatron)
     result = CliRunner().invoke(app, ["check", str(script)])
     assert result.exit_code == 0 and "not modelled" not in result.output, result.output
-    # a group path (a/b) and the group alone where the package is the group's own (critic=...) read too; a key that
-    # is neither a value's nor a group's still exits 2
-    script.write_text(MEGATRON_LITE_EXCERPT.replace("critic.enable=False", "critic=ds_critic critic.enable=False")
-                      .replace("actor@actor_rollout_ref", "actor_rollout_ref/actor@actor_rollout_ref"))
+    # the group alone where the package is the group's own (critic=...) reads too; a group path (a/b) that no entry
+    # of verl's defaults list is refused as Hydra refuses it ("No match in the defaults list"), and a key that is
+    # neither a value's nor a group's still exits 2
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("critic.enable=False", "critic=ds_critic critic.enable=False"))
     said = " ".join(CliRunner().invoke(app, ["check", str(script)]).output.split())
     assert "critic=ds_critic: the critic config group's option ds_critic is not modelled" in said
-    assert "actor_rollout_ref/actor@actor_rollout_ref.actor=mlite_actor: a config group option" in said
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("actor@actor_rollout_ref", "actor_rollout_ref/actor@actor_rollout_ref"))
+    refused = CliRunner().invoke(app, ["check", str(script)])
+    assert refused.exit_code == 2 and "No match in the defaults list" in " ".join(refused.output.split())
     script.write_text(MEGATRON_LITE_EXCERPT.replace("actor@actor_rollout_ref.actor", "actor@@x"))
     assert CliRunner().invoke(app, ["check", str(script)]).exit_code == 2
 
@@ -688,3 +690,96 @@ def test_openrlhfs_example_model_is_a_catalog_card():
     assert result.exit_code == 0, result.output
     assert "model from the script: OpenRLHF/Llama-3-8b-sft-mixture (catalog card llama3-8b)" in result.output
     assert "not in the catalog" not in result.output
+
+
+_VL_SWIFT = ("swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-VL-3B-Instruct --train_type full --freeze_vit false "
+             "--max_length 4096 --max_completion_length 1024 --deepspeed zero3 --per_device_train_batch_size 8 "
+             "--gradient_accumulation_steps 1 --num_generations 8 --use_vllm true --vllm_mode colocate")
+_VIT_ACTS = "vision tower activations (image patches of the micro batch)"
+
+
+def _vit_mib(*args):
+    import json
+
+    from clirun import run
+
+    res = run("check", "--gpu", "h100", "--json", *args)
+    return json.loads(res.stdout)["memory"]["phases"]["actor_update"]["terms_mib"][_VIT_ACTS]
+
+
+@pytest.mark.parametrize("form", ["export", "prefix", "pasted"])
+def test_an_ms_swift_scripts_max_pixels_prices_its_images_as_the_bare_flag_does(tmp_path, form):
+    """ms-swift's Qwen-VL processor reads MAX_PIXELS from the environment (swift/llm/model/model/qwen.py
+    patch_qwen_vl_utils: get_env_args), and its multimodal examples set it by `export` or as a prefix of
+    `swift rlhf`: either way the image budget is the script's (602112 pixels, 3072 patches an image), not
+    qwen_vl_utils' default 16384 x 28 x 28, as when the same value is given as a bare token."""
+    bare = _vit_mib("--framework", "swift", "--", "MAX_PIXELS=602112", "NPROC_PER_NODE=4",
+                    *_VL_SWIFT.split()[2:])
+    default = _vit_mib("--framework", "swift", "--", "NPROC_PER_NODE=4", *_VL_SWIFT.split()[2:])
+    assert default > 4 * bare  # 16384 patches against 3072
+    if form == "pasted":
+        got = _vit_mib("--", "MAX_PIXELS=602112", "NPROC_PER_NODE=4", *_VL_SWIFT.split())
+    else:
+        script = tmp_path / "run_vl.sh"
+        body = (f"export MAX_PIXELS=602112\nNPROC_PER_NODE=4 \\\n{_VL_SWIFT}\n" if form == "export"
+                else f"MAX_PIXELS=602112 NPROC_PER_NODE=4 \\\n{_VL_SWIFT}\n")
+        script.write_text(body)
+        got = _vit_mib(str(script))
+    assert got == bare
+
+
+def test_recommend_from_an_ms_swift_vl_script_keeps_max_pixels_in_the_command_it_prints_and_prices(tmp_path):
+    """The printed best config carries the script's MAX_PIXELS as the environment prefix (never as a --flag
+    ms-swift would refuse), and a check of that printed command prices the memory recommend reported."""
+    import json
+
+    from clirun import run
+
+    script = tmp_path / "run_vl.sh"
+    script.write_text(f"export MAX_PIXELS=602112\nNPROC_PER_NODE=4 \\\n{_VL_SWIFT}\n")
+    printed = run("recommend", "--from", str(script), "--gpu", "h100", "--gpus", "4").stdout
+    lines = printed[printed.index("Best config"):].splitlines()[1:]
+    command = [line.strip() for line in lines[:next(i for i, x in enumerate(lines) if not x.rstrip().endswith("\\"))
+                                             + 1]]
+    assert command[0].startswith("MAX_PIXELS=602112 ") and not any("--MAX_PIXELS" in c for c in command)
+    best = json.loads(run("recommend", "--from", str(script), "--gpu", "h100", "--gpus", "4", "--json").stdout)
+    update = best["choices"][0]["memory_gib"]["actor_update"]
+    saved = tmp_path / "best.sh"
+    saved.write_text("\n".join(command) + "\n")
+    checked = json.loads(run("check", str(saved), "--gpu", "h100", "--json").stdout)["memory"]["phases"]
+    assert checked["actor_update"]["peak_mib"] / 1024 == pytest.approx(update["peak"], abs=0.01)
+    assert checked["actor_update"]["terms_mib"][_VIT_ACTS] / 1024 == pytest.approx(update["terms"][_VIT_ACTS],
+                                                                                   abs=0.01)
+    assert checked["actor_update"]["terms_mib"][_VIT_ACTS] == _vit_mib("--framework", "swift", "--",
+                                                                       "MAX_PIXELS=602112", "NPROC_PER_NODE=4",
+                                                                       *_VL_SWIFT.split()[2:])
+
+
+def test_recommend_from_a_skyrl_unified_script_prints_the_unified_names_and_its_check_agrees(tmp_path):
+    """SkyRL's unified package builds its config with strict key validation (skyrl/train/config/config.py
+    from_cli_overrides -> from_dict_config): generator.num_inference_engines and the other skyrl-train 0.3.1 names are
+    no field of it. recommend --from prints the best config in the unified names (the mapping --write uses:
+    unified.from_skyrl_train), async_engine under generator.inference_engine; the printed arguments after the
+    script's entry point check as the answer was priced."""
+    import json
+
+    from clirun import run
+    from rlbatch_solver.frameworks.skyrl.unified import RENAMED
+
+    script = tmp_path / "run_gsm8k.sh"
+    script.write_text(SKYRL_UNIFIED_EXCERPT)
+    printed = run("recommend", "--from", str(script), "--gpu", "h100", "--gpus", "4").stdout
+    lines = printed[printed.index("Best config"):].splitlines()[1:]
+    args = [line.strip().rstrip("\\").strip()
+            for line in lines[:next(i for i, x in enumerate(lines) if not x.rstrip().endswith("\\")) + 1]]
+    keys = {a.partition("=")[0] for a in args}
+    assert keys and not keys & set(RENAMED.values()), keys & set(RENAMED.values())
+    assert "generator.inference_engine.async_engine" in keys and "generator.inference_engine.num_engines" in keys
+    assert "trainer.strategy=fsdp" in args
+    best = json.loads(run("recommend", "--from", str(script), "--gpu", "h100", "--gpus", "4", "--json").stdout)
+    saved = tmp_path / "best.sh"
+    saved.write_text("uv run --isolated --extra fsdp -m skyrl.train.entrypoints.main_base \\\n  "
+                     + " \\\n  ".join(args) + "\n")
+    checked = json.loads(run("check", str(saved), "--gpu", "h100", "--gpus", "4", "--json").stdout)
+    assert checked["valid"], checked["violations"]
+    assert checked["memory"]["step_seconds"] == pytest.approx(best["choices"][0]["step_time_s"], rel=1e-3)

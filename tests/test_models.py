@@ -378,3 +378,25 @@ def test_a_qwen2_5_vl_config_json_reads_its_vision_tower_as_the_card_does():
     text = from_hf_config({k: v for k, v in config.items() if k != "vision_config"}, "lm")
     assert not text.has_vision and text.total_params() == read.total_params() - card.vision_params()
     assert load_model("qwen2.5-3b").total_params() == text.total_params()
+
+
+def test_a_qwen2_5_vl_config_json_with_its_language_model_under_text_config_keeps_its_vit_and_qkv_bias():
+    """Newer transformers write Qwen2.5-VL's language-model keys under text_config (model_type qwen2_5_vl_text) with
+    the ViT in the top level's vision_config: the card read from it is the catalog's, ViT and q/k/v bias included
+    (it lost both, pricing the 7B as 7.62B instead of 8.29B)."""
+    from rlbatch_solver.catalog.models import from_hf_config, load_model
+
+    card = load_model("qwen2.5-vl-7b")
+    text = {"model_type": "qwen2_5_vl_text", "hidden_size": 3584, "intermediate_size": 18944,
+            "num_attention_heads": 28, "num_hidden_layers": 28, "num_key_value_heads": 4, "vocab_size": 152064}
+    vision = {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420, "num_heads": 16, "in_chans": 3,
+              "out_hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2,
+              "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31]}
+    read = from_hf_config({"model_type": "qwen2_5_vl", "tie_word_embeddings": False, "text_config": text,
+                           "vision_config": vision}, "new")
+    assert read.has_vision and read.attention_bias and read.model_type == "qwen2_5_vl"
+    assert read.total_params() == card.total_params()
+    # the text model alone (its own type): q/k/v bias, no ViT
+    alone = from_hf_config({**text, "tie_word_embeddings": False}, "lm")
+    assert alone.attention_bias and not alone.has_vision
+    assert alone.total_params() == load_model("qwen2.5-7b").total_params()

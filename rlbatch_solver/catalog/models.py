@@ -36,7 +36,7 @@ REQUIRED_FIELDS = (
 # HF model types whose config defaults to tied input/output embeddings.
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text"}
 # HF model types with bias on the q/k/v projections and no ``attention_bias`` key.
-_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_5_vl"}
+_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text"}
 # HF model types whose ``vision_config`` we read (the Qwen2.5-VL ViT: ModelCard.vision_*)
 _VISION_TYPES = {"qwen2_5_vl"}
 _VISION_KEYS = (("vision_depth", ("depth",)), ("vision_hidden_size", ("hidden_size",)),
@@ -406,7 +406,14 @@ def from_hf_config(config: Mapping[str, Any], name: str) -> ModelCard:
         raise InputError("model", f"config for {name!r} is not a JSON object.",
                          "Pass the model's config.json.")
     if "num_hidden_layers" not in config and isinstance(config.get("text_config"), Mapping):
-        config = {**config["text_config"], "_name_or_path": config.get("_name_or_path")}
+        # the language model's keys only under text_config (newer transformers' layout: Qwen2.5-VL's text_config is
+        # model_type qwen2_5_vl_text): the top level keeps the ViT (vision_config) and the model's own type, and what
+        # the top level sets the text config leaves unset (tie_word_embeddings)
+        top = config
+        config = {**{k: top[k] for k in ("vision_config", "tie_word_embeddings") if k in top}, **top["text_config"],
+                  "_name_or_path": top.get("_name_or_path")}
+        if str(top.get("model_type") or "") in _VISION_TYPES:
+            config["model_type"] = top["model_type"]
     for key in REQUIRED_FIELDS:
         if config.get(key) is None:
             raise InputError(key, f"missing from the config.json of {name!r}.",

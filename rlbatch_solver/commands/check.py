@@ -17,7 +17,7 @@ from ..rules.base import RuleSet, Value, Violation
 from ..rules.ids import memory_rule_id
 from ..costmodel.lengths import named
 from ..scenario import check_length_fraction, check_longest_response, check_mean_lengths
-from .common import Upgrade, framework_for, memory_evaluated, read_inputs, read_config, upgrade_check
+from .common import Upgrade, framework_for, memory_evaluated, read_inputs, unmodelled_note, vision_note, read_config, upgrade_check
 
 
 @dataclass
@@ -35,6 +35,8 @@ class CheckReport:
     unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys the release lacks: refused or misspelt
     # where the release runs a micro batch key as another per-GPU size than its name says (verl 0.1: x rollout.n)
     micro_batches: list[dict[str, Any]] = field(default_factory=list)
+    # the release the user named where another's rules judge it (verl 0.9.0, 0.9.1's rules: Framework.keys_version)
+    release: str = ""
 
     @property
     def valid(self) -> bool:
@@ -265,14 +267,17 @@ def check(
     fw, version_notes = framework_for(asked, flat)
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
-    priced = memory_evaluated(gpu, card)
-    unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.version)
+    priced = memory_evaluated(gpu, card, fw, flat)
+    unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.keys_version)
     notes = script_notes + typos + version_notes + list(fw.config_notes(flat, priced=priced)) + list(fw.value_notes(values))
+    notes += vision_note(fw, card, values, priced)
     memory = host = None
     if priced:
         ruleset, memory, host = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,
                                              (mean_prompt_len, mean_response_len, mean_lengths_from), host_mem_gib,
                                              (response_profile, fw.training_data(flat)), longest_response_len)
+    elif gpu and card is not None:
+        notes.append(unmodelled_note(fw, flat))
     elif gpu or card is not None:
         notes.append(half_given_note(bool(gpu)))
     else:
@@ -286,7 +291,7 @@ def check(
         notes.append("no --model given: head-count and context-length rules were not checked")
     upgrade = upgrade_check(get_framework(compare_with) if compare_with else asked, fw, flat, {v.rule for v in result.errors}, gpus=gpus, model=card)
     return CheckReport(fw.name, fw.version, violations, values, result.skipped, ignored, notes, memory, host, upgrade,
-                       unknown, fw.micro_batches_per_gpu(values))
+                       unknown, fw.micro_batches_per_gpu(values), fw.keys_version)
 
 
 def typical_peaks(spec: Any, values: Mapping[str, Value], length_fraction: float) -> dict[str, int]:

@@ -19,10 +19,19 @@ def release_notes(fw: Framework) -> list[str]:
     return [fw.version_note] if fw.version_note else []
 
 
-def memory_evaluated(gpu: str | None, card: ModelCard | None) -> bool:
-    """Whether a config's memory is evaluated (priced): a GPU type and a model are both known. The one test of
-    check, fix and recommend, and what their notes are told (``Framework.config_notes``' ``priced``)."""
-    return bool(gpu) and card is not None
+def memory_evaluated(gpu: str | None, card: ModelCard | None, fw: Framework | None = None,
+                     flat: Mapping[str, Any] | None = None) -> bool:
+    """Whether a config's memory is evaluated (priced): a GPU type and a model are both known, and (given the
+    framework and the config) its training backend is one we model (``Framework.unmodelled_backend``). The one test
+    of check, fix and recommend, and what their notes are told (``Framework.config_notes``' ``priced``)."""
+    modelled = fw is None or flat is None or fw.unmodelled_backend(flat) is None
+    return bool(gpu) and card is not None and modelled
+
+
+def unmodelled_note(fw: Framework, flat: Mapping[str, Any]) -> str:
+    """check's and fix's note where a GPU and a model are given but the config's backend is not modelled."""
+    return (f"memory was not evaluated: {fw.unmodelled_backend(flat)} (its memory is not the one we price); the rules "
+            "were checked")
 
 
 def framework_for(fw: Framework, flat: Mapping[str, Any]) -> tuple[Framework, list[str]]:
@@ -147,3 +156,24 @@ def waste_text(fw: Framework, ruleset: RuleSet, before: Mapping[str, Value], aft
     if not waste_of(ruleset, after):
         return ""
     return "; ".join(v.message for v in ruleset.check(after).warnings if ".advice.batch_padded" in v.rule)
+
+
+# what each framework trains of a vision-language model by default, as the Plan prices it (the whole model): the
+# ViT's weights, gradients and optimizer states (docs/cost-model.md, "Vision-language models")
+VISION_TRAINED_BY_DEFAULT = {
+    "verl": "verl's FSDP workers freeze nothing: fsdp_workers.py",
+    "easyr1": "EasyR1's worker.actor.model.freeze_vision_tower defaults to False: verl/workers/actor/config.py",
+    "trl": "TRL's GRPOTrainer trains every parameter of the model it loads",
+    "unsloth": "read as a full fine-tune of the whole model",
+}
+
+
+def vision_note(fw: Framework, card: ModelCard | None, values: Mapping[str, Value], priced: bool) -> list[str]:
+    """A priced vision-language model whose framework reads no image input (every one but ms-swift's HF path,
+    which sets ``vision_patches``): what is and is not priced of its images."""
+    if not priced or card is None or not card.has_vision or values.get("vision_patches"):
+        return []
+    default = VISION_TRAINED_BY_DEFAULT.get(fw.name, "the whole model is read as trained, its freeze settings not read")
+    return [f"vision-language model ({card.name}): {fw.name} is priced without its images. Priced: the ViT's weights, "
+            f"gradients and optimizer states, as trained ({default}). Not priced: the image tokens, the ViT's "
+            "activations and its forward passes; step time counts the language model only"]

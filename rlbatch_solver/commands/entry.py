@@ -233,6 +233,7 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
     if report.start is not None and is_launch_script(path):  # its command line, to print back as it is
         script = read_launch_script(path)
         report.start.command, report.start.environment = script.command, script.environment
+        report.start.layout = script.layout
     return report
 
 

@@ -14,7 +14,7 @@ from ..frameworks.key_names import UnknownKey, findings, plus_words
 from ..rules.base import Value, Violation
 from ..costmodel.efficiency import Efficiency
 from ..scenario import check_length_fraction
-from .common import Upgrade, framework_for, memory_evaluated, read_inputs, read_config, upgrade_check
+from .common import Upgrade, framework_for, memory_evaluated, read_inputs, read_config, unmodelled_note, vision_note, upgrade_check
 
 if TYPE_CHECKING:
     from ..costmodel.tables import CostSpec
@@ -63,7 +63,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     flat, _ = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
     key_list = fw.key_list(flat)
-    unknown, refused, typos = findings(key_list, fw.name, fw.version)
+    unknown, refused, typos = findings(key_list, fw.name, fw.keys_version)
     written_keys = frozenset(str(k).removeprefix("--") for k in flat)
     flat, renames = _renamed(fw, flat, _misspelt(flat, unknown))
     pasted = flat  # in the older release's names, as check reads it
@@ -96,8 +96,9 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
                      "refuses, with no successor of the same meaning we know; rename or remove it by hand (the "
                      "repair assumes it is)")
     notes += by_name.notes
-    notes += fw.config_notes(flat, priced=memory_evaluated(gpu, card))  # what reading the config assumed or could not read (check says it too)
-    spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes)
+    notes += vision_note(fw, card, values, memory_evaluated(gpu, card, fw, flat))
+    notes += fw.config_notes(flat, priced=memory_evaluated(gpu, card, fw, flat))  # what reading the config assumed or could not read (check says it too)
+    spec, memory = _memory_spec(fw, card, gpu, extra_gpus, length_fraction, calibration, notes, flat)
     upgrade = upgrade_check(asked, fw, flat, {v.rule for v in fw.ruleset.check(values).errors}, gpus=gpus, model=card)
     given = frozenset(str(k).removeprefix("--") for k in flat)
     return Job(fw, card, values, kept, policy, notes, spec, memory, gpu, extra_gpus, length_fraction, calibration,
@@ -256,16 +257,19 @@ def _keep_names(fw: Framework, keep: Sequence[str]) -> set[str]:
 
 
 def _memory_spec(fw: Framework, card: ModelCard | None, gpu: str | None, extra_gpus: str | Path | None,
-                 length_fraction: float, calibration: "Efficiency | None", notes: list[str]) -> tuple[CostSpec | None, bool]:
-    """The cost spec memory is checked with, and whether it is (given both --gpu and --model; else said in
-    ``notes``)."""
-    if memory_evaluated(gpu, card):
+                 length_fraction: float, calibration: "Efficiency | None", notes: list[str],
+                 flat: Mapping[str, Any] | None = None) -> tuple[CostSpec | None, bool]:
+    """The cost spec memory is checked with, and whether it is (given both --gpu and --model, and a training backend
+    we model; else said in ``notes``)."""
+    if memory_evaluated(gpu, card, fw, flat):
         from ..catalog.gpus import load_gpu
         from ..costmodel.tables import with_efficiency, with_length_fraction
 
         return with_efficiency(with_length_fraction(fw.cost_spec(card, load_gpu(gpu, extra_gpus)),
                                                     length_fraction), calibration), True
-    if gpu or card:
+    if gpu and card is not None and flat is not None:
+        notes.append(unmodelled_note(fw, flat))
+    elif gpu or card:
         from .check import half_given_note
 
         notes.append(half_given_note(bool(gpu)))

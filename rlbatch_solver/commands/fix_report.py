@@ -71,6 +71,7 @@ class FixReport:
     host_unfit: HostReport | None = None
     upgrade: Upgrade | None = None  # checked with an older release its keys show: what the newest refuses
     unknown_keys: list[UnknownKey] = field(default_factory=list)  # keys the release lacks: refused or misspelt
+    release: str = ""  # the release named where another's rules judge it (verl 0.9.0: 0.9.1's; Framework.keys_version)
     renamed: list[str] = field(default_factory=list)  # those renamed to the key they misspell (--write drops them)
     # every key the pasted config gave is among ``renamed`` (OpenRLHF's pre-0.10.2 flags, all of them): the repaired
     # arguments are the whole argument list, in place of the user's, not a few to paste over them

@@ -120,6 +120,9 @@ class Start:
     # the key is taken out): an older release's names (OpenRLHF's --vllm_num_engines, --bf16), read as fix reads
     # them (``fix_job.refused_by_name``)
     renamed: dict[str, str | None] = field(default_factory=dict)
+    # the reader of a newer layout's entry point the script was read with (``LaunchScript.layout``: SkyRL's unified
+    # package): the answer is printed in that layout's names, as --write writes it (``launch_script.in_layout``)
+    layout: str | None = None
 
     @property
     def runs(self) -> bool:
@@ -825,7 +828,7 @@ def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:
     fw = get_framework(scenario.framework)
     keys = {**{k: v for k, v in scenario.fixed.items()}, **{k: None for k in scenario.search}}
     key_list = fw.key_list(keys, command=True)
-    unknown, _, notes = findings(key_list, fw.name, fw.version)
+    unknown, _, notes = findings(key_list, fw.name, fw.keys_version)
     for found in (u for u in unknown if u.refused):
         option = "--search" if found.key in scenario.search and found.key not in scenario.fixed else "--set"
         value = scenario.fixed[found.key] if option == "--set" else ",".join(map(str, scenario.search[found.key]))
@@ -836,8 +839,8 @@ def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:
             words = f" (did you mean {found.suggestion}?)" if found.suggestion else ""
         fix = f"write {option} {found.suggestion}={value}" if found.suggestion else (
             f"leave out {option} {found.key}={value}" if found.release_words else
-            f"write {option} KEY={value} with a key of {fw.name} {fw.version} ({key_list.source})")
-        raise InputError(option, f"{found.key} is not an option of {fw.name} {fw.version}{words}: the command "
+            f"write {option} KEY={value} with a key of {fw.name} {fw.keys_version} ({key_list.source})")
+        raise InputError(option, f"{found.key} is not an option of {fw.name} {fw.keys_version}{words}: the command "
                          f"printed with it would stop with \"{refusal_text(found, key_list)}\".", fix + ".")
     return unknown, notes
 
@@ -874,6 +877,12 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     does not depend on them: ``tie_break``). ``deadline``: as ``recommend``'s."""
     from ..deadline import Deadline
 
+    unmodelled = get_framework(framework).unmodelled_backend(flat)
+    if unmodelled is not None:  # its answer would rank configs by memory and time priced for another backend
+        raise InputError("framework", f"{unmodelled}: recommend ranks configs by their predicted memory and step "
+                         "time, which are not evaluated for it.",
+                         "check the config (its batch rules are checked), or recommend with an engine we model "
+                         "(model_engine=dp or megatron).")
     deadline = deadline or Deadline(time_limit_s)
 
     scenario, values, free = scenario_from_config(framework, flat, gpu=gpu, model=model, gpus=gpus,
@@ -893,7 +902,7 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     report.start.own = own_arguments(report.start.native, fw.normalize(flat))
     chosen, _ = fw.for_config(flat)
     key_list = chosen.key_list(flat)
-    report.unknown_keys, _, report.key_notes = findings(key_list, chosen.name, chosen.version)
+    report.unknown_keys, _, report.key_notes = findings(key_list, chosen.name, chosen.keys_version)
     from .fix_job import refused_by_name
 
     report.start.renamed = refused_by_name(chosen, dict(flat), report.unknown_keys).items  # as fix takes them out
@@ -1117,11 +1126,22 @@ def start_arguments(report: RecommendReport) -> list[str]:
 
     best, start = report.best, report.start
     if best is None or start is None or not start.renamed:
-        return list(best.native) if best is not None else []
+        return _in_layout(start, list(best.native)) if best is not None else []
     args = [x for x in best.native if exported_pair(x)[0].lstrip("+-") not in start.renamed]
     keys = {exported_pair(x)[0] for x in args}
-    return args + [item for item in dict.fromkeys(start.renamed.values())
-                   if item is not None and exported_pair(item)[0] not in keys]
+    return _in_layout(start, args + [item for item in dict.fromkeys(start.renamed.values())
+                                     if item is not None and exported_pair(item)[0] not in keys])
+
+
+def _in_layout(start: Start | None, items: list[str]) -> list[str]:
+    """An answer's ``key=value`` items in the names of the layout the user's script was read from (``Start.layout``,
+    the reader's ``from_`` twin: launch_script.in_layout); as given where there is none."""
+    if start is None or start.layout is None:
+        return items
+    import importlib
+
+    module, _, function = start.layout.partition(":")
+    return getattr(importlib.import_module(module), function.replace("to_", "from_", 1))(items)
 
 
 def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
@@ -1155,4 +1175,7 @@ def start_changes(report: RecommendReport) -> tuple[list[str], list[str]]:
         dropped.append(key)
         if item is not None and exported_pair(item)[0] not in answered and item not in changed:
             changed.append(item)
+    if start.layout is not None:  # the unified package's names, as --write writes them (idempotent there)
+        changed = _in_layout(start, changed)
+        dropped = [_in_layout(start, [f"{k}="])[0].partition("=")[0] for k in dropped]
     return changed, dropped

@@ -535,6 +535,12 @@ class Framework(ABC):
         the config's memory is evaluated (a GPU and a model given); without, a note claims no pricing."""
         return []
 
+    def unmodelled_backend(self, flat: Mapping[str, Any]) -> str | None:
+        """Why the config's training backend is one the cost model does not price (verl: an engine option of
+        model_engine or a role's config group we do not model), for ``check`` and ``fix`` to leave memory and time
+        unevaluated as for a model not in the catalog, the rules still checked; None (the default): priced."""
+        return None
+
     def value_notes(self, values: Mapping[str, Value]) -> list[str]:
         """What a config's values leave unchecked, for ``check`` to print (none by default)."""
         return []

@@ -125,11 +125,13 @@ def group_override(key: object) -> bool:
     return ("@" in text or "/" in text) and bool(_GROUP_KEY.match(text))
 
 
-def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
+def parse_hydra_overrides(tokens: Iterable[str], groups: bool = False) -> tuple[dict[str, Any], list[str]]:
     """``key=value`` overrides (with optional ``+``/``++`` prefix) -> (dict, ignored tokens).
 
     Tokens without ``=`` (``python3``, ``-m``, ``verl.trainer.main_ppo``) are
-    returned as ignored; a malformed override raises ``InputError``.
+    returned as ignored; a malformed override raises ``InputError``. ``groups``: a config group override
+    (``group@package=option``, ``group/sub=option``) is taken too, for a trainer config composed from a defaults
+    list (verl's); EasyR1 (OmegaConf.from_cli merged into its dataclasses) and SkyRL have none to pick.
     """
     values: dict[str, Any] = {}
     ignored: list[str] = []
@@ -143,7 +145,7 @@ def parse_hydra_overrides(tokens: Iterable[str]) -> tuple[dict[str, Any], list[s
         if key.startswith("~"):
             ignored.append(tok)
             continue
-        if not key or not (_KEY.match(key) or _GROUP_KEY.match(key)):
+        if not key or not (_KEY.match(key) or (groups and _GROUP_KEY.match(key))):
             raise InputError(
                 "override",
                 f"'{tok}' is not a Hydra override of the form key=value.",

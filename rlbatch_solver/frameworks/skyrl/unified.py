@@ -27,6 +27,8 @@ RENAMED = {
     f"{ENGINE}max_num_batched_tokens": "generator.max_num_batched_tokens",
     f"{ENGINE}max_num_seqs": "generator.max_num_seqs",
     f"{ENGINE}enforce_eager": "generator.enforce_eager",
+    # InferenceEngineConfig.async_engine (skyrl/train/config/config.py; 0.3.1's generator.async_engine)
+    f"{ENGINE}async_engine": "generator.async_engine",
     # from_cli_overrides: "trainer.use_sample_packing has been renamed to trainer.remove_microbatch_padding"
     "trainer.remove_microbatch_padding": "trainer.use_sample_packing",
 }
@@ -71,7 +73,7 @@ def to_skyrl_train(args: Sequence[str]) -> tuple[list[str], list[str]]:
     note = ("SkyRL's unified skyrl package (skyrl 0.4.0's config): checked with the skyrl-train 0.3.1 rules, its keys "
             "read as 0.3.1's (" + (", ".join(renamed) or "none renamed") + "; trainer.strategy=fsdp is FSDP2, 0.3.1's "
             "fsdp2), and its defaults that differ from 0.3.1's taken (" + (", ".join(added) or "all set") + "); "
-            "the answer's keys are 0.3.1's names: write the engine's under generator.inference_engine.")
+            "recommend prints and writes its answer in the unified package's names.")
     return out + added, [note]
 
 

@@ -397,6 +397,10 @@ class SwiftFramework(Framework):
         env = [f"{k}={scope[k]}" for k in SCRIPT_ENV if k in scope and scope[k].isdigit()]
         if scope.get(VISIBLE_ENV):
             env.append(f"{VISIBLE_ENV}={scope[VISIBLE_ENV]}")
+        # the image budget the VL model's processor reads from the environment (qwen.py patch_qwen_vl_utils:
+        # get_env_args), set by `export MAX_PIXELS=...` or a `MAX_PIXELS=... swift rlhf` prefix as ms-swift's
+        # multimodal examples do
+        vision = [f"{k}={scope[k]}" for k in VISION_ENV if str(scope.get(k) or "").strip()]
         if not any(k in scope for k in SCRIPT_ENV):
             # swift/cli/main.py use_torchrun: with neither set, ms-swift starts one plain python process; the
             # script's CUDA_VISIBLE_DEVICES stays (3.2-3.4 place vLLM on a visible GPU past the training rank)
@@ -404,7 +408,7 @@ class SwiftFramework(Framework):
             if notes is not None:
                 notes.append(f"the script sets neither NPROC_PER_NODE nor NNODES: `{self.command}` runs one training "
                              "process (ms-swift starts torchrun only when one of them is set)")
-        return self.name, env + args, None
+        return self.name, env + vision + args, None
 
     # -- import ---------------------------------------------------------------------------
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
@@ -449,7 +453,8 @@ class SwiftFramework(Framework):
                 f"MAX_PIXELS budget, {patches} ViT patches ({patches // 4} image tokens inside --max_length); "
                 + (f"{' and '.join(frozen)} frozen (--freeze_vit / --freeze_aligner)" if frozen
                    else "the ViT and merger train (--freeze_vit false, --freeze_aligner false)")
-                + (" in a full fine-tune" if not values.get("lora_rank") else "; LoRA: adapters on the LM only")]
+                + (" in a full fine-tune" if not values.get("lora_rank") else "; LoRA: adapters on the LM only")
+                + "; step time counts the language model only (the ViT's passes are not timed)"]
 
     def _release_vllm_mode(self, values: Mapping[str, Value], flat: Mapping[str, Any]) -> dict[str, Value]:
         """Where the release this object follows runs vLLM when ``--vllm_mode`` does not say: 3.2-3.4 by
@@ -541,10 +546,12 @@ class SwiftFramework(Framework):
         return name in self.ALWAYS or value != self.ruleset.variables[name].default
 
     def export(self, solution: Mapping[str, Value], space: Space | None = None) -> list[str]:
-        out = [f"NPROC_PER_NODE={solution['gpus_per_node']}"]
+        extra = dict(space.fixed_native) if space else {}
+        # the environment the VL processor reads (MAX_PIXELS): a prefix, as NPROC_PER_NODE, never a flag
+        out = [f"{k}={extra.pop(k)}" for k in VISION_ENV if k in extra]
+        out.append(f"NPROC_PER_NODE={solution['gpus_per_node']}")
         if int(solution.get("nnodes") or 1) > 1:
             out.append(f"NNODES={solution['nnodes']}")
-        extra = dict(space.fixed_native) if space else {}
         out.append(self._flag("rlhf_type", extra.pop("rlhf_type", "grpo")))
         specs = self.ruleset.variables
         for name in self.EXPORT_ORDER:

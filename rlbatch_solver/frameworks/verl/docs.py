@@ -28,7 +28,12 @@ INTRO = (
     "model (docs/cost-model.md) when a GPU and model are given. A pasted config that selects the Megatron "
     "backend (`model_engine=megatron`, `actor_rollout_ref.actor.strategy=megatron` or "
     "`--config-name=ppo_megatron_trainer`) is checked against the Megatron rules instead of the FSDP-only "
-    "ones: see docs/rules-verl-megatron.md. Sources are paths inside the verl 0.9.1 wheel. "
+    "ones: see docs/rules-verl-megatron.md. A config group override (`actor@actor_rollout_ref.actor=megatron_actor`, "
+    "`model_engine=veomni`) is taken where the release's trainer config lets Hydra apply it (an entry of its "
+    "defaults list, an option its config folder ships, or any option beside a `hydra.searchpath`) and refused "
+    "otherwise, as Hydra stops the launch; an engine we do not model (torchtitan, veomni, mindspeed, Megatron Lite's "
+    "mlite_actor) has its batch sizes checked and its memory not evaluated. Sources are paths inside the verl 0.9.1 "
+    "wheel. "
     + _unknown_keys("verl")
 )
 

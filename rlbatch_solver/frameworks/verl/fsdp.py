@@ -155,6 +155,56 @@ MODELLED_ENGINES = {"dp": False, "megatron": True}
 OTHER_ENGINES = ("mindspeed", "torchtitan", "veomni")
 
 
+class ByConfigName(str):
+    """model_engine=megatron as ``--config-name=ppo_megatron_trainer`` implies it (not written by the user): no
+    override of the model_engine group, so no release lacking that group refuses it (``check_groups``)."""
+
+
+def check_groups(flat: Mapping[str, Any], release: str) -> None:
+    """Refuse, as the release's Hydra does at launch, a config group override it cannot apply: a group@package key
+    its defaults list lacks ("Could not override '<key>'. No match in the defaults list."), model_engine where the
+    release has no such group ("Key 'model_engine' is not in struct": 0.6.1 and older), and a model_engine or role
+    option the release's wheel does not ship (its verl/trainer/config/<group>/ folder: versions.MODEL_ENGINES,
+    ROLE_ENGINES), unless the config names a hydra.searchpath, where the option may come from. A key written with
+    "+" appends a defaults entry: Hydra takes it."""
+    entries = versions.DEFAULTS_GROUP_KEYS.get(release)
+    if entries is None:
+        return
+    searchpath = any(str(k).startswith("hydra.searchpath") for k in flat)
+    valid = ", ".join(sorted(entries)) or "none (its trainer config has no defaults list)"
+    for key in flat:
+        text = str(key)
+        if isinstance(key, AddedKey) or not group_override(text) or text in entries:
+            continue
+        near = did_you_mean(text, sorted(entries))
+        raise InputError(text, f"verl {release} cannot apply this override: its trainer config's defaults list has no "
+                         f"'{text}' entry (Hydra: \"Could not override '{text}'. No match in the defaults list.\").{near}",
+                         f"the groups verl {release} lets an override pick: {valid}; +{text}=... appends an entry.")
+    engine = flat.get("model_engine")
+    if engine is not None and not isinstance(engine, ByConfigName) and not any(
+            isinstance(k, AddedKey) and str(k) == "model_engine" for k in flat):
+        engines = versions.MODEL_ENGINES.get(release)
+        if engines is None:
+            raise InputError("model_engine", f"verl {release} has no model_engine config group (Hydra: \"Key "
+                             "'model_engine' is not in struct\"; verl/trainer/config/model_engine/ comes with 0.7).",
+                             f"pick the backend with {STRATEGY_KEY} (fsdp, fsdp2, megatron) or "
+                             "--config-name=ppo_megatron_trainer.")
+        if str(engine) not in engines and not searchpath:
+            raise InputError("model_engine", f"'{engine}' is not a model_engine option of verl {release} (its "
+                             f"verl/trainer/config/model_engine/: {', '.join(engines)}).",
+                             f"use one of {', '.join(engines)}, or name the run's hydra.searchpath that holds it.")
+    engines = versions.ROLE_ENGINES.get(release, ())
+    for key, role in ROLE_GROUPS.items():
+        option = flat.get(key)
+        if option is None or searchpath or not (key in entries or (key == "critic" and entries)):
+            continue
+        options = [f"{e}_{role}" for e in engines]
+        if str(option) not in options and "${" not in str(option):
+            raise InputError(key, f"'{option}' is not an option of verl {release}'s {role} config group (its "
+                             f"verl/trainer/config/{role}/: {', '.join(options)}).{did_you_mean(str(option), options)}",
+                             f"use one of {', '.join(options)}, or name the run's hydra.searchpath that holds it.")
+
+
 def group_choices(flat: Mapping[str, Any]) -> dict[str, str]:
     """The config group options a config picks (``group@package=option``, ``group/sub=option``, and ``critic=``):
     key -> option, as written."""
@@ -183,6 +233,17 @@ def groups_not_modelled(flat: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def unmodelled_engine(flat: Mapping[str, Any]) -> str | None:
+    """The engine option a config picks whose training backend we do not model (model_engine=torchtitan, or a role's
+    option such as Megatron Lite's mlite_actor): memory and time are not priced for it (its memory is not FSDP's);
+    None where every role runs an engine we model."""
+    engine = flat.get("model_engine")
+    if engine is not None and str(engine) in OTHER_ENGINES:
+        return f"model_engine={engine}"
+    return next((f"{key}={option}" for key, option in group_choices(flat).items()
+                 if key.lstrip("+") in ROLE_GROUPS and _role_backend(key.lstrip("+"), option) is None), None)
+
+
 def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
     """What ``check`` says of each config group option a config picks that we do not model: its key and option,
     the options we do model, and how the config is read instead (``is_megatron``'s backend)."""
@@ -203,8 +264,10 @@ def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
         else:
             what = (f"a config group option ({key.lstrip('+').partition('@')[0]}: {option}) that is not modelled: the "
                     "keys it brings are not read")
-        out.append(f"{picked}: {what}; the batch sizes are checked with verl's {backend} rules, and memory and time "
-                   f"{priced_words(priced, plural=True)} as {backend} training")
+        unpriced = key == "model_engine" or (role is not None and _role_backend(key.lstrip("+"), option) is None)
+        tail = ("memory and time are not evaluated for an engine we do not model" if unpriced else
+                f"memory and time {priced_words(priced, plural=True)} as {backend} training")
+        out.append(f"{picked}: {what}; the batch sizes are checked with verl's {backend} rules, and {tail}")
     return out
 
 
@@ -845,7 +908,7 @@ _VERL_CONFIG_DIRS = frozenset({"config", "verl/trainer/config"})
 
 def parse_verl_tokens(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
     """Hydra overrides, plus ``--config-name=ppo_megatron_trainer`` read as ``model_engine=megatron``."""
-    flat, ignored = parse_hydra_overrides(tokens)
+    flat, ignored = parse_hydra_overrides(tokens, groups=True)
     name, used = None, set()
     for i, tok in enumerate(ignored):
         if tok.startswith("--config-name="):
@@ -868,7 +931,7 @@ def parse_verl_tokens(tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]
         if name in ("ppo_trainer", "ppo_megatron_trainer"):  # understood: not reported as ignored
             ignored = [tok for i, tok in enumerate(ignored) if i not in used]
         if name == "ppo_megatron_trainer" and "model_engine" not in flat:
-            flat["model_engine"] = "megatron"
+            flat["model_engine"] = ByConfigName("megatron")
     return flat, ignored
 
 
@@ -1232,7 +1295,12 @@ class VerlFramework(VersionPacks, Framework):
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         return group_notes(flat, priced)
 
+    def unmodelled_backend(self, flat: Mapping[str, Any]) -> str | None:
+        picked = unmodelled_engine(flat)
+        return None if picked is None else f"{picked} is a training engine we do not model"
+
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
+        check_groups(flat, self.keys_version)
         return config_to_values(flat, gpus=gpus, model=model, ruleset=self.ruleset)
 
     def space(self, scenario: Any, model: ModelCard | None, *, with_knobs: bool = False) -> Space:

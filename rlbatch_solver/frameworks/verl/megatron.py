@@ -21,7 +21,7 @@ from ...rules.ids import tied_followers
 from . import columns, docs, errors, repair, versions
 from .rules_megatron import MEGATRON_RULESET
 from ..base import Framework, Space, priced_words
-from .fsdp import (EXAMPLE_INPUTS, EXAMPLE_SOURCE, SEARCH_TIES, STRATEGY_KEY, VersionPacks, _native_value, build_space, config_to_values, overrides_to_yaml, parse_verl_tokens,
+from .fsdp import (EXAMPLE_INPUTS, EXAMPLE_SOURCE, SEARCH_TIES, STRATEGY_KEY, VersionPacks, _native_value, build_space, check_groups, config_to_values, overrides_to_yaml, parse_verl_tokens,
                    solution_to_overrides)
 from .cost_megatron import (CPU_OPT_FRACTION_KEY, CPU_OPT_KEY, OPTIMIZER_OVERRIDES_IGNORED, RECOMPUTE, RECOMPUTE_KEY,
                             cpu_optimizer_permille, recompute_code, recompute_modules_code)
@@ -101,11 +101,18 @@ class VerlMegatronFramework(VersionPacks, Framework):
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
         _require_megatron(flat)
+        check_groups(flat, self.keys_version)
         values = config_to_values(flat, gpus=gpus, model=model, ruleset=self.ruleset, megatron=True)
         values["megatron_recompute"] = recompute_code(flat)  # cost-model inputs, no rule reads them
         values["megatron_recompute_modules"] = recompute_modules_code(flat)
         values["megatron_cpu_optimizer_permille"] = cpu_optimizer_permille(flat, self.version)
         return values
+
+    def unmodelled_backend(self, flat: Mapping[str, Any]) -> str | None:
+        from .fsdp import unmodelled_engine
+
+        picked = unmodelled_engine(flat)
+        return None if picked is None else f"{picked} is a training engine we do not model"
 
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         from .fsdp import group_notes

@@ -676,6 +676,41 @@ PACKS = {p.version: p for p in (V080, V071, V061, V050, V030, V020, V010)}
 # itself, without model_engine (Hydra: "Could not override 'model_engine'. No match in the defaults list"); 0.6.1 and
 # older have no model_engine group at all ("Key 'model_engine' is not in struct")
 MODEL_ENGINE_IN_MEGATRON_CONFIG = frozenset({"0.8.0", "0.9.1"})
+# The config groups each release's trainer config lets an override pick (the "defaults:" list of its
+# verl/trainer/config/ppo_trainer.yaml and ppo_megatron_trainer.yaml, wheels from PyPI): the override key of each
+# entry whose package is not the group's own (hydra/core/default_element.py GroupDefault.get_override_key: group@package;
+# data@data, critic@critic, reward@reward are overridden by the group's name alone, a plain key). 0.1-0.3 have no
+# defaults list: Hydra refuses any group override there ("Could not override '<key>'. No match in the defaults list.",
+# hydra/_internal/defaults_list.py). 0.8.0 on: ppo_megatron_trainer.yaml is ppo_trainer's list with
+# "override model_engine: megatron".
+_ROLES_050 = ("actor@actor_rollout_ref.actor", "ref@actor_rollout_ref.ref", "rollout@actor_rollout_ref.rollout")
+_MODEL = "model@actor_rollout_ref.model"
+_ROLLOUT_CORRECTION = "algorithm@algorithm.rollout_correction"
+DEFAULTS_GROUP_KEYS: dict[str, frozenset[str]] = {
+    "0.1.0": frozenset(), "0.2.0": frozenset(), "0.3.0": frozenset(),
+    "0.5.0": frozenset({*_ROLES_050, "npu_profile@trainer.npu_profile"}),
+    "0.6.1": frozenset({*_ROLES_050, _MODEL, _ROLLOUT_CORRECTION}),
+    "0.7.1": frozenset({*_ROLES_050, _MODEL, _ROLLOUT_CORRECTION}),
+    "0.8.0": frozenset({*_ROLES_050, _MODEL, "model@critic.model", _ROLLOUT_CORRECTION}),
+    "0.9.0": frozenset({*_ROLES_050, _MODEL, "model@critic.model", _ROLLOUT_CORRECTION}),
+    "0.9.1": frozenset({*_ROLES_050, _MODEL, "model@critic.model", _ROLLOUT_CORRECTION}),
+}
+# each release's model_engine options (verl/trainer/config/model_engine/*.yaml of its wheel; no folder up to 0.6.1:
+# "Key 'model_engine' is not in struct") and the engines of its actor, ref and critic groups (actor/<engine>_actor.yaml,
+# ref/<engine>_ref.yaml, critic/<engine>_critic.yaml: the same engines in each, from 0.5.0)
+MODEL_ENGINES: dict[str, tuple[str, ...]] = {
+    "0.7.1": ("dp", "torchtitan", "veomni"),
+    "0.8.0": ("dp", "megatron", "mindspeed", "torchtitan", "veomni"),
+    "0.9.0": ("dp", "megatron", "mindspeed", "torchtitan", "veomni"),
+    "0.9.1": ("dp", "megatron", "torchtitan", "veomni"),
+}
+ROLE_ENGINES: dict[str, tuple[str, ...]] = {
+    "0.5.0": ("dp", "megatron"), "0.6.1": ("dp", "megatron"),
+    "0.7.1": ("dp", "megatron", "torchtitan", "veomni"),
+    "0.8.0": ("dp", "megatron", "mindspeed", "torchtitan", "veomni"),
+    "0.9.0": ("dp", "megatron", "mindspeed", "torchtitan", "veomni"),
+    "0.9.1": ("dp", "megatron", "torchtitan", "veomni"),
+}
 # versions whose trainer always runs a reference policy: verl 0.2's main_ppo maps Role.RefPolicy unconditionally and
 # RayPPOTrainer.__init__ sets use_reference_policy = Role.RefPolicy in role_worker_mapping (verl 0.2.0.post2
 # verl/trainer/main_ppo.py main_task, verl/trainer/ppo/ray_trainer.py); later releases build it only for a KL term

@@ -1,0 +1,150 @@
+"""Config group overrides (``group@package=option``, ``group/sub=option``): verl composes its trainer config from a
+defaults list and Hydra applies such an override only to an entry of that list, and only an option the release's
+config folder (or the run's hydra.searchpath) holds; EasyR1 and SkyRL take no group override."""
+from __future__ import annotations
+
+import pytest
+
+from clirun import run
+
+GRPO = ("data.train_batch_size=64", "actor_rollout_ref.actor.ppo_mini_batch_size=32", "actor_rollout_ref.rollout.n=4",
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4", "trainer.n_gpus_per_node=8",
+        "algorithm.adv_estimator=grpo")
+
+
+def _check(framework, *extra):
+    res = run("check", "--framework", framework, "--", *GRPO, *extra)
+    return res.returncode, " ".join((res.stdout + res.stderr).split())
+
+
+@pytest.mark.parametrize("framework, args", [
+    ("easyr1", ("data.rollout_batch_size=128", "worker.actor.global_batch_size=64", "worker.rollout.n=5",
+                "actor@worker.actor=foo")),
+    ("skyrl", ("trainer.train_batch_size=64", "trainer.policy_mini_batch_size=32", "generator.n_samples_per_prompt=4",
+               "trainer/x=foo")),
+])
+def test_easyr1_and_skyrl_take_no_config_group_override(framework, args):
+    """EasyR1 merges OmegaConf.from_cli into its dataclasses (a key they lack fails the merge) and SkyRL's configs
+    have no such defaults entry: the override is malformed for them, exit 2, as before verl's parser took groups."""
+    res = run("check", "--framework", framework, "--", *args)
+    assert res.returncode == 2 and "is not a Hydra override of the form key=value" in res.stdout + res.stderr
+
+
+def test_a_verl_group_key_no_defaults_entry_matches_is_refused_naming_the_groups():
+    """Hydra: "Could not override 'actrr@actor_rollout_ref.actor'. No match in the defaults list." (a typo stops the
+    launch); the message names the key and the entries verl 0.9.1's ppo_trainer.yaml lets an override pick. Written
+    with + it appends an entry, which Hydra takes."""
+    rc, said = _check("verl==0.9.1", "actrr@actor_rollout_ref.actor=dp_actor")
+    assert rc == 2 and "'actrr@actor_rollout_ref.actor'" in said and "No match in the defaults list" in said
+    assert "actor@actor_rollout_ref.actor" in said and "rollout@actor_rollout_ref.rollout" in said
+    rc, said = _check("verl==0.9.1", "actor@actor_rollout_ref.actor=dp_actor")
+    assert rc == 0 and "VALID" in said
+
+
+def test_verl_0_3_has_no_defaults_list_to_override():
+    """verl 0.3.0.post1's ppo_trainer.yaml has no defaults list: the actor's group override stops its launch, where
+    0.5.0's (actor@actor_rollout_ref.actor: dp_actor) takes it."""
+    rc, said = _check("verl==0.3.0", "actor@actor_rollout_ref.actor=megatron_actor")
+    assert rc == 2 and "verl 0.3.0" in said and "No match in the defaults list" in said
+    rc, said = _check("verl==0.5.0", "actor@actor_rollout_ref.actor=dp_actor")
+    assert rc == 0, said
+
+
+@pytest.mark.parametrize("release, engine, ships", [
+    ("0.9.1", "mindspeed", False), ("0.9.1", "veomni", True), ("0.9.0", "mindspeed", True),
+    ("0.8.0", "mindspeed", True), ("0.7.1", "veomni", True), ("0.7.1", "mindspeed", False),
+    ("0.6.1", "dp", False), ("0.5.0", "veomni", False),
+])
+def test_a_model_engine_option_is_taken_only_where_the_release_ships_it(release, engine, ships):
+    """verl/trainer/config/model_engine/ of each wheel: 0.7.1 dp/torchtitan/veomni; 0.8.0 and 0.9.0 add megatron and
+    mindspeed; 0.9.1 drops mindspeed; up to 0.6.1 there is no model_engine group ("Key 'model_engine' is not in
+    struct"). An option the release lacks is refused, naming the release."""
+    rc, said = _check(f"verl=={release}", f"model_engine={engine}")
+    if ships:
+        assert rc == 0, said
+    else:
+        assert rc == 2 and f"verl {release}" in said, said
+
+
+@pytest.mark.parametrize("release, option, ships", [
+    ("0.9.1", "mindspeed_actor", False), ("0.9.0", "mindspeed_actor", True), ("0.7.1", "torchtitan_actor", True),
+    ("0.6.1", "torchtitan_actor", False), ("0.9.1", "mlite_actor", False),
+])
+def test_an_actor_group_option_is_taken_only_where_the_release_ships_it_or_a_searchpath_may(release, option, ships):
+    """verl/trainer/config/actor/ of each wheel; an option none ships (Megatron Lite's mlite_actor) is taken where the
+    run names a hydra.searchpath (its package adds it there)."""
+    rc, said = _check(f"verl=={release}", f"actor@actor_rollout_ref.actor={option}")
+    if ships:
+        assert rc == 0, said
+    else:
+        assert rc == 2 and f"verl {release}'s actor config group" in said, said
+        rc, said = _check(f"verl=={release}", f"actor@actor_rollout_ref.actor={option}",
+                          "hydra.searchpath=[pkg://verl_mlite.config]")
+        assert rc == 0 and f"{option} is not modelled" in said, said
+
+
+@pytest.mark.parametrize("picked", ["actor@actor_rollout_ref.actor=mlite_actor", "model_engine=torchtitan"])
+def test_an_engine_we_do_not_model_gets_no_memory_verdict_but_its_rules_are_checked(picked):
+    """Megatron Lite's mlite_actor (verl v0.9.0 examples/grpo_trainer/run_qwen3_5_35b_megatron_lite.sh: Megatron-LM
+    with EP/TP from the verl_mlite package) and verl's torchtitan engine are not FSDP: no out-of-memory verdict
+    priced as FSDP; memory is said not evaluated, as for a model not in the catalog, and the batch rules still
+    apply. dp_actor, the same config otherwise, is priced."""
+    model = ("actor_rollout_ref.model.path=Qwen/Qwen3-30B-A3B", "hydra.searchpath=[pkg://verl_mlite.config]")
+    res = run("check", "--gpu", "h100", "--framework", "verl==0.9.1", "--", *GRPO, *model, picked)
+    said = " ".join((res.stdout + res.stderr).split())
+    assert res.returncode == 0, said
+    assert "will it OOM" not in said and "memory was not evaluated" in said and "we do not model" in said
+    broken = run("check", "--gpu", "h100", "--framework", "verl==0.9.1", "--",
+                 *[a.replace("ppo_mini_batch_size=32", "ppo_mini_batch_size=128") for a in GRPO], *model, picked)
+    assert broken.returncode == 1 and "INVALID" in broken.stdout
+    priced = run("check", "--gpu", "h100", "--framework", "verl==0.9.1", "--", *GRPO, *model,
+                 "actor@actor_rollout_ref.actor=dp_actor")
+    assert "will it OOM" in priced.stdout and "memory was not evaluated" not in priced.stdout
+
+
+@pytest.mark.parametrize("framework, args", [
+    ("verl", GRPO),
+    ("easyr1", ("data.rollout_batch_size=128", "worker.actor.global_batch_size=64", "worker.rollout.n=5")),
+])
+def test_a_vl_card_on_a_framework_that_reads_no_image_says_its_images_are_not_priced(framework, args):
+    """Only ms-swift's HF path reads an image budget (MAX_PIXELS): verl and EasyR1 on a Qwen2.5-VL card price the
+    ViT's states (their default trains it: the ViT's weights make the VL card's peak the larger) but no image, and
+    say so, with the step time counting the language model only; the text card says nothing of images."""
+    def said(model):
+        res = run("check", "--framework", framework, "--gpu", "h100", "--gpus", "8", "--model", model, "--", *args)
+        return " ".join((res.stdout + res.stderr).split())
+
+    vl, text = said("qwen2.5-vl-7b"), said("qwen2.5-7b")
+    assert f"vision-language model (qwen2.5-vl-7b): {framework} is priced without its images" in vl
+    assert "Not priced: the image tokens" in vl and "step time counts the language model only" in vl
+    assert "vision-language model" not in text
+
+
+def test_verl_0_9_0_named_is_the_release_the_verdict_and_refusals_name():
+    """--framework verl==0.9.0 is judged by 0.9.1's rules against 0.9.0's own trainer keys: the verdict line and a
+    key refusal name 0.9.0, the release asked (0.9.1 named as whose rules), never 0.9.1 as the release run."""
+    rc, said = _check("verl==0.9.0", "actor_rollout_ref.actor.load_weight=True")
+    assert rc == 1 and "is not an option of verl 0.9.0:" in said and "verl 0.9.0 rules (0.9.1's)" in said
+    assert "option of verl 0.9.1" not in said
+    rc, said = _check("verl==0.9.0")
+    assert rc == 0 and "passes every one of the verl 0.9.0 rules (0.9.1's)" in said
+    fixed = run("fix", "--framework", "verl==0.9.0", "--", *GRPO)
+    assert "verl 0.9.0 (0.9.1's)" in fixed.stdout
+    rc, said = _check("verl==0.9.1")
+    assert "passes every one of the verl 0.9.1 rules." in said
+
+
+def test_recommend_from_a_config_on_an_engine_we_do_not_model_is_refused(tmp_path):
+    """recommend ranks configs by predicted memory and time: for Megatron Lite's mlite_actor it would rank FSDP
+    prices, so it refuses (exit 2) and points to check; the same script on dp_actor is answered."""
+    from test_launch_script import MEGATRON_LITE_EXCERPT
+
+    script = tmp_path / "lite.sh"
+    script.write_text(MEGATRON_LITE_EXCERPT.replace("critic.enable=False",
+                                                    "critic.enable=False actor_rollout_ref.model.path=Qwen/Qwen3-8B"))
+    res = run("recommend", "--from", str(script), "--gpu", "h100")
+    said = " ".join((res.stdout + res.stderr).split())
+    assert res.returncode == 2 and "mlite_actor is a training engine we do not model" in said, said
+    script.write_text(script.read_text().replace("=mlite_actor", "=dp_actor"))
+    assert run("recommend", "--from", str(script), "--gpu", "h100").returncode == 0
