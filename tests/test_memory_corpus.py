@@ -1739,3 +1739,29 @@ def test_the_vit_keeps_every_block_without_checkpointing_and_runs_before_the_lm_
     assert M.vision_forward_bytes(plan, vl, 4, 0.0) == pytest.approx(fwd)
     assert M.vision_forward_bytes(plan, vl, 4, fwd - 1000) == pytest.approx(1000)
     assert M.vision_forward_bytes(plan, vl, 4, fwd + 1) == 0
+
+
+def test_a_lora_adapter_is_priced_in_the_dtype_the_framework_leaves_it():
+    """peft >= 0.12's get_peft_model upcasts a bf16/fp16 adapter to fp32 (``autocast_adapter_dtype=True``,
+    tuners/tuners_utils.py BaseTuner._cast_adapter_dtype), so without DeepSpeed its gradients and AdamW moments are
+    fp32 too: 16 B a trainable parameter, not a bf16 model's 8. Unsloth keeps it fp32 on purpose (unsloth_zoo
+    prepare_model_for_training, float32_mixed_precision True for LoRA) and so does ms-swift (Swift.prepare_model ->
+    peft's get_peft_model); TRL >= 0.26 casts a quantized base's adapter back to bf16 (GRPOTrainer.__init__), 0.14-0.25
+    leave peft's fp32. Unsloth's T4 docs table: Qwen3-4B, r 32, vLLM at 0.8 without standby ran out of memory; at 8 B
+    an adapter parameter it was priced to fit, at 16 B it is over."""
+    from rlbatch_solver.catalog.models import load_model
+    import rlbatch_solver as rb
+
+    def moments(name, **kw):  # the optimizer states of the update over the adapter's parameters, bytes each
+        c = _case(name)
+        mem = (_check(name) if not kw else rb.check(c.args, gpus=c.gpus, model=c.model, gpu=c.gpu, **kw)).memory
+        rank = int(next(c.args[i + 1] for i, a in enumerate(c.args) if a in ("--r", "--lora_rank", "--lora_r")))
+        lora = load_model(c.model).lora_params(rank, "all-linear")
+        return mem.phases["actor_update"]["optimizer states (sharded)"] * 2**20 / lora, mem
+
+    per, mem = moments("unsloth_docs_standby_qwen3_4b_grpo_nostandby_gmu08_1xt4")
+    assert per == pytest.approx(8, rel=0.01) and not mem.fits  # two fp32 moments; the OOM is caught
+    assert moments("swift_example_v3.4.0_internal_grpo_qwen2_5_7b_lora_1x80g")[0] == pytest.approx(8, rel=0.01)
+    qlora = "trl_nb4660_qwen2_7b_grpo_qlora_1xa100_40gb"  # TRL 0.26 notebook: bf16 adapter, bf16 moments
+    assert moments(qlora)[0] == pytest.approx(4, rel=0.01)
+    assert moments(qlora, framework="trl==0.24.0")[0] == pytest.approx(8, rel=0.01)  # before 0.26: peft's fp32

@@ -75,6 +75,10 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     # ``swift rlhf`` trains LoRA unless told otherwise: swift/arguments/base_args/base_args.py BaseArguments
     # (tuner_type default 'lora'), swift/arguments/tuner_args.py TunerArguments (lora_rank 8, all-linear)
     "lora_rank": 8,
+    # the adapter stays fp32 (peft's upcast; ms-swift casts no adapter to bf16: 3.x's --lora_dtype is applied inside
+    # LoraModel.__init__, before PeftModel.__init__ upcasts; 4.6.0's tuners/peft.py _cast_adapter_dtype_hook keeps an
+    # explicit --lora_dtype, not read here)
+    "lora_bf16": False,
     # transformers' Trainer saves every save_steps and at the end (trainer_callback.py DefaultFlowCallback: the last
     # step saves with save_strategy "steps", the default) unless save_strategy is "no"; save_only_model (default
     # False) skips DeepSpeed's optimizer checkpoint
@@ -566,6 +570,12 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         lora_params=model.lora_params(int(v.get("lora_rank") or 0), "q_v" if v.get("lora_qv") else "all-linear")
         if v.get("lora_rank") else 0,
         ref_in_actor=bool(v.get("lora_rank")),
+        # the adapter's dtype: fp32 (peft >= 0.12 get_peft_model upcasts a bf16/fp16 adapter, autocast_adapter_dtype
+        # True: tuners/tuners_utils.py BaseTuner._cast_adapter_dtype; ms-swift's pipelines/train/tuner.py
+        # prepare_adapter calls Swift.prepare_model -> peft's get_peft_model with the default), or bf16 where the
+        # framework casts it back (``lora_bf16``: TRL >= 0.26 on a quantized base); a DDP trainer keeps its gradients
+        # and AdamW moments in it (memory._lora_states)
+        lora_dtype_bytes=(C.BF16 if v.get("lora_bf16") else C.FP32) if v.get("lora_rank") else 0,
         # a vision-language model's image patches and frozen parts (vision_values; a text model has neither)
         vision_patches=int(v.get("vision_patches") or 0),
         vision_tower_frozen=bool(v.get("vit_frozen")), vision_merger_frozen=bool(v.get("aligner_frozen")),
@@ -628,7 +638,8 @@ _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vl
        "aligner_frozen"]
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
              "steps_per_generation"]
-_HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt", "liger_loss", "temperature_copy"]
+_HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt", "liger_loss", "temperature_copy",
+       "lora_bf16"]
 _BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation"]
 _MG = ["micro_batch_size", "tp", "pp", "cp", "ep", "etp", "vpp", "recompute", "recompute_modules",
        "cpu_optimizer_permille"]
@@ -746,7 +757,7 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         time_inputs=time,
         phases_run=phases_run if megatron or framework == "trl" else hf_phases_run(release),
         samples=lambda values: rollout_layout(values, megatron)[0],
-        bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv",
+        bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv", "lora_bf16",
                                  "weights_fp32", "materialized_logits", "saves", "save_optimizer", "fsdp",
                                  "liger_loss", "temperature_copy", "vit_frozen", "aligner_frozen"},
         unread=unread,
