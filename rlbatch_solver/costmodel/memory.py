@@ -357,6 +357,8 @@ def _state_bytes(plan: Plan, params: float, kind: str = "") -> tuple[float, floa
     """(weights, grads, optimizer) bytes per GPU of a trained model, fully resident; ``kind``: the
     ``C.STATE_BYTES`` row to price them at where it is not the plan's trainer's."""
     wb, gb, ob = C.STATE_BYTES.get(kind or plan.trainer, C.STATE_BYTES["fsdp"])
+    if plan.optimizer_8bit and (kind or plan.trainer) in DDP_TRAINERS:
+        ob = C.ADAM_8BIT_STATE_BYTES  # bitsandbytes' 8-bit AdamW moments (Plan.optimizer_8bit)
     n = max(1, plan.shard_degree)
     z = plan.zero_stage
     p = params / _mp(plan)

@@ -53,7 +53,7 @@ from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
 from ..overrides import flag_bool, memory_share_permille, whole_number
-from ..swift.cost import OLD_LOG_PROB_GATE, iteration_values, rollout_layout, save_values
+from ..swift.cost import OLD_LOG_PROB_GATE, iteration_values, optim_8bit, rollout_layout, save_values
 from .rules import REMOVED_FIELDS
 from .liger import liger_loss
 from .versions import RELEASES, Release, lora_bf16_on_quantized, prompt_cut, prompt_field_ignored, temperature_copy
@@ -63,7 +63,8 @@ DEFAULT_PROMPT = 512
 TRL_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_PROMPT, "max_completion_length": 512, "ds_stage": -1, "ds_offload": False,
     "gmu_permille": 300, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
-    "lora_rank": 0, "lora_qv": False, "lora_bf16": False, "sequence_parallel_size": 1, "padding_free": False, "weights_fp32": True,
+    "lora_rank": 0, "lora_qv": False, "lora_bf16": False, "optim_8bit": False, "sequence_parallel_size": 1,
+    "padding_free": False, "weights_fp32": True,
     "materialized_logits": False, "temperature_copy": False,
     "liger_loss": False,  # the update's loss is Liger's chunked GRPO loss (liger.liger_loss)
     # GRPOConfig's save_strategy "steps" and save_only_model False (swift/cost.py host_layout), accelerate's FSDP
@@ -138,6 +139,7 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["load_bits"] = 8
     # the adapter over a quantized base is cast to bf16 from 0.26 (``LORA_BF16_ON_QUANTIZED_FROM``); else peft's fp32
     out["lora_bf16"] = int(out["load_bits"]) < 16 and lora_bf16_on_quantized(running or release.version)
+    out["optim_8bit"] = optim_8bit(flat)  # --optim adamw_8bit / paged_adamw_8bit (swift/cost.py OPTIM_8BIT)
     out.update(save_values(flat))
     dtype = flat.get("dtype", flat.get("torch_dtype"))
     init = flat.get("model_init_kwargs")
