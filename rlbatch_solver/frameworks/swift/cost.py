@@ -12,7 +12,9 @@ colocated engine's rollout and back for training (rollout_mixin ``offload_contex
 HF path (swift/rlhf_trainers/grpo_trainer.py on transformers' Trainer): DeepSpeed ZeRO from
 ``--deepspeed zero0..zero3[_offload]`` (DeepSpeed's own byte counts, ``memory.deepspeed_states``;
 ``_offload`` is ZeRO-Offload of the optimizer, and of the params at stage 3), or plain DDP when it
-is unset: the model is loaded in bf16 and AdamW keeps bf16 moments (``Plan.trainer = "bf16"``).
+is unset: the model is loaded in bf16 and AdamW keeps bf16 moments (``Plan.trainer = "bf16"``); a LoRA adapter is
+fp32 (peft's upcast, ``Plan.lora_dtype_bytes``) with fp32 gradients and moments, and ``--optim adamw_8bit`` /
+``paged_adamw_8bit`` keeps bitsandbytes' 8-bit moments (``Plan.optimizer_8bit``).
 Megatron path (swift/megatron/trainers/grpo_trainer.py): the megatron-core memory of
 ``frameworks/verl/cost_megatron.py`` (one definition, ``Plan.trainer = "megatron"``) with ms-swift's defaults:
 distributed optimizer on, sequence parallel off, ``recompute_granularity`` selective.
