@@ -716,8 +716,9 @@ def print_recommend(console: Console, report: RecommendReport, verbose: bool = F
         for note in changed_env:
             console.print(f"note: {note}", markup=False, highlight=False)
     elif report.start is not None:  # recommend --from: the user's script has the rest (--write rewrites it)
-        console.print("\n[bold green]Best config[/] (your arguments with the changes above; --write puts them in your "
-                      "script):")
+        # --write rewrites a launch script, not a YAML config (it refuses one): said only where it applies
+        write = "; --write puts them in your script" if report.start.command else ""
+        console.print(f"\n[bold green]Best config[/] (your arguments with the changes above{write}):")
         from .commands.recommend import start_arguments
 
         print_args(console, start_arguments(report))

@@ -694,3 +694,46 @@ def test_a_pasted_ms_swift_flag_the_named_release_dropped_is_refused_by_name():
     assert "swift.launch.unknown_key" not in text and "VALID" in text, text
     assert "--train_type is not an option of ms-swift 4.6.0: with --ignore_args_error the launch logs it" in text, text
     assert "no --tuner_type: ms-swift 4.6.0 trains LoRA by default" in text, text
+
+
+def test_a_grpo_config_of_an_older_trl_release_is_read_as_trls():
+    """open-r1's Qwen2.5-1.5B GRPO recipe (a TRL 0.15-era GRPOConfig: max_prompt_length, vllm_device) given without
+    --framework was read as Unsloth's config (34 keys to TRL's 33: TRL's older-release fields were not counted as
+    TRL's, Unsloth knows max_prompt_length by dropping it) and priced with Unsloth's 4-bit base."""
+    path = Path(__file__).resolve().parent / "data" / "trl" / "open_r1_config_demo.yaml"
+    res = run("check", str(path))
+    assert "read as trl's config" in res.stderr and "passes every one of the trl 0.15.2 rules" in res.stdout, \
+        res.stdout + res.stderr
+
+
+def test_a_yaml_config_names_its_model_as_a_script_does():
+    """A YAML config's own model key (open-r1's model_name_or_path, Unsloth's from_pretrained model_name) was not read:
+    `check --gpu h100 config.yaml` said "memory was not evaluated: give --model" for a model the catalog knows, where
+    the same keys in a launch script were priced."""
+    path = Path(__file__).resolve().parent / "data" / "trl" / "open_r1_config_demo.yaml"
+    res = run("check", "--gpu", "h100", "--gpus", "8", str(path))
+    assert "model from" in res.stderr and "(catalog card qwen2.5-1.5b)" in res.stderr, res.stderr
+    assert "will it OOM?" in res.stdout and "memory was not evaluated" not in res.stdout + res.stderr
+    # --model still wins over the config's
+    res = run("check", "--gpu", "h100", "--gpus", "8", "--model", "qwen2.5-7b", str(path))
+    assert "model from" not in res.stderr and "(qwen2.5-7b)" in res.stdout, res.stdout
+
+
+def test_a_pasted_commands_own_config_yaml_names_its_model():
+    """`accelerate launch ... grpo.py --config grpo.yaml` (TRL's TrlParser YAML, open-r1's recipes): the model it names
+    (model_name_or_path) was not read, and check asked for --model."""
+    path = Path(__file__).resolve().parent / "data" / "trl" / "open_r1_config_demo.yaml"
+    res = run("check", "--gpu", "h100", "--", "accelerate", "launch", "--num_processes", "7", "src/open_r1/grpo.py",
+              "--config", str(path))
+    assert "(catalog card qwen2.5-1.5b)" in res.stderr and "will it OOM?" in res.stdout, res.stdout + res.stderr
+
+
+def test_a_grpo_config_yaml_that_names_its_model_under_trls_key_is_trls(tmp_path):
+    """A GRPOConfig YAML of current fields only (Unsloth's GRPOConfig has them all too) was refused "reads as the
+    config of trl or unsloth": its model_name_or_path is TRL's model key (Unsloth's is from_pretrained's model_name)."""
+    path = tmp_path / "grpo.yaml"
+    path.write_text("model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\nnum_generations: 8\n"
+                    "per_device_train_batch_size: 8\nuse_vllm: true\nvllm_mode: colocate\n")
+    res = run("check", "--gpus", "8", str(path))
+    assert res.returncode == 0 and "read as trl's config" in res.stderr, res.stdout + res.stderr
+    assert "passes every one of the trl" in res.stdout

@@ -903,17 +903,26 @@ def test_verl_fsdp_reduces_the_embedding_gradients_at_the_backwards_end_beside_t
 
 def test_verls_wrap_policy_is_known_is_said_once_on_the_plan():
     """Whether verl's FSDP wrap policy is known (``Plan.fsdp_root`` "fsdp1" / "fsdp2") is one Plan property that every
-    memory term under it reads (the root unit, the head's gradient, the root's end-of-backward reduce)."""
-    import inspect
-
-    from rlbatch_solver.costmodel import memory
-    from rlbatch_solver.costmodel.memory import fsdp_root_reduce_bytes
+    memory term under it reads (the root unit, the head's gradient, the root's end-of-backward reduce): with either
+    policy known the update holds more than with none, and the rollout, which runs no backward, holds the same."""
+    from rlbatch_solver.costmodel.memory import estimate_memory, fsdp_root_reduce_bytes
 
     m = load_model("qwen2.5-7b")
     mc = model_consts(m)
-    for root, known in (("fsdp1", True), ("fsdp2", True), ("", False)):
-        plan = make_plan(m, A100_80, fsdp_root=root, train_micro=1, prompt_len=16, response_len=16)
-        assert plan.fsdp_root_known is known
-        assert (fsdp_root_reduce_bytes(plan, mc) > 0) is known
-    assert '"fsdp1", "fsdp2"' not in inspect.getsource(memory), "memory.py reads Plan.fsdp_root_known"
+
+    def plan_of(root):
+        return make_plan(m, A100_80, fsdp_root=root, train_micro=1, prompt_len=16, response_len=16)
+
+    def total(plan, phase):
+        return sum(estimate_memory(plan).phases[phase].values())
+
+    unknown = plan_of("")
+    assert unknown.fsdp_root_known is False and fsdp_root_reduce_bytes(unknown, mc) == 0
+    for root in ("fsdp1", "fsdp2"):
+        plan = plan_of(root)
+        assert plan.fsdp_root_known is True
+        reduce = fsdp_root_reduce_bytes(plan, mc)
+        assert reduce > 0
+        assert total(plan, "actor_update") > total(unknown, "actor_update")
+        assert total(plan, "rollout") == total(unknown, "rollout")
 

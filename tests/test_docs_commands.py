@@ -116,3 +116,17 @@ def test_a_shown_output_is_what_the_command_prints_today(page, line, command, sh
         got = printed_lines[n] if n < len(printed_lines) else None
         assert got == want.rstrip(), (f"{page}:{line} `{command}` prints, at output line {n + 1}:\n{got}\n"
                                       f"the page shows:\n{want}")
+
+
+def test_repo_text_dates_its_records_by_issue_not_by_working_session():
+    """Records in the repo (the corpora's comments, docs, code) say when and why they were added by date and issue
+    number; a count of the working sessions that wrote them means nothing to a reader of the repo."""
+    numbered = re.compile(r"\bsession \d+\b", re.IGNORECASE)
+    found = []
+    for folder, pattern in (("rlbatch_solver", "*.py"), ("rlbatch_solver", "*.yaml"), ("docs", "*.md"),
+                            ("tests", "*.py"), ("tests/data", "*.yaml"), ("benchmarks", "*.py")):
+        for path in sorted((ROOT / folder).rglob(pattern)):
+            for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                if numbered.search(line):
+                    found.append(f"{path.relative_to(ROOT)}:{n}")
+    assert not found, found

@@ -1,6 +1,7 @@
 """``explain``: pasted framework errors map to our rules; with the config, a fix."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -259,3 +260,55 @@ def test_openrlhf_refusing_another_releases_flag_names_its_successor_or_says_dro
         "--vllm.enforce_eager"], said
     legacy = explain("train_ppo_ray.py: error: unrecognized arguments: --micro_train_batch_size 8")
     assert [r.rule for r in legacy.rules] == ["openrlhf.driver.legacy_flag_names"]
+
+
+def test_a_rules_source_is_said_once_where_the_message_comes_from_the_same_function():
+    """TRL 0.15's batch message: "source: trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (message:
+    trl/trainer/grpo_trainer.py:GRPOTrainer.__init__ (TRL 0.15-0.16; ...))" said the path twice."""
+    report = explain("ValueError: The global train batch size (7 x 8) must be evenly divisible by the number of "
+                     "generations per prompt (16). Given the current train batch size, the valid values for the "
+                     "number of generations are: [2, 4, 7, 8, 14, 28, 56].", framework="trl")
+    assert report.rules
+    for rule in report.rules:
+        assert "(message: " not in rule.source or not rule.source.split(" (message: ")[1].startswith(
+            rule.source.split(" (message: ")[0]), rule.source
+        assert rule.source.count("grpo_trainer.py:GRPOTrainer.__init__") == 1, rule.source
+
+
+SWIFT_SCRIPTS = Path(__file__).resolve().parent / "data" / "scripts" / "swift"
+
+
+@pytest.mark.parametrize("message, batch", [
+    # ms-swift 3.3.1's GRPOTrainer.__init__ (W x B), 3.4.1's (W x B x GA): TRL 0.15/0.17's words, printed by ms-swift
+    ("ValueError: The global train batch size (1 x 16) must be evenly divisible by the number of generations per "
+     "prompt (32). Given the current train batch size, the valid values for the number of generations are: "
+     "[2, 4, 8, 16].", "--per_device_train_batch_size 32"),
+    ("ValueError: The effective train batch size (1 x 16 x 1) must be evenly divisible by the number of generations "
+     "per prompt (32). Given the current effective train batch size, the valid values for the number of generations "
+     "are: [2, 4, 8, 16].", "32"),
+])
+def test_an_old_ms_swift_batch_message_is_explained_with_the_users_script(tmp_path, message, batch):
+    """ms-swift 3.2-3.4 print TRL's batch messages from their own trainer: pasted with an ms-swift script (its
+    internal/lora_vllm.sh with --num_generations 32) explain said "No known message matched"."""
+    script = tmp_path / "run.sh"
+    script.write_text((SWIFT_SCRIPTS / "internal_lora_vllm.sh").read_text().replace("--num_generations 16",
+                                                                                    "--num_generations 32"))
+    res = run("explain", message, "--", str(script))
+    assert res.returncode == 0 and "No known message matched" not in res.stdout, res.stdout + res.stderr
+    assert "swift.trainer.batch_divisible_by_num_generations" in res.stdout
+    assert "--num_generations" not in res.stdout.split("smallest fix:")[1] and batch in res.stdout, res.stdout
+
+
+@pytest.mark.parametrize("message", [
+    "ValueError: The global eval batch size (8 x 1) must be evenly divisible by the number of generations per prompt "
+    "(16). Given the current eval batch size, the valid values for the number of generations are: [2, 4, 8].",
+    "ValueError: The effective eval batch size (8 x 1) must be evenly divisible by the number of generations per "
+    "prompt (16). Given the current effective eval batch size, the valid values for the number of generations are: "
+    "[2, 4, 8].",
+])
+def test_an_old_ms_swift_eval_batch_message_names_its_rule(message):
+    """ms-swift 3.3.1's and 3.4.1's GRPOTrainer.__init__ eval check (where an eval split is set): with --framework swift
+    explain said "No known message matched"."""
+    report = explain(message, framework="swift")
+    assert [r.rule for r in report.rules] == ["swift.trainer.eval_batch_divisible_by_num_generations"], report.rules
+    assert "per_device_eval_batch_size" in " ".join(report.meaning)

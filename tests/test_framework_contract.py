@@ -280,3 +280,69 @@ def test_a_cost_input_is_written_in_keys_its_release_takes(name):
         if known.complete:
             missing = [k for k in pinned.cost_input_keys["lora_rank"] if k not in known.keys]
             assert not missing, f"{name}=={version} writes LoRA as {missing}, which its parser refuses"
+
+
+_SLIME = ["--actor-num-nodes", "1", "--actor-num-gpus-per-node", "8", "--colocate", "--rollout-batch-size", "32",
+          "--n-samples-per-prompt", "8", "--global-batch-size", "256"]
+_TRL = ["--per_device_train_batch_size", "8", "--num_generations", "4"]
+# one config per framework (and the releases whose plans differ: TRL 0.14 counts prompts per device), with a group
+# of several completions per prompt, so that the rollout's group straggler is priced
+_PLAN_CASES = {
+    "verl": ["data.train_batch_size=64", "actor_rollout_ref.rollout.n=8"],
+    "verl-megatron": ["data.train_batch_size=64", "actor_rollout_ref.rollout.n=8"],
+    "openrlhf": ["--rollout_batch_size", "64", "--n_samples_per_prompt", "4"],
+    "swift": _TRL, "swift-megatron": [],
+    "swift==3.4.1": _TRL + ["--use_vllm", "true"],
+    "trl": _TRL, "trl==0.14.0": _TRL, "trl==0.16.0": _TRL + ["--use_vllm", "true"], "unsloth": _TRL,
+    "easyr1": ["data.rollout_batch_size=64", "worker.rollout.n=8"],
+    "skyrl": ["trainer.train_batch_size=64", "generator.n_samples_per_prompt=8"],
+    "slime": _SLIME,
+}
+
+
+def test_every_framework_has_a_plan_case():
+    assert {get_framework(n).name for n in _PLAN_CASES} >= set(NAMES)
+
+
+def _other(value):
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value * 2 if value else 1
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(_PLAN_CASES))
+def test_every_key_a_phases_time_reads_is_an_input_of_its_table(name):
+    """The solver prices a phase from a table over the phase's ``time_inputs``, every other variable held at one
+    value; the checker prices the config itself (tables.full_reports). A key whose value moves a phase's time (the
+    rollout's group of completions per prompt, Plan.group_size, among them) must be an input of that phase's table
+    (and not one ``unread`` drops), or a search over it answers with the time of another value."""
+    from rlbatch_solver.calibration import make_run
+    from rlbatch_solver.costmodel.time import estimate_time
+
+    run = make_run(name, _PLAN_CASES[name], gpu="h100", model="qwen2.5-7b", gpus=8)
+    spec, values = run.spec, run.values
+    phases = spec.phases_run(values)
+    missing = []
+    for phase, names in spec.time_inputs.items():
+        if phase not in phases:
+            continue
+        base = estimate_time(spec.plan(values, phase)).phases.get(phase, 0.0)
+        for key, value in values.items():
+            other = _other(value)
+            if other is None:
+                continue
+            moved = {**values, key: other}
+            try:
+                if spec.phases_run(moved) != phases:
+                    continue  # the key runs or skips a phase: the step's sum reads it (searched_phases)
+                t = estimate_time(spec.plan(moved, phase)).phases.get(phase, 0.0)
+            except (ValueError, KeyError, ZeroDivisionError):
+                continue  # not a value this key takes
+            read = key in names and key not in (spec.unread(phase, "time", {**{k: [v] for k, v in values.items()},
+                                                                            key: [value, other]})
+                                                 if spec.unread else set())
+            if abs(t - base) > 1e-9 * max(1.0, base) and not read:
+                missing.append((phase, key))
+    assert not missing, f"{name}: these keys move a phase's time but are no input of its table: {missing}"

@@ -174,6 +174,8 @@ EXPECTED = {
     "swift/external_moe_lora.sh": ("swift", None, ["NPROC_PER_NODE=7", "lora"]),
     # no NPROC_PER_NODE: ms-swift starts one process (swift/cli/main.py use_torchrun), said in a note
     "swift/internal_transformers_1gpu.sh": ("swift", None, ["NPROC_PER_NODE=1", "--per_device_train_batch_size"]),
+    # no NPROC_PER_NODE but two visible GPUs: one process, and 3.2-3.4's vLLM on the GPU past it (read from them)
+    "swift/internal_lora_vllm.sh": ("swift", None, ["NPROC_PER_NODE=1", "CUDA_VISIBLE_DEVICES=0,1"]),
     # two commands (the rollout server's and the trainer's): the last, the trainer's, is read
     "swift/multi_node_qwen2_5_32b_full.sh": ("swift", None, ["NPROC_PER_NODE=8", "zero3"]),
     "swift-megatron/dense_colocate.sh": ("swift-megatron", None, ["NPROC_PER_NODE=8", "--steps_per_generation"]),

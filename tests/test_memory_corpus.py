@@ -419,8 +419,9 @@ def test_verl_0_2_keeps_only_the_kv_cache_of_an_engine_that_does_not_free_it():
 
 def test_verl_0_1_and_0_2_keep_an_offloaded_actors_params_on_the_gpu_through_the_rollout():
     """verl 0.1-0.2's FSDP workers offload only an offloaded actor's gradients and optimizer before building the rollout
-    and load its params for every generate_sequences, offloading them after the old log-probs (0.2.0.post2
-    fsdp_workers.py init_model, generate_sequences; Search-R1's fork the same): the fp32 param shards sit beside the KV
+    and load its params for every generate_sequences, offloading them at its end (0.2.0.post2 after the generation,
+    fsdp_workers.py init_model, generate_sequences; Search-R1's fork after the old log-probs it computes there too): the
+    fp32 param shards sit beside the KV
     cache, which vLLM sized from the memory left with them in. Search-R1's 7B PPO script (#111, param_offload=true) shows
     it; 0.3 offloads them in the sharding manager once synced, so under 0.3.0 they are not there."""
     c = _case("verl_searchr1_111_qwen2_5_7b_ppo_8xh100")

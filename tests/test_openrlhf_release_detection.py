@@ -53,3 +53,21 @@ def test_an_estimator_narrows_the_releases_and_is_named_with_its_value():
     assert found == "0.6.2" and "advantage_estimator=group_norm" in why and "0.6.2 to 0.7.5" in why
     found, why = OV.detect({"--use_kl_estimator_k3": True, "--advantage_estimator": "group_norm"})  # 0.5.x only
     assert found is None and "none of which has the advantage estimator group_norm" in why
+
+
+def test_the_dating_note_names_first_the_flags_that_rule_the_other_releases_out():
+    """OpenRLHF's train_gspo_ray_hybrid_engine.sh (underscore flags, --policy_loss_type gspo) is dated 0.8.11; the note
+    said "its flags (actor_learning_rate, actor_num_gpus_per_node, actor_num_nodes, ...) are those of OpenRLHF 0.8.11
+    only": the alphabetically first, which every release before 0.10.2 has. The flags shown first now rule each other
+    release out (each lacks one of them)."""
+    flags = {"--actor_learning_rate": 5e-7, "--actor_num_gpus_per_node": 8, "--actor_num_nodes": 1,
+             "--advantage_estimator": "group_norm", "--apply_chat_template": True, "--policy_loss_type": "gspo",
+             "--prompt_max_len": 1024, "--generate_max_len": 1024, "--vllm_enable_sleep": True,
+             "--train_batch_size": 128, "--rollout_batch_size": 128, "--n_samples_per_prompt": 8}
+    release, why = OV.detect(flags)
+    assert release == "0.8.11", why
+    shown = why.split("(", 1)[1].split(")", 1)[0].replace(" ...", "").split(", ")
+    deciding = shown[:2]
+    for other in OV.RELEASE_FLAGS:
+        if other != release:
+            assert any(k not in OV.RELEASE_FLAGS[other] for k in deciding), (other, deciding)

@@ -665,3 +665,29 @@ def test_a_key_whose_value_the_answer_keeps_is_not_dropped(tmp_path):
     res = run("recommend", "--from", str(script), "--gpu", "h100", "--model", "qwen2.5-3b", "--write", str(written))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "actor_rollout_ref.model.use_remove_padding=True" in written.read_text()
+
+
+def test_a_key_the_printed_verl_command_never_writes_stays_as_the_config_has_it():
+    """verl's DAPO 7B recipe as a YAML (fsdp_size 32: hybrid shards over 64 GPUs; a reference token budget of its
+    own): recommend --from priced the answer at fsdp_size 32 but printed a command without it (FSDP over all 64 GPUs,
+    and the reference budget gone), whose check gave another step time and peak than the answer said."""
+    config = Path(__file__).resolve().parent / "data" / "verl" / "dapo_7b_math_fsdp_size.yaml"
+    r = run("recommend", "--from", str(config), "--gpu", "h100", "--model", "qwen2.5-7b", "--top", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    block = r.stdout[r.stdout.index("Best config"):].split("\n\n")[0]
+    words = [w for line in block.splitlines()[1:] for w in line.replace("\\", " ").split()]
+    for kept in ("actor_rollout_ref.actor.fsdp_config.fsdp_size=32",
+                 "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=30720"):
+        assert kept in words, block
+    said = r.stdout.split("best: ")[1].split(" s per step")[0]
+    checked = run("check", "--gpu", "h100", "--model", "qwen2.5-7b", "--", *words)
+    assert f"predicted step time: {said} s" in checked.stdout, (said, checked.stdout)
+
+
+def test_the_answer_to_a_yaml_config_offers_no_write_it_refuses():
+    """recommend --from config.yaml said "--write puts them in your script", and --write then refused the YAML
+    ("writes a launch script back, and the config was not one")."""
+    config = Path(__file__).resolve().parent / "data" / "verl" / "dapo_7b_math_fsdp_size.yaml"
+    r = run("recommend", "--from", str(config), "--gpu", "h100", "--model", "qwen2.5-7b", "--top", "1")
+    assert r.returncode == 0 and "Best config (your arguments with the changes above):" in r.stdout, r.stdout
+    assert "--write" not in r.stdout.split("Best config")[1].split("\n")[0]

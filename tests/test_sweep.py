@@ -300,3 +300,21 @@ def test_summary_shows_a_cost_column_only_for_a_priced_grid():
     assert "$/step" not in header(rows)
     priced = [{**r, "cost_per_step": 0.5} for r in rows]
     assert "$/step" in header(priced)
+
+
+def test_a_priced_summary_marks_the_cheapest_per_token_not_per_step():
+    """A swept TRL grid (per_device_train_batch_size fixed: the step's batch grows with the GPU count) and two
+    frameworks' defaults train different batches per step: the star went to the cheapest step, here a point that
+    trains 10x fewer tokens per step at 5x less per step (twice the cost per token)."""
+    g = grid_from_dict(GRID)
+    rows = [fake_eval(p) for p in g.points]
+    small, big = rows[0], rows[1]
+    small.update(step_time_s=10.0, tokens_per_s=100.0, cost_per_step=0.1)   # 1,000 tokens a step: $1e-4 per token
+    big.update(step_time_s=20.0, tokens_per_s=500.0, cost_per_step=0.5)     # 10,000 tokens a step: $5e-5 per token
+    for r in rows[2:]:
+        r.update(status="infeasible")
+    best = [x for x in summary_rows(rows) if x["best"]]
+    assert [x["id"] for x in best] == [big["id"]]
+    # alike per step where the steps train alike: the cheaper step is the cheaper token
+    big.update(step_time_s=10.0, tokens_per_s=100.0)
+    assert [x["id"] for x in summary_rows(rows) if x["best"]] == [small["id"]]

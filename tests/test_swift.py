@@ -746,6 +746,35 @@ def test_recommend_searches_both_engines_where_the_user_left_use_vllm_alone():
     assert not any("searched too" in n for n in vllm.key_notes), vllm.key_notes
 
 
+def test_a_vllm_only_flag_set_or_searched_asks_for_vllm_in_every_release():
+    """A flag only vLLM reads asks for vLLM whether the user set it or searched it, in the release's own words
+    (3.2-3.4: --tensor_parallel_size / --num_infer_workers; later --vllm_tensor_parallel_size): the search of
+    generation without vLLM, which would drop it from the answer, is not run. A flag vLLM does not read leaves both
+    engines searched."""
+    from rlbatch_solver.frameworks import get_framework
+    from rlbatch_solver.scenario import Scenario
+
+    def without_vllm_searched(framework, fixed=None, search=None):
+        sc = Scenario(framework=framework, gpu="rtx4090", gpus=2, model="qwen2.5-7b", fixed=fixed or {},
+                      search=search or {})
+        return any(not arm.chosen for arm in get_framework(framework).arms_left_out(sc))
+
+    for release in ("swift", "swift==3.8.3", "swift==3.4.1"):
+        assert not without_vllm_searched(release, search={"vllm_tensor_parallel_size": [1, 2]}), release
+        assert not without_vllm_searched(release, fixed={"--vllm_gpu_memory_utilization": 0.5}), release
+        assert without_vllm_searched(release, fixed={"move_model_batches": 4}), release
+    for key in ("tensor_parallel_size", "num_infer_workers"):
+        assert not without_vllm_searched("swift==3.4.1", fixed={key: 2})
+        assert not without_vllm_searched("swift==3.4.1", search={key: [1, 2]})
+    # ms-swift 4.x reads no --tensor_parallel_size for its engine
+    assert without_vllm_searched("swift", fixed={"tensor_parallel_size": 2})
+
+    report = api.recommend(Scenario(framework="swift", gpu="rtx4090", gpus=1, model="qwen2.5-7b",
+                                    search={"vllm_tensor_parallel_size": [1]}), time_limit_s=30)
+    assert report.best.values["use_vllm"] is True, report.best.values
+    assert not any("searched too" in n for n in report.key_notes), report.key_notes
+
+
 def test_check_without_memory_says_the_default_tuner_without_claiming_it_priced_anything():
     """check of an ms-swift config without --gpu (nothing priced) said the default LoRA tuner is 'and so it is priced';
     the note now claims pricing only where check evaluates memory (--gpu and a model), as fix's does."""
@@ -815,3 +844,18 @@ def test_an_explicit_bf16_lora_dtype_is_kept_from_4_5_and_upcast_before():
     assert moments("swift", ["--lora_dtype", "bfloat16"]) == pytest.approx(4, rel=0.01)
     assert moments("swift==4.4.2", ["--lora_dtype", "bfloat16"]) == pytest.approx(8, rel=0.01)
     assert moments("swift", ["--lora_dtype", "float16"]) == pytest.approx(8, rel=0.01)
+
+
+def test_a_script_without_nproc_keeps_its_visible_gpus_for_where_vllm_runs():
+    """ms-swift's internal/lora_vllm.sh ("GPU memory: 2 * 80GiB"): CUDA_VISIBLE_DEVICES=0,1, no NPROC_PER_NODE, so one
+    training process; 3.2-3.4 (its flags date it there) put vLLM on the visible GPU past the training rank ("async
+    mode", rlhf_args.py _check_grpo). The visible GPUs were dropped with the process count: vLLM was priced on the
+    training GPU, check said OOM (92 GiB actor update) and fix turned vLLM off."""
+    path = SCRIPTS / "internal_lora_vllm.sh"
+    proc = run("check", "--gpu", "h100", "--json", path)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and data["valid"], proc.stdout + proc.stderr
+    assert "job's own vLLM GPU" in run("check", "--gpu", "h100", path).stdout
+    # the same answer as the GPU count given by hand
+    given = json.loads(run("check", "--gpu", "h100", "--gpus", "2", "--json", path).stdout)
+    assert given["valid"] and given.get("memory") == data.get("memory")

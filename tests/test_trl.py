@@ -685,3 +685,28 @@ def test_a_search_of_both_engines_holds_each_arm_to_its_own_line():
     least, line = both.memory_floor["trl.memory.rollout"]
     assert f"the nearest needs {least / 1024:.1f} GiB per GPU, {(least - line) / 1024:.1f} GiB more than its " \
            f"{line / 1024:.1f} GiB usable" in proc.stdout, proc.stdout
+
+
+def test_an_optimizer_only_zero3_offload_keeps_the_policys_and_the_references_params_on_the_gpu():
+    """accelerate's ZeRO-3 with offload_optimizer_device cpu and offload_param_device none (a common config) moves
+    the optimizer states alone: the policy's sharded params and the reference's (prepared with a copy of the same
+    DeepSpeed config) stay on the GPU, priced as without offload; offload_param_device cpu moves them."""
+    from rlbatch_solver.calibration import make_run
+    from rlbatch_solver.costmodel.memory import estimate_memory
+
+    base = ["--per_device_train_batch_size", "8", "--num_generations", "8", "--beta", "0.04", "--use_deepspeed",
+            "--zero_stage", "3"]
+
+    def params(optimizer, param, phase="old_log_prob"):
+        run = make_run("trl", [*base, "--offload_optimizer_device", optimizer, "--offload_param_device", param],
+                       gpu="a100-80gb", model="qwen2.5-7b", gpus=8)
+        terms = estimate_memory(run.spec.plan(run.values, phase)).phases[phase]
+        return (terms.get("params (sharded)", 0.0), terms.get("ref params (resident)", 0.0)), sum(terms.values())
+
+    for phase in ("old_log_prob", "actor_update"):
+        kept, total_opt = params("cpu", "none", phase)
+        resident, total_none = params("none", "none", phase)
+        moved, total_both = params("cpu", "cpu", phase)
+        assert kept == resident and min(kept) > 0, (phase, kept, resident)
+        assert moved[0] == 0 and moved[1] == 0, (phase, moved)
+        assert total_both < total_opt < total_none  # the optimizer's states leave in both offloads

@@ -121,8 +121,9 @@ def explain(
             if rid not in {r.id for r in fw.ruleset.rules}:
                 continue  # e.g. an FSDP-only rule of a verl message, asked about a Megatron config
             r = fw.ruleset.rule(rid)
-            rules.append(ExplainedRule(fw.name, rid, r.stage.value, r.explanation or r.message,
-                                       f"{r.source} (message: {pattern.source})"))
+            # the message's own source once where it starts with the rule's (TRL's GRPOTrainer.__init__ both)
+            source = pattern.source if pattern.source.startswith(r.source) else f"{r.source} (message: {pattern.source})"
+            rules.append(ExplainedRule(fw.name, rid, r.stage.value, r.explanation or r.message, source))
     if not meaning and rules:  # a message without numbers: what its first rule says happens
         meaning.append(rules[0].why)
         meaning_of.append(rules[0].framework)

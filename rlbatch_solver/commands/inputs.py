@@ -102,7 +102,47 @@ def arguments(framework: Optional[str], config: Optional[str], overrides: Option
     named = framework is not None
     framework, overrides, gpus, model = script(framework, overrides, gpus, model)
     framework, config, overrides = config_file(framework, named, config, overrides)
+    if model is None and config:
+        model = _config_model(framework, config)
     return framework, config, overrides, gpus, model
+
+
+def _config_model(framework: str, path: str, notes: Optional[list[str]] = None) -> Optional[str]:
+    """The catalog card of the model a YAML config names under the framework's model key (open-r1's recipes'
+    model_name_or_path, verl's actor_rollout_ref.model.path, Unsloth's from_pretrained model_name), said on stderr as
+    a script's is (or added to ``notes``); None without one (the memory check then asks for --model, as before)."""
+    from ..frameworks import get_framework
+    from .script_args import script_model
+
+    fw = get_framework(framework)
+    flat = fw.normalize(_config_keys(path, "--config"))
+    for key in fw.model_keys:
+        value = next((flat[k] for k in (key, key.lstrip("-")) if k in flat), None)
+        if isinstance(value, str) and value:
+            said: list[str] = []
+            model = script_model(value, said, path, framework)
+            if notes is not None:
+                notes.extend(said)
+            else:
+                for text in said:
+                    note(text)
+            return model
+    return None
+
+
+def command_config_model(framework: str, args: List[str], notes: list[str]) -> Optional[str]:
+    """The model named in the YAML a command's own ``--config FILE`` reads (TRL's grpo.py: TrlParser's GRPOConfig
+    YAML with model_name_or_path), where the file is here and the command names no model itself; else None."""
+    from ..frameworks.overrides import is_file
+
+    for i, word in enumerate(args):
+        key, eq, value = word.partition("=")
+        if key != "--config":
+            continue
+        path = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+        if path.lower().endswith(CONFIG_SUFFIXES) and is_file(path):
+            return _config_model(framework, path, notes)
+    return None
 
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
@@ -142,9 +182,12 @@ def _framework_of_config(default: str, path: str, field: str) -> str:
     flat = load_config_file(path, field)
 
     def known(name: str) -> int:
+        # a key of another release of the framework counts as its (a TRL 0.15 GRPOConfig's max_prompt_length and
+        # vllm_device, which TRL dates the config by, are no 1.16 field: the YAML was read as Unsloth's, which
+        # knows max_prompt_length by dropping it, and priced with Unsloth's 4-bit base)
         fw = get_framework(name)
         kl, own = fw.key_list(flat, command=True), set(fw.normalize({}))  # own: what the reading adds by itself
-        return sum(1 for k in kl.given if k in kl.keys and k not in own)
+        return sum(1 for k in kl.given if (k in kl.keys or k in kl.others) and k not in own)
 
     base = known(default) if flat else 0
     if not flat or base == len(flat):
@@ -159,6 +202,13 @@ def _framework_of_config(default: str, path: str, field: str) -> str:
                          f"{shown(next(iter(flat)), 40)}) is a key of a framework we know.",
                          f"pass --framework (one of: {', '.join(FRAMEWORKS)}).")
     theirs = f"{best} of its {len(flat)} keys are"
+    if len(top) > 1:  # alike by their keys: the one whose own model key names the model (TRL's model_name_or_path,
+        # Unsloth's from_pretrained model_name) is the config's
+        named = [n for n in top if _names_model(n, flat)]
+        if len(named) == 1:
+            note(f"{path} read as {named[0]}'s config ({theirs} of {' and '.join(top)} alike; it names its model "
+                 f"under {named[0]}'s key); --framework to name another")
+            return named[0]
     if len(top) > 1:
         raise InputError("framework", f"{shown(path, 60)} reads as the config of {', '.join(top[:-1])} or "
                          f"{top[-1]} ({theirs} theirs, {base} {default}'s).",
@@ -166,6 +216,15 @@ def _framework_of_config(default: str, path: str, field: str) -> str:
     note(f"{path} read as {top[0]}'s config ({theirs} {top[0]}'s, {base} {default}'s); --framework to name "
          "another")
     return top[0]
+
+
+def _names_model(framework: str, flat: dict) -> bool:
+    """Whether a config sets the framework's own model key (``Framework.model_keys``, as its reading spells it)."""
+    from ..frameworks import get_framework
+
+    fw = get_framework(framework)
+    keys = fw.normalize(flat)
+    return any(k in keys or k.lstrip("-") in keys for k in fw.model_keys)
 
 
 def _pasted_model(framework: str, overrides: List[str]) -> Optional[str]:

@@ -36,6 +36,10 @@ def read_script_args(framework: str | None, words: Sequence[str], gpus: int | No
     notes = [f"read {path}: {found.framework}"] + found.notes
     if model is None and found.model:
         model = script_model(found.model, notes, framework=framework or found.framework)
+    elif model is None:  # the model in the YAML the command's --config reads (TRL's grpo.py --config grpo.yaml)
+        from .inputs import command_config_model
+
+        model = command_config_model(framework or found.framework, found.args, notes)
     # a version named with --framework (verl==0.7.1) is kept: the script says which framework, not which release
     name = framework.strip() if framework and any(sep in framework for sep in ("==", "@")) else found.framework
     return ScriptArgs(name, found.args + rest, gpus if gpus is not None else found.gpus, model, notes)

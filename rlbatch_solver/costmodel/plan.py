@@ -327,8 +327,10 @@ class Plan:
     # param_offload says (verl 0.1-0.2's FSDP workers: ActorRolloutRefWorker.init_model offloads only the gradients
     # and the optimizer before it builds the rollout, "param is require during state_dict in sharding manager", and
     # generate_sequences loads the params with load_fsdp_param_and_grad before the sharding manager and offloads them
-    # only after the old log-probs; the sharding manager's __enter__ leaves them there, "TODO: offload FSDP model
-    # weights". verl 0.3 offloads them inside the sharding manager, once synced.)
+    # only at its own end, after the generation (0.2.0.post2; the old log-probs' compute_log_prob loads them again) or,
+    # in the 0.1 forks, whose generate_sequences computes the old log-probs too, after those; the sharding manager's
+    # __enter__ leaves them there, "TODO: offload FSDP model weights". verl 0.3 offloads them inside the sharding
+    # manager, once synced.)
     actor_params_through_rollout: bool = False
     # engine "hf": sequences per ``generate`` call when the trainer calls it chunk by chunk (OpenRLHF 0.4-0.6 without
     # vLLM engines: micro_rollout_batch_size prompts at a time); None: the process's whole share at once

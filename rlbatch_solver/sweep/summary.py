@@ -68,6 +68,12 @@ def _within_error(peak: float | None, cap: float | None, framework: str) -> bool
     return bool(peak and cap and error) and math.log(cap / peak) < error
 
 
+def _cost_per_token(row: dict[str, Any]) -> float | None:
+    """A priced point's cost per token its step trains: the step's cost over tokens/s x step seconds."""
+    tokens = (row.get("tokens_per_s") or 0) * (row.get("step_time_s") or 0)
+    return row["cost_per_step"] / tokens if tokens > 0 and row.get("cost_per_step") else None
+
+
 def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One line per point, sorted by model, GPU type and count; the best point per model marked."""
     out = []
@@ -96,7 +102,11 @@ def summary_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                               "out of memory")
         out.append(line)
         if line["status"] in ("ok", "tight"):
-            score = r["cost_per_step"] if by_cost and r.get("cost_per_step") else -r["tokens_per_s"]
+            # priced: the cost of a token trained (a step's cost over its tokens), not of a step: points whose steps
+            # train different batches (TRL's per-device batch grows with the GPU count; two frameworks' defaults)
+            # cost alike per token where one step costs twice another's
+            score = (_cost_per_token(r) if by_cost and r.get("cost_per_step") and _cost_per_token(r)
+                     else -r["tokens_per_s"])
             k = (line["model"], line["algorithm"])
             if k not in best or score < best[k][0]:
                 best[k] = (score, len(out) - 1)
@@ -111,7 +121,7 @@ def print_summary(console, rows: list[dict[str, Any]]) -> None:
 
     lines = summary_rows(rows)
     by_cost = any(r.get("cost_per_step") for r in rows)
-    console.print(f"{len(lines)} points · best per model by {'cost per step' if by_cost else 'tokens/s'} (*)")
+    console.print(f"{len(lines)} points · best per model by {'cost per token' if by_cost else 'tokens/s'} (*)")
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for x in lines:
         groups.setdefault((x["model"], x["algorithm"]), []).append(x)

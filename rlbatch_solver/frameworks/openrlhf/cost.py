@@ -80,7 +80,8 @@ TIME_INPUTS = {
     Phase.CRITIC_UPDATE: _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node",
                                         "adam_offload", "max_epochs"],
     Phase.WEIGHT_SYNC: _T + ["colocate_all", "async_train", "vllm_tp", "vllm_num_engines", "hf_generate"],
-    Phase.OFFLOAD: _T + ["adam_offload", "need_critic"],
+    # ds_sleep: --deepspeed_enable_sleep moves the trainer's states off the GPU and back around the rollout
+    Phase.OFFLOAD: _T + ["adam_offload", "need_critic", "ds_sleep"],
 }
 
 

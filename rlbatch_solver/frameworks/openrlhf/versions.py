@@ -551,6 +551,9 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
     known = ", ".join(sorted(RELEASE_FLAGS, key=release_numbers))
     # the estimator's value is named where it narrows the releases the flags give (a value only some releases take)
     shown = listed([f"{k}={estimator}" if k in ESTIMATOR_FLAGS and have != flagged else k for k in dating])
+    if have:  # the flags that rule the other releases out first (the note shows the first few)
+        dating = _deciding_first(dating, [v for v in RELEASE_FLAGS if v not in have])
+        shown = listed([f"{k}={estimator}" if k in ESTIMATOR_FLAGS and have != flagged else k for k in dating])
     if flagged and not have:
         return None, (f"its flags ({listed(dating)}) are those of {span(flagged, NAME)}, none of which has the "
                       f"advantage estimator {estimator}")
@@ -564,6 +567,23 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
         nearest = "; ".join(f"{', '.join(vs)} (no {', '.join('--' + k for k in m)})" for m, vs in groups.items())
         return None, f"no release of those whose flags we know ({known}) has every flag it sets; nearest: {nearest}"
     return dated(have, NEWEST, NAME, shown)
+
+
+def _deciding_first(flags: list[str], others: list[str]) -> list[str]:
+    """``flags`` with those that rule out the releases ``others`` first, fewest of them (greedily, each ruling out
+    the most of those left; a release lacking a flag the config sets cannot run it): the gspo example's
+    --policy_loss_type (not before 0.8, gone in 0.10.2) and --prompt_max_len (not in 0.9.10) date it to 0.8.11, where
+    the note named --actor_learning_rate, --actor_num_gpus_per_node ... (alphabetically first, every release before
+    0.10.2 has them)."""
+    left, first = set(others), []
+    while left:
+        best = max(flags, key=lambda k: (sum(k not in RELEASE_FLAGS[v] for v in left), -flags.index(k)))
+        ruled = {v for v in left if best not in RELEASE_FLAGS[v]}
+        if not ruled:
+            break
+        first.append(best)
+        left -= ruled
+    return first + [k for k in flags if k not in first]
 
 
 def upgrade_note(version: str, flat: Mapping[str, object]) -> str:

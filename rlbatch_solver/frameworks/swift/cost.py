@@ -621,20 +621,25 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     micro = int(v.get("per_device_train_batch_size") or 1)
     sp = int(v.get("sequence_parallel_size") or 1)
     stage, ds_off = int(v.get("ds_stage") if v.get("ds_stage") is not None else -1), bool(v.get("ds_offload"))
-    # ZeRO-Offload keeps the actor's optimizer (and, at stage 3, its params) on the CPU in every phase
-    common["actor_param_offload"] = common["actor_param_offload"] or (ds_off and stage >= 3)
+    # the params move at stage 3 where DeepSpeed's offload_param does: ms-swift's zeroN_offload presets set both
+    # offload_optimizer and offload_param (no ds_param_offload: both), an accelerate config each on its own
+    # (TRL: offload_param_device, trl/cost.py cost_values; an optimizer-only offload keeps every param on the GPU)
+    param_off = ds_off and stage >= 3 and bool(v.get("ds_param_offload", True))
+    # ZeRO-Offload keeps the actor's optimizer (and, at stage 3 with offload_param, its params) on the CPU in every
+    # phase
+    common["actor_param_offload"] = common["actor_param_offload"] or param_off
     # ... and the reference's params at stage 3: it is prepared with a copy of the trainer's DeepSpeed config, stage 3
     # and offload_param kept (3.12.1 trainers/rlhf_trainer/rlhf_mixin.py -> trl 0.24 models/utils.py
     # prepare_deepspeed: deepcopy(deepspeed_plugin.deepspeed_config), only a stage below 3 is set to 0; ms-swift's
     # own prepare_deepspeed the same; TRL's GRPOTrainer calls trl's, trl 0.24 grpo_trainer.py), and DeepSpeed builds a ZeRO-3 model without an optimizer as
     # DeepSpeedZeRoOffload(offload_param_config=...) (0.18.4 runtime/engine.py _configure_zero_optimizer), so its
     # partitions stay on the CPU between its passes and stream in during them
-    common["ref_param_offload"] = common["ref_param_offload"] or (ds_off and stage >= 3)
+    common["ref_param_offload"] = common["ref_param_offload"] or param_off
     common["actor_optimizer_offload"] = common["actor_optimizer_offload"] or ds_off
     return Plan.of(
         **common, train_micro=micro, logprob_micro=micro, sp=sp, shard_degree=world,
         zero_stage=max(0, stage), grad_ckpt=bool(v.get("grad_ckpt", True)),
-        param_offload=ds_off and stage >= 3, optimizer_offload=ds_off or phase == Phase.REF,
+        param_offload=param_off, optimizer_offload=ds_off or phase == Phase.REF,
         remove_padding=bool(v.get("padding_free")), critic_micro=micro,
         trainer=("fp32" if v.get("weights_fp32") else "bf16") if stage < 0 else "deepspeed",
         offload_during_compute=True, model_dtype_bytes=4 if v.get("weights_fp32") and stage < 0 else 2,
@@ -659,11 +664,13 @@ _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vl
        "server_tp", "server_dp", "gmu_permille", "server_gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on",
        "lora_rank", "lora_qv", "weights_fp32", "materialized_logits", "multi_turn_len", "vision_patches", "vit_frozen",
        "aligner_frozen"]
+# num_generations: the rollout waits for the slowest prompt's group of completions (Plan.group_size, lengths.py
+# straggler_factor), so the rollout's time reads it wherever the batch is searched
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
-             "steps_per_generation"]
-_HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "grad_ckpt", "liger_loss", "temperature_copy",
-       "lora_bf16", "optim_8bit"]
-_BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation"]
+             "steps_per_generation", "num_generations"]
+_HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "ds_param_offload", "grad_ckpt", "liger_loss",
+       "temperature_copy", "lora_bf16", "optim_8bit"]
+_BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation", "num_generations"]
 _MG = ["micro_batch_size", "tp", "pp", "cp", "ep", "etp", "vpp", "recompute", "recompute_modules",
        "cpu_optimizer_permille"]
 TIME_PHASES = (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF, Phase.ACTOR_UPDATE, Phase.WEIGHT_SYNC, Phase.OFFLOAD)
@@ -780,9 +787,9 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         time_inputs=time,
         phases_run=phases_run if megatron or framework == "trl" else hf_phases_run(release),
         samples=lambda values: rollout_layout(values, megatron)[0],
-        bool_names=bool_names | {"ds_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv",
-                                 "lora_bf16", "optim_8bit", "weights_fp32", "materialized_logits", "saves",
-                                 "save_optimizer", "fsdp",
+        bool_names=bool_names | {"ds_offload", "ds_param_offload", "offload_model", "offload_optimizer", "grad_ckpt",
+                                 "kl_on", "lora_qv", "lora_bf16", "optim_8bit", "weights_fp32", "materialized_logits",
+                                 "saves", "save_optimizer", "fsdp",
                                  "liger_loss", "temperature_copy", "vit_frozen", "aligner_frozen"},
         unread=unread,
         optional=optional,

@@ -22,7 +22,62 @@ colocate = ErrorPattern(
                     f"training ranks, which must divide the {x['world']} ranks (NPROC_PER_NODE x NNODES); use one "
                     f"of {some_divisors(x['world'])}."),
     numbers=("tp", "world"))
+trainer_3 = "swift/trainers/rlhf_trainer/grpo_trainer.py:GRPOTrainer.__init__"
+
+
+def _trainer_batch(what: str, names: str, flag: str):
+    """The hint of 3.2-3.4's GRPOTrainer.__init__ batch message: the completions it counts, the group sizes that
+    split them, and the flag to change."""
+    def hint(x: dict[str, int | str]) -> str:
+        total = 1
+        for k in ("w", "b", "ga"):
+            total *= int(x.get(k, 1))
+        return (f"{names} = {total} completions per {what} do not split into groups of {x['g']}; num_generations "
+                f"that divide it: {group_sizes(total)} (or change {flag})")
+    return hint
+
+
 PATTERNS: list[ErrorPattern] = [
+    # ms-swift before 3.5 (no generation batch) prints TRL 0.15-0.17's messages from its own GRPOTrainer.__init__
+    # (the 3.3.1 and 3.4.1 wheels): the global batch W x B in 3.2-3.3, the optimizer step's W x B x GA in 3.4
+    ErrorPattern("swift", rf"global train batch size \((?P<w>\d+) x (?P<b>\d+)\) must be evenly divisible by the "
+                          rf"number of generations per prompt {n('g')}",
+                 ("swift.trainer.batch_divisible_by_num_generations",), f"{trainer_3} (ms-swift 3.2-3.3)",
+                 "ValueError: The global train batch size (8 x 2) must be evenly divisible by the number of "
+                 "generations per prompt (16). Given the current train batch size, the valid values for the number "
+                 "of generations are: [2, 4, 8, 16].",
+                 hint=_trainer_batch("step", "NPROC_PER_NODE x per_device_train_batch_size",
+                                     "--per_device_train_batch_size"),
+                 numbers=("w", "b", "g"), versions=("3.3.1",)),
+    ErrorPattern("swift", rf"effective train batch size \((?P<w>\d+) x (?P<b>\d+) x (?P<ga>\d+)\) must be evenly "
+                          rf"divisible by the number of generations per prompt {n('g')}",
+                 ("swift.trainer.batch_divisible_by_num_generations",), f"{trainer_3} (ms-swift 3.4)",
+                 "ValueError: The effective train batch size (8 x 1 x 1) must be evenly divisible by the number of "
+                 "generations per prompt (16). Given the current effective train batch size, the valid values for "
+                 "the number of generations are: [2, 4, 8].",
+                 hint=_trainer_batch("optimizer step", "NPROC_PER_NODE x per_device_train_batch_size x "
+                                     "gradient_accumulation_steps", "--gradient_accumulation_steps"),
+                 numbers=("w", "b", "ga", "g"), versions=("3.4.1", "3.4.0")),
+    # their eval check, where an eval split is set: W x per_device_eval_batch_size ("global" in 3.3.1, "effective" in
+    # 3.4.1)
+    ErrorPattern("swift", rf"global eval batch size \((?P<w>\d+) x (?P<b>\d+)\) must be evenly divisible by the "
+                          rf"number of generations per prompt {n('g')}",
+                 ("swift.trainer.eval_batch_divisible_by_num_generations",), f"{trainer_3} (ms-swift 3.2-3.3)",
+                 "ValueError: The global eval batch size (8 x 1) must be evenly divisible by the number of "
+                 "generations per prompt (16). Given the current eval batch size, the valid values for the number of "
+                 "generations are: [2, 4, 8].",
+                 hint=_trainer_batch("eval batch", "NPROC_PER_NODE x per_device_eval_batch_size",
+                                     "--per_device_eval_batch_size"),
+                 numbers=("w", "b", "g"), versions=("3.3.1",)),
+    ErrorPattern("swift", rf"effective eval batch size \((?P<w>\d+) x (?P<b>\d+)\) must be evenly divisible by the "
+                          rf"number of generations per prompt {n('g')}",
+                 ("swift.trainer.eval_batch_divisible_by_num_generations",), f"{trainer_3} (ms-swift 3.4)",
+                 "ValueError: The effective eval batch size (8 x 1) must be evenly divisible by the number of "
+                 "generations per prompt (16). Given the current effective eval batch size, the valid values for the "
+                 "number of generations are: [2, 4, 8].",
+                 hint=_trainer_batch("eval batch", "NPROC_PER_NODE x per_device_eval_batch_size",
+                                     "--per_device_eval_batch_size"),
+                 numbers=("w", "b", "g"), versions=("3.4.1", "3.4.0")),
     ErrorPattern("swift", rf"generation_batch_size {n('gen')} must be divisible by the global batch size {n('gbs')}",
                  ("swift.args.gen_divisible_by_base",), hf_gen,
                  "ValueError: generation_batch_size (500) must be divisible by the global batch size (16).",

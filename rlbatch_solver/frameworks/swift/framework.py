@@ -398,8 +398,9 @@ class SwiftFramework(Framework):
         if scope.get(VISIBLE_ENV):
             env.append(f"{VISIBLE_ENV}={scope[VISIBLE_ENV]}")
         if not any(k in scope for k in SCRIPT_ENV):
-            # swift/cli/main.py use_torchrun: with neither set, ms-swift starts one plain python process
-            env = ["NPROC_PER_NODE=1"]
+            # swift/cli/main.py use_torchrun: with neither set, ms-swift starts one plain python process; the
+            # script's CUDA_VISIBLE_DEVICES stays (3.2-3.4 place vLLM on a visible GPU past the training rank)
+            env = ["NPROC_PER_NODE=1"] + [e for e in env if e.startswith(f"{VISIBLE_ENV}=")]
             if notes is not None:
                 notes.append(f"the script sets neither NPROC_PER_NODE nor NNODES: `{self.command}` runs one training "
                              "process (ms-swift starts torchrun only when one of them is set)")
@@ -711,7 +712,9 @@ class SwiftFramework(Framework):
     # 4.x, swift/llm/argument/rlhf_args.py 3.x; the Megatron path's default is vLLM, megatron_args.py use_vllm True);
     # the flags only vLLM reads, which ask for it (arms_left_out)
     WITHOUT_VLLM = "transformers' generate, ms-swift's default"
-    VLLM_KEYS = ("vllm_", "num_infer_workers", "async_generate", "sleep_level")
+    # beside the release's engine settings (``vllm_only_keys``): ms-swift's VllmArguments flags (--vllm_*), read to
+    # build the engine alone, and --async_generate, which generates with vLLM one batch ahead
+    VLLM_KEYS = ("vllm_", "async_generate")
     # both engines searched whenever the user leaves use_vllm alone (``LeftOut.by_default``): the command carries the
     # prompt length either way (--max_length), so the two arms are priced alike and the fastest that fits is the
     # answer (7B LoRA on one RTX 4090: 48.6 s a step without vLLM, 52.9 s with it, each with headroom)
@@ -728,14 +731,17 @@ class SwiftFramework(Framework):
     def arms_left_out(self, scenario: Any) -> list[LeftOut]:
         """The generation the search does not try: the default search runs vLLM only (``space``: use_vllm true),
         which leaves out generation without it, the HF path's default (``WITHOUT_VLLM``). Chosen where the user set
-        or searched use_vllm, or set a flag only vLLM reads (``VLLM_KEYS``): that asks for vLLM. None on the
+        or searched use_vllm, or set or searched a flag only vLLM reads (``vllm_only_keys``, ``VLLM_KEYS``): that asks
+        for vLLM. None on the
         Megatron path, whose default is vLLM. Searched by default (``BOTH_ENGINES_BY_DEFAULT``) where the arms are
         priced alike."""
         if self.megatron:
             return []
         arms = self._use_vllm_arms(scenario)
-        if not arms and any(str(k).startswith(self.VLLM_KEYS) for k in self.normalize(
-                {str(k).lstrip("-"): v for k, v in scenario.fixed.items()})):
+        only = self.vllm_only_keys()
+        given = [*scenario.fixed, *scenario.search]  # a key set or searched asks for vLLM alike
+        if not arms and any(k.startswith(self.VLLM_KEYS) or k in only
+                            for k in self.normalize({str(k).lstrip("-"): None for k in given})):
             arms = {True}
         words = {False: f"use_vllm=false ({self.WITHOUT_VLLM})", True: "use_vllm=true (vLLM)"}
         return [LeftOut("use_vllm", ["true", "false"], [str(value).lower()], words[value], bool(arms),
@@ -778,6 +784,17 @@ class SwiftFramework(Framework):
     COLOCATED_ENGINE = ("gmu_permille", "sleep_level", "vllm_tp")
     SERVER_ENGINE = ("server_tp", "server_dp", "server_gmu_permille")
 
+    def vllm_only_keys(self) -> set[str]:
+        """This release's flags that only vLLM reads: those of the settings ``inert`` drops without vLLM, as the
+        release writes them (3.2-3.4: --num_infer_workers and --tensor_parallel_size; later --vllm_tensor_parallel_size,
+        rollout.*), and the cost switches' flags (--vllm_gpu_memory_utilization, --sleep_level)."""
+        out: set[str] = set()
+        for name in self.inert({"use_vllm": [False]}):
+            if name in self.ruleset.variables:
+                out.add(self.ruleset.variables[name].key)
+            out |= set(self.cost_input_keys.get(name, ()))
+        return out
+
     def inert(self, domains: Mapping[str, Sequence[Value]]) -> set[str]:
         """With vLLM off in every candidate (``--use_vllm false``: transformers' generate) no vLLM setting does
         anything; with a rollout server in every one, the colocated engine's do nothing: rlhf_trainers/
@@ -792,6 +809,10 @@ class SwiftFramework(Framework):
             out |= set(self.COLOCATED_ENGINE)
         if not vllm or True not in servers:
             out |= set(self.SERVER_ENGINE)
+        if not vllm:
+            # 3.2-3.4: the job's own engines, their count and TP (3.4.0 swift/trainers/arguments.py
+            # GRPOArgumentsMixin num_infer_workers / tensor_parallel_size, read by grpo_trainer.py to start vLLM)
+            out |= {n for n in ("num_infer_workers", "legacy_tp") if n in self.ruleset.variables}
         return out
 
     def describe_placement(self, values: Mapping[str, Value]) -> str | None:

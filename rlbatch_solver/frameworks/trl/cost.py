@@ -62,6 +62,7 @@ DEFAULT_PROMPT = 512
 
 TRL_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_PROMPT, "max_completion_length": 512, "ds_stage": -1, "ds_offload": False,
+    "ds_param_offload": False,
     "gmu_permille": 300, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
     "lora_rank": 0, "lora_qv": False, "lora_bf16": False, "optim_8bit": False, "sequence_parallel_size": 1,
     "padding_free": False, "weights_fp32": True,
@@ -156,11 +157,19 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
     dist = str(accel.get("distributed_type") or "").upper()
     if dist == "DEEPSPEED" or accel.get("zero_stage") is not None:
         out["ds_stage"] = _count("zero_stage", accel.get("zero_stage", 2))
-        out["ds_offload"] = any(str(accel.get(k) or "none").lower() not in ("none", "") for k in
-                                ("offload_optimizer_device", "offload_param_device"))
+        moved = {k: str(accel.get(k) or "none").lower() not in ("none", "")
+                 for k in ("offload_optimizer_device", "offload_param_device")}
+        out["ds_offload"] = any(moved.values())
+        # each device on its own: accelerate writes offload_optimizer.device and offload_param.device as given,
+        # "none" by default (utils/dataclasses.py DeepSpeedPlugin __post_init__, 1.6.0), which DeepSpeed reads as no
+        # offload of that state; TRL's reference is prepared with a copy of that config (trl 0.24 models/utils.py
+        # prepare_deepspeed: deepcopy of deepspeed_config), so an optimizer-only offload keeps the policy's and the
+        # reference's params on the GPU
+        out["ds_param_offload"] = moved["offload_param_device"]
     elif dist == "FSDP":
         out["ds_stage"], out["fsdp"] = 3, True
         out["ds_offload"] = flag_bool("fsdp_offload_params", accel.get("fsdp_offload_params", False))
+        out["ds_param_offload"] = out["ds_offload"]  # FSDP's CPUOffload moves the params (and so their states)
     return out
 
 
@@ -280,7 +289,8 @@ def release_cost_spec(spec: CostSpec, release: Release, old_log_prob: str = "alw
     plan, samples = spec.plan, spec.samples
 
     def inputs(table: Mapping[str, Any]) -> dict[str, list[str]]:
-        return {phase: list(names) + ["num_generations"] for phase, names in table.items()}
+        # every release's time tables read num_generations already (the rollout's group, swift.cost _BATCH_HF)
+        return {phase: list(dict.fromkeys([*names, "num_generations"])) for phase, names in table.items()}
 
     return dataclasses.replace(
         spec, plan=lambda values, phase: plan(_completions(values), phase),

@@ -105,8 +105,10 @@ TIME_INPUTS = {
                               "critic_param_offload", "critic_optimizer_offload", "critic_max_tokens",
                               "remove_padding"],
     Phase.WEIGHT_SYNC: _STEP + ["rollout_tp"] + PLACEMENT,
+    # lora_rank: a LoRA policy's optimizer state is the adapter's alone, so the offload copies less (make_plan
+    # lora_params)
     Phase.OFFLOAD: _STEP + ["param_offload", "optimizer_offload", "ref_param_offload", "need_critic",
-                        "critic_param_offload", "critic_optimizer_offload"] + HOST_COPIES,
+                        "critic_param_offload", "critic_optimizer_offload", "lora_rank"] + HOST_COPIES,
 }
 
 
@@ -252,10 +254,12 @@ CE_GRAD_BESIDE = frozenset({"0.1.0", "0.2.0", "0.3.0"})
 REF_ON_GPU = frozenset({"0.1.0"})
 # verl 0.1-0.2: an offloaded actor's params stay on the GPU while the engine starts (init_model offloads only its
 # gradients and optimizer before _build_rollout) and through every generation (generate_sequences loads them with
-# load_fsdp_param_and_grad before the sharding manager and offloads them after the old log-probs) (verl
-# 0.2.0.post2 verl/workers/fsdp_workers.py ActorRolloutRefWorker.init_model and generate_sequences; the same in
-# the 0.1 forks, TinyZero's and Search-R1's verl/workers/fsdp_workers.py); 0.3 offloads them inside the sharding
-# manager once the weights are synced (0.3.0.post1 generate_sequences, offload_fsdp_model_to_cpu)
+# load_fsdp_param_and_grad before the sharding manager and offloads them at its own end: right after the
+# generation in 0.2.0.post2, whose compute_log_prob loads them again for the old log-probs; after the old log-probs
+# in the 0.1 forks, whose generate_sequences computes them too) (verl 0.2.0.post2 verl/workers/fsdp_workers.py
+# ActorRolloutRefWorker.init_model and generate_sequences; TinyZero's and Search-R1's verl/workers/fsdp_workers.py);
+# 0.3 offloads them inside the sharding manager once the weights are synced (0.3.0.post1 generate_sequences,
+# offload_fsdp_model_to_cpu)
 ACTOR_PARAMS_THROUGH_ROLLOUT = frozenset({"0.1.0", "0.2.0"})
 # releases without model.use_fused_kernels (it came in 0.4.0: the 0.3.0.post1 trainer yaml and workers have no such
 # key; the rules' packs drop the variable there too, versions.BEFORE_0_4_1_MEMORY)

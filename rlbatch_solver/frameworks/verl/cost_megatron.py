@@ -87,7 +87,8 @@ TIME_INPUTS = {
     Phase.REF: _STEP + [n for n in _REF if n not in ("ref_ep", "ref_etp")],
     Phase.ACTOR_UPDATE: _STEP + _TIME_LAYOUT + ["ep", "etp"] + _ACTOR + ["actor_mini", "actor_epochs"],
     Phase.CRITIC_UPDATE: _STEP + _CRITIC + ["critic_mini", "critic_epochs"],
-    Phase.WEIGHT_SYNC: _STEP + ["tp", "pp", "rollout_tp"] + PLACEMENT,
+    # cp: the sync's gather spans the shard degree, GPUs / (TP x PP x CP) (make_plan; time._weight_sync)
+    Phase.WEIGHT_SYNC: _STEP + ["tp", "pp", "cp", "rollout_tp"] + PLACEMENT,
     Phase.OFFLOAD: _STEP + _LAYOUT + _RESIDENT + HOST_COPIES + ["need_critic", "critic_megatron_param_offload",
                                                             "critic_megatron_optimizer_offload"],
 }

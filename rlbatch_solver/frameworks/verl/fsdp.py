@@ -995,6 +995,16 @@ class VersionPacks:
     part = "any"  # which rules of a pack (versions.ruleset_for): "any" (both backends) or "megatron"
     log_formats = ("verl", "verl-jsonl")  # the console logger's lines, the file logger's JSON lines
 
+    def free_keys(self, values: Mapping[str, Value]) -> set[str]:
+        """The searchable keys recommend --from drops from a config, less those of a variable the printed command
+        never writes (not in ``_EXPORT_ORDER``: actor.fsdp_config.fsdp_size, ref.log_prob_max_token_len_per_gpu):
+        dropped, such a key was priced at the config's value (the space does not search it) but left out of the
+        command printed (the DAPO recipe's fsdp_size=32 printed as FSDP over all 64 GPUs, whose check gave another
+        step time and peak). Kept, it is carried as the config has it (``build_space``'s fixed_native)."""
+        by_key = self.ruleset.by_key()
+        return {k for k in super().free_keys(values)  # type: ignore[misc]
+                if k not in by_key or by_key[k].name in _EXPORT_ORDER}
+
     def kept_batch(self, scenario: Any) -> dict[str, Any]:
         """verl's algorithm batch: prompts per step (data.train_batch_size, default 1024) and per actor update
         (ppo_mini_batch_size, default 256: 4 updates per step; the critic's follows it). A default that the GPUs
