@@ -1740,3 +1740,43 @@ def test_the_vit_keeps_every_block_without_checkpointing_and_runs_before_the_lm_
     assert M.vision_forward_bytes(plan, vl, 4, 0.0) == pytest.approx(fwd)
     assert M.vision_forward_bytes(plan, vl, 4, fwd - 1000) == pytest.approx(1000)
     assert M.vision_forward_bytes(plan, vl, 4, fwd + 1) == 0
+
+
+def test_a_lora_adapter_is_priced_in_the_dtype_the_framework_leaves_it():
+    """peft >= 0.12's get_peft_model upcasts a bf16/fp16 adapter to fp32 (``autocast_adapter_dtype=True``,
+    tuners/tuners_utils.py BaseTuner._cast_adapter_dtype), so without DeepSpeed its gradients and AdamW moments are
+    fp32 too: 16 B a trainable parameter, not a bf16 model's 8. Unsloth keeps it fp32 on purpose (unsloth_zoo
+    prepare_model_for_training, float32_mixed_precision True for LoRA) and so does ms-swift (Swift.prepare_model ->
+    peft's get_peft_model); TRL >= 0.26 casts a quantized base's adapter back to bf16 (GRPOTrainer.__init__), 0.14-0.25
+    leave peft's fp32. bitsandbytes' 8-bit AdamW (``--optim adamw_8bit`` / ``paged_adamw_8bit``, as Unsloth's
+    notebooks and TRL's QLoRA notebook run) keeps two uint8 moments with an fp32 absmax a 256-element block, whatever
+    the adapter's dtype."""
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel import constants as C
+    import rlbatch_solver as rb
+
+    def per_param(name, term, framework=None, drop_optim=False):  # one update term over the adapter's parameters
+        c = _case(name)
+        args = list(c.args)
+        if drop_optim:
+            i = args.index("--optim")
+            del args[i:i + 2]
+        mem = rb.check(args, framework=framework or c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory
+        rank = int(next(args[i + 1] for i, a in enumerate(args) if a in ("--r", "--lora_rank", "--lora_r")))
+        lora = load_model(c.model).lora_params(rank, "all-linear")
+        return mem.phases["actor_update"][term] * 2**20 / lora
+
+    grads, optim = "gradients (sharded)", "optimizer states (sharded)"
+    # Unsloth's T4 docs table (Qwen3-4B, r 32, adamw_8bit): fp32 gradients, 8-bit moments
+    unsloth = "unsloth_docs_standby_qwen3_4b_grpo_nostandby_gmu08_1xt4"
+    assert per_param(unsloth, grads) == pytest.approx(C.FP32, rel=0.01)
+    assert per_param(unsloth, optim) == pytest.approx(2 * (1 + 4 / 256), rel=0.01)
+    assert per_param(unsloth, optim, drop_optim=True) == pytest.approx(2 * C.FP32, rel=0.01)
+    # ms-swift's v3.4.0 single-GPU LoRA example (no --deepspeed, torch AdamW): two fp32 moments
+    assert per_param("swift_example_v3.4.0_internal_grpo_qwen2_5_7b_lora_1x80g", optim) == pytest.approx(8, rel=0.01)
+    # TRL's QLoRA notebook (paged_adamw_8bit, run on 0.26): bf16 adapter; with torch AdamW bf16 moments, and fp32
+    # ones on a release before 0.26
+    qlora = "trl_nb4660_qwen2_7b_grpo_qlora_1xa100_40gb"
+    assert per_param(qlora, optim) == pytest.approx(2 * (1 + 4 / 256), rel=0.01)
+    assert per_param(qlora, optim, drop_optim=True) == pytest.approx(2 * C.BF16, rel=0.01)
+    assert per_param(qlora, optim, "trl==0.24.0", drop_optim=True) == pytest.approx(2 * C.FP32, rel=0.01)

@@ -826,6 +826,26 @@ def test_tuner_backend_unsloth_with_grpo_is_said_with_the_maintainers_word(frame
     assert [n for n in unpriced.notes if "would be priced as with the default --tuner_backend peft" in n]
 
 
+def test_an_explicit_bf16_lora_dtype_is_kept_from_4_5_and_upcast_before():
+    """ms-swift's LoRA adapter is fp32 (peft's get_peft_model upcast): two fp32 AdamW moments without DeepSpeed.
+    ``--lora_dtype bfloat16`` keeps it bf16 from 4.5.0 (tuners/peft.py _cast_adapter_dtype_hook); 4.4.2 and 3.x apply
+    it inside LoraModel.__init__, before PeftModel.__init__ upcasts it again."""
+    from rlbatch_solver.catalog.models import load_model
+
+    args = ["--rlhf_type", "grpo", "--model", "Qwen/Qwen2.5-7B-Instruct", "--tuner_type", "lora",
+            "--per_device_train_batch_size", "2", "--num_generations", "8", "--use_vllm", "false"]
+    lora = load_model("qwen2.5-7b").lora_params(8, "all-linear")
+
+    def moments(framework, extra=()):
+        mem = rb.check([*args, *extra], framework=framework, gpus=1, model="qwen2.5-7b", gpu="a100-80gb").memory
+        return mem.phases["actor_update"]["optimizer states (sharded)"] * 2**20 / lora
+
+    assert moments("swift") == pytest.approx(8, rel=0.01)
+    assert moments("swift", ["--lora_dtype", "bfloat16"]) == pytest.approx(4, rel=0.01)
+    assert moments("swift==4.4.2", ["--lora_dtype", "bfloat16"]) == pytest.approx(8, rel=0.01)
+    assert moments("swift", ["--lora_dtype", "float16"]) == pytest.approx(8, rel=0.01)
+
+
 def test_a_script_without_nproc_keeps_its_visible_gpus_for_where_vllm_runs():
     """ms-swift's internal/lora_vllm.sh ("GPU memory: 2 * 80GiB"): CUDA_VISIBLE_DEVICES=0,1, no NPROC_PER_NODE, so one
     training process; 3.2-3.4 (its flags date it there) put vLLM on the visible GPU past the training rank ("async

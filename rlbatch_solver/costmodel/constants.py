@@ -207,6 +207,12 @@ NF4_BYTES = 0.5 + (1 + FP32 / 256) / 64
 # default, trl/trainer/model_config.py): one fp32 absmax per 64-weight block (bitsandbytes functional.py quantize_4bit,
 # blocksize 64)
 NF4_PLAIN_BYTES = 0.5 + FP32 / 64
+# bitsandbytes' 8-bit AdamW (transformers' --optim adamw_8bit / adamw_bnb_8bit / paged_adamw_8bit), bytes a trained
+# parameter for its two moments: uint8 state1 and state2 with an fp32 absmax per 256-element block each
+# (bitsandbytes 0.50.2 optim/optimizer.py Optimizer2State.init_state: ``torch.uint8``, ``blocksize = 256``,
+# ``absmax1``/``absmax2`` float32; tensors under ``min_8bit_size`` 4096 elements keep 32-bit states, left out: a
+# norm weight, never a LoRA factor of a priced model). Paged states are counted on the GPU.
+ADAM_8BIT_STATE_BYTES = 2 * (1 + FP32 / 256)
 # bitsandbytes LLM.int8 (load_in_8bit, Int8Params): one byte per weight (its per-row fp32 scales are negligible)
 INT8_BYTES = 1.0
 # FP8 (Unsloth's load_in_fp8: unsloth/models/loader.py FastLanguageModel.from_pretrained): each linear weight one

@@ -353,9 +353,12 @@ def _mp(plan: Plan) -> int:
     return max(1, plan.tp) * max(1, plan.pp)
 
 
-def _state_bytes(plan: Plan, params: float) -> tuple[float, float, float]:
-    """(weights, grads, optimizer) bytes per GPU of a trained model, fully resident."""
-    wb, gb, ob = C.STATE_BYTES.get(plan.trainer, C.STATE_BYTES["fsdp"])
+def _state_bytes(plan: Plan, params: float, kind: str = "") -> tuple[float, float, float]:
+    """(weights, grads, optimizer) bytes per GPU of a trained model, fully resident; ``kind``: the
+    ``C.STATE_BYTES`` row to price them at where it is not the plan's trainer's."""
+    wb, gb, ob = C.STATE_BYTES.get(kind or plan.trainer, C.STATE_BYTES["fsdp"])
+    if plan.optimizer_8bit and (kind or plan.trainer) in DDP_TRAINERS:
+        ob = C.ADAM_8BIT_STATE_BYTES  # bitsandbytes' 8-bit AdamW moments (Plan.optimizer_8bit)
     n = max(1, plan.shard_degree)
     z = plan.zero_stage
     p = params / _mp(plan)
@@ -541,6 +544,10 @@ def _lora_states(plan: Plan, mc: ModelConsts) -> tuple[float, float, float]:
         base = quantized_base_bytes(plan, mc) / (max(1, plan.shard_degree) if sharded else 1)
     if plan.trainer == "deepspeed":
         w, g, o = deepspeed_states(lora / _mp(plan), plan.shard_degree, plan.zero_stage)
+    elif plan.trainer in DDP_TRAINERS and plan.lora_dtype_bytes:
+        # the adapter in its own dtype (Plan.lora_dtype_bytes: peft's fp32 upcast, or a framework's bf16 cast), its
+        # gradients and torch AdamW's two moments in the same dtype, as a DDP trainer keeps a model of that dtype
+        w, g, o = _state_bytes(plan, lora, "fp32" if plan.lora_dtype_bytes >= C.FP32 else "bf16")
     else:
         w, g, o = _state_bytes(plan, lora)
     return base + w, g, o

@@ -205,6 +205,15 @@ class Plan:
     # ms-swift with PEFT, verl with lora_rank > 0), so there is no separate reference model
     lora_params: int = 0
     ref_in_actor: bool = False
+    # The adapter's own dtype under a plain data-parallel trainer (``memory.DDP_TRAINERS``), in bytes: 4 where peft's
+    # get_peft_model upcasts it to fp32 over a bf16/fp16 base (peft >= 0.12 ``autocast_adapter_dtype=True``,
+    # tuners_utils.py ``BaseTuner._cast_adapter_dtype``), 2 where the framework casts it back to bf16 (TRL >= 0.26 on a
+    # quantized base); 0 = the trainer's own (``Plan.trainer``). Its gradients and torch AdamW's moments take the
+    # same dtype. DeepSpeed, FSDP and Megatron trainers keep their own byte counts.
+    lora_dtype_bytes: int = 0
+    # bitsandbytes' 8-bit AdamW (``--optim adamw_8bit``, ``paged_adamw_8bit``) under a plain data-parallel trainer
+    # (``memory.DDP_TRAINERS``): its two moments take ``C.ADAM_8BIT_STATE_BYTES`` a trained parameter
+    optimizer_8bit: bool = False
     # A vision-language model (ModelCard.has_vision): ``vision_patches`` ViT patches per sequence (every image of a
     # sample, before the spatial merge; 0 = no image, or a text model), and which of its parts a full fine-tune
     # leaves frozen: the tower (ms-swift --freeze_vit) and the merger/aligner (--freeze_aligner). A frozen part keeps

@@ -12,7 +12,9 @@ colocated engine's rollout and back for training (rollout_mixin ``offload_contex
 HF path (swift/rlhf_trainers/grpo_trainer.py on transformers' Trainer): DeepSpeed ZeRO from
 ``--deepspeed zero0..zero3[_offload]`` (DeepSpeed's own byte counts, ``memory.deepspeed_states``;
 ``_offload`` is ZeRO-Offload of the optimizer, and of the params at stage 3), or plain DDP when it
-is unset: the model is loaded in bf16 and AdamW keeps bf16 moments (``Plan.trainer = "bf16"``).
+is unset: the model is loaded in bf16 and AdamW keeps bf16 moments (``Plan.trainer = "bf16"``); a LoRA adapter is
+fp32 (peft's upcast, ``Plan.lora_dtype_bytes``) with fp32 gradients and moments, and ``--optim adamw_8bit`` /
+``paged_adamw_8bit`` keeps bitsandbytes' 8-bit moments (``Plan.optimizer_8bit``).
 Megatron path (swift/megatron/trainers/grpo_trainer.py): the megatron-core memory of
 ``frameworks/verl/cost_megatron.py`` (one definition, ``Plan.trainer = "megatron"``) with ms-swift's defaults:
 distributed optimizer on, sequence parallel off, ``recompute_granularity`` selective.
@@ -75,6 +77,10 @@ HF_COST_DEFAULTS: dict[str, Value] = {
     # ``swift rlhf`` trains LoRA unless told otherwise: swift/arguments/base_args/base_args.py BaseArguments
     # (tuner_type default 'lora'), swift/arguments/tuner_args.py TunerArguments (lora_rank 8, all-linear)
     "lora_rank": 8,
+    # the adapter stays fp32 (peft's upcast) unless --lora_dtype bfloat16 on 4.5.0 or later (LORA_DTYPE_KEPT_FROM)
+    "lora_bf16": False,
+    # transformers' --optim (TrainingArguments, default adamw_torch): bitsandbytes' 8-bit AdamW (OPTIM_8BIT)
+    "optim_8bit": False,
     # transformers' Trainer saves every save_steps and at the end (trainer_callback.py DefaultFlowCallback: the last
     # step saves with save_strategy "steps", the default) unless save_strategy is "no"; save_only_model (default
     # False) skips DeepSpeed's optimizer checkpoint
@@ -195,6 +201,22 @@ def quantized_load(flat: Mapping[str, Any]) -> dict[str, Value]:
 # 4.6.0 rlhf_trainers/grpo_trainer.py _prepare_liger_loss); 3.3.1 to 3.4.1 have no Liger loss: the flag only patches
 # the model's layers through transformers' Trainer, and the log-probs, computed without labels, still build the logits
 LIGER_LOSS_FROM = "3.5.0"
+# --lora_dtype bfloat16 keeps the LoRA adapter in bf16 from 4.5.0 (tuners/peft.py ``_cast_adapter_dtype_hook``: "Keep
+# an explicitly configured Swift LoRA dtype from being upcast by PEFT"; absent from the 4.4.2 wheel). Before it the
+# dtype is applied inside LoraModel.__init__ (``__new_init__`` -> ``_convert_dtype``) and PeftModel.__init__ then
+# upcasts it (peft >= 0.12 ``_cast_adapter_dtype``); float16 is cast to fp32 in every release
+# (pipelines/train/tuner.py, 3.x llm/train/tuner.py: trainable fp16 parameters -> fp32)
+LORA_DTYPE_KEPT_FROM = "4.5.0"
+# transformers' OptimizerNames that build bitsandbytes' 8-bit AdamW (trainer.py ``get_optimizer_cls_and_kwargs``:
+# ADAMW_BNB / ADAMW_8BIT / PAGED_ADAMW_8BIT -> bnb.optim.AdamW with ``optim_bits`` 8), costmodel/constants.py
+# ADAM_8BIT_STATE_BYTES
+OPTIM_8BIT = ("adamw_bnb_8bit", "adamw_8bit", "paged_adamw_8bit")
+
+
+def optim_8bit(flat: Mapping[str, Any]) -> bool:
+    """Whether ``--optim`` names bitsandbytes' 8-bit AdamW (``OPTIM_8BIT``); DeepSpeed's own optimizer is priced as
+    DeepSpeed counts it."""
+    return str(flat.get("optim") or "").strip().lower() in OPTIM_8BIT
 
 
 def cost_values(flat: Mapping[str, Any], megatron: bool, release: str | None = None) -> dict[str, Value]:
@@ -239,6 +261,9 @@ def cost_values(flat: Mapping[str, Any], megatron: bool, release: str | None = N
     out["liger_loss"] = (_bool("use_liger_kernel", flat.get("use_liger_kernel", False))
                          and release_numbers(release or "9") >= release_numbers(LIGER_LOSS_FROM))
     out.update(quantized_load(flat))
+    out["optim_8bit"] = optim_8bit(flat)
+    out["lora_bf16"] = (str(flat.get("lora_dtype") or "").strip().lower() == "bfloat16"
+                        and release_numbers(release or "9") >= release_numbers(LORA_DTYPE_KEPT_FROM))
     if flat.get("move_model_batches") not in (None, "", "None", "none"):
         out["move_model_batches"] = max(1, _num("move_model_batches", flat["move_model_batches"]))
     out["multi_turn_len"] = multi_turn_context(flat)
@@ -566,6 +591,14 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         lora_params=model.lora_params(int(v.get("lora_rank") or 0), "q_v" if v.get("lora_qv") else "all-linear")
         if v.get("lora_rank") else 0,
         ref_in_actor=bool(v.get("lora_rank")),
+        # the adapter's dtype: fp32 (peft >= 0.12 get_peft_model upcasts a bf16/fp16 adapter, autocast_adapter_dtype
+        # True: tuners/tuners_utils.py BaseTuner._cast_adapter_dtype; ms-swift's pipelines/train/tuner.py
+        # prepare_adapter calls Swift.prepare_model -> peft's get_peft_model with the default), or bf16 where the
+        # framework casts it back (``lora_bf16``: TRL >= 0.26 on a quantized base); a DDP trainer keeps its gradients
+        # and AdamW moments in it (memory._lora_states)
+        lora_dtype_bytes=(C.BF16 if v.get("lora_bf16") else C.FP32) if v.get("lora_rank") else 0,
+        # --optim adamw_8bit / paged_adamw_8bit (transformers' TrainingArguments): bitsandbytes' 8-bit moments
+        optimizer_8bit=bool(v.get("optim_8bit")),
         # a vision-language model's image patches and frozen parts (vision_values; a text model has neither)
         vision_patches=int(v.get("vision_patches") or 0),
         vision_tower_frozen=bool(v.get("vit_frozen")), vision_merger_frozen=bool(v.get("aligner_frozen")),
@@ -636,7 +669,7 @@ _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vl
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
              "steps_per_generation", "num_generations"]
 _HF = ["sequence_parallel_size", "padding_free", "ds_stage", "ds_offload", "ds_param_offload", "grad_ckpt", "liger_loss",
-       "temperature_copy"]
+       "temperature_copy", "lora_bf16", "optim_8bit"]
 _BATCH_MG = ["global_batch_size", "generation_batch_size", "steps_per_generation", "num_generations"]
 _MG = ["micro_batch_size", "tp", "pp", "cp", "ep", "etp", "vpp", "recompute", "recompute_modules",
        "cpu_optimizer_permille"]
@@ -754,8 +787,9 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         time_inputs=time,
         phases_run=phases_run if megatron or framework == "trl" else hf_phases_run(release),
         samples=lambda values: rollout_layout(values, megatron)[0],
-        bool_names=bool_names | {"ds_offload", "ds_param_offload", "offload_model", "offload_optimizer", "grad_ckpt", "kl_on", "lora_qv",
-                                 "weights_fp32", "materialized_logits", "saves", "save_optimizer", "fsdp",
+        bool_names=bool_names | {"ds_offload", "ds_param_offload", "offload_model", "offload_optimizer", "grad_ckpt",
+                                 "kl_on", "lora_qv", "lora_bf16", "optim_8bit", "weights_fp32", "materialized_logits",
+                                 "saves", "save_optimizer", "fsdp",
                                  "liger_loss", "temperature_copy", "vit_frozen", "aligner_frozen"},
         unread=unread,
         optional=optional,

@@ -22,6 +22,13 @@ residents), with TRL's own defaults.
   ``--dtype`` / ``--torch_dtype`` bfloat16, float16 or auto (the checkpoint's own, bf16 for every card we ship) load
   it in 16 bits. Without DeepSpeed or FSDP (plain DDP) the fp32 model trains with fp32 gradients and AdamW moments
   (``Plan.trainer = "fp32"``); DeepSpeed casts the module to bf16 itself (the ZeRO byte counts are unchanged).
+- LoRA adapter dtype: fp32. GRPOTrainer wraps the model with peft's ``get_peft_model`` (0.14-0.19 directly, 0.22-0.25
+  through trl/models/utils.py ``prepare_peft_model``, 0.26 on directly again), whose default
+  ``autocast_adapter_dtype=True`` (peft >= 0.12, tuners/tuners_utils.py ``BaseTuner._cast_adapter_dtype``) upcasts a
+  bf16/fp16 adapter to fp32; without DeepSpeed its gradients and AdamW moments are fp32 too (16 B a trainable
+  parameter). From 0.26 a quantized base's trainable parameters are cast back to bf16 (GRPOTrainer.__init__: "When
+  using QLoRA, the PEFT adapter weights are converted to bf16", ``lora_bf16``, 8 B with bf16 AdamW moments); 1.16.0
+  also passes ``autocast_adapter_dtype=False`` under ZeRO-3, where DeepSpeed's bf16 counts apply anyway.
 - Quantized base (QLoRA): ``--load_in_4bit`` / ``--load_in_8bit`` (TRL's ModelConfig; trl/scripts/grpo.py passes
   ``get_quantization_config``'s BitsAndBytesConfig to from_pretrained) load the decoder's linear weights as bitsandbytes
   NF4 (``--use_bnb_nested_quant``: with double quantization) or LLM.int8; with ``--use_peft`` the frozen base is priced
@@ -46,10 +53,10 @@ from ...costmodel.tables import CostSpec
 from ...errors import InputError
 from ...rules.base import Value
 from ..overrides import flag_bool, memory_share_permille, whole_number
-from ..swift.cost import OLD_LOG_PROB_GATE, iteration_values, rollout_layout, save_values
+from ..swift.cost import OLD_LOG_PROB_GATE, iteration_values, optim_8bit, rollout_layout, save_values
 from .rules import REMOVED_FIELDS
 from .liger import liger_loss
-from .versions import RELEASES, Release, prompt_cut, prompt_field_ignored, temperature_copy
+from .versions import RELEASES, Release, lora_bf16_on_quantized, prompt_cut, prompt_field_ignored, temperature_copy
 
 DEFAULT_PROMPT = 512
 
@@ -57,7 +64,8 @@ TRL_COST_DEFAULTS: dict[str, Value] = {
     "max_length": DEFAULT_PROMPT, "max_completion_length": 512, "ds_stage": -1, "ds_offload": False,
     "ds_param_offload": False,
     "gmu_permille": 300, "sleep_level": 0, "offload_model": False, "offload_optimizer": False, "grad_ckpt": True,
-    "lora_rank": 0, "lora_qv": False, "sequence_parallel_size": 1, "padding_free": False, "weights_fp32": True,
+    "lora_rank": 0, "lora_qv": False, "lora_bf16": False, "optim_8bit": False, "sequence_parallel_size": 1,
+    "padding_free": False, "weights_fp32": True,
     "materialized_logits": False, "temperature_copy": False,
     "liger_loss": False,  # the update's loss is Liger's chunked GRPO loss (liger.liger_loss)
     # GRPOConfig's save_strategy "steps" and save_only_model False (swift/cost.py host_layout), accelerate's FSDP
@@ -130,6 +138,9 @@ def cost_values(flat: Mapping[str, Any], accel: Mapping[str, Any],
         out["nested_quant"] = flag_bool("use_bnb_nested_quant", flat.get("use_bnb_nested_quant", False))
     elif flag_bool("load_in_8bit", flat.get("load_in_8bit", False)):
         out["load_bits"] = 8
+    # the adapter over a quantized base is cast to bf16 from 0.26 (``LORA_BF16_ON_QUANTIZED_FROM``); else peft's fp32
+    out["lora_bf16"] = int(out["load_bits"]) < 16 and lora_bf16_on_quantized(running or release.version)
+    out["optim_8bit"] = optim_8bit(flat)  # --optim adamw_8bit / paged_adamw_8bit (swift/cost.py OPTIM_8BIT)
     out.update(save_values(flat))
     dtype = flat.get("dtype", flat.get("torch_dtype"))
     init = flat.get("model_init_kwargs")

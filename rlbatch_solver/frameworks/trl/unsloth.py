@@ -262,7 +262,14 @@ def unsloth_values(flat: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, V
     cost: dict[str, Value] = {"load_bits": 16 if bits == FP8 else bits, "load_fp8": bits == FP8,
                               "ckpt_offload": offload, "vllm_shared": shared,
                               "prequantized": prequantized(name, bits),
-                              "max_seq_length": _length("max_seq_length", args["max_seq_length"]), **flags}
+                              "max_seq_length": _length("max_seq_length", args["max_seq_length"]), **flags,
+                              # the LoRA adapter trains in fp32 over any base: get_peft_model ends in
+                              # prepare_model_for_kbit_training -> unsloth_zoo training_utils.py
+                              # prepare_model_for_training(float32_mixed_precision=True), which casts every
+                              # lora_A/lora_B to fp32 (models/llama.py and vision.py FastBaseModel.get_peft_model, LoRA
+                              # defaults float32_mixed_precision True), and models/rl.py removes TRL's bf16 cast of a
+                              # quantized base's adapter ("if _is_quantized_model:" -> "if False:"), 2026.10.9
+                              "lora_bf16": False}
     prompt = _flat(flat).get("max_prompt_length")
     if prompt not in (None, "", "None", "none"):
         # Unsloth drops the field (TRL 1.15 has none), but it is the script's own word on its longest prompt: the

@@ -229,6 +229,19 @@ def temperature_copy(version: str) -> bool:
     return _by_release(TEMPERATURE_COPY_FROM, version, False)
 
 
+# GRPOTrainer casts a quantized (bitsandbytes) base's trainable parameters, the LoRA adapter, to bf16 from 0.26.0
+# (0.26.0 grpo_trainer.py GRPOTrainer.__init__: "When using QLoRA, the PEFT adapter weights are converted to bf16",
+# ``param.data = param.data.to(torch.bfloat16)`` under ``is_loaded_in_4bit``/``is_loaded_in_8bit``; 1.16.0 the same
+# under ``_is_quantized_model``); 0.14-0.25 leave peft's fp32 upcast (0.25.1 prepare_peft_model's
+# peft_module_casting_to_bf16 casts the norms, embedding and lm_head only)
+LORA_BF16_ON_QUANTIZED_FROM = (0, 26)
+
+
+def lora_bf16_on_quantized(version: str) -> bool:
+    """Whether TRL ``version`` casts a quantized base's LoRA adapter to bf16 (``LORA_BF16_ON_QUANTIZED_FROM``)."""
+    return release_numbers(version) >= LORA_BF16_ON_QUANTIZED_FROM
+
+
 def prompt_cut(version: str) -> int | None:
     """The prompt length TRL ``version`` cuts prompts at when the config leaves max_prompt_length unset
     (``PROMPT_CUT_FROM``); None where it cuts none."""
