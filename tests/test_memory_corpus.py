@@ -1780,3 +1780,30 @@ def test_a_lora_adapter_is_priced_in_the_dtype_the_framework_leaves_it():
     assert per_param(qlora, optim) == pytest.approx(2 * (1 + 4 / 256), rel=0.01)
     assert per_param(qlora, optim, drop_optim=True) == pytest.approx(2 * C.BF16, rel=0.01)
     assert per_param(qlora, optim, "trl==0.24.0", drop_optim=True) == pytest.approx(2 * C.FP32, rel=0.01)
+
+
+def test_an_rllm_report_cut_after_its_kl_key_runs_the_deepcoder_script_it_copies_and_its_rollout_overflows():
+    """rLLM #182 (Qwen3-14B, 8 x A100-80GB): the post is cut after use_kl_loss; its visible lines are rLLM's
+    examples/deepcoder/train_deepcoder_16k.sh of the post's date with the sizes changed, and the reporter says the
+    config is that script's. rLLM's entry points read rLLM's own Hydra config, not verl's defaults, so the record takes
+    the script's remaining keys (gpu_memory_utilization 0.8, no actor offload). The rollout then holds the actor's fp32
+    params and Adam moments (not offloaded: 12 B x 14.8B over 8 GPUs) beside 0.8 of the card, on every release pack; the
+    same script on the 32 GPUs the DeepCoder record names holds a quarter of those states and fits (it ran). The
+    reporter's 'even with small micro and mini-batch sizes' agrees: those sizes do not set the rollout's peak."""
+    c = _case("verl_rllm182_qwen3_14b_grpo_multiturn_8xa100")
+    assert c.outcome == "oom" and "actor_rollout_ref.rollout.gpu_memory_utilization=0.8" in c.args
+    assert "actor_rollout_ref.actor.fsdp_config.param_offload=False" in c.args
+    for release in ("verl==0.4.1", "verl==0.5.0", c.framework):
+        mem = rb_check(c, release).memory
+        rollout = mem.phases["rollout"]
+        resident = rollout["actor params+optimizer (resident)"]
+        update = mem.phases["actor_update"]
+        assert resident == pytest.approx(update["params (sharded)"] + update["optimizer states (sharded)"], abs=2)  # MiB
+        assert resident / 1024 > 20  # GiB: fp32 params + Adam of 14.8B over 8 GPUs (terms in MiB)
+        assert mem.verdict("rollout") != "yes" and not mem.fits
+    # the same resident states over 32 GPUs: the DeepCoder script's own run (gpu_memory_utilization 0.8 too) fits
+    ran = _check("verl_deepcoder_script_r1distill14b_grpo16k_4x8xa100").memory
+    assert "actor_rollout_ref.rollout.gpu_memory_utilization=0.8" in _case(
+        "verl_deepcoder_script_r1distill14b_grpo16k_4x8xa100").args
+    assert ran.fits
+    assert ran.phases["rollout"]["actor params+optimizer (resident)"] == pytest.approx(resident / 4, rel=0.02)
