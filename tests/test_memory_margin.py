@@ -40,8 +40,9 @@ Q30 = SCRIPTS / "verl-megatron" / "run_qwen3moe-30b_megatron_96gb.sh"
 
 # ----------------------------------------------------------------------------- pipeline split
 def _layout(pp: int, **kw) -> SimpleNamespace:
-    """The fields megatron_stage_layers reads."""
-    base = dict(pp=pp, pp_account_embedding=False, pp_account_loss=False, pp_first_layers=None, pp_last_layers=None)
+    """The fields megatron_stage_layers and megatron_shard_params read."""
+    base = dict(pp=pp, vpp=1, pp_account_embedding=False, pp_account_loss=False, pp_first_layers=None,
+                pp_last_layers=None)
     return SimpleNamespace(**{**base, **kw})
 
 

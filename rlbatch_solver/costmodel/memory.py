@@ -460,12 +460,14 @@ def megatron_shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int,
     """
     tp, pp, ep, etp = max(1, tp), max(1, pp), max(1, ep), max(1, etp)
     split = tuple(megatron_stage_layers(plan, mc.layers)) if plan is not None and pp > 1 else None
-    return _shard_params(mc, tp, pp, ep, etp, critic, split, stage)
+    # interleaved (VPP): a stage holds every PP-th chunk of layers, not one run of them: the average layer
+    by_kind = plan is None or max(1, plan.vpp) == 1
+    return _shard_params(mc, tp, pp, ep, etp, critic, split, stage, by_kind)
 
 
 @functools.lru_cache(maxsize=4096)
 def _shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int, critic: bool,
-                  split: tuple[float, ...] | None, stage: int | None) -> tuple[float, float]:
+                  split: tuple[float, ...] | None, stage: int | None, by_kind: bool = True) -> tuple[float, float]:
     """``megatron_shard_params`` of a stage split (None: the even one), remembered: a cost table asks for the same few
     layouts row after row (the 64-GPU MoE of benchmarks/bench_recommend.py: 50,000 calls, 0.17 s)."""
     head = mc.hidden if critic else mc.lm_head  # the critic's value head is hidden -> 1
@@ -474,7 +476,7 @@ def _shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int, critic: 
     block = (total - mc.embed - head - routed) / max(1, mc.layers)
     split = split or (mc.layers / pp,) * pp
 
-    bounds = stage_layer_bounds(mc, split)
+    bounds = stage_layer_bounds(mc, split) if by_kind else None
     dense_layer, moe_rest, moe_routed = mc.layer_params_kinds
     # what the decoder layers leave of ``block`` (the final norm, a vision tower): spread over the layers as before
     rest = block - (sum(dense_layer if not f else moe_rest for f in mc.moe_layer_flags) / max(1, mc.layers))
@@ -663,7 +665,8 @@ def megatron_stage_activation_bytes(plan: Plan, mc: ModelConsts, split: list[flo
     (megatron-core gpt_layer_specs.py get_gpt_decoder_block_spec slices the moe_layer_freq pattern by the stage's
     layer offset, transformer_layer.py get_transformer_layer_offset); otherwise the average layer
     (``megatron_layer_activation_bytes``) times the stage's layers."""
-    bounds = stage_layer_bounds(mc, split)
+    # interleaved (VPP): a stage holds every PP-th chunk of layers, not one run of them: the average layer
+    bounds = stage_layer_bounds(mc, split) if max(1, plan.vpp) == 1 else None
     if bounds is None or plan.recompute == "full":  # full recompute keeps each layer's input alike
         return megatron_layer_activation_bytes(plan, mc) * split[stage]
     n_moe = sum(mc.moe_layer_flags[bounds[stage]:bounds[stage + 1]])
