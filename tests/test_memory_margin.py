@@ -40,8 +40,9 @@ Q30 = SCRIPTS / "verl-megatron" / "run_qwen3moe-30b_megatron_96gb.sh"
 
 # ----------------------------------------------------------------------------- pipeline split
 def _layout(pp: int, **kw) -> SimpleNamespace:
-    """The fields megatron_stage_layers reads."""
-    base = dict(pp=pp, pp_account_embedding=False, pp_account_loss=False, pp_first_layers=None, pp_last_layers=None)
+    """The fields megatron_stage_layers and megatron_shard_params read."""
+    base = dict(pp=pp, vpp=1, pp_account_embedding=False, pp_account_loss=False, pp_first_layers=None,
+                pp_last_layers=None)
     return SimpleNamespace(**{**base, **kw})
 
 
@@ -194,8 +195,9 @@ def test_openrlhf_default_vllm_share_on_its_own_gpus_fits():
 def test_a_peak_past_the_margin_but_within_the_error_is_not_called_merely_tight():
     """The 30B MoE script on H100: the actor update is 15.4 GiB over the usable memory and past the margin, so the
     memory rule breaks (INVALID). Within the model's error, 'will it OOM?' says it is likely out of memory, not only
-    'may run out of memory' under an ERROR line; past it (20.6% over against the 19% the measured training peaks
-    show since verl FSDP's root-unit gradients were priced at the backward's end), out of memory. On H20 (into the
+    'may run out of memory' under an ERROR line; past it (20.6% over against the 16% the measured training peaks
+    show since verl FSDP's root-unit gradients were priced at the backward's end and a Megatron pipeline stage prices
+    its own dense and MoE layers), out of memory. On H20 (into the
     margin, tolerated) it stays 'TIGHT: may run out of memory'."""
     import dataclasses
 
@@ -205,7 +207,7 @@ def test_a_peak_past_the_margin_but_within_the_error_is_not_called_merely_tight(
     over = CliRunner().invoke(app, ["check", str(Q30), "--gpu", "h100", "--model", "qwen3-30b-a3b"])
     assert over.exit_code == 1, over.output
     assert "OUT OF MEMORY: the actor update peaks at 90.1 of 74.7" in over.output
-    assert "1.1x the model's observed error" in over.output
+    assert "1.3x the model's observed error" in over.output
     mem = rb.check(str(Q30), gpu="h100", model="qwen3-30b-a3b").memory
     assert mem.verdict("actor_update") == "no" and mem.outlook() == "OOM"
     wider = dataclasses.replace(mem, error_log=math.log(1.25))  # an error of 25%: the same peak is within it

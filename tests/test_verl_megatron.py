@@ -424,3 +424,36 @@ def test_qwen3_8b_ppo_example_terms_follow_verl_0_9_code():
     tail = 24576 * (4 + 2) * 4096 / 2**20  # fp32 norm input + bf16 output per token, h = 4096
     flat = _example_terms("ACTOR_PP=1", "CRITIC_PP=1")
     assert actor == pytest.approx(flat["actor_update"]["activations"] - tail, rel=1e-3)
+
+
+def test_a_pipeline_stage_prices_its_own_dense_and_moe_layers():
+    """megatron-core builds each pipeline stage from the moe_layer_freq pattern sliced by the stage's layer offset
+    (models/gpt/gpt_layer_specs.py get_gpt_decoder_block_spec, transformer/transformer_layer.py
+    get_transformer_layer_offset; verl models/mcore/config_converter.py hf_to_mcore_config_dsv3 sets the first
+    first_k_dense_replace entries to 0). On verl's DeepSeek-V3 example for 512 H20 (PP 16, 3 layers on the first stage,
+    EP 32) the first stage holds the three dense layers and no routed expert; the second holds four MoE layers, all 8
+    of each layer's 256 experts that its EP rank owns, and 15 micro batches of them (1F1B)."""
+    import memory_corpus as mc_corpus
+    from rlbatch_solver.catalog.models import load_model
+    from rlbatch_solver.costmodel.memory import T_ACT_PP, _shard_params, model_consts
+
+    card = load_model("deepseek-v3")
+    mc = model_consts(card)
+    split = (3.0,) + (4.0,) * 14 + (2.0,)
+    per_moe_layer = card.num_experts * 3 * card.hidden_size * card.moe_intermediate_size
+    dense0, routed0 = _shard_params(mc, 1, 16, 32, 1, False, split, 0)
+    assert routed0 == 0
+    assert dense0 == pytest.approx(mc.embed + sum(card.layer_params(i) for i in range(3)), rel=0.01)
+    dense1, routed1 = _shard_params(mc, 1, 16, 32, 1, False, split, 1)
+    assert routed1 == 4 * per_moe_layer / 32
+    assert dense1 == pytest.approx(sum(card.layer_params(i) for i in range(3, 7)) - 4 * per_moe_layer, rel=0.01)
+    # one stage, every layer: the split changes nothing
+    assert sum(_shard_params(mc, 1, 1, 32, 1, False, None, None)) == pytest.approx(
+        (mc.params - mc.routed_expert_params) + mc.routed_expert_params / 32)
+
+    case = next(c for c in mc_corpus.cases() if c.name == "verl-megatron_example_deepseek_v3_grpo_512xh20")
+    r = rb.check(case.args, framework=case.framework, gpus=case.gpus, model=case.model, gpu=case.gpu)
+    terms = r.memory.phases["actor_update"]  # MiB
+    # micro batch 1 at the maximum lengths (2,048 + 4,096 tokens), no recompute, TP 1
+    assert terms[T_ACT_PP] == pytest.approx(15 * 6144 * 4 * mc.act_layer_mcore[1] / 2**20, abs=1)
+    assert mc.act_layer_mcore[0] < mc.act_all_layers_mcore / mc.layers < mc.act_layer_mcore[1]

@@ -81,6 +81,12 @@ class ModelConsts:
     mcore_drops_dense: tuple = ()
     moe_layers: int = 0
     moe_topk: int = 0  # routed experts per token (num_experts_per_tok), 0 for dense
+    # which decoder layers are MoE (a card with first_k_dense_replace / decoder_sparse_step mixes the two), one dense
+    # and one MoE layer's megatron-core activation bytes per token, and their parameters: (dense layer, MoE layer
+    # less its routed experts, the routed experts of one MoE layer); a pipeline stage prices its own layers with them
+    moe_layer_flags: tuple = ()
+    act_layer_mcore: tuple = (0, 0)
+    layer_params_kinds: tuple = (0, 0, 0)
     # vision tower of a vision-language card (ModelCard.vision_*; 0 for a text model): its parameters (tower without
     # merger, and merger), and the training activation bytes per ViT patch: one block's (the LM layer's terms at the
     # ViT's widths), the extra of its trained norms, and the merger's
@@ -145,7 +151,13 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
     ffn_eff_max = 0
     routed = 0
     layer_params_max = 0
+    kinds = [0, 0, 0]
     for i in range(L):
+        if m.is_moe_layer(i):
+            kinds[2] = m.num_experts * m._gated_mlp(m.moe_intermediate_size)
+            kinds[1] = m.layer_params(i) - kinds[2]
+        else:
+            kinds[0] = m.layer_params(i)
         mcore_total += attn + mc_norms + (mc_moe if m.is_moe_layer(i) else mc_dense)
         if m.is_moe_layer(i):
             per_layer.append(attn + norms + moe_mlp)
@@ -187,6 +199,9 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
         mcore_drops_dense=drops_dense,
         moe_layers=sum(1 for i in range(L) if m.is_moe_layer(i)),
         moe_topk=m.num_experts_per_tok if m.is_moe else 0,
+        moe_layer_flags=tuple(m.is_moe_layer(i) for i in range(L)),
+        act_layer_mcore=(attn + mc_norms + mc_dense, attn + mc_norms + mc_moe),
+        layer_params_kinds=tuple(kinds),
         **_vision_consts(m),
     )
 
@@ -263,15 +278,20 @@ def _mcore_recompute_drops(m: "ModelCard", h: int, qkv_dim: int, mc_moe: int, mc
             tuple((k, v) for k, v in dense.items() if v > 0))
 
 
+def _mcore_drops_per_layer(mc: ModelConsts, modules) -> tuple[float, float]:
+    """Bytes per token the selective recompute of ``modules`` drops from one MoE layer and from one dense layer."""
+    chosen = set(modules)
+    if "moe" in chosen:
+        chosen -= {"moe_act", "shared_experts"}
+    return (sum(v for k, v in mc.mcore_drops_moe if k in chosen),
+            sum(v for k, v in mc.mcore_drops_dense if k in chosen))
+
+
 def mcore_recompute_drop(mc: ModelConsts, modules) -> tuple[float, float]:
     """Bytes per token that megatron-core's selective recompute of ``modules`` drops: over all layers, and the most
     one layer drops (what its backward recomputes). ``moe`` checkpoints the whole MoE layer, so ``moe_act`` and
     ``shared_experts`` drop nothing more beside it."""
-    chosen = set(modules)
-    if "moe" in chosen:
-        chosen -= {"moe_act", "shared_experts"}
-    moe = sum(v for k, v in mc.mcore_drops_moe if k in chosen)
-    dense = sum(v for k, v in mc.mcore_drops_dense if k in chosen)
+    moe, dense = _mcore_drops_per_layer(mc, modules)
     n_dense = mc.layers - mc.moe_layers
     return moe * mc.moe_layers + dense * n_dense, max(moe if mc.moe_layers else 0, dense if n_dense else 0)
 
@@ -411,6 +431,22 @@ def megatron_stage_layers(plan: Plan, layers: int) -> list[float]:
     return [per - emb] + [per] * (pp - 2) + [per - loss]
 
 
+def stage_layer_bounds(mc: ModelConsts, split: tuple[float, ...] | list[float]) -> list[int] | None:
+    """First decoder layer of each pipeline stage and the end, when the stages split the layers into whole numbers
+    (megatron-core transformer_layer.py get_transformer_layer_offset: a stage's layers follow the earlier stages'); None
+    for a split that does not divide (spread evenly, ``megatron_stage_layers``) or a card whose layers are all of one
+    kind (the average layer is every layer)."""
+    flags = mc.moe_layer_flags
+    if not flags or all(flags) or not any(flags):
+        return None
+    if any(abs(n - round(n)) > 1e-9 for n in split) or round(sum(split)) != len(flags):
+        return None
+    bounds = [0]
+    for n in split:
+        bounds.append(bounds[-1] + int(round(n)))
+    return bounds
+
+
 def megatron_shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int,
                           critic: bool = False, plan: Plan | None = None,
                           stage: int | None = None) -> tuple[float, float]:
@@ -424,12 +460,14 @@ def megatron_shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int,
     """
     tp, pp, ep, etp = max(1, tp), max(1, pp), max(1, ep), max(1, etp)
     split = tuple(megatron_stage_layers(plan, mc.layers)) if plan is not None and pp > 1 else None
-    return _shard_params(mc, tp, pp, ep, etp, critic, split, stage)
+    # interleaved (VPP): a stage holds every PP-th chunk of layers, not one run of them: the average layer
+    by_kind = plan is None or max(1, plan.vpp) == 1
+    return _shard_params(mc, tp, pp, ep, etp, critic, split, stage, by_kind)
 
 
 @functools.lru_cache(maxsize=4096)
 def _shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int, critic: bool,
-                  split: tuple[float, ...] | None, stage: int | None) -> tuple[float, float]:
+                  split: tuple[float, ...] | None, stage: int | None, by_kind: bool = True) -> tuple[float, float]:
     """``megatron_shard_params`` of a stage split (None: the even one), remembered: a cost table asks for the same few
     layouts row after row (the 64-GPU MoE of benchmarks/bench_recommend.py: 50,000 calls, 0.17 s)."""
     head = mc.hidden if critic else mc.lm_head  # the critic's value head is hidden -> 1
@@ -438,9 +476,21 @@ def _shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int, critic: 
     block = (total - mc.embed - head - routed) / max(1, mc.layers)
     split = split or (mc.layers / pp,) * pp
 
+    bounds = stage_layer_bounds(mc, split) if by_kind else None
+    dense_layer, moe_rest, moe_routed = mc.layer_params_kinds
+    # what the decoder layers leave of ``block`` (the final norm, a vision tower): spread over the layers as before
+    rest = block - (sum(dense_layer if not f else moe_rest for f in mc.moe_layer_flags) / max(1, mc.layers))
+
     def on(i: int) -> tuple[float, float]:
         edge = (mc.embed if i == 0 else 0.0) + (head if i == pp - 1 else 0.0)
-        return (block * split[i] + edge) / tp, routed / max(1, mc.layers) * split[i] / (ep * etp)
+        if bounds is None:
+            return (block * split[i] + edge) / tp, routed / max(1, mc.layers) * split[i] / (ep * etp)
+        # the stage's own layers, dense or MoE (megatron-core gpt_layer_specs.py get_gpt_decoder_block_spec: the
+        # moe_layer_freq pattern sliced by the stage's layer offset)
+        n_moe = sum(mc.moe_layer_flags[bounds[i]:bounds[i + 1]])
+        n_dense = split[i] - n_moe
+        own = n_dense * dense_layer + n_moe * moe_rest + rest * split[i]
+        return (own + edge) / tp, moe_routed * n_moe / (ep * etp)
 
     if stage is not None:
         return on(stage)
@@ -607,6 +657,25 @@ def megatron_layer_activation_bytes(plan: Plan, mc: ModelConsts) -> float:
         total -= mcore_recompute_drop(mc, plan.recompute_modules)[0]
     layer = total / max(1, mc.layers)
     return _megatron_split(plan, layer)
+
+
+def megatron_stage_activation_bytes(plan: Plan, mc: ModelConsts, split: list[float], stage: int) -> float:
+    """Saved activation bytes per token of one micro batch over pipeline ``stage``'s own decoder layers: a card that
+    mixes dense and MoE layers (DeepSeek-V3's first three are dense) prices the stage's layers by their kind
+    (megatron-core gpt_layer_specs.py get_gpt_decoder_block_spec slices the moe_layer_freq pattern by the stage's
+    layer offset, transformer_layer.py get_transformer_layer_offset); otherwise the average layer
+    (``megatron_layer_activation_bytes``) times the stage's layers."""
+    # interleaved (VPP): a stage holds every PP-th chunk of layers, not one run of them: the average layer
+    bounds = stage_layer_bounds(mc, split) if max(1, plan.vpp) == 1 else None
+    if bounds is None or plan.recompute == "full":  # full recompute keeps each layer's input alike
+        return megatron_layer_activation_bytes(plan, mc) * split[stage]
+    n_moe = sum(mc.moe_layer_flags[bounds[stage]:bounds[stage + 1]])
+    n_dense = split[stage] - n_moe
+    dense, moe = mc.act_layer_mcore
+    if plan.recompute == "selective":
+        drop_moe, drop_dense = _mcore_drops_per_layer(mc, plan.recompute_modules)
+        dense, moe = dense - drop_dense, moe - drop_moe
+    return _megatron_split(plan, n_dense * dense + n_moe * moe)
 
 
 def _megatron_split(plan: Plan, per_token: float) -> float:
@@ -1625,11 +1694,11 @@ def _megatron_update_activations(plan: Plan, mc: ModelConsts, tokens: float, ter
         if vpp > 1 and 0 < i < pp - 1:
             continue
         if last:
-            act = tokens * (per_layer * split[i] + working + mc.act_tail)
+            act = tokens * (megatron_stage_activation_bytes(plan, mc, split, i) + working + mc.act_tail)
         elif vpp > 1:
             act = tokens * (per_layer * mc.layers * megatron_pipeline_factor(plan) + working)
         else:
-            act = tokens * (per_layer * split[i] * min(pp - i, n_mb) + working)
+            act = tokens * (megatron_stage_activation_bytes(plan, mc, split, i) * min(pp - i, n_mb) + working)
         states = ((terms[T_PARAMS], terms[T_GRADS], terms[T_OPTIM]) if same_states
                   else _computing_states(plan, *_megatron_states(plan, mc, critic, i)))
         total = act + (logits if last else 0.0) + sum(states)
