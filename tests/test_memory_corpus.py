@@ -994,10 +994,13 @@ def test_an_ms_swift_rollout_server_receives_a_whole_weight_bucket_beside_its_kv
     """ms-swift #4486 (server mode, Qwen2.5-3B, `swift rollout` on 2 of 8 H20): the trainer sends the weights in
     flat buckets of 512 MiB (SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE) and every server worker receives one whole into a new
     tensor (rollout.py update_flattened_params) while its KV cache is allocated: on top of the server's share. TRL's
-    server (priced with the same terms) is left out."""
+    server (priced with the same terms) is left out. Read at 3.7.2, the first release whose trainer takes the server
+    from --vllm_server_base_url alone (the report's own 3.5.0 runs colocated: the test above)."""
+    import rlbatch_solver as rb
     from rlbatch_solver.frameworks.swift.cost import SYNC_BUCKET_BYTES
 
-    r = _check("swift_4486_qwen2_5_3b_grpo_full_server_8xh20")
+    c = _case("swift_4486_qwen2_5_3b_grpo_full_server_8xh20")
+    r = rb.check(c.args, framework="swift==3.7.2", gpus=c.gpus, model=c.model, gpu=c.gpu)
     # a weight larger than a bucket goes alone: Qwen2.5-3B's 594 MiB embedding
     buffer = r.memory.phases["rollout"]["weight-sync receive buffer (outside budget)"]
     assert buffer == pytest.approx(max(SYNC_BUCKET_BYTES / 2**20, 2 * 151936 * 2048 / 2**20), abs=1)
@@ -1138,6 +1141,25 @@ def test_an_ms_swift_config_before_3_5_places_vllm_as_that_release_did():
         assert any("ms-swift < 3.5" in n for n in r.notes)
     r = _check("swift_example_v3.4.0_train_72b_4gpu_qwen2_5_72b_lora_4x80g")
     assert r.values["vllm_server"] is False and r.values["vllm_tp"] == 4 and r.memory.fits
+
+
+def test_ms_swift_3_5_to_3_7_1_runs_colocated_without_a_server_host():
+    """ms-swift #4486: Qwen2.5-3B full GRPO, `swift rollout --data_parallel_size 2` on GPUs 6-7 and the trainer on
+    0-5 with --vllm_mode server and --vllm_server_base_url only, out of memory on the training GPUs right at start.
+    Its flags date it to 3.5.0, whose RLHFArguments._init_grpo sets vllm_mode to colocate when --vllm_server_host is
+    not given, whatever --vllm_mode says: each training rank starts its own engine at the default
+    --vllm_gpu_memory_utilization 0.9 beside its ZeRO-3 states (we priced a server: 86.6 of 94.6 GiB on its GPU).
+    From 3.7.2 (ms-swift #5483) the base URL names the server too."""
+    r = _check("swift_4486_qwen2_5_3b_grpo_full_server_8xh20")
+    assert r.values["vllm_server"] is False and not r.memory.fits
+    assert "actor params+optimizer (resident)" in r.memory.phases["rollout"]
+    assert any("vllm_server_host is not provided" in n for n in r.notes)
+    import rlbatch_solver as rb
+
+    c = _case("swift_4486_qwen2_5_3b_grpo_full_server_8xh20")
+    later = rb.check(c.args, framework="swift==3.7.2", gpus=c.gpus, model=c.model, gpu=c.gpu)
+    assert later.values["vllm_server"] is True and later.memory.fits
+    assert not any("vllm_server_host is not provided" in n for n in later.notes)
 
 
 def test_ms_swift_offloads_only_around_a_colocated_engine():

@@ -895,20 +895,31 @@ def test_2025_9_holds_one_sequences_16_bit_logits_and_the_old_policys_in_the_los
 
 
 def test_2025_9_standby_raises_the_share_to_at_least_0_9():
-    """unsloth_zoo 2025.9.7 vllm_utils.py load_vllm: Standby keeps a share of 0.9 or more, raising a smaller one."""
+    """unsloth_zoo 2025.9.7 vllm_utils.py load_vllm: Standby keeps a share of 0.9 or more, raising a smaller one; vLLM
+    gets that share of the memory free when it loads (approximate_vllm_memory_usage: util x free / total)."""
+    from rlbatch_solver.costmodel import constants as C
+    from rlbatch_solver.frameworks.trl.unsloth import engine_share_of_free
+
     model, gpu = load_model("qwen3-4b"), load_gpu("t4")
+    free = (gpu.memory_bytes - C.MARGIN_FIXED_BYTES) / gpu.memory_bytes
+    assert engine_share_of_free(0.9, gpu.memory_bytes) == pytest.approx(0.9 * free)
     for asked, share in ((0.7, 0.9), (0.95, 0.95)):
         flat = {"fast_inference": True, "load_in_4bit": False, "gpu_memory_utilization": asked, "num_generations": 2,
                 "UNSLOTH_VLLM_STANDBY": "1"}
         for fw, expect in ((OLD, share), (FW, standby_utilization(gpu.memory_bytes))):
             values = fw.to_values(flat, gpus=1, model=model)
-            assert fw.cost_spec(model, gpu).plan(values, Phase.ROLLOUT).gpu_memory_utilization == pytest.approx(expect)
+            plan = fw.cost_spec(model, gpu).plan(values, Phase.ROLLOUT)
+            assert plan.gpu_memory_utilization == pytest.approx(expect * free)
 
 
 def test_the_t4_rows_of_unsloths_standby_table_priced_as_2025_9_runs_them():
     """Unsloth's docs' Standby experiments (memory-efficient-rl, Qwen3-4B on one T4, the 2025.9 release): the
-    no-Standby rows at 0.9 and 0.8 do not train, the one at 0.7 does; the Standby rows use what the table reports
-    (14.5, 13.8 and 13 GiB for 0.95, 0.9 and 0.7, raised to 0.9)."""
+    no-Standby rows at 0.9 and 0.8 do not train, the one at 0.7 does; the Standby rows train, using what the table
+    reports (14.5, 13.8 and 13 GiB for 0.95, 0.9 and 0.7, raised to 0.9). That is the GPU's whole use, the CUDA
+    context included, which the model keeps in the fixed margin and vLLM's budget leaves out (Unsloth gives it a share
+    of the free memory): the priced peak is under it, by less than that margin."""
+    from rlbatch_solver.costmodel import constants as C
+
     import memory_corpus as mc
 
     rows = {c.name.removeprefix("unsloth_docs_standby_qwen3_4b_grpo_").removesuffix("_1xt4"): c
@@ -921,8 +932,8 @@ def test_the_t4_rows_of_unsloths_standby_table_priced_as_2025_9_runs_them():
         assert judged[name].predicted_oom == (rows[name].outcome == "oom"), (name, judged[name].peak_gib)
         assert judged[name].worst_phase == Phase.ACTOR_UPDATE
     for name, reported in (("standby_gmu095", 14.5), ("standby_gmu09", 13.8)):
-        assert judged[name].worst_phase == Phase.ROLLOUT
-        assert judged[name].peak_gib == pytest.approx(reported, rel=0.03), name
+        assert judged[name].worst_phase == Phase.ROLLOUT and not judged[name].predicted_oom, name
+        assert 0 <= reported - judged[name].peak_gib <= C.MARGIN_FIXED_BYTES / 2**30, (name, judged[name].peak_gib)
 
 
 def test_2025_9s_tables_equal_the_full_cost_model():

@@ -475,7 +475,10 @@ class SwiftFramework(Framework):
         out: dict[str, Value] = {
             "vllm_mode_given": _present(mode),
             "vllm_server": mode == "server",
-            "server_host_given": _present(flat.get("vllm_server_host")) or _present(flat.get("vllm_server_base_url")),
+            # the base URL names the server from 3.7.2 (versions.BASE_URL_NAMES_SERVER_FROM); before, the host alone
+            "server_host_given": _present(flat.get("vllm_server_host")) or (
+                _present(flat.get("vllm_server_base_url"))
+                and swift_versions.base_url_names_server(self.code_release or self.version)),
             "teacher": _present(flat.get("teacher_model")) or _present(flat.get("teacher_model_server")),
         }
         ratio = flag_float("split_dataset_ratio", flat.get("split_dataset_ratio", 0.0))
@@ -613,8 +616,19 @@ class SwiftFramework(Framework):
                          f"per_round, or a rollout server): the trained response {priced_words(priced)} up to the "
                          "engine's context (--vllm_max_model_len, else the model's), not max_completion_length; set "
                          "--completion_length_limit_scope total (colocate) or --vllm_max_model_len to bound it")
+        release = self.code_release or self.version
+        base_url_only = (not self.megatron and flag_bool("use_vllm", flat.get("use_vllm", False))
+                         and _present(flat.get("vllm_server_base_url")) and not _present(flat.get("vllm_server_host"))
+                         and not swift_versions.base_url_names_server(release))
+        if base_url_only:
+            # RLHFArguments._init_grpo of 3.5.0-3.7.1 (versions.BASE_URL_NAMES_SERVER_FROM)
+            notes.append(f"--vllm_server_base_url without --vllm_server_host: ms-swift {release} sets vllm_mode to "
+                         "colocate ('vllm_server_host is not provided'), whatever --vllm_mode says, and every training "
+                         f"rank starts its own vLLM engine at --vllm_gpu_memory_utilization; the memory "
+                         f"{priced_words(priced)} that way. Give --vllm_server_host and --vllm_server_port for the `swift rollout` server (3.7.2 "
+                         "and later read the base URL too)")
         if (flat.get("vllm_mode") == "server" and flag_bool("use_vllm", flat.get("use_vllm", self.megatron))
-                and not _present(flat.get("rollout.vllm_gpu_memory_utilization"))):
+                and not base_url_only and not _present(flat.get("rollout.vllm_gpu_memory_utilization"))):
             ignored = (f"; this command's {flat['vllm_gpu_memory_utilization']} sizes a colocated engine only"
                        if _present(flat.get("vllm_gpu_memory_utilization")) else "")
             notes.append(f"the `swift rollout` server's GPU {priced_words(priced)} at that server's default vLLM "

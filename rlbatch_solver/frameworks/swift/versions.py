@@ -359,6 +359,21 @@ def mode_follows_host(version: str) -> bool:
     return release_numbers(version) < (3, 11, 0)
 
 
+# --vllm_server_base_url names the rollout server from 3.7.2 on. In 3.5.0-3.7.1 RLHFArguments._init_grpo
+# (swift/llm/argument/rlhf_args.py) sets vllm_mode from --vllm_server_host alone: "server" when it is given, else
+# "colocate" ("set vllm_mode to `colocate` since vllm_server_host is not provided"), whatever --vllm_mode says, and
+# _init_external_vllm makes no VLLMClient without the host; GRPOTrainer.__init__ then builds a colocated engine on
+# every training rank (grpo_trainer.py prepare_vllm, at --vllm_gpu_memory_utilization). The base URL (added by
+# ms-swift #4449, 2025-06-03, first released in 3.5.0) counts as a host from #5483 ("fix grpoargs check
+# server_base_url", 2025-08-21): 3.7.1's rlhf_args.py tests the host alone, 3.7.2's the host or the base URL.
+BASE_URL_NAMES_SERVER_FROM = (3, 7, 2)
+
+
+def base_url_names_server(release: str) -> bool:
+    """Whether --vllm_server_base_url alone puts the release's GRPO in server mode (BASE_URL_NAMES_SERVER_FROM)."""
+    return release_numbers(release) >= BASE_URL_NAMES_SERVER_FROM
+
+
 def legacy_layout(version: str) -> bool:
     """Releases without --vllm_mode (3.2-3.4): vLLM placed by num_infer_workers and the visible GPUs."""
     return release_numbers(version) < (3, 5, 0)

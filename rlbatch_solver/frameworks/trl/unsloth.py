@@ -691,6 +691,9 @@ class UnslothFramework(TrlFramework):
                 # hidden states): where the old log-prob pass runs (the pack's gate, TrlFramework.code_release)
                 loss_old_logits=sequence_chunks and Phase.OLD_LOG_PROB in base.phases_run(values))
             if p.engine_shares_weights:
+                # load_vllm hands vLLM util x free / total (engine_share_of_free): its budget is util x the memory
+                # free when the engine loads, not util x total
+                p = p.replace(gpu_memory_utilization=engine_share_of_free(p.gpu_memory_utilization, gpu.memory_bytes))
                 tokens, seqs = engine_batch(p.gpu_memory_utilization * gpu.memory_bytes
                                             - engine_weight_bytes(p, model_consts(model)))
                 p = p.replace(max_num_batched_tokens=tokens, max_num_seqs=seqs)
@@ -709,6 +712,19 @@ class UnslothFramework(TrlFramework):
         return replace(base, framework="unsloth", plan=unsloth_plan, memory_inputs=memory_inputs,
                        time_inputs=time_inputs,
                        bool_names=base.bool_names | {"ckpt_offload", "vllm_shared", "load_fp8", "prequantized"})
+
+
+def engine_share_of_free(util: float, memory_bytes: float) -> float:
+    """The share of the GPU Unsloth's vLLM engine gets for ``util``: util x free / total. unsloth_zoo's
+    ``approximate_vllm_memory_usage`` (vllm_utils.py, 2025.9.7 and 2026.10.9) reads ``torch.cuda.mem_get_info()``
+    before the engine loads, sets ``free_memory = gpu_memory_utilization * free_memory`` and ``load_vllm`` passes
+    ``free_memory / total_memory`` as vLLM's gpu_memory_utilization, so vLLM's budget (util x total) is util x the
+    free memory. Free then: the capacity less the fixed margin (the driver's reserve and the process's CUDA context,
+    ``C.MARGIN_FIXED_BYTES``); nothing else is on the GPU, as the engine loads the model the trainer then shares. (The
+    same function lowers the share where the rest, total - util x free, is under its LoRA activation estimate of two
+    max_seq_length rows: over 1 GiB rest at the shares we see, above that estimate for the models we price; not
+    priced.)"""
+    return util * max(0.0, memory_bytes - C.MARGIN_FIXED_BYTES) / memory_bytes
 
 
 # UNSLOTH_VLLM_STANDBY replaces gpu_memory_utilization with a share by the GPU's size (unsloth_zoo/vllm_utils.py
