@@ -148,3 +148,23 @@ def test_recommend_from_a_config_on_an_engine_we_do_not_model_is_refused(tmp_pat
     assert res.returncode == 2 and "mlite_actor is a training engine we do not model" in said, said
     script.write_text(script.read_text().replace("=mlite_actor", "=dp_actor"))
     assert run("recommend", "--from", str(script), "--gpu", "h100").returncode == 0
+
+
+@pytest.mark.parametrize("engine", [None, "torchtitan"])
+def test_a_group_note_says_memory_is_not_evaluated_exactly_for_the_engine_pick_not_priced(engine):
+    """The picks ``check`` says it prices no memory for are the one ``unmodelled_engine`` finds (the same predicate):
+    a role's option of no engine we model (mlite_ref), or a model_engine we do not model; a modelled option at odds
+    with the actor's backend (megatron_critic beside dp_actor) and another group (model@...) are read as the
+    actor's backend and priced."""
+    from rlbatch_solver.frameworks.verl import fsdp
+
+    flat = {"actor@actor_rollout_ref.actor": "dp_actor", "ref@actor_rollout_ref.ref": "mlite_ref",
+            "critic": "megatron_critic", "model@actor_rollout_ref.model": "foo"}
+    if engine:
+        flat["model_engine"] = engine
+    notes = fsdp.group_notes(flat, priced=True)
+    unpriced = [n.partition(": ")[0] for n in notes if "not evaluated for an engine we do not model" in n]
+    picks = ([f"model_engine={engine}"] if engine else []) + ["ref@actor_rollout_ref.ref=mlite_ref"]
+    assert unpriced == picks and fsdp.unmodelled_engine(flat) == picks[0]
+    assert len(notes) == len(picks) + 2 and all("memory and time are priced as FSDP" in n
+                                                for n in notes if n.partition(": ")[0] not in picks), notes

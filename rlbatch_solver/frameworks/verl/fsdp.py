@@ -233,15 +233,24 @@ def groups_not_modelled(flat: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _unmodelled(key: str, option: str) -> bool:
+    """Whether a pick (``key=option``) is an engine whose training backend we do not model: a model_engine of verl's
+    we do not model (torchtitan), or a role's option that is neither dp_<role> nor megatron_<role> (Megatron Lite's
+    mlite_actor). A role's modelled option at odds with the actor's backend is not one (``groups_not_modelled``)."""
+    key = key.lstrip("+")
+    if key == "model_engine":
+        return option in OTHER_ENGINES
+    return key in ROLE_GROUPS and _role_backend(key, option) is None
+
+
 def unmodelled_engine(flat: Mapping[str, Any]) -> str | None:
     """The engine option a config picks whose training backend we do not model (model_engine=torchtitan, or a role's
     option such as Megatron Lite's mlite_actor): memory and time are not priced for it (its memory is not FSDP's);
     None where every role runs an engine we model."""
     engine = flat.get("model_engine")
-    if engine is not None and str(engine) in OTHER_ENGINES:
+    if engine is not None and _unmodelled("model_engine", str(engine)):
         return f"model_engine={engine}"
-    return next((f"{key}={option}" for key, option in group_choices(flat).items()
-                 if key.lstrip("+") in ROLE_GROUPS and _role_backend(key.lstrip("+"), option) is None), None)
+    return next((f"{key}={option}" for key, option in group_choices(flat).items() if _unmodelled(key, option)), None)
 
 
 def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
@@ -264,8 +273,7 @@ def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
         else:
             what = (f"a config group option ({key.lstrip('+').partition('@')[0]}: {option}) that is not modelled: the "
                     "keys it brings are not read")
-        unpriced = key == "model_engine" or (role is not None and _role_backend(key.lstrip("+"), option) is None)
-        tail = ("memory and time are not evaluated for an engine we do not model" if unpriced else
+        tail = ("memory and time are not evaluated for an engine we do not model" if _unmodelled(key, option) else
                 f"memory and time {priced_words(priced, plural=True)} as {backend} training")
         out.append(f"{picked}: {what}; the batch sizes are checked with verl's {backend} rules, and {tail}")
     return out
