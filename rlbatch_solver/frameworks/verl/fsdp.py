@@ -276,7 +276,47 @@ def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
         tail = ("memory and time are not evaluated for an engine we do not model" if _unmodelled(key, option) else
                 f"memory and time {priced_words(priced, plural=True)} as {backend} training")
         out.append(f"{picked}: {what}; the batch sizes are checked with verl's {backend} rules, and {tail}")
+    mixed = _engine_beside_actor(flat, priced)
+    if mixed:
+        out.append(mixed)
     return out
+
+
+_ROLE_WORDS = {"ref": "the reference model (where KL is used)", "critic": "the critic (where the algorithm trains one)"}
+
+
+def _engine_beside_actor(flat: Mapping[str, Any], priced: bool) -> str | None:
+    """A model_engine (written, or by ``--config-name=ppo_megatron_trainer``) whose backend is not the one the config's
+    actor option picks (model_engine=megatron with actor@actor_rollout_ref.actor=dp_actor): verl's trainer config
+    picks the roles it does not override from model_engine (0.7.1-0.9.1 ppo_trainer.yaml defaults:
+    ``ref@actor_rollout_ref.ref: ${model_engine}_ref``, ``critic@critic: ${model_engine}_critic``), so the reference
+    model and the critic get the other backend's config (megatron_ref.yaml, megatron_critic.yaml: strategy megatron),
+    and 0.8-0.9's engine workers build each role on its own config's strategy (workers/engine_workers.py
+    TrainingWorker: ``EngineRegistry.new(backend=self.engine_config.strategy)``): a run of two backends we price as
+    the actor's. None where they agree, or no model_engine is given."""
+    from ..base import priced_words
+
+    engine = flat.get("model_engine")
+    actor = flat.get(ACTOR_GROUP, flat.get("+" + ACTOR_GROUP))
+    if engine is None or actor is None or str(engine) not in MODELLED_ENGINES:
+        return None
+    by_actor = _role_backend(ACTOR_GROUP, str(actor))
+    if by_actor is None or by_actor == MODELLED_ENGINES[str(engine)]:
+        return None
+    picked = {k.lstrip("+") for k in group_choices(flat)}
+    left = [role for key, role in ROLE_GROUPS.items() if role != "actor" and key not in picked]
+    if not left:
+        return None
+    roles = [f"{role}: {engine}_{role}" for role in left]
+    who = " and ".join(_ROLE_WORDS[role] for role in left)
+    backend, other = ("Megatron", "FSDP") if by_actor else ("FSDP", "Megatron")
+    how = "--config-name=ppo_megatron_trainer" if isinstance(engine, ByConfigName) else f"model_engine={engine}"
+    return (f"{how} with {ACTOR_GROUP}={actor}: the actor trains with {backend}, but verl picks the roles the config "
+            f"does not override from model_engine ({', '.join(roles)}), so {who} run{'s' if len(left) == 1 else ''} "
+            f"{other} beside it; the batch sizes are checked with "
+            f"verl's {backend} rules, and memory and time {priced_words(priced, plural=True)} as {backend} training "
+            f"throughout. To run one backend, drop {how} (or "
+            f"pick the roles' {'megatron' if by_actor else 'dp'}_ options too)")
 
 
 def is_megatron(flat: Mapping[str, Any]) -> bool:
