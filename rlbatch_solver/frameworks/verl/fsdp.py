@@ -1157,6 +1157,9 @@ class VersionPacks:
     # a release whose trainer config keys we list apart from its pack's (versions.KEY_RELEASES: 0.9.0, judged by
     # 0.9.1's rules), where the user named it or its keys dated the config; None: the pack's own release
     key_release: str | None = None
+    # the release was dated from the config (``for_config``), not named by the user: a key only other releases' trainer
+    # configs have is then not refused (struct_keys.refused's ``named``)
+    keys_dated: bool = False
 
     @property
     def keys_version(self) -> str:
@@ -1184,7 +1187,8 @@ class VersionPacks:
             return self, (f"checked with the verl {self.version} rules, the newest we follow ({why}); name yours "
                           f"with --framework {self.name}==0.8.0 (or 0.7.1, 0.6.1) if you run another")
         pack = versions.KEY_RELEASES.get(version, version)
-        fw = get_framework(f"{self.name}=={pack}").with_named_release(version)
+        fw = copy.copy(get_framework(f"{self.name}=={pack}").with_named_release(version))
+        fw.keys_dated = True
         judged = f"the verl {pack} rules" + (f" (verl {version} checks as {pack} does)" if pack != version else "")
         return fw, f"checked with {judged}: {why}; name another with --framework {self.name}==VERSION"
 
@@ -1203,7 +1207,8 @@ class VersionPacks:
         # release (grad_offload of 0.1-0.2 beside lora_rank of 0.4 on): then one of them stops whichever release runs
         release = self.keys_version
         lacks = set(versions.missing_keys({k: None for k in given}, release))
-        refused = frozenset(struct_keys.refused(flat, given, release)) | frozenset(lacks)
+        named = self.pinned and not self.keys_dated
+        refused = frozenset(struct_keys.refused(flat, given, release, named)) | frozenset(lacks)
         return replace(base, keys=base.keys | struct_keys.release_keys(release), others=base.others | added,
                        refused=refused, plus_adds=frozenset(k for k in refused if struct_keys.adds_with_plus(k, release)),
                        refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",
