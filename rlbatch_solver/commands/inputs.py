@@ -329,11 +329,28 @@ def scenario(scenario_file: Optional[str], flags: dict[str, Any], set_: Optional
     return scenario_from_dict(data)
 
 
-def from_config(path: str, framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
+def from_words(path: Optional[str], environment: Optional[List[str]]) -> Optional[List[str]]:
+    """``recommend --from run.sh DEVICE=gpu``: the script's path and the environment words given after it (as ``check
+    run.sh DEVICE=gpu`` takes them); None without --from, where such words are an input error."""
+    if path is None:
+        if environment:
+            raise InputError("recommend", f"'{environment[0]}': recommend takes no arguments without --from (the "
+                             "environment words after a script's path are read with --from's script).",
+                             "describe the scenario with flags (--gpu, --gpus, --model, --set KEY=VALUE), or pass "
+                             "--from run.sh with the NAME=value words after it.")
+        return None
+    return [path, *(environment or [])]
+
+
+def from_config(words: str | List[str], framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
                 model: Optional[str]) -> tuple[str, dict[str, Any], Optional[int], Optional[str]]:
-    """``recommend --from run.sh`` (or a YAML config with --framework): the framework, flat config, GPUs and model."""
+    """``recommend --from run.sh`` (or a YAML config with --framework; ``words``: its path, then the environment words
+    given after it): the framework, flat config, GPUs and model."""
     from ..frameworks.overrides import is_file
     from ..launch_script import is_launch_script
+
+    words = [words] if isinstance(words, str) else list(words)
+    path, rest = words[0], words[1:]
 
     if not gpu:
         raise InputError("gpu", "a launch script does not say which GPU it runs on.",
@@ -342,9 +359,12 @@ def from_config(path: str, framework: Optional[str], gpu: Optional[str], gpus: O
         raise InputError("--from", not_a_file(path),
                          "pass the path of your launch script (run.sh) or of a YAML config.")
     if is_launch_script(path):
-        name, args, gpus, model = script(framework, [path], gpus, model)
+        name, args, gpus, model = script(framework, [path, *rest], gpus, model)
         flat, _ = pasted(name, None, args, "recommend from")
     else:
+        if rest:
+            raise InputError("--from", f"'{rest[0]}' follows a YAML config: only a launch script reads the "
+                             "environment words after its path.", "set the value in the YAML, or drop the words.")
         name = config_file(framework or "verl", framework is not None, path, None, field="--from")[0]
         flat, _ = pasted(name, path, None, "recommend from", field="--from")
     return name, flat, gpus, model
