@@ -224,6 +224,9 @@ def test_a_config_file_that_is_no_yaml_config_is_named_as_such(tmp_path, text, w
     assert proc.returncode == 2 and proc.stderr.startswith("error: --config:") and "is a directory" in proc.stderr
     proc = run("check", "--config", str(tmp_path / "absent"))
     assert proc.returncode == 2 and "does not exist" in proc.stderr, proc.stderr
+    for command in ("check", "fix"):  # a directory in place of the script: it read as a pasted word, "nothing to check"
+        proc = run(command, str(tmp_path))
+        assert proc.returncode == 2 and proc.stderr.startswith("error: config: '") and "is a directory" in proc.stderr
 
 
 def test_an_empty_config_file_or_a_device_is_named_as_such(tmp_path):
@@ -409,8 +412,10 @@ def test_a_script_or_config_that_does_not_exist_is_said_so(name):
     # was: "nothing to check (run.sh is not an argument it takes)"
     res = run("check", f"no-such-dir/{name}")
     assert res.returncode == 2 and f"{name}' does not exist" in res.stderr, res.stderr
-    res = run("check", "tests")  # a folder named without a suffix is still a pasted word; with one, it is said
-    assert res.returncode == 2 and "nothing to check" in res.stderr
+    res = run("check", "tests")  # a folder named alone is said to be one (it read as a pasted word, "nothing to check")
+    assert res.returncode == 2 and "'tests' is a directory, not a file" in res.stderr, res.stderr
+    res = run("check", "tests", "foo")  # the first word of a longer paste stays a word (`trl grpo` beside a clone)
+    assert res.returncode == 2 and "nothing to check" in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize("framework, command, ok", [

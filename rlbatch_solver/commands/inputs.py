@@ -163,13 +163,26 @@ def config_file(framework: str, named: bool, config: Optional[str], overrides: O
         suffix = PurePath(first).suffix.lower() if len(first) < 4096 and "\0" not in first else ""
         if suffix in CONFIG_SUFFIXES and config is None and is_file(first):
             config, overrides = first, list(overrides[1:])
-        elif suffix in CONFIG_SUFFIXES + (".sh", ".bash") and not is_file(first):
+        elif (suffix in CONFIG_SUFFIXES + (".sh", ".bash") or (len(overrides) == 1 and _is_dir(first))) \
+                and not is_file(first):
             raise InputError("config", not_a_file(first),
                              "pass the path of your launch script (run.sh) or YAML config, or paste the arguments "
                              "after --.")
     if not named and config and PurePath(config).suffix.lower() in CONFIG_SUFFIXES and is_file(config):
         framework = _framework_of_config(framework, config, field)
     return framework, config, overrides
+
+
+def _is_dir(word: str) -> bool:
+    """Whether the one word given in place of the arguments names a directory (``rlbatch check runs/``: it was read as
+    a pasted word, "nothing to check (runs/ is not an argument it takes)"). The first word of a longer command stays a
+    word (``trl grpo ...`` run beside a clone of trl)."""
+    from pathlib import Path
+
+    try:
+        return len(word) < 4096 and "\0" not in word and Path(word).expanduser().is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _framework_of_config(default: str, path: str, field: str) -> str:
