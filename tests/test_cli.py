@@ -742,3 +742,16 @@ def test_a_grpo_config_yaml_that_names_its_model_under_trls_key_is_trls(tmp_path
     res = run("check", "--gpus", "8", str(path))
     assert res.returncode == 0 and "read as trl's config" in res.stderr, res.stdout + res.stderr
     assert "passes every one of the trl" in res.stdout
+
+
+def test_a_pasted_command_of_an_entry_point_we_do_not_know_says_to_name_its_framework():
+    """`accelerate launch --num_processes 3 grpo.py ...` (a user's own GRPO script: no module we know) read as verl's
+    overrides said only "nothing to check (accelerate, launch, --num_processes are not an argument it takes)". It now
+    names the script and says to pass --framework; with --framework trl the same words are checked."""
+    words = ["accelerate", "launch", "--num_processes", "3", "grpo.py", "--per_device_train_batch_size", "4",
+             "--num_generations", "8"]
+    res = run("check", "--", *words)
+    assert res.returncode == 2 and "grpo.py is an entry point we do not know" in res.stderr, res.stderr
+    assert "with --framework (trl for a script that builds TRL's GRPOTrainer" in res.stderr
+    res = run("check", "--framework", "trl", "--", *words)
+    assert res.returncode == 1 and "generation_batch_size = 12 is not divisible by num_generations = 8" in res.stdout

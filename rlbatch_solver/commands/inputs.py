@@ -281,10 +281,20 @@ def pasted(framework: str, config: Optional[str], overrides: Optional[List[str]]
     if not flat:
         read_past = f" ({', '.join(shown(t, 40) for t in ignored[:3])} {'is' if len(ignored) == 1 else 'are'} not " \
             "an argument it takes)" if ignored else ""
+        entry = next((t for t in ignored if t.endswith(".py")), None)
+        if entry is not None and ignored[0].rsplit("/", 1)[-1] in _LAUNCHER_WORDS:  # accelerate launch grpo.py ...
+            raise InputError("config", f"nothing to {verb}{read_past}: {shown(entry, 60)} is an entry point we do not "
+                             f"know, so its arguments were read as {framework}'s.",
+                             "name the framework the script runs with --framework (trl for a script that builds "
+                             "TRL's GRPOTrainer, unsloth for Unsloth's), and its arguments are read as that one's.")
         raise InputError("config", f"nothing to {verb}{read_past}.",
                          "paste the arguments after -- (key=value for verl, --flag value for the others) or pass "
                          "--config FILE.")
     return flat, ignored
+
+
+# the words that start a pasted command's entry point (launch_script.py reads the ones it knows the script of)
+_LAUNCHER_WORDS = ("accelerate", "torchrun", "deepspeed", "python", "python3")
 
 
 def _config_keys(path: str, field: str) -> dict[str, Any]:
