@@ -123,6 +123,10 @@ def test_a_key_only_a_later_releases_trainer_config_has_is_refused_under_a_named
     assert res.returncode == 1 and len(broken) == 1, data["violations"]
     assert f"{key} is not an option of verl {release}" in broken[0]["message"]
     assert "Key 'use_no_sync_for_gradient_accumulation' is not in struct" in broken[0]["message"]
+    assert (f"(a key of verl 0.9.1's trainer config; {release} has no key of the same meaning we know: drop it)"
+            in broken[0]["message"])
+    fixed = run("fix", "--framework", f"verl=={release}", *BATCH, f"{key}=True")  # drops it, as a Hydra key
+    assert f"+ (drop {key})" in fixed.stdout and f"drop --{key}" not in fixed.stdout, fixed.stdout
     for framework, arg in ((f"verl=={release}", f"+{key}=True"), ("verl", f"{key}=True"),
                            ("verl==0.9.1", f"{key}=True"), (f"verl=={release}", "algorithm.filter_groups.enable=True")):
         res = run("check", "--framework", framework, "--json", *BATCH, arg)

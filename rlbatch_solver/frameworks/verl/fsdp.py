@@ -1208,8 +1208,14 @@ class VersionPacks:
         release = self.keys_version
         lacks = set(versions.missing_keys({k: None for k in given}, release))
         named = self.pinned and not self.keys_dated
-        refused = frozenset(struct_keys.refused(flat, given, release, named)) | frozenset(lacks)
+        struct = struct_keys.refused(flat, given, release, named)
+        refused = frozenset(struct) | frozenset(lacks)
+        # a key only other releases' trainer configs have (refused under a named release): no key of the same meaning
+        # we know, so fix and recommend drop it, saying which releases have it
+        later = tuple((k, None, f"a key of verl {', '.join(found)}'s trainer config") for k in struct
+                      if k not in lacks and (found := struct_keys.releases_having(k)))
         return replace(base, keys=base.keys | struct_keys.release_keys(release), others=base.others | added,
+                       successors=base.successors + later,
                        refused=refused, plus_adds=frozenset(k for k in refused if struct_keys.adds_with_plus(k, release)),
                        refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",
                        source="verl/trainer/main_ppo.py: hydra.main (the trainer config is a struct: OmegaConf "

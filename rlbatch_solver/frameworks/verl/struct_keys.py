@@ -152,6 +152,14 @@ def _lacks_held(parts: list[str], version: str) -> bool:
     return inside is None or _holds_no_new_key(inside, sections) or inside in sections
 
 
+def releases_having(key: str) -> list[str]:
+    """The releases whose trainer config (the lists we hold) has ``key``, oldest first."""
+    from ...release_numbers import release_numbers
+
+    versions = {p.name.rsplit("_", 1)[0] for p in HERE.glob("*.txt")}
+    return sorted((v for v in versions if key in release_keys(v)), key=release_numbers)
+
+
 def _holds_no_new_key(inside: str, sections: frozenset[str]) -> bool:
     """Whether a key under ``inside`` (the deepest part of it the release's config has) is refused whatever it is:
     ``inside`` is a value (``{}``, null, a scalar: 0.9.1's engine_kwargs.vllm, model.override_config), or a mapping of
