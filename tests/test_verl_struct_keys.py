@@ -217,3 +217,13 @@ def test_the_key_list_is_the_generators_reading_of_the_composed_config():
     assert gen.paths({"a": {"b": 1, "c": {}, "d": {"e": None}}}) == ["a.", "a.b", "a.c", "a.d.", "a.d.e"]
     head = (struct_keys.HERE / "0.9.1_fsdp.txt").read_text().splitlines()[0]
     assert head == "# verl==0.9.1 verl/trainer/config/_generated_ppo_trainer.yaml, written by benchmarks/verl_config_keys.py"
+
+
+def test_a_version_specific_key_the_named_release_lacks_is_said_as_its_releases_and_dropped_by_fix():
+    """trainer.use_v1 (0.9.0-0.9.1) under --framework verl==0.5.0: the refusal names the releases that have it and fix
+    drops it ("+ (drop trainer.use_v1)"), where it said "rename or remove it by hand"."""
+    res = run("check", "--framework", "verl==0.5.0", "--json", *BATCH, "trainer.use_v1=True")
+    broken = [v for v in json.loads(res.stdout)["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert "(a key of verl 0.9.0, 0.9.1; 0.5.0 has no key of the same meaning we know: drop it)" in broken[0]["message"]
+    fixed = run("fix", "--framework", "verl==0.5.0", *BATCH, "trainer.use_v1=True")
+    assert "+ (drop trainer.use_v1)" in fixed.stdout and "remove it by hand" not in fixed.stdout, fixed.stdout

@@ -1210,13 +1210,17 @@ class VersionPacks:
         named = self.pinned and not self.keys_dated
         struct = struct_keys.refused(flat, given, release, named)
         refused = frozenset(struct) | frozenset(lacks)
+        plus = frozenset(k for k in refused if struct_keys.adds_with_plus(k, release))
         # a key only other releases' trainer configs have (refused under a named release): no key of the same meaning
-        # we know, so fix and recommend drop it, saying which releases have it
+        # we know, so fix and recommend drop it, saying which releases have it (a key a "+" adds: written with one)
         later = tuple((k, None, f"a key of verl {', '.join(found)}'s trainer config") for k in struct
-                      if k not in lacks and (found := struct_keys.releases_having(k)))
+                      if k not in lacks and k not in plus and (found := struct_keys.releases_having(k)))
+        # and one of the version-specific keys we know (versions.VERSION_KEYS: trainer.use_v1 under 0.5.0) likewise
+        later += tuple((k, None, "a key of " + (words if (words := versions._listed(found)).startswith("verl ")
+                                                 else f"verl {words}")) for k in sorted(lacks - plus)
+                       if (found := versions._versions_of(k)))
         return replace(base, keys=base.keys | struct_keys.release_keys(release), others=base.others | added,
-                       successors=base.successors + later,
-                       refused=refused, plus_adds=frozenset(k for k in refused if struct_keys.adds_with_plus(k, release)),
+                       successors=base.successors + later, refused=refused, plus_adds=plus,
                        refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",
                        source="verl/trainer/main_ppo.py: hydra.main (the trainer config is a struct: OmegaConf "
                               "refuses an override of a key it lacks unless it starts with +; the release's keys: "
