@@ -153,8 +153,9 @@ def fix(
     raise typer.Exit(code=0 if report.after is not None and report.host_unfit is None else 1)
 
 
-def _write_best(script: str, report: Any, path: str, as_json: bool) -> None:
-    """recommend --from --write: the script with the best config in, when the verdict is to change it."""
+def _write_best(script: str, report: Any, path: str, as_json: bool, environment: dict) -> None:
+    """recommend --from --write: the script with the best config in, when the verdict is to change it (read in the
+    ``environment`` given after its path)."""
     from .commands.recommend import start_changes
 
     changed, dropped = start_changes(report)
@@ -162,7 +163,8 @@ def _write_best(script: str, report: Any, path: str, as_json: bool) -> None:
         verdict = report.start.verdict if report.start is not None else "no-config"
         typer.echo(f"nothing written to {path}: {verdict} (your config stays as it is)", err=as_json)
         return
-    _wrote(entry.inputs.write_script(script, changed, report.framework, path, drop=dropped), path, as_json)
+    _wrote(entry.inputs.write_script(script, changed, report.framework, path, drop=dropped, environment=environment),
+           path, as_json)
 
 
 def _wrote(done: Any, path: str, as_json: bool) -> None:
@@ -387,6 +389,9 @@ def recommend(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print the details below the answer: the YAML "
                                           "copy, memory and time per phase, the lengths assumed, the error bars.")] = False,
     as_json: AsJson = False,
+    environment: Annotated[Optional[List[str]], typer.Argument(
+        help="With --from a launch script: NAME=value words of the environment it reads (DEVICE=gpu), as check "
+        "takes them after the script's path.", show_default=False)] = None,
 ) -> None:
     """The fastest valid config that fits in memory, with its memory and time per phase.
 
@@ -394,14 +399,14 @@ def recommend(
     prompt 880, response 1280, n 8 (the seed's worked example).
     """
     started = entry.command_started()
-    script = entry.inputs.script_to_write([from_] if from_ else None, write,
-                                          "rlbatch recommend --from run.sh --gpu GPU --write fixed.sh")
+    words = entry.inputs.from_words(from_, environment)
+    script = entry.inputs.script_to_write(words, write, "rlbatch recommend --from run.sh --gpu GPU --write fixed.sh")
     common = dict(top=top, time_limit=time_limit, extra_gpus=extra_gpus, length_fraction=length_fraction,
                   calibration=calibration, mean_prompt_len=mean_prompt_len, mean_response_len=mean_response_len,
                   longest_response_len=longest_response_len, placement=placement, response_profile=response_profile,
                   started=started)
     if from_ is not None:
-        report = entry.recommend_from(from_, framework=framework, gpu=gpu, gpus=gpus, model=model, objective=objective,
+        report = entry.recommend_from(words, framework=framework, gpu=gpu, gpus=gpus, model=model, objective=objective,
                                       scenario_given=[scenario_file, nnodes, algo, n, prompt_len, response_len, set_,
                                                       search], host_mem=host_mem, free_batch=free_batch, **common)
     else:
@@ -416,7 +421,7 @@ def recommend(
     else:
         print_recommend(_console(), report, verbose=verbose)
     if script is not None:
-        _write_best(script, report, write, as_json)
+        _write_best(script, report, write, as_json, entry.inputs.script_environment(words)[0])
     raise typer.Exit(code=0 if report.choices else 1)
 
 

@@ -1356,7 +1356,10 @@ def print_oom(console: Console, exp: OomExplanation) -> None:
         say(f"  {line}")
     fix = exp.fix
     if fix is not None and fix.changes:
-        say("\nnearest change that fits (your algorithm's batch sizes kept):")
+        say("\nnearest change that fits " + (
+            f"(it moves {', '.join(exp.moves_batch)}, which decide{'s' if len(exp.moves_batch) == 1 else ''} what "
+            "each update trains on: `rlbatch fix --keep KEY` holds a key):" if exp.moves_batch
+            else "(your algorithm's batch sizes kept):"))
         print_fix_changes(console, fix)
         if exp.fixed_tight:
             say("  check on the changed config: fits, but still tight (within the memory model's observed error)")

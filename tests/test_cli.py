@@ -224,6 +224,9 @@ def test_a_config_file_that_is_no_yaml_config_is_named_as_such(tmp_path, text, w
     assert proc.returncode == 2 and proc.stderr.startswith("error: --config:") and "is a directory" in proc.stderr
     proc = run("check", "--config", str(tmp_path / "absent"))
     assert proc.returncode == 2 and "does not exist" in proc.stderr, proc.stderr
+    for command in ("check", "fix"):  # a directory in place of the script: it read as a pasted word, "nothing to check"
+        proc = run(command, str(tmp_path))
+        assert proc.returncode == 2 and proc.stderr.startswith("error: config: '") and "is a directory" in proc.stderr
 
 
 def test_an_empty_config_file_or_a_device_is_named_as_such(tmp_path):
@@ -409,8 +412,10 @@ def test_a_script_or_config_that_does_not_exist_is_said_so(name):
     # was: "nothing to check (run.sh is not an argument it takes)"
     res = run("check", f"no-such-dir/{name}")
     assert res.returncode == 2 and f"{name}' does not exist" in res.stderr, res.stderr
-    res = run("check", "tests")  # a folder named without a suffix is still a pasted word; with one, it is said
-    assert res.returncode == 2 and "nothing to check" in res.stderr
+    res = run("check", "tests")  # a folder named alone is said to be one (it read as a pasted word, "nothing to check")
+    assert res.returncode == 2 and "'tests' is a directory, not a file" in res.stderr, res.stderr
+    res = run("check", "tests", "foo")  # the first word of a longer paste stays a word (`trl grpo` beside a clone)
+    assert res.returncode == 2 and "nothing to check" in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize("framework, command, ok", [
@@ -737,3 +742,16 @@ def test_a_grpo_config_yaml_that_names_its_model_under_trls_key_is_trls(tmp_path
     res = run("check", "--gpus", "8", str(path))
     assert res.returncode == 0 and "read as trl's config" in res.stderr, res.stdout + res.stderr
     assert "passes every one of the trl" in res.stdout
+
+
+def test_a_pasted_command_of_an_entry_point_we_do_not_know_says_to_name_its_framework():
+    """`accelerate launch --num_processes 3 grpo.py ...` (a user's own GRPO script: no module we know) read as verl's
+    overrides said only "nothing to check (accelerate, launch, --num_processes are not an argument it takes)". It now
+    names the script and says to pass --framework; with --framework trl the same words are checked."""
+    words = ["accelerate", "launch", "--num_processes", "3", "grpo.py", "--per_device_train_batch_size", "4",
+             "--num_generations", "8"]
+    res = run("check", "--", *words)
+    assert res.returncode == 2 and "grpo.py is an entry point we do not know" in res.stderr, res.stderr
+    assert "with --framework (trl for a script that builds TRL's GRPOTrainer" in res.stderr
+    res = run("check", "--framework", "trl", "--", *words)
+    assert res.returncode == 1 and "generation_batch_size = 12 is not divisible by num_generations = 8" in res.stdout

@@ -302,3 +302,27 @@ def test_an_oom_fix_of_a_script_of_old_names_only_prints_all_its_arguments_in_pl
     assert "--bf16" not in args and "--rollout.n_samples_per_prompt" in args, args
     checked = run("check", "--framework", "openrlhf", "--gpu", "a100-40gb", "--model", "llama3.1-8b", "--", *args)
     assert checked.returncode == 0, checked.stdout
+
+
+def test_the_oom_fix_header_says_it_keeps_the_batch_only_where_it_moves_no_key_that_shapes_learning():
+    """verl's run_qwen3_8b_fsdp.sh read through every DEVICE branch (the last one's values: train and mini batch 16)
+    and an 80 GB message: the nearest fitting change moved actor.ppo_mini_batch_size 16 -> 1 (sixteen updates a step
+    where there was one) under a header saying "your algorithm's batch sizes kept". The header now names each changed
+    key that decides what an update trains on (Framework.shapes_learning), and says "kept" only where none moved."""
+    from rlbatch_solver.frameworks import get_framework
+
+    script = Path(__file__).parent / "data" / "scripts" / "verl" / "run_qwen3_8b_fsdp.sh"
+    message = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity "
+               "of 79.19 GiB of which 1.2 GiB is free.")
+    res = run("explain", message, "--", str(script))
+    lines = res.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("nearest change that fits"))
+    changed = [line.split("=", 1)[0].strip() for line in lines[head + 1:] if " -> " in line]
+    fw = get_framework("verl")
+    learning = {fw.native_key(name) for name in fw.shapes_learning}
+    moved = [key for key in changed if key in learning]
+    assert changed, res.stdout
+    if moved:
+        assert lines[head].startswith(f"nearest change that fits (it moves {', '.join(moved)}, which decide"), lines[head]
+    else:
+        assert lines[head] == "nearest change that fits (your algorithm's batch sizes kept):", lines[head]

@@ -691,3 +691,18 @@ def test_the_answer_to_a_yaml_config_offers_no_write_it_refuses():
     r = run("recommend", "--from", str(config), "--gpu", "h100", "--model", "qwen2.5-7b", "--top", "1")
     assert r.returncode == 0 and "Best config (your arguments with the changes above):" in r.stdout, r.stdout
     assert "--write" not in r.stdout.split("Best config")[1].split("\n")[0]
+
+
+def test_recommend_from_a_script_reads_the_environment_words_after_its_path_as_check_does():
+    """verl's run_qwen3_8b_fsdp.sh chooses its values by ``case ${DEVICE}``: the note says to give DEVICE=... after
+    the script's path, as `check run.sh DEVICE=gpu` takes it, but `recommend --from run.sh DEVICE=gpu` stopped with
+    the argument parser's "Got unexpected extra argument(s)". Now its branch is read (and --write reads the script
+    in the same environment); words without --from are an input error naming what to do."""
+    script = Path(__file__).parent / "data" / "scripts" / "verl" / "run_qwen3_8b_fsdp.sh"
+    res = run("recommend", "--from", str(script), "DEVICE=gpu", "--gpu", "h100", "--time-limit", "20")
+    said = res.stdout + res.stderr
+    assert res.returncode == 0, said
+    assert "read as run with DEVICE=gpu (given after the script's path)" in said
+    assert "every branch was read" not in said
+    bad = run("recommend", "DEVICE=gpu")
+    assert bad.returncode == 2 and "recommend takes no arguments without --from" in bad.stderr + bad.stdout

@@ -148,3 +148,54 @@ def test_recommend_from_a_config_on_an_engine_we_do_not_model_is_refused(tmp_pat
     assert res.returncode == 2 and "mlite_actor is a training engine we do not model" in said, said
     script.write_text(script.read_text().replace("=mlite_actor", "=dp_actor"))
     assert run("recommend", "--from", str(script), "--gpu", "h100").returncode == 0
+
+
+@pytest.mark.parametrize("engine", [None, "torchtitan"])
+def test_a_group_note_says_memory_is_not_evaluated_exactly_for_the_engine_pick_not_priced(engine):
+    """The picks ``check`` says it prices no memory for are the one ``unmodelled_engine`` finds (the same predicate):
+    a role's option of no engine we model (mlite_ref), or a model_engine we do not model; a modelled option at odds
+    with the actor's backend (megatron_critic beside dp_actor) and another group (model@...) are read as the
+    actor's backend and priced."""
+    from rlbatch_solver.frameworks.verl import fsdp
+
+    flat = {"actor@actor_rollout_ref.actor": "dp_actor", "ref@actor_rollout_ref.ref": "mlite_ref",
+            "critic": "megatron_critic", "model@actor_rollout_ref.model": "foo"}
+    if engine:
+        flat["model_engine"] = engine
+    notes = fsdp.group_notes(flat, priced=True)
+    unpriced = [n.partition(": ")[0] for n in notes if "not evaluated for an engine we do not model" in n]
+    picks = ([f"model_engine={engine}"] if engine else []) + ["ref@actor_rollout_ref.ref=mlite_ref"]
+    assert unpriced == picks and fsdp.unmodelled_engine(flat) == picks[0]
+    assert len(notes) == len(picks) + 2 and all("memory and time are priced as FSDP" in n
+                                                for n in notes if n.partition(": ")[0] not in picks), notes
+
+
+@pytest.mark.parametrize("picks, roles", [
+    (("model_engine=megatron", "actor@actor_rollout_ref.actor=dp_actor"), "ref: megatron_ref, critic: megatron_critic"),
+    (("model_engine=megatron", "actor@actor_rollout_ref.actor=dp_actor", "critic=dp_critic"), "ref: megatron_ref"),
+    (("model_engine=dp", "actor@actor_rollout_ref.actor=megatron_actor"), "ref: dp_ref, critic: dp_critic"),
+    (("model_engine=megatron", "actor@actor_rollout_ref.actor=dp_actor", "ref@actor_rollout_ref.ref=dp_ref",
+      "critic=dp_critic"), None),
+    (("model_engine=megatron", "actor@actor_rollout_ref.actor=megatron_actor"), None),
+    (("actor@actor_rollout_ref.actor=dp_actor",), None),
+])
+def test_a_model_engine_at_odds_with_the_actors_option_says_the_roles_it_still_picks(picks, roles):
+    """verl's ppo_trainer.yaml (0.7.1-0.9.1) picks ref and critic as ``${model_engine}_ref`` / ``_critic``: an actor
+    option of the other backend (model_engine=megatron with dp_actor) leaves the reference model and the critic on
+    model_engine's backend (megatron_ref.yaml: strategy megatron; 0.8-0.9's engine workers build each role on its own
+    strategy). Checked and priced as the actor's backend, so a note says so; none where the roles agree."""
+    rc, said = _check("verl==0.9.1", *picks)
+    assert rc == 0, said
+    if roles is None:
+        assert "verl picks the roles" not in said, said
+    else:
+        actor = picks[1].partition("=")[2]
+        backend, other = ("Megatron", "FSDP") if actor.startswith("megatron") else ("FSDP", "Megatron")
+        who = {"ref": "the reference model (where KL is used) runs",
+               "critic": "the critic (where the algorithm trains one) runs"}.get(roles.partition(":")[0], "")
+        if "critic" in roles and "ref" in roles:
+            who = "the reference model (where KL is used) and the critic (where the algorithm trains one) run"
+        assert (f"{picks[0]} with actor@actor_rollout_ref.actor={actor}: the actor trains with {backend}, but verl picks "
+                f"the roles the config does not override from model_engine ({roles}), so {who} {other} beside it; the "
+                f"batch sizes are "
+                f"checked with verl's {backend} rules, and memory and time would be priced as {backend} training") in said

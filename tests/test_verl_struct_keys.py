@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from clirun import run
 from memory_corpus import cases
 from rlbatch_solver.commands.common import framework_for, read_config
@@ -107,6 +109,34 @@ def test_a_key_the_named_release_lacks_is_refused_though_a_later_release_has_it(
     assert not any(v["rule"] == "verl.launch.unknown_key" for v in data["violations"])
 
 
+@pytest.mark.parametrize("release", ["0.9.0", "0.8.0"])
+def test_a_key_only_a_later_releases_trainer_config_has_is_refused_under_a_named_release(release):
+    """fsdp_config.use_no_sync_for_gradient_accumulation is in 0.9.1's composed trainer config only (config_keys/):
+    --framework verl==0.9.0 (judged by 0.9.1's rules, read with 0.9.0's keys) or 0.8.0 stops at launch with Hydra's
+    "Key ... is not in struct" as for any key the release lacks; it was VALID with no word. With a + Hydra adds it;
+    unnamed, or named 0.9.1, it passes. A key a recipe's trainer config adds (recipe/dapo: algorithm.filter_groups.*,
+    in the trainer config from 0.9.0) is not refused under an older release: the recipe's run sets it."""
+    key = "actor_rollout_ref.actor.fsdp_config.use_no_sync_for_gradient_accumulation"
+    res = run("check", "--framework", f"verl=={release}", "--json", *BATCH, f"{key}=True")
+    data = json.loads(res.stdout)
+    broken = [v for v in data["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert res.returncode == 1 and len(broken) == 1, data["violations"]
+    assert f"{key} is not an option of verl {release}" in broken[0]["message"]
+    assert "Key 'use_no_sync_for_gradient_accumulation' is not in struct" in broken[0]["message"]
+    assert (f"(a key of verl 0.9.1's trainer config; {release} has no key of the same meaning we know: drop it)"
+            in broken[0]["message"])
+    fixed = run("fix", "--framework", f"verl=={release}", *BATCH, f"{key}=True")  # drops it, as a Hydra key
+    assert f"+ (drop {key})" in fixed.stdout and f"drop --{key}" not in fixed.stdout, fixed.stdout
+    for framework, arg in ((f"verl=={release}", f"+{key}=True"), ("verl", f"{key}=True"),
+                           ("verl==0.9.1", f"{key}=True"), (f"verl=={release}", "algorithm.filter_groups.enable=True")):
+        res = run("check", "--framework", framework, "--json", *BATCH, arg)
+        data = json.loads(res.stdout)
+        assert not any(v["rule"] == "verl.launch.unknown_key" for v in data["violations"]), (framework, arg)
+    assert struct_keys.refused({}, [key], release) == []  # the release dated from the config: not judged
+    assert struct_keys.refused({}, [key], release, named=True) == [key]
+    assert struct_keys.refused({"model_engine": "torchtitan"}, [key], release, named=True) == []  # another config
+
+
 def test_a_key_outside_every_section_is_refused_naming_the_part_hydra_names():
     """`foo.bar=1` and `trainr.total_epochs=2` set a top-level key the trainer config lacks: Hydra stops with
     "Could not override 'foo.bar'. ... Key 'foo' is not in struct" (the first part it lacks, not the leaf); they
@@ -187,3 +217,13 @@ def test_the_key_list_is_the_generators_reading_of_the_composed_config():
     assert gen.paths({"a": {"b": 1, "c": {}, "d": {"e": None}}}) == ["a.", "a.b", "a.c", "a.d.", "a.d.e"]
     head = (struct_keys.HERE / "0.9.1_fsdp.txt").read_text().splitlines()[0]
     assert head == "# verl==0.9.1 verl/trainer/config/_generated_ppo_trainer.yaml, written by benchmarks/verl_config_keys.py"
+
+
+def test_a_version_specific_key_the_named_release_lacks_is_said_as_its_releases_and_dropped_by_fix():
+    """trainer.use_v1 (0.9.0-0.9.1) under --framework verl==0.5.0: the refusal names the releases that have it and fix
+    drops it ("+ (drop trainer.use_v1)"), where it said "rename or remove it by hand"."""
+    res = run("check", "--framework", "verl==0.5.0", "--json", *BATCH, "trainer.use_v1=True")
+    broken = [v for v in json.loads(res.stdout)["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert "(a key of verl 0.9.0, 0.9.1; 0.5.0 has no key of the same meaning we know: drop it)" in broken[0]["message"]
+    fixed = run("fix", "--framework", "verl==0.5.0", *BATCH, "trainer.use_v1=True")
+    assert "+ (drop trainer.use_v1)" in fixed.stdout and "remove it by hand" not in fixed.stdout, fixed.stdout

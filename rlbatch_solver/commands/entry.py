@@ -198,15 +198,19 @@ def _deadline(time_limit: float, started: Optional[float]) -> Any:
     return Deadline(seconds) if started is None else Deadline(seconds, started)
 
 
-def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
+def recommend_from(words: str | list[str], *, framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
                    model: Optional[str], objective: Optional[str], length_fraction: Optional[float], top: int,
                    time_limit: float, extra_gpus: Optional[str], scenario_given: list, placement: Optional[str],
                    calibration: Optional[str], mean_prompt_len: Optional[float],
                    mean_response_len: Optional[float], response_profile: Optional[str] = None,
                    host_mem: Optional[float] = None, free_batch: bool = False, started: Optional[float] = None,
                    longest_response_len: Optional[float] = None):
-    """``recommend --from run.sh`` (or a YAML config with --framework): the run the user's config describes."""
+    """``recommend --from run.sh`` (or a YAML config with --framework; ``words``: its path, then the environment words
+    given after it, ``DEVICE=gpu``): the run the user's config describes."""
     from .. import api
+
+    words = [words] if isinstance(words, str) else list(words)
+    path = words[0]
 
     _known_names(gpu, model, extra_gpus)
     if placement is not None:
@@ -221,17 +225,17 @@ def recommend_from(path: str, *, framework: Optional[str], gpu: Optional[str], g
         raise InputError("--from", "the scenario comes from the config: --scenario, --nnodes, --algo, --n, "
                          "--prompt-len, --response-len, --set and --search do not apply.",
                          "edit the script (or drop --from and describe the scenario with flags).")
-    name, flat, gpus, model = inputs.from_config(path, framework, gpu, gpus, model)
+    name, flat, gpus, model = inputs.from_config(words, framework, gpu, gpus, model)
     report = api.recommend_from(name, flat, gpu=gpu, model=model, gpus=gpus, objective=objective or "time",
                                 length_fraction=1.0 if length_fraction is None else length_fraction, top=top,
                                 time_limit_s=time_limit, extra_gpus=extra_gpus,
                                 calibration=inputs.calibration(calibration, gpu), mean_lengths=means[:2],
                                 response_profile=response_profile, host_mem_gib=inputs.host_mem(host_mem),
                                 deadline=_deadline(time_limit, started), longest_response=longest_response_len)
-    from ..launch_script import is_launch_script, read_launch_script
+    from ..launch_script import is_launch_script, script_and_rest
 
     if report.start is not None and is_launch_script(path):  # its command line, to print back as it is
-        script = read_launch_script(path)
+        script = script_and_rest(path, words[1:])[0]
         report.start.command, report.start.environment = script.command, script.environment
         report.start.layout = script.layout
     return report

@@ -60,6 +60,9 @@ class OomExplanation:
     fixed_fits: bool | None = None  # check on the fixed config: fits (None: no fix)
     fixed_tight: bool = False  # ... but within the memory model's observed error, as the run that died may have been
     offset_gib: float = 0.0  # what the fix was priced with beyond our model, from the message's numbers
+    # the fix's keys that decide what each step or update trains on (Framework.shapes_learning: verl's
+    # ppo_mini_batch_size), in native keys: the header then says the fix moves them, not that it keeps the batch
+    moves_batch: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.message.kind, "numbers": {k: round(v, 3) for k, v in self.message.numbers.items()},
@@ -67,7 +70,7 @@ class OomExplanation:
                 "gpu_from": self.gpu_from, "prediction": self.lines, "predicted_oom": self.predicted_oom,
                 "advice": self.advice, "offset_gib": round(self.offset_gib, 2),
                 "fix": None if self.fix is None else self.fix.to_dict(), "fixed_config_fits": self.fixed_fits,
-                "fixed_config_tight": self.fixed_tight}
+                "fixed_config_tight": self.fixed_tight, "fix_moves_batch": self.moves_batch}
 
 
 def read_oom(text: str, framework: str | None = None) -> tuple[OomMessage, str | None] | None:
@@ -256,6 +259,9 @@ def _fix(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, model
                   started=started, calibration=calibration)
     if exp.fix.after is not None and exp.fix.changes:
         from .common import read_config
+
+        fw = get_framework(fw_name)
+        exp.moves_batch = [fw.native_key(c.name) for c in exp.fix.changes if c.name in fw.shapes_learning]
 
         flat, _ = read_config(get_framework(fw_name), config)  # the pasted config with the fix's keys changed
         changed = {**flat, **{key: new for key, _, new in exp.fix.native_changes}}

@@ -168,7 +168,7 @@ def _other_release_lines(fw: Framework, flat: dict[str, Any], unknown: list[Unkn
         value = next((v for k, v in flat.items() if str(k).removeprefix("--") == u.key), None)
         if value is None:
             continue
-        new = _arg_text(fw, u.suggestion, value) if u.suggestion and u.suggestion not in flat else f"(drop --{u.key})"
+        new = _arg_text(fw, u.suggestion, value) if u.suggestion and u.suggestion not in flat else f"(drop {u.shown})"
         out.append((u.key, (u.suggestion or u.key, _arg_text(fw, u.key, value), new)))
     return out
 
@@ -211,7 +211,7 @@ def _converted(fw: Framework, flat: dict[str, Any],
             continue
         new, new_value = olds[bare]
         if new is None:
-            lines.append((bare, _arg_text(fw, bare, value), f"(drop --{bare})"))
+            lines.append((bare, _arg_text(fw, bare, value), f"(drop {'' if fw.syntax == 'hydra' else '--'}{bare})"))
             continue
         out[new] = new_value
         lines.append((new, _arg_text(fw, bare, value), _arg_text(fw, new, new_value)))

@@ -163,13 +163,26 @@ def config_file(framework: str, named: bool, config: Optional[str], overrides: O
         suffix = PurePath(first).suffix.lower() if len(first) < 4096 and "\0" not in first else ""
         if suffix in CONFIG_SUFFIXES and config is None and is_file(first):
             config, overrides = first, list(overrides[1:])
-        elif suffix in CONFIG_SUFFIXES + (".sh", ".bash") and not is_file(first):
+        elif (suffix in CONFIG_SUFFIXES + (".sh", ".bash") or (len(overrides) == 1 and _is_dir(first))) \
+                and not is_file(first):
             raise InputError("config", not_a_file(first),
                              "pass the path of your launch script (run.sh) or YAML config, or paste the arguments "
                              "after --.")
     if not named and config and PurePath(config).suffix.lower() in CONFIG_SUFFIXES and is_file(config):
         framework = _framework_of_config(framework, config, field)
     return framework, config, overrides
+
+
+def _is_dir(word: str) -> bool:
+    """Whether the one word given in place of the arguments names a directory (``rlbatch check runs/``: it was read as
+    a pasted word, "nothing to check (runs/ is not an argument it takes)"). The first word of a longer command stays a
+    word (``trl grpo ...`` run beside a clone of trl)."""
+    from pathlib import Path
+
+    try:
+        return len(word) < 4096 and "\0" not in word and Path(word).expanduser().is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _framework_of_config(default: str, path: str, field: str) -> str:
@@ -268,10 +281,20 @@ def pasted(framework: str, config: Optional[str], overrides: Optional[List[str]]
     if not flat:
         read_past = f" ({', '.join(shown(t, 40) for t in ignored[:3])} {'is' if len(ignored) == 1 else 'are'} not " \
             "an argument it takes)" if ignored else ""
+        entry = next((t for t in ignored if t.endswith(".py")), None)
+        if entry is not None and ignored[0].rsplit("/", 1)[-1] in _LAUNCHER_WORDS:  # accelerate launch grpo.py ...
+            raise InputError("config", f"nothing to {verb}{read_past}: {shown(entry, 60)} is an entry point we do not "
+                             f"know, so its arguments were read as {framework}'s.",
+                             "name the framework the script runs with --framework (trl for a script that builds "
+                             "TRL's GRPOTrainer, unsloth for Unsloth's), and its arguments are read as that one's.")
         raise InputError("config", f"nothing to {verb}{read_past}.",
                          "paste the arguments after -- (key=value for verl, --flag value for the others) or pass "
                          "--config FILE.")
     return flat, ignored
+
+
+# the words that start a pasted command's entry point (launch_script.py reads the ones it knows the script of)
+_LAUNCHER_WORDS = ("accelerate", "torchrun", "deepspeed", "python", "python3")
 
 
 def _config_keys(path: str, field: str) -> dict[str, Any]:
@@ -329,11 +352,28 @@ def scenario(scenario_file: Optional[str], flags: dict[str, Any], set_: Optional
     return scenario_from_dict(data)
 
 
-def from_config(path: str, framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
+def from_words(path: Optional[str], environment: Optional[List[str]]) -> Optional[List[str]]:
+    """``recommend --from run.sh DEVICE=gpu``: the script's path and the environment words given after it (as ``check
+    run.sh DEVICE=gpu`` takes them); None without --from, where such words are an input error."""
+    if path is None:
+        if environment:
+            raise InputError("recommend", f"'{environment[0]}': recommend takes no arguments without --from (the "
+                             "environment words after a script's path are read with --from's script).",
+                             "describe the scenario with flags (--gpu, --gpus, --model, --set KEY=VALUE), or pass "
+                             "--from run.sh with the NAME=value words after it.")
+        return None
+    return [path, *(environment or [])]
+
+
+def from_config(words: str | List[str], framework: Optional[str], gpu: Optional[str], gpus: Optional[int],
                 model: Optional[str]) -> tuple[str, dict[str, Any], Optional[int], Optional[str]]:
-    """``recommend --from run.sh`` (or a YAML config with --framework): the framework, flat config, GPUs and model."""
+    """``recommend --from run.sh`` (or a YAML config with --framework; ``words``: its path, then the environment words
+    given after it): the framework, flat config, GPUs and model."""
     from ..frameworks.overrides import is_file
     from ..launch_script import is_launch_script
+
+    words = [words] if isinstance(words, str) else list(words)
+    path, rest = words[0], words[1:]
 
     if not gpu:
         raise InputError("gpu", "a launch script does not say which GPU it runs on.",
@@ -342,9 +382,12 @@ def from_config(path: str, framework: Optional[str], gpu: Optional[str], gpus: O
         raise InputError("--from", not_a_file(path),
                          "pass the path of your launch script (run.sh) or of a YAML config.")
     if is_launch_script(path):
-        name, args, gpus, model = script(framework, [path], gpus, model)
+        name, args, gpus, model = script(framework, [path, *rest], gpus, model)
         flat, _ = pasted(name, None, args, "recommend from")
     else:
+        if rest:
+            raise InputError("--from", f"'{rest[0]}' follows a YAML config: only a launch script reads the "
+                             "environment words after its path.", "set the value in the YAML, or drop the words.")
         name = config_file(framework or "verl", framework is not None, path, None, field="--from")[0]
         flat, _ = pasted(name, path, None, "recommend from", field="--from")
     return name, flat, gpus, model

@@ -1329,9 +1329,7 @@ def _hf_generate_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     terms[T_GEN_KV] = seqs * _seq_len(plan) * plan.model.kv_bytes_per_token(1, C.KV_DTYPE_BYTES)
     terms[T_GEN_ACT] = _forward_activations(plan, mc, seqs * max(1, plan.prompt_len))
     terms[T_GEN_LOGITS] = seqs * mc.vocab * (C.BF16 + 2 * C.FP32)
-    vit = vision_forward_bytes(plan, mc, seqs, terms[T_GEN_ACT] + terms[T_GEN_LOGITS])
-    if vit:
-        terms[T_VIT_FWD] = vit
+    _add_vision_forward(terms, plan, mc, seqs, terms[T_GEN_ACT] + terms[T_GEN_LOGITS])
     return terms
 
 
@@ -1453,9 +1451,7 @@ def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
         T_LOGITS_ENT: logits,
     }
-    vit = vision_forward_bytes(plan, mc, tokens / _seq_len(plan), terms[T_ACT_FWD] + logits)
-    if vit:
-        terms[T_VIT_FWD] = vit
+    _add_vision_forward(terms, plan, mc, tokens / _seq_len(plan), terms[T_ACT_FWD] + logits)
     # Megatron: the DDP grad buffer stays allocated, unless params are offloaded: verl's eval context then
     # loads the params alone (verl 0.9.1 workers/engine/base.py BaseEngineCtx._context_switch, mode "eval":
     # grad=False; utils/megatron_utils.py load_megatron_model_to_gpu(load_grad=False))
@@ -1498,9 +1494,7 @@ def _ref_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
         T_ACT_FWD: _forward_activations(plan, mc, tokens, logits),
         (T_LOGITS_ENT if plan.ref_entropy else T_LOGITS): logits,
     }
-    vit = vision_forward_bytes(plan, mc, tokens / _seq_len(plan), terms[T_ACT_FWD] + logits)
-    if vit:
-        terms[T_VIT_FWD] = vit
+    _add_vision_forward(terms, plan, mc, tokens / _seq_len(plan), terms[T_ACT_FWD] + logits)
     if plan.ref_beside_policy_graph:
         terms[T_POLICY_GRAPH] = _policy_graph_bytes(plan, mc, tokens)
     if plan.held_gathered_model:
@@ -1612,6 +1606,14 @@ def vision_forward_bytes(plan: Plan, mc: ModelConsts, seqs: float, lm_forward: f
     patches = seqs * plan.vision_patches
     vit = patches * (2 * C.BF16 * mc.vision_hidden + mc.vision_block_act)
     return max(0.0, vit - lm_forward)
+
+
+def _add_vision_forward(terms: dict[str, float], plan: Plan, mc: ModelConsts, seqs: float, lm_forward: float) -> None:
+    """The no-gradient pass's vision tower term (``vision_forward_bytes``), added to its terms where it is not zero:
+    the generate, log-prob and reference passes alike."""
+    vit = vision_forward_bytes(plan, mc, seqs, lm_forward)
+    if vit:
+        terms[T_VIT_FWD] = vit
 
 
 def vision_activation_bytes(plan: Plan, mc: ModelConsts, micro: int, lm_working: float) -> float:

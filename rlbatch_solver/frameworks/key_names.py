@@ -208,7 +208,8 @@ def violation(found: UnknownKey, key_list: KeyList, framework: str, version: str
         guess = f" ({plus_words(found.key)})"
     if found.release_words:  # another release's key: its successor, or drop it
         guess = (f" ({found.release_words}; {version} names it {found.suggestion_shown}: rename it)" if found.suggestion
-                 else f" ({found.release_words}; {version} has no flag of the same meaning we know: drop it)")
+                 else f" ({found.release_words}; {version} has no {'flag' if key_list.flags else 'key'} of the same "
+                      "meaning we know: drop it)")
     return _refused(f"{found.shown} is not an option of {framework} {version}{guess}: the launch stops with "
                     f"\"{refusal_text(found, key_list)}\"", key_list, framework)
 

@@ -233,15 +233,24 @@ def groups_not_modelled(flat: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _unmodelled(key: str, option: str) -> bool:
+    """Whether a pick (``key=option``) is an engine whose training backend we do not model: a model_engine of verl's
+    we do not model (torchtitan), or a role's option that is neither dp_<role> nor megatron_<role> (Megatron Lite's
+    mlite_actor). A role's modelled option at odds with the actor's backend is not one (``groups_not_modelled``)."""
+    key = key.lstrip("+")
+    if key == "model_engine":
+        return option in OTHER_ENGINES
+    return key in ROLE_GROUPS and _role_backend(key, option) is None
+
+
 def unmodelled_engine(flat: Mapping[str, Any]) -> str | None:
     """The engine option a config picks whose training backend we do not model (model_engine=torchtitan, or a role's
     option such as Megatron Lite's mlite_actor): memory and time are not priced for it (its memory is not FSDP's);
     None where every role runs an engine we model."""
     engine = flat.get("model_engine")
-    if engine is not None and str(engine) in OTHER_ENGINES:
+    if engine is not None and _unmodelled("model_engine", str(engine)):
         return f"model_engine={engine}"
-    return next((f"{key}={option}" for key, option in group_choices(flat).items()
-                 if key.lstrip("+") in ROLE_GROUPS and _role_backend(key.lstrip("+"), option) is None), None)
+    return next((f"{key}={option}" for key, option in group_choices(flat).items() if _unmodelled(key, option)), None)
 
 
 def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
@@ -264,11 +273,50 @@ def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
         else:
             what = (f"a config group option ({key.lstrip('+').partition('@')[0]}: {option}) that is not modelled: the "
                     "keys it brings are not read")
-        unpriced = key == "model_engine" or (role is not None and _role_backend(key.lstrip("+"), option) is None)
-        tail = ("memory and time are not evaluated for an engine we do not model" if unpriced else
+        tail = ("memory and time are not evaluated for an engine we do not model" if _unmodelled(key, option) else
                 f"memory and time {priced_words(priced, plural=True)} as {backend} training")
         out.append(f"{picked}: {what}; the batch sizes are checked with verl's {backend} rules, and {tail}")
+    mixed = _engine_beside_actor(flat, priced)
+    if mixed:
+        out.append(mixed)
     return out
+
+
+_ROLE_WORDS = {"ref": "the reference model (where KL is used)", "critic": "the critic (where the algorithm trains one)"}
+
+
+def _engine_beside_actor(flat: Mapping[str, Any], priced: bool) -> str | None:
+    """A model_engine (written, or by ``--config-name=ppo_megatron_trainer``) whose backend is not the one the config's
+    actor option picks (model_engine=megatron with actor@actor_rollout_ref.actor=dp_actor): verl's trainer config
+    picks the roles it does not override from model_engine (0.7.1-0.9.1 ppo_trainer.yaml defaults:
+    ``ref@actor_rollout_ref.ref: ${model_engine}_ref``, ``critic@critic: ${model_engine}_critic``), so the reference
+    model and the critic get the other backend's config (megatron_ref.yaml, megatron_critic.yaml: strategy megatron),
+    and 0.8-0.9's engine workers build each role on its own config's strategy (workers/engine_workers.py
+    TrainingWorker: ``EngineRegistry.new(backend=self.engine_config.strategy)``): a run of two backends we price as
+    the actor's. None where they agree, or no model_engine is given."""
+    from ..base import priced_words
+
+    engine = flat.get("model_engine")
+    actor = flat.get(ACTOR_GROUP, flat.get("+" + ACTOR_GROUP))
+    if engine is None or actor is None or str(engine) not in MODELLED_ENGINES:
+        return None
+    by_actor = _role_backend(ACTOR_GROUP, str(actor))
+    if by_actor is None or by_actor == MODELLED_ENGINES[str(engine)]:
+        return None
+    picked = {k.lstrip("+") for k in group_choices(flat)}
+    left = [role for key, role in ROLE_GROUPS.items() if role != "actor" and key not in picked]
+    if not left:
+        return None
+    roles = [f"{role}: {engine}_{role}" for role in left]
+    who = " and ".join(_ROLE_WORDS[role] for role in left)
+    backend, other = ("Megatron", "FSDP") if by_actor else ("FSDP", "Megatron")
+    how = "--config-name=ppo_megatron_trainer" if isinstance(engine, ByConfigName) else f"model_engine={engine}"
+    return (f"{how} with {ACTOR_GROUP}={actor}: the actor trains with {backend}, but verl picks the roles the config "
+            f"does not override from model_engine ({', '.join(roles)}), so {who} run{'s' if len(left) == 1 else ''} "
+            f"{other} beside it; the batch sizes are checked with "
+            f"verl's {backend} rules, and memory and time {priced_words(priced, plural=True)} as {backend} training "
+            f"throughout. To run one backend, drop {how} (or "
+            f"pick the roles' {'megatron' if by_actor else 'dp'}_ options too)")
 
 
 def is_megatron(flat: Mapping[str, Any]) -> bool:
@@ -1109,6 +1157,9 @@ class VersionPacks:
     # a release whose trainer config keys we list apart from its pack's (versions.KEY_RELEASES: 0.9.0, judged by
     # 0.9.1's rules), where the user named it or its keys dated the config; None: the pack's own release
     key_release: str | None = None
+    # the release was dated from the config (``for_config``), not named by the user: a key only other releases' trainer
+    # configs have is then not refused (struct_keys.refused's ``named``)
+    keys_dated: bool = False
 
     @property
     def keys_version(self) -> str:
@@ -1136,7 +1187,8 @@ class VersionPacks:
             return self, (f"checked with the verl {self.version} rules, the newest we follow ({why}); name yours "
                           f"with --framework {self.name}==0.8.0 (or 0.7.1, 0.6.1) if you run another")
         pack = versions.KEY_RELEASES.get(version, version)
-        fw = get_framework(f"{self.name}=={pack}").with_named_release(version)
+        fw = copy.copy(get_framework(f"{self.name}=={pack}").with_named_release(version))
+        fw.keys_dated = True
         judged = f"the verl {pack} rules" + (f" (verl {version} checks as {pack} does)" if pack != version else "")
         return fw, f"checked with {judged}: {why}; name another with --framework {self.name}==VERSION"
 
@@ -1155,9 +1207,20 @@ class VersionPacks:
         # release (grad_offload of 0.1-0.2 beside lora_rank of 0.4 on): then one of them stops whichever release runs
         release = self.keys_version
         lacks = set(versions.missing_keys({k: None for k in given}, release))
-        refused = frozenset(struct_keys.refused(flat, given, release)) | frozenset(lacks)
+        named = self.pinned and not self.keys_dated
+        struct = struct_keys.refused(flat, given, release, named)
+        refused = frozenset(struct) | frozenset(lacks)
+        plus = frozenset(k for k in refused if struct_keys.adds_with_plus(k, release))
+        # a key only other releases' trainer configs have (refused under a named release): no key of the same meaning
+        # we know, so fix and recommend drop it, saying which releases have it (a key a "+" adds: written with one)
+        later = tuple((k, None, f"a key of verl {', '.join(found)}'s trainer config") for k in struct
+                      if k not in lacks and k not in plus and (found := struct_keys.releases_having(k)))
+        # and one of the version-specific keys we know (versions.VERSION_KEYS: trainer.use_v1 under 0.5.0) likewise
+        later += tuple((k, None, "a key of " + (words if (words := versions._listed(found)).startswith("verl ")
+                                                 else f"verl {words}")) for k in sorted(lacks - plus)
+                       if (found := versions._versions_of(k)))
         return replace(base, keys=base.keys | struct_keys.release_keys(release), others=base.others | added,
-                       refused=refused, plus_adds=frozenset(k for k in refused if struct_keys.adds_with_plus(k, release)),
+                       successors=base.successors + later, refused=refused, plus_adds=plus,
                        refusal="Could not override '{key}'. ... Key '{leaf}' is not in struct",
                        source="verl/trainer/main_ppo.py: hydra.main (the trainer config is a struct: OmegaConf "
                               "refuses an override of a key it lacks unless it starts with +; the release's keys: "

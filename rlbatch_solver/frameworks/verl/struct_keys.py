@@ -9,7 +9,8 @@ config_keys/<version>_<backend>.txt by benchmarks/verl_config_keys.py: ``a.b.`` 
 engine_kwargs.vllm, override_config) and under a mapping of the user's own keys (``*_kwargs``, ``override_*``) whatever
 it is, unless written with a leading + (``_holds_no_new_key``); elsewhere only under a section the list holds
 completely: never under another free-form part (custom_reward_function), never a Hydra key (hydra.*), never a key
-some other release has (the release notes' matter, and the release a pasted config is checked with may be inferred),
+some other release has unless the user named the release (``refused``'s ``named``: the release notes' matter, and
+the release a pasted config is checked with may be inferred; a recipe's own keys, ``RECIPE_KEYS``, never),
 and not at all in a config that picks another config group (model_engine=torchtitan, a group/option or pkg@group
 override): its composed config is another.
 And a key under a section is refused only where it is one typing slip (key_names.nearest) from a key of the
@@ -41,6 +42,11 @@ FIXED_KEYS = frozenset({"custom_reward_function", "val_kwargs"})
 # verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml async_training and rollout,
 # verl/experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml rollout; recipe/ before)
 RECIPE_SECTIONS = frozenset({"async_training", "rollout"})
+# the keys a recipe's trainer config adds that a later release's trainer config took in: recipe/dapo's
+# dapo_trainer.yaml (composed by recipe.dapo.main_dapo, 0.3-0.8) has data.gen_batch_size and algorithm.filter_groups.*,
+# in verl/trainer/config from 0.9.0 (config_keys/0.9.0_fsdp.txt): a run of the recipe under an older release sets
+# them, and that release's Hydra takes them (``_lacks_held``)
+RECIPE_KEYS = ("data.gen_batch_size", "algorithm.filter_groups")
 # a config group the trainer config's defaults list chooses without a package (verl 0.9.1
 # verl/trainer/config/ppo_trainer.yaml: "- model_engine: dp"): its override picks a group, it is no key
 CONFIG_GROUPS = frozenset({"model_engine"})
@@ -96,9 +102,12 @@ def _all_keys() -> frozenset[str]:
     return frozenset().union(*(release_keys(v) for v in versions))
 
 
-def refused(flat: Mapping[str, Any], keys: Iterable[str], version: str) -> list[str]:
+def refused(flat: Mapping[str, Any], keys: Iterable[str], version: str, named: bool = False) -> list[str]:
     """The ``keys`` of config ``flat`` (as Hydra reads them: no +, ~ or hydra.) that ``version``'s struct trainer
-    config refuses and that misspell one of its keys."""
+    config refuses and that misspell one of its keys; ``named`` (the user named the release: ``--framework
+    verl==0.9.0``), also those another release's config has and this one's lacks (``_lacks_held``): that release's
+    Hydra refuses them as any key it lacks. A release dated from the config or taken by default judges no such key:
+    the config may be another release's."""
     paths = release_paths(version)
     keys = [k for k in keys if not k.startswith(("+", "~", "hydra."))]
     if paths is None or picks_group(flat):
@@ -108,6 +117,8 @@ def refused(flat: Mapping[str, Any], keys: Iterable[str], version: str) -> list[
     out = []
     for key in keys:
         if key in others:
+            if named and key not in known and _lacks_held(key.split("."), version):
+                out.append(key)
             continue
         parts = key.split(".")
         inside = _inside(parts, sections, values)
@@ -125,6 +136,28 @@ def refused(flat: Mapping[str, Any], keys: Iterable[str], version: str) -> list[
         if nearest(key, known, complete=False, index=_index(version)) is not None:
             out.append(key)
     return out
+
+
+def _lacks_held(parts: list[str], version: str) -> bool:
+    """Whether a key another release's trainer config has (``parts``) is one ``version``'s struct config refuses: its
+    list holds the part the key would go under, or lacks its top-level part (Hydra: "Key '<name>' is not in struct",
+    as for any key the release lacks), bar a section verl's recipe entry points compose beside the trainer config
+    (``RECIPE_SECTIONS``: its keys are the recipe's, not the release's), a key a recipe's config adds (``RECIPE_KEYS``)
+    and a list's item (``trainer.logger.0``)."""
+    key = ".".join(parts)
+    if parts[0] in RECIPE_SECTIONS or parts[-1].isdigit() or any(key == k or key.startswith(k + ".") for k in RECIPE_KEYS):
+        return False
+    sections, values = release_paths(version)
+    inside = _inside(parts, sections, values)
+    return inside is None or _holds_no_new_key(inside, sections) or inside in sections
+
+
+def releases_having(key: str) -> list[str]:
+    """The releases whose trainer config (the lists we hold) has ``key``, oldest first."""
+    from ...release_numbers import release_numbers
+
+    versions = {p.name.rsplit("_", 1)[0] for p in HERE.glob("*.txt")}
+    return sorted((v for v in versions if key in release_keys(v)), key=release_numbers)
 
 
 def _holds_no_new_key(inside: str, sections: frozenset[str]) -> bool:
