@@ -468,6 +468,25 @@ GENERATE_LOGITS_EVERY_POSITION = ("3.1.0", "3.7.0")  # [first, fixed)
 VIT_SDPA_MASK = ("3.1.0", "3.7.0")  # [first, fixed)
 
 
+# ms-swift 3.1 (the 3.1.1 wheel) starts its one vLLM engine on --vllm_device in training rank 0's process
+# (trainers/rlhf_trainer/grpo_trainer.py GRPOTrainer.__init__: VllmEngine(..., device=fast_infer_device), 'auto' the
+# GPU after the NPROC_PER_NODE training ranks; llm/infer/infer_engine/vllm_engine.py AsyncLLMEngine.from_engine_args)
+# and its README's dependency table recommends vllm 0.7.2, whose single-GPU engine profiles the process's current
+# GPU, not the engine's (uniproc_executor.py local_rank 0 -> worker.py Worker.init_device sets cuda:0;
+# model_runner.py load_model measures the weights with DeviceMemoryProfiler() on the current GPU;
+# Worker.determine_num_available_blocks: KV = total x gpu_memory_utilization - what that GPU's profile saw): the KV
+# cache is util x total with the weights, activations and CUDA graphs on top (Plan.engine_kv_of_total, the class of
+# TRL 0.14/0.15's vllm_device engine: frameworks/trl/versions.py). 3.2 on start their engines otherwise and recommend
+# vLLM 0.7.3/0.8 (3.4.1's README), whose worker profiles its own GPU.
+VLLM_DEVICE_KV_OF_TOTAL = ("3.1.0", "3.2.0")  # [first, fixed)
+
+
+def vllm_device_kv_of_total(release: str | None, own_gpu: bool) -> bool:
+    """Whether ms-swift ``release``'s vLLM engine on a GPU of its own sizes its KV cache as util x total
+    (``VLLM_DEVICE_KV_OF_TOTAL``); None (TRL, Megatron): no."""
+    return own_gpu and _in_span(release, VLLM_DEVICE_KV_OF_TOTAL)
+
+
 def vit_sdpa_mask(release: str | None, sdpa: bool) -> bool:
     """Whether ms-swift ``release``'s ViT builds a dense SDPA mask (``VIT_SDPA_MASK``); None (TRL, Megatron): no."""
     return sdpa and _in_span(release, VIT_SDPA_MASK)
@@ -607,6 +626,10 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         max_num_seqs=256, max_num_batched_tokens=8192,  # vllm_max_num_seqs 256; vLLM's chunked-prefill default
         # --sleep_level 1 backs the colocated engine's weights up in host RAM (vLLM's sleep level 1)
         engine_sleep_host_weights=sleep == 1 and engine == "vllm" and not server,
+        # ms-swift 3.1's vllm_device engine under vLLM 0.7.2 (vllm_device_kv_of_total): KV = util x total, the rest on
+        # top, the CUDA graphs included
+        **({"engine_kv_of_total": True, "engine_graphs_in_budget": False}
+           if engine == "vllm" and vllm_device_kv_of_total(sync_release, server) else {}),
         colocated=not server, rollout_gpus=(int(v.get("server_tp") or 1) * int(v.get("server_dp") or 1)) if server
         else None, engine_colocated=engine != "hf" and not server, count_colocated_residents=True,
         # server mode: the trainer sends the weights in flat buckets of SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE (512 MiB)
