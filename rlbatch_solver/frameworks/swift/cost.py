@@ -636,7 +636,11 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # (rollout_mixin.py, enable_flattened_weight_sync default True; rlhf_trainers/utils.py
         # _create_parameter_buckets) and each server worker receives a bucket whole into a new tensor while its KV
         # cache stays allocated (pipelines/infer/rollout.py update_flattened_params: torch.empty(total_bytes))
-        engine_receives_whole_weights=server and sync_bucket_bytes is not None,
+        # (3.1's vllm_device engine lives in training rank 0's process and loads the merged state_dict's tensors
+        # from that rank's GPU with load_weights, no bucket received: 3.1.1 grpo_trainer.py
+        # _move_model_to_vllm_lmdeploy ``llm_model.load_weights(state_dict.items())``)
+        engine_receives_whole_weights=(server and sync_bucket_bytes is not None
+                                       and not vllm_device_kv_of_total(sync_release, server)),
         engine_sync_bucket_bytes=sync_bucket_bytes or 0.0,
         # the ZeRO-3 gather of the weight sync, as the release does it (sync_gather; memory.sync_gather_bytes)
         sync_gather_groups=_sync_gather_groups(v, sync_release, server) if engine == "vllm" else 0,
