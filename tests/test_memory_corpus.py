@@ -1748,7 +1748,8 @@ def test_the_vit_keeps_every_block_without_checkpointing_and_runs_before_the_lm_
     from rlbatch_solver.costmodel import memory as M
 
     vl, text = M.model_consts(load_model("qwen2.5-vl-7b")), M.model_consts(load_model("qwen2.5-7b"))
-    plan = SimpleNamespace(vision_patches=3072, vision_tower_frozen=False, lora_params=0, grad_ckpt=False)
+    plan = SimpleNamespace(vision_patches=3072, vision_tower_frozen=False, lora_params=0, grad_ckpt=False,
+                           vision_sdpa_mask=False)
     block = vl.vision_block_act + vl.vision_block_trained_norms
     assert block > 32 * 1280  # the MLP's four 3420-wide tensors alone are 27,360 B a patch
     full = M.vision_activation_bytes(plan, vl, 2, 0.0)

@@ -186,7 +186,10 @@ def scenario_from_config(framework: str, flat: Mapping[str, Any], *, gpu: str | 
     free, drop = free_of_config(fw, flat, values)
     fixed = {k: v for k, v in fw.normalize(flat).items() if k not in drop}
     fields = fw.scenario_fields(values)
-    scenario = Scenario(framework=f"{fw.name}=={fw.version}" if fw.pinned else fw.name, gpu=gpu,
+    # a release the config's flags date it to, judged by another's pack (ms-swift ``for_config``: 3.5.0 by 3.10.3's),
+    # names the scenario so that its own code prices the search's configs, as check prices them
+    named = getattr(fw, "code_release", None) if getattr(fw, "dated", False) else None
+    scenario = Scenario(framework=f"{fw.name}=={named or fw.version}" if fw.pinned else fw.name, gpu=gpu,
                         model=card,
                         algorithm=None, fixed=fixed, objective=objective, length_fraction=length_fraction, **fields)
     return scenario, values, free

@@ -80,6 +80,14 @@ ACT_ROUTER_BYTES_PER_EXPERT = BF16 + FP32
 # HF gradient checkpointing (per decoder layer) keeps each layer's bf16 input (2h
 # per token, Korthikanti "full recompute: 2sbh") and recomputes one layer at a time.
 ACT_CKPT_BYTES_PER_HIDDEN = BF16
+# The ViT's dense attention mask under SDPA (Plan.vision_sdpa_mask): transformers 4.49.0 and 4.52.4
+# models/qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VLVisionSdpaAttention.forward builds ``torch.zeros([1, seq_length,
+# seq_length], dtype=torch.bool)`` over every patch of the forward's images (seq_length: all of them, cu_seqlens marks
+# each image's block) in each block's attention, and torch's scaled_dot_product_attention turns a bool mask into an
+# additive one of the query's dtype (aten/src/ATen/native/transformers/attention.cpp convert_boolean_attn_mask:
+# ``at::where(...)`` in bf16 here) before its kernel runs: 1 + 2 bytes per (query patch, key patch) pair, freed
+# after the block's attention (older torch also makes a ``logical_not`` bool copy on the way: not priced).
+VIT_SDPA_MASK_BYTES_PER_PAIR = 1 + BF16
 # With checkpointing, is the one recomputed layer alive at the same time as the logits of the pass? No:
 # the loss's backward and the lm_head's backward consume and free the logits and their gradient before
 # the last decoder layer is recomputed (torch/utils/checkpoint.py, non-reentrant checkpointing re-runs a

@@ -1327,9 +1327,15 @@ def _hf_generate_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     if n > 1 and (plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed")):
         terms[T_GEN_GATHER] = C.BF16 * mc.params / _mp(plan) * (n - 1) / n
     terms[T_GEN_KV] = seqs * _seq_len(plan) * plan.model.kv_bytes_per_token(1, C.KV_DTYPE_BYTES)
-    terms[T_GEN_ACT] = _forward_activations(plan, mc, seqs * max(1, plan.prompt_len))
+    prompt = seqs * max(1, plan.prompt_len)
+    # the prefill's logits of every prompt position (Plan.generate_logits_every_position), bf16: they exist once the
+    # last layer's tensors are freed, so only the layers' excess over them adds (_forward_activations)
+    every = prompt * mc.vocab * C.BF16 if plan.generate_logits_every_position else 0.0
+    terms[T_GEN_ACT] = _forward_activations(plan, mc, prompt, every)
+    if every:
+        terms[T_GEN_LOGITS_ALL] = every
     terms[T_GEN_LOGITS] = seqs * mc.vocab * (C.BF16 + 2 * C.FP32)
-    _add_vision_forward(terms, plan, mc, seqs, terms[T_GEN_ACT] + terms[T_GEN_LOGITS])
+    _add_vision_forward(terms, plan, mc, seqs, terms[T_GEN_ACT] + terms[T_GEN_LOGITS] + every)
     return terms
 
 
@@ -1337,6 +1343,7 @@ T_GEN_GATHER = "params gathered for generate (ZeRO-3/FSDP)"
 T_GEN_KV = "generate KV cache (transformers, whole local batch)"
 T_GEN_ACT = "generate prefill activations"
 T_GEN_LOGITS = "generate logits (last position)"
+T_GEN_LOGITS_ALL = "generate prefill logits (every prompt position)"
 
 
 def _rollout_terms(plan: Plan, mc: ModelConsts, rep: MemoryReport) -> dict[str, float]:
@@ -1604,7 +1611,7 @@ def vision_forward_bytes(plan: Plan, mc: ModelConsts, seqs: float, lm_forward: f
     if not (mc.vision_depth and plan.vision_patches):
         return 0.0
     patches = seqs * plan.vision_patches
-    vit = patches * (2 * C.BF16 * mc.vision_hidden + mc.vision_block_act)
+    vit = patches * (2 * C.BF16 * mc.vision_hidden + mc.vision_block_act) + vision_mask_bytes(plan, patches)
     return max(0.0, vit - lm_forward)
 
 
@@ -1614,6 +1621,12 @@ def _add_vision_forward(terms: dict[str, float], plan: Plan, mc: ModelConsts, se
     vit = vision_forward_bytes(plan, mc, seqs, lm_forward)
     if vit:
         terms[T_VIT_FWD] = vit
+
+
+def vision_mask_bytes(plan: Plan, patches: float) -> float:
+    """One ViT block's dense SDPA attention mask over the ``patches`` of a forward's images, with the additive copy
+    torch makes of it (``Plan.vision_sdpa_mask``, constants.VIT_SDPA_MASK_BYTES_PER_PAIR); 0 without it."""
+    return C.VIT_SDPA_MASK_BYTES_PER_PAIR * float(patches) ** 2 if plan.vision_sdpa_mask else 0.0
 
 
 def vision_activation_bytes(plan: Plan, mc: ModelConsts, micro: int, lm_working: float) -> float:
@@ -1633,10 +1646,13 @@ def vision_activation_bytes(plan: Plan, mc: ModelConsts, micro: int, lm_working:
     patches = float(micro) * plan.vision_patches
     block = mc.vision_block_act + mc.vision_block_trained_norms
     merger = patches * mc.vision_merger_act
+    # the recomputed (or, without checkpointing, the running) block's dense SDPA mask (vision_mask_bytes); what the
+    # attention kernel saves of it for the backward without checkpointing is not priced
+    mask = vision_mask_bytes(plan, patches)
     if plan.grad_ckpt:
         ckpts = patches * mc.vision_depth * C.ACT_CKPT_BYTES_PER_HIDDEN * mc.vision_hidden
-        return ckpts + merger + max(0.0, patches * block - lm_working)
-    return patches * mc.vision_depth * block + merger
+        return ckpts + merger + max(0.0, patches * block + mask - lm_working)
+    return patches * mc.vision_depth * block + merger + mask
 
 T_BATCH = "the rank's batch (every key, on the GPU through the pass)"
 

@@ -174,6 +174,12 @@ class Plan:
     # out of them (ms-swift 3.1.1-3.4.0 under LoRA: frameworks/swift/cost.py whole_sequence_logits), so the other
     # positions' logits are alive too, at the impl's forward bytes per logit (constants.LOGIT_BYTES), in every pass
     logits_whole_sequence: bool = False
+    # transformers' generate (no inference engine) computes the logits of every prompt position in its prefill: the
+    # model's forward takes no ``logits_to_keep`` (transformers 4.46-4.52 Qwen2-VL / Qwen2.5-VL
+    # *ForConditionalGeneration.forward: ``logits = self.lm_head(hidden_states)``; generation/utils.py passes
+    # ``logits_to_keep=1`` only where the forward has it), held as one bf16 tensor beside the KV cache
+    # (ms-swift 3.1-3.6 with a vision-language model: frameworks/swift/cost.py generate_logits_every_position)
+    generate_logits_every_position: bool = False
     # the log-prob forward divides the response logits by the temperature out of place (TRL 0.16-0.29, ms-swift
     # 3.3.0-4.1.x: constants.TEMPERATURE_COPY_FWD_BYTES_PER_LOGIT): a forward-only pass holds the logits and their copy
     logits_temperature_copy: bool = False
@@ -222,6 +228,10 @@ class Plan:
     vision_patches: int = 0
     vision_tower_frozen: bool = False
     vision_merger_frozen: bool = False
+    # the ViT's attention runs SDPA with a dense [1, P, P] mask over the P patches of the forward's images
+    # (constants.VIT_SDPA_MASK_BYTES_PER_PAIR; ms-swift 3.1-3.6 without flash attention: frameworks/swift/cost.py
+    # vit_sdpa_mask), one block's at a time
+    vision_sdpa_mask: bool = False
     # FSDP wrap policy whose root unit stays gathered through forward and backward (memory._root_and_unit):
     # "fsdp1" (verl get_fsdp_wrap_policy: decoder layers only), "fsdp2" (verl apply_fsdp2: layers + untied
     # embedding), "" (policy not read: two units of the largest of layer, embedding and lm_head in flight)

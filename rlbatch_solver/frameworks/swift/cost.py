@@ -446,6 +446,56 @@ def sync_gather(release: str | None, lora: bool, external_server: bool) -> str:
 # the response's (``logits[:, -(logits_to_keep + 1):-1, :]``). 3.4.1 reads the PEFT base model's forward instead
 # (``unwrapped_model.base_model.model.forward``) and keeps the response's positions only.
 WHOLE_SEQUENCE_LOGITS = ("3.1.0", "3.4.1")  # [first, fixed)
+# A multimodal model (ModelCard.has_vision) takes that path in every release from 3.1.1 to 3.6.0, LoRA or full: the
+# hand-over to TRL's forward also needs ``not unwrapped_model.model_meta.is_multimodal`` (3.1.1, 3.4.1, 3.5.0 and
+# 3.6.0 grpo_trainer.py GRPOTrainer._get_per_token_logps), and the local forward ``model(**inputs).logits`` passes no
+# ``logits_to_keep``. 3.7.0 (``self.model_kwarg_keys``, the forward's parameters) passes ``logits_to_keep + 1`` when
+# the model's forward takes it, which the installed transformers decides: from 3.7.0 not priced.
+WHOLE_SEQUENCE_LOGITS_MULTIMODAL = ("3.1.0", "3.7.0")  # [first, fixed)
+
+
+# transformers' generate prefill of a vision-language model computes every prompt position's logits
+# (Plan.generate_logits_every_position): Qwen2VLForConditionalGeneration / Qwen2_5_VLForConditionalGeneration.forward
+# take no ``logits_to_keep`` in transformers 4.46.3, 4.49.0 and 4.52.4 (``logits = self.lm_head(hidden_states)``), and
+# ms-swift 3.1.1 pins transformers < 4.50, 3.4.1 to 3.6.0 < 4.53 (their wheels' requirements), so every transformers
+# those releases install builds them; 3.7.0 allows < 4.56: from 3.7.0 not priced.
+GENERATE_LOGITS_EVERY_POSITION = ("3.1.0", "3.7.0")  # [first, fixed)
+
+
+# The ViT's dense SDPA mask (Plan.vision_sdpa_mask, constants.VIT_SDPA_MASK_BYTES_PER_PAIR): transformers 4.49.0 and
+# 4.52.4 Qwen2_5_VLVisionSdpaAttention build it; the releases that pin transformers below 4.53
+# (GENERATE_LOGITS_EVERY_POSITION's) run one of them; from 3.7.0 (< 4.56) not priced.
+VIT_SDPA_MASK = ("3.1.0", "3.7.0")  # [first, fixed)
+
+
+# ms-swift 3.1 (the 3.1.1 wheel) starts its one vLLM engine on --vllm_device in training rank 0's process
+# (trainers/rlhf_trainer/grpo_trainer.py GRPOTrainer.__init__: VllmEngine(..., device=fast_infer_device), 'auto' the
+# GPU after the NPROC_PER_NODE training ranks; llm/infer/infer_engine/vllm_engine.py AsyncLLMEngine.from_engine_args)
+# and its README's dependency table recommends vllm 0.7.2, whose single-GPU engine profiles the process's current
+# GPU, not the engine's (uniproc_executor.py local_rank 0 -> worker.py Worker.init_device sets cuda:0;
+# model_runner.py load_model measures the weights with DeviceMemoryProfiler() on the current GPU;
+# Worker.determine_num_available_blocks: KV = total x gpu_memory_utilization - what that GPU's profile saw): the KV
+# cache is util x total with the weights, activations and CUDA graphs on top (Plan.engine_kv_of_total, the class of
+# TRL 0.14/0.15's vllm_device engine: frameworks/trl/versions.py). 3.2 on start their engines otherwise and recommend
+# vLLM 0.7.3/0.8 (3.4.1's README), whose worker profiles its own GPU.
+VLLM_DEVICE_KV_OF_TOTAL = ("3.1.0", "3.2.0")  # [first, fixed)
+
+
+def vllm_device_kv_of_total(release: str | None, own_gpu: bool) -> bool:
+    """Whether ms-swift ``release``'s vLLM engine on a GPU of its own sizes its KV cache as util x total
+    (``VLLM_DEVICE_KV_OF_TOTAL``); None (TRL, Megatron): no."""
+    return own_gpu and _in_span(release, VLLM_DEVICE_KV_OF_TOTAL)
+
+
+def vit_sdpa_mask(release: str | None, sdpa: bool) -> bool:
+    """Whether ms-swift ``release``'s ViT builds a dense SDPA mask (``VIT_SDPA_MASK``); None (TRL, Megatron): no."""
+    return sdpa and _in_span(release, VIT_SDPA_MASK)
+
+
+def generate_logits_every_position(release: str | None, multimodal: bool) -> bool:
+    """Whether ms-swift ``release``'s transformers generate builds the prefill logits of every prompt position
+    (``GENERATE_LOGITS_EVERY_POSITION``): a vision-language model before 3.7.0. None (TRL, Megatron): no."""
+    return multimodal and _in_span(release, GENERATE_LOGITS_EVERY_POSITION)
 
 
 def _in_span(release: str | None, span: tuple[str, str]) -> bool:
@@ -454,10 +504,12 @@ def _in_span(release: str | None, span: tuple[str, str]) -> bool:
     return bool(release and first <= release_numbers(release) < fixed)
 
 
-def whole_sequence_logits(release: str | None, lora: bool) -> bool:
+def whole_sequence_logits(release: str | None, lora: bool, multimodal: bool = False) -> bool:
     """Whether ms-swift ``release``'s log-prob forward computes every position's logits (``WHOLE_SEQUENCE_LOGITS``):
-    a LoRA policy before 3.4.1. None (TRL, Megatron): no."""
-    return lora and _in_span(release, WHOLE_SEQUENCE_LOGITS)
+    a LoRA policy before 3.4.1, a multimodal model before 3.7.0 (``WHOLE_SEQUENCE_LOGITS_MULTIMODAL``). None (TRL,
+    Megatron): no."""
+    return ((lora and _in_span(release, WHOLE_SEQUENCE_LOGITS))
+            or (multimodal and _in_span(release, WHOLE_SEQUENCE_LOGITS_MULTIMODAL)))
 
 
 # ms-swift 3.3.0 to 4.1.x divide the response logits by the temperature out of place in their own log-prob forward
@@ -510,7 +562,10 @@ def vision_values(flat: Mapping[str, Any], model: ModelCard) -> dict[str, Value]
       placeholder in input_ids). Those tokens sit inside the prompt's --max_length, so the LM's sequence is not
       longer; the patches are capped at merge^2 x max_length. Images a sample: ``DEFAULT_IMAGES_PER_SAMPLE``.
     - ``vit_frozen`` / ``aligner_frozen``: a full fine-tune's --freeze_vit / --freeze_aligner (TunerArguments,
-      swift/llm/argument/tuner_args.py 3.1-3.12 and swift/arguments/tuner_args.py 4.0: both default True)."""
+      swift/llm/argument/tuner_args.py 3.1-3.12 and swift/arguments/tuner_args.py 4.0: both default True).
+    - ``vit_sdpa_mask``: the ViT attends through SDPA (``VIT_SDPA_MASK``): --attn_impl sdpa, or unset (3.1.1
+      swift/llm/model/utils.py AttnImpl.update_attn_impl leaves the config alone for None, and transformers picks
+      SDPA for Qwen2.5-VL); 'flash_attn' (flash_attention_2, varlen: no mask) and 'eager' (not priced) do not."""
     if not model.has_vision:
         return {}
     raw = flat.get("MAX_PIXELS", flat.get("max_pixels"))
@@ -524,6 +579,7 @@ def vision_values(flat: Mapping[str, Any], model: ModelCard) -> dict[str, Value]
         "vision_patches": min(limit, DEFAULT_IMAGES_PER_SAMPLE * per_image),
         "vit_frozen": _bool("freeze_vit", flat.get("freeze_vit", True)),
         "aligner_frozen": _bool("freeze_aligner", flat.get("freeze_aligner", True)),
+        "vit_sdpa_mask": str(flat.get("attn_impl") or "sdpa").strip().lower() in ("sdpa", "none"),
     }
 
 
@@ -570,13 +626,21 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         max_num_seqs=256, max_num_batched_tokens=8192,  # vllm_max_num_seqs 256; vLLM's chunked-prefill default
         # --sleep_level 1 backs the colocated engine's weights up in host RAM (vLLM's sleep level 1)
         engine_sleep_host_weights=sleep == 1 and engine == "vllm" and not server,
+        # ms-swift 3.1's vllm_device engine under vLLM 0.7.2 (vllm_device_kv_of_total): KV = util x total, the rest on
+        # top, the CUDA graphs included
+        **({"engine_kv_of_total": True, "engine_graphs_in_budget": False}
+           if engine == "vllm" and vllm_device_kv_of_total(sync_release, server) else {}),
         colocated=not server, rollout_gpus=(int(v.get("server_tp") or 1) * int(v.get("server_dp") or 1)) if server
         else None, engine_colocated=engine != "hf" and not server, count_colocated_residents=True,
         # server mode: the trainer sends the weights in flat buckets of SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE (512 MiB)
         # (rollout_mixin.py, enable_flattened_weight_sync default True; rlhf_trainers/utils.py
         # _create_parameter_buckets) and each server worker receives a bucket whole into a new tensor while its KV
         # cache stays allocated (pipelines/infer/rollout.py update_flattened_params: torch.empty(total_bytes))
-        engine_receives_whole_weights=server and sync_bucket_bytes is not None,
+        # (3.1's vllm_device engine lives in training rank 0's process and loads the merged state_dict's tensors
+        # from that rank's GPU with load_weights, no bucket received: 3.1.1 grpo_trainer.py
+        # _move_model_to_vllm_lmdeploy ``llm_model.load_weights(state_dict.items())``)
+        engine_receives_whole_weights=(server and sync_bucket_bytes is not None
+                                       and not vllm_device_kv_of_total(sync_release, server)),
         engine_sync_bucket_bytes=sync_bucket_bytes or 0.0,
         # the ZeRO-3 gather of the weight sync, as the release does it (sync_gather; memory.sync_gather_bytes)
         sync_gather_groups=_sync_gather_groups(v, sync_release, server) if engine == "vllm" else 0,
@@ -602,6 +666,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # a vision-language model's image patches and frozen parts (vision_values; a text model has neither)
         vision_patches=int(v.get("vision_patches") or 0),
         vision_tower_frozen=bool(v.get("vit_frozen")), vision_merger_frozen=bool(v.get("aligner_frozen")),
+        vision_sdpa_mask=vit_sdpa_mask(sync_release, bool(v.get("vit_sdpa_mask"))),
     )
     if megatron:
         tp, pp, cp = int(v.get("tp") or 1), int(v.get("pp") or 1), int(v.get("cp") or 1)
@@ -651,7 +716,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # trl 0.29 does, from the whole logits tensor: 1.16's fused lm head came later
         logits_impl=(logits_impl if logits_impl and not v.get("materialized_logits") else
                      "swift-ddp" if stage < 0 else "swift-deepspeed"), logits_response_only=True,
-        logits_whole_sequence=whole_sequence_logits(sync_release, bool(v.get("lora_rank"))),
+        logits_whole_sequence=whole_sequence_logits(sync_release, bool(v.get("lora_rank")), model.has_vision),
+        generate_logits_every_position=generate_logits_every_position(sync_release, model.has_vision),
         # ms-swift's own forward by its release; TRL's by the running release (trl/cost.py cost_values)
         logits_temperature_copy=(temperature_copy(sync_release) if sync_release
                                  else bool(v.get("temperature_copy"))),
@@ -663,7 +729,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
 _HW = ["gpus_per_node", "nnodes", "max_length", "max_completion_length", "use_vllm", "vllm_server", "vllm_tp",
        "server_tp", "server_dp", "gmu_permille", "server_gmu_permille", "sleep_level", "offload_model", "offload_optimizer", "kl_on",
        "lora_rank", "lora_qv", "weights_fp32", "materialized_logits", "multi_turn_len", "vision_patches", "vit_frozen",
-       "aligner_frozen"]
+       "aligner_frozen", "vit_sdpa_mask"]
 # num_generations: the rollout waits for the slowest prompt's group of completions (Plan.group_size, lengths.py
 # straggler_factor), so the rollout's time reads it wherever the batch is searched
 _BATCH_HF = ["per_device_train_batch_size", "gradient_accumulation_steps", "generation_batch_size",
@@ -790,7 +856,7 @@ def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
         bool_names=bool_names | {"ds_offload", "ds_param_offload", "offload_model", "offload_optimizer", "grad_ckpt",
                                  "kl_on", "lora_qv", "lora_bf16", "optim_8bit", "weights_fp32", "materialized_logits",
                                  "saves", "save_optimizer", "fsdp",
-                                 "liger_loss", "temperature_copy", "vit_frozen", "aligner_frozen"},
+                                 "liger_loss", "temperature_copy", "vit_frozen", "aligner_frozen", "vit_sdpa_mask"},
         unread=unread,
         optional=optional,
         pipeline=pipeline,

@@ -197,6 +197,7 @@ from ...release_numbers import release_numbers  # noqa: E402
 # (swift/llm/model/register.py, 3.7.0; 3.1.1 to 3.6.0 pass none, leaving Unsloth's 'sequential')
 UNSLOTH_DEVICE_MAP_FROM = (3, 7, 0)
 from .cost import cost_spec as swift_cost_spec  # noqa: E402
+from .cost import vllm_device_kv_of_total  # noqa: E402
 
 # flags the cost model reads and export prints from the solution (not from fixed_native)
 COST_FLAGS = {"deepspeed", "vllm_gpu_memory_utilization", "sleep_level", "offload_model", "offload_optimizer",
@@ -637,11 +638,17 @@ class SwiftFramework(Framework):
         if (self.megatron or _present(flat.get("vllm_mode")) or not any(k in flat for k in LEGACY_VLLM_KEYS)
                 or not flag_bool("use_vllm", flat.get("use_vllm", False))):
             return notes
+        release = self.code_release or self.version
+        # ms-swift 3.1's engine under its vLLM 0.7.2 (cost.py VLLM_DEVICE_KV_OF_TOTAL), said with how to name a later one
+        kv_of_total = (" ms-swift 3.1 (the release it is priced as) starts it in training rank 0's process, and "
+                       "with the vLLM it recommends (0.7.2) its KV cache takes --vllm_gpu_memory_utilization of the "
+                       "whole GPU with the weights on top; name your release (--framework swift==3.4.1) if you run 3.2 "
+                       "or later" if vllm_device_kv_of_total(release, True) else "")
         return notes + [
             "written for ms-swift < 3.5 (--vllm_device / --num_infer_workers, no --vllm_mode): vLLM "
             f"{priced_words(priced)} where that release put it, on the training GPUs when the visible GPUs (--gpus per "
             "node, else NPROC_PER_NODE) equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers "
-            "engines on GPUs of their own"]
+            f"engines on GPUs of their own.{kv_of_total}"]
 
     def _tuner_notes(self, flat: Mapping[str, Any], priced: bool = True) -> list[str]:
         """A config that names no tuner trains LoRA: ``swift rlhf``'s BaseArguments default it (4.x
