@@ -80,8 +80,9 @@ def config_framework(text: str, config: Any, path: str | None = None) -> tuple[s
     The pasted command's entry point names it (``python3 -m verl.trainer.main_ppo``, ``swift rlhf``, TRL's
     ``trl grpo``); else the framework whose message matched. A message several frameworks print (ms-swift 3.2-3.4
     print TRL 0.15-0.17's batch messages from their own trainer; verl and Megatron-based ones share
-    megatron-core's) is the one whose launcher the command starts (``accelerate launch``: TRL), else the one that
-    knows the most of the config's keys; alike, an input error naming them and --framework. ``config``: the
+    megatron-core's) is the one whose launcher the command starts (``accelerate launch``: TRL), else the one whose
+    parser refuses the fewest of the config's keys and knows the most, as of the release that prints the message;
+    alike, an input error naming them and --framework. ``config``: the
     arguments (words), a flat mapping or a YAML file's path; ``path``: a YAML file given beside the words."""
     from ..frameworks.error_text import match_error
     from ..frameworks.overrides import is_file, load_config_file
