@@ -312,3 +312,65 @@ def test_an_old_ms_swift_eval_batch_message_names_its_rule(message):
     report = explain(message, framework="swift")
     assert [r.rule for r in report.rules] == ["swift.trainer.eval_batch_divisible_by_num_generations"], report.rules
     assert "per_device_eval_batch_size" in " ".join(report.meaning)
+
+
+# TRL 0.15's batch message, which ms-swift 3.3 prints too from its own GRPOTrainer (swift/errors.py, trl/errors.py)
+SHARED_BATCH_MESSAGE = ("ValueError: The global train batch size (3 x 4) must be evenly divisible by the number of "
+                        "generations per prompt (8). Given the current train batch size, the valid values for the "
+                        "number of generations are: [2, 3, 4, 6, 12].")
+USERS_GRPO = ["--model_name_or_path", "Qwen/Qwen2.5-0.5B-Instruct", "--per_device_train_batch_size", "4",
+              "--num_generations", "8"]
+
+
+def _said(report: dict) -> tuple:
+    """What an explain answer says, as the command line's --json and the API's to_dict() both write it."""
+    return ([r["rule"] for r in report["rules"]], report["notes"], report["meaning"],
+            [v["rule"] for v in report["config_breaks"] or []],
+            [(c["key"], c["old"], c["new"]) for c in (report["fix"] or {}).get("changes", [])])
+
+
+@pytest.mark.parametrize("words, framework", [
+    # a user's own script under accelerate launch: TRL's launcher (the command line read it as ms-swift's, the
+    # first framework whose message matched, and exited 2 with "prefix the command with NPROC_PER_NODE=8")
+    (["accelerate", "launch", "--num_processes", "3", "grpo.py", *USERS_GRPO], "trl"),
+    # ms-swift's own entry point, then a key only ms-swift 3.3 takes (TRL 0.16's parser refuses --train_type)
+    (["NPROC_PER_NODE=3", "swift", "rlhf", "--rlhf_type", "grpo", *USERS_GRPO], "swift"),
+    (["--train_type", "lora", *USERS_GRPO], "swift"),
+])
+def test_a_message_two_frameworks_print_reads_the_config_alike_from_the_command_line_and_python(words, framework):
+    cli = run("explain", "--json", "--gpus", "3", SHARED_BATCH_MESSAGE, "--", *words)
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    api = explain(SHARED_BATCH_MESSAGE, config=words, gpus=3).to_dict()
+    assert _said(json.loads(cli.stdout)) == _said(api)
+    rules, notes, _, breaks, changes = _said(api)
+    assert {r.split(".")[0] for r in rules} == {framework} and breaks == rules, (rules, breaks)
+    assert changes == [("per_device_train_batch_size", 4, 8)], changes
+    assert "NPROC_PER_NODE" not in cli.stdout + cli.stderr or framework == "swift"
+    if words[0] != "NPROC_PER_NODE=3":  # a choice between the two: said, with how to make another
+        assert f"printed by swift and trl alike; read as {framework}'s" in notes[0] and "--framework" in notes[0]
+
+
+def test_a_message_two_frameworks_print_with_a_config_either_reads_asks_which():
+    words = USERS_GRPO[2:]  # keys both take (--model_name_or_path is a key of TRL's we know, not of ms-swift's)
+    cli = run("explain", "--gpus", "3", SHARED_BATCH_MESSAGE, "--", *words)
+    assert cli.returncode == 2 and "Traceback" not in cli.stderr
+    with pytest.raises(InputError) as e:
+        explain(SHARED_BATCH_MESSAGE, config=words, gpus=3)
+    assert e.value.field == "framework" and str(e.value) in cli.stderr
+    assert "swift and trl alike" in str(e.value) and "--framework (swift or trl)" in str(e.value)
+    assert "swift rlhf" in str(e.value) and "trl grpo" in str(e.value)  # or their entry points
+    named = run("explain", "--gpus", "3", "--framework", "trl", SHARED_BATCH_MESSAGE, "--", *words)
+    assert named.returncode == 0 and "trl.trainer.global_batch_divisible_by_num_generations" in named.stdout
+
+
+def test_a_megatron_message_verl_and_ms_swift_print_reads_verls_keys_as_verls():
+    """megatron-core's message, which verl and ms-swift's Megatron backend both print: verl's Hydra keys pasted
+    alone are verl's (ms-swift's parser reads none of them)."""
+    message = "ValueError: num_attention_heads (28) must be a multiple of tensor_model_parallel_size (8)."
+    words = ["actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct", "trainer.n_gpus_per_node=8",
+             "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=8"]
+    cli = run("explain", "--json", message, "--", *words)
+    api = explain(message, config=words).to_dict()
+    assert cli.returncode == 0 and _said(json.loads(cli.stdout)) == _said(api)
+    assert _said(api)[0] == ["verl.megatron.heads_divisible_by_tp"]
+    assert "verl and swift-megatron alike; read as verl's" in api["notes"][0]

@@ -114,6 +114,27 @@ def test_an_undated_config_is_checked_with_0_9_1_and_says_no_upgrade():
     assert rb.check(GLOBAL, framework="verl==0.7.1").upgrade is None
 
 
+@pytest.mark.parametrize("framework", ["verl", "verl-megatron"])
+def test_an_undated_config_with_a_key_only_some_releases_have_is_not_said_to_have_none(framework):
+    """A config holding a key only some releases' trainer config lists have (0.9.1's
+    fsdp_config.use_no_sync_for_gradient_accumulation, 0.6.1-0.9.1's rollout.over_sample_rate) was checked with
+    0.9.1 "(no key of the config is specific to a verl version)": the tables that date a release (versions.py) do
+    not hold it. The note names it and its releases; the release it is checked with stays the one the tables give."""
+    for key, releases in ((f"{AR}.actor.fsdp_config.use_no_sync_for_gradient_accumulation=True", "0.9.1"),
+                          (f"{AR}.rollout.over_sample_rate=0.1", "0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1")):
+        rep = rb.check(FAQ + [key], framework=framework)
+        assert rep.version == VV.NEWEST, rep.version
+        note = next(n for n in rep.notes if "checked with the verl" in n)
+        assert "no key of the config is specific" not in note, note
+        assert (f"its {key.split('=')[0]} is a key of the trainer config of verl {releases} only, of the releases "
+                "whose keys we hold (0.5.0 to 0.9.1)") in note, note
+    # keys every list holds, a key a "+" adds and a key verl's DAPO recipe adds before 0.9: none of them is named
+    for extra in ([], [f"+{AR}.actor.fsdp_config.use_no_sync_for_gradient_accumulation=True"],
+                  ["data.gen_batch_size=128"]):
+        rep = rb.check(FAQ + extra, framework=framework)
+        assert any("(no key of the config is specific to a verl version)" in n for n in rep.notes), rep.notes
+
+
 def test_a_dated_config_that_0_9_1_also_passes_has_no_upgrade_line():
     dynamic = [f"{AR}.actor.use_dynamic_bsz=True", f"{AR}.rollout.log_prob_use_dynamic_bsz=True"]
     rep = rb.check(GLOBAL + dynamic)  # token budgets: 0.9.1 does not read the global micro batches either

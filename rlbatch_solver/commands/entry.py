@@ -56,7 +56,7 @@ def explain(error: str, overrides: Optional[List[str]], *, framework: Optional[s
                             'or - to read it from stdin).')
     _known_names(gpu, model, None)  # a typo in --gpu or --model is an input error here too, not silently left unused
     error = inputs.error_text(error)
-    cfg = None
+    cfg, said = None, None
     framework, overrides, gpus, model = inputs.script(framework, overrides, gpus, model, default=None)
     if model:
         from ..catalog.models import load_model
@@ -64,31 +64,37 @@ def explain(error: str, overrides: Optional[List[str]], *, framework: Optional[s
         load_model(model)
     if overrides or config:
         if framework is None:  # the config is read in the syntax of the framework whose message matched
-            framework = _framework_of_message(error)
+            framework, said = _framework_of_message(error, overrides, config)
         # a YAML config in place of the arguments, or a path that does not exist, as check reads them
         framework, config, overrides = inputs.config_file(framework or "verl", framework is not None, config,
                                                           overrides)
         cfg, _ = inputs.pasted(framework, config, overrides, "explain")
-    return api.explain(error, framework=framework, config=cfg, gpus=gpus, model=model, time_limit_s=time_limit,
-                       started=started, gpu=gpu)
+    report = api.explain(error, framework=framework, config=cfg, gpus=gpus, model=model, time_limit_s=time_limit,
+                         started=started, gpu=gpu)
+    if said:  # why the config was read as the framework it was, first among the notes, as the API says it
+        report.notes.insert(0, said)
+    return report
 
 
-def _framework_of_message(error: str) -> Optional[str]:
-    """The framework whose message matched, else the one whose traceback frames an out-of-memory message shows."""
-    from ..frameworks.error_text import match_error
+def _framework_of_message(error: str, overrides: Optional[List[str]],
+                          config: Optional[str]) -> tuple[Optional[str], Optional[str]]:
+    """(The framework whose message matched, chosen as the Python API chooses (``explain.config_framework``: where
+    several frameworks print it, by the pasted words), else the one whose traceback frames an out-of-memory message
+    shows; the note saying why, where it was a choice)."""
+    from .explain import config_framework
 
-    found = match_error(error)
-    if found:
-        return found[0][0].framework
+    name, said = config_framework(error, overrides or [], config)
+    if name:
+        return name, said
     from ..frameworks.key_names import refused_in_message
 
     by, keys = refused_in_message(error)  # a parser refusing keys: its framework, where the message shows it
     if keys and by:
-        return by
+        return by, None
     from .explain_oom import read_oom
 
     oom = read_oom(error)
-    return oom[1] if oom else None
+    return (oom[1] if oom else None), None
 
 
 def enumerate_configs(sc_flags: dict[str, Any], *, scenario_file: Optional[str], set_: Optional[List[str]],

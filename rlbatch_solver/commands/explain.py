@@ -73,6 +73,97 @@ class ExplainReport:
 NEWEST_NOTE = "the newest release we follow"
 
 
+def config_framework(text: str, config: Any, path: str | None = None) -> tuple[str | None, str | None]:
+    """The framework a config given with a message is read as when explain is not told which (--framework): the
+    command line's and the Python API's one choice -> (its name or None, a note saying why where it was a choice).
+
+    The pasted command's entry point names it (``python3 -m verl.trainer.main_ppo``, ``swift rlhf``, TRL's
+    ``trl grpo``); else the framework whose message matched. A message several frameworks print (ms-swift 3.2-3.4
+    print TRL 0.15-0.17's batch messages from their own trainer; verl and Megatron-based ones share
+    megatron-core's) is the one whose launcher the command starts (``accelerate launch``: TRL), else the one whose
+    parser refuses the fewest of the config's keys and knows the most, as of the release that prints the message;
+    alike, an input error naming them and --framework. ``config``: the
+    arguments (words), a flat mapping or a YAML file's path; ``path``: a YAML file given beside the words."""
+    from ..frameworks.error_text import match_error
+    from ..frameworks.overrides import is_file, load_config_file
+    from ..launch_script import read_pasted_command
+    from .inputs import CONFIG_SUFFIXES, keys_known, keys_refused
+
+    words: list[str] = []
+    flat: dict[str, Any] = {}
+    if isinstance(config, Mapping):
+        flat = dict(config)
+    elif isinstance(config, (str, Path)):
+        path = str(config)
+    elif config is not None:
+        words = [str(w) for w in config]
+        if words and Path(words[0]).suffix.lower() in CONFIG_SUFFIXES and is_file(words[0]):
+            path, words = words[0], words[1:]
+    command = read_pasted_command(words) if words else None
+    if command is not None:
+        return command.framework, None
+    found: list[str] = []
+    release: dict[str, str] = {}  # each one's keys judged as of the release that prints the message, as explain does
+    for pattern, _ in match_error(text):
+        if pattern.framework not in found:
+            found.append(pattern.framework)
+            release[pattern.framework] = pattern.framework + (
+                f"=={max(pattern.versions, key=release_numbers)}" if pattern.versions else "")
+    if len(found) < 2:
+        return (found[0] if found else None), None
+    alike = f"the message is printed by {' and '.join(found)} alike"
+    launched = [name for name in found if any(_says(words, entry) for entry in get_framework(name).launcher_entries)]
+    if len(launched) == 1:
+        return launched[0], f"{alike}; read as {launched[0]}'s: the command starts its launcher; --framework to " \
+                            "name another"
+    if path and is_file(path) and Path(path).suffix.lower() in CONFIG_SUFFIXES:
+        flat = {**load_config_file(path), **flat}
+    # the fewest keys refused (where we know every key a parser takes), then the most known
+    read = {name: {**flat, **_parsed(release[name], words)} for name in found}
+    scores = {name: (-keys_refused(release[name], read[name]), keys_known(release[name], read[name]))
+              for name in found}
+    best = max(scores.values())
+    top = [name for name in found if scores[name] == best]
+    if best[1] == 0:
+        return found[0], None  # keys of none of them: the first's reading says what it could not read
+    if len(top) == 1:
+        return top[0], f"{alike}; read as {top[0]}'s: " + "; ".join(
+            _keys_said(name, scores[name]) for name in [top[0]] + [n for n in found if n != top[0]]) \
+            + "; --framework to name another"
+    raise InputError("framework", f"{alike}, and the config reads as the config of each of {', '.join(top)} "
+                     f"({best[1]} of its keys known to each; the pasted words name no entry point of one).",
+                     f"name the framework you run with --framework ({' or '.join(top)}), or paste the command "
+                     f"with its entry point ({', '.join(_entry_point(name) + ' ...' for name in top)}).")
+
+
+def _entry_point(name: str) -> str:
+    """The command that starts a run of the framework ``name`` (``swift rlhf``, ``python -m verl.trainer.main_ppo``)."""
+    fw = get_framework(name)
+    return " ".join(fw.entry_commands[0]) if fw.entry_commands else f"python -m {fw.script_entries()[0]}"
+
+
+def _keys_said(name: str, score: tuple[int, int]) -> str:
+    """How many of the config's keys a framework knows and refuses, in words."""
+    return f"{name} knows {score[1]} of the config's keys" + (f" and refuses {-score[0]}" if score[0] else "")
+
+
+def _says(words: Sequence[str], entry: str) -> bool:
+    """Whether ``words`` hold the command ``entry`` (``accelerate launch``), its words one after another."""
+    parts = entry.split()
+    bases = [w.rsplit("/", 1)[-1] for w in words]
+    return any(bases[i:i + len(parts)] == parts for i in range(len(bases)))
+
+
+def _parsed(name: str, words: Sequence[str]) -> dict[str, Any]:
+    """The words as the framework ``name``'s parser reads them ({} where it refuses them)."""
+    if not words:
+        return {}
+    try:
+        return get_framework(name).parse(list(words))[0]
+    except InputError:
+        return {}
+
+
 def explain(
     text: str,
     *,
@@ -94,6 +185,9 @@ def explain(
     config, framework, gpus, model, script_notes = api_config(config, framework, gpus, model)
     if framework:
         get_framework(framework)  # unknown name -> exit 2
+    elif config is not None:  # the framework the config is read as: the command line's choice (config_framework)
+        framework, said = config_framework(text, config)
+        script_notes = script_notes + ([said] if said else [])
     found = match_error(text, framework)
     rules: list[ExplainedRule] = []
     numbers: dict[str, str] = {}

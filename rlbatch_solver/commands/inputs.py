@@ -190,17 +190,12 @@ def _framework_of_config(default: str, path: str, field: str) -> str:
     more of them (an EasyR1 config shares data.* and trainer.* keys with verl's); else the one that knows the most
     (said in a note), or an input error naming the candidates."""
     from ..commands.common import load_config_file
-    from ..frameworks import FRAMEWORKS, get_framework
+    from ..frameworks import FRAMEWORKS
 
     flat = load_config_file(path, field)
 
     def known(name: str) -> int:
-        # a key of another release of the framework counts as its (a TRL 0.15 GRPOConfig's max_prompt_length and
-        # vllm_device, which TRL dates the config by, are no 1.16 field: the YAML was read as Unsloth's, which
-        # knows max_prompt_length by dropping it, and priced with Unsloth's 4-bit base)
-        fw = get_framework(name)
-        kl, own = fw.key_list(flat, command=True), set(fw.normalize({}))  # own: what the reading adds by itself
-        return sum(1 for k in kl.given if (k in kl.keys or k in kl.others) and k not in own)
+        return keys_known(name, flat)
 
     base = known(default) if flat else 0
     if not flat or base == len(flat):
@@ -229,6 +224,28 @@ def _framework_of_config(default: str, path: str, field: str) -> str:
     note(f"{path} read as {top[0]}'s config ({theirs} {top[0]}'s, {base} {default}'s); --framework to name "
          "another")
     return top[0]
+
+
+def keys_known(name: str, flat: dict) -> int:
+    """How many keys of a config the framework ``name`` knows (its release's, or another release's: a TRL 0.15
+    GRPOConfig's max_prompt_length and vllm_device, which TRL dates the config by, are no 1.16 field: the YAML was
+    read as Unsloth's, which knows max_prompt_length by dropping it, and priced with Unsloth's 4-bit base)."""
+    from ..frameworks import get_framework
+
+    fw = get_framework(name)
+    kl, own = fw.key_list(flat, command=True), set(fw.normalize({}))  # own: what the reading adds by itself
+    return sum(1 for k in kl.given if (k in kl.keys or k in kl.others) and k not in own)
+
+
+def keys_refused(name: str, flat: dict) -> int:
+    """How many keys of a config the framework ``name``'s parser refuses (where we know every key it takes, or it
+    says so: ``KeyList.complete``, ``KeyList.refused``)."""
+    from ..frameworks import get_framework
+
+    fw = get_framework(name)
+    kl, own = fw.key_list(flat, command=True), set(fw.normalize({}))
+    return sum(1 for k in kl.given if k not in own and (k in kl.refused or (
+        kl.complete and k not in kl.keys and k not in kl.others)))
 
 
 def _names_model(framework: str, flat: dict) -> bool:

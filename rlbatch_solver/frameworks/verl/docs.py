@@ -93,7 +93,10 @@ def versions_markdown() -> str:
              "so vLLM captures no CUDA graphs (False from verl PR #2956, 2025-08-08: a run of main after that date "
              "is 0.6.1's); verl 0.3.0 is 0.5.0 with an actor update that computes the entropy whatever "
              "`entropy_coeff`. A config with no key of a release before 0.6 is never dated to one (most 0.3-0.5 "
-             "configs set only keys 0.6.1 has too): name it.", ""]
+             "configs set only keys 0.6.1 has too): name it. A key only some releases' trainer config has by the lists of "
+             "0.5.0-0.9.1's keys (config_keys/, 0.9.1's `fsdp_config.use_no_sync_for_gradient_accumulation`) dates "
+             "nothing (the lists stop at 0.5.0, and a recipe's config may add it): a config with no other dating key "
+             "is checked with 0.9.1 and the note names the key and the releases that have it.", ""]
     for version in VERSIONS[1:]:
         pack, diff = PACKS[version], changes(version)
         lines += [f"### verl {version}", "", f"Default code path: {pack.summary}.", "",

@@ -154,10 +154,35 @@ def _lacks_held(parts: list[str], version: str) -> bool:
 
 def releases_having(key: str) -> list[str]:
     """The releases whose trainer config (the lists we hold) has ``key``, oldest first."""
+    return [v for v in held_releases() if key in release_keys(v)]
+
+
+def held_releases() -> list[str]:
+    """The releases whose trainer config keys we hold (config_keys/), oldest first."""
     from ...release_numbers import release_numbers
 
-    versions = {p.name.rsplit("_", 1)[0] for p in HERE.glob("*.txt")}
-    return sorted((v for v in versions if key in release_keys(v)), key=release_numbers)
+    return sorted({p.name.rsplit("_", 1)[0] for p in HERE.glob("*.txt")}, key=release_numbers)
+
+
+def some_releases_keys(flat: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """The config's keys that only some of the releases whose keys we hold have in their trainer config, with those
+    releases (oldest first), in the config's order: bar a key a "+" adds, a list's item (``trainer.logger.0``) and a
+    key a recipe's config adds (``RECIPE_SECTIONS``, ``RECIPE_KEYS``: a run of the recipe under an older release sets
+    it too). ``versions.detect`` dates a config by its own tables, not by these: its note names them."""
+    from ..overrides import AddedKey
+
+    held = held_releases()
+    out = []
+    for key in flat:
+        name = str(key)
+        parts = name.split(".")
+        if isinstance(key, AddedKey) or name.startswith(("+", "~", "hydra.")) or parts[0] in RECIPE_SECTIONS \
+                or parts[-1].isdigit() or any(name == k or name.startswith(k + ".") for k in RECIPE_KEYS):
+            continue
+        having = releases_having(name)
+        if having and len(having) < len(held):
+            out.append((name, having))
+    return out
 
 
 def _holds_no_new_key(inside: str, sections: frozenset[str]) -> bool:

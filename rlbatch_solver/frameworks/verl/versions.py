@@ -1018,7 +1018,18 @@ def detect(flat: Mapping[str, object]) -> tuple[str | None, str]:
         seen.setdefault(why, []).append(what)
     said = "; ".join(f"{', '.join(whats)} ({why})" for why, whats in seen.items())
     if not seen:
-        return None, "no key of the config is specific to a verl version"
+        from .struct_keys import held_releases, some_releases_keys
+
+        # a key only some releases' trainer config lists have dates nothing here (those lists stop at 0.5.0, and a
+        # recipe's or an older release's config may hold it): said as what it is, not as a key of every release
+        listed = some_releases_keys(flat)
+        if not listed:
+            return None, "no key of the config is specific to a verl version"
+        key, having = listed[0]
+        held = held_releases()
+        more = f", and {len(listed) - 1} more such key{'s' if len(listed) > 2 else ''}" if len(listed) > 1 else ""
+        return None, (f"no key we date releases by is in the config; its {key} is a key of the trainer config of verl "
+                      f"{', '.join(having)} only, of the releases whose keys we hold ({held[0]} to {held[-1]}){more}")
     if not candidates:
         return None, "its version-specific keys belong to no single version: " + said
     best = max(candidates, key=release_numbers)
