@@ -29,6 +29,7 @@ from .release_flags import RELEASE_FLAGS
 from .rules import CLI, RULESET, VARIABLES
 from ..key_names import KeyList
 from ..base import Framework, Space, attention_constants, divisors, pow2, priced_words
+from ...costmodel.host import STANDARD_NODE_GPUS
 from ..overrides import ListFlag, memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
 
 ESTIMATORS, GROUP_ESTIMATORS = versions.ESTIMATORS, versions.GROUP_ESTIMATORS
@@ -553,6 +554,17 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
 VLLM_USE_V1 = "VLLM_USE_V1"
 RAY_THRESHOLD = "RAY_memory_usage_threshold"
 SCRIPT_ENV = (VLLM_USE_V1, RAY_THRESHOLD)
+# The non-Ray launcher (versions.Release.non_ray_launcher): ``deepspeed --module openrlhf.cli.train_ppo``, ``python -m
+# openrlhf.cli.train_ppo`` or the script itself (examples/train_ppo.py before it moved into the package) under deepspeed
+# or torchrun. Its words in a command set this internal key (not a flag: key_list leaves it out).
+NON_RAY_MODULE = "openrlhf.cli.train_ppo"
+LAUNCHER = "__non_ray_launcher"
+
+
+def _non_ray_word(word: Any) -> bool:
+    """A command word that names openrlhf/cli/train_ppo.py (not train_ppo_ray.py)."""
+    w = str(word).strip("'\"")
+    return w == NON_RAY_MODULE or w == "train_ppo.py" or w.endswith("/train_ppo.py")
 
 
 def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, Value]:
@@ -565,6 +577,9 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
     fp32 = versions.RELEASES[version].grad_accum_fp32 if dtype in (None, "") else str(dtype) == "fp32"
     release = versions.RELEASES[version]
     return {"ds_sleep": bool(native.get("ds.enable_sleep", False)),
+            # the non-Ray launcher (LAUNCHER): one DeepSpeed world over every GPU, each rank holding every model
+            # (cost.py make_plan)
+            "one_world": bool(flat.get(LAUNCHER, False)),
             # the dotted releases' --vllm.enforce_eager, or the --enforce_eager of the releases before 0.10.2 (the
             # same "Disable CUDA graph in vLLM", names.SUCCESSOR_OF), which a config of those releases carries
             "vllm_eager": bool(native.get("vllm.enforce_eager", native.get("enforce_eager", False))),
@@ -770,6 +785,12 @@ class OpenRLHFFramework(Framework):
             if eq and key in SCRIPT_ENV:
                 flat[key] = value.strip("'\"")
                 ignored.remove(word)
+            elif _non_ray_word(word):  # the non-Ray launcher's script or module (LAUNCHER)
+                flat[LAUNCHER] = True
+                ignored.remove(word)
+        if _non_ray_word(flat.get("module", "")):  # deepspeed --module openrlhf.cli.train_ppo: the launcher's flag
+            del flat["module"]
+            flat[LAUNCHER] = True
         return flat, ignored
 
     def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
@@ -807,8 +828,19 @@ class OpenRLHFFramework(Framework):
                         f"{priced_words(priced)}"]
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
+        if flat.get(LAUNCHER) and not versions.RELEASES[self.version].non_ray_launcher:
+            with_it = ", ".join(v for v, r in versions.RELEASES.items() if r.non_ray_launcher)
+            raise InputError("launcher", f"OpenRLHF {self.version} has no {NON_RAY_MODULE} (openrlhf/cli/train_ppo.py, "
+                             f"the launcher without Ray): of the releases we follow, {with_it} have it.",
+                             "name the release the command is for (--framework openrlhf==0.5.9), or launch "
+                             "openrlhf.cli.train_ppo_ray.")
         values = config_to_values(flat, gpus=gpus, model=model, version=self.version)
         values.update(_cost_flags(flat, self.version))
+        if values["one_world"] and gpus:
+            # the non-Ray launcher's DeepSpeed world is every GPU the launcher starts (deepspeed / torchrun: one rank
+            # per GPU), on nodes of up to the standard 8
+            nodes = gpus // STANDARD_NODE_GPUS if gpus % STANDARD_NODE_GPUS == 0 else 1
+            values["actor_nnodes"], values["actor_gpus_per_node"] = nodes, gpus // nodes
         return values
 
     def placements(self, scenario: Any, notes: list[str]) -> list:
@@ -915,7 +947,7 @@ class OpenRLHFFramework(Framework):
         release is not judged here (the release's own checks say what it does there, legacy_flag_names), nor one
         argparse reads as the single flag it begins (allow_abbrev)."""
         flags = RELEASE_FLAGS[self.version]
-        given = tuple(k for k in map(str, flat) if k not in SCRIPT_ENV  # the environment's, not flags
+        given = tuple(k for k in map(str, flat) if k not in SCRIPT_ENV and k != LAUNCHER  # not flags
                       and (sum(1 for f in flags if f.startswith(k)) != 1 or k in flags))
         refused = other_release_flags(given, self.version)
         return KeyList(given, flags, complete=True, others=ALL_RELEASE_FLAGS, flags=True,
