@@ -1056,6 +1056,32 @@ def test_openrlhf_non_ray_launcher_holds_every_model_on_every_gpu():
         rb.check(c.args, framework="openrlhf==0.6.2", gpus=c.gpus, model=c.model, gpu=c.gpu)
 
 
+def test_openrlhf_zero2_update_holds_deepspeeds_reduce_bucket_and_offload_gradient_buffer():
+    """OpenRLHF #519 (8 H100, `python -m openrlhf.cli.train_ppo`, Llama-3-8B PPO, ZeRO-2 with --adam_offload): out of
+    memory, priced under the line. DeepSpeed 0.16.3's ZeRO-2 (stage_1_and_2.py) allocates a reduce bucket of 5e8
+    bf16 elements for each backward (contiguous_gradients, DeepSpeed's default; OpenRLHF leaves reduce_bucket_size
+    "auto", which DeepSpeed drops) and, with the optimizer offloaded, keeps a GPU gradient buffer of the largest
+    parameter (the 128,256 x 4,096 embedding): 0.93 + 0.98 GiB in each trained model's update; two buckets with
+    --overlap_comm. Still 68.7 of 74.7 GiB: a miss, tight."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.costmodel.memory import T_DS_BUCKETS
+
+    c = _case("openrlhf_519_llama3_8b_ppo_deepspeed_8xh100")
+    mem = _check(c.name).memory
+    embed = 128256 * 4096
+    for phase in ("actor_update", "critic_update"):
+        assert mem.phases[phase][T_DS_BUCKETS] * 2**20 == pytest.approx(2 * (5e8 + embed), rel=0.01)
+    assert mem.peaks["actor_update"] / 1024 == pytest.approx(68.7, abs=0.3) and mem.fits and mem.outlook() == "tight"
+    overlap = rb.check(c.args + ["--overlap_comm"], framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory
+    assert overlap.phases["actor_update"][T_DS_BUCKETS] * 2**20 == pytest.approx(2 * (2 * 5e8 + embed), rel=0.01)
+    no_offload = rb.check([a for a in c.args if a != "--adam_offload"], framework=c.framework, gpus=c.gpus,
+                          model=c.model, gpu=c.gpu).memory
+    assert no_offload.phases["actor_update"][T_DS_BUCKETS] * 2**20 == pytest.approx(2 * 5e8, rel=0.01)
+    zero3 = rb.check([a if a != "2" or c.args[i - 1] != "--zero_stage" else "3" for i, a in enumerate(c.args)],
+                     framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory
+    assert T_DS_BUCKETS not in zero3.phases["actor_update"]
+
+
 def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_told():
     """trl #3456 (TRL 0.17, one A100 80GB, no vLLM, batch 4 x 3,072 tokens): Qwen3-0.6B and 1.7B ran (49 and 78 GB
     by nvidia-smi), 4B ran out of memory. GRPOConfig defaults gradient_checkpointing to True only from 0.22.0; before, it

@@ -49,7 +49,7 @@ _ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep", "colocat
            "sync_wakes_weights_only", "hf_generate"]
 # the release's log-prob code (frameworks/openrlhf/versions.py Release.logits)
 _LOGITS = ["logits_gather", "logits_fp32_model"]
-_TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_ckpt"]
+_TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_ckpt", "ds_overlap_comm"]
 # with --train.dynamic_batch_enable the experience forwards pack by tokens too (experience_maker.py
 # split_rollout_samples: rollout.max_tokens_per_gpu, x ring_attn_size x ds.tensor_parallel_size)
 _EXPERIENCE_BUDGET = ["dynamic_batch", "rollout_max_tokens", "train_max_tokens"]
@@ -214,6 +214,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         trainer="deepspeed",
         # OpenRLHF 0.4's DeepSpeed config accumulates gradients in fp32 (frameworks/openrlhf/versions.py)
         deepspeed_grad_accum_fp32=bool(v.get("grad_accum_fp32")),
+        # get_train_ds_config leaves reduce_bucket_size "auto" (DeepSpeed's default) and contiguous_gradients to
+        # DeepSpeed (default True); --overlap_comm (--ds.overlap_comm) sets overlap_comm, two buckets (0.4.0-0.11.2)
+        deepspeed_reduce_bucket=C.DEEPSPEED_REDUCE_BUCKET_SIZE * (2 if v.get("ds_overlap_comm") else 1),
         # --use_liger_kernel changes nothing here: it loads AutoLigerKernelForCausalLM (0.11.2 models/actor.py), whose
         # forward builds the logits when no labels are passed (liger-kernel lce_forward skip_logits), as Actor.forward
         # does (docs/cost-model.md section 2)
@@ -444,7 +447,7 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
                     | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
                        "colocate_lowers_gmu", "vllm_graphs_in_budget", "sync_wakes_weights_only",
                        "save_clones_every_rank", "vllm_v0", "ds_sleep_lp_grads", "hf_generate", "flash_attn",
-                       "vllm_micro_calls", "one_world"}),
+                       "vllm_micro_calls", "one_world", "ds_overlap_comm"}),
         unread=unread,
         optional=optional_names(VARIABLES),
         concurrency=concurrency,

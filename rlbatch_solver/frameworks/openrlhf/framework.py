@@ -580,6 +580,8 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             # the non-Ray launcher (LAUNCHER): one DeepSpeed world over every GPU, each rank holding every model
             # (cost.py make_plan)
             "one_world": bool(flat.get(LAUNCHER, False)),
+            # --overlap_comm (--ds.overlap_comm from 0.10.2): DeepSpeed's overlap_comm, two ZeRO-1/2 reduce buckets
+            "ds_overlap_comm": _true(native.get("ds.overlap_comm", native.get("overlap_comm", False))),
             # the dotted releases' --vllm.enforce_eager, or the --enforce_eager of the releases before 0.10.2 (the
             # same "Disable CUDA graph in vLLM", names.SUCCESSOR_OF), which a config of those releases carries
             "vllm_eager": bool(native.get("vllm.enforce_eager", native.get("enforce_eager", False))),
@@ -810,6 +812,11 @@ class OpenRLHFFramework(Framework):
         native, _ = normalize_flags(flat)
         lora = _lora_values(native)
         notes: list[str] = _old_lengths_note(flat, native) if versions.dotted_names(self.version) else []
+        if flat.get(LAUNCHER):
+            notes.append(f"{NON_RAY_MODULE} (the launcher without Ray): memory and time {priced_words(priced, plural=True)}"
+                         " with the actor, critic, reward and reference models on every GPU of one DeepSpeed world (the "
+                         "cluster's GPUs); its rules are checked as train_ppo_ray's, whose placement-group and vLLM "
+                         "checks (openrlhf.ray.*, --vllm_num_engines) its own parser does not make")
         # the flag as the config spells it (normalize_flags maps the pre-0.10.2 name)
         four = "--load_in_4bit" if any(str(k).removeprefix("--") == "load_in_4bit" for k in flat) else \
             "--ds.load_in_4bit"
