@@ -30,7 +30,7 @@ from .rules import CLI, RULESET, VARIABLES
 from ..key_names import KeyList
 from ..base import Framework, Space, attention_constants, divisors, pow2, priced_words
 from ...costmodel.host import STANDARD_NODE_GPUS
-from ..overrides import ListFlag, memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
+from ..overrides import ListFlag, memory_share_permille, parse_flag_args, split_tokens, resolve_algorithm, whole_number
 
 ESTIMATORS, GROUP_ESTIMATORS = versions.ESTIMATORS, versions.GROUP_ESTIMATORS
 # estimator values of older releases
@@ -781,17 +781,19 @@ class OpenRLHFFramework(Framework):
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
         """``--flag value`` arguments, and the environment words ``VLLM_USE_V1=...`` and
         ``RAY_memory_usage_threshold=...`` (a launch script's own)."""
-        flat, ignored = parse_flag_args(tokens)
+        words = split_tokens(tokens)
+        entry = next((i for i, w in enumerate(words) if _non_ray_word(w)), None)
+        if entry is not None:
+            # the non-Ray launcher's script or module (LAUNCHER): what comes before it is deepspeed's or torchrun's own
+            # (--module, --num_gpus, --nproc_per_node=4 ...), but for the environment words
+            words = [w for w in words[:entry] if any(w.startswith(k + "=") for k in SCRIPT_ENV)] + words[entry + 1:]
+        flat, ignored = parse_flag_args(words)
         for word in list(ignored):
             key, eq, value = word.partition("=")
             if eq and key in SCRIPT_ENV:
                 flat[key] = value.strip("'\"")
                 ignored.remove(word)
-            elif _non_ray_word(word):  # the non-Ray launcher's script or module (LAUNCHER)
-                flat[LAUNCHER] = True
-                ignored.remove(word)
-        if _non_ray_word(flat.get("module", "")):  # deepspeed --module openrlhf.cli.train_ppo: the launcher's flag
-            del flat["module"]
+        if entry is not None:
             flat[LAUNCHER] = True
         return flat, ignored
 
