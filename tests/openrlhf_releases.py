@@ -33,14 +33,13 @@ LINE_END = "<!-- end of openrlhf-release-agreement -->"
 
 # Cases judged otherwise with no release named than with their release's pack, each with why, so that a fix of the
 # class shows up as a test to update.
+# (openrlhf_858's 0.5.9/0.4.0 disagreement, rollout_batch_size a multiple of the actor's world, went when its
+# non-Ray launcher's world became the cluster's 4 GPUs: 4 of 4 under both)
 DISAGREE = {
     "openrlhf_901_qwen2_5_7b_grpo_4xrtx6000ada":
         "an OpenRLHF 0.6 run whose flags hold --use_kl_estimator_k3 (0.5.x's train_ppo_ray) beside --use_kl_loss "
         "(0.6.2's): none of the releases whose flags we know has both, so 0.11.2 checks it, whose rule for the "
         "missing --vllm_num_engines has another id (openrlhf.vllm.engines_required) than 0.6.2's",
-    "openrlhf_858_llama3_8b_ppo_deepspeed_4xa40":
-        "an OpenRLHF 0.5.9 run whose flags are those of 0.4.0 to 0.7.5: dated 0.4.0, whose _validate_args does not "
-        "ask rollout_batch_size to be a multiple of the actor's world size as 0.5.9's does",
 }
 
 

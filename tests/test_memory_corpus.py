@@ -191,9 +191,6 @@ def test_a_gpu_record_is_unjudged_only_when_it_says_why_and_then_counts_neither_
     # #3364's first post (every parallel size a shell variable whose value is not shown)
     megatron = {"verl-megatron_1649_comment_qwen_14b_2x8xa800_40gb", "verl-megatron_388_qwen2_5_32b_ppo_4x8xh800",
                 "verl-megatron_3620_qwen2_5_7b_dapo_8xa800", "verl-megatron_3364_qwen3moe_30b_grpo_4x8xh200"}
-    # OpenRLHF reports run with the DeepSpeed launcher without Ray (#519, #858, #277)
-    openrlhf |= {"openrlhf_519_llama3_8b_ppo_deepspeed_8xh100", "openrlhf_858_llama3_8b_ppo_deepspeed_4xa40",
-                 "openrlhf_277_codellama_13b_ppo_deepspeed_4xa800"}
     # verl: Logic-RL's README line "4×A100 80G", written for the script of its date, not for the later one (882de6a)
     verl = {"verl_logicrl_readme_qwen2_5_7b_grpo_4xa100_80gb"}
     assert set(marked) == swift | openrlhf | megatron | verl
@@ -1031,6 +1028,61 @@ def test_openrlhf_0_5_packed_log_probs_take_the_whole_micro_batch_as_one_row():
     logits = ran.phases["old_log_prob"]["logits+entropy"] / 1024
     assert logits == pytest.approx(32 * 2048 * 128256 * 8 / 2**30, rel=0.01)
     assert ran.peaks["old_log_prob"] / 1024 == pytest.approx(80.5, abs=0.5)
+
+
+def test_openrlhf_non_ray_launcher_holds_every_model_on_every_gpu():
+    """OpenRLHF #858 (4 A40 48GB, `deepspeed --module openrlhf.cli.train_ppo`, Llama-3-8B PPO with its reward model)
+    and #277 (4 A800, `torchrun --nproc_per_node=4 train_ppo.py`, CodeLlama-13B) ran out of memory; read as
+    train_ppo_ray's groups of their own, they fit (19.4 of 44.6 and 51.5 of 75 GiB). train_ppo.py (0.4.0.post2 and
+    0.5.9 ``train``) builds the actor, the critic, the reward model and the reference model in every rank of one
+    DeepSpeed world and ``strategy.prepare``s them all: each GPU holds the four, beside the phase's own work. 0.6.2's
+    wheel has no train_ppo.py: a command naming it is refused there."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.errors import InputError
+
+    for name in ("openrlhf_858_llama3_8b_ppo_deepspeed_4xa40", "openrlhf_277_codellama_13b_ppo_deepspeed_4xa800"):
+        mem = _check(name).memory
+        assert not mem.fits and mem.verdict() == "no", name
+        update = mem.phases["actor_update"]
+        assert {"critic params+optimizer (resident)", "ref params (resident)",
+                "reward model params (resident)"} <= set(update), name
+    c = _case("openrlhf_858_llama3_8b_ppo_deepspeed_4xa40")
+    # four Llama-3-8B bf16 copies (the reward model and the critic without the lm_head): 58 GiB before any work
+    update = _check(c.name).memory.phases["actor_update"]
+    resident = (update["params (sharded)"] + update["critic params+optimizer (resident)"] + update["ref params (resident)"]
+                + update["reward model params (resident)"]) / 1024
+    assert resident == pytest.approx(58.0, abs=0.5)
+    ray = rb.check([a for a in c.args if a not in ("deepspeed", "--module", "openrlhf.cli.train_ppo")],
+                   framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory
+    assert ray.fits
+    with pytest.raises(InputError):
+        rb.check(c.args, framework="openrlhf==0.6.2", gpus=c.gpus, model=c.model, gpu=c.gpu)
+
+
+def test_openrlhf_zero2_update_holds_deepspeeds_reduce_bucket_and_offload_gradient_buffer():
+    """OpenRLHF #519 (8 H100, `python -m openrlhf.cli.train_ppo`, Llama-3-8B PPO, ZeRO-2 with --adam_offload): out of
+    memory, priced under the line. DeepSpeed 0.16.3's ZeRO-2 (stage_1_and_2.py) allocates a reduce bucket of 5e8
+    bf16 elements for each backward (contiguous_gradients, DeepSpeed's default; OpenRLHF leaves reduce_bucket_size
+    "auto", which DeepSpeed drops) and, with the optimizer offloaded, keeps a GPU gradient buffer of the largest
+    parameter (the 128,256 x 4,096 embedding): 0.93 + 0.98 GiB in each trained model's update; two buckets with
+    --overlap_comm. Still 68.7 of 74.7 GiB: a miss, tight."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.costmodel.memory import T_DS_BUCKETS
+
+    c = _case("openrlhf_519_llama3_8b_ppo_deepspeed_8xh100")
+    mem = _check(c.name).memory
+    embed = 128256 * 4096
+    for phase in ("actor_update", "critic_update"):
+        assert mem.phases[phase][T_DS_BUCKETS] * 2**20 == pytest.approx(2 * (5e8 + embed), rel=0.01)
+    assert mem.peaks["actor_update"] / 1024 == pytest.approx(68.7, abs=0.3) and mem.fits and mem.outlook() == "tight"
+    overlap = rb.check(c.args + ["--overlap_comm"], framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory
+    assert overlap.phases["actor_update"][T_DS_BUCKETS] * 2**20 == pytest.approx(2 * (2 * 5e8 + embed), rel=0.01)
+    no_offload = rb.check([a for a in c.args if a != "--adam_offload"], framework=c.framework, gpus=c.gpus,
+                          model=c.model, gpu=c.gpu).memory
+    assert no_offload.phases["actor_update"][T_DS_BUCKETS] * 2**20 == pytest.approx(2 * 5e8, rel=0.01)
+    zero3 = rb.check([a if a != "2" or c.args[i - 1] != "--zero_stage" else "3" for i, a in enumerate(c.args)],
+                     framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory
+    assert T_DS_BUCKETS not in zero3.phases["actor_update"]
 
 
 def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_told():

@@ -435,7 +435,7 @@ def test_2024_vllm_rows_are_priced_with_vllms_own_default_share():
 
 
 def test_measured_rows_a_release_cannot_run_as_written_are_unjudged():
-    """The benchmark's DeepSpeed row runs examples/train_ppo.py without Ray (not modelled); the vLLM rows whose engines
+    """The benchmark's DeepSpeed row runs examples/train_ppo.py without Ray with a ZeRO stage and offload it does not publish; the vLLM rows whose engines
     are not published give none, which their release reads as no vLLM (and refuses with ZeRO-3): listed unjudged, not
     counted as right fits on a rollout they never ran."""
     import memory_corpus as mc

@@ -410,6 +410,10 @@ MARGIN_FIXED_BYTES = 1 * GIB
 # DeepSpeed ZeRO-3 steps the optimizer one sub-group at a time (deepspeed/runtime/zero/config.py
 # sub_group_size default 1e9 elements; stage3.py _prepare_fp32_grad_for_sub_group).
 DEEPSPEED_SUB_GROUP_SIZE = 1_000_000_000
+# DeepSpeed ZeRO's reduce bucket: deepspeed/runtime/zero/config.py ``reduce_bucket_size`` default pp_int(5e8) elements
+# (0.16.3); a config's "auto" is dropped by DeepSpeedConfigModel (runtime/config_utils.py: ``v != "auto"``), so the
+# default stands where the config leaves it "auto" (OpenRLHF get_train_ds_config, 0.4.0-0.11.2)
+DEEPSPEED_REDUCE_BUCKET_SIZE = 500_000_000
 MARGIN_FRACTION = 0.05
 
 # --------------------------------------------------------------------------- time

@@ -1588,6 +1588,9 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
         working = sum(terms[t] for t in terms if t not in (T_PARAMS, T_GRADS, T_OPTIM))
         if step > working:
             terms[T_DS_STEP] = step - working
+    buckets = deepspeed_bucket_bytes(plan, mc, critic)
+    if buckets:
+        terms[T_DS_BUCKETS] = buckets
     if plan.trainer == "megatron":
         _megatron_update_activations(plan, mc, tokens, terms, critic)
     batch = batch_on_gpu_bytes(plan, Phase.CRITIC_UPDATE if critic else Phase.ACTOR_UPDATE)
@@ -1598,6 +1601,24 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
 
 
 T_GRADS_FREED = "gradients (beyond the activations the backward frees; zeroed after each step)"
+T_DS_BUCKETS = "DeepSpeed ZeRO-1/2 gradient buckets"
+
+
+def deepspeed_bucket_bytes(plan: Plan, mc: ModelConsts, critic: bool) -> float:
+    """DeepSpeed ZeRO-1/2's gradient buffers in the trained model's update (``Plan.deepspeed_reduce_bucket``): the
+    reduce bucket(s), alive through the backward, and with the optimizer offloaded the GPU gradient buffer of the
+    largest parameter (the embedding, or an untied lm_head), in the model's 16-bit dtype. Not at stage 0 (the
+    BF16_Optimizer), nor at stage 1 with fp32 gradient accumulation (engine._do_optimizer_sanity_check picks the
+    BF16_Optimizer then), nor at stage 3 (stage3.py's own buffers: the gathered-layers term)."""
+    stage = plan.zero_stage
+    if (plan.trainer != "deepspeed" or not plan.deepspeed_reduce_bucket or stage not in (1, 2)
+            or (stage == 1 and plan.deepspeed_grad_accum_fp32)):
+        return 0.0
+    out = C.BF16 * plan.deepspeed_reduce_bucket
+    if plan.optimizer_offload:  # ZeRO-Offload (cpu_offload), not a state moved out between phases
+        largest = max(mc.embed, 0 if critic else mc.lm_head) / _mp(plan)
+        out += C.BF16 * largest
+    return out
 T_VIT_ACT = "vision tower activations (image patches of the micro batch)"
 T_VIT_FWD = "vision tower forward over the pass's image patches (its excess over the LM's forward)"
 

@@ -156,6 +156,14 @@ class Plan:
     # the engine then runs the BF16_Optimizer, whose fp32 gradients are whole on every rank
     # (deepspeed/runtime/engine.py _do_optimizer_sanity_check, DeepSpeed 0.14.4); ZeRO-2/3 ignore it
     deepspeed_grad_accum_fp32: bool = False
+    # DeepSpeed ZeRO-1/2's gradient buffers (DeepSpeedZeroOptimizer, deepspeed/runtime/zero/stage_1_and_2.py, read at
+    # 0.16.3), for a framework whose DeepSpeed config we read (0: not priced): the elements of the reduce bucket
+    # (``reduce_bucket_size``, two buckets with ``overlap_comm``). With ``contiguous_gradients`` (the default)
+    # ``backward`` allocates the bucket(s) in the model dtype before the loss's backward and frees them when it ends
+    # (``_release_ipg_buffers``); with the optimizer offloaded (``cpu_offload``) ``__init__`` also keeps
+    # ``temp_grad_buffer_for_gpu_offload``, the largest parameter's elements in the model dtype, on the GPU. Both are
+    # priced in the trained model's own update (memory.T_DS_BUCKETS)
+    deepspeed_reduce_bucket: float = 0.0
     # or a key of constants.LOGIT_BYTES, "trl-fused", "megatron-fused", "verl-fused-triton" (verl FSDP's
     # use_fused_kernels with the triton backend: the same kernel), "verl-fused-torch", "unsloth-chunked" or
     # "unsloth-sequence" (Unsloth 2025.9: one sequence's 16-bit logits a chunk of the loss, none in forward-only passes)

@@ -44,12 +44,12 @@ VLLM_MAX_BATCHED_TOKENS = 2048
 _LAYOUT = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp",
            "ring_attn_size", "packing_samples", "colocate_all", "colocate_actor_ref", "colocate_critic_reward",
            "need_ref", "need_critic", "need_reward_model", "ref_offload", "reward_offload", "adam_offload",
-           "ds_sleep", "vllm_eager", "async_train", "lora_rank"]
+           "ds_sleep", "vllm_eager", "async_train", "lora_rank", "one_world"]
 _ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep", "colocate_lowers_gmu", "vllm_graphs_in_budget",
            "sync_wakes_weights_only", "hf_generate"]
 # the release's log-prob code (frameworks/openrlhf/versions.py Release.logits)
 _LOGITS = ["logits_gather", "logits_fp32_model"]
-_TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_ckpt"]
+_TRAIN = ["micro_train_batch_size", "dynamic_batch", "train_max_tokens", "grad_ckpt", "ds_overlap_comm"]
 # with --train.dynamic_batch_enable the experience forwards pack by tokens too (experience_maker.py
 # split_rollout_samples: rollout.max_tokens_per_gpu, x ring_attn_size x ds.tensor_parallel_size)
 _EXPERIENCE_BUDGET = ["dynamic_batch", "rollout_max_tokens", "train_max_tokens"]
@@ -63,14 +63,14 @@ MEMORY_INPUTS = {
 _STEP = ["rollout_batch_size", "n"]
 # Time reads the placement and the trainer layout, not what other models keep resident.
 _T = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp", "ring_attn_size",
-      "packing_samples"] + _STEP
+      "packing_samples", "one_world"] + _STEP
 TIME_INPUTS = {
     # lora_rank: transformers' generate on a 4-bit LoRA base dequantizes it every decode step (0.4-0.6's hf_generate;
     # time.decode_weight_bytes)
     Phase.ROLLOUT: ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "colocate_all", "async_train",
                 "vllm_num_engines", "vllm_tp", "gmu_permille", "colocate_lowers_gmu", "vllm_eager", "vllm_v0",
                 "hf_generate", "flash_attn", "vllm_micro_calls",
-                "micro_rollout_batch_size", "zero_stage", "lora_rank"] + _STEP,
+                "micro_rollout_batch_size", "zero_stage", "lora_rank", "one_world"] + _STEP,
     Phase.OLD_LOG_PROB: _T + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.REF: _T + ["colocate_all", "colocate_actor_ref", "ref_nnodes", "ref_gpus_per_node", "ref_offload",
                  "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
@@ -98,14 +98,31 @@ def _group(v: Mapping[str, Value], g: str) -> int:
     return int(v.get(f"{g}_nnodes") or 1) * int(v.get(f"{g}_gpus_per_node") or 1)
 
 
+def one_world(v: Mapping[str, Value]) -> Mapping[str, Value]:
+    """The values as the Ray placement they amount to under the non-Ray launcher (``one_world``: openrlhf/cli/
+    train_ppo.py, read at 0.4.0.post2 and 0.5.9 ``train``): every rank of one DeepSpeed world builds the actor, the
+    critic (gae), the reward model (no --remote_rm_url) and the reference model (``initial_model``) and
+    ``strategy.prepare``s them all, so each GPU holds all four, as --colocate_all_models places them; no vLLM engines
+    (its parser has no --vllm_num_engines: PPOTrainer's NaiveExperienceMaker generates with the actor's own
+    ``generate``), the reference and reward models prepared with ``get_ds_eval_config(offload=False)`` (its parser
+    has no --ref_reward_offload), no sleep, no async training. The world is the actor's (framework.py to_values sets
+    it from the cluster's GPUs). Other values as given."""
+    if not v.get("one_world"):
+        return v
+    return {**v, "colocate_all": True, "colocate_actor_ref": True, "colocate_critic_reward": True,
+            "vllm_num_engines": 0, "ref_offload": False, "reward_offload": False, "vllm_sleep": False,
+            "ds_sleep": False, "async_train": False}
+
+
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU) -> Plan:
     """The plan one phase of OpenRLHF runs with these values, on the GPUs that phase runs on."""
-    v = values
+    v = one_world(values)
     all_ = bool(v.get("colocate_all"))
     # vLLM shares the actor's GPUs with colocate_all, except in async training, where its engines always get GPUs of
     # their own (train_ppo_ray.py: shared_pg = pg if colocate_all and not async_enable)
-    vllm_shared = all_ and not bool(v.get("async_train"))
     engines = int(v.get("vllm_num_engines") or 0)
+    # (no engines, 0.4-0.6's own generate: no engine shares them)
+    vllm_shared = all_ and not bool(v.get("async_train")) and engines > 0
     # no vLLM engines on 0.4-0.6: the actor generates with transformers, micro_rollout_batch_size prompts per call
     # (versions.Release.hf_generate); the phases that read the engine count (rollout, weight sync) price that
     hf = bool(v.get("hf_generate")) and engines == 0 and phase in (Phase.ROLLOUT, Phase.WEIGHT_SYNC)
@@ -197,6 +214,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         trainer="deepspeed",
         # OpenRLHF 0.4's DeepSpeed config accumulates gradients in fp32 (frameworks/openrlhf/versions.py)
         deepspeed_grad_accum_fp32=bool(v.get("grad_accum_fp32")),
+        # get_train_ds_config leaves reduce_bucket_size "auto" (DeepSpeed's default) and contiguous_gradients to
+        # DeepSpeed (default True); --overlap_comm (--ds.overlap_comm) sets overlap_comm, two buckets (0.4.0-0.11.2)
+        deepspeed_reduce_bucket=C.DEEPSPEED_REDUCE_BUCKET_SIZE * (2 if v.get("ds_overlap_comm") else 1),
         # --use_liger_kernel changes nothing here: it loads AutoLigerKernelForCausalLM (0.11.2 models/actor.py), whose
         # forward builds the logits when no labels are passed (liger-kernel lce_forward skip_logits), as Actor.forward
         # does (docs/cost-model.md section 2)
@@ -260,6 +280,7 @@ def concurrency(values: Mapping[str, Value]) -> list[tuple[str, ...]]:
     critic, then actor) or ``colocate_all`` (one set of GPUs). Generation, experience, training and the weight
     broadcast follow one another. Our critic phase also holds its value forward, which OpenRLHF runs in
     make_experience: counted with the critic's training."""
+    values = one_world(values)  # the non-Ray launcher runs every phase in one process per GPU, one after another
     all_ = bool(values.get("colocate_all"))
     groups: list[tuple[str, ...]] = []
     if not (all_ or values.get("colocate_actor_ref")):
@@ -274,7 +295,7 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
     ``--train.async_queue_size`` rollout batches while the trainer makes experience and trains on the previous one,
     so a step takes the slower of the two; the weight broadcast holds the engines (a lock, or pause/resume with
     partial rollout) and follows."""
-    if not values.get("async_train"):
+    if not values.get("async_train") or values.get("one_world"):
         return []
     return TWO_POOLS
 
@@ -426,11 +447,11 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
                     | {"ds_sleep", "vllm_eager", "grad_accum_fp32", "logits_gather", "logits_fp32_model",
                        "colocate_lowers_gmu", "vllm_graphs_in_budget", "sync_wakes_weights_only",
                        "save_clones_every_rank", "vllm_v0", "ds_sleep_lp_grads", "hf_generate", "flash_attn",
-                       "vllm_micro_calls"}),
+                       "vllm_micro_calls", "one_world", "ds_overlap_comm"}),
         unread=unread,
         optional=optional_names(VARIABLES),
         concurrency=concurrency,
-        concurrency_inputs=("colocate_all", "colocate_actor_ref", "ds_sleep", "async_train"),
+        concurrency_inputs=("colocate_all", "colocate_actor_ref", "ds_sleep", "async_train", "one_world"),
         pipeline=pipeline,
         host_layout=lambda values: host_layout(values, model),
     ))

@@ -29,7 +29,8 @@ from .release_flags import RELEASE_FLAGS
 from .rules import CLI, RULESET, VARIABLES
 from ..key_names import KeyList
 from ..base import Framework, Space, attention_constants, divisors, pow2, priced_words
-from ..overrides import ListFlag, memory_share_permille, parse_flag_args, resolve_algorithm, whole_number
+from ...costmodel.host import STANDARD_NODE_GPUS
+from ..overrides import ListFlag, memory_share_permille, parse_flag_args, split_tokens, resolve_algorithm, whole_number
 
 ESTIMATORS, GROUP_ESTIMATORS = versions.ESTIMATORS, versions.GROUP_ESTIMATORS
 # estimator values of older releases
@@ -553,6 +554,17 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
 VLLM_USE_V1 = "VLLM_USE_V1"
 RAY_THRESHOLD = "RAY_memory_usage_threshold"
 SCRIPT_ENV = (VLLM_USE_V1, RAY_THRESHOLD)
+# The non-Ray launcher (versions.Release.non_ray_launcher): ``deepspeed --module openrlhf.cli.train_ppo``, ``python -m
+# openrlhf.cli.train_ppo`` or the script itself (examples/train_ppo.py before it moved into the package) under deepspeed
+# or torchrun. Its words in a command set this internal key (not a flag: key_list leaves it out).
+NON_RAY_MODULE = "openrlhf.cli.train_ppo"
+LAUNCHER = "__non_ray_launcher"
+
+
+def _non_ray_word(word: Any) -> bool:
+    """A command word that names openrlhf/cli/train_ppo.py (not train_ppo_ray.py)."""
+    w = str(word).strip("'\"")
+    return w == NON_RAY_MODULE or w == "train_ppo.py" or w.endswith("/train_ppo.py")
 
 
 def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, Value]:
@@ -565,6 +577,11 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
     fp32 = versions.RELEASES[version].grad_accum_fp32 if dtype in (None, "") else str(dtype) == "fp32"
     release = versions.RELEASES[version]
     return {"ds_sleep": bool(native.get("ds.enable_sleep", False)),
+            # the non-Ray launcher (LAUNCHER): one DeepSpeed world over every GPU, each rank holding every model
+            # (cost.py make_plan)
+            "one_world": bool(flat.get(LAUNCHER, False)),
+            # --overlap_comm (--ds.overlap_comm from 0.10.2): DeepSpeed's overlap_comm, two ZeRO-1/2 reduce buckets
+            "ds_overlap_comm": _true(native.get("ds.overlap_comm", native.get("overlap_comm", False))),
             # the dotted releases' --vllm.enforce_eager, or the --enforce_eager of the releases before 0.10.2 (the
             # same "Disable CUDA graph in vLLM", names.SUCCESSOR_OF), which a config of those releases carries
             "vllm_eager": bool(native.get("vllm.enforce_eager", native.get("enforce_eager", False))),
@@ -764,12 +781,20 @@ class OpenRLHFFramework(Framework):
     def parse(self, tokens: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
         """``--flag value`` arguments, and the environment words ``VLLM_USE_V1=...`` and
         ``RAY_memory_usage_threshold=...`` (a launch script's own)."""
-        flat, ignored = parse_flag_args(tokens)
+        words = split_tokens(tokens)
+        entry = next((i for i, w in enumerate(words) if _non_ray_word(w)), None)
+        if entry is not None:
+            # the non-Ray launcher's script or module (LAUNCHER): what comes before it is deepspeed's or torchrun's own
+            # (--module, --num_gpus, --nproc_per_node=4 ...), but for the environment words
+            words = [w for w in words[:entry] if any(w.startswith(k + "=") for k in SCRIPT_ENV)] + words[entry + 1:]
+        flat, ignored = parse_flag_args(words)
         for word in list(ignored):
             key, eq, value = word.partition("=")
             if eq and key in SCRIPT_ENV:
                 flat[key] = value.strip("'\"")
                 ignored.remove(word)
+        if entry is not None:
+            flat[LAUNCHER] = True
         return flat, ignored
 
     def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
@@ -789,6 +814,11 @@ class OpenRLHFFramework(Framework):
         native, _ = normalize_flags(flat)
         lora = _lora_values(native)
         notes: list[str] = _old_lengths_note(flat, native) if versions.dotted_names(self.version) else []
+        if flat.get(LAUNCHER):
+            notes.append(f"{NON_RAY_MODULE} (the launcher without Ray): memory and time {priced_words(priced, plural=True)}"
+                         " with the actor, critic, reward and reference models on every GPU of one DeepSpeed world (the "
+                         "cluster's GPUs); its rules are checked as train_ppo_ray's, whose placement-group and vLLM "
+                         "checks (openrlhf.ray.*, --vllm_num_engines) its own parser does not make")
         # the flag as the config spells it (normalize_flags maps the pre-0.10.2 name)
         four = "--load_in_4bit" if any(str(k).removeprefix("--") == "load_in_4bit" for k in flat) else \
             "--ds.load_in_4bit"
@@ -807,8 +837,19 @@ class OpenRLHFFramework(Framework):
                         f"{priced_words(priced)}"]
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
+        if flat.get(LAUNCHER) and not versions.RELEASES[self.version].non_ray_launcher:
+            with_it = ", ".join(v for v, r in versions.RELEASES.items() if r.non_ray_launcher)
+            raise InputError("launcher", f"OpenRLHF {self.version} has no {NON_RAY_MODULE} (openrlhf/cli/train_ppo.py, "
+                             f"the launcher without Ray): of the releases we follow, {with_it} have it.",
+                             "name the release the command is for (--framework openrlhf==0.5.9), or launch "
+                             "openrlhf.cli.train_ppo_ray.")
         values = config_to_values(flat, gpus=gpus, model=model, version=self.version)
         values.update(_cost_flags(flat, self.version))
+        if values["one_world"] and gpus:
+            # the non-Ray launcher's DeepSpeed world is every GPU the launcher starts (deepspeed / torchrun: one rank
+            # per GPU), on nodes of up to the standard 8
+            nodes = gpus // STANDARD_NODE_GPUS if gpus % STANDARD_NODE_GPUS == 0 else 1
+            values["actor_nnodes"], values["actor_gpus_per_node"] = nodes, gpus // nodes
         return values
 
     def placements(self, scenario: Any, notes: list[str]) -> list:
@@ -915,7 +956,7 @@ class OpenRLHFFramework(Framework):
         release is not judged here (the release's own checks say what it does there, legacy_flag_names), nor one
         argparse reads as the single flag it begins (allow_abbrev)."""
         flags = RELEASE_FLAGS[self.version]
-        given = tuple(k for k in map(str, flat) if k not in SCRIPT_ENV  # the environment's, not flags
+        given = tuple(k for k in map(str, flat) if k not in SCRIPT_ENV and k != LAUNCHER  # not flags
                       and (sum(1 for f in flags if f.startswith(k)) != 1 or k in flags))
         refused = other_release_flags(given, self.version)
         return KeyList(given, flags, complete=True, others=ALL_RELEASE_FLAGS, flags=True,

@@ -127,6 +127,9 @@ class Release:
     # @ray.remote LLMRayActor that serves one call at a time, trainer/ray/vllm_engine.py); 0.4.6 on generates the
     # rank's rollout_batch_size // world_size at once (make_experience_list; 0.4.5's wheel still has make_experience)
     engine_calls_per_micro_batch: bool = False
+    # the non-Ray launcher, openrlhf/cli/train_ppo.py (``deepspeed --module openrlhf.cli.train_ppo``, or the script
+    # under torchrun): in the 0.4.0.post2 and 0.5.9 wheels, gone from 0.6.2's (its cli/ has train_ppo_ray.py only)
+    non_ray_launcher: bool = False
 
     # --advantage_estimator's choices (its argparse), and those the driver asks n_samples_per_prompt > 1 for
     estimators: tuple[str, ...] = ESTIMATORS
@@ -172,10 +175,11 @@ RELEASES = {
                      estimators=("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm"),
                      group_estimators=GROUP_ESTIMATORS_06, vllm="0.7.2"),
     "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True, save_clones_every_rank=False, hf_generate=True,
-                     estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2"),
+                     non_ray_launcher=True, estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2"),
     # no --advantage_estimator: PPO with a critic (gae) only
     "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",), save_clones_every_rank=False, hf_generate=True,
-                     group_estimators=frozenset(), vllm="0.4.2", engine_calls_per_micro_batch=True),
+                     group_estimators=frozenset(), vllm="0.4.2", engine_calls_per_micro_batch=True,
+                     non_ray_launcher=True),
 }
 
 
