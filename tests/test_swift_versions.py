@@ -237,6 +237,12 @@ def test_a_base_url_config_whose_flags_allow_only_3_5_0_to_3_7_1_is_read_colocat
     assert fw.dated and fw.to_values(flat, gpus=None, model=None)["vllm_server"] is False
     assert V.dated_span({"vllm_mode": "server", "vllm_server_base_url": "u", "train_type": "full"}) == ("3.5.0", "4.0.4")
     assert V.dated_span({"use_vllm": True}) is None
+    # no flag dates it before the newest: read as the server, the older releases' reading said all the same
+    newest = {"NPROC_PER_NODE": 8, "use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": "http://h:8000"}
+    fw, _ = get_framework("swift").for_config(newest)
+    assert not fw.dated and fw.to_values(newest, gpus=None, model=None)["vllm_server"] is True
+    assert any("these flags also fit ms-swift 3.5.0 to 3.7.1" in n for n in fw.config_notes(newest))
+    assert not any("--vllm_server_base_url without" in n for n in get_framework("swift==4.6.0").config_notes(newest))
 
 
 def test_the_base_url_note_is_not_said_for_releases_without_the_flag():
