@@ -1198,7 +1198,8 @@ def test_an_ms_swift_config_before_3_5_places_vllm_as_that_release_did():
 def test_ms_swift_3_5_to_3_7_1_runs_colocated_without_a_server_host():
     """ms-swift #4486: Qwen2.5-3B full GRPO, `swift rollout --data_parallel_size 2` on GPUs 6-7 and the trainer on
     0-5 with --vllm_mode server and --vllm_server_base_url only, out of memory on the training GPUs right at start.
-    Its flags date it to 3.5.0, whose RLHFArguments._init_grpo sets vllm_mode to colocate when --vllm_server_host is
+    Its post (2025-06-05) predates every release with --vllm_server_base_url (3.5.0, 2025-06-08): it ran the 3.5.0
+    development tree (the record pins swift==3.5.0), whose RLHFArguments._init_grpo sets vllm_mode to colocate when --vllm_server_host is
     not given, whatever --vllm_mode says: each training rank starts its own engine at the default
     --vllm_gpu_memory_utilization 0.9 beside its ZeRO-3 states (we priced a server: 86.6 of 94.6 GiB on its GPU).
     From 3.7.2 (ms-swift #5483) the base URL names the server too."""
@@ -1212,6 +1213,10 @@ def test_ms_swift_3_5_to_3_7_1_runs_colocated_without_a_server_host():
     later = rb.check(c.args, framework="swift==3.7.2", gpus=c.gpus, model=c.model, gpu=c.gpu)
     assert later.values["vllm_server"] is True and later.memory.fits
     assert not any("vllm_server_host is not provided" in n for n in later.notes)
+    # unpinned, its flags (--train_type, last in 4.0.4) allow 3.7.2 on: read as the server, with a note on 3.5.0-3.7.1
+    unpinned = rb.check(c.args, framework="swift", gpus=c.gpus, model=c.model, gpu=c.gpu)
+    assert unpinned.values["vllm_server"] is True and unpinned.memory.fits
+    assert any("these flags also fit ms-swift 3.5.0 to 3.7.1" in n for n in unpinned.notes)
 
 
 def test_ms_swift_offloads_only_around_a_colocated_engine():

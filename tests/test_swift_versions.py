@@ -194,6 +194,66 @@ def test_3_5_to_3_10_read_the_host_as_server_mode_for_the_memory_model():
     assert not get_framework("swift==4.6.0").to_values(flat, gpus=None, model=None)["vllm_server"]
 
 
+# --vllm_mode server --vllm_server_base_url, the server form of 3.7.2-4.0.4; --train_type (gone in 4.6.0) dates it to
+# 3.5.0, the oldest release its flags allow
+BASE_URL_7B = ["NPROC_PER_NODE=6", "swift", "rlhf", "--rlhf_type", "grpo", "--model", "Qwen/Qwen2.5-7B-Instruct",
+               "--use_vllm", "true", "--vllm_mode", "server", "--vllm_server_base_url", "http://10.0.0.2:8000",
+               "--train_type", "full", "--torch_dtype", "bfloat16", "--max_length", "2048",
+               "--max_completion_length", "1024", "--per_device_train_batch_size", "2",
+               "--gradient_accumulation_steps", "8", "--num_generations", "4", "--deepspeed", "zero3"]
+
+
+def test_a_base_url_config_dated_by_its_oldest_release_is_read_as_the_server_releases_since_3_7_2_run_it():
+    """Dating by the oldest release (dating.pick) says when a config was written, not that it ran before 3.7.2:
+    with no release named, --vllm_server_base_url alone is the server as 3.7.2 and later read it (RLHFArguments
+    _init_grpo, #5483), a note says what 3.5.0-3.7.1 do and how to name one; named 3.6.0 it runs colocated engines on
+    every training rank ('vllm_server_host is not provided')."""
+    r = api.check(BASE_URL_7B, gpu="h100", model="qwen2.5-7b", framework="swift")
+    assert r.version == "3.10.3" and r.valid and r.values["vllm_server"] is True
+    assert "rollout engine (kept between rollouts)" not in r.memory.phases["actor_update"]
+    note = next(n for n in r.notes if "--vllm_server_base_url without --vllm_server_host" in n)
+    assert "read as ms-swift 3.7.2 and later" in note and "3.5.0 to 3.7.1" in note
+    assert "--vllm_gpu_memory_utilization 0.9 (the default)" in note and "--framework swift==" in note
+    assert any("`swift rollout` server's GPU" in n for n in r.notes)
+    pinned = api.check(BASE_URL_7B, gpu="h100", model="qwen2.5-7b", framework="swift==3.6.0")
+    assert pinned.values["vllm_server"] is False and not pinned.memory.fits and not pinned.valid
+    assert "rollout engine (kept between rollouts)" in pinned.memory.phases["actor_update"]
+    note = next(n for n in pinned.notes if "--vllm_server_base_url without --vllm_server_host" in n)
+    assert "ms-swift 3.6.0 sets vllm_mode to colocate" in note
+    assert not any("`swift rollout` server's GPU" in n for n in pinned.notes)
+    # the user's share is the one said
+    share = api.check(BASE_URL_7B + ["--vllm_gpu_memory_utilization", "0.5"], gpu="h100", model="qwen2.5-7b", framework="swift==3.6.0")
+    assert any("--vllm_gpu_memory_utilization 0.5;" in n for n in share.notes)
+    assert api.check(BASE_URL_7B, gpu="h100", model="qwen2.5-7b", framework="swift==3.7.2").values["vllm_server"] is True
+
+
+def test_a_base_url_config_whose_flags_allow_only_3_5_0_to_3_7_1_is_read_colocated():
+    """--vllm_device (last in 3.5.3) with --vllm_mode and the base URL: every release the flags allow is before 3.7.2,
+    so they settle the colocated reading without a named release."""
+    flat = {"NPROC_PER_NODE": 8, "use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": "http://h:8000",
+            "vllm_device": "auto"}
+    assert V.dated_span(flat) == ("3.5.0", "3.5.3")
+    fw, _ = get_framework("swift").for_config(flat)
+    assert fw.dated and fw.to_values(flat, gpus=None, model=None)["vllm_server"] is False
+    assert V.dated_span({"vllm_mode": "server", "vllm_server_base_url": "u", "train_type": "full"}) == ("3.5.0", "4.0.4")
+    assert V.dated_span({"use_vllm": True}) is None
+    # no flag dates it before the newest: read as the server, the older releases' reading said all the same
+    newest = {"NPROC_PER_NODE": 8, "use_vllm": True, "vllm_mode": "server", "vllm_server_base_url": "http://h:8000"}
+    fw, _ = get_framework("swift").for_config(newest)
+    assert not fw.dated and fw.to_values(newest, gpus=None, model=None)["vllm_server"] is True
+    assert any("these flags also fit ms-swift 3.5.0 to 3.7.1" in n for n in fw.config_notes(newest))
+    assert not any("--vllm_server_base_url without" in n for n in get_framework("swift==4.6.0").config_notes(newest))
+
+
+def test_the_base_url_note_is_not_said_for_releases_without_the_flag():
+    """3.2-3.4 have no --vllm_server_base_url (added in 3.5.0): a release named there refuses it, and says nothing
+    about 3.5.0-3.7.1's reading of it."""
+    flat = {"NPROC_PER_NODE": 8, "use_vllm": True, "vllm_server_base_url": "http://h:8000"}
+    for named in ("swift==3.4.1", "swift==3.3.1"):
+        notes = get_framework(named).config_notes(flat)
+        assert not any("--vllm_server_base_url without" in n for n in notes), (named, notes)
+
+
 def test_the_upgrade_line_names_the_flags_4_6_refuses():
     r = api.check(["NPROC_PER_NODE=8", *BASE, "--train_type", "lora", "--vllm_mode", "colocate", "--use_vllm", "true"],
                   framework="swift")

@@ -464,9 +464,62 @@ class SwiftFramework(Framework):
         overwrite vllm_mode), 3.11 on as given (versions.py)."""
         if self._legacy_layout():
             return legacy_vllm_layout(values, flat, always=True)
-        if swift_versions.mode_follows_host(self.version) and values.get("use_vllm"):
+        if swift_versions.mode_follows_host(self.code_release or self.version) and values.get("use_vllm"):
             return {"vllm_mode_given": True, "vllm_server": bool(values.get("server_host_given"))}
         return legacy_vllm_layout(values, flat)
+
+    def _base_url_release(self, flat: Mapping[str, Any]) -> str:
+        """The release whose RLHFArguments._init_grpo decides what --vllm_server_base_url without --vllm_server_host
+        does (versions.BASE_URL_NAMES_SERVER_FROM: 3.5.0-3.7.1 run colocated engines, 3.7.2 on the server): the release
+        the user named, or the newest we follow. A config its flags date (``dated``) is dated to the OLDEST release
+        they allow where a flag was removed later (dating.pick: --train_type, last in 4.0.4, dates
+        `--vllm_mode server --vllm_server_base_url URL --train_type full` to 3.5.0), which says when the config was
+        written, not that it ran before 3.7.2: the colocated reading is taken only where the flags allow no release
+        from 3.7.2 on (versions.dated_span), else the newest release they allow decides; ``_base_url_notes`` says
+        what 3.5.0-3.7.1 would do."""
+        if self.dated:
+            span = swift_versions.dated_span(flat)
+            if span is not None:
+                return span[1]
+        return self.code_release or self.version
+
+    def _base_url_only(self, flat: Mapping[str, Any]) -> bool:
+        """--use_vllm with --vllm_server_base_url and no --vllm_server_host, on a release that has the base URL (3.5.0
+        on; 3.2-3.4, ``legacy_layout``, have no such flag: a release the user named refuses it, key_list)."""
+        return (not self.megatron and flag_bool("use_vllm", flat.get("use_vllm", False))
+                and _present(flat.get("vllm_server_base_url")) and not _present(flat.get("vllm_server_host"))
+                and not swift_versions.legacy_layout(self.code_release or self.version))
+
+    def _base_url_notes(self, flat: Mapping[str, Any], priced: bool) -> tuple[list[str], bool]:
+        """What --vllm_server_base_url without --vllm_server_host does, and whether the config is read as colocated
+        for it. ms-swift 3.5.0-3.7.1 (RLHFArguments._init_grpo, swift/llm/argument/rlhf_args.py) set vllm_mode to
+        colocate when --vllm_server_host is not given, whatever --vllm_mode says, and every training rank builds its own
+        engine at --vllm_gpu_memory_utilization (GRPOTrainer.__init__ prepare_vllm); 3.7.2 on (#5483) read the base
+        URL as the server. Read colocated (``_base_url_release``): said so; read as the server while the flags also
+        allow 3.5.0-3.7.1 and the user named no release: said what those releases do and how to name one."""
+        if not self._base_url_only(flat):
+            return [], False
+        share = (f"{flat['vllm_gpu_memory_utilization']}" if _present(flat.get("vllm_gpu_memory_utilization"))
+                 else f"{HF_COST_DEFAULTS['gmu_permille'] / 1000} (the default)")
+        if not swift_versions.base_url_names_server(self._base_url_release(flat)):
+            release = self.code_release or self.version
+            return [f"--vllm_server_base_url without --vllm_server_host: ms-swift {release} sets vllm_mode to "
+                    "colocate ('vllm_server_host is not provided'), whatever --vllm_mode says, and every training "
+                    f"rank starts its own vLLM engine at --vllm_gpu_memory_utilization {share}; the memory "
+                    f"{priced_words(priced)} that way. Give --vllm_server_host and --vllm_server_port for the `swift "
+                    "rollout` server (3.7.2 and later read the base URL too)"], True
+        span = swift_versions.dated_span(flat)
+        named = self.pinned and not self.dated
+        if named or span is None or swift_versions.base_url_names_server(span[0]):
+            return [], False
+        first = span[0]
+        return [f"--vllm_server_base_url without --vllm_server_host: read as ms-swift 3.7.2 and later run it, with the "
+                f"`swift rollout` server; these flags also fit ms-swift {first} to 3.7.1, which set vllm_mode to "
+                "colocate ('vllm_server_host is not provided') whatever --vllm_mode says: every training rank would "
+                f"start its own vLLM engine at --vllm_gpu_memory_utilization {share} beside its training states, an "
+                "engine's share of each training GPU on top of what is priced here. Name your release "
+                "(--framework swift==3.6.0) to check that reading, or give --vllm_server_host and --vllm_server_port"
+                ], False
 
     def _decided(self, flat: Mapping[str, Any]) -> dict[str, Value]:
         mode = flat.get("vllm_mode")
@@ -479,7 +532,7 @@ class SwiftFramework(Framework):
             # the base URL names the server from 3.7.2 (versions.BASE_URL_NAMES_SERVER_FROM); before, the host alone
             "server_host_given": _present(flat.get("vllm_server_host")) or (
                 _present(flat.get("vllm_server_base_url"))
-                and swift_versions.base_url_names_server(self.code_release or self.version)),
+                and swift_versions.base_url_names_server(self._base_url_release(flat))),
             "teacher": _present(flat.get("teacher_model")) or _present(flat.get("teacher_model_server")),
         }
         ratio = flag_float("split_dataset_ratio", flat.get("split_dataset_ratio", 0.0))
@@ -617,17 +670,8 @@ class SwiftFramework(Framework):
                          f"per_round, or a rollout server): the trained response {priced_words(priced)} up to the "
                          "engine's context (--vllm_max_model_len, else the model's), not max_completion_length; set "
                          "--completion_length_limit_scope total (colocate) or --vllm_max_model_len to bound it")
-        release = self.code_release or self.version
-        base_url_only = (not self.megatron and flag_bool("use_vllm", flat.get("use_vllm", False))
-                         and _present(flat.get("vllm_server_base_url")) and not _present(flat.get("vllm_server_host"))
-                         and not swift_versions.base_url_names_server(release))
-        if base_url_only:
-            # RLHFArguments._init_grpo of 3.5.0-3.7.1 (versions.BASE_URL_NAMES_SERVER_FROM)
-            notes.append(f"--vllm_server_base_url without --vllm_server_host: ms-swift {release} sets vllm_mode to "
-                         "colocate ('vllm_server_host is not provided'), whatever --vllm_mode says, and every training "
-                         f"rank starts its own vLLM engine at --vllm_gpu_memory_utilization; the memory "
-                         f"{priced_words(priced)} that way. Give --vllm_server_host and --vllm_server_port for the `swift rollout` server (3.7.2 "
-                         "and later read the base URL too)")
+        base_url, base_url_only = self._base_url_notes(flat, priced)
+        notes += base_url
         if (flat.get("vllm_mode") == "server" and flag_bool("use_vllm", flat.get("use_vllm", self.megatron))
                 and not base_url_only and not _present(flat.get("rollout.vllm_gpu_memory_utilization"))):
             ignored = (f"; this command's {flat['vllm_gpu_memory_utilization']} sizes a colocated engine only"

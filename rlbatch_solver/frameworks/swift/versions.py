@@ -439,6 +439,15 @@ def has_key(release: str, key: str) -> bool:
     return release_numbers(first) <= release_numbers(release) <= release_numbers(last or NEWEST)
 
 
+def dated_span(flat: Mapping[str, object]) -> tuple[str, str] | None:
+    """The oldest and the newest release whose arguments declare every dating flag of a config (KEY_RELEASES: each
+    bound is a flag's first or last release, so the span is exact); None when no flag dates it or none has them all.
+    A config the newest release reads has no dating flag or all of 4.6.0's: its span ends at ``NEWEST``."""
+    keys = [k for k in flat if k in KEY_RELEASES]
+    have = [r for r in KNOWN if all(has_key(r, k) for k in keys)]
+    return (have[0], have[-1]) if keys and have else None
+
+
 def dated_release(flat: Mapping[str, object]) -> tuple[str | None, str]:
     """The release a config's flags date it to (``dating.dated``: the newest when it has them all, else the oldest
     release that has them all), and why; (None, why) when nothing dates it."""
