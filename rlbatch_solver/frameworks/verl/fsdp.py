@@ -1160,6 +1160,8 @@ class VersionPacks:
     # the release was dated from the config (``for_config``), not named by the user: a key only other releases' trainer
     # configs have is then not refused (struct_keys.refused's ``named``)
     keys_dated: bool = False
+    # the release the user named where its pack is another's (0.7.0: 0.7.1's pack); None: the pack's own release
+    named_release: str | None = None
 
     @property
     def keys_version(self) -> str:
@@ -1168,12 +1170,15 @@ class VersionPacks:
 
     def with_named_release(self, named: str):
         """A named release another's pack judges (verl 0.9.0: 0.9.1's) keeps its own trainer config keys: 0.9.0's
-        Megatron grad_offload is no key its Hydra refuses."""
+        Megatron grad_offload is no key its Hydra refuses. One without a list of its own (0.7.0: 0.7.1's pack) is
+        kept as ``named_release``: its pack's list then refuses no key only other releases' lists have."""
         release = named.strip().lstrip("v").partition(".post")[0]
-        if versions.KEY_RELEASES.get(release) != self.version:
+        if release == self.version:
             return self
         fw = copy.copy(self)
-        fw.key_release = release
+        fw.named_release = release
+        if versions.KEY_RELEASES.get(release) == self.version:
+            fw.key_release = release
         return fw
 
     def for_config(self, flat: Mapping[str, Any]) -> tuple[Framework, str | None]:
@@ -1209,6 +1214,16 @@ class VersionPacks:
         lacks = set(versions.missing_keys({k: None for k in given}, release))
         named = self.pinned and not self.keys_dated
         struct = struct_keys.refused(flat, given, release, named)
+        asked = self.named_release or release
+        if named and asked != release:
+            # a named release without a list of its own (0.7.0: 0.7.1's pack) has keys its pack's list lacks
+            # (0.7.0's reward_model.micro_batch_size_per_gpu, 0.4.1's actor.profiler.all_ranks), which its Hydra
+            # takes: a key the listed releases on either side of it lack is refused, one either holds is not; with
+            # no list on one side (0.4.1: none before 0.5.0) no such key is
+            below, above = struct_keys.listed_around(asked)
+            held = (struct_keys.release_keys(below) | struct_keys.release_keys(above)) if below and above else None
+            struct = [k for k in struct if k in struct_keys.refused(flat, [k], release) or (
+                held is not None and k not in held)]
         refused = frozenset(struct) | frozenset(lacks)
         plus = frozenset(k for k in refused if struct_keys.adds_with_plus(k, release))
         # a key only other releases' trainer configs have (refused under a named release): no key of the same meaning
