@@ -123,10 +123,16 @@ def test_a_vl_card_on_a_framework_that_reads_no_image_says_its_images_are_not_pr
 
 def test_verl_0_9_0_named_is_the_release_the_verdict_and_refusals_name():
     """--framework verl==0.9.0 is judged by 0.9.1's rules against 0.9.0's own trainer keys: the verdict line and a
-    key refusal name 0.9.0, the release asked (0.9.1 named as whose rules), never 0.9.1 as the release run."""
-    rc, said = _check("verl==0.9.0", "actor_rollout_ref.actor.load_weight=True")
-    assert rc == 1 and "is not an option of verl 0.9.0:" in said and "verl 0.9.0 rules (0.9.1's)" in said
-    assert "option of verl 0.9.1" not in said
+    key refusal name 0.9.0, the release asked (0.9.1 named as whose rules), never 0.9.1 as the release run. The refusal
+    of an older release's key says which releases have it and that 0.9.0 has no successor (fix drops it, and its note
+    names 0.9.0 too)."""
+    key = "actor_rollout_ref.actor.load_weight"
+    rc, said = _check("verl==0.9.0", f"{key}=True")
+    assert rc == 1 and f"{key} is not an option of verl 0.9.0 (a key of verl 0.1-0.2, " in said, said
+    assert "0.8.0; 0.9.0 has no key of the same meaning we know: drop it): the launch stops with" in said
+    assert "verl 0.9.0 rules (0.9.1's)" in said and "option of verl 0.9.1" not in said
+    fixed = " ".join(run("fix", "--framework", "verl==0.9.0", "--", *GRPO, f"{key}=True").stdout.split())
+    assert f"+ (drop {key})" in fixed and f"{key}: verl 0.9.0 refuses it" in fixed and "verl 0.9.1 refuses" not in fixed
     rc, said = _check("verl==0.9.0")
     assert rc == 0 and "passes every one of the verl 0.9.0 rules (0.9.1's)" in said
     fixed = run("fix", "--framework", "verl==0.9.0", "--", *GRPO)
