@@ -429,7 +429,7 @@ def test_qwen3_8b_ppo_example_terms_follow_verl_0_9_code():
 def test_a_pipeline_stage_prices_its_own_dense_and_moe_layers():
     """megatron-core builds each pipeline stage from the moe_layer_freq pattern sliced by the stage's layer offset
     (models/gpt/gpt_layer_specs.py get_gpt_decoder_block_spec, transformer/transformer_layer.py
-    get_transformer_layer_offset; verl models/mcore/config_converter.py hf_to_mcore_config_dsv3 sets the first
+    get_transformer_layer_offset; verl models/mcore/config_converter.py hf_to_mcore_config_dpskv3 sets the first
     first_k_dense_replace entries to 0). On verl's DeepSeek-V3 example for 512 H20 (PP 16, 3 layers on the first stage,
     EP 32) the first stage holds the three dense layers and no routed expert; the second holds four MoE layers, all 8
     of each layer's 256 experts that its EP rank owns, and 15 micro batches of them (1F1B)."""
