@@ -134,15 +134,15 @@ def test_verl_0_7_1_legacy_workers_build_the_ref_in_the_actors_worker_not_on_mod
     other = "FSDP" if ref_reads == "megatron" else "Megatron"
     rc, said = _check("verl==0.7.1", *picks)
     assert rc == 0, said
-    assert (f"verl 0.7.1's legacy workers (trainer.use_legacy_worker_impl=auto, the default) build the reference model "
-            f"(where KL is used) in the actor's") in said, said
+    assert ("verl 0.7.1's legacy workers (trainer.use_legacy_worker_impl=auto, the default) build the reference model "
+            "(where KL is used) in the actor's") in said, said
     assert f"which reads actor_rollout_ref.ref.{ref_reads}: " in said and "the launch most likely stops there" in said
     assert "the reference model (where KL is used) and the critic" not in said
     if ref_reads == "megatron":  # dp_critic: the critic's own FSDP worker
         assert "so the critic (where the algorithm trains one) runs FSDP beside it; and verl 0.7.1's" in said
     for framework, extra in (("verl==0.7.1", ("trainer.use_legacy_worker_impl=disable",)), ("verl==0.8.0", ())):
         rc, said = _check(framework, *picks, *extra)
-        assert "legacy workers" not in said and f"the reference model (where KL is used) " in said, said
+        assert "legacy workers" not in said and "the reference model (where KL is used) " in said, said
         assert f"{other} beside it" in said
 
 
