@@ -1245,6 +1245,10 @@ class VersionPacks:
             held = (struct_keys.release_keys(below) | struct_keys.release_keys(above)) if below and above else None
             struct = [k for k in struct if k in struct_keys.refused(flat, [k], release) or (
                 held is not None and k not in held)]
+            # so with versions.py's version-specific keys: one the pack on either side has (0.6.1's
+            # rollout.update_weights_bucket_megabytes, which 0.7.0 has too) is not refused
+            around = versions.packs_around(asked)
+            lacks = {k for k in lacks if not (versions._versions_of(k) or frozenset()) & around}
         refused = frozenset(struct) | frozenset(lacks)
         plus = frozenset(k for k in refused if struct_keys.adds_with_plus(k, release))
         # a key only other releases' trainer configs have (refused under a named release): no key of the same meaning
