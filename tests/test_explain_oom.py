@@ -304,24 +304,29 @@ def test_an_oom_fix_of_a_script_of_old_names_only_prints_all_its_arguments_in_pl
     assert checked.returncode == 0, checked.stdout
 
 
-def test_the_oom_fix_header_says_it_keeps_the_batch_only_where_it_moves_no_key_that_shapes_learning():
+@pytest.mark.parametrize("args, moved", [
+    (("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.19 GiB "
+      "of which 1.2 GiB is free.", "--", "tests/data/scripts/verl/run_qwen3_8b_fsdp.sh"),
+     ["actor_rollout_ref.actor.ppo_mini_batch_size"]),
+    (('File "verl/workers/fsdp_workers.py", line 610, in update_actor\n' + CUDA,
+      "tests/data/scripts/verl/one_step_off_grpo_0.6b_gsm8k_fsdp2_2_6.sh", "--model", "qwen3-0.6b", "--time-limit", "10"),
+     []),
+], ids=["mini_batch_moved", "micro_batch_only"])
+def test_the_oom_fix_header_says_it_keeps_the_batch_only_where_it_moves_no_key_that_shapes_learning(args, moved):
     """verl's run_qwen3_8b_fsdp.sh read through every DEVICE branch (the last one's values: train and mini batch 16)
     and an 80 GB message: the nearest fitting change moved actor.ppo_mini_batch_size 16 -> 1 (sixteen updates a step
     where there was one) under a header saying "your algorithm's batch sizes kept". The header now names each changed
-    key that decides what an update trains on (Framework.shapes_learning), and says "kept" only where none moved."""
+    key that decides what an update trains on (Framework.shapes_learning), and says "kept" only where none moved (the
+    one-step-off example's actor-update OOM, fixed by the actor's micro batch alone)."""
     from rlbatch_solver.frameworks import get_framework
 
-    script = Path(__file__).parent / "data" / "scripts" / "verl" / "run_qwen3_8b_fsdp.sh"
-    message = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity "
-               "of 79.19 GiB of which 1.2 GiB is free.")
-    res = run("explain", message, "--", str(script))
+    res = run("explain", *args)
     lines = res.stdout.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("nearest change that fits"))
     changed = [line.split("=", 1)[0].strip() for line in lines[head + 1:] if " -> " in line]
     fw = get_framework("verl")
     learning = {fw.native_key(name) for name in fw.shapes_learning}
-    moved = [key for key in changed if key in learning]
-    assert changed, res.stdout
+    assert changed and [key for key in changed if key in learning] == moved, res.stdout
     if moved:
         assert lines[head].startswith(f"nearest change that fits (it moves {', '.join(moved)}, which decide"), lines[head]
     else:

@@ -121,12 +121,43 @@ def test_a_vl_card_on_a_framework_that_reads_no_image_says_its_images_are_not_pr
     assert "vision-language model" not in text
 
 
+@pytest.mark.parametrize("picks, ref_reads", [
+    (("model_engine=dp", "actor@actor_rollout_ref.actor=megatron_actor"), "megatron"),
+    (("--config-name=ppo_megatron_trainer", "actor@actor_rollout_ref.actor=dp_actor"), "fsdp_config"),
+])
+def test_verl_0_7_1_legacy_workers_build_the_ref_in_the_actors_worker_not_on_model_engines_backend(picks, ref_reads):
+    """0.7.1's main_ppo.py runs its legacy workers by default (trainer.use_legacy_worker_impl: auto): the critic
+    follows critic.strategy, but the reference model is a worker of the actor's class (add_ref_policy_worker's
+    ref_policy_cls), which reads the ref config's section of the actor's backend (megatron_workers.py
+    config.ref.megatron, fsdp_workers.py config.ref.fsdp_config) that model_engine's ref config lacks: the note must
+    not say the ref runs on the other backend there. With use_legacy_worker_impl=disable (and on 0.8.0) it does."""
+    other = "FSDP" if ref_reads == "megatron" else "Megatron"
+    rc, said = _check("verl==0.7.1", *picks)
+    assert rc == 0, said
+    assert ("verl 0.7.1's legacy workers (trainer.use_legacy_worker_impl=auto, the default) build the reference model "
+            "(where KL is used) in the actor's") in said, said
+    assert f"which reads actor_rollout_ref.ref.{ref_reads}: " in said and "the launch most likely stops there" in said
+    assert "the reference model (where KL is used) and the critic" not in said
+    if ref_reads == "megatron":  # dp_critic: the critic's own FSDP worker
+        assert "so the critic (where the algorithm trains one) runs FSDP beside it; and verl 0.7.1's" in said
+    for framework, extra in (("verl==0.7.1", ("trainer.use_legacy_worker_impl=disable",)), ("verl==0.8.0", ())):
+        rc, said = _check(framework, *picks, *extra)
+        assert "legacy workers" not in said and "the reference model (where KL is used) " in said, said
+        assert f"{other} beside it" in said
+
+
 def test_verl_0_9_0_named_is_the_release_the_verdict_and_refusals_name():
     """--framework verl==0.9.0 is judged by 0.9.1's rules against 0.9.0's own trainer keys: the verdict line and a
-    key refusal name 0.9.0, the release asked (0.9.1 named as whose rules), never 0.9.1 as the release run."""
-    rc, said = _check("verl==0.9.0", "actor_rollout_ref.actor.load_weight=True")
-    assert rc == 1 and "is not an option of verl 0.9.0 (a key of verl " in said and "verl 0.9.0 rules (0.9.1's)" in said
-    assert "option of verl 0.9.1" not in said
+    key refusal name 0.9.0, the release asked (0.9.1 named as whose rules), never 0.9.1 as the release run. The refusal
+    of an older release's key says which releases have it and that 0.9.0 has no successor (fix drops it, and its note
+    names 0.9.0 too)."""
+    key = "actor_rollout_ref.actor.load_weight"
+    rc, said = _check("verl==0.9.0", f"{key}=True")
+    assert rc == 1 and f"{key} is not an option of verl 0.9.0 (a key of verl 0.1-0.2, " in said, said
+    assert "0.8.0; 0.9.0 has no key of the same meaning we know: drop it): the launch stops with" in said
+    assert "verl 0.9.0 rules (0.9.1's)" in said and "option of verl 0.9.1" not in said
+    fixed = " ".join(run("fix", "--framework", "verl==0.9.0", "--", *GRPO, f"{key}=True").stdout.split())
+    assert f"+ (drop {key})" in fixed and f"{key}: verl 0.9.0 refuses it" in fixed and "verl 0.9.1 refuses" not in fixed
     rc, said = _check("verl==0.9.0")
     assert rc == 0 and "passes every one of the verl 0.9.0 rules (0.9.1's)" in said
     fixed = run("fix", "--framework", "verl==0.9.0", "--", *GRPO)

@@ -429,7 +429,7 @@ def test_qwen3_8b_ppo_example_terms_follow_verl_0_9_code():
 def test_a_pipeline_stage_prices_its_own_dense_and_moe_layers():
     """megatron-core builds each pipeline stage from the moe_layer_freq pattern sliced by the stage's layer offset
     (models/gpt/gpt_layer_specs.py get_gpt_decoder_block_spec, transformer/transformer_layer.py
-    get_transformer_layer_offset; verl models/mcore/config_converter.py hf_to_mcore_config_dsv3 sets the first
+    get_transformer_layer_offset; verl models/mcore/config_converter.py hf_to_mcore_config_dpskv3 sets the first
     first_k_dense_replace entries to 0). On verl's DeepSeek-V3 example for 512 H20 (PP 16, 3 layers on the first stage,
     EP 32) the first stage holds the three dense layers and no routed expert; the second holds four MoE layers, all 8
     of each layer's 256 experts that its EP rank owns, and 15 micro batches of them (1F1B)."""
@@ -457,3 +457,48 @@ def test_a_pipeline_stage_prices_its_own_dense_and_moe_layers():
     # micro batch 1 at the maximum lengths (2,048 + 4,096 tokens), no recompute, TP 1
     assert terms[T_ACT_PP] == pytest.approx(15 * 6144 * 4 * mc.act_layer_mcore[1] / 2**20, abs=1)
     assert mc.act_layer_mcore[0] < mc.act_all_layers_mcore / mc.layers < mc.act_layer_mcore[1]
+
+
+def test_an_interleaved_pipeline_prices_the_average_layer_for_the_actor_the_reference_and_the_step_time():
+    """With VPP a stage holds every PP-th chunk of layers (megatron-core transformer_layer.py
+    get_transformer_layer_offset with a virtual rank), not one run of them, so the dense/MoE kind of a contiguous
+    split does not apply. verl's DeepSeek-V3 example (PP 16, 3 dense layers first) with VPP 2: the first stage's
+    activations and states are the average layer's times its layers (with VPP 1: its three dense layers, no routed
+    expert), and the reference model's weights and the update's gradient sync read the same layout as the actor's."""
+    import dataclasses
+
+    import memory_corpus as mc_corpus
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.commands.common import read_config, read_inputs
+    from rlbatch_solver.costmodel import constants as C
+    from rlbatch_solver.costmodel.memory import (_ref_param_bytes, _shard_params, megatron_layer_activation_bytes,
+                                                 megatron_shard_params, megatron_stage_activation_bytes,
+                                                 megatron_stage_layers, model_consts)
+    from rlbatch_solver.costmodel.time import _grad_sync_and_adam
+
+    case = next(c for c in mc_corpus.cases() if c.name == "verl-megatron_example_deepseek_v3_grpo_512xh20")
+    fw = get_framework(case.framework)
+    flat, _ = read_config(fw, case.args)
+    card, values = read_inputs(fw, flat, gpus=case.gpus, model=case.model, gpu=case.gpu, extra_gpus=None)
+    plain = fw.cost_spec(card, load_gpu(case.gpu)).plan(values, "actor_update")
+    assert plain.pp == 16 and max(1, plain.vpp) == 1
+    vpp = dataclasses.replace(plain, vpp=2)
+    mc = model_consts(card)
+    split = megatron_stage_layers(vpp, mc.layers)
+    assert split == megatron_stage_layers(plain, mc.layers) and split[0] == 3
+    # activations: the first stage's three dense layers alone under VPP 1, the average layer's under VPP 2
+    average = megatron_layer_activation_bytes(vpp, mc) * split[0]
+    assert megatron_stage_activation_bytes(vpp, mc, split, 0) == pytest.approx(average)
+    assert megatron_stage_activation_bytes(plain, mc, split, 0) < 0.9 * megatron_layer_activation_bytes(plain, mc) * 3
+    # states: the even spread of the stage's layers (routed experts too) under VPP 2
+    tp, pp, ep, etp = plain.tp, plain.pp, plain.ep, plain.etp or plain.tp
+    spread = _shard_params(mc, tp, pp, ep, etp, False, tuple(split), 0, False)
+    assert megatron_shard_params(mc, tp, pp, ep, etp, False, vpp, 0) == spread and spread[1] > 0
+    assert megatron_shard_params(mc, tp, pp, ep, etp, False, plain, 0)[1] == 0
+    # the reference model's weights and the step's gradient sync follow the actor's layout (VPP included)
+    for plan in (plain, vpp):
+        most = sum(megatron_shard_params(mc, tp, pp, ep, etp, False, plan))
+        assert _ref_param_bytes(plan, mc) == pytest.approx(C.REF_PARAM_BYTES * most)
+    assert _ref_param_bytes(plain, mc) != pytest.approx(_ref_param_bytes(vpp, mc))
+    assert _grad_sync_and_adam(plain, mc, mc.params, False) != pytest.approx(_grad_sync_and_adam(vpp, mc, mc.params,
+                                                                                                   False))

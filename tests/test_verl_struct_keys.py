@@ -137,6 +137,40 @@ def test_a_key_only_a_later_releases_trainer_config_has_is_refused_under_a_named
     assert struct_keys.refused({"model_engine": "torchtitan"}, [key], release, named=True) == []  # another config
 
 
+@pytest.mark.parametrize("named, key", [
+    ("0.7.0", "reward_model.micro_batch_size_per_gpu"),  # 0.7.0's _generated_ppo_trainer.yaml reward_model section
+    ("0.7.0", "actor_rollout_ref.actor.profiler.tool_config.torch.step_start"),
+    ("0.7.0", "actor_rollout_ref.rollout.update_weights_bucket_megabytes"),  # versions.py: a 0.4-0.5, 0.6.1 key
+    ("0.4.1", "actor_rollout_ref.actor.profiler.all_ranks"),  # 0.4.1's ppo_trainer.yaml; 0.5.0's list lacks it
+])
+def test_a_named_release_without_a_key_list_of_its_own_refuses_no_key_its_packs_list_lacks(named, key):
+    """verl 0.7.0 is checked with 0.7.1's pack (0.4.1 with 0.5.0's) and no key list of its own: a key its own trainer
+    config has and the pack's release lacks is no key its Hydra refuses, so the pack's list must not refuse it as a
+    named release's (it did: "INVALID ... is not an option of verl 0.7.1 ... drop it"). Named 0.7.1 (0.5.0), whose
+    list it is, the same key is still refused, and fix still drops it there. A key neither listed release around
+    0.7.0 has (0.6.1, 0.7.1: fsdp_config.use_no_sync_for_gradient_accumulation, 0.9.1's) is still refused under it;
+    0.4.1 has no listed release before it, so no such key is. Of versions.py's version-specific keys, one the pack
+    on either side has (0.6.1's rollout.update_weights_bucket_megabytes, in 0.7.0's config too) is not refused; one
+    neither has (trainer.use_v1, 0.9.0 on) is."""
+    pack = get_framework(f"verl=={named}").version
+    res = run("check", "--framework", f"verl=={named}", "--json", *BATCH, f"{key}=4")
+    data = json.loads(res.stdout)
+    assert not any(v["rule"] == "verl.launch.unknown_key" for v in data["violations"]), data["violations"]
+    assert f"(drop {key})" not in run("fix", "--framework", f"verl=={named}", *BATCH, f"{key}=4").stdout
+    assert key not in struct_keys.release_keys(pack)
+    res = run("check", "--framework", f"verl=={pack}", "--json", *BATCH, f"{key}=4")
+    broken = [v for v in json.loads(res.stdout)["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert res.returncode == 1 and len(broken) == 1 and f"{key} is not an option of verl {pack}" in broken[0]["message"]
+    assert f"(drop {key})" in run("fix", "--framework", f"verl=={pack}", *BATCH, f"{key}=4").stdout
+    later = "actor_rollout_ref.actor.fsdp_config.use_no_sync_for_gradient_accumulation"
+    res = run("check", "--framework", f"verl=={named}", "--json", *BATCH, f"{later}=True")
+    broken = [v for v in json.loads(res.stdout)["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert len(broken) == (named == "0.7.0"), broken
+    res = run("check", "--framework", f"verl=={named}", "--json", *BATCH, "trainer.use_v1=True")  # 0.9.0 on only
+    broken = [v for v in json.loads(res.stdout)["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert len(broken) == 1 and f"trainer.use_v1 is not an option of verl {pack}" in broken[0]["message"], broken
+
+
 def test_a_key_outside_every_section_is_refused_naming_the_part_hydra_names():
     """`foo.bar=1` and `trainr.total_epochs=2` set a top-level key the trainer config lacks: Hydra stops with
     "Could not override 'foo.bar'. ... Key 'foo' is not in struct" (the first part it lacks, not the leaf); they

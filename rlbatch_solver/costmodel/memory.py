@@ -633,7 +633,9 @@ def _ref_param_bytes(plan: Plan, mc: ModelConsts, critic: bool = False) -> float
     actor's frozen base (``Plan.base_weight_bytes``) where the framework loads every model so (OpenRLHF's
     ``--ds.load_in_4bit``: frameworks/openrlhf/cost.py)."""
     if plan.trainer == "megatron":
-        dense, expert = megatron_shard_params(mc, plan.tp, plan.pp, plan.ep, plan.etp or plan.tp, critic)
+        # the actor's layout (verl's megatron_ref.yaml reads the actor's megatron section): its stage split, and the
+        # average layer under VPP, as the actor's own states
+        dense, expert = megatron_shard_params(mc, plan.tp, plan.pp, plan.ep, plan.etp or plan.tp, critic, plan)
         return C.REF_PARAM_BYTES * (dense + expert)
     params = mc.critic_params if critic else mc.params
     shard = max(1, plan.shard_degree) if plan.zero_stage >= 3 or plan.trainer in ("fsdp", "mixed") else 1

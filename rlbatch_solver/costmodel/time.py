@@ -727,7 +727,7 @@ def _grad_sync_and_adam(plan: Plan, mc: ModelConsts, params: float, critic: bool
     """(seconds, seconds) of one mini batch's gradient reduction over the data-parallel ranks and its AdamW step
     on one GPU. FSDP / ZeRO: the model's parameters over TP x PP, sharded over ``shard_degree`` GPUs. Megatron: the
     dense parameters over TP x PP and the routed experts over EP x ETP x PP (memory.megatron_shard_params, the
-    layout the memory model holds, at an even pipeline split), each reduced and its optimizer sharded over its own data-parallel group (the
+    layout the memory model holds: the most loaded stage of its split), each reduced and its optimizer sharded over its own data-parallel group (the
     dense over data x context parallel ranks, the experts over the expert-data-parallel ranks: Megatron-core's
     ``_get_param_groups``/DistributedOptimizer per group, as memory._megatron_states shards them). Megatron orders
     its ranks tensor, context, expert, data, pipeline (megatron/core/parallel_state.py ``order="tp-cp-ep-dp-pp"``),
@@ -739,7 +739,8 @@ def _grad_sync_and_adam(plan: Plan, mc: ModelConsts, params: float, critic: bool
 
         tp, pp = max(1, plan.tp), max(1, plan.pp)
         ep, etp = max(1, plan.ep), max(1, plan.etp or plan.tp)
-        dense, expert = megatron_shard_params(mc, tp, pp, ep, etp, critic)  # an even pipeline split
+        # the most loaded stage of the plan's split (the average layer under VPP), as memory prices its states
+        dense, expert = megatron_shard_params(mc, tp, pp, ep, etp, critic, plan)
         groups = [(dense, max(1, plan.n_gpus // (tp * pp))), (expert, max(1, plan.n_gpus // (ep * etp * pp)))]
         span = _coll_bw(plan, max(1, plan.n_gpus // pp))
         sync = sum(C.FP32 * b * (n - 1) / n / span for b, n in groups if b > 0)

@@ -29,6 +29,7 @@ from ... import safe_input
 from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...identity_cache import by_identity
+from ...release_numbers import release_numbers
 from ...rules.base import Rule, RuleSet, Value, VarSpec
 from ...rules.expr import BoolVar, IntVar
 from ...rules.base import is_set
@@ -253,7 +254,7 @@ def unmodelled_engine(flat: Mapping[str, Any]) -> str | None:
     return next((f"{key}={option}" for key, option in group_choices(flat).items() if _unmodelled(key, option)), None)
 
 
-def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
+def group_notes(flat: Mapping[str, Any], priced: bool, release: str = versions.NEWEST) -> list[str]:
     """What ``check`` says of each config group option a config picks that we do not model: its key and option,
     the options we do model, and how the config is read instead (``is_megatron``'s backend)."""
     from ..base import priced_words
@@ -276,16 +277,19 @@ def group_notes(flat: Mapping[str, Any], priced: bool) -> list[str]:
         tail = ("memory and time are not evaluated for an engine we do not model" if _unmodelled(key, option) else
                 f"memory and time {priced_words(priced, plural=True)} as {backend} training")
         out.append(f"{picked}: {what}; the batch sizes are checked with verl's {backend} rules, and {tail}")
-    mixed = _engine_beside_actor(flat, priced)
+    mixed = _engine_beside_actor(flat, priced, release)
     if mixed:
         out.append(mixed)
     return out
 
 
+# the first release whose trainer runs the engine workers only (verl/trainer/main_ppo.py; 0.7.1's picks its legacy
+# workers unless trainer.use_legacy_worker_impl=disable)
+ENGINE_WORKERS_ONLY = "0.8.0"
 _ROLE_WORDS = {"ref": "the reference model (where KL is used)", "critic": "the critic (where the algorithm trains one)"}
 
 
-def _engine_beside_actor(flat: Mapping[str, Any], priced: bool) -> str | None:
+def _engine_beside_actor(flat: Mapping[str, Any], priced: bool, release: str = versions.NEWEST) -> str | None:
     """A model_engine (written, or by ``--config-name=ppo_megatron_trainer``) whose backend is not the one the config's
     actor option picks (model_engine=megatron with actor@actor_rollout_ref.actor=dp_actor): verl's trainer config
     picks the roles it does not override from model_engine (0.7.1-0.9.1 ppo_trainer.yaml defaults:
@@ -293,7 +297,13 @@ def _engine_beside_actor(flat: Mapping[str, Any], priced: bool) -> str | None:
     model and the critic get the other backend's config (megatron_ref.yaml, megatron_critic.yaml: strategy megatron),
     and 0.8-0.9's engine workers build each role on its own config's strategy (workers/engine_workers.py
     TrainingWorker: ``EngineRegistry.new(backend=self.engine_config.strategy)``): a run of two backends we price as
-    the actor's. None where they agree, or no model_engine is given."""
+    the actor's. 0.7.1 runs its legacy workers by default (main_ppo.py TaskRunner: ``trainer.use_legacy_worker_impl``
+    auto; only ``disable`` takes the engine workers): its critic follows critic.strategy (add_critic_worker) but its
+    reference model is a worker of the actor's class (add_ref_policy_worker: ``ref_policy_cls`` is the actor's
+    worker), which reads the ref config's section of the actor's backend (megatron_workers.py ActorRolloutRefWorker
+    ``config.ref.megatron``; fsdp_workers.py ``config.ref.fsdp_config``) that the other backend's ref config lacks
+    (dp_ref.yaml has no megatron, megatron_ref.yaml no fsdp_config). None where they agree, or no model_engine is
+    given."""
     from ..base import priced_words
 
     engine = flat.get("model_engine")
@@ -308,12 +318,23 @@ def _engine_beside_actor(flat: Mapping[str, Any], priced: bool) -> str | None:
     if not left:
         return None
     roles = [f"{role}: {engine}_{role}" for role in left]
-    who = " and ".join(_ROLE_WORDS[role] for role in left)
     backend, other = ("Megatron", "FSDP") if by_actor else ("FSDP", "Megatron")
     how = "--config-name=ppo_megatron_trainer" if isinstance(engine, ByConfigName) else f"model_engine={engine}"
+    legacy = (release_numbers(release) < release_numbers(ENGINE_WORKERS_ONLY)
+              and str(flat.get("trainer.use_legacy_worker_impl", "auto")) != "disable")
+    beside = [role for role in left if not (legacy and role == "ref")]
+    said = ""
+    if beside:
+        who = " and ".join(_ROLE_WORDS[role] for role in beside)
+        said = f", so {who} run{'s' if len(beside) == 1 else ''} {other} beside it"
+    if legacy and "ref" in left:
+        section = "megatron" if by_actor else "fsdp_config"
+        said += (f"{'; and' if beside else ':'} verl {release}'s legacy workers (trainer.use_legacy_worker_impl=auto, "
+                 f"the default) build the reference model (where KL is used) in the actor's {backend} worker, which "
+                 f"reads actor_rollout_ref.ref.{section}: {engine}_ref has none, so the launch most likely stops "
+                 f"there (trainer.use_legacy_worker_impl=disable builds it on {other}, as 0.8.0 on does)")
     return (f"{how} with {ACTOR_GROUP}={actor}: the actor trains with {backend}, but verl picks the roles the config "
-            f"does not override from model_engine ({', '.join(roles)}), so {who} run{'s' if len(left) == 1 else ''} "
-            f"{other} beside it; the batch sizes are checked with "
+            f"does not override from model_engine ({', '.join(roles)}){said}; the batch sizes are checked with "
             f"verl's {backend} rules, and memory and time {priced_words(priced, plural=True)} as {backend} training "
             f"throughout. To run one backend, drop {how} (or "
             f"pick the roles' {'megatron' if by_actor else 'dp'}_ options too)")
@@ -1160,6 +1181,8 @@ class VersionPacks:
     # the release was dated from the config (``for_config``), not named by the user: a key only other releases' trainer
     # configs have is then not refused (struct_keys.refused's ``named``)
     keys_dated: bool = False
+    # the release the user named where its pack is another's (0.7.0: 0.7.1's pack); None: the pack's own release
+    named_release: str | None = None
 
     @property
     def keys_version(self) -> str:
@@ -1168,12 +1191,15 @@ class VersionPacks:
 
     def with_named_release(self, named: str):
         """A named release another's pack judges (verl 0.9.0: 0.9.1's) keeps its own trainer config keys: 0.9.0's
-        Megatron grad_offload is no key its Hydra refuses."""
+        Megatron grad_offload is no key its Hydra refuses. One without a list of its own (0.7.0: 0.7.1's pack) is
+        kept as ``named_release``: its pack's list then refuses no key only other releases' lists have."""
         release = named.strip().lstrip("v").partition(".post")[0]
-        if versions.KEY_RELEASES.get(release) != self.version:
+        if release == self.version:
             return self
         fw = copy.copy(self)
-        fw.key_release = release
+        fw.named_release = release
+        if versions.KEY_RELEASES.get(release) == self.version:
+            fw.key_release = release
         return fw
 
     def for_config(self, flat: Mapping[str, Any]) -> tuple[Framework, str | None]:
@@ -1209,6 +1235,20 @@ class VersionPacks:
         lacks = set(versions.missing_keys({k: None for k in given}, release))
         named = self.pinned and not self.keys_dated
         struct = struct_keys.refused(flat, given, release, named)
+        asked = self.named_release or release
+        if named and asked != release:
+            # a named release without a list of its own (0.7.0: 0.7.1's pack) has keys its pack's list lacks
+            # (0.7.0's reward_model.micro_batch_size_per_gpu, 0.4.1's actor.profiler.all_ranks), which its Hydra
+            # takes: a key the listed releases on either side of it lack is refused, one either holds is not; with
+            # no list on one side (0.4.1: none before 0.5.0) no such key is
+            below, above = struct_keys.listed_around(asked)
+            held = (struct_keys.release_keys(below) | struct_keys.release_keys(above)) if below and above else None
+            struct = [k for k in struct if k in struct_keys.refused(flat, [k], release) or (
+                held is not None and k not in held)]
+            # so with versions.py's version-specific keys: one the pack on either side has (0.6.1's
+            # rollout.update_weights_bucket_megabytes, which 0.7.0 has too) is not refused
+            around = versions.packs_around(asked)
+            lacks = {k for k in lacks if not (versions._versions_of(k) or frozenset()) & around}
         refused = frozenset(struct) | frozenset(lacks)
         plus = frozenset(k for k in refused if struct_keys.adds_with_plus(k, release))
         # a key only other releases' trainer configs have (refused under a named release): no key of the same meaning
@@ -1356,7 +1396,7 @@ class VerlFramework(VersionPacks, Framework):
         return parse_verl_tokens(tokens)
 
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
-        return group_notes(flat, priced)
+        return group_notes(flat, priced, self.keys_version)
 
     def unmodelled_backend(self, flat: Mapping[str, Any]) -> str | None:
         picked = unmodelled_engine(flat)

@@ -117,7 +117,7 @@ class VerlMegatronFramework(VersionPacks, Framework):
     def config_notes(self, flat: Mapping[str, Any], *, priced: bool = True) -> list[str]:
         from .fsdp import group_notes
 
-        groups = group_notes(flat, priced)
+        groups = group_notes(flat, priced, self.keys_version)
         if self.version in OPTIMIZER_OVERRIDES_IGNORED and cpu_optimizer_permille(flat):
             return groups + [f"{CPU_OPT_KEY}: verl {self.version} does not read actor.optim.override_optimizer_config (verl "
                     "0.6.0 is the first release that does), so megatron-core's optimizer states stay on the GPU "

@@ -152,6 +152,17 @@ def _lacks_held(parts: list[str], version: str) -> bool:
     return inside is None or _holds_no_new_key(inside, sections) or inside in sections
 
 
+def listed_around(release: str) -> tuple[str | None, str | None]:
+    """The releases we hold a key list of nearest before and after ``release`` (None where there is none)."""
+    from ...release_numbers import release_numbers
+
+    at = release_numbers(release)
+    listed = sorted({p.name.rsplit("_", 1)[0] for p in HERE.glob("*.txt")}, key=release_numbers)
+    before = [v for v in listed if release_numbers(v) < at]
+    after = [v for v in listed if release_numbers(v) > at]
+    return (before[-1] if before else None), (after[0] if after else None)
+
+
 def releases_having(key: str) -> list[str]:
     """The releases whose trainer config (the lists we hold) has ``key``, oldest first."""
     return [v for v in held_releases() if key in release_keys(v)]

@@ -992,6 +992,16 @@ def _listed(versions: frozenset[str]) -> str:
     return ", ".join(RELEASES_OF.get(v, v) for v in ordered)
 
 
+def packs_around(release: str) -> frozenset[str]:
+    """The packs (``VERSIONS``) nearest before and after ``release``, a release without one of its own (0.7.0: 0.6.1
+    and 0.7.1), as ``VERSION_KEYS`` names them."""
+    at = release_numbers(release)
+    before = [v for v in VERSIONS if release_numbers(v) < at]
+    after = [v for v in VERSIONS if release_numbers(v) > at]
+    return frozenset(KEYS_AS.get(v, v) for v in (max(before, key=release_numbers, default=None),
+                                                 min(after, key=release_numbers, default=None)) if v)
+
+
 def lacks(key: str, version: str) -> bool:
     """Whether ``version``'s trainer config lacks ``key`` (as written, a leading "+" included), of the keys we know to
     be version-specific (``VERSION_KEYS``): what ``check`` refuses under a named release and what ``recommend`` leaves
