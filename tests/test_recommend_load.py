@@ -16,8 +16,9 @@ def answer(report):
     return report.status, report.proven, [(c.native, c.objective, c.proven) for c in report.choices]
 
 
-# OpenRLHF on 8x A100-80GB: the best and a roomier alternative (its capped solve was the one a busy machine lost)
-CASES = {"openrlhf-roomier": dict(framework="openrlhf", gpu="a100-80gb", gpus=8, model="qwen2.5-7b")}
+# OpenRLHF on 8x A100-80GB: the best and a roomier alternative (its capped solve was the one a busy machine lost; the
+# 7B's best keeps the headroom since the memory model's observed error narrowed, the 14B's does not)
+CASES = {"openrlhf-roomier": dict(framework="openrlhf", gpu="a100-80gb", gpus=8, model="qwen2.5-14b")}
 
 
 @pytest.mark.parametrize("name", list(CASES))
