@@ -21,7 +21,6 @@ name the field and say how to fix it.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
@@ -80,8 +79,10 @@ class Scenario:
     kept_totals: dict[str, int] = field(default_factory=dict)
     # set by recommend --from, not by users: the release a pasted config's flags date it to where another release's
     # pack judges it (ms-swift ``for_config``: a --vllm_device config is dated 3.1.0 and judged by 3.3.1's pack, a
-    # release --framework cannot name); ``judged_by`` reads the scenario as check reads that config
+    # release --framework cannot name), and the newest release those flags allow (whose engine is priced:
+    # SwiftFramework.engine_release); ``judged_by`` reads the scenario as check reads that config
     dated_release: str | None = None
+    dated_newest: str | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -100,9 +101,7 @@ class Scenario:
         fw = get_framework(self.framework)
         if not self.dated_release:
             return fw
-        fw = copy.copy(fw.with_named_release(self.dated_release))
-        fw.dated = True  # its flags chose it, as for_config marks it
-        return fw
+        return fw.dated_as(self.dated_release, self.dated_newest)  # a framework that dates configs (ms-swift)
 
     @property
     def total_gpus(self) -> int:

@@ -189,9 +189,10 @@ def scenario_from_config(framework: str, flat: Mapping[str, Any], *, gpu: str | 
     # a release the config's flags date it to, judged by another's pack (ms-swift ``for_config``: 3.5.0 by 3.10.3's,
     # 3.1.0 by 3.3.1's): the scenario names the pack and carries the dated release, so that its own code prices the
     # search's configs as check prices them (a dated release --framework cannot name, 3.1.0, stays readable)
-    dated = getattr(fw, "code_release", None) if getattr(fw, "dated", False) else None
+    dated = getattr(fw, "dated", False)
     scenario = Scenario(framework=f"{fw.name}=={fw.version}" if fw.pinned else fw.name, gpu=gpu,
-                        model=card, dated_release=dated,
+                        model=card, dated_release=fw.code_release if dated else None,
+                        dated_newest=fw.dated_newest if dated else None,
                         algorithm=None, fixed=fixed, objective=objective, length_fraction=length_fraction, **fields)
     return scenario, values, free
 
