@@ -77,6 +77,12 @@ class Scenario:
     # factors (derived variable -> value: ms-swift's and TRL's completions per optimizer step, per-device batch x
     # world x accumulation; Framework.kept_totals)
     kept_totals: dict[str, int] = field(default_factory=dict)
+    # set by recommend --from, not by users: the release a pasted config's flags date it to where another release's
+    # pack judges it (ms-swift ``for_config``: a --vllm_device config is dated 3.1.0 and judged by 3.3.1's pack, a
+    # release --framework cannot name), and the newest release those flags allow (whose engine is priced:
+    # SwiftFramework.engine_release); ``judged_by`` reads the scenario as check reads that config
+    dated_release: str | None = None
+    dated_newest: str | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -87,6 +93,16 @@ class Scenario:
             self.gpus_per_node, self.nnodes = NODE_GPUS, self.gpus // NODE_GPUS
 
     # -- derived -----------------------------------------------------------
+    def judged_by(self) -> Any:
+        """The framework the scenario is read with: ``framework``'s pack, and where the config was dated
+        (``dated_release``) that release's own code pricing the memory, as check's ``framework_for`` has it."""
+        from .frameworks import get_framework
+
+        fw = get_framework(self.framework)
+        if not self.dated_release:
+            return fw
+        return fw.dated_as(self.dated_release, self.dated_newest)  # a framework that dates configs (ms-swift)
+
     @property
     def total_gpus(self) -> int:
         if self.gpus is not None:

@@ -706,3 +706,36 @@ def test_recommend_from_a_script_reads_the_environment_words_after_its_path_as_c
     assert "every branch was read" not in said
     bad = run("recommend", "DEVICE=gpu")
     assert bad.returncode == 2 and "recommend takes no arguments without --from" in bad.stderr + bad.stdout
+
+
+def _corpus_script(tmp_path, name: str) -> Path:
+    """A memory corpus record's command saved as the launch script it was (environment words, then the command)."""
+    import shlex
+
+    import memory_corpus as mc
+
+    args = next(c for c in mc.cases() if c.name == name).args
+    at = args.index("swift")
+    script = tmp_path / "run.sh"
+    script.write_text(" ".join(args[:at]) + " \\\n" + " ".join(shlex.quote(a) for a in args[at:]) + "\n")
+    return script
+
+
+def test_an_ms_swift_script_dated_to_a_release_without_a_pack_is_recommended_as_check_reads_it(tmp_path):
+    """ms-swift's v3.4.0 lora_vllm.sh: --vllm_device dates it to 3.1.0, a release --framework cannot name (3.3.1's pack
+    judges it, for_config). recommend --from named its scenario swift==3.1.0 and exited; it keeps the pack and the dated
+    release (Scenario.dated_release), and prices the script as check does: the same peaks and step time."""
+    script = _corpus_script(tmp_path, "swift_example_v3.4.0_lora_vllm_qwen2_5_7b_lora_2x80g")
+    result = runner.invoke(app, ["recommend", "--from", str(script), "--gpu", "a100-80gb", "--model", "qwen2.5-7b"])
+    # exit 1: no searched config is valid (the search's legacy layout, as before the dating), not an input error
+    assert result.exit_code in (0, 1) and "not 3.1.0" not in result.output, result.output
+    assert "Your config" in result.output and "runs: step" in result.output, result.output
+    s = read_launch_script(script)
+    flat, _ = get_framework(s.framework).parse(s.args)
+    report = api.recommend_from(s.framework, flat, gpu="a100-80gb", model="qwen2.5-7b", gpus=s.gpus)
+    assert (report.scenario.framework, report.scenario.dated_release) == ("swift==3.3.1", "3.1.0")
+    checked = api.check(s.args, framework=s.framework, gpus=s.gpus, model="qwen2.5-7b", gpu="a100-80gb").memory
+    start = report.start
+    assert start.runs and start.step_time_s == pytest.approx(checked.step_s, abs=0.05)
+    peaks = {p: -(-mib // 1) for p, mib in start.peak_mib().items()}
+    assert peaks == {p: pytest.approx(checked.peaks[p], abs=1) for p in checked.peaks}

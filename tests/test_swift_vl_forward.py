@@ -14,11 +14,8 @@ import memory_corpus as mc
 from rlbatch_solver import api
 from rlbatch_solver.catalog.models import load_model
 from rlbatch_solver.costmodel import constants as C
-from rlbatch_solver.costmodel.memory import (T_GEN_LOGITS_ALL, T_LOGITS, T_VIT_FWD, model_consts,
-                                             vision_mask_bytes)
+from rlbatch_solver.costmodel.memory import (T_GEN_LOGITS_ALL, T_LOGITS, T_VIT_FWD, model_consts)
 from rlbatch_solver.costmodel.phase import Phase
-from rlbatch_solver.frameworks.swift.cost import (generate_logits_every_position, vit_sdpa_mask,
-                                                  whole_sequence_logits)
 
 MIB = 2**20
 BF16 = 2
@@ -39,21 +36,23 @@ def _check(case: mc.Case, framework: str | None = None, extra: list[str] | None 
                      model=case.model, gpu=case.gpu, length_fraction=case.length_fraction)
 
 
-@pytest.mark.parametrize("release,lora,multimodal,expected", [
-    ("3.1.1", False, True, True), ("3.4.1", False, True, True), ("3.6.0", False, True, True),
-    ("3.6.0", True, True, True), ("3.7.0", False, True, False), ("4.6.0", True, True, False),
-    ("3.4.1", True, False, False), ("3.3.1", False, False, False), (None, False, True, False),
-])
-def test_a_multimodal_log_prob_forward_keeps_every_position_up_to_3_6(release, lora, multimodal, expected):
-    assert whole_sequence_logits(release, lora, multimodal) is expected
-
-
-@pytest.mark.parametrize("release,expected", [("3.1.1", True), ("3.6.0", True), ("3.7.0", False), (None, False)])
-def test_the_releases_that_pin_a_transformers_without_vl_logits_to_keep(release, expected):
-    assert generate_logits_every_position(release, True) is expected
-    assert generate_logits_every_position(release, False) is False
-    assert vit_sdpa_mask(release, True) is expected
-    assert vit_sdpa_mask(release, False) is False
+@pytest.mark.parametrize("release,priced", [("3.5.0", True), ("3.6.0", True), ("3.7.0", False), ("3.10.3", False)])
+def test_4311_under_a_named_release_gets_the_vl_forwards_of_its_transformers(release, priced):
+    """#4311 (Qwen2.5-VL-3B, full) named as each release: up to 3.6 (transformers < 4.53: no logits_to_keep in
+    Qwen2.5-VL's forward, a dense SDPA mask in its ViT; ms-swift's log-prob forward over every position) the generate
+    prefill's every-position logits, the ViT mask and the reference's whole-sequence logits are priced; from 3.7.0
+    (model_kwarg_keys passes logits_to_keep) none of them, and the rollout peak falls by more than the mask."""
+    case = _case(CASE_4311)
+    vocab = model_consts(load_model(case.model)).vocab
+    memory = _check(case, f"swift=={release}").memory
+    rollout, ref = memory.phases[Phase.ROLLOUT], memory.phases[Phase.REF]
+    assert (T_GEN_LOGITS_ALL in rollout) is priced and (T_VIT_FWD in rollout) is priced
+    whole = MICRO * (PROMPT + RESPONSE) * vocab * BF16 / MIB
+    assert (ref[T_LOGITS] >= whole * (1 - 1e-3)) is priced  # (3.5-3.6 add the temperature's copy of the response's)
+    if priced:
+        late = _check(case, "swift==3.7.0").memory
+        mask = C.VIT_SDPA_MASK_BYTES_PER_PAIR * (SEQS * PATCHES) ** 2 / MIB
+        assert memory.peaks[Phase.ROLLOUT] > late.peaks[Phase.ROLLOUT] + mask * 0.9
 
 
 def test_4311_reference_holds_every_positions_logits():
@@ -98,14 +97,6 @@ def test_4311_vit_mask_over_the_generate_batchs_patches():
     assert rollout[T_VIT_FWD] * MIB > mask - lm_forward
     flash = _check(case, extra=["--attn_impl", "flash_attn"]).memory.phases[Phase.ROLLOUT]
     assert T_VIT_FWD not in flash
-
-
-def test_the_mask_grows_with_the_square_of_the_patches():
-    from types import SimpleNamespace
-
-    on, off = SimpleNamespace(vision_sdpa_mask=True), SimpleNamespace(vision_sdpa_mask=False)
-    assert vision_mask_bytes(on, 2 * PATCHES) == pytest.approx(4 * vision_mask_bytes(on, PATCHES))
-    assert vision_mask_bytes(off, PATCHES) == 0
 
 
 def test_a_ran_vl_lora_run_still_fits():

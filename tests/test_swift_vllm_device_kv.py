@@ -2,7 +2,9 @@
 activations and CUDA graphs on top (frameworks/swift/cost.py ``VLLM_DEVICE_KV_OF_TOTAL``: GRPOTrainer.__init__ builds
 the engine in training rank 0's process with ``device=fast_infer_device``, and vLLM 0.7.2, 3.1.1's recommended
 vLLM, profiles the process's current GPU, not the engine's; the class TRL 0.14/0.15's vllm_device engine shares,
-Plan.engine_kv_of_total). Pinned on ms-swift #3361 (out of memory on 24 GB cards)."""
+Plan.engine_kv_of_total). Priced only for a config the flags date to 3.1 alone: one they date to 3.1.0 that 3.2 and
+later also take is priced as the newest of those (SwiftFramework.engine_release), as ms-swift's own v3.4.0 examples
+are. Found on ms-swift #3361 (out of memory on 24 GB cards; its post names no release)."""
 
 from __future__ import annotations
 
@@ -12,14 +14,16 @@ import memory_corpus as mc
 from rlbatch_solver import api
 from rlbatch_solver.catalog.gpus import load_gpu
 from rlbatch_solver.costmodel.phase import Phase
-from rlbatch_solver.frameworks.swift.cost import vllm_device_kv_of_total
+from rlbatch_solver.frameworks.swift import versions as swift_versions
 
 MIB = 2**20
 # Qwen2.5-7B LoRA, one training process (NPROC_PER_NODE=1) and --vllm_device auto: vLLM on the second of four 24 GB
-# cards at --vllm_gpu_memory_utilization 0.8; its flags (--vllm_device, no later release's key) date it to 3.1.0
+# cards at --vllm_gpu_memory_utilization 0.8; its flags (--vllm_device, no later release's key) date it to 3.1.0 and
+# fit up to 3.5.3
 CASE_3361 = "swift_3361_qwen2_5_7b_grpo_lora_vllm_device_1proc_4x24gb"
 KV = "vLLM KV cache"
-# ran: ms-swift v3.4.0's example scripts with vLLM on a GPU of its own, dated to 3.1.0 by the same flags
+# ran: ms-swift v3.4.0's example scripts with vLLM on a GPU of its own, dated to 3.1.0 by the same flags (their own
+# release is 3.4.0)
 RAN = ("swift_example_v3.4.0_full_vllm_qwen2_5_7b_full_8x80g", "swift_example_v3.4.0_lora_vllm_qwen2_5_7b_lora_2x80g")
 
 
@@ -32,27 +36,37 @@ def _check(case: mc.Case, framework: str | None = None):
                      gpu=case.gpu, length_fraction=case.length_fraction)
 
 
-@pytest.mark.parametrize("release,own_gpu,expected", [
-    ("3.1.0", True, True), ("3.1.1", True, True), ("3.1.0", False, False), ("3.2.0", True, False),
-    ("3.4.1", True, False), (None, True, False),
-])
-def test_the_releases_whose_vllm_device_engine_profiles_another_gpu(release, own_gpu, expected):
-    assert vllm_device_kv_of_total(release, own_gpu) is expected
+def test_a_config_dated_3_1_by_its_flags_prices_the_engine_as_the_newest_release_they_allow():
+    """--vllm_device dates a config to 3.1.0, the oldest release that has it, but 3.2-3.5.3 take it too and their
+    engine sizes its KV cache off its own GPU: unnamed, ms-swift's own v3.4.0 examples and #3361 get the engine GPU a
+    3.4.0 user gets (named), not 3.1's whole-GPU KV cache, and the note says what the 3.1 reading adds."""
+    for name in (*RAN, CASE_3361):
+        case = _case(name)
+        dated, named = _check(case).memory, _check(case, "swift==3.4.0").memory
+        assert dated.peaks[Phase.ROLLOUT] == named.peaks[Phase.ROLLOUT], name
+        assert dated.phases[Phase.ROLLOUT][KV] == named.phases[Phase.ROLLOUT][KV], name
+        total = load_gpu(case.gpu).memory_bytes / MIB
+        util = float(case.args[case.args.index("--vllm_gpu_memory_utilization") + 1])
+        assert dated.phases[Phase.ROLLOUT][KV] < util * total - 14 * 1024, name  # the weights came out of the share
+    notes = " ".join(_check(_case(CASE_3361)).notes)
+    assert "Its flags fit ms-swift 3.1.0 to 3.5.3" in notes and "Under ms-swift 3.1 with the vLLM it recommends" in notes
 
 
-def test_3361_vllm_gpu_holds_util_times_total_of_kv_and_the_weights_on_top():
-    """The engine's KV cache is 0.8 x the 24 GB card's whole memory, the 7B weights (14.2 GiB) on top: more than the
-    card holds, out of memory as reported. Named 3.3.1 (3.2-3.3's pack, an engine that profiles its own GPU) the
-    KV cache is what the share leaves after the weights and the verdict is the old one."""
+def test_3361_under_a_3_1_only_reading_holds_util_times_total_of_kv_and_the_weights_on_top(monkeypatch):
+    """Flags only 3.1 has (none of KEY_RELEASES today; the span is patched to end at 3.1.1): the engine's KV cache is
+    0.8 x the 24 GB card's whole memory, the 7B weights (14.2 GiB) on top, more than the card holds, out of memory as
+    reported. Read as 3.2 and later run it (the real span) the weights come out of the share and it fits."""
     case = _case(CASE_3361)
+    later = _check(case).memory
+    monkeypatch.setattr(swift_versions, "dated_span", lambda flat: ("3.1.0", "3.1.1"))
     r = _check(case)
     rollout = r.memory.phases[Phase.ROLLOUT]
     total = load_gpu(case.gpu).memory_bytes
     assert rollout[KV] == pytest.approx(0.8 * total / MIB, rel=1e-3)
     assert not r.memory.fits
     assert r.memory.peaks[Phase.ROLLOUT] > r.memory.capacity_of(Phase.ROLLOUT)
-    later = _check(case, "swift==3.3.1").memory
-    assert later.phases[Phase.ROLLOUT][KV] < rollout[KV] - 14 * 1024  # the weights came out of the share
+    assert "ms-swift 3.1 (the release it is priced as)" in " ".join(r.notes)
+    assert later.phases[Phase.ROLLOUT][KV] < rollout[KV] - 14 * 1024
     assert later.peaks[Phase.ROLLOUT] <= later.capacity_of(Phase.ROLLOUT)
 
 

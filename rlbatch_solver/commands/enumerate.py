@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..deadline import Deadline
-from ..frameworks import get_framework
 from ..frameworks.base import Space
 from ..rules.base import Value
 from ..scenario import Scenario
@@ -98,7 +97,7 @@ def enumerate(  # noqa: A001 - the public name users expect
     from ..solver.model import enumerate_solutions
     from .recommend import set_keys
 
-    fw = get_framework(scenario.framework)
+    fw = scenario.judged_by()
     # a --set key the release's parser refuses would stop every command listed (recommend's check)
     _, key_notes = set_keys(scenario)
     gpu = None

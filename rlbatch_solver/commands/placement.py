@@ -226,11 +226,10 @@ def placement_layouts(scenario: Scenario, notes: list[str]) -> list[Layout]:
     the command gives for it. Asked before the batch is settled, a framework would let a layout search the batch
     (OpenRLHF's split adds batch sizes that 6-GPU groups divide) or count it on the layout's own trainer GPUs
     (ms-swift's completions per optimizer step): another algorithm, not another layout."""
-    from ..frameworks import get_framework
     from .recommend import keep_algorithm_batch
 
     settled = keep_algorithm_batch(scenario)[0]  # idempotent: recommend() settles it before it asks for the layouts
-    return get_framework(scenario.framework).placements(settled, notes)
+    return scenario.judged_by().placements(settled, notes)
 
 
 def recommend_placement(scenario: Scenario, *, top: int, deadline: Deadline, extra_gpus: str | Path | None,
@@ -243,13 +242,12 @@ def recommend_placement(scenario: Scenario, *, top: int, deadline: Deadline, ext
     solve ends within ``deadline``, the command's one --time-limit. Returns the best layout's report, its choices merged with the other layouts' (best
     first), and a ``PlacementSummary`` of every layout solved."""
     from .. import deadline as clock
-    from ..frameworks import get_framework
 
     if scenario.objective != "time":
         raise InputError("objective", f"--placement compares layouts by throughput; --objective {scenario.objective} "
                          "ranks each layout's own configs, not the layouts.",
                          "use --objective time with --placement, or drop --placement.")
-    fw = get_framework(scenario.framework)
+    fw = scenario.judged_by()
     notes: list[str] = []
     layouts = placement_layouts(scenario, notes)
     solved: dict[int, PlacementOption] = {}

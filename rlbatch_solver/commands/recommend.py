@@ -186,11 +186,13 @@ def scenario_from_config(framework: str, flat: Mapping[str, Any], *, gpu: str | 
     free, drop = free_of_config(fw, flat, values)
     fixed = {k: v for k, v in fw.normalize(flat).items() if k not in drop}
     fields = fw.scenario_fields(values)
-    # a release the config's flags date it to, judged by another's pack (ms-swift ``for_config``: 3.5.0 by 3.10.3's),
-    # names the scenario so that its own code prices the search's configs, as check prices them
-    named = getattr(fw, "code_release", None) if getattr(fw, "dated", False) else None
-    scenario = Scenario(framework=f"{fw.name}=={named or fw.version}" if fw.pinned else fw.name, gpu=gpu,
-                        model=card,
+    # a release the config's flags date it to, judged by another's pack (ms-swift ``for_config``: 3.5.0 by 3.10.3's,
+    # 3.1.0 by 3.3.1's): the scenario names the pack and carries the dated release, so that its own code prices the
+    # search's configs as check prices them (a dated release --framework cannot name, 3.1.0, stays readable)
+    dated = getattr(fw, "dated", False)
+    scenario = Scenario(framework=f"{fw.name}=={fw.version}" if fw.pinned else fw.name, gpu=gpu,
+                        model=card, dated_release=fw.code_release if dated else None,
+                        dated_newest=fw.dated_newest if dated else None,
                         algorithm=None, fixed=fixed, objective=objective, length_fraction=length_fraction, **fields)
     return scenario, values, free
 
@@ -398,7 +400,7 @@ def answer_framework(report: Any) -> Any:
     A release the scenario names that another's pack judges is that pack with the named release's own reading (TRL
     0.23.1: its GRPOConfig fields, with_named_release), as the search had it."""
     scenario = getattr(report, "scenario", None)
-    named = get_framework(scenario.framework) if scenario is not None else None
+    named = scenario.judged_by() if scenario is not None else None
     if named is not None and named.name == report.framework and named.version == report.version:
         return named
     fw = get_framework(report.framework)
@@ -412,7 +414,7 @@ def keep_algorithm_batch(scenario: Scenario) -> tuple[Scenario, dict[str, Any], 
     ``Framework.kept_batch``), the defaults it pinned, and a sentence saying so. A throughput search would otherwise
     take the largest batch (time per sample falls as the batch grows) and change what the run learns: one update
     per step of a thousand prompts. ``free_batch`` opens them."""
-    fw = get_framework(scenario.framework)
+    fw = scenario.judged_by()
     if scenario.free_batch:
         return scenario, {}, "batch sizes searched (--free-batch): the answer may change what each step trains on"
     kept = fw.kept_batch(scenario)
@@ -489,7 +491,7 @@ def search_gpu_counts(scenario: Scenario) -> Scenario:
     actor-num-gpus-per-node and actor-num-nodes, whose other groups follow), the search tries each power of two up to
     the GPUs per node (and the count given), on 1 to the nodes given, unless the user set or searched those keys.
     TRL's count is decided (accelerate's num_processes): it runs on the --gpus given, and says so."""
-    fw = get_framework(scenario.framework)
+    fw = scenario.judged_by()
     keys = gpu_count_keys(fw)
     if scenario.objective != "gpus" or not keys or any(k in scenario.fixed or k in scenario.search
                                                         for k in keys.values()):
@@ -522,7 +524,7 @@ def prepare(scenario: Scenario, *, with_knobs: bool = True, extra_gpus: str | Pa
     from ..costmodel.tables import (build_cost_terms, with_efficiency, with_length_fraction, with_longest_response,
                                     with_mean_lengths, with_response_profile)
 
-    fw = get_framework(scenario.framework)
+    fw = scenario.judged_by()
     card = model_of(scenario)
     gpu = _gpu(scenario, extra_gpus)
     space = fw.space(scenario, card, with_knobs=with_knobs)
@@ -718,9 +720,8 @@ def with_open_arms(scenario: Scenario) -> tuple[Scenario, list]:
     key=v1,v2`` would), and those arms."""
     from dataclasses import replace
 
-    from ..frameworks import get_framework
 
-    arms = [a for a in get_framework(scenario.framework).arms_left_out(scenario) if not a.chosen and a.by_default]
+    arms = [a for a in scenario.judged_by().arms_left_out(scenario) if not a.chosen and a.by_default]
     if not arms:
         return scenario, []
     return replace(scenario, search={**scenario.search, **{a.key: list(a.values) for a in arms}}), arms
@@ -735,14 +736,14 @@ def searched_scenario(scenario: Scenario, start: Any = None, *,
     not looked up nor anything said of them (a placement layout's solve: the whole job's were)."""
     unknown, key_notes = set_keys(scenario) if start is None and notes else ([], [])
     # a named release judged by another's pack (swift==3.8.0 by 3.10.3's) says so, as check says it
-    key_notes = [*release_notes(get_framework(scenario.framework)), *key_notes] if notes else key_notes
+    key_notes = [*release_notes(scenario.judged_by()), *key_notes] if notes else key_notes
     # the algorithm's batch is settled once, on the whole job: every placement layout then trains the same batch
     scenario, batch_kept, batch_note = keep_algorithm_batch(scenario) if start is None else (scenario, {}, "")
     scenario = search_gpu_counts(scenario)
     if start is None and scenario.dataset is None:
         scenario = replace(scenario, dataset=printed_dataset(scenario) or None)
     if start is None:  # the lengths as the printed command tells check (a length it has no flag for: check's own)
-        scenario, said = get_framework(scenario.framework).printed_lengths(scenario)
+        scenario, said = scenario.judged_by().printed_lengths(scenario)
         key_notes = [*key_notes, *said] if notes else key_notes
     return scenario, batch_kept, batch_note, unknown, key_notes
 
@@ -790,7 +791,7 @@ def printed_dataset(scenario: Scenario) -> str:
     of its parsed arguments): the user's own (``--set data.train_files=...``), else the framework example's
     (``Framework.example_inputs``, which ``best_command`` prints). Its length profile times the answer, so that the
     command, checked, gets the step time recommend printed ('' where the command names no data)."""
-    fw = get_framework(scenario.framework)
+    fw = scenario.judged_by()
     example, _ = fw.parse(list(fw.example_inputs))
     return fw.training_data({**example, **{str(k).lstrip("-"): v for k, v in scenario.fixed.items()}})
 
@@ -828,7 +829,7 @@ def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:
     """The keys of --set and --search the release lacks: one its parser refuses would stop the printed command, an
     input error naming the key it likely misspells; a suspected misspelling (a key we do not know, near one we do)
     is a note."""
-    fw = get_framework(scenario.framework)
+    fw = scenario.judged_by()
     keys = {**{k: v for k, v in scenario.fixed.items()}, **{k: None for k in scenario.search}}
     key_list = fw.key_list(keys, command=True)
     unknown, _, notes = findings(key_list, fw.name, fw.keys_version)

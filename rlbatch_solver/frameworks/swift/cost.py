@@ -585,14 +585,16 @@ def vision_values(flat: Mapping[str, Any], model: ModelCard) -> dict[str, Value]
 
 def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GPU, megatron: bool,
               logits_impl: str | None = None, sync_bucket_bytes: float | None = SYNC_BUCKET_BYTES,
-              sync_release: str | None = None) -> Plan:
+              sync_release: str | None = None, engine_release: str | None = None) -> Plan:
     """One phase's plan. ``logits_impl``: how the trainer's loss holds its logits (costmodel/constants.py
     LOGIT_BYTES): ms-swift's own by default; TRL 1.16 passes its fused lm_head ("trl-fused"). ``sync_bucket_bytes``:
     the flat bucket a rollout server receives whole at the weight sync (ms-swift's); None: not priced (TRL).
     ``sync_release``: the ms-swift release whose code runs: how its weight sync gathers the ZeRO-3 parameters
     (``sync_gather``) and whether its log-prob forward computes every position's logits (``whole_sequence_logits``);
-    None: neither priced (TRL)."""
+    None: neither priced (TRL). ``engine_release``: the release whose --vllm_device engine sizes its KV cache
+    (``vllm_device_kv_of_total``); None: ``sync_release``'s."""
     v = values
+    engine_release = engine_release or sync_release
     world = int(v.get("gpus_per_node") or 1) * int(v.get("nnodes") or 1)
     gen, spg = rollout_layout(v, megatron)
     server = bool(v.get("use_vllm")) and bool(v.get("vllm_server"))
@@ -629,7 +631,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # ms-swift 3.1's vllm_device engine under vLLM 0.7.2 (vllm_device_kv_of_total): KV = util x total, the rest on
         # top, the CUDA graphs included
         **({"engine_kv_of_total": True, "engine_graphs_in_budget": False}
-           if engine == "vllm" and vllm_device_kv_of_total(sync_release, server) else {}),
+           if engine == "vllm" and vllm_device_kv_of_total(engine_release, server) else {}),
         colocated=not server, rollout_gpus=(int(v.get("server_tp") or 1) * int(v.get("server_dp") or 1)) if server
         else None, engine_colocated=engine != "hf" and not server, count_colocated_residents=True,
         # server mode: the trainer sends the weights in flat buckets of SWIFT_UPDATE_WEIGHTS_BUCKET_SIZE (512 MiB)
@@ -640,7 +642,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # from that rank's GPU with load_weights, no bucket received: 3.1.1 grpo_trainer.py
         # _move_model_to_vllm_lmdeploy ``llm_model.load_weights(state_dict.items())``)
         engine_receives_whole_weights=(server and sync_bucket_bytes is not None
-                                       and not vllm_device_kv_of_total(sync_release, server)),
+                                       and not vllm_device_kv_of_total(engine_release, server)),
         engine_sync_bucket_bytes=sync_bucket_bytes or 0.0,
         # the ZeRO-3 gather of the weight sync, as the release does it (sync_gather; memory.sync_gather_bytes)
         sync_gather_groups=_sync_gather_groups(v, sync_release, server) if engine == "vllm" else 0,
@@ -838,17 +840,21 @@ def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def cost_spec(model: ModelCard, gpu: GPU, megatron: bool, bool_names: frozenset,
-              optional: frozenset = frozenset(), framework: str | None = None, release: str | None = None) -> CostSpec:
+              optional: frozenset = frozenset(), framework: str | None = None, release: str | None = None,
+              engine_release: str | None = None) -> CostSpec:
     """ms-swift's cost terms; ``framework`` names another trainer built on TRL's GRPOTrainer that reuses
     them with its own values (TRL itself: frameworks/trl/cost.py); ``release`` the ms-swift release whose code runs
-    (its weight-sync gather, ``sync_gather``)."""
+    (its weight-sync gather, ``sync_gather``); ``engine_release`` the one whose --vllm_device engine is priced
+    (make_plan), where it is another."""
     sync_release = None if framework == "trl" or megatron else release
+    engine_release = None if framework == "trl" or megatron else engine_release
     mem, time = _inputs(megatron)
     spec = CostSpec(
         framework=framework or ("swift-megatron" if megatron else "swift"),
         plan=lambda values, phase: make_plan(values, phase, model, gpu, megatron,
                                              "trl-fused" if framework == "trl" else None,
-                                             None if framework == "trl" else SYNC_BUCKET_BYTES, sync_release),
+                                             None if framework == "trl" else SYNC_BUCKET_BYTES, sync_release,
+                                             engine_release),
         memory_inputs=mem,
         time_inputs=time,
         phases_run=phases_run if megatron or framework == "trl" else hf_phases_run(release),

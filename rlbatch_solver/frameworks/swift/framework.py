@@ -246,6 +246,29 @@ class SwiftFramework(Framework):
     # the release a user named where another's pack judges it (3.12.1: 3.12.6's rules): its own code prices the
     # memory (cost.py sync_gather); None: the pack's release
     code_release: str | None = None
+    # a config its flags date (``dated``): the newest release they allow (versions.dated_span), whose engine is priced
+    # (``engine_release``); None: not dated
+    dated_newest: str | None = None
+
+    @property
+    def engine_release(self) -> str:
+        """The release whose --vllm_device engine the cost model prices (cost.py ``vllm_device_kv_of_total``): the one
+        the user named, else for a config its flags date the NEWEST release they allow. Dating picks the oldest
+        (``for_config``: --vllm_device dates a config to 3.1.0), which says when the flags came in, not that it ran
+        3.1: ms-swift's own v3.4.0 examples carry them, and only 3.1's engine (under vLLM 0.7.2) sizes its KV cache
+        off the whole GPU, the worst case. As ``_base_url_release`` reads --vllm_server_base_url; the config's notes
+        say what the 3.1 reading adds (``_vllm_device_notes``)."""
+        if self.dated and self.dated_newest:
+            return self.dated_newest
+        return self.code_release or self.version
+
+    def dated_as(self, named: str, newest: str | None) -> "SwiftFramework":
+        """This pack reading a config its flags date to ``named`` (``for_config``), ``newest`` the newest release the
+        flags allow: ``named``'s own code prices the memory (with_named_release), the engine ``engine_release``'s."""
+        dated = copy.copy(self.with_named_release(named))
+        dated.dated = True  # its flags chose it: a flag it lacks is a mixed script, not a refusal (key_list)
+        dated.dated_newest = newest
+        return dated
 
     def with_named_release(self, named: str) -> "SwiftFramework":
         """A named release another release's pack judges (``versions.SERIES``) keeps its own code for the cost model."""
@@ -272,8 +295,8 @@ class SwiftFramework(Framework):
             return self, None
         # the dated release's own code prices the memory (with_named_release)
         named = swift_versions.dated_release(flat)[0] or version
-        dated = copy.copy(get_framework(f"{self.name}=={version}").with_named_release(named))
-        dated.dated = True  # its flags chose it: a flag it lacks is a mixed script, not a refusal (key_list)
+        span = swift_versions.dated_span(flat)
+        dated = get_framework(f"{self.name}=={version}").dated_as(named, span[1] if span else None)
         return dated, (
             f"checked with the ms-swift {version} rules: {why}; name another with --framework swift==VERSION")
 
@@ -682,13 +705,30 @@ class SwiftFramework(Framework):
         if (self.megatron or _present(flat.get("vllm_mode")) or not any(k in flat for k in LEGACY_VLLM_KEYS)
                 or not flag_bool("use_vllm", flat.get("use_vllm", False))):
             return notes
+        return notes + self._vllm_device_notes(priced)
+
+    def _vllm_device_notes(self, priced: bool) -> list[str]:
+        """Where a pre-3.5 config's vLLM is priced, and ms-swift 3.1's engine (cost.py VLLM_DEVICE_KV_OF_TOTAL: in
+        training rank 0's process, under vLLM 0.7.2 its KV cache is --vllm_gpu_memory_utilization of the whole GPU with
+        the rest on top): said where it is priced (``engine_release`` 3.1), else where the flags also date the config
+        to 3.1 (``code_release``) but it is priced as the newest release they allow, as 3.2 and later run it."""
         release = self.code_release or self.version
-        # ms-swift 3.1's engine under its vLLM 0.7.2 (cost.py VLLM_DEVICE_KV_OF_TOTAL), said with how to name a later one
-        kv_of_total = (" ms-swift 3.1 (the release it is priced as) starts it in training rank 0's process, and "
-                       "with the vLLM it recommends (0.7.2) its KV cache takes --vllm_gpu_memory_utilization of the "
-                       "whole GPU with the weights on top; name your release (--framework swift==3.4.1) if you run 3.2 "
-                       "or later" if vllm_device_kv_of_total(release, True) else "")
-        return notes + [
+        if vllm_device_kv_of_total(self.engine_release, True):
+            kv_of_total = (" ms-swift 3.1 (the release it is priced as) starts it in training rank 0's process, and "
+                           "with the vLLM it recommends (0.7.2) its KV cache takes --vllm_gpu_memory_utilization of "
+                           "the whole GPU with the weights on top; name your release (--framework swift==3.4.1) if you "
+                           "run 3.2 or later")
+        elif vllm_device_kv_of_total(release, True):
+            kv_of_total = (f" Its flags fit ms-swift {release} to {self.engine_release}: an engine on a GPU of its own "
+                           f"{priced_words(priced)} as 3.2 and later run it, its KV cache the "
+                           "--vllm_gpu_memory_utilization share of that GPU less the engine's weights and activations. "
+                           "Under ms-swift 3.1 with the vLLM it recommends (0.7.2) the engine, started in training "
+                           "rank 0's process, profiles that process's GPU instead: its KV cache takes the share of the "
+                           "whole GPU and its weights, activations and CUDA graphs come on top, so that GPU needs "
+                           "about the model's 16-bit weights (per tensor-parallel rank) more than priced here")
+        else:
+            kv_of_total = ""
+        return [
             "written for ms-swift < 3.5 (--vllm_device / --num_infer_workers, no --vllm_mode): vLLM "
             f"{priced_words(priced)} where that release put it, on the training GPUs when the visible GPUs (--gpus per "
             "node, else NPROC_PER_NODE) equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers "
@@ -1100,7 +1140,8 @@ class SwiftFramework(Framework):
     def cost_spec(self, model: ModelCard, gpu: Any):
         bools = bool_names(self.ruleset.variables)
         optional = optional_names(self.ruleset.variables)
-        return swift_cost_spec(model, gpu, self.megatron, bools, optional, release=self.code_release or self.version)
+        return swift_cost_spec(model, gpu, self.megatron, bools, optional, release=self.code_release or self.version,
+                               engine_release=self.engine_release)
 
     def _typed_search(self, key: str, spec, value: Any) -> Value:
         if spec.optional and not _present(value):
