@@ -1059,6 +1059,27 @@ def test_openrlhf_non_ray_launcher_holds_every_model_on_every_gpu():
         rb.check(c.args, framework="openrlhf==0.6.2", gpus=c.gpus, model=c.model, gpu=c.gpu)
 
 
+def test_openrlhf_non_ray_launcher_is_not_judged_by_train_ppo_rays_own_checks():
+    """train_ppo.py (0.5.9 ``__main__``: parse_args, then only rloo's n > 1 assert) makes none of train_ppo_ray's
+    placement-group, colocation or driver checks, and builds every model's DeepSpeed config over its one world: #858's
+    command breaks only memory rules, where train_ppo_ray's defaults (groups of 8, --vllm_num_engines unset) would
+    break six others. DeepSpeed's own batch check stays: train.batch_size 4 over a world of 6 ranks breaks it."""
+    import rlbatch_solver as rb
+
+    c = _case("openrlhf_858_llama3_8b_ppo_deepspeed_4xa40")
+    for framework, gpus in ((c.framework, c.gpus), ("openrlhf==0.4.0", 2)):
+        rules = {v.rule for v in rb.check(c.args, framework=framework, gpus=gpus, model=c.model, gpu=c.gpu).violations
+                 if v.severity.value == "error"}
+        assert rules and all(r.startswith("openrlhf.memory.") for r in rules), (framework, rules)
+    ray = rb.check([a for a in c.args if a not in ("deepspeed", "--module", "openrlhf.cli.train_ppo")],
+                   framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).violations
+    assert {"openrlhf.ray.gpu_budget", "openrlhf.driver.vllm_num_engines_required"} <= {v.rule for v in ray}
+    small = rb.check(c.args, framework=c.framework, gpus=c.gpus, model="qwen2.5-0.5b", gpu="a100-80g")
+    assert small.valid, [v.rule for v in small.violations]
+    six = rb.check(c.args, framework=c.framework, gpus=6, model="qwen2.5-0.5b", gpu="a100-80g").violations
+    assert "openrlhf.deepspeed.actor_batch" in {v.rule for v in six}
+
+
 def test_openrlhf_zero2_update_holds_deepspeeds_reduce_bucket_and_offload_gradient_buffer():
     """OpenRLHF #519 (8 H100, `python -m openrlhf.cli.train_ppo`, Llama-3-8B PPO, ZeRO-2 with --adam_offload): out of
     memory, priced under the line. DeepSpeed 0.16.3's ZeRO-2 (stage_1_and_2.py) allocates a reduce bucket of 5e8

@@ -57,7 +57,7 @@ ALGORITHM_ALIASES = {"reinforce_plus_plus": "reinforce++", "reinforcepp": "reinf
                      "reinforce_baseline": "reinforce++-baseline", "group_norm": "grpo", "dr-grpo": "dr_grpo"}
 
 # Variables not read from one flag: other flags decide the need_* switches, the model card the constants.
-DECIDED_BY_TOOL = {"need_critic", "need_ref", "need_reward_model", "group_estimator", "legacy_flag_names",
+DECIDED_BY_TOOL = {"need_critic", "need_ref", "need_reward_model", "group_estimator", "legacy_flag_names", "one_world",
                    "cluster_num_gpus", "num_heads", "num_kv_heads", "max_position_embeddings"}
 _NONNEG = {"vllm_num_engines", "vllm_generate_batch_size"}  # 0 means "none" / "same as rollout.batch_size"
 # a group's size may be 0 when its model does not run (train_ppo_ray builds no group for it: argparse takes any int);
@@ -817,8 +817,8 @@ class OpenRLHFFramework(Framework):
         if flat.get(LAUNCHER):
             notes.append(f"{NON_RAY_MODULE} (the launcher without Ray): memory and time {priced_words(priced, plural=True)}"
                          " with the actor, critic, reward and reference models on every GPU of one DeepSpeed world (the "
-                         "cluster's GPUs); its rules are checked as train_ppo_ray's, whose placement-group and vLLM "
-                         "checks (openrlhf.ray.*, --vllm_num_engines) its own parser does not make")
+                         "cluster's GPUs, --gpus); train_ppo_ray's own checks (its placement groups, colocation and "
+                         "driver checks) are not made: train_ppo.py makes none of them")
         # the flag as the config spells it (normalize_flags maps the pre-0.10.2 name)
         four = "--load_in_4bit" if any(str(k).removeprefix("--") == "load_in_4bit" for k in flat) else \
             "--ds.load_in_4bit"
@@ -850,6 +850,15 @@ class OpenRLHFFramework(Framework):
             # per GPU), on nodes of up to the standard 8
             nodes = gpus // STANDARD_NODE_GPUS if gpus % STANDARD_NODE_GPUS == 0 else 1
             values["actor_nnodes"], values["actor_gpus_per_node"] = nodes, gpus // nodes
+        if values["one_world"]:
+            # what one world means for the rules (cost.py one_world for the cost model): the reference, critic and
+            # reward models' DeepSpeed configs are built over the same world as the actor's (train_ppo.py train:
+            # one strategy), no placement group asks for more GPUs, no vLLM engines (its parser has no
+            # --vllm_num_engines)
+            for g in ("ref", "critic", "reward"):
+                values[f"{g}_nnodes"], values[f"{g}_gpus_per_node"] = values["actor_nnodes"], values["actor_gpus_per_node"]
+            values.update(vllm_num_engines=0, colocate_all=True, colocate_actor_ref=True,
+                          colocate_critic_reward=False, async_train=False)
         return values
 
     def placements(self, scenario: Any, notes: list[str]) -> list:

@@ -496,8 +496,8 @@ def _in_dotted_names(version: str) -> RuleSet:
         return R.RULESET
     pack = PACKS[version]
     base = _in_dotted_names(pack.edits)
-    rules = edit_rules(base.rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
-                       release=(f"OpenRLHF {pack.edits}", f"OpenRLHF {version}"))
+    rules = R.gated(edit_rules(base.rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
+                               release=(f"OpenRLHF {pack.edits}", f"OpenRLHF {version}")))
     return RuleSet("openrlhf", version, edit_variables(base.variables, pack.variables),
                    edit_derived(base.derived, pack.derived), rules)
 
@@ -505,7 +505,8 @@ def _in_dotted_names(version: str) -> RuleSet:
 @functools.lru_cache(maxsize=None)
 def ruleset_for(version: str) -> RuleSet:
     """The rules of an OpenRLHF release we follow, their messages naming its own flags (names.spelled: a release
-    before 0.10.2 reads --train_batch_size, not --train.batch_size)."""
+    before 0.10.2 reads --train_batch_size, not --train.batch_size); train_ppo_ray's own checks off under the
+    non-Ray launcher (rules.ray_only)."""
     rs = _in_dotted_names(version)
     if dotted_names(version):
         return rs
