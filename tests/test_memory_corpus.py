@@ -1035,8 +1035,9 @@ def test_openrlhf_non_ray_launcher_holds_every_model_on_every_gpu():
     and #277 (4 A800, `torchrun --nproc_per_node=4 train_ppo.py`, CodeLlama-13B) ran out of memory; read as
     train_ppo_ray's groups of their own, they fit (19.4 of 44.6 and 51.5 of 75 GiB). train_ppo.py (0.4.0.post2 and
     0.5.9 ``train``) builds the actor, the critic, the reward model and the reference model in every rank of one
-    DeepSpeed world and ``strategy.prepare``s them all: each GPU holds the four, beside the phase's own work. 0.6.2's
-    wheel has no train_ppo.py: a command naming it is refused there."""
+    DeepSpeed world and ``strategy.prepare``s them all: each GPU holds the four, beside the phase's own work. Every
+    wheel before 0.6.2 has train_ppo.py (0.6.1 too, judged by 0.6.2's pack); 0.6.2's has none: a command naming it is
+    refused there, by the release the user named."""
     import rlbatch_solver as rb
     from rlbatch_solver.errors import InputError
 
@@ -1055,8 +1056,11 @@ def test_openrlhf_non_ray_launcher_holds_every_model_on_every_gpu():
     ray = rb.check([a for a in c.args if a not in ("deepspeed", "--module", "openrlhf.cli.train_ppo")],
                    framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory
     assert ray.fits
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="OpenRLHF 0.6.2 has no"):
         rb.check(c.args, framework="openrlhf==0.6.2", gpus=c.gpus, model=c.model, gpu=c.gpu)
+    for named in ("0.6.1", "0.6.1.post1", "0.6.0"):
+        six = rb.check(c.args, framework=f"openrlhf=={named}", gpus=c.gpus, model=c.model, gpu=c.gpu).memory
+        assert not six.fits and "reward model params (resident)" in six.phases["actor_update"], named
 
 
 def test_openrlhf_non_ray_launcher_is_not_judged_by_train_ppo_rays_own_checks():

@@ -82,6 +82,18 @@ SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch
 
 
 
+# the non-Ray launcher, openrlhf/cli/train_ppo.py (``deepspeed --module openrlhf.cli.train_ppo``, or the script
+# under torchrun): in every wheel before 0.6.2 (0.4.0.post2, 0.5.0, 0.5.9, 0.6.0, 0.6.1, 0.6.1.post1; 0.6.1's ``train``
+# builds the same four models, the reference one only with --init_kl_coef > 0), gone from 0.6.2's (its cli/ has
+# train_ppo_ray.py only). Decided by the release the user named, not the pack judging it (0.6.1 checks as 0.6.2).
+NON_RAY_LAUNCHER_UNTIL = (0, 6, 2)
+
+
+def has_non_ray_launcher(release: str) -> bool:
+    """Whether OpenRLHF ``release``'s wheel ships openrlhf/cli/train_ppo.py (NON_RAY_LAUNCHER_UNTIL)."""
+    return release_numbers(release) < NON_RAY_LAUNCHER_UNTIL
+
+
 def dotted_names(version: str) -> bool:
     """Whether the release's flags are the dotted names (0.10.2 renamed every flag, keeping no aliases)."""
     return release_numbers(version) >= (0, 10, 2)
@@ -127,10 +139,6 @@ class Release:
     # @ray.remote LLMRayActor that serves one call at a time, trainer/ray/vllm_engine.py); 0.4.6 on generates the
     # rank's rollout_batch_size // world_size at once (make_experience_list; 0.4.5's wheel still has make_experience)
     engine_calls_per_micro_batch: bool = False
-    # the non-Ray launcher, openrlhf/cli/train_ppo.py (``deepspeed --module openrlhf.cli.train_ppo``, or the script
-    # under torchrun): in the 0.4.0.post2 and 0.5.9 wheels, gone from 0.6.2's (its cli/ has train_ppo_ray.py only)
-    non_ray_launcher: bool = False
-
     # --advantage_estimator's choices (its argparse), and those the driver asks n_samples_per_prompt > 1 for
     estimators: tuple[str, ...] = ESTIMATORS
     group_estimators: frozenset[str] = GROUP_ESTIMATORS
@@ -175,11 +183,10 @@ RELEASES = {
                      estimators=("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm"),
                      group_estimators=GROUP_ESTIMATORS_06, vllm="0.7.2"),
     "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True, save_clones_every_rank=False, hf_generate=True,
-                     non_ray_launcher=True, estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2"),
+                     estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2"),
     # no --advantage_estimator: PPO with a critic (gae) only
     "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",), save_clones_every_rank=False, hf_generate=True,
-                     group_estimators=frozenset(), vllm="0.4.2", engine_calls_per_micro_batch=True,
-                     non_ray_launcher=True),
+                     group_estimators=frozenset(), vllm="0.4.2", engine_calls_per_micro_batch=True),
 }
 
 
