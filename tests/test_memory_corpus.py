@@ -1084,6 +1084,30 @@ def test_openrlhf_non_ray_launcher_is_not_judged_by_train_ppo_rays_own_checks():
     assert "openrlhf.deepspeed.actor_batch" in {v.rule for v in six}
 
 
+def test_openrlhf_non_ray_launcher_fix_offers_only_train_ppos_flags():
+    """train_ppo.py's parser (0.5.9: parse_args) has none of train_ppo_ray's group, colocation or vLLM flags: fix on
+    #858's command moves only flags it takes, with its world fixed by the launcher, and check refuses a Ray-only flag
+    given to it, as its argparse does."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.frameworks.openrlhf import versions
+    from rlbatch_solver.frameworks.openrlhf.framework import release_key
+    from rlbatch_solver.frameworks.openrlhf.rules import VARIABLES
+
+    c = _case("openrlhf_858_llama3_8b_ppo_deepspeed_4xa40")
+    takes = versions.non_ray_flags("0.5.9")
+    assert not {"vllm_num_engines", "colocate_all_models", "ref_num_gpus_per_node"} & takes
+    for gpu in (c.gpu, "a100-80g"):
+        report = rb.fix(c.args, framework=c.framework, gpus=c.gpus, model=c.model, gpu=gpu)
+        moved = {release_key(VARIABLES[ch.name].key, "0.5.9") for ch in report.changes if ch.name in VARIABLES}
+        assert moved <= takes, (gpu, moved - takes)
+    policy = rb.frameworks.get_framework(c.framework).repair_policy({"one_world": True})
+    assert not {"vllm_num_engines", "colocate_all", "ref_gpus_per_node", "ref_offload"} & {*policy.rules, *policy.memory}
+    refused = rb.check([*c.args, "--vllm_num_engines", "2"], framework=c.framework, gpus=c.gpus, model=c.model,
+                       gpu=c.gpu)
+    assert [u.key for u in refused.unknown_keys if u.refused] == ["vllm_num_engines"]
+    assert "openrlhf.launch.unknown_key" in {v.rule for v in refused.violations}
+
+
 def test_openrlhf_zero2_update_holds_deepspeeds_reduce_bucket_and_offload_gradient_buffer():
     """OpenRLHF #519 (8 H100, `python -m openrlhf.cli.train_ppo`, Llama-3-8B PPO, ZeRO-2 with --adam_offload): out of
     memory, priced under the line. DeepSpeed 0.16.3's ZeRO-2 (stage_1_and_2.py) allocates a reduce bucket of 5e8

@@ -15,6 +15,7 @@ Export: a solution -> paste-ready ``--flag value`` arguments in 0.11.2 names
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
@@ -977,14 +978,36 @@ class OpenRLHFFramework(Framework):
         """Every flag of this release's train_ppo_ray (release_flags.py): argparse refuses any other. A flag of another
         release is not judged here (the release's own checks say what it does there, legacy_flag_names), nor one
         argparse reads as the single flag it begins (allow_abbrev)."""
-        flags = RELEASE_FLAGS[self.version]
+        non_ray = bool(flat.get(LAUNCHER)) and self.version in versions.NON_RAY_LACKS
+        # the non-Ray launcher's own parser (versions.non_ray_flags): none of train_ppo_ray's placement/vLLM flags
+        flags = versions.non_ray_flags(self.version) if non_ray else RELEASE_FLAGS[self.version]
+        script = "train_ppo.py" if non_ray else "train_ppo_ray.py"
         given = tuple(k for k in map(str, flat) if k not in SCRIPT_ENV and k != LAUNCHER  # not flags
                       and (sum(1 for f in flags if f.startswith(k)) != 1 or k in flags))
         refused = other_release_flags(given, self.version)
+        if non_ray:
+            lacks = versions.NON_RAY_LACKS[self.version]
+            refused.update({k: (None, "a flag of train_ppo_ray.py (the Ray launcher) only") for k in given
+                            if k.removeprefix("--") in lacks})
         return KeyList(given, flags, complete=True, others=ALL_RELEASE_FLAGS, flags=True,
-                       refusal="train_ppo_ray.py: error: unrecognized arguments: {key}",
-                       source=f"{CLI}: parser.parse_args (argparse refuses a flag it does not define)",
+                       refusal=script + ": error: unrecognized arguments: {key}",
+                       source=f"openrlhf/cli/{script}: parser.parse_args (argparse refuses a flag it does not define)",
                        refused=frozenset(refused), successors=tuple((k, *refused[k]) for k in refused))
+
+    def repair_policy(self, values: Mapping[str, Value] | None = None):
+        """The class's policy; under the non-Ray launcher (one_world) less the variables whose flag train_ppo.py's
+        parser lacks (versions.NON_RAY_LACKS: the groups' sizes, colocation, vLLM, --ref_reward_offload): fix and
+        recommend --from never offer a flag its parse_args() refuses."""
+        policy = super().repair_policy(values)
+        if not (values and values.get("one_world")):
+            return policy
+        lacks = versions.NON_RAY_LACKS.get(self.version, frozenset())
+        out = {n for n in (*policy.rules, *policy.memory, *policy.hardware)
+               if n in VARIABLES and release_key(VARIABLES[n].key, self.version) in lacks}
+        return replace(policy, rules=tuple(n for n in policy.rules if n not in out),
+                       memory=tuple(n for n in policy.memory if n not in out),
+                       ranks={n: r for n, r in policy.ranks.items() if n not in out},
+                       hardware={n: h for n, h in policy.hardware.items() if n not in out}) if out else policy
 
     def scenario_fields(self, values: Mapping[str, Value]) -> dict[str, Any]:
         # --data.max_len bounds prompt + response (--rollout.max_new_tokens the response); the GPUs are the

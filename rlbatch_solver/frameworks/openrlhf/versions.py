@@ -89,6 +89,30 @@ SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch
 NON_RAY_LAUNCHER_UNTIL = (0, 6, 2)
 
 
+# the flags the judging pack's train_ppo_ray.py parser has and the non-Ray launcher's train_ppo.py parser lacks (each
+# parser's add_argument calls, diffed in the wheels: 0.4.0.post2's and 0.5.9.post1's own pair, 0.6.1's train_ppo.py
+# against 0.6.2's train_ppo_ray.py, the pack judging 0.6.0 and 0.6.1), and train_ppo.py's own (0.4.0.post2:
+# --temperature). Both parsers call parse_args(): a flag of the other stops the run ("unrecognized arguments").
+_RAY_GROUPS = frozenset(f"{g}_{n}" for g in ("actor", "ref", "critic", "reward") for n in ("num_nodes", "num_gpus_per_node"))
+_RAY_05 = _RAY_GROUPS | {
+    "colocate_actor_ref", "colocate_all_models", "colocate_critic_reward", "enable_prefix_caching", "enforce_eager",
+    "packing_samples", "perf", "ref_reward_offload", "vllm_enable_sleep", "vllm_gpu_memory_utilization",
+    "vllm_num_engines", "vllm_sync_backend", "vllm_sync_with_ray", "vllm_tensor_parallel_size"}
+NON_RAY_LACKS = {
+    "0.4.0": _RAY_GROUPS | {"colocate_actor_ref", "colocate_critic_reward", "enable_prefix_caching", "perf",
+                            "ref_reward_offload", "vllm_num_engines", "vllm_sync_backend", "vllm_tensor_parallel_size"},
+    "0.5.9": _RAY_05,
+    "0.6.2": _RAY_05 | {"deepspeed_enable_sleep", "full_determinism", "ring_attn_size", "ring_head_stride",
+                        "torch_compile", "use_liger_kernel"},
+}
+NON_RAY_OWN = {"0.4.0": frozenset({"temperature"})}
+
+
+def non_ray_flags(version: str) -> frozenset[str]:
+    """The flags train_ppo.py's parser takes, for the pack ``version`` (NON_RAY_LACKS)."""
+    return (RELEASE_FLAGS[version] - NON_RAY_LACKS.get(version, frozenset())) | NON_RAY_OWN.get(version, frozenset())
+
+
 def has_non_ray_launcher(release: str) -> bool:
     """Whether OpenRLHF ``release``'s wheel ships openrlhf/cli/train_ppo.py (NON_RAY_LAUNCHER_UNTIL)."""
     return release_numbers(release) < NON_RAY_LAUNCHER_UNTIL
