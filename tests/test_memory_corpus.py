@@ -1132,6 +1132,12 @@ def test_openrlhf_zero2_update_holds_deepspeeds_reduce_bucket_and_offload_gradie
     zero3 = rb.check([a if a != "2" or c.args[i - 1] != "--zero_stage" else "3" for i, a in enumerate(c.args)],
                      framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory
     assert T_DS_BUCKETS not in zero3.phases["actor_update"]
+    # under LoRA the optimizer's groups hold the adapters only: the offload buffer is one adapter matrix, not the
+    # frozen embedding; the critic (its LoRA priced as full training) keeps its embedding's
+    lora = rb.check(c.args + ["--lora_rank", "16"], framework=c.framework, gpus=c.gpus, model=c.model,
+                    gpu=c.gpu).memory
+    assert lora.phases["actor_update"][T_DS_BUCKETS] * 2**20 == pytest.approx(2 * 5e8, rel=0.01)
+    assert lora.phases["critic_update"][T_DS_BUCKETS] * 2**20 == pytest.approx(2 * (5e8 + embed), rel=0.01)
 
 
 def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_told():
