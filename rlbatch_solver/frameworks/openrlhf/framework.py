@@ -28,7 +28,7 @@ from . import columns, docs, errors, repair, versions
 from .names import (ALL_RELEASE_FLAGS, CONVERTED_LEGACY, DOTTED_OF, KEPT_LEGACY, LEGACY_FLAGS, LEGACY_ONLY,
                     NO_SUCCESSOR_WHY, RENAMED_LEGACY, SUCCESSOR_OF, release_has, release_key, releases_with)
 from .release_flags import RELEASE_FLAGS
-from .rules import CLI, RULESET, VARIABLES
+from .rules import RULESET, VARIABLES
 from ..key_names import KeyList
 from ..base import Framework, Space, attention_constants, divisors, pow2, priced_words
 from ...costmodel.host import STANDARD_NODE_GPUS
@@ -987,7 +987,7 @@ class OpenRLHFFramework(Framework):
         refused = other_release_flags(given, self.version)
         if non_ray:
             lacks = versions.NON_RAY_LACKS[self.version]
-            refused.update({k: (None, "a flag of train_ppo_ray.py (the Ray launcher) only") for k in given
+            refused.update({k: (None, "a flag of train_ppo_ray.py only, not of openrlhf.cli.train_ppo") for k in given
                             if k.removeprefix("--") in lacks})
         return KeyList(given, flags, complete=True, others=ALL_RELEASE_FLAGS, flags=True,
                        refusal=script + ": error: unrecognized arguments: {key}",
