@@ -804,3 +804,7 @@ def test_openrlhf_launcher_without_ray_is_read_from_a_script(tmp_path):
     assert report.values["one_world"]
     assert {v.rule for v in report.violations} == {f"openrlhf.memory.{p}" for p in (
         "rollout", "old_log_prob", "ref", "actor_update", "critic_update")}
+    # recommend places train_ppo_ray's groups and engines: it says so, in one error, for this launcher
+    result = CliRunner().invoke(app, ["recommend", "--framework", "openrlhf==0.5.9", "--gpu", "a6000", "--from",
+                                      str(script)])
+    assert result.exit_code == 2 and "openrlhf.cli.train_ppo (the launcher without Ray" in result.output

@@ -469,6 +469,12 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     """Domains for an OpenRLHF scenario: fixed values, the user's ranges, our defaults; for an older release
     (``version``) its defaults and only the flags its train_ppo_ray has."""
     # no algorithm (recommend --from): the config's own algorithm flags, in scenario.fixed, are all there is
+    if scenario.fixed.get(LAUNCHER):
+        # recommend --from a command of the launcher without Ray: the search places train_ppo_ray's groups and engines
+        raise InputError("launcher", f"recommend searches train_ppo_ray's layouts (Ray placement groups, vLLM "
+                         f"engines); a command of {NON_RAY_MODULE} (the launcher without Ray, one DeepSpeed world) is "
+                         "not searched.", "check it with `rlbatch check` or repair it with `rlbatch fix` (both judge "
+                         "train_ppo.py's own flags), or recommend from a train_ppo_ray command.")
     algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
     native = dict(ALGORITHMS[algo]) if scenario.algorithm else {}
     native.update(scenario.fixed)
