@@ -891,6 +891,7 @@ _LAUNCHERS = ("nohup", "exec", "time", "env", "stdbuf")
 
 def _entry(tokens: list[str]):
     """(framework, launcher tokens, the framework's arguments) when ``tokens`` start a known entry point."""
+    from .frameworks.entry_words import KEPT_MODULES
     from .frameworks.registry import get_framework
 
     frameworks = _entry_words().items()
@@ -908,8 +909,10 @@ def _entry(tokens: list[str]):
             if any(module.endswith(m) for m in words.modules):
                 fw = get_framework(name)
                 # a framework that reads its launcher's words keeps the script's too: the command printed back
-                # runs the user's own entry point (TRL: ``src/open_r1/grpo.py`` under accelerate launch)
-                return fw, tokens[:i], tokens[i:] if fw.launcher_flags else tokens[i + 1:]
+                # runs the user's own entry point (TRL: ``src/open_r1/grpo.py`` under accelerate launch); so does one
+                # whose parse reads the module's word (entry_words.KEPT_MODULES: OpenRLHF's launcher without Ray)
+                kept = fw.launcher_flags or any(module.endswith(m) for m in KEPT_MODULES if m in words.modules)
+                return fw, tokens[:i], tokens[i:] if kept else tokens[i + 1:]
     return None
 
 

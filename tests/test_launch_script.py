@@ -783,3 +783,28 @@ def test_recommend_from_a_skyrl_unified_script_prints_the_unified_names_and_its_
     checked = json.loads(run("check", str(saved), "--gpu", "h100", "--gpus", "4", "--json").stdout)
     assert checked["valid"], checked["violations"]
     assert checked["memory"]["step_seconds"] == pytest.approx(best["choices"][0]["step_time_s"], rel=1e-3)
+
+
+def test_openrlhf_launcher_without_ray_is_read_from_a_script(tmp_path):
+    """OpenRLHF's non-Ray example form (`deepspeed --module openrlhf.cli.train_ppo`, 0.4.0-0.6.1): the script is
+    OpenRLHF's, its world comes from deepspeed's --num_gpus, and the module's word reaches the framework's parse, so
+    it is priced as one DeepSpeed world and judged by train_ppo.py's own checks (memory only here)."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.launch_script import read_launch_script
+
+    script = tmp_path / "train_ppo_llama.sh"
+    script.write_text("deepspeed --num_gpus 4 --module openrlhf.cli.train_ppo \\\n"
+                      "  --pretrain meta-llama/Meta-Llama-3-8B-Instruct --reward_pretrain OpenRLHF/Llama-3-8b-rm-mixture \\\n"
+                      "  --micro_train_batch_size 1 --train_batch_size 4 --micro_rollout_batch_size 1 \\\n"
+                      "  --rollout_batch_size 4 --prompt_max_len 1024 --generate_max_len 1024 --zero_stage 2 --bf16 \\\n"
+                      "  --gradient_checkpointing --adam_offload --flash_attn\n")
+    read = read_launch_script(script)
+    assert read.framework == "openrlhf" and read.gpus == 4 and "openrlhf.cli.train_ppo" in read.args
+    report = rb.check(read.args, framework="openrlhf==0.5.9", gpus=read.gpus, model="llama3-8b", gpu="a6000")
+    assert report.values["one_world"]
+    assert {v.rule for v in report.violations} == {f"openrlhf.memory.{p}" for p in (
+        "rollout", "old_log_prob", "ref", "actor_update", "critic_update")}
+    # recommend places train_ppo_ray's groups and engines: it says so, in one error, for this launcher
+    result = CliRunner().invoke(app, ["recommend", "--framework", "openrlhf==0.5.9", "--gpu", "a6000", "--from",
+                                      str(script)])
+    assert result.exit_code == 2 and "openrlhf.cli.train_ppo (the launcher without Ray" in result.output

@@ -1035,8 +1035,9 @@ def test_openrlhf_non_ray_launcher_holds_every_model_on_every_gpu():
     and #277 (4 A800, `torchrun --nproc_per_node=4 train_ppo.py`, CodeLlama-13B) ran out of memory; read as
     train_ppo_ray's groups of their own, they fit (19.4 of 44.6 and 51.5 of 75 GiB). train_ppo.py (0.4.0.post2 and
     0.5.9 ``train``) builds the actor, the critic, the reward model and the reference model in every rank of one
-    DeepSpeed world and ``strategy.prepare``s them all: each GPU holds the four, beside the phase's own work. 0.6.2's
-    wheel has no train_ppo.py: a command naming it is refused there."""
+    DeepSpeed world and ``strategy.prepare``s them all: each GPU holds the four, beside the phase's own work. Every
+    wheel before 0.6.2 has train_ppo.py (0.6.1 too, judged by 0.6.2's pack); 0.6.2's has none: a command naming it is
+    refused there, by the release the user named."""
     import rlbatch_solver as rb
     from rlbatch_solver.errors import InputError
 
@@ -1055,8 +1056,56 @@ def test_openrlhf_non_ray_launcher_holds_every_model_on_every_gpu():
     ray = rb.check([a for a in c.args if a not in ("deepspeed", "--module", "openrlhf.cli.train_ppo")],
                    framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory
     assert ray.fits
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="OpenRLHF 0.6.2 has no"):
         rb.check(c.args, framework="openrlhf==0.6.2", gpus=c.gpus, model=c.model, gpu=c.gpu)
+    for named in ("0.6.1", "0.6.1.post1", "0.6.0"):
+        six = rb.check(c.args, framework=f"openrlhf=={named}", gpus=c.gpus, model=c.model, gpu=c.gpu).memory
+        assert not six.fits and "reward model params (resident)" in six.phases["actor_update"], named
+
+
+def test_openrlhf_non_ray_launcher_is_not_judged_by_train_ppo_rays_own_checks():
+    """train_ppo.py (0.5.9 ``__main__``: parse_args, then only rloo's n > 1 assert) makes none of train_ppo_ray's
+    placement-group, colocation or driver checks, and builds every model's DeepSpeed config over its one world: #858's
+    command breaks only memory rules, where train_ppo_ray's defaults (groups of 8, --vllm_num_engines unset) would
+    break six others. DeepSpeed's own batch check stays: train.batch_size 4 over a world of 6 ranks breaks it."""
+    import rlbatch_solver as rb
+
+    c = _case("openrlhf_858_llama3_8b_ppo_deepspeed_4xa40")
+    for framework, gpus in ((c.framework, c.gpus), ("openrlhf==0.4.0", 2)):
+        rules = {v.rule for v in rb.check(c.args, framework=framework, gpus=gpus, model=c.model, gpu=c.gpu).violations
+                 if v.severity.value == "error"}
+        assert rules and all(r.startswith("openrlhf.memory.") for r in rules), (framework, rules)
+    ray = rb.check([a for a in c.args if a not in ("deepspeed", "--module", "openrlhf.cli.train_ppo")],
+                   framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).violations
+    assert {"openrlhf.ray.gpu_budget", "openrlhf.driver.vllm_num_engines_required"} <= {v.rule for v in ray}
+    small = rb.check(c.args, framework=c.framework, gpus=c.gpus, model="qwen2.5-0.5b", gpu="a100-80g")
+    assert small.valid, [v.rule for v in small.violations]
+    six = rb.check(c.args, framework=c.framework, gpus=6, model="qwen2.5-0.5b", gpu="a100-80g").violations
+    assert "openrlhf.deepspeed.actor_batch" in {v.rule for v in six}
+
+
+def test_openrlhf_non_ray_launcher_fix_offers_only_train_ppos_flags():
+    """train_ppo.py's parser (0.5.9: parse_args) has none of train_ppo_ray's group, colocation or vLLM flags: fix on
+    #858's command moves only flags it takes, with its world fixed by the launcher, and check refuses a Ray-only flag
+    given to it, as its argparse does."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.frameworks.openrlhf import versions
+    from rlbatch_solver.frameworks.openrlhf.framework import release_key
+    from rlbatch_solver.frameworks.openrlhf.rules import VARIABLES
+
+    c = _case("openrlhf_858_llama3_8b_ppo_deepspeed_4xa40")
+    takes = versions.non_ray_flags("0.5.9")
+    assert not {"vllm_num_engines", "colocate_all_models", "ref_num_gpus_per_node"} & takes
+    for gpu in (c.gpu, "a100-80g"):
+        report = rb.fix(c.args, framework=c.framework, gpus=c.gpus, model=c.model, gpu=gpu)
+        moved = {release_key(VARIABLES[ch.name].key, "0.5.9") for ch in report.changes if ch.name in VARIABLES}
+        assert moved <= takes, (gpu, moved - takes)
+    policy = rb.frameworks.get_framework(c.framework).repair_policy({"one_world": True})
+    assert not {"vllm_num_engines", "colocate_all", "ref_gpus_per_node", "ref_offload"} & {*policy.rules, *policy.memory}
+    refused = rb.check([*c.args, "--vllm_num_engines", "2"], framework=c.framework, gpus=c.gpus, model=c.model,
+                       gpu=c.gpu)
+    assert [u.key for u in refused.unknown_keys if u.refused] == ["vllm_num_engines"]
+    assert "openrlhf.launch.unknown_key" in {v.rule for v in refused.violations}
 
 
 def test_openrlhf_zero2_update_holds_deepspeeds_reduce_bucket_and_offload_gradient_buffer():
@@ -1083,6 +1132,12 @@ def test_openrlhf_zero2_update_holds_deepspeeds_reduce_bucket_and_offload_gradie
     zero3 = rb.check([a if a != "2" or c.args[i - 1] != "--zero_stage" else "3" for i, a in enumerate(c.args)],
                      framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu).memory
     assert T_DS_BUCKETS not in zero3.phases["actor_update"]
+    # under LoRA the optimizer's groups hold the adapters only: the offload buffer is one adapter matrix, not the
+    # frozen embedding; the critic (its LoRA priced as full training) keeps its embedding's
+    lora = rb.check(c.args + ["--lora_rank", "16"], framework=c.framework, gpus=c.gpus, model=c.model,
+                    gpu=c.gpu).memory
+    assert lora.phases["actor_update"][T_DS_BUCKETS] * 2**20 == pytest.approx(2 * 5e8, rel=0.01)
+    assert lora.phases["critic_update"][T_DS_BUCKETS] * 2**20 == pytest.approx(2 * (5e8 + embed), rel=0.01)
 
 
 def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_told():

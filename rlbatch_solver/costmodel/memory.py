@@ -1618,7 +1618,14 @@ def deepspeed_bucket_bytes(plan: Plan, mc: ModelConsts, critic: bool) -> float:
         return 0.0
     out = C.BF16 * plan.deepspeed_reduce_bucket
     if plan.optimizer_offload:  # ZeRO-Offload (cpu_offload), not a state moved out between phases
-        largest = max(mc.embed, 0 if critic else mc.lm_head) / _mp(plan)
+        # the largest parameter of the optimizer's bit16_groups, which hold the trainable parameters only
+        # (stage_1_and_2.py __init__: the param groups' requires_grad params): under the actor's LoRA an adapter
+        # matrix (rank x a linear layer's width), bounded by one decoder layer's adapters (lora_params / layers), not
+        # the frozen embedding. The critic's LoRA is not modelled (priced as full training): its embedding.
+        if plan.lora_params and not critic:
+            largest = plan.lora_params / max(1, mc.layers)
+        else:
+            largest = max(mc.embed, 0 if critic else mc.lm_head) / _mp(plan)
         out += C.BF16 * largest
     return out
 T_VIT_ACT = "vision tower activations (image patches of the micro batch)"

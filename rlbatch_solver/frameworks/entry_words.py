@@ -26,13 +26,19 @@ class EntryWords(NamedTuple):
 FULLY_ASYNC_ENTRY = "verl.experimental.fully_async_policy.fully_async_main"
 ONE_STEP_OFF_ENTRY = "verl.experimental.one_step_off_policy.main_ppo"
 
+# entry modules whose word stays in the arguments the framework reads: its parse tells a launcher by it (OpenRLHF's
+# launcher without Ray, frameworks/openrlhf/framework.py LAUNCHER)
+KEPT_MODULES = ("openrlhf.cli.train_ppo",)
+
 # name (as registry.FRAMEWORKS lists it) -> the words that start its run
 ENTRY_WORDS: dict[str, EntryWords] = {
     "verl": EntryWords(modules=("verl.trainer.main_ppo", FULLY_ASYNC_ENTRY, ONE_STEP_OFF_ENTRY)),
     # verl's entry points start a Megatron run too: launch_script reads them as verl's, whose from_script picks
     # verl-megatron by the script's own keys
     "verl-megatron": EntryWords(),
-    "openrlhf": EntryWords(modules=("openrlhf.cli.train_ppo_ray",)),
+    # and the launcher without Ray (`deepspeed --module openrlhf.cli.train_ppo`, 0.4.0-0.6.1), whose word the
+    # framework's parse reads (frameworks/openrlhf/framework.py LAUNCHER)
+    "openrlhf": EntryWords(modules=("openrlhf.cli.train_ppo_ray", "openrlhf.cli.train_ppo")),
     "swift": EntryWords(commands=(("swift", "rlhf"),)),
     "swift-megatron": EntryWords(commands=(("megatron", "rlhf"),)),
     # and TRL's other GRPO example scripts that read GRPOConfig from the command line (TrlParser((ScriptArguments,

@@ -14,6 +14,8 @@ Export: a solution -> paste-ready ``--flag value`` arguments in 0.11.2 names
 
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from ...catalog.models import ModelCard
@@ -26,7 +28,7 @@ from . import columns, docs, errors, repair, versions
 from .names import (ALL_RELEASE_FLAGS, CONVERTED_LEGACY, DOTTED_OF, KEPT_LEGACY, LEGACY_FLAGS, LEGACY_ONLY,
                     NO_SUCCESSOR_WHY, RENAMED_LEGACY, SUCCESSOR_OF, release_has, release_key, releases_with)
 from .release_flags import RELEASE_FLAGS
-from .rules import CLI, RULESET, VARIABLES
+from .rules import RULESET, VARIABLES
 from ..key_names import KeyList
 from ..base import Framework, Space, attention_constants, divisors, pow2, priced_words
 from ...costmodel.host import STANDARD_NODE_GPUS
@@ -57,7 +59,7 @@ ALGORITHM_ALIASES = {"reinforce_plus_plus": "reinforce++", "reinforcepp": "reinf
                      "reinforce_baseline": "reinforce++-baseline", "group_norm": "grpo", "dr-grpo": "dr_grpo"}
 
 # Variables not read from one flag: other flags decide the need_* switches, the model card the constants.
-DECIDED_BY_TOOL = {"need_critic", "need_ref", "need_reward_model", "group_estimator", "legacy_flag_names",
+DECIDED_BY_TOOL = {"need_critic", "need_ref", "need_reward_model", "group_estimator", "legacy_flag_names", "one_world",
                    "cluster_num_gpus", "num_heads", "num_kv_heads", "max_position_embeddings"}
 _NONNEG = {"vllm_num_engines", "vllm_generate_batch_size"}  # 0 means "none" / "same as rollout.batch_size"
 # a group's size may be 0 when its model does not run (train_ppo_ray builds no group for it: argparse takes any int);
@@ -467,6 +469,12 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     """Domains for an OpenRLHF scenario: fixed values, the user's ranges, our defaults; for an older release
     (``version``) its defaults and only the flags its train_ppo_ray has."""
     # no algorithm (recommend --from): the config's own algorithm flags, in scenario.fixed, are all there is
+    if scenario.fixed.get(LAUNCHER):
+        # recommend --from a command of the launcher without Ray: the search places train_ppo_ray's groups and engines
+        raise InputError("launcher", f"recommend searches train_ppo_ray's layouts (Ray placement groups, vLLM "
+                         f"engines); a command of {NON_RAY_MODULE} (the launcher without Ray, one DeepSpeed world) is "
+                         "not searched.", "check it with `rlbatch check` or repair it with `rlbatch fix` (both judge "
+                         "train_ppo.py's own flags), or recommend from a train_ppo_ray command.")
     algo = canonical_algorithm(scenario.algorithm) if scenario.algorithm else "grpo"
     native = dict(ALGORITHMS[algo]) if scenario.algorithm else {}
     native.update(scenario.fixed)
@@ -554,7 +562,7 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
 VLLM_USE_V1 = "VLLM_USE_V1"
 RAY_THRESHOLD = "RAY_memory_usage_threshold"
 SCRIPT_ENV = (VLLM_USE_V1, RAY_THRESHOLD)
-# The non-Ray launcher (versions.Release.non_ray_launcher): ``deepspeed --module openrlhf.cli.train_ppo``, ``python -m
+# The non-Ray launcher (versions.has_non_ray_launcher): ``deepspeed --module openrlhf.cli.train_ppo``, ``python -m
 # openrlhf.cli.train_ppo`` or the script itself (examples/train_ppo.py before it moved into the package) under deepspeed
 # or torchrun. Its words in a command set this internal key (not a flag: key_list leaves it out).
 NON_RAY_MODULE = "openrlhf.cli.train_ppo"
@@ -693,6 +701,7 @@ def _max_epochs(flat: Mapping[str, Any]) -> int:
 
 class OpenRLHFFramework(Framework):
     name = "openrlhf"
+    named_release: str | None = None  # the release the user named, where another's pack judges it (0.6.1: 0.6.2)
     version = RULESET.version
     ruleset = RULESET
     syntax = "flags"
@@ -817,8 +826,8 @@ class OpenRLHFFramework(Framework):
         if flat.get(LAUNCHER):
             notes.append(f"{NON_RAY_MODULE} (the launcher without Ray): memory and time {priced_words(priced, plural=True)}"
                          " with the actor, critic, reward and reference models on every GPU of one DeepSpeed world (the "
-                         "cluster's GPUs); its rules are checked as train_ppo_ray's, whose placement-group and vLLM "
-                         "checks (openrlhf.ray.*, --vllm_num_engines) its own parser does not make")
+                         "cluster's GPUs, --gpus); train_ppo_ray's own checks (its placement groups, colocation and "
+                         "driver checks) are not made: train_ppo.py makes none of them")
         # the flag as the config spells it (normalize_flags maps the pre-0.10.2 name)
         four = "--load_in_4bit" if any(str(k).removeprefix("--") == "load_in_4bit" for k in flat) else \
             "--ds.load_in_4bit"
@@ -837,10 +846,11 @@ class OpenRLHFFramework(Framework):
                         f"{priced_words(priced)}"]
 
     def to_values(self, flat: Mapping[str, Any], *, gpus: int | None, model: ModelCard | None) -> dict[str, Value]:
-        if flat.get(LAUNCHER) and not versions.RELEASES[self.version].non_ray_launcher:
-            with_it = ", ".join(v for v, r in versions.RELEASES.items() if r.non_ray_launcher)
-            raise InputError("launcher", f"OpenRLHF {self.version} has no {NON_RAY_MODULE} (openrlhf/cli/train_ppo.py, "
-                             f"the launcher without Ray): of the releases we follow, {with_it} have it.",
+        release = self.named_release or self.version
+        if flat.get(LAUNCHER) and not versions.has_non_ray_launcher(release):
+            last = ".".join(map(str, versions.NON_RAY_LAUNCHER_UNTIL))
+            raise InputError("launcher", f"OpenRLHF {release} has no {NON_RAY_MODULE} (openrlhf/cli/train_ppo.py, "
+                             f"the launcher without Ray): the releases before {last} (0.4.0 to 0.6.1) have it.",
                              "name the release the command is for (--framework openrlhf==0.5.9), or launch "
                              "openrlhf.cli.train_ppo_ray.")
         values = config_to_values(flat, gpus=gpus, model=model, version=self.version)
@@ -850,7 +860,26 @@ class OpenRLHFFramework(Framework):
             # per GPU), on nodes of up to the standard 8
             nodes = gpus // STANDARD_NODE_GPUS if gpus % STANDARD_NODE_GPUS == 0 else 1
             values["actor_nnodes"], values["actor_gpus_per_node"] = nodes, gpus // nodes
+        if values["one_world"]:
+            # what one world means for the rules (cost.py one_world for the cost model): the reference, critic and
+            # reward models' DeepSpeed configs are built over the same world as the actor's (train_ppo.py train:
+            # one strategy), no placement group asks for more GPUs, no vLLM engines (its parser has no
+            # --vllm_num_engines)
+            for g in ("ref", "critic", "reward"):
+                values[f"{g}_nnodes"], values[f"{g}_gpus_per_node"] = values["actor_nnodes"], values["actor_gpus_per_node"]
+            values.update(vllm_num_engines=0, colocate_all=True, colocate_actor_ref=True,
+                          colocate_critic_reward=False, async_train=False)
         return values
+
+    def with_named_release(self, named: str) -> "OpenRLHFFramework":
+        """A named release another's pack judges (0.6.1 checks as 0.6.2) keeps its name for what only the release
+        decides: whether its wheel has the non-Ray launcher (versions.has_non_ray_launcher)."""
+        named = named.strip().lstrip("v")
+        if named == self.version:
+            return self
+        fw = copy.copy(self)
+        fw.named_release = named
+        return fw
 
     def placements(self, scenario: Any, notes: list[str]) -> list:
         """Colocated: every model and the vLLM engines on the actor's GPUs (--train.colocate_all), synchronous.
@@ -955,14 +984,36 @@ class OpenRLHFFramework(Framework):
         """Every flag of this release's train_ppo_ray (release_flags.py): argparse refuses any other. A flag of another
         release is not judged here (the release's own checks say what it does there, legacy_flag_names), nor one
         argparse reads as the single flag it begins (allow_abbrev)."""
-        flags = RELEASE_FLAGS[self.version]
+        non_ray = bool(flat.get(LAUNCHER)) and self.version in versions.NON_RAY_LACKS
+        # the non-Ray launcher's own parser (versions.non_ray_flags): none of train_ppo_ray's placement/vLLM flags
+        flags = versions.non_ray_flags(self.version) if non_ray else RELEASE_FLAGS[self.version]
+        script = "train_ppo.py" if non_ray else "train_ppo_ray.py"
         given = tuple(k for k in map(str, flat) if k not in SCRIPT_ENV and k != LAUNCHER  # not flags
                       and (sum(1 for f in flags if f.startswith(k)) != 1 or k in flags))
         refused = other_release_flags(given, self.version)
+        if non_ray:
+            lacks = versions.NON_RAY_LACKS[self.version]
+            refused.update({k: (None, "a flag of train_ppo_ray.py only, not of openrlhf.cli.train_ppo") for k in given
+                            if k.removeprefix("--") in lacks})
         return KeyList(given, flags, complete=True, others=ALL_RELEASE_FLAGS, flags=True,
-                       refusal="train_ppo_ray.py: error: unrecognized arguments: {key}",
-                       source=f"{CLI}: parser.parse_args (argparse refuses a flag it does not define)",
+                       refusal=script + ": error: unrecognized arguments: {key}",
+                       source=f"openrlhf/cli/{script}: parser.parse_args (argparse refuses a flag it does not define)",
                        refused=frozenset(refused), successors=tuple((k, *refused[k]) for k in refused))
+
+    def repair_policy(self, values: Mapping[str, Value] | None = None):
+        """The class's policy; under the non-Ray launcher (one_world) less the variables whose flag train_ppo.py's
+        parser lacks (versions.NON_RAY_LACKS: the groups' sizes, colocation, vLLM, --ref_reward_offload): fix and
+        recommend --from never offer a flag its parse_args() refuses."""
+        policy = super().repair_policy(values)
+        if not (values and values.get("one_world")):
+            return policy
+        lacks = versions.NON_RAY_LACKS.get(self.version, frozenset())
+        out = {n for n in (*policy.rules, *policy.memory, *policy.hardware)
+               if n in VARIABLES and release_key(VARIABLES[n].key, self.version) in lacks}
+        return replace(policy, rules=tuple(n for n in policy.rules if n not in out),
+                       memory=tuple(n for n in policy.memory if n not in out),
+                       ranks={n: r for n, r in policy.ranks.items() if n not in out},
+                       hardware={n: h for n, h in policy.hardware.items() if n not in out}) if out else policy
 
     def scenario_fields(self, values: Mapping[str, Value]) -> dict[str, Any]:
         # --data.max_len bounds prompt + response (--rollout.max_new_tokens the response); the GPUs are the

@@ -23,8 +23,11 @@ world, and ring attention (``r``) and DeepSpeed tensor parallel (``t``) make
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Iterable
+
 from ...rules.base import Derived, Rule, RuleSet, Severity, Stage, VarSpec, is_set
-from ...rules.expr import BoolVar, IntVar, all_of, divides, if_then_else, maximum
+from ...rules.expr import BoolVar, IntVar, all_of, divides, if_then_else, maximum, variables
 
 VERSION = "0.11.2"
 DEEPSPEED_VERSION = "0.19.6"
@@ -84,6 +87,10 @@ _VARS = [
     ("legacy_flag_names", "pre-0.10.2 underscore flag names", "bool", False, False,
      "the pasted flags use names 0.11.2 no longer accepts"),
     ("cluster_num_gpus", "--gpus", "int", None, False, "GPUs in the Ray cluster (unknown: the budget is not checked)"),
+    # the non-Ray launcher (deepspeed --module openrlhf.cli.train_ppo, framework.py LAUNCHER): one DeepSpeed world
+    # over every GPU, every model on each; train_ppo_ray's own checks (RAY_ONLY) do not apply
+    ("one_world", "openrlhf.cli.train_ppo (the launcher without Ray)", "bool", False, False,
+     "one DeepSpeed world over every GPU, every model on each (the launcher without Ray)"),
     # model constants (from the model card), present only when a model is known
     ("num_heads", "model.num_attention_heads", "int", None, False, "attention heads"),
     ("num_kv_heads", "model.num_key_value_heads", "int", None, False, "key/value heads"),
@@ -446,6 +453,27 @@ def _rules() -> list[Rule]:
     return r
 
 
-RULES = _rules()
+# The checks only train_ppo_ray.py's launcher makes: its placement groups (openrlhf.ray.*), its colocation checks
+# (openrlhf.colocate.*) and its driver's (__main__ / _validate_args) checks, but for the one the non-Ray launcher
+# makes too. openrlhf/cli/train_ppo.py (0.4.0.post2 and 0.5.9 ``__main__``) checks only ``assert
+# args.n_samples_per_prompt > 1`` for rloo (openrlhf.driver.group_estimator_needs_n) after a plain parse_args(); its
+# DeepSpeed configs (openrlhf.deepspeed.*) are the same strategy's, over one world. Off where ``one_world`` holds.
+NON_RAY_KEEPS = frozenset({"openrlhf.driver.group_estimator_needs_n", "openrlhf.driver.legacy_flag_names"})
+
+
+def ray_only(rule_id: str) -> bool:
+    """A check train_ppo_ray.py's launcher makes and train_ppo.py's does not (NON_RAY_KEEPS)."""
+    return rule_id.startswith(("openrlhf.ray.", "openrlhf.colocate.", "openrlhf.driver.")) and \
+        rule_id not in NON_RAY_KEEPS
+
+
+def gated(rules: Iterable[Rule]) -> list[Rule]:
+    """Rules only train_ppo_ray makes (ray_only), off under the non-Ray launcher (the rule variable one_world);
+    a rule gated already is kept as it is."""
+    return [replace(r, when=r.when & ~V["one_world"])
+            if ray_only(r.id) and "one_world" not in variables(r.when) else r for r in rules]
+
+
+RULES = gated(_rules())
 
 RULESET = RuleSet("openrlhf", VERSION, VARIABLES, DERIVED, RULES)

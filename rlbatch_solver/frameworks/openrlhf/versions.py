@@ -82,6 +82,42 @@ SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch
 
 
 
+# the non-Ray launcher, openrlhf/cli/train_ppo.py (``deepspeed --module openrlhf.cli.train_ppo``, or the script
+# under torchrun): in every wheel before 0.6.2 (0.4.0.post2, 0.5.0, 0.5.9, 0.6.0, 0.6.1, 0.6.1.post1; 0.6.1's ``train``
+# builds the same four models, the reference one only with --init_kl_coef > 0), gone from 0.6.2's (its cli/ has
+# train_ppo_ray.py only). Decided by the release the user named, not the pack judging it (0.6.1 checks as 0.6.2).
+NON_RAY_LAUNCHER_UNTIL = (0, 6, 2)
+
+
+# the flags the judging pack's train_ppo_ray.py parser has and the non-Ray launcher's train_ppo.py parser lacks (each
+# parser's add_argument calls, diffed in the wheels: 0.4.0.post2's and 0.5.9.post1's own pair, 0.6.1's train_ppo.py
+# against 0.6.2's train_ppo_ray.py, the pack judging 0.6.0 and 0.6.1), and train_ppo.py's own (0.4.0.post2:
+# --temperature). Both parsers call parse_args(): a flag of the other stops the run ("unrecognized arguments").
+_RAY_GROUPS = frozenset(f"{g}_{n}" for g in ("actor", "ref", "critic", "reward") for n in ("num_nodes", "num_gpus_per_node"))
+_RAY_05 = _RAY_GROUPS | {
+    "colocate_actor_ref", "colocate_all_models", "colocate_critic_reward", "enable_prefix_caching", "enforce_eager",
+    "packing_samples", "perf", "ref_reward_offload", "vllm_enable_sleep", "vllm_gpu_memory_utilization",
+    "vllm_num_engines", "vllm_sync_backend", "vllm_sync_with_ray", "vllm_tensor_parallel_size"}
+NON_RAY_LACKS = {
+    "0.4.0": _RAY_GROUPS | {"colocate_actor_ref", "colocate_critic_reward", "enable_prefix_caching", "perf",
+                            "ref_reward_offload", "vllm_num_engines", "vllm_sync_backend", "vllm_tensor_parallel_size"},
+    "0.5.9": _RAY_05,
+    "0.6.2": _RAY_05 | {"deepspeed_enable_sleep", "full_determinism", "ring_attn_size", "ring_head_stride",
+                        "torch_compile", "use_liger_kernel"},
+}
+NON_RAY_OWN = {"0.4.0": frozenset({"temperature"})}
+
+
+def non_ray_flags(version: str) -> frozenset[str]:
+    """The flags train_ppo.py's parser takes, for the pack ``version`` (NON_RAY_LACKS)."""
+    return (RELEASE_FLAGS[version] - NON_RAY_LACKS.get(version, frozenset())) | NON_RAY_OWN.get(version, frozenset())
+
+
+def has_non_ray_launcher(release: str) -> bool:
+    """Whether OpenRLHF ``release``'s wheel ships openrlhf/cli/train_ppo.py (NON_RAY_LAUNCHER_UNTIL)."""
+    return release_numbers(release) < NON_RAY_LAUNCHER_UNTIL
+
+
 def dotted_names(version: str) -> bool:
     """Whether the release's flags are the dotted names (0.10.2 renamed every flag, keeping no aliases)."""
     return release_numbers(version) >= (0, 10, 2)
@@ -127,10 +163,6 @@ class Release:
     # @ray.remote LLMRayActor that serves one call at a time, trainer/ray/vllm_engine.py); 0.4.6 on generates the
     # rank's rollout_batch_size // world_size at once (make_experience_list; 0.4.5's wheel still has make_experience)
     engine_calls_per_micro_batch: bool = False
-    # the non-Ray launcher, openrlhf/cli/train_ppo.py (``deepspeed --module openrlhf.cli.train_ppo``, or the script
-    # under torchrun): in the 0.4.0.post2 and 0.5.9 wheels, gone from 0.6.2's (its cli/ has train_ppo_ray.py only)
-    non_ray_launcher: bool = False
-
     # --advantage_estimator's choices (its argparse), and those the driver asks n_samples_per_prompt > 1 for
     estimators: tuple[str, ...] = ESTIMATORS
     group_estimators: frozenset[str] = GROUP_ESTIMATORS
@@ -175,11 +207,10 @@ RELEASES = {
                      estimators=("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm"),
                      group_estimators=GROUP_ESTIMATORS_06, vllm="0.7.2"),
     "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True, save_clones_every_rank=False, hf_generate=True,
-                     non_ray_launcher=True, estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2"),
+                     estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2"),
     # no --advantage_estimator: PPO with a critic (gae) only
     "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",), save_clones_every_rank=False, hf_generate=True,
-                     group_estimators=frozenset(), vllm="0.4.2", engine_calls_per_micro_batch=True,
-                     non_ray_launcher=True),
+                     group_estimators=frozenset(), vllm="0.4.2", engine_calls_per_micro_batch=True),
 }
 
 
@@ -496,8 +527,8 @@ def _in_dotted_names(version: str) -> RuleSet:
         return R.RULESET
     pack = PACKS[version]
     base = _in_dotted_names(pack.edits)
-    rules = edit_rules(base.rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
-                       release=(f"OpenRLHF {pack.edits}", f"OpenRLHF {version}"))
+    rules = R.gated(edit_rules(base.rules, drop=pack.drop, new=pack.rules, sources=pack.sources,
+                               release=(f"OpenRLHF {pack.edits}", f"OpenRLHF {version}")))
     return RuleSet("openrlhf", version, edit_variables(base.variables, pack.variables),
                    edit_derived(base.derived, pack.derived), rules)
 
@@ -505,7 +536,8 @@ def _in_dotted_names(version: str) -> RuleSet:
 @functools.lru_cache(maxsize=None)
 def ruleset_for(version: str) -> RuleSet:
     """The rules of an OpenRLHF release we follow, their messages naming its own flags (names.spelled: a release
-    before 0.10.2 reads --train_batch_size, not --train.batch_size)."""
+    before 0.10.2 reads --train_batch_size, not --train.batch_size); train_ppo_ray's own checks off under the
+    non-Ray launcher (rules.ray_only)."""
     rs = _in_dotted_names(version)
     if dotted_names(version):
         return rs
