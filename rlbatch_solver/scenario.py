@@ -80,7 +80,7 @@ class Scenario:
     # set by recommend --from, not by users: the release a pasted config's flags date it to where another release's
     # pack judges it (ms-swift ``for_config``: a --vllm_device config is dated 3.1.0 and judged by 3.3.1's pack, a
     # release --framework cannot name), and the newest release those flags allow (whose engine is priced:
-    # SwiftFramework.engine_release); ``judged_by`` reads the scenario as check reads that config
+    # SwiftFramework.newest_dated_release); ``judged_by`` reads the scenario as check reads that config
     dated_release: str | None = None
     dated_newest: str | None = None
 

@@ -3,7 +3,7 @@ activations and CUDA graphs on top (frameworks/swift/cost.py ``VLLM_DEVICE_KV_OF
 the engine in training rank 0's process with ``device=fast_infer_device``, and vLLM 0.7.2, 3.1.1's recommended
 vLLM, profiles the process's current GPU, not the engine's; the class TRL 0.14/0.15's vllm_device engine shares,
 Plan.engine_kv_of_total). Priced only for a config the flags date to 3.1 alone: one they date to 3.1.0 that 3.2 and
-later also take is priced as the newest of those (SwiftFramework.engine_release), as ms-swift's own v3.4.0 examples
+later also take is priced as the newest of those (SwiftFramework.newest_dated_release), as ms-swift's own v3.4.0 examples
 are. Found on ms-swift #3361 (out of memory on 24 GB cards; its post names no release)."""
 
 from __future__ import annotations

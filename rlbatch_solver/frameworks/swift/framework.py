@@ -247,24 +247,29 @@ class SwiftFramework(Framework):
     # memory (cost.py sync_gather); None: the pack's release
     code_release: str | None = None
     # a config its flags date (``dated``): the newest release they allow (versions.dated_span), whose engine is priced
-    # (``engine_release``); None: not dated
+    # (``newest_dated_release``); None: not dated
     dated_newest: str | None = None
 
     @property
-    def engine_release(self) -> str:
-        """The release whose --vllm_device engine the cost model prices (cost.py ``vllm_device_kv_of_total``): the one
-        the user named, else for a config its flags date the NEWEST release they allow. Dating picks the oldest
-        (``for_config``: --vllm_device dates a config to 3.1.0), which says when the flags came in, not that it ran
-        3.1: ms-swift's own v3.4.0 examples carry them, and only 3.1's engine (under vLLM 0.7.2) sizes its KV cache
-        off the whole GPU, the worst case. As ``_base_url_release`` reads --vllm_server_base_url; the config's notes
-        say what the 3.1 reading adds (``_vllm_device_notes``)."""
+    def newest_dated_release(self) -> str:
+        """The release a dated config's flags are read by where what they do changed across the releases they allow:
+        the one the user named, else for a config its flags date (``dated``) the NEWEST release they allow
+        (versions.dated_span). Dating picks the oldest (``for_config``), which says when the flags came in, not that
+        the config ran there. Two readings take it:
+        - the --vllm_device engine the cost model prices (cost.py ``vllm_device_kv_of_total``): --vllm_device dates a
+          config to 3.1.0, yet ms-swift's own v3.4.0 examples carry it, and only 3.1's engine (under vLLM 0.7.2) sizes
+          its KV cache off the whole GPU, the worst case (``_vllm_device_notes`` says what the 3.1 reading adds);
+        - what --vllm_server_base_url without --vllm_server_host does (versions.BASE_URL_NAMES_SERVER_FROM: 3.5.0-3.7.1
+          run colocated engines, 3.7.2 on the server): --train_type, last in 4.0.4, dates `--vllm_mode server
+          --vllm_server_base_url URL --train_type full` to 3.5.0, so the colocated reading is taken only where the
+          flags allow no release from 3.7.2 on (``_base_url_notes`` says what 3.5.0-3.7.1 would do)."""
         if self.dated and self.dated_newest:
             return self.dated_newest
         return self.code_release or self.version
 
     def dated_as(self, named: str, newest: str | None) -> "SwiftFramework":
         """This pack reading a config its flags date to ``named`` (``for_config``), ``newest`` the newest release the
-        flags allow: ``named``'s own code prices the memory (with_named_release), the engine ``engine_release``'s."""
+        flags allow: ``named``'s own code prices the memory (with_named_release), the engine ``newest_dated_release``'s."""
         dated = copy.copy(self.with_named_release(named))
         dated.dated = True  # its flags chose it: a flag it lacks is a mixed script, not a refusal (key_list)
         dated.dated_newest = newest
@@ -491,21 +496,6 @@ class SwiftFramework(Framework):
             return {"vllm_mode_given": True, "vllm_server": bool(values.get("server_host_given"))}
         return legacy_vllm_layout(values, flat)
 
-    def _base_url_release(self, flat: Mapping[str, Any]) -> str:
-        """The release whose RLHFArguments._init_grpo decides what --vllm_server_base_url without --vllm_server_host
-        does (versions.BASE_URL_NAMES_SERVER_FROM: 3.5.0-3.7.1 run colocated engines, 3.7.2 on the server): the release
-        the user named, or the newest we follow. A config its flags date (``dated``) is dated to the OLDEST release
-        they allow where a flag was removed later (dating.pick: --train_type, last in 4.0.4, dates
-        `--vllm_mode server --vllm_server_base_url URL --train_type full` to 3.5.0), which says when the config was
-        written, not that it ran before 3.7.2: the colocated reading is taken only where the flags allow no release
-        from 3.7.2 on (versions.dated_span), else the newest release they allow decides; ``_base_url_notes`` says
-        what 3.5.0-3.7.1 would do."""
-        if self.dated:
-            span = swift_versions.dated_span(flat)
-            if span is not None:
-                return span[1]
-        return self.code_release or self.version
-
     def _base_url_only(self, flat: Mapping[str, Any]) -> bool:
         """--use_vllm with --vllm_server_base_url and no --vllm_server_host, on a release that has the base URL (3.5.0
         on; 3.2-3.4, ``legacy_layout``, have no such flag: a release the user named refuses it, key_list)."""
@@ -518,13 +508,13 @@ class SwiftFramework(Framework):
         for it. ms-swift 3.5.0-3.7.1 (RLHFArguments._init_grpo, swift/llm/argument/rlhf_args.py) set vllm_mode to
         colocate when --vllm_server_host is not given, whatever --vllm_mode says, and every training rank builds its own
         engine at --vllm_gpu_memory_utilization (GRPOTrainer.__init__ prepare_vllm); 3.7.2 on (#5483) read the base
-        URL as the server. Read colocated (``_base_url_release``): said so; read as the server while the flags also
+        URL as the server. Read colocated (``newest_dated_release``): said so; read as the server while the flags also
         allow 3.5.0-3.7.1 and the user named no release: said what those releases do and how to name one."""
         if not self._base_url_only(flat):
             return [], False
         share = (f"{flat['vllm_gpu_memory_utilization']}" if _present(flat.get("vllm_gpu_memory_utilization"))
                  else f"{HF_COST_DEFAULTS['gmu_permille'] / 1000} (the default)")
-        if not swift_versions.base_url_names_server(self._base_url_release(flat)):
+        if not swift_versions.base_url_names_server(self.newest_dated_release):
             release = self.code_release or self.version
             return [f"--vllm_server_base_url without --vllm_server_host: ms-swift {release} sets vllm_mode to "
                     "colocate ('vllm_server_host is not provided'), whatever --vllm_mode says, and every training "
@@ -555,7 +545,7 @@ class SwiftFramework(Framework):
             # the base URL names the server from 3.7.2 (versions.BASE_URL_NAMES_SERVER_FROM); before, the host alone
             "server_host_given": _present(flat.get("vllm_server_host")) or (
                 _present(flat.get("vllm_server_base_url"))
-                and swift_versions.base_url_names_server(self._base_url_release(flat))),
+                and swift_versions.base_url_names_server(self.newest_dated_release)),
             "teacher": _present(flat.get("teacher_model")) or _present(flat.get("teacher_model_server")),
         }
         ratio = flag_float("split_dataset_ratio", flat.get("split_dataset_ratio", 0.0))
@@ -710,16 +700,16 @@ class SwiftFramework(Framework):
     def _vllm_device_notes(self, priced: bool) -> list[str]:
         """Where a pre-3.5 config's vLLM is priced, and ms-swift 3.1's engine (cost.py VLLM_DEVICE_KV_OF_TOTAL: in
         training rank 0's process, under vLLM 0.7.2 its KV cache is --vllm_gpu_memory_utilization of the whole GPU with
-        the rest on top): said where it is priced (``engine_release`` 3.1), else where the flags also date the config
+        the rest on top): said where it is priced (``newest_dated_release`` 3.1), else where the flags also date the config
         to 3.1 (``code_release``) but it is priced as the newest release they allow, as 3.2 and later run it."""
         release = self.code_release or self.version
-        if vllm_device_kv_of_total(self.engine_release, True):
+        if vllm_device_kv_of_total(self.newest_dated_release, True):
             kv_of_total = (" ms-swift 3.1 (the release it is priced as) starts it in training rank 0's process, and "
                            "with the vLLM it recommends (0.7.2) its KV cache takes --vllm_gpu_memory_utilization of "
                            "the whole GPU with the weights on top; name your release (--framework swift==3.4.1) if you "
                            "run 3.2 or later")
         elif vllm_device_kv_of_total(release, True):
-            kv_of_total = (f" Its flags fit ms-swift {release} to {self.engine_release}: an engine on a GPU of its own "
+            kv_of_total = (f" Its flags fit ms-swift {release} to {self.newest_dated_release}: an engine on a GPU of its own "
                            f"{priced_words(priced)} as 3.2 and later run it, its KV cache the "
                            "--vllm_gpu_memory_utilization share of that GPU less the engine's weights and activations. "
                            "Under ms-swift 3.1 with the vLLM it recommends (0.7.2) the engine, started in training "
@@ -1141,7 +1131,7 @@ class SwiftFramework(Framework):
         bools = bool_names(self.ruleset.variables)
         optional = optional_names(self.ruleset.variables)
         return swift_cost_spec(model, gpu, self.megatron, bools, optional, release=self.code_release or self.version,
-                               engine_release=self.engine_release)
+                               engine_release=self.newest_dated_release)
 
     def _typed_search(self, key: str, spec, value: Any) -> Value:
         if spec.optional and not _present(value):
