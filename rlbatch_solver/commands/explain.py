@@ -87,7 +87,7 @@ def config_framework(text: str, config: Any, path: str | None = None) -> tuple[s
     from ..frameworks.error_text import match_error
     from ..frameworks.overrides import is_file, load_config_file
     from ..launch_script import read_pasted_command
-    from .inputs import CONFIG_SUFFIXES, keys_known, keys_refused
+    from .inputs import CONFIG_SUFFIXES, key_counts
 
     words: list[str] = []
     flat: dict[str, Any] = {}
@@ -120,8 +120,10 @@ def config_framework(text: str, config: Any, path: str | None = None) -> tuple[s
         flat = {**load_config_file(path), **flat}
     # the fewest keys refused (where we know every key a parser takes), then the most known
     read = {name: {**flat, **_parsed(release[name], words)} for name in found}
-    scores = {name: (-keys_refused(release[name], read[name]), keys_known(release[name], read[name]))
-              for name in found}
+    scores: dict[str, tuple[int, int]] = {}
+    for name in found:
+        known, refused = key_counts(release[name], read[name])
+        scores[name] = (-refused, known)
     best = max(scores.values())
     top = [name for name in found if scores[name] == best]
     if best[1] == 0:

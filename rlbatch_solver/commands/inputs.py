@@ -230,22 +230,20 @@ def keys_known(name: str, flat: dict) -> int:
     """How many keys of a config the framework ``name`` knows (its release's, or another release's: a TRL 0.15
     GRPOConfig's max_prompt_length and vllm_device, which TRL dates the config by, are no 1.16 field: the YAML was
     read as Unsloth's, which knows max_prompt_length by dropping it, and priced with Unsloth's 4-bit base)."""
+    return key_counts(name, flat)[0]
+
+
+def key_counts(name: str, flat: dict) -> tuple[int, int]:
+    """How many keys of a config the framework ``name`` knows (``keys_known``) and how many its parser refuses (where
+    we know every key it takes, or it says so: ``KeyList.complete``, ``KeyList.refused``), from one key list."""
     from ..frameworks import get_framework
 
     fw = get_framework(name)
     kl, own = fw.key_list(flat, command=True), set(fw.normalize({}))  # own: what the reading adds by itself
-    return sum(1 for k in kl.given if (k in kl.keys or k in kl.others) and k not in own)
-
-
-def keys_refused(name: str, flat: dict) -> int:
-    """How many keys of a config the framework ``name``'s parser refuses (where we know every key it takes, or it
-    says so: ``KeyList.complete``, ``KeyList.refused``)."""
-    from ..frameworks import get_framework
-
-    fw = get_framework(name)
-    kl, own = fw.key_list(flat, command=True), set(fw.normalize({}))
-    return sum(1 for k in kl.given if k not in own and (k in kl.refused or (
-        kl.complete and k not in kl.keys and k not in kl.others)))
+    given = [k for k in kl.given if k not in own]
+    known = sum(1 for k in given if k in kl.keys or k in kl.others)
+    refused = sum(1 for k in given if k in kl.refused or (kl.complete and k not in kl.keys and k not in kl.others))
+    return known, refused
 
 
 def _names_model(framework: str, flat: dict) -> bool:
