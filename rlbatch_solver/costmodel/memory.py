@@ -76,10 +76,9 @@ class ModelConsts:
     act_all_layers_mcore: int = 0  # the same per token, as megatron-core saves it (bf16 norms, fused SwiGLU)
     act_trained_norms: int = 0  # one layer's extra bytes per token when its RMSNorm weights train (full fine-tune)
     # megatron-core selective recompute: bytes per token each recompute module drops from one MoE / one dense layer
-    # of ``act_all_layers_mcore`` ((module, bytes) pairs; ``mcore_recompute_drop``), and how many layers are MoE
+    # of ``act_all_layers_mcore`` ((module, bytes) pairs; ``mcore_recompute_drop``)
     mcore_drops_moe: tuple = ()
     mcore_drops_dense: tuple = ()
-    moe_layers: int = 0
     moe_topk: int = 0  # routed experts per token (num_experts_per_tok), 0 for dense
     # which decoder layers are MoE (a card with first_k_dense_replace / decoder_sparse_step mixes the two), one dense
     # and one MoE layer's megatron-core activation bytes per token, and their parameters: (dense layer, MoE layer
@@ -97,6 +96,17 @@ class ModelConsts:
     vision_block_act: int = 0
     vision_block_trained_norms: int = 0
     vision_merger_act: int = 0
+
+    @functools.cached_property
+    def moe_layers(self) -> int:
+        """How many decoder layers are MoE (``moe_layer_flags``)."""
+        return sum(self.moe_layer_flags)
+
+    def stage_moe_layers(self, bounds: list[int], stage: int) -> int:
+        """How many of pipeline ``stage``'s own decoder layers are MoE, for the layer bounds ``stage_layer_bounds``
+        gives (megatron-core gpt_layer_specs.py get_gpt_decoder_block_spec slices the moe_layer_freq pattern by the
+        stage's layer offset, transformer_layer.py get_transformer_layer_offset)."""
+        return sum(self.moe_layer_flags[bounds[stage]:bounds[stage + 1]])
 
 
 _CONSTS: dict = {}
@@ -197,7 +207,6 @@ def _compute_consts(m: "ModelCard") -> ModelConsts:
         act_trained_norms=trained_norms,
         mcore_drops_moe=drops_moe,
         mcore_drops_dense=drops_dense,
-        moe_layers=sum(1 for i in range(L) if m.is_moe_layer(i)),
         moe_topk=m.num_experts_per_tok if m.is_moe else 0,
         moe_layer_flags=tuple(m.is_moe_layer(i) for i in range(L)),
         act_layer_mcore=(attn + mc_norms + mc_dense, attn + mc_norms + mc_moe),
@@ -485,9 +494,8 @@ def _shard_params(mc: ModelConsts, tp: int, pp: int, ep: int, etp: int, critic: 
         edge = (mc.embed if i == 0 else 0.0) + (head if i == pp - 1 else 0.0)
         if bounds is None:
             return (block * split[i] + edge) / tp, routed / max(1, mc.layers) * split[i] / (ep * etp)
-        # the stage's own layers, dense or MoE (megatron-core gpt_layer_specs.py get_gpt_decoder_block_spec: the
-        # moe_layer_freq pattern sliced by the stage's layer offset)
-        n_moe = sum(mc.moe_layer_flags[bounds[i]:bounds[i + 1]])
+        # the stage's own layers, dense or MoE
+        n_moe = mc.stage_moe_layers(bounds, i)
         n_dense = split[i] - n_moe
         own = n_dense * dense_layer + n_moe * moe_rest + rest * split[i]
         return (own + edge) / tp, moe_routed * n_moe / (ep * etp)
@@ -671,7 +679,7 @@ def megatron_stage_activation_bytes(plan: Plan, mc: ModelConsts, split: list[flo
     bounds = stage_layer_bounds(mc, split) if max(1, plan.vpp) == 1 else None
     if bounds is None or plan.recompute == "full":  # full recompute keeps each layer's input alike
         return megatron_layer_activation_bytes(plan, mc) * split[stage]
-    n_moe = sum(mc.moe_layer_flags[bounds[stage]:bounds[stage + 1]])
+    n_moe = mc.stage_moe_layers(bounds, stage)
     n_dense = split[stage] - n_moe
     dense, moe = mc.act_layer_mcore
     if plan.recompute == "selective":
