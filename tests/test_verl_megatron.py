@@ -435,12 +435,16 @@ def test_a_pipeline_stage_prices_its_own_dense_and_moe_layers():
     of each layer's 256 experts that its EP rank owns, and 15 micro batches of them (1F1B)."""
     import memory_corpus as mc_corpus
     from rlbatch_solver.catalog.models import load_model
-    from rlbatch_solver.costmodel.memory import T_ACT_PP, _shard_params, model_consts
+    from rlbatch_solver.costmodel.memory import T_ACT_PP, _shard_params, model_consts, stage_layer_bounds
 
     card = load_model("deepseek-v3")
     mc = model_consts(card)
     split = (3.0,) + (4.0,) * 14 + (2.0,)
     per_moe_layer = card.num_experts * 3 * card.hidden_size * card.moe_intermediate_size
+    # the stage's own MoE layers, one count for its parameters and its activations
+    bounds = stage_layer_bounds(mc, split)
+    assert [mc.stage_moe_layers(bounds, i) for i in (0, 1, 15)] == [0, 4, 2]
+    assert mc.moe_layers == sum(mc.stage_moe_layers(bounds, i) for i in range(16)) == card.num_hidden_layers - 3
     dense0, routed0 = _shard_params(mc, 1, 16, 32, 1, False, split, 0)
     assert routed0 == 0
     assert dense0 == pytest.approx(mc.embed + sum(card.layer_params(i) for i in range(3)), rel=0.01)
