@@ -25,6 +25,7 @@ from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value
 from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
 from . import columns, docs, errors, repair, versions
+from .cost import one_world
 from .names import (ALL_RELEASE_FLAGS, CONVERTED_LEGACY, DOTTED_OF, KEPT_LEGACY, LEGACY_FLAGS, LEGACY_ONLY,
                     NO_SUCCESSOR_WHY, RENAMED_LEGACY, SUCCESSOR_OF, release_has, release_key, releases_with)
 from .release_flags import RELEASE_FLAGS
@@ -860,16 +861,8 @@ class OpenRLHFFramework(Framework):
             # per GPU), on nodes of up to the standard 8
             nodes = gpus // STANDARD_NODE_GPUS if gpus % STANDARD_NODE_GPUS == 0 else 1
             values["actor_nnodes"], values["actor_gpus_per_node"] = nodes, gpus // nodes
-        if values["one_world"]:
-            # what one world means for the rules (cost.py one_world for the cost model): the reference, critic and
-            # reward models' DeepSpeed configs are built over the same world as the actor's (train_ppo.py train:
-            # one strategy), no placement group asks for more GPUs, no vLLM engines (its parser has no
-            # --vllm_num_engines)
-            for g in ("ref", "critic", "reward"):
-                values[f"{g}_nnodes"], values[f"{g}_gpus_per_node"] = values["actor_nnodes"], values["actor_gpus_per_node"]
-            values.update(vllm_num_engines=0, colocate_all=True, colocate_actor_ref=True,
-                          colocate_critic_reward=False, async_train=False)
-        return values
+        # what one world means for the rules and the cost model alike (cost.py one_world)
+        return dict(one_world(values))
 
     def with_named_release(self, named: str) -> "OpenRLHFFramework":
         """A named release another's pack judges (0.6.1 checks as 0.6.2) keeps its name for what only the release
