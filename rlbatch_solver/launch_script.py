@@ -264,7 +264,7 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
                 first = at
                 break
         args = launcher[first:] + args
-    gpus, source = _launcher_gpus(launcher, scope)
+    gpus, source = launcher_gpus(launcher, scope)
     side_gpus = 0
     for side_fw, words, side_scope in companions:
         if side_fw.name != fw.name:
@@ -1007,7 +1007,7 @@ def _read_keys(fw) -> frozenset[str]:
     return frozenset(_key_word(k) for k in keys)
 
 
-def _launcher_gpus(launcher: list[str], scope: dict[str, str]) -> tuple[int | None, str]:
+def launcher_gpus(launcher: list[str], scope: dict[str, str]) -> tuple[int | None, str]:
     """GPUs the launcher starts (and where that was read): torchrun/deepspeed flags, else CUDA_VISIBLE_DEVICES."""
     per_node = nodes = None
     for i, tok in enumerate(launcher):

@@ -1084,6 +1084,40 @@ def test_openrlhf_non_ray_launcher_is_not_judged_by_train_ppo_rays_own_checks():
     assert "openrlhf.deepspeed.actor_batch" in {v.rule for v in six}
 
 
+def test_openrlhf_non_ray_launcher_is_one_reading_for_rules_and_cost_model():
+    """The rules (framework.py to_values) and the cost model (cost.py one_world) read train_ppo.py's one world the
+    same way; they differed on --colocate_critic_reward (False vs True). train_ppo_ray.py (0.6.1 main) gives the
+    critic and reward model a placement group of GPUs of their own under --colocate_critic_reward even with
+    --colocate_all_models, which one world is not: with it the rules' GPU count would add the critic's world. #858's
+    4 GPUs: every group is the actor's world of 4, the placement asks for 4, the note says the world priced, and a
+    launcher whose --num_gpus is not --gpus is flagged."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.commands.script_args import read_script_args
+    from rlbatch_solver.frameworks.openrlhf.cost import one_world
+    from rlbatch_solver.frameworks.openrlhf.rules import RULESET
+
+    c = _case("openrlhf_858_llama3_8b_ppo_deepspeed_4xa40")
+    report = rb.check(c.args, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu)
+    values = report.values
+    assert dict(one_world(values)) == dict(values)  # the cost model reads what the rules read
+    assert values["colocate_all"] and not values["colocate_critic_reward"] and not values["vllm_num_engines"]
+    assert {values[f"{g}_nnodes"] * values[f"{g}_gpus_per_node"] for g in ("actor", "ref", "critic", "reward")} == {4}
+    assert RULESET.full_env(values)["gpus_needed"] == 4
+    assert "openrlhf.cli.train_ppo: priced as one DeepSpeed world of 4 GPU(s) (1 node(s) x 4), every model on each " \
+           "of them" in report.notes
+    entry = c.args.index("--module")
+    two = [*c.args[:entry], "--num_gpus", "2", *c.args[entry:]]
+    # the arguments as given (the framework's parse reads the launcher's words) and as a pasted command line
+    flagged = rb.check(two, framework=c.framework, gpus=4, model=c.model, gpu=c.gpu).notes
+    assert any(n.startswith("--gpus 4 is not the 2 GPU(s) the launcher's own words start") for n in flagged), flagged
+    assert "openrlhf.cli.train_ppo: priced as one DeepSpeed world of 2 GPU(s) (1 node(s) x 2), every model on each " \
+           "of them" in rb.check(two, framework=c.framework, model=c.model, gpu=c.gpu).notes
+    assert not any(n.startswith("--gpus ") for n in rb.check(two, framework=c.framework, gpus=2, model=c.model,
+                                                               gpu=c.gpu).notes)
+    pasted = read_script_args(c.framework, two, 4, c.model).notes
+    assert any(n.startswith("--gpus 4 is not the 2 GPU(s) the pasted command starts") for n in pasted), pasted
+
+
 def test_openrlhf_non_ray_launcher_fix_offers_only_train_ppos_flags():
     """train_ppo.py's parser (0.5.9: parse_args) has none of train_ppo_ray's group, colocation or vLLM flags: fix on
     #858's command moves only flags it takes, with its world fixed by the launcher, and check refuses a Ray-only flag

@@ -42,6 +42,11 @@ def read_script_args(framework: str | None, words: Sequence[str], gpus: int | No
         model = command_config_model(framework or found.framework, found.args, notes)
     # a version named with --framework (verl==0.7.1) is kept: the script says which framework, not which release
     name = framework.strip() if framework and any(sep in framework for sep in ("==", "@")) else found.framework
+    if gpus is not None and found.gpus is not None and gpus != found.gpus:
+        # (launch_script.py launcher_gpus: torchrun's --nproc_per_node, deepspeed's --num_gpus, times the nodes, else
+        # CUDA_VISIBLE_DEVICES): the job starts as many ranks as the script says, whatever --gpus says
+        notes.append(f"--gpus {gpus} is not the {found.gpus} GPU(s) {path} starts (the GPUs note above says where): "
+                     f"checked with --gpus {gpus}; pass --gpus {found.gpus}, or change the script, if that is what runs")
     return ScriptArgs(name, found.args + rest, gpus if gpus is not None else found.gpus, model, notes)
 
 

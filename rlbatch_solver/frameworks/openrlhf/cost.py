@@ -100,16 +100,23 @@ def _group(v: Mapping[str, Value], g: str) -> int:
 
 def one_world(v: Mapping[str, Value]) -> Mapping[str, Value]:
     """The values as the Ray placement they amount to under the non-Ray launcher (``one_world``: openrlhf/cli/
-    train_ppo.py, read at 0.4.0.post2 and 0.5.9 ``train``): every rank of one DeepSpeed world builds the actor, the
-    critic (gae), the reward model (no --remote_rm_url) and the reference model (``initial_model``) and
-    ``strategy.prepare``s them all, so each GPU holds all four, as --colocate_all_models places them; no vLLM engines
-    (its parser has no --vllm_num_engines: PPOTrainer's NaiveExperienceMaker generates with the actor's own
-    ``generate``), the reference and reward models prepared with ``get_ds_eval_config(offload=False)`` (its parser
-    has no --ref_reward_offload), no sleep, no async training. The world is the actor's (framework.py to_values sets
-    it from the cluster's GPUs). Other values as given."""
+    train_ppo.py, read at 0.5.2, 0.5.9 and 0.6.1 ``train``); the one reading both the rules (framework.py
+    ``to_values``) and the cost model read. Every rank of one DeepSpeed world builds the actor, the critic (gae),
+    the reward model (no --remote_rm_url) and the reference model (``initial_model``) and ``strategy.prepare``s them
+    all, so each GPU holds all four, as --colocate_all_models places them: the reference, critic and reward groups
+    are the actor's world (one strategy's DeepSpeed configs), and neither --colocate_actor_ref's nor
+    --colocate_critic_reward's own placement group exists (train_ppo_ray.py of 0.6.1 gives the critic and reward
+    model a placement group of their own GPUs under --colocate_critic_reward even with --colocate_all_models, which
+    one world is not: False). No vLLM engines (its parser has no --vllm_num_engines: PPOTrainer's
+    NaiveExperienceMaker generates with the actor's own ``generate``), the reference and reward models prepared
+    with ``get_ds_eval_config(offload=False)`` (its parser has no --ref_reward_offload), no sleep, no async
+    training. The world is the actor's (framework.py to_values sets it from the cluster's GPUs). Other values as
+    given."""
     if not v.get("one_world"):
         return v
-    return {**v, "colocate_all": True, "colocate_actor_ref": True, "colocate_critic_reward": True,
+    groups = {f"{g}_{k}": v.get(f"actor_{k}") for g in ("ref", "critic", "reward")
+              for k in ("nnodes", "gpus_per_node")}
+    return {**v, **groups, "colocate_all": True, "colocate_actor_ref": True, "colocate_critic_reward": False,
             "vllm_num_engines": 0, "ref_offload": False, "reward_offload": False, "vllm_sleep": False,
             "ds_sleep": False, "async_train": False}
 

@@ -25,6 +25,7 @@ from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value
 from ...rules.ids import tie_rule
 from ...rules.expr import BoolVar, IntVar, divides
 from . import columns, docs, errors, repair, versions
+from .cost import one_world
 from .names import (ALL_RELEASE_FLAGS, CONVERTED_LEGACY, DOTTED_OF, KEPT_LEGACY, LEGACY_FLAGS, LEGACY_ONLY,
                     NO_SUCCESSOR_WHY, RENAMED_LEGACY, SUCCESSOR_OF, release_has, release_key, releases_with)
 from .release_flags import RELEASE_FLAGS
@@ -575,6 +576,12 @@ def _non_ray_word(word: Any) -> bool:
     return w == NON_RAY_MODULE or w == "train_ppo.py" or w.endswith("/train_ppo.py")
 
 
+def _launcher_count(flat: Mapping[str, Any]) -> int:
+    """The GPUs the non-Ray launcher's own words start (parse stores them as LAUNCHER's value), else 0."""
+    started = flat.get(LAUNCHER)
+    return started if type(started) is int else 0
+
+
 def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, Value]:
     """Cost-model inputs no rule reads (cost.py): --ds.enable_sleep, --vllm.enforce_eager (--enforce_eager before
     0.10.2), DeepSpeed's gradient accumulation dtype (--grad_accum_dtype, or the release's default: fp32 in 0.4.0,
@@ -588,6 +595,8 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             # the non-Ray launcher (LAUNCHER): one DeepSpeed world over every GPU, each rank holding every model
             # (cost.py make_plan)
             "one_world": bool(flat.get(LAUNCHER, False)),
+            # the ranks its launcher's own words start (parse; 0: they say none), for value_notes
+            "launcher_gpus": _launcher_count(flat),
             # --overlap_comm (--ds.overlap_comm from 0.10.2): DeepSpeed's overlap_comm, two ZeRO-1/2 reduce buckets
             "ds_overlap_comm": _true(native.get("ds.overlap_comm", native.get("overlap_comm", False))),
             # the dotted releases' --vllm.enforce_eager, or the --enforce_eager of the releases before 0.10.2 (the
@@ -795,6 +804,10 @@ class OpenRLHFFramework(Framework):
         if entry is not None:
             # the non-Ray launcher's script or module (LAUNCHER): what comes before it is deepspeed's or torchrun's own
             # (--module, --num_gpus, --nproc_per_node=4 ...), but for the environment words
+            from ...launch_script import launcher_gpus
+
+            # (the GPUs they start, when they say: deepspeed's --num_gpus, torchrun's --nproc_per_node, times the nodes)
+            started = launcher_gpus(words[:entry], {})[0]
             words = [w for w in words[:entry] if any(w.startswith(k + "=") for k in SCRIPT_ENV)] + words[entry + 1:]
         flat, ignored = parse_flag_args(words)
         for word in list(ignored):
@@ -803,7 +816,7 @@ class OpenRLHFFramework(Framework):
                 flat[key] = value.strip("'\"")
                 ignored.remove(word)
         if entry is not None:
-            flat[LAUNCHER] = True
+            flat[LAUNCHER] = started or True  # the launcher's own GPU count where its words give one
         return flat, ignored
 
     def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
@@ -826,7 +839,7 @@ class OpenRLHFFramework(Framework):
         if flat.get(LAUNCHER):
             notes.append(f"{NON_RAY_MODULE} (the launcher without Ray): memory and time {priced_words(priced, plural=True)}"
                          " with the actor, critic, reward and reference models on every GPU of one DeepSpeed world (the "
-                         "cluster's GPUs, --gpus); train_ppo_ray's own checks (its placement groups, colocation and "
+                         "cluster's GPUs: --gpus, else the launcher's --num_gpus / --nproc_per_node); train_ppo_ray's own checks (its placement groups, colocation and "
                          "driver checks) are not made: train_ppo.py makes none of them")
         # the flag as the config spells it (normalize_flags maps the pre-0.10.2 name)
         four = "--load_in_4bit" if any(str(k).removeprefix("--") == "load_in_4bit" for k in flat) else \
@@ -855,21 +868,31 @@ class OpenRLHFFramework(Framework):
                              "openrlhf.cli.train_ppo_ray.")
         values = config_to_values(flat, gpus=gpus, model=model, version=self.version)
         values.update(_cost_flags(flat, self.version))
-        if values["one_world"] and gpus:
-            # the non-Ray launcher's DeepSpeed world is every GPU the launcher starts (deepspeed / torchrun: one rank
-            # per GPU), on nodes of up to the standard 8
-            nodes = gpus // STANDARD_NODE_GPUS if gpus % STANDARD_NODE_GPUS == 0 else 1
-            values["actor_nnodes"], values["actor_gpus_per_node"] = nodes, gpus // nodes
-        if values["one_world"]:
-            # what one world means for the rules (cost.py one_world for the cost model): the reference, critic and
-            # reward models' DeepSpeed configs are built over the same world as the actor's (train_ppo.py train:
-            # one strategy), no placement group asks for more GPUs, no vLLM engines (its parser has no
-            # --vllm_num_engines)
-            for g in ("ref", "critic", "reward"):
-                values[f"{g}_nnodes"], values[f"{g}_gpus_per_node"] = values["actor_nnodes"], values["actor_gpus_per_node"]
-            values.update(vllm_num_engines=0, colocate_all=True, colocate_actor_ref=True,
-                          colocate_critic_reward=False, async_train=False)
-        return values
+        # the non-Ray launcher's DeepSpeed world is every GPU the launcher starts (deepspeed / torchrun: one rank
+        # per GPU): the cluster's GPUs (--gpus, or a script's launcher words: launch_script.py launcher_gpus), else
+        # the launcher words given with the command (parse), on nodes of up to the standard 8
+        world = gpus or values["launcher_gpus"]
+        if values["one_world"] and world:
+            nodes = world // STANDARD_NODE_GPUS if world % STANDARD_NODE_GPUS == 0 else 1
+            values["actor_nnodes"], values["actor_gpus_per_node"] = nodes, world // nodes
+        # what one world means for the rules and the cost model alike (cost.py one_world)
+        return dict(one_world(values))
+
+    def value_notes(self, values: Mapping[str, Value]) -> list[str]:
+        """Under the non-Ray launcher: the world the models were priced on (to_values), and a launcher whose own GPU
+        count (deepspeed --num_gpus, torchrun --nproc_per_node) is not the cluster's (--gpus)."""
+        if not values.get("one_world"):
+            return []
+        nodes, per = int(values.get("actor_nnodes") or 1), int(values.get("actor_gpus_per_node") or 1)
+        world, started = nodes * per, int(values.get("launcher_gpus") or 0)
+        given = "" if values.get("cluster_num_gpus") or started else " (no GPU count given: pass --gpus)"
+        out = [f"{NON_RAY_MODULE}: priced as one DeepSpeed world of {world} GPU(s) ({nodes} node(s) x {per}), every "
+               f"model on each of them{given}"]
+        if started and started != world:
+            out.append(f"--gpus {world} is not the {started} GPU(s) the launcher's own words start (--num_gpus / "
+                       f"--nproc_per_node): priced with --gpus {world}; pass --gpus {started}, or change the "
+                       "launcher's count, if that is what runs")
+        return out
 
     def with_named_release(self, named: str) -> "OpenRLHFFramework":
         """A named release another's pack judges (0.6.1 checks as 0.6.2) keeps its name for what only the release
