@@ -939,6 +939,13 @@ class SwiftFramework(Framework):
             # --async_generate needs async mode: engines on GPUs of their own (_legacy_search)
             del native["vllm_mode"]
             native["num_infer_workers"] = 1 if _async_asked(scenario.fixed) else scenario.per_node
+            ranks = scenario.fixed.get("NPROC_PER_NODE")
+            if ranks is not None and "num_infer_workers" not in scenario.fixed \
+                    and 1 <= flag_int("NPROC_PER_NODE", ranks) < scenario.per_node:
+                # training ranks fixed below the node's GPUs (a 3.1 script: --vllm_device auto on the GPU after
+                # them): the colocated layout is refused (swift.legacy.colocate_device_count); the one _check_grpo
+                # allows is async mode, the rest of the node's GPUs as engines (swift.legacy.async_device_count)
+                native["num_infer_workers"] = scenario.per_node - flag_int("NPROC_PER_NODE", ranks)
         fixed = normalize_keys(scenario.fixed)
         native.update(fixed)
         native.setdefault("NPROC_PER_NODE", scenario.per_node)
