@@ -724,11 +724,14 @@ def _corpus_script(tmp_path, name: str) -> Path:
 def test_an_ms_swift_script_dated_to_a_release_without_a_pack_is_recommended_as_check_reads_it(tmp_path):
     """ms-swift's v3.4.0 lora_vllm.sh: --vllm_device dates it to 3.1.0, a release --framework cannot name (3.3.1's pack
     judges it, for_config). recommend --from named its scenario swift==3.1.0 and exited; it keeps the pack and the dated
-    release (Scenario.dated_release), and prices the script as check does: the same peaks and step time."""
+    release (Scenario.dated_release), and prices the script as check does: the same peaks and step time. Its search
+    fixed NPROC_PER_NODE=1 with num_infer_workers=2 (colocated), which the pack refuses: it found no config."""
     script = _corpus_script(tmp_path, "swift_example_v3.4.0_lora_vllm_qwen2_5_7b_lora_2x80g")
     result = runner.invoke(app, ["recommend", "--from", str(script), "--gpu", "a100-80gb", "--model", "qwen2.5-7b"])
-    # exit 1: no searched config is valid (the search's legacy layout, as before the dating), not an input error
-    assert result.exit_code in (0, 1) and "not 3.1.0" not in result.output, result.output
+    # the search keeps the script's one training rank and offers the layout _check_grpo allows with it (async mode:
+    # the second GPU as the engine's), not the colocated one swift.legacy.colocate_device_count refuses
+    assert result.exit_code == 0 and "not 3.1.0" not in result.output, result.output
+    assert "No valid config fits" not in result.output and "colocate_device_count" not in result.output
     assert "Your config" in result.output and "runs: step" in result.output, result.output
     s = read_launch_script(script)
     flat, _ = get_framework(s.framework).parse(s.args)

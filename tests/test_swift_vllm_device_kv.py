@@ -70,6 +70,21 @@ def test_3361_under_a_3_1_only_reading_holds_util_times_total_of_kv_and_the_weig
     assert later.peaks[Phase.ROLLOUT] <= later.capacity_of(Phase.ROLLOUT)
 
 
+def test_check_gives_the_3_1_readings_peak_beside_the_one_it_prices(monkeypatch):
+    """The note of a config its flags date to 3.1.0 and later releases says what the 3.1 engine's GPU would hold (the
+    peak a 3.1-only reading prices: #3361's 24 GB card out of memory), not only that it holds more; a config priced as
+    3.1 has no second reading to give."""
+    case = _case(CASE_3361)
+    r = _check(case)
+    line = next(n for n in r.notes if n.startswith("read as ms-swift 3.1.0 with vLLM 0.7.2 runs it"))
+    monkeypatch.setattr(swift_versions, "dated_span", lambda flat: ("3.1.0", "3.1.1"))
+    only = _check(case)
+    worst = max(only.memory.peaks, key=lambda p: only.memory.peaks[p] - only.memory.capacity_of(p))
+    assert f"peaks at {only.memory.peaks[worst] / 1024:.1f} of {only.memory.capacity_of(worst) / 1024:.1f}" in line
+    assert "(out of memory)" in line and f"priced at {r.memory.peaks[worst] / 1024:.1f} GiB here" in line
+    assert not any(n.startswith("read as ms-swift") for n in only.notes)
+
+
 @pytest.mark.parametrize("name", RAN)
 def test_ran_examples_with_vllm_on_its_own_gpu_still_fit(name):
     assert _check(_case(name)).memory.fits

@@ -36,9 +36,13 @@ REQUIRED_FIELDS = (
 # HF model types whose config defaults to tied input/output embeddings.
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3_text"}
 # HF model types with bias on the q/k/v projections and no ``attention_bias`` key.
-_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_5_vl", "qwen2_5_vl_text"}
-# HF model types whose ``vision_config`` we read (the Qwen2.5-VL ViT: ModelCard.vision_*)
-_VISION_TYPES = {"qwen2_5_vl"}
+_QKV_BIAS_TYPES = {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_text"}
+# HF model types whose ``vision_config`` we read (the Qwen2.5-VL ViT and Qwen2-VL's: ModelCard.vision_*)
+_VISION_TYPES = {"qwen2_vl", "qwen2_5_vl"}
+# Qwen2-VL's ViT (transformers models/qwen2_vl/modeling_qwen2_vl.py, 4.51.3 and 4.52.4): LayerNorms, a plain GELU MLP
+# (VisionMlp fc1/fc2, width embed_dim x mlp_ratio) and full attention in every block; its vision_config names the
+# ViT's width embed_dim and the merger's output (the language model's width) hidden_size
+QWEN2_VL_VIT = "qwen2_vl"
 _VISION_KEYS = (("vision_depth", ("depth",)), ("vision_hidden_size", ("hidden_size",)),
                 ("vision_intermediate_size", ("intermediate_size",)), ("vision_num_heads", ("num_heads",)),
                 ("vision_out_hidden_size", ("out_hidden_size",)), ("vision_patch_size", ("patch_size",)),
@@ -242,12 +246,23 @@ class ModelCard:
         return self.attention_params() + self.mlp_params(i) + self._norms_per_layer() * self.hidden_size
 
     # ---------------------------------------------------------- vision tower
+    @property
+    def vision_plain_mlp(self) -> bool:
+        """The ViT is Qwen2-VL's (``QWEN2_VL_VIT``): LayerNorms and a two-Linear GELU MLP, not Qwen2.5-VL's RMSNorms
+        and gated MLP."""
+        return self.has_vision and self.model_type == QWEN2_VL_VIT
+
     def vision_block_params(self) -> int:
         """One Qwen2_5_VLVisionBlock (transformers modeling_qwen2_5_vl.py): norm1 and norm2 (RMSNorm weights),
         attention qkv Linear(d, 3d, bias) and proj Linear(d, d, bias), and the gated MLP Qwen2_5_VLMLP(bias=True):
-        gate_proj and up_proj Linear(d, i) and down_proj Linear(i, d), all with bias."""
+        gate_proj and up_proj Linear(d, i) and down_proj Linear(i, d), all with bias. Qwen2-VL's Qwen2VLVisionBlock
+        (modeling_qwen2_vl.py): the same attention, norm1 and norm2 LayerNorm (weight and bias), VisionMlp fc1
+        Linear(d, i) and fc2 Linear(i, d), both with bias."""
         d, i = self.vision_hidden_size, self.vision_intermediate_size
-        return 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + (3 * d * i + 2 * i + d)
+        attention = (d * 3 * d + 3 * d) + (d * d + d)
+        if self.vision_plain_mlp:
+            return 4 * d + attention + (2 * d * i + i + d)
+        return 2 * d + attention + (3 * d * i + 2 * i + d)
 
     def vision_tower_params(self) -> int:
         """The ViT without its merger: Qwen2_5_VisionPatchEmbed's Conv3d(in_channels, d, kernel [t, p, p],
@@ -259,11 +274,13 @@ class ModelCard:
 
     def vision_merger_params(self) -> int:
         """Qwen2_5_VLPatchMerger (the aligner): ln_q RMSNorm(d), Linear(d*m^2, d*m^2) and Linear(d*m^2,
-        out_hidden_size), both with bias (m = spatial_merge_size)."""
+        out_hidden_size), both with bias (m = spatial_merge_size); Qwen2-VL's PatchMerger: ln_q LayerNorm(d) (weight
+        and bias), the same Linears."""
         if not self.has_vision:
             return 0
         wide = self.vision_hidden_size * self.vision_spatial_merge_size ** 2
-        return self.vision_hidden_size + wide * wide + wide + wide * self.vision_out_hidden_size + \
+        norm = 2 * self.vision_hidden_size if self.vision_plain_mlp else self.vision_hidden_size
+        return norm + wide * wide + wide + wide * self.vision_out_hidden_size + \
             self.vision_out_hidden_size
 
     def vision_params(self) -> int:
@@ -365,7 +382,8 @@ def _validate(card: ModelCard) -> None:
                              "Copy moe_intermediate_size from config.json.")
     if card.has_vision:
         for name, _ in _VISION_KEYS:
-            if getattr(card, name) <= 0:
+            # Qwen2-VL's ViT has no windows (every block attends over the whole image): its window size is 0
+            if getattr(card, name) <= 0 and not (name == "vision_window_size" and card.model_type == QWEN2_VL_VIT):
                 raise InputError(name, f"{where}: a vision tower (vision_depth > 0) needs {name} > 0.",
                                  "Copy it from config.json's vision_config.")
     if card.is_mla and (card.qk_rope_head_dim <= 0 or card.qk_nope_head_dim <= 0 or card.v_head_dim <= 0):
@@ -392,6 +410,27 @@ def _size(config: Mapping[str, Any], key: str, value: Any, *, allow_zero: bool =
         raise InputError(key, f"config.json value must be {'>= 0' if allow_zero else 'positive'}, "
                          f"got {value}.", "Fix the config.json or pass a catalog model name.")
     return value
+
+
+def _qwen2_vl_vision(vc: Mapping[str, Any]) -> dict[str, int]:
+    """Qwen2-VL's ``vision_config`` (transformers models/qwen2_vl/configuration_qwen2_vl.py Qwen2VLVisionConfig) as the
+    card's vision fields: the ViT's width is ``embed_dim``, its MLP ``embed_dim x mlp_ratio`` wide
+    (modeling_qwen2_vl.py Qwen2VLVisionBlock: ``int(config.embed_dim * config.mlp_ratio)``), and ``hidden_size`` the
+    merger's output (PatchMerger(dim=config.hidden_size)); every block attends over the whole image (no window)."""
+    width = _size(vc, "embed_dim", _get(vc, "embed_dim"))
+    ratio = _get(vc, "mlp_ratio")
+    if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or ratio <= 0:
+        raise InputError("mlp_ratio", f"vision_config.mlp_ratio must be a positive number, got {ratio!r}.",
+                         "Copy it from config.json's vision_config.")
+    depth = _size(vc, "depth", _get(vc, "depth"))
+    return {"vision_depth": depth, "vision_hidden_size": width, "vision_intermediate_size": int(width * ratio),
+            "vision_num_heads": _size(vc, "num_heads", _get(vc, "num_heads")),
+            "vision_out_hidden_size": _size(vc, "hidden_size", _get(vc, "hidden_size")),
+            "vision_patch_size": _size(vc, "patch_size", _get(vc, "patch_size")),
+            "vision_temporal_patch_size": _size(vc, "temporal_patch_size", _get(vc, "temporal_patch_size")),
+            "vision_in_channels": _size(vc, "in_channels", _get(vc, "in_channels", "in_chans")),
+            "vision_spatial_merge_size": _size(vc, "spatial_merge_size", _get(vc, "spatial_merge_size")),
+            "vision_window_size": 0, "vision_fullatt_blocks": depth}
 
 
 def from_hf_config(config: Mapping[str, Any], name: str) -> ModelCard:
@@ -458,7 +497,9 @@ def from_hf_config(config: Mapping[str, Any], name: str) -> ModelCard:
                          "Use a model with an MoE MLP in every layer after first_k_dense_replace.")
 
     vision: dict[str, int] = {}
-    if model_type in _VISION_TYPES and isinstance(config.get("vision_config"), Mapping):
+    if model_type == QWEN2_VL_VIT and isinstance(config.get("vision_config"), Mapping):
+        vision = _qwen2_vl_vision(config["vision_config"])
+    elif model_type in _VISION_TYPES and isinstance(config.get("vision_config"), Mapping):
         vc = config["vision_config"]
         for field_name, keys in _VISION_KEYS:
             vision[field_name] = _size(vc, keys[0], _get(vc, *keys))

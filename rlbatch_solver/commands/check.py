@@ -276,6 +276,7 @@ def check(
         ruleset, memory, host = _with_memory(fw, card, gpu, values, extra_gpus, length_fraction, calibration,
                                              (mean_prompt_len, mean_response_len, mean_lengths_from), host_mem_gib,
                                              (response_profile, fw.training_data(flat)), longest_response_len)
+        notes += _other_reading_notes(fw, flat, memory, card, gpu, values, extra_gpus, length_fraction)
     elif gpu and card is not None:
         notes.append(unmodelled_note(fw, flat))
     elif gpu or card is not None:
@@ -330,6 +331,25 @@ def memory_error_log(framework: str) -> float:
     from ..costmodel.accuracy import MEMORY, error_log
 
     return error_log(framework, MEMORY) or 0.0
+
+
+# MemoryCheck.verdict's words in an other reading's note
+READING_WORDS = {"yes": "fits", "tight": "tight: within the hard margin", "no": "out of memory"}
+
+
+def _other_reading_notes(fw: Framework, flat: Mapping[str, Any], memory: MemoryCheck, card: ModelCard, gpu: str,
+                         values: Mapping[str, Value], extra_gpus: str | Path | None,
+                         length_fraction: float) -> list[str]:
+    """The worst peak of each other release the config's flags allow whose code prices its memory differently
+    (``Framework.other_readings``), beside the one priced: at the maximum lengths, as the verdict's peaks are."""
+    notes = []
+    for what, other in fw.other_readings(flat):
+        _, mem, _ = _with_memory(other, card, gpu, values, extra_gpus, length_fraction)
+        worst = max(mem.peaks, key=lambda p: mem.peaks[p] - mem.capacity_of(p))
+        notes.append(f"read {what}: {Phase(worst).label} peaks at {mem.peaks[worst] / 1024:.1f} of "
+                     f"{mem.capacity_of(worst) / 1024:.1f} GiB usable ({READING_WORDS[mem.verdict(worst)]}), where it is priced "
+                     f"at {memory.peaks[worst] / 1024:.1f} GiB here")
+    return notes
 
 
 def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[str, Value],

@@ -225,11 +225,27 @@ def _vision_consts(m: "ModelCard") -> dict[str, int]:
     (d = vision hidden, q = k = v = d, ``vision_num_heads`` heads, ffn = vision intermediate). Window and
     full-attention blocks keep the same tensors per patch (the window blocks only cut cu_seqlens: no attention matrix
     with the flash/SDPA kernels). The merger (Qwen2_5_VLPatchMerger) keeps ln_q's fp32 input and its two Linear and
-    GELU inputs, d bytes per patch each in bf16 (the 4d-wide rows are spatial_merge_size^2 = 4 patches)."""
+    GELU inputs, d bytes per patch each in bf16 (the 4d-wide rows are spatial_merge_size^2 = 4 patches).
+
+    Qwen2-VL's Qwen2VLVisionBlock (transformers models/qwen2_vl/modeling_qwen2_vl.py, 4.51.3 and 4.52.4; the card's
+    ``vision_plain_mlp``): the same attention; norm1, norm2 and the merger's ln_q are torch LayerNorms, which keep
+    their bf16 input (the per-row mean and rstd are a rounding); VisionMlp keeps fc1's input (d), and of the ffn-wide
+    rows QuickGELU's input and its sigmoid (activations.py QuickGELUActivation: ``input * sigmoid(1.702 * input)``)
+    and fc2's input, the product: three."""
     if not m.has_vision:
         return {}
     d, ffn, heads = m.vision_hidden_size, m.vision_intermediate_size, m.vision_num_heads
     attn = C.BF16 * d + C.BF16 * 3 * d + C.BF16 * d + C.ACT_LSE_BYTES_PER_HEAD * heads
+    if m.vision_plain_mlp:
+        return dict(
+            vision_tower_params=m.vision_tower_params(),
+            vision_merger_params=m.vision_merger_params(),
+            vision_depth=m.vision_depth,
+            vision_hidden=d,
+            vision_block_act=attn + 2 * C.BF16 * d + C.BF16 * d + 3 * C.BF16 * ffn,
+            vision_block_trained_norms=0,
+            vision_merger_act=(C.BF16 + 3 * C.BF16) * d,
+        )
     norms = 2 * C.ACT_NORM_BYTES_PER_HIDDEN * d
     mlp = C.BF16 * d + 4 * C.BF16 * ffn
     return dict(

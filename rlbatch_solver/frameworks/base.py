@@ -535,6 +535,12 @@ class Framework(ABC):
         the config's memory is evaluated (a GPU and a model given); without, a note claims no pricing."""
         return []
 
+    def other_readings(self, flat: Mapping[str, Any]) -> list[tuple[str, "Framework"]]:
+        """Other releases a config's flags allow whose code prices its memory differently from the reading priced
+        (ms-swift: the --vllm_device engine of 3.1 under the vLLM it recommends), each as (what it is, the framework
+        that prices it): ``check`` prices each too and says its worst peak in a note. None by default."""
+        return []
+
     def unmodelled_backend(self, flat: Mapping[str, Any]) -> str | None:
         """Why the config's training backend is one the cost model does not price (verl: an engine option of
         model_engine or a role's config group we do not model), for ``check`` and ``fix`` to leave memory and time

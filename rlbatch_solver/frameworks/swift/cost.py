@@ -464,7 +464,9 @@ GENERATE_LOGITS_EVERY_POSITION = ("3.1.0", "3.7.0")  # [first, fixed)
 
 # The ViT's dense SDPA mask (Plan.vision_sdpa_mask, constants.VIT_SDPA_MASK_BYTES_PER_PAIR): transformers 4.49.0 and
 # 4.52.4 Qwen2_5_VLVisionSdpaAttention build it; the releases that pin transformers below 4.53
-# (GENERATE_LOGITS_EVERY_POSITION's) run one of them; from 3.7.0 (< 4.56) not priced.
+# (GENERATE_LOGITS_EVERY_POSITION's) run one of them; from 3.7.0 (< 4.56) not priced: the newest it allows, 4.55.4
+# (and 4.54.1), splits q/k/v per image or window for a non-flash kernel (no mask) and takes logits_to_keep; 4.53.3 still
+# builds a [1, 1, P, P] mask per block and all prefill logits (docs/cost-model.md).
 VIT_SDPA_MASK = ("3.1.0", "3.7.0")  # [first, fixed)
 
 

@@ -724,6 +724,20 @@ class SwiftFramework(Framework):
             "node, else NPROC_PER_NODE) equal num_infer_workers (TP --tensor_parallel_size), else num_infer_workers "
             f"engines on GPUs of their own.{kv_of_total}"]
 
+    def other_readings(self, flat: Mapping[str, Any]) -> list[tuple[str, "SwiftFramework"]]:
+        """A config whose flags fit 3.1 and later releases (``_vllm_device_notes``' second reading): priced as the newest
+        they allow, its engine on a GPU of its own is also priced as ms-swift 3.1 with vLLM 0.7.2 runs it (cost.py
+        ``vllm_device_kv_of_total``), for ``check`` to give that reading's peak."""
+        release = self.code_release or self.version
+        if (self.megatron or _present(flat.get("vllm_mode")) or not any(k in flat for k in LEGACY_VLLM_KEYS)
+                or not flag_bool("use_vllm", flat.get("use_vllm", False))
+                or vllm_device_kv_of_total(self.newest_dated_release, True)
+                or not vllm_device_kv_of_total(release, True)):
+            return []
+        other = copy.copy(self)
+        other.dated_newest = release
+        return [(f"as ms-swift {release} with vLLM 0.7.2 runs it", other)]
+
     def _tuner_notes(self, flat: Mapping[str, Any], priced: bool = True) -> list[str]:
         """A config that names no tuner trains LoRA: ``swift rlhf``'s BaseArguments default it (4.x
         swift/arguments/base_args/base_args.py ``tuner_type: str = field(default='lora')``; 3.x
@@ -939,6 +953,13 @@ class SwiftFramework(Framework):
             # --async_generate needs async mode: engines on GPUs of their own (_legacy_search)
             del native["vllm_mode"]
             native["num_infer_workers"] = 1 if _async_asked(scenario.fixed) else scenario.per_node
+            ranks = scenario.fixed.get("NPROC_PER_NODE")
+            if ranks is not None and "num_infer_workers" not in scenario.fixed \
+                    and 1 <= flag_int("NPROC_PER_NODE", ranks) < scenario.per_node:
+                # training ranks fixed below the node's GPUs (a 3.1 script: --vllm_device auto on the GPU after
+                # them): the colocated layout is refused (swift.legacy.colocate_device_count); the one _check_grpo
+                # allows is async mode, the rest of the node's GPUs as engines (swift.legacy.async_device_count)
+                native["num_infer_workers"] = scenario.per_node - flag_int("NPROC_PER_NODE", ranks)
         fixed = normalize_keys(scenario.fixed)
         native.update(fixed)
         native.setdefault("NPROC_PER_NODE", scenario.per_node)
