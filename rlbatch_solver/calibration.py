@@ -23,7 +23,7 @@ PROFILE_KEY = "rlbatch_calibration"
 # which efficiency moves which phases (the others barely: a phase's time is one efficiency's term plus fixed costs)
 DRIVES: dict[str, tuple[str, ...]] = {
     "hbm_decode": (Phase.ROLLOUT, Phase.WEIGHT_SYNC),
-    "mfu_forward": (Phase.OLD_LOG_PROB, Phase.REF, Phase.CRITIC_UPDATE),
+    "mfu_forward": (Phase.OLD_LOG_PROB, Phase.REF, Phase.CRITIC_UPDATE, Phase.CRITIC_VALUES),
     "mfu_train": (Phase.ACTOR_UPDATE, Phase.CRITIC_UPDATE),
 }
 

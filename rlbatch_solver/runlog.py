@@ -45,7 +45,7 @@ VERL_PHASES: dict[str, tuple[str, ...]] = {
 }
 OPENRLHF_PHASES: dict[str, tuple[str, ...]] = {
     "timing/generation": ("rollout",),
-    "timing/make_experience": ("old_log_prob", "ref"),
+    "timing/make_experience": ("old_log_prob", "ref", "critic_values"),  # the value forward too (cost.py concurrency)
     "timing/ppo_train": ("actor_update", "critic_update"),
     "timing/broadcast": ("weight_sync",),
 }

@@ -34,10 +34,11 @@ from doc_sections import rewrite_marked  # noqa: E402
 from rlbatch_solver.costmodel.efficiency import FITTED_PATH  # noqa: E402
 
 # measured key -> our quantity (a phase, the step, or the training phases' peak memory)
-QUANTITY = {"step_s": STEP, "gen_s": "rollout", "old_log_prob_s": "old_log_prob", "ref_s": "ref",
-            "update_actor_s": "actor_update", "update_critic_s": "critic_update", "peak_memory_gib": MEMORY,
+# (gen_exp_s: a generation time that holds the experience forwards, crossval.COMPOSITE)
+QUANTITY = {"step_s": STEP, "gen_s": "rollout", "gen_exp_s": "generation_experience", "old_log_prob_s": "old_log_prob",
+            "ref_s": "ref", "update_actor_s": "actor_update", "update_critic_s": "critic_update", "peak_memory_gib": MEMORY,
             "gpu_memory_used_gib": PEAK}
-ORDER = [STEP, "rollout", "old_log_prob", "ref", "actor_update", "critic_update", MEMORY, PEAK]
+ORDER = [STEP, "rollout", "generation_experience", "old_log_prob", "ref", "actor_update", "critic_update", MEMORY, PEAK]
 GIB = 2**30
 
 

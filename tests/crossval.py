@@ -29,7 +29,7 @@ BOUNDS: dict[str, tuple[float, float]] = {"rollout_scale": (0.125, 8.0), "forwar
                                           "train_scale": (0.125, 8.0), "step_fixed_s": (0.0, 60.0)}
 START = {"rollout_scale": 1.0, "forward_scale": 1.0, "train_scale": 1.0, "step_fixed_s": 0.0}
 SCALE_OF = {Phase.ROLLOUT: "rollout_scale", Phase.OLD_LOG_PROB: "forward_scale", Phase.REF: "forward_scale",
-            Phase.ACTOR_UPDATE: "train_scale", Phase.CRITIC_UPDATE: "train_scale"}
+            Phase.ACTOR_UPDATE: "train_scale", Phase.CRITIC_UPDATE: "train_scale", Phase.CRITIC_VALUES: "forward_scale"}
 ROUNDS = 6
 
 
@@ -80,12 +80,22 @@ def scaled(c: Cached, k: Mapping[str, float]) -> dict[str, float]:
     return out
 
 
+# quantity -> the phases a source times as one figure, combined as the step combines them (a concurrency group at its
+# slowest member): OpenRLHF's benchmark table reports as "Generation" PPOTrainer.fit's gen_exp_time, the
+# make_experience loop in which each micro batch is generated and then given its experience forwards
+# (openrlhf/trainer/ppo_trainer.py ``fit``, utils/perf.py ``print_throughput_step3``, read at the table's commit)
+COMPOSITE = {"generation_experience": (Phase.ROLLOUT, Phase.OLD_LOG_PROB, Phase.REF, Phase.CRITIC_VALUES)}
+
+
 def predicted(c: Cached, k: Mapping[str, float]) -> dict[str, float]:
     """quantity -> predicted seconds of every time quantity ``c`` measures."""
     sec = scaled(c, k)
     out = {}
     for q in c.measured:
-        v = c.combine(sec) if q == "step" else sec.get(q)
+        if q in COMPOSITE:
+            v = c.combine({p: sec[p] for p in COMPOSITE[q] if p in sec})
+        else:
+            v = c.combine(sec) if q == "step" else sec.get(q)
         if v:
             out[q] = v
     return out

@@ -71,7 +71,7 @@ def test_openrlhf_global_step_line():
            f"[2025-10-01 10:03:00] INFO ✨ Global step 2: {status}\n"
     log = parse_log(text)
     assert log.format == "openrlhf"
-    assert dict(log.phase_groups()) == {("rollout",): 100.0, ("old_log_prob", "ref"): 20.0,
+    assert dict(log.phase_groups()) == {("rollout",): 100.0, ("old_log_prob", "ref", "critic_values"): 20.0,
                                         ("actor_update", "critic_update"): 40.0, ("weight_sync",): 3.0}
     assert log.mean_lengths() == (200.0, 812.5) and log.step_seconds() == 163.0
 

@@ -536,3 +536,40 @@ def test_fix_compiles_the_engines_dividing_the_actor_with_no_engine_searched(rel
               "--", "--train_batch_size", "64", "--rollout_batch_size", "64", "--micro_train_batch_size", "4",
               "--n_samples_per_prompt", "8")
     assert out.returncode in (0, 1), out.stdout
+
+
+def test_critic_value_forward_runs_with_the_experience_forwards():
+    """make_experience (trainer/ppo_utils/experience_maker.py, 0.11.2) dispatches the actor's log-prob, the critic's
+    value and the reference's forwards as Ray calls and waits on one before the next only where it shares GPUs (the
+    actor's and the reference's with colocate_all or colocate_actor_ref, the critic's with colocate_all or
+    colocate_critic_reward): the value forward is a phase of its own beside the other two, not part of the critic's
+    training, and the step takes the slowest of the forwards that overlap."""
+    from rlbatch_solver.calibration import make_run
+    from rlbatch_solver.costmodel.efficiency import DERIVED_EFFICIENCY
+    from rlbatch_solver.costmodel.phase import Phase as P
+    from rlbatch_solver.costmodel.tables import step_seconds
+
+    args = ["--vllm_num_engines", "4", "--vllm_tensor_parallel_size", "2", "--actor_num_gpus_per_node", "8",
+            "--ref_num_gpus_per_node", "8", "--critic_num_gpus_per_node", "8", "--micro_train_batch_size", "4",
+            "--train_batch_size", "128", "--micro_rollout_batch_size", "8", "--rollout_batch_size", "128",
+            "--n_samples_per_prompt", "4", "--init_kl_coef", "0.01", "--advantage_estimator", "gae", "--max_len", "2048"]
+
+    def step(extra):
+        run = make_run("openrlhf", args + extra, gpu="h100", model="qwen2.5-1.5b", gpus=None, prompt_mean=200,
+                       response_mean=400)
+        s = run.predict(DERIVED_EFFICIENCY).seconds
+        return s, step_seconds(run.spec, run.values, s)
+
+    s, apart = step([])
+    assert s[P.CRITIC_VALUES] > 0
+    olp, ref, val, rest = s[P.OLD_LOG_PROB], s[P.REF], s[P.CRITIC_VALUES], s[P.ROLLOUT] + s[P.WEIGHT_SYNC] + s[P.OFFLOAD]
+    train = max(s[P.ACTOR_UPDATE], s[P.CRITIC_UPDATE])
+    assert apart == pytest.approx(rest + max(olp, val, ref) + train, rel=1e-9)
+    # the actor's forward first (waited on), then the critic's beside the reference
+    assert step(["--colocate_actor_ref"])[1] == pytest.approx(rest + olp + max(val, ref) + train, rel=1e-9)
+    # the critic's forward waited on beside the actor's, the reference's after it
+    assert step(["--colocate_critic_reward"])[1] == pytest.approx(rest + max(olp, val) + ref + train, rel=1e-9)
+    # one set of GPUs: every forward and both trainings one after another
+    s_all, together = step(["--colocate_all_models"])
+    assert together == pytest.approx(sum(s_all.values()), rel=1e-9)
+

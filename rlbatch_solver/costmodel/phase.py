@@ -39,6 +39,9 @@ class Phase(str, Enum):
     CRITIC_UPDATE = ("critic_update", "critic update", "critic (values or update)", "critic update",
                      "out of memory in the critic update")
     WEIGHT_SYNC = ("weight_sync", "weight sync")  # time only: the trainer's weights to the inference engine
+    # time only: the critic's value forward where a framework runs it beside the other experience forwards, on the
+    # critic's GPUs (Plan.critic_values_apart); elsewhere it is part of CRITIC_UPDATE
+    CRITIC_VALUES = ("critic_values", "critic values")
     OFFLOAD = ("offload", "offload transfers")  # time only: the offloaded states' copies to and from the host
     HOST = ("host", "host", "host RAM")  # the node's RAM (host-memory rules), not a phase of the step
 

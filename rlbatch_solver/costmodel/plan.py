@@ -336,6 +336,10 @@ class Plan:
     # inference engine keep on the GPU (CUDA graphs; everything without free_cache_engine).
     # Off by default: a framework turns it on once its phase input lists include those knobs.
     count_colocated_residents: bool = False
+    # The critic's value forward is its own time phase (Phase.CRITIC_VALUES), over the experience's micro batches
+    # (logprob_micro / logprob_token_budget), not part of the critic's update: a framework that runs it inside
+    # make_experience beside the reference's and the actor's forwards (OpenRLHF) and says which of them it overlaps
+    critic_values_apart: bool = False
     # The worker moves its whole share of the step's batch (every key, padded to the maximum prompt and response) to
     # the GPU before the update and keeps it there through it (verl's legacy Megatron workers: update_actor
     # ``data.batch = data.batch.to(device)`` up to 0.5.x, verl PRs #3011 and #3106, first in 0.6.0, moving only the

@@ -686,11 +686,21 @@ def _update(plan: Plan, mc: ModelConsts, critic: bool) -> PassSeconds:
         grad_sync = micro_grads
     # every epoch (verl's ppo_epochs) passes over all the mini batches again, each with its optimizer step
     total = (t_mini + PassSeconds(fixed=grad_sync + adam)).times(mini * max(1, plan.update_epochs))
-    if critic:  # the critic's value forward over the batch (compute_values)
+    if critic and not plan.critic_values_apart:  # the critic's value forward over the batch (compute_values)
         t_val, _ = _pass_parts(plan, mc, params, active, samples, micro, plan.train_token_budget, 1.0,
                                plan.efficiency.mfu_forward, 1.0)
         total = total + t_val
     return total
+
+
+def _critic_values(plan: Plan, mc: ModelConsts) -> PassSeconds:
+    """The critic's value forward as a phase of its own (``Plan.critic_values_apart``): a forward of the critic (no
+    LM head) over the step's samples on its GPUs, in the experience's micro batches."""
+    active = float(mc.active - (mc.lm_head - mc.hidden))
+    samples = plan.samples_per_step / _dp(plan)
+    t, _ = _pass_parts(plan, mc, float(mc.critic_params), active, samples, plan.logprob_micro,
+                       plan.logprob_token_budget, 1.0, plan.efficiency.mfu_forward, 1.0)
+    return t
 
 
 def _deepspeed_micro_grads(plan: Plan, params: float, n_micro: float) -> float | None:
@@ -804,6 +814,8 @@ def pass_seconds(plan: Plan, phase: str) -> PassSeconds | None:
         return _ref(plan, mc)
     if phase in (Phase.ACTOR_UPDATE, Phase.CRITIC_UPDATE):
         return _update(plan, mc, critic=phase == Phase.CRITIC_UPDATE)
+    if phase == Phase.CRITIC_VALUES and plan.need_critic and plan.critic_values_apart:
+        return _critic_values(plan, mc)
     return None
 
 
@@ -825,6 +837,8 @@ def estimate_time(plan: Plan) -> TimeReport:
     fns[Phase.ACTOR_UPDATE] = lambda: _update(plan, mc, critic=False).at(eff.train_scale)
     if plan.need_critic:
         fns[Phase.CRITIC_UPDATE] = lambda: _update(plan, mc, critic=True).at(eff.train_scale)
+        if plan.critic_values_apart:
+            fns[Phase.CRITIC_VALUES] = lambda: _critic_values(plan, mc).at(eff.forward_scale)
     fns[Phase.WEIGHT_SYNC] = lambda: _weight_sync(plan, mc)
     fns[Phase.OFFLOAD] = lambda: _offload(plan, mc)
     return TimeReport(LazyPhases(fns), info)

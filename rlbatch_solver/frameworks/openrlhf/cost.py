@@ -79,6 +79,10 @@ TIME_INPUTS = {
     Phase.ACTOR_UPDATE: _T + _TRAIN + ["train_batch_size", "adam_offload", "max_epochs"],
     Phase.CRITIC_UPDATE: _T + _TRAIN + ["train_batch_size", "colocate_all", "critic_nnodes", "critic_gpus_per_node",
                                         "adam_offload", "max_epochs"],
+    # the critic's value forward, in make_experience (Plan.critic_values_apart): on the critic's GPUs, over the
+    # experience's micro batches
+    Phase.CRITIC_VALUES: _T + ["need_critic", "colocate_all", "critic_nnodes", "critic_gpus_per_node",
+                               "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET,
     Phase.WEIGHT_SYNC: _T + ["colocate_all", "async_train", "vllm_tp", "vllm_num_engines", "hf_generate"],
     # ds_sleep: --deepspeed_enable_sleep moves the trainer's states off the GPU and back around the rollout
     Phase.OFFLOAD: _T + ["adam_offload", "need_critic", "ds_sleep"],
@@ -136,7 +140,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     actor_ref = all_ or bool(v.get("colocate_actor_ref"))
     critic_reward = all_ or bool(v.get("colocate_critic_reward"))
     need_rm = bool(v.get("need_reward_model"))
-    group = {Phase.REF: "ref", Phase.CRITIC_UPDATE: "critic"}.get(phase, "actor")
+    group = {Phase.REF: "ref", Phase.CRITIC_UPDATE: "critic", Phase.CRITIC_VALUES: "critic"}.get(phase, "actor")
     if group == "ref" and actor_ref or group == "critic" and all_:
         group = "actor"  # colocated groups take the actor's placement
     n_gpus = _group(v, group)
@@ -203,6 +207,10 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         need_ref=bool(v.get("need_ref")),
         need_critic=bool(v.get("need_critic")),
         critic_micro=int(v.get("micro_train_batch_size") or 1),
+        # make_experience runs the critic's value forward on the critic's GPUs beside the reference's and the actor's
+        # forwards (trainer/ppo_utils/experience_maker.py: RemoteExperienceMaker.make_experience, read at the
+        # benchmark's dbdd43b0 and at 0.11.2 make_experience), not with its training: a phase of its own (concurrency)
+        critic_values_apart=True,
         engine="hf" if hf else "vllm",
         hf_generate_micro=int(v.get("micro_rollout_batch_size") or 1) if hf else None,
         hf_generate_unpads=bool(hf and v.get("flash_attn")),
@@ -280,18 +288,29 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
 
 
 def concurrency(values: Mapping[str, Value]) -> list[tuple[str, ...]]:
-    """The phases OpenRLHF 0.11.2 overlaps on separate GPU groups. make_experience
-    (trainer/ppo_utils/experience_maker.py) dispatches the actor's and the reference's forwards together and
-    waits on each only when they share GPUs (``colocate_all`` or ``colocate_actor_ref``); ppo_train
-    (trainer/ppo_trainer.py) runs the actor's and the critic's fit together unless ``--ds.enable_sleep`` (then
-    critic, then actor) or ``colocate_all`` (one set of GPUs). Generation, experience, training and the weight
-    broadcast follow one another. Our critic phase also holds its value forward, which OpenRLHF runs in
-    make_experience: counted with the critic's training."""
+    """The phases OpenRLHF overlaps on separate GPU groups. make_experience (trainer/ppo_utils/experience_maker.py,
+    read at 0.11.2) dispatches the actor's log-prob forward, the critic's value forward and the reference's forward
+    in that order as Ray calls, and waits on one before dispatching the next only where it shares GPUs: the actor's
+    and the reference's with ``colocate_all`` or ``colocate_actor_ref``, the critic's with ``colocate_all`` or
+    ``colocate_critic_reward``. So the three run together on separate groups; the actor's first and then the
+    critic's beside the reference with colocate_actor_ref; with colocate_critic_reward the reference waits for the
+    critic's forward, which runs beside the actor's (counted here as the actor's and the critic's together, then the
+    reference: at most the reference's forward over). At the benchmark table's commit (dbdd43b0,
+    RemoteExperienceMaker.make_experience) the reference, value and reward forwards are Ray calls the actor's own
+    log-prob forward runs beside, per micro rollout batch. ppo_train (trainer/ppo_trainer.py) runs the actor's and
+    the critic's fit together unless ``--ds.enable_sleep`` (then critic, then actor) or ``colocate_all`` (one set of
+    GPUs). Generation, experience, training and the weight broadcast follow one another."""
     values = one_world(values)  # the non-Ray launcher runs every phase in one process per GPU, one after another
     all_ = bool(values.get("colocate_all"))
+    actor_ref, critic_reward = bool(values.get("colocate_actor_ref")), bool(values.get("colocate_critic_reward"))
     groups: list[tuple[str, ...]] = []
-    if not (all_ or values.get("colocate_actor_ref")):
-        groups.append((Phase.OLD_LOG_PROB, Phase.REF))
+    if not all_:
+        if not actor_ref and not critic_reward:
+            groups.append((Phase.OLD_LOG_PROB, Phase.CRITIC_VALUES, Phase.REF))
+        elif not critic_reward:
+            groups.append((Phase.CRITIC_VALUES, Phase.REF))
+        elif not actor_ref:
+            groups.append((Phase.OLD_LOG_PROB, Phase.CRITIC_VALUES))
     if not (all_ or values.get("ds_sleep")):
         groups.append((Phase.ACTOR_UPDATE, Phase.CRITIC_UPDATE))
     return groups
@@ -458,7 +477,8 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         unread=unread,
         optional=optional_names(VARIABLES),
         concurrency=concurrency,
-        concurrency_inputs=("colocate_all", "colocate_actor_ref", "ds_sleep", "async_train", "one_world"),
+        concurrency_inputs=("colocate_all", "colocate_actor_ref", "colocate_critic_reward", "ds_sleep", "async_train",
+                            "one_world"),
         pipeline=pipeline,
         host_layout=lambda values: host_layout(values, model),
     ))
