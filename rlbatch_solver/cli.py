@@ -20,7 +20,7 @@ from typer.core import TyperGroup, TyperOption
 from .cli_options import (MAX_LIMIT, MAX_SHOW, MAX_TIME_LIMIT_S, MAX_TOP, MAX_WORKERS, AsJson, Algo, Calibration,
                           Config, Framework, Gpu, GpuFile, Gpus, HostMem, LengthFraction, LongestResponseLen, MeanPromptLen,
                           MeanResponseLen, Model, N, Nnodes, Objective, Overrides, Placement, PromptLen, ResponseLen,
-                          ResponseProfile, ScenarioFile, Search, Set, TimeLimit, bounded)
+                          ResponseProfile, ScenarioFile, Search, Set, TimeLimit, bounded, gpus_option)
 from .commands import entry
 from .errors import InputError
 from .flag_order import NoSuchOption, misplaced_flag_text
@@ -96,7 +96,7 @@ def _show(report: Any, as_json: bool, printer: str, default: Any = None) -> None
 def check(
     overrides: Overrides = None,
     framework: Framework = None,
-    gpus: Annotated[Optional[int], typer.Option("--gpus", help="Total GPUs (or give trainer.n_gpus_per_node/nnodes).")] = None,
+    gpus: Annotated[Optional[int], gpus_option("Total GPUs (or give trainer.n_gpus_per_node/nnodes).")] = None,
     model: Model = None,
     gpu: Gpu = None,
     extra_gpus: GpuFile = None,
@@ -261,7 +261,7 @@ def _scenario_flags(framework, gpu, gpus, nnodes, model, algo, n, prompt_len, re
             "n": n, "prompt_length": prompt_len, "response_length": response_len, "objective": objective}
 
 
-ScenarioGpus = Annotated[Optional[int], typer.Option("--gpus", help="Total GPUs.")]
+ScenarioGpus = Annotated[Optional[int], gpus_option("Total GPUs.")]
 
 
 @app.command()

@@ -72,12 +72,30 @@ def test_check_yaml_file(tmp_path):
     # explain's --gpu and --model are checked even when the message alone is explained (they were silently unused)
     (["explain", "CUDA out of memory", "--gpu", "h1000", "--model", "qwen2.5-7b", "--gpus", "8"], "gpu"),
     (["explain", "CUDA out of memory", "--gpu", "h100", "--model", "qwen-7", "--gpus", "8"], "model"),
+    # a GPU count no job has is judged first, whether or not the command comes to use it: explain of a message alone
+    # (matched or not) said "no known message matched" (exit 1) and never judged --gpus 0
+    (["explain", "some text", "--gpus", "0"], "gpus"),
+    (["explain", "some text", "--gpus", "-3"], "gpus"),
+    (["explain", "CUDA out of memory", "--gpus", "0"], "gpus"),
+    (["explain", "some text", "--gpus", "99999999"], "gpus"),
+    (["check", "--gpus", "0", "no_such_run.sh"], "gpus"),
+    (["recommend", "--gpus", "0", "--from", "no_such_run.sh"], "gpus"),
+    (["calibrate", "no_such.log", "--gpus", "0"], "gpus"),
 ])
 def test_bad_input_exit_2_names_field(args, field):
     proc = run(*args)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert proc.stderr.startswith(f"error: {field}:"), proc.stderr  # the field itself, not one it prefixes
     assert "Fix:" in proc.stderr
+
+
+def test_the_python_api_judges_explains_gpu_count_without_a_config():
+    from rlbatch_solver import api
+    from rlbatch_solver.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        api.explain("some text", gpus=0)
+    assert err.value.field == "gpus"
 
 
 @pytest.mark.parametrize("args,stdin", [(["explain", ""], None), (["explain", "   "], None), (["explain", "-"], "")])

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..catalog.models import ModelCard
-from ..errors import InputError
+from ..errors import InputError, check_gpu_count
 from ..frameworks import get_framework
 from ..release_numbers import release_numbers
 from ..frameworks.key_names import UnknownKey, refused_in_message, refused_keys
@@ -184,6 +184,7 @@ def explain(
 
     if not text or not text.strip():
         raise no_error_line('paste the line your job died on, in quotes: rlbatch explain "..."')
+    check_gpu_count(gpus)  # judged whether or not a config comes to use it, as the command line judges --gpus
     config, framework, gpus, model, script_notes = api_config(config, framework, gpus, model)
     if framework:
         get_framework(framework)  # unknown name -> exit 2
