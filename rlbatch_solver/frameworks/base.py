@@ -267,6 +267,12 @@ class Framework(ABC):
         0.9.1's pack, has its own trainer config keys (``with_named_release``)."""
         return self.version
 
+    @property
+    def release_named(self) -> str:
+        """The release a config's keys are said to be judged as (``x is not an option of verl 0.7.0``): the one the
+        user named where another's pack judges it (verl 0.7.0, 0.7.1's pack), else ``keys_version``."""
+        return self.keys_version
+
     def with_named_release(self, named: str) -> "Framework":
         """This framework, pinned to the pack of a release the user named, as that release reads a config (by default
         the pack's own reading; TRL: the named release's GRPOConfig fields where a neighbour's pack judges it)."""

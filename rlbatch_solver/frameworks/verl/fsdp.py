@@ -1189,6 +1189,11 @@ class VersionPacks:
         """The release whose trainer config keys a config is read against (Hydra refuses a key it lacks)."""
         return self.key_release or self.version
 
+    @property
+    def release_named(self) -> str:
+        """The release the user named (0.7.0, 0.7.1's pack; 0.9.0, 0.9.1's), as refusals and fix name it."""
+        return self.named_release or self.keys_version
+
     def with_named_release(self, named: str):
         """A named release another's pack judges (verl 0.9.0: 0.9.1's) keeps its own trainer config keys: 0.9.0's
         Megatron grad_offload is no key its Hydra refuses. One without a list of its own (0.7.0: 0.7.1's pack) is
@@ -1236,11 +1241,21 @@ class VersionPacks:
         named = self.pinned and not self.keys_dated
         struct = struct_keys.refused(flat, given, release, named)
         asked = self.named_release or release
-        if named and asked != release:
-            # a named release without a list of its own (0.7.0: 0.7.1's pack) has keys its pack's list lacks
-            # (0.7.0's reward_model.micro_batch_size_per_gpu, 0.4.1's actor.profiler.all_ranks), which its Hydra
-            # takes: a key the listed releases on either side of it lack is refused, one either holds is not; with
-            # no list on one side (0.4.1: none before 0.5.0) no such key is
+        if named and asked != release and struct_keys.release_paths(asked) is not None:
+            # a named release judged by another's pack whose trainer config keys we hold all the same (0.7.0, judged
+            # by 0.7.1's rules: config_keys/0.7.0_*.txt, its wheel's _generated_ppo_trainer.yaml and
+            # _generated_ppo_megatron_trainer.yaml) is read against its own keys, as its Hydra reads it: 0.7.0's
+            # top-level reward_manager.* (verl/trainer/config/reward_manager.yaml, in its ppo_trainer.yaml's defaults
+            # list) is no key it refuses, and 0.7.1's reward.* is
+            struct = struct_keys.refused(flat, given, asked, named)
+            own = struct_keys.release_keys(asked)
+            lacks = {k for k in lacks if k not in own and not any(o.startswith(k + ".") for o in own)}
+            release = asked
+        elif named and asked != release:
+            # a named release without a list of its own (0.6.0: 0.6.1's pack) has keys its pack's list lacks
+            # (0.4.1's actor.profiler.all_ranks), which its Hydra takes: a key the listed releases on either side of
+            # it lack is refused, one either holds is not; with no list on one side (0.4.1: none before 0.5.0) no
+            # such key is
             below, above = struct_keys.listed_around(asked)
             held = (struct_keys.release_keys(below) | struct_keys.release_keys(above)) if below and above else None
             struct = [k for k in struct if k in struct_keys.refused(flat, [k], release) or (
