@@ -227,6 +227,11 @@ class Framework(ABC):
     # server_titles); None: the phase's own title
     server_rollout_title: str | None = None
     oom_advice: Mapping[str, tuple[str, ...]] = {}
+
+    def oom_advice_for(self, text: str) -> Mapping[str, tuple[str, ...]]:
+        """What helps in each phase, as the run a pasted out-of-memory message came from names it (OpenRLHF's
+        launcher without Ray, named in the traceback: its own flags); ``oom_advice`` by default."""
+        return self.oom_advice
     # the enumerate table (render.py): columns always shown, in this order (verl FSDP: the seed guide's; empty: the
     # space's free variables), derived values worth a column after those (rule variables or ``column_values``), and
     # native key words -> column words, longest first (the folder's columns.py)
