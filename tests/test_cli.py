@@ -773,3 +773,22 @@ def test_a_pasted_command_of_an_entry_point_we_do_not_know_says_to_name_its_fram
     assert "with --framework (trl for a script that builds TRL's GRPOTrainer" in res.stderr
     res = run("check", "--framework", "trl", "--", *words)
     assert res.returncode == 1 and "generation_batch_size = 12 is not divisible by num_generations = 8" in res.stdout
+
+
+def test_a_bare_recommend_says_it_answers_the_built_in_example_and_what_adpo_runs_as():
+    """README's first command, `rlbatch recommend`: its answer is for the built-in example, which the output did not
+    say (a new user read its numbers as his own hardware's); and its header says adpo where the command it prints runs
+    algorithm.adv_estimator=grpo, with no word on why (verl has no adpo estimator)."""
+    proc = run("recommend")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("note: no scenario given: the built-in example"), proc.stderr
+    assert "data.train_batch_size=64" in proc.stderr and "--from" in proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("verl 0.9.1 · adpo · qwen2.5-1.5b on 4x"), lines[0]
+    assert lines[2].startswith("best: "), lines[:3]  # the answer on the first screen, under the header
+    said = [ln for ln in lines if ln.startswith("note: adpo: verl has no adpo estimator")]
+    assert said and "algorithm.adv_estimator=grpo without KL" in said[0], lines[:8]
+    assert "algorithm.adv_estimator=grpo" in proc.stdout
+    # a scenario the user describes gets no such note
+    proc = run("recommend", "--gpus", "4", "--time-limit", "5")
+    assert "no scenario given" not in proc.stderr

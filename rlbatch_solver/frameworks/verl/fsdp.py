@@ -69,6 +69,17 @@ ALGORITHMS: dict[str, dict[str, Any]] = {
                     "algorithm.use_kl_in_reward": True},
 }
 ALGORITHM_ALIASES = {"reinforce_plus_plus": "reinforce++", "reinforcepp": "reinforce++"}
+# an --algo verl's main_ppo has no estimator or loss of its own for: what the printed command runs instead, said beside
+# the answer (its header names the --algo, its command another estimator)
+ALGORITHM_NOTES = {
+    "adpo": ("adpo: verl has no adpo estimator (ADPO runs from its own fork's main_adpo); the command runs verl's "
+             "nearest, algorithm.adv_estimator=grpo without KL (ADPO's group-relative advantages anchored on the "
+             "old policy, no reference model: adpo_trainer.yaml), whose batch rules and cost are ADPO's"),
+    # recipe/dapo's dapo_trainer.yaml (composed by recipe.dapo.main_dapo): algorithm.filter_groups.*, data.gen_batch_size
+    "dapo": ("dapo: the command runs verl's main_ppo with algorithm.adv_estimator=grpo without KL; DAPO's recipe "
+             "(recipe.dapo.main_dapo) adds dynamic sampling (algorithm.filter_groups.*, data.gen_batch_size: more "
+             "generation where groups are filtered out) and overlong reward shaping, which this answer does not price"),
+}
 
 # Keys whose absent value follows another key (verl 0.9.1's yaml interpolations).
 INTERPOLATED = {
@@ -968,7 +979,8 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     # rollout.layered_summon, trainer.save_freq, ...)
     fixed_native = {k: v for k, v in native.items() if k != "model_engine" and (
         k not in by_key or (by_key[k].name not in _EXPORT_ORDER and len(domains.get(by_key[k].name, ())) == 1))}
-    return Space(domains, ties, fixed_native)
+    notes = [ALGORITHM_NOTES[algo]] if scenario.algorithm and algo in ALGORITHM_NOTES else []
+    return Space(domains, ties, fixed_native, notes=notes)
 
 
 # the folder of verl's own trainer yamls, as its example scripts name it for Hydra's --config-path
