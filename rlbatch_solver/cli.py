@@ -22,8 +22,8 @@ from .cli_options import (MAX_LIMIT, MAX_SHOW, MAX_TIME_LIMIT_S, MAX_TOP, MAX_WO
                           MeanResponseLen, Model, N, Nnodes, Objective, Overrides, Placement, PromptLen, ResponseLen,
                           ResponseProfile, ScenarioFile, Search, Set, TimeLimit, bounded, gpus_option)
 from .commands import entry
-from .errors import InputError
-from .flag_order import NoSuchOption, misplaced_flag_text
+from .errors import InputError, shown
+from .flag_order import BadParameter, NoSuchOption, misplaced_flag_text
 from .frameworks.registry import FRAMEWORKS
 
 
@@ -61,6 +61,33 @@ class InputErrorGroup(TyperGroup):
                 raise
             typer.echo(text, err=True)
             raise typer.Exit(code=2) from None
+        except BadParameter as err:  # a word where an option takes a number (--gpus abc): said as bad input is
+            text = _bad_number_text(err, args)
+            if text is None:
+                raise
+            typer.echo(text, err=True)
+            raise typer.Exit(code=2) from None
+
+
+def _bad_number_text(err: BadParameter, args: list[str]) -> str | None:
+    """``error: gpus: 'abc' is not a whole number. Fix: ...`` for an option's value its number type refused (the
+    argument parser printed its usage box, several lines, with no fix); None for any other bad parameter."""
+    param = err.param
+    message = str(getattr(err, "message", "")).lower()
+    integer = "valid integer" in message
+    if getattr(param, "param_type_name", "") != "option" or not (integer or "valid number" in message):
+        return None
+    opts = list(param.opts)
+    opt = max(opts, key=len)
+    # (the module's `enumerate` is the command: pairs of neighbouring words instead)
+    value = next((after for a, after in zip(args, args[1:]) if a in opts),
+                 next((a.partition("=")[2] for a in args if a.partition("=")[0] in opts), ""))
+    words, example = ("a whole number", "4") if integer else ("a number", "0.5")
+    default = getattr(param, "default", None)
+    if isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0:
+        example = f"{default:g}"  # the option's own default (--port 8000, --time-limit 10)
+    return "error: " + str(InputError(opt.lstrip("-"), f"'{shown(value)}' is not {words}.",
+                                      f"pass {opt} {example}, or leave it out for its default."))
 
 
 app = typer.Typer(

@@ -792,3 +792,18 @@ def test_a_bare_recommend_says_it_answers_the_built_in_example_and_what_adpo_run
     # a scenario the user describes gets no such note
     proc = run("recommend", "--gpus", "4", "--time-limit", "5")
     assert "no scenario given" not in proc.stderr
+
+
+@pytest.mark.parametrize("args,field,words", [
+    (["explain", "some text", "--gpus", "abc"], "gpus", "'abc' is not a whole number"),
+    (["check", "--gpus", "1.5", "--", *SEED], "gpus", "'1.5' is not a whole number"),
+    (["recommend", "--n=abc"], "n", "'abc' is not a whole number"),
+    (["check", "--length-fraction", "abc", "--", *SEED], "length-fraction", "'abc' is not a number"),
+    (["fix", "--time-limit", "ten", "--", *SEED], "time-limit", "Fix: pass --time-limit 10"),
+])
+def test_a_word_for_a_number_is_one_paragraph_naming_the_option(args, field, words):
+    """A number option given a word (--gpus abc) printed the argument parser's usage box over several lines, with no
+    fix: it is bad input like any other, one paragraph naming the option and what to pass."""
+    proc = run(*args)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {field}: ") and words in proc.stderr, proc.stderr
+    assert "\n" not in proc.stderr.strip() and "Usage" not in proc.stderr and "Fix: " in proc.stderr
