@@ -139,7 +139,6 @@ def test_a_key_only_a_later_releases_trainer_config_has_is_refused_under_a_named
 
 @pytest.mark.parametrize("named, key", [
     ("0.7.0", "reward_model.micro_batch_size_per_gpu"),  # 0.7.0's _generated_ppo_trainer.yaml reward_model section
-    ("0.7.0", "reward_manager.name"),  # 0.7.0's own list (top-level reward_manager.*); neither 0.6.1's nor 0.7.1's
     ("0.7.0", "actor_rollout_ref.actor.profiler.tool_config.torch.step_start"),
     ("0.7.0", "actor_rollout_ref.rollout.update_weights_bucket_megabytes"),  # versions.py: a 0.4-0.5, 0.6.1 key
     ("0.4.1", "actor_rollout_ref.actor.profiler.all_ranks"),  # 0.4.1's ppo_trainer.yaml; 0.5.0's list lacks it
@@ -193,6 +192,13 @@ def test_verl_0_7_0_reads_its_own_trainer_config_keys():
     res = run("check", "--framework", "verl==0.7.1", "--json", *BATCH, "reward_manager.name=dapo")
     broken = [v["message"] for v in json.loads(res.stdout)["violations"] if v["rule"] == "verl.launch.unknown_key"]
     assert len(broken) == 1 and "reward_manager.name is not an option of verl 0.7.1" in broken[0], broken
+    # the same setting one section up or down (0.7.1 composes reward_manager.yaml under reward): renamed, not dropped
+    assert "0.7.1 names it reward.reward_manager.name: rename it" in broken[0], broken
+    assert struct_keys.moved_to("reward.reward_manager.name", "0.7.0") == "reward_manager.name"
+    assert struct_keys.moved_to("ray_init.num_cpus", "0.9.1") == "ray_kwargs.ray_init.num_cpus"
+    assert struct_keys.moved_to("trainer.total_epochs", "0.9.1") is None  # 0.9.1 has it: nothing moved
+    out = run("fix", "--framework", "verl==0.7.0", *BATCH, "reward.reward_manager.name=dapo").stdout
+    assert "+ reward_manager.name=dapo" in out, out
 
 
 def test_a_key_outside_every_section_is_refused_naming_the_part_hydra_names():

@@ -1280,8 +1280,9 @@ class VersionPacks:
         plus = frozenset(k for k in refused if struct_keys.adds_with_plus(k, release))
         # a key only other releases' trainer configs have (refused under a named release): no key of the same meaning
         # we know, so fix and recommend drop it, saying which releases have it (a key a "+" adds: written with one)
-        later = tuple((k, None, f"a key of verl {', '.join(found)}'s trainer config") for k in struct
-                      if k not in lacks and k not in plus and (found := struct_keys.releases_having(k)))
+        # (or, where the release has the same key one section up or down, that key: struct_keys.moved_to)
+        later = tuple((k, struct_keys.moved_to(k, release), f"a key of verl {', '.join(found)}'s trainer config")
+                      for k in struct if k not in lacks and k not in plus and (found := struct_keys.releases_having(k)))
         # and one of the version-specific keys we know (versions.VERSION_KEYS: trainer.use_v1 under 0.5.0) likewise
         later += tuple((k, None, "a key of " + (words if (words := versions._listed(found)).startswith("verl ")
                                                  else f"verl {words}")) for k in sorted(lacks - plus)
