@@ -20,10 +20,10 @@ from typer.core import TyperGroup, TyperOption
 from .cli_options import (MAX_LIMIT, MAX_SHOW, MAX_TIME_LIMIT_S, MAX_TOP, MAX_WORKERS, AsJson, Algo, Calibration,
                           Config, Framework, Gpu, GpuFile, Gpus, HostMem, LengthFraction, LongestResponseLen, MeanPromptLen,
                           MeanResponseLen, Model, N, Nnodes, Objective, Overrides, Placement, PromptLen, ResponseLen,
-                          ResponseProfile, ScenarioFile, Search, Set, TimeLimit, bounded)
+                          ResponseProfile, ScenarioFile, Search, Set, TimeLimit, bounded, gpus_option)
 from .commands import entry
-from .errors import InputError
-from .flag_order import NoSuchOption, misplaced_flag_text
+from .errors import InputError, shown
+from .flag_order import BadParameter, NoSuchOption, misplaced_flag_text
 from .frameworks.registry import FRAMEWORKS
 
 
@@ -61,6 +61,33 @@ class InputErrorGroup(TyperGroup):
                 raise
             typer.echo(text, err=True)
             raise typer.Exit(code=2) from None
+        except BadParameter as err:  # a word where an option takes a number (--gpus abc): said as bad input is
+            text = _bad_number_text(err, args)
+            if text is None:
+                raise
+            typer.echo(text, err=True)
+            raise typer.Exit(code=2) from None
+
+
+def _bad_number_text(err: BadParameter, args: list[str]) -> str | None:
+    """``error: gpus: 'abc' is not a whole number. Fix: ...`` for an option's value its number type refused (the
+    argument parser printed its usage box, several lines, with no fix); None for any other bad parameter."""
+    param = err.param
+    message = str(getattr(err, "message", "")).lower()
+    integer = "valid integer" in message
+    if getattr(param, "param_type_name", "") != "option" or not (integer or "valid number" in message):
+        return None
+    opts = list(param.opts)
+    opt = max(opts, key=len)
+    # (the module's `enumerate` is the command: pairs of neighbouring words instead)
+    value = next((after for a, after in zip(args, args[1:]) if a in opts),
+                 next((a.partition("=")[2] for a in args if a.partition("=")[0] in opts), ""))
+    words, example = ("a whole number", "4") if integer else ("a number", "0.5")
+    default = getattr(param, "default", None)
+    if isinstance(default, (int, float)) and not isinstance(default, bool) and default > 0:
+        example = f"{default:g}"  # the option's own default (--port 8000, --time-limit 10)
+    return "error: " + str(InputError(opt.lstrip("-"), f"'{shown(value)}' is not {words}.",
+                                      f"pass {opt} {example}, or leave it out for its default."))
 
 
 app = typer.Typer(
@@ -96,7 +123,7 @@ def _show(report: Any, as_json: bool, printer: str, default: Any = None) -> None
 def check(
     overrides: Overrides = None,
     framework: Framework = None,
-    gpus: Annotated[Optional[int], typer.Option("--gpus", help="Total GPUs (or give trainer.n_gpus_per_node/nnodes).")] = None,
+    gpus: Annotated[Optional[int], gpus_option("Total GPUs (or give trainer.n_gpus_per_node/nnodes).")] = None,
     model: Model = None,
     gpu: Gpu = None,
     extra_gpus: GpuFile = None,
@@ -261,7 +288,7 @@ def _scenario_flags(framework, gpu, gpus, nnodes, model, algo, n, prompt_len, re
             "n": n, "prompt_length": prompt_len, "response_length": response_len, "objective": objective}
 
 
-ScenarioGpus = Annotated[Optional[int], typer.Option("--gpus", help="Total GPUs.")]
+ScenarioGpus = Annotated[Optional[int], gpus_option("Total GPUs.")]
 
 
 @app.command()

@@ -7,7 +7,7 @@ from typing import Annotated, Callable, Iterable, List, Optional
 
 import typer
 
-from .errors import InputError, did_you_mean, shown
+from .errors import InputError, check_gpu_count, did_you_mean, shown
 from .frameworks.registry import FRAMEWORKS
 from .scenario import OBJECTIVES, PLACEMENTS
 
@@ -80,7 +80,21 @@ _LENGTH_FRACTION_HELP = ("Memory: the longest micro batch's length as a share of
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 Framework = Annotated[Optional[str], typer.Option("--framework", "-f", help=_FRAMEWORK_HELP)]
-Gpus = Annotated[Optional[int], typer.Option("--gpus", help="Total GPUs (or give them in the config).")]
+
+
+def _gpu_count(value: int | None) -> int | None:
+    """--gpus judged as it is read, before anything the command does with the rest (check_gpu_count): explain of a
+    message alone never uses it, and said nothing of a 0."""
+    check_gpu_count(value)
+    return value
+
+
+def gpus_option(help: str) -> typer.models.OptionInfo:
+    """The --gpus option of a command, with ``help``; a count below 1 or beyond any cluster is an input error."""
+    return typer.Option("--gpus", help=help, callback=_gpu_count)
+
+
+Gpus = Annotated[Optional[int], gpus_option("Total GPUs (or give them in the config).")]
 Model = Annotated[Optional[str], typer.Option("--model", help="Model name or path to a HF config.json.")]
 Gpu = Annotated[Optional[str], typer.Option("--gpu", help="GPU type, e.g. rtx4090, a100-80gb, h100: with --model, "
                                             "memory per phase.")]

@@ -49,3 +49,14 @@ def check_size(field: str, value: Any, fix: str, limit: int = MAX_SIZE) -> None:
     """An ``InputError`` naming ``field`` when an integer ``value`` is beyond ``limit`` (or below -limit)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > limit:
         raise InputError(field, f"{shown(value)} is out of range (at most {limit:,}).", fix)
+
+
+def check_gpu_count(gpus: Any, option: str = "--gpus") -> None:
+    """An ``InputError`` naming ``gpus`` for a GPU count given (``option``) that no job has: below 1 or beyond
+    ``MAX_GPUS``. Every command judges it first, whether or not it goes on to use the count (explain of a message
+    alone does not)."""
+    if gpus is None:
+        return
+    check_size("gpus", gpus, f"pass {option} with at most {MAX_GPUS:,} GPUs.", MAX_GPUS)
+    if gpus < 1:
+        raise InputError("gpus", f"{gpus} must be at least 1.", f"pass {option} N with N >= 1.")

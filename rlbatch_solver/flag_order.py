@@ -9,11 +9,11 @@ import shlex
 from typing import Any, Sequence
 
 try:  # typer 0.29 carries its own copy of click
-    from typer._click.exceptions import NoSuchOption
+    from typer._click.exceptions import BadParameter, NoSuchOption
 except ImportError:  # pragma: no cover - typer releases that use click itself
-    from click.exceptions import NoSuchOption
+    from click.exceptions import BadParameter, NoSuchOption
 
-__all__ = ["NoSuchOption", "as_set_pairs", "misplaced_flag_text", "rearranged"]
+__all__ = ["BadParameter", "NoSuchOption", "as_set_pairs", "misplaced_flag_text", "rearranged"]
 
 
 def own_options(command: Any) -> dict[str, bool]:

@@ -913,6 +913,11 @@ def _entry(tokens: list[str]):
                 # whose parse reads the module's word (entry_words.KEPT_MODULES: OpenRLHF's launcher without Ray)
                 kept = fw.launcher_flags or any(module.endswith(m) for m in KEPT_MODULES if m in words.modules)
                 return fw, tokens[:i], tokens[i:] if kept else tokens[i + 1:]
+            if any(base == script and any(t.split("=", 1)[0] in flags for t in tokens[i + 1:])
+                   for script, flags in words.scripts):
+                # a bare script of the framework's (EntryWords.scripts: OpenRLHF's train_ppo.py under torchrun), its
+                # word kept for the framework's parse, as its module's is
+                return get_framework(name), tokens[:i], tokens[i:]
     return None
 
 

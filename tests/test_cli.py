@@ -72,12 +72,30 @@ def test_check_yaml_file(tmp_path):
     # explain's --gpu and --model are checked even when the message alone is explained (they were silently unused)
     (["explain", "CUDA out of memory", "--gpu", "h1000", "--model", "qwen2.5-7b", "--gpus", "8"], "gpu"),
     (["explain", "CUDA out of memory", "--gpu", "h100", "--model", "qwen-7", "--gpus", "8"], "model"),
+    # a GPU count no job has is judged first, whether or not the command comes to use it: explain of a message alone
+    # (matched or not) said "no known message matched" (exit 1) and never judged --gpus 0
+    (["explain", "some text", "--gpus", "0"], "gpus"),
+    (["explain", "some text", "--gpus", "-3"], "gpus"),
+    (["explain", "CUDA out of memory", "--gpus", "0"], "gpus"),
+    (["explain", "some text", "--gpus", "99999999"], "gpus"),
+    (["check", "--gpus", "0", "no_such_run.sh"], "gpus"),
+    (["recommend", "--gpus", "0", "--from", "no_such_run.sh"], "gpus"),
+    (["calibrate", "no_such.log", "--gpus", "0"], "gpus"),
 ])
 def test_bad_input_exit_2_names_field(args, field):
     proc = run(*args)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert proc.stderr.startswith(f"error: {field}:"), proc.stderr  # the field itself, not one it prefixes
     assert "Fix:" in proc.stderr
+
+
+def test_the_python_api_judges_explains_gpu_count_without_a_config():
+    from rlbatch_solver import api
+    from rlbatch_solver.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        api.explain("some text", gpus=0)
+    assert err.value.field == "gpus"
 
 
 @pytest.mark.parametrize("args,stdin", [(["explain", ""], None), (["explain", "   "], None), (["explain", "-"], "")])
@@ -755,3 +773,37 @@ def test_a_pasted_command_of_an_entry_point_we_do_not_know_says_to_name_its_fram
     assert "with --framework (trl for a script that builds TRL's GRPOTrainer" in res.stderr
     res = run("check", "--framework", "trl", "--", *words)
     assert res.returncode == 1 and "generation_batch_size = 12 is not divisible by num_generations = 8" in res.stdout
+
+
+def test_a_bare_recommend_says_it_answers_the_built_in_example_and_what_adpo_runs_as():
+    """README's first command, `rlbatch recommend`: its answer is for the built-in example, which the output did not
+    say (a new user read its numbers as his own hardware's); and its header says adpo where the command it prints runs
+    algorithm.adv_estimator=grpo, with no word on why (verl has no adpo estimator)."""
+    proc = run("recommend")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("note: no scenario given: the built-in example"), proc.stderr
+    assert "data.train_batch_size=64" in proc.stderr and "--from" in proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("verl 0.9.1 · adpo · qwen2.5-1.5b on 4x"), lines[0]
+    assert lines[2].startswith("best: "), lines[:3]  # the answer on the first screen, under the header
+    said = [ln for ln in lines if ln.startswith("note: adpo: verl has no adpo estimator")]
+    assert said and "algorithm.adv_estimator=grpo without KL" in said[0], lines[:8]
+    assert "algorithm.adv_estimator=grpo" in proc.stdout
+    # a scenario the user describes gets no such note
+    proc = run("recommend", "--gpus", "4", "--time-limit", "5")
+    assert "no scenario given" not in proc.stderr
+
+
+@pytest.mark.parametrize("args,field,words", [
+    (["explain", "some text", "--gpus", "abc"], "gpus", "'abc' is not a whole number"),
+    (["check", "--gpus", "1.5", "--", *SEED], "gpus", "'1.5' is not a whole number"),
+    (["recommend", "--n=abc"], "n", "'abc' is not a whole number"),
+    (["check", "--length-fraction", "abc", "--", *SEED], "length-fraction", "'abc' is not a number"),
+    (["fix", "--time-limit", "ten", "--", *SEED], "time-limit", "Fix: pass --time-limit 10"),
+])
+def test_a_word_for_a_number_is_one_paragraph_naming_the_option(args, field, words):
+    """A number option given a word (--gpus abc) printed the argument parser's usage box over several lines, with no
+    fix: it is bad input like any other, one paragraph naming the option and what to pass."""
+    proc = run(*args)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {field}: ") and words in proc.stderr, proc.stderr
+    assert "\n" not in proc.stderr.strip() and "Usage" not in proc.stderr and "Fix: " in proc.stderr

@@ -92,7 +92,9 @@ def test_a_frameworks_entry_words_are_one_row_read_once():
     original = Framework.__dict__["_entry_words"]
     try:
         Framework._entry_words = property(lambda self: row)
-        assert (fw.entry_modules, fw.entry_commands, fw.entry_flags, fw.companion_entries) == tuple(row)
+        # (the row's scripts, bare script names, are read by launch_script from the table itself: no property)
+        assert (fw.entry_modules, fw.entry_commands, fw.entry_flags, fw.companion_entries) == (
+            row.modules, row.commands, row.flags, row.companions)
     finally:
         Framework._entry_words = original
 

@@ -121,7 +121,7 @@ def test_an_undated_config_with_a_key_only_some_releases_have_is_not_said_to_hav
     0.9.1 "(no key of the config is specific to a verl version)": the tables that date a release (versions.py) do
     not hold it. The note names it and its releases; the release it is checked with stays the one the tables give."""
     for key, releases in ((f"{AR}.actor.fsdp_config.use_no_sync_for_gradient_accumulation=True", "0.9.1"),
-                          (f"{AR}.rollout.over_sample_rate=0.1", "0.6.1, 0.7.1, 0.8.0, 0.9.0, 0.9.1")):
+                          (f"{AR}.rollout.over_sample_rate=0.1", "0.6.1, 0.7.0, 0.7.1, 0.8.0, 0.9.0, 0.9.1")):
         rep = rb.check(FAQ + [key], framework=framework)
         assert rep.version == VV.NEWEST, rep.version
         note = next(n for n in rep.notes if "checked with the verl" in n)

@@ -144,7 +144,8 @@ def test_a_key_only_a_later_releases_trainer_config_has_is_refused_under_a_named
     ("0.4.1", "actor_rollout_ref.actor.profiler.all_ranks"),  # 0.4.1's ppo_trainer.yaml; 0.5.0's list lacks it
 ])
 def test_a_named_release_without_a_key_list_of_its_own_refuses_no_key_its_packs_list_lacks(named, key):
-    """verl 0.7.0 is checked with 0.7.1's pack (0.4.1 with 0.5.0's) and no key list of its own: a key its own trainer
+    """verl 0.7.0 is checked with 0.7.1's pack (0.4.1 with 0.5.0's; 0.7.0 now with a key list of its own, 0.4.1 with
+    none): a key its own trainer
     config has and the pack's release lacks is no key its Hydra refuses, so the pack's list must not refuse it as a
     named release's (it did: "INVALID ... is not an option of verl 0.7.1 ... drop it"). Named 0.7.1 (0.5.0), whose
     list it is, the same key is still refused, and fix still drops it there. A key neither listed release around
@@ -168,7 +169,36 @@ def test_a_named_release_without_a_key_list_of_its_own_refuses_no_key_its_packs_
     assert len(broken) == (named == "0.7.0"), broken
     res = run("check", "--framework", f"verl=={named}", "--json", *BATCH, "trainer.use_v1=True")  # 0.9.0 on only
     broken = [v for v in json.loads(res.stdout)["violations"] if v["rule"] == "verl.launch.unknown_key"]
-    assert len(broken) == 1 and f"trainer.use_v1 is not an option of verl {pack}" in broken[0]["message"], broken
+    # said of the release the user named, not of the pack that judges it
+    assert len(broken) == 1 and f"trainer.use_v1 is not an option of verl {named}" in broken[0]["message"], broken
+
+
+def test_verl_0_7_0_reads_its_own_trainer_config_keys():
+    """verl 0.7.0 (0.7.1's pack) has a key list of its own (config_keys/0.7.0_*.txt, its wheel's
+    _generated_ppo_trainer.yaml): its top-level reward_manager.* (verl/trainer/config/reward_manager.yaml, in 0.7.0's
+    ppo_trainer.yaml defaults) is no key its Hydra refuses (it was refused as a key neither 0.6.1 nor 0.7.1 has), and
+    0.7.1's reward.reward_manager.* is one it refuses; each refusal names 0.7.0, the release named, not 0.7.1."""
+    assert "reward_manager.name" in struct_keys.release_keys("0.7.0")
+    res = run("check", "--framework", "verl==0.7.0", "--json", *BATCH, "reward_manager.name=dapo",
+              "reward_manager.source=register")
+    data = json.loads(res.stdout)
+    assert not any(v["rule"] == "verl.launch.unknown_key" for v in data["violations"]), data["violations"]
+    res = run("check", "--framework", "verl==0.7.0", "--json", *BATCH, "reward.reward_manager.name=dapo",
+              "trainer.totl_epochs=3")
+    broken = [v["message"] for v in json.loads(res.stdout)["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert len(broken) == 2 and all(" is not an option of verl 0.7.0 " in m for m in broken), broken
+    assert "Key 'reward' is not in struct" in broken[0] and "did you mean trainer.total_epochs?" in broken[1], broken
+    # 0.7.1, whose list has reward.* and not reward_manager.*, the other way round
+    res = run("check", "--framework", "verl==0.7.1", "--json", *BATCH, "reward_manager.name=dapo")
+    broken = [v["message"] for v in json.loads(res.stdout)["violations"] if v["rule"] == "verl.launch.unknown_key"]
+    assert len(broken) == 1 and "reward_manager.name is not an option of verl 0.7.1" in broken[0], broken
+    # the same setting one section up or down (0.7.1 composes reward_manager.yaml under reward): renamed, not dropped
+    assert "0.7.1 names it reward.reward_manager.name: rename it" in broken[0], broken
+    assert struct_keys.moved_to("reward.reward_manager.name", "0.7.0") == "reward_manager.name"
+    assert struct_keys.moved_to("ray_init.num_cpus", "0.9.1") == "ray_kwargs.ray_init.num_cpus"
+    assert struct_keys.moved_to("trainer.total_epochs", "0.9.1") is None  # 0.9.1 has it: nothing moved
+    out = run("fix", "--framework", "verl==0.7.0", *BATCH, "reward.reward_manager.name=dapo").stdout
+    assert "+ reward_manager.name=dapo" in out, out
 
 
 def test_a_key_outside_every_section_is_refused_naming_the_part_hydra_names():

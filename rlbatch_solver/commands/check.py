@@ -268,7 +268,7 @@ def check(
     card, values = read_inputs(fw, flat, gpus=gpus, model=model, gpu=gpu, extra_gpus=extra_gpus)
     ruleset = fw.ruleset
     priced = memory_evaluated(gpu, card, fw, flat)
-    unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.keys_version)
+    unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.release_named)
     notes = script_notes + typos + version_notes + list(fw.config_notes(flat, priced=priced)) + list(fw.value_notes(values))
     notes += vision_note(fw, card, values, priced)
     memory = host = None
@@ -292,7 +292,7 @@ def check(
         notes.append("no --model given: head-count and context-length rules were not checked")
     upgrade = upgrade_check(get_framework(compare_with) if compare_with else asked, fw, flat, {v.rule for v in result.errors}, gpus=gpus, model=card)
     return CheckReport(fw.name, fw.version, violations, values, result.skipped, ignored, notes, memory, host, upgrade,
-                       unknown, fw.micro_batches_per_gpu(values), fw.keys_version)
+                       unknown, fw.micro_batches_per_gpu(values), fw.release_named)
 
 
 def typical_peaks(spec: Any, values: Mapping[str, Value], length_fraction: float) -> dict[str, int]:

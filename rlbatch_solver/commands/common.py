@@ -100,11 +100,9 @@ def read_inputs(fw: Framework, flat: Mapping[str, Any], *, gpus: int | None, mod
             gpu: str | None, extra_gpus: str | Path | None) -> tuple[ModelCard | None, dict[str, Value]]:
     """The model card and rule-variable values of a pasted config, every flag checked whether or not
     this command will use it (an unknown --gpu is an error even without --model)."""
-    from ..errors import MAX_GPUS, check_size
+    from ..errors import check_gpu_count, check_size
 
-    check_size("gpus", gpus, f"pass --gpus with at most {MAX_GPUS:,} GPUs.", MAX_GPUS)
-    if gpus is not None and gpus < 1:
-        raise InputError("gpus", f"{gpus} must be at least 1.", "pass --gpus N with N >= 1.")
+    check_gpu_count(gpus)
     if gpu is not None:
         from ..catalog.gpus import load_gpu
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..catalog.models import ModelCard
-from ..errors import InputError
+from ..errors import InputError, check_gpu_count
 from ..frameworks import get_framework
 from ..release_numbers import release_numbers
-from ..frameworks.key_names import UnknownKey, refused_in_message, refused_keys
+from ..frameworks.key_names import UnknownKey, launcher_in_message, refused_in_message, refused_keys
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
 from .check import CheckReport, check
 from .fix import FixReport, fix
@@ -184,6 +184,7 @@ def explain(
 
     if not text or not text.strip():
         raise no_error_line('paste the line your job died on, in quotes: rlbatch explain "..."')
+    check_gpu_count(gpus)  # judged whether or not a config comes to use it, as the command line judges --gpus
     config, framework, gpus, model, script_notes = api_config(config, framework, gpus, model)
     if framework:
         get_framework(framework)  # unknown name -> exit 2
@@ -229,8 +230,10 @@ def explain(
         by, keys = refused_in_message(text)
         if keys:
             fw = get_framework(framework or by or "openrlhf")
-            report.unknown_keys = refused_keys(fw, keys)
-            report.meaning = [f"{fw.name} {fw.version}'s parser has no {u.shown}" + (
+            # the launcher the message names, where the framework's parse reads it (OpenRLHF's train_ppo.py)
+            entry = launcher_in_message(text) if fw.name == "openrlhf" else []
+            report.unknown_keys = refused_keys(fw, keys, entry)
+            report.meaning = [f"{fw.name} {fw.release_named}'s parser has no {u.shown}" + (
                 (f" ({u.release_words}): rename it {u.suggestion_shown}" if u.suggestion else
                  f" ({u.release_words}; no flag of the same meaning we know): drop it") if u.release_words else
                 (f": did you mean {u.suggestion_shown}?" if u.suggestion else "")) for u in report.unknown_keys]

@@ -122,7 +122,7 @@ def explain_oom(text: str, *, framework: str | None = None, config: Sequence[str
     fw = get_framework(fw_name) if fw_name else None
     if fw is not None:
         key = "engine_start" if msg.kind in (KV_NONE, KV_SHORT, SGLANG) else msg.phase or ""
-        exp.advice = list(fw.oom_advice.get(key, ()))
+        exp.advice = list(fw.oom_advice_for(text).get(key, ()))
     if config is None or fw is None or model is None or exp.gpu is None:
         return exp
     _compare(exp, fw_name, config, gpus, model, time_limit_s, started if started is not None else time.monotonic())

@@ -130,7 +130,7 @@ def _report(job: Job, res: RepairResult, ruleset: RuleSet) -> FixReport:
                                                                                  for r in job.renames)]
                        + job.old_names)
     report.method, report.evaluated, report.grid_only = res.method, res.evaluated, res.grid_only
-    report.release = job.fw.keys_version  # the release named where another's rules judge it (verl 0.9.0)
+    report.release = job.fw.release_named  # the release named where another's rules judge it (verl 0.9.0)
     report.counted = counted_words(job.fw, job.policy, ruleset)
     return report
 

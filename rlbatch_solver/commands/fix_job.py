@@ -63,7 +63,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
     flat, _ = read_config(asked, config)
     fw, version_notes = framework_for(asked, flat)
     key_list = fw.key_list(flat)
-    unknown, refused, typos = findings(key_list, fw.name, fw.keys_version)
+    unknown, refused, typos = findings(key_list, fw.name, fw.release_named)
     written_keys = frozenset(str(k).removeprefix("--") for k in flat)
     flat, renames = _renamed(fw, flat, _misspelt(flat, unknown))
     pasted = flat  # in the older release's names, as check reads it
@@ -85,7 +85,7 @@ def read_job(config: Any, framework: str | None, gpus: int | None, model: str | 
         f"{u.shown}: fix changes values, not key names; "
         + (plus_words(u.key) if u.key in key_list.plus_adds else "rename or remove it by hand")
         for u in unknown if u.refused and not u.release_words and not any(o.startswith(u.shown) for o in renamed)
-    ] + [f"{u.shown}: {fw.name} {fw.keys_version} refuses it ({u.release_words}): "
+    ] + [f"{u.shown}: {fw.name} {fw.release_named} refuses it ({u.release_words}): "
          + (f"a repair renames it {u.suggestion_shown}" if u.suggestion else "a repair drops it")
          for u in unknown if u.refused and u.release_words] + list(version_notes)
     if by_name.renamed:

@@ -347,7 +347,13 @@ def scenario(scenario_file: Optional[str], flags: dict[str, Any], set_: Optional
     base = load_scenario(scenario_file) if scenario_file else None
     given = {k: v for k, v in flags.items() if v is not None}
     if base is None and not given and not set_ and not search:
-        return default_scenario()
+        sc = default_scenario()
+        # said first, as a script's reading is: the answer's numbers are the example's, not the user's hardware's
+        note(f"no scenario given: the built-in example (verl's batch-size guide: {sc.algorithm} on {sc.gpus}x "
+             f"{sc.gpu}, {sc.model}, prompt {sc.prompt_length}, response {sc.response_length}, n {sc.n}, "
+             + ", ".join(f"{k}={v}" for k, v in sc.fixed.items()) + "); describe yours with --gpu, --gpus, --model, "
+             "--algo, --n, --prompt-len, --response-len and --set KEY=VALUE, or start from your script with --from")
+        return sc
     # the file's fields (not what recommend sets on a scenario: kept_totals)
     data = {k: v for k, v in base.to_dict().items() if k in FIELD_NAMES} if base else {}
     data.update(given)

@@ -832,7 +832,7 @@ def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:
     fw = scenario.judged_by()
     keys = {**{k: v for k, v in scenario.fixed.items()}, **{k: None for k in scenario.search}}
     key_list = fw.key_list(keys, command=True)
-    unknown, _, notes = findings(key_list, fw.name, fw.keys_version)
+    unknown, _, notes = findings(key_list, fw.name, fw.release_named)
     for found in (u for u in unknown if u.refused):
         option = "--search" if found.key in scenario.search and found.key not in scenario.fixed else "--set"
         value = scenario.fixed[found.key] if option == "--set" else ",".join(map(str, scenario.search[found.key]))
@@ -843,8 +843,8 @@ def set_keys(scenario: Scenario) -> tuple[list[UnknownKey], list[str]]:
             words = f" (did you mean {found.suggestion}?)" if found.suggestion else ""
         fix = f"write {option} {found.suggestion}={value}" if found.suggestion else (
             f"leave out {option} {found.key}={value}" if found.release_words else
-            f"write {option} KEY={value} with a key of {fw.name} {fw.keys_version} ({key_list.source})")
-        raise InputError(option, f"{found.key} is not an option of {fw.name} {fw.keys_version}{words}: the command "
+            f"write {option} KEY={value} with a key of {fw.name} {fw.release_named} ({key_list.source})")
+        raise InputError(option, f"{found.key} is not an option of {fw.name} {fw.release_named}{words}: the command "
                          f"printed with it would stop with \"{refusal_text(found, key_list)}\".", fix + ".")
     return unknown, notes
 
@@ -906,7 +906,7 @@ def recommend_from(framework: str, flat: Mapping[str, Any], *, gpu: str | None, 
     report.start.own = own_arguments(report.start.native, fw.normalize(flat))
     chosen, _ = fw.for_config(flat)
     key_list = chosen.key_list(flat)
-    report.unknown_keys, _, report.key_notes = findings(key_list, chosen.name, chosen.keys_version)
+    report.unknown_keys, _, report.key_notes = findings(key_list, chosen.name, chosen.release_named)
     from .fix_job import refused_by_name
 
     report.start.renamed = refused_by_name(chosen, dict(flat), report.unknown_keys).items  # as fix takes them out

@@ -227,6 +227,11 @@ class Framework(ABC):
     # server_titles); None: the phase's own title
     server_rollout_title: str | None = None
     oom_advice: Mapping[str, tuple[str, ...]] = {}
+
+    def oom_advice_for(self, text: str) -> Mapping[str, tuple[str, ...]]:
+        """What helps in each phase, as the run a pasted out-of-memory message came from names it (OpenRLHF's
+        launcher without Ray, named in the traceback: its own flags); ``oom_advice`` by default."""
+        return self.oom_advice
     # the enumerate table (render.py): columns always shown, in this order (verl FSDP: the seed guide's; empty: the
     # space's free variables), derived values worth a column after those (rule variables or ``column_values``), and
     # native key words -> column words, longest first (the folder's columns.py)
@@ -266,6 +271,12 @@ class Framework(ABC):
         """The release whose config keys a config is read against: by default ``version``; verl 0.9.0, judged by
         0.9.1's pack, has its own trainer config keys (``with_named_release``)."""
         return self.version
+
+    @property
+    def release_named(self) -> str:
+        """The release a config's keys are said to be judged as (``x is not an option of verl 0.7.0``): the one the
+        user named where another's pack judges it (verl 0.7.0, 0.7.1's pack), else ``keys_version``."""
+        return self.keys_version
 
     def with_named_release(self, named: str) -> "Framework":
         """This framework, pinned to the pack of a release the user named, as that release reads a config (by default

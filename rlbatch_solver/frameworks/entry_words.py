@@ -13,12 +13,15 @@ class EntryWords(NamedTuple):
     """``modules``: Python modules a run starts with ``python -m``; ``commands``: commands that start it
     (``("swift", "rlhf")``); ``flags``: one of which a generic entry command's arguments must hold to be this
     framework's (empty: the command alone decides); ``companions``: commands a run starts beside its entry point,
-    as a launch script's lines begin them (their words go to ``Framework.read_companion``)."""
+    as a launch script's lines begin them (their words go to ``Framework.read_companion``); ``scripts``: a script's
+    bare file name (``train_ppo.py``, under ``torchrun`` or ``deepspeed`` from the folder that holds it) with the
+    flags one of which its arguments must hold to be this framework's (the name alone is any project's)."""
 
     modules: tuple[str, ...] = ()
     commands: tuple[tuple[str, str], ...] = ()
     flags: tuple[str, ...] = ()
     companions: tuple[tuple[str, ...], ...] = ()
+    scripts: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 # verl's recipes started by their own entry points (verl/experimental/fully_async_policy/fully_async_main.py,
@@ -38,7 +41,13 @@ ENTRY_WORDS: dict[str, EntryWords] = {
     "verl-megatron": EntryWords(),
     # and the launcher without Ray (`deepspeed --module openrlhf.cli.train_ppo`, 0.4.0-0.6.1), whose word the
     # framework's parse reads (frameworks/openrlhf/framework.py LAUNCHER)
-    "openrlhf": EntryWords(modules=("openrlhf.cli.train_ppo_ray", "openrlhf.cli.train_ppo")),
+    # The script itself, run bare from its folder (`torchrun --nproc_per_node 8 train_ppo.py ...`, `deepspeed
+    # train_ppo.py ...`), is any project's name: OpenRLHF's when its arguments hold a flag of train_ppo.py's own
+    # parser (openrlhf/cli/train_ppo.py add_argument in the 0.4.0.post2, 0.5.9.post1 and 0.6.1 wheels: --reward_pretrain,
+    # --rollout_batch_size, --micro_rollout_batch_size; versions.non_ray_flags), its word kept as the module's is
+    "openrlhf": EntryWords(modules=("openrlhf.cli.train_ppo_ray", "openrlhf.cli.train_ppo"),
+                           scripts=(("train_ppo.py", ("--reward_pretrain", "--rollout_batch_size",
+                                                      "--micro_rollout_batch_size")),)),
     "swift": EntryWords(commands=(("swift", "rlhf"),)),
     "swift-megatron": EntryWords(commands=(("megatron", "rlhf"),)),
     # and TRL's other GRPO example scripts that read GRPOConfig from the command line (TrlParser((ScriptArguments,

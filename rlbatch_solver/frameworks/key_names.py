@@ -260,9 +260,22 @@ REFUSALS = (
 )
 
 
+# OpenRLHF's launcher without Ray named in a message: argparse's prog (``train_ppo.py: error: ...``, also under
+# ``python -m openrlhf.cli.train_ppo``, whose sys.argv[0] is the file), a traceback's frame
+# (``openrlhf/cli/train_ppo.py``) or the module; never train_ppo_ray's (the word goes on: no boundary before ``_ray``)
+NON_RAY_IN_MESSAGE = re.compile(r"\btrain_ppo\.py\b|\bopenrlhf\.cli\.train_ppo\b")
+
+
+def launcher_in_message(text: str) -> list[str]:
+    """The words of the entry point a message names where the framework's parse reads them (OpenRLHF's
+    ``train_ppo.py``: the launcher without Ray, whose parser lacks train_ppo_ray's flags); [] otherwise."""
+    return ["train_ppo.py"] if NON_RAY_IN_MESSAGE.search(text) else []
+
+
 def refused_in_message(text: str) -> tuple[str | None, list[str]]:
     """The keys a pasted parser error says it refused, and the framework whose parser prints it (None: not known
-    from the message alone; OpenRLHF's when it names train_ppo_ray)."""
+    from the message alone; OpenRLHF's when it names train_ppo_ray, and the newest release with the launcher without
+    Ray when it names train_ppo.py: only releases before 0.6.2 ship it)."""
     for pattern, framework, kind in REFUSALS:
         found = pattern.search(text)
         if not found:
@@ -270,7 +283,14 @@ def refused_in_message(text: str) -> tuple[str | None, list[str]]:
         words = found.group(1)
         if kind == "argparse":
             keys = [w[2:].split("=")[0] for w in words.split() if w.startswith("--")]
-            framework = "openrlhf" if "train_ppo_ray" in text else None
+            if "train_ppo_ray" in text:
+                framework = "openrlhf"
+            elif launcher_in_message(text):
+                from .openrlhf.versions import NON_RAY_NEWEST
+
+                framework = f"openrlhf=={NON_RAY_NEWEST}"
+            else:
+                framework = None
         elif kind == "hf":
             keys = [w.strip(" '\"")[2:].split("=")[0] for w in words.split(",") if w.strip(" '\"").startswith("--")]
         else:
@@ -280,12 +300,15 @@ def refused_in_message(text: str) -> tuple[str | None, list[str]]:
     return None, []
 
 
-def refused_keys(fw: Any, keys: Iterable[str]) -> list[UnknownKey]:
+def refused_keys(fw: Any, keys: Iterable[str], entry: Iterable[str] = ()) -> list[UnknownKey]:
     """Keys a framework's parser refused (its own error says so) that no release we know has, each with the known
     key it likely misspells, and those of another release the release refuses by name (``KeyList.successors``), each
     with its successor or none; another key some release has was refused by another release (the release notes'
     matter, not a misspelling) and is left out."""
-    key_list = fw.key_list({k: None for k in keys}, command=True)
+    keys = list(keys)
+    # the entry point's words, as the framework's parse reads them (OpenRLHF's train_ppo.py: its own parser's flags)
+    given = {**(fw.parse(list(entry))[0] if entry else {}), **{k: None for k in keys}}
+    key_list = fw.key_list(given, command=True)
     dash = "--" if key_list.flags else ""
     successors = {k: (new, words) for k, new, words in key_list.successors}
     out = []

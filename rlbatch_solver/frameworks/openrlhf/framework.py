@@ -1003,6 +1003,18 @@ class OpenRLHFFramework(Framework):
     def normalize(self, flat: Mapping[str, Any]) -> dict[str, Any]:
         return normalize_flags(flat)[0]
 
+    def oom_advice_for(self, text: str) -> Mapping[str, tuple[str, ...]]:
+        """A traceback of the launcher without Ray (openrlhf/cli/train_ppo.py, key_names.launcher_in_message): its
+        own parser's flags (errors.NON_RAY_OOM_ADVICE), not train_ppo_ray's dotted or group flags."""
+        from ..key_names import launcher_in_message
+
+        return errors.NON_RAY_OOM_ADVICE if launcher_in_message(text) else self.oom_advice
+
+    @property
+    def release_named(self) -> str:
+        """The release the user named (0.6.1, 0.6.2's pack), as refusals and fix name it."""
+        return self.named_release or self.version
+
     def key_list(self, flat: Mapping[str, Any], command: bool = False) -> KeyList:
         """Every flag of this release's train_ppo_ray (release_flags.py): argparse refuses any other. A flag of another
         release is not judged here (the release's own checks say what it does there, legacy_flag_names), nor one

@@ -87,6 +87,9 @@ SERIES = {v.rsplit(".", 1)[0]: v for v in VERSIONS}  # "0.6" -> "0.6.2": a patch
 # builds the same four models, the reference one only with --init_kl_coef > 0), gone from 0.6.2's (its cli/ has
 # train_ppo_ray.py only). Decided by the release the user named, not the pack judging it (0.6.1 checks as 0.6.2).
 NON_RAY_LAUNCHER_UNTIL = (0, 6, 2)
+# the newest release with it (0.6.1; 0.6.1.post1 is its patch): a pasted message of train_ppo.py's parser alone is read
+# as that release's
+NON_RAY_NEWEST = "0.6.1"
 
 
 # the flags the judging pack's train_ppo_ray.py parser has and the non-Ray launcher's train_ppo.py parser lacks (each

@@ -69,6 +69,17 @@ ALGORITHMS: dict[str, dict[str, Any]] = {
                     "algorithm.use_kl_in_reward": True},
 }
 ALGORITHM_ALIASES = {"reinforce_plus_plus": "reinforce++", "reinforcepp": "reinforce++"}
+# an --algo verl's main_ppo has no estimator or loss of its own for: what the printed command runs instead, said beside
+# the answer (its header names the --algo, its command another estimator)
+ALGORITHM_NOTES = {
+    "adpo": ("adpo: verl has no adpo estimator (ADPO runs from its own fork's main_adpo); the command runs verl's "
+             "nearest, algorithm.adv_estimator=grpo without KL (ADPO's group-relative advantages anchored on the "
+             "old policy, no reference model: adpo_trainer.yaml), whose batch rules and cost are ADPO's"),
+    # recipe/dapo's dapo_trainer.yaml (composed by recipe.dapo.main_dapo): algorithm.filter_groups.*, data.gen_batch_size
+    "dapo": ("dapo: the command runs verl's main_ppo with algorithm.adv_estimator=grpo without KL; DAPO's recipe "
+             "(recipe.dapo.main_dapo) adds dynamic sampling (algorithm.filter_groups.*, data.gen_batch_size: more "
+             "generation where groups are filtered out) and overlong reward shaping, which this answer does not price"),
+}
 
 # Keys whose absent value follows another key (verl 0.9.1's yaml interpolations).
 INTERPOLATED = {
@@ -968,7 +979,8 @@ def build_space(scenario: Any, model: ModelCard | None, with_knobs: bool = False
     # rollout.layered_summon, trainer.save_freq, ...)
     fixed_native = {k: v for k, v in native.items() if k != "model_engine" and (
         k not in by_key or (by_key[k].name not in _EXPORT_ORDER and len(domains.get(by_key[k].name, ())) == 1))}
-    return Space(domains, ties, fixed_native)
+    notes = [ALGORITHM_NOTES[algo]] if scenario.algorithm and algo in ALGORITHM_NOTES else []
+    return Space(domains, ties, fixed_native, notes=notes)
 
 
 # the folder of verl's own trainer yamls, as its example scripts name it for Hydra's --config-path
@@ -1189,6 +1201,11 @@ class VersionPacks:
         """The release whose trainer config keys a config is read against (Hydra refuses a key it lacks)."""
         return self.key_release or self.version
 
+    @property
+    def release_named(self) -> str:
+        """The release the user named (0.7.0, 0.7.1's pack; 0.9.0, 0.9.1's), as refusals and fix name it."""
+        return self.named_release or self.keys_version
+
     def with_named_release(self, named: str):
         """A named release another's pack judges (verl 0.9.0: 0.9.1's) keeps its own trainer config keys: 0.9.0's
         Megatron grad_offload is no key its Hydra refuses. One without a list of its own (0.7.0: 0.7.1's pack) is
@@ -1236,11 +1253,21 @@ class VersionPacks:
         named = self.pinned and not self.keys_dated
         struct = struct_keys.refused(flat, given, release, named)
         asked = self.named_release or release
-        if named and asked != release:
-            # a named release without a list of its own (0.7.0: 0.7.1's pack) has keys its pack's list lacks
-            # (0.7.0's reward_model.micro_batch_size_per_gpu, 0.4.1's actor.profiler.all_ranks), which its Hydra
-            # takes: a key the listed releases on either side of it lack is refused, one either holds is not; with
-            # no list on one side (0.4.1: none before 0.5.0) no such key is
+        if named and asked != release and struct_keys.release_paths(asked) is not None:
+            # a named release judged by another's pack whose trainer config keys we hold all the same (0.7.0, judged
+            # by 0.7.1's rules: config_keys/0.7.0_*.txt, its wheel's _generated_ppo_trainer.yaml and
+            # _generated_ppo_megatron_trainer.yaml) is read against its own keys, as its Hydra reads it: 0.7.0's
+            # top-level reward_manager.* (verl/trainer/config/reward_manager.yaml, in its ppo_trainer.yaml's defaults
+            # list) is no key it refuses, and 0.7.1's reward.* is
+            struct = struct_keys.refused(flat, given, asked, named)
+            own = struct_keys.release_keys(asked)
+            lacks = {k for k in lacks if k not in own and not any(o.startswith(k + ".") for o in own)}
+            release = asked
+        elif named and asked != release:
+            # a named release without a list of its own (0.6.0: 0.6.1's pack) has keys its pack's list lacks
+            # (0.4.1's actor.profiler.all_ranks), which its Hydra takes: a key the listed releases on either side of
+            # it lack is refused, one either holds is not; with no list on one side (0.4.1: none before 0.5.0) no
+            # such key is
             below, above = struct_keys.listed_around(asked)
             held = (struct_keys.release_keys(below) | struct_keys.release_keys(above)) if below and above else None
             struct = [k for k in struct if k in struct_keys.refused(flat, [k], release) or (
@@ -1253,8 +1280,9 @@ class VersionPacks:
         plus = frozenset(k for k in refused if struct_keys.adds_with_plus(k, release))
         # a key only other releases' trainer configs have (refused under a named release): no key of the same meaning
         # we know, so fix and recommend drop it, saying which releases have it (a key a "+" adds: written with one)
-        later = tuple((k, None, f"a key of verl {', '.join(found)}'s trainer config") for k in struct
-                      if k not in lacks and k not in plus and (found := struct_keys.releases_having(k)))
+        # (or, where the release has the same key one section up or down, that key: struct_keys.moved_to)
+        later = tuple((k, struct_keys.moved_to(k, release), f"a key of verl {', '.join(found)}'s trainer config")
+                      for k in struct if k not in lacks and k not in plus and (found := struct_keys.releases_having(k)))
         # and one of the version-specific keys we know (versions.VERSION_KEYS: trainer.use_v1 under 0.5.0) likewise
         later += tuple((k, None, "a key of " + (words if (words := versions._listed(found)).startswith("verl ")
                                                  else f"verl {words}")) for k in sorted(lacks - plus)

@@ -163,6 +163,20 @@ def listed_around(release: str) -> tuple[str | None, str | None]:
     return (before[-1] if before else None), (after[0] if after else None)
 
 
+def moved_to(key: str, version: str) -> str | None:
+    """The key of ``version``'s trainer config that another release's ``key`` moved to, one section up or down: the
+    same path without its first part or under one more (0.7.0's top-level reward_manager.name is 0.7.1's
+    reward.reward_manager.name, verl/trainer/config/reward_manager.yaml composed under reward; 0.5.0's ray_init.* is
+    ray_kwargs.ray_init.*; reward_model.sandbox_fusion.* and sandbox_fusion.*), where exactly one such key is there;
+    None otherwise."""
+    known = release_keys(version)
+    if key in known:
+        return None
+    found = {key.split(".", 1)[1]} & known if "." in key else set()
+    found |= {k for k in known if k.endswith("." + key) and k.count(".") == key.count(".") + 1}
+    return found.pop() if len(found) == 1 else None
+
+
 def releases_having(key: str) -> list[str]:
     """The releases whose trainer config (the lists we hold) has ``key``, oldest first."""
     return [v for v in held_releases() if key in release_keys(v)]
