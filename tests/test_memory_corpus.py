@@ -188,9 +188,11 @@ def test_a_gpu_record_is_unjudged_only_when_it_says_why_and_then_counts_neither_
                                                                     ("codellama_34b", 32), ("llama2_70b", 32)))}
     # verl Megatron reports whose settings are not in their text: #1649's comment (a dense "Qwen-14B" run of the MoE
     # example, what it changed not said), #388 (cut before any Megatron parallel size), #3620 (config as a screenshot),
-    # #3364's first post (every parallel size a shell variable whose value is not shown)
+    # #3364's first post (every parallel size a shell variable whose value is not shown), and v0.4.1's geo3k multi-turn
+    # script (a verification script, no record it ran as written: a text model on an image dataset)
     megatron = {"verl-megatron_1649_comment_qwen_14b_2x8xa800_40gb", "verl-megatron_388_qwen2_5_32b_ppo_4x8xh800",
-                "verl-megatron_3620_qwen2_5_7b_dapo_8xa800", "verl-megatron_3364_qwen3moe_30b_grpo_4x8xh200"}
+                "verl-megatron_3620_qwen2_5_7b_dapo_8xa800", "verl-megatron_3364_qwen3moe_30b_grpo_4x8xh200",
+                "verl-megatron_example_sglang_multiturn_geo3k_qwen2_5_3b_grpo_tp2pp2vpp2cp2_len2k2k_8xh100"}
     # verl: Logic-RL's README line "4×A100 80G", written for the script of its date, not for the later one (882de6a)
     verl = {"verl_logicrl_readme_qwen2_5_7b_grpo_4xa100_80gb"}
     assert set(marked) == swift | openrlhf | megatron | verl
