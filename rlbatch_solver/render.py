@@ -262,13 +262,26 @@ def outlook_text(mem: MemoryCheck) -> str:
     if outlook == "tight" and mem.verdict(phase) == "no":  # past the margin too: the memory rule broke
         head = "TIGHT, over the line: likely out of memory (within the model's error, so it may still fit)"
     lines = {p: mem.capacity_of(p) for p in mem.peaks}
+    lengths = mem.lengths
+    typical = mem.typical_peaks.get(phase)
+    if mem.fits and mem.fits_at_data(phase):
+        # the verdict read the data's lengths: say so, with the assumption and the worst case beside it
+        over = (typical or 0) / 1024
+        return (f"will it OOM? fits at the data's lengths: the {title} peaks at {over:.1f} of "
+                f"{mem.capacity_of(phase) / 1024:.1f} GiB usable{usable_by(phase, lines)}, more than the model's "
+                f"observed error of {math.exp(mem.error_log) - 1:.0%} under it (ASSUMED: packed micro batches at the "
+                f"99.9th percentile of their summed lengths, prompts at {lengths.get('prompt', 0):,.0f} tokens, "
+                f"responses at a mean of {lengths.get('judged_response') or 0:,.0f}, the longest run of the "
+                f"{lengths.get('profile', '')} profile's sources; --mean-prompt-len / --mean-response-len give yours). "
+                f"At the config's maximum lengths, the worst case it allows, it peaks at "
+                f"{mem.peaks[phase] / 1024:.1f} GiB ({side}{in_errors}): every sequence at the limits would not fit")
     text = (f"will it OOM? {head}: the {title} peaks at {mem.peaks[phase] / 1024:.1f} of {mem.capacity_of(phase) / 1024:.1f}"
             f" GiB usable{usable_by(phase, lines)} ({side}{in_errors}), at the config's maximum lengths")
-    typical = mem.typical_peaks.get(phase)
     if typical is not None and typical != mem.peaks[phase]:
-        lengths = mem.lengths
+        judged = lengths.get("judged_response")
+        response = f"{judged:,.0f}, the longest run of its profile's sources" if judged else f"{lengths.get('response', 0):,.0f}"
         text += (f"; at the data's typical lengths (mean prompt {lengths.get('prompt', 0):,.0f}, response "
-                 f"{lengths.get('response', 0):,.0f}: --mean-prompt-len / --mean-response-len; a packed micro batch "
+                 f"{response}: --mean-prompt-len / --mean-response-len; a packed micro batch "
                  f"at the 99.9th percentile of its summed lengths) {typical / 1024:.1f} GiB")
     return text
 

@@ -140,6 +140,10 @@ class MemoryCheck:
     # are packed (remove padding): a micro batch at the 99.9th percentile of its summed lengths (typical_peaks); the
     # peaks above are at the config's maximum lengths, the worst case it allows
     typical_peaks: dict[str, int] = field(default_factory=dict)
+    # the typical peaks are at lengths with a source (the data's profile at the longest of its published runs, or
+    # means given): a phase over the line at the maximum lengths is judged to fit when its typical peak is under the
+    # line by more than the model's observed error (``fits_at``); False: shown beside the verdict, not judged by
+    typical_judged: bool = False
     # the memory model's observed error, median |log(measured/predicted)| of a phase's peak (costmodel/accuracy.py)
     error_log: float = 0.0
     # phase -> its title in the tables where the framework names the GPUs it runs on
@@ -149,9 +153,23 @@ class MemoryCheck:
     def capacity_of(self, phase: str) -> int:
         return self.phase_capacity_mib.get(phase, self.capacity_mib)
 
+    def fits_at(self, phase: str) -> bool:
+        """Does the phase fit? At the config's maximum lengths (the worst case it allows), or, where the typical
+        peaks are judged by (``typical_judged``), at the data's lengths by more than the model's observed error: a
+        packed micro batch holds the tokens its sequences have, not the limits (docs/cost-model.md section 11.1)."""
+        return self.peaks[phase] <= self.capacity_of(phase) or self.fits_at_data(phase)
+
+    def fits_at_data(self, phase: str) -> bool:
+        """Over the line at the maximum lengths but judged to fit at the data's: the typical peak (judged by) is
+        under the usable memory by more than the model's observed error."""
+        typical = self.typical_peaks.get(phase)
+        if not self.typical_judged or typical is None or self.peaks[phase] <= self.capacity_of(phase):
+            return False
+        return typical <= self.capacity_of(phase) * math.exp(-self.error_log)
+
     @property
     def fits(self) -> bool:
-        return all(peak <= self.capacity_of(p) for p, peak in self.peaks.items())
+        return all(self.fits_at(p) for p in self.peaks)
 
     def verdict(self, phase: str | None = None) -> str:
         """"yes", "tight" (inside the safety margin: may run or OOM) or "no" (MemoryReport.verdict), of one
@@ -188,6 +206,8 @@ class MemoryCheck:
         typical = self.typical_peaks.get(phase, self.peaks[phase])
         if self.verdict(phase) == "yes":
             return "tight" if within else "fits"
+        if self.fits_at_data(phase):
+            return "fits"
         if within or self.verdict(phase) == "tight" or typical <= self.capacity_of(phase):
             return "tight"
         return "OOM"
@@ -200,6 +220,9 @@ class MemoryCheck:
             "hard_limit_mib": self.hard_mib,
             "total_mib": self.total_mib,
             "fits": self.fits,
+            # the worst case the config allows, every sequence at the limits (``fits`` may judge at the data's lengths)
+            "fits_at_max_lengths": all(peak <= self.capacity_of(p) for p, peak in self.peaks.items()),
+            "typical_judged": self.typical_judged,
             "verdict": self.verdict(),
             "outlook": self.outlook(),
             "error_log": self.error_log,
@@ -210,6 +233,7 @@ class MemoryCheck:
             "pipeline": [{"pool": name, "seconds": round(s, 3), "idle_ratio": round(idle, 3)}
                          for name, s, idle in self.stages],
             "phases": {p: {"peak_mib": self.peaks[p], "fits": self.peaks[p] <= self.capacity_of(p),
+                           "fits_at_data": self.fits_at_data(p),
                            "capacity_mib": self.capacity_of(p),
                            "verdict": self.verdict(p),
                            "outlook": self.outlook(p),
@@ -284,7 +308,7 @@ def check(
     else:
         notes.append("memory was not evaluated (no --gpu/--model): this is a pure rule check")
     result = ruleset.check(values)
-    violations = refused + list(result.violations)
+    violations = refused + [at_data_lengths(v, fw.name, memory) for v in result.violations]
     broken_host = host_violation(fw, host) if host is not None else None
     if broken_host is not None:
         violations.append(broken_host)
@@ -295,24 +319,58 @@ def check(
                        unknown, fw.micro_batches_per_gpu(values), fw.release_named)
 
 
-def typical_peaks(spec: Any, values: Mapping[str, Value], length_fraction: float) -> dict[str, int]:
-    """Each phase's peak (MiB) with packed micro batches at the data's typical lengths instead of the maximum ones:
-    a micro batch of n sequences holds the 99.9th percentile of the sum of n lengths at the data's means (the mean
-    prompt and response the step time uses: given, calibrated or the default shares of the limits; responses drawn
-    from the length law, constants.PACKED_SUM_Z), never more than the maximum lengths allow."""
+def at_data_lengths(violation: Violation, framework: str, memory: "MemoryCheck | None") -> Violation:
+    """A phase's memory limit broken at the config's maximum lengths, where the verdict judges the phase to fit at the
+    data's lengths (``MemoryCheck.fits_at_data``): kept, as a tolerated warning (the worst case the config allows
+    stays on the record, and the search still avoids it), not an error."""
+    from dataclasses import replace
+
+    from ..rules.base import Severity
+
+    if memory is None or violation.severity != Severity.ERROR:
+        return violation
+    for phase in memory.peaks:
+        if violation.rule == memory_rule_id(framework, phase) and memory.fits_at_data(phase):
+            return replace(violation, severity=Severity.WARNING, tolerated=True,
+                           message=violation.message + " (at the maximum lengths; it fits at the data's lengths: "
+                                                       "see will it OOM?)")
+    return violation
+
+
+def typical_peaks(spec: Any, values: Mapping[str, Value], length_fraction: float) -> tuple[dict[str, int], float | None]:
+    """Each phase's peak (MiB) with packed micro batches at the data's lengths instead of the maximum ones, and the
+    mean response (tokens) they are priced at where the verdict may judge by them (None: it may not).
+
+    A micro batch of n sequences holds the 99.9th percentile of the sum of n lengths (constants.PACKED_SUM_Z): n
+    prompts at the data's mean, n responses drawn from the length law, never more than the maximum lengths allow.
+    The responses' mean is the one given (``--mean-response-len``, a calibration), else the length profile's law at
+    the longest of its published runs (``lengths.judged_response_fraction``): then the verdict may judge by these
+    peaks (``MemoryCheck.typical_judged``). A profile without runs to bound it (``default``) prices them at its mean,
+    shown beside the verdict but not judged by. Padded micro batches (no remove padding) stay at the maximum lengths
+    (memory.packed_tokens), so their phases keep the worst case."""
     from dataclasses import replace
 
     from ..costmodel import constants as C
+    from ..costmodel.lengths import judged_response_fraction
     from ..costmodel.memory import estimate_memory
     from ..costmodel.tables import MIB, mean_lengths
 
     ml = mean_lengths(spec, values)
     longest = max(1.0, float(ml["max_prompt"] + ml["max_response"]))
     if (ml["prompt"] + ml["response"]) / longest >= length_fraction:
-        return {}
+        return {}, None
     plan = spec.plan
-    typical = replace(spec, plan=lambda v, phase: plan(v, phase).replace(packed_sum_z=C.PACKED_SUM_Z))
-    return {p: int(-(-estimate_memory(typical.plan(values, p)).peak(p) // MIB)) for p in spec.phases_run(values)}
+    fraction = judged_response_fraction(plan(values, Phase.ROLLOUT))
+    judged = None if fraction is None else fraction * float(ml["max_response"])
+
+    def at_data(v: Mapping[str, Value], phase: str) -> Any:
+        priced = plan(v, phase).replace(packed_sum_z=C.PACKED_SUM_Z)
+        fraction = judged_response_fraction(priced)
+        return priced if fraction is None else priced.replace(avg_response_fraction=fraction)
+
+    typical = replace(spec, plan=at_data)
+    return ({p: int(-(-estimate_memory(typical.plan(values, p)).peak(p) // MIB)) for p in spec.phases_run(values)},
+            judged)
 
 
 def server_titles(fw: Framework, spec: Any, values: Mapping[str, Value], reports: Mapping[str, Any]) -> dict[str, str]:
@@ -374,6 +432,7 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
     phases = {p: {t: int(-(-b // MIB)) for t, b in r.phases[p].items()} for p, r in reports.items()}
     peaks = {p: int(-(-r.peak(p) // MIB)) for p, r in reports.items()}
     total = int(gpu.memory_bytes // MIB)
+    typical, judged = typical_peaks(spec, values, length_fraction)
     mem = MemoryCheck(gpu.name, card.name, terms.capacity_mib, total, phases, peaks,
                       {p: round(t, 3) for p, t in seconds.items() if t}, terms.hard_mib,
                       {p: c for p, c in terms.phase_capacity_mib.items() if c != terms.capacity_mib},
@@ -382,7 +441,8 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                        "prompt_from": source if prompt_mean is not None else "assumed",
                        "response_from": source if response_mean is not None else "assumed",
                        "longest_from": "given" if longest is not None else "assumed",
-                       **given_means(prompt_mean, response_mean)},
-                      stage_seconds(spec, values, seconds), typical_peaks(spec, values, length_fraction),
-                      memory_error_log(fw.name), server_titles(fw, spec, values, reports))
+                       **given_means(prompt_mean, response_mean),
+                       "judged_response": None if judged is None else round(judged, 1)},
+                      stage_seconds(spec, values, seconds), typical, judged is not None,
+                      error_log=memory_error_log(fw.name), titles=server_titles(fw, spec, values, reports))
     return fw.ruleset.extended(terms.rules, terms.derived), mem, host_check(spec, values, gpu.name, host_mem_gib)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional
 
 from ..errors import InputError
@@ -48,6 +48,11 @@ class LengthProfile:
     # a share that falls as the limit grows: response_fraction at reference_limit, times (limit/reference)^-exponent
     share_exponent: float = 0.0
     reference_limit: float = 8192.0
+    # the longest of the profile's published runs, for the memory verdict at the data's lengths (``upper``): a
+    # natural profile's largest natural length, a share profile's largest run over its line (None: no such bound,
+    # the default and limit profiles)
+    upper_natural: Optional[float] = None
+    upper_share_ratio: Optional[float] = None
 
     def share(self, limit: float) -> float:
         """A share-of-the-limit profile's mean / limit at this limit (at most 1)."""
@@ -67,6 +72,17 @@ class LengthProfile:
     def fraction(self, limit: float) -> float:
         """The mean response as a share of the limit (what Plan.avg_response_fraction holds)."""
         return self.mean_response(limit) / limit if limit > 0 else 0.0
+
+    def upper(self) -> Optional["LengthProfile"]:
+        """The same law at the longest of the profile's published runs (the natural length or share of the run that
+        answered longest), or None where the profile has no runs to bound it: what the memory verdict prices a
+        packed micro batch at when it judges at the data's lengths (commands/check.py ``typical_peaks``), so that
+        which of its sources the data resembles cannot turn a run that does not fit into one that does."""
+        if self.natural_tokens is not None and self.upper_natural is not None:
+            return replace(self, natural_tokens=max(self.natural_tokens, self.upper_natural))
+        if self.response_fraction is not None and self.upper_share_ratio is not None:
+            return replace(self, response_fraction=self.response_fraction * max(1.0, self.upper_share_ratio))
+        return None
 
     def how(self) -> str:
         """The assumption in words: '0.35 of the limit' or 'a natural length of 1,500 tokens, capped at the limit'."""
@@ -88,10 +104,12 @@ DEFAULT = LengthProfile("default", "no source for this model and data: the media
 # (Qwen3.5-35B-A3B, 12,720 of 32,768 = 0.39). A least-squares line through their log share against log limit:
 # 0.52 at 8,192 and exponent 0.28 (0.93 at 1K, 0.40 at 20K, 0.35 at 32K; the four within 1.2x). Qwen3 models think
 # by default (Qwen3 model cards: enable_thinking=True is the chat template's default), so they take it too; a
-# non-thinking variant (Instruct-2507) does not. Prompts: the default share of the limit.
+# non-thinking variant (Instruct-2507) does not. Prompts: the default share of the limit. The run furthest above the
+# line is v1_async_trainer's, 0.39 against the line's 0.3527 at 32,768 (1.106x; DeepScaleR 1.058x, #3727 1.023x,
+# #3816 0.845x): the memory verdict's bound (LengthProfile.upper).
 REASONING = LengthProfile("reasoning", "reasoning model: four published runs answered 0.55 of an 8K limit "
                           "(DeepScaleR) and 0.34-0.39 of 20-32K limits", response_fraction=0.52,
-                          share_exponent=0.28)
+                          share_exponent=0.28, upper_share_ratio=1.106)
 # GSM8K-style grade-school word problems, a non-reasoning model: the median natural length of seven published verl
 # runs (exponential scale solving lam(1 - e^(-limit/lam)) = mean): verl #1208 325 of 1,024 tokens (342), verl's
 # MI300 baseline logs with deepseek-llm-7b 170 of 1,024 (171) and 176 of 512 (189), verl PR #7804 with
@@ -99,14 +117,17 @@ REASONING = LengthProfile("reasoning", "reasoning model: four published runs ans
 # (eric-haibin-lin/verl-data, branch experiments, gsm8k/: each run's median response_length/mean over its steps):
 # Qwen2.5-0.5B-Instruct 276.5 of 512 (368) and 155.0 of 256 (232), gemma-2-2b-it 145.4 of 512 (150): 232. Their mean
 # prompts: 103 (#1208), 83 (MI300), 104 (Qwen2.5-0.5B, both runs), 84 (gemma): 93 (docs/cost-model.md section 4.2).
+# The longest of the seven, Qwen2.5-0.5B-Instruct's 368, bounds the memory verdict (LengthProfile.upper).
 GSM8K = LengthProfile("gsm8k", "GSM8K-style word problems: seven published verl runs answered 145-325 tokens "
-                      "at 256-1,024 limits", natural_tokens=232.0, prompt_tokens=93.0)
+                      "at 256-1,024 limits", natural_tokens=232.0, prompt_tokens=93.0, upper_natural=368.0)
 # Competition math (MATH, DAPO-Math-17k, DeepScaleR's AIME/AMC data) answered by a non-reasoning model: verl #3816,
 # Qwen2.5-3B-Instruct on DAPO's recipe at a 20,480 limit, "~1000 tokens" mean; verl docs/perf/dpsk.md,
 # DeepSeek-V3 on verl's math example, 1,960 of 9,632 (scale 1,975): the middle, 1,500. A larger limit does not
-# lengthen them (Qwen3-4B on the same #3816 recipe, a reasoning model: ~7,000).
+# lengthen them (Qwen3-4B on the same #3816 recipe, a reasoning model: ~7,000). DeepSeek-V3's 1,975 bounds the
+# memory verdict (LengthProfile.upper).
 MATH = LengthProfile("math", "competition math, non-reasoning model: verl #3816's Qwen2.5-3B answered ~1,000 "
-                     "tokens at a 20K limit, DeepSeek-V3 1,960 at 9.6K", natural_tokens=1500.0)
+                     "tokens at a 20K limit, DeepSeek-V3 1,960 at 9.6K", natural_tokens=1500.0,
+                     upper_natural=1975.0)
 # Every response runs to the limit: benchmarks that ignore the end-of-sequence token, the worst case.
 LIMIT = LengthProfile("limit", "every response runs to the limit (the worst case)", response_fraction=1.0,
                       prompt_fraction=None)
@@ -205,6 +226,23 @@ def plan_data_prompt(plan: Any) -> Optional[DataPrompt]:
     """The data's mean prompt that times a Plan's prompts (none under the ``limit`` profile: every prompt at the
     limit, the worst case)."""
     return data_prompt(plan.dataset or "") if plan_profile(plan).prompt_fraction is not None else None
+
+
+def judged_response_fraction(plan: Any) -> Optional[float]:
+    """The mean response over max_response_length a packed micro batch is judged at when the memory verdict reads
+    the data's lengths (commands/check.py ``typical_peaks``), or None where it may not: the mean the plan holds where
+    one was given (``--mean-response-len``, a calibration), else the profile's law at the longest of its published
+    runs (``LengthProfile.upper``), following ``time._lengths``'s cap; None for a profile without runs to bound it
+    (``default``: no source for this model and data; ``limit``: the maximum already)."""
+    if plan.avg_response_fraction is not None:
+        return plan.avg_response_fraction
+    upper = plan_profile(plan).upper()
+    r_max = float(max(0, plan.response_len))
+    if upper is None or r_max <= 0:
+        return None
+    stated = plan.longest_response
+    cap = float(stated) if stated is not None and 0 < stated < r_max else r_max
+    return upper.fraction(cap) * cap / r_max
 
 
 def chosen_by(plan: Any) -> str:
