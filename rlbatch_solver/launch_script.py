@@ -35,6 +35,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from . import safe_input
 from .errors import InputError, shown
@@ -89,6 +90,9 @@ class LaunchScript:
     # the reader of a newer layout's entry point (launch_script._LAYOUTS: module:function) the arguments were read
     # with, in the names of the release we follow; None: the framework's own
     layout: str | None = None
+    # the launcher's node split (launcher_gpus) where ``gpus`` is its count; None where the framework's own words
+    # (from_script) or a server line decide another
+    launched: "Launched | None" = None
 
 
 def is_launch_script(arg: str) -> bool:
@@ -264,7 +268,8 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
                 first = at
                 break
         args = launcher[first:] + args
-    gpus, source = launcher_gpus(launcher, scope)
+    split = launcher_gpus(launcher, scope)
+    gpus, source = split.gpus, split.source
     side_gpus = 0
     for side_fw, words, side_scope in companions:
         if side_fw.name != fw.name:
@@ -293,7 +298,8 @@ def parse_launch_script(text: str, name: str = "script", environment: dict[str, 
     for k, v in (environment or {}).items():
         notes.append(f"read as run with {k}={v} (given after the script's path)")
     return LaunchScript(framework, args, gpus, notes, model_named(args, fw.model_keys), command,
-                        [f"{k}={v}" for k, v in {**exported_then, **prefix}.items()], array_lines, layout)
+                        [f"{k}={v}" for k, v in {**exported_then, **prefix}.items()], array_lines, layout,
+                        split if gpus is not None and gpus == split.gpus else None)
 
 
 def in_layout(script: LaunchScript, items: list[str]) -> list[str]:
@@ -912,12 +918,14 @@ def _entry(tokens: list[str]):
                 # runs the user's own entry point (TRL: ``src/open_r1/grpo.py`` under accelerate launch); so does one
                 # whose parse reads the module's word (entry_words.KEPT_MODULES: OpenRLHF's launcher without Ray)
                 kept = fw.launcher_flags or any(module.endswith(m) for m in KEPT_MODULES if m in words.modules)
+                if kept and not fw.launcher_flags:  # and the launcher's counts before it, as a command's own words
+                    return fw, tokens[:i], launcher_words(tokens[:i]) + tokens[i:]
                 return fw, tokens[:i], tokens[i:] if kept else tokens[i + 1:]
             if any(base == script and any(t.split("=", 1)[0] in flags for t in tokens[i + 1:])
                    for script, flags in words.scripts):
                 # a bare script of the framework's (EntryWords.scripts: OpenRLHF's train_ppo.py under torchrun), its
-                # word kept for the framework's parse, as its module's is
-                return get_framework(name), tokens[:i], tokens[i:]
+                # word kept for the framework's parse, as its module's is, and the launcher's counts before it
+                return get_framework(name), tokens[:i], launcher_words(tokens[:i]) + tokens[i:]
     return None
 
 
@@ -1012,20 +1020,73 @@ def _read_keys(fw) -> frozenset[str]:
     return frozenset(_key_word(k) for k in keys)
 
 
-def launcher_gpus(launcher: list[str], scope: dict[str, str]) -> tuple[int | None, str]:
-    """GPUs the launcher starts (and where that was read): torchrun/deepspeed flags, else CUDA_VISIBLE_DEVICES."""
-    per_node = nodes = None
+_PER_NODE_FLAGS = ("--nproc_per_node", "--nproc-per-node", "--num_gpus", "--num-gpus")
+_NODES_FLAGS = ("--nnodes", "--num_nodes", "--num-nodes")
+
+
+@dataclass(frozen=True)
+class Launched:
+    """The ranks a launcher starts (``launcher_gpus``): ``per_node`` on each of ``nodes`` nodes (None: its words
+    name a node count this reading could not read, ``--nnodes $NNODES`` with NNODES unset or an elastic
+    ``--nnodes 1:4``; one node is counted), and where that was read."""
+    per_node: int | None = None
+    nodes: int | None = 1
+    source: str = ""
+
+    @property
+    def gpus(self) -> int | None:
+        return None if self.per_node is None else self.per_node * (self.nodes or 1)
+
+
+def launcher_gpus(launcher: list[str], scope: Mapping[str, str]) -> Launched:
+    """GPUs the launcher starts (and where that was read): torchrun's --nproc_per_node / --nnodes, deepspeed's
+    --num_gpus / --num_nodes (torchrun run.py and deepspeed launcher/runner.py: one rank per GPU of each node), else
+    CUDA_VISIBLE_DEVICES (one machine)."""
+    per_node, nodes = None, 1
     for i, tok in enumerate(launcher):
         key, eq, value = tok.partition("=")
         if not eq and i + 1 < len(launcher):
             value = launcher[i + 1]
-        if key in ("--nproc_per_node", "--nproc-per-node", "--num_gpus", "--num-gpus") and value.isdigit():
+        if key in _PER_NODE_FLAGS and value.isdigit():
             per_node = int(value)
-        elif key in ("--nnodes", "--num_nodes", "--num-nodes") and value.isdigit():
-            nodes = int(value)
+        elif key in _NODES_FLAGS:
+            nodes = int(value) if value.isdigit() else None
     if per_node is not None:
-        return per_node * (nodes or 1), f"the launcher ({per_node} per node x {nodes or 1} node(s))"
+        counted = f"{nodes} node(s)" if nodes else "1 node counted: its node count was not read"
+        return Launched(per_node, nodes, f"the launcher ({per_node} per node x {counted})")
     devices = scope.get("CUDA_VISIBLE_DEVICES")
     if devices:
-        return len([d for d in devices.split(",") if d.strip()]), f"CUDA_VISIBLE_DEVICES={devices}"
-    return None, ""
+        return Launched(len([d for d in devices.split(",") if d.strip()]), 1, f"CUDA_VISIBLE_DEVICES={devices}")
+    return Launched()
+
+
+def launcher_words(launcher: list[str]) -> list[str]:
+    """The words of ``launcher`` that ``launcher_gpus`` reads its counts from (as ``--flag=value``), for a framework
+    whose parse reads its launcher's words before its module (OpenRLHF's launcher without Ray)."""
+    out = []
+    for i, tok in enumerate(launcher):
+        key, eq, value = tok.partition("=")
+        if not eq and i + 1 < len(launcher):
+            value = launcher[i + 1]
+        if key in _PER_NODE_FLAGS + _NODES_FLAGS and value.isdigit():
+            out.append(f"{key}={value}")
+    return out
+
+
+def gpus_note(given: int, started: int, split: Launched | None, where: str, script: bool = False) -> str | None:
+    """The one note for ``--gpus`` beside the GPUs a launch script's or a command line's launcher starts (a script,
+    a pasted command, a command given as a list of words): the job starts the ranks its launcher says, whatever
+    --gpus says. None where they agree; where the launcher's words name a node count not read (``split.nodes``
+    None), any whole number of nodes of its per-node ranks agrees."""
+    change = "the script" if script else "the command"
+    said = f" ({split.source})" if split is not None and split.source else ""
+    if split is not None and split.per_node and split.nodes is None:
+        if given % split.per_node == 0:
+            return None
+        return (f"--gpus {given} is not a whole number of nodes of the {split.per_node} GPU(s) per node {where} "
+                f"starts{said}: checked with --gpus {given}; pass a multiple of {split.per_node}, or change {change}, "
+                "if that is what runs")
+    if given == started:
+        return None
+    return (f"--gpus {given} is not the {started} GPU(s) {where} starts{said}: checked with --gpus {given}; pass "
+            f"--gpus {started}, or change {change}, if that is what runs")

@@ -808,3 +808,42 @@ def test_openrlhf_launcher_without_ray_is_read_from_a_script(tmp_path):
     result = CliRunner().invoke(app, ["recommend", "--framework", "openrlhf==0.5.9", "--gpu", "a6000", "--from",
                                       str(script)])
     assert result.exit_code == 2 and "openrlhf.cli.train_ppo (the launcher without Ray" in result.output
+
+
+def test_gpus_beside_a_launchers_count_is_one_note_and_knows_an_unread_node_count(tmp_path):
+    """--gpus beside the GPUs a launcher starts: one note (launch_script.gpus_note) for a script, a pasted command
+    and a command given to the API as a list, worded for what was given ("change the script" / "change the
+    command"). A multi-node torchrun line whose $NNODES the script does not set says its GPUs per node only: any
+    whole number of nodes of them agrees (no note for --gpus 16 on 8 per node), another count is noted per node."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.commands.script_args import read_script_args
+
+    trl = "trl/scripts/grpo.py --model_name_or_path Qwen/Qwen2.5-7B --per_device_train_batch_size 4 --num_generations 8"
+    script = tmp_path / "run.sh"
+    script.write_text(f"torchrun --nnodes $NNODES --nproc_per_node 8 --node_rank $NODE_RANK {trl}\n")
+
+    def gpus_notes(notes):
+        return [n for n in notes if n.startswith("--gpus ")]
+
+    assert gpus_notes(read_script_args(None, [str(script)], 16, None).notes) == []
+    assert gpus_notes(read_script_args(None, [str(script)], 8, None).notes) == []
+    assert gpus_notes(read_script_args(None, [str(script)], 12, None).notes) == [
+        f"--gpus 12 is not a whole number of nodes of the 8 GPU(s) per node {script} starts (the launcher (8 per node "
+        "x 1 node counted: its node count was not read)): checked with --gpus 12; pass a multiple of 8, or change the "
+        "script, if that is what runs"]
+    pasted = ["torchrun", "--nnodes", "2", "--nproc_per_node", "4", *trl.split()]
+    assert gpus_notes(read_script_args(None, pasted, 4, None).notes) == [
+        "--gpus 4 is not the 8 GPU(s) the pasted command starts (the launcher (4 per node x 2 node(s))): checked with "
+        "--gpus 4; pass --gpus 8, or change the command, if that is what runs"]
+    assert gpus_notes(read_script_args(None, pasted, 8, None).notes) == []
+    # the same words given to the API as a list: the same note, once
+    deepspeed = ["deepspeed", "--num_gpus", "2", "--module", "openrlhf.cli.train_ppo", "--pretrain",
+                 "meta-llama/Meta-Llama-3-8B", "--reward_pretrain", "meta-llama/Meta-Llama-3-8B", "--zero_stage", "3"]
+    listed = gpus_notes(rb.check(deepspeed, framework="openrlhf==0.5.9", gpus=4).notes)
+    assert listed == ["--gpus 4 is not the 2 GPU(s) the command starts (the launcher (2 per node x 1 node(s))): "
+                      "checked with --gpus 4; pass --gpus 2, or change the command, if that is what runs"], listed
+    # a script read, then its arguments checked (as the CLI does): noted once, by the script's reading
+    (tmp_path / "ds.sh").write_text(" ".join(deepspeed) + "\n")
+    read = read_script_args("openrlhf==0.5.9", [str(tmp_path / "ds.sh")], 4, None)
+    assert len(gpus_notes(read.notes)) == 1
+    assert gpus_notes(rb.check(read.args, framework=read.framework, gpus=read.gpus).notes) == []

@@ -1089,37 +1089,66 @@ def test_openrlhf_non_ray_launcher_is_not_judged_by_train_ppo_rays_own_checks():
 
 
 def test_openrlhf_non_ray_launcher_is_one_reading_for_rules_and_cost_model():
-    """The rules (framework.py to_values) and the cost model (cost.py one_world) read train_ppo.py's one world the
-    same way; they differed on --colocate_critic_reward (False vs True). train_ppo_ray.py (0.6.1 main) gives the
-    critic and reward model a placement group of GPUs of their own under --colocate_critic_reward even with
+    """The rules (framework.py to_values) and the cost model (cost.py one_world, make_plan) read train_ppo.py's one
+    world the same way; they differed on --colocate_critic_reward (False vs True). train_ppo_ray.py (0.6.1 main) gives
+    the critic and reward model a placement group of GPUs of their own under --colocate_critic_reward even with
     --colocate_all_models, which one world is not: with it the rules' GPU count would add the critic's world. #858's
-    4 GPUs: every group is the actor's world of 4, the placement asks for 4, the note says the world priced, and a
-    launcher whose --num_gpus is not --gpus is flagged."""
+    4 GPUs: every group is the actor's world of 4, the GPUs the rules' placement asks for are the GPUs every phase's
+    plan prices (and its node split), the note says the world, and a launcher whose --num_gpus is not --gpus is
+    flagged. A launcher's node split (torchrun --nnodes 2 --nproc_per_node 4) is kept, by the rules and the plans."""
     import rlbatch_solver as rb
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
     from rlbatch_solver.commands.script_args import read_script_args
-    from rlbatch_solver.frameworks.openrlhf.cost import one_world
+    from rlbatch_solver.costmodel.phase import Phase
+    from rlbatch_solver.frameworks.openrlhf.cost import make_plan
     from rlbatch_solver.frameworks.openrlhf.rules import RULESET
 
     c = _case("openrlhf_858_llama3_8b_ppo_deepspeed_4xa40")
+    card, gpu = load_model(c.model), load_gpu(c.gpu)
+
+    def worlds(values):
+        """(the GPUs the rules' placement asks for, per node), and each phase's plan's."""
+        rules = (RULESET.full_env(values)["gpus_needed"], values["actor_gpus_per_node"])
+        plans = {(p.n_gpus, p.gpus_per_node) for p in (make_plan(values, phase, card, gpu) for phase in
+                 (Phase.ROLLOUT, Phase.REF, Phase.ACTOR_UPDATE, Phase.CRITIC_UPDATE))}
+        return rules, plans
+
     report = rb.check(c.args, framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu)
     values = report.values
-    assert dict(one_world(values)) == dict(values)  # the cost model reads what the rules read
     assert values["colocate_all"] and not values["colocate_critic_reward"] and not values["vllm_num_engines"]
     assert {values[f"{g}_nnodes"] * values[f"{g}_gpus_per_node"] for g in ("actor", "ref", "critic", "reward")} == {4}
-    assert RULESET.full_env(values)["gpus_needed"] == 4
-    assert "openrlhf.cli.train_ppo: priced as one DeepSpeed world of 4 GPU(s) (1 node(s) x 4), every model on each " \
-           "of them" in report.notes
+    assert worlds(values) == ((4, 4), {(4, 4)})
+    assert "openrlhf.cli.train_ppo: checked, and memory and time are priced, as one DeepSpeed world of 4 GPU(s) " \
+           "(1 node(s) x 4), every model on each of them" in report.notes
     entry = c.args.index("--module")
     two = [*c.args[:entry], "--num_gpus", "2", *c.args[entry:]]
-    # the arguments as given (the framework's parse reads the launcher's words) and as a pasted command line
-    flagged = rb.check(two, framework=c.framework, gpus=4, model=c.model, gpu=c.gpu).notes
-    assert any(n.startswith("--gpus 4 is not the 2 GPU(s) the launcher's own words start") for n in flagged), flagged
-    assert "openrlhf.cli.train_ppo: priced as one DeepSpeed world of 2 GPU(s) (1 node(s) x 2), every model on each " \
-           "of them" in rb.check(two, framework=c.framework, model=c.model, gpu=c.gpu).notes
+    # the arguments as given (the framework's parse reads the launcher's words) and as a pasted command line: one note
+    flagged = [n for n in rb.check(two, framework=c.framework, gpus=4, model=c.model, gpu=c.gpu).notes
+               if n.startswith("--gpus ")]
+    assert flagged == ["--gpus 4 is not the 2 GPU(s) the command starts (the launcher (2 per node x 1 node(s))): "
+                       "checked with --gpus 4; pass --gpus 2, or change the command, if that is what runs"], flagged
+    assert "openrlhf.cli.train_ppo: checked, and memory and time are priced, as one DeepSpeed world of 2 GPU(s) " \
+           "(1 node(s) x 2), every model on each of them" in rb.check(two, framework=c.framework, model=c.model,
+                                                                      gpu=c.gpu).notes
     assert not any(n.startswith("--gpus ") for n in rb.check(two, framework=c.framework, gpus=2, model=c.model,
                                                                gpu=c.gpu).notes)
     pasted = read_script_args(c.framework, two, 4, c.model).notes
-    assert any(n.startswith("--gpus 4 is not the 2 GPU(s) the pasted command starts") for n in pasted), pasted
+    assert any(n.startswith("--gpus 4 is not the 2 GPU(s) the pasted command starts") and "change the command" in n
+               for n in pasted), pasted
+    # torchrun's two nodes of 4: the rules and every plan price 2 x 4, given as a list, pasted, or with --gpus 8
+    split = ["torchrun", "--nnodes", "2", "--nproc_per_node", "4", "openrlhf/cli/train_ppo.py", *c.args[entry + 2:]]
+    read = read_script_args(c.framework, split, None, c.model)
+    for args, gpus in ((split, None), (split, 8), (read.args, read.gpus)):
+        values = rb.check(args, framework=c.framework, gpus=gpus, model=c.model, gpu=c.gpu).values
+        assert worlds(values) == ((8, 4), {(8, 4)}), (args[:6], gpus)
+    # a CUDA_VISIBLE_DEVICES word before the launcher is its world, as a script's is
+    devices = rb.check(["CUDA_VISIBLE_DEVICES=0,1", *c.args], framework=c.framework, model=c.model, gpu=c.gpu)
+    assert worlds(devices.values) == ((2, 2), {(2, 2)})
+    # nothing priced: the note says the world the rules check and memory would be priced on, and that it is assumed
+    bare = rb.check(c.args, framework=c.framework).notes
+    assert "openrlhf.cli.train_ppo: checked, and memory and time would be priced, as one DeepSpeed world of 8 GPU(s) " \
+           "(1 node(s) x 8), every model on each of them (no GPU count given: 8 assumed, pass --gpus)" in bare, bare
 
 
 def test_openrlhf_non_ray_launcher_fix_offers_only_train_ppos_flags():

@@ -293,7 +293,8 @@ def check(
     ruleset = fw.ruleset
     priced = memory_evaluated(gpu, card, fw, flat)
     unknown, refused, typos = findings(fw.key_list(flat), fw.name, fw.release_named)
-    notes = script_notes + typos + version_notes + list(fw.config_notes(flat, priced=priced)) + list(fw.value_notes(values))
+    notes = script_notes + typos + version_notes + list(fw.config_notes(flat, priced=priced)) + list(
+        fw.value_notes(values, priced=priced))
     notes += vision_note(fw, card, values, priced)
     memory = host = None
     if priced:

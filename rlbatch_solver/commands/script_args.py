@@ -23,7 +23,7 @@ class ScriptArgs:
 def read_script_args(framework: str | None, words: Sequence[str], gpus: int | None, model: Any) -> ScriptArgs | None:
     """``words`` read as a launch script's path (its first word) or a pasted command line; None when they are
     neither (plain arguments). ``gpus`` and ``model``, given, win over the script's."""
-    from ..launch_script import is_launch_script, read_pasted_command, script_and_rest
+    from ..launch_script import gpus_note, is_launch_script, read_pasted_command, script_and_rest
 
     words = [str(w) for w in words]
     if words and is_launch_script(words[0]):
@@ -42,11 +42,11 @@ def read_script_args(framework: str | None, words: Sequence[str], gpus: int | No
         model = command_config_model(framework or found.framework, found.args, notes)
     # a version named with --framework (verl==0.7.1) is kept: the script says which framework, not which release
     name = framework.strip() if framework and any(sep in framework for sep in ("==", "@")) else found.framework
-    if gpus is not None and found.gpus is not None and gpus != found.gpus:
+    if gpus is not None and found.gpus is not None:
         # (launch_script.py launcher_gpus: torchrun's --nproc_per_node, deepspeed's --num_gpus, times the nodes, else
         # CUDA_VISIBLE_DEVICES): the job starts as many ranks as the script says, whatever --gpus says
-        notes.append(f"--gpus {gpus} is not the {found.gpus} GPU(s) {path} starts (the GPUs note above says where): "
-                     f"checked with --gpus {gpus}; pass --gpus {found.gpus}, or change the script, if that is what runs")
+        said = gpus_note(gpus, found.gpus, found.launched, path, script=path != "the pasted command")
+        notes += [said] if said else []
     return ScriptArgs(name, found.args + rest, gpus if gpus is not None else found.gpus, model, notes)
 
 
@@ -76,7 +76,27 @@ def api_config(config: Any, framework: str | None, gpus: int | None, model: Any)
 
             raise InputError("config", not_a_file(first), "pass the path of your launch script (run.sh) or YAML "
                              "config, or the arguments as a list.")
-    return config, framework, gpus, model, []
+    # a command line given as a list: its launcher's GPUs beside --gpus, noted as a pasted one's are
+    notes = command_gpus_notes(words, gpus) if words and gpus is not None else []
+    return config, framework, gpus, model, notes
+
+
+def command_gpus_notes(words: Sequence[str], gpus: int) -> list[str]:
+    """The note a command line's launcher words (``deepspeed --num_gpus 2 --module ...``) give beside ``gpus``
+    (launch_script.gpus_note, the one a script or a pasted command gets); the words stay the framework's parser's
+    to read."""
+    from ..launch_script import gpus_note, read_pasted_command
+
+    try:
+        found = read_pasted_command(list(words))
+    except InputError:  # not a command line this reading follows: the framework's parser says what it is
+        return []
+    # only the launcher's own count (launch_script.launcher_gpus: a launcher command's words, not a script's words read
+    # back, which start with its flags: ``--nproc_per_node=8 openrlhf/cli/train_ppo.py``, noted when it was read)
+    if found is None or found.launched is None or str(words[0]).startswith("-"):
+        return []
+    said = gpus_note(gpus, found.gpus, found.launched, "the command")
+    return [said] if said else []
 
 
 def pasted_for(framework: str | None, found) -> bool:

@@ -558,8 +558,9 @@ class Framework(ABC):
         unevaluated as for a model not in the catalog, the rules still checked; None (the default): priced."""
         return None
 
-    def value_notes(self, values: Mapping[str, Value]) -> list[str]:
-        """What a config's values leave unchecked, for ``check`` to print (none by default)."""
+    def value_notes(self, values: Mapping[str, Value], *, priced: bool = True) -> list[str]:
+        """What a config's values leave unchecked, for ``check`` to print (none by default); ``priced`` as
+        ``config_notes``' (whether memory and time are evaluated: ``priced_words``)."""
         return []
 
     def old_names(self, flat: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:

@@ -15,6 +15,7 @@ Export: a solution -> paste-ready ``--flag value`` arguments in 0.11.2 names
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
@@ -576,10 +577,19 @@ def _non_ray_word(word: Any) -> bool:
     return w == NON_RAY_MODULE or w == "train_ppo.py" or w.endswith("/train_ppo.py")
 
 
-def _launcher_count(flat: Mapping[str, Any]) -> int:
-    """The GPUs the non-Ray launcher's own words start (parse stores them as LAUNCHER's value), else 0."""
+def _launched(flat: Mapping[str, Any]):
+    """The non-Ray launcher's own split (parse stores launch_script.launcher_gpus' reading of its words as LAUNCHER's
+    value where they give a count), else None."""
+    from ...launch_script import Launched
+
     started = flat.get(LAUNCHER)
-    return started if type(started) is int else 0
+    return started if isinstance(started, Launched) and started.per_node else None
+
+
+def _launcher_count(flat: Mapping[str, Any]) -> int:
+    """The GPUs the non-Ray launcher's own words start, else 0."""
+    launched = _launched(flat)
+    return launched.gpus if launched is not None else 0
 
 
 def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict[str, Value]:
@@ -806,8 +816,10 @@ class OpenRLHFFramework(Framework):
             # (--module, --num_gpus, --nproc_per_node=4 ...), but for the environment words
             from ...launch_script import launcher_gpus
 
-            # (the GPUs they start, when they say: deepspeed's --num_gpus, torchrun's --nproc_per_node, times the nodes)
-            started = launcher_gpus(words[:entry], {})[0]
+            # (the GPUs they start, when they say: deepspeed's --num_gpus, torchrun's --nproc_per_node, times the nodes,
+            # else a CUDA_VISIBLE_DEVICES=... word before the launcher, as a script's is read)
+            env = dict(w.split("=", 1) for w in words[:entry] if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w))
+            started = launcher_gpus(words[:entry], {k: v.strip("'\"") for k, v in env.items()})
             words = [w for w in words[:entry] if any(w.startswith(k + "=") for k in SCRIPT_ENV)] + words[entry + 1:]
         flat, ignored = parse_flag_args(words)
         for word in list(ignored):
@@ -816,7 +828,7 @@ class OpenRLHFFramework(Framework):
                 flat[key] = value.strip("'\"")
                 ignored.remove(word)
         if entry is not None:
-            flat[LAUNCHER] = started or True  # the launcher's own GPU count where its words give one
+            flat[LAUNCHER] = started if started.per_node else True  # the launcher's own split where its words give one
         return flat, ignored
 
     def from_script(self, args: list[str], scope: Mapping[str, str], gpus: int | None,
@@ -871,28 +883,30 @@ class OpenRLHFFramework(Framework):
         # the non-Ray launcher's DeepSpeed world is every GPU the launcher starts (deepspeed / torchrun: one rank
         # per GPU): the cluster's GPUs (--gpus, or a script's launcher words: launch_script.py launcher_gpus), else
         # the launcher words given with the command (parse), on nodes of up to the standard 8
-        world = gpus or values["launcher_gpus"]
+        # (the launcher's own node split where it starts that world: torchrun --nnodes 2 --nproc_per_node 4 is 2 x 4;
+        # or whole nodes of its per-node ranks where its node count was not read)
+        world, launched = gpus or values["launcher_gpus"], _launched(flat)
         if values["one_world"] and world:
-            nodes = world // STANDARD_NODE_GPUS if world % STANDARD_NODE_GPUS == 0 else 1
-            values["actor_nnodes"], values["actor_gpus_per_node"] = nodes, world // nodes
+            if launched is not None and (world == launched.gpus and launched.nodes
+                                         or launched.nodes is None and world % launched.per_node == 0):
+                per = launched.per_node
+            else:
+                per = STANDARD_NODE_GPUS if world % STANDARD_NODE_GPUS == 0 else world
+            values["actor_nnodes"], values["actor_gpus_per_node"] = world // per, per
         # what one world means for the rules and the cost model alike (cost.py one_world)
         return dict(one_world(values))
 
-    def value_notes(self, values: Mapping[str, Value]) -> list[str]:
-        """Under the non-Ray launcher: the world the models were priced on (to_values), and a launcher whose own GPU
-        count (deepspeed --num_gpus, torchrun --nproc_per_node) is not the cluster's (--gpus)."""
+    def value_notes(self, values: Mapping[str, Value], *, priced: bool = True) -> list[str]:
+        """Under the non-Ray launcher: the world the models are priced on (to_values), where the rules check it too.
+        (A launcher whose own GPU count is not --gpus: launch_script.gpus_note, the note a script, a pasted command and
+        a command given as a list of words get.)"""
         if not values.get("one_world"):
             return []
         nodes, per = int(values.get("actor_nnodes") or 1), int(values.get("actor_gpus_per_node") or 1)
-        world, started = nodes * per, int(values.get("launcher_gpus") or 0)
-        given = "" if values.get("cluster_num_gpus") or started else " (no GPU count given: pass --gpus)"
-        out = [f"{NON_RAY_MODULE}: priced as one DeepSpeed world of {world} GPU(s) ({nodes} node(s) x {per}), every "
-               f"model on each of them{given}"]
-        if started and started != world:
-            out.append(f"--gpus {world} is not the {started} GPU(s) the launcher's own words start (--num_gpus / "
-                       f"--nproc_per_node): priced with --gpus {world}; pass --gpus {started}, or change the "
-                       "launcher's count, if that is what runs")
-        return out
+        given = ("" if values.get("cluster_num_gpus") or values.get("launcher_gpus") else
+                 f" (no GPU count given: {nodes * per} assumed, pass --gpus)")
+        return [f"{NON_RAY_MODULE}: checked, and memory and time {priced_words(priced, plural=True)}, as one DeepSpeed "
+                f"world of {nodes * per} GPU(s) ({nodes} node(s) x {per}), every model on each of them{given}"]
 
     def with_named_release(self, named: str) -> "OpenRLHFFramework":
         """A named release another's pack judges (0.6.1 checks as 0.6.2) keeps its name for what only the release

@@ -232,7 +232,7 @@ class SlimeFramework(Framework):
                 f"time {priced_words(priced, plural=True)} at that (give --rollout-max-prompt-len, or "
                 "--mean-prompt-len for the time)"]
 
-    def value_notes(self, values: Mapping[str, Value]) -> list[str]:
+    def value_notes(self, values: Mapping[str, Value], *, priced: bool = True) -> list[str]:
         notes = []
         if values.get("cluster_num_gpus") is None:
             notes.append("the Ray cluster's GPU count is unknown (--gpus): the placement's budget is not checked")

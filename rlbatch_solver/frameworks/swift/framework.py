@@ -471,7 +471,7 @@ class SwiftFramework(Framework):
                 values.update(vision_values(flat, model))
         return values
 
-    def value_notes(self, values: Mapping[str, Value]) -> list[str]:
+    def value_notes(self, values: Mapping[str, Value], *, priced: bool = True) -> list[str]:
         """A vision-language model: what its image inputs were assumed to be (cost.py vision_values)."""
         if not values.get("vision_patches"):
             return []

@@ -1349,7 +1349,7 @@ class VersionPacks:
         keys = self._keys()
         return [{**p, "variable": keys[p["variable"]]} for p in n_scaled_micro_batches(values, self.version)]
 
-    def value_notes(self, values: Mapping[str, Value]) -> list[str]:
+    def value_notes(self, values: Mapping[str, Value], *, priced: bool = True) -> list[str]:
         from .cost import n_scaled_note
 
         # verl's Megatron workers never scaled the micro batch keys by rollout.n
