@@ -755,3 +755,21 @@ def test_a_pasted_command_of_an_entry_point_we_do_not_know_says_to_name_its_fram
     assert "with --framework (trl for a script that builds TRL's GRPOTrainer" in res.stderr
     res = run("check", "--framework", "trl", "--", *words)
     assert res.returncode == 1 and "generation_batch_size = 12 is not divisible by num_generations = 8" in res.stdout
+
+
+def test_rollout_tp_must_divide_or_be_a_multiple_of_the_kv_heads():
+    # vLLM's QKVParallelLinear asserts TP divides the key/value heads, or they divide TP (replicated heads). fix proposed
+    # rollout TP 3 for Qwen2.5-1.5B (12 heads, 2 kv heads) on 6 GPUs: 12 % 3 == 0 passed the heads rule, vLLM refuses
+    six = [s.replace("=64", "=48").replace("size=32", "size=24") for s in SEED]  # 48 x 8 samples, mini 24, on 6 GPUs
+    cfg = [*six, f"{AR}.rollout.tensor_model_parallel_size=3"]
+    bad = run("check", "--gpus", "6", "--model", "qwen2.5-1.5b", "--", *cfg)
+    assert bad.returncode == 1 and "verl.vllm.kv_heads_vs_tp" in bad.stdout, bad.stdout
+    assert "num_key_value_heads = 2" in " ".join(bad.stdout.split()), bad.stdout
+    for tp in ("2", "4"):  # a divisor of 2 kv heads, a multiple of them
+        ok = run("check", "--gpus", "8", "--model", "qwen2.5-1.5b", "--", *SEED,
+                 f"{AR}.rollout.tensor_model_parallel_size={tp}")
+        assert "kv_heads_vs_tp" not in ok.stdout, ok.stdout
+    fixed = run("fix", "--gpus", "6", "--model", "qwen2.5-1.5b", "--json", "--", *cfg)
+    assert fixed.returncode == 0, fixed.stdout
+    tp = {c["key"]: c["new"] for c in json.loads(fixed.stdout)["changes"]}[f"{AR}.rollout.tensor_model_parallel_size"]
+    assert tp != 3 and (2 % tp == 0 or tp % 2 == 0), fixed.stdout

@@ -423,6 +423,15 @@ def shared_rules() -> list[Rule]:
         "parallel size)",
     ))
     add(Rule(
+        "verl.vllm.kv_heads_vs_tp",
+        # vllm/model_executor/layers/linear.py QKVParallelLinear.__init__: divide(total_num_kv_heads, tp_size), or
+        # divide(tp_size, total_num_kv_heads) to replicate the heads once TP reaches their count (divide asserts)
+        divides(V["rollout_tp"], V["num_kv_heads"]) | divides(V["num_kv_heads"], V["rollout_tp"]),
+        "num_key_value_heads = {num_kv_heads} must be a multiple or a divisor of rollout.tensor_model_parallel_size "
+        "= {rollout_tp}",
+        Stage.WORKER_INIT, "vllm/model_executor/layers/linear.py:QKVParallelLinear.__init__ (divide asserts)",
+    ))
+    add(Rule(
         "verl.vllm.model_len_le_positions",
         V["max_model_len"] <= V["max_position_embeddings"],
         "rollout.max_model_len = {max_model_len} exceeds the model's max_position_embeddings = "
