@@ -773,3 +773,12 @@ def test_rollout_tp_must_divide_or_be_a_multiple_of_the_kv_heads():
     assert fixed.returncode == 0, fixed.stdout
     tp = {c["key"]: c["new"] for c in json.loads(fixed.stdout)["changes"]}[f"{AR}.rollout.tensor_model_parallel_size"]
     assert tp != 3 and (2 % tp == 0 or tp % 2 == 0), fixed.stdout
+
+
+def test_an_empty_script_argument_is_said_empty_not_a_directory():
+    # `rlbatch check "$SCRIPT"` with SCRIPT unset: Path('') is the working directory, and the error said "'' is a
+    # directory", sending the user to look for a directory
+    for cmd in ("check", "fix"):
+        proc = run(cmd, "", "--gpus", "8")
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert "empty" in proc.stderr and "directory" not in proc.stderr, proc.stderr
