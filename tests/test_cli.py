@@ -782,3 +782,23 @@ def test_an_empty_script_argument_is_said_empty_not_a_directory():
         proc = run(cmd, "", "--gpus", "8")
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert "empty" in proc.stderr and "directory" not in proc.stderr, proc.stderr
+
+
+def test_openrlhf_fix_offers_only_flags_the_release_has(tmp_path):
+    # OpenRLHF issue 275 (Llama-2-7B PPO on 4x RTX 4090), dated 0.4.0 by its flags: fix printed
+    # --vllm_gpu_memory_utilization 0.85 --ds_tensor_parallel_size 2, flags 0.4.0's train_ppo_ray lacks (0.5.9 and
+    # 0.7.5 added them) and which it had priced; pasted back, the command read as 0.7.5 and broke its mesh rules
+    import yaml
+
+    from rlbatch_solver.frameworks.openrlhf.release_flags import RELEASE_FLAGS
+
+    case = next(c for c in yaml.safe_load((ROOT / "tests/data/memory_corpus/openrlhf.yaml").read_text())
+                if c["name"] == "openrlhf_275_llama2_7b_ppo_4xrtx4090")
+    script = tmp_path / "run.sh"
+    script.write_text("ray job submit -- python3 -m openrlhf.cli.train_ppo_ray " + " ".join(case["args"]) + "\n")
+    for release in ("0.4.0", "0.6.2"):
+        proc = run("fix", str(script), "-f", f"openrlhf=={release}", "--gpu", "rtx4090", "--model", "llama2-7b",
+                   "--json")
+        assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
+        flags = {c["new_arg"].split()[0].lstrip("-") for c in json.loads(proc.stdout)["changes"] if c["new_arg"]}
+        assert flags <= set(RELEASE_FLAGS[release]), (release, flags - set(RELEASE_FLAGS[release]))
