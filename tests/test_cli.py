@@ -773,6 +773,14 @@ def test_rollout_tp_must_divide_or_be_a_multiple_of_the_kv_heads():
     assert fixed.returncode == 0, fixed.stdout
     tp = {c["key"]: c["new"] for c in json.loads(fixed.stdout)["changes"]}[f"{AR}.rollout.tensor_model_parallel_size"]
     assert tp != 3 and (2 % tp == 0 or tp % 2 == 0), fixed.stdout
+    # vLLM's Column/RowParallelLinear divide the MLP width by TP as well: 8960 / 6 is not whole (a dense model; a MoE
+    # model's experts are split otherwise, its dense width no layer's)
+    six_way = run("check", "--gpus", "6", "--model", "qwen2.5-1.5b", "--", *six,
+                  f"{AR}.rollout.tensor_model_parallel_size=6")
+    assert six_way.returncode == 1 and "verl.vllm.mlp_divisible_by_tp" in six_way.stdout, six_way.stdout
+    assert "intermediate_size = 8960" in " ".join(six_way.stdout.split()), six_way.stdout
+    moe = run("check", "--gpus", "8", "--model", "qwen3-30b-a3b", "--", *SEED, f"{AR}.rollout.tensor_model_parallel_size=4")
+    assert "mlp_divisible_by_tp" not in moe.stdout, moe.stdout
 
 
 def test_an_empty_script_argument_is_said_empty_not_a_directory():

@@ -105,6 +105,8 @@ SHARED_VARS = [
     # model constants (from the model card), present only when a model is known
     ("num_heads", "model.num_attention_heads", "int", None, False, "attention heads"),
     ("num_kv_heads", "model.num_key_value_heads", "int", None, False, "key/value heads"),
+    # 0 for a MoE model, whose experts' MLPs are split otherwise (its dense MLP width is no layer's)
+    ("intermediate_size", "model.intermediate_size", "int", None, False, "dense MLP width"),
     ("max_position_embeddings", "model.max_position_embeddings", "int", None, False, "model context"),
 ]
 
@@ -430,6 +432,15 @@ def shared_rules() -> list[Rule]:
         "num_key_value_heads = {num_kv_heads} must be a multiple or a divisor of rollout.tensor_model_parallel_size "
         "= {rollout_tp}",
         Stage.WORKER_INIT, "vllm/model_executor/layers/linear.py:QKVParallelLinear.__init__ (divide asserts)",
+    ))
+    add(Rule(
+        "verl.vllm.mlp_divisible_by_tp",
+        # vllm/model_executor/layers/linear.py MergedColumnParallelLinear / ColumnParallelLinear.__init__:
+        # divide(output_size, tp_size) over the gate/up projections, RowParallelLinear the down projection's input
+        divides(V["rollout_tp"], V["intermediate_size"]),
+        "the model's MLP width intermediate_size = {intermediate_size} is not divisible by "
+        "rollout.tensor_model_parallel_size = {rollout_tp}",
+        Stage.WORKER_INIT, "vllm/model_executor/layers/linear.py:ColumnParallelLinear.__init__ (divide asserts)",
     ))
     add(Rule(
         "verl.vllm.model_len_le_positions",
