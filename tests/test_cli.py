@@ -810,3 +810,10 @@ def test_openrlhf_fix_offers_only_flags_the_release_has(tmp_path):
         assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
         flags = {c["new_arg"].split()[0].lstrip("-") for c in json.loads(proc.stdout)["changes"] if c["new_arg"]}
         assert flags <= set(RELEASE_FLAGS[release]), (release, flags - set(RELEASE_FLAGS[release]))
+
+
+def test_an_unknown_models_suggestions_end_the_sentence_once():
+    # the paragraph added a period after each fix: "Did you mean: qwen3-1.7b, qwen2.5-7b, qwen3-8b?."
+    proc = run("check", "--gpus", "8", "--gpu", "h100", "--model", "qwen9-7b", "--", *SEED)
+    assert proc.returncode == 2 and "Did you mean" in proc.stderr, proc.stderr
+    assert "?." not in proc.stderr, proc.stderr
