@@ -807,3 +807,65 @@ def test_a_word_for_a_number_is_one_paragraph_naming_the_option(args, field, wor
     proc = run(*args)
     assert proc.returncode == 2 and proc.stderr.startswith(f"error: {field}: ") and words in proc.stderr, proc.stderr
     assert "\n" not in proc.stderr.strip() and "Usage" not in proc.stderr and "Fix: " in proc.stderr
+
+
+def test_rollout_tp_must_divide_or_be_a_multiple_of_the_kv_heads():
+    # vLLM's QKVParallelLinear asserts TP divides the key/value heads, or they divide TP (replicated heads). fix proposed
+    # rollout TP 3 for Qwen2.5-1.5B (12 heads, 2 kv heads) on 6 GPUs: 12 % 3 == 0 passed the heads rule, vLLM refuses
+    six = [s.replace("=64", "=48").replace("size=32", "size=24") for s in SEED]  # 48 x 8 samples, mini 24, on 6 GPUs
+    cfg = [*six, f"{AR}.rollout.tensor_model_parallel_size=3"]
+    bad = run("check", "--gpus", "6", "--model", "qwen2.5-1.5b", "--", *cfg)
+    assert bad.returncode == 1 and "verl.vllm.kv_heads_vs_tp" in bad.stdout, bad.stdout
+    assert "num_key_value_heads = 2" in " ".join(bad.stdout.split()), bad.stdout
+    for tp in ("2", "4"):  # a divisor of 2 kv heads, a multiple of them
+        ok = run("check", "--gpus", "8", "--model", "qwen2.5-1.5b", "--", *SEED,
+                 f"{AR}.rollout.tensor_model_parallel_size={tp}")
+        assert "kv_heads_vs_tp" not in ok.stdout, ok.stdout
+    fixed = run("fix", "--gpus", "6", "--model", "qwen2.5-1.5b", "--json", "--", *cfg)
+    assert fixed.returncode == 0, fixed.stdout
+    tp = {c["key"]: c["new"] for c in json.loads(fixed.stdout)["changes"]}[f"{AR}.rollout.tensor_model_parallel_size"]
+    assert tp != 3 and (2 % tp == 0 or tp % 2 == 0), fixed.stdout
+    # vLLM's Column/RowParallelLinear divide the MLP width by TP as well: 8960 / 6 is not whole (a dense model; a MoE
+    # model's experts are split otherwise, its dense width no layer's)
+    six_way = run("check", "--gpus", "6", "--model", "qwen2.5-1.5b", "--", *six,
+                  f"{AR}.rollout.tensor_model_parallel_size=6")
+    assert six_way.returncode == 1 and "verl.vllm.mlp_divisible_by_tp" in six_way.stdout, six_way.stdout
+    assert "intermediate_size = 8960" in " ".join(six_way.stdout.split()), six_way.stdout
+    moe = run("check", "--gpus", "8", "--model", "qwen3-30b-a3b", "--", *SEED, f"{AR}.rollout.tensor_model_parallel_size=4")
+    assert "mlp_divisible_by_tp" not in moe.stdout, moe.stdout
+
+
+def test_an_empty_script_argument_is_said_empty_not_a_directory():
+    # `rlbatch check "$SCRIPT"` with SCRIPT unset: Path('') is the working directory, and the error said "'' is a
+    # directory", sending the user to look for a directory
+    for cmd in ("check", "fix"):
+        proc = run(cmd, "", "--gpus", "8")
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert "empty" in proc.stderr and "directory" not in proc.stderr, proc.stderr
+
+
+def test_openrlhf_fix_offers_only_flags_the_release_has(tmp_path):
+    # OpenRLHF issue 275 (Llama-2-7B PPO on 4x RTX 4090), dated 0.4.0 by its flags: fix printed
+    # --vllm_gpu_memory_utilization 0.85 --ds_tensor_parallel_size 2, flags 0.4.0's train_ppo_ray lacks (0.5.9 and
+    # 0.7.5 added them) and which it had priced; pasted back, the command read as 0.7.5 and broke its mesh rules
+    import yaml
+
+    from rlbatch_solver.frameworks.openrlhf.release_flags import RELEASE_FLAGS
+
+    case = next(c for c in yaml.safe_load((ROOT / "tests/data/memory_corpus/openrlhf.yaml").read_text())
+                if c["name"] == "openrlhf_275_llama2_7b_ppo_4xrtx4090")
+    script = tmp_path / "run.sh"
+    script.write_text("ray job submit -- python3 -m openrlhf.cli.train_ppo_ray " + " ".join(case["args"]) + "\n")
+    for release in ("0.4.0", "0.6.2"):
+        proc = run("fix", str(script), "-f", f"openrlhf=={release}", "--gpu", "rtx4090", "--model", "llama2-7b",
+                   "--json")
+        assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
+        flags = {c["new_arg"].split()[0].lstrip("-") for c in json.loads(proc.stdout)["changes"] if c["new_arg"]}
+        assert flags <= set(RELEASE_FLAGS[release]), (release, flags - set(RELEASE_FLAGS[release]))
+
+
+def test_an_unknown_models_suggestions_end_the_sentence_once():
+    # the paragraph added a period after each fix: "Did you mean: qwen3-1.7b, qwen2.5-7b, qwen3-8b?."
+    proc = run("check", "--gpus", "8", "--gpu", "h100", "--model", "qwen9-7b", "--", *SEED)
+    assert proc.returncode == 2 and "Did you mean" in proc.stderr, proc.stderr
+    assert "?." not in proc.stderr, proc.stderr

@@ -9,6 +9,8 @@ waste kept there; 4 is the least batch the GPUs divide."""
 
 from __future__ import annotations
 
+import json
+
 from clirun import run
 from rlbatch_solver.api import fix
 from rlbatch_solver.frameworks.verl.rules import RULESET
@@ -95,3 +97,26 @@ def test_a_train_batch_the_gpus_must_divide_moves_to_the_least_such_size():
               "trainer.nnodes": "1"}
     r = fix([f"{k}={v}" for k, v in pasted.items()], framework="verl==0.1.0", gpu="h100", model="qwen2.5-14b")
     assert r.after is not None and r.after["train_batch_size"] == 4, r.native_after
+
+
+def test_a_fit_found_by_starving_the_batch_loses_to_one_that_keeps_it_when_the_exact_search_runs_out(tmp_path):
+    # ToolRL's GRPO script (issue 39: Qwen2.5-1.5B, 6x RTX 3090, 384 prompts, dynamic batching, rollout TP 4): fix
+    # answered data.train_batch_size 384 -> 3 with rollout TP 1, "2 changes", seven doublings of the user's batch
+    # (seven keys' cost), whenever the search for a cheaper repair of more keys was cut short, as it was at 60 s; a
+    # token cap, the rollout TP and its memory share fit in three keys and keep the 384 prompts
+    import yaml
+
+    from clirun import ROOT
+
+    case = next(c for c in yaml.safe_load((ROOT / "tests/data/memory_corpus/verl.yaml").read_text())
+                if c["name"] == "verl_toolrl_39_qwen2_5_1_5b_grpo_6xrtx3090")
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo \\\n    " + " \\\n    ".join(case["args"]) + " $@\n")
+    args = ("-f", "verl==0.1.0", "--gpu", "rtx3090", "--model", "qwen2.5-1.5b")
+    proc = run("fix", str(script), *args, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    moved = {c["key"]: c["new"] for c in data["changes"]}
+    assert "data.train_batch_size" not in moved, moved
+    again = run("check", str(script), *[c["new_arg"] for c in data["changes"]], *args)
+    assert again.returncode == 0 and "VALID" in again.stdout, again.stdout

@@ -50,6 +50,8 @@ def test_grid_nodes_from_gpus_per_node():
     ({"gpuz": [1]}, "grid.gpuz"),
     ({"gpus": [-1]}, "gpus"),
     ({"time_limit_s": 0}, "grid.time_limit_s"),
+    ({"gpu": ["h100", "hx"]}, "gpu"),  # the catalog's names: found before the sweep runs, not as each point fails
+    ({"model": ["qwen2.5-7b", "qwen9-7b"]}, "model"),
 ])
 def test_grid_errors_name_the_field(bad, field):
     with pytest.raises(InputError) as e:
@@ -188,6 +190,12 @@ def test_sweep_bad_input_exit_2(tmp_path):
     assert p.returncode == 2 and "Traceback" not in p.stderr
     p2 = run_cli("sweep", "--summary", str(tmp_path / "missing.jsonl"))
     assert p2.returncode == 2 and "summary" in p2.stderr
+    unknown = tmp_path / "u.yaml"  # an unknown GPU stops the sweep before any point runs, naming the point
+    unknown.write_text("framework: verl\ngpu: [h100, hx]\ngpus: 8\nmodel: qwen2.5-1.5b\nn: 4\n")
+    p3 = run_cli("sweep", str(unknown), "--out", str(tmp_path / "u.jsonl"))
+    assert p3.returncode == 2 and "Traceback" not in p3.stderr, p3.stderr
+    assert "unknown GPU 'hx'" in p3.stderr and "'gpu': 'hx'" in p3.stderr, p3.stderr
+    assert not (tmp_path / "u.jsonl").exists()
 
 
 def test_two_local_processes_give_the_same_results(tmp_path):

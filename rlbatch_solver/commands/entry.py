@@ -137,7 +137,7 @@ def _refuse(problems: list[InputError]) -> None:
     if problems:
         first, *others = problems
         said = [first.fix] + [f"Also {p.field}: {p.problem} Fix: {p.fix}" for p in others]
-        raise InputError(first.field, first.problem, " ".join(s if s.endswith(".") else s + "." for s in said))
+        raise InputError(first.field, first.problem, " ".join(s if s.endswith((".", "?")) else s + "." for s in said))
 
 
 def _what_to_run(sc: Any, extra_gpus: Optional[str]) -> None:

@@ -13,7 +13,7 @@ from .fix_report import Attempt
 
 if TYPE_CHECKING:
     from .headroom_values import RegularValues
-    from ..costmodel.tables import CostSpec
+    from ..costmodel.tables import CostSpec, CostTerms
     from ..deadline import Deadline
     from ..frameworks.repair_policies import RepairPolicy
     from ..rules.base import RuleSet
@@ -107,6 +107,8 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         if near.beatable:  # its waste or its move of the algorithm's batch costs a key or more: a larger repair may
             # cost less
             found = _cheaper_with_more_keys(ruleset, domains, values, policy, refs, near, found, deadline)
+            if spec is not None and found.status != "optimal":
+                found = _kept_batch_descent(ruleset, domains, values, policy, refs, terms, found, deadline)
         if found.cut_short and found.status == "optimal":  # the clock, not the work bound, ended a pass
             found.status = "feasible"
         return Attempt(found, ruleset, domains, capacity)
@@ -161,6 +163,34 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         res.status = "unknown"
     res.cut_short = cut
     return Attempt(res, ruleset, domains, capacity)
+
+
+def _kept_batch_descent(ruleset: RuleSet, domains: Mapping[str, list[Value]], values: Mapping[str, Value],
+                        policy: RepairPolicy, refs: Mapping[str, int], terms: CostTerms, found: RepairResult,
+                        deadline: Deadline) -> RepairResult:
+    """``found`` (not proven nearest), or the greedy descent's repair with the algorithm's batch held where that one
+    costs less. A one- or two-key repair that fits by starving the batch (verl's 384 prompts a step made 3, seven
+    doublings: seven keys' cost) stood whenever the exact search for a cheaper repair of more keys ran out of time,
+    though micro batches, token budgets and layouts alone fit in three keys; the descent (as the memory path below
+    runs it) finds such a repair in a bounded number of priced candidates."""
+    from ..solver.nearest import descend
+    from ..solver.repair import repair_result
+
+    if found.solution is None or not _beyond_keys(ruleset, values, found.solution, policy, refs):
+        return found
+    held = {k: [values[k]] for k in policy.algorithm_batch if k in domains and values.get(k) is not None}
+    descent = descend(ruleset, {**domains, **held}, values, dict(values), capacity_of=terms.capacity_of,
+                      ranks=policy.ranks, references=refs, deadline=deadline, grows=policy.grows_memory,
+                      held=policy.algorithm_batch)
+    if descent.solution is None:
+        return found
+    cost = cost_of(ruleset, values, descent.solution, policy, refs)
+    if found.objective is not None and cost >= found.objective:
+        return found
+    kept = repair_result(ruleset, values, descent.solution, cost, "feasible", found.wall_time_s, method="greedy",
+                         evaluated=found.evaluated)
+    kept.cut_short = found.cut_short + (["the greedy descent"] if descent.cut_short else [])
+    return kept
 
 
 def _clock_cut(res: RepairResult, deadline: Deadline, work: float | None) -> bool:

@@ -327,6 +327,8 @@ def not_a_file(path: str) -> str:
     """What a path that is no regular file is, in words: a directory, a device or pipe (/dev/null), or nothing."""
     from pathlib import Path
 
+    if not str(path).strip():  # Path('') is the working directory: an empty word ("$SCRIPT" unset) is no file name
+        return "the argument is empty (an unset shell variable?), not a file name."
     try:
         if Path(path).is_dir():
             return f"'{shown(path, 60)}' is a directory, not a file."

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..catalog.gpus import load_gpu
+from ..catalog.models import load_model
 from ..errors import InputError, did_you_mean, shown
 from ..frameworks.overrides import load_yaml_file
 from ..scenario import FIELD_NAMES, scenario_from_dict
@@ -103,6 +105,8 @@ def grid_from_dict(data: Mapping[str, Any], where: str = "grid") -> Grid:
     names = list(axes)
     points: list[Point] = []
     seen: set[str] = set()
+    known_gpus: set[str] = set()
+    known_models: set[str] = set()
     for combo in itertools.product(*(axes[n] for n in names)):
         sc = dict(common)
         sc.update(zip(names, combo))
@@ -117,7 +121,13 @@ def grid_from_dict(data: Mapping[str, Any], where: str = "grid") -> Grid:
         elif price is not None:
             sc["price_per_gpu_hour"] = price
         try:  # validate every point now; a value no scenario takes names its field, and the point says which
-            scenario_from_dict(sc, where=f"{where} point {dict(zip(names, combo))}")
+            point = scenario_from_dict(sc, where=f"{where} point {dict(zip(names, combo))}")
+            # a GPU type or model the catalog lacks fails each of its points only when run (the runner's
+            # recommend loads them): found now, the sweep stops before it spends its time on the other points
+            for name, load, known in ((point.gpu, load_gpu, known_gpus), (point.model, load_model, known_models)):
+                if name is not None and name not in known:
+                    load(name)
+                    known.add(name)
         except InputError as e:
             crossed = {n: v for n, v in zip(names, combo) if len(axes[n]) > 1}  # the lists' values at this point
             if not crossed:

@@ -35,6 +35,10 @@ VERL_CASES = [
      {**VERL, f"{AR}.rollout.tensor_model_parallel_size": 4, f"{AR}.rollout.n_gpus_per_node": 4}),
     ("verl.vllm.heads_divisible_by_tp", "verl", {**VERL, f"{AR}.rollout.tensor_model_parallel_size": 8},
      {**VERL, f"{AR}.rollout.tensor_model_parallel_size": 4}),
+    ("verl.vllm.kv_heads_vs_tp", "verl", {**VERL, f"{AR}.rollout.tensor_model_parallel_size": 3},  # 4 KV heads
+     {**VERL, f"{AR}.rollout.tensor_model_parallel_size": 2}),
+    ("verl.vllm.mlp_divisible_by_tp", "verl", {**VERL, f"{AR}.rollout.tensor_model_parallel_size": 3},  # 18944
+     {**VERL, f"{AR}.rollout.tensor_model_parallel_size": 4}),  # = 2^9 * 37: 3 does not divide it, 4 does
     ("verl.vllm.prompt_fits_model_len", "verl",
      {**VERL, "data.max_prompt_length": 1024, f"{AR}.rollout.max_model_len": 1024},
      {**VERL, "data.max_prompt_length": 1024, f"{AR}.rollout.max_model_len": 4096}),

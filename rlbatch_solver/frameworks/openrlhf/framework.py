@@ -1054,11 +1054,14 @@ class OpenRLHFFramework(Framework):
         parser lacks (versions.NON_RAY_LACKS: the groups' sizes, colocation, vLLM, --ref_reward_offload): fix and
         recommend --from never offer a flag its parse_args() refuses."""
         policy = super().repair_policy(values)
-        if not (values and values.get("one_world")):
-            return policy
-        lacks = versions.NON_RAY_LACKS.get(self.version, frozenset())
+        lacks = (versions.NON_RAY_LACKS.get(self.version, frozenset()) if values and values.get("one_world")
+                 else frozenset())
+        # nor a flag a later release added (0.4.0's train_ppo_ray has no --vllm_gpu_memory_utilization, 0.6.2 no
+        # --ds_tensor_parallel_size: release_flags.py): fix priced it and printed a command argparse refuses
         out = {n for n in (*policy.rules, *policy.memory, *policy.hardware)
-               if n in VARIABLES and release_key(VARIABLES[n].key, self.version) in lacks}
+               if n in VARIABLES and (release_key(VARIABLES[n].key, self.version) in lacks
+                                      or (not release_has(VARIABLES[n].key, self.version)
+                                          and any(release_has(VARIABLES[n].key, v) for v in RELEASE_FLAGS)))}
         return replace(policy, rules=tuple(n for n in policy.rules if n not in out),
                        memory=tuple(n for n in policy.memory if n not in out),
                        ranks={n: r for n, r in policy.ranks.items() if n not in out},

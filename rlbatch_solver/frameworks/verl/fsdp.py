@@ -100,7 +100,7 @@ INTERPOLATED = {
 
 # Variables not read from a key: the algorithm decides the flags, the model card the constants.
 DECIDED_BY_TOOL = {"need_critic", "need_ref", "group_estimator", "num_heads", "num_kv_heads",
-                   "max_position_embeddings", "num_layers", "num_experts", "entropy_loss"}
+                   "intermediate_size", "max_position_embeddings", "num_layers", "num_experts", "entropy_loss"}
 
 _ALIAS_KEYS = {  # older or alternative spellings users paste
     "actor_rollout_ref.actor.ppo_micro_batch_size_per_device": f"{AR}.actor.ppo_micro_batch_size_per_gpu",
@@ -641,6 +641,7 @@ def model_constants(model: ModelCard) -> dict[str, int]:
         **attention_constants(model),
         "num_layers": model.num_hidden_layers,
         "num_experts": model.num_experts,
+        "intermediate_size": 0 if model.num_experts else model.intermediate_size,
     }
 
 

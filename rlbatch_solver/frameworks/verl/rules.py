@@ -105,6 +105,8 @@ SHARED_VARS = [
     # model constants (from the model card), present only when a model is known
     ("num_heads", "model.num_attention_heads", "int", None, False, "attention heads"),
     ("num_kv_heads", "model.num_key_value_heads", "int", None, False, "key/value heads"),
+    # 0 for a MoE model, whose experts' MLPs are split otherwise (its dense MLP width is no layer's)
+    ("intermediate_size", "model.intermediate_size", "int", None, False, "dense MLP width"),
     ("max_position_embeddings", "model.max_position_embeddings", "int", None, False, "model context"),
 ]
 
@@ -421,6 +423,24 @@ def shared_rules() -> list[Rule]:
         "num_attention_heads = {num_heads} is not divisible by rollout.tensor_model_parallel_size = {rollout_tp}",
         Stage.WORKER_INIT, "vLLM/SGLang model loading (their error: attention heads must be divisible by tensor "
         "parallel size)",
+    ))
+    add(Rule(
+        "verl.vllm.kv_heads_vs_tp",
+        # vllm/model_executor/layers/linear.py QKVParallelLinear.__init__: divide(total_num_kv_heads, tp_size), or
+        # divide(tp_size, total_num_kv_heads) to replicate the heads once TP reaches their count (divide asserts)
+        divides(V["rollout_tp"], V["num_kv_heads"]) | divides(V["num_kv_heads"], V["rollout_tp"]),
+        "num_key_value_heads = {num_kv_heads} must be a multiple or a divisor of rollout.tensor_model_parallel_size "
+        "= {rollout_tp}",
+        Stage.WORKER_INIT, "vllm/model_executor/layers/linear.py:QKVParallelLinear.__init__ (divide asserts)",
+    ))
+    add(Rule(
+        "verl.vllm.mlp_divisible_by_tp",
+        # vllm/model_executor/layers/linear.py MergedColumnParallelLinear / ColumnParallelLinear.__init__:
+        # divide(output_size, tp_size) over the gate/up projections, RowParallelLinear the down projection's input
+        divides(V["rollout_tp"], V["intermediate_size"]),
+        "the model's MLP width intermediate_size = {intermediate_size} is not divisible by "
+        "rollout.tensor_model_parallel_size = {rollout_tp}",
+        Stage.WORKER_INIT, "vllm/model_executor/layers/linear.py:ColumnParallelLinear.__init__ (divide asserts)",
     ))
     add(Rule(
         "verl.vllm.model_len_le_positions",
