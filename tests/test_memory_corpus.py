@@ -1012,7 +1012,8 @@ def test_openrlhf_0_5_packed_log_probs_take_the_whole_micro_batch_as_one_row():
     the fp32 logits (its exp works in place): 8 B per logit in the reference and old log-prob forwards, as measured
     on one H200 (benchmarks/results/h200-2026-11-26 "forward: fp32 logsumexp": 8.0 at 2K-16K tokens), not the 12 a
     reading of torch <= 1.6's logsumexp gave. The Llama-3-8B run of the same thread ran: its old log-prob forward of 32
-    packed samples at their 2,048-token limits is now 62.6 GiB of logits (was 93.9), 80.5 GiB in all (was 111.9) of
+    packed samples at their 2,048-token limits is now 62.6 GiB of logits (was 93.9), 81.5 GiB in all (was 111.9;
+    80.5 before 2026-11-28, when ZeRO-3's IPG bucket, 0.93 GiB kept on the GPU under --adam_offload, was priced) of
     37: still over at max lengths (it ran on the data's shorter samples)."""
     import rlbatch_solver as rb
     from rlbatch_solver.costmodel import constants as C
@@ -1027,7 +1028,7 @@ def test_openrlhf_0_5_packed_log_probs_take_the_whole_micro_batch_as_one_row():
     ran = _check("openrlhf_756_llama3_8b_ppo_8xa100_40g").memory
     logits = ran.phases["old_log_prob"]["logits+entropy"] / 1024
     assert logits == pytest.approx(32 * 2048 * 128256 * 8 / 2**30, rel=0.01)
-    assert ran.peaks["old_log_prob"] / 1024 == pytest.approx(80.5, abs=0.5)
+    assert ran.peaks["old_log_prob"] / 1024 == pytest.approx(81.5, abs=0.5)
 
 
 def test_openrlhf_non_ray_launcher_holds_every_model_on_every_gpu():
