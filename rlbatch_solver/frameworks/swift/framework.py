@@ -28,6 +28,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value, bool_names, optional_names
 from ...rules.expr import BoolVar, IntVar
+from ...rules.ids import tie_rule
 from . import columns, docs, errors, repair, versions as swift_versions
 from .rules import RULESET as HF_RULESET
 from .rules_megatron import RULESET as MEGATRON_RULESET
@@ -116,6 +117,11 @@ def normalize_keys(flat: Mapping[str, Any]) -> dict[str, Any]:
 LEGACY_VLLM_KEYS = ("vllm_device", "num_infer_workers")
 
 
+# async mode's engines (legacy_vllm_layout) take the trainer's --vllm_gpu_memory_utilization: the engine's share
+# (follower) is the trainer's (leader), in to_values and in the search alike (SwiftFramework._engine_share_tie)
+LEGACY_ENGINE_SHARE = ("server_gmu_permille", "gmu_permille")  # (follower, leader)
+
+
 def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any], always: bool = False) -> dict[str, Value]:
     """Where a config written for ms-swift < 3.5 (it sets ``--vllm_device`` or ``--num_infer_workers`` and no
     ``--vllm_mode``) ran vLLM. 3.4.0 (swift/llm/argument/rlhf_args.py ``GRPOArguments._check_grpo``): colocated when
@@ -151,7 +157,7 @@ def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any], alw
     # nnodes * num_infer_workers engines (3.4.0 grpo_trainer.py: round_robin(len(all_inputs), nnodes *
     # num_infer_workers)), so the job has that many
     return {"vllm_mode_given": True, "vllm_server": True, "server_host_given": not always, "server_tp": 1,
-            "server_dp": max(1, workers) * nodes, "server_gmu_permille": values.get("gmu_permille")}
+            "server_dp": max(1, workers) * nodes, LEGACY_ENGINE_SHARE[0]: values.get(LEGACY_ENGINE_SHARE[1])}
 
 
 def _async_asked(fixed: Mapping[str, Any]) -> bool:
@@ -412,8 +418,31 @@ class SwiftFramework(Framework):
         return normalize_keys(flat)
 
     def searchable(self, values: Mapping[str, Value]) -> set[str]:
-        # and the memory switches recommend searches (cost-only variables, set by flags)
-        return super().searchable(values) | set(MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH)
+        # and the memory switches recommend searches (cost-only variables, set by flags); the legacy engines' share
+        # moves with the trainer's, whose flag it is (_engine_share_tie)
+        out = super().searchable(values) | set(MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH)
+        follower, leader = LEGACY_ENGINE_SHARE
+        return out | ({follower} if leader in out and self._engine_share_follows(values) else set())
+
+    def _engine_share_follows(self, values: Mapping[str, Value]) -> bool:
+        """Whether the engines' vLLM share is the trainer's --vllm_gpu_memory_utilization (``LEGACY_ENGINE_SHARE``):
+        3.2-3.4's async mode, the only server layout legacy_vllm_layout gives those releases (an external
+        --vllm_server_host, server_host_given, keeps the server's own share)."""
+        return self._legacy_layout() and bool(values.get("vllm_server")) and not values.get("server_host_given")
+
+    def _engine_share_tie(self, base: Mapping[str, Value], domains: dict[str, list[Value]], extra: list[Rule],
+                          user_set: set[str]) -> None:
+        """The search keeps the legacy engines' share equal to the trainer's (``LEGACY_ENGINE_SHARE``, as
+        legacy_vllm_layout reads a config), so that a share recommend takes from the config (or searches) prices
+        the engine too, not the share's default."""
+        follower, leader = LEGACY_ENGINE_SHARE
+        if not self._engine_share_follows(base) or follower in user_set or leader not in domains:
+            return
+        domains[follower] = list(domains[leader])
+        extra.append(tie_rule(
+            follower, IntVar(follower).eq(IntVar(leader)),
+            f"the engines' vLLM share {{{follower}}} is the trainer's --vllm_gpu_memory_utilization {{{leader}}}",
+            "ms-swift 3.4.0 grpo_trainer.py: async mode's engines take the trainer's vllm_gpu_memory_utilization"))
 
     def free_keys(self, values: Mapping[str, Value]) -> set[str]:
         knobs = MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH
@@ -1036,6 +1065,7 @@ class SwiftFramework(Framework):
                 if name not in inert and not set(KNOB_FLAGS.get(name, (name,))) & set(fixed):
                     domains[name] = list(values)
             self._engine_settings_unused(domains, extra)
+        self._engine_share_tie(base, domains, extra, user_set)
         return Space(domains, extra, fixed_native)
 
     def _engine_settings_unused(self, domains: Mapping[str, Sequence[Value]], extra: list[Rule]) -> None:
