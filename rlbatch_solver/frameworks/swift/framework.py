@@ -721,10 +721,21 @@ class SwiftFramework(Framework):
             notes.append(f"the `swift rollout` server's GPU {priced_words(priced)} at that server's default vLLM "
                          f"memory share, {SERVER_GMU_PERMILLE / 1000} (its own --vllm_gpu_memory_utilization"
                          f"{ignored}): give yours as --rollout.vllm_gpu_memory_utilization")
-        if (self.megatron or _present(flat.get("vllm_mode")) or not any(k in flat for k in LEGACY_VLLM_KEYS)
-                or not flag_bool("use_vllm", flat.get("use_vllm", False))):
-            return notes
-        return notes + self._vllm_device_notes(priced)
+        return notes + (self._vllm_device_notes(priced) if self._legacy_vllm_config(flat) else [])
+
+    def _legacy_vllm_config(self, flat: Mapping[str, Any]) -> bool:
+        """A config written for ms-swift < 3.5: vLLM on, placed by --vllm_device / --num_infer_workers
+        (``LEGACY_VLLM_KEYS``) without --vllm_mode, on the HF path (legacy_vllm_layout reads it). What config_notes'
+        placement note and other_readings' 3.1 reading both start from."""
+        return (not self.megatron and not _present(flat.get("vllm_mode")) and any(k in flat for k in LEGACY_VLLM_KEYS)
+                and flag_bool("use_vllm", flat.get("use_vllm", False)))
+
+    def _second_3_1_reading(self) -> bool:
+        """The flags also date the config to ms-swift 3.1 (``code_release``, cost.py ``vllm_device_kv_of_total``:
+        its engine's KV cache is util x the whole GPU), but it is priced as a newer release they allow
+        (``newest_dated_release``, not 3.1): said by _vllm_device_notes, priced by other_readings."""
+        return (not vllm_device_kv_of_total(self.newest_dated_release, True)
+                and vllm_device_kv_of_total(self.code_release or self.version, True))
 
     def _vllm_device_notes(self, priced: bool) -> list[str]:
         """Where a pre-3.5 config's vLLM is priced, and ms-swift 3.1's engine (cost.py VLLM_DEVICE_KV_OF_TOTAL: in
@@ -737,7 +748,7 @@ class SwiftFramework(Framework):
                            "with the vLLM it recommends (0.7.2) its KV cache takes --vllm_gpu_memory_utilization of "
                            "the whole GPU with the weights on top; name your release (--framework swift==3.4.1) if you "
                            "run 3.2 or later")
-        elif vllm_device_kv_of_total(release, True):
+        elif self._second_3_1_reading():
             kv_of_total = (f" Its flags fit ms-swift {release} to {self.newest_dated_release}: an engine on a GPU of its own "
                            f"{priced_words(priced)} as 3.2 and later run it, its KV cache the "
                            "--vllm_gpu_memory_utilization share of that GPU less the engine's weights and activations. "
@@ -758,10 +769,7 @@ class SwiftFramework(Framework):
         they allow, its engine on a GPU of its own is also priced as ms-swift 3.1 with vLLM 0.7.2 runs it (cost.py
         ``vllm_device_kv_of_total``), for ``check`` to give that reading's peak."""
         release = self.code_release or self.version
-        if (self.megatron or _present(flat.get("vllm_mode")) or not any(k in flat for k in LEGACY_VLLM_KEYS)
-                or not flag_bool("use_vllm", flat.get("use_vllm", False))
-                or vllm_device_kv_of_total(self.newest_dated_release, True)
-                or not vllm_device_kv_of_total(release, True)):
+        if not (self._legacy_vllm_config(flat) and self._second_3_1_reading()):
             return []
         other = copy.copy(self)
         other.dated_newest = release
