@@ -405,18 +405,19 @@ def test_a_qwen2_5_vl_config_json_with_its_language_model_under_text_config_keep
 def test_the_qwen2_vl_card_counts_its_vit_as_the_module_print_shows_and_a_config_json_reads_the_same():
     """Qwen2-VL-7B's ViT is not Qwen2.5-VL's: LayerNorms with bias and a two-Linear QuickGELU MLP (fc1 1280 -> 5120,
     fc2 5120 -> 1280), full attention in every block, and its vision_config names the ViT's width embed_dim and the
-    merger's output hidden_size (transformers qwen2_vl modeling/configuration). The card's counts are the module
-    print's Linear/LayerNorm/Conv3d shapes summed; a config.json in that layout reads to the same card, and the
-    language model alone is Qwen2.5-7B's."""
+    merger's output hidden_size (transformers qwen2_vl modeling/configuration). The card's block and merger are the
+    module print's Linear/LayerNorm shapes summed, and its whole ViT is the Qwen2-VL paper's 675M; a config.json in
+    that layout reads to the same card, and the language model alone is Qwen2.5-7B's."""
     from rlbatch_solver.catalog.models import from_hf_config, load_model
 
     card = load_model("qwen2-vl-7b")
     linear = lambda i, o: i * o + o  # noqa: E731  (Linear with bias)
     block = 2 * (1280 + 1280) + linear(1280, 3840) + linear(1280, 1280) + linear(1280, 5120) + linear(5120, 1280)
     merger = (1280 + 1280) + linear(5120, 5120) + linear(5120, 3584)
-    conv = 3 * 2 * 14 * 14 * 1280
     assert card.vision_block_params() == block and card.vision_merger_params() == merger
-    assert card.vision_params() == conv + 32 * block + merger
+    # the published size: the Qwen2-VL paper (arXiv 2409.12191, Table 1) gives the vision encoder as 675M parameters
+    assert card.vision_params() == pytest.approx(675e6, rel=0.01)
+    assert card.total_params() == pytest.approx(8.29e9, rel=0.005)  # the Hugging Face safetensors count (docs/models.md)
     assert card.total_params() - card.vision_params() == load_model("qwen2.5-7b").total_params()
     config = {"model_type": "qwen2_vl", "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28,
               "num_hidden_layers": 28, "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": False,

@@ -742,3 +742,12 @@ def test_an_ms_swift_script_dated_to_a_release_without_a_pack_is_recommended_as_
     assert start.runs and start.step_time_s == pytest.approx(checked.step_s, abs=0.05)
     peaks = {p: -(-mib // 1) for p, mib in start.peak_mib().items()}
     assert peaks == {p: pytest.approx(checked.peaks[p], abs=1) for p in checked.peaks}
+    # the best is priced with the script's --vllm_gpu_memory_utilization 0.5 on the engine's GPU, as check prices it
+    # (async mode's engines take the trainer's share: LEGACY_ENGINE_SHARE), not the share's default 0.9, whose 73 GiB
+    # rollout made the answer "memory: tight" beside check's "fits"
+    values = api.check(s.args, framework=s.framework, gpus=s.gpus, model="qwen2.5-7b", gpu="a100-80gb").values
+    best = report.choices[0]
+    assert best.values["server_gmu_permille"] == values["server_gmu_permille"] == 500
+    assert {p: -(-mib // 1) for p, mib in best.peak_mib().items()} == {
+        p: pytest.approx(checked.peaks[p], abs=1) for p in checked.peaks}
+    assert "memory: tight" not in result.output, result.output

@@ -105,3 +105,22 @@ def test_a_ran_vl_lora_run_still_fits():
     forward."""
     r = _check(_case(CASE_RAN_VL))
     assert r.memory.fits
+
+
+@pytest.mark.parametrize("release,priced", [("3.7.0", True), ("3.8.0", True), ("3.10.3", True), ("3.12.6", True),
+                                            ("4.0.0", False)])
+def test_qwen2_vl_keeps_every_positions_logits_until_its_forward_takes_logits_to_keep(release, priced):
+    """Qwen2-VL's forward (Qwen2VLForConditionalGeneration.forward) has no logits_to_keep in transformers 4.55.4,
+    4.56.2 or 4.57.6, the newest that ms-swift 3.7.0 (< 4.56), 3.8.0 (< 4.57) and 3.9-3.12 (< 4.58) allow, so 3.7.0's
+    model_kwarg_keys passes none and transformers' generate keeps every prompt position: #4311's config on
+    Qwen2-VL-7B keeps both terms there, where Qwen2.5-VL (logits_to_keep from 4.54.0) has neither. Transformers 5.0.0
+    adds it (ms-swift 4.0.0 allows < 5.3.0): from 4.0.0 the response's logits only."""
+    case = _case(CASE_4311)
+    vocab = model_consts(load_model("qwen2-vl-7b")).vocab
+    memory = api.check(list(case.args), framework=f"swift=={release}", gpus=case.gpus, model="qwen2-vl-7b",
+                       gpu=case.gpu, length_fraction=case.length_fraction).memory
+    rollout, ref = memory.phases[Phase.ROLLOUT], memory.phases[Phase.REF]
+    assert (rollout.get(T_GEN_LOGITS_ALL, 0) == pytest.approx(SEQS * PROMPT * vocab * BF16 / MIB, rel=1e-3)) is priced
+    assert (ref[T_LOGITS] >= MICRO * (PROMPT + RESPONSE) * vocab * BF16 / MIB * (1 - 1e-3)) is priced
+    vl25 = _check(case, f"swift=={release}").memory.phases[Phase.ROLLOUT]
+    assert T_GEN_LOGITS_ALL not in vl25  # Qwen2.5-VL's forward takes it in every transformers these allow

@@ -88,3 +88,22 @@ def test_check_gives_the_3_1_readings_peak_beside_the_one_it_prices(monkeypatch)
 @pytest.mark.parametrize("name", RAN)
 def test_ran_examples_with_vllm_on_its_own_gpu_still_fit(name):
     assert _check(_case(name)).memory.fits
+
+
+def test_the_3_1_readings_note_and_its_peak_come_together(monkeypatch):
+    """One predicate (SwiftFramework._legacy_vllm_config and _second_3_1_reading) decides both the note that says what
+    ms-swift 3.1's engine adds and the 3.1 reading's peak beside it: each config has both or neither, whether dated to
+    3.1 and later releases (both), named as a release (neither), without vLLM (neither) or priced as 3.1 (neither)."""
+    def both(case: mc.Case, framework: str | None = None, extra: tuple[str, ...] = ()) -> tuple[bool, bool]:
+        r = api.check(list(case.args) + list(extra), framework=framework or case.framework, gpus=case.gpus,
+                      model=case.model, gpu=case.gpu, length_fraction=case.length_fraction)
+        return (any("Under ms-swift 3.1 with the vLLM it recommends" in n for n in r.notes),
+                any(n.startswith("read as ms-swift") for n in r.notes))
+
+    for name in (*RAN, CASE_3361):
+        assert both(_case(name)) == (True, True), name
+    case = _case(CASE_3361)
+    assert both(case, "swift==3.4.0") == (False, False)
+    assert both(case, extra=("--use_vllm", "false")) == (False, False)
+    monkeypatch.setattr(swift_versions, "dated_span", lambda flat: ("3.1.0", "3.1.1"))
+    assert both(case) == (False, False)

@@ -43,6 +43,13 @@ _VISION_TYPES = {"qwen2_vl", "qwen2_5_vl"}
 # (VisionMlp fc1/fc2, width embed_dim x mlp_ratio) and full attention in every block; its vision_config names the
 # ViT's width embed_dim and the merger's output (the language model's width) hidden_size
 QWEN2_VL_VIT = "qwen2_vl"
+# The first transformers release whose vision-language model class's forward takes ``logits_to_keep`` (computes the
+# lm_head on the kept positions only; ModelCard.logits_to_keep_since): Qwen2_5_VLForConditionalGeneration.forward
+# from 4.54.0 (4.53.3's has none: ``logits = self.lm_head(hidden_states)``), Qwen2VLForConditionalGeneration.forward
+# from 5.0.0 (4.55.4, 4.56.2 and 4.57.6 models/qwen2_vl/modeling_qwen2_vl.py: no such parameter, only **kwargs, and
+# ``logits = self.lm_head(hidden_states)`` on every position; 5.0.0: ``logits_to_keep: int | torch.Tensor = 0`` and
+# ``self.lm_head(hidden_states[:, slice_indices, :])``). A text model's forward takes it in every release priced.
+LOGITS_TO_KEEP_SINCE = {"qwen2_5_vl": "4.54.0", QWEN2_VL_VIT: "5.0.0"}
 _VISION_KEYS = (("vision_depth", ("depth",)), ("vision_hidden_size", ("hidden_size",)),
                 ("vision_intermediate_size", ("intermediate_size",)), ("vision_num_heads", ("num_heads",)),
                 ("vision_out_hidden_size", ("out_hidden_size",)), ("vision_patch_size", ("patch_size",)),
@@ -246,6 +253,12 @@ class ModelCard:
         return self.attention_params() + self.mlp_params(i) + self._norms_per_layer() * self.hidden_size
 
     # ---------------------------------------------------------- vision tower
+    @property
+    def logits_to_keep_since(self) -> str | None:
+        """The first transformers release whose forward of this vision-language model takes ``logits_to_keep``
+        (``LOGITS_TO_KEEP_SINCE``); None: a text model, or a type not read."""
+        return LOGITS_TO_KEEP_SINCE.get(self.model_type) if self.has_vision else None
+
     @property
     def vision_plain_mlp(self) -> bool:
         """The ViT is Qwen2-VL's (``QWEN2_VL_VIT``): LayerNorms and a two-Linear GELU MLP, not Qwen2.5-VL's RMSNorms

@@ -449,17 +449,41 @@ WHOLE_SEQUENCE_LOGITS = ("3.1.0", "3.4.1")  # [first, fixed)
 # A multimodal model (ModelCard.has_vision) takes that path in every release from 3.1.1 to 3.6.0, LoRA or full: the
 # hand-over to TRL's forward also needs ``not unwrapped_model.model_meta.is_multimodal`` (3.1.1, 3.4.1, 3.5.0 and
 # 3.6.0 grpo_trainer.py GRPOTrainer._get_per_token_logps), and the local forward ``model(**inputs).logits`` passes no
-# ``logits_to_keep``. 3.7.0 (``self.model_kwarg_keys``, the forward's parameters) passes ``logits_to_keep + 1`` when
-# the model's forward takes it, which the installed transformers decides: from 3.7.0 not priced.
-WHOLE_SEQUENCE_LOGITS_MULTIMODAL = ("3.1.0", "3.7.0")  # [first, fixed)
+# ``logits_to_keep``. 3.7.0 (``self.model_kwarg_keys``, the forward's parameters: inspect.signature(model.forward);
+# 4.0.0 and 4.6.0 rlhf_trainers/grpo_trainer.py the same) passes ``logits_to_keep + 1`` only when the model's forward
+# takes it, which the installed transformers decides per model class (ModelCard.logits_to_keep_since): from 3.7.0
+# priced where the newest transformers the release allows (``TRANSFORMERS_BELOW``) builds a forward without it.
+WHOLE_SEQUENCE_LOGITS_MULTIMODAL = ("3.1.0", "3.7.0")  # [first, fixed where the forward takes logits_to_keep)
+
+# The transformers each ms-swift release allows, ``transformers<X`` in its wheel's requirements (METADATA
+# Requires-Dist): (first release, X), in force until the next row; the newest a release allows is the one priced
+# (the same reading as the spans above). 3.1.1 < 4.50; 3.4.1 to 3.6.0 < 4.53; 3.7.0 < 4.56; 3.8.0 < 4.57; 3.9.0,
+# 3.10.3 and 3.12.6 < 4.58; 4.0.0 < 5.3.0; 4.3.2 < 5.13.0; 4.6.0 < 5.20.0.
+TRANSFORMERS_BELOW = (("3.1.0", "4.50"), ("3.4.1", "4.53"), ("3.7.0", "4.56"), ("3.8.0", "4.57"), ("3.9.0", "4.58"),
+                      ("4.0.0", "5.3.0"), ("4.3.2", "5.13.0"), ("4.6.0", "5.20.0"))
+
+
+def forward_keeps_logits(release: str | None, model: ModelCard) -> bool:
+    """Whether the newest transformers ms-swift ``release`` allows (``TRANSFORMERS_BELOW``) builds ``model``'s forward
+    with ``logits_to_keep`` (ModelCard.logits_to_keep_since, the first release that does): every text model; a
+    vision-language model whose class gained it below the release's bound; a vision type not read: no."""
+    if not model.has_vision:
+        return True
+    since = model.logits_to_keep_since
+    if not (release and since):
+        return False
+    below = [b for first, b in TRANSFORMERS_BELOW if release_numbers(first) <= release_numbers(release)]
+    return bool(below) and release_numbers(since) < release_numbers(below[-1])
 
 
 # transformers' generate prefill of a vision-language model computes every prompt position's logits
-# (Plan.generate_logits_every_position): Qwen2VLForConditionalGeneration / Qwen2_5_VLForConditionalGeneration.forward
-# take no ``logits_to_keep`` in transformers 4.46.3, 4.49.0 and 4.52.4 (``logits = self.lm_head(hidden_states)``), and
-# ms-swift 3.1.1 pins transformers < 4.50, 3.4.1 to 3.6.0 < 4.53 (their wheels' requirements), so every transformers
-# those releases install builds them; 3.7.0 allows < 4.56: from 3.7.0 not priced.
-GENERATE_LOGITS_EVERY_POSITION = ("3.1.0", "3.7.0")  # [first, fixed)
+# (Plan.generate_logits_every_position) where the model class's forward takes no ``logits_to_keep``
+# (generation/utils.py ``generate`` sets it to 1 only where the forward has it): Qwen2VLForConditionalGeneration /
+# Qwen2_5_VLForConditionalGeneration.forward in transformers 4.46.3, 4.49.0 and 4.52.4 (``logits =
+# self.lm_head(hidden_states)``), so every transformers 3.1.1 to 3.6.0 install (``TRANSFORMERS_BELOW``); from 3.7.0
+# the model class decides (``forward_keeps_logits``): Qwen2.5-VL's takes it from transformers 4.54.0, Qwen2-VL's
+# only from 5.0.0 (ms-swift 4.0.0's bound).
+GENERATE_LOGITS_EVERY_POSITION = ("3.1.0", "3.7.0")  # [first, fixed where the forward takes logits_to_keep)
 
 
 # The ViT's dense SDPA mask (Plan.vision_sdpa_mask, constants.VIT_SDPA_MASK_BYTES_PER_PAIR): transformers 4.49.0 and
@@ -494,10 +518,19 @@ def vit_sdpa_mask(release: str | None, sdpa: bool) -> bool:
     return sdpa and _in_span(release, VIT_SDPA_MASK)
 
 
-def generate_logits_every_position(release: str | None, multimodal: bool) -> bool:
+def generate_logits_every_position(release: str | None, model: ModelCard) -> bool:
     """Whether ms-swift ``release``'s transformers generate builds the prefill logits of every prompt position
-    (``GENERATE_LOGITS_EVERY_POSITION``): a vision-language model before 3.7.0. None (TRL, Megatron): no."""
-    return multimodal and _in_span(release, GENERATE_LOGITS_EVERY_POSITION)
+    (``GENERATE_LOGITS_EVERY_POSITION``): a vision-language model before 3.7.0, and after it where the transformers
+    allowed builds its forward without ``logits_to_keep`` (``forward_keeps_logits``). None (TRL, Megatron): no."""
+    return model.has_vision and _vl_logits_span(release, GENERATE_LOGITS_EVERY_POSITION, model)
+
+
+def _vl_logits_span(release: str | None, span: tuple[str, str], model: ModelCard) -> bool:
+    """Whether ms-swift ``release`` is past ``span``'s first release and either before its fix or, from it, installs
+    a forward of ``model`` without ``logits_to_keep`` (``forward_keeps_logits``)."""
+    first = release_numbers(span[0])
+    return bool(release and release_numbers(release) >= first
+                and (_in_span(release, span) or not forward_keeps_logits(release, model)))
 
 
 def _in_span(release: str | None, span: tuple[str, str]) -> bool:
@@ -506,12 +539,13 @@ def _in_span(release: str | None, span: tuple[str, str]) -> bool:
     return bool(release and first <= release_numbers(release) < fixed)
 
 
-def whole_sequence_logits(release: str | None, lora: bool, multimodal: bool = False) -> bool:
+def whole_sequence_logits(release: str | None, lora: bool, model: ModelCard | None = None) -> bool:
     """Whether ms-swift ``release``'s log-prob forward computes every position's logits (``WHOLE_SEQUENCE_LOGITS``):
-    a LoRA policy before 3.4.1, a multimodal model before 3.7.0 (``WHOLE_SEQUENCE_LOGITS_MULTIMODAL``). None (TRL,
-    Megatron): no."""
+    a LoRA policy before 3.4.1, a multimodal model before 3.7.0 and after it where the transformers allowed builds
+    its forward without ``logits_to_keep`` (``WHOLE_SEQUENCE_LOGITS_MULTIMODAL``). None (TRL, Megatron): no."""
     return ((lora and _in_span(release, WHOLE_SEQUENCE_LOGITS))
-            or (multimodal and _in_span(release, WHOLE_SEQUENCE_LOGITS_MULTIMODAL)))
+            or (model is not None and model.has_vision
+                and _vl_logits_span(release, WHOLE_SEQUENCE_LOGITS_MULTIMODAL, model)))
 
 
 # ms-swift 3.3.0 to 4.1.x divide the response logits by the temperature out of place in their own log-prob forward
@@ -720,8 +754,8 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         # trl 0.29 does, from the whole logits tensor: 1.16's fused lm head came later
         logits_impl=(logits_impl if logits_impl and not v.get("materialized_logits") else
                      "swift-ddp" if stage < 0 else "swift-deepspeed"), logits_response_only=True,
-        logits_whole_sequence=whole_sequence_logits(sync_release, bool(v.get("lora_rank")), model.has_vision),
-        generate_logits_every_position=generate_logits_every_position(sync_release, model.has_vision),
+        logits_whole_sequence=whole_sequence_logits(sync_release, bool(v.get("lora_rank")), model),
+        generate_logits_every_position=generate_logits_every_position(sync_release, model),
         # ms-swift's own forward by its release; TRL's by the running release (trl/cost.py cost_values)
         logits_temperature_copy=(temperature_copy(sync_release) if sync_release
                                  else bool(v.get("temperature_copy"))),

@@ -28,6 +28,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value, bool_names, optional_names
 from ...rules.expr import BoolVar, IntVar
+from ...rules.ids import tie_rule
 from . import columns, docs, errors, repair, versions as swift_versions
 from .rules import RULESET as HF_RULESET
 from .rules_megatron import RULESET as MEGATRON_RULESET
@@ -116,6 +117,11 @@ def normalize_keys(flat: Mapping[str, Any]) -> dict[str, Any]:
 LEGACY_VLLM_KEYS = ("vllm_device", "num_infer_workers")
 
 
+# async mode's engines (legacy_vllm_layout) take the trainer's --vllm_gpu_memory_utilization: the engine's share
+# (follower) is the trainer's (leader), in to_values and in the search alike (SwiftFramework._engine_share_tie)
+LEGACY_ENGINE_SHARE = ("server_gmu_permille", "gmu_permille")  # (follower, leader)
+
+
 def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any], always: bool = False) -> dict[str, Value]:
     """Where a config written for ms-swift < 3.5 (it sets ``--vllm_device`` or ``--num_infer_workers`` and no
     ``--vllm_mode``) ran vLLM. 3.4.0 (swift/llm/argument/rlhf_args.py ``GRPOArguments._check_grpo``): colocated when
@@ -151,7 +157,7 @@ def legacy_vllm_layout(values: Mapping[str, Value], flat: Mapping[str, Any], alw
     # nnodes * num_infer_workers engines (3.4.0 grpo_trainer.py: round_robin(len(all_inputs), nnodes *
     # num_infer_workers)), so the job has that many
     return {"vllm_mode_given": True, "vllm_server": True, "server_host_given": not always, "server_tp": 1,
-            "server_dp": max(1, workers) * nodes, "server_gmu_permille": values.get("gmu_permille")}
+            "server_dp": max(1, workers) * nodes, LEGACY_ENGINE_SHARE[0]: values.get(LEGACY_ENGINE_SHARE[1])}
 
 
 def _async_asked(fixed: Mapping[str, Any]) -> bool:
@@ -412,8 +418,31 @@ class SwiftFramework(Framework):
         return normalize_keys(flat)
 
     def searchable(self, values: Mapping[str, Value]) -> set[str]:
-        # and the memory switches recommend searches (cost-only variables, set by flags)
-        return super().searchable(values) | set(MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH)
+        # and the memory switches recommend searches (cost-only variables, set by flags); the legacy engines' share
+        # moves with the trainer's, whose flag it is (_engine_share_tie)
+        out = super().searchable(values) | set(MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH)
+        follower, leader = LEGACY_ENGINE_SHARE
+        return out | ({follower} if leader in out and self._engine_share_follows(values) else set())
+
+    def _engine_share_follows(self, values: Mapping[str, Value]) -> bool:
+        """Whether the engines' vLLM share is the trainer's --vllm_gpu_memory_utilization (``LEGACY_ENGINE_SHARE``):
+        3.2-3.4's async mode, the only server layout legacy_vllm_layout gives those releases (an external
+        --vllm_server_host, server_host_given, keeps the server's own share)."""
+        return self._legacy_layout() and bool(values.get("vllm_server")) and not values.get("server_host_given")
+
+    def _engine_share_tie(self, base: Mapping[str, Value], domains: dict[str, list[Value]], extra: list[Rule],
+                          user_set: set[str]) -> None:
+        """The search keeps the legacy engines' share equal to the trainer's (``LEGACY_ENGINE_SHARE``, as
+        legacy_vllm_layout reads a config), so that a share recommend takes from the config (or searches) prices
+        the engine too, not the share's default."""
+        follower, leader = LEGACY_ENGINE_SHARE
+        if not self._engine_share_follows(base) or follower in user_set or leader not in domains:
+            return
+        domains[follower] = list(domains[leader])
+        extra.append(tie_rule(
+            follower, IntVar(follower).eq(IntVar(leader)),
+            f"the engines' vLLM share {{{follower}}} is the trainer's --vllm_gpu_memory_utilization {{{leader}}}",
+            "ms-swift 3.4.0 grpo_trainer.py: async mode's engines take the trainer's vllm_gpu_memory_utilization"))
 
     def free_keys(self, values: Mapping[str, Value]) -> set[str]:
         knobs = MEGATRON_KNOB_SEARCH if self.megatron else HF_KNOB_SEARCH
@@ -692,10 +721,21 @@ class SwiftFramework(Framework):
             notes.append(f"the `swift rollout` server's GPU {priced_words(priced)} at that server's default vLLM "
                          f"memory share, {SERVER_GMU_PERMILLE / 1000} (its own --vllm_gpu_memory_utilization"
                          f"{ignored}): give yours as --rollout.vllm_gpu_memory_utilization")
-        if (self.megatron or _present(flat.get("vllm_mode")) or not any(k in flat for k in LEGACY_VLLM_KEYS)
-                or not flag_bool("use_vllm", flat.get("use_vllm", False))):
-            return notes
-        return notes + self._vllm_device_notes(priced)
+        return notes + (self._vllm_device_notes(priced) if self._legacy_vllm_config(flat) else [])
+
+    def _legacy_vllm_config(self, flat: Mapping[str, Any]) -> bool:
+        """A config written for ms-swift < 3.5: vLLM on, placed by --vllm_device / --num_infer_workers
+        (``LEGACY_VLLM_KEYS``) without --vllm_mode, on the HF path (legacy_vllm_layout reads it). What config_notes'
+        placement note and other_readings' 3.1 reading both start from."""
+        return (not self.megatron and not _present(flat.get("vllm_mode")) and any(k in flat for k in LEGACY_VLLM_KEYS)
+                and flag_bool("use_vllm", flat.get("use_vllm", False)))
+
+    def _second_3_1_reading(self) -> bool:
+        """The flags also date the config to ms-swift 3.1 (``code_release``, cost.py ``vllm_device_kv_of_total``:
+        its engine's KV cache is util x the whole GPU), but it is priced as a newer release they allow
+        (``newest_dated_release``, not 3.1): said by _vllm_device_notes, priced by other_readings."""
+        return (not vllm_device_kv_of_total(self.newest_dated_release, True)
+                and vllm_device_kv_of_total(self.code_release or self.version, True))
 
     def _vllm_device_notes(self, priced: bool) -> list[str]:
         """Where a pre-3.5 config's vLLM is priced, and ms-swift 3.1's engine (cost.py VLLM_DEVICE_KV_OF_TOTAL: in
@@ -708,7 +748,7 @@ class SwiftFramework(Framework):
                            "with the vLLM it recommends (0.7.2) its KV cache takes --vllm_gpu_memory_utilization of "
                            "the whole GPU with the weights on top; name your release (--framework swift==3.4.1) if you "
                            "run 3.2 or later")
-        elif vllm_device_kv_of_total(release, True):
+        elif self._second_3_1_reading():
             kv_of_total = (f" Its flags fit ms-swift {release} to {self.newest_dated_release}: an engine on a GPU of its own "
                            f"{priced_words(priced)} as 3.2 and later run it, its KV cache the "
                            "--vllm_gpu_memory_utilization share of that GPU less the engine's weights and activations. "
@@ -729,10 +769,7 @@ class SwiftFramework(Framework):
         they allow, its engine on a GPU of its own is also priced as ms-swift 3.1 with vLLM 0.7.2 runs it (cost.py
         ``vllm_device_kv_of_total``), for ``check`` to give that reading's peak."""
         release = self.code_release or self.version
-        if (self.megatron or _present(flat.get("vllm_mode")) or not any(k in flat for k in LEGACY_VLLM_KEYS)
-                or not flag_bool("use_vllm", flat.get("use_vllm", False))
-                or vllm_device_kv_of_total(self.newest_dated_release, True)
-                or not vllm_device_kv_of_total(release, True)):
+        if not (self._legacy_vllm_config(flat) and self._second_3_1_reading()):
             return []
         other = copy.copy(self)
         other.dated_newest = release
@@ -1036,6 +1073,7 @@ class SwiftFramework(Framework):
                 if name not in inert and not set(KNOB_FLAGS.get(name, (name,))) & set(fixed):
                     domains[name] = list(values)
             self._engine_settings_unused(domains, extra)
+        self._engine_share_tie(base, domains, extra, user_set)
         return Space(domains, extra, fixed_native)
 
     def _engine_settings_unused(self, domains: Mapping[str, Sequence[Value]], extra: list[Rule]) -> None:
