@@ -143,6 +143,16 @@ def step_seconds(spec: CostSpec, values: Mapping[str, Value], seconds: Mapping[s
     return float(_combine(spec, values, seconds, max))
 
 
+def phases_seconds(spec: CostSpec, values: Mapping[str, Value], seconds: Mapping[str, float],
+                   phases: Sequence[str]) -> float | None:
+    """The seconds of the phases ``phases`` together, as the step counts them (``step_seconds`` over those phases
+    only: a concurrency group's members at their slowest): what a log or a table that times several of our phases
+    as one figure measures (OpenRLHF's timing/make_experience, its benchmark's "Generation"). None when none of
+    them is priced."""
+    part = {p: seconds[p] for p in phases if p in seconds}
+    return step_seconds(spec, values, part) if part else None
+
+
 def stage_seconds(spec: CostSpec, values: Mapping[str, Value], seconds: Mapping[str, float]) -> list[tuple[str, float, float]]:
     """Asynchronous training: (pool, seconds of its stage per step, idle ratio) for each pipeline stage; the idle
     ratio is the share of the step the pool waits for the other (verl fully_async logs it as
