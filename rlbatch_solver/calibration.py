@@ -13,7 +13,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .costmodel.phase import TRAIN_PHASES, Phase
 from .costmodel.efficiency import BOUNDS, DEFAULT_EFFICIENCY, GIB, Efficiency
@@ -56,13 +56,16 @@ class Run:
         at this run's lengths and the efficiencies ``eff``."""
         from dataclasses import replace
 
-        from .costmodel.tables import full_reports, step_seconds
+        from functools import partial
+
+        from .costmodel.tables import full_reports, phases_seconds, step_seconds
 
         reports, seconds = full_reports(replace(self.spec, plan=lambda values, phase: self._plan(values, phase, eff)),
                                         self.values)
         peak = max((r.peak(p) for p, r in reports.items() if p in TRAIN_PHASES), default=0.0)
         whole = max((r.peak(p) for p, r in reports.items()), default=0.0)
-        return Prediction(seconds, peak, step_seconds(self.spec, self.values, seconds), whole)
+        return Prediction(seconds, peak, step_seconds(self.spec, self.values, seconds), whole,
+                          partial(phases_seconds, self.spec, self.values, seconds))
 
     def _plan(self, values: Mapping[str, Any], phase: str, eff: Efficiency):
         from .costmodel.tables import at_mean_lengths
@@ -83,11 +86,14 @@ class Prediction:
     seconds: dict[str, float]  # phase -> seconds
     train_peak_bytes: float  # the largest predicted peak of the training phases (log-prob, ref, updates)
     step: float  # the phases combined into one step (tables.step_seconds: concurrent groups at their slowest)
-    peak_bytes: float = 0.0  # the largest predicted peak of any phase, rollout included (what nvidia-smi shows)
+    peak_bytes: float  # the largest predicted peak of any phase, rollout included (what nvidia-smi shows)
+    # phases -> their seconds together as the step counts them (tables.phases_seconds over ``seconds``)
+    combined: Callable[[Sequence[str]], float | None]
 
     def group(self, phases: Sequence[str]) -> float | None:
-        vals = [self.seconds[p] for p in phases if p in self.seconds]
-        return sum(vals) if vals else None
+        """What a log's figure timing the phases ``phases`` as one should read: those phases as the step combines
+        them (concurrent ones at their slowest; the one definition the step and the cross-validation use)."""
+        return self.combined(phases)
 
 
 def make_run(framework: str, args: Sequence[str] | Mapping[str, Any], *, gpu: str, model: str, gpus: int | None,

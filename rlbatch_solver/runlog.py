@@ -33,7 +33,9 @@ from typing import Any
 from .errors import InputError
 from .safe_input import MAX_LOG_BYTES, MAX_LOG_LINE, parse_json_line, read_text
 
-# log key -> (our phases it covers). Keys that add up to one of our phases share it.
+# log key -> (our phases it covers). Keys that add up to one of our phases share it. A key covering several of our
+# phases is predicted as the step counts those phases (calibration.Prediction.group: tables.phases_seconds, a
+# concurrency group at its slowest member), never as their sum.
 VERL_PHASES: dict[str, tuple[str, ...]] = {
     "timing_s/gen": ("rollout",),
     "timing_s/old_log_prob": ("old_log_prob",),

@@ -51,7 +51,8 @@ class Cached:
     source: str
     framework: str
     seconds: dict[str, float]  # phase -> derived seconds
-    combine: Callable[[Mapping[str, float]], float]  # phases' seconds -> the step (tables.step_seconds)
+    # (phases' seconds, which of them or None for all) -> those phases as the step counts them (tables.phases_seconds)
+    combine: Callable[..., float]
     measured: dict[str, float]  # quantity -> measured (time quantities only)
     memory: dict[str, tuple[float, float]]  # memory quantity -> (predicted, measured): not fitted
     series: str = ""  # points of one source differing in the model or the response limit only
@@ -93,7 +94,7 @@ def predicted(c: Cached, k: Mapping[str, float]) -> dict[str, float]:
     out = {}
     for q in c.measured:
         if q in COMPOSITE:
-            v = c.combine({p: sec[p] for p in COMPOSITE[q] if p in sec})
+            v = c.combine(sec, COMPOSITE[q])
         else:
             v = c.combine(sec) if q == "step" else sec.get(q)
         if v:
@@ -195,7 +196,7 @@ def derived_run(point: Mapping[str, Any]):
 
 def cache(point: Mapping[str, Any], time_quantity: Mapping[str, str], memory_prediction) -> Cached:
     from rlbatch_solver.catalog.models import load_model
-    from rlbatch_solver.costmodel.tables import mean_lengths, step_seconds
+    from rlbatch_solver.costmodel.tables import mean_lengths, phases_seconds
     from rlbatch_solver.costmodel.time import pass_seconds, step_host_seconds
 
     run = derived_run(point)
@@ -217,7 +218,7 @@ def cache(point: Mapping[str, Any], time_quantity: Mapping[str, str], memory_pre
             assert math.isclose(parts.at(1.0), pred.seconds[phase], rel_tol=1e-9, abs_tol=1e-12), (point["name"], phase)
             passes[phase] = parts
     return Cached(point["name"], source_key(point), point["framework"], dict(pred.seconds),
-                  lambda sec: step_seconds(spec, values, sec), measured, memory, str(point.get("series") or ""),
+                  lambda sec, phases=None: phases_seconds(spec, values, sec, sec if phases is None else phases), measured, memory, str(point.get("series") or ""),
                   float(load_model(point["model"]).total_params()),
                   float(mean_lengths(spec, values)["max_response"]),
                   step_host_seconds(spec.plan(values, Phase.ROLLOUT)) if Phase.ROLLOUT in pred.seconds else 0.0,

@@ -130,7 +130,7 @@ def test_round_trip_through_a_verl_log_file(tmp_path):
     assert prof.gpu == "h100" and prof.efficiency.hbm_decode == pytest.approx(0.45, rel=0.02)
 
 
-def test_openrlhf_groups_fit_the_sum_of_our_phases():
+def test_openrlhf_groups_fit_our_phases_as_the_step_combines_them():
     run_ = make_run("openrlhf", ["--pretrain", "Qwen/Qwen2.5-1.5B", "--colocate_all_models",
                                  "--vllm_num_engines", "4", "--vllm_tensor_parallel_size", "2",
                                  "--actor_num_gpus_per_node", "8", "--ref_num_gpus_per_node", "8",
@@ -319,3 +319,35 @@ def test_the_logs_longest_response_caps_the_straggler_it_is_fitted_at(tmp_path):
     assert capped.run.response_longest == 600 and any("longest response is 600 tokens" in n for n in notes)
     before, after = at_limit.run.predict().seconds["rollout"], capped.run.predict().seconds["rollout"]
     assert after < before
+
+
+def test_a_log_figure_over_concurrent_phases_reads_as_the_step_counts_them():
+    """OpenRLHF's timing/make_experience times the actor's log-prob, the critic's value and the reference's
+    forwards, which run side by side on separate GPUs: calibrate predicts that figure as the step counts those
+    phases (their slowest), the same figure the cross-validation compares the benchmark's "Generation" with, not
+    their sum (which pulled mfu_forward low). On the OpenRLHF benchmark's Ray row (1:1:4:2, separate GPUs)."""
+    import yaml
+
+    import crossval
+    from rlbatch_solver.costmodel.efficiency import DERIVED_EFFICIENCY
+    from rlbatch_solver.costmodel.phase import Phase as P
+    from rlbatch_solver.costmodel.tables import step_seconds
+    from rlbatch_solver.runlog import OPENRLHF_PHASES
+
+    points = yaml.safe_load((Path(__file__).parent / "data" / "measured" / "points.yaml").read_text())
+    point = next(p for p in points if p["name"] == "openrlhf_bench_llama2_7b_ray_nonvllm_8xa800")
+    run_ = crossval.derived_run(point)
+    pred = run_.predict(DERIVED_EFFICIENCY)
+    experience = OPENRLHF_PHASES["timing/make_experience"]
+    got = pred.group(experience)
+    s = pred.seconds
+    # the step's share of these forwards: the step without them taken from the step with them
+    rest = {p: v for p, v in s.items() if p not in experience}
+    assert got == pytest.approx(pred.step - step_seconds(run_.spec, run_.values, rest), rel=1e-9)
+    # the cross-validation's composite over the same phases (rollout dropped: the log times it apart)
+    c = crossval.cache(point, {}, {})
+    assert got == pytest.approx(c.combine(s, experience), rel=1e-9)
+    assert got == pytest.approx(c.combine(s, crossval.COMPOSITE["generation_experience"]) - s[P.ROLLOUT], rel=1e-9)
+    # three forwards on separate GPUs overlap: less than their sum, at least the slowest
+    parts = [s[p] for p in experience]
+    assert max(parts) == pytest.approx(got, rel=1e-9) and got < 0.75 * sum(parts)

@@ -339,18 +339,20 @@ def test_openrlhf_step_counts_separate_groups_at_their_slowest_in_solver_and_rep
     """OpenRLHF runs the actor's, the critic's value and the reference's forwards, and the actor's and critic's
     training, at the same time on separate GPU groups (make_experience, ppo_train): with colocate_all searched, the solver's step objective
     is the reports' step (one definition, CostSpec.concurrency), and a separate layout's step is less than the
-    sum of its phases."""
+    sum of its phases. colocate_actor_ref and colocate_critic_reward searched too: groups with a branch of phases
+    one after another (colocate_critic_reward: the critic's then the reference's forward beside the actor's)."""
     from rlbatch_solver.costmodel.tables import full_reports, step_seconds
 
     sc = scenario("openrlhf", gpus=8, algo="ppo", search={
-        "train.colocate_all": [True, False], "rollout.batch_size": [32], "train.batch_size": [32],
+        "train.colocate_all": [True, False], "train.colocate_actor_ref": [False, True],
+        "train.colocate_critic_reward": [False, True], "rollout.batch_size": [32], "train.batch_size": [32],
         "actor.num_gpus_per_node": [2, 4], "ref.num_gpus_per_node": [2], "critic.num_gpus_per_node": [2],
         "vllm.num_engines": [1, 2], "vllm.tensor_parallel_size": [1, 2]},
         fixed={"vllm.gpu_memory_utilization": 0.5})
     _, _, _, space, spec, terms, ruleset = prepare(sc)
     assert_tables_match_cost_model(space, spec, ruleset, configs=40, seed=11, label="openrlhf-groups", terms=terms)
     values = {n: v[0] for n, v in space.domains.items()}
-    values.update(colocate_all=False, actor_gpus_per_node=2)
+    values.update(colocate_all=False, colocate_actor_ref=False, colocate_critic_reward=False, actor_gpus_per_node=2)
     _, seconds = full_reports(spec, values)
     assert step_seconds(spec, values, seconds) < sum(seconds.values())
     forwards = [seconds["old_log_prob"], seconds["critic_values"], seconds["ref"]]

@@ -539,37 +539,43 @@ def test_fix_compiles_the_engines_dividing_the_actor_with_no_engine_searched(rel
 
 
 def test_critic_value_forward_runs_with_the_experience_forwards():
-    """make_experience (trainer/ppo_utils/experience_maker.py, 0.11.2) dispatches the actor's log-prob, the critic's
-    value and the reference's forwards as Ray calls and waits on one before the next only where it shares GPUs (the
-    actor's and the reference's with colocate_all or colocate_actor_ref, the critic's with colocate_all or
-    colocate_critic_reward): the value forward is a phase of its own beside the other two, not part of the critic's
-    training, and the step takes the slowest of the forwards that overlap."""
+    """make_experience (trainer/ppo_utils/experience_maker.py) dispatches the actor's log-prob, the critic's value
+    and the reference's forwards as Ray calls and waits on one before the next only where it shares GPUs, in the
+    release's order (cost.py ``concurrency``): the value forward is a phase of its own beside the other two. Pinned
+    on the OpenRLHF benchmark's Ray row (Llama-2-7B on 8 A800s, reference 1 : reward 1 : actor 4 : critic 2 GPUs;
+    measured/points.yaml), whose derived forwards take 29.9 s (actor's log-prob on its 4 GPUs), 58.8 s (critic's
+    value on 2) and 119.6 s (reference on 1; 29.9 on the actor's GPUs with --colocate_actor_ref): the experience
+    forwards' share of the step, by release and flags."""
     from rlbatch_solver.calibration import make_run
     from rlbatch_solver.costmodel.efficiency import DERIVED_EFFICIENCY
     from rlbatch_solver.costmodel.phase import Phase as P
-    from rlbatch_solver.costmodel.tables import step_seconds
+    from rlbatch_solver.costmodel.tables import phases_seconds
 
-    args = ["--vllm_num_engines", "4", "--vllm_tensor_parallel_size", "2", "--actor_num_gpus_per_node", "8",
-            "--ref_num_gpus_per_node", "8", "--critic_num_gpus_per_node", "8", "--micro_train_batch_size", "4",
-            "--train_batch_size", "128", "--micro_rollout_batch_size", "8", "--rollout_batch_size", "128",
-            "--n_samples_per_prompt", "4", "--init_kl_coef", "0.01", "--advantage_estimator", "gae", "--max_len", "2048"]
+    points = yaml.safe_load((Path(__file__).parent / "data" / "measured" / "points.yaml").read_text())
+    point = next(p for p in points if p["name"] == "openrlhf_bench_llama2_7b_ray_nonvllm_8xa800")
+    forwards = (P.OLD_LOG_PROB, P.CRITIC_VALUES, P.REF)
 
-    def step(extra):
-        run = make_run("openrlhf", args + extra, gpu="h100", model="qwen2.5-1.5b", gpus=None, prompt_mean=200,
-                       response_mean=400)
+    def share(release, *flags):
+        run = make_run(f"openrlhf=={release}", point["args"] + list(flags), gpu=point["gpu"], model=point["model"],
+                       gpus=point["gpus"])
         s = run.predict(DERIVED_EFFICIENCY).seconds
-        return s, step_seconds(run.spec, run.values, s)
+        return [round(s[p], 1) for p in forwards], round(phases_seconds(run.spec, run.values, s, forwards), 1)
 
-    s, apart = step([])
-    assert s[P.CRITIC_VALUES] > 0
-    olp, ref, val, rest = s[P.OLD_LOG_PROB], s[P.REF], s[P.CRITIC_VALUES], s[P.ROLLOUT] + s[P.WEIGHT_SYNC] + s[P.OFFLOAD]
-    train = max(s[P.ACTOR_UPDATE], s[P.CRITIC_UPDATE])
-    assert apart == pytest.approx(rest + max(olp, val, ref) + train, rel=1e-9)
-    # the actor's forward first (waited on), then the critic's beside the reference
-    assert step(["--colocate_actor_ref"])[1] == pytest.approx(rest + olp + max(val, ref) + train, rel=1e-9)
-    # the critic's forward waited on beside the actor's, the reference's after it
-    assert step(["--colocate_critic_reward"])[1] == pytest.approx(rest + max(olp, val) + ref + train, rel=1e-9)
-    # one set of GPUs: every forward and both trainings one after another
-    s_all, together = step(["--colocate_all_models"])
-    assert together == pytest.approx(sum(s_all.values()), rel=1e-9)
-
+    ar, cr = "--colocate_actor_ref", "--colocate_critic_reward"
+    assert share("0.4.0") == ([29.9, 58.8, 119.6], 119.6)  # all three side by side
+    assert share("0.4.0", ar)[0] == [29.9, 58.8, 29.9]
+    # 0.4.0: reference and critic dispatched, the colocated one waited on, then the actor's own forward
+    assert share("0.4.0", ar)[1] == 59.8  # the reference, then the actor's, beside the critic's
+    assert share("0.4.0", cr)[1] == 119.6  # the critic's, then the actor's, beside the reference's
+    assert share("0.4.0", ar, cr)[1] == 88.7  # the critic's beside the reference's, then the actor's
+    # 0.6.2: the reference first (waited on with colocate_actor_ref), then the critic's, then the actor's
+    assert share("0.6.2", ar)[1] == 88.7
+    assert share("0.6.2", cr)[1] == 119.6
+    assert share("0.6.2", ar, cr)[1] == 118.6  # one after another
+    # 0.7.5 on: the actor's, the critic's, the reference's as remote calls
+    assert share("0.7.5", ar)[1] == 88.7  # the actor's, then the critic's beside the reference's
+    assert share("0.7.5", cr)[1] == 178.3  # the critic's then the reference's, beside the actor's
+    assert share("0.7.5", ar, cr)[1] == 118.6
+    # one set of GPUs: every forward one after another
+    assert share("0.7.5", "--colocate_all_models")[1] == pytest.approx(sum(share("0.7.5", "--colocate_all_models")[0]),
+                                                                        abs=0.11)

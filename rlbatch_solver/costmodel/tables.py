@@ -60,9 +60,10 @@ class CostSpec:
     # "unset" reaches the plan as None, not as the solver's placeholder value
     optional: frozenset = field(default_factory=frozenset)
     # phases that run at the same time on different GPUs, for these values: groups of time phases whose share of
-    # the step is their slowest member (OpenRLHF's model groups); phases in no group run one after another.
+    # the step is their slowest member (OpenRLHF's model groups); a member may be a tuple of phases that run one
+    # after another beside the others (max(a, b + c)); phases in no group run one after another.
     # None: every phase after the other. ``concurrency_inputs``: the switches the grouping and the pipeline read.
-    concurrency: Optional[Callable[[Mapping[str, Value]], list[tuple[str, ...]]]] = None
+    concurrency: Optional[Callable[[Mapping[str, Value]], list[tuple]]] = None
     concurrency_inputs: tuple[str, ...] = ()
     # asynchronous training on separate GPU pools, for these values: named stages (pool, phases) that work on
     # different steps' data at once, so a step in the steady state takes its slowest stage (each stage's phases
@@ -109,17 +110,22 @@ def _combine(spec: CostSpec, values: Mapping[str, Value], times: Mapping[str, ob
     groups = spec.concurrency(values) if spec.concurrency else []
     stages = spec.pipeline(values) if spec.pipeline else []
 
+    def total(parts: list) -> object:
+        return functools.reduce(lambda a, b: a + b, parts) if parts else 0
+
+    def phases_of(member) -> tuple:
+        return (member,) if isinstance(member, str) else tuple(member)
+
     def in_sequence(names: Sequence[str]) -> list:
         parts, grouped = [], set()
         for g in groups:
-            members = [times[p] for p in g if p in names and p in times]
+            # a member is a phase or a tuple of phases one after another (one branch of the overlap)
+            branches = [[times[p] for p in phases_of(m) if p in names and p in times] for m in g]
+            members = [total(b) for b in branches if b]
             if members:
                 parts.append(functools.reduce(mx, members))
-                grouped.update(g)
+                grouped.update(p for m in g for p in phases_of(m))
         return parts + [times[p] for p in names if p in times and p not in grouped]
-
-    def total(parts: list) -> object:
-        return functools.reduce(lambda a, b: a + b, parts) if parts else 0
 
     staged = {p for _, phases in stages for p in phases}
     parts = in_sequence([p for p in times if p not in staged])
@@ -141,6 +147,16 @@ def step_seconds(spec: CostSpec, values: Mapping[str, Value], seconds: Mapping[s
     """One RL step from its phases' seconds: the sum, with each concurrent group counted at its slowest and, in
     asynchronous training, the pipeline's slowest stage for the stages."""
     return float(_combine(spec, values, seconds, max))
+
+
+def phases_seconds(spec: CostSpec, values: Mapping[str, Value], seconds: Mapping[str, float],
+                   phases: Sequence[str]) -> float | None:
+    """The seconds of the phases ``phases`` together, as the step counts them (``step_seconds`` over those phases
+    only: a concurrency group's members at their slowest): what a log or a table that times several of our phases
+    as one figure measures (OpenRLHF's timing/make_experience, its benchmark's "Generation"). None when none of
+    them is priced."""
+    part = {p: seconds[p] for p in phases if p in seconds}
+    return step_seconds(spec, values, part) if part else None
 
 
 def stage_seconds(spec: CostSpec, values: Mapping[str, Value], seconds: Mapping[str, float]) -> list[tuple[str, float, float]]:

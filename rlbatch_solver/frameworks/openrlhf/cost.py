@@ -30,6 +30,7 @@ from ...costmodel.plan import Plan
 from ...costmodel.tables import TWO_POOLS, CostSpec
 from ...rules.base import Value, bool_names, optional_names
 from .rules import VARIABLES
+from .versions import EXPERIENCE_ORDERS
 from ..bnb import quantized_cost_spec
 from ..cost_common import phases_run
 
@@ -300,33 +301,46 @@ def unread(phase: str, kind: str, domains: Mapping[str, Any]) -> set:
     return out
 
 
-def concurrency(values: Mapping[str, Value]) -> list[tuple[str, ...]]:
-    """The phases OpenRLHF overlaps on separate GPU groups. make_experience (trainer/ppo_utils/experience_maker.py,
-    read at 0.11.2) dispatches the actor's log-prob forward, the critic's value forward and the reference's forward
-    in that order as Ray calls, and waits on one before dispatching the next only where it shares GPUs: the actor's
-    and the reference's with ``colocate_all`` or ``colocate_actor_ref``, the critic's with ``colocate_all`` or
-    ``colocate_critic_reward``. So the three run together on separate groups; the actor's first and then the
-    critic's beside the reference with colocate_actor_ref; with colocate_critic_reward the reference waits for the
-    critic's forward, which runs beside the actor's (counted here as the actor's and the critic's together, then the
-    reference: at most the reference's forward over). At the benchmark table's commit (dbdd43b0,
-    RemoteExperienceMaker.make_experience) the reference, value and reward forwards are Ray calls the actor's own
-    log-prob forward runs beside, per micro rollout batch. ppo_train (trainer/ppo_trainer.py) runs the actor's and
-    the critic's fit together unless ``--ds.enable_sleep`` (then critic, then actor) or ``colocate_all`` (one set of
-    GPUs). Generation, experience, training and the weight broadcast follow one another."""
+def concurrency(values: Mapping[str, Value]) -> list[tuple]:
+    """The phases OpenRLHF overlaps on separate GPU groups. make_experience (trainer/ppo_utils/experience_maker.py)
+    dispatches the experience forwards as Ray calls and, where a model shares GPUs with the next, waits on its
+    call before going on; the order is the release's (``experience_order``, versions.Release). With a (actor's
+    log-prob), c (critic's value), r (reference's) forwards:
+
+    * "actor_first" (read at 0.7.5, 0.8.11, 0.9.10, 0.10.4 and 0.11.2: a, c, r as remote batch calls): a and r
+      waited on with ``colocate_all`` or ``colocate_actor_ref``, c with ``colocate_all`` or
+      ``colocate_critic_reward``. No flag: max(a, c, r); colocate_actor_ref: a + max(c, r); colocate_critic_reward:
+      max(a, c + r) (r is dispatched once c is done, a still running); both: a + c + r.
+    * "ref_first" (read at 0.6.2, RemoteExperienceMaker.make_experience): r (waited on with colocate_actor_ref or
+      colocate_all_models), c (waited on with colocate_critic_reward or colocate_all_models), then a on the actor's
+      own GPUs. colocate_actor_ref: r + max(c, a); colocate_critic_reward: max(r, c + a); both: r + c + a.
+    * "actor_last" (read at 0.4.0.post2 and 0.5.9, RemoteExperienceMaker.make_experience; the benchmark table's
+      commit dbdd43b0 too): r and c dispatched, c waited on with colocate_critic_reward (or colocate_all_models,
+      0.5.9), r with colocate_actor_ref, then a on the actor's own GPUs. colocate_actor_ref: max(c, r + a);
+      colocate_critic_reward: max(r, c + a); both: max(c, r) + a.
+
+    A group's member that is a tuple runs its phases one after another beside the other members (tables._combine).
+    ppo_train (trainer/ppo_trainer.py) runs the actor's and the critic's fit together unless ``--ds.enable_sleep``
+    (then critic, then actor) or ``colocate_all`` (one set of GPUs). Generation, experience, training and the
+    weight broadcast follow one another."""
     values = one_world(values)  # the non-Ray launcher runs every phase in one process per GPU, one after another
     all_ = bool(values.get("colocate_all"))
     actor_ref, critic_reward = bool(values.get("colocate_actor_ref")), bool(values.get("colocate_critic_reward"))
-    groups: list[tuple[str, ...]] = []
+    order = EXPERIENCE_ORDERS[int(values.get("experience_order") or 0)]
+    a, c, r = Phase.OLD_LOG_PROB, Phase.CRITIC_VALUES, Phase.REF
+    groups: list[tuple] = []
     if not all_:
         if not actor_ref and not critic_reward:
-            groups.append((Phase.OLD_LOG_PROB, Phase.CRITIC_VALUES, Phase.REF))
-        elif not critic_reward:
-            groups.append((Phase.CRITIC_VALUES, Phase.REF))
-        elif not actor_ref:
-            groups.append((Phase.OLD_LOG_PROB, Phase.CRITIC_VALUES))
+            groups.append((a, c, r))
+        elif order == "actor_first":
+            groups.append((c, r) if not critic_reward else (a, (c, r)) if not actor_ref else ())
+        elif order == "ref_first":
+            groups.append((a, c) if not critic_reward else (r, (c, a)) if not actor_ref else ())
+        else:  # actor_last
+            groups.append((c, (r, a)) if not critic_reward else (r, (c, a)) if not actor_ref else (c, r))
     if not (all_ or values.get("ds_sleep")):
         groups.append((Phase.ACTOR_UPDATE, Phase.CRITIC_UPDATE))
-    return groups
+    return [g for g in groups if g]
 
 
 def pipeline(values: Mapping[str, Value]) -> list[tuple[str, tuple[str, ...]]]:
@@ -491,7 +505,7 @@ def cost_spec(model: ModelCard, gpu: GPU) -> CostSpec:
         optional=optional_names(VARIABLES),
         concurrency=concurrency,
         concurrency_inputs=("colocate_all", "colocate_actor_ref", "colocate_critic_reward", "ds_sleep", "async_train",
-                            "one_world"),
+                            "one_world", "experience_order"),
         pipeline=pipeline,
         host_layout=lambda values: host_layout(values, model),
     ))

@@ -627,6 +627,8 @@ def _cost_flags(flat: Mapping[str, Any], version: str = versions.NEWEST) -> dict
             "flash_attn": bool(native.get("flash_attn", False)),
             # with engines, the release's ranks call them micro batch by micro batch (Release.engine_calls_per_micro_batch)
             "vllm_micro_calls": release.engine_calls_per_micro_batch,
+            # the order the release's make_experience dispatches the experience forwards in (cost.py concurrency)
+            "experience_order": versions.EXPERIENCE_ORDERS.index(release.experience_order),
             # checkpoints (host memory only, cost.py host_layout): --save_steps / --ckpt.save_steps (-1: none) and
             # how the release's save_model gathers the model (--save_hf_ckpt repeats that save at each checkpoint:
             # the same bytes)

@@ -126,6 +126,10 @@ def dotted_names(version: str) -> bool:
     return release_numbers(version) >= (0, 10, 2)
 
 
+# Release.experience_order's values, by the index the values carry ("experience_order")
+EXPERIENCE_ORDERS = ("actor_first", "ref_first", "actor_last")
+
+
 @dataclass(frozen=True)
 class Release:
     """A release's defaults that decide memory and how its flags are read."""
@@ -166,6 +170,12 @@ class Release:
     # @ray.remote LLMRayActor that serves one call at a time, trainer/ray/vllm_engine.py); 0.4.6 on generates the
     # rank's rollout_batch_size // world_size at once (make_experience_list; 0.4.5's wheel still has make_experience)
     engine_calls_per_micro_batch: bool = False
+    # the order make_experience dispatches the experience forwards in (cost.py ``concurrency``): "actor_first"
+    # (0.7.5-0.11.2: actor, critic, reference as remote batch calls), "ref_first" (0.6.2: reference, critic, then
+    # the actor's forward locally), "actor_last" (0.4.0.post2, 0.5.9: reference and critic, their waits, then the
+    # actor's forward locally); trainer/ppo_utils/experience_maker.py make_experience at each. The values carry its
+    # index in EXPERIENCE_ORDERS (the solver's inputs are integers)
+    experience_order: str = "actor_first"
     # --advantage_estimator's choices (its argparse), and those the driver asks n_samples_per_prompt > 1 for
     estimators: tuple[str, ...] = ESTIMATORS
     group_estimators: frozenset[str] = GROUP_ESTIMATORS
@@ -208,12 +218,14 @@ RELEASES = {
     # train_ppo_ray.py: choices=[...] of --advantage_estimator; _validate_args: "... requires n_samples_per_prompt > 1"
     "0.6.2": Release("0.6.2", "0.16.4", False, False, True, save_clones_every_rank=False, hf_generate=True,
                      estimators=("gae", "reinforce", "rloo", "reinforce_baseline", "group_norm"),
-                     group_estimators=GROUP_ESTIMATORS_06, vllm="0.7.2"),
+                     group_estimators=GROUP_ESTIMATORS_06, vllm="0.7.2", experience_order="ref_first"),
     "0.5.9": Release("0.5.9", "0.16.3", False, True, True, "openrlhf-0.5", colocate_lowers_gmu=True, save_clones_every_rank=False, hf_generate=True,
-                     estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2"),
+                     estimators=("gae", "reinforce", "rloo"), group_estimators=frozenset({"rloo"}), vllm="0.7.2",
+                     experience_order="actor_last"),
     # no --advantage_estimator: PPO with a critic (gae) only
     "0.4.0": Release("0.4.0", "0.14.4", True, True, False, "openrlhf-0.4", estimators=("gae",), save_clones_every_rank=False, hf_generate=True,
-                     group_estimators=frozenset(), vllm="0.4.2", engine_calls_per_micro_batch=True),
+                     group_estimators=frozenset(), vllm="0.4.2", engine_calls_per_micro_batch=True,
+                     experience_order="actor_last"),
 }
 
 
