@@ -245,6 +245,30 @@ def judged_response_fraction(plan: Any) -> Optional[float]:
     return upper.fraction(cap) * cap / r_max
 
 
+def judged_sources(plan: Any) -> Optional[tuple[str, str]]:
+    """Where the prompt and the response lengths a packed micro batch is judged at come from, (prompt, response), or
+    None where either has no source (the memory verdict then keeps the maximum lengths, docs/cost-model.md 11.1).
+    Each is "given" (a mean the plan holds: ``--mean-prompt-len`` / ``--mean-response-len`` or a calibration), else
+    for the prompt "data:<name>" (the data's published mean prompt, ``plan_data_prompt``) or "profile:<name>" (the
+    profile's own mean prompt), for the response "profile:<name>" (the profile's law at the longest of its published
+    runs, ``LengthProfile.upper``). A default share of the limit (the ``default`` profile) is no source."""
+    profile = plan_profile(plan)
+    if plan.avg_response_fraction is not None:
+        response = "given"
+    elif judged_response_fraction(plan) is not None:
+        response = f"profile:{profile.name}"
+    else:
+        return None
+    if plan.avg_prompt_fraction is not None:
+        return "given", response
+    data = plan_data_prompt(plan)
+    if data is not None:
+        return f"data:{data.name}", response
+    if profile.prompt_tokens:
+        return f"profile:{profile.name}", response
+    return None
+
+
 def chosen_by(plan: Any) -> str:
     """What chose the plan's profile, in words: 'named', 'the model', 'the data' or 'no source' (the default)."""
     if plan.response_profile:
