@@ -297,10 +297,10 @@ def judged_lengths_text(lengths: Mapping[str, Any]) -> str:
         if kind == "profile":
             return profile_words.format(name=name)
         return "given by you" if kind in ("given", "") else f"from the {kind}"
-    prompt = said(lengths.get("judged_prompt_from"), "the {name} profile's mean prompt")
+    prompt = said(lengths.get("judged_prompt_from"), "the {name} profile's run with its longest responses")
     response = said(lengths.get("judged_response_from"), "the {name} profile's law at the longest of its published runs")
     return (f"packed micro batches at the 99.9th percentile of their summed lengths, prompts at a mean of "
-            f"{lengths.get('prompt', 0):,.0f} tokens ({prompt}), responses at a mean of "
+            f"{lengths.get('judged_prompt') or lengths.get('prompt', 0):,.0f} tokens ({prompt}), responses at a mean of "
             f"{lengths.get('judged_response') or 0:,.0f} ({response}); --mean-prompt-len / --mean-response-len give "
             f"yours")
 

@@ -901,7 +901,7 @@ def test_check_json_carries_the_verdict_margins_and_typical_peaks():
         assert p["fits_at_data"] is (d["typical_judged"] and over and p["typical_peak_mib"] <= p["capacity_mib"] * margin)
     assert d["fits"] is all(p["fits"] for p in d["phases"].values())
     assert d["fits_judged"] is all(p["fits"] or p["fits_at_data"] for p in d["phases"].values())
-    # the 14B edge at 58 sequences: over at the maximum lengths, within the error at GSM8K's (73.0 of 74.7 GiB)
+    # the 14B edge at 58 sequences: over at the maximum lengths, within the error at GSM8K's (73.8 of 74.7 GiB)
     a = d["phases"]["actor_update"]
     assert d["typical_judged"] and a["peak_mib"] > a["capacity_mib"] and not a["fits_at_data"]
     assert d["fits"] is False and d["fits_judged"] is False and a["outlook"] == "tight"
@@ -1715,8 +1715,8 @@ def test_the_typical_peak_of_a_packed_micro_batch_is_its_high_quantile_not_its_m
     """check's typical peak prices a packed micro batch of n sequences at the 99.9th percentile of their summed
     lengths (constants.PACKED_SUM_Z; lengths.packed_sum_tokens), not n x the mean (the median micro batch, which half
     of a run's micro batches exceed). verl's LoRA tuning 14B row (116 sequences per micro batch, Ulysses SP 2, GSM8K):
-    the update sits between the two, 73 of 74.7 GiB with GSM8K's responses at the longest of the profile's published runs
-    (lengths.judged_response_fraction), within the model's error of the line on both sides of the bisection edge. PRIME #59's
+    the update sits between the two, 73.8 of 74.7 GiB with GSM8K's prompts and responses at the longest of the profile's published runs
+    (lengths.judged_prompt_fraction, judged_response_fraction), within the model's error of the line on both sides of the bisection edge. PRIME #59's
     OOM report (two sequences per GPU per micro batch, 1,024 + 3,072 tokens allowed) was under the line at n x the
     mean; at the quantile two responses are at the cap and it is over, as the run found."""
     import rlbatch_solver as rb
@@ -1731,9 +1731,9 @@ def test_the_typical_peak_of_a_packed_micro_batch_is_its_high_quantile_not_its_m
     typical = mem.typical_peaks["actor_update"]
     assert median < typical < mem.capacity_of("actor_update") < mem.peaks["actor_update"]
     # the excess over the median is the logits' and checkpoints' share of the quantile's extra tokens
-    extra = (packed_sum_tokens(116, ml["prompt"], ml["judged_response"], 512, 1024, 3.09)
-             / (116 * (ml["prompt"] + ml["judged_response"])))
-    assert 1.15 < extra < 1.25 and typical / 1024 == pytest.approx(73.0, abs=0.2)
+    extra = (packed_sum_tokens(116, ml["judged_prompt"], ml["judged_response"], 512, 1024, 3.09)
+             / (116 * (ml["judged_prompt"] + ml["judged_response"])))
+    assert 1.15 < extra < 1.25 and typical / 1024 == pytest.approx(73.8, abs=0.2)
     assert mem.outlook() == "tight"
     prime = _check("verl_prime_59_qwen2_5_7b_rloo_4xa800_bs64").memory
     upd = "actor_update"
@@ -2084,6 +2084,8 @@ def test_the_judged_lengths_are_the_given_means_else_the_profiles_longest_run():
     mem = _check("verl_tuning_lora_0.5b_bs116_1xh100").memory
     assert mem.lengths["judged_response"] == pytest.approx(368 * (1 - math.exp(-1024 / 368)), abs=0.1)
     assert mem.lengths["response"] == pytest.approx(229.2, abs=0.1)
+    # the prompts at that run's own mean prompt (the verl-data log's 103.6), not the seven runs' median 93
+    assert mem.lengths["judged_prompt"] == pytest.approx(103.6, abs=0.05) and mem.lengths["prompt"] == 93.0
     given = _check("verl_tuning_lora_0.5b_bs116_1xh100", mean_response_len=300).memory
     assert given.lengths["judged_response"] == pytest.approx(300, abs=0.1)
 

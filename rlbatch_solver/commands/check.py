@@ -362,9 +362,9 @@ def only_at_max_lengths(violation: Violation) -> bool:
 
 
 def typical_peaks(spec: Any, values: Mapping[str, Value],
-                  length_fraction: float) -> tuple[dict[str, int], float | None, tuple[str, str] | None]:
+                  length_fraction: float) -> tuple[dict[str, int], tuple[float, float] | None, tuple[str, str] | None]:
     """The peak (MiB) of each phase whose micro batches are packed (remove padding) at the data's lengths instead of
-    the maximum ones, the mean response (tokens) they are priced at, and where the prompt and response lengths come
+    the maximum ones, the mean prompt and response (tokens) they are priced at, and where the prompt and response lengths come
     from (``lengths.judged_sources``) where the verdict may judge by them (None: it may not).
 
     A micro batch of n sequences holds the 99.9th percentile of the sum of n lengths (constants.PACKED_SUM_Z): n
@@ -379,7 +379,7 @@ def typical_peaks(spec: Any, values: Mapping[str, Value],
     from dataclasses import replace
 
     from ..costmodel import constants as C
-    from ..costmodel.lengths import judged_response_fraction, judged_sources
+    from ..costmodel.lengths import judged_prompt_fraction, judged_response_fraction, judged_sources
     from ..costmodel.memory import estimate_memory
     from ..costmodel.tables import MIB, mean_lengths
 
@@ -392,10 +392,14 @@ def typical_peaks(spec: Any, values: Mapping[str, Value],
     sources = judged_sources(rollout)
     fraction = judged_response_fraction(rollout)
     judged = None if fraction is None else fraction * float(ml["max_response"])
+    prompt = judged_prompt_fraction(rollout)
+    judged_prompt = float(ml["prompt"]) if prompt is None else prompt * float(ml["max_prompt"])
 
     def at_data(v: Mapping[str, Value], phase: str) -> Any:
         priced = plan(v, phase).replace(packed_sum_z=C.PACKED_SUM_Z)
-        fraction = judged_response_fraction(priced)
+        fraction, prompt = judged_response_fraction(priced), judged_prompt_fraction(priced)
+        if prompt is not None:  # the profile's prompt at its longest run's, beside that run's responses
+            priced = priced.replace(avg_prompt_fraction=prompt)
         return priced if fraction is None else priced.replace(avg_response_fraction=fraction)
 
     typical = replace(spec, plan=at_data)
@@ -403,7 +407,7 @@ def typical_peaks(spec: Any, values: Mapping[str, Value],
              if plan(values, p).remove_padding and plan(values, p).data_lengths_judged}
     if not peaks or sources is None:
         return peaks, None, None
-    return peaks, judged, sources
+    return peaks, (judged_prompt, judged), sources
 
 
 def server_titles(fw: Framework, spec: Any, values: Mapping[str, Value], reports: Mapping[str, Any]) -> dict[str, str]:
@@ -475,7 +479,8 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                        "response_from": source if response_mean is not None else "assumed",
                        "longest_from": "given" if longest is not None else "assumed",
                        **given_means(prompt_mean, response_mean),
-                       "judged_response": None if judged is None else round(judged, 1),
+                       "judged_prompt": None if judged is None else round(judged[0], 1),
+                       "judged_response": None if judged is None else round(judged[1], 1),
                        # where the judged lengths come from (lengths.judged_sources; "given" is ``source`` here)
                        "judged_prompt_from": None if sources is None else sources[0].replace("given", source),
                        "judged_response_from": None if sources is None else sources[1].replace("given", source)},
