@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import re
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from rich import box
 from rich.console import Console
@@ -264,26 +264,45 @@ def outlook_text(mem: MemoryCheck) -> str:
     lines = {p: mem.capacity_of(p) for p in mem.peaks}
     lengths = mem.lengths
     typical = mem.typical_peaks.get(phase)
-    if mem.fits and mem.fits_at_data(phase):
+    if mem.fits_judged and mem.fits_at_data(phase):
         # the verdict read the data's lengths: say so, with the assumption and the worst case beside it
         over = (typical or 0) / 1024
         return (f"will it OOM? fits at the data's lengths: the {title} peaks at {over:.1f} of "
                 f"{mem.capacity_of(phase) / 1024:.1f} GiB usable{usable_by(phase, lines)}, more than the model's "
-                f"observed error of {math.exp(mem.error_log) - 1:.0%} under it (ASSUMED: packed micro batches at the "
-                f"99.9th percentile of their summed lengths, prompts at {lengths.get('prompt', 0):,.0f} tokens, "
-                f"responses at a mean of {lengths.get('judged_response') or 0:,.0f}, the longest run of the "
-                f"{lengths.get('profile', '')} profile's sources; --mean-prompt-len / --mean-response-len give yours). "
-                f"At the config's maximum lengths, the worst case it allows, it peaks at "
+                f"observed error of {math.exp(mem.error_log) - 1:.0%} under it (ASSUMED: {judged_lengths_text(lengths)}"
+                f"). At the config's maximum lengths, the worst case it allows, it peaks at "
                 f"{mem.peaks[phase] / 1024:.1f} GiB ({side}{in_errors}): every sequence at the limits would not fit")
     text = (f"will it OOM? {head}: the {title} peaks at {mem.peaks[phase] / 1024:.1f} of {mem.capacity_of(phase) / 1024:.1f}"
             f" GiB usable{usable_by(phase, lines)} ({side}{in_errors}), at the config's maximum lengths")
     if typical is not None and typical != mem.peaks[phase]:
-        judged = lengths.get("judged_response")
-        response = f"{judged:,.0f}, the longest run of its profile's sources" if judged else f"{lengths.get('response', 0):,.0f}"
-        text += (f"; at the data's typical lengths (mean prompt {lengths.get('prompt', 0):,.0f}, response "
-                 f"{response}: --mean-prompt-len / --mean-response-len; a packed micro batch "
-                 f"at the 99.9th percentile of its summed lengths) {typical / 1024:.1f} GiB")
+        if mem.typical_judged:
+            text += (f"; at the data's lengths ({judged_lengths_text(lengths)}) {typical / 1024:.1f} GiB"
+                     + (", more than the model's error under the line: judged to fit" if mem.clears_at_data(phase)
+                        else ""))
+        else:
+            text += (f"; at typical lengths without a source for both (mean prompt {lengths.get('prompt', 0):,.0f}, "
+                     f"response {lengths.get('response', 0):,.0f} tokens, not judged by: --mean-prompt-len / "
+                     f"--mean-response-len give yours; a packed micro batch at the 99.9th percentile of its summed "
+                     f"lengths) {typical / 1024:.1f} GiB")
     return text
+
+
+def judged_lengths_text(lengths: Mapping[str, Any]) -> str:
+    """The lengths the memory verdict judged a phase at and where each came from (check's ``judged_prompt_from`` /
+    ``judged_response_from``: lengths.judged_sources), in words."""
+    def said(source: str | None, profile_words: str) -> str:
+        kind, _, name = (source or "").partition(":")
+        if kind == "data":
+            return f"the {name} data's published mean prompt"
+        if kind == "profile":
+            return profile_words.format(name=name)
+        return "given by you" if kind in ("given", "") else f"from the {kind}"
+    prompt = said(lengths.get("judged_prompt_from"), "the {name} profile's run with its longest responses")
+    response = said(lengths.get("judged_response_from"), "the {name} profile's law at the longest of its published runs")
+    return (f"packed micro batches at the 99.9th percentile of their summed lengths, prompts at a mean of "
+            f"{lengths.get('judged_prompt') or lengths.get('prompt', 0):,.0f} tokens ({prompt}), responses at a mean of "
+            f"{lengths.get('judged_response') or 0:,.0f} ({response}); --mean-prompt-len / --mean-response-len give "
+            f"yours")
 
 
 def print_memory_check(console: Console, mem: MemoryCheck, framework: str = "", host: HostReport | None = None) -> None:
@@ -1117,7 +1136,15 @@ def print_fix(console: Console, report: FixReport) -> None:
     release = getattr(report, "release", "") or report.version
     head = (f"{report.framework} {report.version}" if release == report.version
             else f"{report.framework} {release} ({report.version}'s)")
-    if report.before_violations and all(getattr(v, "tolerated", False) for v in report.before_violations):
+    from .commands.check import only_at_max_lengths
+
+    if report.before_violations and all(only_at_max_lengths(v) for v in report.before_violations):
+        # check's VALID with its warning: over the line only at the maximum lengths, judged to fit at the data's
+        console.print(f"[bold green]VALID[/] — passes every {head} rule at the data's lengths; at the config's "
+                      f"maximum lengths {len(report.before_violations)} phase(s) are over the line (repaired below):")
+        for v in report.before_violations:
+            console.print(f"  [bold]{v.rule}[/]: {v.message}")
+    elif report.before_violations and all(getattr(v, "tolerated", False) for v in report.before_violations):
         console.print(f"[bold yellow]TIGHT[/] — passes every {head} rule, but {len(report.before_violations)} "
                       "phase(s) reach into the memory safety margin:")
         for v in report.before_violations:

@@ -17,10 +17,11 @@ from:
 ``python tests/memory_corpus.py`` rewrites the corpus table in docs/accuracy.md (``--floors`` also the floors);
 tests/test_memory_corpus.py holds the OOM recall and the fit rate to their recorded floors, per framework.
 
-The prediction is one binary verdict per case, ``check``'s ``memory.fits``: the run is predicted to fit when every
-phase's peak, at the config's maximum lengths, is within the usable memory. The scores also count the cases check
-calls "tight" (within the model's observed error of the line, or fitting only at the data's typical lengths): a
-warning, not a prediction. A host case (``memory: host``) is judged by the host-memory estimate against the node's
+The prediction is one binary verdict per case, ``check``'s ``memory.fits_judged``: the run is predicted to fit when
+every phase's peak is within the usable memory at the config's maximum lengths or, where the verdict may judge there,
+at the data's lengths by more than the model's observed error (docs/cost-model.md 11.1; ``memory.fits`` is the
+boolean at the maximum lengths alone). The scores also count the cases check calls "tight" (within the model's
+observed error of the line): a warning, not a prediction. A host case (``memory: host``) is judged by the host-memory estimate against the node's
 RAM: the source's number, else the standard cloud node of the GPU type the source names; a case with neither is
 unjudged (counted neither as caught nor as missed).
 """
@@ -165,7 +166,7 @@ def judge(case: Case) -> Result:
     worst = max(mem.peaks, key=lambda p: mem.peaks[p] - mem.capacity_of(p))
     over = [p for p in mem.peaks if mem.verdict(p) != "yes"]
     verdict = mem.verdict()
-    return Result(case, not mem.fits, verdict, worst, mem.peaks[worst] / 1024, mem.capacity_of(worst) / 1024,
+    return Result(case, not mem.fits_judged, verdict, worst, mem.peaks[worst] / 1024, mem.capacity_of(worst) / 1024,
                   phases_over=over, outlook=mem.outlook(), unjudged=case.unjudged)
 
 

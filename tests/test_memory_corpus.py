@@ -5,6 +5,7 @@ docs/accuracy.md's table is today's, and each class of miss the corpus showed is
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -890,13 +891,20 @@ def test_check_json_carries_the_verdict_margins_and_typical_peaks():
         assert p["margin_gib"] == pytest.approx((p["capacity_mib"] - p["peak_mib"]) / 1024, abs=0.01)
         assert p["typical_peak_mib"] <= p["peak_mib"]
         assert p["outlook"] in ("fits", "tight", "OOM")
-    # fitting at the data's typical lengths but not at the maximum ones is "tight" unless it fits there by more than
-    # the model's observed error (then the verdict judges it to fit: MemoryCheck.fits_at_data)
-    mem = r.memory
-    for phase in mem.peaks:
-        if mem.typical_peaks.get(phase, mem.peaks[phase]) <= mem.capacity_of(phase) < mem.peaks[phase]:
-            assert mem.outlook(phase) == ("fits" if mem.fits_at_data(phase) else "tight")
-            assert mem.fits_at_data(phase) == d["phases"][phase]["fits_at_data"]
+    # the JSON's verdict fields against the numbers it carries, not against the methods that wrote them: a phase fits
+    # at the data's lengths where it is over the line at the maximum ones and its typical peak is under the line by
+    # more than the model's observed error (e^-error_log of the usable memory), typical peaks judged by
+    margin = math.exp(-d["error_log"])
+    for phase, p in d["phases"].items():
+        over = p["peak_mib"] > p["capacity_mib"]
+        assert p["fits"] is (not over)
+        assert p["fits_at_data"] is (d["typical_judged"] and over and p["typical_peak_mib"] <= p["capacity_mib"] * margin)
+    assert d["fits"] is all(p["fits"] for p in d["phases"].values())
+    assert d["fits_judged"] is all(p["fits"] or p["fits_at_data"] for p in d["phases"].values())
+    # the 14B edge at 58 sequences: over at the maximum lengths, within the error at GSM8K's (73.8 of 74.7 GiB)
+    a = d["phases"]["actor_update"]
+    assert d["typical_judged"] and a["peak_mib"] > a["capacity_mib"] and not a["fits_at_data"]
+    assert d["fits"] is False and d["fits_judged"] is False and a["outlook"] == "tight"
 
 
 def test_fix_keeps_one_observed_error_of_headroom_when_as_few_keys_buy_it():
@@ -1256,7 +1264,8 @@ def test_a_trl_release_before_0_22_trains_without_gradient_checkpointing_unless_
     # nvidia-smi read during the run: a reading (torch's reserved cache and the CUDA context) bounds the allocated
     # peak from above. Summed with the gradients it was 1.7% over the reading: more than the GPU ever held
     fits = _check("trl_3456_qwen3_1_7b_grpo_1xa100_80gb").memory
-    assert 0.9 * 78_147 < fits.typical_peaks["actor_update"] < 78_147 and fits.fits
+    # (TRL pads: the peak at the maximum lengths is the one priced, no phase is re-priced at the data's lengths)
+    assert 0.9 * 78_147 < fits.peaks["actor_update"] < 78_147 and fits.fits and fits.typical_peaks == {}
     assert "gradients (sharded)" not in fits.phases["actor_update"]
     told = _case("trl_3456_qwen3_4b_grpo_1xa100_80gb")
     import rlbatch_solver as rb
@@ -1736,8 +1745,8 @@ def test_the_typical_peak_of_a_packed_micro_batch_is_its_high_quantile_not_its_m
     """check's typical peak prices a packed micro batch of n sequences at the 99.9th percentile of their summed
     lengths (constants.PACKED_SUM_Z; lengths.packed_sum_tokens), not n x the mean (the median micro batch, which half
     of a run's micro batches exceed). verl's LoRA tuning 14B row (116 sequences per micro batch, Ulysses SP 2, GSM8K):
-    the update sits between the two, 73 of 74.7 GiB with GSM8K's responses at the longest of the profile's published runs
-    (lengths.judged_response_fraction), within the model's error of the line on both sides of the bisection edge. PRIME #59's
+    the update sits between the two, 73.8 of 74.7 GiB with GSM8K's prompts and responses at the longest of the profile's published runs
+    (lengths.judged_prompt_fraction, judged_response_fraction), within the model's error of the line on both sides of the bisection edge. PRIME #59's
     OOM report (two sequences per GPU per micro batch, 1,024 + 3,072 tokens allowed) was under the line at n x the
     mean; at the quantile two responses are at the cap and it is over, as the run found."""
     import rlbatch_solver as rb
@@ -1752,9 +1761,9 @@ def test_the_typical_peak_of_a_packed_micro_batch_is_its_high_quantile_not_its_m
     typical = mem.typical_peaks["actor_update"]
     assert median < typical < mem.capacity_of("actor_update") < mem.peaks["actor_update"]
     # the excess over the median is the logits' and checkpoints' share of the quantile's extra tokens
-    extra = (packed_sum_tokens(116, ml["prompt"], ml["judged_response"], 512, 1024, 3.09)
-             / (116 * (ml["prompt"] + ml["judged_response"])))
-    assert 1.15 < extra < 1.25 and typical / 1024 == pytest.approx(73.0, abs=0.2)
+    extra = (packed_sum_tokens(116, ml["judged_prompt"], ml["judged_response"], 512, 1024, 3.09)
+             / (116 * (ml["judged_prompt"] + ml["judged_response"])))
+    assert 1.15 < extra < 1.25 and typical / 1024 == pytest.approx(73.8, abs=0.2)
     assert mem.outlook() == "tight"
     prime = _check("verl_prime_59_qwen2_5_7b_rloo_4xa800_bs64").memory
     upd = "actor_update"
@@ -2059,8 +2068,13 @@ def test_a_packed_micro_batch_far_under_the_line_at_the_datas_lengths_is_judged_
         mem = report.memory
         phase = "actor_update"
         assert mem.peaks[phase] > mem.capacity_of(phase) and mem.typical_judged, name
-        assert mem.fits_at_data(phase) and mem.fits and mem.outlook() == "fits", name
-        assert mem.to_dict()["fits_at_max_lengths"] is False and mem.to_dict()["fits"] is True, name
+        assert mem.fits_at_data(phase) and mem.fits_judged and mem.outlook() == "fits", name
+        # issue 25's contract: JSON's memory.fits stays the boolean peak <= usable at the maximum lengths; the
+        # verdict that reads the data's lengths is its own field, beside the phase's own ``fits`` (False here)
+        d = mem.to_dict()
+        assert d["fits"] is False and mem.fits is False and d["fits_judged"] is True, name
+        assert d["phases"][phase]["fits"] is False and d["phases"][phase]["fits_at_data"] is True, name
+        assert d["verdict"] == "no" and d["outlook"] == "fits", name
         rule = next(v for v in report.violations if v.rule == "verl.memory.actor_update")
         assert rule.severity == Severity.WARNING and rule.tolerated, name
         text = outlook_text(mem)
@@ -2080,7 +2094,7 @@ def test_reading_the_datas_lengths_keeps_the_runs_within_the_error_of_the_line_a
     for name in ("verl_tuning_lora_14b_bs58_2xh100", "verl_tuning_lora_14b_bs59_2xh100",
                  "verl_tuning_lora_14b_bs64_2xh100", "verl_rllm30_deepscaler_r1distill1p5b_grpo8k_8xa100_40gb"):
         mem = _check(name).memory
-        assert mem.typical_judged and not mem.fits and not mem.fits_at_data("actor_update"), name
+        assert not mem.fits_judged and not mem.fits_at_data("actor_update"), name
     search = _check("verl_searchr1_62_qwen2_5_0_5b_grpo_2xa100_40gb").memory
     assert search.lengths["profile"] == "default" and not search.typical_judged
     assert search.typical_peaks["actor_update"] < search.capacity_of("actor_update") * 0.6 and not search.fits
@@ -2100,6 +2114,8 @@ def test_the_judged_lengths_are_the_given_means_else_the_profiles_longest_run():
     mem = _check("verl_tuning_lora_0.5b_bs116_1xh100").memory
     assert mem.lengths["judged_response"] == pytest.approx(368 * (1 - math.exp(-1024 / 368)), abs=0.1)
     assert mem.lengths["response"] == pytest.approx(229.2, abs=0.1)
+    # the prompts at that run's own mean prompt (the verl-data log's 103.6), not the seven runs' median 93
+    assert mem.lengths["judged_prompt"] == pytest.approx(103.6, abs=0.05) and mem.lengths["prompt"] == 93.0
     given = _check("verl_tuning_lora_0.5b_bs116_1xh100", mean_response_len=300).memory
     assert given.lengths["judged_response"] == pytest.approx(300, abs=0.1)
 
@@ -2114,3 +2130,127 @@ def test_the_judged_lengths_are_the_given_means_else_the_profiles_longest_run():
             name = "x"
 
     assert judged_response_fraction(_Plan) is None
+
+
+def _lora_05b_with(**overrides):
+    """The LoRA 0.5B tuning row (GSM8K, packed, one H100) with some of its keys set otherwise."""
+    import rlbatch_solver as rb
+
+    c = _case("verl_tuning_lora_0.5b_bs116_1xh100")
+    keys = {a.split("=", 1)[0]: a for a in c.args}
+    for key, value in overrides.items():
+        keys[key] = f"{key}={value}"
+    return rb.check(list(keys.values()), framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu,
+                    length_fraction=c.length_fraction)
+
+
+def test_the_outlook_never_improves_as_the_micro_batch_grows():
+    """One test at the data's lengths on both sides of the line (MemoryCheck.clears_at_data): the LoRA 0.5B row's
+    update micro batch swept from 8 to 128 sequences. At the maximum lengths its peak crosses the line between 52 and
+    56; a micro batch under the line but within the model's error of it (tight at the maximum lengths) whose typical
+    peak clears the error is judged as one over the line is, so the outlook, the judged verdict and the boolean at
+    the maximum lengths only ever worsen as it grows."""
+    order = {"fits": 0, "tight": 1, "OOM": 2}
+    seen, crossed = [], False
+    for micro in range(8, 129, 4):
+        mem = _lora_05b_with(**{"actor_rollout_ref.actor.ppo_micro_batch_size": micro}).memory
+        crossed = crossed or mem.peaks["actor_update"] > mem.capacity_of("actor_update")
+        seen.append((micro, order[mem.outlook("actor_update")], not mem.fits_judged, not mem.fits,
+                     mem.peaks["actor_update"], mem.typical_peaks["actor_update"]))
+    assert crossed and seen[0][1:4] == (0, False, False)
+    for before, after in zip(seen, seen[1:]):
+        assert after[4] >= before[4] and after[5] >= before[5], (before, after)  # both peaks grow with it
+        assert all(a >= b for a, b in zip(after[1:4], before[1:4])), (before, after)
+    # the micro batches under the line but within the error at the maximum lengths fit at the data's (the review's
+    # 48 and 52: "tight" before, beside 56 and 116 over the line and "fits")
+    assert [o for m, o, *_ in seen if m in (48, 52, 56, 116)] == [0, 0, 0, 0]
+
+
+def test_the_data_lengths_are_judged_by_only_where_both_have_a_source_and_said_as_they_came():
+    """A mean the user gives is said as given, never as a profile's source; a prompt at the default share of its
+    limit (no data and no profile to give its mean) is no source, so the verdict keeps the maximum lengths."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.render import outlook_text
+
+    c = _case("verl_tuning_lora_0.5b_bs116_1xh100")
+    kw = dict(framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu)
+    gsm8k = rb.check(c.args, mean_response_len=300, **kw).memory
+    assert gsm8k.typical_judged and gsm8k.lengths["judged_prompt_from"] == "profile:gsm8k"
+    assert gsm8k.lengths["judged_response_from"] == "given"
+    text = outlook_text(gsm8k)
+    assert "300 (given by you)" in text and "longest of its published runs" not in text
+    other = [a if not a.startswith("data.train_files=") else "data.train_files=data/foo/train.parquet" for a in c.args]
+    unsourced = rb.check(other, mean_response_len=300, **kw).memory
+    assert unsourced.lengths["profile"] == "default" and unsourced.lengths["prompt_from"] == "assumed"
+    assert not unsourced.typical_judged and unsourced.lengths["judged_prompt_from"] is None
+    assert not unsourced.fits_judged and unsourced.outlook() != "fits"
+    assert "given by you" not in outlook_text(unsourced) and "profile's" not in outlook_text(unsourced)
+    both = rb.check(other, mean_response_len=300, mean_prompt_len=120, **kw).memory
+    assert both.typical_judged and both.fits_judged and both.lengths["judged_prompt_from"] == "given"
+
+
+def test_a_padded_phase_is_not_judged_at_the_datas_lengths_even_with_a_token_budget():
+    """Without use_remove_padding verl's actor forwards the padded rows (dp_actor._forward_micro_batch); with
+    use_dynamic_bsz, rearrange_micro_batches (utils/seqlen_balancing.py) counts the attention mask's tokens against the
+    budget, so shorter data puts more padded rows in a micro batch: the data's lengths never lower a padded phase's
+    peak. Nothing is re-priced there and the verdict says it is not judged by."""
+    mem = _lora_05b_with(**{"actor_rollout_ref.model.use_remove_padding": False,
+                            "actor_rollout_ref.actor.use_dynamic_bsz": True}).memory
+    assert not mem.typical_judged and mem.typical_peaks == {}
+    assert all(p["typical_peak_mib"] == p["peak_mib"] for p in mem.to_dict()["phases"].values())
+
+
+def test_ms_swift_is_not_judged_at_the_datas_lengths():
+    """ms-swift's GRPO padding_free packs the decoder's tokens but re-pads the last hidden states to the micro batch's
+    longest before the LM head (3.7.2 GRPOTrainer.padding_free_context): the logits are not the packed sum the typical
+    peaks price, so the verdict keeps the maximum lengths (Plan.data_lengths_judged)."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.costmodel.tables import Phase
+    from rlbatch_solver.frameworks import get_framework
+
+    c = _case("swift_4594_qwen3_1_7b_grpo_lora_novllm_8xa100")
+    r = rb.check(c.args + ["--padding_free", "true"], framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu)
+    assert r.memory is not None and not r.memory.typical_judged and r.memory.typical_peaks == {}
+    fw = get_framework(c.framework)
+    from rlbatch_solver.catalog.gpus import load_gpu
+    from rlbatch_solver.catalog.models import load_model
+
+    plan = fw.cost_spec(load_model(c.model), load_gpu(c.gpu)).plan(r.values, Phase.ACTOR_UPDATE)
+    assert plan.remove_padding and not plan.data_lengths_judged
+
+
+def test_check_fix_and_explain_say_the_same_of_a_config_over_the_line_only_at_the_maximum_lengths():
+    """check: VALID (exit 0), the memory rule a tolerated warning "at the maximum lengths; it fits at the data's
+    lengths"; fix: the same words in its header (VALID at the data's lengths, the worst case repaired); explain on a
+    pasted out-of-memory in that phase: not "we predicted this out-of-memory" but a miss of the verdict, with the
+    lengths it assumed."""
+    import io
+
+    import rlbatch_solver as rb
+    from rich.console import Console
+
+    from rlbatch_solver.commands.check import AT_DATA_LENGTHS
+    from rlbatch_solver.render import print_fix
+
+    c = _case("verl_tuning_lora_0.5b_bs116_1xh100")
+    kw = dict(framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu)
+    checked = rb.check(c.args, **kw)
+    assert checked.valid
+    rule = next(v for v in checked.violations if v.rule == "verl.memory.actor_update")
+    assert rule.message.endswith(AT_DATA_LENGTHS)
+    fixed = rb.fix(c.args, time_limit_s=20, **kw)
+    before = next(v for v in fixed.before_violations if v.rule == "verl.memory.actor_update")
+    assert before.message == rule.message and before.tolerated
+    out = io.StringIO()
+    print_fix(Console(file=out, width=400), fixed)
+    head = out.getvalue().splitlines()[0]
+    assert head.startswith("VALID") and "at the data's lengths" in head and "INVALID" not in out.getvalue()
+    message = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity "
+               "of 79.19 GiB of which 1.20 GiB is free. in update_policy")
+    from rlbatch_solver.commands.explain_oom import explain_oom
+
+    exp = explain_oom(message, framework=c.framework, config=c.args, gpus=c.gpus, model=c.model, gpu=c.gpu,
+                      time_limit_s=20)
+    assert exp.predicted_oom is False
+    assert "we predicted this out-of-memory" not in exp.lines
+    assert any("fit at the data's lengths" in line and "ASSUMED" in line for line in exp.lines)

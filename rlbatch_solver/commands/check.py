@@ -154,21 +154,34 @@ class MemoryCheck:
         return self.phase_capacity_mib.get(phase, self.capacity_mib)
 
     def fits_at(self, phase: str) -> bool:
-        """Does the phase fit? At the config's maximum lengths (the worst case it allows), or, where the typical
-        peaks are judged by (``typical_judged``), at the data's lengths by more than the model's observed error: a
-        packed micro batch holds the tokens its sequences have, not the limits (docs/cost-model.md section 11.1)."""
+        """Does the phase fit as the memory verdict judges it? At the config's maximum lengths (the worst case it
+        allows), or, where the typical peaks are judged by (``typical_judged``), at the data's lengths by more than the
+        model's observed error: a packed micro batch holds the tokens its sequences have, not the limits
+        (docs/cost-model.md section 11.1)."""
         return self.peaks[phase] <= self.capacity_of(phase) or self.fits_at_data(phase)
 
-    def fits_at_data(self, phase: str) -> bool:
-        """Over the line at the maximum lengths but judged to fit at the data's: the typical peak (judged by) is
-        under the usable memory by more than the model's observed error."""
+    def clears_at_data(self, phase: str) -> bool:
+        """The phase's typical peak (judged by: ``typical_judged``, and the phase re-priced at the data's lengths) is
+        under the usable memory by more than the model's observed error, whichever side of the line its peak at the
+        maximum lengths is on (one test for both sides keeps ``outlook`` monotone in the micro batch)."""
         typical = self.typical_peaks.get(phase)
-        if not self.typical_judged or typical is None or self.peaks[phase] <= self.capacity_of(phase):
+        if not self.typical_judged or typical is None:
             return False
-        return typical <= self.capacity_of(phase) * math.exp(-self.error_log)
+        return min(typical, self.peaks[phase]) <= self.capacity_of(phase) * math.exp(-self.error_log)
+
+    def fits_at_data(self, phase: str) -> bool:
+        """Over the line at the maximum lengths but judged to fit at the data's (``clears_at_data``)."""
+        return self.peaks[phase] > self.capacity_of(phase) and self.clears_at_data(phase)
 
     @property
     def fits(self) -> bool:
+        """Every phase's peak at the config's maximum lengths is under its usable memory (peak <= usable): the
+        boolean issue 25 keeps in JSON. The verdict that may read the data's lengths is ``fits_judged``."""
+        return all(peak <= self.capacity_of(p) for p, peak in self.peaks.items())
+
+    @property
+    def fits_judged(self) -> bool:
+        """Every phase fits as the verdict judges it (``fits_at``): at the maximum lengths, or at the data's."""
         return all(self.fits_at(p) for p in self.peaks)
 
     def verdict(self, phase: str | None = None) -> str:
@@ -204,10 +217,10 @@ class MemoryCheck:
         errors = self.margin_errors(phase)
         within = errors is not None and abs(errors) < 1.0
         typical = self.typical_peaks.get(phase, self.peaks[phase])
+        if self.clears_at_data(phase):
+            return "fits"
         if self.verdict(phase) == "yes":
             return "tight" if within else "fits"
-        if self.fits_at_data(phase):
-            return "fits"
         if within or self.verdict(phase) == "tight" or typical <= self.capacity_of(phase):
             return "tight"
         return "OOM"
@@ -219,9 +232,10 @@ class MemoryCheck:
             "capacity_mib": self.capacity_mib,
             "hard_limit_mib": self.hard_mib,
             "total_mib": self.total_mib,
+            # every peak <= usable at the config's maximum lengths (the worst case it allows)
             "fits": self.fits,
-            # the worst case the config allows, every sequence at the limits (``fits`` may judge at the data's lengths)
-            "fits_at_max_lengths": all(peak <= self.capacity_of(p) for p, peak in self.peaks.items()),
+            # the verdict: every phase fits at the maximum lengths or, judged there, at the data's (``fits_judged``)
+            "fits_judged": self.fits_judged,
             "typical_judged": self.typical_judged,
             "verdict": self.verdict(),
             "outlook": self.outlook(),
@@ -333,45 +347,67 @@ def at_data_lengths(violation: Violation, framework: str, memory: "MemoryCheck |
     for phase in memory.peaks:
         if violation.rule == memory_rule_id(framework, phase) and memory.fits_at_data(phase):
             return replace(violation, severity=Severity.WARNING, tolerated=True,
-                           message=violation.message + " (at the maximum lengths; it fits at the data's lengths: "
-                                                       "see will it OOM?)")
+                           message=violation.message + AT_DATA_LENGTHS)
     return violation
 
 
-def typical_peaks(spec: Any, values: Mapping[str, Value], length_fraction: float) -> tuple[dict[str, int], float | None]:
-    """Each phase's peak (MiB) with packed micro batches at the data's lengths instead of the maximum ones, and the
-    mean response (tokens) they are priced at where the verdict may judge by them (None: it may not).
+# what a memory rule broken only at the maximum lengths says (``at_data_lengths``): check, fix and explain use it
+AT_DATA_LENGTHS = " (at the maximum lengths; it fits at the data's lengths: see will it OOM?)"
+
+
+def only_at_max_lengths(violation: Violation) -> bool:
+    """A memory rule broken at the config's maximum lengths that the verdict judges to fit at the data's
+    (``at_data_lengths``)."""
+    return violation.message.endswith(AT_DATA_LENGTHS)
+
+
+def typical_peaks(spec: Any, values: Mapping[str, Value],
+                  length_fraction: float) -> tuple[dict[str, int], tuple[float, float] | None, tuple[str, str] | None]:
+    """The peak (MiB) of each phase whose micro batches are packed (remove padding) at the data's lengths instead of
+    the maximum ones, the mean prompt and response (tokens) they are priced at, and where the prompt and response lengths come
+    from (``lengths.judged_sources``) where the verdict may judge by them (None: it may not).
 
     A micro batch of n sequences holds the 99.9th percentile of the sum of n lengths (constants.PACKED_SUM_Z): n
     prompts at the data's mean, n responses drawn from the length law, never more than the maximum lengths allow.
     The responses' mean is the one given (``--mean-response-len``, a calibration), else the length profile's law at
-    the longest of its published runs (``lengths.judged_response_fraction``): then the verdict may judge by these
-    peaks (``MemoryCheck.typical_judged``). A profile without runs to bound it (``default``) prices them at its mean,
-    shown beside the verdict but not judged by. Padded micro batches (no remove padding) stay at the maximum lengths
-    (memory.packed_tokens), so their phases keep the worst case."""
+    the longest of its published runs (``lengths.judged_response_fraction``); the prompts' the one given, the data's
+    published mean or the profile's. Only where both have a source may the verdict judge by these peaks
+    (``MemoryCheck.typical_judged``); a default share (``default`` profile) is shown beside the verdict, not judged by.
+    A padded phase (no remove padding) is not re-priced: its forward runs on rows padded to the batch's longest, so the
+    data's lengths do not lower its peak (with a token budget, verl's rearrange_micro_batches fits more of the short
+    rows in a micro batch: if anything higher), and it keeps the worst case."""
     from dataclasses import replace
 
     from ..costmodel import constants as C
-    from ..costmodel.lengths import judged_response_fraction
+    from ..costmodel.lengths import judged_prompt_fraction, judged_response_fraction, judged_sources
     from ..costmodel.memory import estimate_memory
     from ..costmodel.tables import MIB, mean_lengths
 
     ml = mean_lengths(spec, values)
     longest = max(1.0, float(ml["max_prompt"] + ml["max_response"]))
     if (ml["prompt"] + ml["response"]) / longest >= length_fraction:
-        return {}, None
+        return {}, None, None
     plan = spec.plan
-    fraction = judged_response_fraction(plan(values, Phase.ROLLOUT))
+    rollout = plan(values, Phase.ROLLOUT)
+    sources = judged_sources(rollout)
+    fraction = judged_response_fraction(rollout)
     judged = None if fraction is None else fraction * float(ml["max_response"])
+    prompt = judged_prompt_fraction(rollout)
+    judged_prompt = float(ml["prompt"]) if prompt is None else prompt * float(ml["max_prompt"])
 
     def at_data(v: Mapping[str, Value], phase: str) -> Any:
         priced = plan(v, phase).replace(packed_sum_z=C.PACKED_SUM_Z)
-        fraction = judged_response_fraction(priced)
+        fraction, prompt = judged_response_fraction(priced), judged_prompt_fraction(priced)
+        if prompt is not None:  # the profile's prompt at its longest run's, beside that run's responses
+            priced = priced.replace(avg_prompt_fraction=prompt)
         return priced if fraction is None else priced.replace(avg_response_fraction=fraction)
 
     typical = replace(spec, plan=at_data)
-    return ({p: int(-(-estimate_memory(typical.plan(values, p)).peak(p) // MIB)) for p in spec.phases_run(values)},
-            judged)
+    peaks = {p: int(-(-estimate_memory(typical.plan(values, p)).peak(p) // MIB)) for p in spec.phases_run(values)
+             if plan(values, p).remove_padding and plan(values, p).data_lengths_judged}
+    if not peaks or sources is None:
+        return peaks, None, None
+    return peaks, (judged_prompt, judged), sources
 
 
 def server_titles(fw: Framework, spec: Any, values: Mapping[str, Value], reports: Mapping[str, Any]) -> dict[str, str]:
@@ -433,7 +469,7 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
     phases = {p: {t: int(-(-b // MIB)) for t, b in r.phases[p].items()} for p, r in reports.items()}
     peaks = {p: int(-(-r.peak(p) // MIB)) for p, r in reports.items()}
     total = int(gpu.memory_bytes // MIB)
-    typical, judged = typical_peaks(spec, values, length_fraction)
+    typical, judged, sources = typical_peaks(spec, values, length_fraction)
     mem = MemoryCheck(gpu.name, card.name, terms.capacity_mib, total, phases, peaks,
                       {p: round(t, 3) for p, t in seconds.items() if t}, terms.hard_mib,
                       {p: c for p, c in terms.phase_capacity_mib.items() if c != terms.capacity_mib},
@@ -443,7 +479,11 @@ def _with_memory(fw: Framework, card: ModelCard, gpu_name: str, values: Mapping[
                        "response_from": source if response_mean is not None else "assumed",
                        "longest_from": "given" if longest is not None else "assumed",
                        **given_means(prompt_mean, response_mean),
-                       "judged_response": None if judged is None else round(judged, 1)},
+                       "judged_prompt": None if judged is None else round(judged[0], 1),
+                       "judged_response": None if judged is None else round(judged[1], 1),
+                       # where the judged lengths come from (lengths.judged_sources; "given" is ``source`` here)
+                       "judged_prompt_from": None if sources is None else sources[0].replace("given", source),
+                       "judged_response_from": None if sources is None else sources[1].replace("given", source)},
                       stage_seconds(spec, values, seconds), typical, judged is not None,
                       error_log=memory_error_log(fw.name), titles=server_titles(fw, spec, values, reports))
     return fw.ruleset.extended(terms.rules, terms.derived), mem, host_check(spec, values, gpu.name, host_mem_gib)

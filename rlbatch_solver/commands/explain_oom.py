@@ -158,7 +158,10 @@ def _compare(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, m
         exp.lines.append(f"{why}: compared with our worst phase, the {PHASE_TEXT.get(phase, phase)}")
     peak, line = mem.peaks[phase] / GIB_MIB, mem.capacity_of(phase) / GIB_MIB
     terms = ", ".join(f"{t} {b / GIB_MIB:.1f}" for t, b in mem.largest_terms(phase))
-    exp.predicted_oom = mem.verdict(phase) != "yes" or _engine_refuses(msg, mem, phase)
+    # check's verdict: a phase over the line only at the maximum lengths that it judges to fit at the data's
+    # (MemoryCheck.fits_at_data) was predicted to fit, and is said so below
+    at_data = mem.fits_at_data(phase)
+    exp.predicted_oom = (mem.verdict(phase) != "yes" and not at_data) or _engine_refuses(msg, mem, phase)
     exp.lines.append(f"we predict the {PHASE_TEXT.get(phase, phase)} at {peak:.1f} GiB per GPU of {line:.1f} usable "
                      f"on {exp.gpu} (largest: {terms} GiB)")
     need = msg.needed_gib
@@ -170,6 +173,13 @@ def _compare(exp: OomExplanation, fw_name: str, config: Any, gpus: int | None, m
     _kv_change(exp, report, model)
     if exp.predicted_oom:
         exp.lines.append("we predicted this out-of-memory")  # what the fix found is said with it, below
+    elif at_data:  # check's "fits at the data's lengths": a miss of the verdict, with the worst case it showed
+        from ..render import judged_lengths_text
+
+        exp.lines.append(f"we predicted this phase to fit at the data's lengths ({mem.typical_peaks[phase] / GIB_MIB:.1f} "
+                         f"GiB; ASSUMED: {judged_lengths_text(mem.lengths)}), over the line only at the config's "
+                         f"maximum lengths ({peak:.1f} GiB): your data reached longer samples than assumed, a miss of "
+                         f"the verdict")
     elif mem.outlook(phase) == "tight":  # check's "TIGHT: may run out of memory": one we warned of
         exp.lines.append(f"we predicted this phase tight: {mem.margin_gib(phase):.1f} GiB to spare, within the memory "
                          f"model's observed error ({math.exp(mem.error_log) - 1:.0%}): an out-of-memory we warned of")

@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..rules.base import Value
 from ..costmodel.efficiency import Efficiency
 from ..solver.settings import DEFAULT_TIME_LIMIT_S
+from .check import at_data_lengths
 from .common import validate_solutions, waste_text
 from .fix_report import FixReport, counted_words, diff_rows, phase_mib, with_renames
 from .fix_search import repair_once
@@ -32,6 +33,7 @@ from .fix_relax import relax, relaxations
 CONFLICT_WORK = 5.0
 
 if TYPE_CHECKING:
+    from .check import MemoryCheck
     from ..deadline import Deadline
     from ..rules.base import RuleSet
     from ..solver.explain import Conflict
@@ -118,10 +120,23 @@ def fix(
     return report
 
 
+def _memory_of(job: Job) -> "MemoryCheck | None":
+    """check's memory verdict for the pasted config (None without --gpu and --model): what fix's header judges by, so
+    that it says what check says."""
+    from .check import _with_memory
+
+    if not job.memory or job.card is None or not job.gpu:
+        return None
+    return _with_memory(job.fw, job.card, job.gpu, job.values, job.extra_gpus, job.length_fraction, job.calibration,
+                        profile=(None, job.fw.training_data(job.flat)))[1]
+
+
 def _report(job: Job, res: RepairResult, ruleset: RuleSet) -> FixReport:
     """The report of a repair: the rules the pasted config breaks and the changes, in the framework's keys."""
     checked = ruleset.check(job.values)
-    before = checked.errors + checked.tolerated  # fix repairs a peak inside the safety margin too
+    # fix repairs a peak inside the safety margin too, and one over the line only at the maximum lengths, said as check
+    # says it (check.at_data_lengths: a tolerated warning where the verdict judges the phase to fit at the data's)
+    before = [at_data_lengths(v, job.fw.name, _memory_of(job)) for v in checked.errors + checked.tolerated]
     native, diff, satisfies = diff_rows(job.fw, res.changes, res.rules_now_satisfied)
     report = FixReport(job.fw.name, job.fw.version, job.values, job.refused + before, res.solution, res.changes,
                        native, satisfies, res.status, res.proven, res.wall_time_s, job.memory, notes=job.notes,

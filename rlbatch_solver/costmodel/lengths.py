@@ -53,6 +53,8 @@ class LengthProfile:
     # the default and limit profiles)
     upper_natural: Optional[float] = None
     upper_share_ratio: Optional[float] = None
+    # that longest run's own mean prompt where its source gives it (None: the profile's prompt_tokens)
+    upper_prompt_tokens: Optional[float] = None
 
     def share(self, limit: float) -> float:
         """A share-of-the-limit profile's mean / limit at this limit (at most 1)."""
@@ -79,7 +81,10 @@ class LengthProfile:
         packed micro batch at when it judges at the data's lengths (commands/check.py ``typical_peaks``), so that
         which of its sources the data resembles cannot turn a run that does not fit into one that does."""
         if self.natural_tokens is not None and self.upper_natural is not None:
-            return replace(self, natural_tokens=max(self.natural_tokens, self.upper_natural))
+            prompt = self.prompt_tokens
+            if prompt is not None and self.upper_prompt_tokens is not None:
+                prompt = max(prompt, self.upper_prompt_tokens)
+            return replace(self, natural_tokens=max(self.natural_tokens, self.upper_natural), prompt_tokens=prompt)
         if self.response_fraction is not None and self.upper_share_ratio is not None:
             return replace(self, response_fraction=self.response_fraction * max(1.0, self.upper_share_ratio))
         return None
@@ -117,9 +122,11 @@ REASONING = LengthProfile("reasoning", "reasoning model: four published runs ans
 # (eric-haibin-lin/verl-data, branch experiments, gsm8k/: each run's median response_length/mean over its steps):
 # Qwen2.5-0.5B-Instruct 276.5 of 512 (368) and 155.0 of 256 (232), gemma-2-2b-it 145.4 of 512 (150): 232. Their mean
 # prompts: 103 (#1208), 83 (MI300), 104 (Qwen2.5-0.5B, both runs), 84 (gemma): 93 (docs/cost-model.md section 4.2).
-# The longest of the seven, Qwen2.5-0.5B-Instruct's 368, bounds the memory verdict (LengthProfile.upper).
+# The longest of the seven, Qwen2.5-0.5B-Instruct's 368, bounds the memory verdict (LengthProfile.upper), with that
+# run's own mean prompt, 103.6 (the verl-data log's prompt_length/mean), not the seven's median 93.
 GSM8K = LengthProfile("gsm8k", "GSM8K-style word problems: seven published verl runs answered 145-325 tokens "
-                      "at 256-1,024 limits", natural_tokens=232.0, prompt_tokens=93.0, upper_natural=368.0)
+                      "at 256-1,024 limits", natural_tokens=232.0, prompt_tokens=93.0, upper_natural=368.0,
+                      upper_prompt_tokens=103.6)
 # Competition math (MATH, DAPO-Math-17k, DeepScaleR's AIME/AMC data) answered by a non-reasoning model: verl #3816,
 # Qwen2.5-3B-Instruct on DAPO's recipe at a 20,480 limit, "~1000 tokens" mean; verl docs/perf/dpsk.md,
 # DeepSeek-V3 on verl's math example, 1,960 of 9,632 (scale 1,975): the middle, 1,500. A larger limit does not
@@ -243,6 +250,42 @@ def judged_response_fraction(plan: Any) -> Optional[float]:
     stated = plan.longest_response
     cap = float(stated) if stated is not None and 0 < stated < r_max else r_max
     return upper.fraction(cap) * cap / r_max
+
+
+def judged_prompt_fraction(plan: Any) -> Optional[float]:
+    """The mean prompt over max_prompt_length a packed micro batch is judged at, where it is not the plan's own (None):
+    a profile's mean prompt, judged at the run its longest response came from (``LengthProfile.upper``), where no mean
+    was given and the data has no published mean prompt of its own (``plan_data_prompt``)."""
+    if plan.avg_prompt_fraction is not None or plan_data_prompt(plan) is not None or plan.prompt_len <= 0:
+        return None
+    upper = plan_profile(plan).upper()
+    if upper is None or not upper.prompt_tokens:
+        return None
+    return min(1.0, upper.prompt_tokens / plan.prompt_len)
+
+
+def judged_sources(plan: Any) -> Optional[tuple[str, str]]:
+    """Where the prompt and the response lengths a packed micro batch is judged at come from, (prompt, response), or
+    None where either has no source (the memory verdict then keeps the maximum lengths, docs/cost-model.md 11.1).
+    Each is "given" (a mean the plan holds: ``--mean-prompt-len`` / ``--mean-response-len`` or a calibration), else
+    for the prompt "data:<name>" (the data's published mean prompt, ``plan_data_prompt``) or "profile:<name>" (the
+    profile's own mean prompt), for the response "profile:<name>" (the profile's law at the longest of its published
+    runs, ``LengthProfile.upper``). A default share of the limit (the ``default`` profile) is no source."""
+    profile = plan_profile(plan)
+    if plan.avg_response_fraction is not None:
+        response = "given"
+    elif judged_response_fraction(plan) is not None:
+        response = f"profile:{profile.name}"
+    else:
+        return None
+    if plan.avg_prompt_fraction is not None:
+        return "given", response
+    data = plan_data_prompt(plan)
+    if data is not None:
+        return f"data:{data.name}", response
+    if profile.prompt_tokens:
+        return f"profile:{profile.name}", response
+    return None
 
 
 def chosen_by(plan: Any) -> str:

@@ -108,6 +108,11 @@ class Plan:
     # sequences' tokens at the data's mean lengths (lengths.packed_sum_tokens) instead of n x max x
     # peak_length_fraction, whichever is smaller; None: not (the verdict's worst case). check's typical peaks set it.
     packed_sum_z: Optional[float] = None
+    # the memory verdict may judge a packed (remove_padding) phase at the data's lengths (commands/check.py
+    # typical_peaks): False where the framework's packing code is not read to pack every term at the real lengths
+    # (ms-swift: its GRPO padding_free re-pads the hidden states to the micro batch's longest before the LM head,
+    # frameworks/swift/cost.py)
+    data_lengths_judged: bool = True
     # Dynamic batching splits a GPU's share of the batch being split (the step for a log-prob pass,
     # one mini-batch for an update) into ceil(share's tokens / budget) micro batches balanced by
     # Karmarkar-Karp, so a micro batch never holds more than that share and, at one length, holds

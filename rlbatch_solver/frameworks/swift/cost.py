@@ -706,6 +706,13 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         vision_tower_frozen=bool(v.get("vit_frozen")), vision_merger_frozen=bool(v.get("aligner_frozen")),
         vision_sdpa_mask=vit_sdpa_mask(sync_release, bool(v.get("vit_sdpa_mask"))),
     )
+    # the memory verdict does not judge ms-swift at the data's lengths (Plan.data_lengths_judged): its GRPO
+    # padding_free packs the decoder's tokens but re-pads the last hidden states to the micro batch's longest
+    # sequence before the LM head (3.7.2 trainers/rlhf_trainer/grpo_trainer.py GRPOTrainer.padding_free_context,
+    # _padding_free_output_hook: torch.stack of each sequence zero-padded to max(seq_lengths)), so its logits are
+    # n x the longest, not the packed sum; and 3.7.2 has no Megatron GRPO trainer to read (megatron/trainers: the
+    # base and DPO trainers only)
+    common["data_lengths_judged"] = False
     if megatron:
         tp, pp, cp = int(v.get("tp") or 1), int(v.get("pp") or 1), int(v.get("cp") or 1)
         micro = int(v.get("micro_batch_size") or 1)
