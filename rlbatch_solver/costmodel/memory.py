@@ -562,11 +562,7 @@ def deepspeed_states(params: float, n: int, stage: int, grad_accum_fp32: bool = 
     """
     n = max(1, n)
     if stage >= 3:
-        # stage 3 keeps its gradient partition in the accumulation dtype (stage3.py __init__
-        # grad_partitions_flat_buffer, dtype=gradient_accumulation_dtype, which engine.py _configure_zero_optimizer
-        # passes at stage 3 too: fp32 with data_types.grad_accum_dtype fp32; DeepSpeed 0.14.4, 0.16.4, 0.17.6)
-        gb = C.FP32 if grad_accum_fp32 else C.BF16
-        return C.BF16 * params / n, gb * params / n, 3 * C.FP32 * params / n
+        return C.BF16 * params / n, C.BF16 * params / n, 3 * C.FP32 * params / n
     if stage == 0:
         return C.BF16 * params, (C.BF16 + C.FP32) * params, 3 * C.FP32 * params
     if stage == 1 and grad_accum_fp32:
@@ -648,48 +644,12 @@ def quantized_model_bytes(mc: ModelConsts, per_weight: float, dense_bytes: float
     return per_weight * decoder + dense_bytes * (total - decoder)
 
 
-def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool, opt_off: bool,
-                     zero3_buffers: bool = True) -> float:
+def _resident_states(plan: Plan, mc: ModelConsts, critic: bool, param_off: bool, opt_off: bool) -> float:
     """What a trained model keeps on the GPU while another phase runs. Megatron's DDP keeps its
-    fp32 grad buffer allocated (verl releases it with param_offload: offload_megatron_model_to_cpu); DeepSpeed
-    ZeRO-3 its gradient partition and reduce bucket (``deepspeed_z3_buffer_bytes``; not when the engine starts,
-    ``zero3_buffers=False``)."""
+    fp32 grad buffer allocated (verl releases it with param_offload: offload_megatron_model_to_cpu)."""
     w, g, o = _states(plan, mc, critic)
     keep_g = plan.trainer == "megatron" and not param_off
-    out = (0.0 if param_off else w) + (g if keep_g else 0.0) + (0.0 if opt_off else o)
-    if zero3_buffers:
-        out += deepspeed_z3_buffer_bytes(plan, g, param_off, opt_off, w)
-    return out
-
-
-def deepspeed_z3_buffer_bytes(plan: Plan, g: float, param_off: bool, opt_off: bool, w: float = 0.0) -> float:
-    """What a DeepSpeed ZeRO-3 trained model keeps on the GPU outside its own update, beyond its weights and
-    optimizer states (``g``: its gradient partition, ``deepspeed_states``). DeepSpeedZeroOptimizer_Stage3.__init__
-    (deepspeed/runtime/zero/stage3.py, read at 0.14.4, 0.16.4 and 0.17.6) allocates both for the engine's life:
-    ``grad_partitions_flat_buffer`` (the gradient partition in the accumulation dtype, on ``self.device``: the GPU
-    unless the optimizer is offloaded, then the CPU) and, with ``contiguous_gradients`` (default true), the IPG
-    bucket of ``reduce_bucket_size`` elements in the model dtype on the GPU (``__ipg_bucket_flat_buffer``; 0.17.6's
-    ``ipg_buckets``, one per communication dtype: one without autocast), whatever the offload; ``zero_grad`` after
-    the step frees neither. ``param_off`` is a model put to sleep by ``offload_states`` (OpenRLHF's
-    offload_deepspeed_states, utils/deepspeed/deepspeed_utils.py: optim_states, contiguous_grad_buffer, hp_params,
-    and lp_grads from DeepSpeed 0.16.5 on): the bucket goes, the gradient partition stays unless
-    ``Plan.deepspeed_sleep_offloads_grads``, and so does the 16-bit parameter partition (``w``) where
-    ``Plan.deepspeed_sleep_keeps_params`` (ms-swift's offload_model moves the modules' tensors, not these buffers:
-    its partition stays too); ``opt_off`` without ``param_off`` is read as ZeRO-Offload, the gradients on the CPU
-    (ms-swift's offload_optimizer alone moves only the Adam moments, rlhf_trainers offload_optimizer: its partition is
-    not priced then, an under-count). The bucket is priced where the framework's DeepSpeed config is read
-    (``Plan.deepspeed_reduce_bucket``: OpenRLHF; transformers' HF Trainer fills an "auto" reduce_bucket_size with
-    hidden_size squared, integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_finalize: tens of MiB, not
-    priced for ms-swift and TRL)."""
-    if plan.trainer != "deepspeed" or plan.zero_stage < 3:
-        return 0.0
-    if param_off:
-        # offload_states leaves what its include list lacks: OpenRLHF's never names lp_params ("dangerous"), so the
-        # 16-bit parameter partition (``w``) stays on the GPU (``Plan.deepspeed_sleep_keeps_params``)
-        kept = w if plan.deepspeed_sleep_keeps_params else 0.0
-        return kept + (0.0 if plan.deepspeed_sleep_offloads_grads else g)
-    bucket = plan.model_dtype_bytes * plan.deepspeed_reduce_bucket
-    return bucket + (0.0 if opt_off else g)
+    return (0.0 if param_off else w) + (g if keep_g else 0.0) + (0.0 if opt_off else o)
 
 
 def _ref_param_bytes(plan: Plan, mc: ModelConsts, critic: bool = False) -> float:
@@ -1301,9 +1261,9 @@ def _resident_at_engine_start(plan: Plan, mc: ModelConsts) -> float:
     if not plan.colocated:
         return 0.0
     a_param = _actor_param_offload_at_rollout(plan)
-    out = _resident_states(plan, mc, False, a_param, True, zero3_buffers=False) if plan.actor_colocated else 0.0
+    out = _resident_states(plan, mc, False, a_param, True) if plan.actor_colocated else 0.0
     if plan.need_critic and plan.critic_colocated:
-        out += _resident_states(plan, mc, True, plan.critic_param_offload, True, zero3_buffers=False)
+        out += _resident_states(plan, mc, True, plan.critic_param_offload, True)
     if plan.need_ref and not plan.ref_param_offload and not plan.ref_in_actor and plan.ref_colocated:
         out += _ref_param_bytes(plan, mc)
     if plan.reward_model:
@@ -1530,9 +1490,6 @@ def _logprob_terms(plan: Plan, mc: ModelConsts) -> dict[str, float]:
     # grad=False; utils/megatron_utils.py load_megatron_model_to_gpu(load_grad=False))
     if plan.trainer == "megatron" and not plan.param_offload:
         terms[T_GRADS] = g
-    z3 = deepspeed_z3_buffer_bytes(plan, g, False, plan.optimizer_offload)
-    if z3:
-        terms[T_DS_Z3_BUFFERS] = z3
     if not (plan.colocated and plan.engine_colocated):
         # an engine on GPUs of its own: the sync runs on the training ranks with this forward's residents, before it
         # (a colocated engine's sync is priced in the rollout, _rollout_terms)
@@ -1670,8 +1627,7 @@ def _update_terms(plan: Plan, mc: ModelConsts, critic: bool) -> dict[str, float]
 
 
 T_GRADS_FREED = "gradients (beyond the activations the backward frees; zeroed after each step)"
-T_DS_BUCKETS = "DeepSpeed ZeRO gradient buckets"
-T_DS_Z3_BUFFERS = "DeepSpeed ZeRO-3 gradient partition and reduce bucket (kept between steps)"
+T_DS_BUCKETS = "DeepSpeed ZeRO-1/2 gradient buckets"
 
 
 def deepspeed_bucket_bytes(plan: Plan, mc: ModelConsts, critic: bool) -> float:
@@ -1679,14 +1635,10 @@ def deepspeed_bucket_bytes(plan: Plan, mc: ModelConsts, critic: bool) -> float:
     reduce bucket(s), alive through the backward, and with the optimizer offloaded the GPU gradient buffer of the
     largest parameter (the embedding, or an untied lm_head), in the model's 16-bit dtype. Not at stage 0 (the
     BF16_Optimizer), nor at stage 1 with fp32 gradient accumulation (engine._do_optimizer_sanity_check picks the
-    BF16_Optimizer then). Stage 3: its one IPG bucket, allocated at init whatever the offload and kept
-    (``deepspeed_z3_buffer_bytes``)."""
+    BF16_Optimizer then), nor at stage 3 (stage3.py's own buffers: the gathered-layers term)."""
     stage = plan.zero_stage
-    if plan.trainer != "deepspeed" or not plan.deepspeed_reduce_bucket:
-        return 0.0
-    if stage >= 3:
-        return plan.model_dtype_bytes * plan.deepspeed_reduce_bucket
-    if stage not in (1, 2) or (stage == 1 and plan.deepspeed_grad_accum_fp32):
+    if (plan.trainer != "deepspeed" or not plan.deepspeed_reduce_bucket or stage not in (1, 2)
+            or (stage == 1 and plan.deepspeed_grad_accum_fp32)):
         return 0.0
     out = C.BF16 * plan.deepspeed_reduce_bucket
     if plan.optimizer_offload:  # ZeRO-Offload (cpu_offload), not a state moved out between phases

@@ -159,8 +159,7 @@ class Plan:
     # thumb, kept for the frameworks whose logits code we have not audited.
     # DeepSpeed's data_types.grad_accum_dtype is fp32 with bf16 weights (OpenRLHF 0.4's get_train_ds_config): at ZeRO-1
     # the engine then runs the BF16_Optimizer, whose fp32 gradients are whole on every rank
-    # (deepspeed/runtime/engine.py _do_optimizer_sanity_check, DeepSpeed 0.14.4); ZeRO-2 ignores it; ZeRO-3 keeps its
-    # gradient partition in it (stage3.py grad_partitions_flat_buffer, DeepSpeed 0.14.4-0.17.6: fp32)
+    # (deepspeed/runtime/engine.py _do_optimizer_sanity_check, DeepSpeed 0.14.4); ZeRO-2/3 ignore it
     deepspeed_grad_accum_fp32: bool = False
     # DeepSpeed ZeRO-1/2's gradient buffers (DeepSpeedZeroOptimizer, deepspeed/runtime/zero/stage_1_and_2.py, read at
     # 0.16.3), for a framework whose DeepSpeed config we read (0: not priced): the elements of the reduce bucket
@@ -168,17 +167,8 @@ class Plan:
     # ``backward`` allocates the bucket(s) in the model dtype before the loss's backward and frees them when it ends
     # (``_release_ipg_buffers``); with the optimizer offloaded (``cpu_offload``) ``__init__`` also keeps
     # ``temp_grad_buffer_for_gpu_offload``, the largest parameter's elements in the model dtype, on the GPU. Both are
-    # priced in the trained model's own update (memory.T_DS_BUCKETS). At ZeRO-3 the one IPG bucket of that many
-    # elements (stage3.py DeepSpeedZeroOptimizer_Stage3.__init__, DeepSpeed 0.14.4-0.17.6), kept on the GPU for the
-    # engine's life (memory.deepspeed_z3_buffer_bytes)
+    # priced in the trained model's own update (memory.T_DS_BUCKETS)
     deepspeed_reduce_bucket: float = 0.0
-    # A ZeRO-3 model put to sleep by DeepSpeed's ``offload_states`` also moves its 16-bit gradient partition to the CPU
-    # (OpenRLHF's offload_deepspeed_states adds OffloadStateTypeEnum.lp_grads on DeepSpeed 0.16.5 and later); False:
-    # the partition stays on the GPU while the model sleeps (memory.deepspeed_z3_buffer_bytes)
-    deepspeed_sleep_offloads_grads: bool = False
-    # ... and leaves the 16-bit parameter partition on the GPU (OpenRLHF's offload_deepspeed_states, 0.6.2-0.11.2,
-    # never includes OffloadStateTypeEnum.lp_params): the params a sleeping ZeRO-3 model keeps
-    deepspeed_sleep_keeps_params: bool = False
     # or a key of constants.LOGIT_BYTES, "trl-fused", "megatron-fused", "verl-fused-triton" (verl FSDP's
     # use_fused_kernels with the triton backend: the same kernel), "verl-fused-torch", "unsloth-chunked" or
     # "unsloth-sequence" (Unsloth 2025.9: one sequence's 16-bit logits a chunk of the loss, none in forward-only passes)

@@ -45,10 +45,7 @@ VLLM_MAX_BATCHED_TOKENS = 2048
 _LAYOUT = ["actor_nnodes", "actor_gpus_per_node", "max_len", "max_new_tokens", "zero_stage", "ds_tp",
            "ring_attn_size", "packing_samples", "colocate_all", "colocate_actor_ref", "colocate_critic_reward",
            "need_ref", "need_critic", "need_reward_model", "ref_offload", "reward_offload", "adam_offload",
-           "ds_sleep", "vllm_eager", "async_train", "lora_rank", "one_world",
-           # a ZeRO-3 model's gradient partition stays on the GPU between its updates, in the accumulation dtype,
-           # unless sleep offloads it (memory.deepspeed_z3_buffer_bytes)
-           "grad_accum_fp32", "ds_sleep_lp_grads"]
+           "ds_sleep", "vllm_eager", "async_train", "lora_rank", "one_world"]
 _ENGINE = ["vllm_num_engines", "vllm_tp", "gmu_permille", "vllm_sleep", "colocate_lowers_gmu", "vllm_graphs_in_budget",
            "sync_wakes_weights_only", "hf_generate"]
 # the release's log-prob code (frameworks/openrlhf/versions.py Release.logits)
@@ -61,8 +58,8 @@ MEMORY_INPUTS = {
     Phase.ROLLOUT: _LAYOUT + _ENGINE + ["micro_rollout_batch_size", "rollout_batch_size", "n"],
     Phase.OLD_LOG_PROB: _LAYOUT + ["micro_rollout_batch_size"] + _EXPERIENCE_BUDGET + _LOGITS,
     Phase.REF: _LAYOUT + ["ref_nnodes", "ref_gpus_per_node", "micro_rollout_batch_size"] + _EXPERIENCE_BUDGET + _LOGITS,
-    Phase.ACTOR_UPDATE: _LAYOUT + _TRAIN + _LOGITS,
-    Phase.CRITIC_UPDATE: _LAYOUT + _TRAIN + ["critic_nnodes", "critic_gpus_per_node"],
+    Phase.ACTOR_UPDATE: _LAYOUT + _TRAIN + ["grad_accum_fp32"] + _LOGITS,
+    Phase.CRITIC_UPDATE: _LAYOUT + _TRAIN + ["grad_accum_fp32", "critic_nnodes", "critic_gpus_per_node"],
 }
 _STEP = ["rollout_batch_size", "n"]
 # Time reads the placement and the trainer layout, not what other models keep resident.
@@ -172,12 +169,9 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
     train = int(v.get("train_batch_size") or samples)
     dyn = bool(v.get("dynamic_batch"))
     opt_off = bool(v.get("adam_offload"))
-    # --ds.enable_sleep: a ZeRO-3 model's optimizer states, fp32 master and reduce bucket (and, from DeepSpeed 0.16.5,
-    # its gradient partition) go to the CPU while it is idle; its 16-bit params stay (deepspeed_sleep_keeps_params)
-    # (openrlhf/trainer/ray/ppo_actor.py, utils/deepspeed/deepspeed_utils.py offload_deepspeed_states /
-    # reload_deepspeed_states)
-    # offload_deepspeed_states returns at once when the optimizer is ZeRO-Offloaded (adam_offload: nothing moves)
-    sleep = bool(v.get("ds_sleep")) and not opt_off
+    # --ds.enable_sleep: a DeepSpeed model's params and optimizer go to the CPU while it is idle
+    # (openrlhf/trainer/ray/ppo_actor.py, offload_deepspeed_states / reload_deepspeed_states)
+    sleep = bool(v.get("ds_sleep"))
     ref_off = bool(v.get("ref_offload"))
     vtp = int(v.get("vllm_tp") or 1)
     gmu = int(v.get("gmu_permille") or 900)
@@ -238,14 +232,7 @@ def make_plan(values: Mapping[str, Value], phase: str, model: ModelCard, gpu: GP
         deepspeed_grad_accum_fp32=bool(v.get("grad_accum_fp32")),
         # get_train_ds_config leaves reduce_bucket_size "auto" (DeepSpeed's default) and contiguous_gradients to
         # DeepSpeed (default True); --overlap_comm (--ds.overlap_comm) sets overlap_comm, two buckets (0.4.0-0.11.2)
-        # (stage 1-2; ZeRO-3 keeps one IPG bucket whatever overlap_comm says: stage3.py __init__, DeepSpeed 0.16.4)
-        deepspeed_reduce_bucket=C.DEEPSPEED_REDUCE_BUCKET_SIZE * (
-            2 if v.get("ds_overlap_comm") and int(v.get("zero_stage") or 0) < 3 else 1),
-        # --deepspeed_enable_sleep's offload_deepspeed_states moves the gradient partition on DeepSpeed >= 0.16.5
-        deepspeed_sleep_offloads_grads=bool(v.get("ds_sleep_lp_grads")),
-        # ... and never offloads lp_params (utils/deepspeed/deepspeed_utils.py offload_deepspeed_states, 0.6.2 on):
-        # the 16-bit parameter partition stays on the GPU
-        deepspeed_sleep_keeps_params=True,
+        deepspeed_reduce_bucket=C.DEEPSPEED_REDUCE_BUCKET_SIZE * (2 if v.get("ds_overlap_comm") else 1),
         # --use_liger_kernel changes nothing here: it loads AutoLigerKernelForCausalLM (0.11.2 models/actor.py), whose
         # forward builds the logits when no labels are passed (liger-kernel lce_forward skip_logits), as Actor.forward
         # does (docs/cost-model.md section 2)
