@@ -145,7 +145,8 @@ def test_a_headroom_change_says_the_margin_it_buys_not_a_rule_the_config_met():
     for key, rules in r.satisfies.items():
         assert set(rules) <= met, (key, set(rules) - met)
     text = r.headroom["micro_rollout_batch_size"]
-    assert text.startswith("margin ") and "GiB in old_log_prob (" in text and " at the nearest repair)" in text
+    # the phases at that margin are named (old_log_prob, and ref where it peaks alike)
+    assert text.startswith("margin ") and "GiB in old_log_prob" in text and " at the nearest repair)" in text
     assert "8 divides the 1024 samples per rollout" in text
     assert set(r.headroom) == {"micro_rollout_batch_size"}  # the nearest repair's own changes keep their rules
     change = {c["key"]: c for c in r.to_dict()["changes"]}["micro_rollout_batch_size"]
