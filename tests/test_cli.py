@@ -862,6 +862,14 @@ def test_openrlhf_fix_offers_only_flags_the_release_has(tmp_path):
         assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
         flags = {c["new_arg"].split()[0].lstrip("-") for c in json.loads(proc.stdout)["changes"] if c["new_arg"]}
         assert flags <= set(RELEASE_FLAGS[release]), (release, flags - set(RELEASE_FLAGS[release]))
+    # the tool's own --gpus is no release's flag: another GPU count stays a repair under every release (it was
+    # dropped as "a flag a later release added" under all but the newest)
+    from rlbatch_solver.frameworks import get_framework
+
+    for release in ("0.4.0", "0.6.2", "0.11.2"):
+        policy = get_framework(f"openrlhf=={release}").repair_policy({"one_world": False})
+        assert "cluster_num_gpus" in policy.hardware, (release, policy.hardware)
+    assert "gmu_permille" not in get_framework("openrlhf==0.4.0").repair_policy({"one_world": False}).memory
 
 
 def test_an_unknown_models_suggestions_end_the_sentence_once():

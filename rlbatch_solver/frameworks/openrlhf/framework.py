@@ -586,6 +586,12 @@ def _launched(flat: Mapping[str, Any]):
     return started if isinstance(started, Launched) and started.per_node else None
 
 
+def _a_release_flag(key: str) -> bool:
+    """Whether ``key`` is a flag some release's train_ppo_ray parses (release_flags.py, each in its own spelling), not
+    one of the tool's own inputs (cluster_num_gpus is --gpus; release_has reads anything as the newest's)."""
+    return any(release_key(key, v) in flags for v, flags in RELEASE_FLAGS.items())
+
+
 def _launcher_count(flat: Mapping[str, Any]) -> int:
     """The GPUs the non-Ray launcher's own words start, else 0."""
     launched = _launched(flat)
@@ -1063,7 +1069,7 @@ class OpenRLHFFramework(Framework):
         out = {n for n in (*policy.rules, *policy.memory, *policy.hardware)
                if n in VARIABLES and (release_key(VARIABLES[n].key, self.version) in lacks
                                       or (not release_has(VARIABLES[n].key, self.version)
-                                          and any(release_has(VARIABLES[n].key, v) for v in RELEASE_FLAGS)))}
+                                          and _a_release_flag(VARIABLES[n].key)))}
         return replace(policy, rules=tuple(n for n in policy.rules if n not in out),
                        memory=tuple(n for n in policy.memory if n not in out),
                        ranks={n: r for n, r in policy.ranks.items() if n not in out},
