@@ -250,8 +250,13 @@ def pipeline_text(stages: list) -> str:
 
 def outlook_text(mem: MemoryCheck) -> str:
     """Will it OOM? The verdict of the worst phase with its margin, in GiB and in units of the model's observed
-    error, and the same phase's peak at the data's typical lengths where packing makes them differ."""
-    phase = min(mem.peaks, key=mem.margin_gib)
+    error, and the same phase's peak at the data's typical lengths where packing makes them differ.
+
+    The worst phase is the worst as the verdict judges it (``MemoryCheck.outlook``: OOM, then tight, then fits),
+    then the furthest over at the maximum lengths: a phase far over there but judged to fit at the data's lengths
+    never takes the line (and the head) from a phase that breaks; it is named after it."""
+    order = {"fits": 0, "tight": 1, "OOM": 2}
+    phase = max(mem.peaks, key=lambda p: (order[mem.outlook(p)], -mem.margin_gib(p)))
     title = mem.titles.get(phase) or PHASE_TITLE.get(phase, phase)
     margin, errors = mem.margin_gib(phase), mem.margin_errors(phase)
     side = f"{margin:.1f} GiB to spare" if margin >= 0 else f"{-margin:.1f} GiB over"
@@ -284,6 +289,12 @@ def outlook_text(mem: MemoryCheck) -> str:
                      f"response {lengths.get('response', 0):,.0f} tokens, not judged by: --mean-prompt-len / "
                      f"--mean-response-len give yours; a packed micro batch at the 99.9th percentile of its summed "
                      f"lengths) {typical / 1024:.1f} GiB")
+    at_data = [p for p in mem.peaks if p != phase and mem.fits_at_data(p)]
+    if at_data:  # over the line at the maximum lengths only: judged to fit at the data's (check's warning)
+        text += ("; over the line only at the config's maximum lengths, judged to fit at the data's: "
+                 + ", ".join(f"the {mem.titles.get(p) or PHASE_TITLE.get(p, p)} ({mem.peaks[p] / 1024:.1f} GiB there, "
+                             f"{min(mem.typical_peaks.get(p, mem.peaks[p]), mem.peaks[p]) / 1024:.1f} at the data's)"
+                             for p in at_data))
     return text
 
 
@@ -1150,8 +1161,12 @@ def print_fix(console: Console, report: FixReport) -> None:
         for v in report.before_violations:
             console.print(f"  [bold]{v.rule}[/]: {v.message}")
     elif report.before_violations:
-        console.print(f"[bold red]INVALID[/] — breaks {len(report.before_violations)} of the {head} rules:")
-        for v in report.before_violations:
+        # counted as check counts them (check.breaks): a warning is no rule broken, said apart from the count
+        errors = report.before_errors
+        warned = len(report.before_violations) - len(errors)
+        console.print(f"[bold red]INVALID[/] — breaks {len(errors)} of the {head} rules"
+                      + (f" (and warns of {warned} more)" if warned else "") + ":")
+        for v in [*errors, *(v for v in report.before_violations if v not in errors)]:  # what stops the run first
             console.print(f"  [bold]{v.rule}[/]: {v.message}")
     else:
         console.print(f"[bold green]VALID[/] — passes every {head} rule" +

@@ -2224,3 +2224,61 @@ def test_check_fix_and_explain_say_the_same_of_a_config_over_the_line_only_at_th
     assert exp.predicted_oom is False
     assert "we predicted this out-of-memory" not in exp.lines
     assert any("fit at the data's lengths" in line and "ASSUMED" in line for line in exp.lines)
+
+
+def _gmu_099_case():
+    """The LoRA 0.5B case (actor update over the line only at the maximum lengths, judged to fit at the data's) with
+    the rollout given 99% of the GPU: the rollout breaks its line, the actor update stays a tolerated warning."""
+    c = _case("verl_tuning_lora_0.5b_bs116_1xh100")
+    key = "actor_rollout_ref.rollout.gpu_memory_utilization="
+    args = [a for a in c.args if not a.startswith(key)] + [key + "0.99"]
+    return c, args, dict(framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu)
+
+
+def test_will_it_oom_names_the_phase_that_breaks_not_one_judged_to_fit_at_the_datas_lengths():
+    """The line took the phase furthest over at the maximum lengths (the actor update, 5x the model's error over
+    there but judged to fit at the data's) under the head of the worst judged phase (the rollout's TIGHT): it called a
+    phase 5x over "within the model's error" and never named the rollout. The phase is chosen by the judged outlook
+    first, then the margin; the phase judged at the data's lengths is named after it."""
+    import rlbatch_solver as rb
+    from rlbatch_solver.render import outlook_text
+
+    c, args, kw = _gmu_099_case()
+    mem = rb.check(args, **kw).memory
+    assert mem.outlook("rollout") == "tight" and mem.outlook("actor_update") == "fits"
+    assert mem.fits_at_data("actor_update") and (mem.margin_errors("actor_update") or 0) < -1
+    line = outlook_text(mem)
+    head, _, rest = line.partition("; over the line only at the config's maximum lengths")
+    assert "the rollout peaks" in head and "actor update" not in head, line
+    assert "within the model's error" in head  # the rollout: 0.2 GiB over, inside one error
+    assert "the actor update" in rest and "judged to fit at the data's" in rest, line
+
+
+def test_fix_counts_the_broken_rules_and_valid_before_as_check_does():
+    """fix's JSON valid_before was False and its text "breaks 2 rules" where check said valid (a tolerated warning
+    only) or "breaks 1 (and warns of 1 more)": the warning the verdict tolerates counted as a break. Both count by
+    check's one definition (check.breaks)."""
+    import io
+
+    import rlbatch_solver as rb
+    from rich.console import Console
+
+    from rlbatch_solver.render import print_check, print_fix
+
+    def first_line(printer, report):
+        out = io.StringIO()
+        printer(Console(file=out, width=400), report)
+        return out.getvalue().splitlines()[0]
+
+    c = _case("verl_tuning_lora_0.5b_bs116_1xh100")
+    kw = dict(framework=c.framework, gpus=c.gpus, model=c.model, gpu=c.gpu)
+    _, args, _ = _gmu_099_case()
+    for config in (c.args, args):  # a tolerated warning only; a broken rule beside it
+        checked, fixed = rb.check(config, **kw), rb.fix(config, time_limit_s=10, **kw)
+        assert fixed.to_dict()["valid_before"] == checked.to_dict()["valid"]
+        assert any(v.tolerated for v in fixed.before_violations)
+    assert checked.errors and not checked.valid
+    said = first_line(print_check, checked)
+    assert "breaks 1 of the" in said and "(and warns of 1 more)" in said, said
+    head = first_line(print_fix, fixed)
+    assert head.startswith("INVALID") and "breaks 1 of the" in head and "(and warns of 1 more)" in head, head

@@ -20,6 +20,13 @@ from ..scenario import check_length_fraction, check_longest_response, check_mean
 from .common import Upgrade, framework_for, memory_evaluated, read_inputs, unmodelled_note, vision_note, read_config, upgrade_check
 
 
+def breaks(violations: list[Violation]) -> list[Violation]:
+    """The violations that break a rule (severity error): what makes a config INVALID. A warning, a tolerated one
+    included (inside the memory safety margin, or over the line only at the maximum lengths: ``at_data_lengths``),
+    is no rule broken. check's VALID and fix's valid_before both count by this one definition."""
+    return [v for v in violations if v.severity.value == "error"]
+
+
 @dataclass
 class CheckReport:
     framework: str
@@ -44,7 +51,7 @@ class CheckReport:
 
     @property
     def errors(self) -> list[Violation]:
-        return [v for v in self.violations if v.severity.value == "error"]
+        return breaks(self.violations)
 
     @property
     def warnings(self) -> list[Violation]:

@@ -93,6 +93,19 @@ class FixReport:
     cut_short_repair: bool = False  # one of them is the search for the repair itself: the repair is not proven
 
     @property
+    def before_errors(self) -> list[Violation]:
+        """The rules the pasted config breaks, counted as check counts them (``check.breaks``: errors only; a
+        tolerated warning, in the safety margin or over the line only at the maximum lengths, is no break)."""
+        from .check import breaks
+
+        return breaks(self.before_violations)
+
+    @property
+    def valid_before(self) -> bool:
+        """check's ``valid`` for the pasted config: no rule broken (fix still repairs a tolerated warning)."""
+        return not self.before_errors
+
+    @property
     def already_valid(self) -> bool:
         return not self.before_violations and not self.changes and self.after is not None and not self.diff
 
@@ -104,7 +117,7 @@ class FixReport:
             "status": self.status,
             "proven_nearest": self.proven,
             "nearest_counts": self.counted,  # what "nearest" counts as changes besides the keys ("" when nothing)
-            "valid_before": not self.before_violations,
+            "valid_before": self.valid_before,  # check's "valid" for the same config
             "violations_before": [v.to_dict() for v in self.before_violations],
             "changes": [{"key": k, "old": o, "new": n, "old_arg": args.get(k, ("", ""))[0],
                          "new_arg": args.get(k, ("", ""))[1], "satisfies": self.satisfies.get(k, []), "headroom": self.headroom.get(k, "")}

@@ -66,6 +66,8 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         ruleset = ruleset.extended(terms.rules, terms.derived)
         capacity = terms.phase_capacity_mib
     cut: list[str] = []  # the steps the clock stopped (RepairResult.cut_short)
+    kept_batch = None  # the batch-holding descent's repair (``_batch_held_descent``)
+    refs = references(policy, dict(values))
     if spec is not None and any(is_memory_rule_id(r) for r in ruleset.failing_errors(values)):
         # a phase that fits nowhere in the domains proves at once that there is no repair (a config that fits is
         # itself in the domains: nothing to scan for)
@@ -85,7 +87,11 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
                                         memory_floor=over), ruleset, domains, capacity)
         if scan.expired():  # a phase the clock left unscanned may fit nowhere: the search below cannot prove that
             cut.append("the least memory of each phase")
-    refs = references(policy, dict(values))
+        # the greedy descent with the algorithm's batch held, before the direct search: it is bounded by the
+        # candidates it prices (the same at any load) and cheap, so no budget is too short for it. Run after the
+        # direct and CP-SAT searches, a 1 s budget left it no time and a repair that fits by starving the batch (verl's
+        # 384 prompts a step made 3, seven doublings: seven keys' cost) stood where three keys keep it
+        kept_batch = _batch_held_descent(ruleset, domains, values, policy, refs, terms, deadline)
     # every integer of a wide range: with memory each candidate is screened by the rules first, so only the moves
     # that obey every rule price the phases; a repair of one or two keys is then the nearest over every integer,
     # a larger one (CP-SAT) the nearest among the grid's values (render.py says so)
@@ -105,10 +111,9 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
         found = repair_result(ruleset, values, near.solution, near.cost, status, near.wall_time_s,
                               grid_only=near.grid_only, **extra)
         if near.beatable:  # its waste or its move of the algorithm's batch costs a key or more: a larger repair may
-            # cost less
+            # cost less: the batch-holding descent's where it costs less, and CP-SAT tries to beat the cheaper of the two
+            found = _cheaper_of(found, kept_batch)
             found = _cheaper_with_more_keys(ruleset, domains, values, policy, refs, near, found, deadline)
-            if spec is not None and found.status != "optimal":
-                found = _kept_batch_descent(ruleset, domains, values, policy, refs, terms, found, deadline)
         if found.cut_short and found.status == "optimal":  # the clock, not the work bound, ended a pass
             found.status = "feasible"
         return Attempt(found, ruleset, domains, capacity)
@@ -165,32 +170,40 @@ def repair_once(fw: Framework, policy: RepairPolicy, values: Mapping[str, Value]
     return Attempt(res, ruleset, domains, capacity)
 
 
-def _kept_batch_descent(ruleset: RuleSet, domains: Mapping[str, list[Value]], values: Mapping[str, Value],
-                        policy: RepairPolicy, refs: Mapping[str, int], terms: CostTerms, found: RepairResult,
-                        deadline: Deadline) -> RepairResult:
-    """``found`` (not proven nearest), or the greedy descent's repair with the algorithm's batch held where that one
-    costs less. A one- or two-key repair that fits by starving the batch (verl's 384 prompts a step made 3, seven
-    doublings: seven keys' cost) stood whenever the exact search for a cheaper repair of more keys ran out of time,
-    though micro batches, token budgets and layouts alone fit in three keys; the descent (as the memory path below
-    runs it) finds such a repair in a bounded number of priced candidates."""
+def _batch_held_descent(ruleset: RuleSet, domains: Mapping[str, list[Value]], values: Mapping[str, Value],
+                        policy: RepairPolicy, refs: Mapping[str, int], terms: CostTerms,
+                        deadline: Deadline) -> RepairResult | None:
+    """The greedy descent's repair with the algorithm's batch held (None: it found none). A one- or two-key repair
+    that fits by starving the batch (verl's 384 prompts a step made 3, seven doublings: seven keys' cost) stood
+    whenever the exact search for a cheaper repair of more keys ran out of time, though micro batches, token budgets
+    and layouts alone fit in three keys; the descent (as the memory path below runs it) finds such a repair in a
+    bounded number of priced candidates."""
     from ..solver.nearest import descend
     from ..solver.repair import repair_result
 
-    if found.solution is None or not _beyond_keys(ruleset, values, found.solution, policy, refs):
-        return found
     held = {k: [values[k]] for k in policy.algorithm_batch if k in domains and values.get(k) is not None}
+    started = time.monotonic()
     descent = descend(ruleset, {**domains, **held}, values, dict(values), capacity_of=terms.capacity_of,
                       ranks=policy.ranks, references=refs, deadline=deadline, grows=policy.grows_memory,
                       held=policy.algorithm_batch)
     if descent.solution is None:
-        return found
+        return None
     cost = cost_of(ruleset, values, descent.solution, policy, refs)
-    if found.objective is not None and cost >= found.objective:
-        return found
-    kept = repair_result(ruleset, values, descent.solution, cost, "feasible", found.wall_time_s, method="greedy",
-                         evaluated=found.evaluated)
-    kept.cut_short = found.cut_short + (["the greedy descent"] if descent.cut_short else [])
+    kept = repair_result(ruleset, values, descent.solution, cost, "feasible", time.monotonic() - started,
+                         method="greedy")
+    kept.cut_short = ["the greedy descent"] if descent.cut_short else []
     return kept
+
+
+def _cheaper_of(found: RepairResult, kept: RepairResult | None) -> RepairResult:
+    """``found`` (the direct search's), or the batch-holding descent's repair (``_batch_held_descent``) where that
+    one costs less: never proven nearest by itself (``_cheaper_with_more_keys`` may prove it)."""
+    if kept is None or found.objective is None or kept.objective is None or kept.objective >= found.objective:
+        return found
+    from dataclasses import replace
+
+    return replace(kept, wall_time_s=found.wall_time_s, evaluated=found.evaluated,
+                   cut_short=found.cut_short + kept.cut_short)
 
 
 def _clock_cut(res: RepairResult, deadline: Deadline, work: float | None) -> bool:
@@ -225,27 +238,32 @@ def _beyond_keys(ruleset: RuleSet, values: Mapping[str, Value], candidate: Mappi
 def _cheaper_with_more_keys(ruleset: RuleSet, domains: Mapping[str, list[Value]], values: Mapping[str, Value],
                             policy: RepairPolicy, refs: Mapping[str, int], near: NearestResult, found: RepairResult,
                             deadline: Deadline) -> RepairResult:
-    """The direct search's repair (``found``), or a repair of more keys that costs less (``solver/costs.py``: a
-    one-key repair that pads most of the step loses to a clean one of three keys). CP-SAT looks for one, told
-    how few keys cannot work and what it must beat; "proven nearest" stays only when it proves none exists."""
+    """The repair in hand (``found``: the direct search's, or the batch-holding descent's where that costs less), or a
+    repair of more keys that costs less (``solver/costs.py``: a one-key repair that pads most of the step loses to a
+    clean one of three keys). CP-SAT looks for one, told how few keys cannot work and what it must beat; "proven
+    nearest" only when the direct search was complete (no repair of its few keys costs less than its own, so none
+    less than ``found``'s) and CP-SAT proves no larger one costs less than ``found``."""
     from ..deadline import Deadline
     from ..solver.repair import repair
 
+    cost = found.objective if found.objective is not None else near.cost
     beat = Deadline(deadline.share(0.5))
     res = repair(ruleset, domains, values, ranks=policy.ranks, references=refs,
-                 deadline=beat, min_changes=near.max_keys + 1, hint=near.solution,
-                 grows=policy.grows_memory, held=policy.algorithm_batch, below=near.cost,
+                 deadline=beat, min_changes=near.max_keys + 1, hint=found.solution or near.solution,
+                 grows=policy.grows_memory, held=policy.algorithm_batch, below=cost,
                  misfit_grows=policy.misfit_grows(ruleset_phases(ruleset)), work=BEAT_WORK_PADDED)
     clock = _clock_cut(res, beat, BEAT_WORK_PADDED)
     cut = found.cut_short + (["the search for a cheaper repair of more keys (CP-SAT)"] if clock else [])
     if res.solution is not None:
         res.method, res.evaluated = "cp-sat", near.evaluated
         res.wall_time_s += found.wall_time_s
-        res.status = res.status if found.status == "optimal" else "feasible"
+        res.status = res.status if near.complete else "feasible"
         res.cut_short = cut
         return res
-    if res.status != "infeasible":  # not ruled out in time: the direct search's repair, not proven nearest
+    if res.status != "infeasible":  # not ruled out in time: the repair in hand, not proven nearest
         found.status = "feasible"
+    elif near.complete and cost <= near.cost:  # every repair of few keys costs near.cost or more, of more keys cost or more
+        found.status = "optimal"
     found.wall_time_s += res.wall_time_s
     found.cut_short = cut
     return found
