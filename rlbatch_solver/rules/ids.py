@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..costmodel.phase import Phase
 from .base import Rule, RuleKind, Stage
-from .expr import BoolExpr
+from .expr import BoolExpr, IntVar
 
 MEMORY_INFIX = ".memory."
 TIE_PREFIX = "search.tie."
@@ -34,6 +34,12 @@ def tie_rule(follower: str, holds: BoolExpr, message: str, source: str) -> Rule:
     defaults do."""
     return Rule(f"{TIE_PREFIX}{follower}", holds, message, Stage.SEARCH, source, kind=RuleKind.SEARCH_TIE,
                 subject=follower)
+
+
+def follow_in_search(domains: dict, follower: str, leader: str, message: str, source: str) -> Rule:
+    """The search gives the integer ``follower`` the values of ``leader`` and the tie rule keeping them equal."""
+    domains[follower] = list(domains[leader])
+    return tie_rule(follower, IntVar(follower).eq(IntVar(leader)), message, source)
 
 
 def tied_followers(rules: list[Rule]) -> set[str]:

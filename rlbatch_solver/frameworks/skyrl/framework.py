@@ -17,7 +17,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, Stage, Value
 from ...rules.expr import IntVar
-from ...rules.ids import tie_rule
+from ...rules.ids import follow_in_search
 from ..base import LORA_RANK, Framework, Space, attention_constants, batches_for_gpus, pow2
 from ..overrides import hydra_bool, memory_share_permille, parse_hydra_overrides, resolve_algorithm, whole_number
 from ..verl.fsdp import default_n, overrides_to_yaml
@@ -212,9 +212,8 @@ class SkyRLFramework(Framework):
                         follower = role + leader
                         if follower in user_set or len(domains.get(leader, ())) < 2:
                             continue
-                        domains[follower] = list(domains[leader])
-                        extra.append(tie_rule(
-                            follower, IntVar(follower).eq(IntVar(leader)),
+                        extra.append(follow_in_search(
+                            domains, follower, leader,
                             f"{VARIABLES[follower].key} = {{{follower}}} follows {VARIABLES[leader].key}",
                             "rlbatch-solver search space: colocate_all puts every model on the policy's GPUs"))
         elif not base["colocate_all"]:
@@ -225,10 +224,10 @@ class SkyRLFramework(Framework):
             for follower in ("ref_gpus_per_node", "ref_nnodes"):
                 if follower not in user_set:
                     leader = follower.removeprefix("ref_")
-                    domains[follower] = list(domains[leader])
-                    extra.append(tie_rule(follower, IntVar(follower).eq(IntVar(leader)),
-                                          f"{VARIABLES[follower].key} = {{{follower}}} follows {VARIABLES[leader].key}",
-                                          "rlbatch-solver search space: the reference on the policy's GPUs"))
+                    extra.append(follow_in_search(
+                        domains, follower, leader,
+                        f"{VARIABLES[follower].key} = {{{follower}}} follows {VARIABLES[leader].key}",
+                        "rlbatch-solver search space: the reference on the policy's GPUs"))
             extra.append(Rule(
                 "search.use_all_gpus", IntVar("gpus_needed").eq(IntVar("cluster_num_gpus")),
                 "the layout uses {gpus_needed} of the {cluster_num_gpus} GPUs", Stage.SEARCH,

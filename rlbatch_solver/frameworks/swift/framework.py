@@ -28,7 +28,7 @@ from ...catalog.models import ModelCard
 from ...errors import InputError, did_you_mean
 from ...rules.base import Rule, RuleKind, RuleSet, Stage, Value, bool_names, optional_names
 from ...rules.expr import BoolVar, IntVar
-from ...rules.ids import tie_rule
+from ...rules.ids import follow_in_search
 from . import columns, docs, errors, repair, versions as swift_versions
 from .rules import RULESET as HF_RULESET
 from .rules_megatron import RULESET as MEGATRON_RULESET
@@ -438,9 +438,8 @@ class SwiftFramework(Framework):
         follower, leader = LEGACY_ENGINE_SHARE
         if not self._engine_share_follows(base) or follower in user_set or leader not in domains:
             return
-        domains[follower] = list(domains[leader])
-        extra.append(tie_rule(
-            follower, IntVar(follower).eq(IntVar(leader)),
+        extra.append(follow_in_search(
+            domains, follower, leader,
             f"the engines' vLLM share {{{follower}}} is the trainer's --vllm_gpu_memory_utilization {{{leader}}}",
             "ms-swift 3.4.0 grpo_trainer.py: async mode's engines take the trainer's vllm_gpu_memory_utilization"))
 
